@@ -1,0 +1,93 @@
+"""xla_bridge: the only package that talks to XLA (through jaxlib, never jax).
+
+Layer: xla_bridge, above the funcgrad kernel and ``primitives``. Importing the package is cheap
+on purpose: nothing here imports numpy or jaxlib, and no PJRT client is created. Public names
+resolve lazily (module ``__getattr__``) from their submodules on first access:
+
+- ``runtime``: backends/devices, ``device_put``/``to_numpy``, ``compile`` -> ``Executable``
+- ``dtypes``: NumPy dtype <-> MLIR type strings, interned ``Aval``s, dense constants
+- ``compile_cache``: the opt-in persistent compilation cache
+- ``plugins``: CUDA PJRT plugin discovery
+
+To export a new name, add it to ``_LAZY`` (name -> submodule) and ``__all__``. Example:
+
+    >>> import xla_bridge
+    >>> xla_bridge.get_backend("cpu").platform
+    'cpu'
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# Public name -> submodule that defines it.
+_LAZY = {
+    # runtime
+    "XlaBridgeError": "runtime",
+    "Backend": "runtime",
+    "get_backend": "runtime",
+    "default_platform": "runtime",
+    "devices": "runtime",
+    "default_device": "runtime",
+    "device_put": "runtime",
+    "to_numpy": "runtime",
+    "Executable": "runtime",
+    "compile": "runtime",
+    "clear_compile_cache": "runtime",
+    "compile_cache_info": "runtime",
+    # dtypes
+    "Aval": "dtypes",
+    "aval": "dtypes",
+    "mlir_element_type": "dtypes",
+    "mlir_tensor_type": "dtypes",
+    "dtype_from_mlir": "dtypes",
+    "dense_attr": "dtypes",
+    # compile_cache
+    "set_cache_dir": "compile_cache",
+    "get_cache_dir": "compile_cache",
+}
+
+_SUBMODULES = ("runtime", "dtypes", "compile_cache", "plugins")
+
+# Kept equal to _LAZY + _SUBMODULES (tests/test_xla_runtime.py checks it).
+__all__ = [
+    "Aval",
+    "Backend",
+    "Executable",
+    "XlaBridgeError",
+    "aval",
+    "clear_compile_cache",
+    "compile",
+    "compile_cache",
+    "compile_cache_info",
+    "default_device",
+    "default_platform",
+    "dense_attr",
+    "device_put",
+    "devices",
+    "dtype_from_mlir",
+    "dtypes",
+    "get_backend",
+    "get_cache_dir",
+    "mlir_element_type",
+    "mlir_tensor_type",
+    "plugins",
+    "runtime",
+    "set_cache_dir",
+    "to_numpy",
+]
+
+
+def __getattr__(name: str):
+    mod = _LAZY.get(name)
+    if mod is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+        globals()[name] = value  # later lookups skip __getattr__
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

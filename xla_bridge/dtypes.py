@@ -1,0 +1,355 @@
+"""Types as the XLA bridge sees them: dtypes <-> MLIR types, avals, constants, signatures.
+
+Layer: xla_bridge (runtime half). May import: stdlib, numpy, ml_dtypes. Nothing from jaxlib
+(this module is pure string formatting, so the lowering can use it without touching XLA) and
+never jax or funcgrad.
+
+Decisions:
+- Booleans are ``i1``; signless ``iN`` are NumPy's signed ints; unsigned ints are ``uiN``.
+- A dense constant must round-trip *bit-exactly* (nan payloads, -0.0, inf, subnormals), because
+  the lowering embeds Python/NumPy constants into programs whose results we compare against the
+  NumPy implementation. Hence:
+  * splat (every element equal) -> one literal: ``dense<1.5> : tensor<2x3xf32>``. A float
+    literal is printed in decimal only when MLIR's parse (decimal -> double -> target format,
+    which is how MLIR's parser builds float elements) gives back the same bits; otherwise
+    (nan, inf, the rare double-rounding case) it is the integer bit pattern ``0x7FC00000``.
+  * small non-splat arrays (<= 16 elements, not complex) -> a nested literal list, for
+    readable programs.
+  * everything else -> the raw little-endian hex blob ``dense<"0x...">`` (i1 takes one byte per
+    element), which is exact and compact.
+- 64-bit types are always available (the runtime runs XLA with x64 enabled).
+- ``Aval`` is the (shape, dtype, weak_type) object jaxlib's put and result handlers read (they
+  need exactly those attributes). ``aval(...)`` interns them, so "same type" is an identity
+  test; the runtime's per-call input check relies on that.
+"""
+
+from __future__ import annotations
+
+import re
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "SUPPORTED_DTYPES",
+    "Aval",
+    "aval",
+    "dense_attr",
+    "dense_constant",
+    "dtype_from_mlir",
+    "main_signature",
+    "mlir_element_type",
+    "mlir_tensor_type",
+]
+
+# Ordered so that the reverse mapping is unambiguous.
+_DTYPE_TO_MLIR: dict[np.dtype, str] = {
+    np.dtype(np.bool_): "i1",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "ui8",
+    np.dtype(np.uint16): "ui16",
+    np.dtype(np.uint32): "ui32",
+    np.dtype(np.uint64): "ui64",
+    np.dtype(np.float16): "f16",
+    np.dtype(ml_dtypes.bfloat16): "bf16",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float64): "f64",
+    np.dtype(np.complex64): "complex<f32>",
+    np.dtype(np.complex128): "complex<f64>",
+    # 8-bit floats: XLA stores them one byte per element, like NumPy/ml_dtypes.
+    np.dtype(ml_dtypes.float8_e4m3fn): "f8E4M3FN",
+    np.dtype(ml_dtypes.float8_e5m2): "f8E5M2",
+}
+_MLIR_TO_DTYPE: dict[str, np.dtype] = {v: k for k, v in _DTYPE_TO_MLIR.items()}
+
+SUPPORTED_DTYPES: tuple[np.dtype, ...] = tuple(_DTYPE_TO_MLIR)
+
+# Unsigned integer of the same width, to read a float's bit pattern.
+_UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+# Above this many elements a non-splat constant is printed as a hex blob.
+_MAX_LITERAL_ELEMENTS = 16
+
+
+def mlir_element_type(dtype) -> str:
+    """The MLIR element type name of a NumPy dtype.
+
+    Example:
+        >>> mlir_element_type(np.float32), mlir_element_type(bool)
+        ('f32', 'i1')
+    """
+    dt = np.dtype(dtype)
+    try:
+        return _DTYPE_TO_MLIR[dt]
+    except KeyError:
+        supported = ", ".join(str(d) for d in _DTYPE_TO_MLIR)
+        raise TypeError(
+            f"dtype {dt} has no XLA element type; supported: {supported}"
+        ) from None
+
+
+def dtype_from_mlir(element_type: str) -> np.dtype:
+    """The NumPy dtype of an MLIR element type name (inverse of ``mlir_element_type``).
+
+    Example:
+        >>> dtype_from_mlir("bf16")
+        dtype(bfloat16)
+    """
+    try:
+        return _MLIR_TO_DTYPE[element_type]
+    except KeyError:
+        raise TypeError(f"unsupported MLIR element type {element_type!r}") from None
+
+
+def mlir_tensor_type(shape, dtype) -> str:
+    """The MLIR ranked tensor type for a shape and dtype.
+
+    Example:
+        >>> mlir_tensor_type((2, 3), np.float32), mlir_tensor_type((), np.int64)
+        ('tensor<2x3xf32>', 'tensor<i64>')
+    """
+    et = mlir_element_type(dtype)
+    if not shape:
+        return f"tensor<{et}>"
+    return "tensor<" + "x".join(str(int(d)) for d in shape) + "x" + et + ">"
+
+
+def _float_literal(x: np.generic) -> str:
+    """Decimal text if MLIR's parse gives back the same bits, else the bit-pattern literal."""
+    dt = x.dtype
+    bits = x.view(_UINT_OF_SIZE[dt.itemsize])
+    if np.isfinite(x):
+        ax = abs(float(x))
+        if ax == 0.0 or 1e-4 <= ax < 1e16:
+            s = np.format_float_positional(x, unique=True, trim="0")
+        else:
+            s = np.format_float_scientific(x, unique=True, trim="0")
+        # MLIR parses the spelling into a double, then rounds to the element type.
+        if dt.type(float(s)).view(bits.dtype) == bits:
+            return s
+    return f"0x{int(bits):0{2 * dt.itemsize}X}"
+
+
+def _scalar_literal(x: np.generic) -> str:
+    dt = x.dtype
+    if dt == np.bool_:
+        return "true" if x else "false"
+    if dt.kind in "iu":
+        return str(int(x))
+    return _float_literal(x)
+
+
+def _nested_literal(a: np.ndarray) -> str:
+    if a.ndim == 0:
+        return _scalar_literal(a[()])
+    return "[" + ", ".join(_nested_literal(sub) for sub in a) + "]"
+
+
+def _hex_blob(a: np.ndarray) -> str:
+    dt = a.dtype
+    if dt == np.bool_:
+        raw = a.astype(np.uint8)
+    elif dt.itemsize > 1 and dt.byteorder == ">":
+        raw = a.astype(dt.newbyteorder("<"))
+    else:
+        raw = a
+    return '"0x' + np.ascontiguousarray(raw).tobytes().hex().upper() + '"'
+
+
+def dense_attr(value, dtype=None) -> str:
+    """The ``dense<...> : tensor<...>`` attribute text for an array, exact to the bit.
+
+    Example:
+        >>> dense_attr(np.float32(1.0))
+        'dense<1.0> : tensor<f32>'
+        >>> dense_attr(np.array([np.nan, 1.0], np.float32))
+        'dense<[0x7FC00000, 1.0]> : tensor<2xf32>'
+        >>> dense_attr(np.arange(20, dtype=np.int8))[:21]
+        'dense<"0x000102030405'
+    """
+    a = np.asarray(value, dtype=dtype)
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("<"))
+    ttype = mlir_tensor_type(a.shape, a.dtype)
+    if a.size == 0:
+        return f"dense<> : {ttype}"
+    flat = a.reshape(-1)
+    is_complex = a.dtype.kind == "c"
+    # Splat detection on bit patterns (so nan == nan and -0.0 != 0.0).
+    as_bits = flat.view(_UINT_OF_SIZE[a.dtype.itemsize]) if not is_complex else None
+    splat = bool(np.all(as_bits == as_bits[0])) if as_bits is not None else False
+    if splat:
+        body = _scalar_literal(flat[0])
+    elif not is_complex and a.size <= _MAX_LITERAL_ELEMENTS:
+        body = _nested_literal(a)
+    else:
+        # Complex elements only have the hex form here: MLIR's (re, im) literal cannot spell a
+        # nan or inf part exactly.
+        body = _hex_blob(a)
+    return f"dense<{body}> : {ttype}"
+
+
+def dense_constant(value, dtype=None, name: str = "%c") -> str:
+    """A full ``stablehlo.constant`` line for an array (convenience for hand-written modules).
+
+    Example:
+        >>> dense_constant(np.float64(2.0), name="%two")
+        '%two = stablehlo.constant dense<2.0> : tensor<f64>'
+    """
+    return f"{name} = stablehlo.constant {dense_attr(value, dtype)}"
+
+
+# --------------------------------------------------------------------------------------------
+# Avals: interned (shape, dtype, weak_type)
+# --------------------------------------------------------------------------------------------
+
+
+class Aval:
+    """Shape/dtype/weak_type triple that jaxlib's put and result handlers read.
+
+    Create them with ``aval(...)``, which interns them: equal avals are the same object, which
+    makes the per-call input check an identity comparison.
+    """
+
+    __slots__ = ("__weakref__", "dtype", "ndim", "shape", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = shape
+        self.dtype = dtype
+        self.weak_type = weak_type
+        self.ndim = len(shape)
+
+    def __eq__(self, other):
+        return (
+            self is other
+            or isinstance(other, Aval)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        s = f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+        return s + "{weak}" if self.weak_type else s
+
+    def __reduce__(self):  # pickling re-interns
+        return (aval, (self.shape, self.dtype, self.weak_type))
+
+
+_avals: dict = {}
+
+
+def aval(shape, dtype, weak_type: bool = False) -> Aval:
+    """The interned ``Aval`` for a shape and dtype.
+
+    Example:
+        >>> a = aval((2, 3), np.float32); a, a is aval([2, 3], "float32")
+        (float32[2,3], True)
+    """
+    key = (shape, dtype, weak_type)
+    try:
+        return _avals[key]
+    except (KeyError, TypeError):  # TypeError: unhashable shape such as a list
+        pass
+    shape = tuple(int(d) for d in shape)
+    dtype = np.dtype(dtype)
+    weak_type = bool(weak_type)
+    canonical = (shape, dtype, weak_type)
+    a = _avals.get(canonical)
+    if a is None:
+        if dtype not in _DTYPE_TO_MLIR:
+            raise TypeError(f"dtype {dtype} is not supported by the XLA bridge")
+        if any(d < 0 for d in shape):
+            raise ValueError(f"negative dimension in shape {shape}")
+        a = _avals[canonical] = Aval(shape, dtype, weak_type)
+    try:
+        _avals[key] = a  # also remember the spelling the caller used
+    except TypeError:
+        pass
+    return a
+
+
+# --------------------------------------------------------------------------------------------
+# Reading @main's signature back from module text
+# --------------------------------------------------------------------------------------------
+
+_MAIN_RE = re.compile(r"func\.func\s+(?:public\s+)?@main\s*\(")
+_TENSOR_RE = re.compile(r"tensor<[^<>]*(?:<[^<>]*>[^<>]*)*>")
+_ARG_RE = re.compile(r"%[\w$.-]+\s*:")
+
+
+def _skip_group(text: str, i: int, open_: str, close: str) -> int:
+    """Index just after the bracket group starting at text[i], skipping string literals."""
+    depth = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c == open_:
+            depth += 1
+        elif c == close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError("unbalanced brackets")
+
+
+def _strip_attr_dicts(s: str) -> str:
+    out, i = [], 0
+    while True:
+        j = s.find("{", i)
+        if j < 0:
+            out.append(s[i:])
+            return "".join(out)
+        out.append(s[i:j])
+        i = _skip_group(s, j, "{", "}")
+
+
+def main_signature(text: str):
+    """(argument types, result types) of ``@main`` in MLIR text, or None if not understood.
+
+    A cheap scan (no MLIR parse), used to check a module against the avals it is compiled
+    with. Attribute dictionaries are skipped; non-tensor arguments give None.
+
+    Example:
+        >>> main_signature("func.func public @main(%a: tensor<3xf32> {jax.buffer_donor = true})"
+        ...                " -> (tensor<i1>, tensor<2xbf16>) {")
+        (['tensor<3xf32>'], ['tensor<i1>', 'tensor<2xbf16>'])
+    """
+    m = _MAIN_RE.search(text)
+    if m is None:
+        return None
+    try:
+        start = m.end() - 1
+        end = _skip_group(text, start, "(", ")")
+        args = _strip_attr_dicts(text[start + 1 : end - 1])
+        arg_types = _TENSOR_RE.findall(args)
+        if len(arg_types) != len(_ARG_RE.findall(args)):
+            return None  # a non-tensor argument (e.g. a token): don't second-guess it
+        rest = text[end:].lstrip()
+        if not rest.startswith("->"):
+            return arg_types, []
+        rest = rest[2:].lstrip()
+        if rest.startswith("("):
+            res = _strip_attr_dicts(rest[1 : _skip_group(rest, 0, "(", ")") - 1])
+            res_types = _TENSOR_RE.findall(res)
+            if len([r for r in res.split(",") if r.strip()]) != len(res_types):
+                return None
+        else:
+            first = _TENSOR_RE.match(rest)
+            if first is None:
+                return None
+            res_types = [first.group(0)]
+        return arg_types, res_types
+    except ValueError:
+        return None
