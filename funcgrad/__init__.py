@@ -1,0 +1,62 @@
+"""funcgrad: composable function transformations — grad, vmap, jit — for NumPy programs.
+
+Layer: surface. Exports are resolved lazily (module ``__getattr__``), so ``import funcgrad``,
+``import primitives`` or ``import xla_bridge`` can each come first.
+
+>>> import funcgrad, funcgrad.numpy as fnp
+>>> float(funcgrad.grad(fnp.sin)(0.0))
+1.0
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_API = {
+    name: "funcgrad.api"
+    for name in (
+        "grad",
+        "value_and_grad",
+        "vjp",
+        "jvp",
+        "linearize",
+        "linear_transpose",
+        "vmap",
+        "jacfwd",
+        "jacrev",
+        "jacobian",
+        "hessian",
+        "make_jaxpr",
+        "stop_gradient",
+        "jit",
+        "custom_jvp",
+        "custom_vjp",
+        "checkpoint",
+        "remat",
+        "eval_shape",
+        "device_put",
+        "device_get",
+        "block_until_ready",
+        "ShapeDtypeStruct",
+    )
+}
+_API.update({"Array": "funcgrad.array", "typecheck_jaxpr": "funcgrad.core"})
+_MODULES = {"numpy", "nn", "lax", "tree_util", "core", "dtypes", "random", "optim", "scipy", "debug", "testing"}
+
+
+def __getattr__(name):
+    if name in _API:
+        value = getattr(importlib.import_module(_API[name]), name)
+        globals()[name] = value
+        return value
+    if name in _MODULES:
+        module = importlib.import_module(f"funcgrad.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'funcgrad' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted([*globals(), *_API, *_MODULES])

@@ -1,0 +1,429 @@
+"""Automatic differentiation: forward mode (JVP), linearize, transposition, reverse mode (VJP).
+
+Layer: kernel. Imports core, dtypes, partial_eval and kernel_ops.
+
+``vjp`` is ``linearize`` followed by ``backward_pass``: the JVP of ``f`` is traced with the primals
+known and the tangents unknown, so the primal work runs now and the tangent work is staged into a
+linear jaxpr (see NOTE: [residuals are constvars]); the backward pass transposes that jaxpr, one
+transpose rule per linear primitive. Because the backward pass is ordinary primitive binds on the
+current trace, it can itself be differentiated, batched or staged.
+
+# NOTE: [symbolic zeros]
+# A tangent or cotangent known to be zero is ``Zero(aval)``, never an array of zeros. The JVP
+# trace does not even create a tracer for a value whose tangent is zero (it returns the primal),
+# ``defjvp`` skips the rule of every input with a zero tangent, and the backward pass skips every
+# equation whose output cotangents are all zero. A zero is materialised only by ``instantiate``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from funcgrad import core
+from funcgrad import dtypes as _dt
+from funcgrad.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Tracer, Var
+from funcgrad.kernel_ops import ops
+from funcgrad.partial_eval import PartialEvalTrace, dce_jaxpr_consts, trace_to_jaxpr
+
+# ----------------------------------------------------------------------------------------------
+# Symbolic zeros
+
+
+class Zero:
+    """A symbolic zero tangent or cotangent of abstract value ``aval``."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    @staticmethod
+    def from_primal_value(x) -> Zero:
+        return Zero(tangent_aval(core.get_aval(x)))
+
+    def __repr__(self):
+        return f"Zero({self.aval.str_short()})"
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    return ShapedArray(aval.shape, _dt.tangent_dtype(aval.dtype), aval.weak_type)
+
+
+def instantiate(t):
+    """Materialise a symbolic zero; other values pass through."""
+    return ops.zeros(t.aval) if type(t) is Zero else t
+
+
+def add_tangents(x, y):
+    if type(x) is Zero:
+        return y
+    if type(y) is Zero:
+        return x
+    return ops.add_any(x, y)
+
+
+class UndefinedPrimal:
+    """Marks a linear input of an equation during transposition (its value is not known)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined_primal(x) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+# ----------------------------------------------------------------------------------------------
+# Rule helpers: one-line derivative rules
+
+
+def defjvp(primitive: core.Primitive, *rules: Callable | None) -> None:
+    """JVP from one rule per input: ``rule(t, *primals, **params)`` is that input's contribution.
+
+    Inputs with a zero tangent are skipped (see NOTE: [symbolic zeros]); ``None`` marks an input
+    the output does not depend on differentiably (an index, say).
+
+    >>> # sin_p:  defjvp(sin_p, lambda t, x: t * cos(x))
+    """
+
+    def jvp(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        total = None
+        for rule, t in zip(rules, tangents):
+            if rule is None or type(t) is Zero:
+                continue
+            contribution = rule(t, *primals, **params)
+            total = contribution if total is None else ops.add_any(total, contribution)
+        if total is None:
+            total = Zero.from_primal_value(out)
+        return out, total
+
+    primitive.def_jvp(jvp)
+
+
+def defjvp_ans(primitive: core.Primitive, *rules: Callable | None) -> None:
+    """Like ``defjvp`` but each rule also receives the primal output: ``rule(t, ans, *primals)``
+    (``exp``: ``lambda t, ans, x: t * ans``)."""
+
+    def jvp(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        total = None
+        for rule, t in zip(rules, tangents):
+            if rule is None or type(t) is Zero:
+                continue
+            contribution = rule(t, out, *primals, **params)
+            total = contribution if total is None else ops.add_any(total, contribution)
+        return out, Zero.from_primal_value(out) if total is None else total
+
+    primitive.def_jvp(jvp)
+
+
+def defjvp_zero(primitive: core.Primitive) -> None:
+    """Mark a primitive as not differentiable: its outputs have zero tangents (comparisons,
+    argmax, integer ops)."""
+
+    def jvp(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        if primitive.multiple_results:
+            return out, [Zero.from_primal_value(o) for o in out]
+        return out, Zero.from_primal_value(out)
+
+    primitive.not_differentiable = True
+    primitive.def_jvp(jvp)
+
+
+def deflinear(primitive: core.Primitive, transpose_rule: Callable) -> None:
+    """A primitive linear in all its inputs: its JVP applies it to the tangents.
+
+    ``transpose_rule(ct, *args, **params)`` returns one cotangent per input.
+    """
+
+    def jvp(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        if all(type(t) is Zero for t in tangents):
+            return out, Zero.from_primal_value(out)
+        return out, primitive.bind(*map(instantiate, tangents), **params)
+
+    def transpose(ct, *args, **params):
+        if type(ct) is Zero:
+            return [Zero(a.aval) if is_undefined_primal(a) else None for a in args]
+        return transpose_rule(ct, *args, **params)
+
+    primitive.is_linear = True
+    primitive.def_jvp(jvp)
+    primitive.def_transpose(transpose)
+
+
+# ----------------------------------------------------------------------------------------------
+# Forward mode
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return core.get_aval(self.primal)
+
+
+class JVPTrace(core.Trace):
+    """Forward mode: each tracer carries a primal and a tangent (see NOTE: [current trace])."""
+
+    def process_primitive(self, primitive, args, params):
+        primals = []
+        tangents = []
+        nonzero = False
+        for a in args:
+            if type(a) is JVPTracer and a._trace is self:
+                primals.append(a.primal)
+                tangents.append(a.tangent)
+                nonzero = True
+            else:
+                if isinstance(a, Tracer):
+                    core.check_foreign_tracer(self, a)
+                primals.append(a)
+                tangents.append(None)
+        with core.set_current_trace(self.parent):
+            if not nonzero:
+                return primitive.bind(*primals, **params)
+            tangents = [Zero.from_primal_value(p) if t is None else t for p, t in zip(primals, tangents)]
+            rule = primitive.jvp
+            if rule is None:
+                raise NotImplementedError(
+                    f"Differentiation rule for '{primitive.name}' not implemented (forward mode)."
+                )
+            out, out_tangent = rule(primals, tangents, **params)
+        if primitive.multiple_results:
+            return [self.lift(p, t) for p, t in zip(out, out_tangent)]
+        return self.lift(out, out_tangent)
+
+    def lift(self, primal, tangent):
+        if type(tangent) is Zero:
+            return primal
+        return JVPTracer(self, primal, tangent)
+
+    def describe(self):
+        return "a forward-mode derivative (jvp)"
+
+
+def jvp_flat(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
+    """``f`` maps a list of arrays to a list of arrays; tangents may be ``Zero``."""
+    with core.new_trace(JVPTrace) as trace:
+        args = [p if type(t) is Zero else JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        outs = f(*args)
+        out_primals, out_tangents = [], []
+        for o in outs:
+            if type(o) is JVPTracer and o._trace is trace:
+                out_primals.append(o.primal)
+                out_tangents.append(o.tangent)
+            else:
+                if isinstance(o, Tracer):
+                    core.check_foreign_tracer(trace, o)
+                out_primals.append(o)
+                out_tangents.append(Zero.from_primal_value(o))
+    return out_primals, out_tangents
+
+
+# ----------------------------------------------------------------------------------------------
+# Linearize
+
+
+class LinearFunction:
+    """A linear jaxpr from tangents to output tangents, with its residuals as constants.
+
+    ``out_zeros[i]`` is True when output ``i`` does not depend on the inputs (its tangent is a
+    symbolic zero and its cotangent is dropped).
+    """
+
+    __slots__ = ("closed", "in_avals", "out_avals", "out_zeros")
+
+    def __init__(self, closed: ClosedJaxpr, in_avals, out_avals, out_zeros):
+        self.closed = closed
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.out_zeros = out_zeros
+
+    def __call__(self, *tangents):
+        outs = core.eval_jaxpr(self.closed.jaxpr, self.closed.consts, *tangents)
+        return [Zero(a) if z else o for o, a, z in zip(outs, self.out_avals, self.out_zeros)]
+
+    def transpose(self, cotangents: Sequence[Any]) -> list:
+        cts = [Zero(a) if z else ct for ct, a, z in zip(cotangents, self.out_avals, self.out_zeros)]
+        undefined = [UndefinedPrimal(a) for a in self.in_avals]
+        return backward_pass(self.closed.jaxpr, self.closed.consts, undefined, cts)
+
+    @property
+    def residuals(self) -> list:
+        return self.closed.consts
+
+
+def linearize_flat(f: Callable, primals: Sequence[Any]) -> tuple[list, LinearFunction]:
+    """Primal outputs now, and the linear map of tangents (a staged jaxpr) for later."""
+    in_avals = [tangent_aval(core.get_aval(p)) for p in primals]
+    with core.new_trace(PartialEvalTrace, None, "linearize") as pe:
+        tangent_args = [pe.new_arg(a) for a in in_avals]
+        with core.new_trace(JVPTrace) as jt:
+            args = [JVPTracer(jt, p, t) for p, t in zip(primals, tangent_args)]
+            outs = f(*args)
+            out_primals, out_tangents = [], []
+            for o in outs:
+                if type(o) is JVPTracer and o._trace is jt:
+                    out_primals.append(o.primal)
+                    out_tangents.append(o.tangent)
+                else:
+                    if isinstance(o, Tracer):
+                        core.check_foreign_tracer(jt, o)
+                    out_primals.append(o)
+                    out_tangents.append(Zero.from_primal_value(o))
+        out_zeros = [type(t) is Zero or not pe.is_unknown(t) for t in out_tangents]
+        out_avals = [tangent_aval(core.get_aval(p)) for p in out_primals]
+        # Outputs whose tangent is zero (or does not depend on the inputs) are left out of the jaxpr.
+        live = [t for t, z in zip(out_tangents, out_zeros) if not z]
+        closed = pe.builder.build(pe, tangent_args, live)
+    # Re-expand: the jaxpr returns only the live outputs; the LinearFunction fills in zeros.
+    closed = _expand_outputs(closed, out_zeros, out_avals)
+    return out_primals, LinearFunction(closed, in_avals, out_avals, out_zeros)
+
+
+def _expand_outputs(closed: ClosedJaxpr, out_zeros, out_avals) -> ClosedJaxpr:
+    """Give the jaxpr one output per primal output; zero outputs read a zero literal placeholder
+    that ``LinearFunction`` replaces with ``Zero`` (it is never evaluated as an array)."""
+    j = closed.jaxpr
+    it = iter(j.outvars)
+    outvars = [Literal(0.0, a) if z else next(it) for z, a in zip(out_zeros, out_avals)]
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.eqns, outvars), closed.consts)
+
+
+# ----------------------------------------------------------------------------------------------
+# Transposition
+
+
+def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cotangents: Sequence[Any]):
+    """Transpose ``jaxpr`` with respect to its ``UndefinedPrimal`` inputs.
+
+    Non-linear equations (those reading no linear variable) are evaluated forward first; linear
+    ones are transposed in reverse order. Returns one cotangent per input (``Zero`` if none).
+    """
+    primal_env: dict[Var, Any] = {}
+    linear: set[Var] = set()
+    for v, c in zip(jaxpr.constvars, consts):
+        primal_env[v] = c
+    for v, a in zip(jaxpr.invars, args):
+        if is_undefined_primal(a):
+            linear.add(v)
+        else:
+            primal_env[v] = a
+
+    def read_primal(a):
+        if type(a) is Literal:
+            return a.val
+        if a in linear:
+            return UndefinedPrimal(a.aval)
+        return primal_env[a]
+
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        if any(type(a) is Var and a in linear for a in eqn.invars):
+            linear.update(eqn.outvars)
+            linear_eqns.append(eqn)
+        else:
+            outs = eqn.primitive.bind(*[read_primal(a) for a in eqn.invars], **eqn.params)
+            if eqn.primitive.multiple_results:
+                primal_env.update(zip(eqn.outvars, outs))
+            else:
+                primal_env[eqn.outvars[0]] = outs
+
+    ct_env: dict[Var, Any] = {}
+
+    def write_ct(v, ct):
+        if type(v) is Var and type(ct) is not Zero and ct is not None:
+            prev = ct_env.get(v)
+            ct_env[v] = ct if prev is None else ops.add_any(prev, ct)
+
+    for v, ct in zip(jaxpr.outvars, cotangents):
+        if type(v) is Var and v in linear:
+            write_ct(v, ct)
+
+    for eqn in reversed(linear_eqns):
+        cts_out = [ct_env.pop(v, None) for v in eqn.outvars]
+        if all(ct is None for ct in cts_out):
+            continue
+        cts_out = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outvars, cts_out)]
+        rule = eqn.primitive.transpose
+        if rule is None:
+            raise NotImplementedError(
+                f"Transpose rule (for reverse-mode differentiation) of '{eqn.primitive.name}' "
+                "is not implemented: it appeared in a linear (tangent) program, which means its "
+                "JVP rule used it on tangents without the primitive being declared linear."
+            )
+        in_args = [read_primal(a) for a in eqn.invars]
+        ct_arg = cts_out if eqn.primitive.multiple_results else cts_out[0]
+        cts_in = rule(ct_arg, *in_args, **eqn.params)
+        for a, ct in zip(eqn.invars, cts_in):
+            if type(a) is Var and a in linear:
+                write_ct(a, ct)
+
+    return [
+        ct_env.get(v, Zero(v.aval)) if is_undefined_primal(a) else None
+        for v, a in zip(jaxpr.invars, args)
+    ]
+
+
+# ----------------------------------------------------------------------------------------------
+# Jaxpr-level transformations used by higher-order primitives (jit, cond, scan, ...)
+
+
+def jvp_jaxpr(
+    closed: ClosedJaxpr, nonzeros: Sequence[bool], instantiate: bool | Sequence[bool]
+) -> tuple[ClosedJaxpr, list[bool]]:
+    """A jaxpr computing ``(primals_out..., nonzero tangents_out...)`` from
+    ``(primals_in..., nonzero tangents_in...)``; returns it and which output tangents are nonzero."""
+    n_out = len(closed.out_avals)
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * n_out
+    in_avals = closed.in_avals
+    tan_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzeros) if nz]
+    out_nonzeros_box: list = []
+
+    def traced(*args):
+        primals, tangents = args[: len(in_avals)], iter(args[len(in_avals) :])
+        tans = [next(tangents) if nz else Zero(tangent_aval(a)) for a, nz in zip(in_avals, nonzeros)]
+        outs_p, outs_t = jvp_flat(lambda *xs: core.eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tans)
+        nz_out = [type(t) is not Zero or inst for t, inst in zip(outs_t, instantiate)]
+        out_nonzeros_box.append(nz_out)
+        return [*outs_p, *[instantiate(t) for t, nz in zip(outs_t, nz_out) if nz]]
+
+    closed_jvp = trace_to_jaxpr(traced, [*in_avals, *tan_avals])
+    return closed_jvp, out_nonzeros_box[0]
+
+
+def transpose_jaxpr(closed: ClosedJaxpr, linear: Sequence[bool]) -> ClosedJaxpr:
+    """A jaxpr mapping ``(non-linear inputs..., output cotangents...)`` to cotangents of the linear
+    inputs (zeros instantiated)."""
+    in_avals = closed.in_avals
+    out_avals = closed.out_avals
+    nonlin_avals = [a for a, lin in zip(in_avals, linear) if not lin]
+
+    def traced(*args):
+        nonlin, cts = args[: len(nonlin_avals)], args[len(nonlin_avals) :]
+        it = iter(nonlin)
+        primals = [UndefinedPrimal(a) if lin else next(it) for a, lin in zip(in_avals, linear)]
+        cts_in = backward_pass(closed.jaxpr, closed.consts, primals, list(cts))
+        return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
+
+    return trace_to_jaxpr(traced, [*nonlin_avals, *[tangent_aval(a) for a in out_avals]])
+
+
+def dce(closed: ClosedJaxpr) -> ClosedJaxpr:
+    jaxpr, consts = dce_jaxpr_consts(closed.jaxpr, closed.consts)
+    return ClosedJaxpr(jaxpr, consts)

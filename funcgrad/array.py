@@ -1,0 +1,161 @@
+"""``funcgrad.Array``: the one public array type.
+
+Layer: kernel (bottom). Imports only numpy.
+
+An Array is immutable and holds its value in host memory (a NumPy array), in a device buffer
+(produced by a jitted call), or both. Conversions are lazy and cached: a device-backed Array becomes
+NumPy only when something reads it on the host (``np.asarray``, printing, an eager primitive), and a
+host Array is put on a device once, the first time a jitted function receives it, so jitted calls
+chain on device without host round trips.
+
+# NOTE: [array methods]
+# Operators (``+``, ``@``, ``[]``) and methods (``.sum()``, ``.reshape()``, ``.at[]``) of Array and
+# of Tracer are NumPy-surface functions. The kernel cannot import the surface, so
+# ``funcgrad.numpy`` installs them on both classes when it is imported (``funcgrad.api`` imports it,
+# so every public entry point has them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class _DeviceHooks:
+    """Filled by ``xla_bridge`` at import (dependency inversion): how to read a device buffer."""
+
+    to_numpy = None  # (buffer) -> np.ndarray
+
+
+device_hooks = _DeviceHooks()
+
+
+class Array:
+    """An immutable n-dimensional array, NumPy-interoperable.
+
+    >>> import funcgrad.numpy as fnp
+    >>> x = fnp.arange(3.0)
+    >>> (x * 2).sum()
+    Array(6., dtype=float64)
+    """
+
+    __slots__ = ("_value", "_buffer", "weak_type", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, value=None, weak_type: bool = False, buffer=None):
+        if value is not None:
+            value = np.asarray(value)
+            if value.flags.writeable:
+                # Immutable: take a private copy, so the caller's later writes cannot change us.
+                value = value.copy()
+                value.flags.writeable = False
+        self._value = value
+        self._buffer = buffer
+        self.weak_type = weak_type
+
+    @classmethod
+    def _from_owned(cls, value: np.ndarray, weak_type: bool = False) -> Array:
+        """Wrap a freshly computed NumPy array without copying it.
+
+        Primitive impls may return views of their inputs, so the flags of ``value`` are left alone;
+        ``__array__`` hands out read-only views instead, which keeps the Array immutable.
+        """
+        self = object.__new__(cls)
+        self._value = value
+        self._buffer = None
+        self.weak_type = weak_type
+        return self
+
+    def _numpy(self) -> np.ndarray:
+        value = self._value
+        if value is None:
+            value = device_hooks.to_numpy(self._buffer)
+            self._value = value
+        return value
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        if self._value is not None:
+            return self._value.shape
+        return tuple(self._buffer.aval.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        if self._value is not None:
+            return self._value.dtype
+        return self._buffer.aval.dtype
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+
+    def __array__(self, dtype=None, copy=None):
+        value = self._numpy()
+        if copy:
+            value = value.copy()
+        elif value.flags.writeable:
+            value = value.view()
+            value.flags.writeable = False
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object (a 0-d Array)")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d Array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self):
+        return bool(self._numpy())
+
+    def __float__(self):
+        return float(self._numpy())
+
+    def __int__(self):
+        return int(self._numpy())
+
+    def __complex__(self):
+        return complex(self._numpy())
+
+    def __index__(self):
+        return self._numpy().__index__()
+
+    def item(self, *args):
+        return self._numpy().item(*args)
+
+    def tolist(self):
+        return self._numpy().tolist()
+
+    def block_until_ready(self) -> Array:
+        if self._buffer is not None:
+            self._buffer.block_until_ready()
+        return self
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'funcgrad.Array' (use .tolist() or a tuple of values)")
+
+    def __repr__(self):
+        value = self._numpy()
+        extra = ", weak_type=True" if self.weak_type else ""
+        if value.size == 0 and value.ndim:
+            return f"Array([], shape={value.shape}, dtype={value.dtype.name}{extra})"
+        body = np.array2string(value, separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={value.dtype.name}{extra})"
+
+    def __str__(self):
+        return str(self._numpy())
+
+    def __format__(self, spec):
+        value = self._numpy()
+        return format(value.item(), spec) if value.ndim == 0 else format(value, spec)
+
+    def __reduce__(self):
+        return (Array, (np.array(self._numpy()), self.weak_type))
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._numpy().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._numpy().__dlpack_device__()

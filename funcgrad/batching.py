@@ -1,0 +1,153 @@
+"""Vectorisation: the batching interpreter behind ``vmap``.
+
+Layer: kernel. Imports core, partial_eval and kernel_ops.
+
+A ``BatchTracer`` holds a value with one extra dimension, ``batch_dim``, or ``None`` when the value
+is the same for every lane (then it is not a tracer at all: unbatched values pass through
+untouched, so a function of unbatched inputs runs once, not ``axis_size`` times). Each primitive
+has a batch rule ``batch(axis_size, values, dims, **params) -> (out, out_dim)`` that computes the
+whole batch with primitives — never a Python loop over lanes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from funcgrad import core
+from funcgrad.core import ClosedJaxpr, ShapedArray, Tracer
+from funcgrad.kernel_ops import ops
+from funcgrad.partial_eval import trace_to_jaxpr
+
+not_mapped = None
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("val", "batch_dim")
+
+    def __init__(self, trace, val, batch_dim: int):
+        self._trace = trace
+        self.val = val
+        self.batch_dim = batch_dim
+
+    @property
+    def aval(self):
+        aval = core.get_aval(self.val)
+        shape = aval.shape[: self.batch_dim] + aval.shape[self.batch_dim + 1 :]
+        return ShapedArray(shape, aval.dtype, aval.weak_type)
+
+
+class BatchTrace(core.Trace):
+    def __init__(self, parent, axis_size: int, axis_name=None):
+        super().__init__(parent)
+        self.axis_size = axis_size
+        self.axis_name = axis_name
+
+    def process_primitive(self, primitive, args, params):
+        vals = []
+        dims = []
+        batched = False
+        for a in args:
+            if type(a) is BatchTracer and a._trace is self:
+                vals.append(a.val)
+                dims.append(a.batch_dim)
+                batched = True
+            else:
+                if isinstance(a, Tracer):
+                    core.check_foreign_tracer(self, a)
+                vals.append(a)
+                dims.append(None)
+        with core.set_current_trace(self.parent):
+            if not batched:
+                return primitive.bind(*vals, **params)
+            rule = primitive.batch
+            if rule is None:
+                raise NotImplementedError(f"Batching rule for '{primitive.name}' not implemented.")
+            out, out_dim = rule(self.axis_size, vals, dims, **params)
+        if primitive.multiple_results:
+            return [self.lift(o, d) for o, d in zip(out, out_dim)]
+        return self.lift(out, out_dim)
+
+    def lift(self, val, dim):
+        return val if dim is None else BatchTracer(self, val, dim)
+
+    def describe(self):
+        return "a vectorised function (vmap)"
+
+
+def vmap_flat(
+    f: Callable, axis_size: int, in_dims: Sequence[int | None], out_dims: Sequence[int | None] | Callable,
+    args: Sequence[Any], axis_name=None,
+) -> list:
+    """Batch ``f(*args) -> list`` along ``in_dims``; outputs get their batch dim at ``out_dims``
+    (``None``: the output must be unbatched, else it is an error)."""
+    with core.new_trace(BatchTrace, axis_size, axis_name) as trace:
+        tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
+        outs = f(*tracers)
+        vals, dims = [], []
+        for o in outs:
+            if type(o) is BatchTracer and o._trace is trace:
+                vals.append(o.val)
+                dims.append(o.batch_dim)
+            else:
+                if isinstance(o, Tracer):
+                    core.check_foreign_tracer(trace, o)
+                vals.append(o)
+                dims.append(None)
+    out_dims = out_dims() if callable(out_dims) else out_dims
+    return [move_batch_dim(v, axis_size, d, od) for v, d, od in zip(vals, dims, out_dims)]
+
+
+def move_batch_dim(x, axis_size: int, src: int | None, dst: int | None):
+    """Put the batch dimension of ``x`` (``src``, possibly ``None``) at ``dst``."""
+    if dst is None:
+        if src is None:
+            return x
+        raise ValueError(
+            "vmap: out_axes=None requires the output to be the same for every element of the "
+            "batch, but this output depends on the mapped inputs."
+        )
+    ndim = core.get_aval(x).ndim + (src is None)
+    if not -ndim <= dst < ndim:
+        raise ValueError(f"vmap: out_axes={dst} is out of range for an output of rank {ndim}")
+    dst = dst % ndim
+    if src is None:
+        return ops.broadcast_batch(x, axis_size, dst)
+    return x if src == dst else ops.moveaxis(x, src, dst)
+
+
+def batch_jaxpr(
+    closed: ClosedJaxpr, axis_size: int, in_dims: Sequence[int | None], instantiate: bool | Sequence[bool]
+) -> tuple[ClosedJaxpr, list[int | None]]:
+    """Batch a jaxpr: returns a jaxpr over batched inputs (batch dims as given) and the batch dim
+    of each output (0, or ``None`` when unbatched and not instantiated)."""
+    n_out = len(closed.out_avals)
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * n_out
+    in_avals = []
+    for aval, d in zip(closed.in_avals, in_dims):
+        if d is None:
+            in_avals.append(aval)
+        else:
+            shape = list(aval.shape)
+            shape.insert(d, axis_size)
+            in_avals.append(ShapedArray(shape, aval.dtype, aval.weak_type))
+    out_dims_box: list = []
+
+    def traced(*args):
+        with core.new_trace(BatchTrace, axis_size) as trace:
+            tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
+            outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
+            vals, dims = [], []
+            for o in outs:
+                if type(o) is BatchTracer and o._trace is trace:
+                    vals.append(o.val)
+                    dims.append(o.batch_dim)
+                else:
+                    vals.append(o)
+                    dims.append(None)
+        final_dims = [0 if (d is not None or inst) else None for d, inst in zip(dims, instantiate)]
+        out_dims_box.append(final_dims)
+        return [move_batch_dim(v, axis_size, d, fd) for v, d, fd in zip(vals, dims, final_dims)]
+
+    batched = trace_to_jaxpr(traced, in_avals)
+    return batched, out_dims_box[0]

@@ -1,0 +1,318 @@
+"""Staging and partial evaluation: building jaxprs from traced Python.
+
+Layer: kernel. Imports core, dtypes, tree-free helpers only.
+
+Two traces share one jaxpr builder:
+
+- ``StagingTrace`` records *every* primitive into a jaxpr (``make_jaxpr``, ``jit``). Values from
+  outside (NumPy arrays, Arrays, tracers of enclosing traces) become constvars; 0-d concrete values
+  become literals.
+- ``PartialEvalTrace`` is the same builder with one difference: a primitive whose inputs are all
+  *known* (not this trace's tracers) is bound on the parent trace right now. Under ``linearize``,
+  the primal work of the JVP therefore runs eagerly, and only the tangent work (linear in the
+  unknown tangents) is staged; the known values it reads become the jaxpr's constants — the
+  *residuals*, PyTorch's ``ctx.save_for_backward``.
+
+# NOTE: [residuals are constvars]
+# The linear jaxpr made by ``linearize`` has the residuals as its constvars and the tangents as its
+# invars. ``vjp`` transposes it; ``memory_report`` reads the constvars. When linearize runs inside
+# another transformation, residuals are tracers of that outer transformation, so the backward pass
+# is itself differentiated: that is how ``grad(grad(f))`` works.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from funcgrad import core
+from funcgrad.array import Array
+from funcgrad.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Tracer, Var
+
+# ----------------------------------------------------------------------------------------------
+# Source locations
+
+
+_KERNEL_DIRS: tuple[str, ...] = ()
+
+
+def register_library_dir(path: str) -> None:
+    """Frames from files under ``path`` are library frames, skipped when recording source lines."""
+    global _KERNEL_DIRS
+    _KERNEL_DIRS = (*_KERNEL_DIRS, path)
+
+
+def user_source_info() -> core.SourceInfo | None:
+    """The innermost frame outside the library: the user's line that created an equation."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_KERNEL_DIRS) and "<frozen" not in filename:
+            return core.SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# The builder
+
+
+class StagingTracer(Tracer):
+    __slots__ = ("_aval", "var")
+
+    def __init__(self, trace, aval: ShapedArray, var: Var):
+        self._trace = trace
+        self._aval = aval
+        self.var = var
+
+    @property
+    def aval(self):
+        return self._aval
+
+
+def _is_literal_value(x) -> bool:
+    t = type(x)
+    if t in (bool, int, float, complex):
+        return True
+    if t is Array:
+        return x.ndim == 0
+    return isinstance(x, np.generic) or (t is np.ndarray and x.ndim == 0)
+
+
+class JaxprBuilder:
+    """Accumulates equations, constants and input variables for one jaxpr."""
+
+    def __init__(self):
+        self.eqns: list[JaxprEqn] = []
+        self.invars: list[Var] = []
+        self.const_vars: dict[int, Var] = {}
+        self.const_vals: list[Any] = []
+        self.const_list: list[Var] = []
+        self.arg_names: dict[Var, str] = {}
+
+    def new_arg(self, trace, aval: ShapedArray, name: str | None = None) -> StagingTracer:
+        var = Var(aval)
+        self.invars.append(var)
+        if name is not None:
+            self.arg_names[var] = name
+        return StagingTracer(trace, aval, var)
+
+    def const_var(self, val) -> Var:
+        var = self.const_vars.get(id(val))
+        if var is None:
+            var = Var(core.get_aval(val))
+            self.const_vars[id(val)] = var
+            self.const_vals.append(val)
+            self.const_list.append(var)
+        return var
+
+    def to_atom(self, trace, x) -> Var | Literal:
+        if isinstance(x, StagingTracer) and x._trace is trace:
+            return x.var
+        if isinstance(x, Tracer):
+            core.check_foreign_tracer(trace, x)
+            return self.const_var(x)
+        if _is_literal_value(x):
+            aval = core.get_aval(x)
+            val = x._numpy()[()] if type(x) is Array else x
+            return Literal(val, aval)
+        return self.const_var(x)
+
+    def add_eqn(self, trace, primitive, atoms, params, out_avals) -> list[StagingTracer]:
+        outs = [StagingTracer(trace, a, Var(a)) for a in out_avals]
+        self.eqns.append(
+            JaxprEqn(primitive, atoms, params, [t.var for t in outs], user_source_info())
+        )
+        return outs
+
+    def build(self, trace, in_tracers: Sequence[Tracer], outs: Sequence[Any]) -> ClosedJaxpr:
+        """The closed jaxpr from ``in_tracers`` to ``outs`` (known outputs become constants)."""
+        outvars = [self.to_atom(trace, o) for o in outs]
+        # Literal outputs are allowed in JAX's IR, but keeping outvars as Vars keeps every consumer
+        # simple: turn literal outputs into constants.
+        outvars = [
+            self.const_var(o) if type(a) is Literal and not isinstance(o, Tracer) else a
+            for a, o in zip(outvars, outs)
+        ]
+        invars = [t.var for t in in_tracers]
+        jaxpr = Jaxpr(self.const_list, invars, self.eqns, outvars)
+        jaxpr, consts = dce_jaxpr_consts(jaxpr, self.const_vals)
+        return ClosedJaxpr(jaxpr, consts)
+
+
+class StagingTrace(core.Trace):
+    """Stages every primitive into ``builder`` (used by ``make_jaxpr`` and ``jit``)."""
+
+    def __init__(self, parent, builder: JaxprBuilder | None = None, description: str = ""):
+        super().__init__(parent)
+        self.builder = builder or JaxprBuilder()
+        self.description = description
+
+    def new_arg(self, aval, name=None):
+        return self.builder.new_arg(self, aval, name)
+
+    def process_primitive(self, primitive, args, params):
+        return self.stage(primitive, args, params)
+
+    def stage(self, primitive, args, params):
+        atoms = [self.builder.to_atom(self, a) for a in args]
+        out = primitive.abstract_eval(*[a.aval for a in atoms], **params)
+        if primitive.multiple_results:
+            return self.builder.add_eqn(self, primitive, atoms, params, out)
+        return self.builder.add_eqn(self, primitive, atoms, params, [out])[0]
+
+    def describe(self) -> str:
+        return self.description or "a staged (jit or make_jaxpr) function"
+
+    def describe_origin(self, tracer) -> str:
+        """Which named inputs the traced value depends on (for concretization errors)."""
+        names = self.builder.arg_names
+        if not names:
+            return ""
+        deps = _input_dependencies(self.builder, tracer.var)
+        named = [names[v] for v in self.builder.invars if v in deps and v in names]
+        if not named:
+            return ""
+        return f"\nThe value depends on the argument{'s' if len(named) > 1 else ''} " + ", ".join(
+            named
+        ) + "."
+
+
+def _input_dependencies(builder: JaxprBuilder, var: Var) -> set:
+    needed = {var}
+    for eqn in reversed(builder.eqns):
+        if any(v in needed for v in eqn.outvars):
+            needed.update(a for a in eqn.invars if type(a) is Var)
+    return needed
+
+
+class PartialEvalTrace(StagingTrace):
+    """Runs primitives on known inputs now (on the parent) and stages those touching unknowns."""
+
+    def process_primitive(self, primitive, args, params):
+        for a in args:
+            if isinstance(a, StagingTracer) and a._trace is self:
+                rule = primitive.partial_eval
+                if rule is not None:
+                    unknowns = [isinstance(x, StagingTracer) and x._trace is self for x in args]
+                    return rule(self, args, unknowns, **params)
+                return self.stage(primitive, args, params)
+        with core.set_current_trace(self.parent):
+            return primitive.bind(*args, **params)
+
+    def is_unknown(self, x) -> bool:
+        return isinstance(x, StagingTracer) and x._trace is self
+
+
+# ----------------------------------------------------------------------------------------------
+# Tracing Python to jaxprs
+
+
+def trace_to_jaxpr(
+    f: Callable, in_avals: Sequence[ShapedArray], arg_names=None, description: str = ""
+) -> tuple[ClosedJaxpr, list]:
+    """Stage ``f(*args) -> list`` into a closed jaxpr; returns it and the outputs' avals.
+
+    The jaxpr's consts may be tracers of enclosing transformations (closure captures).
+    """
+    with core.new_trace(StagingTrace, None, description) as trace:
+        names = arg_names or [None] * len(in_avals)
+        args = [trace.new_arg(a, n) for a, n in zip(in_avals, names)]
+        outs = f(*args)
+        closed = trace.builder.build(trace, args, outs)
+    return closed
+
+
+def dce_jaxpr_consts(jaxpr: Jaxpr, consts: Sequence[Any]) -> tuple[Jaxpr, list]:
+    """Drop equations whose outputs are unused (and constants nothing reads)."""
+    live = {v for v in jaxpr.outvars if type(v) is Var}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if not any(v in live for v in eqn.outvars):
+            continue
+        kept.append(eqn)
+        live.update(a for a in eqn.invars if type(a) is Var)
+    kept.reverse()
+    constvars, new_consts = [], []
+    for v, c in zip(jaxpr.constvars, consts):
+        if v in live:
+            constvars.append(v)
+            new_consts.append(c)
+    return Jaxpr(constvars, jaxpr.invars, kept, jaxpr.outvars), new_consts
+
+
+def convert_constvars_jaxpr(closed: ClosedJaxpr) -> tuple[Jaxpr, list]:
+    """Move constvars to the front of invars: returns the open jaxpr and the const values."""
+    j = closed.jaxpr
+    return Jaxpr([], [*j.constvars, *j.invars], j.eqns, j.outvars), closed.consts
+
+
+def close_over_tracers(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
+    """Split constants into concrete ones (kept) and tracers (to be passed as leading arguments).
+
+    Higher-order primitives must not hide tracers of enclosing transformations inside params, or
+    those transformations would not see them; they become explicit inputs instead.
+    """
+    j = closed.jaxpr
+    keep_vars, keep_vals, arg_vars, arg_vals = [], [], [], []
+    for v, c in zip(j.constvars, closed.consts):
+        if isinstance(c, Tracer):
+            arg_vars.append(v)
+            arg_vals.append(c)
+        else:
+            keep_vars.append(v)
+            keep_vals.append(c)
+    new = Jaxpr(keep_vars, [*arg_vars, *j.invars], j.eqns, j.outvars)
+    return ClosedJaxpr(new, keep_vals), arg_vals
+
+
+# ----------------------------------------------------------------------------------------------
+# Partial evaluation of a jaxpr (used by the partial_eval rules of jit, cond, scan, ...)
+
+
+def partial_eval_jaxpr(
+    closed: ClosedJaxpr, unknowns: Sequence[bool], instantiate: bool | Sequence[bool] = False
+) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
+    """Split ``closed`` into a known part and an unknown part.
+
+    Returns ``(known, unknown, out_unknowns, num_res)``:
+
+    - ``known`` takes the known inputs and returns the known outputs followed by ``num_res``
+      residuals;
+    - ``unknown`` takes the residuals followed by the unknown inputs and returns the unknown
+      outputs.
+
+    Implemented by tracing: ``eval_jaxpr`` runs on a ``PartialEvalTrace`` (for the unknown part)
+    whose parent is a ``StagingTrace`` (for the known part).
+    """
+    n_out = len(closed.out_avals)
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * n_out
+    in_avals = closed.in_avals
+    with core.new_trace(StagingTrace) as known_trace:
+        known_args = [known_trace.new_arg(a) for a, uk in zip(in_avals, unknowns) if not uk]
+        with core.new_trace(PartialEvalTrace) as pe_trace:
+            unknown_args = [pe_trace.new_arg(a) for a, uk in zip(in_avals, unknowns) if uk]
+            it_known, it_unknown = iter(known_args), iter(unknown_args)
+            args = [next(it_unknown) if uk else next(it_known) for uk in unknowns]
+            outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+            out_unknowns = [pe_trace.is_unknown(o) or inst for o, inst in zip(outs, instantiate)]
+            unknown_outs = [o for o, uk in zip(outs, out_unknowns) if uk]
+            unknown_closed = pe_trace.builder.build(pe_trace, unknown_args, unknown_outs)
+        # Residuals: the unknown jaxpr's constants. Those that are known-trace tracers are
+        # outputs of the known jaxpr; concrete ones stay constants of the unknown jaxpr.
+        uj = unknown_closed.jaxpr
+        res_vars, res_vals, const_vars, const_vals = [], [], [], []
+        for v, c in zip(uj.constvars, unknown_closed.consts):
+            if isinstance(c, StagingTracer) and c._trace is known_trace:
+                res_vars.append(v)
+                res_vals.append(c)
+            else:
+                const_vars.append(v)
+                const_vals.append(c)
+        unknown = ClosedJaxpr(Jaxpr(const_vars, [*res_vars, *uj.invars], uj.eqns, uj.outvars), const_vals)
+        known_outs = [o for o, uk in zip(outs, out_unknowns) if not uk]
+        known = known_trace.builder.build(known_trace, known_args, [*known_outs, *res_vals])
+    return known, unknown, out_unknowns, len(res_vals)

@@ -1,0 +1,199 @@
+"""Shared rule helpers for primitive families: elementwise declarations and batching helpers.
+
+Layer: primitives. Imports only the funcgrad kernel and numpy.
+
+# NOTE: [elementwise operand contract]
+# Elementwise primitives take operands of one dtype and either equal shapes or shape ``()``
+# (a scalar broadcasts, as in NumPy; it stays a scalar literal in jaxprs and a broadcast in
+# StableHLO). Dtype promotion and general broadcasting are the NumPy surface's job, done before
+# binding; the rule helpers below (``mul(t, 2.0)``) convert Python scalars to the other operand's
+# dtype the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from funcgrad import core
+from funcgrad import dtypes as _dt
+from funcgrad.ad import defjvp, defjvp_ans, defjvp_zero
+from funcgrad.core import Primitive, ShapedArray
+from funcgrad.kernel_ops import ops
+
+# ----------------------------------------------------------------------------------------------
+# Operand preparation
+
+
+def aval_of(x) -> ShapedArray:
+    return core.get_aval(x)
+
+
+def scalar_like(value, like) -> np.ndarray:
+    """A 0-d NumPy constant of ``like``'s dtype (how rules write ``2.0`` or ``1``)."""
+    return np.asarray(value, dtype=aval_of(like).dtype)
+
+
+def coerce_pair(x, y):
+    """Turn a Python scalar operand into a 0-d constant of the other operand's dtype."""
+    if type(x) in (int, float, bool, complex):
+        x = scalar_like(x, y)
+    if type(y) in (int, float, bool, complex):
+        y = scalar_like(y, x)
+    return x, y
+
+
+# ----------------------------------------------------------------------------------------------
+# Abstract evaluation
+
+
+def unop_abstract_eval(name: str, accepted: Callable[[np.dtype], bool] | None, result_dtype=None):
+    def abstract_eval(x: ShapedArray, **params) -> ShapedArray:
+        if accepted is not None and not accepted(x.dtype):
+            raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
+        dtype = x.dtype if result_dtype is None else result_dtype
+        return ShapedArray(x.shape, dtype, x.weak_type and result_dtype is None)
+
+    return abstract_eval
+
+
+def broadcast_operand_shapes(name: str, avals) -> tuple[int, ...]:
+    shape = ()
+    for a in avals:
+        if a.shape == ():
+            continue
+        if shape and a.shape != shape:
+            raise TypeError(
+                f"{name} requires operands of equal shapes (or scalars), got "
+                + ", ".join(x.str_short() for x in avals)
+                + ". Broadcast them first (funcgrad.numpy does this for you)."
+            )
+        shape = a.shape
+    return shape
+
+
+def naryop_abstract_eval(name: str, accepted: Callable[[np.dtype], bool] | None, result_dtype=None):
+    def abstract_eval(*avals, **params) -> ShapedArray:
+        dtypes = {a.dtype for a in avals}
+        if len(dtypes) > 1:
+            raise TypeError(
+                f"{name} requires operands of one dtype, got "
+                + ", ".join(a.str_short() for a in avals)
+                + ". Convert them first (funcgrad.numpy promotes dtypes for you)."
+            )
+        dtype = avals[0].dtype
+        if accepted is not None and not accepted(dtype):
+            raise TypeError(f"{name} does not accept dtype {dtype.name}")
+        shape = broadcast_operand_shapes(name, avals)
+        weak = all(a.weak_type for a in avals) and result_dtype is None
+        return ShapedArray(shape, dtype if result_dtype is None else result_dtype, weak)
+
+    return abstract_eval
+
+
+# ----------------------------------------------------------------------------------------------
+# Batching
+
+
+def move_to_front(x, dim: int | None):
+    if dim is None or dim == 0:
+        return x
+    return ops.moveaxis(x, dim, 0)
+
+
+def to_front(x, dim: int | None, axis_size: int):
+    """``x`` with its batch dimension first (created by broadcasting if ``x`` is unbatched)."""
+    if dim is None:
+        return ops.broadcast_batch(x, axis_size, 0)
+    return move_to_front(x, dim)
+
+
+def elementwise_batch(primitive: Primitive):
+    """Batch rule for elementwise primitives: batch dims go to the front; unbatched non-scalar
+    operands are broadcast, unbatched scalars stay scalars (see NOTE: [elementwise operand
+    contract])."""
+
+    def rule(axis_size, vals, dims, **params):
+        first = next(d for d in dims if d is not None)
+        if all(d == first for d in dims) and len({aval_of(v).ndim for v in vals}) == 1:
+            return primitive.bind(*vals, **params), first
+        lane_shape = ()
+        for v, d in zip(vals, dims):
+            shape = aval_of(v).shape
+            if d is not None:
+                shape = shape[:d] + shape[d + 1 :]
+            lane_shape = lane_shape or shape
+        args = []
+        for v, d in zip(vals, dims):
+            if d is None and aval_of(v).ndim == 0:
+                args.append(v)
+                continue
+            v = to_front(v, d, axis_size)
+            if aval_of(v).ndim == 1 and lane_shape:
+                # A batched scalar meeting non-scalar operands: broadcast each lane's value.
+                v = ops.broadcast_in_dim(v, (axis_size, *lane_shape), (0,))
+            args.append(v)
+        return primitive.bind(*args, **params), 0
+
+    return rule
+
+
+# ----------------------------------------------------------------------------------------------
+# Declaring elementwise primitives
+
+
+def unop(
+    name: str,
+    impl: Callable,
+    jvp: Callable | None = None,
+    *,
+    accepted: Callable[[np.dtype], bool] | None = _dt.is_inexact,
+    result_dtype=None,
+    jvp_uses_ans: bool = False,
+) -> Primitive:
+    """Declare an elementwise unary primitive in one line.
+
+    ``jvp(t, x)`` (or ``jvp(t, ans, x)`` with ``jvp_uses_ans``) is the tangent; ``jvp=None`` marks
+    the primitive as not differentiable.
+    """
+    p = Primitive(name)
+    p.def_impl(impl)
+    p.def_abstract_eval(unop_abstract_eval(name, accepted, result_dtype))
+    p.def_batch(lambda axis_size, vals, dims, **params: (p.bind(*vals, **params), dims[0]))
+    if jvp is None:
+        defjvp_zero(p)
+    elif jvp_uses_ans:
+        defjvp_ans(p, jvp)
+    else:
+        defjvp(p, jvp)
+    return p
+
+
+def naryop(
+    name: str,
+    impl: Callable,
+    *jvps: Callable | None,
+    accepted: Callable[[np.dtype], bool] | None = None,
+    result_dtype=None,
+    differentiable: bool = True,
+) -> Primitive:
+    """Declare an elementwise n-ary primitive; ``jvps`` has one rule per operand."""
+    p = Primitive(name)
+    p.def_impl(impl)
+    p.def_abstract_eval(naryop_abstract_eval(name, accepted, result_dtype))
+    p.def_batch(elementwise_batch(p))
+    if differentiable:
+        defjvp(p, *jvps)
+    else:
+        defjvp_zero(p)
+    return p
+
+
+def unbroadcast(ct, aval: ShapedArray):
+    """Sum a cotangent down to a scalar operand's shape (operands may be scalars, see NOTE:
+    [elementwise operand contract])."""
+    ct_aval = aval_of(ct)
+    if ct_aval.shape == aval.shape:
+        return ct
+    return ops.sum_to_scalar(ct)

@@ -1,0 +1,167 @@
+"""dot_general: batched tensor contraction, the one matrix-multiply primitive.
+
+Layer: primitives. Imports the funcgrad kernel, numpy and sibling families.
+
+``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``; the result
+has the batch dims first, then the free dims of lhs, then those of rhs (StableHLO's order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.ad import Zero, instantiate, is_undefined_primal
+from funcgrad.core import Primitive, ShapedArray
+from primitives import elementwise as ew
+from primitives._rules import aval_of, move_to_front
+from primitives.structure import transpose
+
+
+def _free(ndim, contract, batch):
+    return [i for i in range(ndim) if i not in contract and i not in batch]
+
+
+def _check(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise TypeError(f"dot_general: mismatched dimension numbers {dimension_numbers}")
+    for name, dims, aval in (("lhs", (*lc, *lb), lhs), ("rhs", (*rc, *rb), rhs)):
+        if any(not 0 <= d < aval.ndim for d in dims) or len(set(dims)) != len(dims):
+            raise TypeError(f"dot_general: bad {name} dimensions {dims} for {aval.str_short()}")
+    for a, b in zip((*lc, *lb), (*rc, *rb)):
+        if lhs.shape[a] != rhs.shape[b]:
+            raise TypeError(
+                f"dot_general: lhs dimension {a} (size {lhs.shape[a]}) and rhs dimension {b} "
+                f"(size {rhs.shape[b]}) must match; shapes {lhs.str_short()} and {rhs.str_short()}"
+            )
+    if lhs.dtype != rhs.dtype:
+        raise TypeError(
+            f"dot_general requires operands of one dtype, got {lhs.str_short()} and {rhs.str_short()}"
+        )
+
+
+def _abstract_eval(lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+    _check(lhs, rhs, dimension_numbers)
+    (lc, rc), (lb, rb) = dimension_numbers
+    shape = (
+        *(lhs.shape[d] for d in lb),
+        *(lhs.shape[d] for d in _free(lhs.ndim, lc, lb)),
+        *(rhs.shape[d] for d in _free(rhs.ndim, rc, rb)),
+    )
+    dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
+    return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
+
+
+def _impl(lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+    (lc, rc), (lb, rb) = dimension_numbers
+    lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
+    # As a batched matmul: (batch, free, contract) @ (batch, contract, free) uses BLAS.
+    bshape = [lhs.shape[d] for d in lb]
+    lfs, rfs = [lhs.shape[d] for d in lf], [rhs.shape[d] for d in rf]
+    k = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
+    a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(-1 if bshape else 1, int(np.prod(lfs, dtype=np.int64)), k)
+    b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(-1 if bshape else 1, k, int(np.prod(rfs, dtype=np.int64)))
+    out = np.matmul(a, b).reshape(*bshape, *lfs, *rfs)
+    if preferred_element_type is not None:
+        out = out.astype(preferred_element_type, copy=False)
+    return out
+
+
+def _ranges_like(*xs):
+    start = 0
+    for x in xs:
+        yield list(range(start, start + len(x)))
+        start += len(x)
+
+
+def _transpose_lhs(g, x_aval, y, *, dimension_numbers, preferred_element_type, swap_ans=False):
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    x_ndim = x_aval.ndim
+    y_ndim = aval_of(y).ndim
+    x_kept = _free(x_ndim, x_contract, x_batch)
+    y_kept = _free(y_ndim, y_contract, y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
+    x_contract_sorted_by_y = list(np.take(x_contract, np.argsort(y_contract))) if x_contract else []
+    out_axes = np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)
+    prod = dot_general(g, y, dims, preferred_element_type=x_aval.dtype)
+    return transpose(prod, tuple(int(a) for a in out_axes))
+
+
+def _transpose(ct, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+    ct = instantiate(ct)
+    (lc, rc), (lb, rb) = dimension_numbers
+    outs = [None, None]
+    if is_undefined_primal(lhs):
+        outs[0] = _transpose_lhs(
+            ct, lhs.aval, rhs, dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type
+        )
+    if is_undefined_primal(rhs):
+        swapped = ((rc, lc), (rb, lb))
+        outs[1] = _transpose_lhs(
+            ct, rhs.aval, lhs, dimension_numbers=swapped, preferred_element_type=preferred_element_type, swap_ans=True
+        )
+    return outs
+
+
+def _jvp(primals, tangents, *, dimension_numbers, preferred_element_type=None):
+    lhs, rhs = primals
+    tl, tr = tangents
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type)
+    params = dict(dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type)
+    total = Zero.from_primal_value(out)
+    if type(tl) is not Zero:
+        total = dot_general_p.bind(tl, rhs, **params)
+    if type(tr) is not Zero:
+        term = dot_general_p.bind(lhs, tr, **params)
+        total = term if type(total) is Zero else ew.add_any_p.bind(total, term)
+    return out, total
+
+
+def _batch(axis_size, vals, dims, *, dimension_numbers, preferred_element_type=None):
+    lhs, rhs = vals
+    ld, rd = dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+    if ld is not None and rd is not None:
+        lhs, rhs = move_to_front(lhs, ld), move_to_front(rhs, rd)
+        new = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
+        return dot_general(lhs, rhs, new, preferred_element_type), 0
+    if ld is not None:
+        lhs = move_to_front(lhs, ld)
+        new = ((shift(lc), rc), (shift(lb), rb))
+        return dot_general(lhs, rhs, new, preferred_element_type), len(lb)
+    rhs = move_to_front(rhs, rd)
+    new = ((lc, shift(rc)), (lb, shift(rb)))
+    n_lhs_free = aval_of(lhs).ndim - len(lc) - len(lb)
+    return dot_general(lhs, rhs, new, preferred_element_type), len(lb) + n_lhs_free
+
+
+dot_general_p = Primitive("dot_general")
+dot_general_p.def_impl(_impl)
+dot_general_p.def_abstract_eval(_abstract_eval)
+dot_general_p.def_jvp(_jvp)
+dot_general_p.def_transpose(_transpose)
+dot_general_p.def_batch(_batch)
+dot_general_p.is_linear = True  # bilinear: linear in each operand separately
+
+
+def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
+    """Contract ``lhs`` and ``rhs``; see the module docstring for ``dimension_numbers``.
+
+    >>> import numpy as np
+    >>> dot_general(np.ones((2, 3)), np.ones((3, 4)), (((1,), (0,)), ((), ()))).shape
+    (2, 4)
+    """
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)), (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))
+    return dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=dn,
+        preferred_element_type=None if preferred_element_type is None else np.dtype(preferred_element_type),
+    )

@@ -1,0 +1,570 @@
+"""Elementwise primitives: arithmetic, transcendental functions, comparisons, bitwise ops, select.
+
+Layer: primitives. Imports the funcgrad kernel, numpy and (lazily, for import time) scipy.special.
+
+Each primitive is declared once with its impl, abstract eval, JVP and batch rule (``_rules.unop`` /
+``naryop``); derivative rules are one line where the math is one line. Operands follow NOTE:
+[elementwise operand contract].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad import dtypes as _dt
+from funcgrad.ad import Zero, defjvp, defjvp_zero, deflinear, instantiate, is_undefined_primal
+from funcgrad.core import Primitive, ShapedArray
+from funcgrad.kernel_ops import ops
+from primitives._rules import (
+    aval_of,
+    coerce_pair,
+    elementwise_batch,
+    naryop,
+    naryop_abstract_eval,
+    to_front,
+    unbroadcast,
+    unop,
+)
+
+
+def _special(name):
+    """scipy.special functions, imported on first use (scipy.special takes ~0.2 s to import)."""
+
+    def impl(*args):
+        import scipy.special  # noqa: PLC0415 - deferred for import time, not for a cycle
+
+        return getattr(scipy.special, name)(*args)
+
+    impl.__name__ = name
+    return impl
+
+
+def _float_or_complex(dtype) -> bool:
+    return _dt.is_inexact(dtype)
+
+
+def _numeric(dtype) -> bool:
+    return np.dtype(dtype).kind in "iufc" or _dt.is_float(dtype)
+
+
+def _integer_or_bool(dtype) -> bool:
+    return np.dtype(dtype).kind in "biu"
+
+
+def _integer(dtype) -> bool:
+    return np.dtype(dtype).kind in "iu"
+
+
+# ----------------------------------------------------------------------------------------------
+# Helpers rules use (thin binds that accept Python scalars)
+
+
+def neg(x):
+    return neg_p.bind(x)
+
+
+def add(x, y):
+    return add_p.bind(*coerce_pair(x, y))
+
+
+def sub(x, y):
+    return sub_p.bind(*coerce_pair(x, y))
+
+
+def mul(x, y):
+    return mul_p.bind(*coerce_pair(x, y))
+
+
+def div(x, y):
+    return div_p.bind(*coerce_pair(x, y))
+
+
+def square(x):
+    return square_p.bind(x)
+
+
+def select(pred, on_true, on_false):
+    return select_n_p.bind(pred, on_false, on_true)
+
+
+# ----------------------------------------------------------------------------------------------
+# Unary
+
+
+neg_p = Primitive("neg")
+neg_p.def_impl(np.negative)
+neg_p.def_abstract_eval(lambda x: x)
+neg_p.def_batch(lambda axis_size, vals, dims: (neg(vals[0]), dims[0]))
+deflinear(neg_p, lambda ct, x: [neg(ct)])
+
+sign_p = unop("sign", np.sign, None, accepted=_numeric)
+floor_p = unop("floor", np.floor, None, accepted=_dt.is_float)
+ceil_p = unop("ceil", np.ceil, None, accepted=_dt.is_float)
+
+
+def _round_impl(x, rounding_method=0):
+    # rounding_method 0: half away from zero (C's round); 1: half to even (NumPy's round).
+    if rounding_method == 1:
+        return np.round(x)
+    return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(x.dtype)
+
+
+round_p = unop("round", _round_impl, None, accepted=_dt.is_float)
+is_finite_p = unop("is_finite", np.isfinite, None, accepted=_dt.is_float, result_dtype=np.bool_)
+
+# abs'(0) is taken as sign(0) == 0, the subgradient JAX documents.
+abs_p = unop("abs", np.abs, lambda t, x: mul(t, sign(x)), accepted=_numeric)
+
+
+def sign(x):
+    return sign_p.bind(x)
+
+
+exp_p = unop("exp", np.exp, lambda t, ans, x: mul(t, ans), jvp_uses_ans=True)
+exp2_p = unop("exp2", np.exp2, lambda t, ans, x: mul(t, mul(ans, np.log(2.0).astype(aval_of(x).dtype))), jvp_uses_ans=True)
+expm1_p = unop("expm1", np.expm1, lambda t, ans, x: mul(t, add(ans, 1)), jvp_uses_ans=True)
+log_p = unop("log", np.log, lambda t, x: div(t, x))
+log1p_p = unop("log1p", np.log1p, lambda t, x: div(t, add(x, 1)))
+sqrt_p = unop("sqrt", np.sqrt, lambda t, ans, x: div(t, mul(ans, 2)), jvp_uses_ans=True)
+rsqrt_p = unop(
+    "rsqrt",
+    lambda x: (1 / np.sqrt(x)).astype(np.result_type(x)),
+    lambda t, ans, x: mul(t, mul(div(ans, x), -0.5)),
+    jvp_uses_ans=True,
+)
+cbrt_p = unop(
+    "cbrt", np.cbrt, lambda t, ans, x: div(t, mul(square(ans), 3)), jvp_uses_ans=True, accepted=_dt.is_float
+)
+sin_p = unop("sin", np.sin, lambda t, x: mul(t, cos(x)))
+cos_p = unop("cos", np.cos, lambda t, x: neg(mul(t, sin(x))))
+tan_p = unop("tan", np.tan, lambda t, ans, x: mul(t, add(square(ans), 1)), jvp_uses_ans=True)
+asin_p = unop("asin", np.arcsin, lambda t, x: mul(t, rsqrt(sub(1, square(x)))))
+acos_p = unop("acos", np.arccos, lambda t, x: neg(mul(t, rsqrt(sub(1, square(x))))))
+atan_p = unop("atan", np.arctan, lambda t, x: div(t, add(square(x), 1)))
+sinh_p = unop("sinh", np.sinh, lambda t, x: mul(t, cosh(x)))
+cosh_p = unop("cosh", np.cosh, lambda t, x: mul(t, sinh(x)))
+tanh_p = unop("tanh", np.tanh, lambda t, ans, x: mul(t, sub(1, square(ans))), jvp_uses_ans=True)
+asinh_p = unop("asinh", np.arcsinh, lambda t, x: mul(t, rsqrt(add(square(x), 1))))
+acosh_p = unop("acosh", np.arccosh, lambda t, x: mul(t, rsqrt(mul(sub(x, 1), add(x, 1)))))
+atanh_p = unop("atanh", np.arctanh, lambda t, x: div(t, sub(1, square(x))))
+
+
+def _logistic_impl(x):
+    # exp(-|x|) never overflows: 1/(1+e^-x) for x >= 0 and e^x/(1+e^x) for x < 0.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(np.result_type(x))
+
+
+logistic_p = unop(
+    "logistic", _logistic_impl, lambda t, ans, x: mul(t, mul(ans, sub(1, ans))), jvp_uses_ans=True, accepted=_dt.is_float
+)
+_two_over_sqrt_pi = 2 / np.sqrt(np.pi)
+erf_p = unop("erf", _special("erf"), lambda t, x: mul(t, mul(exp(neg(square(x))), _two_over_sqrt_pi)), accepted=_dt.is_float)
+erfc_p = unop("erfc", _special("erfc"), lambda t, x: mul(t, mul(exp(neg(square(x))), -_two_over_sqrt_pi)), accepted=_dt.is_float)
+erf_inv_p = unop(
+    "erf_inv",
+    _special("erfinv"),
+    lambda t, ans, x: mul(t, mul(exp(square(ans)), np.sqrt(np.pi) / 2)),
+    jvp_uses_ans=True,
+    accepted=_dt.is_float,
+)
+lgamma_p = unop("lgamma", _special("gammaln"), lambda t, x: mul(t, digamma(x)), accepted=_dt.is_float)
+digamma_p = unop("digamma", _special("digamma"), lambda t, x: mul(t, polygamma1(x)), accepted=_dt.is_float)
+
+
+def _polygamma1_impl(x):
+    import scipy.special  # noqa: PLC0415 - deferred for import time
+
+    return scipy.special.polygamma(1, x).astype(np.result_type(x))
+
+
+# The derivative of digamma (trigamma); itself not differentiated further here.
+polygamma1_p = unop("trigamma", _polygamma1_impl, None, accepted=_dt.is_float)
+
+square_p = unop("square", np.square, lambda t, x: mul(t, mul(x, 2)), accepted=_numeric)
+
+
+def _integer_pow_impl(x, y):
+    return np.power(x, y) if y >= 0 else (1 / np.power(x, -y)).astype(np.result_type(x))
+
+
+integer_pow_p = Primitive("integer_pow")
+integer_pow_p.def_impl(_integer_pow_impl)
+integer_pow_p.def_abstract_eval(lambda x, *, y: x)
+integer_pow_p.def_batch(lambda axis_size, vals, dims, *, y: (integer_pow_p.bind(vals[0], y=y), dims[0]))
+defjvp(
+    integer_pow_p,
+    lambda t, x, *, y: Zero.from_primal_value(x) if y == 0 else mul(t, mul(integer_pow(x, y - 1), y)),
+)
+
+
+def integer_pow(x, y: int):
+    if y == 1:
+        return x
+    return integer_pow_p.bind(x, y=y)
+
+
+not_p = unop("not", np.invert, None, accepted=_integer_or_bool)
+
+exp = exp_p.bind
+cos = cos_p.bind
+sin = sin_p.bind
+cosh = cosh_p.bind
+sinh = sinh_p.bind
+rsqrt = rsqrt_p.bind
+digamma = digamma_p.bind
+polygamma1 = polygamma1_p.bind
+
+# ----------------------------------------------------------------------------------------------
+# Binary
+
+
+def _add_transpose(ct, x, y):
+    return [unbroadcast(ct, x.aval) if is_undefined_primal(x) else None,
+            unbroadcast(ct, y.aval) if is_undefined_primal(y) else None]
+
+
+def _sub_transpose(ct, x, y):
+    return [unbroadcast(ct, x.aval) if is_undefined_primal(x) else None,
+            unbroadcast(neg(ct), y.aval) if is_undefined_primal(y) else None]
+
+
+add_p = Primitive("add")
+add_p.def_impl(np.add)
+add_p.def_abstract_eval(naryop_abstract_eval("add", None))
+add_p.def_batch(elementwise_batch(add_p))
+deflinear(add_p, _add_transpose)
+
+sub_p = Primitive("sub")
+sub_p.def_impl(np.subtract)
+sub_p.def_abstract_eval(naryop_abstract_eval("sub", None))
+sub_p.def_batch(elementwise_batch(sub_p))
+deflinear(sub_p, _sub_transpose)
+
+# add_any: adds tangents/cotangents (same avals); kept apart from `add` so backward programs say
+# where accumulation happens.
+add_any_p = Primitive("add_any")
+add_any_p.def_impl(np.add)
+add_any_p.def_abstract_eval(naryop_abstract_eval("add_any", None))
+add_any_p.def_batch(elementwise_batch(add_any_p))
+deflinear(add_any_p, _add_transpose)
+
+
+def _mul_transpose(ct, x, y):
+    if is_undefined_primal(x):
+        return [unbroadcast(mul(ct, y), x.aval), None]
+    return [None, unbroadcast(mul(x, ct), y.aval)]
+
+
+mul_p = Primitive("mul")
+mul_p.def_impl(np.multiply)
+mul_p.def_abstract_eval(naryop_abstract_eval("mul", None))
+mul_p.def_batch(elementwise_batch(mul_p))
+defjvp(mul_p, lambda t, x, y: mul(t, y), lambda t, x, y: mul(x, t))
+mul_p.def_transpose(lambda ct, x, y: _mul_transpose(instantiate(ct), x, y))
+
+
+def _div_impl(x, y):
+    if np.result_type(x).kind in "iu":
+        # Integer division rounds toward zero, like C and XLA (not floor like NumPy's //).
+        q = np.floor_divide(x, y)
+        fix = (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
+        return (q + fix).astype(np.result_type(x))
+    return np.divide(x, y)
+
+
+div_p = Primitive("div")
+div_p.def_impl(_div_impl)
+div_p.def_abstract_eval(naryop_abstract_eval("div", None))
+div_p.def_batch(elementwise_batch(div_p))
+defjvp(div_p, lambda t, x, y: div(t, y), lambda t, x, y: neg(mul(t, div(div(x, y), y))))
+div_p.def_transpose(
+    lambda ct, x, y: [unbroadcast(div(instantiate(ct), y), x.aval), None]
+)
+
+
+def _rem_impl(x, y):
+    # Sign of the dividend, like C fmod and XLA's remainder.
+    return np.fmod(x, y)
+
+
+rem_p = naryop(
+    "rem",
+    _rem_impl,
+    lambda t, x, y: t,
+    lambda t, x, y: mul(neg(t), mul(sign(div(x, y)), floor(abs_(div(x, y))))),
+    accepted=_numeric,
+)
+
+
+def abs_(x):
+    return abs_p.bind(x)
+
+
+def floor(x):
+    return floor_p.bind(x)
+
+
+def _pow_jvp_x(t, x, y):
+    # d/dx x^y = y x^(y-1); written with a safe where so y == 0 gives 0, not nan at x == 0.
+    return mul(t, mul(y, pow_(x, sub(y, 1))))
+
+
+def _pow_jvp_y(t, x, y):
+    # d/dy x^y = log(x) x^y, taken as 0 where x == 0 (the limit for y > 0), never nan.
+    is_zero = eq_p.bind(x, np.zeros((), aval_of(x).dtype))
+    safe_x = select(is_zero, ops.full_like(x, 1), x)
+    log_x = select(is_zero, ops.full_like(x, 0), log_p.bind(safe_x))
+    return mul(t, mul(log_x, pow_(x, y)))
+
+
+pow_p = naryop("pow", np.power, _pow_jvp_x, _pow_jvp_y, accepted=_float_or_complex)
+
+
+def pow_(x, y):
+    return pow_p.bind(*coerce_pair(x, y))
+
+
+def _minmax_jvp(select_x):
+    # Ties split the gradient equally between both operands, as JAX documents for max/min.
+    def rule_x(t, x, y):
+        return mul(t, select_x(x, y))
+
+    def rule_y(t, x, y):
+        return mul(t, sub(1, select_x(x, y)))
+
+    return rule_x, rule_y
+
+
+def _max_weight(x, y):
+    dtype = aval_of(x).dtype
+    gt = convert(gt_p.bind(x, y), dtype)
+    eq = convert(eq_p.bind(x, y), dtype)
+    return add(gt, mul(eq, 0.5))
+
+
+def _min_weight(x, y):
+    dtype = aval_of(x).dtype
+    lt = convert(lt_p.bind(x, y), dtype)
+    eq = convert(eq_p.bind(x, y), dtype)
+    return add(lt, mul(eq, 0.5))
+
+
+max_p = naryop("max", np.maximum, *_minmax_jvp(_max_weight))
+min_p = naryop("min", np.minimum, *_minmax_jvp(_min_weight))
+atan2_p = naryop(
+    "atan2",
+    np.arctan2,
+    lambda t, x, y: mul(t, div(y, add(square(x), square(y)))),
+    lambda t, x, y: mul(t, div(neg(x), add(square(x), square(y)))),
+    accepted=_dt.is_float,
+)
+nextafter_p = naryop("nextafter", np.nextafter, accepted=_dt.is_float, differentiable=False)
+and_p = naryop("and", np.bitwise_and, accepted=_integer_or_bool, differentiable=False)
+or_p = naryop("or", np.bitwise_or, accepted=_integer_or_bool, differentiable=False)
+xor_p = naryop("xor", np.bitwise_xor, accepted=_integer_or_bool, differentiable=False)
+
+
+def _shift_left(x, y):
+    bits = np.dtype(np.result_type(x)).itemsize * 8
+    out = np.left_shift(x, np.where((y < 0) | (y >= bits), 0, y))
+    return np.where((y < 0) | (y >= bits), 0, out).astype(np.result_type(x))
+
+
+def _shift_right_arithmetic(x, y):
+    bits = np.dtype(np.result_type(x)).itemsize * 8
+    y = np.where((y < 0) | (y >= bits), bits - 1, y)
+    return np.right_shift(x, y).astype(np.result_type(x))
+
+
+def _shift_right_logical(x, y):
+    dtype = np.dtype(np.result_type(x))
+    bits = dtype.itemsize * 8
+    unsigned = np.dtype(f"u{dtype.itemsize}")
+    ux = np.asarray(x).view(unsigned) if np.ndim(x) else np.asarray(x).astype(dtype).view(unsigned)
+    out = np.right_shift(ux, np.where((y < 0) | (y >= bits), 0, y).astype(unsigned))
+    out = np.where((y < 0) | (y >= bits), 0, out).astype(unsigned)
+    return out.view(dtype) if out.ndim else out.astype(unsigned).view(dtype)
+
+
+shift_left_p = naryop("shift_left", _shift_left, accepted=_integer, differentiable=False)
+shift_right_arithmetic_p = naryop("shift_right_arithmetic", _shift_right_arithmetic, accepted=_integer, differentiable=False)
+shift_right_logical_p = naryop("shift_right_logical", _shift_right_logical, accepted=_integer, differentiable=False)
+
+eq_p = naryop("eq", np.equal, result_dtype=np.bool_, differentiable=False)
+ne_p = naryop("ne", np.not_equal, result_dtype=np.bool_, differentiable=False)
+lt_p = naryop("lt", np.less, result_dtype=np.bool_, differentiable=False)
+le_p = naryop("le", np.less_equal, result_dtype=np.bool_, differentiable=False)
+gt_p = naryop("gt", np.greater, result_dtype=np.bool_, differentiable=False)
+ge_p = naryop("ge", np.greater_equal, result_dtype=np.bool_, differentiable=False)
+
+# ----------------------------------------------------------------------------------------------
+# select_n and clamp
+
+
+def _select_n_impl(which, *cases):
+    if len(cases) == 1:
+        return np.broadcast_to(cases[0], np.broadcast_shapes(np.shape(which), np.shape(cases[0]))).copy()
+    if np.result_type(which) == np.bool_:
+        return np.where(which, cases[1], cases[0])
+    return np.choose(which, cases) if np.ndim(which) else cases[int(which)]
+
+
+def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray):
+    if not cases:
+        raise TypeError("select_n requires at least one case")
+    if which.dtype != np.bool_ and which.dtype.kind not in "iu":
+        raise TypeError(f"select_n predicate must be bool or int32, got {which.dtype.name}")
+    if which.dtype == np.bool_ and len(cases) > 2:
+        raise TypeError("select_n with a boolean predicate takes at most two cases")
+    if len({c.dtype for c in cases}) > 1:
+        raise TypeError("select_n cases must have one dtype, got " + ", ".join(c.str_short() for c in cases))
+    shape = broadcast_select_shape(which, cases)
+    return ShapedArray(shape, cases[0].dtype, all(c.weak_type for c in cases))
+
+
+def broadcast_select_shape(which, cases):
+    shapes = {c.shape for c in cases}
+    if len(shapes) > 1:
+        raise TypeError("select_n cases must have one shape, got " + ", ".join(c.str_short() for c in cases))
+    (shape,) = shapes
+    if which.shape not in ((), shape):
+        raise TypeError(f"select_n predicate shape {which.shape} must be () or the cases' shape {shape}")
+    return shape
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    out = select_n_p.bind(which, *cases)
+    case_tangents = tangents[1:]
+    if all(type(t) is Zero for t in case_tangents):
+        return out, Zero.from_primal_value(out)
+    ts = [instantiate(t) if type(t) is not Zero else ops.zeros(t.aval) for t in case_tangents]
+    return out, select_n_p.bind(which, *ts)
+
+
+def _select_n_transpose(ct, which, *cases):
+    if is_undefined_primal(which):
+        raise ValueError("select_n is not linear in its predicate")
+    ct = instantiate(ct)
+    zeros = ops.zeros(aval_of(ct))
+    outs = [None]
+    for i, c in enumerate(cases):
+        if is_undefined_primal(c):
+            branches = [zeros] * len(cases)
+            branches[i] = ct
+            outs.append(select_n_p.bind(which, *branches))
+        else:
+            outs.append(None)
+    return outs
+
+
+select_n_p = Primitive("select_n")
+select_n_p.def_impl(_select_n_impl)
+select_n_p.def_abstract_eval(_select_n_abstract_eval)
+select_n_p.def_jvp(_select_n_jvp)
+select_n_p.def_transpose(_select_n_transpose)
+
+
+def _select_n_batch(axis_size, vals, dims):
+    which, *cases = vals
+    wdim, *cdims = dims
+    moved_cases = [to_front(c, d, axis_size) for c, d in zip(cases, cdims)]
+    if wdim is None and aval_of(which).ndim == 0:
+        # A scalar unbatched predicate selects whole arrays: it stays a scalar.
+        return select_n_p.bind(which, *moved_cases), 0
+    lane_shape = aval_of(moved_cases[0]).shape[1:]
+    which = to_front(which, wdim, axis_size)
+    if aval_of(which).ndim == 1 and lane_shape:
+        which = ops.broadcast_in_dim(which, (axis_size, *lane_shape), (0,))
+    return select_n_p.bind(which, *moved_cases), 0
+
+
+select_n_p.def_batch(_select_n_batch)
+
+
+# ----------------------------------------------------------------------------------------------
+# Dtype conversion
+
+
+def _convert_impl(x, *, new_dtype, weak_type=False):
+    return np.asarray(x).astype(new_dtype)
+
+
+def _convert_abstract_eval(x, *, new_dtype, weak_type=False):
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if type(t) is Zero or not _dt.is_inexact(new_dtype) or not _dt.is_inexact(aval_of(x).dtype):
+        return out, Zero.from_primal_value(out)
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_transpose(ct, x, *, new_dtype, weak_type=False):
+    old = x.aval
+    if type(ct) is Zero:
+        return [Zero(old)]
+    return [convert_element_type_p.bind(ct, new_dtype=old.dtype, weak_type=old.weak_type)]
+
+
+convert_element_type_p = Primitive("convert_element_type")
+convert_element_type_p.def_impl(_convert_impl)
+convert_element_type_p.def_abstract_eval(_convert_abstract_eval)
+convert_element_type_p.def_jvp(_convert_jvp)
+convert_element_type_p.def_transpose(_convert_transpose)
+convert_element_type_p.is_linear = True
+convert_element_type_p.def_batch(
+    lambda axis_size, vals, dims, **params: (convert_element_type_p.bind(vals[0], **params), dims[0])
+)
+convert_element_type_p.weak_type_rule = lambda params: params["weak_type"]
+
+
+def convert_element_type(x, dtype, weak_type: bool = False):
+    """Convert ``x`` to ``dtype`` (a no-op, not an equation, when nothing changes)."""
+    dtype = np.dtype(dtype)
+    aval = aval_of(x)
+    if aval.dtype == dtype and aval.weak_type == weak_type and not isinstance(x, (int, float, bool, complex)):
+        return x
+    return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak_type)
+
+
+convert = convert_element_type
+
+# ----------------------------------------------------------------------------------------------
+# clamp(lo, x, hi)
+
+
+def _clamp_jvp(primals, tangents):
+    lo, x, hi = primals
+    out = clamp_p.bind(lo, x, hi)
+    t_lo, t_x, t_hi = tangents
+    total = Zero.from_primal_value(out)
+    inside = convert(and_p.bind(ge_p.bind(x, lo), le_p.bind(x, hi)), aval_of(out).dtype)
+    if type(t_x) is not Zero:
+        total = mul(t_x, inside)
+    for t, cmp in ((t_lo, lt_p), (t_hi, gt_p)):
+        if type(t) is not Zero:
+            bound = lo if cmp is lt_p else hi
+            mask = convert(cmp.bind(x, bound), aval_of(out).dtype)
+            contrib = mul(t, mask)
+            total = contrib if type(total) is Zero else add(total, contrib)
+    return out, total
+
+
+clamp_p = Primitive("clamp")
+clamp_p.def_impl(lambda lo, x, hi: np.clip(x, lo, hi))
+clamp_p.def_abstract_eval(naryop_abstract_eval("clamp", None))
+clamp_p.def_jvp(_clamp_jvp)
+clamp_p.def_batch(elementwise_batch(clamp_p))
+
+# ----------------------------------------------------------------------------------------------
+# stop_gradient: the identity, with a zero derivative (PyTorch's no_grad / detach)
+
+stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.def_impl(lambda x: x)
+stop_gradient_p.def_abstract_eval(lambda x: x)
+stop_gradient_p.def_batch(lambda axis_size, vals, dims: (stop_gradient_p.bind(vals[0]), dims[0]))
+defjvp_zero(stop_gradient_p)
