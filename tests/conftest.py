@@ -1,0 +1,30 @@
+"""Test configuration: hypothesis profiles and shared fixtures.
+
+The ``ci`` profile (selected when ``CI`` is set, as in ``.ci/run``) is deterministic and bounded:
+derandomized examples, no deadline (2 shared cores), and a small example budget so the suite fits
+the CI time budget. Locally, ``HYPOTHESIS_PROFILE=dev`` explores more.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=12,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
