@@ -68,6 +68,15 @@ def _to_public(x):
     return x
 
 
+def _canonicalize(leaves) -> list:
+    """Python scalars become weakly typed 0-d Arrays (NOTE: [weak types]), as at JAX's API
+    boundary, so rules never see bare Python numbers as primals."""
+    return [
+        Array._from_owned(np.asarray(x), weak_type=True) if type(x) in (bool, int, float, complex) else x
+        for x in leaves
+    ]
+
+
 def _check_array_leaves(name: str, leaves, paths, what="argument"):
     for leaf, path in zip(leaves, paths):
         if not core.is_array_like(leaf):
@@ -182,6 +191,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         )
     paths = _arg_paths(tuple(primals))
     _check_array_leaves("jvp", flat_p, paths, "primal")
+    flat_p = _canonicalize(flat_p)
     tangents_in = []
     for p, t, path in zip(flat_p, flat_t, paths):
         pa, ta = core.get_aval(p), core.get_aval(t)
@@ -220,6 +230,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     """
     flat_p, in_tree = tu.tree_flatten(primals)
     _check_array_leaves("linearize", flat_p, _arg_paths(primals))
+    flat_p = _canonicalize(flat_p)
     flat, store = _flat_fun(fun, in_tree, has_aux)
     out_p, lin = ad.linearize_flat(flat, flat_p)
     n = store["n_out"]
@@ -293,6 +304,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     """
     flat_p, in_tree = tu.tree_flatten(primals)
     _check_array_leaves("vjp", flat_p, _arg_paths(primals))
+    flat_p = _canonicalize(flat_p)
     flat, store = _flat_fun(fun, in_tree, has_aux)
     out_p, lin = ad.linearize_flat(flat, flat_p)
     out, aux = _split_aux(out_p, store, has_aux)
@@ -475,6 +487,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axi
             ) from e
         paths = _arg_paths((*args, kwargs))
         _check_array_leaves("vmap", flat_args, paths)
+        flat_args = _canonicalize(flat_args)
         sizes: dict[int, list[str]] = {}
         dims = []
         for leaf, d, path in zip(flat_args, in_dims, paths):

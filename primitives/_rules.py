@@ -30,6 +30,9 @@ def aval_of(x) -> ShapedArray:
     return core.get_aval(x)
 
 
+_PY_SCALARS = (int, float, bool, complex)
+
+
 def scalar_like(value, like) -> np.ndarray:
     """A 0-d NumPy constant of ``like``'s dtype (how rules write ``2.0`` or ``1``)."""
     return np.asarray(value, dtype=aval_of(like).dtype)
@@ -37,6 +40,9 @@ def scalar_like(value, like) -> np.ndarray:
 
 def coerce_pair(x, y):
     """Turn a Python scalar operand into a 0-d constant of the other operand's dtype."""
+    if type(x) in _PY_SCALARS and type(y) in _PY_SCALARS:
+        dtype = np.result_type(x, y)
+        return np.asarray(x, dtype), np.asarray(y, dtype)
     if type(x) in (int, float, bool, complex):
         x = scalar_like(x, y)
     if type(y) in (int, float, bool, complex):
