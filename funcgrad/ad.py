@@ -164,16 +164,20 @@ def deflinear(primitive: core.Primitive, transpose_rule: Callable) -> None:
 
 
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+    __slots__ = ("primal", "tangent", "_aval")
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
+        self._aval = None
 
     @property
     def aval(self):
-        return core.get_aval(self.primal)
+        aval = self._aval
+        if aval is None:
+            aval = self._aval = core.get_aval(self.primal)
+        return aval
 
 
 class JVPTrace(core.Trace):

@@ -41,9 +41,10 @@ class ShapedArray:
     __slots__ = ("shape", "dtype", "weak_type")
 
     def __init__(self, shape, dtype, weak_type: bool = False):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
-        self.weak_type = bool(weak_type)
+        # Fast path: shapes from NumPy are already tuples of ints (this is on the eager hot path).
+        self.shape = shape if type(shape) is tuple else tuple(int(d) for d in shape)
+        self.dtype = dtype if type(dtype) is np.dtype or isinstance(dtype, np.dtype) else np.dtype(dtype)
+        self.weak_type = weak_type
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -87,10 +88,16 @@ def get_aval(x) -> ShapedArray:
     """The abstract value of any array-like accepted as a primitive input."""
     if isinstance(x, Tracer):
         return x.aval
+    t = type(x)
+    if t is Array:
+        v = x._value
+        if v is not None:
+            return ShapedArray(v.shape, v.dtype, x.weak_type)
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    if t is np.ndarray or isinstance(x, np.ndarray | np.generic):
+        return ShapedArray(x.shape, x.dtype)
     if isinstance(x, Array):
         return ShapedArray(x.shape, x.dtype, x.weak_type)
-    if isinstance(x, np.ndarray | np.generic):
-        return ShapedArray(x.shape, x.dtype)
     if isinstance(x, _PY_SCALARS):
         return _python_scalar_aval(x)
     if hasattr(x, "__array__") or isinstance(x, list | tuple):

@@ -1,0 +1,42 @@
+"""Timing helpers for the benchmarks: medians over repeats after warm-up, and a plain table."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def median_time(fn, *, warmup: int = 3, repeats: int = 30, inner: int = 1) -> float:
+    """Median seconds per call of ``fn`` (``inner`` calls per timed sample)."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - t0) / inner)
+    return statistics.median(samples)
+
+
+def print_table(title: str, rows: list[tuple[str, str, float | None]], baseline: str = "funcgrad") -> None:
+    """rows: (case, library, seconds or None when the library is missing)."""
+    print(f"\n## {title}\n")
+    print(f"{'case':<34} {'library':<22} {'median':>12} {'funcgrad / this':>16}")
+    print("-" * 88)
+    base = {case: t for case, lib, t in rows if lib == baseline and t is not None}
+    for case, lib, t in rows:
+        if t is None:
+            print(f"{case:<34} {lib:<22} {'not installed':>12}")
+            continue
+        ratio = base.get(case)
+        ratio_s = f"{ratio / t:>15.2f}x" if ratio is not None and lib != baseline else ""
+        print(f"{case:<34} {lib:<22} {fmt(t):>12} {ratio_s:>16}")
+
+
+def fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
