@@ -337,7 +337,8 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
 
     linear_eqns = []
     for eqn in jaxpr.eqns:
-        if any(type(a) is Var and a in linear for a in eqn.invars):
+        # Literals are hashable and never in `linear`, so no type test is needed here.
+        if any(a in linear for a in eqn.invars):
             linear.update(eqn.outvars)
             linear_eqns.append(eqn)
         else:

@@ -38,6 +38,15 @@ from funcgrad.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Tr
 _KERNEL_DIRS: tuple[str, ...] = ()
 
 
+class _SourceInfoConfig:
+    # Linearize stages many small equations on the eager grad path; their source lines are only
+    # read by the debugging tools (memory_report, check_finite), which switch this on.
+    in_linearize = False
+
+
+source_info_config = _SourceInfoConfig()
+
+
 def register_library_dir(path: str) -> None:
     """Frames from files under ``path`` are library frames, skipped when recording source lines."""
     global _KERNEL_DIRS
@@ -120,11 +129,10 @@ class JaxprBuilder:
             return Literal(val, aval)
         return self.const_var(x)
 
-    def add_eqn(self, trace, primitive, atoms, params, out_avals) -> list[StagingTracer]:
+    def add_eqn(self, trace, primitive, atoms, params, out_avals, source=True) -> list[StagingTracer]:
         outs = [StagingTracer(trace, a, Var(a)) for a in out_avals]
-        self.eqns.append(
-            JaxprEqn(primitive, atoms, params, [t.var for t in outs], user_source_info())
-        )
+        info = user_source_info() if source else None
+        self.eqns.append(JaxprEqn(primitive, atoms, params, [t.var for t in outs], info))
         return outs
 
     def build(self, trace, in_tracers: Sequence[Tracer], outs: Sequence[Any]) -> ClosedJaxpr:
@@ -156,12 +164,15 @@ class StagingTrace(core.Trace):
     def process_primitive(self, primitive, args, params):
         return self.stage(primitive, args, params)
 
+    record_source = True
+
     def stage(self, primitive, args, params):
         atoms = [self.builder.to_atom(self, a) for a in args]
         out = primitive.abstract_eval(*[a.aval for a in atoms], **params)
+        source = self.record_source or source_info_config.in_linearize
         if primitive.multiple_results:
-            return self.builder.add_eqn(self, primitive, atoms, params, out)
-        return self.builder.add_eqn(self, primitive, atoms, params, [out])[0]
+            return self.builder.add_eqn(self, primitive, atoms, params, out, source)
+        return self.builder.add_eqn(self, primitive, atoms, params, [out], source)[0]
 
     def describe(self) -> str:
         return self.description or "a staged (jit or make_jaxpr) function"
@@ -190,6 +201,8 @@ def _input_dependencies(builder: JaxprBuilder, var: Var) -> set:
 
 class PartialEvalTrace(StagingTrace):
     """Runs primitives on known inputs now (on the parent) and stages those touching unknowns."""
+
+    record_source = False
 
     def process_primitive(self, primitive, args, params):
         for a in args:
