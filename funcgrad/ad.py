@@ -406,7 +406,8 @@ def jvp_jaxpr(
         outs_p, outs_t = jvp_flat(lambda *xs: core.eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tans)
         nz_out = [type(t) is not Zero or inst for t, inst in zip(outs_t, instantiate)]
         out_nonzeros_box.append(nz_out)
-        return [*outs_p, *[instantiate(t) for t, nz in zip(outs_t, nz_out) if nz]]
+        # (`instantiate` is the parameter here, so materialise zeros directly.)
+        return [*outs_p, *[ops.zeros(t.aval) if type(t) is Zero else t for t, nz in zip(outs_t, nz_out) if nz]]
 
     closed_jvp = trace_to_jaxpr(traced, [*in_avals, *tan_avals])
     return closed_jvp, out_nonzeros_box[0]

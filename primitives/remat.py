@@ -1,0 +1,160 @@
+"""The ``checkpoint`` primitive (rematerialisation): a sub-program whose forward pass is recomputed
+during backward instead of having its residuals saved.
+
+Layer: primitives. Imports only the funcgrad kernel.
+
+``checkpoint_p`` carries a closed jaxpr and a saving ``policy``. Its partial-evaluation rule is
+where the trade happens: it splits the jaxpr as usual into known (forward) and unknown (tangent)
+parts, then keeps as residuals only the values ``policy`` marks saveable; every other residual is
+recomputed inside the tangent program from the checkpoint's inputs. The backward pass evaluates
+that recomputation as the non-linear prologue of the transposed program. The user-facing
+``funcgrad.checkpoint`` lives in ``funcgrad/remat.py``.
+
+Policies: ``None`` or ``"nothing_saveable"`` (save only the inputs), ``"dots_saveable"`` (save
+outputs of ``dot_general``), ``"everything_saveable"``, or a predicate
+``policy(primitive, *in_avals, **params) -> bool``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from funcgrad import ad, batching, core
+from funcgrad.core import ClosedJaxpr, Jaxpr, Primitive, Var
+from funcgrad.partial_eval import partial_eval_jaxpr
+
+
+def _nothing_saveable(prim, *avals, **params):
+    return False
+
+
+def _everything_saveable(prim, *avals, **params):
+    return True
+
+
+def _dots_saveable(prim, *avals, **params):
+    return prim.name == "dot_general"
+
+
+class checkpoint_policies:
+    """Named saving policies (``checkpoint(f, policy=checkpoint_policies.dots_saveable)``)."""
+
+    nothing_saveable = staticmethod(_nothing_saveable)
+    everything_saveable = staticmethod(_everything_saveable)
+    dots_saveable = staticmethod(_dots_saveable)
+
+
+_NAMED = {
+    None: _nothing_saveable,
+    "nothing_saveable": _nothing_saveable,
+    "everything_saveable": _everything_saveable,
+    "dots_saveable": _dots_saveable,
+    "dots": _dots_saveable,
+}
+
+
+def resolve_policy(policy) -> Callable:
+    if callable(policy):
+        return policy
+    try:
+        return _NAMED[policy]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"checkpoint: unknown policy {policy!r}; use None, 'nothing_saveable', "
+            "'dots_saveable', 'everything_saveable' or a predicate(primitive, *avals, **params)"
+        ) from None
+
+
+checkpoint_p = Primitive("checkpoint", multiple_results=True)
+checkpoint_p.def_impl(lambda *args, jaxpr, policy: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
+checkpoint_p.def_abstract_eval(lambda *avals, jaxpr, policy: jaxpr.out_avals)
+
+
+def _jvp(primals, tangents, *, jaxpr, policy):
+    nonzeros = [type(t) is not ad.Zero for t in tangents]
+    jvp_closed, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
+    nz = [t for t in tangents if type(t) is not ad.Zero]
+    outs = checkpoint_p.bind(*primals, *nz, jaxpr=jvp_closed, policy=policy)
+    n = len(jaxpr.out_avals)
+    it = iter(outs[n:])
+    return outs[:n], [next(it) if z else ad.Zero.from_primal_value(p) for p, z in zip(outs[:n], out_nz)]
+
+
+def _batch(axis_size, vals, dims, *, jaxpr, policy):
+    batched, out_dims = batching.batch_jaxpr(jaxpr, axis_size, dims, instantiate=False)
+    return checkpoint_p.bind(*vals, jaxpr=batched, policy=policy), out_dims
+
+
+def _transpose(cts, *args, jaxpr, policy):
+    linear = [ad.is_undefined_primal(a) for a in args]
+    transposed = ad.transpose_jaxpr(jaxpr, linear)
+    nonlin = [a for a in args if not ad.is_undefined_primal(a)]
+    outs = core.eval_jaxpr(transposed.jaxpr, transposed.consts, *nonlin, *[ad.instantiate(c) for c in cts])
+    it = iter(outs)
+    return [next(it) if lin else None for lin in linear]
+
+
+def _partial_eval(trace, args, unknowns, *, jaxpr, policy):
+    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns, instantiate=False)
+    saveable = resolve_policy(policy)
+    kj = known.jaxpr
+    n_known_out = len(kj.outvars) - num_res
+    res_vars = kj.outvars[n_known_out:]
+    producers = {v: e for e in kj.eqns for v in e.outvars}
+    # Residuals that are inputs or constants of the known jaxpr are available anyway; of the
+    # others, the policy decides which are saved and which are recomputed.
+    saved = [
+        v in producers
+        and saveable(producers[v].primitive, *[a.aval for a in producers[v].invars], **producers[v].params)
+        for v in res_vars
+    ]
+    # Forward: run the known part now (it computes every residual; unsaved ones are dropped).
+    known_args = [a for a, uk in zip(args, unknowns) if not uk]
+    with core.set_current_trace(trace.parent):
+        known_outs = core.eval_jaxpr(kj, known.consts, *known_args)
+    res_vals = known_outs[n_known_out:]
+    # Tangent program: recompute the unsaved residuals from the known inputs and saved ones.
+    recompute_jaxpr = _recompute_then(known, unknown, res_vars, saved)
+    saved_vals = [r for r, s in zip(res_vals, saved) if s]
+    staged_args = [*known_args, *saved_vals, *(a for a, uk in zip(args, unknowns) if uk)]
+    outs_unknown = trace.stage(checkpoint_p, staged_args, dict(jaxpr=recompute_jaxpr, policy=policy))
+    it_k, it_u = iter(known_outs[:n_known_out]), iter(outs_unknown)
+    return [next(it_u) if uk else next(it_k) for uk in out_unknowns]
+
+
+def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved) -> ClosedJaxpr:
+    """A jaxpr over (known inputs, saved residuals, unknown inputs) that recomputes the unsaved
+    residuals with the known jaxpr's equations, then runs the unknown jaxpr."""
+    kj, uj = known.jaxpr, unknown.jaxpr
+    saved_vars = [v for v, s in zip(res_vars, saved) if s]
+    cut = set(saved_vars) | set(kj.invars) | set(kj.constvars)
+    needed = {v for v in res_vars if v not in cut}
+    recompute = []
+    for eqn in reversed(kj.eqns):
+        if any(v in needed for v in eqn.outvars) and not all(v in cut for v in eqn.outvars):
+            recompute.append(eqn)
+            needed.update(a for a in eqn.invars if type(a) is Var and a not in cut)
+    recompute.reverse()
+    # Rename: the unknown jaxpr's residual inputs are the known jaxpr's residual variables.
+    n_res = len(res_vars)
+    rename = dict(zip(uj.invars[:n_res], res_vars))
+
+    def sub(a):
+        return rename.get(a, a) if type(a) is Var else a
+
+    tangent_eqns = [e._replace(invars=[sub(a) for a in e.invars]) for e in uj.eqns]
+    jaxpr = Jaxpr(
+        [*kj.constvars, *uj.constvars],
+        [*kj.invars, *saved_vars, *uj.invars[n_res:]],
+        [*recompute, *tangent_eqns],
+        [sub(v) for v in uj.outvars],
+    )
+    closed = ClosedJaxpr(jaxpr, [*known.consts, *unknown.consts])
+    return ad.dce(closed)
+
+
+checkpoint_p.def_jvp(_jvp)
+checkpoint_p.def_batch(_batch)
+checkpoint_p.def_transpose(_transpose)
+checkpoint_p.def_partial_eval(_partial_eval)
+checkpoint_p.is_linear = True  # may appear in linear programs (its transpose handles recompute)
