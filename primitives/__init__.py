@@ -16,7 +16,8 @@ from funcgrad import dtypes as _dt
 from funcgrad import partial_eval as _pe
 from funcgrad.core import Primitive
 from funcgrad.kernel_ops import ops as _ops
-from primitives import call, dot, elementwise, reductions, structure
+from funcgrad import custom_derivatives as _custom_derivatives
+from primitives import bitcast, call, dot, elementwise, reductions, remat, structure
 
 _pe.register_library_dir(os.path.dirname(os.path.abspath(__file__)))
 
@@ -53,7 +54,8 @@ _ops.sum_to_scalar = lambda x: reductions.reduce_sum(x, tuple(range(elementwise.
 def all_primitives() -> list[Primitive]:
     """Every primitive of the catalog (for completeness tests and the lowering table)."""
     found = []
-    for module in (elementwise, structure, reductions, dot, call):
+    # The kernel declares the custom-derivative primitives; they belong to the catalog too.
+    for module in (elementwise, bitcast, structure, reductions, dot, call, remat, _custom_derivatives):
         for value in vars(module).values():
             if isinstance(value, Primitive) and value not in found:
                 found.append(value)
