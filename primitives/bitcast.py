@@ -37,7 +37,9 @@ def _abstract_eval(x: ShapedArray, *, new_dtype):
 
 
 def _impl(x, *, new_dtype):
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x)
+    if not x.flags.c_contiguous:
+        x = x.copy()  # (np.ascontiguousarray would turn 0-d into 1-d)
     old, new = _bits(x.dtype), _bits(new_dtype)
     out = x.view(new_dtype)
     if old > new:
