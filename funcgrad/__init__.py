@@ -42,8 +42,14 @@ _API = {
         "ShapeDtypeStruct",
     )
 }
-_API.update({"Array": "funcgrad.array", "typecheck_jaxpr": "funcgrad.core"})
-_MODULES = {"numpy", "nn", "lax", "tree_util", "core", "dtypes", "random", "optim", "scipy", "debug", "testing"}
+_API.update(
+    {
+        "Array": "funcgrad.array",
+        "typecheck_jaxpr": "funcgrad.core",
+        "checkpoint_policies": "funcgrad.remat",
+    }
+)
+_MODULES = {"numpy", "nn", "lax", "tree_util", "tree", "core", "dtypes", "random", "optim", "scipy", "debug", "testing"}
 
 
 def __getattr__(name):

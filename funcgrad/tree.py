@@ -1,0 +1,36 @@
+"""``funcgrad.tree``: short names for the pytree utilities (like ``jax.tree``).
+
+Layer: kernel-adjacent surface; imports only funcgrad.tree_util.
+
+>>> import funcgrad
+>>> funcgrad.tree.map(lambda x: x * 2, {"a": 1, "b": (2, 3)})
+{'a': 2, 'b': (4, 6)}
+"""
+
+from __future__ import annotations
+
+from funcgrad.tree_util import (
+    tree_all as all,  # noqa: A001 - mirrors jax.tree.all
+    tree_flatten as flatten,
+    tree_flatten_with_path as flatten_with_path,
+    tree_leaves as leaves,
+    tree_leaves_with_path as leaves_with_path,
+    tree_map as map,  # noqa: A001 - mirrors jax.tree.map
+    tree_map_with_path as map_with_path,
+    tree_reduce as reduce,
+    tree_structure as structure,
+    tree_unflatten as unflatten,
+)
+
+__all__ = [
+    "all",
+    "flatten",
+    "flatten_with_path",
+    "leaves",
+    "leaves_with_path",
+    "map",
+    "map_with_path",
+    "reduce",
+    "structure",
+    "unflatten",
+]
