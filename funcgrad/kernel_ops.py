@@ -14,6 +14,10 @@ from __future__ import annotations
 
 class _MissingOps:
     def __getattr__(self, name):
+        if name.startswith("__"):
+            # Protocol probes (inspect.unwrap's __wrapped__, copy, pickle) must see a plain
+            # AttributeError, or doctest collection of any module importing ``ops`` crashes.
+            raise AttributeError(name)
         raise RuntimeError(
             f"funcgrad kernel operation '{name}' is not registered: import the primitive catalog "
             "(`import primitives`, done by `import funcgrad`) before transforming functions."

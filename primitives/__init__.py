@@ -17,7 +17,7 @@ from funcgrad import partial_eval as _pe
 from funcgrad.core import Primitive
 from funcgrad.kernel_ops import ops as _ops
 from funcgrad import custom_derivatives as _custom_derivatives
-from primitives import bitcast, call, dot, elementwise, reductions, remat, structure
+from primitives import bitcast, call, dot, elementwise, gather, indexing, reductions, remat, scatter, structure
 
 _pe.register_library_dir(os.path.dirname(os.path.abspath(__file__)))
 
@@ -55,7 +55,19 @@ def all_primitives() -> list[Primitive]:
     """Every primitive of the catalog (for completeness tests and the lowering table)."""
     found = []
     # The kernel declares the custom-derivative primitives; they belong to the catalog too.
-    for module in (elementwise, bitcast, structure, reductions, dot, call, remat, _custom_derivatives):
+    for module in (
+        elementwise,
+        bitcast,
+        structure,
+        gather,
+        scatter,
+        indexing,
+        reductions,
+        dot,
+        call,
+        remat,
+        _custom_derivatives,
+    ):
         for value in vars(module).values():
             if isinstance(value, Primitive) and value not in found:
                 found.append(value)
