@@ -23,7 +23,13 @@ from funcgrad import core
 from funcgrad import dtypes as _dt
 from funcgrad.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Tracer, Var
 from funcgrad.kernel_ops import ops
-from funcgrad.partial_eval import PartialEvalTrace, dce_jaxpr_consts, trace_to_jaxpr
+from funcgrad.partial_eval import (
+    PartialEvalTrace,
+    dce_jaxpr_consts,
+    eval_jaxpr_with_source,
+    source_info_config,
+    trace_to_jaxpr,
+)
 
 # ----------------------------------------------------------------------------------------------
 # Symbolic zeros
@@ -197,7 +203,12 @@ class JVPTrace(core.Trace):
                     core.check_foreign_tracer(self, a)
                 primals.append(a)
                 tangents.append(None)
-        with core.set_current_trace(self.parent):
+        # The rule's work happens on the parent trace (NOTE: [current trace]); an inlined
+        # save/restore is cheaper than a context manager on this hot path.
+        state = core._state
+        prev = state.trace
+        state.trace = self.parent
+        try:
             if not nonzero:
                 return primitive.bind(*primals, **params)
             tangents = [Zero.from_primal_value(p) if t is None else t for p, t in zip(primals, tangents)]
@@ -207,6 +218,8 @@ class JVPTrace(core.Trace):
                     f"Differentiation rule for '{primitive.name}' not implemented (forward mode)."
                 )
             out, out_tangent = rule(primals, tangents, **params)
+        finally:
+            state.trace = prev
         if primitive.multiple_results:
             return [self.lift(p, t) for p, t in zip(out, out_tangent)]
         return self.lift(out, out_tangent)
@@ -317,7 +330,20 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
 
     Non-linear equations (those reading no linear variable) are evaluated forward first; linear
     ones are transposed in reverse order. Returns one cotangent per input (``Zero`` if none).
+    Equations staged meanwhile inherit the source line of the equation being transposed (NOTE:
+    [source info of re-interpreted equations]).
     """
+    config = source_info_config
+    prev = config.override
+    config.backward_depth += 1
+    try:
+        return _backward_pass(jaxpr, consts, args, cotangents, config, prev)
+    finally:
+        config.override = prev
+        config.backward_depth -= 1
+
+
+def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
     primal_env: dict[Var, Any] = {}
     linear: set[Var] = set()
     for v, c in zip(jaxpr.constvars, consts):
@@ -342,6 +368,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
             linear.update(eqn.outvars)
             linear_eqns.append(eqn)
         else:
+            config.override = eqn.source_info or prev
             outs = eqn.primitive.bind(*[read_primal(a) for a in eqn.invars], **eqn.params)
             if eqn.primitive.multiple_results:
                 primal_env.update(zip(eqn.outvars, outs))
@@ -372,6 +399,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
                 "JVP rule used it on tangents without the primitive being declared linear."
             )
         in_args = [read_primal(a) for a in eqn.invars]
+        config.override = eqn.source_info or prev
         ct_arg = cts_out if eqn.primitive.multiple_results else cts_out[0]
         cts_in = rule(ct_arg, *in_args, **eqn.params)
         for a, ct in zip(eqn.invars, cts_in):
@@ -403,7 +431,9 @@ def jvp_jaxpr(
     def traced(*args):
         primals, tangents = args[: len(in_avals)], iter(args[len(in_avals) :])
         tans = [next(tangents) if nz else Zero(tangent_aval(a)) for a, nz in zip(in_avals, nonzeros)]
-        outs_p, outs_t = jvp_flat(lambda *xs: core.eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tans)
+        outs_p, outs_t = jvp_flat(
+            lambda *xs: eval_jaxpr_with_source(closed.jaxpr, closed.consts, *xs), primals, tans
+        )
         nz_out = [type(t) is not Zero or inst for t, inst in zip(outs_t, instantiate)]
         out_nonzeros_box.append(nz_out)
         # (`instantiate` is the parameter here, so materialise zeros directly.)

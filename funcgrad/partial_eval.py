@@ -18,10 +18,20 @@ Two traces share one jaxpr builder:
 # invars. ``vjp`` transposes it; ``memory_report`` reads the constvars. When linearize runs inside
 # another transformation, residuals are tracers of that outer transformation, so the backward pass
 # is itself differentiated: that is how ``grad(grad(f))`` works.
+
+# NOTE: [source info of re-interpreted equations]
+# Each staged equation records the user's line (``user_source_info``: the innermost frame outside
+# the library). When a transformation re-interprets an existing equation (``backward_pass``
+# transposing it, ``eval_jaxpr_with_source`` inside ``partial_eval_jaxpr``/``jvp_jaxpr``), the
+# Python stack no longer shows the user's line, so the interpreter puts the equation's
+# ``source_info`` in ``source_info_config.override`` and every equation staged meanwhile inherits
+# it: the backward program's equations point at the forward line they differentiate. The override
+# is one attribute store per equation; the stack walk happens only when an equation is staged.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Callable, Sequence
 
@@ -35,13 +45,18 @@ from funcgrad.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Tr
 # Source locations
 
 
-_KERNEL_DIRS: tuple[str, ...] = ()
+_KERNEL_DIRS: tuple[str, ...] = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
 
 
 class _SourceInfoConfig:
     # Linearize stages many small equations on the eager grad path; their source lines are only
-    # read by the debugging tools (memory_report, check_finite), which switch this on.
+    # read by the debugging tools (memory_report, check_finite), which switch this on. (Under a
+    # staging trace linearize records them anyway: see ``PartialEvalTrace``.)
     in_linearize = False
+    # See NOTE: [source info of re-interpreted equations].
+    override: core.SourceInfo | None = None
+    # How many ``backward_pass`` calls are running (check_finite labels equations "backward").
+    backward_depth = 0
 
 
 source_info_config = _SourceInfoConfig()
@@ -54,7 +69,12 @@ def register_library_dir(path: str) -> None:
 
 
 def user_source_info() -> core.SourceInfo | None:
-    """The innermost frame outside the library: the user's line that created an equation."""
+    """The innermost frame outside the library: the user's line that created an equation (or the
+    line of the equation being re-interpreted, see NOTE: [source info of re-interpreted
+    equations])."""
+    override = source_info_config.override
+    if override is not None:
+        return override
     frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
@@ -204,19 +224,60 @@ class PartialEvalTrace(StagingTrace):
 
     record_source = False
 
+    def __init__(self, parent, builder: JaxprBuilder | None = None, description: str = ""):
+        super().__init__(parent, builder, description)
+        # Under jit/make_jaxpr tracing is paid once, so the linear equations record their source
+        # lines too (the transposed, backward equations inherit them); eager grad skips the cost.
+        self.record_source = _under_staging(parent)
+
     def process_primitive(self, primitive, args, params):
         for a in args:
-            if isinstance(a, StagingTracer) and a._trace is self:
+            if type(a) is StagingTracer and a._trace is self:
                 rule = primitive.partial_eval
                 if rule is not None:
-                    unknowns = [isinstance(x, StagingTracer) and x._trace is self for x in args]
+                    unknowns = [type(x) is StagingTracer and x._trace is self for x in args]
                     return rule(self, args, unknowns, **params)
                 return self.stage(primitive, args, params)
-        with core.set_current_trace(self.parent):
+        state = core._state
+        prev = state.trace
+        state.trace = self.parent
+        try:
             return primitive.bind(*args, **params)
+        finally:
+            state.trace = prev
 
     def is_unknown(self, x) -> bool:
         return isinstance(x, StagingTracer) and x._trace is self
+
+
+def _under_staging(trace) -> bool:
+    while trace is not None:
+        if isinstance(trace, StagingTrace) and trace.record_source:
+            return True
+        trace = trace.parent
+    return False
+
+
+def eval_jaxpr_with_source(jaxpr: Jaxpr, consts: Sequence[Any], *args) -> list[Any]:
+    """``core.eval_jaxpr`` for transformations that re-stage a jaxpr: equations staged while an
+    equation is interpreted inherit its source line (NOTE: [source info of re-interpreted
+    equations])."""
+    env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    config = source_info_config
+    prev = config.override
+    try:
+        for eqn in jaxpr.eqns:
+            config.override = eqn.source_info or prev
+            ins = [a.val if type(a) is Literal else env[a] for a in eqn.invars]
+            outs = eqn.primitive.bind(*ins, **eqn.params)
+            if eqn.primitive.multiple_results:
+                env.update(zip(eqn.outvars, outs))
+            else:
+                env[eqn.outvars[0]] = outs
+    finally:
+        config.override = prev
+    return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -310,7 +371,7 @@ def partial_eval_jaxpr(
             unknown_args = [pe_trace.new_arg(a) for a, uk in zip(in_avals, unknowns) if uk]
             it_known, it_unknown = iter(known_args), iter(unknown_args)
             args = [next(it_unknown) if uk else next(it_known) for uk in unknowns]
-            outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+            outs = eval_jaxpr_with_source(closed.jaxpr, closed.consts, *args)
             out_unknowns = [pe_trace.is_unknown(o) or inst for o, inst in zip(outs, instantiate)]
             unknown_outs = [o for o, uk in zip(outs, out_unknowns) if uk]
             unknown_closed = pe_trace.builder.build(pe_trace, unknown_args, unknown_outs)
