@@ -17,7 +17,19 @@ from funcgrad import partial_eval as _pe
 from funcgrad.core import Primitive
 from funcgrad.kernel_ops import ops as _ops
 from funcgrad import custom_derivatives as _custom_derivatives
-from primitives import bitcast, call, dot, elementwise, gather, indexing, reductions, remat, scatter, structure
+from primitives import (
+    bitcast,
+    call,
+    dot,
+    elementwise,
+    gather,
+    indexing,
+    reductions,
+    remat,
+    scatter,
+    sorting,
+    structure,
+)
 
 _pe.register_library_dir(os.path.dirname(os.path.abspath(__file__)))
 
@@ -62,6 +74,7 @@ def all_primitives() -> list[Primitive]:
         gather,
         scatter,
         indexing,
+        sorting,
         reductions,
         dot,
         call,

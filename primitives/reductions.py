@@ -2,9 +2,14 @@
 
 Layer: primitives. Imports the funcgrad kernel, numpy and sibling families.
 
+Layer note: ``sorting`` (for ``exclusive_cumprod``) must not import this module.
+
 Gradient conventions (as JAX documents): at ties, ``reduce_max``/``reduce_min`` share the
 cotangent equally among the tied elements; ``reduce_prod`` is exact with zeros in the input (the
-derivative is the product of the *other* elements, computed without dividing by ``x``).
+derivative is the product of the *other* elements, computed from exclusive cumulative products
+from both sides, never by dividing by ``x``), at every order. ``argmax``/``argmin`` return the
+first maximal/minimal index, and NaN counts as the extreme value (the first NaN wins), like
+NumPy and JAX.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from funcgrad.ad import Zero, defjvp_zero, deflinear
 from funcgrad.core import Primitive, ShapedArray
 from primitives import elementwise as ew
 from primitives._rules import aval_of
-from primitives.structure import broadcast_in_dim, reshape
+from primitives.sorting import exclusive_cumprod
+from primitives.structure import broadcast_in_dim, reshape, transpose
 
 
 def _reduced_aval(name, x: ShapedArray, axes, dtype=None) -> ShapedArray:
@@ -69,7 +75,7 @@ def reduce_sum(x, axes):
 # reduce_max / reduce_min
 
 
-def _minmax_jvp(primitive, cmp):
+def _minmax_jvp(primitive):
     def jvp(primals, tangents, *, axes):
         (x,), (t,) = primals, tangents
         ans = primitive.bind(x, axes=axes)
@@ -115,22 +121,32 @@ def _reduce_impl(np_fn, identity):
 reduce_max_p = Primitive("reduce_max")
 reduce_max_p.def_impl(_reduce_impl(np.max, _max_identity))
 reduce_max_p.def_abstract_eval(lambda x, *, axes: _reduced_aval("reduce_max", x, axes))
-reduce_max_p.def_jvp(_minmax_jvp(reduce_max_p, ew.eq_p))
+reduce_max_p.def_jvp(_minmax_jvp(reduce_max_p))
 reduce_max_p.def_batch(_batch_reduction(reduce_max_p))
 
 reduce_min_p = Primitive("reduce_min")
 reduce_min_p.def_impl(_reduce_impl(np.min, _min_identity))
 reduce_min_p.def_abstract_eval(lambda x, *, axes: _reduced_aval("reduce_min", x, axes))
-reduce_min_p.def_jvp(_minmax_jvp(reduce_min_p, ew.eq_p))
+reduce_min_p.def_jvp(_minmax_jvp(reduce_min_p))
 reduce_min_p.def_batch(_batch_reduction(reduce_min_p))
 
 
 def reduce_max(x, axes):
+    """Maximum of ``x`` over ``axes``; ties share the gradient equally.
+
+    >>> float(reduce_max(np.array([1.0, 3.0, 2.0]), (0,)))
+    3.0
+    """
     axes = tuple(sorted(int(a) for a in axes))
     return reduce_max_p.bind(x, axes=axes) if axes else x
 
 
 def reduce_min(x, axes):
+    """Minimum of ``x`` over ``axes``; ties share the gradient equally.
+
+    >>> float(reduce_min(np.array([1.0, 3.0, 2.0]), (0,)))
+    1.0
+    """
     axes = tuple(sorted(int(a) for a in axes))
     return reduce_min_p.bind(x, axes=axes) if axes else x
 
@@ -144,31 +160,19 @@ def _prod_jvp(primals, tangents, *, axes):
     ans = reduce_prod_p.bind(x, axes=axes)
     if type(t) is Zero:
         return ans, Zero.from_primal_value(ans)
-    others = _product_of_others(x, axes)
-    return ans, reduce_sum(ew.mul(t, others), axes)
-
-
-def _product_of_others(x, axes):
-    """For each element, the product of the *other* elements of its reduction group, exact when
-    the group contains zeros (no division by a zero element).
-
-    With ``z`` zeros in a group: if ``z == 0`` it is ``prod / x``; if ``z == 1`` it is the product
-    of the non-zero elements at the zero and 0 elsewhere; if ``z > 1`` it is 0. (Derivatives of
-    this expression are exact away from zeros; at a zero, second derivatives treat the other
-    elements' factor as constant.)
-    """
-    dtype = aval_of(x).dtype
+    # The reduced axes become one trailing axis of length n; each element's derivative is the
+    # product of the *other* elements of its group = (product before it) * (product after it),
+    # two exclusive cumprods. No division, so it is exact with zeros, and cumprod's own JVP keeps
+    # it exact at every order.
     shape = aval_of(x).shape
-    zero = np.zeros((), dtype)
-    one = np.ones((), dtype)
-    is_zero = ew.eq_p.bind(x, zero)
-    safe = ew.select(is_zero, broadcast_in_dim(one, shape, ()), x)
-    prod_nonzero = expand_reduced(reduce_prod(safe, axes), shape, axes)
-    n_zeros = expand_reduced(reduce_sum(ew.convert(is_zero, dtype), axes), shape, axes)
-    zeros_full = broadcast_in_dim(zero, shape, ())
-    at_zero = ew.select(ew.eq_p.bind(n_zeros, one), prod_nonzero, zeros_full)
-    at_nonzero = ew.select(ew.eq_p.bind(n_zeros, zero), ew.div(prod_nonzero, safe), zeros_full)
-    return ew.select(is_zero, at_zero, at_nonzero)
+    kept = [d for d in range(len(shape)) if d not in axes]
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    grouped = (*(shape[d] for d in kept), n)
+    x2 = reshape(transpose(x, (*kept, *axes)), grouped)
+    t2 = reshape(transpose(t, (*kept, *axes)), grouped)
+    last = len(kept)
+    others = ew.mul(exclusive_cumprod(x2, last), exclusive_cumprod(x2, last, reverse=True))
+    return ans, reduce_sum(ew.mul(t2, others), (last,))
 
 
 reduce_prod_p = Primitive("reduce_prod")
@@ -179,6 +183,11 @@ reduce_prod_p.def_batch(_batch_reduction(reduce_prod_p))
 
 
 def reduce_prod(x, axes):
+    """Product of ``x`` over ``axes``; its derivative is exact when ``x`` has zeros.
+
+    >>> float(reduce_prod(np.array([2.0, 3.0]), (0,)))
+    6.0
+    """
     axes = tuple(sorted(int(a) for a in axes))
     return reduce_prod_p.bind(x, axes=axes) if axes else x
 
@@ -230,14 +239,49 @@ def _arg_reduction(name, np_fn):
 argmax_p = _arg_reduction("argmax", np.argmax)
 argmin_p = _arg_reduction("argmin", np.argmin)
 
+
+def _arg(primitive, x, axis, index_dtype):
+    ndim = aval_of(x).ndim
+    if not -ndim <= int(axis) < ndim:
+        raise ValueError(f"{primitive.name}: axis {axis} is out of bounds for an array of rank {ndim}")
+    index_dtype = np.dtype(index_dtype)
+    if index_dtype.kind not in "iu":
+        raise TypeError(f"{primitive.name}: index_dtype must be an integer dtype, got {index_dtype.name}")
+    return primitive.bind(x, axes=(int(axis) % ndim,), index_dtype=index_dtype)
+
+
+def argmax(x, axis: int, index_dtype):
+    """Index of the first maximum along ``axis`` (NaN counts as the maximum), as ``lax.argmax``.
+
+    >>> int(argmax(np.array([1.0, 3.0, 3.0]), 0, np.int32))
+    1
+    """
+    return _arg(argmax_p, x, axis, index_dtype)
+
+
+def argmin(x, axis: int, index_dtype):
+    """Index of the first minimum along ``axis`` (NaN counts as the minimum), as ``lax.argmin``.
+
+    >>> int(argmin(np.array([2.0, 1.0, 1.0]), 0, np.int32))
+    1
+    """
+    return _arg(argmin_p, x, axis, index_dtype)
+
+
 __all__ = [
+    "argmax",
     "argmax_p",
+    "argmin",
     "argmin_p",
     "keep_dims_shape",
     "reduce_and_p",
     "reduce_max",
     "reduce_min",
+    "reduce_max_p",
+    "reduce_min_p",
     "reduce_or_p",
     "reduce_prod",
+    "reduce_prod_p",
     "reduce_sum",
+    "reduce_sum_p",
 ]
