@@ -1,68 +1,55 @@
-"""Shared machinery of funcgrad.numpy: conversion, NEP 50 dtype promotion, broadcasting, axes.
+"""Shared machinery of funcgrad.numpy: conversion, NEP 50 promotion, broadcasting, axes.
 
-Layer: surface. Imports the kernel (core, dtypes, array) and the primitive catalog.
+Layer: surface. Imports the kernel (core, dtypes, array), the primitive catalog and
+``funcgrad.numpy._dtypes``; every other module of funcgrad.numpy builds on this one.
+
+# NOTE: [numpy operand preparation]
+# A numpy-layer function turns its operands into primitive operands in three steps, always in this
+# order: (1) *promote* to one dtype (NEP 50: ``promote_args``; Python scalars are weak and become
+# 0-d weak Arrays of the result dtype, so eager results and traced avals agree on weak types),
+# (2) *broadcast* to one shape (``broadcast_args``; 0-d operands stay 0-d, which the elementwise
+# primitives accept), (3) *bind*. Shapes and dtypes are checked here, with NumPy's exceptions and
+# messages, before anything is bound, so no malformed program reaches a primitive or XLA.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from funcgrad import core
 from funcgrad import dtypes as _dt
 from funcgrad.array import Array
+from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
 from primitives import elementwise as ew
 from primitives import structure as st
 
 _PY_SCALARS = (bool, int, float, complex)
+AxisError = np.exceptions.AxisError
 
 
 def aval(x) -> core.ShapedArray:
+    """The abstract value (shape, dtype, weak type) of any array-like."""
     return core.get_aval(x)
 
 
-def is_traced_or_array(x) -> bool:
+def is_array(x) -> bool:
+    """True for funcgrad Arrays and tracers (values the primitives accept without conversion)."""
     return isinstance(x, Array | core.Tracer)
 
 
-def asarray(a, dtype=None, order=None, *, copy=None):
-    """Convert ``a`` (array, scalar, nested list, Array or traced value) to an Array.
-
-    >>> asarray([1, 2]).dtype
-    dtype('int64')
-    """
-    if dtype is not None:
-        dtype = _dt.canonicalize(dtype)
-    if isinstance(a, core.Tracer):
-        return a if dtype is None else ew.convert_element_type(a, dtype)
-    if isinstance(a, Array):
-        if dtype is None or a.dtype == dtype:
-            return a
-        return ew.convert_element_type(a, dtype)
-    if isinstance(a, list | tuple) and any(isinstance(x, core.Tracer | Array) for x in _iter_nested(a)):
-        from funcgrad.numpy.shape import stack  # noqa: PLC0415 - shape imports this module
-
-        return stack([asarray(x, dtype) for x in a])
-    value = np.asarray(a, dtype=dtype)
-    if value.dtype == object:
-        raise TypeError(f"funcgrad.numpy.asarray: cannot convert {type(a).__name__} {a!r:.80} to an array")
-    if value.dtype.kind == "U" or value.dtype.kind == "S":
-        raise TypeError("funcgrad arrays hold numbers, not strings")
-    return Array(value)
+def shape_of(x) -> tuple[int, ...]:
+    return x.shape if isinstance(x, Array | core.Tracer | np.ndarray) else aval(x).shape
 
 
-def array(object, dtype=None, copy=True, order=None, ndmin: int = 0):
-    """Create an Array (always a new value; ``ndmin`` prepends axes).
+def ndim_of(x) -> int:
+    return len(shape_of(x))
 
-    >>> array([[1.0, 2.0]]).shape
-    (1, 2)
-    """
-    out = asarray(object, dtype)
-    if ndmin > out.ndim:
-        out = st.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
-    return out
+
+# ----------------------------------------------------------------------------------------------
+# Conversion
 
 
 def _iter_nested(xs):
@@ -73,95 +60,181 @@ def _iter_nested(xs):
             yield x
 
 
-def dtype_and_weak(x) -> tuple[np.dtype, bool]:
-    if type(x) in _PY_SCALARS:
-        return _dt.python_scalar_dtype(x), True
-    a = aval(x)
-    return a.dtype, a.weak_type
+def asarray(a, dtype=None, order=None, *, copy=None):
+    """Convert ``a`` (an Array, a traced value, a NumPy array, a scalar or nested lists) to an Array.
 
+    Python scalars give weak-typed 0-d Arrays (they still promote like Python scalars, NOTE:
+    [weak types]); an explicit ``dtype`` gives a strong one.
 
-def result_type(*args) -> np.dtype:
-    """The NumPy 2 (NEP 50) result dtype of ``args`` (arrays, scalars, dtypes).
-
-    >>> result_type(np.float32, 2.0)
-    dtype('float32')
+    >>> asarray([1, 2]).dtype
+    dtype('int64')
+    >>> asarray(2.0)
+    Array(2., dtype=float64, weak_type=True)
     """
-    pairs = []
-    for a in args:
-        if isinstance(a, np.dtype | type) and not (isinstance(a, type) and a in _PY_SCALARS):
-            pairs.append((np.dtype(a), False))
-        elif isinstance(a, str):
-            pairs.append((np.dtype(a), False))
-        elif isinstance(a, type) and a in _PY_SCALARS:
-            pairs.append((_dt.python_scalar_dtype(a()), True))
-        else:
-            pairs.append(dtype_and_weak(a))
-    return _dt.result_type(*pairs)[0]
+    if dtype is not None:
+        dtype = canonicalize_dtype(dtype)
+    if isinstance(a, core.Tracer | Array):
+        return a if dtype is None else ew.convert_element_type(a, dtype)
+    if type(a) in _PY_SCALARS:
+        if dtype is None:
+            return Array._from_owned(np.asarray(a, _dt.python_scalar_dtype(a)), weak_type=True)
+        return Array._from_owned(_scalar_const(a, dtype))
+    if isinstance(a, list | tuple) and any(isinstance(x, core.Tracer | Array) for x in _iter_nested(a)):
+        return _stack_nested(a, dtype)
+    if hasattr(a, "__jax_array__"):
+        return asarray(a.__jax_array__(), dtype)
+    value = np.array(a, dtype=dtype, copy=None) if dtype is None else np.asarray(a, dtype=dtype)
+    if value.dtype == object:
+        raise TypeError(f"funcgrad.numpy.asarray: cannot convert {type(a).__name__} {a!r:.80} to an array")
+    if value.dtype.kind in "USMmO":
+        raise TypeError(f"funcgrad arrays hold numbers, not {value.dtype}")
+    return Array(value)
 
 
-def promote_dtypes(*args) -> list:
-    """Convert ``args`` to one dtype (NEP 50). Python scalars become 0-d constants."""
-    pairs = [dtype_and_weak(a) for a in args]
-    dtype, weak = _dt.result_type(*pairs)
-    out = []
-    for a, (d, w) in zip(args, pairs):
-        if type(a) in _PY_SCALARS:
-            out.append(_scalar_const(a, dtype))
-        elif isinstance(a, np.ndarray | np.generic | list | tuple):
-            out.append(np.asarray(a, dtype=dtype))
-        elif d != dtype:
-            out.append(ew.convert_element_type(a, dtype, weak_type=weak))
-        else:
-            out.append(a)
+def _stack_nested(a, dtype):
+    """``asarray`` of (nested) lists holding Arrays or tracers: stack them along new axes."""
+    items = [_stack_nested(x, dtype) if isinstance(x, list | tuple) else x for x in a]
+    items = promote_args(*items)
+    if dtype is not None:
+        items = [ew.convert_element_type(x, dtype) for x in items]
+    shapes = {shape_of(x) for x in items}
+    if len(shapes) != 1:
+        raise ValueError(
+            "setting an array element with a sequence: the nested sequence is ragged "
+            f"(element shapes {sorted(shapes)})"
+        )
+    return concat_new_axis(items)
+
+
+def concat_new_axis(items):
+    """Stack same-shape, same-dtype operands along a new leading axis."""
+    from primitives import indexing as ix  # noqa: PLC0415 - TODO: remove when indexing lands
+
+    shape = shape_of(items[0])
+    parts = [st.reshape(asarray(x), (1, *shape)) for x in items]
+    return parts[0] if len(parts) == 1 else ix.concatenate(parts, 0)
+
+
+def array(object, dtype=None, copy=True, order="K", ndmin: int = 0):
+    """Create an Array (a new immutable value; ``ndmin`` prepends size-1 axes).
+
+    >>> array([[1.0, 2.0]]).shape
+    (1, 2)
+    """
+    out = asarray(object, dtype)
+    if ndmin > out.ndim:
+        out = st.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
     return out
 
 
-def _scalar_const(value, dtype):
+def _scalar_const(value, dtype) -> np.ndarray:
     try:
         return np.asarray(value, dtype=dtype)
     except OverflowError:
         raise OverflowError(f"Python integer {value} out of bounds for {np.dtype(dtype).name}") from None
 
 
-def promote_inexact(*args) -> list:
-    """Like ``promote_dtypes`` but integer/bool results become the default float (``np.sin(1)``)."""
-    args = promote_dtypes(*args)
+def convert(x, dtype, weak_type: bool = False):
+    """``x`` converted to ``dtype`` (no equation if nothing changes)."""
+    if type(x) in _PY_SCALARS:
+        return Array._from_owned(_scalar_const(x, dtype), weak_type)
+    return ew.convert_element_type(x, dtype, weak_type=weak_type)
+
+
+def constant(value, dtype, shape=None) -> Array:
+    """A concrete Array constant of ``dtype`` (broadcast to ``shape`` if given)."""
+    arr = np.asarray(value, dtype=dtype)
+    if shape is not None and tuple(shape) != arr.shape:
+        arr = np.broadcast_to(arr, shape).copy()
+    return Array._from_owned(arr)
+
+
+# ----------------------------------------------------------------------------------------------
+# Promotion (NEP 50)
+
+
+def promote_args(*args) -> list:
+    """Convert ``args`` to one dtype, the NumPy 2 way. Python scalars become 0-d weak constants.
+
+    >>> [a.dtype for a in promote_args(np.float32(1), 2.0)]
+    [dtype('float32'), dtype('float32')]
+    """
+    pairs = [dtype_and_weak(a) for a in args]
+    dtype, weak = _dt.result_type(*pairs)
+    out = []
+    for a, (d, w) in zip(args, pairs):
+        if type(a) in _PY_SCALARS:
+            out.append(Array._from_owned(_scalar_const(a, dtype), weak))
+        elif isinstance(a, Array | core.Tracer):
+            out.append(a if (d == dtype and w == weak) else ew.convert_element_type(a, dtype, weak_type=weak))
+        else:
+            out.append(Array(np.asarray(a, dtype=dtype)))
+    return out
+
+
+def promote_args_inexact(*args) -> list:
+    """``promote_args``, then integer/bool results become the default float (``np.sin(1)``)."""
+    args = promote_args(*args)
     dtype = aval(args[0]).dtype
     if not _dt.is_inexact(dtype):
-        args = [ew.convert_element_type(a, _dt.default_float) for a in args]
+        weak = aval(args[0]).weak_type and all(aval(a).weak_type for a in args)
+        args = [ew.convert_element_type(a, _dt.default_float, weak_type=weak) for a in args]
     return args
 
 
+def promote_args_numeric(name, *args) -> list:
+    """``promote_args`` rejecting booleans (NumPy's ``-`` on bools is a TypeError)."""
+    args = promote_args(*args)
+    if aval(args[0]).dtype == np.bool_:
+        raise TypeError(f"numpy boolean {name} is not supported; use logical_xor / logical_not instead")
+    return args
+
+
+# ----------------------------------------------------------------------------------------------
+# Broadcasting
+
+
 def broadcast_shapes(*shapes) -> tuple[int, ...]:
-    """NumPy broadcasting of shapes, with a clear error.
+    """NumPy's broadcasting of shapes, with NumPy's error.
 
     >>> broadcast_shapes((3, 1), (4,))
     (3, 4)
     """
+    shapes = [(int(s),) if isinstance(s, int | np.integer) else tuple(int(d) for d in s) for s in shapes]
     try:
-        return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+        return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         raise ValueError(
-            "operands could not be broadcast together with shapes "
-            + " ".join(str(tuple(s)) for s in shapes)
+            "operands could not be broadcast together with shapes " + " ".join(str(s) for s in shapes)
         ) from None
 
 
-def broadcast_to(x, shape):
-    """Broadcast ``x`` to ``shape`` (NumPy rules).
+def _as_shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, int | np.integer):
+        return (int(shape),)
+    try:
+        return tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of integers, got {shape!r}") from None
+
+
+def broadcast_to(array, shape):
+    """Broadcast ``array`` to ``shape`` (NumPy rules).
 
     >>> broadcast_to(asarray([1, 2]), (3, 2)).shape
     (3, 2)
     """
-    x = x if is_traced_or_array(x) or isinstance(x, np.ndarray) else asarray(x)
-    shape = tuple(int(s) for s in (shape if isinstance(shape, Sequence) else (shape,)))
-    xs = aval(x).shape
+    x = array if is_array(array) else asarray(array)
+    shape = _as_shape(shape)
+    xs = shape_of(x)
     if xs == shape:
         return x
-    if len(xs) > len(shape) or broadcast_shapes(xs, shape) != shape:
-        raise ValueError(f"cannot broadcast array of shape {xs} to shape {shape}")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"all elements of broadcast shape must be non-negative, got {shape}")
     lead = len(shape) - len(xs)
-    # Squeeze size-1 dims that stretch, then broadcast_in_dim maps the rest.
+    if lead < 0 or any(a not in (1, b) for a, b in zip(xs, shape[lead:])):
+        raise ValueError(f"cannot broadcast array of shape {xs} to shape {shape}")
+    # Drop the size-1 dims that stretch; broadcast_in_dim places the others.
     keep = [i for i, s in enumerate(xs) if not (s == 1 and shape[lead + i] != 1)]
     if len(keep) != len(xs):
         x = st.reshape(x, tuple(xs[i] for i in keep))
@@ -169,38 +242,105 @@ def broadcast_to(x, shape):
 
 
 def broadcast_args(*args) -> list:
-    """Broadcast to a common shape; 0-d operands stay scalars (the elementwise contract)."""
-    shapes = [aval(a).shape for a in args]
+    """Broadcast to one shape; 0-d operands stay 0-d (NOTE: [elementwise operand contract])."""
+    shapes = [shape_of(a) for a in args]
+    if all(s == shapes[0] for s in shapes):
+        return list(args)
     shape = broadcast_shapes(*shapes)
     return [a if (s == shape or s == ()) else broadcast_to(a, shape) for a, s in zip(args, shapes)]
 
 
-def elementwise(prim, *args, inexact: bool = False):
-    """Promote, broadcast and bind an elementwise primitive."""
-    args = promote_inexact(*args) if inexact else promote_dtypes(*args)
-    args = broadcast_args(*args)
-    if len(args) > 1 and all(aval(a).shape == () for a in args[1:]) is False:
-        pass
-    return prim.bind(*args)
+def broadcast_full(*args) -> list:
+    """Broadcast every operand to the common shape, 0-d ones included."""
+    shape = broadcast_shapes(*[shape_of(a) for a in args])
+    return [broadcast_to(a, shape) for a in args]
 
 
-def normalize_axis(axis: int, ndim: int, name: str = "axis") -> int:
+def elementwise(prim, *args):
+    """Promote (NEP 50), broadcast and bind an elementwise primitive."""
+    return prim.bind(*broadcast_args(*promote_args(*args)))
+
+
+def elementwise_inexact(prim, *args):
+    """Like ``elementwise``, computing integers and bools in the default float."""
+    return prim.bind(*broadcast_args(*promote_args_inexact(*args)))
+
+
+def select(pred, on_true, on_false):
+    """``where(pred, on_true, on_false)`` on operands of one dtype; broadcasts all three.
+
+    Used by compositions that must not promote (the values already have the right dtype).
+    """
+    pred, on_true, on_false = broadcast_args(pred, on_true, on_false)
+    shape = broadcast_shapes(shape_of(pred), shape_of(on_true), shape_of(on_false))
+    if shape_of(on_true) != shape:
+        on_true = broadcast_to(on_true, shape)
+    if shape_of(on_false) != shape:
+        on_false = broadcast_to(on_false, shape)
+    return ew.select_n_p.bind(pred, on_false, on_true)
+
+
+def full_like_aval(x, value):
+    """A constant of ``x``'s shape and dtype (a concrete Array, so it folds into programs)."""
+    a = aval(x)
+    return constant(value, a.dtype, a.shape)
+
+
+# ----------------------------------------------------------------------------------------------
+# Axes
+
+
+def normalize_axis(axis, ndim: int, name: str = "axis") -> int:
+    """A non-negative axis, with NumPy's ``AxisError`` for out-of-range axes.
+
+    >>> normalize_axis(-1, 3)
+    2
+    """
     try:
         axis = operator.index(axis)
     except TypeError:
-        raise TypeError(f"{name} must be an integer, got {axis!r}") from None
-    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise np.exceptions.AxisError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim if ndim else 0
+        raise TypeError(
+            f"'{type(axis).__name__}' object cannot be interpreted as an integer ({name})"
+        ) from None
+    if not -ndim <= axis < ndim:
+        raise AxisError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
 
 
-def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
-    """``None`` → all axes; an int or tuple → sorted non-negative axes (duplicates rejected)."""
+def normalize_axes(axis, ndim: int, name: str = "axis") -> tuple[int, ...]:
+    """``None`` → all axes; an int or a sequence → sorted non-negative axes (no duplicates)."""
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, int | np.integer):
-        return (normalize_axis(axis, ndim),)
-    axes = tuple(normalize_axis(a, ndim) for a in axis)
+    if isinstance(axis, int | np.integer) or (isinstance(axis, Array) and axis.ndim == 0):
+        return (normalize_axis(axis, ndim, name),)
+    axes = tuple(normalize_axis(a, ndim, name) for a in axis)
     if len(set(axes)) != len(axes):
-        raise ValueError(f"repeated axis in {axis}")
+        raise ValueError(f"repeated axis in {name} {tuple(axis)}")
     return tuple(sorted(axes))
+
+
+def concrete_int(x, what: str) -> int:
+    """A Python int from a static value; a clear error if ``x`` is traced."""
+    if isinstance(x, core.Tracer):
+        raise core.ConcretizationTypeError(
+            f"{what} must be a concrete integer, but a traced value was given ({x.aval.str_short()}). "
+            "Make it static (jit(f, static_argnums=...)) or use a fixed size."
+        )
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {x!r}") from None
+
+
+def concrete_or_error(x, what: str):
+    """The NumPy value of ``x``, raising a clear ConcretizationTypeError if it is traced."""
+    if isinstance(x, core.Tracer):
+        raise core.ConcretizationTypeError(
+            f"{what} requires a concrete (non-traced) value, got a traced {x.aval.str_short()}. "
+            "Make the argument static (jit(f, static_argnums=...)) or pass the size explicitly."
+        )
+    return np.asarray(x)
+
+
+def as_sequence(x) -> Sequence:
+    return x if isinstance(x, list | tuple) else [x]

@@ -1,73 +1,178 @@
-"""Installs operators and methods on ``Array`` and ``Tracer`` (see NOTE: [array methods]).
+"""Installs NumPy's operators and methods on ``Array`` and ``Tracer`` (see NOTE: [array methods]).
 
-Layer: surface. Imports funcgrad.numpy modules and the kernel classes it patches.
+Layer: surface. Imports the funcgrad.numpy modules whose functions become methods, and the two
+kernel classes it patches. ``funcgrad.numpy`` imports this module, so importing ``funcgrad.numpy``
+(which ``funcgrad.api`` does) equips every array and every tracer.
+
+Binary operators take NumPy's operand rules (NEP 50 promotion, broadcasting); an operand that is
+not array-like makes the operator return ``NotImplemented``, so Python tries the reflected one and
+then raises its usual ``TypeError``.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from funcgrad import core
 from funcgrad.array import Array
-from funcgrad.numpy import _core, linalg_core, reductions, shape, ufuncs
+from funcgrad.numpy import contractions, indexing, manipulation, reductions, transcendental, ufuncs
+from funcgrad.numpy._core import asarray, canonicalize_dtype
+
+_ARRAY_LIKE = (Array, core.Tracer, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
 
 
-def _swap(f):
-    return lambda self, other: f(other, self)
+def _binary(fn, reflected: bool = False):
+    if reflected:
+
+        def op(self, other):
+            if not isinstance(other, _ARRAY_LIKE):
+                return NotImplemented
+            return fn(other, self)
+
+    else:
+
+        def op(self, other):
+            if not isinstance(other, _ARRAY_LIKE):
+                return NotImplemented
+            return fn(self, other)
+
+    op.__name__ = fn.__name__
+    return op
 
 
-def _astype(self, dtype, copy=False):
-    return _core.asarray(self, dtype)
+def _astype(self, dtype, copy: bool = False, device=None):
+    """``x.astype(dtype)``: convert (a strong dtype; NumPy's casting of out-of-range values)."""
+    return asarray(self, canonicalize_dtype(dtype))
 
 
 def _reshape(self, *shape, order="C"):
-    if len(shape) == 1 and not isinstance(shape[0], int):
+    """``x.reshape(shape)`` or ``x.reshape(*shape)``."""
+    if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
         shape = shape[0]
-    return shape_mod.reshape(self, shape)
+    return _shape_mod.reshape(self, shape, order=order)
 
 
-shape_mod = shape
+_shape_mod = manipulation
+
+
+def _transpose(self, *axes):
+    """``x.transpose()``, ``x.transpose(axes)`` or ``x.transpose(*axes)``."""
+    if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int | np.integer)):
+        axes = axes[0]
+    return _shape_mod.transpose(self, axes or None)
+
+
+def _copy(self, order="C"):
+    """Arrays are immutable: a copy is the array itself."""
+    return self
+
+
+def _round(self, decimals=0, out=None):
+    return transcendental.round(self, decimals, out)
+
+
+def _clip(self, min=None, max=None):
+    return ufuncs.clip(self, min, max)
+
+
+def _setitem(self, index, value):
+    raise TypeError(
+        "funcgrad Arrays are immutable: item assignment is not supported. Use the functional update "
+        "x = x.at[index].set(value) instead (it is differentiable and works under jit)."
+    )
+
 
 _METHODS = {
-    "__add__": ufuncs.add,
-    "__radd__": _swap(ufuncs.add),
-    "__sub__": ufuncs.subtract,
-    "__rsub__": _swap(ufuncs.subtract),
-    "__mul__": ufuncs.multiply,
-    "__rmul__": _swap(ufuncs.multiply),
-    "__truediv__": ufuncs.true_divide,
-    "__rtruediv__": _swap(ufuncs.true_divide),
-    "__pow__": ufuncs.power,
-    "__rpow__": _swap(ufuncs.power),
-    "__matmul__": linalg_core.matmul,
-    "__rmatmul__": _swap(linalg_core.matmul),
+    "__add__": _binary(ufuncs.add),
+    "__radd__": _binary(ufuncs.add, True),
+    "__sub__": _binary(ufuncs.subtract),
+    "__rsub__": _binary(ufuncs.subtract, True),
+    "__mul__": _binary(ufuncs.multiply),
+    "__rmul__": _binary(ufuncs.multiply, True),
+    "__truediv__": _binary(ufuncs.true_divide),
+    "__rtruediv__": _binary(ufuncs.true_divide, True),
+    "__floordiv__": _binary(ufuncs.floor_divide),
+    "__rfloordiv__": _binary(ufuncs.floor_divide, True),
+    "__mod__": _binary(ufuncs.remainder),
+    "__rmod__": _binary(ufuncs.remainder, True),
+    "__divmod__": _binary(ufuncs.divmod),
+    "__rdivmod__": _binary(ufuncs.divmod, True),
+    "__pow__": _binary(ufuncs.power),
+    "__rpow__": _binary(ufuncs.power, True),
+    "__matmul__": _binary(contractions.matmul),
+    "__rmatmul__": _binary(contractions.matmul, True),
+    "__and__": _binary(ufuncs.bitwise_and),
+    "__rand__": _binary(ufuncs.bitwise_and, True),
+    "__or__": _binary(ufuncs.bitwise_or),
+    "__ror__": _binary(ufuncs.bitwise_or, True),
+    "__xor__": _binary(ufuncs.bitwise_xor),
+    "__rxor__": _binary(ufuncs.bitwise_xor, True),
+    "__lshift__": _binary(ufuncs.left_shift),
+    "__rlshift__": _binary(ufuncs.left_shift, True),
+    "__rshift__": _binary(ufuncs.right_shift),
+    "__rrshift__": _binary(ufuncs.right_shift, True),
+    "__lt__": _binary(ufuncs.less),
+    "__le__": _binary(ufuncs.less_equal),
+    "__gt__": _binary(ufuncs.greater),
+    "__ge__": _binary(ufuncs.greater_equal),
+    "__eq__": _binary(ufuncs.equal),
+    "__ne__": _binary(ufuncs.not_equal),
     "__neg__": ufuncs.negative,
-    "__pos__": lambda self: self,
+    "__pos__": ufuncs.positive,
     "__abs__": ufuncs.absolute,
-    "__lt__": ufuncs.less,
-    "__le__": ufuncs.less_equal,
-    "__gt__": ufuncs.greater,
-    "__ge__": ufuncs.greater_equal,
-    "__eq__": ufuncs.equal,
-    "__ne__": ufuncs.not_equal,
+    "__invert__": ufuncs.bitwise_not,
+    "__round__": lambda self, ndigits=None: transcendental.round(self, ndigits or 0),
+    "__getitem__": indexing.getitem,
+    "__setitem__": _setitem,
     "sum": reductions.sum,
+    "prod": reductions.prod,
     "mean": reductions.mean,
+    "var": reductions.var,
+    "std": reductions.std,
     "max": reductions.max,
     "min": reductions.min,
-    "prod": reductions.prod,
+    "ptp": reductions.ptp,
+    "argmax": reductions.argmax,
+    "argmin": reductions.argmin,
+    "any": reductions.any,
+    "all": reductions.all,
+    "clip": _clip,
+    "round": _round,
     "reshape": _reshape,
     "astype": _astype,
-    "transpose": lambda self, *axes: shape.transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None)),
-    "ravel": shape.ravel,
-    "flatten": shape.ravel,
-    "dot": linalg_core.dot,
+    "transpose": _transpose,
+    "ravel": manipulation.ravel,
+    "flatten": manipulation.ravel,
+    "squeeze": manipulation.squeeze,
+    "swapaxes": manipulation.swapaxes,
+    "repeat": manipulation.repeat,
+    "dot": contractions.dot,
+    "trace": contractions.trace,
+    "conj": transcendental.conjugate,
+    "conjugate": transcendental.conjugate,
+    "copy": _copy,
+}
+
+_PROPERTIES = {
+    "T": lambda self: _shape_mod.transpose(self),
+    "mT": manipulation.matrix_transpose,
+    "real": transcendental.real,
+    "imag": transcendental.imag,
+    "at": indexing.IndexUpdateHelper,
+    "itemsize": lambda self: self.dtype.itemsize,
 }
 
 
 def install(cls) -> None:
+    """Set the operators, methods and properties of ``cls`` (``Array`` or ``Tracer``)."""
+    hash_fn = cls.__dict__.get("__hash__")
     for name, fn in _METHODS.items():
         setattr(cls, name, fn)
-    cls.T = property(lambda self: shape.transpose(self))
-    if cls is Array:
-        cls.__hash__ = Array.__hash__
+    for name, fget in _PROPERTIES.items():
+        setattr(cls, name, property(fget))
+    # Defining __eq__ must not make the classes unhashable in a different way than they chose.
+    if hash_fn is not None:
+        cls.__hash__ = hash_fn
 
 
 for _cls in (Array, core.Tracer):

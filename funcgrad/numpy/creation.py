@@ -1,57 +1,396 @@
-"""Array creation in funcgrad.numpy: zeros, ones, full, arange, ...
+"""Array creation in funcgrad.numpy: zeros, ones, full, arange, linspace, eye, tri, meshgrid, ...
 
-Layer: surface. Imports funcgrad.numpy._core and the primitive catalog.
+Layer: surface. Imports ``funcgrad.numpy._core``, ``ufuncs``/``transcendental`` and the primitive
+catalog.
+
+Shapes are static (Python ints), so creation functions whose values depend only on shapes return
+concrete Arrays computed by NumPy; they become constants of a traced program. Functions whose
+*values* may be traced (``full``, ``linspace``, ``tril``...) are compositions of primitives and are
+differentiable in those values.
 """
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
 from funcgrad import dtypes as _dt
 from funcgrad.array import Array
-from funcgrad.numpy._core import aval
+from funcgrad.numpy._core import (
+    asarray,
+    aval,
+    broadcast_shapes,
+    broadcast_to,
+    canonicalize_dtype,
+    concrete_int,
+    constant,
+    convert,
+    is_array,
+    normalize_axis,
+    promote_args,
+    select,
+    shape_of,
+)
+from funcgrad.numpy._dtypes import result_type
+from funcgrad.numpy.transcendental import floor
+from funcgrad.numpy.ufuncs import power
+from primitives import elementwise as ew
 from primitives import structure as st
 
 
-def _shape(shape):
-    return (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(s) for s in shape)
+def _shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, int | np.integer) or (hasattr(shape, "ndim") and shape.ndim == 0):
+        shape = (shape,)
+    try:
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(
+            f"expected a sequence of integers or a single integer as a shape, got {shape!r}"
+        ) from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimensions are not allowed (shape {shape})")
+    return shape
 
 
-def zeros(shape, dtype=None):
-    """An Array of zeros (default float64)."""
-    return Array._from_owned(np.zeros(_shape(shape), dtype or _dt.default_float))
+def _dtype(dtype, default=_dt.default_float) -> np.dtype:
+    return default if dtype is None else canonicalize_dtype(dtype)
 
 
-def ones(shape, dtype=None):
-    """An Array of ones (default float64)."""
-    return Array._from_owned(np.ones(_shape(shape), dtype or _dt.default_float))
+def zeros(shape, dtype=None, *, device=None):
+    """An Array of zeros (float64 by default).
+
+    >>> zeros((2, 3)).shape, zeros(2, int).dtype
+    ((2, 3), dtype('int64'))
+    """
+    return Array._from_owned(np.zeros(_shape(shape), _dtype(dtype)))
 
 
-def full(shape, fill_value, dtype=None):
-    """An Array of ``shape`` filled with ``fill_value`` (traced fill values broadcast)."""
-    if hasattr(fill_value, "dtype") and not isinstance(fill_value, np.ndarray | np.generic):
-        from primitives import elementwise as ew  # noqa: PLC0415
+def ones(shape, dtype=None, *, device=None):
+    """An Array of ones (float64 by default).
 
-        v = fill_value if dtype is None else ew.convert_element_type(fill_value, dtype)
-        return st.broadcast_in_dim(v, _shape(shape), tuple(range(len(_shape(shape)) - aval(v).ndim, len(_shape(shape)))))
-    return Array._from_owned(np.full(_shape(shape), fill_value, dtype))
-
-
-def zeros_like(a, dtype=None, shape=None):
-    """Zeros with the shape and dtype of ``a``."""
-    av = aval(a)
-    return Array._from_owned(np.zeros(av.shape if shape is None else _shape(shape), dtype or av.dtype))
+    >>> ones(3).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    return Array._from_owned(np.ones(_shape(shape), _dtype(dtype)))
 
 
-def ones_like(a, dtype=None, shape=None):
-    """Ones with the shape and dtype of ``a``."""
-    av = aval(a)
-    return Array._from_owned(np.ones(av.shape if shape is None else _shape(shape), dtype or av.dtype))
+def empty(shape, dtype=None, *, device=None):
+    """Like ``zeros`` (Arrays are immutable, so there is nothing to leave uninitialised).
+
+    >>> empty(2).tolist()
+    [0.0, 0.0]
+    """
+    return zeros(shape, dtype)
 
 
-def arange(start, stop=None, step=None, dtype=None):
-    """Evenly spaced values in ``[start, stop)`` (NumPy semantics)."""
-    for v in (start, stop, step):
-        if hasattr(v, "_trace"):
-            raise TypeError("arange needs concrete (non-traced) bounds; use static_argnums under jit")
-    return Array._from_owned(np.arange(start, stop, step, dtype=dtype))
+def full(shape, fill_value, dtype=None, *, device=None):
+    """An Array of ``shape`` filled with ``fill_value`` (which may be an array that broadcasts).
+
+    >>> full((2,), 7).tolist()
+    [7, 7]
+    >>> full((2, 2), np.array([1.0, 2.0])).tolist()
+    [[1.0, 2.0], [1.0, 2.0]]
+    """
+    shape = _shape(shape)
+    value = asarray(fill_value) if dtype is None else asarray(fill_value, canonicalize_dtype(dtype))
+    if not isinstance(value, Array) or value.ndim:
+        return broadcast_to(value, shape)
+    return Array._from_owned(np.broadcast_to(value._numpy(), shape).copy(), value.weak_type)
+
+
+def _like(a, dtype, shape):
+    a_aval = aval(a)
+    out_shape = a_aval.shape if shape is None else _shape(shape)
+    out_dtype = a_aval.dtype if dtype is None else canonicalize_dtype(dtype)
+    weak = a_aval.weak_type and dtype is None
+    return out_shape, out_dtype, weak
+
+
+def zeros_like(a, dtype=None, shape=None, *, device=None):
+    """Zeros with the shape and dtype of ``a``.
+
+    >>> zeros_like(np.array([1, 2])).tolist()
+    [0, 0]
+    """
+    shape, dtype, weak = _like(a, dtype, shape)
+    return Array._from_owned(np.zeros(shape, dtype), weak)
+
+
+def ones_like(a, dtype=None, shape=None, *, device=None):
+    """Ones with the shape and dtype of ``a``.
+
+    >>> ones_like(np.array([1.5, 2.5])).tolist()
+    [1.0, 1.0]
+    """
+    shape, dtype, weak = _like(a, dtype, shape)
+    return Array._from_owned(np.ones(shape, dtype), weak)
+
+
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
+    """Like ``zeros_like``.
+
+    >>> empty_like(np.ones(2)).tolist()
+    [0.0, 0.0]
+    """
+    return zeros_like(prototype, dtype, shape)
+
+
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    """``fill_value`` with the shape and dtype of ``a``.
+
+    >>> full_like(np.array([1, 2]), 5).tolist()
+    [5, 5]
+    """
+    shape, dtype, weak = _like(a, dtype, shape)
+    if is_array(fill_value) and not isinstance(fill_value, Array):
+        return broadcast_to(convert(fill_value, dtype), shape)
+    return Array._from_owned(np.full(shape, np.asarray(fill_value), dtype), weak)
+
+
+# ----------------------------------------------------------------------------------------------
+# Ranges
+
+
+def _static_scalar(x, what):
+    if x is None or type(x) in (bool, int, float, complex):
+        return x
+    value = x._numpy() if isinstance(x, Array) else None
+    if value is None and not is_array(x):
+        value = np.asarray(x)
+    if value is None:
+        raise TypeError(
+            f"{what} must be concrete (a Python number or a concrete array), got a traced value "
+            f"{aval(x).str_short()}; arange's length must be static. Use jit(..., static_argnums=...) "
+            "or linspace, whose endpoints may be traced."
+        )
+    if value.ndim:
+        raise ValueError(f"{what} must be a scalar, got shape {value.shape}")
+    return value[()]
+
+
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
+    """Evenly spaced values in ``[start, stop)`` with NumPy's dtype rules.
+
+    >>> arange(3).tolist(), arange(1.0, 2.0, 0.5).tolist()
+    ([0, 1, 2], [1.0, 1.5])
+    """
+    start = _static_scalar(start, "arange's start")
+    stop = _static_scalar(stop, "arange's stop")
+    step = _static_scalar(step, "arange's step")
+    if dtype is None:
+        dtype = np.result_type(*(v for v in (start, stop, step) if v is not None))
+        if isinstance(start, int) and dtype.kind == "i":
+            dtype = _dt.default_int
+    return Array._from_owned(np.arange(start, stop, step, dtype=canonicalize_dtype(dtype)))
+
+
+def linspace(
+    start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False, dtype=None, axis: int = 0
+):
+    """``num`` evenly spaced values from ``start`` to ``stop``; differentiable in both ends.
+
+    >>> linspace(0.0, 1.0, 5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> linspace(np.array([0.0, 1.0]), 2.0, 3, axis=1).shape
+    (2, 3)
+    """
+    num = concrete_int(num, "linspace's num")
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    start, stop = promote_args(start, stop)
+    compute_dtype = result_type(start, stop, float)
+    out_dtype = compute_dtype if dtype is None else canonicalize_dtype(dtype)
+    start, stop = convert(start, compute_dtype), convert(stop, compute_dtype)
+    bshape = broadcast_shapes(shape_of(start), shape_of(stop))
+    start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
+    div = (num - 1) if endpoint else num
+    # NumPy's formula: start + i * step, with the last sample set to stop exactly.
+    full_shape = (num, *bshape)
+    lead = tuple(range(1, len(full_shape)))
+    delta = ew.sub_p.bind(stop, start)
+    step = (
+        ew.div_p.bind(delta, constant(div, compute_dtype))
+        if div > 0
+        else constant(np.nan, compute_dtype, bshape)
+    )
+    index = np.arange(num).reshape((num,) + (1,) * len(bshape))
+    idx = broadcast_to(constant(index, compute_dtype), full_shape)
+    scale = step if div > 0 else delta
+    y = ew.add_p.bind(
+        ew.mul_p.bind(idx, st.broadcast_in_dim(scale, full_shape, lead)),
+        st.broadcast_in_dim(start, full_shape, lead),
+    )
+    if endpoint and num > 1:
+        is_last = broadcast_to(constant(index == num - 1, np.bool_), full_shape)
+        y = select(is_last, st.broadcast_in_dim(stop, full_shape, lead), y)
+    if axis != 0:
+        y = st.moveaxis(y, 0, normalize_axis(axis, len(full_shape)))
+    if np.dtype(out_dtype).kind in "iu":
+        y = floor(y)
+    y = convert(y, out_dtype)
+    return (y, step) if retstep else y
+
+
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None, axis: int = 0):
+    """``base ** linspace(start, stop, num)``.
+
+    >>> logspace(0.0, 2.0, 3).tolist()
+    [1.0, 10.0, 100.0]
+    """
+    y = linspace(start, stop, num, endpoint, dtype=None, axis=axis)
+    out = (
+        power(base, y)
+        if not is_array(base) or shape_of(base) == ()
+        else power(_expand_base(base, y, axis), y)
+    )
+    return out if dtype is None else convert(out, canonicalize_dtype(dtype))
+
+
+def _expand_base(base, y, axis):
+    base = asarray(base)
+    axis = normalize_axis(axis, len(shape_of(y)))
+    return st.expand_dims(base, (axis,))
+
+
+def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+    """``num`` values spaced evenly on a log scale from ``start`` to ``stop`` (both endpoints exact).
+
+    >>> geomspace(1.0, 1000.0, 4).tolist()
+    [1.0, 10.0, 100.0, 1000.0]
+    >>> geomspace(-1.0, -100.0, 3).tolist()
+    [-1.0, -10.0, -100.0]
+    """
+    start, stop = promote_args(start, stop)
+    compute_dtype = result_type(start, stop, float)
+    start, stop = convert(start, compute_dtype), convert(stop, compute_dtype)
+    zero = constant(0, compute_dtype)
+    # Both endpoints negative: compute on the magnitudes and flip the sign of the result.
+    sign = select(ew.lt_p.bind(start, zero), constant(-1, compute_dtype), constant(1, compute_dtype))
+    start_mag, stop_mag = ew.mul_p.bind(start, sign), ew.mul_p.bind(stop, sign)
+    log_start = ew.div_p.bind(ew.log_p.bind(start_mag), constant(np.log(10), compute_dtype))
+    log_stop = ew.div_p.bind(ew.log_p.bind(stop_mag), constant(np.log(10), compute_dtype))
+    y = logspace(log_start, log_stop, num, endpoint, axis=0)
+    if num > 0:
+        full_shape = shape_of(y)
+        lead = tuple(range(1, len(full_shape)))
+        index = np.arange(num).reshape((num,) + (1,) * (len(full_shape) - 1))
+        start_b = st.broadcast_in_dim(broadcast_to(start_mag, full_shape[1:]), full_shape, lead)
+        y = select(broadcast_to(constant(index == 0, np.bool_), full_shape), start_b, y)
+        if endpoint and num > 1:
+            stop_b = st.broadcast_in_dim(broadcast_to(stop_mag, full_shape[1:]), full_shape, lead)
+            y = select(broadcast_to(constant(index == num - 1, np.bool_), full_shape), stop_b, y)
+        y = ew.mul_p.bind(y, st.broadcast_in_dim(broadcast_to(sign, full_shape[1:]), full_shape, lead))
+        if axis != 0:
+            y = st.moveaxis(y, 0, normalize_axis(axis, len(full_shape)))
+    return y if dtype is None else convert(y, canonicalize_dtype(dtype))
+
+
+# ----------------------------------------------------------------------------------------------
+# Matrices
+
+
+def eye(N, M=None, k: int = 0, dtype=None, *, device=None):
+    """A 2-D Array with ones on the ``k``-th diagonal.
+
+    >>> eye(2, 3, k=1).tolist()
+    [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    N = concrete_int(N, "eye's N")
+    M = N if M is None else concrete_int(M, "eye's M")
+    return Array._from_owned(np.eye(N, M, concrete_int(k, "eye's k"), dtype=_dtype(dtype)))
+
+
+def identity(n, dtype=None):
+    """The ``n x n`` identity matrix.
+
+    >>> identity(2, int).tolist()
+    [[1, 0], [0, 1]]
+    """
+    return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k: int = 0, dtype=None):
+    """Ones at and below the ``k``-th diagonal.
+
+    >>> tri(2, 3).tolist()
+    [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
+    """
+    N = concrete_int(N, "tri's N")
+    M = N if M is None else concrete_int(M, "tri's M")
+    return Array._from_owned(np.tri(N, M, concrete_int(k, "tri's k"), dtype=_dtype(dtype)))
+
+
+def _triangle(m, k, lower: bool):
+    m = asarray(m)
+    if m.ndim == 0:
+        raise ValueError("tril/triu need an array of at least 1 dimension")
+    if m.ndim == 1:
+        # NumPy treats a 1-D input as the rows of a square matrix.
+        m = broadcast_to(m, (m.shape[0], m.shape[0]))
+    n_rows, n_cols = m.shape[-2:]
+    k = concrete_int(k, "the diagonal offset k")
+    mask = np.tri(n_rows, n_cols, k, dtype=bool) if lower else ~np.tri(n_rows, n_cols, k - 1, dtype=bool)
+    return select(broadcast_to(constant(mask, np.bool_), m.shape), m, constant(0, m.dtype))
+
+
+def tril(m, k: int = 0):
+    """The lower triangle of ``m`` (the last two axes); zeros above the ``k``-th diagonal.
+
+    >>> tril(np.ones((2, 2))).tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    return _triangle(m, k, lower=True)
+
+
+def triu(m, k: int = 0):
+    """The upper triangle of ``m`` (the last two axes); zeros below the ``k``-th diagonal.
+
+    >>> triu(np.ones((2, 2))).tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
+    return _triangle(m, k, lower=False)
+
+
+# ----------------------------------------------------------------------------------------------
+# Grids
+
+
+def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy"):
+    """Coordinate matrices from coordinate vectors (NumPy's ``meshgrid``).
+
+    >>> [g.tolist() for g in meshgrid(np.array([1, 2]), np.array([3, 4, 5]))]
+    [[[1, 2], [1, 2], [1, 2]], [[3, 3], [4, 4], [5, 5]]]
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for `indexing` are 'xy' and 'ij', got {indexing!r}")
+    args = [asarray(x) for x in xi]
+    args = [st.reshape(x, (x.size,)) for x in args]
+    ndim = len(args)
+    shapes = [x.shape[0] for x in args]
+    if indexing == "xy" and ndim > 1:
+        shapes[0], shapes[1] = shapes[1], shapes[0]
+    outs = []
+    for i, x in enumerate(args):
+        axis = i
+        if indexing == "xy" and ndim > 1 and i < 2:
+            axis = 1 - i
+        sparse_shape = [1] * ndim
+        sparse_shape[axis] = x.shape[0]
+        y = st.reshape(x, tuple(sparse_shape))
+        outs.append(y if sparse else broadcast_to(y, tuple(shapes)))
+    return outs
+
+
+def indices(dimensions, dtype=int, sparse: bool = False):
+    """The index grid of an array of shape ``dimensions`` (NumPy's ``indices``).
+
+    >>> indices((2, 2)).tolist()
+    [[[0, 0], [1, 1]], [[0, 1], [0, 1]]]
+    """
+    dimensions = _shape(dimensions)
+    dtype = canonicalize_dtype(dtype)
+    out = np.indices(dimensions, dtype=dtype, sparse=sparse)
+    if sparse:
+        return tuple(Array._from_owned(o) for o in out)
+    return Array._from_owned(out)

@@ -1,17 +1,44 @@
-"""Reductions of funcgrad.numpy: sum, mean, max, min, prod, ... (NumPy signatures).
+"""Reductions of funcgrad.numpy: sum, prod, mean, var, std, max, min, argmax, all, any, ...
 
-Layer: surface. Imports funcgrad.numpy._core and the primitive catalog.
+Layer: surface. Imports ``funcgrad.numpy._core``, ``ufuncs``, ``transcendental`` and the primitive
+catalog (reductions, elementwise, structure families).
+
+Signatures are NumPy 2's (``axis`` may be an int, a tuple or None; ``keepdims``; ``dtype``;
+``initial`` and ``where`` masks). Result dtypes follow NumPy: sums and products of booleans and small
+integers accumulate in int64 (uint64 for unsigned), means of integers are float64. Gradient
+conventions are the primitives': ``max``/``min`` split the gradient equally among tied elements,
+``prod`` is exact with zeros in the input.
 """
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from funcgrad import dtypes as _dt
-from funcgrad.numpy._core import asarray, aval, normalize_axes
+from funcgrad.numpy._core import (
+    asarray,
+    broadcast_args,
+    broadcast_to,
+    constant,
+    convert,
+    normalize_axes,
+    normalize_axis,
+    promote_args,
+    select,
+    shape_of,
+)
+from funcgrad.numpy.transcendental import isclose, isnan, sqrt
+from funcgrad.numpy.ufuncs import as_bool
 from primitives import elementwise as ew
 from primitives import reductions as red
 from primitives import structure as st
+
+
+def _prepare(a, axis):
+    a = asarray(a)
+    return a, normalize_axes(axis, a.ndim)
 
 
 def _keepdims(out, in_shape, axes, keepdims):
@@ -20,8 +47,8 @@ def _keepdims(out, in_shape, axes, keepdims):
     return st.reshape(out, red.keep_dims_shape(in_shape, axes))
 
 
-def _sum_dtype(dtype):
-    # NumPy sums bools and small ints in the default int.
+def _accumulation_dtype(dtype) -> np.dtype:
+    # NumPy accumulates booleans and small integers in the default integer of their signedness.
     dtype = np.dtype(dtype)
     if dtype == np.bool_ or (dtype.kind == "i" and dtype.itemsize < 8):
         return _dt.default_int
@@ -30,68 +57,459 @@ def _sum_dtype(dtype):
     return dtype
 
 
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """Sum of elements over ``axis``.
+def _masked(a, where, fill):
+    """``a`` where the (broadcastable) mask is true, ``fill`` elsewhere, at ``a``'s shape."""
+    if where is None:
+        return a
+    mask = broadcast_to(as_bool(where), a.shape)
+    return select(mask, a, constant(fill, a.dtype))
 
-    >>> sum(asarray([[1.0, 2.0], [3.0, 4.0]]), axis=0).tolist()
+
+def _count(a, axes, where):
+    """How many elements each reduction group has (a Python int, or an Array with a mask)."""
+    if where is None:
+        return int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
+    mask = broadcast_to(as_bool(where), a.shape)
+    return red.reduce_sum(ew.convert_element_type(mask, _dt.default_int), axes)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sums and products
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
+    """Sum of the elements over ``axis``.
+
+    >>> sum(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0).tolist()
     [4.0, 6.0]
+    >>> sum(np.array([True, True, False])).item(), sum(np.ones(2, np.int32)).dtype
+    (2, dtype('int64'))
     """
-    a = asarray(a)
-    axes = normalize_axes(axis, aval(a).ndim)
-    target = np.dtype(dtype) if dtype is not None else _sum_dtype(aval(a).dtype)
-    a = ew.convert_element_type(a, target, weak_type=aval(a).weak_type)
-    out_ = red.reduce_sum(a, axes)
+    _no_out(out, "sum")
+    a, axes = _prepare(a, axis)
+    target = (
+        np.dtype(dtype)
+        if dtype is not None
+        else _accumulation_dtype(a.dtype)
+        if promote_integers
+        else a.dtype
+    )
+    a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
+    in_shape = a.shape
+    a = _masked(a, where, 0)
+    res = red.reduce_sum(a, axes)
     if initial is not None:
-        out_ = ew.add(out_, np.asarray(initial, target))
-    return _keepdims(out_, aval(a).shape, axes, keepdims)
+        res = ew.add_p.bind(res, constant(initial, target))
+    return _keepdims(res, in_shape, axes, keepdims)
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    """Arithmetic mean over ``axis`` (integers average in the default float).
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
+    """Product of the elements over ``axis`` (exact derivatives when some elements are zero).
 
-    >>> mean(asarray([1, 2, 3, 4])).item()
-    2.5
+    >>> prod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=1).tolist()
+    [2.0, 12.0]
     """
-    a = asarray(a)
-    axes = normalize_axes(axis, aval(a).ndim)
-    dt = np.dtype(dtype) if dtype is not None else aval(a).dtype
-    if not _dt.is_inexact(dt):
-        dt = _dt.default_float
-    a = ew.convert_element_type(a, dt, weak_type=aval(a).weak_type)
-    n = int(np.prod([aval(a).shape[i] for i in axes], dtype=np.int64))
-    total = red.reduce_sum(a, axes)
-    res = ew.div(total, np.asarray(n, dt))
-    return _keepdims(res, aval(a).shape, axes, keepdims)
+    _no_out(out, "prod")
+    a, axes = _prepare(a, axis)
+    target = (
+        np.dtype(dtype)
+        if dtype is not None
+        else _accumulation_dtype(a.dtype)
+        if promote_integers
+        else a.dtype
+    )
+    a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
+    in_shape = a.shape
+    a = _masked(a, where, 1)
+    res = red.reduce_prod(a, axes)
+    if initial is not None:
+        res = ew.mul_p.bind(res, constant(initial, target))
+    return _keepdims(res, in_shape, axes, keepdims)
+
+
+def _no_out(out, name):
+    if out is not None:
+        raise NotImplementedError(
+            f"{name}: the out argument is not supported (funcgrad Arrays are immutable)"
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# Extrema
+
+
+def _extremum(name, prim_reduce, identity_name, a, axis, out, keepdims, initial, where):
+    _no_out(out, name)
+    a, axes = _prepare(a, axis)
+    if where is not None and initial is None:
+        raise ValueError(
+            f"reduction operation '{identity_name}' does not have an identity, so to use a where mask "
+            "one has to specify 'initial'"
+        )
+    if initial is None and builtins.any(a.shape[i] == 0 for i in axes):
+        raise ValueError(
+            f"zero-size array to reduction operation {identity_name} which has no identity "
+            f"(shape {a.shape}, axis {axis}); pass initial="
+        )
+    in_shape = a.shape
+    if initial is not None:
+        a, init = promote_args(a, initial)
+        a = _masked(a, where, _identity(a.dtype, identity_name == "maximum"))
+    res = prim_reduce(a, axes)
+    if initial is not None:
+        res = (ew.max_p if identity_name == "maximum" else ew.min_p).bind(res, init)
+    return _keepdims(res, in_shape, axes, keepdims)
+
+
+def _identity(dtype, for_max: bool):
+    """The identity of max (smallest value) or min (largest value) for ``dtype``."""
+    if dtype == np.bool_:
+        return not for_max
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if for_max else info.max
+    return -np.inf if for_max else np.inf
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """Maximum over ``axis`` (ties share the gradient equally)."""
-    a = asarray(a)
-    axes = normalize_axes(axis, aval(a).ndim)
-    if aval(a).size == 0 and initial is None:
-        raise ValueError("zero-size array to reduction operation maximum which has no identity")
-    res = red.reduce_max(a, axes)
-    return _keepdims(res, aval(a).shape, axes, keepdims)
+    """Maximum over ``axis``; tied maxima share the gradient equally. NaNs propagate.
+
+    >>> max(np.array([[1.0, 5.0], [3.0, 2.0]]), axis=1).tolist()
+    [5.0, 3.0]
+    """
+    return _extremum("max", red.reduce_max, "maximum", a, axis, out, keepdims, initial, where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """Minimum over ``axis``."""
-    a = asarray(a)
-    axes = normalize_axes(axis, aval(a).ndim)
-    if aval(a).size == 0 and initial is None:
-        raise ValueError("zero-size array to reduction operation minimum which has no identity")
-    res = red.reduce_min(a, axes)
-    return _keepdims(res, aval(a).shape, axes, keepdims)
+    """Minimum over ``axis``; tied minima share the gradient equally. NaNs propagate.
+
+    >>> min(np.array([[1.0, 5.0], [3.0, 2.0]]), axis=0).tolist()
+    [1.0, 2.0]
+    """
+    return _extremum("min", red.reduce_min, "minimum", a, axis, out, keepdims, initial, where)
 
 
 amax = max
 amin = min
 
 
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """Product over ``axis`` (exact gradients with zeros)."""
+def ptp(a, axis=None, out=None, keepdims=False):
+    """Range of values (``max - min``) over ``axis``.
+
+    >>> ptp(np.array([[1, 5], [3, 2]]), axis=1).tolist()
+    [4, 1]
+    """
+    return ew.sub_p.bind(max(a, axis, out, keepdims), min(a, axis, out, keepdims))
+
+
+def _arg_extremum(prim, name, a, axis, out, keepdims):
+    _no_out(out, name)
     a = asarray(a)
-    axes = normalize_axes(axis, aval(a).ndim)
-    target = np.dtype(dtype) if dtype is not None else _sum_dtype(aval(a).dtype)
+    if axis is None:
+        flat = st.reshape(a, (a.size,))
+        if a.size == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        res = prim.bind(flat, axes=(0,), index_dtype=_dt.default_int)
+        return st.reshape(res, (1,) * a.ndim) if keepdims else res
+    ax = normalize_axis(axis, a.ndim)
+    if a.shape[ax] == 0:
+        raise ValueError(
+            f"attempt to get {name} of an empty sequence (axis {ax} of shape {a.shape} is empty)"
+        )
+    if a.dtype == np.bool_:
+        a = ew.convert_element_type(a, np.int8)
+    res = prim.bind(a, axes=(ax,), index_dtype=_dt.default_int)
+    return _keepdims(res, a.shape, (ax,), keepdims)
+
+
+def argmax(a, axis=None, out=None, *, keepdims=False):
+    """Index of the first maximum along ``axis`` (of the flattened array if ``axis`` is None).
+
+    >>> argmax(np.array([[1, 5], [7, 2]]), axis=1).tolist()
+    [1, 0]
+    """
+    return _arg_extremum(red.argmax_p, "argmax", a, axis, out, keepdims)
+
+
+def argmin(a, axis=None, out=None, *, keepdims=False):
+    """Index of the first minimum along ``axis`` (of the flattened array if ``axis`` is None).
+
+    >>> argmin(np.array([3, 1, 1])).item()
+    1
+    """
+    return _arg_extremum(red.argmin_p, "argmin", a, axis, out, keepdims)
+
+
+# ----------------------------------------------------------------------------------------------
+# Boolean reductions
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    """Whether all elements over ``axis`` are true.
+
+    >>> all(np.array([[True, False], [True, True]]), axis=1).tolist()
+    [False, True]
+    """
+    _no_out(out, "all")
+    a, axes = _prepare(a, axis)
+    b = _masked(as_bool(a), where, True)
+    return _keepdims(red.reduce_and_p.bind(b, axes=axes) if axes else b, a.shape, axes, keepdims)
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=None):
+    """Whether any element over ``axis`` is true.
+
+    >>> any(np.array([[0, 0], [0, 3]]), axis=1).tolist()
+    [False, True]
+    """
+    _no_out(out, "any")
+    a, axes = _prepare(a, axis)
+    b = _masked(as_bool(a), where, False)
+    return _keepdims(red.reduce_or_p.bind(b, axes=axes) if axes else b, a.shape, axes, keepdims)
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+    """Number of non-zero elements over ``axis`` (an int64 count).
+
+    >>> count_nonzero(np.array([[0, 1], [2, 3]]), axis=0).tolist()
+    [1, 2]
+    """
+    a, axes = _prepare(a, axis)
+    counts = red.reduce_sum(ew.convert_element_type(as_bool(a), _dt.default_int), axes)
+    return _keepdims(counts, a.shape, axes, keepdims)
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
+    """Whether all elements of ``a`` and ``b`` are close (see ``isclose``); a 0-d boolean Array.
+
+    >>> bool(allclose(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-10])))
+    True
+    """
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1, a2, equal_nan: bool = False):
+    """Whether ``a1`` and ``a2`` have the same shape and elements; a 0-d boolean Array.
+
+    >>> bool(array_equal(np.array([1, 2]), np.array([1, 2]))), bool(array_equal([1, 2], [1, 2, 3]))
+    (True, False)
+    """
+    a1, a2 = asarray(a1), asarray(a2)
+    if a1.shape != a2.shape:
+        return constant(False, np.bool_)
+    a1, a2 = promote_args(a1, a2)
+    eq = ew.eq_p.bind(a1, a2)
+    if equal_nan and _dt.is_inexact(a1.dtype):
+        eq = ew.or_p.bind(eq, ew.and_p.bind(isnan(a1), isnan(a2)))
+    return all(eq)
+
+
+# ----------------------------------------------------------------------------------------------
+# Statistics
+
+
+def _float_dtype(dtype, requested=None) -> np.dtype:
+    if requested is not None:
+        return np.dtype(requested)
+    return np.dtype(dtype) if _dt.is_inexact(dtype) else _dt.default_float
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """Arithmetic mean over ``axis`` (integers average in float64).
+
+    >>> mean(np.array([1, 2, 3, 4])).item()
+    2.5
+    """
+    _no_out(out, "mean")
+    a, axes = _prepare(a, axis)
+    target = _float_dtype(a.dtype, dtype)
+    a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
+    total = red.reduce_sum(_masked(a, where, 0), axes)
+    n = _count(a, axes, where)
+    if isinstance(n, int):
+        if n == 0:
+            res = constant(np.nan, target, shape_of(total))
+        else:
+            res = ew.div_p.bind(total, constant(n, target))
+    else:
+        res = ew.div_p.bind(total, ew.convert_element_type(n, target))
+    return _keepdims(res, a.shape, axes, keepdims)
+
+
+def var(
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None
+):
+    """Variance over ``axis`` with ``ddof`` (or the Array API's ``correction``) degrees of freedom.
+
+    >>> var(np.array([1.0, 2.0, 3.0, 4.0])).item()
+    1.25
+    >>> var(np.array([1.0, 2.0, 3.0, 4.0]), ddof=1).item() == float(np.var([1, 2, 3, 4], ddof=1))
+    True
+    """
+    _no_out(out, "var")
+    if correction is not None:
+        if ddof != 0:
+            raise ValueError("var: pass ddof or correction, not both")
+        ddof = correction
+    a, axes = _prepare(a, axis)
+    target = _float_dtype(a.dtype, dtype)
     a = ew.convert_element_type(a, target)
-    return _keepdims(red.reduce_prod(a, axes), aval(a).shape, axes, keepdims)
+    centre = _mean_fn(a, axes, keepdims=True, where=where) if mean is None else asarray(mean, target)
+    centred = ew.sub_p.bind(*broadcast_args(a, broadcast_to(centre, a.shape)))
+    sq = _masked(ew.square_p.bind(centred), where, 0)
+    total = red.reduce_sum(sq, axes)
+    n = _count(a, axes, where)
+    if isinstance(n, int):
+        denom = n - ddof
+        res = (
+            constant(np.nan, target, shape_of(total))
+            if denom <= 0
+            else ew.div_p.bind(total, constant(denom, target))
+        )
+    else:
+        res = ew.div_p.bind(total, ew.sub_p.bind(ew.convert_element_type(n, target), constant(ddof, target)))
+    return _keepdims(res, a.shape, axes, keepdims)
+
+
+_mean_fn = mean
+
+
+def std(
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None
+):
+    """Standard deviation over ``axis`` (the square root of ``var``).
+
+    >>> std(np.array([1.0, 3.0])).item()
+    1.0
+    """
+    return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """Weighted average over ``axis``; with ``returned`` also the sum of the weights.
+
+    >>> average(np.array([1.0, 2.0, 3.0]), weights=np.array([3.0, 1.0, 0.0])).item()
+    1.25
+    """
+    a = asarray(a)
+    if weights is None:
+        avg = mean(a, axis, keepdims=keepdims)
+        axes = normalize_axes(axis, a.ndim)
+        count = int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
+        scl = constant(count, avg.dtype, shape_of(avg))
+        return (avg, scl) if returned else avg
+    w = asarray(weights)
+    a, w = promote_args(a, w)
+    dtype = _float_dtype(a.dtype)
+    a, w = convert(a, dtype), convert(w, dtype)
+    if a.shape != w.shape:
+        if axis is None:
+            raise TypeError("average: axis must be specified when shapes of a and weights differ")
+        if w.ndim != 1:
+            raise TypeError("average: 1D weights expected when shapes of a and weights differ")
+        ax = normalize_axis(axis, a.ndim)
+        if w.shape[0] != a.shape[ax]:
+            raise ValueError("average: length of weights not compatible with specified axis")
+        w = st.broadcast_in_dim(w, a.shape, (ax,))
+    scl = sum(w, axis, keepdims=keepdims)
+    avg = ew.div_p.bind(*broadcast_args(sum(ew.mul_p.bind(a, w), axis, keepdims=keepdims), scl))
+    return (avg, broadcast_to(scl, shape_of(avg))) if returned else avg
+
+
+# ----------------------------------------------------------------------------------------------
+# NaN-ignoring reductions
+
+
+def _nan_replaced(a, fill):
+    a = asarray(a)
+    if not _dt.is_inexact(a.dtype):
+        return a
+    return select(isnan(a), constant(fill, a.dtype), a)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """``sum`` treating NaNs as zero.
+
+    >>> nansum(np.array([1.0, np.nan, 2.0])).item()
+    3.0
+    """
+    return sum(_nan_replaced(a, 0), axis, dtype, out, keepdims, initial, where)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """``prod`` treating NaNs as one.
+
+    >>> nanprod(np.array([2.0, np.nan, 3.0])).item()
+    6.0
+    """
+    return prod(_nan_replaced(a, 1), axis, dtype, out, keepdims, initial, where)
+
+
+def _nan_extremum(fn, fill, a, axis, out, keepdims, initial, where):
+    a = asarray(a)
+    if not _dt.is_inexact(a.dtype):
+        return fn(a, axis, out, keepdims, initial, where)
+    res = fn(_nan_replaced(a, fill), axis, out, keepdims, initial, where)
+    # All-NaN slices give NaN, as in NumPy.
+    all_nan = all(isnan(a), axis, keepdims=keepdims, where=where)
+    return select(all_nan, constant(np.nan, a.dtype), res)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """``max`` ignoring NaNs (NaN for all-NaN slices).
+
+    >>> nanmax(np.array([1.0, np.nan, 3.0])).item()
+    3.0
+    """
+    return _nan_extremum(max, -np.inf, a, axis, out, keepdims, initial, where)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """``min`` ignoring NaNs (NaN for all-NaN slices).
+
+    >>> nanmin(np.array([1.0, np.nan, 3.0])).item()
+    1.0
+    """
+    return _nan_extremum(min, np.inf, a, axis, out, keepdims, initial, where)
+
+
+def _not_nan_mask(a, where):
+    a = asarray(a)
+    keep = ew.not_p.bind(isnan(a)) if _dt.is_inexact(a.dtype) else constant(True, np.bool_, a.shape)
+    if where is not None:
+        keep = ew.and_p.bind(keep, broadcast_to(as_bool(where), a.shape))
+    return keep
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """``mean`` ignoring NaNs.
+
+    >>> nanmean(np.array([1.0, np.nan, 3.0])).item()
+    2.0
+    """
+    return mean(a, axis, dtype, out, keepdims, where=_not_nan_mask(a, where))
+
+
+def nanvar(
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None
+):
+    """``var`` ignoring NaNs.
+
+    >>> nanvar(np.array([1.0, np.nan, 3.0])).item()
+    1.0
+    """
+    keep = _not_nan_mask(a, where)
+    return var(
+        _nan_replaced(a, 0), axis, dtype, out, ddof, keepdims, where=keep, mean=mean, correction=correction
+    )
+
+
+def nanstd(
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None
+):
+    """``std`` ignoring NaNs.
+
+    >>> nanstd(np.array([1.0, np.nan, 3.0])).item()
+    1.0
+    """
+    return sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))

@@ -1,176 +1,545 @@
-"""Elementwise functions of funcgrad.numpy (NumPy's ufuncs), as compositions of primitives.
+"""Arithmetic, comparison, logical and bitwise ufuncs of funcgrad.numpy.
 
-Layer: surface. Imports funcgrad.numpy._core and the primitive catalog.
+Layer: surface. Imports ``funcgrad.numpy._core`` and the primitive catalog (elementwise family).
+
+Each function follows NOTE: [numpy operand preparation]. Values follow NumPy: ``//`` and ``%``
+round toward negative infinity (the primitives' ``div``/``rem`` round toward zero, as XLA does),
+``bool + bool`` is logical or, integer ``**`` is exact. Piecewise-constant functions (``//``,
+comparisons, bitwise operations) have zero derivatives.
 """
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from funcgrad import dtypes as _dt
-from funcgrad.numpy._core import aval, elementwise, promote_dtypes, broadcast_args
+from funcgrad.core import concrete_value
+from funcgrad.numpy._core import (
+    aval,
+    broadcast_args,
+    broadcast_shapes,
+    constant,
+    elementwise,
+    elementwise_inexact,
+    full_like_aval,
+    promote_args,
+    promote_args_inexact,
+    promote_args_numeric,
+    select,
+    shape_of,
+)
 from primitives import elementwise as ew
 
 
-def _unary_inexact(prim, name):
-    def f(x, /):
-        return elementwise(prim, x, inexact=True)
-
-    f.__name__ = name
-    f.__doc__ = f"Elementwise ``{name}`` (NumPy semantics; integers become the default float)."
+def _doc(f, name, summary, example):
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"{summary}\n\n{example}\n"
     return f
 
 
-sin = _unary_inexact(ew.sin_p, "sin")
-cos = _unary_inexact(ew.cos_p, "cos")
-tan = _unary_inexact(ew.tan_p, "tan")
-arcsin = _unary_inexact(ew.asin_p, "arcsin")
-arccos = _unary_inexact(ew.acos_p, "arccos")
-arctan = _unary_inexact(ew.atan_p, "arctan")
-sinh = _unary_inexact(ew.sinh_p, "sinh")
-cosh = _unary_inexact(ew.cosh_p, "cosh")
-tanh = _unary_inexact(ew.tanh_p, "tanh")
-arcsinh = _unary_inexact(ew.asinh_p, "arcsinh")
-arccosh = _unary_inexact(ew.acosh_p, "arccosh")
-arctanh = _unary_inexact(ew.atanh_p, "arctanh")
-exp = _unary_inexact(ew.exp_p, "exp")
-exp2 = _unary_inexact(ew.exp2_p, "exp2")
-expm1 = _unary_inexact(ew.expm1_p, "expm1")
-log = _unary_inexact(ew.log_p, "log")
-log1p = _unary_inexact(ew.log1p_p, "log1p")
-sqrt = _unary_inexact(ew.sqrt_p, "sqrt")
-cbrt = _unary_inexact(ew.cbrt_p, "cbrt")
+def _is_bool(x) -> bool:
+    return aval(x).dtype == np.bool_
 
 
-def add(x, y, /):
-    """Elementwise ``x + y`` with NumPy broadcasting and NEP 50 promotion.
+def _is_int(x) -> bool:
+    return aval(x).dtype.kind in "iu"
+
+
+def _is_unsigned(x) -> bool:
+    return aval(x).dtype.kind == "u"
+
+
+# ----------------------------------------------------------------------------------------------
+# Arithmetic
+
+
+def add(x1, x2, /):
+    """Elementwise ``x1 + x2`` with NumPy broadcasting and NEP 50 promotion (bools: logical or).
 
     >>> add(1, 2.5)
     Array(3.5, dtype=float64, weak_type=True)
+    >>> add(np.float32(1), 2.0).dtype
+    dtype('float32')
     """
-    x, y = broadcast_args(*promote_dtypes(x, y))
-    if aval(x).dtype == np.bool_:
-        return ew.or_p.bind(x, y)
-    return ew.add_p.bind(x, y)
+    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    return (ew.or_p if _is_bool(x1) else ew.add_p).bind(x1, x2)
 
 
-def subtract(x, y, /):
-    """Elementwise ``x - y``."""
-    return elementwise(ew.sub_p, x, y)
+def subtract(x1, x2, /):
+    """Elementwise ``x1 - x2``.
+
+    >>> subtract(np.array([3, 4]), 1).tolist()
+    [2, 3]
+    """
+    return ew.sub_p.bind(*broadcast_args(*promote_args_numeric("subtract", x1, x2)))
 
 
-def multiply(x, y, /):
-    """Elementwise ``x * y``."""
-    x, y = broadcast_args(*promote_dtypes(x, y))
-    if aval(x).dtype == np.bool_:
-        return ew.and_p.bind(x, y)
-    return ew.mul_p.bind(x, y)
+def multiply(x1, x2, /):
+    """Elementwise ``x1 * x2`` (bools: logical and).
+
+    >>> multiply(np.array([1.0, 2.0]), 3).tolist()
+    [3.0, 6.0]
+    """
+    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    return (ew.and_p if _is_bool(x1) else ew.mul_p).bind(x1, x2)
 
 
-def true_divide(x, y, /):
-    """Elementwise ``x / y`` (integers divide to the default float, as in NumPy)."""
-    return elementwise(ew.div_p, x, y, inexact=True)
+def true_divide(x1, x2, /):
+    """Elementwise ``x1 / x2``; integers divide in the default float, as in NumPy.
+
+    >>> true_divide(np.array([1, 2]), 4).tolist()
+    [0.25, 0.5]
+    """
+    return elementwise_inexact(ew.div_p, x1, x2)
 
 
-divide = true_divide
+divide = _doc(
+    lambda x1, x2, /: true_divide(x1, x2),
+    "divide",
+    "Alias of ``true_divide``.",
+    ">>> divide(1.0, 4.0).item()\n0.25",
+)
 
 
 def negative(x, /):
-    """Elementwise ``-x``."""
-    return elementwise(ew.neg_p, x)
+    """Elementwise ``-x``.
+
+    >>> negative(np.array([1, -2])).tolist()
+    [-1, 2]
+    """
+    (x,) = promote_args_numeric("negative", x)
+    return ew.neg_p.bind(x)
 
 
-def power(x, y, /):
-    """Elementwise ``x ** y``; a Python int exponent becomes repeated multiplication."""
-    if isinstance(y, int) and not isinstance(y, bool):
-        (x,) = promote_dtypes(x)
-        if y == 0:
-            from funcgrad.numpy.creation import ones_like  # noqa: PLC0415
+def positive(x, /):
+    """Elementwise ``+x`` (a copy of ``x``; booleans are rejected as in NumPy).
 
-            return ones_like(x)
-        if _dt.is_inexact(aval(x).dtype) or y > 0:
-            return ew.integer_pow(x, y)
-    x, y = broadcast_args(*promote_dtypes(x, y))
-    if not _dt.is_inexact(aval(x).dtype):
-        return _integer_power(x, y)
-    return ew.pow_p.bind(x, y)
-
-
-def _integer_power(x, y):
-    raise NotImplementedError("integer ** integer array is not supported yet")
-
-
-def maximum(x, y, /):
-    """Elementwise maximum (NaN-propagating; ties split the gradient equally)."""
-    return elementwise(ew.max_p, x, y)
-
-
-def minimum(x, y, /):
-    """Elementwise minimum."""
-    return elementwise(ew.min_p, x, y)
-
-
-def square(x, /):
-    """Elementwise ``x * x``."""
-    return elementwise(ew.square_p, x)
+    >>> positive(np.array([1, -2])).tolist()
+    [1, -2]
+    """
+    (x,) = promote_args_numeric("positive", x)
+    return x
 
 
 def absolute(x, /):
-    """Elementwise ``|x|`` (gradient ``sign(x)``, 0 at 0)."""
-    return elementwise(ew.abs_p, x)
+    """Elementwise ``|x|``; the derivative at 0 is 0 (``sign(0)``), as JAX documents.
 
-
-abs = absolute
-
-
-def _compare(prim, name):
-    def f(x, y, /):
-        return elementwise(prim, x, y)
-
-    f.__name__ = name
-    f.__doc__ = f"Elementwise ``{name}`` comparison (boolean result, zero gradient)."
-    return f
-
-
-equal = _compare(ew.eq_p, "equal")
-not_equal = _compare(ew.ne_p, "not_equal")
-less = _compare(ew.lt_p, "less")
-less_equal = _compare(ew.le_p, "less_equal")
-greater = _compare(ew.gt_p, "greater")
-greater_equal = _compare(ew.ge_p, "greater_equal")
-
-
-def where(condition, x=None, y=None, /):
-    """``x`` where ``condition`` else ``y`` (with broadcasting).
-
-    >>> where(asarray_bool([True, False]), 1.0, 2.0).tolist()
-    [1.0, 2.0]
+    >>> absolute(np.array([-1.5, 0.0, 2.0])).tolist()
+    [1.5, 0.0, 2.0]
     """
-    if x is None or y is None:
-        raise ValueError("funcgrad.numpy.where needs x and y; the one-argument form is nonzero()")
-    x, y = promote_dtypes(x, y)
-    condition = _as_bool(condition)
-    condition, x, y = broadcast_args(condition, x, y)
-    shape = aval(x).shape or aval(y).shape or aval(condition).shape
-    from funcgrad.numpy._core import broadcast_to  # noqa: PLC0415
-
-    if aval(x).shape != shape:
-        x = broadcast_to(x, shape)
-    if aval(y).shape != shape:
-        y = broadcast_to(y, shape)
-    return ew.select_n_p.bind(condition, y, x)
+    (x,) = promote_args(x)
+    if _is_bool(x) or _is_unsigned(x):
+        return x
+    return ew.abs_p.bind(x)
 
 
-def _as_bool(c):
-    from funcgrad.numpy._core import asarray  # noqa: PLC0415
-
-    c = asarray(c) if not hasattr(c, "dtype") else c
-    if aval(c).dtype != np.bool_:
-        c = ew.ne_p.bind(*promote_dtypes(c, 0))
-    return c
+abs = _doc(lambda x, /: absolute(x), "abs", "Alias of ``absolute``.", ">>> abs(-2).item()\n2")
 
 
-def asarray_bool(x):
-    from funcgrad.numpy._core import asarray  # noqa: PLC0415
+def sign(x, /):
+    """Elementwise sign: -1, 0 or 1 (NaN for NaN); zero derivative.
 
-    return asarray(x, bool)
+    >>> sign(np.array([-3.0, 0.0, 2.0])).tolist()
+    [-1.0, 0.0, 1.0]
+    """
+    (x,) = promote_args_numeric("sign", x)
+    return ew.sign_p.bind(x)
+
+
+def square(x, /):
+    """Elementwise ``x * x``.
+
+    >>> square(np.array([2, -3])).tolist()
+    [4, 9]
+    """
+    (x,) = promote_args(x)
+    return x if _is_bool(x) else ew.square_p.bind(x)
+
+
+def reciprocal(x, /):
+    """Elementwise ``1 / x``, computed in floating point (integers promote, as in jax.numpy).
+
+    >>> reciprocal(np.array([2.0, 4.0])).tolist()
+    [0.5, 0.25]
+    """
+    (x,) = promote_args_inexact(x)
+    return ew.div_p.bind(constant(1, aval(x).dtype), x)
+
+
+# ----------------------------------------------------------------------------------------------
+# Floor division and remainders (NumPy rounds toward -inf; rem/div round toward zero)
+
+
+def _int_floor_divide(x1, x2):
+    # div rounds toward zero; step down by one where the remainder is non-zero and the signs differ.
+    zero = constant(0, aval(x1).dtype)
+    q = ew.div_p.bind(x1, x2)
+    r = ew.rem_p.bind(x1, x2)
+    if _is_unsigned(x1):
+        return q
+    fix = ew.and_p.bind(ew.ne_p.bind(r, zero), ew.ne_p.bind(ew.lt_p.bind(x1, zero), ew.lt_p.bind(x2, zero)))
+    return ew.sub_p.bind(q, ew.convert_element_type(fix, aval(q).dtype))
+
+
+def _float_floor_divide(x1, x2):
+    # NumPy's algorithm (npy_divmod): exact for ``1 // 0.1 == 9.0``, unlike ``floor(x1 / x2)``.
+    dtype = aval(x1).dtype
+    zero = constant(0, dtype)
+    mod = ew.rem_p.bind(x1, x2)
+    div = ew.div_p.bind(ew.sub_p.bind(x1, mod), x2)
+    adjust = ew.and_p.bind(
+        ew.ne_p.bind(mod, zero), ew.ne_p.bind(ew.lt_p.bind(x2, zero), ew.lt_p.bind(mod, zero))
+    )
+    div = select(adjust, ew.sub_p.bind(div, constant(1, dtype)), div)
+    floor_div = ew.floor_p.bind(div)
+    floor_div = select(
+        ew.gt_p.bind(ew.sub_p.bind(div, floor_div), constant(0.5, dtype)),
+        ew.add_p.bind(floor_div, constant(1, dtype)),
+        floor_div,
+    )
+    # A zero quotient takes the sign of the true quotient (NumPy gives -0.0 for -1 // inf).
+    true_div = ew.div_p.bind(x1, x2)
+    signed_zero = ew.mul_p.bind(zero, true_div)
+    return select(ew.ne_p.bind(div, zero), floor_div, signed_zero)
+
+
+def floor_divide(x1, x2, /):
+    """Elementwise ``x1 // x2``, rounding toward negative infinity (NumPy semantics); zero derivative.
+
+    >>> floor_divide(np.array([7, -7]), 2).tolist()
+    [3, -4]
+    >>> floor_divide(1.0, 0.1).item()
+    9.0
+    """
+    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    if _is_bool(x1):
+        raise TypeError("numpy boolean floor_divide (//) is not supported; convert to int first")
+    x1, x2 = ew.stop_gradient_p.bind(x1), ew.stop_gradient_p.bind(x2)
+    return _int_floor_divide(x1, x2) if _is_int(x1) else _float_floor_divide(x1, x2)
+
+
+def remainder(x1, x2, /):
+    """Elementwise remainder with the sign of the divisor (Python's and NumPy's ``%``).
+
+    The derivative is 1 in ``x1`` and ``-floor(x1 / x2)`` in ``x2``.
+
+    >>> remainder(np.array([7, -7]), 3).tolist()
+    [1, 2]
+    >>> remainder(-1.5, 1.0).item()
+    0.5
+    """
+    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    if _is_bool(x1):
+        raise TypeError("numpy boolean remainder (%) is not supported; convert to int first")
+    r = ew.rem_p.bind(x1, x2)
+    if _is_unsigned(x1):
+        return r
+    zero = constant(0, aval(r).dtype)
+    fix = ew.and_p.bind(ew.ne_p.bind(r, zero), ew.ne_p.bind(ew.lt_p.bind(r, zero), ew.lt_p.bind(x2, zero)))
+    return select(fix, ew.add_p.bind(r, x2), r)
+
+
+mod = _doc(lambda x1, x2, /: remainder(x1, x2), "mod", "Alias of ``remainder``.", ">>> mod(-7, 3).item()\n2")
+
+
+def fmod(x1, x2, /):
+    """Elementwise remainder with the sign of the dividend (C's ``fmod``).
+
+    >>> fmod(np.array([7, -7]), 3).tolist()
+    [1, -1]
+    """
+    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    if _is_bool(x1):
+        raise TypeError("numpy boolean fmod is not supported; convert to int first")
+    return ew.rem_p.bind(x1, x2)
+
+
+def divmod(x1, x2, /):
+    """``(floor_divide(x1, x2), remainder(x1, x2))``.
+
+    >>> [a.tolist() for a in divmod(np.array([7, -7]), 2)]
+    [[3, -4], [1, 1]]
+    """
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+# ----------------------------------------------------------------------------------------------
+# Powers
+
+
+def _integer_power(x, y):
+    """Exact ``x ** y`` for integer arrays by binary exponentiation (NumPy's integer power)."""
+    dtype = aval(x).dtype
+    yv = concrete_value(y)
+    if yv is not None and np.any(yv < 0):
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    # A concrete exponent needs only as many squarings as its largest value has bits.
+    bits = dtype.itemsize * 8 if yv is None else builtins.max(int(np.max(yv, initial=0)).bit_length(), 1)
+    one, zero = constant(1, dtype), constant(0, dtype)
+    acc = constant(1, dtype, broadcast_shapes(shape_of(x), shape_of(y)))
+    for _ in range(bits):
+        acc = select(ew.ne_p.bind(ew.and_p.bind(y, one), zero), ew.mul_p.bind(acc, x), acc)
+        x = ew.mul_p.bind(x, x)
+        y = ew.shift_right_logical_p.bind(y, one)
+    return acc
+
+
+def power(x1, x2, /):
+    """Elementwise ``x1 ** x2``. A Python int exponent is exact repeated multiplication (with a
+    correct derivative at 0); integer arrays use exact integer powers.
+
+    >>> power(np.array([2.0, 3.0]), 2).tolist()
+    [4.0, 9.0]
+    >>> power(np.array([2, 3]), np.array([3, 2])).tolist()
+    [8, 9]
+    """
+    if type(x2) is int:
+        (x1,) = promote_args(x1)
+        if _is_bool(x1):
+            x1 = ew.convert_element_type(x1, _dt.default_int)
+        if x2 == 0:
+            return full_like_aval(x1, 1)
+        if x2 > 0 or _dt.is_inexact(aval(x1).dtype):
+            return ew.integer_pow(x1, x2)
+    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    if _is_bool(x1):
+        x1, x2 = ew.convert_element_type(x1, _dt.default_int), ew.convert_element_type(x2, _dt.default_int)
+    if _is_int(x1):
+        return _integer_power(x1, x2)
+    return ew.pow_p.bind(x1, x2)
+
+
+pow = _doc(lambda x1, x2, /: power(x1, x2), "pow", "Alias of ``power``.", ">>> pow(2.0, 3).item()\n8.0")
+
+
+def float_power(x1, x2, /):
+    """``x1 ** x2`` computed in float64 (or complex128), as NumPy's ``float_power``.
+
+    >>> float_power(np.array([2], np.int32), 3).dtype
+    dtype('float64')
+    """
+    x1, x2 = promote_args(x1, x2)
+    target = np.dtype(np.complex128) if aval(x1).dtype.kind == "c" else np.dtype(np.float64)
+    x1, x2 = ew.convert_element_type(x1, target), ew.convert_element_type(x2, target)
+    return ew.pow_p.bind(*broadcast_args(x1, x2))
+
+
+# ----------------------------------------------------------------------------------------------
+# Extrema
+
+
+def maximum(x1, x2, /):
+    """Elementwise maximum, propagating NaNs; at ties the derivative is split equally.
+
+    >>> maximum(np.array([1.0, 5.0]), 3.0).tolist()
+    [3.0, 5.0]
+    """
+    return elementwise(ew.max_p, x1, x2)
+
+
+def minimum(x1, x2, /):
+    """Elementwise minimum, propagating NaNs; at ties the derivative is split equally.
+
+    >>> minimum(np.array([1.0, 5.0]), 3.0).tolist()
+    [1.0, 3.0]
+    """
+    return elementwise(ew.min_p, x1, x2)
+
+
+def _isnan(x):
+    return ew.ne_p.bind(x, x)
+
+
+def fmax(x1, x2, /):
+    """Elementwise maximum ignoring NaNs (NaN only where both are NaN).
+
+    >>> fmax(np.array([np.nan, 1.0]), np.array([2.0, np.nan])).tolist()
+    [2.0, 1.0]
+    """
+    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    out = ew.max_p.bind(x1, x2)
+    if not _dt.is_inexact(aval(x1).dtype):
+        return out
+    return select(_isnan(x2), x1, select(_isnan(x1), x2, out))
+
+
+def fmin(x1, x2, /):
+    """Elementwise minimum ignoring NaNs (NaN only where both are NaN).
+
+    >>> fmin(np.array([np.nan, 1.0]), np.array([2.0, np.nan])).tolist()
+    [2.0, 1.0]
+    """
+    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    out = ew.min_p.bind(x1, x2)
+    if not _dt.is_inexact(aval(x1).dtype):
+        return out
+    return select(_isnan(x2), x1, select(_isnan(x1), x2, out))
+
+
+_NO_VALUE = object()
+
+
+def clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, /, *, min=None, max=None):
+    """Clip values to ``[min, max]`` (either bound may be None), as ``minimum(maximum(a, min), max)``.
+
+    >>> clip(np.array([-2.0, 0.5, 3.0]), 0.0, 1.0).tolist()
+    [0.0, 0.5, 1.0]
+    >>> clip(np.array([1, 5]), max=3).tolist()
+    [1, 3]
+    """
+    lo = min if a_min is _NO_VALUE else a_min
+    hi = max if a_max is _NO_VALUE else a_max
+    if lo is not None:
+        a = maximum(a, lo)
+    if hi is not None:
+        a = minimum(a, hi)
+    if lo is None and hi is None:
+        (a,) = promote_args(a)
+    return a
+
+
+# ----------------------------------------------------------------------------------------------
+# Comparisons (boolean results, zero derivatives)
+
+
+def _compare(prim, name, sym):
+    def f(x1, x2, /):
+        return elementwise(prim, x1, x2)
+
+    return _doc(
+        f,
+        name,
+        f"Elementwise ``x1 {sym} x2`` (a boolean Array; zero derivative).",
+        f">>> {name}(np.array([1, 2, 3]), 2).tolist()\n"
+        + repr([bool(getattr(np, name)(v, 2)) for v in (1, 2, 3)]),
+    )
+
+
+equal = _compare(ew.eq_p, "equal", "==")
+not_equal = _compare(ew.ne_p, "not_equal", "!=")
+less = _compare(ew.lt_p, "less", "<")
+less_equal = _compare(ew.le_p, "less_equal", "<=")
+greater = _compare(ew.gt_p, "greater", ">")
+greater_equal = _compare(ew.ge_p, "greater_equal", ">=")
+
+
+# ----------------------------------------------------------------------------------------------
+# Logical functions (operate on truth values)
+
+
+def as_bool(x):
+    """``x != 0`` as a boolean Array (identity for booleans)."""
+    (x,) = promote_args(x)
+    if _is_bool(x):
+        return x
+    return ew.ne_p.bind(x, constant(0, aval(x).dtype))
+
+
+def _logical(prim, name, sym):
+    def f(x1, x2, /):
+        return prim.bind(*broadcast_args(as_bool(x1), as_bool(x2)))
+
+    return _doc(
+        f,
+        name,
+        f"Elementwise logical {sym} of the truth values of ``x1`` and ``x2``.",
+        f">>> {name}(np.array([0, 1, 2]), np.array([1, 1, 0])).tolist()\n"
+        + repr(getattr(np, name)([0, 1, 2], [1, 1, 0]).tolist()),
+    )
+
+
+logical_and = _logical(ew.and_p, "logical_and", "and")
+logical_or = _logical(ew.or_p, "logical_or", "or")
+logical_xor = _logical(ew.xor_p, "logical_xor", "xor")
+
+
+def logical_not(x, /):
+    """Elementwise logical not of the truth value of ``x``.
+
+    >>> logical_not(np.array([0, 2])).tolist()
+    [True, False]
+    """
+    return ew.not_p.bind(as_bool(x))
+
+
+# ----------------------------------------------------------------------------------------------
+# Bitwise functions (integers and booleans)
+
+
+def _bitwise_args(name, *args):
+    args = broadcast_args(*promote_args(*args))
+    if aval(args[0]).dtype.kind not in "biu":
+        raise TypeError(f"{name} is only supported for integer and boolean types, got {aval(args[0]).dtype}")
+    return args
+
+
+def _bitwise(prim, name, sym):
+    def f(x1, x2, /):
+        return prim.bind(*_bitwise_args(name, x1, x2))
+
+    return _doc(
+        f,
+        name,
+        f"Elementwise bitwise ``x1 {sym} x2`` of integers or booleans.",
+        f">>> {name}(np.array([12, 10]), 6).tolist()\n" + repr(getattr(np, name)([12, 10], 6).tolist()),
+    )
+
+
+bitwise_and = _bitwise(ew.and_p, "bitwise_and", "&")
+bitwise_or = _bitwise(ew.or_p, "bitwise_or", "|")
+bitwise_xor = _bitwise(ew.xor_p, "bitwise_xor", "^")
+
+
+def bitwise_not(x, /):
+    """Elementwise bitwise ``~x`` (logical not for booleans).
+
+    >>> bitwise_not(np.array([0, 5])).tolist()
+    [-1, -6]
+    """
+    (x,) = _bitwise_args("bitwise_not", x)
+    return ew.not_p.bind(x)
+
+
+invert = _doc(
+    lambda x, /: bitwise_not(x),
+    "invert",
+    "Alias of ``bitwise_not``.",
+    ">>> invert(np.array([True])).tolist()\n[False]",
+)
+
+
+def left_shift(x1, x2, /):
+    """Elementwise ``x1 << x2`` (integers).
+
+    >>> left_shift(np.array([1, 3]), 2).tolist()
+    [4, 12]
+    """
+    x1, x2 = _bitwise_args("left_shift", x1, x2)
+    if _is_bool(x1):
+        raise TypeError("left_shift is not supported for booleans")
+    return ew.shift_left_p.bind(x1, x2)
+
+
+def right_shift(x1, x2, /):
+    """Elementwise ``x1 >> x2`` (arithmetic for signed integers, logical for unsigned).
+
+    >>> right_shift(np.array([16, -16]), 2).tolist()
+    [4, -4]
+    """
+    x1, x2 = _bitwise_args("right_shift", x1, x2)
+    if _is_bool(x1):
+        raise TypeError("right_shift is not supported for booleans")
+    prim = ew.shift_right_logical_p if _is_unsigned(x1) else ew.shift_right_arithmetic_p
+    return prim.bind(x1, x2)
+
+
+# ----------------------------------------------------------------------------------------------
+# where / select
+
+
+def where3(condition, x, y):
+    """Three-argument ``where``: promote ``x`` and ``y``, broadcast all three, select."""
+    x, y = promote_args(x, y)
+    return select(as_bool(condition), x, y)

@@ -1,0 +1,239 @@
+"""Dtype utilities of funcgrad.numpy: scalar types, ``result_type``, ``promote_types``, ``can_cast``,
+``iinfo``/``finfo``, ``issubdtype``.
+
+Layer: surface. Imports the kernel (``funcgrad.dtypes``, ``funcgrad.core``, ``funcgrad.array``),
+``primitives.elementwise`` and numpy/ml_dtypes; nothing from the rest of funcgrad.numpy, so every
+other module may import it.
+
+Promotion is NumPy 2's (NEP 50): Python scalars are *weak* (they take the other operand's dtype),
+float64 is the default float and float32 stays float32 (see NOTE: [weak types] in
+``funcgrad/dtypes.py``). Scalar types (``fnp.float32``) are constructors returning 0-d Arrays, as in
+``jax.numpy``; they compare equal to NumPy's types and work wherever a dtype is expected.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from funcgrad import core
+from funcgrad import dtypes as _dt
+from funcgrad.array import Array
+from primitives import elementwise as ew
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+# ----------------------------------------------------------------------------------------------
+# Scalar types
+
+
+class _ScalarMeta(type):
+    """The metaclass of funcgrad's scalar types: calling one makes a 0-d Array of its dtype."""
+
+    dtype: np.dtype
+
+    @property
+    def __numpy_dtype__(cls) -> np.dtype:
+        return cls.dtype
+
+    def __hash__(cls) -> int:
+        return hash(cls.dtype.type)
+
+    def __eq__(cls, other) -> bool:
+        return cls is other or cls.dtype.type == other
+
+    def __ne__(cls, other) -> bool:
+        return not cls == other
+
+    def __call__(cls, x=0):
+        if isinstance(x, core.Tracer | Array):
+            return ew.convert_element_type(x, cls.dtype)
+        return Array._from_owned(np.asarray(x, dtype=cls.dtype))
+
+    def __instancecheck__(cls, instance) -> bool:
+        return isinstance(instance, cls.dtype.type)
+
+
+def _scalar_type(np_type) -> _ScalarMeta:
+    name = np.dtype(np_type).name if np.dtype(np_type).name != "bool" else "bool_"
+    t = _ScalarMeta(name, (object,), {"dtype": np.dtype(np_type)})
+    t.__module__ = "funcgrad.numpy"
+    t.__doc__ = f"The {name} scalar type: ``fnp.{name}(x)`` is a 0-d Array of dtype {name}."
+    return t
+
+
+bool_ = _scalar_type(np.bool_)
+int8 = _scalar_type(np.int8)
+int16 = _scalar_type(np.int16)
+int32 = _scalar_type(np.int32)
+int64 = _scalar_type(np.int64)
+uint8 = _scalar_type(np.uint8)
+uint16 = _scalar_type(np.uint16)
+uint32 = _scalar_type(np.uint32)
+uint64 = _scalar_type(np.uint64)
+float16 = _scalar_type(np.float16)
+float32 = _scalar_type(np.float32)
+float64 = _scalar_type(np.float64)
+complex64 = _scalar_type(np.complex64)
+complex128 = _scalar_type(np.complex128)
+bfloat16 = _scalar_type(_dt.bfloat16) if _dt.bfloat16 is not None else None
+# NumPy's default-precision aliases (float64 is the default float, see the module docstring).
+float_ = float64
+int_ = int64
+complex_ = complex128
+single = float32
+double = float64
+
+# Abstract scalar types for issubdtype, shared with NumPy.
+generic = np.generic
+number = np.number
+inexact = np.inexact
+floating = np.floating
+complexfloating = np.complexfloating
+integer = np.integer
+signedinteger = np.signedinteger
+unsignedinteger = np.unsignedinteger
+dtype = np.dtype
+
+
+# ----------------------------------------------------------------------------------------------
+# Promotion
+
+
+def canonicalize_dtype(d) -> np.dtype:
+    """``np.dtype`` of any dtype spelling: ``float``, ``'f4'``, ``fnp.float32``, an array's dtype."""
+    if isinstance(d, _ScalarMeta):
+        return d.dtype
+    return _dt.canonicalize(d)
+
+
+def dtype_and_weak(x) -> tuple[np.dtype, bool]:
+    """``(dtype, weak_type)`` of an array-like or Python scalar (scalars are weak)."""
+    t = type(x)
+    if t in _PY_SCALARS:
+        return _dt.python_scalar_dtype(x), True
+    if isinstance(x, Array | core.Tracer):
+        return x.dtype, x.weak_type
+    if isinstance(x, np.ndarray | np.generic):
+        return x.dtype, False
+    return core.get_aval(x).dtype, False
+
+
+def _dtype_or_value_pair(a) -> tuple[np.dtype, bool]:
+    if isinstance(a, type) and a in _PY_SCALARS:
+        # ``result_type(float32, float)``: the Python type stands for a weak scalar of that kind.
+        return _dt.python_scalar_dtype(a()), True
+    if isinstance(a, np.dtype | str | _ScalarMeta) or isinstance(a, type):
+        return canonicalize_dtype(a), False
+    return dtype_and_weak(a)
+
+
+def result_type(*arrays_and_dtypes) -> np.dtype:
+    """The dtype NumPy 2 (NEP 50) gives an operation on ``arrays_and_dtypes``.
+
+    Python scalars (and the types ``int``/``float``/``complex``) are weak.
+
+    >>> result_type(float32, 2.0)
+    dtype('float32')
+    >>> result_type(int32, 2.5)
+    dtype('float64')
+    """
+    if not arrays_and_dtypes:
+        raise ValueError("at least one array or dtype is required")
+    return _dt.result_type(*[_dtype_or_value_pair(a) for a in arrays_and_dtypes])[0]
+
+
+def promote_types(type1, type2) -> np.dtype:
+    """The smallest dtype to which both dtypes may be safely cast.
+
+    >>> promote_types('int32', 'float32')
+    dtype('float64')
+    """
+    return np.promote_types(canonicalize_dtype(type1), canonicalize_dtype(type2))
+
+
+def can_cast(from_, to, casting: str = "safe") -> bool:
+    """Whether ``from_`` (a dtype, or an array) can be cast to ``to`` under ``casting``.
+
+    >>> can_cast(int32, float64), can_cast(float64, int32)
+    (True, False)
+    """
+    if isinstance(from_, Array | core.Tracer):
+        from_ = from_.dtype
+    elif type(from_) in _PY_SCALARS:
+        raise TypeError("can_cast does not accept Python scalars (NEP 50); pass a dtype or an array")
+    return bool(np.can_cast(canonicalize_dtype(from_), canonicalize_dtype(to), casting))
+
+
+def issubdtype(arg1, arg2) -> bool:
+    """NumPy's ``issubdtype`` accepting funcgrad's scalar types.
+
+    >>> issubdtype(float32, floating)
+    True
+    """
+    arg1 = canonicalize_dtype(arg1)
+    if isinstance(arg2, _ScalarMeta):
+        arg2 = arg2.dtype
+    if _dt.bfloat16 is not None and arg1 == _dt.bfloat16:
+        return arg2 in (np.floating, np.inexact, np.number, np.generic) or np.dtype(arg2) == arg1
+    return bool(np.issubdtype(arg1, arg2))
+
+
+def isdtype(dtype_, kind) -> bool:
+    """The Array API's ``isdtype``: ``kind`` is a dtype, a kind name or a tuple of them.
+
+    >>> isdtype(float32, 'real floating')
+    True
+    """
+    dtype_ = canonicalize_dtype(dtype_)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {
+        "bool": lambda d: d == np.bool_,
+        "signed integer": lambda d: d.kind == "i",
+        "unsigned integer": lambda d: d.kind == "u",
+        "integral": lambda d: d.kind in "iu",
+        "real floating": _dt.is_float,
+        "complex floating": lambda d: d.kind == "c",
+        "numeric": lambda d: d.kind in "iufc" or _dt.is_float(d),
+    }
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in names:
+                raise ValueError(f"unknown dtype kind {k!r}; expected one of {sorted(names)}")
+            if names[k](dtype_):
+                return True
+        elif canonicalize_dtype(k) == dtype_:
+            return True
+    return False
+
+
+# ----------------------------------------------------------------------------------------------
+# Machine limits
+
+
+def _dtype_of(int_type):
+    if isinstance(int_type, Array | core.Tracer | np.ndarray | np.generic):
+        return int_type.dtype
+    return canonicalize_dtype(int_type)
+
+
+def iinfo(int_type) -> np.iinfo:
+    """Machine limits of an integer dtype (NumPy's ``iinfo``).
+
+    >>> int(iinfo(int8).max)
+    127
+    """
+    return np.iinfo(_dtype_of(int_type))
+
+
+def finfo(dtype_):
+    """Machine limits of a floating dtype (NumPy's ``finfo``; bfloat16 through ml_dtypes).
+
+    >>> float(finfo(float32).eps) == float(np.finfo(np.float32).eps)
+    True
+    """
+    d = _dtype_of(dtype_)
+    if _dt.bfloat16 is not None and d == _dt.bfloat16:
+        return ml_dtypes.finfo(d)
+    return np.finfo(d)

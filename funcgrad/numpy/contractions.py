@@ -1,0 +1,407 @@
+"""Contractions of funcgrad.numpy: matmul, dot, vdot, inner, outer, tensordot, einsum, trace, kron,
+cross, vecdot, matvec, vecmat.
+
+Layer: surface. Imports ``funcgrad.numpy._core``, ``shape`` and the primitive catalog (dot_general,
+structure, reductions); ``opt_einsum`` plans einsum contractions.
+
+Every contraction lowers to ``dot_general`` (plus transpose/reshape/reduce_sum), whose transpose
+rule makes it differentiable. ``einsum`` asks opt_einsum for a pairwise contraction order
+(``contract_path``) and lowers each step itself: labels repeated within one operand become a
+diagonal (a mask and a sum), labels needed by no later step are summed out early, and each pair
+becomes one ``dot_general`` with shared labels as batch or contracting dimensions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import opt_einsum
+
+from funcgrad.numpy import reductions
+from funcgrad.numpy._core import (
+    as_sequence,
+    asarray,
+    broadcast_shapes,
+    broadcast_to,
+    constant,
+    normalize_axis,
+    promote_args,
+    select,
+)
+from funcgrad.numpy.manipulation import expand_dims, moveaxis, ravel, reshape
+from funcgrad.numpy.ufuncs import multiply, subtract
+from primitives import dot as dt
+from primitives import reductions as red
+from primitives import structure as st
+
+
+def _dot_general(a, b, contract, batch=((), ()), preferred_element_type=None):
+    return dt.dot_general(a, b, (contract, batch), preferred_element_type)
+
+
+def matmul(a, b, /, *, preferred_element_type=None):
+    """Matrix product with NumPy's rules: 1-D operands are vectors, leading axes broadcast.
+
+    >>> matmul(np.array([[1.0, 2.0]]), np.array([[3.0], [4.0]])).tolist()
+    [[11.0]]
+    >>> matmul(np.ones((5, 2, 3)), np.ones(3)).shape
+    (5, 2)
+    """
+    a, b = promote_args(asarray(a), asarray(b))
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(
+            "matmul: Input operand does not have enough dimensions (scalars are not allowed; use * instead)"
+        )
+    a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    if a_vec:
+        a = reshape(a, (1, a.shape[0]))
+    if b_vec:
+        b = reshape(b, (b.shape[0], 1))
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(
+            f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+            f"(n?,k),(k,m?)->(n?,m?) (size {b.shape[-2]} is different from {a.shape[-1]}); shapes "
+            f"{a.shape} and {b.shape}"
+        )
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    nb = len(batch)
+    if b.ndim == 2:
+        out = _dot_general(a, b, ((a.ndim - 1,), (0,)), preferred_element_type=preferred_element_type)
+    else:
+        a = broadcast_to(a, (*batch, *a.shape[-2:]))
+        b = broadcast_to(b, (*batch, *b.shape[-2:]))
+        dims = tuple(range(nb))
+        out = _dot_general(a, b, ((nb + 1,), (nb,)), (dims, dims), preferred_element_type)
+    if a_vec and b_vec:
+        return reshape(out, out.shape[:-2])
+    if a_vec:
+        return reshape(out, (*out.shape[:-2], out.shape[-1]))
+    if b_vec:
+        return reshape(out, out.shape[:-1])
+    return out
+
+
+def dot(a, b, *, preferred_element_type=None):
+    """NumPy's ``dot``: products of scalars, inner product of vectors, matrix products, and for N-D
+    arrays a sum over the last axis of ``a`` and the second-to-last of ``b``.
+
+    >>> dot(np.array([1, 2]), np.array([3, 4])).item()
+    11
+    >>> dot(np.ones((2, 3)), np.ones((4, 3, 5))).shape
+    (2, 4, 5)
+    """
+    a, b = promote_args(asarray(a), asarray(b))
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    contract_b = 0 if b.ndim == 1 else b.ndim - 2
+    if a.shape[-1] != b.shape[contract_b]:
+        raise ValueError(
+            f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
+            f"{b.shape[contract_b]} (dim {contract_b})"
+        )
+    return _dot_general(a, b, ((a.ndim - 1,), (contract_b,)), preferred_element_type=preferred_element_type)
+
+
+def vdot(a, b, /):
+    """Dot product of the flattened arrays.
+
+    >>> vdot(np.array([[1, 2], [3, 4]]), np.array([[1, 1], [1, 1]])).item()
+    10
+    """
+    a, b = ravel(a), ravel(b)
+    if a.shape != b.shape:
+        raise ValueError(f"vdot: vectors have different lengths {a.shape[0]} and {b.shape[0]}")
+    return dot(a, b)
+
+
+def inner(a, b, /):
+    """Inner product over the last axes of ``a`` and ``b``.
+
+    >>> inner(np.ones((2, 3)), np.ones((4, 3))).shape
+    (2, 4)
+    """
+    a, b = promote_args(asarray(a), asarray(b))
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"inner: shapes {a.shape} and {b.shape} not aligned on their last axes")
+    return _dot_general(a, b, ((a.ndim - 1,), (b.ndim - 1,)))
+
+
+def outer(a, b, out=None):
+    """Outer product of the flattened vectors.
+
+    >>> outer(np.array([1, 2]), np.array([3, 4, 5])).tolist()
+    [[3, 4, 5], [6, 8, 10]]
+    """
+    a, b = ravel(a), ravel(b)
+    return multiply(reshape(a, (a.shape[0], 1)), reshape(b, (1, b.shape[0])))
+
+
+def tensordot(a, b, axes=2, *, preferred_element_type=None):
+    """Sum products over the given axes (an int ``n``: the last ``n`` of ``a``, first ``n`` of ``b``).
+
+    >>> tensordot(np.ones((2, 3, 4)), np.ones((3, 4, 5))).shape
+    (2, 5)
+    >>> tensordot(np.ones((2, 3)), np.ones((3, 2)), axes=([0, 1], [1, 0])).item()
+    6.0
+    """
+    a, b = promote_args(asarray(a), asarray(b))
+    if isinstance(axes, int | np.integer):
+        n = int(axes)
+        if n < 0 or n > min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: axes={n} is out of range for shapes {a.shape} and {b.shape}")
+        ca, cb = tuple(range(a.ndim - n, a.ndim)), tuple(range(n))
+    else:
+        if len(axes) != 2:
+            raise TypeError("tensordot: axes must be an int or a pair of sequences of axes")
+        ca = tuple(normalize_axis(x, a.ndim) for x in as_sequence(axes[0]))
+        cb = tuple(normalize_axis(x, b.ndim) for x in as_sequence(axes[1]))
+        if len(ca) != len(cb):
+            raise TypeError("tensordot: the two sequences of axes must have the same length")
+    for i, j in zip(ca, cb):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(
+                f"tensordot: shape mismatch for sum: axis {i} of {a.shape} vs axis {j} of {b.shape}"
+            )
+    return _dot_general(a, b, (ca, cb), preferred_element_type=preferred_element_type)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1):
+    """Vector dot product along ``axis``, broadcasting the other axes (Array API ``vecdot``).
+
+    >>> vecdot(np.ones((2, 3)), np.arange(3.0)).tolist()
+    [3.0, 3.0]
+    """
+    x1, x2 = promote_args(asarray(x1), asarray(x2))
+    ax1, ax2 = normalize_axis(axis, x1.ndim), normalize_axis(axis, x2.ndim)
+    if x1.shape[ax1] != x2.shape[ax2]:
+        raise ValueError(f"vecdot: axis {axis} has sizes {x1.shape[ax1]} and {x2.shape[ax2]}")
+    x1, x2 = moveaxis(x1, ax1, -1), moveaxis(x2, ax2, -1)
+    batch = broadcast_shapes(x1.shape[:-1], x2.shape[:-1])
+    x1 = broadcast_to(x1, (*batch, x1.shape[-1]))
+    x2 = broadcast_to(x2, (*batch, x2.shape[-1]))
+    dims = tuple(range(len(batch)))
+    return _dot_general(x1, x2, ((len(batch),), (len(batch),)), (dims, dims))
+
+
+def matvec(x1, x2, /):
+    """Matrix-vector products ``x1 @ x2`` over broadcast stacks (NumPy 2.2's ``matvec``).
+
+    >>> matvec(np.ones((4, 2, 3)), np.ones(3)).shape
+    (4, 2)
+    """
+    x1, x2 = asarray(x1), asarray(x2)
+    out = matmul(x1, expand_dims(x2, -1))
+    return reshape(out, out.shape[:-1])
+
+
+def vecmat(x1, x2, /):
+    """Vector-matrix products ``x1 @ x2`` over broadcast stacks (NumPy 2.2's ``vecmat``).
+
+    >>> vecmat(np.ones(2), np.ones((4, 2, 3))).shape
+    (4, 3)
+    """
+    x1, x2 = asarray(x1), asarray(x2)
+    out = matmul(expand_dims(x1, -2), x2)
+    return reshape(out, (*out.shape[:-2], out.shape[-1]))
+
+
+def diagonal_mask(n: int, m: int, offset: int):
+    """A boolean ``(n, m)`` constant, true on the ``offset``-th diagonal."""
+    return constant(np.eye(n, m, offset, dtype=bool), np.bool_)
+
+
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
+    """Sum along a diagonal of the ``(axis1, axis2)`` planes.
+
+    >>> trace(np.arange(9).reshape(3, 3)).item()
+    12
+    >>> trace(np.ones((2, 3, 3)), axis1=1, axis2=2).tolist()
+    [3.0, 3.0]
+    """
+    a = asarray(a)
+    if a.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    ax1, ax2 = normalize_axis(axis1, a.ndim), normalize_axis(axis2, a.ndim)
+    if ax1 == ax2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    mask = st.broadcast_in_dim(diagonal_mask(a.shape[ax1], a.shape[ax2], int(offset)), a.shape, (ax1, ax2))
+    masked = select(mask, a, constant(0, a.dtype))
+    return reductions.sum(masked, axis=(ax1, ax2), dtype=dtype)
+
+
+def kron(a, b):
+    """Kronecker product (blocks of ``a[i] * b``).
+
+    >>> kron(np.array([1, 10]), np.array([1, 2])).tolist()
+    [1, 2, 10, 20]
+    """
+    a, b = promote_args(asarray(a), asarray(b))
+    nd = max(a.ndim, b.ndim)
+    a = reshape(a, (1,) * (nd - a.ndim) + a.shape)
+    b = reshape(b, (1,) * (nd - b.ndim) + b.shape)
+    a_exp = reshape(a, tuple(v for s in a.shape for v in (s, 1)))
+    b_exp = reshape(b, tuple(v for s in b.shape for v in (1, s)))
+    return reshape(multiply(a_exp, b_exp), tuple(x * y for x, y in zip(a.shape, b.shape)))
+
+
+def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis=None):
+    """Cross product of 3-vectors (or 2-vectors) along the given axes.
+
+    >>> cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = promote_args(asarray(a), asarray(b))
+    a = moveaxis(a, normalize_axis(axisa, a.ndim), -1)
+    b = moveaxis(b, normalize_axis(axisb, b.ndim), -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product (dimension must be 2 or 3)")
+
+    def comp(x, i):
+        if i >= x.shape[-1]:
+            return constant(0, x.dtype)
+        return st.index_in_dim(x, i, x.ndim - 1, keepdims=False)
+
+    a0, a1, a2 = (comp(a, i) for i in range(3))
+    b0, b1, b2 = (comp(b, i) for i in range(3))
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return subtract(multiply(a0, b1), multiply(a1, b0))
+    c0 = subtract(multiply(a1, b2), multiply(a2, b1))
+    c1 = subtract(multiply(a2, b0), multiply(a0, b2))
+    c2 = subtract(multiply(a0, b1), multiply(a1, b0))
+    shape = broadcast_shapes(c0.shape, c1.shape, c2.shape)
+    parts = [reshape(broadcast_to(c, shape), (*shape, 1)) for c in (c0, c1, c2)]
+    out = st.concatenate(parts, len(shape))
+    return moveaxis(out, -1, normalize_axis(axisc, out.ndim))
+
+
+# ----------------------------------------------------------------------------------------------
+# einsum
+
+
+def einsum_path(subscripts, /, *operands, optimize="greedy"):
+    """The contraction order opt_einsum plans for ``einsum`` (its ``(path, PathInfo)``).
+
+    >>> path, info = einsum_path("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))
+    >>> path
+    [(1, 2), (0, 1)]
+    """
+    shapes = [np.shape(x) if not hasattr(x, "shape") else tuple(x.shape) for x in operands]
+    return opt_einsum.contract_path(subscripts, *shapes, shapes=True, optimize=optimize)
+
+
+def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None):
+    """Einstein summation, planned by opt_einsum and lowered to pairwise ``dot_general``.
+
+    >>> einsum("ij,jk->ik", np.ones((2, 3)), np.ones((3, 4))).shape
+    (2, 4)
+    >>> einsum("ii->", np.eye(3)).item()
+    3.0
+    >>> einsum("...i,i", np.ones((2, 3)), np.arange(3.0)).tolist()
+    [3.0, 3.0]
+    """
+    if out is not None:
+        raise NotImplementedError("einsum: the out argument is not supported (Arrays are immutable)")
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum: only the subscripts-string form is supported, e.g. einsum('ij,jk', a, b)")
+    arrays = promote_args(*[asarray(x) for x in operands])
+    optimize = (
+        "greedy"
+        if optimize is True or optimize == "auto"
+        else ("optimal" if optimize == "optimal" else optimize)
+    )
+    if optimize is False:
+        optimize = "greedy"
+    shapes = [tuple(x.shape) for x in arrays]
+    _, contractions = opt_einsum.contract_path(
+        subscripts, *shapes, einsum_call=True, shapes=True, optimize=optimize
+    )
+    ops = list(arrays)
+    for contract_inds, _removed, einsum_str, _remaining, _blas in contractions:
+        inputs = [ops.pop(i) for i in contract_inds]
+        lhs, out_labels = einsum_str.split("->")
+        in_labels = lhs.split(",")
+        if len(inputs) == 1:
+            result = _einsum_single(inputs[0], in_labels[0], out_labels)
+        else:
+            result = _einsum_pair(
+                inputs[0], in_labels[0], inputs[1], in_labels[1], out_labels, preferred_element_type
+            )
+        ops.append(result)
+    (result,) = ops
+    return result
+
+
+def _take_diagonals(x, labels: str):
+    """Collapse labels repeated within one operand to their diagonal (``'ii' -> 'i'``)."""
+    while True:
+        seen = {}
+        pair = None
+        for pos, label in enumerate(labels):
+            if label in seen:
+                pair = (seen[label], pos)
+                break
+            seen[label] = pos
+        if pair is None:
+            return x, labels
+        i, j = pair
+        n = x.shape[i]
+        mask = st.broadcast_in_dim(diagonal_mask(n, n, 0), x.shape, (i, j))
+        x = red.reduce_sum(select(mask, x, constant(0, x.dtype)), (j,))
+        labels = labels[:j] + labels[j + 1 :]
+
+
+def _sum_labels(x, labels: str, keep: str):
+    axes = tuple(i for i, label in enumerate(labels) if label not in keep)
+    if not axes:
+        return x, labels
+    return red.reduce_sum(x, axes), "".join(label for label in labels if label in keep)
+
+
+def _to_order(x, labels: str, out_labels: str):
+    perm = tuple(labels.index(label) for label in out_labels)
+    return st.transpose(x, perm)
+
+
+def _einsum_single(x, labels: str, out_labels: str):
+    x, labels = _take_diagonals(x, labels)
+    x, labels = _sum_labels(x, labels, out_labels)
+    return _to_order(x, labels, out_labels)
+
+
+def _drop_unit(x, labels: str, label: str):
+    pos = labels.index(label)
+    return reshape(x, x.shape[:pos] + x.shape[pos + 1 :]), labels[:pos] + labels[pos + 1 :]
+
+
+def _einsum_pair(a, la: str, b, lb: str, out_labels: str, preferred_element_type=None):
+    a, la = _take_diagonals(a, la)
+    b, lb = _take_diagonals(b, lb)
+    # Ellipsis dims broadcast: a size-1 dim meeting a larger one is dropped from its operand.
+    for label in [x for x in la if x in lb]:
+        na, nb = a.shape[la.index(label)], b.shape[lb.index(label)]
+        if na != nb:
+            if na == 1:
+                a, la = _drop_unit(a, la, label)
+            elif nb == 1:
+                b, lb = _drop_unit(b, lb, label)
+            else:
+                raise ValueError(
+                    f"einsum: operands could not be broadcast: label {label!r} has sizes {na} and {nb}"
+                )
+    a, la = _sum_labels(a, la, lb + out_labels)
+    b, lb = _sum_labels(b, lb, la + out_labels)
+    shared = [x for x in la if x in lb]
+    batch = [x for x in shared if x in out_labels]
+    contract = [x for x in shared if x not in out_labels]
+    dn = (
+        (tuple(la.index(x) for x in contract), tuple(lb.index(x) for x in contract)),
+        (tuple(la.index(x) for x in batch), tuple(lb.index(x) for x in batch)),
+    )
+    y = dt.dot_general(a, b, dn, preferred_element_type)
+    y_labels = (
+        "".join(batch) + "".join(x for x in la if x not in shared) + "".join(x for x in lb if x not in shared)
+    )
+    return _to_order(y, y_labels, out_labels)

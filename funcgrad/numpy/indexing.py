@@ -1,0 +1,526 @@
+"""NumPy indexing of funcgrad arrays: ``x[idx]`` and the functional updates ``x.at[idx].set(y)``.
+
+Layer: surface. Imports ``funcgrad.numpy._core`` and the primitive catalog (structure, indexing,
+elementwise families).
+
+# NOTE: [indexing semantics]
+# ``x[idx]`` supports NumPy's basic and advanced indexing: ints, slices (negative steps too),
+# ``None``/``newaxis``, ``Ellipsis``, integer arrays (broadcast together, placed where NumPy places
+# them: at the first advanced index if the advanced indices are adjacent, else in front) and boolean
+# masks. Out-of-bounds indices follow JAX, not NumPy: a retrieval *clamps* every index (Python ints
+# included, so ``arange(10)[11]`` is 9 and behaves the same under ``jit``); an update (``.at[]``)
+# *drops* out-of-bounds updates. ``.at[idx].get(mode='fill', fill_value=...)`` returns the fill value
+# instead. A boolean mask needs its value to know the result's shape, so it works on concrete
+# arrays only; under ``jit``/``vmap`` it raises ``NonConcreteBooleanIndexError`` pointing to
+# ``where`` or to the ``size=`` argument of ``nonzero``.
+#
+# Lowering: static ints and slices become ``slice``/``rev``/``squeeze`` (no gather), a traced scalar
+# index becomes ``dynamic_slice``, and all integer-array indices become *one* ``gather``. Updates
+# index an iota of ``x``'s flat positions with the same machinery (retrieval semantics with
+# ``mode='fill'``, so dropped positions get an out-of-range id) and scatter into the flattened array,
+# so every index form that can be read can be written, with the same placement rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad import core
+from funcgrad import dtypes as _dt
+from funcgrad.array import Array
+from funcgrad.numpy._core import (
+    asarray,
+    aval,
+    broadcast_shapes,
+    broadcast_to,
+    constant,
+    convert,
+    promote_args,
+    select,
+)
+from primitives import elementwise as ew
+from primitives import indexing as ix
+from primitives import structure as st
+
+
+class NonConcreteBooleanIndexError(IndexError):
+    """A boolean mask with a traced value was used as an index (its result shape is unknown)."""
+
+
+def _bool_mask_error(where: str) -> NonConcreteBooleanIndexError:
+    return NonConcreteBooleanIndexError(
+        f"Array boolean indices must be concrete; got a traced boolean mask in {where}. The shape of "
+        "the result depends on the mask's values, which are unknown inside jit/vmap/grad tracing. "
+        "Use funcgrad.numpy.where(mask, x, fallback) to keep the shape, or nonzero(mask, size=N) / "
+        "argwhere(mask, size=N) to get a fixed number of indices."
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Index normalization
+
+
+_SLICE, _INT, _SCALAR, _ARRAY, _NEWAXIS = "slice", "int", "scalar", "array", "newaxis"
+
+
+def _is_int_dtype(dtype) -> bool:
+    return np.dtype(dtype).kind in "iu"
+
+
+def _index_array(i, where):
+    """An index that is an array (or a list): an integer Array/ndarray/tracer, or a bool mask."""
+    if isinstance(i, list | tuple):
+        i = asarray(i) if any(isinstance(v, core.Tracer | Array) for v in _flatten(i)) else np.asarray(i)
+        if i.dtype == np.float64 and i.size == 0:
+            i = i.astype(np.int64)
+    return i
+
+
+def _flatten(xs):
+    for x in xs:
+        if isinstance(x, list | tuple):
+            yield from _flatten(x)
+        else:
+            yield x
+
+
+def _expand(idx, shape: tuple[int, ...], where: str):
+    """The index as a list of ``(kind, value)`` entries covering every dimension of the array."""
+    ndim = len(shape)
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    entries = []
+    ellipsis_at = None
+    consumed = 0
+    for i in idx:
+        if i is None:
+            entries.append((_NEWAXIS, None))
+        elif i is Ellipsis:
+            if ellipsis_at is not None:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis_at = len(entries)
+        elif isinstance(i, slice):
+            entries.append((_SLICE, _static_slice(i)))
+            consumed += 1
+        elif isinstance(i, bool | np.bool_):
+            if not i:
+                raise NotImplementedError("indexing with the scalar False is not supported")
+            entries.append((_NEWAXIS, None))
+        elif isinstance(i, int | np.integer):
+            entries.append((_INT, int(i)))
+            consumed += 1
+        else:
+            arr = _index_array(i, where)
+            if not hasattr(arr, "dtype") or isinstance(arr, float | complex):
+                raise IndexError(
+                    "only integers, slices (`:`), ellipsis (`...`), None (`numpy.newaxis`) and integer or "
+                    f"boolean arrays are valid indices; got {i!r}"
+                )
+            if arr.dtype == np.bool_:
+                value = core.concrete_value(arr)
+                if value is None:
+                    raise _bool_mask_error(where)
+                if value.ndim == 0:
+                    if not value:
+                        raise NotImplementedError("indexing with a 0-d False mask is not supported")
+                    entries.append((_NEWAXIS, None))
+                    continue
+                if ellipsis_at is None:
+                    _check_mask_shape(value.shape, shape[consumed : consumed + value.ndim], consumed)
+                for part in np.nonzero(value):
+                    entries.append((_ARRAY, part))
+                consumed += value.ndim
+                continue
+            if not _is_int_dtype(arr.dtype):
+                raise IndexError(
+                    f"arrays used as indices must be of integer (or boolean) type, got {arr.dtype}"
+                )
+            if arr.ndim == 0:
+                value = core.concrete_value(arr)
+                entries.append((_INT, int(value)) if value is not None else (_SCALAR, arr))
+            else:
+                entries.append((_ARRAY, arr))
+            consumed += 1
+    if consumed > ndim:
+        raise IndexError(
+            f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed"
+        )
+    fill = [(_SLICE, slice(None))] * (ndim - consumed)
+    if ellipsis_at is None:
+        entries.extend(fill)
+    else:
+        entries[ellipsis_at:ellipsis_at] = fill
+    return entries
+
+
+def _check_mask_shape(mask_shape, array_shape, first_axis):
+    for k, (m, n) in enumerate(zip(mask_shape, array_shape)):
+        if m != n:
+            raise IndexError(
+                f"boolean index did not match indexed array along axis {first_axis + k}; size of axis is "
+                f"{n} but size of corresponding boolean axis is {m}"
+            )
+    if len(mask_shape) > len(array_shape):
+        raise IndexError(f"too many indices for array: boolean mask of shape {mask_shape}")
+
+
+def _static_slice(s: slice) -> slice:
+    def part(v, name):
+        if v is None:
+            return None
+        value = core.concrete_value(v) if isinstance(v, core.Tracer | Array) else v
+        if value is None:
+            raise IndexError(
+                f"slice {name} must be static (a Python int); got a traced value. Use "
+                "funcgrad.lax.dynamic_slice(x, start, size) for a traced start with a static size."
+            )
+        try:
+            return int(np.asarray(value).item()) if not isinstance(value, int) else value
+        except (TypeError, ValueError):
+            raise TypeError(f"slice indices must be integers or None, got {v!r}") from None
+
+    return slice(part(s.start, "start"), part(s.stop, "stop"), part(s.step, "step"))
+
+
+# ----------------------------------------------------------------------------------------------
+# Retrieval
+
+
+def getitem(x, idx, *, mode=None, fill_value=None, unique_indices=False, indices_are_sorted=False):
+    """``x[idx]`` with NumPy's indexing rules and JAX's out-of-bounds conventions (NOTE: [indexing
+    semantics]).
+
+    >>> x = np.arange(12).reshape(3, 4)
+    >>> getitem(x, (slice(None), [0, 2])).tolist()
+    [[0, 2], [4, 6], [8, 10]]
+    >>> getitem(x, (slice(None, None, -1), 1)).tolist()
+    [9, 5, 1]
+    >>> getitem(np.arange(10), 11).item()
+    9
+    """
+    x = asarray(x)
+    entries = _expand(idx, x.shape, "x[...]")
+    if mode is not None:
+        gather_mode = ix.GatherScatterMode.from_any(mode)
+    else:
+        gather_mode = ix.GatherScatterMode.PROMISE_IN_BOUNDS
+    has_array = any(kind == _ARRAY for kind, _ in entries)
+    # Ints become 0-d advanced indices when arrays are present (NumPy's placement rule counts them)
+    # or when a mode other than clamping is requested (only gather implements fill).
+    as_array = has_array or gather_mode is ix.GatherScatterMode.FILL_OR_DROP
+    y = x
+    dim = 0
+    advanced = []  # (dim of y, index array, entry position)
+    for pos, (kind, value) in enumerate(entries):
+        if kind == _NEWAXIS:
+            y = st.expand_dims(y, (dim,))
+            dim += 1
+        elif kind == _SLICE:
+            y = _apply_slice(y, value, dim)
+            dim += 1
+        elif kind in (_INT, _SCALAR) and as_array:
+            advanced.append((dim, value, pos))
+            dim += 1
+        elif kind == _INT:
+            n = y.shape[dim]
+            if n == 0:
+                raise IndexError(f"index {value} is out of bounds for axis {dim} with size 0")
+            i = value + n if value < 0 else value
+            y = st.index_in_dim(y, min(max(i, 0), n - 1), dim, keepdims=False)
+        elif kind == _SCALAR:
+            y = ix.dynamic_index_in_dim(y, value, dim, keepdims=False)
+        else:
+            advanced.append((dim, value, pos))
+            dim += 1
+    if not advanced:
+        return y
+    return _gather_advanced(y, advanced, gather_mode, fill_value, unique_indices, indices_are_sorted)
+
+
+def _apply_slice(y, s: slice, dim: int):
+    n = y.shape[dim]
+    start, stop, step = s.indices(n)
+    if step == 1:
+        return y if (start, stop) == (0, n) else st.slice_in_dim(y, start, max(stop, start), 1, dim)
+    count = len(range(start, stop, step))
+    if count == 0:
+        return st.slice_in_dim(y, 0, 0, 1, dim)
+    if step > 0:
+        return st.slice_in_dim(y, start, start + (count - 1) * step + 1, step, dim)
+    # A negative step: take the same elements with a positive step, then reverse.
+    first = start + (count - 1) * step
+    return st.rev(st.slice_in_dim(y, first, start + 1, -step, dim), (dim,))
+
+
+def _normalized_index(arr, n: int, dtype):
+    """Negative indices count from the end; an index still out of range stays out of range."""
+    value = core.concrete_value(arr) if isinstance(arr, core.Tracer | Array) else np.asarray(arr)
+    if value is not None:
+        value = np.asarray(value).astype(dtype)
+        return constant(np.where(value < 0, value + n, value), dtype)
+    arr = ew.convert_element_type(arr, dtype)
+    negative = ew.lt_p.bind(arr, constant(0, dtype))
+    return select(negative, ew.add_p.bind(arr, constant(n, dtype)), arr)
+
+
+def _index_dtype(arrays) -> np.dtype:
+    dtypes = {np.dtype(a.dtype) for a in arrays}
+    return (
+        np.dtype(np.int32)
+        if dtypes
+        <= {
+            np.dtype(np.int32),
+            np.dtype(np.int16),
+            np.dtype(np.int8),
+            np.dtype(np.uint8),
+            np.dtype(np.uint16),
+        }
+        else _dt.default_int
+    )
+
+
+def _gather_advanced(y, advanced, mode, fill_value, unique_indices, indices_are_sorted):
+    dims = [d for d, _, _ in advanced]
+    positions = [p for _, _, p in advanced]
+    arrays = [a for _, a, _ in advanced]
+    arrays = [np.asarray(a) if isinstance(a, int) else a for a in arrays]
+    dtype = _index_dtype(arrays)
+    idx = [_normalized_index(a, y.shape[d], dtype) for a, d in zip(arrays, dims)]
+    batch = broadcast_shapes(*[aval(i).shape for i in idx])
+    idx = [st.reshape(broadcast_to(i, batch), (*batch, 1)) for i in idx]
+    indices = idx[0] if len(idx) == 1 else st.concatenate(idx, len(batch))
+    rest = [d for d in range(y.ndim) if d not in dims]
+    contiguous = positions == list(range(positions[0], positions[0] + len(positions)))
+    p = sum(1 for d in rest if d < min(dims)) if contiguous else 0
+    offset_dims = tuple(range(p)) + tuple(range(p + len(batch), len(batch) + len(rest)))
+    dn = ix.GatherDimensionNumbers(
+        offset_dims=offset_dims, collapsed_slice_dims=tuple(sorted(dims)), start_index_map=tuple(dims)
+    )
+    slice_sizes = tuple(1 if d in dims else y.shape[d] for d in range(y.ndim))
+    out_shape = tuple(y.shape[d] for d in rest[:p]) + batch + tuple(y.shape[d] for d in rest[p:])
+    if any(s == 0 for s in out_shape) or any(y.shape[d] == 0 for d in dims):
+        # Nothing to read (an empty index or an empty axis): zeros of the result shape, no gather.
+        return _empty_or_fill(y, out_shape, mode, fill_value)
+    return ix.gather(
+        y,
+        indices,
+        dn,
+        slice_sizes,
+        mode=mode,
+        fill_value=fill_value,
+        unique_indices=unique_indices,
+        indices_are_sorted=indices_are_sorted,
+    )
+
+
+def _empty_or_fill(y, out_shape, mode, fill_value):
+    if any(s == 0 for s in out_shape):
+        return constant(0, y.dtype, out_shape)
+    if mode is ix.GatherScatterMode.FILL_OR_DROP:
+        fill = ix.default_fill_value(y.dtype) if fill_value is None else fill_value
+        return constant(fill, y.dtype, out_shape)
+    raise IndexError(f"index out of bounds for an axis of size 0 (array shape {y.shape})")
+
+
+# ----------------------------------------------------------------------------------------------
+# Functional updates: x.at[idx].set(y), ...
+
+
+def _flat_ids(x, idx, mode):
+    """The flat positions ``x[idx]`` reads, with out-of-bounds positions set to ``x.size``
+    (dropped by the scatter) unless ``mode`` clamps."""
+    size = x.size
+    dtype = np.dtype(np.int32) if size < 2**31 - 1 else _dt.default_int
+    ids = constant(np.arange(size, dtype=dtype).reshape(x.shape), dtype)
+    scatter_mode = ix.GatherScatterMode.FILL_OR_DROP if mode is None else ix.GatherScatterMode.from_any(mode)
+    if scatter_mode is ix.GatherScatterMode.FILL_OR_DROP:
+        return getitem(ids, idx, mode="fill", fill_value=size), scatter_mode
+    return getitem(ids, idx, mode="clip"), scatter_mode
+
+
+def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices):
+    x = asarray(x)
+    y = asarray(y)
+    ids, scatter_mode = _flat_ids(x, idx, mode)
+    target = ids.shape if hasattr(ids, "shape") else aval(ids).shape
+    y = convert(y, x.dtype) if aval(y).dtype != x.dtype else y
+    yshape = aval(y).shape
+    # NumPy allows an update with extra leading size-1 dimensions.
+    while len(yshape) > len(target) and yshape[0] == 1:
+        y = st.reshape(y, yshape[1:])
+        yshape = yshape[1:]
+    try:
+        y = broadcast_to(y, target)
+    except ValueError:
+        raise ValueError(
+            f"could not broadcast the update of shape {aval(y).shape} to the indexed shape {target}"
+        ) from None
+    m = int(np.prod(target, dtype=np.int64))
+    if m == 0 or x.size == 0:
+        return x
+    flat = st.reshape(x, (x.size,))
+    dn = ix.ScatterDimensionNumbers(
+        update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+    )
+    out = scatter_fn(
+        flat,
+        st.reshape(ids, (m, 1)),
+        st.reshape(y, (m,)),
+        dn,
+        mode=scatter_mode,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+    )
+    return st.reshape(out, x.shape)
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: functional, differentiable updates of ``x`` at ``idx`` (NOTE: [indexing
+    semantics]). Out-of-bounds updates are dropped unless ``mode='clip'``."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array = array
+        self.index = index
+
+    def __repr__(self):
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
+        """``x[idx]``; ``mode='fill'`` returns ``fill_value`` (NaN by default) out of bounds.
+
+        >>> np.asarray(asarray([1.0, 2.0]).at[5].get(mode="fill")).tolist()
+        nan
+        """
+        return getitem(
+            self.array,
+            self.index,
+            mode=mode,
+            fill_value=fill_value,
+            unique_indices=unique_indices,
+            indices_are_sorted=indices_are_sorted,
+        )
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``x[idx] = values``.
+
+        >>> asarray([1, 2, 3]).at[1].set(9).tolist()
+        [1, 9, 3]
+        """
+        return _scatter(self.array, self.index, values, ix.scatter, mode, indices_are_sorted, unique_indices)
+
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``x[idx] += values`` (repeated indices accumulate).
+
+        >>> asarray([1, 2, 3]).at[np.array([0, 0])].add(1).tolist()
+        [3, 2, 3]
+        """
+        return _scatter(
+            self.array, self.index, values, ix.scatter_add, mode, indices_are_sorted, unique_indices
+        )
+
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``x[idx] -= values``.
+
+        >>> asarray([1, 2, 3]).at[2].subtract(1).tolist()
+        [1, 2, 2]
+        """
+        (values,) = promote_args(values)
+        return _scatter(
+            self.array,
+            self.index,
+            ew.neg_p.bind(convert(values, aval(self.array).dtype)),
+            ix.scatter_add,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+        )
+
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``x[idx] *= values``.
+
+        >>> asarray([1, 2, 3]).at[1:].multiply(2).tolist()
+        [1, 4, 6]
+        """
+        return _scatter(
+            self.array, self.index, values, ix.scatter_mul, mode, indices_are_sorted, unique_indices
+        )
+
+    mul = multiply
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``x[idx] /= values`` (inexact dtypes).
+
+        >>> asarray([1.0, 2.0]).at[1].divide(4.0).tolist()
+        [1.0, 0.5]
+        """
+        x = asarray(self.array)
+        if not _dt.is_inexact(x.dtype):
+            raise TypeError(f"x.at[...].divide requires an inexact dtype, got {x.dtype}")
+        ones = constant(1, x.dtype, x.shape)
+        denom = _scatter(ones, self.index, values, ix.scatter_mul, mode, indices_are_sorted, unique_indices)
+        return ew.div_p.bind(x, denom)
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``x[idx] **= values`` (inexact dtypes).
+
+        >>> asarray([2.0, 3.0]).at[0].power(3.0).tolist()
+        [8.0, 3.0]
+        """
+        x = asarray(self.array)
+        if not _dt.is_inexact(x.dtype):
+            raise TypeError(f"x.at[...].power requires an inexact dtype, got {x.dtype}")
+        ones = constant(1, x.dtype, x.shape)
+        exponent = _scatter(ones, self.index, values, ix.scatter, mode, indices_are_sorted, unique_indices)
+        return ew.pow_p.bind(x, exponent)
+
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``x[idx] = minimum(x[idx], values)``.
+
+        >>> asarray([1.0, 5.0]).at[:].min(3.0).tolist()
+        [1.0, 3.0]
+        """
+        return _scatter(
+            self.array, self.index, values, ix.scatter_min, mode, indices_are_sorted, unique_indices
+        )
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``x[idx] = maximum(x[idx], values)``.
+
+        >>> asarray([1.0, 5.0]).at[:].max(3.0).tolist()
+        [3.0, 5.0]
+        """
+        return _scatter(
+            self.array, self.index, values, ix.scatter_max, mode, indices_are_sorted, unique_indices
+        )
+
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``x[idx] = func(x[idx])`` (``func`` is elementwise).
+
+        >>> asarray([1.0, 4.0]).at[1].apply(lambda v: v * 10).tolist()
+        [1.0, 40.0]
+        """
+        current = getitem(self.array, self.index, mode="clip")
+        return self.set(
+            func(current), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode
+        )
+
+
+class IndexUpdateHelper:
+    """The ``.at`` property of arrays: ``x.at[idx]`` is an ``_IndexUpdateRef``.
+
+    >>> asarray([0, 0, 0]).at[-1].set(5).tolist()
+    [0, 0, 5]
+    """
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self):
+        return f"IndexUpdateHelper({self.array!r})"

@@ -1,0 +1,176 @@
+"""``funcgrad.numpy.linalg``: vector and matrix norms (and the contractions NumPy re-exports here).
+
+Layer: surface. Imports ``funcgrad.numpy._core``, ``reductions``, ``contractions``, ``manipulation``
+and the primitive catalog (elementwise family).
+
+Norms are differentiable everywhere with finite derivatives: at the zero vector the 2-norm's
+derivative is taken as 0 (a subgradient) instead of ``0 / 0``, by the double-where of NOTE: [no NaN
+gradients]. Matrix norms that need singular values (``ord=2``, ``-2``, ``'nuc'``) are not available
+until the catalog has a singular value decomposition.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad import dtypes as _dt
+from funcgrad.numpy import reductions
+from funcgrad.numpy._core import asarray, aval, constant, convert, normalize_axes, normalize_axis, select
+from funcgrad.numpy.contractions import matmul, tensordot, vecdot
+from funcgrad.numpy.contractions import outer as _outer
+from funcgrad.numpy.contractions import trace as _trace
+from funcgrad.numpy.manipulation import matrix_transpose, squeeze
+from primitives import elementwise as ew
+
+__all__ = [
+    "matmul",
+    "matrix_norm",
+    "matrix_transpose",
+    "norm",
+    "outer",
+    "tensordot",
+    "trace",
+    "vecdot",
+    "vector_norm",
+]
+
+
+def _safe_sqrt(s):
+    """``sqrt(s)`` whose derivative at ``s == 0`` is 0 rather than infinite (double where)."""
+    zero = constant(0, aval(s).dtype)
+    is_zero = ew.eq_p.bind(s, zero)
+    safe = select(is_zero, constant(1, aval(s).dtype), s)
+    return select(is_zero, zero, ew.sqrt_p.bind(safe))
+
+
+def _safe_root(s, p: float):
+    """``s ** (1 / p)`` with a zero derivative at ``s == 0`` (double where)."""
+    dtype = aval(s).dtype
+    zero = constant(0, dtype)
+    is_zero = ew.eq_p.bind(s, zero)
+    safe = select(is_zero, constant(1, dtype), s)
+    return select(is_zero, zero, ew.pow_p.bind(safe, constant(1.0 / p, dtype)))
+
+
+def _as_inexact(x):
+    x = asarray(x)
+    return x if _dt.is_inexact(x.dtype) else convert(x, _dt.default_float)
+
+
+def _vector_norm(x, axes, ord, keepdims):
+    absx = ew.abs_p.bind(x)
+    if ord is None or ord == 2:
+        return _safe_sqrt(reductions.sum(ew.square_p.bind(x), axes, keepdims=keepdims))
+    if ord == np.inf:
+        return reductions.max(absx, axes, keepdims=keepdims)
+    if ord == -np.inf:
+        return reductions.min(absx, axes, keepdims=keepdims)
+    if ord == 0:
+        nonzero = ew.convert_element_type(ew.ne_p.bind(x, constant(0, x.dtype)), x.dtype)
+        return reductions.sum(nonzero, axes, keepdims=keepdims)
+    if ord == 1:
+        return reductions.sum(absx, axes, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    p = float(ord)
+    powered = ew.pow_p.bind(absx, constant(p, x.dtype))
+    total = reductions.sum(powered, axes, keepdims=keepdims)
+    if p < 0:
+        return ew.pow_p.bind(total, constant(1.0 / p, x.dtype))
+    return _safe_root(total, p)
+
+
+def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
+    axes = (row_axis, col_axis)
+    if ord is None or ord == "fro" or ord == "f":
+        return _safe_sqrt(reductions.sum(ew.square_p.bind(x), axes, keepdims=keepdims))
+    absx = ew.abs_p.bind(x)
+    if ord in (1, -1):
+        col_sums = reductions.sum(absx, row_axis, keepdims=True)
+        fn = reductions.max if ord == 1 else reductions.min
+        out = fn(col_sums, col_axis, keepdims=True)
+    elif ord in (np.inf, -np.inf):
+        row_sums = reductions.sum(absx, col_axis, keepdims=True)
+        fn = reductions.max if ord == np.inf else reductions.min
+        out = fn(row_sums, row_axis, keepdims=True)
+    elif ord in (2, -2, "nuc"):
+        raise NotImplementedError(
+            f"matrix norm ord={ord!r} needs singular values, which the primitive catalog does not provide yet"
+        )
+    else:
+        raise ValueError(f"Invalid norm order {ord!r} for matrices")
+    return out if keepdims else squeeze(out, axes)
+
+
+def norm(x, ord=None, axis=None, keepdims: bool = False):
+    """Vector or matrix norm (NumPy's ``linalg.norm``), with a zero derivative at the zero vector.
+
+    >>> float(norm(np.array([3.0, 4.0])))
+    5.0
+    >>> norm(np.array([[1.0, -2.0], [3.0, 4.0]]), ord=1).item()
+    6.0
+    >>> norm(np.ones((2, 3)), axis=1).tolist() == [float(np.sqrt(3))] * 2
+    True
+    """
+    x = _as_inexact(x)
+    if axis is None:
+        if ord is None:
+            all_axes = tuple(range(x.ndim))
+            return _safe_sqrt(reductions.sum(ew.square_p.bind(x), all_axes, keepdims=keepdims))
+        if x.ndim == 1:
+            return _vector_norm(x, (0,), ord, keepdims)
+        if x.ndim == 2:
+            return _matrix_norm(x, 0, 1, ord, keepdims)
+        raise ValueError(
+            "Improper number of dimensions to norm: give axis for arrays of more than 2 dimensions"
+        )
+    if isinstance(axis, int | np.integer):
+        return _vector_norm(x, (normalize_axis(axis, x.ndim),), ord, keepdims)
+    axes = tuple(axis)
+    if len(axes) == 1:
+        return _vector_norm(x, (normalize_axis(axes[0], x.ndim),), ord, keepdims)
+    if len(axes) == 2:
+        row, col = normalize_axis(axes[0], x.ndim), normalize_axis(axes[1], x.ndim)
+        if row == col:
+            raise ValueError("Duplicate axes given.")
+        return _matrix_norm(x, row, col, ord, keepdims)
+    raise ValueError("Improper number of dimensions to norm.")
+
+
+def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
+    """The Array API's vector norm (over all elements when ``axis`` is None).
+
+    >>> float(vector_norm(np.array([[3.0], [4.0]])))
+    5.0
+    """
+    x = _as_inexact(x)
+    axes = normalize_axes(axis, x.ndim)
+    return _vector_norm(x, axes, ord, keepdims)
+
+
+def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
+    """The Array API's matrix norm over the last two axes.
+
+    >>> float(matrix_norm(np.eye(2)) ** 2)
+    2.0
+    """
+    x = _as_inexact(x)
+    return _matrix_norm(x, x.ndim - 2, x.ndim - 1, ord, keepdims)
+
+
+def outer(x1, x2, /):
+    """Outer product of two vectors (Array API ``linalg.outer``).
+
+    >>> outer(np.array([1, 2]), np.array([3, 4])).tolist()
+    [[3, 4], [6, 8]]
+    """
+    return _outer(x1, x2)
+
+
+def trace(x, /, *, offset: int = 0, dtype=None):
+    """Trace of the last two axes (Array API ``linalg.trace``).
+
+    >>> trace(np.eye(3)).item()
+    3.0
+    """
+    return _trace(x, offset, -2, -1, dtype)

@@ -1,0 +1,585 @@
+"""Shape manipulation of funcgrad.numpy: reshape, transpose, concatenate, stack, split, tile, flip, ...
+
+Layer: surface. Imports ``funcgrad.numpy._core`` and the primitive catalog (structure family).
+
+Every function here is linear in its array arguments and lowers to the structural primitives
+(reshape, transpose, broadcast_in_dim, concatenate, slice, rev, pad), whose transposes make them
+differentiable. Sizes and axes are static Python ints; NumPy's exceptions are raised for bad ones.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from funcgrad.numpy._core import (
+    as_sequence,
+    asarray,
+    broadcast_shapes,
+    broadcast_to,
+    concrete_int,
+    concrete_or_error,
+    normalize_axes,
+    normalize_axis,
+    promote_args,
+)
+from primitives import structure as st
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """Reshape ``a`` to ``shape`` (one entry may be -1); ``order='F'`` reads and writes column-major.
+
+    >>> reshape(np.arange(6), (2, -1)).tolist()
+    [[0, 1, 2], [3, 4, 5]]
+    >>> reshape(np.arange(6), (2, 3), order="F").tolist()
+    [[0, 2, 4], [1, 3, 5]]
+    """
+    if shape is None:
+        shape = newshape
+    if shape is None:
+        raise TypeError("reshape() missing required argument 'shape'")
+    a = asarray(a)
+    shape = _resolve_shape(shape, a.size)
+    if order == "F":
+        return transpose(st.reshape(transpose(a), shape[::-1]))
+    if order not in ("C", "A", "K"):
+        raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
+    return st.reshape(a, shape)
+
+
+def _resolve_shape(shape, size: int) -> tuple[int, ...]:
+    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    try:
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of integers, got {shape!r}") from None
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if builtins.any(s < -1 for s in shape):
+        raise ValueError(f"negative dimensions not allowed in shape {shape}")
+    if unknown:
+        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if int(np.prod(shape, dtype=np.int64)) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return shape
+
+
+def ravel(a, order="C"):
+    """Flatten ``a`` to 1-D.
+
+    >>> ravel(np.array([[1, 2], [3, 4]])).tolist()
+    [1, 2, 3, 4]
+    """
+    a = asarray(a)
+    return reshape(a, (a.size,), order=order)
+
+
+def transpose(a, axes=None):
+    """Permute the axes of ``a`` (reverse them by default).
+
+    >>> transpose(np.ones((2, 3, 4)), (1, 0, 2)).shape
+    (3, 2, 4)
+    """
+    a = asarray(a)
+    if axes is None:
+        return st.transpose(a, tuple(reversed(range(a.ndim))))
+    axes = tuple(as_sequence(axes))
+    if len(axes) != a.ndim:
+        raise ValueError(f"axes don't match array: {axes} for an array of dimension {a.ndim}")
+    perm = tuple(normalize_axis(x, a.ndim) for x in axes)
+    if len(set(perm)) != len(perm):
+        raise ValueError(f"repeated axis in transpose: {axes}")
+    return st.transpose(a, perm)
+
+
+def permute_dims(a, /, axes):
+    """The Array API's ``transpose``.
+
+    >>> permute_dims(np.ones((2, 3)), (1, 0)).shape
+    (3, 2)
+    """
+    return transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+    """Swap the last two axes (a stack of matrices transposed).
+
+    >>> matrix_transpose(np.ones((5, 2, 3))).shape
+    (5, 3, 2)
+    """
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose requires at least 2 dimensions, got shape {x.shape}")
+    return swapaxes(x, -1, -2)
+
+
+def swapaxes(a, axis1, axis2):
+    """Interchange two axes.
+
+    >>> swapaxes(np.ones((2, 3, 4)), 0, 2).shape
+    (4, 3, 2)
+    """
+    a = asarray(a)
+    perm = list(range(a.ndim))
+    i, j = normalize_axis(axis1, a.ndim, "axis1"), normalize_axis(axis2, a.ndim, "axis2")
+    perm[i], perm[j] = perm[j], perm[i]
+    return st.transpose(a, tuple(perm))
+
+
+def moveaxis(a, source, destination):
+    """Move axes ``source`` to positions ``destination`` (ints or sequences).
+
+    >>> moveaxis(np.ones((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
+    a = asarray(a)
+    src = [normalize_axis(s, a.ndim, "source") for s in as_sequence(source)]
+    dst = [normalize_axis(d, a.ndim, "destination") for d in as_sequence(destination)]
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of elements")
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError("repeated axis in moveaxis")
+    order = [n for n in range(a.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return st.transpose(a, tuple(order))
+
+
+def expand_dims(a, axis):
+    """Insert size-1 axes at ``axis`` (an int or a tuple of positions in the result).
+
+    >>> expand_dims(np.ones(3), (0, 2)).shape
+    (1, 3, 1)
+    """
+    a = asarray(a)
+    axes = as_sequence(axis)
+    ndim = a.ndim + len(axes)
+    axes = normalize_axes(axes, ndim)
+    shape = list(a.shape)
+    for ax in axes:
+        shape.insert(ax, 1)
+    return st.reshape(a, tuple(shape))
+
+
+def squeeze(a, axis=None):
+    """Remove size-1 axes (all of them, or those in ``axis``, which must have size 1).
+
+    >>> squeeze(np.ones((1, 3, 1))).shape
+    (3,)
+    """
+    a = asarray(a)
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(a.shape) if s == 1)
+    else:
+        axes = normalize_axes(axis, a.ndim)
+        for ax in axes:
+            if a.shape[ax] != 1:
+                raise ValueError(
+                    f"cannot select an axis to squeeze out which has size not equal to one (axis {ax} of "
+                    f"shape {a.shape})"
+                )
+    return st.squeeze(a, axes) if axes else a
+
+
+def broadcast_arrays(*args):
+    """Broadcast arrays against each other (NumPy rules); returns a list.
+
+    >>> [x.shape for x in broadcast_arrays(np.ones((2, 1)), np.ones(3))]
+    [(2, 3), (2, 3)]
+    """
+    arrays = [asarray(x) for x in args]
+    shape = broadcast_shapes(*[x.shape for x in arrays])
+    return [broadcast_to(x, shape) for x in arrays]
+
+
+# ----------------------------------------------------------------------------------------------
+# Joining
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    """Join arrays along an existing axis (``axis=None`` flattens them first).
+
+    >>> concatenate([np.array([1, 2]), np.array([3])]).tolist()
+    [1, 2, 3]
+    """
+    arrays = [asarray(x) for x in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        arrays = [ravel(x) for x in arrays]
+        axis = 0
+    arrays = promote_args(*arrays)
+    if dtype is not None:
+        arrays = [asarray(x, dtype) for x in arrays]
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    for i, x in enumerate(arrays):
+        if x.ndim != ndim:
+            raise ValueError(
+                "all the input arrays must have same number of dimensions, but the array at index 0 has "
+                f"{ndim} dimension(s) and the array at index {i} has {x.ndim} dimension(s)"
+            )
+    axis = normalize_axis(axis, ndim)
+    for i, x in enumerate(arrays):
+        for d in range(ndim):
+            if d != axis and x.shape[d] != arrays[0].shape[d]:
+                raise ValueError(
+                    "all the input array dimensions except for the concatenation axis must match exactly, "
+                    f"but along dimension {d}, the array at index 0 has size {arrays[0].shape[d]} and the "
+                    f"array at index {i} has size {x.shape[d]}"
+                )
+    if len(arrays) == 1:
+        return arrays[0]
+    return st.concatenate(arrays, axis)
+
+
+def concat(arrays, /, *, axis=0):
+    """The Array API's ``concatenate``.
+
+    >>> concat([np.ones((1, 2)), np.zeros((1, 2))]).shape
+    (2, 2)
+    """
+    return concatenate(arrays, axis)
+
+
+def stack(arrays, axis=0, out=None, dtype=None):
+    """Join arrays of one shape along a new axis.
+
+    >>> stack([np.array([1, 2]), np.array([3, 4])], axis=1).tolist()
+    [[1, 3], [2, 4]]
+    """
+    arrays = [asarray(x) for x in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {x.shape for x in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    axis = normalize_axis(axis, arrays[0].ndim + 1)
+    return concatenate([expand_dims(x, axis) for x in arrays], axis, dtype=dtype)
+
+
+def atleast_1d(*arys):
+    """View inputs as arrays with at least one dimension (a list for several inputs).
+
+    >>> atleast_1d(1.0).shape
+    (1,)
+    """
+    out = [asarray(x) for x in arys]
+    out = [reshape(x, (1,)) if x.ndim == 0 else x for x in out]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    """View inputs as arrays with at least two dimensions (new axes in front).
+
+    >>> atleast_2d(np.ones(3)).shape
+    (1, 3)
+    """
+    out = [asarray(x) for x in arys]
+    out = [reshape(x, (1,) * (2 - x.ndim) + x.shape) if x.ndim < 2 else x for x in out]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*arys):
+    """View inputs as arrays with at least three dimensions (NumPy's placement: ``(1, N, 1)``).
+
+    >>> atleast_3d(np.ones(3)).shape, atleast_3d(np.ones((2, 3))).shape
+    ((1, 3, 1), (2, 3, 1))
+    """
+    out = []
+    for x in arys:
+        x = asarray(x)
+        if x.ndim == 0:
+            x = reshape(x, (1, 1, 1))
+        elif x.ndim == 1:
+            x = reshape(x, (1, x.shape[0], 1))
+        elif x.ndim == 2:
+            x = reshape(x, (*x.shape, 1))
+        out.append(x)
+    return out[0] if len(out) == 1 else out
+
+
+def hstack(tup, dtype=None):
+    """Stack horizontally (along axis 1; axis 0 for 1-D inputs).
+
+    >>> hstack([np.array([1, 2]), np.array([3])]).tolist()
+    [1, 2, 3]
+    """
+    arrs = [atleast_1d(x) for x in tup]
+    return concatenate(arrs, 0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype)
+
+
+def vstack(tup, dtype=None):
+    """Stack vertically (along axis 0, after ``atleast_2d``).
+
+    >>> vstack([np.array([1, 2]), np.array([3, 4])]).shape
+    (2, 2)
+    """
+    return concatenate([atleast_2d(x) for x in tup], 0, dtype=dtype)
+
+
+def dstack(tup, dtype=None):
+    """Stack along the third axis (after ``atleast_3d``).
+
+    >>> dstack([np.array([1, 2]), np.array([3, 4])]).shape
+    (1, 2, 2)
+    """
+    return concatenate([atleast_3d(x) for x in tup], 2, dtype=dtype)
+
+
+def column_stack(tup):
+    """Stack 1-D arrays as columns of a 2-D array (2-D arrays are stacked as they are).
+
+    >>> column_stack([np.array([1, 2]), np.array([3, 4])]).tolist()
+    [[1, 3], [2, 4]]
+    """
+    arrs = []
+    for x in tup:
+        x = asarray(x)
+        arrs.append(reshape(x, (x.size, 1)) if x.ndim < 2 else x)
+    return concatenate(arrs, 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Splitting
+
+
+def _split_points(n: int, indices_or_sections, strict: bool) -> list[int]:
+    if isinstance(indices_or_sections, int | np.integer) or (
+        hasattr(indices_or_sections, "ndim") and np.ndim(indices_or_sections) == 0
+    ):
+        sections = concrete_int(indices_or_sections, "the number of sections")
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if strict and n % sections:
+            raise ValueError("array split does not result in an equal division")
+        size, extra = divmod(n, sections)
+        sizes = [size + 1] * extra + [size] * (sections - extra)
+        return list(np.cumsum([0, *sizes]))
+    points = [int(i) for i in np.asarray(concrete_or_error(indices_or_sections, "split indices")).ravel()]
+    return [0, *points, n]
+
+
+def _split(ary, indices_or_sections, axis, strict):
+    ary = asarray(ary)
+    axis = normalize_axis(axis, ary.ndim)
+    n = ary.shape[axis]
+    points = _split_points(n, indices_or_sections, strict)
+    out = []
+    for start, stop in zip(points[:-1], points[1:]):
+        start = builtins.min(builtins.max(start if start >= 0 else start + n, 0), n)
+        stop = builtins.min(builtins.max(stop if stop >= 0 else stop + n, 0), n)
+        stop = builtins.max(stop, start)
+        out.append(st.slice_in_dim(ary, start, stop, 1, axis))
+    return out
+
+
+def split(ary, indices_or_sections, axis: int = 0):
+    """Split into equal sections (an int) or at the given indices (a sequence).
+
+    >>> [x.tolist() for x in split(np.arange(6), 3)]
+    [[0, 1], [2, 3], [4, 5]]
+    >>> [x.tolist() for x in split(np.arange(5), [2, 3])]
+    [[0, 1], [2], [3, 4]]
+    """
+    return _split(ary, indices_or_sections, axis, strict=True)
+
+
+def array_split(ary, indices_or_sections, axis: int = 0):
+    """Like ``split``, allowing sections of unequal size (the first ones are one longer).
+
+    >>> [x.tolist() for x in array_split(np.arange(5), 2)]
+    [[0, 1, 2], [3, 4]]
+    """
+    return _split(ary, indices_or_sections, axis, strict=False)
+
+
+def hsplit(ary, indices_or_sections):
+    """Split horizontally (axis 1; axis 0 for 1-D arrays).
+
+    >>> [x.shape for x in hsplit(np.ones((2, 4)), 2)]
+    [(2, 2), (2, 2)]
+    """
+    ary = asarray(ary)
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    """Split vertically (axis 0 of an array of at least 2 dimensions).
+
+    >>> [x.shape for x in vsplit(np.ones((4, 2)), 2)]
+    [(2, 2), (2, 2)]
+    """
+    ary = asarray(ary)
+    if ary.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def unstack(x, /, *, axis: int = 0):
+    """Split along ``axis`` into a tuple of arrays of one dimension less.
+
+    >>> [v.tolist() for v in unstack(np.array([[1, 2], [3, 4]]))]
+    [[1, 2], [3, 4]]
+    """
+    x = asarray(x)
+    if x.ndim == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    axis = normalize_axis(axis, x.ndim)
+    return tuple(st.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
+
+
+# ----------------------------------------------------------------------------------------------
+# Repetition and rearrangement
+
+
+def tile(A, reps):
+    """Repeat ``A`` ``reps`` times along each axis.
+
+    >>> tile(np.array([1, 2]), 2).tolist()
+    [1, 2, 1, 2]
+    >>> tile(np.array([1, 2]), (2, 1)).tolist()
+    [[1, 2], [1, 2]]
+    """
+    A = asarray(A)
+    reps = tuple(concrete_int(r, "tile's reps") for r in as_sequence(reps))
+    ndim = builtins.max(A.ndim, len(reps))
+    reps = (1,) * (ndim - len(reps)) + reps
+    A = reshape(A, (1,) * (ndim - A.ndim) + A.shape)
+    # Broadcast into interleaved (rep_i, size_i) axes, then merge each pair.
+    interleaved = tuple(v for r, s in zip(reps, A.shape) for v in (r, s))
+    out = st.broadcast_in_dim(A, interleaved, tuple(range(1, 2 * ndim, 2)))
+    return st.reshape(out, tuple(r * s for r, s in zip(reps, A.shape)))
+
+
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """Repeat each element ``repeats`` times (an int, or one count per element along ``axis``).
+
+    >>> repeat(np.array([1, 2]), 2).tolist()
+    [1, 1, 2, 2]
+    >>> repeat(np.array([[1, 2]]), np.array([1, 2]), axis=1).tolist()
+    [[1, 2, 2]]
+    """
+    a = asarray(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    axis = normalize_axis(axis, a.ndim)
+    counts = concrete_or_error(repeats, "repeat's repeats (or give total_repeat_length)")
+    if counts.ndim == 0:
+        n = int(counts)
+        if n < 0:
+            raise ValueError("repeats may not contain negative values")
+        shape = a.shape
+        expanded = st.broadcast_in_dim(
+            a,
+            (*shape[: axis + 1], n, *shape[axis + 1 :]),
+            tuple(d if d <= axis else d + 1 for d in range(a.ndim)),
+        )
+        out = st.reshape(expanded, (*shape[:axis], shape[axis] * n, *shape[axis + 1 :]))
+    else:
+        counts = np.broadcast_to(counts.astype(np.int64), (a.shape[axis],))
+        if np.any(counts < 0):
+            raise ValueError("repeats may not contain negative values")
+        index = np.repeat(np.arange(a.shape[axis]), counts)
+        parts = [st.slice_in_dim(a, int(i), int(i) + 1, 1, axis) for i in index]
+        out = concatenate(parts, axis) if parts else st.slice_in_dim(a, 0, 0, 1, axis)
+    if total_repeat_length is not None and out.shape[axis] != total_repeat_length:
+        raise ValueError(
+            f"repeat: total_repeat_length={total_repeat_length}, but the repeats give "
+            f"{out.shape[axis]} elements"
+        )
+    return out
+
+
+def flip(m, axis=None):
+    """Reverse the order of elements along ``axis`` (all axes by default).
+
+    >>> flip(np.array([[1, 2], [3, 4]]), 1).tolist()
+    [[2, 1], [4, 3]]
+    """
+    m = asarray(m)
+    axes = normalize_axes(axis, m.ndim)
+    return st.rev(m, axes) if axes else m
+
+
+def fliplr(m):
+    """Reverse along axis 1.
+
+    >>> fliplr(np.array([[1, 2]])).tolist()
+    [[2, 1]]
+    """
+    m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(m, 1)
+
+
+def flipud(m):
+    """Reverse along axis 0.
+
+    >>> flipud(np.array([1, 2])).tolist()
+    [2, 1]
+    """
+    m = asarray(m)
+    if m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(m, 0)
+
+
+def roll(a, shift, axis=None):
+    """Roll elements along ``axis`` (of the flattened array if ``axis`` is None).
+
+    >>> roll(np.arange(5), 2).tolist()
+    [3, 4, 0, 1, 2]
+    """
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    shifts = [concrete_int(s, "roll's shift") for s in as_sequence(shift)]
+    axes = [normalize_axis(ax, a.ndim) for ax in as_sequence(axis)]
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    elif len(axes) == 1 and len(shifts) > 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences of the same length")
+    for s, ax in zip(shifts, axes):
+        n = a.shape[ax]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            a = concatenate([st.slice_in_dim(a, n - s, n, 1, ax), st.slice_in_dim(a, 0, n - s, 1, ax)], ax)
+    return a
+
+
+def rot90(m, k: int = 1, axes=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (counter-clockwise).
+
+    >>> rot90(np.array([[1, 2], [3, 4]])).tolist()
+    [[2, 4], [1, 3]]
+    """
+    m = asarray(m)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    ax0, ax1 = normalize_axis(axes[0], m.ndim), normalize_axis(axes[1], m.ndim)
+    if ax0 == ax1:
+        raise ValueError("Axes must be different.")
+    k = concrete_int(k, "rot90's k") % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, ax0), ax1)
+    perm = list(range(m.ndim))
+    perm[ax0], perm[ax1] = perm[ax1], perm[ax0]
+    if k == 1:
+        return st.transpose(flip(m, ax1), tuple(perm))
+    return flip(st.transpose(m, tuple(perm)), ax1)

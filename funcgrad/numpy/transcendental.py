@@ -1,0 +1,544 @@
+"""Exponentials, logarithms, trigonometry, rounding and floating-point predicates of funcgrad.numpy.
+
+Layer: surface. Imports ``funcgrad.numpy._core``, ``funcgrad.custom_derivatives`` and the primitive
+catalog (elementwise family).
+
+# NOTE: [no NaN gradients]
+# A formula that is fine in value can still have a NaN derivative: ``where(x == 0, 1, sin(x) / x)``
+# differentiates *both* branches, and the unselected branch's NaN times a zero cotangent is NaN.
+# The fixes used here: the double-where (make the unselected branch's *input* safe, as in
+# ``hypot``), or a ``custom_jvp`` that states the derivative (``logaddexp``, ``sinc`` at 0).
+# Integer inputs compute in the default float (float64), as ``jax.numpy`` does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad import dtypes as _dt
+from funcgrad.custom_derivatives import custom_jvp
+from funcgrad.numpy._core import (
+    aval,
+    broadcast_args,
+    constant,
+    promote_args,
+    promote_args_inexact,
+    select,
+)
+from primitives import elementwise as ew
+
+
+def _unary_inexact(prim, name, example_in, summary=None):
+    def f(x, /):
+        (x,) = promote_args_inexact(x)
+        return prim.bind(x)
+
+    f.__name__ = f.__qualname__ = name
+    expected = getattr(np, name)(np.float64(example_in))
+    f.__doc__ = (
+        f"{summary or f'Elementwise ``{name}``'} (NumPy semantics; integers compute in float64).\n\n"
+        f">>> float({name}({example_in!r}))\n{float(expected)!r}\n"
+    )
+    return f
+
+
+exp = _unary_inexact(ew.exp_p, "exp", 0.0)
+exp2 = _unary_inexact(ew.exp2_p, "exp2", 3.0)
+expm1 = _unary_inexact(ew.expm1_p, "expm1", 0.0)
+log = _unary_inexact(ew.log_p, "log", 1.0)
+log1p = _unary_inexact(ew.log1p_p, "log1p", 0.0)
+sqrt = _unary_inexact(ew.sqrt_p, "sqrt", 4.0)
+cbrt = _unary_inexact(ew.cbrt_p, "cbrt", 8.0)
+sin = _unary_inexact(ew.sin_p, "sin", 0.0)
+cos = _unary_inexact(ew.cos_p, "cos", 0.0)
+tan = _unary_inexact(ew.tan_p, "tan", 0.0)
+arcsin = _unary_inexact(ew.asin_p, "arcsin", 0.0)
+arccos = _unary_inexact(ew.acos_p, "arccos", 1.0)
+arctan = _unary_inexact(ew.atan_p, "arctan", 0.0)
+sinh = _unary_inexact(ew.sinh_p, "sinh", 0.0)
+cosh = _unary_inexact(ew.cosh_p, "cosh", 0.0)
+tanh = _unary_inexact(ew.tanh_p, "tanh", 0.0)
+arcsinh = _unary_inexact(ew.asinh_p, "arcsinh", 0.0)
+arccosh = _unary_inexact(ew.acosh_p, "arccosh", 1.0)
+arctanh = _unary_inexact(ew.atanh_p, "arctanh", 0.0)
+# Array API spellings.
+asin, acos, atan = arcsin, arccos, arctan
+asinh, acosh, atanh = arcsinh, arccosh, arctanh
+
+
+def _scaled_log(name, base):
+    def f(x, /):
+        (x,) = promote_args_inexact(x)
+        return ew.div_p.bind(ew.log_p.bind(x), constant(np.log(base), aval(x).dtype))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise base-{base} logarithm.\n\n>>> float({name}({float(base) ** 3}))\n3.0\n"
+    return f
+
+
+log2 = _scaled_log("log2", 2)
+log10 = _scaled_log("log10", 10)
+
+
+def arctan2(x1, x2, /):
+    """Elementwise arctangent of ``x1 / x2`` choosing the quadrant correctly.
+
+    >>> float(arctan2(1.0, -1.0)) == float(np.arctan2(1.0, -1.0))
+    True
+    """
+    x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    return ew.atan2_p.bind(x1, x2)
+
+
+atan2 = arctan2
+
+
+def _scale(name, factor_name, factor, example):
+    def f(x, /):
+        (x,) = promote_args_inexact(x)
+        return ew.mul_p.bind(x, constant(factor, aval(x).dtype))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Multiply by {factor_name}.\n\n>>> float({name}({example!r}))\n{float(example * factor)!r}\n"
+    return f
+
+
+deg2rad = _scale("deg2rad", "pi / 180", np.pi / 180, 180.0)
+radians = _scale("radians", "pi / 180", np.pi / 180, 180.0)
+rad2deg = _scale("rad2deg", "180 / pi", 180 / np.pi, np.pi)
+degrees = _scale("degrees", "180 / pi", 180 / np.pi, np.pi)
+
+
+# ----------------------------------------------------------------------------------------------
+# logaddexp: stable in value, and a custom JVP so (-inf, -inf) gives no NaN (NOTE: [no NaN gradients])
+
+
+def _replace_inf(x):
+    inf = ew.eq_p.bind(ew.abs_p.bind(x), constant(np.inf, aval(x).dtype))
+    return select(inf, constant(0, aval(x).dtype), x)
+
+
+def _logaddexp_impl(x1, x2, log1p_exp_neg):
+    # Where x1 == x2 (equal infinities included) the difference is 0, computed without inf - inf.
+    dtype = aval(x1).dtype
+    zero = constant(0, dtype)
+    equal = ew.eq_p.bind(x1, x2)
+    delta = ew.sub_p.bind(select(equal, zero, x1), select(equal, zero, x2))
+    amax = ew.max_p.bind(x1, x2)
+    return ew.add_p.bind(amax, log1p_exp_neg(ew.neg_p.bind(ew.abs_p.bind(delta))))
+
+
+def _log1p_exp(v):
+    return ew.log1p_p.bind(ew.exp_p.bind(v))
+
+
+def _log1p_exp2_over_ln2(v):
+    dtype = aval(v).dtype
+    return ew.div_p.bind(ew.log1p_p.bind(ew.exp2_p.bind(v)), constant(np.log(2), dtype))
+
+
+@custom_jvp
+def _logaddexp(x1, x2):
+    return _logaddexp_impl(x1, x2, _log1p_exp)
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+    x1, x2 = primals
+    t1, t2 = tangents
+    out = _logaddexp(x1, x2)
+    w1 = ew.exp_p.bind(ew.sub_p.bind(_replace_inf(x1), _replace_inf(out)))
+    w2 = ew.exp_p.bind(ew.sub_p.bind(_replace_inf(x2), _replace_inf(out)))
+    return out, ew.add_p.bind(*broadcast_args(ew.mul_p.bind(t1, w1), ew.mul_p.bind(t2, w2)))
+
+
+@custom_jvp
+def _logaddexp2(x1, x2):
+    return _logaddexp_impl(x1, x2, _log1p_exp2_over_ln2)
+
+
+@_logaddexp2.defjvp
+def _logaddexp2_jvp(primals, tangents):
+    x1, x2 = primals
+    t1, t2 = tangents
+    out = _logaddexp2(x1, x2)
+    w1 = ew.exp2_p.bind(ew.sub_p.bind(_replace_inf(x1), _replace_inf(out)))
+    w2 = ew.exp2_p.bind(ew.sub_p.bind(_replace_inf(x2), _replace_inf(out)))
+    return out, ew.add_p.bind(*broadcast_args(ew.mul_p.bind(t1, w1), ew.mul_p.bind(t2, w2)))
+
+
+def logaddexp(x1, x2, /):
+    """``log(exp(x1) + exp(x2))`` without overflow; finite derivatives at ``-inf``.
+
+    >>> float(logaddexp(1000.0, 1000.0)) == 1000.0 + float(np.log(2))
+    True
+    >>> float(logaddexp(-np.inf, -np.inf))
+    -inf
+    """
+    x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    return _logaddexp(x1, x2)
+
+
+def logaddexp2(x1, x2, /):
+    """``log2(2**x1 + 2**x2)`` without overflow.
+
+    >>> float(logaddexp2(3.0, 3.0))
+    4.0
+    """
+    x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    return _logaddexp2(x1, x2)
+
+
+# ----------------------------------------------------------------------------------------------
+# hypot and sinc
+
+
+def hypot(x1, x2, /):
+    """``sqrt(x1**2 + x2**2)`` without overflow; the derivative at (0, 0) is 0, not NaN.
+
+    >>> float(hypot(3.0, 4.0))
+    5.0
+    >>> float(hypot(1e300, 1e300)) == 1e300 * float(np.sqrt(2))
+    True
+    """
+    x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    dtype = aval(x1).dtype
+    zero, one = constant(0, dtype), constant(1, dtype)
+    a, b = ew.abs_p.bind(x1), ew.abs_p.bind(x2)
+    big, small = ew.max_p.bind(a, b), ew.min_p.bind(a, b)
+    is_zero = ew.eq_p.bind(big, zero)
+    # Double where: the ratio's denominator is 1 (not 0) where big == 0 (NOTE: [no NaN gradients]).
+    ratio = ew.div_p.bind(small, select(is_zero, one, big))
+    out = ew.mul_p.bind(big, ew.sqrt_p.bind(ew.add_p.bind(one, ew.square_p.bind(ratio))))
+    out = select(is_zero, big, out)
+    inf = constant(np.inf, dtype)
+    is_inf = ew.or_p.bind(*broadcast_args(ew.eq_p.bind(a, inf), ew.eq_p.bind(b, inf)))
+    return select(is_inf, inf, out)
+
+
+def _sinc_taylor_coefficient(k: int) -> float:
+    # The k-th derivative of sin(u)/u at u = 0.
+    return 0.0 if k % 2 else (-1) ** (k // 2) / (k + 1)
+
+
+def _sinc_maclaurin_impl(k, x):
+    # A constant of x's shape: the k-th Taylor coefficient's derivative structure lives in the JVP.
+    return constant(_sinc_taylor_coefficient(k), aval(x).dtype, aval(x).shape)
+
+
+_sinc_maclaurin = custom_jvp(_sinc_maclaurin_impl, nondiff_argnums=(0,))
+
+
+@_sinc_maclaurin.defjvp
+def _sinc_maclaurin_jvp(k, primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _sinc_maclaurin(k, x), ew.mul_p.bind(t, _sinc_maclaurin(k + 1, x))
+
+
+def sinc(x, /):
+    """The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0, with exact derivatives of every order at 0.
+
+    >>> float(sinc(0.0)), float(sinc(0.5)) == float(np.sinc(0.5))
+    (1.0, True)
+    """
+    (x,) = promote_args_inexact(x)
+    dtype = aval(x).dtype
+    is_zero = ew.eq_p.bind(x, constant(0, dtype))
+    pi_x = ew.mul_p.bind(x, constant(np.pi, dtype))
+    safe = select(is_zero, constant(1, dtype), pi_x)
+    return select(is_zero, _sinc_maclaurin(0, pi_x), ew.div_p.bind(ew.sin_p.bind(safe), safe))
+
+
+# ----------------------------------------------------------------------------------------------
+# Rounding
+
+
+def _integer_passthrough(x):
+    (x,) = promote_args(x)
+    return x, aval(x).dtype.kind in "biu"
+
+
+def floor(x, /):
+    """Elementwise floor (integers are returned unchanged, as in NumPy 2); zero derivative.
+
+    >>> floor(np.array([-1.5, 1.5])).tolist()
+    [-2.0, 1.0]
+    """
+    x, passthrough = _integer_passthrough(x)
+    return x if passthrough else ew.floor_p.bind(x)
+
+
+def ceil(x, /):
+    """Elementwise ceiling (integers are returned unchanged); zero derivative.
+
+    >>> ceil(np.array([-1.5, 1.5])).tolist()
+    [-1.0, 2.0]
+    """
+    x, passthrough = _integer_passthrough(x)
+    return x if passthrough else ew.ceil_p.bind(x)
+
+
+def trunc(x, /):
+    """Round toward zero (integers are returned unchanged); zero derivative.
+
+    >>> trunc(np.array([-1.7, 1.7])).tolist()
+    [-1.0, 1.0]
+    """
+    x, passthrough = _integer_passthrough(x)
+    if passthrough:
+        return x
+    negative = ew.lt_p.bind(x, constant(0, aval(x).dtype))
+    return select(negative, ew.ceil_p.bind(x), ew.floor_p.bind(x))
+
+
+fix = trunc
+
+
+def round(a, decimals: int = 0, out=None):
+    """Round to ``decimals`` decimals, halves to even (NumPy's ``round``); zero derivative.
+
+    >>> round(np.array([1.234, 5.678]), 1).tolist()
+    [1.2, 5.7]
+    >>> round(np.array([0.5, 1.5, 2.5])).tolist()
+    [0.0, 2.0, 2.0]
+    """
+    if out is not None:
+        raise NotImplementedError("round: the out argument is not supported (Arrays are immutable)")
+    a, passthrough = _integer_passthrough(a)
+    decimals = int(decimals)
+    if passthrough:
+        if decimals >= 0:
+            return a
+        scale = constant(10 ** (-decimals), aval(a).dtype)
+        f = ew.convert_element_type(a, _dt.default_float)
+        q = ew.round_p.bind(
+            ew.div_p.bind(f, constant(10 ** (-decimals), _dt.default_float)), rounding_method=1
+        )
+        return ew.mul_p.bind(ew.convert_element_type(q, aval(a).dtype), scale)
+    if aval(a).dtype.kind == "c":
+        raise NotImplementedError("round of complex arrays")
+    if decimals == 0:
+        return ew.round_p.bind(a, rounding_method=1)
+    factor = constant(10.0**decimals, aval(a).dtype)
+    return ew.div_p.bind(ew.round_p.bind(ew.mul_p.bind(a, factor), rounding_method=1), factor)
+
+
+around = round
+
+
+def rint(x, /):
+    """Round to the nearest integer, halves to even; integers become float64 as in NumPy.
+
+    >>> rint(np.array([0.5, 1.5, -2.5])).tolist()
+    [0.0, 2.0, -2.0]
+    """
+    (x,) = promote_args_inexact(x)
+    return ew.round_p.bind(x, rounding_method=1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Floating-point predicates (boolean results, zero derivatives)
+
+
+def isfinite(x, /):
+    """True where ``x`` is neither infinite nor NaN.
+
+    >>> isfinite(np.array([1.0, np.inf, np.nan])).tolist()
+    [True, False, False]
+    """
+    (x,) = promote_args(x)
+    if not _dt.is_inexact(aval(x).dtype):
+        return _all_true(x)
+    return ew.is_finite_p.bind(x)
+
+
+def _all_true(x):
+    return constant(True, np.bool_, aval(x).shape)
+
+
+def _all_false(x):
+    return constant(False, np.bool_, aval(x).shape)
+
+
+def isnan(x, /):
+    """True where ``x`` is NaN.
+
+    >>> isnan(np.array([1.0, np.nan])).tolist()
+    [False, True]
+    """
+    (x,) = promote_args(x)
+    if not _dt.is_inexact(aval(x).dtype):
+        return _all_false(x)
+    return ew.ne_p.bind(x, x)
+
+
+def isinf(x, /):
+    """True where ``x`` is positive or negative infinity.
+
+    >>> isinf(np.array([1.0, -np.inf])).tolist()
+    [False, True]
+    """
+    (x,) = promote_args(x)
+    if not _dt.is_inexact(aval(x).dtype):
+        return _all_false(x)
+    return ew.eq_p.bind(ew.abs_p.bind(x), constant(np.inf, aval(x).dtype))
+
+
+def isposinf(x, /):
+    """True where ``x`` is positive infinity.
+
+    >>> isposinf(np.array([np.inf, -np.inf])).tolist()
+    [True, False]
+    """
+    (x,) = promote_args(x)
+    if not _dt.is_inexact(aval(x).dtype):
+        return _all_false(x)
+    return ew.eq_p.bind(x, constant(np.inf, aval(x).dtype))
+
+
+def isneginf(x, /):
+    """True where ``x`` is negative infinity.
+
+    >>> isneginf(np.array([np.inf, -np.inf])).tolist()
+    [False, True]
+    """
+    (x,) = promote_args(x)
+    if not _dt.is_inexact(aval(x).dtype):
+        return _all_false(x)
+    return ew.eq_p.bind(x, constant(-np.inf, aval(x).dtype))
+
+
+def signbit(x, /):
+    """True where the sign bit is set, ``-0.0`` included.
+
+    (No bitcast primitive exists yet, so the sign of a NaN is not seen: ``signbit(-nan)`` is False.)
+
+    >>> signbit(np.array([-1.0, -0.0, 0.0, 2.0])).tolist()
+    [True, True, False, False]
+    """
+    (x,) = promote_args(x)
+    dtype = aval(x).dtype
+    if dtype.kind in "bu":
+        return _all_false(x)
+    zero = constant(0, dtype)
+    negative = ew.lt_p.bind(x, zero)
+    if dtype.kind == "i":
+        return negative
+    # -0.0 is the zero whose atan2 with -1 is -pi.
+    neg_zero = ew.and_p.bind(
+        ew.eq_p.bind(x, zero), ew.lt_p.bind(ew.atan2_p.bind(x, constant(-1, dtype)), zero)
+    )
+    return ew.or_p.bind(negative, neg_zero)
+
+
+def copysign(x1, x2, /):
+    """``|x1|`` with the sign of ``x2`` (``-0.0`` counts as negative).
+
+    >>> copysign(np.array([1.0, 2.0]), np.array([-0.0, 3.0])).tolist()
+    [-1.0, 2.0]
+    """
+    x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    mag = ew.abs_p.bind(x1)
+    return select(signbit(x2), ew.neg_p.bind(mag), mag)
+
+
+def heaviside(x1, x2, /):
+    """The Heaviside step: 0 for ``x1 < 0``, ``x2`` at 0, 1 for ``x1 > 0`` (NaN stays NaN).
+
+    >>> heaviside(np.array([-1.0, 0.0, 2.0]), 0.5).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    dtype = aval(x1).dtype
+    zero = constant(0, dtype)
+    pos = select(ew.gt_p.bind(x1, zero), constant(1, dtype), select(ew.ne_p.bind(x1, x1), x1, x2))
+    return select(ew.lt_p.bind(x1, zero), zero, pos)
+
+
+def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
+    """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (default: the dtype's extremes).
+
+    >>> nan_to_num(np.array([np.nan, np.inf, -np.inf, 1.0]), posinf=9.0, neginf=-9.0).tolist()
+    [0.0, 9.0, -9.0, 1.0]
+    """
+    (x,) = promote_args(x)
+    dtype = aval(x).dtype
+    if not _dt.is_inexact(dtype):
+        return x
+    info = np.finfo(dtype) if dtype.kind == "f" else np.finfo(np.float64)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    out = select(ew.ne_p.bind(x, x), constant(nan, dtype), x)
+    out = select(ew.eq_p.bind(x, constant(np.inf, dtype)), constant(posinf, dtype), out)
+    return select(ew.eq_p.bind(x, constant(-np.inf, dtype)), constant(neginf, dtype), out)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
+    """Elementwise ``|a - b| <= atol + rtol * |b|``, with infinities equal only to themselves.
+
+    >>> isclose(np.array([1.0, 1.1, np.nan]), np.array([1.0 + 1e-9, 1.0, np.nan]), equal_nan=True).tolist()
+    [True, False, True]
+    """
+    a, b = broadcast_args(*promote_args(a, b))
+    dtype = aval(a).dtype
+    if not _dt.is_inexact(dtype):
+        a, b = promote_args_inexact(a, b)
+        dtype = aval(a).dtype
+        close = _close(a, b, rtol, atol, dtype)
+        return close
+    close = _close(a, b, rtol, atol, dtype)
+    inf = constant(np.inf, dtype)
+    either_inf = ew.or_p.bind(
+        *broadcast_args(ew.eq_p.bind(ew.abs_p.bind(a), inf), ew.eq_p.bind(ew.abs_p.bind(b), inf))
+    )
+    close = select(either_inf, ew.eq_p.bind(a, b), close)
+    if equal_nan:
+        both_nan = ew.and_p.bind(*broadcast_args(ew.ne_p.bind(a, a), ew.ne_p.bind(b, b)))
+        close = ew.or_p.bind(*broadcast_args(close, both_nan))
+    return close
+
+
+def _close(a, b, rtol, atol, dtype):
+    diff = ew.abs_p.bind(ew.sub_p.bind(a, b))
+    tol = ew.add_p.bind(constant(atol, dtype), ew.mul_p.bind(constant(rtol, dtype), ew.abs_p.bind(b)))
+    return ew.le_p.bind(*broadcast_args(diff, tol))
+
+
+# ----------------------------------------------------------------------------------------------
+# Complex parts (funcgrad arrays are real; these are here for NumPy compatibility)
+
+
+def real(val, /):
+    """The real part (the array itself for real dtypes).
+
+    >>> real(np.array([1.5])).tolist()
+    [1.5]
+    """
+    (val,) = promote_args(val)
+    if aval(val).dtype.kind == "c":
+        raise NotImplementedError("complex arrays are not supported by the primitive catalog yet")
+    return val
+
+
+def imag(val, /):
+    """The imaginary part (zeros for real dtypes).
+
+    >>> imag(np.array([1.5])).tolist()
+    [0.0]
+    """
+    (val,) = promote_args(val)
+    if aval(val).dtype.kind == "c":
+        raise NotImplementedError("complex arrays are not supported by the primitive catalog yet")
+    return ew.mul_p.bind(val, constant(0, aval(val).dtype))
+
+
+def conjugate(x, /):
+    """The complex conjugate (the array itself for real dtypes).
+
+    >>> conjugate(np.array([2.0])).tolist()
+    [2.0]
+    """
+    return real(x)
+
+
+conj = conjugate
