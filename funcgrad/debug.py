@@ -1,0 +1,260 @@
+"""NaN and Inf hunting: ``check_finite(f)(*args)`` and the ``debug_nans()`` context.
+
+Layer: surface. Imports the kernel (core, partial_eval, tree_util, dtypes) and funcgrad.api.
+
+Inside ``debug_nans()`` the root of the trace stack is a ``FiniteCheckTrace``: the eager
+evaluator, plus a check of every primitive's outputs. Every transformation binds its concrete work
+on the trace below it, so the primal work of ``grad``/``vjp`` and every equation of the backward
+pass are checked one equation at a time; a ``jit``/``checkpoint`` call is interpreted equation by
+equation instead of compiled, so the report names an equation inside it. The first non-finite
+output raises ``NonFiniteError`` (a ``FloatingPointError``) that says whether it happened in the
+forward or the backward pass, which primitive, the statistics of its inputs, and the user's source
+line — for a backward equation, the forward line it differentiates (NOTE: [source info of
+re-interpreted equations]; ``debug_nans`` switches on the source lines of linearize's equations).
+
+Like JAX's ``debug_nans``, an intermediate NaN/Inf that the program later discards (``where(x > 0,
+log(x), 0)``) is reported too: the tool finds where a non-finite value first appears.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import linecache
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from funcgrad import api, core
+from funcgrad import dtypes as _dt
+from funcgrad import tree_util as tu
+from funcgrad.array import Array
+from funcgrad.core import ClosedJaxpr
+from funcgrad.partial_eval import eval_jaxpr_with_source, source_info_config, user_source_info
+
+__all__ = ["check_finite", "debug_nans", "NonFiniteError", "FiniteCheckTrace", "ValueStats"]
+
+
+class ValueStats(NamedTuple):
+    """Summary of one array: shape, dtype, min and max of its finite values, NaN and Inf counts."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    min: float | None
+    max: float | None
+    nan: int
+    inf: int
+    size: int
+
+    @staticmethod
+    def of(x) -> ValueStats:
+        v = np.asarray(x._numpy() if isinstance(x, Array) else x)
+        if v.dtype.kind not in "fc" or v.size == 0:
+            lo = hi = None
+            if v.size and v.dtype.kind in "biu":
+                lo, hi = v.min().item(), v.max().item()
+            return ValueStats(v.shape, v.dtype, lo, hi, 0, 0, v.size)
+        real = v.real if v.dtype.kind == "c" else v
+        nan = int(np.isnan(v).sum())
+        inf = int(np.isinf(v).sum())
+        finite = real[np.isfinite(real)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (None, None)
+        return ValueStats(v.shape, v.dtype, lo, hi, nan, inf, v.size)
+
+    def __str__(self):
+        aval = core.ShapedArray(self.shape, self.dtype).str_short()
+        if self.min is None:
+            rng = "no finite values" if self.size else "empty"
+        elif self.size == 1 and not (self.nan or self.inf):
+            rng = f"value={self.min:g}"
+        else:
+            rng = f"min={self.min:g} max={self.max:g}"
+        bad = []
+        if self.nan:
+            bad.append(f"{self.nan} nan")
+        if self.inf:
+            bad.append(f"{self.inf} inf")
+        return f"{aval} {rng}, " + (" and ".join(bad) + f" of {self.size}" if bad else "all finite")
+
+
+class NonFiniteError(FloatingPointError):
+    """A NaN or Inf appeared. Attributes: ``phase`` ("forward", "backward" or "input"),
+    ``primitive`` (its name), ``source_info``, ``inputs``/``outputs`` (``ValueStats``), ``params``.
+    """
+
+    def __init__(self, message: str, phase: str, primitive: str | None, source_info, inputs, outputs, params):
+        super().__init__(message)
+        self.phase = phase
+        self.primitive = primitive
+        self.source_info = source_info
+        self.inputs = inputs
+        self.outputs = outputs
+        self.params = params
+
+
+def _is_finite(x) -> bool:
+    if isinstance(x, Array):
+        if not _dt.is_inexact(x.dtype):
+            return True
+        return bool(np.isfinite(x._numpy()).all())
+    if isinstance(x, np.ndarray | np.generic | float | complex):
+        return bool(np.isfinite(x).all()) if np.asarray(x).dtype.kind in "fc" else True
+    return True
+
+
+def _source_text(info) -> str:
+    if info is None:
+        return "  at an unknown line (the equation has no source information)"
+    line = linecache.getline(info.file, info.line).strip()
+    return f"  at {info}" + (f"\n      {line}" if line else "")
+
+
+def _error(primitive, params, args, outs, phase: str) -> NonFiniteError:
+    info = user_source_info()
+    inputs = [ValueStats.of(a) for a in args if core.is_array_like(a)]
+    outputs = [ValueStats.of(o) for o in outs]
+    bad = next(s for s in outputs if s.nan or s.inf)
+    what = "nan" if bad.nan else "inf"
+    where = (
+        "the backward pass (an equation of the derivative of the code at this line)"
+        if phase == "backward"
+        else "the forward pass"
+    )
+    shown = {
+        k: v for k, v in params.items() if not isinstance(v, ClosedJaxpr | core.Jaxpr) and not callable(v)
+    }
+    lines = [
+        f"check_finite: {where} produced {what} in `{primitive.name}`"
+        + (f"[{', '.join(f'{k}={v}' for k, v in shown.items())}]" if shown else "")
+        + " (the first non-finite value)",
+        _source_text(info),
+        "  inputs:",
+        *[f"    {i}: {s}" for i, s in enumerate(inputs)],
+        "  output" + ("s" if len(outputs) > 1 else "") + ":",
+        *[f"    {i}: {s}" for i, s in enumerate(outputs)],
+    ]
+    if phase == "backward":
+        lines.append(
+            "  The forward values were finite; the derivative is not (e.g. sqrt, log or 1/x at 0, "
+            "or an overflow). Consider a safe formulation such as where(x > 0, f(safe_x), 0)."
+        )
+    return NonFiniteError("\n".join(lines), phase, primitive.name, info, inputs, outputs, params)
+
+
+# Call primitives whose impl is "evaluate the inner jaxpr": checked equation by equation.
+_CALLS = {
+    "jit": "jaxpr",
+    "checkpoint": "jaxpr",
+    "custom_jvp_call": "call_jaxpr",
+    "custom_vjp_call": "call_jaxpr",
+}
+
+
+class FiniteCheckTrace(core.EvalTrace):
+    """The eager evaluator that raises ``NonFiniteError`` at the first non-finite output."""
+
+    def process_primitive(self, primitive, args, params):
+        inner = params.get(_CALLS.get(primitive.name, ""))
+        if isinstance(inner, ClosedJaxpr):
+            return eval_jaxpr_with_source(inner.jaxpr, inner.consts, *args)
+        with np.errstate(all="ignore"):
+            out = super().process_primitive(primitive, args, params)
+        outs = out if primitive.multiple_results else (out,)
+        for o in outs:
+            if not _is_finite(o):
+                phase = "backward" if source_info_config.backward_depth else "forward"
+                raise _error(primitive, params, args, outs, phase)
+        return out
+
+
+class debug_nans(contextlib.ContextDecorator):
+    """Check every primitive evaluated inside (forward and backward) for NaN/Inf.
+
+    Usable as ``with debug_nans(): ...`` or as a decorator; enter it outside transformations.
+
+    >>> import funcgrad.numpy as fnp
+    >>> with debug_nans():
+    ...     fnp.log(fnp.zeros(2))
+    Traceback (most recent call last):
+    ...
+    funcgrad.debug.NonFiniteError: check_finite: the forward pass produced inf in `log` ...
+    """
+
+    def __init__(self):
+        self._stack: list[tuple[Any, bool]] = []
+
+    def __enter__(self):
+        current = core.current_trace()
+        setter = None
+        if not isinstance(current, FiniteCheckTrace):
+            if type(current) is not core.EvalTrace:
+                raise RuntimeError(
+                    "debug_nans() must be entered outside transformations (not inside a function "
+                    "being traced by grad, vmap or jit); wrap the whole call instead."
+                )
+            setter = core.set_current_trace(FiniteCheckTrace(None))
+            setter.__enter__()
+        self._stack.append((setter, source_info_config.in_linearize))
+        source_info_config.in_linearize = True
+        return self
+
+    def __exit__(self, *exc):
+        setter, in_linearize = self._stack.pop()
+        source_info_config.in_linearize = in_linearize
+        if setter is not None:
+            setter.__exit__(*exc)
+        return False
+
+
+def _check_inputs(args, kwargs):
+    names = [f"args[{p[0].idx}]{tu.keystr(p[1:])}" for p, _ in tu.tree_leaves_with_path(args)]
+    names += [f"{p[0].key}{tu.keystr(p[1:])}" for p, _ in tu.tree_leaves_with_path(kwargs)]
+    for name, leaf in zip(names, [*tu.tree_leaves(args), *tu.tree_leaves(kwargs)]):
+        if core.is_array_like(leaf) and not isinstance(leaf, core.Tracer) and not _is_finite(leaf):
+            s = ValueStats.of(leaf)
+            raise NonFiniteError(
+                f"check_finite: input {name} is not finite: {s}", "input", None, None, [s], [], {}
+            )
+
+
+def _wants_gradient(fun, argnums, args, kwargs) -> bool:
+    try:
+        out = api.eval_shape(fun, *args, **kwargs)
+    except Exception:  # noqa: BLE001 - the real call below reports the error properly
+        return False
+    leaves = tu.tree_leaves(out)
+    if len(leaves) != 1 or leaves[0].shape != () or not _dt.is_inexact(leaves[0].dtype):
+        return False
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    dyn = [args[i] for i in nums if i < len(args)]
+    return bool(dyn) and all(_dt.is_inexact(core.get_aval(x).dtype) for x in tu.tree_leaves(dyn))
+
+
+def check_finite(fun: Callable, *, argnums=0, backward: bool | None = None) -> Callable:
+    """``check_finite(f)(*args)`` runs ``f`` — and, for a scalar loss, its gradient — one equation at
+    a time and raises ``NonFiniteError`` (a ``FloatingPointError``) at the first equation that
+    produces a NaN or Inf: forward or backward, the primitive, its inputs' statistics and your
+    source line. When everything is finite it returns ``value_and_grad(f, argnums)(*args)`` for a
+    real scalar output (or with ``backward=True``), else ``f(*args)`` (or with ``backward=False``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> value, g = check_finite(lambda x: fnp.sqrt(x).sum())(fnp.array([1.0, 4.0]))
+    >>> float(value), g.tolist()
+    (3.0, [0.5, 0.25])
+    >>> check_finite(lambda x: fnp.sqrt(x).sum())(fnp.array([0.0, 4.0]))
+    Traceback (most recent call last):
+    ...
+    funcgrad.debug.NonFiniteError: check_finite: the backward pass (...) produced inf in `div` ...
+    """
+
+    @functools.wraps(fun)
+    def checked(*args, **kwargs):
+        _check_inputs(args, kwargs)
+        grads = _wants_gradient(fun, argnums, args, kwargs) if backward is None else backward
+        with debug_nans():
+            if grads:
+                return api.value_and_grad(fun, argnums)(*args, **kwargs)
+            return fun(*args, **kwargs)
+
+    return checked
