@@ -20,6 +20,7 @@ from funcgrad import custom_derivatives as _custom_derivatives
 from primitives import (
     bitcast,
     call,
+    control_flow,
     dot,
     elementwise,
     gather,
@@ -79,6 +80,7 @@ def all_primitives() -> list[Primitive]:
         dot,
         call,
         remat,
+        control_flow,
         _custom_derivatives,
     ):
         for value in vars(module).values():

@@ -1,0 +1,420 @@
+"""Structured control flow: ``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``, ``map``.
+
+Layer: surface. Imports the kernel (core, tree_util, partial_eval), the primitive catalog
+(``primitives.control_flow`` and a few array primitives) and ``funcgrad.remat``.
+
+Signatures and semantics are ``jax.lax``'s. Each function traces its Python callables to closed
+jaxprs (every constant they capture becomes an explicit operand, see NOTE: [control-flow jaxprs
+have no tracer constants]) and binds one primitive, so control flow is differentiable (jvp, grad,
+hessian), batchable (vmap) and compiled as one StableHLO loop/conditional under ``jit``; without
+``jit`` the primitives run eagerly with NumPy.
+
+Beyond JAX:
+
+- ``while_loop(..., max_steps=N)`` is differentiable in reverse mode: it is a scan of N steps
+  whose body is ``cond(cond_fun(c), body_fun, identity, c)``, so finished iterations are identity
+  steps (gradients pass through them unchanged) and the result is the state after at most N
+  iterations.
+- ``scan(..., checkpoint=True)`` (or a policy name/predicate of ``funcgrad.checkpoint``)
+  recomputes each iteration's forward pass during backward: only the carries (and the xs) are
+  stored per step. ``checkpoint="sqrt"`` nests two scans (chunks of ~sqrt(length) steps, each
+  chunk checkpointed), storing O(sqrt(length)) carries plus one chunk's residuals at a time.
+
+Carries keep their type across iterations; as in JAX, a weakly typed initial carry (a Python
+scalar) takes the dtype the body gives it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from funcgrad import core
+from funcgrad import dtypes as _dt
+from funcgrad import tree_util as tu
+from funcgrad.core import ClosedJaxpr, Jaxpr, ShapedArray, Var
+from funcgrad.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
+from funcgrad.remat import checkpoint as _checkpoint
+from primitives import elementwise as ew
+from primitives import structure as st
+from primitives.control_flow import ReverseModeWhileLoopError, cond_p, scan_p, while_p
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "ReverseModeWhileLoopError"]
+
+# ----------------------------------------------------------------------------------------------
+# Tracing user functions
+
+
+def _trace(fun: Callable, in_tree, in_avals, what: str):
+    """Trace ``fun(*unflatten(in_tree, leaves))``; returns (closed jaxpr without constants, the
+    constants as leading operands, output tree)."""
+    box = []
+
+    def flat(*leaves):
+        out = fun(*tu.tree_unflatten(in_tree, leaves))
+        out_leaves, out_tree = tu.tree_flatten(out)
+        for leaf in out_leaves:
+            if not core.is_array_like(leaf):
+                raise TypeError(
+                    f"{what} returned a {type(leaf).__name__}, which is not an array: it must "
+                    "return arrays (or pytrees of arrays)"
+                )
+        box.append(out_tree)
+        return out_leaves
+
+    closed = trace_to_jaxpr(flat, in_avals, description=what)
+    jaxpr, consts = convert_constvars_jaxpr(closed)
+    return ClosedJaxpr(jaxpr, []), consts, box[0]
+
+
+def _leaf_paths(tree_def) -> list[str]:
+    example = tu.tree_unflatten(tree_def, builtins.range(tree_def.num_leaves))
+    return [tu.keystr(p) or "(the value)" for p, _ in tu.tree_leaves_with_path(example)]
+
+
+def _subtrees(out_tree, what: str):
+    """Split the tree of a ``(carry, y)`` pair."""
+    pair = tu.tree_unflatten(out_tree, builtins.range(out_tree.num_leaves))
+    if not isinstance(pair, tuple | list) or len(pair) != 2:
+        raise TypeError(f"{what} must return a pair (carry, y), got a value of structure {out_tree}")
+    return tu.tree_structure(pair[0]), tu.tree_structure(pair[1])
+
+
+def _trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_of):
+    """Trace a loop body whose carry must keep its type; weakly typed carries take the body's
+    dtype (the body is traced again then). Returns (jaxpr, consts, out_tree, carry leaves)."""
+    init_flat, carry_tree = tu.tree_flatten(init)
+    carry_avals = [core.get_aval(x) for x in init_flat]
+    paths = _leaf_paths(carry_tree)
+    for _ in builtins.range(3):
+        jaxpr, consts, out_tree = _trace(fun, in_tree_of(carry_avals), [*carry_avals, *extra_avals], what)
+        out_carry_tree = carry_tree_of(out_tree)
+        if out_carry_tree != carry_tree:
+            raise TypeError(
+                f"{what}: the carry must keep its structure across iterations: it is {carry_tree} "
+                f"on input but {out_carry_tree} on output"
+            )
+        new_avals = []
+        for path, a, o in zip(paths, carry_avals, jaxpr.out_avals[: len(carry_avals)]):
+            if a.shape != o.shape or (a.dtype != o.dtype and not a.weak_type):
+                raise TypeError(
+                    f"{what}: the carry must keep its shape and dtype across iterations, but carry"
+                    f"{'' if path.startswith('(') else ' '}{path} is {a.str_short()} on input and "
+                    f"{o.str_short()} on output. Cast the initial value or the body's result "
+                    "(.astype) so they agree."
+                )
+            new_avals.append(o if a.weak_type else a)
+        if new_avals == carry_avals:
+            break
+        carry_avals = new_avals
+    init_flat = [
+        x if core.get_aval(x) == a else ew.convert_element_type(x, a.dtype, a.weak_type)
+        for x, a in zip(init_flat, carry_avals)
+    ]
+    return jaxpr, consts, out_tree, init_flat
+
+
+# ----------------------------------------------------------------------------------------------
+# cond and switch
+
+
+def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, as one ``cond``
+    primitive: both branches are traced (they must return the same types), only one runs.
+
+    >>> import funcgrad
+    >>> f = lambda x: cond(x > 0, lambda y: y * 2.0, lambda y: -y, x)
+    >>> float(f(3.0)), float(f(-1.0)), float(funcgrad.grad(f)(3.0))
+    (6.0, 1.0, 2.0)
+    """
+    aval = core.get_aval(pred)
+    if aval.shape != ():
+        raise TypeError(
+            f"cond: pred must be a scalar, got {aval.str_short()} "
+            "(use funcgrad.numpy.where to select elementwise)"
+        )
+    if aval.dtype.kind not in "biu":
+        raise TypeError(f"cond: pred must be a boolean or integer scalar, got {aval.str_short()}")
+    if aval.dtype != np.bool_:
+        pred = ew.ne_p.bind(pred, np.zeros((), aval.dtype))
+    index = np.int32(pred) if isinstance(pred, bool | np.bool_) else ew.convert_element_type(pred, np.int32)
+    return _bind_cond(index, [false_fun, true_fun], operands, ["false_fun", "true_fun"], "cond")
+
+
+def switch(index, branches: Sequence[Callable], *operands):
+    """``branches[index](*operands)`` with ``index`` clamped to ``[0, len(branches) - 1]``.
+
+    >>> float(switch(5, [lambda x: x, lambda x: x * 10.0], 2.0))
+    20.0
+    """
+    branches = list(branches)
+    if not branches:
+        raise ValueError("switch: branches must be a non-empty sequence of callables")
+    aval = core.get_aval(index)
+    if aval.shape != () or aval.dtype.kind not in "iu":
+        raise TypeError(f"switch: index must be an integer scalar, got {aval.str_short()}")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    index = ew.convert_element_type(index, np.int32)
+    index = ew.clamp_p.bind(np.int32(0), index, np.int32(len(branches) - 1))
+    names = [f"branches[{i}]" for i in builtins.range(len(branches))]
+    return _bind_cond(index, branches, operands, names, "switch")
+
+
+def _bind_cond(index, branches, operands, names, what):
+    flat_ops, ops_tree = tu.tree_flatten(operands)
+    avals = [core.get_aval(x) for x in flat_ops]
+    traced = [_trace(b, ops_tree, avals, f"{what} {n}") for b, n in zip(branches, names)]
+    _check_branch_outputs(traced, names, what)
+    # Join the branches' constants: each branch takes all of them and ignores the others'.
+    all_consts = [c for _, consts, _ in traced for c in consts]
+    joined = []
+    offset = 0
+    for jaxpr, consts, _ in traced:
+        j = jaxpr.jaxpr
+        n = len(consts)
+        before = [Var(core.get_aval(c)) for c in all_consts[:offset]]
+        after = [Var(core.get_aval(c)) for c in all_consts[offset + n :]]
+        invars = [*before, *j.invars[:n], *after, *j.invars[n:]]
+        joined.append(ClosedJaxpr(Jaxpr([], invars, j.eqns, j.outvars), []))
+        offset += n
+    outs = cond_p.bind(index, *all_consts, *flat_ops, branches=tuple(joined))
+    return tu.tree_unflatten(traced[0][2], outs)
+
+
+def _check_branch_outputs(traced, names, what):
+    tree0 = traced[0][2]
+    for (jaxpr, _, tree), name in zip(traced[1:], names[1:]):
+        if tree != tree0:
+            raise TypeError(
+                f"{what}: the branches must return the same tree structure, but {names[0]} returns "
+                f"{tree0} and {name} returns {tree}"
+            )
+        paths = _leaf_paths(tree0)
+        for path, a, b in zip(paths, traced[0][0].out_avals, jaxpr.out_avals):
+            if a.shape != b.shape or a.dtype != b.dtype:
+                raise TypeError(
+                    f"{what}: the branches must return the same shapes and dtypes, but output "
+                    f"{path} is {a.str_short()} in {names[0]} and {b.str_short()} in {name}. "
+                    "Cast one of them (.astype) or broadcast it so both agree."
+                )
+
+
+# ----------------------------------------------------------------------------------------------
+# while_loop and fori_loop
+
+
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: int | None = None):
+    """``val = init_val; while cond_fun(val): val = body_fun(val)`` as one ``while`` primitive.
+
+    Forward mode (jvp) and vmap work as they are. Reverse mode needs a bound: with
+    ``max_steps=N`` the loop runs at most N iterations as a scan and is differentiable.
+
+    >>> import funcgrad
+    >>> float(while_loop(lambda x: x < 10.0, lambda x: x * 2.0, 1.0))
+    16.0
+    >>> step = lambda a: (lambda x: abs(x * x - a) > 1e-12, lambda x: 0.5 * (x + a / x))
+    >>> newton = lambda a: while_loop(*step(a), a, max_steps=50)
+    >>> round(float(funcgrad.grad(newton)(4.0)), 6)  # d sqrt(a)/da = 1 / (2 sqrt(a))
+    0.25
+    """
+    if max_steps is not None:
+        return _bounded_while(cond_fun, body_fun, init_val, int(max_steps))
+    carry_tree = tu.tree_structure(init_val)
+    body, body_consts, _, init_flat = _trace_loop_body(
+        body_fun,
+        init_val,
+        [],
+        lambda avals: tu.tree_structure((init_val,)),
+        "while_loop body_fun",
+        lambda t: t,
+    )
+    carry_avals = body.in_avals[len(body_consts) :]
+    cond_j, cond_consts, pred_tree = _trace(
+        cond_fun, tu.tree_structure((init_val,)), carry_avals, "while_loop cond_fun"
+    )
+    pred_avals = cond_j.out_avals
+    if pred_tree.num_leaves != 1 or pred_avals[0].shape != () or pred_avals[0].dtype != np.bool_:
+        got = ", ".join(a.str_short() for a in pred_avals) or "nothing"
+        raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {got}")
+    outs = while_p.bind(
+        *cond_consts, *body_consts, *init_flat, cond_jaxpr=cond_j, body_jaxpr=body,
+        cond_nconsts=len(cond_consts), body_nconsts=len(body_consts),
+    )  # fmt: skip
+    return tu.tree_unflatten(carry_tree, outs)
+
+
+def _bounded_while(cond_fun, body_fun, init_val, max_steps: int):
+    def step(carry, _):
+        return cond(cond_fun(carry), body_fun, lambda c: c, carry), None
+
+    out, _ = scan(step, init_val, None, length=max_steps)
+    return out
+
+
+def _concrete_int(x):
+    if isinstance(x, core.Tracer):
+        return None
+    v = core.concrete_value(x)
+    if v is None or v.shape != () or v.dtype.kind not in "iu":
+        raise TypeError(f"fori_loop: bounds must be integer scalars, got {core.get_aval(x).str_short()}")
+    return int(v)
+
+
+def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool | None = None):
+    """``for i in range(lower, upper): val = body_fun(i, val)``.
+
+    With concrete bounds (Python ints) it is a ``scan`` (reverse-mode differentiable); with
+    traced bounds a ``while_loop``.
+
+    >>> import funcgrad
+    >>> f = lambda x: fori_loop(0, 3, lambda i, v: v * x, 1.0)
+    >>> float(f(2.0)), float(funcgrad.grad(f)(2.0))
+    (8.0, 12.0)
+    """
+    lo, hi = _concrete_int(lower), _concrete_int(upper)
+    weak = isinstance(lower, int) and isinstance(upper, int)
+    dtype = (
+        _dt.default_int if weak else np.result_type(core.get_aval(lower).dtype, core.get_aval(upper).dtype)
+    )
+
+    def next_i(i):
+        return ew.convert_element_type(ew.add(i, np.ones((), dtype)), dtype, weak)
+
+    if lo is not None and hi is not None:
+
+        def scan_body(carry, _):
+            i, val = carry
+            return (next_i(i), body_fun(i, val)), None
+
+        i0 = lo if weak else np.asarray(lo, dtype)
+        (_, out), _ = scan(scan_body, (i0, init_val), None, length=max(0, hi - lo), unroll=unroll or 1)
+        return out
+    lower = ew.convert_element_type(lower, dtype, weak)
+    upper = ew.convert_element_type(upper, dtype, weak)
+
+    def body(carry):
+        i, val = carry
+        return next_i(i), body_fun(i, val)
+
+    _, out = while_loop(lambda c: ew.lt_p.bind(c[0], upper), body, (lower, init_val))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# scan and map
+
+
+def scan(
+    f: Callable,
+    init,
+    xs=None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+    *,
+    checkpoint: bool | str | Callable = False,
+):
+    """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
+    ``(final carry, stacked ys)``, like ``jax.lax.scan``.
+
+    ``checkpoint=True`` (or a ``funcgrad.checkpoint`` policy) stores only the carries per step and
+    recomputes each step's forward pass during backward; ``checkpoint="sqrt"`` stores
+    ~sqrt(length) carries (chunks of ~sqrt(length) steps, each recomputed once).
+
+    >>> import numpy as np
+    >>> carry, ys = scan(lambda c, x: (c + x, c * 1.0), 0.0, np.arange(4.0))
+    >>> float(carry), ys.tolist()
+    (6.0, [0.0, 0.0, 1.0, 3.0])
+    """
+    xs_flat, xs_tree = tu.tree_flatten(xs)
+    xs_avals = [core.get_aval(x) for x in xs_flat]
+    paths = _leaf_paths(xs_tree)
+    for path, a in zip(paths, xs_avals):
+        if a.ndim == 0:
+            raise TypeError(
+                f"scan: xs{path} is a scalar ({a.str_short()}); scanned arrays need a leading axis"
+            )
+    lengths = {a.shape[0] for a in xs_avals}
+    if length is not None:
+        length = int(length)
+        lengths.add(length)
+    if len(lengths) > 1:
+        found = ", ".join(f"xs{p}: {a.str_short()}" for p, a in zip(paths, xs_avals))
+        raise ValueError(
+            "scan: every xs leaf needs the same leading axis size "
+            f"(and length={length} if given); got {found}"
+        )
+    if not lengths:
+        raise ValueError("scan: length must be given when xs is None (or has no leaves)")
+    (length,) = lengths
+    unroll = length if unroll is True else 1 if unroll is False else max(1, int(unroll))
+    if isinstance(checkpoint, str) and checkpoint == "sqrt":
+        return _scan_sqrt(f, init, xs, length, reverse, unroll)
+    if checkpoint is not False and checkpoint is not None:
+        f = _checkpoint(f, policy=None if checkpoint is True else checkpoint)
+    x_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in xs_avals]
+    trees = {}
+
+    def carry_tree_of(out_tree):
+        trees["carry"], trees["y"] = _subtrees(out_tree, "scan body f")
+        return trees["carry"]
+
+    in_tree = tu.tree_structure((init, xs))
+    body, consts, _, init_flat = _trace_loop_body(
+        f, init, x_avals, lambda _: in_tree, "scan body f", carry_tree_of
+    )
+    outs = scan_p.bind(
+        *consts, *init_flat, *xs_flat, jaxpr=body, num_consts=len(consts), num_carry=len(init_flat),
+        length=length, reverse=bool(reverse), unroll=unroll,
+    )  # fmt: skip
+    n = len(init_flat)
+    return tu.tree_unflatten(trees["carry"], outs[:n]), tu.tree_unflatten(trees["y"], outs[n:])
+
+
+def _scan_sqrt(f, init, xs, length: int, reverse: bool, unroll: int):
+    """sqrt(length) checkpointing: an outer scan over chunks whose body (a checkpointed inner scan
+    of ``k`` steps) is recomputed during backward; a remainder of ``length % k`` steps runs as a
+    plain scan."""
+    k = max(1, math.isqrt(length))
+    n_outer = length // k
+    main = n_outer * k
+    rest = length - main
+
+    def chunked(x):
+        shape = core.get_aval(x).shape
+        return st.reshape(st.slice_in_dim(x, 0, main), (n_outer, k, *shape[1:]))
+
+    xs_main = tu.tree_map(chunked, xs)
+    xs_rest = tu.tree_map(lambda x: st.slice_in_dim(x, main, length), xs)
+    inner = _checkpoint(lambda c, chunk: scan(f, c, chunk, length=k, reverse=reverse, unroll=unroll))
+
+    def run_main(c):
+        c, ys = scan(inner, c, xs_main, length=n_outer, reverse=reverse)
+        return c, tu.tree_map(lambda y: st.reshape(y, (main, *core.get_aval(y).shape[2:])), ys)
+
+    def run_rest(c):
+        return scan(f, c, xs_rest, length=rest, reverse=reverse, unroll=unroll)
+
+    if not rest:
+        return run_main(init)
+    if reverse:
+        c, ys_rest = run_rest(init)
+        c, ys_main = run_main(c)
+    else:
+        c, ys_main = run_main(init)
+        c, ys_rest = run_rest(c)
+    return c, tu.tree_map(lambda a, b: st.concatenate([a, b], 0), ys_main, ys_rest)
+
+
+def map(f: Callable, xs):  # noqa: A001 - jax.lax.map's name
+    """``stack([f(x) for x in xs])`` as a scan (one compiled loop; memory of one step at a time).
+
+    >>> map(lambda x: x * 2.0, np.arange(3.0)).tolist()
+    [0.0, 2.0, 4.0]
+    """
+    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+    return ys

@@ -1,0 +1,794 @@
+"""Structured control flow primitives: ``cond``, ``while`` and ``scan``.
+
+Layer: primitives. Imports only the funcgrad kernel (core, ad, batching, partial_eval), numpy and
+sibling primitive modules. The user-facing functions are in ``funcgrad/lax/control_flow.py``;
+lowering to StableHLO is in ``xla_bridge/rules/control_flow.py``.
+
+Each primitive carries closed jaxprs in its params, and every rule is a jaxpr transformation
+(``jvp_jaxpr``, ``partial_eval_jaxpr``, ``backward_pass``, ``batch_jaxpr``) followed by a new bind
+of the same primitive, like the ``jit`` call primitive (``primitives/call.py``):
+
+- ``cond_p.bind(index, *operands, branches)``: run ``branches[clamp(index)]``. All branches take
+  the operands' avals and return the same avals.
+- ``while_p.bind(*cond_consts, *body_consts, *init, cond_jaxpr, body_jaxpr, cond_nconsts,
+  body_nconsts)``: ``while cond(cc, carry): carry = body(bc, carry)``.
+- ``scan_p.bind(*consts, *init, *xs, jaxpr, num_consts, num_carry, length, reverse, unroll)``:
+  ``jaxpr(consts, carry, x_i) -> (carry, y_i)`` for ``i`` in ``range(length)`` (reversed when
+  ``reverse``), ys stacked on a new leading axis.
+
+# NOTE: [control-flow jaxprs have no tracer constants]
+# The jaxprs in control-flow params are closed over concrete values only: the surface
+# (funcgrad.lax) turns every constant of a traced body into an explicit leading operand
+# (``convert_constvars_jaxpr``), so enclosing transformations see all inputs. Jaxprs derived here
+# by tracing (jvp, partial eval, transpose, batching) inherit the property: they evaluate those
+# jaxprs on fresh staging traces whose only foreign values are concrete constants.
+
+# NOTE: [scan residuals]
+# ``_scan_partial_eval`` (JAX's ``_scan_partial_eval``) splits the body once the unknown-ness of
+# the carries has reached a fixed point. The known scan runs now and emits each iteration's
+# residuals as extra ys, stacked along the scan axis. Residuals that do not depend on the carry
+# or on xs (``W`` in ``tanh(W @ h)``) are loop invariant: they are computed once outside the loop
+# and become consts of the unknown scan instead of ``length`` stacked copies; a residual that is
+# just a known xs slice is forwarded from the xs operand instead of being re-stacked. The unknown
+# scan runs over (invariant residuals as consts, stacked residuals as xs); the transpose rule turns
+# it into a reverse scan whose carry accumulates the consts' cotangents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from funcgrad import core
+from funcgrad.ad import (
+    UndefinedPrimal,
+    Zero,
+    backward_pass,
+    instantiate,
+    is_undefined_primal,
+    jvp_jaxpr,
+    tangent_aval,
+)
+from funcgrad.array import Array
+from funcgrad.batching import batch_jaxpr
+from funcgrad.core import ClosedJaxpr, Jaxpr, Literal, Primitive, ShapedArray, Var
+from funcgrad.kernel_ops import ops
+from funcgrad.partial_eval import dce_jaxpr_consts, partial_eval_jaxpr, trace_to_jaxpr
+from primitives import elementwise as ew
+from primitives import reductions as red
+from primitives import structure as st
+from primitives._rules import to_front
+
+__all__ = ["cond_p", "while_p", "scan_p", "ReverseModeWhileLoopError"]
+
+cond_p = Primitive("cond", multiple_results=True)
+while_p = Primitive("while", multiple_results=True)
+scan_p = Primitive("scan", multiple_results=True)
+for _p in (cond_p, while_p, scan_p):
+    # Eager impls receive Arrays as they are and interpret their jaxprs with NumPy (no compile).
+    _p.impl_takes_arrays = True
+
+# ----------------------------------------------------------------------------------------------
+# Jaxpr helpers
+
+
+def _split(xs: Sequence, *sizes: int) -> list[list]:
+    """``_split([1, 2, 3, 4], 1, 2)`` -> ``[[1], [2, 3], [4]]`` (the rest goes last)."""
+    out, i = [], 0
+    for n in sizes:
+        out.append(list(xs[i : i + n]))
+        i += n
+    out.append(list(xs[i:]))
+    return out
+
+
+def _rearrange(closed: ClosedJaxpr, in_order: Sequence[int] | None = None, out_order=None) -> ClosedJaxpr:
+    """The same jaxpr with invars/outvars listed in a new order (``new[k] = old[order[k]]``)."""
+    j = closed.jaxpr
+    invars = j.invars if in_order is None else [j.invars[i] for i in in_order]
+    outvars = j.outvars if out_order is None else [j.outvars[i] for i in out_order]
+    return ClosedJaxpr(Jaxpr(j.constvars, invars, j.eqns, outvars), closed.consts)
+
+
+def _with_unused_invars(closed: ClosedJaxpr, avals, at: int) -> ClosedJaxpr:
+    """Insert unused inputs of ``avals`` before input ``at``."""
+    j = closed.jaxpr
+    new = [Var(a) for a in avals]
+    invars = [*j.invars[:at], *new, *j.invars[at:]]
+    return ClosedJaxpr(Jaxpr(j.constvars, invars, j.eqns, j.outvars), closed.consts)
+
+
+def _select_outputs(closed: ClosedJaxpr, keep: Sequence[bool]) -> ClosedJaxpr:
+    """Keep the outputs marked in ``keep`` and drop the equations only the others needed."""
+    j = closed.jaxpr
+    outvars = [v for v, k in zip(j.outvars, keep) if k]
+    jaxpr, consts = dce_jaxpr_consts(Jaxpr(j.constvars, j.invars, j.eqns, outvars), closed.consts)
+    return ClosedJaxpr(jaxpr, consts)
+
+
+def _fixed_point(step, flags: list[bool]) -> list[bool]:
+    """Iterate ``flags = flags | step(flags)`` until nothing changes (carry nonzero-ness,
+    unknown-ness, batched-ness only ever grow, so this ends within ``len(flags)`` steps)."""
+    while True:
+        new = [a or b for a, b in zip(flags, step(flags))]
+        if new == flags:
+            return flags
+        flags = new
+
+
+def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def _stacked(aval: ShapedArray, length: int) -> ShapedArray:
+    return ShapedArray((length, *aval.shape), aval.dtype, aval.weak_type)
+
+
+# ----------------------------------------------------------------------------------------------
+# Eager evaluation: interpret jaxprs with the NumPy impls directly
+
+
+def _np(x):
+    return x._numpy() if type(x) is Array or isinstance(x, Array) else x
+
+
+def eval_jaxpr_numpy(jaxpr: Jaxpr, consts: Sequence, args: Sequence) -> list:
+    """Interpret ``jaxpr`` calling each primitive's NumPy impl directly (no Array wrapping, no
+    trace dispatch): the inner loop of the eager control-flow impls. Higher-order primitives that
+    take Arrays (``jit``, nested control flow) are bound on the current (eval) trace."""
+    env: dict = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    for eqn in jaxpr.eqns:
+        ins = [a.val if type(a) is Literal else env[a] for a in eqn.invars]
+        prim = eqn.primitive
+        if prim.impl_takes_arrays:
+            outs = prim.bind(*ins, **eqn.params)
+            outs = [_np(o) for o in outs] if prim.multiple_results else _np(outs)
+        else:
+            outs = prim.impl(*ins, **eqn.params)
+        if prim.multiple_results:
+            env.update(zip(eqn.outvars, outs))
+        else:
+            env[eqn.outvars[0]] = outs
+    return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
+
+
+def _wrap(values, avals) -> list:
+    out = []
+    for v, a in zip(values, avals):
+        v = np.asarray(v)
+        if v.dtype != a.dtype:
+            v = v.astype(a.dtype)
+        out.append(core.wrap_result(v, a.weak_type))
+    return out
+
+
+def _run(closed: ClosedJaxpr, args) -> list:
+    return eval_jaxpr_numpy(closed.jaxpr, [_np(c) for c in closed.consts], args)
+
+
+# ----------------------------------------------------------------------------------------------
+# cond
+
+
+def _cond_impl(index, *args, branches):
+    i = min(max(int(np.asarray(_np(index))), 0), len(branches) - 1)
+    return _wrap(_run(branches[i], [_np(a) for a in args]), branches[0].out_avals)
+
+
+def _cond_abstract_eval(index, *avals, branches):
+    if index.shape != () or index.dtype.kind not in "iu":
+        raise TypeError(f"cond: the branch index must be an integer scalar, got {index.str_short()}")
+    for i, b in enumerate(branches):
+        if len(b.in_avals) != len(avals) or not all(map(_same_type, b.in_avals, avals)):
+            raise TypeError(
+                f"cond: branch {i} takes ({', '.join(a.str_short() for a in b.in_avals)}) but the "
+                f"operands are ({', '.join(a.str_short() for a in avals)})"
+            )
+        if len(b.out_avals) != len(branches[0].out_avals) or not all(
+            map(_same_type, b.out_avals, branches[0].out_avals)
+        ):
+            raise TypeError(f"cond: branch {i} returns different types than branch 0")
+    outs = branches[0].out_avals
+    weak = [all(b.out_avals[k].weak_type for b in branches) for k in range(len(outs))]
+    return [a.update(weak_type=w) for a, w in zip(outs, weak)]
+
+
+def _cond_jvp(primals, tangents, *, branches):
+    index, *ops_ = primals
+    nz = [type(t) is not Zero for t in tangents[1:]]
+    out_nz = [False] * len(branches[0].out_avals)
+    for b in branches:
+        out_nz = [a or c for a, c in zip(out_nz, jvp_jaxpr(b, nz, instantiate=False)[1])]
+    jvps = tuple(jvp_jaxpr(b, nz, instantiate=out_nz)[0] for b in branches)
+    nz_tangents = [t for t in tangents[1:] if type(t) is not Zero]
+    outs = cond_p.bind(index, *ops_, *nz_tangents, branches=jvps)
+    primals_out, it = outs[: len(out_nz)], iter(outs[len(out_nz) :])
+    return primals_out, [next(it) if z else Zero.from_primal_value(p) for p, z in zip(primals_out, out_nz)]
+
+
+def _merge_residuals(res_avals_per_branch) -> tuple[list, list[list[int]]]:
+    """Common residual slots for all branches: a branch's residuals are assigned to slots of the
+    same type, so branches share slots; returns the slot avals and each branch's slot indices."""
+    slots: list[ShapedArray] = []
+    maps = []
+    for res_avals in res_avals_per_branch:
+        used: set[int] = set()
+        m = []
+        for a in res_avals:
+            k = next((s for s, sa in enumerate(slots) if s not in used and _same_type(sa, a)), None)
+            if k is None:
+                slots.append(a)
+                k = len(slots) - 1
+            used.add(k)
+            m.append(k)
+        maps.append(m)
+    return slots, maps
+
+
+def _cond_partial_eval(trace, args, unknowns, *, branches):
+    index_uk, *ops_uk = unknowns
+    if index_uk:
+        return trace.stage(cond_p, args, dict(branches=branches))
+    n_out = len(branches[0].out_avals)
+    out_uk = [False] * n_out
+    for b in branches:
+        out_uk = [a or c for a, c in zip(out_uk, partial_eval_jaxpr(b, ops_uk, instantiate=False)[2])]
+    splits = [partial_eval_jaxpr(b, ops_uk, instantiate=out_uk) for b in branches]
+    n_known = n_out - sum(out_uk)
+    slots, maps = _merge_residuals([known.out_avals[n_known:] for known, _, _, _ in splits])
+    known_avals = [a for a, uk in zip(branches[0].in_avals, ops_uk) if not uk]
+    unknown_avals = [a for a, uk in zip(branches[0].in_avals, ops_uk) if uk]
+
+    def known_branch(known, m):
+        def fn(*xs):
+            outs = core.eval_jaxpr(known.jaxpr, known.consts, *xs)
+            slot_vals = [None] * len(slots)
+            for k, r in zip(m, outs[n_known:]):
+                slot_vals[k] = r
+            # As JAX does: a branch fills the residual slots of the other branches with zeros.
+            return [*outs[:n_known], *[ops.zeros(a) if v is None else v for v, a in zip(slot_vals, slots)]]
+
+        return trace_to_jaxpr(fn, known_avals)
+
+    def unknown_branch(unknown, m):
+        def fn(*xs):
+            res, uk = xs[: len(slots)], xs[len(slots) :]
+            return core.eval_jaxpr(unknown.jaxpr, unknown.consts, *[res[k] for k in m], *uk)
+
+        return trace_to_jaxpr(fn, [*slots, *unknown_avals])
+
+    index, *ops_ = args
+    known_args = [a for a, uk in zip(ops_, ops_uk) if not uk]
+    with core.set_current_trace(trace.parent):
+        known_outs = cond_p.bind(
+            index, *known_args, branches=tuple(known_branch(s[0], m) for s, m in zip(splits, maps))
+        )
+    if not any(out_uk):
+        return known_outs
+    uk_args = [a for a, uk in zip(ops_, ops_uk) if uk]
+    unknown_branches = tuple(unknown_branch(s[1], m) for s, m in zip(splits, maps))
+    unknown_outs = trace.stage(
+        cond_p, [index, *known_outs[n_known:], *uk_args], dict(branches=unknown_branches)
+    )
+    it_k, it_u = iter(known_outs[:n_known]), iter(unknown_outs)
+    return [next(it_u) if uk else next(it_k) for uk in out_uk]
+
+
+def transpose_closed(closed: ClosedJaxpr, linear: Sequence[bool], ct_zero: Sequence[bool]) -> ClosedJaxpr:
+    """A jaxpr ``(non-linear inputs, nonzero output cotangents) -> cotangents of the linear
+    inputs`` (instantiated); outputs marked in ``ct_zero`` have a symbolic-zero cotangent."""
+    in_avals, out_avals = closed.in_avals, closed.out_avals
+    nonlin_avals = [a for a, lin in zip(in_avals, linear) if not lin]
+    ct_avals = [tangent_aval(a) for a, z in zip(out_avals, ct_zero) if not z]
+
+    def fn(*xs):
+        nonlin, cts = iter(xs[: len(nonlin_avals)]), iter(xs[len(nonlin_avals) :])
+        primals = [UndefinedPrimal(a) if lin else next(nonlin) for a, lin in zip(in_avals, linear)]
+        cts_out = [Zero(tangent_aval(a)) if z else next(cts) for a, z in zip(out_avals, ct_zero)]
+        cts_in = backward_pass(closed.jaxpr, closed.consts, primals, cts_out)
+        return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
+
+    return trace_to_jaxpr(fn, [*nonlin_avals, *ct_avals])
+
+
+def _cond_transpose(cts, index, *ops_, branches):
+    if is_undefined_primal(index):
+        raise ValueError("cond is not linear in its branch index")
+    linear = [is_undefined_primal(a) for a in ops_]
+    ct_zero = [type(ct) is Zero for ct in cts]
+    transposed = tuple(transpose_closed(b, linear, ct_zero) for b in branches)
+    nonlin = [a for a in ops_ if not is_undefined_primal(a)]
+    outs = cond_p.bind(index, *nonlin, *[ct for ct in cts if type(ct) is not Zero], branches=transposed)
+    it = iter(outs)
+    return [None, *[next(it) if lin else None for lin in linear]]
+
+
+def _cond_batch(axis_size, vals, dims, *, branches):
+    index, *ops_ = vals
+    index_dim, *op_dims = dims
+    if index_dim is not None:
+        # A batched predicate: every branch runs on the whole batch and a select_n picks each
+        # lane's result (no lane can skip a branch in SIMD form).
+        outs_per_branch = [
+            core.eval_jaxpr(bj.jaxpr, bj.consts, *ops_)
+            for bj in (batch_jaxpr(b, axis_size, op_dims, instantiate=True)[0] for b in branches)
+        ]
+        index = to_front(index, index_dim, axis_size)
+        dt = core.get_aval(index).dtype
+        index = ew.clamp_p.bind(np.asarray(0, dt), index, np.asarray(len(branches) - 1, dt))
+        outs = []
+        for cases in zip(*outs_per_branch):
+            shape = core.get_aval(cases[0]).shape
+            which = st.broadcast_in_dim(index, shape, (0,)) if len(shape) > 1 else index
+            outs.append(ew.select_n_p.bind(which, *cases))
+        return outs, [0] * len(outs)
+    out_b = [False] * len(branches[0].out_avals)
+    for b in branches:
+        out_b = [a or d is not None for a, d in zip(out_b, batch_jaxpr(b, axis_size, op_dims, False)[1])]
+    batched = tuple(batch_jaxpr(b, axis_size, op_dims, instantiate=out_b)[0] for b in branches)
+    outs = cond_p.bind(index, *ops_, branches=batched)
+    return outs, [0 if b else None for b in out_b]
+
+
+cond_p.def_impl(_cond_impl)
+cond_p.def_abstract_eval(_cond_abstract_eval)
+cond_p.def_jvp(_cond_jvp)
+cond_p.def_partial_eval(_cond_partial_eval)
+cond_p.def_transpose(_cond_transpose)
+cond_p.def_batch(_cond_batch)
+cond_p.is_linear = True  # may appear in linear programs: its transpose transposes its branches
+
+# ----------------------------------------------------------------------------------------------
+# while
+
+
+class ReverseModeWhileLoopError(NotImplementedError):
+    """Reverse-mode differentiation reached a ``while_loop`` whose trip count is unbounded."""
+
+
+_WHILE_REVERSE_MESSAGE = (
+    "Reverse-mode differentiation (grad, vjp, jacrev, hessian) does not work through "
+    "funcgrad.lax.while_loop: its trip count is only known at run time, so the residuals of "
+    "each iteration cannot be stored in fixed-shape buffers. Use one of:\n"
+    "  - while_loop(cond_fun, body_fun, init_val, max_steps=N): at most N iterations, "
+    "differentiable in reverse mode;\n"
+    "  - fori_loop(lower, upper, body_fun, init_val) with Python int bounds (it is a scan);\n"
+    "  - scan(f, init, xs, length=N).\n"
+    "Forward mode (jvp, jacfwd) works through while_loop as it is."
+)
+
+
+def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cc, bc, carry = _split([_np(a) for a in args], cond_nconsts, body_nconsts)
+    while np.asarray(_run(cond_jaxpr, [*cc, *carry])[0]):
+        carry = _run(body_jaxpr, [*bc, *carry])
+    return _wrap(carry, body_jaxpr.out_avals)
+
+
+def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cc, bc, carry = _split(avals, cond_nconsts, body_nconsts)
+    (pred,) = cond_jaxpr.out_avals
+    if pred.shape != () or pred.dtype != np.bool_:
+        raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {pred.str_short()}")
+    outs = body_jaxpr.out_avals
+    if len(outs) != len(carry) or not all(map(_same_type, outs, carry)):
+        raise TypeError(
+            "while_loop: body_fun returns ("
+            + ", ".join(a.str_short() for a in outs)
+            + ") but the carry is ("
+            + ", ".join(a.str_short() for a in carry)
+            + ")"
+        )
+    return [a.update(weak_type=a.weak_type and c.weak_type) for a, c in zip(outs, carry)]
+
+
+def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    cc, bc, carry = _split(primals, nc, nb)
+    _, bc_t, carry_t = _split(tangents, nc, nb)
+    bc_nz = [type(t) is not Zero for t in bc_t]
+    carry_nz = _fixed_point(
+        lambda nz: jvp_jaxpr(body_jaxpr, bc_nz + nz, instantiate=nz)[1],
+        [type(t) is not Zero for t in carry_t],
+    )
+    body_jvp, _ = jvp_jaxpr(body_jaxpr, bc_nz + carry_nz, instantiate=carry_nz)
+    n, nbd, ncd = len(carry), sum(bc_nz), sum(carry_nz)
+    # jvp_jaxpr orders inputs (bc, carry, bc_dot, carry_dot); the loop wants (bc, bc_dot, carry, carry_dot).
+    order = [
+        *range(nb),
+        *range(nb + n, nb + n + nbd),
+        *range(nb, nb + n),
+        *range(nb + n + nbd, nb + n + nbd + ncd),
+    ]
+    body_jvp = _rearrange(body_jvp, order)
+    tan_avals = [tangent_aval(a) for a, z in zip(body_jaxpr.out_avals, carry_nz) if z]
+    cond_jvp = _with_unused_invars(cond_jaxpr, tan_avals, len(cond_jaxpr.in_avals))
+    bc_dots = [t for t in bc_t if type(t) is not Zero]
+    carry_dots = [instantiate(t) for t, z in zip(carry_t, carry_nz) if z]
+    outs = while_p.bind(
+        *cc, *bc, *bc_dots, *carry, *carry_dots,
+        cond_jaxpr=cond_jvp, body_jaxpr=body_jvp, cond_nconsts=nc, body_nconsts=nb + nbd,
+    )  # fmt: skip
+    primals_out, it = outs[:n], iter(outs[n:])
+    return primals_out, [next(it) if z else Zero.from_primal_value(p) for p, z in zip(primals_out, carry_nz)]
+
+
+def _while_partial_eval(trace, args, unknowns, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    # As JAX's _while_partial_eval: the known carries are computed by a loop over the known part
+    # of the body; the unknown outputs by staging the whole loop (recomputing the known carries),
+    # since the per-iteration residuals of an unbounded loop cannot be stored.
+    params = dict(
+        cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts, body_nconsts=body_nconsts
+    )
+    cc_uk, bc_uk, carry_uk = _split(unknowns, cond_nconsts, body_nconsts)
+    carry_uk = _fixed_point(
+        lambda uk: partial_eval_jaxpr(body_jaxpr, bc_uk + uk, instantiate=uk)[2], carry_uk
+    )
+    cond_out_uk = partial_eval_jaxpr(cond_jaxpr, cc_uk + carry_uk, instantiate=False)[2]
+    if cond_out_uk[0] or all(carry_uk):
+        return trace.stage(while_p, args, params)
+    body_known = partial_eval_jaxpr(body_jaxpr, bc_uk + carry_uk, instantiate=carry_uk)[0]
+    n_known = carry_uk.count(False)
+    body_known = _select_outputs(body_known, [i < n_known for i in range(len(body_known.out_avals))])
+    cond_known = _select_outputs(partial_eval_jaxpr(cond_jaxpr, cc_uk + carry_uk, False)[0], [True])
+    cc, bc, carry = _split(args, cond_nconsts, body_nconsts)
+    known = [
+        [a for a, uk in zip(xs, uks) if not uk] for xs, uks in ((cc, cc_uk), (bc, bc_uk), (carry, carry_uk))
+    ]
+    with core.set_current_trace(trace.parent):
+        known_outs = while_p.bind(
+            *known[0], *known[1], *known[2], cond_jaxpr=cond_known, body_jaxpr=body_known,
+            cond_nconsts=len(known[0]), body_nconsts=len(known[1]),
+        )  # fmt: skip
+    unknown_outs = trace.stage(while_p, args, params)
+    it = iter(known_outs)
+    return [u if uk else next(it) for u, uk in zip(unknown_outs, carry_uk)]
+
+
+def _while_transpose(cts, *args, **params):
+    raise ReverseModeWhileLoopError(_WHILE_REVERSE_MESSAGE)
+
+
+def _while_batch(axis_size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    cc, bc, carry = _split(vals, nc, nb)
+    ccd, bcd, card = _split(dims, nc, nb)
+
+    def step(b):
+        return [d is not None for d in batch_jaxpr(body_jaxpr, axis_size, bcd + _dims(b), instantiate=b)[1]]
+
+    def _dims(b):
+        return [0 if x else None for x in b]
+
+    carry_b = _fixed_point(step, [d is not None for d in card])
+    pred_dim = batch_jaxpr(cond_jaxpr, axis_size, ccd + _dims(carry_b), instantiate=False)[1][0]
+    if pred_dim is not None:
+        carry_b = [True] * len(carry)  # finished lanes keep their value by select: all carries batched
+        carry_b = _fixed_point(step, carry_b)
+    carry = [to_front(x, d, axis_size) if b else x for x, d, b in zip(carry, card, carry_b)]
+    body_b = batch_jaxpr(body_jaxpr, axis_size, bcd + _dims(carry_b), instantiate=carry_b)[0]
+    cond_b = batch_jaxpr(cond_jaxpr, axis_size, ccd + _dims(carry_b), instantiate=False)[0]
+    if pred_dim is None:
+        outs = while_p.bind(
+            *cc, *bc, *carry, cond_jaxpr=cond_b, body_jaxpr=body_b, cond_nconsts=nc, body_nconsts=nb
+        )
+        return outs, _dims(carry_b)
+
+    # A batched predicate: run while any lane is active; finished lanes keep their carry.
+    def any_cond(*xs):
+        return [red.reduce_or_p.bind(core.eval_jaxpr(cond_b.jaxpr, cond_b.consts, *xs)[0], axes=(0,))]
+
+    def masked_body(*xs):
+        ccs, bcs, cs = _split(xs, nc, nb)
+        pred = core.eval_jaxpr(cond_b.jaxpr, cond_b.consts, *ccs, *cs)[0]
+        new = core.eval_jaxpr(body_b.jaxpr, body_b.consts, *bcs, *cs)
+        outs = []
+        for old, n in zip(cs, new):
+            shape = core.get_aval(old).shape
+            which = st.broadcast_in_dim(pred, shape, (0,)) if len(shape) > 1 else pred
+            outs.append(ew.select_n_p.bind(which, old, n))
+        return outs
+
+    cond_new = trace_to_jaxpr(any_cond, cond_b.in_avals)
+    body_new = trace_to_jaxpr(masked_body, [*cond_b.in_avals[:nc], *body_b.in_avals])
+    outs = while_p.bind(
+        *cc, *cc, *bc, *carry, cond_jaxpr=cond_new, body_jaxpr=body_new, cond_nconsts=nc, body_nconsts=nc + nb
+    )
+    return outs, [0] * len(outs)
+
+
+while_p.def_impl(_while_impl)
+while_p.def_abstract_eval(_while_abstract_eval)
+while_p.def_jvp(_while_jvp)
+while_p.def_partial_eval(_while_partial_eval)
+while_p.def_transpose(_while_transpose)
+while_p.def_batch(_while_batch)
+while_p.is_linear = True  # reaches the backward pass, whose transpose rule explains the fix
+
+# ----------------------------------------------------------------------------------------------
+# scan
+
+
+def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    consts, carry, xs = _split([_np(a) for a in args], num_consts, num_carry)
+    xs = [np.asarray(x) for x in xs]
+    y_avals = jaxpr.out_avals[num_carry:]
+    ys = [np.empty((length, *a.shape), a.dtype) for a in y_avals]
+    j, jconsts = jaxpr.jaxpr, [_np(c) for c in jaxpr.consts]
+    for t in range(length):
+        i = length - 1 - t if reverse else t
+        outs = eval_jaxpr_numpy(j, jconsts, [*consts, *carry, *[x[i] for x in xs]])
+        carry = outs[:num_carry]
+        for y, o in zip(ys, outs[num_carry:]):
+            y[i] = o
+    return _wrap(carry, jaxpr.out_avals[:num_carry]) + _wrap(ys, [_stacked(a, length) for a in y_avals])
+
+
+def _scan_abstract_eval(*avals, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    consts, carry, xs = _split(avals, num_consts, num_carry)
+    body_in = jaxpr.in_avals
+    expected = [
+        *body_in[: num_consts + num_carry],
+        *[_stacked(a, length) for a in body_in[num_consts + num_carry :]],
+    ]
+    if len(expected) != len(avals) or not all(map(_same_type, expected, avals)):
+        raise TypeError(
+            f"scan (length {length}): operands ("
+            + ", ".join(a.str_short() for a in avals)
+            + ") do not match the body's inputs ("
+            + ", ".join(a.str_short() for a in expected)
+            + ") (consts, carry, stacked xs)"
+        )
+    outs = jaxpr.out_avals
+    if not all(map(_same_type, outs[:num_carry], carry)):
+        raise TypeError("scan: the body's carry outputs do not match its carry inputs")
+    carry_out = [a.update(weak_type=a.weak_type and c.weak_type) for a, c in zip(outs[:num_carry], carry)]
+    return carry_out + [_stacked(a, length) for a in outs[num_carry:]]
+
+
+def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    nc, ncar = num_consts, num_carry
+    consts, init, xs = _split(primals, nc, ncar)
+    consts_t, init_t, xs_t = _split(tangents, nc, ncar)
+    const_nz, xs_nz = [type(t) is not Zero for t in consts_t], [type(t) is not Zero for t in xs_t]
+    ny = len(jaxpr.out_avals) - ncar
+
+    def step(nz):
+        return jvp_jaxpr(jaxpr, const_nz + nz + xs_nz, instantiate=nz + [False] * ny)[1][:ncar]
+
+    carry_nz = _fixed_point(step, [type(t) is not Zero for t in init_t])
+    body, out_nz = jvp_jaxpr(jaxpr, const_nz + carry_nz + xs_nz, instantiate=carry_nz + [False] * ny)
+    ys_nz = out_nz[ncar:]
+    nx, ncd, ncard, nxd, nyd = len(xs), sum(const_nz), sum(carry_nz), sum(xs_nz), sum(ys_nz)
+    # jvp_jaxpr: (consts, carry, xs, consts_dot, carry_dot, xs_dot) -> (carry, ys, carry_dot, ys_dot);
+    # scan wants (consts, consts_dot, carry, carry_dot, xs, xs_dot) -> (carry, carry_dot, ys, ys_dot).
+    p = nc + ncar + nx
+    in_order = [
+        *range(nc), *range(p, p + ncd), *range(nc, nc + ncar), *range(p + ncd, p + ncd + ncard),
+        *range(nc + ncar, p), *range(p + ncd + ncard, p + ncd + ncard + nxd),
+    ]  # fmt: skip
+    q = ncar + ny
+    out_order = [*range(ncar), *range(q, q + ncard), *range(ncar, q), *range(q + ncard, q + ncard + nyd)]
+    body = _rearrange(body, in_order, out_order)
+    args = [
+        *consts, *[t for t in consts_t if type(t) is not Zero],
+        *init, *[instantiate(t) for t, z in zip(init_t, carry_nz) if z],
+        *xs, *[t for t in xs_t if type(t) is not Zero],
+    ]  # fmt: skip
+    outs = scan_p.bind(
+        *args,
+        jaxpr=body,
+        num_consts=nc + ncd,
+        num_carry=ncar + ncard,
+        length=length,
+        reverse=reverse,
+        unroll=unroll,
+    )
+    carry_out, carry_dot, ys, ys_dot = _split(outs, ncar, ncard, ny)
+    it_c, it_y = iter(carry_dot), iter(ys_dot)
+    tangents_out = [next(it_c) if z else Zero.from_primal_value(c) for c, z in zip(carry_out, carry_nz)]
+    tangents_out += [next(it_y) if z else Zero.from_primal_value(y) for y, z in zip(ys, ys_nz)]
+    return [*carry_out, *ys], tangents_out
+
+
+def _loop_variant(jaxpr: Jaxpr, variant_in: set) -> set:
+    """Variables of ``jaxpr`` that depend on any of ``variant_in``."""
+    variant = set(variant_in)
+    for eqn in jaxpr.eqns:
+        if any(type(a) is Var and a in variant for a in eqn.invars):
+            variant.update(eqn.outvars)
+    return variant
+
+
+def _scan_partial_eval(trace, args, unknowns, *, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    # See NOTE: [scan residuals].
+    nc, ncar = num_consts, num_carry
+    const_uk, init_uk, xs_uk = _split(unknowns, nc, ncar)
+    ny = len(jaxpr.out_avals) - ncar
+
+    def step(uk):
+        return partial_eval_jaxpr(jaxpr, const_uk + uk + xs_uk, instantiate=uk + [False] * ny)[2][:ncar]
+
+    carry_uk = _fixed_point(step, list(init_uk))
+    body_uk = const_uk + carry_uk + xs_uk
+    known, unknown, out_uk, num_res = partial_eval_jaxpr(jaxpr, body_uk, instantiate=carry_uk + [False] * ny)
+    consts, init, xs = _split(args, nc, ncar)
+    k_consts = [a for a, uk in zip(consts, const_uk) if not uk]
+    k_init = [a for a, uk in zip(init, carry_uk) if not uk]
+    k_xs = [a for a, uk in zip(xs, xs_uk) if not uk]
+    n_kc, n_kcar = len(k_consts), len(k_init)
+    kj = known.jaxpr
+    n_known_out = len(kj.outvars) - num_res
+    res_vars = kj.outvars[n_known_out:]
+    variant = _loop_variant(kj, set(kj.invars[n_kc:]))
+    const_pos = {v: i for i, v in enumerate(kj.invars[:n_kc])}
+    xs_pos = {v: i for i, v in enumerate(kj.invars[n_kc + n_kcar :])}
+    # Each residual is: a known const or xs operand (forwarded), loop invariant (computed once
+    # outside the loop), or loop variant (a ys output of the known scan, stacked).
+    kinds = []
+    for v in res_vars:
+        if type(v) is Var and v in const_pos:
+            kinds.append(("const", const_pos[v]))
+        elif type(v) is Var and v in xs_pos:
+            kinds.append(("xs", xs_pos[v]))
+        elif type(v) is Var and v in variant:
+            kinds.append(("stacked", None))
+        else:
+            kinds.append(("invariant", None))
+    invariant_idx = [i for i, (k, _) in enumerate(kinds) if k in ("const", "invariant")]
+    stacked_idx = [i for i, (k, _) in enumerate(kinds) if k in ("xs", "stacked")]
+
+    with core.set_current_trace(trace.parent):
+        inv_vals = _invariant_residuals(known, n_kc, kinds, k_consts)
+        emit = [True] * n_known_out + [k == "stacked" for k, _ in kinds]
+        known_body = _select_outputs(known, emit)
+        known_outs = []
+        if known_body.out_avals:
+            known_outs = scan_p.bind(
+                *k_consts, *k_init, *k_xs, jaxpr=known_body, num_consts=n_kc, num_carry=n_kcar,
+                length=length, reverse=reverse, unroll=unroll,
+            )  # fmt: skip
+    known_vals, stacked_out = known_outs[:n_known_out], iter(known_outs[n_known_out:])
+    res_vals = []
+    for k, i in kinds:
+        res_vals.append(k_xs[i] if k == "xs" else next(stacked_out) if k == "stacked" else None)
+    if not any(out_uk):
+        return _merge_outs(known_vals, [], out_uk)
+    # The unknown scan: consts = (invariant residuals, unknown consts), carry = unknown carries,
+    # xs = (unknown xs, stacked residuals).
+    n_uc, n_ucar = sum(const_uk), sum(carry_uk)
+    n_ux = sum(xs_uk)
+    base = num_res
+    in_order = [
+        *invariant_idx, *range(base, base + n_uc + n_ucar + n_ux), *stacked_idx,
+    ]  # fmt: skip
+    unknown_body = _rearrange(unknown, in_order)
+    u_consts = [a for a, uk in zip(consts, const_uk) if uk]
+    u_init = [a for a, uk in zip(init, carry_uk) if uk]
+    u_xs = [a for a, uk in zip(xs, xs_uk) if uk]
+    operands = [
+        *[inv_vals[i] for i in invariant_idx], *u_consts, *u_init, *u_xs, *[res_vals[i] for i in stacked_idx],
+    ]  # fmt: skip
+    params = dict(
+        jaxpr=unknown_body, num_consts=len(invariant_idx) + n_uc, num_carry=n_ucar,
+        length=length, reverse=reverse, unroll=unroll,
+    )  # fmt: skip
+    unknown_outs = trace.stage(scan_p, operands, params)
+    return _merge_outs(known_vals, unknown_outs, out_uk)
+
+
+def _merge_outs(known_vals, unknown_vals, out_uk):
+    it_k, it_u = iter(known_vals), iter(unknown_vals)
+    return [next(it_u) if uk else next(it_k) for uk in out_uk]
+
+
+def _invariant_residuals(known: ClosedJaxpr, n_consts: int, kinds, k_consts) -> list:
+    """The loop-invariant residuals, computed once from the known consts (on the current trace);
+    ``None`` at the positions of the other residuals."""
+    kj = known.jaxpr
+    n_out = len(kj.outvars) - len(kinds)
+    wanted = [i for i, (k, _) in enumerate(kinds) if k == "invariant"]
+    vals: list = [k_consts[i] if k == "const" else None for k, i in kinds]
+    if wanted:
+        outvars = [kj.outvars[n_out + i] for i in wanted]
+        sub = Jaxpr(kj.constvars, kj.invars, kj.eqns, outvars)
+        sub, sub_consts = dce_jaxpr_consts(sub, known.consts)
+        # The carry and xs inputs are unused by construction: evaluate with the consts only.
+        sub = Jaxpr(sub.constvars, sub.invars[:n_consts], sub.eqns, sub.outvars)
+        for i, v in zip(wanted, core.eval_jaxpr(sub, sub_consts, *k_consts)):
+            vals[i] = v
+    return vals
+
+
+def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    nc, ncar = num_consts, num_carry
+    consts, _, xs = _split(args, nc, ncar)
+    ct_carry, ct_ys = _split(cts, ncar)[:2]
+    const_lin = [is_undefined_primal(c) for c in consts]
+    xs_lin = [is_undefined_primal(x) for x in xs]
+    ys_zero = [type(ct) is Zero for ct in ct_ys]
+    in_avals = jaxpr.in_avals
+    lin_const_avals = [tangent_aval(a) for a, lin in zip(in_avals[:nc], const_lin) if lin]
+    carry_avals = [tangent_aval(a) for a in in_avals[nc : nc + ncar]]
+    res_consts = [c for c, lin in zip(consts, const_lin) if not lin]
+    res_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
+    y_avals = [tangent_aval(a) for a, z in zip(jaxpr.out_avals[ncar:], ys_zero) if not z]
+    # Carries are linear: the scans in linear programs carry tangents (see NOTE: [scan residuals]).
+    linear = [*const_lin, *[True] * ncar, *xs_lin]
+    body_t = transpose_closed(jaxpr, linear, [False] * ncar + ys_zero)
+    n_lc = len(lin_const_avals)
+    n_rx = len(res_xs)
+    n_lx = len(xs_lin) - n_rx
+
+    def body(*a):
+        res_c, acc, ct_c, ct_y, res_x = _split(a, len(res_consts), n_lc, ncar, len(y_avals))
+        # transpose_closed takes (non-linear consts, non-linear xs, carry cts, nonzero ys cts).
+        outs = core.eval_jaxpr(body_t.jaxpr, body_t.consts, *res_c, *res_x, *ct_c, *ct_y)
+        ct_consts, ct_carry_in, ct_xs = _split(outs, n_lc, ncar)
+        return [*[ops.add_any(x, y) for x, y in zip(acc, ct_consts)], *ct_carry_in, *ct_xs]
+
+    res_c_avals = [a for a, lin in zip(in_avals[:nc], const_lin) if not lin]
+    res_x_avals = [a for a, lin in zip(in_avals[nc + ncar :], xs_lin) if not lin]
+    body_closed = trace_to_jaxpr(body, [*res_c_avals, *lin_const_avals, *carry_avals, *y_avals, *res_x_avals])
+    outs = scan_p.bind(
+        *res_consts,
+        *[ops.zeros(a) for a in lin_const_avals],
+        *[instantiate(ct) for ct in ct_carry],
+        *[ct for ct in ct_ys if type(ct) is not Zero],
+        *res_xs,
+        jaxpr=body_closed, num_consts=len(res_consts), num_carry=n_lc + ncar,
+        length=length, reverse=not reverse, unroll=unroll,
+    )  # fmt: skip
+    ct_consts, ct_init, ct_xs = _split(outs, n_lc, ncar)
+    assert len(ct_xs) == n_lx
+    it_c, it_x = iter(ct_consts), iter(ct_xs)
+    return [
+        *[next(it_c) if lin else None for lin in const_lin],
+        *ct_init,
+        *[next(it_x) if lin else None for lin in xs_lin],
+    ]
+
+
+def _scan_batch(axis_size, vals, dims, *, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    nc, ncar = num_consts, num_carry
+    consts, init, xs = _split(vals, nc, ncar)
+    cd, initd, xsd = _split(dims, nc, ncar)
+    ny = len(jaxpr.out_avals) - ncar
+    xs_dims = [None if d is None else 0 for d in xsd]  # a slice's batch dim (see below)
+
+    def step(b):
+        dims_in = cd + [0 if x else None for x in b] + xs_dims
+        return [
+            d is not None
+            for d in batch_jaxpr(jaxpr, axis_size, dims_in, instantiate=b + [False] * ny)[1][:ncar]
+        ]
+
+    carry_b = _fixed_point(step, [d is not None for d in initd])
+    dims_in = cd + [0 if b else None for b in carry_b] + xs_dims
+    body, out_dims = batch_jaxpr(jaxpr, axis_size, dims_in, instantiate=carry_b + [False] * ny)
+    init = [to_front(x, d, axis_size) if b else x for x, d, b in zip(init, initd, carry_b)]
+    # Stacked xs keep the scan axis first and put the batch axis second (a slice's axis 0).
+    xs = [x if d is None else st.moveaxis(x, d, 1) for x, d in zip(xs, xsd)]
+    outs = scan_p.bind(
+        *consts,
+        *init,
+        *xs,
+        jaxpr=body,
+        num_consts=nc,
+        num_carry=ncar,
+        length=length,
+        reverse=reverse,
+        unroll=unroll,
+    )
+    return outs, [0 if b else None for b in carry_b] + [None if d is None else 1 for d in out_dims[ncar:]]
+
+
+scan_p.def_impl(_scan_impl)
+scan_p.def_abstract_eval(_scan_abstract_eval)
+scan_p.def_jvp(_scan_jvp)
+scan_p.def_partial_eval(_scan_partial_eval)
+scan_p.def_transpose(_scan_transpose)
+scan_p.def_batch(_scan_batch)
+scan_p.is_linear = True  # may appear in linear programs: its transpose is a reverse scan
