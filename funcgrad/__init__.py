@@ -49,6 +49,11 @@ _API.update(
         "checkpoint_policies": "funcgrad.remat",
     }
 )
+# Debugging and testing tools (funcgrad/introspect.py, debug.py, testing.py).
+_API.update({name: "funcgrad.introspect" for name in ("memory_report", "print_saved_residuals", "graph")})
+_API.update(
+    {"check_finite": "funcgrad.debug", "debug_nans": "funcgrad.debug", "check_grads": "funcgrad.testing"}
+)
 _MODULES = {"numpy", "nn", "lax", "tree_util", "tree", "core", "dtypes", "random", "optim", "scipy", "debug", "testing"}
 
 

@@ -1,0 +1,125 @@
+"""check_finite / debug_nans: the first NaN or Inf, forward or backward, at the right line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import core
+from funcgrad.api import grad, jit, value_and_grad
+from funcgrad.debug import NonFiniteError, check_finite, debug_nans
+from funcgrad.partial_eval import source_info_config
+
+_THIS = open(__file__).read().splitlines()
+
+
+def line_of(marker: str) -> int:
+    (n,) = [i + 1 for i, text in enumerate(_THIS) if text.rstrip().endswith(f"# {marker}")]
+    return n
+
+
+def planted_log(x):
+    y = x * 2.0
+    z = fnp.log(y)  # planted:log
+    return (z * x).sum()
+
+
+def planted_sqrt(x):
+    y = x * 3.0
+    z = fnp.sqrt(y)  # planted:sqrt
+    return z.sum()
+
+
+@pytest.fixture(autouse=True)
+def clean_state():
+    yield
+    # Whatever happened, the tools leave the kernel as they found it.
+    assert type(core.current_trace()) is core.EvalTrace
+    assert source_info_config.override is None and source_info_config.backward_depth == 0
+    assert source_info_config.in_linearize is False
+
+
+def test_log_of_zero_is_reported_in_the_forward_pass_at_its_line():
+    with pytest.raises(NonFiniteError) as info:
+        check_finite(planted_log)(np.array([1.0, 0.0, 2.0]))
+    e = info.value
+    assert isinstance(e, FloatingPointError)
+    assert (e.phase, e.primitive) == ("forward", "log")
+    assert e.source_info.file == __file__ and e.source_info.line == line_of("planted:log")
+    assert e.inputs[0].min == 0.0 and e.inputs[0].max == 4.0 and e.inputs[0].nan == 0
+    assert e.outputs[0].inf == 1
+    message = str(e)
+    assert "forward pass produced inf in `log`" in message
+    assert "z = fnp.log(y)" in message and "f64[3]" in message
+
+
+def test_sqrt_at_zero_is_reported_in_the_backward_pass_at_the_sqrt_line():
+    # sqrt(0) = 0 is finite; its derivative 1 / (2 sqrt(0)) is not.
+    with pytest.raises(NonFiniteError) as info:
+        check_finite(planted_sqrt)(np.array([0.0, 4.0]))
+    e = info.value
+    assert e.phase == "backward"
+    assert e.source_info.file == __file__ and e.source_info.line == line_of("planted:sqrt")
+    assert e.primitive == "div"
+    assert "backward pass" in str(e) and "z = fnp.sqrt(y)" in str(e)
+
+
+def test_finite_programs_return_value_and_gradient():
+    x = np.array([1.0, 4.0])
+    value, g = check_finite(planted_sqrt)(x)
+    v_ref, g_ref = value_and_grad(planted_sqrt)(x)
+    assert float(value) == float(v_ref)
+    np.testing.assert_allclose(g, g_ref)
+    # Several arguments.
+    (value, (g0, g1)) = check_finite(lambda a, b: (a * fnp.exp(b)).sum(), argnums=(0, 1))(x, x)
+    np.testing.assert_allclose(g0, np.exp(x))
+
+
+def test_non_scalar_outputs_are_checked_forward_only():
+    out = check_finite(fnp.sin)(np.array([0.0, 1.0]))
+    np.testing.assert_allclose(out, np.sin([0.0, 1.0]))
+    with pytest.raises(NonFiniteError, match="`div`"):
+        check_finite(lambda x: fnp.divide(1.0, x))(np.array([0.0, 1.0]))
+    # backward=False on a scalar function: just the value.
+    assert float(check_finite(planted_sqrt, backward=False)(np.array([0.0]))) == 0.0
+
+
+def test_equations_inside_jit_are_checked_one_by_one():
+    with pytest.raises(NonFiniteError) as info:
+        check_finite(jit(planted_sqrt))(np.array([0.0, 4.0]))
+    assert info.value.phase == "backward" and info.value.source_info.line == line_of("planted:sqrt")
+    with pytest.raises(NonFiniteError) as info:
+        check_finite(jit(planted_log))(np.array([0.0]))
+    assert info.value.primitive == "log" and info.value.source_info.line == line_of("planted:log")
+
+
+def test_non_finite_inputs_are_reported_as_inputs():
+    with pytest.raises(NonFiniteError, match=r"input args\[0\]\['x'\] is not finite") as info:
+        check_finite(lambda d: d["x"].sum())({"x": np.array([1.0, np.nan])})
+    assert info.value.phase == "input" and info.value.inputs[0].nan == 1
+
+
+def test_debug_nans_context_and_decorator():
+    with debug_nans():
+        assert float(grad(planted_sqrt)(np.array(4.0))) == pytest.approx(3 / (2 * np.sqrt(12.0)))
+        with pytest.raises(NonFiniteError):
+            grad(planted_sqrt)(np.array(0.0))
+
+    @debug_nans()
+    def step(x):
+        return grad(planted_log)(x)
+
+    with pytest.raises(NonFiniteError, match="`log`"):
+        step(np.array([0.0]))
+    assert funcgrad.check_finite is check_finite and funcgrad.debug_nans is debug_nans
+
+
+def test_debug_nans_inside_a_transformation_is_an_error():
+    def f(x):
+        with debug_nans():
+            return x * 2.0
+
+    with pytest.raises(RuntimeError, match="outside transformations"):
+        grad(f)(1.0)
