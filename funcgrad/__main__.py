@@ -1,4 +1,4 @@
-"""``python -m funcgrad``: a short tour of grad, per-sample gradients, higher-order derivatives and jit.
+"""``python -m funcgrad``: a short tour of grad, residuals, per-sample gradients, higher-order derivatives and jit.
 
 Layer: surface (a script). Runs in well under 30 seconds on a laptop-class CPU.
 """
@@ -62,7 +62,13 @@ def main() -> None:
         print(f"   d loss / d {name}: shape {g.shape}, norm {float(fnp.sqrt(fnp.sum(g * g))):.4f}")
 
     _section(
-        "4. Per-sample gradients",
+        "4. What backward keeps",
+        "memory_report lists the residuals vjp saves for the backward pass (PyTorch's ctx.save_for_backward).",
+    )
+    print(funcgrad.memory_report(loss, params, x, y))
+
+    _section(
+        "5. Per-sample gradients",
         "vmap(grad(loss_one), in_axes=(None, 0, 0)) computes one gradient per example in one vectorised call.",
     )
     big_x = rng.standard_normal((256, 3))
@@ -76,7 +82,7 @@ def main() -> None:
     t_loop = _best_of(lambda: [single(params, big_x[i], big_y[i]) for i in range(256)], repeats=2, inner=1)
     print(f"   vmap: {t_vmap * 1e3:.2f} ms   loop of 256 jitted grads: {t_loop * 1e3:.1f} ms   speedup {t_loop / t_vmap:.0f}x")
 
-    _section("5. Higher-order derivatives", "grad(grad(...)) differentiates the backward program (PyTorch's create_graph=True).")
+    _section("6. Higher-order derivatives", "grad(grad(...)) differentiates the backward program (PyTorch's create_graph=True).")
     d4 = fnp.tanh
     for _ in range(4):
         d4 = funcgrad.grad(d4)
@@ -86,7 +92,7 @@ def main() -> None:
     h = funcgrad.hessian(lambda w: loss({**params, "w2": w}, x, y))(params["w2"])
     print(f"   Hessian of the loss in w2: shape {h.shape}, symmetric: {np.allclose(h, np.asarray(h).T)}")
 
-    _section("6. jit", "jit traces once per input shape, lowers to StableHLO and compiles with XLA; later calls run the executable.")
+    _section("7. jit", "jit traces once per input shape, lowers to StableHLO and compiles with XLA; later calls run the executable.")
     wide = {
         "w1": rng.standard_normal((64, 256)) * 0.1,
         "b1": np.zeros(256),
