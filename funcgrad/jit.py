@@ -1,25 +1,57 @@
-"""``jit``: stage a function to a jaxpr once per input signature and run it as one compiled unit.
+"""``jit``: stage a function to a jaxpr once per input signature and run it compiled by XLA.
 
-Layer: surface. Imports the kernel, the primitive catalog (the ``jit`` call primitive) and
-tree_util. Compilation itself is ``xla_bridge``'s job: it installs the jit primitive's impl when
-imported (``primitives.call.set_jit_impl``); this module imports it so that ``jit`` compiles.
+Layer: surface. Imports the kernel, the primitive catalog (the ``jit`` call primitive), tree_util
+and ``xla_bridge`` (importing ``xla_bridge.jit_impl`` installs the compiled impl of ``jit_p`` and
+the device-buffer hooks of ``Array``; see design.md, dependency inversion).
 
-The cache key is (input tree structure, each leaf's shape/dtype/weak type, static arguments). A
-hit reuses the traced jaxpr (and, in ``xla_bridge``, the executable) without retracing.
+Two ways in:
+
+- **The eager fast path** (the current trace is an ``EvalTrace``, no keyword arguments, no static
+  or donated arguments): flatten the arguments with the C++ pytree registry, turn each leaf into a
+  device buffer (an ``Array``'s cached buffer, or a copy of a NumPy array / Python scalar), look up
+  ``(tree, buffer avals)`` in a dict, run the executable, wrap the outputs. No equation is looked
+  at, so the cost does not grow with the program (see NOTE: [jit fast path]).
+- **Everything else** binds the ``jit`` call primitive with the cached jaxpr, so transformations
+  see one call (``grad(jit(f))``, ``vmap(jit(f))``, ``make_jaxpr(jit(f))``); evaluated eagerly,
+  the binding runs the same compiled program (``xla_bridge.jit_impl``).
+
+The trace cache key is (input tree structure, each leaf's shape/dtype/weak type, static
+arguments). A function retraced more than ``RETRACE_WARNING_THRESHOLD`` times warns once, naming
+what changed.
+
+# NOTE: [jit fast path]
+# The fast cache maps (treedef, id(aval) per leaf) to the compiled call. ``id`` is safe because
+# the bridge interns avals (``xla_bridge.dtypes.aval``) and keeps them alive forever; buffers
+# made by ``device_put`` and by executables carry those interned avals. A miss falls back to the
+# general path, which traces (or reuses the traced jaxpr) and compiles, then fills the entry.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Sequence
+import sys
+import types
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+import xla_bridge.jit_impl as _xi
 from funcgrad import core
 from funcgrad import tree_util as tu
+from funcgrad.array import Array
 from funcgrad.partial_eval import close_over_tracers, trace_to_jaxpr
 from primitives.call import jit_p
+
+__all__ = ["CacheInfo", "JittedFunction", "Lowered", "RetraceWarning", "Traced", "jit"]
+
+RETRACE_WARNING_THRESHOLD = 8
+
+
+class RetraceWarning(UserWarning):
+    """A jitted function was traced (and compiled) many times: its cache key keeps changing."""
 
 
 def _as_tuple(x) -> tuple:
@@ -37,8 +69,19 @@ class _CacheEntry:
         self.hoisted = hoisted
 
 
+class _FastEntry:
+    __slots__ = ("call", "out_weak", "out_tree", "single")
+
+    def __init__(self, compiled, out_tree):
+        self.call = compiled.call
+        self.out_weak = compiled.out_weak
+        self.out_tree = out_tree
+        # A bare leaf output: skip unflattening.
+        self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
+
+
 class CacheInfo:
-    """Counters of a jitted function's trace cache."""
+    """Counters of a jitted function's trace cache: ``hits``, ``misses`` (traces), ``currsize``."""
 
     def __init__(self, hits: int, misses: int, size: int):
         self.hits, self.misses, self.currsize = hits, misses, size
@@ -47,30 +90,179 @@ class CacheInfo:
         return f"CacheInfo(hits={self.hits}, misses={self.misses}, currsize={self.currsize})"
 
 
-class JittedFunction:
-    """The result of ``jit(f)``: call it like ``f``; ``.lower(*args)`` exposes the StableHLO."""
+_EvalTrace = core.EvalTrace
+_modules = sys.modules
+_JAX_CONFIG = "jax._src.config"
+_state = core._state
+_flatten = tu.registry.flatten
+_new = object.__new__
 
-    def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
+
+class JittedFunction:
+    """The result of ``jit(f)``: call it like ``f``.
+
+    ``.lower(*args)`` gives the StableHLO (``.as_text()``) and ``.compile()``; ``.trace(*args)``
+    the jaxpr; ``.cache_info()`` the trace cache's hits and misses.
+    """
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames=()):
         functools.update_wrapper(self, fun)
         self._fun = fun
-        self._static_argnums = _as_tuple(static_argnums)
-        self._static_argnames = _as_tuple(static_argnames)
-        self._donate_argnums = _as_tuple(donate_argnums)
-        self._cache: dict[Any, _CacheEntry] = {}
-        self._hits = 0
-        self._misses = 0
+        self._name = getattr(fun, "__name__", None) or type(fun).__name__
         try:
             self._signature = inspect.signature(fun)
         except (TypeError, ValueError):
             self._signature = None
-        self._name = getattr(fun, "__name__", "fun")
+        params = list(self._signature.parameters.values()) if self._signature is not None else []
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        nums, names = set(_as_tuple(static_argnums)), set(_as_tuple(static_argnames))
+        # As in JAX, static_argnums and static_argnames name the same parameters both ways, so a
+        # static argument may be passed by position or by keyword.
+        for n in list(nums):
+            if 0 <= n < len(positional):
+                names.add(positional[n])
+        for s in list(names):
+            if s in positional:
+                nums.add(positional.index(s))
+        self._static_argnums = tuple(sorted(nums))
+        self._static_argnames = tuple(sorted(names))
+        donate = set(_as_tuple(donate_argnums))
+        for s in _as_tuple(donate_argnames):
+            if s not in positional:
+                raise ValueError(f"jit({self._name}): donate_argnames has {s!r}, which is not a parameter")
+            donate.add(positional.index(s))
+        self._donate_argnums = tuple(sorted(donate))
+        self._cache: dict[Any, _CacheEntry] = {}
+        self._fast: dict[Any, _FastEntry] = {}
+        self._fast_ok = not self._static_argnums and not self._donate_argnums
+        self._hits = 0
+        self._misses = 0
+        self._native = None
+        self._native_calls = 0
+        self._native_misses = 0
+        self._native_meta: list = []
+        self._keys: list = []
+        self._warned = False
 
-    # -- argument handling -------------------------------------------------------------------
+    # -- the eager fast path (NOTE: [jit fast path]) -------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if kwargs or not self._fast_ok or type(_state.trace) is not _EvalTrace:
+            return self._call(args, kwargs)
+        if _JAX_CONFIG not in _modules:
+            # Native dispatch (NOTE: [native dispatch] in xla_bridge/jit_impl.py).
+            flat, tree = _flatten(args)
+            for i, x in enumerate(flat):
+                if type(x) is Array:
+                    b = x._buffer
+                    if b is None:
+                        b = _xi.fast_put(x._numpy(), x.weak_type)
+                        if b is None:
+                            return self._call(args, kwargs)
+                        x._buffer = b
+                    flat[i] = b
+            native = self._native
+            if native is None:
+                native = self._native = _xi.make_native_dispatcher(self._name, self._native_miss)
+            self._native_calls += 1
+            res = native(tree, *flat)
+            if type(res) is dict:
+                # Several outputs come back as {entry index: [buffers]} (a native pytree).
+                ((k, bufs),) = res.items()
+                out_tree, out_weak = self._native_meta[k]
+                return out_tree.unflatten(_xi.wrap_outputs(bufs, out_weak))
+            # A single bare output comes back as the buffer itself.
+            a = _new(Array)
+            a._value = None
+            a._buffer = res
+            a.weak_type = res.aval.weak_type
+            return a
+        return self._python_fast_call(args, kwargs)
+
+    def _native_miss(self, tree, *leaves):
+        """Cache miss of the native dispatcher: trace/compile as needed, run, describe the
+        entry for the C++ fast path."""
+        self._native_misses += 1
+        array_impl = _xi.runtime().ArrayImpl
+        wrapped = [
+            _xi.wrap_outputs([x], [x.aval.weak_type])[0] if type(x) is array_impl else x for x in leaves
+        ]
+        args = tree.unflatten(wrapped)
+        entry, flat, _ = self._entry(args, {})
+        if entry.hoisted:
+            raise RuntimeError(f"jit({self._name}): an eager call captured tracers (internal error)")
+        compiled = _xi.compiled(entry.closed, self._name, None)
+        bufs = [
+            _xi.to_buffer(x, aval, compiled.device, f"argument {i}")
+            for i, (x, aval) in enumerate(zip(flat, compiled.in_avals))
+        ]
+        bufs = compiled.call(bufs)
+        if entry.out_tree.num_leaves == 1 and entry.out_tree.num_nodes == 1:
+            res = bufs[0]
+        else:
+            res = {len(self._native_meta): bufs}
+            self._native_meta.append((entry.out_tree, compiled.out_weak))
+        return res, _xi.fastpath_data(compiled, res, len(leaves))
+
+    def _python_fast_call(self, args, kwargs):
+        flat, tree = _flatten(args)
+        key = [tree]
+        bufs = []
+        put = _xi.fast_put
+        for x in flat:
+            t = type(x)
+            if t is Array:
+                b = x._buffer
+                if b is None:
+                    b = put(x._numpy(), x.weak_type)
+                    if b is None:
+                        return self._call(args, kwargs)
+                    x._buffer = b
+            elif t is np.ndarray:
+                b = put(x, False)
+                if b is None:
+                    return self._call(args, kwargs)
+            elif t is float or t is int or t is bool or t is complex:
+                b = _xi.put_scalar(x)
+                if b is None:
+                    return self._call(args, kwargs)
+            else:
+                return self._call(args, kwargs)
+            bufs.append(b)
+            key.append(id(b.aval))
+        entry = self._fast.get(tuple(key))
+        if entry is None:
+            return self._call(args, kwargs, tuple(key), bufs)
+        self._hits += 1
+        outs = entry.call(bufs)
+        if entry.single:
+            a = _new(Array)
+            a._value = None
+            a._buffer = outs[0]
+            a.weak_type = entry.out_weak[0]
+            return a
+        return entry.out_tree.unflatten(_xi.wrap_outputs(outs, entry.out_weak))
+
+    # -- the general path ----------------------------------------------------------------------
+
+    def _call(self, args, kwargs, fast_key=None, bufs=None):
+        entry, flat, static_key = self._entry(args, kwargs)
+        donated = self._donated(len(entry.hoisted), flat, static_key, args)
+        if fast_key is not None and not entry.hoisted and type(_state.trace) is _EvalTrace:
+            compiled = _xi.compiled(entry.closed, self._name, None)
+            fast = _FastEntry(compiled, entry.out_tree)
+            self._fast[fast_key] = fast
+            outs = _xi.wrap_outputs(compiled.call(bufs), compiled.out_weak)
+            return tu.tree_unflatten(entry.out_tree, outs)
+        outs = jit_p.bind(*entry.hoisted, *flat, jaxpr=entry.closed, name=self._name, donated_invars=donated)
+        return tu.tree_unflatten(entry.out_tree, outs)
 
     def _split(self, args, kwargs):
         nargs = len(args)
         statics = []
         for i in self._static_argnums:
+            if i >= nargs and self._signature is not None:
+                continue  # passed by keyword (or defaulted): handled with static_argnames
             j = i % nargs if -nargs <= i < nargs else None
             if j is None:
                 raise ValueError(
@@ -82,23 +274,22 @@ class JittedFunction:
         dyn_args = tuple(a for i, a in enumerate(args) if i not in static_pos)
         static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_argnames))
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
-        static_key = []
-        for j, v in statics:
+        for where, v in [*statics, *static_kw]:
             try:
                 hash(v)
             except TypeError as e:
                 raise TypeError(
-                    f"jit({self._name}): static argument {j} must be hashable, got a "
+                    f"jit({self._name}): static argument {where!r} must be hashable, got a "
                     f"{type(v).__name__}. Make it a tuple, or pass it as a non-static argument."
                 ) from e
-            static_key.append((j, v))
-        return tuple(static_key), static_kw, dyn_args, dyn_kwargs
+        return tuple(statics), static_kw, dyn_args, dyn_kwargs
 
     def _arg_names(self, static_key, dyn_args, dyn_kwargs) -> list[str]:
-        positions = [i for i in range(len(dyn_args) + len(static_key)) if i not in dict(static_key)]
+        static_pos = dict(static_key)
+        positions = [i for i in range(len(dyn_args) + len(static_pos)) if i not in static_pos]
         names = []
         params = list(self._signature.parameters) if self._signature is not None else []
-        for (path, _) in tu.tree_leaves_with_path((dyn_args, dyn_kwargs)):
+        for path, _ in tu.tree_leaves_with_path((dyn_args, dyn_kwargs)):
             head, rest = path[0], path[1:]
             if head.idx == 0:
                 pos = positions[rest[0].idx]
@@ -108,14 +299,13 @@ class JittedFunction:
                 names.append(f"{rest[0].key}{tu.keystr(rest[1:])}")
         return names
 
-    # -- tracing -----------------------------------------------------------------------------
-
-    def _trace(self, static_key, static_kw, dyn_args, dyn_kwargs, flat, in_tree):
+    def _trace(self, static_key, static_kw, dyn_args, dyn_kwargs, flat, in_tree, names):
         statics = dict(static_key)
         static_kwargs = dict(static_kw)
         n_total = len(dyn_args) + len(statics)
         out_tree_box = []
         fun = self._fun
+        name = self._name
 
         def flat_fun(*leaves):
             d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)
@@ -126,33 +316,34 @@ class JittedFunction:
             for leaf in out_leaves:
                 if not core.is_array_like(leaf):
                     raise TypeError(
-                        f"jit({self._name}) returned a {type(leaf).__name__}, which is not an array "
+                        f"jit({name}) returned a {type(leaf).__name__}, which is not an array "
                         "type; jitted functions must return arrays (or pytrees of arrays)"
                     )
             out_tree_box.append(out_tree)
             return out_leaves
 
         avals = [core.get_aval(x) for x in flat]
-        names = self._arg_names(static_key, dyn_args, dyn_kwargs)
-        closed = trace_to_jaxpr(flat_fun, avals, names, f"jit({self._name})")
+        closed = trace_to_jaxpr(flat_fun, avals, names, f"jit({name})")
         closed, hoisted = close_over_tracers(closed)
         return _CacheEntry(closed, out_tree_box[0], hoisted)
 
     def _entry(self, args, kwargs):
         static_key, static_kw, dyn_args, dyn_kwargs = self._split(args, kwargs)
         flat, in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
-        for leaf, name in zip(flat, range(len(flat))):
+        for i, leaf in enumerate(flat):
             if not core.is_array_like(leaf):
+                names = self._arg_names(static_key, dyn_args, dyn_kwargs)
                 raise TypeError(
-                    f"jit({self._name}): argument leaf {self._arg_names(static_key, dyn_args, dyn_kwargs)[name]} "
-                    f"is a {type(leaf).__name__}, not an array. Mark it static "
-                    "(static_argnums/static_argnames) or pass an array."
+                    f"jit({self._name}): argument {names[i]} is a {type(leaf).__name__}, not an "
+                    "array. Mark it static (static_argnums/static_argnames) or pass an array."
                 )
         key = (in_tree, tuple(_aval_key(x) for x in flat), static_key, static_kw)
         entry = self._cache.get(key)
         if entry is None:
             self._misses += 1
-            entry = self._trace(static_key, static_kw, dyn_args, dyn_kwargs, flat, in_tree)
+            names = self._arg_names(static_key, dyn_args, dyn_kwargs)
+            self._note_retrace(key, names)
+            entry = self._trace(static_key, static_kw, dyn_args, dyn_kwargs, flat, in_tree, names)
             if not entry.hoisted:
                 # A jaxpr that captured tracers of an enclosing transformation is not reusable.
                 self._cache[key] = entry
@@ -160,13 +351,25 @@ class JittedFunction:
             self._hits += 1
         return entry, flat, static_key
 
-    def __call__(self, *args, **kwargs):
-        entry, flat, static_key = self._entry(args, kwargs)
-        donated = self._donated(len(entry.hoisted), flat, static_key, args)
-        outs = jit_p.bind(
-            *entry.hoisted, *flat, jaxpr=entry.closed, name=self._name, donated_invars=donated
+    def _note_retrace(self, key, names) -> None:
+        previous = self._keys[-1] if self._keys else None
+        for k in reversed(self._keys):
+            if k[0] == key[0]:
+                previous = k
+                break
+        self._keys.append(key)
+        del self._keys[:-16]
+        if self._warned or self._misses <= RETRACE_WARNING_THRESHOLD or previous is None:
+            return
+        self._warned = True
+        warnings.warn(
+            f"jit({self._name}) has been traced {self._misses} times (each trace compiles a new "
+            f"program); the latest retrace was caused by: {_explain(previous, key, names)}. Keep "
+            "shapes, dtypes and static arguments fixed across calls (pad inputs to a few sizes, "
+            "pass Python scalars as arrays of a fixed dtype) to hit the cache.",
+            RetraceWarning,
+            stacklevel=3,
         )
-        return tu.tree_unflatten(entry.out_tree, outs)
 
     def _donated(self, n_hoisted, flat, static_key, args) -> tuple[bool, ...]:
         if not self._donate_argnums:
@@ -180,16 +383,50 @@ class JittedFunction:
         donated.extend([False] * (n_hoisted + len(flat) - len(donated)))
         return tuple(donated)
 
-    def trace(self, *args, **kwargs) -> core.ClosedJaxpr:
-        """The jaxpr ``self`` runs for these arguments (traced or taken from the cache)."""
-        return self._entry(args, kwargs)[0].closed
+    # -- ahead-of-time API ---------------------------------------------------------------------
+
+    def trace(self, *args, **kwargs) -> Traced:
+        """The traced program for these arguments (from the cache when possible).
+
+        >>> import funcgrad.numpy as fnp
+        >>> print(jit(fnp.sin).trace(1.0).jaxpr)
+        { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
+        """
+        entry, flat, static_key = self._entry(args, kwargs)
+        return Traced(self, entry, flat, self._donated(len(entry.hoisted), flat, static_key, args))
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        """Trace and lower to StableHLO for these arguments; ``.as_text()``, ``.compile()``.
+
+        >>> import funcgrad.numpy as fnp
+        >>> "stablehlo.sine" in jit(fnp.sin).lower(1.0).as_text()
+        True
+        """
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        """Output shapes/dtypes (``ShapeDtypeStruct`` leaves) without running anything."""
+        from funcgrad.api import ShapeDtypeStruct  # noqa: PLC0415 - api imports this module
+
+        entry = self._entry(args, kwargs)[0]
+        outs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in entry.closed.out_avals]
+        return tu.tree_unflatten(entry.out_tree, outs)
 
     def cache_info(self) -> CacheInfo:
-        """Hits and misses (traces) of this function's cache."""
-        return CacheInfo(self._hits, self._misses, len(self._cache))
+        """Hits and misses (traces) of this function's cache.
+
+        >>> f = jit(lambda x: x * 2)
+        >>> _ = f(1.0); _ = f(2.0); f.cache_info()
+        CacheInfo(hits=1, misses=1, currsize=1)
+        """
+        hits = self._hits + self._native_calls - self._native_misses
+        return CacheInfo(hits, self._misses, len(self._cache))
 
     def clear_cache(self) -> None:
+        """Forget traced and compiled programs of this function."""
         self._cache.clear()
+        self._fast.clear()
+        self._native = None
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -198,14 +435,117 @@ class JittedFunction:
         return f"<jitted function {self._name}>"
 
 
+class Traced:
+    """A traced jitted call: ``.jaxpr`` (ClosedJaxpr), ``.out_info``, ``.lower()``."""
+
+    def __init__(self, fun, entry, flat, donated):
+        self._fun = fun
+        self._entry = entry
+        self._flat = flat
+        self._donated = donated
+        self.jaxpr = entry.closed
+        self.in_avals = entry.closed.in_avals
+        self.out_info = tu.tree_unflatten(entry.out_tree, entry.closed.out_avals)
+
+    def lower(self) -> Lowered:
+        if self._entry.hoisted:
+            raise TypeError(
+                f"jit({self._fun._name}).lower: the function closes over a value traced by an "
+                "enclosing transformation; lower it outside of grad/vmap/jit"
+            )
+        return Lowered(self._fun, self._entry, self._donated)
+
+    def __str__(self):
+        return str(self.jaxpr)
+
+
+class Lowered:
+    """A lowered jitted call: ``.as_text()`` (StableHLO), ``.compile()``."""
+
+    def __init__(self, fun, entry, donated):
+        self._fun = fun
+        self._entry = entry
+        self._donated = donated
+        self._module = _xi.lower_jaxpr(entry.closed, fun._name, donated)
+
+    def as_text(self, dialect: str | None = None) -> str:
+        """The StableHLO module text."""
+        return self._module.text
+
+    def compiler_ir(self, dialect: str | None = None) -> str:
+        return self._module.text
+
+    def compile(self) -> CompiledCall:
+        """Compile with XLA (cached); the result is callable with arguments like these."""
+        return CompiledCall(
+            self._fun, self._entry, _xi.compiled(self._entry.closed, self._fun._name, self._donated)
+        )
+
+
+class CompiledCall:
+    """A compiled jitted call; call it with arguments of the lowered shapes/dtypes."""
+
+    def __init__(self, fun, entry, compiled):
+        self._fun = fun
+        self._entry = entry
+        self._compiled = compiled
+        self.in_avals = entry.closed.in_avals
+        self.out_info = tu.tree_unflatten(entry.out_tree, entry.closed.out_avals)
+
+    def __call__(self, *args, **kwargs):
+        f = self._fun
+        static_key, static_kw, dyn_args, dyn_kwargs = f._split(args, kwargs)
+        flat, _ = tu.tree_flatten((dyn_args, dyn_kwargs))
+        if len(flat) != len(self.in_avals):
+            raise TypeError(
+                f"compiled jit({f._name}) takes {len(self.in_avals)} array leaves, got {len(flat)}"
+            )
+        names = f._arg_names(static_key, dyn_args, dyn_kwargs)
+        c = self._compiled
+        bufs = [_xi.to_buffer(x, a, c.device, f"argument {n}") for x, a, n in zip(flat, self.in_avals, names)]
+        outs = _xi.wrap_outputs(c.call(bufs), c.out_weak)
+        return tu.tree_unflatten(self._entry.out_tree, outs)
+
+    def as_text(self) -> str:
+        """XLA's optimized HLO."""
+        return self._compiled.executable.as_hlo_text()
+
+
 def _aval_key(x):
+    t = type(x)
+    if t is Array:
+        return (x.shape, x.dtype, x.weak_type)
+    if t in (int, float, bool, complex):
+        return ((), t, True)
     if isinstance(x, core.Tracer):
         a = x.aval
         return (a.shape, a.dtype, a.weak_type)
-    t = type(x)
-    if t in (int, float, bool, complex):
-        return ((), t, True)
-    return (np.shape(x), x.dtype, getattr(x, "weak_type", False))
+    return (np.shape(x), np.result_type(x), False)
+
+
+def _explain(old, new, names) -> str:
+    """What differs between two cache keys, in words."""
+    if old[0] != new[0]:
+        return f"the input tree structure changed from {old[0]} to {new[0]}"
+    if old[2] != new[2] or old[3] != new[3]:
+        o, n = dict((*old[2], *old[3])), dict((*new[2], *new[3]))
+        for k in n:
+            if o.get(k, object()) != n[k]:
+                return f"static argument {k!r} changed from {o.get(k)!r} to {n[k]!r}"
+        return "the static arguments changed"
+    for name, a, b in zip(names, old[1], new[1]):
+        if a == b:
+            continue
+        if a[0] != b[0]:
+            return f"argument {name} changed shape from {a[0]} to {b[0]}"
+        if a[1] != b[1]:
+            return f"argument {name} changed dtype from {_dt_name(a[1])} to {_dt_name(b[1])}"
+        return f"argument {name} changed weak type from {a[2]} to {b[2]} (a Python scalar vs an array)"
+    return "an unknown change"
+
+
+def _dt_name(d) -> str:
+    return d.__name__ if isinstance(d, type) else np.dtype(d).name
 
 
 def jit(
@@ -214,11 +554,18 @@ def jit(
     static_argnums: int | Sequence[int] | None = None,
     static_argnames: str | Sequence[str] | None = None,
     donate_argnums: int | Sequence[int] | None = None,
+    donate_argnames: str | Sequence[str] | None = None,
+    keep_unused: bool = False,
+    inline: bool = False,
+    device=None,
+    backend: str | None = None,
     **unsupported,
 ):
     """Compile ``fun`` with XLA; traced once per input shapes/dtypes (and static arguments).
 
-    Usable as ``jit(f)``, ``@jit`` or ``@jit(static_argnums=...)``.
+    Usable as ``jit(f)``, ``@jit`` or ``@jit(static_argnums=...)``. ``keep_unused`` and
+    ``inline`` are accepted for JAX compatibility (unused inputs are always kept; nested jit
+    calls become private functions that XLA inlines).
 
     >>> import funcgrad.numpy as fnp
     >>> f = jit(lambda x: fnp.sin(x) ** 2 + fnp.cos(x) ** 2)
@@ -228,7 +575,24 @@ def jit(
     if unsupported:
         raise TypeError(f"jit got unsupported options {sorted(unsupported)}")
     if fun is None:
-        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames, donate_argnums=donate_argnums)
+        return functools.partial(
+            jit,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
+        )
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
-    return JittedFunction(fun, static_argnums, static_argnames, donate_argnums)
+    return JittedFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
+
+
+class _CallableModule(types.ModuleType):
+    """``funcgrad.jit`` is both this module and the function: importing the submodule binds the
+    package attribute ``funcgrad.jit`` to the module, so calling it must still mean ``jit``."""
+
+    def __call__(self, *args, **kwargs):
+        return jit(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -54,6 +54,10 @@ def _abstract_eval(lhs, rhs, *, dimension_numbers, preferred_element_type=None):
 
 def _impl(lhs, rhs, *, dimension_numbers, preferred_element_type=None):
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+    if preferred_element_type is not None:
+        # Accumulate in the preferred type (int8 x int8 -> int32 must not wrap), as XLA does.
+        lhs = lhs.astype(preferred_element_type, copy=False)
+        rhs = rhs.astype(preferred_element_type, copy=False)
     (lc, rc), (lb, rb) = dimension_numbers
     lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
     # As a batched matmul: (batch, free, contract) @ (batch, contract, free) uses BLAS.
@@ -62,7 +66,7 @@ def _impl(lhs, rhs, *, dimension_numbers, preferred_element_type=None):
     k = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
     a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(-1 if bshape else 1, int(np.prod(lfs, dtype=np.int64)), k)
     b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(-1 if bshape else 1, k, int(np.prod(rfs, dtype=np.int64)))
-    out = np.matmul(a, b).reshape(*bshape, *lfs, *rfs)
+    out = np.matmul(a, b).reshape((*bshape, *lfs, *rfs))  # a tuple: the shape may be ()
     if preferred_element_type is not None:
         out = out.astype(preferred_element_type, copy=False)
     return out

@@ -8,6 +8,8 @@ resolve lazily (module ``__getattr__``) from their submodules on first access:
 - ``dtypes``: NumPy dtype <-> MLIR type strings, interned ``Aval``s, dense constants
 - ``compile_cache``: the opt-in persistent compilation cache
 - ``plugins``: CUDA PJRT plugin discovery
+- ``lowering``: jaxpr -> StableHLO text (rules in ``xla_bridge.rules``)
+- ``jit_impl``: the compiled ``jit`` primitive impl (see NOTE: [jit impl registration])
 
 To export a new name, add it to ``_LAZY`` (name -> submodule) and ``__all__``. Example:
 
@@ -19,6 +21,7 @@ To export a new name, add it to ``_LAZY`` (name -> submodule) and ``__all__``. E
 from __future__ import annotations
 
 import importlib
+import sys
 
 # Public name -> submodule that defines it.
 _LAZY = {
@@ -47,7 +50,7 @@ _LAZY = {
     "get_cache_dir": "compile_cache",
 }
 
-_SUBMODULES = ("runtime", "dtypes", "compile_cache", "plugins")
+_SUBMODULES = ("runtime", "dtypes", "compile_cache", "plugins", "lowering", "jit_impl")
 
 # Kept equal to _LAZY + _SUBMODULES (tests/test_xla_runtime.py checks it).
 __all__ = [
@@ -69,6 +72,8 @@ __all__ = [
     "dtypes",
     "get_backend",
     "get_cache_dir",
+    "jit_impl",
+    "lowering",
     "mlir_element_type",
     "mlir_tensor_type",
     "plugins",
@@ -76,6 +81,15 @@ __all__ = [
     "set_cache_dir",
     "to_numpy",
 ]
+
+
+# NOTE: [jit impl registration]
+# ``xla_bridge.jit_impl`` installs the compiled impl of the ``jit`` primitive and the device hooks
+# of ``funcgrad.Array`` when imported. ``funcgrad.jit`` imports it; here it is imported only if
+# the catalog is already loaded, because ``import xla_bridge`` alone must not pull in numpy or the
+# funcgrad kernel (tests/test_xla_runtime.py checks that it stays cheap).
+if "primitives.call" in sys.modules:
+    importlib.import_module(f"{__name__}.jit_impl")
 
 
 def __getattr__(name: str):

@@ -1,0 +1,391 @@
+"""XLA lowering against the NumPy impls, primitive by primitive, plus the module text itself.
+
+Each case binds one primitive on sample operands, lowers the one-equation jaxpr to StableHLO,
+compiles and runs it through ``xla_bridge.runtime``, and compares with the primitive's NumPy impl
+within the dtype's tolerance (float32 and float64). ``tests/op_db.py`` (when present) adds its
+``sample_inputs`` for every primitive in the catalog.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+import primitives
+import xla_bridge as xb
+from funcgrad import core
+from funcgrad.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
+from funcgrad.remat import checkpoint_p
+from primitives import dot as dt
+from primitives import elementwise as ew
+from primitives import reductions as red
+from primitives import structure as st
+from xla_bridge.lowering import LoweringError, lower_jaxpr, lowering_rules
+
+TOL = {np.dtype(np.float32): dict(rtol=2e-5, atol=2e-6), np.dtype(np.float64): dict(rtol=1e-12, atol=1e-13)}
+
+
+def run_xla(closed, args):
+    low = lower_jaxpr(closed, "test")
+    exe = xb.compile(low.text, low.in_avals, low.out_avals)
+    bufs = [xb.device_put(c) for c in low.const_args]
+    bufs += [
+        xb.device_put(np.asarray(a), weak_type=v.aval.weak_type) for a, v in zip(args, closed.jaxpr.invars)
+    ]
+    return [xb.to_numpy(o) for o in exe(bufs)]
+
+
+def check_primitive(prim, args, params, dtype=None, tol=None):
+    closed = funcgrad.make_jaxpr(lambda *xs: prim.bind(*xs, **params))(*args)
+    got = run_xla(closed, args)
+    with core.set_current_trace(core.EvalTrace(None)):
+        want = prim.impl(*[np.asarray(a) for a in args], **params)
+    want = list(want) if prim.multiple_results else [want]
+    for g, w in zip(got, want):
+        w = np.asarray(w)
+        assert g.shape == w.shape, (prim, g.shape, w.shape)
+        assert g.dtype == w.dtype, (prim, g.dtype, w.dtype)
+        kw = tol or TOL.get(np.dtype(g.dtype), dict(rtol=0, atol=0))
+        np.testing.assert_allclose(g, w, err_msg=str(prim), equal_nan=True, **kw)
+
+
+def _u(rng, shape, dtype, lo=-2.0, hi=2.0):
+    return rng.uniform(lo, hi, shape).astype(dtype)
+
+
+FLOATS = [np.float32, np.float64]
+
+# name -> (primitive, domain low, domain high)
+UNARY = {
+    "neg": (ew.neg_p, -3, 3),
+    "sign": (ew.sign_p, -3, 3),
+    "floor": (ew.floor_p, -3, 3),
+    "ceil": (ew.ceil_p, -3, 3),
+    "abs": (ew.abs_p, -3, 3),
+    "exp": (ew.exp_p, -3, 3),
+    "exp2": (ew.exp2_p, -3, 3),
+    "expm1": (ew.expm1_p, -3, 3),
+    "log": (ew.log_p, 0.1, 3),
+    "log1p": (ew.log1p_p, -0.9, 3),
+    "sqrt": (ew.sqrt_p, 0.1, 3),
+    "rsqrt": (ew.rsqrt_p, 0.1, 3),
+    "cbrt": (ew.cbrt_p, -3, 3),
+    "sin": (ew.sin_p, -3, 3),
+    "cos": (ew.cos_p, -3, 3),
+    "tan": (ew.tan_p, -1.2, 1.2),
+    "asin": (ew.asin_p, -0.9, 0.9),
+    "acos": (ew.acos_p, -0.9, 0.9),
+    "atan": (ew.atan_p, -3, 3),
+    "sinh": (ew.sinh_p, -3, 3),
+    "cosh": (ew.cosh_p, -3, 3),
+    "tanh": (ew.tanh_p, -3, 3),
+    "asinh": (ew.asinh_p, -3, 3),
+    "acosh": (ew.acosh_p, 1.1, 3),
+    "atanh": (ew.atanh_p, -0.9, 0.9),
+    "logistic": (ew.logistic_p, -5, 5),
+    "erf": (ew.erf_p, -2, 2),
+    "erfc": (ew.erfc_p, -2, 2),
+    "erf_inv": (ew.erf_inv_p, -0.9, 0.9),
+    "lgamma": (ew.lgamma_p, 0.2, 5),
+    "digamma": (ew.digamma_p, 0.2, 5),
+    "trigamma": (ew.polygamma1_p, 0.5, 5),
+    "square": (ew.square_p, -3, 3),
+    "stop_gradient": (ew.stop_gradient_p, -3, 3),
+    "is_finite": (ew.is_finite_p, -3, 3),
+}
+# Special functions are approximations in XLA: compare them more loosely.
+LOOSE = {"lgamma", "digamma", "trigamma", "erf_inv", "erfc", "acosh", "atanh", "tan", "exp2", "cbrt"}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary(name, dtype, rng):
+    prim, lo, hi = UNARY[name]
+    x = _u(rng, (2, 5), dtype, lo, hi)
+    tol = None
+    if name in LOOSE:
+        tol = dict(rtol=2e-4, atol=2e-5) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-10)
+    check_primitive(prim, [x], {}, tol=tol)
+
+
+def test_unary_special_values():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e300], np.float64)
+    for prim in (ew.is_finite_p, ew.sign_p, ew.abs_p, ew.floor_p, ew.neg_p):
+        check_primitive(prim, [x], {})
+
+
+BINARY = {
+    "add": ew.add_p,
+    "sub": ew.sub_p,
+    "add_any": ew.add_any_p,
+    "mul": ew.mul_p,
+    "div": ew.div_p,
+    "rem": ew.rem_p,
+    "pow": ew.pow_p,
+    "max": ew.max_p,
+    "min": ew.min_p,
+    "atan2": ew.atan2_p,
+    "nextafter": ew.nextafter_p,
+    "eq": ew.eq_p,
+    "ne": ew.ne_p,
+    "lt": ew.lt_p,
+    "le": ew.le_p,
+    "gt": ew.gt_p,
+    "ge": ew.ge_p,
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary(name, dtype, rng):
+    prim = BINARY[name]
+    x = _u(rng, (3, 4), dtype, 0.5, 3.0)
+    y = _u(rng, (3, 4), dtype, 0.5, 3.0)
+    y[0, :2] = x[0, :2]  # ties for comparisons and max/min
+    tol = dict(rtol=1e-5, atol=1e-6) if name == "pow" and dtype == np.float32 else None
+    check_primitive(prim, [x, y], {}, tol=tol)
+    # A scalar operand is broadcast explicitly in StableHLO.
+    check_primitive(prim, [x, dtype(1.5)], {}, tol=tol)
+    check_primitive(prim, [dtype(1.5), y], {}, tol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint32])
+def test_integer_ops(dtype, rng):
+    info = np.iinfo(dtype)
+    lo, hi = max(info.min, -100), min(info.max, 100)
+    x = rng.integers(lo, hi, (4, 5)).astype(dtype)
+    y = rng.integers(1, min(hi, 7), (4, 5)).astype(dtype)
+    if info.min < 0:
+        y[::2] = -y[::2]  # negative divisors: truncation toward zero, remainder sign of dividend
+    for prim in (
+        ew.add_p,
+        ew.sub_p,
+        ew.mul_p,
+        ew.div_p,
+        ew.rem_p,
+        ew.max_p,
+        ew.min_p,
+        ew.and_p,
+        ew.or_p,
+        ew.xor_p,
+        ew.eq_p,
+        ew.lt_p,
+        ew.ge_p,
+    ):
+        check_primitive(prim, [x, y], {})
+    for prim in (ew.neg_p, ew.sign_p, ew.abs_p, ew.not_p, ew.square_p):
+        check_primitive(prim, [x], {})
+    bits = np.dtype(dtype).itemsize * 8
+    s = np.array([0, 1, 3, bits - 1, bits, bits + 3], dtype)
+    if info.min < 0:
+        s = np.concatenate([s, np.array([-1], dtype)])
+    xs = rng.integers(lo, hi, s.shape).astype(dtype)
+    for prim in (ew.shift_left_p, ew.shift_right_arithmetic_p, ew.shift_right_logical_p):
+        check_primitive(prim, [xs, s], {})
+
+
+def test_unsigned_compare_and_bool_ops():
+    a = np.array([0, 1, 200, 255], np.uint8)
+    b = np.array([255, 1, 100, 0], np.uint8)
+    for prim in (ew.lt_p, ew.gt_p, ew.le_p):
+        check_primitive(prim, [a, b], {})
+    p, q = np.array([True, False, True, False]), np.array([True, True, False, False])
+    for prim in (ew.and_p, ew.or_p, ew.xor_p, ew.eq_p, ew.lt_p):
+        check_primitive(prim, [p, q], {})
+    check_primitive(ew.not_p, [p], {})
+
+
+@pytest.mark.parametrize("y", [0, 1, 2, 3, 7, -1, -2])
+def test_integer_pow(y, rng):
+    check_primitive(ew.integer_pow_p, [_u(rng, (5,), np.float64, 0.5, 2.0)], {"y": y})
+
+
+def test_round_both_methods():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.3, -0.7], np.float32)
+    check_primitive(ew.round_p, [x], {"rounding_method": 0})
+    check_primitive(ew.round_p, [x], {"rounding_method": 1})
+
+
+def test_select_n_and_clamp(rng):
+    x, y, z = (_u(rng, (3, 4), np.float32) for _ in range(3))
+    pred = rng.random((3, 4)) > 0.5
+    check_primitive(ew.select_n_p, [pred, x, y], {})
+    check_primitive(ew.select_n_p, [np.bool_(True), x, y], {})
+    check_primitive(ew.select_n_p, [pred, x], {})
+    which = rng.integers(0, 3, (3, 4)).astype(np.int32)
+    check_primitive(ew.select_n_p, [which, x, y, z], {})
+    which5 = rng.integers(0, 5, (3, 4)).astype(np.int32)
+    check_primitive(ew.select_n_p, [which5, x, y, z, x * 2, y * 2], {})
+    check_primitive(ew.clamp_p, [np.float32(-0.5), x, np.float32(0.5)], {})
+    check_primitive(ew.clamp_p, [x - 1, x * 2, x + 1], {})
+
+
+CONVERT_DTYPES = [np.bool_, np.int8, np.int32, np.int64, np.uint8, np.float32, np.float64, np.complex64]
+
+
+@pytest.mark.parametrize("src", CONVERT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_convert_element_type(src):
+    vals = np.array([0, 1, 2, 3, 0, 5], np.float64) if src != np.bool_ else np.array([0, 1, 1, 0, 0, 1])
+    if np.dtype(src).kind in "fc":
+        vals = np.array([0.0, -0.0, 1.5, -2.75, np.nan, 3.0])
+    x = vals.astype(src)
+    for dst in CONVERT_DTYPES:
+        if np.dtype(src).kind in "fc" and np.dtype(dst).kind in "iu":
+            x_ok = np.nan_to_num(np.abs(x))  # float -> int of nan/negatives is undefined
+        else:
+            x_ok = x
+        check_primitive(ew.convert_element_type_p, [x_ok], {"new_dtype": np.dtype(dst), "weak_type": False})
+
+
+def test_shape_primitives(rng):
+    x = _u(rng, (2, 3, 1), np.float64)
+    check_primitive(st.broadcast_in_dim_p, [x], {"shape": (4, 2, 3, 5), "broadcast_dimensions": (1, 2, 3)})
+    check_primitive(st.broadcast_in_dim_p, [np.float64(2.0)], {"shape": (2, 2), "broadcast_dimensions": ()})
+    check_primitive(st.reshape_p, [x], {"new_sizes": (3, 2)})
+    check_primitive(st.transpose_p, [x], {"permutation": (2, 0, 1)})
+    check_primitive(st.squeeze_p, [x], {"dimensions": (2,)})
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float64, np.int32, np.uint8, np.bool_], ids=lambda d: np.dtype(d).name
+)
+def test_reductions(dtype, rng):
+    x = (rng.uniform(0.5, 1.5, (3, 4, 5)) * (3 if np.dtype(dtype).kind in "iu" else 1)).astype(dtype)
+    if dtype == np.bool_:
+        x = rng.random((3, 4, 5)) > 0.5
+        prims = [red.reduce_and_p, red.reduce_or_p, red.reduce_max_p, red.reduce_min_p]
+    else:
+        prims = [red.reduce_sum_p, red.reduce_max_p, red.reduce_min_p, red.reduce_prod_p]
+    for prim in prims:
+        for axes in [(0,), (1, 2), (0, 1, 2)]:
+            check_primitive(prim, [x], {"axes": axes})
+
+
+def test_empty_reductions_give_identity():
+    for dtype in (np.float32, np.int32):
+        x = np.zeros((0, 3), dtype)
+        for prim in (red.reduce_sum_p, red.reduce_max_p, red.reduce_min_p, red.reduce_prod_p):
+            check_primitive(prim, [x], {"axes": (0,)})
+
+
+@pytest.mark.parametrize("prim", [red.argmax_p, red.argmin_p], ids=["argmax", "argmin"])
+def test_arg_reductions_first_index_like_numpy(prim, rng):
+    x = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, np.nan, 5.0, np.nan], [-np.inf] * 4, [7.0, 7.0, 7.0, 7.0]])
+    for dtype in (np.float32, np.float64):
+        check_primitive(prim, [x.astype(dtype)], {"axes": (1,), "index_dtype": np.dtype(np.int32)})
+        check_primitive(prim, [x.astype(dtype)], {"axes": (0,), "index_dtype": np.dtype(np.int64)})
+    ints = rng.integers(0, 3, (6, 7)).astype(np.int32)
+    check_primitive(prim, [ints], {"axes": (1,), "index_dtype": np.dtype(np.int32)})
+    check_primitive(prim, [ints > 1], {"axes": (0,), "index_dtype": np.dtype(np.int32)})
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float64, np.int32, np.bool_], ids=lambda d: np.dtype(d).name
+)
+def test_dot_general(dtype, rng):
+    def arr(shape):
+        a = rng.uniform(-1, 1, shape)
+        return (a > 0) if dtype == np.bool_ else (a * (4 if dtype == np.int32 else 1)).astype(dtype)
+
+    check_primitive(
+        dt.dot_general_p,
+        [arr((3, 4)), arr((4, 5))],
+        {"dimension_numbers": (((1,), (0,)), ((), ())), "preferred_element_type": None},
+    )
+    check_primitive(
+        dt.dot_general_p,
+        [arr((2, 3, 4)), arr((2, 5, 4))],
+        {"dimension_numbers": (((2,), (2,)), ((0,), (0,))), "preferred_element_type": None},
+    )
+    check_primitive(
+        dt.dot_general_p,
+        [arr((4,)), arr((4,))],
+        {"dimension_numbers": (((0,), (0,)), ((), ())), "preferred_element_type": None},
+    )
+
+
+def test_dot_preferred_element_type(rng):
+    a = rng.integers(-100, 100, (3, 4)).astype(np.int8)
+    b = rng.integers(-100, 100, (4, 2)).astype(np.int8)
+    check_primitive(
+        dt.dot_general_p,
+        [a, b],
+        {"dimension_numbers": (((1,), (0,)), ((), ())), "preferred_element_type": np.dtype(np.int32)},
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Module structure
+
+
+def test_module_text_shape():
+    inner = funcgrad.jit(lambda x: fnp.sin(x) + 1.0)
+    closed = funcgrad.make_jaxpr(lambda x: inner(x) * inner(x * 2.0))(np.ones(3, np.float32))
+    text = lower_jaxpr(closed, "outer").text
+    assert text.startswith("module @jit_outer")
+    assert "func.func public @main(%arg0: tensor<3xf32>) -> (tensor<3xf32>)" in text
+    # One private function for the two calls of the same jitted function (same jaxpr object).
+    assert text.count("func.func private") == 1 and text.count("func.call @") == 2
+    np.testing.assert_allclose(
+        run_xla(closed, [np.ones(3, np.float32)])[0], (np.sin(1) + 1) * (np.sin(2) + 1), rtol=1e-6
+    )
+
+
+def test_big_constants_are_arguments_small_ones_embedded():
+    big = np.arange(10000, dtype=np.float32)
+    small = np.arange(4, dtype=np.float32)
+    closed = funcgrad.make_jaxpr(lambda x: (x * big).sum() + (x.sum() * small).sum())(
+        np.ones(10000, np.float32)
+    )
+    low = lower_jaxpr(closed)
+    assert len(low.const_args) == 1 and low.const_args[0].shape == (10000,)
+    assert len(low.text) < 4000  # the big array is not in the text
+    assert len(low.in_avals) == 2
+    np.testing.assert_allclose(
+        run_xla(closed, [np.ones(10000, np.float32)])[0], big.sum() + 1e4 * small.sum(), rtol=1e-6
+    )
+
+
+def test_donation_attributes():
+    closed = funcgrad.make_jaxpr(lambda x, y: (x + y, x.sum()))(np.ones(3), np.ones(3))
+    text = lower_jaxpr(closed, donated_invars=(True, True)).text
+    assert "tf.aliasing_output = 0 : i32" in text and "jax.buffer_donor = true" in text
+
+
+def test_missing_rule_is_a_clear_error():
+    from funcgrad.core import Primitive
+
+    p = Primitive("no_lowering_here")
+    p.def_impl(lambda x: x)
+    p.def_abstract_eval(lambda x: x)
+    closed = funcgrad.make_jaxpr(lambda x: p.bind(x))(1.0)
+    with pytest.raises(LoweringError, match="no_lowering_here.*no XLA lowering rule"):
+        lower_jaxpr(closed)
+
+
+def test_custom_lin_lowering_raises_forward_mode_error():
+    rule = lowering_rules[custom_lin_p]
+    with pytest.raises(TypeError, match="forward-mode"):
+        rule(None, num_res=0, bwd=None, out_avals=(), name="f")
+
+
+def test_every_catalog_primitive_has_a_lowering():
+    missing = [p.name for p in primitives.all_primitives() if p not in lowering_rules]
+    assert not missing, missing
+    for p in (custom_jvp_call_p, custom_vjp_call_p, checkpoint_p, custom_lin_p):
+        assert p in lowering_rules
+
+
+def test_dot_general_impl_scalar_result_and_preferred_accumulation():
+    # Regression (primitives/dot.py impl): a vector . vector contraction has shape (), and
+    # preferred_element_type accumulates in that type instead of wrapping in int8.
+    v = np.arange(3.0)
+    out = dt.dot_general_p.impl(v, v, dimension_numbers=(((0,), (0,)), ((), ())))
+    assert np.shape(out) == () and float(out) == 5.0
+    a = np.full((1, 4), 100, np.int8)
+    out = dt.dot_general_p.impl(
+        a, a.T, dimension_numbers=(((1,), (0,)), ((), ())), preferred_element_type=np.dtype(np.int32)
+    )
+    assert out.dtype == np.int32 and int(out[0, 0]) == 40000

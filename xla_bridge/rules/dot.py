@@ -1,0 +1,49 @@
+"""Lowering rule of dot_general (primitives/dot.py).
+
+Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
+``xla_bridge.lowering``.
+
+``preferred_element_type`` becomes the result type of ``stablehlo.dot_general`` (XLA accumulates
+in it, e.g. int8 x int8 -> int32). Boolean matmul (NumPy: OR of ANDs) has no XLA dot: it is an
+int32 dot followed by ``!= 0``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from primitives.dot import dot_general_p
+from xla_bridge.lowering import register, tensor_type, xla_dtype
+
+
+def _dims(xs) -> str:
+    return "[" + ", ".join(str(int(d)) for d in xs) + "]"
+
+
+@register(dot_general_p)
+def _dot_general(ctx, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+    fb = ctx.fb
+    la, ra = ctx.avals_in
+    out = ctx.avals_out[0]
+    (lc, rc), (lb, rb) = dimension_numbers
+    in_dtype = xla_dtype(la.dtype)
+    out_dtype = xla_dtype(out.dtype)
+    if in_dtype == np.bool_:
+        i32 = np.dtype(np.int32)
+        lhs, rhs = fb.convert(lhs, la, i32), fb.convert(rhs, ra, i32)
+        la, ra, in_dtype = la.update(dtype=i32), ra.update(dtype=i32), i32
+        dot_dtype = i32
+    else:
+        dot_dtype = out_dtype
+    clauses = []
+    if lb:
+        clauses.append(f"batching_dims = {_dims(lb)} x {_dims(rb)}")
+    clauses.append(f"contracting_dims = {_dims(lc)} x {_dims(rc)}")
+    y = fb.emit(
+        f"stablehlo.dot_general {lhs}, {rhs}, {', '.join(clauses)} : "
+        f"({tensor_type(la.shape, in_dtype)}, {tensor_type(ra.shape, in_dtype)}) -> "
+        f"{tensor_type(out.shape, dot_dtype)}"
+    )
+    if dot_dtype != out_dtype:
+        y = fb.convert(y, out.update(dtype=dot_dtype), out_dtype)
+    return y

@@ -1,0 +1,267 @@
+"""Lowering rules of the elementwise family (primitives/elementwise.py).
+
+Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
+``xla_bridge.lowering``.
+
+Semantics follow the primitives' NumPy impls, which follow XLA where NumPy differs: integer
+``div`` truncates toward zero and ``rem`` takes the dividend's sign (StableHLO ``divide`` /
+``remainder``), shifts by a negative or too-large amount give 0 (or the sign for arithmetic right
+shifts), like StableHLO. Transcendental functions without a StableHLO op use CHLO (XLA expands
+them with the same algorithms JAX gets).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from primitives import elementwise as ew
+from xla_bridge.lowering import aval_type, compare_type, register, tensor_type, xla_dtype
+
+# ----------------------------------------------------------------------------------------------
+# Unary ops with a direct StableHLO or CHLO counterpart
+
+_UNARY = {
+    ew.floor_p: "stablehlo.floor",
+    ew.ceil_p: "stablehlo.ceil",
+    ew.exp_p: "stablehlo.exponential",
+    ew.expm1_p: "stablehlo.exponential_minus_one",
+    ew.log_p: "stablehlo.log",
+    ew.log1p_p: "stablehlo.log_plus_one",
+    ew.sqrt_p: "stablehlo.sqrt",
+    ew.rsqrt_p: "stablehlo.rsqrt",
+    ew.cbrt_p: "stablehlo.cbrt",
+    ew.sin_p: "stablehlo.sine",
+    ew.cos_p: "stablehlo.cosine",
+    ew.tanh_p: "stablehlo.tanh",
+    ew.logistic_p: "stablehlo.logistic",
+    ew.not_p: "stablehlo.not",
+}
+# Generic form (no pretty syntax needed): CHLO decompositions.
+_CHLO_UNARY = {
+    ew.tan_p: "chlo.tan",
+    ew.asin_p: "chlo.asin",
+    ew.acos_p: "chlo.acos",
+    ew.atan_p: "chlo.atan",
+    ew.sinh_p: "chlo.sinh",
+    ew.cosh_p: "chlo.cosh",
+    ew.asinh_p: "chlo.asinh",
+    ew.acosh_p: "chlo.acosh",
+    ew.atanh_p: "chlo.atanh",
+    ew.erf_p: "chlo.erf",
+    ew.erfc_p: "chlo.erfc",
+    ew.erf_inv_p: "chlo.erf_inv",
+    ew.lgamma_p: "chlo.lgamma",
+    ew.digamma_p: "chlo.digamma",
+}
+
+
+def _unary_rule(op):
+    def rule(ctx, x):
+        return ctx.fb.unary(op, x, ctx.avals_in[0])
+
+    rule.__name__ = f"_{op.split('.')[-1]}"
+    return rule
+
+
+def _chlo_rule(op):
+    def rule(ctx, x):
+        t = aval_type(ctx.avals_in[0])
+        return ctx.fb.generic(op, [x], [t], [t])
+
+    rule.__name__ = f"_{op.split('.')[-1]}"
+    return rule
+
+
+for _p, _op in _UNARY.items():
+    register(_p)(_unary_rule(_op))
+for _p, _op in _CHLO_UNARY.items():
+    register(_p)(_chlo_rule(_op))
+
+
+@register(ew.neg_p)
+def _neg(ctx, x):
+    return ctx.fb.unary("stablehlo.negate", x, ctx.avals_in[0])
+
+
+@register(ew.stop_gradient_p)
+def _identity(ctx, x):
+    return x
+
+
+@register(ew.sign_p)
+def _sign(ctx, x):
+    aval, fb = ctx.avals_in[0], ctx.fb
+    if aval.dtype.kind in "ub":
+        # StableHLO sign wants signed or float operands: sign(u) = (u != 0).
+        zero = fb.const(0, aval.dtype, aval.shape)
+        nz = fb.compare("NE", x, zero, aval.dtype, aval.shape)
+        return fb.convert(nz, ctx.avals_out[0].update(dtype=np.bool_), aval.dtype)
+    return fb.unary("stablehlo.sign", x, aval)
+
+
+@register(ew.abs_p)
+def _abs(ctx, x):
+    aval = ctx.avals_in[0]
+    if aval.dtype.kind in "ub":
+        return x
+    return ctx.fb.unary("stablehlo.abs", x, aval, ctx.avals_out[0].dtype)
+
+
+@register(ew.round_p)
+def _round(ctx, x, rounding_method=0):
+    op = "stablehlo.round_nearest_even" if rounding_method == 1 else "stablehlo.round_nearest_afz"
+    return ctx.fb.unary(op, x, ctx.avals_in[0])
+
+
+@register(ew.is_finite_p)
+def _is_finite(ctx, x):
+    aval = ctx.avals_in[0]
+    return ctx.fb.emit(
+        f"stablehlo.is_finite {x} : ({aval_type(aval)}) -> {tensor_type(aval.shape, np.bool_)}"
+    )
+
+
+@register(ew.exp2_p)
+def _exp2(ctx, x):
+    # exp2(x) = exp(x * ln 2), as JAX lowers it.
+    aval, fb = ctx.avals_in[0], ctx.fb
+    ln2 = fb.const(np.log(2.0), aval.dtype, aval.shape)
+    return fb.unary("stablehlo.exponential", fb.binary("stablehlo.multiply", x, ln2, aval), aval)
+
+
+@register(ew.polygamma1_p)
+def _trigamma(ctx, x):
+    aval, fb = ctx.avals_in[0], ctx.fb
+    one = fb.const(1, aval.dtype, aval.shape)
+    t = aval_type(aval)
+    return fb.generic("chlo.polygamma", [one, x], [t, t], [t])
+
+
+@register(ew.square_p)
+def _square(ctx, x):
+    return ctx.fb.binary("stablehlo.multiply", x, x, ctx.avals_in[0])
+
+
+@register(ew.integer_pow_p)
+def _integer_pow(ctx, x, *, y):
+    # Binary exponentiation: O(log y) multiplies; a negative power is 1 / x^-y.
+    aval, fb = ctx.avals_in[0], ctx.fb
+    n = abs(int(y))
+    acc = None
+    base = x
+    while n:
+        if n & 1:
+            acc = base if acc is None else fb.binary("stablehlo.multiply", acc, base, aval)
+        n >>= 1
+        if n:
+            base = fb.binary("stablehlo.multiply", base, base, aval)
+    if acc is None:
+        acc = fb.const(1, aval.dtype, aval.shape)
+    if y < 0:
+        acc = fb.binary("stablehlo.divide", fb.const(1, aval.dtype, aval.shape), acc, aval)
+    return acc
+
+
+# ----------------------------------------------------------------------------------------------
+# Binary ops (scalar operands are broadcast: NOTE: [elementwise operand contract])
+
+_BINARY = {
+    ew.add_p: "stablehlo.add",
+    ew.add_any_p: "stablehlo.add",
+    ew.sub_p: "stablehlo.subtract",
+    ew.mul_p: "stablehlo.multiply",
+    ew.div_p: "stablehlo.divide",
+    ew.rem_p: "stablehlo.remainder",
+    ew.pow_p: "stablehlo.power",
+    ew.max_p: "stablehlo.maximum",
+    ew.min_p: "stablehlo.minimum",
+    ew.atan2_p: "stablehlo.atan2",
+    ew.and_p: "stablehlo.and",
+    ew.or_p: "stablehlo.or",
+    ew.xor_p: "stablehlo.xor",
+    ew.shift_left_p: "stablehlo.shift_left",
+    ew.shift_right_arithmetic_p: "stablehlo.shift_right_arithmetic",
+    ew.shift_right_logical_p: "stablehlo.shift_right_logical",
+}
+
+
+def _binary_rule(op):
+    def rule(ctx, x, y):
+        a, b = ctx.operands([x, y])
+        return ctx.fb.binary(op, a, b, ctx.avals_out[0])
+
+    rule.__name__ = f"_{op.split('.')[-1]}"
+    return rule
+
+
+for _p, _op in _BINARY.items():
+    register(_p)(_binary_rule(_op))
+
+
+@register(ew.nextafter_p)
+def _nextafter(ctx, x, y):
+    a, b = ctx.operands([x, y])
+    t = aval_type(ctx.avals_out[0])
+    return ctx.fb.generic("chlo.next_after", [a, b], [t, t], [t])
+
+
+_DIRECTIONS = {ew.eq_p: "EQ", ew.ne_p: "NE", ew.lt_p: "LT", ew.le_p: "LE", ew.gt_p: "GT", ew.ge_p: "GE"}
+
+
+def _compare_rule(direction):
+    def rule(ctx, x, y):
+        a, b = ctx.operands([x, y])
+        out = ctx.avals_out[0]
+        return ctx.fb.compare(direction, a, b, ctx.avals_in[0].dtype, out.shape)
+
+    rule.__name__ = f"_compare_{direction.lower()}"
+    return rule
+
+
+for _p, _d in _DIRECTIONS.items():
+    register(_p)(_compare_rule(_d))
+
+
+# ----------------------------------------------------------------------------------------------
+# select_n, clamp, convert_element_type
+
+
+@register(ew.select_n_p)
+def _select_n(ctx, which, *cases):
+    fb, out = ctx.fb, ctx.avals_out[0]
+    w_aval = ctx.avals_in[0]
+    if len(cases) == 1:
+        return cases[0]
+    if w_aval.dtype == np.bool_:
+        return fb.select(which, cases[1], cases[0], w_aval.shape, out)
+
+    # n-way with an integer index: a balanced tree of selects on `which < mid`.
+    def pick(lo, hi):  # cases[lo:hi]
+        if hi - lo == 1:
+            return cases[lo]
+        mid = (lo + hi) // 2
+        bound = fb.const(mid, w_aval.dtype, w_aval.shape)
+        pred = fb.compare("LT", which, bound, w_aval.dtype, w_aval.shape)
+        return fb.select(pred, pick(lo, mid), pick(mid, hi), w_aval.shape, out)
+
+    return pick(0, len(cases))
+
+
+@register(ew.clamp_p)
+def _clamp(ctx, lo, x, hi):
+    out = ctx.avals_out[0]
+    lo_a, x_a, hi_a = ctx.avals_in
+    if tuple(x_a.shape) != tuple(out.shape):
+        lo, x, hi = ctx.operands([lo, x, hi])
+        types = [aval_type(out)] * 3
+    else:
+        types = [aval_type(lo_a), aval_type(x_a), aval_type(hi_a)]
+    return ctx.fb.emit(f"stablehlo.clamp {lo}, {x}, {hi} : ({', '.join(types)}) -> {aval_type(out)}")
+
+
+@register(ew.convert_element_type_p)
+def _convert_element_type(ctx, x, *, new_dtype, weak_type=False):
+    return ctx.fb.convert(x, ctx.avals_in[0], new_dtype)
+
+
+__all__ = ["compare_type", "xla_dtype"]

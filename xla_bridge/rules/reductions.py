@@ -1,0 +1,131 @@
+"""Lowering rules of the reduction family (primitives/reductions.py).
+
+Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
+``xla_bridge.lowering``.
+
+Reductions start from the operation's identity (so reducing an empty axis gives the identity, as
+the NumPy impls do: -inf for ``reduce_max`` of floats, the smallest integer for ints). ``argmax``
+and ``argmin`` are one variadic reduce over (value, index) pairs whose reducer prefers the better
+value, NaN over anything (NumPy returns the first NaN), and on ties the smaller index -- so the
+result is NumPy's first occurrence whatever order XLA combines elements in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from primitives import reductions as red
+from xla_bridge.lowering import register, tensor_type, xla_dtype
+
+
+def _reduce(ctx, x, op, init_value, axes):
+    a, out = ctx.avals_in[0], ctx.avals_out[0]
+    fb = ctx.fb
+    dtype = xla_dtype(a.dtype)
+    init = fb.const(init_value, dtype)
+    dims = ", ".join(str(int(d)) for d in axes)
+    return fb.emit(
+        f"stablehlo.reduce({x} init: {init}) applies {op} across dimensions = [{dims}] : "
+        f"({tensor_type(a.shape, dtype)}, {tensor_type((), dtype)}) -> {tensor_type(out.shape, dtype)}"
+    )
+
+
+def _max_identity(dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return False
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min
+    return -np.inf
+
+
+def _min_identity(dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return True
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).max
+    return np.inf
+
+
+@register(red.reduce_sum_p)
+def _reduce_sum(ctx, x, *, axes):
+    op = "stablehlo.or" if ctx.avals_in[0].dtype == np.bool_ else "stablehlo.add"
+    return _reduce(ctx, x, op, 0, axes)
+
+
+@register(red.reduce_prod_p)
+def _reduce_prod(ctx, x, *, axes):
+    op = "stablehlo.and" if ctx.avals_in[0].dtype == np.bool_ else "stablehlo.multiply"
+    return _reduce(ctx, x, op, 1, axes)
+
+
+@register(red.reduce_max_p)
+def _reduce_max(ctx, x, *, axes):
+    return _reduce(ctx, x, "stablehlo.maximum", _max_identity(ctx.avals_in[0].dtype), axes)
+
+
+@register(red.reduce_min_p)
+def _reduce_min(ctx, x, *, axes):
+    return _reduce(ctx, x, "stablehlo.minimum", _min_identity(ctx.avals_in[0].dtype), axes)
+
+
+@register(red.reduce_and_p)
+def _reduce_and(ctx, x, *, axes):
+    return _reduce(ctx, x, "stablehlo.and", True, axes)
+
+
+@register(red.reduce_or_p)
+def _reduce_or(ctx, x, *, axes):
+    return _reduce(ctx, x, "stablehlo.or", False, axes)
+
+
+def _arg_rule(direction, identity):
+    def rule(ctx, x, *, axes, index_dtype):
+        fb = ctx.fb
+        a, out = ctx.avals_in[0], ctx.avals_out[0]
+        (axis,) = axes
+        vdt, idt = xla_dtype(a.dtype), np.dtype(index_dtype)
+        vt, it = tensor_type(a.shape, vdt), tensor_type(a.shape, idt)
+        sv, si = tensor_type((), vdt), tensor_type((), idt)
+        sb = tensor_type((), np.bool_)
+        iota = fb.emit(f"stablehlo.iota dim = {int(axis)} : {it}")
+        v0 = fb.const(identity(vdt), vdt)
+        i0 = fb.const(0, idt)
+        # Region: block arguments are (acc value, acc index, new value, new index).
+        r = fb.region()
+        av, ai, bv, bi = (r.fresh() for _ in range(4))
+        better = r.compare(direction, av, bv, vdt, ())
+        if vdt.kind in "fc" or vdt.kind == "V":
+            a_nan = r.compare("NE", av, av, vdt, ())
+            b_nan = r.compare("NE", bv, bv, vdt, ())
+            b_num = r.emit(f"stablehlo.not {b_nan} : {sb}")
+            better = r.emit(
+                f"stablehlo.or {better}, {r.emit(f'stablehlo.and {a_nan}, {b_num} : {sb}')} : {sb}"
+            )
+            both_nan = r.emit(f"stablehlo.and {a_nan}, {b_nan} : {sb}")
+            equal = r.emit(f"stablehlo.or {r.compare('EQ', av, bv, vdt, ())}, {both_nan} : {sb}")
+        else:
+            equal = r.compare("EQ", av, bv, vdt, ())
+        first = r.compare("LT", ai, bi, idt, ())
+        take_a = r.emit(f"stablehlo.or {better}, {r.emit(f'stablehlo.and {equal}, {first} : {sb}')} : {sb}")
+        rv = r.emit(f"stablehlo.select {take_a}, {av}, {bv} : {sb}, {sv}")
+        ri = r.emit(f"stablehlo.select {take_a}, {ai}, {bi} : {sb}, {si}")
+        r.raw(f'"stablehlo.return"({rv}, {ri}) : ({sv}, {si}) -> ()')
+        ov, oi = tensor_type(out.shape, vdt), tensor_type(out.shape, idt)
+        head = (
+            f'"stablehlo.reduce"({x}, {iota}, {v0}, {i0}) ({{\n'
+            f"{fb.indent}  ^bb0({av}: {sv}, {ai}: {si}, {bv}: {sv}, {bi}: {si}):\n"
+        )
+        body = "\n".join(r.lines)
+        types = f"({vt}, {it}, {sv}, {si}) -> ({ov}, {oi})"
+        tail = f"\n{fb.indent}}}) {{dimensions = array<i64: {int(axis)}>}} : {types}"
+        _, idx = fb.emit(head + body + tail, nres=2)
+        return idx
+
+    rule.__name__ = f"_arg_{direction.lower()}"
+    return rule
+
+
+register(red.argmax_p)(_arg_rule("GT", _max_identity))
+register(red.argmin_p)(_arg_rule("LT", _min_identity))
