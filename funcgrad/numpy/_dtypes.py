@@ -105,6 +105,9 @@ def canonicalize_dtype(d) -> np.dtype:
     """``np.dtype`` of any dtype spelling: ``float``, ``'f4'``, ``fnp.float32``, an array's dtype."""
     if isinstance(d, _ScalarMeta):
         return d.dtype
+    if isinstance(d, np.dtype | str | type):
+        # Types first: NumPy's scalar types have a ``dtype`` attribute that is not a dtype.
+        return np.dtype(d)
     return _dt.canonicalize(d)
 
 

@@ -15,7 +15,16 @@ import numpy as np
 
 from funcgrad import core
 from funcgrad.array import Array
-from funcgrad.numpy import contractions, indexing, manipulation, reductions, transcendental, ufuncs
+from funcgrad.numpy import (
+    contractions,
+    indexing,
+    lookup,
+    manipulation,
+    reductions,
+    sorting,
+    transcendental,
+    ufuncs,
+)
 from funcgrad.numpy._core import asarray, canonicalize_dtype
 
 _ARRAY_LIKE = (Array, core.Tracer, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
@@ -136,6 +145,11 @@ _METHODS = {
     "argmin": reductions.argmin,
     "any": reductions.any,
     "all": reductions.all,
+    "cumsum": sorting.cumsum,
+    "cumprod": sorting.cumprod,
+    "sort": sorting.sort,
+    "argsort": sorting.argsort,
+    "searchsorted": sorting.searchsorted,
     "clip": _clip,
     "round": _round,
     "reshape": _reshape,
@@ -148,6 +162,9 @@ _METHODS = {
     "repeat": manipulation.repeat,
     "dot": contractions.dot,
     "trace": contractions.trace,
+    "diagonal": lookup.diagonal,
+    "nonzero": lookup.nonzero,
+    "take": lookup.take,
     "conj": transcendental.conjugate,
     "conjugate": transcendental.conjugate,
     "copy": _copy,

@@ -47,7 +47,8 @@ def _keepdims(out, in_shape, axes, keepdims):
     return st.reshape(out, red.keep_dims_shape(in_shape, axes))
 
 
-def _accumulation_dtype(dtype) -> np.dtype:
+def accumulation_dtype(dtype) -> np.dtype:
+    """The dtype NumPy sums and multiplies ``dtype`` in (int64 for bools and small integers)."""
     # NumPy accumulates booleans and small integers in the default integer of their signedness.
     dtype = np.dtype(dtype)
     if dtype == np.bool_ or (dtype.kind == "i" and dtype.itemsize < 8):
@@ -88,11 +89,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     _no_out(out, "sum")
     a, axes = _prepare(a, axis)
     target = (
-        np.dtype(dtype)
-        if dtype is not None
-        else _accumulation_dtype(a.dtype)
-        if promote_integers
-        else a.dtype
+        np.dtype(dtype) if dtype is not None else accumulation_dtype(a.dtype) if promote_integers else a.dtype
     )
     a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
     in_shape = a.shape
@@ -112,11 +109,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     _no_out(out, "prod")
     a, axes = _prepare(a, axis)
     target = (
-        np.dtype(dtype)
-        if dtype is not None
-        else _accumulation_dtype(a.dtype)
-        if promote_integers
-        else a.dtype
+        np.dtype(dtype) if dtype is not None else accumulation_dtype(a.dtype) if promote_integers else a.dtype
     )
     a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
     in_shape = a.shape

@@ -1,0 +1,417 @@
+"""Differences, integration, convolution and interpolation of funcgrad.numpy (diff, ediff1d, gradient,
+trapezoid, convolve, correlate, interp), and the array utilities shape, ndim, size, astype, copy.
+
+Layer: surface. Imports ``funcgrad.numpy._core``, ``indexing``, ``manipulation``, ``contractions``,
+``reductions``, ``sorting``, ``ufuncs`` and the primitive catalog.
+
+All are compositions of slicing, elementwise arithmetic, gathers and ``dot_general``; they follow
+NumPy's formulas (so values match NumPy to rounding) and are differentiable in their array inputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad import dtypes as _dt
+from funcgrad.numpy import reductions
+from funcgrad.numpy._core import (
+    asarray,
+    aval,
+    broadcast_args,
+    broadcast_to,
+    canonicalize_dtype,
+    concrete_int,
+    constant,
+    convert,
+    normalize_axis,
+    promote_args,
+    promote_args_inexact,
+    select,
+)
+from funcgrad.numpy.contractions import matmul
+from funcgrad.numpy.indexing import getitem
+from funcgrad.numpy.manipulation import concatenate, ravel, reshape
+from funcgrad.numpy.sorting import argsort, searchsorted
+from funcgrad.numpy.ufuncs import remainder, subtract
+from primitives import elementwise as ew
+from primitives import structure as st
+
+# ----------------------------------------------------------------------------------------------
+# Utilities
+
+
+def shape(a):
+    """The shape of ``a`` (a tuple of ints).
+
+    >>> shape(np.ones((2, 3)))
+    (2, 3)
+    """
+    return tuple(aval(a).shape)
+
+
+def ndim(a):
+    """The number of dimensions of ``a``.
+
+    >>> ndim(5.0)
+    0
+    """
+    return len(aval(a).shape)
+
+
+def size(a, axis=None):
+    """The number of elements of ``a`` (along ``axis`` if given).
+
+    >>> size(np.ones((2, 3))), size(np.ones((2, 3)), 1)
+    (6, 3)
+    """
+    s = aval(a).shape
+    if axis is None:
+        return int(np.prod(s, dtype=np.int64))
+    return s[normalize_axis(axis, len(s))]
+
+
+def astype(x, dtype, /, *, copy: bool = False, device=None):
+    """``x`` converted to ``dtype`` (NumPy's casting of out-of-range values).
+
+    >>> astype(np.array([1.7, -1.7]), np.int32).tolist()
+    [1, -1]
+    """
+    return asarray(x, canonicalize_dtype(dtype))
+
+
+def copy(a, order=None):
+    """A copy of ``a`` (funcgrad arrays are immutable, so this is an Array with the same value).
+
+    >>> copy([1, 2]).tolist()
+    [1, 2]
+    """
+    return asarray(a)
+
+
+# ----------------------------------------------------------------------------------------------
+# Differences
+
+
+def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
+    """The ``n``-th discrete difference along ``axis`` (booleans: ``!=``, as NumPy).
+
+    >>> diff(np.array([1, 4, 9, 16])).tolist()
+    [3, 5, 7]
+    >>> diff(np.array([1, 4, 9, 16]), n=2).tolist()
+    [2, 2]
+    """
+    a = asarray(a)
+    n = concrete_int(n, "diff's n")
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n}")
+    if a.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = normalize_axis(axis, a.ndim)
+    parts = []
+    for extra in (prepend, append):
+        if extra is not None:
+            e = asarray(extra)
+            if e.ndim == 0:
+                shp = list(a.shape)
+                shp[axis] = 1
+                e = broadcast_to(e, tuple(shp))
+            parts.append(e)
+        else:
+            parts.append(None)
+    pieces = [p for p in (parts[0], a, parts[1]) if p is not None]
+    if len(pieces) > 1:
+        a = concatenate(pieces, axis)
+    for _ in range(n):
+        m = a.shape[axis]
+        if m == 0:
+            break
+        hi = st.slice_in_dim(a, 1, m, 1, axis)
+        lo = st.slice_in_dim(a, 0, m - 1, 1, axis)
+        a = ew.ne_p.bind(hi, lo) if a.dtype == np.bool_ else subtract(hi, lo)
+    return a
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """Differences of consecutive elements of the flattened array, with optional values around.
+
+    >>> ediff1d(np.array([1, 2, 4, 7]), to_begin=-99).tolist()
+    [-99, 1, 2, 3]
+    """
+    flat = ravel(ary)
+    out = diff(flat) if flat.shape[0] else flat
+    pieces = []
+    if to_begin is not None:
+        pieces.append(convert(ravel(to_begin), out.dtype))
+    pieces.append(out)
+    if to_end is not None:
+        pieces.append(convert(ravel(to_end), out.dtype))
+    return concatenate(pieces) if len(pieces) > 1 else out
+
+
+def _slice(a, start, stop, axis):
+    n = a.shape[axis]
+    start, stop, _ = slice(start, stop).indices(n)
+    return st.slice_in_dim(a, start, max(stop, start), 1, axis)
+
+
+def gradient(f, *varargs, axis=None, edge_order: int = 1):
+    """Second-order accurate central differences in the interior and first- or second-order
+    one-sided differences at the boundaries (NumPy's ``gradient``).
+
+    >>> gradient(np.array([1.0, 2.0, 4.0, 7.0])).tolist()
+    [1.0, 1.5, 2.5, 3.0]
+    >>> [g.shape for g in gradient(np.ones((3, 4)))]
+    [(3, 4), (3, 4)]
+    """
+    f = asarray(f)
+    (f,) = promote_args_inexact(f)
+    axes = (
+        tuple(range(f.ndim))
+        if axis is None
+        else tuple(normalize_axis(ax, f.ndim) for ax in (axis if isinstance(axis, tuple | list) else (axis,)))
+    )
+    if edge_order not in (1, 2):
+        raise ValueError("'edge_order' greater than 2 not supported")
+    if not varargs:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        spacings = [varargs[0]] * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+    else:
+        raise TypeError("invalid number of arguments")
+    outs = [_gradient_axis(f, ax, h, edge_order) for ax, h in zip(axes, spacings)]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _gradient_axis(f, axis, h, edge_order):
+    n = f.shape[axis]
+    if n < edge_order + 1:
+        raise ValueError(
+            "Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements "
+            "are required."
+        )
+    dtype = f.dtype
+    s = lambda start, stop: _slice(f, start, stop, axis)  # noqa: E731
+    if np.ndim(h) == 0:
+        h = constant(h, dtype) if not hasattr(h, "dtype") else convert(h, dtype)
+        two_h = ew.mul_p.bind(h, constant(2, dtype))
+        interior = ew.div_p.bind(ew.sub_p.bind(s(2, None), s(None, -2)), two_h)
+        if edge_order == 1:
+            first = ew.div_p.bind(ew.sub_p.bind(s(1, 2), s(0, 1)), h)
+            last = ew.div_p.bind(ew.sub_p.bind(s(-1, None), s(-2, -1)), h)
+        else:
+            c = [constant(v, dtype) for v in (-1.5, 2.0, -0.5)]
+            first = ew.div_p.bind(_lin3(c, s(0, 1), s(1, 2), s(2, 3)), h)
+            c = [constant(v, dtype) for v in (0.5, -2.0, 1.5)]
+            last = ew.div_p.bind(_lin3(c, s(-3, -2), s(-2, -1), s(-1, None)), h)
+        return concatenate([first, interior, last], axis)
+    # Coordinates: NumPy's non-uniform formulas.
+    x = convert(asarray(h), dtype)
+    if x.ndim != 1 or x.shape[0] != n:
+        raise ValueError("when 1d, distances must match the length of the corresponding dimension")
+    dx = diff(x)
+    shape = [1] * f.ndim
+    shape[axis] = n - 2
+    dx1 = reshape(st.slice_in_dim(dx, 0, n - 2, 1, 0), shape)
+    dx2 = reshape(st.slice_in_dim(dx, 1, n - 1, 1, 0), shape)
+    div = lambda p, q: ew.div_p.bind(*promote_args(p, q))  # noqa: E731
+    mul = lambda p, q: ew.mul_p.bind(*_bcast(p, q))  # noqa: E731
+    a = ew.neg_p.bind(div(dx2, ew.mul_p.bind(dx1, ew.add_p.bind(dx1, dx2))))
+    b = div(ew.sub_p.bind(dx2, dx1), ew.mul_p.bind(dx1, dx2))
+    c = div(dx1, ew.mul_p.bind(dx2, ew.add_p.bind(dx1, dx2)))
+    interior = ew.add_p.bind(
+        *_bcast(ew.add_p.bind(*_bcast(mul(a, s(None, -2)), mul(b, s(1, -1)))), mul(c, s(2, None)))
+    )
+    d = lambda i: getitem(dx, i)  # noqa: E731
+    if edge_order == 1:
+        first = ew.div_p.bind(*_bcast(ew.sub_p.bind(s(1, 2), s(0, 1)), d(0)))
+        last = ew.div_p.bind(*_bcast(ew.sub_p.bind(s(-1, None), s(-2, -1)), d(-1)))
+    else:
+        d1, d2 = d(0), d(1)
+        a0 = ew.neg_p.bind(
+            div(
+                ew.add_p.bind(ew.mul_p.bind(d1, constant(2, dtype)), d2),
+                ew.mul_p.bind(d1, ew.add_p.bind(d1, d2)),
+            )
+        )
+        b0 = div(ew.add_p.bind(d1, d2), ew.mul_p.bind(d1, d2))
+        c0 = ew.neg_p.bind(div(d1, ew.mul_p.bind(d2, ew.add_p.bind(d1, d2))))
+        first = _lin3([a0, b0, c0], s(0, 1), s(1, 2), s(2, 3))
+        d1, d2 = d(-2), d(-1)
+        a1 = div(d2, ew.mul_p.bind(d1, ew.add_p.bind(d1, d2)))
+        b1 = ew.neg_p.bind(div(ew.add_p.bind(d2, d1), ew.mul_p.bind(d1, d2)))
+        c1 = div(
+            ew.add_p.bind(ew.mul_p.bind(d2, constant(2, dtype)), d1), ew.mul_p.bind(d2, ew.add_p.bind(d1, d2))
+        )
+        last = _lin3([a1, b1, c1], s(-3, -2), s(-2, -1), s(-1, None))
+    return concatenate([first, interior, last], axis)
+
+
+def _bcast(p, q):
+    return broadcast_args(p, q)
+
+
+def _lin3(coefs, u, v, w):
+    terms = [ew.mul_p.bind(*_bcast(c, t)) for c, t in zip(coefs, (u, v, w))]
+    return ew.add_p.bind(*_bcast(ew.add_p.bind(*_bcast(terms[0], terms[1])), terms[2]))
+
+
+# ----------------------------------------------------------------------------------------------
+# Integration
+
+
+def trapezoid(y, x=None, dx=1.0, axis: int = -1):
+    """Integral of ``y`` along ``axis`` by the trapezoidal rule (sample points ``x`` or spacing ``dx``).
+
+    >>> trapezoid(np.array([1.0, 2.0, 3.0])).item()
+    4.0
+    >>> trapezoid(np.array([1.0, 2.0, 3.0]), x=np.array([0.0, 1.0, 3.0])).item()
+    6.5
+    """
+    y = asarray(y)
+    (y,) = promote_args_inexact(y)
+    axis = normalize_axis(axis, y.ndim)
+    n = y.shape[axis]
+    total = ew.add_p.bind(_slice(y, 1, None, axis), _slice(y, None, n - 1, axis))
+    if x is None:
+        d = asarray(dx)
+        (d,) = promote_args(convert(d, y.dtype) if d.dtype != y.dtype else d)
+        d = convert(d, y.dtype)
+        summed = reductions.sum(ew.mul_p.bind(*_bcast(total, d)), axis=axis)
+    else:
+        x = convert(asarray(x), y.dtype)
+        if x.ndim == 1:
+            d = diff(x)
+            shape = [1] * y.ndim
+            shape[axis] = d.shape[0]
+            d = reshape(d, shape)
+        else:
+            d = diff(x, axis=axis)
+        summed = reductions.sum(ew.mul_p.bind(*_bcast(total, d)), axis=axis)
+    return ew.div_p.bind(summed, constant(2, y.dtype))
+
+
+# ----------------------------------------------------------------------------------------------
+# Convolution
+
+
+def _windows(a, width: int, count: int):
+    """``count`` windows of ``width`` consecutive elements of the 1-D ``a`` (one gather)."""
+    index = np.arange(count)[:, None] + np.arange(width)[None, :]
+    return getitem(a, index)
+
+
+def _full_convolution(a, v):
+    """``out[k] = sum_j a[j] v[k - j]`` of 1-D arrays, length ``len(a) + len(v) - 1``."""
+    n, m = a.shape[0], v.shape[0]
+    padded = st.pad(a, constant(0, a.dtype), [(m - 1, m - 1, 0)])
+    return matmul(_windows(padded, m, n + m - 1), st.rev(v, (0,)))
+
+
+def _convolve(a, v, mode, name):
+    a, v = promote_args(asarray(a), asarray(v))
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError(f"{name}() only supports 1-dimensional inputs")
+    if a.shape[0] == 0 or v.shape[0] == 0:
+        raise ValueError(f"{name}: inputs cannot be empty")
+    if a.dtype == np.bool_:
+        a, v = convert(a, _dt.default_int), convert(v, _dt.default_int)
+    if v.shape[0] > a.shape[0]:
+        a, v = v, a
+    n, m = a.shape[0], v.shape[0]
+    full = _full_convolution(a, v)
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (m - 1) // 2
+        return st.slice_in_dim(full, start, start + n, 1, 0)
+    if mode == "valid":
+        return st.slice_in_dim(full, m - 1, n, 1, 0)
+    raise ValueError(f"mode must be one of 'full', 'same' or 'valid', got {mode!r}")
+
+
+def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
+    """Discrete linear convolution of two 1-D arrays (modes ``full``, ``same``, ``valid``).
+
+    >>> convolve(np.array([1, 2, 3]), np.array([0, 1, 0.5])).tolist()
+    [0.0, 1.0, 2.5, 4.0, 1.5]
+    """
+    return _convolve(a, v, mode, "convolve")
+
+
+def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
+    """Cross-correlation of two 1-D arrays: ``c[k] = sum_n a[n + k] * v[n]`` (NumPy's modes).
+
+    >>> correlate(np.array([1, 2, 3]), np.array([0, 1, 0.5])).tolist()
+    [3.5]
+    """
+    a, v = promote_args(asarray(a), asarray(v))
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError("correlate() only supports 1-dimensional inputs")
+    if v.shape[0] > a.shape[0]:
+        # NumPy swaps the operands and reverses the result.
+        return st.rev(_convolve(v, st.rev(a, (0,)), mode, "correlate"), (0,))
+    return _convolve(a, st.rev(v, (0,)), mode, "correlate")
+
+
+# ----------------------------------------------------------------------------------------------
+# Interpolation
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """One-dimensional piecewise-linear interpolation of ``(xp, fp)`` at ``x`` (NumPy's ``interp``).
+
+    >>> interp(np.array([0.5, 2.5, 5.0]), np.array([0.0, 1.0, 3.0]), np.array([0.0, 10.0, 30.0])).tolist()
+    [5.0, 25.0, 30.0]
+    """
+    x, xp, fp = asarray(x), asarray(xp), asarray(fp)
+    if xp.ndim != 1 or fp.ndim != 1:
+        raise ValueError("xp and fp must be one-dimensional")
+    if xp.shape[0] != fp.shape[0]:
+        raise ValueError("fp and xp are not of the same length")
+    if xp.shape[0] == 0:
+        raise ValueError("array of sample points is empty")
+    x, xp = promote_args_inexact(x, xp)
+    (fp,) = promote_args_inexact(fp)
+    if period is not None:
+        if left is not None or right is not None:
+            raise ValueError("left and right are not allowed with period")
+        period = abs(float(np.asarray(period)))
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        x = remainder(x, period)
+        xp = remainder(xp, period)
+        order = argsort(xp)
+        xp, fp = getitem(xp, order), getitem(fp, order)
+        xp = concatenate(
+            [
+                ew.sub_p.bind(getitem(xp, slice(-1, None)), constant(period, xp.dtype)),
+                xp,
+                ew.add_p.bind(getitem(xp, slice(0, 1)), constant(period, xp.dtype)),
+            ]
+        )
+        fp = concatenate([getitem(fp, slice(-1, None)), fp, getitem(fp, slice(0, 1))])
+    n = xp.shape[0]
+    dtype = fp.dtype
+    if n == 1:
+        out = broadcast_to(convert(getitem(fp, 0), dtype), x.shape)
+    else:
+        i = searchsorted(xp, x, side="right")
+        i = ew.max_p.bind(ew.min_p.bind(i, constant(n - 1, i.dtype)), constant(1, i.dtype))
+        im1 = ew.sub_p.bind(i, constant(1, i.dtype))
+        xp_lo, xp_hi = getitem(xp, im1), getitem(xp, i)
+        fp_lo, fp_hi = getitem(fp, im1), getitem(fp, i)
+        dx = ew.sub_p.bind(xp_hi, xp_lo)
+        delta = ew.sub_p.bind(x, xp_lo)
+        zero_dx = ew.eq_p.bind(dx, constant(0, dx.dtype))
+        safe_dx = select(zero_dx, constant(1, dx.dtype), dx)
+        slope = convert(ew.div_p.bind(delta, safe_dx), dtype)
+        out = ew.add_p.bind(fp_lo, ew.mul_p.bind(slope, ew.sub_p.bind(fp_hi, fp_lo)))
+        out = select(zero_dx, fp_lo, out)
+    if period is None:
+        lo_val = getitem(fp, 0) if left is None else convert(asarray(left), dtype)
+        hi_val = getitem(fp, -1) if right is None else convert(asarray(right), dtype)
+        out = select(ew.lt_p.bind(x, getitem(xp, 0)), lo_val, out)
+        out = select(ew.gt_p.bind(x, getitem(xp, -1)), hi_val, out)
+    return out

@@ -1,0 +1,194 @@
+"""``pad`` of funcgrad.numpy, with NumPy's modes.
+
+Layer: surface. Imports ``funcgrad.numpy._core``, ``indexing``, ``reductions``, ``manipulation`` and
+the primitive catalog (structure, elementwise families).
+
+Padding is done one axis at a time. ``constant`` is the ``pad`` primitive; the modes that copy
+elements (``edge``, ``reflect``, ``symmetric``, ``wrap``) gather from a static index map, computed
+by NumPy's own ``pad`` applied to ``arange(n)`` (so the index arithmetic is NumPy's, for any pad
+width); ``linear_ramp`` and the statistic modes are arithmetic on the edge slices. All are linear in
+the array (the statistic modes apart), hence differentiable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.numpy import reductions
+from funcgrad.numpy._core import asarray, concrete_or_error, constant, convert
+from funcgrad.numpy.indexing import getitem
+from funcgrad.numpy.manipulation import concatenate
+from funcgrad.numpy.sorting import median
+from primitives import elementwise as ew
+from primitives import structure as st
+
+_INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
+_STAT_MODES = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean}
+
+
+def _pairs(value, ndim: int, name: str):
+    """NumPy's broadcasting of ``pad_width``-like arguments to one ``(before, after)`` per axis."""
+    arr = np.asarray(concrete_or_error(value, f"pad's {name}") if value is not None else 0)
+    try:
+        return np.broadcast_to(arr, (ndim, 2)).tolist()
+    except ValueError:
+        raise ValueError(f"pad: {name} {value!r} cannot be broadcast to ({ndim}, 2)") from None
+
+
+def _widths(pad_width, ndim: int):
+    widths = _pairs(pad_width, ndim, "pad_width")
+    out = []
+    for before, after in widths:
+        if int(before) != before or int(after) != after:
+            raise TypeError("pad: pad_width must be integers")
+        if before < 0 or after < 0:
+            raise ValueError("index can't contain negative values")
+        out.append((int(before), int(after)))
+    return out
+
+
+def _along(x, index, axis):
+    return getitem(x, (slice(None),) * axis + (index,))
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """Pad ``array`` (NumPy's ``pad``): modes ``constant``, ``edge``, ``reflect``, ``symmetric``,
+    ``wrap``, ``linear_ramp``, ``maximum``, ``minimum``, ``mean``, ``median`` and ``empty``.
+
+    >>> pad(np.array([1, 2, 3]), (1, 2)).tolist()
+    [0, 1, 2, 3, 0, 0]
+    >>> pad(np.array([1, 2, 3]), 2, mode="reflect").tolist()
+    [3, 2, 1, 2, 3, 2, 1]
+    >>> pad(np.array([[1, 2]]), ((0, 0), (1, 1)), mode="edge").tolist()
+    [[1, 1, 2, 2]]
+    """
+    x = asarray(array)
+    if callable(mode):
+        raise NotImplementedError("pad: a callable mode is not supported")
+    widths = _widths(pad_width, x.ndim)
+    if mode in ("constant", "empty"):
+        values = (
+            _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values")
+            if mode == "constant"
+            else None
+        )
+        for axis, (before, after) in enumerate(widths):
+            v_before, v_after = (0, 0) if values is None else values[axis]
+            x = _pad_constant(x, axis, before, after, v_before, v_after)
+        return x
+    if x.size == 0 and any(b or a for b, a in widths):
+        raise ValueError(f"can't extend empty axes with mode {mode!r}; use mode='constant'")
+    if mode in _INDEX_MODES:
+        reflect_type = kwargs.get("reflect_type", "even")
+        if reflect_type != "even":
+            raise NotImplementedError("pad: reflect_type='odd' is not supported")
+        for axis, (before, after) in enumerate(widths):
+            if before or after:
+                index = np.pad(np.arange(x.shape[axis]), (before, after), mode=mode)
+                x = _along(x, index, axis)
+        return x
+    if mode == "linear_ramp":
+        ends = _pairs(kwargs.get("end_values", 0), x.ndim, "end_values")
+        for axis, (before, after) in enumerate(widths):
+            x = _linear_ramp(x, axis, before, after, *ends[axis])
+        return x
+    if mode in _STAT_MODES or mode == "median":
+        lengths = kwargs.get("stat_length")
+        lengths = _pairs(lengths, x.ndim, "stat_length") if lengths is not None else None
+        for axis, (before, after) in enumerate(widths):
+            length = (None, None) if lengths is None else lengths[axis]
+            x = _stat_pad(x, axis, before, after, mode, length)
+        return x
+    raise ValueError(f"mode {mode!r} is not supported")
+
+
+def _pad_constant(x, axis, before, after, v_before, v_after):
+    if not before and not after:
+        return x
+    config = [(0, 0, 0)] * x.ndim
+    if v_before == v_after:
+        config[axis] = (before, after, 0)
+        return st.pad(x, constant(v_before, x.dtype), config)
+    config[axis] = (before, 0, 0)
+    x = st.pad(x, constant(v_before, x.dtype), config)
+    config[axis] = (0, after, 0)
+    return st.pad(x, constant(v_after, x.dtype), config)
+
+
+def _edge(x, axis, last: bool):
+    n = x.shape[axis]
+    return st.slice_in_dim(x, n - 1, n, 1, axis) if last else st.slice_in_dim(x, 0, 1, 1, axis)
+
+
+def _ramp(edge, end, width, axis, ndim, reverse):
+    """``width`` values from ``end`` toward ``edge`` (exclusive), NumPy's ``linspace`` ramp."""
+    dtype = edge.dtype
+    compute = np.dtype(np.float64) if dtype.kind in "biu" else dtype
+    t = np.arange(width, dtype=compute) / width
+    if reverse:
+        t = t[::-1]
+    shape = [1] * ndim
+    shape[axis] = width
+    t = constant(t.reshape(shape), compute)
+    edge_f = convert(edge, compute)
+    end_f = constant(end, compute)
+    ramp = ew.add_p.bind(end_f, ew.mul_p.bind(t, ew.sub_p.bind(edge_f, end_f)))
+    if dtype.kind in "iu":
+        ramp = ew.floor_p.bind(ramp)  # NumPy's integer linspace floors
+    return convert(ramp, dtype)
+
+
+def _linear_ramp(x, axis, before, after, end_before, end_after):
+    parts = []
+    if before:
+        edge = _edge(x, axis, False)
+        shape = list(x.shape)
+        shape[axis] = before
+        parts.append(_ramp(_broadcast_edge(edge, shape), end_before, before, axis, x.ndim, False))
+    parts.append(x)
+    if after:
+        edge = _edge(x, axis, True)
+        shape = list(x.shape)
+        shape[axis] = after
+        parts.append(_ramp(_broadcast_edge(edge, shape), end_after, after, axis, x.ndim, True))
+    return concatenate(parts, axis) if len(parts) > 1 else x
+
+
+def _broadcast_edge(edge, shape):
+    dims = tuple(range(len(shape)))
+    squeezed = [d for d in dims if edge.shape[d] == 1 and shape[d] != 1]
+    return st.broadcast_in_dim(
+        st.squeeze(edge, tuple(squeezed)), tuple(shape), tuple(d for d in dims if d not in squeezed)
+    )
+
+
+def _stat(x, mode, axis):
+    if mode == "median":
+        out = median(x, axis=axis, keepdims=True)
+    else:
+        out = _STAT_MODES[mode](x, axis=axis, keepdims=True)
+    if x.dtype.kind in "iu" and out.dtype != x.dtype:
+        # NumPy rounds integer means and medians half to even.
+        out = convert(ew.round_p.bind(out, rounding_method=1), x.dtype)
+    return out
+
+
+def _stat_pad(x, axis, before, after, mode, lengths):
+    if not before and not after:
+        return x
+    n = x.shape[axis]
+    len_before = n if lengths[0] is None else max(1, min(int(lengths[0]), n))
+    len_after = n if lengths[1] is None else max(1, min(int(lengths[1]), n))
+    parts = []
+    if before:
+        value = _stat(st.slice_in_dim(x, 0, len_before, 1, axis), mode, axis)
+        shape = list(x.shape)
+        shape[axis] = before
+        parts.append(_broadcast_edge(value, shape))
+    parts.append(x)
+    if after:
+        value = _stat(st.slice_in_dim(x, n - len_after, n, 1, axis), mode, axis)
+        shape = list(x.shape)
+        shape[axis] = after
+        parts.append(_broadcast_edge(value, shape))
+    return concatenate(parts, axis)

@@ -1,0 +1,411 @@
+"""Sorting, searching, cumulative and order-statistic functions of funcgrad.numpy: sort, argsort,
+lexsort, partition, cumsum, cumprod, searchsorted, digitize, quantile, percentile, median.
+
+Layer: surface. Imports ``funcgrad.numpy._core``, ``indexing``, ``reductions``, ``manipulation``,
+``transcendental`` and the primitive catalog (sorting, structure, elementwise families).
+
+Sorting is the catalog's stable multi-operand ``sort`` (NaNs sort last, as in NumPy); ``argsort``
+sorts an iota along. Derivatives flow through ``sort`` (its JVP permutes the tangents) and through
+the gathers of ``quantile``; indices have zero derivatives. ``searchsorted`` is a branch-free binary
+search of ``ceil(log2(n + 1))`` gather-and-compare steps, so it works under ``jit`` and ``vmap``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad import dtypes as _dt
+from funcgrad.numpy import reductions
+from funcgrad.numpy._core import (
+    asarray,
+    aval,
+    broadcast_to,
+    concrete_int,
+    constant,
+    convert,
+    normalize_axis,
+    promote_args,
+    select,
+)
+from funcgrad.numpy.indexing import getitem
+from funcgrad.numpy.manipulation import expand_dims, moveaxis, ravel, reshape
+from funcgrad.numpy.transcendental import isnan
+from primitives import elementwise as ew
+from primitives import sorting as srt
+from primitives import structure as st
+
+
+def _axis_or_flat(a, axis):
+    a = asarray(a)
+    if axis is None:
+        return ravel(a), 0
+    if a.ndim == 0:
+        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension 0")
+    return a, normalize_axis(axis, a.ndim)
+
+
+def _index_dtype(n: int) -> np.dtype:
+    return _dt.default_int if n >= 2**31 - 1 else np.dtype(np.int32)
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
+    """Sorted copy of ``a`` along ``axis`` (the flattened array if ``axis`` is None); NaNs last.
+
+    >>> sort(np.array([3.0, np.nan, 1.0])).tolist()
+    [1.0, 3.0, nan]
+    >>> sort(np.array([[3, 1], [0, 2]]), axis=None).tolist()
+    [0, 1, 2, 3]
+    """
+    if order is not None:
+        raise NotImplementedError("sort: the order argument (structured arrays) is not supported")
+    a, axis = _axis_or_flat(a, axis)
+    if descending:
+        return st.rev(srt.sort(st.rev(a, (axis,)), axis), (axis,))
+    return srt.sort(a, axis)
+
+
+def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
+    """Indices that sort ``a`` along ``axis`` (stable: ties keep their order), as int64.
+
+    >>> argsort(np.array([3, 1, 2, 1])).tolist()
+    [1, 3, 2, 0]
+    >>> argsort(np.array([1, 2, 2]), descending=True).tolist()
+    [1, 2, 0]
+    """
+    if order is not None:
+        raise NotImplementedError("argsort: the order argument (structured arrays) is not supported")
+    a, axis = _axis_or_flat(a, axis)
+    n = a.shape[axis]
+    iota = st.broadcasted_iota(_dt.default_int, a.shape, axis)
+    if not descending:
+        return srt.sort((a, iota), axis, num_keys=1)[1]
+    # Stable descending order: sort the reversed array, map indices back, reverse the result.
+    _, idx = srt.sort((st.rev(a, (axis,)), iota), axis, num_keys=1)
+    return st.rev(ew.sub_p.bind(constant(n - 1, _dt.default_int), idx), (axis,))
+
+
+def lexsort(keys, axis=-1):
+    """Indices that sort by several keys; the *last* key is the primary one (NumPy's ``lexsort``).
+
+    >>> lexsort((np.array([1, 0, 1]), np.array([2, 2, 1]))).tolist()
+    [2, 1, 0]
+    """
+    keys = list(keys) if not hasattr(keys, "ndim") else [keys[i] for i in range(len(keys))]
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    keys = [asarray(k) for k in keys]
+    shape = keys[0].shape
+    if any(k.shape != shape for k in keys):
+        raise ValueError("all keys need to be the same shape")
+    if not shape:
+        return constant(0, _dt.default_int)
+    axis = normalize_axis(axis, len(shape))
+    iota = st.broadcasted_iota(_dt.default_int, shape, axis)
+    out = srt.sort((*keys[::-1], iota), axis, num_keys=len(keys))
+    return out[-1]
+
+
+def partition(a, kth, axis=-1):
+    """``a`` rearranged so the ``kth`` element is in its sorted place, smaller ones before it and
+    larger ones after (returned fully sorted, which satisfies that).
+
+    >>> partition(np.array([3, 4, 2, 1]), 2)[2].item()
+    3
+    """
+    a, axis = _axis_or_flat(a, axis)
+    kth = concrete_int(kth, "partition's kth")
+    if not -a.shape[axis] <= kth < a.shape[axis]:
+        raise ValueError(f"kth(={kth}) out of bounds ({a.shape[axis]})")
+    return srt.sort(a, axis)
+
+
+def argpartition(a, kth, axis=-1):
+    """Indices that partition ``a`` (see ``partition``; they fully sort it).
+
+    >>> argpartition(np.array([3, 4, 2, 1]), 1)[1].item()
+    2
+    """
+    a, axis = _axis_or_flat(a, axis)
+    kth = concrete_int(kth, "argpartition's kth")
+    if not -a.shape[axis] <= kth < a.shape[axis]:
+        raise ValueError(f"kth(={kth}) out of bounds ({a.shape[axis]})")
+    return argsort(a, axis)
+
+
+# ----------------------------------------------------------------------------------------------
+# Cumulative functions
+
+
+def _cumulative(primitive, identity, a, axis, dtype):
+    a, axis = _axis_or_flat(a, axis)
+    target = np.dtype(dtype) if dtype is not None else reductions.accumulation_dtype(a.dtype)
+    a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
+    if a.shape[axis] == 0:
+        return a
+    return primitive(a, axis)
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum along ``axis`` (the flattened array if None); small integers accumulate in int64.
+
+    >>> cumsum(np.array([[1, 2], [3, 4]])).tolist()
+    [1, 3, 6, 10]
+    >>> cumsum(np.array([[1, 2], [3, 4]]), axis=0).tolist()
+    [[1, 2], [4, 6]]
+    """
+    return _cumulative(srt.cumsum, 0, a, axis, dtype)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """Cumulative product along ``axis`` (exact derivatives with zeros).
+
+    >>> cumprod(np.array([1.0, 2.0, 3.0])).tolist()
+    [1.0, 2.0, 6.0]
+    """
+    return _cumulative(srt.cumprod, 1, a, axis, dtype)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """The Array API's cumulative sum (``axis`` required for arrays of more than one dimension).
+
+    >>> cumulative_sum(np.array([1, 2, 3]), include_initial=True).tolist()
+    [0, 1, 3, 6]
+    """
+    x = asarray(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError("cumulative_sum: axis must be given for arrays of more than one dimension")
+        axis = 0
+    out = cumsum(x, axis, dtype)
+    if include_initial:
+        ax = normalize_axis(axis, x.ndim)
+        pad = [(0, 0, 0)] * out.ndim
+        pad[ax] = (1, 0, 0)
+        out = st.pad(out, constant(0, out.dtype), pad)
+    return out
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """``cumsum`` treating NaNs as zero.
+
+    >>> nancumsum(np.array([1.0, np.nan, 2.0])).tolist()
+    [1.0, 1.0, 3.0]
+    """
+    a = asarray(a)
+    if _dt.is_inexact(a.dtype):
+        a = select(isnan(a), constant(0, a.dtype), a)
+    return cumsum(a, axis, dtype)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """``cumprod`` treating NaNs as one.
+
+    >>> nancumprod(np.array([2.0, np.nan, 3.0])).tolist()
+    [2.0, 2.0, 6.0]
+    """
+    a = asarray(a)
+    if _dt.is_inexact(a.dtype):
+        a = select(isnan(a), constant(1, a.dtype), a)
+    return cumprod(a, axis, dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# Searching
+
+
+def _nan_aware_less(x, y):
+    """``x < y`` in NumPy's sort order (NaN after every number)."""
+    lt = ew.lt_p.bind(x, y)
+    if not _dt.is_inexact(aval(x).dtype):
+        return lt
+    return ew.or_p.bind(lt, ew.and_p.bind(isnan(y), ew.not_p.bind(isnan(x))))
+
+
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+    """Indices where ``v`` would be inserted into the sorted 1-D ``a`` to keep it sorted.
+
+    ``side='left'`` gives the first suitable position, ``'right'`` the last. ``method`` is
+    ``'scan'`` (a branch-free binary search) or ``'compare_all'`` (one comparison per pair).
+
+    >>> searchsorted(np.array([1, 2, 2, 3]), np.array([2, 0, 5])).tolist()
+    [1, 0, 4]
+    >>> searchsorted(np.array([1, 2, 2, 3]), 2, side="right").item()
+    3
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+    a = asarray(a)
+    if a.ndim != 1:
+        raise ValueError("searchsorted: a must be one-dimensional")
+    if sorter is not None:
+        a = getitem(a, asarray(sorter))
+    a, v = promote_args(a, v)
+    n = a.shape[0]
+    if side == "left":
+        goes_after = lambda elem, val: _nan_aware_less(elem, val)  # noqa: E731 - elem < val
+    else:
+        goes_after = lambda elem, val: ew.not_p.bind(_nan_aware_less(val, elem))  # noqa: E731
+    if method == "compare_all" or n == 0:
+        elems = reshape(a, (n,) + (1,) * v.ndim)
+        vals = expand_dims(v, 0)
+        shape = (n, *v.shape)
+        hits = goes_after(broadcast_to(elems, shape), broadcast_to(vals, shape))
+        return reductions.sum(hits, axis=0)
+    if method not in ("scan", "sort"):
+        raise ValueError(f"searchsorted: unknown method {method!r}")
+    dtype = _dt.default_int
+    lo = constant(0, dtype, v.shape)
+    hi = constant(n, dtype, v.shape)
+    one = constant(1, dtype)
+    for _ in range(int(np.ceil(np.log2(n + 1)))):
+        mid = ew.div_p.bind(ew.add_p.bind(lo, hi), constant(2, dtype))
+        elem = getitem(a, ew.min_p.bind(mid, constant(n - 1, dtype)))
+        right = ew.and_p.bind(goes_after(elem, v), ew.lt_p.bind(lo, hi))
+        lo = select(right, ew.add_p.bind(mid, one), lo)
+        hi = select(right, hi, ew.min_p.bind(mid, hi))
+    return lo
+
+
+def digitize(x, bins, right=False):
+    """Indices of the bins (increasing or decreasing edges) to which each value of ``x`` belongs.
+
+    >>> digitize(np.array([0.5, 1.0, 2.5]), np.array([0.0, 1.0, 2.0])).tolist()
+    [1, 2, 3]
+    >>> digitize(np.array([0.5, 1.0, 2.5]), np.array([0.0, 1.0, 2.0]), right=True).tolist()
+    [1, 1, 3]
+    """
+    bins = asarray(bins)
+    if bins.ndim != 1:
+        raise ValueError("digitize: bins must be one-dimensional")
+    x = asarray(x)
+    n = bins.shape[0]
+    if n == 0:
+        return constant(0, _dt.default_int, x.shape)
+    side = "left" if right else "right"
+    increasing = searchsorted(bins, x, side=side)
+    decreasing = ew.sub_p.bind(constant(n, _dt.default_int), searchsorted(st.rev(bins, (0,)), x, side=side))
+    first, last = getitem(bins, 0), getitem(bins, -1)
+    return select(ew.ge_p.bind(*promote_args(last, first)), increasing, decreasing)
+
+
+# ----------------------------------------------------------------------------------------------
+# Order statistics
+
+
+_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def _lerp(a, b, t):
+    # NumPy's _lerp: exact at both ends (b - (b - a) * (1 - t) for t >= 0.5).
+    dtype = aval(a).dtype
+    diff = ew.sub_p.bind(b, a)
+    low = ew.add_p.bind(a, ew.mul_p.bind(diff, t))
+    high = ew.sub_p.bind(b, ew.mul_p.bind(diff, ew.sub_p.bind(constant(1, dtype), t)))
+    return select(ew.ge_p.bind(t, constant(0.5, dtype)), high, low)
+
+
+def quantile(
+    a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None
+):
+    """The ``q``-th quantiles (``0 <= q <= 1``) along ``axis``, with NumPy's interpolation methods.
+
+    ``q``'s dimensions come first in the result. A slice containing NaN gives NaN.
+
+    >>> quantile(np.array([1.0, 2.0, 3.0, 4.0]), 0.5).item()
+    2.5
+    >>> quantile(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.0, 1.0]), method="lower").tolist()
+    [1.0, 4.0]
+    """
+    if weights is not None:
+        raise NotImplementedError("quantile: weights are not supported")
+    if method not in _METHODS:
+        raise ValueError(f"quantile: method must be one of {_METHODS}, got {method!r}")
+    a = asarray(a)
+    if not _dt.is_inexact(a.dtype):
+        a = convert(a, _dt.default_float)
+    q = asarray(q)
+    q_value = q._numpy() if hasattr(q, "_numpy") else None
+    if q_value is not None and (np.any(q_value < 0) or np.any(q_value > 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    in_ndim = a.ndim
+    if axis is None:
+        axes = tuple(range(in_ndim))
+        work = ravel(a)
+    else:
+        axes = tuple(
+            sorted(
+                {normalize_axis(ax, in_ndim) for ax in (axis if isinstance(axis, tuple | list) else (axis,))}
+            )
+        )
+        others = [d for d in range(in_ndim) if d not in axes]
+        work = st.transpose(a, (*others, *axes))
+        work = reshape(work, (*[a.shape[d] for d in others], -1))
+    n = work.shape[-1]
+    if n == 0:
+        raise ValueError("quantile of an empty array (or empty axis)")
+    work = moveaxis(work, -1, 0)
+    sorted_ = srt.sort(work, 0)
+    dtype = sorted_.dtype
+    qf = convert(q, dtype)
+    pos = ew.mul_p.bind(qf, constant(n - 1, dtype))
+    lo_f = ew.floor_p.bind(pos)
+    hi_f = ew.ceil_p.bind(pos)
+    if method == "nearest":
+        lo_f = hi_f = ew.round_p.bind(pos, rounding_method=1)
+    elif method == "lower":
+        hi_f = lo_f
+    elif method == "higher":
+        lo_f = hi_f
+    lo = ew.convert_element_type(lo_f, _dt.default_int)
+    hi = ew.convert_element_type(hi_f, _dt.default_int)
+    lo_vals = getitem(sorted_, lo)
+    hi_vals = getitem(sorted_, hi)
+    if method == "linear":
+        t = ew.sub_p.bind(pos, lo_f)
+        t = reshape(t, t.shape + (1,) * (lo_vals.ndim - t.ndim))
+        result = _lerp(lo_vals, hi_vals, broadcast_to(t, lo_vals.shape))
+    elif method == "midpoint":
+        result = ew.div_p.bind(ew.add_p.bind(lo_vals, hi_vals), constant(2, dtype))
+    else:
+        result = lo_vals
+    has_nan = reductions.any(isnan(work), axis=0)
+    result = select(broadcast_to(has_nan, result.shape), constant(np.nan, dtype), result)
+    if keepdims:
+        kept = [1 if d in axes else a.shape[d] for d in range(in_ndim)]
+        result = reshape(result, (*q.shape, *kept))
+    return result
+
+
+def percentile(
+    a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None
+):
+    """The ``q``-th percentiles (``0 <= q <= 100``) along ``axis`` (see ``quantile``).
+
+    >>> percentile(np.array([1.0, 2.0, 3.0, 4.0]), 50).item()
+    2.5
+    """
+    q = asarray(q)
+    q_value = q._numpy() if hasattr(q, "_numpy") else None
+    if q_value is not None and (np.any(q_value < 0) or np.any(q_value > 100)):
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    (qf,) = promote_args(q)
+    qf = convert(qf, _dt.default_float) if not _dt.is_inexact(aval(qf).dtype) else qf
+    return quantile(
+        a,
+        ew.div_p.bind(qf, constant(100, aval(qf).dtype)),
+        axis,
+        out,
+        overwrite_input,
+        method,
+        keepdims,
+        weights=weights,
+    )
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median along ``axis`` (the mean of the two middle values for even lengths).
+
+    >>> median(np.array([3.0, 1.0, 4.0, 2.0])).item()
+    2.5
+    """
+    return quantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
