@@ -131,9 +131,19 @@ class Origin(NamedTuple):
     source_info: core.SourceInfo | None
 
 
+# Call primitives: their outputs are their inner jaxpr's outputs on their inputs. (A loop's outputs
+# are stacked per-iteration values instead: inside one only a computing equation is followed.)
+_CALL_PARAMS = {
+    "jit": "jaxpr",
+    "checkpoint": "jaxpr",
+    "custom_jvp_call": "call_jaxpr",
+    "custom_vjp_call": "call_jaxpr",
+}
+
+
 def _origin(jaxpr: core.Jaxpr, var, arg_names, via: tuple[str, ...] = ()) -> Origin:
     """The equation (or argument, or constant) that produced ``var``; looks inside call primitives
-    (jit, checkpoint), whose outputs are produced by an equation of their inner jaxpr."""
+    (jit, checkpoint) and loops (scan), whose outputs an equation of their inner jaxpr produces."""
     suffix = f" (in {' in '.join(reversed(via))})" if via else ""
     if type(var) is Literal:
         return Origin("constant", "literal" + suffix, None, None)
@@ -144,21 +154,25 @@ def _origin(jaxpr: core.Jaxpr, var, arg_names, via: tuple[str, ...] = ()) -> Ori
     if var in jaxpr.constvars:
         return Origin("constant", "constant" + suffix, None, None)
     for eqn in jaxpr.eqns:
-        if var in eqn.outvars:
-            inner = eqn.params.get("jaxpr")
-            if isinstance(inner, ClosedJaxpr) and len(inner.jaxpr.outvars) == len(eqn.outvars):
-                sub = inner.jaxpr.outvars[eqn.outvars.index(var)]
-                call = eqn.params.get("name", eqn.primitive.name)
-                call = call if call == eqn.primitive.name else f"{eqn.primitive.name}({call})"
-                o = _origin(inner.jaxpr, sub, None, (*via, call))
-                if o.kind == "argument" and len(eqn.invars) == len(inner.jaxpr.invars):
-                    # An input of the call passed straight through: look where it came from.
-                    k = inner.jaxpr.invars.index(sub)
-                    return _origin(jaxpr, eqn.invars[k], arg_names, via)
-                if o.kind == "computed" and o.source_info is None:
-                    o = o._replace(source_info=eqn.source_info)
-                return o
-            return Origin("computed", eqn.primitive.name + suffix, eqn.primitive.name, eqn.source_info)
+        if var not in eqn.outvars:
+            continue
+        here = Origin("computed", eqn.primitive.name + suffix, eqn.primitive.name, eqn.source_info)
+        is_call = eqn.primitive.name in _CALL_PARAMS
+        inner = eqn.params.get(_CALL_PARAMS.get(eqn.primitive.name, "jaxpr"))
+        if not isinstance(inner, ClosedJaxpr) or len(inner.jaxpr.outvars) != len(eqn.outvars):
+            return here
+        sub = inner.jaxpr.outvars[eqn.outvars.index(var)]
+        call = eqn.params.get("name", eqn.primitive.name)
+        call = call if call == eqn.primitive.name else f"{eqn.primitive.name}({call})"
+        o = _origin(inner.jaxpr, sub, None, (*via, call))
+        if o.kind == "computed":
+            return o if o.source_info is not None else o._replace(source_info=eqn.source_info)
+        if not is_call:
+            return here  # a loop's stacked carries or inputs
+        if o.kind == "argument" and len(eqn.invars) == len(inner.jaxpr.invars):
+            # An input of the call passed straight through: look where it came from.
+            return _origin(jaxpr, eqn.invars[inner.jaxpr.invars.index(sub)], arg_names, via)
+        return o
     return Origin("constant", "unknown" + suffix, None, None)
 
 
