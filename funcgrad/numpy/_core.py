@@ -108,11 +108,9 @@ def _stack_nested(a, dtype):
 
 def concat_new_axis(items):
     """Stack same-shape, same-dtype operands along a new leading axis."""
-    from primitives import indexing as ix  # noqa: PLC0415 - TODO: remove when indexing lands
-
     shape = shape_of(items[0])
     parts = [st.reshape(asarray(x), (1, *shape)) for x in items]
-    return parts[0] if len(parts) == 1 else ix.concatenate(parts, 0)
+    return parts[0] if len(parts) == 1 else st.concatenate(parts, 0)
 
 
 def array(object, dtype=None, copy=True, order="K", ndmin: int = 0):

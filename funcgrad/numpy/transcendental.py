@@ -113,9 +113,28 @@ degrees = _scale("degrees", "180 / pi", 180 / np.pi, np.pi)
 # logaddexp: stable in value, and a custom JVP so (-inf, -inf) gives no NaN (NOTE: [no NaN gradients])
 
 
-def _replace_inf(x):
-    inf = ew.eq_p.bind(ew.abs_p.bind(x), constant(np.inf, aval(x).dtype))
-    return select(inf, constant(0, aval(x).dtype), x)
+def _logaddexp_weights(x1, x2, out, base_exp):
+    """``d out / d x_i`` of ``out = logaddexp(x1, x2)``: ``exp(x_i - out)`` where ``out`` is finite;
+    for ``out == +inf`` the infinite operands share the weight; for ``out == -inf`` (both -inf) the
+    weights are 1/2 each (the limit along ``x1 == x2``). Computed without inf - inf."""
+    dtype = aval(out).dtype
+    zero, one, half = constant(0, dtype), constant(1, dtype), constant(0.5, dtype)
+    inf = constant(np.inf, dtype)
+    finite = ew.is_finite_p.bind(out)
+    safe_out = select(finite, out, zero)
+    is_pos = ew.eq_p.bind(out, inf)
+    is_neg = ew.eq_p.bind(out, ew.neg_p.bind(inf))
+    is_nan = ew.ne_p.bind(out, out)
+    hit1, hit2 = ew.eq_p.bind(x1, inf), ew.eq_p.bind(x2, inf)
+    n_hits = ew.add_p.bind(ew.convert_element_type(hit1, dtype), ew.convert_element_type(hit2, dtype))
+    n_hits = ew.max_p.bind(n_hits, one)
+    weights = []
+    for x, hit in ((x1, hit1), (x2, hit2)):
+        w = base_exp(ew.sub_p.bind(select(finite, x, zero), safe_out))
+        w = select(is_pos, ew.div_p.bind(ew.convert_element_type(hit, dtype), n_hits), w)
+        w = select(is_neg, half, w)
+        weights.append(select(is_nan, out, w))
+    return weights
 
 
 def _logaddexp_impl(x1, x2, log1p_exp_neg):
@@ -147,8 +166,7 @@ def _logaddexp_jvp(primals, tangents):
     x1, x2 = primals
     t1, t2 = tangents
     out = _logaddexp(x1, x2)
-    w1 = ew.exp_p.bind(ew.sub_p.bind(_replace_inf(x1), _replace_inf(out)))
-    w2 = ew.exp_p.bind(ew.sub_p.bind(_replace_inf(x2), _replace_inf(out)))
+    w1, w2 = _logaddexp_weights(x1, x2, out, ew.exp_p.bind)
     return out, ew.add_p.bind(*broadcast_args(ew.mul_p.bind(t1, w1), ew.mul_p.bind(t2, w2)))
 
 
@@ -162,8 +180,7 @@ def _logaddexp2_jvp(primals, tangents):
     x1, x2 = primals
     t1, t2 = tangents
     out = _logaddexp2(x1, x2)
-    w1 = ew.exp2_p.bind(ew.sub_p.bind(_replace_inf(x1), _replace_inf(out)))
-    w2 = ew.exp2_p.bind(ew.sub_p.bind(_replace_inf(x2), _replace_inf(out)))
+    w1, w2 = _logaddexp_weights(x1, x2, out, ew.exp2_p.bind)
     return out, ew.add_p.bind(*broadcast_args(ew.mul_p.bind(t1, w1), ew.mul_p.bind(t2, w2)))
 
 

@@ -1,0 +1,568 @@
+"""funcgrad.nn: activation functions and their friends, with jax.nn's names, signatures and semantics.
+
+Layer: surface. Imports ``funcgrad.numpy`` (and its ``_core`` helpers), ``funcgrad.custom_derivatives``
+and the primitive catalog (elementwise family).
+
+Every function is differentiable to any order, batchable and compilable, and numerically stable:
+
+- no overflow for large ``|x|``: ``softplus(x) = logaddexp(x, 0)``, ``log_sigmoid(x) =
+  -softplus(-x)``, ``sigmoid`` is the catalog's stable ``logistic``; ``log_softmax`` and
+  ``logsumexp`` subtract the (non-differentiated) maximum first.
+- derivatives at kinks follow jax.nn: ``relu'(0) = 0``, ``relu6'`` is 0 at 0 and 6; ``custom_jvp``
+  states them, and states the derivatives of ``softmax`` and ``logsumexp``, which are finite
+  (never NaN) when some or all inputs are ``-inf`` (all ``-inf``: the weights are uniform).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import dtypes as _dt
+from funcgrad.custom_derivatives import custom_jvp
+from funcgrad.numpy._core import (
+    asarray,
+    aval,
+    broadcast_to,
+    canonicalize_dtype,
+    concrete_int,
+    constant,
+    normalize_axes,
+    normalize_axis,
+    promote_args,
+    promote_args_inexact,
+    select,
+)
+from primitives import elementwise as ew
+
+__all__ = [
+    "celu",
+    "elu",
+    "gelu",
+    "glu",
+    "hard_sigmoid",
+    "hard_silu",
+    "hard_swish",
+    "hard_tanh",
+    "identity",
+    "leaky_relu",
+    "log_sigmoid",
+    "log_softmax",
+    "logsumexp",
+    "mish",
+    "one_hot",
+    "relu",
+    "relu6",
+    "selu",
+    "sigmoid",
+    "silu",
+    "soft_sign",
+    "softmax",
+    "softplus",
+    "sparse_plus",
+    "sparse_sigmoid",
+    "squareplus",
+    "standardize",
+    "swish",
+]
+
+
+def _inexact(x):
+    (x,) = promote_args_inexact(x)
+    return x
+
+
+def _const(value, like):
+    return constant(value, aval(like).dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# Rectifiers
+
+
+@custom_jvp
+def _relu(x):
+    return ew.max_p.bind(x, _const(0, x))
+
+
+_relu.defjvps(
+    lambda t, ans, x: ew.mul_p.bind(t, ew.convert_element_type(ew.gt_p.bind(x, _const(0, x)), aval(t).dtype))
+)
+
+
+def relu(x):
+    """Rectified linear unit ``max(x, 0)``; its derivative at 0 is 0 (as in jax.nn).
+
+    >>> relu(np.array([-1.0, 0.0, 2.0])).tolist()
+    [0.0, 0.0, 2.0]
+    """
+    (x,) = promote_args(x)
+    return _relu(x)
+
+
+@custom_jvp
+def _relu6(x):
+    return ew.min_p.bind(ew.max_p.bind(x, _const(0, x)), _const(6, x))
+
+
+def _relu6_tangent(t, ans, x):
+    inside = ew.and_p.bind(ew.gt_p.bind(x, _const(0, x)), ew.lt_p.bind(x, _const(6, x)))
+    return ew.mul_p.bind(t, ew.convert_element_type(inside, aval(t).dtype))
+
+
+_relu6.defjvps(_relu6_tangent)
+
+
+def relu6(x):
+    """``min(max(x, 0), 6)``; derivative 0 at both kinks (as in jax.nn).
+
+    >>> relu6(np.array([-1.0, 3.0, 7.0])).tolist()
+    [0.0, 3.0, 6.0]
+    """
+    (x,) = promote_args(x)
+    return _relu6(x)
+
+
+def leaky_relu(x, negative_slope=1e-2):
+    """``x`` for ``x >= 0``, ``negative_slope * x`` otherwise.
+
+    >>> leaky_relu(np.array([-2.0, 3.0]), 0.1).tolist()
+    [-0.2, 3.0]
+    """
+    x = _inexact(x)
+    return select(ew.ge_p.bind(x, _const(0, x)), x, ew.mul_p.bind(x, _const(negative_slope, x)))
+
+
+def elu(x, alpha=1.0):
+    """Exponential linear unit: ``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise.
+
+    >>> elu(np.array([-1.0, 2.0])).tolist() == [float(np.expm1(-1.0)), 2.0]
+    True
+    """
+    x = _inexact(x)
+    positive = ew.gt_p.bind(x, _const(0, x))
+    # The exponential only sees non-positive inputs (no overflow in the unselected branch).
+    safe = select(positive, _const(0, x), x)
+    return select(positive, x, ew.mul_p.bind(_const(alpha, x), ew.expm1_p.bind(safe)))
+
+
+def celu(x, alpha=1.0):
+    """Continuously differentiable ELU: ``max(x, 0) + alpha * expm1(min(x, 0) / alpha)``.
+
+    >>> celu(np.array([-1.0, 2.0]), alpha=2.0).tolist() == [2.0 * float(np.expm1(-0.5)), 2.0]
+    True
+    """
+    x = _inexact(x)
+    zero = _const(0, x)
+    neg = ew.div_p.bind(ew.min_p.bind(x, zero), _const(alpha, x))
+    return ew.add_p.bind(ew.max_p.bind(x, zero), ew.mul_p.bind(_const(alpha, x), ew.expm1_p.bind(neg)))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x):
+    """Scaled ELU with the self-normalising constants (``scale * elu(x, alpha)``).
+
+    >>> round(float(selu(1.0)), 6)
+    1.050701
+    """
+    x = _inexact(x)
+    return ew.mul_p.bind(_const(_SELU_SCALE, x), elu(x, _SELU_ALPHA))
+
+
+def gelu(x, approximate: bool = True):
+    """Gaussian error linear unit: the tanh approximation by default (as jax.nn), or exact with erf.
+
+    >>> abs(float(gelu(1.0, approximate=False)) - 0.8413447460685429) < 1e-12
+    True
+    """
+    x = _inexact(x)
+    half, one = _const(0.5, x), _const(1, x)
+    if approximate:
+        cube = ew.mul_p.bind(_const(0.044715, x), ew.integer_pow(x, 3))
+        inner = ew.mul_p.bind(_const(np.sqrt(2 / np.pi), x), ew.add_p.bind(x, cube))
+        return ew.mul_p.bind(ew.mul_p.bind(half, x), ew.add_p.bind(one, ew.tanh_p.bind(inner)))
+    cdf = ew.add_p.bind(one, ew.erf_p.bind(ew.div_p.bind(x, _const(np.sqrt(2), x))))
+    return ew.mul_p.bind(ew.mul_p.bind(half, x), cdf)
+
+
+def glu(x, axis: int = -1):
+    """Gated linear unit: split ``x`` in two halves along ``axis``, return ``a * sigmoid(b)``.
+
+    >>> glu(np.array([1.0, 0.0])).item()
+    0.5
+    """
+    x = _inexact(x)
+    axis = normalize_axis(axis, x.ndim)
+    n = x.shape[axis]
+    if n % 2:
+        raise ValueError(f"glu: axis {axis} must have an even size, got {n}")
+    a, b = fnp.split(x, 2, axis)
+    return ew.mul_p.bind(a, ew.logistic_p.bind(b))
+
+
+# ----------------------------------------------------------------------------------------------
+# Sigmoids and smooth rectifiers
+
+
+def sigmoid(x):
+    """The logistic function ``1 / (1 + exp(-x))``, without overflow.
+
+    >>> sigmoid(np.array([-1000.0, 0.0, 1000.0])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    return ew.logistic_p.bind(_inexact(x))
+
+
+def softplus(x):
+    """``log(1 + exp(x))`` computed as ``logaddexp(x, 0)`` (no overflow; derivative ``sigmoid``).
+
+    >>> softplus(np.array([-1000.0, 0.0, 1000.0])).tolist() == [0.0, float(np.log(2)), 1000.0]
+    True
+    """
+    x = _inexact(x)
+    return fnp.logaddexp(x, _const(0, x))
+
+
+def log_sigmoid(x):
+    """``log(sigmoid(x)) = -softplus(-x)``, stable for large ``|x|``.
+
+    >>> log_sigmoid(np.array([-1000.0, 1000.0])).tolist()
+    [-1000.0, 0.0]
+    """
+    x = _inexact(x)
+    return ew.neg_p.bind(softplus(ew.neg_p.bind(x)))
+
+
+def soft_sign(x):
+    """``x / (|x| + 1)``.
+
+    >>> soft_sign(np.array([-3.0, 1.0])).tolist()
+    [-0.75, 0.5]
+    """
+    x = _inexact(x)
+    return ew.div_p.bind(x, ew.add_p.bind(ew.abs_p.bind(x), _const(1, x)))
+
+
+def silu(x):
+    """Sigmoid linear unit ``x * sigmoid(x)`` (also called swish).
+
+    >>> silu(np.array([0.0, 1000.0])).tolist()
+    [0.0, 1000.0]
+    """
+    x = _inexact(x)
+    return ew.mul_p.bind(x, ew.logistic_p.bind(x))
+
+
+swish = silu
+
+
+def hard_tanh(x):
+    """``-1`` below -1, ``1`` above 1, ``x`` in between.
+
+    >>> hard_tanh(np.array([-2.0, 0.5, 2.0])).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    x = _inexact(x)
+    one = _const(1, x)
+    return select(
+        ew.gt_p.bind(x, one), one, select(ew.lt_p.bind(x, ew.neg_p.bind(one)), ew.neg_p.bind(one), x)
+    )
+
+
+def hard_sigmoid(x):
+    """Piecewise-linear sigmoid ``relu6(x + 3) / 6``.
+
+    >>> hard_sigmoid(np.array([-4.0, 0.0, 4.0])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    x = _inexact(x)
+    return ew.div_p.bind(relu6(ew.add_p.bind(x, _const(3, x))), _const(6, x))
+
+
+def hard_silu(x):
+    """``x * hard_sigmoid(x)`` (also called hard_swish).
+
+    >>> hard_silu(np.array([-4.0, 1.0, 4.0])).tolist() == [-0.0, 4.0 / 6.0, 4.0]
+    True
+    """
+    x = _inexact(x)
+    return ew.mul_p.bind(x, hard_sigmoid(x))
+
+
+hard_swish = hard_silu
+
+
+def mish(x):
+    """``x * tanh(softplus(x))``.
+
+    >>> abs(float(mish(1.0)) - 0.8650983882673103) < 1e-12
+    True
+    """
+    x = _inexact(x)
+    return ew.mul_p.bind(x, ew.tanh_p.bind(softplus(x)))
+
+
+def squareplus(x, b=4):
+    """``(x + sqrt(x**2 + b)) / 2``, a smooth algebraic rectifier.
+
+    >>> squareplus(np.array([0.0])).tolist()
+    [1.0]
+    """
+    x = _inexact(x)
+    root = ew.sqrt_p.bind(ew.add_p.bind(ew.square_p.bind(x), _const(b, x)))
+    return ew.div_p.bind(ew.add_p.bind(x, root), _const(2, x))
+
+
+def sparse_plus(x):
+    """0 below -1, ``(x + 1)**2 / 4`` on ``[-1, 1]``, ``x`` above 1.
+
+    >>> sparse_plus(np.array([-2.0, 0.0, 2.0])).tolist()
+    [0.0, 0.25, 2.0]
+    """
+    x = _inexact(x)
+    one = _const(1, x)
+    middle = ew.div_p.bind(ew.square_p.bind(ew.add_p.bind(x, one)), _const(4, x))
+    return select(ew.le_p.bind(x, ew.neg_p.bind(one)), _const(0, x), select(ew.ge_p.bind(x, one), x, middle))
+
+
+def sparse_sigmoid(x):
+    """0 below -1, ``(x + 1) / 2`` on ``[-1, 1]``, 1 above 1 (the derivative of ``sparse_plus``).
+
+    >>> sparse_sigmoid(np.array([-2.0, 0.0, 2.0])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    x = _inexact(x)
+    one = _const(1, x)
+    middle = ew.div_p.bind(ew.add_p.bind(x, one), _const(2, x))
+    return select(
+        ew.le_p.bind(x, ew.neg_p.bind(one)), _const(0, x), select(ew.ge_p.bind(x, one), one, middle)
+    )
+
+
+def identity(x):
+    """The identity activation.
+
+    >>> identity(np.array([1.0])).tolist()
+    [1.0]
+    """
+    return asarray(x)
+
+
+# ----------------------------------------------------------------------------------------------
+# Normalisations: logsumexp, softmax, log_softmax, standardize
+
+
+def _reduction_axes(x, axis):
+    return normalize_axes(axis, x.ndim)
+
+
+def _stable_max(x, axes, where):
+    """The maximum over ``axes`` (keepdims), 0 where it is not finite; never differentiated."""
+    m = fnp.max(x, axes, keepdims=True, where=where, initial=-np.inf)
+    finite = ew.is_finite_p.bind(m)
+    return ew.stop_gradient_p.bind(select(finite, m, _const(0, m)))
+
+
+def _softmax_weights(x, out, axes, where):
+    """``exp(x - out)`` made finite where ``out`` is not: for ``out == +inf`` the infinite entries
+    share the weight, for ``out == -inf`` (all entries -inf) the weights are uniform."""
+    dtype = aval(x).dtype
+    out_b = broadcast_to(out, aval(x).shape)
+    inf = _const(np.inf, x)
+    finite_out = ew.is_finite_p.bind(out_b)
+    safe_x = select(finite_out, x, _const(0, x))
+    safe_out = select(finite_out, out_b, _const(0, x))
+    weights = ew.exp_p.bind(ew.sub_p.bind(safe_x, safe_out))
+    mask = None if where is None else broadcast_to(fnp.asarray(where, bool), aval(x).shape)
+    hit_pos = ew.eq_p.bind(x, inf)
+    counts_pos = fnp.sum(ew.convert_element_type(hit_pos, dtype), axes, keepdims=True, where=mask)
+    pos = ew.div_p.bind(ew.convert_element_type(hit_pos, dtype), ew.max_p.bind(counts_pos, _const(1, x)))
+    n = fnp.sum(fnp.ones(aval(x).shape, dtype), axes, keepdims=True, where=mask)
+    uniform = broadcast_to(ew.div_p.bind(_const(1, x), ew.max_p.bind(n, _const(1, x))), aval(x).shape)
+    neg = select(ew.eq_p.bind(out_b, ew.neg_p.bind(inf)), uniform, weights)
+    weights = select(ew.eq_p.bind(out_b, inf), pos, select(finite_out, weights, neg))
+    return weights if mask is None else select(mask, weights, _const(0, x))
+
+
+def _logsumexp_core(a, axes, where):
+    """``log(sum(exp(a)))`` over ``axes`` with keepdims, max-shifted."""
+    amax = _stable_max(a, axes, where)
+    exp_a = ew.exp_p.bind(ew.sub_p.bind(a, broadcast_to(amax, aval(a).shape)))
+    total = fnp.sum(exp_a, axes, keepdims=True, where=where)
+    # log(0) = -inf is the right answer for an all -inf slice; computed without a warning.
+    is_zero = ew.eq_p.bind(total, _const(0, total))
+    safe_total = select(is_zero, _const(1, total), total)
+    log_total = select(is_zero, _const(-np.inf, total), ew.log_p.bind(safe_total))
+    return ew.add_p.bind(log_total, amax)
+
+
+_logsumexp = custom_jvp(_logsumexp_core, nondiff_argnums=(1, 2))
+
+
+@_logsumexp.defjvp
+def _logsumexp_jvp(axes, where, primals, tangents):
+    (a,), (t,) = primals, tangents
+    out = _logsumexp(a, axes, where)
+    weights = _softmax_weights(a, out, axes, where)
+    return out, fnp.sum(ew.mul_p.bind(t, weights), axes, keepdims=True, where=where)
+
+
+def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
+    """``log(sum(b * exp(a)))`` over ``axis`` without overflow (jax.scipy.special.logsumexp).
+
+    ``b`` scales the terms (zeros drop them); with ``return_sign`` the result is ``(log|sum|,
+    sign)``, otherwise a negative sum gives NaN. Derivatives are finite when entries are ``-inf``.
+
+    >>> float(logsumexp(np.array([1000.0, 1000.0]))) == 1000.0 + float(np.log(2))
+    True
+    >>> logsumexp(np.array([[0.0, -np.inf]]), axis=1).tolist()
+    [0.0]
+    """
+    if b is not None:
+        a, b = promote_args_inexact(a, b)
+        a, b = fnp.broadcast_arrays(a, b)
+        zero_b = ew.eq_p.bind(b, _const(0, b))
+        # Terms with b == 0 are dropped; b's magnitude joins the exponent, its sign is kept apart.
+        safe_b = select(zero_b, _const(1, b), b)
+        log_abs_b = ew.log_p.bind(ew.abs_p.bind(safe_b))
+        a = select(zero_b, _const(-np.inf, a), ew.add_p.bind(a, log_abs_b))
+        sign_b = ew.sign_p.bind(b)
+    else:
+        a = _inexact(a)
+    axes = _reduction_axes(a, axis)
+    mask = None if where is None else fnp.asarray(where, bool)
+    if b is None or not _has_negative(sign_b):
+        out = _logsumexp(a, axes, mask)
+        # The sum is positive, or 0 where out is -inf.
+        sign = select(ew.eq_p.bind(out, _const(-np.inf, out)), _const(0, out), _const(1, out))
+    else:
+        out, sign = _signed_logsumexp(a, sign_b, axes, mask)
+    if not keepdims:
+        out = fnp.squeeze(out, axes) if axes else out
+        sign = fnp.squeeze(sign, axes) if axes and aval(sign).ndim else sign
+    if return_sign:
+        return out, broadcast_to(sign, aval(out).shape)
+    if b is not None:
+        return select(
+            ew.lt_p.bind(broadcast_to(sign, aval(out).shape), _const(0, out)), _const(np.nan, out), out
+        )
+    return out
+
+
+def _has_negative(sign_b) -> bool:
+    value = fnp.asarray(sign_b)
+    concrete = getattr(value, "_numpy", None)
+    return True if concrete is None else bool(np.any(concrete() < 0))
+
+
+def _signed_logsumexp(a, sign_b, axes, where):
+    """``log|sum(sign * exp(a))|`` and the sign of the sum (``b`` with negative entries)."""
+    amax = _stable_max(a, axes, where)
+    terms = ew.mul_p.bind(sign_b, ew.exp_p.bind(ew.sub_p.bind(a, broadcast_to(amax, aval(a).shape))))
+    total = fnp.sum(terms, axes, keepdims=True, where=where)
+    sign = ew.sign_p.bind(total)
+    magnitude = ew.abs_p.bind(total)
+    is_zero = ew.eq_p.bind(magnitude, _const(0, magnitude))
+    log_mag = select(
+        is_zero, _const(-np.inf, magnitude), ew.log_p.bind(select(is_zero, _const(1, magnitude), magnitude))
+    )
+    return ew.add_p.bind(log_mag, amax), sign
+
+
+def _softmax_impl(x, axes, where):
+    amax = _stable_max(x, axes, where)
+    unnormalized = ew.exp_p.bind(ew.sub_p.bind(x, broadcast_to(amax, aval(x).shape)))
+    if where is not None:
+        unnormalized = select(broadcast_to(where, aval(x).shape), unnormalized, _const(0, x))
+    total = fnp.sum(unnormalized, axes, keepdims=True)
+    return ew.div_p.bind(unnormalized, broadcast_to(total, aval(x).shape))
+
+
+_softmax = custom_jvp(_softmax_impl, nondiff_argnums=(1, 2))
+
+
+@_softmax.defjvp
+def _softmax_jvp(axes, where, primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = _softmax(x, axes, where)
+    yt = ew.mul_p.bind(y, t)
+    if where is not None:
+        yt = select(broadcast_to(where, aval(x).shape), yt, _const(0, x))
+    total = broadcast_to(fnp.sum(yt, axes, keepdims=True), aval(x).shape)
+    return y, ew.mul_p.bind(y, ew.sub_p.bind(t, total))
+
+
+def softmax(x, axis=-1, where=None, initial=None):
+    """``exp(x) / sum(exp(x))`` along ``axis`` (max-shifted); masked-out entries (``where``) are 0.
+
+    >>> softmax(np.array([0.0, np.log(3.0)])).tolist()
+    [0.25, 0.75]
+    """
+    x = _inexact(x)
+    axes = _reduction_axes(x, axis)
+    mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
+    return _softmax(x, axes, mask)
+
+
+def log_softmax(x, axis=-1, where=None, initial=None):
+    """``x - logsumexp(x)`` along ``axis`` (max-shifted); masked-out entries are ``-inf``.
+
+    >>> log_softmax(np.array([0.0, 0.0])).tolist() == [-float(np.log(2))] * 2
+    True
+    """
+    x = _inexact(x)
+    axes = _reduction_axes(x, axis)
+    mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
+    lse = _logsumexp(x, axes, mask)
+    # An all -inf slice has lse = -inf: its entries stay -inf instead of -inf - -inf = NaN.
+    safe_lse = select(ew.eq_p.bind(lse, _const(-np.inf, lse)), _const(0, lse), lse)
+    out = ew.sub_p.bind(x, broadcast_to(safe_lse, x.shape))
+    if mask is not None:
+        out = select(mask, out, _const(-np.inf, x))
+    return out
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+    """``(x - mean) / sqrt(variance + epsilon)`` along ``axis`` (statistics computed if not given).
+
+    >>> standardize(np.array([1.0, 3.0]), epsilon=0.0).tolist()
+    [-1.0, 1.0]
+    """
+    x = _inexact(x)
+    axes = _reduction_axes(x, axis)
+    if mean is None:
+        mean = fnp.mean(x, axes, keepdims=True, where=where)
+    if variance is None:
+        # E[x^2] - E[x]^2, as jax.nn computes it.
+        variance = ew.sub_p.bind(
+            fnp.mean(ew.square_p.bind(x), axes, keepdims=True, where=where), ew.square_p.bind(mean)
+        )
+    centred = fnp.subtract(x, mean)
+    return fnp.multiply(centred, ew.rsqrt_p.bind(fnp.add(fnp.asarray(variance, x.dtype), epsilon)))
+
+
+def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
+    """One-hot encoding of the integers ``x``: a new axis of length ``num_classes`` (at ``axis``).
+    Indices outside ``[0, num_classes)`` give all-zero rows.
+
+    >>> one_hot(np.array([0, 2, 5]), 3).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
+    """
+    num_classes = concrete_int(num_classes, "one_hot's num_classes")
+    x = asarray(x)
+    dtype = _dt.default_float if dtype is None else canonicalize_dtype(dtype)
+    out_ndim = x.ndim + 1
+    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    if len(axes) != 1:
+        raise NotImplementedError("one_hot: only a single output axis is supported")
+    ax = normalize_axis(axes[0], out_ndim)
+    expanded = fnp.expand_dims(x, ax)
+    classes_shape = [1] * out_ndim
+    classes_shape[ax] = num_classes
+    classes = constant(
+        np.arange(num_classes).reshape(classes_shape), x.dtype if x.dtype.kind in "iu" else x.dtype
+    )
+    return fnp.asarray(fnp.equal(expanded, classes), dtype)
