@@ -21,6 +21,7 @@ from primitives._rules import (
     elementwise_batch,
     naryop,
     naryop_abstract_eval,
+    scalar_like,
     to_front,
     unbroadcast,
     unop,
@@ -106,7 +107,9 @@ def _round_impl(x, rounding_method=0):
     # rounding_method 0: half away from zero (C's round); 1: half to even (NumPy's round).
     if rounding_method == 1:
         return np.round(x)
-    return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(x.dtype)
+    # Not floor(x + 0.5): that rounds 0.49999999999999994 up, because the sum rounds to 1.0.
+    whole = np.trunc(x)
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole).astype(np.result_type(x))
 
 
 round_p = unop("round", _round_impl, None, accepted=_dt.is_float)
@@ -121,7 +124,12 @@ def sign(x):
 
 
 exp_p = unop("exp", np.exp, lambda t, ans, x: mul(t, ans), jvp_uses_ans=True)
-exp2_p = unop("exp2", np.exp2, lambda t, ans, x: mul(t, mul(ans, np.log(2.0).astype(aval_of(x).dtype))), jvp_uses_ans=True)
+exp2_p = unop(
+    "exp2",
+    np.exp2,
+    lambda t, ans, x: mul(t, mul(ans, np.log(2.0).astype(aval_of(x).dtype))),
+    jvp_uses_ans=True,
+)
 expm1_p = unop("expm1", np.expm1, lambda t, ans, x: mul(t, add(ans, 1)), jvp_uses_ans=True)
 log_p = unop("log", np.log, lambda t, x: div(t, x))
 log1p_p = unop("log1p", np.log1p, lambda t, x: div(t, add(x, 1)))
@@ -156,11 +164,25 @@ def _logistic_impl(x):
 
 
 logistic_p = unop(
-    "logistic", _logistic_impl, lambda t, ans, x: mul(t, mul(ans, sub(1, ans))), jvp_uses_ans=True, accepted=_dt.is_float
+    "logistic",
+    _logistic_impl,
+    lambda t, ans, x: mul(t, mul(ans, sub(1, ans))),
+    jvp_uses_ans=True,
+    accepted=_dt.is_float,
 )
 _two_over_sqrt_pi = 2 / np.sqrt(np.pi)
-erf_p = unop("erf", _special("erf"), lambda t, x: mul(t, mul(exp(neg(square(x))), _two_over_sqrt_pi)), accepted=_dt.is_float)
-erfc_p = unop("erfc", _special("erfc"), lambda t, x: mul(t, mul(exp(neg(square(x))), -_two_over_sqrt_pi)), accepted=_dt.is_float)
+erf_p = unop(
+    "erf",
+    _special("erf"),
+    lambda t, x: mul(t, mul(exp(neg(square(x))), _two_over_sqrt_pi)),
+    accepted=_dt.is_float,
+)
+erfc_p = unop(
+    "erfc",
+    _special("erfc"),
+    lambda t, x: mul(t, mul(exp(neg(square(x))), -_two_over_sqrt_pi)),
+    accepted=_dt.is_float,
+)
 erf_inv_p = unop(
     "erf_inv",
     _special("erfinv"),
@@ -178,8 +200,29 @@ def _polygamma1_impl(x):
     return scipy.special.polygamma(1, x).astype(np.result_type(x))
 
 
-# The derivative of digamma (trigamma); itself not differentiated further here.
-polygamma1_p = unop("trigamma", _polygamma1_impl, None, accepted=_dt.is_float)
+def _polygamma_impl(m, x):
+    import scipy.special  # noqa: PLC0415 - deferred for import time
+
+    return np.asarray(scipy.special.polygamma(np.asarray(m).astype(np.int64), x)).astype(np.result_type(x))
+
+
+# polygamma(m, x), the m-th derivative of digamma (m a non-negative integer value of x's dtype,
+# as in jax.lax); d/dx polygamma(m, x) = polygamma(m + 1, x), so every order is differentiable.
+polygamma_p = naryop(
+    "polygamma",
+    _polygamma_impl,
+    None,
+    lambda t, m, x: mul(t, polygamma_p.bind(*coerce_pair(add(m, 1), x))),
+    accepted=_dt.is_float,
+)
+
+# trigamma, polygamma(1, x): digamma's derivative (kept as its own primitive for its lowering).
+polygamma1_p = unop(
+    "trigamma",
+    _polygamma1_impl,
+    lambda t, x: mul(t, polygamma_p.bind(scalar_like(2, x), x)),
+    accepted=_dt.is_float,
+)
 
 square_p = unop("square", np.square, lambda t, x: mul(t, mul(x, 2)), accepted=_numeric)
 
@@ -188,9 +231,20 @@ def _integer_pow_impl(x, y):
     return np.power(x, y) if y >= 0 else (1 / np.power(x, -y)).astype(np.result_type(x))
 
 
+def _integer_pow_abstract_eval(x, *, y):
+    if not isinstance(y, int):
+        raise TypeError(f"integer_pow: the exponent must be a Python int, got {y!r}")
+    if x.dtype == np.bool_ or (_integer(x.dtype) and y < 0):
+        raise TypeError(
+            f"integer_pow: cannot raise {x.str_short()} to the power {y}"
+            + (" (integers cannot be raised to negative powers)" if y < 0 else "")
+        )
+    return x
+
+
 integer_pow_p = Primitive("integer_pow")
 integer_pow_p.def_impl(_integer_pow_impl)
-integer_pow_p.def_abstract_eval(lambda x, *, y: x)
+integer_pow_p.def_abstract_eval(_integer_pow_abstract_eval)
 integer_pow_p.def_batch(lambda axis_size, vals, dims, *, y: (integer_pow_p.bind(vals[0], y=y), dims[0]))
 defjvp(
     integer_pow_p,
@@ -199,9 +253,14 @@ defjvp(
 
 
 def integer_pow(x, y: int):
+    """``x ** y`` for a static Python int ``y`` (``lax.integer_pow``).
+
+    >>> float(integer_pow(np.float64(2.0), -2))
+    0.25
+    """
     if y == 1:
         return x
-    return integer_pow_p.bind(x, y=y)
+    return integer_pow_p.bind(x, y=int(y))
 
 
 not_p = unop("not", np.invert, None, accepted=_integer_or_bool)
@@ -220,13 +279,17 @@ polygamma1 = polygamma1_p.bind
 
 
 def _add_transpose(ct, x, y):
-    return [unbroadcast(ct, x.aval) if is_undefined_primal(x) else None,
-            unbroadcast(ct, y.aval) if is_undefined_primal(y) else None]
+    return [
+        unbroadcast(ct, x.aval) if is_undefined_primal(x) else None,
+        unbroadcast(ct, y.aval) if is_undefined_primal(y) else None,
+    ]
 
 
 def _sub_transpose(ct, x, y):
-    return [unbroadcast(ct, x.aval) if is_undefined_primal(x) else None,
-            unbroadcast(neg(ct), y.aval) if is_undefined_primal(y) else None]
+    return [
+        unbroadcast(ct, x.aval) if is_undefined_primal(x) else None,
+        unbroadcast(neg(ct), y.aval) if is_undefined_primal(y) else None,
+    ]
 
 
 add_p = Primitive("add")
@@ -266,11 +329,24 @@ mul_p.def_transpose(lambda ct, x, y: _mul_transpose(instantiate(ct), x, y))
 
 def _div_impl(x, y):
     if np.result_type(x).kind in "iu":
-        # Integer division rounds toward zero, like C and XLA (not floor like NumPy's //).
-        q = np.floor_divide(x, y)
-        fix = (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
-        return (q + fix).astype(np.result_type(x))
+        return _int_div_rem(x, y)[0]
     return np.divide(x, y)
+
+
+def _int_div_rem(x, y):
+    """XLA's integer division: the quotient rounds toward zero (C, not NumPy's floor), the
+    remainder has the dividend's sign, and the undefined cases give what XLA computes:
+    ``x / 0 == -1``, ``x % 0 == x``, ``INT_MIN / -1 == INT_MIN``, ``INT_MIN % -1 == 0``."""
+    dtype = np.result_type(x)
+    x, y = np.asarray(x, dtype), np.asarray(y, dtype)
+    zero = y == 0
+    overflow = (x == np.iinfo(dtype).min) & (y == -1) if dtype.kind == "i" else np.zeros((), bool)
+    safe_y = np.where(zero | overflow, np.ones((), dtype), y)
+    rem = np.fmod(x, safe_y)
+    quot = ((x - rem) // safe_y).astype(dtype)  # exact: x - rem is a multiple of safe_y
+    quot = np.where(zero, np.asarray(-1).astype(dtype), np.where(overflow, x, quot)).astype(dtype)
+    rem = np.where(zero, x, np.where(overflow, np.zeros((), dtype), rem)).astype(dtype)
+    return quot, rem
 
 
 div_p = Primitive("div")
@@ -278,20 +354,27 @@ div_p.def_impl(_div_impl)
 div_p.def_abstract_eval(naryop_abstract_eval("div", None))
 div_p.def_batch(elementwise_batch(div_p))
 defjvp(div_p, lambda t, x, y: div(t, y), lambda t, x, y: neg(mul(t, div(div(x, y), y))))
-div_p.def_transpose(
-    lambda ct, x, y: [unbroadcast(div(instantiate(ct), y), x.aval), None]
-)
+div_p.def_transpose(lambda ct, x, y: [unbroadcast(div(instantiate(ct), y), x.aval), None])
 
 
 def _rem_impl(x, y):
     # Sign of the dividend, like C fmod and XLA's remainder.
+    if np.result_type(x).kind in "iu":
+        return _int_div_rem(x, y)[1]
     return np.fmod(x, y)
+
+
+def _broadcast_like(t, *operands):
+    """``t`` broadcast to the shape of the widest operand (a scalar operand's tangent must take
+    the result's shape; see NOTE: [elementwise operand contract])."""
+    shape = max((aval_of(o).shape for o in operands), key=len)
+    return t if aval_of(t).shape == shape else ops.broadcast_in_dim(t, shape, ())
 
 
 rem_p = naryop(
     "rem",
     _rem_impl,
-    lambda t, x, y: t,
+    lambda t, x, y: _broadcast_like(t, x, y),
     lambda t, x, y: mul(neg(t), mul(sign(div(x, y)), floor(abs_(div(x, y))))),
     accepted=_numeric,
 )
@@ -306,8 +389,10 @@ def floor(x):
 
 
 def _pow_jvp_x(t, x, y):
-    # d/dx x^y = y x^(y-1); written with a safe where so y == 0 gives 0, not nan at x == 0.
-    return mul(t, mul(y, pow_(x, sub(y, 1))))
+    # d/dx x^y = y x^(y-1), taken as 0 where y == 0 (x^0 is constant), so 0^0 gives 0, not nan.
+    y_is_zero = eq_p.bind(y, np.zeros((), aval_of(y).dtype))
+    jac = mul(y, pow_(x, sub(y, 1)))
+    return mul(t, select(y_is_zero, ops.full_like(jac, 0), jac))
 
 
 def _pow_jvp_y(t, x, y):
@@ -388,8 +473,12 @@ def _shift_right_logical(x, y):
 
 
 shift_left_p = naryop("shift_left", _shift_left, accepted=_integer, differentiable=False)
-shift_right_arithmetic_p = naryop("shift_right_arithmetic", _shift_right_arithmetic, accepted=_integer, differentiable=False)
-shift_right_logical_p = naryop("shift_right_logical", _shift_right_logical, accepted=_integer, differentiable=False)
+shift_right_arithmetic_p = naryop(
+    "shift_right_arithmetic", _shift_right_arithmetic, accepted=_integer, differentiable=False
+)
+shift_right_logical_p = naryop(
+    "shift_right_logical", _shift_right_logical, accepted=_integer, differentiable=False
+)
 
 eq_p = naryop("eq", np.equal, result_dtype=np.bool_, differentiable=False)
 ne_p = naryop("ne", np.not_equal, result_dtype=np.bool_, differentiable=False)
@@ -536,29 +625,73 @@ convert = convert_element_type
 # ----------------------------------------------------------------------------------------------
 # clamp(lo, x, hi)
 
-
-def _clamp_jvp(primals, tangents):
-    lo, x, hi = primals
-    out = clamp_p.bind(lo, x, hi)
-    t_lo, t_x, t_hi = tangents
-    total = Zero.from_primal_value(out)
-    inside = convert(and_p.bind(ge_p.bind(x, lo), le_p.bind(x, hi)), aval_of(out).dtype)
-    if type(t_x) is not Zero:
-        total = mul(t_x, inside)
-    for t, cmp in ((t_lo, lt_p), (t_hi, gt_p)):
-        if type(t) is not Zero:
-            bound = lo if cmp is lt_p else hi
-            mask = convert(cmp.bind(x, bound), aval_of(out).dtype)
-            contrib = mul(t, mask)
-            total = contrib if type(total) is Zero else add(total, contrib)
-    return out, total
-
-
 clamp_p = Primitive("clamp")
-clamp_p.def_impl(lambda lo, x, hi: np.clip(x, lo, hi))
-clamp_p.def_abstract_eval(naryop_abstract_eval("clamp", None))
-clamp_p.def_jvp(_clamp_jvp)
-clamp_p.def_batch(elementwise_batch(clamp_p))
+# min(max(x, lo), hi), as XLA (lo > hi gives hi); np.clip has the same convention.
+clamp_p.def_impl(lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi))
+
+
+def _clamp_abstract_eval(lo, x, hi):
+    if lo.dtype != x.dtype or hi.dtype != x.dtype:
+        raise TypeError(
+            f"clamp requires operands of one dtype, got {lo.str_short()}, {x.str_short()}, {hi.str_short()}"
+        )
+    for name, bound in (("min", lo), ("max", hi)):
+        if bound.shape not in ((), x.shape):
+            raise TypeError(
+                f"clamp: {name} {bound.str_short()} must be a scalar or have the operand's shape "
+                f"({x.str_short()})"
+            )
+    return ShapedArray(x.shape, x.dtype, x.weak_type and lo.weak_type and hi.weak_type)
+
+
+clamp_p.def_abstract_eval(_clamp_abstract_eval)
+
+
+def _masked(t, mask, like):
+    """``t`` (broadcast to ``like``'s shape) where ``mask`` holds, else 0."""
+    t = _broadcast_like(t, like)
+    return select(mask, t, ops.full_like(t, 0))
+
+
+# As in JAX: x's tangent passes strictly inside (lo < x < hi), lo's where lo > x (and lo < hi),
+# hi's where hi < x; at x == lo or x == hi no tangent passes.
+defjvp(
+    clamp_p,
+    lambda t, lo, x, hi: _masked(t, and_p.bind(gt_p.bind(lo, x), lt_p.bind(lo, hi)), x),
+    lambda t, lo, x, hi: _masked(t, and_p.bind(gt_p.bind(x, lo), lt_p.bind(x, hi)), x),
+    lambda t, lo, x, hi: _masked(t, lt_p.bind(hi, x), x),
+)
+
+
+def _clamp_batch(axis_size, vals, dims):
+    # The operand sets the shape: it gets the batch axis first; a bound is left a scalar if it is
+    # unbatched and 0-d, otherwise it takes the operand's batched shape.
+    (lo, x, hi), (dlo, dx, dhi) = vals, dims
+    x = to_front(x, dx, axis_size)
+    shape = aval_of(x).shape
+    bounds = []
+    for b, d in ((lo, dlo), (hi, dhi)):
+        if d is None and aval_of(b).ndim == 0:
+            bounds.append(b)
+            continue
+        b = to_front(b, d, axis_size)
+        bounds.append(b if aval_of(b).shape == shape else ops.broadcast_in_dim(b, shape, (0,)))
+    return clamp_p.bind(bounds[0], x, bounds[1]), 0
+
+
+clamp_p.def_batch(_clamp_batch)
+
+
+def clamp(lo, x, hi):
+    """``x`` clipped to ``[lo, hi]`` (``lax.clamp``; ``lo``/``hi`` scalars or ``x``'s shape).
+
+    >>> np.asarray(clamp(np.float64(0), np.array([-1.0, 0.5, 2.0]), np.float64(1))).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    lo, x = coerce_pair(lo, x)
+    hi, x = coerce_pair(hi, x)
+    return clamp_p.bind(lo, x, hi)
+
 
 # ----------------------------------------------------------------------------------------------
 # stop_gradient: the identity, with a zero derivative (PyTorch's no_grad / detach)

@@ -76,6 +76,8 @@ def take_along_axis(x, indices, axis: int):
     """
     shape = aval_of(x).shape
     axis = int(axis) % len(shape)
+    if 0 in shape:
+        return x  # nothing to reorder (and no valid gather window into an empty axis)
     others = tuple(d for d in range(len(shape)) if d != axis)
     dn = GatherDimensionNumbers(
         offset_dims=(),
@@ -330,6 +332,8 @@ def exclusive_cumprod(x, axis: int, reverse: bool = False):
     """
     shape = aval_of(x).shape
     n = shape[axis]
+    if n == 0:
+        return x
     one_shape = (*shape[:axis], 1, *shape[axis + 1 :])
     ones = broadcast_in_dim(np.ones((), aval_of(x).dtype), one_shape, ())
     if reverse:

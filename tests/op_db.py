@@ -1,0 +1,1144 @@
+"""The operator table: one ``OpInfo`` entry per primitive variant, in the spirit of PyTorch's OpInfo.
+
+Every generic check in ``tests/test_op_db.py`` (values against NumPy/SciPy, abstract evaluation,
+derivatives to second order against finite differences, vmap against a loop for every ``in_axes``,
+the dot-product test of transpose rules, type checks of derived jaxprs) is driven from ``OPS``; the
+XLA tests reuse it through ``sample_inputs(entry, dtype, rng)`` (jit against eager).
+
+An entry's ``sampler(shape, dtype, rng) -> Sample`` builds concrete arguments; the *structure*
+(shapes, static ``params``) depends only on ``shape`` (drawn from ``entry.shapes``, a hypothesis
+strategy), the *values* on ``rng``, so batched lanes of one sample share their structure.
+``op(*args, **params)`` calls the public wrapper (or ``primitive.bind``); ``ref(*numpy_args,
+**params)`` is the NumPy/SciPy reference (index-heavy ops use explicit loops, independent of the
+vectorised impls).
+
+Adding a primitive: add an entry here (the coverage test fails until every primitive of
+``primitives.all_primitives()`` has one, or is listed in ``NOT_IN_OP_DB`` with the reason).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.special as sp
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from funcgrad.core import Primitive
+from primitives import bitcast as bc
+from primitives import dot
+from primitives import elementwise as ew
+from primitives import indexing as ix
+from primitives import reductions as red
+from primitives import sorting as so
+from primitives import structure as stc
+
+F32, F64, I32, BOOL = (np.dtype(d) for d in ("float32", "float64", "int32", "bool"))
+FLOATS = (F64, F32)
+
+
+class Sample(NamedTuple):
+    args: tuple
+    params: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class OpInfo:
+    name: str
+    primitive: Primitive
+    op: Callable
+    ref: Callable | None
+    sampler: Callable[[Any, np.dtype, np.random.Generator], Sample]
+    shapes: Any = None  # hypothesis strategy of the ``shape`` handed to the sampler
+    sample_shapes: tuple = ((3, 4), ())  # fixed shapes: derivative/vmap checks and sample_inputs
+    dtypes: tuple = FLOATS
+    differentiable: bool = True
+    diff_argnums: tuple | None = None  # None: every inexact argument
+    linear_argnums: tuple = ()  # groups of arguments the op is (jointly) linear in
+    rtol: float = 1e-12  # value check in float64 (float32: max(rtol, 2e-5))
+    atol: float = 1e-12
+    grad_rtol: float = 1e-4
+    grad_atol: float = 1e-5
+    order: int = 2
+    check_fd: bool = True  # False where finite differences cannot resolve the derivative
+
+
+def _shapes(min_dims=0, max_dims=3, min_side=0, max_side=4):
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
+
+
+def _arr(rng, shape, dtype, lo=-2.0, hi=2.0):
+    dtype = np.dtype(dtype)
+    if dtype == BOOL:
+        return np.asarray(rng.random(shape) < 0.5)
+    if dtype.kind in "iu":
+        return np.asarray(rng.integers(int(lo), int(hi) + 1, shape), dtype)
+    return np.asarray(rng.uniform(lo, hi, shape), dtype)
+
+
+def _away(rng, shape, dtype, lo=0.3, hi=2.0):
+    """Values with ``lo <= |x| <= hi`` (away from a kink or pole at 0)."""
+    return np.asarray(rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape), dtype)
+
+
+def _distinct(rng, shape, dtype):
+    """Distinct values at least 0.3 apart (no ties: max/min/sort stay smooth under perturbation)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    vals = (rng.permutation(n) - n / 2) * 0.5 + rng.uniform(0, 0.2, n)
+    return np.asarray(vals.reshape(shape), dtype)
+
+
+def _default(shapes):
+    return _shapes() if shapes is None else shapes
+
+
+# ----------------------------------------------------------------------------------------------
+# Elementwise
+
+
+def unary(prim, ref, gen=None, *, dtypes=FLOATS, op=None, name=None, params=None, **kw):
+    gen = gen or (lambda rng, shape, dtype: _arr(rng, shape, dtype))
+    sampler = lambda shape, dtype, rng: Sample((gen(rng, shape, dtype),), dict(params or {}))  # noqa: E731
+    return OpInfo(
+        name or prim.name,
+        prim,
+        op or prim.bind,
+        ref,
+        sampler,
+        _shapes(),
+        dtypes=dtypes,
+        differentiable=not prim.not_differentiable,
+        **kw,
+    )
+
+
+def _uniform(lo, hi):
+    return lambda rng, shape, dtype: _arr(rng, shape, dtype, lo, hi)
+
+
+_SCALAR_MASKS = st.sampled_from([(False, False), (True, False), (False, True)])
+
+
+def binary(prim, ref, gen=None, *, dtypes=FLOATS, name=None, **kw):
+    """Operands of one shape, or one of them 0-d (NOTE: [elementwise operand contract])."""
+    gen = gen or (lambda rng, shape, dtype: (_arr(rng, shape, dtype), _arr(rng, shape, dtype)))
+
+    def sampler(shape, dtype, rng):
+        shape, scalars = shape
+        x, y = gen(rng, shape, dtype)
+        return Sample(
+            tuple(np.asarray(v.flat[0] if v.size else 1, dtype) if s else v for v, s in zip((x, y), scalars)),
+            {},
+        )
+
+    return OpInfo(
+        name or prim.name,
+        prim,
+        prim.bind,
+        ref,
+        sampler,
+        st.tuples(_shapes(), _SCALAR_MASKS),
+        sample_shapes=(((3, 4), (False, False)), ((3, 4), (True, False)), ((), (False, False))),
+        dtypes=dtypes,
+        differentiable=not prim.not_differentiable,
+        **kw,
+    )
+
+
+def _pair(gx, gy):
+    return lambda rng, shape, dtype: (gx(rng, shape, dtype), gy(rng, shape, dtype))
+
+
+def _rem_pair(rng, shape, dtype):
+    # x / y stays away from integers (rem's kinks): x = y * (k + u), u in [0.2, 0.8].
+    y = _away(rng, shape, np.float64, 0.5, 2.0)
+    x = y * (rng.integers(-2, 3, shape) + rng.uniform(0.2, 0.8, shape))
+    return np.asarray(x, dtype), np.asarray(y, dtype)
+
+
+def _tie_free_pair(rng, shape, dtype):
+    x = _arr(rng, shape, np.float64)
+    return np.asarray(x, dtype), np.asarray(x + _away(rng, shape, np.float64, 0.2, 1.0), dtype)
+
+
+def _xla_int_div(x, y):
+    q = np.trunc(np.divide(x.astype(np.float64), np.where(y == 0, 1, y))).astype(x.dtype)
+    return np.where(y == 0, np.asarray(-1, x.dtype), q)
+
+
+def _xla_int_rem(x, y):
+    return np.where(y == 0, x, x - _xla_int_div(x, y) * y).astype(x.dtype)
+
+
+def _round_ref(x, rounding_method):
+    if rounding_method == 1:
+        return np.round(x)
+    return (np.sign(x) * np.floor(np.abs(x) + np.asarray(0.5, np.float64))).astype(x.dtype)
+
+
+def _specials(rng, shape, dtype):
+    x = _arr(rng, shape, dtype, -3, 3)
+    flat = x.reshape(-1)
+    for i, v in zip(range(min(3, flat.size)), (np.inf, -np.inf, np.nan)):
+        flat[i] = v
+    return x
+
+
+def _shift_pair(rng, shape, dtype):
+    return _arr(rng, shape, dtype, -1000, 1000), _arr(rng, shape, dtype, -3, 40)
+
+
+def _shift_ref(kind):
+    def ref(x, y):
+        bits = x.dtype.itemsize * 8
+        out_of_range = (y < 0) | (y >= bits)
+        ys = np.where(out_of_range, 0, y)
+        if kind == "left":
+            return np.where(out_of_range, 0, np.left_shift(x, ys)).astype(x.dtype)
+        if kind == "arithmetic":
+            return np.where(out_of_range, np.where(x < 0, -1, 0), np.right_shift(x, ys)).astype(x.dtype)
+        unsigned = x.astype(np.uint32)
+        return np.where(out_of_range, 0, np.right_shift(unsigned, ys.astype(np.uint32))).astype(x.dtype)
+
+    return ref
+
+
+def _select_sampler(n_cases, scalar_pred):
+    def sampler(shape, dtype, rng):
+        pred_shape = () if scalar_pred else shape
+        pred = rng.integers(0, n_cases, pred_shape)
+        pred = np.asarray(pred == 1) if n_cases == 2 else np.asarray(pred, np.int32)
+        return Sample((pred, *(_arr(rng, shape, dtype) for _ in range(n_cases))), {})
+
+    return sampler
+
+
+def _select_ref(pred, *cases):
+    return np.choose(pred.astype(np.int64), np.broadcast_arrays(*cases)) if pred.ndim else cases[int(pred)]
+
+
+def _clamp_sampler(scalar_bounds):
+    def sampler(shape, dtype, rng):
+        x = _distinct(rng, shape, np.float64) * 0.5 + 0.05  # never exactly on a bound
+        bshape = () if scalar_bounds else shape
+        lo = np.asarray(rng.uniform(-1.0, -0.5, bshape), dtype)
+        hi = np.asarray(rng.uniform(0.5, 1.0, bshape), dtype)
+        return Sample((lo, np.asarray(x, dtype), hi), {})
+
+    return sampler
+
+
+def _convert_sampler(new_dtype):
+    def sampler(shape, dtype, rng):
+        return Sample((_arr(rng, shape, dtype, -5, 5),), {"new_dtype": np.dtype(new_dtype)})
+
+    return sampler
+
+
+def _polygamma_sampler(shape, dtype, rng):
+    m = np.asarray(rng.integers(0, 3, shape), dtype)
+    return Sample((m, _arr(rng, shape, dtype, 0.5, 3.0)), {})
+
+
+ELEMENTWISE = [
+    unary(ew.neg_p, np.negative, dtypes=(F64, F32, I32), linear_argnums=((0,),)),
+    unary(ew.sign_p, np.sign, dtypes=(F64, F32, I32)),
+    unary(ew.floor_p, np.floor),
+    unary(ew.ceil_p, np.ceil),
+    unary(ew.round_p, _round_ref, name="round_away_from_zero", params={"rounding_method": 0}),
+    unary(ew.round_p, _round_ref, name="round_to_even", params={"rounding_method": 1}),
+    unary(ew.is_finite_p, np.isfinite, _specials),
+    unary(
+        ew.abs_p,
+        np.abs,
+        lambda rng, s, d: _away(rng, s, d) if d.kind == "f" else _arr(rng, s, d),
+        dtypes=(F64, F32, I32),
+    ),
+    unary(ew.exp_p, np.exp),
+    unary(ew.exp2_p, np.exp2),
+    unary(ew.expm1_p, np.expm1),
+    unary(ew.log_p, np.log, _uniform(0.1, 3.0)),
+    unary(ew.log1p_p, np.log1p, _uniform(-0.8, 2.0)),
+    unary(ew.sqrt_p, np.sqrt, _uniform(0.1, 3.0)),
+    unary(ew.rsqrt_p, lambda x: 1 / np.sqrt(x), _uniform(0.1, 3.0)),
+    unary(ew.cbrt_p, np.cbrt, lambda rng, s, d: _away(rng, s, d)),
+    unary(ew.sin_p, np.sin),
+    unary(ew.cos_p, np.cos),
+    unary(ew.tan_p, np.tan, _uniform(-1.2, 1.2)),
+    unary(ew.asin_p, np.arcsin, _uniform(-0.9, 0.9)),
+    unary(ew.acos_p, np.arccos, _uniform(-0.9, 0.9)),
+    unary(ew.atan_p, np.arctan),
+    unary(ew.sinh_p, np.sinh),
+    unary(ew.cosh_p, np.cosh),
+    unary(ew.tanh_p, np.tanh),
+    unary(ew.asinh_p, np.arcsinh),
+    unary(ew.acosh_p, np.arccosh, _uniform(1.1, 3.0)),
+    unary(ew.atanh_p, np.arctanh, _uniform(-0.9, 0.9)),
+    unary(ew.logistic_p, sp.expit, _uniform(-5.0, 5.0)),
+    unary(ew.erf_p, sp.erf),
+    unary(ew.erfc_p, sp.erfc),
+    unary(ew.erf_inv_p, sp.erfinv, _uniform(-0.9, 0.9)),
+    unary(ew.lgamma_p, sp.gammaln, _uniform(0.5, 3.0)),
+    unary(ew.digamma_p, sp.digamma, _uniform(0.5, 3.0)),
+    unary(ew.polygamma1_p, lambda x: sp.polygamma(1, x).astype(x.dtype), _uniform(0.5, 3.0)),
+    OpInfo(
+        "polygamma",
+        ew.polygamma_p,
+        ew.polygamma_p.bind,
+        lambda m, x: sp.polygamma(m.astype(int), x).astype(x.dtype),
+        _polygamma_sampler,
+        _shapes(),
+        diff_argnums=(1,),
+        rtol=1e-10,
+    ),
+    unary(ew.square_p, np.square, dtypes=(F64, F32, I32)),
+    *(
+        unary(
+            ew.integer_pow_p,
+            lambda x, y: np.power(x, float(y)).astype(x.dtype),
+            (lambda rng, s, d: _away(rng, s, d, 0.3, 1.5)) if y < 0 else None,
+            name=f"integer_pow_{y}",
+            params={"y": y},
+            dtypes=FLOATS if y < 0 else (F64, F32, I32),
+            rtol=1e-10,
+        )
+        for y in (0, 2, 3, -2)
+    ),
+    unary(ew.not_p, np.invert, dtypes=(BOOL, I32)),
+    unary(ew.stop_gradient_p, lambda x: x),
+    binary(ew.add_p, np.add, dtypes=(F64, F32, I32), linear_argnums=((0, 1),)),
+    binary(ew.sub_p, np.subtract, dtypes=(F64, F32, I32), linear_argnums=((0, 1),)),
+    binary(ew.add_any_p, np.add, linear_argnums=((0, 1),)),
+    binary(ew.mul_p, np.multiply, dtypes=(F64, F32, I32), linear_argnums=((0,), (1,))),
+    binary(ew.div_p, np.divide, _pair(_arr, _away), linear_argnums=((0,),)),
+    binary(
+        ew.div_p,
+        _xla_int_div,
+        lambda rng, s, d: (_arr(rng, s, d, -9, 9), _arr(rng, s, d, -3, 3)),
+        dtypes=(I32,),
+        name="div_int",
+    ),
+    binary(ew.rem_p, np.fmod, _rem_pair),
+    binary(
+        ew.rem_p,
+        _xla_int_rem,
+        lambda rng, s, d: (_arr(rng, s, d, -9, 9), _arr(rng, s, d, -3, 3)),
+        dtypes=(I32,),
+        name="rem_int",
+    ),
+    binary(ew.pow_p, np.power, _pair(_uniform(0.2, 2.0), _uniform(-2.0, 2.0)), rtol=1e-10),
+    binary(ew.max_p, np.maximum, _tie_free_pair, dtypes=(F64, F32, I32)),
+    binary(ew.min_p, np.minimum, _tie_free_pair, dtypes=(F64, F32, I32)),
+    binary(ew.atan2_p, np.arctan2, _pair(_away, _away)),
+    binary(ew.nextafter_p, np.nextafter),
+    *(
+        binary(p, f, dtypes=(BOOL, I32))
+        for p, f in ((ew.and_p, np.bitwise_and), (ew.or_p, np.bitwise_or), (ew.xor_p, np.bitwise_xor))
+    ),
+    binary(ew.shift_left_p, _shift_ref("left"), _shift_pair, dtypes=(I32,)),
+    binary(ew.shift_right_arithmetic_p, _shift_ref("arithmetic"), _shift_pair, dtypes=(I32,)),
+    binary(ew.shift_right_logical_p, _shift_ref("logical"), _shift_pair, dtypes=(I32,)),
+    *(
+        binary(
+            p,
+            f,
+            lambda rng, s, d: (_arr(rng, s, d, -2, 2).round(), _arr(rng, s, d, -2, 2).round()),
+            dtypes=(F64, F32, I32),
+        )
+        for p, f in (
+            (ew.eq_p, np.equal),
+            (ew.ne_p, np.not_equal),
+            (ew.lt_p, np.less),
+            (ew.le_p, np.less_equal),
+            (ew.gt_p, np.greater),
+            (ew.ge_p, np.greater_equal),
+        )
+    ),
+    OpInfo(
+        "select_n",
+        ew.select_n_p,
+        ew.select_n_p.bind,
+        _select_ref,
+        _select_sampler(2, False),
+        _shapes(),
+        dtypes=(F64, F32, I32),
+        diff_argnums=(1, 2),
+        linear_argnums=((1, 2),),
+    ),
+    OpInfo(
+        "select_n_scalar_pred",
+        ew.select_n_p,
+        ew.select_n_p.bind,
+        _select_ref,
+        _select_sampler(2, True),
+        _shapes(),
+        diff_argnums=(1, 2),
+        linear_argnums=((1, 2),),
+    ),
+    OpInfo(
+        "select_n_3_cases",
+        ew.select_n_p,
+        ew.select_n_p.bind,
+        _select_ref,
+        _select_sampler(3, False),
+        _shapes(),
+        diff_argnums=(1, 2, 3),
+        linear_argnums=((1, 2, 3),),
+    ),
+    OpInfo(
+        "clamp",
+        ew.clamp_p,
+        ew.clamp,
+        lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
+        _clamp_sampler(False),
+        _shapes(),
+    ),
+    OpInfo(
+        "clamp_scalar_bounds",
+        ew.clamp_p,
+        ew.clamp,
+        lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
+        _clamp_sampler(True),
+        _shapes(),
+    ),
+    *(
+        OpInfo(
+            f"convert_element_type_{np.dtype(src).name}_to_{np.dtype(dst).name}",
+            ew.convert_element_type_p,
+            ew.convert_element_type_p.bind,
+            lambda x, new_dtype: x.astype(new_dtype),
+            _convert_sampler(dst),
+            _shapes(),
+            dtypes=(np.dtype(src),),
+            differentiable=np.dtype(src).kind == np.dtype(dst).kind == "f",
+            linear_argnums=((0,),) if np.dtype(src).kind == np.dtype(dst).kind == "f" else (),
+            check_fd=np.dtype(dst) != F32,  # a float32 result is too coarse for finite differences
+            rtol=1e-6,
+        )
+        for src, dst in ((F64, F32), (F32, F64), (F64, I32), (I32, F64), (I32, BOOL))
+    ),
+    OpInfo(
+        "bitcast_convert_type",
+        bc.bitcast_convert_type_p,
+        bc.bitcast_convert_type_p.bind,
+        lambda x, new_dtype: x.view(new_dtype),
+        lambda shape, dtype, rng: Sample((_arr(rng, shape, dtype),), {"new_dtype": I32}),
+        _shapes(),
+        dtypes=(F32,),
+        differentiable=False,
+    ),
+]
+
+# ----------------------------------------------------------------------------------------------
+# Structure
+
+
+def _one(gen=None, **params_of_shape):
+    """A sampler of one array argument; ``params_of_shape[k](shape)`` gives each static param."""
+    gen = gen or (lambda rng, shape, dtype: _arr(rng, shape, dtype))
+
+    def sampler(shape, dtype, rng):
+        return Sample((gen(rng, shape, dtype),), {k: f(shape) for k, f in params_of_shape.items()})
+
+    return sampler
+
+
+def _bid_shape(shape):
+    return (2, *(3 if s == 1 else s for s in shape))
+
+
+def _pad_config(shape):
+    return tuple(((d % 3) - 1, 2 - (d % 2), d % 2) for d in range(len(shape)))
+
+
+def _pad_ref(x, padding_value, padding_config):
+    out_shape = [lo + hi + n + max(n - 1, 0) * i for n, (lo, hi, i) in zip(x.shape, padding_config)]
+    out = np.full(out_shape, padding_value, x.dtype)
+    for idx in np.ndindex(*x.shape):
+        target = tuple(lo + k * (i + 1) for k, (lo, _, i) in zip(idx, padding_config))
+        if all(0 <= t < n for t, n in zip(target, out_shape)):
+            out[target] = x[idx]
+    return out
+
+
+def _slice_params(shape):
+    start = tuple(s // 3 for s in shape)
+    return dict(
+        start_indices=start,
+        limit_indices=tuple(s - s // 4 for s in shape),
+        strides=tuple(2 - d % 2 for d in range(len(shape))),
+    )
+
+
+def _ds_sampler(update):
+    def sampler(shape, dtype, rng):
+        sizes = tuple(max(s - 1, 0) for s in shape)
+        starts = tuple(np.asarray(rng.integers(-s - 1, s + 2), np.int32) for s in shape)
+        x = _arr(rng, shape, dtype)
+        if update:
+            return Sample((x, _arr(rng, sizes, dtype), *starts), {})
+        return Sample((x, *starts), {"slice_sizes": sizes})
+
+    return sampler
+
+
+def _clamped(starts, shape, sizes):
+    starts = [int(i) + n if int(i) < 0 else int(i) for i, n in zip(starts, shape)]
+    return tuple(
+        slice(min(max(i, 0), n - k), min(max(i, 0), n - k) + k) for i, n, k in zip(starts, shape, sizes)
+    )
+
+
+def _ds_ref(x, *starts, slice_sizes):
+    return x[_clamped(starts, x.shape, slice_sizes)]
+
+
+def _dus_ref(x, update, *starts):
+    out = x.copy()
+    out[_clamped(starts, x.shape, update.shape)] = update
+    return out
+
+
+# Gather/scatter references: explicit loops over index vectors and window positions (XLA's spec).
+
+
+def _window_start(
+    operand_shape, index_vector, batch_index, index_map, operand_batching, indices_batching, sizes
+):
+    start = [0] * len(operand_shape)
+    for k, d in enumerate(index_map):
+        start[d] = int(index_vector[k])
+    for od, idim in zip(operand_batching, indices_batching):
+        start[od] = batch_index[idim]
+    in_bounds = all(0 <= start[d] <= operand_shape[d] - sizes[d] for d in index_map)
+    return [min(max(s, 0), n - k) for s, n, k in zip(start, operand_shape, sizes)], in_bounds
+
+
+def _gather_ref(operand, indices, *, dimension_numbers, slice_sizes, mode=None, fill_value=None):
+    dn, batch_shape = dimension_numbers, indices.shape[:-1]
+    window_dims = [
+        d for d in range(operand.ndim) if d not in dn.collapsed_slice_dims + dn.operand_batching_dims
+    ]
+    out_rank = len(batch_shape) + len(dn.offset_dims)
+    batch_pos = [p for p in range(out_rank) if p not in dn.offset_dims]
+    out_shape = [0] * out_rank
+    for p, s in zip(batch_pos, batch_shape):
+        out_shape[p] = s
+    for p, d in zip(dn.offset_dims, window_dims):
+        out_shape[p] = slice_sizes[d]
+    out = np.zeros(out_shape, operand.dtype)
+    fill = ix.default_fill_value(operand.dtype) if fill_value is None else fill_value
+    for b in np.ndindex(*batch_shape):
+        start, ok = _window_start(
+            operand.shape,
+            indices[b],
+            b,
+            dn.start_index_map,
+            dn.operand_batching_dims,
+            dn.start_indices_batching_dims,
+            slice_sizes,
+        )
+        for w in np.ndindex(*[slice_sizes[d] for d in window_dims]):
+            src = list(start)
+            target = [0] * out_rank
+            for p, bi in zip(batch_pos, b):
+                target[p] = bi
+            for p, d, wi in zip(dn.offset_dims, window_dims, w):
+                src[d] += wi
+                target[p] = wi
+            use_fill = mode in ("fill", None) and fill_value is not None and not ok
+            out[tuple(target)] = fill if use_fill else operand[tuple(src)]
+    return out
+
+
+_COMBINE = {
+    "scatter": lambda a, b: b,
+    "scatter-add": np.add,
+    "scatter-mul": np.multiply,
+    "scatter-min": np.minimum,
+    "scatter-max": np.maximum,
+}
+
+
+def _scatter_ref(name):
+    def ref(operand, indices, updates, *, dimension_numbers, mode=None, unique_indices=False):
+        dn, out = dimension_numbers, operand.copy()
+        window_dims = [
+            d for d in range(operand.ndim) if d not in dn.inserted_window_dims + dn.operand_batching_dims
+        ]
+        sizes = [1] * operand.ndim
+        for d, u in zip(window_dims, dn.update_window_dims):
+            sizes[d] = updates.shape[u]
+        scatter_axes = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
+        for b in np.ndindex(*indices.shape[:-1]):
+            start, ok = _window_start(
+                operand.shape,
+                indices[b],
+                b,
+                dn.scatter_dims_to_operand_dims,
+                dn.operand_batching_dims,
+                dn.scatter_indices_batching_dims,
+                sizes,
+            )
+            if not ok and mode != "clip":
+                continue  # out-of-bounds windows are dropped
+            for w in np.ndindex(*[sizes[d] for d in window_dims]):
+                src = [0] * updates.ndim
+                for a, bi in zip(scatter_axes, b):
+                    src[a] = bi
+                target = list(start)
+                for u, d, wi in zip(dn.update_window_dims, window_dims, w):
+                    src[u] = wi
+                    target[d] += wi
+                out[tuple(target)] = _COMBINE[name](out[tuple(target)], updates[tuple(src)])
+        return out
+
+    return ref
+
+
+ROWS_G = ix.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+ROWS_S = ix.ScatterDimensionNumbers(
+    update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
+BATCHED_G = ix.GatherDimensionNumbers(
+    (1,), (1,), (1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,)
+)
+BATCHED_S = ix.ScatterDimensionNumbers(
+    (1,), (1,), (1,), operand_batching_dims=(0,), scatter_indices_batching_dims=(0,)
+)
+WINDOW_G = ix.GatherDimensionNumbers(offset_dims=(0, 2), collapsed_slice_dims=(), start_index_map=(1, 0))
+
+
+def _gather_sampler(kind, mode):
+    def sampler(shape, dtype, rng):
+        n, m = shape
+        k = (n + m) % 4
+
+        def starts(size, window, count):
+            # In bounds for the default (promise_in_bounds) mode; beyond both ends otherwise.
+            lo, hi = (0, size - window) if mode is None else (-2, size + 1)
+            return rng.integers(lo, hi + 1, count)
+
+        if kind == "rows":
+            idx = starts(n, 1, (k, 1))
+            params = dict(dimension_numbers=ROWS_G, slice_sizes=(1, m))
+            x = _arr(rng, (n, m), dtype)
+        elif kind == "window":  # windows of up to 2 x 2 at 2-d starts, a 2-d batch of indices
+            sizes = (min(n, 2), min(m, 2))
+            idx = np.stack([starts(m, sizes[1], (2, k)), starts(n, sizes[0], (2, k))], -1)
+            params = dict(dimension_numbers=WINDOW_G, slice_sizes=sizes)
+            x = _arr(rng, (n, m), dtype)
+        else:  # batching dims: element idx[b] of row b of operand[b]
+            idx = starts(m, 1, (n, 1))
+            params = dict(dimension_numbers=BATCHED_G, slice_sizes=(1, 1, 3))
+            x = _arr(rng, (n, m, 3), dtype)
+        if mode is not None:
+            params["mode"] = mode
+        if mode == "fill":
+            params["fill_value"] = -7.0
+        return Sample((x, np.asarray(idx, np.int32)), params)
+
+    return sampler
+
+
+def _scatter_sampler(name, kind, mode, unique=False):
+    def sampler(shape, dtype, rng):
+        n, m = shape
+        k = (n + m) % 4 if not unique else min(n, (n + m) % 4)
+        lo, hi = (-1, n) if mode is not None else (0, n - 1)
+        idx = rng.permutation(n)[:k, None] if unique else rng.integers(lo, hi + 1, (k, 1))
+        params = dict(dimension_numbers=ROWS_S)
+        x_shape, u_shape = (n, m), (k, m)
+        if kind == "batched":
+            idx = (
+                rng.permutation(m)[: min(m, 1)].reshape(1, 1).repeat(n, 0)
+                if unique
+                else rng.integers(0, m, (n, 1))
+            )
+            params = dict(dimension_numbers=BATCHED_S)
+            x_shape, u_shape = (n, m, 3), (n, 3)
+        values = _distinct(rng, (int(np.prod(x_shape)) + int(np.prod(u_shape)),), dtype)
+        if name == "scatter-mul":
+            values = np.asarray(np.sign(values) * (0.5 + np.abs(values) % 1.0), dtype)
+        x, u = (
+            values[: int(np.prod(x_shape))].reshape(x_shape),
+            values[int(np.prod(x_shape)) :].reshape(u_shape),
+        )
+        if mode is not None:
+            params["mode"] = mode
+        if unique:
+            params["unique_indices"] = True
+        return Sample((x, np.asarray(idx, np.int32), u), params)
+
+    return sampler
+
+
+_SCATTER_OPS = {
+    "scatter": ix.scatter,
+    "scatter-add": ix.scatter_add,
+    "scatter-mul": ix.scatter_mul,
+    "scatter-min": ix.scatter_min,
+    "scatter-max": ix.scatter_max,
+}
+_SCATTER_PRIMS = {
+    "scatter": ix.scatter_p,
+    "scatter-add": ix.scatter_add_p,
+    "scatter-mul": ix.scatter_mul_p,
+    "scatter-min": ix.scatter_min_p,
+    "scatter-max": ix.scatter_max_p,
+}
+_TWO_D = _shapes(min_dims=2, max_dims=2, min_side=1)
+_TWO_D_SAMPLES = ((3, 4), (1, 3))
+
+
+def _scatter_entries():
+    variants = [
+        ("rows", None, False),
+        ("rows", "clip", False),
+        ("batched", None, False),
+        ("rows", None, True),
+    ]
+    for name, (kind, mode, unique) in itertools.product(_SCATTER_OPS, variants):
+        if name == "scatter-mul" and not unique and kind == "rows" and mode is None:
+            diff = (0,)  # updates' derivative needs unique indices (as in JAX)
+        elif name == "scatter-mul" and not unique:
+            continue
+        else:
+            diff = (0, 2)
+        linear = {
+            "scatter-add": ((0, 2),),
+            "scatter-mul": ((0,),),
+            "scatter": ((0, 2),) if unique else (),
+        }.get(name, ())
+        yield OpInfo(
+            f"{name}_{kind}" + (f"_{mode}" if mode else "") + ("_unique" if unique else ""),
+            _SCATTER_PRIMS[name],
+            _SCATTER_OPS[name],
+            _scatter_ref(name),
+            _scatter_sampler(name, kind, mode, unique),
+            _TWO_D,
+            sample_shapes=_TWO_D_SAMPLES,
+            dtypes=(F64, F32, I32) if name != "scatter-mul" else FLOATS,
+            diff_argnums=diff,
+            linear_argnums=linear,
+        )
+
+
+def _sort_sampler(n_operands, num_keys):
+    def sampler(shape, dtype, rng):
+        keys = _distinct(rng, shape, dtype)
+        if num_keys == 2:  # a coarse first key with ties, broken by the second
+            keys = np.asarray(rng.integers(0, 2, shape), dtype)
+        ops = [keys] + [_distinct(rng, shape, dtype) for _ in range(n_operands - 1)]
+        return Sample(tuple(ops), {"dimension": len(shape) - 1, "num_keys": num_keys})
+
+    return sampler
+
+
+def _sort_ref(*operands, dimension, num_keys):
+    perm = np.lexsort(operands[:num_keys][::-1], axis=dimension)
+    return [np.take_along_axis(o, perm, dimension) for o in operands]
+
+
+def _sort_op(*operands, dimension, num_keys):
+    return list(so.sort(tuple(operands), dimension, True, num_keys))
+
+
+def _cum_ref(ufunc):
+    def ref(x, axis, reverse):
+        flip = (lambda v: np.flip(v, axis)) if reverse else (lambda v: v)
+        return flip(ufunc.accumulate(flip(x), axis=axis, dtype=x.dtype))
+
+    return ref
+
+
+def _reduce_ref(fn, identity=None):
+    def ref(x, axes):
+        if identity is not None and x.size == 0:
+            return np.full(
+                tuple(s for i, s in enumerate(x.shape) if i not in axes), identity(x.dtype), x.dtype
+            )
+        return np.asarray(fn(x, axis=axes)).astype(x.dtype)
+
+    return ref
+
+
+def _extreme(sign):
+    return lambda dtype: (
+        sign * np.inf if dtype.kind == "f" else (np.iinfo(dtype).max if sign > 0 else np.iinfo(dtype).min)
+    )
+
+
+def _reduction(prim, fn, ref, axes_of, gen=None, *, name=None, dtypes=FLOATS, shapes=None, **kw):
+    # Rank >= 1: reducing a 0-d array over no axes is the identity (no equation is bound).
+    return OpInfo(
+        name or prim.name,
+        prim,
+        fn,
+        ref,
+        _one(gen, axes=axes_of),
+        shapes or _shapes(min_dims=1),
+        sample_shapes=((3, 4), (2, 0), (5,)),
+        dtypes=dtypes,
+        differentiable=not prim.not_differentiable,
+        **kw,
+    )
+
+
+def _all_axes(shape):
+    return tuple(range(len(shape)))
+
+
+def _first_axis(shape):
+    return (0,) if shape else ()
+
+
+DOT_VARIANTS = {  # name: (lhs shape, rhs shape, dimension_numbers) from shape (n, m)
+    "matmul": lambda n, m: ((n, m), (m, 2), (((1,), (0,)), ((), ()))),
+    "batch_matmul": lambda n, m: ((2, n, m), (2, m, 3), (((2,), (1,)), ((0,), (0,)))),
+    "vector_dot": lambda n, m: ((m,), (m,), (((0,), (0,)), ((), ()))),
+    "outer": lambda n, m: ((n,), (m,), (((), ()), ((), ()))),
+    "two_contractions": lambda n, m: ((n, 2, m), (m, n, 3), (((0, 2), (1, 0)), ((), ()))),
+    "batch_in_middle": lambda n, m: ((m, 2, n), (2, n, 3), (((2,), (1,)), ((1,), (0,)))),
+}
+
+
+def _dot_sampler(variant):
+    def sampler(shape, dtype, rng):
+        ls, rs, dn = DOT_VARIANTS[variant](*shape)
+        return Sample((_arr(rng, ls, dtype), _arr(rng, rs, dtype)), {"dimension_numbers": dn})
+
+    return sampler
+
+
+def _dot_ref(lhs, rhs, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    letters = iter("abcdefghijklmnop")
+    ls = [next(letters) for _ in range(lhs.ndim)]
+    rs = [next(letters) for _ in range(rhs.ndim)]
+    for a, b in zip((*lc, *lb), (*rc, *rb)):
+        rs[b] = ls[a]
+    out = [ls[d] for d in lb] + [ls[d] for d in range(lhs.ndim) if d not in lc + lb]
+    out += [rs[d] for d in range(rhs.ndim) if d not in rc + rb]
+    return np.einsum(f"{''.join(ls)},{''.join(rs)}->{''.join(out)}", lhs, rhs).astype(lhs.dtype)
+
+
+def _min1():
+    return _shapes(min_dims=1)
+
+
+_MIN1_SAMPLES = ((3, 4), (5,), (2, 0))
+
+
+STRUCTURE = [
+    OpInfo(
+        "broadcast_in_dim",
+        stc.broadcast_in_dim_p,
+        stc.broadcast_in_dim,
+        lambda x, shape, broadcast_dimensions: np.broadcast_to(x.reshape(x.shape), shape[1:])[None].repeat(
+            2, 0
+        ),
+        _one(shape=_bid_shape, broadcast_dimensions=lambda s: tuple(range(1, len(s) + 1))),
+        _shapes(),
+        dtypes=(F64, F32, I32, BOOL),
+        linear_argnums=((0,),),
+    ),
+    OpInfo(
+        "reshape",
+        stc.reshape_p,
+        stc.reshape,
+        lambda x, new_sizes: x.reshape(new_sizes),
+        _one(new_sizes=lambda s: (*s, 1)),
+        _shapes(),
+        dtypes=(F64, F32, I32),
+        linear_argnums=((0,),),
+    ),
+    OpInfo(
+        "transpose",
+        stc.transpose_p,
+        stc.transpose_p.bind,
+        lambda x, permutation: np.transpose(x, permutation),
+        _one(permutation=lambda s: tuple(np.roll(np.arange(len(s)), 1).tolist())),
+        _shapes(),
+        dtypes=(F64, F32, I32),
+        linear_argnums=((0,),),
+    ),
+    OpInfo(
+        "squeeze",
+        stc.squeeze_p,
+        stc.squeeze,
+        lambda x, dimensions: np.squeeze(x, dimensions),
+        _one(lambda rng, s, d: _arr(rng, (1, *s), d), dimensions=lambda s: (0,)),
+        _shapes(),
+        linear_argnums=((0,),),
+    ),
+    OpInfo(
+        "iota",
+        stc.iota_p,
+        lambda **p: stc.broadcasted_iota(p["dtype"], p["shape"], p["dimension"]),
+        lambda dtype, shape, dimension: np.broadcast_to(
+            np.arange(shape[dimension], dtype=dtype).reshape(
+                [-1 if d == dimension else 1 for d in range(len(shape))]
+            ),
+            shape,
+        ),
+        lambda shape, dtype, rng: Sample((), dict(dtype=dtype, shape=shape, dimension=len(shape) - 1)),
+        _min1(),
+        sample_shapes=_MIN1_SAMPLES,
+        dtypes=(I32, F64, F32),
+        differentiable=False,
+    ),
+    OpInfo(
+        "concatenate",
+        stc.concatenate_p,
+        lambda *xs, dimension: stc.concatenate(xs, dimension),
+        lambda *xs, dimension: np.concatenate(xs, dimension),
+        lambda shape, dtype, rng: Sample(
+            tuple(_arr(rng, (*shape[:-1], n), dtype) for n in (shape[-1], 1, 2)),
+            {"dimension": len(shape) - 1},
+        ),
+        _min1(),
+        sample_shapes=_MIN1_SAMPLES,
+        dtypes=(F64, F32, I32),
+        linear_argnums=((0, 1, 2),),
+    ),
+    OpInfo(
+        "pad",
+        stc.pad_p,
+        stc.pad,
+        _pad_ref,
+        lambda shape, dtype, rng: Sample(
+            (_arr(rng, shape, dtype), _arr(rng, (), dtype)), {"padding_config": _pad_config(shape)}
+        ),
+        _min1(),
+        sample_shapes=_MIN1_SAMPLES,
+        dtypes=(F64, F32, I32),
+        linear_argnums=((0, 1),),
+    ),
+    OpInfo(
+        "rev",
+        stc.rev_p,
+        stc.rev,
+        lambda x, dimensions: np.flip(x, dimensions),
+        _one(dimensions=lambda s: tuple(sorted({0, len(s) - 1}))),
+        _min1(),
+        sample_shapes=_MIN1_SAMPLES,
+        dtypes=(F64, F32, I32),
+        linear_argnums=((0,),),
+    ),
+    OpInfo(
+        "slice",
+        stc.slice_p,
+        stc.slice_,
+        lambda x, start_indices, limit_indices, strides: x[
+            tuple(slice(a, b, c) for a, b, c in zip(start_indices, limit_indices, strides))
+        ],
+        lambda shape, dtype, rng: Sample((_arr(rng, shape, dtype),), _slice_params(shape)),
+        _min1(),
+        sample_shapes=_MIN1_SAMPLES,
+        dtypes=(F64, F32, I32),
+        linear_argnums=((0,),),
+    ),
+    OpInfo(
+        "dynamic_slice",
+        ix.dynamic_slice_p,
+        lambda x, *starts, slice_sizes: ix.dynamic_slice(x, starts, slice_sizes),
+        _ds_ref,
+        _ds_sampler(False),
+        _min1(),
+        sample_shapes=_MIN1_SAMPLES,
+        dtypes=(F64, F32, I32),
+        diff_argnums=(0,),
+        linear_argnums=((0,),),
+    ),
+    OpInfo(
+        "dynamic_update_slice",
+        ix.dynamic_update_slice_p,
+        lambda x, u, *starts: ix.dynamic_update_slice(x, u, starts),
+        _dus_ref,
+        _ds_sampler(True),
+        _min1(),
+        sample_shapes=_MIN1_SAMPLES,
+        dtypes=(F64, F32, I32),
+        diff_argnums=(0, 1),
+        linear_argnums=((0, 1),),
+    ),
+    *(
+        OpInfo(
+            f"gather_{kind}" + (f"_{mode}" if mode else ""),
+            ix.gather_p,
+            ix.gather,
+            _gather_ref,
+            _gather_sampler(kind, mode),
+            _TWO_D,
+            sample_shapes=_TWO_D_SAMPLES,
+            dtypes=(F64, F32, I32),
+            diff_argnums=(0,),
+            linear_argnums=((0,),),
+        )
+        for kind, mode in (
+            ("rows", None),
+            ("rows", "clip"),
+            ("rows", "fill"),
+            ("window", None),
+            ("window", "fill"),
+            ("batched", None),
+        )
+    ),
+    *_scatter_entries(),
+    OpInfo(
+        "sort",
+        so.sort_p,
+        _sort_op,
+        _sort_ref,
+        _sort_sampler(1, 1),
+        _min1(),
+        sample_shapes=_MIN1_SAMPLES,
+        dtypes=(F64, F32, I32),
+    ),
+    OpInfo(
+        "sort_key_val",
+        so.sort_p,
+        _sort_op,
+        _sort_ref,
+        _sort_sampler(2, 1),
+        _min1(),
+        sample_shapes=_MIN1_SAMPLES,
+        dtypes=(F64, F32, I32),
+    ),
+    OpInfo(
+        "sort_two_keys",
+        so.sort_p,
+        _sort_op,
+        _sort_ref,
+        _sort_sampler(3, 2),
+        _min1(),
+        sample_shapes=_MIN1_SAMPLES,
+        diff_argnums=(1, 2),
+    ),
+    *(
+        OpInfo(
+            f"{prim.name}" + ("_reverse" if reverse else ""),
+            prim,
+            fn,
+            _cum_ref(uf),
+            _one(
+                _distinct if prim in (so.cummax_p, so.cummin_p) else None,
+                axis=lambda s: len(s) - 1,
+                reverse=lambda s, r=reverse: r,
+            ),
+            _min1(),
+            sample_shapes=_MIN1_SAMPLES,
+            dtypes=(F64, F32, I32),
+            linear_argnums=((0,),) if prim is so.cumsum_p else (),
+        )
+        for (prim, fn, uf), reverse in itertools.product(
+            (
+                (so.cumsum_p, so.cumsum, np.add),
+                (so.cumprod_p, so.cumprod, np.multiply),
+                (so.cummax_p, so.cummax, np.maximum),
+                (so.cummin_p, so.cummin, np.minimum),
+            ),
+            (False, True),
+        )
+    ),
+    _reduction(
+        red.reduce_sum_p,
+        red.reduce_sum,
+        _reduce_ref(np.sum),
+        _first_axis,
+        dtypes=(F64, F32, I32),
+        linear_argnums=((0,),),
+    ),
+    _reduction(
+        red.reduce_sum_p,
+        red.reduce_sum,
+        _reduce_ref(np.sum),
+        _all_axes,
+        name="reduce_sum_all",
+        linear_argnums=((0,),),
+    ),
+    _reduction(
+        red.reduce_max_p,
+        red.reduce_max,
+        _reduce_ref(np.max, _extreme(-1)),
+        _first_axis,
+        _distinct,
+        dtypes=(F64, F32, I32),
+    ),
+    _reduction(
+        red.reduce_min_p,
+        red.reduce_min,
+        _reduce_ref(np.min, _extreme(1)),
+        _all_axes,
+        _distinct,
+        dtypes=(F64, F32, I32),
+    ),
+    _reduction(red.reduce_prod_p, red.reduce_prod, _reduce_ref(np.prod), _first_axis, dtypes=(F64, F32, I32)),
+    _reduction(red.reduce_prod_p, red.reduce_prod, _reduce_ref(np.prod), _all_axes, name="reduce_prod_all"),
+    _reduction(red.reduce_and_p, red.reduce_and_p.bind, _reduce_ref(np.all), _first_axis, dtypes=(BOOL,)),
+    _reduction(red.reduce_or_p, red.reduce_or_p.bind, _reduce_ref(np.any), _all_axes, dtypes=(BOOL,)),
+    *(
+        OpInfo(
+            p.name,
+            p,
+            lambda x, axis, fn=fn: fn(x, axis, np.int32),
+            lambda x, axis, f=f: f(x, axis=axis).astype(np.int32),
+            _one(lambda rng, s, d: _arr(rng, s, d, -2, 2).round(), axis=lambda s: len(s) - 1),
+            _shapes(min_dims=1, min_side=1),
+            sample_shapes=((3, 4), (5,)),
+            dtypes=(F64, F32, I32),
+            differentiable=False,
+        )
+        for p, fn, f in ((red.argmax_p, red.argmax, np.argmax), (red.argmin_p, red.argmin, np.argmin))
+    ),
+    *(
+        OpInfo(
+            f"dot_general_{variant}",
+            dot.dot_general_p,
+            dot.dot_general,
+            _dot_ref,
+            _dot_sampler(variant),
+            _TWO_D,
+            sample_shapes=_TWO_D_SAMPLES,
+            dtypes=(F64, F32, I32),
+            linear_argnums=((0,), (1,)),
+            rtol=1e-10,
+        )
+        for variant in DOT_VARIANTS
+    ),
+]
+
+OPS: list[OpInfo] = ELEMENTWISE + STRUCTURE
+
+
+def sample_inputs(entry: OpInfo, dtype, rng: np.random.Generator) -> list[Sample]:
+    """Concrete samples of ``entry`` for ``dtype``: one per ``entry.sample_shapes`` (the jit-vs-eager
+    tests of the XLA bridge call ``entry.op(*s.args, **s.params)`` on each)."""
+    return [entry.sampler(shape, np.dtype(dtype), rng) for shape in entry.sample_shapes]
+
+
+def in_axes_combinations(sample: Sample):
+    """Every in_axes: each argument unbatched, batched at axis 0, or batched at its last axis."""
+    choices = [[None, 0] if np.ndim(a) == 0 else [None, 0, -1] for a in sample.args]
+    return [axes for axes in itertools.product(*choices) if any(a is not None for a in axes)]
+
+
+__all__ = ["FLOATS", "NOT_IN_OP_DB", "OPS", "OpInfo", "Sample", "in_axes_combinations", "sample_inputs"]
+
+# Primitives of the catalog that take jaxprs (not arrays) as parameters: their rules are exercised
+# by the kernel tests (tests/test_kernel_*.py), which build them from real programs.
+NOT_IN_OP_DB = {
+    "jit": "higher-order (carries a jaxpr); tests/test_kernel_*.py",
+    "checkpoint": "higher-order (carries a jaxpr); tests/test_kernel_*.py",
+    "custom_jvp_call": "higher-order (carries jaxprs); tests/test_kernel_custom.py",
+    "custom_vjp_call": "higher-order (carries jaxprs); tests/test_kernel_custom.py",
+    "custom_lin": "higher-order (carries jaxprs); tests/test_kernel_custom.py",
+    "cond": "higher-order control flow (carries jaxprs); its own test file",
+    "while": "higher-order control flow (carries jaxprs); its own test file",
+    "scan": "higher-order control flow (carries jaxprs); its own test file",
+}

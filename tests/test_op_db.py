@@ -1,0 +1,310 @@
+"""Generic checks of every primitive, driven by the operator table ``tests/op_db.py``.
+
+- values of the NumPy impl against the NumPy/SciPy reference, over hypothesis-drawn shapes (0-d
+  and size-0 included where the op allows them) and dtypes; abstract evaluation (via
+  ``make_jaxpr``) gives the impl's shape and dtype, and the op really binds its primitive;
+- first and second derivatives, forward (jvp) and reverse (vjp), against central finite
+  differences in float64 (``tests/_checks.check_grads``); non-differentiable ops give zero tangents;
+- vmap against a Python loop for every ``in_axes`` (each operand unbatched, batched at axis 0 or at
+  its last axis);
+- the dot-product test ``<ct, L t> == <L^T ct, t>`` of every transpose rule, on the jaxpr of the op
+  (``backward_pass`` calls the transpose rules directly), and each rule's handling of a symbolic
+  zero cotangent;
+- every jaxpr made by ``make_jaxpr`` of the op, of its ``grad``, ``grad`` of ``grad``, ``jvp`` and
+  ``vmap`` passes ``funcgrad.core.typecheck_jaxpr``.
+
+Budget: the whole file runs in well under 90 s on 2 cores with ``CI=1`` (the hypothesis ``ci``
+profile in tests/conftest.py); derivative and vmap checks use the fixed samples of
+``op_db.sample_inputs`` rather than hypothesis, since each costs far more than a value check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import funcgrad
+import primitives
+from funcgrad import core
+from funcgrad import dtypes as _dt
+from funcgrad.ad import UndefinedPrimal, Zero, backward_pass
+from primitives import elementwise as ew
+from primitives import reductions as red
+from tests import op_db
+from tests._checks import assert_close, check_grads, typecheck
+
+OPS = op_db.OPS
+F64 = np.dtype(np.float64)
+LANES = 3
+
+
+def _ids(entries):
+    return [e.name for e in entries]
+
+
+def _outputs(out):
+    return list(out) if isinstance(out, list | tuple) else [out]
+
+
+def _call(entry, sample, args=None):
+    return entry.op(*(sample.args if args is None else args), **sample.params)
+
+
+def _diff_argnums(entry, sample):
+    if entry.diff_argnums is not None:
+        return entry.diff_argnums
+    return tuple(i for i, a in enumerate(sample.args) if _dt.is_inexact(np.asarray(a).dtype))
+
+
+def _restricted(entry, sample, argnums):
+    """The op as a function of the arguments at ``argnums`` (the others fixed to the sample's)."""
+
+    def f(*vals):
+        args = list(sample.args)
+        for i, v in zip(argnums, vals):
+            args[i] = v
+        return _call(entry, sample, args)
+
+    return f
+
+
+def _scalarized(f, weights):
+    """``sum_i <f(...)_i, w_i>`` built from primitives (a scalar to take ``grad`` of)."""
+
+    def g(*args):
+        total = None
+        for o, w in zip(_outputs(f(*args)), weights):
+            term = red.reduce_sum(ew.mul(o, np.asarray(w, core.get_aval(o).dtype)), tuple(range(np.ndim(w))))
+            term = ew.convert_element_type(term, F64)
+            total = term if total is None else ew.add(total, term)
+        return total
+
+    return g
+
+
+def _primitives_in(closed):
+    found = set()
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            found.add(eqn.primitive)
+            for sub in core.jaxprs_in_params(eqn.params):
+                walk(sub)
+
+    walk(closed.jaxpr)
+    return found
+
+
+# ----------------------------------------------------------------------------------------------
+# The table itself
+
+
+def test_entry_names_are_unique():
+    names = _ids(OPS)
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+
+
+def test_every_primitive_has_an_op_db_entry():
+    covered = {e.primitive for e in OPS}
+    missing = [
+        p.name for p in primitives.all_primitives() if p not in covered and p.name not in op_db.NOT_IN_OP_DB
+    ]
+    assert not missing, f"primitives without an entry in tests/op_db.py: {missing}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Values and abstract evaluation
+
+
+@pytest.mark.parametrize("entry", OPS, ids=_ids(OPS))
+@given(data=st.data())
+def test_impl_matches_reference_and_abstract_eval(entry, data):
+    dtype = data.draw(st.sampled_from(entry.dtypes), label="dtype")
+    shape = data.draw(entry.shapes, label="shape")
+    seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
+    sample = entry.sampler(shape, dtype, np.random.default_rng(seed))
+    outs = [np.asarray(o) for o in _outputs(_call(entry, sample))]
+    expected = [
+        np.asarray(e) for e in _outputs(entry.ref(*[np.asarray(a) for a in sample.args], **sample.params))
+    ]
+    rtol, atol = (
+        (entry.rtol, entry.atol) if dtype != np.float32 else (max(entry.rtol, 2e-5), max(entry.atol, 1e-6))
+    )
+    assert len(outs) == len(expected)
+    for o, e in zip(outs, expected):
+        assert o.shape == e.shape, f"{entry.name}: impl shape {o.shape}, reference shape {e.shape}"
+        np.testing.assert_allclose(o, e.astype(o.dtype) if e.dtype != o.dtype else e, rtol=rtol, atol=atol)
+    closed = funcgrad.make_jaxpr(lambda *a: _call(entry, sample, a))(*sample.args)
+    typecheck(closed)
+    assert entry.primitive in _primitives_in(closed), f"{entry.name} does not bind {entry.primitive}"
+    for o, aval in zip(outs, closed.out_avals):
+        assert (o.shape, o.dtype) == (aval.shape, aval.dtype), (entry.name, o.shape, o.dtype, aval)
+
+
+# ----------------------------------------------------------------------------------------------
+# Derivatives
+
+
+DIFFERENTIABLE = [e for e in OPS if e.differentiable and F64 in e.dtypes]
+FINITE_DIFFERENCES = [e for e in DIFFERENTIABLE if e.check_fd]
+
+
+@pytest.mark.parametrize("entry", FINITE_DIFFERENCES, ids=_ids(FINITE_DIFFERENCES))
+def test_derivatives_match_finite_differences(entry):
+    rng = np.random.default_rng(0)
+    for sample in op_db.sample_inputs(entry, F64, rng):
+        argnums = _diff_argnums(entry, sample)
+        f = _restricted(entry, sample, argnums)
+        args = [sample.args[i] for i in argnums]
+        if not all(np.all(np.isfinite(o)) for o in _outputs(f(*args))):
+            continue  # finite differences of inf (an empty max) are nan: nothing to compare
+        check_grads(f, args, order=entry.order, rng=rng, rtol=entry.grad_rtol, atol=entry.grad_atol)
+
+
+NOT_DIFFERENTIABLE = [e for e in OPS if not e.differentiable and any(_dt.is_inexact(d) for d in e.dtypes)]
+
+
+@pytest.mark.parametrize("entry", NOT_DIFFERENTIABLE, ids=_ids(NOT_DIFFERENTIABLE))
+def test_not_differentiable_ops_have_zero_tangents(entry):
+    dtype = next(d for d in entry.dtypes if _dt.is_inexact(d))
+    sample = op_db.sample_inputs(entry, dtype, np.random.default_rng(0))[0]
+    argnums = tuple(i for i, a in enumerate(sample.args) if _dt.is_inexact(np.asarray(a).dtype))
+    if not argnums:
+        pytest.skip("no inexact operand")
+    args = tuple(sample.args[i] for i in argnums)
+    _, tangents = funcgrad.jvp(
+        _restricted(entry, sample, argnums), args, tuple(np.ones_like(a) for a in args)
+    )
+    for t in _outputs(tangents):
+        t = np.asarray(t)
+        assert t.dtype == _dt.float0 or not np.any(t), f"{entry.name}: nonzero tangent {t}"
+
+
+# ----------------------------------------------------------------------------------------------
+# vmap
+
+
+BATCHABLE = [
+    e
+    for e in OPS
+    if e.sample_shapes and e.sampler(e.sample_shapes[0], e.dtypes[0], np.random.default_rng(0)).args
+]
+
+
+def _lanes(entry, shape, dtype):
+    lanes = [entry.sampler(shape, dtype, np.random.default_rng(k)) for k in range(LANES)]
+    assert all(lane.params == lanes[0].params for lane in lanes), f"{entry.name}: params depend on values"
+    return lanes
+
+
+@pytest.mark.parametrize("entry", BATCHABLE, ids=_ids(BATCHABLE))
+def test_vmap_matches_loop_for_every_in_axes(entry):
+    dtype = entry.dtypes[0]
+    tol = 1e-10 if dtype != np.float32 else 1e-5
+    for shape in entry.sample_shapes:
+        lanes = _lanes(entry, shape, dtype)
+
+        def f(*args, params=lanes[0].params):
+            return entry.op(*args, **params)
+
+        for n, axes in enumerate(op_db.in_axes_combinations(lanes[0])):
+            batched = [
+                lanes[0].args[i] if ax is None else np.stack([lane.args[i] for lane in lanes], axis=ax)
+                for i, ax in enumerate(axes)
+            ]
+            got = [np.asarray(o) for o in _outputs(funcgrad.vmap(f, in_axes=axes)(*batched))]
+            per_lane = [
+                _outputs(
+                    f(*[lane.args[i] if ax is not None else lanes[0].args[i] for i, ax in enumerate(axes)])
+                )
+                for lane in lanes
+            ]
+            expected = [np.stack([np.asarray(outs[j]) for outs in per_lane]) for j in range(len(got))]
+            assert_close(
+                got, expected, rtol=tol, atol=tol, err_msg=f"{entry.name} shape={shape} in_axes={axes}"
+            )
+            if n == 0:
+                typecheck(funcgrad.make_jaxpr(funcgrad.vmap(f, in_axes=axes))(*batched))
+
+
+# ----------------------------------------------------------------------------------------------
+# Transpose rules
+
+
+TRANSPOSABLE = [(e, group) for e in OPS if F64 in e.dtypes for group in e.linear_argnums]
+
+
+@pytest.mark.parametrize("entry, group", TRANSPOSABLE, ids=[f"{e.name}-{g}" for e, g in TRANSPOSABLE])
+def test_transpose_rule_dot_product(entry, group):
+    rng = np.random.default_rng(0)
+    for sample in op_db.sample_inputs(entry, F64, rng):
+        f = _restricted(entry, sample, group)
+        closed = funcgrad.make_jaxpr(f)(*[sample.args[i] for i in group])
+        assert entry.primitive in _primitives_in(closed)
+        avals = [v.aval for v in closed.jaxpr.invars]
+        t = [rng.standard_normal(a.shape).astype(a.dtype) for a in avals]
+        # The linear part L t = f(t) - f(0): an op can be affine (gather's fill value).
+        y = core.eval_jaxpr(closed.jaxpr, closed.consts, *t)
+        y0 = core.eval_jaxpr(closed.jaxpr, closed.consts, *[np.zeros(a.shape, a.dtype) for a in avals])
+        lin = [np.asarray(a, np.float64) - np.asarray(b, np.float64) for a, b in zip(y, y0)]
+        ct = [rng.standard_normal(np.shape(o)).astype(core.get_aval(o).dtype) for o in y]
+        cts = backward_pass(closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in avals], ct)
+        lhs = sum(float(np.vdot(c, o)) for c, o in zip(ct, lin))
+        rhs = sum(0.0 if type(c) is Zero else float(np.vdot(np.asarray(c), ti)) for c, ti in zip(cts, t))
+        single = any(a.dtype == np.float32 for a in [*avals, *map(core.get_aval, y)])
+        tol = 1e-5 if single else 1e-10
+        np.testing.assert_allclose(lhs, rhs, rtol=tol, atol=tol, err_msg=f"{entry.name} group {group}")
+        _check_zero_cotangent(entry.primitive, closed)
+
+
+def _check_zero_cotangent(primitive, closed):
+    """The primitive's transpose rule, given a symbolic zero cotangent, returns zeros (or None)."""
+    jaxpr = closed.jaxpr
+    linear = set(jaxpr.invars)
+    env = dict(zip(jaxpr.constvars, closed.consts))
+    env.update((v, np.zeros(v.aval.shape, v.aval.dtype)) for v in jaxpr.invars)
+
+    def read(a):
+        return a.val if type(a) is core.Literal else env[a]
+
+    for eqn in jaxpr.eqns:
+        ins = [read(a) for a in eqn.invars]
+        if eqn.primitive is primitive:
+            args = [UndefinedPrimal(a.aval) if a in linear else v for a, v in zip(eqn.invars, ins)]
+            zero = (
+                [Zero(v.aval) for v in eqn.outvars]
+                if primitive.multiple_results
+                else Zero(eqn.outvars[0].aval)
+            )
+            for c in primitive.transpose(zero, *args, **eqn.params):
+                assert c is None or type(c) is Zero or not np.any(np.asarray(c)), f"{primitive}: {c}"
+            return
+        outs = eqn.primitive.bind(*ins, **eqn.params)
+        outs = outs if eqn.primitive.multiple_results else [outs]
+        env.update(zip(eqn.outvars, outs))
+        if any(type(a) is core.Var and a in linear for a in eqn.invars):
+            linear.update(eqn.outvars)
+
+
+# ----------------------------------------------------------------------------------------------
+# Derived jaxprs type-check
+
+
+@pytest.mark.parametrize("entry", DIFFERENTIABLE, ids=_ids(DIFFERENTIABLE))
+def test_derived_jaxprs_typecheck(entry):
+    rng = np.random.default_rng(1)
+    sample = op_db.sample_inputs(entry, F64, rng)[0]
+    argnums = _diff_argnums(entry, sample)
+    f = _restricted(entry, sample, argnums)
+    args = [sample.args[i] for i in argnums]
+    weights = [rng.standard_normal(np.shape(o)) for o in _outputs(f(*args))]
+    loss = _scalarized(f, weights)
+    pos = tuple(range(len(args)))
+    grad = funcgrad.grad(loss, argnums=pos)
+    v = [rng.standard_normal(np.shape(a)) for a in args]
+    second = funcgrad.grad(_scalarized(grad, v), argnums=pos)
+    jvp = lambda *a: funcgrad.jvp(f, tuple(a), tuple(v))  # noqa: E731
+    for g in (f, grad, second, jvp):
+        typecheck(funcgrad.make_jaxpr(g)(*args))
