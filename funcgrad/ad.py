@@ -29,6 +29,7 @@ from funcgrad.partial_eval import (
     eval_jaxpr_with_source,
     source_info_config,
     trace_to_jaxpr,
+    user_source_info,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -215,7 +216,8 @@ class JVPTrace(core.Trace):
             rule = primitive.jvp
             if rule is None:
                 raise NotImplementedError(
-                    f"Differentiation rule for '{primitive.name}' not implemented (forward mode)."
+                    f"Differentiation rule for '{primitive.name}' not implemented (forward mode)"
+                    f"{_used_at(user_source_info())}."
                 )
             out, out_tangent = rule(primals, tangents, **params)
         finally:
@@ -396,7 +398,8 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
             raise NotImplementedError(
                 f"Transpose rule (for reverse-mode differentiation) of '{eqn.primitive.name}' "
                 "is not implemented: it appeared in a linear (tangent) program, which means its "
-                "JVP rule used it on tangents without the primitive being declared linear."
+                f"JVP rule used it on tangents without the primitive being declared linear"
+                f"{_used_at(eqn.source_info)}."
             )
         in_args = [read_primal(a) for a in eqn.invars]
         config.override = eqn.source_info or prev
@@ -410,6 +413,11 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
         ct_env.get(v, Zero(v.aval)) if is_undefined_primal(a) else None
         for v, a in zip(jaxpr.invars, args)
     ]
+
+
+def _used_at(info) -> str:
+    # Error messages name the user's line that used the primitive (when it was recorded).
+    return f" (used at {info})" if info is not None else ""
 
 
 # ----------------------------------------------------------------------------------------------

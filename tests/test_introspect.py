@@ -223,3 +223,30 @@ def test_graph_renders_svg_and_png(tmp_path):
     assert g._repr_svg_().lstrip().startswith("<?xml") or "<svg" in g._repr_svg_()
     path = g.render(str(tmp_path / "f"), format="png")
     assert open(path, "rb").read(4) == b"\x89PNG"
+
+
+# ----------------------------------------------------------------------------------------------
+# Error messages name the user's line
+
+
+def _toy_primitive(name, linear_jvp=False):
+    p = funcgrad.core.Primitive(name)
+    p.def_impl(lambda x: np.asarray(x) * 2.0)
+    p.def_abstract_eval(lambda a: a)
+    if linear_jvp:  # applies itself to tangents without being declared linear: no transpose rule
+        p.def_jvp(lambda primals, tangents: (p.bind(*primals), p.bind(*tangents)))
+    return p
+
+
+def test_missing_rule_errors_name_the_source_line():
+    no_jvp = _toy_primitive("toy_no_jvp")
+    with pytest.raises(NotImplementedError, match=rf"test_introspect.py:{line_of('toy:jvp')}"):
+        grad(lambda x: no_jvp.bind(x))(1.0)  # toy:jvp
+    no_transpose = _toy_primitive("toy_no_transpose", linear_jvp=True)
+
+    def g(x):
+        return no_transpose.bind(x)  # toy:transpose
+
+    # (The toy's JVP rule lives in this file, so the innermost user frame may be the rule's line.)
+    with pytest.raises(NotImplementedError, match=r"used at .*test_introspect.py:\d+"):
+        make_jaxpr(grad(g))(1.0)
