@@ -12,11 +12,11 @@ import os
 
 import numpy as np
 
+from funcgrad import custom_derivatives as _custom_derivatives
 from funcgrad import dtypes as _dt
 from funcgrad import partial_eval as _pe
 from funcgrad.core import Primitive
 from funcgrad.kernel_ops import ops as _ops
-from funcgrad import custom_derivatives as _custom_derivatives
 from primitives import (
     bitcast,
     call,

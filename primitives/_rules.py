@@ -12,7 +12,7 @@ Layer: primitives. Imports only the funcgrad kernel and numpy.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
