@@ -12,6 +12,7 @@ transformation, the argument (by position and pytree path) and the fix.
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -95,6 +96,22 @@ def _arg_paths(args: tuple, argnums: Sequence[int] | None = None) -> list[str]:
         first, rest = path[0], path[1:]
         index = first.idx if argnums is None else argnums[first.idx]
         out.append(f"args[{index}]{tu.keystr(rest)}")
+    return out
+
+
+def _named_arg_paths(fun: Callable, args: tuple, argnums: Sequence[int]) -> list[str]:
+    """Like ``_arg_paths`` but with the function's parameter names (``x['w']`` rather than
+    ``args[0]['w']``), for error messages about traced values."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return _arg_paths(args, argnums)
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    out = []
+    for path, _ in tu.tree_leaves_with_path(tuple(args)):
+        index = argnums[path[0].idx]
+        name = positional[index] if index < len(positional) else f"args[{index}]"
+        out.append(f"{name}{tu.keystr(path[1:])}")
     return out
 
 
@@ -695,7 +712,7 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), return_s
         dyn = tuple(args[i] for i in nums)
         f = _partial_over(fun, args, kwargs, nums)
         flat_in, in_tree = tu.tree_flatten(dyn)
-        names = _arg_paths(dyn, nums)
+        names = _named_arg_paths(fun, dyn, nums)
         _check_array_leaves("make_jaxpr", flat_in, names)
         flat, store = _flat_fun(f, in_tree)
         avals = [core.get_aval(x) for x in flat_in]
