@@ -262,23 +262,34 @@ class MemoryReport:
 
     _HEADER = ["#", "shape", "dtype", "bytes", "produced by", "source"]
 
-    def __str__(self) -> str:
+    def table(self, max_rows: int | None = None) -> str:
+        """The report as text, largest residuals first; ``max_rows`` cuts the listing short (the
+        rest is summarised, with the bytes per source line)."""
         head = (
             f"Residuals kept for the backward pass of {self.name}: {len(self.rows)} array"
             f"{'' if len(self.rows) == 1 else 's'}, {format_bytes(self.total_bytes)} "
             f"({self.total_bytes:,} bytes)"
         )
-        table = [self._HEADER, *self._table()]
+        body = self._table()
+        shown = body if max_rows is None else body[:max_rows]
+        table = [self._HEADER, *shown]
         widths = [max(len(row[i]) for row in table) for i in range(len(self._HEADER))]
         lines = [head]
         for row in table:
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        if len(shown) < len(body):
+            lines.append(f"  ... {len(body) - len(shown)} more (report.table() lists all); bytes per line:")
+            for where, n, nbytes in self.by_source()[:10]:
+                lines.append(f"    {format_bytes(nbytes):>10}  {n:>4} residuals  {where}")
         if self.scalars:
             lines.append(
                 f"  + {len(self.scalars)} scalar value{'s' if len(self.scalars) > 1 else ''} inlined into "
                 "the backward program as literals (not stored residuals)"
             )
         return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table(max_rows=40)
 
     def __repr__(self) -> str:
         return str(self)

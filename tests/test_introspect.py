@@ -149,6 +149,19 @@ def test_report_looks_inside_jit(rng):
     assert {r.source_info.line for r in inner} == {line_of("g:cos"), line_of("g:sin")}
 
 
+def test_long_reports_are_cut_short_with_bytes_per_line():
+    def deep(x):
+        for _ in range(60):
+            x = fnp.tanh(x)  # deep:tanh
+        return x.sum()
+
+    report = introspect.memory_report(deep, np.ones(10))
+    assert len(report.rows) == 60 and report.total_bytes == 60 * 80
+    text = str(report)
+    assert "... 20 more" in text and f"4.7 KiB    60 residuals  {__file__}:{line_of('deep:tanh')}" in text
+    assert len(report.table().splitlines()) == 62
+
+
 def test_scalar_residuals_are_listed_apart():
     report = introspect.memory_report(lambda x, y: fnp.sin(x) * y, 1.0, 2.0)
     assert report.total_bytes == 0 and len(report.scalars) == 3
