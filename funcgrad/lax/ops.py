@@ -1,0 +1,615 @@
+"""``funcgrad.lax`` elementwise operations, conversions, reductions and contractions: thin, checked
+wrappers of the primitives with ``jax.lax``'s names and signatures.
+
+Layer: surface. Imports the kernel, the primitive catalog and ``funcgrad.numpy._core`` (conversion
+helpers only); nothing here adds rules.
+
+Unlike ``funcgrad.numpy``, lax does not promote or broadcast: operands of a binary operation must
+have one dtype and one shape (a 0-d operand, or a Python scalar, which takes the other operand's
+dtype, is allowed). Each wrapper checks its operands with the primitive's abstract evaluation
+before binding, so a mistake raises a ``TypeError`` in eager mode too, as in JAX.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from funcgrad import core
+from funcgrad import dtypes as _dt
+from funcgrad import tree_util as tu
+from funcgrad.numpy._core import asarray, aval, canonicalize_dtype, constant, promote_args
+from primitives import bitcast as bc
+from primitives import dot as dt
+from primitives import elementwise as ew
+from primitives import reductions as red
+from primitives import structure as st
+
+__all__ = [
+    "Precision",
+    "RoundingMethod",
+    "abs",
+    "acos",
+    "acosh",
+    "add",
+    "argmax",
+    "argmin",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "bitcast_convert_type",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "broadcast",
+    "broadcast_in_dim",
+    "broadcasted_iota",
+    "cbrt",
+    "ceil",
+    "clamp",
+    "collapse",
+    "convert_element_type",
+    "cos",
+    "cosh",
+    "digamma",
+    "div",
+    "dot",
+    "dot_general",
+    "eq",
+    "erf",
+    "erf_inv",
+    "erfc",
+    "exp",
+    "exp2",
+    "expand_dims",
+    "expm1",
+    "floor",
+    "full",
+    "full_like",
+    "ge",
+    "gt",
+    "integer_pow",
+    "iota",
+    "is_finite",
+    "le",
+    "lgamma",
+    "log",
+    "log1p",
+    "logistic",
+    "lt",
+    "max",
+    "min",
+    "mul",
+    "ne",
+    "neg",
+    "nextafter",
+    "pow",
+    "reduce_and",
+    "reduce_max",
+    "reduce_min",
+    "reduce_or",
+    "reduce_prod",
+    "reduce_sum",
+    "rem",
+    "reshape",
+    "round",
+    "rsqrt",
+    "select",
+    "select_n",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
+    "sign",
+    "sin",
+    "sinh",
+    "sqrt",
+    "square",
+    "squeeze",
+    "stop_gradient",
+    "sub",
+    "tan",
+    "tanh",
+    "transpose",
+    "zeros_like_array",
+]
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+class RoundingMethod(enum.IntEnum):
+    """How ``round`` treats halves: away from zero (C's ``round``) or to the nearest even integer."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+class Precision(enum.Enum):
+    """Accepted for signature compatibility with jax.lax (the CPU computes in full precision)."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+
+def _operands(name, *args):
+    """Array operands of one dtype; Python scalars take the dtype of the array operands."""
+    arrays = [a for a in args if type(a) not in _PY_SCALARS]
+    if not arrays:
+        dtype, weak = _dt.result_type(*[(_dt.python_scalar_dtype(a), True) for a in args])
+        return [constant(a, dtype) for a in args]
+    dtypes = {aval(a).dtype for a in arrays}
+    if len(dtypes) > 1:
+        raise TypeError(
+            f"lax.{name} requires arguments to have the same dtypes, got "
+            + ", ".join(aval(a).dtype.name for a in arrays)
+            + " (use convert_element_type first)"
+        )
+    (dtype,) = dtypes
+    shapes = {aval(a).shape for a in arrays if aval(a).shape != ()}
+    if len(shapes) > 1:
+        raise TypeError(
+            f"lax.{name} got incompatible shapes for broadcasting: "
+            + ", ".join(str(aval(a).shape) for a in arrays)
+            + " (lax does not broadcast; use broadcast_in_dim)"
+        )
+    out = []
+    for a in args:
+        if type(a) in _PY_SCALARS:
+            try:
+                out.append(constant(a, dtype))
+            except OverflowError:
+                raise OverflowError(f"lax.{name}: Python scalar {a} out of range for {dtype}") from None
+        elif isinstance(a, core.Tracer) or hasattr(a, "_numpy"):
+            out.append(a)
+        else:
+            out.append(asarray(a))
+    return out
+
+
+def _bind(prim, name, *args, **params):
+    """Check with the primitive's abstract evaluation (eager mode included), then bind."""
+    try:
+        prim.abstract_eval(*[aval(a) for a in args], **params)
+    except TypeError as e:
+        raise TypeError(f"lax.{name}: {e}") from None
+    return prim.bind(*args, **params)
+
+
+def _unary(prim, name, doc_in, doc_out):
+    def f(x):
+        return _bind(prim, name, *_operands(name, x))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (
+        f"Elementwise ``{name}`` (``lax.{name}``); no promotion.\n\n"
+        f">>> {name}(np.array([{doc_in}])).tolist()\n[{doc_out}]\n"
+    )
+    return f
+
+
+def _binary(prim, name, doc_args, doc_out):
+    def f(x, y):
+        return _bind(prim, name, *_operands(name, x, y))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (
+        f"Elementwise ``{name}`` of two operands of one dtype and shape (``lax.{name}``).\n\n"
+        f">>> {name}({doc_args}).tolist()\n{doc_out}\n"
+    )
+    return f
+
+
+neg = _unary(ew.neg_p, "neg", "1.0", "-1.0")
+sign = _unary(ew.sign_p, "sign", "-2.0", "-1.0")
+floor = _unary(ew.floor_p, "floor", "1.5", "1.0")
+ceil = _unary(ew.ceil_p, "ceil", "1.5", "2.0")
+abs = _unary(ew.abs_p, "abs", "-2.0", "2.0")
+exp = _unary(ew.exp_p, "exp", "0.0", "1.0")
+exp2 = _unary(ew.exp2_p, "exp2", "3.0", "8.0")
+expm1 = _unary(ew.expm1_p, "expm1", "0.0", "0.0")
+log = _unary(ew.log_p, "log", "1.0", "0.0")
+log1p = _unary(ew.log1p_p, "log1p", "0.0", "0.0")
+sqrt = _unary(ew.sqrt_p, "sqrt", "4.0", "2.0")
+rsqrt = _unary(ew.rsqrt_p, "rsqrt", "4.0", "0.5")
+cbrt = _unary(ew.cbrt_p, "cbrt", "8.0", "2.0")
+sin = _unary(ew.sin_p, "sin", "0.0", "0.0")
+cos = _unary(ew.cos_p, "cos", "0.0", "1.0")
+tan = _unary(ew.tan_p, "tan", "0.0", "0.0")
+asin = _unary(ew.asin_p, "asin", "0.0", "0.0")
+acos = _unary(ew.acos_p, "acos", "1.0", "0.0")
+atan = _unary(ew.atan_p, "atan", "0.0", "0.0")
+sinh = _unary(ew.sinh_p, "sinh", "0.0", "0.0")
+cosh = _unary(ew.cosh_p, "cosh", "0.0", "1.0")
+tanh = _unary(ew.tanh_p, "tanh", "0.0", "0.0")
+asinh = _unary(ew.asinh_p, "asinh", "0.0", "0.0")
+acosh = _unary(ew.acosh_p, "acosh", "1.0", "0.0")
+atanh = _unary(ew.atanh_p, "atanh", "0.0", "0.0")
+logistic = _unary(ew.logistic_p, "logistic", "0.0", "0.5")
+erf = _unary(ew.erf_p, "erf", "0.0", "0.0")
+erfc = _unary(ew.erfc_p, "erfc", "0.0", "1.0")
+erf_inv = _unary(ew.erf_inv_p, "erf_inv", "0.0", "0.0")
+lgamma = _unary(ew.lgamma_p, "lgamma", "1.0", "0.0")
+digamma = _unary(ew.digamma_p, "digamma", "1.0", repr(float(-np.euler_gamma)))
+is_finite = _unary(ew.is_finite_p, "is_finite", "1.0, np.inf", "True, False")
+square = _unary(ew.square_p, "square", "3.0", "9.0")
+bitwise_not = _unary(ew.not_p, "bitwise_not", "0", "-1")
+
+add = _binary(ew.add_p, "add", "np.array([1.0]), 2.0", "[3.0]")
+sub = _binary(ew.sub_p, "sub", "np.array([1.0]), 2.0", "[-1.0]")
+mul = _binary(ew.mul_p, "mul", "np.array([3.0]), 2.0", "[6.0]")
+div = _binary(ew.div_p, "div", "np.array([-7]), 2", "[-3]")
+rem = _binary(ew.rem_p, "rem", "np.array([-7]), 2", "[-1]")
+pow = _binary(ew.pow_p, "pow", "np.array([2.0]), 3.0", "[8.0]")
+max = _binary(ew.max_p, "max", "np.array([1.0, 5.0]), np.array([3.0, 2.0])", "[3.0, 5.0]")
+min = _binary(ew.min_p, "min", "np.array([1.0, 5.0]), np.array([3.0, 2.0])", "[1.0, 2.0]")
+atan2 = _binary(ew.atan2_p, "atan2", "np.array([0.0]), 1.0", "[0.0]")
+nextafter = _binary(ew.nextafter_p, "nextafter", "np.array([0.0]), 0.0", "[0.0]")
+bitwise_and = _binary(ew.and_p, "bitwise_and", "np.array([12]), 10", "[8]")
+bitwise_or = _binary(ew.or_p, "bitwise_or", "np.array([12]), 10", "[14]")
+bitwise_xor = _binary(ew.xor_p, "bitwise_xor", "np.array([12]), 10", "[6]")
+shift_left = _binary(ew.shift_left_p, "shift_left", "np.array([1]), 3", "[8]")
+shift_right_arithmetic = _binary(
+    ew.shift_right_arithmetic_p, "shift_right_arithmetic", "np.array([-8]), 1", "[-4]"
+)
+shift_right_logical = _binary(ew.shift_right_logical_p, "shift_right_logical", "np.array([8]), 1", "[4]")
+eq = _binary(ew.eq_p, "eq", "np.array([1, 2]), 2", "[False, True]")
+ne = _binary(ew.ne_p, "ne", "np.array([1, 2]), 2", "[True, False]")
+lt = _binary(ew.lt_p, "lt", "np.array([1, 2]), 2", "[True, False]")
+le = _binary(ew.le_p, "le", "np.array([1, 2]), 2", "[True, True]")
+gt = _binary(ew.gt_p, "gt", "np.array([1, 2]), 2", "[False, False]")
+ge = _binary(ew.ge_p, "ge", "np.array([1, 2]), 2", "[False, True]")
+
+
+def integer_pow(x, y: int):
+    """``x ** y`` for a static integer ``y`` (repeated multiplication; exact derivative at 0).
+
+    >>> integer_pow(np.array([2.0, -3.0]), 3).tolist()
+    [8.0, -27.0]
+    """
+    (x,) = _operands("integer_pow", x)
+    y = int(y)
+    if y == 0:
+        return full_like(x, 1)
+    return _bind(ew.integer_pow_p, "integer_pow", x, y=y)
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+    """Round to the nearest integer: halves away from zero (default) or to even.
+
+    >>> round(np.array([0.5, 1.5, -0.5])).tolist()
+    [1.0, 2.0, -1.0]
+    >>> round(np.array([0.5, 1.5]), RoundingMethod.TO_NEAREST_EVEN).tolist()
+    [0.0, 2.0]
+    """
+    (x,) = _operands("round", x)
+    return _bind(ew.round_p, "round", x, rounding_method=int(rounding_method))
+
+
+def select(pred, on_true, on_false):
+    """``on_true`` where ``pred`` else ``on_false`` (``pred`` boolean, of the cases' shape or 0-d).
+
+    >>> select(np.array([True, False]), np.array([1.0, 2.0]), np.array([3.0, 4.0])).tolist()
+    [1.0, 4.0]
+    """
+    on_true, on_false = _operands("select", on_true, on_false)
+    return _bind(ew.select_n_p, "select", asarray(pred), on_false, on_true)
+
+
+def select_n(which, *cases):
+    """``cases[which]`` elementwise (``which`` boolean for two cases, else int32).
+
+    >>> select_n(np.array([0, 2, 1], np.int32), np.zeros(3), np.ones(3), np.full(3, 2.0)).tolist()
+    [0.0, 2.0, 1.0]
+    """
+    if not cases:
+        raise ValueError("select_n() must have at least one case")
+    cases = _operands("select_n", *cases)
+    return _bind(ew.select_n_p, "select_n", asarray(which), *cases)
+
+
+def clamp(min, x, max):
+    """``x`` clipped to ``[min, max]`` (bounds 0-d or of ``x``'s shape; one dtype).
+
+    >>> clamp(0.0, np.array([-1.0, 0.5, 2.0]), 1.0).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    lo, x, hi = _operands("clamp", min, x, max)
+    return _bind(ew.clamp_p, "clamp", lo, x, hi)
+
+
+def convert_element_type(operand, new_dtype):
+    """``operand`` converted to ``new_dtype`` (float to int truncates toward zero).
+
+    >>> convert_element_type(np.array([1.7, -1.7]), np.int32).tolist()
+    [1, -1]
+    """
+    new_dtype = canonicalize_dtype(new_dtype)
+    operand = asarray(operand) if type(operand) in _PY_SCALARS else operand
+    return ew.convert_element_type(operand, new_dtype)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """Reinterpret the bits of ``operand`` as ``new_dtype`` (a narrower type adds a last axis).
+
+    >>> bitcast_convert_type(np.array([1.0], np.float32), np.int32).tolist()
+    [1065353216]
+    """
+    return bc.bitcast_convert_type(asarray(operand), canonicalize_dtype(new_dtype))
+
+
+def stop_gradient(x):
+    """The identity, with a zero derivative (applied to every leaf of a pytree).
+
+    >>> import funcgrad
+    >>> float(funcgrad.grad(lambda v: stop_gradient(v) * v)(3.0))
+    3.0
+    """
+    return tu.tree_map(lambda leaf: ew.stop_gradient_p.bind(asarray(leaf)), x)
+
+
+# ----------------------------------------------------------------------------------------------
+# Reductions
+
+
+def _axes(axes, ndim, name):
+    axes = tuple(int(a) for a in axes)
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"lax.{name}: axis {a} is out of bounds for an array of rank {ndim}")
+    return tuple(sorted(a % ndim for a in axes))
+
+
+def reduce_sum(operand, axes):
+    """Sum over ``axes`` (no dtype change).
+
+    >>> reduce_sum(np.ones((2, 3), np.int32), (1,)).tolist()
+    [3, 3]
+    """
+    operand = asarray(operand)
+    return red.reduce_sum(operand, _axes(axes, operand.ndim, "reduce_sum"))
+
+
+def reduce_max(operand, axes):
+    """Maximum over ``axes`` (ties share the derivative equally).
+
+    >>> reduce_max(np.array([[1.0, 5.0], [3.0, 2.0]]), (0,)).tolist()
+    [3.0, 5.0]
+    """
+    operand = asarray(operand)
+    return red.reduce_max(operand, _axes(axes, operand.ndim, "reduce_max"))
+
+
+def reduce_min(operand, axes):
+    """Minimum over ``axes``.
+
+    >>> reduce_min(np.array([[1.0, 5.0], [3.0, 2.0]]), (1,)).tolist()
+    [1.0, 2.0]
+    """
+    operand = asarray(operand)
+    return red.reduce_min(operand, _axes(axes, operand.ndim, "reduce_min"))
+
+
+def reduce_prod(operand, axes):
+    """Product over ``axes`` (exact derivative with zeros).
+
+    >>> reduce_prod(np.array([2.0, 3.0]), (0,)).item()
+    6.0
+    """
+    operand = asarray(operand)
+    return red.reduce_prod(operand, _axes(axes, operand.ndim, "reduce_prod"))
+
+
+def reduce_and(operand, axes):
+    """Logical and over ``axes`` of a boolean array.
+
+    >>> reduce_and(np.array([True, False]), (0,)).item()
+    False
+    """
+    operand = asarray(operand)
+    axes = _axes(axes, operand.ndim, "reduce_and")
+    return _bind(red.reduce_and_p, "reduce_and", operand, axes=axes) if axes else operand
+
+
+def reduce_or(operand, axes):
+    """Logical or over ``axes`` of a boolean array.
+
+    >>> reduce_or(np.array([True, False]), (0,)).item()
+    True
+    """
+    operand = asarray(operand)
+    axes = _axes(axes, operand.ndim, "reduce_or")
+    return _bind(red.reduce_or_p, "reduce_or", operand, axes=axes) if axes else operand
+
+
+def argmax(operand, axis: int, index_dtype):
+    """Index of the first maximum along ``axis``, of ``index_dtype``.
+
+    >>> argmax(np.array([1.0, 3.0, 3.0]), 0, np.int32).item()
+    1
+    """
+    return red.argmax(asarray(operand), axis, canonicalize_dtype(index_dtype))
+
+
+def argmin(operand, axis: int, index_dtype):
+    """Index of the first minimum along ``axis``, of ``index_dtype``.
+
+    >>> argmin(np.array([2.0, 1.0, 1.0]), 0, np.int32).item()
+    1
+    """
+    return red.argmin(asarray(operand), axis, canonicalize_dtype(index_dtype))
+
+
+# ----------------------------------------------------------------------------------------------
+# Contractions
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """General tensor contraction: ``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch,
+    rhs_batch))``; the result has the batch dims, then lhs's free dims, then rhs's.
+
+    >>> dot_general(np.ones((2, 3)), np.ones((3, 4)), (((1,), (0,)), ((), ()))).shape
+    (2, 4)
+    """
+    # Mixed input dtypes are promoted (NEP 50), as recent jax.lax does.
+    lhs, rhs = promote_args(lhs, rhs)
+    pet = None if preferred_element_type is None else canonicalize_dtype(preferred_element_type)
+    try:
+        return dt.dot_general(lhs, rhs, dimension_numbers, pet)
+    except TypeError as e:
+        raise TypeError(f"lax.dot_general: {e}") from None
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix products of rank-1 and rank-2 operands (``lax.dot``).
+
+    >>> dot(np.array([1.0, 2.0]), np.array([3.0, 4.0])).item()
+    11.0
+    """
+    lhs, rhs = asarray(lhs), asarray(rhs)
+    if lhs.ndim not in (1, 2) or rhs.ndim not in (1, 2):
+        raise TypeError(f"lax.dot requires rank-1 or rank-2 operands, got shapes {lhs.shape} and {rhs.shape}")
+    dn = (((lhs.ndim - 1,), (0,)), ((), ()))
+    return dot_general(lhs, rhs, dn, precision, preferred_element_type)
+
+
+# ----------------------------------------------------------------------------------------------
+# Shapes
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    """Broadcast ``operand`` to ``shape``; operand dim ``i`` becomes result dim
+    ``broadcast_dimensions[i]``.
+
+    >>> broadcast_in_dim(np.array([1, 2]), (3, 2), (1,)).tolist()
+    [[1, 2], [1, 2], [1, 2]]
+    """
+    operand = asarray(operand)
+    shape = tuple(int(s) for s in shape)
+    dims = tuple(int(d) for d in broadcast_dimensions)
+    _bind(st.broadcast_in_dim_p, "broadcast_in_dim", operand, shape=shape, broadcast_dimensions=dims)
+    return st.broadcast_in_dim(operand, shape, dims)
+
+
+def broadcast(operand, sizes):
+    """Add leading dimensions of ``sizes``.
+
+    >>> broadcast(np.array([1, 2]), (3,)).shape
+    (3, 2)
+    """
+    operand = asarray(operand)
+    sizes = tuple(int(s) for s in sizes)
+    dims = tuple(range(len(sizes), len(sizes) + operand.ndim))
+    return st.broadcast_in_dim(operand, (*sizes, *operand.shape), dims)
+
+
+def reshape(operand, new_sizes, dimensions=None):
+    """Reshape (row-major) to ``new_sizes``, after permuting by ``dimensions`` if given.
+
+    >>> reshape(np.arange(6), (2, 3)).tolist()
+    [[0, 1, 2], [3, 4, 5]]
+    """
+    operand = asarray(operand)
+    if dimensions is not None:
+        operand = st.transpose(operand, tuple(dimensions))
+    new_sizes = tuple(int(s) for s in new_sizes)
+    _bind(st.reshape_p, "reshape", operand, new_sizes=new_sizes)
+    return st.reshape(operand, new_sizes)
+
+
+def squeeze(array, dimensions):
+    """Remove the size-1 ``dimensions``.
+
+    >>> squeeze(np.ones((1, 3, 1)), (0, 2)).shape
+    (3,)
+    """
+    array = asarray(array)
+    dims = tuple(int(d) % array.ndim for d in dimensions)
+    _bind(st.squeeze_p, "squeeze", array, dimensions=tuple(sorted(dims)))
+    return st.squeeze(array, dims)
+
+
+def expand_dims(array, dimensions):
+    """Insert size-1 axes at ``dimensions`` (positions in the result).
+
+    >>> expand_dims(np.ones(3), (0,)).shape
+    (1, 3)
+    """
+    return st.expand_dims(asarray(array), tuple(int(d) for d in dimensions))
+
+
+def transpose(operand, permutation):
+    """Permute the axes: result axis ``i`` is operand axis ``permutation[i]``.
+
+    >>> transpose(np.ones((2, 3)), (1, 0)).shape
+    (3, 2)
+    """
+    operand = asarray(operand)
+    perm = tuple(int(p) for p in permutation)
+    _bind(st.transpose_p, "transpose", operand, permutation=perm)
+    return st.transpose(operand, perm)
+
+
+def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
+    """Merge dimensions ``start_dimension`` to ``stop_dimension`` (exclusive) into one.
+
+    >>> collapse(np.ones((2, 3, 4)), 0, 2).shape
+    (6, 4)
+    """
+    operand = asarray(operand)
+    stop = operand.ndim if stop_dimension is None else stop_dimension
+    shape = operand.shape
+    size = int(np.prod(shape[start_dimension:stop], dtype=np.int64))
+    return st.reshape(operand, (*shape[:start_dimension], size, *shape[stop:]))
+
+
+def iota(dtype, size: int):
+    """``[0, 1, ..., size - 1]`` of ``dtype``.
+
+    >>> iota(np.int32, 3).tolist()
+    [0, 1, 2]
+    """
+    return st.iota(canonicalize_dtype(dtype), int(size))
+
+
+def broadcasted_iota(dtype, shape, dimension: int):
+    """An array of ``shape`` counting 0, 1, ... along ``dimension``.
+
+    >>> broadcasted_iota(np.int32, (2, 2), 0).tolist()
+    [[0, 0], [1, 1]]
+    """
+    return st.broadcasted_iota(canonicalize_dtype(dtype), tuple(int(s) for s in shape), int(dimension))
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with the scalar ``fill_value``.
+
+    >>> full((2,), 3.0).tolist()
+    [3.0, 3.0]
+    """
+    value = asarray(fill_value) if dtype is None else asarray(fill_value, canonicalize_dtype(dtype))
+    if value.ndim:
+        raise TypeError(f"lax.full: fill_value must be a scalar, got shape {value.shape}")
+    return st.broadcast_in_dim(value, tuple(int(s) for s in shape), ())
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    """``full`` with the shape and dtype of ``x`` (unless given).
+
+    >>> full_like(np.ones(2, np.int32), 7).tolist()
+    [7, 7]
+    """
+    a = aval(x)
+    return full(a.shape if shape is None else shape, fill_value, a.dtype if dtype is None else dtype)
+
+
+def zeros_like_array(x):
+    """Zeros of ``x``'s shape and dtype.
+
+    >>> zeros_like_array(np.ones(2)).tolist()
+    [0.0, 0.0]
+    """
+    return full_like(x, 0)

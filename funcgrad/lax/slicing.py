@@ -1,0 +1,370 @@
+"""``funcgrad.lax`` slicing, indexing, padding, sorting and scans: ``jax.lax``'s names and signatures
+over the catalog's structural, indexing and sorting primitives.
+
+Layer: surface. Imports the primitive catalog, ``funcgrad.numpy._core`` (conversion helpers) and
+``funcgrad.lax.ops``.
+
+Static slices (``slice``, ``slice_in_dim``) take Python ints; ``dynamic_slice`` takes traced start
+indices (clamped so the window fits, negative ones counting from the end) with static sizes.
+``gather``/``scatter`` take XLA dimension numbers and a ``mode`` (see NOTE: [gather and scatter
+modes] in ``primitives/gather.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad import dtypes as _dt
+from funcgrad.numpy._core import asarray, aval, constant, select
+from primitives import elementwise as ew
+from primitives import indexing as ix
+from primitives import sorting as srt
+from primitives import structure as st
+from primitives.gather import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+
+__all__ = [
+    "GatherDimensionNumbers",
+    "GatherScatterMode",
+    "ScatterDimensionNumbers",
+    "associative_scan",
+    "concatenate",
+    "cumlogsumexp",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "cumsum",
+    "dynamic_index_in_dim",
+    "dynamic_slice",
+    "dynamic_slice_in_dim",
+    "dynamic_update_index_in_dim",
+    "dynamic_update_slice",
+    "dynamic_update_slice_in_dim",
+    "gather",
+    "index_in_dim",
+    "pad",
+    "rev",
+    "scatter",
+    "scatter_add",
+    "scatter_max",
+    "scatter_min",
+    "scatter_mul",
+    "slice",
+    "slice_in_dim",
+    "sort",
+    "sort_key_val",
+    "top_k",
+]
+
+
+def slice(operand, start_indices, limit_indices, strides=None):
+    """``operand[start:limit:stride]`` in every dimension, with static bounds.
+
+    >>> slice(np.arange(10), (1,), (8,), (3,)).tolist()
+    [1, 4, 7]
+    """
+    return st.slice_(asarray(operand), start_indices, limit_indices, strides)
+
+
+def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
+    """``slice`` along one ``axis`` (``None`` bounds mean the whole axis; negative ones count from
+    the end).
+
+    >>> slice_in_dim(np.arange(6).reshape(2, 3), 1, 3, axis=1).tolist()
+    [[1, 2], [4, 5]]
+    """
+    return st.slice_in_dim(asarray(operand), start_index, limit_index, stride, axis)
+
+
+def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
+    """Element ``index`` along ``axis`` (static; negative counts from the end).
+
+    >>> index_in_dim(np.arange(6).reshape(2, 3), -1, axis=1, keepdims=False).tolist()
+    [2, 5]
+    """
+    return st.index_in_dim(asarray(operand), index, axis, keepdims)
+
+
+def _start_indices(start_indices):
+    if hasattr(start_indices, "ndim") and start_indices.ndim == 1:
+        return [start_indices[i] for i in range(start_indices.shape[0])]
+    return list(start_indices)
+
+
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices: bool = True):
+    """The window of static ``slice_sizes`` at (possibly traced) ``start_indices``, clamped to fit.
+
+    >>> dynamic_slice(np.arange(10), (8,), (3,)).tolist()
+    [7, 8, 9]
+    """
+    return ix.dynamic_slice(
+        asarray(operand),
+        _start_indices(start_indices),
+        tuple(slice_sizes),
+        allow_negative_indices=allow_negative_indices,
+    )
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0):
+    """``dynamic_slice`` along one ``axis``.
+
+    >>> dynamic_slice_in_dim(np.arange(6).reshape(2, 3), 1, 2, axis=1).tolist()
+    [[1, 2], [4, 5]]
+    """
+    return ix.dynamic_slice_in_dim(asarray(operand), start_index, slice_size, axis)
+
+
+def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True):
+    """Element ``index`` (possibly traced) along ``axis``.
+
+    >>> dynamic_index_in_dim(np.arange(6).reshape(2, 3), 1, axis=1, keepdims=False).tolist()
+    [1, 4]
+    """
+    return ix.dynamic_index_in_dim(asarray(operand), index, axis, keepdims)
+
+
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices: bool = True):
+    """``operand`` with the window at ``start_indices`` (clamped to fit) replaced by ``update``.
+
+    >>> dynamic_update_slice(np.zeros(5), np.ones(2), (4,)).tolist()
+    [0.0, 0.0, 0.0, 1.0, 1.0]
+    """
+    return ix.dynamic_update_slice(
+        asarray(operand),
+        asarray(update),
+        _start_indices(start_indices),
+        allow_negative_indices=allow_negative_indices,
+    )
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis: int):
+    """``dynamic_update_slice`` along one ``axis``.
+
+    >>> dynamic_update_slice_in_dim(np.zeros((2, 3)), np.ones((2, 1)), 1, axis=1).tolist()
+    [[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    return ix.dynamic_update_slice_in_dim(asarray(operand), asarray(update), start_index, axis)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis: int):
+    """``operand`` with element ``index`` along ``axis`` replaced by ``update``.
+
+    >>> dynamic_update_index_in_dim(np.zeros((2, 2)), np.ones(2), 0, axis=0).tolist()
+    [[1.0, 1.0], [0.0, 0.0]]
+    """
+    return ix.dynamic_update_index_in_dim(asarray(operand), asarray(update), index, axis)
+
+
+def gather(
+    operand,
+    start_indices,
+    dimension_numbers,
+    slice_sizes,
+    *,
+    unique_indices=False,
+    indices_are_sorted=False,
+    mode=None,
+    fill_value=None,
+):
+    """XLA's Gather: windows of ``slice_sizes`` starting at the index vectors in the last axis of
+    ``start_indices`` (``mode=None`` promises in-bounds indices, which are clamped).
+
+    >>> dn = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+    >>> gather(np.arange(6).reshape(3, 2), np.array([[2], [0]]), dn, (1, 2)).tolist()
+    [[4, 5], [0, 1]]
+    """
+    return ix.gather(
+        asarray(operand),
+        asarray(start_indices),
+        dimension_numbers,
+        slice_sizes,
+        mode=mode,
+        fill_value=fill_value,
+        unique_indices=unique_indices,
+        indices_are_sorted=indices_are_sorted,
+    )
+
+
+def _scatter_wrapper(binder, name, example):
+    def f(
+        operand,
+        scatter_indices,
+        updates,
+        dimension_numbers,
+        *,
+        indices_are_sorted=False,
+        unique_indices=False,
+        mode=None,
+    ):
+        return binder(
+            asarray(operand),
+            asarray(scatter_indices),
+            asarray(updates),
+            dimension_numbers,
+            mode,
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+        )
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (
+        f"XLA's Scatter combining with ``{name}`` (``lax.{name}``); out-of-bounds updates are dropped "
+        "unless ``mode='clip'``.\n\n"
+        ">>> dn = ScatterDimensionNumbers((), (0,), (0,))\n"
+        f">>> {name}(np.ones(3), np.array([[1], [1]]), np.array([2.0, 3.0]), dn).tolist()\n{example}\n"
+    )
+    return f
+
+
+scatter = _scatter_wrapper(ix.scatter, "scatter", "[1.0, 3.0, 1.0]")
+scatter_add = _scatter_wrapper(ix.scatter_add, "scatter_add", "[1.0, 6.0, 1.0]")
+scatter_mul = _scatter_wrapper(ix.scatter_mul, "scatter_mul", "[1.0, 6.0, 1.0]")
+scatter_min = _scatter_wrapper(ix.scatter_min, "scatter_min", "[1.0, 1.0, 1.0]")
+scatter_max = _scatter_wrapper(ix.scatter_max, "scatter_max", "[1.0, 3.0, 1.0]")
+
+
+def pad(operand, padding_value, padding_config):
+    """Pad with the scalar ``padding_value``; ``padding_config`` has one ``(low, high, interior)``
+    per dimension (negative low/high crop).
+
+    >>> pad(np.array([1.0, 2.0]), 0.0, [(1, 2, 1)]).tolist()
+    [0.0, 1.0, 0.0, 2.0, 0.0, 0.0]
+    """
+    operand = asarray(operand)
+    value = padding_value if type(padding_value) in (int, float, bool) else asarray(padding_value)
+    if hasattr(value, "dtype") and value.dtype != operand.dtype:
+        raise TypeError(
+            f"lax.pad: padding_value dtype {value.dtype} must equal the operand's {operand.dtype}"
+        )
+    return st.pad(operand, value, padding_config)
+
+
+def concatenate(operands, dimension: int):
+    """Join operands of one dtype along ``dimension``.
+
+    >>> concatenate([np.array([1, 2]), np.array([3])], 0).tolist()
+    [1, 2, 3]
+    """
+    operands = [asarray(x) for x in operands]
+    if len(operands) == 1:
+        return operands[0]
+    return st.concatenate(operands, dimension)
+
+
+def rev(operand, dimensions):
+    """Reverse along each of ``dimensions``.
+
+    >>> rev(np.array([[1, 2], [3, 4]]), (1,)).tolist()
+    [[2, 1], [4, 3]]
+    """
+    return st.rev(asarray(operand), tuple(int(d) for d in dimensions))
+
+
+# ----------------------------------------------------------------------------------------------
+# Sorting and scans
+
+
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """Sort along ``dimension`` (NaNs last); a sequence of operands is reordered by the
+    lexicographic order of its first ``num_keys``.
+
+    >>> sort(np.array([3.0, 1.0, 2.0])).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    if isinstance(operand, tuple | list):
+        return srt.sort(tuple(asarray(x) for x in operand), dimension, is_stable, num_keys)
+    return srt.sort(asarray(operand), dimension, is_stable, num_keys)
+
+
+def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
+    """Sort ``keys`` along ``dimension`` and reorder ``values`` the same way.
+
+    >>> [x.tolist() for x in sort_key_val(np.array([2, 1]), np.array([10.0, 20.0]))]
+    [[1, 2], [20.0, 10.0]]
+    """
+    return srt.sort_key_val(asarray(keys), asarray(values), dimension, is_stable)
+
+
+def top_k(operand, k: int):
+    """The ``k`` largest entries along the last axis and their indices (ties: lower index first).
+
+    >>> [x.tolist() for x in top_k(np.array([1.0, 3.0, 2.0, 3.0]), 2)]
+    [[3.0, 3.0], [1, 3]]
+    """
+    operand = asarray(operand)
+    n = operand.shape[-1]
+    k = int(k)
+    if not 0 <= k <= n:
+        raise ValueError(f"top_k: k={k} must be between 0 and the last dimension's size {n}")
+    axis = operand.ndim - 1
+    iota = st.broadcasted_iota(np.int32, operand.shape, axis)
+    # Stable descending order: sort the reversed array ascending, then reverse back.
+    keys, idx = srt.sort((st.rev(operand, (axis,)), iota), axis, num_keys=1)
+    keys = st.rev(keys, (axis,))
+    idx = ew.sub_p.bind(constant(n - 1, np.int32), st.rev(idx, (axis,)))
+    return st.slice_in_dim(keys, 0, k, 1, axis), st.slice_in_dim(idx, 0, k, 1, axis)
+
+
+def cumsum(operand, axis: int = 0, reverse: bool = False):
+    """Inclusive cumulative sum along ``axis`` (from the end if ``reverse``).
+
+    >>> cumsum(np.array([1, 2, 3])).tolist()
+    [1, 3, 6]
+    """
+    return srt.cumsum(asarray(operand), axis, reverse)
+
+
+def cumprod(operand, axis: int = 0, reverse: bool = False):
+    """Inclusive cumulative product along ``axis``.
+
+    >>> cumprod(np.array([1.0, 2.0, 3.0]), reverse=True).tolist()
+    [6.0, 6.0, 3.0]
+    """
+    return srt.cumprod(asarray(operand), axis, reverse)
+
+
+def cummax(operand, axis: int = 0, reverse: bool = False):
+    """Running maximum along ``axis``.
+
+    >>> cummax(np.array([1, 3, 2])).tolist()
+    [1, 3, 3]
+    """
+    return srt.cummax(asarray(operand), axis, reverse)
+
+
+def cummin(operand, axis: int = 0, reverse: bool = False):
+    """Running minimum along ``axis``.
+
+    >>> cummin(np.array([3, 1, 2])).tolist()
+    [3, 1, 1]
+    """
+    return srt.cummin(asarray(operand), axis, reverse)
+
+
+def _logaddexp_same(x, y):
+    # Both operands share dtype and shape here; a NaN-free logaddexp for the scan.
+    equal = ew.eq_p.bind(x, y)
+    zero = constant(0, aval(x).dtype)
+    delta = ew.sub_p.bind(select(equal, zero, x), select(equal, zero, y))
+    amax = ew.max_p.bind(x, y)
+    return ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(ew.neg_p.bind(ew.abs_p.bind(delta)))))
+
+
+def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
+    """Running ``logsumexp`` along ``axis`` (an associative scan of ``logaddexp``).
+
+    >>> cumlogsumexp(np.array([0.0, 0.0])).tolist() == [0.0, float(np.log(2))]
+    True
+    """
+    operand = asarray(operand)
+    if not _dt.is_inexact(operand.dtype):
+        raise TypeError(f"cumlogsumexp requires a floating operand, got {operand.dtype}")
+    return srt.associative_scan(_logaddexp_same, operand, axis, reverse)
+
+
+def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
+    """Inclusive scan of the associative binary ``fn`` along ``axis`` (parallel prefix).
+
+    >>> associative_scan(lambda a, b: a + b, np.array([1, 2, 3])).tolist()
+    [1, 3, 6]
+    """
+    return srt.associative_scan(fn, asarray(elems), axis, reverse)
