@@ -625,14 +625,18 @@ def _scan_partial_eval(trace, args, unknowns, *, jaxpr, num_consts, num_carry, l
     variant = _loop_variant(kj, set(kj.invars[n_kc:]))
     const_pos = {v: i for i, v in enumerate(kj.invars[:n_kc])}
     xs_pos = {v: i for i, v in enumerate(kj.invars[n_kc + n_kcar :])}
-    # Each residual is: a known const or xs operand (forwarded), loop invariant (computed once
-    # outside the loop), or loop variant (a ys output of the known scan, stacked).
+    reshaped_from = {e.outvars[0]: e.invars[0] for e in kj.eqns if e.primitive is st.reshape_p}
+    # Each residual is: a known const, or an xs operand possibly reshaped (forwarded), loop
+    # invariant (computed once outside the loop), or loop variant (a ys of the known scan).
     kinds = []
     for v in res_vars:
+        src = v
+        while type(src) is Var and src in reshaped_from and src not in xs_pos:
+            src = reshaped_from[src]
         if type(v) is Var and v in const_pos:
             kinds.append(("const", const_pos[v]))
-        elif type(v) is Var and v in xs_pos:
-            kinds.append(("xs", xs_pos[v]))
+        elif type(src) is Var and src in xs_pos:
+            kinds.append(("xs", xs_pos[src]))
         elif type(v) is Var and v in variant:
             kinds.append(("stacked", None))
         else:
@@ -650,10 +654,14 @@ def _scan_partial_eval(trace, args, unknowns, *, jaxpr, num_consts, num_carry, l
                 *k_consts, *k_init, *k_xs, jaxpr=known_body, num_consts=n_kc, num_carry=n_kcar,
                 length=length, reverse=reverse, unroll=unroll,
             )  # fmt: skip
-    known_vals, stacked_out = known_outs[:n_known_out], iter(known_outs[n_known_out:])
-    res_vals = []
-    for k, i in kinds:
-        res_vals.append(k_xs[i] if k == "xs" else next(stacked_out) if k == "stacked" else None)
+        stacked_out = iter(known_outs[n_known_out:])
+        res_vals = []
+        for (k, i), v in zip(kinds, res_vars):
+            if k == "xs":  # a reshape of a slice is a slice of the reshaped stack
+                res_vals.append(st.reshape(k_xs[i], (length, *v.aval.shape)))
+            else:
+                res_vals.append(next(stacked_out) if k == "stacked" else None)
+    known_vals = known_outs[:n_known_out]
     if not any(out_uk):
         return _merge_outs(known_vals, [], out_uk)
     # The unknown scan: consts = (invariant residuals, unknown consts), carry = unknown carries,
