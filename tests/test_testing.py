@@ -115,9 +115,10 @@ def test_check_rule_catches_a_wrong_custom_vjp():
     wrong = _softplus_vjp(wrong=True)
     with pytest.raises(AssertionError, match=r"check_rule\(custom_vjp softplus\).*finite differences"):
         check_rule(wrong, np.array([-1.0, 0.0, 2.0]))
-    # Also when the examples come from a strategy (hypothesis shrinks to a failing example).
+    # Also when the examples come from a strategy (a small one: hypothesis shrinks a failure).
+    examples = st.sampled_from([(np.array([0.5]),), (np.array([-1.0, 2.0]),)])
     with pytest.raises(AssertionError, match="custom_vjp softplus"):
-        check_rule(wrong, strategy=arrays(np.float64, shapes(max_dims=1)).map(lambda x: (x,)), max_examples=3)
+        check_rule(wrong, strategy=examples, max_examples=2)
 
 
 def test_check_rule_needs_arguments():
