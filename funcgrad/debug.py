@@ -80,7 +80,8 @@ class ValueStats(NamedTuple):
 
 class NonFiniteError(FloatingPointError):
     """A NaN or Inf appeared. Attributes: ``phase`` ("forward", "backward" or "input"),
-    ``primitive`` (its name), ``source_info``, ``inputs``/``outputs`` (``ValueStats``), ``params``.
+    ``primitive`` (its name), ``source_info``, ``inputs``/``outputs`` (``ValueStats``), ``params``,
+    and ``loop_iterations``: ``[(loop, iteration), ...]`` from the outermost loop body inward.
     """
 
     def __init__(self, message: str, phase: str, primitive: str | None, source_info, inputs, outputs, params):
@@ -91,6 +92,7 @@ class NonFiniteError(FloatingPointError):
         self.inputs = inputs
         self.outputs = outputs
         self.params = params
+        self.loop_iterations: list[tuple[str, int | None]] = []
 
 
 def _is_finite(x) -> bool:
@@ -163,9 +165,60 @@ class FiniteCheckTrace(core.EvalTrace):
         outs = out if primitive.multiple_results else (out,)
         for o in outs:
             if not _is_finite(o):
+                # A loop ran its body in NumPy: run it again one equation at a time to find the
+                # equation (and iteration) inside it; this raises if it finds it.
+                locate = _LOOPS.get(primitive.name)
+                if locate is not None:
+                    locate(args, **params)
                 phase = "backward" if source_info_config.backward_depth else "forward"
                 raise _error(primitive, params, args, outs, phase)
         return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Finding the equation inside a loop body (only after the loop produced a NaN/Inf)
+
+
+def _value(x):
+    return x._numpy() if isinstance(x, Array) else np.asarray(x)
+
+
+def _in_iteration(loop: str, i: int | None, closed: ClosedJaxpr, args) -> list:
+    """Evaluate ``closed`` on ``args`` (one iteration of a loop body); a NonFiniteError raised inside
+    is told which loop and iteration it happened in."""
+    try:
+        return eval_jaxpr_with_source(closed.jaxpr, closed.consts, *args)
+    except NonFiniteError as e:
+        where = f"`{loop}`" if i is None else f"iteration {i} of `{loop}`"
+        e.args = (
+            str(e).replace(" (the first non-finite value)", f" in {where} (the first non-finite value)", 1),
+        )
+        e.loop_iterations = [(loop, i), *getattr(e, "loop_iterations", [])]
+        raise
+
+
+def _locate_scan(args, *, jaxpr, num_consts, num_carry, length, reverse, **_):
+    consts, carry = list(args[:num_consts]), list(args[num_consts : num_consts + num_carry])
+    xs = [_value(x) for x in args[num_consts + num_carry :]]
+    for t in range(length):
+        i = length - 1 - t if reverse else t
+        carry = _in_iteration("scan", i, jaxpr, [*consts, *carry, *[x[i] for x in xs]])[:num_carry]
+
+
+def _locate_while(args, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, **_):
+    cc, bc = list(args[:cond_nconsts]), list(args[cond_nconsts : cond_nconsts + body_nconsts])
+    carry, i = list(args[cond_nconsts + body_nconsts :]), 0
+    while bool(_value(_in_iteration("while_loop", i, cond_jaxpr, [*cc, *carry])[0])):
+        carry = _in_iteration("while_loop", i, body_jaxpr, [*bc, *carry])
+        i += 1
+
+
+def _locate_cond(args, *, branches, **_):
+    index = min(max(int(_value(args[0])), 0), len(branches) - 1)
+    _in_iteration("cond", None, branches[index], args[1:])
+
+
+_LOOPS = {"scan": _locate_scan, "while": _locate_while, "cond": _locate_cond}
 
 
 class debug_nans(contextlib.ContextDecorator):

@@ -10,6 +10,7 @@ import funcgrad.numpy as fnp
 from funcgrad import core
 from funcgrad.api import grad, jit, value_and_grad
 from funcgrad.debug import NonFiniteError, check_finite, debug_nans
+from funcgrad.lax.control_flow import cond, scan, while_loop
 from funcgrad.partial_eval import source_info_config
 
 _THIS = open(__file__).read().splitlines()
@@ -123,3 +124,38 @@ def test_debug_nans_inside_a_transformation_is_an_error():
 
     with pytest.raises(RuntimeError, match="outside transformations"):
         grad(f)(1.0)
+
+
+def test_loops_are_searched_for_the_equation_and_iteration():
+    def scanned(xs):
+        def step(c, x):
+            y = fnp.log(x)  # loop:log
+            return c + y, y
+
+        return scan(step, 0.0, xs)[0]
+
+    with pytest.raises(NonFiniteError, match=r"`log` in iteration 2 of `scan`") as info:
+        check_finite(scanned)(np.array([1.0, 2.0, 0.0, 3.0]))
+    assert info.value.source_info.line == line_of("loop:log") and info.value.loop_iterations == [("scan", 2)]
+
+    def sqrt_scan(xs):
+        return scan(lambda c, x: (c + fnp.sqrt(x), x), 0.0, xs)[0]
+
+    with pytest.raises(NonFiniteError, match=r"iteration 1 of `scan`") as info:
+        check_finite(sqrt_scan)(np.array([1.0, 0.0, 3.0]))
+    assert info.value.phase == "backward"
+
+    def looped(x):
+        # x / (x - 3) at x = 3: the fourth iteration (i = 3) divides by zero.
+        return while_loop(lambda c: c[0] < 5.0, lambda c: (c[0] + 1.0, c[1] + 1.0 / (c[0] - 3.0)), (x, 0.0))[
+            1
+        ]
+
+    with pytest.raises(NonFiniteError, match=r"iteration 3 of `while_loop`"):
+        check_finite(looped)(np.array(0.0))
+
+    def branchy(x):
+        return cond(x > 0, lambda x: fnp.log(x - 1.0), lambda x: x, x)
+
+    with pytest.raises(NonFiniteError, match=r"`log` in `cond`"):
+        check_finite(branchy, backward=False)(np.array(1.0))
