@@ -92,8 +92,14 @@ def _distinct(rng, shape, dtype):
     return np.asarray(vals.reshape(shape), dtype)
 
 
-def _default(shapes):
-    return _shapes() if shapes is None else shapes
+def _one(gen=None, **params_of_shape):
+    """A sampler of one array argument; ``params_of_shape[k](shape)`` gives each static param."""
+    gen = gen or (lambda rng, shape, dtype: _arr(rng, shape, dtype))
+
+    def sampler(shape, dtype, rng):
+        return Sample((gen(rng, shape, dtype),), {k: f(shape) for k, f in params_of_shape.items()})
+
+    return sampler
 
 
 # ----------------------------------------------------------------------------------------------
@@ -174,6 +180,22 @@ def _xla_int_rem(x, y):
     return np.where(y == 0, x, x - _xla_int_div(x, y) * y).astype(x.dtype)
 
 
+def _int_pair(rng, shape, dtype):
+    return _arr(rng, shape, dtype, -9, 9), _arr(rng, shape, dtype, -3, 3)  # includes division by 0
+
+
+def _comparable(rng, shape, dtype):
+    return np.asarray(_arr(rng, shape, np.float64).round(), dtype)  # small integers: ties happen
+
+
+def _comparable_pair(rng, shape, dtype):
+    return _comparable(rng, shape, dtype), _comparable(rng, shape, dtype)
+
+
+def _clamp_ref(lo, x, hi):
+    return np.minimum(np.maximum(x, lo), hi)
+
+
 def _round_ref(x, rounding_method):
     if rounding_method == 1:
         return np.round(x)
@@ -244,6 +266,7 @@ def _polygamma_sampler(shape, dtype, rng):
     return Sample((m, _arr(rng, shape, dtype, 0.5, 3.0)), {})
 
 
+# fmt: off
 ELEMENTWISE = [
     unary(ew.neg_p, np.negative, dtypes=(F64, F32, I32), linear_argnums=((0,),)),
     unary(ew.sign_p, np.sign, dtypes=(F64, F32, I32)),
@@ -252,12 +275,8 @@ ELEMENTWISE = [
     unary(ew.round_p, _round_ref, name="round_away_from_zero", params={"rounding_method": 0}),
     unary(ew.round_p, _round_ref, name="round_to_even", params={"rounding_method": 1}),
     unary(ew.is_finite_p, np.isfinite, _specials),
-    unary(
-        ew.abs_p,
-        np.abs,
-        lambda rng, s, d: _away(rng, s, d) if d.kind == "f" else _arr(rng, s, d),
-        dtypes=(F64, F32, I32),
-    ),
+    unary(ew.abs_p, np.abs, lambda rng, s, d: _away(rng, s, d) if d.kind == "f" else _arr(rng, s, d),
+          dtypes=(F64, F32, I32)),
     unary(ew.exp_p, np.exp),
     unary(ew.exp2_p, np.exp2),
     unary(ew.expm1_p, np.expm1),
@@ -285,29 +304,14 @@ ELEMENTWISE = [
     unary(ew.lgamma_p, sp.gammaln, _uniform(0.5, 3.0)),
     unary(ew.digamma_p, sp.digamma, _uniform(0.5, 3.0)),
     unary(ew.polygamma1_p, lambda x: sp.polygamma(1, x).astype(x.dtype), _uniform(0.5, 3.0)),
-    OpInfo(
-        "polygamma",
-        ew.polygamma_p,
-        ew.polygamma_p.bind,
-        lambda m, x: sp.polygamma(m.astype(int), x).astype(x.dtype),
-        _polygamma_sampler,
-        _shapes(),
-        diff_argnums=(1,),
-        rtol=1e-10,
-    ),
+    OpInfo("polygamma", ew.polygamma_p, ew.polygamma_p.bind,
+           lambda m, x: sp.polygamma(m.astype(int), x).astype(x.dtype), _polygamma_sampler, _shapes(),
+           diff_argnums=(1,), rtol=1e-10),
     unary(ew.square_p, np.square, dtypes=(F64, F32, I32)),
-    *(
-        unary(
-            ew.integer_pow_p,
-            lambda x, y: np.power(x, float(y)).astype(x.dtype),
-            (lambda rng, s, d: _away(rng, s, d, 0.3, 1.5)) if y < 0 else None,
-            name=f"integer_pow_{y}",
-            params={"y": y},
-            dtypes=FLOATS if y < 0 else (F64, F32, I32),
-            rtol=1e-10,
-        )
-        for y in (0, 2, 3, -2)
-    ),
+    *(unary(ew.integer_pow_p, lambda x, y: np.power(x, float(y)).astype(x.dtype),
+            (lambda rng, s, d: _away(rng, s, d, 0.3, 1.5)) if y < 0 else None, name=f"integer_pow_{y}",
+            params={"y": y}, dtypes=FLOATS if y < 0 else (F64, F32, I32), rtol=1e-10)
+      for y in (0, 2, 3, -2)),
     unary(ew.not_p, np.invert, dtypes=(BOOL, I32)),
     unary(ew.stop_gradient_p, lambda x: x),
     binary(ew.add_p, np.add, dtypes=(F64, F32, I32), linear_argnums=((0, 1),)),
@@ -315,140 +319,67 @@ ELEMENTWISE = [
     binary(ew.add_any_p, np.add, linear_argnums=((0, 1),)),
     binary(ew.mul_p, np.multiply, dtypes=(F64, F32, I32), linear_argnums=((0,), (1,))),
     binary(ew.div_p, np.divide, _pair(_arr, _away), linear_argnums=((0,),)),
-    binary(
-        ew.div_p,
-        _xla_int_div,
-        lambda rng, s, d: (_arr(rng, s, d, -9, 9), _arr(rng, s, d, -3, 3)),
-        dtypes=(I32,),
-        name="div_int",
-    ),
+    binary(ew.div_p, _xla_int_div, _int_pair, dtypes=(I32,), name="div_int"),
     binary(ew.rem_p, np.fmod, _rem_pair),
-    binary(
-        ew.rem_p,
-        _xla_int_rem,
-        lambda rng, s, d: (_arr(rng, s, d, -9, 9), _arr(rng, s, d, -3, 3)),
-        dtypes=(I32,),
-        name="rem_int",
-    ),
+    binary(ew.rem_p, _xla_int_rem, _int_pair, dtypes=(I32,), name="rem_int"),
     binary(ew.pow_p, np.power, _pair(_uniform(0.2, 2.0), _uniform(-2.0, 2.0)), rtol=1e-10),
     binary(ew.max_p, np.maximum, _tie_free_pair, dtypes=(F64, F32, I32)),
     binary(ew.min_p, np.minimum, _tie_free_pair, dtypes=(F64, F32, I32)),
     binary(ew.atan2_p, np.arctan2, _pair(_away, _away)),
     binary(ew.nextafter_p, np.nextafter),
-    *(
-        binary(p, f, dtypes=(BOOL, I32))
-        for p, f in ((ew.and_p, np.bitwise_and), (ew.or_p, np.bitwise_or), (ew.xor_p, np.bitwise_xor))
-    ),
+    binary(ew.and_p, np.bitwise_and, dtypes=(BOOL, I32)),
+    binary(ew.or_p, np.bitwise_or, dtypes=(BOOL, I32)),
+    binary(ew.xor_p, np.bitwise_xor, dtypes=(BOOL, I32)),
     binary(ew.shift_left_p, _shift_ref("left"), _shift_pair, dtypes=(I32,)),
     binary(ew.shift_right_arithmetic_p, _shift_ref("arithmetic"), _shift_pair, dtypes=(I32,)),
     binary(ew.shift_right_logical_p, _shift_ref("logical"), _shift_pair, dtypes=(I32,)),
-    *(
-        binary(
-            p,
-            f,
-            lambda rng, s, d: (_arr(rng, s, d, -2, 2).round(), _arr(rng, s, d, -2, 2).round()),
-            dtypes=(F64, F32, I32),
-        )
-        for p, f in (
-            (ew.eq_p, np.equal),
-            (ew.ne_p, np.not_equal),
-            (ew.lt_p, np.less),
-            (ew.le_p, np.less_equal),
-            (ew.gt_p, np.greater),
-            (ew.ge_p, np.greater_equal),
-        )
-    ),
-    OpInfo(
-        "select_n",
-        ew.select_n_p,
-        ew.select_n_p.bind,
-        _select_ref,
-        _select_sampler(2, False),
-        _shapes(),
-        dtypes=(F64, F32, I32),
-        diff_argnums=(1, 2),
-        linear_argnums=((1, 2),),
-    ),
-    OpInfo(
-        "select_n_scalar_pred",
-        ew.select_n_p,
-        ew.select_n_p.bind,
-        _select_ref,
-        _select_sampler(2, True),
-        _shapes(),
-        diff_argnums=(1, 2),
-        linear_argnums=((1, 2),),
-    ),
-    OpInfo(
-        "select_n_3_cases",
-        ew.select_n_p,
-        ew.select_n_p.bind,
-        _select_ref,
-        _select_sampler(3, False),
-        _shapes(),
-        diff_argnums=(1, 2, 3),
-        linear_argnums=((1, 2, 3),),
-    ),
-    OpInfo(
-        "clamp",
-        ew.clamp_p,
-        ew.clamp,
-        lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
-        _clamp_sampler(False),
-        _shapes(),
-    ),
-    OpInfo(
-        "clamp_scalar_bounds",
-        ew.clamp_p,
-        ew.clamp,
-        lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
-        _clamp_sampler(True),
-        _shapes(),
-    ),
-    *(
-        OpInfo(
-            f"convert_element_type_{np.dtype(src).name}_to_{np.dtype(dst).name}",
-            ew.convert_element_type_p,
-            ew.convert_element_type_p.bind,
-            lambda x, new_dtype: x.astype(new_dtype),
-            _convert_sampler(dst),
-            _shapes(),
-            dtypes=(np.dtype(src),),
-            differentiable=np.dtype(src).kind == np.dtype(dst).kind == "f",
-            linear_argnums=((0,),) if np.dtype(src).kind == np.dtype(dst).kind == "f" else (),
-            check_fd=np.dtype(dst) != F32,  # a float32 result is too coarse for finite differences
-            rtol=1e-6,
-        )
-        for src, dst in ((F64, F32), (F32, F64), (F64, I32), (I32, F64), (I32, BOOL))
-    ),
-    OpInfo(
-        "bitcast_convert_type",
-        bc.bitcast_convert_type_p,
-        bc.bitcast_convert_type_p.bind,
-        lambda x, new_dtype: x.view(new_dtype),
-        lambda shape, dtype, rng: Sample((_arr(rng, shape, dtype),), {"new_dtype": I32}),
-        _shapes(),
-        dtypes=(F32,),
-        differentiable=False,
-    ),
+    *(binary(p, f, _comparable_pair, dtypes=(F64, F32, I32))
+      for p, f in ((ew.eq_p, np.equal), (ew.ne_p, np.not_equal), (ew.lt_p, np.less),
+                   (ew.le_p, np.less_equal), (ew.gt_p, np.greater), (ew.ge_p, np.greater_equal))),
+    OpInfo("select_n", ew.select_n_p, ew.select_n_p.bind, _select_ref, _select_sampler(2, False), _shapes(),
+           dtypes=(F64, F32, I32), diff_argnums=(1, 2), linear_argnums=((1, 2),)),
+    OpInfo("select_n_scalar_pred", ew.select_n_p, ew.select_n_p.bind, _select_ref, _select_sampler(2, True),
+           _shapes(), diff_argnums=(1, 2), linear_argnums=((1, 2),)),
+    OpInfo("select_n_3_cases", ew.select_n_p, ew.select_n_p.bind, _select_ref, _select_sampler(3, False),
+           _shapes(), diff_argnums=(1, 2, 3), linear_argnums=((1, 2, 3),)),
+    OpInfo("clamp", ew.clamp_p, ew.clamp, _clamp_ref, _clamp_sampler(False), _shapes()),
+    OpInfo("clamp_scalar_bounds", ew.clamp_p, ew.clamp, _clamp_ref, _clamp_sampler(True), _shapes()),
+    *(OpInfo(f"convert_element_type_{src.name}_to_{dst.name}", ew.convert_element_type_p,
+             ew.convert_element_type_p.bind, lambda x, new_dtype: x.astype(new_dtype), _convert_sampler(dst),
+             _shapes(), dtypes=(src,), differentiable=src.kind == dst.kind == "f",
+             linear_argnums=((0,),) if src.kind == dst.kind == "f" else (),
+             check_fd=dst != F32)  # a float32 result is too coarse for finite differences
+      for src, dst in ((F64, F32), (F32, F64), (F64, I32), (I32, F64), (I32, BOOL))),
+    OpInfo("bitcast_convert_type", bc.bitcast_convert_type_p, bc.bitcast_convert_type_p.bind,
+           lambda x, new_dtype: x.view(new_dtype), _one(new_dtype=lambda s: I32), _shapes(), dtypes=(F32,),
+           differentiable=False),
 ]
+# fmt: on
 
 # ----------------------------------------------------------------------------------------------
 # Structure
 
 
-def _one(gen=None, **params_of_shape):
-    """A sampler of one array argument; ``params_of_shape[k](shape)`` gives each static param."""
-    gen = gen or (lambda rng, shape, dtype: _arr(rng, shape, dtype))
-
-    def sampler(shape, dtype, rng):
-        return Sample((gen(rng, shape, dtype),), {k: f(shape) for k, f in params_of_shape.items()})
-
-    return sampler
-
-
 def _bid_shape(shape):
     return (2, *(3 if s == 1 else s for s in shape))
+
+
+def _bid_ref(x, shape, broadcast_dimensions):
+    return np.broadcast_to(x, shape)  # operand axes are the trailing ones here
+
+
+def _iota_ref(dtype, shape, dimension):
+    ramp = np.arange(shape[dimension], dtype=dtype)
+    return np.broadcast_to(ramp.reshape([-1 if d == dimension else 1 for d in range(len(shape))]), shape)
+
+
+def _concatenate_sampler(shape, dtype, rng):
+    operands = tuple(_arr(rng, (*shape[:-1], n), dtype) for n in (shape[-1], 1, 2))
+    return Sample(operands, {"dimension": len(shape) - 1})
+
+
+def _pad_sampler(shape, dtype, rng):
+    return Sample((_arr(rng, shape, dtype), _arr(rng, (), dtype)), {"padding_config": _pad_config(shape)})
 
 
 def _pad_config(shape):
@@ -465,13 +396,15 @@ def _pad_ref(x, padding_value, padding_config):
     return out
 
 
-def _slice_params(shape):
-    start = tuple(s // 3 for s in shape)
-    return dict(
-        start_indices=start,
-        limit_indices=tuple(s - s // 4 for s in shape),
-        strides=tuple(2 - d % 2 for d in range(len(shape))),
-    )
+_SLICE_PARAMS = dict(
+    start_indices=lambda shape: tuple(s // 3 for s in shape),
+    limit_indices=lambda shape: tuple(s - s // 4 for s in shape),
+    strides=lambda shape: tuple(2 - d % 2 for d in range(len(shape))),
+)
+
+
+def _slice_ref(x, start_indices, limit_indices, strides):
+    return x[tuple(slice(a, b, c) for a, b, c in zip(start_indices, limit_indices, strides))]
 
 
 def _ds_sampler(update):
@@ -773,20 +706,11 @@ def _extreme(sign):
     )
 
 
-def _reduction(prim, fn, ref, axes_of, gen=None, *, name=None, dtypes=FLOATS, shapes=None, **kw):
+def _reduction(prim, fn, np_fn, axes_of, gen=None, *, name=None, identity=None, dtypes=FLOATS, **kw):
     # Rank >= 1: reducing a 0-d array over no axes is the identity (no equation is bound).
-    return OpInfo(
-        name or prim.name,
-        prim,
-        fn,
-        ref,
-        _one(gen, axes=axes_of),
-        shapes or _shapes(min_dims=1),
-        sample_shapes=((3, 4), (2, 0), (5,)),
-        dtypes=dtypes,
-        differentiable=not prim.not_differentiable,
-        **kw,
-    )
+    return OpInfo(name or prim.name, prim, fn, _reduce_ref(np_fn, identity), _one(gen, axes=axes_of),
+                  _shapes(min_dims=1), sample_shapes=((3, 4), (2, 0), (5,)), dtypes=dtypes,
+                  differentiable=not prim.not_differentiable, **kw)  # fmt: skip
 
 
 def _all_axes(shape):
@@ -834,284 +758,87 @@ def _min1():
 _MIN1_SAMPLES = ((3, 4), (5,), (2, 0))
 
 
+# fmt: off
 STRUCTURE = [
-    OpInfo(
-        "broadcast_in_dim",
-        stc.broadcast_in_dim_p,
-        stc.broadcast_in_dim,
-        lambda x, shape, broadcast_dimensions: np.broadcast_to(x.reshape(x.shape), shape[1:])[None].repeat(
-            2, 0
-        ),
-        _one(shape=_bid_shape, broadcast_dimensions=lambda s: tuple(range(1, len(s) + 1))),
-        _shapes(),
-        dtypes=(F64, F32, I32, BOOL),
-        linear_argnums=((0,),),
-    ),
-    OpInfo(
-        "reshape",
-        stc.reshape_p,
-        stc.reshape,
-        lambda x, new_sizes: x.reshape(new_sizes),
-        _one(new_sizes=lambda s: (*s, 1)),
-        _shapes(),
-        dtypes=(F64, F32, I32),
-        linear_argnums=((0,),),
-    ),
-    OpInfo(
-        "transpose",
-        stc.transpose_p,
-        stc.transpose_p.bind,
-        lambda x, permutation: np.transpose(x, permutation),
-        _one(permutation=lambda s: tuple(np.roll(np.arange(len(s)), 1).tolist())),
-        _shapes(),
-        dtypes=(F64, F32, I32),
-        linear_argnums=((0,),),
-    ),
-    OpInfo(
-        "squeeze",
-        stc.squeeze_p,
-        stc.squeeze,
-        lambda x, dimensions: np.squeeze(x, dimensions),
-        _one(lambda rng, s, d: _arr(rng, (1, *s), d), dimensions=lambda s: (0,)),
-        _shapes(),
-        linear_argnums=((0,),),
-    ),
-    OpInfo(
-        "iota",
-        stc.iota_p,
-        lambda **p: stc.broadcasted_iota(p["dtype"], p["shape"], p["dimension"]),
-        lambda dtype, shape, dimension: np.broadcast_to(
-            np.arange(shape[dimension], dtype=dtype).reshape(
-                [-1 if d == dimension else 1 for d in range(len(shape))]
-            ),
-            shape,
-        ),
-        lambda shape, dtype, rng: Sample((), dict(dtype=dtype, shape=shape, dimension=len(shape) - 1)),
-        _min1(),
-        sample_shapes=_MIN1_SAMPLES,
-        dtypes=(I32, F64, F32),
-        differentiable=False,
-    ),
-    OpInfo(
-        "concatenate",
-        stc.concatenate_p,
-        lambda *xs, dimension: stc.concatenate(xs, dimension),
-        lambda *xs, dimension: np.concatenate(xs, dimension),
-        lambda shape, dtype, rng: Sample(
-            tuple(_arr(rng, (*shape[:-1], n), dtype) for n in (shape[-1], 1, 2)),
-            {"dimension": len(shape) - 1},
-        ),
-        _min1(),
-        sample_shapes=_MIN1_SAMPLES,
-        dtypes=(F64, F32, I32),
-        linear_argnums=((0, 1, 2),),
-    ),
-    OpInfo(
-        "pad",
-        stc.pad_p,
-        stc.pad,
-        _pad_ref,
-        lambda shape, dtype, rng: Sample(
-            (_arr(rng, shape, dtype), _arr(rng, (), dtype)), {"padding_config": _pad_config(shape)}
-        ),
-        _min1(),
-        sample_shapes=_MIN1_SAMPLES,
-        dtypes=(F64, F32, I32),
-        linear_argnums=((0, 1),),
-    ),
-    OpInfo(
-        "rev",
-        stc.rev_p,
-        stc.rev,
-        lambda x, dimensions: np.flip(x, dimensions),
-        _one(dimensions=lambda s: tuple(sorted({0, len(s) - 1}))),
-        _min1(),
-        sample_shapes=_MIN1_SAMPLES,
-        dtypes=(F64, F32, I32),
-        linear_argnums=((0,),),
-    ),
-    OpInfo(
-        "slice",
-        stc.slice_p,
-        stc.slice_,
-        lambda x, start_indices, limit_indices, strides: x[
-            tuple(slice(a, b, c) for a, b, c in zip(start_indices, limit_indices, strides))
-        ],
-        lambda shape, dtype, rng: Sample((_arr(rng, shape, dtype),), _slice_params(shape)),
-        _min1(),
-        sample_shapes=_MIN1_SAMPLES,
-        dtypes=(F64, F32, I32),
-        linear_argnums=((0,),),
-    ),
-    OpInfo(
-        "dynamic_slice",
-        ix.dynamic_slice_p,
-        lambda x, *starts, slice_sizes: ix.dynamic_slice(x, starts, slice_sizes),
-        _ds_ref,
-        _ds_sampler(False),
-        _min1(),
-        sample_shapes=_MIN1_SAMPLES,
-        dtypes=(F64, F32, I32),
-        diff_argnums=(0,),
-        linear_argnums=((0,),),
-    ),
-    OpInfo(
-        "dynamic_update_slice",
-        ix.dynamic_update_slice_p,
-        lambda x, u, *starts: ix.dynamic_update_slice(x, u, starts),
-        _dus_ref,
-        _ds_sampler(True),
-        _min1(),
-        sample_shapes=_MIN1_SAMPLES,
-        dtypes=(F64, F32, I32),
-        diff_argnums=(0, 1),
-        linear_argnums=((0, 1),),
-    ),
-    *(
-        OpInfo(
-            f"gather_{kind}" + (f"_{mode}" if mode else ""),
-            ix.gather_p,
-            ix.gather,
-            _gather_ref,
-            _gather_sampler(kind, mode),
-            _TWO_D,
-            sample_shapes=_TWO_D_SAMPLES,
-            dtypes=(F64, F32, I32),
-            diff_argnums=(0,),
-            linear_argnums=((0,),),
-        )
-        for kind, mode in (
-            ("rows", None),
-            ("rows", "clip"),
-            ("rows", "fill"),
-            ("window", None),
-            ("window", "fill"),
-            ("batched", None),
-        )
-    ),
+    OpInfo("broadcast_in_dim", stc.broadcast_in_dim_p, stc.broadcast_in_dim, _bid_ref,
+           _one(shape=_bid_shape, broadcast_dimensions=lambda s: tuple(range(1, len(s) + 1))), _shapes(),
+           dtypes=(F64, F32, I32, BOOL), linear_argnums=((0,),)),
+    OpInfo("reshape", stc.reshape_p, stc.reshape, lambda x, new_sizes: x.reshape(new_sizes),
+           _one(new_sizes=lambda s: (*s, 1)), _shapes(), dtypes=(F64, F32, I32), linear_argnums=((0,),)),
+    OpInfo("transpose", stc.transpose_p, stc.transpose_p.bind,
+           lambda x, permutation: x.transpose(permutation),
+           _one(permutation=lambda s: tuple(np.roll(np.arange(len(s)), 1).tolist())), _shapes(),
+           dtypes=(F64, F32, I32), linear_argnums=((0,),)),
+    OpInfo("squeeze", stc.squeeze_p, stc.squeeze, lambda x, dimensions: np.squeeze(x, dimensions),
+           _one(lambda rng, s, d: _arr(rng, (1, *s), d), dimensions=lambda s: (0,)), _shapes(),
+           linear_argnums=((0,),)),
+    OpInfo("iota", stc.iota_p, lambda **p: stc.broadcasted_iota(p["dtype"], p["shape"], p["dimension"]),
+           _iota_ref,
+           lambda shape, dtype, rng: Sample((), dict(dtype=dtype, shape=shape, dimension=len(shape) - 1)),
+           _min1(), sample_shapes=_MIN1_SAMPLES, dtypes=(I32, F64, F32), differentiable=False),
+    OpInfo("concatenate", stc.concatenate_p, lambda *xs, dimension: stc.concatenate(xs, dimension),
+           lambda *xs, dimension: np.concatenate(xs, dimension), _concatenate_sampler, _min1(),
+           sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32), linear_argnums=((0, 1, 2),)),
+    OpInfo("pad", stc.pad_p, stc.pad, _pad_ref, _pad_sampler, _min1(), sample_shapes=_MIN1_SAMPLES,
+           dtypes=(F64, F32, I32), linear_argnums=((0, 1),)),
+    OpInfo("rev", stc.rev_p, stc.rev, lambda x, dimensions: np.flip(x, dimensions),
+           _one(dimensions=lambda s: tuple(sorted({0, len(s) - 1}))), _min1(), sample_shapes=_MIN1_SAMPLES,
+           dtypes=(F64, F32, I32), linear_argnums=((0,),)),
+    OpInfo("slice", stc.slice_p, stc.slice_, _slice_ref, _one(**_SLICE_PARAMS), _min1(),
+           sample_shapes=_MIN1_SAMPLES,
+           dtypes=(F64, F32, I32), linear_argnums=((0,),)),
+    OpInfo("dynamic_slice", ix.dynamic_slice_p,
+           lambda x, *starts, slice_sizes: ix.dynamic_slice(x, starts, slice_sizes),
+           _ds_ref, _ds_sampler(False), _min1(), sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32),
+           diff_argnums=(0,), linear_argnums=((0,),)),
+    OpInfo("dynamic_update_slice", ix.dynamic_update_slice_p,
+           lambda x, u, *starts: ix.dynamic_update_slice(x, u, starts), _dus_ref, _ds_sampler(True), _min1(),
+           sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32), diff_argnums=(0, 1),
+           linear_argnums=((0, 1),)),
+    *(OpInfo(f"gather_{kind}" + (f"_{mode}" if mode else ""), ix.gather_p, ix.gather, _gather_ref,
+             _gather_sampler(kind, mode), _TWO_D, sample_shapes=_TWO_D_SAMPLES, dtypes=(F64, F32, I32),
+             diff_argnums=(0,), linear_argnums=((0,),))
+      for kind, mode in (("rows", None), ("rows", "clip"), ("rows", "fill"), ("window", None),
+                         ("window", "fill"), ("batched", None))),
     *_scatter_entries(),
-    OpInfo(
-        "sort",
-        so.sort_p,
-        _sort_op,
-        _sort_ref,
-        _sort_sampler(1, 1),
-        _min1(),
-        sample_shapes=_MIN1_SAMPLES,
-        dtypes=(F64, F32, I32),
-    ),
-    OpInfo(
-        "sort_key_val",
-        so.sort_p,
-        _sort_op,
-        _sort_ref,
-        _sort_sampler(2, 1),
-        _min1(),
-        sample_shapes=_MIN1_SAMPLES,
-        dtypes=(F64, F32, I32),
-    ),
-    OpInfo(
-        "sort_two_keys",
-        so.sort_p,
-        _sort_op,
-        _sort_ref,
-        _sort_sampler(3, 2),
-        _min1(),
-        sample_shapes=_MIN1_SAMPLES,
-        diff_argnums=(1, 2),
-    ),
-    *(
-        OpInfo(
-            f"{prim.name}" + ("_reverse" if reverse else ""),
-            prim,
-            fn,
-            _cum_ref(uf),
-            _one(
-                _distinct if prim in (so.cummax_p, so.cummin_p) else None,
-                axis=lambda s: len(s) - 1,
-                reverse=lambda s, r=reverse: r,
-            ),
-            _min1(),
-            sample_shapes=_MIN1_SAMPLES,
-            dtypes=(F64, F32, I32),
-            linear_argnums=((0,),) if prim is so.cumsum_p else (),
-        )
-        for (prim, fn, uf), reverse in itertools.product(
-            (
-                (so.cumsum_p, so.cumsum, np.add),
-                (so.cumprod_p, so.cumprod, np.multiply),
-                (so.cummax_p, so.cummax, np.maximum),
-                (so.cummin_p, so.cummin, np.minimum),
-            ),
-            (False, True),
-        )
-    ),
-    _reduction(
-        red.reduce_sum_p,
-        red.reduce_sum,
-        _reduce_ref(np.sum),
-        _first_axis,
-        dtypes=(F64, F32, I32),
-        linear_argnums=((0,),),
-    ),
-    _reduction(
-        red.reduce_sum_p,
-        red.reduce_sum,
-        _reduce_ref(np.sum),
-        _all_axes,
-        name="reduce_sum_all",
-        linear_argnums=((0,),),
-    ),
-    _reduction(
-        red.reduce_max_p,
-        red.reduce_max,
-        _reduce_ref(np.max, _extreme(-1)),
-        _first_axis,
-        _distinct,
-        dtypes=(F64, F32, I32),
-    ),
-    _reduction(
-        red.reduce_min_p,
-        red.reduce_min,
-        _reduce_ref(np.min, _extreme(1)),
-        _all_axes,
-        _distinct,
-        dtypes=(F64, F32, I32),
-    ),
-    _reduction(red.reduce_prod_p, red.reduce_prod, _reduce_ref(np.prod), _first_axis, dtypes=(F64, F32, I32)),
-    _reduction(red.reduce_prod_p, red.reduce_prod, _reduce_ref(np.prod), _all_axes, name="reduce_prod_all"),
-    _reduction(red.reduce_and_p, red.reduce_and_p.bind, _reduce_ref(np.all), _first_axis, dtypes=(BOOL,)),
-    _reduction(red.reduce_or_p, red.reduce_or_p.bind, _reduce_ref(np.any), _all_axes, dtypes=(BOOL,)),
-    *(
-        OpInfo(
-            p.name,
-            p,
-            lambda x, axis, fn=fn: fn(x, axis, np.int32),
-            lambda x, axis, f=f: f(x, axis=axis).astype(np.int32),
-            _one(lambda rng, s, d: _arr(rng, s, d, -2, 2).round(), axis=lambda s: len(s) - 1),
-            _shapes(min_dims=1, min_side=1),
-            sample_shapes=((3, 4), (5,)),
-            dtypes=(F64, F32, I32),
-            differentiable=False,
-        )
-        for p, fn, f in ((red.argmax_p, red.argmax, np.argmax), (red.argmin_p, red.argmin, np.argmin))
-    ),
-    *(
-        OpInfo(
-            f"dot_general_{variant}",
-            dot.dot_general_p,
-            dot.dot_general,
-            _dot_ref,
-            _dot_sampler(variant),
-            _TWO_D,
-            sample_shapes=_TWO_D_SAMPLES,
-            dtypes=(F64, F32, I32),
-            linear_argnums=((0,), (1,)),
-            rtol=1e-10,
-        )
-        for variant in DOT_VARIANTS
-    ),
+    OpInfo("sort", so.sort_p, _sort_op, _sort_ref, _sort_sampler(1, 1), _min1(), sample_shapes=_MIN1_SAMPLES,
+           dtypes=(F64, F32, I32)),
+    OpInfo("sort_key_val", so.sort_p, _sort_op, _sort_ref, _sort_sampler(2, 1), _min1(),
+           sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32)),
+    OpInfo("sort_two_keys", so.sort_p, _sort_op, _sort_ref, _sort_sampler(3, 2), _min1(),
+           sample_shapes=_MIN1_SAMPLES, diff_argnums=(1, 2)),
+    *(OpInfo(prim.name + ("_reverse" if reverse else ""), prim, fn, _cum_ref(ufunc),
+             _one(gen, axis=lambda s: len(s) - 1, reverse=lambda s, r=reverse: r), _min1(),
+             sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32),
+             linear_argnums=((0,),) if prim is so.cumsum_p else ())
+      for (prim, fn, ufunc, gen), reverse in itertools.product(
+          ((so.cumsum_p, so.cumsum, np.add, None), (so.cumprod_p, so.cumprod, np.multiply, None),
+           (so.cummax_p, so.cummax, np.maximum, _distinct), (so.cummin_p, so.cummin, np.minimum, _distinct)),
+          (False, True))),
+    _reduction(red.reduce_sum_p, red.reduce_sum, np.sum, _first_axis, dtypes=(F64, F32, I32),
+               linear_argnums=((0,),)),
+    _reduction(red.reduce_sum_p, red.reduce_sum, np.sum, _all_axes, name="reduce_sum_all",
+               linear_argnums=((0,),)),
+    _reduction(red.reduce_max_p, red.reduce_max, np.max, _first_axis, _distinct, identity=_extreme(-1),
+               dtypes=(F64, F32, I32)),
+    _reduction(red.reduce_min_p, red.reduce_min, np.min, _all_axes, _distinct, identity=_extreme(1),
+               dtypes=(F64, F32, I32)),
+    _reduction(red.reduce_prod_p, red.reduce_prod, np.prod, _first_axis, dtypes=(F64, F32, I32)),
+    _reduction(red.reduce_prod_p, red.reduce_prod, np.prod, _all_axes, name="reduce_prod_all"),
+    _reduction(red.reduce_and_p, red.reduce_and_p.bind, np.all, _first_axis, dtypes=(BOOL,)),
+    _reduction(red.reduce_or_p, red.reduce_or_p.bind, np.any, _all_axes, dtypes=(BOOL,)),
+    *(OpInfo(p.name, p, lambda x, axis, fn=fn: fn(x, axis, np.int32),
+             lambda x, axis, f=f: f(x, axis=axis).astype(np.int32),
+             _one(_comparable, axis=lambda s: len(s) - 1),
+             _shapes(min_dims=1, min_side=1), sample_shapes=((3, 4), (5,)), dtypes=(F64, F32, I32),
+             differentiable=False)
+      for p, fn, f in ((red.argmax_p, red.argmax, np.argmax), (red.argmin_p, red.argmin, np.argmin))),
+    *(OpInfo(f"dot_general_{variant}", dot.dot_general_p, dot.dot_general, _dot_ref, _dot_sampler(variant),
+             _TWO_D, sample_shapes=_TWO_D_SAMPLES, dtypes=(F64, F32, I32), linear_argnums=((0,), (1,)),
+             rtol=1e-10)
+      for variant in DOT_VARIANTS),
 ]
+# fmt: on
 
 OPS: list[OpInfo] = ELEMENTWISE + STRUCTURE
 
