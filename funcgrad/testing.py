@@ -68,7 +68,10 @@ def _inexact(x) -> bool:
 
 
 def check_close(actual, expected, atol=None, rtol=None, err_msg: str = "") -> None:
-    """``assert_allclose`` over pytrees; default tolerances are those of the less precise dtype."""
+    """``assert_allclose`` over pytrees; default tolerances are those of the less precise dtype.
+
+    >>> check_close({"a": np.float32(1.0)}, {"a": 1.0005})  # within float32's 2e-3
+    """
     a_leaves, e_leaves = tu.tree_leaves(actual), tu.tree_leaves(expected)
     if len(a_leaves) != len(e_leaves):
         raise AssertionError(f"{err_msg}: {len(a_leaves)} leaves, expected {len(e_leaves)}")
@@ -145,7 +148,11 @@ def _inner(xs, ys) -> float:
 
 
 def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg: str = "JVP") -> None:
-    """``f_jvp(primals, tangents)`` against ``f`` and a central difference along a random tangent."""
+    """``f_jvp(primals, tangents)`` against ``f`` and a central difference along a random tangent.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> check_jvp(fnp.exp, lambda p, t: funcgrad.jvp(fnp.exp, p, t), (np.array([0.0, 1.0]),))
+    """
     rng = np.random.default_rng(0)
     tangent = _rand_like(rng, args)
     v_out, t_out = f_jvp(args, tangent)
@@ -154,7 +161,11 @@ def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg: str = "JVP
 
 
 def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg: str = "VJP") -> None:
-    """The dot-product test: ``<t, vjp(ct)> == <jvp_numerical(t), ct>`` for random ``t``, ``ct``."""
+    """The dot-product test: ``<t, vjp(ct)> == <jvp_numerical(t), ct>`` for random ``t``, ``ct``.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> check_vjp(fnp.tanh, lambda *a: funcgrad.vjp(fnp.tanh, *a), (np.array([0.0, 1.0]),))
+    """
     rng = np.random.default_rng(0)
     v_out, vjp_fn = f_vjp(*args)
     check_close(v_out, f(*args), atol, rtol, f"{err_msg} primal")
@@ -230,7 +241,11 @@ def _need_hypothesis():
 
 
 def float_dtypes(include_float16: bool = False):
-    """A strategy of real floating dtypes (float32, float64, optionally float16)."""
+    """A strategy of real floating dtypes (float32, float64, optionally float16).
+
+    >>> float_dtypes().example() in (np.float32, np.float64)  # doctest: +SKIP
+    True
+    """
     _need_hypothesis()
     return st.sampled_from(
         [np.dtype(np.float32), np.dtype(np.float64)] + ([np.dtype(np.float16)] if include_float16 else [])
@@ -238,7 +253,11 @@ def float_dtypes(include_float16: bool = False):
 
 
 def shapes(min_dims: int = 0, max_dims: int = 3, min_side: int = 1, max_side: int = 4):
-    """A strategy of array shapes."""
+    """A strategy of array shapes (``hypothesis.extra.numpy.array_shapes`` with small sides).
+
+    >>> len(shapes(min_dims=2, max_dims=2).example())  # doctest: +SKIP
+    2
+    """
     _need_hypothesis()
     return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
 
