@@ -393,14 +393,30 @@ class _DotWriter:
         self.lines.append(f"    {nid} [label={_q(label)}{extra}];")
         return nid
 
-    def equations(self, jaxpr: core.Jaxpr) -> list[tuple[Any, str]]:
-        """Nodes for the equations; returns the (input atom, consumer node) pairs to connect."""
+    def equations(self, jaxpr: core.Jaxpr, linear_inputs=None) -> list[tuple[Any, str]]:
+        """Nodes for the equations; returns the (input atom, consumer node) pairs to connect.
+
+        With ``linear_inputs`` (the cotangent inputs of a backward program), equations that do not
+        depend on them are forward work redone during the backward pass (checkpointing): they are
+        drawn in the forward colour and listed in ``recomputed``.
+        """
         uses = []
+        linear = set(linear_inputs or ())
+        self.recomputed: list[str] = []
         for eqn in jaxpr.eqns:
             lits = [_literal_label(a) for a in eqn.invars if type(a) is Literal]
             label = eqn.primitive.name + (f"\n({', '.join(lits)})" if lits else "")
             tip = str(eqn.source_info) if eqn.source_info else eqn.primitive.name
-            nid = self.node(label, tooltip=tip)
+            attrs = {}
+            if linear_inputs is not None:
+                if any(type(a) is Var and a in linear for a in eqn.invars):
+                    linear.update(eqn.outvars)
+                else:
+                    attrs = {"fillcolor": _FWD_COLOR}
+                    tip = f"recomputed forward work: {tip}"
+            nid = self.node(label, tooltip=tip, **attrs)
+            if attrs:
+                self.recomputed.append(nid)
             for v in eqn.outvars:
                 self.producer[v] = nid
             uses.extend((a, nid) for a in eqn.invars if type(a) is Var)
@@ -412,12 +428,20 @@ class Graph:
 
     ``source`` (alias ``dot``) is the DOT text; ``render``/``pipe`` draw it (needs the ``graphviz``
     Python package or the ``dot`` program); in Jupyter it shows inline. ``residual_edges`` lists
-    ``(residual index, forward node, backward node, bytes)`` for the highlighted edges.
+    ``(residual index, forward node, backward node, bytes)`` for the highlighted edges, and
+    ``recomputed`` the backward nodes that redo forward work (checkpointing), drawn in blue.
     """
 
     def __init__(
-        self, source: str, programs: VJPPrograms, residuals: list[Residual], residual_edges, backward
+        self,
+        source: str,
+        programs: VJPPrograms,
+        residuals: list[Residual],
+        residual_edges,
+        backward,
+        recomputed=(),
     ):
+        self.recomputed = list(recomputed)
         self.source = source
         self.programs = programs
         self.residuals = residuals
@@ -551,7 +575,7 @@ def graph(fun: Callable, *args, backward: bool = True, **kwargs) -> Graph:
             bw.producer[v] = bw.node(
                 f"cotangent of output {i}\n{v.aval.str_short()}", shape="ellipse", fillcolor="white"
             )
-        uses = bw.equations(bj)
+        uses = bw.equations(bj, linear_inputs=bj.invars[n_res:])
         out_nodes = []
         for v, n in zip(bj.outvars, programs.arg_names):
             out = bw.node(f"grad {n}\n{v.aval.str_short()}", shape="ellipse", fillcolor="white")
@@ -579,4 +603,5 @@ def graph(fun: Callable, *args, backward: bool = True, **kwargs) -> Graph:
             residual_edges.append((i, src, nid, r.nbytes))
     lines.extend(edges)
     lines.append("}")
-    return Graph("\n".join(lines) + "\n", programs, residuals, residual_edges, backward)
+    recomputed = bw.recomputed if backward else []
+    return Graph("\n".join(lines) + "\n", programs, residuals, residual_edges, backward, recomputed)

@@ -263,3 +263,21 @@ def test_missing_rule_errors_name_the_source_line():
     # (The toy's JVP rule lives in this file, so the innermost user frame may be the rule's line.)
     with pytest.raises(NotImplementedError, match=r"used at .*test_introspect.py:\d+"):
         make_jaxpr(grad(g))(1.0)
+
+
+def test_graph_marks_forward_work_recomputed_in_the_backward_pass(rng):
+    params, x = make_params(rng), rng.standard_normal((5, 8)).astype(np.float32)
+
+    def layer(p, h):
+        return fnp.tanh(h @ p[0] + p[1])
+
+    def ckpt_mlp(params, x):
+        for p in params:
+            x = checkpoint(layer)(p, x)
+        return (x**2).sum()
+
+    assert funcgrad.graph(mlp, params, x).recomputed == []
+    g = funcgrad.graph(ckpt_mlp, params, x)
+    nodes, _ = parse_dot(g.source)
+    assert "tanh" in {nodes[n] for n in g.recomputed}  # the layers' forward pass, redone
+    assert all(n.startswith("b") for n in g.recomputed)
