@@ -243,8 +243,11 @@ def _need_hypothesis():
 def float_dtypes(include_float16: bool = False):
     """A strategy of real floating dtypes (float32, float64, optionally float16).
 
-    >>> float_dtypes().example() in (np.float32, np.float64)  # doctest: +SKIP
-    True
+    >>> from hypothesis import given
+    >>> @given(float_dtypes())
+    ... def test(dtype):
+    ...     assert dtype in (np.float32, np.float64)
+    >>> test()
     """
     _need_hypothesis()
     return st.sampled_from(
@@ -255,8 +258,11 @@ def float_dtypes(include_float16: bool = False):
 def shapes(min_dims: int = 0, max_dims: int = 3, min_side: int = 1, max_side: int = 4):
     """A strategy of array shapes (``hypothesis.extra.numpy.array_shapes`` with small sides).
 
-    >>> len(shapes(min_dims=2, max_dims=2).example())  # doctest: +SKIP
-    2
+    >>> from hypothesis import given
+    >>> @given(shapes(min_dims=2, max_dims=2))
+    ... def test(shape):
+    ...     assert len(shape) == 2 and all(1 <= n <= 4 for n in shape)
+    >>> test()
     """
     _need_hypothesis()
     return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
