@@ -384,7 +384,9 @@ def to_numpy(buf) -> np.ndarray:
         ) from None
     if cpu and dt.kind != "V":  # kind "V": ml_dtypes, which the buffer protocol lacks
         try:
-            out = np.asarray(buf)
+            # Through the C buffer protocol, not ArrayImpl.__array__, which jax patches globally
+            # when it is imported in the same process (then it would call into jax).
+            out = np.asarray(memoryview(buf))
         except (BufferError, _JaxRuntimeError):  # e.g. a failed async computation
             out = None
         # A deleted buffer turns into an object array instead of raising.
