@@ -117,6 +117,17 @@ def _fixed_point(step, flags: list[bool]) -> list[bool]:
         flags = new
 
 
+def _tangents_out(primals, nonzero_tangents, nonzeros) -> list:
+    """One tangent per primal: the next of ``nonzero_tangents`` where ``nonzeros``, else a Zero."""
+    it = iter(nonzero_tangents)
+    return [next(it) if nz else Zero.from_primal_value(p) for p, nz in zip(primals, nonzeros)]
+
+
+def _merge_outs(known_vals, unknown_vals, out_uk) -> list:
+    it_k, it_u = iter(known_vals), iter(unknown_vals)
+    return [next(it_u) if uk else next(it_k) for uk in out_uk]
+
+
 def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype
 
@@ -204,8 +215,7 @@ def _cond_jvp(primals, tangents, *, branches):
     jvps = tuple(jvp_jaxpr(b, nz, instantiate=out_nz)[0] for b in branches)
     nz_tangents = [t for t in tangents[1:] if type(t) is not Zero]
     outs = cond_p.bind(index, *ops_, *nz_tangents, branches=jvps)
-    primals_out, it = outs[: len(out_nz)], iter(outs[len(out_nz) :])
-    return primals_out, [next(it) if z else Zero.from_primal_value(p) for p, z in zip(primals_out, out_nz)]
+    return outs[: len(out_nz)], _tangents_out(outs[: len(out_nz)], outs[len(out_nz) :], out_nz)
 
 
 def _merge_residuals(res_avals_per_branch) -> tuple[list, list[list[int]]]:
@@ -261,19 +271,18 @@ def _cond_partial_eval(trace, args, unknowns, *, branches):
 
     index, *ops_ = args
     known_args = [a for a, uk in zip(ops_, ops_uk) if not uk]
-    with core.set_current_trace(trace.parent):
-        known_outs = cond_p.bind(
-            index, *known_args, branches=tuple(known_branch(s[0], m) for s, m in zip(splits, maps))
-        )
+    known_outs = []
+    if n_known or slots:
+        with core.set_current_trace(trace.parent):
+            known_branches = tuple(known_branch(s[0], m) for s, m in zip(splits, maps))
+            known_outs = cond_p.bind(index, *known_args, branches=known_branches)
     if not any(out_uk):
         return known_outs
     uk_args = [a for a, uk in zip(ops_, ops_uk) if uk]
     unknown_branches = tuple(unknown_branch(s[1], m) for s, m in zip(splits, maps))
-    unknown_outs = trace.stage(
-        cond_p, [index, *known_outs[n_known:], *uk_args], dict(branches=unknown_branches)
-    )
-    it_k, it_u = iter(known_outs[:n_known]), iter(unknown_outs)
-    return [next(it_u) if uk else next(it_k) for uk in out_uk]
+    staged_args = [index, *known_outs[n_known:], *uk_args]
+    unknown_outs = trace.stage(cond_p, staged_args, dict(branches=unknown_branches))
+    return _merge_outs(known_outs[:n_known], unknown_outs, out_uk)
 
 
 def transpose_closed(closed: ClosedJaxpr, linear: Sequence[bool], ct_zero: Sequence[bool]) -> ClosedJaxpr:
@@ -411,8 +420,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
         *cc, *bc, *bc_dots, *carry, *carry_dots,
         cond_jaxpr=cond_jvp, body_jaxpr=body_jvp, cond_nconsts=nc, body_nconsts=nb + nbd,
     )  # fmt: skip
-    primals_out, it = outs[:n], iter(outs[n:])
-    return primals_out, [next(it) if z else Zero.from_primal_value(p) for p, z in zip(primals_out, carry_nz)]
+    return outs[:n], _tangents_out(outs[:n], outs[n:], carry_nz)
 
 
 def _while_partial_eval(trace, args, unknowns, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -443,8 +451,7 @@ def _while_partial_eval(trace, args, unknowns, *, cond_jaxpr, body_jaxpr, cond_n
             cond_nconsts=len(known[0]), body_nconsts=len(known[1]),
         )  # fmt: skip
     unknown_outs = trace.stage(while_p, args, params)
-    it = iter(known_outs)
-    return [u if uk else next(it) for u, uk in zip(unknown_outs, carry_uk)]
+    return _merge_outs(known_outs, [u for u, uk in zip(unknown_outs, carry_uk) if uk], carry_uk)
 
 
 def _while_transpose(cts, *args, **params):
@@ -578,18 +585,11 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
         *xs, *[t for t in xs_t if type(t) is not Zero],
     ]  # fmt: skip
     outs = scan_p.bind(
-        *args,
-        jaxpr=body,
-        num_consts=nc + ncd,
-        num_carry=ncar + ncard,
-        length=length,
-        reverse=reverse,
-        unroll=unroll,
-    )
+        *args, jaxpr=body, num_consts=nc + ncd, num_carry=ncar + ncard,
+        length=length, reverse=reverse, unroll=unroll,
+    )  # fmt: skip
     carry_out, carry_dot, ys, ys_dot = _split(outs, ncar, ncard, ny)
-    it_c, it_y = iter(carry_dot), iter(ys_dot)
-    tangents_out = [next(it_c) if z else Zero.from_primal_value(c) for c, z in zip(carry_out, carry_nz)]
-    tangents_out += [next(it_y) if z else Zero.from_primal_value(y) for y, z in zip(ys, ys_nz)]
+    tangents_out = _tangents_out(carry_out, carry_dot, carry_nz) + _tangents_out(ys, ys_dot, ys_nz)
     return [*carry_out, *ys], tangents_out
 
 
@@ -687,11 +687,6 @@ def _scan_partial_eval(trace, args, unknowns, *, jaxpr, num_consts, num_carry, l
     return _merge_outs(known_vals, unknown_outs, out_uk)
 
 
-def _merge_outs(known_vals, unknown_vals, out_uk):
-    it_k, it_u = iter(known_vals), iter(unknown_vals)
-    return [next(it_u) if uk else next(it_k) for uk in out_uk]
-
-
 def _invariant_residuals(known: ClosedJaxpr, n_consts: int, kinds, k_consts) -> list:
     """The loop-invariant residuals, computed once from the known consts (on the current trace);
     ``None`` at the positions of the other residuals."""
@@ -727,8 +722,6 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     linear = [*const_lin, *[True] * ncar, *xs_lin]
     body_t = transpose_closed(jaxpr, linear, [False] * ncar + ys_zero)
     n_lc = len(lin_const_avals)
-    n_rx = len(res_xs)
-    n_lx = len(xs_lin) - n_rx
 
     def body(*a):
         res_c, acc, ct_c, ct_y, res_x = _split(a, len(res_consts), n_lc, ncar, len(y_avals))
@@ -750,7 +743,6 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
         length=length, reverse=not reverse, unroll=unroll,
     )  # fmt: skip
     ct_consts, ct_init, ct_xs = _split(outs, n_lc, ncar)
-    assert len(ct_xs) == n_lx
     it_c, it_x = iter(ct_consts), iter(ct_xs)
     return [
         *[next(it_c) if lin else None for lin in const_lin],

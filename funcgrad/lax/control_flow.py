@@ -22,6 +22,10 @@ Beyond JAX:
 
 Carries keep their type across iterations; as in JAX, a weakly typed initial carry (a Python
 scalar) takes the dtype the body gives it.
+
+Caveat (as in JAX): under ``vmap`` a ``cond`` with a batched predicate runs every branch on every
+lane and selects; in a backward pass the untaken branch then runs on the zero-filled residuals
+of the taken one (its results are discarded by the select, but e.g. a division can warn).
 """
 
 from __future__ import annotations
