@@ -25,6 +25,7 @@ from funcgrad.numpy._core import (
     promote_args_inexact,
     select,
 )
+from primitives import bitcast as bc
 from primitives import elementwise as ew
 
 
@@ -426,9 +427,7 @@ def isneginf(x, /):
 
 
 def signbit(x, /):
-    """True where the sign bit is set, ``-0.0`` included.
-
-    (No bitcast primitive exists yet, so the sign of a NaN is not seen: ``signbit(-nan)`` is False.)
+    """True where the sign bit is set (``-0.0`` and negative NaNs included).
 
     >>> signbit(np.array([-1.0, -0.0, 0.0, 2.0])).tolist()
     [True, True, False, False]
@@ -437,15 +436,11 @@ def signbit(x, /):
     dtype = aval(x).dtype
     if dtype.kind in "bu":
         return _all_false(x)
-    zero = constant(0, dtype)
-    negative = ew.lt_p.bind(x, zero)
     if dtype.kind == "i":
-        return negative
-    # -0.0 is the zero whose atan2 with -1 is -pi.
-    neg_zero = ew.and_p.bind(
-        ew.eq_p.bind(x, zero), ew.lt_p.bind(ew.atan2_p.bind(x, constant(-1, dtype)), zero)
-    )
-    return ew.or_p.bind(negative, neg_zero)
+        return ew.lt_p.bind(x, constant(0, dtype))
+    # The sign bit is the integer sign of the same bits.
+    as_int = np.dtype(f"int{dtype.itemsize * 8}")
+    return ew.lt_p.bind(bc.bitcast_convert_type(x, as_int), constant(0, as_int))
 
 
 def copysign(x1, x2, /):

@@ -30,6 +30,7 @@ from funcgrad.numpy._core import (
     select,
     shape_of,
 )
+from primitives import bitcast as bc
 from primitives import elementwise as ew
 
 
@@ -199,10 +200,12 @@ def _float_floor_divide(x1, x2):
         ew.add_p.bind(floor_div, constant(1, dtype)),
         floor_div,
     )
-    # A zero quotient takes the sign of the true quotient (NumPy gives -0.0 for -1 // inf).
+    # A zero quotient takes the sign of the true quotient (NumPy gives -0.0 for -1 // inf); a zero
+    # divisor gives the true quotient (+-inf or NaN), as NumPy's divmod does.
     true_div = ew.div_p.bind(x1, x2)
     signed_zero = ew.mul_p.bind(zero, true_div)
-    return select(ew.ne_p.bind(div, zero), floor_div, signed_zero)
+    out = select(ew.ne_p.bind(div, zero), floor_div, signed_zero)
+    return select(ew.eq_p.bind(x2, zero), true_div, out)
 
 
 def floor_divide(x1, x2, /):
@@ -238,7 +241,20 @@ def remainder(x1, x2, /):
         return r
     zero = constant(0, aval(r).dtype)
     fix = ew.and_p.bind(ew.ne_p.bind(r, zero), ew.ne_p.bind(ew.lt_p.bind(r, zero), ew.lt_p.bind(x2, zero)))
-    return select(fix, ew.add_p.bind(r, x2), r)
+    r = select(fix, ew.add_p.bind(r, x2), r)
+    if _is_int(r):
+        return r
+    # A zero remainder takes the sign of the divisor (NumPy's copysign(0, x2)).
+    negative_divisor = ew.lt_p.bind(
+        bc.bitcast_convert_type(x2, _same_width_int(aval(x2).dtype)),
+        constant(0, _same_width_int(aval(x2).dtype)),
+    )
+    signed_zero = select(negative_divisor, constant(-0.0, aval(r).dtype), zero)
+    return select(ew.eq_p.bind(r, zero), signed_zero, r)
+
+
+def _same_width_int(dtype) -> np.dtype:
+    return np.dtype(f"int{np.dtype(dtype).itemsize * 8}")
 
 
 mod = _doc(lambda x1, x2, /: remainder(x1, x2), "mod", "Alias of ``remainder``.", ">>> mod(-7, 3).item()\n2")

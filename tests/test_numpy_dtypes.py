@@ -1,0 +1,107 @@
+"""Dtype semantics of funcgrad.numpy: NumPy 2 (NEP 50) promotion with weak Python scalars, float64
+default, float32 preserved; the dtype utilities (result_type, promote_types, can_cast, iinfo,
+finfo, issubdtype) and scalar types against NumPy."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+DTYPES = [np.bool_, np.int8, np.int32, np.int64, np.uint8, np.uint32, np.float16, np.float32, np.float64]
+SCALARS = [True, 2, 2.5]
+
+
+@pytest.mark.parametrize("a, b", list(itertools.combinations_with_replacement(DTYPES, 2)))
+def test_array_array_promotion_matches_numpy(a, b):
+    x, y = np.ones(2, a), np.ones(2, b)
+    for f in (fnp.add, fnp.multiply, fnp.maximum, fnp.equal):
+        ref = getattr(np, f.__name__)(x, y)
+        assert f(x, y).dtype == ref.dtype, (f.__name__, a, b)
+    assert fnp.result_type(x, y) == np.result_type(x, y)
+    assert fnp.promote_types(a, b) == np.promote_types(a, b)
+
+
+@pytest.mark.parametrize("dtype, scalar", list(itertools.product(DTYPES, SCALARS)))
+def test_python_scalars_are_weak(dtype, scalar):
+    x = np.ones(2, dtype)
+    expected = (x * scalar).dtype
+    assert fnp.multiply(x, scalar).dtype == expected
+    assert (fnp.asarray(x) * scalar).dtype == expected
+    assert (scalar * fnp.asarray(x)).dtype == expected
+    assert fnp.result_type(x, scalar) == np.result_type(x, scalar)
+
+
+def test_weak_types_propagate():
+    w = fnp.asarray(2.0)
+    assert w.weak_type and w.dtype == np.float64
+    assert (np.ones(2, np.float32) * w).dtype == np.float32
+    assert not fnp.asarray(2.0, np.float64).weak_type
+    assert fnp.add(1, 2.5).weak_type
+    assert not fnp.add(np.float64(1), 2.5).weak_type
+    # Inside transformations too: grad of a function of a Python float promotes like NumPy.
+    assert funcgrad.grad(lambda v: fnp.sum(v * np.ones(2, np.float32)))(2.0).dtype == np.float64
+
+
+def test_default_dtypes():
+    assert fnp.asarray(1.0).dtype == np.float64
+    assert fnp.asarray(1).dtype == np.int64
+    assert fnp.zeros(2).dtype == np.float64
+    assert fnp.arange(3).dtype == np.int64
+    assert fnp.linspace(0, 1, 3).dtype == np.float64
+    assert fnp.sin(np.int32(1)).dtype == np.float64
+    assert fnp.mean(np.ones(2, np.int32)).dtype == np.float64
+    assert fnp.sum(np.ones(2, np.int32)).dtype == np.int64
+    assert fnp.sum(np.ones(2, np.float32)).dtype == np.float32
+    assert fnp.mean(np.ones(2, np.float32)).dtype == np.float32
+
+
+def test_scalar_overflow_raises_like_numpy():
+    with pytest.raises(OverflowError):
+        fnp.add(np.ones(2, np.uint8), -1)
+    with pytest.raises(OverflowError):
+        fnp.add(np.ones(2, np.int32), 2**40)
+
+
+@pytest.mark.parametrize("a, b", list(itertools.product(DTYPES, DTYPES)))
+def test_can_cast_matches_numpy(a, b):
+    for casting in ("safe", "same_kind", "unsafe"):
+        assert fnp.can_cast(a, b, casting) == np.can_cast(a, b, casting)
+
+
+def test_dtype_utilities():
+    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32):
+        assert fnp.iinfo(t).max == np.iinfo(t).max and fnp.iinfo(t).min == np.iinfo(t).min
+    for t in (np.float16, np.float32, np.float64):
+        assert fnp.finfo(t).eps == np.finfo(t).eps and fnp.finfo(t).max == np.finfo(t).max
+    assert fnp.finfo(fnp.float32).bits == 32
+    assert fnp.iinfo(fnp.asarray(np.int32(1))).bits == 32
+    assert fnp.issubdtype(fnp.float32, fnp.floating)
+    assert fnp.issubdtype(np.int32, fnp.integer) and not fnp.issubdtype(np.int32, fnp.floating)
+    assert fnp.result_type(fnp.float32, float) == np.float32
+    assert fnp.result_type(np.int32, 1.5) == np.float64
+
+
+def test_scalar_types():
+    x = fnp.float32(1.5)
+    assert isinstance(x, fnp.ndarray) and x.dtype == np.float32 and x.shape == ()
+    assert fnp.float32 == np.float32 and np.dtype(fnp.float32) == np.float32
+    assert fnp.zeros(2, fnp.int32).dtype == np.int32
+    assert fnp.ones(2).astype(fnp.float16).dtype == np.float16
+    assert fnp.dtype("float32") == np.float32
+    assert fnp.bool_(1).dtype == np.bool_
+    for name in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint32", "bool_"):
+        assert np.dtype(getattr(fnp, name)) == np.dtype(getattr(np, name))
+
+
+def test_astype_and_conversions():
+    x = fnp.asarray([1.7, -1.7, 300.0])
+    np.testing.assert_array_equal(np.asarray(x.astype(np.int32)), np.array([1.7, -1.7, 300.0]).astype(np.int32))
+    assert fnp.astype(x, bool).dtype == np.bool_
+    # Converting to an integer dtype has a zero derivative and does not break grad.
+    g = funcgrad.grad(lambda v: fnp.sum(v.astype(np.int32).astype(np.float64) * v))(np.array([1.5, 2.5]))
+    np.testing.assert_array_equal(np.asarray(g), [1.0, 2.0])

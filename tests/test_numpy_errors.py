@@ -1,0 +1,93 @@
+"""Errors of funcgrad.numpy: NumPy's exception types and messages, raised before anything is bound
+(so nothing malformed reaches XLA), eagerly and under jit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import core
+from funcgrad.api import jit
+
+AxisError = np.exceptions.AxisError
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, jit], ids=["eager", "jit"])
+def test_broadcast_mismatch(transform):
+    with pytest.raises(ValueError, match=r"could not be broadcast together with shapes \(3,\) \(4,\)"):
+        transform(lambda x: fnp.add(x, np.ones(4)))(np.ones(3))
+    with pytest.raises(ValueError, match="broadcast"):
+        transform(lambda x: x * np.ones((2, 4)))(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="cannot broadcast"):
+        transform(lambda x: fnp.broadcast_to(x, (2, 4)))(np.ones(3))
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, jit], ids=["eager", "jit"])
+def test_bad_axis(transform):
+    x = np.ones((2, 3))
+    for f in (fnp.sum, fnp.mean, fnp.max, fnp.argmax, fnp.cumsum, fnp.sort, fnp.flip, fnp.squeeze):
+        with pytest.raises(AxisError, match="axis 2 is out of bounds for array of dimension 2"):
+            transform(lambda v, f=f: f(v, axis=2))(x)
+    with pytest.raises(ValueError, match="repeated axis"):
+        fnp.sum(x, axis=(0, 0))
+    with pytest.raises(AxisError):
+        fnp.expand_dims(x, 5)
+    with pytest.raises(AxisError):
+        fnp.moveaxis(x, 0, 3)
+
+
+def test_shape_errors():
+    with pytest.raises(ValueError, match="cannot reshape array of size 6 into shape"):
+        fnp.reshape(np.ones(6), (4,))
+    with pytest.raises(ValueError, match="can only specify one unknown dimension"):
+        fnp.reshape(np.ones(6), (-1, -1))
+    with pytest.raises(ValueError, match="mismatch in its core dimension"):
+        fnp.matmul(np.ones((2, 3)), np.ones((4, 2)))
+    with pytest.raises(ValueError, match="scalars are not allowed"):
+        fnp.matmul(np.ones(2), 2.0)
+    with pytest.raises(ValueError, match="along dimension 1"):
+        fnp.concatenate([np.ones((2, 3)), np.ones((2, 4))])
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        fnp.concatenate([np.ones((2, 3)), np.ones(3)])
+    with pytest.raises(ValueError, match="same shape"):
+        fnp.stack([np.ones(2), np.ones(3)])
+    with pytest.raises(ValueError, match="equal division"):
+        fnp.split(np.ones(5), 2)
+    with pytest.raises(ValueError, match="size not equal to one"):
+        fnp.squeeze(np.ones((2, 1)), axis=0)
+    with pytest.raises(ValueError, match="not aligned"):
+        fnp.dot(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="zero-size array"):
+        fnp.max(np.ones((0, 2)), axis=0)
+    with pytest.raises(ValueError, match="empty"):
+        fnp.argmax(np.ones(0))
+
+
+def test_type_errors():
+    with pytest.raises(TypeError, match="boolean subtract"):
+        fnp.subtract(np.ones(2, bool), np.ones(2, bool))
+    with pytest.raises(TypeError, match="integer and boolean"):
+        fnp.bitwise_and(np.ones(2), np.ones(2))
+    with pytest.raises(TypeError, match="immutable"):
+        x = fnp.ones(3)
+        x[0] = 1.0
+    with pytest.raises(ValueError, match="negative"):
+        fnp.zeros((-1, 2))
+
+
+def test_static_arguments_must_be_concrete():
+    with pytest.raises(TypeError, match="static"):
+        jit(lambda n: fnp.arange(n))(3)
+    with pytest.raises(core.ConcretizationTypeError, match="size"):
+        jit(lambda x: fnp.nonzero(x))(np.ones(3))
+    # With size=, nonzero works under jit.
+    out = jit(lambda x: fnp.nonzero(x, size=2)[0])(np.array([0.0, 1.0, 2.0]))
+    np.testing.assert_array_equal(np.asarray(out), [1, 2])
+
+
+def test_errors_are_raised_before_binding():
+    # make_jaxpr reaches the error during tracing: no equation is recorded for a malformed call.
+    with pytest.raises(ValueError, match="broadcast"):
+        funcgrad.make_jaxpr(lambda x: x + np.ones(5))(np.ones(3))
