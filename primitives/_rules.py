@@ -54,6 +54,20 @@ def coerce_pair(x, y):
 # Abstract evaluation
 
 
+def checked_impl(abstract_eval: Callable, impl: Callable) -> Callable:
+    """``impl`` preceded by ``abstract_eval`` on its operands' avals, so an eager call raises the
+    same shape/dtype error (naming the op and the fix) as a traced one, where NumPy would fail with
+    an unrelated message or silently broadcast. Used by the structural, indexing and sorting ops
+    (a few microseconds; the hot elementwise ops rely on the NumPy surface's checks instead)."""
+
+    def run(*args, **params):
+        abstract_eval(*[core.get_aval(a) for a in args], **params)
+        return impl(*args, **params)
+
+    run.__name__ = getattr(impl, "__name__", "impl")
+    return run
+
+
 def unop_abstract_eval(name: str, accepted: Callable[[np.dtype], bool] | None, result_dtype=None):
     def abstract_eval(x: ShapedArray, **params) -> ShapedArray:
         if accepted is not None and not accepted(x.dtype):

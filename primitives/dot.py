@@ -102,12 +102,21 @@ def _transpose(ct, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
     outs = [None, None]
     if is_undefined_primal(lhs):
         outs[0] = _transpose_lhs(
-            ct, lhs.aval, rhs, dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type
+            ct,
+            lhs.aval,
+            rhs,
+            dimension_numbers=dimension_numbers,
+            preferred_element_type=preferred_element_type,
         )
     if is_undefined_primal(rhs):
         swapped = ((rc, lc), (rb, lb))
         outs[1] = _transpose_lhs(
-            ct, rhs.aval, lhs, dimension_numbers=swapped, preferred_element_type=preferred_element_type, swap_ans=True
+            ct,
+            rhs.aval,
+            lhs,
+            dimension_numbers=swapped,
+            preferred_element_type=preferred_element_type,
+            swap_ans=True,
         )
     return outs
 
@@ -115,7 +124,9 @@ def _transpose(ct, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
 def _jvp(primals, tangents, *, dimension_numbers, preferred_element_type=None):
     lhs, rhs = primals
     tl, tr = tangents
-    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type)
+    out = dot_general_p.bind(
+        lhs, rhs, dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type
+    )
     params = dict(dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type)
     total = Zero.from_primal_value(out)
     if type(tl) is not Zero:
@@ -162,7 +173,10 @@ def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
     (2, 4)
     """
     (lc, rc), (lb, rb) = dimension_numbers
-    dn = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)), (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))
+    dn = (
+        (tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
+        (tuple(int(d) for d in lb), tuple(int(d) for d in rb)),
+    )
     return dot_general_p.bind(
         lhs,
         rhs,

@@ -35,7 +35,7 @@ from funcgrad import dtypes as _dt
 from funcgrad.ad import Zero, instantiate, is_undefined_primal
 from funcgrad.core import Primitive, ShapedArray
 from funcgrad.kernel_ops import ops
-from primitives._rules import aval_of, move_to_front, to_front
+from primitives._rules import aval_of, checked_impl, move_to_front, to_front
 
 # ----------------------------------------------------------------------------------------------
 # Dimension numbers and modes
@@ -418,7 +418,7 @@ def _gather_batch(axis_size, vals, dims, *, dimension_numbers, slice_sizes, **pa
 
 
 gather_p = Primitive("gather")
-gather_p.def_impl(_gather_impl)
+gather_p.def_impl(checked_impl(_gather_abstract_eval, _gather_impl))
 gather_p.def_abstract_eval(_gather_abstract_eval)
 gather_p.def_jvp(_linear_jvp(gather_p, (0,), tangent_params={"fill_value": 0}))
 gather_p.def_transpose(_gather_transpose)
@@ -570,6 +570,13 @@ def _scatter_impl(ufunc):
     return impl
 
 
+def _declare_scatter(primitive, ufunc, numeric_only):
+    """Impl and abstract eval of a scatter (``ufunc=None``: replace)."""
+    abstract_eval = _scatter_abstract_eval(primitive.name, numeric_only)
+    primitive.def_impl(checked_impl(abstract_eval, _scatter_impl(ufunc)))
+    primitive.def_abstract_eval(abstract_eval)
+
+
 def _scatter_batch(primitive):
     def rule(axis_size, vals, dims, *, dimension_numbers, **params):
         # All three operands get the batch axis first, paired as operand/indices batching dims.
@@ -620,8 +627,7 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, 
 
 
 scatter_add_p = Primitive("scatter-add")
-scatter_add_p.def_impl(_scatter_impl(np.add))
-scatter_add_p.def_abstract_eval(_scatter_abstract_eval("scatter_add", numeric_only=True))
+_declare_scatter(scatter_add_p, np.add, numeric_only=True)
 scatter_add_p.def_jvp(_linear_jvp(scatter_add_p, (0, 2)))
 scatter_add_p.def_transpose(_scatter_add_transpose)
 scatter_add_p.def_batch(_scatter_batch(scatter_add_p))

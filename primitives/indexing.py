@@ -19,7 +19,7 @@ import numpy as np
 from funcgrad.ad import Zero, is_undefined_primal
 from funcgrad.core import Primitive, ShapedArray, Tracer
 from primitives import elementwise as ew
-from primitives._rules import aval_of, to_front
+from primitives._rules import aval_of, checked_impl, to_front
 from primitives.gather import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -133,7 +133,7 @@ def _dynamic_slice_batch(axis_size, vals, dims, *, slice_sizes):
 
 
 dynamic_slice_p = Primitive("dynamic_slice")
-dynamic_slice_p.def_impl(_dynamic_slice_impl)
+dynamic_slice_p.def_impl(checked_impl(_dynamic_slice_abstract_eval, _dynamic_slice_impl))
 dynamic_slice_p.def_abstract_eval(_dynamic_slice_abstract_eval)
 dynamic_slice_p.def_jvp(_linear_jvp(dynamic_slice_p, (0,)))
 dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
@@ -281,7 +281,7 @@ def _dus_batch(axis_size, vals, dims):
 
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
-dynamic_update_slice_p.def_impl(_dus_impl)
+dynamic_update_slice_p.def_impl(checked_impl(_dus_abstract_eval, _dus_impl))
 dynamic_update_slice_p.def_abstract_eval(_dus_abstract_eval)
 dynamic_update_slice_p.def_jvp(_linear_jvp(dynamic_update_slice_p, (0, 1)))
 dynamic_update_slice_p.def_transpose(_dus_transpose)

@@ -26,12 +26,11 @@ from primitives import elementwise as ew
 from primitives._rules import aval_of
 from primitives.gather import (
     ScatterDimensionNumbers,  # noqa: F401 - named in the doctests
+    _declare_scatter,
     _inverse_gather,
     _linear_jvp,
-    _scatter_abstract_eval,
     _scatter_batch,
     _scatter_binder,
-    _scatter_impl,
     _zero_cts,
     _zeros_like_aval,
     scatter_add_p,
@@ -83,8 +82,7 @@ def _scatter_jvp(primals, tangents, *, dimension_numbers, mode, **flags):
 
 
 scatter_p = Primitive("scatter")
-scatter_p.def_impl(_scatter_impl(None))
-scatter_p.def_abstract_eval(_scatter_abstract_eval("scatter", numeric_only=False))
+_declare_scatter(scatter_p, None, numeric_only=False)
 scatter_p.def_jvp(_scatter_jvp)
 scatter_p.def_transpose(_scatter_transpose)
 scatter_p.def_batch(_scatter_batch(scatter_p))
@@ -124,8 +122,7 @@ def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers, 
 
 
 scatter_mul_p = Primitive("scatter-mul")
-scatter_mul_p.def_impl(_scatter_impl(np.multiply))
-scatter_mul_p.def_abstract_eval(_scatter_abstract_eval("scatter_mul", numeric_only=True))
+_declare_scatter(scatter_mul_p, np.multiply, numeric_only=True)
 scatter_mul_p.def_jvp(_scatter_mul_jvp)
 scatter_mul_p.def_transpose(_scatter_mul_transpose)
 scatter_mul_p.def_batch(_scatter_batch(scatter_mul_p))
@@ -155,14 +152,12 @@ def _scatter_extremal_jvp(primitive):
 
 
 scatter_min_p = Primitive("scatter-min")
-scatter_min_p.def_impl(_scatter_impl(np.minimum))
-scatter_min_p.def_abstract_eval(_scatter_abstract_eval("scatter_min", numeric_only=False))
+_declare_scatter(scatter_min_p, np.minimum, numeric_only=False)
 scatter_min_p.def_jvp(_scatter_extremal_jvp(scatter_min_p))
 scatter_min_p.def_batch(_scatter_batch(scatter_min_p))
 
 scatter_max_p = Primitive("scatter-max")
-scatter_max_p.def_impl(_scatter_impl(np.maximum))
-scatter_max_p.def_abstract_eval(_scatter_abstract_eval("scatter_max", numeric_only=False))
+_declare_scatter(scatter_max_p, np.maximum, numeric_only=False)
 scatter_max_p.def_jvp(_scatter_extremal_jvp(scatter_max_p))
 scatter_max_p.def_batch(_scatter_batch(scatter_max_p))
 

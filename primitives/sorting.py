@@ -25,7 +25,7 @@ import numpy as np
 from funcgrad.ad import Zero, deflinear, jvp_flat
 from funcgrad.core import Primitive, ShapedArray
 from primitives import elementwise as ew
-from primitives._rules import aval_of, to_front
+from primitives._rules import aval_of, checked_impl, to_front
 from primitives.gather import GatherDimensionNumbers, GatherScatterMode, gather_p
 from primitives.structure import (
     broadcast_in_dim,
@@ -123,7 +123,7 @@ def _sort_batch(axis_size, vals, dims, *, dimension, **params):
 
 
 sort_p = Primitive("sort", multiple_results=True)
-sort_p.def_impl(_sort_impl)
+sort_p.def_impl(checked_impl(_sort_abstract_eval, _sort_impl))
 sort_p.def_abstract_eval(_sort_abstract_eval)
 sort_p.def_jvp(_sort_jvp)
 sort_p.def_batch(_sort_batch)
@@ -264,8 +264,9 @@ def _scan_jvp(primitive, combine):
 
 def _declare(name, ufunc, numeric):
     p = Primitive(name)
-    p.def_impl(_cumulative_impl(ufunc))
-    p.def_abstract_eval(_cumulative_abstract_eval(name, numeric))
+    abstract_eval = _cumulative_abstract_eval(name, numeric)
+    p.def_impl(checked_impl(abstract_eval, _cumulative_impl(ufunc)))
+    p.def_abstract_eval(abstract_eval)
     p.def_batch(_cumulative_batch(p))
     return p
 

@@ -21,7 +21,7 @@ from funcgrad.ad import defjvp_zero, deflinear, is_undefined_primal
 from funcgrad.core import Primitive, ShapedArray
 from funcgrad.kernel_ops import ops
 from primitives import elementwise as ew
-from primitives._rules import aval_of, move_to_front, to_front
+from primitives._rules import aval_of, checked_impl, move_to_front, to_front
 
 # ----------------------------------------------------------------------------------------------
 # broadcast_in_dim: operand dims map to `broadcast_dimensions` of the result
@@ -225,7 +225,7 @@ def _iota_impl(*, dtype, shape, dimension):
 
 
 iota_p = Primitive("iota")
-iota_p.def_impl(_iota_impl)
+iota_p.def_impl(checked_impl(_iota_abstract_eval, _iota_impl))
 iota_p.def_abstract_eval(_iota_abstract_eval)
 defjvp_zero(iota_p)
 # iota has no operands, so a batch trace never sees it; the rule exists for completeness.
@@ -306,7 +306,9 @@ def _concatenate_batch(axis_size, vals, dims, *, dimension):
 
 
 concatenate_p = Primitive("concatenate")
-concatenate_p.def_impl(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
+concatenate_p.def_impl(
+    checked_impl(_concatenate_abstract_eval, lambda *xs, dimension: np.concatenate(xs, axis=dimension))
+)
 concatenate_p.def_abstract_eval(_concatenate_abstract_eval)
 deflinear(concatenate_p, _concatenate_transpose)
 concatenate_p.def_batch(_concatenate_batch)
@@ -404,7 +406,7 @@ def _pad_batch(axis_size, vals, dims, *, padding_config):
 
 
 pad_p = Primitive("pad")
-pad_p.def_impl(_pad_impl)
+pad_p.def_impl(checked_impl(_pad_abstract_eval, _pad_impl))
 pad_p.def_abstract_eval(_pad_abstract_eval)
 deflinear(pad_p, _pad_transpose)
 pad_p.def_batch(_pad_batch)
@@ -512,7 +514,7 @@ def _slice_batch(axis_size, vals, dims, *, start_indices, limit_indices, strides
 
 
 slice_p = Primitive("slice")
-slice_p.def_impl(_slice_impl)
+slice_p.def_impl(checked_impl(_slice_abstract_eval, _slice_impl))
 slice_p.def_abstract_eval(_slice_abstract_eval)
 deflinear(slice_p, _slice_transpose)
 slice_p.def_batch(_slice_batch)
