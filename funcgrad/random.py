@@ -22,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+import funcgrad.numpy  # noqa: F401 - installs Array operators and methods (NOTE: [array methods])
 from funcgrad import core
 from funcgrad import dtypes as _dt
 from funcgrad.array import Array
