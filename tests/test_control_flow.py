@@ -5,17 +5,21 @@ against eager, and every jaxpr through the type checker.
 
 from __future__ import annotations
 
+import doctest
+
 import numpy as np
 import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
+import xla_bridge.runtime as rt
 from funcgrad import core
 from funcgrad import tree_util as tu
+from funcgrad.lax import control_flow as lax_control_flow
 from funcgrad.lax.control_flow import ReverseModeWhileLoopError, cond, fori_loop, scan, switch, while_loop
 from funcgrad.lax.control_flow import map as lax_map
 from primitives.control_flow import cond_p, scan_p, while_p
-from tests._checks import assert_close, check_grads, typecheck
+from tests._checks import assert_close, check_grads, check_jvp, typecheck
 from xla_bridge.lowering import lower_jaxpr
 
 
@@ -316,8 +320,6 @@ def test_while_loop_value_jvp_jit():
     assert_close(f(0.4), v)
     check_types(f, 0.4)
     check_jit(f, 0.4)
-    from tests._checks import check_jvp
-
     check_jvp(f, [0.4], np.random.default_rng(0))
     assert_close(funcgrad.jacfwd(f)(0.4), funcgrad.jit(funcgrad.jacfwd(f))(0.4))
 
@@ -375,8 +377,6 @@ def test_lowered_control_flow_ops():
 
 
 def test_eager_control_flow_does_not_compile(monkeypatch):
-    import xla_bridge.runtime as rt
-
     def no_compile(*a, **k):
         raise AssertionError("eager control flow must not compile")
 
@@ -384,3 +384,8 @@ def test_eager_control_flow_does_not_compile(monkeypatch):
     xs = np.linspace(0, 1, 5)
     f = lambda w: scan(lambda c, x: (cond(x > 0.5, fnp.sin, fnp.cos, c * w + x), None), 0.1, xs)[0]  # noqa: E731
     assert np.isfinite(float(funcgrad.grad(f)(0.7)))
+
+
+def test_docstring_examples():
+    result = doctest.testmod(lax_control_flow, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
