@@ -136,6 +136,12 @@ def i64_array(xs) -> str:
     return "array<i64" + "".join(f", {int(x)}" if i else f": {int(x)}" for i, x in enumerate(xs)) + ">"
 
 
+def slice_attrs(starts, limits, strides) -> str:
+    """Attributes of a generic ``stablehlo.slice``."""
+    lo, hi, st = i64_array(starts), i64_array(limits), i64_array(strides)
+    return f"limit_indices = {hi}, start_indices = {lo}, strides = {st}"
+
+
 # ----------------------------------------------------------------------------------------------
 # Emitting one function
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 
 _FAMILIES = ("elementwise", "structure", "reductions", "dot", "call", "indexing", "sorting", "control_flow")
+# rules/<family>.py lowers primitives/<family>.py; rules/indexing.py also lowers gather.py,
+# scatter.py, bitcast.py and the structural ops of structure.py that indexing builds on.
 
 for _name in _FAMILIES:
     try:

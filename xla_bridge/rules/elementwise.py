@@ -137,6 +137,13 @@ def _trigamma(ctx, x):
     return fb.generic("chlo.polygamma", [one, x], [t, t], [t])
 
 
+@register(ew.polygamma_p)
+def _polygamma(ctx, m, x):
+    m, x = ctx.operands([m, x])
+    t = aval_type(ctx.avals_out[0])
+    return ctx.fb.generic("chlo.polygamma", [m, x], [t, t], [t])
+
+
 @register(ew.square_p)
 def _square(ctx, x):
     return ctx.fb.binary("stablehlo.multiply", x, x, ctx.avals_in[0])

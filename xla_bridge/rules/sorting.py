@@ -1,0 +1,176 @@
+"""Lowering rules of the sorting family (primitives/sorting.py): sort and the cumulative
+reductions.
+
+Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
+``xla_bridge.lowering``.
+
+- ``sort`` is ``stablehlo.sort`` with a lexicographic comparator over the first ``num_keys``
+  operands. Floats compare like NumPy: NaN sorts after everything (and ties with NaN), -0.0 ties
+  with 0.0, so a stable sort keeps their order.
+- ``cumsum``/``cumprod``/``cummax``/``cummin`` are a parallel prefix scan (the recursive
+  odd/even associative scan JAX uses on CPU and GPU): O(n log n) work and O(log n) depth, built
+  from strided slices, pads and selects -- unlike a ``reduce_window`` with an n-wide window,
+  which is O(n^2) on CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from primitives import sorting
+from xla_bridge.lowering import aval_type, i64_array, register, slice_attrs, tensor_type, xla_dtype
+
+
+@register(sorting.sort_p)
+def _sort(ctx, *operands, dimension, is_stable, num_keys):
+    fb = ctx.fb
+    r = fb.region()
+    args, pairs = [], []
+    for a in ctx.avals_in:
+        st = tensor_type((), xla_dtype(a.dtype))
+        lhs, rhs = r.fresh(), r.fresh()
+        args += [f"{lhs}: {st}", f"{rhs}: {st}"]
+        pairs.append((lhs, rhs, xla_dtype(a.dtype)))
+    sb = tensor_type((), np.bool_)
+
+    def lt(x, y, dt):
+        less = r.compare("LT", x, y, dt, ())
+        if dt.kind in "fc":
+            # NaN is the largest value: x < NaN for every non-NaN x.
+            x_num = r.compare("EQ", x, x, dt, ())
+            y_nan = r.compare("NE", y, y, dt, ())
+            less = r.emit(f"stablehlo.or {less}, {r.emit(f'stablehlo.and {x_num}, {y_nan} : {sb}')} : {sb}")
+        return less
+
+    result = None
+    for lhs, rhs, dt in reversed(pairs[:num_keys]):
+        less = lt(lhs, rhs, dt)
+        if result is None:
+            result = less
+        else:
+            greater = lt(rhs, lhs, dt)
+            not_less = r.emit(f"stablehlo.not {less} : {sb}")
+            not_greater = r.emit(f"stablehlo.not {greater} : {sb}")
+            tie = r.emit(f"stablehlo.and {not_less}, {not_greater} : {sb}")
+            result = r.emit(f"stablehlo.or {less}, {r.emit(f'stablehlo.and {tie}, {result} : {sb}')} : {sb}")
+    r.raw(f'"stablehlo.return"({result}) : ({sb}) -> ()')
+    types = [aval_type(a) for a in ctx.avals_in]
+    head = f'"stablehlo.sort"({", ".join(operands)}) ({{\n{fb.indent}  ^bb0({", ".join(args)}):\n'
+    body = "\n".join(r.lines)
+    attrs = f"dimension = {int(dimension)} : i64, is_stable = {'true' if is_stable else 'false'}"
+    tail = f"\n{fb.indent}}}) {{{attrs}}} : ({', '.join(types)}) -> ({', '.join(types)})"
+    outs = fb.emit(head + body + tail, nres=len(operands))
+    return outs if isinstance(outs, list) else [outs]
+
+
+# ----------------------------------------------------------------------------------------------
+# Cumulative reductions: associative scan
+
+
+class _Aval:
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+
+def _slice_axis(fb, x, shape, dtype, axis, start, stop, step):
+    n = len(range(start, stop, step))
+    out_shape = list(shape)
+    out_shape[axis] = n
+    starts = [0] * len(shape)
+    limits = list(shape)
+    strides = [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, stop, step
+    y = fb.generic(
+        "stablehlo.slice",
+        [x],
+        [tensor_type(shape, dtype)],
+        [tensor_type(out_shape, dtype)],
+        slice_attrs(starts, limits, strides),
+    )
+    return y, tuple(out_shape)
+
+
+def _pad_axis(fb, x, shape, dtype, axis, lo, hi, interior):
+    zero = fb.const(0, dtype)
+    cfg = [(0, 0, 0)] * len(shape)
+    cfg[axis] = (lo, hi, interior)
+    out_shape = list(shape)
+    n = shape[axis]
+    out_shape[axis] = lo + hi + n + max(n - 1, 0) * interior
+    los, his, ints = zip(*cfg)
+    y = fb.generic(
+        "stablehlo.pad",
+        [x, zero],
+        [tensor_type(shape, dtype), tensor_type((), dtype)],
+        [tensor_type(out_shape, dtype)],
+        f"edge_padding_high = {i64_array(his)}, edge_padding_low = {i64_array(los)}, "
+        f"interior_padding = {i64_array(ints)}",
+    )
+    return y, tuple(out_shape)
+
+
+def _scan(fb, op, x, shape, dtype, axis):
+    """Inclusive prefix scan of ``x`` along ``axis`` with the associative binary ``op``."""
+    n = shape[axis]
+    if n < 2:
+        return x
+    t = lambda s: tensor_type(s, dtype)  # noqa: E731
+    evens, es = _slice_axis(fb, x, shape, dtype, axis, 0, n - 1, 2)
+    odds, _ = _slice_axis(fb, x, shape, dtype, axis, 1, n, 2)
+    pairs = fb.emit(f"{op} {evens}, {odds} : {t(es)}")
+    odd_scan = _scan(fb, op, pairs, es, dtype, axis)  # prefix results at odd positions
+    m = es[axis]
+    if n % 2 == 0:
+        head, hs = _slice_axis(fb, odd_scan, es, dtype, axis, 0, m - 1, 1)
+        rest, _ = _slice_axis(fb, x, shape, dtype, axis, 2, n, 2)
+    else:
+        head, hs = odd_scan, es
+        rest, _ = _slice_axis(fb, x, shape, dtype, axis, 2, n, 2)
+    first, fs = _slice_axis(fb, x, shape, dtype, axis, 0, 1, 1)
+    if hs[axis] > 0:
+        even_tail = fb.emit(f"{op} {head}, {rest} : {t(hs)}")
+        ev_shape = list(hs)
+        ev_shape[axis] += 1
+        even_scan = fb.generic(
+            "stablehlo.concatenate",
+            [first, even_tail],
+            [t(fs), t(hs)],
+            [t(ev_shape)],
+            f"dimension = {axis} : i64",
+        )
+        ev_shape = tuple(ev_shape)
+    else:
+        even_scan, ev_shape = first, fs
+    # Interleave: evens go to positions 0, 2, 4, ...; odds to 1, 3, 5, ...
+    ev_pad, _ = _pad_axis(fb, even_scan, ev_shape, dtype, axis, 0, n - (2 * ev_shape[axis] - 1), 1)
+    od_pad, _ = _pad_axis(fb, odd_scan, es, dtype, axis, 1, n - 2 * m, 1)
+    iota = fb.emit(f"stablehlo.iota dim = {axis} : {tensor_type(shape, np.int32)}")
+    two = fb.const(2, np.int32, shape)
+    parity = fb.emit(f"stablehlo.remainder {iota}, {two} : {tensor_type(shape, np.int32)}")
+    is_even = fb.compare("EQ", parity, fb.const(0, np.int32, shape), np.int32, shape)
+    return fb.select(is_even, ev_pad, od_pad, shape, _Aval(shape, dtype))
+
+
+def _cumulative_rule(op, bool_op):
+    def rule(ctx, x, *, axis, reverse):
+        fb = ctx.fb
+        a = ctx.avals_in[0]
+        dtype = xla_dtype(a.dtype)
+        shape = tuple(a.shape)
+        this_op = bool_op if dtype == np.bool_ else op
+        rev = f"dimensions = {i64_array([axis])}"
+        if reverse:
+            x = fb.generic("stablehlo.reverse", [x], [aval_type(a)], [aval_type(a)], rev)
+        y = _scan(fb, this_op, x, shape, dtype, axis)
+        if reverse:
+            y = fb.generic("stablehlo.reverse", [y], [aval_type(a)], [aval_type(a)], rev)
+        return y
+
+    return rule
+
+
+register(sorting.cumsum_p)(_cumulative_rule("stablehlo.add", "stablehlo.or"))
+register(sorting.cumprod_p)(_cumulative_rule("stablehlo.multiply", "stablehlo.and"))
+register(sorting.cummax_p)(_cumulative_rule("stablehlo.maximum", "stablehlo.or"))
+register(sorting.cummin_p)(_cumulative_rule("stablehlo.minimum", "stablehlo.and"))
