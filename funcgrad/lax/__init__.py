@@ -16,9 +16,10 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
+from funcgrad.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401
 from funcgrad.lax.ops import *  # noqa: F403 - the public names of ops are its __all__
 from funcgrad.lax.ops import __all__ as _ops_all
 from funcgrad.lax.slicing import *  # noqa: F403
 from funcgrad.lax.slicing import __all__ as _slicing_all
 
-__all__ = [*_ops_all, *_slicing_all]
+__all__ = [*_ops_all, *_slicing_all, "cond", "fori_loop", "map", "scan", "switch", "while_loop"]
