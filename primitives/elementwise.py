@@ -390,8 +390,11 @@ def floor(x):
 
 def _pow_jvp_x(t, x, y):
     # d/dx x^y = y x^(y-1), taken as 0 where y == 0 (x^0 is constant), so 0^0 gives 0, not nan.
+    # The exponent is made safe first (the double-where trick): x^(y-1) is never evaluated at
+    # y == 0, so no inf appears there, at any order of differentiation.
     y_is_zero = eq_p.bind(y, np.zeros((), aval_of(y).dtype))
-    jac = mul(y, pow_(x, sub(y, 1)))
+    safe_y = select(y_is_zero, ops.full_like(y, 1), y)
+    jac = mul(safe_y, pow_(x, sub(safe_y, 1)))
     return mul(t, select(y_is_zero, ops.full_like(jac, 0), jac))
 
 
