@@ -159,6 +159,11 @@ def transpose(x, permutation):
 
 
 def moveaxis(x, src: int, dst: int):
+    """Move axis ``src`` of ``x`` to position ``dst`` (a ``transpose``).
+
+    >>> moveaxis(np.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
     ndim = aval_of(x).ndim
     src, dst = src % ndim, dst % ndim
     perm = [i for i in range(ndim) if i != src]
@@ -190,6 +195,11 @@ squeeze_p.def_batch(_squeeze_batch)
 
 
 def squeeze(x, dimensions):
+    """Remove the size-1 axes ``dimensions`` of ``x`` (``lax.squeeze``).
+
+    >>> squeeze(np.zeros((1, 3, 1)), (0, 2)).shape
+    (3,)
+    """
     dimensions = tuple(sorted(int(d) % max(aval_of(x).ndim, 1) for d in dimensions))
     if not dimensions:
         return x
@@ -197,7 +207,11 @@ def squeeze(x, dimensions):
 
 
 def expand_dims(x, dimensions):
-    """Insert size-1 axes at ``dimensions`` (positions in the result)."""
+    """Insert size-1 axes at ``dimensions`` (positions in the result), as ``lax.expand_dims``.
+
+    >>> expand_dims(np.zeros(3), (0, 2)).shape
+    (1, 3, 1)
+    """
     shape = list(aval_of(x).shape)
     ndim = len(shape) + len(dimensions)
     for d in sorted(int(d) % ndim for d in dimensions):
