@@ -140,6 +140,6 @@ def _default_of(kind: str) -> np.dtype:
 
 def canonicalize(dtype) -> np.dtype:
     """``np.dtype`` of anything NumPy accepts as a dtype (``float``, ``'f4'``, ``jnp.float32``...)."""
-    if hasattr(dtype, "dtype") and not isinstance(dtype, np.dtype):
-        dtype = dtype.dtype
+    if not isinstance(dtype, np.dtype | type | str) and hasattr(dtype, "dtype"):
+        dtype = dtype.dtype  # an array or array-like carrying a dtype
     return np.dtype(dtype)
