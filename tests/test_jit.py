@@ -1,0 +1,352 @@
+"""``funcgrad.jit``: compiled results equal eager ones, compositions with grad/vmap, the trace
+cache, static and donated arguments, device-resident outputs, errors, and the AOT API.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import core
+from funcgrad.array import Array
+from funcgrad.jit import RetraceWarning, jit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def close(a, b, dtype=np.float64):
+    tol = dict(rtol=2e-5, atol=1e-6) if np.dtype(dtype) == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    for x, y in zip(funcgrad.tree_util.tree_leaves(a), funcgrad.tree_util.tree_leaves(b)):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), **tol)
+
+
+def mlp(params, x):
+    (w1, b1), (w2, b2) = params
+    h = fnp.tanh(x @ w1 + b1)
+    return h @ w2 + b2
+
+
+def loss(params, x, y):
+    return fnp.mean((mlp(params, x) - y) ** 2)
+
+
+def make_params(rng, dtype):
+    def p(*s):
+        return rng.standard_normal(s).astype(dtype)
+
+    return ((p(4, 8), p(8)), (p(8, 2), p(2)))
+
+
+# ----------------------------------------------------------------------------------------------
+# Values and compositions
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_jit_equals_eager_and_compositions(dtype, rng):
+    params = make_params(rng, dtype)
+    x = rng.standard_normal((5, 4)).astype(dtype)
+    y = rng.standard_normal((5, 2)).astype(dtype)
+    close(jit(loss)(params, x, y), loss(params, x, y), dtype)
+    g_eager = funcgrad.grad(loss)(params, x, y)
+    close(funcgrad.grad(jit(loss))(params, x, y), g_eager, dtype)
+    close(jit(funcgrad.grad(loss))(params, x, y), g_eager, dtype)
+    single = lambda p, xi, yi: loss(p, xi[None], yi[None])  # noqa: E731
+    per_ex = funcgrad.vmap(funcgrad.grad(single), in_axes=(None, 0, 0))
+    close(jit(per_ex)(params, x, y), per_ex(params, x, y), dtype)
+    close(funcgrad.vmap(jit(lambda xi: mlp(params, xi)))(x), mlp(params, x), dtype)
+    # The gradient's dtype follows the inputs (float32 stays float32).
+    assert np.asarray(jit(funcgrad.grad(loss))(params, x, y)[0][0]).dtype == dtype
+
+
+def test_higher_order_derivatives_through_jit():
+    f = lambda x: fnp.sin(x) * x**2  # noqa: E731
+    x = 0.7
+    d2 = funcgrad.grad(funcgrad.grad(jit(f)))(x)
+    expect = -np.sin(x) * x**2 + 4 * x * np.cos(x) + 2 * np.sin(x)
+    np.testing.assert_allclose(float(d2), expect, rtol=1e-12)
+    np.testing.assert_allclose(float(jit(funcgrad.grad(funcgrad.grad(f)))(x)), expect, rtol=1e-12)
+    t = funcgrad.jvp(jit(f), (x,), (1.0,))[1]
+    np.testing.assert_allclose(float(t), np.cos(x) * x**2 + 2 * x * np.sin(x), rtol=1e-12)
+
+
+def test_jit_of_custom_jvp_and_custom_vjp():
+    @funcgrad.custom_jvp
+    def softplus(x):
+        return fnp.log1p(fnp.exp(x))
+
+    @softplus.defjvp
+    def softplus_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return softplus(x), t * funcgrad.nn.sigmoid(x) if hasattr(funcgrad, "nn") else t / (1 + fnp.exp(-x))
+
+    @funcgrad.custom_vjp
+    def clip_grad(x):
+        return x * 2.0
+
+    clip_grad.defvjp(lambda x: (x * 2.0, None), lambda res, g: (fnp.clip(g, -1.0, 1.0),))
+    x = np.array([-3.0, 0.5, 4.0])
+    close(jit(softplus)(x), np.log1p(np.exp(x)))
+    close(jit(funcgrad.grad(lambda v: softplus(v).sum()))(x), 1 / (1 + np.exp(-x)))
+    close(funcgrad.grad(jit(lambda v: softplus(v).sum()))(x), 1 / (1 + np.exp(-x)))
+    close(jit(clip_grad)(x), 2 * x)
+    close(jit(funcgrad.grad(lambda v: (clip_grad(v) * 5.0).sum()))(x), np.ones(3))
+    close(funcgrad.grad(jit(lambda v: (clip_grad(v) * 5.0).sum()))(x), np.ones(3))
+
+
+def test_checkpoint_inside_jit():
+    f = funcgrad.checkpoint(lambda x: fnp.sin(fnp.sin(x)))
+    g = jit(funcgrad.grad(lambda x: f(x).sum()))
+    x = np.linspace(0, 1, 4)
+    close(g(x), np.cos(np.sin(x)) * np.cos(x))
+
+
+def test_pytrees_kwargs_and_methods():
+    @jit
+    def f(d, *, scale):
+        return {"sum": d["a"] + d["b"], "prod": (d["a"] * d["b"] * scale, None)}
+
+    out = f({"a": np.ones(2), "b": np.full(2, 3.0)}, scale=2.0)
+    close(out["sum"], [4.0, 4.0])
+    close(out["prod"][0], [6.0, 6.0])
+    assert out["prod"][1] is None
+
+    class Model:
+        def __init__(self, w):
+            self.w = w
+
+        @functools.partial(jit, static_argnums=0)
+        def apply(self, x):
+            return x * 2.0
+
+    assert float(Model(1).apply(3.0)) == 6.0
+    assert jit(lambda: ())() == ()
+
+
+def test_funcgrad_jit_is_callable_even_after_importing_the_module():
+    import funcgrad.jit as jit_module
+
+    assert float(funcgrad.jit(lambda x: x + 1)(1.0)) == 2.0
+    assert float(jit_module(lambda x: x + 1)(1.0)) == 2.0
+
+
+# ----------------------------------------------------------------------------------------------
+# Device-resident outputs
+
+
+def test_outputs_are_device_arrays_and_chaining_stays_on_device():
+    f = jit(lambda x: x * 2.0 + 1.0)
+    x = np.arange(4.0)
+    y = f(x)
+    assert type(y) is Array and y._value is None and y._buffer is not None
+    z = f(y)
+    assert y._value is None  # fed to the next call as a device buffer, never read back
+    assert z.shape == (4,) and z.dtype == np.float64
+    close(z, (x * 2 + 1) * 2 + 1)
+    # A host-backed Array keeps the buffer made for it (it is immutable).
+    a = fnp.asarray(np.ones(3))
+    f(a)
+    assert a._buffer is not None and a._value is not None
+
+
+def test_weak_types_survive_jit():
+    f = jit(lambda x: x * 2)
+    assert f(1.0).weak_type
+    assert not f(np.float32(1.0)).weak_type
+    assert f(np.float32(1.0)).dtype == np.float32
+    # A weak scalar output combines with float32 without promotion.
+    assert (np.ones(2, np.float32) + f(1.0)).dtype == np.float32
+
+
+# ----------------------------------------------------------------------------------------------
+# The cache
+
+
+def test_retrace_only_on_new_shapes_dtypes_and_trees():
+    f = jit(lambda x: x + 1)
+    f(np.ones(3))
+    f(np.zeros(3))
+    f(fnp.ones(3))
+    assert f.cache_info().misses == 1 and f.cache_info().hits == 2
+    f(np.ones(4))
+    f(np.ones(3, np.float32))
+    f(1.0)
+    f(np.float64(1.0))  # strong f64[] differs from the weak Python scalar
+    assert f.cache_info().misses == 5
+    f(2.0)
+    f(np.ones(4))
+    assert f.cache_info().misses == 5 and f.cache_info().hits == 4
+    g = jit(lambda t: t[0])
+    g((np.ones(2), np.ones(2)))
+    g([np.ones(2), np.ones(2)])
+    assert g.cache_info().misses == 2
+
+
+def test_general_path_shares_the_cache():
+    f = jit(lambda x: x * 3.0)
+    f(np.ones(2))
+    f._python_fast_call((np.ones(2),), {})  # the dispatch used when jax's config is loaded
+    close(f._python_fast_call((np.ones(2),), {}), [3.0, 3.0])
+    assert f.cache_info().misses == 1
+
+
+def test_retrace_warning_names_the_cause():
+    f = jit(lambda x: x.sum())
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for n in range(1, 12):
+            f(np.ones(n))
+    msgs = [str(x.message) for x in w if issubclass(x.category, RetraceWarning)]
+    assert len(msgs) == 1
+    assert "traced 9 times" in msgs[0] and "changed shape from (8,) to (9,)" in msgs[0]
+    assert "x" in msgs[0]
+
+
+def test_static_arguments():
+    calls = []
+
+    def f(x, n, *, mode="add"):
+        calls.append(1)
+        return x + n if mode == "add" else x * n
+
+    g = jit(f, static_argnums=1, static_argnames="mode")
+    close(g(np.ones(2), 3), [4.0, 4.0])
+    close(g(np.ones(2), 3), [4.0, 4.0])
+    close(g(np.ones(2), 3, mode="mul"), [3.0, 3.0])
+    close(g(np.ones(2), n=5), [6.0, 6.0])  # static by keyword too
+    assert len(calls) == 3
+    with pytest.raises(TypeError, match="hashable"):
+        g(np.ones(2), [1, 2])
+    # Python control flow on a static argument is fine.
+    h = jit(lambda x, k: x if k > 0 else -x, static_argnums=(1,))
+    close(h(np.ones(2), -1), [-1.0, -1.0])
+
+
+def test_donation():
+    f = jit(lambda x, y: x + y, donate_argnums=0)
+    a = f(np.ones(3), np.ones(3))  # a device-backed Array
+    b = f(a, np.ones(3))
+    close(b, [3.0, 3.0, 3.0])
+    assert a._buffer.is_deleted()
+    with pytest.raises(Exception, match="deleted|donated"):
+        np.asarray(a)
+    # A host-backed Array stays usable: only its cached device copy was donated.
+    h = fnp.asarray(np.ones(3))
+    f(h, np.ones(3))
+    close(f(h, np.ones(3)), [2.0, 2.0, 2.0])
+    assert "tf.aliasing_output" in f.lower(np.ones(3), np.ones(3)).as_text()
+
+
+# ----------------------------------------------------------------------------------------------
+# AOT API and jaxprs
+
+
+def test_lower_compile_trace_and_make_jaxpr():
+    f = jit(lambda x, y: fnp.sin(x) * y)
+    x, y = np.ones(3, np.float32), np.full(3, 2.0, np.float32)
+    lowered = f.lower(x, y)
+    text = lowered.as_text()
+    assert "stablehlo.sine" in text and "tensor<3xf32>" in text
+    compiled = lowered.compile()
+    close(compiled(x, y), np.sin(1.0) * 2 * np.ones(3), np.float32)
+    assert "sine" in compiled.as_text()
+    assert "sin" in str(f.trace(x, y).jaxpr)
+    jaxpr_text = str(funcgrad.make_jaxpr(lambda a: f(a, a) + 1)(x))
+    assert "jit[" in jaxpr_text and "sin" in jaxpr_text
+    assert f.eval_shape(x, y).shape == (3,)
+
+
+def test_mismatched_inputs_are_rejected_before_xla():
+    f = jit(lambda x: x * 2)
+    compiled = f.lower(np.ones(3, np.float32)).compile()
+    with pytest.raises(TypeError, match="f32\\[3\\]"):
+        compiled(np.ones(3, np.int32))
+    with pytest.raises(TypeError, match="expects f32\\[3\\]"):
+        compiled(np.ones(4, np.float32))
+    from primitives.call import jit_p
+
+    closed = f.trace(np.ones(3, np.float32)).jaxpr
+    with pytest.raises(TypeError, match="f32\\[3\\]"):
+        jit_p.bind(np.ones(3, np.float64), jaxpr=closed, name="f", donated_invars=(False,))
+
+
+# ----------------------------------------------------------------------------------------------
+# Errors
+
+
+def test_python_control_flow_on_traced_value_names_function_argument_and_fixes():
+    def step(x, threshold):
+        if x.sum() > threshold:
+            return x
+        return -x
+
+    with pytest.raises(core.ConcretizationTypeError) as e:
+        jit(step)(np.ones(3), 1.0)
+    msg = str(e.value)
+    assert "jit(step)" in msg and "bool()" in msg
+    assert "argument" in msg and "x" in msg
+    assert "static_argnums" in msg and "lax.cond" in msg and "where" in msg
+
+
+def test_concretizing_a_traced_value_raises_clearly():
+    with pytest.raises(core.ConcretizationTypeError, match="float\\(\\).*jit\\(to_float\\)"):
+
+        @jit
+        def to_float(x):
+            return float(x)
+
+        to_float(1.0)
+    with pytest.raises(core.ConcretizationTypeError, match="numpy.asarray"):
+        jit(lambda x: np.asarray(x) + 1)(np.ones(2))
+
+
+def test_non_array_arguments_and_outputs():
+    with pytest.raises(TypeError, match="static"):
+        jit(lambda s: s)("a string")
+    with pytest.raises(TypeError, match="not an array"):
+        jit(lambda x: "out")(1.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# Fresh processes: persistent compilation cache
+
+
+def run_py(code: str, env: dict | None = None) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": ROOT, **(env or {})},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+CACHED = """
+import json, numpy as np
+import funcgrad, funcgrad.numpy as fnp
+from xla_bridge import compile_cache
+f = funcgrad.jit(lambda x: fnp.tanh(x) @ x.T)
+out = np.asarray(f(np.ones((3, 3), np.float32))).tolist()
+print(json.dumps({"stats": compile_cache.stats(), "out": out}))
+"""
+
+
+def test_persistent_cache_skips_compilation_in_a_second_process(tmp_path):
+    env = {"FUNCGRAD_COMPILATION_CACHE_DIR": str(tmp_path)}
+    first = run_py(CACHED, env)
+    second = run_py(CACHED, env)
+    assert first["stats"]["misses"] == 1 and first["stats"]["stores"] == 1
+    assert second["stats"]["hits"] == 1 and second["stats"]["misses"] == 0
+    assert first["out"] == second["out"]
