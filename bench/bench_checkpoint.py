@@ -144,7 +144,11 @@ def main() -> None:
             f"--batch={args.batch}",
             f"--repeats={args.repeats}",
         ]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        # A fixed mmap threshold makes glibc return every large array to the OS when it is freed
+        # (its default threshold grows after frees, and the heap then keeps freed memory resident,
+        # which would hide the peak).
+        env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"}
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             print(f"{mode:<6} {str(ckpt):<11} failed: {proc.stderr.strip().splitlines()[-1]}")
             continue
