@@ -16,7 +16,8 @@ gradient checks never sit on ties or kinks. Generic checks:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
@@ -40,9 +41,9 @@ TOL = {F16: (1e-2, 1e-2), F32: (2e-5, 1e-5), F64: (1e-11, 1e-12)}
 def shapes(n: int = 1, *, min_dims=0, max_dims=3, min_side=0, max_side=4, broadcast=True):
     """A strategy for ``n`` shapes: mutually broadcastable (by default) or all equal."""
     if n == 1 or not broadcast:
-        return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side).map(
-            lambda s: (s,) * n
-        )
+        return hnp.array_shapes(
+            min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
+        ).map(lambda s: (s,) * n)
     return hnp.mutually_broadcastable_shapes(
         num_shapes=n, min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
     ).map(lambda bs: bs.input_shapes)
@@ -116,7 +117,11 @@ def assert_matches(actual, expected, dtype, case: Case, what="value"):
             np.testing.assert_array_equal(a_np, e_np, err_msg=f"{case.name} {what}")
         else:
             np.testing.assert_allclose(
-                a_np.astype(np.float64), e_np.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True,
+                a_np.astype(np.float64),
+                e_np.astype(np.float64),
+                rtol=rtol,
+                atol=atol,
+                equal_nan=True,
                 err_msg=f"{case.name} {what}",
             )
 
@@ -152,6 +157,8 @@ def check_grads(case: Case, data):
 
 def check_vmap(case: Case, data, lanes: int = 2):
     dtype, args0, kwargs, shp = draw_inputs(case, data)
+    if not args0:
+        return  # nothing to batch (creation from static arguments)
     seed = data.draw(st.integers(0, 2**16), label="lane seed")
     rng = np.random.default_rng(seed)
     lanes_args = [args0]
@@ -164,7 +171,7 @@ def check_vmap(case: Case, data, lanes: int = 2):
         out = funcgrad.vmap(lambda *xs: case.fn(*xs, **kwargs))(*batched)
         expected = [case.fn(*la, **kwargs) for la in lanes_args]
     for i, exp in enumerate(expected):
-        got = tu.tree_map(lambda o: np.asarray(o)[i], out)
+        got = tu.tree_map(lambda o, i=i: np.asarray(o)[i], out)
         assert_matches(got, exp, dtype, case, what=f"vmap lane {i}")
 
 
@@ -196,4 +203,3 @@ def check_zero_grad(case: Case, data):
     grads = funcgrad.grad(f, argnums=tuple(range(len(argnums))))(*[args[i] for i in argnums])
     for g in grads:
         np.testing.assert_array_equal(np.asarray(g), 0.0)
-

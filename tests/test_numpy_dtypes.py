@@ -94,13 +94,26 @@ def test_scalar_types():
     assert fnp.ones(2).astype(fnp.float16).dtype == np.float16
     assert fnp.dtype("float32") == np.float32
     assert fnp.bool_(1).dtype == np.bool_
-    for name in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint32", "bool_"):
+    for name in (
+        "float16",
+        "float32",
+        "float64",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint32",
+        "bool_",
+    ):
         assert np.dtype(getattr(fnp, name)) == np.dtype(getattr(np, name))
 
 
 def test_astype_and_conversions():
     x = fnp.asarray([1.7, -1.7, 300.0])
-    np.testing.assert_array_equal(np.asarray(x.astype(np.int32)), np.array([1.7, -1.7, 300.0]).astype(np.int32))
+    np.testing.assert_array_equal(
+        np.asarray(x.astype(np.int32)), np.array([1.7, -1.7, 300.0]).astype(np.int32)
+    )
     assert fnp.astype(x, bool).dtype == np.bool_
     # Converting to an integer dtype has a zero derivative and does not break grad.
     g = funcgrad.grad(lambda v: fnp.sum(v.astype(np.int32).astype(np.float64) * v))(np.array([1.5, 2.5]))

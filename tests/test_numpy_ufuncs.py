@@ -13,12 +13,12 @@ import funcgrad
 import funcgrad.numpy as fnp
 from tests._numpy_harness import (
     ALL,
-    B,
     F32,
     F64,
     FLOATS,
     I32,
     NUMERIC,
+    B,
     Case,
     arr,
     check_grads,
@@ -55,12 +55,22 @@ def _inexact_dtype(dtype):
 
 
 def U(name, make=None, dtypes=FLOATS, grad=True, ref=None, **kw):
-    return Case(name, getattr(fnp, name), ref or getattr(np, name), make or unary(), dtypes=dtypes, grad=grad, **kw)
+    return Case(
+        name, getattr(fnp, name), ref or getattr(np, name), make or unary(), dtypes=dtypes, grad=grad, **kw
+    )
 
 
 def Bin(name, make=None, dtypes=FLOATS, grad=True, ref=None, **kw):
-    return Case(name, getattr(fnp, name), ref or getattr(np, name), make or binary(), shapes=shapes(2),
-                dtypes=dtypes, grad=grad, **kw)
+    return Case(
+        name,
+        getattr(fnp, name),
+        ref or getattr(np, name),
+        make or binary(),
+        shapes=shapes(2),
+        dtypes=dtypes,
+        grad=grad,
+        **kw,
+    )
 
 
 UNARY = [
@@ -156,23 +166,46 @@ BINARY = [
     Bin("copysign", binary(-3, 3, 0.5, 3, True)),
     Bin("heaviside"),
     Bin("divmod", binary(-5, 5, 1, 4, True), dtypes=NUMERIC, order=1),
-    Case("clip", lambda x, lo, hi: fnp.clip(x, lo, hi), lambda x, lo, hi: np.clip(x, lo, hi),
-         lambda rng, dt, shp: ([arr(rng, shp[0], dt), arr(rng, shp[1], dt, -3, -1), arr(rng, shp[2], dt, 1, 3)], {}),
-         shapes=shapes(3), dtypes=NUMERIC),
+    Case(
+        "clip",
+        lambda x, lo, hi: fnp.clip(x, lo, hi),
+        lambda x, lo, hi: np.clip(x, lo, hi),
+        lambda rng, dt, shp: (
+            [arr(rng, shp[0], dt), arr(rng, shp[1], dt, -3, -1), arr(rng, shp[2], dt, 1, 3)],
+            {},
+        ),
+        shapes=shapes(3),
+        dtypes=NUMERIC,
+    ),
 ]
 
 BOOL_VALUED_BINARY = [
     Bin(name, dtypes=ALL, grad=False)
-    for name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-                 "logical_and", "logical_or", "logical_xor")
+    for name in (
+        "equal",
+        "not_equal",
+        "less",
+        "less_equal",
+        "greater",
+        "greater_equal",
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+    )
 ] + [
     Bin("bitwise_and", dtypes=(I32, B), grad=False),
     Bin("bitwise_or", dtypes=(I32, B), grad=False),
     Bin("bitwise_xor", dtypes=(I32, B), grad=False),
     Bin("left_shift", binary(-8, 8, 0, 5), dtypes=(I32,), grad=False),
     Bin("right_shift", binary(-64, 64, 0, 5), dtypes=(I32,), grad=False),
-    Case("isclose", fnp.isclose, np.isclose,
-         lambda rng, dt, shp: ([arr(rng, shp[0], dt), arr(rng, shp[1], dt)], {}), shapes=shapes(2), grad=False),
+    Case(
+        "isclose",
+        fnp.isclose,
+        np.isclose,
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt), arr(rng, shp[1], dt)], {}),
+        shapes=shapes(2),
+        grad=False,
+    ),
 ]
 
 VALUE_CASES = UNARY + BOOL_VALUED_UNARY + BINARY + BOOL_VALUED_BINARY
@@ -223,15 +256,72 @@ def test_jit_matches_eager(case, data):
 SPECIAL = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, np.inf, -np.inf, np.nan, 1e300, -1e300, 1e-300])
 
 SPECIAL_UNARY = [
-    "abs", "negative", "sign", "square", "sqrt", "cbrt", "reciprocal", "exp", "exp2", "expm1", "log", "log2",
-    "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
-    "arccosh", "arctanh", "deg2rad", "rad2deg", "sinc", "floor", "ceil", "trunc", "rint", "round", "isfinite",
-    "isinf", "isnan", "isposinf", "isneginf", "signbit", "nan_to_num", "logical_not",
+    "abs",
+    "negative",
+    "sign",
+    "square",
+    "sqrt",
+    "cbrt",
+    "reciprocal",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "deg2rad",
+    "rad2deg",
+    "sinc",
+    "floor",
+    "ceil",
+    "trunc",
+    "rint",
+    "round",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "isposinf",
+    "isneginf",
+    "signbit",
+    "nan_to_num",
+    "logical_not",
 ]
 SPECIAL_BINARY = [
-    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power", "arctan2", "hypot",
-    "logaddexp", "logaddexp2", "maximum", "minimum", "fmax", "fmin", "copysign", "heaviside", "equal", "less",
-    "greater_equal", "isclose",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "power",
+    "arctan2",
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "copysign",
+    "heaviside",
+    "equal",
+    "less",
+    "greater_equal",
+    "isclose",
 ]
 
 
@@ -242,7 +332,9 @@ def _assert_same(actual, expected, name):
         np.testing.assert_allclose(a, e, rtol=1e-12, atol=0, equal_nan=True, err_msg=name)
         # Signed zeros must agree too.
         zeros = e == 0
-        np.testing.assert_array_equal(np.signbit(a[zeros]), np.signbit(e[zeros]), err_msg=f"{name} signed zeros")
+        np.testing.assert_array_equal(
+            np.signbit(a[zeros]), np.signbit(e[zeros]), err_msg=f"{name} signed zeros"
+        )
     else:
         np.testing.assert_array_equal(a, e, err_msg=name)
 
@@ -305,7 +397,7 @@ def test_sinc_derivatives_at_zero():
     d1 = funcgrad.grad(fnp.sinc)
     d2 = funcgrad.grad(d1)
     assert float(d1(0.0)) == 0.0
-    np.testing.assert_allclose(float(d2(0.0)), -np.pi**2 / 3, rtol=1e-12)
+    np.testing.assert_allclose(float(d2(0.0)), -(np.pi**2) / 3, rtol=1e-12)
 
 
 def test_float32_stays_float32():

@@ -20,6 +20,7 @@ from funcgrad.numpy.contractions import matmul, tensordot, vecdot
 from funcgrad.numpy.contractions import outer as _outer
 from funcgrad.numpy.contractions import trace as _trace
 from funcgrad.numpy.manipulation import matrix_transpose, squeeze
+from funcgrad.numpy.transcendental import safe_sqrt
 from primitives import elementwise as ew
 
 __all__ = [
@@ -33,14 +34,6 @@ __all__ = [
     "vecdot",
     "vector_norm",
 ]
-
-
-def _safe_sqrt(s):
-    """``sqrt(s)`` whose derivative at ``s == 0`` is 0 rather than infinite (double where)."""
-    zero = constant(0, aval(s).dtype)
-    is_zero = ew.eq_p.bind(s, zero)
-    safe = select(is_zero, constant(1, aval(s).dtype), s)
-    return select(is_zero, zero, ew.sqrt_p.bind(safe))
 
 
 def _safe_root(s, p: float):
@@ -60,7 +53,7 @@ def _as_inexact(x):
 def _vector_norm(x, axes, ord, keepdims):
     absx = ew.abs_p.bind(x)
     if ord is None or ord == 2:
-        return _safe_sqrt(reductions.sum(ew.square_p.bind(x), axes, keepdims=keepdims))
+        return safe_sqrt(reductions.sum(ew.square_p.bind(x), axes, keepdims=keepdims))
     if ord == np.inf:
         return reductions.max(absx, axes, keepdims=keepdims)
     if ord == -np.inf:
@@ -83,7 +76,7 @@ def _vector_norm(x, axes, ord, keepdims):
 def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
     axes = (row_axis, col_axis)
     if ord is None or ord == "fro" or ord == "f":
-        return _safe_sqrt(reductions.sum(ew.square_p.bind(x), axes, keepdims=keepdims))
+        return safe_sqrt(reductions.sum(ew.square_p.bind(x), axes, keepdims=keepdims))
     absx = ew.abs_p.bind(x)
     if ord in (1, -1):
         col_sums = reductions.sum(absx, row_axis, keepdims=True)
@@ -116,7 +109,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     if axis is None:
         if ord is None:
             all_axes = tuple(range(x.ndim))
-            return _safe_sqrt(reductions.sum(ew.square_p.bind(x), all_axes, keepdims=keepdims))
+            return safe_sqrt(reductions.sum(ew.square_p.bind(x), all_axes, keepdims=keepdims))
         if x.ndim == 1:
             return _vector_norm(x, (0,), ord, keepdims)
         if x.ndim == 2:

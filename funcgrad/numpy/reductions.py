@@ -29,7 +29,7 @@ from funcgrad.numpy._core import (
     select,
     shape_of,
 )
-from funcgrad.numpy.transcendental import isclose, isnan, sqrt
+from funcgrad.numpy.transcendental import isclose, isnan, safe_sqrt
 from funcgrad.numpy.ufuncs import as_bool
 from primitives import elementwise as ew
 from primitives import reductions as red
@@ -370,12 +370,13 @@ _mean_fn = mean
 def std(
     a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None
 ):
-    """Standard deviation over ``axis`` (the square root of ``var``).
+    """Standard deviation over ``axis`` (the square root of ``var``; derivative 0, not NaN, where
+    the variance is 0).
 
     >>> std(np.array([1.0, 3.0])).item()
     1.0
     """
-    return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))
+    return safe_sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
@@ -505,4 +506,5 @@ def nanstd(
     >>> nanstd(np.array([1.0, np.nan, 3.0])).item()
     1.0
     """
-    return sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))
+    var_ = nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
+    return safe_sqrt(var_)

@@ -25,6 +25,7 @@ from funcgrad.numpy._core import (
     convert,
     normalize_axis,
     promote_args,
+    promote_args_inexact,
     select,
 )
 from funcgrad.numpy.indexing import getitem
@@ -320,10 +321,13 @@ def quantile(
         raise NotImplementedError("quantile: weights are not supported")
     if method not in _METHODS:
         raise ValueError(f"quantile: method must be one of {_METHODS}, got {method!r}")
-    a = asarray(a)
-    if not _dt.is_inexact(a.dtype):
-        a = convert(a, _dt.default_float)
-    q = asarray(q)
+    # As in NumPy: the interpolating methods promote a with q (a float64 q makes a float32 a compute
+    # in float64); the others return elements of a.
+    if method in ("linear", "midpoint"):
+        a, q = promote_args_inexact(a, q)
+    else:
+        (a,) = promote_args_inexact(a)
+        q = asarray(q)
     q_value = q._numpy() if hasattr(q, "_numpy") else None
     if q_value is not None and (np.any(q_value < 0) or np.any(q_value > 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")

@@ -81,6 +81,16 @@ log2 = _scaled_log("log2", 2)
 log10 = _scaled_log("log10", 10)
 
 
+def safe_sqrt(s):
+    """``sqrt(s)`` whose derivative at ``s == 0`` is 0 instead of infinite (a double where: NOTE:
+    [no NaN gradients]). Used where a root of a sum of squares is differentiated (``std``, norms)."""
+    dtype = aval(s).dtype
+    zero = constant(0, dtype)
+    is_zero = ew.eq_p.bind(s, zero)
+    safe = select(is_zero, constant(1, dtype), s)
+    return select(is_zero, zero, ew.sqrt_p.bind(safe))
+
+
 def arctan2(x1, x2, /):
     """Elementwise arctangent of ``x1 / x2`` choosing the quadrant correctly.
 
