@@ -338,9 +338,15 @@ def _flat_ids(x, idx, mode):
     return getitem(ids, idx, mode="clip"), scatter_mode
 
 
+def _selects_unique(x, idx) -> bool:
+    """Basic indices (ints, slices, newaxis, ellipsis) never select an element twice."""
+    return all(kind != _ARRAY for kind, _ in _expand(idx, x.shape, "x.at[...]"))
+
+
 def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices):
     x = asarray(x)
     y = asarray(y)
+    unique_indices = unique_indices or _selects_unique(x, idx)
     ids, scatter_mode = _flat_ids(x, idx, mode)
     target = ids.shape if hasattr(ids, "shape") else aval(ids).shape
     y = convert(y, x.dtype) if aval(y).dtype != x.dtype else y

@@ -1,0 +1,293 @@
+"""Indexing of funcgrad arrays and tracers: NumPy's basic and advanced indexing (against NumPy),
+JAX's out-of-bounds conventions, boolean masks (concrete only, a clear error under jit), the
+``.at[]`` functional updates, and their derivatives, batching and compilation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.api import jit
+from tests._checks import check_grads
+
+SHAPE = (3, 4, 5)
+X = np.arange(60.0).reshape(SHAPE)
+
+INDICES = [
+    0,
+    -1,
+    (1, 2),
+    (1, -1, 2),
+    slice(None, None, -1),
+    (slice(1, None), slice(None, None, 2)),
+    (slice(None, None, -2), 1, slice(3, 0, -1)),
+    (Ellipsis, 1),
+    (None, 0, Ellipsis, None),
+    (slice(None), None, slice(1, 3)),
+    np.array([2, 0, 2]),
+    [0, -1],
+    (slice(None), [0, 2]),
+    ([0, 1], [1, 2]),
+    ([0, 1], slice(None), [1, 2]),
+    (slice(None), [0, 1], [1, 2]),
+    (0, slice(None), [1, 3]),
+    (slice(None), 0, [1, 3]),
+    (np.array([[0], [2]]), np.array([0, 3])),
+    (Ellipsis, np.array([[0, 1], [2, 3]])),
+    (np.array([1, 0]), None, slice(None), np.array([4, 3])),
+    (slice(None), None, [0, 1], None),
+    X[..., 0] > 20,
+    (slice(None), X[0, :, 0] > 5),
+    (X[:, :, 0] > 7,),
+    (1, slice(None), X[0, 0] > 1),
+    (),
+    (Ellipsis,),
+    np.array(1),
+]
+
+
+def _ids(i):
+    return repr(i)[:40]
+
+
+@pytest.mark.parametrize("index", INDICES, ids=_ids)
+def test_getitem_matches_numpy(index):
+    expected = X[index]
+    for x in (X, fnp.asarray(X)):
+        out = fnp.asarray(x)[index]
+        assert out.shape == expected.shape
+        np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+@st.composite
+def basic_index(draw):
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
+    index = draw(hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True))
+    return shape, index
+
+
+@st.composite
+def advanced_index(draw):
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    index = draw(
+        hnp.integer_array_indices(shape, result_shape=hnp.array_shapes(min_dims=0, max_dims=2, max_side=3))
+    )
+    return shape, index
+
+
+@given(basic_index())
+def test_basic_indexing_matches_numpy(case):
+    shape, index = case
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    out = fnp.asarray(x)[index]
+    np.testing.assert_array_equal(np.asarray(out), x[index])
+    assert out.shape == x[index].shape
+
+
+@given(advanced_index())
+def test_integer_array_indexing_matches_numpy(case):
+    shape, index = case
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    np.testing.assert_array_equal(np.asarray(fnp.asarray(x)[index]), x[index])
+
+
+@pytest.mark.parametrize("index", INDICES, ids=_ids)
+def test_getitem_grad_vmap_jit(index):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=SHAPE)
+    f = lambda v: fnp.asarray(v)[index]  # noqa: E731
+    check_grads(f, [x], order=1)
+    np.testing.assert_array_equal(np.asarray(jit(f)(x)), x[index])
+    batched = np.stack([x, 2 * x])
+    out = funcgrad.vmap(f)(batched)
+    np.testing.assert_array_equal(np.asarray(out[1]), (2 * x)[index])
+
+
+def test_traced_indices():
+    x = fnp.arange(10.0)
+    np.testing.assert_array_equal(np.asarray(jit(lambda i: x[i])(3)), 3.0)
+    np.testing.assert_array_equal(np.asarray(jit(lambda i: x[i])(-2)), 8.0)
+    np.testing.assert_array_equal(np.asarray(jit(lambda i: x[i])(np.array([1, -1]))), [1.0, 9.0])
+    out = funcgrad.vmap(lambda i: x[i])(np.array([0, 5, -1]))
+    np.testing.assert_array_equal(np.asarray(out), [0.0, 5.0, 9.0])
+    m = fnp.arange(12.0).reshape(3, 4)
+    out = funcgrad.vmap(lambda i, j: m[i, j])(np.array([0, 2]), np.array([3, 1]))
+    np.testing.assert_array_equal(np.asarray(out), [3.0, 9.0])
+    g = funcgrad.grad(lambda v, i: v[i] * 2.0)(np.arange(4.0), 2)
+    np.testing.assert_array_equal(np.asarray(g), [0, 0, 2.0, 0])
+
+
+def test_out_of_bounds_follow_jax():
+    x = fnp.arange(10)
+    assert int(x[11]) == 9 and int(x[-11]) == 0  # retrieval clamps (Python ints too)
+    np.testing.assert_array_equal(np.asarray(x[np.array([12, -12])]), [9, 0])
+    np.testing.assert_array_equal(np.asarray(jit(lambda i: x[i])(np.array([12]))), [9])
+    f = fnp.arange(3.0)
+    assert np.isnan(float(f.at[5].get(mode="fill")))
+    assert float(f.at[5].get(mode="fill", fill_value=-1.0)) == -1.0
+    assert float(f.at[5].get(mode="clip")) == 2.0
+    # Updates drop out-of-bounds indices (and clip with mode="clip").
+    np.testing.assert_array_equal(np.asarray(f.at[5].set(9.0)), [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(f.at[np.array([1, 7, -9])].add(1.0)), [0.0, 2.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(f.at[5].set(9.0, mode="clip")), [0.0, 1.0, 9.0])
+    assert fnp.take(f, np.array([5])).tolist()[0] != fnp.take(f, np.array([5])).tolist()[0]  # NaN fill
+
+
+def test_boolean_masks():
+    x = fnp.asarray(X)
+    np.testing.assert_array_equal(np.asarray(x[x > 30]), X[X > 30])
+    np.testing.assert_array_equal(np.asarray(x[None, True]), X[None, True])
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        x[np.ones(2, bool)]
+    with pytest.raises(fnp.NonConcreteBooleanIndexError) as info:
+        jit(lambda v: v[v > 3])(np.arange(5.0))
+    assert isinstance(info.value, IndexError)
+    assert "where" in str(info.value) and "size=" in str(info.value)
+    with pytest.raises(IndexError):
+        funcgrad.vmap(lambda v: v[v > 0])(np.ones((2, 3)))
+    # The jit-friendly alternatives.
+    out = jit(lambda v: fnp.where(v > 3, v, 0.0))(np.arange(5.0))
+    np.testing.assert_array_equal(np.asarray(out), [0, 0, 0, 0, 4.0])
+
+
+def test_index_errors():
+    x = fnp.ones((2, 3))
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 0, 0]
+    with pytest.raises(IndexError, match="integer"):
+        x[np.array([0.5])]
+    with pytest.raises(IndexError, match="only integers"):
+        x["a"]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        x[..., ...]
+    with pytest.raises(TypeError, match="at\\[index\\]"):
+        x[0] = 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Functional updates
+
+
+UPDATE_INDICES = [
+    1,
+    (slice(None), 2),
+    (Ellipsis, -1),
+    (slice(1, None, -1), slice(None, None, 2)),
+    (np.array([0, 2]),),
+    (np.array([0, 2]), slice(1, 3)),
+    (np.array([[0], [2]]), np.array([1, 3])),
+    (slice(None), None, [0, 1]),
+    X[..., 0, 0] > 20,
+]
+
+
+def _reference(op, x, index, y):
+    out = np.array(x, dtype=float)
+    if op == "set":
+        out[index] = y
+    elif op in ("add", "subtract", "multiply", "divide", "min", "max", "power"):
+        fn = {
+            "add": np.add,
+            "subtract": np.subtract,
+            "multiply": np.multiply,
+            "divide": np.divide,
+            "min": np.minimum,
+            "max": np.maximum,
+            "power": np.power,
+        }[op]
+        view = out[index]
+        fn.at(out, index, np.broadcast_to(y, view.shape)) if _is_advanced(index) else out.__setitem__(
+            index, fn(view, y)
+        )
+    return out
+
+
+def _is_advanced(index):
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, np.ndarray | list) for i in items)
+
+
+@pytest.mark.parametrize("op", ["set", "add", "subtract", "multiply", "divide", "min", "max", "power"])
+@pytest.mark.parametrize("index", UPDATE_INDICES, ids=_ids)
+def test_at_updates_match_numpy(op, index):
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.5, 2.0, size=(3, 4))
+    y = np.asarray(rng.uniform(0.5, 2.0, size=np.shape(np.asarray(x)[index])[-1:]))
+    out = getattr(fnp.asarray(x).at[index], op)(y)
+    np.testing.assert_allclose(np.asarray(out), _reference(op, x, index, y), rtol=1e-12)
+    jitted = jit(lambda v, w: getattr(v.at[index], op)(w))(x, y)
+    np.testing.assert_allclose(np.asarray(jitted), np.asarray(out), rtol=1e-12)
+
+
+def test_at_repeated_indices_accumulate():
+    x = fnp.zeros(3)
+    idx = np.array([0, 0, 2])
+    np.testing.assert_array_equal(np.asarray(x.at[idx].add(1.0)), [2.0, 0.0, 1.0])
+    np.testing.assert_array_equal(np.asarray(fnp.ones(3).at[idx].multiply(3.0)), [9.0, 1.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(x.at[idx].min(-1.0)), [-1.0, 0.0, -1.0])
+
+
+@pytest.mark.parametrize("op", ["set", "add", "multiply", "min", "max"])
+def test_at_updates_are_differentiable(op):
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(4, 3))
+    y = rng.normal(size=(2, 3))
+    idx = np.array([3, 1])
+    check_grads(lambda v, w: getattr(fnp.asarray(v).at[idx], op)(w, unique_indices=True), [x, y], order=2)
+    check_grads(lambda v, w: getattr(fnp.asarray(v).at[1:3, ::-1], op)(w), [x, y], order=1)
+
+
+def test_at_get_apply_and_vmap():
+    x = fnp.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(np.asarray(x.at[:, 1].get()), [1.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(x.at[0].apply(fnp.negative)), [[0, -1.0, -2.0], [3, 4, 5]])
+    out = funcgrad.vmap(lambda row, i: row.at[i].set(-1.0))(x, np.array([0, 2]))
+    np.testing.assert_array_equal(np.asarray(out), [[-1.0, 1, 2], [3, 4, -1.0]])
+    out = funcgrad.vmap(lambda row, v: row.at[1].add(v))(x, np.array([10.0, 20.0]))
+    np.testing.assert_array_equal(np.asarray(out), [[0, 11.0, 2], [3, 24.0, 5]])
+    g = funcgrad.grad(lambda v: fnp.sum(fnp.asarray(v).at[1].set(0.0) ** 2))(np.ones(3))
+    np.testing.assert_array_equal(np.asarray(g), [2.0, 0.0, 2.0])
+
+
+def test_at_on_tracers_under_jit_grad_vmap():
+    def f(x, i):
+        return fnp.sum(x.at[i].multiply(x[i]) ** 2)
+
+    x = np.array([1.0, 2.0, 3.0])
+    g = funcgrad.grad(f)(x, 1)
+    np.testing.assert_allclose(np.asarray(g), [2.0, 32.0, 6.0])
+    np.testing.assert_allclose(np.asarray(jit(funcgrad.grad(f))(x, 1)), np.asarray(g))
+    gs = funcgrad.vmap(funcgrad.grad(f), in_axes=(None, 0))(x, np.array([0, 1]))
+    np.testing.assert_allclose(np.asarray(gs[1]), np.asarray(g))
+
+
+# ----------------------------------------------------------------------------------------------
+# nonzero / argwhere / where with size= under jit and vmap
+
+
+@settings(max_examples=5)
+@given(hnp.arrays(np.int8, hnp.array_shapes(min_dims=1, max_dims=3, max_side=4), elements=st.integers(-1, 1)))
+def test_nonzero_with_size(x):
+    expected = np.nonzero(x)
+    n = len(expected[0])
+    for size in (n, n + 2, max(n - 1, 0)):
+        out = jit(lambda v, size=size: fnp.nonzero(v, size=size, fill_value=-1))(x)
+        for got, exp in zip(out, expected):
+            want = np.concatenate([exp, np.full(max(size - n, 0), -1)])[:size]
+            np.testing.assert_array_equal(np.asarray(got), want)
+    out = jit(lambda v: fnp.argwhere(v, size=n))(x)
+    np.testing.assert_array_equal(np.asarray(out), np.argwhere(x))
+    out = jit(lambda v: fnp.where(v, size=n))(x)
+    for got, exp in zip(out, expected):
+        np.testing.assert_array_equal(np.asarray(got), exp)
+
+
+def test_nonzero_under_vmap():
+    x = np.array([[0, 3, 0, 4], [5, 0, 0, 0]])
+    out = funcgrad.vmap(lambda r: fnp.nonzero(r, size=2)[0])(x)
+    np.testing.assert_array_equal(np.asarray(out), [[1, 3], [0, 0]])
