@@ -387,12 +387,14 @@ def fastpath_data(compiled: Compiled, outputs, n_args: int):
     return _FastPathData(
         compiled.executable._loaded,
         treedef,
-        [sh] * n_args,
+        # Hoisted constants are the executable's leading parameters: every per-parameter list
+        # covers them too (shorter lists made the second call fail with std::bad_cast or crash).
+        [sh] * (len(compiled.const_buffers) + n_args),
         [sh] * n_out,
         list(compiled.executable.out_avals),
         [True] * n_out,
         [True] * (len(compiled.const_buffers) + n_args),
-        [None] * n_args,
+        [None] * (len(compiled.const_buffers) + n_args),
         list(compiled.const_buffers),
     )
 
