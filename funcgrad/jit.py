@@ -28,6 +28,7 @@ what changed.
 
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import sys
@@ -45,9 +46,21 @@ from funcgrad.array import Array
 from funcgrad.partial_eval import close_over_tracers, trace_to_jaxpr
 from primitives.call import jit_p
 
-__all__ = ["CacheInfo", "JittedFunction", "Lowered", "RetraceWarning", "Traced", "jit"]
+__all__ = [
+    "CacheInfo",
+    "JittedFunction",
+    "Lowered",
+    "NonHashableStaticArgumentError",
+    "RetraceWarning",
+    "Traced",
+    "jit",
+]
 
 RETRACE_WARNING_THRESHOLD = 8
+
+
+class NonHashableStaticArgumentError(TypeError, ValueError):
+    """A static argument is not hashable (a ValueError in JAX, a TypeError in Python terms)."""
 
 
 class RetraceWarning(UserWarning):
@@ -278,8 +291,9 @@ class JittedFunction:
             try:
                 hash(v)
             except TypeError as e:
-                raise TypeError(
-                    f"jit({self._name}): static argument {where!r} must be hashable, got a "
+                raise NonHashableStaticArgumentError(
+                    f"jit({self._name}): non-hashable static arguments are not supported: static "
+                    f"argument {where!r} must be hashable, got a "
                     f"{type(v).__name__}. Make it a tuple, or pass it as a non-static argument."
                 ) from e
         return tuple(statics), static_kw, dyn_args, dyn_kwargs
@@ -421,6 +435,10 @@ class JittedFunction:
         """
         hits = self._hits + self._native_calls - self._native_misses
         return CacheInfo(hits, self._misses, len(self._cache))
+
+    def _cache_size(self) -> int:
+        """Number of traced signatures (JAX's private spelling, used by its tests)."""
+        return len(self._cache)
 
     def clear_cache(self) -> None:
         """Forget traced and compiled programs of this function."""
@@ -584,7 +602,22 @@ def jit(
         )
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
-    return JittedFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
+    # As in JAX, jit(f) made twice shares one cache: `jit(f)(x)` in a loop traces once.
+    config = tuple(_as_tuple(v) for v in (static_argnums, static_argnames, donate_argnums, donate_argnames))
+    key = (id(fun), config)
+    hit = _instances.get(key)
+    if hit is not None and hit._fun is fun:
+        _instances.move_to_end(key)
+        return hit
+    jitted = JittedFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
+    _instances[key] = jitted  # holds `fun`, so its id is not reused while the entry lives
+    if len(_instances) > _MAX_INSTANCES:
+        _instances.popitem(last=False)
+    return jitted
+
+
+_instances: collections.OrderedDict = collections.OrderedDict()
+_MAX_INSTANCES = 256
 
 
 class _CallableModule(types.ModuleType):

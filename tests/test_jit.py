@@ -350,3 +350,23 @@ def test_persistent_cache_skips_compilation_in_a_second_process(tmp_path):
     assert first["stats"]["misses"] == 1 and first["stats"]["stores"] == 1
     assert second["stats"]["hits"] == 1 and second["stats"]["misses"] == 0
     assert first["out"] == second["out"]
+
+
+def test_jit_of_the_same_function_shares_its_cache():
+    traces = []
+
+    def f(x):
+        traces.append(1)
+        return x * 2
+
+    for _ in range(3):
+        jit(f)(np.ones(2))
+    assert len(traces) == 1
+    assert jit(f)._cache_size() == 1
+    jit(f, static_argnums=())(np.ones(2))
+    assert len(traces) == 1
+    from funcgrad.jit import NonHashableStaticArgumentError
+
+    with pytest.raises(ValueError, match="non-hashable"):
+        jit(lambda x, s: x, static_argnums=1)(1.0, {"a": 1})
+    assert issubclass(NonHashableStaticArgumentError, TypeError)

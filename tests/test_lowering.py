@@ -475,3 +475,28 @@ def test_gather_modes_out_of_bounds():
             [x, idx, upd],
             dict(dimension_numbers=sdn, mode=mode, indices_are_sorted=False, unique_indices=False),
         )
+
+
+def test_dot_general_without_contraction_is_a_broadcast_multiply(rng):
+    a, b = rng.standard_normal((2, 1, 3)), rng.standard_normal((2, 1, 4))
+    dn = (((1,), (1,)), ((0,), (0,)))
+    params = {"dimension_numbers": dn, "preferred_element_type": None}
+    check_primitive(dt.dot_general_p, [a, b], params)
+    closed = funcgrad.make_jaxpr(lambda x, y: dt.dot_general_p.bind(x, y, **params))(a, b)
+    assert "stablehlo.dot_general" not in lower_jaxpr(closed).text
+    # Batch dimension not in front, free dims on both sides, a pure outer product.
+    check_primitive(
+        dt.dot_general_p,
+        [rng.standard_normal((3, 2)), rng.standard_normal((2, 4))],
+        {"dimension_numbers": (((), ()), ((1,), (0,))), "preferred_element_type": None},
+    )
+    check_primitive(
+        dt.dot_general_p,
+        [rng.standard_normal((3,)), rng.standard_normal((4,))],
+        {"dimension_numbers": (((), ()), ((), ())), "preferred_element_type": None},
+    )
+    check_primitive(
+        dt.dot_general_p,
+        [rng.standard_normal((1, 3)).astype(np.float32), rng.standard_normal((1, 4)).astype(np.float32)],
+        {"dimension_numbers": (((0,), (0,)), ((), ())), "preferred_element_type": np.dtype(np.float64)},
+    )

@@ -35,6 +35,10 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, preferred_element_type=Non
         dot_dtype = i32
     else:
         dot_dtype = out_dtype
+    if all(la.shape[d] == 1 for d in lc) and in_dtype.kind != "c":
+        # No real contraction (an outer product, e.g. per-example gradients under vmap): XLA's
+        # CPU dot handles K=1 poorly, while a broadcast multiply fuses into one loop.
+        return _outer_product(fb, lhs, rhs, la, ra, dimension_numbers, out, in_dtype, out_dtype)
     clauses = []
     if lb:
         clauses.append(f"batching_dims = {_dims(lb)} x {_dims(rb)}")
@@ -47,3 +51,33 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, preferred_element_type=Non
     if dot_dtype != out_dtype:
         y = fb.convert(y, out.update(dtype=dot_dtype), out_dtype)
     return y
+
+
+def _outer_product(fb, lhs, rhs, la, ra, dimension_numbers, out, in_dtype, out_dtype):
+    (lc, rc), (lb, rb) = dimension_numbers
+    lf = [d for d in range(la.ndim) if d not in lc and d not in lb]
+    rf = [d for d in range(ra.ndim) if d not in rc and d not in rb]
+    nb, nlf = len(lb), len(lf)
+    operands = []
+    for x, a, batch, free, dims in (
+        (lhs, la, lb, lf, [*range(nb), *range(nb, nb + nlf)]),
+        (rhs, ra, rb, rf, [*range(nb), *range(nb + nlf, out.ndim)]),
+    ):
+        perm = [*batch, *free]
+        kept_shape = tuple(a.shape[d] for d in perm)
+        if perm != list(range(len(perm))) or len(perm) != a.ndim:
+            if sorted(perm) != perm:
+                full = [*perm, *(d for d in range(a.ndim) if d not in perm)]
+                moved = (*kept_shape, *[1] * (a.ndim - len(perm)))
+                x = fb.emit(
+                    f"stablehlo.transpose {x}, dims = {_dims(full)} : "
+                    f"({tensor_type(a.shape, in_dtype)}) -> {tensor_type(moved, in_dtype)}"
+                )
+                a = a.update(shape=moved)
+            if a.ndim != len(perm):
+                t_in, t_out = tensor_type(a.shape, in_dtype), tensor_type(kept_shape, in_dtype)
+                x = fb.emit(f"stablehlo.reshape {x} : ({t_in}) -> {t_out}")
+                a = a.update(shape=kept_shape)
+        x = fb.convert(x, a.update(dtype=in_dtype), out_dtype)
+        operands.append(fb.broadcast(x, a.update(dtype=out_dtype), out.shape, dims))
+    return fb.binary("stablehlo.multiply", operands[0], operands[1], out.update(dtype=out_dtype))

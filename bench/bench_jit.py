@@ -1,0 +1,256 @@
+"""jit benchmarks: funcgrad vs jax (when installed), medians of repeats after warm-up.
+
+Run: ``python bench/bench_jit.py`` (``--quick`` for fewer repeats). Cases:
+
+- dispatch: ``jit(lambda a, b: a * b + 1)`` on 3-element float32 NumPy arrays, including
+  ``np.asarray`` of the result (goal: <= 1.5x jax);
+- mlp grad: steady-state ``jit(grad(loss))`` of a tanh MLP 64-256-256-10, batch 128, float32,
+  softmax cross-entropy (goal: <= 1.1x jax);
+- first gradient: a fresh process imports the library, traces, compiles and runs that gradient
+  once (in-process time from the first line; goal: <= jax);
+- per-sample grads: ``jit(vmap(grad(loss_single), in_axes=(None, 0, 0)))`` at batch 128;
+- matmul chain: ``jit(value_and_grad(lambda A, B, C: sum((A @ B) @ C)))`` with 1024x1024 float32
+  in GFLOP/s (6 matmuls = 12 n^3 flops), vs jax and vs NumPy doing the six matmuls by hand.
+
+Every measurement runs in its own subprocess (one library per process), and the libraries take
+turns (round-robin) so that load on the shared machine hits both alike. Importing jax takes over
+jaxlib's process-wide dispatch state (NOTE: [native dispatch] in xla_bridge/jit_impl.py), another
+reason to keep them apart. The reported number is the median over rounds of each round's median.
+"""
+
+from __future__ import annotations
+
+import time
+
+_T0 = time.perf_counter()  # first line: "time to first gradient" counts the imports
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from _timing import fmt, median_time  # noqa: E402
+
+# ----------------------------------------------------------------------------------------------
+# Workers (one library per process)
+
+
+def _lib(name):
+    import numpy as np
+
+    if name == "jax":
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_enable_x64", True)  # funcgrad runs XLA with 64-bit types too
+        return dict(np=jnp, jit=jax.jit, grad=jax.grad, vmap=jax.vmap, vg=jax.value_and_grad, host=np)
+    import funcgrad
+    import funcgrad.numpy as fnp
+
+    return dict(
+        np=fnp, jit=funcgrad.jit, grad=funcgrad.grad, vmap=funcgrad.vmap, vg=funcgrad.value_and_grad, host=np
+    )
+
+
+def _block(tree):
+    import numpy as np
+
+    leaves = tree if isinstance(tree, list | tuple) else [tree]
+    for leaf in leaves:
+        if isinstance(leaf, list | tuple):
+            _block(leaf)
+        elif hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+        else:
+            np.asarray(leaf)
+
+
+def _mlp_problem(L, batch=128, sizes=(64, 256, 256, 10)):
+    import numpy as np
+
+    jnp = L["np"]
+    rng = np.random.default_rng(0)
+    params = [
+        (
+            (rng.standard_normal((m, n)) / np.sqrt(m)).astype(np.float32),
+            np.zeros(n, np.float32),
+        )
+        for m, n in zip(sizes[:-1], sizes[1:])
+    ]
+    x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    labels = rng.integers(0, sizes[-1], batch)
+    y = np.eye(sizes[-1], dtype=np.float32)[labels]
+
+    def predict(params, x):
+        h = x
+        for w, b in params[:-1]:
+            h = jnp.tanh(h @ w + b)
+        w, b = params[-1]
+        return h @ w + b
+
+    def loss(params, x, y):
+        logits = predict(params, x)
+        m = jnp.max(logits, axis=-1, keepdims=True)
+        logz = jnp.log(jnp.sum(jnp.exp(logits - m), axis=-1, keepdims=True)) + m
+        return -jnp.mean(jnp.sum(y * (logits - logz), axis=-1))
+
+    return params, x, y, loss
+
+
+def work_dispatch(L, repeats):
+    import numpy as np
+
+    f = L["jit"](lambda a, b: a * b + 1)
+    a, b = np.arange(3, dtype=np.float32), np.ones(3, np.float32)
+    return median_time(lambda: np.asarray(f(a, b)), warmup=200, repeats=repeats, inner=2000)
+
+
+def work_mlp_grad(L, repeats):
+    params, x, y, loss = _mlp_problem(L)
+    g = L["jit"](L["grad"](loss))
+    return median_time(lambda: _block(g(params, x, y)), warmup=20, repeats=repeats, inner=20)
+
+
+def work_per_sample(L, repeats):
+    params, x, y, loss = _mlp_problem(L)
+
+    def loss_single(p, xi, yi):
+        return loss(p, xi[None], yi[None])
+
+    g = L["jit"](L["vmap"](L["grad"](loss_single), in_axes=(None, 0, 0)))
+    return median_time(lambda: _block(g(params, x, y)), warmup=5, repeats=repeats, inner=5)
+
+
+def work_matmul(L, repeats, n=1024):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    A, B, C = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(3))
+    if L is None:  # NumPy by hand: forward and the three gradients, six matmuls
+
+        def step():
+            ab = A @ B
+            out = (ab @ C).sum()
+            g = np.ones((n, n), np.float32)
+            dab = g @ C.T
+            return out, dab @ B.T, A.T @ dab, ab.T @ g
+
+        return median_time(step, warmup=2, repeats=repeats)
+    jnp = L["np"]
+    f = L["jit"](L["vg"](lambda A, B, C: jnp.sum((A @ B) @ C), argnums=(0, 1, 2)))
+    if hasattr(L["np"], "asarray") and L["host"] is not None:
+        A, B, C = (L["np"].asarray(v) for v in (A, B, C))  # device-resident inputs for both
+    return median_time(lambda: _block(f(A, B, C)), warmup=2, repeats=repeats)
+
+
+def work_first_grad(lib, t_start):
+    L = _lib(lib)
+    params, x, y, loss = _mlp_problem(L)
+    _block(L["jit"](L["grad"](loss))(params, x, y))
+    return time.perf_counter() - t_start
+
+
+WORKERS = {
+    "dispatch": work_dispatch,
+    "mlp_grad": work_mlp_grad,
+    "per_sample": work_per_sample,
+    "matmul": work_matmul,
+}
+
+
+def worker_main(lib, case, repeats):
+    if case == "first_grad":
+        return work_first_grad(lib, _T0)
+    if lib == "numpy":
+        return WORKERS[case](None, repeats)
+    return WORKERS[case](_lib(lib), repeats)
+
+
+# ----------------------------------------------------------------------------------------------
+# Driver
+
+
+def run_worker(lib, case, repeats):
+    env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_COMPILATION_CACHE_DIR"}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", lib, case, str(repeats)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{lib}/{case} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"], wall
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--cases", default="dispatch,mlp_grad,first_grad,per_sample,matmul")
+    args = ap.parse_args()
+    rounds = args.rounds or (2 if args.quick else 3)
+    repeats = 7 if args.quick else 15
+    have_jax = importlib.util.find_spec("jax") is not None
+    libs = ["funcgrad", "jax"] if have_jax else ["funcgrad"]
+    results: dict = {}
+    for case in args.cases.split(","):
+        case_libs = libs + (["numpy"] if case == "matmul" else [])
+        samples: dict = {lib: [] for lib in case_libs}
+        for _ in range(rounds):
+            for lib in case_libs:
+                seconds, wall = run_worker(lib, case, repeats)
+                samples[lib].append(seconds)
+        results[case] = {lib: statistics.median(v) for lib, v in samples.items()}
+        print(f"  {case}: " + ", ".join(f"{k}={fmt(v)}" for k, v in results[case].items()), file=sys.stderr)
+    report(results, have_jax)
+
+
+GOALS = {
+    "dispatch": "<= 1.5x jax",
+    "mlp_grad": "<= 1.1x jax",
+    "first_grad": "<= 1.0x jax",
+    "per_sample": "< 1.0x jax",
+    "matmul": "GFLOP/s",
+}
+TITLES = {
+    "dispatch": "dispatch a*b+1 (3xf32) + asarray",
+    "mlp_grad": "jit(grad) MLP 64-256-256-10 b128",
+    "first_grad": "first gradient, fresh process",
+    "per_sample": "per-sample grads vmap b128",
+    "matmul": "value_and_grad (A@B)@C 1024^2",
+}
+
+
+def report(results, have_jax):
+    print(f"\n{'case':<36} {'funcgrad':>11} {'jax':>11} {'fg/jax':>8}  {'goal':<12} extra")
+    print("-" * 100)
+    for case, r in results.items():
+        fg, jx = r["funcgrad"], r.get("jax")
+        extra = ""
+        if case == "matmul":
+            flops = 12 * 1024**3
+            extra = "GFLOP/s: " + ", ".join(f"{lib} {flops / t / 1e9:.1f}" for lib, t in r.items())
+        ratio = f"{fg / jx:.2f}x" if jx else "-"
+        jx_s = fmt(jx) if jx else "n/a"
+        print(f"{TITLES[case]:<36} {fmt(fg):>11} {jx_s:>11} {ratio:>8}  {GOALS[case]:<12} {extra}")
+    if not have_jax:
+        print("(jax is not installed: no comparison)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        lib, case, repeats = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        print(json.dumps({"seconds": worker_main(lib, case, repeats)}))
+    else:
+        main()
