@@ -170,12 +170,17 @@ def _operands(name, *args):
     return out
 
 
-def _bind(prim, name, *args, **params):
-    """Check with the primitive's abstract evaluation (eager mode included), then bind."""
+def _bind_check(prim, name, *args, **params):
+    """Check operands with the primitive's abstract evaluation (so eager mode raises like tracing)."""
     try:
         prim.abstract_eval(*[aval(a) for a in args], **params)
     except TypeError as e:
         raise TypeError(f"lax.{name}: {e}") from None
+
+
+def _bind(prim, name, *args, **params):
+    """Check with the primitive's abstract evaluation (eager mode included), then bind."""
+    _bind_check(prim, name, *args, **params)
     return prim.bind(*args, **params)
 
 
@@ -457,10 +462,10 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     # Mixed input dtypes are promoted (NEP 50), as recent jax.lax does.
     lhs, rhs = promote_args(lhs, rhs)
     pet = None if preferred_element_type is None else canonicalize_dtype(preferred_element_type)
-    try:
-        return dt.dot_general(lhs, rhs, dimension_numbers, pet)
-    except TypeError as e:
-        raise TypeError(f"lax.dot_general: {e}") from None
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
+    _bind_check(dt.dot_general_p, "dot_general", lhs, rhs, dimension_numbers=dn, preferred_element_type=pet)
+    return dt.dot_general(lhs, rhs, dn, pet)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
@@ -490,7 +495,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
     operand = asarray(operand)
     shape = tuple(int(s) for s in shape)
     dims = tuple(int(d) for d in broadcast_dimensions)
-    _bind(st.broadcast_in_dim_p, "broadcast_in_dim", operand, shape=shape, broadcast_dimensions=dims)
+    _bind_check(st.broadcast_in_dim_p, "broadcast_in_dim", operand, shape=shape, broadcast_dimensions=dims)
     return st.broadcast_in_dim(operand, shape, dims)
 
 
@@ -516,7 +521,7 @@ def reshape(operand, new_sizes, dimensions=None):
     if dimensions is not None:
         operand = st.transpose(operand, tuple(dimensions))
     new_sizes = tuple(int(s) for s in new_sizes)
-    _bind(st.reshape_p, "reshape", operand, new_sizes=new_sizes)
+    _bind_check(st.reshape_p, "reshape", operand, new_sizes=new_sizes)
     return st.reshape(operand, new_sizes)
 
 
@@ -528,7 +533,7 @@ def squeeze(array, dimensions):
     """
     array = asarray(array)
     dims = tuple(int(d) % array.ndim for d in dimensions)
-    _bind(st.squeeze_p, "squeeze", array, dimensions=tuple(sorted(dims)))
+    _bind_check(st.squeeze_p, "squeeze", array, dimensions=tuple(sorted(dims)))
     return st.squeeze(array, dims)
 
 
@@ -549,7 +554,7 @@ def transpose(operand, permutation):
     """
     operand = asarray(operand)
     perm = tuple(int(p) for p in permutation)
-    _bind(st.transpose_p, "transpose", operand, permutation=perm)
+    _bind_check(st.transpose_p, "transpose", operand, permutation=perm)
     return st.transpose(operand, perm)
 
 
