@@ -39,6 +39,7 @@ from primitives import structure as stc
 
 F32, F64, I32, BOOL = (np.dtype(d) for d in ("float32", "float64", "int32", "bool"))
 FLOATS = (F64, F32)
+ALL3 = (F64, F32, I32)
 
 
 class Sample(NamedTuple):
@@ -107,19 +108,9 @@ def _one(gen=None, **params_of_shape):
 
 
 def unary(prim, ref, gen=None, *, dtypes=FLOATS, op=None, name=None, params=None, **kw):
-    gen = gen or (lambda rng, shape, dtype: _arr(rng, shape, dtype))
-    sampler = lambda shape, dtype, rng: Sample((gen(rng, shape, dtype),), dict(params or {}))  # noqa: E731
-    return OpInfo(
-        name or prim.name,
-        prim,
-        op or prim.bind,
-        ref,
-        sampler,
-        _shapes(),
-        dtypes=dtypes,
-        differentiable=not prim.not_differentiable,
-        **kw,
-    )
+    sampler = _one(gen, **{k: (lambda shape, v=v: v) for k, v in (params or {}).items()})
+    return OpInfo(name or prim.name, prim, op or prim.bind, ref, sampler, _shapes(), dtypes=dtypes,
+                  differentiable=not prim.not_differentiable, **kw)  # fmt: skip
 
 
 def _uniform(lo, hi):
@@ -134,25 +125,14 @@ def binary(prim, ref, gen=None, *, dtypes=FLOATS, name=None, **kw):
     gen = gen or (lambda rng, shape, dtype: (_arr(rng, shape, dtype), _arr(rng, shape, dtype)))
 
     def sampler(shape, dtype, rng):
-        shape, scalars = shape
-        x, y = gen(rng, shape, dtype)
-        return Sample(
-            tuple(np.asarray(v.flat[0] if v.size else 1, dtype) if s else v for v, s in zip((x, y), scalars)),
-            {},
-        )
+        (shape, scalars), pair = shape, gen(rng, shape[0], dtype)
+        scalar = lambda v: np.asarray(v.flat[0] if v.size else 1, dtype)  # noqa: E731
+        return Sample(tuple(scalar(v) if s else v for v, s in zip(pair, scalars)), {})
 
-    return OpInfo(
-        name or prim.name,
-        prim,
-        prim.bind,
-        ref,
-        sampler,
-        st.tuples(_shapes(), _SCALAR_MASKS),
-        sample_shapes=(((3, 4), (False, False)), ((3, 4), (True, False)), ((), (False, False))),
-        dtypes=dtypes,
-        differentiable=not prim.not_differentiable,
-        **kw,
-    )
+    samples = (((3, 4), (False, False)), ((3, 4), (True, False)), ((), (False, False)))
+    shapes = st.tuples(_shapes(), _SCALAR_MASKS)
+    return OpInfo(name or prim.name, prim, prim.bind, ref, sampler, shapes, sample_shapes=samples,
+                  dtypes=dtypes, differentiable=not prim.not_differentiable, **kw)  # fmt: skip
 
 
 def _pair(gx, gy):
@@ -439,9 +419,9 @@ def _dus_ref(x, update, *starts):
 # Gather/scatter references: explicit loops over index vectors and window positions (XLA's spec).
 
 
-def _window_start(
-    operand_shape, index_vector, batch_index, index_map, operand_batching, indices_batching, sizes
-):
+def _window_start(operand_shape, index_vector, batch_index, maps, sizes):
+    """The clamped start of one window and whether it was in bounds (XLA's definition)."""
+    index_map, operand_batching, indices_batching = maps
     start = [0] * len(operand_shape)
     for k, d in enumerate(index_map):
         start[d] = int(index_vector[k])
@@ -453,77 +433,53 @@ def _window_start(
 
 def _gather_ref(operand, indices, *, dimension_numbers, slice_sizes, mode=None, fill_value=None):
     dn, batch_shape = dimension_numbers, indices.shape[:-1]
+    maps = (dn.start_index_map, dn.operand_batching_dims, dn.start_indices_batching_dims)
     window_dims = [
         d for d in range(operand.ndim) if d not in dn.collapsed_slice_dims + dn.operand_batching_dims
     ]
     out_rank = len(batch_shape) + len(dn.offset_dims)
     batch_pos = [p for p in range(out_rank) if p not in dn.offset_dims]
     out_shape = [0] * out_rank
-    for p, s in zip(batch_pos, batch_shape):
-        out_shape[p] = s
-    for p, d in zip(dn.offset_dims, window_dims):
-        out_shape[p] = slice_sizes[d]
+    for p, n in [*zip(batch_pos, batch_shape), *zip(dn.offset_dims, [slice_sizes[d] for d in window_dims])]:
+        out_shape[p] = n
     out = np.zeros(out_shape, operand.dtype)
     fill = ix.default_fill_value(operand.dtype) if fill_value is None else fill_value
     for b in np.ndindex(*batch_shape):
-        start, ok = _window_start(
-            operand.shape,
-            indices[b],
-            b,
-            dn.start_index_map,
-            dn.operand_batching_dims,
-            dn.start_indices_batching_dims,
-            slice_sizes,
-        )
+        start, ok = _window_start(operand.shape, indices[b], b, maps, slice_sizes)
         for w in np.ndindex(*[slice_sizes[d] for d in window_dims]):
-            src = list(start)
-            target = [0] * out_rank
+            src, target = list(start), [0] * out_rank
             for p, bi in zip(batch_pos, b):
                 target[p] = bi
             for p, d, wi in zip(dn.offset_dims, window_dims, w):
                 src[d] += wi
                 target[p] = wi
-            use_fill = mode in ("fill", None) and fill_value is not None and not ok
-            out[tuple(target)] = fill if use_fill else operand[tuple(src)]
+            out[tuple(target)] = fill if mode == "fill" and not ok else operand[tuple(src)]
     return out
 
 
-_COMBINE = {
-    "scatter": lambda a, b: b,
-    "scatter-add": np.add,
-    "scatter-mul": np.multiply,
-    "scatter-min": np.minimum,
-    "scatter-max": np.maximum,
-}
+_COMBINE = {"scatter": lambda a, b: b, "scatter-add": np.add, "scatter-mul": np.multiply,
+            "scatter-min": np.minimum, "scatter-max": np.maximum}  # fmt: skip
 
 
 def _scatter_ref(name):
     def ref(operand, indices, updates, *, dimension_numbers, mode=None, unique_indices=False):
         dn, out = dimension_numbers, operand.copy()
+        maps = (dn.scatter_dims_to_operand_dims, dn.operand_batching_dims, dn.scatter_indices_batching_dims)
         window_dims = [
-            d for d in range(operand.ndim) if d not in dn.inserted_window_dims + dn.operand_batching_dims
+            d for d in range(out.ndim) if d not in dn.inserted_window_dims + dn.operand_batching_dims
         ]
         sizes = [1] * operand.ndim
         for d, u in zip(window_dims, dn.update_window_dims):
             sizes[d] = updates.shape[u]
         scatter_axes = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
         for b in np.ndindex(*indices.shape[:-1]):
-            start, ok = _window_start(
-                operand.shape,
-                indices[b],
-                b,
-                dn.scatter_dims_to_operand_dims,
-                dn.operand_batching_dims,
-                dn.scatter_indices_batching_dims,
-                sizes,
-            )
+            start, ok = _window_start(operand.shape, indices[b], b, maps, sizes)
             if not ok and mode != "clip":
                 continue  # out-of-bounds windows are dropped
             for w in np.ndindex(*[sizes[d] for d in window_dims]):
-                src = [0] * updates.ndim
+                src, target = [0] * updates.ndim, list(start)
                 for a, bi in zip(scatter_axes, b):
                     src[a] = bi
-                target = list(start)
                 for u, d, wi in zip(dn.update_window_dims, window_dims, w):
                     src[u] = wi
                     target[d] += wi
@@ -586,44 +542,25 @@ def _scatter_sampler(name, kind, mode, unique=False):
         idx = rng.permutation(n)[:k, None] if unique else rng.integers(lo, hi + 1, (k, 1))
         params = dict(dimension_numbers=ROWS_S)
         x_shape, u_shape = (n, m), (k, m)
-        if kind == "batched":
-            idx = (
-                rng.permutation(m)[: min(m, 1)].reshape(1, 1).repeat(n, 0)
-                if unique
-                else rng.integers(0, m, (n, 1))
-            )
+        if kind == "batched":  # one row per batch element (the same one when unique)
+            idx = np.full((n, 1), rng.integers(0, m)) if unique else rng.integers(0, m, (n, 1))
             params = dict(dimension_numbers=BATCHED_S)
             x_shape, u_shape = (n, m, 3), (n, 3)
-        values = _distinct(rng, (int(np.prod(x_shape)) + int(np.prod(u_shape)),), dtype)
+        size = int(np.prod(x_shape))
+        values = _distinct(rng, (size + int(np.prod(u_shape)),), dtype)  # no ties among the values
         if name == "scatter-mul":
             values = np.asarray(np.sign(values) * (0.5 + np.abs(values) % 1.0), dtype)
-        x, u = (
-            values[: int(np.prod(x_shape))].reshape(x_shape),
-            values[int(np.prod(x_shape)) :].reshape(u_shape),
-        )
-        if mode is not None:
-            params["mode"] = mode
-        if unique:
-            params["unique_indices"] = True
+        params.update({"mode": mode} if mode else {}, **({"unique_indices": True} if unique else {}))
+        x, u = values[:size].reshape(x_shape), values[size:].reshape(u_shape)
         return Sample((x, np.asarray(idx, np.int32), u), params)
 
     return sampler
 
 
-_SCATTER_OPS = {
-    "scatter": ix.scatter,
-    "scatter-add": ix.scatter_add,
-    "scatter-mul": ix.scatter_mul,
-    "scatter-min": ix.scatter_min,
-    "scatter-max": ix.scatter_max,
-}
-_SCATTER_PRIMS = {
-    "scatter": ix.scatter_p,
-    "scatter-add": ix.scatter_add_p,
-    "scatter-mul": ix.scatter_mul_p,
-    "scatter-min": ix.scatter_min_p,
-    "scatter-max": ix.scatter_max_p,
-}
+_SCATTERS = {"scatter": (ix.scatter, ix.scatter_p), "scatter-add": (ix.scatter_add, ix.scatter_add_p),
+             "scatter-mul": (ix.scatter_mul, ix.scatter_mul_p),
+             "scatter-min": (ix.scatter_min, ix.scatter_min_p),
+             "scatter-max": (ix.scatter_max, ix.scatter_max_p)}  # fmt: skip
 _TWO_D = _shapes(min_dims=2, max_dims=2, min_side=1)
 _TWO_D_SAMPLES = ((3, 4), (1, 3))
 
@@ -635,30 +572,17 @@ def _scatter_entries():
         ("batched", None, False),
         ("rows", None, True),
     ]
-    for name, (kind, mode, unique) in itertools.product(_SCATTER_OPS, variants):
-        if name == "scatter-mul" and not unique and kind == "rows" and mode is None:
-            diff = (0,)  # updates' derivative needs unique indices (as in JAX)
-        elif name == "scatter-mul" and not unique:
+    for name, (kind, mode, unique) in itertools.product(_SCATTERS, variants):
+        if name == "scatter-mul" and not unique and (kind, mode) != ("rows", None):
             continue
-        else:
-            diff = (0, 2)
-        linear = {
-            "scatter-add": ((0, 2),),
-            "scatter-mul": ((0,),),
-            "scatter": ((0, 2),) if unique else (),
-        }.get(name, ())
-        yield OpInfo(
-            f"{name}_{kind}" + (f"_{mode}" if mode else "") + ("_unique" if unique else ""),
-            _SCATTER_PRIMS[name],
-            _SCATTER_OPS[name],
-            _scatter_ref(name),
-            _scatter_sampler(name, kind, mode, unique),
-            _TWO_D,
-            sample_shapes=_TWO_D_SAMPLES,
-            dtypes=(F64, F32, I32) if name != "scatter-mul" else FLOATS,
-            diff_argnums=diff,
-            linear_argnums=linear,
-        )
+        # scatter-mul's updates derivative needs unique indices (as in JAX).
+        diff = (0,) if name == "scatter-mul" and not unique else (0, 2)
+        linear = {"scatter-add": ((0, 2),), "scatter-mul": ((0,),), "scatter": ((0, 2),) if unique else ()}
+        op, prim = _SCATTERS[name]
+        entry = f"{name}_{kind}" + (f"_{mode}" if mode else "") + ("_unique" if unique else "")
+        yield OpInfo(entry, prim, op, _scatter_ref(name), _scatter_sampler(name, kind, mode, unique), _TWO_D,
+                     sample_shapes=_TWO_D_SAMPLES, dtypes=FLOATS if name == "scatter-mul" else ALL3,
+                     diff_argnums=diff, linear_argnums=linear.get(name, ()))  # fmt: skip
 
 
 def _sort_sampler(n_operands, num_keys):
