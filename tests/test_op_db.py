@@ -114,6 +114,16 @@ def test_every_primitive_has_an_op_db_entry():
     assert not missing, f"primitives without an entry in tests/op_db.py: {missing}"
 
 
+def test_every_transpose_rule_is_dot_product_tested():
+    tested = {e.primitive for e in OPS if e.linear_argnums and F64 in e.dtypes}
+    untested = [
+        p.name
+        for p in primitives.all_primitives()
+        if p.transpose is not None and p not in tested and p.name not in op_db.NOT_IN_OP_DB
+    ]
+    assert not untested, f"transpose rules without a linear_argnums entry in tests/op_db.py: {untested}"
+
+
 # ----------------------------------------------------------------------------------------------
 # Values and abstract evaluation
 
