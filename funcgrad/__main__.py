@@ -1,4 +1,5 @@
-"""``python -m funcgrad``: a short tour of grad, residuals, per-sample gradients, higher-order derivatives and jit.
+"""``python -m funcgrad``: a short tour of grad, residuals, per-sample gradients, higher-order
+derivatives and jit.
 
 Layer: surface (a script). Runs in well under 30 seconds on a laptop-class CPU.
 """
@@ -47,29 +48,40 @@ def main() -> None:
 
     print("funcgrad tour: pure functions in, transformed functions out.")
 
-    _section("1. The forward program", "make_jaxpr traces the loss into funcgrad's IR (what PyTorch records as grad_fn nodes).")
+    _section(
+        "1. The forward program",
+        "make_jaxpr traces the loss into funcgrad's IR (what PyTorch records as grad_fn nodes).",
+    )
     print(funcgrad.make_jaxpr(loss)(params, x, y))
 
     _section(
         "2. The backward program",
-        "grad = linearize + transpose; the backward pass is itself a jaxpr, so it can be compiled or differentiated again.",
+        "grad = linearize + transpose; the backward pass is itself a jaxpr, so it can be compiled\n"
+        "   or differentiated again.",
     )
     print(funcgrad.make_jaxpr(funcgrad.grad(loss))(params, x, y))
 
-    _section("3. The gradient", "grad(loss)(params, x, y) returns gradients with the structure of params (loss.backward()).")
+    _section(
+        "3. The gradient",
+        "grad(loss)(params, x, y) returns gradients shaped like params (PyTorch: loss.backward()).",
+    )
     grads = funcgrad.grad(loss)(params, x, y)
     for name, g in grads.items():
         print(f"   d loss / d {name}: shape {g.shape}, norm {float(fnp.sqrt(fnp.sum(g * g))):.4f}")
 
     _section(
         "4. What backward keeps",
-        "memory_report lists the residuals vjp saves for the backward pass (PyTorch's ctx.save_for_backward).",
+        "memory_report lists what vjp saves for the backward pass (PyTorch: ctx.save_for_backward).",
     )
-    print(funcgrad.memory_report(loss, params, x, y))
+
+    def loss_of_params(p):
+        return loss(p, x, y)
+
+    print(funcgrad.memory_report(loss_of_params, params))
 
     _section(
         "5. Per-sample gradients",
-        "vmap(grad(loss_one), in_axes=(None, 0, 0)) computes one gradient per example in one vectorised call.",
+        "vmap(grad(loss_one), in_axes=(None, 0, 0)): one gradient per example, in one vectorised call.",
     )
     big_x = rng.standard_normal((256, 3))
     big_y = rng.standard_normal(256)
@@ -80,9 +92,15 @@ def main() -> None:
     print(f"   per-example gradient of w1: shape {out['w1'].shape} (256 examples x 3 x 4)")
     t_vmap = _best_of(lambda: per_example(params, big_x, big_y))
     t_loop = _best_of(lambda: [single(params, big_x[i], big_y[i]) for i in range(256)], repeats=2, inner=1)
-    print(f"   vmap: {t_vmap * 1e3:.2f} ms   loop of 256 jitted grads: {t_loop * 1e3:.1f} ms   speedup {t_loop / t_vmap:.0f}x")
+    print(
+        f"   vmap: {t_vmap * 1e3:.2f} ms   loop of 256 jitted grads: {t_loop * 1e3:.1f} ms   "
+        f"speedup {t_loop / t_vmap:.0f}x"
+    )
 
-    _section("6. Higher-order derivatives", "grad(grad(...)) differentiates the backward program (PyTorch's create_graph=True).")
+    _section(
+        "6. Higher-order derivatives",
+        "grad(grad(...)) differentiates the backward program (PyTorch: create_graph=True).",
+    )
     d4 = fnp.tanh
     for _ in range(4):
         d4 = funcgrad.grad(d4)
@@ -92,7 +110,11 @@ def main() -> None:
     h = funcgrad.hessian(lambda w: loss({**params, "w2": w}, x, y))(params["w2"])
     print(f"   Hessian of the loss in w2: shape {h.shape}, symmetric: {np.allclose(h, np.asarray(h).T)}")
 
-    _section("7. jit", "jit traces once per input shape, lowers to StableHLO and compiles with XLA; later calls run the executable.")
+    _section(
+        "7. jit",
+        "jit traces once per input shape, lowers to StableHLO and compiles with XLA;\n"
+        "   later calls run the cached executable (PyTorch: torch.compile).",
+    )
     wide = {
         "w1": rng.standard_normal((64, 256)) * 0.1,
         "b1": np.zeros(256),
@@ -102,13 +124,19 @@ def main() -> None:
     eager_grad = funcgrad.grad(loss)
     jit_grad = funcgrad.jit(funcgrad.grad(loss))
     t0 = time.perf_counter()
-    jit_grad(wide, bx, by)
+    funcgrad.block_until_ready(jit_grad(wide, bx, by))
     compile_s = time.perf_counter() - t0
     t_eager = _best_of(lambda: eager_grad(wide, bx, by))
     t_jit = _best_of(lambda: jit_grad(wide, bx, by))
     print(f"   first call (trace + compile): {compile_s * 1e3:.0f} ms")
-    print(f"   eager grad: {t_eager * 1e3:.2f} ms   jitted grad: {t_jit * 1e3:.2f} ms   speedup {t_eager / t_jit:.1f}x")
-    print("\nDone. Next: notebooks/ (how backward works, per-sample gradients, higher order, jit, training).")
+    print(
+        f"   eager grad: {t_eager * 1e3:.2f} ms   jitted grad: {t_jit * 1e3:.2f} ms   "
+        f"speedup {t_eager / t_jit:.1f}x"
+    )
+    print(
+        "\nDone. Next: notebooks/ (how backward works, per-sample gradients, higher-order derivatives,\n"
+        "jit and XLA, training a real model)."
+    )
 
 
 if __name__ == "__main__":
