@@ -207,7 +207,8 @@ def main():
     for case in args.cases.split(","):
         case_libs = libs + (["numpy"] if case == "matmul" else [])
         samples: dict = {lib: [] for lib in case_libs}
-        for _ in range(rounds):
+        # Dispatch is cheap to measure and the noisiest: give it more rounds.
+        for _ in range(rounds + 2 if case == "dispatch" else rounds):
             for lib in case_libs:
                 seconds, wall = run_worker(lib, case, repeats)
                 samples[lib].append(seconds)

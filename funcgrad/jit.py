@@ -148,6 +148,9 @@ class JittedFunction:
         self._cache: dict[Any, _CacheEntry] = {}
         self._fast: dict[Any, _FastEntry] = {}
         self._fast_ok = not self._static_argnums and not self._donate_argnums
+        # The native dispatcher also takes positional static arguments (passed as one static).
+        self._native_ok = not self._donate_argnums and all(n >= 0 for n in self._static_argnums)
+        self._static_set = frozenset(self._static_argnums)
         self._hits = 0
         self._misses = 0
         self._native = None
@@ -160,10 +163,19 @@ class JittedFunction:
     # -- the eager fast path (NOTE: [jit fast path]) -------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if kwargs or not self._fast_ok or type(_state.trace) is not _EvalTrace:
+        if kwargs or not self._native_ok or type(_state.trace) is not _EvalTrace:
             return self._call(args, kwargs)
         if _JAX_CONFIG not in _modules:
             # Native dispatch (NOTE: [native dispatch] in xla_bridge/jit_impl.py).
+            snums = self._static_argnums
+            if snums:
+                if snums[-1] >= len(args):  # a static argument left to its default
+                    return self._call(args, kwargs)
+                statics = tuple(args[i] for i in snums)
+                static_set = self._static_set
+                args = tuple(a for i, a in enumerate(args) if i not in static_set)
+            else:
+                statics = ()
             flat, tree = _flatten(args)
             for i, x in enumerate(flat):
                 if type(x) is Array:
@@ -171,14 +183,19 @@ class JittedFunction:
                     if b is None:
                         b = _xi.fast_put(x._numpy(), x.weak_type)
                         if b is None:
-                            return self._call(args, kwargs)
+                            return self._call(self._merge(statics, args), kwargs)
                         x._buffer = b
                     flat[i] = b
             native = self._native
             if native is None:
                 native = self._native = _xi.make_native_dispatcher(self._name, self._native_miss)
             self._native_calls += 1
-            res = native(tree, *flat)
+            try:
+                res = native(tree, statics, *flat)
+            except (TypeError, ValueError):  # jaxlib reports unhashable statics as ValueError
+                if statics and not _hashable(statics):
+                    return self._call(self._merge(statics, args), kwargs)  # raises the clear error
+                raise
             if type(res) is dict:
                 # Several outputs come back as {entry index: [buffers]} (a native pytree).
                 ((k, bufs),) = res.items()
@@ -190,9 +207,20 @@ class JittedFunction:
             a._buffer = res
             a.weak_type = res.aval.weak_type
             return a
+        if not self._fast_ok:
+            return self._call(self._merge(statics, args), kwargs)
         return self._python_fast_call(args, kwargs)
 
-    def _native_miss(self, tree, *leaves):
+    def _merge(self, statics, dyn_args) -> tuple:
+        """Positional arguments from the static values and the dynamic ones."""
+        if not statics:
+            return tuple(dyn_args)
+        it, st = iter(dyn_args), iter(statics)
+        return tuple(
+            next(st) if i in self._static_set else next(it) for i in range(len(dyn_args) + len(statics))
+        )
+
+    def _native_miss(self, tree, statics, *leaves):
         """Cache miss of the native dispatcher: trace/compile as needed, run, describe the
         entry for the C++ fast path."""
         self._native_misses += 1
@@ -200,7 +228,7 @@ class JittedFunction:
         wrapped = [
             _xi.wrap_outputs([x], [x.aval.weak_type])[0] if type(x) is array_impl else x for x in leaves
         ]
-        args = tree.unflatten(wrapped)
+        args = self._merge(statics, tree.unflatten(wrapped))
         entry, flat, _ = self._entry(args, {})
         if entry.hoisted:
             raise RuntimeError(f"jit({self._name}): an eager call captured tracers (internal error)")
@@ -527,6 +555,14 @@ class CompiledCall:
     def as_text(self) -> str:
         """XLA's optimized HLO."""
         return self._compiled.executable.as_hlo_text()
+
+
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
 
 
 def _aval_key(x):

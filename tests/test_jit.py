@@ -224,6 +224,8 @@ def test_static_arguments():
     close(g(np.ones(2), 3, mode="mul"), [3.0, 3.0])
     close(g(np.ones(2), n=5), [6.0, 6.0])  # static by keyword too
     assert len(calls) == 3
+    close(g(np.ones(2), 4), [5.0, 5.0])  # a new static value retraces
+    assert len(calls) == 4 and g.cache_info().misses == 4
     with pytest.raises(TypeError, match="hashable"):
         g(np.ones(2), [1, 2])
     # Python control flow on a static argument is fine.

@@ -353,10 +353,11 @@ def _init_native():
 
 
 def make_native_dispatcher(name: str, cache_miss, capacity: int = 4096):
-    """A C++ dispatcher: ``d(static_key, *leaves) -> outputs`` (see ``fastpath_data``).
+    """A C++ dispatcher: ``d(treedef, statics, *leaves) -> outputs`` (see ``fastpath_data``).
 
-    ``cache_miss(static_key, *leaves)`` runs when the (static_key, leaf signatures) pair is new
-    and returns ``(outputs, fastpath_data(...) or None)``.
+    ``cache_miss(treedef, statics, *leaves)`` runs when the (treedef, statics, leaf signatures)
+    triple is new and returns ``(outputs, fastpath_data(...) or None)``; ``statics`` must be
+    hashable (the static arguments of the jitted function, ``()`` when it has none).
     """
     _init_native()
     jx = runtime()._jax
@@ -369,9 +370,8 @@ def make_native_dispatcher(name: str, cache_miss, capacity: int = 4096):
         raise TypeError(f"jit({name}): cannot transfer argument {args[0]!r} to the device")
 
     key = (name, id(cache_miss))  # any hashable; each dispatcher has its own cache anyway
-    return jx.pjit(
-        name, None, miss, [0], [], key, _registered[0], fallback, jx.PjitFunctionCache(capacity=capacity)
-    )
+    cache = jx.PjitFunctionCache(capacity=capacity)
+    return jx.pjit(name, None, miss, [0, 1], [], key, _registered[0], fallback, cache)
 
 
 def fastpath_data(compiled: Compiled, outputs, n_args: int):
