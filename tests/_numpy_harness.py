@@ -183,6 +183,28 @@ def check_jit(case: Case, data):
     assert_matches(actual, expected, dtype, case, what="jit")
 
 
+def check_jit_grad(case: Case, data):
+    """``jit(grad(sum(f)))`` against eager ``grad``: stages the derivative rules (custom JVPs)."""
+    _, args, kwargs, _ = draw_inputs(case, data, dtypes=(F64,))
+    argnums = _diff_argnums(case, args)
+    if not argnums:
+        return
+
+    def loss(*diff_args):
+        full = list(args)
+        for i, v in zip(argnums, diff_args):
+            full[i] = v
+        outs = _leaves(case.fn(*full, **kwargs))
+        return sum(funcgrad.numpy.sum(o) for o in outs)
+
+    diff_args = [args[i] for i in argnums]
+    g = funcgrad.grad(loss, argnums=tuple(range(len(argnums))))
+    expected = g(*diff_args)
+    actual = jit(g)(*diff_args)
+    for a, e in zip(actual, expected):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-10, atol=1e-12, err_msg=case.name)
+
+
 def check_zero_grad(case: Case, data):
     """``grad`` through an integer/bool-valued function is zero (and does not raise)."""
     _, args, kwargs, _ = draw_inputs(case, data, dtypes=(F64,))

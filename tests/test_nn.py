@@ -22,6 +22,7 @@ from tests._numpy_harness import (
     arr,
     check_grads,
     check_jit,
+    check_jit_grad,
     check_values,
     check_vmap,
     shapes,
@@ -304,3 +305,10 @@ def test_dtypes_and_signatures():
     np.testing.assert_allclose(np.asarray(out), 1.0)
     with pytest.raises(ValueError):
         nn.glu(np.ones(3))
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=repr)
+@settings(max_examples=1)
+@given(data=st.data())
+def test_jit_of_grad_matches_eager_grad(case, data):
+    check_jit_grad(case, data)

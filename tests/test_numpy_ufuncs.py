@@ -23,6 +23,7 @@ from tests._numpy_harness import (
     arr,
     check_grads,
     check_jit,
+    check_jit_grad,
     check_values,
     check_vmap,
     check_zero_grad,
@@ -406,3 +407,18 @@ def test_float32_stays_float32():
         assert f(x).dtype == F32
     assert float(funcgrad.grad(lambda v: fnp.sum(v * 2.0))(x)[0]) == 2.0
     assert funcgrad.grad(lambda v: fnp.sum(fnp.sin(v)))(x).dtype == F32
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        c
+        for c in GRAD_CASES
+        if c.name in ("logaddexp", "logaddexp2", "sinc", "hypot", "power", "remainder", "abs")
+    ],
+    ids=repr,
+)
+@settings(max_examples=1)
+@given(data=st.data())
+def test_jit_of_grad_matches_eager_grad(case, data):
+    check_jit_grad(case, data)
