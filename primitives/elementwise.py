@@ -313,6 +313,36 @@ add_any_p.def_batch(elementwise_batch(add_any_p))
 deflinear(add_any_p, _add_transpose)
 
 
+def _additive_jvp(primitive, negate_second: bool):
+    """JVP of ``x + y`` / ``x - y`` that adds nothing for a symbolic-zero tangent (NOTE: [symbolic
+    zeros]): ``t_x`` alone passes through, so ``x + const`` costs no equation in the tangent
+    program."""
+
+    def jvp(primals, tangents):
+        out = primitive.bind(*primals)
+        tx, ty = tangents
+        if type(tx) is Zero and type(ty) is Zero:
+            return out, Zero.from_primal_value(out)
+        if type(ty) is Zero:
+            return out, _to_shape_of(tx, out)
+        if type(tx) is Zero:
+            return out, _to_shape_of(neg(ty) if negate_second else ty, out)
+        return out, primitive.bind(tx, ty)
+
+    return jvp
+
+
+def _to_shape_of(t, out):
+    shape = aval_of(out).shape
+    # A scalar operand's tangent is a scalar (NOTE: [elementwise operand contract]).
+    return t if aval_of(t).shape == shape else ops.broadcast_in_dim(t, shape, ())
+
+
+add_p.def_jvp(_additive_jvp(add_p, negate_second=False))
+sub_p.def_jvp(_additive_jvp(sub_p, negate_second=True))
+add_any_p.def_jvp(_additive_jvp(add_any_p, negate_second=False))
+
+
 def _mul_transpose(ct, x, y):
     if is_undefined_primal(x):
         return [unbroadcast(mul(ct, y), x.aval), None]
