@@ -59,6 +59,14 @@ def _impl(lhs, rhs, *, dimension_numbers, preferred_element_type=None):
         lhs = lhs.astype(preferred_element_type, copy=False)
         rhs = rhs.astype(preferred_element_type, copy=False)
     (lc, rc), (lb, rb) = dimension_numbers
+    if not lb:
+        if len(lc) == 1 and lhs.ndim <= 2 and rhs.ndim <= 2:
+            # Matrix/vector products: BLAS handles transposed views without copying.
+            a = lhs.T if lhs.ndim == 2 and lc[0] == 0 else lhs
+            b = rhs.T if rhs.ndim == 2 and rc[0] == 1 else rhs
+            return np.matmul(a, b)
+        # tensordot orders the result as lhs free dims then rhs free dims, like dot_general.
+        return np.tensordot(lhs, rhs, axes=(list(lc), list(rc)))
     lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
     # As a batched matmul: (batch, free, contract) @ (batch, contract, free) uses BLAS.
     bshape = [lhs.shape[d] for d in lb]
