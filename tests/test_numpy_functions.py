@@ -16,6 +16,7 @@ from tests._numpy_harness import (
     ALL,
     F64,
     FLOATS,
+    I32,
     NUMERIC,
     Case,
     arr,
@@ -791,7 +792,47 @@ def _as_list(x):
     return list(x) if isinstance(x, list | tuple) else [x]
 
 
-VALUE_CASES = REDUCTIONS + CREATION + MANIPULATION + SORTING + CONTRACTIONS + NUMERIC_FUNCS
+MISC = [
+    R("append", lambda rng, dt, shp: ([arr(rng, shp[0], dt), arr(rng, shp[0], dt)], {}), dtypes=ALL),
+    R("fabs", one(), dtypes=NUMERIC),
+    R(
+        "bincount",
+        lambda rng, dt, shp: (
+            [rng.integers(0, 5, size=shp[0][:1]), arr(rng, shp[0][:1], dt)],
+            {"minlength": 6},
+        ),
+        fn=lambda x, w, **k: fnp.bincount(x, w, **k),
+        ref=lambda x, w, **k: np.bincount(x, w, **k),
+        grad_argnums=(1,),
+        vmap=False,
+        jit=False,
+        shapes=shapes(min_dims=1, max_dims=1, min_side=1),
+    ),
+    R(
+        "isin",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt, -3, 3), arr(rng, (4,), dt, -3, 3)], {}),
+        dtypes=(I32,),
+        grad=False,
+    ),
+    R("vander", lambda rng, dt, shp: ([arr(rng, shp[0][:1], dt)], {"N": 3}), dtypes=NUMERIC),
+    R("polyval", lambda rng, dt, shp: ([arr(rng, (3,), dt), arr(rng, shp[0], dt)], {}), dtypes=NUMERIC),
+    R(
+        "cov",
+        lambda rng, dt, shp: ([arr(rng, (3, 5), dt)], {"rowvar": bool(rng.integers(2))}),
+        expected_dtype=lambda dt: dt,
+    ),  # NumPy computes cov in float64; float32 stays float32 here
+    R("corrcoef", lambda rng, dt, shp: ([arr(rng, (3, 5), dt)], {}), expected_dtype=lambda dt: dt),
+    R("nanargmax", lambda rng, dt, shp: ([arr(rng, (3, 4), dt)], {"axis": 1}), grad=False),
+    R(
+        "array_equiv",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt, 0, 1), arr(rng, shp[1], dt, 0, 1)], {}),
+        shapes=shapes(2),
+        dtypes=(I32,),
+        grad=False,
+    ),
+]
+
+VALUE_CASES = REDUCTIONS + CREATION + MANIPULATION + SORTING + CONTRACTIONS + NUMERIC_FUNCS + MISC
 GRAD_CASES = [c for c in VALUE_CASES if c.grad and F64 in c.dtypes]
 VMAP_CASES = [c for c in VALUE_CASES if c.vmap]
 JIT_CASES = [c for c in VALUE_CASES if c.jit]

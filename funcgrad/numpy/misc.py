@@ -1,0 +1,625 @@
+"""Further NumPy functions of funcgrad.numpy beyond the first-wave list: append, bincount, isin,
+unique, histogram, vander, polyval, cov, corrcoef, nan-aware arg reductions and order statistics,
+index conversions, fill_diagonal, vectorize, apply_along_axis and small predicates.
+
+Layer: surface. Imports the other funcgrad.numpy modules, the kernel's batching (``vmap_flat``, for
+``vectorize`` and ``apply_along_axis``) and the primitive catalog.
+
+Functions whose output shape depends on values (``unique``, ``histogram`` with computed edges)
+need concrete inputs, or a static ``size=``/``length=`` under ``jit``, as in jax.numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad import core
+from funcgrad import dtypes as _dt
+from funcgrad import tree_util as tu
+from funcgrad.batching import vmap_flat
+from funcgrad.numpy import reductions
+from funcgrad.numpy._core import (
+    asarray,
+    aval,
+    broadcast_to,
+    concrete_int,
+    concrete_or_error,
+    constant,
+    convert,
+    normalize_axis,
+    promote_args,
+    promote_args_inexact,
+    select,
+)
+from funcgrad.numpy.contractions import matmul
+from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
+from funcgrad.numpy.lookup import diagonal
+from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, stack
+from funcgrad.numpy.sorting import cumprod, cumsum, quantile, searchsorted, sort
+from funcgrad.numpy.transcendental import isnan, sqrt
+from funcgrad.numpy.ufuncs import as_bool
+from primitives import elementwise as ew
+
+
+def append(arr, values, axis=None):
+    """``arr`` with ``values`` appended (both flattened if ``axis`` is None).
+
+    >>> append(np.array([1, 2]), [3, 4]).tolist()
+    [1, 2, 3, 4]
+    """
+    arr, values = asarray(arr), asarray(values)
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)])
+    return concatenate([arr, values], axis)
+
+
+def fabs(x, /):
+    """Absolute values of a real array, computed in floating point.
+
+    >>> fabs(np.array([-1, 2])).tolist()
+    [1.0, 2.0]
+    """
+    (x,) = promote_args_inexact(x)
+    return ew.abs_p.bind(x)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """The Array API's cumulative product (``axis`` required beyond one dimension).
+
+    >>> cumulative_prod(np.array([1, 2, 3]), include_initial=True).tolist()
+    [1, 1, 2, 6]
+    """
+    x = asarray(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError("cumulative_prod: axis must be given for arrays of more than one dimension")
+        axis = 0
+    out = cumprod(x, axis, dtype)
+    if include_initial:
+        ax = normalize_axis(axis, x.ndim)
+        shape = list(out.shape)
+        shape[ax] = 1
+        out = concatenate([constant(1, out.dtype, tuple(shape)), out], ax)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Counting and set-like functions
+
+
+def bincount(x, weights=None, minlength: int = 0, *, length=None):
+    """Counts (or summed ``weights``) of each non-negative integer in ``x``.
+
+    The result has ``max(x) + 1`` entries (at least ``minlength``), which needs a concrete ``x``;
+    under ``jit`` pass ``length=`` (values at or past it are dropped).
+
+    >>> bincount(np.array([0, 1, 1, 3])).tolist()
+    [1, 2, 0, 1]
+    >>> bincount(np.array([0, 1, 1]), weights=np.array([0.5, 1.0, 2.0]), length=3).tolist()
+    [0.5, 3.0, 0.0]
+    """
+    x = asarray(x)
+    if x.ndim != 1 or x.dtype.kind not in "biu":
+        raise ValueError("bincount: x must be a one-dimensional array of non-negative integers")
+    if length is None:
+        value = concrete_or_error(x, "bincount without length=")
+        if value.size and value.min() < 0:
+            raise ValueError("bincount: x must not contain negative values")
+        length = max(int(value.max(initial=-1)) + 1, int(minlength))
+    length = concrete_int(length, "bincount's length")
+    if weights is None:
+        w = constant(1, _dt.default_int, x.shape)
+    else:
+        (w,) = promote_args(weights)
+        w = broadcast_to(w, x.shape)
+        if w.dtype == np.bool_:
+            w = convert(w, _dt.default_int)
+    zeros = constant(0, aval(w).dtype, (length,))
+    return IndexUpdateHelper(zeros)[x].add(w, mode="drop")
+
+
+def isin(element, test_elements, assume_unique=False, invert=False):
+    """Whether each element of ``element`` occurs in ``test_elements`` (same shape as ``element``).
+
+    >>> isin(np.array([1, 2, 3]), [2, 5]).tolist()
+    [False, True, False]
+    """
+    element, test = promote_args(asarray(element), asarray(test_elements))
+    flat = ravel(test)
+    shape = element.shape
+    expanded = reshape(element, (*shape, 1))
+    hits = ew.eq_p.bind(
+        broadcast_to(expanded, (*shape, flat.shape[0])),
+        broadcast_to(reshape(flat, (1,) * len(shape) + flat.shape), (*shape, flat.shape[0])),
+    )
+    found = reductions.any(hits, axis=-1) if flat.shape[0] else constant(False, np.bool_, shape)
+    return ew.not_p.bind(found) if invert else found
+
+
+def unique(
+    ar,
+    return_index=False,
+    return_inverse=False,
+    return_counts=False,
+    axis=None,
+    *,
+    equal_nan=True,
+    size=None,
+    fill_value=None,
+):
+    """The sorted unique elements of the flattened ``ar`` (concrete input, or a static ``size=``:
+    the result is cut or padded to ``size``, padding with ``fill_value``, by default the minimum).
+
+    >>> unique(np.array([3, 1, 3, 2])).tolist()
+    [1, 2, 3]
+    >>> unique(np.array([3, 1, 3]), size=3, fill_value=0).tolist()
+    [1, 3, 0]
+    """
+    if axis is not None:
+        raise NotImplementedError("unique: the axis argument is not supported")
+    if return_index or return_inverse or return_counts:
+        if size is not None:
+            raise NotImplementedError("unique: return_index/inverse/counts need a concrete input (no size=)")
+        value = concrete_or_error(ar, "unique with return_index/return_inverse/return_counts")
+        outs = np.unique(
+            value,
+            return_index=return_index,
+            return_inverse=return_inverse,
+            return_counts=return_counts,
+            equal_nan=equal_nan,
+        )
+        return tuple(asarray(o) for o in outs)
+    ar = ravel(asarray(ar))
+    if size is None:
+        value = concrete_or_error(ar, "unique without size=")
+        return asarray(np.unique(value, equal_nan=equal_nan))
+    size = concrete_int(size, "unique's size")
+    s = sort(ar)
+    n = s.shape[0]
+    if n == 0:
+        return constant(0 if fill_value is None else fill_value, ar.dtype, (size,))
+    prev = concatenate([getitem(s, slice(0, 1)), getitem(s, slice(0, n - 1))])
+    is_new = ew.ne_p.bind(s, prev)
+    if _dt.is_inexact(s.dtype) and equal_nan:
+        is_new = ew.and_p.bind(is_new, ew.not_p.bind(ew.and_p.bind(isnan(s), isnan(prev))))
+    first = constant(np.arange(n) == 0, np.bool_)
+    is_new = ew.or_p.bind(is_new, first)
+    # The k-th unique value is the sorted value at the k-th True of is_new: scatter by rank.
+    rank = ew.sub_p.bind(
+        cumsum(ew.convert_element_type(is_new, _dt.default_int)), constant(1, _dt.default_int)
+    )
+    fill = reductions.min(s) if fill_value is None else asarray(fill_value, s.dtype)
+    out = broadcast_to(convert(fill, s.dtype), (size,))
+    target = select(is_new, rank, constant(size, _dt.default_int))
+    return IndexUpdateHelper(out)[target].set(s, mode="drop", unique_indices=False)
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):
+    """Counts (or summed ``weights``) of ``a`` in ``bins`` (a count with a static ``range``, or the
+    edges), and the edges; the last bin includes its right edge, as in NumPy.
+
+    >>> [x.tolist() for x in histogram(np.array([0.0, 0.5, 1.0, 2.0]), bins=2, range=(0, 2))]
+    [[2.0, 2.0], [0.0, 1.0, 2.0]]
+    """
+    a = ravel(asarray(a))
+    (a,) = promote_args_inexact(a)
+    if isinstance(bins, int | np.integer):
+        if range is None:
+            value = concrete_or_error(a, "histogram without range=")
+            lo, hi = (float(value.min()), float(value.max())) if value.size else (0.0, 1.0)
+        else:
+            lo, hi = (float(v) for v in range)
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = asarray(np.linspace(lo, hi, int(bins) + 1), a.dtype)
+    else:
+        edges = convert(asarray(bins), a.dtype)
+    n_bins = edges.shape[0] - 1
+    index = ew.sub_p.bind(searchsorted(edges, a, side="right"), constant(1, _dt.default_int))
+    # Values equal to the last edge belong to the last bin; values outside are dropped.
+    at_end = ew.eq_p.bind(a, getitem(edges, -1))
+    index = select(at_end, constant(n_bins - 1, _dt.default_int), index)
+    inside = ew.and_p.bind(ew.ge_p.bind(a, getitem(edges, 0)), ew.le_p.bind(a, getitem(edges, -1)))
+    index = select(inside, index, constant(n_bins, _dt.default_int))
+    w = constant(1, a.dtype, a.shape) if weights is None else convert(ravel(asarray(weights)), a.dtype)
+    counts = IndexUpdateHelper(constant(0, a.dtype, (n_bins,)))[index].add(w, mode="drop")
+    if density:
+        widths = ew.sub_p.bind(getitem(edges, slice(1, None)), getitem(edges, slice(None, -1)))
+        counts = ew.div_p.bind(ew.div_p.bind(counts, reductions.sum(counts)), widths)
+    return counts, edges
+
+
+# ----------------------------------------------------------------------------------------------
+# NaN-aware arg reductions and order statistics
+
+
+def nanargmax(a, axis=None, out=None, keepdims=False):
+    """Index of the maximum ignoring NaNs (-1 for an all-NaN slice).
+
+    >>> nanargmax(np.array([1.0, np.nan, 3.0])).item()
+    2
+    """
+    return _nanarg(reductions.argmax, -np.inf, a, axis, keepdims)
+
+
+def nanargmin(a, axis=None, out=None, keepdims=False):
+    """Index of the minimum ignoring NaNs (-1 for an all-NaN slice).
+
+    >>> nanargmin(np.array([1.0, np.nan, -3.0])).item()
+    2
+    """
+    return _nanarg(reductions.argmin, np.inf, a, axis, keepdims)
+
+
+def _nanarg(fn, fill, a, axis, keepdims):
+    a = asarray(a)
+    if not _dt.is_inexact(a.dtype):
+        return fn(a, axis, keepdims=keepdims)
+    nan = isnan(a)
+    res = fn(select(nan, constant(fill, a.dtype), a), axis, keepdims=keepdims)
+    all_nan = reductions.all(nan, axis, keepdims=keepdims)
+    return select(all_nan, constant(-1, res.dtype), res)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """``quantile`` ignoring NaNs (concrete ``a``: each slice keeps its non-NaN values).
+
+    >>> nanquantile(np.array([1.0, np.nan, 3.0]), 0.5).item()
+    2.0
+    """
+    value = concrete_or_error(a, "nanquantile")
+    return asarray(
+        np.nanquantile(
+            value,
+            np.asarray(concrete_or_error(q, "nanquantile's q")),
+            axis=axis,
+            method=method,
+            keepdims=keepdims,
+        )
+    )
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """``percentile`` ignoring NaNs (concrete ``a``).
+
+    >>> nanpercentile(np.array([1.0, np.nan, 3.0]), 50).item()
+    2.0
+    """
+    q = np.asarray(concrete_or_error(q, "nanpercentile's q")) / 100
+    return nanquantile(a, q, axis, out, overwrite_input, method, keepdims)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """``median`` ignoring NaNs (concrete ``a``).
+
+    >>> nanmedian(np.array([1.0, np.nan, 3.0, 4.0])).item()
+    3.0
+    """
+    value = concrete_or_error(a, "nanmedian")
+    if not np.isnan(value).any():
+        return quantile(a, 0.5, axis, method="midpoint", keepdims=keepdims)
+    return asarray(np.nanmedian(value, axis=axis, keepdims=keepdims))
+
+
+# ----------------------------------------------------------------------------------------------
+# Polynomials and statistics
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of the vector ``x`` (columns are powers of ``x``).
+
+    >>> vander(np.array([1, 2, 3]), 3).tolist()
+    [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    """
+    x = asarray(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = x.shape[0] if N is None else concrete_int(N, "vander's N")
+    powers = np.arange(n) if increasing else np.arange(n)[::-1]
+    cols = [_power(x, int(p)) for p in powers]
+    return stack(cols, axis=1) if cols else constant(0, x.dtype, (x.shape[0], 0))
+
+
+def _power(x, p: int):
+    if p == 0:
+        return constant(1, aval(x).dtype, aval(x).shape)
+    return ew.integer_pow(x, p)
+
+
+def polyval(p, x):
+    """Evaluate the polynomial with coefficients ``p`` (highest degree first) at ``x`` (Horner).
+
+    >>> polyval(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 2.0])).tolist()
+    [3.0, 6.0, 11.0]
+    """
+    p, x = promote_args(asarray(p), asarray(x))
+    if p.ndim != 1:
+        raise ValueError("polyval: p must be one-dimensional")
+    out = constant(0, x.dtype, x.shape)
+    for i in range(p.shape[0]):
+        out = ew.add_p.bind(ew.mul_p.bind(out, x), broadcast_to(getitem(p, i), x.shape))
+    return out
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``.
+
+    >>> cov(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov: fweights and aweights are not supported")
+    m = asarray(m)
+    if m.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    (m,) = promote_args_inexact(m)
+    x = reshape(m, (1, -1)) if m.ndim < 2 else m
+    if not rowvar and x.shape[0] != 1:
+        x = moveaxis(x, 0, 1)
+    if y is not None:
+        (yy,) = promote_args_inexact(asarray(y))
+        yy = reshape(yy, (1, -1)) if yy.ndim < 2 else yy
+        if not rowvar and yy.shape[0] != 1:
+            yy = moveaxis(yy, 0, 1)
+        x, yy = promote_args(x, yy)
+        x = concatenate([x, yy], 0)
+    n = x.shape[1]
+    ddof = (0 if bias else 1) if ddof is None else int(ddof)
+    centred = ew.sub_p.bind(x, broadcast_to(reductions.mean(x, axis=1, keepdims=True), x.shape))
+    c = matmul(centred, moveaxis(centred, 0, 1))
+    out = ew.div_p.bind(c, constant(n - ddof, c.dtype))
+    return reshape(out, ()) if out.shape == (1, 1) else out
+
+
+def corrcoef(x, y=None, rowvar=True):
+    """Pearson correlation coefficients (``cov`` normalised by the standard deviations).
+
+    >>> corrcoef(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    c = cov(x, y, rowvar)
+    if c.ndim == 0:
+        return ew.div_p.bind(c, c)
+    d = sqrt(diagonal(c))
+    c = ew.div_p.bind(c, broadcast_to(reshape(d, (-1, 1)), c.shape))
+    c = ew.div_p.bind(c, broadcast_to(reshape(d, (1, -1)), c.shape))
+    one = constant(1, c.dtype)
+    return ew.max_p.bind(ew.min_p.bind(c, one), ew.neg_p.bind(one))
+
+
+# ----------------------------------------------------------------------------------------------
+# Index conversions, diagonals, predicates
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """Flat indices of the index tuples ``multi_index`` into an array of shape ``dims``
+    (``mode='clip'`` or ``'wrap'`` for out-of-range indices; 'raise' clips traced ones, as JAX).
+
+    >>> ravel_multi_index((np.array([0, 1]), np.array([2, 0])), (2, 3)).tolist()
+    [2, 3]
+    """
+    dims = tuple(concrete_int(d, "dims") for d in dims)
+    idx = [asarray(i) for i in multi_index]
+    if len(idx) != len(dims):
+        raise ValueError("parameter multi_index must be a sequence of length len(dims)")
+    strides = np.cumprod((1, *dims[::-1][:-1]))[::-1] if order == "C" else np.cumprod((1, *dims[:-1]))
+    total = None
+    for i, d, s in zip(idx, dims, strides):
+        i = convert(i, _dt.default_int)
+        if mode == "wrap":
+            i = ew.rem_p.bind(
+                ew.add_p.bind(ew.rem_p.bind(i, constant(d, i.dtype)), constant(d, i.dtype)),
+                constant(d, i.dtype),
+            )
+        else:
+            if mode == "raise":
+                value = core.concrete_value(i)
+                if value is not None and (np.any(value < 0) or np.any(value >= d)):
+                    raise ValueError("invalid entry in coordinates array")
+            i = (
+                ew.clamp_p.bind(constant(0, i.dtype), i, constant(d - 1, i.dtype))
+                if i.shape == ()
+                else ew.max_p.bind(ew.min_p.bind(i, constant(d - 1, i.dtype)), constant(0, i.dtype))
+            )
+        term = ew.mul_p.bind(i, constant(int(s), i.dtype))
+        total = term if total is None else ew.add_p.bind(*promote_args(total, term))
+    return total
+
+
+def unravel_index(indices, shape):
+    """The index tuple of each flat index into an array of ``shape`` (out-of-range ones clip).
+
+    >>> [x.tolist() for x in unravel_index(np.array([2, 3]), (2, 3))]
+    [[0, 1], [2, 0]]
+    """
+    shape = tuple(concrete_int(d, "shape") for d in shape)
+    idx = convert(asarray(indices), _dt.default_int)
+    size = int(np.prod(shape, dtype=np.int64))
+    idx = select(
+        ew.lt_p.bind(idx, constant(0, idx.dtype)), ew.add_p.bind(idx, constant(size, idx.dtype)), idx
+    )
+    idx = ew.max_p.bind(ew.min_p.bind(idx, constant(max(size - 1, 0), idx.dtype)), constant(0, idx.dtype))
+    outs = []
+    for d in reversed(shape):
+        outs.append(ew.rem_p.bind(idx, constant(d, idx.dtype)))
+        idx = ew.div_p.bind(idx, constant(d, idx.dtype))
+    return tuple(reversed(outs))
+
+
+def fill_diagonal(a, val, wrap=False, *, inplace=False):
+    """``a`` with its main diagonal set to ``val`` (a new array: ``inplace`` must be False).
+
+    >>> fill_diagonal(np.zeros((2, 2)), 5.0).tolist()
+    [[5.0, 0.0], [0.0, 5.0]]
+    """
+    if inplace:
+        raise ValueError("fill_diagonal: funcgrad arrays are immutable; pass inplace=False")
+    a = asarray(a)
+    if a.ndim < 2 or (a.ndim > 2 and len(set(a.shape)) != 1):
+        raise ValueError("array must be at least 2-d (and all dimensions equal beyond 2-d)")
+    n = min(a.shape)
+    idx = tuple(np.arange(n) for _ in range(a.ndim))
+    val = ravel(asarray(val))
+    vals = getitem(val, np.arange(n) % max(val.shape[0], 1))
+    return IndexUpdateHelper(a)[idx].set(vals, unique_indices=True)
+
+
+def array_equiv(a1, a2):
+    """Whether ``a1`` and ``a2`` broadcast to one shape with equal elements (a 0-d boolean Array).
+
+    >>> bool(array_equiv(np.array([1, 2]), np.array([[1, 2], [1, 2]])))
+    True
+    """
+    a1, a2 = asarray(a1), asarray(a2)
+    try:
+        np.broadcast_shapes(a1.shape, a2.shape)
+    except ValueError:
+        return constant(False, np.bool_)
+    from_ = promote_args(a1, a2)
+    return reductions.all(
+        ew.eq_p.bind(*[broadcast_to(x, np.broadcast_shapes(a1.shape, a2.shape)) for x in from_])
+    )
+
+
+def isscalar(element):
+    """True for Python scalars, NumPy scalars and 0-d arrays (as in jax.numpy).
+
+    >>> isscalar(1.0), isscalar(np.ones(2))
+    (True, False)
+    """
+    if isinstance(element, bool | int | float | complex | np.generic):
+        return True
+    return (
+        hasattr(element, "shape") and np.ndim(element) == 0
+        if not isinstance(element, list | tuple)
+        else False
+    )
+
+
+def iscomplexobj(x):
+    """Whether ``x`` has a complex dtype.
+
+    >>> iscomplexobj(np.ones(2))
+    False
+    """
+    return aval(x).dtype.kind == "c" if not isinstance(x, list | tuple) else np.iscomplexobj(x)
+
+
+def isrealobj(x):
+    """Whether ``x`` does not have a complex dtype.
+
+    >>> isrealobj(np.ones(2))
+    True
+    """
+    return not iscomplexobj(x)
+
+
+def compress(condition, a, axis=None, *, size=None, fill_value=0):
+    """The slices of ``a`` along ``axis`` where ``condition`` is true (concrete ``condition``).
+
+    >>> compress(np.array([True, False, True]), np.array([1, 2, 3])).tolist()
+    [1, 3]
+    """
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis(axis, a.ndim)
+    cond = np.asarray(concrete_or_error(as_bool(asarray(condition)), "compress's condition")).ravel()
+    picked = np.nonzero(cond[: a.shape[axis]])[0]
+    return getitem(a, (slice(None),) * axis + (picked,))
+
+
+def extract(condition, arr, *, size=None, fill_value=0):
+    """The elements of ``arr`` where ``condition`` is true, flattened (concrete ``condition``).
+
+    >>> extract(np.array([[True, False], [False, True]]), np.array([[1, 2], [3, 4]])).tolist()
+    [1, 4]
+    """
+    return compress(ravel(asarray(condition)), ravel(asarray(arr)))
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """``choices[a[i]][i]`` for each position (``mode='clip'``/``'wrap'`` for out-of-range ``a``).
+
+    >>> choose(np.array([0, 1, 0]), [np.array([1, 2, 3]), np.array([10, 20, 30])]).tolist()
+    [1, 20, 3]
+    """
+    a = convert(asarray(a), _dt.default_int)
+    choices = promote_args(*[asarray(c) for c in choices])
+    n = len(choices)
+    if mode == "wrap":
+        a = ew.rem_p.bind(
+            ew.add_p.bind(ew.rem_p.bind(a, constant(n, a.dtype)), constant(n, a.dtype)), constant(n, a.dtype)
+        )
+    else:
+        a = ew.max_p.bind(ew.min_p.bind(a, constant(n - 1, a.dtype)), constant(0, a.dtype))
+    shape = np.broadcast_shapes(a.shape, *[c.shape for c in choices])
+    out = broadcast_to(choices[0], shape)
+    a = broadcast_to(a, shape)
+    for k, c in enumerate(choices[1:], start=1):
+        out = select(ew.eq_p.bind(a, constant(k, a.dtype)), broadcast_to(c, shape), out)
+    return out
+
+
+def _vmap(fn, arrays):
+    """``vmap`` over axis 0 of ``arrays`` with the kernel's batching (pytree outputs allowed)."""
+    tree = []
+
+    def flat_fn(*xs):
+        leaves, treedef = tu.tree_flatten(fn(*xs))
+        tree.append(treedef)
+        return [asarray(leaf) for leaf in leaves]
+
+    n = aval(arrays[0]).shape[0]
+    outs = vmap_flat(flat_fn, n, [0] * len(arrays), lambda: [0] * tree[0].num_leaves, arrays)
+    return tu.tree_unflatten(tree[0], outs)
+
+
+def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
+    """``pyfunc`` (written for scalars) applied elementwise over broadcast arguments, with ``vmap``.
+
+    >>> vectorize(lambda a, b: a + 2 * b)(np.array([1.0, 2.0]), 1.0).tolist()
+    [3.0, 4.0]
+    """
+    if signature is not None:
+        raise NotImplementedError("vectorize: signature is not supported")
+
+    def wrapped(*args, **kwargs):
+        dyn = [i for i in range(len(args)) if i not in excluded]
+        arrays = [asarray(args[i]) for i in dyn]
+        shape = np.broadcast_shapes(*[x.shape for x in arrays]) if arrays else ()
+        arrays = [ravel(broadcast_to(x, shape)) for x in arrays]
+
+        def scalar_fn(*xs):
+            full = list(args)
+            for i, x in zip(dyn, xs):
+                full[i] = x
+            return pyfunc(*full, **kwargs)
+
+        if not shape:
+            return scalar_fn(*[reshape(x, ()) for x in arrays])
+        out = _vmap(scalar_fn, arrays)
+        return tu.tree_map(lambda o: reshape(o, shape + aval(o).shape[1:]), out)
+
+    return wrapped
+
+
+def apply_along_axis(func1d, axis: int, arr, *args, **kwargs):
+    """``func1d`` applied to the 1-D slices of ``arr`` along ``axis`` (with ``vmap``).
+
+    >>> apply_along_axis(lambda v: v.sum(), 1, np.arange(6.0).reshape(2, 3)).tolist()
+    [3.0, 12.0]
+    """
+    arr = asarray(arr)
+    axis = normalize_axis(axis, arr.ndim)
+    moved = moveaxis(arr, axis, -1)
+    batch = moved.shape[:-1]
+    flat = reshape(moved, (-1, moved.shape[-1]))
+    out = _vmap(lambda v: asarray(func1d(v, *args, **kwargs)), [flat])
+    out = reshape(out, batch + aval(out).shape[1:])
+    nd_out = aval(out).ndim - len(batch)
+    return (
+        moveaxis(out, tuple(range(len(batch), len(batch) + nd_out)), tuple(range(axis, axis + nd_out)))
+        if nd_out
+        else out
+    )
