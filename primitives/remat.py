@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Callable
 
 from funcgrad import ad, batching, core
-from funcgrad.core import ClosedJaxpr, Jaxpr, Primitive, Var
+from funcgrad.core import ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var
 from funcgrad.partial_eval import partial_eval_jaxpr
 
 
@@ -143,6 +143,7 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved) -
         return rename.get(a, a) if type(a) is Var else a
 
     tangent_eqns = [e._replace(invars=[sub(a) for a in e.invars]) for e in uj.eqns]
+    recompute = _behind_barrier(recompute, set(kj.invars) | set(saved_vars))
     jaxpr = Jaxpr(
         [*kj.constvars, *uj.constvars],
         [*kj.invars, *saved_vars, *uj.invars[n_res:]],
@@ -151,6 +152,46 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved) -
     )
     closed = ClosedJaxpr(jaxpr, [*known.consts, *unknown.consts])
     return ad.dce(closed)
+
+
+def _behind_barrier(recompute: list, inputs: set) -> list:
+    """Route the recomputation's inputs through an ``optimization_barrier``.
+
+    # NOTE: [remat barrier]
+    # Under jit the forward and the backward are one XLA program; without a barrier XLA's CSE
+    # merges the recomputation with the forward computation, and the residuals are kept after all.
+    """
+    read = []
+    for eqn in recompute:
+        for a in eqn.invars:
+            if type(a) is Var and a in inputs and a not in read:
+                read.append(a)
+    if not recompute or not read:
+        return recompute
+    fresh = {v: Var(v.aval) for v in read}
+    barrier = JaxprEqn(optimization_barrier_p, list(read), {}, [fresh[v] for v in read], None)
+    renamed = [e._replace(invars=[fresh.get(a, a) if type(a) is Var else a for a in e.invars]) for e in recompute]
+    return [barrier, *renamed]
+
+
+# optimization_barrier: the identity on any number of values, opaque to XLA's optimisations.
+optimization_barrier_p = Primitive("optimization_barrier", multiple_results=True)
+optimization_barrier_p.def_impl(lambda *args: list(args))
+optimization_barrier_p.def_abstract_eval(lambda *avals: list(avals))
+optimization_barrier_p.def_jvp(lambda primals, tangents: (optimization_barrier_p.bind(*primals), list(tangents)))
+optimization_barrier_p.def_transpose(lambda cts, *args: list(cts))
+optimization_barrier_p.is_linear = True
+optimization_barrier_p.def_batch(lambda axis_size, vals, dims: (optimization_barrier_p.bind(*vals), list(dims)))
+
+
+def optimization_barrier(*args):
+    """Identity that XLA may not optimise across (used by checkpoint's recomputation).
+
+    >>> import numpy as np
+    >>> [float(v) for v in optimization_barrier(np.float64(1.0), np.float64(2.0))]
+    [1.0, 2.0]
+    """
+    return optimization_barrier_p.bind(*args)
 
 
 checkpoint_p.def_jvp(_jvp)
