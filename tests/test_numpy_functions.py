@@ -807,6 +807,7 @@ MISC = [
         vmap=False,
         jit=False,
         shapes=shapes(min_dims=1, max_dims=1, min_side=1),
+        expected_dtype=lambda dt: dt,  # NumPy sums weights in float64; float32 stays float32 here
     ),
     R(
         "isin",
