@@ -266,3 +266,20 @@ def test_sorting_and_scans():
     check_grads(lambda v: lax.sort(v), [x], order=1)
     check_grads(lambda v: lax.cumlogsumexp(v, axis=1), [x], order=1)
     check_grads(lambda v: lax.top_k(v, 2)[0], [x], order=1)
+
+
+def test_more_wrappers():
+    x = np.array([0.5, 1.0, 2.5])
+    np.testing.assert_allclose(np.asarray(lax.polygamma(1.0, x)), sp.polygamma(1, x))
+    check_grads(lambda v: lax.polygamma(2.0, v), [x], order=1)
+    a, b = RNG.normal(size=(4, 2, 3)), RNG.normal(size=(4, 3, 5))
+    np.testing.assert_allclose(np.asarray(lax.batch_matmul(a, b)), a @ b)
+    assert lax.broadcast_shapes((2, 1), (3,)) == (2, 3)
+    assert lax.broadcast_to_rank(np.ones(3), 2).shape == (1, 3)
+    assert [p.shape for p in lax.split(np.ones((2, 5)), (1, 4), axis=1)] == [(2, 1), (2, 4)]
+    np.testing.assert_array_equal(np.asarray(lax.real(x)), x)
+    np.testing.assert_array_equal(np.asarray(lax.imag(x)), 0.0)
+    np.testing.assert_array_equal(np.asarray(lax.conj(x)), x)
+    dn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    out = lax.scatter_apply(x, np.array([[2]]), lambda v: -v, dn)
+    np.testing.assert_array_equal(np.asarray(out), [0.5, 1.0, -2.5])

@@ -40,6 +40,7 @@ __all__ = [
     "atan",
     "atan2",
     "atanh",
+    "batch_matmul",
     "bitcast_convert_type",
     "bitwise_and",
     "bitwise_not",
@@ -47,11 +48,14 @@ __all__ = [
     "bitwise_xor",
     "broadcast",
     "broadcast_in_dim",
+    "broadcast_shapes",
+    "broadcast_to_rank",
     "broadcasted_iota",
     "cbrt",
     "ceil",
     "clamp",
     "collapse",
+    "conj",
     "convert_element_type",
     "cos",
     "cosh",
@@ -72,6 +76,7 @@ __all__ = [
     "full_like",
     "ge",
     "gt",
+    "imag",
     "integer_pow",
     "iota",
     "is_finite",
@@ -87,7 +92,9 @@ __all__ = [
     "ne",
     "neg",
     "nextafter",
+    "polygamma",
     "pow",
+    "real",
     "reduce_and",
     "reduce_max",
     "reduce_min",
@@ -267,6 +274,43 @@ lt = _binary(ew.lt_p, "lt", "np.array([1, 2]), 2", "[True, False]")
 le = _binary(ew.le_p, "le", "np.array([1, 2]), 2", "[True, True]")
 gt = _binary(ew.gt_p, "gt", "np.array([1, 2]), 2", "[False, False]")
 ge = _binary(ew.ge_p, "ge", "np.array([1, 2]), 2", "[False, True]")
+
+
+def polygamma(m, x):
+    """The ``m``-th derivative of digamma (``m`` integer-valued, of ``x``'s dtype).
+
+    >>> bool(abs(float(polygamma(1.0, np.array(1.0))) - np.pi**2 / 6) < 1e-12)
+    True
+    """
+    m, x = _operands("polygamma", m, x)
+    return _bind(ew.polygamma_p, "polygamma", m, x)
+
+
+def real(x):
+    """The real part (the array itself: funcgrad's arrays are real).
+
+    >>> real(np.array([1.5])).tolist()
+    [1.5]
+    """
+    return asarray(x)
+
+
+def imag(x):
+    """The imaginary part (zeros: funcgrad's arrays are real).
+
+    >>> imag(np.array([1.5])).tolist()
+    [0.0]
+    """
+    return full_like(x, 0)
+
+
+def conj(x):
+    """The complex conjugate (the array itself: funcgrad's arrays are real).
+
+    >>> conj(np.array([1.5])).tolist()
+    [1.5]
+    """
+    return asarray(x)
 
 
 def integer_pow(x, y: int):
@@ -468,6 +512,19 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     return dt.dot_general(lhs, rhs, dn, pet)
 
 
+def batch_matmul(lhs, rhs, precision=None):
+    """Batched matrix products: ``(..., n, k) @ (..., k, m)`` with equal leading (batch) shapes.
+
+    >>> batch_matmul(np.ones((5, 2, 3)), np.ones((5, 3, 4))).shape
+    (5, 2, 4)
+    """
+    lhs, rhs = asarray(lhs), asarray(rhs)
+    if lhs.ndim < 2 or lhs.ndim != rhs.ndim or lhs.shape[:-2] != rhs.shape[:-2]:
+        raise ValueError(f"batch_matmul: incompatible shapes {lhs.shape} and {rhs.shape}")
+    batch = tuple(range(lhs.ndim - 2))
+    return dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (batch, batch)), precision)
+
+
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
     """Vector/matrix products of rank-1 and rank-2 operands (``lax.dot``).
 
@@ -497,6 +554,27 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
     dims = tuple(int(d) for d in broadcast_dimensions)
     _bind_check(st.broadcast_in_dim_p, "broadcast_in_dim", operand, shape=shape, broadcast_dimensions=dims)
     return st.broadcast_in_dim(operand, shape, dims)
+
+
+def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to (NumPy's rules).
+
+    >>> broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
+    return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+
+
+def broadcast_to_rank(x, rank: int):
+    """``x`` with leading size-1 axes added up to ``rank`` dimensions.
+
+    >>> broadcast_to_rank(np.ones(3), 3).shape
+    (1, 1, 3)
+    """
+    x = asarray(x)
+    if x.ndim >= rank:
+        return x
+    return st.reshape(x, (1,) * (rank - x.ndim) + tuple(x.shape))
 
 
 def broadcast(operand, sizes):

@@ -51,6 +51,8 @@ __all__ = [
     "slice",
     "slice_in_dim",
     "sort",
+    "split",
+    "scatter_apply",
     "sort_key_val",
     "top_k",
 ]
@@ -220,6 +222,54 @@ scatter_add = _scatter_wrapper(ix.scatter_add, "scatter_add", "[1.0, 6.0, 1.0]")
 scatter_mul = _scatter_wrapper(ix.scatter_mul, "scatter_mul", "[1.0, 6.0, 1.0]")
 scatter_min = _scatter_wrapper(ix.scatter_min, "scatter_min", "[1.0, 1.0, 1.0]")
 scatter_max = _scatter_wrapper(ix.scatter_max, "scatter_max", "[1.0, 3.0, 1.0]")
+
+
+def split(operand, sizes, axis: int = 0):
+    """Split ``operand`` along ``axis`` into pieces of the given ``sizes`` (summing to the axis size).
+
+    >>> [x.tolist() for x in split(np.arange(5), (2, 3))]
+    [[0, 1], [2, 3, 4]]
+    """
+    operand = asarray(operand)
+    axis = int(axis) % operand.ndim
+    sizes = [int(s) for s in sizes]
+    if sum(sizes) != operand.shape[axis]:
+        raise ValueError(f"split: sizes {sizes} must sum to the size {operand.shape[axis]} of axis {axis}")
+    starts = np.cumsum([0, *sizes])
+    return [st.slice_in_dim(operand, int(a), int(b), 1, axis) for a, b in zip(starts[:-1], starts[1:])]
+
+
+def scatter_apply(
+    operand,
+    scatter_indices,
+    func,
+    dimension_numbers,
+    *,
+    update_shape=(),
+    indices_are_sorted=False,
+    unique_indices=False,
+    mode=None,
+):
+    """``operand`` with ``func`` applied to the elements the scatter windows select (once each).
+
+    >>> dn = ScatterDimensionNumbers((), (0,), (0,))
+    >>> scatter_apply(np.ones(3), np.array([[0], [2]]), lambda v: v * 5, dn).tolist()
+    [5.0, 1.0, 5.0]
+    """
+    operand = asarray(operand)
+    indices = asarray(scatter_indices)
+    # Mark the selected positions with a scatter of ones, then apply func where marked.
+    ones = st.broadcast_in_dim(constant(1, np.int32), indices.shape[:-1] + tuple(update_shape), ())
+    marks = ix.scatter(
+        constant(0, np.int32, operand.shape),
+        indices,
+        ones,
+        dimension_numbers,
+        mode,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+    )
+    return select(ew.ne_p.bind(marks, constant(0, np.int32)), func(operand), operand)
 
 
 def pad(operand, padding_value, padding_config):
