@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import funcgrad
+import funcgrad.numpy as fnp
 from funcgrad import tree_util as tu
 from funcgrad.api import jit
 from tests._checks import check_grads as _check_grads
@@ -195,7 +196,7 @@ def check_jit_grad(case: Case, data):
         for i, v in zip(argnums, diff_args):
             full[i] = v
         outs = _leaves(case.fn(*full, **kwargs))
-        return sum(funcgrad.numpy.sum(o) for o in outs)
+        return sum(fnp.sum(o) for o in outs)
 
     diff_args = [args[i] for i in argnums]
     g = funcgrad.grad(loss, argnums=tuple(range(len(argnums))))
@@ -219,9 +220,56 @@ def check_zero_grad(case: Case, data):
         outs = _leaves(case.fn(*full, **kwargs))
         total = 0.0
         for o in outs:
-            total = total + funcgrad.numpy.sum(funcgrad.numpy.asarray(o).astype(np.float64))
+            total = total + fnp.sum(fnp.asarray(o).astype(np.float64))
         return total
 
     grads = funcgrad.grad(f, argnums=tuple(range(len(argnums))))(*[args[i] for i in argnums])
     for g in grads:
         np.testing.assert_array_equal(np.asarray(g), 0.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# Input builders shared by the function tables
+
+
+def pick_axis(rng, ndim, allow_none=True, allow_tuple=True):
+    """A random valid ``axis`` argument: None, an int (negative too) or a pair of axes."""
+    choices = [None] if allow_none else []
+    choices += list(range(-ndim, ndim))
+    if allow_tuple and ndim >= 2:
+        choices.append((0, ndim - 1))
+    if not choices:
+        return None
+    return choices[rng.integers(len(choices))]
+
+
+def reduction(lo=-3.0, hi=3.0, extra=None, nan=False, allow_tuple=True):
+    """Inputs of a reduction: one array, a random ``axis`` and ``keepdims`` (and ``extra`` kwargs)."""
+
+    def make(rng, dtype, shp):
+        x = arr(rng, shp[0], dtype, lo, hi)
+        if nan and x.dtype.kind == "f":
+            x[rng.random(x.shape) < 0.2] = np.nan
+        kwargs = {"axis": pick_axis(rng, x.ndim, allow_tuple=allow_tuple), "keepdims": bool(rng.integers(2))}
+        if extra:
+            kwargs.update(extra(rng, x))
+        return [x], kwargs
+
+    return make
+
+
+def const(**kwargs):
+    """No array inputs, only static keyword arguments."""
+    return lambda rng, dt, shp: ([], kwargs)
+
+
+def one(lo=-3.0, hi=3.0, **kwargs):
+    """One array input of the drawn shape, and static keyword arguments."""
+    return lambda rng, dt, shp: ([arr(rng, shp[0], dt, lo, hi)], dict(kwargs))
+
+
+def numpy_case(name, make=None, dtypes=FLOATS, ref=None, fn=None, **kw):
+    """A ``Case`` for ``funcgrad.numpy.<name>`` against ``numpy.<name>``."""
+    return Case(
+        name, fn or getattr(fnp, name), ref or getattr(np, name), make or reduction(), dtypes=dtypes, **kw
+    )
