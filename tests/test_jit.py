@@ -372,3 +372,21 @@ def test_jit_of_the_same_function_shares_its_cache():
     with pytest.raises(ValueError, match="non-hashable"):
         jit(lambda x, s: x, static_argnums=1)(1.0, {"a": 1})
     assert issubclass(NonHashableStaticArgumentError, TypeError)
+
+
+def test_retrace_explanations_cover_each_key_part():
+    from funcgrad.jit import _explain
+
+    def key(tree, avals, statics=(), static_kw=()):
+        return (tree, avals, statics, static_kw)
+
+    t1, t2 = funcgrad.tree_util.tree_structure((1, 2)), funcgrad.tree_util.tree_structure([1, 2])
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    assert "tree structure" in _explain(key(t1, ()), key(t2, ()), [])
+    assert "dtype from float32 to float64" in _explain(
+        key(t1, (((3,), f32, False),)), key(t1, (((3,), f64, False),)), ["x"]
+    )
+    assert "weak type" in _explain(key(t1, (((), f64, False),)), key(t1, (((), f64, True),)), ["x"])
+    assert "static argument 1 changed from 2 to 3" in _explain(
+        key(t1, (), ((1, 2),)), key(t1, (), ((1, 3),)), []
+    )

@@ -8,6 +8,7 @@ within the dtype's tolerance (float32 and float64). ``tests/op_db.py`` (when pre
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import numpy as np
@@ -26,6 +27,11 @@ from primitives import reductions as red
 from primitives import structure as st
 from xla_bridge.lowering import LoweringError, lower_jaxpr, lowering_rules
 
+try:
+    import op_db
+except ImportError:  # the operator table is another test module; without it the tables below run
+    op_db = None
+
 TOL = {np.dtype(np.float32): dict(rtol=2e-5, atol=2e-6), np.dtype(np.float64): dict(rtol=1e-12, atol=1e-13)}
 
 
@@ -39,18 +45,60 @@ def run_xla(closed, args):
     return [xb.to_numpy(o) for o in exe(bufs)]
 
 
+_pending: list = []
+
+
 def check_primitive(prim, args, params, dtype=None, tol=None):
-    closed = funcgrad.make_jaxpr(lambda *xs: prim.bind(*xs, **params))(*args)
-    got = run_xla(closed, args)
-    with core.set_current_trace(core.EvalTrace(None)):
-        want = prim.impl(*[np.asarray(a) for a in args], **params)
-    want = list(want) if prim.multiple_results else [want]
-    for g, w in zip(got, want):
-        w = np.asarray(w)
-        assert g.shape == w.shape, (prim, g.shape, w.shape)
-        assert g.dtype == w.dtype, (prim, g.dtype, w.dtype)
-        kw = tol or TOL.get(np.dtype(g.dtype), dict(rtol=0, atol=0))
-        np.testing.assert_allclose(g, w, err_msg=str(prim), equal_nan=True, **kw)
+    """XLA against the impl for one binding (deferred inside ``one_program()``)."""
+    if _pending:
+        _pending[-1].append((prim, list(args), params, tol))
+    else:
+        check_all([(prim, list(args), params, tol)])
+
+
+@contextlib.contextmanager
+def one_program():
+    """Collect the ``check_primitive`` calls of a block into one program: one XLA compile."""
+    _pending.append([])
+    try:
+        yield
+    finally:
+        cases = _pending.pop()
+    check_all(cases)
+
+
+def batched(test):
+    """Run a test's ``check_primitive`` calls as one program (see ``one_program``)."""
+
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs):
+        with one_program():
+            return test(*args, **kwargs)
+
+    return wrapper
+
+
+def check_all(cases):
+    flat = [a for _, args, _, _ in cases for a in args]
+
+    def program(*xs):
+        outs, i = [], 0
+        for prim, args, params, _ in cases:
+            r = prim.bind(*xs[i : i + len(args)], **params)
+            outs.extend(r if prim.multiple_results else [r])
+            i += len(args)
+        return outs
+
+    got = iter(run_xla(funcgrad.make_jaxpr(program)(*flat), flat))
+    for prim, args, params, tol in cases:
+        with core.set_current_trace(core.EvalTrace(None)):
+            want = prim.impl(*[np.asarray(a) for a in args], **params)
+        for w in list(want) if prim.multiple_results else [want]:
+            g, w = next(got), np.asarray(w)
+            assert g.shape == w.shape, (prim, params, g.shape, w.shape)
+            assert g.dtype == w.dtype, (prim, params, g.dtype, w.dtype)
+            kw = tol or TOL.get(np.dtype(g.dtype), dict(rtol=0, atol=0))
+            np.testing.assert_allclose(g, w, err_msg=f"{prim} {params}", equal_nan=True, **kw)
 
 
 def _u(rng, shape, dtype, lo=-2.0, hi=2.0):
@@ -101,8 +149,10 @@ UNARY = {
 LOOSE = {"lgamma", "digamma", "trigamma", "erf_inv", "erfc", "acosh", "atanh", "tan", "exp2", "cbrt"}
 
 
+@pytest.mark.skipif(op_db is not None, reason="covered by test_op_db_xla_matches_eager")
 @pytest.mark.parametrize("dtype", FLOATS, ids=["f32", "f64"])
 @pytest.mark.parametrize("name", sorted(UNARY))
+@batched
 def test_unary(name, dtype, rng):
     prim, lo, hi = UNARY[name]
     x = _u(rng, (2, 5), dtype, lo, hi)
@@ -112,6 +162,7 @@ def test_unary(name, dtype, rng):
     check_primitive(prim, [x], {}, tol=tol)
 
 
+@batched
 def test_unary_special_values():
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e300], np.float64)
     for prim in (ew.is_finite_p, ew.sign_p, ew.abs_p, ew.floor_p, ew.neg_p):
@@ -139,8 +190,10 @@ BINARY = {
 }
 
 
+@pytest.mark.skipif(op_db is not None, reason="covered by test_op_db_xla_matches_eager")
 @pytest.mark.parametrize("dtype", FLOATS, ids=["f32", "f64"])
 @pytest.mark.parametrize("name", sorted(BINARY))
+@batched
 def test_binary(name, dtype, rng):
     prim = BINARY[name]
     x = _u(rng, (3, 4), dtype, 0.5, 3.0)
@@ -154,6 +207,7 @@ def test_binary(name, dtype, rng):
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint32])
+@batched
 def test_integer_ops(dtype, rng):
     info = np.iinfo(dtype)
     lo, hi = max(info.min, -100), min(info.max, 100)
@@ -188,6 +242,7 @@ def test_integer_ops(dtype, rng):
         check_primitive(prim, [xs, s], {})
 
 
+@batched
 def test_unsigned_compare_and_bool_ops():
     a = np.array([0, 1, 200, 255], np.uint8)
     b = np.array([255, 1, 100, 0], np.uint8)
@@ -200,16 +255,19 @@ def test_unsigned_compare_and_bool_ops():
 
 
 @pytest.mark.parametrize("y", [0, 1, 2, 3, 7, -1, -2])
+@batched
 def test_integer_pow(y, rng):
     check_primitive(ew.integer_pow_p, [_u(rng, (5,), np.float64, 0.5, 2.0)], {"y": y})
 
 
+@batched
 def test_round_both_methods():
     x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.3, -0.7], np.float32)
     check_primitive(ew.round_p, [x], {"rounding_method": 0})
     check_primitive(ew.round_p, [x], {"rounding_method": 1})
 
 
+@batched
 def test_select_n_and_clamp(rng):
     x, y, z = (_u(rng, (3, 4), np.float32) for _ in range(3))
     pred = rng.random((3, 4)) > 0.5
@@ -228,6 +286,7 @@ CONVERT_DTYPES = [np.bool_, np.int8, np.int32, np.int64, np.uint8, np.float32, n
 
 
 @pytest.mark.parametrize("src", CONVERT_DTYPES, ids=lambda d: np.dtype(d).name)
+@batched
 def test_convert_element_type(src):
     vals = np.array([0, 1, 2, 3, 0, 5], np.float64) if src != np.bool_ else np.array([0, 1, 1, 0, 0, 1])
     if np.dtype(src).kind in "fc":
@@ -241,6 +300,7 @@ def test_convert_element_type(src):
         check_primitive(ew.convert_element_type_p, [x_ok], {"new_dtype": np.dtype(dst), "weak_type": False})
 
 
+@batched
 def test_shape_primitives(rng):
     x = _u(rng, (2, 3, 1), np.float64)
     check_primitive(st.broadcast_in_dim_p, [x], {"shape": (4, 2, 3, 5), "broadcast_dimensions": (1, 2, 3)})
@@ -253,6 +313,7 @@ def test_shape_primitives(rng):
 @pytest.mark.parametrize(
     "dtype", [np.float32, np.float64, np.int32, np.uint8, np.bool_], ids=lambda d: np.dtype(d).name
 )
+@batched
 def test_reductions(dtype, rng):
     x = (rng.uniform(0.5, 1.5, (3, 4, 5)) * (3 if np.dtype(dtype).kind in "iu" else 1)).astype(dtype)
     if dtype == np.bool_:
@@ -265,6 +326,7 @@ def test_reductions(dtype, rng):
             check_primitive(prim, [x], {"axes": axes})
 
 
+@batched
 def test_empty_reductions_give_identity():
     for dtype in (np.float32, np.int32):
         x = np.zeros((0, 3), dtype)
@@ -273,6 +335,7 @@ def test_empty_reductions_give_identity():
 
 
 @pytest.mark.parametrize("prim", [red.argmax_p, red.argmin_p], ids=["argmax", "argmin"])
+@batched
 def test_arg_reductions_first_index_like_numpy(prim, rng):
     x = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, np.nan, 5.0, np.nan], [-np.inf] * 4, [7.0, 7.0, 7.0, 7.0]])
     for dtype in (np.float32, np.float64):
@@ -286,6 +349,7 @@ def test_arg_reductions_first_index_like_numpy(prim, rng):
 @pytest.mark.parametrize(
     "dtype", [np.float32, np.float64, np.int32, np.bool_], ids=lambda d: np.dtype(d).name
 )
+@batched
 def test_dot_general(dtype, rng):
     def arr(shape):
         a = rng.uniform(-1, 1, shape)
@@ -396,19 +460,11 @@ def test_dot_general_impl_scalar_result_and_preferred_accumulation():
 # ----------------------------------------------------------------------------------------------
 # The operator table (tests/op_db.py): XLA against eager for every entry and dtype
 
-try:
-    import op_db
-except ImportError:  # the table is another test module; without it the cases above still run
-    op_db = None
 
-_OPS = [] if op_db is None else [(e, dt) for e in op_db.OPS for dt in e.dtypes]
+_OPS = [] if op_db is None else list(op_db.OPS)
 
 
-def _call_op(op, params, *args):
-    return op(*args, **params)
-
-
-def _tolerance(dtype, name):
+def _tolerance(dtype):
     dtype = np.dtype(dtype)
     if dtype == np.float32:
         return dict(rtol=2e-4, atol=2e-5)
@@ -418,24 +474,32 @@ def _tolerance(dtype, name):
 
 
 @pytest.mark.skipif(op_db is None, reason="tests/op_db.py not present")
-@pytest.mark.parametrize("entry,dtype", _OPS, ids=[f"{e.name}-{np.dtype(d).name}" for e, d in _OPS])
-def test_op_db_xla_matches_eager(entry, dtype):
+@pytest.mark.parametrize("entry", _OPS, ids=[e.name for e in _OPS])
+def test_op_db_xla_matches_eager(entry):
+    # Every sample of every dtype in one program: one XLA compile per entry keeps this fast.
     rng = np.random.default_rng(0)
-    for sample in op_db.sample_inputs(entry, dtype, rng):
-        args = [np.asarray(a) if isinstance(a, np.ndarray | np.generic) else a for a in sample.args]
-        fun = functools.partial(_call_op, entry.op, sample.params)
-        closed = funcgrad.make_jaxpr(fun)(*args)
-        got = run_xla(closed, args)
-        want = [np.asarray(w) for w in funcgrad.tree_util.tree_leaves(fun(*args))]
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            assert g.shape == w.shape and g.dtype == w.dtype, (entry.name, g.shape, w.shape, g.dtype, w.dtype)
-            np.testing.assert_allclose(
-                g, w, err_msg=entry.name, equal_nan=True, **_tolerance(g.dtype, entry.name)
-            )
+    samples = [s for dt in entry.dtypes for s in op_db.sample_inputs(entry, dt, rng)]
+    flat_args = [a for s in samples for a in s.args]
+
+    def all_samples(*flat):
+        outs, i = [], 0
+        for s in samples:
+            n = len(s.args)
+            outs.append(entry.op(*flat[i : i + n], **s.params))
+            i += n
+        return outs
+
+    closed = funcgrad.make_jaxpr(all_samples)(*flat_args)
+    got = run_xla(closed, flat_args)
+    want = [np.asarray(w) for w in funcgrad.tree_util.tree_leaves(all_samples(*flat_args))]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype, (entry.name, g.shape, w.shape, g.dtype, w.dtype)
+        np.testing.assert_allclose(g, w, err_msg=entry.name, equal_nan=True, **_tolerance(g.dtype))
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 13])
+@batched
 def test_cumulative_scan_lengths(n, rng):
     from primitives import sorting
 
@@ -448,6 +512,7 @@ def test_cumulative_scan_lengths(n, rng):
     )
 
 
+@batched
 def test_gather_modes_out_of_bounds():
     from primitives.gather import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather_p
     from primitives.scatter import scatter_p
@@ -477,6 +542,7 @@ def test_gather_modes_out_of_bounds():
         )
 
 
+@batched
 def test_dot_general_without_contraction_is_a_broadcast_multiply(rng):
     a, b = rng.standard_normal((2, 1, 3)), rng.standard_normal((2, 1, 4))
     dn = (((1,), (1,)), ((0,), (0,)))
