@@ -14,6 +14,7 @@ Layer: surface. Imports the kernel (core, dtypes, array), the primitive catalog 
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Sequence
 
@@ -151,14 +152,20 @@ def constant(value, dtype, shape=None) -> Array:
 # Promotion (NEP 50)
 
 
+@functools.lru_cache(maxsize=1024)
+def _result_type(pairs) -> tuple[np.dtype, bool]:
+    # Promotion depends only on the (dtype, weak) pairs: cached, it costs a dict lookup per call.
+    return _dt.result_type(*pairs)
+
+
 def promote_args(*args) -> list:
     """Convert ``args`` to one dtype, the NumPy 2 way. Python scalars become 0-d weak constants.
 
     >>> [a.dtype for a in promote_args(np.float32(1), 2.0)]
     [dtype('float32'), dtype('float32')]
     """
-    pairs = [dtype_and_weak(a) for a in args]
-    dtype, weak = _dt.result_type(*pairs)
+    pairs = tuple(dtype_and_weak(a) for a in args)
+    dtype, weak = _result_type(pairs)
     out = []
     for a, (d, w) in zip(args, pairs):
         if type(a) in _PY_SCALARS:
@@ -242,8 +249,9 @@ def broadcast_to(array, shape):
 def broadcast_args(*args) -> list:
     """Broadcast to one shape; 0-d operands stay 0-d (NOTE: [elementwise operand contract])."""
     shapes = [shape_of(a) for a in args]
-    if all(s == shapes[0] for s in shapes):
-        return list(args)
+    nonscalar = {s for s in shapes if s != ()}
+    if len(nonscalar) <= 1:
+        return list(args)  # equal shapes, or 0-d operands meeting one shape: nothing to do
     shape = broadcast_shapes(*shapes)
     return [a if (s == shape or s == ()) else broadcast_to(a, shape) for a, s in zip(args, shapes)]
 

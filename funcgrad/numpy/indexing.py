@@ -208,6 +208,8 @@ def getitem(x, idx, *, mode=None, fill_value=None, unique_indices=False, indices
     # Ints become 0-d advanced indices when arrays are present (NumPy's placement rule counts them)
     # or when a mode other than clamping is requested (only gather implements fill).
     as_array = has_array or gather_mode is ix.GatherScatterMode.FILL_OR_DROP
+    if not as_array and all(kind != _SCALAR for kind, _ in entries):
+        return _static_getitem(x, entries)
     y = x
     dim = 0
     advanced = []  # (dim of y, index array, entry position)
@@ -235,6 +237,46 @@ def getitem(x, idx, *, mode=None, fill_value=None, unique_indices=False, indices
     if not advanced:
         return y
     return _gather_advanced(y, advanced, gather_mode, fill_value, unique_indices, indices_are_sorted)
+
+
+def _static_getitem(x, entries):
+    """Basic indexing with static ints and slices: one ``slice``, one ``rev``, one ``reshape``."""
+    starts, limits, strides, rev_dims, out_shape = [], [], [], [], []
+    dim = 0
+    for kind, value in entries:
+        if kind == _NEWAXIS:
+            out_shape.append(1)
+            continue
+        n = x.shape[dim]
+        if kind == _INT:
+            if n == 0:
+                raise IndexError(f"index {value} is out of bounds for axis {dim} with size 0")
+            i = min(max(value + n if value < 0 else value, 0), n - 1)
+            starts.append(i)
+            limits.append(i + 1)
+            strides.append(1)
+        else:
+            start, stop, step = value.indices(n)
+            count = len(range(start, stop, step))
+            if count == 0:
+                start, limit, stride = 0, 0, 1
+            elif step > 0:
+                limit, stride = start + (count - 1) * step + 1, step
+            else:
+                # A negative step: the same elements with a positive step, then reversed.
+                start, limit, stride = start + (count - 1) * step, start + 1, -step
+                rev_dims.append(dim)
+            starts.append(start)
+            limits.append(limit)
+            strides.append(stride)
+            out_shape.append(count)
+        dim += 1
+    y = x
+    if starts != [0] * x.ndim or limits != list(x.shape) or any(s != 1 for s in strides):
+        y = st.slice_(y, starts, limits, strides if any(s != 1 for s in strides) else None)
+    if rev_dims:
+        y = st.rev(y, tuple(rev_dims))
+    return st.reshape(y, tuple(out_shape))
 
 
 def _apply_slice(y, s: slice, dim: int):
