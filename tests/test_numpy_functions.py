@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.api import jit
 from tests._numpy_harness import (
     ALL,
     F64,
@@ -664,3 +665,21 @@ def test_norm_gradient_at_zero_is_finite():
         x = np.zeros(3) if "fro" not in kwargs.values() else np.zeros((2, 2))
         g = funcgrad.grad(lambda v, kw=kwargs: fnp.linalg.norm(v, **kw))(x)
         np.testing.assert_array_equal(np.asarray(g), 0.0)
+
+
+def test_traced_roll_and_repeat():
+    x = np.arange(10.0).reshape(2, 5)
+    for s in (0, 2, -3, 7):
+        np.testing.assert_array_equal(
+            np.asarray(jit(lambda v, s: fnp.roll(v, s, axis=1))(x, s)), np.roll(x, s, 1)
+        )
+        np.testing.assert_array_equal(np.asarray(jit(lambda v, s: fnp.roll(v, s))(x, s)), np.roll(x, s))
+    r = np.array([1, 0, 2, 1, 0])
+    out = jit(lambda v, r: fnp.repeat(v, r, axis=1, total_repeat_length=4))(x, r)
+    np.testing.assert_array_equal(np.asarray(out), np.repeat(x, r, axis=1))
+    out = fnp.repeat(x, r, axis=1, total_repeat_length=6)  # a shortfall repeats the last element
+    np.testing.assert_array_equal(np.asarray(out), np.repeat(x, [1, 0, 2, 1, 2], axis=1))
+    g = funcgrad.grad(lambda v, r: fnp.sum(fnp.repeat(v, r, total_repeat_length=3)))(
+        np.array([1.0, 2.0]), np.array([2, 1])
+    )
+    np.testing.assert_array_equal(np.asarray(g), [2.0, 1.0])

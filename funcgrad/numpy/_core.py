@@ -61,7 +61,7 @@ def _iter_nested(xs):
             yield x
 
 
-def asarray(a, dtype=None, order=None, *, copy=None):
+def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Convert ``a`` (an Array, a traced value, a NumPy array, a scalar or nested lists) to an Array.
 
     Python scalars give weak-typed 0-d Arrays (they still promote like Python scalars, NOTE:
@@ -114,7 +114,7 @@ def concat_new_axis(items):
     return parts[0] if len(parts) == 1 else st.concatenate(parts, 0)
 
 
-def array(object, dtype=None, copy=True, order="K", ndmin: int = 0):
+def array(object, dtype=None, copy=True, order="K", ndmin: int = 0, *, device=None):
     """Create an Array (a new immutable value; ``ndmin`` prepends size-1 axes).
 
     >>> array([[1.0, 2.0]]).shape

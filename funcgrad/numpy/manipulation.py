@@ -1,6 +1,7 @@
 """Shape manipulation of funcgrad.numpy: reshape, transpose, concatenate, stack, split, tile, flip, ...
 
-Layer: surface. Imports ``funcgrad.numpy._core`` and the primitive catalog (structure family).
+Layer: surface. Imports ``funcgrad.numpy._core``, ``funcgrad.numpy.indexing`` and the primitive
+catalog (structure, indexing, sorting, reductions, elementwise families).
 
 Every function here is linear in its array arguments and lowers to the structural primitives
 (reshape, transpose, broadcast_in_dim, concatenate, slice, rev, pad), whose transposes make them
@@ -14,6 +15,7 @@ import operator
 
 import numpy as np
 
+from funcgrad import core
 from funcgrad.numpy._core import (
     as_sequence,
     asarray,
@@ -21,10 +23,17 @@ from funcgrad.numpy._core import (
     broadcast_to,
     concrete_int,
     concrete_or_error,
+    constant,
     normalize_axes,
     normalize_axis,
     promote_args,
+    select,
 )
+from funcgrad.numpy.indexing import getitem
+from primitives import elementwise as ew
+from primitives import indexing as ix
+from primitives import reductions as red
+from primitives import sorting as srt
 from primitives import structure as st
 
 
@@ -466,12 +475,24 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     [1, 1, 2, 2]
     >>> repeat(np.array([[1, 2]]), np.array([1, 2]), axis=1).tolist()
     [[1, 2, 2]]
+
+    Under ``jit`` with traced ``repeats``, pass a static ``total_repeat_length`` (the result's length:
+    extra counts are cut, a shortfall repeats the last element).
     """
     a = asarray(a)
     if axis is None:
         a = ravel(a)
         axis = 0
     axis = normalize_axis(axis, a.ndim)
+    if total_repeat_length is not None:
+        # JAX's semantics: extra counts are cut, a shortfall repeats the last element.
+        return _repeat_traced(a, repeats, axis, int(total_repeat_length))
+    if isinstance(repeats, core.Tracer):
+        if total_repeat_length is None:
+            raise core.ConcretizationTypeError(
+                "repeat with traced repeats needs a static total_repeat_length= (the result's length)"
+            )
+        return _repeat_traced(a, repeats, axis, int(total_repeat_length))
     counts = concrete_or_error(repeats, "repeat's repeats (or give total_repeat_length)")
     if counts.ndim == 0:
         n = int(counts)
@@ -489,14 +510,24 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         if np.any(counts < 0):
             raise ValueError("repeats may not contain negative values")
         index = np.repeat(np.arange(a.shape[axis]), counts)
-        parts = [st.slice_in_dim(a, int(i), int(i) + 1, 1, axis) for i in index]
-        out = concatenate(parts, axis) if parts else st.slice_in_dim(a, 0, 0, 1, axis)
-    if total_repeat_length is not None and out.shape[axis] != total_repeat_length:
-        raise ValueError(
-            f"repeat: total_repeat_length={total_repeat_length}, but the repeats give "
-            f"{out.shape[axis]} elements"
+        out = (
+            getitem(a, (slice(None),) * axis + (index,)) if index.size else st.slice_in_dim(a, 0, 0, 1, axis)
         )
     return out
+
+
+def _repeat_traced(a, repeats, axis, total):
+    """``repeat`` with traced counts: output position p reads element ``#{k : cumsum[k] <= p}``."""
+    n = a.shape[axis]
+    counts = ew.convert_element_type(broadcast_to(asarray(repeats), (n,)), np.dtype(np.int64))
+    ends = srt.cumsum(counts, 0)
+    positions = constant(np.arange(total).reshape(total, 1), np.int64)
+    passed = ew.le_p.bind(
+        broadcast_to(st.reshape(ends, (1, n)), (total, n)), broadcast_to(positions, (total, n))
+    )
+    source = red.reduce_sum(ew.convert_element_type(passed, np.dtype(np.int64)), (1,))
+    source = ew.min_p.bind(source, constant(max(n - 1, 0), np.int64))
+    return getitem(a, (slice(None),) * axis + (source,))
 
 
 def flip(m, axis=None):
@@ -543,6 +574,10 @@ def roll(a, shift, axis=None):
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
+    if isinstance(shift, core.Tracer) or (
+        isinstance(shift, list | tuple) and any(isinstance(v, core.Tracer) for v in shift)
+    ):
+        return _roll_traced(a, shift, axis)
     shifts = [concrete_int(s, "roll's shift") for s in as_sequence(shift)]
     axes = [normalize_axis(ax, a.ndim) for ax in as_sequence(axis)]
     if len(shifts) == 1 and len(axes) > 1:
@@ -558,6 +593,28 @@ def roll(a, shift, axis=None):
         s %= n
         if s:
             a = concatenate([st.slice_in_dim(a, n - s, n, 1, ax), st.slice_in_dim(a, 0, n - s, 1, ax)], ax)
+    return a
+
+
+def _roll_traced(a, shift, axis):
+    """``roll`` by traced shifts: a window of the array concatenated with itself."""
+    shifts = as_sequence(shift)
+    axes = [normalize_axis(ax, a.ndim) for ax in as_sequence(axis)]
+    if len(shifts) == 1:
+        shifts = list(shifts) * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences of the same length")
+    for s, ax in zip(shifts, axes):
+        n = a.shape[ax]
+        if n == 0:
+            continue
+        s = ew.convert_element_type(asarray(s), np.dtype(np.int64))
+        n_ = constant(n, np.int64)
+        r = ew.rem_p.bind(s, n_)
+        r = select(ew.lt_p.bind(r, constant(0, np.int64)), ew.add_p.bind(r, n_), r)
+        start = ew.rem_p.bind(ew.sub_p.bind(n_, r), n_)
+        doubled = st.concatenate([a, a], ax)
+        a = ix.dynamic_slice_in_dim(doubled, start, n, ax)
     return a
 
 

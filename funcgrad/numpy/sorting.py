@@ -267,7 +267,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     return lo
 
 
-def digitize(x, bins, right=False):
+def digitize(x, bins, right=False, *, method=None):
     """Indices of the bins (increasing or decreasing edges) to which each value of ``x`` belongs.
 
     >>> digitize(np.array([0.5, 1.0, 2.5]), np.array([0.0, 1.0, 2.0])).tolist()
@@ -283,8 +283,11 @@ def digitize(x, bins, right=False):
     if n == 0:
         return constant(0, _dt.default_int, x.shape)
     side = "left" if right else "right"
-    increasing = searchsorted(bins, x, side=side)
-    decreasing = ew.sub_p.bind(constant(n, _dt.default_int), searchsorted(st.rev(bins, (0,)), x, side=side))
+    method = method or "scan"
+    increasing = searchsorted(bins, x, side=side, method=method)
+    decreasing = ew.sub_p.bind(
+        constant(n, _dt.default_int), searchsorted(st.rev(bins, (0,)), x, side=side, method=method)
+    )
     first, last = getitem(bins, 0), getitem(bins, -1)
     return select(ew.ge_p.bind(*promote_args(last, first)), increasing, decreasing)
 
