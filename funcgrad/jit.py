@@ -105,6 +105,8 @@ class CacheInfo:
 
 _EvalTrace = core.EvalTrace
 _modules = sys.modules
+_ndarray = np.ndarray
+_SCALARS = frozenset({float, int, bool, complex, np.float32, np.float64, np.int32, np.int64, np.bool_})
 _JAX_CONFIG = "jax._src.config"
 _state = core._state
 _flatten = tu.registry.flatten
@@ -176,7 +178,30 @@ class JittedFunction:
                 args = tuple(a for i, a in enumerate(args) if i not in static_set)
             else:
                 statics = ()
-            flat, tree = _flatten(args)
+            # Top-level leaves only (the common case): no Python flatten, the C++ side flattens;
+            # the static key is then the argument count instead of a treedef.
+            tree = len(args)
+            flat = None
+            for x in args:
+                t = type(x)
+                if t is Array:
+                    flat = args
+                elif t is not _ndarray and t not in _SCALARS:
+                    flat = tree = None
+                    break
+            if tree is not None:
+                if flat is None:
+                    res = self._native_call(tree, statics, args, kwargs)
+                    if type(res) is not dict:
+                        a = _new(Array)
+                        a._value = None
+                        a._buffer = res
+                        a.weak_type = res.aval.weak_type
+                        return a
+                    return self._native_outputs(res)
+                flat = list(args)
+            else:
+                flat, tree = _flatten(args)
             for i, x in enumerate(flat):
                 if type(x) is Array:
                     b = x._buffer
@@ -186,21 +211,9 @@ class JittedFunction:
                             return self._call(self._merge(statics, args), kwargs)
                         x._buffer = b
                     flat[i] = b
-            native = self._native
-            if native is None:
-                native = self._native = _xi.make_native_dispatcher(self._name, self._native_miss)
-            self._native_calls += 1
-            try:
-                res = native(tree, statics, *flat)
-            except (TypeError, ValueError):  # jaxlib reports unhashable statics as ValueError
-                if statics and not _hashable(statics):
-                    return self._call(self._merge(statics, args), kwargs)  # raises the clear error
-                raise
+            res = self._native_call(tree, statics, flat, kwargs)
             if type(res) is dict:
-                # Several outputs come back as {entry index: [buffers]} (a native pytree).
-                ((k, bufs),) = res.items()
-                out_tree, out_weak = self._native_meta[k]
-                return out_tree.unflatten(_xi.wrap_outputs(bufs, out_weak))
+                return self._native_outputs(res)
             # A single bare output comes back as the buffer itself.
             a = _new(Array)
             a._value = None
@@ -208,8 +221,26 @@ class JittedFunction:
             a.weak_type = res.aval.weak_type
             return a
         if not self._fast_ok:
-            return self._call(self._merge(statics, args), kwargs)
+            return self._call(args, kwargs)
         return self._python_fast_call(args, kwargs)
+
+    def _native_call(self, tree, statics, flat, kwargs):
+        native = self._native
+        if native is None:
+            native = self._native = _xi.make_native_dispatcher(self._name, self._native_miss)
+        self._native_calls += 1
+        try:
+            return native(tree, statics, *flat)
+        except (TypeError, ValueError):  # jaxlib reports unhashable statics as ValueError
+            if statics and not _hashable(statics):
+                self._call(self._merge(statics, flat), kwargs)  # raises the clear error
+            raise
+
+    def _native_outputs(self, res):
+        # Several outputs come back as {entry index: [buffers]} (a native pytree).
+        ((k, bufs),) = res.items()
+        out_tree, out_weak = self._native_meta[k]
+        return out_tree.unflatten(_xi.wrap_outputs(bufs, out_weak))
 
     def _merge(self, statics, dyn_args) -> tuple:
         """Positional arguments from the static values and the dynamic ones."""
@@ -228,7 +259,8 @@ class JittedFunction:
         wrapped = [
             _xi.wrap_outputs([x], [x.aval.weak_type])[0] if type(x) is array_impl else x for x in leaves
         ]
-        args = self._merge(statics, tree.unflatten(wrapped))
+        dyn = tuple(wrapped) if type(tree) is int else tree.unflatten(wrapped)
+        args = self._merge(statics, dyn)
         entry, flat, _ = self._entry(args, {})
         if entry.hoisted:
             raise RuntimeError(f"jit({self._name}): an eager call captured tracers (internal error)")

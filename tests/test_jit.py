@@ -390,3 +390,18 @@ def test_retrace_explanations_cover_each_key_part():
     assert "static argument 1 changed from 2 to 3" in _explain(
         key(t1, (), ((1, 2),)), key(t1, (), ((1, 3),)), []
     )
+
+
+def test_dispatch_paths_mixed_leaves_and_reading_back():
+    import ml_dtypes
+
+    f = jit(lambda t, s: (t[0] * s, t[1] + s))
+    a = jit(lambda x: x + 1)(np.ones(2))  # device-backed
+    h = fnp.asarray(np.full(2, 3.0))  # host-backed
+    for _ in range(2):  # miss, then the cached native entry
+        out = f((a, h), 2.0)
+        close(out[0], [4.0, 4.0])
+        close(out[1], [5.0, 5.0])
+    g = jit(lambda x: x.astype(ml_dtypes.bfloat16) * 2)
+    r = g(np.array([1.5, 2.5], np.float32))
+    assert r.dtype == ml_dtypes.bfloat16 and np.asarray(r).astype(np.float32).tolist() == [3.0, 5.0]

@@ -73,9 +73,27 @@ def runtime():
         # Deferred for import time (``import xla_bridge`` must stay cheap), not to dodge a cycle.
         from xla_bridge import runtime as rt  # noqa: PLC0415
 
-        device_hooks.to_numpy = rt.to_numpy
+        device_hooks.to_numpy = _make_to_numpy(rt.to_numpy)
         _runtime = rt
     return _runtime
+
+
+def _make_to_numpy(slow):
+    asarray = np.asarray
+
+    def to_numpy(buf):
+        # The common case first: a CPU buffer of a NumPy dtype is a zero-copy view through the
+        # buffer protocol. Anything else (ml_dtypes, other devices, deleted buffers) yields an
+        # array of another dtype or raises: the runtime's to_numpy handles (and explains) it.
+        try:
+            out = asarray(buf)
+            if out.dtype == buf.aval.dtype:
+                return out
+        except Exception:  # noqa: BLE001
+            pass
+        return slow(buf)
+
+    return to_numpy
 
 
 def _lazy_to_numpy(buf):
