@@ -396,12 +396,21 @@ def _einsum_pair(a, la: str, b, lb: str, out_labels: str, preferred_element_type
     shared = [x for x in la if x in lb]
     batch = [x for x in shared if x in out_labels]
     contract = [x for x in shared if x not in out_labels]
+
+    def result_labels(first, second):
+        return (
+            "".join(batch)
+            + "".join(x for x in first if x not in shared)
+            + "".join(x for x in second if x not in shared)
+        )
+
+    if result_labels(la, lb) != out_labels and result_labels(lb, la) == out_labels:
+        # dot_general puts lhs's free dims first: swapping the operands saves a transpose.
+        a, la, b, lb = b, lb, a, la
     dn = (
         (tuple(la.index(x) for x in contract), tuple(lb.index(x) for x in contract)),
         (tuple(la.index(x) for x in batch), tuple(lb.index(x) for x in batch)),
     )
     y = dt.dot_general(a, b, dn, preferred_element_type)
-    y_labels = (
-        "".join(batch) + "".join(x for x in la if x not in shared) + "".join(x for x in lb if x not in shared)
-    )
+    y_labels = result_labels(la, lb)
     return _to_order(y, y_labels, out_labels)
