@@ -4,26 +4,32 @@ Layer: surface. Imports the kernel, the primitive catalog (the ``jit`` call prim
 and ``xla_bridge`` (importing ``xla_bridge.jit_impl`` installs the compiled impl of ``jit_p`` and
 the device-buffer hooks of ``Array``; see design.md, dependency inversion).
 
-Two ways in:
+Three ways in, fastest first:
 
-- **The eager fast path** (the current trace is an ``EvalTrace``, no keyword arguments, no static
-  or donated arguments): flatten the arguments with the C++ pytree registry, turn each leaf into a
-  device buffer (an ``Array``'s cached buffer, or a copy of a NumPy array / Python scalar), look up
-  ``(tree, buffer avals)`` in a dict, run the executable, wrap the outputs. No equation is looked
-  at, so the cost does not grow with the program (see NOTE: [jit fast path]).
+- **Native dispatch** (the current trace is an ``EvalTrace``; no keyword or donated arguments;
+  static arguments only positional; jax's config not loaded): jaxlib's C++ ``pjit`` dispatcher
+  runs our executable (NOTE: [native dispatch] in xla_bridge/jit_impl.py). Python only swaps
+  ``Array`` leaves for their device buffers and wraps the output buffers; top-level array or
+  scalar arguments are not even flattened in Python. A dispatcher cache miss comes back to
+  ``_native_miss``, which traces/compiles through the general machinery below.
+- **The Python fast path** (same conditions, but jax is imported, so jaxlib's process-wide
+  dispatch state belongs to jax): flatten with the C++ pytree registry, make each leaf a device
+  buffer, look up ``(tree, buffer avals)`` in a dict, run, wrap (see NOTE: [jit fast path]).
+  Neither fast path looks at an equation: the cost does not grow with the program.
 - **Everything else** binds the ``jit`` call primitive with the cached jaxpr, so transformations
   see one call (``grad(jit(f))``, ``vmap(jit(f))``, ``make_jaxpr(jit(f))``); evaluated eagerly,
   the binding runs the same compiled program (``xla_bridge.jit_impl``).
 
 The trace cache key is (input tree structure, each leaf's shape/dtype/weak type, static
-arguments). A function retraced more than ``RETRACE_WARNING_THRESHOLD`` times warns once, naming
-what changed.
+arguments); ``jit(f)`` made twice for the same ``f`` and options shares it (as in JAX). A function
+retraced more than ``RETRACE_WARNING_THRESHOLD`` times warns once, naming what changed.
 
 # NOTE: [jit fast path]
-# The fast cache maps (treedef, id(aval) per leaf) to the compiled call. ``id`` is safe because
-# the bridge interns avals (``xla_bridge.dtypes.aval``) and keeps them alive forever; buffers
-# made by ``device_put`` and by executables carry those interned avals. A miss falls back to the
-# general path, which traces (or reuses the traced jaxpr) and compiles, then fills the entry.
+# The Python fast cache maps (treedef, id(aval) per leaf) to the compiled call. ``id`` is safe
+# because the bridge interns avals (``xla_bridge.dtypes.aval``) and keeps them alive forever;
+# buffers made by ``device_put`` and by executables carry those interned avals. A miss falls back
+# to the general path, which traces (or reuses the traced jaxpr) and compiles, then fills the
+# entry.
 """
 
 from __future__ import annotations
