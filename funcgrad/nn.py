@@ -24,6 +24,7 @@ from funcgrad.numpy._core import (
     asarray,
     aval,
     broadcast_to,
+    call_custom,
     canonicalize_dtype,
     concrete_int,
     constant,
@@ -97,7 +98,7 @@ def relu(x):
     [0.0, 0.0, 2.0]
     """
     (x,) = promote_args(x)
-    return _relu(x)
+    return call_custom(_relu, x)
 
 
 @custom_jvp
@@ -120,7 +121,7 @@ def relu6(x):
     [0.0, 3.0, 6.0]
     """
     (x,) = promote_args(x)
-    return _relu6(x)
+    return call_custom(_relu6, x)
 
 
 def leaky_relu(x, negative_slope=1e-2):
@@ -436,7 +437,7 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     axes = _reduction_axes(a, axis)
     mask = None if where is None else fnp.asarray(where, bool)
     if b is None or not _has_negative(sign_b):
-        out = _logsumexp(a, axes, mask)
+        out = call_custom(_logsumexp, a, axes, mask)
         # The sum is positive, or 0 where out is -inf.
         sign = select(ew.eq_p.bind(out, _const(-np.inf, out)), _const(0, out), _const(1, out))
     else:
@@ -505,7 +506,7 @@ def softmax(x, axis=-1, where=None, initial=None):
     x = _inexact(x)
     axes = _reduction_axes(x, axis)
     mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
-    return _softmax(x, axes, mask)
+    return call_custom(_softmax, x, axes, mask)
 
 
 def log_softmax(x, axis=-1, where=None, initial=None):
@@ -517,7 +518,7 @@ def log_softmax(x, axis=-1, where=None, initial=None):
     x = _inexact(x)
     axes = _reduction_axes(x, axis)
     mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
-    lse = _logsumexp(x, axes, mask)
+    lse = call_custom(_logsumexp, x, axes, mask)
     # An all -inf slice has lse = -inf: its entries stay -inf instead of -inf - -inf = NaN.
     safe_lse = select(ew.eq_p.bind(lse, _const(-np.inf, lse)), _const(0, lse), lse)
     out = ew.sub_p.bind(x, broadcast_to(safe_lse, x.shape))

@@ -292,6 +292,15 @@ def full_like_aval(x, value):
     return constant(value, a.dtype, a.shape)
 
 
+def call_custom(custom, *args):
+    """Call a ``custom_jvp`` function, or, when nothing is being transformed (eager evaluation of
+    concrete values), its primal function directly: its rule is irrelevant then, and tracing the
+    primal to a jaxpr on every eager call would cost more than evaluating it."""
+    if type(core.current_trace()) is core.EvalTrace and not any(isinstance(a, core.Tracer) for a in args):
+        return custom.fun(*args)
+    return custom(*args)
+
+
 # ----------------------------------------------------------------------------------------------
 # Axes
 

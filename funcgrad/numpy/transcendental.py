@@ -20,6 +20,7 @@ from funcgrad.custom_derivatives import custom_jvp
 from funcgrad.numpy._core import (
     aval,
     broadcast_args,
+    call_custom,
     constant,
     promote_args,
     promote_args_inexact,
@@ -204,7 +205,7 @@ def logaddexp(x1, x2, /):
     -inf
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
-    return _logaddexp(x1, x2)
+    return call_custom(_logaddexp, x1, x2)
 
 
 def logaddexp2(x1, x2, /):
@@ -214,7 +215,7 @@ def logaddexp2(x1, x2, /):
     4.0
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
-    return _logaddexp2(x1, x2)
+    return call_custom(_logaddexp2, x1, x2)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -274,7 +275,7 @@ def sinc(x, /):
     is_zero = ew.eq_p.bind(x, constant(0, dtype))
     pi_x = ew.mul_p.bind(x, constant(np.pi, dtype))
     safe = select(is_zero, constant(1, dtype), pi_x)
-    return select(is_zero, _sinc_maclaurin(0, pi_x), ew.div_p.bind(ew.sin_p.bind(safe), safe))
+    return select(is_zero, call_custom(_sinc_maclaurin, 0, pi_x), ew.div_p.bind(ew.sin_p.bind(safe), safe))
 
 
 # ----------------------------------------------------------------------------------------------
