@@ -159,6 +159,7 @@ class JittedFunction:
         # The native dispatcher also takes positional static arguments (passed as one static).
         self._native_ok = not self._donate_argnums and all(n >= 0 for n in self._static_argnums)
         self._static_set = frozenset(self._static_argnums)
+        self._plain = self._native_ok and not self._static_argnums
         self._hits = 0
         self._misses = 0
         self._native = None
@@ -171,6 +172,34 @@ class JittedFunction:
     # -- the eager fast path (NOTE: [jit fast path]) -------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        # The hot path, kept to one Python frame: no static/keyword arguments, top-level NumPy
+        # arrays, scalars or Arrays, a dispatcher already made (everything else: _dispatch).
+        native = self._native
+        if native is not None and self._plain and not kwargs and type(_state.trace) is _EvalTrace:
+            flat = args
+            for x in args:
+                t = type(x)
+                if t is _ndarray or t in _SCALARS:
+                    continue
+                if t is Array and x._buffer is not None:
+                    flat = None
+                    continue
+                return self._dispatch(args, kwargs)
+            if flat is None:
+                flat = [x._buffer if type(x) is Array else x for x in args]
+            if _JAX_CONFIG not in _modules:
+                self._native_calls += 1
+                res = native(len(args), (), *flat)
+                if type(res) is dict:
+                    return self._native_outputs(res)
+                a = _new(Array)
+                a._value = None
+                a._buffer = res
+                a.weak_type = res.aval.weak_type
+                return a
+        return self._dispatch(args, kwargs)
+
+    def _dispatch(self, args, kwargs):
         if kwargs or not self._native_ok or type(_state.trace) is not _EvalTrace:
             return self._call(args, kwargs)
         if _JAX_CONFIG not in _modules:
