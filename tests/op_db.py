@@ -34,6 +34,7 @@ from primitives import dot
 from primitives import elementwise as ew
 from primitives import indexing as ix
 from primitives import reductions as red
+from primitives import remat
 from primitives import sorting as so
 from primitives import structure as stc
 
@@ -294,6 +295,9 @@ ELEMENTWISE = [
       for y in (0, 2, 3, -2)),
     unary(ew.not_p, np.invert, dtypes=(BOOL, I32)),
     unary(ew.stop_gradient_p, lambda x: x),
+    # optimization_barrier is multi-result; one operand exercises all its rules.
+    unary(remat.optimization_barrier_p, lambda x: x, op=lambda x: remat.optimization_barrier(x)[0],
+          dtypes=(F64, F32, I32), linear_argnums=((0,),)),  # fmt: skip
     binary(ew.add_p, np.add, dtypes=(F64, F32, I32), linear_argnums=((0, 1),)),
     binary(ew.sub_p, np.subtract, dtypes=(F64, F32, I32), linear_argnums=((0, 1),)),
     binary(ew.add_any_p, np.add, linear_argnums=((0, 1),)),
