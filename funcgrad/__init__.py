@@ -47,6 +47,10 @@ _API.update(
         "Array": "funcgrad.array",
         "typecheck_jaxpr": "funcgrad.core",
         "checkpoint_policies": "funcgrad.remat",
+        "devices": "funcgrad._devices",
+        "local_devices": "funcgrad._devices",
+        "device_count": "funcgrad._devices",
+        "default_backend": "funcgrad._devices",
     }
 )
 # Debugging and testing tools (funcgrad/introspect.py, debug.py, testing.py).

@@ -1,0 +1,25 @@
+"""Devices and backends: CPU works; CUDA says clearly why it is unavailable here."""
+
+from __future__ import annotations
+
+import pytest
+
+import funcgrad
+import xla_bridge
+
+
+def test_cpu_devices():
+    devs = funcgrad.devices("cpu")
+    assert len(devs) >= 1 and funcgrad.device_count("cpu") == len(devs)
+    assert funcgrad.default_backend() in ("cpu", "cuda")
+
+
+def test_cuda_unavailable_message():
+    try:
+        import jax_plugins.xla_cuda12  # noqa: F401
+    except ImportError:
+        pass
+    else:  # pragma: no cover - machines with the plugin
+        pytest.skip("a CUDA plugin is installed here")
+    with pytest.raises(xla_bridge.XlaBridgeError, match="pip install"):
+        funcgrad.devices("cuda")
