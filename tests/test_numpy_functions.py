@@ -24,6 +24,7 @@ from tests._numpy_harness import (
     check_jit,
     check_values,
     check_vmap,
+    check_zero_grad,
     one,
     pick_axis,
     shapes,
@@ -683,3 +684,18 @@ def test_traced_roll_and_repeat():
         np.array([1.0, 2.0]), np.array([2, 1])
     )
     np.testing.assert_array_equal(np.asarray(g), [2.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        c
+        for c in VALUE_CASES
+        if c.name in ("argsort", "lexsort", "searchsorted", "digitize", "nonzero", "argwhere", "isin")
+    ],
+    ids=repr,
+)
+@settings(max_examples=2)
+@given(data=st.data())
+def test_integer_valued_functions_have_zero_grads(case, data):
+    check_zero_grad(case, data)

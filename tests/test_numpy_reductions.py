@@ -19,6 +19,7 @@ from tests._numpy_harness import (
     check_jit,
     check_values,
     check_vmap,
+    check_zero_grad,
     const,
     one,
     pick_axis,
@@ -271,3 +272,14 @@ def test_vmap_matches_loop(case, data):
 @given(data=st.data())
 def test_jit_matches_eager(case, data):
     check_jit(case, data)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c for c in VALUE_CASES if c.name in ("argmax", "argmin", "all", "any", "count_nonzero")],
+    ids=repr,
+)
+@settings(max_examples=2)
+@given(data=st.data())
+def test_integer_valued_functions_have_zero_grads(case, data):
+    check_zero_grad(case, data)
