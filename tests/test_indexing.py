@@ -48,6 +48,9 @@ INDICES = [
     (),
     (Ellipsis,),
     np.array(1),
+    False,
+    (Ellipsis, False),
+    (0, True),
 ]
 
 

@@ -61,6 +61,8 @@ def _bool_mask_error(where: str) -> NonConcreteBooleanIndexError:
 
 
 _SLICE, _INT, _SCALAR, _ARRAY, _NEWAXIS = "slice", "int", "scalar", "array", "newaxis"
+# A new size-1 axis indexed by an empty integer array: NumPy's ``x[False]`` (shape (0, ...)).
+_EMPTY_NEWAXIS = "empty-newaxis"
 
 
 def _is_int_dtype(dtype) -> bool:
@@ -103,9 +105,7 @@ def _expand(idx, shape: tuple[int, ...], where: str):
             entries.append((_SLICE, _static_slice(i)))
             consumed += 1
         elif isinstance(i, bool | np.bool_):
-            if not i:
-                raise NotImplementedError("indexing with the scalar False is not supported")
-            entries.append((_NEWAXIS, None))
+            entries.append((_NEWAXIS, None) if i else (_EMPTY_NEWAXIS, np.zeros(0, np.int64)))
         elif isinstance(i, int | np.integer):
             entries.append((_INT, int(i)))
             consumed += 1
@@ -121,9 +121,7 @@ def _expand(idx, shape: tuple[int, ...], where: str):
                 if value is None:
                     raise _bool_mask_error(where)
                 if value.ndim == 0:
-                    if not value:
-                        raise NotImplementedError("indexing with a 0-d False mask is not supported")
-                    entries.append((_NEWAXIS, None))
+                    entries.append((_NEWAXIS, None) if value else (_EMPTY_NEWAXIS, np.zeros(0, np.int64)))
                     continue
                 if ellipsis_at is None:
                     _check_mask_shape(value.shape, shape[consumed : consumed + value.ndim], consumed)
@@ -204,7 +202,7 @@ def getitem(x, idx, *, mode=None, fill_value=None, unique_indices=False, indices
         gather_mode = ix.GatherScatterMode.from_any(mode)
     else:
         gather_mode = ix.GatherScatterMode.PROMISE_IN_BOUNDS
-    has_array = any(kind == _ARRAY for kind, _ in entries)
+    has_array = any(kind in (_ARRAY, _EMPTY_NEWAXIS) for kind, _ in entries)
     # Ints become 0-d advanced indices when arrays are present (NumPy's placement rule counts them)
     # or when a mode other than clamping is requested (only gather implements fill).
     as_array = has_array or gather_mode is ix.GatherScatterMode.FILL_OR_DROP
@@ -216,6 +214,10 @@ def getitem(x, idx, *, mode=None, fill_value=None, unique_indices=False, indices
     for pos, (kind, value) in enumerate(entries):
         if kind == _NEWAXIS:
             y = st.expand_dims(y, (dim,))
+            dim += 1
+        elif kind == _EMPTY_NEWAXIS:
+            y = st.expand_dims(y, (dim,))
+            advanced.append((dim, value, pos))
             dim += 1
         elif kind == _SLICE:
             y = _apply_slice(y, value, dim)
