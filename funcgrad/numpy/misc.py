@@ -472,13 +472,11 @@ def array_equiv(a1, a2):
     """
     a1, a2 = asarray(a1), asarray(a2)
     try:
-        np.broadcast_shapes(a1.shape, a2.shape)
+        shape = np.broadcast_shapes(a1.shape, a2.shape)
     except ValueError:
         return constant(False, np.bool_)
-    from_ = promote_args(a1, a2)
-    return reductions.all(
-        ew.eq_p.bind(*[broadcast_to(x, np.broadcast_shapes(a1.shape, a2.shape)) for x in from_])
-    )
+    a1, a2 = promote_args(a1, a2)
+    return reductions.all(ew.eq_p.bind(broadcast_to(a1, shape), broadcast_to(a2, shape)))
 
 
 def isscalar(element):
@@ -489,11 +487,9 @@ def isscalar(element):
     """
     if isinstance(element, bool | int | float | complex | np.generic):
         return True
-    return (
-        hasattr(element, "shape") and np.ndim(element) == 0
-        if not isinstance(element, list | tuple)
-        else False
-    )
+    if isinstance(element, list | tuple):
+        return False
+    return hasattr(element, "shape") and len(element.shape) == 0
 
 
 def iscomplexobj(x):
@@ -502,7 +498,9 @@ def iscomplexobj(x):
     >>> iscomplexobj(np.ones(2))
     False
     """
-    return aval(x).dtype.kind == "c" if not isinstance(x, list | tuple) else np.iscomplexobj(x)
+    if isinstance(x, list | tuple):
+        return bool(np.iscomplexobj(x))
+    return aval(x).dtype.kind == "c"
 
 
 def isrealobj(x):
