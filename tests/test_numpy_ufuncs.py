@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.api import jit
 from tests._numpy_harness import (
     ALL,
     F32,
@@ -439,3 +440,27 @@ def test_eager_special_values_do_not_warn():
         assert np.isnan(float(fnp.sqrt(-1.0)))
         assert float(fnp.divide(1.0, 0.0)) == np.inf
         assert float(funcgrad.grad(fnp.sqrt)(0.0)) == np.inf
+
+
+JIT_SPECIAL = [
+    "floor_divide",
+    "remainder",
+    "logaddexp",
+    "logaddexp2",
+    "hypot",
+    "copysign",
+    "heaviside",
+    "fmax",
+    "fmin",
+    "isclose",
+]
+
+
+@pytest.mark.parametrize("name", JIT_SPECIAL)
+def test_special_values_under_jit(name):
+    # The compositions give NumPy's special values through XLA too.
+    x, y = np.meshgrid(SPECIAL, SPECIAL)
+    with np.errstate(all="ignore"):
+        expected = getattr(np, name)(x, y)
+        actual = np.asarray(jit(getattr(fnp, name))(x, y))
+    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=0, equal_nan=True, err_msg=name)

@@ -149,14 +149,16 @@ def _logaddexp_weights(x1, x2, out, base_exp):
     return weights
 
 
-def _logaddexp_impl(x1, x2, log1p_exp_neg):
-    # Where x1 == x2 (equal infinities included) the difference is 0, computed without inf - inf.
+def _logaddexp_impl(x1, x2, log1p_exp_neg, log_two):
+    # Where x1 == x2 (equal infinities included) the result is x1 + log(2) exactly, as in NumPy, and
+    # the difference is computed as 0 (no inf - inf).
     dtype = aval(x1).dtype
     zero = constant(0, dtype)
     equal = ew.eq_p.bind(x1, x2)
     delta = ew.sub_p.bind(select(equal, zero, x1), select(equal, zero, x2))
     amax = ew.max_p.bind(x1, x2)
-    return ew.add_p.bind(amax, log1p_exp_neg(ew.neg_p.bind(ew.abs_p.bind(delta))))
+    general = ew.add_p.bind(amax, log1p_exp_neg(ew.neg_p.bind(ew.abs_p.bind(delta))))
+    return select(equal, ew.add_p.bind(x1, constant(log_two, dtype)), general)
 
 
 def _log1p_exp(v):
@@ -170,7 +172,7 @@ def _log1p_exp2_over_ln2(v):
 
 @custom_jvp
 def _logaddexp(x1, x2):
-    return _logaddexp_impl(x1, x2, _log1p_exp)
+    return _logaddexp_impl(x1, x2, _log1p_exp, np.log(2))
 
 
 @_logaddexp.defjvp
@@ -184,7 +186,7 @@ def _logaddexp_jvp(primals, tangents):
 
 @custom_jvp
 def _logaddexp2(x1, x2):
-    return _logaddexp_impl(x1, x2, _log1p_exp2_over_ln2)
+    return _logaddexp_impl(x1, x2, _log1p_exp2_over_ln2, 1.0)
 
 
 @_logaddexp2.defjvp
