@@ -41,7 +41,7 @@ import sys
 import types
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -200,76 +200,67 @@ class JittedFunction:
         return self._dispatch(args, kwargs)
 
     def _dispatch(self, args, kwargs):
-        if kwargs or not self._native_ok or type(_state.trace) is not _EvalTrace:
+        if not self._native_ok or type(_state.trace) is not _EvalTrace:
             return self._call(args, kwargs)
-        if _JAX_CONFIG not in _modules:
-            # Native dispatch (NOTE: [native dispatch] in xla_bridge/jit_impl.py).
-            snums = self._static_argnums
-            if snums:
-                if snums[-1] >= len(args):  # a static argument left to its default
-                    return self._call(args, kwargs)
-                statics = tuple(args[i] for i in snums)
-                static_set = self._static_set
-                args = tuple(a for i, a in enumerate(args) if i not in static_set)
-            else:
-                statics = ()
-            # Top-level leaves only (the common case): no Python flatten, the C++ side flattens;
-            # the static key is then the argument count instead of a treedef.
-            tree = len(args)
-            flat = None
-            for x in args:
+        if _JAX_CONFIG in _modules:
+            if kwargs or not self._fast_ok:
+                return self._call(args, kwargs)
+            return self._python_fast_call(args, kwargs)
+        # Native dispatch (NOTE: [native dispatch] in xla_bridge/jit_impl.py). The dispatcher's
+        # two static arguments: the input treedef (or, for top-level leaves only, the argument
+        # count) and the static argument values.
+        dyn, statics = args, ()
+        snums = self._static_argnums
+        if snums:
+            if snums[-1] >= len(args) and self._signature is None:
+                return self._call(args, kwargs)  # _split reports the bad static_argnums
+            statics = tuple(args[i] for i in snums if i < len(args))
+            dyn = tuple(a for i, a in enumerate(args) if i not in self._static_set)
+        tree = None
+        if kwargs:
+            names = self._static_argnames
+            static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in names))
+            dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
+            statics = _KwStatics(statics, static_kw)
+            flat, tree = _flatten((dyn, dyn_kw))
+        else:
+            flat = dyn
+            for x in dyn:
                 t = type(x)
-                if t is Array:
-                    flat = args
-                elif t is not _ndarray and t not in _SCALARS:
-                    flat = tree = None
+                if t is not _ndarray and t not in _SCALARS and t is not Array:
+                    flat, tree = _flatten(dyn)  # containers: flatten here, so Arrays are seen
                     break
-            if tree is not None:
-                if flat is None:
-                    res = self._native_call(tree, statics, args, kwargs)
-                    if type(res) is not dict:
-                        a = _new(Array)
-                        a._value = None
-                        a._buffer = res
-                        a.weak_type = res.aval.weak_type
-                        return a
-                    return self._native_outputs(res)
-                flat = list(args)
-            else:
-                flat, tree = _flatten(args)
+            if tree is None:
+                tree = len(dyn)  # top-level leaves: the C++ side flattens nothing
+        if any(type(x) is Array for x in flat):
+            flat = list(flat)
             for i, x in enumerate(flat):
                 if type(x) is Array:
                     b = x._buffer
                     if b is None:
                         b = _xi.fast_put(x._numpy(), x.weak_type)
                         if b is None:
-                            return self._call(self._merge(statics, args), kwargs)
+                            return self._call(args, kwargs)
                         x._buffer = b
                     flat[i] = b
-            res = self._native_call(tree, statics, flat, kwargs)
-            if type(res) is dict:
-                return self._native_outputs(res)
-            # A single bare output comes back as the buffer itself.
-            a = _new(Array)
-            a._value = None
-            a._buffer = res
-            a.weak_type = res.aval.weak_type
-            return a
-        if not self._fast_ok:
-            return self._call(args, kwargs)
-        return self._python_fast_call(args, kwargs)
-
-    def _native_call(self, tree, statics, flat, kwargs):
         native = self._native
         if native is None:
             native = self._native = _xi.make_native_dispatcher(self._name, self._native_miss)
         self._native_calls += 1
         try:
-            return native(tree, statics, *flat)
+            res = native(tree, statics, *flat)
         except (TypeError, ValueError):  # jaxlib reports unhashable statics as ValueError
             if statics and not _hashable(statics):
-                self._call(self._merge(statics, flat), kwargs)  # raises the clear error
+                return self._call(args, kwargs)  # raises the clear error
             raise
+        if type(res) is dict:
+            return self._native_outputs(res)
+        # A single bare output comes back as the buffer itself.
+        a = _new(Array)
+        a._value = None
+        a._buffer = res
+        a.weak_type = res.aval.weak_type
+        return a
 
     def _native_outputs(self, res):
         # Several outputs come back as {entry index: [buffers]} (a native pytree).
@@ -294,9 +285,15 @@ class JittedFunction:
         wrapped = [
             _xi.wrap_outputs([x], [x.aval.weak_type])[0] if type(x) is array_impl else x for x in leaves
         ]
-        dyn = tuple(wrapped) if type(tree) is int else tree.unflatten(wrapped)
+        kwargs = {}
+        if type(statics) is _KwStatics:
+            dyn, kwargs = tree.unflatten(wrapped)
+            kwargs = {**kwargs, **dict(statics.kw)}
+            statics = statics.pos
+        else:
+            dyn = tuple(wrapped) if type(tree) is int else tree.unflatten(wrapped)
         args = self._merge(statics, dyn)
-        entry, flat, _ = self._entry(args, {})
+        entry, flat, _ = self._entry(args, kwargs)
         if entry.hoisted:
             raise RuntimeError(f"jit({self._name}): an eager call captured tracers (internal error)")
         compiled = _xi.compiled(entry.closed, self._name, None)
@@ -622,6 +619,13 @@ class CompiledCall:
     def as_text(self) -> str:
         """XLA's optimized HLO."""
         return self._compiled.executable.as_hlo_text()
+
+
+class _KwStatics(NamedTuple):
+    """The dispatcher's static key of a call with keyword arguments."""
+
+    pos: tuple
+    kw: tuple
 
 
 def _hashable(x) -> bool:

@@ -405,3 +405,14 @@ def test_dispatch_paths_mixed_leaves_and_reading_back():
     g = jit(lambda x: x.astype(ml_dtypes.bfloat16) * 2)
     r = g(np.array([1.5, 2.5], np.float32))
     assert r.dtype == ml_dtypes.bfloat16 and np.asarray(r).astype(np.float32).tolist() == [3.0, 5.0]
+
+
+def test_keyword_arguments_hit_the_cache():
+    f = jit(lambda x, y=1.0, *, scale: (x + y) * scale, static_argnames="scale")
+    x = np.ones(3)
+    for _ in range(3):
+        close(f(x, y=np.full(3, 2.0), scale=2.0), [6.0, 6.0, 6.0])
+    close(f(x, scale=3.0), [6.0, 6.0, 6.0])
+    close(f(y=np.zeros(3), x=x, scale=3.0), [3.0, 3.0, 3.0])
+    info = f.cache_info()
+    assert info.misses == 3 and info.hits == 2
