@@ -434,11 +434,11 @@ def _norm_make(rng, dt, shp):
         return [x], {"ord": [None, 1, 2, 3, np.inf, -np.inf, 0.5][rng.integers(7)]}
     if x.ndim == 2 and rng.integers(2):
         return [x], {
-            "ord": [None, "fro", 1, -1, np.inf, -np.inf][rng.integers(6)],
+            "ord": [None, "fro", 1, -1, np.inf, -np.inf, 2, -2, "nuc"][rng.integers(9)],
             "keepdims": bool(rng.integers(2)),
         }
     if x.ndim >= 2:
-        return [x], {"axis": (0, 1), "ord": ["fro", 1, np.inf][rng.integers(3)]}
+        return [x], {"axis": (0, 1), "ord": ["fro", 1, np.inf, 2, "nuc"][rng.integers(5)]}
     return [x], {"axis": None}
 
 
@@ -659,6 +659,23 @@ def test_utilities():
     assert [a.tolist() for a in fnp.diag_indices(3, 3)] == [a.tolist() for a in np.diag_indices(3, 3)]
     path, info = fnp.einsum_path("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))
     assert len(path) == 2 and "Complete contraction" in str(info)
+
+
+def test_singular_values_and_derived():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 4, 3))
+    np.testing.assert_allclose(
+        np.asarray(fnp.linalg.svdvals(x)), np.linalg.svd(x, compute_uv=False), rtol=1e-12
+    )
+    np.testing.assert_allclose(np.asarray(jit(fnp.linalg.svdvals)(x)), np.linalg.svd(x, compute_uv=False))
+    np.testing.assert_allclose(float(fnp.linalg.cond(x[0])), np.linalg.cond(x[0]), rtol=1e-10)
+    assert int(fnp.linalg.matrix_rank(np.outer([1.0, 2.0], [3.0, 4.0, 5.0]))) == 1
+    # d(sum of singular values)/dx = U V^T for distinct singular values.
+    u, _, vt = np.linalg.svd(x[0], full_matrices=False)
+    g = funcgrad.grad(lambda v: fnp.linalg.norm(v, "nuc"))(x[0])
+    np.testing.assert_allclose(np.asarray(g), u @ vt, atol=1e-10)
+    check = funcgrad.vmap(lambda v: fnp.linalg.norm(v, 2))(x)
+    np.testing.assert_allclose(np.asarray(check), np.linalg.norm(x, 2, axis=(1, 2)))
 
 
 def test_norm_gradient_at_zero_is_finite():

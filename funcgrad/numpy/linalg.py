@@ -5,8 +5,8 @@ and the primitive catalog (elementwise family).
 
 Norms are differentiable everywhere with finite derivatives: at the zero vector the 2-norm's
 derivative is taken as 0 (a subgradient) instead of ``0 / 0``, by the double-where of NOTE: [no NaN
-gradients]. Matrix norms that need singular values (``ord=2``, ``-2``, ``'nuc'``) are not available
-until the catalog has a singular value decomposition.
+gradients]. Matrix norms that need singular values (``ord=2``, ``-2``, ``'nuc'``) and ``svdvals``/``cond``/
+``matrix_rank`` use one-sided Jacobi rotations made of primitives (NOTE: [Jacobi singular values]).
 """
 
 from __future__ import annotations
@@ -15,20 +15,34 @@ import numpy as np
 
 from funcgrad import dtypes as _dt
 from funcgrad.numpy import reductions
-from funcgrad.numpy._core import asarray, aval, constant, convert, normalize_axes, normalize_axis, select
+from funcgrad.numpy._core import (
+    asarray,
+    aval,
+    broadcast_args,
+    constant,
+    convert,
+    normalize_axes,
+    normalize_axis,
+    select,
+)
+from funcgrad.numpy._jacobi import singular_values
 from funcgrad.numpy.contractions import matmul, tensordot, vecdot
 from funcgrad.numpy.contractions import outer as _outer
 from funcgrad.numpy.contractions import trace as _trace
-from funcgrad.numpy.manipulation import matrix_transpose, squeeze
+from funcgrad.numpy.indexing import getitem
+from funcgrad.numpy.manipulation import expand_dims, matrix_transpose, moveaxis, squeeze
 from funcgrad.numpy.transcendental import safe_sqrt
 from primitives import elementwise as ew
 
 __all__ = [
+    "cond",
     "matmul",
     "matrix_norm",
+    "matrix_rank",
     "matrix_transpose",
     "norm",
     "outer",
+    "svdvals",
     "tensordot",
     "trace",
     "vecdot",
@@ -87,9 +101,16 @@ def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
         fn = reductions.max if ord == np.inf else reductions.min
         out = fn(row_sums, row_axis, keepdims=True)
     elif ord in (2, -2, "nuc"):
-        raise NotImplementedError(
-            f"matrix norm ord={ord!r} needs singular values, which the primitive catalog does not provide yet"
-        )
+        # Singular values of the (row, col) planes, moved last (NOTE: [Jacobi singular values]).
+        planes = moveaxis(x, (row_axis, col_axis), (-2, -1))
+        sv = singular_values(planes)
+        if ord == "nuc":
+            out = reductions.sum(sv, -1)
+        else:
+            out = getitem(sv, (Ellipsis, 0 if ord == 2 else -1))
+        if keepdims:
+            out = expand_dims(out, tuple(sorted(axes)))
+        return out
     else:
         raise ValueError(f"Invalid norm order {ord!r} for matrices")
     return out if keepdims else squeeze(out, axes)
@@ -149,6 +170,49 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
     """
     x = _as_inexact(x)
     return _matrix_norm(x, x.ndim - 2, x.ndim - 1, ord, keepdims)
+
+
+def svdvals(x, /):
+    """Singular values of the matrices in the last two axes, in descending order.
+
+    >>> svdvals(np.array([[3.0, 0.0], [0.0, -4.0]])).round(12).tolist()
+    [4.0, 3.0]
+    """
+    x = _as_inexact(x)
+    if x.ndim < 2:
+        raise ValueError(f"svdvals needs at least 2 dimensions, got shape {x.shape}")
+    return singular_values(x)
+
+
+def cond(x, p=None):
+    """The condition number of ``x`` (``p=None``: the 2-norm ratio of extreme singular values; other
+    ``p``: ``norm(x, p) * norm(inv(x), p)`` is not available).
+
+    >>> float(cond(np.diag(np.array([1.0, 4.0]))))
+    4.0
+    """
+    if p not in (None, 2, -2):
+        raise NotImplementedError("cond: only p=None, 2 and -2 (singular-value ratios) are supported")
+    sv = svdvals(x)
+    ratio = ew.div_p.bind(getitem(sv, (Ellipsis, 0)), getitem(sv, (Ellipsis, -1)))
+    return ratio if p != -2 else ew.div_p.bind(constant(1, ratio.dtype), ratio)
+
+
+def matrix_rank(M, rtol=None, *, tol=None):
+    """The number of singular values above ``tol`` (default ``max(M.shape[-2:]) * eps * sigma_max``).
+
+    >>> int(matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])))
+    1
+    """
+    M = _as_inexact(M)
+    if M.ndim < 2:
+        return reductions.any(ew.ne_p.bind(M, constant(0, M.dtype))).astype(np.int64)
+    sv = svdvals(M)
+    if tol is None:
+        factor = max(M.shape[-2:]) * np.finfo(M.dtype).eps if rtol is None else rtol
+        tol = ew.mul_p.bind(getitem(sv, (Ellipsis, slice(0, 1))), constant(factor, M.dtype))
+    above = ew.gt_p.bind(*broadcast_args(sv, asarray(tol, M.dtype)))
+    return reductions.sum(above, -1)
 
 
 def outer(x1, x2, /):
