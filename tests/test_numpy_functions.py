@@ -29,6 +29,7 @@ from tests._numpy_harness import (
     pick_axis,
     shapes,
 )
+from tests._checks import check_grads as check_function_grads
 from tests._numpy_harness import numpy_case as R
 
 NONEMPTY = shapes(min_side=1)
@@ -676,6 +677,28 @@ def test_singular_values_and_derived():
     np.testing.assert_allclose(np.asarray(g), u @ vt, atol=1e-10)
     check = funcgrad.vmap(lambda v: fnp.linalg.norm(v, 2))(x)
     np.testing.assert_allclose(np.asarray(check), np.linalg.norm(x, 2, axis=(1, 2)))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 3), (2, 4, 4)])
+def test_det_inv_solve(shape):
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=shape)
+    b = rng.normal(size=shape[:-1])
+    L = fnp.linalg
+    np.testing.assert_allclose(np.asarray(L.det(a)), np.linalg.det(a), rtol=1e-10)
+    sign, logdet = L.slogdet(a)
+    ref_sign, ref_logdet = np.linalg.slogdet(a)
+    np.testing.assert_allclose(np.asarray(sign), ref_sign)
+    np.testing.assert_allclose(np.asarray(logdet), ref_logdet, rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(L.inv(a)), np.linalg.inv(a), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(L.solve(a, b[..., None])), np.linalg.solve(a, b[..., None]), rtol=1e-9
+    )
+    np.testing.assert_allclose(np.asarray(jit(L.det)(a)), np.linalg.det(a), rtol=1e-10)
+    # d det(a) / da = det(a) inv(a)^T; d solve / db = inv(a) (check_grads compares with differences).
+    check_function_grads(lambda m: L.det(m), [a], order=1)
+    check_function_grads(lambda m, v: L.solve(m, v[..., None]), [a, b], order=1)
+    assert float(L.det(np.array([[1.0, 2.0], [2.0, 4.0]]))) == 0.0
 
 
 def test_norm_gradient_at_zero_is_finite():

@@ -3,6 +3,9 @@
 Layer: surface. Imports ``funcgrad.numpy._core``, ``reductions``, ``contractions``, ``manipulation``
 and the primitive catalog (elementwise family).
 
+``det``, ``slogdet``, ``solve`` and ``inv`` use Gaussian elimination with partial pivoting made of
+primitives (NOTE: [LU by composition]).
+
 Norms are differentiable everywhere with finite derivatives: at the zero vector the 2-norm's
 derivative is taken as 0 (a subgradient) instead of ``0 / 0``, by the double-where of NOTE: [no NaN
 gradients]. Matrix norms that need singular values (``ord=2``, ``-2``, ``'nuc'``) and ``svdvals``/``cond``/
@@ -10,6 +13,8 @@ gradients]. Matrix norms that need singular values (``ord=2``, ``-2``, ``'nuc'``
 """
 
 from __future__ import annotations
+
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -19,29 +24,37 @@ from funcgrad.numpy._core import (
     asarray,
     aval,
     broadcast_args,
+    broadcast_to,
     constant,
     convert,
     normalize_axes,
     normalize_axis,
+    promote_args,
     select,
 )
 from funcgrad.numpy._jacobi import singular_values
+from funcgrad.numpy._lu import back_substitute, diagonal_of, eliminate
 from funcgrad.numpy.contractions import matmul, tensordot, vecdot
 from funcgrad.numpy.contractions import outer as _outer
 from funcgrad.numpy.contractions import trace as _trace
 from funcgrad.numpy.indexing import getitem
-from funcgrad.numpy.manipulation import expand_dims, matrix_transpose, moveaxis, squeeze
+from funcgrad.numpy.manipulation import concatenate, expand_dims, matrix_transpose, moveaxis, reshape, squeeze
 from funcgrad.numpy.transcendental import safe_sqrt
 from primitives import elementwise as ew
 
 __all__ = [
+    "SlogdetResult",
     "cond",
+    "det",
+    "inv",
     "matmul",
     "matrix_norm",
     "matrix_rank",
     "matrix_transpose",
     "norm",
     "outer",
+    "slogdet",
+    "solve",
     "svdvals",
     "tensordot",
     "trace",
@@ -213,6 +226,98 @@ def matrix_rank(M, rtol=None, *, tol=None):
         tol = ew.mul_p.bind(getitem(sv, (Ellipsis, slice(0, 1))), constant(factor, M.dtype))
     above = ew.gt_p.bind(*broadcast_args(sv, asarray(tol, M.dtype)))
     return reductions.sum(above, -1)
+
+
+def _square_matrices(a, name):
+    a = _as_inexact(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"{name}: Last 2 dimensions of the array must be square, got shape {a.shape}")
+    return a
+
+
+def det(a):
+    """Determinant of the square matrices in the last two axes (LU with partial pivoting made of
+    primitives, NOTE: [LU by composition]; exactly 0 for singular matrices).
+
+    >>> float(det(np.array([[1.0, 2.0], [3.0, 4.0]])))
+    -2.0
+    """
+    a = _square_matrices(a, "det")
+    n = a.shape[-1]
+    if n == 0:
+        return constant(1, a.dtype, a.shape[:-2])
+    u, sign = eliminate(a, n)
+    return ew.mul_p.bind(sign, reductions.prod(diagonal_of(u, n), -1))
+
+
+class SlogdetResult(NamedTuple):
+    """``slogdet``'s result: the sign of the determinant and the log of its absolute value."""
+
+    sign: Any
+    logabsdet: Any
+
+
+def slogdet(a):
+    """Sign and log-absolute-value of the determinant (``(0, -inf)`` for singular matrices).
+
+    >>> s, l = slogdet(np.array([[2.0, 0.0], [0.0, -3.0]]))
+    >>> float(s), round(float(l), 12) == round(float(np.log(6.0)), 12)
+    (-1.0, True)
+    """
+    a = _square_matrices(a, "slogdet")
+    n = a.shape[-1]
+    if n == 0:
+        return SlogdetResult(constant(1, a.dtype, a.shape[:-2]), constant(0, a.dtype, a.shape[:-2]))
+    u, sign = eliminate(a, n)
+    d = diagonal_of(u, n)
+    zero = constant(0, a.dtype)
+    is_zero = ew.eq_p.bind(d, zero)
+    logs = select(
+        is_zero,
+        constant(-np.inf, a.dtype),
+        ew.log_p.bind(select(is_zero, constant(1, a.dtype), ew.abs_p.bind(d))),
+    )
+    sign = ew.mul_p.bind(sign, reductions.prod(ew.sign_p.bind(d), -1))
+    return SlogdetResult(sign, reductions.sum(logs, -1))
+
+
+def solve(a, b):
+    """Solve ``a @ x = b`` for square ``a`` (``b`` a vector if 1-D, else matrices; batch axes
+    broadcast), by elimination with partial pivoting (NOTE: [LU by composition]).
+
+    >>> solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0])).tolist()
+    [1.0, 0.5]
+    """
+    a = _square_matrices(a, "solve")
+    b = asarray(b)
+    a, b = promote_args(a, b)
+    n = a.shape[-1]
+    vector = b.ndim == 1
+    if vector:
+        b = reshape(b, (n, 1))
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise ValueError(f"solve: b of shape {b.shape} does not match a of shape {a.shape}")
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    a = broadcast_to(a, (*batch, n, n))
+    b = broadcast_to(b, (*batch, n, b.shape[-1]))
+    if n == 0:
+        x = b
+    else:
+        u, _ = eliminate(concatenate([a, b], -1), n)
+        x = back_substitute(u, n)
+    return reshape(x, (*batch, n)) if vector else x
+
+
+def inv(a):
+    """Inverse of the square matrices in the last two axes (``solve(a, identity)``).
+
+    >>> inv(np.array([[2.0, 0.0], [0.0, 4.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    a = _square_matrices(a, "inv")
+    n = a.shape[-1]
+    eye = constant(np.eye(n), a.dtype)
+    return solve(a, broadcast_to(eye, a.shape))
 
 
 def outer(x1, x2, /):
