@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.api import jit
+from tests._checks import check_grads as check_function_grads
 from tests._numpy_harness import (
     ALL,
     F64,
@@ -29,7 +30,6 @@ from tests._numpy_harness import (
     pick_axis,
     shapes,
 )
-from tests._checks import check_grads as check_function_grads
 from tests._numpy_harness import numpy_case as R
 
 NONEMPTY = shapes(min_side=1)
