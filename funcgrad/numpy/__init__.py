@@ -9,7 +9,8 @@ Semantics are NumPy 2's, with JAX's conventions where NumPy has none:
 
 - dtypes: NEP 50 promotion (Python scalars are weak), float64 is the default float, float32 stays
   float32 (``_dtypes``, NOTE: [weak types]); integer inputs of transcendental functions compute in
-  float64.
+  float64; where NumPy computes in float64 whatever the input (``geomspace``, ``interp``, ``cov``,
+  ``vander``, ``bincount`` weights), float32 inputs stay float32, as in jax.numpy.
 - derivatives: JAX's subgradient conventions (``abs'(0) = 0``, ties of ``max`` split equally, no NaN
   from where-style formulas: NOTE: [no NaN gradients]); integer- and bool-valued functions have zero
   derivatives.
@@ -18,7 +19,8 @@ Semantics are NumPy 2's, with JAX's conventions where NumPy has none:
 
 Modules: ``_core`` (conversion, promotion, broadcasting), ``_dtypes``, ``ufuncs``,
 ``transcendental``, ``reductions``, ``creation``, ``manipulation``, ``contractions``, ``indexing``,
-``lookup``, ``sorting``, ``numeric``, ``padding``, ``misc``, ``linalg``, ``_methods``.
+``lookup``, ``sorting``, ``numeric``, ``padding``, ``misc``, ``linalg`` (with ``_jacobi`` singular
+values and ``_lu`` elimination), ``_methods``.
 
 >>> import funcgrad.numpy as fnp
 >>> fnp.sum(fnp.sin(fnp.zeros(3)))
