@@ -118,3 +118,12 @@ def test_astype_and_conversions():
     # Converting to an integer dtype has a zero derivative and does not break grad.
     g = funcgrad.grad(lambda v: fnp.sum(v.astype(np.int32).astype(np.float64) * v))(np.array([1.5, 2.5]))
     np.testing.assert_array_equal(np.asarray(g), [1.0, 2.0])
+
+
+def test_ndarray_isinstance_covers_tracers():
+    assert isinstance(fnp.ones(2), fnp.ndarray)
+    assert not isinstance(np.ones(2), fnp.ndarray)
+    seen = []
+    funcgrad.grad(lambda x: seen.append(isinstance(x, fnp.ndarray)) or fnp.sum(x))(np.ones(2))
+    funcgrad.vmap(lambda x: seen.append(isinstance(x, fnp.ndarray)) or x)(np.ones(2))
+    assert seen == [True, True]

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import numpy as _np
 
-from funcgrad.array import Array as ndarray
 from funcgrad.numpy import _methods, linalg
 from funcgrad.numpy._core import array, asarray, broadcast_shapes, broadcast_to
 from funcgrad.numpy._dtypes import (
@@ -61,6 +60,7 @@ from funcgrad.numpy._dtypes import (
     integer,
     isdtype,
     issubdtype,
+    ndarray,
     number,
     promote_types,
     result_type,

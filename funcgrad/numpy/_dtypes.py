@@ -98,6 +98,27 @@ dtype = np.dtype
 
 
 # ----------------------------------------------------------------------------------------------
+# ndarray: the array type as seen by user code (concrete Arrays and traced values alike)
+
+
+class _NdarrayMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Array | core.Tracer)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return issubclass(sub, Array | core.Tracer)
+
+
+class ndarray(metaclass=_NdarrayMeta):
+    """The type of funcgrad arrays for ``isinstance`` checks: true for ``Array`` values and for the
+    traced values a function sees under ``grad``/``vmap``/``jit`` (as ``jax.Array``).
+
+    >>> isinstance(Array(np.ones(2)), ndarray)
+    True
+    """
+
+
+# ----------------------------------------------------------------------------------------------
 # Promotion
 
 
