@@ -21,6 +21,44 @@ jit_p = Primitive("jit", multiple_results=True)
 jit_p.impl_takes_arrays = True
 
 
+class _DerivedJaxprs:
+    """Memoise a jaxpr-to-jaxpr transformation per (source jaxpr object, flags).
+
+    # NOTE: [derived jaxpr cache]
+    # Jaxprs are immutable, and ``funcgrad.jit`` reuses its traced jaxpr objects, so the JVP,
+    # partial-evaluation, transpose and batched programs derived from one are the same every
+    # call. Reusing the derived objects lets ``grad(jit(f))`` skip re-tracing them and lets the
+    # compiled-executable cache (keyed by jaxpr object) hit. Entries keep their source jaxpr alive,
+    # so an ``id`` is never reused while its entry exists.
+    """
+
+    def __init__(self, fn, capacity: int = 512):
+        self.fn = fn
+        self.capacity = capacity
+        self.entries: dict = {}
+
+    def __call__(self, closed, *flags):
+        key = (id(closed), *flags)
+        hit = self.entries.get(key)
+        if hit is not None and hit[0] is closed:
+            return hit[1]
+        out = self.fn(closed, *flags)
+        if len(self.entries) >= self.capacity:
+            self.entries.pop(next(iter(self.entries)))  # oldest first
+        self.entries[key] = (closed, out)
+        return out
+
+
+_jvp_jaxpr = _DerivedJaxprs(lambda closed, nonzeros: jvp_jaxpr(closed, list(nonzeros), instantiate=False))
+_transpose_jaxpr = _DerivedJaxprs(lambda closed, linear: transpose_jaxpr(closed, list(linear)))
+_batch_jaxpr = _DerivedJaxprs(
+    lambda closed, axis_size, dims: batch_jaxpr(closed, axis_size, list(dims), instantiate=False)
+)
+_partial_eval_jaxpr = _DerivedJaxprs(
+    lambda closed, unknowns: partial_eval_jaxpr(closed, list(unknowns), instantiate=False)
+)
+
+
 def _interpret(*args, jaxpr, name, donated_invars):
     with core.set_current_trace(core.EvalTrace(None)):
         return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
@@ -55,7 +93,7 @@ jit_p.def_abstract_eval(_abstract_eval)
 
 def _jvp(primals, tangents, *, jaxpr, name, donated_invars):
     nonzeros = [type(t) is not Zero for t in tangents]
-    jvp_closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
+    jvp_closed, out_nonzeros = _jvp_jaxpr(jaxpr, tuple(nonzeros))
     nz_tangents = [t for t in tangents if type(t) is not Zero]
     args = [*primals, *nz_tangents]
     outs = jit_p.bind(*args, jaxpr=jvp_closed, name=f"jvp({name})", donated_invars=(False,) * len(args))
@@ -70,7 +108,7 @@ jit_p.def_jvp(_jvp)
 
 def _transpose(cts, *args, jaxpr, name, donated_invars):
     linear = [is_undefined_primal(a) for a in args]
-    transposed = transpose_jaxpr(jaxpr, linear)
+    transposed = _transpose_jaxpr(jaxpr, tuple(linear))
     nonlin = [a for a in args if not is_undefined_primal(a)]
     cts = [instantiate(ct) for ct in cts]
     call_args = [*nonlin, *cts]
@@ -85,7 +123,7 @@ jit_p.def_transpose(_transpose)
 
 
 def _batch(axis_size, vals, dims, *, jaxpr, name, donated_invars):
-    batched, out_dims = batch_jaxpr(jaxpr, axis_size, dims, instantiate=False)
+    batched, out_dims = _batch_jaxpr(jaxpr, axis_size, tuple(dims))
     outs = jit_p.bind(*vals, jaxpr=batched, name=name, donated_invars=donated_invars)
     return outs, out_dims
 
@@ -94,7 +132,7 @@ jit_p.def_batch(_batch)
 
 
 def _partial_eval(trace, args, unknowns, *, jaxpr, name, donated_invars):
-    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns, instantiate=False)
+    known, unknown, out_unknowns, num_res = _partial_eval_jaxpr(jaxpr, tuple(unknowns))
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     with core.set_current_trace(trace.parent):
         known_outs = jit_p.bind(
