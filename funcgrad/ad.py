@@ -239,17 +239,22 @@ def jvp_flat(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tu
     """``f`` maps a list of arrays to a list of arrays; tangents may be ``Zero``."""
     with core.new_trace(JVPTrace) as trace:
         args = [p if type(t) is Zero else JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
-        outs = f(*args)
-        out_primals, out_tangents = [], []
-        for o in outs:
-            if type(o) is JVPTracer and o._trace is trace:
-                out_primals.append(o.primal)
-                out_tangents.append(o.tangent)
-            else:
-                if isinstance(o, Tracer):
-                    core.check_foreign_tracer(trace, o)
-                out_primals.append(o)
-                out_tangents.append(Zero.from_primal_value(o))
+        return _unpack_jvp_outputs(trace, f(*args))
+
+
+def _unpack_jvp_outputs(trace: JVPTrace, outs) -> tuple[list, list]:
+    """Split the outputs of a function run on ``trace`` into primals and tangents (``Zero`` for
+    outputs that are not ``trace``'s tracers)."""
+    out_primals, out_tangents = [], []
+    for o in outs:
+        if type(o) is JVPTracer and o._trace is trace:
+            out_primals.append(o.primal)
+            out_tangents.append(o.tangent)
+        else:
+            if isinstance(o, Tracer):
+                core.check_foreign_tracer(trace, o)
+            out_primals.append(o)
+            out_tangents.append(Zero.from_primal_value(o))
     return out_primals, out_tangents
 
 
@@ -293,17 +298,7 @@ def linearize_flat(f: Callable, primals: Sequence[Any]) -> tuple[list, LinearFun
         tangent_args = [pe.new_arg(a) for a in in_avals]
         with core.new_trace(JVPTrace) as jt:
             args = [JVPTracer(jt, p, t) for p, t in zip(primals, tangent_args)]
-            outs = f(*args)
-            out_primals, out_tangents = [], []
-            for o in outs:
-                if type(o) is JVPTracer and o._trace is jt:
-                    out_primals.append(o.primal)
-                    out_tangents.append(o.tangent)
-                else:
-                    if isinstance(o, Tracer):
-                        core.check_foreign_tracer(jt, o)
-                    out_primals.append(o)
-                    out_tangents.append(Zero.from_primal_value(o))
+            out_primals, out_tangents = _unpack_jvp_outputs(jt, f(*args))
         out_zeros = [type(t) is Zero or not pe.is_unknown(t) for t in out_tangents]
         out_avals = [tangent_aval(core.get_aval(p)) for p in out_primals]
         # Outputs whose tangent is zero (or does not depend on the inputs) are left out of the jaxpr.
@@ -410,8 +405,7 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
                 write_ct(a, ct)
 
     return [
-        ct_env.get(v, Zero(v.aval)) if is_undefined_primal(a) else None
-        for v, a in zip(jaxpr.invars, args)
+        ct_env.get(v, Zero(v.aval)) if is_undefined_primal(a) else None for v, a in zip(jaxpr.invars, args)
     ]
 
 
@@ -445,7 +439,10 @@ def jvp_jaxpr(
         nz_out = [type(t) is not Zero or inst for t, inst in zip(outs_t, instantiate)]
         out_nonzeros_box.append(nz_out)
         # (`instantiate` is the parameter here, so materialise zeros directly.)
-        return [*outs_p, *[ops.zeros(t.aval) if type(t) is Zero else t for t, nz in zip(outs_t, nz_out) if nz]]
+        return [
+            *outs_p,
+            *[ops.zeros(t.aval) if type(t) is Zero else t for t, nz in zip(outs_t, nz_out) if nz],
+        ]
 
     closed_jvp = trace_to_jaxpr(traced, [*in_avals, *tan_avals])
     return closed_jvp, out_nonzeros_box[0]

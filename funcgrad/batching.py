@@ -75,26 +75,35 @@ class BatchTrace(core.Trace):
 
 
 def vmap_flat(
-    f: Callable, axis_size: int, in_dims: Sequence[int | None], out_dims: Sequence[int | None] | Callable,
-    args: Sequence[Any], axis_name=None,
+    f: Callable,
+    axis_size: int,
+    in_dims: Sequence[int | None],
+    out_dims: Sequence[int | None] | Callable,
+    args: Sequence[Any],
+    axis_name=None,
 ) -> list:
     """Batch ``f(*args) -> list`` along ``in_dims``; outputs get their batch dim at ``out_dims``
     (``None``: the output must be unbatched, else it is an error)."""
     with core.new_trace(BatchTrace, axis_size, axis_name) as trace:
         tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
-        outs = f(*tracers)
-        vals, dims = [], []
-        for o in outs:
-            if type(o) is BatchTracer and o._trace is trace:
-                vals.append(o.val)
-                dims.append(o.batch_dim)
-            else:
-                if isinstance(o, Tracer):
-                    core.check_foreign_tracer(trace, o)
-                vals.append(o)
-                dims.append(None)
+        vals, dims = _unpack_batch_outputs(trace, f(*tracers))
     out_dims = out_dims() if callable(out_dims) else out_dims
     return [move_batch_dim(v, axis_size, d, od) for v, d, od in zip(vals, dims, out_dims)]
+
+
+def _unpack_batch_outputs(trace: BatchTrace, outs) -> tuple[list, list]:
+    """Values and batch dims (``None``: unbatched) of outputs of a function run on ``trace``."""
+    vals, dims = [], []
+    for o in outs:
+        if type(o) is BatchTracer and o._trace is trace:
+            vals.append(o.val)
+            dims.append(o.batch_dim)
+        else:
+            if isinstance(o, Tracer):
+                core.check_foreign_tracer(trace, o)
+            vals.append(o)
+            dims.append(None)
+    return vals, dims
 
 
 def move_batch_dim(x, axis_size: int, src: int | None, dst: int | None):
@@ -136,15 +145,7 @@ def batch_jaxpr(
     def traced(*args):
         with core.new_trace(BatchTrace, axis_size) as trace:
             tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
-            outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
-            vals, dims = [], []
-            for o in outs:
-                if type(o) is BatchTracer and o._trace is trace:
-                    vals.append(o.val)
-                    dims.append(o.batch_dim)
-                else:
-                    vals.append(o)
-                    dims.append(None)
+            vals, dims = _unpack_batch_outputs(trace, core.eval_jaxpr(closed.jaxpr, closed.consts, *tracers))
         final_dims = [0 if (d is not None or inst) else None for d, inst in zip(dims, instantiate)]
         out_dims_box.append(final_dims)
         return [move_batch_dim(v, axis_size, d, fd) for v, d, fd in zip(vals, dims, final_dims)]
