@@ -427,13 +427,8 @@ def test_jit_of_grad_matches_eager_grad(case, data):
     check_jit_grad(case, data)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kernel: EvalTrace runs NumPy impls without np.errstate(all='ignore'), so IEEE special values "
-    "(log(0) = -inf, sqrt(-1) = nan, 1/0 = inf) emit RuntimeWarnings attributed to funcgrad.core, which the "
-    "project's filterwarnings turns into errors; jit (XLA) gives the same values silently",
-)
 def test_eager_special_values_do_not_warn():
+    # NOTE: [IEEE special values]: eager mode is as silent as XLA.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert float(fnp.log(0.0)) == -np.inf
