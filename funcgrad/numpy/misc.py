@@ -35,7 +35,7 @@ from funcgrad.numpy.contractions import matmul
 from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
 from funcgrad.numpy.lookup import diagonal
 from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, stack
-from funcgrad.numpy.sorting import cumprod, cumsum, quantile, searchsorted, sort
+from funcgrad.numpy.sorting import cumsum, quantile, searchsorted, sort
 from funcgrad.numpy.transcendental import isnan, sqrt
 from funcgrad.numpy.ufuncs import as_bool
 from primitives import elementwise as ew
@@ -61,26 +61,6 @@ def fabs(x, /):
     """
     (x,) = promote_args_inexact(x)
     return ew.abs_p.bind(x)
-
-
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-    """The Array API's cumulative product (``axis`` required beyond one dimension).
-
-    >>> cumulative_prod(np.array([1, 2, 3]), include_initial=True).tolist()
-    [1, 1, 2, 6]
-    """
-    x = asarray(x)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError("cumulative_prod: axis must be given for arrays of more than one dimension")
-        axis = 0
-    out = cumprod(x, axis, dtype)
-    if include_initial:
-        ax = normalize_axis(axis, x.ndim)
-        shape = list(out.shape)
-        shape[ax] = 1
-        out = concatenate([constant(1, out.dtype, tuple(shape)), out], ax)
-    return out
 
 
 # ----------------------------------------------------------------------------------------------

@@ -166,24 +166,38 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return _cumulative(srt.cumprod, 1, a, axis, dtype)
 
 
+def _array_api_cumulative(name, scan, identity, x, axis, dtype, include_initial):
+    """The Array API's cumulative functions: ``scan`` along ``axis`` (required beyond one
+    dimension), optionally starting with the ``identity``."""
+    x = asarray(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{name}: axis must be given for arrays of more than one dimension")
+        axis = 0
+    out = scan(x, axis, dtype)
+    if include_initial:
+        pad = [(0, 0, 0)] * out.ndim
+        pad[normalize_axis(axis, x.ndim)] = (1, 0, 0)
+        out = st.pad(out, constant(identity, out.dtype), pad)
+    return out
+
+
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     """The Array API's cumulative sum (``axis`` required for arrays of more than one dimension).
 
     >>> cumulative_sum(np.array([1, 2, 3]), include_initial=True).tolist()
     [0, 1, 3, 6]
     """
-    x = asarray(x)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError("cumulative_sum: axis must be given for arrays of more than one dimension")
-        axis = 0
-    out = cumsum(x, axis, dtype)
-    if include_initial:
-        ax = normalize_axis(axis, x.ndim)
-        pad = [(0, 0, 0)] * out.ndim
-        pad[ax] = (1, 0, 0)
-        out = st.pad(out, constant(0, out.dtype), pad)
-    return out
+    return _array_api_cumulative("cumulative_sum", cumsum, 0, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """The Array API's cumulative product (``axis`` required beyond one dimension).
+
+    >>> cumulative_prod(np.array([1, 2, 3]), include_initial=True).tolist()
+    [1, 1, 2, 6]
+    """
+    return _array_api_cumulative("cumulative_prod", cumprod, 1, x, axis, dtype, include_initial)
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):
