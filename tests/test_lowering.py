@@ -2,7 +2,7 @@
 
 Each case binds one primitive on sample operands, lowers the one-equation jaxpr to StableHLO,
 compiles and runs it through ``xla_bridge.runtime``, and compares with the primitive's NumPy impl
-within the dtype's tolerance (float32 and float64). ``tests/op_db.py`` (when present) adds its
+within the dtype's tolerance (float32 and float64). ``tests/op_db.py`` adds its
 ``sample_inputs`` for every primitive in the catalog.
 """
 
@@ -12,6 +12,7 @@ import contextlib
 import functools
 
 import numpy as np
+import op_db  # the operator table (tests/op_db.py) drives the jit-vs-eager check of every primitive
 import pytest
 
 import funcgrad
@@ -26,11 +27,6 @@ from primitives import elementwise as ew
 from primitives import reductions as red
 from primitives import structure as st
 from xla_bridge.lowering import LoweringError, lower_jaxpr, lowering_rules
-
-try:
-    import op_db
-except ImportError:  # the operator table is another test module; without it the tables below run
-    op_db = None
 
 TOL = {np.dtype(np.float32): dict(rtol=2e-5, atol=2e-6), np.dtype(np.float64): dict(rtol=1e-12, atol=1e-13)}
 
@@ -108,102 +104,11 @@ def _u(rng, shape, dtype, lo=-2.0, hi=2.0):
 FLOATS = [np.float32, np.float64]
 
 # name -> (primitive, domain low, domain high)
-UNARY = {
-    "neg": (ew.neg_p, -3, 3),
-    "sign": (ew.sign_p, -3, 3),
-    "floor": (ew.floor_p, -3, 3),
-    "ceil": (ew.ceil_p, -3, 3),
-    "abs": (ew.abs_p, -3, 3),
-    "exp": (ew.exp_p, -3, 3),
-    "exp2": (ew.exp2_p, -3, 3),
-    "expm1": (ew.expm1_p, -3, 3),
-    "log": (ew.log_p, 0.1, 3),
-    "log1p": (ew.log1p_p, -0.9, 3),
-    "sqrt": (ew.sqrt_p, 0.1, 3),
-    "rsqrt": (ew.rsqrt_p, 0.1, 3),
-    "cbrt": (ew.cbrt_p, -3, 3),
-    "sin": (ew.sin_p, -3, 3),
-    "cos": (ew.cos_p, -3, 3),
-    "tan": (ew.tan_p, -1.2, 1.2),
-    "asin": (ew.asin_p, -0.9, 0.9),
-    "acos": (ew.acos_p, -0.9, 0.9),
-    "atan": (ew.atan_p, -3, 3),
-    "sinh": (ew.sinh_p, -3, 3),
-    "cosh": (ew.cosh_p, -3, 3),
-    "tanh": (ew.tanh_p, -3, 3),
-    "asinh": (ew.asinh_p, -3, 3),
-    "acosh": (ew.acosh_p, 1.1, 3),
-    "atanh": (ew.atanh_p, -0.9, 0.9),
-    "logistic": (ew.logistic_p, -5, 5),
-    "erf": (ew.erf_p, -2, 2),
-    "erfc": (ew.erfc_p, -2, 2),
-    "erf_inv": (ew.erf_inv_p, -0.9, 0.9),
-    "lgamma": (ew.lgamma_p, 0.2, 5),
-    "digamma": (ew.digamma_p, 0.2, 5),
-    "trigamma": (ew.polygamma1_p, 0.5, 5),
-    "square": (ew.square_p, -3, 3),
-    "stop_gradient": (ew.stop_gradient_p, -3, 3),
-    "is_finite": (ew.is_finite_p, -3, 3),
-}
-# Special functions are approximations in XLA: compare them more loosely.
-LOOSE = {"lgamma", "digamma", "trigamma", "erf_inv", "erfc", "acosh", "atanh", "tan", "exp2", "cbrt"}
-
-
-@pytest.mark.skipif(op_db is not None, reason="covered by test_op_db_xla_matches_eager")
-@pytest.mark.parametrize("dtype", FLOATS, ids=["f32", "f64"])
-@pytest.mark.parametrize("name", sorted(UNARY))
-@batched
-def test_unary(name, dtype, rng):
-    prim, lo, hi = UNARY[name]
-    x = _u(rng, (2, 5), dtype, lo, hi)
-    tol = None
-    if name in LOOSE:
-        tol = dict(rtol=2e-4, atol=2e-5) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-10)
-    check_primitive(prim, [x], {}, tol=tol)
-
-
 @batched
 def test_unary_special_values():
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e300], np.float64)
     for prim in (ew.is_finite_p, ew.sign_p, ew.abs_p, ew.floor_p, ew.neg_p):
         check_primitive(prim, [x], {})
-
-
-BINARY = {
-    "add": ew.add_p,
-    "sub": ew.sub_p,
-    "add_any": ew.add_any_p,
-    "mul": ew.mul_p,
-    "div": ew.div_p,
-    "rem": ew.rem_p,
-    "pow": ew.pow_p,
-    "max": ew.max_p,
-    "min": ew.min_p,
-    "atan2": ew.atan2_p,
-    "nextafter": ew.nextafter_p,
-    "eq": ew.eq_p,
-    "ne": ew.ne_p,
-    "lt": ew.lt_p,
-    "le": ew.le_p,
-    "gt": ew.gt_p,
-    "ge": ew.ge_p,
-}
-
-
-@pytest.mark.skipif(op_db is not None, reason="covered by test_op_db_xla_matches_eager")
-@pytest.mark.parametrize("dtype", FLOATS, ids=["f32", "f64"])
-@pytest.mark.parametrize("name", sorted(BINARY))
-@batched
-def test_binary(name, dtype, rng):
-    prim = BINARY[name]
-    x = _u(rng, (3, 4), dtype, 0.5, 3.0)
-    y = _u(rng, (3, 4), dtype, 0.5, 3.0)
-    y[0, :2] = x[0, :2]  # ties for comparisons and max/min
-    tol = dict(rtol=1e-5, atol=1e-6) if name == "pow" and dtype == np.float32 else None
-    check_primitive(prim, [x, y], {}, tol=tol)
-    # A scalar operand is broadcast explicitly in StableHLO.
-    check_primitive(prim, [x, dtype(1.5)], {}, tol=tol)
-    check_primitive(prim, [dtype(1.5), y], {}, tol=tol)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint32])
@@ -461,7 +366,7 @@ def test_dot_general_impl_scalar_result_and_preferred_accumulation():
 # The operator table (tests/op_db.py): XLA against eager for every entry and dtype
 
 
-_OPS = [] if op_db is None else list(op_db.OPS)
+_OPS = list(op_db.OPS)
 
 
 def _tolerance(dtype):
@@ -473,7 +378,6 @@ def _tolerance(dtype):
     return dict(rtol=0, atol=0)
 
 
-@pytest.mark.skipif(op_db is None, reason="tests/op_db.py not present")
 @pytest.mark.parametrize("entry", _OPS, ids=[e.name for e in _OPS])
 def test_op_db_xla_matches_eager(entry):
     # Every sample of every dtype in one program: one XLA compile per entry keeps this fast.
