@@ -17,10 +17,10 @@ outputs of ``dot_general``), ``"everything_saveable"``, or a predicate
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from funcgrad import ad, batching, core
-from funcgrad.core import ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, Var
+from funcgrad.core import ClosedJaxpr, Jaxpr, Primitive, Var
 from funcgrad.partial_eval import partial_eval_jaxpr
 
 
@@ -89,7 +89,14 @@ def _transpose(cts, *args, jaxpr, policy):
     linear = [ad.is_undefined_primal(a) for a in args]
     transposed = ad.transpose_jaxpr(jaxpr, linear)
     nonlin = [a for a in args if not ad.is_undefined_primal(a)]
-    outs = core.eval_jaxpr(transposed.jaxpr, transposed.consts, *nonlin, *[ad.instantiate(c) for c in cts])
+    cts = [ad.instantiate(c) for c in cts]
+    if nonlin and cts:
+        # NOTE: [remat barrier]: the recomputation reads its inputs through a barrier that also
+        # takes the incoming cotangents, so XLA can neither merge it with the forward pass nor
+        # schedule it before the backward pass reaches this checkpoint.
+        fenced = optimization_barrier_p.bind(*nonlin, *cts)
+        nonlin, cts = fenced[: len(nonlin)], fenced[len(nonlin) :]
+    outs = core.eval_jaxpr(transposed.jaxpr, transposed.consts, *nonlin, *cts)
     it = iter(outs)
     return [next(it) if lin else None for lin in linear]
 
@@ -143,7 +150,6 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved) -
         return rename.get(a, a) if type(a) is Var else a
 
     tangent_eqns = [e._replace(invars=[sub(a) for a in e.invars]) for e in uj.eqns]
-    recompute = _behind_barrier(recompute, set(kj.invars) | set(saved_vars))
     jaxpr = Jaxpr(
         [*kj.constvars, *uj.constvars],
         [*kj.invars, *saved_vars, *uj.invars[n_res:]],
@@ -154,34 +160,18 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved) -
     return ad.dce(closed)
 
 
-def _behind_barrier(recompute: list, inputs: set) -> list:
-    """Route the recomputation's inputs through an ``optimization_barrier``.
-
-    # NOTE: [remat barrier]
-    # Under jit the forward and the backward are one XLA program; without a barrier XLA's CSE
-    # merges the recomputation with the forward computation, and the residuals are kept after all.
-    """
-    read = []
-    for eqn in recompute:
-        for a in eqn.invars:
-            if type(a) is Var and a in inputs and a not in read:
-                read.append(a)
-    if not recompute or not read:
-        return recompute
-    fresh = {v: Var(v.aval) for v in read}
-    barrier = JaxprEqn(optimization_barrier_p, list(read), {}, [fresh[v] for v in read], None)
-    renamed = [e._replace(invars=[fresh.get(a, a) if type(a) is Var else a for a in e.invars]) for e in recompute]
-    return [barrier, *renamed]
-
-
 # optimization_barrier: the identity on any number of values, opaque to XLA's optimisations.
 optimization_barrier_p = Primitive("optimization_barrier", multiple_results=True)
 optimization_barrier_p.def_impl(lambda *args: list(args))
 optimization_barrier_p.def_abstract_eval(lambda *avals: list(avals))
-optimization_barrier_p.def_jvp(lambda primals, tangents: (optimization_barrier_p.bind(*primals), list(tangents)))
+optimization_barrier_p.def_jvp(
+    lambda primals, tangents: (optimization_barrier_p.bind(*primals), list(tangents))
+)
 optimization_barrier_p.def_transpose(lambda cts, *args: list(cts))
 optimization_barrier_p.is_linear = True
-optimization_barrier_p.def_batch(lambda axis_size, vals, dims: (optimization_barrier_p.bind(*vals), list(dims)))
+optimization_barrier_p.def_batch(
+    lambda axis_size, vals, dims: (optimization_barrier_p.bind(*vals), list(dims))
+)
 
 
 def optimization_barrier(*args):
