@@ -408,7 +408,12 @@ class _DotWriter:
             label = eqn.primitive.name + (f"\n({', '.join(lits)})" if lits else "")
             tip = str(eqn.source_info) if eqn.source_info else eqn.primitive.name
             attrs = {}
-            if linear_inputs is not None:
+            if linear_inputs is not None and eqn.primitive.name == "optimization_barrier":
+                # A barrier passes each value through: output i depends on the cotangents only if
+                # input i does (checkpoint fences its recomputation inputs together with the
+                # cotangents, NOTE: [remat barrier]).
+                linear.update(v for a, v in zip(eqn.invars, eqn.outvars) if type(a) is Var and a in linear)
+            elif linear_inputs is not None:
                 if any(type(a) is Var and a in linear for a in eqn.invars):
                     linear.update(eqn.outvars)
                 else:
