@@ -66,7 +66,10 @@ def bench_autograd(rows):
         import autograd
         import autograd.numpy as anp
     except ImportError:
-        rows += [("mlp grad (f32, eager)", "HIPS autograd", None), ("4th derivative of tanh (f64)", "HIPS autograd", None)]
+        rows += [
+            ("mlp grad (f32, eager)", "HIPS autograd", None),
+            ("4th derivative of tanh (f64)", "HIPS autograd", None),
+        ]
         return
 
     def lse(z):
@@ -86,7 +89,10 @@ def bench_torch(rows):
     try:
         import torch
     except ImportError:
-        rows += [("mlp grad (f32, eager)", "torch (eager)", None), ("4th derivative of tanh (f64)", "torch (eager)", None)]
+        rows += [
+            ("mlp grad (f32, eager)", "torch (eager)", None),
+            ("4th derivative of tanh (f64)", "torch (eager)", None),
+        ]
         return
     torch.set_num_threads(os.cpu_count() or 1)
     params, x, y = make_data()
@@ -119,18 +125,33 @@ def bench_jax(rows):
         import jax
         import jax.numpy as jnp
     except ImportError:
-        rows += [("mlp grad (f32, eager)", "jax (eager, no jit)", None), ("4th derivative of tanh (f64)", "jax (eager, no jit)", None)]
+        rows += [
+            ("mlp grad (f32, eager)", "jax (eager, no jit)", None),
+            ("4th derivative of tanh (f64)", "jax (eager, no jit)", None),
+        ]
         return
     jax.config.update("jax_enable_x64", True)
     params, x, y = make_data()
     jparams = [(jnp.asarray(w), jnp.asarray(b)) for w, b in params]
     g = jax.grad(mlp_loss_factory(jnp, lambda z: jax.nn.logsumexp(z, axis=1, keepdims=True)))
     with jax.disable_jit():
-        rows.append(("mlp grad (f32, eager)", "jax (eager, no jit)", median_time(lambda: jax.block_until_ready(g(jparams, x, y)), repeats=10)))
+        rows.append(
+            (
+                "mlp grad (f32, eager)",
+                "jax (eager, no jit)",
+                median_time(lambda: jax.block_until_ready(g(jparams, x, y)), repeats=10),
+            )
+        )
         d4 = jnp.tanh
         for _ in range(4):
             d4 = jax.grad(d4)
-        rows.append(("4th derivative of tanh (f64)", "jax (eager, no jit)", median_time(lambda: jax.block_until_ready(d4(0.5)), repeats=10)))
+        rows.append(
+            (
+                "4th derivative of tanh (f64)",
+                "jax (eager, no jit)",
+                median_time(lambda: jax.block_until_ready(d4(0.5)), repeats=10),
+            )
+        )
 
 
 def main():

@@ -58,7 +58,20 @@ _API.update({name: "funcgrad.introspect" for name in ("memory_report", "print_sa
 _API.update(
     {"check_finite": "funcgrad.debug", "debug_nans": "funcgrad.debug", "check_grads": "funcgrad.testing"}
 )
-_MODULES = {"numpy", "nn", "lax", "tree_util", "tree", "core", "dtypes", "random", "optim", "scipy", "debug", "testing"}
+_MODULES = {
+    "numpy",
+    "nn",
+    "lax",
+    "tree_util",
+    "tree",
+    "core",
+    "dtypes",
+    "random",
+    "optim",
+    "scipy",
+    "debug",
+    "testing",
+}
 
 
 def __getattr__(name):

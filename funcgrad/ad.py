@@ -17,7 +17,8 @@ current trace, it can itself be differentiated, batched or staged.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from funcgrad import core
 from funcgrad import dtypes as _dt

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -79,8 +80,11 @@ def _canonicalize(leaves) -> list:
 
 
 def _check_array_leaves(name: str, leaves, paths, what="argument"):
-    for leaf, path in zip(leaves, paths):
+    """``paths``: the leaves' names, or a function computing them (only called on an error, since
+    naming leaves costs more than checking them on the eager hot path)."""
+    for i, leaf in enumerate(leaves):
         if not core.is_array_like(leaf):
+            path = (paths() if callable(paths) else paths)[i]
             raise TypeError(
                 f"{name}: {what} {path} is a {type(leaf).__name__} ({leaf!r:.60}), which is not an "
                 "array. Transformed functions take arrays (or pytrees of arrays); pass other "
@@ -203,20 +207,17 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     flat_t, tree_t = tu.tree_flatten(tuple(tangents))
     if tree_p != tree_t:
         raise TypeError(
-            f"jvp: primal and tangent arguments must have the same tree structure, got {tree_p} "
-            f"and {tree_t}"
+            f"jvp: primal and tangent arguments must have the same tree structure, got {tree_p} and {tree_t}"
         )
     paths = _arg_paths(tuple(primals))
-    _check_array_leaves("jvp", flat_p, paths, "primal")
+    _check_array_leaves("jvp", flat_p, paths, "primal")  # (jvp names its tangents below too)
     flat_p = _canonicalize(flat_p)
     tangents_in = []
     for p, t, path in zip(flat_p, flat_t, paths):
         pa, ta = core.get_aval(p), core.get_aval(t)
         expected = _dt.tangent_dtype(pa.dtype)
         if pa.shape != ta.shape:
-            raise ValueError(
-                f"jvp: tangent {path} has shape {ta.shape} but its primal has shape {pa.shape}"
-            )
+            raise ValueError(f"jvp: tangent {path} has shape {ta.shape} but its primal has shape {pa.shape}")
         if ta.dtype != expected and not (expected != _dt.float0 and ta.weak_type):
             raise TypeError(
                 f"jvp: tangent {path} has dtype {ta.dtype.name} but its primal has dtype "
@@ -246,7 +247,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     3.0
     """
     flat_p, in_tree = tu.tree_flatten(primals)
-    _check_array_leaves("linearize", flat_p, _arg_paths(primals))
+    _check_array_leaves("linearize", flat_p, lambda: _arg_paths(primals))
     flat_p = _canonicalize(flat_p)
     flat, store = _flat_fun(fun, in_tree, has_aux)
     out_p, lin = ad.linearize_flat(flat, flat_p)
@@ -301,8 +302,7 @@ class VJPFunction:
             ca = core.get_aval(ct)
             if ca.shape != aval.shape:
                 raise ValueError(
-                    f"vjp function: cotangent {i} has shape {ca.shape} but the output has shape "
-                    f"{aval.shape}"
+                    f"vjp function: cotangent {i} has shape {ca.shape} but the output has shape {aval.shape}"
                 )
         aux_zeros = [ad.Zero(a) for a in self._lin.out_avals[self._n_out :]]
         cts_in = self._lin.transpose([*flat_ct, *aux_zeros])
@@ -320,7 +320,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     1.0
     """
     flat_p, in_tree = tu.tree_flatten(primals)
-    _check_array_leaves("vjp", flat_p, _arg_paths(primals))
+    _check_array_leaves("vjp", flat_p, lambda: _arg_paths(primals))
     flat_p = _canonicalize(flat_p)
     flat, store = _flat_fun(fun, in_tree, has_aux)
     out_p, lin = ad.linearize_flat(flat, flat_p)
@@ -331,11 +331,12 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
 
 def _check_grad_inputs(name, dyn_args, argnums, allow_int):
     leaves = tu.tree_leaves(tuple(dyn_args))
-    paths = _arg_paths(tuple(dyn_args), argnums)
+    paths = lambda: _arg_paths(tuple(dyn_args), argnums)  # noqa: E731 - named only on an error
     _check_array_leaves(name, leaves, paths)
-    for leaf, path in zip(leaves, paths):
+    for i, leaf in enumerate(leaves):
         dtype = core.get_aval(leaf).dtype
         if not _dt.is_inexact(dtype) and not allow_int:
+            path = paths()[i]
             raise TypeError(
                 f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
                 f"of np.inexact), but got {dtype.name} for {path}. If you want to use "
@@ -366,7 +367,10 @@ def _check_scalar_output(name, out):
 
 
 def value_and_grad(
-    fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
     allow_int: bool = False,
 ):
     """``(fun(*args), grad(fun)(*args))`` in one pass.
@@ -398,7 +402,10 @@ def value_and_grad(
 
 
 def grad(
-    fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
     allow_int: bool = False,
 ):
     """The gradient of a scalar function with respect to ``args[argnums]`` (pytrees allowed).
@@ -454,7 +461,9 @@ def linear_transpose(fun: Callable, *primals):
     def transposed(*cotangents):
         flat_ct, ct_tree = tu.tree_flatten(cotangents[0] if len(cotangents) == 1 else cotangents)
         if len(flat_ct) != len(out_avals):
-            raise TypeError(f"linear_transpose: expected {len(out_avals)} cotangent leaves, got {len(flat_ct)}")
+            raise TypeError(
+                f"linear_transpose: expected {len(out_avals)} cotangent leaves, got {len(flat_ct)}"
+            )
         undefined = [ad.UndefinedPrimal(a) for a in in_avals]
         cts = ad.backward_pass(closed.jaxpr, closed.consts, undefined, flat_ct)
         return tuple(tu.tree_unflatten(in_tree, [_instantiate_public(c, a) for c, a in zip(cts, in_avals)]))
@@ -533,9 +542,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axi
         elif axis_size is not None:
             size = axis_size
         else:
-            raise ValueError(
-                "vmap must have at least one non-None value in in_axes (or be given axis_size)"
-            )
+            raise ValueError("vmap must have at least one non-None value in in_axes (or be given axis_size)")
         flat, store = _flat_fun(lambda a, k: fun(*a, **k), in_tree)
 
         def out_dims():
@@ -604,7 +611,15 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         y, jac = res[0], res[1]
         y_leaves, out_tree = tu.tree_flatten(y)
         jac_leaves = tu.tree_leaves(jac)
-        result = _assemble_jacobian(jac_leaves, [core.get_aval(o) for o in y_leaves], in_avals, in_tree, out_tree, isinstance(argnums, int), in_last=True)
+        result = _assemble_jacobian(
+            jac_leaves,
+            [core.get_aval(o) for o in y_leaves],
+            in_avals,
+            in_tree,
+            out_tree,
+            isinstance(argnums, int),
+            in_last=True,
+        )
         return (result, res[2]) if has_aux else result
 
     return jacfun
@@ -632,8 +647,13 @@ def _assemble_jacobian(jac_leaves, out_avals, in_avals, in_tree, out_tree, singl
     return tu.tree_unflatten(out_tree, per_out)
 
 
-def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
-           allow_int: bool = False):
+def jacrev(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+):
     """The Jacobian by reverse mode (vmap of the vjp function over the output basis).
 
     >>> import funcgrad.numpy as fnp
@@ -681,7 +701,9 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 jacobian = jacrev
 
 
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False):
+def hessian(
+    fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+):
     """The Hessian, as ``jacfwd(jacrev(fun))`` (forward-over-reverse).
 
     >>> import funcgrad.numpy as fnp
@@ -718,7 +740,9 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), return_s
         avals = [core.get_aval(x) for x in flat_in]
         closed = trace_to_jaxpr(flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})")
         if return_shape:
-            shapes = tu.tree_unflatten(store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals])
+            shapes = tu.tree_unflatten(
+                store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
+            )
             return closed, shapes
         return closed
 
@@ -757,12 +781,16 @@ def eval_shape(fun: Callable, *args, **kwargs):
     """
     flat_in, in_tree = tu.tree_flatten((args, kwargs), lambda x: isinstance(x, ShapeDtypeStruct))
     avals = [
-        core.ShapedArray(x.shape, x.dtype, getattr(x, "weak_type", False)) if isinstance(x, ShapeDtypeStruct) else core.get_aval(x)
+        core.ShapedArray(x.shape, x.dtype, getattr(x, "weak_type", False))
+        if isinstance(x, ShapeDtypeStruct)
+        else core.get_aval(x)
         for x in flat_in
     ]
     flat, store = _flat_fun(lambda a, k: fun(*a, **k), in_tree)
     closed = trace_to_jaxpr(flat, avals)
-    return tu.tree_unflatten(store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals])
+    return tu.tree_unflatten(
+        store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -785,4 +813,3 @@ def block_until_ready(x):
         if isinstance(leaf, Array):
             leaf.block_until_ready()
     return x
-

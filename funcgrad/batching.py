@@ -11,7 +11,8 @@ whole batch with primitives — never a Python loop over lanes.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from funcgrad import core
 from funcgrad.core import ClosedJaxpr, ShapedArray, Tracer

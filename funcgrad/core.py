@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 

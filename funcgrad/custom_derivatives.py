@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from funcgrad import ad, batching, core
 from funcgrad import tree_util as tu
@@ -125,7 +125,7 @@ class custom_jvp:
         args = _resolve_args(self.fun, args, kwargs)
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
-        user_jvp, n_args = self.jvp, len(args)
+        user_jvp = self.jvp
         out_avals = closed.out_avals
 
         def jvp_flat(primals, tangents):
@@ -188,16 +188,22 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
             p_out, t_out = jvp(list(xs[:k]), list(xs[k:]))
             return [*p_out, *t_out]
 
-        outs = batching.vmap_flat(lane, axis_size, [*arg_dims, *arg_dims], [0] * (2 * n_out), [*primals, *tangents])
+        outs = batching.vmap_flat(
+            lane, axis_size, [*arg_dims, *arg_dims], [0] * (2 * n_out), [*primals, *tangents]
+        )
         return outs[:n_out], outs[n_out:]
 
     batched_jvp.__name__ = f"vmap({getattr(jvp, '__name__', 'jvp')})"
-    outs = custom_jvp_call_p.bind(*vals, call_jaxpr=batched, jvp=batched_jvp, num_consts=num_consts, name=name)
+    outs = custom_jvp_call_p.bind(
+        *vals, call_jaxpr=batched, jvp=batched_jvp, num_consts=num_consts, name=name
+    )
     return outs, [0] * len(outs)
 
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
-custom_jvp_call_p.def_impl(lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args))
+custom_jvp_call_p.def_impl(
+    lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+)
 custom_jvp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **_: call_jaxpr.out_avals)
 custom_jvp_call_p.def_jvp(_custom_jvp_call_jvp)
 custom_jvp_call_p.def_batch(_custom_jvp_call_batch)
@@ -343,7 +349,9 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
             n_res_box.append(len(outs) - n_out)
             return outs
 
-        return batching.vmap_flat(lane, axis_size, arg_dims, lambda: [0] * (n_out + n_res_box[-1]), list(args))
+        return batching.vmap_flat(
+            lane, axis_size, arg_dims, lambda: [0] * (n_out + n_res_box[-1]), list(args)
+        )
 
     def batched_bwd(res, cts):
         n_res = len(res)
@@ -352,7 +360,9 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
             return [ad.instantiate(o) for o in bwd(list(xs[:n_res]), list(xs[n_res:]))]
 
         cts = [ad.instantiate(c) for c in cts]
-        outs = batching.vmap_flat(lane, axis_size, [0] * (n_res + len(cts)), [0] * len(arg_dims), [*res, *cts])
+        outs = batching.vmap_flat(
+            lane, axis_size, [0] * (n_res + len(cts)), [0] * len(arg_dims), [*res, *cts]
+        )
         # An input that was not batched gets its cotangent summed over the batch.
         return [
             ops.reduce_sum(o, (0,)) if d is None else batching.move_batch_dim(o, axis_size, 0, d)
@@ -368,7 +378,9 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
 
 
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
-custom_vjp_call_p.def_impl(lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args))
+custom_vjp_call_p.def_impl(
+    lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+)
 custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **_: call_jaxpr.out_avals)
 custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
 custom_vjp_call_p.def_batch(_custom_vjp_call_batch)

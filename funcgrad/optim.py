@@ -18,7 +18,8 @@ training step can be jitted, and nothing is mutated (PyTorch's ``optimizer.step(
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util as tu
@@ -105,7 +106,9 @@ def adam(
     return Optimizer(init, update)
 
 
-def adamw(learning_rate, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, weight_decay: float = 1e-4) -> Optimizer:
+def adamw(
+    learning_rate, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, weight_decay: float = 1e-4
+) -> Optimizer:
     """Adam with decoupled weight decay (Loshchilov & Hutter)."""
     return adam(learning_rate, b1, b2, eps, weight_decay)
 

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -206,9 +207,7 @@ class StagingTrace(core.Trace):
         named = [names[v] for v in self.builder.invars if v in deps and v in names]
         if not named:
             return ""
-        return f"\nThe value depends on the argument{'s' if len(named) > 1 else ''} " + ", ".join(
-            named
-        ) + "."
+        return f"\nThe value depends on the argument{'s' if len(named) > 1 else ''} " + ", ".join(named) + "."
 
 
 def _input_dependencies(builder: JaxprBuilder, var: Var) -> set:

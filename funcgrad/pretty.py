@@ -19,7 +19,6 @@ import numpy as np
 
 from funcgrad import core
 
-
 _RESERVED = frozenset({"in", "let", "if", "do"})
 _WIDTH = 100  # JAX uses 80; 100 keeps two-equation programs on one line, as the spec example shows
 
@@ -102,9 +101,7 @@ def _pp_eqn(eqn: core.JaxprEqn, names, indent: int, source_info: bool) -> str:
     elif has_jaxpr:
         # Higher-order equations print their parameters one per line, inner jaxprs indented.
         pad = " " * (indent + 2)
-        body = "".join(
-            f"{pad}{k}={_param_str(v, names, indent + 2, source_info)}\n" for k, v in params
-        )
+        body = "".join(f"{pad}{k}={_param_str(v, names, indent + 2, source_info)}\n" for k, v in params)
         head = f"{eqn.primitive.name}[\n{body}{' ' * indent}]"
     else:
         head = (

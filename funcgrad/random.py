@@ -18,7 +18,7 @@ enabled, so ``funcgrad.random.normal(PRNGKey(0), (3,))`` equals JAX's value with
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -262,9 +262,19 @@ def truncated_normal(key, lower, upper, shape=(), dtype=None):
     b = ew.erf_p.bind(ew.div(_scalar(upper, dtype), sqrt2))
     u = uniform(key, shape, dtype, a, b)
     out = ew.mul(ew.erf_inv_p.bind(u), sqrt2)
-    lo = np.nextafter(_scalar(lower, dtype), np.asarray(np.inf, dtype)) if not isinstance(lower, core.Tracer) else lower
-    hi = np.nextafter(_scalar(upper, dtype), np.asarray(-np.inf, dtype)) if not isinstance(upper, core.Tracer) else upper
-    return ew.clamp_p.bind(_broadcast(_scalar(lo, dtype), _shape(shape)), out, _broadcast(_scalar(hi, dtype), _shape(shape)))
+    lo = (
+        np.nextafter(_scalar(lower, dtype), np.asarray(np.inf, dtype))
+        if not isinstance(lower, core.Tracer)
+        else lower
+    )
+    hi = (
+        np.nextafter(_scalar(upper, dtype), np.asarray(-np.inf, dtype))
+        if not isinstance(upper, core.Tracer)
+        else upper
+    )
+    return ew.clamp_p.bind(
+        _broadcast(_scalar(lo, dtype), _shape(shape)), out, _broadcast(_scalar(hi, dtype), _shape(shape))
+    )
 
 
 def bernoulli(key, p=0.5, shape=None):
@@ -327,7 +337,10 @@ def randint(key, shape, minval, maxval, dtype=np.int64):
     span = ew.select(ew.le_p.bind(hi, lo), np.asarray(1, uint), span)
     multiplier = ew.rem_p.bind(np.asarray(2 ** (nbits // 2) % (2**nbits), uint), span)
     multiplier = ew.rem_p.bind(ew.mul(multiplier, multiplier), span)
-    offset = ew.add(ew.mul(ew.rem_p.bind(higher, _broadcast(span, shape)), multiplier), ew.rem_p.bind(lower, _broadcast(span, shape)))
+    offset = ew.add(
+        ew.mul(ew.rem_p.bind(higher, _broadcast(span, shape)), multiplier),
+        ew.rem_p.bind(lower, _broadcast(span, shape)),
+    )
     offset = ew.rem_p.bind(offset, _broadcast(span, shape))
     return ew.add(_broadcast(lo, shape), ew.convert_element_type(offset, dtype))
 

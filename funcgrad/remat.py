@@ -8,7 +8,7 @@ Layer: surface. Imports the kernel and the primitive catalog (``primitives.remat
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 from funcgrad import core
 from funcgrad import tree_util as tu

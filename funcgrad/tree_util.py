@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from jaxlib._jax import pytree as _pytree
 
@@ -142,7 +143,10 @@ def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func:
 
 
 def register_pytree_with_keys(
-    nodetype: type, flatten_with_keys: Callable, unflatten_func: Callable, flatten_func: Callable | None = None
+    nodetype: type,
+    flatten_with_keys: Callable,
+    unflatten_func: Callable,
+    flatten_func: Callable | None = None,
 ) -> None:
     """Register ``nodetype`` with key paths: ``flatten_with_keys(x) -> ([(key, child)...], aux)``."""
 
@@ -192,7 +196,9 @@ def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf=None) -> list:
     Raises ``ValueError`` if ``prefix_tree`` is not a prefix of ``full_tree``'s structure.
     """
     result: list = []
-    prefix_leaves, prefix_def = registry.flatten(prefix_tree, lambda x: x is None if is_leaf is None else is_leaf(x))
+    prefix_leaves, prefix_def = registry.flatten(
+        prefix_tree, lambda x: x is None if is_leaf is None else is_leaf(x)
+    )
     subtrees = prefix_def.flatten_up_to(full_tree)
     for leaf, sub in zip(prefix_leaves, subtrees):
         result.extend([leaf] * len(tree_leaves(sub)))

@@ -99,7 +99,9 @@ def _jvp(primals, tangents, *, jaxpr, name, donated_invars):
     outs = jit_p.bind(*args, jaxpr=jvp_closed, name=f"jvp({name})", donated_invars=(False,) * len(args))
     n = len(jaxpr.out_avals)
     out_primals, nz_outs = outs[:n], iter(outs[n:])
-    out_tangents = [next(nz_outs) if nz else Zero.from_primal_value(p) for p, nz in zip(out_primals, out_nonzeros)]
+    out_tangents = [
+        next(nz_outs) if nz else Zero.from_primal_value(p) for p, nz in zip(out_primals, out_nonzeros)
+    ]
     return out_primals, out_tangents
 
 

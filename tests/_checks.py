@@ -46,7 +46,10 @@ def check_vjp(f, args, rng, rtol=1e-5, atol=1e-6):
     _, f_vjp = funcgrad.vjp(f, *args)
     cts_in = f_vjp(ct)
     lhs = sum(float(np.vdot(np.asarray(c), np.asarray(t))) for c, t in zip(tu.tree_leaves(cts_in), tangents))
-    rhs = sum(float(np.vdot(np.asarray(c), np.asarray(t))) for c, t in zip(tu.tree_leaves(ct), tu.tree_leaves(t_out)))
+    rhs = sum(
+        float(np.vdot(np.asarray(c), np.asarray(t)))
+        for c, t in zip(tu.tree_leaves(ct), tu.tree_leaves(t_out))
+    )
     np.testing.assert_allclose(lhs, rhs, rtol=rtol, atol=atol, err_msg="vjp/jvp dot-product test")
 
 

@@ -30,11 +30,10 @@ from hypothesis.extra import numpy as hnp
 
 from funcgrad.core import Primitive
 from primitives import bitcast as bc
-from primitives import dot
+from primitives import dot, remat
 from primitives import elementwise as ew
 from primitives import indexing as ix
 from primitives import reductions as red
-from primitives import remat
 from primitives import sorting as so
 from primitives import structure as stc
 

@@ -97,7 +97,9 @@ def test_fourth_derivative_of_tanh():
     # Cross-check the closed form with a fifth-order-accurate finite difference of the 3rd derivative.
     g3 = funcgrad.grad(funcgrad.grad(funcgrad.grad(fnp.tanh)))
     h = 1e-3
-    fd = (-float(g3(x + 2 * h)) + 8 * float(g3(x + h)) - 8 * float(g3(x - h)) + float(g3(x - 2 * h))) / (12 * h)
+    fd = (-float(g3(x + 2 * h)) + 8 * float(g3(x + h)) - 8 * float(g3(x - h)) + float(g3(x - 2 * h))) / (
+        12 * h
+    )
     assert math.isclose(float(g(x)), fd, rel_tol=1e-7)
     assert math.isclose(float(g(x)), d4, rel_tol=1e-9)
 
@@ -209,7 +211,7 @@ def test_backward_program_is_a_typed_jaxpr(rng):
         lambda x: fnp.exp(x).max(),
     ):
         typecheck(funcgrad.make_jaxpr(funcgrad.grad(f))(x))
-        typecheck(funcgrad.make_jaxpr(funcgrad.grad(funcgrad.grad(lambda y: f(y * x))))(0.5))
+        typecheck(funcgrad.make_jaxpr(funcgrad.grad(funcgrad.grad(lambda y, f=f: f(y * x))))(0.5))
         _, f_vjp = funcgrad.vjp(f, x)
         typecheck(f_vjp.jaxpr)
 

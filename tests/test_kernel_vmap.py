@@ -44,7 +44,9 @@ def test_vmap_matches_loop_for_every_in_axes(name, rng):
     for axes in itertools.product(*[[None, 0, -1] for _ in shapes]):
         if all(a is None for a in axes):
             continue
-        args = [b if a is None else np.stack([b * (k + 1) for k in range(4)], axis=a) for b, a in zip(base, axes)]
+        args = [
+            b if a is None else np.stack([b * (k + 1) for k in range(4)], axis=a) for b, a in zip(base, axes)
+        ]
         expected = loop_vmap(f, [None if a is None else a % np.ndim(x) for a, x in zip(axes, args)], args)
         got = funcgrad.vmap(f, in_axes=axes)(*args)
         assert_close(got, expected, rtol=1e-12, atol=1e-12, err_msg=f"in_axes={axes}")
@@ -59,7 +61,10 @@ def test_out_axes_and_nested_vmap(rng):
     got_t = funcgrad.vmap(f, out_axes=1)(x[0])
     assert_close(got_t, np.stack([np.sin(v) * v.sum() for v in x[0]], axis=1))
     inner_axis1 = funcgrad.vmap(funcgrad.vmap(f, in_axes=1), in_axes=0)(x)
-    assert_close(inner_axis1, np.stack([np.stack([np.sin(x[i, :, j]) * x[i, :, j].sum() for j in range(3)]) for i in range(4)]))
+    assert_close(
+        inner_axis1,
+        np.stack([np.stack([np.sin(x[i, :, j]) * x[i, :, j].sum() for j in range(3)]) for i in range(4)]),
+    )
 
 
 def test_vmap_pytrees_and_none_axes(rng):
@@ -94,8 +99,10 @@ def test_per_sample_gradients_match_loop(rng):
     got = funcgrad.vmap(funcgrad.grad(loss_single), in_axes=(None, 0, 0))(params, xs, ys)
     for i in range(7):
         gi = funcgrad.grad(loss_single)(params, xs[i], ys[i])
-        assert_close(tu.tree_map(lambda g: g[i], got), gi, rtol=1e-10, atol=1e-12)
-    mean_grad = funcgrad.grad(lambda p: fnp.mean(funcgrad.vmap(loss_single, in_axes=(None, 0, 0))(p, xs, ys)))(params)
+        assert_close(tu.tree_map(lambda g, i=i: g[i], got), gi, rtol=1e-10, atol=1e-12)
+    mean_grad = funcgrad.grad(
+        lambda p: fnp.mean(funcgrad.vmap(loss_single, in_axes=(None, 0, 0))(p, xs, ys))
+    )(params)
     assert_close(tu.tree_map(lambda g: g.mean(axis=0), got), mean_grad, rtol=1e-10, atol=1e-12)
 
 
@@ -119,7 +126,7 @@ def _apply(kind, f):
 
 def _reference(kinds, x0):
     """Derivative order = number of differentiating transformations; f = sin*exp has a closed
-    form for every order via the 2x2 rotation-scaling matrix: d^n [e^x sin x] = 2^(n/2) e^x sin(x + n pi/4)."""
+    form for every order: d^n [e^x sin x] = 2^(n/2) e^x sin(x + n pi/4)."""
     n = sum(k != "vmap" for k in kinds)
     return 2 ** (n / 2) * np.exp(x0) * np.sin(x0 + n * np.pi / 4)
 
@@ -151,5 +158,8 @@ def test_vmap_of_jacobian_shapes(n, b):
 
 def test_vmap_jaxpr_typechecks(rng):
     typecheck(funcgrad.make_jaxpr(funcgrad.vmap(lambda x: fnp.sin(x).sum()))(rng.standard_normal((3, 2))))
-    typecheck(funcgrad.make_jaxpr(funcgrad.vmap(funcgrad.grad(loss_single), in_axes=(None, 0, 0)))(
-        {"w": np.ones((4, 6)), "v": np.ones((6, 2))}, np.ones((3, 4)), np.ones((3, 2))))
+    typecheck(
+        funcgrad.make_jaxpr(funcgrad.vmap(funcgrad.grad(loss_single), in_axes=(None, 0, 0)))(
+            {"w": np.ones((4, 6)), "v": np.ones((6, 2))}, np.ones((3, 4)), np.ones((3, 2))
+        )
+    )

@@ -103,6 +103,7 @@ def _u(rng, shape, dtype, lo=-2.0, hi=2.0):
 
 FLOATS = [np.float32, np.float64]
 
+
 # name -> (primitive, domain low, domain high)
 @batched
 def test_unary_special_values():

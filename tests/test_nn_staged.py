@@ -16,7 +16,9 @@ CASES = {
     "logsumexp_first": lambda x: fnp.sum(nn.logsumexp(x, axis=0) ** 2),
     "log_softmax": lambda x: fnp.sum(nn.log_softmax(x) ** 2),
     "softmax": lambda x: fnp.sum(nn.softmax(x) ** 2),
-    "cross_entropy": lambda x: -fnp.mean(fnp.sum(nn.one_hot(np.arange(3) % 4, 4) * nn.log_softmax(x), axis=-1)),
+    "cross_entropy": lambda x: (
+        -fnp.mean(fnp.sum(nn.one_hot(np.arange(3) % 4, 4) * nn.log_softmax(x), axis=-1))
+    ),
 }
 
 

@@ -27,14 +27,18 @@ def test_distributions_match_jax(shape):
     k, jk = fr.PRNGKey(7), jr.PRNGKey(7)
     np.testing.assert_array_equal(np.asarray(fr.uniform(k, shape)), np.asarray(jr.uniform(jk, shape)))
     np.testing.assert_allclose(np.asarray(fr.normal(k, shape)), np.asarray(jr.normal(jk, shape)), rtol=1e-12)
-    np.testing.assert_array_equal(np.asarray(fr.randint(k, shape, -3, 17)), np.asarray(jr.randint(jk, shape, -3, 17)))
+    np.testing.assert_array_equal(
+        np.asarray(fr.randint(k, shape, -3, 17)), np.asarray(jr.randint(jk, shape, -3, 17))
+    )
     # float32 scaling may differ by an ulp: XLA fuses the multiply-add into an FMA.
     np.testing.assert_allclose(
         np.asarray(fr.uniform(k, shape, np.float32, -2.0, 3.0)),
         np.asarray(jr.uniform(jk, shape, np.float32, -2.0, 3.0)),
         rtol=1e-6,
     )
-    np.testing.assert_array_equal(np.asarray(fr.bernoulli(k, 0.3, shape)), np.asarray(jr.bernoulli(jk, 0.3, shape)))
+    np.testing.assert_array_equal(
+        np.asarray(fr.bernoulli(k, 0.3, shape)), np.asarray(jr.bernoulli(jk, 0.3, shape))
+    )
 
 
 def test_statistics_and_purity():

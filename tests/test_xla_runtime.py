@@ -19,14 +19,12 @@ import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-if (
-    str(ROOT) not in sys.path
-):  # plain `pytest` from anywhere: make the packages importable
+if str(ROOT) not in sys.path:  # plain `pytest` from anywhere: make the packages importable
     sys.path.insert(0, str(ROOT))
 
-import xla_bridge as xb
-from xla_bridge import compile_cache, plugins, runtime
-from xla_bridge.dtypes import (
+import xla_bridge as xb  # noqa: E402 - after the sys.path fix above
+from xla_bridge import compile_cache, plugins, runtime  # noqa: E402
+from xla_bridge.dtypes import (  # noqa: E402
     SUPPORTED_DTYPES,
     dense_attr,
     main_signature,
@@ -37,14 +35,10 @@ from xla_bridge.dtypes import (
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-def run_py(
-    code: str, env_extra: dict | None = None, cwd=None
-) -> subprocess.CompletedProcess:
+def run_py(code: str, env_extra: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
     """Run code in a fresh interpreter with the repo importable; returns the finished process."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(
-        os.pathsep
-    )
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.update(env_extra or {})
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
@@ -118,9 +112,7 @@ def assert_close(got, want, dtype):
     dt = np.dtype(dtype)
     assert got.dtype == dt and got.shape == want.shape
     if dt == BF16:
-        np.testing.assert_allclose(
-            got.astype(np.float32), want.astype(np.float32), rtol=2e-2
-        )
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-2)
     elif dt.kind == "f":
         np.testing.assert_allclose(got, want, rtol=1e-6 if dt == np.float32 else 1e-12)
     else:
@@ -137,9 +129,7 @@ def test_add(dtype):
     assert_close(got, (a + b).astype(dtype), dtype)
 
 
-@pytest.mark.parametrize(
-    ("op", "ref"), [("or", np.logical_or), ("and", np.logical_and)]
-)
+@pytest.mark.parametrize(("op", "ref"), [("or", np.logical_or), ("and", np.logical_and)])
 def test_bool_ops(op, ref):
     a, b = sample((5,), bool, 1), sample((5,), bool, 2)
     (got,) = run(binary_module(op, (5,), bool), [a, b], [((5,), bool)])
@@ -169,9 +159,7 @@ def test_dot_general(dtype):
 def test_reduce(dtype, op):
     x = sample((2, 3), dtype, 5)
     (got,) = run(reduce_module(op, (2, 3), 1, dtype), [x], [((2,), dtype)])
-    want = (
-        x.any(axis=1) if op == "or" else x.astype(np.float64).sum(axis=1).astype(dtype)
-    )
+    want = x.any(axis=1) if op == "or" else x.astype(np.float64).sum(axis=1).astype(dtype)
     assert_close(got, want, dtype)
 
 
@@ -326,21 +314,15 @@ def add3():
 
 def test_wrong_dtype_is_a_clear_error(add3):
     good = xb.device_put(np.ones(3, np.float32))
-    bad = xb.device_put(
-        np.ones(3, np.int32)
-    )  # same byte size: XLA alone would accept it
-    with pytest.raises(
-        xb.XlaBridgeError, match=r"argument 1 should be float32\[3\] but is int32\[3\]"
-    ) as ei:
+    bad = xb.device_put(np.ones(3, np.int32))  # same byte size: XLA alone would accept it
+    with pytest.raises(xb.XlaBridgeError, match=r"argument 1 should be float32\[3\] but is int32\[3\]") as ei:
         add3([good, bad])
     assert ei.value.phase == "execute" and ei.value.platform == "cpu"
 
 
 def test_wrong_shape_count_and_type(add3):
     good = xb.device_put(np.ones(3, np.float32))
-    with pytest.raises(
-        xb.XlaBridgeError, match=r"should be float32\[3\] but is float32\[1,3\]"
-    ):
+    with pytest.raises(xb.XlaBridgeError, match=r"should be float32\[3\] but is float32\[1,3\]"):
         add3([good, xb.device_put(np.ones((1, 3), np.float32))])
     with pytest.raises(xb.XlaBridgeError, match="takes 2 arguments, got 1"):
         add3([good])
@@ -382,7 +364,7 @@ def test_signature_mismatch_caught_at_compile():
 
 
 def test_signature_parser_handles_attributes():
-    text = """func.func public @main(%arg0: tensor<2x3xf32> {jax.buffer_donor = true, mhlo.sharding = "{replicated}"}, %arg1: tensor<complex<f64>>) -> (tensor<2x3xf32> {jax.result_info = "result[0]"}, tensor<i1>) {"""
+    text = """func.func public @main(%arg0: tensor<2x3xf32> {jax.buffer_donor = true, mhlo.sharding = "{replicated}"}, %arg1: tensor<complex<f64>>) -> (tensor<2x3xf32> {jax.result_info = "result[0]"}, tensor<i1>) {"""  # noqa: E501 - verbatim module text
     sig = main_signature(text)
     assert sig == (
         ["tensor<2x3xf32>", "tensor<complex<f64>>"],
@@ -406,9 +388,7 @@ def test_in_memory_cache():
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "marker", ["tf.aliasing_output = 0 : i32", "jax.buffer_donor = true"]
-)
+@pytest.mark.parametrize("marker", ["tf.aliasing_output = 0 : i32", "jax.buffer_donor = true"])
 def test_donation(marker):
     text = f"""func.func public @main(%a: tensor<3xf32> {{{marker}}}, %b: tensor<3xf32>) -> tensor<3xf32> {{
   %c = stablehlo.add %a, %b : tensor<3xf32>
@@ -453,9 +433,7 @@ def test_backend_basics():
         xb.get_backend("tpu9")
 
 
-needs_no_gpu = pytest.mark.skipif(
-    plugins.visible_nvidia_gpu(), reason="this machine has a GPU"
-)
+needs_no_gpu = pytest.mark.skipif(plugins.visible_nvidia_gpu(), reason="this machine has a GPU")
 
 
 @needs_no_gpu
@@ -468,11 +446,7 @@ def test_cuda_missing_plugin_message(monkeypatch):
     msg = str(ei.value)
     assert ei.value.phase == "backend" and ei.value.platform == "cuda"
     assert "no CUDA PJRT plugin is installed" in msg
-    assert (
-        "pip install" in msg
-        and "jax-cuda12-pjrt==" in msg
-        and "jax-cuda12-plugin" in msg
-    )
+    assert "pip install" in msg and "jax-cuda12-pjrt==" in msg and "jax-cuda12-plugin" in msg
     assert "FUNCGRAD_PLATFORM=cpu" in msg
     with pytest.raises(xb.XlaBridgeError):
         xb.get_backend("gpu")  # alias
@@ -492,9 +466,7 @@ def test_cuda_plugin_without_gpu_message_from_env(monkeypatch, tmp_path):
 def test_cuda_plugin_package_found_without_running_it(tmp_path):
     pkg = tmp_path / "jax_plugins" / "xla_cuda12"
     pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text(
-        "raise SystemExit('plugin __init__ must not run')\n"
-    )
+    (pkg / "__init__.py").write_text("raise SystemExit('plugin __init__ must not run')\n")
     (pkg / "xla_cuda_plugin.so").write_bytes(b"")
     proc = run_py(
         """
@@ -514,9 +486,7 @@ def test_cuda_plugin_package_found_without_running_it(tmp_path):
     out = last_json(proc)
     assert out["src"] == "jax_plugins.xla_cuda12"
     assert out["path"].endswith("xla_cuda_plugin.so")
-    assert (
-        "plugin is installed" in out["msg"] and "no NVIDIA GPU is visible" in out["msg"]
-    )
+    assert "plugin is installed" in out["msg"] and "no NVIDIA GPU is visible" in out["msg"]
 
 
 @needs_no_gpu

@@ -200,11 +200,7 @@ def load(key: str) -> bytes | None:
         return None
     n = len(_MAGIC)
     blob = data[n + 32 :]
-    if (
-        data[:n] != _MAGIC
-        or len(data) < n + 32
-        or hashlib.sha256(blob).digest() != data[n : n + 32]
-    ):
+    if data[:n] != _MAGIC or len(data) < n + 32 or hashlib.sha256(blob).digest() != data[n : n + 32]:
         _count("misses")
         _count("errors")
         _warn(f"compilation cache: ignoring corrupted entry {path}; recompiling.")

@@ -86,9 +86,7 @@ def mlir_element_type(dtype) -> str:
         return _DTYPE_TO_MLIR[dt]
     except KeyError:
         supported = ", ".join(str(d) for d in _DTYPE_TO_MLIR)
-        raise TypeError(
-            f"dtype {dt} has no XLA element type; supported: {supported}"
-        ) from None
+        raise TypeError(f"dtype {dt} has no XLA element type; supported: {supported}") from None
 
 
 def dtype_from_mlir(element_type: str) -> np.dtype:

@@ -185,9 +185,7 @@ def find_cuda_plugin() -> CudaPlugin | None:
     for pkg, major in _CUDA_PACKAGES:
         d = _package_dir(pkg)
         if d is not None and (d / _PLUGIN_LIBRARY).exists():
-            return CudaPlugin(
-                str(d / _PLUGIN_LIBRARY), pkg, major, f"jax-cuda{major}-pjrt"
-            )
+            return CudaPlugin(str(d / _PLUGIN_LIBRARY), pkg, major, f"jax-cuda{major}-pjrt")
     return None
 
 
@@ -272,9 +270,7 @@ def make_plugin_client(name: str, library_path: str, options: dict | None = None
                     xc.initialize_pjrt_plugin(name)
             # dlopen failure, missing CUDA libraries, ABI skew: all become a PluginError.
             except Exception as e:  # noqa: BLE001
-                raise PluginError(
-                    f"PJRT plugin {name!r}: loading {library_path} failed: {e}"
-                ) from None
+                raise PluginError(f"PJRT plugin {name!r}: loading {library_path} failed: {e}") from None
             _loaded_plugins[name] = library_path
         elif prior != library_path:
             raise PluginError(
@@ -284,9 +280,7 @@ def make_plugin_client(name: str, library_path: str, options: dict | None = None
     try:
         return xc.make_c_api_client(name, options, None)
     except Exception as e:  # noqa: BLE001 -- reported to the user as PluginError
-        raise PluginError(
-            f"PJRT plugin {name!r}: creating a client failed: {e}"
-        ) from None
+        raise PluginError(f"PJRT plugin {name!r}: creating a client failed: {e}") from None
 
 
 def make_cuda_client():
@@ -335,18 +329,8 @@ def make_cuda_client():
         return make_plugin_client("cuda", plugin.library_path, options)
     except PluginError as e:
         msg = str(e)
-        if (
-            "visible" in msg.lower()
-            or "no gpu" in msg.lower()
-            or "no cuda" in msg.lower()
-        ):
-            msg += (
-                "\nThe plugin loaded but found no usable GPU: check nvidia-smi and "
-                "CUDA_VISIBLE_DEVICES."
-            )
+        if "visible" in msg.lower() or "no gpu" in msg.lower() or "no cuda" in msg.lower():
+            msg += "\nThe plugin loaded but found no usable GPU: check nvidia-smi and CUDA_VISIBLE_DEVICES."
         else:
-            msg += (
-                "\nIf a CUDA library is missing, install the pip CUDA libraries with "
-                f"{install_hint()}"
-            )
+            msg += f"\nIf a CUDA library is missing, install the pip CUDA libraries with {install_hint()}"
         raise PluginError(msg) from None

@@ -219,9 +219,7 @@ def default_platform() -> str:
                 _create_backend("cuda")
                 _default_platform = "cuda"
             except XlaBridgeError as e:
-                warnings.warn(
-                    f"{e}\nFalling back to the CPU.", RuntimeWarning, stacklevel=2
-                )
+                warnings.warn(f"{e}\nFalling back to the CPU.", RuntimeWarning, stacklevel=2)
                 _default_platform = "cpu"
         else:
             _default_platform = "cpu"
@@ -303,9 +301,7 @@ def _backend_of(device) -> Backend:
     if b is None or device.client is not b.client:
         b = get_backend(device.platform)
         if device.client is not b.client:
-            raise ValueError(
-                f"device {device} does not belong to the funcgrad {b.platform} client"
-            )
+            raise ValueError(f"device {device} does not belong to the funcgrad {b.platform} client")
     return b
 
 
@@ -343,9 +339,7 @@ def device_put(x, device=None, *, weak_type: bool = False):
         a = a.astype(dt.newbyteorder("="))
         dt = a.dtype
     if dt not in _SUPPORTED:
-        raise TypeError(
-            f"device_put: dtype {dt} is not supported by XLA (value of type {type(x).__name__})"
-        )
+        raise TypeError(f"device_put: dtype {dt} is not supported by XLA (value of type {type(x).__name__})")
     try:
         return _put(
             aval(a.shape, dt, weak_type),
@@ -475,9 +469,7 @@ def _dlpack_to_numpy(buf, dt) -> np.ndarray:
     if strides is None or np.empty(shape, np.int8).strides == tuple(strides):
         view = raw[:n].reshape(shape)
     else:
-        view = np.lib.stride_tricks.as_strided(
-            raw, shape, tuple(st * dt.itemsize for st in strides)
-        )
+        view = np.lib.stride_tricks.as_strided(raw, shape, tuple(st * dt.itemsize for st in strides))
     out = np.array(view, copy=True).view(dt)
     del capsule
     return out
@@ -519,9 +511,7 @@ class Executable:
         "platform",
     )
 
-    def __init__(
-        self, loaded, module_text, in_avals, out_avals, device, donate_argnums=()
-    ):
+    def __init__(self, loaded, module_text, in_avals, out_avals, device, donate_argnums=()):
         self._loaded = loaded
         self._execute = loaded.execute_sharded
         self._text = module_text
@@ -533,10 +523,7 @@ class Executable:
         self.donate_argnums = tuple(donate_argnums)
         s = sharding(device)
         # Built once: a handler turns an output buffer into an ArrayImpl with our aval.
-        self._handlers = [
-            _jax.array_result_handler(a, s, True, _skip_checks=True)
-            for a in self.out_avals
-        ]
+        self._handlers = [_jax.array_result_handler(a, s, True, _skip_checks=True) for a in self.out_avals]
         self.call = self._make_call()
 
     def _make_call(self):
@@ -560,9 +547,7 @@ class Executable:
             except _JaxRuntimeError as e:
                 raise _execute_error(e, device) from None
 
-        call.__doc__ = (
-            "Fast path of __call__ (same checks); keep a reference to it for dispatch."
-        )
+        call.__doc__ = "Fast path of __call__ (same checks); keep a reference to it for dispatch."
         return call
 
     def __call__(self, buffers):
@@ -602,9 +587,7 @@ def _check_inputs(buffers, in_avals, device, strict):
         fail(f"takes {len(in_avals)} arguments, got {len(buffers)}")
     for i, (b, want) in enumerate(zip(buffers, in_avals)):
         if type(b) is not ArrayImpl:
-            fail(
-                f"argument {i} is a {type(b).__name__}, not a device buffer; use device_put"
-            )
+            fail(f"argument {i} is a {type(b).__name__}, not a device buffer; use device_put")
         got = b.aval
         if got.shape != want.shape or got.dtype != want.dtype:
             fail(
@@ -615,9 +598,7 @@ def _check_inputs(buffers, in_avals, device, strict):
         if strict and b.is_deleted():
             fail(f"argument {i} was deleted or donated to an earlier call")
         if strict and getattr(b._sharding, "_fg_device", None) is not device:
-            fail(
-                f"argument {i} lives on another device; move it with device_put(x, device)"
-            )
+            fail(f"argument {i} lives on another device; move it with device_put(x, device)")
 
 
 def _execute_error(e, device) -> XlaBridgeError:
@@ -687,9 +668,7 @@ _EXE_CACHE_SIZE = 4096
 _mem_stats = {"hits": 0, "misses": 0}
 
 
-def compile(
-    module_text, in_avals, out_avals, *, device=None, donate_argnums=()
-) -> Executable:
+def compile(module_text, in_avals, out_avals, *, device=None, donate_argnums=()) -> Executable:
     """Compile a StableHLO module (MLIR text) for one device; cached in memory and on disk.
 
     ``in_avals``/``out_avals``: the types of @main's parameters/results, as Avals, objects with
@@ -717,16 +696,12 @@ def compile(
         return exe
     _mem_stats["misses"] += 1
     if not isinstance(module_text, (str, bytes)):
-        raise TypeError(
-            f"module_text must be MLIR text (str) or bytecode, got {type(module_text)}"
-        )
+        raise TypeError(f"module_text must be MLIR text (str) or bytecode, got {type(module_text)}")
     if isinstance(module_text, str):
         _check_signature(module_text, ins, outs, backend.platform)
     for i in donate:
         if not 0 <= i < len(ins):
-            raise ValueError(
-                f"donate_argnums has {i}, but there are {len(ins)} arguments"
-            )
+            raise ValueError(f"donate_argnums has {i}, but there are {len(ins)} arguments")
     if (
         donate
         and isinstance(module_text, str)
@@ -759,9 +734,7 @@ def compile(
     exe = Executable(loaded, module_text, ins, outs, device, donate)
     with _lock:
         if len(_exe_cache) >= _EXE_CACHE_SIZE:
-            _exe_cache.pop(
-                next(iter(_exe_cache))
-            )  # oldest first: dicts keep insertion order
+            _exe_cache.pop(next(iter(_exe_cache)))  # oldest first: dicts keep insertion order
         _exe_cache[key] = exe
     return exe
 

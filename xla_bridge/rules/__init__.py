@@ -9,7 +9,17 @@ from __future__ import annotations
 
 import importlib
 
-_FAMILIES = ("elementwise", "structure", "reductions", "dot", "call", "indexing", "sorting", "control_flow", "remat")
+_FAMILIES = (
+    "elementwise",
+    "structure",
+    "reductions",
+    "dot",
+    "call",
+    "indexing",
+    "sorting",
+    "control_flow",
+    "remat",
+)
 # rules/<family>.py lowers primitives/<family>.py; rules/indexing.py also lowers gather.py,
 # scatter.py, bitcast.py and the structural ops of structure.py that indexing builds on.
 
