@@ -618,29 +618,22 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
             in_tree,
             out_tree,
             isinstance(argnums, int),
-            in_last=True,
         )
         return (result, res[2]) if has_aux else result
 
     return jacfun
 
 
-def _assemble_jacobian(jac_leaves, out_avals, in_avals, in_tree, out_tree, single_arg, in_last):
-    """Split stacked per-output Jacobians along the flattened input axis into per-input blocks."""
+def _assemble_jacobian(jac_leaves, out_avals, in_avals, in_tree, out_tree, single_arg):
+    """Split per-output Jacobians, stacked along a last flattened-input axis, into
+    ``out.shape + in.shape`` blocks per input leaf."""
     sizes = [a.size for a in in_avals]
     offsets = np.cumsum([0, *sizes])
     per_out = []
     for jac, oa in zip(jac_leaves, out_avals):
         blocks = []
         for ia, start, stop in zip(in_avals, offsets[:-1], offsets[1:]):
-            if in_last:
-                piece = jac[..., int(start) : int(stop)]
-                piece = fnp.reshape(piece, (*oa.shape, *ia.shape))
-            else:
-                piece = jac[int(start) : int(stop)]
-                piece = fnp.reshape(piece, (*ia.shape, *oa.shape))
-                n_in = len(ia.shape)
-                piece = fnp.transpose(piece, (*range(n_in, n_in + len(oa.shape)), *range(n_in)))
+            piece = fnp.reshape(jac[..., int(start) : int(stop)], (*oa.shape, *ia.shape))
             blocks.append(_to_public(piece))
         tree = tu.tree_unflatten(in_tree, blocks)
         per_out.append(tree[0] if single_arg else tree)

@@ -19,8 +19,6 @@ from funcgrad.core import ClosedJaxpr, ShapedArray, Tracer
 from funcgrad.kernel_ops import ops
 from funcgrad.partial_eval import trace_to_jaxpr
 
-not_mapped = None
-
 
 class BatchTracer(Tracer):
     __slots__ = ("val", "batch_dim")

@@ -238,11 +238,6 @@ class ClosedJaxpr:
         p.text(str(self))
 
 
-def closed_call(closed: ClosedJaxpr, *args):
-    """Evaluate a closed jaxpr on ``args`` with the current trace (so it can be transformed)."""
-    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
-
-
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args) -> list[Any]:
     """Interpret ``jaxpr``, binding each primitive on the current trace.
 

@@ -77,10 +77,6 @@ def is_inexact(dtype) -> bool:
     return dtype.kind in "fc" or (bfloat16 is not None and dtype == bfloat16)
 
 
-def is_integer(dtype) -> bool:
-    return np.dtype(dtype).kind in "iu"
-
-
 def tangent_dtype(dtype):
     """The dtype of a tangent or cotangent for a primal of ``dtype`` (float0 for ints and bools)."""
     return np.dtype(dtype) if is_inexact(dtype) else float0
