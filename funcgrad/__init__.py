@@ -44,8 +44,8 @@ _API = {
 }
 _API.update(
     {
-        "Array": "funcgrad.array",
-        "typecheck_jaxpr": "funcgrad.core",
+        "Array": "funcgrad.kernel.array",
+        "typecheck_jaxpr": "funcgrad.kernel.ir",
         "checkpoint_policies": "funcgrad.remat",
         "devices": "funcgrad._devices",
         "local_devices": "funcgrad._devices",

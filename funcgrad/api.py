@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
-from funcgrad import ad, batching, core
-from funcgrad import dtypes as _dt
-from funcgrad import tree_util as tu
-from funcgrad.array import Array
-from funcgrad.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.jit import jit  # noqa: F401 - re-exported
-from funcgrad.partial_eval import trace_to_jaxpr
+from funcgrad.kernel import ad, batching, core, ir
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.remat import checkpoint, remat  # noqa: F401 - re-exported
 from primitives import elementwise as _ew
 
@@ -176,7 +176,7 @@ def _split_aux(leaves, store, has_aux: bool):
     return out, aux
 
 
-def _zeros_for(aval: core.ShapedArray):
+def _zeros_for(aval: ir.ShapedArray):
     if aval.dtype == _dt.float0:
         return np.zeros(aval.shape, _dt.float0)
     return _to_public(ad.instantiate(ad.Zero(aval)))
@@ -283,7 +283,7 @@ class VJPFunction:
         self._n_out = n_out
 
     @property
-    def jaxpr(self) -> core.ClosedJaxpr:
+    def jaxpr(self) -> ir.ClosedJaxpr:
         return self._lin.closed
 
     @property
@@ -774,7 +774,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
     """
     flat_in, in_tree = tu.tree_flatten((args, kwargs), lambda x: isinstance(x, ShapeDtypeStruct))
     avals = [
-        core.ShapedArray(x.shape, x.dtype, getattr(x, "weak_type", False))
+        ir.ShapedArray(x.shape, x.dtype, getattr(x, "weak_type", False))
         if isinstance(x, ShapeDtypeStruct)
         else core.get_aval(x)
         for x in flat_in

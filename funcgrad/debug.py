@@ -26,12 +26,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from funcgrad import api, core
-from funcgrad import dtypes as _dt
-from funcgrad import tree_util as tu
-from funcgrad.array import Array
-from funcgrad.core import ClosedJaxpr
-from funcgrad.partial_eval import eval_jaxpr_with_source, source_info_config, user_source_info
+from funcgrad import api
+from funcgrad.kernel import core, ir
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.core import source_info_config, user_source_info
+from funcgrad.kernel.ir import ClosedJaxpr
+from primitives.control_flow import cond_p, scan_p, while_p
 
 __all__ = ["check_finite", "debug_nans", "NonFiniteError", "FiniteCheckTrace", "ValueStats"]
 
@@ -63,7 +65,7 @@ class ValueStats(NamedTuple):
         return ValueStats(v.shape, v.dtype, lo, hi, nan, inf, v.size)
 
     def __str__(self):
-        aval = core.ShapedArray(self.shape, self.dtype).str_short()
+        aval = ir.ShapedArray(self.shape, self.dtype).str_short()
         if self.min is None:
             rng = "no finite values" if self.size else "empty"
         elif self.size == 1 and not (self.nan or self.inf):
@@ -123,9 +125,7 @@ def _error(primitive, params, args, outs, phase: str) -> NonFiniteError:
         if phase == "backward"
         else "the forward pass"
     )
-    shown = {
-        k: v for k, v in params.items() if not isinstance(v, ClosedJaxpr | core.Jaxpr) and not callable(v)
-    }
+    shown = {k: v for k, v in params.items() if not isinstance(v, ClosedJaxpr | ir.Jaxpr) and not callable(v)}
     lines = [
         f"check_finite: {where} produced {what} in `{primitive.name}`"
         + (f"[{', '.join(f'{k}={v}' for k, v in shown.items())}]" if shown else "")
@@ -144,22 +144,14 @@ def _error(primitive, params, args, outs, phase: str) -> NonFiniteError:
     return NonFiniteError("\n".join(lines), phase, primitive.name, info, inputs, outputs, params)
 
 
-# Call primitives whose impl is "evaluate the inner jaxpr": checked equation by equation.
-_CALLS = {
-    "jit": "jaxpr",
-    "checkpoint": "jaxpr",
-    "custom_jvp_call": "call_jaxpr",
-    "custom_vjp_call": "call_jaxpr",
-}
-
-
 class FiniteCheckTrace(core.EvalTrace):
     """The eager evaluator that raises ``NonFiniteError`` at the first non-finite output."""
 
     def process_primitive(self, primitive, args, params):
-        inner = params.get(_CALLS.get(primitive.name, ""))
+        # Call primitives whose impl is "evaluate the inner jaxpr" are checked equation by equation.
+        inner = params.get(primitive.call_jaxpr_param) if primitive.call_jaxpr_param else None
         if isinstance(inner, ClosedJaxpr):
-            return eval_jaxpr_with_source(inner.jaxpr, inner.consts, *args)
+            return core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
         with np.errstate(all="ignore"):
             out = super().process_primitive(primitive, args, params)
         outs = out if primitive.multiple_results else (out,)
@@ -167,7 +159,7 @@ class FiniteCheckTrace(core.EvalTrace):
             if not _is_finite(o):
                 # A loop ran its body in NumPy: run it again one equation at a time to find the
                 # equation (and iteration) inside it; this raises if it finds it.
-                locate = _LOOPS.get(primitive.name)
+                locate = _LOOPS.get(primitive)
                 if locate is not None:
                     locate(args, **params)
                 phase = "backward" if source_info_config.backward_depth else "forward"
@@ -187,7 +179,7 @@ def _in_iteration(loop: str, i: int | None, closed: ClosedJaxpr, args) -> list:
     """Evaluate ``closed`` on ``args`` (one iteration of a loop body); a NonFiniteError raised inside
     is told which loop and iteration it happened in."""
     try:
-        return eval_jaxpr_with_source(closed.jaxpr, closed.consts, *args)
+        return core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
     except NonFiniteError as e:
         where = f"`{loop}`" if i is None else f"iteration {i} of `{loop}`"
         e.args = (
@@ -218,7 +210,7 @@ def _locate_cond(args, *, branches, **_):
     _in_iteration("cond", None, branches[index], args[1:])
 
 
-_LOOPS = {"scan": _locate_scan, "while": _locate_while, "cond": _locate_cond}
+_LOOPS = {scan_p: _locate_scan, while_p: _locate_while, cond_p: _locate_cond}
 
 
 class debug_nans(contextlib.ContextDecorator):

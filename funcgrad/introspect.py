@@ -32,11 +32,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from funcgrad import ad, core
-from funcgrad import tree_util as tu
-from funcgrad.array import Array
-from funcgrad.core import ClosedJaxpr, Literal, Var
-from funcgrad.partial_eval import source_info_config, trace_to_jaxpr
+from funcgrad.kernel import ad, core, ir
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.core import source_info_config
+from funcgrad.kernel.ir import ClosedJaxpr, Literal, Var
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
 __all__ = ["memory_report", "print_saved_residuals", "graph", "MemoryReport", "Residual", "Graph"]
 
@@ -56,7 +57,7 @@ class VJPPrograms(NamedTuple):
     backward: ClosedJaxpr
     n_out: int
     arg_names: list[str]
-    residual_avals: list[core.ShapedArray]
+    residual_avals: list[ir.ShapedArray]
 
 
 def _arg_names(args: tuple) -> list[str]:
@@ -128,20 +129,10 @@ class Origin(NamedTuple):
     kind: str  # "argument", "constant" or "computed"
     description: str  # "argument args[0]", "constant", "tanh", "sin (in jit(f))"
     primitive: str | None
-    source_info: core.SourceInfo | None
+    source_info: ir.SourceInfo | None
 
 
-# Call primitives: their outputs are their inner jaxpr's outputs on their inputs. (A loop's outputs
-# are stacked per-iteration values instead: inside one only a computing equation is followed.)
-_CALL_PARAMS = {
-    "jit": "jaxpr",
-    "checkpoint": "jaxpr",
-    "custom_jvp_call": "call_jaxpr",
-    "custom_vjp_call": "call_jaxpr",
-}
-
-
-def _origin(jaxpr: core.Jaxpr, var, arg_names, via: tuple[str, ...] = ()) -> Origin:
+def _origin(jaxpr: ir.Jaxpr, var, arg_names, via: tuple[str, ...] = ()) -> Origin:
     """The equation (or argument, or constant) that produced ``var``; looks inside call primitives
     (jit, checkpoint) and loops (scan), whose outputs an equation of their inner jaxpr produces."""
     suffix = f" (in {' in '.join(reversed(via))})" if via else ""
@@ -157,8 +148,10 @@ def _origin(jaxpr: core.Jaxpr, var, arg_names, via: tuple[str, ...] = ()) -> Ori
         if var not in eqn.outvars:
             continue
         here = Origin("computed", eqn.primitive.name + suffix, eqn.primitive.name, eqn.source_info)
-        is_call = eqn.primitive.name in _CALL_PARAMS
-        inner = eqn.params.get(_CALL_PARAMS.get(eqn.primitive.name, "jaxpr"))
+        # A call primitive's outputs are its inner jaxpr's outputs on its inputs. (A loop's outputs
+        # are stacked per-iteration values instead: inside one only a computing equation is followed.)
+        is_call = eqn.primitive.call_jaxpr_param is not None
+        inner = eqn.params.get(eqn.primitive.call_jaxpr_param or "jaxpr")
         if not isinstance(inner, ClosedJaxpr) or len(inner.jaxpr.outvars) != len(eqn.outvars):
             return here
         sub = inner.jaxpr.outvars[eqn.outvars.index(var)]
@@ -190,7 +183,7 @@ class Residual(NamedTuple):
     kind: str  # "argument", "constant" or "computed"
     origin: str  # what produced it, for people
     primitive: str | None
-    source_info: core.SourceInfo | None
+    source_info: ir.SourceInfo | None
     literal: bool  # 0-d: inlined as a literal when vjp runs eagerly (NOTE: [scalar residuals ...])
 
 
@@ -209,7 +202,7 @@ def format_bytes(n: int) -> str:
     raise AssertionError
 
 
-def _short_source(info: core.SourceInfo | None) -> str:
+def _short_source(info: ir.SourceInfo | None) -> str:
     if info is None:
         return ""
     return f"{os.path.basename(info.file)}:{info.line} ({info.function})"
@@ -393,7 +386,7 @@ class _DotWriter:
         self.lines.append(f"    {nid} [label={_q(label)}{extra}];")
         return nid
 
-    def equations(self, jaxpr: core.Jaxpr, linear_inputs=None) -> list[tuple[Any, str]]:
+    def equations(self, jaxpr: ir.Jaxpr, linear_inputs=None) -> list[tuple[Any, str]]:
         """Nodes for the equations; returns the (input atom, consumer node) pairs to connect.
 
         With ``linear_inputs`` (the cotangent inputs of a backward program), equations that do not
@@ -401,24 +394,19 @@ class _DotWriter:
         drawn in the forward colour and listed in ``recomputed``.
         """
         uses = []
-        linear = set(linear_inputs or ())
+        # Which equations read the cotangents (directly or not). A barrier passes each value
+        # through: its output i depends on the cotangents only if input i does (checkpoint fences
+        # its recomputation inputs together with the cotangents, NOTE: [remat barrier]).
+        reads = ir.forward_dependents(jaxpr, linear_inputs or ())[1]
         self.recomputed: list[str] = []
-        for eqn in jaxpr.eqns:
+        for eqn, reads_linear in zip(jaxpr.eqns, reads):
             lits = [_literal_label(a) for a in eqn.invars if type(a) is Literal]
             label = eqn.primitive.name + (f"\n({', '.join(lits)})" if lits else "")
             tip = str(eqn.source_info) if eqn.source_info else eqn.primitive.name
             attrs = {}
-            if linear_inputs is not None and eqn.primitive.name == "optimization_barrier":
-                # A barrier passes each value through: output i depends on the cotangents only if
-                # input i does (checkpoint fences its recomputation inputs together with the
-                # cotangents, NOTE: [remat barrier]).
-                linear.update(v for a, v in zip(eqn.invars, eqn.outvars) if type(a) is Var and a in linear)
-            elif linear_inputs is not None:
-                if any(type(a) is Var and a in linear for a in eqn.invars):
-                    linear.update(eqn.outvars)
-                else:
-                    attrs = {"fillcolor": _FWD_COLOR}
-                    tip = f"recomputed forward work: {tip}"
+            if linear_inputs is not None and not reads_linear and not eqn.primitive.forwards_operands:
+                attrs = {"fillcolor": _FWD_COLOR}
+                tip = f"recomputed forward work: {tip}"
             nid = self.node(label, tooltip=tip, **attrs)
             if attrs:
                 self.recomputed.append(nid)

@@ -46,10 +46,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import xla_bridge.jit_impl as _xi
-from funcgrad import core
-from funcgrad import tree_util as tu
-from funcgrad.array import Array
-from funcgrad.partial_eval import close_over_tracers, trace_to_jaxpr
+from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from primitives.call import jit_p
 
 __all__ = [

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad import dtypes as _dt
-from funcgrad.custom_derivatives import custom_jvp
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.numpy._core import (
     asarray,
     aval,

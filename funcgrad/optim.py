@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import funcgrad.numpy as fnp
-from funcgrad import tree_util as tu
+from funcgrad.kernel import tree_util as tu
 
 
 class Optimizer(NamedTuple):

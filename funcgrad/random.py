@@ -23,9 +23,9 @@ from collections.abc import Sequence
 import numpy as np
 
 import funcgrad.numpy  # noqa: F401 - installs Array operators and methods (NOTE: [array methods])
-from funcgrad import core
-from funcgrad import dtypes as _dt
-from funcgrad.array import Array
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from primitives import elementwise as ew
 from primitives import structure as st
 from primitives.bitcast import bitcast_convert_type

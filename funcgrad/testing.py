@@ -16,10 +16,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from funcgrad import api, core
-from funcgrad import dtypes as _dt
-from funcgrad import tree_util as tu
-from funcgrad.custom_derivatives import custom_jvp, custom_vjp
+from funcgrad import api
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp
 
 try:  # optional: only strategies and check_rule(strategy) need it
     import hypothesis

@@ -9,34 +9,34 @@ Layer: kernel-adjacent surface; imports only funcgrad.tree_util.
 
 from __future__ import annotations
 
-from funcgrad.tree_util import (
+from funcgrad.kernel.tree_util import (
     tree_all as all,  # noqa: A001 - mirrors jax.tree.all
 )
-from funcgrad.tree_util import (
+from funcgrad.kernel.tree_util import (
     tree_flatten as flatten,
 )
-from funcgrad.tree_util import (
+from funcgrad.kernel.tree_util import (
     tree_flatten_with_path as flatten_with_path,
 )
-from funcgrad.tree_util import (
+from funcgrad.kernel.tree_util import (
     tree_leaves as leaves,
 )
-from funcgrad.tree_util import (
+from funcgrad.kernel.tree_util import (
     tree_leaves_with_path as leaves_with_path,
 )
-from funcgrad.tree_util import (
+from funcgrad.kernel.tree_util import (
     tree_map as map,  # noqa: A001 - mirrors jax.tree.map
 )
-from funcgrad.tree_util import (
+from funcgrad.kernel.tree_util import (
     tree_map_with_path as map_with_path,
 )
-from funcgrad.tree_util import (
+from funcgrad.kernel.tree_util import (
     tree_reduce as reduce,
 )
-from funcgrad.tree_util import (
+from funcgrad.kernel.tree_util import (
     tree_structure as structure,
 )
-from funcgrad.tree_util import (
+from funcgrad.kernel.tree_util import (
     tree_unflatten as unflatten,
 )
 

@@ -2,37 +2,47 @@
 
 Layer: primitives. Imports only the funcgrad kernel (and numpy/scipy for impls).
 
-One module per family (elementwise, structure, reductions, dot, call, ...). Importing this package
-registers the few array operations the kernel's transformations need (``funcgrad.kernel_ops``).
+One module per family (elementwise, structure, reductions, dot, call, ...); a module whose name
+starts with ``_`` holds shared helpers. Importing this package imports every family and hands the
+kernel the few array operations its transformations need (``funcgrad.kernel.register``, NOTE:
+[kernel registration]). ``all_primitives()`` and ``families()`` are derived from the modules, so a
+new primitive is listed by being declared in its family file.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
+from types import ModuleType
 
 import numpy as np
 
-from funcgrad import custom_derivatives as _custom_derivatives
-from funcgrad import dtypes as _dt
-from funcgrad import partial_eval as _pe
-from funcgrad.core import Primitive
-from funcgrad.kernel_ops import ops as _ops
-from primitives import (
-    bitcast,
-    call,
-    control_flow,
-    dot,
-    elementwise,
-    gather,
-    indexing,
-    reductions,
-    remat,
-    scatter,
-    sorting,
-    structure,
-)
+from funcgrad import kernel
+from funcgrad.kernel import custom_derivatives as _custom_derivatives
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.core import Primitive
 
-_pe.register_library_dir(os.path.dirname(os.path.abspath(__file__)))
+
+def _family_names() -> list[str]:
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+
+# Importing a family module binds it as an attribute of this package (``primitives.structure``).
+_FAMILIES: dict[str, ModuleType] = {
+    name: importlib.import_module(f"{__name__}.{name}") for name in _family_names()
+}
+
+from primitives import elementwise, reductions, structure  # noqa: E402 - the helpers below use them
+
+
+def families() -> dict[str, ModuleType]:
+    """The catalog's family modules by name (``primitives/<family>.py``).
+
+    >>> "elementwise" in families()
+    True
+    """
+    return dict(_FAMILIES)
 
 
 def _zeros(aval):
@@ -54,36 +64,40 @@ def _broadcast_batch(x, axis_size, dim):
     return structure.broadcast_in_dim(x, shape, dims)
 
 
-_ops.add_any = lambda x, y: elementwise.add_any_p.bind(x, y)
-_ops.zeros = _zeros
-_ops.full_like = _full_like
-_ops.moveaxis = structure.moveaxis
-_ops.broadcast_batch = _broadcast_batch
-_ops.broadcast_in_dim = structure.broadcast_in_dim
-_ops.reduce_sum = reductions.reduce_sum
-_ops.sum_to_scalar = lambda x: reductions.reduce_sum(x, tuple(range(elementwise.aval_of(x).ndim)))
+kernel.register(
+    library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    array_ops=dict(
+        add_any=lambda x, y: elementwise.add_any_p.bind(x, y),
+        zeros=_zeros,
+        full_like=_full_like,
+        moveaxis=structure.moveaxis,
+        broadcast_batch=_broadcast_batch,
+        broadcast_in_dim=structure.broadcast_in_dim,
+        reduce_sum=reductions.reduce_sum,
+        sum_to_scalar=lambda x: reductions.reduce_sum(x, tuple(range(elementwise.aval_of(x).ndim))),
+    ),
+)
+
+
+def primitives_of(module: ModuleType) -> list[Primitive]:
+    """The primitives a module declares (module-level names bound to a ``Primitive``)."""
+    found = []
+    for value in vars(module).values():
+        if isinstance(value, Primitive) and value not in found:
+            found.append(value)
+    return found
 
 
 def all_primitives() -> list[Primitive]:
-    """Every primitive of the catalog (for completeness tests and the lowering table)."""
+    """Every primitive of the catalog (for completeness tests and the lowering table).
+
+    >>> any(p.name == "sin" for p in all_primitives())
+    True
+    """
     found = []
     # The kernel declares the custom-derivative primitives; they belong to the catalog too.
-    for module in (
-        elementwise,
-        bitcast,
-        structure,
-        gather,
-        scatter,
-        indexing,
-        sorting,
-        reductions,
-        dot,
-        call,
-        remat,
-        control_flow,
-        _custom_derivatives,
-    ):
-        for value in vars(module).values():
-            if isinstance(value, Primitive) and value not in found:
-                found.append(value)
+    for module in (*_FAMILIES.values(), _custom_derivatives):
+        for p in primitives_of(module):
+            if p not in found:
+                found.append(p)
     return found

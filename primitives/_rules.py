@@ -16,11 +16,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from funcgrad import core
-from funcgrad import dtypes as _dt
-from funcgrad.ad import defjvp, defjvp_ans, defjvp_zero
-from funcgrad.core import Primitive, ShapedArray
-from funcgrad.kernel_ops import ops
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.ad import defjvp, defjvp_ans, defjvp_zero
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ShapedArray
 
 # ----------------------------------------------------------------------------------------------
 # Operand preparation
@@ -119,13 +120,13 @@ def naryop_abstract_eval(name: str, accepted: Callable[[np.dtype], bool] | None,
 def move_to_front(x, dim: int | None):
     if dim is None or dim == 0:
         return x
-    return ops.moveaxis(x, dim, 0)
+    return hooks.moveaxis(x, dim, 0)
 
 
 def to_front(x, dim: int | None, axis_size: int):
     """``x`` with its batch dimension first (created by broadcasting if ``x`` is unbatched)."""
     if dim is None:
-        return ops.broadcast_batch(x, axis_size, 0)
+        return hooks.broadcast_batch(x, axis_size, 0)
     return move_to_front(x, dim)
 
 
@@ -152,7 +153,7 @@ def elementwise_batch(primitive: Primitive):
             v = to_front(v, d, axis_size)
             if aval_of(v).ndim == 1 and lane_shape:
                 # A batched scalar meeting non-scalar operands: broadcast each lane's value.
-                v = ops.broadcast_in_dim(v, (axis_size, *lane_shape), (0,))
+                v = hooks.broadcast_in_dim(v, (axis_size, *lane_shape), (0,))
             args.append(v)
         return primitive.bind(*args, **params), 0
 
@@ -216,4 +217,4 @@ def unbroadcast(ct, aval: ShapedArray):
     ct_aval = aval_of(ct)
     if ct_aval.shape == aval.shape:
         return ct
-    return ops.sum_to_scalar(ct)
+    return hooks.sum_to_scalar(ct)

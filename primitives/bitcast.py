@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.ad import defjvp_zero
-from funcgrad.core import Primitive, ShapedArray
+from funcgrad.kernel.ad import defjvp_zero
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ShapedArray
 from primitives._rules import aval_of, move_to_front
 
 

@@ -40,21 +40,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from funcgrad import core
-from funcgrad.ad import (
-    UndefinedPrimal,
+from funcgrad.kernel import core, ir
+from funcgrad.kernel.ad import (
     Zero,
-    backward_pass,
     instantiate,
     is_undefined_primal,
     jvp_jaxpr,
     tangent_aval,
+    transpose_jaxpr,
 )
-from funcgrad.array import Array
-from funcgrad.batching import batch_jaxpr
-from funcgrad.core import ClosedJaxpr, Jaxpr, Literal, Primitive, ShapedArray, Var
-from funcgrad.kernel_ops import ops
-from funcgrad.partial_eval import dce_jaxpr_consts, partial_eval_jaxpr, trace_to_jaxpr
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.batching import batch_jaxpr
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
+from funcgrad.kernel.partial_eval import dce_jaxpr_consts, partial_eval_jaxpr, trace_to_jaxpr
 from primitives import elementwise as ew
 from primitives import reductions as red
 from primitives import structure as st
@@ -65,6 +65,9 @@ __all__ = ["cond_p", "while_p", "scan_p", "ReverseModeWhileLoopError"]
 cond_p = Primitive("cond", multiple_results=True)
 while_p = Primitive("while", multiple_results=True)
 scan_p = Primitive("scan", multiple_results=True)
+cond_p.jaxpr_params = ("branches",)
+while_p.jaxpr_params = ("cond_jaxpr", "body_jaxpr")
+scan_p.jaxpr_params = ("jaxpr",)
 for _p in (cond_p, while_p, scan_p):
     # Eager impls receive Arrays as they are and interpret their jaxprs with NumPy (no compile).
     _p.impl_takes_arrays = True
@@ -144,25 +147,19 @@ def _np(x):
     return x._numpy() if type(x) is Array or isinstance(x, Array) else x
 
 
+def _bind_numpy(prim, args, params):
+    """``eval_jaxpr``'s ``bind`` for the eager loops: call each primitive's NumPy impl directly
+    (no Array wrapping, no trace dispatch); primitives whose impl takes Arrays (``jit``, nested
+    control flow) are bound on the current (eval) trace."""
+    if prim.impl_takes_arrays:
+        outs = prim.bind(*args, **params)
+        return [_np(o) for o in outs] if prim.multiple_results else _np(outs)
+    return prim.impl(*args, **params)
+
+
 def eval_jaxpr_numpy(jaxpr: Jaxpr, consts: Sequence, args: Sequence) -> list:
-    """Interpret ``jaxpr`` calling each primitive's NumPy impl directly (no Array wrapping, no
-    trace dispatch): the inner loop of the eager control-flow impls. Higher-order primitives that
-    take Arrays (``jit``, nested control flow) are bound on the current (eval) trace."""
-    env: dict = dict(zip(jaxpr.constvars, consts))
-    env.update(zip(jaxpr.invars, args))
-    for eqn in jaxpr.eqns:
-        ins = [a.val if type(a) is Literal else env[a] for a in eqn.invars]
-        prim = eqn.primitive
-        if prim.impl_takes_arrays:
-            outs = prim.bind(*ins, **eqn.params)
-            outs = [_np(o) for o in outs] if prim.multiple_results else _np(outs)
-        else:
-            outs = prim.impl(*ins, **eqn.params)
-        if prim.multiple_results:
-            env.update(zip(eqn.outvars, outs))
-        else:
-            env[eqn.outvars[0]] = outs
-    return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
+    """Interpret ``jaxpr`` with the NumPy impls: the inner loop of the eager control-flow impls."""
+    return core.eval_jaxpr(jaxpr, consts, *args, bind=_bind_numpy)
 
 
 def _wrap(values, avals) -> list:
@@ -258,7 +255,7 @@ def _cond_partial_eval(trace, args, unknowns, *, branches):
             for k, r in zip(m, outs[n_known:]):
                 slot_vals[k] = r
             # As JAX does: a branch fills the residual slots of the other branches with zeros.
-            return [*outs[:n_known], *[ops.zeros(a) if v is None else v for v, a in zip(slot_vals, slots)]]
+            return [*outs[:n_known], *[hooks.zeros(a) if v is None else v for v, a in zip(slot_vals, slots)]]
 
         return trace_to_jaxpr(fn, known_avals)
 
@@ -285,29 +282,12 @@ def _cond_partial_eval(trace, args, unknowns, *, branches):
     return _merge_outs(known_outs[:n_known], unknown_outs, out_uk)
 
 
-def transpose_closed(closed: ClosedJaxpr, linear: Sequence[bool], ct_zero: Sequence[bool]) -> ClosedJaxpr:
-    """A jaxpr ``(non-linear inputs, nonzero output cotangents) -> cotangents of the linear
-    inputs`` (instantiated); outputs marked in ``ct_zero`` have a symbolic-zero cotangent."""
-    in_avals, out_avals = closed.in_avals, closed.out_avals
-    nonlin_avals = [a for a, lin in zip(in_avals, linear) if not lin]
-    ct_avals = [tangent_aval(a) for a, z in zip(out_avals, ct_zero) if not z]
-
-    def fn(*xs):
-        nonlin, cts = iter(xs[: len(nonlin_avals)]), iter(xs[len(nonlin_avals) :])
-        primals = [UndefinedPrimal(a) if lin else next(nonlin) for a, lin in zip(in_avals, linear)]
-        cts_out = [Zero(tangent_aval(a)) if z else next(cts) for a, z in zip(out_avals, ct_zero)]
-        cts_in = backward_pass(closed.jaxpr, closed.consts, primals, cts_out)
-        return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
-
-    return trace_to_jaxpr(fn, [*nonlin_avals, *ct_avals])
-
-
 def _cond_transpose(cts, index, *ops_, branches):
     if is_undefined_primal(index):
         raise ValueError("cond is not linear in its branch index")
     linear = [is_undefined_primal(a) for a in ops_]
     ct_zero = [type(ct) is Zero for ct in cts]
-    transposed = tuple(transpose_closed(b, linear, ct_zero) for b in branches)
+    transposed = tuple(transpose_jaxpr(b, linear, ct_zero) for b in branches)
     nonlin = [a for a in ops_ if not is_undefined_primal(a)]
     outs = cond_p.bind(index, *nonlin, *[ct for ct in cts if type(ct) is not Zero], branches=transposed)
     it = iter(outs)
@@ -595,11 +575,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
 
 def _loop_variant(jaxpr: Jaxpr, variant_in: set) -> set:
     """Variables of ``jaxpr`` that depend on any of ``variant_in``."""
-    variant = set(variant_in)
-    for eqn in jaxpr.eqns:
-        if any(type(a) is Var and a in variant for a in eqn.invars):
-            variant.update(eqn.outvars)
-    return variant
+    return ir.forward_dependents(jaxpr, variant_in)[0]
 
 
 def _scan_partial_eval(trace, args, unknowns, *, jaxpr, num_consts, num_carry, length, reverse, unroll):
@@ -720,22 +696,22 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     y_avals = [tangent_aval(a) for a, z in zip(jaxpr.out_avals[ncar:], ys_zero) if not z]
     # Carries are linear: the scans in linear programs carry tangents (see NOTE: [scan residuals]).
     linear = [*const_lin, *[True] * ncar, *xs_lin]
-    body_t = transpose_closed(jaxpr, linear, [False] * ncar + ys_zero)
+    body_t = transpose_jaxpr(jaxpr, linear, [False] * ncar + ys_zero)
     n_lc = len(lin_const_avals)
 
     def body(*a):
         res_c, acc, ct_c, ct_y, res_x = _split(a, len(res_consts), n_lc, ncar, len(y_avals))
-        # transpose_closed takes (non-linear consts, non-linear xs, carry cts, nonzero ys cts).
+        # transpose_jaxpr takes (non-linear consts, non-linear xs, carry cts, nonzero ys cts).
         outs = core.eval_jaxpr(body_t.jaxpr, body_t.consts, *res_c, *res_x, *ct_c, *ct_y)
         ct_consts, ct_carry_in, ct_xs = _split(outs, n_lc, ncar)
-        return [*[ops.add_any(x, y) for x, y in zip(acc, ct_consts)], *ct_carry_in, *ct_xs]
+        return [*[hooks.add_any(x, y) for x, y in zip(acc, ct_consts)], *ct_carry_in, *ct_xs]
 
     res_c_avals = [a for a, lin in zip(in_avals[:nc], const_lin) if not lin]
     res_x_avals = [a for a, lin in zip(in_avals[nc + ncar :], xs_lin) if not lin]
     body_closed = trace_to_jaxpr(body, [*res_c_avals, *lin_const_avals, *carry_avals, *y_avals, *res_x_avals])
     outs = scan_p.bind(
         *res_consts,
-        *[ops.zeros(a) for a in lin_const_avals],
+        *[hooks.zeros(a) for a in lin_const_avals],
         *[instantiate(ct) for ct in ct_carry],
         *[ct for ct in ct_ys if type(ct) is not Zero],
         *res_xs,

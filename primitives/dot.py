@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.ad import Zero, instantiate, is_undefined_primal
-from funcgrad.core import Primitive, ShapedArray
+from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ShapedArray
 from primitives import elementwise as ew
 from primitives._rules import aval_of, move_to_front
 from primitives.structure import transpose
@@ -165,6 +166,7 @@ def _batch(axis_size, vals, dims, *, dimension_numbers, preferred_element_type=N
 
 
 dot_general_p = Primitive("dot_general")
+dot_general_p.contraction = True  # what checkpoint's dots_saveable policy keeps
 dot_general_p.def_impl(_impl)
 dot_general_p.def_abstract_eval(_abstract_eval)
 dot_general_p.def_jvp(_jvp)

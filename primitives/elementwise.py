@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import dtypes as _dt
-from funcgrad.ad import Zero, defjvp, defjvp_zero, deflinear, instantiate, is_undefined_primal
-from funcgrad.core import Primitive, ShapedArray
-from funcgrad.kernel_ops import ops
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.ad import Zero, defjvp, defjvp_zero, deflinear, instantiate, is_undefined_primal
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ShapedArray
 from primitives._rules import (
     aval_of,
     coerce_pair,
@@ -335,7 +336,7 @@ def _additive_jvp(primitive, negate_second: bool):
 def _to_shape_of(t, out):
     shape = aval_of(out).shape
     # A scalar operand's tangent is a scalar (NOTE: [elementwise operand contract]).
-    return t if aval_of(t).shape == shape else ops.broadcast_in_dim(t, shape, ())
+    return t if aval_of(t).shape == shape else hooks.broadcast_in_dim(t, shape, ())
 
 
 add_p.def_jvp(_additive_jvp(add_p, negate_second=False))
@@ -398,7 +399,7 @@ def _broadcast_like(t, *operands):
     """``t`` broadcast to the shape of the widest operand (a scalar operand's tangent must take
     the result's shape; see NOTE: [elementwise operand contract])."""
     shape = max((aval_of(o).shape for o in operands), key=len)
-    return t if aval_of(t).shape == shape else ops.broadcast_in_dim(t, shape, ())
+    return t if aval_of(t).shape == shape else hooks.broadcast_in_dim(t, shape, ())
 
 
 rem_p = naryop(
@@ -423,16 +424,16 @@ def _pow_jvp_x(t, x, y):
     # The exponent is made safe first (the double-where trick): x^(y-1) is never evaluated at
     # y == 0, so no inf appears there, at any order of differentiation.
     y_is_zero = eq_p.bind(y, np.zeros((), aval_of(y).dtype))
-    safe_y = select(y_is_zero, ops.full_like(y, 1), y)
+    safe_y = select(y_is_zero, hooks.full_like(y, 1), y)
     jac = mul(safe_y, pow_(x, sub(safe_y, 1)))
-    return mul(t, select(y_is_zero, ops.full_like(jac, 0), jac))
+    return mul(t, select(y_is_zero, hooks.full_like(jac, 0), jac))
 
 
 def _pow_jvp_y(t, x, y):
     # d/dy x^y = log(x) x^y, taken as 0 where x == 0 (the limit for y > 0), never nan.
     is_zero = eq_p.bind(x, np.zeros((), aval_of(x).dtype))
-    safe_x = select(is_zero, ops.full_like(x, 1), x)
-    log_x = select(is_zero, ops.full_like(x, 0), log_p.bind(safe_x))
+    safe_x = select(is_zero, hooks.full_like(x, 1), x)
+    log_x = select(is_zero, hooks.full_like(x, 0), log_p.bind(safe_x))
     return mul(t, mul(log_x, pow_(x, y)))
 
 
@@ -561,7 +562,7 @@ def _select_n_jvp(primals, tangents):
     case_tangents = tangents[1:]
     if all(type(t) is Zero for t in case_tangents):
         return out, Zero.from_primal_value(out)
-    ts = [instantiate(t) if type(t) is not Zero else ops.zeros(t.aval) for t in case_tangents]
+    ts = [instantiate(t) if type(t) is not Zero else hooks.zeros(t.aval) for t in case_tangents]
     return out, select_n_p.bind(which, *ts)
 
 
@@ -569,7 +570,7 @@ def _select_n_transpose(ct, which, *cases):
     if is_undefined_primal(which):
         raise ValueError("select_n is not linear in its predicate")
     ct = instantiate(ct)
-    zeros = ops.zeros(aval_of(ct))
+    zeros = hooks.zeros(aval_of(ct))
     outs = [None]
     for i, c in enumerate(cases):
         if is_undefined_primal(c):
@@ -598,7 +599,7 @@ def _select_n_batch(axis_size, vals, dims):
     lane_shape = aval_of(moved_cases[0]).shape[1:]
     which = to_front(which, wdim, axis_size)
     if aval_of(which).ndim == 1 and lane_shape:
-        which = ops.broadcast_in_dim(which, (axis_size, *lane_shape), (0,))
+        which = hooks.broadcast_in_dim(which, (axis_size, *lane_shape), (0,))
     return select_n_p.bind(which, *moved_cases), 0
 
 
@@ -683,7 +684,7 @@ clamp_p.def_abstract_eval(_clamp_abstract_eval)
 def _masked(t, mask, like):
     """``t`` (broadcast to ``like``'s shape) where ``mask`` holds, else 0."""
     t = _broadcast_like(t, like)
-    return select(mask, t, ops.full_like(t, 0))
+    return select(mask, t, hooks.full_like(t, 0))
 
 
 # As in JAX: x's tangent passes strictly inside (lo < x < hi), lo's where lo > x (and lo < hi),
@@ -708,7 +709,7 @@ def _clamp_batch(axis_size, vals, dims):
             bounds.append(b)
             continue
         b = to_front(b, d, axis_size)
-        bounds.append(b if aval_of(b).shape == shape else ops.broadcast_in_dim(b, shape, (0,)))
+        bounds.append(b if aval_of(b).shape == shape else hooks.broadcast_in_dim(b, shape, (0,)))
     return clamp_p.bind(bounds[0], x, bounds[1]), 0
 
 

@@ -31,10 +31,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from funcgrad import dtypes as _dt
-from funcgrad.ad import Zero, instantiate, is_undefined_primal
-from funcgrad.core import Primitive, ShapedArray
-from funcgrad.kernel_ops import ops
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ShapedArray
 from primitives._rules import aval_of, checked_impl, move_to_front, to_front
 
 # ----------------------------------------------------------------------------------------------
@@ -169,7 +170,7 @@ def _linear_jvp(primitive, linear: tuple[int, ...], tangent_params=None):
 
 
 def _zeros_like_aval(aval):
-    return ops.zeros(ShapedArray(aval.shape, aval.dtype))
+    return hooks.zeros(ShapedArray(aval.shape, aval.dtype))
 
 
 def _window_starts(operand_shape, indices, sizes, index_map, operand_batching, indices_batching, clip):

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.ad import Zero, is_undefined_primal
-from funcgrad.core import Primitive, ShapedArray, Tracer
+from funcgrad.kernel.ad import Zero, is_undefined_primal
+from funcgrad.kernel.core import Primitive, Tracer
+from funcgrad.kernel.ir import ShapedArray
 from primitives import elementwise as ew
 from primitives._rules import aval_of, checked_impl, to_front
 from primitives.gather import (

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import dtypes as _dt
-from funcgrad.ad import Zero, defjvp_zero, deflinear
-from funcgrad.core import Primitive, ShapedArray
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ShapedArray
 from primitives import elementwise as ew
 from primitives._rules import aval_of
 from primitives.sorting import exclusive_cumprod

@@ -3,7 +3,8 @@ during backward instead of having its residuals saved.
 
 Layer: primitives. Imports only the funcgrad kernel.
 
-``checkpoint_p`` carries a closed jaxpr and a saving ``policy``. Its partial-evaluation rule is
+``checkpoint_p`` is a ``CallPrimitive`` of the kernel's call-primitive kit (its JVP and batching
+rules are the kit's) carrying a closed jaxpr and a saving ``policy``. Its partial-evaluation rule is
 where the trade happens: it splits the jaxpr as usual into known (forward) and unknown (tangent)
 parts, then keeps as residuals only the values ``policy`` marks saveable; every other residual is
 recomputed inside the tangent program from the checkpoint's inputs. The backward pass evaluates
@@ -19,9 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from funcgrad import ad, batching, core
-from funcgrad.core import ClosedJaxpr, Jaxpr, Primitive, Var
-from funcgrad.partial_eval import partial_eval_jaxpr
+from funcgrad.kernel import ad, core, ir
+from funcgrad.kernel.callkit import CallPrimitive
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
+from funcgrad.kernel.partial_eval import partial_eval_jaxpr
 
 
 def _nothing_saveable(prim, *avals, **params):
@@ -33,7 +36,7 @@ def _everything_saveable(prim, *avals, **params):
 
 
 def _dots_saveable(prim, *avals, **params):
-    return prim.name == "dot_general"
+    return prim.contraction
 
 
 class checkpoint_policies:
@@ -65,24 +68,7 @@ def resolve_policy(policy) -> Callable:
         ) from None
 
 
-checkpoint_p = Primitive("checkpoint", multiple_results=True)
-checkpoint_p.def_impl(lambda *args, jaxpr, policy: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
-checkpoint_p.def_abstract_eval(lambda *avals, jaxpr, policy: jaxpr.out_avals)
-
-
-def _jvp(primals, tangents, *, jaxpr, policy):
-    nonzeros = [type(t) is not ad.Zero for t in tangents]
-    jvp_closed, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
-    nz = [t for t in tangents if type(t) is not ad.Zero]
-    outs = checkpoint_p.bind(*primals, *nz, jaxpr=jvp_closed, policy=policy)
-    n = len(jaxpr.out_avals)
-    it = iter(outs[n:])
-    return outs[:n], [next(it) if z else ad.Zero.from_primal_value(p) for p, z in zip(outs[:n], out_nz)]
-
-
-def _batch(axis_size, vals, dims, *, jaxpr, policy):
-    batched, out_dims = batching.batch_jaxpr(jaxpr, axis_size, dims, instantiate=False)
-    return checkpoint_p.bind(*vals, jaxpr=batched, policy=policy), out_dims
+checkpoint_p = CallPrimitive("checkpoint")
 
 
 def _transpose(cts, *args, jaxpr, policy):
@@ -135,13 +121,7 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved) -
     kj, uj = known.jaxpr, unknown.jaxpr
     saved_vars = [v for v, s in zip(res_vars, saved) if s]
     cut = set(saved_vars) | set(kj.invars) | set(kj.constvars)
-    needed = {v for v in res_vars if v not in cut}
-    recompute = []
-    for eqn in reversed(kj.eqns):
-        if any(v in needed for v in eqn.outvars) and not all(v in cut for v in eqn.outvars):
-            recompute.append(eqn)
-            needed.update(a for a in eqn.invars if type(a) is Var and a not in cut)
-    recompute.reverse()
+    recompute = ir.backward_dependencies(kj.eqns, res_vars, stop=cut)[1]
     # Rename: the unknown jaxpr's residual inputs are the known jaxpr's residual variables.
     n_res = len(res_vars)
     rename = dict(zip(uj.invars[:n_res], res_vars))
@@ -162,6 +142,7 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved) -
 
 # optimization_barrier: the identity on any number of values, opaque to XLA's optimisations.
 optimization_barrier_p = Primitive("optimization_barrier", multiple_results=True)
+optimization_barrier_p.forwards_operands = True  # output i is input i
 optimization_barrier_p.def_impl(lambda *args: list(args))
 optimization_barrier_p.def_abstract_eval(lambda *avals: list(avals))
 optimization_barrier_p.def_jvp(
@@ -184,8 +165,6 @@ def optimization_barrier(*args):
     return optimization_barrier_p.bind(*args)
 
 
-checkpoint_p.def_jvp(_jvp)
-checkpoint_p.def_batch(_batch)
 checkpoint_p.def_transpose(_transpose)
 checkpoint_p.def_partial_eval(_partial_eval)
 checkpoint_p.is_linear = True  # may appear in linear programs (its transpose handles recompute)

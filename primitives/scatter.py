@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.ad import Zero, instantiate, is_undefined_primal
-from funcgrad.core import Primitive, ShapedArray
-from funcgrad.kernel_ops import ops
+from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ShapedArray
 from primitives import elementwise as ew
 from primitives._rules import aval_of
 from primitives.gather import (
@@ -69,15 +70,15 @@ def _scatter_jvp(primals, tangents, *, dimension_numbers, mode, **flags):
     updates_aval, operand_aval = aval_of(updates), aval_of(operand)
     id_dtype = np.dtype(np.int32 if updates_aval.size < np.iinfo(np.int32).max else np.int64)
     ids = ew.add(reshape(iota(id_dtype, updates_aval.size), updates_aval.shape), np.ones((), id_dtype))
-    no_id = ops.zeros(ShapedArray(operand_aval.shape, id_dtype))
+    no_id = hooks.zeros(ShapedArray(operand_aval.shape, id_dtype))
     scattered_ids = scatter_p.bind(no_id, indices, ids, **params)
     won = ew.eq_p.bind(
         ids, _inverse_gather(scattered_ids, indices, updates_aval.shape, dimension_numbers, mode, 0, flags)
     )
     untouched = ew.eq_p.bind(scattered_ids, np.zeros((), id_dtype))
     t_operand, t_updates = instantiate(t_operand), instantiate(t_updates)
-    t_operand = ew.select(untouched, t_operand, ops.zeros(aval_of(t_operand)))
-    t_updates = ew.select(won, t_updates, ops.zeros(aval_of(t_updates)))
+    t_operand = ew.select(untouched, t_operand, hooks.zeros(aval_of(t_operand)))
+    t_updates = ew.select(won, t_updates, hooks.zeros(aval_of(t_updates)))
     return out, scatter_add_p.bind(t_operand, indices, t_updates, **params)
 
 
@@ -103,7 +104,7 @@ def _scatter_mul_jvp(primals, tangents, *, dimension_numbers, mode, **flags):
                 "scatter_mul gradients with respect to updates are only implemented with "
                 "unique_indices=True (as in JAX); pass unique_indices=True if the indices are unique"
             )
-        zeros = ops.zeros(aval_of(t_operand) if type(t_operand) is not Zero else t_operand.aval)
+        zeros = hooks.zeros(aval_of(t_operand) if type(t_operand) is not Zero else t_operand.aval)
         term = ew.mul(operand, scatter_add_p.bind(zeros, indices, t_updates, **params))
         total = term if type(total) is Zero else ew.add_any_p.bind(total, term)
     return out, total
@@ -142,7 +143,7 @@ def _scatter_extremal_jvp(primitive):
         reached = _inverse_gather(out, indices, aval_of(updates).shape, dimension_numbers, mode, None, flags)
         won = ew.convert(ew.eq_p.bind(updates, reached), dtype)
         kept = ew.convert(ew.eq_p.bind(operand, out), dtype)
-        zeros = ops.zeros(ShapedArray(aval_of(out).shape, dtype))
+        zeros = hooks.zeros(ShapedArray(aval_of(out).shape, dtype))
         count = ew.add(kept, scatter_add_p.bind(zeros, indices, won, **params))
         numerator = ew.mul(instantiate(t_operand), kept)
         numerator = scatter_add_p.bind(numerator, indices, ew.mul(instantiate(t_updates), won), **params)

@@ -22,8 +22,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from funcgrad.ad import Zero, deflinear, jvp_flat
-from funcgrad.core import Primitive, ShapedArray
+from funcgrad.kernel.ad import Zero, deflinear, jvp_flat
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ShapedArray
 from primitives import elementwise as ew
 from primitives._rules import aval_of, checked_impl, to_front
 from primitives.gather import GatherDimensionNumbers, GatherScatterMode, gather_p

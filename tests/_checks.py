@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad
-from funcgrad import core
-from funcgrad import tree_util as tu
+from funcgrad.kernel import ir
+from funcgrad.kernel import tree_util as tu
 
 
 def numerical_jvp(f, args, tangents, eps=1e-6):
@@ -69,4 +69,4 @@ def check_grads(f, args, order=2, rng=None, rtol=1e-4, atol=1e-5):
 
 def typecheck(closed) -> None:
     """Every jaxpr produced by a transformation must pass the type checker."""
-    core.typecheck_jaxpr(closed.jaxpr if isinstance(closed, core.ClosedJaxpr) else closed)
+    ir.typecheck_jaxpr(closed.jaxpr if isinstance(closed, ir.ClosedJaxpr) else closed)

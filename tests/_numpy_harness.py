@@ -26,8 +26,8 @@ from hypothesis.extra import numpy as hnp
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad import tree_util as tu
 from funcgrad.api import jit
+from funcgrad.kernel import tree_util as tu
 from tests._checks import check_grads as _check_grads
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)

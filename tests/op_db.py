@@ -28,7 +28,7 @@ import scipy.special as sp
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from funcgrad.core import Primitive
+from funcgrad.kernel.core import Primitive
 from primitives import bitcast as bc
 from primitives import dot, remat
 from primitives import elementwise as ew

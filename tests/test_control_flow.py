@@ -13,8 +13,8 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 import xla_bridge.runtime as rt
-from funcgrad import core
-from funcgrad import tree_util as tu
+from funcgrad.kernel import ir
+from funcgrad.kernel import tree_util as tu
 from funcgrad.lax import control_flow as lax_control_flow
 from funcgrad.lax.control_flow import ReverseModeWhileLoopError, cond, fori_loop, scan, switch, while_loop
 from funcgrad.lax.control_flow import map as lax_map
@@ -29,7 +29,7 @@ def _eqn_prims(closed) -> set:
     def walk(j):
         for e in j.eqns:
             found.add(e.primitive)
-            for sub in core.jaxprs_in_params(e.params):
+            for sub in ir.jaxprs_in_params(e.params):
                 walk(sub)
 
     walk(closed.jaxpr)

@@ -13,7 +13,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import debug, introspect, testing
 from funcgrad.api import checkpoint, grad, jit, make_jaxpr, vjp
-from funcgrad.pretty import pp_jaxpr
+from funcgrad.kernel.ir import pp_jaxpr
 
 _THIS = open(__file__).read().splitlines()
 
@@ -85,7 +85,7 @@ def test_source_lines_survive_jit_and_nested_grad():
                 e = stack.pop()
                 if e.source_info is not None and e.source_info.file == __file__:
                     seen.add(e.source_info.line)
-                for sub in funcgrad.core.jaxprs_in_params(e.params):
+                for sub in funcgrad.kernel.ir.jaxprs_in_params(e.params):
                     stack.extend(sub.eqns)
         assert line_of("f:sin") in seen, fun
 

@@ -17,9 +17,9 @@ import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad import core
-from funcgrad.array import Array
 from funcgrad.jit import RetraceWarning, jit
+from funcgrad.kernel import core
+from funcgrad.kernel.array import Array
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad import core
+from funcgrad.kernel import core
 from tests._checks import assert_close, check_grads, check_jvp, check_vjp, typecheck
 
 # A few functions with known derivatives: (f, df, domain)

@@ -13,8 +13,8 @@ import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad import core
-from funcgrad import tree_util as tu
+from funcgrad.kernel import core, ir
+from funcgrad.kernel import tree_util as tu
 from tests._checks import typecheck
 
 # ----------------------------------------------------------------------------------------------
@@ -56,14 +56,14 @@ def test_higher_order_equation_prints_inner_jaxpr_indented():
 def test_typecheck_catches_a_wrong_jaxpr():
     j = funcgrad.make_jaxpr(lambda x: fnp.sin(x))(np.ones(3))
     typecheck(j)
-    bad_var = core.Var(core.ShapedArray((4,), np.float64))
+    bad_var = ir.Var(ir.ShapedArray((4,), np.float64))
     eqn = j.jaxpr.eqns[0]
-    broken = core.Jaxpr([], j.jaxpr.invars, [eqn._replace(outvars=[bad_var])], [bad_var])
+    broken = ir.Jaxpr([], j.jaxpr.invars, [eqn._replace(outvars=[bad_var])], [bad_var])
     with pytest.raises(TypeError, match="sin output is f64\\[4\\]"):
-        core.typecheck_jaxpr(broken)
-    unbound = core.Jaxpr([], [], [eqn], eqn.outvars)
+        ir.typecheck_jaxpr(broken)
+    unbound = ir.Jaxpr([], [], [eqn], eqn.outvars)
     with pytest.raises(TypeError, match="before it is defined"):
-        core.typecheck_jaxpr(unbound)
+        ir.typecheck_jaxpr(unbound)
 
 
 def test_eval_jaxpr_roundtrip(rng):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad import tree_util as tu
+from funcgrad.kernel import tree_util as tu
 from tests._checks import assert_close, typecheck
 
 

@@ -19,8 +19,8 @@ import funcgrad
 import funcgrad.numpy as fnp
 import primitives
 import xla_bridge as xb
-from funcgrad import core
-from funcgrad.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
+from funcgrad.kernel import core
+from funcgrad.kernel.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from funcgrad.remat import checkpoint_p
 from primitives import dot as dt
 from primitives import elementwise as ew
@@ -327,7 +327,7 @@ def test_donation_attributes():
 
 
 def test_missing_rule_is_a_clear_error():
-    from funcgrad.core import Primitive
+    from funcgrad.kernel.core import Primitive
 
     p = Primitive("no_lowering_here")
     p.def_impl(lambda x: x)

@@ -8,8 +8,8 @@ import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad import core
 from funcgrad.api import jit
+from funcgrad.kernel import core
 
 AxisError = np.exceptions.AxisError
 

@@ -11,7 +11,7 @@
   (``backward_pass`` calls the transpose rules directly), and each rule's handling of a symbolic
   zero cotangent;
 - every jaxpr made by ``make_jaxpr`` of the op, of its ``grad``, ``grad`` of ``grad``, ``jvp`` and
-  ``vmap`` passes ``funcgrad.core.typecheck_jaxpr``.
+  ``vmap`` passes ``funcgrad.kernel.ir.typecheck_jaxpr``.
 
 Budget: the whole file runs in well under 90 s on 2 cores with ``CI=1`` (the hypothesis ``ci``
 profile in tests/conftest.py); derivative and vmap checks use the fixed samples of
@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 import funcgrad
 import primitives
-from funcgrad import core
-from funcgrad import dtypes as _dt
-from funcgrad.ad import UndefinedPrimal, Zero, backward_pass
+from funcgrad.kernel import core, ir
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.ad import UndefinedPrimal, Zero, backward_pass
 from primitives import elementwise as ew
 from primitives import reductions as red
 from tests import op_db
@@ -90,7 +90,7 @@ def _primitives_in(closed):
     def walk(jaxpr):
         for eqn in jaxpr.eqns:
             found.add(eqn.primitive)
-            for sub in core.jaxprs_in_params(eqn.params):
+            for sub in ir.jaxprs_in_params(eqn.params):
                 walk(sub)
 
     walk(closed.jaxpr)
@@ -277,7 +277,7 @@ def _check_zero_cotangent(primitive, closed):
     env.update((v, np.zeros(v.aval.shape, v.aval.dtype)) for v in jaxpr.invars)
 
     def read(a):
-        return a.val if type(a) is core.Literal else env[a]
+        return a.val if type(a) is ir.Literal else env[a]
 
     for eqn in jaxpr.eqns:
         ins = [read(a) for a in eqn.invars]
@@ -294,7 +294,7 @@ def _check_zero_cotangent(primitive, closed):
         outs = eqn.primitive.bind(*ins, **eqn.params)
         outs = outs if eqn.primitive.multiple_results else [outs]
         env.update(zip(eqn.outvars, outs))
-        if any(type(a) is core.Var and a in linear for a in eqn.invars):
+        if any(type(a) is ir.Var and a in linear for a in eqn.invars):
             linear.update(eqn.outvars)
 
 

@@ -5,9 +5,9 @@ Layer: xla_bridge. May import the funcgrad kernel (``core``, ``array``), the pri
 
 Importing this module registers (dependency inversion, see design.md):
 
-- ``primitives.call.set_jit_impl(jit_call)``: a ``jit`` equation evaluated eagerly compiles its
+- ``jit_impl=jit_call``: a ``jit`` equation evaluated eagerly compiles its
   jaxpr with XLA instead of interpreting it;
-- ``funcgrad.array.device_hooks.to_numpy``: how an ``Array`` backed by a device buffer reads
+- ``device_to_numpy``: how an ``Array`` backed by a device buffer reads
   itself back.
 
 It stays cheap: jaxlib's XLA runtime (``xla_bridge.runtime``) is imported, and the PJRT client
@@ -34,20 +34,22 @@ created, on the first compile, not here.
 # (``Array._buffer``) and reused by later calls. NumPy arrays are mutable and Python scalars have
 # no slot, so they are copied to the device on every call. Outputs are Arrays holding only a
 # buffer (``_value is None``): chained jitted calls never go through the host, and host reads are
-# lazy (``device_hooks.to_numpy``).
+# lazy (the ``device_to_numpy`` registered with the kernel).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from funcgrad import core
-from funcgrad import dtypes as _fdt
-from funcgrad.array import Array, device_hooks
-from primitives import call as _call
+from funcgrad import kernel
+from funcgrad.kernel import core, ir
+from funcgrad.kernel import dtypes as _fdt
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.hooks import hooks
 from xla_bridge.lowering import lower_jaxpr, xla_dtype
 
 __all__ = [
@@ -73,7 +75,7 @@ def runtime():
         # Deferred for import time (``import xla_bridge`` must stay cheap), not to dodge a cycle.
         from xla_bridge import runtime as rt  # noqa: PLC0415
 
-        device_hooks.to_numpy = _make_to_numpy(rt.to_numpy)
+        kernel.register(device_to_numpy=_make_to_numpy(rt.to_numpy))
         _runtime = rt
     return _runtime
 
@@ -100,8 +102,8 @@ def _lazy_to_numpy(buf):
     return runtime().to_numpy(buf)
 
 
-if device_hooks.to_numpy is None:
-    device_hooks.to_numpy = _lazy_to_numpy
+if hooks.device_to_numpy is None:
+    kernel.register(device_to_numpy=_lazy_to_numpy)
 
 
 class Compiled:
@@ -149,7 +151,7 @@ _cache: dict = {}
 _CACHE_SIZE = 1024
 
 
-def compiled(closed: core.ClosedJaxpr, name: str = "main", donated_invars=None, device=None) -> Compiled:
+def compiled(closed: ir.ClosedJaxpr, name: str = "main", donated_invars=None, device=None) -> Compiled:
     """The ``Compiled`` program of ``closed`` (see NOTE: [compiled jit cache]).
 
     >>> import funcgrad, funcgrad.numpy as fnp
@@ -352,7 +354,7 @@ def native_dispatch_available() -> bool:
 
 def _init_native():
     if not _registered:
-        from funcgrad import tree_util as tu  # noqa: PLC0415 - kernel module, import-time cost
+        from funcgrad.kernel import tree_util as tu  # noqa: PLC0415 - kernel module, import-time cost
 
         _registered.append(tu.registry)
     if not _states and native_dispatch_available():
@@ -436,4 +438,4 @@ def forget_donated(args, donated_invars) -> None:
             a._buffer = None
 
 
-_call.set_jit_impl(jit_call)
+kernel.register(jit_impl=jit_call, library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep)

@@ -51,9 +51,10 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import core
-from funcgrad import dtypes as _fdt
-from funcgrad.core import ClosedJaxpr, Jaxpr, Literal, Primitive
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _fdt
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal
 from xla_bridge.dtypes import aval as _interned_aval
 from xla_bridge.dtypes import dense_attr, mlir_element_type
 

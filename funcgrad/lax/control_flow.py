@@ -36,11 +36,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from funcgrad import core
-from funcgrad import dtypes as _dt
-from funcgrad import tree_util as tu
-from funcgrad.core import ClosedJaxpr, Jaxpr, ShapedArray, Var
-from funcgrad.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
+from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
 from funcgrad.remat import checkpoint as _checkpoint
 from primitives import elementwise as ew
 from primitives import structure as st

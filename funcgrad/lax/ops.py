@@ -16,9 +16,9 @@ import enum
 
 import numpy as np
 
-from funcgrad import core
-from funcgrad import dtypes as _dt
-from funcgrad import tree_util as tu
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import asarray, aval, canonicalize_dtype, constant, promote_args
 from primitives import bitcast as bc
 from primitives import dot as dt

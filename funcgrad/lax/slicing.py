@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import dtypes as _dt
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import asarray, aval, constant, select
 from primitives import elementwise as ew
 from primitives import indexing as ix

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from funcgrad import core
-from funcgrad import dtypes as _dt
-from funcgrad.array import Array
+from funcgrad.kernel import core, ir
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
 from primitives import elementwise as ew
 from primitives import structure as st
@@ -31,7 +31,7 @@ _PY_SCALARS = (bool, int, float, complex)
 AxisError = np.exceptions.AxisError
 
 
-def aval(x) -> core.ShapedArray:
+def aval(x) -> ir.ShapedArray:
     """The abstract value (shape, dtype, weak type) of any array-like."""
     return core.get_aval(x)
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from funcgrad import core
-from funcgrad import dtypes as _dt
-from funcgrad.array import Array
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from primitives import elementwise as ew
 
 _PY_SCALARS = (bool, int, float, complex)

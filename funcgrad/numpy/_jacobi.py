@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import core
+from funcgrad.kernel import core
 from funcgrad.numpy._core import aval, constant, select
 from funcgrad.numpy.transcendental import hypot, safe_sqrt
 from primitives import elementwise as ew

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import core
-from funcgrad.array import Array
+from funcgrad import kernel
+from funcgrad.kernel import core
+from funcgrad.kernel.array import Array
 from funcgrad.numpy import (
     contractions,
     indexing,
@@ -180,17 +181,5 @@ _PROPERTIES = {
 }
 
 
-def install(cls) -> None:
-    """Set the operators, methods and properties of ``cls`` (``Array`` or ``Tracer``)."""
-    hash_fn = cls.__dict__.get("__hash__")
-    for name, fn in _METHODS.items():
-        setattr(cls, name, fn)
-    for name, fget in _PROPERTIES.items():
-        setattr(cls, name, property(fget))
-    # Defining __eq__ must not make the classes unhashable in a different way than they chose.
-    if hash_fn is not None:
-        cls.__hash__ = hash_fn
-
-
-for _cls in (Array, core.Tracer):
-    install(_cls)
+# Operators, methods and properties of ``Array`` and of every ``Tracer`` (NOTE: [array methods]).
+kernel.register(array_methods=_METHODS, array_properties=_PROPERTIES)

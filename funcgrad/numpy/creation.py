@@ -15,8 +15,8 @@ import operator
 
 import numpy as np
 
-from funcgrad import dtypes as _dt
-from funcgrad.array import Array
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from funcgrad.numpy._core import (
     asarray,
     aval,

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import core
-from funcgrad import dtypes as _dt
-from funcgrad.array import Array
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from funcgrad.numpy._core import (
     asarray,
     aval,

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from funcgrad import dtypes as _dt
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,

@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-from funcgrad import core
+from funcgrad.kernel import core
 from funcgrad.numpy._core import (
     as_sequence,
     asarray,

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import core
-from funcgrad import dtypes as _dt
-from funcgrad import tree_util as tu
-from funcgrad.batching import vmap_flat
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.batching import vmap_flat
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,

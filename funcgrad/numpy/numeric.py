@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import dtypes as _dt
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,

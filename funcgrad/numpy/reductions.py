@@ -16,7 +16,7 @@ import builtins
 
 import numpy as np
 
-from funcgrad import dtypes as _dt
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import (
     asarray,
     broadcast_args,

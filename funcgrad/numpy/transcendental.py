@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import dtypes as _dt
-from funcgrad.custom_derivatives import custom_jvp
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.numpy._core import (
     aval,
     broadcast_args,

@@ -14,8 +14,8 @@ import builtins
 
 import numpy as np
 
-from funcgrad import dtypes as _dt
-from funcgrad.core import concrete_value
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.core import concrete_value
 from funcgrad.numpy._core import (
     aval,
     broadcast_args,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.custom_derivatives import custom_jvp
+from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.nn import log_softmax, logsumexp, softmax  # noqa: F401 - re-exported as in SciPy
 
 __all__ = [

@@ -14,9 +14,9 @@ raises the same clear error as its eager impl.
 
 from __future__ import annotations
 
-from funcgrad.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
-from primitives.remat import checkpoint_p
+from funcgrad.kernel.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from primitives.call import jit_p
+from primitives.remat import checkpoint_p
 from xla_bridge.lowering import _const_value, aval_type, lower_jaxpr_body, register
 
 

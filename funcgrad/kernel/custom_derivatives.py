@@ -21,12 +21,12 @@ import functools
 import inspect
 from collections.abc import Callable, Sequence
 
-from funcgrad import ad, batching, core
-from funcgrad import tree_util as tu
-from funcgrad.ad import Zero
-from funcgrad.core import Primitive
-from funcgrad.kernel_ops import ops
-from funcgrad.partial_eval import close_over_tracers, trace_to_jaxpr
+from funcgrad.kernel import ad, batching, core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.ad import Zero
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 
 
 def _resolve_args(fun, args, kwargs):
@@ -201,6 +201,8 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
 
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p.call_jaxpr_param = "call_jaxpr"
+custom_jvp_call_p.jaxpr_params = ("call_jaxpr",)
 custom_jvp_call_p.def_impl(
     lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
 )
@@ -365,7 +367,7 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
         )
         # An input that was not batched gets its cotangent summed over the batch.
         return [
-            ops.reduce_sum(o, (0,)) if d is None else batching.move_batch_dim(o, axis_size, 0, d)
+            hooks.reduce_sum(o, (0,)) if d is None else batching.move_batch_dim(o, axis_size, 0, d)
             for o, d in zip(outs, arg_dims)
         ]
 
@@ -378,6 +380,8 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
 
 
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p.call_jaxpr_param = "call_jaxpr"
+custom_vjp_call_p.jaxpr_params = ("call_jaxpr",)
 custom_vjp_call_p.def_impl(
     lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
 )
@@ -404,6 +408,7 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
 
 
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
+custom_lin_p.jaxpr_params = ("bwd",)  # carries the backward function of a custom_vjp
 custom_lin_p.def_impl(_custom_lin_impl)
 custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **_: list(out_avals))
 custom_lin_p.def_transpose(_custom_lin_transpose)

@@ -20,18 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from funcgrad import core
-from funcgrad import dtypes as _dt
-from funcgrad.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Tracer, Var
-from funcgrad.kernel_ops import ops
-from funcgrad.partial_eval import (
-    PartialEvalTrace,
-    dce_jaxpr_consts,
-    eval_jaxpr_with_source,
-    source_info_config,
-    trace_to_jaxpr,
-    user_source_info,
-)
+from funcgrad.kernel import core, ir
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.core import Tracer, source_info_config, user_source_info
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
+from funcgrad.kernel.partial_eval import PartialEvalTrace, dce_jaxpr_consts, trace_to_jaxpr
 
 # ----------------------------------------------------------------------------------------------
 # Symbolic zeros
@@ -59,7 +53,7 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 def instantiate(t):
     """Materialise a symbolic zero; other values pass through."""
-    return ops.zeros(t.aval) if type(t) is Zero else t
+    return hooks.zeros(t.aval) if type(t) is Zero else t
 
 
 def add_tangents(x, y):
@@ -67,7 +61,7 @@ def add_tangents(x, y):
         return y
     if type(y) is Zero:
         return x
-    return ops.add_any(x, y)
+    return hooks.add_any(x, y)
 
 
 class UndefinedPrimal:
@@ -106,7 +100,7 @@ def defjvp(primitive: core.Primitive, *rules: Callable | None) -> None:
             if rule is None or type(t) is Zero:
                 continue
             contribution = rule(t, *primals, **params)
-            total = contribution if total is None else ops.add_any(total, contribution)
+            total = contribution if total is None else hooks.add_any(total, contribution)
         if total is None:
             total = Zero.from_primal_value(out)
         return out, total
@@ -125,7 +119,7 @@ def defjvp_ans(primitive: core.Primitive, *rules: Callable | None) -> None:
             if rule is None or type(t) is Zero:
                 continue
             contribution = rule(t, out, *primals, **params)
-            total = contribution if total is None else ops.add_any(total, contribution)
+            total = contribution if total is None else hooks.add_any(total, contribution)
         return out, Zero.from_primal_value(out) if total is None else total
 
     primitive.def_jvp(jvp)
@@ -342,15 +336,8 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
 
 
 def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
-    primal_env: dict[Var, Any] = {}
-    linear: set[Var] = set()
-    for v, c in zip(jaxpr.constvars, consts):
-        primal_env[v] = c
-    for v, a in zip(jaxpr.invars, args):
-        if is_undefined_primal(a):
-            linear.add(v)
-        else:
-            primal_env[v] = a
+    primal_env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
+    primal_env.update((v, a) for v, a in zip(jaxpr.invars, args) if not is_undefined_primal(a))
 
     def read_primal(a):
         if type(a) is Literal:
@@ -359,11 +346,11 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
             return UndefinedPrimal(a.aval)
         return primal_env[a]
 
+    seeds = [v for v, a in zip(jaxpr.invars, args) if is_undefined_primal(a)]
+    linear, reads_linear = ir.forward_dependents(jaxpr, seeds, per_operand=False)
     linear_eqns = []
-    for eqn in jaxpr.eqns:
-        # Literals are hashable and never in `linear`, so no type test is needed here.
-        if any(a in linear for a in eqn.invars):
-            linear.update(eqn.outvars)
+    for eqn, is_linear in zip(jaxpr.eqns, reads_linear):
+        if is_linear:
             linear_eqns.append(eqn)
         else:
             config.override = eqn.source_info or prev
@@ -378,7 +365,7 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
     def write_ct(v, ct):
         if type(v) is Var and type(ct) is not Zero and ct is not None:
             prev = ct_env.get(v)
-            ct_env[v] = ct if prev is None else ops.add_any(prev, ct)
+            ct_env[v] = ct if prev is None else hooks.add_any(prev, ct)
 
     for v, ct in zip(jaxpr.outvars, cotangents):
         if type(v) is Var and v in linear:
@@ -435,35 +422,39 @@ def jvp_jaxpr(
         primals, tangents = args[: len(in_avals)], iter(args[len(in_avals) :])
         tans = [next(tangents) if nz else Zero(tangent_aval(a)) for a, nz in zip(in_avals, nonzeros)]
         outs_p, outs_t = jvp_flat(
-            lambda *xs: eval_jaxpr_with_source(closed.jaxpr, closed.consts, *xs), primals, tans
+            lambda *xs: core.eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tans
         )
         nz_out = [type(t) is not Zero or inst for t, inst in zip(outs_t, instantiate)]
         out_nonzeros_box.append(nz_out)
         # (`instantiate` is the parameter here, so materialise zeros directly.)
         return [
             *outs_p,
-            *[ops.zeros(t.aval) if type(t) is Zero else t for t, nz in zip(outs_t, nz_out) if nz],
+            *[hooks.zeros(t.aval) if type(t) is Zero else t for t, nz in zip(outs_t, nz_out) if nz],
         ]
 
     closed_jvp = trace_to_jaxpr(traced, [*in_avals, *tan_avals])
     return closed_jvp, out_nonzeros_box[0]
 
 
-def transpose_jaxpr(closed: ClosedJaxpr, linear: Sequence[bool]) -> ClosedJaxpr:
-    """A jaxpr mapping ``(non-linear inputs..., output cotangents...)`` to cotangents of the linear
-    inputs (zeros instantiated)."""
-    in_avals = closed.in_avals
-    out_avals = closed.out_avals
+def transpose_jaxpr(
+    closed: ClosedJaxpr, linear: Sequence[bool], ct_zero: Sequence[bool] | None = None
+) -> ClosedJaxpr:
+    """A jaxpr ``(non-linear inputs..., nonzero output cotangents...) -> cotangents of the linear
+    inputs`` (zeros instantiated). Outputs marked in ``ct_zero`` have a symbolic-zero cotangent and
+    take no input (default: every cotangent is an input)."""
+    in_avals, out_avals = closed.in_avals, closed.out_avals
+    ct_zero = [False] * len(out_avals) if ct_zero is None else list(ct_zero)
     nonlin_avals = [a for a, lin in zip(in_avals, linear) if not lin]
+    ct_avals = [tangent_aval(a) for a, z in zip(out_avals, ct_zero) if not z]
 
     def traced(*args):
-        nonlin, cts = args[: len(nonlin_avals)], args[len(nonlin_avals) :]
-        it = iter(nonlin)
-        primals = [UndefinedPrimal(a) if lin else next(it) for a, lin in zip(in_avals, linear)]
-        cts_in = backward_pass(closed.jaxpr, closed.consts, primals, list(cts))
+        nonlin, cts = iter(args[: len(nonlin_avals)]), iter(args[len(nonlin_avals) :])
+        primals = [UndefinedPrimal(a) if lin else next(nonlin) for a, lin in zip(in_avals, linear)]
+        cts_out = [Zero(tangent_aval(a)) if z else next(cts) for a, z in zip(out_avals, ct_zero)]
+        cts_in = backward_pass(closed.jaxpr, closed.consts, primals, cts_out)
         return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
 
-    return trace_to_jaxpr(traced, [*nonlin_avals, *[tangent_aval(a) for a in out_avals]])
+    return trace_to_jaxpr(traced, [*nonlin_avals, *ct_avals])
 
 
 def dce(closed: ClosedJaxpr) -> ClosedJaxpr:

@@ -1,6 +1,6 @@
 """``funcgrad.Array``: the one public array type.
 
-Layer: kernel (bottom). Imports only numpy.
+Layer: kernel (bottom). Imports numpy and ``funcgrad.kernel.hooks``.
 
 An Array is immutable and holds its value in host memory (a NumPy array), in a device buffer
 (produced by a jitted call), or both. Conversions are lazy and cached: a device-backed Array becomes
@@ -11,22 +11,16 @@ chain on device without host round trips.
 # NOTE: [array methods]
 # Operators (``+``, ``@``, ``[]``) and methods (``.sum()``, ``.reshape()``, ``.at[]``) of Array and
 # of Tracer are NumPy-surface functions. The kernel cannot import the surface, so
-# ``funcgrad.numpy`` installs them on both classes when it is imported (``funcgrad.api`` imports it,
-# so every public entry point has them).
+# ``funcgrad.numpy`` registers them with the kernel (``funcgrad.kernel.register``, NOTE: [kernel
+# registration]) when it is imported (``funcgrad.api`` imports it, so every public entry point has
+# them).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-
-class _DeviceHooks:
-    """Filled by ``xla_bridge`` at import (dependency inversion): how to read a device buffer."""
-
-    to_numpy = None  # (buffer) -> np.ndarray
-
-
-device_hooks = _DeviceHooks()
+from funcgrad.kernel.hooks import hooks
 
 
 class Array:
@@ -65,10 +59,19 @@ class Array:
         self.weak_type = weak_type
         return self
 
+    @classmethod
+    def _from_buffer(cls, buffer, weak_type: bool = False) -> Array:
+        """An Array backed only by a device buffer (read back to the host lazily)."""
+        self = object.__new__(cls)
+        self._value = None
+        self._buffer = buffer
+        self.weak_type = weak_type
+        return self
+
     def _numpy(self) -> np.ndarray:
         value = self._value
         if value is None:
-            value = device_hooks.to_numpy(self._buffer)
+            value = hooks.device_to_numpy(self._buffer)
             self._value = value
         return value
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from funcgrad import core
-from funcgrad.core import ClosedJaxpr, ShapedArray, Tracer
-from funcgrad.kernel_ops import ops
-from funcgrad.partial_eval import trace_to_jaxpr
+from funcgrad.kernel import core
+from funcgrad.kernel.core import Tracer
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ClosedJaxpr, ShapedArray
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
 
 class BatchTracer(Tracer):
@@ -119,8 +120,8 @@ def move_batch_dim(x, axis_size: int, src: int | None, dst: int | None):
         raise ValueError(f"vmap: out_axes={dst} is out of range for an output of rank {ndim}")
     dst = dst % ndim
     if src is None:
-        return ops.broadcast_batch(x, axis_size, dst)
-    return x if src == dst else ops.moveaxis(x, src, dst)
+        return hooks.broadcast_batch(x, axis_size, dst)
+    return x if src == dst else hooks.moveaxis(x, src, dst)
 
 
 def batch_jaxpr(

@@ -22,7 +22,7 @@ Two traces share one jaxpr builder:
 # NOTE: [source info of re-interpreted equations]
 # Each staged equation records the user's line (``user_source_info``: the innermost frame outside
 # the library). When a transformation re-interprets an existing equation (``backward_pass``
-# transposing it, ``eval_jaxpr_with_source`` inside ``partial_eval_jaxpr``/``jvp_jaxpr``), the
+# transposing it, ``core.eval_jaxpr`` inside ``partial_eval_jaxpr``/``jvp_jaxpr``), the
 # Python stack no longer shows the user's line, so the interpreter puts the equation's
 # ``source_info`` in ``source_info_config.override`` and every equation staged meanwhile inherits
 # it: the backward program's equations point at the forward line they differentiate. The override
@@ -31,59 +31,15 @@ Two traces share one jaxpr builder:
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from funcgrad import core
-from funcgrad.array import Array
-from funcgrad.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Tracer, Var
-
-# ----------------------------------------------------------------------------------------------
-# Source locations
-
-
-_KERNEL_DIRS: tuple[str, ...] = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
-
-
-class _SourceInfoConfig:
-    # Linearize stages many small equations on the eager grad path; their source lines are only
-    # read by the debugging tools (memory_report, check_finite), which switch this on. (Under a
-    # staging trace linearize records them anyway: see ``PartialEvalTrace``.)
-    in_linearize = False
-    # See NOTE: [source info of re-interpreted equations].
-    override: core.SourceInfo | None = None
-    # How many ``backward_pass`` calls are running (check_finite labels equations "backward").
-    backward_depth = 0
-
-
-source_info_config = _SourceInfoConfig()
-
-
-def register_library_dir(path: str) -> None:
-    """Frames from files under ``path`` are library frames, skipped when recording source lines."""
-    global _KERNEL_DIRS
-    _KERNEL_DIRS = (*_KERNEL_DIRS, path)
-
-
-def user_source_info() -> core.SourceInfo | None:
-    """The innermost frame outside the library: the user's line that created an equation (or the
-    line of the equation being re-interpreted, see NOTE: [source info of re-interpreted
-    equations])."""
-    override = source_info_config.override
-    if override is not None:
-        return override
-    frame = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_KERNEL_DIRS) and "<frozen" not in filename:
-            return core.SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
-        frame = frame.f_back
-    return None
-
+from funcgrad.kernel import core, ir
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.core import Tracer, source_info_config, user_source_info
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 
 # ----------------------------------------------------------------------------------------------
 # The builder
@@ -203,19 +159,11 @@ class StagingTrace(core.Trace):
         names = self.builder.arg_names
         if not names:
             return ""
-        deps = _input_dependencies(self.builder, tracer.var)
+        deps = ir.backward_dependencies(self.builder.eqns, [tracer.var])[0]
         named = [names[v] for v in self.builder.invars if v in deps and v in names]
         if not named:
             return ""
         return f"\nThe value depends on the argument{'s' if len(named) > 1 else ''} " + ", ".join(named) + "."
-
-
-def _input_dependencies(builder: JaxprBuilder, var: Var) -> set:
-    needed = {var}
-    for eqn in reversed(builder.eqns):
-        if any(v in needed for v in eqn.outvars):
-            needed.update(a for a in eqn.invars if type(a) is Var)
-    return needed
 
 
 class PartialEvalTrace(StagingTrace):
@@ -257,28 +205,6 @@ def _under_staging(trace) -> bool:
     return False
 
 
-def eval_jaxpr_with_source(jaxpr: Jaxpr, consts: Sequence[Any], *args) -> list[Any]:
-    """``core.eval_jaxpr`` for transformations that re-stage a jaxpr: equations staged while an
-    equation is interpreted inherit its source line (NOTE: [source info of re-interpreted
-    equations])."""
-    env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
-    env.update(zip(jaxpr.invars, args))
-    config = source_info_config
-    prev = config.override
-    try:
-        for eqn in jaxpr.eqns:
-            config.override = eqn.source_info or prev
-            ins = [a.val if type(a) is Literal else env[a] for a in eqn.invars]
-            outs = eqn.primitive.bind(*ins, **eqn.params)
-            if eqn.primitive.multiple_results:
-                env.update(zip(eqn.outvars, outs))
-            else:
-                env[eqn.outvars[0]] = outs
-    finally:
-        config.override = prev
-    return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
-
-
 # ----------------------------------------------------------------------------------------------
 # Tracing Python to jaxprs
 
@@ -300,14 +226,7 @@ def trace_to_jaxpr(
 
 def dce_jaxpr_consts(jaxpr: Jaxpr, consts: Sequence[Any]) -> tuple[Jaxpr, list]:
     """Drop equations whose outputs are unused (and constants nothing reads)."""
-    live = {v for v in jaxpr.outvars if type(v) is Var}
-    kept = []
-    for eqn in reversed(jaxpr.eqns):
-        if not any(v in live for v in eqn.outvars):
-            continue
-        kept.append(eqn)
-        live.update(a for a in eqn.invars if type(a) is Var)
-    kept.reverse()
+    live, kept = ir.backward_dependencies(jaxpr.eqns, jaxpr.outvars)
     constvars, new_consts = [], []
     for v, c in zip(jaxpr.constvars, consts):
         if v in live:
@@ -370,7 +289,7 @@ def partial_eval_jaxpr(
             unknown_args = [pe_trace.new_arg(a) for a, uk in zip(in_avals, unknowns) if uk]
             it_known, it_unknown = iter(known_args), iter(unknown_args)
             args = [next(it_unknown) if uk else next(it_known) for uk in unknowns]
-            outs = eval_jaxpr_with_source(closed.jaxpr, closed.consts, *args)
+            outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
             out_unknowns = [pe_trace.is_unknown(o) or inst for o, inst in zip(outs, instantiate)]
             unknown_outs = [o for o, uk in zip(outs, out_unknowns) if uk]
             unknown_closed = pe_trace.builder.build(pe_trace, unknown_args, unknown_outs)

@@ -1,0 +1,70 @@
+"""The kernel: the IR, tracing, the transformations, pytrees, dtypes and the ``Array`` type.
+
+Layer: kernel (bottom). Modules under ``funcgrad/kernel/`` import numpy, ml_dtypes, jaxlib's
+standalone pytree extension and each other -- never ``primitives``, ``xla_bridge`` or any surface
+module (the import-linter contract in pyproject.toml, checked by a test).
+
+- ``ir``: avals, Var/Literal/JaxprEqn/Jaxpr/ClosedJaxpr, the type checker, the printer
+- ``core``: ``Primitive``, traces and tracers, the current trace, ``eval_jaxpr``, source lines
+- ``partial_eval``: staging Python to jaxprs, partial evaluation
+- ``ad``: jvp, linearize, transposition; ``batching``: vmap
+- ``callkit``: the rules of primitives that carry a jaxpr (jit, checkpoint, ...), dependency sweeps
+- ``custom_derivatives``: custom_jvp / custom_vjp
+- ``tree_util``, ``dtypes``, ``array``; ``hooks``: what the upper layers registered
+
+The upper layers hand the kernel what it needs through ``register`` (NOTE: [kernel registration]
+in ``hooks.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from funcgrad.kernel import core as _core
+from funcgrad.kernel.array import Array as _Array
+from funcgrad.kernel.hooks import _PROVIDERS, hooks
+
+
+def register(
+    *,
+    array_ops: dict[str, Callable] | None = None,
+    jit_impl: Callable | None = None,
+    device_to_numpy: Callable | None = None,
+    library_dir: str | None = None,
+    array_methods: dict[str, Callable] | None = None,
+    array_properties: dict[str, Callable] | None = None,
+) -> None:
+    """Hand the kernel what an upper layer provides (NOTE: [kernel registration]).
+
+    - ``array_ops``: the array operations the transformations need (``primitives``);
+    - ``jit_impl``: how an eager ``jit`` call runs (``xla_bridge``; until then it is interpreted);
+    - ``device_to_numpy``: how a device-backed ``Array`` reads its buffer (``xla_bridge``);
+    - ``library_dir``: a directory whose frames are library code, skipped in source lines;
+    - ``array_methods`` / ``array_properties``: operators, methods and properties installed on
+      ``Array`` and on every ``Tracer`` (the NumPy surface).
+
+    >>> import funcgrad.kernel as kernel
+    >>> kernel.hooks.add_any is not None  # registered by the catalog (imported by the doctests)
+    True
+    """
+    if array_ops:
+        unknown = set(array_ops) - set(_PROVIDERS)
+        if unknown:
+            raise TypeError(f"register: unknown kernel array operations {sorted(unknown)}")
+        for name, fn in array_ops.items():
+            setattr(hooks, name, fn)
+    if jit_impl is not None:
+        hooks.jit_impl = jit_impl
+    if device_to_numpy is not None:
+        hooks.device_to_numpy = device_to_numpy
+    if library_dir is not None and library_dir not in hooks.library_dirs:
+        hooks.library_dirs = (*hooks.library_dirs, library_dir)
+    for cls in (_Array, _core.Tracer):
+        own_hash = cls.__dict__.get("__hash__")
+        for name, fn in (array_methods or {}).items():
+            setattr(cls, name, fn)
+        for name, fget in (array_properties or {}).items():
+            setattr(cls, name, property(fget))
+        # Defining __eq__ must not make the classes unhashable in a different way than they chose.
+        if own_hash is not None:
+            cls.__hash__ = own_hash

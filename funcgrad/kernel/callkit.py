@@ -1,0 +1,167 @@
+"""The call-primitive kit: the rules of a primitive that calls a jaxpr, written once.
+
+Layer: kernel. Imports ``core``, ``ir``, ``ad``, ``batching`` and ``partial_eval``.
+
+A call primitive (``jit``, ``checkpoint``, and any later primitive that runs a staged sub-program
+as a unit) carries a ``ClosedJaxpr`` in its ``jaxpr`` parameter. Each of its rules transforms that
+jaxpr and binds the primitive again on the result, so a transformation of the call stays one call:
+``grad(jit(f))`` is a jit of the JVP, then a jit of the transposed linear part.
+
+The kit's parts live where their subject lives; this module puts them together:
+
+- one interpreter, ``core.eval_jaxpr(jaxpr, consts, *args, bind=...)`` (pluggable ``bind``);
+- one forward sweep, ``ir.forward_dependents``, and one backward sweep,
+  ``ir.backward_dependencies``;
+- the jaxpr-to-jaxpr transformations ``ad.jvp_jaxpr``, ``ad.transpose_jaxpr`` (with symbolic-zero
+  cotangents), ``batching.batch_jaxpr`` and ``partial_eval.partial_eval_jaxpr``, memoised per
+  source jaxpr here (NOTE: [derived jaxpr cache]);
+- ``CallPrimitive``: a primitive with all of those rules. A call primitive with a twist overrides
+  one rule (``checkpoint`` its partial evaluation and transpose, ``jit`` its impl).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from funcgrad.kernel import core
+from funcgrad.kernel.ad import Zero, is_undefined_primal, jvp_jaxpr, transpose_jaxpr
+from funcgrad.kernel.batching import batch_jaxpr
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.partial_eval import partial_eval_jaxpr
+
+
+class DerivedJaxprs:
+    """Memoise a jaxpr-to-jaxpr transformation per (source jaxpr object, flags).
+
+    # NOTE: [derived jaxpr cache]
+    # Jaxprs are immutable, and ``funcgrad.jit`` reuses its traced jaxpr objects, so the JVP,
+    # partial-evaluation, transpose and batched programs derived from one are the same every
+    # call. Reusing the derived objects lets ``grad(jit(f))`` skip re-tracing them and lets the
+    # compiled-executable cache (keyed by jaxpr object) hit. Entries keep their source jaxpr alive,
+    # so an ``id`` is never reused while its entry exists.
+    """
+
+    def __init__(self, fn, capacity: int = 512):
+        self.fn = fn
+        self.capacity = capacity
+        self.entries: dict = {}
+
+    def __call__(self, closed, *flags):
+        key = (id(closed), *flags)
+        hit = self.entries.get(key)
+        if hit is not None and hit[0] is closed:
+            return hit[1]
+        out = self.fn(closed, *flags)
+        if len(self.entries) >= self.capacity:
+            self.entries.pop(next(iter(self.entries)))  # oldest first
+        self.entries[key] = (closed, out)
+        return out
+
+
+derived_jvp = DerivedJaxprs(lambda closed, nonzeros: jvp_jaxpr(closed, list(nonzeros), instantiate=False))
+derived_transpose = DerivedJaxprs(
+    lambda closed, linear, ct_zero: transpose_jaxpr(closed, list(linear), list(ct_zero))
+)
+derived_batch = DerivedJaxprs(
+    lambda closed, axis_size, dims: batch_jaxpr(closed, axis_size, list(dims), instantiate=False)
+)
+derived_partial_eval = DerivedJaxprs(
+    lambda closed, unknowns: partial_eval_jaxpr(closed, list(unknowns), instantiate=False)
+)
+
+
+def _same_params(params: dict, jaxpr, derivation: str, n_args: int) -> dict:
+    return {**params, "jaxpr": jaxpr}
+
+
+class CallPrimitive(Primitive):
+    """A primitive that calls the ``ClosedJaxpr`` in its ``jaxpr`` parameter, with every rule.
+
+    ``derive_params(params, new_jaxpr, derivation, n_args)`` gives the parameters of a derived
+    call (``derivation`` is "jvp", "transpose", "batch", "known" or "unknown"; ``n_args`` its
+    argument count); by default only ``jaxpr`` changes.
+
+    >>> from funcgrad.kernel import ir
+    >>> p = CallPrimitive("my_call")
+    >>> p.call_jaxpr_param, p.jaxpr_params
+    ('jaxpr', ('jaxpr',))
+    """
+
+    def __init__(self, name: str, derive_params: Callable = _same_params):
+        super().__init__(name, multiple_results=True)
+        self.derive_params = derive_params
+        self.call_jaxpr_param = "jaxpr"
+        self.jaxpr_params = ("jaxpr",)
+        self.def_impl(lambda *args, jaxpr, **_: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
+        self.def_abstract_eval(self._abstract_eval)
+        self.def_jvp(self._jvp)
+        self.def_transpose(self._transpose)
+        self.def_batch(self._batch)
+        self.def_partial_eval(self._partial_eval)
+
+    def _abstract_eval(self, *avals, jaxpr, **params):
+        expected = jaxpr.in_avals
+        if len(avals) != len(expected):
+            raise TypeError(f"{self.name} call expects {len(expected)} arguments, got {len(avals)}")
+        for i, (a, e) in enumerate(zip(avals, expected)):
+            if (a.shape, a.dtype) != (e.shape, e.dtype):
+                raise TypeError(
+                    f"{self.name} call: argument {i} is {a.str_short()} but the called program "
+                    f"expects {e.str_short()}"
+                )
+        return jaxpr.out_avals
+
+    def _derived(self, params, jaxpr, derivation, n_args):
+        return self.derive_params(params, jaxpr, derivation, n_args)
+
+    def _jvp(self, primals, tangents, *, jaxpr, **params):
+        nonzeros = tuple(type(t) is not Zero for t in tangents)
+        jvp_closed, out_nonzeros = derived_jvp(jaxpr, nonzeros)
+        args = [*primals, *(t for t in tangents if type(t) is not Zero)]
+        outs = self.bind(*args, **self._derived({**params, "jaxpr": jaxpr}, jvp_closed, "jvp", len(args)))
+        n = len(jaxpr.out_avals)
+        out_primals, nz_outs = outs[:n], iter(outs[n:])
+        return out_primals, [
+            next(nz_outs) if nz else Zero.from_primal_value(p) for p, nz in zip(out_primals, out_nonzeros)
+        ]
+
+    def _transpose(self, cts, *args, jaxpr, **params):
+        linear = tuple(is_undefined_primal(a) for a in args)
+        ct_zero = tuple(type(ct) is Zero for ct in cts)
+        transposed = derived_transpose(jaxpr, linear, ct_zero)
+        call_args = [
+            *(a for a in args if not is_undefined_primal(a)),
+            *(c for c in cts if type(c) is not Zero),
+        ]
+        params = self._derived({**params, "jaxpr": jaxpr}, transposed, "transpose", len(call_args))
+        outs = iter(self.bind(*call_args, **params))
+        return [next(outs) if lin else None for lin in linear]
+
+    def _batch(self, axis_size, vals, dims, *, jaxpr, **params):
+        batched, out_dims = derived_batch(jaxpr, axis_size, tuple(dims))
+        return self.bind(
+            *vals, **self._derived({**params, "jaxpr": jaxpr}, batched, "batch", len(vals))
+        ), out_dims
+
+    def _partial_eval(self, trace, args, unknowns, *, jaxpr, **params):
+        params = {**params, "jaxpr": jaxpr}
+        known, unknown, out_unknowns, num_res = derived_partial_eval(jaxpr, tuple(unknowns))
+        known_args = [a for a, uk in zip(args, unknowns) if not uk]
+        with core.set_current_trace(trace.parent):
+            known_outs = self.bind(*known_args, **self._derived(params, known, "known", len(known_args)))
+        n_known = len(known_outs) - num_res
+        unknown_args = [*known_outs[n_known:], *(a for a, uk in zip(args, unknowns) if uk)]
+        unknown_params = self._derived(params, unknown, "unknown", len(unknown_args))
+        unknown_outs = trace.stage(self, unknown_args, unknown_params)
+        it_known, it_unknown = iter(known_outs[:n_known]), iter(unknown_outs)
+        return [next(it_unknown) if uk else next(it_known) for uk in out_unknowns]
+
+
+__all__ = [
+    "CallPrimitive",
+    "DerivedJaxprs",
+    "derived_batch",
+    "derived_jvp",
+    "derived_partial_eval",
+    "derived_transpose",
+]

@@ -1,0 +1,529 @@
+"""Primitives and the trace machinery: Primitive, Trace/Tracer, the current trace, eval_jaxpr.
+
+Layer: kernel (bottom). Imports numpy and the kernel modules ``ir``, ``dtypes``, ``array`` and
+``hooks``.
+
+Every value a transformation sees is either a concrete value (an ``Array``, a NumPy array or a
+Python scalar) or a ``Tracer`` owned by one ``Trace``. ``Primitive.bind`` hands the primitive to the
+*current* trace (context-based dispatch, as in JAX 0.10 and Autodidax2):
+
+# NOTE: [current trace]
+# There is one current trace at any time. Each trace has a ``parent`` (the trace that was current
+# when it was created) and a unique ``tag``. A trace processes a primitive by unpacking its own
+# tracers, treating every other value as a constant, and binding the rule's work on its parent
+# (``with set_current_trace(self.parent)``). Because each trace only unpacks *its own* tracers,
+# nested derivatives of closures cannot confuse their perturbations. A tracer whose trace has
+# finished (``trace.alive`` is False) and that is used later is a leaked tracer and raises
+# ``UnexpectedTracerError`` instead of computing a wrong answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+# NOTE: [IEEE special values]
+# Eager mode returns what XLA returns -- inf, -inf, nan -- without NumPy's RuntimeWarnings (as
+# JAX does): ``log(0)`` is -inf, not a warning. ``np.errstate`` costs ~2.5 µs per primitive, so the
+# eager interpreter sets NumPy's floating-point-error context variable directly (~0.2 µs), falling
+# back to errstate if a future NumPy moves that private name.
+try:
+    from numpy._core import _ufunc_config as _np_ufunc_config
+    from numpy._core import umath as _np_umath
+
+    _FP_ERRORS = _np_ufunc_config._extobj_contextvar
+    _FP_QUIET = _np_umath._make_extobj(all="ignore")
+except (ImportError, AttributeError):  # pragma: no cover - other NumPy versions
+
+    class _ErrstateVar:
+        """The same interface over ``np.errstate``."""
+
+        def set(self, _):
+            state = np.errstate(all="ignore")
+            state.__enter__()
+            return state
+
+        def reset(self, state):
+            state.__exit__(None, None, None)
+
+    _FP_ERRORS, _FP_QUIET = _ErrstateVar(), None
+
+import os
+import sys
+
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, SourceInfo, Var
+
+# ----------------------------------------------------------------------------------------------
+# Abstract values of concrete inputs
+
+
+def _python_scalar_aval(x) -> ShapedArray:
+    return ShapedArray((), _dt.python_scalar_dtype(x), weak_type=True)
+
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def get_aval(x) -> ShapedArray:
+    """The abstract value of any array-like accepted as a primitive input."""
+    if isinstance(x, Tracer):
+        return x.aval
+    t = type(x)
+    if t is Array:
+        v = x._value
+        if v is not None:
+            return ShapedArray(v.shape, v.dtype, x.weak_type)
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    if t is np.ndarray or isinstance(x, np.ndarray | np.generic):
+        return ShapedArray(x.shape, x.dtype)
+    if isinstance(x, Array):
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    if isinstance(x, _PY_SCALARS):
+        return _python_scalar_aval(x)
+    if hasattr(x, "__array__") or isinstance(x, list | tuple):
+        arr = np.asarray(x)
+        if arr.dtype == object:
+            raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid array.")
+        return ShapedArray(arr.shape, arr.dtype)
+    raise TypeError(
+        f"Value {x!r} of type {type(x).__name__} is not a valid funcgrad array type. "
+        "Pass a funcgrad Array, a NumPy array or a Python scalar."
+    )
+
+
+def is_array_like(x) -> bool:
+    return isinstance(x, (Tracer, Array, np.ndarray, np.generic, *_PY_SCALARS))
+
+
+# ----------------------------------------------------------------------------------------------
+# Primitives
+
+
+class Primitive:
+    """A primitive operation and all of its rules.
+
+    Rules are attached with decorator methods, so a primitive is declared in one place::
+
+        sin_p = Primitive("sin")
+        sin_p.def_impl(np.sin)
+        sin_p.def_abstract_eval(lambda x: x)
+
+    Rule signatures (Autodidax's vocabulary):
+
+    - ``impl(*values, **params)``: NumPy evaluation.
+    - ``abstract_eval(*avals, **params)``: output aval(s); checks shapes and dtypes.
+    - ``jvp(primals, tangents, **params) -> (primals_out, tangents_out)``; tangents may be ``Zero``.
+    - ``transpose(cts, *args, **params) -> list``: for linear primitives; undefined (linear) inputs
+      are ``UndefinedPrimal``; returns one cotangent (or ``None``/``Zero``) per input.
+    - ``batch(axis_size, values, dims, **params) -> (out, out_dims)``; a dim of ``None`` is unbatched.
+    - ``partial_eval`` (optional, higher-order primitives): see ``partial_eval.py``.
+    """
+
+    multiple_results = False
+
+    def __init__(self, name: str, *, multiple_results: bool = False):
+        self.name = name
+        self.multiple_results = multiple_results
+        self.impl = None
+        self.abstract_eval = None
+        self.jvp = None
+        self.transpose = None
+        self.batch = None
+        self.partial_eval = None
+        self.is_linear = False
+        self.not_differentiable = False
+        self.impl_takes_arrays = False
+        # A rule deciding the weak_type of eager results (see NOTE: [weak types]); default: the
+        # result is weak when all inputs are weak and the dtype did not change.
+        self.weak_type_rule = None
+        # Facts other layers ask about a primitive (never by its name string):
+        # - ``call_jaxpr_param``: the parameter holding the jaxpr of a call-like primitive whose
+        #   impl is "evaluate that jaxpr" (jit, checkpoint, custom_jvp_call, ...): the debugging
+        #   tools step into it equation by equation, introspection follows values through it.
+        # - ``jaxpr_params``: the parameters that hold jaxprs (set by the call-primitive kit and
+        #   the control-flow primitives); such primitives are tested by their own suites, not by
+        #   the array-level op_db.
+        # - ``forwards_operands``: output i is input i (an identity barrier): dependency sweeps
+        #   follow each operand to its own output instead of to all of them.
+        # - ``contraction``: a matrix-product-like contraction (``dot_general``), the values
+        #   checkpoint's ``dots_saveable`` policy keeps.
+        self.call_jaxpr_param: str | None = None
+        self.jaxpr_params: tuple[str, ...] = ()
+        self.forwards_operands = False
+        self.contraction = False
+
+    def __repr__(self):
+        return self.name
+
+    def bind(self, *args, **params):
+        return _state.trace.process_primitive(self, args, params)
+
+    def def_impl(self, f):
+        self.impl = f
+        return f
+
+    def def_abstract_eval(self, f):
+        self.abstract_eval = f
+        return f
+
+    def def_jvp(self, f):
+        self.jvp = f
+        return f
+
+    def def_transpose(self, f):
+        self.transpose = f
+        return f
+
+    def def_batch(self, f):
+        self.batch = f
+        return f
+
+    def def_partial_eval(self, f):
+        self.partial_eval = f
+        return f
+
+
+# ----------------------------------------------------------------------------------------------
+# Traces and tracers
+
+
+class UnexpectedTracerError(Exception):
+    """A tracer was used after the transformation that created it had finished."""
+
+
+class ConcretizationTypeError(TypeError):
+    """A traced value was used where a concrete Python value is required."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()``/``if`` on a traced value."""
+
+
+class Trace:
+    """A transformation in progress. Subclasses implement ``process_primitive``."""
+
+    _tags = itertools.count()
+
+    def __init__(self, parent: Trace | None):
+        self.parent = parent
+        self.level = 0 if parent is None else parent.level + 1
+        self.tag = next(Trace._tags)
+        self.alive = True
+
+    def process_primitive(self, primitive: Primitive, args, params):
+        raise NotImplementedError
+
+    def is_ancestor_of(self, other: Trace) -> bool:
+        t = other
+        while t is not None:
+            if t is self:
+                return True
+            t = t.parent
+        return False
+
+    def __repr__(self):
+        return f"{type(self).__name__}(level={self.level}, tag={self.tag})"
+
+
+def check_foreign_tracer(trace: Trace, x: Tracer):
+    """``x`` is not ``trace``'s own tracer: it must belong to a live enclosing trace."""
+    owner = x._trace
+    if not owner.alive or not owner.is_ancestor_of(trace):
+        raise UnexpectedTracerError(_leak_message(x))
+
+
+def _leak_message(x: Tracer) -> str:
+    return (
+        f"Encountered an unexpected tracer {x.aval.str_short()} from a "
+        f"{type(x._trace).__name__.replace('Trace', '').lower() or 'finished'} transformation that "
+        "has already finished (or that belongs to an unrelated transformation). A traced value "
+        "escaped its function, most often by being stored in a global, a closure cell, an object "
+        "attribute or a list during a grad/vmap/jit call and used afterwards. Return values from "
+        "the transformed function instead of storing them."
+    )
+
+
+class EvalTrace(Trace):
+    """The root trace: evaluate each primitive now, with its NumPy ``impl``."""
+
+    def process_primitive(self, primitive, args, params):
+        if primitive.impl_takes_arrays:
+            # Higher-order primitives (jit) receive Arrays as they are, so device buffers stay on
+            # the device instead of being read back to NumPy.
+            return primitive.impl(*args, **params)
+        vals = []
+        weak = True
+        for a in args:
+            t = type(a)
+            if t is Array:
+                vals.append(a._numpy())
+                weak = weak and a.weak_type
+            elif t is np.ndarray:
+                vals.append(a)
+                weak = False
+            elif isinstance(a, Tracer):
+                raise UnexpectedTracerError(_leak_message(a))
+            elif t in _PY_SCALARS:
+                vals.append(a)
+            else:
+                vals.append(a)
+                weak = False
+        if primitive.impl is None:
+            raise NotImplementedError(f"primitive '{primitive.name}' has no impl rule")
+        token = _FP_ERRORS.set(_FP_QUIET)
+        try:
+            out = primitive.impl(*vals, **params)
+        finally:
+            _FP_ERRORS.reset(token)
+        if primitive.multiple_results:
+            return [wrap_result(o, False) for o in out]
+        if weak and args:
+            rule = primitive.weak_type_rule
+            weak = rule(params) if rule is not None else _same_dtype_as_first(out, args[0])
+        return wrap_result(out, weak)
+
+
+def _same_dtype_as_first(out, first) -> bool:
+    first_dtype = first.dtype if isinstance(first, Array) else _dt.python_scalar_dtype(first)
+    return np.asarray(out).dtype == first_dtype
+
+
+def wrap_result(x, weak_type: bool = False) -> Any:
+    """Wrap an eager NumPy result as a public ``Array`` (primitive impls return NumPy)."""
+    if type(x) is Array or isinstance(x, Tracer):
+        return x
+    return Array._from_owned(np.asarray(x), weak_type)
+
+
+class _TraceState(threading.local):
+    def __init__(self):
+        self.trace: Trace = EvalTrace(None)
+
+
+_state = _TraceState()
+
+
+def current_trace() -> Trace:
+    return _state.trace
+
+
+class set_current_trace:
+    """Context manager making ``trace`` current; restores the previous trace on exit."""
+
+    __slots__ = ("trace", "prev")
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def __enter__(self):
+        self.prev = _state.trace
+        _state.trace = self.trace
+        return self.trace
+
+    def __exit__(self, *exc):
+        _state.trace = self.prev
+
+
+class new_trace:
+    """Create a trace of ``cls`` whose parent is the current trace, make it current, and mark it
+    dead on exit (so its tracers can no longer be used; see NOTE: [current trace])."""
+
+    __slots__ = ("cls", "args", "trace", "prev")
+
+    def __init__(self, cls, *args):
+        self.cls = cls
+        self.args = args
+
+    def __enter__(self):
+        self.prev = _state.trace
+        self.trace = self.cls(self.prev, *self.args)
+        _state.trace = self.trace
+        return self.trace
+
+    def __exit__(self, *exc):
+        _state.trace = self.prev
+        self.trace.alive = False
+
+
+class Tracer:
+    """A value being traced by ``_trace``. Arithmetic and methods are those of ``Array``."""
+
+    __array_priority__ = 1000
+    __slots__ = ("_trace",)
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object (a 0-d traced array)")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __bool__(self):
+        raise TracerBoolConversionError(self._concretization_message("bool()", "if/while/and/or"))
+
+    def __float__(self):
+        raise ConcretizationTypeError(self._concretization_message("float()", "float(x)"))
+
+    def __int__(self):
+        raise ConcretizationTypeError(self._concretization_message("int()", "int(x)"))
+
+    def __complex__(self):
+        raise ConcretizationTypeError(self._concretization_message("complex()", "complex(x)"))
+
+    def __index__(self):
+        raise ConcretizationTypeError(
+            self._concretization_message("__index__", "using it as an index or size")
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        raise ConcretizationTypeError(
+            self._concretization_message("numpy.asarray()", "converting it to a NumPy array")
+        )
+
+    def item(self):
+        raise ConcretizationTypeError(self._concretization_message("item()", "x.item()"))
+
+    def tolist(self):
+        raise ConcretizationTypeError(self._concretization_message("tolist()", "x.tolist()"))
+
+    def _concretization_message(self, what: str, usage: str) -> str:
+        origin = self._trace.describe_origin(self) if hasattr(self._trace, "describe_origin") else ""
+        return (
+            f"Abstract tracer value encountered where a concrete value is expected: {what} was "
+            f"called on a traced array {self.aval.str_short()} ({usage}) inside "
+            f"{self._trace.describe() if hasattr(self._trace, 'describe') else 'a transformation'}."
+            f"{origin}\nA traced value has no concrete value while the function is being "
+            "transformed. Fixes: mark the argument static (jit(f, static_argnums=...)) if it is a "
+            "configuration value; use funcgrad.lax.cond / funcgrad.lax.while_loop for control flow "
+            "on traced values; use funcgrad.numpy.where to select between values."
+        )
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: traced array {self.aval.str_short()}")
+
+
+# Operators of Array and Tracer are installed by the surface (funcgrad.numpy) at import time:
+# the kernel cannot import the surface (see design.md, dependency inversion).
+
+
+# ----------------------------------------------------------------------------------------------
+# Helpers used across transformations
+
+
+def concrete_value(x):
+    """The NumPy value of ``x`` if it is concrete, else ``None``."""
+    if isinstance(x, Tracer):
+        return None
+    if isinstance(x, Array):
+        return x._numpy()
+    return np.asarray(x)
+
+
+# ----------------------------------------------------------------------------------------------
+# Source lines of staged equations (NOTE: [source info of re-interpreted equations])
+
+
+class _SourceInfoConfig:
+    # Linearize stages many small equations on the eager grad path; their source lines are only
+    # read by the debugging tools (memory_report, check_finite), which switch this on. (Under a
+    # staging trace linearize records them anyway: see ``PartialEvalTrace``.)
+    in_linearize = False
+    # See NOTE: [source info of re-interpreted equations].
+    override: SourceInfo | None = None
+    # How many ``backward_pass`` calls are running (check_finite labels equations "backward").
+    backward_depth = 0
+
+
+source_info_config = _SourceInfoConfig()
+
+# Frames from the funcgrad package (and from directories the other layers register) are library
+# frames, skipped when recording the user's line.
+_FUNCGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_source_info() -> SourceInfo | None:
+    """The innermost frame outside the library: the user's line that created an equation (or the
+    line of the equation being re-interpreted, see NOTE: [source info of re-interpreted
+    equations])."""
+    override = source_info_config.override
+    if override is not None:
+        return override
+    library = (_FUNCGRAD_DIR, *hooks.library_dirs)
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(library) and "<frozen" not in filename:
+            return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# Interpreting a jaxpr
+
+
+def bind_equation(primitive: Primitive, args, params):
+    """The default of ``eval_jaxpr``'s ``bind``: bind on the current trace."""
+    return primitive.bind(*args, **params)
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args, bind=bind_equation) -> list[Any]:
+    """Interpret ``jaxpr``: ``bind(primitive, inputs, params)`` for each equation, in order.
+
+    The default binds each primitive on the current trace, so evaluating a jaxpr under a
+    transformation transforms it. Equations staged meanwhile inherit the source line of the
+    equation being interpreted (NOTE: [source info of re-interpreted equations]). Other
+    interpreters pass their own ``bind`` (the eager control-flow loops call the NumPy impls).
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> cj = funcgrad.make_jaxpr(fnp.sin)(1.0)
+    >>> float(eval_jaxpr(cj.jaxpr, cj.consts, 0.0)[0])
+    0.0
+    """
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"eval_jaxpr: expected {len(jaxpr.invars)} arguments, got {len(args)}")
+    env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    config = source_info_config
+    prev = config.override
+    try:
+        for eqn in jaxpr.eqns:
+            config.override = eqn.source_info or prev
+            outs = bind(
+                eqn.primitive, [a.val if type(a) is Literal else env[a] for a in eqn.invars], eqn.params
+            )
+            if eqn.primitive.multiple_results:
+                env.update(zip(eqn.outvars, outs))
+            else:
+                env[eqn.outvars[0]] = outs
+    finally:
+        config.override = prev
+    return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
+
+
+def eval_closed(closed: ClosedJaxpr, *args, bind=bind_equation) -> list[Any]:
+    """``eval_jaxpr`` of a closed jaxpr."""
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args, bind=bind)

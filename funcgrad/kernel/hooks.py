@@ -1,0 +1,54 @@
+"""What the layers above hand the kernel, held in one place (filled through ``kernel.register``).
+
+Layer: kernel. Imports nothing.
+
+# NOTE: [kernel registration]
+# The kernel may not import the catalog, the bridge or the surface (design.md), yet it needs a
+# little from each: its transformations need a few array operations (materialised zeros, adding
+# cotangents, moving a batch axis -- the catalog's primitives), an eager ``jit`` call needs a
+# compiler and a device-backed ``Array`` needs a way to read itself back (the bridge), source
+# lines need to know which files are library code (every layer), and ``Array``/``Tracer`` need
+# their operators and methods (the NumPy surface). Each upper layer hands these over once, at
+# import time, through the one function ``funcgrad.kernel.register``; kernel code reads them here.
+# Until an entry is registered, reading it raises an error that says which import provides it.
+"""
+
+from __future__ import annotations
+
+# What provides each entry, for the error raised when it is missing.
+_PROVIDERS = {
+    "add_any": "primitives",
+    "zeros": "primitives",
+    "full_like": "primitives",
+    "moveaxis": "primitives",
+    "broadcast_batch": "primitives",
+    "broadcast_in_dim": "primitives",
+    "reduce_sum": "primitives",
+    "sum_to_scalar": "primitives",
+}
+
+
+class KernelHooks:
+    """The registered entries. Array operations (``add_any(x, y)``, ``zeros(aval)``,
+    ``full_like(x, v)``, ``moveaxis(x, src, dst)``, ``broadcast_batch(x, size, dim)``,
+    ``broadcast_in_dim``, ``reduce_sum``, ``sum_to_scalar``) come from ``primitives``;
+    ``jit_impl`` and ``device_to_numpy`` from ``xla_bridge``; ``library_dirs`` from any layer."""
+
+    def __init__(self):
+        self.jit_impl = None  # (*args, jaxpr, name, donated_invars) -> list; None: interpret
+        self.device_to_numpy = None  # (buffer) -> np.ndarray
+        self.library_dirs: tuple[str, ...] = ()
+
+    def __getattr__(self, name):
+        # Only reached for entries that are not registered yet.
+        if name.startswith("__") or name not in _PROVIDERS:
+            # Protocol probes (inspect.unwrap's __wrapped__, copy, pickle) must see a plain
+            # AttributeError, or doctest collection of any module importing ``hooks`` crashes.
+            raise AttributeError(name)
+        raise RuntimeError(
+            f"funcgrad kernel operation '{name}' is not registered: import {_PROVIDERS[name]} "
+            "(`import funcgrad.numpy` or `import primitives` does) before transforming functions."
+        )
+
+
+hooks = KernelHooks()

@@ -1,0 +1,396 @@
+"""The IR: abstract values, Var/Literal/JaxprEqn/Jaxpr/ClosedJaxpr, the type checker and the printer.
+
+Layer: kernel (bottom). Imports only numpy and ``funcgrad.kernel.dtypes``.
+
+A jaxpr is a typed SSA program of primitive equations. Primitives themselves (with their rules and
+``bind``) live in ``core``, beside the traces that ``bind`` dispatches to; the IR only refers to
+them as values, so this module imports nothing of the trace machinery.
+
+The printer gives stable, deterministic text that reads like JAX's::
+
+    { lambda ; a:f64[3]. let
+        b:f64[3] = sin a
+        c:f64[] = reduce_sum[axes=(0,)] b
+      in (c,) }
+
+Names are given in order of first appearance (a, b, ..., z, ba, bb, ...) and continue into inner
+jaxprs of higher-order equations, which print indented inside their parameter list.
+"""
+
+from __future__ import annotations
+
+import itertools
+import string
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from funcgrad.kernel import dtypes as _dt
+
+# ----------------------------------------------------------------------------------------------
+# Abstract values
+
+
+class ShapedArray:
+    """The abstract value of an array: shape, dtype and whether its dtype is weak.
+
+    >>> ShapedArray((3,), np.float32).str_short()
+    'f32[3]'
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        # Fast path: shapes from NumPy are already tuples of ints (this is on the eager hot path).
+        self.shape = shape if type(shape) is tuple else tuple(int(d) for d in shape)
+        self.dtype = dtype if type(dtype) is np.dtype or isinstance(dtype, np.dtype) else np.dtype(dtype)
+        self.weak_type = weak_type
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def str_short(self) -> str:
+        return f"{_dt.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self) -> ShapedArray:
+        return ShapedArray(self.shape, self.dtype, False) if self.weak_type else self
+
+    def __eq__(self, other):
+        return (
+            type(other) is ShapedArray
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        return f"ShapedArray({self.str_short()}{', weak_type=True' if self.weak_type else ''})"
+
+
+# ----------------------------------------------------------------------------------------------
+# The IR
+
+
+class Var:
+    """A variable of a jaxpr, known by identity; names are given only when printing."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Var({self.aval.str_short()})"
+
+
+class Literal:
+    """A scalar constant written inline in a jaxpr (``mul b 2.0:f64[]``)."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval: ShapedArray):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Literal({self.val})"
+
+
+Atom = Var | Literal
+
+
+class SourceInfo(NamedTuple):
+    """Where the user's code created an equation: file, line and function."""
+
+    file: str
+    line: int
+    function: str
+
+    def __str__(self):
+        return f"{self.file}:{self.line} ({self.function})"
+
+
+class JaxprEqn(NamedTuple):
+    primitive: Primitive
+    invars: list[Atom]
+    params: dict[str, Any]
+    outvars: list[Var]
+    source_info: SourceInfo | None = None
+
+
+class Jaxpr:
+    """A typed program: ``{ lambda constvars ; invars. let eqns in (outvars) }``."""
+
+    __slots__ = ("constvars", "invars", "eqns", "outvars")
+
+    def __init__(self, constvars, invars, eqns, outvars):
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.eqns = list(eqns)
+        self.outvars = list(outvars)
+
+    in_avals = property(lambda self: [v.aval for v in self.invars])
+    out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+    def __str__(self):
+        return pp_jaxpr(self)
+
+    __repr__ = __str__
+
+
+class ClosedJaxpr:
+    """A jaxpr together with the values of its constvars. ``str()`` prints like JAX."""
+
+    __slots__ = ("jaxpr", "consts")
+
+    def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]):
+        assert len(jaxpr.constvars) == len(consts), (len(jaxpr.constvars), len(consts))
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    eqns = property(lambda self: self.jaxpr.eqns)
+
+    def __str__(self):
+        return str(self.jaxpr)
+
+    __repr__ = __str__
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(str(self))
+
+
+def typecheck_atom(env: set, a: Atom):
+    if type(a) is Literal:
+        return a.aval
+    if a not in env:
+        raise TypeError(f"jaxpr typecheck: variable {a} used before it is defined")
+    return a.aval
+
+
+def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
+    """Check that every equation's output avals equal its primitive's abstract eval.
+
+    Raises ``TypeError`` naming the equation on the first mismatch; used by the tests on every
+    jaxpr a transformation produces.
+    """
+    env: set = set()
+    for v in itertools.chain(jaxpr.constvars, jaxpr.invars):
+        if v in env:
+            raise TypeError(f"jaxpr typecheck: variable {v} bound twice")
+        env.add(v)
+    for eqn in jaxpr.eqns:
+        in_avals = [typecheck_atom(env, a) for a in eqn.invars]
+        out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
+        outs = out if eqn.primitive.multiple_results else [out]
+        if len(outs) != len(eqn.outvars):
+            raise TypeError(f"jaxpr typecheck: {eqn.primitive} returns {len(outs)} values")
+        for v, aval in zip(eqn.outvars, outs):
+            if (v.aval.shape, v.aval.dtype) != (aval.shape, aval.dtype):
+                raise TypeError(
+                    f"jaxpr typecheck: {eqn.primitive} output is {v.aval.str_short()} but its "
+                    f"abstract eval gives {aval.str_short()}"
+                )
+            if v in env:
+                raise TypeError(f"jaxpr typecheck: variable {v} bound twice")
+            env.add(v)
+        for sub in jaxprs_in_params(eqn.params):
+            typecheck_jaxpr(sub)
+    for a in jaxpr.outvars:
+        typecheck_atom(env, a)
+
+
+def jaxprs_in_params(params) -> list[Jaxpr]:
+    """Inner jaxprs of a higher-order equation (jit, cond branches, scan body, ...)."""
+    out = []
+    for v in params.values():
+        for item in v if isinstance(v, tuple | list) else (v,):
+            if isinstance(item, ClosedJaxpr):
+                out.append(item.jaxpr)
+            elif isinstance(item, Jaxpr):
+                out.append(item)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# The printer
+
+_RESERVED = frozenset({"in", "let", "if", "do"})
+_WIDTH = 100  # JAX uses 80; 100 keeps two-equation programs on one line, as the spec example shows
+
+
+class _Names:
+    """Names variables in order of first appearance, skipping words of the printed syntax."""
+
+    def __init__(self):
+        self.names: dict[Var, str] = {}
+        self.count = 0
+
+    def __call__(self, v: Var) -> str:
+        name = self.names.get(v)
+        if name is None:
+            name = _nth_name(self.count)
+            self.count += 1
+            while name in _RESERVED:
+                name = _nth_name(self.count)
+                self.count += 1
+            self.names[v] = name
+        return name
+
+
+def _nth_name(n: int) -> str:
+    letters = string.ascii_lowercase
+    s = ""
+    while True:
+        s = letters[n % 26] + s
+        n = n // 26
+        if n == 0:
+            return s
+        # After 'z' comes 'ba' (not 'aa'), like JAX.
+
+
+def _binder(names, v) -> str:
+    return f"{names(v)}:{v.aval.str_short()}"
+
+
+def _atom(names, a) -> str:
+    if type(a) is Literal:
+        return f"{_literal_str(a.val)}:{a.aval.str_short()}"
+    return names(a)
+
+
+def _literal_str(val) -> str:
+    v = np.asarray(val)
+    if v.dtype == np.bool_:
+        return str(bool(v))
+    if v.dtype.kind in "iu":
+        return str(int(v))
+    if v.dtype.kind == "f":
+        return repr(float(v))
+    return str(v.item())
+
+
+def _param_str(value, names, indent: int, source_info: bool) -> str:
+    if isinstance(value, ClosedJaxpr | Jaxpr):
+        jaxpr = value.jaxpr if isinstance(value, ClosedJaxpr) else value
+        return _pp(jaxpr, names, indent, source_info)
+    if isinstance(value, tuple) and value and isinstance(value[0], ClosedJaxpr | Jaxpr):
+        inner = [_param_str(v, names, indent + 2, source_info) for v in value]
+        pad = " " * (indent + 2)
+        return "(\n" + "".join(f"{pad}{s}\n" for s in inner) + " " * indent + ")"
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return np.dtype(value).name
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    return str(value)
+
+
+def _pp_eqn(eqn: JaxprEqn, names, indent: int, source_info: bool) -> str:
+    lhs = " ".join(_binder(names, v) for v in eqn.outvars) or "_"
+    rhs_args = " ".join(_atom(names, a) for a in eqn.invars)
+    params = sorted(eqn.params.items())
+    has_jaxpr = any(jaxprs_in_params({k: v}) for k, v in params)
+    if not params:
+        head = eqn.primitive.name
+    elif has_jaxpr:
+        # Higher-order equations print their parameters one per line, inner jaxprs indented.
+        pad = " " * (indent + 2)
+        body = "".join(f"{pad}{k}={_param_str(v, names, indent + 2, source_info)}\n" for k, v in params)
+        head = f"{eqn.primitive.name}[\n{body}{' ' * indent}]"
+    else:
+        head = (
+            f"{eqn.primitive.name}["
+            + " ".join(f"{k}={_param_str(v, names, indent, source_info)}" for k, v in params)
+            + "]"
+        )
+    line = f"{lhs} = {head} {rhs_args}".rstrip()
+    if source_info and eqn.source_info is not None:
+        line += f"  # {eqn.source_info}"
+    return line
+
+
+def _pp(jaxpr: Jaxpr, names: _Names, indent: int, source_info: bool) -> str:
+    consts = " ".join(_binder(names, v) for v in jaxpr.constvars)
+    ins = " ".join(_binder(names, v) for v in jaxpr.invars)
+    eqns = [_pp_eqn(e, names, indent + 4, source_info) for e in jaxpr.eqns]
+    outs = " ".join(_atom(names, a) for a in jaxpr.outvars)
+    outs = f"({outs},)" if len(jaxpr.outvars) == 1 else f"({outs})"
+    head = f"{{ lambda {consts}; {ins}. let"
+    # Like JAX's layout: a jaxpr that fits on one line is printed on one line.
+    one_line = f"{head} {'; '.join(eqns)} in {outs} }}"
+    if indent + len(one_line) <= _WIDTH and not any("\n" in e or "  #" in e for e in eqns):
+        return one_line
+    pad = " " * (indent + 4)
+    body = "".join(f"\n{pad}{e}" for e in eqns)
+    return f"{head}{body}\n{' ' * (indent + 2)}in {outs} }}"
+
+
+def pp_jaxpr(jaxpr: Jaxpr, *, source_info: bool = False) -> str:
+    """The text of ``jaxpr``; with ``source_info=True`` each equation ends in ``# file:line``.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> print(pp_jaxpr(funcgrad.make_jaxpr(fnp.sin)(1.0).jaxpr))
+    { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
+    """
+    return _pp(jaxpr, _Names(), 0, source_info)
+
+
+# ----------------------------------------------------------------------------------------------
+# Dependency sweeps
+
+
+def forward_dependents(jaxpr: Jaxpr, seeds, *, per_operand: bool = True) -> tuple[set, list[bool]]:
+    """The variables of ``jaxpr`` that depend on any of ``seeds``, and for each equation whether
+    it reads one of them: the one forward sweep behind the backward pass (which equations are
+    linear), loop-variance analysis and the drawn graph.
+
+    With ``per_operand``, a primitive that ``forwards_operands`` (an identity barrier) makes only
+    the outputs of dependent operands dependent; otherwise any dependent input makes every output
+    dependent (what transposition needs: such an equation is transposed as a whole).
+    """
+    dependent = set(seeds)
+    reads = []
+    for eqn in jaxpr.eqns:
+        # Literals are hashable and never among the seeds, so no type test is needed.
+        hit = False
+        for a in eqn.invars:
+            if a in dependent:
+                hit = True
+                break
+        reads.append(hit)
+        if not hit:
+            continue
+        if per_operand and eqn.primitive.forwards_operands:
+            dependent.update(o for a, o in zip(eqn.invars, eqn.outvars) if a in dependent)
+        else:
+            dependent.update(eqn.outvars)
+    return dependent, reads
+
+
+def backward_dependencies(eqns, outputs, stop=frozenset()) -> tuple[set, list]:
+    """The variables ``outputs`` are computed from through ``eqns`` (not looking past variables
+    in ``stop``), and the equations that compute them, in order: the one backward sweep behind
+    dead-code elimination, checkpoint's recomputation and "which argument does this value come
+    from" in error messages."""
+    needed = {v for v in outputs if type(v) is Var and v not in stop}
+    used = []
+    for eqn in reversed(eqns):
+        if any(v in needed for v in eqn.outvars):
+            used.append(eqn)
+            needed.update(a for a in eqn.invars if type(a) is Var and a not in stop)
+    used.reverse()
+    return needed, used

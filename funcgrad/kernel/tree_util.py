@@ -1,0 +1,232 @@
+"""Pytrees: nested tuples, lists, dicts, None, namedtuples, dataclasses and registered nodes.
+
+Layer: kernel. Imports only the standard library and jaxlib's C++ pytree extension.
+
+# NOTE: [pytree registry]
+# Flattening is on the hot path of every transformation (and of jit dispatch), so it uses jaxlib's
+# C++ pytree registry (~1 µs per flatten), through a registry instance of our own: types registered
+# here are not registered with JAX and vice versa. This module is the one place outside
+# ``xla_bridge`` that imports jaxlib, and it imports only the standalone pytree extension, not
+# XLA.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from jaxlib._jax import pytree as _pytree
+
+__all__ = [
+    "DictKey",
+    "FlattenedIndexKey",
+    "GetAttrKey",
+    "PyTreeDef",
+    "SequenceKey",
+    "all_leaves",
+    "broadcast_prefix",
+    "keystr",
+    "register_dataclass",
+    "register_pytree_node",
+    "register_pytree_node_class",
+    "register_pytree_with_keys",
+    "tree_all",
+    "tree_flatten",
+    "tree_flatten_with_path",
+    "tree_leaves",
+    "tree_leaves_with_path",
+    "tree_map",
+    "tree_map_with_path",
+    "tree_reduce",
+    "tree_structure",
+    "tree_unflatten",
+    "treedef_is_leaf",
+    "treedef_tuple",
+]
+
+registry = _pytree.PyTreeRegistry(
+    enable_none=True, enable_tuple=True, enable_namedtuple=True, enable_list=True, enable_dict=True
+)
+
+PyTreeDef = _pytree.PyTreeDef
+SequenceKey = _pytree.SequenceKey
+DictKey = _pytree.DictKey
+GetAttrKey = _pytree.GetAttrKey
+FlattenedIndexKey = _pytree.FlattenedIndexKey
+
+
+def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
+    """Leaves and structure of ``tree`` (dict keys are visited in sorted order).
+
+    >>> tree_flatten({"w": [1, 2], "b": None})
+    ([1, 2], PyTreeDef({'b': None, 'w': [*, *]}))
+    """
+    return registry.flatten(tree, is_leaf)
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
+    """Rebuild a tree of structure ``treedef`` from ``leaves``.
+
+    >>> leaves, treedef = tree_flatten((1, [2, 3]))
+    >>> tree_unflatten(treedef, [x * 10 for x in leaves])
+    (10, [20, 30])
+    """
+    return treedef.unflatten(leaves)
+
+
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
+    """The leaves of ``tree`` in flattening order: ``tree_leaves({'a': 1, 'b': (2, 3)}) == [1, 2, 3]``."""
+    return registry.flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    """The structure of ``tree``: ``tree_structure((1, 2))`` is ``PyTreeDef((*, *))``."""
+    return registry.flatten(tree, is_leaf)[1]
+
+
+def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Apply ``f`` leafwise; ``rest`` must have ``tree``'s structure (or extend it).
+
+    >>> tree_map(lambda x, y: x + y, {"a": 1, "b": 2}, {"a": 10, "b": 20})
+    {'a': 11, 'b': 22}
+    """
+    leaves, treedef = registry.flatten(tree, is_leaf)
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Callable | None = None):
+    """``([(key_path, leaf), ...], treedef)``; key paths are tuples of Sequence/Dict/GetAttr keys."""
+    return registry.flatten_with_path(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: Callable | None = None) -> list:
+    """``[(key_path, leaf), ...]``: ``tree_leaves_with_path({'a': [5]})`` pairs ``5`` with
+    ``(DictKey('a'), SequenceKey(0))``."""
+    return registry.flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None) -> Any:
+    """Like ``tree_map`` but ``f(key_path, leaf, *others)``."""
+    pairs, treedef = registry.flatten_with_path(tree, is_leaf)
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten(f(kp, x, *xs) for (kp, x), *xs in zip(pairs, *others))
+
+
+def keystr(path: tuple) -> str:
+    """Readable text of a key path: ``keystr((DictKey('w'), SequenceKey(0)))`` is ``"['w'][0]"``."""
+    out = []
+    for k in path:
+        if isinstance(k, SequenceKey):
+            out.append(f"[{k.idx}]")
+        elif isinstance(k, DictKey):
+            out.append(f"[{k.key!r}]")
+        elif isinstance(k, GetAttrKey):
+            out.append(f".{k.name}")
+        elif isinstance(k, FlattenedIndexKey):
+            out.append(f"[<flat index {k.key}>]")
+        else:
+            out.append(f"[{k!r}]")
+    return "".join(out)
+
+
+def tree_reduce(f: Callable, tree: Any, initializer: Any = ..., is_leaf=None) -> Any:
+    """``functools.reduce`` over the leaves: ``tree_reduce(operator.add, [1, (2, 3)]) == 6``."""
+    leaves = tree_leaves(tree, is_leaf)
+    return functools.reduce(f, leaves) if initializer is ... else functools.reduce(f, leaves, initializer)
+
+
+def tree_all(tree: Any) -> bool:
+    """``all`` over the leaves."""
+    return all(tree_leaves(tree))
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    return treedef.num_nodes == 1 and treedef.num_leaves == 1
+
+
+def treedef_tuple(treedefs) -> PyTreeDef:
+    """The structure of a tuple whose children have structures ``treedefs``."""
+    return _pytree.treedef_tuple(registry, list(treedefs))
+
+
+def all_leaves(xs: Iterable[Any]) -> bool:
+    return _pytree.all_leaves(registry, xs)
+
+
+def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable) -> None:
+    """Register ``nodetype``: ``flatten_func(x) -> (children, aux)``,
+    ``unflatten_func(aux, children) -> x``.
+
+    >>> class Pair:
+    ...     def __init__(self, a, b): self.a, self.b = a, b
+    >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda _, c: Pair(*c))
+    >>> tree_leaves(Pair(1, 2))
+    [1, 2]
+    """
+    registry.register_node(nodetype, flatten_func, unflatten_func)
+
+
+def register_pytree_with_keys(
+    nodetype: type,
+    flatten_with_keys: Callable,
+    unflatten_func: Callable,
+    flatten_func: Callable | None = None,
+) -> None:
+    """Register ``nodetype`` with key paths: ``flatten_with_keys(x) -> ([(key, child)...], aux)``."""
+
+    def flatten(x):
+        pairs, aux = flatten_with_keys(x)
+        return [c for _, c in pairs], aux
+
+    registry.register_node(nodetype, flatten_func or flatten, unflatten_func, flatten_with_keys)
+
+
+def register_pytree_node_class(cls: type) -> type:
+    """Class decorator: ``cls.tree_flatten(self)`` and ``cls.tree_unflatten(aux, children)``."""
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+def register_dataclass(nodetype: type, data_fields=None, meta_fields=None) -> type:
+    """Register a dataclass: ``data_fields`` are children (arrays), ``meta_fields`` static.
+
+    Usable as a decorator; without field lists, fields marked ``field(metadata={'static': True})``
+    are static and all others are data.
+
+    >>> @register_dataclass
+    ... @dataclasses.dataclass
+    ... class Params:
+    ...     w: float
+    ...     b: float
+    >>> tree_leaves(Params(1.0, 2.0))
+    [1.0, 2.0]
+    """
+    if data_fields is None and meta_fields is None:
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError(
+                f"register_dataclass: {nodetype.__name__} is not a dataclass; pass data_fields "
+                "and meta_fields explicitly"
+            )
+        fields = [f for f in dataclasses.fields(nodetype) if f.init]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+    registry.register_dataclass_node(nodetype, list(data_fields), list(meta_fields or ()))
+    return nodetype
+
+
+def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf=None) -> list:
+    """Leaves of ``prefix_tree`` repeated to match the leaves of ``full_tree`` (for ``in_axes``).
+
+    Raises ``ValueError`` if ``prefix_tree`` is not a prefix of ``full_tree``'s structure.
+    """
+    result: list = []
+    prefix_leaves, prefix_def = registry.flatten(
+        prefix_tree, lambda x: x is None if is_leaf is None else is_leaf(x)
+    )
+    subtrees = prefix_def.flatten_up_to(full_tree)
+    for leaf, sub in zip(prefix_leaves, subtrees):
+        result.extend([leaf] * len(tree_leaves(sub)))
+    return result
