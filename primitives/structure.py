@@ -2,7 +2,7 @@
 concatenate, pad, rev and (static) slice.
 
 Layer: primitives. Imports the funcgrad kernel, numpy and ``primitives.elementwise`` (for
-``select_n`` in pad's batch rule). Reductions are reached through ``funcgrad.kernel_ops.ops``
+``select_n`` in pad's batch rule). Reductions are reached through the kernel's ``hooks``
 (``reductions`` imports this module).
 
 Every op here is linear in its array operands, so each has a transpose rule; all follow XLA's

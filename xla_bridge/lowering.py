@@ -1,7 +1,7 @@
 """Lowering: a closed jaxpr becomes a StableHLO module (MLIR text), one rule per primitive.
 
 Layer: xla_bridge (compiler half). May import: stdlib, numpy, the funcgrad kernel
-(``funcgrad.core``, ``funcgrad.dtypes``), the primitive catalog, and the sibling
+(``funcgrad.kernel``), the primitive catalog, and the sibling
 ``xla_bridge.dtypes`` (pure string formatting). It never imports jaxlib: producing text needs no
 XLA, so lowering can be tested and timed without a client. Never the surface (funcgrad.api,
 funcgrad.numpy, funcgrad.jit), never jax.

@@ -1,6 +1,7 @@
 """Automatic differentiation: forward mode (JVP), linearize, transposition, reverse mode (VJP).
 
-Layer: kernel. Imports core, dtypes, partial_eval and kernel_ops.
+Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``partial_eval`` and ``hooks`` (the array operations
+the catalog registers, NOTE: [kernel registration]).
 
 ``vjp`` is ``linearize`` followed by ``backward_pass``: the JVP of ``f`` is traced with the primals
 known and the tangents unknown, so the primal work runs now and the tangent work is staged into a
@@ -84,41 +85,26 @@ def is_undefined_primal(x) -> bool:
 # Rule helpers: one-line derivative rules
 
 
-def defjvp(primitive: core.Primitive, *rules: Callable | None) -> None:
+def defjvp(primitive: core.Primitive, *rules: Callable | None, uses_answer: bool = False) -> None:
     """JVP from one rule per input: ``rule(t, *primals, **params)`` is that input's contribution.
 
-    Inputs with a zero tangent are skipped (see NOTE: [symbolic zeros]); ``None`` marks an input
-    the output does not depend on differentiably (an index, say).
+    With ``uses_answer``, each rule also receives the primal output before the primals:
+    ``rule(t, ans, *primals)`` (``exp``: ``lambda t, ans, x: t * ans``). Inputs with a zero tangent
+    are skipped (see NOTE: [symbolic zeros]); ``None`` marks an input the output does not depend on
+    differentiably (an index, say).
 
     >>> # sin_p:  defjvp(sin_p, lambda t, x: t * cos(x))
+    >>> # exp_p:  defjvp(exp_p, lambda t, ans, x: t * ans, uses_answer=True)
     """
 
     def jvp(primals, tangents, **params):
         out = primitive.bind(*primals, **params)
+        leading = (out, *primals) if uses_answer else primals
         total = None
         for rule, t in zip(rules, tangents):
             if rule is None or type(t) is Zero:
                 continue
-            contribution = rule(t, *primals, **params)
-            total = contribution if total is None else hooks.add_any(total, contribution)
-        if total is None:
-            total = Zero.from_primal_value(out)
-        return out, total
-
-    primitive.def_jvp(jvp)
-
-
-def defjvp_ans(primitive: core.Primitive, *rules: Callable | None) -> None:
-    """Like ``defjvp`` but each rule also receives the primal output: ``rule(t, ans, *primals)``
-    (``exp``: ``lambda t, ans, x: t * ans``)."""
-
-    def jvp(primals, tangents, **params):
-        out = primitive.bind(*primals, **params)
-        total = None
-        for rule, t in zip(rules, tangents):
-            if rule is None or type(t) is Zero:
-                continue
-            contribution = rule(t, out, *primals, **params)
+            contribution = rule(t, *leading, **params)
             total = contribution if total is None else hooks.add_any(total, contribution)
         return out, Zero.from_primal_value(out) if total is None else total
 

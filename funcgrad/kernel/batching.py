@@ -1,6 +1,7 @@
 """Vectorisation: the batching interpreter behind ``vmap``.
 
-Layer: kernel. Imports core, partial_eval and kernel_ops.
+Layer: kernel. Imports ``core``, ``ir``, ``partial_eval`` and ``hooks`` (the array operations the
+catalog registers, NOTE: [kernel registration]).
 
 A ``BatchTracer`` holds a value with one extra dimension, ``batch_dim``, or ``None`` when the value
 is the same for every lane (then it is not a tracer at all: unbatched values pass through

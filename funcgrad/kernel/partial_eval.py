@@ -1,6 +1,6 @@
 """Staging and partial evaluation: building jaxprs from traced Python.
 
-Layer: kernel. Imports core, dtypes, tree-free helpers only.
+Layer: kernel. Imports ``core``, ``ir`` and ``array``.
 
 Two traces share one jaxpr builder:
 

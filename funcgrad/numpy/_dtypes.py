@@ -1,7 +1,7 @@
 """Dtype utilities of funcgrad.numpy: scalar types, ``result_type``, ``promote_types``, ``can_cast``,
 ``iinfo``/``finfo``, ``issubdtype``.
 
-Layer: surface. Imports the kernel (``funcgrad.dtypes``, ``funcgrad.core``, ``funcgrad.array``),
+Layer: surface. Imports the kernel (``funcgrad.kernel.dtypes``, ``core``, ``array``),
 ``primitives.elementwise`` and numpy/ml_dtypes; nothing from the rest of funcgrad.numpy, so every
 other module may import it.
 
