@@ -18,6 +18,7 @@ current trace, it can itself be differentiated, batched or staged.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -151,6 +152,9 @@ def deflinear(primitive: core.Primitive, transpose_rule: Callable) -> None:
 # Forward mode
 
 
+_primal_and_tangent = operator.attrgetter("primal", "tangent")
+
+
 class JVPTracer(Tracer):
     __slots__ = ("primal", "tangent", "_aval")
 
@@ -172,19 +176,7 @@ class JVPTrace(core.Trace):
     """Forward mode: each tracer carries a primal and a tangent (see NOTE: [current trace])."""
 
     def process_primitive(self, primitive, args, params):
-        primals = []
-        tangents = []
-        nonzero = False
-        for a in args:
-            if type(a) is JVPTracer and a._trace is self:
-                primals.append(a.primal)
-                tangents.append(a.tangent)
-                nonzero = True
-            else:
-                if isinstance(a, Tracer):
-                    core.check_foreign_tracer(self, a)
-                primals.append(a)
-                tangents.append(None)
+        primals, tangents, nonzero = self.unpack(args, JVPTracer, _primal_and_tangent)
         # The rule's work happens on the parent trace (NOTE: [current trace]); an inlined
         # save/restore is cheaper than a context manager on this hot path.
         state = core._state
@@ -226,17 +218,8 @@ def jvp_flat(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tu
 def _unpack_jvp_outputs(trace: JVPTrace, outs) -> tuple[list, list]:
     """Split the outputs of a function run on ``trace`` into primals and tangents (``Zero`` for
     outputs that are not ``trace``'s tracers)."""
-    out_primals, out_tangents = [], []
-    for o in outs:
-        if type(o) is JVPTracer and o._trace is trace:
-            out_primals.append(o.primal)
-            out_tangents.append(o.tangent)
-        else:
-            if isinstance(o, Tracer):
-                core.check_foreign_tracer(trace, o)
-            out_primals.append(o)
-            out_tangents.append(Zero.from_primal_value(o))
-    return out_primals, out_tangents
+    primals, tangents, _ = trace.unpack(outs, JVPTracer, _primal_and_tangent)
+    return primals, [Zero.from_primal_value(p) if t is None else t for p, t in zip(primals, tangents)]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -220,6 +220,28 @@ class Trace:
     def process_primitive(self, primitive: Primitive, args, params):
         raise NotImplementedError
 
+    def unpack(self, values, tracer_type, fields) -> tuple[list, list, bool]:
+        """Split ``values`` into what this trace's own tracers carry and what they add.
+
+        ``fields(tracer)`` gives a tracer's ``(value, extra)`` (a JVP tracer's primal and tangent,
+        a batch tracer's value and batch dim). Any other value is its own value with extra
+        ``None``; a tracer of another trace must belong to a live enclosing one (NOTE: [current
+        trace]). The third result says whether any value was this trace's.
+        """
+        inner, extras, own = [], [], False
+        for a in values:
+            if type(a) is tracer_type and a._trace is self:
+                v, e = fields(a)
+                inner.append(v)
+                extras.append(e)
+                own = True
+            else:
+                if isinstance(a, Tracer):
+                    check_foreign_tracer(self, a)
+                inner.append(a)
+                extras.append(None)
+        return inner, extras, own
+
     def is_ancestor_of(self, other: Trace) -> bool:
         t = other
         while t is not None:
