@@ -27,6 +27,13 @@ from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
 from primitives import elementwise as ew
 from primitives import structure as st
 
+__all__ = [
+    "array",
+    "asarray",
+    "broadcast_shapes",
+    "broadcast_to",
+]
+
 _PY_SCALARS = (bool, int, float, complex)
 AxisError = np.exceptions.AxisError
 

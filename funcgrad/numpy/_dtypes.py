@@ -21,6 +21,46 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from primitives import elementwise as ew
 
+__all__ = [
+    "bfloat16",
+    "bool_",
+    "can_cast",
+    "complex128",
+    "complex64",
+    "complex_",
+    "complexfloating",
+    "double",
+    "dtype",
+    "finfo",
+    "float16",
+    "float32",
+    "float64",
+    "float_",
+    "floating",
+    "generic",
+    "iinfo",
+    "inexact",
+    "int16",
+    "int32",
+    "int64",
+    "int8",
+    "int_",
+    "integer",
+    "isdtype",
+    "issubdtype",
+    "ndarray",
+    "number",
+    "promote_types",
+    "result_type",
+    "signedinteger",
+    "single",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uint8",
+    "unsignedinteger",
+]
+
 _PY_SCALARS = (bool, int, float, complex)
 
 

@@ -38,6 +38,28 @@ from funcgrad.numpy.ufuncs import power
 from primitives import elementwise as ew
 from primitives import structure as st
 
+__all__ = [
+    "arange",
+    "empty",
+    "empty_like",
+    "eye",
+    "full",
+    "full_like",
+    "geomspace",
+    "identity",
+    "indices",
+    "linspace",
+    "logspace",
+    "meshgrid",
+    "ones",
+    "ones_like",
+    "tri",
+    "tril",
+    "triu",
+    "zeros",
+    "zeros_like",
+]
+
 
 def _shape(shape) -> tuple[int, ...]:
     if isinstance(shape, int | np.integer) or (hasattr(shape, "ndim") and shape.ndim == 0):

@@ -40,6 +40,36 @@ from funcgrad.numpy.transcendental import isnan, sqrt
 from funcgrad.numpy.ufuncs import as_bool
 from primitives import elementwise as ew
 
+__all__ = [
+    "append",
+    "apply_along_axis",
+    "array_equiv",
+    "bincount",
+    "choose",
+    "compress",
+    "corrcoef",
+    "cov",
+    "extract",
+    "fabs",
+    "fill_diagonal",
+    "histogram",
+    "iscomplexobj",
+    "isin",
+    "isrealobj",
+    "isscalar",
+    "nanargmax",
+    "nanargmin",
+    "nanmedian",
+    "nanpercentile",
+    "nanquantile",
+    "polyval",
+    "ravel_multi_index",
+    "unique",
+    "unravel_index",
+    "vander",
+    "vectorize",
+]
+
 
 def append(arr, values, axis=None):
     """``arr`` with ``values`` appended (both flattened if ``axis`` is None).
