@@ -25,6 +25,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.remat import checkpoint, remat  # noqa: F401 - re-exported
 from primitives import elementwise as _ew
@@ -65,7 +66,7 @@ def _to_public(x):
         return x
     if isinstance(x, np.ndarray | np.generic):
         return Array._from_owned(np.asarray(x))
-    if type(x) in (bool, int, float, complex):
+    if type(x) in python_scalar_types:
         return Array._from_owned(np.asarray(x), weak_type=True)
     return x
 
@@ -74,7 +75,7 @@ def _canonicalize(leaves) -> list:
     """Python scalars become weakly typed 0-d Arrays (NOTE: [weak types]), as at JAX's API
     boundary, so rules never see bare Python numbers as primals."""
     return [
-        Array._from_owned(np.asarray(x), weak_type=True) if type(x) in (bool, int, float, complex) else x
+        Array._from_owned(np.asarray(x), weak_type=True) if type(x) in python_scalar_types else x
         for x in leaves
     ]
 

@@ -36,6 +36,7 @@ from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.ir import ClosedJaxpr, Literal, Var
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
@@ -66,7 +67,7 @@ def _arg_names(args: tuple) -> list[str]:
 
 def _canonical(x):
     # Python scalars are weak 0-d Arrays at the API boundary, exactly as vjp makes them.
-    if type(x) in (bool, int, float, complex):
+    if type(x) in python_scalar_types:
         return Array._from_owned(np.asarray(x), weak_type=True)
     return x
 

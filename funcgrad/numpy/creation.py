@@ -17,6 +17,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._core import (
     asarray,
     aval,
@@ -175,7 +176,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
 
 
 def _static_scalar(x, what):
-    if x is None or type(x) in (bool, int, float, complex):
+    if x is None or type(x) in python_scalar_types:
         return x
     value = x._numpy() if isinstance(x, Array) else None
     if value is None and not is_array(x):

@@ -17,6 +17,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.batching import vmap_flat
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,
@@ -495,7 +496,7 @@ def isscalar(element):
     >>> isscalar(1.0), isscalar(np.ones(2))
     (True, False)
     """
-    if isinstance(element, bool | int | float | complex | np.generic):
+    if isinstance(element, (*python_scalar_types, np.generic)):
         return True
     if isinstance(element, list | tuple):
         return False
