@@ -15,9 +15,15 @@ defined and documented.
 
 from __future__ import annotations
 
-from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp
+from funcgrad.kernel.custom_derivatives import (
+    CustomVJPPrimal,
+    SymbolicZero,
+    custom_jvp,
+    custom_vjp,
+    custom_vjp_primal_tree_values,
+)
 
-__all__ = ["custom_jvp", "custom_vjp"]
+__all__ = ["CustomVJPPrimal", "SymbolicZero", "custom_jvp", "custom_vjp", "custom_vjp_primal_tree_values"]
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

@@ -34,24 +34,11 @@ Array(0., dtype=float64)
 
 from __future__ import annotations
 
+import types
+
 from funcgrad.numpy import (
-    _core,
-    _dtypes,
     _methods,  # noqa: F401 - imported for its side effect (operators and methods on Array and Tracer)
-    constants,
-    contractions,
-    creation,
-    indexing,
-    linalg,  # noqa: F401 - a public subpackage, listed in __all__ below
-    lookup,
-    manipulation,
-    misc,
-    numeric,
-    padding,
-    reductions,
-    sorting,
-    transcendental,
-    ufuncs,
+    linalg,  # a public subpackage, listed in __all__ below
 )
 from funcgrad.numpy._core import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.numpy._dtypes import *  # noqa: F403
@@ -69,23 +56,17 @@ from funcgrad.numpy.sorting import *  # noqa: F403
 from funcgrad.numpy.transcendental import *  # noqa: F403
 from funcgrad.numpy.ufuncs import *  # noqa: F403
 
-_MODULES = (
-    _core,
-    _dtypes,
-    constants,
-    contractions,
-    creation,
-    indexing,
-    lookup,
-    manipulation,
-    misc,
-    numeric,
-    padding,
-    reductions,
-    sorting,
-    transcendental,
-    ufuncs,
-)
+# Importing a submodule binds it in this package, so the modules are found here rather than listed
+# a second time: those with an ``__all__`` (``linalg`` aside: it stays a namespace of its own) make
+# up this namespace. (tests/test_namespaces.py checks that each one is star-imported above.)
+_MODULES = [
+    m
+    for m in list(globals().values())
+    if isinstance(m, types.ModuleType)
+    and m.__name__.startswith(__name__ + ".")
+    and hasattr(m, "__all__")
+    and m is not linalg
+]
 __all__ = sorted({"linalg", *(name for module in _MODULES for name in module.__all__)})
 
 
