@@ -57,6 +57,7 @@ import sys
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, SourceInfo, Var
 
@@ -66,9 +67,6 @@ from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, SourceI
 
 def _python_scalar_aval(x) -> ShapedArray:
     return ShapedArray((), _dt.python_scalar_dtype(x), weak_type=True)
-
-
-_PY_SCALARS = (bool, int, float, complex)
 
 
 def get_aval(x) -> ShapedArray:
@@ -85,7 +83,7 @@ def get_aval(x) -> ShapedArray:
         return ShapedArray(x.shape, x.dtype)
     if isinstance(x, Array):
         return ShapedArray(x.shape, x.dtype, x.weak_type)
-    if isinstance(x, _PY_SCALARS):
+    if isinstance(x, python_scalar_types):
         return _python_scalar_aval(x)
     if hasattr(x, "__array__") or isinstance(x, list | tuple):
         arr = np.asarray(x)
@@ -99,7 +97,7 @@ def get_aval(x) -> ShapedArray:
 
 
 def is_array_like(x) -> bool:
-    return isinstance(x, (Tracer, Array, np.ndarray, np.generic, *_PY_SCALARS))
+    return isinstance(x, (Tracer, Array, np.ndarray, np.generic, *python_scalar_types))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -292,7 +290,7 @@ class EvalTrace(Trace):
                 weak = False
             elif isinstance(a, Tracer):
                 raise UnexpectedTracerError(_leak_message(a))
-            elif t in _PY_SCALARS:
+            elif t in python_scalar_types:
                 vals.append(a)
             else:
                 vals.append(a)
