@@ -31,9 +31,6 @@ def aval_of(x) -> ShapedArray:
     return core.get_aval(x)
 
 
-_PY_SCALARS = (int, float, bool, complex)
-
-
 def scalar_like(value, like) -> np.ndarray:
     """A 0-d NumPy constant of ``like``'s dtype (how rules write ``2.0`` or ``1``)."""
     return np.asarray(value, dtype=aval_of(like).dtype)
@@ -41,12 +38,12 @@ def scalar_like(value, like) -> np.ndarray:
 
 def coerce_pair(x, y):
     """Turn a Python scalar operand into a 0-d constant of the other operand's dtype."""
-    if type(x) in _PY_SCALARS and type(y) in _PY_SCALARS:
+    if type(x) in _dt.python_scalar_types and type(y) in _dt.python_scalar_types:
         dtype = np.result_type(x, y)
         return np.asarray(x, dtype), np.asarray(y, dtype)
-    if type(x) in (int, float, bool, complex):
+    if type(x) in _dt.python_scalar_types:
         x = scalar_like(x, y)
-    if type(y) in (int, float, bool, complex):
+    if type(y) in _dt.python_scalar_types:
         y = scalar_like(y, x)
     return x, y
 

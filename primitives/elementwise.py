@@ -649,7 +649,7 @@ def convert_element_type(x, dtype, weak_type: bool = False):
     """Convert ``x`` to ``dtype`` (a no-op, not an equation, when nothing changes)."""
     dtype = np.dtype(dtype)
     aval = aval_of(x)
-    if aval.dtype == dtype and aval.weak_type == weak_type and not isinstance(x, (int, float, bool, complex)):
+    if aval.dtype == dtype and aval.weak_type == weak_type and type(x) not in _dt.python_scalar_types:
         return x
     return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak_type)
 
