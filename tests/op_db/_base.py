@@ -1,0 +1,105 @@
+"""The machinery of the operator table: ``OpInfo``, ``Sample``, shape strategies and value generators.
+
+Family modules (``tests/op_db/<family>.py``, named like ``primitives/<family>.py``) build their
+entries from these.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+from hypothesis.extra import numpy as hnp
+
+from funcgrad.kernel.core import Primitive
+
+F32, F64, I32, BOOL = (np.dtype(d) for d in ("float32", "float64", "int32", "bool"))
+FLOATS = (F64, F32)
+ALL3 = (F64, F32, I32)
+
+
+class Sample(NamedTuple):
+    args: tuple
+    params: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class OpInfo:
+    name: str
+    primitive: Primitive
+    op: Callable
+    ref: Callable | None
+    sampler: Callable[[Any, np.dtype, np.random.Generator], Sample]
+    shapes: Any = None  # hypothesis strategy of the ``shape`` handed to the sampler
+    sample_shapes: tuple = ((3, 4), ())  # fixed shapes: derivative/vmap checks and sample_inputs
+    dtypes: tuple = FLOATS
+    differentiable: bool = True
+    diff_argnums: tuple | None = None  # None: every inexact argument
+    linear_argnums: tuple = ()  # groups of arguments the op is (jointly) linear in
+    rtol: float = 1e-12  # value check in float64 (float32: max(rtol, 2e-5))
+    atol: float = 1e-12
+    grad_rtol: float = 1e-4
+    grad_atol: float = 1e-5
+    order: int = 2
+    check_fd: bool = True  # False where finite differences cannot resolve the derivative
+
+
+def _shapes(min_dims=0, max_dims=3, min_side=0, max_side=4):
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
+
+
+def _arr(rng, shape, dtype, lo=-2.0, hi=2.0):
+    dtype = np.dtype(dtype)
+    if dtype == BOOL:
+        return np.asarray(rng.random(shape) < 0.5)
+    if dtype.kind in "iu":
+        return np.asarray(rng.integers(int(lo), int(hi) + 1, shape), dtype)
+    return np.asarray(rng.uniform(lo, hi, shape), dtype)
+
+
+def _away(rng, shape, dtype, lo=0.3, hi=2.0):
+    """Values with ``lo <= |x| <= hi`` (away from a kink or pole at 0)."""
+    return np.asarray(rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape), dtype)
+
+
+def _distinct(rng, shape, dtype):
+    """Distinct values at least 0.3 apart (no ties: max/min/sort stay smooth under perturbation)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    vals = (rng.permutation(n) - n / 2) * 0.5 + rng.uniform(0, 0.2, n)
+    return np.asarray(vals.reshape(shape), dtype)
+
+
+def _comparable(rng, shape, dtype):
+    return np.asarray(_arr(rng, shape, np.float64).round(), dtype)  # small integers: ties happen
+
+
+def _one(gen=None, **params_of_shape):
+    """A sampler of one array argument; ``params_of_shape[k](shape)`` gives each static param."""
+    gen = gen or (lambda rng, shape, dtype: _arr(rng, shape, dtype))
+
+    def sampler(shape, dtype, rng):
+        return Sample((gen(rng, shape, dtype),), {k: f(shape) for k, f in params_of_shape.items()})
+
+    return sampler
+
+
+def sample_inputs(entry: OpInfo, dtype, rng: np.random.Generator) -> list[Sample]:
+    """Concrete samples of ``entry`` for ``dtype``: one per ``entry.sample_shapes`` (the jit-vs-eager
+    tests of the XLA bridge call ``entry.op(*s.args, **s.params)`` on each)."""
+    return [entry.sampler(shape, np.dtype(dtype), rng) for shape in entry.sample_shapes]
+
+
+def in_axes_combinations(sample: Sample):
+    """Every in_axes: each argument unbatched, batched at axis 0, or batched at its last axis."""
+    choices = [[None, 0] if np.ndim(a) == 0 else [None, 0, -1] for a in sample.args]
+    return [axes for axes in itertools.product(*choices) if any(a is not None for a in axes)]
+
+
+def carries_jaxprs(primitive) -> bool:
+    """Primitives that take jaxprs, not arrays, as parameters (``Primitive.jaxpr_params``: jit,
+    checkpoint, the custom-derivative calls, control flow) are exercised from real programs by the
+    kernel, custom-derivative and control-flow tests instead of this table."""
+    return bool(primitive.jaxpr_params)

@@ -1,0 +1,258 @@
+"""op_db entries: the elementwise primitives (primitives/elementwise.py, bitcast.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as sp
+from hypothesis import strategies as st
+
+from op_db._base import (
+    BOOL,
+    F32,
+    F64,
+    FLOATS,
+    I32,
+    OpInfo,
+    Sample,
+    _arr,
+    _away,
+    _comparable,
+    _distinct,
+    _one,
+    _shapes,
+)
+from primitives import bitcast as bc
+from primitives import elementwise as ew
+from primitives import remat
+
+# ----------------------------------------------------------------------------------------------
+# Elementwise
+
+
+def unary(prim, ref, gen=None, *, dtypes=FLOATS, op=None, name=None, params=None, **kw):
+    sampler = _one(gen, **{k: (lambda shape, v=v: v) for k, v in (params or {}).items()})
+    return OpInfo(name or prim.name, prim, op or prim.bind, ref, sampler, _shapes(), dtypes=dtypes,
+                  differentiable=not prim.not_differentiable, **kw)  # fmt: skip
+
+
+def _uniform(lo, hi):
+    return lambda rng, shape, dtype: _arr(rng, shape, dtype, lo, hi)
+
+
+_SCALAR_MASKS = st.sampled_from([(False, False), (True, False), (False, True)])
+
+
+def binary(prim, ref, gen=None, *, dtypes=FLOATS, name=None, **kw):
+    """Operands of one shape, or one of them 0-d (NOTE: [elementwise operand contract])."""
+    gen = gen or (lambda rng, shape, dtype: (_arr(rng, shape, dtype), _arr(rng, shape, dtype)))
+
+    def sampler(shape, dtype, rng):
+        (shape, scalars), pair = shape, gen(rng, shape[0], dtype)
+        scalar = lambda v: np.asarray(v.flat[0] if v.size else 1, dtype)  # noqa: E731
+        return Sample(tuple(scalar(v) if s else v for v, s in zip(pair, scalars)), {})
+
+    samples = (((3, 4), (False, False)), ((3, 4), (True, False)), ((), (False, False)))
+    shapes = st.tuples(_shapes(), _SCALAR_MASKS)
+    return OpInfo(name or prim.name, prim, prim.bind, ref, sampler, shapes, sample_shapes=samples,
+                  dtypes=dtypes, differentiable=not prim.not_differentiable, **kw)  # fmt: skip
+
+
+def _pair(gx, gy):
+    return lambda rng, shape, dtype: (gx(rng, shape, dtype), gy(rng, shape, dtype))
+
+
+def _rem_pair(rng, shape, dtype):
+    # x / y stays away from integers (rem's kinks): x = y * (k + u), u in [0.2, 0.8].
+    y = _away(rng, shape, np.float64, 0.5, 2.0)
+    x = y * (rng.integers(-2, 3, shape) + rng.uniform(0.2, 0.8, shape))
+    return np.asarray(x, dtype), np.asarray(y, dtype)
+
+
+def _tie_free_pair(rng, shape, dtype):
+    x = _arr(rng, shape, np.float64)
+    return np.asarray(x, dtype), np.asarray(x + _away(rng, shape, np.float64, 0.2, 1.0), dtype)
+
+
+def _xla_int_div(x, y):
+    q = np.trunc(np.divide(x.astype(np.float64), np.where(y == 0, 1, y))).astype(x.dtype)
+    return np.where(y == 0, np.asarray(-1, x.dtype), q)
+
+
+def _xla_int_rem(x, y):
+    return np.where(y == 0, x, x - _xla_int_div(x, y) * y).astype(x.dtype)
+
+
+def _int_pair(rng, shape, dtype):
+    return _arr(rng, shape, dtype, -9, 9), _arr(rng, shape, dtype, -3, 3)  # includes division by 0
+
+
+def _comparable_pair(rng, shape, dtype):
+    return _comparable(rng, shape, dtype), _comparable(rng, shape, dtype)
+
+
+def _clamp_ref(lo, x, hi):
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+def _round_ref(x, rounding_method):
+    if rounding_method == 1:
+        return np.round(x)
+    return (np.sign(x) * np.floor(np.abs(x) + np.asarray(0.5, np.float64))).astype(x.dtype)
+
+
+def _specials(rng, shape, dtype):
+    x = _arr(rng, shape, dtype, -3, 3)
+    flat = x.reshape(-1)
+    for i, v in zip(range(min(3, flat.size)), (np.inf, -np.inf, np.nan)):
+        flat[i] = v
+    return x
+
+
+def _shift_pair(rng, shape, dtype):
+    return _arr(rng, shape, dtype, -1000, 1000), _arr(rng, shape, dtype, -3, 40)
+
+
+def _shift_ref(kind):
+    def ref(x, y):
+        bits = x.dtype.itemsize * 8
+        out_of_range = (y < 0) | (y >= bits)
+        ys = np.where(out_of_range, 0, y)
+        if kind == "left":
+            return np.where(out_of_range, 0, np.left_shift(x, ys)).astype(x.dtype)
+        if kind == "arithmetic":
+            return np.where(out_of_range, np.where(x < 0, -1, 0), np.right_shift(x, ys)).astype(x.dtype)
+        unsigned = x.astype(np.uint32)
+        return np.where(out_of_range, 0, np.right_shift(unsigned, ys.astype(np.uint32))).astype(x.dtype)
+
+    return ref
+
+
+def _select_sampler(n_cases, scalar_pred):
+    def sampler(shape, dtype, rng):
+        pred_shape = () if scalar_pred else shape
+        pred = rng.integers(0, n_cases, pred_shape)
+        pred = np.asarray(pred == 1) if n_cases == 2 else np.asarray(pred, np.int32)
+        return Sample((pred, *(_arr(rng, shape, dtype) for _ in range(n_cases))), {})
+
+    return sampler
+
+
+def _select_ref(pred, *cases):
+    return np.choose(pred.astype(np.int64), np.broadcast_arrays(*cases)) if pred.ndim else cases[int(pred)]
+
+
+def _clamp_sampler(scalar_bounds):
+    def sampler(shape, dtype, rng):
+        x = _distinct(rng, shape, np.float64) * 0.5 + 0.05  # never exactly on a bound
+        bshape = () if scalar_bounds else shape
+        lo = np.asarray(rng.uniform(-1.0, -0.5, bshape), dtype)
+        hi = np.asarray(rng.uniform(0.5, 1.0, bshape), dtype)
+        return Sample((lo, np.asarray(x, dtype), hi), {})
+
+    return sampler
+
+
+def _convert_sampler(new_dtype):
+    def sampler(shape, dtype, rng):
+        return Sample((_arr(rng, shape, dtype, -5, 5),), {"new_dtype": np.dtype(new_dtype)})
+
+    return sampler
+
+
+def _polygamma_sampler(shape, dtype, rng):
+    m = np.asarray(rng.integers(0, 3, shape), dtype)
+    return Sample((m, _arr(rng, shape, dtype, 0.5, 3.0)), {})
+
+
+# fmt: off
+OPS = [
+    unary(ew.neg_p, np.negative, dtypes=(F64, F32, I32), linear_argnums=((0,),)),
+    unary(ew.sign_p, np.sign, dtypes=(F64, F32, I32)),
+    unary(ew.floor_p, np.floor),
+    unary(ew.ceil_p, np.ceil),
+    unary(ew.round_p, _round_ref, name="round_away_from_zero", params={"rounding_method": 0}),
+    unary(ew.round_p, _round_ref, name="round_to_even", params={"rounding_method": 1}),
+    unary(ew.is_finite_p, np.isfinite, _specials),
+    unary(ew.abs_p, np.abs, lambda rng, s, d: _away(rng, s, d) if d.kind == "f" else _arr(rng, s, d),
+          dtypes=(F64, F32, I32)),
+    unary(ew.exp_p, np.exp),
+    unary(ew.exp2_p, np.exp2),
+    unary(ew.expm1_p, np.expm1),
+    unary(ew.log_p, np.log, _uniform(0.1, 3.0)),
+    unary(ew.log1p_p, np.log1p, _uniform(-0.8, 2.0)),
+    unary(ew.sqrt_p, np.sqrt, _uniform(0.1, 3.0)),
+    unary(ew.rsqrt_p, lambda x: 1 / np.sqrt(x), _uniform(0.1, 3.0)),
+    unary(ew.cbrt_p, np.cbrt, lambda rng, s, d: _away(rng, s, d)),
+    unary(ew.sin_p, np.sin),
+    unary(ew.cos_p, np.cos),
+    unary(ew.tan_p, np.tan, _uniform(-1.2, 1.2)),
+    unary(ew.asin_p, np.arcsin, _uniform(-0.9, 0.9)),
+    unary(ew.acos_p, np.arccos, _uniform(-0.9, 0.9)),
+    unary(ew.atan_p, np.arctan),
+    unary(ew.sinh_p, np.sinh),
+    unary(ew.cosh_p, np.cosh),
+    unary(ew.tanh_p, np.tanh),
+    unary(ew.asinh_p, np.arcsinh),
+    unary(ew.acosh_p, np.arccosh, _uniform(1.1, 3.0)),
+    unary(ew.atanh_p, np.arctanh, _uniform(-0.9, 0.9)),
+    unary(ew.logistic_p, sp.expit, _uniform(-5.0, 5.0)),
+    unary(ew.erf_p, sp.erf),
+    unary(ew.erfc_p, sp.erfc),
+    unary(ew.erf_inv_p, sp.erfinv, _uniform(-0.9, 0.9)),
+    unary(ew.lgamma_p, sp.gammaln, _uniform(0.5, 3.0)),
+    unary(ew.digamma_p, sp.digamma, _uniform(0.5, 3.0)),
+    unary(ew.polygamma1_p, lambda x: sp.polygamma(1, x).astype(x.dtype), _uniform(0.5, 3.0)),
+    OpInfo("polygamma", ew.polygamma_p, ew.polygamma_p.bind,
+           lambda m, x: sp.polygamma(m.astype(int), x).astype(x.dtype), _polygamma_sampler, _shapes(),
+           diff_argnums=(1,), rtol=1e-10),
+    unary(ew.square_p, np.square, dtypes=(F64, F32, I32)),
+    *(unary(ew.integer_pow_p, lambda x, y: np.power(x, float(y)).astype(x.dtype),
+            (lambda rng, s, d: _away(rng, s, d, 0.3, 1.5)) if y < 0 else None, name=f"integer_pow_{y}",
+            params={"y": y}, dtypes=FLOATS if y < 0 else (F64, F32, I32), rtol=1e-10)
+      for y in (0, 2, 3, -2)),
+    unary(ew.not_p, np.invert, dtypes=(BOOL, I32)),
+    unary(ew.stop_gradient_p, lambda x: x),
+    # optimization_barrier is multi-result; one operand exercises all its rules.
+    unary(remat.optimization_barrier_p, lambda x: x, op=lambda x: remat.optimization_barrier(x)[0],
+          dtypes=(F64, F32, I32), linear_argnums=((0,),)),  # fmt: skip
+    binary(ew.add_p, np.add, dtypes=(F64, F32, I32), linear_argnums=((0, 1),)),
+    binary(ew.sub_p, np.subtract, dtypes=(F64, F32, I32), linear_argnums=((0, 1),)),
+    binary(ew.add_any_p, np.add, linear_argnums=((0, 1),)),
+    binary(ew.mul_p, np.multiply, dtypes=(F64, F32, I32), linear_argnums=((0,), (1,))),
+    binary(ew.div_p, np.divide, _pair(_arr, _away), linear_argnums=((0,),)),
+    binary(ew.div_p, _xla_int_div, _int_pair, dtypes=(I32,), name="div_int"),
+    binary(ew.rem_p, np.fmod, _rem_pair),
+    binary(ew.rem_p, _xla_int_rem, _int_pair, dtypes=(I32,), name="rem_int"),
+    binary(ew.pow_p, np.power, _pair(_uniform(0.2, 2.0), _uniform(-2.0, 2.0)), rtol=1e-10),
+    binary(ew.max_p, np.maximum, _tie_free_pair, dtypes=(F64, F32, I32)),
+    binary(ew.min_p, np.minimum, _tie_free_pair, dtypes=(F64, F32, I32)),
+    binary(ew.atan2_p, np.arctan2, _pair(_away, _away)),
+    binary(ew.nextafter_p, np.nextafter),
+    binary(ew.and_p, np.bitwise_and, dtypes=(BOOL, I32)),
+    binary(ew.or_p, np.bitwise_or, dtypes=(BOOL, I32)),
+    binary(ew.xor_p, np.bitwise_xor, dtypes=(BOOL, I32)),
+    binary(ew.shift_left_p, _shift_ref("left"), _shift_pair, dtypes=(I32,)),
+    binary(ew.shift_right_arithmetic_p, _shift_ref("arithmetic"), _shift_pair, dtypes=(I32,)),
+    binary(ew.shift_right_logical_p, _shift_ref("logical"), _shift_pair, dtypes=(I32,)),
+    *(binary(p, f, _comparable_pair, dtypes=(F64, F32, I32))
+      for p, f in ((ew.eq_p, np.equal), (ew.ne_p, np.not_equal), (ew.lt_p, np.less),
+                   (ew.le_p, np.less_equal), (ew.gt_p, np.greater), (ew.ge_p, np.greater_equal))),
+    OpInfo("select_n", ew.select_n_p, ew.select_n_p.bind, _select_ref, _select_sampler(2, False), _shapes(),
+           dtypes=(F64, F32, I32), diff_argnums=(1, 2), linear_argnums=((1, 2),)),
+    OpInfo("select_n_scalar_pred", ew.select_n_p, ew.select_n_p.bind, _select_ref, _select_sampler(2, True),
+           _shapes(), diff_argnums=(1, 2), linear_argnums=((1, 2),)),
+    OpInfo("select_n_3_cases", ew.select_n_p, ew.select_n_p.bind, _select_ref, _select_sampler(3, False),
+           _shapes(), diff_argnums=(1, 2, 3), linear_argnums=((1, 2, 3),)),
+    OpInfo("clamp", ew.clamp_p, ew.clamp, _clamp_ref, _clamp_sampler(False), _shapes()),
+    OpInfo("clamp_scalar_bounds", ew.clamp_p, ew.clamp, _clamp_ref, _clamp_sampler(True), _shapes()),
+    *(OpInfo(f"convert_element_type_{src.name}_to_{dst.name}", ew.convert_element_type_p,
+             ew.convert_element_type_p.bind, lambda x, new_dtype: x.astype(new_dtype), _convert_sampler(dst),
+             _shapes(), dtypes=(src,), differentiable=src.kind == dst.kind == "f",
+             linear_argnums=((0,),) if src.kind == dst.kind == "f" else (),
+             check_fd=dst != F32)  # a float32 result is too coarse for finite differences
+      for src, dst in ((F64, F32), (F32, F64), (F64, I32), (I32, F64), (I32, BOOL))),
+    OpInfo("bitcast_convert_type", bc.bitcast_convert_type_p, bc.bitcast_convert_type_p.bind,
+           lambda x, new_dtype: x.view(new_dtype), _one(new_dtype=lambda s: I32), _shapes(), dtypes=(F32,),
+           differentiable=False),
+]
+# fmt: on
