@@ -1,6 +1,6 @@
 """The public transformations: grad, value_and_grad, vjp, jvp, linearize, vmap, jacfwd, jacrev,
-hessian, make_jaxpr, stop_gradient, linear_transpose (and, from sibling modules, jit, custom_jvp,
-custom_vjp, checkpoint).
+hessian, make_jaxpr, stop_gradient, linear_transpose (and, from sibling modules, jit,
+ShapeDtypeStruct, custom_jvp, custom_vjp, checkpoint).
 
 Layer: surface. Imports the kernel, the primitive catalog and funcgrad.numpy.
 
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
-from funcgrad.jit import jit  # noqa: F401 - re-exported
+from funcgrad.jitting import ShapeDtypeStruct, jit  # noqa: F401 - re-exported
 from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -740,29 +740,6 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), return_s
         return closed
 
     return make
-
-
-class ShapeDtypeStruct:
-    """A shape and dtype standing in for an array (``eval_shape``'s result)."""
-
-    __slots__ = ("shape", "dtype", "weak_type")
-
-    def __init__(self, shape, dtype, weak_type: bool = False):
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
-        self.weak_type = weak_type
-
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
-
-    def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
-
-    def __eq__(self, other):
-        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype) == (other.shape, other.dtype)
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype))
 
 
 def eval_shape(fun: Callable, *args, **kwargs):
