@@ -1,7 +1,8 @@
 """funcgrad: composable function transformations — grad, vmap, jit — for NumPy programs.
 
 Layer: surface. Exports are resolved lazily (module ``__getattr__``), so ``import funcgrad``,
-``import primitives`` or ``import xla_bridge`` can each come first.
+``import primitives`` or ``import xla_bridge`` can each come first. ``__all__`` (and ``dir()``) is
+the public names and subpackages, never the helpers this module uses.
 
 >>> import funcgrad, funcgrad.numpy as fnp
 >>> float(funcgrad.grad(fnp.sin)(0.0))
@@ -71,7 +72,12 @@ _MODULES = {
     "scipy",
     "debug",
     "testing",
+    "custom_derivatives",
 }
+
+
+# Everything above, resolved on first use; ``dir(funcgrad)`` shows exactly these names.
+__all__ = sorted([*_API, *_MODULES])
 
 
 def __getattr__(name):
@@ -86,5 +92,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'funcgrad' has no attribute '{name}'")
 
 
-def __dir__():
-    return sorted([*globals(), *_API, *_MODULES])
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)

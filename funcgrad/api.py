@@ -2,7 +2,8 @@
 hessian, make_jaxpr, stop_gradient, linear_transpose (and, from sibling modules, jit,
 ShapeDtypeStruct, custom_jvp, custom_vjp, checkpoint).
 
-Layer: surface. Imports the kernel, the primitive catalog and funcgrad.numpy.
+Layer: surface. Imports the kernel, the primitive catalog, funcgrad.numpy, the shared argument
+handling of ``funcgrad._api_util`` and (for ``device_put`` to a device) ``xla_bridge``.
 
 Every function here accepts and returns pytrees; the kernel works on flat lists, so each one
 flattens its inputs, runs the flat transformation, and unflattens. Errors name the
@@ -12,13 +13,28 @@ transformation, the argument (by position and pytree path) and the fix.
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
+import xla_bridge
+from funcgrad import _devices
+from funcgrad._api_util import (
+    arg_paths,
+    canonicalize,
+    check_array_leaves,
+    check_input_dtypes,
+    check_output_dtype,
+    check_scalar_output,
+    flat_fun,
+    instantiate_public,
+    named_arg_paths,
+    normalize_argnums,
+    partial_over,
+    split_aux,
+    to_public,
+)
 from funcgrad.jitting import ShapeDtypeStruct, jit  # noqa: F401 - re-exported
 from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import dtypes as _dt
@@ -56,137 +72,6 @@ __all__ = [
 ]
 
 # ----------------------------------------------------------------------------------------------
-# Helpers
-
-
-def _to_public(x):
-    """Concrete results become ``Array``s; tracers and Arrays pass through."""
-    if isinstance(x, Array | core.Tracer):
-        return x
-    if isinstance(x, np.ndarray | np.generic):
-        return Array._from_owned(np.asarray(x))
-    if type(x) in (bool, int, float, complex):
-        return Array._from_owned(np.asarray(x), weak_type=True)
-    return x
-
-
-def _canonicalize(leaves) -> list:
-    """Python scalars become weakly typed 0-d Arrays (NOTE: [weak types]), as at JAX's API
-    boundary, so rules never see bare Python numbers as primals."""
-    return [
-        Array._from_owned(np.asarray(x), weak_type=True) if type(x) in (bool, int, float, complex) else x
-        for x in leaves
-    ]
-
-
-def _check_array_leaves(name: str, leaves, paths, what="argument"):
-    """``paths``: the leaves' names, or a function computing them (only called on an error, since
-    naming leaves costs more than checking them on the eager hot path)."""
-    for i, leaf in enumerate(leaves):
-        if not core.is_array_like(leaf):
-            path = (paths() if callable(paths) else paths)[i]
-            raise TypeError(
-                f"{name}: {what} {path} is a {type(leaf).__name__} ({leaf!r:.60}), which is not an "
-                "array. Transformed functions take arrays (or pytrees of arrays); pass other "
-                "values through a closure, functools.partial, or jit's static_argnums."
-            )
-
-
-def _arg_paths(args: tuple, argnums: Sequence[int] | None = None) -> list[str]:
-    """Readable names of the leaves of ``args``: ``args[0]['w']``."""
-    pairs = tu.tree_leaves_with_path(tuple(args))
-    out = []
-    for path, _ in pairs:
-        first, rest = path[0], path[1:]
-        index = first.idx if argnums is None else argnums[first.idx]
-        out.append(f"args[{index}]{tu.keystr(rest)}")
-    return out
-
-
-def _named_arg_paths(fun: Callable, args: tuple, argnums: Sequence[int]) -> list[str]:
-    """Like ``_arg_paths`` but with the function's parameter names (``x['w']`` rather than
-    ``args[0]['w']``), for error messages about traced values."""
-    try:
-        params = list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
-        return _arg_paths(args, argnums)
-    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    out = []
-    for path, _ in tu.tree_leaves_with_path(tuple(args)):
-        index = argnums[path[0].idx]
-        name = positional[index] if index < len(positional) else f"args[{index}]"
-        out.append(f"{name}{tu.keystr(path[1:])}")
-    return out
-
-
-def _normalize_argnums(name: str, argnums, nargs: int) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    for a in nums:
-        if not isinstance(a, int | np.integer):
-            raise TypeError(f"{name}: argnums must be ints, got {argnums!r}")
-        if not -nargs <= a < nargs:
-            raise ValueError(
-                f"{name}: argnums={argnums!r} is out of range for a function called with {nargs} "
-                f"positional argument{'s' if nargs != 1 else ''}"
-            )
-    return tuple(int(a) % nargs for a in nums)
-
-
-def _partial_over(fun: Callable, args: tuple, kwargs: dict, argnums: tuple[int, ...]):
-    """``fun`` as a function of ``args[argnums]`` only (the others fixed)."""
-
-    def f(*dyn):
-        full = list(args)
-        for i, a in zip(argnums, dyn):
-            full[i] = a
-        return fun(*full, **kwargs)
-
-    return f
-
-
-def _flat_fun(fun: Callable, in_tree, has_aux: bool = False):
-    """Wrap a pytree function as a flat one; the output trees are recorded in ``store``."""
-    store: dict[str, Any] = {}
-
-    def flat(*leaves):
-        args = tu.tree_unflatten(in_tree, leaves)
-        out = fun(*args)
-        if has_aux:
-            if not (isinstance(out, tuple | list) and len(out) == 2):
-                raise TypeError(
-                    "has_aux=True requires the function to return a pair (output, aux), got "
-                    f"{type(out).__name__}"
-                )
-            out, aux = out
-            aux_leaves, store["aux_tree"] = tu.tree_flatten(aux)
-        else:
-            aux_leaves = []
-        out_leaves, store["out_tree"] = tu.tree_flatten(out)
-        store["n_out"] = len(out_leaves)
-        return [*out_leaves, *aux_leaves]
-
-    return flat, store
-
-
-def _split_aux(leaves, store, has_aux: bool):
-    out = tu.tree_unflatten(store["out_tree"], [_to_public(x) for x in leaves[: store["n_out"]]])
-    if not has_aux:
-        return out, None
-    aux = tu.tree_unflatten(store["aux_tree"], [_to_public(x) for x in leaves[store["n_out"] :]])
-    return out, aux
-
-
-def _zeros_for(aval: ir.ShapedArray):
-    if aval.dtype == _dt.float0:
-        return np.zeros(aval.shape, _dt.float0)
-    return _to_public(ad.instantiate(ad.Zero(aval)))
-
-
-def _instantiate_public(ct, aval):
-    return _zeros_for(aval) if type(ct) is ad.Zero or ct is None else _to_public(ct)
-
-
-# ----------------------------------------------------------------------------------------------
 # Forward mode
 
 
@@ -209,9 +94,9 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         raise TypeError(
             f"jvp: primal and tangent arguments must have the same tree structure, got {tree_p} and {tree_t}"
         )
-    paths = _arg_paths(tuple(primals))
-    _check_array_leaves("jvp", flat_p, paths, "primal")  # (jvp names its tangents below too)
-    flat_p = _canonicalize(flat_p)
+    paths = arg_paths(tuple(primals))
+    check_array_leaves("jvp", flat_p, paths, "primal")  # (jvp names its tangents below too)
+    flat_p = canonicalize(flat_p)
     tangents_in = []
     for p, t, path in zip(flat_p, flat_t, paths):
         pa, ta = core.get_aval(p), core.get_aval(t)
@@ -224,13 +109,13 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
                 f"{pa.dtype.name}, whose tangents have dtype {expected.name}"
             )
         tangents_in.append(ad.Zero(ad.tangent_aval(pa)) if expected == _dt.float0 else t)
-    flat, store = _flat_fun(fun, tree_p, has_aux)
+    flat, store = flat_fun(fun, tree_p, has_aux)
     out_p, out_t = ad.jvp_flat(flat, flat_p, tangents_in)
     n = store["n_out"]
     out_avals = [ad.tangent_aval(core.get_aval(p)) for p in out_p]
-    primals_out, aux = _split_aux(out_p, store, has_aux)
+    primals_out, aux = split_aux(out_p, store, has_aux)
     tangents_out = tu.tree_unflatten(
-        store["out_tree"], [_instantiate_public(t, a) for t, a in zip(out_t[:n], out_avals[:n])]
+        store["out_tree"], [instantiate_public(t, a) for t, a in zip(out_t[:n], out_avals[:n])]
     )
     if has_aux:
         return primals_out, tangents_out, aux
@@ -247,12 +132,12 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     3.0
     """
     flat_p, in_tree = tu.tree_flatten(primals)
-    _check_array_leaves("linearize", flat_p, lambda: _arg_paths(primals))
-    flat_p = _canonicalize(flat_p)
-    flat, store = _flat_fun(fun, in_tree, has_aux)
+    check_array_leaves("linearize", flat_p, lambda: arg_paths(primals))
+    flat_p = canonicalize(flat_p)
+    flat, store = flat_fun(fun, in_tree, has_aux)
     out_p, lin = ad.linearize_flat(flat, flat_p)
     n = store["n_out"]
-    out, aux = _split_aux(out_p, store, has_aux)
+    out, aux = split_aux(out_p, store, has_aux)
 
     def f_jvp(*tangents):
         flat_t, t_tree = tu.tree_flatten(tangents)
@@ -260,7 +145,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
             raise TypeError(f"linearize: tangents must have the primals' structure {in_tree}, got {t_tree}")
         outs = lin(*flat_t)
         return tu.tree_unflatten(
-            store["out_tree"], [_instantiate_public(o, a) for o, a in zip(outs[:n], lin.out_avals[:n])]
+            store["out_tree"], [instantiate_public(o, a) for o, a in zip(outs[:n], lin.out_avals[:n])]
         )
 
     f_jvp.jaxpr = lin.closed
@@ -300,13 +185,21 @@ class VJPFunction:
         avals = self._lin.out_avals[: self._n_out]
         for i, (ct, aval) in enumerate(zip(flat_ct, avals)):
             ca = core.get_aval(ct)
-            if ca.shape != aval.shape:
+            expected = _dt.tangent_dtype(aval.dtype)
+            # As in JAX: a cotangent has its output's shape and exactly its cotangent dtype (no
+            # silent cast, which would hide a float32/float64 mix-up); any dtype stands for the
+            # float0 cotangent of an integer output.
+            if ca.shape != aval.shape or (expected != _dt.float0 and ca.dtype != expected):
+                want = ir.ShapedArray(aval.shape, expected)
+                path = tu.keystr(tu.tree_leaves_with_path(cotangents)[i][0]) or "(the whole cotangent)"
                 raise ValueError(
-                    f"vjp function: cotangent {i} has shape {ca.shape} but the output has shape {aval.shape}"
+                    f"vjp function: cotangent {path} has type {ca.str_short()}, but the function's "
+                    f"output there has cotangent type {want.str_short()}; pass a cotangent of that "
+                    f"shape and dtype (e.g. .astype({expected.name}))"
                 )
         aux_zeros = [ad.Zero(a) for a in self._lin.out_avals[self._n_out :]]
         cts_in = self._lin.transpose([*flat_ct, *aux_zeros])
-        out = [_instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)]
+        out = [instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)]
         return tu.tree_unflatten(self._in_tree, out)
 
 
@@ -320,50 +213,20 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     1.0
     """
     flat_p, in_tree = tu.tree_flatten(primals)
-    _check_array_leaves("vjp", flat_p, lambda: _arg_paths(primals))
-    flat_p = _canonicalize(flat_p)
-    flat, store = _flat_fun(fun, in_tree, has_aux)
+    check_array_leaves("vjp", flat_p, lambda: arg_paths(primals))
+    flat_p = canonicalize(flat_p)
+    flat, store = flat_fun(fun, in_tree, has_aux)
     out_p, lin = ad.linearize_flat(flat, flat_p)
-    out, aux = _split_aux(out_p, store, has_aux)
+    out, aux = split_aux(out_p, store, has_aux)
     fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
     return (out, fn, aux) if has_aux else (out, fn)
 
 
-def _check_grad_inputs(name, dyn_args, argnums, allow_int):
+def _check_grad_inputs(name, dyn_args, argnums, holomorphic, allow_int, forward=False):
     leaves = tu.tree_leaves(tuple(dyn_args))
-    paths = lambda: _arg_paths(tuple(dyn_args), argnums)  # noqa: E731 - named only on an error
-    _check_array_leaves(name, leaves, paths)
-    for i, leaf in enumerate(leaves):
-        dtype = core.get_aval(leaf).dtype
-        if not _dt.is_inexact(dtype) and not allow_int:
-            path = paths()[i]
-            raise TypeError(
-                f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
-                f"of np.inexact), but got {dtype.name} for {path}. If you want to use "
-                "integer-valued inputs, use vjp or set allow_int to True; to differentiate with "
-                f"respect to this argument, pass a float (e.g. {path}.astype(float))."
-            )
-
-
-def _check_scalar_output(name, out):
-    leaves = tu.tree_leaves(out)
-    if len(leaves) != 1:
-        raise TypeError(
-            f"{name} requires a function that returns one scalar, but it returned a pytree with "
-            f"{len(leaves)} leaves. Use vjp or jacrev for non-scalar outputs."
-        )
-    aval = core.get_aval(leaves[0])
-    if aval.shape != ():
-        raise TypeError(
-            f"{name} requires scalar output, but the function returned an array of shape "
-            f"{aval.shape} ({aval.str_short()}). Reduce it (e.g. .sum() or .mean()), or use "
-            "jacrev / vmap(grad) / vjp for non-scalar outputs."
-        )
-    if not _dt.is_inexact(aval.dtype):
-        raise TypeError(
-            f"{name} requires a real- or complex-valued output, but the function returned "
-            f"{aval.dtype.name}. Make the output a float, e.g. by computing it from float inputs."
-        )
+    paths = lambda: arg_paths(tuple(dyn_args), argnums)  # noqa: E731 - named only on an error
+    check_array_leaves(name, leaves, paths)
+    check_input_dtypes(name, leaves, paths, holomorphic=holomorphic, allow_int=allow_int, forward=forward)
 
 
 def value_and_grad(
@@ -373,7 +236,8 @@ def value_and_grad(
     holomorphic: bool = False,
     allow_int: bool = False,
 ):
-    """``(fun(*args), grad(fun)(*args))`` in one pass.
+    """``(fun(*args), grad(fun)(*args))`` in one pass. ``holomorphic=True`` differentiates a
+    holomorphic function of complex inputs (NOTE: [differentiation dtypes]).
 
     >>> import funcgrad.numpy as fnp
     >>> v, g = value_and_grad(lambda x: (x ** 2).sum())(fnp.array([1.0, 2.0]))
@@ -383,15 +247,15 @@ def value_and_grad(
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
-        nums = _normalize_argnums("grad", argnums, len(args))
+        nums = normalize_argnums("grad", argnums, len(args))
         dyn = [args[i] for i in nums]
-        _check_grad_inputs("grad", dyn, nums, allow_int)
-        f = _partial_over(fun, args, kwargs, nums)
+        _check_grad_inputs("grad", dyn, nums, holomorphic, allow_int)
+        f = partial_over(fun, args, kwargs, nums)
         if has_aux:
             out, f_vjp, aux = vjp(f, *dyn, has_aux=True)
         else:
             out, f_vjp = vjp(f, *dyn)
-        _check_scalar_output("grad", out)
+        check_scalar_output("grad", out, holomorphic=holomorphic)
         leaf = tu.tree_leaves(out)[0]
         ct = tu.tree_unflatten(tu.tree_structure(out), [np.ones((), core.get_aval(leaf).dtype)])
         grads = f_vjp(ct)
@@ -411,11 +275,14 @@ def grad(
     """The gradient of a scalar function with respect to ``args[argnums]`` (pytrees allowed).
 
     ``grad(grad(f))`` differentiates the backward program itself (PyTorch's
-    ``create_graph=True``).
+    ``create_graph=True``). Outputs must be real unless ``holomorphic=True``, which takes the complex
+    derivative ``f'(z)`` of a holomorphic function of complex inputs, as JAX does.
 
     >>> import funcgrad.numpy as fnp
     >>> float(grad(fnp.tanh)(0.0)), float(grad(grad(lambda x: x ** 3))(2.0))
     (1.0, 12.0)
+    >>> complex(grad(lambda z: z ** 2, holomorphic=True)(1.0 + 2.0j))
+    (2+4j)
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
@@ -454,7 +321,7 @@ def linear_transpose(fun: Callable, *primals):
     """
     flat_p, in_tree = tu.tree_flatten(primals)
     in_avals = [core.get_aval(p) for p in flat_p]
-    flat, store = _flat_fun(fun, in_tree)
+    flat, store = flat_fun(fun, in_tree)
     closed = trace_to_jaxpr(flat, [a.strip_weak_type() for a in in_avals])
     out_avals = closed.out_avals
 
@@ -466,7 +333,7 @@ def linear_transpose(fun: Callable, *primals):
             )
         undefined = [ad.UndefinedPrimal(a) for a in in_avals]
         cts = ad.backward_pass(closed.jaxpr, closed.consts, undefined, flat_ct)
-        return tuple(tu.tree_unflatten(in_tree, [_instantiate_public(c, a) for c, a in zip(cts, in_avals)]))
+        return tuple(tu.tree_unflatten(in_tree, [instantiate_public(c, a) for c, a in zip(cts, in_avals)]))
 
     return transposed
 
@@ -511,9 +378,9 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axi
                 f"vmap in_axes specification must be a tree prefix of the arguments: in_axes "
                 f"{in_axes!r} does not match the arguments' structure {tu.tree_structure(args)}"
             ) from e
-        paths = _arg_paths((*args, kwargs))
-        _check_array_leaves("vmap", flat_args, paths)
-        flat_args = _canonicalize(flat_args)
+        paths = arg_paths((*args, kwargs))
+        check_array_leaves("vmap", flat_args, paths)
+        flat_args = canonicalize(flat_args)
         sizes: dict[int, list[str]] = {}
         dims = []
         for leaf, d, path in zip(flat_args, in_dims, paths):
@@ -543,7 +410,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axi
             size = axis_size
         else:
             raise ValueError("vmap must have at least one non-None value in in_axes (or be given axis_size)")
-        flat, store = _flat_fun(lambda a, k: fun(*a, **k), in_tree)
+        flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
 
         def out_dims():
             dummy = tu.tree_unflatten(store["out_tree"], [0] * store["n_out"])
@@ -556,7 +423,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axi
                 ) from e
 
         outs = batching.vmap_flat(flat, size, dims, out_dims, flat_args, axis_name)
-        return tu.tree_unflatten(store["out_tree"], [_to_public(o) for o in outs])
+        return tu.tree_unflatten(store["out_tree"], [to_public(o) for o in outs])
 
     return vmapped
 
@@ -581,7 +448,8 @@ def _std_basis(leaves):
 
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False):
     """The Jacobian by forward mode (vmap of jvp over the input basis); result blocks have shape
-    ``out.shape + in.shape``.
+    ``out.shape + in.shape``. Inputs must be real unless ``holomorphic=True`` (complex inputs and
+    outputs of a holomorphic function; NOTE: [differentiation dtypes]).
 
     >>> import funcgrad.numpy as fnp
     >>> jacfwd(lambda x: x ** 2)(fnp.array([1.0, 2.0])).tolist()
@@ -590,10 +458,10 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        nums = _normalize_argnums("jacfwd", argnums, len(args))
+        nums = normalize_argnums("jacfwd", argnums, len(args))
         dyn = tuple(args[i] for i in nums)
-        _check_grad_inputs("jacfwd", dyn, nums, allow_int=False)
-        f = _partial_over(fun, args, kwargs, nums)
+        _check_grad_inputs("jacfwd", dyn, nums, holomorphic, allow_int=False, forward=True)
+        f = partial_over(fun, args, kwargs, nums)
         flat_in, in_tree = tu.tree_flatten(dyn)
         in_avals = [core.get_aval(x) for x in flat_in]
         basis = _std_basis(flat_in)
@@ -610,6 +478,8 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         res = vmap(push, in_axes=0, out_axes=axes)(*basis)
         y, jac = res[0], res[1]
         y_leaves, out_tree = tu.tree_flatten(y)
+        for leaf in y_leaves:
+            check_output_dtype("jacfwd", core.get_aval(leaf), holomorphic=holomorphic, forward=True)
         jac_leaves = tu.tree_leaves(jac)
         result = _assemble_jacobian(
             jac_leaves,
@@ -634,7 +504,7 @@ def _assemble_jacobian(jac_leaves, out_avals, in_avals, in_tree, out_tree, singl
         blocks = []
         for ia, start, stop in zip(in_avals, offsets[:-1], offsets[1:]):
             piece = fnp.reshape(jac[..., int(start) : int(stop)], (*oa.shape, *ia.shape))
-            blocks.append(_to_public(piece))
+            blocks.append(to_public(piece))
         tree = tu.tree_unflatten(in_tree, blocks)
         per_out.append(tree[0] if single_arg else tree)
     return tu.tree_unflatten(out_tree, per_out)
@@ -647,7 +517,8 @@ def jacrev(
     holomorphic: bool = False,
     allow_int: bool = False,
 ):
-    """The Jacobian by reverse mode (vmap of the vjp function over the output basis).
+    """The Jacobian by reverse mode (vmap of the vjp function over the output basis). Outputs must
+    be real unless ``holomorphic=True`` (NOTE: [differentiation dtypes]).
 
     >>> import funcgrad.numpy as fnp
     >>> jacrev(lambda x: x ** 2)(fnp.array([1.0, 2.0])).tolist()
@@ -656,10 +527,10 @@ def jacrev(
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        nums = _normalize_argnums("jacrev", argnums, len(args))
+        nums = normalize_argnums("jacrev", argnums, len(args))
         dyn = tuple(args[i] for i in nums)
-        _check_grad_inputs("jacrev", dyn, nums, allow_int)
-        f = _partial_over(fun, args, kwargs, nums)
+        _check_grad_inputs("jacrev", dyn, nums, holomorphic, allow_int)
+        f = partial_over(fun, args, kwargs, nums)
         if has_aux:
             y, f_vjp, aux = vjp(f, *dyn, has_aux=True)
         else:
@@ -668,6 +539,8 @@ def jacrev(
         flat_in, in_tree = tu.tree_flatten(dyn)
         in_avals = [core.get_aval(x) for x in flat_in]
         out_avals = [core.get_aval(o) for o in y_leaves]
+        for a in out_avals:
+            check_output_dtype("jacrev", a, holomorphic=holomorphic)
         basis = _std_basis(y_leaves)
 
         def pull(*ct_leaves):
@@ -680,7 +553,7 @@ def jacrev(
         per_out = []
         for oa, start, stop in zip(out_avals, m_off[:-1], m_off[1:]):
             blocks = [
-                _to_public(fnp.reshape(ct[int(start) : int(stop)], (*oa.shape, *ia.shape)))
+                to_public(fnp.reshape(ct[int(start) : int(stop)], (*oa.shape, *ia.shape)))
                 for ct, ia in zip(cts, in_avals)
             ]
             tree = tu.tree_unflatten(in_tree, blocks)
@@ -697,13 +570,15 @@ jacobian = jacrev
 def hessian(
     fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ):
-    """The Hessian, as ``jacfwd(jacrev(fun))`` (forward-over-reverse).
+    """The Hessian, as ``jacfwd(jacrev(fun))`` (forward-over-reverse); ``holomorphic=True`` for a
+    holomorphic function of complex inputs.
 
     >>> import funcgrad.numpy as fnp
     >>> hessian(lambda x: (x ** 3).sum())(fnp.array([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+    inner = jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic)
+    return jacfwd(inner, argnums, has_aux=has_aux, holomorphic=holomorphic)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -725,11 +600,11 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), return_s
     def make(*args, **kwargs):
         nums = tuple(i for i in range(len(args)) if i not in statics)
         dyn = tuple(args[i] for i in nums)
-        f = _partial_over(fun, args, kwargs, nums)
+        f = partial_over(fun, args, kwargs, nums)
         flat_in, in_tree = tu.tree_flatten(dyn)
-        names = _named_arg_paths(fun, dyn, nums)
-        _check_array_leaves("make_jaxpr", flat_in, names)
-        flat, store = _flat_fun(f, in_tree)
+        names = named_arg_paths(fun, dyn, nums)
+        check_array_leaves("make_jaxpr", flat_in, names)
+        flat, store = flat_fun(f, in_tree)
         avals = [core.get_aval(x) for x in flat_in]
         closed = trace_to_jaxpr(flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})")
         if return_shape:
@@ -756,7 +631,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
         else core.get_aval(x)
         for x in flat_in
     ]
-    flat, store = _flat_fun(lambda a, k: fun(*a, **k), in_tree)
+    flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
     closed = trace_to_jaxpr(flat, avals)
     return tu.tree_unflatten(
         store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]
@@ -768,8 +643,49 @@ def eval_shape(fun: Callable, *args, **kwargs):
 
 
 def device_put(x, device=None):
-    """Make every leaf of ``x`` an ``Array`` (on ``device`` when given)."""
-    return tu.tree_map(lambda v: fnp.asarray(v) if core.is_array_like(v) else v, x)
+    """Make every leaf of ``x`` an ``Array``; with ``device`` (one of ``funcgrad.devices()``), a
+    copy held in that device's memory. Leaves that are not arrays (``"abc"``) and devices that are
+    not devices (``"cpu"``) raise ``TypeError``.
+
+    >>> import funcgrad
+    >>> device_put({"w": 1.0, "b": [2, 3]}, funcgrad.devices()[0])["b"][1]
+    Array(3, dtype=int64, weak_type=True)
+    """
+    if device is not None:
+        _check_device(device)
+    leaves, tree = tu.tree_flatten(x)
+    for i, v in enumerate(leaves):
+        if not core.is_array_like(v):
+            path = tu.keystr(tu.tree_leaves_with_path(x)[i][0])
+            raise TypeError(
+                f"device_put: x{path} of type {type(v).__name__} ({v!r:.60}) is not an array; "
+                "funcgrad arrays hold numbers (bool, int, float, complex or arrays of them)"
+            )
+
+    def put(v):
+        v = fnp.asarray(v)
+        if device is None or isinstance(v, core.Tracer):
+            return v  # a traced value has no memory to place: the staged program decides
+        buffer = xla_bridge.device_put(np.asarray(v), device, weak_type=v.weak_type)
+        return Array._from_buffer(buffer, weak_type=v.weak_type)
+
+    return tu.tree_unflatten(tree, [put(v) for v in leaves])
+
+
+def _check_device(device) -> None:
+    # A device is one of the PJRT devices funcgrad's clients made; anything else (a platform name,
+    # an index, another library's device object) is refused rather than silently ignored.
+    platform = getattr(device, "platform", None)
+    if isinstance(platform, str):
+        try:
+            if any(d is device for d in _devices.devices(platform)):
+                return
+        except (ValueError, xla_bridge.XlaBridgeError):
+            pass
+    raise TypeError(
+        f"device_put: device must be one of funcgrad.devices() (or None), got {type(device).__name__} "
+        f"{device!r:.60}; pick one with e.g. funcgrad.devices('cpu')[0]"
+    )
 
 
 def device_get(x):

@@ -54,3 +54,7 @@ __all__ = [
     "pp_jaxpr",
     "typecheck_jaxpr",
 ]
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)

@@ -38,6 +38,10 @@ from primitives.control_flow import cond_p, scan_p, while_p
 __all__ = ["check_finite", "debug_nans", "NonFiniteError", "FiniteCheckTrace", "ValueStats"]
 
 
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)
+
+
 class ValueStats(NamedTuple):
     """Summary of one array: shape, dtype, min and max of its finite values, NaN and Inf counts."""
 

@@ -1,8 +1,9 @@
 """See inside reverse mode: which residuals a ``vjp`` keeps (``memory_report``) and the forward and
 backward programs as a picture (``graph``).
 
-Layer: surface. Imports the kernel (core, ad, partial_eval, pretty, tree_util, dtypes) and the
-array type; ``graphviz`` is an optional dependency, imported only when a picture is rendered.
+Layer: surface. Imports the kernel (core, ad, ir, partial_eval, tree_util) and the argument
+handling shared with ``funcgrad.api`` (``funcgrad._api_util``); ``graphviz`` is an optional
+dependency, imported only when a picture is rendered.
 
 Both tools trace ``vjp(f, *args)`` abstractly — nothing is computed, so they are cheap even for a
 large model — by running ``linearize`` *inside* a staging trace whose outputs are the primal
@@ -32,9 +33,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from funcgrad._api_util import arg_paths, canonicalize, check_array_leaves
 from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config
 from funcgrad.kernel.ir import ClosedJaxpr, Literal, Var
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
@@ -60,17 +61,6 @@ class VJPPrograms(NamedTuple):
     residual_avals: list[ir.ShapedArray]
 
 
-def _arg_names(args: tuple) -> list[str]:
-    return [f"args[{path[0].idx}]{tu.keystr(path[1:])}" for path, _ in tu.tree_leaves_with_path(args)]
-
-
-def _canonical(x):
-    # Python scalars are weak 0-d Arrays at the API boundary, exactly as vjp makes them.
-    if type(x) in (bool, int, float, complex):
-        return Array._from_owned(np.asarray(x), weak_type=True)
-    return x
-
-
 def trace_vjp(fun: Callable, *args, **kwargs) -> VJPPrograms:
     """Stage the forward (with residuals as outputs) and backward programs of ``vjp(fun, *args)``.
 
@@ -82,10 +72,9 @@ def trace_vjp(fun: Callable, *args, **kwargs) -> VJPPrograms:
     (['sin', 'cos', 'mul'], 1)
     """
     flat, in_tree = tu.tree_flatten(args)
-    for leaf, name in zip(flat, _arg_names(args)):
-        if not core.is_array_like(leaf):
-            raise TypeError(f"trace_vjp: argument {name} is a {type(leaf).__name__}, not an array")
-    flat = [_canonical(x) for x in flat]
+    names = arg_paths(args)
+    check_array_leaves("trace_vjp", flat, names)
+    flat = canonicalize(flat)  # Python scalars are weak 0-d Arrays, exactly as vjp makes them
     in_avals = [core.get_aval(x) for x in flat]
     box: dict[str, Any] = {}
 
@@ -103,7 +92,7 @@ def trace_vjp(fun: Callable, *args, **kwargs) -> VJPPrograms:
     prev = source_info_config.in_linearize
     source_info_config.in_linearize = True
     try:
-        fwd = trace_to_jaxpr(forward, in_avals, _arg_names(args), "memory_report")
+        fwd = trace_to_jaxpr(forward, in_avals, names, "memory_report")
         lin, n_out = box["lin"], box["n_out"]
         res_avals = [core.get_aval(r) for r in lin.residuals]
         linear_jaxpr = lin.closed.jaxpr
@@ -118,7 +107,7 @@ def trace_vjp(fun: Callable, *args, **kwargs) -> VJPPrograms:
         bwd = trace_to_jaxpr(backward, [*res_avals, *lin.out_avals], description="backward pass")
     finally:
         source_info_config.in_linearize = prev
-    return VJPPrograms(fwd, bwd, n_out, _arg_names(args), res_avals)
+    return VJPPrograms(fwd, bwd, n_out, names, res_avals)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -60,7 +60,12 @@ class RetraceWarning(UserWarning):
 
 
 class ShapeDtypeStruct:
-    """A shape and dtype standing in for an array (``eval_shape``'s result)."""
+    """A shape and dtype (and weak type, for values from Python scalars) standing in for an array
+    (``eval_shape``'s result).
+
+    >>> ShapeDtypeStruct((2,), "float32"), jit(lambda x: x * 2).eval_shape(1.0)
+    (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True))
+    """
 
     __slots__ = ("shape", "dtype", "weak_type")
 
@@ -73,13 +78,19 @@ class ShapeDtypeStruct:
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
     def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
+    # weak_type is part of the type, as in JAX: a Python scalar's f64[] is not an array's f64[].
     def __eq__(self, other):
-        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype) == (other.shape, other.dtype)
+        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type) == (
+            other.shape,
+            other.dtype,
+            other.weak_type,
+        )
 
     def __hash__(self):
-        return hash((self.shape, self.dtype))
+        return hash((self.shape, self.dtype, self.weak_type))
 
 
 class CacheInfo:

@@ -68,6 +68,10 @@ __all__ = [
 ]
 
 
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)
+
+
 def _inexact(x):
     (x,) = promote_args_inexact(x)
     return x

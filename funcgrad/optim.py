@@ -24,6 +24,22 @@ from typing import Any, NamedTuple
 import funcgrad.numpy as fnp
 from funcgrad.kernel import tree_util as tu
 
+__all__ = [
+    "AdamState",
+    "Optimizer",
+    "SGDState",
+    "adam",
+    "adamw",
+    "apply_updates",
+    "clip_by_global_norm",
+    "global_norm",
+    "sgd",
+]
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)
+
 
 class Optimizer(NamedTuple):
     """``init(params) -> state``; ``update(grads, state, params) -> (params, state)``."""

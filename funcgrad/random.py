@@ -361,3 +361,7 @@ __all__ = [
     "categorical",
     "randint",
 ]
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)

@@ -21,6 +21,11 @@ __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_p"]
 def checkpoint(fun: Callable, *, policy=None, prevent_cse: bool = True, static_argnums=()):
     """Make ``fun`` recompute its forward pass during backward instead of storing residuals.
 
+    ``policy`` chooses what is saved anyway (``checkpoint_policies``). ``static_argnums`` are
+    passed to ``fun`` unchanged. ``prevent_cse``: the recomputation always runs behind an
+    optimisation barrier (NOTE: [remat barrier]), which is what ``prevent_cse=True`` asks for;
+    ``False`` is, as in JAX, only a permission to drop the barrier, so it changes nothing here.
+
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> f = checkpoint(lambda x: fnp.sin(fnp.sin(x)))
     >>> round(float(funcgrad.grad(f)(1.0)), 6)

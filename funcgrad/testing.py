@@ -42,6 +42,11 @@ __all__ = [
     "DOMAINS",
 ]
 
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)
+
+
 EPS = 1e-4
 
 _GRAD_TOL = {

@@ -52,3 +52,7 @@ __all__ = [
     "structure",
     "unflatten",
 ]
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)

@@ -14,3 +14,7 @@ from funcgrad.kernel import tree_util as _kernel_tree_util
 from funcgrad.kernel.tree_util import *  # noqa: F403 - the public names, listed in __all__
 
 __all__ = list(_kernel_tree_util.__all__)
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)

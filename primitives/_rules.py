@@ -18,7 +18,7 @@ import numpy as np
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.ad import defjvp, defjvp_ans, defjvp_zero
+from funcgrad.kernel.ad import defjvp, defjvp_zero
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
@@ -171,12 +171,12 @@ def unop(
     *,
     accepted: Callable[[np.dtype], bool] | None = _dt.is_inexact,
     result_dtype=None,
-    jvp_uses_ans: bool = False,
+    uses_answer: bool = False,
 ) -> Primitive:
     """Declare an elementwise unary primitive in one line.
 
-    ``jvp(t, x)`` (or ``jvp(t, ans, x)`` with ``jvp_uses_ans``) is the tangent; ``jvp=None`` marks
-    the primitive as not differentiable.
+    ``jvp(t, x)`` (or ``jvp(t, ans, x)`` with ``uses_answer``, as in ``defjvp``) is the tangent;
+    ``jvp=None`` marks the primitive as not differentiable.
     """
     p = Primitive(name)
     p.def_impl(impl)
@@ -184,10 +184,8 @@ def unop(
     p.def_batch(lambda axis_size, vals, dims, **params: (p.bind(*vals, **params), dims[0]))
     if jvp is None:
         defjvp_zero(p)
-    elif jvp_uses_ans:
-        defjvp_ans(p, jvp)
     else:
-        defjvp(p, jvp)
+        defjvp(p, jvp, uses_answer=uses_answer)
     return p
 
 

@@ -124,35 +124,35 @@ def sign(x):
     return sign_p.bind(x)
 
 
-exp_p = unop("exp", np.exp, lambda t, ans, x: mul(t, ans), jvp_uses_ans=True)
+exp_p = unop("exp", np.exp, lambda t, ans, x: mul(t, ans), uses_answer=True)
 exp2_p = unop(
     "exp2",
     np.exp2,
     lambda t, ans, x: mul(t, mul(ans, np.log(2.0).astype(aval_of(x).dtype))),
-    jvp_uses_ans=True,
+    uses_answer=True,
 )
-expm1_p = unop("expm1", np.expm1, lambda t, ans, x: mul(t, add(ans, 1)), jvp_uses_ans=True)
+expm1_p = unop("expm1", np.expm1, lambda t, ans, x: mul(t, add(ans, 1)), uses_answer=True)
 log_p = unop("log", np.log, lambda t, x: div(t, x))
 log1p_p = unop("log1p", np.log1p, lambda t, x: div(t, add(x, 1)))
-sqrt_p = unop("sqrt", np.sqrt, lambda t, ans, x: div(t, mul(ans, 2)), jvp_uses_ans=True)
+sqrt_p = unop("sqrt", np.sqrt, lambda t, ans, x: div(t, mul(ans, 2)), uses_answer=True)
 rsqrt_p = unop(
     "rsqrt",
     lambda x: (1 / np.sqrt(x)).astype(np.result_type(x)),
     lambda t, ans, x: mul(t, mul(div(ans, x), -0.5)),
-    jvp_uses_ans=True,
+    uses_answer=True,
 )
 cbrt_p = unop(
-    "cbrt", np.cbrt, lambda t, ans, x: div(t, mul(square(ans), 3)), jvp_uses_ans=True, accepted=_dt.is_float
+    "cbrt", np.cbrt, lambda t, ans, x: div(t, mul(square(ans), 3)), uses_answer=True, accepted=_dt.is_float
 )
 sin_p = unop("sin", np.sin, lambda t, x: mul(t, cos(x)))
 cos_p = unop("cos", np.cos, lambda t, x: neg(mul(t, sin(x))))
-tan_p = unop("tan", np.tan, lambda t, ans, x: mul(t, add(square(ans), 1)), jvp_uses_ans=True)
+tan_p = unop("tan", np.tan, lambda t, ans, x: mul(t, add(square(ans), 1)), uses_answer=True)
 asin_p = unop("asin", np.arcsin, lambda t, x: mul(t, rsqrt(sub(1, square(x)))))
 acos_p = unop("acos", np.arccos, lambda t, x: neg(mul(t, rsqrt(sub(1, square(x))))))
 atan_p = unop("atan", np.arctan, lambda t, x: div(t, add(square(x), 1)))
 sinh_p = unop("sinh", np.sinh, lambda t, x: mul(t, cosh(x)))
 cosh_p = unop("cosh", np.cosh, lambda t, x: mul(t, sinh(x)))
-tanh_p = unop("tanh", np.tanh, lambda t, ans, x: mul(t, sub(1, square(ans))), jvp_uses_ans=True)
+tanh_p = unop("tanh", np.tanh, lambda t, ans, x: mul(t, sub(1, square(ans))), uses_answer=True)
 asinh_p = unop("asinh", np.arcsinh, lambda t, x: mul(t, rsqrt(add(square(x), 1))))
 acosh_p = unop("acosh", np.arccosh, lambda t, x: mul(t, rsqrt(mul(sub(x, 1), add(x, 1)))))
 atanh_p = unop("atanh", np.arctanh, lambda t, x: div(t, sub(1, square(x))))
@@ -168,7 +168,7 @@ logistic_p = unop(
     "logistic",
     _logistic_impl,
     lambda t, ans, x: mul(t, mul(ans, sub(1, ans))),
-    jvp_uses_ans=True,
+    uses_answer=True,
     accepted=_dt.is_float,
 )
 _two_over_sqrt_pi = 2 / np.sqrt(np.pi)
@@ -188,7 +188,7 @@ erf_inv_p = unop(
     "erf_inv",
     _special("erfinv"),
     lambda t, ans, x: mul(t, mul(exp(square(ans)), np.sqrt(np.pi) / 2)),
-    jvp_uses_ans=True,
+    uses_answer=True,
     accepted=_dt.is_float,
 )
 lgamma_p = unop("lgamma", _special("gammaln"), lambda t, x: mul(t, digamma(x)), accepted=_dt.is_float)

@@ -2,7 +2,7 @@
 concatenate, pad, rev and (static) slice.
 
 Layer: primitives. Imports the funcgrad kernel, numpy and ``primitives.elementwise`` (for
-``select_n`` in pad's batch rule). Reductions are reached through ``funcgrad.kernel_ops.ops``
+``select_n`` in pad's batch rule). Reductions are reached through the kernel's ``hooks``
 (``reductions`` imports this module).
 
 Every op here is linear in its array operands, so each has a transpose rule; all follow XLA's
@@ -19,6 +19,7 @@ import numpy as np
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import defjvp_zero, deflinear, is_undefined_primal
 from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 from primitives import elementwise as ew
@@ -436,7 +437,7 @@ def pad(x, padding_value, padding_config):
     """
     config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
     x_aval = aval_of(x)
-    if type(padding_value) in (int, float, bool, complex):
+    if type(padding_value) in python_scalar_types:
         padding_value = np.asarray(padding_value, x_aval.dtype)
     if all(c == (0, 0, 0) for c in config) and len(config) == x_aval.ndim:
         return x

@@ -28,7 +28,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.api import jit
 from funcgrad.kernel import tree_util as tu
-from tests._checks import check_grads as _check_grads
+from funcgrad.testing import check_grads as _check_grads
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 I32, I64, U8, B = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.uint8), np.dtype(np.bool_)

@@ -13,7 +13,7 @@ strategy), the *values* on ``rng``, so batched lanes of one sample share their s
 vectorised impls).
 
 Adding a primitive: add an entry here (the coverage test fails until every primitive of
-``primitives.all_primitives()`` has one, or is listed in ``NOT_IN_OP_DB`` with the reason).
+``primitives.all_primitives()`` has one, unless it ``carries_jaxprs``).
 """
 
 from __future__ import annotations
@@ -782,17 +782,11 @@ def in_axes_combinations(sample: Sample):
     return [axes for axes in itertools.product(*choices) if any(a is not None for a in axes)]
 
 
-__all__ = ["FLOATS", "NOT_IN_OP_DB", "OPS", "OpInfo", "Sample", "in_axes_combinations", "sample_inputs"]
+__all__ = ["FLOATS", "OPS", "carries_jaxprs", "OpInfo", "Sample", "in_axes_combinations", "sample_inputs"]
 
-# Primitives of the catalog that take jaxprs (not arrays) as parameters: their rules are exercised
-# by the kernel tests (tests/test_kernel_*.py), which build them from real programs.
-NOT_IN_OP_DB = {
-    "jit": "higher-order (carries a jaxpr); tests/test_kernel_*.py",
-    "checkpoint": "higher-order (carries a jaxpr); tests/test_kernel_*.py",
-    "custom_jvp_call": "higher-order (carries jaxprs); tests/test_kernel_custom.py",
-    "custom_vjp_call": "higher-order (carries jaxprs); tests/test_kernel_custom.py",
-    "custom_lin": "higher-order (carries jaxprs); tests/test_kernel_custom.py",
-    "cond": "higher-order control flow (carries jaxprs); its own test file",
-    "while": "higher-order control flow (carries jaxprs); its own test file",
-    "scan": "higher-order control flow (carries jaxprs); its own test file",
-}
+
+def carries_jaxprs(primitive) -> bool:
+    """Primitives that take jaxprs, not arrays, as parameters (``Primitive.jaxpr_params``: jit,
+    checkpoint, the custom-derivative calls, control flow) are exercised from real programs by the
+    kernel, custom-derivative and control-flow tests instead of this table."""
+    return bool(primitive.jaxpr_params)

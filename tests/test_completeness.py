@@ -15,8 +15,8 @@ import importlib.util
 import pytest
 
 import primitives
-from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
 
 ALL = primitives.all_primitives()
 

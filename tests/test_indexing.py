@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.api import jit
-from tests._checks import check_grads
+from funcgrad.testing import check_grads
 
 SHAPE = (3, 4, 5)
 X = np.arange(60.0).reshape(SHAPE)

@@ -244,7 +244,7 @@ def test_graph_renders_svg_and_png(tmp_path):
 
 
 def _toy_primitive(name, linear_jvp=False):
-    p = funcgrad.core.Primitive(name)
+    p = funcgrad.kernel.core.Primitive(name)
     p.def_impl(lambda x: np.asarray(x) * 2.0)
     p.def_abstract_eval(lambda a: a)
     if linear_jvp:  # applies itself to tangents without being declared linear: no transpose rule

@@ -220,7 +220,9 @@ def test_concretization_error_names_the_argument():
 # Import order (each package may be imported first)
 
 
-@pytest.mark.parametrize("first", ["primitives", "xla_bridge", "funcgrad", "funcgrad.numpy", "funcgrad.core"])
+@pytest.mark.parametrize(
+    "first", ["primitives", "xla_bridge", "funcgrad", "funcgrad.numpy", "funcgrad.core", "funcgrad.kernel"]
+)
 def test_import_order(first):
     code = (
         f"import {first}\n"

@@ -10,7 +10,7 @@ import scipy.special as sp
 import funcgrad
 from funcgrad import lax
 from funcgrad.api import jit
-from tests._checks import check_grads
+from funcgrad.testing import check_grads
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(0.2, 0.9, size=(3, 4))

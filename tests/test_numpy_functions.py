@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.api import jit
-from tests._checks import check_grads as check_function_grads
+from funcgrad.testing import check_grads as check_function_grads
 from tests._numpy_harness import (
     ALL,
     F64,

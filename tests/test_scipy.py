@@ -10,7 +10,7 @@ import scipy.stats as sst
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.scipy import special, stats
-from tests._checks import check_grads
+from funcgrad.testing import check_grads
 
 X = np.linspace(0.2, 2.5, 7)
 

@@ -1,6 +1,7 @@
 """Automatic differentiation: forward mode (JVP), linearize, transposition, reverse mode (VJP).
 
-Layer: kernel. Imports core, dtypes, partial_eval and kernel_ops.
+Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``partial_eval`` and ``hooks`` (the array operations
+the catalog registers, NOTE: [kernel registration]).
 
 ``vjp`` is ``linearize`` followed by ``backward_pass``: the JVP of ``f`` is traced with the primals
 known and the tangents unknown, so the primal work runs now and the tangent work is staged into a
@@ -17,6 +18,7 @@ current trace, it can itself be differentiated, batched or staged.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -84,41 +86,26 @@ def is_undefined_primal(x) -> bool:
 # Rule helpers: one-line derivative rules
 
 
-def defjvp(primitive: core.Primitive, *rules: Callable | None) -> None:
+def defjvp(primitive: core.Primitive, *rules: Callable | None, uses_answer: bool = False) -> None:
     """JVP from one rule per input: ``rule(t, *primals, **params)`` is that input's contribution.
 
-    Inputs with a zero tangent are skipped (see NOTE: [symbolic zeros]); ``None`` marks an input
-    the output does not depend on differentiably (an index, say).
+    With ``uses_answer``, each rule also receives the primal output before the primals:
+    ``rule(t, ans, *primals)`` (``exp``: ``lambda t, ans, x: t * ans``). Inputs with a zero tangent
+    are skipped (see NOTE: [symbolic zeros]); ``None`` marks an input the output does not depend on
+    differentiably (an index, say).
 
     >>> # sin_p:  defjvp(sin_p, lambda t, x: t * cos(x))
+    >>> # exp_p:  defjvp(exp_p, lambda t, ans, x: t * ans, uses_answer=True)
     """
 
     def jvp(primals, tangents, **params):
         out = primitive.bind(*primals, **params)
+        leading = (out, *primals) if uses_answer else primals
         total = None
         for rule, t in zip(rules, tangents):
             if rule is None or type(t) is Zero:
                 continue
-            contribution = rule(t, *primals, **params)
-            total = contribution if total is None else hooks.add_any(total, contribution)
-        if total is None:
-            total = Zero.from_primal_value(out)
-        return out, total
-
-    primitive.def_jvp(jvp)
-
-
-def defjvp_ans(primitive: core.Primitive, *rules: Callable | None) -> None:
-    """Like ``defjvp`` but each rule also receives the primal output: ``rule(t, ans, *primals)``
-    (``exp``: ``lambda t, ans, x: t * ans``)."""
-
-    def jvp(primals, tangents, **params):
-        out = primitive.bind(*primals, **params)
-        total = None
-        for rule, t in zip(rules, tangents):
-            if rule is None or type(t) is Zero:
-                continue
-            contribution = rule(t, out, *primals, **params)
+            contribution = rule(t, *leading, **params)
             total = contribution if total is None else hooks.add_any(total, contribution)
         return out, Zero.from_primal_value(out) if total is None else total
 
@@ -165,6 +152,9 @@ def deflinear(primitive: core.Primitive, transpose_rule: Callable) -> None:
 # Forward mode
 
 
+_primal_and_tangent = operator.attrgetter("primal", "tangent")
+
+
 class JVPTracer(Tracer):
     __slots__ = ("primal", "tangent", "_aval")
 
@@ -186,19 +176,7 @@ class JVPTrace(core.Trace):
     """Forward mode: each tracer carries a primal and a tangent (see NOTE: [current trace])."""
 
     def process_primitive(self, primitive, args, params):
-        primals = []
-        tangents = []
-        nonzero = False
-        for a in args:
-            if type(a) is JVPTracer and a._trace is self:
-                primals.append(a.primal)
-                tangents.append(a.tangent)
-                nonzero = True
-            else:
-                if isinstance(a, Tracer):
-                    core.check_foreign_tracer(self, a)
-                primals.append(a)
-                tangents.append(None)
+        primals, tangents, nonzero = self.unpack(args, JVPTracer, _primal_and_tangent)
         # The rule's work happens on the parent trace (NOTE: [current trace]); an inlined
         # save/restore is cheaper than a context manager on this hot path.
         state = core._state
@@ -240,17 +218,8 @@ def jvp_flat(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tu
 def _unpack_jvp_outputs(trace: JVPTrace, outs) -> tuple[list, list]:
     """Split the outputs of a function run on ``trace`` into primals and tangents (``Zero`` for
     outputs that are not ``trace``'s tracers)."""
-    out_primals, out_tangents = [], []
-    for o in outs:
-        if type(o) is JVPTracer and o._trace is trace:
-            out_primals.append(o.primal)
-            out_tangents.append(o.tangent)
-        else:
-            if isinstance(o, Tracer):
-                core.check_foreign_tracer(trace, o)
-            out_primals.append(o)
-            out_tangents.append(Zero.from_primal_value(o))
-    return out_primals, out_tangents
+    primals, tangents, _ = trace.unpack(outs, JVPTracer, _primal_and_tangent)
+    return primals, [Zero.from_primal_value(p) if t is None else t for p, t in zip(primals, tangents)]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Vectorisation: the batching interpreter behind ``vmap``.
 
-Layer: kernel. Imports core, partial_eval and kernel_ops.
+Layer: kernel. Imports ``core``, ``ir``, ``partial_eval`` and ``hooks`` (the array operations the
+catalog registers, NOTE: [kernel registration]).
 
 A ``BatchTracer`` holds a value with one extra dimension, ``batch_dim``, or ``None`` when the value
 is the same for every lane (then it is not a tracer at all: unbatched values pass through
@@ -11,6 +12,7 @@ whole batch with primitives — never a Python loop over lanes.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +21,8 @@ from funcgrad.kernel.core import Tracer
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
+
+_value_and_dim = operator.attrgetter("val", "batch_dim")
 
 
 class BatchTracer(Tracer):
@@ -43,19 +47,7 @@ class BatchTrace(core.Trace):
         self.axis_name = axis_name
 
     def process_primitive(self, primitive, args, params):
-        vals = []
-        dims = []
-        batched = False
-        for a in args:
-            if type(a) is BatchTracer and a._trace is self:
-                vals.append(a.val)
-                dims.append(a.batch_dim)
-                batched = True
-            else:
-                if isinstance(a, Tracer):
-                    core.check_foreign_tracer(self, a)
-                vals.append(a)
-                dims.append(None)
+        vals, dims, batched = self.unpack(args, BatchTracer, _value_and_dim)
         with core.set_current_trace(self.parent):
             if not batched:
                 return primitive.bind(*vals, **params)
@@ -93,16 +85,7 @@ def vmap_flat(
 
 def _unpack_batch_outputs(trace: BatchTrace, outs) -> tuple[list, list]:
     """Values and batch dims (``None``: unbatched) of outputs of a function run on ``trace``."""
-    vals, dims = [], []
-    for o in outs:
-        if type(o) is BatchTracer and o._trace is trace:
-            vals.append(o.val)
-            dims.append(o.batch_dim)
-        else:
-            if isinstance(o, Tracer):
-                core.check_foreign_tracer(trace, o)
-            vals.append(o)
-            dims.append(None)
+    vals, dims, _ = trace.unpack(outs, BatchTracer, _value_and_dim)
     return vals, dims
 
 

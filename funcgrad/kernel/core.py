@@ -57,6 +57,7 @@ import sys
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, SourceInfo, Var
 
@@ -66,9 +67,6 @@ from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, SourceI
 
 def _python_scalar_aval(x) -> ShapedArray:
     return ShapedArray((), _dt.python_scalar_dtype(x), weak_type=True)
-
-
-_PY_SCALARS = (bool, int, float, complex)
 
 
 def get_aval(x) -> ShapedArray:
@@ -85,7 +83,7 @@ def get_aval(x) -> ShapedArray:
         return ShapedArray(x.shape, x.dtype)
     if isinstance(x, Array):
         return ShapedArray(x.shape, x.dtype, x.weak_type)
-    if isinstance(x, _PY_SCALARS):
+    if isinstance(x, python_scalar_types):
         return _python_scalar_aval(x)
     if hasattr(x, "__array__") or isinstance(x, list | tuple):
         arr = np.asarray(x)
@@ -99,7 +97,7 @@ def get_aval(x) -> ShapedArray:
 
 
 def is_array_like(x) -> bool:
-    return isinstance(x, (Tracer, Array, np.ndarray, np.generic, *_PY_SCALARS))
+    return isinstance(x, (Tracer, Array, np.ndarray, np.generic, *python_scalar_types))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -220,6 +218,28 @@ class Trace:
     def process_primitive(self, primitive: Primitive, args, params):
         raise NotImplementedError
 
+    def unpack(self, values, tracer_type, fields) -> tuple[list, list, bool]:
+        """Split ``values`` into what this trace's own tracers carry and what they add.
+
+        ``fields(tracer)`` gives a tracer's ``(value, extra)`` (a JVP tracer's primal and tangent,
+        a batch tracer's value and batch dim). Any other value is its own value with extra
+        ``None``; a tracer of another trace must belong to a live enclosing one (NOTE: [current
+        trace]). The third result says whether any value was this trace's.
+        """
+        inner, extras, own = [], [], False
+        for a in values:
+            if type(a) is tracer_type and a._trace is self:
+                v, e = fields(a)
+                inner.append(v)
+                extras.append(e)
+                own = True
+            else:
+                if isinstance(a, Tracer):
+                    check_foreign_tracer(self, a)
+                inner.append(a)
+                extras.append(None)
+        return inner, extras, own
+
     def is_ancestor_of(self, other: Trace) -> bool:
         t = other
         while t is not None:
@@ -270,7 +290,7 @@ class EvalTrace(Trace):
                 weak = False
             elif isinstance(a, Tracer):
                 raise UnexpectedTracerError(_leak_message(a))
-            elif t in _PY_SCALARS:
+            elif t in python_scalar_types:
                 vals.append(a)
             else:
                 vals.append(a)

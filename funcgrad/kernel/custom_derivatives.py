@@ -13,13 +13,25 @@ Layer: kernel (it declares three primitives and uses only the kernel's transform
 
 Values a custom function closes over that are being transformed (tracers) are passed to the
 primitive as leading arguments ("consts"), so no transformation misses them.
+
+# NOTE: [symbolic zeros in custom rules]
+# ``defjvp(rule, symbolic_zeros=True)`` and ``defvjp(fwd, bwd, symbolic_zeros=True)`` follow JAX:
+# the JVP rule gets a ``SymbolicZero`` (its aval, no data) for each tangent that is known to be zero
+# (an input not being differentiated), ``fwd`` gets each differentiable leaf as
+# ``CustomVJPPrimal(value, perturbed)``, and ``bwd`` gets a ``SymbolicZero`` for each output whose
+# cotangent is known to be zero. Rules may return ``SymbolicZero`` (or ``None`` from ``bwd``) for
+# zero outputs. Without the flag, rules only ever see arrays. The kernel's own ``Zero`` never
+# reaches user code: it is converted at the rule boundary both ways. Under ``vmap`` the rule may
+# get materialised zeros instead (a symbolic zero is a promise of zero, not a guarantee of one).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from funcgrad.kernel import ad, batching, core
 from funcgrad.kernel import tree_util as tu
@@ -27,6 +39,76 @@ from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
+
+
+class SymbolicZero:
+    """A tangent or cotangent known to be zero, given to a rule defined with
+    ``symbolic_zeros=True`` in place of an array (NOTE: [symbolic zeros in custom rules]). It has the
+    ``aval`` (``shape``, ``dtype``) of the array it stands for, not its arithmetic; ``instantiate()``
+    makes the array. A rule may return one for an output tangent that is zero.
+
+    >>> import numpy as np
+    >>> z = SymbolicZero.from_primal_value(np.ones(3, np.float32))
+    >>> z, z.shape, z.instantiate().tolist()
+    (SymbolicZero(f32[3]), (3,), [0.0, 0.0, 0.0])
+    """
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+
+    @staticmethod
+    def from_primal_value(x) -> SymbolicZero:
+        """The symbolic zero tangent of the primal value ``x``."""
+        return SymbolicZero(ad.tangent_aval(core.get_aval(x)))
+
+    def instantiate(self):
+        """The zeros this stands for, as an array."""
+        return ad.instantiate(Zero(self.aval))
+
+    def __repr__(self):
+        return f"SymbolicZero({self.aval.str_short()})"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CustomVJPPrimal:
+    """A differentiable argument leaf as a ``custom_vjp`` ``fwd`` defined with
+    ``symbolic_zeros=True`` receives it: its ``value`` and whether it is ``perturbed`` (being
+    differentiated); an unperturbed leaf's cotangent is not needed. (A dataclass, not a pytree
+    node: it is a leaf of the argument trees, as in JAX.)
+
+    >>> CustomVJPPrimal(1.0, False).perturbed
+    False
+    """
+
+    value: Any
+    perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree):
+    """The values of a tree of ``CustomVJPPrimal`` leaves (what ``fwd`` would get without
+    ``symbolic_zeros``).
+
+    >>> custom_vjp_primal_tree_values({"a": CustomVJPPrimal(1.0, True)})
+    {'a': 1.0}
+    """
+    return tu.tree_map(lambda leaf: leaf.value, tree)
+
+
+def _zero_to_user(t, symbolic: bool):
+    """A tangent as a rule sees it: the kernel's ``Zero`` becomes a ``SymbolicZero`` or zeros."""
+    if type(t) is Zero:
+        return SymbolicZero(t.aval) if symbolic else ad.instantiate(t)
+    return t
+
+
+def _zero_from_user(t):
+    return Zero(t.aval) if type(t) is SymbolicZero else t
 
 
 def _resolve_args(fun, args, kwargs):
@@ -93,7 +175,19 @@ class custom_jvp:
         self.symbolic_zeros = False
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
-        """Set the rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``."""
+        """Set the rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``; returns it, so it
+        works as a decorator. With ``symbolic_zeros=True`` the tangent of an input that is not
+        being differentiated arrives as a ``SymbolicZero`` (NOTE: [symbolic zeros in custom rules]).
+
+        >>> import funcgrad, funcgrad.numpy as fnp
+        >>> f = custom_jvp(lambda x, y: x * y)
+        >>> @f.defjvp
+        ... def f_jvp(primals, tangents):
+        ...     (x, y), (tx, ty) = primals, tangents
+        ...     return x * y, tx * y + x * ty
+        >>> float(funcgrad.grad(f)(2.0, 3.0))
+        3.0
+        """
         self.jvp = jvp
         self.symbolic_zeros = symbolic_zeros
         return jvp
@@ -125,12 +219,12 @@ class custom_jvp:
         args = _resolve_args(self.fun, args, kwargs)
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
-        user_jvp = self.jvp
+        user_jvp, symbolic = self.jvp, self.symbolic_zeros
         out_avals = closed.out_avals
 
         def jvp_flat(primals, tangents):
             p = tu.tree_unflatten(in_tree, primals)
-            t = tu.tree_unflatten(in_tree, tangents)
+            t = tu.tree_unflatten(in_tree, [_zero_to_user(x, symbolic) for x in tangents])
             nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
             out = user_jvp(*nondiff_vals, tuple(p), tuple(t))
             if not (isinstance(out, tuple | list) and len(out) == 2):
@@ -143,8 +237,9 @@ class custom_jvp:
                     f"custom_jvp rule of {name} must return primal and tangent outputs with the "
                     f"function's output structure {out_tree}; got {p_tree} and {t_tree}"
                 )
+            t_leaves = [_zero_from_user(x) for x in t_leaves]
             for i, (tl, aval) in enumerate(zip(t_leaves, out_avals)):
-                ta = core.get_aval(tl)
+                ta = tl.aval if type(tl) is Zero else core.get_aval(tl)
                 if ta.shape != aval.shape:
                     raise TypeError(
                         f"custom_jvp rule of {name}: tangent output {i} has shape {ta.shape}, "
@@ -170,9 +265,9 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, name
         n = len(call_jaxpr.out_avals)
         it = iter(outs[n:])
         return outs[:n], [next(it) if z else Zero.from_primal_value(p) for p, z in zip(outs[:n], out_nz)]
-    p = primals[num_consts:]
-    t = [ad.instantiate(x) for x in tangents[num_consts:]]
-    return jvp(list(p), t)
+    # ``jvp`` gets the kernel's Zero tangents and turns them into what the user's rule expects
+    # (NOTE: [symbolic zeros in custom rules]); it may return Zero tangents too.
+    return jvp(list(primals[num_consts:]), list(tangents[num_consts:]))
 
 
 def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts, name):
@@ -181,12 +276,14 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
     n_out = len(call_jaxpr.out_avals)
 
     def batched_jvp(primals, tangents):
-        # Tangents have their primals' shapes, so they share the primals' batch dims.
+        # Tangents have their primals' shapes, so they share the primals' batch dims; a symbolic
+        # zero is materialised first, since vmap maps arrays.
         k = len(primals)
+        tangents = [ad.instantiate(t) for t in tangents]
 
         def lane(*xs):
             p_out, t_out = jvp(list(xs[:k]), list(xs[k:]))
-            return [*p_out, *t_out]
+            return [*p_out, *[ad.instantiate(t) for t in t_out]]
 
         outs = batching.vmap_flat(
             lane, axis_size, [*arg_dims, *arg_dims], [0] * (2 * n_out), [*primals, *tangents]
@@ -237,12 +334,28 @@ class custom_vjp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = None
         self.bwd = None
+        self.symbolic_zeros = False
 
     def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
         """``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, ct) -> tuple``
-        with one cotangent per differentiable argument (``None`` for zero)."""
+        with one cotangent per differentiable argument (``None`` for zero). With
+        ``symbolic_zeros=True``, ``fwd`` gets each differentiable leaf as
+        ``CustomVJPPrimal(value, perturbed)`` and ``bwd`` a ``SymbolicZero`` for each output
+        cotangent known to be zero (NOTE: [symbolic zeros in custom rules]).
+
+        >>> import funcgrad
+        >>> f = custom_vjp(lambda x, y: x * y)
+        >>> def f_fwd(x, y):  # x, y: CustomVJPPrimal(value, perturbed)
+        ...     print("perturbed:", x.perturbed, y.perturbed)
+        ...     return x.value * y.value, (x.value, y.value)
+        >>> f.defvjp(f_fwd, lambda res, g: (g * res[1], g * res[0]), symbolic_zeros=True)
+        >>> float(funcgrad.grad(f)(2.0, 3.0))
+        perturbed: True False
+        3.0
+        """
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = symbolic_zeros
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -254,12 +367,14 @@ class custom_vjp:
         args = _resolve_args(self.fun, args, kwargs)
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
-        user_fwd, user_bwd, n_args = self.fwd, self.bwd, len(args)
+        user_fwd, user_bwd, n_args, symbolic = self.fwd, self.bwd, len(args), self.symbolic_zeros
         in_avals = [core.get_aval(x) for x in flat]
         nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
         res_tree_box: list = []
 
-        def fwd_flat(*primals):
+        def fwd_flat(perturbed, *primals):
+            if symbolic:
+                primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
             out = user_fwd(*_merge(nondiff, tu.tree_unflatten(in_tree, primals), n_args))
             if not (isinstance(out, tuple | list) and len(out) == 2):
                 raise TypeError(f"custom_vjp fwd of {name} must return a pair (output, residuals)")
@@ -276,7 +391,7 @@ class custom_vjp:
 
         def bwd_flat(res_leaves, ct_leaves):
             res = tu.tree_unflatten(res_tree_box[-1], res_leaves)
-            ct = tu.tree_unflatten(out_tree, ct_leaves)
+            ct = tu.tree_unflatten(out_tree, [_zero_to_user(c, symbolic) for c in ct_leaves])
             cts = user_bwd(*nondiff_vals, res, ct)
             if not isinstance(cts, tuple | list):
                 raise TypeError(
@@ -303,7 +418,7 @@ class custom_vjp:
                 leaves.extend(c_leaves)
             out = []
             for j, (c, aval) in enumerate(zip(leaves, in_avals)):
-                if c is None:
+                if c is None or type(c) is SymbolicZero:
                     out.append(Zero(ad.tangent_aval(aval)))
                     continue
                 ca = core.get_aval(c)
@@ -331,7 +446,8 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
         )
     args = primals[num_consts:]
     n_out = len(call_jaxpr.out_avals)
-    outs = fwd(*args)
+    perturbed = tuple(type(t) is not Zero for t in tangents[num_consts:])
+    outs = fwd(perturbed, *args)
     y, res = outs[:n_out], outs[n_out:]
     t_args = [ad.instantiate(t) for t in tangents[num_consts:]]
     out_avals = [ad.tangent_aval(a) for a in call_jaxpr.out_avals]
@@ -345,9 +461,9 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
     n_out = len(call_jaxpr.out_avals)
     n_res_box: list[int] = []
 
-    def batched_fwd(*args):
+    def batched_fwd(perturbed, *args):
         def lane(*xs):
-            outs = fwd(*xs)
+            outs = fwd(perturbed, *xs)
             n_res_box.append(len(outs) - n_out)
             return outs
 
@@ -402,8 +518,7 @@ def _custom_lin_impl(*args, num_res, bwd, out_avals, name):
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
     res = args[:num_res]
-    cts = [ad.instantiate(c) for c in cts]
-    cts_in = bwd(list(res), cts)
+    cts_in = bwd(list(res), list(cts))  # Zero cotangents: bwd converts them for the user's rule
     return [None] * num_res + list(cts_in)
 
 

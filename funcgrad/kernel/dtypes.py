@@ -84,6 +84,15 @@ def tangent_dtype(dtype):
 
 _WEAK_STANDIN = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
+python_scalar_types = (bool, int, float, complex)
+"""The Python number types, whose values are weak (NOTE: [weak types]); the one definition every
+layer imports. Test membership with ``type(x) in python_scalar_types`` where NumPy scalars (which
+subclass ``float`` and ``complex``) and ``IntEnum``s must not count, ``isinstance`` otherwise.
+
+>>> type(2.0) in python_scalar_types, type(np.float64(2.0)) in python_scalar_types
+(True, False)
+"""
+
 
 def python_scalar_dtype(x) -> np.dtype:
     """The dtype a Python scalar gets when it stands alone (NumPy's defaults)."""

@@ -122,7 +122,7 @@ class SourceInfo(NamedTuple):
 
 
 class JaxprEqn(NamedTuple):
-    primitive: Primitive
+    primitive: Any  # a core.Primitive (the IR refers to primitives only as values)
     invars: list[Atom]
     params: dict[str, Any]
     outvars: list[Var]

@@ -1,6 +1,6 @@
 """Staging and partial evaluation: building jaxprs from traced Python.
 
-Layer: kernel. Imports core, dtypes, tree-free helpers only.
+Layer: kernel. Imports ``core``, ``ir`` and ``array``.
 
 Two traces share one jaxpr builder:
 
@@ -39,6 +39,7 @@ import numpy as np
 from funcgrad.kernel import core, ir
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import Tracer, source_info_config, user_source_info
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 
 # ----------------------------------------------------------------------------------------------
@@ -60,7 +61,7 @@ class StagingTracer(Tracer):
 
 def _is_literal_value(x) -> bool:
     t = type(x)
-    if t in (bool, int, float, complex):
+    if t in python_scalar_types:
         return True
     if t is Array:
         return x.ndim == 0

@@ -2,8 +2,9 @@
 
 Layer: surface. Re-exports ``funcgrad.lax.ops`` (elementwise operations, conversions, reductions,
 contractions, shapes) and ``funcgrad.lax.slicing`` (slicing, gather/scatter, padding, sorting,
-scans). Structured control flow (``cond``, ``while_loop``, ``fori_loop``, ``scan``) belongs in
-``funcgrad.lax.control_flow``, re-exported here by one more import line.
+scans) and ``funcgrad.lax.control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
+``scan``, ``map``). ``__all__`` is the union of the three modules' ``__all__`` (a new function is
+listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
 
 lax is stricter than ``funcgrad.numpy``: no dtype promotion and no broadcasting (Python scalars
 take their partner's dtype), so programs say exactly which primitives run.
@@ -16,10 +17,13 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
-from funcgrad.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401
-from funcgrad.lax.ops import *  # noqa: F403 - the public names of ops are its __all__
-from funcgrad.lax.ops import __all__ as _ops_all
+from funcgrad.lax import control_flow, ops, slicing
+from funcgrad.lax.control_flow import *  # noqa: F403 - each module's public names are its __all__
+from funcgrad.lax.ops import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
-from funcgrad.lax.slicing import __all__ as _slicing_all
 
-__all__ = [*_ops_all, *_slicing_all, "cond", "fori_loop", "map", "scan", "switch", "while_loop"]
+__all__ = sorted({*ops.__all__, *slicing.__all__, *control_flow.__all__})
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)

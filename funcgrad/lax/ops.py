@@ -19,6 +19,7 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._core import asarray, aval, canonicalize_dtype, constant, promote_args
 from primitives import bitcast as bc
 from primitives import dot as dt
@@ -124,8 +125,6 @@ __all__ = [
     "zeros_like_array",
 ]
 
-_PY_SCALARS = (bool, int, float, complex)
-
 
 class RoundingMethod(enum.IntEnum):
     """How ``round`` treats halves: away from zero (C's ``round``) or to the nearest even integer."""
@@ -144,7 +143,7 @@ class Precision(enum.Enum):
 
 def _operands(name, *args):
     """Array operands of one dtype; Python scalars take the dtype of the array operands."""
-    arrays = [a for a in args if type(a) not in _PY_SCALARS]
+    arrays = [a for a in args if type(a) not in python_scalar_types]
     if not arrays:
         dtype, weak = _dt.result_type(*[(_dt.python_scalar_dtype(a), True) for a in args])
         return [constant(a, dtype) for a in args]
@@ -165,7 +164,7 @@ def _operands(name, *args):
         )
     out = []
     for a in args:
-        if type(a) in _PY_SCALARS:
+        if type(a) in python_scalar_types:
             try:
                 out.append(constant(a, dtype))
             except OverflowError:
@@ -377,7 +376,7 @@ def convert_element_type(operand, new_dtype):
     [1, -1]
     """
     new_dtype = canonicalize_dtype(new_dtype)
-    operand = asarray(operand) if type(operand) in _PY_SCALARS else operand
+    operand = asarray(operand) if type(operand) in python_scalar_types else operand
     return ew.convert_element_type(operand, new_dtype)
 
 

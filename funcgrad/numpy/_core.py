@@ -23,11 +23,18 @@ import numpy as np
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
 from primitives import elementwise as ew
 from primitives import structure as st
 
-_PY_SCALARS = (bool, int, float, complex)
+__all__ = [
+    "array",
+    "asarray",
+    "broadcast_shapes",
+    "broadcast_to",
+]
+
 AxisError = np.exceptions.AxisError
 
 
@@ -76,7 +83,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         dtype = canonicalize_dtype(dtype)
     if isinstance(a, core.Tracer | Array):
         return a if dtype is None else ew.convert_element_type(a, dtype)
-    if type(a) in _PY_SCALARS:
+    if type(a) in python_scalar_types:
         if dtype is None:
             return Array._from_owned(np.asarray(a, _dt.python_scalar_dtype(a)), weak_type=True)
         return Array._from_owned(_scalar_const(a, dtype))
@@ -135,7 +142,7 @@ def _scalar_const(value, dtype) -> np.ndarray:
 
 def convert(x, dtype, weak_type: bool = False):
     """``x`` converted to ``dtype`` (no equation if nothing changes)."""
-    if type(x) in _PY_SCALARS:
+    if type(x) in python_scalar_types:
         return Array._from_owned(_scalar_const(x, dtype), weak_type)
     return ew.convert_element_type(x, dtype, weak_type=weak_type)
 
@@ -168,7 +175,7 @@ def promote_args(*args) -> list:
     dtype, weak = _result_type(pairs)
     out = []
     for a, (d, w) in zip(args, pairs):
-        if type(a) in _PY_SCALARS:
+        if type(a) in python_scalar_types:
             out.append(Array._from_owned(_scalar_const(a, dtype), weak))
         elif isinstance(a, Array | core.Tracer):
             out.append(a if (d == dtype and w == weak) else ew.convert_element_type(a, dtype, weak_type=weak))

@@ -1,7 +1,7 @@
 """Dtype utilities of funcgrad.numpy: scalar types, ``result_type``, ``promote_types``, ``can_cast``,
 ``iinfo``/``finfo``, ``issubdtype``.
 
-Layer: surface. Imports the kernel (``funcgrad.dtypes``, ``funcgrad.core``, ``funcgrad.array``),
+Layer: surface. Imports the kernel (``funcgrad.kernel.dtypes``, ``core``, ``array``),
 ``primitives.elementwise`` and numpy/ml_dtypes; nothing from the rest of funcgrad.numpy, so every
 other module may import it.
 
@@ -19,9 +19,48 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.dtypes import python_scalar_types
 from primitives import elementwise as ew
 
-_PY_SCALARS = (bool, int, float, complex)
+__all__ = [
+    "bfloat16",
+    "bool_",
+    "can_cast",
+    "complex128",
+    "complex64",
+    "complex_",
+    "complexfloating",
+    "double",
+    "dtype",
+    "finfo",
+    "float16",
+    "float32",
+    "float64",
+    "float_",
+    "floating",
+    "generic",
+    "iinfo",
+    "inexact",
+    "int16",
+    "int32",
+    "int64",
+    "int8",
+    "int_",
+    "integer",
+    "isdtype",
+    "issubdtype",
+    "ndarray",
+    "number",
+    "promote_types",
+    "result_type",
+    "signedinteger",
+    "single",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uint8",
+    "unsignedinteger",
+]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -135,7 +174,7 @@ def canonicalize_dtype(d) -> np.dtype:
 def dtype_and_weak(x) -> tuple[np.dtype, bool]:
     """``(dtype, weak_type)`` of an array-like or Python scalar (scalars are weak)."""
     t = type(x)
-    if t in _PY_SCALARS:
+    if t in python_scalar_types:
         return _dt.python_scalar_dtype(x), True
     if isinstance(x, Array | core.Tracer):
         return x.dtype, x.weak_type
@@ -145,7 +184,7 @@ def dtype_and_weak(x) -> tuple[np.dtype, bool]:
 
 
 def _dtype_or_value_pair(a) -> tuple[np.dtype, bool]:
-    if isinstance(a, type) and a in _PY_SCALARS:
+    if isinstance(a, type) and a in python_scalar_types:
         # ``result_type(float32, float)``: the Python type stands for a weak scalar of that kind.
         return _dt.python_scalar_dtype(a()), True
     if isinstance(a, np.dtype | str | _ScalarMeta) or isinstance(a, type):
@@ -185,7 +224,7 @@ def can_cast(from_, to, casting: str = "safe") -> bool:
     """
     if isinstance(from_, Array | core.Tracer):
         from_ = from_.dtype
-    elif type(from_) in _PY_SCALARS:
+    elif type(from_) in python_scalar_types:
         raise TypeError("can_cast does not accept Python scalars (NEP 50); pass a dtype or an array")
     return bool(np.can_cast(canonicalize_dtype(from_), canonicalize_dtype(to), casting))
 

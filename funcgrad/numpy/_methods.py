@@ -16,6 +16,7 @@ import numpy as np
 from funcgrad import kernel
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy import (
     contractions,
     indexing,
@@ -28,7 +29,7 @@ from funcgrad.numpy import (
 )
 from funcgrad.numpy._core import asarray, canonicalize_dtype
 
-_ARRAY_LIKE = (Array, core.Tracer, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
+_ARRAY_LIKE = (Array, core.Tracer, np.ndarray, np.generic, *python_scalar_types, list, tuple)
 
 
 def _binary(fn, reflected: bool = False):

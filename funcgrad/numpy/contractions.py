@@ -33,6 +33,23 @@ from primitives import dot as dt
 from primitives import reductions as red
 from primitives import structure as st
 
+__all__ = [
+    "cross",
+    "dot",
+    "einsum",
+    "einsum_path",
+    "inner",
+    "kron",
+    "matmul",
+    "matvec",
+    "outer",
+    "tensordot",
+    "trace",
+    "vdot",
+    "vecdot",
+    "vecmat",
+]
+
 
 def _dot_general(a, b, contract, batch=((), ()), preferred_element_type=None):
     return dt.dot_general(a, b, (contract, batch), preferred_element_type)

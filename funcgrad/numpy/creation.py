@@ -17,6 +17,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._core import (
     asarray,
     aval,
@@ -37,6 +38,28 @@ from funcgrad.numpy.transcendental import floor
 from funcgrad.numpy.ufuncs import power
 from primitives import elementwise as ew
 from primitives import structure as st
+
+__all__ = [
+    "arange",
+    "empty",
+    "empty_like",
+    "eye",
+    "full",
+    "full_like",
+    "geomspace",
+    "identity",
+    "indices",
+    "linspace",
+    "logspace",
+    "meshgrid",
+    "ones",
+    "ones_like",
+    "tri",
+    "tril",
+    "triu",
+    "zeros",
+    "zeros_like",
+]
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -153,7 +176,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
 
 
 def _static_scalar(x, what):
-    if x is None or type(x) in (bool, int, float, complex):
+    if x is None or type(x) in python_scalar_types:
         return x
     value = x._numpy() if isinstance(x, Array) else None
     if value is None and not is_array(x):

@@ -42,6 +42,10 @@ from primitives import elementwise as ew
 from primitives import indexing as ix
 from primitives import structure as st
 
+__all__ = [
+    "NonConcreteBooleanIndexError",
+]
+
 
 class NonConcreteBooleanIndexError(IndexError):
     """A boolean mask with a traced value was used as an index (its result shape is unknown)."""

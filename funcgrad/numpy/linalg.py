@@ -63,6 +63,10 @@ __all__ = [
 ]
 
 
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)
+
+
 def _safe_root(s, p: float):
     """``s ** (1 / p)`` with a zero derivative at ``s == 0`` (double where)."""
     dtype = aval(s).dtype

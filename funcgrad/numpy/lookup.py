@@ -36,6 +36,27 @@ from funcgrad.numpy.sorting import cumsum
 from funcgrad.numpy.ufuncs import as_bool, remainder, where3
 from primitives import elementwise as ew
 
+__all__ = [
+    "argwhere",
+    "diag",
+    "diag_indices",
+    "diag_indices_from",
+    "diagflat",
+    "diagonal",
+    "flatnonzero",
+    "nonzero",
+    "piecewise",
+    "put_along_axis",
+    "select",
+    "take",
+    "take_along_axis",
+    "tril_indices",
+    "tril_indices_from",
+    "triu_indices",
+    "triu_indices_from",
+    "where",
+]
+
 
 def _take_mode(mode):
     # jax.numpy's default for take/take_along_axis: out-of-bounds indices return the fill value.

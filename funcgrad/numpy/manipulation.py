@@ -36,6 +36,41 @@ from primitives import reductions as red
 from primitives import sorting as srt
 from primitives import structure as st
 
+__all__ = [
+    "array_split",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_arrays",
+    "column_stack",
+    "concat",
+    "concatenate",
+    "dstack",
+    "expand_dims",
+    "flip",
+    "fliplr",
+    "flipud",
+    "hsplit",
+    "hstack",
+    "matrix_transpose",
+    "moveaxis",
+    "permute_dims",
+    "ravel",
+    "repeat",
+    "reshape",
+    "roll",
+    "rot90",
+    "split",
+    "squeeze",
+    "stack",
+    "swapaxes",
+    "tile",
+    "transpose",
+    "unstack",
+    "vsplit",
+    "vstack",
+]
+
 
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """Reshape ``a`` to ``shape`` (one entry may be -1); ``order='F'`` reads and writes column-major.

@@ -17,6 +17,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.batching import vmap_flat
+from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,
@@ -39,6 +40,36 @@ from funcgrad.numpy.sorting import cumsum, quantile, searchsorted, sort
 from funcgrad.numpy.transcendental import isnan, sqrt
 from funcgrad.numpy.ufuncs import as_bool
 from primitives import elementwise as ew
+
+__all__ = [
+    "append",
+    "apply_along_axis",
+    "array_equiv",
+    "bincount",
+    "choose",
+    "compress",
+    "corrcoef",
+    "cov",
+    "extract",
+    "fabs",
+    "fill_diagonal",
+    "histogram",
+    "iscomplexobj",
+    "isin",
+    "isrealobj",
+    "isscalar",
+    "nanargmax",
+    "nanargmin",
+    "nanmedian",
+    "nanpercentile",
+    "nanquantile",
+    "polyval",
+    "ravel_multi_index",
+    "unique",
+    "unravel_index",
+    "vander",
+    "vectorize",
+]
 
 
 def append(arr, values, axis=None):
@@ -465,7 +496,7 @@ def isscalar(element):
     >>> isscalar(1.0), isscalar(np.ones(2))
     (True, False)
     """
-    if isinstance(element, bool | int | float | complex | np.generic):
+    if isinstance(element, (*python_scalar_types, np.generic)):
         return True
     if isinstance(element, list | tuple):
         return False

@@ -36,6 +36,21 @@ from funcgrad.numpy.ufuncs import remainder, subtract
 from primitives import elementwise as ew
 from primitives import structure as st
 
+__all__ = [
+    "astype",
+    "convolve",
+    "copy",
+    "correlate",
+    "diff",
+    "ediff1d",
+    "gradient",
+    "interp",
+    "ndim",
+    "shape",
+    "size",
+    "trapezoid",
+]
+
 # ----------------------------------------------------------------------------------------------
 # Utilities
 

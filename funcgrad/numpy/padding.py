@@ -22,6 +22,10 @@ from funcgrad.numpy.sorting import median
 from primitives import elementwise as ew
 from primitives import structure as st
 
+__all__ = [
+    "pad",
+]
+
 _INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
 _STAT_MODES = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean}
 

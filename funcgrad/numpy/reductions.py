@@ -35,6 +35,34 @@ from primitives import elementwise as ew
 from primitives import reductions as red
 from primitives import structure as st
 
+__all__ = [
+    "all",
+    "allclose",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "array_equal",
+    "average",
+    "count_nonzero",
+    "max",
+    "mean",
+    "min",
+    "nanmax",
+    "nanmean",
+    "nanmin",
+    "nanprod",
+    "nanstd",
+    "nansum",
+    "nanvar",
+    "prod",
+    "ptp",
+    "std",
+    "sum",
+    "var",
+]
+
 
 def _prepare(a, axis):
     a = asarray(a)

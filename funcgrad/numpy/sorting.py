@@ -35,6 +35,25 @@ from primitives import elementwise as ew
 from primitives import sorting as srt
 from primitives import structure as st
 
+__all__ = [
+    "argpartition",
+    "argsort",
+    "cumprod",
+    "cumsum",
+    "cumulative_prod",
+    "cumulative_sum",
+    "digitize",
+    "lexsort",
+    "median",
+    "nancumprod",
+    "nancumsum",
+    "partition",
+    "percentile",
+    "quantile",
+    "searchsorted",
+    "sort",
+]
+
 
 def _axis_or_flat(a, axis):
     a = asarray(a)

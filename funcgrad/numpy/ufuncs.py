@@ -33,6 +33,51 @@ from funcgrad.numpy._core import (
 from primitives import bitcast as bc
 from primitives import elementwise as ew
 
+__all__ = [
+    "abs",
+    "absolute",
+    "add",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "clip",
+    "divide",
+    "divmod",
+    "equal",
+    "float_power",
+    "floor_divide",
+    "fmax",
+    "fmin",
+    "fmod",
+    "greater",
+    "greater_equal",
+    "invert",
+    "left_shift",
+    "less",
+    "less_equal",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "maximum",
+    "minimum",
+    "mod",
+    "multiply",
+    "negative",
+    "not_equal",
+    "positive",
+    "pow",
+    "power",
+    "reciprocal",
+    "remainder",
+    "right_shift",
+    "sign",
+    "square",
+    "subtract",
+    "true_divide",
+]
+
 
 def _doc(f, name, summary, example):
     f.__name__ = f.__qualname__ = name

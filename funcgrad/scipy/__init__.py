@@ -4,4 +4,10 @@
 Layer: surface. Imports funcgrad.numpy, funcgrad.nn and funcgrad.lax.
 """
 
-from funcgrad.scipy import special, stats  # noqa: F401
+from funcgrad.scipy import special, stats
+
+__all__ = ["special", "stats"]
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)

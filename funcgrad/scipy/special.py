@@ -31,6 +31,10 @@ __all__ = [
 ]
 
 
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)
+
+
 def _float(x):
     x = fnp.asarray(x)
     return x if fnp.issubdtype(x.dtype, fnp.inexact) else x.astype(fnp.float64)

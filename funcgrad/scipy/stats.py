@@ -15,6 +15,13 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.scipy import special
 
+__all__ = ["norm"]
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)
+
+
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 _SQRT2 = np.sqrt(2.0)
 

@@ -1,0 +1,239 @@
+"""The argument handling that every transformation of ``funcgrad.api`` shares: pytree flattening
+of functions and arguments, readable names for leaves (``args[0]['w']``), argument checks, and the
+dtype rules of differentiation (which inputs and outputs ``grad``, ``jacfwd`` and ``jacrev`` accept,
+with and without ``holomorphic=True``).
+
+Layer: surface. Imports the kernel (core, ad, ir, dtypes, tree_util, array) and numpy; nothing of
+the surface, so ``api``, ``introspect`` and ``debug`` can all use it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad.kernel import ad, core, ir
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.dtypes import python_scalar_types
+
+
+def to_public(x):
+    """Concrete results become ``Array``s; tracers and Arrays pass through."""
+    if isinstance(x, Array | core.Tracer):
+        return x
+    if isinstance(x, np.ndarray | np.generic):
+        return Array._from_owned(np.asarray(x))
+    if type(x) in python_scalar_types:
+        return Array._from_owned(np.asarray(x), weak_type=True)
+    return x
+
+
+def canonicalize(leaves) -> list:
+    """Python scalars become weakly typed 0-d Arrays (NOTE: [weak types]), as at JAX's API
+    boundary, so rules never see bare Python numbers as primals."""
+    return [
+        Array._from_owned(np.asarray(x), weak_type=True) if type(x) in python_scalar_types else x
+        for x in leaves
+    ]
+
+
+def check_array_leaves(name: str, leaves, paths, what="argument"):
+    """``paths``: the leaves' names, or a function computing them (only called on an error, since
+    naming leaves costs more than checking them on the eager hot path)."""
+    for i, leaf in enumerate(leaves):
+        if not core.is_array_like(leaf):
+            raise TypeError(
+                f"{name}: {what} {_path(paths, i)} is a {type(leaf).__name__} ({leaf!r:.60}), which is "
+                "not an array. Transformed functions take arrays (or pytrees of arrays); pass other "
+                "values through a closure, functools.partial, or jit's static_argnums."
+            )
+
+
+def arg_paths(args: tuple, argnums: Sequence[int] | None = None) -> list[str]:
+    """Readable names of the leaves of ``args``: ``args[0]['w']``."""
+    pairs = tu.tree_leaves_with_path(tuple(args))
+    out = []
+    for path, _ in pairs:
+        first, rest = path[0], path[1:]
+        index = first.idx if argnums is None else argnums[first.idx]
+        out.append(f"args[{index}]{tu.keystr(rest)}")
+    return out
+
+
+def named_arg_paths(fun: Callable, args: tuple, argnums: Sequence[int]) -> list[str]:
+    """Like ``arg_paths`` but with the function's parameter names (``x['w']`` rather than
+    ``args[0]['w']``), for error messages about traced values."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return arg_paths(args, argnums)
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    out = []
+    for path, _ in tu.tree_leaves_with_path(tuple(args)):
+        index = argnums[path[0].idx]
+        name = positional[index] if index < len(positional) else f"args[{index}]"
+        out.append(f"{name}{tu.keystr(path[1:])}")
+    return out
+
+
+def normalize_argnums(name: str, argnums, nargs: int) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for a in nums:
+        if not isinstance(a, int | np.integer):
+            raise TypeError(f"{name}: argnums must be ints, got {argnums!r}")
+        if not -nargs <= a < nargs:
+            raise ValueError(
+                f"{name}: argnums={argnums!r} is out of range for a function called with {nargs} "
+                f"positional argument{'s' if nargs != 1 else ''}"
+            )
+    return tuple(int(a) % nargs for a in nums)
+
+
+def partial_over(fun: Callable, args: tuple, kwargs: dict, argnums: tuple[int, ...]):
+    """``fun`` as a function of ``args[argnums]`` only (the others fixed)."""
+
+    def f(*dyn):
+        full = list(args)
+        for i, a in zip(argnums, dyn):
+            full[i] = a
+        return fun(*full, **kwargs)
+
+    return f
+
+
+def flat_fun(fun: Callable, in_tree, has_aux: bool = False):
+    """Wrap a pytree function as a flat one; the output trees are recorded in ``store``."""
+    store: dict[str, Any] = {}
+
+    def flat(*leaves):
+        args = tu.tree_unflatten(in_tree, leaves)
+        out = fun(*args)
+        if has_aux:
+            if not (isinstance(out, tuple | list) and len(out) == 2):
+                raise TypeError(
+                    "has_aux=True requires the function to return a pair (output, aux), got "
+                    f"{type(out).__name__}"
+                )
+            out, aux = out
+            aux_leaves, store["aux_tree"] = tu.tree_flatten(aux)
+        else:
+            aux_leaves = []
+        out_leaves, store["out_tree"] = tu.tree_flatten(out)
+        store["n_out"] = len(out_leaves)
+        return [*out_leaves, *aux_leaves]
+
+    return flat, store
+
+
+def split_aux(leaves, store, has_aux: bool):
+    out = tu.tree_unflatten(store["out_tree"], [to_public(x) for x in leaves[: store["n_out"]]])
+    if not has_aux:
+        return out, None
+    aux = tu.tree_unflatten(store["aux_tree"], [to_public(x) for x in leaves[store["n_out"] :]])
+    return out, aux
+
+
+def zeros_for(aval: ir.ShapedArray):
+    if aval.dtype == _dt.float0:
+        return np.zeros(aval.shape, _dt.float0)
+    return to_public(ad.instantiate(ad.Zero(aval)))
+
+
+def instantiate_public(ct, aval):
+    return zeros_for(aval) if type(ct) is ad.Zero or ct is None else to_public(ct)
+
+
+# ----------------------------------------------------------------------------------------------
+# NOTE: [differentiation dtypes]
+# Which dtypes each derivative accepts, as in JAX (its error texts, with funcgrad's names):
+# - reverse mode (grad, jacrev): inputs inexact (integers only with allow_int=True, giving float0
+#   gradients); outputs real floating. A complex input with a real output is fine (the gradient is
+#   JAX's conjugate convention).
+# - forward mode (jacfwd): inputs real floating; outputs anything.
+# - holomorphic=True (all of them): inputs and outputs complex. The derivative is then f'(z), the
+#   complex derivative of a holomorphic f: the vjp with cotangent 1 (grad, jacrev) or the jvp with
+#   tangent 1 (jacfwd), which funcgrad's complex rules give without conjugation, as JAX's do.
+# A complex output without holomorphic=True is refused, never silently differentiated as if it
+# were holomorphic: the user says which derivative they mean (holomorphic=True, or vjp directly).
+
+
+def check_input_dtypes(
+    name: str, leaves, paths, *, holomorphic: bool, allow_int: bool, forward: bool = False
+):
+    """Refuse the inputs ``name`` cannot differentiate (NOTE: [differentiation dtypes]); ``paths``
+    as in ``check_array_leaves``."""
+    for i, leaf in enumerate(leaves):
+        dtype = core.get_aval(leaf).dtype
+        if holomorphic:
+            if dtype.kind != "c":
+                raise TypeError(
+                    f"{name} with holomorphic=True requires inputs with complex dtype, but got "
+                    f"{dtype.name} for {_path(paths, i)}."
+                )
+        elif forward and not _dt.is_float(dtype):
+            raise TypeError(
+                f"{name} requires real-valued inputs (input dtype that is a sub-dtype of np.floating), "
+                f"but got {dtype.name} for {_path(paths, i)}. For holomorphic differentiation, pass "
+                "holomorphic=True. For differentiation of non-holomorphic functions involving complex "
+                "inputs or integer inputs, use funcgrad.jvp directly."
+            )
+        elif not _dt.is_inexact(dtype) and not allow_int:
+            path = _path(paths, i)
+            raise TypeError(
+                f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+                f"of np.inexact), but got {dtype.name} for {path}. If you want to use "
+                "integer-valued inputs, use vjp or set allow_int to True; to differentiate with "
+                f"respect to this argument, pass a float (e.g. {path}.astype(float))."
+            )
+
+
+def check_output_dtype(name: str, aval: ir.ShapedArray, *, holomorphic: bool, forward: bool = False):
+    """Refuse an output ``name`` cannot differentiate (NOTE: [differentiation dtypes])."""
+    if holomorphic:
+        if aval.dtype.kind != "c":
+            raise TypeError(
+                f"{name} with holomorphic=True requires outputs with complex dtype, but got "
+                f"{aval.dtype.name}."
+            )
+    elif forward:
+        return
+    elif aval.dtype.kind == "c":
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+            f"but got {aval.dtype.name}. For holomorphic differentiation, pass holomorphic=True. For "
+            "differentiation of non-holomorphic functions involving complex outputs, use "
+            "funcgrad.vjp directly."
+        )
+    elif not _dt.is_float(aval.dtype):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+            f"but got {aval.dtype.name}. Make the output a float, e.g. by computing it from float "
+            "inputs; for functions with integer outputs, use funcgrad.vjp directly."
+        )
+
+
+def check_scalar_output(name: str, out, *, holomorphic: bool) -> None:
+    """``grad``'s output: one scalar leaf of a differentiable dtype."""
+    leaves = tu.tree_leaves(out)
+    if len(leaves) != 1:
+        raise TypeError(
+            f"{name} requires a function that returns one scalar, but it returned a pytree with "
+            f"{len(leaves)} leaves. Use vjp or jacrev for non-scalar outputs."
+        )
+    aval = core.get_aval(leaves[0])
+    if aval.shape != ():
+        raise TypeError(
+            f"{name} requires scalar output, but the function returned an array of shape "
+            f"{aval.shape} ({aval.str_short()}). Reduce it (e.g. .sum() or .mean()), or use "
+            "jacrev / vmap(grad) / vjp for non-scalar outputs."
+        )
+    check_output_dtype(name, aval, holomorphic=holomorphic)
+
+
+def _path(paths, i: int) -> str:
+    return (paths() if callable(paths) else paths)[i]

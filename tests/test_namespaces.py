@@ -1,0 +1,78 @@
+"""The public namespaces list everything once: ``__all__`` of ``funcgrad.numpy`` and ``funcgrad.lax``
+is derived from their modules' ``__all__``, and ``dir()`` of every public namespace shows its public
+names only (no ``np``, ``Any``, ``importlib``, ``annotations`` or private helpers)."""
+
+from __future__ import annotations
+
+import collections
+import importlib
+import types
+
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import lax
+
+NAMESPACES = [
+    "funcgrad",
+    "funcgrad.numpy",
+    "funcgrad.numpy.linalg",
+    "funcgrad.lax",
+    "funcgrad.nn",
+    "funcgrad.random",
+    "funcgrad.scipy",
+    "funcgrad.scipy.special",
+    "funcgrad.scipy.stats",
+    "funcgrad.optim",
+    "funcgrad.tree_util",
+    "funcgrad.tree",
+    "funcgrad.core",
+    "funcgrad.dtypes",
+    "funcgrad.debug",
+    "funcgrad.testing",
+    "funcgrad.custom_derivatives",
+]
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_dir_shows_public_names_only(name):
+    module = importlib.import_module(name)
+    names = dir(module)
+    assert names == sorted(module.__all__), f"dir({name}) is not its __all__"
+    private = [n for n in names if n.startswith("_")]
+    assert not private, f"dir({name}) shows private names {private}"
+    for helper in ("np", "Any", "importlib", "annotations", "functools", "builtins"):
+        assert helper not in names, f"dir({name}) shows the helper {helper!r}"
+    for n in names:
+        obj = getattr(module, n)  # every listed name resolves (lazy ones included)
+        if isinstance(obj, types.ModuleType):
+            assert obj.__name__.startswith("funcgrad."), f"{name}.{n} is the foreign module {obj.__name__}"
+
+
+@pytest.mark.parametrize("package", [fnp, lax], ids=lambda m: m.__name__)
+def test_package_all_is_the_union_of_its_modules(package):
+    modules = [m for m in vars(package).values() if isinstance(m, types.ModuleType) and hasattr(m, "__all__")]
+    modules = [
+        m
+        for m in modules
+        if m.__name__.startswith(package.__name__ + ".") and m.__name__ != "funcgrad.numpy.linalg"
+    ]
+    counts = collections.Counter(n for m in modules for n in m.__all__)
+    assert not [n for n, k in counts.items() if k > 1], "a name is listed by two modules"
+    expected = set(counts) | ({"linalg"} if package is fnp else set())
+    assert set(package.__all__) == expected
+    for m in modules:
+        for n in m.__all__:
+            assert getattr(package, n) is getattr(m, n), f"{package.__name__}.{n} is not {m.__name__}.{n}"
+
+
+def test_star_import_gives_all():
+    scope: dict = {}
+    exec("from funcgrad.numpy import *", scope)
+    assert {n for n in scope if n != "__builtins__"} == set(fnp.__all__)
+
+
+def test_top_level_all_resolves_lazily():
+    assert "grad" in funcgrad.__all__ and "numpy" in funcgrad.__all__
+    assert "importlib" not in dir(funcgrad) and "annotations" not in dir(funcgrad)
