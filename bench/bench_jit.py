@@ -14,7 +14,7 @@ Run: ``python bench/bench_jit.py`` (``--quick`` for fewer repeats). Cases:
 
 Every measurement runs in its own subprocess (one library per process), and the libraries take
 turns (round-robin) so that load on the shared machine hits both alike. Importing jax takes over
-jaxlib's process-wide dispatch state (NOTE: [native dispatch] in xla_bridge/jit_impl.py), another
+jaxlib's process-wide dispatch state (NOTE: [native dispatch] in xla_bridge/dispatch.py), another
 reason to keep them apart. The reported number is the median over rounds of each round's median.
 """
 

@@ -1,6 +1,6 @@
 """The public transformations: grad, value_and_grad, vjp, jvp, linearize, vmap, jacfwd, jacrev,
-hessian, make_jaxpr, stop_gradient, linear_transpose (and, from sibling modules, jit, custom_jvp,
-custom_vjp, checkpoint).
+hessian, make_jaxpr, stop_gradient, linear_transpose (and, from sibling modules, jit,
+ShapeDtypeStruct, custom_jvp, custom_vjp, checkpoint).
 
 Layer: surface. Imports the kernel, the primitive catalog, funcgrad.numpy, the shared argument
 handling of ``funcgrad._api_util`` and (for ``device_put`` to a device) ``xla_bridge``.
@@ -35,7 +35,7 @@ from funcgrad._api_util import (
     split_aux,
     to_public,
 )
-from funcgrad.jit import jit  # noqa: F401 - re-exported
+from funcgrad.jitting import ShapeDtypeStruct, jit  # noqa: F401 - re-exported
 from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -615,40 +615,6 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), return_s
         return closed
 
     return make
-
-
-class ShapeDtypeStruct:
-    """A shape and dtype (and weak type, for values from Python scalars) standing in for an array
-    (``eval_shape``'s result).
-
-    >>> ShapeDtypeStruct((2,), "float32"), eval_shape(lambda x: x * 2, 1.0)
-    (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True))
-    """
-
-    __slots__ = ("shape", "dtype", "weak_type")
-
-    def __init__(self, shape, dtype, weak_type: bool = False):
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
-        self.weak_type = weak_type
-
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
-
-    def __repr__(self):
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
-
-    # weak_type is part of the type, as in JAX: a Python scalar's f64[] is not an array's f64[].
-    def __eq__(self, other):
-        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type) == (
-            other.shape,
-            other.dtype,
-            other.weak_type,
-        )
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
 
 
 def eval_shape(fun: Callable, *args, **kwargs):

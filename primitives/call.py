@@ -8,6 +8,11 @@ again, so ``grad(jit(f))``, ``vmap(jit(f))`` and ``jit(grad(f))`` keep the inner
 unit. Evaluated eagerly it runs the implementation ``xla_bridge`` registers with the kernel
 (``hooks.jit_impl``: compile with XLA and run, NOTE: [kernel registration]); without the bridge it
 interprets the jaxpr with the NumPy impls.
+
+Parameters: ``jaxpr`` (the ClosedJaxpr), ``name``, ``donated_invars`` (one flag per argument) and,
+only when the jitted function was placed (``jit(device=/backend=)``), ``device``: the device the
+call runs on when evaluated eagerly. Derived calls keep the device; nested in another jitted
+program, the call runs wherever that program runs.
 """
 
 from __future__ import annotations
@@ -23,17 +28,20 @@ def _derive_params(params, jaxpr, derivation, n_args):
     if derivation == "batch":
         return {**params, "jaxpr": jaxpr}
     name = params["name"] if derivation in ("known", "unknown") else f"{derivation}({params['name']})"
-    return {"jaxpr": jaxpr, "name": name, "donated_invars": (False,) * n_args}
+    derived = {"jaxpr": jaxpr, "name": name, "donated_invars": (False,) * n_args}
+    if "device" in params:
+        derived["device"] = params["device"]
+    return derived
 
 
 jit_p = CallPrimitive("jit", _derive_params)
 jit_p.impl_takes_arrays = True
 
 
-def _jit_impl(*args, jaxpr, name, donated_invars):
+def _jit_impl(*args, jaxpr, name, donated_invars, device=None):
     run = hooks.jit_impl
     if run is not None:
-        return run(*args, jaxpr=jaxpr, name=name, donated_invars=donated_invars)
+        return run(*args, jaxpr=jaxpr, name=name, donated_invars=donated_invars, device=device)
     with core.set_current_trace(core.EvalTrace(None)):
         return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 

@@ -8,8 +8,13 @@ within the dtype's tolerance (float32 and float64). ``tests/op_db.py`` adds its
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
+import inspect
+import os
+import subprocess
+import sys
 
 import numpy as np
 import op_db  # the operator table (tests/op_db.py) drives the jit-vs-eager check of every primitive
@@ -19,14 +24,16 @@ import funcgrad
 import funcgrad.numpy as fnp
 import primitives
 import xla_bridge as xb
+import xla_bridge.rules
 from funcgrad.kernel import core
+from funcgrad.kernel import custom_derivatives as _custom_derivatives
 from funcgrad.kernel.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from funcgrad.remat import checkpoint_p
 from primitives import dot as dt
 from primitives import elementwise as ew
 from primitives import reductions as red
 from primitives import structure as st
-from xla_bridge.lowering import LoweringError, lower_jaxpr, lowering_rules
+from xla_bridge.lowering import LoweringError, lower_jaxpr, lowering_rules, rule_modules
 
 TOL = {np.dtype(np.float32): dict(rtol=2e-5, atol=2e-6), np.dtype(np.float64): dict(rtol=1e-12, atol=1e-13)}
 
@@ -348,6 +355,59 @@ def test_every_catalog_primitive_has_a_lowering():
     assert not missing, missing
     for p in (custom_jvp_call_p, custom_vjp_call_p, checkpoint_p, custom_lin_p):
         assert p in lowering_rules
+
+
+def _declared(module) -> list:
+    """The primitives ``module`` declares: ``primitives_of(module)`` less those it only binds
+    through an import (``from primitives.gather import gather_p`` re-exports, not declares)."""
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(ast.parse(inspect.getsource(module)))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    return [
+        p
+        for p in primitives.primitives_of(module)
+        if any(v is p and n not in imported for n, v in vars(module).items())
+    ]
+
+
+def test_rule_modules_mirror_the_catalog_families():
+    # rules/<family>.py registers exactly the primitives declared in primitives/<family>.py (and
+    # rules/custom_derivatives.py those of the kernel's custom_derivatives.py).
+    owners = {name: module for name, module in primitives.families().items()}
+    owners["custom_derivatives"] = _custom_derivatives
+    expected = {}
+    for family, module in owners.items():
+        for p in _declared(module):
+            assert p not in expected, f"{p.name} is declared in two families"
+            expected[p] = f"xla_bridge.rules.{family}"
+    wrong = {
+        p.name: (rule_modules.get(p), want) for p, want in expected.items() if rule_modules.get(p) != want
+    }
+    assert not wrong, f"primitive: (registered by, expected): {wrong}"
+    stray = sorted(p.name for p in rule_modules if p not in expected)
+    assert not stray, f"rules registered for primitives no family declares: {stray}"
+    assert set(xla_bridge.rules.FAMILIES) == {f for f, m in owners.items() if _declared(m)}
+
+
+def test_an_import_error_in_a_rule_module_is_not_swallowed():
+    # A rule module that fails to import makes the bridge fail loudly, not lose a family.
+    code = (
+        "import sys, primitives; sys.modules['primitives.bitcast'] = None\n"
+        "try:\n    import xla_bridge.lowering\nexcept ImportError as e:\n    print('raised', e.name)\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": root},
+        timeout=120,
+    )
+    assert proc.stdout.strip() == "raised primitives.bitcast", proc.stdout + proc.stderr
 
 
 def test_dot_general_impl_scalar_result_and_preferred_accumulation():

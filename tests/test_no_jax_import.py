@@ -64,13 +64,16 @@ def test_jit_stays_correct_after_jax_is_imported():
         before = np.asarray(f(np.arange(3.0), np.ones(3))).tolist()
         import jax  # x64 stays off in jax: funcgrad must not follow its dtype canonicalization
         r = f(np.arange(3.0), np.ones(3))
+        chained = [np.asarray(f(r, r)).tolist() for _ in range(2)]  # device Arrays, miss then hit
         g = funcgrad.jit(lambda a: a + 1)
         s = g(np.int64(2**40))
         print(json.dumps({"before": before, "after": np.asarray(r).tolist(), "dtype": str(r.dtype),
+                          "chained": chained,
                           "int": int(s), "int_dtype": str(s.dtype),
                           "jax_x64": bool(jax.config.jax_enable_x64)}))
         """
     )
     assert out["before"] == out["after"] == [1.0, 2.0, 3.0]
+    assert out["chained"] == [[2.0, 5.0, 10.0]] * 2
     assert out["dtype"] == "float64" and out["int"] == 2**40 + 1 and out["int_dtype"] == "int64"
     assert out["jax_x64"] is False

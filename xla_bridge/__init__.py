@@ -4,12 +4,16 @@ Layer: xla_bridge, above the funcgrad kernel and ``primitives``. Importing the p
 on purpose: nothing here imports numpy or jaxlib, and no PJRT client is created. Public names
 resolve lazily (module ``__getattr__``) from their submodules on first access:
 
-- ``runtime``: backends/devices, ``device_put``/``to_numpy``, ``compile`` -> ``Executable``
+- ``runtime``: backends/devices (``resolve_device``), ``device_put``/``to_numpy``, ``compile`` ->
+  ``Executable``, ``hlo_text``
 - ``dtypes``: NumPy dtype <-> MLIR type strings, interned ``Aval``s, dense constants
 - ``compile_cache``: the opt-in persistent compilation cache
 - ``plugins``: CUDA PJRT plugin discovery
-- ``lowering``: jaxpr -> StableHLO text (rules in ``xla_bridge.rules``)
-- ``jit_impl``: the compiled ``jit`` primitive impl (see NOTE: [jit impl registration])
+- ``emitter``: StableHLO text builders and the lowering-rule registry
+- ``lowering``: jaxpr -> StableHLO module text (rules in ``xla_bridge.rules``)
+- ``dispatch``: one route for a jitted call -- compiled-program cache, argument and output
+  buffers, the C++ and Python fast paths, the compiled ``jit`` primitive impl (see NOTE:
+  [dispatch registration])
 
 To export a new name, add it to ``_LAZY`` (name -> submodule) and ``__all__``. Example:
 
@@ -29,6 +33,8 @@ _LAZY = {
     "XlaBridgeError": "runtime",
     "Backend": "runtime",
     "get_backend": "runtime",
+    "resolve_device": "runtime",
+    "hlo_text": "runtime",
     "default_platform": "runtime",
     "devices": "runtime",
     "default_device": "runtime",
@@ -50,7 +56,7 @@ _LAZY = {
     "get_cache_dir": "compile_cache",
 }
 
-_SUBMODULES = ("runtime", "dtypes", "compile_cache", "plugins", "lowering", "jit_impl")
+_SUBMODULES = ("runtime", "dtypes", "compile_cache", "plugins", "emitter", "lowering", "dispatch")
 
 # Kept equal to _LAZY + _SUBMODULES (tests/test_xla_runtime.py checks it).
 __all__ = [
@@ -68,28 +74,31 @@ __all__ = [
     "dense_attr",
     "device_put",
     "devices",
+    "dispatch",
     "dtype_from_mlir",
     "dtypes",
+    "emitter",
     "get_backend",
     "get_cache_dir",
-    "jit_impl",
+    "hlo_text",
     "lowering",
     "mlir_element_type",
     "mlir_tensor_type",
     "plugins",
+    "resolve_device",
     "runtime",
     "set_cache_dir",
     "to_numpy",
 ]
 
 
-# NOTE: [jit impl registration]
-# ``xla_bridge.jit_impl`` installs the compiled impl of the ``jit`` primitive and the device hooks
-# of ``funcgrad.Array`` when imported. ``funcgrad.jit`` imports it; here it is imported only if
-# the catalog is already loaded, because ``import xla_bridge`` alone must not pull in numpy or the
-# funcgrad kernel (tests/test_xla_runtime.py checks that it stays cheap).
+# NOTE: [dispatch registration]
+# ``xla_bridge.dispatch`` registers the compiled impl of the ``jit`` primitive and the device
+# read-back of ``funcgrad.Array`` with the kernel when imported. ``funcgrad.jit`` imports it; here
+# it is imported only if the catalog is already loaded, because ``import xla_bridge`` alone must
+# not pull in numpy or the funcgrad kernel (tests/test_xla_runtime.py checks that it stays cheap).
 if "primitives.call" in sys.modules:
-    importlib.import_module(f"{__name__}.jit_impl")
+    importlib.import_module(f"{__name__}.dispatch")
 
 
 def __getattr__(name: str):

@@ -1,10 +1,14 @@
 """Lowering: a closed jaxpr becomes a StableHLO module (MLIR text), one rule per primitive.
 
-Layer: xla_bridge (compiler half). May import: stdlib, numpy, the funcgrad kernel
-(``funcgrad.kernel``), the primitive catalog, and the sibling
-``xla_bridge.dtypes`` (pure string formatting). It never imports jaxlib: producing text needs no
-XLA, so lowering can be tested and timed without a client. Never the surface (funcgrad.api,
-funcgrad.numpy, funcgrad.jit), never jax.
+Layer: xla_bridge (compiler half). May import: stdlib, numpy, the funcgrad kernel (``ir``), the
+siblings ``xla_bridge.emitter`` (the builders and the rule registry), ``xla_bridge.rules``
+(importing it registers every rule) and ``xla_bridge.dtypes``. It never imports jaxlib: producing
+text needs no XLA, so lowering can be tested and timed without a client. Never the surface, never
+jax. Imports point one way -- emitter <- rules <- lowering -- so there is no import cycle.
+
+This module assembles ``@main`` (``lower_jaxpr``: hoisted constants, donation attributes, the
+private functions of nested calls); the builders and the rule signature (NOTE: [lowering rule
+signature]) live in ``xla_bridge/emitter.py``, the rules in ``xla_bridge/rules/<family>.py``.
 
 Decisions (and why):
 
@@ -33,30 +37,31 @@ Decisions (and why):
   broadcast scalar operands with ``broadcast_in_dim`` first (``LoweringContext.operands``).
 - **64-bit types everywhere; weak types do not exist in HLO** (an aval's weak_type only rides
   along in the executable's avals so host wrappers keep it).
-
-# NOTE: [lowering rule signature]
-# ``rule(ctx, *operands, **params) -> str | list[str]``: ``operands`` are SSA value names
-# (``%v3``), ``ctx.avals_in``/``ctx.avals_out`` the equation's avals, ``ctx.fb`` the function
-# being emitted (use its helpers: ``emit``, ``const``, ``broadcast``, ``convert``, ...). A
-# primitive with ``multiple_results`` returns a list. Register with
-# ``@register(primitive)``; ``lowering_rules`` is the registry (the completeness test reads it).
 """
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
-from funcgrad.kernel import core
-from funcgrad.kernel import dtypes as _fdt
-from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal
+import xla_bridge.rules  # noqa: F401 - registers every lowering rule with the emitter
+from funcgrad.kernel.ir import ClosedJaxpr
 from xla_bridge.dtypes import aval as _interned_aval
-from xla_bridge.dtypes import dense_attr, mlir_element_type
+from xla_bridge.emitter import (
+    FunctionBuilder,
+    LoweringError,
+    ModuleBuilder,
+    aval_type,
+    const_value,
+    lower_jaxpr_body,
+    lowering_rules,
+    register,
+    return_line,
+    rule_modules,
+    xla_dtype,
+)
 
 __all__ = [
     "HOIST_CONST_ELEMENTS",
@@ -65,338 +70,12 @@ __all__ = [
     "lower_jaxpr",
     "lowering_rules",
     "register",
+    "rule_modules",
+    "xla_dtype",
 ]
 
 # Constants of the top-level jaxpr larger than this are passed as arguments (see module docs).
 HOIST_CONST_ELEMENTS = 4096
-
-lowering_rules: dict[Primitive, Callable] = {}
-
-
-class LoweringError(NotImplementedError):
-    """A primitive has no lowering rule, or a rule cannot lower these operands."""
-
-
-def register(*primitives: Primitive):
-    """Decorator: register ``rule`` as the lowering of each primitive (NOTE: [lowering rule
-    signature]).
-
-    >>> from primitives.elementwise import neg_p
-    >>> lowering_rules[neg_p].__name__
-    '_neg'
-    """
-
-    def deco(rule):
-        for p in primitives:
-            lowering_rules[p] = rule
-        return rule
-
-    return deco
-
-
-# ----------------------------------------------------------------------------------------------
-# Types
-
-
-def element_type(dtype) -> str:
-    """MLIR element type; funcgrad's float0 (tangents of integers) is lowered as ``i1`` zeros."""
-    dtype = np.dtype(dtype)
-    if dtype == _fdt.float0:
-        return "i1"
-    return mlir_element_type(dtype)
-
-
-def tensor_type(shape, dtype) -> str:
-    """``tensor<2x3xf32>`` / ``tensor<f32>``.
-
-    >>> tensor_type((2, 3), np.float32)
-    'tensor<2x3xf32>'
-    """
-    et = element_type(dtype)
-    if not shape:
-        return f"tensor<{et}>"
-    return "tensor<" + "x".join(str(int(d)) for d in shape) + "x" + et + ">"
-
-
-def aval_type(aval) -> str:
-    return tensor_type(aval.shape, aval.dtype)
-
-
-def xla_dtype(dtype) -> np.dtype:
-    """The dtype a buffer of ``dtype`` has on the device (float0 -> bool)."""
-    dtype = np.dtype(dtype)
-    return np.dtype(np.bool_) if dtype == _fdt.float0 else dtype
-
-
-def _ints(xs) -> str:
-    return "[" + ", ".join(str(int(x)) for x in xs) + "]"
-
-
-def i64_array(xs) -> str:
-    """``array<i64: 1, 2>`` (dense i64 array attribute)."""
-    return "array<i64" + "".join(f", {int(x)}" if i else f": {int(x)}" for i, x in enumerate(xs)) + ">"
-
-
-def slice_attrs(starts, limits, strides) -> str:
-    """Attributes of a generic ``stablehlo.slice``."""
-    lo, hi, st = i64_array(starts), i64_array(limits), i64_array(strides)
-    return f"limit_indices = {hi}, start_indices = {lo}, strides = {st}"
-
-
-# ----------------------------------------------------------------------------------------------
-# Emitting one function
-
-
-class FunctionBuilder:
-    """Lines of one ``func.func`` being emitted, with fresh SSA names and helpers for rules."""
-
-    def __init__(self, module: ModuleBuilder, embed_all_consts: bool):
-        self.module = module
-        self.lines: list[str] = []
-        self._counter = itertools.count()
-        self._consts: dict[Any, str] = {}
-        self.embed_all_consts = embed_all_consts
-        self.indent = "    "
-
-    def fresh(self) -> str:
-        return f"%v{next(self._counter)}"
-
-    def region(self) -> FunctionBuilder:
-        """A builder for a region body (reduce/sort comparator): shares SSA names, not constants
-        (a constant defined inside a region does not dominate code after it)."""
-        child = FunctionBuilder(self.module, True)
-        child._counter = self._counter
-        child.indent = self.indent + "    "
-        return child
-
-    def emit(self, rhs: str, nres: int = 1):
-        """Emit ``%vN = rhs``; returns the name (or ``nres`` names ``%vN#i``)."""
-        name = self.fresh()
-        if nres == 1:
-            self.lines.append(f"{self.indent}{name} = {rhs}")
-            return name
-        self.lines.append(f"{self.indent}{name}:{nres} = {rhs}")
-        return [f"{name}#{i}" for i in range(nres)]
-
-    def raw(self, line: str) -> None:
-        self.lines.append(f"{self.indent}{line}")
-
-    # -- constants ---------------------------------------------------------------------------
-
-    def const(self, value, dtype, shape=()) -> str:
-        """A constant of ``dtype``/``shape`` (``value`` broadcast to ``shape``); deduplicated."""
-        dtype = xla_dtype(dtype)
-        arr = np.asarray(value)
-        if arr.dtype != dtype:
-            arr = arr.astype(dtype)
-        shape = tuple(shape)
-        if arr.shape != shape:
-            arr = np.broadcast_to(arr, shape)
-        small = arr.size <= 16
-        key = (dtype, shape, arr.tobytes()) if small else None
-        if key is not None:
-            name = self._consts.get(key)
-            if name is not None:
-                return name
-        name = self.emit(f"stablehlo.constant {dense_attr(arr)}")
-        if key is not None:
-            self._consts[key] = name
-        return name
-
-    # -- common ops --------------------------------------------------------------------------
-
-    def broadcast(self, x: str, aval, shape, dims=None) -> str:
-        """``broadcast_in_dim`` of ``x`` (of ``aval``) to ``shape``; trailing-dims by default."""
-        shape = tuple(shape)
-        if tuple(aval.shape) == shape and dims is None:
-            return x
-        if dims is None:
-            dims = range(len(shape) - len(aval.shape), len(shape))
-        return self.emit(
-            f"stablehlo.broadcast_in_dim {x}, dims = {_ints(dims)} : "
-            f"({aval_type(aval)}) -> {tensor_type(shape, aval.dtype)}"
-        )
-
-    def convert(self, x: str, aval, dtype) -> str:
-        """Convert ``x`` to ``dtype`` with NumPy's semantics (``!= 0`` for bool targets,
-        real part for complex -> real)."""
-        src, dst = xla_dtype(aval.dtype), xla_dtype(dtype)
-        if src == dst:
-            return x
-        shape = aval.shape
-        if dst == np.bool_:
-            zero = self.const(0, src, shape)
-            return self.compare("NE", x, zero, src, shape)
-        if src.kind == "c" and dst.kind != "c":
-            real_dtype = np.dtype(np.float32 if src == np.complex64 else np.float64)
-            x = self.emit(
-                f"stablehlo.real {x} : ({tensor_type(shape, src)}) -> {tensor_type(shape, real_dtype)}"
-            )
-            src = real_dtype
-            if src == dst:
-                return x
-        return self.emit(f"stablehlo.convert {x} : ({tensor_type(shape, src)}) -> {tensor_type(shape, dst)}")
-
-    def unary(self, op: str, x: str, aval, out_dtype=None) -> str:
-        t_in = aval_type(aval)
-        if out_dtype is None or xla_dtype(out_dtype) == xla_dtype(aval.dtype):
-            return self.emit(f"{op} {x} : {t_in}")
-        return self.emit(f'"{op}"({x}) : ({t_in}) -> {tensor_type(aval.shape, out_dtype)}')
-
-    def binary(self, op: str, a: str, b: str, aval) -> str:
-        return self.emit(f"{op} {a}, {b} : {aval_type(aval)}")
-
-    def generic(self, op: str, operands: Sequence[str], in_types, out_types, attrs: str = "") -> Any:
-        """An op in MLIR's generic form; returns one name or a list (``len(out_types) > 1``)."""
-        attrs = f" {{{attrs}}}" if attrs else ""
-        outs = out_types[0] if len(out_types) == 1 else "(" + ", ".join(out_types) + ")"
-        rhs = f'"{op}"({", ".join(operands)}){attrs} : ({", ".join(in_types)}) -> {outs}'
-        return self.emit(rhs, nres=len(out_types))
-
-    def compare(self, direction: str, a: str, b: str, dtype, shape) -> str:
-        dtype = xla_dtype(dtype)
-        t = tensor_type(shape, dtype)
-        return self.emit(
-            f"stablehlo.compare {direction}, {a}, {b}, {compare_type(dtype)} : ({t}, {t}) -> "
-            f"{tensor_type(shape, np.bool_)}"
-        )
-
-    def select(self, pred: str, on_true: str, on_false: str, pred_aval_shape, aval) -> str:
-        return self.emit(
-            f"stablehlo.select {pred}, {on_true}, {on_false} : "
-            f"{tensor_type(pred_aval_shape, np.bool_)}, {aval_type(aval)}"
-        )
-
-
-def compare_type(dtype) -> str:
-    """StableHLO compare type: FLOAT for inexact, SIGNED for signed ints, UNSIGNED otherwise."""
-    dtype = xla_dtype(dtype)
-    if _fdt.is_inexact(dtype):
-        return "FLOAT"
-    if dtype.kind == "i":
-        return "SIGNED"
-    return "UNSIGNED"  # unsigned ints and bool (i1), as JAX does
-
-
-class LoweringContext:
-    """What a rule sees of its equation (NOTE: [lowering rule signature])."""
-
-    __slots__ = ("fb", "avals_in", "avals_out", "primitive")
-
-    def __init__(self, fb, primitive, avals_in, avals_out):
-        self.fb = fb
-        self.primitive = primitive
-        self.avals_in = avals_in
-        self.avals_out = avals_out
-
-    @property
-    def aval_out(self):
-        return self.avals_out[0]
-
-    def operands(self, args: Sequence[str], shape=None) -> list[str]:
-        """Operands broadcast to ``shape`` (default: the output's): scalars become arrays."""
-        shape = self.avals_out[0].shape if shape is None else tuple(shape)
-        return [
-            self.fb.broadcast(a, av, shape) if tuple(av.shape) != shape else a
-            for a, av in zip(args, self.avals_in)
-        ]
-
-
-# ----------------------------------------------------------------------------------------------
-# The module
-
-
-class ModuleBuilder:
-    """A module under construction: ``@main`` plus private functions of nested jit calls."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.functions: list[list[str]] = []
-        self._private: dict[int, tuple[str, ClosedJaxpr]] = {}
-        self._symbols: set[str] = {"main"}
-
-    def symbol(self, base: str) -> str:
-        base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "fn"
-        name = base
-        for i in itertools.count(1):
-            if name not in self._symbols:
-                break
-            name = f"{base}_{i}"
-        self._symbols.add(name)
-        return name
-
-    def private_function(self, closed: ClosedJaxpr, name: str) -> str:
-        """The symbol of a private function computing ``closed`` (lowered once per object)."""
-        hit = self._private.get(id(closed))
-        if hit is not None and hit[1] is closed:
-            return hit[0]
-        sym = self.symbol(name)
-        # Record before lowering the body, so recursion on the same object is impossible to loop.
-        self._private[id(closed)] = (sym, closed)
-        fb = FunctionBuilder(self, embed_all_consts=True)
-        args = [f"%arg{i}" for i in range(len(closed.jaxpr.invars))]
-        consts = [
-            fb.const(_const_value(c), v.aval.dtype, v.aval.shape)
-            for v, c in zip(closed.jaxpr.constvars, closed.consts)
-        ]
-        outs = lower_jaxpr_body(fb, closed.jaxpr, consts, args)
-        in_sig = ", ".join(f"{a}: {aval_type(v.aval)}" for a, v in zip(args, closed.jaxpr.invars))
-        out_types = [aval_type(a) for a in closed.jaxpr.out_avals]
-        self.functions.append(
-            [
-                f"  func.func private @{sym}({in_sig}) -> ({', '.join(out_types)}) {{",
-                *fb.lines,
-                _return_line(outs, out_types),
-                "  }",
-            ]
-        )
-        return sym
-
-
-def _return_line(outs, out_types) -> str:
-    if not outs:
-        return "    return"
-    return f"    return {', '.join(outs)} : {', '.join(out_types)}"
-
-
-def _const_value(c) -> np.ndarray:
-    if isinstance(c, core.Tracer):
-        raise LoweringError("a jaxpr to be compiled closes over a tracer (internal error)")
-    return c._numpy() if isinstance(c, core.Array) else np.asarray(c)
-
-
-def lower_jaxpr_body(
-    fb: FunctionBuilder, jaxpr: Jaxpr, consts: Sequence[str], args: Sequence[str]
-) -> list[str]:
-    """Emit the equations of ``jaxpr`` into ``fb``; returns the SSA names of its outputs."""
-    env: dict = dict(zip(jaxpr.constvars, consts))
-    env.update(zip(jaxpr.invars, args))
-
-    def read(a):
-        if type(a) is Literal:
-            return fb.const(a.val, a.aval.dtype, a.aval.shape)
-        return env[a]
-
-    for eqn in jaxpr.eqns:
-        prim = eqn.primitive
-        rule = lowering_rules.get(prim)
-        if rule is None:
-            raise LoweringError(
-                f"primitive '{prim.name}' has no XLA lowering rule (xla_bridge.lowering."
-                "lowering_rules); it can run eagerly but not under jit"
-            )
-        avals_in = [a.aval for a in eqn.invars]
-        avals_out = [v.aval for v in eqn.outvars]
-        ctx = LoweringContext(fb, prim, avals_in, avals_out)
-        outs = rule(ctx, *[read(a) for a in eqn.invars], **eqn.params)
-        if not prim.multiple_results:
-            outs = [outs]
-        if len(outs) != len(eqn.outvars):
-            raise LoweringError(
-                f"lowering of {prim.name} returned {len(outs)} values, expected {len(eqn.outvars)}"
-            )
-        env.update(zip(eqn.outvars, outs))
-    return [read(a) for a in jaxpr.outvars]
 
 
 class LoweredModule:
@@ -436,7 +115,7 @@ def lower_jaxpr(
     fb = FunctionBuilder(mb, embed_all_consts=False)
     hoisted_vals, hoisted_avals, consts = [], [], []
     for v, c in zip(jaxpr.constvars, closed.consts):
-        val = _const_value(c)
+        val = const_value(c)
         if val.size > HOIST_CONST_ELEMENTS:
             consts.append(f"%arg{len(hoisted_vals)}")
             hoisted_vals.append(np.asarray(val, dtype=xla_dtype(v.aval.dtype)))
@@ -475,7 +154,7 @@ def lower_jaxpr(
         f"module @{sym} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{",
         f"  func.func public @main({sig}) -> ({', '.join(out_types)}) {{",
         *fb.lines,
-        _return_line(outs, out_types),
+        return_line(outs, out_types),
         "  }",
     ]
     for f in mb.functions:
@@ -488,8 +167,3 @@ def lower_jaxpr(
         hoisted_vals,
         tuple(donate),
     )
-
-
-# Rule modules register themselves with ``register`` (they import this module, so this import
-# must come last: every name they use is defined above).
-from xla_bridge import rules as _rules  # noqa: E402, F401

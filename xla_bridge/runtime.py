@@ -1,7 +1,7 @@
 """XLA runtime: PJRT clients, device buffers, compiling and running StableHLO modules.
 
 Layer: xla_bridge (runtime half). May import: stdlib, numpy, ml_dtypes, jaxlib, and its
-siblings ``dtypes``, ``plugins``, ``compile_cache``. Never jax (jaxlib lazily imports jax from
+siblings ``dtypes``, ``plugins``, ``compile_cache``, ``dlpack``. Never jax (jaxlib lazily imports jax from
 a few C++ entry points; this module only uses the ones verified not to), never funcgrad: the
 kernel calls this API, not the other way round.
 
@@ -56,6 +56,7 @@ from jaxlib import utils as _jaxlib_utils
 from jaxlib import xla_client as xc
 
 from . import compile_cache, plugins
+from .dlpack import dlpack_to_numpy
 from .dtypes import SUPPORTED_DTYPES, Aval, aval, main_signature, mlir_tensor_type
 
 # Mute absl INFO logs (e.g. "XLA service initialized") unless the user asked for a level.
@@ -74,9 +75,12 @@ __all__ = [
     "compile_cache_info",
     "default_device",
     "default_platform",
+    "deleted_buffer_error",
     "device_put",
     "devices",
     "get_backend",
+    "hlo_text",
+    "resolve_device",
     "sharding",
     "to_numpy",
 ]
@@ -295,6 +299,43 @@ def default_device():
     return _default_dev
 
 
+def resolve_device(device=None, backend: str | None = None):
+    """The device a computation is placed on: ``device`` (one of ``devices()``), or the default
+    device of ``backend`` ("cpu", "cuda", a plugin name); ``None`` when neither is given (the
+    default device, decided on first use). Errors name the parameter.
+
+    Example:
+        >>> resolve_device(backend="cpu").platform
+        'cpu'
+        >>> resolve_device(device="cpu")
+        Traceback (most recent call last):
+        ...
+        TypeError: device= must be a Device (an element of devices()), got the str 'cpu'; ...
+    """
+    if device is not None:
+        if backend is not None:
+            raise ValueError(f"give device= or backend=, not both (got device={device}, backend={backend!r})")
+        if not isinstance(device, xc.Device):
+            hint = f"; for a platform name use backend={device!r}" if isinstance(device, str) else ""
+            raise TypeError(
+                f"device= must be a Device (an element of devices()), got the "
+                f"{type(device).__name__} {device!r}{hint}"
+            )
+        try:
+            _backend_of(device)
+        except (ValueError, XlaBridgeError) as e:
+            raise ValueError(f"device={device} is not usable: {e}") from None
+        return device
+    if backend is None:
+        return None
+    if not isinstance(backend, str):
+        raise TypeError(f"backend= must be a platform name such as 'cpu', got the {type(backend).__name__}")
+    try:
+        return get_backend(backend).default_device
+    except XlaBridgeError as e:
+        raise ValueError(f"backend={backend!r} is not available: {e}") from None
+
+
 def _backend_of(device) -> Backend:
     # Devices report "gpu" where the client says "cuda": go through the aliases.
     b = _backends.get(_normalize_platform(device.platform))
@@ -389,18 +430,26 @@ def to_numpy(buf) -> np.ndarray:
     return _to_numpy_slow(buf, dt, cpu)
 
 
+DONATED = (
+    "this array was deleted or donated to an earlier jitted call (donate_argnums/donate_argnames), "
+    "which consumed its device buffer. Use that call's output instead; to keep the value, donate a "
+    "host copy (numpy.array(x)) or don't donate it."
+)
+
+
+def deleted_buffer_error(buf, what: str = "") -> XlaBridgeError:
+    """The error for using a donated (deleted) buffer; ``what`` says where (an argument name)."""
+    platform = buf._sharding._fg_device.platform
+    return XlaBridgeError(f"{what}{DONATED}", phase="transfer", platform=platform)
+
+
 def _to_numpy_slow(buf, dt, cpu) -> np.ndarray:
     platform = buf._sharding._fg_device.platform
     if buf.is_deleted():
-        raise XlaBridgeError(
-            "this array was deleted or donated to an earlier call (donated inputs are "
-            "consumed); keep a copy or don't donate it.",
-            phase="transfer",
-            platform=platform,
-        )
+        raise deleted_buffer_error(buf)
     try:
         if cpu:
-            return _dlpack_to_numpy(buf, dt)
+            return dlpack_to_numpy(buf, dt)
         return buf._single_device_array_to_np_array_did_copy()[0]
     except _JaxRuntimeError as e:
         raise XlaBridgeError(
@@ -409,70 +458,6 @@ def _to_numpy_slow(buf, dt, cpu) -> np.ndarray:
             phase="execute",
             platform=platform,
         ) from None
-
-
-_dl = None  # lazily built ctypes view of DLPack's DLManagedTensor
-
-
-def _dlpack_structs():
-    global _dl
-    if _dl is None:
-        import ctypes
-
-        class DLDevice(ctypes.Structure):
-            _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-        class DLDataType(ctypes.Structure):
-            _fields_ = [
-                ("code", ctypes.c_uint8),
-                ("bits", ctypes.c_uint8),
-                ("lanes", ctypes.c_uint16),
-            ]
-
-        class DLTensor(ctypes.Structure):
-            _fields_ = [
-                ("data", ctypes.c_void_p),
-                ("device", DLDevice),
-                ("ndim", ctypes.c_int32),
-                ("dtype", DLDataType),
-                ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)),
-                ("byte_offset", ctypes.c_uint64),
-            ]
-
-        get = ctypes.pythonapi.PyCapsule_GetPointer
-        get.restype = ctypes.c_void_p
-        get.argtypes = [ctypes.py_object, ctypes.c_char_p]
-        # DLManagedTensor starts with its DLTensor, so the capsule pointer is a DLTensor*.
-        _dl = (ctypes, DLTensor, get)
-    return _dl
-
-
-def _dlpack_to_numpy(buf, dt) -> np.ndarray:
-    """Copy a CPU buffer out through DLPack: works for dtypes the buffer protocol lacks."""
-    ctypes, DLTensor, get = _dlpack_structs()
-    # The capsule holds a reference to the buffer until it is garbage: read, copy, then drop.
-    capsule = _jax.buffer_to_dlpack_managed_tensor(buf)
-    t = DLTensor.from_address(get(capsule, b"dltensor"))
-    shape = tuple(t.shape[i] for i in range(t.ndim))
-    n = int(np.prod(shape, dtype=np.int64))
-    if n == 0:
-        return np.empty(shape, dt)
-    # DLPack strides count elements; NULL strides mean row-major.
-    strides = tuple(t.strides[i] for i in range(t.ndim)) if t.strides else None
-    span = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if strides else n
-    raw = np.frombuffer(
-        (ctypes.c_char * (span * dt.itemsize)).from_address(t.data + t.byte_offset),
-        # Unsigned ints of the same size: as_strided can't handle ml_dtypes, view at the end.
-        dtype=np.dtype(f"u{dt.itemsize}"),
-    )
-    if strides is None or np.empty(shape, np.int8).strides == tuple(strides):
-        view = raw[:n].reshape(shape)
-    else:
-        view = np.lib.stride_tricks.as_strided(raw, shape, tuple(st * dt.itemsize for st in strides))
-    out = np.array(view, copy=True).view(dt)
-    del capsule
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -596,7 +581,7 @@ def _check_inputs(buffers, in_avals, device, strict):
                 "the input (astype/reshape) or recompile for these input types."
             )
         if strict and b.is_deleted():
-            fail(f"argument {i} was deleted or donated to an earlier call")
+            fail(f"argument {i}: {DONATED}")
         if strict and getattr(b._sharding, "_fg_device", None) is not device:
             fail(f"argument {i} lives on another device; move it with device_put(x, device)")
 
@@ -604,7 +589,7 @@ def _check_inputs(buffers, in_avals, device, strict):
 def _execute_error(e, device) -> XlaBridgeError:
     msg = str(e)
     if "deleted or donated" in msg:
-        hint = "an input was donated to (or deleted by) an earlier call; donated inputs are consumed."
+        hint = DONATED
     elif "is on device" in msg or "assigned to device" in msg:
         hint = "all inputs must live on the executable's device; use device_put(x, device)."
     else:
@@ -763,3 +748,20 @@ def compile_cache_info() -> dict:
         "misses": _mem_stats["misses"],
         "persistent": compile_cache.stats(),
     }
+
+
+def hlo_text(module_text: str) -> str:
+    """XLA's HLO text of a StableHLO module, before XLA's optimisations (jaxlib converts it).
+
+    Example:
+        >>> print(hlo_text('''func.func public @main(%a: tensor<f64>) -> tensor<f64> {
+        ...   %b = stablehlo.negate %a : tensor<f64>
+        ...   return %b : tensor<f64>
+        ... }''').strip().splitlines()[0])
+        HloModule ...
+    """
+    try:
+        computation = _jax.mlir.mlir_module_to_xla_computation(module_text, False, False)
+    except _JaxRuntimeError as e:
+        raise XlaBridgeError(f"converting a StableHLO module to HLO failed: {e}", phase="compile") from None
+    return computation.as_hlo_text()

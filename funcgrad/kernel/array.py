@@ -35,15 +35,14 @@ class Array:
     __slots__ = ("_value", "_buffer", "weak_type", "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, value=None, weak_type: bool = False, buffer=None):
-        if value is not None:
-            value = np.asarray(value)
-            if value.flags.writeable:
-                # Immutable: take a private copy, so the caller's later writes cannot change us.
-                value = value.copy()
-                value.flags.writeable = False
+    def __init__(self, value, weak_type: bool = False):
+        value = np.asarray(value)
+        if value.flags.writeable:
+            # Immutable: take a private copy, so the caller's later writes cannot change us.
+            value = value.copy()
+            value.flags.writeable = False
         self._value = value
-        self._buffer = buffer
+        self._buffer = None
         self.weak_type = weak_type
 
     @classmethod
@@ -61,7 +60,8 @@ class Array:
 
     @classmethod
     def _from_buffer(cls, buffer, weak_type: bool = False) -> Array:
-        """An Array backed only by a device buffer (read back to the host lazily)."""
+        """An Array backed only by a device buffer (read back to the host lazily): the one
+        constructor from a device buffer (``xla_bridge.dispatch`` makes every output with it)."""
         self = object.__new__(cls)
         self._value = None
         self._buffer = buffer

@@ -35,7 +35,7 @@ class KernelHooks:
     ``jit_impl`` and ``device_to_numpy`` from ``xla_bridge``; ``library_dirs`` from any layer."""
 
     def __init__(self):
-        self.jit_impl = None  # (*args, jaxpr, name, donated_invars) -> list; None: interpret
+        self.jit_impl = None  # (*args, jaxpr, name, donated_invars, device) -> list; None: interpret
         self.device_to_numpy = None  # (buffer) -> np.ndarray
         self.library_dirs: tuple[str, ...] = ()
 

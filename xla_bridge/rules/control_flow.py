@@ -1,6 +1,6 @@
 """Lowering rules of structured control flow (primitives/control_flow.py).
 
-Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.lowering``.
+Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.emitter``.
 
 - ``cond`` -> ``stablehlo.case`` on an ``i32`` index (a boolean index is converted, any index is
   clamped to the branch range as the eager impl does); branch regions read the operands from the
@@ -23,20 +23,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from primitives.control_flow import cond_p, scan_p, while_p
-from xla_bridge.lowering import _const_value, aval_type, lower_jaxpr_body, register, tensor_type
+from xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
 
 _I64 = tensor_type((), np.int64)
 _I32 = tensor_type((), np.int32)
 _PRED = tensor_type((), np.bool_)
-
-
-def _lower_closed(fb, closed, args: Sequence[str]) -> list[str]:
-    """Emit ``closed`` into ``fb`` (a region builder) on ``args``; its constants are embedded."""
-    consts = [
-        fb.const(_const_value(c), v.aval.dtype, v.aval.shape)
-        for v, c in zip(closed.jaxpr.constvars, closed.consts)
-    ]
-    return lower_jaxpr_body(fb, closed.jaxpr, consts, list(args))
 
 
 def _return(r, outs: Sequence[str], types: Sequence[str]) -> None:
@@ -45,14 +36,6 @@ def _return(r, outs: Sequence[str], types: Sequence[str]) -> None:
 
 def _results(types: Sequence[str]) -> str:
     return types[0] if len(types) == 1 else "(" + ", ".join(types) + ")"
-
-
-def _emit_op(fb, text: str, n: int) -> list[str]:
-    if n == 0:
-        fb.raw(text)
-        return []
-    outs = fb.emit(text, nres=n)
-    return outs if isinstance(outs, list) else [outs]
 
 
 def _region(fb, r, block_args: Sequence[tuple[str, str]] = ()) -> str:
@@ -76,12 +59,12 @@ def _cond(ctx, index, *ops, branches):
     regions = []
     for b in branches:
         r = fb.region()
-        _return(r, _lower_closed(r, b, ops), out_types)
+        _return(r, lower_closed(r, b, ops), out_types)
         regions.append(_region(fb, r))
     sep = f"\n{fb.indent}}}, {{\n"
     results = ", ".join(out_types)
     text = f'"stablehlo.case"({idx}) ({{\n{sep.join(regions)}\n{fb.indent}}}) : ({_I32}) -> ({results})'
-    return _emit_op(fb, text, len(out_types))
+    return fb.emit_results(text, len(out_types))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -103,7 +86,7 @@ def _while_op(fb, inits: Sequence[str], types: Sequence[str], emit_cond, emit_bo
         f"{fb.indent}}}, {{\n{_region(fb, rb, list(zip(bargs, types)))}\n"
         f"{fb.indent}}}) : ({', '.join(types)}) -> {_results(types)}"
     )
-    return _emit_op(fb, text, len(inits))
+    return fb.emit_results(text, len(inits))
 
 
 @register(while_p)
@@ -112,10 +95,10 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     types = [aval_type(a) for a in ctx.avals_in]
 
     def emit_cond(r, a):
-        return _lower_closed(r, cond_jaxpr, [*a[:nc], *a[nc + nb :]])[0]
+        return lower_closed(r, cond_jaxpr, [*a[:nc], *a[nc + nb :]])[0]
 
     def emit_body(r, a):
-        return [*a[: nc + nb], *_lower_closed(r, body_jaxpr, a[nc:])]
+        return [*a[: nc + nb], *lower_closed(r, body_jaxpr, a[nc:])]
 
     return _while_op(ctx.fb, args, types, emit_cond, emit_body)[nc + nb :]
 
@@ -141,7 +124,7 @@ def _scan_step(r, k: str, state, *, jaxpr, nc, ncar, length, reverse, x_avals, y
             f"({aval_type(a)}, {', '.join([_I64] * a.ndim)}) -> {one}"
         )
         slices.append(r.emit(f"stablehlo.reshape {s} : ({one}) -> {tensor_type(a.shape[1:], a.dtype)}"))
-    outs = _lower_closed(r, jaxpr, [*consts, *carry, *slices])
+    outs = lower_closed(r, jaxpr, [*consts, *carry, *slices])
     new_ys = []
     for y, buf, a in zip(outs[ncar:], ys, y_avals):
         one = tensor_type((1, *a.shape[1:]), a.dtype)

@@ -1,7 +1,7 @@
 """Lowering rule of dot_general (primitives/dot.py).
 
 Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
-``xla_bridge.lowering``.
+``xla_bridge.emitter``.
 
 ``preferred_element_type`` becomes the result type of ``stablehlo.dot_general`` (XLA accumulates
 in it, e.g. int8 x int8 -> int32). Boolean matmul (NumPy: OR of ANDs) has no XLA dot: it is an
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from primitives.dot import dot_general_p
-from xla_bridge.lowering import register, tensor_type, xla_dtype
+from xla_bridge.emitter import register, tensor_type, xla_dtype
 
 
 def _dims(xs) -> str:

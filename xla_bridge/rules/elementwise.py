@@ -1,7 +1,7 @@
 """Lowering rules of the elementwise family (primitives/elementwise.py).
 
 Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
-``xla_bridge.lowering``.
+``xla_bridge.emitter``.
 
 Semantics follow the primitives' NumPy impls, which follow XLA where NumPy differs: integer
 ``div`` truncates toward zero and ``rem`` takes the dividend's sign (StableHLO ``divide`` /
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from primitives import elementwise as ew
-from xla_bridge.lowering import aval_type, compare_type, register, tensor_type, xla_dtype
+from xla_bridge.emitter import aval_type, compare_type, register, tensor_type, xla_dtype
 
 # ----------------------------------------------------------------------------------------------
 # Unary ops with a direct StableHLO or CHLO counterpart

@@ -1,7 +1,7 @@
 """Lowering rules of the reduction family (primitives/reductions.py).
 
 Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
-``xla_bridge.lowering``.
+``xla_bridge.emitter``.
 
 Reductions start from the operation's identity (so reducing an empty axis gives the identity, as
 the NumPy impls do: -inf for ``reduce_max`` of floats, the smallest integer for ints). ``argmax``
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from primitives import reductions as red
-from xla_bridge.lowering import register, tensor_type, xla_dtype
+from xla_bridge.emitter import register, tensor_type, xla_dtype
 
 
 def _reduce(ctx, x, op, init_value, axes):

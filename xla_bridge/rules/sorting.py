@@ -2,7 +2,7 @@
 reductions.
 
 Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
-``xla_bridge.lowering``.
+``xla_bridge.emitter``.
 
 - ``sort`` is ``stablehlo.sort`` with a lexicographic comparator over the first ``num_keys``
   operands. Floats compare like NumPy: NaN sorts after everything (and ties with NaN), -0.0 ties
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from primitives import sorting
-from xla_bridge.lowering import aval_type, i64_array, register, slice_attrs, tensor_type, xla_dtype
+from xla_bridge.emitter import aval_type, i64_array, register, slice_attrs, tensor_type, xla_dtype
 
 
 @register(sorting.sort_p)

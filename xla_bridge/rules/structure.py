@@ -1,12 +1,13 @@
-"""Lowering rules of the shape family (primitives/structure.py).
+"""Lowering rules of the structure family (primitives/structure.py): broadcast_in_dim, reshape,
+squeeze, transpose, iota, concatenate, pad, rev and slice.
 
-Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.lowering``.
+Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.emitter``.
 """
 
 from __future__ import annotations
 
 from primitives import structure as st
-from xla_bridge.lowering import aval_type, register
+from xla_bridge.emitter import aval_type, i64_array, register, slice_attrs, tensor_type
 
 
 @register(st.broadcast_in_dim_p)
@@ -30,3 +31,48 @@ def _transpose(ctx, x, *, permutation):
     a, out = ctx.avals_in[0], ctx.avals_out[0]
     dims = ", ".join(str(int(p)) for p in permutation)
     return ctx.fb.emit(f"stablehlo.transpose {x}, dims = [{dims}] : ({aval_type(a)}) -> {aval_type(out)}")
+
+
+@register(st.iota_p)
+def _iota(ctx, *, dtype, shape, dimension):
+    return ctx.fb.emit(f"stablehlo.iota dim = {int(dimension)} : {tensor_type(shape, dtype)}")
+
+
+@register(st.concatenate_p)
+def _concatenate(ctx, *xs, dimension):
+    types = [aval_type(a) for a in ctx.avals_in]
+    return ctx.fb.generic(
+        "stablehlo.concatenate",
+        xs,
+        types,
+        [aval_type(ctx.avals_out[0])],
+        f"dimension = {int(dimension)} : i64",
+    )
+
+
+@register(st.pad_p)
+def _pad(ctx, x, padding_value, *, padding_config):
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    attrs = (
+        f"edge_padding_high = {i64_array(hi)}, edge_padding_low = {i64_array(lo)}, "
+        f"interior_padding = {i64_array(interior)}"
+    )
+    types = [aval_type(a) for a in ctx.avals_in]
+    return ctx.fb.generic("stablehlo.pad", [x, padding_value], types, [aval_type(ctx.avals_out[0])], attrs)
+
+
+@register(st.rev_p)
+def _rev(ctx, x, *, dimensions):
+    if not dimensions:
+        return x
+    t = aval_type(ctx.avals_in[0])
+    return ctx.fb.generic("stablehlo.reverse", [x], [t], [t], f"dimensions = {i64_array(dimensions)}")
+
+
+@register(st.slice_p)
+def _slice(ctx, x, *, start_indices, limit_indices, strides):
+    strides = strides or (1,) * len(start_indices)
+    attrs = slice_attrs(start_indices, limit_indices, strides)
+    return ctx.fb.generic(
+        "stablehlo.slice", [x], [aval_type(ctx.avals_in[0])], [aval_type(ctx.avals_out[0])], attrs
+    )

@@ -1,0 +1,595 @@
+"""``jit``: stage a function to a jaxpr once per input signature and run it compiled by XLA.
+
+Layer: surface. Imports the kernel (tracing, pytrees, ``Array``) and ``xla_bridge`` (``dispatch``,
+``lowering``, and the package's lazy public functions). The module is named ``jitting`` so that
+``funcgrad.jit`` is always the function (a submodule named ``jit`` would rebind the package
+attribute when imported).
+
+This module owns the staging half of a jitted function; the bridge owns the call (NOTE: [jitted
+call route] in xla_bridge/dispatch.py). ``JittedFunction`` subclasses the bridge's ``Dispatcher``
+and implements its ``_stage``: split static arguments, flatten, look the input signature up in the
+trace cache and trace on a miss. Everything else here is the user API: the trace cache and its
+``cache_info``, retrace warnings, the AOT API (``trace``, ``lower``, ``compile``, ``eval_shape``)
+and ``jit``'s parameters, each honoured or refused.
+
+The trace cache key is (input tree structure, each leaf's shape/dtype/weak type, static
+arguments); ``jit(f)`` made twice for the same ``f`` and options shares it (as in JAX). A function
+retraced more than ``RETRACE_WARNING_THRESHOLD`` times warns once, naming what changed.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import xla_bridge
+from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
+from xla_bridge.dispatch import Dispatcher, Staged, compiled, run
+from xla_bridge.lowering import lower_jaxpr
+
+__all__ = [
+    "CacheInfo",
+    "CompiledCall",
+    "JittedFunction",
+    "Lowered",
+    "NonHashableStaticArgumentError",
+    "RetraceWarning",
+    "ShapeDtypeStruct",
+    "Traced",
+    "jit",
+]
+
+RETRACE_WARNING_THRESHOLD = 8
+
+
+class NonHashableStaticArgumentError(TypeError, ValueError):
+    """A static argument is not hashable (a ValueError in JAX, a TypeError in Python terms)."""
+
+
+class RetraceWarning(UserWarning):
+    """A jitted function was traced (and compiled) many times: its cache key keeps changing."""
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype (and weak type, for values from Python scalars) standing in for an array
+    (``eval_shape``'s result).
+
+    >>> ShapeDtypeStruct((2,), "float32"), jit(lambda x: x * 2).eval_shape(1.0)
+    (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True))
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    # weak_type is part of the type, as in JAX: a Python scalar's f64[] is not an array's f64[].
+    def __eq__(self, other):
+        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type) == (
+            other.shape,
+            other.dtype,
+            other.weak_type,
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+class CacheInfo:
+    """Counters of a jitted function's trace cache: ``hits``, ``misses`` (traces), ``currsize``."""
+
+    def __init__(self, hits: int, misses: int, size: int):
+        self.hits, self.misses, self.currsize = hits, misses, size
+
+    def __repr__(self):
+        return f"CacheInfo(hits={self.hits}, misses={self.misses}, currsize={self.currsize})"
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, int | str) else tuple(x)
+
+
+def _argnums(name: str, what: str, given, n_positional: int | None) -> set[int]:
+    """``static_argnums``/``donate_argnums`` as a set; with a known number of positional
+    parameters (a signature without ``*args``), negative numbers count from the end and a number
+    out of range is an error, as in JAX."""
+    nums = set()
+    for n in _as_tuple(given):
+        if not isinstance(n, int | np.integer) or isinstance(n, bool):
+            raise TypeError(f"jit({name}): {what} must be ints, got {n!r}")
+        n = int(n)
+        if n_positional is not None:
+            if not -n_positional <= n < n_positional:
+                raise ValueError(
+                    f"jit({name}): {what}={_as_tuple(given)} refers to argument {n}, but {name} takes "
+                    f"{n_positional} positional argument{'s' if n_positional != 1 else ''}. Use "
+                    f"{what.replace('nums', 'names')} for keyword-only parameters."
+                )
+            n %= n_positional
+        nums.add(n)
+    return nums
+
+
+class JittedFunction(Dispatcher):
+    """The result of ``jit(f)``: call it like ``f``.
+
+    ``.lower(*args)`` gives the StableHLO (``.as_text()``) and ``.compile()``; ``.trace(*args)``
+    the jaxpr; ``.eval_shape(*args)`` the output shapes; ``.cache_info()`` the trace cache's hits
+    and misses. Calls go through the bridge's dispatcher (NOTE: [jitted call route]).
+    """
+
+    def __init__(
+        self,
+        fun,
+        static_argnums=None,
+        static_argnames=None,
+        donate_argnums=None,
+        donate_argnames=None,
+        device=None,
+    ):
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        name = getattr(fun, "__name__", None) or type(fun).__name__
+        try:
+            self._signature = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._signature = None
+        params = list(self._signature.parameters.values()) if self._signature is not None else []
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        bounded = self._signature is not None and not any(p.kind == p.VAR_POSITIONAL for p in params)
+        n_positional = len(positional) if bounded else None
+        nums = _argnums(name, "static_argnums", static_argnums, n_positional)
+        names = set(_as_tuple(static_argnames))
+        # As in JAX, static_argnums and static_argnames name the same parameters both ways, so a
+        # static argument may be passed by position or by keyword.
+        for n in list(nums):
+            if 0 <= n < len(positional):
+                names.add(positional[n])
+        for s in list(names):
+            if s in positional:
+                nums.add(positional.index(s))
+        donate = _argnums(name, "donate_argnums", donate_argnums, n_positional)
+        donate_names = set(_as_tuple(donate_argnames))
+        takes_any_keyword = any(p.kind == p.VAR_KEYWORD for p in params) or self._signature is None
+        for s in donate_names:
+            if s in positional:
+                donate.add(positional.index(s))
+            elif not takes_any_keyword and s not in {p.name for p in params}:
+                raise ValueError(f"jit({name}): donate_argnames has {s!r}, which is not a parameter")
+        donate_names.update(positional[n] for n in donate if 0 <= n < len(positional))
+        both = donate & nums
+        if both:
+            raise ValueError(f"jit({name}): argument {min(both)} is both static and donated")
+        self._donate_argnums = tuple(sorted(donate))
+        self._donate_names = frozenset(donate_names)
+        super().__init__(
+            name,
+            sorted(nums),
+            sorted(names),
+            donate=bool(donate or donate_names),
+            device=device,
+            named_positional=len(positional),
+        )
+        self._cache: dict[Any, Staged] = {}
+        self._hits = 0
+        self._misses = 0
+        self._keys: list = []
+        self._warned = False
+
+    # -- staging (the one method the bridge's Dispatcher asks for) -----------------------------
+
+    def _stage(self, args, kwargs):
+        entry, flat, static_key, dyn_kwargs = self._entry(args, kwargs)
+        return entry, flat, self._donated(len(entry.hoisted), len(flat), static_key, args, dyn_kwargs)
+
+    def _split(self, args, kwargs):
+        nargs = len(args)
+        statics = []
+        for i in self._static_argnums:
+            if nargs <= i < self._named_positional:
+                continue  # passed by keyword (or defaulted): handled with static_argnames
+            j = i % nargs if -nargs <= i < nargs else None
+            if j is None:
+                raise ValueError(
+                    f"jit({self._name}): static_argnums={self._static_argnums} refers to argument "
+                    f"{i}, but the function was called with {nargs} positional arguments"
+                )
+            statics.append((j, args[j]))
+        static_pos = {j for j, _ in statics}
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in static_pos)
+        static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_argnames))
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
+        for where, v in [*statics, *static_kw]:
+            try:
+                hash(v)
+            except TypeError as e:
+                raise NonHashableStaticArgumentError(
+                    f"jit({self._name}): non-hashable static arguments are not supported: static "
+                    f"argument {where!r} must be hashable, got a "
+                    f"{type(v).__name__}. Make it a tuple, or pass it as a non-static argument."
+                ) from e
+        return tuple(statics), static_kw, dyn_args, dyn_kwargs
+
+    def _arg_names(self, static_key, dyn_args, dyn_kwargs) -> list[str]:
+        static_pos = dict(static_key)
+        positions = [i for i in range(len(dyn_args) + len(static_pos)) if i not in static_pos]
+        names = []
+        params = list(self._signature.parameters) if self._signature is not None else []
+        for path, _ in tu.tree_leaves_with_path((dyn_args, dyn_kwargs)):
+            head, rest = path[0], path[1:]
+            if head.idx == 0:
+                pos = positions[rest[0].idx]
+                label = params[pos] if pos < len(params) else f"args[{pos}]"
+                names.append(f"{label}{tu.keystr(rest[1:])}")
+            else:
+                names.append(f"{rest[0].key}{tu.keystr(rest[1:])}")
+        return names
+
+    def _trace(self, static_key, static_kw, dyn_args, dyn_kwargs, flat, in_tree, names):
+        statics = dict(static_key)
+        static_kwargs = dict(static_kw)
+        n_total = len(dyn_args) + len(statics)
+        out_tree_box = []
+        fun = self._fun
+        name = self._name
+
+        def flat_fun(*leaves):
+            d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)
+            it = iter(d_args)
+            full = [statics[i] if i in statics else next(it) for i in range(n_total)]
+            out = fun(*full, **d_kwargs, **static_kwargs)
+            out_leaves, out_tree = tu.tree_flatten(out)
+            for leaf in out_leaves:
+                if not core.is_array_like(leaf):
+                    raise TypeError(
+                        f"jit({name}) returned a {type(leaf).__name__}, which is not an array "
+                        "type; jitted functions must return arrays (or pytrees of arrays)"
+                    )
+            out_tree_box.append(out_tree)
+            return out_leaves
+
+        avals = [core.get_aval(x) for x in flat]
+        closed = trace_to_jaxpr(flat_fun, avals, names, f"jit({name})")
+        closed, hoisted = close_over_tracers(closed)
+        return Staged(closed, out_tree_box[0], hoisted)
+
+    def _entry(self, args, kwargs):
+        static_key, static_kw, dyn_args, dyn_kwargs = self._split(args, kwargs)
+        flat, in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
+        for i, leaf in enumerate(flat):
+            if not core.is_array_like(leaf):
+                names = self._arg_names(static_key, dyn_args, dyn_kwargs)
+                raise TypeError(
+                    f"jit({self._name}): argument {names[i]} is a {type(leaf).__name__}, not an "
+                    "array. Mark it static (static_argnums/static_argnames) or pass an array."
+                )
+        key = (in_tree, tuple(_aval_key(x) for x in flat), static_key, static_kw)
+        entry = self._cache.get(key)
+        if entry is None:
+            self._misses += 1
+            names = self._arg_names(static_key, dyn_args, dyn_kwargs)
+            self._note_retrace(key, names)
+            entry = self._trace(static_key, static_kw, dyn_args, dyn_kwargs, flat, in_tree, names)
+            if not entry.hoisted:
+                # A jaxpr that captured tracers of an enclosing transformation is not reusable.
+                self._cache[key] = entry
+        else:
+            self._hits += 1
+        return entry, flat, static_key, dyn_kwargs
+
+    def _note_retrace(self, key, names) -> None:
+        previous = self._keys[-1] if self._keys else None
+        for k in reversed(self._keys):
+            if k[0] == key[0]:
+                previous = k
+                break
+        self._keys.append(key)
+        del self._keys[:-16]
+        if self._warned or self._misses <= RETRACE_WARNING_THRESHOLD or previous is None:
+            return
+        self._warned = True
+        warnings.warn(
+            f"jit({self._name}) has been traced {self._misses} times (each trace compiles a new "
+            f"program); the latest retrace was caused by: {_explain(previous, key, names)}. Keep "
+            "shapes, dtypes and static arguments fixed across calls (pad inputs to a few sizes, "
+            "pass Python scalars as arrays of a fixed dtype) to hit the cache.",
+            RetraceWarning,
+            stacklevel=3,
+        )
+
+    def _donated(self, n_hoisted, n_flat, static_key, args, dyn_kwargs) -> tuple[bool, ...]:
+        """One flag per jaxpr input: hoisted tracers, then the leaves of the dynamic positional
+        arguments, then those of the keyword arguments (in the flattening's sorted key order)."""
+        if not self._donate:
+            return (False,) * (n_hoisted + n_flat)
+        donated = [False] * n_hoisted
+        static_pos = {j for j, _ in static_key}
+        for i, a in enumerate(args):
+            if i not in static_pos:
+                donated.extend([i in self._donate_argnums] * len(tu.tree_leaves(a)))
+        for k in sorted(dyn_kwargs):
+            donated.extend([k in self._donate_names] * len(tu.tree_leaves(dyn_kwargs[k])))
+        return tuple(donated)
+
+    # -- ahead-of-time API ---------------------------------------------------------------------
+
+    def trace(self, *args, **kwargs) -> Traced:
+        """The traced program for these arguments (from the cache when possible).
+
+        >>> import funcgrad.numpy as fnp
+        >>> print(jit(fnp.sin).trace(1.0).jaxpr)
+        { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
+        """
+        staged, flat, donated = self._stage(args, kwargs)
+        return Traced(self, staged, donated)
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        """Trace and lower to StableHLO for these arguments; ``.as_text()``, ``.compile()``.
+
+        >>> import funcgrad.numpy as fnp
+        >>> "stablehlo.sine" in jit(fnp.sin).lower(1.0).as_text()
+        True
+        """
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        """Output shapes/dtypes (``ShapeDtypeStruct`` leaves) without running anything.
+
+        >>> jit(lambda x: x.sum(0)).eval_shape(np.ones((2, 3)))
+        ShapeDtypeStruct(shape=(3,), dtype=float64)
+        """
+        staged = self._entry(args, kwargs)[0]
+        outs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in staged.closed.out_avals]
+        return tu.tree_unflatten(staged.out_tree, outs)
+
+    def cache_info(self) -> CacheInfo:
+        """Hits and misses (traces) of this function's cache.
+
+        >>> f = jit(lambda x: x * 2)
+        >>> _ = f(1.0); _ = f(2.0); f.cache_info()
+        CacheInfo(hits=1, misses=1, currsize=1)
+        """
+        return CacheInfo(self._hits + self._dispatch_hits(), self._misses, len(self._cache))
+
+    def _cache_size(self) -> int:
+        """Number of traced signatures (JAX's private spelling, used by its tests)."""
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        """Forget traced and compiled programs of this function."""
+        self._cache.clear()
+        self._clear_dispatch()
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<jitted function {self._name}>"
+
+
+class Traced:
+    """A traced jitted call: ``.jaxpr`` (ClosedJaxpr), ``.in_avals``, ``.out_info``, ``.lower()``."""
+
+    def __init__(self, fun: JittedFunction, staged: Staged, donated):
+        self._fun = fun
+        self._staged = staged
+        self._donated = donated
+        self.jaxpr = staged.closed
+        self.in_avals = staged.closed.in_avals
+        self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
+
+    def lower(self) -> Lowered:
+        if self._staged.hoisted:
+            raise TypeError(
+                f"jit({self._fun._name}).lower: the function closes over a value traced by an "
+                "enclosing transformation; lower it outside of grad/vmap/jit"
+            )
+        return Lowered(self._fun, self._staged, self._donated)
+
+    def __str__(self):
+        return str(self.jaxpr)
+
+
+_DIALECTS = (None, "stablehlo", "hlo")
+
+
+class Lowered:
+    """A lowered jitted call: ``.as_text()`` (StableHLO, or XLA's HLO), ``.compile()``."""
+
+    def __init__(self, fun: JittedFunction, staged: Staged, donated):
+        self._fun = fun
+        self._staged = staged
+        self._donated = donated
+        self._module = lower_jaxpr(staged.closed, fun._name, donated)
+
+    def as_text(self, dialect: str | None = None) -> str:
+        """The module text: StableHLO (``dialect`` None or ``"stablehlo"``), or XLA's HLO before
+        optimisation (``"hlo"``).
+
+        >>> import funcgrad.numpy as fnp
+        >>> jit(fnp.sin).lower(1.0).as_text("hlo").startswith("HloModule")
+        True
+        """
+        if dialect not in _DIALECTS:
+            raise ValueError(
+                f"as_text: dialect={dialect!r} is not supported; use None or 'stablehlo' (the "
+                "StableHLO module) or 'hlo' (XLA's HLO)"
+            )
+        if dialect == "hlo":
+            return xla_bridge.hlo_text(self._module.text)
+        return self._module.text
+
+    def compiler_ir(self, dialect: str | None = None) -> str:
+        """The same text as ``as_text(dialect)`` (funcgrad's IR is the text itself)."""
+        return self.as_text(dialect)
+
+    def compile(self) -> CompiledCall:
+        """Compile with XLA (cached) on the function's device; the result is callable with
+        arguments like these."""
+        f = self._fun
+        return CompiledCall(f, self._staged, compiled(self._staged.closed, f._name, self._donated, f._device))
+
+
+class CompiledCall:
+    """A compiled jitted call; call it with arguments of the lowered shapes/dtypes."""
+
+    def __init__(self, fun: JittedFunction, staged: Staged, c):
+        self._fun = fun
+        self._staged = staged
+        self._compiled = c
+        self.in_avals = staged.closed.in_avals
+        self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
+
+    def __call__(self, *args, **kwargs):
+        f = self._fun
+        static_key, static_kw, dyn_args, dyn_kwargs = f._split(args, kwargs)
+        flat, _ = tu.tree_flatten((dyn_args, dyn_kwargs))
+        if len(flat) != len(self.in_avals):
+            raise TypeError(
+                f"compiled jit({f._name}) takes {len(self.in_avals)} array leaves, got {len(flat)}"
+            )
+        names = [f"argument {n}" for n in f._arg_names(static_key, dyn_args, dyn_kwargs)]
+        donated = f._donated(0, len(flat), static_key, args, dyn_kwargs)
+        return tu.tree_unflatten(self._staged.out_tree, run(self._compiled, flat, donated, names))
+
+    def as_text(self) -> str:
+        """XLA's optimized HLO."""
+        return self._compiled.executable.as_hlo_text()
+
+
+def _aval_key(x):
+    t = type(x)
+    if t is Array:
+        return (x.shape, x.dtype, x.weak_type)
+    if t in (int, float, bool, complex):
+        return ((), t, True)
+    if isinstance(x, core.Tracer):
+        a = x.aval
+        return (a.shape, a.dtype, a.weak_type)
+    return (np.shape(x), np.result_type(x), False)
+
+
+def _explain(old, new, names) -> str:
+    """What differs between two cache keys, in words."""
+    if old[0] != new[0]:
+        return f"the input tree structure changed from {old[0]} to {new[0]}"
+    if old[2] != new[2] or old[3] != new[3]:
+        o, n = dict((*old[2], *old[3])), dict((*new[2], *new[3]))
+        for k in n:
+            if o.get(k, object()) != n[k]:
+                return f"static argument {k!r} changed from {o.get(k)!r} to {n[k]!r}"
+        return "the static arguments changed"
+    for name, a, b in zip(names, old[1], new[1]):
+        if a == b:
+            continue
+        if a[0] != b[0]:
+            return f"argument {name} changed shape from {a[0]} to {b[0]}"
+        if a[1] != b[1]:
+            return f"argument {name} changed dtype from {_dt_name(a[1])} to {_dt_name(b[1])}"
+        return f"argument {name} changed weak type from {a[2]} to {b[2]} (a Python scalar vs an array)"
+    return "an unknown change"
+
+
+def _dt_name(d) -> str:
+    return d.__name__ if isinstance(d, type) else np.dtype(d).name
+
+
+def jit(
+    fun: Callable | None = None,
+    *,
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Sequence[str] | None = None,
+    donate_argnums: int | Sequence[int] | None = None,
+    donate_argnames: str | Sequence[str] | None = None,
+    keep_unused: bool = False,
+    inline: bool = False,
+    device=None,
+    backend: str | None = None,
+    **unsupported,
+):
+    """Compile ``fun`` with XLA; traced once per input shapes/dtypes (and static arguments).
+
+    Usable as ``jit(f)``, ``@jit`` or ``@jit(static_argnums=...)``. Every parameter is honoured
+    or refused:
+
+    - ``static_argnums``/``static_argnames``: parameters passed as Python values (hashable) and
+      baked into the trace; a number outside the signature's positional parameters is an error
+      (when the signature is known and has no ``*args``).
+    - ``donate_argnums``/``donate_argnames``: the call consumes these arguments' device buffers
+      (XLA reuses them for outputs). A donated device-backed Array is dead afterwards: using it
+      raises an error saying it was donated and what to do instead.
+    - ``device`` (an element of ``funcgrad.devices()``) or ``backend`` (``"cpu"``, ``"cuda"``):
+      where the computation runs; an unknown or unavailable backend, a ``device`` that is not a
+      Device, or both at once raise an error naming the parameter.
+    - ``keep_unused``: honoured -- the compiled program keeps every input, used or not (JAX may
+      prune unused ones when it is False; funcgrad never does).
+    - ``inline``: accepted; a jit called inside another jitted function stays one ``jit``
+      equation in the jaxpr and becomes a private function of the module, which XLA inlines when
+      it compiles the enclosing program, so the compiled program is the same either way.
+
+    >>> import funcgrad.numpy as fnp
+    >>> f = jit(lambda x: fnp.sin(x) ** 2 + fnp.cos(x) ** 2)
+    >>> float(f(1.0))
+    1.0
+    >>> jit(f, backend="cpu")(0.5).tolist()
+    1.0
+    """
+    if unsupported:
+        raise TypeError(f"jit got unsupported options {sorted(unsupported)}")
+    if fun is None:
+        return functools.partial(
+            jit,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
+            keep_unused=keep_unused,
+            inline=inline,
+            device=device,
+            backend=backend,
+        )
+    if not callable(fun):
+        raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+    placement = None
+    if device is not None or backend is not None:
+        try:
+            placement = xla_bridge.resolve_device(device, backend)
+        except (TypeError, ValueError) as e:
+            name = getattr(fun, "__name__", None) or type(fun).__name__
+            raise type(e)(f"jit({name}): {e}") from None
+    # As in JAX, jit(f) made twice shares one cache: `jit(f)(x)` in a loop traces once.
+    config = tuple(_as_tuple(v) for v in (static_argnums, static_argnames, donate_argnums, donate_argnames))
+    key = (id(fun), config, placement)
+    hit = _instances.get(key)
+    if hit is not None and hit._fun is fun:
+        _instances.move_to_end(key)
+        return hit
+    jitted = JittedFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames, placement)
+    _instances[key] = jitted  # holds `fun`, so its id is not reused while the entry lives
+    if len(_instances) > _MAX_INSTANCES:
+        _instances.popitem(last=False)
+    return jitted
+
+
+_instances: collections.OrderedDict = collections.OrderedDict()
+_MAX_INSTANCES = 256

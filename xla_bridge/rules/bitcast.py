@@ -1,0 +1,18 @@
+"""Lowering rule of the bitcast family (primitives/bitcast.py): ``bitcast_convert_type`` becomes
+``stablehlo.bitcast_convert``.
+
+Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.emitter``.
+"""
+
+from __future__ import annotations
+
+from primitives.bitcast import bitcast_convert_type_p
+from xla_bridge.emitter import aval_type, register, xla_dtype
+
+
+@register(bitcast_convert_type_p)
+def _bitcast_convert_type(ctx, x, *, new_dtype):
+    a, out = ctx.avals_in[0], ctx.avals_out[0]
+    if xla_dtype(a.dtype) == xla_dtype(out.dtype) and a.shape == out.shape:
+        return x
+    return ctx.fb.emit(f"stablehlo.bitcast_convert {x} : ({aval_type(a)}) -> {aval_type(out)}")
