@@ -19,7 +19,6 @@ import numpy as np
 
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
 import xla_bridge
-from funcgrad import _devices
 from funcgrad._api_util import (
     arg_paths,
     canonicalize,
@@ -652,7 +651,13 @@ def device_put(x, device=None):
     Array(3, dtype=int64, weak_type=True)
     """
     if device is not None:
-        _check_device(device)
+        try:
+            xla_bridge.resolve_device(device=device)
+        except (TypeError, ValueError) as e:
+            raise TypeError(
+                f"device_put: device must be one of funcgrad.devices() (or None), e.g. "
+                f"funcgrad.devices('cpu')[0] ({e})"
+            ) from None
     leaves, tree = tu.tree_flatten(x)
     for i, v in enumerate(leaves):
         if not core.is_array_like(v):
@@ -670,22 +675,6 @@ def device_put(x, device=None):
         return Array._from_buffer(buffer, weak_type=v.weak_type)
 
     return tu.tree_unflatten(tree, [put(v) for v in leaves])
-
-
-def _check_device(device) -> None:
-    # A device is one of the PJRT devices funcgrad's clients made; anything else (a platform name,
-    # an index, another library's device object) is refused rather than silently ignored.
-    platform = getattr(device, "platform", None)
-    if isinstance(platform, str):
-        try:
-            if any(d is device for d in _devices.devices(platform)):
-                return
-        except (ValueError, xla_bridge.XlaBridgeError):
-            pass
-    raise TypeError(
-        f"device_put: device must be one of funcgrad.devices() (or None), got {type(device).__name__} "
-        f"{device!r:.60}; pick one with e.g. funcgrad.devices('cpu')[0]"
-    )
 
 
 def device_get(x):

@@ -82,7 +82,13 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     if dtype is not None:
         dtype = canonicalize_dtype(dtype)
     if isinstance(a, core.Tracer | Array):
-        return a if dtype is None else ew.convert_element_type(a, dtype)
+        out = a if dtype is None else ew.convert_element_type(a, dtype)
+        if copy is False and out is not a:
+            raise ValueError(
+                f"asarray(copy=False): converting {a.dtype} to {dtype} needs a copy; pass copy=None"
+            )
+        # A copy is a new Array object: donating one to a jitted call leaves the other alive.
+        return Array._from_owned(a._numpy(), a.weak_type) if copy and out is a and type(a) is Array else out
     if type(a) in python_scalar_types:
         if dtype is None:
             return Array._from_owned(np.asarray(a, _dt.python_scalar_dtype(a)), weak_type=True)
@@ -127,7 +133,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin: int = 0, *, device=No
     >>> array([[1.0, 2.0]]).shape
     (1, 2)
     """
-    out = asarray(object, dtype)
+    out = asarray(object, dtype, copy=True if copy else None)
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
     return out

@@ -74,8 +74,8 @@ def _transpose(self, *axes):
 
 
 def _copy(self, order="C"):
-    """Arrays are immutable: a copy is the array itself."""
-    return self
+    """A new Array with the same value (donating one to a jitted call leaves the other usable)."""
+    return asarray(self, copy=True)
 
 
 def _round(self, decimals=0, out=None):

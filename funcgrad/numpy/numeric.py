@@ -95,12 +95,13 @@ def astype(x, dtype, /, *, copy: bool = False, device=None):
 
 
 def copy(a, order=None):
-    """A copy of ``a`` (funcgrad arrays are immutable, so this is an Array with the same value).
+    """A copy of ``a``: a new Array with the same value (donating one to a jitted call leaves the
+    other usable).
 
     >>> copy([1, 2]).tolist()
     [1, 2]
     """
-    return asarray(a)
+    return asarray(a, copy=True)
 
 
 # ----------------------------------------------------------------------------------------------
