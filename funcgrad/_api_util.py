@@ -54,6 +54,19 @@ def check_array_leaves(name: str, leaves, paths, what="argument"):
             )
 
 
+def flatten_outputs(out, name: str):
+    """The leaves and tree of a traced function's output, every leaf checked to be an array
+    (``name`` says which function: ``jit(f)``, ``scan body``)."""
+    leaves, tree = tu.tree_flatten(out)
+    for leaf in leaves:
+        if not core.is_array_like(leaf):
+            raise TypeError(
+                f"{name} returned a {type(leaf).__name__}, which is not an array: it must return "
+                "arrays (or pytrees of arrays)"
+            )
+    return leaves, tree
+
+
 def arg_paths(args: tuple, argnums: Sequence[int] | None = None) -> list[str]:
     """Readable names of the leaves of ``args``: ``args[0]['w']``."""
     pairs = tu.tree_leaves_with_path(tuple(args))

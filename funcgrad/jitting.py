@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 import xla_bridge
+from funcgrad._api_util import flatten_outputs
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
@@ -258,13 +259,7 @@ class JittedFunction(Dispatcher):
             it = iter(d_args)
             full = [statics[i] if i in statics else next(it) for i in range(n_total)]
             out = fun(*full, **d_kwargs, **static_kwargs)
-            out_leaves, out_tree = tu.tree_flatten(out)
-            for leaf in out_leaves:
-                if not core.is_array_like(leaf):
-                    raise TypeError(
-                        f"jit({name}) returned a {type(leaf).__name__}, which is not an array "
-                        "type; jitted functions must return arrays (or pytrees of arrays)"
-                    )
+            out_leaves, out_tree = flatten_outputs(out, f"jit({name})")
             out_tree_box.append(out_tree)
             return out_leaves
 
