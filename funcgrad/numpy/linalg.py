@@ -34,6 +34,7 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy._jacobi import singular_values
 from funcgrad.numpy._lu import back_substitute, diagonal_of, eliminate
+from funcgrad.numpy.complexes import abs_squared
 from funcgrad.numpy.contractions import matmul, tensordot, vecdot
 from funcgrad.numpy.contractions import outer as _outer
 from funcgrad.numpy.contractions import trace as _trace
@@ -82,32 +83,33 @@ def _as_inexact(x):
 
 
 def _vector_norm(x, axes, ord, keepdims):
+    # Norms are real, complex input included (|x| is real; the 2-norm sums re^2 + im^2).
     absx = ew.abs_p.bind(x)
     if ord is None or ord == 2:
-        return safe_sqrt(reductions.sum(ew.square_p.bind(x), axes, keepdims=keepdims))
+        return safe_sqrt(reductions.sum(abs_squared(x), axes, keepdims=keepdims))
     if ord == np.inf:
         return reductions.max(absx, axes, keepdims=keepdims)
     if ord == -np.inf:
         return reductions.min(absx, axes, keepdims=keepdims)
     if ord == 0:
-        nonzero = ew.convert_element_type(ew.ne_p.bind(x, constant(0, x.dtype)), x.dtype)
+        nonzero = ew.convert_element_type(ew.ne_p.bind(x, constant(0, x.dtype)), absx.dtype)
         return reductions.sum(nonzero, axes, keepdims=keepdims)
     if ord == 1:
         return reductions.sum(absx, axes, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
     p = float(ord)
-    powered = ew.pow_p.bind(absx, constant(p, x.dtype))
+    powered = ew.pow_p.bind(absx, constant(p, absx.dtype))
     total = reductions.sum(powered, axes, keepdims=keepdims)
     if p < 0:
-        return ew.pow_p.bind(total, constant(1.0 / p, x.dtype))
+        return ew.pow_p.bind(total, constant(1.0 / p, absx.dtype))
     return _safe_root(total, p)
 
 
 def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
     axes = (row_axis, col_axis)
     if ord is None or ord == "fro" or ord == "f":
-        return safe_sqrt(reductions.sum(ew.square_p.bind(x), axes, keepdims=keepdims))
+        return safe_sqrt(reductions.sum(abs_squared(x), axes, keepdims=keepdims))
     absx = ew.abs_p.bind(x)
     if ord in (1, -1):
         col_sums = reductions.sum(absx, row_axis, keepdims=True)
@@ -147,7 +149,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     if axis is None:
         if ord is None:
             all_axes = tuple(range(x.ndim))
-            return safe_sqrt(reductions.sum(ew.square_p.bind(x), all_axes, keepdims=keepdims))
+            return safe_sqrt(reductions.sum(abs_squared(x), all_axes, keepdims=keepdims))
         if x.ndim == 1:
             return _vector_norm(x, (0,), ord, keepdims)
         if x.ndim == 2:

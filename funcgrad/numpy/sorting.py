@@ -28,6 +28,7 @@ from funcgrad.numpy._core import (
     promote_args_inexact,
     select,
 )
+from funcgrad.numpy.complexes import reject_complex
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import expand_dims, moveaxis, ravel, reshape
 from funcgrad.numpy.transcendental import isnan
@@ -364,6 +365,7 @@ def quantile(
     else:
         (a,) = promote_args_inexact(a)
         q = asarray(q)
+    reject_complex("quantile", a, why="complex numbers have no order to rank them by (as in jax.numpy)")
     q_value = q._numpy() if hasattr(q, "_numpy") else None
     if q_value is not None and (np.any(q_value < 0) or np.any(q_value > 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")

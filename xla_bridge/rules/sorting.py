@@ -34,6 +34,22 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys):
     sb = tensor_type((), np.bool_)
 
     def lt(x, y, dt):
+        if dt.kind == "c":
+            # Lexicographic, as NumPy sorts complex values: real parts first, then imaginary
+            # parts, each with NaN largest (so R + nan j < nan + R j).
+            part = np.dtype(np.float32 if dt == np.complex64 else np.float64)
+            t_in, t_part = tensor_type((), dt), tensor_type((), part)
+            xr, yr, xi, yi = (
+                r.emit(f"stablehlo.{f} {v} : ({t_in}) -> {t_part}") for f in ("real", "imag") for v in (x, y)
+            )
+            real_less, real_greater, imag_less = lt(xr, yr, part), lt(yr, xr, part), lt(xi, yi, part)
+            real_tie = r.emit(
+                f"stablehlo.and {r.emit(f'stablehlo.not {real_less} : {sb}')}, "
+                f"{r.emit(f'stablehlo.not {real_greater} : {sb}')} : {sb}"
+            )
+            return r.emit(
+                f"stablehlo.or {real_less}, {r.emit(f'stablehlo.and {real_tie}, {imag_less} : {sb}')} : {sb}"
+            )
         less = r.compare("LT", x, y, dt, ())
         if dt.kind in "fc":
             # NaN is the largest value: x < NaN for every non-NaN x.
