@@ -19,6 +19,7 @@ import numpy as np
 
 from primitives import sorting
 from xla_bridge.emitter import aval_type, i64_array, register, slice_attrs, tensor_type, xla_dtype
+from xla_bridge.rules._complex_order import complex_pick
 
 
 @register(sorting.sort_p)
@@ -126,6 +127,13 @@ def _pad_axis(fb, x, shape, dtype, axis, lo, hi, interior):
     return y, tuple(out_shape)
 
 
+def _combine(fb, op, a, b, shape, dtype):
+    # ``op``: a StableHLO binary op, or the direction of a lexicographic complex max/min.
+    if op in ("GT", "LT"):
+        return complex_pick(fb, op, a, b, _Aval(shape, dtype))
+    return fb.emit(f"{op} {a}, {b} : {tensor_type(shape, dtype)}")
+
+
 def _scan(fb, op, x, shape, dtype, axis):
     """Inclusive prefix scan of ``x`` along ``axis`` with the associative binary ``op``."""
     n = shape[axis]
@@ -134,7 +142,7 @@ def _scan(fb, op, x, shape, dtype, axis):
     t = lambda s: tensor_type(s, dtype)  # noqa: E731
     evens, es = _slice_axis(fb, x, shape, dtype, axis, 0, n - 1, 2)
     odds, _ = _slice_axis(fb, x, shape, dtype, axis, 1, n, 2)
-    pairs = fb.emit(f"{op} {evens}, {odds} : {t(es)}")
+    pairs = _combine(fb, op, evens, odds, es, dtype)
     odd_scan = _scan(fb, op, pairs, es, dtype, axis)  # prefix results at odd positions
     m = es[axis]
     if n % 2 == 0:
@@ -145,7 +153,7 @@ def _scan(fb, op, x, shape, dtype, axis):
         rest, _ = _slice_axis(fb, x, shape, dtype, axis, 2, n, 2)
     first, fs = _slice_axis(fb, x, shape, dtype, axis, 0, 1, 1)
     if hs[axis] > 0:
-        even_tail = fb.emit(f"{op} {head}, {rest} : {t(hs)}")
+        even_tail = _combine(fb, op, head, rest, hs, dtype)
         ev_shape = list(hs)
         ev_shape[axis] += 1
         even_scan = fb.generic(
@@ -175,6 +183,8 @@ def _cumulative_rule(op, bool_op):
         dtype = xla_dtype(a.dtype)
         shape = tuple(a.shape)
         this_op = bool_op if dtype == np.bool_ else op
+        if dtype.kind == "c" and this_op in ("stablehlo.maximum", "stablehlo.minimum"):
+            this_op = "GT" if this_op == "stablehlo.maximum" else "LT"  # lexicographic (NumPy's order)
         rev = f"dimensions = {i64_array([axis])}"
         if reverse:
             x = fb.generic("stablehlo.reverse", [x], [aval_type(a)], [aval_type(a)], rev)
