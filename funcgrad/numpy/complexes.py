@@ -64,7 +64,7 @@ def imag(val, /):
     (val,) = promote_args(val)
     if _is_complex(val):
         return cx.imag_p.bind(val)
-    return ew.mul_p.bind(val, constant(0, aval(val).dtype))
+    return constant(0, aval(val).dtype, aval(val).shape)  # +0 (not val * 0, which is -0 for val < 0)
 
 
 def conjugate(x, /):

@@ -272,9 +272,7 @@ def _scatter_entries():
         linear = {"scatter-add": ((0, 2),), "scatter-mul": ((0,),), "scatter": ((0, 2),) if unique else ()}
         op, prim = _SCATTERS[name]
         entry = f"{name}_{kind}" + (f"_{mode}" if mode else "") + ("_unique" if unique else "")
-        dtypes = (
-            FLOATS if name == "scatter-mul" else (*ALL3, C128) if name in ("scatter", "scatter-add") else ALL3
-        )
+        dtypes = FLOATS if name == "scatter-mul" else (*ALL3, C128)
         yield OpInfo(entry, prim, op, _scatter_ref(name), _scatter_sampler(name, kind, mode, unique), _TWO_D,
                      sample_shapes=_TWO_D_SAMPLES, dtypes=dtypes,
                      diff_argnums=diff, linear_argnums=linear.get(name, ()))  # fmt: skip
