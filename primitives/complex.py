@@ -25,9 +25,8 @@ import numpy as np
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import deflinear, is_undefined_primal
 from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
-from primitives._rules import broadcast_operand_shapes, elementwise_batch, unbroadcast
+from primitives._rules import broadcast_operand_shapes, elementwise_batch, scalar_like, unbroadcast
 
 
 def _require_complex(name: str, x: ShapedArray) -> None:
@@ -50,8 +49,10 @@ def _unary_batch(primitive: Primitive):
     return lambda axis_size, vals, dims: (primitive.bind(vals[0]), dims[0])
 
 
-def _zeros_like(x):
-    return hooks.full_like(x, 0)
+def _zero_of(x):
+    # A 0-d zero, which the elementwise ``complex`` takes beside an array (NOTE: [elementwise
+    # operand contract]): no array of zeros is made.
+    return scalar_like(0, x)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -62,7 +63,7 @@ real_p.def_impl(lambda x: np.asarray(np.real(x)))
 real_p.def_abstract_eval(_part_abstract_eval("real"))
 real_p.def_batch(_unary_batch(real_p))
 real_p.weak_type_rule = lambda params: True  # the part of a weak complex is a weak float
-deflinear(real_p, lambda ct, x: [complex_p.bind(ct, _zeros_like(ct))])
+deflinear(real_p, lambda ct, x: [complex_p.bind(ct, _zero_of(ct))])
 
 imag_p = Primitive("imag")
 imag_p.def_impl(lambda x: np.asarray(np.imag(x)))
@@ -70,7 +71,7 @@ imag_p.def_abstract_eval(_part_abstract_eval("imag"))
 imag_p.def_batch(_unary_batch(imag_p))
 imag_p.weak_type_rule = lambda params: True
 # complex(0, -ct), written as the conjugate of complex(0, ct) so this family needs no `neg`.
-deflinear(imag_p, lambda ct, x: [conj_p.bind(complex_p.bind(_zeros_like(ct), ct))])
+deflinear(imag_p, lambda ct, x: [conj_p.bind(complex_p.bind(_zero_of(ct), ct))])
 
 # ----------------------------------------------------------------------------------------------
 # conj: complex -> complex
@@ -93,8 +94,10 @@ deflinear(conj_p, lambda ct, x: [conj_p.bind(ct)])
 
 
 def _complex_impl(x, y):
-    out = np.asarray(x) + 1j * np.asarray(y)
-    return out.astype(_dt.complex_dtype(np.result_type(x)))
+    x, y = np.asarray(x), np.asarray(y)
+    out = np.empty(np.broadcast_shapes(x.shape, y.shape), _dt.complex_dtype(x.dtype))
+    out.real, out.imag = x, y  # no complex128 temporary (x + 1j * y is one for float32 parts)
+    return out
 
 
 def _complex_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:

@@ -1,8 +1,8 @@
 """The fast Fourier transform: one primitive, ``fft``, for the four transforms XLA provides
 (``FFT``, ``IFFT``, ``RFFT``, ``IRFFT``) over the 1 to 3 trailing axes of its operand.
 
-Layer: primitives. Imports the funcgrad kernel, numpy (whose pocketfft is the eager impl) and the
-sibling families ``complex`` and ``elementwise`` (for the transpose rules).
+Layer: primitives. Imports the funcgrad kernel, numpy, scipy.fft (the eager impl, imported on first
+use) and the sibling families ``complex`` and ``elementwise`` (for the transpose rules).
 
 Conventions are XLA's (and ``jax.lax.fft``'s): ``fft_lengths`` are the sizes of the transformed
 trailing axes -- for ``IRFFT`` the sizes of the *output* -- the inverse transforms include the
@@ -89,17 +89,21 @@ def _fft_abstract_eval(x: ShapedArray, *, fft_type, fft_lengths) -> ShapedArray:
 
 
 def _fft_impl(x, *, fft_type, fft_lengths):
+    # SciPy's pocketfft keeps single precision and is 2-4x faster than NumPy's on float32 and
+    # complex64 (measured on 2**16 points); scipy.fft takes ~0.2 s to import, so on first use.
+    import scipy.fft  # noqa: PLC0415 - deferred for import time, not for a cycle
+
     x = np.asarray(x)
     k = len(fft_lengths)
     axes = tuple(range(x.ndim - k, x.ndim))
     if fft_type == FftType.FFT:
-        out, dtype = np.fft.fftn(x, axes=axes), x.dtype
+        out, dtype = scipy.fft.fftn(x, axes=axes), x.dtype
     elif fft_type == FftType.IFFT:
-        out, dtype = np.fft.ifftn(x, axes=axes), x.dtype
+        out, dtype = scipy.fft.ifftn(x, axes=axes), x.dtype
     elif fft_type == FftType.RFFT:
-        out, dtype = np.fft.rfftn(x, s=fft_lengths, axes=axes), _dt.complex_dtype(x.dtype)
+        out, dtype = scipy.fft.rfftn(x, s=fft_lengths, axes=axes), _dt.complex_dtype(x.dtype)
     else:
-        out, dtype = np.fft.irfftn(x, s=fft_lengths, axes=axes), _dt.real_dtype(x.dtype)
+        out, dtype = scipy.fft.irfftn(x, s=fft_lengths, axes=axes), _dt.real_dtype(x.dtype)
     return np.asarray(out, dtype)
 
 
