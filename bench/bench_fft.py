@@ -24,11 +24,11 @@ import importlib.util
 import json
 import os
 import statistics
-import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import _timing  # noqa: E402
 from _timing import fmt, median_time  # noqa: E402
 
 N = 2**16
@@ -100,19 +100,7 @@ def _installed(lib: str) -> bool:
 
 
 def run_worker(lib: str, mode: str, repeats: int) -> float:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run(
-        [sys.executable, __file__, "--worker", lib, mode, str(repeats)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=600,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"{lib}/{mode} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+    return _timing.run_worker(__file__, (lib, mode, repeats))[0]
 
 
 def main():
