@@ -43,6 +43,9 @@ class FftType(enum.IntEnum):
     RFFT = 2  # real -> complex, forward: the n // 2 + 1 non-negative frequencies of the last axis
     IRFFT = 3  # complex -> real, inverse of RFFT (with 1/n)
 
+    def __str__(self):  # jaxprs print ``fft_type=RFFT``, not the integer
+        return self.name
+
 
 def fft_type_of(value) -> FftType:
     """An ``FftType`` from itself or its name (``"fft"``, ``"IRFFT"``, ...), as ``jax.lax.fft`` takes.
