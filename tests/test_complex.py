@@ -342,3 +342,28 @@ def test_lax_complex_parts_follow_jax():
     _close(lax.complex(Z.real, Z.imag), Z)
     _close(lax.conj(Z.real), np.asarray(jax.lax.conj(Z.real)))  # a real operand gives complex
     _close(lax.max(Z, W), np.asarray(jax.lax.max(Z, W)))
+
+
+# ----------------------------------------------------------------------------------------------
+# linalg of complex matrices
+
+
+def test_linalg_of_complex_matrices_matches_numpy_and_jax():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    b = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+    _close(fnp.linalg.det(a), np.linalg.det(a))
+    _close(fnp.linalg.inv(a), np.linalg.inv(a), rtol=1e-9)
+    _close(fnp.linalg.solve(a, b), np.linalg.solve(a, b), rtol=1e-9)
+    sign, logabsdet = fnp.linalg.slogdet(a)
+    _close(sign, np.linalg.slogdet(a)[0])
+    _close(logabsdet, np.linalg.slogdet(a)[1])  # real
+    _close(fnp.linalg.svdvals(a), np.linalg.svd(a, compute_uv=False), rtol=1e-9)
+    _close(fnp.linalg.norm(a, 2), np.linalg.norm(a, 2), rtol=1e-9)
+    _close(fnp.linalg.matrix_norm(a, ord="nuc"), np.linalg.norm(a, "nuc"), rtol=1e-9)
+    for loss in (
+        lambda m: lambda x: m.abs(m.linalg.det(x)),
+        lambda m: lambda x: m.sum(m.linalg.svdvals(x)),
+        lambda m: lambda x: m.real(m.sum(m.linalg.inv(x) * b)),
+    ):
+        _close(funcgrad.grad(loss(fnp))(a), jax.grad(loss(jnp))(a), rtol=1e-8, atol=1e-10)
