@@ -239,7 +239,7 @@ def hfft(a, n: int | None = None, axis: int = -1, norm: str | None = None):
     output of length ``n`` (``irfft(conj(a), n) * n``, NumPy's definition).
 
     >>> hfft(np.array([1.0, 2.0, 3.0])).tolist()
-    [9.0, -3.0, 1.0, -3.0]
+    [8.0, -2.0, 0.0, -2.0]
     """
     a = conjugate(_prepare("hfft", FftType.IRFFT, a))
     return irfft(a, n, axis, norm=_swap_norm("hfft", norm))
@@ -248,7 +248,7 @@ def hfft(a, n: int | None = None, axis: int = -1, norm: str | None = None):
 def ihfft(a, n: int | None = None, axis: int = -1, norm: str | None = None):
     """The inverse of ``hfft``: ``conj(rfft(a, n)) / n`` for real ``a``.
 
-    >>> ihfft(np.array([9.0, -3.0, 1.0, -3.0])).tolist()
+    >>> ihfft(np.array([8.0, -2.0, 0.0, -2.0])).tolist()
     [(1-0j), (2-0j), (3-0j)]
     """
     return conjugate(rfft(a, n, axis, norm=_swap_norm("ihfft", norm)))
