@@ -1,7 +1,7 @@
 """funcgrad.scipy.fft: discrete cosine transforms (``dct``, ``idct``, ``dctn``, ``idctn``), as
 compositions of ``funcgrad.numpy.fft`` (differentiable, batchable, compilable).
 
-Layer: surface. Imports funcgrad.numpy.
+Layer: surface. Imports funcgrad.numpy (and its ``_core`` axis helper).
 
 Types 2 and 3 (SciPy's default and its inverse) with ``norm`` ``"backward"`` (the default),
 ``"ortho"`` or ``"forward"``. A DCT-II of length N is one complex FFT of the even-odd interleaved
