@@ -16,9 +16,9 @@ from funcgrad.kernel import dtypes as _dt
 from xla_bridge.emitter import aval_type, tensor_type
 
 
-def complex_pick(fb, direction: str, a: str, b: str, aval) -> str:
-    """``a`` where it is the larger (``direction="GT"``) or smaller (``"LT"``) of two complex
-    operands of ``aval`` in the lexicographic order, or a NaN; else ``b``."""
+def complex_compare(fb, direction: str, a: str, b: str, aval) -> str:
+    """``a > b`` (``direction="GT"``) or ``a < b`` (``"LT"``) in the lexicographic order, for two
+    complex operands of ``aval``: the real parts decide, ties are broken by the imaginary parts."""
     shape, dtype = tuple(aval.shape), np.dtype(aval.dtype)
     part = _dt.real_dtype(dtype)
     t_in, t_part = tensor_type(shape, dtype), tensor_type(shape, part)
@@ -29,7 +29,15 @@ def complex_pick(fb, direction: str, a: str, b: str, aval) -> str:
     real_eq = fb.compare("EQ", ra, rb, part, shape)
     real_cmp = fb.compare(direction, ra, rb, part, shape)
     imag_cmp = fb.compare(direction, ia, ib, part, shape)
-    lex = fb.emit(f"stablehlo.select {real_eq}, {imag_cmp}, {real_cmp} : {tb}, {tb}")
+    return fb.emit(f"stablehlo.select {real_eq}, {imag_cmp}, {real_cmp} : {tb}, {tb}")
+
+
+def complex_pick(fb, direction: str, a: str, b: str, aval) -> str:
+    """``a`` where it is the larger (``direction="GT"``) or smaller (``"LT"``) of two complex
+    operands of ``aval`` in the lexicographic order, or a NaN; else ``b``."""
+    shape, dtype = tuple(aval.shape), np.dtype(aval.dtype)
+    tb = tensor_type(shape, np.bool_)
+    lex = complex_compare(fb, direction, a, b, aval)
     a_nan = fb.compare("NE", a, a, dtype, shape)
     b_num = fb.compare("EQ", b, b, dtype, shape)
     take_a = fb.emit(f"stablehlo.or {a_nan}, {fb.emit(f'stablehlo.and {b_num}, {lex} : {tb}')} : {tb}")

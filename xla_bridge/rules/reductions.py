@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ir import ShapedArray
 from primitives import reductions as red
 from xla_bridge.emitter import i64_array, register, tensor_type, xla_dtype
-from xla_bridge.rules._complex_order import complex_pick
+from xla_bridge.rules._complex_order import complex_compare, complex_pick
 
 
 def _reduce(ctx, x, op, init_value, axes):
@@ -124,16 +123,7 @@ def _arg_rule(direction, identity):
         av, ai, bv, bi = (r.fresh() for _ in range(4))
         if vdt.kind == "c":
             # Lexicographic (XLA has no ordered compare of complex values; it aborts on one).
-            part = _dt.real_dtype(vdt)
-            tp = tensor_type((), part)
-            re_a, re_b, im_a, im_b = (
-                r.emit(f"stablehlo.{f} {v} : ({sv}) -> {tp}") for f in ("real", "imag") for v in (av, bv)
-            )
-            real_eq = r.compare("EQ", re_a, re_b, part, ())
-            better = r.emit(
-                f"stablehlo.select {real_eq}, {r.compare(direction, im_a, im_b, part, ())}, "
-                f"{r.compare(direction, re_a, re_b, part, ())} : {sb}, {sb}"
-            )
+            better = complex_compare(r, direction, av, bv, ShapedArray((), vdt))
         else:
             better = r.compare(direction, av, bv, vdt, ())
         if vdt.kind in "fc" or vdt.kind == "V":
