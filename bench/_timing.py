@@ -1,8 +1,13 @@
-"""Timing helpers for the benchmarks: medians over repeats after warm-up, and a plain table."""
+"""Timing helpers for the benchmarks: medians over repeats after warm-up, a plain table, and the
+one-library-per-process worker runs."""
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 
 
@@ -40,3 +45,25 @@ def fmt(seconds: float) -> str:
     if seconds < 1:
         return f"{seconds * 1e3:.2f} ms"
     return f"{seconds:.2f} s"
+
+
+def run_worker(script: str, args, *, drop_env=()) -> tuple[float, float]:
+    """Run ``python script --worker *args`` from the repository root (on ``PYTHONPATH``, without the
+    environment variables ``drop_env``); the worker prints ``{"seconds": ...}`` last. Returns the
+    seconds it reported and the wall time of the whole process."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {k: v for k, v in os.environ.items() if k not in drop_env}
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, script, "--worker", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=600,
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, args))} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"], wall

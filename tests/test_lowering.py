@@ -432,9 +432,9 @@ _OPS = list(op_db.OPS)
 
 def _tolerance(dtype):
     dtype = np.dtype(dtype)
-    if dtype == np.float32:
+    if dtype in (np.float32, np.complex64):
         return dict(rtol=2e-4, atol=2e-5)
-    if dtype == np.float64:
+    if dtype in (np.float64, np.complex128):
         return dict(rtol=1e-9, atol=1e-11)
     return dict(rtol=0, atol=0)
 

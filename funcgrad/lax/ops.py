@@ -22,6 +22,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._core import asarray, aval, canonicalize_dtype, constant, promote_args
 from primitives import bitcast as bc
+from primitives import complex as cx
 from primitives import dot as dt
 from primitives import elementwise as ew
 from primitives import reductions as red
@@ -56,6 +57,7 @@ __all__ = [
     "ceil",
     "clamp",
     "collapse",
+    "complex",
     "conj",
     "convert_element_type",
     "cos",
@@ -286,30 +288,46 @@ def polygamma(m, x):
 
 
 def real(x):
-    """The real part (the array itself: funcgrad's arrays are real).
+    """The real part of a complex array (``lax.real``; real operands are refused, as in JAX).
 
-    >>> real(np.array([1.5])).tolist()
+    >>> real(np.array([1.5 + 2j])).tolist()
     [1.5]
     """
-    return asarray(x)
+    return _bind(cx.real_p, "real", *_operands("real", x))
 
 
 def imag(x):
-    """The imaginary part (zeros: funcgrad's arrays are real).
+    """The imaginary part of a complex array (``lax.imag``; real operands are refused).
 
-    >>> imag(np.array([1.5])).tolist()
-    [0.0]
+    >>> imag(np.array([1.5 + 2j])).tolist()
+    [2.0]
     """
-    return full_like(x, 0)
+    return _bind(cx.imag_p, "imag", *_operands("imag", x))
+
+
+def complex(x, y):
+    """``x + 1j * y`` from two real operands of one dtype, float32 or float64 (``lax.complex``).
+
+    >>> complex(np.array([1.0]), 2.0).tolist()
+    [(1+2j)]
+    """
+    return _bind(cx.complex_p, "complex", *_operands("complex", x, y))
 
 
 def conj(x):
-    """The complex conjugate (the array itself: funcgrad's arrays are real).
+    """The complex conjugate (``lax.conj``); a real float operand gives a complex result, as in JAX.
 
-    >>> conj(np.array([1.5])).tolist()
-    [1.5]
+    >>> conj(np.array([1.5 + 2j])).tolist()
+    [(1.5-2j)]
+    >>> conj(np.array([1.5])).dtype
+    dtype('complex128')
     """
-    return asarray(x)
+    (x,) = _operands("conj", x)
+    if aval(x).dtype.kind != "c":
+        if not _dt.is_float(aval(x).dtype):
+            raise TypeError(f"lax.conj requires a float or complex operand, got {aval(x).str_short()}")
+        x = ew.convert_element_type(x, _dt.complex_dtype(aval(x).dtype))
+    return cx.conj_p.bind(x)
 
 
 def integer_pow(x, y: int):

@@ -57,7 +57,8 @@ def eliminate(a, n: int):
     for k in range(n):
         col = _col(a, k)
         below = ew.ge_p.bind(row_ids, constant(k, np.int32))
-        candidates = select(below, ew.abs_p.bind(col), constant(-1, dtype))
+        magnitude = ew.abs_p.bind(col)  # real, for complex matrices too
+        candidates = select(below, magnitude, constant(-1, aval(magnitude).dtype))
         p = red.argmax(candidates, len(batch), np.int32)
         is_p = ew.eq_p.bind(row_ids, st.broadcast_in_dim(p, (*batch, n), tuple(range(len(batch)))))
         row_p = red.reduce_sum(select(_as_column(is_p, shape), a, zero), (nd - 2,))

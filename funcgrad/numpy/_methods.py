@@ -18,6 +18,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy import (
+    complexes,
     contractions,
     indexing,
     lookup,
@@ -167,16 +168,16 @@ _METHODS = {
     "diagonal": lookup.diagonal,
     "nonzero": lookup.nonzero,
     "take": lookup.take,
-    "conj": transcendental.conjugate,
-    "conjugate": transcendental.conjugate,
+    "conj": complexes.conjugate,
+    "conjugate": complexes.conjugate,
     "copy": _copy,
 }
 
 _PROPERTIES = {
     "T": lambda self: _shape_mod.transpose(self),
     "mT": manipulation.matrix_transpose,
-    "real": transcendental.real,
-    "imag": transcendental.imag,
+    "real": complexes.real,
+    "imag": complexes.imag,
     "at": indexing.IndexUpdateHelper,
     "itemsize": lambda self: self.dtype.itemsize,
 }

@@ -27,6 +27,7 @@ from funcgrad.numpy._core import (
     promote_args,
     select,
 )
+from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.manipulation import expand_dims, moveaxis, ravel, reshape
 from funcgrad.numpy.ufuncs import multiply, subtract
 from primitives import dot as dt
@@ -119,12 +120,12 @@ def dot(a, b, *, preferred_element_type=None):
 
 
 def vdot(a, b, /):
-    """Dot product of the flattened arrays.
+    """Dot product of the flattened arrays, conjugating ``a`` if it is complex (``sum(conj(a) * b)``).
 
     >>> vdot(np.array([[1, 2], [3, 4]]), np.array([[1, 1], [1, 1]])).item()
     10
     """
-    a, b = ravel(a), ravel(b)
+    a, b = conjugate(ravel(a)), ravel(b)
     if a.shape != b.shape:
         raise ValueError(f"vdot: vectors have different lengths {a.shape[0]} and {b.shape[0]}")
     return dot(a, b)
@@ -184,12 +185,14 @@ def tensordot(a, b, axes=2, *, preferred_element_type=None):
 
 
 def vecdot(x1, x2, /, *, axis: int = -1):
-    """Vector dot product along ``axis``, broadcasting the other axes (Array API ``vecdot``).
+    """Vector dot product along ``axis``, broadcasting the other axes (Array API ``vecdot``): the
+    sum of ``conj(x1) * x2``, conjugating complex ``x1``.
 
     >>> vecdot(np.ones((2, 3)), np.arange(3.0)).tolist()
     [3.0, 3.0]
     """
     x1, x2 = promote_args(asarray(x1), asarray(x2))
+    x1 = conjugate(x1)
     ax1, ax2 = normalize_axis(axis, x1.ndim), normalize_axis(axis, x2.ndim)
     if x1.shape[ax1] != x2.shape[ax2]:
         raise ValueError(f"vecdot: axis {axis} has sizes {x1.shape[ax1]} and {x2.shape[ax2]}")
@@ -213,12 +216,13 @@ def matvec(x1, x2, /):
 
 
 def vecmat(x1, x2, /):
-    """Vector-matrix products ``x1 @ x2`` over broadcast stacks (NumPy 2.2's ``vecmat``).
+    """Vector-matrix products ``conj(x1) @ x2`` over broadcast stacks (NumPy 2.2's ``vecmat``,
+    which conjugates a complex vector).
 
     >>> vecmat(np.ones(2), np.ones((4, 2, 3))).shape
     (4, 3)
     """
-    x1, x2 = asarray(x1), asarray(x2)
+    x1, x2 = conjugate(asarray(x1)), asarray(x2)
     out = matmul(expand_dims(x1, -2), x2)
     return reshape(out, (*out.shape[:-2], out.shape[-1]))
 

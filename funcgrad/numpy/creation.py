@@ -288,9 +288,14 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     compute_dtype = result_type(start, stop, float)
     start, stop = convert(start, compute_dtype), convert(stop, compute_dtype)
     zero = constant(0, compute_dtype)
-    # Both endpoints negative: compute on the magnitudes and flip the sign of the result.
-    sign = select(ew.lt_p.bind(start, zero), constant(-1, compute_dtype), constant(1, compute_dtype))
-    start_mag, stop_mag = ew.mul_p.bind(start, sign), ew.mul_p.bind(stop, sign)
+    # Both endpoints negative: compute on the magnitudes and flip the sign of the result. Complex
+    # endpoints are rotated onto the positive real axis by start's phase, and back (as NumPy does).
+    if np.dtype(compute_dtype).kind == "c":
+        sign = ew.sign_p.bind(start)
+    else:
+        sign = select(ew.lt_p.bind(start, zero), constant(-1, compute_dtype), constant(1, compute_dtype))
+    unrotate = ew.div_p if np.dtype(compute_dtype).kind == "c" else ew.mul_p  # (sign is +-1 for reals)
+    start_mag, stop_mag = unrotate.bind(start, sign), unrotate.bind(stop, sign)
     log_start = ew.div_p.bind(ew.log_p.bind(start_mag), constant(np.log(10), compute_dtype))
     log_stop = ew.div_p.bind(ew.log_p.bind(stop_mag), constant(np.log(10), compute_dtype))
     y = logspace(log_start, log_stop, num, endpoint, axis=0)

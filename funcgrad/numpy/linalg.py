@@ -34,6 +34,7 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy._jacobi import singular_values
 from funcgrad.numpy._lu import back_substitute, diagonal_of, eliminate
+from funcgrad.numpy.complexes import abs_squared, imag, real
 from funcgrad.numpy.contractions import matmul, tensordot, vecdot
 from funcgrad.numpy.contractions import outer as _outer
 from funcgrad.numpy.contractions import trace as _trace
@@ -82,32 +83,33 @@ def _as_inexact(x):
 
 
 def _vector_norm(x, axes, ord, keepdims):
+    # Norms are real, complex input included (|x| is real; the 2-norm sums re^2 + im^2).
     absx = ew.abs_p.bind(x)
     if ord is None or ord == 2:
-        return safe_sqrt(reductions.sum(ew.square_p.bind(x), axes, keepdims=keepdims))
+        return safe_sqrt(reductions.sum(abs_squared(x), axes, keepdims=keepdims))
     if ord == np.inf:
         return reductions.max(absx, axes, keepdims=keepdims)
     if ord == -np.inf:
         return reductions.min(absx, axes, keepdims=keepdims)
     if ord == 0:
-        nonzero = ew.convert_element_type(ew.ne_p.bind(x, constant(0, x.dtype)), x.dtype)
+        nonzero = ew.convert_element_type(ew.ne_p.bind(x, constant(0, x.dtype)), absx.dtype)
         return reductions.sum(nonzero, axes, keepdims=keepdims)
     if ord == 1:
         return reductions.sum(absx, axes, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
     p = float(ord)
-    powered = ew.pow_p.bind(absx, constant(p, x.dtype))
+    powered = ew.pow_p.bind(absx, constant(p, absx.dtype))
     total = reductions.sum(powered, axes, keepdims=keepdims)
     if p < 0:
-        return ew.pow_p.bind(total, constant(1.0 / p, x.dtype))
+        return ew.pow_p.bind(total, constant(1.0 / p, absx.dtype))
     return _safe_root(total, p)
 
 
 def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
     axes = (row_axis, col_axis)
     if ord is None or ord == "fro" or ord == "f":
-        return safe_sqrt(reductions.sum(ew.square_p.bind(x), axes, keepdims=keepdims))
+        return safe_sqrt(reductions.sum(abs_squared(x), axes, keepdims=keepdims))
     absx = ew.abs_p.bind(x)
     if ord in (1, -1):
         col_sums = reductions.sum(absx, row_axis, keepdims=True)
@@ -120,7 +122,7 @@ def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
     elif ord in (2, -2, "nuc"):
         # Singular values of the (row, col) planes, moved last (NOTE: [Jacobi singular values]).
         planes = moveaxis(x, (row_axis, col_axis), (-2, -1))
-        sv = singular_values(planes)
+        sv = svdvals(planes)
         if ord == "nuc":
             out = reductions.sum(sv, -1)
         else:
@@ -147,7 +149,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     if axis is None:
         if ord is None:
             all_axes = tuple(range(x.ndim))
-            return safe_sqrt(reductions.sum(ew.square_p.bind(x), all_axes, keepdims=keepdims))
+            return safe_sqrt(reductions.sum(abs_squared(x), all_axes, keepdims=keepdims))
         if x.ndim == 1:
             return _vector_norm(x, (0,), ord, keepdims)
         if x.ndim == 2:
@@ -198,6 +200,13 @@ def svdvals(x, /):
     x = _as_inexact(x)
     if x.ndim < 2:
         raise ValueError(f"svdvals needs at least 2 dimensions, got shape {x.shape}")
+    if x.dtype.kind == "c":
+        # X + iY has the singular values of the real [[X, -Y], [Y, X]], each there twice.
+        re, im = real(x), imag(x)
+        top = concatenate([re, ew.neg_p.bind(im)], -1)
+        bottom = concatenate([im, re], -1)
+        doubled = singular_values(concatenate([top, bottom], -2))
+        return getitem(doubled, (Ellipsis, slice(None, None, 2)))
     return singular_values(x)
 
 
@@ -227,8 +236,8 @@ def matrix_rank(M, rtol=None, *, tol=None):
     sv = svdvals(M)
     if tol is None:
         factor = max(M.shape[-2:]) * np.finfo(M.dtype).eps if rtol is None else rtol
-        tol = ew.mul_p.bind(getitem(sv, (Ellipsis, slice(0, 1))), constant(factor, M.dtype))
-    above = ew.gt_p.bind(*broadcast_args(sv, asarray(tol, M.dtype)))
+        tol = ew.mul_p.bind(getitem(sv, (Ellipsis, slice(0, 1))), constant(factor, sv.dtype))
+    above = ew.gt_p.bind(*broadcast_args(sv, asarray(tol, sv.dtype)))
     return reductions.sum(above, -1)
 
 
@@ -270,16 +279,17 @@ def slogdet(a):
     """
     a = _square_matrices(a, "slogdet")
     n = a.shape[-1]
+    real = _dt.real_dtype(a.dtype)  # the log of |det| is real; the sign of a complex det is complex
     if n == 0:
-        return SlogdetResult(constant(1, a.dtype, a.shape[:-2]), constant(0, a.dtype, a.shape[:-2]))
+        return SlogdetResult(constant(1, a.dtype, a.shape[:-2]), constant(0, real, a.shape[:-2]))
     u, sign = eliminate(a, n)
     d = diagonal_of(u, n)
     zero = constant(0, a.dtype)
     is_zero = ew.eq_p.bind(d, zero)
     logs = select(
         is_zero,
-        constant(-np.inf, a.dtype),
-        ew.log_p.bind(select(is_zero, constant(1, a.dtype), ew.abs_p.bind(d))),
+        constant(-np.inf, real),
+        ew.log_p.bind(select(is_zero, constant(1, real), ew.abs_p.bind(d))),
     )
     sign = ew.mul_p.bind(sign, reductions.prod(ew.sign_p.bind(d), -1))
     return SlogdetResult(sign, reductions.sum(logs, -1))

@@ -32,6 +32,7 @@ from funcgrad.numpy._core import (
     promote_args_inexact,
     select,
 )
+from funcgrad.numpy.complexes import conjugate, imag, real, reject_complex
 from funcgrad.numpy.contractions import matmul
 from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
 from funcgrad.numpy.lookup import diagonal
@@ -39,6 +40,7 @@ from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, s
 from funcgrad.numpy.sorting import cumsum, quantile, searchsorted, sort
 from funcgrad.numpy.transcendental import isnan, sqrt
 from funcgrad.numpy.ufuncs import as_bool
+from primitives import complex as cx
 from primitives import elementwise as ew
 
 __all__ = [
@@ -91,6 +93,7 @@ def fabs(x, /):
     [1.0, 2.0]
     """
     (x,) = promote_args_inexact(x)
+    reject_complex("fabs", x, why="it is the magnitude of real numbers (use abs(z))")
     return ew.abs_p.bind(x)
 
 
@@ -377,7 +380,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     n = x.shape[1]
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
     centred = ew.sub_p.bind(x, broadcast_to(reductions.mean(x, axis=1, keepdims=True), x.shape))
-    c = matmul(centred, moveaxis(centred, 0, 1))
+    c = matmul(centred, conjugate(moveaxis(centred, 0, 1)))  # X X^H: Hermitian for complex X
     out = ew.div_p.bind(c, constant(n - ddof, c.dtype))
     return reshape(out, ()) if out.shape == (1, 1) else out
 
@@ -391,9 +394,17 @@ def corrcoef(x, y=None, rowvar=True):
     c = cov(x, y, rowvar)
     if c.ndim == 0:
         return ew.div_p.bind(c, c)
-    d = sqrt(diagonal(c))
+    d = sqrt(real(diagonal(c)))
+    if c.dtype.kind == "c":
+        d = convert(d, c.dtype)
     c = ew.div_p.bind(c, broadcast_to(reshape(d, (-1, 1)), c.shape))
     c = ew.div_p.bind(c, broadcast_to(reshape(d, (1, -1)), c.shape))
+    if c.dtype.kind == "c":  # NumPy clips the real and imaginary parts on their own
+        return cx.complex_p.bind(_clip_unit(real(c)), _clip_unit(imag(c)))
+    return _clip_unit(c)
+
+
+def _clip_unit(c):
     one = constant(1, c.dtype)
     return ew.max_p.bind(ew.min_p.bind(c, one), ew.neg_p.bind(one))
 

@@ -28,6 +28,7 @@ from funcgrad.numpy._core import (
     promote_args_inexact,
     select,
 )
+from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.contractions import matmul
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import concatenate, ravel, reshape
@@ -363,6 +364,7 @@ def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_ty
     [3.5]
     """
     a, v = promote_args(asarray(a), asarray(v))
+    v = conjugate(v)  # c[k] = sum_n a[n + k] * conj(v[n]), as NumPy's
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError("correlate() only supports 1-dimensional inputs")
     if v.shape[0] > a.shape[0]:
