@@ -375,11 +375,9 @@ def _lu_factors(lu_, m: int, n: int):
     l = mx.tril(st.slice_in_dim(lu_, 0, k, 1, nd - 1), -1)
     l = ew.add(_pad_to(l, m, m), mx.eye(m, dtype, batch))
     u = _pad_to(mx.triu(st.slice_in_dim(lu_, 0, k, 1, nd - 2)), n, n)
-    if n > k:
-        corner = ew.select(
-            mx.mask((*batch, n, n), -k, lower=False), mx.eye(n, dtype, batch), mx.zeros_like(u)
-        )
-        u = ew.add(u, corner)
+    if n > k:  # the identity in the bottom-right (n - k) x (n - k) block
+        config = [(0, 0, 0)] * len(batch) + [(k, 0, 0), (k, 0, 0)]
+        u = ew.add(u, st.pad(mx.eye(n - k, dtype, batch), np.zeros((), dtype), config))
     return l, u
 
 
@@ -666,6 +664,8 @@ def _td_impl(dl, d, du, b, *, perturb_singular=False):
     gtsv = _lapack("gtsv", d, b)
 
     def one(l, c, u, y):
+        if c.shape[0] == 1:  # SciPy's wrapper refuses empty off-diagonals
+            return (y / c[0] if c[0] != 0 else np.full_like(y, np.nan),)
         *_, x, info = gtsv(l[1:], c, u[:-1], y)
         return (x if info == 0 else np.full_like(y, np.nan),)  # NOTE: [factorisation failures]
 

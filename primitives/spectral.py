@@ -258,17 +258,17 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
             "svd: the derivative of the full_matrices=True decomposition of a non-square matrix is not "
             "defined (the completion of u or vt is not unique); use full_matrices=False"
         )
-    s, u, vt = svd_p.bind(
-        a, full_matrices=False, compute_uv=True, subset_by_index=subset_by_index, algorithm=algorithm
-    )
+    # The whole thin decomposition: a subset's vectors couple to all the others.
+    s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True, subset_by_index=None, algorithm=algorithm)
     dtype = aval_of(a).dtype
     cast = lambda x: ew.convert_element_type(x, dtype)  # noqa: E731
     ut, v = mx.H(u), mx.H(vt)
     ds_mat = mx.matmul(mx.matmul(ut, da), v)
     ds = mx.real(mx.diagonal(ds_mat))
-    if not compute_uv:
-        return outs, [ds]
     k = aval_of(s).shape[-1]
+    if not compute_uv:
+        lo, hi = _subset(subset_by_index, k, "svd")
+        return outs, [ds if (lo, hi) == (0, k) else st.slice_in_dim(ds, lo, hi, 1, len(batch))]
     # F_ij = 1 / (s_j^2 - s_i^2) off the diagonal (NOTE: [spectral derivatives]).
     f = _reciprocal_gaps(ew.mul(s, s))
     dss = mx.columns_scaled(ds_mat, cast(s))  # dS diag(s)
@@ -285,7 +285,13 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
     if n > k:
         dahu = mx.matmul(mx.H(da), u)
         dv = ew.add(dv, mx.columns_scaled(ew.sub(dahu, mx.matmul(v, mx.matmul(vt, dahu))), _inv(s_row)))
-    return outs, [ds, du, mx.H(dv)]
+    tangents = [ds, du, mx.H(dv)]
+    lo, hi = _subset(subset_by_index, k, "svd")
+    if (lo, hi) != (0, k):
+        nd = len(batch) + 2
+        ds = st.slice_in_dim(ds, lo, hi, 1, nd - 2)
+        tangents = [ds, st.slice_in_dim(du, lo, hi, 1, nd - 1), st.slice_in_dim(mx.H(dv), lo, hi, 1, nd - 2)]
+    return outs, tangents
 
 
 def _inv(x):
@@ -392,11 +398,13 @@ def _eig_jvp(
             "distinct (which cannot be checked); pass enable_eigvec_derivs=True to "
             "funcgrad.lax.linalg.eig to opt in, or differentiate eigvals only"
         )
+    # The vectors feed the tangent formula: differentiating it again (second order) needs their
+    # derivatives, valid under the assumption (distinct eigenvalues) the first order already makes.
     full = eig_p.bind(
         a,
         compute_left_eigenvectors=compute_left_eigenvectors,
         compute_right_eigenvectors=True,
-        enable_eigvec_derivs=enable_eigvec_derivs,
+        enable_eigvec_derivs=True,
     )
     w, vr = full[0], full[-1]
     dtype = aval_of(vr).dtype
