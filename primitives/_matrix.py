@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.ir import ShapedArray
 from primitives import dot
 from primitives import elementwise as ew
@@ -230,6 +231,19 @@ def permutation_matrix(perm, dtype):
 # Batching and eager batch loops
 
 
+def no_derivative(primitive, why: str) -> None:
+    """A JVP that passes zero tangents and raises, naming the primitive, for any other (the
+    decompositions JAX does not differentiate either, NOTE: [spectral derivatives])."""
+
+    def jvp(primals, tangents, **params):
+        outs = primitive.bind(*primals, **params)
+        if any(type(t) is not Zero for t in tangents):
+            raise TypeError(f"{primitive.name} is not differentiable: {why}")
+        return outs, [Zero.from_primal_value(o) for o in outs]
+
+    primitive.def_jvp(jvp)
+
+
 def leading_batch_rule(primitive):
     """Batch rule of a primitive that maps over leading axes (NOTE: [linalg operand contract]):
     every operand gets the batch axis first (unbatched ones are broadcast), one bind."""
@@ -247,6 +261,8 @@ def per_matrix(fn, arrays, core_ranks, out_like):
     """Apply ``fn`` (a NumPy/SciPy routine of unbatched operands returning a tuple) to each batch
     element of ``arrays``; ``out_like`` gives the ``(shape, dtype)`` of each unbatched result."""
     batch = np.shape(arrays[0])[: np.ndim(arrays[0]) - core_ranks[0]]
+    if not batch:  # one matrix: no copies into stacked outputs
+        return [np.asarray(r, dtype) for r, (_, dtype) in zip(fn(*arrays), out_like)]
     outs = [np.empty((*batch, *shape), dtype) for shape, dtype in out_like]
     for idx in np.ndindex(*batch):
         results = fn(*[a[idx] for a in arrays])

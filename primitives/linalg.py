@@ -43,6 +43,8 @@ from primitives.control_flow import while_p
 __all__ = [
     "cholesky",
     "cholesky_p",
+    "geqrf",
+    "geqrf_p",
     "householder_product",
     "householder_product_p",
     "lu",
@@ -531,6 +533,45 @@ def qr(a, *, pivoting: bool = False, full_matrices: bool = True):
     ([[-0.6], [-0.8]], [[-5.0]])
     """
     return qr_p.bind(a, pivoting=bool(pivoting), full_matrices=bool(full_matrices))
+
+
+# ----------------------------------------------------------------------------------------------
+# geqrf(a) -> (a', taus): QR in LAPACK's packed form
+
+
+def _geqrf_abstract_eval(a):
+    mx.check_dtype("geqrf", a)
+    mx.check_matrix("geqrf", "a", a)
+    *batch, m, n = a.shape
+    return [ShapedArray(a.shape, a.dtype), ShapedArray((*batch, min(m, n)), a.dtype)]
+
+
+def _geqrf_impl(a):
+    a = np.asarray(a)
+    *batch, m, n = a.shape
+    k = min(m, n)
+    if a.size == 0:
+        return [np.zeros_like(a), np.zeros((*batch, k), a.dtype)]
+    geqrf = _lapack("geqrf", a)
+    return mx.per_matrix(lambda x: geqrf(x)[:2], [a], (2,), [((m, n), a.dtype), ((k,), a.dtype)])
+
+
+geqrf_p = Primitive("geqrf", multiple_results=True)
+geqrf_p.def_impl(_geqrf_impl)
+geqrf_p.def_abstract_eval(_geqrf_abstract_eval)
+mx.no_derivative(geqrf_p, "its packed reflectors are not a smooth function of the input (as in JAX); use qr")
+mx.leading_batch_rule(geqrf_p)
+
+
+def geqrf(a):
+    """QR decomposition in LAPACK's packed form: ``(a', taus)``, ``r`` in the upper triangle of
+    ``a'`` and the Householder reflectors below it (``householder_product`` rebuilds ``q``).
+
+    >>> packed, taus = geqrf(np.array([[3.0], [4.0]]))
+    >>> np.round(np.asarray(packed), 12).tolist(), np.round(np.asarray(taus), 12).tolist()
+    ([[-5.0], [0.5]], [1.6])
+    """
+    return geqrf_p.bind(a)
 
 
 # ----------------------------------------------------------------------------------------------

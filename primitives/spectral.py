@@ -69,18 +69,6 @@ def _reciprocal_gaps(w):
     return ew.sub(ew.div(mx.full(full, 1, dtype), ew.add(eye, ew.sub(wj, wi))), eye)
 
 
-def no_derivative(primitive: Primitive, why: str) -> None:
-    """A JVP that passes zero tangents and raises, naming the primitive, for any other."""
-
-    def jvp(primals, tangents, **params):
-        outs = primitive.bind(*primals, **params)
-        if any(type(t) is not Zero for t in tangents):
-            raise TypeError(f"{primitive.name} is not differentiable: {why}")
-        return outs, [Zero.from_primal_value(o) for o in outs]
-
-    primitive.def_jvp(jvp)
-
-
 # ----------------------------------------------------------------------------------------------
 # eigh(a) -> (v, w): a v = v diag(w), w ascending
 
@@ -483,7 +471,7 @@ def _schur_impl(a, *, compute_schur_vectors):
 schur_p = Primitive("schur", multiple_results=True)
 schur_p.def_impl(_schur_impl)
 schur_p.def_abstract_eval(_schur_abstract_eval)
-no_derivative(schur_p, "the Schur form's ordering and block structure change discontinuously (as in JAX)")
+mx.no_derivative(schur_p, "the Schur form's ordering and block structure change discontinuously (as in JAX)")
 mx.leading_batch_rule(schur_p)
 
 
@@ -527,7 +515,7 @@ def _hessenberg_impl(a):
 hessenberg_p = Primitive("hessenberg", multiple_results=True)
 hessenberg_p.def_impl(_hessenberg_impl)
 hessenberg_p.def_abstract_eval(_hessenberg_abstract_eval)
-no_derivative(hessenberg_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
+mx.no_derivative(hessenberg_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
 mx.leading_batch_rule(hessenberg_p)
 
 
@@ -577,7 +565,7 @@ def _tridiagonal_impl(a, *, lower):
 tridiagonal_p = Primitive("tridiagonal", multiple_results=True)
 tridiagonal_p.def_impl(_tridiagonal_impl)
 tridiagonal_p.def_abstract_eval(_tridiagonal_abstract_eval)
-no_derivative(tridiagonal_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
+mx.no_derivative(tridiagonal_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
 mx.leading_batch_rule(tridiagonal_p)
 
 

@@ -157,6 +157,18 @@ def _qr_ref(a, *, pivoting, full_matrices):
     return [q, r, p] if pivoting else [q, r]
 
 
+def _geqrf_ref(a):
+    import scipy.linalg
+
+    a = np.asarray(a)
+    *batch, m, n = a.shape
+    packed, taus = np.zeros_like(a), np.zeros((*batch, min(m, n)), a.dtype)
+    for idx in np.ndindex(*batch):
+        if a.size:
+            (packed[idx], taus[idx]), _ = scipy.linalg.qr(a[idx], mode="raw")
+    return packed, taus
+
+
 def _householder_ref(a, taus):
     a, taus = _upcast(a), _upcast(taus)
     *batch, m, n = a.shape
@@ -233,6 +245,9 @@ OPS = [
       for (kind, samples), full, piv in itertools.product(
           (("tall", _TALL_SAMPLES), ("wide", _WIDE_SAMPLES), ("square", _SQUARE_SAMPLES)), (False, True),
           (False, True))),
+    OpInfo("geqrf", la.geqrf_p, la.geqrf, _geqrf_ref, lambda shape, dtype, rng: Sample((normal(rng, shape, dtype),), {}),
+           matrix_shapes(), sample_shapes=_TALL_SAMPLES, rtol=1e-9, atol=1e-10, differentiable=False,
+           derivative_error=TypeError),
     OpInfo("householder_product", la.householder_product_p, la.householder_product, _householder_ref,
            _householder_sampler, matrix_shapes(), sample_shapes=((4, 3), (2, 3, 2)), rtol=1e-10, atol=1e-10),
     OpInfo("tridiagonal_solve", la.tridiagonal_solve_p, la.tridiagonal_solve, _tridiagonal_ref,

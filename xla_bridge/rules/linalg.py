@@ -196,3 +196,12 @@ def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular=False):
         {0: 0, 1: 1, 2: 2, 3: 3},
     )
     return nan_unless(fb, ok_flags(fb, info, batch), batch, x, b_aval)
+
+
+@register(la.geqrf_p)
+def _geqrf(ctx, a):
+    fb, (aval,) = ctx.fb, ctx.avals_in
+    empty = empty_constants(fb, ctx, la.geqrf_p.impl, {})
+    if empty is not None:
+        return empty
+    return ffi_call(fb, target("geqrf", aval.dtype), [a], [aval], ctx.avals_out, {}, {0: 0})
