@@ -12,8 +12,9 @@ modules of ``funcgrad.numpy``.
 # factors, and its transpose solves with ``a^T`` from those factors, so ``grad`` costs one more
 # pair of triangular solves -- O(n^2) per right-hand side -- instead of differentiating ``getrf``
 # (O(n^3)). Evaluated eagerly on concrete values it is just the factorisation and the solves.
-# ``det``/``slogdet`` likewise state ``d log|det a| = tr(a^-1 da)``; ``det``'s rule uses the cofactor formulation so that singular
-# matrices (rank n - 1) still get the exact, finite derivative (the adjugate), as JAX does.
+# ``det``/``slogdet`` likewise state ``d log|det a| = tr(a^-1 da)``; ``det``'s rule uses the
+# cofactor formulation so that singular matrices (rank n - 1) still get the exact, finite
+# derivative (the adjugate), as JAX does.
 """
 
 from __future__ import annotations

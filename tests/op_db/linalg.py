@@ -245,8 +245,9 @@ OPS = [
       for (kind, samples), full, piv in itertools.product(
           (("tall", _TALL_SAMPLES), ("wide", _WIDE_SAMPLES), ("square", _SQUARE_SAMPLES)), (False, True),
           (False, True))),
-    OpInfo("geqrf", la.geqrf_p, la.geqrf, _geqrf_ref, lambda shape, dtype, rng: Sample((normal(rng, shape, dtype),), {}),
-           matrix_shapes(), sample_shapes=_TALL_SAMPLES, rtol=1e-9, atol=1e-10, differentiable=False,
+    OpInfo("geqrf", la.geqrf_p, la.geqrf, _geqrf_ref, _lu_sampler, matrix_shapes(),
+           sample_shapes=_TALL_SAMPLES,
+           rtol=1e-9, atol=1e-10, differentiable=False,
            derivative_error=TypeError),
     OpInfo("householder_product", la.householder_product_p, la.householder_product, _householder_ref,
            _householder_sampler, matrix_shapes(), sample_shapes=((4, 3), (2, 3, 2)), rtol=1e-10, atol=1e-10),
