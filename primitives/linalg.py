@@ -37,7 +37,7 @@ from primitives import elementwise as ew
 from primitives import indexing as ix
 from primitives import reductions as red
 from primitives import structure as st
-from primitives._rules import aval_of, move_to_front, to_front
+from primitives._rules import aval_of, checked_impl, move_to_front, to_front
 from primitives.control_flow import while_p
 
 __all__ = [
@@ -127,7 +127,7 @@ def _cholesky_jvp(primals, tangents):
 
 
 cholesky_p = Primitive("cholesky")
-cholesky_p.def_impl(_cholesky_impl)
+cholesky_p.def_impl(checked_impl(_cholesky_abstract_eval, _cholesky_impl))  # eager errors = traced errors
 cholesky_p.def_abstract_eval(_cholesky_abstract_eval)
 cholesky_p.def_jvp(_cholesky_jvp)
 mx.leading_batch_rule(cholesky_p)
@@ -240,7 +240,7 @@ def _ts_batch(axis_size, vals, dims, **params):
 
 
 triangular_solve_p = Primitive("triangular_solve")
-triangular_solve_p.def_impl(_ts_impl)
+triangular_solve_p.def_impl(checked_impl(_ts_abstract_eval, _ts_impl))  # eager errors = traced errors
 triangular_solve_p.def_abstract_eval(_ts_abstract_eval)
 defjvp(
     triangular_solve_p,
@@ -400,7 +400,7 @@ def _lu_jvp(primals, tangents):
 
 
 lu_p = Primitive("lu", multiple_results=True)
-lu_p.def_impl(_lu_impl)
+lu_p.def_impl(checked_impl(_lu_abstract_eval, _lu_impl))  # eager errors = traced errors
 lu_p.def_abstract_eval(_lu_abstract_eval)
 lu_p.def_jvp(_lu_jvp)
 mx.leading_batch_rule(lu_p)
@@ -518,7 +518,7 @@ def solve_square(a, b):
 
 
 qr_p = Primitive("qr", multiple_results=True)
-qr_p.def_impl(_qr_impl)
+qr_p.def_impl(checked_impl(_qr_abstract_eval, _qr_impl))  # eager errors = traced errors
 qr_p.def_abstract_eval(_qr_abstract_eval)
 qr_p.def_jvp(_qr_jvp)
 mx.leading_batch_rule(qr_p)
@@ -557,7 +557,7 @@ def _geqrf_impl(a):
 
 
 geqrf_p = Primitive("geqrf", multiple_results=True)
-geqrf_p.def_impl(_geqrf_impl)
+geqrf_p.def_impl(checked_impl(_geqrf_abstract_eval, _geqrf_impl))  # eager errors = traced errors
 geqrf_p.def_abstract_eval(_geqrf_abstract_eval)
 mx.no_derivative(geqrf_p, "its packed reflectors are not a smooth function of the input (as in JAX); use qr")
 mx.leading_batch_rule(geqrf_p)
@@ -662,7 +662,7 @@ def _hp_jvp(primals, tangents):
 
 
 householder_product_p = Primitive("householder_product")
-householder_product_p.def_impl(_hp_impl)
+householder_product_p.def_impl(checked_impl(_hp_abstract_eval, _hp_impl))  # eager errors = traced errors
 householder_product_p.def_abstract_eval(_hp_abstract_eval)
 householder_product_p.def_jvp(_hp_jvp)
 mx.leading_batch_rule(householder_product_p)
@@ -757,7 +757,7 @@ def _td_transpose(ct, dl, d, du, b, *, perturb_singular=False):
 
 
 tridiagonal_solve_p = Primitive("tridiagonal_solve")
-tridiagonal_solve_p.def_impl(_td_impl)
+tridiagonal_solve_p.def_impl(checked_impl(_td_abstract_eval, _td_impl))  # eager errors = traced errors
 tridiagonal_solve_p.def_abstract_eval(_td_abstract_eval)
 tridiagonal_solve_p.def_jvp(_td_jvp)
 tridiagonal_solve_p.def_transpose(_td_transpose)

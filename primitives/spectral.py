@@ -32,7 +32,7 @@ from primitives import _matrix as mx
 from primitives import elementwise as ew
 from primitives import reductions as red
 from primitives import structure as st
-from primitives._rules import aval_of
+from primitives._rules import aval_of, checked_impl
 from primitives.linalg import solve_square, sym_from_triangle
 
 __all__ = [
@@ -135,7 +135,7 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
 
 
 eigh_p = Primitive("eigh", multiple_results=True)
-eigh_p.def_impl(_eigh_impl)
+eigh_p.def_impl(checked_impl(_eigh_abstract_eval, _eigh_impl))  # eager errors = traced errors
 eigh_p.def_abstract_eval(_eigh_abstract_eval)
 eigh_p.def_jvp(_eigh_jvp)
 mx.leading_batch_rule(eigh_p)
@@ -287,7 +287,7 @@ def _inv(x):
 
 
 svd_p = Primitive("svd", multiple_results=True)
-svd_p.def_impl(_svd_impl)
+svd_p.def_impl(checked_impl(_svd_abstract_eval, _svd_impl))  # eager errors = traced errors
 svd_p.def_abstract_eval(_svd_abstract_eval)
 svd_p.def_jvp(_svd_jvp)
 mx.leading_batch_rule(svd_p)
@@ -411,7 +411,7 @@ def _eig_jvp(
 
 
 eig_p = Primitive("eig", multiple_results=True)
-eig_p.def_impl(_eig_impl)
+eig_p.def_impl(checked_impl(_eig_abstract_eval, _eig_impl))  # eager errors = traced errors
 eig_p.def_abstract_eval(_eig_abstract_eval)
 eig_p.def_jvp(_eig_jvp)
 mx.leading_batch_rule(eig_p)
@@ -469,7 +469,7 @@ def _schur_impl(a, *, compute_schur_vectors):
 
 
 schur_p = Primitive("schur", multiple_results=True)
-schur_p.def_impl(_schur_impl)
+schur_p.def_impl(checked_impl(_schur_abstract_eval, _schur_impl))  # eager errors = traced errors
 schur_p.def_abstract_eval(_schur_abstract_eval)
 mx.no_derivative(schur_p, "the Schur form's ordering and block structure change discontinuously (as in JAX)")
 mx.leading_batch_rule(schur_p)
@@ -513,7 +513,9 @@ def _hessenberg_impl(a):
 
 
 hessenberg_p = Primitive("hessenberg", multiple_results=True)
-hessenberg_p.def_impl(_hessenberg_impl)
+hessenberg_p.def_impl(
+    checked_impl(_hessenberg_abstract_eval, _hessenberg_impl)
+)  # eager errors = traced errors
 hessenberg_p.def_abstract_eval(_hessenberg_abstract_eval)
 mx.no_derivative(hessenberg_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
 mx.leading_batch_rule(hessenberg_p)
@@ -563,7 +565,9 @@ def _tridiagonal_impl(a, *, lower):
 
 
 tridiagonal_p = Primitive("tridiagonal", multiple_results=True)
-tridiagonal_p.def_impl(_tridiagonal_impl)
+tridiagonal_p.def_impl(
+    checked_impl(_tridiagonal_abstract_eval, _tridiagonal_impl)
+)  # eager errors = traced errors
 tridiagonal_p.def_abstract_eval(_tridiagonal_abstract_eval)
 mx.no_derivative(tridiagonal_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
 mx.leading_batch_rule(tridiagonal_p)

@@ -19,8 +19,9 @@ Semantics are NumPy 2's, with JAX's conventions where NumPy has none:
 
 Modules: ``_core`` (conversion, promotion, broadcasting), ``_dtypes``, ``constants``, ``ufuncs``,
 ``transcendental``, ``reductions``, ``creation``, ``manipulation``, ``contractions``, ``indexing``,
-``lookup``, ``sorting``, ``numeric``, ``padding``, ``misc``, ``linalg`` (with ``_jacobi`` singular
-values and ``_lu`` elimination), ``_methods``.
+``lookup``, ``sorting``, ``numeric``, ``padding``, ``misc``, ``linalg`` (on the LAPACK primitives;
+``_linalg`` holds the solves and determinants it shares with ``funcgrad.scipy.linalg``),
+``_methods``.
 
 The namespace is derived, never listed twice: each module's ``__all__`` names its public functions,
 and this package's ``__all__`` is their union (plus ``linalg``). A new function is exposed by

@@ -149,7 +149,9 @@ def _solve(a, b):
 
 def solve(a, b, name: str = "solve"):
     """``a^-1 b`` for square ``a`` (..., n, n); ``b`` is a vector (n,) when 1-D, else matrices
-    (..., n, k); batch dimensions broadcast (NumPy 2 / Array API semantics)."""
+    (..., n, k); batch dimensions broadcast (NumPy 2 / Array API semantics). A ``b`` of shape
+    (..., n) with one dimension fewer than ``a`` that cannot be read as matrices is a stack of
+    vectors, as NumPy 1 (and HIPS autograd) read it."""
     a, b = inexact_pair(a, b, name)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(
@@ -157,7 +159,10 @@ def solve(a, b, name: str = "solve"):
         )
     n = a.shape[-1]
     vector = b.ndim == 1
-    if vector:
+    if b.ndim >= 2 and a.ndim == b.ndim + 1 and b.shape[-1] == n and b.shape[-2] != n:
+        vector = True  # a stack of vectors that cannot be a stack of matrices (NumPy 1's reading)
+        b = expand_dims(b, -1)
+    elif vector:
         b = reshape(b, (n, 1)) if b.shape[0] == n else b
     if b.ndim < 2 or b.shape[-2] != n:
         hint = " (a 1-D b must have a's size; for a stack of vectors use b[..., None])" if vector else ""
