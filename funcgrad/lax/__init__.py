@@ -19,7 +19,7 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
-from funcgrad.lax import control_flow, implicit, ops, slicing
+from funcgrad.lax import control_flow, implicit, linalg, ops, slicing  # noqa: F401 - linalg: its own namespace
 from funcgrad.lax.control_flow import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.lax.implicit import *  # noqa: F403
 from funcgrad.lax.ops import *  # noqa: F403
