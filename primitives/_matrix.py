@@ -13,12 +13,16 @@ Layer: primitives. Imports the funcgrad kernel, numpy and sibling families.
 
 # NOTE: [complex conjugation in linalg rules]
 # The rules are written once for real and complex matrices (``H`` is the conjugate transpose).
-# On real dtypes ``conj``/``real`` are the identity and bind nothing; complex dtypes need the
-# elementwise ``conj``/``real``/``imag`` primitives of the complex-number family, looked up by
-# name so these rules work unchanged once that family is in the catalog.
+# On real dtypes ``conj``/``real`` are the identity and bind nothing. On complex dtypes they bind
+# the complex-number family's ``conj``/``real``/``imag``/``complex`` primitives when the catalog
+# has them (looked up by name); until then they are composed of ``convert_element_type`` (complex
+# -> real keeps the real part; its JVP and transpose are the real part's) and arithmetic:
+# ``conj(z) = 2 re(z) - z``, ``imag(z) = re(-i z)``.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -104,33 +108,44 @@ def T(x):
     return st.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
 
 
-def _complex_op(name: str, x):
-    prim = getattr(ew, f"{name}_p", None)
-    if prim is None:  # NOTE: [complex conjugation in linalg rules]
-        raise TypeError(
-            f"differentiating complex linear algebra needs the elementwise '{name}' primitive, which "
-            "this catalog does not have yet; use real (float32/float64) matrices"
-        )
-    return prim.bind(x)
+def _quiet_real_part(x):
+    """The real part through ``convert_element_type`` (whose JVP and transpose are those of the
+    real part), without NumPy's ComplexWarning about the discarded imaginary part."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return ew.convert_element_type(x, real_dtype(aval_of(x).dtype))
 
 
 def conj(x):
-    return x if aval_of(x).dtype.kind != "c" else _complex_op("conj", x)
+    if aval_of(x).dtype.kind != "c":
+        return x
+    prim = getattr(ew, "conj_p", None)  # NOTE: [complex conjugation in linalg rules]
+    if prim is not None:
+        return prim.bind(x)
+    return ew.sub(ew.mul(ew.convert_element_type(_quiet_real_part(x), aval_of(x).dtype), 2), x)
 
 
 def real(x):
-    return x if aval_of(x).dtype.kind != "c" else _complex_op("real", x)
+    if aval_of(x).dtype.kind != "c":
+        return x
+    prim = getattr(ew, "real_p", None)
+    return prim.bind(x) if prim is not None else _quiet_real_part(x)
 
 
 def imag(x):
-    return _complex_op("imag", x)
+    prim = getattr(ew, "imag_p", None)
+    if prim is not None:
+        return prim.bind(x)
+    return _quiet_real_part(ew.mul(x, np.asarray(-1j, aval_of(x).dtype)))
 
 
 def make_complex(re, im):
     prim = getattr(ew, "complex_p", None)
-    if prim is None:  # NOTE: [complex conjugation in linalg rules]
-        _complex_op("complex", re)
-    return prim.bind(re, im)
+    if prim is not None:
+        return prim.bind(re, im)
+    cdt = complex_dtype(aval_of(re).dtype)
+    as_complex = lambda v: ew.convert_element_type(v, cdt)  # noqa: E731
+    return ew.add(as_complex(re), ew.mul(as_complex(im), np.asarray(1j, cdt)))
 
 
 def H(x):

@@ -147,6 +147,29 @@ def _solve(a, b):
     return x
 
 
+@functools.lru_cache(maxsize=256)
+def _cho_jaxprs(a_aval, b_aval, c_aval, lower: bool):
+    """``solve(assume_a='pos')``'s operator -- the Hermitian matrix of ``a``'s ``lower`` (or
+    upper) triangle, the one factorised -- and its Cholesky solve; both are symmetric (each its
+    own transpose)."""
+    matvec = trace_to_jaxpr(lambda a, x: [matmul(la.sym_from_triangle(a, lower), x)], [a_aval, b_aval])
+    chol = trace_to_jaxpr(lambda c, x: [cho_solve(c, x, True)], [c_aval, b_aval])
+    return matvec, matvec, chol, chol
+
+
+def cho_solve_implicit(a, b, lower: bool = True):
+    """``a^-1 b`` for Hermitian positive-definite ``a`` (its ``lower`` or upper triangle
+    factorised), differentiated implicitly like ``solve`` (NOTE: [solve's derivative])."""
+    eager = type(core.current_trace()) is core.EvalTrace
+    if eager and not isinstance(a, core.Tracer) and not isinstance(b, core.Tracer):
+        return cho_solve(la.cholesky(a if lower else H(a)), b, lower=True)
+    frozen = ew.stop_gradient_p.bind(a)
+    c = la.cholesky(frozen if lower else H(frozen))
+    jaxprs = _cho_jaxprs(*(aval(x).strip_weak_type() for x in (a, b, c)), lower)
+    (x,) = custom_linear_solve_p.bind(a, a, c, c, b, const_lengths=(1, 1, 1, 1), jaxprs=jaxprs)
+    return x
+
+
 def solve(a, b, name: str = "solve"):
     """``a^-1 b`` for square ``a`` (..., n, n); ``b`` is a vector (n,) when 1-D, else matrices
     (..., n, k); batch dimensions broadcast (NumPy 2 / Array API semantics). A ``b`` of shape
