@@ -9,7 +9,6 @@ import pytest
 import scipy.linalg as sl
 
 import funcgrad
-import funcgrad.numpy as fnp
 from funcgrad.scipy import linalg as fsl
 from funcgrad.testing import check_grads
 
