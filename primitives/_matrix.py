@@ -108,12 +108,21 @@ def T(x):
     return st.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
 
 
+# The eager impl of convert_element_type (NumPy's astype) warns that complex -> real discards the
+# imaginary part -- which is the point when it computes a real part, also when a backward pass or
+# a staged jaxpr evaluates it later. The warning is silenced for that one impl, not globally.
+warnings.filterwarnings(
+    "ignore",
+    message="Casting complex values to real discards the imaginary part",
+    category=np.exceptions.ComplexWarning,
+    module=r"primitives\.elementwise",
+)
+
+
 def _quiet_real_part(x):
     """The real part through ``convert_element_type`` (whose JVP and transpose are those of the
-    real part), without NumPy's ComplexWarning about the discarded imaginary part."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-        return ew.convert_element_type(x, real_dtype(aval_of(x).dtype))
+    real part)."""
+    return ew.convert_element_type(x, real_dtype(aval_of(x).dtype))
 
 
 def conj(x):
@@ -146,6 +155,13 @@ def make_complex(re, im):
     cdt = complex_dtype(aval_of(re).dtype)
     as_complex = lambda v: ew.convert_element_type(v, cdt)  # noqa: E731
     return ew.add(as_complex(re), ew.mul(as_complex(im), np.asarray(1j, cdt)))
+
+
+def abs_value(x):
+    """``|x|`` as a real array (``sqrt(re(x conj(x)))`` for complex ``x``)."""
+    if aval_of(x).dtype.kind != "c":
+        return ew.abs_p.bind(x)
+    return ew.sqrt_p.bind(real(ew.mul(x, conj(x))))
 
 
 def H(x):
