@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel import batching
 from funcgrad.kernel.ad import Zero, defjvp, instantiate, is_undefined_primal
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
@@ -35,7 +36,6 @@ from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from primitives import _matrix as mx
 from primitives import elementwise as ew
 from primitives import indexing as ix
-from primitives import reductions as red
 from primitives import structure as st
 from primitives._rules import aval_of, checked_impl, move_to_front, to_front
 from primitives.control_flow import while_p
@@ -280,7 +280,8 @@ def triangular_solve(
 def pivots_to_permutation(pivots, permutation_size: int):
     """The permutation ``(..., m)`` that LAPACK's row interchanges ``pivots`` (``(..., k)``,
     0-based: row ``i`` was swapped with row ``pivots[i]``, in order) apply to ``range(m)``: a
-    ``while`` loop of primitives (one swap per step), batched over leading axes.
+    ``while`` loop of primitives with O(1) work per swap (two dynamic slices and two dynamic
+    updates, as JAX's), mapped over leading batch axes.
 
     >>> pivots_to_permutation(np.array([2, 2, 2], np.int32), 3).tolist()
     [2, 0, 1]
@@ -289,38 +290,30 @@ def pivots_to_permutation(pivots, permutation_size: int):
     batch, k, m = aval.shape[:-1], aval.shape[-1], int(permutation_size)
     if m < k:
         raise ValueError(f"lu_pivots_to_permutation: permutation_size {m} is smaller than the {k} pivots")
-    perm_aval = ShapedArray((*batch, m), np.dtype(np.int32))
-    perm0 = st.broadcasted_iota(np.int32, perm_aval.shape, len(batch))
-    if k == 0 or m == 0:
-        return perm0
-    last = len(batch)
+    if k == 0 or m == 0 or batch:
+        perm0 = st.broadcasted_iota(np.int32, (*batch, m), len(batch))
+        if k == 0 or m == 0 or 0 in batch:
+            return perm0
+        size = int(np.prod(batch))
+        flat = st.reshape(ew.convert_element_type(pivots, np.int32), (size, k))
+        (out,) = batching.vmap_flat(lambda p: [pivots_to_permutation(p, m)], size, [0], [0], [flat])
+        return st.reshape(out, (*batch, m))
     i_aval = ShapedArray((), np.dtype(np.int32))
 
     def body(piv, i, perm):
-        shape = perm_aval.shape
-        iota = st.broadcasted_iota(np.int32, shape, last)
-        j = ix.dynamic_index_in_dim(piv, i, axis=last, keepdims=False)
-        mask_i = ew.eq_p.bind(iota, st.broadcast_in_dim(i, shape, ()))
-        mask_j = ew.eq_p.bind(iota, st.broadcast_in_dim(j, shape, tuple(range(last))))
-        zero = mx.zeros_like(perm)
-        p_i = red.reduce_sum(ew.select(mask_i, perm, zero), (last,))
-        p_j = red.reduce_sum(ew.select(mask_j, perm, zero), (last,))
-        spread = lambda v: st.broadcast_in_dim(v, shape, tuple(range(last)))  # noqa: E731
-        swapped = ew.select(mask_i, spread(p_j), ew.select(mask_j, spread(p_i), perm))
-        return [ew.add(i, np.int32(1)), swapped]
+        j = ix.dynamic_index_in_dim(piv, i, keepdims=False)
+        p_i = ix.dynamic_index_in_dim(perm, i)
+        p_j = ix.dynamic_index_in_dim(perm, j)
+        perm = ix.dynamic_update_slice(perm, p_j, [i])
+        return [ew.add(i, np.int32(1)), ix.dynamic_update_slice(perm, p_i, [j])]
 
-    body_jaxpr = trace_to_jaxpr(body, [aval.update(weak_type=False), i_aval, perm_aval])
+    perm_aval = ShapedArray((m,), np.dtype(np.int32))
+    body_jaxpr = trace_to_jaxpr(body, [ShapedArray((k,), np.dtype(np.int32)), i_aval, perm_aval])
     cond_jaxpr = trace_to_jaxpr(lambda i, perm: [ew.lt_p.bind(i, np.int32(k))], [i_aval, perm_aval])
-    pivots = ew.convert_element_type(pivots, np.int32)
     _, perm = while_p.bind(
-        pivots,
-        np.int32(0),
-        perm0,
-        cond_jaxpr=cond_jaxpr,
-        body_jaxpr=body_jaxpr,
-        cond_nconsts=0,
-        body_nconsts=1,
-    )
+        ew.convert_element_type(pivots, np.int32), np.int32(0), st.broadcasted_iota(np.int32, (m,), 0),
+        cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=0, body_nconsts=1,
+    )  # fmt: skip
     return perm
 
 
@@ -352,14 +345,15 @@ def _lu_impl(a):
     if a.size == 0:
         pivots = np.broadcast_to(np.arange(k, dtype=np.int32), (*batch, k)).copy()
         return [np.zeros_like(a), pivots, _pivots_to_permutation_numpy(pivots, m)]
-    getrf = _lapack("getrf", a)
+    getrf, laswp = _lapack("getrf", a), _lapack("laswp", np.zeros(1))
+    rows = np.arange(m, dtype=np.float64)[:, None]
 
     def one(x):
         lu_, piv, _ = getrf(x)  # info > 0 (an exactly zero pivot) is not a failure
-        return lu_, piv[:k]
+        # The interchanges applied to 0..m-1 (LAPACK's laswp): the permutation, in C.
+        return lu_, piv[:k], laswp(rows, piv[:k])[:, 0]
 
-    lu_, pivots = mx.per_matrix(one, [a], (2,), [((m, n), a.dtype), ((k,), np.int32)])
-    return [lu_, pivots, _pivots_to_permutation_numpy(pivots, m)]
+    return mx.per_matrix(one, [a], (2,), [((m, n), a.dtype), ((k,), np.int32), ((m,), np.int32)])
 
 
 def _pad_to(x, rows: int, cols: int):

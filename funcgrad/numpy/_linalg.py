@@ -29,11 +29,11 @@ from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import asarray, aval, broadcast_shapes, broadcast_to, call_custom, promote_args
-from funcgrad.numpy.lookup import take_along_axis
 from funcgrad.numpy.manipulation import concatenate, expand_dims, reshape
 from funcgrad.numpy.sorting import argsort, cumprod
 from primitives import _matrix as mx
 from primitives import elementwise as ew
+from primitives import gather as gather_ops
 from primitives import linalg as la
 from primitives import structure as st
 from primitives.implicit import custom_linear_solve_p
@@ -90,8 +90,18 @@ def batch_broadcast(*arrays_and_ranks):
 
 
 def permute_rows(b, perm):
-    """``b[..., perm, :]`` for batched permutations ``perm`` (..., n)."""
-    return take_along_axis(b, expand_dims(perm, -1), axis=-2)
+    """``b[..., perm, :]`` for batched permutations ``perm`` (..., n): one gather whose batch
+    axes pair ``b``'s with ``perm``'s."""
+    nb = b.ndim - 2
+    dnums = gather_ops.GatherDimensionNumbers(
+        offset_dims=(nb + 1,),
+        collapsed_slice_dims=(nb,),
+        start_index_map=(nb,),
+        operand_batching_dims=tuple(range(nb)),
+        start_indices_batching_dims=tuple(range(nb)),
+    )
+    slice_sizes = (*([1] * nb), 1, b.shape[-1])
+    return gather_ops.gather(b, expand_dims(perm, -1), dnums, slice_sizes, unique_indices=True)
 
 
 def lu_solve(lu_, perm, b, trans: int = 0):
