@@ -37,21 +37,10 @@ import sys  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+from _timing import block as _block  # noqa: E402
 from _timing import fmt, median_time  # noqa: E402
 
 N_GP, N_SOLVE, N_EIGH, N_SVD = 500, 300, 200, 100
-
-
-def _block(x):
-    import numpy as np
-
-    for leaf in x if isinstance(x, list | tuple) else [x]:
-        if isinstance(leaf, list | tuple):
-            _block(leaf)
-        elif hasattr(leaf, "block_until_ready"):
-            leaf.block_until_ready()
-        else:
-            np.asarray(leaf)
 
 
 def _gp_data():

@@ -27,12 +27,13 @@ import warnings
 import numpy as np
 
 from funcgrad.kernel.ad import Zero
+from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
 from primitives import dot
 from primitives import elementwise as ew
 from primitives import reductions as red
 from primitives import structure as st
-from primitives._rules import aval_of, to_front
+from primitives._rules import aval_of, checked_impl, to_front
 
 LAPACK_DTYPES = tuple(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
 
@@ -273,6 +274,17 @@ def no_derivative(primitive, why: str) -> None:
         return outs, [Zero.from_primal_value(o) for o in outs]
 
     primitive.def_jvp(jvp)
+
+
+def lapack_primitive(name: str, impl, abstract_eval, *, multiple_results: bool = False) -> Primitive:
+    """A linear-algebra primitive: its impl checks operands as abstract evaluation does (eager
+    errors are the traced ones), and it batches over leading axes (``leading_batch_rule``); the
+    caller adds the derivative rules."""
+    p = Primitive(name, multiple_results=multiple_results)
+    p.def_impl(checked_impl(abstract_eval, impl))
+    p.def_abstract_eval(abstract_eval)
+    leading_batch_rule(p)
+    return p
 
 
 def leading_batch_rule(primitive):

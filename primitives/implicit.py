@@ -126,20 +126,26 @@ def _ls_transpose(cts, *args, const_lengths, jaxprs):
     return [None] * sum(const_lengths) + list(outs[: len(b)])
 
 
-def _ls_batch(axis_size, vals, dims, *, const_lengths, jaxprs):
-    consts, b = split_consts(vals, const_lengths)
-    const_dims, b_dims = split_consts(dims, const_lengths)
-    b = [to_front(x, d, axis_size) for x, d in zip(b, b_dims)]
-    new = []
-    for closed, cdims in zip(jaxprs, const_dims):
-        if closed is None:
-            new.append(None)
-            continue
-        in_dims = (*cdims, *([0] * (len(closed.in_avals) - len(cdims))))
-        new.append(_batched_all(closed, axis_size, in_dims)[0])
-    flat = [c for group in consts for c in group]
-    outs = custom_linear_solve_p.bind(*flat, *b, const_lengths=const_lengths, jaxprs=tuple(new))
-    return outs, [0] * len(outs)
+def _batch_rule(primitive):
+    """Batch every operand jaxpr with its constants' batch dims and the right-hand side (or guess)
+    batched at 0, every output batched at 0 (NOTE: [implicit-differentiation rules])."""
+
+    def rule(axis_size, vals, dims, *, const_lengths, jaxprs):
+        consts, rhs = split_consts(vals, const_lengths)
+        const_dims, rhs_dims = split_consts(dims, const_lengths)
+        rhs = [to_front(x, d, axis_size) for x, d in zip(rhs, rhs_dims)]
+        new = []
+        for closed, cdims in zip(jaxprs, const_dims):
+            if closed is None:
+                new.append(None)
+                continue
+            in_dims = (*cdims, *([0] * (len(closed.in_avals) - len(cdims))))
+            new.append(_batched_all(closed, axis_size, in_dims)[0])
+        flat = [c for group in consts for c in group]
+        outs = primitive.bind(*flat, *rhs, const_lengths=const_lengths, jaxprs=tuple(new))
+        return outs, [0] * len(outs)
+
+    primitive.def_batch(rule)
 
 
 custom_linear_solve_p = Primitive("custom_linear_solve", multiple_results=True)
@@ -148,7 +154,7 @@ custom_linear_solve_p.def_impl(_ls_impl)
 custom_linear_solve_p.def_abstract_eval(_ls_abstract_eval)
 custom_linear_solve_p.def_jvp(_ls_jvp)
 custom_linear_solve_p.def_transpose(_ls_transpose)
-custom_linear_solve_p.def_batch(_ls_batch)
+_batch_rule(custom_linear_solve_p)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -184,22 +190,9 @@ def _root_jvp(primals, tangents, *, const_lengths, jaxprs):
     return outs, [ew.neg(d) for d in dx] + aux_zeros
 
 
-def _root_batch(axis_size, vals, dims, *, const_lengths, jaxprs):
-    consts, guess = split_consts(vals, const_lengths)
-    const_dims, guess_dims = split_consts(dims, const_lengths)
-    guess = [to_front(x, d, axis_size) for x, d in zip(guess, guess_dims)]
-    new = []
-    for closed, cdims in zip(jaxprs, const_dims):
-        in_dims = (*cdims, *([0] * (len(closed.in_avals) - len(cdims))))
-        new.append(_batched_all(closed, axis_size, in_dims)[0])
-    flat = [c for group in consts for c in group]
-    outs = custom_root_p.bind(*flat, *guess, const_lengths=const_lengths, jaxprs=tuple(new))
-    return outs, [0] * len(outs)
-
-
 custom_root_p = Primitive("custom_root", multiple_results=True)
 custom_root_p.jaxpr_params = ("jaxprs",)
 custom_root_p.def_impl(_root_impl)
 custom_root_p.def_abstract_eval(_root_abstract_eval)
 custom_root_p.def_jvp(_root_jvp)
-custom_root_p.def_batch(_root_batch)
+_batch_rule(custom_root_p)

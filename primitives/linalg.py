@@ -30,14 +30,13 @@ import numpy as np
 
 from funcgrad.kernel import batching
 from funcgrad.kernel.ad import Zero, defjvp, instantiate, is_undefined_primal
-from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from primitives import _matrix as mx
 from primitives import elementwise as ew
 from primitives import indexing as ix
 from primitives import structure as st
-from primitives._rules import aval_of, checked_impl, move_to_front, to_front
+from primitives._rules import aval_of, move_to_front, to_front
 from primitives.control_flow import while_p
 
 __all__ = [
@@ -126,11 +125,8 @@ def _cholesky_jvp(primals, tangents):
     return L, mx.matmul(L, _phi(inner))
 
 
-cholesky_p = Primitive("cholesky")
-cholesky_p.def_impl(checked_impl(_cholesky_abstract_eval, _cholesky_impl))  # eager errors = traced errors
-cholesky_p.def_abstract_eval(_cholesky_abstract_eval)
+cholesky_p = mx.lapack_primitive("cholesky", _cholesky_impl, _cholesky_abstract_eval)
 cholesky_p.def_jvp(_cholesky_jvp)
-mx.leading_batch_rule(cholesky_p)
 
 
 def cholesky(a):
@@ -239,9 +235,7 @@ def _ts_batch(axis_size, vals, dims, **params):
     return triangular_solve_p.bind(a, b, **params), 0
 
 
-triangular_solve_p = Primitive("triangular_solve")
-triangular_solve_p.def_impl(checked_impl(_ts_abstract_eval, _ts_impl))  # eager errors = traced errors
-triangular_solve_p.def_abstract_eval(_ts_abstract_eval)
+triangular_solve_p = mx.lapack_primitive("triangular_solve", _ts_impl, _ts_abstract_eval)
 defjvp(
     triangular_solve_p,
     _ts_jvp_a,
@@ -393,11 +387,8 @@ def _lu_jvp(primals, tangents):
     return [lu_, pivots, perm], [dlu, *zeros]
 
 
-lu_p = Primitive("lu", multiple_results=True)
-lu_p.def_impl(checked_impl(_lu_abstract_eval, _lu_impl))  # eager errors = traced errors
-lu_p.def_abstract_eval(_lu_abstract_eval)
+lu_p = mx.lapack_primitive("lu", _lu_impl, _lu_abstract_eval, multiple_results=True)
 lu_p.def_jvp(_lu_jvp)
-mx.leading_batch_rule(lu_p)
 
 
 def lu(a):
@@ -511,11 +502,8 @@ def solve_square(a, b):
     return triangular_solve(lu_, x, left_side=True, lower=False)
 
 
-qr_p = Primitive("qr", multiple_results=True)
-qr_p.def_impl(checked_impl(_qr_abstract_eval, _qr_impl))  # eager errors = traced errors
-qr_p.def_abstract_eval(_qr_abstract_eval)
+qr_p = mx.lapack_primitive("qr", _qr_impl, _qr_abstract_eval, multiple_results=True)
 qr_p.def_jvp(_qr_jvp)
-mx.leading_batch_rule(qr_p)
 
 
 def qr(a, *, pivoting: bool = False, full_matrices: bool = True):
@@ -550,11 +538,8 @@ def _geqrf_impl(a):
     return mx.per_matrix(lambda x: geqrf(x)[:2], [a], (2,), [((m, n), a.dtype), ((k,), a.dtype)])
 
 
-geqrf_p = Primitive("geqrf", multiple_results=True)
-geqrf_p.def_impl(checked_impl(_geqrf_abstract_eval, _geqrf_impl))  # eager errors = traced errors
-geqrf_p.def_abstract_eval(_geqrf_abstract_eval)
+geqrf_p = mx.lapack_primitive("geqrf", _geqrf_impl, _geqrf_abstract_eval, multiple_results=True)
 mx.no_derivative(geqrf_p, "its packed reflectors are not a smooth function of the input (as in JAX); use qr")
-mx.leading_batch_rule(geqrf_p)
 
 
 def geqrf(a):
@@ -655,11 +640,8 @@ def _hp_jvp(primals, tangents):
     return out, st.slice_in_dim(dp, 0, n, 1, nd - 1)
 
 
-householder_product_p = Primitive("householder_product")
-householder_product_p.def_impl(checked_impl(_hp_abstract_eval, _hp_impl))  # eager errors = traced errors
-householder_product_p.def_abstract_eval(_hp_abstract_eval)
+householder_product_p = mx.lapack_primitive("householder_product", _hp_impl, _hp_abstract_eval)
 householder_product_p.def_jvp(_hp_jvp)
-mx.leading_batch_rule(householder_product_p)
 
 
 def householder_product(a, taus):
@@ -750,12 +732,9 @@ def _td_transpose(ct, dl, d, du, b, *, perturb_singular=False):
     return [None, None, None, out]
 
 
-tridiagonal_solve_p = Primitive("tridiagonal_solve")
-tridiagonal_solve_p.def_impl(checked_impl(_td_abstract_eval, _td_impl))  # eager errors = traced errors
-tridiagonal_solve_p.def_abstract_eval(_td_abstract_eval)
+tridiagonal_solve_p = mx.lapack_primitive("tridiagonal_solve", _td_impl, _td_abstract_eval)
 tridiagonal_solve_p.def_jvp(_td_jvp)
 tridiagonal_solve_p.def_transpose(_td_transpose)
-mx.leading_batch_rule(tridiagonal_solve_p)
 
 
 def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):

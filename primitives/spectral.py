@@ -26,13 +26,12 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel.ad import Zero
-from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
 from primitives import _matrix as mx
 from primitives import elementwise as ew
 from primitives import reductions as red
 from primitives import structure as st
-from primitives._rules import aval_of, checked_impl
+from primitives._rules import aval_of
 from primitives.linalg import solve_square, sym_from_triangle
 
 __all__ = [
@@ -134,11 +133,8 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
     return outs, [dv, dw]
 
 
-eigh_p = Primitive("eigh", multiple_results=True)
-eigh_p.def_impl(checked_impl(_eigh_abstract_eval, _eigh_impl))  # eager errors = traced errors
-eigh_p.def_abstract_eval(_eigh_abstract_eval)
+eigh_p = mx.lapack_primitive("eigh", _eigh_impl, _eigh_abstract_eval, multiple_results=True)
 eigh_p.def_jvp(_eigh_jvp)
-mx.leading_batch_rule(eigh_p)
 
 
 def eigh(a, *, lower: bool = True, sort_eigenvalues: bool = True, subset_by_index=None):
@@ -286,11 +282,8 @@ def _inv(x):
     return ew.div(mx.full(aval_of(x).shape, 1, aval_of(x).dtype), x)
 
 
-svd_p = Primitive("svd", multiple_results=True)
-svd_p.def_impl(checked_impl(_svd_abstract_eval, _svd_impl))  # eager errors = traced errors
-svd_p.def_abstract_eval(_svd_abstract_eval)
+svd_p = mx.lapack_primitive("svd", _svd_impl, _svd_abstract_eval, multiple_results=True)
 svd_p.def_jvp(_svd_jvp)
-mx.leading_batch_rule(svd_p)
 
 
 def svd(a, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None, algorithm=None):
@@ -410,11 +403,8 @@ def _eig_jvp(
     return outs, tangents_out
 
 
-eig_p = Primitive("eig", multiple_results=True)
-eig_p.def_impl(checked_impl(_eig_abstract_eval, _eig_impl))  # eager errors = traced errors
-eig_p.def_abstract_eval(_eig_abstract_eval)
+eig_p = mx.lapack_primitive("eig", _eig_impl, _eig_abstract_eval, multiple_results=True)
 eig_p.def_jvp(_eig_jvp)
-mx.leading_batch_rule(eig_p)
 
 
 def eig(
@@ -468,11 +458,8 @@ def _schur_impl(a, *, compute_schur_vectors):
     return mx.per_matrix(one, [a], (2,), likes)
 
 
-schur_p = Primitive("schur", multiple_results=True)
-schur_p.def_impl(checked_impl(_schur_abstract_eval, _schur_impl))  # eager errors = traced errors
-schur_p.def_abstract_eval(_schur_abstract_eval)
+schur_p = mx.lapack_primitive("schur", _schur_impl, _schur_abstract_eval, multiple_results=True)
 mx.no_derivative(schur_p, "the Schur form's ordering and block structure change discontinuously (as in JAX)")
-mx.leading_batch_rule(schur_p)
 
 
 def schur(a, *, compute_schur_vectors: bool = True):
@@ -512,13 +499,10 @@ def _hessenberg_impl(a):
     return mx.per_matrix(one, [a], (2,), likes)
 
 
-hessenberg_p = Primitive("hessenberg", multiple_results=True)
-hessenberg_p.def_impl(
-    checked_impl(_hessenberg_abstract_eval, _hessenberg_impl)
-)  # eager errors = traced errors
-hessenberg_p.def_abstract_eval(_hessenberg_abstract_eval)
+hessenberg_p = mx.lapack_primitive(
+    "hessenberg", _hessenberg_impl, _hessenberg_abstract_eval, multiple_results=True
+)
 mx.no_derivative(hessenberg_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
-mx.leading_batch_rule(hessenberg_p)
 
 
 def hessenberg(a):
@@ -564,13 +548,10 @@ def _tridiagonal_impl(a, *, lower):
     return mx.per_matrix(one, [a], (2,), likes)
 
 
-tridiagonal_p = Primitive("tridiagonal", multiple_results=True)
-tridiagonal_p.def_impl(
-    checked_impl(_tridiagonal_abstract_eval, _tridiagonal_impl)
-)  # eager errors = traced errors
-tridiagonal_p.def_abstract_eval(_tridiagonal_abstract_eval)
+tridiagonal_p = mx.lapack_primitive(
+    "tridiagonal", _tridiagonal_impl, _tridiagonal_abstract_eval, multiple_results=True
+)
 mx.no_derivative(tridiagonal_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
-mx.leading_batch_rule(tridiagonal_p)
 
 
 def tridiagonal(a, *, lower: bool = True):

@@ -21,6 +21,7 @@ calls one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -129,15 +130,21 @@ def lower_fun(fb, fn: Callable, in_avals: Sequence, args: Sequence[str]) -> list
     return lower_closed(fb, closed, list(args))
 
 
-def empty_constants(fb, ctx, impl: Callable, params: dict) -> list[str] | None:
-    """Operands with no elements: the outputs do not depend on any value, so they are the eager
-    impl's results on zeros, embedded as constants (LAPACK is never called on empty arrays).
-    ``None`` when every operand has elements."""
-    if all(int(np.prod(a.shape)) != 0 for a in ctx.avals_in):
-        return None
-    outs = impl(*[np.zeros(a.shape, a.dtype) for a in ctx.avals_in], **params)
-    outs = outs if isinstance(outs, list | tuple) else [outs]
-    return [fb.const(np.asarray(o, a.dtype), a.dtype, a.shape) for o, a in zip(outs, ctx.avals_out)]
+def empty_operands_as_constants(rule: Callable) -> Callable:
+    """Wrap a lowering rule: when an operand has no elements the outputs depend on no value, so
+    they are the primitive's eager impl on zeros, embedded as constants (LAPACK is never called on
+    empty arrays); otherwise ``rule`` runs."""
+
+    @functools.wraps(rule)
+    def wrapped(ctx, *args, **params):
+        if all(int(np.prod(a.shape)) != 0 for a in ctx.avals_in):
+            return rule(ctx, *args, **params)
+        outs = ctx.primitive.impl(*[np.zeros(a.shape, a.dtype) for a in ctx.avals_in], **params)
+        outs = outs if isinstance(outs, list | tuple) else [outs]
+        consts = [ctx.fb.const(np.asarray(o, a.dtype), a.dtype, a.shape) for o, a in zip(outs, ctx.avals_out)]
+        return consts if ctx.primitive.multiple_results else consts[0]
+
+    return wrapped
 
 
 def negate_imag(fb, x: str, aval) -> str:

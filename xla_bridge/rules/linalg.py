@@ -25,7 +25,7 @@ from xla_bridge.emitter import register
 from xla_bridge.rules._lapack import (
     I32,
     char,
-    empty_constants,
+    empty_operands_as_constants,
     ffi_call,
     info_aval,
     lower_fun,
@@ -37,11 +37,9 @@ from xla_bridge.rules._lapack import (
 
 
 @register(la.cholesky_p)
+@empty_operands_as_constants
 def _cholesky(ctx, a):
     fb, (aval,) = ctx.fb, ctx.avals_in
-    empty = empty_constants(fb, ctx, la.cholesky_p.impl, {})
-    if empty is not None:
-        return empty[0]
     batch = aval.shape[:-2]
     factor, info = ffi_call(
         fb, target("potrf", aval.dtype), [a], [aval], [aval, info_aval(batch)], {"uplo": char("L")}, {0: 0}
@@ -51,22 +49,9 @@ def _cholesky(ctx, a):
 
 
 @register(la.triangular_solve_p)
+@empty_operands_as_constants
 def _triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     fb, (a_aval, b_aval) = ctx.fb, ctx.avals_in
-    empty = empty_constants(
-        fb,
-        ctx,
-        la.triangular_solve_p.impl,
-        dict(
-            left_side=left_side,
-            lower=lower,
-            transpose_a=transpose_a,
-            conjugate_a=conjugate_a,
-            unit_diagonal=unit_diagonal,
-        ),
-    )
-    if empty is not None:
-        return empty[0]
     if conjugate_a and not transpose_a:
         a, conjugate_a = negate_imag(fb, a, a_aval), False
     trans = ("C" if conjugate_a else "T") if transpose_a else "N"
@@ -86,11 +71,9 @@ def _permutation_from(fb, pivots: str, pivots_aval, m: int) -> str:
 
 
 @register(la.lu_p)
+@empty_operands_as_constants
 def _lu(ctx, a):
     fb, (aval,) = ctx.fb, ctx.avals_in
-    empty = empty_constants(fb, ctx, la.lu_p.impl, {})
-    if empty is not None:
-        return empty
     lu_aval, piv_aval, _ = ctx.avals_out
     batch, m = aval.shape[:-2], aval.shape[-2]
     lu_, piv, info = ffi_call(
@@ -109,11 +92,9 @@ def _householder(fb, a: str, taus: str, a_aval, taus_aval) -> str:
 
 
 @register(la.qr_p)
+@empty_operands_as_constants
 def _qr(ctx, a, *, pivoting, full_matrices):
     fb, (aval,) = ctx.fb, ctx.avals_in
-    empty = empty_constants(fb, ctx, la.qr_p.impl, dict(pivoting=pivoting, full_matrices=full_matrices))
-    if empty is not None:
-        return empty
     *batch, m, n = aval.shape
     k = min(m, n)
     taus_aval = ShapedArray((*batch, k), aval.dtype)
@@ -150,11 +131,9 @@ def _qr(ctx, a, *, pivoting, full_matrices):
 
 
 @register(la.householder_product_p)
+@empty_operands_as_constants
 def _householder_product(ctx, a, taus):
     fb = ctx.fb
-    empty = empty_constants(fb, ctx, la.householder_product_p.impl, {})
-    if empty is not None:
-        return empty[0]
     a_aval, taus_aval = ctx.avals_in
     if taus_aval.shape[-1] == 0:
         (eye,) = lower_fun(
@@ -176,12 +155,10 @@ def _householder_product(ctx, a, taus):
 
 
 @register(la.tridiagonal_solve_p)
+@empty_operands_as_constants
 def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular=False):
     fb, avals = ctx.fb, ctx.avals_in
     b_aval = avals[3]
-    empty = empty_constants(fb, ctx, la.tridiagonal_solve_p.impl, dict(perturb_singular=perturb_singular))
-    if empty is not None:
-        return empty[0]
     batch = b_aval.shape[:-2]
     if perturb_singular:
         (x,) = ffi_call(fb, "tridiagonal_solve_perturbed_ffi", [dl, d, du, b], avals, [b_aval])
@@ -199,9 +176,7 @@ def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular=False):
 
 
 @register(la.geqrf_p)
+@empty_operands_as_constants
 def _geqrf(ctx, a):
     fb, (aval,) = ctx.fb, ctx.avals_in
-    empty = empty_constants(fb, ctx, la.geqrf_p.impl, {})
-    if empty is not None:
-        return empty
     return ffi_call(fb, target("geqrf", aval.dtype), [a], [aval], ctx.avals_out, {}, {0: 0})

@@ -22,7 +22,7 @@ from primitives import structure as st
 from xla_bridge.emitter import register, tensor_type
 from xla_bridge.rules._lapack import (
     char,
-    empty_constants,
+    empty_operands_as_constants,
     ffi_call,
     info_aval,
     is_complex,
@@ -44,12 +44,9 @@ def _slice_last(fb, x, aval, lo, hi, axis):
 
 
 @register(sp.eigh_p)
+@empty_operands_as_constants
 def _eigh(ctx, a, *, lower, sort_eigenvalues, subset_by_index):
     fb, (aval,) = ctx.fb, ctx.avals_in
-    params = dict(lower=lower, sort_eigenvalues=sort_eigenvalues, subset_by_index=subset_by_index)
-    empty = empty_constants(fb, ctx, sp.eigh_p.impl, params)
-    if empty is not None:
-        return empty
     *batch, n, _ = aval.shape
     w_aval = ShapedArray((*batch, n), mx.real_dtype(aval.dtype))
     name = "heevd" if is_complex(aval.dtype) else "syevd"
@@ -67,17 +64,9 @@ def _eigh(ctx, a, *, lower, sort_eigenvalues, subset_by_index):
 
 
 @register(sp.svd_p)
+@empty_operands_as_constants
 def _svd(ctx, a, *, full_matrices, compute_uv, subset_by_index, algorithm):
     fb, (aval,) = ctx.fb, ctx.avals_in
-    params = dict(
-        full_matrices=full_matrices,
-        compute_uv=compute_uv,
-        subset_by_index=subset_by_index,
-        algorithm=algorithm,
-    )
-    empty = empty_constants(fb, ctx, sp.svd_p.impl, params)
-    if empty is not None:
-        return empty
     *batch, m, n = aval.shape
     k = min(m, n)
     mode = "N" if not compute_uv else ("A" if full_matrices else "S")
@@ -109,16 +98,9 @@ def _svd(ctx, a, *, full_matrices, compute_uv, subset_by_index, algorithm):
 
 
 @register(sp.eig_p)
+@empty_operands_as_constants
 def _eig(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors, enable_eigvec_derivs):
     fb, (aval,) = ctx.fb, ctx.avals_in
-    params = dict(
-        compute_left_eigenvectors=compute_left_eigenvectors,
-        compute_right_eigenvectors=compute_right_eigenvectors,
-        enable_eigvec_derivs=enable_eigvec_derivs,
-    )
-    empty = empty_constants(fb, ctx, sp.eig_p.impl, params)
-    if empty is not None:
-        return empty
     batch = aval.shape[:-2]
     cdt = mx.complex_dtype(aval.dtype)
     w_aval = ShapedArray(aval.shape[:-1], aval.dtype)
@@ -147,11 +129,9 @@ def _eig(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors, enabl
 
 
 @register(sp.schur_p)
+@empty_operands_as_constants
 def _schur(ctx, a, *, compute_schur_vectors):
     fb, (aval,) = ctx.fb, ctx.avals_in
-    empty = empty_constants(fb, ctx, sp.schur_p.impl, dict(compute_schur_vectors=compute_schur_vectors))
-    if empty is not None:
-        return empty
     batch = aval.shape[:-2]
     w_aval = ShapedArray(aval.shape[:-1], aval.dtype)
     eigvals = [w_aval, w_aval] if not is_complex(aval.dtype) else [w_aval]
@@ -163,11 +143,9 @@ def _schur(ctx, a, *, compute_schur_vectors):
 
 
 @register(sp.hessenberg_p)
+@empty_operands_as_constants
 def _hessenberg(ctx, a):
     fb, (aval,) = ctx.fb, ctx.avals_in
-    empty = empty_constants(fb, ctx, sp.hessenberg_p.impl, {})
-    if empty is not None:
-        return empty
     batch, n = aval.shape[:-2], aval.shape[-1]
     taus_aval = ctx.avals_out[1]
     attrs = {"high": f"{n} : i32", "low": "1 : i32"}
@@ -178,11 +156,9 @@ def _hessenberg(ctx, a):
 
 
 @register(sp.tridiagonal_p)
+@empty_operands_as_constants
 def _tridiagonal(ctx, a, *, lower):
     fb, (aval,) = ctx.fb, ctx.avals_in
-    empty = empty_constants(fb, ctx, sp.tridiagonal_p.impl, dict(lower=lower))
-    if empty is not None:
-        return empty
     batch = aval.shape[:-2]
     name = "hetrd" if is_complex(aval.dtype) else "sytrd"
     res = ffi_call(
