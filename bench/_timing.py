@@ -1,5 +1,5 @@
-"""Timing helpers for the benchmarks: medians over repeats after warm-up, a plain table, and the
-one-library-per-process worker runs."""
+"""Timing helpers for the benchmarks: medians over repeats after warm-up, waiting for results, a
+plain table, and the one-library-per-process worker runs."""
 
 from __future__ import annotations
 
@@ -22,6 +22,20 @@ def median_time(fn, *, warmup: int = 3, repeats: int = 30, inner: int = 1) -> fl
             fn()
         samples.append((time.perf_counter() - t0) / inner)
     return statistics.median(samples)
+
+
+def block(tree) -> None:
+    """Wait for every array of a (nested list/tuple) result: ``block_until_ready`` for device
+    arrays, a host read for the rest."""
+    import numpy as np
+
+    for leaf in tree if isinstance(tree, list | tuple) else [tree]:
+        if isinstance(leaf, list | tuple):
+            block(leaf)
+        elif hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+        else:
+            np.asarray(leaf)
 
 
 def print_table(title: str, rows: list[tuple[str, str, float | None]], baseline: str = "funcgrad") -> None:

@@ -34,6 +34,7 @@ import sys  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import _timing  # noqa: E402
+from _timing import block as _block  # noqa: E402
 from _timing import fmt, median_time  # noqa: E402
 
 # ----------------------------------------------------------------------------------------------
@@ -55,19 +56,6 @@ def _lib(name):
     return dict(
         np=fnp, jit=funcgrad.jit, grad=funcgrad.grad, vmap=funcgrad.vmap, vg=funcgrad.value_and_grad, host=np
     )
-
-
-def _block(tree):
-    import numpy as np
-
-    leaves = tree if isinstance(tree, list | tuple) else [tree]
-    for leaf in leaves:
-        if isinstance(leaf, list | tuple):
-            _block(leaf)
-        elif hasattr(leaf, "block_until_ready"):
-            leaf.block_until_ready()
-        else:
-            np.asarray(leaf)
 
 
 def _mlp_problem(L, batch=128, sizes=(64, 256, 256, 10)):

@@ -197,7 +197,12 @@ def test_derivatives_match_finite_differences(entry, dtype):
         check_grads(f, args, order=entry.order, rtol=entry.grad_rtol, atol=entry.grad_atol)
 
 
-NOT_DIFFERENTIABLE = [e for e in OPS if not e.differentiable and any(_dt.is_inexact(d) for d in e.dtypes)]
+NOT_DIFFERENTIABLE = [
+    e
+    for e in OPS
+    if not e.differentiable and e.derivative_error is None and any(_dt.is_inexact(d) for d in e.dtypes)
+]
+REFUSING = [e for e in OPS if e.derivative_error is not None]
 
 
 @pytest.mark.parametrize("entry", NOT_DIFFERENTIABLE, ids=_ids(NOT_DIFFERENTIABLE))
@@ -214,6 +219,16 @@ def test_not_differentiable_ops_have_zero_tangents(entry):
     for t in _outputs(tangents):
         t = np.asarray(t)
         assert t.dtype == _dt.float0 or not np.any(t), f"{entry.name}: nonzero tangent {t}"
+
+
+@pytest.mark.parametrize("entry", REFUSING, ids=_ids(REFUSING))
+def test_derivative_is_refused_with_a_clear_error(entry):
+    dtype = next(d for d in entry.dtypes if _dt.is_inexact(d))
+    sample = op_db.sample_inputs(entry, dtype, np.random.default_rng(0))[0]
+    argnums = tuple(i for i, a in enumerate(sample.args) if _dt.is_inexact(np.asarray(a).dtype))
+    args = tuple(sample.args[i] for i in argnums)
+    with pytest.raises(entry.derivative_error, match=entry.primitive.name):
+        funcgrad.jvp(_restricted(entry, sample, argnums), args, tuple(np.ones_like(a) for a in args))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -351,7 +366,7 @@ def test_derived_jaxprs_typecheck(entry, dtype):
     pos = tuple(range(len(args)))
     grad = funcgrad.grad(loss, argnums=pos)
     v = [_random_like(rng, core.get_aval(a)) for a in args]
-    second = funcgrad.grad(_scalarized(grad, v), argnums=pos)
+    second = funcgrad.grad(_scalarized(grad, v), argnums=pos)  # traced only where entry.order >= 2
     jvp = lambda *a: funcgrad.jvp(f, tuple(a), tuple(v))  # noqa: E731
-    for g in (f, grad, second, jvp):
+    for g in (f, grad, second, jvp) if entry.order >= 2 else (f, grad, jvp):
         typecheck(funcgrad.make_jaxpr(g)(*args))

@@ -9,6 +9,7 @@ resolve lazily (module ``__getattr__``) from their submodules on first access:
 - ``dtypes``: NumPy dtype <-> MLIR type strings, interned ``Aval``s, dense constants
 - ``compile_cache``: the opt-in persistent compilation cache
 - ``plugins``: CUDA PJRT plugin discovery
+- ``lapack``: registering jaxlib's CPU LAPACK kernels, once, when a module first calls one
 - ``emitter``: StableHLO text builders and the lowering-rule registry
 - ``lowering``: jaxpr -> StableHLO module text (rules in ``xla_bridge.rules``)
 - ``dispatch``: one route for a jitted call -- compiled-program cache, argument and output
@@ -56,7 +57,7 @@ _LAZY = {
     "get_cache_dir": "compile_cache",
 }
 
-_SUBMODULES = ("runtime", "dtypes", "compile_cache", "plugins", "emitter", "lowering", "dispatch")
+_SUBMODULES = ("runtime", "dtypes", "compile_cache", "plugins", "lapack", "emitter", "lowering", "dispatch")
 
 # Kept equal to _LAZY + _SUBMODULES (tests/test_xla_runtime.py checks it).
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "get_backend",
     "get_cache_dir",
     "hlo_text",
+    "lapack",
     "lowering",
     "mlir_element_type",
     "mlir_tensor_type",

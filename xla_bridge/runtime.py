@@ -1,9 +1,10 @@
 """XLA runtime: PJRT clients, device buffers, compiling and running StableHLO modules.
 
 Layer: xla_bridge (runtime half). May import: stdlib, numpy, ml_dtypes, jaxlib, and its
-siblings ``dtypes``, ``plugins``, ``compile_cache``, ``dlpack``. Never jax (jaxlib lazily imports jax from
-a few C++ entry points; this module only uses the ones verified not to), never funcgrad: the
-kernel calls this API, not the other way round.
+siblings ``dtypes``, ``plugins``, ``compile_cache``, ``dlpack``, ``lapack``. Never jax (jaxlib
+lazily imports jax from a few C++ entry points; this module only uses the ones verified not to),
+never funcgrad: the kernel calls this API, not the other way round. A module calling LAPACK
+kernels gets them registered before it is compiled (``lapack.ensure_registered``).
 
 Importing this module costs the jaxlib import (~0.1 s, mostly numpy + the C++ extension) but
 creates no client; the CPU client is made on first use (``get_backend``).
@@ -55,7 +56,7 @@ from jaxlib import _jax
 from jaxlib import utils as _jaxlib_utils
 from jaxlib import xla_client as xc
 
-from . import compile_cache, plugins
+from . import compile_cache, lapack, plugins
 from .dlpack import dlpack_to_numpy
 from .dtypes import SUPPORTED_DTYPES, Aval, aval, main_signature, mlir_tensor_type
 
@@ -698,6 +699,11 @@ def compile(module_text, in_avals, out_avals, *, device=None, donate_argnums=())
             "lowering must emit {tf.aliasing_output = K : i32} or {jax.buffer_donor = true} "
             "on donated parameters"
         )
+    if lapack.needs_lapack(module_text):
+        try:
+            lapack.ensure_registered(backend.platform)
+        except ValueError as e:
+            raise XlaBridgeError(str(e), phase="compile", platform=backend.platform) from None
     opts = backend.compile_options(device)
     device_list = xc.DeviceList((device,))
     client = backend.client

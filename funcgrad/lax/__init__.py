@@ -3,9 +3,11 @@
 Layer: surface. Re-exports ``funcgrad.lax.ops`` (elementwise operations, conversions, reductions,
 contractions, shapes), ``funcgrad.lax.slicing`` (slicing, gather/scatter, padding, sorting,
 scans), ``funcgrad.lax.control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
-``scan``, ``map``) and ``funcgrad.lax.fourier`` (``fft``, ``FftType``). ``__all__`` is the union of
-the modules' ``__all__`` (a new function is listed once, in its module) and ``dir(funcgrad.lax)``
-is ``__all__``.
+``scan``, ``map``), ``funcgrad.lax.fourier`` (``fft``, ``FftType``) and ``funcgrad.lax.implicit``
+(``custom_linear_solve``, ``custom_root``). ``__all__`` is the union of the modules' ``__all__`` (a
+new function is listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
+``funcgrad.lax.linalg`` (``jax.lax.linalg``) is a namespace of its own, like
+``funcgrad.numpy.linalg``.
 
 lax is stricter than ``funcgrad.numpy``: no dtype promotion and no broadcasting (Python scalars
 take their partner's dtype), so programs say exactly which primitives run.
@@ -18,13 +20,14 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
-from funcgrad.lax import control_flow, fourier, ops, slicing
+from funcgrad.lax import control_flow, fourier, implicit, linalg, ops, slicing  # noqa: F401 - linalg: own namespace
 from funcgrad.lax.control_flow import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.lax.fourier import *  # noqa: F403
+from funcgrad.lax.implicit import *  # noqa: F403
 from funcgrad.lax.ops import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
 
-__all__ = sorted({*ops.__all__, *slicing.__all__, *control_flow.__all__, *fourier.__all__})
+__all__ = sorted({*ops.__all__, *slicing.__all__, *control_flow.__all__, *fourier.__all__, *implicit.__all__})
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

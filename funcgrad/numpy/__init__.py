@@ -20,8 +20,9 @@ Semantics are NumPy 2's, with JAX's conventions where NumPy has none:
 Modules: ``_core`` (conversion, promotion, broadcasting), ``_dtypes``, ``constants``, ``ufuncs``,
 ``transcendental``, ``complexes`` (complex parts and order), ``reductions``, ``creation``,
 ``manipulation``, ``contractions``, ``indexing``, ``lookup``, ``sorting``, ``numeric``, ``padding``,
-``misc``, ``_methods``, and the public subpackages ``linalg`` (with ``_jacobi`` singular values and
-``_lu`` elimination) and ``fft`` (the Fourier transforms).
+``misc``, ``_methods``, and the public subpackages ``linalg`` (on the LAPACK primitives; ``_linalg``
+holds the solves and determinants it shares with ``funcgrad.scipy.linalg``) and ``fft`` (the
+Fourier transforms).
 
 The namespace is derived, never listed twice: each module's ``__all__`` names its public functions,
 and this package's ``__all__`` is their union (plus ``linalg`` and ``fft``). A new function is exposed by

@@ -1,63 +1,92 @@
-"""``funcgrad.numpy.linalg``: vector and matrix norms (and the contractions NumPy re-exports here).
+"""``funcgrad.numpy.linalg``: ``jax.numpy.linalg``'s 31 functions on LAPACK primitives.
 
-Layer: surface. Imports ``funcgrad.numpy._core``, ``reductions``, ``contractions``, ``manipulation``
-and the primitive catalog (elementwise family).
+Layer: surface. Imports the kernel, the primitive catalog (``linalg``, ``spectral``, ``_matrix``,
+``elementwise``) and the modules of ``funcgrad.numpy`` (``_linalg`` holds the shared solves and
+determinants).
 
-``det``, ``slogdet``, ``solve`` and ``inv`` use Gaussian elimination with partial pivoting made of
-primitives (NOTE: [LU by composition]).
+Every decomposition is one primitive (``primitives/linalg.py``, ``primitives/spectral.py``):
+LAPACK through NumPy/SciPy eagerly, jaxlib's LAPACK custom calls under ``jit``, derivative rules
+of matrix calculus (NOTE: [solve's derivative], NOTE: [spectral derivatives]). Semantics are
+NumPy 2's and the Array API's, with JAX's conventions: integer inputs compute in float64, batch
+dimensions broadcast, a failed factorisation gives NaN rather than an exception (NOTE:
+[factorisation failures]), ``eigh``/``cholesky`` symmetrise their input first
+(``symmetrize_input=True``).
 
 Norms are differentiable everywhere with finite derivatives: at the zero vector the 2-norm's
 derivative is taken as 0 (a subgradient) instead of ``0 / 0``, by the double-where of NOTE: [no NaN
-gradients]. Matrix norms that need singular values (``ord=2``, ``-2``, ``'nuc'``) and ``svdvals``/``cond``/
-``matrix_rank`` use one-sided Jacobi rotations made of primitives (NOTE: [Jacobi singular values]).
+gradients]. Matrix norms that need singular values (``ord=2``, ``-2``, ``'nuc'``) use ``svd``.
 """
 
 from __future__ import annotations
 
+import math
+import operator
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.custom_derivatives import custom_jvp
+from funcgrad.numpy import _linalg as _la
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,
     aval,
     broadcast_args,
-    broadcast_to,
     constant,
-    convert,
     normalize_axes,
     normalize_axis,
-    promote_args,
     select,
 )
-from funcgrad.numpy._jacobi import singular_values
-from funcgrad.numpy._lu import back_substitute, diagonal_of, eliminate
-from funcgrad.numpy.complexes import abs_squared, imag, real
-from funcgrad.numpy.contractions import matmul, tensordot, vecdot
+from funcgrad.numpy.contractions import cross as _cross
+from funcgrad.numpy.contractions import einsum, matmul, tensordot, vecdot
 from funcgrad.numpy.contractions import outer as _outer
 from funcgrad.numpy.contractions import trace as _trace
-from funcgrad.numpy.indexing import getitem
-from funcgrad.numpy.manipulation import concatenate, expand_dims, matrix_transpose, moveaxis, reshape, squeeze
+from funcgrad.numpy.lookup import diagonal as _diagonal
+from funcgrad.numpy.lookup import take_along_axis
+from funcgrad.numpy.manipulation import expand_dims, matrix_transpose, moveaxis, reshape, squeeze
+from funcgrad.numpy.sorting import argsort
 from funcgrad.numpy.transcendental import safe_sqrt
+from primitives import _matrix as mx
 from primitives import elementwise as ew
+from primitives import linalg as la
+from primitives import spectral as sp
 
 __all__ = [
+    "EigResult",
+    "EighResult",
+    "QRResult",
+    "SVDResult",
     "SlogdetResult",
+    "cholesky",
     "cond",
+    "cross",
     "det",
+    "diagonal",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
     "inv",
+    "lstsq",
     "matmul",
     "matrix_norm",
+    "matrix_power",
     "matrix_rank",
     "matrix_transpose",
+    "multi_dot",
     "norm",
     "outer",
+    "pinv",
+    "qr",
     "slogdet",
     "solve",
+    "svd",
     "svdvals",
     "tensordot",
+    "tensorinv",
+    "tensorsolve",
     "trace",
     "vecdot",
     "vector_norm",
@@ -66,6 +95,415 @@ __all__ = [
 
 def __dir__():  # the public names only, not this module's imports and helpers
     return list(__all__)
+
+
+class EigResult(NamedTuple):
+    """``eig``'s result: eigenvalues and right eigenvectors (complex)."""
+
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+class EighResult(NamedTuple):
+    """``eigh``'s result: ascending eigenvalues and orthonormal eigenvectors (columns)."""
+
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+class QRResult(NamedTuple):
+    """``qr``'s result: ``Q`` with orthonormal columns and upper-triangular ``R``."""
+
+    Q: Any
+    R: Any
+
+
+class SVDResult(NamedTuple):
+    """``svd``'s result: ``a = U @ diag(S) @ Vh``."""
+
+    U: Any
+    S: Any
+    Vh: Any
+
+
+class SlogdetResult(NamedTuple):
+    """``slogdet``'s result: the sign of the determinant and the log of its absolute value."""
+
+    sign: Any
+    logabsdet: Any
+
+
+# ----------------------------------------------------------------------------------------------
+# Factorisations
+
+
+def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
+    """The Cholesky factor of Hermitian positive-definite matrices: lower ``L`` with
+    ``a = L @ L^H`` (``upper=True``: ``U = L^H``); NaN where ``a`` is not positive definite.
+
+    >>> cholesky(np.array([[4.0, 2.0], [2.0, 5.0]])).tolist()
+    [[2.0, 0.0], [1.0, 2.0]]
+    """
+    a = _la.matrices(a, "cholesky", square=True)
+    if symmetrize_input:
+        a = _la.symmetrize(a)
+    factor = la.cholesky(a)
+    return _la.H(factor) if upper else factor
+
+
+def qr(a, mode: str = "reduced"):
+    """QR decomposition ``a = Q @ R``: ``mode='reduced'`` (``Q``: m x k), ``'complete'``
+    (``Q``: m x m), ``'r'`` (``R`` only) or ``'raw'`` (LAPACK's packed ``(h, tau)``).
+
+    >>> q, r = qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
+    >>> np.round(np.asarray(q @ r), 12).tolist()
+    [[3.0, 1.0], [4.0, 2.0]]
+    """
+    a = _la.matrices(a, "qr")
+    if mode == "raw":
+        packed, taus = la.geqrf(a)
+        return QRResult(matrix_transpose(packed), taus)
+    if mode not in ("reduced", "complete", "r", "full"):
+        raise ValueError(f"qr: mode must be 'reduced', 'complete', 'r' or 'raw', got {mode!r}")
+    q, r = la.qr(a, full_matrices=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+def svd(
+    a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False, subset_by_index=None
+):
+    """Singular value decomposition ``a = U @ diag(S) @ Vh`` (``S`` descending), as
+    ``SVDResult(U, S, Vh)``, or ``S`` alone without ``compute_uv``.
+
+    >>> u, s, vh = svd(np.array([[0.0, 2.0], [1.0, 0.0]]))
+    >>> s.tolist()
+    [2.0, 1.0]
+    """
+    a = _la.matrices(a, "svd")
+    if hermitian:
+        v, w = sp.eigh(_la.symmetrize(a), subset_by_index=subset_by_index)
+        s = ew.abs_p.bind(w)
+        order = _descending_order(s)
+        s = _take_last(s, order)
+        if not compute_uv:
+            return s
+        u = _take_last(v, order, matrix=True)
+        signs = ew.convert_element_type(ew.sign(_take_last(w, order)), a.dtype)
+        return SVDResult(u, s, _la.H(mx.columns_scaled(u, signs)))
+    if not compute_uv:
+        return sp.svd(a, full_matrices=False, compute_uv=False, subset_by_index=subset_by_index)[0]
+    s, u, vh = sp.svd(a, full_matrices=full_matrices, compute_uv=True, subset_by_index=subset_by_index)
+    return SVDResult(u, s, vh)
+
+
+def _descending_order(s):
+    return argsort(s, axis=-1, descending=True)
+
+
+def _take_last(x, order, matrix=False):
+    if matrix:
+        return take_along_axis(x, expand_dims(order, -2), axis=-1)
+    return take_along_axis(x, order, axis=-1)
+
+
+def svdvals(x, /):
+    """Singular values of the matrices in the last two axes, in descending order.
+
+    >>> svdvals(np.array([[3.0, 0.0], [0.0, -4.0]])).tolist()
+    [4.0, 3.0]
+    """
+    return svd(x, compute_uv=False)
+
+
+def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True):
+    """Eigenvalues (ascending) and orthonormal eigenvectors of Hermitian matrices, as
+    ``EighResult(eigenvalues, eigenvectors)``; ``UPLO`` picks the triangle read when
+    ``symmetrize_input=False``.
+
+    >>> w, v = eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> np.round(np.asarray(w), 12).tolist()
+    [1.0, 3.0]
+    """
+    a = _la.matrices(a, "eigh", square=True)
+    lower = _uplo(UPLO, "eigh")
+    if symmetrize_input:
+        a = _la.symmetrize(a)
+    v, w = sp.eigh(a, lower=lower)
+    return EighResult(w, v)
+
+
+def _uplo(UPLO, name) -> bool:
+    if UPLO not in (None, "L", "U"):
+        raise ValueError(f"{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return UPLO != "U"
+
+
+def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
+    """Eigenvalues (ascending) of Hermitian matrices.
+
+    >>> np.round(np.asarray(eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]]))), 12).tolist()
+    [1.0, 3.0]
+    """
+    return eigh(a, UPLO, symmetrize_input).eigenvalues
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors of general square matrices (complex), as
+    ``EigResult(eigenvalues, eigenvectors)`` with ``a @ v[:, i] = w[i] * v[:, i]``.
+
+    >>> w, v = eig(np.array([[2.0, 0.0], [0.0, 3.0]]))
+    >>> w.tolist()
+    [(2+0j), (3+0j)]
+    """
+    a = _la.matrices(a, "eig", square=True)
+    w, v = sp.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=True)
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """Eigenvalues of general square matrices (complex).
+
+    >>> eigvals(np.array([[0.0, 1.0], [-1.0, 0.0]])).tolist()
+    [1j, -1j]
+    """
+    a = _la.matrices(a, "eigvals", square=True)
+    return sp.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# Solves, inverses, determinants
+
+
+def solve(a, b):
+    """Solve ``a @ x = b`` for square ``a`` (LU with partial pivoting); ``b`` is a vector when 1-D,
+    else a stack of matrices; batch axes broadcast. NaN/inf for singular ``a``.
+
+    >>> solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0])).tolist()
+    [1.0, 0.5]
+    """
+    return _la.solve(a, b)
+
+
+def inv(a):
+    """Inverse of the square matrices in the last two axes.
+
+    >>> inv(np.array([[2.0, 0.0], [0.0, 4.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    return _la.inv(a)
+
+
+def det(a):
+    """Determinant of the square matrices in the last two axes (LU; exact derivative even at
+    singular matrices, NOTE: [solve's derivative]).
+
+    >>> float(det(np.array([[1.0, 2.0], [3.0, 4.0]])))
+    -2.0
+    """
+    return _la.det(a)
+
+
+def slogdet(a, *, method: str | None = None):
+    """Sign and log-absolute-value of the determinant, ``SlogdetResult(sign, logabsdet)``;
+    ``(0, -inf)`` for singular matrices. ``method``: ``'lu'`` (default) or ``'qr'``.
+
+    >>> s, l = slogdet(np.array([[2.0, 0.0], [0.0, -3.0]]))
+    >>> float(s), round(float(l), 12) == round(float(np.log(6.0)), 12)
+    (-1.0, True)
+    """
+    if method not in (None, "lu", "qr"):
+        raise ValueError(f"slogdet: method must be 'lu' or 'qr', got {method!r}")
+    return SlogdetResult(*_la.slogdet(a))
+
+
+def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
+    """Moore-Penrose pseudo-inverse by SVD; singular values below ``rtol * max(s)`` (default
+    ``10 * max(m, n) * eps``) count as zero. Differentiable (a stated JVP, as JAX).
+
+    >>> pinv(np.array([[2.0, 0.0], [0.0, 0.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
+    """
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError("pinv: give only one of rtol and rcond")
+        rtol = rcond
+    a = _la.matrices(a, "pinv")
+    if rtol is not None and not isinstance(rtol, int | float):
+        rtol = asarray(rtol, mx.real_dtype(a.dtype))
+        return _pinv_impl(a, rtol, hermitian)
+    return _pinv_custom(a, rtol, hermitian)
+
+
+def _pinv_impl(a, rtol, hermitian):
+    m, n = a.shape[-2:]
+    if m == 0 or n == 0:
+        return asarray(np.zeros((*a.shape[:-2], n, m), a.dtype))
+    rdt = mx.real_dtype(a.dtype)
+    if rtol is None:
+        rtol = 10.0 * max(m, n) * float(np.finfo(rdt).eps)
+    u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
+    cutoff = ew.mul(*broadcast_args(asarray(rtol, rdt), s[..., 0:1]))
+    s_b, cutoff = broadcast_args(s, cutoff)
+    keep = ew.gt_p.bind(s_b, cutoff)
+    inv_s = select(keep, ew.div(constant(1, rdt), select(keep, s, constant(1, rdt))), constant(0, rdt))
+    return matmul(_la.H(vh), mx.rows_scaled(_la.H(u), ew.convert_element_type(inv_s, a.dtype)))
+
+
+_pinv_custom = custom_jvp(_pinv_impl, nondiff_argnums=(1, 2))
+
+
+@_pinv_custom.defjvp
+def _pinv_jvp(rtol, hermitian, primals, tangents):
+    (a,), (da,) = primals, tangents
+    p = _pinv_impl(a, rtol, hermitian)
+    if hermitian:
+        a, da = _la.symmetrize(a), _la.symmetrize(da)
+    h = _la.H
+    m, n = a.shape[-2:]
+    if m >= n:
+        s = matmul(matmul(p, h(p)), h(da))
+        t = matmul(matmul(h(da), h(p)), p)
+        dp = -matmul(matmul(p, da), p) + s - matmul(matmul(s, a), p) + t - matmul(matmul(p, a), t)
+    else:
+        s = matmul(p, matmul(h(p), h(da)))
+        t = matmul(h(da), matmul(h(p), p))
+        dp = -matmul(p, matmul(da, p)) + s - matmul(s, matmul(a, p)) + t - matmul(p, matmul(a, t))
+    return p, dp
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
+    """Least-squares solution of ``a @ x = b`` (2-D ``a``, 1-D or 2-D ``b``) by SVD: ``(x,
+    residuals, rank, s)``; singular values below ``rcond * max(s)`` (default ``eps * max(m, n)``)
+    are dropped. Residuals are always returned unless ``numpy_resid`` asks for NumPy's rule.
+
+    >>> x, res, rank, s = lstsq(np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), np.array([1.0, 2.0, 3.0]))
+    >>> x.tolist(), res.tolist(), int(rank)
+    ([1.0, 2.0], [9.0], 2)
+    """
+    a, b = _la.inexact_pair(a, b, "lstsq")
+    if a.ndim != 2:
+        raise TypeError(f"lstsq: a must be two-dimensional, got shape {a.shape}")
+    if b.ndim not in (1, 2):
+        raise TypeError(f"lstsq: b must be one- or two-dimensional, got shape {b.shape}")
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"lstsq: a {a.shape} and b {b.shape} must have the same number of rows")
+    vector = b.ndim == 1
+    if vector:
+        b = reshape(b, (b.shape[0], 1))
+    m, n = a.shape
+    rdt = mx.real_dtype(a.dtype)
+    if a.size == 0:
+        s = asarray(np.zeros(0, rdt))
+        rank = asarray(np.int32(0))
+        x = asarray(np.zeros((n, b.shape[1]), a.dtype))
+    else:
+        eps = float(np.finfo(rdt).eps)
+        rcond = eps * max(m, n) if rcond is None else (eps if rcond < 0 else rcond)
+        u, s, vt = svd(a, full_matrices=False)
+        keep = ew.and_p.bind(
+            ew.gt_p.bind(s, constant(0, rdt)), ew.ge_p.bind(s, ew.mul(s[0], constant(rcond, rdt)))
+        )
+        rank = reductions.sum(ew.convert_element_type(keep, np.int32))
+        inv_s = select(keep, ew.div(constant(1, rdt), select(keep, s, constant(1, rdt))), constant(0, rdt))
+        utb = matmul(_la.H(u), b)
+        x = matmul(_la.H(vt), mx.rows_scaled(utb, ew.convert_element_type(inv_s, a.dtype)))
+    if numpy_resid and (int(rank) < n or m <= n):
+        resid = asarray(np.zeros(0, rdt))
+    else:
+        r = ew.sub(b, matmul(a, x))
+        resid = reductions.sum(_abs2(r), 0)
+    if vector:
+        x = reshape(x, (n,))
+    return x, resid, rank, s
+
+
+def matrix_power(a, n: int):
+    """``a`` multiplied by itself ``n`` times (repeated squaring; ``n < 0`` inverts first,
+    ``n == 0`` gives the identity).
+
+    >>> matrix_power(np.array([[1.0, 1.0], [0.0, 1.0]]), 3).tolist()
+    [[1.0, 3.0], [0.0, 1.0]]
+    """
+    a = asarray(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"matrix_power: a must be square in its last two dimensions, got shape {a.shape}")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"matrix_power: the exponent must be an integer, got {n!r}") from None
+    if n == 0:
+        return asarray(np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy())
+    if n < 0:
+        a, n = inv(a), -n
+    result, z = None, None
+    while n > 0:
+        z = a if z is None else matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return result
+
+
+def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
+    """The number of singular values above the tolerance: ``rtol * max(s)`` (relative, the Array
+    API's; default ``max(m, n) * eps``) or ``tol`` (absolute, NumPy's).
+
+    >>> int(matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])))
+    1
+    """
+    if tol is not None and rtol is not None:
+        raise ValueError("matrix_rank: give only one of rtol and tol")
+    M = _la.inexact(M, "matrix_rank", "M")
+    if M.ndim < 2:
+        return ew.convert_element_type(reductions.any(ew.ne_p.bind(M, constant(0, M.dtype))), np.int32)
+    s = svd(M, compute_uv=False, hermitian=hermitian)
+    rdt = s.dtype
+    if tol is not None:
+        threshold = expand_dims(asarray(tol, rdt), -1)
+    else:
+        rtol = max(M.shape[-2:]) * float(np.finfo(rdt).eps) if rtol is None else rtol
+        top = (
+            reductions.max(s, -1, keepdims=True, initial=0)
+            if s.shape[-1]
+            else asarray(np.zeros((*s.shape[:-1], 1), rdt))
+        )
+        threshold = ew.mul(*broadcast_args(top, expand_dims(asarray(rtol, rdt), -1)))
+    above = ew.gt_p.bind(*broadcast_args(s, threshold))
+    return reductions.sum(ew.convert_element_type(above, np.int32), -1)
+
+
+def cond(x, p=None):
+    """The condition number ``norm(x, p) * norm(inv(x), p)``; for ``p`` None/2/-2 the ratio of
+    extreme singular values. ``inf`` for singular matrices.
+
+    >>> float(cond(np.diag(np.array([1.0, 4.0]))))
+    4.0
+    """
+    x = _la.matrices(x, "cond", "x")
+    if x.shape[-1] == 0 or x.shape[-2] == 0:
+        raise ValueError(f"cond: x must not be empty, got shape {x.shape}")
+    if p in (None, 2, -2):
+        s = svdvals(x)
+        r = ew.div(s[..., 0], s[..., -1]) if p != -2 else ew.div(s[..., -1], s[..., 0])
+    else:
+        if x.shape[-1] != x.shape[-2]:
+            raise ValueError(f"cond: for p={p!r} x must be square, got shape {x.shape}")
+        r = ew.mul(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+    nan_r = ew.ne_p.bind(r, r)
+    nan_x = reductions.any(ew.ne_p.bind(x, x), (-2, -1))
+    fix = ew.and_p.bind(*broadcast_args(nan_r, ew.not_p.bind(nan_x)))
+    return select(fix, constant(np.inf, r.dtype), r)
+
+
+# ----------------------------------------------------------------------------------------------
+# Norms
+
+
+def _abs2(x):
+    """``|x|^2`` (real)."""
+    if aval(x).dtype.kind == "c":
+        return mx.real(ew.mul(x, mx.conj(x)))
+    return ew.square_p.bind(x)
 
 
 def _safe_root(s, p: float):
@@ -79,20 +517,19 @@ def _safe_root(s, p: float):
 
 def _as_inexact(x):
     x = asarray(x)
-    return x if _dt.is_inexact(x.dtype) else convert(x, _dt.default_float)
+    return x if _dt.is_inexact(x.dtype) else ew.convert_element_type(x, _dt.default_float)
 
 
 def _vector_norm(x, axes, ord, keepdims):
-    # Norms are real, complex input included (|x| is real; the 2-norm sums re^2 + im^2).
-    absx = ew.abs_p.bind(x)
+    absx = mx.abs_value(x)
     if ord is None or ord == 2:
-        return safe_sqrt(reductions.sum(abs_squared(x), axes, keepdims=keepdims))
+        return safe_sqrt(reductions.sum(_abs2(x), axes, keepdims=keepdims))
     if ord == np.inf:
         return reductions.max(absx, axes, keepdims=keepdims)
     if ord == -np.inf:
         return reductions.min(absx, axes, keepdims=keepdims)
     if ord == 0:
-        nonzero = ew.convert_element_type(ew.ne_p.bind(x, constant(0, x.dtype)), absx.dtype)
+        nonzero = ew.convert_element_type(ew.ne_p.bind(absx, constant(0, absx.dtype)), absx.dtype)
         return reductions.sum(nonzero, axes, keepdims=keepdims)
     if ord == 1:
         return reductions.sum(absx, axes, keepdims=keepdims)
@@ -109,27 +546,21 @@ def _vector_norm(x, axes, ord, keepdims):
 def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
     axes = (row_axis, col_axis)
     if ord is None or ord == "fro" or ord == "f":
-        return safe_sqrt(reductions.sum(abs_squared(x), axes, keepdims=keepdims))
-    absx = ew.abs_p.bind(x)
-    if ord in (1, -1):
-        col_sums = reductions.sum(absx, row_axis, keepdims=True)
-        fn = reductions.max if ord == 1 else reductions.min
-        out = fn(col_sums, col_axis, keepdims=True)
-    elif ord in (np.inf, -np.inf):
-        row_sums = reductions.sum(absx, col_axis, keepdims=True)
-        fn = reductions.max if ord == np.inf else reductions.min
-        out = fn(row_sums, row_axis, keepdims=True)
-    elif ord in (2, -2, "nuc"):
-        # Singular values of the (row, col) planes, moved last (NOTE: [Jacobi singular values]).
-        planes = moveaxis(x, (row_axis, col_axis), (-2, -1))
-        sv = svdvals(planes)
+        return safe_sqrt(reductions.sum(_abs2(x), axes, keepdims=keepdims))
+    if ord in (2, -2, "nuc"):
+        sv = svdvals(moveaxis(x, (row_axis, col_axis), (-2, -1)))
         if ord == "nuc":
             out = reductions.sum(sv, -1)
         else:
-            out = getitem(sv, (Ellipsis, 0 if ord == 2 else -1))
-        if keepdims:
-            out = expand_dims(out, tuple(sorted(axes)))
-        return out
+            out = sv[..., 0] if ord == 2 else sv[..., -1]
+        return expand_dims(out, tuple(sorted(axes))) if keepdims else out
+    absx = mx.abs_value(x)
+    if ord in (1, -1):
+        sums = reductions.sum(absx, row_axis, keepdims=True)
+        out = (reductions.max if ord == 1 else reductions.min)(sums, col_axis, keepdims=True)
+    elif ord in (np.inf, -np.inf):
+        sums = reductions.sum(absx, col_axis, keepdims=True)
+        out = (reductions.max if ord == np.inf else reductions.min)(sums, row_axis, keepdims=True)
     else:
         raise ValueError(f"Invalid norm order {ord!r} for matrices")
     return out if keepdims else squeeze(out, axes)
@@ -148,8 +579,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     x = _as_inexact(x)
     if axis is None:
         if ord is None:
-            all_axes = tuple(range(x.ndim))
-            return safe_sqrt(reductions.sum(abs_squared(x), all_axes, keepdims=keepdims))
+            return safe_sqrt(reductions.sum(_abs2(x), tuple(range(x.ndim)), keepdims=keepdims))
         if x.ndim == 1:
             return _vector_norm(x, (0,), ord, keepdims)
         if x.ndim == 2:
@@ -188,150 +618,92 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
     2.0
     """
     x = _as_inexact(x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_norm: x must be at least two-dimensional, got shape {x.shape}")
     return _matrix_norm(x, x.ndim - 2, x.ndim - 1, ord, keepdims)
 
 
-def svdvals(x, /):
-    """Singular values of the matrices in the last two axes, in descending order.
+# ----------------------------------------------------------------------------------------------
+# Products and tensors
 
-    >>> svdvals(np.array([[3.0, 0.0], [0.0, -4.0]])).round(12).tolist()
-    [4.0, 3.0]
+
+def multi_dot(arrays: Sequence, *, precision=None):
+    """The product of a chain of matrices in the cheapest order (the first and last may be
+    vectors).
+
+    >>> multi_dot([np.ones((2, 3)), np.ones((3, 4)), np.ones(4)]).tolist()
+    [12.0, 12.0]
     """
-    x = _as_inexact(x)
-    if x.ndim < 2:
-        raise ValueError(f"svdvals needs at least 2 dimensions, got shape {x.shape}")
-    if x.dtype.kind == "c":
-        # X + iY has the singular values of the real [[X, -Y], [Y, X]], each there twice.
-        re, im = real(x), imag(x)
-        top = concatenate([re, ew.neg_p.bind(im)], -1)
-        bottom = concatenate([im, re], -1)
-        doubled = singular_values(concatenate([top, bottom], -2))
-        return getitem(doubled, (Ellipsis, slice(None, None, 2)))
-    return singular_values(x)
+    arrays = [asarray(a) for a in arrays]
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot needs at least two arrays, got {len(arrays)}")
+    if not (
+        arrays[0].ndim in (1, 2) and arrays[-1].ndim in (1, 2) and all(a.ndim == 2 for a in arrays[1:-1])
+    ):
+        raise ValueError(
+            "multi_dot: the arrays must be two-dimensional, except the first and last which may be "
+            f"one-dimensional; got shapes {[a.shape for a in arrays]}"
+        )
+    if any(x.shape[-1] != y.shape[0] for x, y in zip(arrays[:-1], arrays[1:])):
+        raise ValueError(f"multi_dot: shapes {[a.shape for a in arrays]} are not aligned for a matrix chain")
+    labels = [(i, i + 1) for i in range(len(arrays))]
+    if arrays[0].ndim == 1:
+        labels[0] = labels[0][1:]
+    if arrays[-1].ndim == 1:
+        labels[-1] = labels[-1][:1]
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    if len(arrays) + 1 > len(letters):
+        out = arrays[0]
+        for a in arrays[1:]:
+            out = matmul(out, a)
+        return out
+    spec = ",".join("".join(letters[i] for i in lab) for lab in labels)
+    kept = [letters[0]] if arrays[0].ndim == 2 else []
+    kept += [letters[len(arrays)]] if arrays[-1].ndim == 2 else []
+    return einsum(f"{spec}->{''.join(kept)}", *arrays, optimize="optimal")
 
 
-def cond(x, p=None):
-    """The condition number of ``x`` (``p=None``: the 2-norm ratio of extreme singular values; other
-    ``p``: ``norm(x, p) * norm(inv(x), p)`` is not available).
+def tensorinv(a, ind: int = 2):
+    """The inverse of ``a`` seen as a linear map from its last ``ndim - ind`` axes to its first
+    ``ind`` (so that ``tensordot(tensorinv(a, ind), a, ind)`` is the identity).
 
-    >>> float(cond(np.diag(np.array([1.0, 4.0]))))
-    4.0
+    >>> tensorinv(np.eye(4).reshape(4, 2, 2), ind=1).shape
+    (2, 2, 4)
     """
-    if p not in (None, 2, -2):
-        raise NotImplementedError("cond: only p=None, 2 and -2 (singular-value ratios) are supported")
-    sv = svdvals(x)
-    ratio = ew.div_p.bind(getitem(sv, (Ellipsis, 0)), getitem(sv, (Ellipsis, -1)))
-    return ratio if p != -2 else ew.div_p.bind(constant(1, ratio.dtype), ratio)
+    a = asarray(a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"tensorinv: ind must be a positive integer, got {ind}")
+    out_shape, in_shape = a.shape[:ind], a.shape[ind:]
+    rows, cols = math.prod(out_shape), math.prod(in_shape)
+    if rows != cols:
+        raise ValueError(
+            f"tensorinv: the product of the first {ind} dimensions ({rows}) must equal that of the "
+            f"others ({cols}); got shape {a.shape}"
+        )
+    return reshape(inv(reshape(a, (rows, cols))), (*in_shape, *out_shape))
 
 
-def matrix_rank(M, rtol=None, *, tol=None):
-    """The number of singular values above ``tol`` (default ``max(M.shape[-2:]) * eps * sigma_max``).
+def tensorsolve(a, b, axes=None):
+    """Solve ``tensordot(a, x, x.ndim) = b`` for ``x`` (``axes`` of ``a`` moved last first).
 
-    >>> int(matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])))
-    1
+    >>> tensorsolve(np.eye(4).reshape(2, 2, 4), np.ones((2, 2))).tolist()
+    [1.0, 1.0, 1.0, 1.0]
     """
-    M = _as_inexact(M)
-    if M.ndim < 2:
-        return reductions.any(ew.ne_p.bind(M, constant(0, M.dtype))).astype(np.int64)
-    sv = svdvals(M)
-    if tol is None:
-        factor = max(M.shape[-2:]) * np.finfo(M.dtype).eps if rtol is None else rtol
-        tol = ew.mul_p.bind(getitem(sv, (Ellipsis, slice(0, 1))), constant(factor, sv.dtype))
-    above = ew.gt_p.bind(*broadcast_args(sv, asarray(tol, sv.dtype)))
-    return reductions.sum(above, -1)
-
-
-def _square_matrices(a, name):
-    a = _as_inexact(a)
-    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"{name}: Last 2 dimensions of the array must be square, got shape {a.shape}")
-    return a
-
-
-def det(a):
-    """Determinant of the square matrices in the last two axes (LU with partial pivoting made of
-    primitives, NOTE: [LU by composition]; exactly 0 for singular matrices).
-
-    >>> float(det(np.array([[1.0, 2.0], [3.0, 4.0]])))
-    -2.0
-    """
-    a = _square_matrices(a, "det")
-    n = a.shape[-1]
-    if n == 0:
-        return constant(1, a.dtype, a.shape[:-2])
-    u, sign = eliminate(a, n)
-    return ew.mul_p.bind(sign, reductions.prod(diagonal_of(u, n), -1))
-
-
-class SlogdetResult(NamedTuple):
-    """``slogdet``'s result: the sign of the determinant and the log of its absolute value."""
-
-    sign: Any
-    logabsdet: Any
-
-
-def slogdet(a):
-    """Sign and log-absolute-value of the determinant (``(0, -inf)`` for singular matrices).
-
-    >>> s, l = slogdet(np.array([[2.0, 0.0], [0.0, -3.0]]))
-    >>> float(s), round(float(l), 12) == round(float(np.log(6.0)), 12)
-    (-1.0, True)
-    """
-    a = _square_matrices(a, "slogdet")
-    n = a.shape[-1]
-    real = _dt.real_dtype(a.dtype)  # the log of |det| is real; the sign of a complex det is complex
-    if n == 0:
-        return SlogdetResult(constant(1, a.dtype, a.shape[:-2]), constant(0, real, a.shape[:-2]))
-    u, sign = eliminate(a, n)
-    d = diagonal_of(u, n)
-    zero = constant(0, a.dtype)
-    is_zero = ew.eq_p.bind(d, zero)
-    logs = select(
-        is_zero,
-        constant(-np.inf, real),
-        ew.log_p.bind(select(is_zero, constant(1, real), ew.abs_p.bind(d))),
-    )
-    sign = ew.mul_p.bind(sign, reductions.prod(ew.sign_p.bind(d), -1))
-    return SlogdetResult(sign, reductions.sum(logs, -1))
-
-
-def solve(a, b):
-    """Solve ``a @ x = b`` for square ``a`` (``b`` a vector if 1-D, else matrices; batch axes
-    broadcast), by elimination with partial pivoting (NOTE: [LU by composition]).
-
-    >>> solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0])).tolist()
-    [1.0, 0.5]
-    """
-    a = _square_matrices(a, "solve")
-    b = asarray(b)
-    a, b = promote_args(a, b)
-    n = a.shape[-1]
-    vector = b.ndim == 1
-    if vector:
-        b = reshape(b, (n, 1))
-    if b.ndim < 2 or b.shape[-2] != n:
-        raise ValueError(f"solve: b of shape {b.shape} does not match a of shape {a.shape}")
-    batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
-    a = broadcast_to(a, (*batch, n, n))
-    b = broadcast_to(b, (*batch, n, b.shape[-1]))
-    if n == 0:
-        x = b
-    else:
-        u, _ = eliminate(concatenate([a, b], -1), n)
-        x = back_substitute(u, n)
-    return reshape(x, (*batch, n)) if vector else x
-
-
-def inv(a):
-    """Inverse of the square matrices in the last two axes (``solve(a, identity)``).
-
-    >>> inv(np.array([[2.0, 0.0], [0.0, 4.0]])).tolist()
-    [[0.5, 0.0], [0.0, 0.25]]
-    """
-    a = _square_matrices(a, "inv")
-    n = a.shape[-1]
-    eye = constant(np.eye(n), a.dtype)
-    return solve(a, broadcast_to(eye, a.shape))
+    a, b = asarray(a), asarray(b)
+    if axes is not None:
+        axes = tuple(axes)
+        a = moveaxis(a, axes, tuple(range(a.ndim - len(axes), a.ndim)))
+    if a.shape[: b.ndim] != b.shape:
+        raise ValueError(f"tensorsolve: the leading dimensions of a {a.shape} must be b's shape {b.shape}")
+    out_shape = a.shape[b.ndim :]
+    if b.size != math.prod(out_shape):
+        raise ValueError(
+            "tensorsolve: prod(a.shape[:b.ndim]) must equal prod(a.shape[b.ndim:]); "
+            f"got a {a.shape}, b {b.shape}"
+        )
+    x = solve(reshape(a, (b.size, b.size)), reshape(b, (b.size,)))
+    return reshape(x, out_shape)
 
 
 def outer(x1, x2, /):
@@ -340,7 +712,39 @@ def outer(x1, x2, /):
     >>> outer(np.array([1, 2]), np.array([3, 4])).tolist()
     [[3, 4], [6, 8]]
     """
+    x1, x2 = asarray(x1), asarray(x2)
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(
+            f"linalg.outer: the inputs must be one-dimensional, got shapes {x1.shape} and {x2.shape}"
+        )
     return _outer(x1, x2)
+
+
+def cross(x1, x2, /, *, axis: int = -1):
+    """Cross product of 3-element vectors along ``axis`` (Array API ``linalg.cross``).
+
+    >>> cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    x1, x2 = asarray(x1), asarray(x2)
+    if x1.ndim == 0 or x2.ndim == 0 or x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError(
+            f"linalg.cross: both inputs must have size 3 along axis {axis}, "
+            f"got shapes {x1.shape} and {x2.shape}"
+        )
+    return _cross(x1, x2, axis=axis)
+
+
+def diagonal(x, /, *, offset: int = 0):
+    """The diagonals of the matrices in the last two axes (Array API ``linalg.diagonal``).
+
+    >>> diagonal(np.arange(4.0).reshape(2, 2)).tolist()
+    [0.0, 3.0]
+    """
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"linalg.diagonal: x must be at least two-dimensional, got shape {x.shape}")
+    return _diagonal(x, offset, -2, -1)
 
 
 def trace(x, /, *, offset: int = 0, dtype=None):

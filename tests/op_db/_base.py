@@ -51,6 +51,9 @@ class OpInfo:
     grad_atol: float = 1e-5
     order: int = 2
     check_fd: bool = True  # False where finite differences cannot resolve the derivative
+    # The exception a JVP raises where the primitive has no derivative by design (as in JAX: the
+    # Schur form, Hessenberg reduction); such entries are ``differentiable=False``.
+    derivative_error: type[Exception] | None = None
 
 
 def _shapes(min_dims=0, max_dims=3, min_side=0, max_side=4):

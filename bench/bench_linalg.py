@@ -1,0 +1,320 @@
+"""Dense linear algebra benchmarks: funcgrad vs jax, torch (eager), HIPS autograd (eager) and
+NumPy by hand, medians of repeats after warm-up.
+
+Run: ``python bench/bench_linalg.py`` (``--quick`` for fewer rounds; ``--cases a,b`` to pick).
+Cases (goals from issue 12):
+
+- ``gp``: Gaussian-process negative log marginal likelihood, 500 points in 2-D, RBF kernel with
+  3 hyperparameters (log length scale, log signal and noise variances), Cholesky + triangular
+  solves + log-det, float64: steady ``jit(value_and_grad)`` (goal <= 1.0x jax; torch, autograd
+  and NumPy-by-hand for reference);
+- ``gp_first``: the first ``jit(value_and_grad)`` call in a fresh process, compile included
+  (goal <= 1.0x jax);
+- ``solve``: ``jit(solve)`` of a 300x300 float64 system, steady (goal <= 1.0x jax; NumPy for
+  reference); ``solve_first``: its first call, compile included (goal <= 1.2x jax);
+  ``solve_eager``: eager ``solve`` (goal <= 1.5x NumPy);
+- ``eigh_grad``: ``jit(grad(sum of the 3 smallest eigenvalues))`` of 200x200 (goal <= 1.1x jax);
+- ``nuc_grad``: ``jit(grad(nuclear norm))`` of 100x100 via the SVD (goal <= 1.1x jax).
+
+Every measurement runs in its own subprocess (one library per process) and the libraries take
+turns (round-robin) so that load on the shared machine hits all of them alike; the reported number
+is the median over rounds of each round's median. torch and autograd are skipped when missing.
+"""
+
+from __future__ import annotations
+
+import time
+
+_T0 = time.perf_counter()  # first line: "first call" cases count from here only the call itself
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from _timing import block as _block  # noqa: E402
+from _timing import fmt, median_time  # noqa: E402
+
+N_GP, N_SOLVE, N_EIGH, N_SVD = 500, 300, 200, 100
+
+
+def _gp_data():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, (N_GP, 2))
+    y = np.sin(x[:, 0]) * np.cos(x[:, 1]) + 0.1 * rng.standard_normal(N_GP)
+    sqdist = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    theta = np.array([0.0, 0.0, -2.0])  # log length scale, log signal variance, log noise variance
+    return sqdist, y, theta
+
+
+def _gp_nlml(np_, cholesky, solve_tri):
+    """The NLML written once for the array libraries with NumPy's API."""
+
+    def nlml(theta, sqdist, y):
+        ell2, sf2, sn2 = np_.exp(2 * theta[0]), np_.exp(theta[1]), np_.exp(theta[2])
+        k = sf2 * np_.exp(-0.5 * sqdist / ell2) + sn2 * np_.eye(y.shape[0])
+        chol = cholesky(k)
+        z = solve_tri(chol, y, lower=True)
+        return (
+            0.5 * np_.sum(z * z)
+            + np_.sum(np_.log(np_.diagonal(chol, 0, -1, -2)))
+            + 0.5 * y.shape[0] * np_.log(2 * np_.pi)
+        )
+
+    return nlml
+
+
+def _array_lib(lib):
+    if lib == "jax":
+        import jax
+        import jax.numpy as jnp
+        import jax.scipy.linalg as jsl
+
+        jax.config.update("jax_enable_x64", True)
+        return dict(np=jnp, jit=jax.jit, grad=jax.grad, vg=jax.value_and_grad, sl=jsl)
+    import funcgrad
+    import funcgrad.numpy as fnp
+    import funcgrad.scipy.linalg as fsl
+
+    return dict(np=fnp, jit=funcgrad.jit, grad=funcgrad.grad, vg=funcgrad.value_and_grad, sl=fsl)
+
+
+# ----------------------------------------------------------------------------------------------
+# Workers (one library per process)
+
+
+def work_gp(lib, repeats, first=False):
+    import numpy as np
+
+    sqdist, y, theta = _gp_data()
+    if lib in ("jax", "funcgrad"):
+        L = _array_lib(lib)
+        f = L["jit"](L["vg"](_gp_nlml(L["np"], L["np"].linalg.cholesky, L["sl"].solve_triangular)))
+        if first:
+            t0 = time.perf_counter()
+            _block(f(theta, sqdist, y))
+            return time.perf_counter() - t0
+        return median_time(lambda: _block(f(theta, sqdist, y)), warmup=3, repeats=repeats)
+    if lib == "torch":
+        import torch
+
+        torch.set_default_dtype(torch.float64)
+        tsq, ty = torch.tensor(sqdist), torch.tensor(y)
+
+        def step():
+            th = torch.tensor(theta, requires_grad=True)
+            nlml = _gp_nlml(
+                _TorchNp(), torch.linalg.cholesky,
+                lambda a, b, lower: torch.linalg.solve_triangular(a, b[:, None], upper=not lower)[:, 0],
+            )(th, tsq, ty)  # fmt: skip
+            nlml.backward()
+            return nlml.item(), th.grad.numpy()
+
+        return median_time(step, warmup=3, repeats=repeats)
+    if lib == "autograd":
+        import autograd
+        import autograd.numpy as anp
+        import autograd.scipy.linalg as asl
+
+        f = autograd.value_and_grad(_gp_nlml(anp, anp.linalg.cholesky, asl.solve_triangular))
+        return median_time(lambda: f(theta, sqdist, y), warmup=2, repeats=repeats)
+    import scipy.linalg as sl  # NumPy by hand: the value and the gradient 0.5 tr((K^-1 - a a^T) dK)
+
+    def step():
+        ell2, sf2, sn2 = np.exp(2 * theta[0]), np.exp(theta[1]), np.exp(theta[2])
+        kf = sf2 * np.exp(-0.5 * sqdist / ell2)
+        k = kf + sn2 * np.eye(N_GP)
+        c = sl.cho_factor(k, lower=True)
+        alpha = sl.cho_solve(c, y)
+        value = 0.5 * y @ alpha + np.log(np.diag(c[0])).sum() + 0.5 * N_GP * np.log(2 * np.pi)
+        w = sl.cho_solve(c, np.eye(N_GP)) - np.outer(alpha, alpha)
+        grads = [0.5 * np.sum(w * kf * sqdist / ell2), 0.5 * np.sum(w * kf), 0.5 * sn2 * np.trace(w)]
+        return value, grads
+
+    return median_time(step, warmup=2, repeats=repeats)
+
+
+class _TorchNp:
+    """The few NumPy names the NLML uses, for torch tensors."""
+
+    pi = 3.141592653589793
+
+    def __getattr__(self, name):
+        import torch
+
+        return {
+            "exp": lambda x: torch.exp(torch.as_tensor(x)),
+            "log": lambda x: torch.log(torch.as_tensor(x, dtype=torch.float64)),
+            "eye": torch.eye,
+            "sum": torch.sum,
+            "diagonal": torch.diagonal,
+        }[name]
+
+
+def _system():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((N_SOLVE, N_SOLVE)) + N_SOLVE**0.5 * np.eye(N_SOLVE), rng.standard_normal(
+        N_SOLVE
+    )
+
+
+def work_solve(lib, repeats, mode):
+    import numpy as np
+
+    a, b = _system()
+    if lib == "numpy":
+        return median_time(lambda: np.linalg.solve(a, b), warmup=3, repeats=repeats, inner=5)
+    if lib == "torch":
+        import torch
+
+        ta, tb = torch.tensor(a), torch.tensor(b)
+        return median_time(lambda: torch.linalg.solve(ta, tb), warmup=3, repeats=repeats, inner=5)
+    L = _array_lib(lib)
+    solve = L["np"].linalg.solve
+    if mode == "eager":
+        return median_time(lambda: _block(solve(a, b)), warmup=3, repeats=repeats, inner=5)
+    f = L["jit"](solve)
+    if mode == "first":
+        t0 = time.perf_counter()
+        _block(f(a, b))
+        return time.perf_counter() - t0
+    return median_time(lambda: _block(f(a, b)), warmup=3, repeats=repeats, inner=5)
+
+
+def _symmetric(n):
+    import numpy as np
+
+    x = np.random.default_rng(0).standard_normal((n, n))
+    return (x + x.T) / 2
+
+
+def work_spectral(lib, repeats, case):
+    import numpy as np
+
+    n = N_EIGH if case == "eigh_grad" else N_SVD
+    a = _symmetric(n) if case == "eigh_grad" else np.random.default_rng(1).standard_normal((n, n))
+    if lib == "torch":
+        import torch
+
+        def step():
+            t = torch.tensor(a, requires_grad=True)
+            out = (
+                torch.linalg.eigvalsh(t)[:3].sum()
+                if case == "eigh_grad"
+                else torch.linalg.matrix_norm(t, "nuc")
+            )
+            out.backward()
+            return t.grad.numpy()
+
+        return median_time(step, warmup=2, repeats=repeats)
+    if lib == "autograd":
+        import autograd
+        import autograd.numpy as anp
+
+        if case == "eigh_grad":
+            g = autograd.grad(lambda m: anp.sum(anp.linalg.eigh(m)[0][:3]))
+        else:
+            g = autograd.grad(lambda m: anp.linalg.norm(m, "nuc"))
+        return median_time(lambda: g(a), warmup=2, repeats=repeats)
+    L = _array_lib(lib)
+    jnp = L["np"]
+    if case == "eigh_grad":
+        g = L["jit"](L["grad"](lambda m: jnp.sum(jnp.linalg.eigvalsh(m)[:3])))
+    else:
+        g = L["jit"](L["grad"](lambda m: jnp.linalg.norm(m, "nuc")))
+    return median_time(lambda: _block(g(a)), warmup=3, repeats=repeats)
+
+
+def worker_main(lib, case, repeats):
+    if case in ("gp", "gp_first"):
+        return work_gp(lib, repeats, first=case == "gp_first")
+    if case.startswith("solve"):
+        return work_solve(
+            lib, repeats, {"solve": "steady", "solve_first": "first", "solve_eager": "eager"}[case]
+        )
+    return work_spectral(lib, repeats, case)
+
+
+# ----------------------------------------------------------------------------------------------
+# Driver
+
+
+CASES = {
+    # case: (title, libraries, goal as (reference library, max ratio))
+    "gp": (
+        "GP NLML jit(value_and_grad) n=500",
+        ["funcgrad", "jax", "torch", "autograd", "numpy"],
+        ("jax", 1.0),
+    ),
+    "gp_first": ("GP NLML first call (compile)", ["funcgrad", "jax"], ("jax", 1.0)),
+    "solve": ("jit(solve) 300x300 steady", ["funcgrad", "jax", "numpy"], ("jax", 1.0)),
+    "solve_first": ("jit(solve) 300x300 first call", ["funcgrad", "jax"], ("jax", 1.2)),
+    "solve_eager": ("eager solve 300x300", ["funcgrad", "numpy", "torch"], ("numpy", 1.5)),
+    "eigh_grad": ("jit(grad(3 smallest eigh)) 200", ["funcgrad", "jax", "torch", "autograd"], ("jax", 1.1)),
+    "nuc_grad": ("jit(grad(nuclear norm)) 100", ["funcgrad", "jax", "torch", "autograd"], ("jax", 1.1)),
+}
+
+
+def _available(lib):
+    return lib in ("funcgrad", "numpy") or importlib.util.find_spec(lib) is not None
+
+
+def run_worker(lib, case, repeats):
+    env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_COMPILATION_CACHE_DIR"}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", lib, case, str(repeats)],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=600,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise RuntimeError(f"{lib}/{case} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--cases", default=",".join(CASES))
+    args = ap.parse_args()
+    rounds = args.rounds or (2 if args.quick else 3)
+    repeats = 7 if args.quick else 15
+    results = {}
+    for case in args.cases.split(","):
+        libs = [lib for lib in CASES[case][1] if _available(lib)]
+        samples = {lib: [] for lib in libs}
+        for _ in range(rounds):
+            for lib in libs:
+                samples[lib].append(run_worker(lib, case, repeats))
+        results[case] = {lib: statistics.median(v) for lib, v in samples.items()}
+        print(f"  {case}: " + ", ".join(f"{k}={fmt(v)}" for k, v in results[case].items()), file=sys.stderr)
+    report(results)
+
+
+def report(results):
+    print(f"\n{'case':<36} {'library':<10} {'median':>10} {'funcgrad / this':>16}  goal")
+    print("-" * 96)
+    for case, r in results.items():
+        title, _, (ref, goal) = CASES[case]
+        fg = r["funcgrad"]
+        for lib, t in r.items():
+            ratio = "" if lib == "funcgrad" else f"{fg / t:.2f}x"
+            mark = f"<= {goal}x {ref}" if lib == ref else ""
+            print(f"{title if lib == 'funcgrad' else '':<36} {lib:<10} {fmt(t):>10} {ratio:>16}  {mark}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        lib, case, repeats = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        print(json.dumps({"seconds": worker_main(lib, case, repeats)}))
+    else:
+        main()

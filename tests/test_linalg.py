@@ -1,0 +1,349 @@
+"""funcgrad.numpy.linalg: every function against NumPy (values, batched and edge-case inputs:
+singular, rank-deficient, repeated eigenvalues, empty), derivatives against finite differences in
+float64 (and against jax where the derivative has a convention: the determinant at a singular
+matrix, the pseudo-inverse), vmap against a loop, jit against eager, NaN on failure, and errors.
+
+The gradient tests of HIPS autograd's tests/test_linalg.py are reproduced at the end (reverse and
+forward mode, second order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.testing import check_grads
+
+L = fnp.linalg
+RNG = np.random.default_rng(42)
+
+
+def _psd(n, batch=()):
+    x = RNG.normal(size=(*batch, n, n))
+    return x @ np.swapaxes(x, -1, -2) + n * np.eye(n)
+
+
+def close(a, b, rtol=1e-10, atol=1e-10):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
+
+
+def test_namespace_has_jax_names():
+    names = (
+        "cholesky cond cross det diagonal eig eigh eigvals eigvalsh inv lstsq matmul matrix_norm "
+        "matrix_power matrix_rank matrix_transpose multi_dot norm outer pinv qr slogdet solve svd "
+        "svdvals tensordot tensorinv tensorsolve trace vecdot vector_norm"
+    ).split()
+    assert len(names) == 31
+    assert not [n for n in names if n not in L.__all__]
+
+
+# ----------------------------------------------------------------------------------------------
+# Values
+
+
+@pytest.mark.parametrize("batch", [(), (3,), (2, 2)])
+def test_factorisations_match_numpy(batch):
+    a = RNG.normal(size=(*batch, 4, 4))
+    spd = _psd(4, batch)
+    close(L.cholesky(spd), np.linalg.cholesky(spd))
+    close(L.cholesky(spd, upper=True), np.swapaxes(np.linalg.cholesky(spd), -1, -2))
+    q, r = L.qr(a)
+    q0, r0 = np.linalg.qr(a)
+    close(q, q0)
+    close(r, r0)
+    close(L.qr(a, mode="r"), np.linalg.qr(a, mode="r"))
+    w, v = L.eigh(spd)
+    w0, v0 = np.linalg.eigh(spd)
+    close(w, w0)
+    close(np.abs(np.asarray(v)), np.abs(v0))
+    close(L.eigvalsh(spd), w0)
+    u, s, vh = L.svd(a)
+    close(s, np.linalg.svd(a, compute_uv=False))
+    close(np.asarray(u) * np.asarray(s)[..., None, :] @ np.asarray(vh), a)
+    close(L.svdvals(a), np.linalg.svd(a, compute_uv=False))
+    close(L.det(a), np.linalg.det(a))
+    sign, logdet = L.slogdet(a)
+    s0, l0 = np.linalg.slogdet(a)
+    close(sign, s0)
+    close(logdet, l0)
+    close(L.inv(a), np.linalg.inv(a), rtol=1e-9)
+    close(L.pinv(a), np.linalg.pinv(a), rtol=1e-8)
+    close(L.matrix_rank(a), np.linalg.matrix_rank(a))
+    close(L.cond(a), np.linalg.cond(a), rtol=1e-8)
+    close(L.eigvals(a), np.linalg.eigvals(a))
+
+
+def test_solve_shapes():
+    a = RNG.normal(size=(3, 4, 4)) + 4 * np.eye(4)
+    close(L.solve(a, np.ones(4)), np.linalg.solve(a, np.ones(4)))  # 1-D b broadcasts over a's batch
+    b = RNG.normal(size=(3, 4, 2))
+    close(L.solve(a, b), np.linalg.solve(a, b))
+    bb = RNG.normal(size=(5, 4, 2))
+    close(L.solve(a[0], bb), np.linalg.solve(a[0], bb))  # batch broadcasting
+    legacy = RNG.normal(size=(3, 4))  # NumPy 1's stack of vectors
+    close(L.solve(a, legacy), np.linalg.solve(a, legacy[..., None])[..., 0])
+    assert L.solve(np.eye(2, dtype=np.float32), np.ones(2, np.float32)).dtype == np.float32
+    assert L.solve(np.eye(2, dtype=int), np.ones(2, int)).dtype == np.float64
+
+
+def test_edge_cases():
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    assert float(L.det(singular)) == 0.0
+    big_singular = np.outer(np.arange(1.0, 5.0), np.arange(1.0, 5.0))
+    assert abs(float(L.det(big_singular))) < 1e-10
+    sign, logdet = L.slogdet(np.zeros((4, 4)))
+    assert float(sign) == 0.0 and float(logdet) == -np.inf
+    assert not np.all(np.isfinite(np.asarray(L.solve(np.zeros((3, 3)), np.ones(3)))))
+    # rank-deficient: rank, lstsq, pinv as NumPy
+    r2 = RNG.normal(size=(5, 2)) @ RNG.normal(size=(2, 4))
+    assert int(L.matrix_rank(r2)) == 2
+    close(L.pinv(r2), np.linalg.pinv(r2), rtol=1e-8, atol=1e-10)
+    b = RNG.normal(size=5)
+    x, res, rank, s = L.lstsq(r2, b)
+    x0, res0, rank0, s0 = np.linalg.lstsq(r2, b)
+    close(x, x0, rtol=1e-8)
+    assert int(rank) == rank0
+    close(s, s0)
+    # repeated eigenvalues: values still exact, vectors orthonormal
+    q, _ = np.linalg.qr(RNG.normal(size=(4, 4)))
+    rep = q @ np.diag([1.0, 1.0, 1.0, 3.0]) @ q.T
+    w, v = L.eigh(rep)
+    close(w, [1.0, 1.0, 1.0, 3.0])
+    close(np.asarray(v).T @ np.asarray(v), np.eye(4))
+    close(L.svdvals(rep), [3.0, 1.0, 1.0, 1.0])
+    # empty matrices
+    assert L.det(np.zeros((0, 0))).shape == () and float(L.det(np.zeros((0, 0)))) == 1.0
+    assert L.inv(np.zeros((2, 0, 0))).shape == (2, 0, 0)
+    assert L.svd(np.zeros((3, 0)))[1].shape == (0,)
+    assert L.cholesky(np.zeros((0, 3, 3))).shape == (0, 3, 3)
+
+
+def test_failed_factorisation_is_nan_eagerly_and_under_jit():
+    not_pd = np.array([[1.0, 2.0], [2.0, 1.0]])
+    batch = np.stack([np.eye(2), not_pd])
+    for f in (L.cholesky, funcgrad.jit(L.cholesky)):
+        out = np.asarray(f(batch))
+        close(out[0], np.eye(2))
+        assert np.all(np.isnan(out[1]))
+
+
+def test_norms_and_products():
+    a = RNG.normal(size=(3, 4, 5))
+    for ord in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
+        close(L.norm(a, ord=ord, axis=(1, 2)), np.linalg.norm(a, ord=ord, axis=(1, 2)))
+        mord = "fro" if ord is None else ord
+        close(L.matrix_norm(a, ord=mord), np.linalg.matrix_norm(a, ord=mord))
+    for ord in (1, 2, 3, np.inf, -np.inf, 0):
+        close(L.vector_norm(a, ord=ord, axis=-1), np.linalg.vector_norm(a, ord=ord, axis=-1))
+    close(L.matrix_power(a[0, :, :4], 5), np.linalg.matrix_power(a[0, :, :4], 5), rtol=1e-9)
+    close(L.matrix_power(a[0, :, :4], -3), np.linalg.matrix_power(a[0, :, :4], -3), rtol=1e-8)
+    close(L.matrix_power(a[:, :, :4], 0), np.linalg.matrix_power(a[:, :, :4], 0))
+    chain = [RNG.normal(size=(3, 6)), RNG.normal(size=(6, 2)), RNG.normal(size=(2, 5)), RNG.normal(size=5)]
+    close(L.multi_dot(chain), np.linalg.multi_dot(chain))
+    t = RNG.normal(size=(4, 6, 8, 3))  # ind=2: a map from (8, 3) to (4, 6)
+    close(L.tensorinv(t, ind=2), np.linalg.tensorinv(t, ind=2), rtol=1e-8)
+    ta = RNG.normal(size=(2, 3, 6))
+    tb = RNG.normal(size=(2, 3))
+    close(L.tensorsolve(ta, tb), np.linalg.tensorsolve(ta, tb), rtol=1e-9)
+    close(L.cross(np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])), np.cross([1, 2, 3], [4, 5, 6]))
+    close(L.diagonal(a, offset=1), np.linalg.diagonal(a, offset=1))
+    close(L.trace(a, offset=-1), np.linalg.trace(a, offset=-1))
+    close(L.outer(np.arange(3.0), np.arange(2.0)), np.outer(np.arange(3.0), np.arange(2.0)))
+    close(L.cond(a[0, :, :4], p=1), np.linalg.cond(a[0, :, :4], p=1), rtol=1e-9)
+    assert float(L.cond(np.array([[1.0, 1.0], [1.0, 1.0]]), p=1)) == np.inf
+
+
+def test_qr_modes_and_raw():
+    a = RNG.normal(size=(5, 3))
+    q, r = L.qr(a, mode="complete")
+    assert q.shape == (5, 5) and r.shape == (5, 3)
+    h, tau = L.qr(a, mode="raw")
+    h0, tau0 = np.linalg.qr(a, mode="raw")
+    close(h, h0)
+    close(tau, tau0)
+
+
+def test_svd_hermitian_and_eig():
+    spd = _psd(4) - 6 * np.eye(4)  # symmetric with mixed-sign eigenvalues
+    u, s, vh = L.svd(spd, hermitian=True)
+    close(s, np.linalg.svd(spd, compute_uv=False))
+    close(np.asarray(u) * np.asarray(s) @ np.asarray(vh), spd)
+    a = RNG.normal(size=(4, 4))
+    w, v = L.eig(a)
+    close(np.asarray(a) @ np.asarray(v), np.asarray(v) * np.asarray(w)[None, :])
+
+
+# ----------------------------------------------------------------------------------------------
+# Transformations
+
+
+def _all_fns():
+    a_fns = {
+        "det": L.det,
+        "slogdet": lambda a: L.slogdet(a)[1],
+        "inv": L.inv,
+        "cholesky": lambda a: L.cholesky(a @ np.eye(4) + 0.0),
+        "eigvalsh": L.eigvalsh,
+        "svdvals": L.svdvals,
+        "pinv": L.pinv,
+        "solve": lambda a: L.solve(a, np.arange(4.0)),
+        "norm_nuc": lambda a: L.norm(a, "nuc"),
+        "matrix_power": lambda a: L.matrix_power(a, 3),
+    }
+    return a_fns
+
+
+@pytest.mark.parametrize("name", list(_all_fns()))
+def test_vmap_and_jit_match_eager(name):
+    f = _all_fns()[name]
+    mats = _psd(4, (3,)) if name in ("cholesky", "eigvalsh") else RNG.normal(size=(3, 4, 4)) + 3 * np.eye(4)
+    loop = np.stack([np.asarray(f(m)) for m in mats])
+    close(funcgrad.vmap(f)(mats), loop, rtol=1e-9)
+    close(funcgrad.jit(f)(mats[0]), f(mats[0]), rtol=1e-9)
+    close(funcgrad.jit(funcgrad.vmap(f))(mats), loop, rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "name", ["det", "slogdet", "inv", "solve", "pinv", "svdvals", "norm_nuc", "matrix_power"]
+)
+def test_gradients_match_finite_differences(name):
+    f = _all_fns()[name]
+    a = RNG.normal(size=(4, 4)) + 3 * np.eye(4)
+    check_grads(f, (a,), order=2)
+
+
+def test_gradient_of_jit_matches_eager():
+    a = RNG.normal(size=(4, 4)) + 3 * np.eye(4)
+
+    def loss(m):
+        return L.slogdet(m)[1] + L.solve(m, np.ones(4)).sum() + L.svdvals(m).sum()
+
+    close(funcgrad.jit(funcgrad.grad(loss))(a), funcgrad.grad(loss)(a), rtol=1e-9)
+
+
+def test_det_gradient_at_singular_matrices_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    rank3 = RNG.normal(size=(4, 3)) @ RNG.normal(size=(3, 4))  # rank n - 1: adjugate != 0
+    rank2 = RNG.normal(size=(4, 2)) @ RNG.normal(size=(2, 4))  # rank n - 2: gradient 0
+    for m in (rank3, rank2):
+        got = funcgrad.grad(L.det)(m)
+        want = jax.grad(jnp.linalg.det)(m)
+        close(got, want, rtol=1e-6, atol=1e-8)
+        assert np.all(np.isfinite(np.asarray(got)))
+
+
+def test_pinv_and_eigh_gradients_match_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    a = RNG.normal(size=(5, 3))
+    close(
+        funcgrad.grad(lambda m: L.pinv(m).sum())(a),
+        jax.grad(lambda m: jnp.linalg.pinv(m).sum())(a),
+        rtol=1e-8,
+    )
+    s = _psd(4)
+    close(
+        funcgrad.grad(lambda m: L.eigh(m)[0][:2].sum())(s),
+        jax.grad(lambda m: jnp.linalg.eigh(m)[0][:2].sum())(s),
+        rtol=1e-8,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Errors
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: L.inv(np.ones((2, 3))), r"inv: a must be square.*\(2, 3\)"),
+        (lambda: L.det(np.ones(3)), r"det: a must be at least two-dimensional"),
+        (
+            lambda: L.solve(np.eye(3), np.ones(4)),
+            r"solve: b of shape \(4,\) does not match a of shape \(3, 3\)",
+        ),
+        (
+            lambda: L.solve(np.eye(3)[None].repeat(2, 0), np.ones((3, 3, 1))),
+            "operands could not be broadcast",
+        ),
+        (lambda: L.cholesky(np.ones((2, 3))), r"cholesky: a must be square"),
+        (lambda: L.eigh(np.eye(2), UPLO="X"), "UPLO must be 'L' or 'U'"),
+        (lambda: L.qr(np.eye(2), mode="bogus"), "qr: mode must be"),
+        (lambda: L.matrix_power(np.eye(2), 1.5), "exponent must be an integer"),
+        (lambda: L.inv(np.eye(2, dtype=np.float16)), "LAPACK does not support"),
+    ],
+)
+def test_bad_input_is_reported_before_xla(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_primitive_errors_name_the_operation():
+    from primitives import linalg as pla
+
+    with pytest.raises(ValueError, match="triangular_solve: b must have 3 rows"):
+        pla.triangular_solve(np.eye(3), np.ones((2, 2)), left_side=True)
+    with pytest.raises(TypeError, match="cholesky requires float32, float64, complex64 or complex128"):
+        pla.cholesky(np.eye(2, dtype=np.int32))
+    with pytest.raises(ValueError, match="batch dimensions differ"):
+        pla.triangular_solve(np.ones((2, 3, 3)), np.ones((4, 3, 3)), left_side=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# HIPS autograd's linalg gradient tests (tests/test_linalg.py), both modes, second order
+
+
+def _sym(fun):
+    def wrapped(a, *rest):
+        lower = fnp.tril(a)
+        return fun((lower + fnp.swapaxes(lower, -1, -2)) / 2.0, *rest)
+
+    return wrapped
+
+
+def _rand_psd(d):
+    m = RNG.normal(size=(d, d))
+    return m @ m.T
+
+
+AUTOGRAD_CASES = {
+    "inv": (L.inv, lambda: (lambda m: m @ m + np.eye(8))(RNG.normal(size=(8, 8)))),
+    "inv_3d": (L.inv, lambda: RNG.normal(size=(4, 4, 4)) + 5 * np.eye(4)),
+    "solve_arg1": (lambda a: L.solve(a, np.ones((8, 7))), lambda: RNG.normal(size=(8, 8)) + 10 * np.eye(8)),
+    "solve_arg1_1d": (lambda a: L.solve(a, np.ones(8)), lambda: RNG.normal(size=(8, 8)) + 10 * np.eye(8)),
+    "solve_arg1_3d": (
+        lambda a: L.solve(a, np.ones((5, 4))),
+        lambda: RNG.normal(size=(5, 4, 4)) + 5 * np.eye(4),
+    ),
+    "det": (L.det, lambda: RNG.normal(size=(6, 6))),
+    "det_3d": (L.det, lambda: RNG.normal(size=(3, 3, 3))),
+    "slogdet": (lambda x: L.slogdet(x)[1], lambda: RNG.normal(size=(6, 6))),
+    "vector_norm_ord3": (lambda x: L.norm(x, ord=3), lambda: RNG.normal(size=6)),
+    "frobenius_axis": (lambda x: L.norm(x, axis=(0, 1)), lambda: RNG.normal(size=(6, 5, 4))),
+    "norm_nuclear_axis": (lambda x: L.norm(x, ord="nuc", axis=(0, 1)), lambda: RNG.normal(size=(6, 5, 4))),
+    "eigh_lower": (_sym(lambda x: tuple(L.eigh(x))), lambda: _rand_psd(6)),
+    "eigh_upper_broadcast": (
+        _sym(lambda x: tuple(L.eigh(x, "U"))),
+        lambda: (lambda m: m @ np.swapaxes(m, -1, -2))(RNG.normal(size=(2, 3, 6, 6)) + 10 * np.eye(6)),
+    ),
+    "cholesky": (_sym(L.cholesky), lambda: _rand_psd(6)),
+    "svd_wide": (lambda x: tuple(L.svd(x, full_matrices=False)), lambda: RNG.normal(size=(3, 5))),
+    "svd_tall_3d": (lambda x: tuple(L.svd(x, full_matrices=False)), lambda: RNG.normal(size=(4, 5, 3))),
+    "svd_only_s": (
+        lambda x: L.svd(x, full_matrices=False, compute_uv=False),
+        lambda: RNG.normal(size=(4, 5, 3)),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(AUTOGRAD_CASES))
+def test_autograd_linalg_gradients(name):
+    fun, make = AUTOGRAD_CASES[name]
+    check_grads(fun, (make(),), order=2, rtol=1e-4, atol=1e-4)

@@ -1,0 +1,233 @@
+"""funcgrad.scipy.linalg against scipy.linalg (values; batched inputs where JAX batches) and
+jax.scipy.linalg (derivatives with conventions), derivatives against finite differences in
+float64, jit against eager, vmap against a loop, and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sl
+
+import funcgrad
+from funcgrad.scipy import linalg as fsl
+from funcgrad.testing import check_grads
+
+RNG = np.random.default_rng(7)
+
+
+def close(a, b, rtol=1e-10, atol=1e-10):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
+
+
+def _spd(n):
+    x = RNG.normal(size=(n, n))
+    return x @ x.T + n * np.eye(n)
+
+
+def test_has_the_40_jax_names():
+    names = (
+        "block_diag cho_factor cho_solve cholesky circulant companion convolution_matrix det dft eigh "
+        "eigh_tridiagonal expm expm_frechet fiedler fiedler_companion funm hadamard hankel helmert "
+        "hessenberg hilbert inv invhilbert invpascal leslie lu lu_factor lu_solve pascal polar qr "
+        "qr_multiply rsf2csf schur solve solve_sylvester solve_triangular sqrtm svd toeplitz"
+    ).split()
+    assert len(names) == 40 and sorted(names) == sorted(fsl.__all__)
+
+
+def test_factorisations_and_solves_match_scipy():
+    a, spd, b = RNG.normal(size=(4, 4)), _spd(4), RNG.normal(size=(4, 2))
+    for lower in (False, True):
+        close(fsl.cholesky(spd, lower=lower), sl.cholesky(spd, lower=lower))
+        c = fsl.cho_factor(spd, lower=lower)
+        close(fsl.cho_solve(c, b), sl.cho_solve(sl.cho_factor(spd, lower=lower), b))
+    lu_, piv = fsl.lu_factor(a)
+    lu0, piv0 = sl.lu_factor(a)
+    close(lu_, lu0)
+    assert np.asarray(piv).tolist() == piv0.tolist()
+    for trans in (0, 1):
+        close(fsl.lu_solve((lu_, piv), b, trans=trans), sl.lu_solve((lu0, piv0), b, trans=trans))
+    for shape in ((4, 4), (5, 3), (3, 5)):
+        m = RNG.normal(size=shape)
+        for got, want in zip(fsl.lu(m), sl.lu(m)):
+            close(got, want)
+        for got, want in zip(fsl.lu(m, permute_l=True), sl.lu(m, permute_l=True)):
+            close(got, want)
+        for mode in ("full", "economic", "r"):
+            for got, want in zip(fsl.qr(m, mode=mode), sl.qr(m, mode=mode)):
+                close(got, want)
+        (h, tau), r = fsl.qr(m, mode="raw")
+        (h0, tau0), r0 = sl.qr(m, mode="raw")
+        close(h, h0)
+        close(tau, tau0)
+        close(r, r0)
+        q, r, p = fsl.qr(m, pivoting=True)
+        q0, r0, p0 = sl.qr(m, pivoting=True)
+        close(np.abs(np.asarray(r)), np.abs(r0))
+        assert np.asarray(p).tolist() == p0.tolist()
+        for driver in ("gesdd", "gesvd"):
+            close(fsl.svd(m, compute_uv=False, lapack_driver=driver), sl.svd(m, compute_uv=False))
+    for assume_a in ("gen", "sym", "pos"):
+        close(fsl.solve(spd, b, assume_a=assume_a), sl.solve(spd, b, assume_a=assume_a), rtol=1e-9)
+    tri = np.tril(a) + 3 * np.eye(4)
+    for trans in (0, 1, "C"):
+        close(
+            fsl.solve_triangular(tri, b, trans=trans, lower=True),
+            sl.solve_triangular(tri, b, trans=trans, lower=True),
+        )
+    close(
+        fsl.solve_triangular(tri, b[:, 0], lower=True, unit_diagonal=True),
+        sl.solve_triangular(tri, b[:, 0], lower=True, unit_diagonal=True),
+    )
+    close(fsl.det(a), sl.det(a))
+    close(fsl.inv(a), sl.inv(a), rtol=1e-9)
+
+
+def test_eigenproblems_match_scipy():
+    a, b = _spd(4), _spd(4)
+    for lower in (True, False):
+        w, v = fsl.eigh(np.triu(a) if not lower else np.tril(a), lower=lower)
+        close(w, sl.eigh(a, eigvals_only=True))
+    for type_ in (1, 2, 3):
+        w, v = fsl.eigh(a, b, type=type_)
+        w0 = sl.eigh(a, b, type=type_, eigvals_only=True)
+        close(w, w0, rtol=1e-9)
+        v = np.asarray(v)
+        if type_ == 1:
+            close(a @ v, b @ v * np.asarray(w), rtol=1e-8, atol=1e-8)
+    close(
+        fsl.eigh(a, subset_by_index=(1, 3), eigvals_only=True),
+        sl.eigh(a, subset_by_index=(1, 2), eigvals_only=True),
+    )
+    close(
+        fsl.eigh(a, eigvals=(0, 1), eigvals_only=True), sl.eigh(a, subset_by_index=(0, 1), eigvals_only=True)
+    )
+    d, e = RNG.normal(size=5), RNG.normal(size=4)
+    close(fsl.eigh_tridiagonal(d, e, eigvals_only=True), sl.eigh_tridiagonal(d, e, eigvals_only=True))
+    close(fsl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 2)),
+          sl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 2)))  # fmt: skip
+    m = RNG.normal(size=(4, 4))
+    t, z = fsl.schur(m)
+    close(np.asarray(z) @ np.asarray(t) @ np.asarray(z).T, m)
+    t, z = fsl.schur(m, output="complex")
+    close(np.asarray(z) @ np.asarray(t) @ np.asarray(z).conj().T, m)
+    h, q = fsl.hessenberg(m, calc_q=True)
+    h0, q0 = sl.hessenberg(m, calc_q=True)
+    close(h, h0)
+    close(q, q0)
+
+
+def test_matrix_functions_match_scipy():
+    m = RNG.normal(size=(4, 4)) * 0.5
+    close(fsl.expm(m), sl.expm(m), rtol=1e-12)
+    close(fsl.expm(m * 20), sl.expm(m * 20), rtol=1e-9)  # squarings
+    close(fsl.expm(np.triu(m), upper_triangular=True), sl.expm(np.triu(m)), rtol=1e-12)
+    close(fsl.expm(m.astype(np.float32)), sl.expm(m), rtol=1e-5, atol=1e-6)
+    batch = RNG.normal(size=(3, 3, 3))
+    close(fsl.expm(batch), np.stack([sl.expm(x) for x in batch]), rtol=1e-12)
+    e = RNG.normal(size=(4, 4))
+    val, frechet = fsl.expm_frechet(m, e)
+    val0, frechet0 = sl.expm_frechet(m, e)
+    close(val, val0)
+    close(frechet, frechet0, rtol=1e-9)
+    spd = _spd(4)
+    close(fsl.sqrtm(spd), sl.sqrtm(spd), rtol=1e-9)
+    for method in ("qdwh", "svd"):
+        u, p = fsl.polar(RNG.normal(size=(5, 3)) if method else None, method=method)
+        u, p = np.asarray(u), np.asarray(p)
+        close(u.T @ u, np.eye(3), atol=1e-9)
+    x = RNG.normal(size=(3, 5))
+    u, p = fsl.polar(x, side="left")
+    u0, p0 = sl.polar(x, side="left")
+    close(u, u0, rtol=1e-8, atol=1e-9)
+    close(p, p0, rtol=1e-8, atol=1e-9)
+    t, z = sl.schur(m)
+    for got, want in zip(fsl.rsf2csf(t, z), sl.rsf2csf(t, z)):
+        close(np.abs(np.asarray(got)), np.abs(want), rtol=1e-9, atol=1e-9)
+    close(fsl.funm(spd, np.exp), sl.funm(spd, np.exp), rtol=1e-8)
+    a, b, c = (
+        RNG.normal(size=(3, 3)) + 4 * np.eye(3),
+        RNG.normal(size=(2, 2)) + 4 * np.eye(2),
+        RNG.normal(size=(3, 2)),
+    )
+    for method in ("schur", "eigen"):
+        close(fsl.solve_sylvester(a, b, c, method=method), sl.solve_sylvester(a, b, c), rtol=1e-8)
+
+
+def test_structured_matrices_match_scipy():
+    c, r = np.array([1.0, 2.0, 3.0]), np.array([1.0, 5.0, 6.0, 7.0])
+    close(fsl.toeplitz(c, r), sl.toeplitz(c, r))
+    close(fsl.toeplitz(c), sl.toeplitz(c))
+    close(fsl.hankel(c, r), sl.hankel(c, r))
+    close(fsl.hankel(c), sl.hankel(c))
+    close(fsl.circulant(c), sl.circulant(c))
+    close(fsl.companion(np.array([2.0, -3.0, 1.0, 5.0])), sl.companion([2.0, -3.0, 1.0, 5.0]))
+    close(fsl.leslie([0.1, 2.0, 1.5], [0.2, 0.8]), sl.leslie([0.1, 2.0, 1.5], [0.2, 0.8]))
+    close(fsl.fiedler(r), sl.fiedler(r))
+    for coeffs in ([1.0, -6.0, 11.0, -6.0], [2.0, 1.0, 3.0, 5.0, 7.0, 1.0]):
+        close(fsl.fiedler_companion(coeffs), sl.fiedler_companion(coeffs))
+    for mode in ("full", "valid", "same"):
+        close(fsl.convolution_matrix(c, 5, mode), sl.convolution_matrix(c, 5, mode))
+    close(fsl.hilbert(4), sl.hilbert(4))
+    close(fsl.invhilbert(5), sl.invhilbert(5))
+    for kind in ("symmetric", "lower", "upper"):
+        close(fsl.pascal(5, kind), sl.pascal(5, kind))
+        close(fsl.invpascal(5, kind), sl.invpascal(5, kind))
+    close(fsl.helmert(4), sl.helmert(4))
+    close(fsl.helmert(4, full=True), sl.helmert(4, full=True))
+    close(fsl.hadamard(8), sl.hadamard(8))
+    for scale in (None, "sqrtn", "n"):
+        close(fsl.dft(5, scale), sl.dft(5, scale))
+    blocks = [np.array([[1, 2]]), np.array([[3.0]]), np.ones((2, 2))]
+    close(fsl.block_diag(*blocks), sl.block_diag(*blocks))
+    batched = fsl.toeplitz(np.ones((3, 4)), np.ones((3, 2)))
+    assert batched.shape == (3, 4, 2)
+
+
+def test_derivatives():
+    spd, b, a = _spd(3), RNG.normal(size=(3, 2)), RNG.normal(size=(3, 3)) + 3 * np.eye(3)
+    check_grads(lambda m, v: fsl.solve(m, v, assume_a="pos"), (spd, b), order=2)
+    check_grads(lambda m, v: fsl.cho_solve(fsl.cho_factor(m), v), (spd, b), order=2)
+    check_grads(lambda m, v: fsl.lu_solve(fsl.lu_factor(m), v), (a, b), order=2)
+    check_grads(lambda m, v: fsl.solve_triangular(m, v, lower=True), (np.tril(a), b), order=2)
+    check_grads(lambda m: fsl.expm(m * 0.5), (a,), order=2)
+    check_grads(lambda m: fsl.polar(m, method="svd")[1], (RNG.normal(size=(4, 3)),), order=1)
+    check_grads(lambda m: fsl.eigh(m, spd, eigvals_only=True), (spd + np.eye(3),), order=1)
+    check_grads(lambda m: fsl.lu(m)[1:], (a,), order=1)
+
+
+def test_expm_gradient_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.scipy.linalg as jsl
+
+    m = RNG.normal(size=(3, 3))
+    close(funcgrad.grad(lambda x: fsl.expm(x).sum())(m), jax.grad(lambda x: jsl.expm(x).sum())(m), rtol=1e-9)
+
+
+def test_jit_and_vmap():
+    mats = np.stack([_spd(3) for _ in range(4)])
+    b = RNG.normal(size=(4, 3, 2))
+    f = lambda m, v: fsl.solve(m, v, assume_a="pos")  # noqa: E731
+    loop = np.stack([np.asarray(f(m, v)) for m, v in zip(mats, b)])
+    close(funcgrad.vmap(f)(mats, b), loop)
+    close(funcgrad.jit(f)(mats[0], b[0]), loop[0])
+    close(funcgrad.jit(fsl.expm)(mats[0] * 0.1), sl.expm(mats[0] * 0.1), rtol=1e-12)
+    close(funcgrad.jit(lambda m: fsl.lu(m)[2])(mats[0]), sl.lu(mats[0])[2])
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: fsl.solve(np.eye(2), np.ones(2), assume_a="nope"), "assume_a must be one of"),
+        (lambda: fsl.qr(np.eye(2), mode="bad"), "qr: mode must be"),
+        (lambda: fsl.schur(np.eye(2), output="x"), "output must be 'real' or 'complex'"),
+        (lambda: fsl.solve_triangular(np.eye(2), np.ones(2), trans=3), "trans must be"),
+        (lambda: fsl.expm(np.ones((2, 3))), r"expm: A must be square"),
+        (lambda: fsl.hadamard(3), "power of 2"),
+        (lambda: fsl.eigh_tridiagonal(np.ones(3), np.ones(2), select="v"), "data-dependent size"),
+        (lambda: fsl.cho_solve((np.eye(3), True), np.ones(2)), r"cho_solve: b of shape \(2,\)"),
+    ],
+)
+def test_errors(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()

@@ -1,0 +1,53 @@
+"""Registering jaxlib's CPU LAPACK kernels with XLA, once, the first time a module needs them.
+
+Layer: xla_bridge (runtime half). May import: stdlib and jaxlib. Never the surface, never jax.
+
+``runtime.compile`` calls ``ensure_registered`` before compiling (or loading from the persistent
+cache) a module whose text calls a LAPACK target (NOTE: [LAPACK custom calls] in
+``xla_bridge/rules/_lapack.py``). Following the verified recipe of
+shared/notes/jaxlib-linalg-fft-facts.md: ``_lapack.initialize()`` first (registering without it
+segfaults at the first LAPACK call; it imports scipy, ~0.5 s, which is why it is lazy), then one
+``register_custom_call_target(..., api_version=1)`` per typed-FFI target.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from jaxlib import xla_client as xc
+
+_lock = threading.Lock()
+_registered = False
+
+# Substrings of a module text that call a target of jaxlib's LAPACK module.
+_MARKERS = ("@lapack_", "@tridiagonal_solve_perturbed_ffi")
+
+
+def needs_lapack(module_text) -> bool:
+    """Whether the StableHLO text calls one of jaxlib's LAPACK kernels.
+
+    >>> needs_lapack("stablehlo.custom_call @lapack_dpotrf_ffi(%a)"), needs_lapack("stablehlo.add")
+    (True, False)
+    """
+    return isinstance(module_text, str) and any(m in module_text for m in _MARKERS)
+
+
+def ensure_registered(platform: str) -> None:
+    """Register the LAPACK targets for ``platform`` (CPU only: they are host kernels)."""
+    global _registered
+    if platform != "cpu":
+        raise ValueError(
+            f"dense linear algebra is lowered to jaxlib's CPU LAPACK kernels, which cannot run on "
+            f"{platform}; run it on the CPU device (jit(f, device=funcgrad.devices('cpu')[0]))"
+        )
+    if _registered:
+        return
+    with _lock:
+        if _registered:
+            return
+        from jaxlib.cpu import _lapack  # noqa: PLC0415 - import-time cost: loaded when first needed
+
+        _lapack.initialize()  # before registering, or the first LAPACK call segfaults
+        for name, capsule in _lapack.registrations().items():
+            xc.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
+        _registered = True

@@ -1,0 +1,159 @@
+"""Shared helpers of the linear-algebra lowerings (``rules/linalg.py``, ``rules/spectral.py``):
+LAPACK typed-FFI custom calls as StableHLO text, NaN results for failed factorisations, empty
+operands, and lowering a small composition of primitives inline.
+
+Layer: xla_bridge (compiler half). Imports numpy, the funcgrad kernel (``partial_eval`` to trace
+compositions, ``ir``), the primitive catalog and ``xla_bridge.emitter``; never jaxlib: the
+targets are registered by the runtime (``xla_bridge/lapack.py``) when it compiles a module that
+calls one.
+
+# NOTE: [LAPACK custom calls]
+# jaxlib's CPU LAPACK kernels are typed-FFI custom calls named ``lapack_<s|d|c|z><routine>_ffi``
+# (shared/notes/jaxlib-linalg-fft-facts.md). Each call is emitted as JAX emits it: scalar
+# attributes in ``mhlo.backend_config`` (characters as ``ui8`` ASCII codes), explicit layouts --
+# column-major (``[nd-2, nd-1, nd-3, ..., 0]``) for operands and results with the most dimensions
+# (the matrices), row-major for everything else (vectors of eigenvalues, pivots, ``info``): a
+# layout mistake is silent (transposed or scrambled numbers) -- and the in-place results alias
+# their operands as the kernels expect. The kernels loop over the leading batch dimensions
+# themselves. They return an ``info`` per batch element; a failure becomes NaN outputs with a
+# select (NOTE: [factorisation failures]).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from xla_bridge.emitter import aval_type, lower_closed, tensor_type
+
+I32 = np.dtype(np.int32)
+
+_PREFIX = {
+    np.dtype(np.float32): "s",
+    np.dtype(np.float64): "d",
+    np.dtype(np.complex64): "c",
+    np.dtype(np.complex128): "z",
+}
+
+
+def target(routine: str, dtype) -> str:
+    """``lapack_dpotrf_ffi`` for routine ``potrf`` and float64.
+
+    >>> target("potrf", np.float32)
+    'lapack_spotrf_ffi'
+    """
+    return f"lapack_{_PREFIX[np.dtype(dtype)]}{routine}_ffi"
+
+
+def is_complex(dtype) -> bool:
+    return np.dtype(dtype).kind == "c"
+
+
+def _layout(aval, column_major: bool) -> str:
+    nd = len(aval.shape)
+    if nd == 0:
+        return "dense<> : tensor<0xindex>"
+    dims = (nd - 2, nd - 1, *range(nd - 3, -1, -1)) if column_major else tuple(range(nd - 1, -1, -1))
+    body = str(dims[0]) if nd == 1 else "[" + ", ".join(str(d) for d in dims) + "]"
+    return f"dense<{body}> : tensor<{nd}xindex>"
+
+
+def char(c: str) -> str:
+    """A character attribute of an FFI call: its ASCII code as ``ui8``."""
+    return f"{ord(c)} : ui8"
+
+
+def ffi_call(
+    fb,
+    name: str,
+    operands: Sequence[str],
+    in_avals: Sequence,
+    out_avals: Sequence,
+    attrs: dict[str, str] | None = None,
+    aliases: dict[int, int] | None = None,
+) -> list[str]:
+    """Emit one LAPACK custom call (NOTE: [LAPACK custom calls]); returns the result names.
+    ``attrs`` maps attribute names to typed values (``char("L")``, ``"4 : i32"``); ``aliases``
+    maps a result index to the operand index whose buffer it reuses."""
+    rank = max(len(a.shape) for a in in_avals)
+    backend = ", ".join(f"{k} = {v}" for k, v in (attrs or {}).items())
+    op_layouts = ", ".join(_layout(a, len(a.shape) == rank) for a in in_avals)
+    res_layouts = ", ".join(_layout(a, len(a.shape) == rank) for a in out_avals)
+    single = len(out_avals) == 1
+    alias_items = []
+    for out_i, in_i in (aliases or {}).items():
+        tuple_idx = "[]" if single else f"[{out_i}]"
+        alias_items.append(
+            f"#stablehlo.output_operand_alias<output_tuple_indices = {tuple_idx}, "
+            f"operand_index = {in_i}, operand_tuple_indices = []>"
+        )
+    in_types = ", ".join(aval_type(a) for a in in_avals)
+    out_types = [aval_type(a) for a in out_avals]
+    results = out_types[0] if single else "(" + ", ".join(out_types) + ")"
+    text = (
+        f"stablehlo.custom_call @{name}({', '.join(operands)}) {{mhlo.backend_config = {{{backend}}}, "
+        f"operand_layouts = [{op_layouts}], result_layouts = [{res_layouts}], "
+        f"output_operand_aliases = [{', '.join(alias_items)}]}} : ({in_types}) -> {results}"
+    )
+    return fb.emit_results(text, len(out_avals))
+
+
+def info_aval(batch) -> ShapedArray:
+    return ShapedArray(tuple(batch), I32)
+
+
+def ok_flags(fb, info: str, batch, direction: str = "EQ") -> str:
+    """``info <direction> 0`` per batch element (``EQ``: success; ``GE``: getrf's convention)."""
+    zero = fb.const(0, I32, tuple(batch))
+    return fb.compare(direction, info, zero, I32, tuple(batch))
+
+
+def nan_unless(fb, ok: str, batch, x: str, aval) -> str:
+    """``x`` where the batch element's ``ok`` flag holds, NaN elsewhere."""
+    batch = tuple(batch)
+    shape = tuple(aval.shape)
+    okb = fb.broadcast(ok, ShapedArray(batch, np.dtype(np.bool_)), shape, dims=range(len(batch)))
+    nan = np.nan + 1j * np.nan if is_complex(aval.dtype) else np.nan
+    nans = fb.broadcast(fb.const(nan, aval.dtype), ShapedArray((), aval.dtype), shape)
+    return fb.select(okb, x, nans, shape, aval)
+
+
+def lower_fun(fb, fn: Callable, in_avals: Sequence, args: Sequence[str]) -> list[str]:
+    """Lower ``fn`` (a composition of primitives returning a list) inline on ``args``, as JAX's
+    ``mlir.lower_fun``: the glue around a custom call (masks, slices, pads, loops) is written
+    once, with the catalog's functions, instead of as text."""
+    closed = trace_to_jaxpr(lambda *xs: list(fn(*xs)), [ShapedArray(a.shape, a.dtype) for a in in_avals])
+    return lower_closed(fb, closed, list(args))
+
+
+def empty_operands_as_constants(rule: Callable) -> Callable:
+    """Wrap a lowering rule: when an operand has no elements the outputs depend on no value, so
+    they are the primitive's eager impl on zeros, embedded as constants (LAPACK is never called on
+    empty arrays); otherwise ``rule`` runs."""
+
+    @functools.wraps(rule)
+    def wrapped(ctx, *args, **params):
+        if all(int(np.prod(a.shape)) != 0 for a in ctx.avals_in):
+            return rule(ctx, *args, **params)
+        outs = ctx.primitive.impl(*[np.zeros(a.shape, a.dtype) for a in ctx.avals_in], **params)
+        outs = outs if isinstance(outs, list | tuple) else [outs]
+        consts = [ctx.fb.const(np.asarray(o, a.dtype), a.dtype, a.shape) for o, a in zip(outs, ctx.avals_out)]
+        return consts if ctx.primitive.multiple_results else consts[0]
+
+    return wrapped
+
+
+def negate_imag(fb, x: str, aval) -> str:
+    """The complex conjugate of ``x`` (the identity for real dtypes)."""
+    if not is_complex(aval.dtype):
+        return x
+    rdt = np.dtype(np.float32 if np.dtype(aval.dtype) == np.complex64 else np.float64)
+    t_in, t_re = aval_type(aval), tensor_type(aval.shape, rdt)
+    re = fb.emit(f"stablehlo.real {x} : ({t_in}) -> {t_re}")
+    im = fb.emit(f"stablehlo.imag {x} : ({t_in}) -> {t_re}")
+    neg = fb.emit(f"stablehlo.negate {im} : {t_re}")
+    return fb.emit(f"stablehlo.complex {re}, {neg} : {t_in}")
