@@ -3,7 +3,8 @@
 Layer: surface. Re-exports ``funcgrad.lax.ops`` (elementwise operations, conversions, reductions,
 contractions, shapes) and ``funcgrad.lax.slicing`` (slicing, gather/scatter, padding, sorting,
 scans), ``funcgrad.lax.control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
-``scan``, ``map``) and ``funcgrad.lax.convolution`` (``conv_general_dilated`` and its friends).
+``scan``, ``map``) and ``funcgrad.lax.convolution`` (``conv_general_dilated`` and its friends) and
+``funcgrad.lax.windowed`` (``reduce_window``).
 ``__all__`` is the union of the modules' ``__all__`` (a new function is
 listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
 
@@ -18,13 +19,16 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
-from funcgrad.lax import control_flow, convolution, ops, slicing
+from funcgrad.lax import control_flow, convolution, ops, slicing, windowed
 from funcgrad.lax.control_flow import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.lax.convolution import *  # noqa: F403
 from funcgrad.lax.ops import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
+from funcgrad.lax.windowed import *  # noqa: F403
 
-__all__ = sorted({*ops.__all__, *slicing.__all__, *control_flow.__all__, *convolution.__all__})
+__all__ = sorted(
+    {*ops.__all__, *slicing.__all__, *control_flow.__all__, *convolution.__all__, *windowed.__all__}
+)
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
