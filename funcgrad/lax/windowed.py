@@ -37,18 +37,19 @@ _MAX = (lax_ops.max, fnp_ufuncs.maximum)
 _MIN = (lax_ops.min, fnp_ufuncs.minimum)
 
 
-def _monoid_primitive(computation, init):
-    """The dedicated primitive when ``computation`` is a known monoid and ``init`` its identity."""
+def _monoid_primitive(computation, init, dtype):
+    """The dedicated primitive when ``computation`` is a known monoid and ``init`` (concrete) its
+    identity for the operand's ``dtype``."""
     if isinstance(init, core.Tracer):
         return None
     value = np.asarray(init)
-    if value.shape != ():
+    if value.shape != () or value.dtype == object:
         return None
-    if any(computation is f for f in _SUM) and value == 0:
+    if any(computation is f for f in _SUM) and value == 0 and dtype != np.bool_:
         return wd.reduce_window_sum_p
-    if any(computation is f for f in _MAX) and value == wd._identity("ge", value.dtype):
+    if any(computation is f for f in _MAX) and value == wd._identity("ge", dtype):
         return wd.reduce_window_max_p
-    if any(computation is f for f in _MIN) and value == wd._identity("le", value.dtype):
+    if any(computation is f for f in _MIN) and value == wd._identity("le", dtype):
         return wd.reduce_window_min_p
     return None
 
@@ -105,7 +106,7 @@ def reduce_window(
         padding = padtype_to_pads(base, effective, strides, padding)
     params = wd.window_params(ndim, window_dimensions, strides, padding, base_dilation, window_dilation)
     if len(flat_ops) == 1:
-        prim = _monoid_primitive(computation, flat_inits[0])
+        prim = _monoid_primitive(computation, flat_inits[0], flat_ops[0].dtype)
         if prim is not None:
             return tu.tree_unflatten(tree, [prim.bind(flat_ops[0], **params)])
     inits = []
