@@ -1,12 +1,12 @@
 """funcgrad.scipy: the parts of SciPy's API that differentiable programs use most
-(``special`` and ``stats.norm``), like ``jax.scipy``.
+(``special``, ``stats.norm`` and ``signal``'s convolutions), like ``jax.scipy``.
 
-Layer: surface. Imports funcgrad.numpy, funcgrad.nn and funcgrad.lax.
+Layer: surface. Imports funcgrad.numpy, funcgrad.nn, funcgrad.lax and funcgrad.api.
 """
 
-from funcgrad.scipy import special, stats
+from funcgrad.scipy import signal, special, stats
 
-__all__ = ["special", "stats"]
+__all__ = ["signal", "special", "stats"]
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
