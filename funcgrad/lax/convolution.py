@@ -168,11 +168,12 @@ def conv_general_dilated(
     """
     name = "lax.conv_general_dilated"
     lhs, rhs = asarray(lhs), asarray(rhs)
-    dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
-    if lhs.ndim != rhs.ndim:
+    if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ValueError(
-            f"{name}: lhs and rhs must have the same rank, got shapes {lhs.shape} and {rhs.shape}"
+            f"{name}: lhs and rhs must have the same rank (at least 2: batch and feature), got shapes "
+            f"{lhs.shape} and {rhs.shape}"
         )
+    dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
     n = lhs.ndim - 2
     window_strides = _spatial(window_strides, n, name, "window_strides")
     lhs_dilation = _spatial(lhs_dilation, n, name, "lhs_dilation")

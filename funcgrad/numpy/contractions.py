@@ -84,7 +84,7 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     nb = len(batch)
     if b.ndim == 2:
-        out = _dot_general(a, b, ((a.ndim - 1,), (0,)), (), preferred_element_type, precision)
+        out = _dot_general(a, b, ((a.ndim - 1,), (0,)), ((), ()), preferred_element_type, precision)
     else:
         a = broadcast_to(a, (*batch, *a.shape[-2:]))
         b = broadcast_to(b, (*batch, *b.shape[-2:]))
