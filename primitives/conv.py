@@ -30,6 +30,7 @@ reductions (``primitives/windowed.py``).
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -342,31 +343,94 @@ def _impl(
     x = np.transpose(lhs, lhs_spec).astype(dtype, copy=False)  # (N, C, spatial...)
     w = np.transpose(rhs, rhs_spec).astype(dtype, copy=False)  # (O, I, window...)
     nsp = x.ndim - 2
+    if any(d > 1 for d in lhs_dilation) and all(s == 1 for s in window_strides) and batch_group_count == 1:
+        canonical = _transposed_impl(x, w, padding, lhs_dilation, rhs_dilation, feature_group_count)
+        return np.ascontiguousarray(np.transpose(canonical, np.argsort(out_spec)))
     N, C, O, ksp = x.shape[0], x.shape[1], w.shape[0], w.shape[2:]
     x = dilate_pad(x, 0, ((0, 0), (0, 0), *padding), (1, 1, *lhs_dilation))
     view = window_view(x, (1, 1, *ksp), (1, 1, *window_strides), (1, 1, *rhs_dilation))
     out_sp = view.shape[2 : 2 + nsp]
     view = view.reshape(*view.shape[:2], *out_sp, *ksp)  # drop the unit windows of N and C
-    P, K = int(np.prod(out_sp, dtype=np.int64)), int(np.prod(ksp, dtype=np.int64))
+    P = int(np.prod(out_sp, dtype=np.int64))
     G = feature_group_count if feature_group_count > 1 else batch_group_count
     sp_axes = list(range(3, 3 + nsp))
     k_axes = list(range(3 + nsp, 3 + 2 * nsp))
     if batch_group_count > 1:
         # lhs batch = (G, N'): rows are (N', spatial), the patch is (C, window).
-        v = view.reshape(G, N // G, C, *out_sp, *ksp)
-        patches = v.transpose(0, 1, *sp_axes, 2, *k_axes).reshape(G, (N // G) * P, C * K)
+        v = view.reshape(G, N // G, C, *out_sp, *ksp).transpose(0, 1, *sp_axes, 2, *k_axes)
         rows = N // G
     else:
         # lhs features = (G, C'): rows are (N, spatial), the patch is (C', window).
-        v = view.reshape(N, G, C // G, *out_sp, *ksp)
-        patches = v.transpose(1, 0, *sp_axes, 2, *k_axes).reshape(G, N * P, (C // G) * K)
+        v = view.reshape(N, G, C // G, *out_sp, *ksp).transpose(1, 0, *sp_axes, 2, *k_axes)
         rows = N
+    patches = _scratch(0, v.shape, dtype)
+    np.copyto(patches, v)  # the one im2col copy, into a reused buffer
+    patches = patches.reshape(G, rows * P, -1)
     kernel = w.reshape(G, O // G, -1).transpose(0, 2, 1)  # (G, patch, O')
     res = np.matmul(patches, kernel)  # (G, rows * P, O')
     res = res.reshape(G, rows, *out_sp, O // G)
-    res = np.moveaxis(res, -1, 1).transpose(2, 0, 1, *range(3, 3 + nsp))  # (rows, G, O', spatial)
-    canonical = res.reshape(rows, O, *out_sp)
+    if G == 1:
+        canonical = np.moveaxis(res[0], -1, 1)  # a view: NHWC-like outputs need no copy below
+    else:
+        res = np.moveaxis(res, -1, 1).transpose(2, 0, 1, *range(3, 3 + nsp))  # (rows, G, O', spatial)
+        canonical = res.reshape(rows, O, *out_sp)
     return np.ascontiguousarray(np.transpose(canonical, np.argsort(out_spec)))
+
+
+# NOTE: [convolution scratch buffers]
+# The im2col patches (and col2im products) are temporaries as large as the output times the
+# window: allocating them fresh makes the OS fault in every page on every call (glibc serves
+# large blocks with mmap), which costs as much as the arithmetic. A few per-thread buffers, keyed
+# by slot, shape and dtype, are reused instead; they never escape an impl.
+_SCRATCH = threading.local()
+_SCRATCH_SLOTS = 2
+
+
+def _scratch(slot: int, shape, dtype) -> np.ndarray:
+    """An uninitialised buffer of ``shape``/``dtype`` owned by this thread's ``slot``."""
+    cache = getattr(_SCRATCH, "buffers", None)
+    if cache is None:
+        cache = _SCRATCH.buffers = [None] * _SCRATCH_SLOTS
+    shape, dtype = tuple(int(d) for d in shape), np.dtype(dtype)
+    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = cache[slot]
+    if buf is None or buf.nbytes < size:
+        buf = cache[slot] = np.empty(max(size, 1), np.uint8)
+    return buf[:size].view(dtype).reshape(shape)
+
+
+def _transposed_impl(x, w, padding, lhs_dilation, rhs_dilation, groups):
+    """A convolution of a dilated input (a transposed convolution: the lhs cotangent of a strided
+    one) without the zeros: one matmul of the undilated input with every kernel tap, then each
+    tap's products added into its strided slice of the output (col2im, as PyTorch computes a
+    convolution's input gradient). Canonical (N, C, spatial) / (O, I, window) operands."""
+    N, C, O = x.shape[0], x.shape[1], w.shape[0]
+    in_sp, ksp = x.shape[2:], w.shape[2:]
+    G = groups
+    dil_in = dilate_shape(in_sp, lhs_dilation)
+    eff_k = dilate_shape(ksp, rhs_dilation)
+    out_sp = [n + lo + hi - k + 1 for n, (lo, hi), k in zip(dil_in, padding, eff_k)]
+    P, K = int(np.prod(in_sp, dtype=np.int64)), int(np.prod(ksp, dtype=np.int64))
+    rows = x.reshape(N, G, C // G, P).transpose(1, 0, 3, 2).reshape(G, N * P, C // G)
+    taps = w.reshape(G, O // G, C // G, K).transpose(0, 2, 3, 1).reshape(G, C // G, K * (O // G))
+    prod = _scratch(1, (G, N * P, K * (O // G)), x.dtype)
+    np.matmul(rows, taps, out=prod)
+    prod = prod.reshape(G, N, *in_sp, *ksp, O // G)
+    out = np.zeros((G, N, *out_sp, O // G), x.dtype)
+    for k in np.ndindex(*ksp):
+        src, dst = [], []
+        for n, (lo, _), d, r, ki, m in zip(in_sp, padding, lhs_dilation, rhs_dilation, k, out_sp):
+            start = lo - ki * r  # input element i lands on output start + i * d
+            i_min = max(0, -(start // d))
+            i_max = min(n - 1, (m - 1 - start) // d)
+            if i_min > i_max:
+                break
+            src.append(slice(i_min, i_max + 1))
+            dst.append(slice(start + i_min * d, start + i_max * d + 1, d))
+        else:
+            out[(slice(None), slice(None), *dst)] += prod[(slice(None), slice(None), *src, *k)]
+    # (G, N, spatial, O') -> (N, G * O', spatial)
+    return np.moveaxis(out, -1, 2).transpose(1, 0, 2, *range(3, 3 + len(out_sp))).reshape(N, O, *out_sp)
 
 
 # ----------------------------------------------------------------------------------------------

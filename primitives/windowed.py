@@ -137,6 +137,15 @@ def _windows(x, fill, *, window_dimensions, window_strides, padding, base_dilati
     return view, view.shape[: x.ndim]
 
 
+# Windows with at most this many elements are folded offset by offset (one vectorised pass per
+# offset over all windows: pooling); larger ones are copied out and reduced in one NumPy call.
+_FOLD_LIMIT = 64
+
+
+def _offsets(window_dimensions):
+    return list(np.ndindex(*window_dimensions))
+
+
 def _batch_window(primitive, n_operands=1):
     """Batch rule of a windowed primitive: a unit window over the vmapped axis (moved to the front)."""
 
@@ -162,11 +171,24 @@ def _sum_abstract_eval(x, **params):
     return ShapedArray(_check_window("reduce_window_sum", x, **params), x.dtype, x.weak_type)
 
 
+def _fold(view, out, ufunc, np_reduce):
+    """Reduce the window axes of a window view: offset by offset for small windows (contiguous
+    passes over the outputs), one strided NumPy reduction otherwise."""
+    offsets = _offsets(view.shape[len(out) :])
+    if len(offsets) > _FOLD_LIMIT:
+        return _fold(view, out, ufunc, np_reduce)
+    lead = (slice(None),) * len(out)
+    acc = np.array(view[lead + offsets[0]])
+    for off in offsets[1:]:
+        ufunc(acc, view[lead + off], out=acc)
+    return acc
+
+
 def _sum_impl(x, **params):
     view, out = _windows(x, 0, **params)
     if view.size == 0:
         return np.zeros(out, np.asarray(x).dtype)
-    return np.asarray(view.sum(axis=tuple(range(len(out), view.ndim)), dtype=view.dtype))
+    return _fold(view, out, np.add, lambda v, axis: v.sum(axis=axis, dtype=v.dtype))
 
 
 def _sum_transpose(ct, x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
@@ -217,6 +239,7 @@ reduce_window_sum_p.is_linear = True
 def _chooser(kind):
     name = "reduce_window_max" if kind == "ge" else "reduce_window_min"
     np_reduce = np.max if kind == "ge" else np.min
+    ufunc = np.maximum if kind == "ge" else np.minimum
 
     def abstract_eval(x, **params):
         return ShapedArray(_check_window(name, x, **params), x.dtype, x.weak_type)
@@ -226,7 +249,7 @@ def _chooser(kind):
         view, out = _windows(x, _identity(kind, x.dtype), **params)
         if view.size == 0:
             return np.full(out, _identity(kind, x.dtype), x.dtype)
-        return np.asarray(np_reduce(view, axis=tuple(range(len(out), view.ndim))))
+        return _fold(view, out, ufunc, np_reduce)
 
     def jvp(primals, tangents, **params):
         (x,), (t,) = primals, tangents
@@ -267,11 +290,43 @@ def _gather_abstract_eval(t, x, *, select, **params):
 
 
 def _selected(x, select, params):
-    """Per output window: the flat offset (in window order) of the element ``select`` picks first."""
+    """Per output window: the flat offset (in window order) of the element ``select`` picks first,
+    and the output shape."""
     x = np.asarray(x)
     view, out = _windows(x, _identity(select, x.dtype), **params)
-    flat = view.reshape(*out, -1)
-    return (np.argmax(flat, axis=-1) if select == "ge" else np.argmin(flat, axis=-1)), out
+    nd = len(out)
+    offsets = _offsets(params["window_dimensions"])
+    if len(offsets) > _FOLD_LIMIT:
+        flat = view.reshape(*out, -1)
+        return (np.argmax(flat, axis=-1) if select == "ge" else np.argmin(flat, axis=-1)), out
+    better, keep = (np.greater, np.maximum) if select == "ge" else (np.less, np.minimum)
+    best = np.array(view[(slice(None),) * nd + offsets[0]])
+    best_k = np.zeros(out, np.uint8)  # at most _FOLD_LIMIT offsets
+    take = np.empty(out, np.bool_)
+    step = np.empty(out, np.uint8)
+    for k, off in enumerate(offsets[1:], 1):
+        candidate = view[(slice(None),) * nd + off]
+        better(candidate, best, out=take)  # strictly better: ties keep the first, like argmax
+        # best_k = take ? k : best_k without a data-dependent branch (masked stores on random masks
+        # are ~10x slower): best_k += take * (k - best_k), in wrapping uint8 arithmetic.
+        np.subtract(np.uint8(k), best_k, out=step)
+        np.multiply(step, take.view(np.uint8), out=step)
+        np.add(best_k, step, out=best_k)
+        keep(best, candidate, out=best)
+    return best_k, out
+
+
+def _accumulate_where(acc, values, hit, exact):
+    """``acc += values`` where ``hit``: a multiply by the 0/1 mask when ``values`` are finite (no
+    data-dependent branch), a masked add otherwise (``inf * 0`` would make NaN)."""
+    if exact:
+        acc += values * hit.astype(values.dtype)
+    else:
+        np.add(acc, values, out=acc, where=hit)
+
+
+def _all_finite(x) -> bool:
+    return x.dtype.kind not in "fc" or bool(np.isfinite(x).all())
 
 
 def _gather_impl(t, x, *, select, **params):
@@ -281,8 +336,15 @@ def _gather_impl(t, x, *, select, **params):
         return np.zeros(out_shape, t.dtype)
     idx, out = _selected(x, select, params)
     tview, _ = _windows(t, 0, **params)
-    flat_t = tview.reshape(*out, -1)
-    return np.take_along_axis(flat_t, idx[..., None], axis=-1)[..., 0]
+    offsets = _offsets(params["window_dimensions"])
+    if len(offsets) > _FOLD_LIMIT:
+        flat_t = tview.reshape(*out, -1)
+        return np.take_along_axis(flat_t, idx[..., None], axis=-1)[..., 0]
+    result = np.zeros(out, t.dtype)
+    exact = _all_finite(t)
+    for k, off in enumerate(offsets):
+        _accumulate_where(result, tview[(slice(None),) * len(out) + off], idx == k, exact)
+    return result
 
 
 def _gather_transpose(
@@ -354,18 +416,16 @@ def _scatter_impl(s, x, *, select, window_dimensions, window_strides, padding, w
     if s.size == 0:
         return np.zeros(x.shape, s.dtype)
     idx, out = _selected(x, select, params)
-    # Position in the padded operand of each window's selected element, per dimension.
-    offsets = np.unravel_index(idx, window_dimensions)
-    grids = np.indices(out, sparse=True)
-    pos = [g * st + o * wd for g, o, st, wd in zip(grids, offsets, window_strides, window_dilation)]
-    flat = np.ravel_multi_index(pos, padded_shape).ravel()
-    size = int(np.prod(padded_shape, dtype=np.int64))
-    if s.dtype.kind == "f":
-        acc = np.bincount(flat, weights=s.ravel().astype(np.float64), minlength=size).astype(s.dtype)
-    else:
-        acc = np.zeros(size, s.dtype)
-        np.add.at(acc, flat, s.ravel())
-    acc = acc.reshape(padded_shape)
+    acc = np.zeros(padded_shape, s.dtype)
+    exact = _all_finite(s)
+    # One pass per window offset: windows sharing an offset hit distinct elements, so a strided
+    # in-place add never collides.
+    for k, off in enumerate(_offsets(window_dimensions)):
+        target = tuple(
+            slice(o * d, o * d + (n - 1) * st + 1, st) if n else slice(0, 0)
+            for o, d, n, st in zip(off, window_dilation, out, window_strides)
+        )
+        _accumulate_where(acc[target], s, idx == k, exact)
     # Back to operand coordinates (edge padding dropped; negative padding re-grows with zeros).
     return dilate_pad(acc, 0, [(-lo, -hi) for lo, hi in padding], ones)
 
