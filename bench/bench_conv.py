@@ -17,6 +17,9 @@ log-softmax cross-entropy; 28x28x1 float32 inputs, batch 128. Cases:
 Every measurement runs in its own subprocess (one library per process), libraries take turns
 (round-robin) so machine load hits them alike, and the reported number is the median over rounds
 of each round's median. Ratios are funcgrad / other (below 1.0 means funcgrad is faster).
+``--threads N`` gives every library the same thread count (BLAS/OpenMP pools, torch, XLA's CPU
+runtime with ``N = 1``): on a loaded machine torch's and OpenBLAS's default thread pools spin
+against each other, which says more about the machine than about the libraries.
 """
 
 from __future__ import annotations
@@ -230,6 +233,9 @@ def work(lib, case, repeats):
 def work_torch(case, repeats):
     import torch
 
+    if os.environ.get("BENCH_TORCH_THREADS"):
+        torch.set_num_threads(int(os.environ["BENCH_TORCH_THREADS"]))
+
     tp, tx, ty, loss, per_example, dp_step = _torch_model()
     if case == "per_sample":
         return median_time(lambda: per_example(tp, tx, ty), warmup=3, repeats=repeats, inner=3)
@@ -251,9 +257,16 @@ def work_torch(case, repeats):
 # Driver
 
 
-def run_worker(lib, case, repeats):
+def run_worker(lib, case, repeats, threads=None):
     env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_COMPILATION_CACHE_DIR"}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    if threads:
+        # One thread count for every library: BLAS/OpenMP pools, torch, and XLA's CPU runtime.
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BENCH_TORCH_THREADS"):
+            env[var] = str(threads)
+        if threads == 1:
+            flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + flags).strip()
     proc = subprocess.run(
         [sys.executable, __file__, "--worker", lib, case, str(repeats)],
         capture_output=True,
@@ -287,6 +300,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--threads", type=int, default=None, help="one thread count for all libraries")
     args = ap.parse_args()
     rounds = args.rounds or (2 if args.quick else 3)
     repeats = 5 if args.quick else 11
@@ -297,7 +311,7 @@ def main():
         samples: dict = {lib: [] for lib in case_libs}
         for _ in range(rounds):
             for lib in case_libs:
-                samples[lib].append(run_worker(lib, case, repeats))
+                samples[lib].append(run_worker(lib, case, repeats, args.threads))
         results[case] = {lib: statistics.median(v) for lib, v in samples.items()}
         print(f"  {case}: " + ", ".join(f"{k}={fmt(v)}" for k, v in results[case].items()), file=sys.stderr)
     report(results, libs)

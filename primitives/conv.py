@@ -470,8 +470,8 @@ def _transpose_lhs(
     dimension_numbers,
     feature_group_count,
     batch_group_count,
-    precision,
-    preferred_element_type,
+    precision=None,
+    preferred_element_type=None,
 ):
     lhs_shape, lhs_dtype = lhs.aval.shape, lhs.aval.dtype
     rhs_shape = aval_of(rhs).shape
@@ -530,8 +530,8 @@ def _transpose_rhs(
     dimension_numbers,
     feature_group_count,
     batch_group_count,
-    precision,
-    preferred_element_type,
+    precision=None,
+    preferred_element_type=None,
 ):
     rhs_shape, rhs_dtype = rhs.aval.shape, rhs.aval.dtype
     if int(np.prod(aval_of(g).shape, dtype=np.int64)) == 0:
