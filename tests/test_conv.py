@@ -21,6 +21,7 @@ jax.config.update("jax_enable_x64", True)
 jlax = jax.lax
 
 RNG = np.random.default_rng(0)
+DN_NHWC = ("NHWC", "HWIO", "NHWC")
 
 # (lhs shape, rhs shape, strides, padding, lhs_dilation, rhs_dilation, dimension_numbers, fgc, bgc)
 CASES = [
@@ -303,9 +304,19 @@ def test_bad_dimension_numbers_and_dtypes():
         lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWW", "HWIO", "NHWC"))
     with pytest.raises(TypeError, match="same set of spatial"):
         lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HXIO", "NHWC"))
+    # The surface promotes mixed dtypes (as lax.dot_general does); the primitive requires one dtype.
+    mixed = lax.conv_general_dilated(x.astype(np.float32), w, (1, 1), "SAME", dimension_numbers=DN_NHWC)
+    assert mixed.dtype == np.float64
+    dn = lax.conv_dimension_numbers(x.shape, w.shape, DN_NHWC)
+    params = dict(window_strides=(1, 1), padding=((1, 1), (1, 1)), lhs_dilation=(1, 1), rhs_dilation=(1, 1))
     with pytest.raises(TypeError, match="one dtype"):
-        lax.conv_general_dilated(
-            x.astype(np.float32), w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        conv_general_dilated_p.bind(
+            x.astype(np.float32),
+            w,
+            dimension_numbers=dn,
+            feature_group_count=1,
+            batch_group_count=1,
+            **params,
         )
     with pytest.raises(TypeError, match="preferred_element_type"):
         lax.conv(np.ones((1, 1, 3)), np.ones((1, 1, 2)), (1,), "VALID", preferred_element_type=np.int32)

@@ -9,8 +9,10 @@ explicit ``(lo, hi)`` pairs (``padtype_to_pads``), string dimension numbers a
 ``ConvDimensionNumbers`` (``conv_dimension_numbers``), ``precision`` a pair of ``Precision``.
 Shapes, feature/group counts and paddings are checked by the primitive's abstract evaluation
 before anything runs (eagerly too), so a mistake raises a ``ValueError`` or ``TypeError`` naming
-the argument and the shapes, never an XLA error. Unlike JAX, a kernel larger than the padded input
-is an error here (JAX returns an empty output), as is padding that crops the input away.
+the argument and the shapes, never an XLA error. Operands of different dtypes are promoted (NEP 50,
+like ``lax.dot_general`` here; JAX refuses them), so float32 images meet float64 weights. Unlike
+JAX, a kernel larger than the padded input is an error here (JAX returns an empty output), as is
+padding that crops the input away.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from funcgrad.numpy._core import asarray, canonicalize_dtype
+from funcgrad.numpy._core import asarray, canonicalize_dtype, promote_args
 from funcgrad.numpy.contractions import einsum
 from primitives import conv as cv
 from primitives import structure as st
@@ -167,7 +169,8 @@ def conv_general_dilated(
     (2, 4, 4, 16)
     """
     name = "lax.conv_general_dilated"
-    lhs, rhs = asarray(lhs), asarray(rhs)
+    # Mixed input dtypes are promoted (NEP 50), as lax.dot_general does here (JAX itself refuses).
+    lhs, rhs = promote_args(asarray(lhs), asarray(rhs))
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ValueError(
             f"{name}: lhs and rhs must have the same rank (at least 2: batch and feature), got shapes "

@@ -29,6 +29,7 @@ from primitives import structure as st
 
 __all__ = [
     "Precision",
+    "PrecisionLike",
     "RoundingMethod",
     "abs",
     "acos",
@@ -134,6 +135,8 @@ class RoundingMethod(enum.IntEnum):
 
 
 Precision = dt.Precision  # declared with the contraction primitives, which carry it as a parameter
+# What ``precision=`` accepts (``dot_general``, ``conv_general_dilated``, ``numpy.matmul``, ...).
+PrecisionLike = Precision | str | tuple | None
 
 
 def _operands(name, *args):
