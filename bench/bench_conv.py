@@ -33,12 +33,11 @@ import importlib.util  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from _timing import fmt, median_time  # noqa: E402
+from _timing import fmt, median_time, run_script  # noqa: E402
 
 BATCH = 128
 CLIP, NOISE, LR = 1.5, 1.1, 0.25
@@ -258,26 +257,16 @@ def work_torch(case, repeats):
 
 
 def run_worker(lib, case, repeats, threads=None):
-    env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_COMPILATION_CACHE_DIR"}
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env = {}
     if threads:
         # One thread count for every library: BLAS/OpenMP pools, torch, and XLA's CPU runtime.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BENCH_TORCH_THREADS"):
             env[var] = str(threads)
         if threads == 1:
             flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + flags).strip()
-    proc = subprocess.run(
-        [sys.executable, __file__, "--worker", lib, case, str(repeats)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=900,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"{lib}/{case} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+            env["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flags).strip()
+    result, _ = run_script(__file__, ["--worker", lib, case, repeats], ROOT, env, timeout=900)
+    return result["seconds"]
 
 
 CASES = ("per_sample", "dp_step", "first_call", "eager_grad")

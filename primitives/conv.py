@@ -41,7 +41,7 @@ from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
 from primitives import elementwise as ew
-from primitives._rules import aval_of, checked_impl
+from primitives._rules import aval_of, bilinear_jvp, checked_impl
 from primitives.structure import broadcast_in_dim, reshape, rev, transpose
 
 __all__ = [
@@ -458,148 +458,96 @@ def _reshape_axis_out_of(src, size1, x):
     return reshape(x, tuple(shape))
 
 
-def _transpose_lhs(
-    g,
-    lhs,
-    rhs,
-    *,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    dimension_numbers,
-    feature_group_count,
-    batch_group_count,
-    precision=None,
-    preferred_element_type=None,
-):
-    lhs_shape, lhs_dtype = lhs.aval.shape, lhs.aval.dtype
-    rhs_shape = aval_of(rhs).shape
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    t_rhs_spec = _spec_transpose(rhs_spec)
-    G = feature_group_count
-    if feature_group_count > 1:
-        # The group moves from the kernel's output features to its input features.
-        rhs = _reshape_axis_out_of(rhs_spec[0], feature_group_count, rhs)
-        rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[1], rhs)
-    elif batch_group_count > 1:
-        rhs = _reshape_axis_out_of(rhs_spec[0], batch_group_count, rhs)
-        rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[1], rhs)
-        G = batch_group_count
+def _move_group(x, groups, src, dst):
+    """Split ``groups`` (outermost) off axis ``src`` and merge them into axis ``dst`` (outer)."""
+    return _reshape_axis_into(src, dst, _reshape_axis_out_of(src, groups, x))
+
+
+def _spatial(lhs_shape, rhs_shape, out_shape, dimension_numbers):
+    """The spatial sizes of the input, the kernel and the output."""
+    return [
+        [shape[d] for d in spec[2:]]
+        for shape, spec in zip((lhs_shape, rhs_shape, out_shape), dimension_numbers)
+    ]
+
+
+def _transpose_lhs(g, lhs, rhs, p):
+    """The lhs cotangent: ``g`` convolved with the reversed kernel, strides and lhs dilation
+    swapped; the group count moves from the kernel's output features to its input features."""
+    lhs_spec, rhs_spec, out_spec = dn = p["dimension_numbers"]
+    fgc, bgc = p["feature_group_count"], p["batch_group_count"]
+    in_sp, k_sp, out_sp = _spatial(lhs.aval.shape, aval_of(rhs).shape, aval_of(g).shape, dn)
+    groups = max(fgc, bgc)
+    if groups > 1:
+        rhs = _move_group(rhs, groups, rhs_spec[0], rhs_spec[1])
     pads = conv_general_vjp_lhs_padding(
-        [lhs_shape[d] for d in lhs_spec[2:]],
-        [rhs_shape[d] for d in rhs_spec[2:]],
-        window_strides,
-        [aval_of(g).shape[d] for d in out_spec[2:]],
-        padding,
-        lhs_dilation,
-        rhs_dilation,
+        in_sp, k_sp, p["window_strides"], out_sp, p["padding"], p["lhs_dilation"], p["rhs_dilation"]
     )
-    revd = rev(rhs, rhs_spec[2:])
-    g_dtype = aval_of(g).dtype
-    revd = ew.convert_element_type(revd, g_dtype)
+    kernel = ew.convert_element_type(rev(rhs, rhs_spec[2:]), aval_of(g).dtype)
     out = conv_general_dilated(
         g,
-        revd,
-        window_strides=lhs_dilation,
+        kernel,
+        window_strides=p["lhs_dilation"],
         padding=pads,
-        lhs_dilation=window_strides,
-        rhs_dilation=rhs_dilation,
-        dimension_numbers=ConvDimensionNumbers(out_spec, t_rhs_spec, lhs_spec),
-        feature_group_count=G,
+        lhs_dilation=p["window_strides"],
+        rhs_dilation=p["rhs_dilation"],
+        dimension_numbers=ConvDimensionNumbers(out_spec, _spec_transpose(rhs_spec), lhs_spec),
+        feature_group_count=groups,
         batch_group_count=1,
-        precision=precision,
-        preferred_element_type=preferred_element_type,
+        precision=p.get("precision"),
+        preferred_element_type=p.get("preferred_element_type"),
     )
-    out = ew.convert_element_type(out, lhs_dtype)
-    if batch_group_count > 1:
-        out = _reshape_axis_out_of(lhs_spec[1], batch_group_count, out)
-        out = _reshape_axis_into(lhs_spec[1], lhs_spec[0], out)
+    out = ew.convert_element_type(out, lhs.aval.dtype)
+    if bgc > 1:
+        out = _move_group(out, bgc, lhs_spec[1], lhs_spec[0])
     return out
 
 
-def _transpose_rhs(
-    g,
-    lhs,
-    rhs,
-    *,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    dimension_numbers,
-    feature_group_count,
-    batch_group_count,
-    precision=None,
-    preferred_element_type=None,
-):
-    rhs_shape, rhs_dtype = rhs.aval.shape, rhs.aval.dtype
+def _transpose_rhs(g, lhs, rhs, p):
+    """The kernel cotangent: the input convolved with ``g`` (batch and feature dims swapped, the
+    strides becoming rhs dilation); feature groups become batch groups and vice versa."""
     if int(np.prod(aval_of(g).shape, dtype=np.int64)) == 0:
         return Zero(rhs.aval)  # no output, no contribution (and no degenerate convolution)
-    lhs_shape = aval_of(lhs).shape
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    lhs_t, rhs_t, out_t = map(_spec_transpose, dimension_numbers)
-    fgc, bgc = feature_group_count, batch_group_count
-    if bgc > 1:
-        fgc, bgc = bgc, 1
-    elif fgc > 1:
-        fgc, bgc = 1, fgc
+    dn = p["dimension_numbers"]
+    in_sp, k_sp, out_sp = _spatial(aval_of(lhs).shape, rhs.aval.shape, aval_of(g).shape, dn)
     pads = conv_general_vjp_rhs_padding(
-        [lhs_shape[d] for d in lhs_spec[2:]],
-        [rhs_shape[d] for d in rhs_spec[2:]],
-        window_strides,
-        [aval_of(g).shape[d] for d in out_spec[2:]],
-        padding,
-        lhs_dilation,
-        rhs_dilation,
+        in_sp, k_sp, p["window_strides"], out_sp, p["padding"], p["lhs_dilation"], p["rhs_dilation"]
     )
-    lhs = ew.convert_element_type(lhs, aval_of(g).dtype)
+    lhs_t, rhs_t, out_t = map(_spec_transpose, dn)
     out = conv_general_dilated(
-        lhs,
+        ew.convert_element_type(lhs, aval_of(g).dtype),
         g,
-        window_strides=rhs_dilation,
+        window_strides=p["rhs_dilation"],
         padding=pads,
-        lhs_dilation=lhs_dilation,
-        rhs_dilation=window_strides,
+        lhs_dilation=p["lhs_dilation"],
+        rhs_dilation=p["window_strides"],
         dimension_numbers=ConvDimensionNumbers(lhs_t, out_t, rhs_t),
-        feature_group_count=fgc,
-        batch_group_count=bgc,
-        precision=precision,
-        preferred_element_type=preferred_element_type,
+        feature_group_count=p["batch_group_count"],
+        batch_group_count=p["feature_group_count"],
+        precision=p.get("precision"),
+        preferred_element_type=p.get("preferred_element_type"),
     )
-    return ew.convert_element_type(out, rhs_dtype)
+    return ew.convert_element_type(out, rhs.aval.dtype)
 
 
 def _transpose(ct, lhs, rhs, **params):
-    if type(ct) is Zero:
-        return [
-            Zero(lhs.aval) if is_undefined_primal(lhs) else None,
-            Zero(rhs.aval) if is_undefined_primal(rhs) else None,
-        ]
-    ct = instantiate(ct)
     outs = [None, None]
-    if is_undefined_primal(lhs):
-        outs[0] = _transpose_lhs(ct, lhs, rhs, **params)
-    if is_undefined_primal(rhs):
-        outs[1] = _transpose_rhs(ct, lhs, rhs, **params)
+    for i, (operand, rule) in enumerate(((lhs, _transpose_lhs), (rhs, _transpose_rhs))):
+        if is_undefined_primal(operand):
+            outs[i] = Zero(operand.aval) if type(ct) is Zero else rule(instantiate(ct), lhs, rhs, params)
     return outs
-
-
-def _jvp(primals, tangents, **params):
-    lhs, rhs = primals
-    tl, tr = tangents
-    out = conv_general_dilated_p.bind(lhs, rhs, **params)
-    total = Zero.from_primal_value(out)
-    if type(tl) is not Zero:
-        total = conv_general_dilated_p.bind(tl, rhs, **params)
-    if type(tr) is not Zero:
-        term = conv_general_dilated_p.bind(lhs, tr, **params)
-        total = term if type(total) is Zero else ew.add_any_p.bind(total, term)
-    return out, total
 
 
 # ----------------------------------------------------------------------------------------------
 # Batching: fold the vmapped axis into the batch, feature or group dimension (JAX's rule)
+
+
+def _fold_inside_groups(x, bdim, dim, groups):
+    """Fold the vmapped axis ``bdim`` into axis ``dim`` (numbered without it) as
+    ``(groups, vmap, rest)``: the groups stay outermost, as the group counts require."""
+    x = _reshape_axis_out_of(dim + int(bdim <= dim), groups, x)
+    x = _reshape_axis_into(bdim + int(dim < bdim), dim + 1, x)
+    return _reshape_axis_into(dim, dim, x)
 
 
 def _batch(axis_size, vals, dims, *, dimension_numbers, feature_group_count, batch_group_count, **params):
@@ -640,9 +588,7 @@ def _batch(axis_size, vals, dims, *, dimension_numbers, feature_group_count, bat
             new_lhs = _reshape_axis_into(lhs_bdim, lhs_spec[0], lhs)
         else:
             # Keep the batch groups outermost: (groups, vmap, per-group batch).
-            new_lhs = _reshape_axis_out_of(lhs_spec[0] + int(lhs_bdim <= lhs_spec[0]), bgc, lhs)
-            new_lhs = _reshape_axis_into(lhs_bdim + int(lhs_spec[0] < lhs_bdim), lhs_spec[0] + 1, new_lhs)
-            new_lhs = _reshape_axis_into(lhs_spec[0], lhs_spec[0], new_lhs)
+            new_lhs = _fold_inside_groups(lhs, lhs_bdim, lhs_spec[0], bgc)
         out = bind(
             new_lhs, rhs, dimension_numbers=dn, feature_group_count=fgc, batch_group_count=bgc, **params
         )
@@ -655,9 +601,7 @@ def _batch(axis_size, vals, dims, *, dimension_numbers, feature_group_count, bat
         return _reshape_axis_out_of(out_spec[1], axis_size, out), out_spec[1]
     # Groups stay outermost in the kernel's output features: (groups, vmap, per-group features).
     groups = fgc if fgc > 1 else bgc
-    new_rhs = _reshape_axis_out_of(rhs_spec[0] + int(rhs_bdim <= rhs_spec[0]), groups, rhs)
-    new_rhs = _reshape_axis_into(rhs_bdim + int(rhs_spec[0] < rhs_bdim), rhs_spec[0] + 1, new_rhs)
-    new_rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[0], new_rhs)
+    new_rhs = _fold_inside_groups(rhs, rhs_bdim, rhs_spec[0], groups)
     out = bind(lhs, new_rhs, dimension_numbers=dn, feature_group_count=fgc, batch_group_count=bgc, **params)
     out = _reshape_axis_out_of(out_spec[1], groups, out)
     out = _reshape_axis_out_of(out_spec[1] + 1, axis_size, out)
@@ -669,7 +613,7 @@ conv_general_dilated_p.contraction = True  # checkpoint's dots_saveable keeps co
 # Checked: an eager call raises the same shape errors as a traced one, before NumPy runs.
 conv_general_dilated_p.def_impl(checked_impl(_abstract_eval, _impl))
 conv_general_dilated_p.def_abstract_eval(_abstract_eval)
-conv_general_dilated_p.def_jvp(_jvp)
+conv_general_dilated_p.def_jvp(bilinear_jvp(conv_general_dilated_p))
 conv_general_dilated_p.def_transpose(_transpose)
 conv_general_dilated_p.def_batch(_batch)
 conv_general_dilated_p.is_linear = True  # bilinear: linear in each operand separately

@@ -19,11 +19,10 @@ import enum
 
 import numpy as np
 
-from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
+from funcgrad.kernel.ad import instantiate, is_undefined_primal
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
-from primitives import elementwise as ew
-from primitives._rules import aval_of, move_to_front
+from primitives._rules import aval_of, bilinear_jvp, move_to_front
 from primitives.structure import transpose
 
 
@@ -213,24 +212,6 @@ def _transpose(ct, lhs, rhs, *, dimension_numbers, precision=None, preferred_ele
     return outs
 
 
-def _jvp(primals, tangents, *, dimension_numbers, precision=None, preferred_element_type=None):
-    lhs, rhs = primals
-    tl, tr = tangents
-    params = dict(
-        dimension_numbers=dimension_numbers,
-        precision=precision,
-        preferred_element_type=preferred_element_type,
-    )
-    out = dot_general_p.bind(lhs, rhs, **params)
-    total = Zero.from_primal_value(out)
-    if type(tl) is not Zero:
-        total = dot_general_p.bind(tl, rhs, **params)
-    if type(tr) is not Zero:
-        term = dot_general_p.bind(lhs, tr, **params)
-        total = term if type(total) is Zero else ew.add_any_p.bind(total, term)
-    return out, total
-
-
 def _batch(axis_size, vals, dims, *, dimension_numbers, precision=None, preferred_element_type=None):
     lhs, rhs = vals
     ld, rd = dims
@@ -254,7 +235,7 @@ dot_general_p = Primitive("dot_general")
 dot_general_p.contraction = True  # what checkpoint's dots_saveable policy keeps
 dot_general_p.def_impl(_impl)
 dot_general_p.def_abstract_eval(_abstract_eval)
-dot_general_p.def_jvp(_jvp)
+dot_general_p.def_jvp(bilinear_jvp(dot_general_p))
 dot_general_p.def_transpose(_transpose)
 dot_general_p.def_batch(_batch)
 dot_general_p.is_linear = True  # bilinear: linear in each operand separately

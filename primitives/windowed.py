@@ -146,7 +146,7 @@ def _offsets(window_dimensions):
     return list(np.ndindex(*window_dimensions))
 
 
-def _batch_window(primitive, n_operands=1):
+def _batch_window(primitive):
     """Batch rule of a windowed primitive: a unit window over the vmapped axis (moved to the front)."""
 
     def rule(axis_size, vals, dims, **params):
@@ -213,6 +213,18 @@ def _sum_transpose(ct, x, *, window_dimensions, window_strides, padding, base_di
     return [out]
 
 
+def _linear_window_primitive(name, abstract_eval, impl, transpose):
+    """A windowed primitive linear in its first operand (the others, if any, fixed)."""
+    p = Primitive(name)
+    p.def_impl(checked_impl(abstract_eval, impl))
+    p.def_abstract_eval(abstract_eval)
+    p.def_jvp(_linear_jvp(p))
+    p.def_transpose(transpose)
+    p.def_batch(_batch_window(p))
+    p.is_linear = True
+    return p
+
+
 def _linear_jvp(primitive):
     def jvp(primals, tangents, **params):
         out = primitive.bind(*primals, **params)
@@ -223,13 +235,9 @@ def _linear_jvp(primitive):
     return jvp
 
 
-reduce_window_sum_p = Primitive("reduce_window_sum")
-reduce_window_sum_p.def_impl(checked_impl(_sum_abstract_eval, _sum_impl))
-reduce_window_sum_p.def_abstract_eval(_sum_abstract_eval)
-reduce_window_sum_p.def_jvp(_linear_jvp(reduce_window_sum_p))
-reduce_window_sum_p.def_transpose(_sum_transpose)
-reduce_window_sum_p.def_batch(_batch_window(reduce_window_sum_p))
-reduce_window_sum_p.is_linear = True
+reduce_window_sum_p = _linear_window_primitive(
+    "reduce_window_sum", _sum_abstract_eval, _sum_impl, _sum_transpose
+)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -373,13 +381,9 @@ def _gather_transpose(
     return [out, None]
 
 
-select_and_gather_add_p = Primitive("select_and_gather_add")
-select_and_gather_add_p.def_impl(checked_impl(_gather_abstract_eval, _gather_impl))
-select_and_gather_add_p.def_abstract_eval(_gather_abstract_eval)
-select_and_gather_add_p.def_jvp(_linear_jvp(select_and_gather_add_p))
-select_and_gather_add_p.def_transpose(_gather_transpose)
-select_and_gather_add_p.def_batch(_batch_window(select_and_gather_add_p, 2))
-select_and_gather_add_p.is_linear = True
+select_and_gather_add_p = _linear_window_primitive(
+    "select_and_gather_add", _gather_abstract_eval, _gather_impl, _gather_transpose
+)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -449,13 +453,9 @@ def _scatter_transpose(ct, s, x, *, select, window_dimensions, window_strides, p
     return [out, None]
 
 
-select_and_scatter_add_p = Primitive("select_and_scatter_add")
-select_and_scatter_add_p.def_impl(checked_impl(_scatter_abstract_eval, _scatter_impl))
-select_and_scatter_add_p.def_abstract_eval(_scatter_abstract_eval)
-select_and_scatter_add_p.def_jvp(_linear_jvp(select_and_scatter_add_p))
-select_and_scatter_add_p.def_transpose(_scatter_transpose)
-select_and_scatter_add_p.def_batch(_batch_window(select_and_scatter_add_p, 2))
-select_and_scatter_add_p.is_linear = True
+select_and_scatter_add_p = _linear_window_primitive(
+    "select_and_scatter_add", _scatter_abstract_eval, _scatter_impl, _scatter_transpose
+)
 
 
 # ----------------------------------------------------------------------------------------------
