@@ -69,3 +69,16 @@ def run_script(script: str, args, root: str, env_updates: dict | None = None, ti
             f"{os.path.basename(script)} {' '.join(map(str, args))} failed:\n{proc.stderr[-3000:]}"
         )
     return json.loads(proc.stdout.strip().splitlines()[-1]), wall
+
+
+def block(tree) -> None:
+    """Wait for every array of a (nested list/tuple) result: device arrays block, others convert."""
+    import numpy as np
+
+    for leaf in tree if isinstance(tree, list | tuple) else [tree]:
+        if isinstance(leaf, list | tuple):
+            block(leaf)
+        elif hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+        else:
+            np.asarray(leaf)

@@ -37,7 +37,7 @@ import sys  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from _timing import fmt, median_time, run_script  # noqa: E402
+from _timing import block, fmt, median_time, run_script  # noqa: E402
 
 BATCH = 128
 CLIP, NOISE, LR = 1.5, 1.1, 0.25
@@ -128,16 +128,7 @@ def _jaxlike_model(L):
     return loss, per_example, dp_step
 
 
-def _block(tree):
-    import numpy as np
-
-    for leaf in tree if isinstance(tree, list | tuple) else [tree]:
-        if isinstance(leaf, list | tuple):
-            _block(leaf)
-        elif hasattr(leaf, "block_until_ready"):
-            leaf.block_until_ready()
-        else:
-            np.asarray(leaf)
+_block = block
 
 
 # ----------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ import sys  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from _timing import fmt, median_time, run_script  # noqa: E402
+from _timing import block, fmt, median_time, run_script  # noqa: E402
 
 # ----------------------------------------------------------------------------------------------
 # Workers (one library per process)
@@ -56,17 +56,7 @@ def _lib(name):
     )
 
 
-def _block(tree):
-    import numpy as np
-
-    leaves = tree if isinstance(tree, list | tuple) else [tree]
-    for leaf in leaves:
-        if isinstance(leaf, list | tuple):
-            _block(leaf)
-        elif hasattr(leaf, "block_until_ready"):
-            leaf.block_until_ready()
-        else:
-            np.asarray(leaf)
+_block = block
 
 
 def _mlp_problem(L, batch=128, sizes=(64, 256, 256, 10)):

@@ -45,6 +45,7 @@ from primitives._rules import aval_of, bilinear_jvp, checked_impl
 from primitives.structure import broadcast_in_dim, reshape, rev, transpose
 
 __all__ = [
+    "WINDOW_PARAMS",
     "ConvDimensionNumbers",
     "conv_general_dilated",
     "conv_general_dilated_p",
@@ -322,24 +323,17 @@ def _abstract_eval(
 # ----------------------------------------------------------------------------------------------
 # Eager impl: im2col and one batched matmul over the groups
 
+# The window parameters, in the order the rules unpack them (impl and lowering).
+WINDOW_PARAMS = ("window_strides", "padding", "lhs_dilation", "rhs_dilation")
 
-def _impl(
-    lhs,
-    rhs,
-    *,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    dimension_numbers,
-    feature_group_count,
-    batch_group_count,
-    precision=None,
-    preferred_element_type=None,
-):
+
+def _impl(lhs, rhs, **p):
+    window_strides, padding, lhs_dilation, rhs_dilation = (p[k] for k in WINDOW_PARAMS)
+    feature_group_count, batch_group_count = p["feature_group_count"], p["batch_group_count"]
+    preferred_element_type = p.get("preferred_element_type")
+    lhs_spec, rhs_spec, out_spec = p["dimension_numbers"]
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     dtype = lhs.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
     x = np.transpose(lhs, lhs_spec).astype(dtype, copy=False)  # (N, C, spatial...)
     w = np.transpose(rhs, rhs_spec).astype(dtype, copy=False)  # (O, I, window...)
     nsp = x.ndim - 2

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from primitives.conv import conv_general_dilated_p
+from primitives.conv import WINDOW_PARAMS, conv_general_dilated_p
 from xla_bridge.emitter import ints, register, tensor_type, xla_dtype
 from xla_bridge.rules.dot import precision_names
 
@@ -27,23 +27,10 @@ def _layout(spec, first: str, second: str) -> str:
     return "[" + ", ".join(labels) + "]"
 
 
-def _convolution(
-    fb,
-    lhs,
-    rhs,
-    lt,
-    rt,
-    ot,
-    *,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    dimension_numbers,
-    feature_group_count,
-    batch_group_count,
-    precision,
-):
+def _convolution(fb, lhs, rhs, lt, rt, ot, **p):
+    window_strides, padding, lhs_dilation, rhs_dilation = (p[k] for k in WINDOW_PARAMS)
+    dimension_numbers, precision = p["dimension_numbers"], p.get("precision")
+    feature_group_count, batch_group_count = p["feature_group_count"], p["batch_group_count"]
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     dims = f"{_layout(lhs_spec, 'b', 'f')}x{_layout(rhs_spec, 'o', 'i')}->{_layout(out_spec, 'b', 'f')}"
     pads = "[" + ", ".join(f"[{int(lo)}, {int(hi)}]" for lo, hi in padding) + "]"
