@@ -1,5 +1,5 @@
 """Timing helpers for the benchmarks: medians over repeats after warm-up, waiting for results, a
-plain table, and the one-library-per-process worker runs."""
+plain table, and one measurement in a fresh process."""
 
 from __future__ import annotations
 
@@ -61,23 +61,25 @@ def fmt(seconds: float) -> str:
     return f"{seconds:.2f} s"
 
 
-def run_worker(script: str, args, *, drop_env=()) -> tuple[float, float]:
-    """Run ``python script --worker *args`` from the repository root (on ``PYTHONPATH``, without the
-    environment variables ``drop_env``); the worker prints ``{"seconds": ...}`` last. Returns the
-    seconds it reported and the wall time of the whole process."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {k: v for k, v in os.environ.items() if k not in drop_env}
+def run_script(script: str, args, root: str, env_updates: dict | None = None, timeout: float = 600):
+    """Run ``python script *args`` in a fresh process importing this checkout (``root`` on
+    PYTHONPATH, no persistent compilation cache); returns (the JSON object it printed on its last
+    line, wall seconds)."""
+    env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_COMPILATION_CACHE_DIR"}
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(env_updates or {})
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, script, "--worker", *map(str, args)],
+        [sys.executable, script, *map(str, args)],
         capture_output=True,
         text=True,
         env=env,
         cwd=root,
-        timeout=600,
+        timeout=timeout,
     )
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, args))} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"], wall
+        raise RuntimeError(
+            f"{os.path.basename(script)} {' '.join(map(str, args))} failed:\n{proc.stderr[-3000:]}"
+        )
+    return json.loads(proc.stdout.strip().splitlines()[-1]), wall

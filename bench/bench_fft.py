@@ -100,7 +100,7 @@ def _installed(lib: str) -> bool:
 
 
 def run_worker(lib: str, mode: str, repeats: int) -> float:
-    return _timing.run_worker(__file__, (lib, mode, repeats))[0]
+    return _timing.run_script(__file__, ["--worker", lib, mode, repeats], ROOT)[0]["seconds"]
 
 
 def main():

@@ -33,9 +33,7 @@ import sys  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-import _timing  # noqa: E402
-from _timing import block as _block  # noqa: E402
-from _timing import fmt, median_time  # noqa: E402
+from _timing import block, fmt, median_time, run_script  # noqa: E402
 
 # ----------------------------------------------------------------------------------------------
 # Workers (one library per process)
@@ -56,6 +54,9 @@ def _lib(name):
     return dict(
         np=fnp, jit=funcgrad.jit, grad=funcgrad.grad, vmap=funcgrad.vmap, vg=funcgrad.value_and_grad, host=np
     )
+
+
+_block = block
 
 
 def _mlp_problem(L, batch=128, sizes=(64, 256, 256, 10)):
@@ -164,8 +165,9 @@ def worker_main(lib, case, repeats):
 
 
 def run_worker(lib, case, repeats):
-    # A persistent compilation cache would hide the compile time "first gradient" measures.
-    return _timing.run_worker(__file__, (lib, case, repeats), drop_env=("FUNCGRAD_COMPILATION_CACHE_DIR",))
+    # A fresh process without the persistent compilation cache: "first gradient" measures compiling.
+    result, wall = run_script(__file__, ["--worker", lib, case, repeats], ROOT)
+    return result["seconds"], wall
 
 
 def main():

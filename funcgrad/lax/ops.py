@@ -30,6 +30,7 @@ from primitives import structure as st
 
 __all__ = [
     "Precision",
+    "PrecisionLike",
     "RoundingMethod",
     "abs",
     "acos",
@@ -135,12 +136,9 @@ class RoundingMethod(enum.IntEnum):
     TO_NEAREST_EVEN = 1
 
 
-class Precision(enum.Enum):
-    """Accepted for signature compatibility with jax.lax (the CPU computes in full precision)."""
-
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
+Precision = dt.Precision  # declared with the contraction primitives, which carry it as a parameter
+# What ``precision=`` accepts (``dot_general``, ``conv_general_dilated``, ``numpy.matmul``, ...).
+PrecisionLike = Precision | str | tuple | None
 
 
 def _operands(name, *args):
@@ -515,7 +513,9 @@ def argmin(operand, axis: int, index_dtype):
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """General tensor contraction: ``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch,
-    rhs_batch))``; the result has the batch dims, then lhs's free dims, then rhs's.
+    rhs_batch))``; the result has the batch dims, then lhs's free dims, then rhs's. ``precision``
+    (``None``, a ``Precision``, a string such as ``'highest'``, or a pair) is validated and carried to
+    XLA's ``precision_config`` as in JAX; the CPU computes float32 in full precision either way.
 
     >>> dot_general(np.ones((2, 3)), np.ones((3, 4)), (((1,), (0,)), ((), ()))).shape
     (2, 4)
@@ -523,10 +523,12 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     # Mixed input dtypes are promoted (NEP 50), as recent jax.lax does.
     lhs, rhs = promote_args(lhs, rhs)
     pet = None if preferred_element_type is None else canonicalize_dtype(preferred_element_type)
+    precision = dt.canonicalize_precision(precision, "lax.dot_general")
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
-    _bind_check(dt.dot_general_p, "dot_general", lhs, rhs, dimension_numbers=dn, preferred_element_type=pet)
-    return dt.dot_general(lhs, rhs, dn, pet)
+    params = dict(dimension_numbers=dn, precision=precision, preferred_element_type=pet)
+    _bind_check(dt.dot_general_p, "dot_general", lhs, rhs, **params)
+    return dt.dot_general(lhs, rhs, dn, pet, precision)
 
 
 def batch_matmul(lhs, rhs, precision=None):
