@@ -290,7 +290,12 @@ def select(pred, on_true, on_false):
         on_true = broadcast_to(on_true, shape)
     if shape_of(on_false) != shape:
         on_false = broadcast_to(on_false, shape)
-    return ew.select_n_p.bind(pred, on_false, on_true)
+    out = ew.select_n_p.bind(pred, on_false, on_true)
+    # Eager evaluation makes a result weak only when every operand is (the predicate included);
+    # select_n's abstract evaluation, and JAX, look at the cases only: where(c, 0.0, inf) is weak.
+    if type(out) is Array and not out.weak_type and aval(on_true).weak_type and aval(on_false).weak_type:
+        out = Array._from_owned(out._numpy(), True)
+    return out
 
 
 def full_like_aval(x, value):
