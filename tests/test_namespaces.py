@@ -24,6 +24,7 @@ NAMESPACES = [
     "funcgrad.scipy",
     "funcgrad.scipy.special",
     "funcgrad.scipy.stats",
+    *[f"funcgrad.scipy.stats.{d}" for d in __import__("funcgrad.scipy.stats").scipy.stats.__all__ if d not in ("gaussian_kde", "mode", "rankdata", "sem")],
     "funcgrad.optim",
     "funcgrad.tree_util",
     "funcgrad.tree",

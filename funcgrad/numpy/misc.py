@@ -353,13 +353,15 @@ def polyval(p, x):
 
 
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
-    """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``.
+    """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``, optionally
+    with integer frequency weights ``fweights`` and observation weights ``aweights`` (NumPy's
+    normalisation).
 
     >>> cov(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
     [[1.0, -1.0], [-1.0, 1.0]]
+    >>> round(float(cov(np.array([0.0, 1.0, 2.0]), aweights=np.array([1.0, 1.0, 2.0]))), 12)
+    1.1
     """
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov: fweights and aweights are not supported")
     m = asarray(m)
     if m.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
@@ -376,9 +378,38 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         x = concatenate([x, yy], 0)
     n = x.shape[1]
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
-    centred = ew.sub_p.bind(x, broadcast_to(reductions.mean(x, axis=1, keepdims=True), x.shape))
-    c = matmul(centred, moveaxis(centred, 0, 1))
-    out = ew.div_p.bind(c, constant(n - ddof, c.dtype))
+    w = None
+    if fweights is not None:
+        fw = asarray(fweights)
+        if fw.ndim > 1 or fw.shape[0] != n or not np.issubdtype(fw.dtype, np.integer):
+            raise ValueError(
+                f"cov: fweights must be a one-dimensional integer array of length {n}, got "
+                f"{fw.dtype}{fw.shape}"
+            )
+        w = fw
+    if aweights is not None:
+        aw = asarray(aweights)
+        if aw.ndim > 1 or aw.shape[0] != n:
+            raise ValueError(
+                f"cov: aweights must be a one-dimensional array of length {n}, got shape {aw.shape}"
+            )
+        w = aw if w is None else w * aw
+    if w is None:
+        centred = ew.sub_p.bind(x, broadcast_to(reductions.mean(x, axis=1, keepdims=True), x.shape))
+        c = matmul(centred, moveaxis(centred, 0, 1))
+        out = ew.div_p.bind(c, constant(n - ddof, c.dtype))
+        return reshape(out, ()) if out.shape == (1, 1) else out
+    w = asarray(w).astype(x.dtype)
+    w_sum = reductions.sum(w)
+    avg = reductions.sum(x * w, axis=1, keepdims=True) / w_sum
+    if ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * reductions.sum(w * asarray(aweights).astype(x.dtype)) / w_sum
+    centred = x - avg
+    out = matmul(centred * w, moveaxis(centred, 0, 1)) / fact
     return reshape(out, ()) if out.shape == (1, 1) else out
 
 
