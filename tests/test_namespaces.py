@@ -23,8 +23,15 @@ NAMESPACES = [
     "funcgrad.random",
     "funcgrad.scipy",
     "funcgrad.scipy.special",
+    "funcgrad.scipy.integrate",
+    "funcgrad.scipy.ndimage",
+    "funcgrad.scipy.optimize",
     "funcgrad.scipy.stats",
-    *[f"funcgrad.scipy.stats.{d}" for d in __import__("funcgrad.scipy.stats").scipy.stats.__all__ if d not in ("gaussian_kde", "mode", "rankdata", "sem")],
+    *[
+        f"funcgrad.scipy.stats.{d}"
+        for d in __import__("funcgrad.scipy.stats").scipy.stats.__all__
+        if d not in ("gaussian_kde", "mode", "rankdata", "sem")
+    ],
     "funcgrad.optim",
     "funcgrad.tree_util",
     "funcgrad.tree",

@@ -1,12 +1,13 @@
-"""funcgrad.scipy: the parts of SciPy's API that differentiable programs use most
-(``special`` and ``stats.norm``), like ``jax.scipy``.
+"""funcgrad.scipy: SciPy's API for differentiable programs, like ``jax.scipy``: ``special``
+(special functions), ``stats`` (distributions as modules), ``optimize`` (``minimize`` with BFGS),
+``integrate`` (``trapezoid``) and ``ndimage`` (``map_coordinates``).
 
-Layer: surface. Imports funcgrad.numpy, funcgrad.nn and funcgrad.lax.
+Layer: surface. Imports funcgrad.numpy, funcgrad.nn, funcgrad.lax, funcgrad.api and funcgrad.random.
 """
 
-from funcgrad.scipy import special, stats
+from funcgrad.scipy import integrate, ndimage, optimize, special, stats
 
-__all__ = ["special", "stats"]
+__all__ = ["integrate", "ndimage", "optimize", "special", "stats"]
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
