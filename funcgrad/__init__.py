@@ -73,6 +73,8 @@ _MODULES = {
     "debug",
     "testing",
     "custom_derivatives",
+    "flatten_util",
+    "ops",
 }
 
 

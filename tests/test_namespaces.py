@@ -40,6 +40,8 @@ NAMESPACES = [
     "funcgrad.debug",
     "funcgrad.testing",
     "funcgrad.custom_derivatives",
+    "funcgrad.flatten_util",
+    "funcgrad.ops",
 ]
 
 
