@@ -59,6 +59,7 @@ _API.update({name: "funcgrad.introspect" for name in ("memory_report", "print_sa
 _API.update(
     {"check_finite": "funcgrad.debug", "debug_nans": "funcgrad.debug", "check_grads": "funcgrad.testing"}
 )
+_API.update({"closure_convert": "funcgrad.custom_derivatives"})
 _MODULES = {
     "numpy",
     "nn",
@@ -75,6 +76,7 @@ _MODULES = {
     "custom_derivatives",
     "flatten_util",
     "ops",
+    "experimental",
 }
 
 

@@ -41,6 +41,8 @@ NAMESPACES = [
     "funcgrad.testing",
     "funcgrad.custom_derivatives",
     "funcgrad.flatten_util",
+    "funcgrad.experimental",
+    "funcgrad.experimental.ode",
     "funcgrad.ops",
 ]
 

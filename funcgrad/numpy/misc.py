@@ -337,18 +337,25 @@ def _power(x, p: int):
     return ew.integer_pow(x, p)
 
 
-def polyval(p, x):
+def polyval(p, x, *, unroll: int = 16):
     """Evaluate the polynomial with coefficients ``p`` (highest degree first) at ``x`` (Horner).
+    As in NumPy, ``p`` may have more dimensions: the coefficients run along its first axis and
+    the rest broadcasts against ``x``. ``unroll`` (JAX's parameter) is accepted; the loop is always
+    unrolled here (the degree is static).
 
     >>> polyval(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 2.0])).tolist()
     [3.0, 6.0, 11.0]
+    >>> polyval(np.array([[1.0, 0.0], [0.0, 1.0]]), 2.0).tolist()
+    [2.0, 1.0]
     """
     p, x = promote_args(asarray(p), asarray(x))
-    if p.ndim != 1:
-        raise ValueError("polyval: p must be one-dimensional")
-    out = constant(0, x.dtype, x.shape)
+    if p.ndim == 0:
+        raise ValueError("polyval: p must have at least one dimension (the coefficients)")
+    shape = np.broadcast_shapes(x.shape, p.shape[1:])
+    out = constant(0, x.dtype, shape)
+    xb = broadcast_to(x, shape)
     for i in range(p.shape[0]):
-        out = ew.add_p.bind(ew.mul_p.bind(out, x), broadcast_to(getitem(p, i), x.shape))
+        out = ew.add_p.bind(ew.mul_p.bind(out, xb), broadcast_to(getitem(p, i), shape))
     return out
 
 
