@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -165,6 +166,25 @@ def _result_type(pairs) -> tuple[np.dtype, bool]:
     return _dt.result_type(*pairs)
 
 
+# NOTE: [promotion flags]
+# funcgrad.config's ``jax_numpy_dtype_promotion`` ("standard" | "strict") and
+# ``jax_numpy_rank_promotion`` ("allow" | "warn" | "raise") live here, where promotion and
+# broadcasting happen: ``set_promotion_flags`` is how the config sets them.
+_flags = {"dtype_promotion": "standard", "rank_promotion": "allow"}
+
+
+class TypePromotionError(TypeError):
+    """An implicit dtype promotion refused under ``jax_numpy_dtype_promotion='strict'``."""
+
+
+def set_promotion_flags(*, dtype_promotion: str | None = None, rank_promotion: str | None = None) -> None:
+    """Set the promotion rules (called by ``funcgrad.config``; see NOTE: [promotion flags])."""
+    if dtype_promotion is not None:
+        _flags["dtype_promotion"] = dtype_promotion
+    if rank_promotion is not None:
+        _flags["rank_promotion"] = rank_promotion
+
+
 def promote_args(*args) -> list:
     """Convert ``args`` to one dtype, the NumPy 2 way. Python scalars become 0-d weak constants.
 
@@ -173,6 +193,13 @@ def promote_args(*args) -> list:
     """
     pairs = tuple(dtype_and_weak(a) for a in args)
     dtype, weak = _result_type(pairs)
+    if _flags["dtype_promotion"] == "strict":
+        strong = {d for d, w in pairs if not w}
+        if len(strong) > 1:
+            raise TypePromotionError(
+                "implicit dtype promotion of " + ", ".join(sorted(d.name for d in strong)) + " is not "
+                "allowed under jax_numpy_dtype_promotion='strict'; convert explicitly (x.astype(...))"
+            )
     out = []
     for a, (d, w) in zip(args, pairs):
         if type(a) in python_scalar_types:
@@ -259,8 +286,21 @@ def broadcast_args(*args) -> list:
     nonscalar = {s for s in shapes if s != ()}
     if len(nonscalar) <= 1:
         return list(args)  # equal shapes, or 0-d operands meeting one shape: nothing to do
+    if _flags["rank_promotion"] != "allow" and len({len(s) for s in nonscalar}) > 1:
+        _rank_promotion(shapes)
     shape = broadcast_shapes(*shapes)
     return [a if (s == shape or s == ()) else broadcast_to(a, shape) for a, s in zip(args, shapes)]
+
+
+def _rank_promotion(shapes) -> None:
+    msg = (
+        "operands with shapes " + " ".join(str(s) for s in shapes) + " were broadcast to a common rank "
+        "(implicit rank promotion); jax_numpy_rank_promotion is "
+        f"{_flags['rank_promotion']!r}: add the leading axes explicitly (reshape, expand_dims, [None])"
+    )
+    if _flags["rank_promotion"] == "raise":
+        raise ValueError(msg)
+    warnings.warn(msg, UserWarning, stacklevel=4)
 
 
 def broadcast_full(*args) -> list:
