@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 import xla_bridge
+from funcgrad._api_util import explain_concretization
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
@@ -302,7 +303,11 @@ class JittedFunction(Dispatcher):
             d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)
             it = iter(d_args)
             full = [statics[i] if i in statics else next(it) for i in range(n_total)]
-            out = fun(*full, **d_kwargs, **static_kwargs)
+            try:
+                out = fun(*full, **d_kwargs, **static_kwargs)
+            except core.ConcretizationTypeError as e:
+                explain_concretization(e, None, None)  # the funcgrad.numpy fix for NumPy calls
+                raise
             out_leaves, out_tree = tu.tree_flatten(out)
             for leaf in out_leaves:
                 if not core.is_array_like(leaf):

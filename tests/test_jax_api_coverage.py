@@ -17,7 +17,7 @@ import types
 import pytest
 
 # Raised as names arrive; never lowered.
-FLOOR = 792
+FLOOR = 825
 
 _CANDIDATES = [
     pathlib.Path(__file__).resolve().parents[1] / "shared" / "jax-api.txt",

@@ -248,13 +248,37 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
         ) from None
 
 
-def _as_shape(shape) -> tuple[int, ...]:
-    if isinstance(shape, int | np.integer):
-        return (int(shape),)
+def static_shape(shape, what: str = "shape") -> tuple[int, ...]:
+    """``shape`` (an int or a sequence of ints) as a tuple of Python ints. A traced value in it
+    raises a ConcretizationTypeError saying which transformation traced it and that shapes are
+    static: make the size a static argument (``jit(f, static_argnums=...)``)."""
+    if isinstance(shape, int | np.integer) or (hasattr(shape, "ndim") and shape.ndim == 0):
+        shape = (shape,)
     try:
-        return tuple(operator.index(s) for s in shape)
+        items = list(shape)
     except TypeError:
-        raise TypeError(f"shape must be a sequence of integers, got {shape!r}") from None
+        raise TypeError(f"{what} must be an integer or a sequence of integers, got {shape!r}") from None
+    out = []
+    for s in items:
+        if isinstance(s, core.Tracer):
+            trace = s._trace
+            where = trace.describe() if hasattr(trace, "describe") else "a transformation"
+            origin = trace.describe_origin(s) if hasattr(trace, "describe_origin") else ""
+            raise core.ConcretizationTypeError(
+                f"{what} must be concrete integers, but it holds a traced value ({s.aval.str_short()}) "
+                f"inside {where}.{origin}\nShapes are static (as in JAX): pass the size as a static argument "
+                "(jit(f, static_argnums=...) or static_argnames=...), or compute it outside the transformed "
+                "function."
+            )
+        try:
+            out.append(operator.index(s))
+        except TypeError:
+            raise TypeError(f"{what} must be an integer or a sequence of integers, got {shape!r}") from None
+    return tuple(out)
+
+
+def _as_shape(shape) -> tuple[int, ...]:
+    return static_shape(shape)
 
 
 def broadcast_to(array, shape):
