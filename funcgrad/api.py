@@ -33,6 +33,7 @@ from funcgrad._api_util import (
     partial_over,
     split_aux,
     to_public,
+    user_transformation,
 )
 from funcgrad.jitting import ShapeDtypeStruct, jit  # noqa: F401 - re-exported
 from funcgrad.kernel import ad, batching, core, ir
@@ -108,7 +109,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
                 f"{pa.dtype.name}, whose tangents have dtype {expected.name}"
             )
         tangents_in.append(ad.Zero(ad.tangent_aval(pa)) if expected == _dt.float0 else t)
-    flat, store = flat_fun(fun, tree_p, has_aux)
+    flat, store = flat_fun(fun, tree_p, has_aux, transform="jvp")
     out_p, out_t = ad.jvp_flat(flat, flat_p, tangents_in)
     n = store["n_out"]
     out_avals = [ad.tangent_aval(core.get_aval(p)) for p in out_p]
@@ -133,7 +134,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     flat_p, in_tree = tu.tree_flatten(primals)
     check_array_leaves("linearize", flat_p, lambda: arg_paths(primals))
     flat_p = canonicalize(flat_p)
-    flat, store = flat_fun(fun, in_tree, has_aux)
+    flat, store = flat_fun(fun, in_tree, has_aux, transform="linearize")
     out_p, lin = ad.linearize_flat(flat, flat_p)
     n = store["n_out"]
     out, aux = split_aux(out_p, store, has_aux)
@@ -214,7 +215,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     flat_p, in_tree = tu.tree_flatten(primals)
     check_array_leaves("vjp", flat_p, lambda: arg_paths(primals))
     flat_p = canonicalize(flat_p)
-    flat, store = flat_fun(fun, in_tree, has_aux)
+    flat, store = flat_fun(fun, in_tree, has_aux, transform="vjp")
     out_p, lin = ad.linearize_flat(flat, flat_p)
     out, aux = split_aux(out_p, store, has_aux)
     fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
@@ -234,6 +235,8 @@ def value_and_grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
+    *,
+    _name: str = "value_and_grad",
 ):
     """``(fun(*args), grad(fun)(*args))`` in one pass. ``holomorphic=True`` differentiates a
     holomorphic function of complex inputs (NOTE: [differentiation dtypes]).
@@ -250,10 +253,11 @@ def value_and_grad(
         dyn = [args[i] for i in nums]
         _check_grad_inputs("grad", dyn, nums, holomorphic, allow_int)
         f = partial_over(fun, args, kwargs, nums)
-        if has_aux:
-            out, f_vjp, aux = vjp(f, *dyn, has_aux=True)
-        else:
-            out, f_vjp = vjp(f, *dyn)
+        with user_transformation(_name, fun):
+            if has_aux:
+                out, f_vjp, aux = vjp(f, *dyn, has_aux=True)
+            else:
+                out, f_vjp = vjp(f, *dyn)
         check_scalar_output("grad", out, holomorphic=holomorphic)
         leaf = tu.tree_leaves(out)[0]
         ct = tu.tree_unflatten(tu.tree_structure(out), [np.ones((), core.get_aval(leaf).dtype)])
@@ -283,7 +287,7 @@ def grad(
     >>> complex(grad(lambda z: z ** 2, holomorphic=True)(1.0 + 2.0j))
     (2+4j)
     """
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, _name="grad")
 
     @functools.wraps(fun)
     def grad_f(*args, **kwargs):
@@ -409,7 +413,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axi
             size = axis_size
         else:
             raise ValueError("vmap must have at least one non-None value in in_axes (or be given axis_size)")
-        flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
+        with user_transformation("vmap", fun):
+            flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
 
         def out_dims():
             dummy = tu.tree_unflatten(store["out_tree"], [0] * store["n_out"])
@@ -474,7 +479,8 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
             return y, t
 
         axes = (None, -1, None) if has_aux else (None, -1)
-        res = vmap(push, in_axes=0, out_axes=axes)(*basis)
+        with user_transformation("jacfwd", fun):
+            res = vmap(push, in_axes=0, out_axes=axes)(*basis)
         y, jac = res[0], res[1]
         y_leaves, out_tree = tu.tree_flatten(y)
         for leaf in y_leaves:
@@ -530,10 +536,11 @@ def jacrev(
         dyn = tuple(args[i] for i in nums)
         _check_grad_inputs("jacrev", dyn, nums, holomorphic, allow_int)
         f = partial_over(fun, args, kwargs, nums)
-        if has_aux:
-            y, f_vjp, aux = vjp(f, *dyn, has_aux=True)
-        else:
-            y, f_vjp = vjp(f, *dyn)
+        with user_transformation("jacrev", fun):
+            if has_aux:
+                y, f_vjp, aux = vjp(f, *dyn, has_aux=True)
+            else:
+                y, f_vjp = vjp(f, *dyn)
         y_leaves, out_tree = tu.tree_flatten(y)
         flat_in, in_tree = tu.tree_flatten(dyn)
         in_avals = [core.get_aval(x) for x in flat_in]
@@ -577,7 +584,14 @@ def hessian(
     [[6.0, 0.0], [0.0, 12.0]]
     """
     inner = jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic)
-    return jacfwd(inner, argnums, has_aux=has_aux, holomorphic=holomorphic)
+    outer = jacfwd(inner, argnums, has_aux=has_aux, holomorphic=holomorphic)
+
+    @functools.wraps(fun)
+    def hessian_f(*args, **kwargs):
+        with user_transformation("hessian", fun, sealed=True):
+            return outer(*args, **kwargs)
+
+    return hessian_f
 
 
 # ----------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import logging
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,10 +30,11 @@ from typing import Any
 import numpy as np
 
 import xla_bridge
-from funcgrad._api_util import flatten_outputs
+from funcgrad._api_util import explain_concretization, flatten_outputs
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from xla_bridge.dispatch import Dispatcher, Staged, compiled, run
 from xla_bridge.lowering import lower_jaxpr
@@ -129,6 +131,49 @@ def _argnums(name: str, what: str, given, n_positional: int | None) -> set[int]:
             n %= n_positional
         nums.add(n)
     return nums
+
+
+# NOTE: [jit flags]
+# funcgrad.config's jit-related flags live here (``set_jit_flags``): ``log_compiles`` and
+# ``explain_cache_misses`` log (logger "funcgrad") on every trace (each trace compiles a program),
+# ``enable_checks`` type-checks every traced jaxpr, ``no_tracing`` refuses to trace. ``disable_jit``
+# and ``no_execution`` replace ``JittedFunction.__call__`` while they are set -- calling the Python
+# function, or refusing -- so a normal call pays nothing for them.
+_jit_flags = {
+    "log_compiles": False,
+    "explain_cache_misses": False,
+    "enable_checks": False,
+    "no_tracing": False,
+    "disable_jit": False,
+    "no_execution": False,
+}
+_logger = logging.getLogger("funcgrad")
+
+
+def set_jit_flags(**flags) -> None:
+    """Set jit flags (called by ``funcgrad.config``, NOTE: [jit flags])."""
+    unknown = set(flags) - set(_jit_flags)
+    if unknown:
+        raise TypeError(f"set_jit_flags: unknown flags {sorted(unknown)}")
+    _jit_flags.update({k: bool(v) for k, v in flags.items()})
+    if _jit_flags["no_execution"]:
+        JittedFunction.__call__ = _refuse_execution
+    elif _jit_flags["disable_jit"]:
+        JittedFunction.__call__ = _call_python
+    else:
+        JittedFunction.__call__ = Dispatcher.__call__
+
+
+def _call_python(self, *args, **kwargs):
+    """``disable_jit``: run the function's Python, op by op (as JAX does)."""
+    return self._fun(*args, **kwargs)
+
+
+def _refuse_execution(self, *args, **kwargs):
+    raise RuntimeError(
+        f"jit({self._name}) was called while no_execution is set (jax_no_execution): compiled "
+        "programs may not run. Leave the no_execution() context, or use eval_shape/lower to inspect it."
+    )
 
 
 class JittedFunction(Dispatcher):
@@ -258,13 +303,28 @@ class JittedFunction(Dispatcher):
             d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)
             it = iter(d_args)
             full = [statics[i] if i in statics else next(it) for i in range(n_total)]
-            out = fun(*full, **d_kwargs, **static_kwargs)
+            try:
+                out = fun(*full, **d_kwargs, **static_kwargs)
+            except core.ConcretizationTypeError as e:
+                explain_concretization(e, None, None)  # the funcgrad.numpy fix for NumPy calls
+                raise
             out_leaves, out_tree = flatten_outputs(out, f"jit({name})")
             out_tree_box.append(out_tree)
             return out_leaves
 
         avals = [core.get_aval(x) for x in flat]
+        if _jit_flags["no_tracing"]:
+            raise RuntimeError(
+                f"jit({name}) must be traced for arguments ({', '.join(a.str_short() for a in avals)}), but "
+                "no_tracing is set (jax_no_tracing): call it once outside no_tracing() to fill its cache"
+            )
+        if _jit_flags["log_compiles"]:
+            _logger.warning(
+                "Compiling jit(%s) for arguments (%s)", name, ", ".join(a.str_short() for a in avals)
+            )
         closed = trace_to_jaxpr(flat_fun, avals, names, f"jit({name})")
+        if _jit_flags["enable_checks"]:
+            typecheck_jaxpr(closed.jaxpr)
         closed, hoisted = close_over_tracers(closed)
         return Staged(closed, out_tree_box[0], hoisted)
 
@@ -300,6 +360,9 @@ class JittedFunction(Dispatcher):
                 break
         self._keys.append(key)
         del self._keys[:-16]
+        if _jit_flags["explain_cache_misses"]:
+            why = "first call" if previous is None else _explain(previous, key, names)
+            _logger.warning("TRACING CACHE MISS of jit(%s): %s", self._name, why)
         if self._warned or self._misses <= RETRACE_WARNING_THRESHOLD or previous is None:
             return
         self._warned = True

@@ -25,8 +25,16 @@ NAMESPACES = [
     "funcgrad.random",
     "funcgrad.scipy",
     "funcgrad.scipy.special",
+    "funcgrad.scipy.integrate",
+    "funcgrad.scipy.ndimage",
+    "funcgrad.scipy.optimize",
     "funcgrad.scipy.stats",
     "funcgrad.scipy.fft",
+    *[
+        f"funcgrad.scipy.stats.{d}"
+        for d in __import__("funcgrad.scipy.stats").scipy.stats.__all__
+        if d not in ("gaussian_kde", "mode", "rankdata", "sem")
+    ],
     "funcgrad.optim",
     "funcgrad.tree_util",
     "funcgrad.tree",
@@ -35,6 +43,10 @@ NAMESPACES = [
     "funcgrad.debug",
     "funcgrad.testing",
     "funcgrad.custom_derivatives",
+    "funcgrad.flatten_util",
+    "funcgrad.experimental",
+    "funcgrad.experimental.ode",
+    "funcgrad.ops",
 ]
 
 

@@ -231,6 +231,27 @@ def default_platform() -> str:
     return _default_platform
 
 
+def started_backends() -> dict[str, int]:
+    """The backends created so far and their device counts (settings such as the CPU device count
+    or the platform can change only before their backend starts).
+
+    Example:
+        >>> isinstance(started_backends(), dict)
+        True
+    """
+    return {p: len(b.devices) for p, b in _backends.items()}
+
+
+def chosen_default_platform() -> str | None:
+    """The default platform if it has been decided (by a first computation), else None.
+
+    Example:
+        >>> chosen_default_platform() in (None, "cpu", "cuda")
+        True
+    """
+    return _default_platform
+
+
 def _create_backend(platform: str) -> Backend:
     with _lock:
         b = _backends.get(platform)

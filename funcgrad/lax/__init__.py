@@ -5,9 +5,10 @@ contractions, shapes), ``funcgrad.lax.slicing`` (slicing, gather/scatter, paddin
 scans), ``funcgrad.lax.control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
 ``scan``, ``map``), ``funcgrad.lax.fourier`` (``fft``, ``FftType``), ``funcgrad.lax.implicit``
 (``custom_linear_solve``, ``custom_root``), ``funcgrad.lax.convolution`` (``conv_general_dilated``
-and its friends) and ``funcgrad.lax.windowed`` (``reduce_window``). ``__all__`` is the union of the
-modules' ``__all__`` (a new function is listed once, in its module) and ``dir(funcgrad.lax)`` is
-``__all__``. ``funcgrad.lax.linalg`` (``jax.lax.linalg``) is a namespace of its own, like
+and its friends), ``funcgrad.lax.windowed`` (``reduce_window``) and ``funcgrad.lax.special``
+(incomplete gamma/beta, zeta, Bessel). ``__all__`` is the union of the modules' ``__all__`` (a new
+function is listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
+``funcgrad.lax.linalg`` (``jax.lax.linalg``) is a namespace of its own, like
 ``funcgrad.numpy.linalg``.
 
 lax is stricter than ``funcgrad.numpy``: no dtype promotion and no broadcasting (Python scalars
@@ -21,13 +22,24 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
-from funcgrad.lax import control_flow, convolution, fourier, implicit, linalg, ops, slicing, windowed  # noqa: F401
+from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
+    control_flow,
+    convolution,
+    fourier,
+    implicit,
+    linalg,
+    ops,
+    slicing,
+    special,
+    windowed,
+)
 from funcgrad.lax.control_flow import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.lax.convolution import *  # noqa: F403
 from funcgrad.lax.fourier import *  # noqa: F403
 from funcgrad.lax.implicit import *  # noqa: F403
 from funcgrad.lax.ops import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
+from funcgrad.lax.special import *  # noqa: F403
 from funcgrad.lax.windowed import *  # noqa: F403
 
 __all__ = sorted(
@@ -39,6 +51,7 @@ __all__ = sorted(
         *windowed.__all__,
         *fourier.__all__,
         *implicit.__all__,
+        *special.__all__,
     }
 )
 

@@ -11,8 +11,6 @@ differentiable in those values.
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
@@ -32,6 +30,7 @@ from funcgrad.numpy._core import (
     promote_args,
     select,
     shape_of,
+    static_shape,
 )
 from funcgrad.numpy._dtypes import result_type
 from funcgrad.numpy.transcendental import floor
@@ -63,14 +62,7 @@ __all__ = [
 
 
 def _shape(shape) -> tuple[int, ...]:
-    if isinstance(shape, int | np.integer) or (hasattr(shape, "ndim") and shape.ndim == 0):
-        shape = (shape,)
-    try:
-        shape = tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(
-            f"expected a sequence of integers or a single integer as a shape, got {shape!r}"
-        ) from None
+    shape = static_shape(shape)
     if any(s < 0 for s in shape):
         raise ValueError(f"negative dimensions are not allowed (shape {shape})")
     return shape
