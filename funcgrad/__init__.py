@@ -51,7 +51,19 @@ _API.update(
         "devices": "funcgrad._devices",
         "local_devices": "funcgrad._devices",
         "device_count": "funcgrad._devices",
+        "local_device_count": "funcgrad._devices",
+        "process_index": "funcgrad._devices",
+        "process_count": "funcgrad._devices",
         "default_backend": "funcgrad._devices",
+        "make_array_from_callback": "funcgrad._placement",
+        "make_array_from_single_device_arrays": "funcgrad._placement",
+        "make_array_from_process_local_data": "funcgrad._placement",
+        "shard_map": "funcgrad.parallel",
+        "pmap": "funcgrad.parallel",
+        "P": "funcgrad.sharding",
+        "NamedSharding": "funcgrad.sharding",
+        "make_mesh": "funcgrad.sharding",
+        "set_mesh": "funcgrad.sharding",
     }
 )
 # Debugging and testing tools (funcgrad/introspect.py, debug.py, testing.py).
@@ -73,6 +85,9 @@ _MODULES = {
     "debug",
     "testing",
     "custom_derivatives",
+    "sharding",
+    "distributed",
+    "config",
 }
 
 

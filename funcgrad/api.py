@@ -19,6 +19,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
 import xla_bridge
+from funcgrad import _placement  # installs Array.sharding, .devices(), ... (see its docstring)
 from funcgrad._api_util import (
     arg_paths,
     canonicalize,
@@ -42,6 +43,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.remat import checkpoint, remat  # noqa: F401 - re-exported
+from funcgrad.sharding import Sharding
 from primitives import elementwise as _ew
 
 __all__ = [
@@ -584,16 +586,23 @@ def hessian(
 # Staging
 
 
-def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), return_shape: bool = False):
+def make_jaxpr(
+    fun: Callable, static_argnums: int | Sequence[int] = (), axis_env=None, return_shape: bool = False
+):
     """``make_jaxpr(f)(*args)`` is the jaxpr of ``f`` at the shapes/dtypes of ``args``; its
     ``str()`` reads like JAX's. Works on transformed functions: ``make_jaxpr(grad(f))`` shows the
-    backward program.
+    backward program. ``axis_env``: ``[(name, size), ...]``, named axes bound while tracing (so
+    collectives such as ``lax.psum(x, name)`` can be staged outside a vmap/shard_map).
 
     >>> import funcgrad.numpy as fnp
     >>> print(make_jaxpr(fnp.sin)(1.0))
     { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
+    >>> from funcgrad import lax
+    >>> print(make_jaxpr(lambda x: lax.psum(x, "i"), axis_env=[("i", 4)])(1.0))
+    { lambda ; a:f64[]. let b:f64[] = psum[axis_name=('i',)] a in (b,) }
     """
     statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    frames = [(name, int(size)) for name, size in (axis_env or ())]
 
     @functools.wraps(fun)
     def make(*args, **kwargs):
@@ -605,7 +614,8 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), return_s
         check_array_leaves("make_jaxpr", flat_in, names)
         flat, store = flat_fun(f, in_tree)
         avals = [core.get_aval(x) for x in flat_in]
-        closed = trace_to_jaxpr(flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})")
+        with batching.extend_axis_env(frames):
+            closed = trace_to_jaxpr(flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})")
         if return_shape:
             shapes = tu.tree_unflatten(
                 store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
@@ -643,13 +653,20 @@ def eval_shape(fun: Callable, *args, **kwargs):
 
 def device_put(x, device=None):
     """Make every leaf of ``x`` an ``Array``; with ``device`` (one of ``funcgrad.devices()``), a
-    copy held in that device's memory. Leaves that are not arrays (``"abc"``) and devices that are
-    not devices (``"cpu"``) raise ``TypeError``.
+    copy held in that device's memory; with a ``Sharding`` (or a pytree prefix of ``x`` of them),
+    each leaf laid out over the devices as it says (``NamedSharding(mesh, P("x"))``: split along
+    the mesh axis "x"). Leaves that are not arrays (``"abc"``) and devices that are not devices
+    (``"cpu"``) raise ``TypeError``; a shape the sharding does not divide raises ``ValueError``.
 
     >>> import funcgrad
     >>> device_put({"w": 1.0, "b": [2, 3]}, funcgrad.devices()[0])["b"][1]
     Array(3, dtype=int64, weak_type=True)
     """
+    if device is not None and not isinstance(device, xla_bridge.sharded.Device):
+        if any(
+            isinstance(s, Sharding) for s in tu.tree_leaves(device, is_leaf=lambda s: isinstance(s, Sharding))
+        ):
+            return _placement.device_put_sharded(x, device)
     if device is not None:
         try:
             xla_bridge.resolve_device(device=device)

@@ -34,6 +34,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
+from funcgrad.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh
 from xla_bridge.dispatch import Dispatcher, Staged, compiled, run
 from xla_bridge.lowering import lower_jaxpr
 
@@ -147,6 +148,8 @@ class JittedFunction(Dispatcher):
         donate_argnums=None,
         donate_argnames=None,
         device=None,
+        in_shardings=None,
+        out_shardings=None,
     ):
         functools.update_wrapper(self, fun)
         self._fun = fun
@@ -183,6 +186,8 @@ class JittedFunction(Dispatcher):
             raise ValueError(f"jit({name}): argument {min(both)} is both static and donated")
         self._donate_argnums = tuple(sorted(donate))
         self._donate_names = frozenset(donate_names)
+        self._in_shardings = in_shardings
+        self._out_shardings = out_shardings
         super().__init__(
             name,
             sorted(nums),
@@ -266,7 +271,20 @@ class JittedFunction(Dispatcher):
         avals = [core.get_aval(x) for x in flat]
         closed = trace_to_jaxpr(flat_fun, avals, names, f"jit({name})")
         closed, hoisted = close_over_tracers(closed)
-        return Staged(closed, out_tree_box[0], hoisted)
+        ins, outs = None, None
+        if self._in_shardings is not None:
+            n_pos = len(tu.tree_leaves(dyn_args))
+            ins = _sharding_leaves(
+                self._in_shardings, dyn_args, avals[:n_pos], f"jit({name})", "in_shardings"
+            )
+            ins = (None,) * len(hoisted) + tuple(ins) + (None,) * (len(flat) - n_pos)
+        if self._out_shardings is not None:
+            out_avals = closed.out_avals
+            shaped = tu.tree_unflatten(out_tree_box[0], list(range(len(out_avals))))
+            outs = tuple(
+                _sharding_leaves(self._out_shardings, shaped, out_avals, f"jit({name})", "out_shardings")
+            )
+        return Staged(closed, out_tree_box[0], hoisted, ins, outs)
 
     def _entry(self, args, kwargs):
         static_key, static_kw, dyn_args, dyn_kwargs = self._split(args, kwargs)
@@ -520,6 +538,8 @@ def jit(
     inline: bool = False,
     device=None,
     backend: str | None = None,
+    in_shardings=None,
+    out_shardings=None,
     **unsupported,
 ):
     """Compile ``fun`` with XLA; traced once per input shapes/dtypes (and static arguments).
@@ -536,6 +556,12 @@ def jit(
     - ``device`` (an element of ``funcgrad.devices()``) or ``backend`` (``"cpu"``, ``"cuda"``):
       where the computation runs; an unknown or unavailable backend, a ``device`` that is not a
       Device, or both at once raise an error naming the parameter.
+    - ``in_shardings``/``out_shardings``: a ``Sharding`` (or a bare ``PartitionSpec`` inside
+      ``with mesh:``) for all positional arguments/outputs, or a pytree prefix of them with
+      ``None`` where the layout is left open (an argument keeps its own sharding, a value from the
+      host is copied to every device; XLA picks an output's). The program is compiled once for
+      all the mesh's devices and XLA's SPMD partitioner inserts the communication (NOTE: [SPMD
+      call route] in xla_bridge/spmd.py); arguments laid out otherwise are resharded.
     - ``keep_unused``: honoured -- the compiled program keeps every input, used or not (JAX may
       prune unused ones when it is False; funcgrad never does).
     - ``inline``: accepted; a jit called inside another jitted function stays one ``jit``
@@ -562,6 +588,8 @@ def jit(
             inline=inline,
             device=device,
             backend=backend,
+            in_shardings=in_shardings,
+            out_shardings=out_shardings,
         )
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
@@ -572,6 +600,19 @@ def jit(
         except (TypeError, ValueError) as e:
             name = getattr(fun, "__name__", None) or type(fun).__name__
             raise type(e)(f"jit({name}): {e}") from None
+    if in_shardings is not None or out_shardings is not None:
+        _check_sharding_tree(in_shardings, "in_shardings")
+        _check_sharding_tree(out_shardings, "out_shardings")
+        return JittedFunction(
+            fun,
+            static_argnums,
+            static_argnames,
+            donate_argnums,
+            donate_argnames,
+            placement,
+            in_shardings,
+            out_shardings,
+        )
     # As in JAX, jit(f) made twice shares one cache: `jit(f)(x)` in a loop traces once.
     config = tuple(_as_tuple(v) for v in (static_argnums, static_argnames, donate_argnums, donate_argnames))
     key = (id(fun), config, placement)
@@ -587,4 +628,55 @@ def jit(
 
 
 _instances: collections.OrderedDict = collections.OrderedDict()
+
+
+def _is_sharding_leaf(x) -> bool:
+    return x is None or isinstance(x, Sharding | PartitionSpec)
+
+
+def _check_sharding_tree(tree, what) -> None:
+    for leaf in tu.tree_leaves(tree, is_leaf=_is_sharding_leaf):
+        if not _is_sharding_leaf(leaf):
+            raise TypeError(
+                f"jit: {what} leaves must be Shardings (NamedSharding(mesh, P(...))), PartitionSpecs or "
+                "None, "
+                f"got {leaf!r}"
+            )
+
+
+def _sharding_leaves(spec_tree, values, avals, where, what) -> list:
+    """One bridge sharding (or None) per leaf of ``values``, from the prefix tree ``spec_tree``."""
+    try:
+        leaves = tu.broadcast_prefix(spec_tree, values, is_leaf=_is_sharding_leaf)
+    except ValueError:
+        raise ValueError(
+            f"{where}: {what} must be one sharding or a pytree prefix of the "
+            f"{'arguments' if what == 'in_shardings' else 'outputs'} ({tu.tree_structure(values)}), "
+            f"got {spec_tree!r}"
+        ) from None
+    out = []
+    for s, aval in zip(leaves, avals):
+        if s is None:
+            out.append(None)
+            continue
+        if isinstance(s, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None:
+                raise ValueError(
+                    f"{where}: {what} has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) "
+                    "or call inside `with mesh:`"
+                )
+            s = NamedSharding(mesh, s)
+        if isinstance(s, SingleDeviceSharding):
+            raise ValueError(
+                f"{where}: {what} has {s!r}; to run on one device use jit(..., device=...), not a sharding"
+            )
+        try:
+            s.shard_shape(aval.shape)
+            out.append(s._bridge(aval.ndim))
+        except ValueError as e:
+            raise ValueError(f"{where}: {what}: {e}") from None
+    return out
+
+
 _MAX_INSTANCES = 256

@@ -14,6 +14,8 @@ resolve lazily (module ``__getattr__``) from their submodules on first access:
 - ``dispatch``: one route for a jitted call -- compiled-program cache, argument and output
   buffers, the C++ and Python fast paths, the compiled ``jit`` primitive impl (see NOTE:
   [dispatch registration])
+- ``meshes`` (text), ``sharded`` (jaxlib shardings, sharded puts/reads, SPMD executables) and
+  ``spmd`` (the route of a call over several devices); ``distributed``: several processes
 
 To export a new name, add it to ``_LAZY`` (name -> submodule) and ``__all__``. Example:
 
@@ -56,7 +58,19 @@ _LAZY = {
     "get_cache_dir": "compile_cache",
 }
 
-_SUBMODULES = ("runtime", "dtypes", "compile_cache", "plugins", "emitter", "lowering", "dispatch")
+_SUBMODULES = (
+    "runtime",
+    "dtypes",
+    "compile_cache",
+    "plugins",
+    "emitter",
+    "lowering",
+    "dispatch",
+    "meshes",
+    "sharded",
+    "spmd",
+    "distributed",
+)
 
 # Kept equal to _LAZY + _SUBMODULES (tests/test_xla_runtime.py checks it).
 __all__ = [
@@ -75,6 +89,7 @@ __all__ = [
     "device_put",
     "devices",
     "dispatch",
+    "distributed",
     "dtype_from_mlir",
     "dtypes",
     "emitter",
@@ -82,12 +97,15 @@ __all__ = [
     "get_cache_dir",
     "hlo_text",
     "lowering",
+    "meshes",
     "mlir_element_type",
     "mlir_tensor_type",
     "plugins",
     "resolve_device",
     "runtime",
     "set_cache_dir",
+    "sharded",
+    "spmd",
     "to_numpy",
 ]
 

@@ -89,6 +89,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.tree_util import registry as _registry
 from primitives.call import jit_p
+from primitives.sharding import meshes_in
 from xla_bridge.lowering import lower_jaxpr, xla_dtype
 
 __all__ = [
@@ -104,9 +105,11 @@ __all__ = [
     "jit_call",
     "make_native_dispatcher",
     "native_dispatch_available",
+    "needs_spmd",
     "put_scalar",
     "run",
     "runtime",
+    "spmd",
     "to_buffer",
 ]
 
@@ -145,6 +148,37 @@ def _make_to_numpy(slow):
         return slow(buf)
 
     return to_numpy
+
+
+_spmd = None
+
+
+def spmd():
+    """``xla_bridge.spmd`` (the route of calls over several devices), imported on first use: it
+    loads jaxlib, which ``import funcgrad`` must not (import-time cost, as ``runtime()``)."""
+    global _spmd
+    if _spmd is None:
+        from xla_bridge import spmd as module  # noqa: PLC0415 - import-time cost, see docstring
+
+        _spmd = module
+    return _spmd
+
+
+def needs_spmd(closed, args, in_shardings=None, out_shardings=None) -> bool:
+    """Whether a call of ``closed`` on ``args`` runs on several devices: shardings were asked
+    for, the jaxpr holds a mesh, or an argument is a sharded Array (NOTE: [SPMD call route] in
+    xla_bridge/spmd.py)."""
+    if in_shardings is not None and any(s is not None for s in in_shardings):
+        return True
+    if out_shardings is not None and any(s is not None for s in out_shardings):
+        return True
+    if meshes_in(closed):
+        return True
+    for x in args:
+        # A buffer over several devices has a sharding without ``_fg_device`` (sharded.MeshSharding).
+        if type(x) is Array and x._buffer is not None and not hasattr(x._buffer._sharding, "_fg_device"):
+            return True
+    return False
 
 
 def _lazy_to_numpy(buf):
@@ -266,8 +300,10 @@ def to_buffer(x, aval, device, name="argument"):
         if b is not None and not b.is_deleted():
             if (tuple(b.aval.shape), b.aval.dtype) != (aval.shape, xla_dtype(aval.dtype)):
                 _mismatch(x, aval, name)
-            if b._sharding._fg_device is not device:
-                b = rt.device_put(b, device)
+            here = getattr(b._sharding, "_fg_device", None)
+            if here is not device:
+                # Another device: a copy; several devices: the value, assembled on the host.
+                b = rt.device_put(b if here is not None else x._numpy(), device)
             return b
         if x._value is None:
             raise rt.deleted_buffer_error(b, f"jit call: {name}: ")
@@ -342,8 +378,10 @@ def run(c: Compiled, args, donated_invars=None, names=None) -> list:
     return from_buffers(outs, c.out_weak)
 
 
-def jit_call(*args, jaxpr, name, donated_invars, device=None):
-    """The eager impl of ``jit_p``: run ``jaxpr`` compiled by XLA (registered at import).
+def jit_call(*args, jaxpr, name, donated_invars, device=None, in_shardings=None, out_shardings=None):
+    """The eager impl of ``jit_p``: run ``jaxpr`` compiled by XLA (registered at import); on
+    several devices when it has shardings, holds a mesh or gets sharded arguments (NOTE: [SPMD
+    call route]).
 
     >>> import funcgrad
     >>> cj = funcgrad.make_jaxpr(lambda x: x + 1.0)(1.0)
@@ -352,6 +390,8 @@ def jit_call(*args, jaxpr, name, donated_invars, device=None):
     """
     if len(args) != len(jaxpr.in_avals):
         raise TypeError(f"jit call '{name}' expects {len(jaxpr.in_avals)} arguments, got {len(args)}")
+    if needs_spmd(jaxpr, args, in_shardings, out_shardings):
+        return spmd().call(jaxpr, args, name, donated_invars, in_shardings, out_shardings)
     return run(compiled(jaxpr, name, donated_invars, device), args, donated_invars)
 
 
@@ -503,16 +543,23 @@ class _FastPathData(NamedTuple):
 
 class Staged:
     """A staged call: the closed jaxpr, the output tree and the tracers of an enclosing
-    transformation the jaxpr closes over (``hoisted``: passed as leading arguments)."""
+    transformation the jaxpr closes over (``hoisted``: passed as leading arguments).
 
-    __slots__ = ("closed", "out_tree", "hoisted", "single")
+    ``in_shardings``/``out_shardings``: one ``sharded.MeshSharding`` or ``None`` (unspecified)
+    per jaxpr input/output, or ``None`` when the jitted function has none; ``spmd``: whether the
+    program runs on several devices whatever its arguments (shardings, or meshes inside)."""
 
-    def __init__(self, closed, out_tree, hoisted=()):
+    __slots__ = ("closed", "out_tree", "hoisted", "single", "in_shardings", "out_shardings", "spmd")
+
+    def __init__(self, closed, out_tree, hoisted=(), in_shardings=None, out_shardings=None):
         self.closed = closed
         self.out_tree = out_tree
         self.hoisted = tuple(hoisted)
         # A bare leaf output: no unflattening.
         self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        self.spmd = needs_spmd(closed, (), in_shardings, out_shardings)
 
 
 class _KwStatics(NamedTuple):
@@ -699,6 +746,15 @@ class Dispatcher:
         staged, flat, _ = self._stage(self._merge(statics, dyn), kwargs)
         if staged.hoisted:
             raise RuntimeError(f"jit({self._name}): an eager call captured tracers (internal error)")
+        if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
+            outs = spmd().call(
+                staged.closed, flat, self._name, None, staged.in_shardings, staged.out_shardings
+            )
+            bufs = [o._buffer for o in outs]
+            if staged.single:
+                return bufs[0], None
+            self._native_meta.append((staged.out_tree, tuple(o.weak_type for o in outs)))
+            return {len(self._native_meta) - 1: bufs}, None
         c = compiled(staged.closed, self._name, None, self._device)
         bufs = c.call(
             [to_buffer(x, a, c.device, f"argument {i}") for i, (x, a) in enumerate(zip(flat, c.in_avals))]
@@ -720,7 +776,7 @@ class Dispatcher:
             t = type(x)
             if t is Array:
                 b = _array_buffer(x)
-                if b is None or b._sharding._fg_device is not default_device:
+                if b is None or getattr(b._sharding, "_fg_device", None) is not default_device:
                     return self._call(args, kwargs)  # to_buffer converts (or moves) it
             elif t is _ndarray:
                 b = fast_put(x, False)
@@ -748,6 +804,11 @@ class Dispatcher:
     def _call(self, args, kwargs, fast_key=None, bufs=None):
         staged, flat, donated = self._stage(args, kwargs)
         if type(_state.trace) is _EvalTrace and not staged.hoisted:
+            if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
+                outs = spmd().call(
+                    staged.closed, flat, self._name, donated, staged.in_shardings, staged.out_shardings
+                )
+                return staged.out_tree.unflatten(outs)
             c = compiled(staged.closed, self._name, donated, self._device)
             if fast_key is not None:
                 self._fast[fast_key] = _FastEntry(c, staged)
@@ -758,6 +819,11 @@ class Dispatcher:
         params = dict(jaxpr=staged.closed, name=self._name, donated_invars=donated)
         if self._device is not None:
             params["device"] = self._device
+        if staged.in_shardings is not None or staged.out_shardings is not None:
+            n = len(staged.hoisted)
+            ins = staged.in_shardings or (None,) * len(flat)
+            params["in_shardings"] = (None,) * n + tuple(ins)
+            params["out_shardings"] = staged.out_shardings or (None,) * len(staged.closed.out_avals)
         return staged.out_tree.unflatten(jit_p.bind(*staged.hoisted, *flat, **params))
 
 

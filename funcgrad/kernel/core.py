@@ -152,10 +152,13 @@ class Primitive:
         #   follow each operand to its own output instead of to all of them.
         # - ``contraction``: a matrix-product-like contraction (``dot_general``), the values
         #   checkpoint's ``dots_saveable`` policy keeps.
+        # - ``inner_axis_env``: ``params -> context manager`` binding the named axes its jaxprs
+        #   see (shard_map's mesh axes, NOTE: [named axes]) while the type checker reads them.
         self.call_jaxpr_param: str | None = None
         self.jaxpr_params: tuple[str, ...] = ()
         self.forwards_operands = False
         self.contraction = False
+        self.inner_axis_env = None
 
     def __repr__(self):
         return self.name

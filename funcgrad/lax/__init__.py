@@ -3,7 +3,8 @@
 Layer: surface. Re-exports ``funcgrad.lax.ops`` (elementwise operations, conversions, reductions,
 contractions, shapes) and ``funcgrad.lax.slicing`` (slicing, gather/scatter, padding, sorting,
 scans) and ``funcgrad.lax.control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
-``scan``, ``map``). ``__all__`` is the union of the three modules' ``__all__`` (a new function is
+``scan``, ``map``) and ``funcgrad.lax.parallel`` (collectives over named axes: ``psum``,
+``all_gather``, ``axis_index``, ...). ``__all__`` is the union of the modules' ``__all__`` (a new function is
 listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
 
 lax is stricter than ``funcgrad.numpy``: no dtype promotion and no broadcasting (Python scalars
@@ -17,12 +18,13 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
-from funcgrad.lax import control_flow, ops, slicing
+from funcgrad.lax import control_flow, ops, parallel, slicing
 from funcgrad.lax.control_flow import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.lax.ops import *  # noqa: F403
+from funcgrad.lax.parallel import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
 
-__all__ = sorted({*ops.__all__, *slicing.__all__, *control_flow.__all__})
+__all__ = sorted({*ops.__all__, *slicing.__all__, *control_flow.__all__, *parallel.__all__})
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
