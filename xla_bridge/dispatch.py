@@ -100,6 +100,7 @@ __all__ = [
     "compiled",
     "fast_put",
     "fastpath_data",
+    "spmd_fastpath_data",
     "forget_donated",
     "from_buffers",
     "jit_call",
@@ -491,8 +492,12 @@ def make_native_dispatcher(name: str, cache_miss, capacity: int = 4096):
         outs, fast = cache_miss(*args)
         return outs, fast, False
 
-    def fallback(*args):
-        raise TypeError(f"jit({name}): cannot transfer argument {args[0]!r} to the device")
+    def fallback(x, sharding, *layout):
+        # Values for several devices (NOTE: [SPMD call route]); the C++ side moves the others.
+        buf = spmd().shard_arg(x, sharding)
+        if buf is None:
+            raise TypeError(f"jit({name}): cannot transfer argument {x!r} to the device")
+        return buf
 
     key = (name, id(cache_miss))  # any hashable; each dispatcher has its own cache anyway
     cache = jx.PjitFunctionCache(capacity=capacity)
@@ -522,6 +527,28 @@ def fastpath_data(compiled: Compiled, outputs, n_args: int):
         [True] * n_in,
         [None] * n_in,
         list(compiled.const_buffers),
+    )
+
+
+def spmd_fastpath_data(c, outputs, n_args: int):
+    """``fastpath_data`` of a program over several devices (``spmd.SpmdCompiled``): the C++ fast
+    path compares each argument's sharding with the program's and runs it (as it does for JAX)."""
+    exe = c.executable
+    treedef = _registry.flatten(outputs)[1]
+    n_out = len(exe.out_avals)
+    n_in = len(c.const_buffers) + n_args
+    if len(exe.in_shardings) != n_in:
+        return None
+    return _FastPathData(
+        exe._loaded,
+        treedef,
+        list(exe.in_shardings),
+        list(exe.out_shardings),
+        list(exe.out_avals),
+        [True] * n_out,
+        [True] * n_in,
+        [None] * n_in,
+        list(c.const_buffers),
     )
 
 
@@ -747,14 +774,15 @@ class Dispatcher:
         if staged.hoisted:
             raise RuntimeError(f"jit({self._name}): an eager call captured tracers (internal error)")
         if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
-            outs = spmd().call(
-                staged.closed, flat, self._name, None, staged.in_shardings, staged.out_shardings
-            )
-            bufs = [o._buffer for o in outs]
+            sp = spmd()
+            c = sp.prepare(staged.closed, flat, self._name, None, staged.in_shardings, staged.out_shardings)
+            bufs = [o._buffer for o in sp.run(c, flat)]
             if staged.single:
-                return bufs[0], None
-            self._native_meta.append((staged.out_tree, tuple(o.weak_type for o in outs)))
-            return {len(self._native_meta) - 1: bufs}, None
+                res = bufs[0]
+            else:
+                res = {len(self._native_meta): bufs}
+                self._native_meta.append((staged.out_tree, c.out_weak))
+            return res, spmd_fastpath_data(c, res, len(leaves))
         c = compiled(staged.closed, self._name, None, self._device)
         bufs = c.call(
             [to_buffer(x, a, c.device, f"argument {i}") for i, (x, a) in enumerate(zip(flat, c.in_avals))]

@@ -76,7 +76,9 @@ def initialize(
                 f"{initialization_timeout} s: {e}"
             ) from None
         collectives = _jax.make_gloo_tcp_collectives(distributed_client=dc)
-        options = dict(distributed_client=dc, node_id=process_id, num_nodes=num_processes, collectives=collectives)
+        options = dict(
+            distributed_client=dc, node_id=process_id, num_nodes=num_processes, collectives=collectives
+        )
         if num_local_devices is not None:
             options["num_devices"] = num_local_devices
         runtime.configure_cpu_client(**options)

@@ -132,6 +132,17 @@ class MeshSharding(_jax.GSPMDSharding):
     def _fg_read(self, buf):
         return read(buf)
 
+    # jaxlib's GSPMDSharding compares by identity (jax adds equality in Python); the C++
+    # dispatcher compares an argument's sharding with the program's through these, so the
+    # output of one program can be the input of the next without a cache miss.
+    def __eq__(self, other):
+        return self is other or (
+            type(other) is MeshSharding and self._fg_devs == other._fg_devs and self._fg_hlo == other._fg_hlo
+        )
+
+    def __hash__(self):
+        return hash((self._fg_devs, self._fg_hlo))
+
     def __repr__(self):
         return f"MeshSharding({self._fg_hlo}, {list(self._fg_devs)})"
 
@@ -160,10 +171,19 @@ def named_sharding(mesh, spec, user=None) -> MeshSharding:
     sizes = dict(zip(names, mesh.devices.shape))
     used = [n for dim in spec for n in dim]
     order = [names.index(n) for n in used] + [i for i, n in enumerate(names) if n not in used]
-    pos = np.arange(len(mesh._flat)).reshape(mesh.devices.shape).transpose(order)
     tiles = [math.prod(sizes[n] for n in dim) for dim in spec]
     rep = math.prod(sizes[n] for n in names if n not in used)
-    hlo = _op_sharding(tiles, pos.reshape(-1), rep)
+    if all(t == 1 for t in tiles):
+        hlo = xc.HloSharding.replicate()
+    else:
+        # The tile of device (i_1, ..., i_k) of the mesh is its position after moving the used axes
+        # first: XLA's "iota" form, the one compiled programs report (so shardings compare equal).
+        hlo = xc.HloSharding.iota_tile(
+            [*tiles, rep] if rep > 1 else tiles,
+            list(mesh.devices.shape),
+            order,
+            [_REPLICATED] if rep > 1 else [],
+        )
     return MeshSharding(mesh._flat, hlo, mesh, user, tuple(tuple(d) for d in spec))
 
 
@@ -311,11 +331,15 @@ def put(value, s: MeshSharding, *, weak_type: bool = False):
     if dt.byteorder == ">":
         a = a.astype(dt.newbyteorder("="))
     me = process_index()
-    devs, blocks = [], []
+    devs, blocks, seen = [], [], set()
     for d, ix in zip(s._fg_devs, indices(s, a.shape)):
         if d.process_index == me:
             devs.append(d)
-            blocks.append(np.ascontiguousarray(a[ix]))
+            # A repeated (replicated) block is a copy: jaxlib's put fails ("bad_function_call") on
+            # several partially-replicated blocks sharing one host buffer.
+            key = _key(ix)
+            blocks.append(np.array(a[ix], copy=True) if key in seen else np.ascontiguousarray(a[ix]))
+            seen.add(key)
     return put_blocks(blocks, devs, a.shape, a.dtype, s, weak_type=weak_type)
 
 

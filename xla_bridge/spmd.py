@@ -32,7 +32,7 @@ from xla_bridge import sharded
 from xla_bridge.lowering import lower_jaxpr, xla_dtype
 from xla_bridge.meshes import SpmdLowering
 
-__all__ = ["SpmdCompiled", "call", "compiled", "plan", "run", "to_sharded_buffer"]
+__all__ = ["SpmdCompiled", "call", "compiled", "plan", "prepare", "run", "shard_arg", "to_sharded_buffer"]
 
 
 def _sharded_arg(x) -> bool:
@@ -213,8 +213,22 @@ def run(c: SpmdCompiled, args, donated=None) -> list:
     return [Array._from_buffer(b, w) for b, w in zip(outs, c.out_weak)]
 
 
+def prepare(closed, args, name, donated=None, in_shardings=None, out_shardings=None) -> SpmdCompiled:
+    """The compiled program (cached) of a call of ``closed`` on ``args`` over several devices."""
+    devices, mesh, resolved = plan(closed, args, in_shardings, out_shardings)
+    return compiled(closed, name, donated, devices, mesh, resolved, out_shardings)
+
+
 def call(closed, args, name, donated=None, in_shardings=None, out_shardings=None) -> list:
     """Plan, compile (cached) and run a call of ``closed`` on ``args`` over several devices."""
-    devices, mesh, resolved = plan(closed, args, in_shardings, out_shardings)
-    c = compiled(closed, name, donated, devices, mesh, resolved, out_shardings)
-    return run(c, args, donated)
+    return run(prepare(closed, args, name, donated, in_shardings, out_shardings), args, donated)
+
+
+def shard_arg(x, s):
+    """A buffer of ``x`` (a NumPy array or a scalar) laid out as ``s``: the C++ dispatcher's
+    transfer of arguments it cannot move itself (values for several devices)."""
+    if type(s) is not sharded.MeshSharding:
+        return None
+    weak = type(x) in (bool, int, float, complex)
+    value = np.asarray(x)
+    return sharded.put(np.asarray(value, xla_dtype(value.dtype)), s, weak_type=weak)
