@@ -35,7 +35,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from funcgrad.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh
-from xla_bridge.dispatch import Dispatcher, Staged, compiled, run
+from xla_bridge.dispatch import Compiled, Dispatcher, Staged, compiled, needs_spmd, run, spmd
 from xla_bridge.lowering import lower_jaxpr
 
 __all__ = [
@@ -354,7 +354,7 @@ class JittedFunction(Dispatcher):
         { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
         """
         staged, flat, donated = self._stage(args, kwargs)
-        return Traced(self, staged, donated)
+        return Traced(self, staged, donated, flat)
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower to StableHLO for these arguments; ``.as_text()``, ``.compile()``.
@@ -403,10 +403,11 @@ class JittedFunction(Dispatcher):
 class Traced:
     """A traced jitted call: ``.jaxpr`` (ClosedJaxpr), ``.in_avals``, ``.out_info``, ``.lower()``."""
 
-    def __init__(self, fun: JittedFunction, staged: Staged, donated):
+    def __init__(self, fun: JittedFunction, staged: Staged, donated, flat=()):
         self._fun = fun
         self._staged = staged
         self._donated = donated
+        self._flat = flat
         self.jaxpr = staged.closed
         self.in_avals = staged.closed.in_avals
         self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
@@ -417,7 +418,7 @@ class Traced:
                 f"jit({self._fun._name}).lower: the function closes over a value traced by an "
                 "enclosing transformation; lower it outside of grad/vmap/jit"
             )
-        return Lowered(self._fun, self._staged, self._donated)
+        return Lowered(self._fun, self._staged, self._donated, self._flat)
 
     def __str__(self):
         return str(self.jaxpr)
@@ -429,11 +430,19 @@ _DIALECTS = (None, "stablehlo", "hlo")
 class Lowered:
     """A lowered jitted call: ``.as_text()`` (StableHLO, or XLA's HLO), ``.compile()``."""
 
-    def __init__(self, fun: JittedFunction, staged: Staged, donated):
+    def __init__(self, fun: JittedFunction, staged: Staged, donated, flat=()):
         self._fun = fun
         self._staged = staged
         self._donated = donated
-        self._module = lower_jaxpr(staged.closed, fun._name, donated)
+        self._spmd = None
+        if staged.spmd or needs_spmd(staged.closed, flat):
+            # A program over several devices (NOTE: [SPMD call route]): lowered with its shardings.
+            self._spmd = spmd().prepare(
+                staged.closed, flat, fun._name, donated, staged.in_shardings, staged.out_shardings
+            )
+            self._text = self._spmd.text
+        else:
+            self._text = lower_jaxpr(staged.closed, fun._name, donated).text
 
     def as_text(self, dialect: str | None = None) -> str:
         """The module text: StableHLO (``dialect`` None or ``"stablehlo"``), or XLA's HLO before
@@ -449,8 +458,8 @@ class Lowered:
                 "StableHLO module) or 'hlo' (XLA's HLO)"
             )
         if dialect == "hlo":
-            return xla_bridge.hlo_text(self._module.text)
-        return self._module.text
+            return xla_bridge.hlo_text(self._text)
+        return self._text
 
     def compiler_ir(self, dialect: str | None = None) -> str:
         """The same text as ``as_text(dialect)`` (funcgrad's IR is the text itself)."""
@@ -460,6 +469,8 @@ class Lowered:
         """Compile with XLA (cached) on the function's device; the result is callable with
         arguments like these."""
         f = self._fun
+        if self._spmd is not None:
+            return CompiledCall(f, self._staged, self._spmd)
         return CompiledCall(f, self._staged, compiled(self._staged.closed, f._name, self._donated, f._device))
 
 
@@ -483,6 +494,8 @@ class CompiledCall:
             )
         names = [f"argument {n}" for n in f._arg_names(static_key, dyn_args, dyn_kwargs)]
         donated = f._donated(0, len(flat), static_key, args, dyn_kwargs)
+        if not isinstance(self._compiled, Compiled):  # a program over several devices
+            return tu.tree_unflatten(self._staged.out_tree, spmd().run(self._compiled, flat, donated))
         return tu.tree_unflatten(self._staged.out_tree, run(self._compiled, flat, donated, names))
 
     def as_text(self) -> str:

@@ -552,7 +552,11 @@ def compile_spmd(text, in_avals, out_avals, devices, in_shardings, mesh=None, do
             phase="compile",
             module_text=text,
         ) from None
-    out_hlo = [xc.HloSharding.from_proto(p) for p in loaded.get_output_shardings()]
+    protos = loaded.get_output_shardings()  # None for a program on one device
+    if protos is None:
+        out_hlo = [xc.HloSharding.replicate()] * len(out_avals)
+    else:
+        out_hlo = [xc.HloSharding.from_proto(p) for p in protos]
     out_shardings = []
     for h in out_hlo:
         s = MeshSharding(devices, h, mesh)

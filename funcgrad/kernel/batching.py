@@ -123,6 +123,13 @@ def mentions_axis(jaxpr, name) -> bool:
     return False
 
 
+def _lane_aval(x, dim) -> ShapedArray:
+    aval = core.get_aval(x)
+    if dim is None:
+        return aval
+    return ShapedArray(aval.shape[:dim] + aval.shape[dim + 1 :], aval.dtype, aval.weak_type)
+
+
 def _jaxprs_mention(primitive, params, name) -> bool:
     return any(
         mentions_axis(j, name) for j in jaxprs_in_params({k: params[k] for k in primitive.jaxpr_params})
@@ -170,6 +177,8 @@ class BatchTrace(core.Trace):
         collective = collective_rules.get(primitive)
         with core.set_current_trace(self.parent):
             if collective is not None and name in params["axis_name"]:
+                # The instance's operands are checked as a staged collective's would be.
+                primitive.abstract_eval(*map(_lane_aval, vals, dims), **params)
                 out, out_dim = collective(self.axis_size, name, vals, dims, **params)
                 return self._lift_all(primitive, out, out_dim)
             if not batched and not (primitive.jaxpr_params and _jaxprs_mention(primitive, params, name)):
