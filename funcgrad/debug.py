@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from funcgrad import api
+from funcgrad._placement import visualize_array_sharding  # noqa: F401 - re-exported (JAX's jax.debug)
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -35,7 +36,14 @@ from funcgrad.kernel.core import source_info_config, user_source_info
 from funcgrad.kernel.ir import ClosedJaxpr
 from primitives.control_flow import cond_p, scan_p, while_p
 
-__all__ = ["check_finite", "debug_nans", "NonFiniteError", "FiniteCheckTrace", "ValueStats"]
+__all__ = [
+    "check_finite",
+    "debug_nans",
+    "NonFiniteError",
+    "FiniteCheckTrace",
+    "ValueStats",
+    "visualize_array_sharding",
+]
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

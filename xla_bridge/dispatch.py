@@ -863,4 +863,18 @@ def _hashable(x) -> bool:
     return True
 
 
-kernel.register(jit_impl=jit_call, library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep)
+def eager_on_devices(primitive, args, params):
+    """An eager primitive with an operand sharded over several devices runs there, compiled,
+    and its result stays sharded (as JAX's computation follows data); otherwise
+    ``NotImplemented``: the kernel computes on the host."""
+    for x in args:
+        if type(x) is Array and x._buffer is not None and not hasattr(x._buffer._sharding, "_fg_device"):
+            return spmd().apply(primitive, args, params)
+    return NotImplemented
+
+
+kernel.register(
+    jit_impl=jit_call,
+    eager_on_devices=eager_on_devices,
+    library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep,
+)

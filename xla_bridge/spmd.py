@@ -27,12 +27,23 @@ import numpy as np
 
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from primitives.sharding import meshes_in
 from xla_bridge import sharded
 from xla_bridge.lowering import lower_jaxpr, xla_dtype
 from xla_bridge.meshes import SpmdLowering
 
-__all__ = ["SpmdCompiled", "call", "compiled", "plan", "prepare", "run", "shard_arg", "to_sharded_buffer"]
+__all__ = [
+    "SpmdCompiled",
+    "apply",
+    "call",
+    "compiled",
+    "plan",
+    "prepare",
+    "run",
+    "shard_arg",
+    "to_sharded_buffer",
+]
 
 
 def _sharded_arg(x) -> bool:
@@ -222,6 +233,31 @@ def prepare(closed, args, name, donated=None, in_shardings=None, out_shardings=N
 def call(closed, args, name, donated=None, in_shardings=None, out_shardings=None) -> list:
     """Plan, compile (cached) and run a call of ``closed`` on ``args`` over several devices."""
     return run(prepare(closed, args, name, donated, in_shardings, out_shardings), args, donated)
+
+
+_programs: dict = {}
+
+
+def apply(primitive, args, params):
+    """``primitive`` applied to ``args`` (one of them sharded) as a compiled program over their
+    devices; ``NotImplemented`` when its parameters cannot key a cache (the host computes it)."""
+    try:
+        key = (primitive, tuple(sorted(params.items())), tuple(map(core.get_aval, args)))
+        closed = _programs.get(key)
+    except TypeError:
+        return NotImplemented
+    if closed is None:
+
+        def one(*xs):
+            out = primitive.bind(*xs, **params)
+            return list(out) if primitive.multiple_results else [out]
+
+        closed = trace_to_jaxpr(one, list(key[2]))
+        if len(_programs) > 1024:
+            _programs.pop(next(iter(_programs)))
+        _programs[key] = closed
+    outs = call(closed, args, primitive.name)
+    return outs if primitive.multiple_results else outs[0]
 
 
 def shard_arg(x, s):

@@ -286,6 +286,11 @@ class EvalTrace(Trace):
         for a in args:
             t = type(a)
             if t is Array:
+                if a._buffer is not None and hooks.eager_on_devices is not None:
+                    # A device-backed operand: a value over several devices is computed there.
+                    out = hooks.eager_on_devices(primitive, args, params)
+                    if out is not NotImplemented:
+                        return out
                 vals.append(a._numpy())
                 weak = weak and a.weak_type
             elif t is np.ndarray:

@@ -218,5 +218,38 @@ def test_eager_operations_and_printing_read_every_shard():
     assert np.asarray(x + 1)[-1] == 16.0
 
 
+def test_computation_follows_data_eagerly():
+    # JAX's "distributed arrays" tutorial: an eager op on sharded arrays runs where they live
+    s = NamedSharding(MESH2, P("a", "b"))
+    x = np.arange(64.0).reshape(8, 8)
+    y = funcgrad.device_put(x, s)
+    z = fnp.sin(y)
+    assert z.sharding == s
+    np.testing.assert_allclose(z, np.sin(x))
+    w = funcgrad.device_put(np.ones((8, 4)), NamedSharding(MESH2, P("b", None)))
+    np.testing.assert_allclose(y @ w, x @ np.ones((8, 4)))
+    assert (y @ w).sharding.num_devices == 8
+    np.testing.assert_allclose(y.T, x.T)
+    np.testing.assert_allclose(y[2], x[2])
+    assert float(y.sum()) == x.sum()
+    # the tutorial's eager parameter update keeps the parameters sharded
+    p = funcgrad.device_put(np.ones((8, 2)), NamedSharding(MESH, P()))
+    g = funcgrad.jit(lambda p: 2 * p)(p)
+    new = p - 0.1 * g
+    assert new.sharding.is_fully_replicated and new.sharding.num_devices == 8
+    np.testing.assert_allclose(new, 0.8 * np.ones((8, 2)))
+
+
+def test_visualize_array_sharding(capsys):
+    y = funcgrad.device_put(np.ones((8, 8)), NamedSharding(MESH2, P("a", "b")))
+    text = funcgrad.debug.visualize_array_sharding(y)
+    assert text == capsys.readouterr().out.strip()
+    assert text.count("CPU") == 8 and "CPU 5" in text
+    rows = funcgrad.debug.visualize_array_sharding(
+        funcgrad.device_put(np.ones(8), NamedSharding(MESH2, P("b")))
+    )
+    assert "CPU 0,4" in rows and rows.count("CPU") == 4
+
+
 def test_no_jax_import():
     assert "jax" not in sys.modules
