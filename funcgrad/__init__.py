@@ -58,6 +58,7 @@ _API.update(
         "make_array_from_callback": "funcgrad._placement",
         "make_array_from_single_device_arrays": "funcgrad._placement",
         "make_array_from_process_local_data": "funcgrad._placement",
+        "reshard": "funcgrad._placement",
         "shard_map": "funcgrad.parallel",
         "pmap": "funcgrad.parallel",
         "P": "funcgrad.sharding",

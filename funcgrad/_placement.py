@@ -34,6 +34,7 @@ from funcgrad.sharding import NamedSharding, Sharding, SingleDeviceSharding, fro
 
 __all__ = [
     "Shard",
+    "reshard",
     "visualize_array_sharding",
     "device_put_sharded",
     "make_array_from_callback",
@@ -220,6 +221,20 @@ def device_put_sharded(x, shardings):
         else:
             out.append(_put_leaf(v, s, path))
     return tu.tree_unflatten(tree, out)
+
+
+def reshard(x, out_shardings):
+    """``x`` (a pytree) laid out as ``out_shardings`` (one ``NamedSharding`` or ``PartitionSpec``,
+    or a pytree prefix of them): a sharded copy outside a transformation, a sharding constraint
+    inside ``jit`` (JAX's ``jax.sharding.reshard``).
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad.sharding import NamedSharding, P, make_mesh
+    >>> s = NamedSharding(make_mesh((1,), ("x",)), P("x"))
+    >>> reshard(np.arange(2.0), s).sharding == s
+    True
+    """
+    return with_sharding_constraint(x, out_shardings)
 
 
 def _named(sharding, where) -> NamedSharding:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import enum
+import importlib
 import math
 import threading
 from collections.abc import Sequence
@@ -52,6 +53,7 @@ __all__ = [
     "SingleDeviceSharding",
     "get_mesh",
     "make_mesh",
+    "reshard",  # noqa: F822 - resolved lazily by __getattr__ below
     "set_mesh",
     "use_mesh",
 ]
@@ -140,6 +142,19 @@ P = PartitionSpec
 # Mesh
 
 
+def _check_device(d, where):
+    """``d`` must be one of funcgrad's devices (not, say, a device of another jaxlib client)."""
+    if not isinstance(d, _sh().Device):
+        raise TypeError(f"{where}: devices must be elements of funcgrad.devices(), got {d!r}")
+    try:
+        xla_bridge.runtime._backend_of(d)
+    except (ValueError, xla_bridge.XlaBridgeError) as e:
+        raise ValueError(
+            f"{where}: {d!r} is not one of funcgrad's devices ({e}); build meshes and shardings from "
+            "funcgrad.devices()"
+        ) from None
+
+
 class _MeshContext(threading.local):
     def __init__(self):
         self.stack: list[Mesh] = []
@@ -176,8 +191,7 @@ class Mesh:
         if not flat:
             raise ValueError("Mesh: devices is empty")
         for d in flat:
-            if not isinstance(d, _sh().Device):
-                raise TypeError(f"Mesh: devices must be funcgrad.devices() elements, got {d!r}")
+            _check_device(d, "Mesh")
         if len({id(d) for d in flat}) != len(flat):
             raise ValueError(f"Mesh: a device appears twice in {devs.tolist()}")
         if axis_types is None:
@@ -356,8 +370,7 @@ class SingleDeviceSharding(Sharding):
     """
 
     def __init__(self, device, *, memory_kind=None):
-        if not isinstance(device, _sh().Device):
-            raise TypeError(f"SingleDeviceSharding expects a device (funcgrad.devices()), got {device!r}")
+        _check_device(device, "SingleDeviceSharding")
         _check_memory_kind(memory_kind, "SingleDeviceSharding")
         self._device = device
         self._device_assignment = (device,)
@@ -517,3 +530,11 @@ def from_bridge(bridge, ndim: int) -> Sharding:
             bridge._fg_user = s
             return s
     return _CompiledSharding(bridge, ndim)
+
+
+def __getattr__(name):
+    # ``reshard`` lives with the placement functions (funcgrad/_placement.py), which import this
+    # module: resolved on first use.
+    if name == "reshard":
+        return importlib.import_module("funcgrad._placement").reshard
+    raise AttributeError(f"module 'funcgrad.sharding' has no attribute {name!r}")

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from jaxlib import xla_client
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -194,6 +195,11 @@ def test_errors_are_clear():
     b = funcgrad.device_put(np.ones(8), NamedSharding(small, P("x")))
     with pytest.raises(ValueError, match="one set of devices"):
         funcgrad.jit(lambda p, q: p + q)(a, b)
+    other_client = xla_client.make_cpu_client(num_devices=8)
+    with pytest.raises(ValueError, match="is not one of funcgrad's devices"):
+        Mesh(np.array(other_client.local_devices()), ("x",))
+    with pytest.raises(ValueError, match="is not one of funcgrad's devices"):
+        SingleDeviceSharding(other_client.local_devices()[0])
 
 
 def test_the_runtime_refuses_arguments_on_other_devices_instead_of_crashing():
