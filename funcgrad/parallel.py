@@ -86,11 +86,10 @@ def _normalize(spec: PartitionSpec, ndim, mesh, where) -> tuple:
 
 def shard_map(
     f: Callable | None = None,
-    /,
-    *,
     mesh: Mesh | None = None,
     in_specs=None,
     out_specs=None,
+    *,
     check_vma: bool = True,
     axis_names=None,
     check_rep: bool | None = None,

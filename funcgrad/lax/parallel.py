@@ -42,6 +42,7 @@ __all__ = [
     "axis_index",
     "axis_size",
     "pbroadcast",
+    "pcast",
     "pmax",
     "pmean",
     "pmin",
@@ -50,6 +51,7 @@ __all__ = [
     "psum",
     "psum_scatter",
     "pswapaxes",
+    "pvary",
     "with_sharding_constraint",
 ]
 
@@ -274,6 +276,27 @@ def pbroadcast(x, axis_name, source: int):
         return co.psum_p.bind(ew.select(mine, v, zeros), axis_name=names)
 
     return tu.tree_map(bcast, x)
+
+
+def pvary(x, axis_name):
+    """Mark ``x`` as varying along ``axis_name`` (JAX's type annotation for ``check_vma``): the
+    identity here, where values carry no such type (the names must be bound).
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: pvary(x, "i"), axis_name="i")(np.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+    batching.axis_size(_names(axis_name, "pvary"), "pvary")
+    return x
+
+
+def pcast(x, axis_name, *, to):
+    """JAX's cast between invariant and varying values (``to="varying"`` is ``pvary``): the
+    identity here, where values carry no such type (the names must be bound)."""
+    if to not in ("varying", "invariant", "unreduced", "reduced"):
+        raise ValueError(f"pcast: to must be 'varying' or 'invariant', got {to!r}")
+    batching.axis_size(_names(axis_name, "pcast"), "pcast")
+    return x
 
 
 def axis_index(axis_name):
