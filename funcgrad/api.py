@@ -19,7 +19,11 @@ import numpy as np
 
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
 import xla_bridge
-from funcgrad import _placement  # installs Array.sharding, .devices(), ... (see its docstring)
+from funcgrad import (
+    _placement,  # installs Array.sharding, .devices(), ... (see its docstring)
+    lax,
+    parallel,
+)
 from funcgrad._api_util import (
     arg_paths,
     canonicalize,
@@ -162,11 +166,12 @@ class VJPFunction:
     times (PyTorch's ``retain_graph=True``). ``.jaxpr`` is the linear program it transposes and
     ``.residuals`` the values it keeps (``ctx.save_for_backward``)."""
 
-    def __init__(self, lin: ad.LinearFunction, in_tree, out_tree, n_out: int):
+    def __init__(self, lin: ad.LinearFunction, in_tree, out_tree, n_out: int, vma=None):
         self._lin = lin
         self._in_tree = in_tree
         self._out_tree = out_tree
         self._n_out = n_out
+        self._vma = vma  # inside a checked shard_map body (NOTE: [gradients inside shard_map])
 
     @property
     def jaxpr(self) -> ir.ClosedJaxpr:
@@ -199,7 +204,15 @@ class VJPFunction:
                     f"shape and dtype (e.g. .astype({expected.name}))"
                 )
         aux_zeros = [ad.Zero(a) for a in self._lin.out_avals[self._n_out :]]
+        if self._vma is not None:
+            in_sums, out_shares = self._vma
+            flat_ct = [ct if k == 1 else _ew.div(fnp.asarray(ct), k) for ct, k in zip(flat_ct, out_shares)]
         cts_in = self._lin.transpose([*flat_ct, *aux_zeros])
+        if self._vma is not None:
+            cts_in = [
+                ct if not axes or type(ct) is ad.Zero else lax.psum(ct, axes)
+                for ct, axes in zip(cts_in, in_sums)
+            ]
         out = [instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)]
         return tu.tree_unflatten(self._in_tree, out)
 
@@ -219,7 +232,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     flat, store = flat_fun(fun, in_tree, has_aux)
     out_p, lin = ad.linearize_flat(flat, flat_p)
     out, aux = split_aux(out_p, store, has_aux)
-    fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
+    vma = parallel.vma_adjustment(flat_p, out_p[: store["n_out"]])
+    fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"], vma)
     return (out, fn, aux) if has_aux else (out, fn)
 
 

@@ -16,9 +16,20 @@ transpose]) and ``vmap``; called eagerly it compiles and runs like a jitted func
 over the body tracks along which mesh axes each value may differ between devices (inputs along
 the axes their spec names, ``axis_index`` along its axes, reductions -- psum, pmax, pmin,
 all_gather -- make a value equal along theirs) and refuses an output whose spec leaves out an axis
-along which it may differ. Unlike JAX, the types of values are not annotated (no ``pvary``), so
-gradients taken *inside* the body treat collectives as ``vmap``/``pmap`` do (NOTE: [transposes of
-collectives]).
+along which it may differ. The same pass gives gradients taken *inside* the body JAX's meaning
+(NOTE: [gradients inside shard_map]); with ``check_vma=False`` they are pmap's.
+
+# NOTE: [gradients inside shard_map]
+# JAX types each value of a checked shard_map body with the mesh axes it varies along and makes
+# psum's transpose a "pvary" (and the implicit pvary of an invariant operand a psum). For a
+# vjp taken inside the body this is the transpose of the *logical* function, whose invariant
+# inputs and outputs are single values: with J the devices' stacked Jacobian (which funcgrad's
+# transposes compute, NOTE: [transposes of collectives]), an output invariant along axes A is
+# one of |A| identical copies, so its cotangent is shared (divided by |A|), and an input
+# invariant along axes B is broadcast, so its cotangent is the psum over B. ``vma_adjustment``
+# finds those axes for ``vjp`` (funcgrad/api.py) with the dataflow pass over the body staged so
+# far. So ``grad(lambda w: pmean(loss(w, x), "i"))(w)`` is the mean gradient and the gradient of a
+# local loss with respect to replicated parameters is the sum over devices, as in JAX 0.10.
 
 ``pmap(f, axis_name=)`` maps ``f`` over the leading axis of its arguments, one device per index,
 like ``vmap`` with a named axis: it is ``jit`` of a ``shard_map`` over a one-dimensional mesh of
@@ -29,6 +40,8 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -38,14 +51,23 @@ from funcgrad._api_util import flatten_outputs
 from funcgrad.jitting import JittedFunction
 from funcgrad.kernel import batching, core, ir
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
+from funcgrad.kernel.partial_eval import StagingTracer, close_over_tracers, trace_to_jaxpr
 from funcgrad.numpy._core import asarray
 from funcgrad.sharding import Mesh, PartitionSpec, get_mesh
 from primitives import collectives as co
 from primitives import sharding as shp
 from primitives import structure as st
 
-__all__ = ["pmap", "shard_map"]
+__all__ = ["pmap", "shard_map", "vma_adjustment"]
+
+
+class _Bodies(threading.local):
+    def __init__(self):
+        # (staging trace of a checked shard_map body, its input vars' varying axes, mesh)
+        self.stack: list = []
+
+
+_bodies = _Bodies()
 
 
 def _is_spec_leaf(x) -> bool:
@@ -150,9 +172,15 @@ def shard_map(
             norm_in.append(spec)
             blocks.append(shp.block_aval(aval, m, spec, f"{where}: argument {i} ({aval.str_short()}, {s!r})"))
         box = []
+        seeds = [frozenset(n for dim in s for n in dim) for s in norm_in]
 
         def body(*leaves):
-            out = f(*tu.tree_unflatten(in_tree, list(leaves)))
+            # NOTE: [gradients inside shard_map]: a vjp inside reads the body staged so far.
+            _bodies.stack.append((core.current_trace() if check else None, seeds, m))
+            try:
+                out = f(*tu.tree_unflatten(in_tree, list(leaves)))
+            finally:
+                _bodies.stack.pop()
             out_leaves, out_tree = flatten_outputs(out, where)
             box.append(out_tree)
             return out_leaves
@@ -204,6 +232,11 @@ _VARYING = {co.axis_index_p, co.ppermute_p, co.psum_scatter_p, co.all_to_all_p}
 
 
 def _varying(jaxpr: ir.Jaxpr, ins: list) -> list:
+    env = _varying_env(jaxpr, ins)
+    return [env.get(a, frozenset()) if isinstance(a, ir.Var) else frozenset() for a in jaxpr.outvars]
+
+
+def _varying_env(jaxpr: ir.Jaxpr, ins: list) -> dict:
     env = dict(zip(jaxpr.invars, ins))
     for v in jaxpr.constvars:
         env[v] = frozenset()
@@ -222,7 +255,51 @@ def _varying(jaxpr: ir.Jaxpr, ins: list) -> list:
         else:
             out = [union] * len(eqn.outvars)
         env.update(zip(eqn.outvars, out))
-    return [env.get(a, frozenset()) if isinstance(a, ir.Var) else frozenset() for a in jaxpr.outvars]
+    return env
+
+
+def _unwrap(x):
+    """The value a transformation's tracer carries (a JVP tracer's primal, a batch tracer's value)."""
+    while isinstance(x, core.Tracer) and not isinstance(x, StagingTracer):
+        inner = getattr(x, "primal", None)
+        if inner is None:
+            inner = getattr(x, "val", None)
+        if inner is None:
+            return x
+        x = inner
+    return x
+
+
+def vma_adjustment(primals, outputs):
+    """For a vjp of ``outputs`` with respect to ``primals`` inside a checked shard_map body: the
+    mesh axes to psum each input's cotangent over and the factor to divide each output's
+    cotangent by (NOTE: [gradients inside shard_map]); ``None`` elsewhere."""
+    if not _bodies.stack:
+        return None
+    trace, seeds, mesh = _bodies.stack[-1]
+    if trace is None:
+        return None  # check_vma=False: pmap's meaning
+    builder = trace.builder
+    env = dict(zip(builder.invars, seeds))
+    ins = [env.get(v, frozenset()) for v in builder.invars]
+    jaxpr = ir.Jaxpr(builder.const_list, builder.invars, builder.eqns, [])
+    everything = frozenset(mesh.axis_names)
+    known = _varying_env(jaxpr, ins)
+    sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
+
+    def varying(x):
+        x = _unwrap(x)
+        if not isinstance(x, core.Tracer):
+            return frozenset()
+        if isinstance(x, StagingTracer) and x._trace is trace:
+            return known.get(x.var, frozenset())
+        return everything  # a value of another transformation: assume it differs between devices
+
+    in_sums = [tuple(n for n in mesh.axis_names if n not in varying(p)) for p in primals]
+    out_shares = [math.prod(sizes[n] for n in everything - varying(o)) for o in outputs]
+    if not any(in_sums) and all(k == 1 for k in out_shares):
+        return None
+    return in_sums, out_shares
 
 
 def _check_replication(closed, mesh, in_specs, out_specs, out_leaf_specs, where):

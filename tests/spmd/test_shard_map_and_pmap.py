@@ -194,3 +194,37 @@ def test_vmap_and_jit_compose_with_pmap():
     np.testing.assert_allclose(inner(np.ones((8, 3))), np.full((8, 3), 11.0))
     jitted = funcgrad.jit(funcgrad.pmap(lambda y: y * 2))
     np.testing.assert_allclose(jitted(np.arange(4.0)), np.arange(4.0) * 2)
+
+
+def test_gradients_inside_a_checked_shard_map_mean_what_they_mean_in_jax():
+    # jax 0.10.2 (check_vma=True) gives these numbers; with check_vma=False, pmap's
+    x = np.arange(8.0)
+
+    def mean_loss(w, xb):
+        return funcgrad.grad(lambda w: lax.pmean(fnp.sum(w * xb), "x"))(w)[None]
+
+    def local_loss(w, xb):
+        return funcgrad.grad(lambda w: fnp.sum(w * xb))(w)
+
+    def psum_inside(xb):
+        return funcgrad.grad(lambda v: lax.psum(v**2, "x").sum())(xb)
+
+    def run(f, in_specs, out_specs, check, *args):
+        return np.asarray(
+            funcgrad.shard_map(f, mesh=MESH, in_specs=in_specs, out_specs=out_specs, check_vma=check)(*args)
+        )
+
+    np.testing.assert_allclose(run(mean_loss, (P(), P("x")), P("x"), True, 1.0, x), np.full(8, 3.5))
+    np.testing.assert_allclose(run(mean_loss, (P(), P("x")), P("x"), False, 1.0, x), x)
+    assert float(run(local_loss, (P(), P("x")), P(), True, 1.0, x)) == 28.0
+    np.testing.assert_allclose(run(psum_inside, P("x"), P("x"), True, x), 2 * x)
+    np.testing.assert_allclose(run(psum_inside, P("x"), P("x"), False, x), 16 * x)
+    # jit of the whole thing and second order inside
+    jitted = funcgrad.jit(funcgrad.shard_map(mean_loss, mesh=MESH, in_specs=(P(), P("x")), out_specs=P("x")))
+    np.testing.assert_allclose(jitted(1.0, x), np.full(8, 3.5))
+
+    def curvature(w, xb):
+        return funcgrad.grad(funcgrad.grad(lambda w: lax.pmean(fnp.sum(w**3 * xb), "x")))(w)[None]
+
+    got = run(curvature, (P(), P("x")), P("x"), True, 2.0, x)
+    np.testing.assert_allclose(got, np.full(8, 6 * 2.0 * x.mean()))
