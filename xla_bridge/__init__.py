@@ -14,8 +14,9 @@ resolve lazily (module ``__getattr__``) from their submodules on first access:
 - ``dispatch``: one route for a jitted call -- compiled-program cache, argument and output
   buffers, the C++ and Python fast paths, the compiled ``jit`` primitive impl (see NOTE:
   [dispatch registration])
-- ``meshes`` (text), ``sharded`` (jaxlib shardings, sharded puts/reads, SPMD executables) and
-  ``spmd`` (the route of a call over several devices); ``distributed``: several processes
+- ``meshes`` (text), ``sharded`` (jaxlib shardings, sharded puts/reads, SPMD executables),
+  ``spmd_route`` (which calls need several devices) and ``spmd`` (their route);
+  ``distributed``: several processes
 
 To export a new name, add it to ``_LAZY`` (name -> submodule) and ``__all__``. Example:
 
@@ -69,6 +70,7 @@ _SUBMODULES = (
     "meshes",
     "sharded",
     "spmd",
+    "spmd_route",
     "distributed",
 )
 
@@ -106,6 +108,7 @@ __all__ = [
     "set_cache_dir",
     "sharded",
     "spmd",
+    "spmd_route",
     "to_numpy",
 ]
 

@@ -89,8 +89,8 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.tree_util import registry as _registry
 from primitives.call import jit_p
-from primitives.sharding import meshes_in
 from xla_bridge.lowering import lower_jaxpr, xla_dtype
+from xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
 
 __all__ = [
     "Compiled",
@@ -100,7 +100,6 @@ __all__ = [
     "compiled",
     "fast_put",
     "fastpath_data",
-    "spmd_fastpath_data",
     "forget_donated",
     "from_buffers",
     "jit_call",
@@ -149,37 +148,6 @@ def _make_to_numpy(slow):
         return slow(buf)
 
     return to_numpy
-
-
-_spmd = None
-
-
-def spmd():
-    """``xla_bridge.spmd`` (the route of calls over several devices), imported on first use: it
-    loads jaxlib, which ``import funcgrad`` must not (import-time cost, as ``runtime()``)."""
-    global _spmd
-    if _spmd is None:
-        from xla_bridge import spmd as module  # noqa: PLC0415 - import-time cost, see docstring
-
-        _spmd = module
-    return _spmd
-
-
-def needs_spmd(closed, args, in_shardings=None, out_shardings=None) -> bool:
-    """Whether a call of ``closed`` on ``args`` runs on several devices: shardings were asked
-    for, the jaxpr holds a mesh, or an argument is a sharded Array (NOTE: [SPMD call route] in
-    xla_bridge/spmd.py)."""
-    if in_shardings is not None and any(s is not None for s in in_shardings):
-        return True
-    if out_shardings is not None and any(s is not None for s in out_shardings):
-        return True
-    if meshes_in(closed):
-        return True
-    for x in args:
-        # A buffer over several devices has a sharding without ``_fg_device`` (sharded.MeshSharding).
-        if type(x) is Array and x._buffer is not None and not hasattr(x._buffer._sharding, "_fg_device"):
-            return True
-    return False
 
 
 def _lazy_to_numpy(buf):
@@ -530,28 +498,6 @@ def fastpath_data(compiled: Compiled, outputs, n_args: int):
     )
 
 
-def spmd_fastpath_data(c, outputs, n_args: int):
-    """``fastpath_data`` of a program over several devices (``spmd.SpmdCompiled``): the C++ fast
-    path compares each argument's sharding with the program's and runs it (as it does for JAX)."""
-    exe = c.executable
-    treedef = _registry.flatten(outputs)[1]
-    n_out = len(exe.out_avals)
-    n_in = len(c.const_buffers) + n_args
-    if len(exe.in_shardings) != n_in:
-        return None
-    return _FastPathData(
-        exe._loaded,
-        treedef,
-        list(exe.in_shardings),
-        list(exe.out_shardings),
-        list(exe.out_avals),
-        [True] * n_out,
-        [True] * n_in,
-        [None] * n_in,
-        list(c.const_buffers),
-    )
-
-
 class _FastPathData(NamedTuple):
     xla_executable: Any
     out_pytree_def: Any
@@ -782,7 +728,7 @@ class Dispatcher:
             else:
                 res = {len(self._native_meta): bufs}
                 self._native_meta.append((staged.out_tree, c.out_weak))
-            return res, spmd_fastpath_data(c, res, len(leaves))
+            return res, sp.fastpath_data(c, res, len(leaves))
         c = compiled(staged.closed, self._name, None, self._device)
         bufs = c.call(
             [to_buffer(x, a, c.device, f"argument {i}") for i, (x, a) in enumerate(zip(flat, c.in_avals))]
@@ -861,16 +807,6 @@ def _hashable(x) -> bool:
     except TypeError:
         return False
     return True
-
-
-def eager_on_devices(primitive, args, params):
-    """An eager primitive with an operand sharded over several devices runs there, compiled,
-    and its result stays sharded (as JAX's computation follows data); otherwise
-    ``NotImplemented``: the kernel computes on the host."""
-    for x in args:
-        if type(x) is Array and x._buffer is not None and not hasattr(x._buffer._sharding, "_fg_device"):
-            return spmd().apply(primitive, args, params)
-    return NotImplemented
 
 
 kernel.register(

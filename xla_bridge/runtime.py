@@ -275,11 +275,7 @@ cpu_client_options: dict = {}
 
 
 def configure_cpu_client(**options) -> None:
-    """Set options of ``xc.make_cpu_client`` for the CPU client, before it exists.
-
-    Example:
-        >>> configure_cpu_client(num_devices=1)  # doctest: +SKIP
-    """
+    """Set options of ``xc.make_cpu_client`` for the CPU client, before it exists."""
     with _lock:
         if "cpu" in _backends:
             raise RuntimeError(

@@ -144,7 +144,9 @@ class MeshSharding(_jax.GSPMDSharding):
         return hash((self._fg_devs, self._fg_hlo))
 
     def __repr__(self):
-        return f"MeshSharding({self._fg_hlo}, {list(self._fg_devs)})"
+        if self._fg_user is not None:
+            return repr(self._fg_user)
+        return f"MeshSharding({self._fg_hlo}, devices={[d.id for d in self._fg_devs]})"
 
 
 def _op_sharding(tile_dims, positions, rep) -> xc.HloSharding:

@@ -10,7 +10,7 @@ values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
 # NOTE: [SPMD call route]
 # ``dispatch`` hands a call here when its program must run on several devices: the jitted
 # function has in/out shardings, an argument is a sharded Array, or the jaxpr holds a shard_map or
-# a sharding constraint (``dispatch.needs_spmd``). ``plan`` picks the devices -- those of the explicit
+# a sharding constraint (``spmd_route.needs_spmd``). ``plan`` picks the devices -- those of the explicit
 # shardings, else of the sharded arguments, else of the meshes inside -- and each argument's
 # sharding: the one requested, else the argument's own (a sharded Array on those devices), else
 # a whole copy on every device (as JAX treats uncommitted values). ``compiled`` lowers the jaxpr
@@ -29,7 +29,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from primitives.sharding import meshes_in
-from xla_bridge import sharded
+from xla_bridge import dispatch, sharded
 from xla_bridge.lowering import lower_jaxpr, xla_dtype
 from xla_bridge.meshes import SpmdLowering
 
@@ -258,6 +258,28 @@ def apply(primitive, args, params):
         _programs[key] = closed
     outs = call(closed, args, primitive.name)
     return outs if primitive.multiple_results else outs[0]
+
+
+def fastpath_data(c, outputs, n_args: int):
+    """``dispatch.fastpath_data`` of a program over several devices (an ``SpmdCompiled``): jaxlib's
+    C++ fast path compares each argument's sharding with the program's and runs it, as for JAX."""
+    exe = c.executable
+    treedef = dispatch._registry.flatten(outputs)[1]
+    n_out = len(exe.out_avals)
+    n_in = len(c.const_buffers) + n_args
+    if len(exe.in_shardings) != n_in:
+        return None
+    return dispatch._FastPathData(
+        exe._loaded,
+        treedef,
+        list(exe.in_shardings),
+        list(exe.out_shardings),
+        list(exe.out_avals),
+        [True] * n_out,
+        [True] * n_in,
+        [None] * n_in,
+        list(c.const_buffers),
+    )
 
 
 def shard_arg(x, s):

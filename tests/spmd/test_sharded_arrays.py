@@ -99,6 +99,16 @@ def test_in_and_out_shardings():
         assert g(a).sharding == NamedSharding(MESH2, P("b"))
 
 
+def test_transformations_of_a_jit_with_shardings():
+    s = NamedSharding(MESH, P("x"))
+    f = funcgrad.jit(lambda a: fnp.sin(a) * 2, in_shardings=s, out_shardings=s)
+    x = np.arange(16.0)
+    np.testing.assert_allclose(funcgrad.grad(lambda a: fnp.sum(f(a)))(x), 2 * np.cos(x))
+    np.testing.assert_allclose(funcgrad.jvp(f, (x,), (np.ones(16),))[1], 2 * np.cos(x))
+    np.testing.assert_allclose(funcgrad.vmap(f)(np.ones((3, 16))), np.full((3, 16), 2 * np.sin(1.0)))
+    assert "NamedSharding" in str(funcgrad.make_jaxpr(f)(x))
+
+
 def test_with_sharding_constraint():
     s = NamedSharding(MESH, P(None, "x"))
     f = funcgrad.jit(lambda a: lax.with_sharding_constraint(a @ a.T, s) + 1)
