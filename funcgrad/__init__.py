@@ -51,7 +51,20 @@ _API.update(
         "devices": "funcgrad._devices",
         "local_devices": "funcgrad._devices",
         "device_count": "funcgrad._devices",
+        "local_device_count": "funcgrad._devices",
+        "process_index": "funcgrad._devices",
+        "process_count": "funcgrad._devices",
         "default_backend": "funcgrad._devices",
+        "make_array_from_callback": "funcgrad._placement",
+        "make_array_from_single_device_arrays": "funcgrad._placement",
+        "make_array_from_process_local_data": "funcgrad._placement",
+        "reshard": "funcgrad._placement",
+        "shard_map": "funcgrad.parallel",
+        "pmap": "funcgrad.parallel",
+        "P": "funcgrad.sharding",
+        "NamedSharding": "funcgrad.sharding",
+        "make_mesh": "funcgrad.sharding",
+        "set_mesh": "funcgrad.sharding",
     }
 )
 # Debugging and testing tools (funcgrad/introspect.py, debug.py, testing.py).
@@ -90,6 +103,9 @@ _MODULES = {
     "flatten_util",
     "ops",
     "experimental",
+    "sharding",
+    "distributed",
+    "config",
 }
 
 

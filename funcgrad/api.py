@@ -19,6 +19,11 @@ import numpy as np
 
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
 import xla_bridge
+from funcgrad import (
+    _placement,  # installs Array.sharding, .devices(), ... (see its docstring)
+    lax,
+    parallel,
+)
 from funcgrad._api_util import (
     arg_paths,
     canonicalize,
@@ -43,6 +48,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.remat import checkpoint, remat  # noqa: F401 - re-exported
+from funcgrad.sharding import Sharding
 from primitives import elementwise as _ew
 
 __all__ = [
@@ -161,11 +167,12 @@ class VJPFunction:
     times (PyTorch's ``retain_graph=True``). ``.jaxpr`` is the linear program it transposes and
     ``.residuals`` the values it keeps (``ctx.save_for_backward``)."""
 
-    def __init__(self, lin: ad.LinearFunction, in_tree, out_tree, n_out: int):
+    def __init__(self, lin: ad.LinearFunction, in_tree, out_tree, n_out: int, vma=None):
         self._lin = lin
         self._in_tree = in_tree
         self._out_tree = out_tree
         self._n_out = n_out
+        self._vma = vma  # inside a checked shard_map body (NOTE: [gradients inside shard_map])
 
     @property
     def jaxpr(self) -> ir.ClosedJaxpr:
@@ -198,7 +205,15 @@ class VJPFunction:
                     f"shape and dtype (e.g. .astype({expected.name}))"
                 )
         aux_zeros = [ad.Zero(a) for a in self._lin.out_avals[self._n_out :]]
+        if self._vma is not None:
+            in_sums, out_shares = self._vma
+            flat_ct = [ct if k == 1 else _ew.div(fnp.asarray(ct), k) for ct, k in zip(flat_ct, out_shares)]
         cts_in = self._lin.transpose([*flat_ct, *aux_zeros])
+        if self._vma is not None:
+            cts_in = [
+                ct if not axes or type(ct) is ad.Zero else lax.psum(ct, axes)
+                for ct, axes in zip(cts_in, in_sums)
+            ]
         out = [instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)]
         return tu.tree_unflatten(self._in_tree, out)
 
@@ -218,7 +233,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     flat, store = flat_fun(fun, in_tree, has_aux, transform="vjp")
     out_p, lin = ad.linearize_flat(flat, flat_p)
     out, aux = split_aux(out_p, store, has_aux)
-    fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
+    vma = parallel.vma_adjustment(flat_p, out_p[: store["n_out"]])
+    fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"], vma)
     return (out, fn, aux) if has_aux else (out, fn)
 
 
@@ -598,16 +614,23 @@ def hessian(
 # Staging
 
 
-def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), return_shape: bool = False):
+def make_jaxpr(
+    fun: Callable, static_argnums: int | Sequence[int] = (), axis_env=None, return_shape: bool = False
+):
     """``make_jaxpr(f)(*args)`` is the jaxpr of ``f`` at the shapes/dtypes of ``args``; its
     ``str()`` reads like JAX's. Works on transformed functions: ``make_jaxpr(grad(f))`` shows the
-    backward program.
+    backward program. ``axis_env``: ``[(name, size), ...]``, named axes bound while tracing (so
+    collectives such as ``lax.psum(x, name)`` can be staged outside a vmap/shard_map).
 
     >>> import funcgrad.numpy as fnp
     >>> print(make_jaxpr(fnp.sin)(1.0))
     { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
+    >>> from funcgrad import lax
+    >>> print(make_jaxpr(lambda x: lax.psum(x, "i"), axis_env=[("i", 4)])(1.0))
+    { lambda ; a:f64[]. let b:f64[] = psum[axis_name=('i',)] a in (b,) }
     """
     statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    frames = [(name, int(size)) for name, size in (axis_env or ())]
 
     @functools.wraps(fun)
     def make(*args, **kwargs):
@@ -619,7 +642,8 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), return_s
         check_array_leaves("make_jaxpr", flat_in, names)
         flat, store = flat_fun(f, in_tree)
         avals = [core.get_aval(x) for x in flat_in]
-        closed = trace_to_jaxpr(flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})")
+        with batching.extend_axis_env(frames):
+            closed = trace_to_jaxpr(flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})")
         if return_shape:
             shapes = tu.tree_unflatten(
                 store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
@@ -657,13 +681,20 @@ def eval_shape(fun: Callable, *args, **kwargs):
 
 def device_put(x, device=None):
     """Make every leaf of ``x`` an ``Array``; with ``device`` (one of ``funcgrad.devices()``), a
-    copy held in that device's memory. Leaves that are not arrays (``"abc"``) and devices that are
-    not devices (``"cpu"``) raise ``TypeError``.
+    copy held in that device's memory; with a ``Sharding`` (or a pytree prefix of ``x`` of them),
+    each leaf laid out over the devices as it says (``NamedSharding(mesh, P("x"))``: split along
+    the mesh axis "x"). Leaves that are not arrays (``"abc"``) and devices that are not devices
+    (``"cpu"``) raise ``TypeError``; a shape the sharding does not divide raises ``ValueError``.
 
     >>> import funcgrad
     >>> device_put({"w": 1.0, "b": [2, 3]}, funcgrad.devices()[0])["b"][1]
     Array(3, dtype=int64, weak_type=True)
     """
+    if device is not None and not isinstance(device, xla_bridge.sharded.Device):
+        if any(
+            isinstance(s, Sharding) for s in tu.tree_leaves(device, is_leaf=lambda s: isinstance(s, Sharding))
+        ):
+            return _placement.device_put_sharded(x, device)
     if device is not None:
         try:
             xla_bridge.resolve_device(device=device)

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from funcgrad import api
+from funcgrad._placement import visualize_array_sharding  # noqa: F401 - re-exported (JAX's jax.debug)
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -43,6 +44,7 @@ __all__ = [
     "FiniteCheckTrace",
     "InfCheckTrace",
     "ValueStats",
+    "visualize_array_sharding",
 ]
 
 

@@ -36,7 +36,8 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
-from xla_bridge.dispatch import Dispatcher, Staged, compiled, run
+from funcgrad.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh
+from xla_bridge.dispatch import Compiled, Dispatcher, Staged, compiled, needs_spmd, run, spmd
 from xla_bridge.lowering import lower_jaxpr
 
 __all__ = [
@@ -192,6 +193,8 @@ class JittedFunction(Dispatcher):
         donate_argnums=None,
         donate_argnames=None,
         device=None,
+        in_shardings=None,
+        out_shardings=None,
     ):
         functools.update_wrapper(self, fun)
         self._fun = fun
@@ -228,6 +231,8 @@ class JittedFunction(Dispatcher):
             raise ValueError(f"jit({name}): argument {min(both)} is both static and donated")
         self._donate_argnums = tuple(sorted(donate))
         self._donate_names = frozenset(donate_names)
+        self._in_shardings = in_shardings
+        self._out_shardings = out_shardings
         super().__init__(
             name,
             sorted(nums),
@@ -326,7 +331,20 @@ class JittedFunction(Dispatcher):
         if _jit_flags["enable_checks"]:
             typecheck_jaxpr(closed.jaxpr)
         closed, hoisted = close_over_tracers(closed)
-        return Staged(closed, out_tree_box[0], hoisted)
+        ins, outs = None, None
+        if self._in_shardings is not None:
+            n_pos = len(tu.tree_leaves(dyn_args))
+            ins = _sharding_leaves(
+                self._in_shardings, dyn_args, avals[:n_pos], f"jit({name})", "in_shardings"
+            )
+            ins = (None,) * len(hoisted) + tuple(ins) + (None,) * (len(flat) - n_pos)
+        if self._out_shardings is not None:
+            out_avals = closed.out_avals
+            shaped = tu.tree_unflatten(out_tree_box[0], list(range(len(out_avals))))
+            outs = tuple(
+                _sharding_leaves(self._out_shardings, shaped, out_avals, f"jit({name})", "out_shardings")
+            )
+        return Staged(closed, out_tree_box[0], hoisted, ins, outs)
 
     def _entry(self, args, kwargs):
         static_key, static_kw, dyn_args, dyn_kwargs = self._split(args, kwargs)
@@ -399,7 +417,7 @@ class JittedFunction(Dispatcher):
         { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
         """
         staged, flat, donated = self._stage(args, kwargs)
-        return Traced(self, staged, donated)
+        return Traced(self, staged, donated, flat)
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower to StableHLO for these arguments; ``.as_text()``, ``.compile()``.
@@ -448,10 +466,11 @@ class JittedFunction(Dispatcher):
 class Traced:
     """A traced jitted call: ``.jaxpr`` (ClosedJaxpr), ``.in_avals``, ``.out_info``, ``.lower()``."""
 
-    def __init__(self, fun: JittedFunction, staged: Staged, donated):
+    def __init__(self, fun: JittedFunction, staged: Staged, donated, flat=()):
         self._fun = fun
         self._staged = staged
         self._donated = donated
+        self._flat = flat
         self.jaxpr = staged.closed
         self.in_avals = staged.closed.in_avals
         self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
@@ -462,7 +481,7 @@ class Traced:
                 f"jit({self._fun._name}).lower: the function closes over a value traced by an "
                 "enclosing transformation; lower it outside of grad/vmap/jit"
             )
-        return Lowered(self._fun, self._staged, self._donated)
+        return Lowered(self._fun, self._staged, self._donated, self._flat)
 
     def __str__(self):
         return str(self.jaxpr)
@@ -474,11 +493,19 @@ _DIALECTS = (None, "stablehlo", "hlo")
 class Lowered:
     """A lowered jitted call: ``.as_text()`` (StableHLO, or XLA's HLO), ``.compile()``."""
 
-    def __init__(self, fun: JittedFunction, staged: Staged, donated):
+    def __init__(self, fun: JittedFunction, staged: Staged, donated, flat=()):
         self._fun = fun
         self._staged = staged
         self._donated = donated
-        self._module = lower_jaxpr(staged.closed, fun._name, donated)
+        self._spmd = None
+        if staged.spmd or needs_spmd(staged.closed, flat):
+            # A program over several devices (NOTE: [SPMD call route]): lowered with its shardings.
+            self._spmd = spmd().prepare(
+                staged.closed, flat, fun._name, donated, staged.in_shardings, staged.out_shardings
+            )
+            self._text = self._spmd.text
+        else:
+            self._text = lower_jaxpr(staged.closed, fun._name, donated).text
 
     def as_text(self, dialect: str | None = None) -> str:
         """The module text: StableHLO (``dialect`` None or ``"stablehlo"``), or XLA's HLO before
@@ -494,8 +521,8 @@ class Lowered:
                 "StableHLO module) or 'hlo' (XLA's HLO)"
             )
         if dialect == "hlo":
-            return xla_bridge.hlo_text(self._module.text)
-        return self._module.text
+            return xla_bridge.hlo_text(self._text)
+        return self._text
 
     def compiler_ir(self, dialect: str | None = None) -> str:
         """The same text as ``as_text(dialect)`` (funcgrad's IR is the text itself)."""
@@ -505,6 +532,8 @@ class Lowered:
         """Compile with XLA (cached) on the function's device; the result is callable with
         arguments like these."""
         f = self._fun
+        if self._spmd is not None:
+            return CompiledCall(f, self._staged, self._spmd)
         return CompiledCall(f, self._staged, compiled(self._staged.closed, f._name, self._donated, f._device))
 
 
@@ -528,6 +557,8 @@ class CompiledCall:
             )
         names = [f"argument {n}" for n in f._arg_names(static_key, dyn_args, dyn_kwargs)]
         donated = f._donated(0, len(flat), static_key, args, dyn_kwargs)
+        if not isinstance(self._compiled, Compiled):  # a program over several devices
+            return tu.tree_unflatten(self._staged.out_tree, spmd().run(self._compiled, flat, donated))
         return tu.tree_unflatten(self._staged.out_tree, run(self._compiled, flat, donated, names))
 
     def as_text(self) -> str:
@@ -583,6 +614,8 @@ def jit(
     inline: bool = False,
     device=None,
     backend: str | None = None,
+    in_shardings=None,
+    out_shardings=None,
     **unsupported,
 ):
     """Compile ``fun`` with XLA; traced once per input shapes/dtypes (and static arguments).
@@ -599,6 +632,12 @@ def jit(
     - ``device`` (an element of ``funcgrad.devices()``) or ``backend`` (``"cpu"``, ``"cuda"``):
       where the computation runs; an unknown or unavailable backend, a ``device`` that is not a
       Device, or both at once raise an error naming the parameter.
+    - ``in_shardings``/``out_shardings``: a ``Sharding`` (or a bare ``PartitionSpec`` inside
+      ``with mesh:``) for all positional arguments/outputs, or a pytree prefix of them with
+      ``None`` where the layout is left open (an argument keeps its own sharding, a value from the
+      host is copied to every device; XLA picks an output's). The program is compiled once for
+      all the mesh's devices and XLA's SPMD partitioner inserts the communication (NOTE: [SPMD
+      call route] in xla_bridge/spmd.py); arguments laid out otherwise are resharded.
     - ``keep_unused``: honoured -- the compiled program keeps every input, used or not (JAX may
       prune unused ones when it is False; funcgrad never does).
     - ``inline``: accepted; a jit called inside another jitted function stays one ``jit``
@@ -625,6 +664,8 @@ def jit(
             inline=inline,
             device=device,
             backend=backend,
+            in_shardings=in_shardings,
+            out_shardings=out_shardings,
         )
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
@@ -635,6 +676,19 @@ def jit(
         except (TypeError, ValueError) as e:
             name = getattr(fun, "__name__", None) or type(fun).__name__
             raise type(e)(f"jit({name}): {e}") from None
+    if in_shardings is not None or out_shardings is not None:
+        _check_sharding_tree(in_shardings, "in_shardings")
+        _check_sharding_tree(out_shardings, "out_shardings")
+        return JittedFunction(
+            fun,
+            static_argnums,
+            static_argnames,
+            donate_argnums,
+            donate_argnames,
+            placement,
+            in_shardings,
+            out_shardings,
+        )
     # As in JAX, jit(f) made twice shares one cache: `jit(f)(x)` in a loop traces once.
     config = tuple(_as_tuple(v) for v in (static_argnums, static_argnames, donate_argnums, donate_argnames))
     key = (id(fun), config, placement)
@@ -650,4 +704,55 @@ def jit(
 
 
 _instances: collections.OrderedDict = collections.OrderedDict()
+
+
+def _is_sharding_leaf(x) -> bool:
+    return x is None or isinstance(x, Sharding | PartitionSpec)
+
+
+def _check_sharding_tree(tree, what) -> None:
+    for leaf in tu.tree_leaves(tree, is_leaf=_is_sharding_leaf):
+        if not _is_sharding_leaf(leaf):
+            raise TypeError(
+                f"jit: {what} leaves must be Shardings (NamedSharding(mesh, P(...))), PartitionSpecs or "
+                "None, "
+                f"got {leaf!r}"
+            )
+
+
+def _sharding_leaves(spec_tree, values, avals, where, what) -> list:
+    """One bridge sharding (or None) per leaf of ``values``, from the prefix tree ``spec_tree``."""
+    try:
+        leaves = tu.broadcast_prefix(spec_tree, values, is_leaf=_is_sharding_leaf)
+    except ValueError:
+        raise ValueError(
+            f"{where}: {what} must be one sharding or a pytree prefix of the "
+            f"{'arguments' if what == 'in_shardings' else 'outputs'} ({tu.tree_structure(values)}), "
+            f"got {spec_tree!r}"
+        ) from None
+    out = []
+    for s, aval in zip(leaves, avals):
+        if s is None:
+            out.append(None)
+            continue
+        if isinstance(s, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None:
+                raise ValueError(
+                    f"{where}: {what} has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) "
+                    "or call inside `with mesh:`"
+                )
+            s = NamedSharding(mesh, s)
+        if isinstance(s, SingleDeviceSharding):
+            raise ValueError(
+                f"{where}: {what} has {s!r}; to run on one device use jit(..., device=...), not a sharding"
+            )
+        try:
+            s.shard_shape(aval.shape)
+            out.append(s._bridge(aval.ndim))
+        except ValueError as e:
+            raise ValueError(f"{where}: {what}: {e}") from None
+    return out
+
+
 _MAX_INSTANCES = 256

@@ -16,6 +16,10 @@
 - every jaxpr made by ``make_jaxpr`` of the op, of its ``grad``, ``grad`` of ``grad``, ``jvp`` and
   ``vmap`` passes ``funcgrad.kernel.ir.typecheck_jaxpr``.
 
+Collectives (entries with a ``named_axis``) run under ``vmap(op, axis_name=...)`` over the
+instances stacked in each argument's leading dimension (``_instances``); their jaxprs are traced
+per instance with the axis bound (``_jaxpr``), and their transposes are evaluated under that vmap.
+
 Budget: the whole file runs in well under 90 s on 2 cores with ``CI=1`` (the hypothesis ``ci``
 profile in tests/conftest.py); derivative and vmap checks use the fixed samples of
 ``op_db.sample_inputs`` rather than hypothesis, since each costs far more than a value check.
@@ -30,9 +34,9 @@ from hypothesis import strategies as st
 
 import funcgrad
 import primitives
-from funcgrad.kernel import core, ir
+from funcgrad.kernel import batching, core, ir
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.ad import UndefinedPrimal, Zero, backward_pass
+from funcgrad.kernel.ad import UndefinedPrimal, Zero, backward_pass, instantiate
 from funcgrad.testing import check_grads
 from primitives import elementwise as ew
 from primitives import reductions as red
@@ -106,6 +110,34 @@ def _scalarized(f, weights):
     return g
 
 
+def _instances(entry, f):
+    """``f`` as the checks call it: a collective runs under the vmap that binds its axis."""
+    if entry.named_axis is None:
+        return f
+    return funcgrad.vmap(f, axis_name=entry.named_axis)
+
+
+def _axis_env(entry, args):
+    """The named axis of a collective's entry, sized by the instances in ``args``."""
+    return [(entry.named_axis, np.shape(args[0])[0])] if entry.named_axis else []
+
+
+def _jaxpr(entry, f, args):
+    """The jaxpr of ``f`` at ``args`` (for a collective: of one instance, with the axis bound)."""
+    if entry.named_axis is None:
+        return funcgrad.make_jaxpr(f)(*args)
+    return funcgrad.make_jaxpr(f, axis_env=_axis_env(entry, args))(*[np.asarray(a)[0] for a in args])
+
+
+def _transpose_cotangents(entry, closed, avals, ct):
+    """``backward_pass`` of ``closed`` for the cotangents ``ct`` (under the collective's vmap)."""
+    undefined = [UndefinedPrimal(a) for a in avals]
+    if entry.named_axis is None:
+        return backward_pass(closed.jaxpr, closed.consts, undefined, ct)
+    back = lambda *c: [instantiate(x) for x in backward_pass(closed.jaxpr, closed.consts, undefined, c)]  # noqa: E731
+    return _instances(entry, back)(*ct)
+
+
 def _primitives_in(closed):
     found = set()
 
@@ -157,7 +189,9 @@ def test_impl_matches_reference_and_abstract_eval(entry, data):
     shape = data.draw(entry.shapes, label="shape")
     seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
     sample = entry.sampler(shape, dtype, np.random.default_rng(seed))
-    outs = [np.asarray(o) for o in _outputs(_call(entry, sample))]
+    outs = [
+        np.asarray(o) for o in _outputs(_instances(entry, lambda *a: _call(entry, sample, a))(*sample.args))
+    ]
     expected = [
         np.asarray(e) for e in _outputs(entry.ref(*[np.asarray(a) for a in sample.args], **sample.params))
     ]
@@ -168,11 +202,13 @@ def test_impl_matches_reference_and_abstract_eval(entry, data):
     for o, e in zip(outs, expected):
         assert o.shape == e.shape, f"{entry.name}: impl shape {o.shape}, reference shape {e.shape}"
         np.testing.assert_allclose(o, e.astype(o.dtype) if e.dtype != o.dtype else e, rtol=rtol, atol=atol)
-    closed = funcgrad.make_jaxpr(lambda *a: _call(entry, sample, a))(*sample.args)
-    typecheck(closed)
+    closed = _jaxpr(entry, lambda *a: _call(entry, sample, a), sample.args)
+    with batching.extend_axis_env(_axis_env(entry, sample.args)):
+        typecheck(closed)
     assert entry.primitive in _primitives_in(closed), f"{entry.name} does not bind {entry.primitive}"
     for o, aval in zip(outs, closed.out_avals):
-        assert (o.shape, o.dtype) == (aval.shape, aval.dtype), (entry.name, o.shape, o.dtype, aval)
+        shape = o.shape[1:] if entry.named_axis else o.shape
+        assert (shape, o.dtype) == (aval.shape, aval.dtype), (entry.name, o.shape, o.dtype, aval)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -190,7 +226,7 @@ def test_derivatives_match_finite_differences(entry, dtype):
     rng = np.random.default_rng(0)
     for sample in op_db.sample_inputs(entry, dtype, rng):
         argnums = _diff_argnums(entry, sample)
-        f = _restricted(entry, sample, argnums)
+        f = _instances(entry, _restricted(entry, sample, argnums))
         args = [sample.args[i] for i in argnums]
         if not all(np.all(np.isfinite(o)) for o in _outputs(f(*args))):
             continue  # finite differences of inf (an empty max) are nan: nothing to compare
@@ -214,7 +250,7 @@ def test_not_differentiable_ops_have_zero_tangents(entry):
         pytest.skip("no inexact operand")
     args = tuple(sample.args[i] for i in argnums)
     _, tangents = funcgrad.jvp(
-        _restricted(entry, sample, argnums), args, tuple(np.ones_like(a) for a in args)
+        _instances(entry, _restricted(entry, sample, argnums)), args, tuple(np.ones_like(a) for a in args)
     )
     for t in _outputs(tangents):
         t = np.asarray(t)
@@ -263,8 +299,7 @@ def test_vmap_matches_loop_for_every_in_axes(entry, dtype):
     for shape in entry.sample_shapes:
         lanes = _lanes(entry, shape, dtype)
 
-        def f(*args, params=lanes[0].params):
-            return entry.op(*args, **params)
+        f = _instances(entry, lambda *args, params=lanes[0].params: entry.op(*args, **params))
 
         for n, axes in enumerate(op_db.in_axes_combinations(lanes[0])):
             batched = [
@@ -300,22 +335,26 @@ def test_transpose_rule_dot_product(entry, group, dtype):
     rng = np.random.default_rng(0)
     for sample in op_db.sample_inputs(entry, dtype, rng):
         f = _restricted(entry, sample, group)
-        closed = funcgrad.make_jaxpr(f)(*[sample.args[i] for i in group])
+        closed = _jaxpr(entry, f, [sample.args[i] for i in group])
         assert entry.primitive in _primitives_in(closed)
         avals = [v.aval for v in closed.jaxpr.invars]
-        t = [_random_like(rng, a) for a in avals]
+        # A collective's jaxpr is one instance's: its values are stacked over the instances.
+        lead = (np.shape(sample.args[group[0]])[0],) if entry.named_axis else ()
+        t = [_random_like(rng, ir.ShapedArray((*lead, *a.shape), a.dtype)) for a in avals]
+        run = _instances(entry, lambda *xs, c=closed: core.eval_jaxpr(c.jaxpr, c.consts, *xs))
         # The linear part L t = f(t) - f(0): an op can be affine (gather's fill value).
-        y = core.eval_jaxpr(closed.jaxpr, closed.consts, *t)
-        y0 = core.eval_jaxpr(closed.jaxpr, closed.consts, *[np.zeros(a.shape, a.dtype) for a in avals])
+        y = run(*t)
+        y0 = run(*[np.zeros(x.shape, x.dtype) for x in t])
         lin = [np.asarray(a, np.complex128) - np.asarray(b, np.complex128) for a, b in zip(y, y0)]
         ct = [_random_like(rng, core.get_aval(o)) for o in y]
-        cts = backward_pass(closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in avals], ct)
+        cts = _transpose_cotangents(entry, closed, avals, ct)
         lhs = sum(_pairing(c, o) for c, o in zip(ct, lin))
         rhs = sum(0.0 if type(c) is Zero else _pairing(c, ti) for c, ti in zip(cts, t))
         single = any(a.dtype in SINGLE for a in [*avals, *map(core.get_aval, y)])
         tol = 1e-5 if single else 1e-10
         np.testing.assert_allclose(lhs, rhs, rtol=tol, atol=tol, err_msg=f"{entry.name} group {group}")
-        _check_zero_cotangent(entry.primitive, closed)
+        with batching.extend_axis_env(_axis_env(entry, [sample.args[i] for i in group])):
+            _check_zero_cotangent(entry.primitive, closed)
 
 
 def _check_zero_cotangent(primitive, closed):
@@ -359,7 +398,7 @@ def test_derived_jaxprs_typecheck(entry, dtype):
     rng = np.random.default_rng(1)
     sample = op_db.sample_inputs(entry, dtype, rng)[0]
     argnums = _diff_argnums(entry, sample)
-    f = _restricted(entry, sample, argnums)
+    f = _instances(entry, _restricted(entry, sample, argnums))
     args = [sample.args[i] for i in argnums]
     weights = [_random_like(rng, core.get_aval(o)) for o in _outputs(f(*args))]
     loss = _scalarized(f, weights)

@@ -5,9 +5,10 @@ contractions, shapes), ``funcgrad.lax.slicing`` (slicing, gather/scatter, paddin
 scans), ``funcgrad.lax.control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
 ``scan``, ``map``), ``funcgrad.lax.fourier`` (``fft``, ``FftType``), ``funcgrad.lax.implicit``
 (``custom_linear_solve``, ``custom_root``), ``funcgrad.lax.convolution`` (``conv_general_dilated``
-and its friends), ``funcgrad.lax.windowed`` (``reduce_window``) and ``funcgrad.lax.special``
-(incomplete gamma/beta, zeta, Bessel). ``__all__`` is the union of the modules' ``__all__`` (a new
-function is listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
+and its friends), ``funcgrad.lax.windowed`` (``reduce_window``), ``funcgrad.lax.special``
+(incomplete gamma/beta, zeta, Bessel) and ``funcgrad.lax.parallel`` (collectives over named axes:
+``psum``, ``all_gather``, ``axis_index``, ...). ``__all__`` is the union of the modules' ``__all__``
+(a new function is listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
 ``funcgrad.lax.linalg`` (``jax.lax.linalg``) is a namespace of its own, like
 ``funcgrad.numpy.linalg``.
 
@@ -29,6 +30,7 @@ from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
     implicit,
     linalg,
     ops,
+    parallel,
     slicing,
     special,
     windowed,
@@ -38,6 +40,7 @@ from funcgrad.lax.convolution import *  # noqa: F403
 from funcgrad.lax.fourier import *  # noqa: F403
 from funcgrad.lax.implicit import *  # noqa: F403
 from funcgrad.lax.ops import *  # noqa: F403
+from funcgrad.lax.parallel import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
 from funcgrad.lax.special import *  # noqa: F403
 from funcgrad.lax.windowed import *  # noqa: F403
@@ -52,6 +55,7 @@ __all__ = sorted(
         *fourier.__all__,
         *implicit.__all__,
         *special.__all__,
+        *parallel.__all__,
     }
 )
 

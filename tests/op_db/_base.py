@@ -54,6 +54,10 @@ class OpInfo:
     # The exception a JVP raises where the primitive has no derivative by design (as in JAX: the
     # Schur form, Hessenberg reduction); such entries are ``differentiable=False``.
     derivative_error: type[Exception] | None = None
+    # A collective over this named axis: each argument's leading dimension holds the axis's
+    # instances and the checks run ``op`` under ``vmap(op, axis_name=named_axis)`` (its jaxpr is
+    # made with that axis in ``make_jaxpr``'s ``axis_env``); see tests/op_db/collectives.py.
+    named_axis: str | None = None
 
 
 def _shapes(min_dims=0, max_dims=3, min_side=0, max_side=4):

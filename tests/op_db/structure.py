@@ -318,9 +318,14 @@ def _reduce_ref(fn, identity=None):
 
 
 def _extreme(sign):
-    return lambda dtype: (
-        sign * np.inf if dtype.kind == "f" else (np.iinfo(dtype).max if sign > 0 else np.iinfo(dtype).min)
-    )
+    def identity(dtype):
+        if dtype.kind == "c":  # the extreme of the lexicographic order, as XLA's complex max/min
+            return complex(sign * np.inf, sign * np.inf)
+        if dtype.kind == "f":
+            return sign * np.inf
+        return np.iinfo(dtype).max if sign > 0 else np.iinfo(dtype).min
+
+    return identity
 
 
 def _reduction(prim, fn, np_fn, axes_of, gen=None, *, name=None, identity=None, dtypes=FLOATS, **kw):
