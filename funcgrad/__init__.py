@@ -105,7 +105,6 @@ _MODULES = {
     "experimental",
     "sharding",
     "distributed",
-    "config",
 }
 
 

@@ -31,6 +31,8 @@ value and what to do instead:
                                 used (UnexpectedTracerError), so both values hold.
 ``jax_default_device``          None or the default device (others: use jit(device=) / device_put).
 ``jax_transfer_guard*``         "allow" (transfers are never guarded).
+``jax_compilation_cache_dir``   the persistent compilation cache's directory (None: off).
+``jax_cpu_collectives_implementation``  "gloo" (funcgrad.distributed's CPU collectives).
 ==============================  ======================================================================
 
 >>> import funcgrad
@@ -259,6 +261,21 @@ _FLAG_LIST = [
         _only("jax_threefry_partitionable", (True, 1), "funcgrad.random makes the partitionable bit streams"),
     ),
     _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks")),
+    _Flag(
+        "jax_compilation_cache_dir",
+        None,
+        lambda v: v if v is None else os.fspath(v),
+        xla_bridge.set_cache_dir,
+    ),
+    _Flag(
+        "jax_cpu_collectives_implementation",
+        "gloo",
+        _only(
+            "jax_cpu_collectives_implementation",
+            ("gloo",),
+            "funcgrad.distributed's CPU collectives are Gloo's",
+        ),
+    ),
     _Flag("jax_default_device", None, _default_device_check),
     *[
         _Flag(
