@@ -190,6 +190,8 @@ atanh_p = unop("atanh", np.arctanh, lambda t, x: div(t, sub(1, square(x))))
 
 
 def _logistic_impl(x):
+    if np.result_type(x).kind == "c":  # holomorphic 1 / (1 + e^-z) (as jax.nn.sigmoid of complex)
+        return (1 / (1 + np.exp(-np.asarray(x)))).astype(np.result_type(x))
     # exp(-|x|) never overflows: 1/(1+e^-x) for x >= 0 and e^x/(1+e^x) for x < 0.
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(np.result_type(x))
@@ -200,7 +202,7 @@ logistic_p = unop(
     _logistic_impl,
     lambda t, ans, x: mul(t, mul(ans, sub(1, ans))),
     uses_answer=True,
-    accepted=_dt.is_float,
+    accepted=_float_or_complex,
 )
 _two_over_sqrt_pi = 2 / np.sqrt(np.pi)
 erf_p = unop(
