@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from funcgrad.numpy._core import aval, constant, promote_args, select
 from primitives import complex as cx
 from primitives import elementwise as ew
@@ -64,7 +65,9 @@ def imag(val, /):
     (val,) = promote_args(val)
     if _is_complex(val):
         return cx.imag_p.bind(val)
-    return constant(0, aval(val).dtype, aval(val).shape)  # +0 (not val * 0, which is -0 for val < 0)
+    # +0 (not val * 0, which is -0 for val < 0), weak for a weak input, as jax.numpy's full_like.
+    a = aval(val)
+    return Array._from_owned(np.zeros(a.shape, a.dtype), weak_type=a.weak_type)
 
 
 def conjugate(x, /):

@@ -28,6 +28,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.numpy._core import TypePromotionError
+from primitives import complex as cx
 from primitives import elementwise as ew
 from primitives import structure as st
 from primitives.bitcast import bitcast_convert_type
@@ -400,11 +401,21 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 
 
 def normal(key, shape=(), dtype=None):
-    """Standard normal samples (inverse-CDF of a uniform, as JAX does).
+    """Standard normal samples (inverse-CDF of a uniform, as JAX does). A complex ``dtype`` gives
+    the standard complex normal ``(re + 1j im) / sqrt(2)`` from the two keys of ``split(key)``
+    (``E|z|^2 = 1``), as ``jax.random.normal`` computes it.
 
     >>> normal(PRNGKey(0), (2, 3)).shape
     (2, 3)
+    >>> normal(PRNGKey(0), (2,), np.complex64).dtype
+    dtype('complex64')
     """
+    if dtype is not None and np.dtype(dtype).kind == "c":
+        dtype = np.dtype(dtype)
+        key_re, key_im = split(key)
+        part = _dt.real_dtype(dtype)
+        re, im = normal(key_re, shape, part), normal(key_im, shape, part)
+        return ew.div(cx.complex_p.bind(re, im), np.asarray(np.sqrt(2.0), dtype))
     dtype = _float_dtype(dtype, "random.normal")
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
     u = uniform(key, shape, dtype, lo, 1.0)

@@ -219,6 +219,8 @@ OPS = [
     unary(ew.acosh_p, np.arccosh, _uniform(1.1, 3.0), dtypes=INEXACT),
     unary(ew.atanh_p, np.arctanh, _uniform(-0.9, 0.9), dtypes=INEXACT),
     unary(ew.logistic_p, sp.expit, _uniform(-5.0, 5.0)),
+    unary(ew.logistic_p, lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype), name="logistic_complex",
+          dtypes=COMPLEX),  # poles at z = i pi (2k + 1), outside the samples' |Im z| <= 2
     unary(ew.erf_p, sp.erf),
     unary(ew.erfc_p, sp.erfc),
     unary(ew.erf_inv_p, sp.erfinv, _uniform(-0.9, 0.9)),
