@@ -23,6 +23,7 @@ Layer: primitives. Imports the funcgrad kernel, numpy and sibling families.
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -36,10 +37,12 @@ from primitives import reductions as red
 from primitives import structure as st
 from primitives._rules import aval_of, checked_impl, to_front
 
-try:  # the complex-number family (conj/real/imag/complex primitives), where the catalog has it
-    from primitives import complex as _complex_family
-except ImportError:  # NOTE: [complex conjugation in linalg rules]
-    _complex_family = None
+
+def _complex_family():
+    """The complex-number family (``primitives/complex.py``: conj/real/imag/complex), if the
+    catalog has one: importing ``primitives`` imports every family module of its directory, so
+    the family is loaded by the time a rule runs (NOTE: [complex conjugation in linalg rules])."""
+    return sys.modules.get("primitives.complex")
 
 LAPACK_DTYPES = tuple(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
 
@@ -135,26 +138,30 @@ def _quiet_real_part(x):
 def conj(x):
     if aval_of(x).dtype.kind != "c":
         return x
-    if _complex_family is not None:  # NOTE: [complex conjugation in linalg rules]
-        return _complex_family.conj_p.bind(x)
+    family = _complex_family()
+    if family is not None:  # NOTE: [complex conjugation in linalg rules]
+        return family.conj_p.bind(x)
     return ew.sub(ew.mul(ew.convert_element_type(_quiet_real_part(x), aval_of(x).dtype), 2), x)
 
 
 def real(x):
     if aval_of(x).dtype.kind != "c":
         return x
-    return _complex_family.real_p.bind(x) if _complex_family is not None else _quiet_real_part(x)
+    family = _complex_family()
+    return family.real_p.bind(x) if family is not None else _quiet_real_part(x)
 
 
 def imag(x):
-    if _complex_family is not None:
-        return _complex_family.imag_p.bind(x)
+    family = _complex_family()
+    if family is not None:
+        return family.imag_p.bind(x)
     return _quiet_real_part(ew.mul(x, np.asarray(-1j, aval_of(x).dtype)))
 
 
 def make_complex(re, im):
-    if _complex_family is not None:
-        return _complex_family.complex_p.bind(re, im)
+    family = _complex_family()
+    if family is not None:
+        return family.complex_p.bind(re, im)
     cdt = complex_dtype(aval_of(re).dtype)
     as_complex = lambda v: ew.convert_element_type(v, cdt)  # noqa: E731
     return ew.add(as_complex(re), ew.mul(as_complex(im), np.asarray(1j, cdt)))
@@ -163,7 +170,7 @@ def make_complex(re, im):
 def abs_value(x):
     """``|x|`` as a real array (``sqrt(re(x conj(x)))`` for complex ``x`` until the complex family
     gives ``abs`` its real result type)."""
-    if aval_of(x).dtype.kind != "c" or _complex_family is not None:
+    if aval_of(x).dtype.kind != "c" or _complex_family() is not None:
         return ew.abs_p.bind(x)
     return ew.sqrt_p.bind(real(ew.mul(x, conj(x))))
 
