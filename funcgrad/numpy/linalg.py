@@ -313,7 +313,7 @@ def slogdet(a, *, method: str | None = None):
     """
     if method not in (None, "lu", "qr"):
         raise ValueError(f"slogdet: method must be 'lu' or 'qr', got {method!r}")
-    return SlogdetResult(*_la.slogdet(a))
+    return SlogdetResult(*_la.slogdet(a, method=method or "lu"))
 
 
 def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
