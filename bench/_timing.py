@@ -1,9 +1,13 @@
-"""Timing helpers for the benchmarks: medians over repeats after warm-up, waiting for results, and a
-plain table."""
+"""Timing helpers for the benchmarks: medians over repeats after warm-up, waiting for results, a
+plain table, and one measurement in a fresh process."""
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 
 
@@ -55,3 +59,27 @@ def fmt(seconds: float) -> str:
     if seconds < 1:
         return f"{seconds * 1e3:.2f} ms"
     return f"{seconds:.2f} s"
+
+
+def run_script(script: str, args, root: str, env_updates: dict | None = None, timeout: float = 600):
+    """Run ``python script *args`` in a fresh process importing this checkout (``root`` on
+    PYTHONPATH, no persistent compilation cache); returns (the JSON object it printed on its last
+    line, wall seconds)."""
+    env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_COMPILATION_CACHE_DIR"}
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(env_updates or {})
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, script, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=timeout,
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{os.path.basename(script)} {' '.join(map(str, args))} failed:\n{proc.stderr[-3000:]}"
+        )
+    return json.loads(proc.stdout.strip().splitlines()[-1]), wall

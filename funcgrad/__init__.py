@@ -51,7 +51,20 @@ _API.update(
         "devices": "funcgrad._devices",
         "local_devices": "funcgrad._devices",
         "device_count": "funcgrad._devices",
+        "local_device_count": "funcgrad._devices",
+        "process_index": "funcgrad._devices",
+        "process_count": "funcgrad._devices",
         "default_backend": "funcgrad._devices",
+        "make_array_from_callback": "funcgrad._placement",
+        "make_array_from_single_device_arrays": "funcgrad._placement",
+        "make_array_from_process_local_data": "funcgrad._placement",
+        "reshard": "funcgrad._placement",
+        "shard_map": "funcgrad.parallel",
+        "pmap": "funcgrad.parallel",
+        "P": "funcgrad.sharding",
+        "NamedSharding": "funcgrad.sharding",
+        "make_mesh": "funcgrad.sharding",
+        "set_mesh": "funcgrad.sharding",
     }
 )
 # Debugging and testing tools (funcgrad/introspect.py, debug.py, testing.py).
@@ -59,6 +72,20 @@ _API.update({name: "funcgrad.introspect" for name in ("memory_report", "print_sa
 _API.update(
     {"check_finite": "funcgrad.debug", "debug_nans": "funcgrad.debug", "check_grads": "funcgrad.testing"}
 )
+_API.update({"closure_convert": "funcgrad.custom_derivatives"})
+# The configuration object and its context managers (funcgrad/_config.py).
+_API.update(
+    {
+        name: "funcgrad._config"
+        for name in (
+            "config", "check_tracer_leaks", "checking_leaks", "debug_infs", "default_device",
+            "default_matmul_precision", "disable_jit", "enable_checks", "enable_x64", "explain_cache_misses",
+            "log_compiles", "no_execution", "no_tracing", "numpy_dtype_promotion", "numpy_rank_promotion",
+            "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
+            "transfer_guard_host_to_device",
+        )
+    }
+)  # fmt: skip
 _MODULES = {
     "numpy",
     "nn",
@@ -73,6 +100,11 @@ _MODULES = {
     "debug",
     "testing",
     "custom_derivatives",
+    "flatten_util",
+    "ops",
+    "experimental",
+    "sharding",
+    "distributed",
 }
 
 

@@ -9,7 +9,9 @@ the surface, so ``api``, ``introspect`` and ``debug`` can all use it.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -52,6 +54,19 @@ def check_array_leaves(name: str, leaves, paths, what="argument"):
                 "not an array. Transformed functions take arrays (or pytrees of arrays); pass other "
                 "values through a closure, functools.partial, or jit's static_argnums."
             )
+
+
+def flatten_outputs(out, name: str):
+    """The leaves and tree of a traced function's output, every leaf checked to be an array
+    (``name`` says which function: ``jit(f)``, ``scan body``)."""
+    leaves, tree = tu.tree_flatten(out)
+    for leaf in leaves:
+        if not core.is_array_like(leaf):
+            raise TypeError(
+                f"{name} returned a {type(leaf).__name__}, which is not an array: it must return "
+                "arrays (or pytrees of arrays)"
+            )
+    return leaves, tree
 
 
 def arg_paths(args: tuple, argnums: Sequence[int] | None = None) -> list[str]:
@@ -106,13 +121,82 @@ def partial_over(fun: Callable, args: tuple, kwargs: dict, argnums: tuple[int, .
     return f
 
 
-def flat_fun(fun: Callable, in_tree, has_aux: bool = False):
-    """Wrap a pytree function as a flat one; the output trees are recorded in ``store``."""
+# NOTE: [naming the user's transformation]
+# Concretization errors (``if x > 0``, ``np.sin(x)`` on a traced value) are raised by the kernel's
+# tracers, which know their trace ("a forward-mode derivative (jvp)"), not the API the user called:
+# ``grad`` runs jvp and partial evaluation. Each API entry point names itself with
+# ``user_transformation(name, fun)`` (``grad`` around its ``vjp``); ``flat_fun`` then rewrites the
+# message of an error raised by that trace to say ``grad(loss)``, and adds the fix for a NumPy
+# function called on a traced value (use funcgrad.numpy). Errors of an inner transformation (a jit
+# inside the grad) keep their own, innermost, name.
+_names = threading.local()
+_TRACE_WORDS = {
+    "jvp": ("a forward-mode derivative (jvp)",),
+    "vmap": ("a vectorised function (vmap)",),
+}
+_JVP_APIS = {"grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian"}
+NUMPY_HINT = (
+    "\nNumPy functions cannot compute on traced values: inside transformed functions use funcgrad.numpy "
+    "(import funcgrad.numpy as fnp; fnp.sin(x)) in place of numpy, which gives the same results and is "
+    "differentiable, batchable and compilable."
+)
+
+
+@contextlib.contextmanager
+def user_transformation(name: str, fun: Callable, sealed: bool = False):
+    """Name the transformation the user called while it traces ``fun`` (NOTE: [naming the user's
+    transformation]). ``sealed``: the transformations it is made of (``hessian``'s jacfwd and
+    jacrev) keep its name."""
+    stack = _names.__dict__.setdefault("stack", [])
+    if stack and stack[-1][2]:
+        stack.append(stack[-1])
+    else:
+        stack.append((name, getattr(fun, "__name__", None) or type(fun).__name__, sealed))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def explain_concretization(e: core.ConcretizationTypeError, label: str | None, kind: str | None) -> None:
+    """Rewrite ``e``'s message in place: name the user's transformation ``label`` where the message
+    names the kernel's trace of ``kind``, and add the funcgrad.numpy fix for NumPy calls."""
+    if not e.args or getattr(e, "_funcgrad_explained", False):
+        return
+    msg = str(e.args[0])
+    if label is not None:
+        for words in _TRACE_WORDS.get(kind, ()):
+            if f"inside {words}" in msg:
+                msg = msg.replace(f"inside {words}", f"inside {label}", 1)
+                e._funcgrad_explained = True
+                break
+    if "numpy.asarray()" in msg and NUMPY_HINT not in msg:
+        msg += NUMPY_HINT
+    e.args = (msg, *e.args[1:])
+
+
+def flat_fun(fun: Callable, in_tree, has_aux: bool = False, transform: str | None = None):
+    """Wrap a pytree function as a flat one; the output trees are recorded in ``store``. With
+    ``transform`` (the API's name), concretization errors name it (NOTE: [naming the user's
+    transformation])."""
     store: dict[str, Any] = {}
+    stack = getattr(_names, "stack", None)
+    if stack:
+        label = f"{stack[-1][0]}({stack[-1][1]})"
+        kind = "jvp" if stack[-1][0] in _JVP_APIS else stack[-1][0]
+    elif transform is not None:
+        label = f"{transform}({getattr(fun, '__name__', None) or type(fun).__name__})"
+        kind = "jvp" if transform in _JVP_APIS else transform
+    else:
+        label = kind = None
 
     def flat(*leaves):
         args = tu.tree_unflatten(in_tree, leaves)
-        out = fun(*args)
+        try:
+            out = fun(*args)
+        except core.ConcretizationTypeError as e:
+            explain_concretization(e, label, kind)
+            raise
         if has_aux:
             if not (isinstance(out, tuple | list) and len(out) == 2):
                 raise TypeError(

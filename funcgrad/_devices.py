@@ -1,10 +1,19 @@
-"""Devices and backends: ``funcgrad.devices()``, ``default_backend()``, ``local_devices()``.
+"""Devices, backends and processes: ``funcgrad.devices()``, ``local_devices()``,
+``device_count()``, ``local_device_count()``, ``process_index()``, ``process_count()``,
+``default_backend()``.
 
 Layer: surface. Imports ``xla_bridge`` (which creates PJRT clients lazily).
+
+With one process, every device is local. After ``funcgrad.distributed.initialize(...)``, the
+devices of all processes form the global list (``devices()``, in process order) and each process
+addresses its own (``local_devices()``). On a CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
+or ``funcgrad.config.update("jax_num_cpu_devices", N)`` (before first use) gives N devices.
 
 >>> import funcgrad
 >>> funcgrad.default_backend() in ("cpu", "cuda")
 True
+>>> funcgrad.process_index(), funcgrad.process_count()
+(0, 1)
 """
 
 from __future__ import annotations
@@ -13,22 +22,40 @@ import xla_bridge
 
 
 def devices(backend: str | None = None) -> list:
-    """The devices of ``backend`` (``"cpu"`` or ``"cuda"``; default: the default backend).
+    """Every device of ``backend`` (``"cpu"`` or ``"cuda"``; default: the default backend), across
+    all processes.
 
     A ``"cuda"`` request on a machine without the CUDA PJRT plugin raises an error naming what
     is missing and how to install it.
     """
-    return list(xla_bridge.devices(backend))
+    return list(xla_bridge.get_backend(backend).global_devices)
 
 
-def local_devices(backend: str | None = None) -> list:
-    """The devices this process can address (all of them: one process, one host)."""
-    return devices(backend)
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list:
+    """The devices of one process (default: this one)."""
+    if process_index is None:
+        return list(xla_bridge.get_backend(backend).devices)
+    return [d for d in devices(backend) if d.process_index == process_index]
 
 
 def device_count(backend: str | None = None) -> int:
-    """How many devices ``backend`` has."""
+    """How many devices ``backend`` has, across all processes."""
     return len(devices(backend))
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """How many devices this process addresses."""
+    return len(local_devices(backend=backend))
+
+
+def process_index(backend: str | None = None) -> int:
+    """This process's index among the processes of ``funcgrad.distributed`` (0 alone)."""
+    return xla_bridge.get_backend(backend).client.process_index()
+
+
+def process_count(backend: str | None = None) -> int:
+    """How many processes run the program (1 without ``funcgrad.distributed``)."""
+    return len({d.process_index for d in devices(backend)})
 
 
 def default_backend() -> str:

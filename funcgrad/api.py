@@ -19,7 +19,11 @@ import numpy as np
 
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
 import xla_bridge
-from funcgrad import _devices
+from funcgrad import (
+    _placement,  # installs Array.sharding, .devices(), ... (see its docstring)
+    lax,
+    parallel,
+)
 from funcgrad._api_util import (
     arg_paths,
     canonicalize,
@@ -34,6 +38,7 @@ from funcgrad._api_util import (
     partial_over,
     split_aux,
     to_public,
+    user_transformation,
 )
 from funcgrad.jitting import ShapeDtypeStruct, jit  # noqa: F401 - re-exported
 from funcgrad.kernel import ad, batching, core, ir
@@ -43,6 +48,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.remat import checkpoint, remat  # noqa: F401 - re-exported
+from funcgrad.sharding import Sharding
 from primitives import elementwise as _ew
 
 __all__ = [
@@ -109,7 +115,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
                 f"{pa.dtype.name}, whose tangents have dtype {expected.name}"
             )
         tangents_in.append(ad.Zero(ad.tangent_aval(pa)) if expected == _dt.float0 else t)
-    flat, store = flat_fun(fun, tree_p, has_aux)
+    flat, store = flat_fun(fun, tree_p, has_aux, transform="jvp")
     out_p, out_t = ad.jvp_flat(flat, flat_p, tangents_in)
     n = store["n_out"]
     out_avals = [ad.tangent_aval(core.get_aval(p)) for p in out_p]
@@ -134,7 +140,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     flat_p, in_tree = tu.tree_flatten(primals)
     check_array_leaves("linearize", flat_p, lambda: arg_paths(primals))
     flat_p = canonicalize(flat_p)
-    flat, store = flat_fun(fun, in_tree, has_aux)
+    flat, store = flat_fun(fun, in_tree, has_aux, transform="linearize")
     out_p, lin = ad.linearize_flat(flat, flat_p)
     n = store["n_out"]
     out, aux = split_aux(out_p, store, has_aux)
@@ -161,11 +167,12 @@ class VJPFunction:
     times (PyTorch's ``retain_graph=True``). ``.jaxpr`` is the linear program it transposes and
     ``.residuals`` the values it keeps (``ctx.save_for_backward``)."""
 
-    def __init__(self, lin: ad.LinearFunction, in_tree, out_tree, n_out: int):
+    def __init__(self, lin: ad.LinearFunction, in_tree, out_tree, n_out: int, vma=None):
         self._lin = lin
         self._in_tree = in_tree
         self._out_tree = out_tree
         self._n_out = n_out
+        self._vma = vma  # inside a checked shard_map body (NOTE: [gradients inside shard_map])
 
     @property
     def jaxpr(self) -> ir.ClosedJaxpr:
@@ -198,7 +205,15 @@ class VJPFunction:
                     f"shape and dtype (e.g. .astype({expected.name}))"
                 )
         aux_zeros = [ad.Zero(a) for a in self._lin.out_avals[self._n_out :]]
+        if self._vma is not None:
+            in_sums, out_shares = self._vma
+            flat_ct = [ct if k == 1 else _ew.div(fnp.asarray(ct), k) for ct, k in zip(flat_ct, out_shares)]
         cts_in = self._lin.transpose([*flat_ct, *aux_zeros])
+        if self._vma is not None:
+            cts_in = [
+                ct if not axes or type(ct) is ad.Zero else lax.psum(ct, axes)
+                for ct, axes in zip(cts_in, in_sums)
+            ]
         out = [instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)]
         return tu.tree_unflatten(self._in_tree, out)
 
@@ -215,10 +230,11 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     flat_p, in_tree = tu.tree_flatten(primals)
     check_array_leaves("vjp", flat_p, lambda: arg_paths(primals))
     flat_p = canonicalize(flat_p)
-    flat, store = flat_fun(fun, in_tree, has_aux)
+    flat, store = flat_fun(fun, in_tree, has_aux, transform="vjp")
     out_p, lin = ad.linearize_flat(flat, flat_p)
     out, aux = split_aux(out_p, store, has_aux)
-    fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
+    vma = parallel.vma_adjustment(flat_p, out_p[: store["n_out"]])
+    fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"], vma)
     return (out, fn, aux) if has_aux else (out, fn)
 
 
@@ -235,6 +251,8 @@ def value_and_grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
+    *,
+    _name: str = "value_and_grad",
 ):
     """``(fun(*args), grad(fun)(*args))`` in one pass. ``holomorphic=True`` differentiates a
     holomorphic function of complex inputs (NOTE: [differentiation dtypes]).
@@ -251,10 +269,11 @@ def value_and_grad(
         dyn = [args[i] for i in nums]
         _check_grad_inputs("grad", dyn, nums, holomorphic, allow_int)
         f = partial_over(fun, args, kwargs, nums)
-        if has_aux:
-            out, f_vjp, aux = vjp(f, *dyn, has_aux=True)
-        else:
-            out, f_vjp = vjp(f, *dyn)
+        with user_transformation(_name, fun):
+            if has_aux:
+                out, f_vjp, aux = vjp(f, *dyn, has_aux=True)
+            else:
+                out, f_vjp = vjp(f, *dyn)
         check_scalar_output("grad", out, holomorphic=holomorphic)
         leaf = tu.tree_leaves(out)[0]
         ct = tu.tree_unflatten(tu.tree_structure(out), [np.ones((), core.get_aval(leaf).dtype)])
@@ -284,7 +303,7 @@ def grad(
     >>> complex(grad(lambda z: z ** 2, holomorphic=True)(1.0 + 2.0j))
     (2+4j)
     """
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, _name="grad")
 
     @functools.wraps(fun)
     def grad_f(*args, **kwargs):
@@ -410,7 +429,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axi
             size = axis_size
         else:
             raise ValueError("vmap must have at least one non-None value in in_axes (or be given axis_size)")
-        flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
+        with user_transformation("vmap", fun):
+            flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
 
         def out_dims():
             dummy = tu.tree_unflatten(store["out_tree"], [0] * store["n_out"])
@@ -475,7 +495,8 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
             return y, t
 
         axes = (None, -1, None) if has_aux else (None, -1)
-        res = vmap(push, in_axes=0, out_axes=axes)(*basis)
+        with user_transformation("jacfwd", fun):
+            res = vmap(push, in_axes=0, out_axes=axes)(*basis)
         y, jac = res[0], res[1]
         y_leaves, out_tree = tu.tree_flatten(y)
         for leaf in y_leaves:
@@ -531,10 +552,11 @@ def jacrev(
         dyn = tuple(args[i] for i in nums)
         _check_grad_inputs("jacrev", dyn, nums, holomorphic, allow_int)
         f = partial_over(fun, args, kwargs, nums)
-        if has_aux:
-            y, f_vjp, aux = vjp(f, *dyn, has_aux=True)
-        else:
-            y, f_vjp = vjp(f, *dyn)
+        with user_transformation("jacrev", fun):
+            if has_aux:
+                y, f_vjp, aux = vjp(f, *dyn, has_aux=True)
+            else:
+                y, f_vjp = vjp(f, *dyn)
         y_leaves, out_tree = tu.tree_flatten(y)
         flat_in, in_tree = tu.tree_flatten(dyn)
         in_avals = [core.get_aval(x) for x in flat_in]
@@ -578,23 +600,37 @@ def hessian(
     [[6.0, 0.0], [0.0, 12.0]]
     """
     inner = jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic)
-    return jacfwd(inner, argnums, has_aux=has_aux, holomorphic=holomorphic)
+    outer = jacfwd(inner, argnums, has_aux=has_aux, holomorphic=holomorphic)
+
+    @functools.wraps(fun)
+    def hessian_f(*args, **kwargs):
+        with user_transformation("hessian", fun, sealed=True):
+            return outer(*args, **kwargs)
+
+    return hessian_f
 
 
 # ----------------------------------------------------------------------------------------------
 # Staging
 
 
-def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), return_shape: bool = False):
+def make_jaxpr(
+    fun: Callable, static_argnums: int | Sequence[int] = (), axis_env=None, return_shape: bool = False
+):
     """``make_jaxpr(f)(*args)`` is the jaxpr of ``f`` at the shapes/dtypes of ``args``; its
     ``str()`` reads like JAX's. Works on transformed functions: ``make_jaxpr(grad(f))`` shows the
-    backward program.
+    backward program. ``axis_env``: ``[(name, size), ...]``, named axes bound while tracing (so
+    collectives such as ``lax.psum(x, name)`` can be staged outside a vmap/shard_map).
 
     >>> import funcgrad.numpy as fnp
     >>> print(make_jaxpr(fnp.sin)(1.0))
     { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
+    >>> from funcgrad import lax
+    >>> print(make_jaxpr(lambda x: lax.psum(x, "i"), axis_env=[("i", 4)])(1.0))
+    { lambda ; a:f64[]. let b:f64[] = psum[axis_name=('i',)] a in (b,) }
     """
     statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    frames = [(name, int(size)) for name, size in (axis_env or ())]
 
     @functools.wraps(fun)
     def make(*args, **kwargs):
@@ -606,7 +642,8 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (), return_s
         check_array_leaves("make_jaxpr", flat_in, names)
         flat, store = flat_fun(f, in_tree)
         avals = [core.get_aval(x) for x in flat_in]
-        closed = trace_to_jaxpr(flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})")
+        with batching.extend_axis_env(frames):
+            closed = trace_to_jaxpr(flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})")
         if return_shape:
             shapes = tu.tree_unflatten(
                 store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
@@ -644,15 +681,28 @@ def eval_shape(fun: Callable, *args, **kwargs):
 
 def device_put(x, device=None):
     """Make every leaf of ``x`` an ``Array``; with ``device`` (one of ``funcgrad.devices()``), a
-    copy held in that device's memory. Leaves that are not arrays (``"abc"``) and devices that are
-    not devices (``"cpu"``) raise ``TypeError``.
+    copy held in that device's memory; with a ``Sharding`` (or a pytree prefix of ``x`` of them),
+    each leaf laid out over the devices as it says (``NamedSharding(mesh, P("x"))``: split along
+    the mesh axis "x"). Leaves that are not arrays (``"abc"``) and devices that are not devices
+    (``"cpu"``) raise ``TypeError``; a shape the sharding does not divide raises ``ValueError``.
 
     >>> import funcgrad
     >>> device_put({"w": 1.0, "b": [2, 3]}, funcgrad.devices()[0])["b"][1]
     Array(3, dtype=int64, weak_type=True)
     """
+    if device is not None and not isinstance(device, xla_bridge.sharded.Device):
+        if any(
+            isinstance(s, Sharding) for s in tu.tree_leaves(device, is_leaf=lambda s: isinstance(s, Sharding))
+        ):
+            return _placement.device_put_sharded(x, device)
     if device is not None:
-        _check_device(device)
+        try:
+            xla_bridge.resolve_device(device=device)
+        except (TypeError, ValueError) as e:
+            raise TypeError(
+                f"device_put: device must be one of funcgrad.devices() (or None), e.g. "
+                f"funcgrad.devices('cpu')[0] ({e})"
+            ) from None
     leaves, tree = tu.tree_flatten(x)
     for i, v in enumerate(leaves):
         if not core.is_array_like(v):
@@ -670,22 +720,6 @@ def device_put(x, device=None):
         return Array._from_buffer(buffer, weak_type=v.weak_type)
 
     return tu.tree_unflatten(tree, [put(v) for v in leaves])
-
-
-def _check_device(device) -> None:
-    # A device is one of the PJRT devices funcgrad's clients made; anything else (a platform name,
-    # an index, another library's device object) is refused rather than silently ignored.
-    platform = getattr(device, "platform", None)
-    if isinstance(platform, str):
-        try:
-            if any(d is device for d in _devices.devices(platform)):
-                return
-        except (ValueError, xla_bridge.XlaBridgeError):
-            pass
-    raise TypeError(
-        f"device_put: device must be one of funcgrad.devices() (or None), got {type(device).__name__} "
-        f"{device!r:.60}; pick one with e.g. funcgrad.devices('cpu')[0]"
-    )
 
 
 def device_get(x):

@@ -1,8 +1,8 @@
 """``funcgrad.custom_derivatives``: user-defined derivative rules (JAX's ``jax.custom_derivatives``
-names).
+names) and ``closure_convert``.
 
-Layer: surface. Re-exports the kernel's ``funcgrad/kernel/custom_derivatives.py``, where they are
-defined and documented.
+Layer: surface. Re-exports the kernel's ``funcgrad/kernel/custom_derivatives.py``, where the rules
+are defined and documented; ``closure_convert`` (built on the kernel's staging) lives here.
 
 >>> import funcgrad, funcgrad.numpy as fnp
 >>> @custom_jvp
@@ -15,6 +15,13 @@ defined and documented.
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.custom_derivatives import (
     CustomVJPPrimal,
     SymbolicZero,
@@ -22,9 +29,106 @@ from funcgrad.kernel.custom_derivatives import (
     custom_vjp,
     custom_vjp_primal_tree_values,
 )
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
-__all__ = ["CustomVJPPrimal", "SymbolicZero", "custom_jvp", "custom_vjp", "custom_vjp_primal_tree_values"]
+__all__ = [
+    "CustomVJPPrimal",
+    "SymbolicZero",
+    "closure_convert",
+    "custom_jvp",
+    "custom_vjp",
+    "custom_vjp_primal_tree_values",
+]
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
     return list(__all__)
+
+
+# NOTE: [closure conversion cache]
+# closure_convert stages ``fun`` once per (function, argument structure, avals) when the values it
+# closes over are all concrete, so a caller that compiles the converted function with ``jit``
+# (odeint does) reuses one function object -- and one compiled program -- across calls, as JAX's
+# cached conversion does. A conversion that hoisted tracers is specific to its trace: never cached.
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fun -> {(in_tree, avals): result}
+
+
+class _Converted:
+    """A closure-converted function: evaluates the staged jaxpr on its arguments and the hoisted
+    constants. Two conversions are equal when they stage the same program over the same kept
+    constants (compared by identity), so a ``jit`` taking one as a static argument reuses its
+    compiled program for a function re-created with the same code (a lambda made on every call)."""
+
+    def __init__(self, name, jaxpr, kept, hoist, in_tree, out_tree):
+        self.__name__ = name
+        self._jaxpr, self._kept, self._hoist = jaxpr, kept, hoist
+        self._in_tree, self._out_tree = in_tree, out_tree
+        self._key = (str(jaxpr), tuple(id(c) for c in kept), tuple(hoist), in_tree, out_tree)
+
+    def __eq__(self, other):
+        return isinstance(other, _Converted) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return f"<closure-converted {self.__name__}>"
+
+    def __call__(self, *args_and_consts):
+        n = len(args_and_consts) - sum(self._hoist)
+        args, given = args_and_consts[:n], iter(args_and_consts[n:])
+        kept_iter = iter(self._kept)
+        all_consts = [next(given) if h else next(kept_iter) for h in self._hoist]
+        leaves, tree = tu.tree_flatten(tuple(args))
+        if tree != self._in_tree:
+            raise TypeError(
+                "closure_convert: the converted function must be called with arguments of the "
+                f"structure of the example arguments, {self._in_tree}, then the hoisted constants; got {tree}"
+            )
+        return tu.tree_unflatten(self._out_tree, core.eval_jaxpr(self._jaxpr, all_consts, *leaves))
+
+
+def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list[Any]]:
+    """``fun`` with the values it closes over made explicit: returns ``(converted, consts)`` where
+    ``converted(*args, *consts)`` computes ``fun(*args)``. The hoisted ``consts`` are the closed-over
+    values a transformation may be differentiating (floating-point tracers); other captured values
+    stay inside. This is how a ``custom_vjp`` taking a function argument (``nondiff_argnums``)
+    sees, and differentiates with respect to, what that function closes over. ``example_args``
+    fix the argument structure and types ``converted`` accepts.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> def outer(a):
+    ...     converted, consts = closure_convert(lambda x: a * x, 1.0)
+    ...     return converted(3.0, *consts), len(consts)
+    >>> outer(2.0)[1], funcgrad.grad(lambda a: outer(a)[0])(2.0)
+    (0, Array(3., dtype=float64))
+    """
+    flat, in_tree = tu.tree_flatten(example_args)
+    avals = tuple(core.get_aval(x) for x in flat)
+    key = (in_tree, avals)
+    try:
+        per_fun = _CACHE.setdefault(fun, {})
+    except TypeError:  # a function object that cannot be weakly referenced or hashed
+        per_fun = None
+    hit = per_fun.get(key) if per_fun is not None else None
+    if hit is not None:
+        return hit
+    out_tree_box = []
+
+    def flat_fun(*leaves):
+        out = fun(*tu.tree_unflatten(in_tree, leaves))
+        out_leaves, out_tree = tu.tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return out_leaves
+
+    closed = trace_to_jaxpr(flat_fun, avals, description="closure_convert")
+    jaxpr, consts, out_tree = closed.jaxpr, list(closed.consts), out_tree_box[0]
+    hoist = [isinstance(c, core.Tracer) and _dt.is_inexact(core.get_aval(c).dtype) for c in consts]
+    kept = [c for c, h in zip(consts, hoist) if not h]
+    hoisted = [c for c, h in zip(consts, hoist) if h]
+
+    converted = _Converted(getattr(fun, "__name__", "converted"), jaxpr, kept, hoist, in_tree, out_tree)
+    result = (converted, hoisted)
+    if per_fun is not None and not any(isinstance(c, core.Tracer) for c in consts):
+        per_fun[key] = result
+    return result

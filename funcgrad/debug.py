@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from funcgrad import api
+from funcgrad._placement import visualize_array_sharding  # noqa: F401 - re-exported (JAX's jax.debug)
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -35,7 +36,16 @@ from funcgrad.kernel.core import source_info_config, user_source_info
 from funcgrad.kernel.ir import ClosedJaxpr
 from primitives.control_flow import cond_p, scan_p, while_p
 
-__all__ = ["check_finite", "debug_nans", "NonFiniteError", "FiniteCheckTrace", "ValueStats"]
+__all__ = [
+    "check_finite",
+    "debug_infs",
+    "debug_nans",
+    "NonFiniteError",
+    "FiniteCheckTrace",
+    "InfCheckTrace",
+    "ValueStats",
+    "visualize_array_sharding",
+]
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
@@ -148,8 +158,18 @@ def _error(primitive, params, args, outs, phase: str) -> NonFiniteError:
     return NonFiniteError("\n".join(lines), phase, primitive.name, info, inputs, outputs, params)
 
 
+def _has_inf(x) -> bool:
+    v = x._numpy() if isinstance(x, Array) else x
+    if isinstance(v, np.ndarray | np.generic | float | complex) and np.asarray(v).dtype.kind in "fc":
+        return bool(np.isinf(v).any())
+    return False
+
+
 class FiniteCheckTrace(core.EvalTrace):
     """The eager evaluator that raises ``NonFiniteError`` at the first non-finite output."""
+
+    # What counts as bad: NaN and Inf (debug_nans), or Inf only (InfCheckTrace, for debug_infs).
+    infs_only = False
 
     def process_primitive(self, primitive, args, params):
         # Call primitives whose impl is "evaluate the inner jaxpr" are checked equation by equation.
@@ -160,7 +180,7 @@ class FiniteCheckTrace(core.EvalTrace):
             out = super().process_primitive(primitive, args, params)
         outs = out if primitive.multiple_results else (out,)
         for o in outs:
-            if not _is_finite(o):
+            if _has_inf(o) if self.infs_only else not _is_finite(o):
                 # A loop ran its body in NumPy: run it again one equation at a time to find the
                 # equation (and iteration) inside it; this raises if it finds it.
                 locate = _LOOPS.get(primitive)
@@ -217,10 +237,19 @@ def _locate_cond(args, *, branches, **_):
 _LOOPS = {scan_p: _locate_scan, while_p: _locate_while, cond_p: _locate_cond}
 
 
+class InfCheckTrace(FiniteCheckTrace):
+    """``FiniteCheckTrace`` for ``debug_infs``: only infinities are reported."""
+
+    infs_only = True
+
+
 class debug_nans(contextlib.ContextDecorator):
     """Check every primitive evaluated inside (forward and backward) for NaN/Inf.
 
     Usable as ``with debug_nans(): ...`` or as a decorator; enter it outside transformations.
+    ``debug_nans(False)`` switches the checks off inside an enclosing ``debug_nans`` (the
+    ``jax.debug_nans(new_val)`` signature; ``funcgrad.config``'s ``jax_debug_nans`` enables it for the
+    whole program). Unlike JAX's, it also reports infinities: an Inf is usually where a NaN starts.
 
     >>> import funcgrad.numpy as fnp
     >>> with debug_nans():
@@ -230,19 +259,25 @@ class debug_nans(contextlib.ContextDecorator):
     funcgrad.debug.NonFiniteError: check_finite: the forward pass produced inf in `log` ...
     """
 
-    def __init__(self):
+    _trace_type: type = FiniteCheckTrace
+
+    def __init__(self, new_val: bool = True):
+        if not isinstance(new_val, bool | np.bool_):
+            raise TypeError(f"{type(self).__name__}(new_val): new_val must be a bool, got {new_val!r}")
+        self.new_val = bool(new_val)
         self._stack: list[tuple[Any, bool]] = []
 
     def __enter__(self):
         current = core.current_trace()
         setter = None
-        if not isinstance(current, FiniteCheckTrace):
-            if type(current) is not core.EvalTrace:
+        wanted = self._trace_type if self.new_val else core.EvalTrace
+        if type(current) is not wanted:
+            if not isinstance(current, core.EvalTrace):
                 raise RuntimeError(
-                    "debug_nans() must be entered outside transformations (not inside a function "
-                    "being traced by grad, vmap or jit); wrap the whole call instead."
+                    f"{type(self).__name__}() must be entered outside transformations (not inside a "
+                    "function being traced by grad, vmap or jit); wrap the whole call instead."
                 )
-            setter = core.set_current_trace(FiniteCheckTrace(None))
+            setter = core.set_current_trace(wanted(None))
             setter.__enter__()
         self._stack.append((setter, source_info_config.in_linearize))
         source_info_config.in_linearize = True
@@ -254,6 +289,19 @@ class debug_nans(contextlib.ContextDecorator):
         if setter is not None:
             setter.__exit__(*exc)
         return False
+
+
+class debug_infs(debug_nans):
+    """Like ``debug_nans``, reporting only infinities (``jax.debug_infs``): raise
+    ``NonFiniteError`` at the first primitive that produces an Inf.
+
+    >>> import funcgrad.numpy as fnp
+    >>> with debug_infs():
+    ...     fnp.sqrt(-fnp.ones(2))   # NaN, not an Inf: not reported
+    Array([nan, nan], dtype=float64)
+    """
+
+    _trace_type = InfCheckTrace
 
 
 def _check_inputs(args, kwargs):

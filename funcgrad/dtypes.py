@@ -14,9 +14,19 @@ dtype('int32')
 from __future__ import annotations
 
 from funcgrad.kernel.dtypes import bfloat16, float0
+from funcgrad.numpy._core import TypePromotionError
 from funcgrad.numpy._dtypes import canonicalize_dtype, finfo, iinfo, issubdtype, result_type
 
-__all__ = ["bfloat16", "canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype", "result_type"]
+__all__ = [
+    "TypePromotionError",
+    "bfloat16",
+    "canonicalize_dtype",
+    "finfo",
+    "float0",
+    "iinfo",
+    "issubdtype",
+    "result_type",
+]
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

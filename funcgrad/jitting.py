@@ -22,6 +22,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import logging
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,11 +30,14 @@ from typing import Any
 import numpy as np
 
 import xla_bridge
+from funcgrad._api_util import explain_concretization, flatten_outputs
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
-from xla_bridge.dispatch import Dispatcher, Staged, compiled, run
+from funcgrad.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh
+from xla_bridge.dispatch import Compiled, Dispatcher, Staged, compiled, needs_spmd, run, spmd
 from xla_bridge.lowering import lower_jaxpr
 
 __all__ = [
@@ -130,6 +134,49 @@ def _argnums(name: str, what: str, given, n_positional: int | None) -> set[int]:
     return nums
 
 
+# NOTE: [jit flags]
+# funcgrad.config's jit-related flags live here (``set_jit_flags``): ``log_compiles`` and
+# ``explain_cache_misses`` log (logger "funcgrad") on every trace (each trace compiles a program),
+# ``enable_checks`` type-checks every traced jaxpr, ``no_tracing`` refuses to trace. ``disable_jit``
+# and ``no_execution`` replace ``JittedFunction.__call__`` while they are set -- calling the Python
+# function, or refusing -- so a normal call pays nothing for them.
+_jit_flags = {
+    "log_compiles": False,
+    "explain_cache_misses": False,
+    "enable_checks": False,
+    "no_tracing": False,
+    "disable_jit": False,
+    "no_execution": False,
+}
+_logger = logging.getLogger("funcgrad")
+
+
+def set_jit_flags(**flags) -> None:
+    """Set jit flags (called by ``funcgrad.config``, NOTE: [jit flags])."""
+    unknown = set(flags) - set(_jit_flags)
+    if unknown:
+        raise TypeError(f"set_jit_flags: unknown flags {sorted(unknown)}")
+    _jit_flags.update({k: bool(v) for k, v in flags.items()})
+    if _jit_flags["no_execution"]:
+        JittedFunction.__call__ = _refuse_execution
+    elif _jit_flags["disable_jit"]:
+        JittedFunction.__call__ = _call_python
+    else:
+        JittedFunction.__call__ = Dispatcher.__call__
+
+
+def _call_python(self, *args, **kwargs):
+    """``disable_jit``: run the function's Python, op by op (as JAX does)."""
+    return self._fun(*args, **kwargs)
+
+
+def _refuse_execution(self, *args, **kwargs):
+    raise RuntimeError(
+        f"jit({self._name}) was called while no_execution is set (jax_no_execution): compiled "
+        "programs may not run. Leave the no_execution() context, or use eval_shape/lower to inspect it."
+    )
+
+
 class JittedFunction(Dispatcher):
     """The result of ``jit(f)``: call it like ``f``.
 
@@ -146,6 +193,8 @@ class JittedFunction(Dispatcher):
         donate_argnums=None,
         donate_argnames=None,
         device=None,
+        in_shardings=None,
+        out_shardings=None,
     ):
         functools.update_wrapper(self, fun)
         self._fun = fun
@@ -182,6 +231,8 @@ class JittedFunction(Dispatcher):
             raise ValueError(f"jit({name}): argument {min(both)} is both static and donated")
         self._donate_argnums = tuple(sorted(donate))
         self._donate_names = frozenset(donate_names)
+        self._in_shardings = in_shardings
+        self._out_shardings = out_shardings
         super().__init__(
             name,
             sorted(nums),
@@ -257,21 +308,43 @@ class JittedFunction(Dispatcher):
             d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)
             it = iter(d_args)
             full = [statics[i] if i in statics else next(it) for i in range(n_total)]
-            out = fun(*full, **d_kwargs, **static_kwargs)
-            out_leaves, out_tree = tu.tree_flatten(out)
-            for leaf in out_leaves:
-                if not core.is_array_like(leaf):
-                    raise TypeError(
-                        f"jit({name}) returned a {type(leaf).__name__}, which is not an array "
-                        "type; jitted functions must return arrays (or pytrees of arrays)"
-                    )
+            try:
+                out = fun(*full, **d_kwargs, **static_kwargs)
+            except core.ConcretizationTypeError as e:
+                explain_concretization(e, None, None)  # the funcgrad.numpy fix for NumPy calls
+                raise
+            out_leaves, out_tree = flatten_outputs(out, f"jit({name})")
             out_tree_box.append(out_tree)
             return out_leaves
 
         avals = [core.get_aval(x) for x in flat]
+        if _jit_flags["no_tracing"]:
+            raise RuntimeError(
+                f"jit({name}) must be traced for arguments ({', '.join(a.str_short() for a in avals)}), but "
+                "no_tracing is set (jax_no_tracing): call it once outside no_tracing() to fill its cache"
+            )
+        if _jit_flags["log_compiles"]:
+            _logger.warning(
+                "Compiling jit(%s) for arguments (%s)", name, ", ".join(a.str_short() for a in avals)
+            )
         closed = trace_to_jaxpr(flat_fun, avals, names, f"jit({name})")
+        if _jit_flags["enable_checks"]:
+            typecheck_jaxpr(closed.jaxpr)
         closed, hoisted = close_over_tracers(closed)
-        return Staged(closed, out_tree_box[0], hoisted)
+        ins, outs = None, None
+        if self._in_shardings is not None:
+            n_pos = len(tu.tree_leaves(dyn_args))
+            ins = _sharding_leaves(
+                self._in_shardings, dyn_args, avals[:n_pos], f"jit({name})", "in_shardings"
+            )
+            ins = (None,) * len(hoisted) + tuple(ins) + (None,) * (len(flat) - n_pos)
+        if self._out_shardings is not None:
+            out_avals = closed.out_avals
+            shaped = tu.tree_unflatten(out_tree_box[0], list(range(len(out_avals))))
+            outs = tuple(
+                _sharding_leaves(self._out_shardings, shaped, out_avals, f"jit({name})", "out_shardings")
+            )
+        return Staged(closed, out_tree_box[0], hoisted, ins, outs)
 
     def _entry(self, args, kwargs):
         static_key, static_kw, dyn_args, dyn_kwargs = self._split(args, kwargs)
@@ -305,6 +378,9 @@ class JittedFunction(Dispatcher):
                 break
         self._keys.append(key)
         del self._keys[:-16]
+        if _jit_flags["explain_cache_misses"]:
+            why = "first call" if previous is None else _explain(previous, key, names)
+            _logger.warning("TRACING CACHE MISS of jit(%s): %s", self._name, why)
         if self._warned or self._misses <= RETRACE_WARNING_THRESHOLD or previous is None:
             return
         self._warned = True
@@ -341,7 +417,7 @@ class JittedFunction(Dispatcher):
         { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
         """
         staged, flat, donated = self._stage(args, kwargs)
-        return Traced(self, staged, donated)
+        return Traced(self, staged, donated, flat)
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower to StableHLO for these arguments; ``.as_text()``, ``.compile()``.
@@ -390,10 +466,11 @@ class JittedFunction(Dispatcher):
 class Traced:
     """A traced jitted call: ``.jaxpr`` (ClosedJaxpr), ``.in_avals``, ``.out_info``, ``.lower()``."""
 
-    def __init__(self, fun: JittedFunction, staged: Staged, donated):
+    def __init__(self, fun: JittedFunction, staged: Staged, donated, flat=()):
         self._fun = fun
         self._staged = staged
         self._donated = donated
+        self._flat = flat
         self.jaxpr = staged.closed
         self.in_avals = staged.closed.in_avals
         self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
@@ -404,7 +481,7 @@ class Traced:
                 f"jit({self._fun._name}).lower: the function closes over a value traced by an "
                 "enclosing transformation; lower it outside of grad/vmap/jit"
             )
-        return Lowered(self._fun, self._staged, self._donated)
+        return Lowered(self._fun, self._staged, self._donated, self._flat)
 
     def __str__(self):
         return str(self.jaxpr)
@@ -416,11 +493,19 @@ _DIALECTS = (None, "stablehlo", "hlo")
 class Lowered:
     """A lowered jitted call: ``.as_text()`` (StableHLO, or XLA's HLO), ``.compile()``."""
 
-    def __init__(self, fun: JittedFunction, staged: Staged, donated):
+    def __init__(self, fun: JittedFunction, staged: Staged, donated, flat=()):
         self._fun = fun
         self._staged = staged
         self._donated = donated
-        self._module = lower_jaxpr(staged.closed, fun._name, donated)
+        self._spmd = None
+        if staged.spmd or needs_spmd(staged.closed, flat):
+            # A program over several devices (NOTE: [SPMD call route]): lowered with its shardings.
+            self._spmd = spmd().prepare(
+                staged.closed, flat, fun._name, donated, staged.in_shardings, staged.out_shardings
+            )
+            self._text = self._spmd.text
+        else:
+            self._text = lower_jaxpr(staged.closed, fun._name, donated).text
 
     def as_text(self, dialect: str | None = None) -> str:
         """The module text: StableHLO (``dialect`` None or ``"stablehlo"``), or XLA's HLO before
@@ -436,8 +521,8 @@ class Lowered:
                 "StableHLO module) or 'hlo' (XLA's HLO)"
             )
         if dialect == "hlo":
-            return xla_bridge.hlo_text(self._module.text)
-        return self._module.text
+            return xla_bridge.hlo_text(self._text)
+        return self._text
 
     def compiler_ir(self, dialect: str | None = None) -> str:
         """The same text as ``as_text(dialect)`` (funcgrad's IR is the text itself)."""
@@ -447,6 +532,8 @@ class Lowered:
         """Compile with XLA (cached) on the function's device; the result is callable with
         arguments like these."""
         f = self._fun
+        if self._spmd is not None:
+            return CompiledCall(f, self._staged, self._spmd)
         return CompiledCall(f, self._staged, compiled(self._staged.closed, f._name, self._donated, f._device))
 
 
@@ -470,6 +557,8 @@ class CompiledCall:
             )
         names = [f"argument {n}" for n in f._arg_names(static_key, dyn_args, dyn_kwargs)]
         donated = f._donated(0, len(flat), static_key, args, dyn_kwargs)
+        if not isinstance(self._compiled, Compiled):  # a program over several devices
+            return tu.tree_unflatten(self._staged.out_tree, spmd().run(self._compiled, flat, donated))
         return tu.tree_unflatten(self._staged.out_tree, run(self._compiled, flat, donated, names))
 
     def as_text(self) -> str:
@@ -525,6 +614,8 @@ def jit(
     inline: bool = False,
     device=None,
     backend: str | None = None,
+    in_shardings=None,
+    out_shardings=None,
     **unsupported,
 ):
     """Compile ``fun`` with XLA; traced once per input shapes/dtypes (and static arguments).
@@ -541,6 +632,12 @@ def jit(
     - ``device`` (an element of ``funcgrad.devices()``) or ``backend`` (``"cpu"``, ``"cuda"``):
       where the computation runs; an unknown or unavailable backend, a ``device`` that is not a
       Device, or both at once raise an error naming the parameter.
+    - ``in_shardings``/``out_shardings``: a ``Sharding`` (or a bare ``PartitionSpec`` inside
+      ``with mesh:``) for all positional arguments/outputs, or a pytree prefix of them with
+      ``None`` where the layout is left open (an argument keeps its own sharding, a value from the
+      host is copied to every device; XLA picks an output's). The program is compiled once for
+      all the mesh's devices and XLA's SPMD partitioner inserts the communication (NOTE: [SPMD
+      call route] in xla_bridge/spmd.py); arguments laid out otherwise are resharded.
     - ``keep_unused``: honoured -- the compiled program keeps every input, used or not (JAX may
       prune unused ones when it is False; funcgrad never does).
     - ``inline``: accepted; a jit called inside another jitted function stays one ``jit``
@@ -567,6 +664,8 @@ def jit(
             inline=inline,
             device=device,
             backend=backend,
+            in_shardings=in_shardings,
+            out_shardings=out_shardings,
         )
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
@@ -577,6 +676,19 @@ def jit(
         except (TypeError, ValueError) as e:
             name = getattr(fun, "__name__", None) or type(fun).__name__
             raise type(e)(f"jit({name}): {e}") from None
+    if in_shardings is not None or out_shardings is not None:
+        _check_sharding_tree(in_shardings, "in_shardings")
+        _check_sharding_tree(out_shardings, "out_shardings")
+        return JittedFunction(
+            fun,
+            static_argnums,
+            static_argnames,
+            donate_argnums,
+            donate_argnames,
+            placement,
+            in_shardings,
+            out_shardings,
+        )
     # As in JAX, jit(f) made twice shares one cache: `jit(f)(x)` in a loop traces once.
     config = tuple(_as_tuple(v) for v in (static_argnums, static_argnames, donate_argnums, donate_argnames))
     key = (id(fun), config, placement)
@@ -592,4 +704,55 @@ def jit(
 
 
 _instances: collections.OrderedDict = collections.OrderedDict()
+
+
+def _is_sharding_leaf(x) -> bool:
+    return x is None or isinstance(x, Sharding | PartitionSpec)
+
+
+def _check_sharding_tree(tree, what) -> None:
+    for leaf in tu.tree_leaves(tree, is_leaf=_is_sharding_leaf):
+        if not _is_sharding_leaf(leaf):
+            raise TypeError(
+                f"jit: {what} leaves must be Shardings (NamedSharding(mesh, P(...))), PartitionSpecs or "
+                "None, "
+                f"got {leaf!r}"
+            )
+
+
+def _sharding_leaves(spec_tree, values, avals, where, what) -> list:
+    """One bridge sharding (or None) per leaf of ``values``, from the prefix tree ``spec_tree``."""
+    try:
+        leaves = tu.broadcast_prefix(spec_tree, values, is_leaf=_is_sharding_leaf)
+    except ValueError:
+        raise ValueError(
+            f"{where}: {what} must be one sharding or a pytree prefix of the "
+            f"{'arguments' if what == 'in_shardings' else 'outputs'} ({tu.tree_structure(values)}), "
+            f"got {spec_tree!r}"
+        ) from None
+    out = []
+    for s, aval in zip(leaves, avals):
+        if s is None:
+            out.append(None)
+            continue
+        if isinstance(s, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None:
+                raise ValueError(
+                    f"{where}: {what} has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) "
+                    "or call inside `with mesh:`"
+                )
+            s = NamedSharding(mesh, s)
+        if isinstance(s, SingleDeviceSharding):
+            raise ValueError(
+                f"{where}: {what} has {s!r}; to run on one device use jit(..., device=...), not a sharding"
+            )
+        try:
+            s.shard_shape(aval.shape)
+            out.append(s._bridge(aval.ndim))
+        except ValueError as e:
+            raise ValueError(f"{where}: {what}: {e}") from None
+    return out
+
+
 _MAX_INSTANCES = 256

@@ -1,7 +1,10 @@
 """``funcgrad.tree_util``: the pytree utilities (JAX's ``jax.tree_util`` names).
 
 Layer: surface. Re-exports the kernel's pytree module (``funcgrad/kernel/tree_util.py``), whose
-registry is jaxlib's C++ one (NOTE: [pytree registry]).
+registry is jaxlib's C++ one (NOTE: [pytree registry]), and adds the utilities built on it:
+``Partial`` (a ``functools.partial`` that is a pytree), ``register_static``,
+``register_pytree_with_keys_class``, ``tree_transpose``, ``tree_broadcast``,
+``tree_reduce_associative``, ``flatten_one_level``, ``treedef_children``, ``is_tree_node``.
 
 >>> from funcgrad.tree_util import tree_map
 >>> tree_map(lambda x: x + 1, {"a": 1, "b": [2, 3]})
@@ -10,11 +13,238 @@ registry is jaxlib's C++ one (NOTE: [pytree registry]).
 
 from __future__ import annotations
 
-from funcgrad.kernel import tree_util as _kernel_tree_util
-from funcgrad.kernel.tree_util import *  # noqa: F403 - the public names, listed in __all__
+import functools
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, TypeVar
 
-__all__ = list(_kernel_tree_util.__all__)
+from funcgrad.kernel import tree_util as _kernel_tree_util
+from funcgrad.kernel.tree_util import *  # noqa: F403 - the kernel's public names, listed in __all__
+from funcgrad.kernel.tree_util import (
+    PyTreeDef,
+    registry,
+    tree_flatten,
+    tree_leaves,
+    tree_structure,
+    tree_unflatten,
+)
+
+__all__ = sorted(
+    {
+        *_kernel_tree_util.__all__,
+        "KeyEntry",
+        "KeyPath",
+        "Partial",
+        "default_registry",
+        "flatten_one_level",
+        "flatten_one_level_with_keys",
+        "is_tree_node",
+        "register_pytree_with_keys_class",
+        "register_static",
+        "tree_broadcast",
+        "tree_reduce_associative",
+        "tree_transpose",
+        "treedef_children",
+    }
+)
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
     return list(__all__)
+
+
+# The registry every funcgrad transformation flattens with (jaxlib's C++ registry type, our instance).
+default_registry = registry
+
+KeyEntry = TypeVar("KeyEntry", bound=Any)
+KeyPath = tuple[KeyEntry, ...]
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    """The structures of the immediate children of ``treedef``.
+
+    >>> treedef_children(tree_structure([1, (2, 3)]))
+    [PyTreeDef(*), PyTreeDef((*, *))]
+    """
+    return treedef.children()
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether ``typ`` is a pytree node type (built in, a namedtuple, or registered).
+
+    >>> is_tree_node(dict), is_tree_node(int)
+    (True, False)
+    """
+    return registry.is_node(typ)
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
+    """The children of the pytree node ``tree`` (not their leaves) and its metadata; a
+    ``ValueError`` for a leaf.
+
+    >>> flatten_one_level({"a": [1, 2], "b": 3})
+    (([1, 2], 3), ('a', 'b'))
+    """
+    out = registry.flatten_one_level(tree)
+    if out is None:
+        raise ValueError(f"flatten_one_level: can't tree-flatten type {type(tree).__name__} (it is a leaf)")
+    return out
+
+
+def flatten_one_level_with_keys(tree: Any):
+    """Like ``flatten_one_level``, with each child paired with its key.
+
+    >>> flatten_one_level_with_keys({"a": 1})
+    (((DictKey(key='a'), 1),), ('a',))
+    """
+    out = registry.flatten_one_level_with_keys(tree)
+    if out is None:
+        raise ValueError(
+            f"flatten_one_level_with_keys: can't tree-flatten type {type(tree).__name__} (it is a leaf)"
+        )
+    return out
+
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    """Class decorator: ``cls.tree_flatten_with_keys(self) -> ([(key, child), ...], aux)`` and the
+    class method ``cls.tree_unflatten(aux, children)`` (``tree_flatten`` is used if defined).
+
+    >>> from funcgrad.kernel.tree_util import GetAttrKey, tree_leaves_with_path
+    >>> @register_pytree_with_keys_class
+    ... class Point:
+    ...     def __init__(self, x, y):
+    ...         self.x, self.y = x, y
+    ...     def tree_flatten_with_keys(self):
+    ...         return ((GetAttrKey("x"), self.x), (GetAttrKey("y"), self.y)), None
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux, children):
+    ...         return cls(*children)
+    >>> [keystr(p) for p, _ in tree_leaves_with_path(Point(1, 2))]
+    ['.x', '.y']
+    """
+    flatten = (lambda x: x.tree_flatten()) if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten, flatten)  # noqa: F405
+    return cls
+
+
+def register_static(cls: type) -> type:
+    """Register ``cls`` as a pytree with no leaves: its instances are static (hashed into ``jit``'s
+    cache key like ``static_argnums``). ``cls`` must be hashable.
+
+    >>> import funcgrad
+    >>> @register_static
+    ... class Mode(str):
+    ...     pass
+    >>> funcgrad.jit(lambda x, m: x + 1 if m == "add" else x - 1)(1.0, Mode("add"))
+    Array(2., dtype=float64, weak_type=True)
+    """
+    register_pytree_with_keys(cls, lambda obj: ((), obj), lambda obj, children: obj)  # noqa: F405
+    return cls
+
+
+def tree_transpose(
+    outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: Any
+) -> Any:
+    """Turn a tree of structure ``outer(inner)`` into one of structure ``inner(outer)``
+    (``inner_treedef=None`` infers it from the first outer leaf).
+
+    >>> tree_transpose(tree_structure([0, 0]), tree_structure((0, 0)), [(1, 2), (3, 4)])
+    ([1, 3], [2, 4])
+    """
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+    inner_size, outer_size = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if treedef.num_leaves != inner_size * outer_size:
+        expected = outer_treedef.compose(inner_treedef)
+        raise TypeError(f"tree_transpose: the tree has structure\n{treedef}\nbut expected\n{expected}")
+    flat_iter = iter(flat)
+    rows = [[next(flat_iter) for _ in range(inner_size)] for _ in range(outer_size)]
+    return tree_unflatten(inner_treedef, [tree_unflatten(outer_treedef, col) for col in zip(*rows)])
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``prefix_tree`` with each leaf repeated over the matching subtree of ``full_tree``.
+
+    >>> tree_broadcast([1, 2], [(0, 0), {"a": 0}])
+    [(1, 1), {'a': 2}]
+    """
+    leaves = _kernel_tree_util.broadcast_prefix(prefix_tree, full_tree, is_leaf=is_leaf)
+    return tree_structure(full_tree).unflatten(leaves)
+
+
+class _Unspecified:
+    pass
+
+
+def tree_reduce_associative(
+    operation: Callable, tree: Any, *, identity: Any = _Unspecified, is_leaf=None
+) -> Any:
+    """Reduce the leaves with an associative ``operation`` as a balanced binary tree (depth
+    ``log n``); ``identity`` is returned for an empty tree.
+
+    >>> import operator
+    >>> tree_reduce_associative(operator.add, [1, (2, 3), {"a": 4}])
+    10
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _Unspecified:
+            raise TypeError("tree_reduce_associative: give identity= to reduce an empty tree")
+        return identity
+
+    def reduce(seq):
+        if len(seq) == 1:
+            return seq[0]
+        mid = len(seq) // 2
+        return operation(reduce(seq[:mid]), reduce(seq[mid:]))
+
+    return reduce(leaves)
+
+
+class _HashableCallableShim:
+    """Delegates ``__call__``, ``__hash__`` and ``__eq__`` to a wrapped function (so a Partial of a
+    ``functools.partial`` keeps exactly its own arguments as pytree children)."""
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    def __call__(self, *args, **kw):
+        return self.fun(*args, **kw)
+
+    def __hash__(self):
+        return hash(self.fun)
+
+    def __eq__(self, other):
+        return self.fun == (other.fun if isinstance(other, _HashableCallableShim) else other)
+
+    def __repr__(self):
+        return f"_HashableCallableShim({self.fun!r})"
+
+
+class Partial(functools.partial):
+    """A ``functools.partial`` that is a pytree: its bound arguments are children (traced when
+    passed through a transformation), the function is static metadata. It can be passed to and
+    returned from ``jit``-compiled functions.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> add_one = Partial(fnp.add, 1.0)
+    >>> funcgrad.jit(lambda f, x: f(x))(add_one, 2.0)
+    Array(3., dtype=float64, weak_type=True)
+    """
+
+    def __new__(cls, func, *args, **kw):
+        if isinstance(func, functools.partial):
+            # functools.partial would merge a partial's arguments into this one; box it instead.
+            original = func
+            func = _HashableCallableShim(original)
+            out = super().__new__(cls, func, *args, **kw)
+            func.func, func.args, func.keywords = original.func, original.args, original.keywords
+            return out
+        return super().__new__(cls, func, *args, **kw)
+
+
+register_pytree_node(  # noqa: F405
+    Partial,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: Partial(func, *children[0], **children[1]),
+)

@@ -22,6 +22,9 @@ from funcgrad import kernel
 from funcgrad.kernel import custom_derivatives as _custom_derivatives
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.core import Primitive
+from primitives import _eager_memory
+
+_eager_memory.tune()  # NOTE: [eager allocations]
 
 
 def _family_names() -> list[str]:

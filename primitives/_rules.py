@@ -1,4 +1,5 @@
-"""Shared rule helpers for primitive families: elementwise declarations and batching helpers.
+"""Shared rule helpers for primitive families: elementwise declarations, batching helpers and the
+JVP of bilinear primitives.
 
 Layer: primitives. Imports only the funcgrad kernel and numpy.
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.ad import defjvp, defjvp_zero
+from funcgrad.kernel.ad import Zero, defjvp, defjvp_zero
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
@@ -213,3 +214,21 @@ def unbroadcast(ct, aval: ShapedArray):
     if ct_aval.shape == aval.shape:
         return ct
     return hooks.sum_to_scalar(ct)
+
+
+def bilinear_jvp(primitive: Primitive) -> Callable:
+    """The JVP of a primitive linear in each of its two operands separately (``dot_general``,
+    ``conv_general_dilated``): ``f(t_lhs, rhs) + f(lhs, t_rhs)``, skipping symbolic zeros."""
+
+    def jvp(primals, tangents, **params):
+        (lhs, rhs), (t_lhs, t_rhs) = primals, tangents
+        out = primitive.bind(lhs, rhs, **params)
+        total = Zero.from_primal_value(out)
+        if type(t_lhs) is not Zero:
+            total = primitive.bind(t_lhs, rhs, **params)
+        if type(t_rhs) is not Zero:
+            term = primitive.bind(lhs, t_rhs, **params)
+            total = term if type(total) is Zero else hooks.add_any(total, term)
+        return out, total
+
+    return jvp

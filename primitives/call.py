@@ -11,8 +11,11 @@ interprets the jaxpr with the NumPy impls.
 
 Parameters: ``jaxpr`` (the ClosedJaxpr), ``name``, ``donated_invars`` (one flag per argument) and,
 only when the jitted function was placed (``jit(device=/backend=)``), ``device``: the device the
-call runs on when evaluated eagerly. Derived calls keep the device; nested in another jitted
-program, the call runs wherever that program runs.
+call runs on when evaluated eagerly; only when it has shardings (``jit(in_shardings=,
+out_shardings=)``), ``in_shardings``/``out_shardings`` (one bridge sharding or ``None`` per
+input/output). Derived calls keep the device and drop the shardings (their arguments' own
+shardings place them); nested in another jitted program, the call runs wherever that program
+runs.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ def _derive_params(params, jaxpr, derivation, n_args):
     """A derived call is named after what it computes and donates nothing (a batched call
     keeps its name and donations: it is the same call over more data)."""
     if derivation == "batch":
-        return {**params, "jaxpr": jaxpr}
+        # Shardings describe the unbatched ranks: the batched call lays its values out freely.
+        kept = {k: v for k, v in params.items() if k not in ("in_shardings", "out_shardings")}
+        return {**kept, "jaxpr": jaxpr}
     name = params["name"] if derivation in ("known", "unknown") else f"{derivation}({params['name']})"
     derived = {"jaxpr": jaxpr, "name": name, "donated_invars": (False,) * n_args}
     if "device" in params:
@@ -38,10 +43,11 @@ jit_p = CallPrimitive("jit", _derive_params)
 jit_p.impl_takes_arrays = True
 
 
-def _jit_impl(*args, jaxpr, name, donated_invars, device=None):
+def _jit_impl(*args, jaxpr, name, donated_invars, device=None, in_shardings=None, out_shardings=None):
     run = hooks.jit_impl
     if run is not None:
-        return run(*args, jaxpr=jaxpr, name=name, donated_invars=donated_invars, device=device)
+        shardings = {} if in_shardings is None else dict(in_shardings=in_shardings, out_shardings=out_shardings)
+        return run(*args, jaxpr=jaxpr, name=name, donated_invars=donated_invars, device=device, **shardings)
     with core.set_current_trace(core.EvalTrace(None)):
         return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 

@@ -4,18 +4,98 @@ Layer: primitives. Imports the funcgrad kernel, numpy and sibling families.
 
 ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``; the result
 has the batch dims first, then the free dims of lhs, then those of rhs (StableHLO's order).
+
+``precision`` is ``None`` or a pair of ``Precision`` values (one per operand), JAX's canonical form
+(``canonicalize_precision``); it is carried to StableHLO's ``precision_config`` as JAX does. On CPU
+XLA computes float32 products in float32 whatever the precision (as in JAX), and the NumPy impl
+does the same, so the parameter changes no value here; it matters on accelerators.
+``Precision`` lives here (not in the surface) because the contraction primitives -- this one and
+``conv_general_dilated`` -- carry it as a parameter.
 """
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
-from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
+from funcgrad.kernel.ad import instantiate, is_undefined_primal
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
-from primitives import elementwise as ew
-from primitives._rules import aval_of, move_to_front
+from primitives._rules import aval_of, bilinear_jvp, move_to_front
 from primitives.structure import transpose
+
+
+class Precision(enum.Enum):
+    """Precision of a matrix product or convolution (``jax.lax.Precision``).
+
+    ``DEFAULT`` (aliases ``'default'``, ``'fastest'``, ``'bfloat16'``), ``HIGH`` (``'high'``,
+    ``'tensorfloat32'``, ``'bfloat16_3x'``), ``HIGHEST`` (``'highest'``, ``'float32'``). It trades
+    speed for accuracy of float32 products on accelerators; the CPU always computes in full float32
+    precision, as it does in JAX.
+
+    >>> Precision("highest"), str(Precision.HIGH)
+    (Precision.HIGHEST, 'HIGH')
+    """
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        return _PRECISION_STRINGS.get(value)
+
+    def __repr__(self):
+        return f"{type(self).__name__}.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+
+_PRECISION_STRINGS = {
+    "highest": Precision.HIGHEST,
+    "float32": Precision.HIGHEST,
+    "high": Precision.HIGH,
+    "bfloat16_3x": Precision.HIGH,
+    "tensorfloat32": Precision.HIGH,
+    "default": Precision.DEFAULT,
+    "bfloat16": Precision.DEFAULT,
+    "fastest": Precision.DEFAULT,
+}
+
+
+def canonicalize_precision(precision, name: str = "dot_general"):
+    """``None`` or a pair ``(Precision, Precision)``, from any spelling JAX accepts: ``None``, a
+    ``Precision``, one of its strings, or a pair of either.
+
+    >>> canonicalize_precision("high")
+    (Precision.HIGH, Precision.HIGH)
+    """
+    if precision is None:
+        return None
+    if isinstance(precision, Precision):
+        return precision, precision
+    if isinstance(precision, str) and precision in _PRECISION_STRINGS:
+        p = _PRECISION_STRINGS[precision]
+        return p, p
+    if isinstance(precision, list | tuple) and len(precision) == 2:
+        pair = []
+        for p in precision:
+            if isinstance(p, Precision):
+                pair.append(p)
+            elif isinstance(p, str) and p in _PRECISION_STRINGS:
+                pair.append(_PRECISION_STRINGS[p])
+            elif p is None:
+                pair.append(Precision.DEFAULT)
+            else:
+                break
+        else:
+            return tuple(pair)
+    raise ValueError(
+        f"{name}: precision must be None, a lax.Precision, one of the strings "
+        f"{sorted(_PRECISION_STRINGS)}, or a pair of these (one per operand); got {precision!r}"
+    )
 
 
 def _free(ndim, contract, batch):
@@ -41,7 +121,7 @@ def _check(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers):
         )
 
 
-def _abstract_eval(lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+def _abstract_eval(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
     _check(lhs, rhs, dimension_numbers)
     (lc, rc), (lb, rb) = dimension_numbers
     shape = (
@@ -53,7 +133,7 @@ def _abstract_eval(lhs, rhs, *, dimension_numbers, preferred_element_type=None):
     return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
 
 
-def _impl(lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+def _impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     if preferred_element_type is not None:
         # Accumulate in the preferred type (int8 x int8 -> int32 must not wrap), as XLA does.
@@ -88,7 +168,7 @@ def _ranges_like(*xs):
         start += len(x)
 
 
-def _transpose_lhs(g, x_aval, y, *, dimension_numbers, preferred_element_type, swap_ans=False):
+def _transpose_lhs(g, x_aval, y, *, dimension_numbers, precision, preferred_element_type, swap_ans=False):
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     x_ndim = x_aval.ndim
     y_ndim = aval_of(y).ndim
@@ -101,11 +181,11 @@ def _transpose_lhs(g, x_aval, y, *, dimension_numbers, preferred_element_type, s
     dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
     x_contract_sorted_by_y = list(np.take(x_contract, np.argsort(y_contract))) if x_contract else []
     out_axes = np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)
-    prod = dot_general(g, y, dims, preferred_element_type=x_aval.dtype)
+    prod = dot_general(g, y, dims, preferred_element_type=x_aval.dtype, precision=precision)
     return transpose(prod, tuple(int(a) for a in out_axes))
 
 
-def _transpose(ct, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+def _transpose(ct, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
     ct = instantiate(ct)
     (lc, rc), (lb, rb) = dimension_numbers
     outs = [None, None]
@@ -115,6 +195,7 @@ def _transpose(ct, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
             lhs.aval,
             rhs,
             dimension_numbers=dimension_numbers,
+            precision=precision,
             preferred_element_type=preferred_element_type,
         )
     if is_undefined_primal(rhs):
@@ -124,29 +205,14 @@ def _transpose(ct, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
             rhs.aval,
             lhs,
             dimension_numbers=swapped,
+            precision=None if precision is None else precision[::-1],
             preferred_element_type=preferred_element_type,
             swap_ans=True,
         )
     return outs
 
 
-def _jvp(primals, tangents, *, dimension_numbers, preferred_element_type=None):
-    lhs, rhs = primals
-    tl, tr = tangents
-    out = dot_general_p.bind(
-        lhs, rhs, dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type
-    )
-    params = dict(dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type)
-    total = Zero.from_primal_value(out)
-    if type(tl) is not Zero:
-        total = dot_general_p.bind(tl, rhs, **params)
-    if type(tr) is not Zero:
-        term = dot_general_p.bind(lhs, tr, **params)
-        total = term if type(total) is Zero else ew.add_any_p.bind(total, term)
-    return out, total
-
-
-def _batch(axis_size, vals, dims, *, dimension_numbers, preferred_element_type=None):
+def _batch(axis_size, vals, dims, *, dimension_numbers, precision=None, preferred_element_type=None):
     lhs, rhs = vals
     ld, rd = dims
     (lc, rc), (lb, rb) = dimension_numbers
@@ -154,29 +220,30 @@ def _batch(axis_size, vals, dims, *, dimension_numbers, preferred_element_type=N
     if ld is not None and rd is not None:
         lhs, rhs = move_to_front(lhs, ld), move_to_front(rhs, rd)
         new = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
-        return dot_general(lhs, rhs, new, preferred_element_type), 0
+        return dot_general(lhs, rhs, new, preferred_element_type, precision), 0
     if ld is not None:
         lhs = move_to_front(lhs, ld)
         new = ((shift(lc), rc), (shift(lb), rb))
-        return dot_general(lhs, rhs, new, preferred_element_type), len(lb)
+        return dot_general(lhs, rhs, new, preferred_element_type, precision), len(lb)
     rhs = move_to_front(rhs, rd)
     new = ((lc, shift(rc)), (lb, shift(rb)))
     n_lhs_free = aval_of(lhs).ndim - len(lc) - len(lb)
-    return dot_general(lhs, rhs, new, preferred_element_type), len(lb) + n_lhs_free
+    return dot_general(lhs, rhs, new, preferred_element_type, precision), len(lb) + n_lhs_free
 
 
 dot_general_p = Primitive("dot_general")
 dot_general_p.contraction = True  # what checkpoint's dots_saveable policy keeps
 dot_general_p.def_impl(_impl)
 dot_general_p.def_abstract_eval(_abstract_eval)
-dot_general_p.def_jvp(_jvp)
+dot_general_p.def_jvp(bilinear_jvp(dot_general_p))
 dot_general_p.def_transpose(_transpose)
 dot_general_p.def_batch(_batch)
 dot_general_p.is_linear = True  # bilinear: linear in each operand separately
 
 
-def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
-    """Contract ``lhs`` and ``rhs``; see the module docstring for ``dimension_numbers``.
+def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None):
+    """Contract ``lhs`` and ``rhs``; see the module docstring for ``dimension_numbers`` and
+    ``precision`` (already canonical: ``None`` or a pair of ``Precision``).
 
     >>> import numpy as np
     >>> dot_general(np.ones((2, 3)), np.ones((3, 4)), (((1,), (0,)), ((), ()))).shape
@@ -191,5 +258,6 @@ def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
         lhs,
         rhs,
         dimension_numbers=dn,
+        precision=precision,
         preferred_element_type=None if preferred_element_type is None else np.dtype(preferred_element_type),
     )

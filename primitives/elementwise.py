@@ -16,6 +16,7 @@ from funcgrad.kernel.ad import Zero, defjvp, defjvp_zero, deflinear, instantiate
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
+from primitives import complex as _cx
 from primitives._rules import (
     aval_of,
     coerce_pair,
@@ -47,6 +48,16 @@ def _float_or_complex(dtype) -> bool:
 
 def _numeric(dtype) -> bool:
     return np.dtype(dtype).kind in "iufc" or _dt.is_float(dtype)
+
+
+def _ordered(dtype) -> bool:
+    # Complex numbers have no order: lt/le/gt/ge, rem refuse them (funcgrad.numpy compares complex
+    # values lexicographically, as NumPy and jax.numpy do, from real/imag parts).
+    return np.dtype(dtype).kind in "biuf" or _dt.is_float(dtype)
+
+
+def _real_numeric(dtype) -> bool:
+    return np.dtype(dtype).kind in "iuf" or _dt.is_float(dtype)
 
 
 def _integer_or_bool(dtype) -> bool:
@@ -116,8 +127,27 @@ def _round_impl(x, rounding_method=0):
 round_p = unop("round", _round_impl, None, accepted=_dt.is_float)
 is_finite_p = unop("is_finite", np.isfinite, None, accepted=_dt.is_float, result_dtype=np.bool_)
 
-# abs'(0) is taken as sign(0) == 0, the subgradient JAX documents.
-abs_p = unop("abs", np.abs, lambda t, x: mul(t, sign(x)), accepted=_numeric)
+
+def _abs_jvp(t, ans, x):
+    if aval_of(x).dtype.kind != "c":
+        # abs'(0) is taken as sign(0) == 0, the subgradient JAX documents.
+        return mul(t, sign(x))
+    # d|z| = Re(conj(z) dz) / |z| (JAX's rule; 0 at z == 0, where |z| is replaced by 1).
+    dtype = aval_of(x).dtype
+    ans_c = convert(ans, dtype)
+    safe = select(eq_p.bind(ans_c, np.zeros((), dtype)), hooks.full_like(ans_c, 1), ans_c)
+    return _cx.real(mul(t, div(_cx.conj(x), safe)))
+
+
+def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
+    if not _numeric(x.dtype):
+        raise TypeError(f"abs does not accept dtype {x.dtype.name}")
+    return ShapedArray(x.shape, _dt.real_dtype(x.dtype), x.weak_type)
+
+
+abs_p = unop("abs", np.abs, _abs_jvp, uses_answer=True, accepted=_numeric)
+abs_p.def_abstract_eval(_abs_abstract_eval)  # |complex| is real
+abs_p.weak_type_rule = lambda params: True  # |weak complex| is a weak float
 
 
 def sign(x):
@@ -407,7 +437,7 @@ rem_p = naryop(
     _rem_impl,
     lambda t, x, y: _broadcast_like(t, x, y),
     lambda t, x, y: mul(neg(t), mul(sign(div(x, y)), floor(abs_(div(x, y))))),
-    accepted=_numeric,
+    accepted=_real_numeric,
 )
 
 
@@ -455,8 +485,19 @@ def _minmax_jvp(select_x):
     return rule_x, rule_y
 
 
+def _balanced_weight(x, y, ans):
+    # 1 where x alone is the answer, 1/2 where both are (a tie), else 0 (JAX's balanced_eq; the
+    # rule for complex operands, which have no order of their own to compare by).
+    dtype = aval_of(x).dtype
+    x_is = convert(eq_p.bind(x, ans), dtype)
+    y_is = convert(eq_p.bind(y, ans), dtype)
+    return mul(x_is, sub(1, mul(y_is, 0.5)))
+
+
 def _max_weight(x, y):
     dtype = aval_of(x).dtype
+    if dtype.kind == "c":
+        return _balanced_weight(x, y, max_p.bind(x, y))
     gt = convert(gt_p.bind(x, y), dtype)
     eq = convert(eq_p.bind(x, y), dtype)
     return add(gt, mul(eq, 0.5))
@@ -464,6 +505,8 @@ def _max_weight(x, y):
 
 def _min_weight(x, y):
     dtype = aval_of(x).dtype
+    if dtype.kind == "c":
+        return _balanced_weight(x, y, min_p.bind(x, y))
     lt = convert(lt_p.bind(x, y), dtype)
     eq = convert(eq_p.bind(x, y), dtype)
     return add(lt, mul(eq, 0.5))
@@ -516,10 +559,10 @@ shift_right_logical_p = naryop(
 
 eq_p = naryop("eq", np.equal, result_dtype=np.bool_, differentiable=False)
 ne_p = naryop("ne", np.not_equal, result_dtype=np.bool_, differentiable=False)
-lt_p = naryop("lt", np.less, result_dtype=np.bool_, differentiable=False)
-le_p = naryop("le", np.less_equal, result_dtype=np.bool_, differentiable=False)
-gt_p = naryop("gt", np.greater, result_dtype=np.bool_, differentiable=False)
-ge_p = naryop("ge", np.greater_equal, result_dtype=np.bool_, differentiable=False)
+lt_p = naryop("lt", np.less, accepted=_ordered, result_dtype=np.bool_, differentiable=False)
+le_p = naryop("le", np.less_equal, accepted=_ordered, result_dtype=np.bool_, differentiable=False)
+gt_p = naryop("gt", np.greater, accepted=_ordered, result_dtype=np.bool_, differentiable=False)
+ge_p = naryop("ge", np.greater_equal, accepted=_ordered, result_dtype=np.bool_, differentiable=False)
 
 # ----------------------------------------------------------------------------------------------
 # select_n and clamp
@@ -611,7 +654,10 @@ select_n_p.def_batch(_select_n_batch)
 
 
 def _convert_impl(x, *, new_dtype, weak_type=False):
-    return np.asarray(x).astype(new_dtype)
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
+        x = x.real  # complex -> real keeps the real part (as XLA does), without a ComplexWarning
+    return x.astype(new_dtype)
 
 
 def _convert_abstract_eval(x, *, new_dtype, weak_type=False):

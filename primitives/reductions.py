@@ -93,6 +93,8 @@ def _minmax_jvp(primitive):
 
 def _max_identity(dtype):
     dtype = np.dtype(dtype)
+    if dtype.kind == "c":  # the least value of the lexicographic order
+        return complex(-np.inf, -np.inf)
     if dtype.kind == "f" or _dt.is_float(dtype):
         return -np.inf
     if dtype == np.bool_:
@@ -102,6 +104,8 @@ def _max_identity(dtype):
 
 def _min_identity(dtype):
     dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return complex(np.inf, np.inf)
     if dtype.kind == "f" or _dt.is_float(dtype):
         return np.inf
     if dtype == np.bool_:

@@ -286,6 +286,20 @@ def test_donation():
     assert "tf.aliasing_output" in f.lower(np.ones(3), np.ones(3)).as_text()
 
 
+@pytest.mark.parametrize(
+    "copy", [fnp.copy, lambda x: x.copy(), fnp.array, lambda x: fnp.asarray(x, copy=True)]
+)
+def test_donating_a_copy_leaves_the_original_alive(copy):
+    f = jit(lambda x: x * 2.0, donate_argnums=0)
+    a = jit(lambda v: v + 1.0)(np.ones(3))  # device-backed
+    c = copy(a)
+    assert c is not a
+    close(f(c), [4.0, 4.0, 4.0])
+    close(a * 1.0, [2.0, 2.0, 2.0])  # the original was not donated
+    with pytest.raises(ValueError, match="needs a copy"):
+        fnp.asarray(a, dtype=np.float32, copy=False)
+
+
 def test_donation_by_name_and_by_keyword():
     g = jit(lambda x, y: x * y, donate_argnames="y")
     y = jit(lambda v: v + 1.0)(np.ones(3))

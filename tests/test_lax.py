@@ -277,9 +277,12 @@ def test_more_wrappers():
     assert lax.broadcast_shapes((2, 1), (3,)) == (2, 3)
     assert lax.broadcast_to_rank(np.ones(3), 2).shape == (1, 3)
     assert [p.shape for p in lax.split(np.ones((2, 5)), (1, 4), axis=1)] == [(2, 1), (2, 4)]
-    np.testing.assert_array_equal(np.asarray(lax.real(x)), x)
-    np.testing.assert_array_equal(np.asarray(lax.imag(x)), 0.0)
-    np.testing.assert_array_equal(np.asarray(lax.conj(x)), x)
+    z = x + 2j * x  # lax.real/imag take complex operands only, as jax.lax's do
+    np.testing.assert_array_equal(np.asarray(lax.real(z)), x)
+    np.testing.assert_array_equal(np.asarray(lax.imag(z)), 2 * x)
+    with pytest.raises(TypeError, match="complex"):
+        lax.real(x)
+    np.testing.assert_array_equal(np.asarray(lax.conj(x)), x)  # complex128, as jax.lax.conj gives
     dn = lax.ScatterDimensionNumbers((), (0,), (0,))
     out = lax.scatter_apply(x, np.array([[2]]), lambda v: -v, dn)
     np.testing.assert_array_equal(np.asarray(out), [0.5, 1.0, -2.5])

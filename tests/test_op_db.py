@@ -4,14 +4,21 @@
   and size-0 included where the op allows them) and dtypes; abstract evaluation (via
   ``make_jaxpr``) gives the impl's shape and dtype, and the op really binds its primitive;
 - first and second derivatives, forward (jvp) and reverse (vjp), against central finite
-  differences in float64 (``funcgrad.testing.check_grads``); non-differentiable ops give zero tangents;
+  differences in float64, and in complex128 for the entries listing complex dtypes
+  (``funcgrad.testing.check_grads``, JAX's complex convention); non-differentiable ops give zero
+  tangents;
 - vmap against a Python loop for every ``in_axes`` (each operand unbatched, batched at axis 0 or at
-  its last axis);
+  its last axis), in the entry's first dtype and its first complex one;
 - the dot-product test ``<ct, L t> == <L^T ct, t>`` of every transpose rule, on the jaxpr of the op
   (``backward_pass`` calls the transpose rules directly), and each rule's handling of a symbolic
-  zero cotangent;
+  zero cotangent; for complex values ``<a, b> = Re(sum(a * b))``, unconjugated (NOTE: [complex
+  cotangents] in primitives/complex.py);
 - every jaxpr made by ``make_jaxpr`` of the op, of its ``grad``, ``grad`` of ``grad``, ``jvp`` and
   ``vmap`` passes ``funcgrad.kernel.ir.typecheck_jaxpr``.
+
+Collectives (entries with a ``named_axis``) run under ``vmap(op, axis_name=...)`` over the
+instances stacked in each argument's leading dimension (``_instances``); their jaxprs are traced
+per instance with the axis bound (``_jaxpr``), and their transposes are evaluated under that vmap.
 
 Budget: the whole file runs in well under 90 s on 2 cores with ``CI=1`` (the hypothesis ``ci``
 profile in tests/conftest.py); derivative and vmap checks use the fixed samples of
@@ -27,9 +34,9 @@ from hypothesis import strategies as st
 
 import funcgrad
 import primitives
-from funcgrad.kernel import core, ir
+from funcgrad.kernel import batching, core, ir
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.ad import UndefinedPrimal, Zero, backward_pass
+from funcgrad.kernel.ad import UndefinedPrimal, Zero, backward_pass, instantiate
 from funcgrad.testing import check_grads
 from primitives import elementwise as ew
 from primitives import reductions as red
@@ -38,7 +45,25 @@ from tests._checks import assert_close, typecheck
 
 OPS = op_db.OPS
 F64 = np.dtype(np.float64)
+SINGLE = (np.dtype(np.float32), np.dtype(np.complex64))
 LANES = 3
+
+
+def _derivative_dtypes(entry):
+    return [d for d in op_db.DERIVATIVE_DTYPES if d in entry.dtypes]
+
+
+def _random_like(rng, aval):
+    """Standard normal values of ``aval``'s shape and dtype (both parts random for complex)."""
+    v = rng.standard_normal(aval.shape)
+    if np.dtype(aval.dtype).kind == "c":
+        v = v + 1j * rng.standard_normal(aval.shape)
+    return np.asarray(v).astype(aval.dtype)
+
+
+def _pairing(a, b) -> float:
+    """``Re(sum(a * b))``: the pairing transposes are defined by (NOTE: [complex cotangents])."""
+    return float(np.real(np.sum(np.asarray(a) * np.asarray(b))))
 
 
 def _ids(entries):
@@ -85,6 +110,34 @@ def _scalarized(f, weights):
     return g
 
 
+def _instances(entry, f):
+    """``f`` as the checks call it: a collective runs under the vmap that binds its axis."""
+    if entry.named_axis is None:
+        return f
+    return funcgrad.vmap(f, axis_name=entry.named_axis)
+
+
+def _axis_env(entry, args):
+    """The named axis of a collective's entry, sized by the instances in ``args``."""
+    return [(entry.named_axis, np.shape(args[0])[0])] if entry.named_axis else []
+
+
+def _jaxpr(entry, f, args):
+    """The jaxpr of ``f`` at ``args`` (for a collective: of one instance, with the axis bound)."""
+    if entry.named_axis is None:
+        return funcgrad.make_jaxpr(f)(*args)
+    return funcgrad.make_jaxpr(f, axis_env=_axis_env(entry, args))(*[np.asarray(a)[0] for a in args])
+
+
+def _transpose_cotangents(entry, closed, avals, ct):
+    """``backward_pass`` of ``closed`` for the cotangents ``ct`` (under the collective's vmap)."""
+    undefined = [UndefinedPrimal(a) for a in avals]
+    if entry.named_axis is None:
+        return backward_pass(closed.jaxpr, closed.consts, undefined, ct)
+    back = lambda *c: [instantiate(x) for x in backward_pass(closed.jaxpr, closed.consts, undefined, c)]  # noqa: E731
+    return _instances(entry, back)(*ct)
+
+
 def _primitives_in(closed):
     found = set()
 
@@ -116,7 +169,7 @@ def test_every_primitive_has_an_op_db_entry():
 
 
 def test_every_transpose_rule_is_dot_product_tested():
-    tested = {e.primitive for e in OPS if e.linear_argnums and F64 in e.dtypes}
+    tested = {e.primitive for e in OPS if e.linear_argnums and _derivative_dtypes(e)}
     untested = [
         p.name
         for p in primitives.all_primitives()
@@ -136,38 +189,44 @@ def test_impl_matches_reference_and_abstract_eval(entry, data):
     shape = data.draw(entry.shapes, label="shape")
     seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
     sample = entry.sampler(shape, dtype, np.random.default_rng(seed))
-    outs = [np.asarray(o) for o in _outputs(_call(entry, sample))]
+    outs = [
+        np.asarray(o) for o in _outputs(_instances(entry, lambda *a: _call(entry, sample, a))(*sample.args))
+    ]
     expected = [
         np.asarray(e) for e in _outputs(entry.ref(*[np.asarray(a) for a in sample.args], **sample.params))
     ]
     rtol, atol = (
-        (entry.rtol, entry.atol) if dtype != np.float32 else (max(entry.rtol, 2e-5), max(entry.atol, 1e-6))
+        (entry.rtol, entry.atol) if dtype not in SINGLE else (max(entry.rtol, 2e-5), max(entry.atol, 1e-6))
     )
     assert len(outs) == len(expected)
     for o, e in zip(outs, expected):
         assert o.shape == e.shape, f"{entry.name}: impl shape {o.shape}, reference shape {e.shape}"
         np.testing.assert_allclose(o, e.astype(o.dtype) if e.dtype != o.dtype else e, rtol=rtol, atol=atol)
-    closed = funcgrad.make_jaxpr(lambda *a: _call(entry, sample, a))(*sample.args)
-    typecheck(closed)
+    closed = _jaxpr(entry, lambda *a: _call(entry, sample, a), sample.args)
+    with batching.extend_axis_env(_axis_env(entry, sample.args)):
+        typecheck(closed)
     assert entry.primitive in _primitives_in(closed), f"{entry.name} does not bind {entry.primitive}"
     for o, aval in zip(outs, closed.out_avals):
-        assert (o.shape, o.dtype) == (aval.shape, aval.dtype), (entry.name, o.shape, o.dtype, aval)
+        shape = o.shape[1:] if entry.named_axis else o.shape
+        assert (shape, o.dtype) == (aval.shape, aval.dtype), (entry.name, o.shape, o.dtype, aval)
 
 
 # ----------------------------------------------------------------------------------------------
 # Derivatives
 
 
-DIFFERENTIABLE = [e for e in OPS if e.differentiable and F64 in e.dtypes]
-FINITE_DIFFERENCES = [e for e in DIFFERENTIABLE if e.check_fd]
+DIFFERENTIABLE = [e for e in OPS if e.differentiable and _derivative_dtypes(e)]
+FINITE_DIFFERENCES = [(e, d) for e in DIFFERENTIABLE if e.check_fd for d in _derivative_dtypes(e)]
 
 
-@pytest.mark.parametrize("entry", FINITE_DIFFERENCES, ids=_ids(FINITE_DIFFERENCES))
-def test_derivatives_match_finite_differences(entry):
+@pytest.mark.parametrize(
+    "entry, dtype", FINITE_DIFFERENCES, ids=[f"{e.name}-{d.name}" for e, d in FINITE_DIFFERENCES]
+)
+def test_derivatives_match_finite_differences(entry, dtype):
     rng = np.random.default_rng(0)
-    for sample in op_db.sample_inputs(entry, F64, rng):
+    for sample in op_db.sample_inputs(entry, dtype, rng):
         argnums = _diff_argnums(entry, sample)
-        f = _restricted(entry, sample, argnums)
+        f = _instances(entry, _restricted(entry, sample, argnums))
         args = [sample.args[i] for i in argnums]
         if not all(np.all(np.isfinite(o)) for o in _outputs(f(*args))):
             continue  # finite differences of inf (an empty max) are nan: nothing to compare
@@ -191,7 +250,7 @@ def test_not_differentiable_ops_have_zero_tangents(entry):
         pytest.skip("no inexact operand")
     args = tuple(sample.args[i] for i in argnums)
     _, tangents = funcgrad.jvp(
-        _restricted(entry, sample, argnums), args, tuple(np.ones_like(a) for a in args)
+        _instances(entry, _restricted(entry, sample, argnums)), args, tuple(np.ones_like(a) for a in args)
     )
     for t in _outputs(tangents):
         t = np.asarray(t)
@@ -225,15 +284,22 @@ def _lanes(entry, shape, dtype):
     return lanes
 
 
-@pytest.mark.parametrize("entry", BATCHABLE, ids=_ids(BATCHABLE))
-def test_vmap_matches_loop_for_every_in_axes(entry):
-    dtype = entry.dtypes[0]
-    tol = 1e-10 if dtype != np.float32 else 1e-5
+def _vmap_dtypes(entry):
+    complex_dtypes = [d for d in entry.dtypes if d.kind == "c"]
+    first = entry.dtypes[0]
+    return [first] + ([complex_dtypes[0]] if complex_dtypes and first.kind != "c" else [])
+
+
+BATCHED = [(e, d) for e in BATCHABLE for d in _vmap_dtypes(e)]
+
+
+@pytest.mark.parametrize("entry, dtype", BATCHED, ids=[f"{e.name}-{d.name}" for e, d in BATCHED])
+def test_vmap_matches_loop_for_every_in_axes(entry, dtype):
+    tol = 1e-10 if dtype not in SINGLE else 1e-5
     for shape in entry.sample_shapes:
         lanes = _lanes(entry, shape, dtype)
 
-        def f(*args, params=lanes[0].params):
-            return entry.op(*args, **params)
+        f = _instances(entry, lambda *args, params=lanes[0].params: entry.op(*args, **params))
 
         for n, axes in enumerate(op_db.in_axes_combinations(lanes[0])):
             batched = [
@@ -259,30 +325,36 @@ def test_vmap_matches_loop_for_every_in_axes(entry):
 # Transpose rules
 
 
-TRANSPOSABLE = [(e, group) for e in OPS if F64 in e.dtypes for group in e.linear_argnums]
+TRANSPOSABLE = [(e, group, d) for e in OPS for d in _derivative_dtypes(e) for group in e.linear_argnums]
 
 
-@pytest.mark.parametrize("entry, group", TRANSPOSABLE, ids=[f"{e.name}-{g}" for e, g in TRANSPOSABLE])
-def test_transpose_rule_dot_product(entry, group):
+@pytest.mark.parametrize(
+    "entry, group, dtype", TRANSPOSABLE, ids=[f"{e.name}-{g}-{d.name}" for e, g, d in TRANSPOSABLE]
+)
+def test_transpose_rule_dot_product(entry, group, dtype):
     rng = np.random.default_rng(0)
-    for sample in op_db.sample_inputs(entry, F64, rng):
+    for sample in op_db.sample_inputs(entry, dtype, rng):
         f = _restricted(entry, sample, group)
-        closed = funcgrad.make_jaxpr(f)(*[sample.args[i] for i in group])
+        closed = _jaxpr(entry, f, [sample.args[i] for i in group])
         assert entry.primitive in _primitives_in(closed)
         avals = [v.aval for v in closed.jaxpr.invars]
-        t = [rng.standard_normal(a.shape).astype(a.dtype) for a in avals]
+        # A collective's jaxpr is one instance's: its values are stacked over the instances.
+        lead = (np.shape(sample.args[group[0]])[0],) if entry.named_axis else ()
+        t = [_random_like(rng, ir.ShapedArray((*lead, *a.shape), a.dtype)) for a in avals]
+        run = _instances(entry, lambda *xs, c=closed: core.eval_jaxpr(c.jaxpr, c.consts, *xs))
         # The linear part L t = f(t) - f(0): an op can be affine (gather's fill value).
-        y = core.eval_jaxpr(closed.jaxpr, closed.consts, *t)
-        y0 = core.eval_jaxpr(closed.jaxpr, closed.consts, *[np.zeros(a.shape, a.dtype) for a in avals])
-        lin = [np.asarray(a, np.float64) - np.asarray(b, np.float64) for a, b in zip(y, y0)]
-        ct = [rng.standard_normal(np.shape(o)).astype(core.get_aval(o).dtype) for o in y]
-        cts = backward_pass(closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in avals], ct)
-        lhs = sum(float(np.vdot(c, o)) for c, o in zip(ct, lin))
-        rhs = sum(0.0 if type(c) is Zero else float(np.vdot(np.asarray(c), ti)) for c, ti in zip(cts, t))
-        single = any(a.dtype == np.float32 for a in [*avals, *map(core.get_aval, y)])
+        y = run(*t)
+        y0 = run(*[np.zeros(x.shape, x.dtype) for x in t])
+        lin = [np.asarray(a, np.complex128) - np.asarray(b, np.complex128) for a, b in zip(y, y0)]
+        ct = [_random_like(rng, core.get_aval(o)) for o in y]
+        cts = _transpose_cotangents(entry, closed, avals, ct)
+        lhs = sum(_pairing(c, o) for c, o in zip(ct, lin))
+        rhs = sum(0.0 if type(c) is Zero else _pairing(c, ti) for c, ti in zip(cts, t))
+        single = any(a.dtype in SINGLE for a in [*avals, *map(core.get_aval, y)])
         tol = 1e-5 if single else 1e-10
         np.testing.assert_allclose(lhs, rhs, rtol=tol, atol=tol, err_msg=f"{entry.name} group {group}")
-        _check_zero_cotangent(entry.primitive, closed)
+        with batching.extend_axis_env(_axis_env(entry, [sample.args[i] for i in group])):
+            _check_zero_cotangent(entry.primitive, closed)
 
 
 def _check_zero_cotangent(primitive, closed):
@@ -318,18 +390,21 @@ def _check_zero_cotangent(primitive, closed):
 # Derived jaxprs type-check
 
 
-@pytest.mark.parametrize("entry", DIFFERENTIABLE, ids=_ids(DIFFERENTIABLE))
-def test_derived_jaxprs_typecheck(entry):
+TYPECHECKED = [(e, d) for e in DIFFERENTIABLE for d in _derivative_dtypes(e)]
+
+
+@pytest.mark.parametrize("entry, dtype", TYPECHECKED, ids=[f"{e.name}-{d.name}" for e, d in TYPECHECKED])
+def test_derived_jaxprs_typecheck(entry, dtype):
     rng = np.random.default_rng(1)
-    sample = op_db.sample_inputs(entry, F64, rng)[0]
+    sample = op_db.sample_inputs(entry, dtype, rng)[0]
     argnums = _diff_argnums(entry, sample)
-    f = _restricted(entry, sample, argnums)
+    f = _instances(entry, _restricted(entry, sample, argnums))
     args = [sample.args[i] for i in argnums]
-    weights = [rng.standard_normal(np.shape(o)) for o in _outputs(f(*args))]
+    weights = [_random_like(rng, core.get_aval(o)) for o in _outputs(f(*args))]
     loss = _scalarized(f, weights)
     pos = tuple(range(len(args)))
     grad = funcgrad.grad(loss, argnums=pos)
-    v = [rng.standard_normal(np.shape(a)) for a in args]
+    v = [_random_like(rng, core.get_aval(a)) for a in args]
     second = funcgrad.grad(_scalarized(grad, v), argnums=pos)  # traced only where entry.order >= 2
     jvp = lambda *a: funcgrad.jvp(f, tuple(a), tuple(v))  # noqa: E731
     for g in (f, grad, second, jvp) if entry.order >= 2 else (f, grad, jvp):

@@ -11,6 +11,7 @@ import funcgrad.random as fr
 jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
 jax.config.update("jax_enable_x64", True)
 jr = jax.random
+jnp = jax.numpy
 
 
 @pytest.mark.parametrize("seed", [0, 1, 42, 2**31 + 5, 2**40 + 3])
@@ -64,3 +65,168 @@ def test_bad_key_errors():
         fr.normal(np.array([0, 1]), (2,))
     with pytest.raises(TypeError, match="shape \\(2,\\)"):
         fr.normal(fr.split(fr.PRNGKey(0), 3), (2,))
+
+
+# ----------------------------------------------------------------------------------------------
+# Every sampler against jax.random with the same key (JAX's algorithms, step by step)
+
+K = 11
+P = np.array([0.1, 0.2, 0.3, 0.4])
+LOGITS = np.log(np.array([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]]))
+SAMPLERS = [
+    # name, call(module, key), exact
+    (
+        "uniform_array_bounds",
+        lambda m, k: m.uniform(k, (3,), minval=np.array([0.0, 1.0, 2.0]), maxval=3.0),
+        True,
+    ),
+    ("randint_int8", lambda m, k: m.randint(k, (5,), -5, 100, np.int8), True),
+    ("randint_array_bounds", lambda m, k: m.randint(k, (3,), np.array([0, 5, 10]), 20), True),
+    ("truncated_normal", lambda m, k: m.truncated_normal(k, -1.0, np.array([1.0, 2.0])), False),
+    ("bernoulli_high", lambda m, k: m.bernoulli(k, 0.3, (6,), mode="high"), True),
+    ("gumbel_high", lambda m, k: m.gumbel(k, (4,), mode="high"), False),
+    ("categorical", lambda m, k: m.categorical(k, LOGITS), True),
+    ("categorical_broadcast_shape", lambda m, k: m.categorical(k, LOGITS, shape=(4, 2)), True),
+    ("categorical_no_replace", lambda m, k: m.categorical(k, LOGITS, shape=(2, 2), replace=False), True),
+    ("gamma", lambda m, k: m.gamma(k, np.array([0.5, 2.0, 5.0])), False),
+    ("gamma_shape", lambda m, k: m.gamma(k, 0.3, (2, 3)), False),
+    ("loggamma", lambda m, k: m.loggamma(k, 0.1, (3,)), False),
+    ("beta", lambda m, k: m.beta(k, 2.0, np.array([3.0, 0.5]), (2, 2)), False),
+    ("dirichlet", lambda m, k: m.dirichlet(k, np.array([1.0, 2.0, 3.0]), (2,)), False),
+    ("chisquare", lambda m, k: m.chisquare(k, 3.0, (3,)), False),
+    ("f", lambda m, k: m.f(k, 3.0, 5.0, (3,)), False),
+    ("t", lambda m, k: m.t(k, 3.0, (3,)), False),
+    ("cauchy", lambda m, k: m.cauchy(k, (3,)), False),
+    ("laplace", lambda m, k: m.laplace(k, (3,)), False),
+    ("logistic", lambda m, k: m.logistic(k, (3,)), False),
+    ("pareto", lambda m, k: m.pareto(k, 2.0, (3,)), False),
+    ("lognormal", lambda m, k: m.lognormal(k, 0.5, (3,)), False),
+    ("maxwell", lambda m, k: m.maxwell(k, (3,)), False),
+    ("double_sided_maxwell", lambda m, k: m.double_sided_maxwell(k, 0.5, 2.0, (3,)), False),
+    ("weibull_min", lambda m, k: m.weibull_min(k, 1.0, 1.5, (3,)), False),
+    ("rayleigh", lambda m, k: m.rayleigh(k, 2.0, (3,)), False),
+    ("wald", lambda m, k: m.wald(k, 1.5, (3,)), False),
+    ("triangular", lambda m, k: m.triangular(k, 0.0, 0.3, 1.0, (3,)), False),
+    ("generalized_normal", lambda m, k: m.generalized_normal(k, 1.5, (3,)), False),
+    ("ball", lambda m, k: m.ball(k, 3, shape=(2,)), False),
+    ("permutation_int", lambda m, k: m.permutation(k, 10), True),
+    ("permutation_axis", lambda m, k: m.permutation(k, np.arange(12).reshape(3, 4), axis=1), True),
+    ("permutation_independent", lambda m, k: m.permutation(k, np.arange(12).reshape(3, 4), 1, True), True),
+    ("choice", lambda m, k: m.choice(k, 10, (4,)), True),
+    (
+        "choice_no_replace",
+        lambda m, k: m.choice(k, np.arange(20.0).reshape(10, 2), (4,), replace=False),
+        True,
+    ),
+    ("choice_p", lambda m, k: m.choice(k, 4, (5,), p=P), True),
+    ("choice_p_no_replace", lambda m, k: m.choice(k, 4, (3,), replace=False, p=P), True),
+    ("rademacher", lambda m, k: m.rademacher(k, (6,)), True),
+    ("geometric", lambda m, k: m.geometric(k, 0.3, (6,)), True),
+    ("poisson", lambda m, k: m.poisson(k, np.array([0.5, 3.0, 12.0, 50.0])), True),
+    ("binomial", lambda m, k: m.binomial(k, np.array([5.0, 30.0, 100.0]), np.array([0.3, 0.5, 0.8])), True),
+    ("multinomial", lambda m, k: m.multinomial(k, 10.0, np.array([0.2, 0.3, 0.5])), True),
+]
+
+
+@pytest.mark.parametrize("name, call, exact", SAMPLERS, ids=[s[0] for s in SAMPLERS])
+def test_sampler_matches_jax(name, call, exact):
+    ours, theirs = np.asarray(call(fr, fr.PRNGKey(K))), np.asarray(call(jr, jr.PRNGKey(K)))
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
+    if exact:
+        np.testing.assert_array_equal(ours, theirs)
+    else:
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, call, exact", SAMPLERS[:12:3], ids=[s[0] for s in SAMPLERS[:12:3]])
+def test_sampler_jit_and_vmap_over_keys(name, call, exact):
+    keys = fr.split(fr.PRNGKey(3), 3)
+    eager = np.stack([np.asarray(call(fr, keys[i])) for i in range(3)])
+    np.testing.assert_allclose(np.asarray(funcgrad.vmap(lambda k: call(fr, k))(keys)), eager, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(funcgrad.jit(lambda k: call(fr, k))(keys[0])), eager[0], rtol=1e-12)
+
+
+def test_gumbel_highest_float32_matches_jax_to_an_ulp():
+    ours = np.asarray(fr.gumbel(fr.PRNGKey(K), (64,), np.float32, mode="highest"))
+    theirs = np.asarray(jr.gumbel(jr.PRNGKey(K), (64,), np.float32, mode="highest"))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def test_distributions_have_the_right_laws():
+    import scipy.stats as sst
+
+    k = fr.PRNGKey(0)
+    n = 4000
+    checks = [
+        (fr.gamma(k, 2.5, (n,)), sst.gamma(2.5).cdf),
+        (fr.beta(k, 2.0, 3.0, (n,)), sst.beta(2.0, 3.0).cdf),
+        (fr.t(k, 4.0, (n,)), sst.t(4.0).cdf),
+        (fr.chisquare(k, 3.0, (n,)), sst.chi2(3.0).cdf),
+        (fr.laplace(k, (n,)), sst.laplace().cdf),
+        (fr.wald(k, 1.5, (n,)), sst.invgauss(1.5).cdf),
+        (fr.weibull_min(k, 1.0, 1.5, (n,)), sst.weibull_min(1.5).cdf),
+        (fr.triangular(k, 0.0, 0.3, 1.0, (n,)), sst.triang(0.3).cdf),
+    ]
+    for samples, cdf in checks:
+        assert sst.kstest(np.asarray(samples), cdf).pvalue > 1e-3
+    counts = np.asarray(fr.poisson(k, 4.0, (n,)))
+    assert abs(counts.mean() - 4.0) < 0.2 and abs(counts.var() - 4.0) < 0.5
+
+
+def test_gamma_family_reparameterised_gradients():
+    key = fr.PRNGKey(1)
+    # d sample / d alpha at a fixed CDF value: -(dF/dalpha) / (dF/dx) at the sample (implicit
+    # differentiation of x = F^-1(u; alpha), with F = scipy's regularized incomplete gamma).
+    import scipy.special as ss
+
+    for alpha in (0.4, 1.0, 3.5):
+        x = float(fr.gamma(key, alpha))
+        g = float(funcgrad.grad(lambda a: fr.gamma(key, a))(alpha))
+        h = 1e-6
+        dF_da = (ss.gammainc(alpha + h, x) - ss.gammainc(alpha - h, x)) / (2 * h)
+        dF_dx = np.exp((alpha - 1) * np.log(x) - x - ss.gammaln(alpha))
+        assert g == pytest.approx(-dF_da / dF_dx, rel=1e-5)
+    jg = jax.grad(lambda a: jr.gamma(jr.PRNGKey(1), a))(2.0)
+    assert float(funcgrad.grad(lambda a: fr.gamma(key, a))(2.0)) == pytest.approx(float(jg), rel=1e-10)
+    jl = jax.grad(lambda a: jr.loggamma(jr.PRNGKey(1), a))(0.3)
+    assert float(funcgrad.grad(lambda a: fr.loggamma(key, a))(0.3)) == pytest.approx(float(jl), rel=1e-8)
+    gb = funcgrad.grad(lambda a, b: fr.beta(key, a, b), argnums=(0, 1))(2.0, 3.0)
+    jb = jax.grad(lambda a, b: jr.beta(jr.PRNGKey(1), a, b), argnums=(0, 1))(2.0, 3.0)
+    np.testing.assert_allclose(np.asarray(gb), np.asarray(jb), rtol=1e-8)
+    alpha = np.array([1.0, 2.0, 3.0])
+    gd = funcgrad.grad(lambda a: fr.dirichlet(key, a)[0])(alpha)
+    jd = jax.grad(lambda a: jr.dirichlet(jr.PRNGKey(1), a)[0])(alpha)
+    np.testing.assert_allclose(np.asarray(gd), np.asarray(jd), rtol=1e-8)
+
+
+def test_linalg_based_samplers():
+    linalg = funcgrad.numpy.linalg
+    if not all(hasattr(linalg, n) for n in ("cholesky", "qr", "eigh", "svd")):
+        pytest.skip("multivariate_normal/orthogonal need numpy.linalg.cholesky/qr/eigh/svd (issue 12)")
+    cov = np.array([[2.0, 0.3], [0.3, 1.0]])
+    for method in ("cholesky", "eigh", "svd"):
+        ours = fr.multivariate_normal(fr.PRNGKey(K), np.zeros(2), cov, (3,), method=method)
+        theirs = jr.multivariate_normal(jr.PRNGKey(K), jnp.zeros(2), cov, (3,), method=method)
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-8)
+    q = fr.orthogonal(fr.PRNGKey(K), 4, m=3)
+    np.testing.assert_allclose(
+        np.asarray(q), np.asarray(jr.orthogonal(jr.PRNGKey(K), 4, m=3)), rtol=1e-8, atol=1e-12
+    )
+
+
+def test_key_utilities_and_errors():
+    k = fr.PRNGKey(5)
+    assert fr.key_impl(k) == "threefry2x32" and fr.key_dtype() == np.uint32
+    np.testing.assert_array_equal(np.asarray(fr.wrap_key_data(fr.key_data(k))), np.asarray(k))
+    np.testing.assert_array_equal(np.asarray(fr.clone(k)), np.asarray(k))
+    np.testing.assert_array_equal(np.asarray(fr.key(5)), np.asarray(jr.key_data(jr.key(5))))
+    with pytest.raises(ValueError, match="threefry2x32"):
+        fr.PRNGKey(0, impl="rbg")
+    with pytest.raises(ValueError, match="parameter shapes"):
+        fr.gamma(k, np.ones(3), (2,))
+    with pytest.raises(ValueError, match="replace=False"):
+        fr.choice(k, 3, (5,), replace=False)
+    with pytest.raises(funcgrad.dtypes.TypePromotionError, match="safely cast"):
+        fr.beta(k, np.ones(2), np.ones(2), dtype=np.float32)
+    with pytest.raises(ValueError, match="floating"):
+        fr.gamma(k, 1.0, dtype=np.int32)

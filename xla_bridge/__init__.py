@@ -15,6 +15,9 @@ resolve lazily (module ``__getattr__``) from their submodules on first access:
 - ``dispatch``: one route for a jitted call -- compiled-program cache, argument and output
   buffers, the C++ and Python fast paths, the compiled ``jit`` primitive impl (see NOTE:
   [dispatch registration])
+- ``meshes`` (text), ``sharded`` (jaxlib shardings, sharded puts/reads, SPMD executables),
+  ``spmd_route`` (which calls need several devices) and ``spmd`` (their route);
+  ``distributed``: several processes
 
 To export a new name, add it to ``_LAZY`` (name -> submodule) and ``__all__``. Example:
 
@@ -57,7 +60,21 @@ _LAZY = {
     "get_cache_dir": "compile_cache",
 }
 
-_SUBMODULES = ("runtime", "dtypes", "compile_cache", "plugins", "lapack", "emitter", "lowering", "dispatch")
+_SUBMODULES = (
+    "runtime",
+    "dtypes",
+    "compile_cache",
+    "plugins",
+    "lapack",
+    "emitter",
+    "lowering",
+    "dispatch",
+    "meshes",
+    "sharded",
+    "spmd",
+    "spmd_route",
+    "distributed",
+)
 
 # Kept equal to _LAZY + _SUBMODULES (tests/test_xla_runtime.py checks it).
 __all__ = [
@@ -76,6 +93,7 @@ __all__ = [
     "device_put",
     "devices",
     "dispatch",
+    "distributed",
     "dtype_from_mlir",
     "dtypes",
     "emitter",
@@ -84,12 +102,16 @@ __all__ = [
     "hlo_text",
     "lapack",
     "lowering",
+    "meshes",
     "mlir_element_type",
     "mlir_tensor_type",
     "plugins",
     "resolve_device",
     "runtime",
     "set_cache_dir",
+    "sharded",
+    "spmd",
+    "spmd_route",
     "to_numpy",
 ]
 

@@ -90,6 +90,7 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.tree_util import registry as _registry
 from primitives.call import jit_p
 from xla_bridge.lowering import lower_jaxpr, xla_dtype
+from xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
 
 __all__ = [
     "Compiled",
@@ -104,9 +105,11 @@ __all__ = [
     "jit_call",
     "make_native_dispatcher",
     "native_dispatch_available",
+    "needs_spmd",
     "put_scalar",
     "run",
     "runtime",
+    "spmd",
     "to_buffer",
 ]
 
@@ -266,8 +269,10 @@ def to_buffer(x, aval, device, name="argument"):
         if b is not None and not b.is_deleted():
             if (tuple(b.aval.shape), b.aval.dtype) != (aval.shape, xla_dtype(aval.dtype)):
                 _mismatch(x, aval, name)
-            if b._sharding._fg_device is not device:
-                b = rt.device_put(b, device)
+            here = getattr(b._sharding, "_fg_device", None)
+            if here is not device:
+                # Another device: a copy; several devices: the value, assembled on the host.
+                b = rt.device_put(b if here is not None else x._numpy(), device)
             return b
         if x._value is None:
             raise rt.deleted_buffer_error(b, f"jit call: {name}: ")
@@ -342,8 +347,10 @@ def run(c: Compiled, args, donated_invars=None, names=None) -> list:
     return from_buffers(outs, c.out_weak)
 
 
-def jit_call(*args, jaxpr, name, donated_invars, device=None):
-    """The eager impl of ``jit_p``: run ``jaxpr`` compiled by XLA (registered at import).
+def jit_call(*args, jaxpr, name, donated_invars, device=None, in_shardings=None, out_shardings=None):
+    """The eager impl of ``jit_p``: run ``jaxpr`` compiled by XLA (registered at import); on
+    several devices when it has shardings, holds a mesh or gets sharded arguments (NOTE: [SPMD
+    call route]).
 
     >>> import funcgrad
     >>> cj = funcgrad.make_jaxpr(lambda x: x + 1.0)(1.0)
@@ -352,6 +359,8 @@ def jit_call(*args, jaxpr, name, donated_invars, device=None):
     """
     if len(args) != len(jaxpr.in_avals):
         raise TypeError(f"jit call '{name}' expects {len(jaxpr.in_avals)} arguments, got {len(args)}")
+    if needs_spmd(jaxpr, args, in_shardings, out_shardings):
+        return spmd().call(jaxpr, args, name, donated_invars, in_shardings, out_shardings)
     return run(compiled(jaxpr, name, donated_invars, device), args, donated_invars)
 
 
@@ -451,8 +460,12 @@ def make_native_dispatcher(name: str, cache_miss, capacity: int = 4096):
         outs, fast = cache_miss(*args)
         return outs, fast, False
 
-    def fallback(*args):
-        raise TypeError(f"jit({name}): cannot transfer argument {args[0]!r} to the device")
+    def fallback(x, sharding, *layout):
+        # Values for several devices (NOTE: [SPMD call route]); the C++ side moves the others.
+        buf = spmd().shard_arg(x, sharding)
+        if buf is None:
+            raise TypeError(f"jit({name}): cannot transfer argument {x!r} to the device")
+        return buf
 
     key = (name, id(cache_miss))  # any hashable; each dispatcher has its own cache anyway
     cache = jx.PjitFunctionCache(capacity=capacity)
@@ -503,16 +516,23 @@ class _FastPathData(NamedTuple):
 
 class Staged:
     """A staged call: the closed jaxpr, the output tree and the tracers of an enclosing
-    transformation the jaxpr closes over (``hoisted``: passed as leading arguments)."""
+    transformation the jaxpr closes over (``hoisted``: passed as leading arguments).
 
-    __slots__ = ("closed", "out_tree", "hoisted", "single")
+    ``in_shardings``/``out_shardings``: one ``sharded.MeshSharding`` or ``None`` (unspecified)
+    per jaxpr input/output, or ``None`` when the jitted function has none; ``spmd``: whether the
+    program runs on several devices whatever its arguments (shardings, or meshes inside)."""
 
-    def __init__(self, closed, out_tree, hoisted=()):
+    __slots__ = ("closed", "out_tree", "hoisted", "single", "in_shardings", "out_shardings", "spmd")
+
+    def __init__(self, closed, out_tree, hoisted=(), in_shardings=None, out_shardings=None):
         self.closed = closed
         self.out_tree = out_tree
         self.hoisted = tuple(hoisted)
         # A bare leaf output: no unflattening.
         self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        self.spmd = needs_spmd(closed, (), in_shardings, out_shardings)
 
 
 class _KwStatics(NamedTuple):
@@ -699,6 +719,16 @@ class Dispatcher:
         staged, flat, _ = self._stage(self._merge(statics, dyn), kwargs)
         if staged.hoisted:
             raise RuntimeError(f"jit({self._name}): an eager call captured tracers (internal error)")
+        if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
+            sp = spmd()
+            c = sp.prepare(staged.closed, flat, self._name, None, staged.in_shardings, staged.out_shardings)
+            bufs = [o._buffer for o in sp.run(c, flat)]
+            if staged.single:
+                res = bufs[0]
+            else:
+                res = {len(self._native_meta): bufs}
+                self._native_meta.append((staged.out_tree, c.out_weak))
+            return res, sp.fastpath_data(c, res, len(leaves))
         c = compiled(staged.closed, self._name, None, self._device)
         bufs = c.call(
             [to_buffer(x, a, c.device, f"argument {i}") for i, (x, a) in enumerate(zip(flat, c.in_avals))]
@@ -720,7 +750,7 @@ class Dispatcher:
             t = type(x)
             if t is Array:
                 b = _array_buffer(x)
-                if b is None or b._sharding._fg_device is not default_device:
+                if b is None or getattr(b._sharding, "_fg_device", None) is not default_device:
                     return self._call(args, kwargs)  # to_buffer converts (or moves) it
             elif t is _ndarray:
                 b = fast_put(x, False)
@@ -748,6 +778,11 @@ class Dispatcher:
     def _call(self, args, kwargs, fast_key=None, bufs=None):
         staged, flat, donated = self._stage(args, kwargs)
         if type(_state.trace) is _EvalTrace and not staged.hoisted:
+            if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
+                outs = spmd().call(
+                    staged.closed, flat, self._name, donated, staged.in_shardings, staged.out_shardings
+                )
+                return staged.out_tree.unflatten(outs)
             c = compiled(staged.closed, self._name, donated, self._device)
             if fast_key is not None:
                 self._fast[fast_key] = _FastEntry(c, staged)
@@ -758,6 +793,11 @@ class Dispatcher:
         params = dict(jaxpr=staged.closed, name=self._name, donated_invars=donated)
         if self._device is not None:
             params["device"] = self._device
+        if staged.in_shardings is not None or staged.out_shardings is not None:
+            n = len(staged.hoisted)
+            ins = staged.in_shardings or (None,) * len(flat)
+            params["in_shardings"] = (None,) * n + tuple(ins)
+            params["out_shardings"] = staged.out_shardings or (None,) * len(staged.closed.out_avals)
         return staged.out_tree.unflatten(jit_p.bind(*staged.hoisted, *flat, **params))
 
 
@@ -769,4 +809,8 @@ def _hashable(x) -> bool:
     return True
 
 
-kernel.register(jit_impl=jit_call, library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep)
+kernel.register(
+    jit_impl=jit_call,
+    eager_on_devices=eager_on_devices,
+    library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep,
+)

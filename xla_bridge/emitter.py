@@ -310,8 +310,11 @@ class LoweringContext:
 class ModuleBuilder:
     """A module under construction: ``@main`` plus private functions of nested jit calls."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, spmd=None):
         self.name = name
+        # An SPMD program's meshes, manual bodies and channels (``xla_bridge.meshes.SpmdLowering``);
+        # None for a program on one device.
+        self.spmd = spmd
         self.functions: list[list[str]] = []
         self._private: dict[int, tuple[str, ClosedJaxpr]] = {}
         self._symbols: set[str] = {"main"}

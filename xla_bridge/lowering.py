@@ -98,9 +98,18 @@ class LoweredModule:
 
 
 def lower_jaxpr(
-    closed: ClosedJaxpr, name: str = "main", donated_invars: Sequence[bool] | None = None
+    closed: ClosedJaxpr,
+    name: str = "main",
+    donated_invars: Sequence[bool] | None = None,
+    spmd=None,
+    arg_shardings: Sequence | None = None,
+    result_shardings: Sequence | None = None,
 ) -> LoweredModule:
     """Lower a closed jaxpr to a StableHLO module.
+
+    For a program on several devices, ``spmd`` is its ``xla_bridge.meshes.SpmdLowering`` and
+    ``arg_shardings``/``result_shardings`` give, per jaxpr input/output, ``(mesh, spec)`` or
+    ``None`` (results: the partitioner chooses); hoisted constants are replicated.
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> cj = funcgrad.make_jaxpr(lambda x: fnp.sin(x) * 2.0)(np.ones(3, np.float32))
@@ -111,7 +120,7 @@ def lower_jaxpr(
     ...
     """
     jaxpr = closed.jaxpr
-    mb = ModuleBuilder(name)
+    mb = ModuleBuilder(name, spmd)
     fb = FunctionBuilder(mb, embed_all_consts=False)
     hoisted_vals, hoisted_avals, consts = [], [], []
     for v, c in zip(jaxpr.constvars, closed.consts):
@@ -147,12 +156,18 @@ def lower_jaxpr(
             else:
                 claimed.add(match)
                 attrs[k] = f" {{tf.aliasing_output = {match} : i32}}"
+    results = list(out_types)
+    if spmd is not None:
+        attrs, results = _sharding_attrs(spmd, attrs, results, in_avals, n_h, arg_shardings, result_shardings)
     arg_names = [f"%arg{i}" for i in range(len(in_avals))]
     sig = ", ".join(f"{a}: {aval_type(av)}{at}" for a, av, at in zip(arg_names, in_avals, attrs))
     sym = re.sub(r"[^A-Za-z0-9_]", "_", f"jit_{name}")
+    partitions = 1 if spmd is None else spmd.num_partitions
     lines = [
-        f"module @{sym} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{",
-        f"  func.func public @main({sig}) -> ({', '.join(out_types)}) {{",
+        f"module @{sym} attributes {{mhlo.num_partitions = {partitions} : i32, "
+        "mhlo.num_replicas = 1 : i32} {",
+        *([] if spmd is None else spmd.declarations()),
+        f"  func.func public @main({sig}) -> ({', '.join(results)}) {{",
         *fb.lines,
         return_line(outs, out_types),
         "  }",
@@ -167,3 +182,30 @@ def lower_jaxpr(
         hoisted_vals,
         tuple(donate),
     )
+
+
+def _sharding_attrs(spmd, attrs, results, in_avals, n_hoisted, arg_shardings, result_shardings):
+    """``sdy.sharding`` attributes of @main's parameters and results (merged with donation's)."""
+    new_attrs = []
+    for i, at in enumerate(attrs):
+        if i < n_hoisted:  # hoisted constants: a whole copy on every device
+            s = (spmd.mesh, ((),) * len(in_avals[i].shape)) if spmd.mesh is not None else None
+        else:
+            s = None if arg_shardings is None else arg_shardings[i - n_hoisted]
+        if s is None:
+            new_attrs.append(at)
+            continue
+        sh = _sharding_attr(spmd, s)
+        new_attrs.append(f" {{{at.strip()[1:-1]}, {sh}}}" if at else f" {{{sh}}}")
+    new_results = []
+    for j, t in enumerate(results):
+        s = None if result_shardings is None else result_shardings[j]
+        new_results.append(t if s is None else f"{t} {{{_sharding_attr(spmd, s)}}}")
+    return new_attrs, new_results
+
+
+def _sharding_attr(spmd, s) -> str:
+    """``(mesh, spec)``: a Shardy sharding; a string: XLA's HloSharding text (Shardy imports it)."""
+    if isinstance(s, str):
+        return f'mhlo.sharding = "{s}"'
+    return f"sdy.sharding = #sdy.sharding{spmd.sharding(*s)}"

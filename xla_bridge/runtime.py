@@ -74,6 +74,8 @@ __all__ = [
     "clear_compile_cache",
     "compile",
     "compile_cache_info",
+    "backend_started",
+    "configure_cpu_client",
     "default_device",
     "default_platform",
     "deleted_buffer_error",
@@ -165,16 +167,18 @@ def sharding(device) -> _Sharding:
 class Backend:
     """A PJRT client with its devices.
 
-    Attributes: ``platform`` ("cpu", "cuda", or a plugin name), ``client``, ``devices`` (list of
-    jaxlib Device), ``default_device``.
+    Attributes: ``platform`` ("cpu", "cuda", or a plugin name), ``client``, ``devices`` (this
+    process's jaxlib Devices), ``global_devices`` (every process's), ``default_device``.
     """
 
-    __slots__ = ("client", "default_device", "devices", "platform")
+    __slots__ = ("client", "default_device", "devices", "global_devices", "platform")
 
     def __init__(self, platform, client):
         self.platform = platform
         self.client = client
         self.devices = list(client.local_devices())
+        # Every process's devices (the same as ``devices`` without funcgrad.distributed).
+        self.global_devices = list(client.devices())
         self.default_device = self.devices[0]
 
     def compile_options(self, device) -> xc.CompileOptions:
@@ -231,6 +235,27 @@ def default_platform() -> str:
     return _default_platform
 
 
+def started_backends() -> dict[str, int]:
+    """The backends created so far and their device counts (settings such as the CPU device count
+    or the platform can change only before their backend starts).
+
+    Example:
+        >>> isinstance(started_backends(), dict)
+        True
+    """
+    return {p: len(b.devices) for p, b in _backends.items()}
+
+
+def chosen_default_platform() -> str | None:
+    """The default platform if it has been decided (by a first computation), else None.
+
+    Example:
+        >>> chosen_default_platform() in (None, "cpu", "cuda")
+        True
+    """
+    return _default_platform
+
+
 def _create_backend(platform: str) -> Backend:
     with _lock:
         b = _backends.get(platform)
@@ -238,8 +263,11 @@ def _create_backend(platform: str) -> Backend:
             return b
         try:
             if platform == "cpu":
-                n = os.environ.get("FUNCGRAD_NUM_CPU_DEVICES")
-                client = xc.make_cpu_client(num_devices=int(n) if n else None)
+                opts = dict(cpu_client_options)
+                if opts.get("num_devices") is None:
+                    n = os.environ.get("FUNCGRAD_NUM_CPU_DEVICES")
+                    opts["num_devices"] = int(n) if n else None
+                client = xc.make_cpu_client(**opts)
             elif platform == "cuda":
                 client = plugins.make_cuda_client()
             else:
@@ -260,6 +288,29 @@ def _create_backend(platform: str) -> Backend:
             ) from None
         b = _backends[platform] = Backend(platform, client)
         return b
+
+
+# Options of the CPU client, given before it is created: the device count
+# (funcgrad.config's jax_num_cpu_devices) and the distributed runtime's client, process id,
+# process count and cross-process collectives (funcgrad.distributed.initialize).
+cpu_client_options: dict = {}
+
+
+def configure_cpu_client(**options) -> None:
+    """Set options of ``xc.make_cpu_client`` for the CPU client, before it exists."""
+    with _lock:
+        if "cpu" in _backends:
+            raise RuntimeError(
+                "the CPU backend has already started (something ran or listed devices), so its options "
+                "can no "
+                "longer change; set them at the start of the program, before any computation"
+            )
+        cpu_client_options.update(options)
+
+
+def backend_started(platform: str = "cpu") -> bool:
+    """Whether the backend of ``platform`` has been created."""
+    return platform in _backends
 
 
 def get_backend(platform: str | None = None) -> Backend:
@@ -445,6 +496,9 @@ def deleted_buffer_error(buf, what: str = "") -> XlaBridgeError:
 
 
 def _to_numpy_slow(buf, dt, cpu) -> np.ndarray:
+    read = getattr(buf._sharding, "_fg_read", None)
+    if read is not None:  # a value over several devices: xla_bridge.sharded assembles its shards
+        return read(buf)
     platform = buf._sharding._fg_device.platform
     if buf.is_deleted():
         raise deleted_buffer_error(buf)

@@ -30,6 +30,7 @@ def register(
     array_ops: dict[str, Callable] | None = None,
     jit_impl: Callable | None = None,
     device_to_numpy: Callable | None = None,
+    eager_on_devices: Callable | None = None,
     library_dir: str | None = None,
     array_methods: dict[str, Callable] | None = None,
     array_properties: dict[str, Callable] | None = None,
@@ -39,6 +40,9 @@ def register(
     - ``array_ops``: the array operations the transformations need (``primitives``);
     - ``jit_impl``: how an eager ``jit`` call runs (``xla_bridge``; until then it is interpreted);
     - ``device_to_numpy``: how a device-backed ``Array`` reads its buffer (``xla_bridge``);
+    - ``eager_on_devices``: how an eager primitive with a device-backed operand runs where that
+      operand lives, or ``NotImplemented`` to run on the host (``xla_bridge``: values sharded
+      over several devices stay there, as computation follows data in JAX);
     - ``library_dir``: a directory whose frames are library code, skipped in source lines;
     - ``array_methods`` / ``array_properties``: operators, methods and properties installed on
       ``Array`` and on every ``Tracer`` (the NumPy surface).
@@ -57,6 +61,8 @@ def register(
         hooks.jit_impl = jit_impl
     if device_to_numpy is not None:
         hooks.device_to_numpy = device_to_numpy
+    if eager_on_devices is not None:
+        hooks.eager_on_devices = eager_on_devices
     if library_dir is not None and library_dir not in hooks.library_dirs:
         hooks.library_dirs = (*hooks.library_dirs, library_dir)
     for cls in (_Array, _core.Tracer):

@@ -8,21 +8,132 @@ is the same for every lane (then it is not a tracer at all: unbatched values pas
 untouched, so a function of unbatched inputs runs once, not ``axis_size`` times). Each primitive
 has a batch rule ``batch(axis_size, values, dims, **params) -> (out, out_dim)`` that computes the
 whole batch with primitives — never a Python loop over lanes.
+
+# NOTE: [named axes]
+# ``vmap(f, axis_name=name)`` binds ``name`` for the dynamic extent of ``f``: ``axis_env`` holds
+# the (name, size) frames in scope (shard_map and pmap push theirs while tracing their bodies),
+# so a staging trace can type a collective (all_gather's output has the axis size) and an unbound
+# name is reported where it is used (``axis_size`` raises a NameError naming the axis and the
+# names in scope). The BatchTrace of that vmap gives every collective over ``name`` its meaning
+# through ``collective_rules[primitive](axis_size, axis_name, values, dims, **params)``, also
+# when the operand is unbatched (``psum(1, 'i')`` is the axis size) or absent (``axis_index``).
+# A call or control-flow primitive whose jaxprs name the axis is batched even when no operand
+# is, so the collectives inside meet the rule; batch rules that batch a jaxpr read the name of
+# the vmap being processed from ``current_axis_name()`` (``batch_jaxpr``'s default).
+# Collectives name their axes in the ``axis_name`` parameter (a tuple of names).
 """
 
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from funcgrad.kernel import core
 from funcgrad.kernel.core import Tracer
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import ClosedJaxpr, ShapedArray
+from funcgrad.kernel.ir import ClosedJaxpr, ShapedArray, jaxprs_in_params
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
 _value_and_dim = operator.attrgetter("val", "batch_dim")
+
+
+# ----------------------------------------------------------------------------------------------
+# Named axes (NOTE: [named axes])
+
+# The batching rule of each collective for the vmap that binds its axis (filled by the catalog).
+collective_rules: dict = {}
+
+
+class _AxisState(threading.local):
+    def __init__(self):
+        self.frames: list[tuple[Any, int]] = []  # (name, size), innermost last
+        self.batching: Any = None  # the axis name of the vmap whose batch rule is running
+
+
+_axes = _AxisState()
+
+
+class extend_axis_env:
+    """Bind named axes ``[(name, size), ...]`` for the dynamic extent of a ``with`` block."""
+
+    __slots__ = ("frames", "n")
+
+    def __init__(self, frames):
+        self.frames = list(frames)
+
+    def __enter__(self):
+        self.n = len(_axes.frames)
+        _axes.frames.extend(self.frames)
+
+    def __exit__(self, *exc):
+        del _axes.frames[self.n :]
+
+
+def axis_env() -> tuple:
+    """The named axes in scope, outermost first: ``((name, size), ...)``."""
+    return tuple(_axes.frames)
+
+
+def axis_size(name, what: str = "a collective") -> int:
+    """The size of the named axis ``name`` (a tuple of names: the product of their sizes).
+
+    >>> with extend_axis_env([("i", 3)]):
+    ...     axis_size("i")
+    3
+    >>> axis_size("j", "psum")
+    Traceback (most recent call last):
+    ...
+    NameError: psum: unbound axis name 'j'. No named axis is in scope. ...
+    """
+    if isinstance(name, tuple):
+        size = 1
+        for n in name:
+            size *= axis_size(n, what)
+        return size
+    for n, size in reversed(_axes.frames):
+        if n == name:
+            return size
+    raise unbound_axis_error(name, what)
+
+
+def unbound_axis_error(name, what: str) -> NameError:
+    names = [n for n, _ in _axes.frames]
+    scope = f"The names in scope are {names}." if names else "No named axis is in scope."
+    return NameError(
+        f"{what}: unbound axis name {name!r}. {scope} An axis name is bound by "
+        "vmap(f, axis_name=...), shard_map(f, mesh=...) (the mesh's axis names) or "
+        "pmap(f, axis_name=...), and a collective must run inside the function it transforms."
+    )
+
+
+def current_axis_name():
+    """The axis name of the vmap whose batch rule is running (``None``: an anonymous vmap)."""
+    return _axes.batching
+
+
+def mentions_axis(jaxpr, name) -> bool:
+    """Whether a collective in ``jaxpr`` (or in a jaxpr it carries) names the axis ``name``."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive in collective_rules and name in eqn.params["axis_name"]:
+            return True
+        if eqn.primitive.jaxpr_params and any(mentions_axis(j, name) for j in jaxprs_in_params(eqn.params)):
+            return True
+    return False
+
+
+def _lane_aval(x, dim) -> ShapedArray:
+    aval = core.get_aval(x)
+    if dim is None:
+        return aval
+    return ShapedArray(aval.shape[:dim] + aval.shape[dim + 1 :], aval.dtype, aval.weak_type)
+
+
+def _jaxprs_mention(primitive, params, name) -> bool:
+    return any(
+        mentions_axis(j, name) for j in jaxprs_in_params({k: params[k] for k in primitive.jaxpr_params})
+    )
 
 
 class BatchTracer(Tracer):
@@ -48,6 +159,9 @@ class BatchTrace(core.Trace):
 
     def process_primitive(self, primitive, args, params):
         vals, dims, batched = self.unpack(args, BatchTracer, _value_and_dim)
+        name = self.axis_name
+        if name is not None:
+            return self._process_named(primitive, vals, dims, batched, params)
         with core.set_current_trace(self.parent):
             if not batched:
                 return primitive.bind(*vals, **params)
@@ -55,6 +169,31 @@ class BatchTrace(core.Trace):
             if rule is None:
                 raise NotImplementedError(f"Batching rule for '{primitive.name}' not implemented.")
             out, out_dim = rule(self.axis_size, vals, dims, **params)
+        return self._lift_all(primitive, out, out_dim)
+
+    def _process_named(self, primitive, vals, dims, batched, params):
+        # NOTE: [named axes]
+        name = self.axis_name
+        collective = collective_rules.get(primitive)
+        with core.set_current_trace(self.parent):
+            if collective is not None and name in params["axis_name"]:
+                # The instance's operands are checked as a staged collective's would be.
+                primitive.abstract_eval(*map(_lane_aval, vals, dims), **params)
+                out, out_dim = collective(self.axis_size, name, vals, dims, **params)
+                return self._lift_all(primitive, out, out_dim)
+            if not batched and not (primitive.jaxpr_params and _jaxprs_mention(primitive, params, name)):
+                return primitive.bind(*vals, **params)
+            rule = primitive.batch
+            if rule is None:
+                raise NotImplementedError(f"Batching rule for '{primitive.name}' not implemented.")
+            prev, _axes.batching = _axes.batching, name
+            try:
+                out, out_dim = rule(self.axis_size, vals, dims, **params)
+            finally:
+                _axes.batching = prev
+        return self._lift_all(primitive, out, out_dim)
+
+    def _lift_all(self, primitive, out, out_dim):
         if primitive.multiple_results:
             return [self.lift(o, d) for o, d in zip(out, out_dim)]
         return self.lift(out, out_dim)
@@ -76,7 +215,8 @@ def vmap_flat(
 ) -> list:
     """Batch ``f(*args) -> list`` along ``in_dims``; outputs get their batch dim at ``out_dims``
     (``None``: the output must be unbatched, else it is an error)."""
-    with core.new_trace(BatchTrace, axis_size, axis_name) as trace:
+    frames = () if axis_name is None else [(axis_name, axis_size)]
+    with core.new_trace(BatchTrace, axis_size, axis_name) as trace, extend_axis_env(frames):
         tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
         vals, dims = _unpack_batch_outputs(trace, f(*tracers))
     out_dims = out_dims() if callable(out_dims) else out_dims
@@ -107,11 +247,22 @@ def move_batch_dim(x, axis_size: int, src: int | None, dst: int | None):
     return x if src == dst else hooks.moveaxis(x, src, dst)
 
 
+_CURRENT = object()
+
+
 def batch_jaxpr(
-    closed: ClosedJaxpr, axis_size: int, in_dims: Sequence[int | None], instantiate: bool | Sequence[bool]
+    closed: ClosedJaxpr,
+    axis_size: int,
+    in_dims: Sequence[int | None],
+    instantiate: bool | Sequence[bool],
+    axis_name=_CURRENT,
 ) -> tuple[ClosedJaxpr, list[int | None]]:
     """Batch a jaxpr: returns a jaxpr over batched inputs (batch dims as given) and the batch dim
-    of each output (0, or ``None`` when unbatched and not instantiated)."""
+    of each output (0, or ``None`` when unbatched and not instantiated). ``axis_name`` names the
+    batched axis for the collectives inside (default: the vmap being processed, NOTE: [named
+    axes])."""
+    if axis_name is _CURRENT:
+        axis_name = _axes.batching
     n_out = len(closed.out_avals)
     if isinstance(instantiate, bool):
         instantiate = [instantiate] * n_out
@@ -125,8 +276,10 @@ def batch_jaxpr(
             in_avals.append(ShapedArray(shape, aval.dtype, aval.weak_type))
     out_dims_box: list = []
 
+    frames = () if axis_name is None else [(axis_name, axis_size)]
+
     def traced(*args):
-        with core.new_trace(BatchTrace, axis_size) as trace:
+        with core.new_trace(BatchTrace, axis_size, axis_name) as trace, extend_axis_env(frames):
             tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
             vals, dims = _unpack_batch_outputs(trace, core.eval_jaxpr(closed.jaxpr, closed.consts, *tracers))
         final_dims = [0 if (d is not None or inst) else None for d, inst in zip(dims, instantiate)]

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from funcgrad.kernel import core
 from funcgrad.kernel.ad import Zero, is_undefined_primal, jvp_jaxpr, transpose_jaxpr
-from funcgrad.kernel.batching import batch_jaxpr
+from funcgrad.kernel.batching import batch_jaxpr, current_axis_name
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.partial_eval import partial_eval_jaxpr
 
@@ -63,7 +63,9 @@ derived_transpose = DerivedJaxprs(
     lambda closed, linear, ct_zero: transpose_jaxpr(closed, list(linear), list(ct_zero))
 )
 derived_batch = DerivedJaxprs(
-    lambda closed, axis_size, dims: batch_jaxpr(closed, axis_size, list(dims), instantiate=False)
+    lambda closed, axis_size, dims, axis_name: batch_jaxpr(
+        closed, axis_size, list(dims), instantiate=False, axis_name=axis_name
+    )
 )
 derived_partial_eval = DerivedJaxprs(
     lambda closed, unknowns: partial_eval_jaxpr(closed, list(unknowns), instantiate=False)
@@ -138,7 +140,7 @@ class CallPrimitive(Primitive):
         return [next(outs) if lin else None for lin in linear]
 
     def _batch(self, axis_size, vals, dims, *, jaxpr, **params):
-        batched, out_dims = derived_batch(jaxpr, axis_size, tuple(dims))
+        batched, out_dims = derived_batch(jaxpr, axis_size, tuple(dims), current_axis_name())
         return self.bind(
             *vals, **self._derived({**params, "jaxpr": jaxpr}, batched, "batch", len(vals))
         ), out_dims

@@ -152,10 +152,13 @@ class Primitive:
         #   follow each operand to its own output instead of to all of them.
         # - ``contraction``: a matrix-product-like contraction (``dot_general``), the values
         #   checkpoint's ``dots_saveable`` policy keeps.
+        # - ``inner_axis_env``: ``params -> context manager`` binding the named axes its jaxprs
+        #   see (shard_map's mesh axes, NOTE: [named axes]) while the type checker reads them.
         self.call_jaxpr_param: str | None = None
         self.jaxpr_params: tuple[str, ...] = ()
         self.forwards_operands = False
         self.contraction = False
+        self.inner_axis_env = None
 
     def __repr__(self):
         return self.name
@@ -283,6 +286,11 @@ class EvalTrace(Trace):
         for a in args:
             t = type(a)
             if t is Array:
+                if a._buffer is not None and hooks.eager_on_devices is not None:
+                    # A device-backed operand: a value over several devices is computed there.
+                    out = hooks.eager_on_devices(primitive, args, params)
+                    if out is not NotImplemented:
+                        return out
                 vals.append(a._numpy())
                 weak = weak and a.weak_type
             elif t is np.ndarray:

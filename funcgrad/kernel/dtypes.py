@@ -77,6 +77,29 @@ def is_inexact(dtype) -> bool:
     return dtype.kind in "fc" or (bfloat16 is not None and dtype == bfloat16)
 
 
+def real_dtype(dtype) -> np.dtype:
+    """The real dtype of a complex one (``complex64 -> float32``); real dtypes map to themselves.
+
+    >>> real_dtype(np.complex64), real_dtype(np.float64)
+    (dtype('float32'), dtype('float64'))
+    """
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32 if dtype == complex64 else np.float64) if dtype.kind == "c" else dtype
+
+
+def complex_dtype(dtype) -> np.dtype:
+    """The complex dtype of a real floating one (``float32 -> complex64``, otherwise complex128),
+    as ``np.result_type(dtype, np.complex64)``.
+
+    >>> complex_dtype(np.float32), complex_dtype(np.float64)
+    (dtype('complex64'), dtype('complex128'))
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return dtype
+    return complex64 if dtype in (float32, float16) or dtype == bfloat16 else complex128
+
+
 def tangent_dtype(dtype):
     """The dtype of a tangent or cotangent for a primal of ``dtype`` (float0 for ints and bools)."""
     return np.dtype(dtype) if is_inexact(dtype) else float0

@@ -32,11 +32,15 @@ class KernelHooks:
     """The registered entries. Array operations (``add_any(x, y)``, ``zeros(aval)``,
     ``full_like(x, v)``, ``moveaxis(x, src, dst)``, ``broadcast_batch(x, size, dim)``,
     ``broadcast_in_dim``, ``reduce_sum``, ``sum_to_scalar``) come from ``primitives``;
-    ``jit_impl`` and ``device_to_numpy`` from ``xla_bridge``; ``library_dirs`` from any layer."""
+    ``jit_impl``, ``device_to_numpy`` and ``eager_on_devices`` from ``xla_bridge``;
+    ``library_dirs`` from any layer."""
 
     def __init__(self):
         self.jit_impl = None  # (*args, jaxpr, name, donated_invars, device) -> list; None: interpret
         self.device_to_numpy = None  # (buffer) -> np.ndarray
+        # (primitive, args, params) -> outputs computed where device-backed operands live (values
+        # over several devices stay there), or NotImplemented to compute on the host.
+        self.eager_on_devices = None
         self.library_dirs: tuple[str, ...] = ()
 
     def __getattr__(self, name):

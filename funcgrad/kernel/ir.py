@@ -19,6 +19,7 @@ jaxprs of higher-order equations, which print indented inside their parameter li
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import string
 from collections.abc import Sequence
@@ -206,8 +207,10 @@ def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
             if v in env:
                 raise TypeError(f"jaxpr typecheck: variable {v} bound twice")
             env.add(v)
-        for sub in jaxprs_in_params(eqn.params):
-            typecheck_jaxpr(sub)
+        inner = eqn.primitive.inner_axis_env
+        with inner(eqn.params) if inner is not None else contextlib.nullcontext():
+            for sub in jaxprs_in_params(eqn.params):
+                typecheck_jaxpr(sub)
     for a in jaxpr.outvars:
         typecheck_atom(env, a)
 

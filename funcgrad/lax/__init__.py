@@ -1,12 +1,16 @@
 """funcgrad.lax: the primitives as user-facing functions, with ``jax.lax``'s names and signatures.
 
 Layer: surface. Re-exports ``funcgrad.lax.ops`` (elementwise operations, conversions, reductions,
-contractions, shapes) and ``funcgrad.lax.slicing`` (slicing, gather/scatter, padding, sorting,
+contractions, shapes), ``funcgrad.lax.slicing`` (slicing, gather/scatter, padding, sorting,
 scans), ``funcgrad.lax.control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
-``scan``, ``map``) and ``funcgrad.lax.implicit`` (``custom_linear_solve``, ``custom_root``).
-``__all__`` is the union of those modules' ``__all__`` (a new function is listed once, in its
-module) and ``dir(funcgrad.lax)`` is ``__all__``. ``funcgrad.lax.linalg`` (``jax.lax.linalg``) is
-a namespace of its own, like ``funcgrad.numpy.linalg``.
+``scan``, ``map``), ``funcgrad.lax.fourier`` (``fft``, ``FftType``), ``funcgrad.lax.implicit``
+(``custom_linear_solve``, ``custom_root``), ``funcgrad.lax.convolution`` (``conv_general_dilated``
+and its friends), ``funcgrad.lax.windowed`` (``reduce_window``), ``funcgrad.lax.special``
+(incomplete gamma/beta, zeta, Bessel) and ``funcgrad.lax.parallel`` (collectives over named axes:
+``psum``, ``all_gather``, ``axis_index``, ...). ``__all__`` is the union of the modules' ``__all__``
+(a new function is listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
+``funcgrad.lax.linalg`` (``jax.lax.linalg``) is a namespace of its own, like
+``funcgrad.numpy.linalg``.
 
 lax is stricter than ``funcgrad.numpy``: no dtype promotion and no broadcasting (Python scalars
 take their partner's dtype), so programs say exactly which primitives run.
@@ -19,13 +23,41 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
-from funcgrad.lax import control_flow, implicit, linalg, ops, slicing  # noqa: F401 - linalg: its own namespace
+from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
+    control_flow,
+    convolution,
+    fourier,
+    implicit,
+    linalg,
+    ops,
+    parallel,
+    slicing,
+    special,
+    windowed,
+)
 from funcgrad.lax.control_flow import *  # noqa: F403 - each module's public names are its __all__
+from funcgrad.lax.convolution import *  # noqa: F403
+from funcgrad.lax.fourier import *  # noqa: F403
 from funcgrad.lax.implicit import *  # noqa: F403
 from funcgrad.lax.ops import *  # noqa: F403
+from funcgrad.lax.parallel import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
+from funcgrad.lax.special import *  # noqa: F403
+from funcgrad.lax.windowed import *  # noqa: F403
 
-__all__ = sorted({*ops.__all__, *slicing.__all__, *control_flow.__all__, *implicit.__all__})
+__all__ = sorted(
+    {
+        *ops.__all__,
+        *slicing.__all__,
+        *control_flow.__all__,
+        *convolution.__all__,
+        *windowed.__all__,
+        *fourier.__all__,
+        *implicit.__all__,
+        *special.__all__,
+        *parallel.__all__,
+    }
+)
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

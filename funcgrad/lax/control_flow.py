@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from funcgrad._api_util import flatten_outputs
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -59,13 +60,7 @@ def _trace(fun: Callable, in_tree, in_avals, what: str):
 
     def flat(*leaves):
         out = fun(*tu.tree_unflatten(in_tree, leaves))
-        out_leaves, out_tree = tu.tree_flatten(out)
-        for leaf in out_leaves:
-            if not core.is_array_like(leaf):
-                raise TypeError(
-                    f"{what} returned a {type(leaf).__name__}, which is not an array: it must "
-                    "return arrays (or pytrees of arrays)"
-                )
+        out_leaves, out_tree = flatten_outputs(out, what)
         box.append(out_tree)
         return out_leaves
 

@@ -22,6 +22,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._core import asarray, aval, canonicalize_dtype, constant, promote_args
 from primitives import bitcast as bc
+from primitives import complex as cx
 from primitives import dot as dt
 from primitives import elementwise as ew
 from primitives import reductions as red
@@ -29,6 +30,7 @@ from primitives import structure as st
 
 __all__ = [
     "Precision",
+    "PrecisionLike",
     "RoundingMethod",
     "abs",
     "acos",
@@ -56,6 +58,7 @@ __all__ = [
     "ceil",
     "clamp",
     "collapse",
+    "complex",
     "conj",
     "convert_element_type",
     "cos",
@@ -133,12 +136,9 @@ class RoundingMethod(enum.IntEnum):
     TO_NEAREST_EVEN = 1
 
 
-class Precision(enum.Enum):
-    """Accepted for signature compatibility with jax.lax (the CPU computes in full precision)."""
-
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
+Precision = dt.Precision  # declared with the contraction primitives, which carry it as a parameter
+# What ``precision=`` accepts (``dot_general``, ``conv_general_dilated``, ``numpy.matmul``, ...).
+PrecisionLike = Precision | str | tuple | None
 
 
 def _operands(name, *args):
@@ -286,30 +286,46 @@ def polygamma(m, x):
 
 
 def real(x):
-    """The real part (the array itself: funcgrad's arrays are real).
+    """The real part of a complex array (``lax.real``; real operands are refused, as in JAX).
 
-    >>> real(np.array([1.5])).tolist()
+    >>> real(np.array([1.5 + 2j])).tolist()
     [1.5]
     """
-    return asarray(x)
+    return _bind(cx.real_p, "real", *_operands("real", x))
 
 
 def imag(x):
-    """The imaginary part (zeros: funcgrad's arrays are real).
+    """The imaginary part of a complex array (``lax.imag``; real operands are refused).
 
-    >>> imag(np.array([1.5])).tolist()
-    [0.0]
+    >>> imag(np.array([1.5 + 2j])).tolist()
+    [2.0]
     """
-    return full_like(x, 0)
+    return _bind(cx.imag_p, "imag", *_operands("imag", x))
+
+
+def complex(x, y):
+    """``x + 1j * y`` from two real operands of one dtype, float32 or float64 (``lax.complex``).
+
+    >>> complex(np.array([1.0]), 2.0).tolist()
+    [(1+2j)]
+    """
+    return _bind(cx.complex_p, "complex", *_operands("complex", x, y))
 
 
 def conj(x):
-    """The complex conjugate (the array itself: funcgrad's arrays are real).
+    """The complex conjugate (``lax.conj``); a real float operand gives a complex result, as in JAX.
 
-    >>> conj(np.array([1.5])).tolist()
-    [1.5]
+    >>> conj(np.array([1.5 + 2j])).tolist()
+    [(1.5-2j)]
+    >>> conj(np.array([1.5])).dtype
+    dtype('complex128')
     """
-    return asarray(x)
+    (x,) = _operands("conj", x)
+    if aval(x).dtype.kind != "c":
+        if not _dt.is_float(aval(x).dtype):
+            raise TypeError(f"lax.conj requires a float or complex operand, got {aval(x).str_short()}")
+        x = ew.convert_element_type(x, _dt.complex_dtype(aval(x).dtype))
+    return cx.conj_p.bind(x)
 
 
 def integer_pow(x, y: int):
@@ -497,7 +513,9 @@ def argmin(operand, axis: int, index_dtype):
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """General tensor contraction: ``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch,
-    rhs_batch))``; the result has the batch dims, then lhs's free dims, then rhs's.
+    rhs_batch))``; the result has the batch dims, then lhs's free dims, then rhs's. ``precision``
+    (``None``, a ``Precision``, a string such as ``'highest'``, or a pair) is validated and carried to
+    XLA's ``precision_config`` as in JAX; the CPU computes float32 in full precision either way.
 
     >>> dot_general(np.ones((2, 3)), np.ones((3, 4)), (((1,), (0,)), ((), ()))).shape
     (2, 4)
@@ -505,10 +523,12 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     # Mixed input dtypes are promoted (NEP 50), as recent jax.lax does.
     lhs, rhs = promote_args(lhs, rhs)
     pet = None if preferred_element_type is None else canonicalize_dtype(preferred_element_type)
+    precision = dt.canonicalize_precision(precision, "lax.dot_general")
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
-    _bind_check(dt.dot_general_p, "dot_general", lhs, rhs, dimension_numbers=dn, preferred_element_type=pet)
-    return dt.dot_general(lhs, rhs, dn, pet)
+    params = dict(dimension_numbers=dn, precision=precision, preferred_element_type=pet)
+    _bind_check(dt.dot_general_p, "dot_general", lhs, rhs, **params)
+    return dt.dot_general(lhs, rhs, dn, pet, precision)
 
 
 def batch_matmul(lhs, rhs, precision=None):

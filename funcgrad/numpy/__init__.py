@@ -18,13 +18,14 @@ Semantics are NumPy 2's, with JAX's conventions where NumPy has none:
   [indexing semantics]).
 
 Modules: ``_core`` (conversion, promotion, broadcasting), ``_dtypes``, ``constants``, ``ufuncs``,
-``transcendental``, ``reductions``, ``creation``, ``manipulation``, ``contractions``, ``indexing``,
-``lookup``, ``sorting``, ``numeric``, ``padding``, ``misc``, ``linalg`` (on the LAPACK primitives;
-``_linalg`` holds the solves and determinants it shares with ``funcgrad.scipy.linalg``),
-``_methods``.
+``transcendental``, ``complexes`` (complex parts and order), ``reductions``, ``creation``,
+``manipulation``, ``contractions``, ``indexing``, ``lookup``, ``sorting``, ``numeric``, ``padding``,
+``misc``, ``_methods``, and the public subpackages ``linalg`` (on the LAPACK primitives; ``_linalg``
+holds the solves and determinants it shares with ``funcgrad.scipy.linalg``) and ``fft`` (the
+Fourier transforms).
 
 The namespace is derived, never listed twice: each module's ``__all__`` names its public functions,
-and this package's ``__all__`` is their union (plus ``linalg``). A new function is exposed by
+and this package's ``__all__`` is their union (plus ``linalg`` and ``fft``). A new function is exposed by
 defining it in its module and adding it to that module's ``__all__``. ``dir(funcgrad.numpy)`` is
 ``__all__``: helpers and implementation modules stay out of sight.
 
@@ -39,10 +40,12 @@ import types
 
 from funcgrad.numpy import (
     _methods,  # noqa: F401 - imported for its side effect (operators and methods on Array and Tracer)
+    fft,  # a public subpackage, listed in __all__ below
     linalg,  # a public subpackage, listed in __all__ below
 )
 from funcgrad.numpy._core import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.numpy._dtypes import *  # noqa: F403
+from funcgrad.numpy.complexes import *  # noqa: F403
 from funcgrad.numpy.constants import *  # noqa: F403
 from funcgrad.numpy.contractions import *  # noqa: F403
 from funcgrad.numpy.creation import *  # noqa: F403
@@ -58,17 +61,19 @@ from funcgrad.numpy.transcendental import *  # noqa: F403
 from funcgrad.numpy.ufuncs import *  # noqa: F403
 
 # Importing a submodule binds it in this package, so the modules are found here rather than listed
-# a second time: those with an ``__all__`` (``linalg`` aside: it stays a namespace of its own) make
-# up this namespace. (tests/test_namespaces.py checks that each one is star-imported above.)
+# a second time: those with an ``__all__`` (the public subpackages aside: they stay namespaces of
+# their own) make up this namespace. (tests/test_namespaces.py checks that each one is star-imported
+# above.)
+_SUBPACKAGES = (fft, linalg)
 _MODULES = [
     m
     for m in list(globals().values())
     if isinstance(m, types.ModuleType)
     and m.__name__.startswith(__name__ + ".")
     and hasattr(m, "__all__")
-    and m is not linalg
+    and m not in _SUBPACKAGES
 ]
-__all__ = sorted({"linalg", *(name for module in _MODULES for name in module.__all__)})
+__all__ = sorted({"fft", "linalg", *(name for module in _MODULES for name in module.__all__)})
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -82,7 +83,13 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     if dtype is not None:
         dtype = canonicalize_dtype(dtype)
     if isinstance(a, core.Tracer | Array):
-        return a if dtype is None else ew.convert_element_type(a, dtype)
+        out = a if dtype is None else ew.convert_element_type(a, dtype)
+        if copy is False and out is not a:
+            raise ValueError(
+                f"asarray(copy=False): converting {a.dtype} to {dtype} needs a copy; pass copy=None"
+            )
+        # A copy is a new Array object: donating one to a jitted call leaves the other alive.
+        return Array._from_owned(a._numpy(), a.weak_type) if copy and out is a and type(a) is Array else out
     if type(a) in python_scalar_types:
         if dtype is None:
             return Array._from_owned(np.asarray(a, _dt.python_scalar_dtype(a)), weak_type=True)
@@ -127,7 +134,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin: int = 0, *, device=No
     >>> array([[1.0, 2.0]]).shape
     (1, 2)
     """
-    out = asarray(object, dtype)
+    out = asarray(object, dtype, copy=True if copy else None)
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
     return out
@@ -165,6 +172,25 @@ def _result_type(pairs) -> tuple[np.dtype, bool]:
     return _dt.result_type(*pairs)
 
 
+# NOTE: [promotion flags]
+# funcgrad.config's ``jax_numpy_dtype_promotion`` ("standard" | "strict") and
+# ``jax_numpy_rank_promotion`` ("allow" | "warn" | "raise") live here, where promotion and
+# broadcasting happen: ``set_promotion_flags`` is how the config sets them.
+_flags = {"dtype_promotion": "standard", "rank_promotion": "allow"}
+
+
+class TypePromotionError(TypeError):
+    """An implicit dtype promotion refused under ``jax_numpy_dtype_promotion='strict'``."""
+
+
+def set_promotion_flags(*, dtype_promotion: str | None = None, rank_promotion: str | None = None) -> None:
+    """Set the promotion rules (called by ``funcgrad.config``; see NOTE: [promotion flags])."""
+    if dtype_promotion is not None:
+        _flags["dtype_promotion"] = dtype_promotion
+    if rank_promotion is not None:
+        _flags["rank_promotion"] = rank_promotion
+
+
 def promote_args(*args) -> list:
     """Convert ``args`` to one dtype, the NumPy 2 way. Python scalars become 0-d weak constants.
 
@@ -173,6 +199,13 @@ def promote_args(*args) -> list:
     """
     pairs = tuple(dtype_and_weak(a) for a in args)
     dtype, weak = _result_type(pairs)
+    if _flags["dtype_promotion"] == "strict":
+        strong = {d for d, w in pairs if not w}
+        if len(strong) > 1:
+            raise TypePromotionError(
+                "implicit dtype promotion of " + ", ".join(sorted(d.name for d in strong)) + " is not "
+                "allowed under jax_numpy_dtype_promotion='strict'; convert explicitly (x.astype(...))"
+            )
     out = []
     for a, (d, w) in zip(args, pairs):
         if type(a) in python_scalar_types:
@@ -221,13 +254,37 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
         ) from None
 
 
-def _as_shape(shape) -> tuple[int, ...]:
-    if isinstance(shape, int | np.integer):
-        return (int(shape),)
+def static_shape(shape, what: str = "shape") -> tuple[int, ...]:
+    """``shape`` (an int or a sequence of ints) as a tuple of Python ints. A traced value in it
+    raises a ConcretizationTypeError saying which transformation traced it and that shapes are
+    static: make the size a static argument (``jit(f, static_argnums=...)``)."""
+    if isinstance(shape, int | np.integer) or (hasattr(shape, "ndim") and shape.ndim == 0):
+        shape = (shape,)
     try:
-        return tuple(operator.index(s) for s in shape)
+        items = list(shape)
     except TypeError:
-        raise TypeError(f"shape must be a sequence of integers, got {shape!r}") from None
+        raise TypeError(f"{what} must be an integer or a sequence of integers, got {shape!r}") from None
+    out = []
+    for s in items:
+        if isinstance(s, core.Tracer):
+            trace = s._trace
+            where = trace.describe() if hasattr(trace, "describe") else "a transformation"
+            origin = trace.describe_origin(s) if hasattr(trace, "describe_origin") else ""
+            raise core.ConcretizationTypeError(
+                f"{what} must be concrete integers, but it holds a traced value ({s.aval.str_short()}) "
+                f"inside {where}.{origin}\nShapes are static (as in JAX): pass the size as a static argument "
+                "(jit(f, static_argnums=...) or static_argnames=...), or compute it outside the transformed "
+                "function."
+            )
+        try:
+            out.append(operator.index(s))
+        except TypeError:
+            raise TypeError(f"{what} must be an integer or a sequence of integers, got {shape!r}") from None
+    return tuple(out)
+
+
+def _as_shape(shape) -> tuple[int, ...]:
+    return static_shape(shape)
 
 
 def broadcast_to(array, shape):
@@ -259,8 +316,21 @@ def broadcast_args(*args) -> list:
     nonscalar = {s for s in shapes if s != ()}
     if len(nonscalar) <= 1:
         return list(args)  # equal shapes, or 0-d operands meeting one shape: nothing to do
+    if _flags["rank_promotion"] != "allow" and len({len(s) for s in nonscalar}) > 1:
+        _rank_promotion(shapes)
     shape = broadcast_shapes(*shapes)
     return [a if (s == shape or s == ()) else broadcast_to(a, shape) for a, s in zip(args, shapes)]
+
+
+def _rank_promotion(shapes) -> None:
+    msg = (
+        "operands with shapes " + " ".join(str(s) for s in shapes) + " were broadcast to a common rank "
+        "(implicit rank promotion); jax_numpy_rank_promotion is "
+        f"{_flags['rank_promotion']!r}: add the leading axes explicitly (reshape, expand_dims, [None])"
+    )
+    if _flags["rank_promotion"] == "raise":
+        raise ValueError(msg)
+    warnings.warn(msg, UserWarning, stacklevel=4)
 
 
 def broadcast_full(*args) -> list:
@@ -290,7 +360,12 @@ def select(pred, on_true, on_false):
         on_true = broadcast_to(on_true, shape)
     if shape_of(on_false) != shape:
         on_false = broadcast_to(on_false, shape)
-    return ew.select_n_p.bind(pred, on_false, on_true)
+    out = ew.select_n_p.bind(pred, on_false, on_true)
+    # Eager evaluation makes a result weak only when every operand is (the predicate included);
+    # select_n's abstract evaluation, and JAX, look at the cases only: where(c, 0.0, inf) is weak.
+    if type(out) is Array and not out.weak_type and aval(on_true).weak_type and aval(on_false).weak_type:
+        out = Array._from_owned(out._numpy(), True)
+    return out
 
 
 def full_like_aval(x, value):

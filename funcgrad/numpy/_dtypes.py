@@ -26,10 +26,12 @@ __all__ = [
     "bfloat16",
     "bool_",
     "can_cast",
+    "cdouble",
     "complex128",
     "complex64",
     "complex_",
     "complexfloating",
+    "csingle",
     "double",
     "dtype",
     "finfo",
@@ -123,6 +125,8 @@ int_ = int64
 complex_ = complex128
 single = float32
 double = float64
+csingle = complex64
+cdouble = complex128
 
 # Abstract scalar types for issubdtype, shared with NumPy.
 generic = np.generic

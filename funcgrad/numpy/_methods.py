@@ -18,6 +18,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy import (
+    complexes,
     contractions,
     indexing,
     lookup,
@@ -74,8 +75,8 @@ def _transpose(self, *axes):
 
 
 def _copy(self, order="C"):
-    """Arrays are immutable: a copy is the array itself."""
-    return self
+    """A new Array with the same value (donating one to a jitted call leaves the other usable)."""
+    return asarray(self, copy=True)
 
 
 def _round(self, decimals=0, out=None):
@@ -167,16 +168,16 @@ _METHODS = {
     "diagonal": lookup.diagonal,
     "nonzero": lookup.nonzero,
     "take": lookup.take,
-    "conj": transcendental.conjugate,
-    "conjugate": transcendental.conjugate,
+    "conj": complexes.conjugate,
+    "conjugate": complexes.conjugate,
     "copy": _copy,
 }
 
 _PROPERTIES = {
     "T": lambda self: _shape_mod.transpose(self),
     "mT": manipulation.matrix_transpose,
-    "real": transcendental.real,
-    "imag": transcendental.imag,
+    "real": complexes.real,
+    "imag": complexes.imag,
     "at": indexing.IndexUpdateHelper,
     "itemsize": lambda self: self.dtype.itemsize,
 }

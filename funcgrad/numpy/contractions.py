@@ -27,6 +27,7 @@ from funcgrad.numpy._core import (
     promote_args,
     select,
 )
+from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.manipulation import expand_dims, moveaxis, ravel, reshape
 from funcgrad.numpy.ufuncs import multiply, subtract
 from primitives import dot as dt
@@ -51,18 +52,20 @@ __all__ = [
 ]
 
 
-def _dot_general(a, b, contract, batch=((), ()), preferred_element_type=None):
-    return dt.dot_general(a, b, (contract, batch), preferred_element_type)
+def _dot_general(a, b, contract, batch=((), ()), preferred_element_type=None, precision=None):
+    return dt.dot_general(a, b, (contract, batch), preferred_element_type, precision)
 
 
-def matmul(a, b, /, *, preferred_element_type=None):
+def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands are vectors, leading axes broadcast.
+    ``precision`` is ``jax.lax``'s (``None``, a ``lax.Precision``, ``'highest'``, ... or a pair).
 
     >>> matmul(np.array([[1.0, 2.0]]), np.array([[3.0], [4.0]])).tolist()
     [[11.0]]
     >>> matmul(np.ones((5, 2, 3)), np.ones(3)).shape
     (5, 2)
     """
+    precision = dt.canonicalize_precision(precision, "matmul")
     a, b = promote_args(asarray(a), asarray(b))
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(
@@ -82,12 +85,12 @@ def matmul(a, b, /, *, preferred_element_type=None):
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     nb = len(batch)
     if b.ndim == 2:
-        out = _dot_general(a, b, ((a.ndim - 1,), (0,)), preferred_element_type=preferred_element_type)
+        out = _dot_general(a, b, ((a.ndim - 1,), (0,)), ((), ()), preferred_element_type, precision)
     else:
         a = broadcast_to(a, (*batch, *a.shape[-2:]))
         b = broadcast_to(b, (*batch, *b.shape[-2:]))
         dims = tuple(range(nb))
-        out = _dot_general(a, b, ((nb + 1,), (nb,)), (dims, dims), preferred_element_type)
+        out = _dot_general(a, b, ((nb + 1,), (nb,)), (dims, dims), preferred_element_type, precision)
     if a_vec and b_vec:
         return reshape(out, out.shape[:-2])
     if a_vec:
@@ -97,7 +100,7 @@ def matmul(a, b, /, *, preferred_element_type=None):
     return out
 
 
-def dot(a, b, *, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None):
     """NumPy's ``dot``: products of scalars, inner product of vectors, matrix products, and for N-D
     arrays a sum over the last axis of ``a`` and the second-to-last of ``b``.
 
@@ -106,6 +109,7 @@ def dot(a, b, *, preferred_element_type=None):
     >>> dot(np.ones((2, 3)), np.ones((4, 3, 5))).shape
     (2, 4, 5)
     """
+    precision = dt.canonicalize_precision(precision, "dot")
     a, b = promote_args(asarray(a), asarray(b))
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
@@ -115,33 +119,34 @@ def dot(a, b, *, preferred_element_type=None):
             f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
             f"{b.shape[contract_b]} (dim {contract_b})"
         )
-    return _dot_general(a, b, ((a.ndim - 1,), (contract_b,)), preferred_element_type=preferred_element_type)
+    return _dot_general(a, b, ((a.ndim - 1,), (contract_b,)), ((), ()), preferred_element_type, precision)
 
 
-def vdot(a, b, /):
-    """Dot product of the flattened arrays.
+def vdot(a, b, /, *, precision=None, preferred_element_type=None):
+    """Dot product of the flattened arrays, conjugating ``a`` if it is complex (``sum(conj(a) * b)``).
 
     >>> vdot(np.array([[1, 2], [3, 4]]), np.array([[1, 1], [1, 1]])).item()
     10
     """
-    a, b = ravel(a), ravel(b)
+    a, b = conjugate(ravel(a)), ravel(b)
     if a.shape != b.shape:
         raise ValueError(f"vdot: vectors have different lengths {a.shape[0]} and {b.shape[0]}")
-    return dot(a, b)
+    return dot(a, b, precision=precision, preferred_element_type=preferred_element_type)
 
 
-def inner(a, b, /):
+def inner(a, b, /, *, precision=None, preferred_element_type=None):
     """Inner product over the last axes of ``a`` and ``b``.
 
     >>> inner(np.ones((2, 3)), np.ones((4, 3))).shape
     (2, 4)
     """
+    precision = dt.canonicalize_precision(precision, "inner")
     a, b = promote_args(asarray(a), asarray(b))
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"inner: shapes {a.shape} and {b.shape} not aligned on their last axes")
-    return _dot_general(a, b, ((a.ndim - 1,), (b.ndim - 1,)))
+    return _dot_general(a, b, ((a.ndim - 1,), (b.ndim - 1,)), ((), ()), preferred_element_type, precision)
 
 
 def outer(a, b, out=None):
@@ -154,7 +159,7 @@ def outer(a, b, out=None):
     return multiply(reshape(a, (a.shape[0], 1)), reshape(b, (1, b.shape[0])))
 
 
-def tensordot(a, b, axes=2, *, preferred_element_type=None):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Sum products over the given axes (an int ``n``: the last ``n`` of ``a``, first ``n`` of ``b``).
 
     >>> tensordot(np.ones((2, 3, 4)), np.ones((3, 4, 5))).shape
@@ -162,6 +167,7 @@ def tensordot(a, b, axes=2, *, preferred_element_type=None):
     >>> tensordot(np.ones((2, 3)), np.ones((3, 2)), axes=([0, 1], [1, 0])).item()
     6.0
     """
+    precision = dt.canonicalize_precision(precision, "tensordot")
     a, b = promote_args(asarray(a), asarray(b))
     if isinstance(axes, int | np.integer):
         n = int(axes)
@@ -180,16 +186,18 @@ def tensordot(a, b, axes=2, *, preferred_element_type=None):
             raise ValueError(
                 f"tensordot: shape mismatch for sum: axis {i} of {a.shape} vs axis {j} of {b.shape}"
             )
-    return _dot_general(a, b, (ca, cb), preferred_element_type=preferred_element_type)
+    return _dot_general(a, b, (ca, cb), ((), ()), preferred_element_type, precision)
 
 
 def vecdot(x1, x2, /, *, axis: int = -1):
-    """Vector dot product along ``axis``, broadcasting the other axes (Array API ``vecdot``).
+    """Vector dot product along ``axis``, broadcasting the other axes (Array API ``vecdot``): the
+    sum of ``conj(x1) * x2``, conjugating complex ``x1``.
 
     >>> vecdot(np.ones((2, 3)), np.arange(3.0)).tolist()
     [3.0, 3.0]
     """
     x1, x2 = promote_args(asarray(x1), asarray(x2))
+    x1 = conjugate(x1)
     ax1, ax2 = normalize_axis(axis, x1.ndim), normalize_axis(axis, x2.ndim)
     if x1.shape[ax1] != x2.shape[ax2]:
         raise ValueError(f"vecdot: axis {axis} has sizes {x1.shape[ax1]} and {x2.shape[ax2]}")
@@ -213,12 +221,13 @@ def matvec(x1, x2, /):
 
 
 def vecmat(x1, x2, /):
-    """Vector-matrix products ``x1 @ x2`` over broadcast stacks (NumPy 2.2's ``vecmat``).
+    """Vector-matrix products ``conj(x1) @ x2`` over broadcast stacks (NumPy 2.2's ``vecmat``,
+    which conjugates a complex vector).
 
     >>> vecmat(np.ones(2), np.ones((4, 2, 3))).shape
     (4, 3)
     """
-    x1, x2 = asarray(x1), asarray(x2)
+    x1, x2 = conjugate(asarray(x1)), asarray(x2)
     out = matmul(expand_dims(x1, -2), x2)
     return reshape(out, (*out.shape[:-2], out.shape[-1]))
 
@@ -323,6 +332,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, 
         raise NotImplementedError("einsum: the out argument is not supported (Arrays are immutable)")
     if not isinstance(subscripts, str):
         raise TypeError("einsum: only the subscripts-string form is supported, e.g. einsum('ij,jk', a, b)")
+    precision = dt.canonicalize_precision(precision, "einsum")
     arrays = promote_args(*[asarray(x) for x in operands])
     optimize = (
         "greedy"
@@ -344,7 +354,13 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, 
             result = _einsum_single(inputs[0], in_labels[0], out_labels)
         else:
             result = _einsum_pair(
-                inputs[0], in_labels[0], inputs[1], in_labels[1], out_labels, preferred_element_type
+                inputs[0],
+                in_labels[0],
+                inputs[1],
+                in_labels[1],
+                out_labels,
+                preferred_element_type,
+                precision,
             )
         ops.append(result)
     (result,) = ops
@@ -393,7 +409,7 @@ def _drop_unit(x, labels: str, label: str):
     return reshape(x, x.shape[:pos] + x.shape[pos + 1 :]), labels[:pos] + labels[pos + 1 :]
 
 
-def _einsum_pair(a, la: str, b, lb: str, out_labels: str, preferred_element_type=None):
+def _einsum_pair(a, la: str, b, lb: str, out_labels: str, preferred_element_type=None, precision=None):
     a, la = _take_diagonals(a, la)
     b, lb = _take_diagonals(b, lb)
     # Ellipsis dims broadcast: a size-1 dim meeting a larger one is dropped from its operand.
@@ -428,6 +444,6 @@ def _einsum_pair(a, la: str, b, lb: str, out_labels: str, preferred_element_type
         (tuple(la.index(x) for x in contract), tuple(lb.index(x) for x in contract)),
         (tuple(la.index(x) for x in batch), tuple(lb.index(x) for x in batch)),
     )
-    y = dt.dot_general(a, b, dn, preferred_element_type)
+    y = dt.dot_general(a, b, dn, preferred_element_type, precision)
     y_labels = result_labels(la, lb)
     return _to_order(y, y_labels, out_labels)

@@ -11,8 +11,6 @@ differentiable in those values.
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
@@ -32,6 +30,7 @@ from funcgrad.numpy._core import (
     promote_args,
     select,
     shape_of,
+    static_shape,
 )
 from funcgrad.numpy._dtypes import result_type
 from funcgrad.numpy.transcendental import floor
@@ -63,14 +62,7 @@ __all__ = [
 
 
 def _shape(shape) -> tuple[int, ...]:
-    if isinstance(shape, int | np.integer) or (hasattr(shape, "ndim") and shape.ndim == 0):
-        shape = (shape,)
-    try:
-        shape = tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(
-            f"expected a sequence of integers or a single integer as a shape, got {shape!r}"
-        ) from None
+    shape = static_shape(shape)
     if any(s < 0 for s in shape):
         raise ValueError(f"negative dimensions are not allowed (shape {shape})")
     return shape
@@ -288,9 +280,14 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     compute_dtype = result_type(start, stop, float)
     start, stop = convert(start, compute_dtype), convert(stop, compute_dtype)
     zero = constant(0, compute_dtype)
-    # Both endpoints negative: compute on the magnitudes and flip the sign of the result.
-    sign = select(ew.lt_p.bind(start, zero), constant(-1, compute_dtype), constant(1, compute_dtype))
-    start_mag, stop_mag = ew.mul_p.bind(start, sign), ew.mul_p.bind(stop, sign)
+    # Both endpoints negative: compute on the magnitudes and flip the sign of the result. Complex
+    # endpoints are rotated onto the positive real axis by start's phase, and back (as NumPy does).
+    if np.dtype(compute_dtype).kind == "c":
+        sign = ew.sign_p.bind(start)
+    else:
+        sign = select(ew.lt_p.bind(start, zero), constant(-1, compute_dtype), constant(1, compute_dtype))
+    unrotate = ew.div_p if np.dtype(compute_dtype).kind == "c" else ew.mul_p  # (sign is +-1 for reals)
+    start_mag, stop_mag = unrotate.bind(start, sign), unrotate.bind(stop, sign)
     log_start = ew.div_p.bind(ew.log_p.bind(start_mag), constant(np.log(10), compute_dtype))
     log_stop = ew.div_p.bind(ew.log_p.bind(stop_mag), constant(np.log(10), compute_dtype))
     y = logspace(log_start, log_stop, num, endpoint, axis=0)

@@ -11,7 +11,6 @@ differentiable. Sizes and axes are static Python ints; NumPy's exceptions are ra
 from __future__ import annotations
 
 import builtins
-import operator
 
 import numpy as np
 
@@ -28,6 +27,7 @@ from funcgrad.numpy._core import (
     normalize_axis,
     promote_args,
     select,
+    static_shape,
 )
 from funcgrad.numpy.indexing import getitem
 from primitives import elementwise as ew
@@ -94,11 +94,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def _resolve_shape(shape, size: int) -> tuple[int, ...]:
-    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
-    try:
-        shape = tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"shape must be a sequence of integers, got {shape!r}") from None
+    shape = static_shape(shape, "the new shape")
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")

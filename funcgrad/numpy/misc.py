@@ -32,6 +32,7 @@ from funcgrad.numpy._core import (
     promote_args_inexact,
     select,
 )
+from funcgrad.numpy.complexes import conjugate, imag, real, reject_complex
 from funcgrad.numpy.contractions import matmul
 from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
 from funcgrad.numpy.lookup import diagonal
@@ -39,6 +40,7 @@ from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, s
 from funcgrad.numpy.sorting import cumsum, quantile, searchsorted, sort
 from funcgrad.numpy.transcendental import isnan, sqrt
 from funcgrad.numpy.ufuncs import as_bool
+from primitives import complex as cx
 from primitives import elementwise as ew
 
 __all__ = [
@@ -91,6 +93,7 @@ def fabs(x, /):
     [1.0, 2.0]
     """
     (x,) = promote_args_inexact(x)
+    reject_complex("fabs", x, why="it is the magnitude of real numbers (use abs(z))")
     return ew.abs_p.bind(x)
 
 
@@ -337,29 +340,38 @@ def _power(x, p: int):
     return ew.integer_pow(x, p)
 
 
-def polyval(p, x):
+def polyval(p, x, *, unroll: int = 16):
     """Evaluate the polynomial with coefficients ``p`` (highest degree first) at ``x`` (Horner).
+    As in NumPy, ``p`` may have more dimensions: the coefficients run along its first axis and
+    the rest broadcasts against ``x``. ``unroll`` (JAX's parameter) is accepted; the loop is always
+    unrolled here (the degree is static).
 
     >>> polyval(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 2.0])).tolist()
     [3.0, 6.0, 11.0]
+    >>> polyval(np.array([[1.0, 0.0], [0.0, 1.0]]), 2.0).tolist()
+    [2.0, 1.0]
     """
     p, x = promote_args(asarray(p), asarray(x))
-    if p.ndim != 1:
-        raise ValueError("polyval: p must be one-dimensional")
-    out = constant(0, x.dtype, x.shape)
+    if p.ndim == 0:
+        raise ValueError("polyval: p must have at least one dimension (the coefficients)")
+    shape = np.broadcast_shapes(x.shape, p.shape[1:])
+    out = constant(0, x.dtype, shape)
+    xb = broadcast_to(x, shape)
     for i in range(p.shape[0]):
-        out = ew.add_p.bind(ew.mul_p.bind(out, x), broadcast_to(getitem(p, i), x.shape))
+        out = ew.add_p.bind(ew.mul_p.bind(out, xb), broadcast_to(getitem(p, i), shape))
     return out
 
 
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
-    """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``.
+    """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``, optionally
+    with integer frequency weights ``fweights`` and observation weights ``aweights`` (NumPy's
+    normalisation).
 
     >>> cov(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
     [[1.0, -1.0], [-1.0, 1.0]]
+    >>> round(float(cov(np.array([0.0, 1.0, 2.0]), aweights=np.array([1.0, 1.0, 2.0]))), 12)
+    1.1
     """
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov: fweights and aweights are not supported")
     m = asarray(m)
     if m.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
@@ -376,9 +388,38 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         x = concatenate([x, yy], 0)
     n = x.shape[1]
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
-    centred = ew.sub_p.bind(x, broadcast_to(reductions.mean(x, axis=1, keepdims=True), x.shape))
-    c = matmul(centred, moveaxis(centred, 0, 1))
-    out = ew.div_p.bind(c, constant(n - ddof, c.dtype))
+    w = None
+    if fweights is not None:
+        fw = asarray(fweights)
+        if fw.ndim > 1 or fw.shape[0] != n or not np.issubdtype(fw.dtype, np.integer):
+            raise ValueError(
+                f"cov: fweights must be a one-dimensional integer array of length {n}, got "
+                f"{fw.dtype}{fw.shape}"
+            )
+        w = fw
+    if aweights is not None:
+        aw = asarray(aweights)
+        if aw.ndim > 1 or aw.shape[0] != n:
+            raise ValueError(
+                f"cov: aweights must be a one-dimensional array of length {n}, got shape {aw.shape}"
+            )
+        w = aw if w is None else w * aw
+    if w is None:
+        centred = ew.sub_p.bind(x, broadcast_to(reductions.mean(x, axis=1, keepdims=True), x.shape))
+        c = matmul(centred, conjugate(moveaxis(centred, 0, 1)))  # X X^H: Hermitian for complex X
+        out = ew.div_p.bind(c, constant(n - ddof, c.dtype))
+        return reshape(out, ()) if out.shape == (1, 1) else out
+    w = asarray(w).astype(x.dtype)
+    w_sum = reductions.sum(w)
+    avg = reductions.sum(x * w, axis=1, keepdims=True) / w_sum
+    if ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * reductions.sum(w * asarray(aweights).astype(x.dtype)) / w_sum
+    centred = x - avg
+    out = matmul(centred * w, conjugate(moveaxis(centred, 0, 1))) / fact
     return reshape(out, ()) if out.shape == (1, 1) else out
 
 
@@ -391,9 +432,17 @@ def corrcoef(x, y=None, rowvar=True):
     c = cov(x, y, rowvar)
     if c.ndim == 0:
         return ew.div_p.bind(c, c)
-    d = sqrt(diagonal(c))
+    d = sqrt(real(diagonal(c)))
+    if c.dtype.kind == "c":
+        d = convert(d, c.dtype)
     c = ew.div_p.bind(c, broadcast_to(reshape(d, (-1, 1)), c.shape))
     c = ew.div_p.bind(c, broadcast_to(reshape(d, (1, -1)), c.shape))
+    if c.dtype.kind == "c":  # NumPy clips the real and imaginary parts on their own
+        return cx.complex_p.bind(_clip_unit(real(c)), _clip_unit(imag(c)))
+    return _clip_unit(c)
+
+
+def _clip_unit(c):
     one = constant(1, c.dtype)
     return ew.max_p.bind(ew.min_p.bind(c, one), ew.neg_p.bind(one))
 

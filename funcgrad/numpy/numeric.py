@@ -28,11 +28,13 @@ from funcgrad.numpy._core import (
     promote_args_inexact,
     select,
 )
-from funcgrad.numpy.contractions import matmul
+from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import concatenate, ravel, reshape
 from funcgrad.numpy.sorting import argsort, searchsorted
 from funcgrad.numpy.ufuncs import remainder, subtract
+from primitives import conv as cv
+from primitives import dot as dt
 from primitives import elementwise as ew
 from primitives import structure as st
 
@@ -95,12 +97,13 @@ def astype(x, dtype, /, *, copy: bool = False, device=None):
 
 
 def copy(a, order=None):
-    """A copy of ``a`` (funcgrad arrays are immutable, so this is an Array with the same value).
+    """A copy of ``a``: a new Array with the same value (donating one to a jitted call leaves the
+    other usable).
 
     >>> copy([1, 2]).tolist()
     [1, 2]
     """
-    return asarray(a)
+    return asarray(a, copy=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -311,63 +314,66 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
 # Convolution
 
 
-def _windows(a, width: int, count: int):
-    """``count`` windows of ``width`` consecutive elements of the 1-D ``a`` (one gather)."""
-    index = np.arange(count)[:, None] + np.arange(width)[None, :]
-    return getitem(a, index)
-
-
-def _full_convolution(a, v):
-    """``out[k] = sum_j a[j] v[k - j]`` of 1-D arrays, length ``len(a) + len(v) - 1``."""
-    n, m = a.shape[0], v.shape[0]
-    padded = st.pad(a, constant(0, a.dtype), [(m - 1, m - 1, 0)])
-    return matmul(_windows(padded, m, n + m - 1), st.rev(v, (0,)))
-
-
-def _convolve(a, v, mode, name):
+def _convolve(a, v, mode, name, precision, preferred_element_type):
+    """``name`` ('convolve' or 'correlate') of 1-D arrays as one ``conv_general_dilated`` (JAX's
+    ``_conv``): the kernel is ``v`` reversed (convolve) or conjugated (correlate); the longer operand
+    slides; dtypes follow NumPy (integers stay integers)."""
     a, v = promote_args(asarray(a), asarray(v))
     if a.ndim != 1 or v.ndim != 1:
-        raise ValueError(f"{name}() only supports 1-dimensional inputs")
+        raise ValueError(f"{name}() only supports 1-dimensional inputs, got shapes {a.shape} and {v.shape}")
     if a.shape[0] == 0 or v.shape[0] == 0:
-        raise ValueError(f"{name}: inputs cannot be empty")
+        raise ValueError(f"{name}: inputs cannot be empty, got shapes {a.shape} and {v.shape}")
     if a.dtype == np.bool_:
         a, v = convert(a, _dt.default_int), convert(v, _dt.default_int)
-    if v.shape[0] > a.shape[0]:
-        a, v = v, a
-    n, m = a.shape[0], v.shape[0]
-    full = _full_convolution(a, v)
-    if mode == "full":
-        return full
-    if mode == "same":
-        start = (m - 1) // 2
-        return st.slice_in_dim(full, start, start + n, 1, 0)
-    if mode == "valid":
-        return st.slice_in_dim(full, m - 1, n, 1, 0)
-    raise ValueError(f"mode must be one of 'full', 'same' or 'valid', got {mode!r}")
+    reverse_out = False
+    if name == "correlate":
+        if v.dtype.kind == "c":
+            v = conjugate(v)
+        if a.shape[0] < v.shape[0]:
+            # NumPy swaps the operands and reverses the result.
+            a, v, reverse_out = v, a, True
+    else:
+        if a.shape[0] < v.shape[0]:
+            a, v = v, a
+        v = st.rev(v, (0,))
+    m = v.shape[0]
+    pads = {"valid": (0, 0), "same": (m // 2, m - m // 2 - 1), "full": (m - 1, m - 1)}
+    if mode not in pads:
+        raise ValueError(f"{name}: mode must be one of 'full', 'same' or 'valid', got {mode!r}")
+    pet = None if preferred_element_type is None else canonicalize_dtype(preferred_element_type)
+    dn = cv.ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2))
+    out = cv.conv_general_dilated(
+        reshape(a, (1, 1, a.shape[0])),
+        reshape(v, (1, 1, m)),
+        window_strides=(1,),
+        padding=(pads[mode],),
+        lhs_dilation=(1,),
+        rhs_dilation=(1,),
+        dimension_numbers=dn,
+        precision=dt.canonicalize_precision(precision, name),
+        preferred_element_type=pet,
+    )
+    out = reshape(out, (out.shape[-1],))
+    return st.rev(out, (0,)) if reverse_out else out
 
 
 def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
-    """Discrete linear convolution of two 1-D arrays (modes ``full``, ``same``, ``valid``).
+    """Discrete linear convolution of two 1-D arrays (modes ``full``, ``same``, ``valid``), as one
+    convolution primitive; ``precision``/``preferred_element_type`` as in ``lax.conv``.
 
     >>> convolve(np.array([1, 2, 3]), np.array([0, 1, 0.5])).tolist()
     [0.0, 1.0, 2.5, 4.0, 1.5]
     """
-    return _convolve(a, v, mode, "convolve")
+    return _convolve(a, v, mode, "convolve", precision, preferred_element_type)
 
 
 def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
-    """Cross-correlation of two 1-D arrays: ``c[k] = sum_n a[n + k] * v[n]`` (NumPy's modes).
+    """Cross-correlation of two 1-D arrays: ``c[k] = sum_n a[n + k] * conj(v[n])`` (NumPy's modes).
 
     >>> correlate(np.array([1, 2, 3]), np.array([0, 1, 0.5])).tolist()
     [3.5]
     """
-    a, v = promote_args(asarray(a), asarray(v))
-    if a.ndim != 1 or v.ndim != 1:
-        raise ValueError("correlate() only supports 1-dimensional inputs")
-    if v.shape[0] > a.shape[0]:
-        # NumPy swaps the operands and reverses the result.
-        return st.rev(_convolve(v, st.rev(a, (0,)), mode, "correlate"), (0,))
-    return _convolve(a, st.rev(v, (0,)), mode, "correlate")
+    return _convolve(a, v, mode, "correlate", precision, preferred_element_type)
 
 
 # ----------------------------------------------------------------------------------------------

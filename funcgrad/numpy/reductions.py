@@ -29,6 +29,7 @@ from funcgrad.numpy._core import (
     select,
     shape_of,
 )
+from funcgrad.numpy.complexes import abs_squared
 from funcgrad.numpy.transcendental import isclose, isnan, safe_sqrt
 from funcgrad.numpy.ufuncs import as_bool
 from primitives import elementwise as ew
@@ -377,8 +378,10 @@ def var(
     a = ew.convert_element_type(a, target)
     centre = _mean_fn(a, axes, keepdims=True, where=where) if mean is None else asarray(mean, target)
     centred = ew.sub_p.bind(*broadcast_args(a, broadcast_to(centre, a.shape)))
-    sq = _masked(ew.square_p.bind(centred), where, 0)
+    # The variance of complex values is the mean of |x - mean|^2: real (NumPy's definition).
+    sq = _masked(abs_squared(centred), where, 0)
     total = red.reduce_sum(sq, axes)
+    target = _dt.real_dtype(target)
     n = _count(a, axes, where)
     if isinstance(n, int):
         denom = n - ddof

@@ -28,6 +28,7 @@ from funcgrad.numpy._core import (
     promote_args_inexact,
     select,
 )
+from funcgrad.numpy.complexes import imag, real, reject_complex
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import expand_dims, moveaxis, ravel, reshape
 from funcgrad.numpy.transcendental import isnan
@@ -248,7 +249,13 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 
 def _nan_aware_less(x, y):
-    """``x < y`` in NumPy's sort order (NaN after every number)."""
+    """``x < y`` in NumPy's sort order (NaN after every number; complex values by real part, then
+    imaginary part)."""
+    if aval(x).dtype.kind == "c":
+        rx, ry, ix, iy = real(x), real(y), imag(x), imag(y)
+        real_less, real_greater = _nan_aware_less(rx, ry), _nan_aware_less(ry, rx)
+        real_tie = ew.not_p.bind(ew.or_p.bind(real_less, real_greater))
+        return ew.or_p.bind(real_less, ew.and_p.bind(real_tie, _nan_aware_less(ix, iy)))
     lt = ew.lt_p.bind(x, y)
     if not _dt.is_inexact(aval(x).dtype):
         return lt
@@ -312,6 +319,7 @@ def digitize(x, bins, right=False, *, method=None):
     if bins.ndim != 1:
         raise ValueError("digitize: bins must be one-dimensional")
     x = asarray(x)
+    reject_complex("digitize", x, bins)
     n = bins.shape[0]
     if n == 0:
         return constant(0, _dt.default_int, x.shape)
@@ -364,6 +372,7 @@ def quantile(
     else:
         (a,) = promote_args_inexact(a)
         q = asarray(q)
+    reject_complex("quantile", a, why="complex numbers have no order to rank them by (as in jax.numpy)")
     q_value = q._numpy() if hasattr(q, "_numpy") else None
     if q_value is not None and (np.any(q_value < 0) or np.any(q_value > 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")

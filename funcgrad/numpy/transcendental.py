@@ -26,7 +26,9 @@ from funcgrad.numpy._core import (
     promote_args_inexact,
     select,
 )
+from funcgrad.numpy.complexes import reject_complex
 from primitives import bitcast as bc
+from primitives import complex as cx
 from primitives import elementwise as ew
 
 __all__ = [
@@ -47,8 +49,6 @@ __all__ = [
     "atanh",
     "cbrt",
     "ceil",
-    "conj",
-    "conjugate",
     "copysign",
     "cos",
     "cosh",
@@ -61,7 +61,6 @@ __all__ = [
     "floor",
     "heaviside",
     "hypot",
-    "imag",
     "isclose",
     "isfinite",
     "isinf",
@@ -77,7 +76,6 @@ __all__ = [
     "nan_to_num",
     "rad2deg",
     "radians",
-    "real",
     "rint",
     "round",
     "signbit",
@@ -91,9 +89,11 @@ __all__ = [
 ]
 
 
-def _unary_inexact(prim, name, example_in, summary=None):
+def _unary_inexact(prim, name, example_in, summary=None, real_only=False):
     def f(x, /):
         (x,) = promote_args_inexact(x)
+        if real_only:
+            reject_complex(name, x, why="NumPy defines it for real numbers only")
         return prim.bind(x)
 
     f.__name__ = f.__qualname__ = name
@@ -111,7 +111,7 @@ expm1 = _unary_inexact(ew.expm1_p, "expm1", 0.0)
 log = _unary_inexact(ew.log_p, "log", 1.0)
 log1p = _unary_inexact(ew.log1p_p, "log1p", 0.0)
 sqrt = _unary_inexact(ew.sqrt_p, "sqrt", 4.0)
-cbrt = _unary_inexact(ew.cbrt_p, "cbrt", 8.0)
+cbrt = _unary_inexact(ew.cbrt_p, "cbrt", 8.0, real_only=True)
 sin = _unary_inexact(ew.sin_p, "sin", 0.0)
 cos = _unary_inexact(ew.cos_p, "cos", 0.0)
 tan = _unary_inexact(ew.tan_p, "tan", 0.0)
@@ -160,6 +160,7 @@ def arctan2(x1, x2, /):
     True
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    reject_complex("arctan2", x1, why="it takes the real coordinates of a point (use angle(z))")
     return ew.atan2_p.bind(x1, x2)
 
 
@@ -169,6 +170,7 @@ atan2 = arctan2
 def _scale(name, factor_name, factor, example):
     def f(x, /):
         (x,) = promote_args_inexact(x)
+        reject_complex(name, x, why="angles are real numbers")
         return ew.mul_p.bind(x, constant(factor, aval(x).dtype))
 
     f.__name__ = f.__qualname__ = name
@@ -268,6 +270,7 @@ def logaddexp(x1, x2, /):
     -inf
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    reject_complex("logaddexp", x1, why="NumPy defines it for real numbers only")
     return call_custom(_logaddexp, x1, x2)
 
 
@@ -278,6 +281,7 @@ def logaddexp2(x1, x2, /):
     4.0
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    reject_complex("logaddexp2", x1, why="NumPy defines it for real numbers only")
     return call_custom(_logaddexp2, x1, x2)
 
 
@@ -294,6 +298,7 @@ def hypot(x1, x2, /):
     True
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    reject_complex("hypot", x1, why="it takes the real sides of a triangle (use abs(z))")
     dtype = aval(x1).dtype
     zero, one = constant(0, dtype), constant(1, dtype)
     a, b = ew.abs_p.bind(x1), ew.abs_p.bind(x2)
@@ -345,9 +350,16 @@ def sinc(x, /):
 # Rounding
 
 
-def _integer_passthrough(x):
+def _integer_passthrough(x, name=None):
     (x,) = promote_args(x)
+    if name is not None:
+        reject_complex(name, x)
     return x, aval(x).dtype.kind in "biu"
+
+
+def _by_parts(f, x):
+    """``f`` applied to the real and imaginary parts of a complex ``x`` (NumPy's complex rounding)."""
+    return cx.complex_p.bind(f(cx.real_p.bind(x)), f(cx.imag_p.bind(x)))
 
 
 def floor(x, /):
@@ -356,7 +368,7 @@ def floor(x, /):
     >>> floor(np.array([-1.5, 1.5])).tolist()
     [-2.0, 1.0]
     """
-    x, passthrough = _integer_passthrough(x)
+    x, passthrough = _integer_passthrough(x, "floor")
     return x if passthrough else ew.floor_p.bind(x)
 
 
@@ -366,7 +378,7 @@ def ceil(x, /):
     >>> ceil(np.array([-1.5, 1.5])).tolist()
     [-1.0, 2.0]
     """
-    x, passthrough = _integer_passthrough(x)
+    x, passthrough = _integer_passthrough(x, "ceil")
     return x if passthrough else ew.ceil_p.bind(x)
 
 
@@ -376,7 +388,7 @@ def trunc(x, /):
     >>> trunc(np.array([-1.7, 1.7])).tolist()
     [-1.0, 1.0]
     """
-    x, passthrough = _integer_passthrough(x)
+    x, passthrough = _integer_passthrough(x, "trunc")
     if passthrough:
         return x
     negative = ew.lt_p.bind(x, constant(0, aval(x).dtype))
@@ -408,7 +420,7 @@ def round(a, decimals: int = 0, out=None):
         )
         return ew.mul_p.bind(ew.convert_element_type(q, aval(a).dtype), scale)
     if aval(a).dtype.kind == "c":
-        raise NotImplementedError("round of complex arrays")
+        return _by_parts(lambda part: round(part, decimals), a)
     if decimals == 0:
         return ew.round_p.bind(a, rounding_method=1)
     factor = constant(10.0**decimals, aval(a).dtype)
@@ -425,6 +437,8 @@ def rint(x, /):
     [0.0, 2.0, -2.0]
     """
     (x,) = promote_args_inexact(x)
+    if aval(x).dtype.kind == "c":
+        return _by_parts(lambda part: ew.round_p.bind(part, rounding_method=1), x)
     return ew.round_p.bind(x, rounding_method=1)
 
 
@@ -441,6 +455,8 @@ def isfinite(x, /):
     (x,) = promote_args(x)
     if not _dt.is_inexact(aval(x).dtype):
         return _all_true(x)
+    if aval(x).dtype.kind == "c":  # both parts finite
+        return ew.and_p.bind(isfinite(cx.real_p.bind(x)), isfinite(cx.imag_p.bind(x)))
     return ew.is_finite_p.bind(x)
 
 
@@ -473,6 +489,8 @@ def isinf(x, /):
     (x,) = promote_args(x)
     if not _dt.is_inexact(aval(x).dtype):
         return _all_false(x)
+    if aval(x).dtype.kind == "c":  # either part infinite
+        return ew.or_p.bind(isinf(cx.real_p.bind(x)), isinf(cx.imag_p.bind(x)))
     return ew.eq_p.bind(ew.abs_p.bind(x), constant(np.inf, aval(x).dtype))
 
 
@@ -483,6 +501,7 @@ def isposinf(x, /):
     [True, False]
     """
     (x,) = promote_args(x)
+    reject_complex("isposinf", x, why="the sign of a complex infinity is ambiguous")
     if not _dt.is_inexact(aval(x).dtype):
         return _all_false(x)
     return ew.eq_p.bind(x, constant(np.inf, aval(x).dtype))
@@ -495,6 +514,7 @@ def isneginf(x, /):
     [False, True]
     """
     (x,) = promote_args(x)
+    reject_complex("isneginf", x, why="the sign of a complex infinity is ambiguous")
     if not _dt.is_inexact(aval(x).dtype):
         return _all_false(x)
     return ew.eq_p.bind(x, constant(-np.inf, aval(x).dtype))
@@ -507,6 +527,7 @@ def signbit(x, /):
     [True, True, False, False]
     """
     (x,) = promote_args(x)
+    reject_complex("signbit", x, why="complex numbers have no sign bit")
     dtype = aval(x).dtype
     if dtype.kind in "bu":
         return _all_false(x)
@@ -524,6 +545,7 @@ def copysign(x1, x2, /):
     [-1.0, 2.0]
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    reject_complex("copysign", x1, why="complex numbers have no sign bit")
     mag = ew.abs_p.bind(x1)
     return select(signbit(x2), ew.neg_p.bind(mag), mag)
 
@@ -535,6 +557,7 @@ def heaviside(x1, x2, /):
     [0.0, 0.5, 1.0]
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    reject_complex("heaviside", x1)
     dtype = aval(x1).dtype
     zero = constant(0, dtype)
     pos = select(ew.gt_p.bind(x1, zero), constant(1, dtype), select(ew.ne_p.bind(x1, x1), x1, x2))
@@ -551,6 +574,8 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
     dtype = aval(x).dtype
     if not _dt.is_inexact(dtype):
         return x
+    if dtype.kind == "c":  # each part on its own, as NumPy does
+        return _by_parts(lambda part: nan_to_num(part, copy, nan, posinf, neginf), x)
     info = np.finfo(dtype) if dtype.kind == "f" else np.finfo(np.float64)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
@@ -573,10 +598,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
         close = _close(a, b, rtol, atol, dtype)
         return close
     close = _close(a, b, rtol, atol, dtype)
-    inf = constant(np.inf, dtype)
-    either_inf = ew.or_p.bind(
-        *broadcast_args(ew.eq_p.bind(ew.abs_p.bind(a), inf), ew.eq_p.bind(ew.abs_p.bind(b), inf))
-    )
+    either_inf = ew.or_p.bind(*broadcast_args(isinf(a), isinf(b)))
     close = select(either_inf, ew.eq_p.bind(a, b), close)
     if equal_nan:
         both_nan = ew.and_p.bind(*broadcast_args(ew.ne_p.bind(a, a), ew.ne_p.bind(b, b)))
@@ -586,45 +608,6 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
 
 def _close(a, b, rtol, atol, dtype):
     diff = ew.abs_p.bind(ew.sub_p.bind(a, b))
+    dtype = _dt.real_dtype(dtype)  # |complex| is real: so are the tolerances
     tol = ew.add_p.bind(constant(atol, dtype), ew.mul_p.bind(constant(rtol, dtype), ew.abs_p.bind(b)))
     return ew.le_p.bind(*broadcast_args(diff, tol))
-
-
-# ----------------------------------------------------------------------------------------------
-# Complex parts (funcgrad arrays are real; these are here for NumPy compatibility)
-
-
-def real(val, /):
-    """The real part (the array itself for real dtypes).
-
-    >>> real(np.array([1.5])).tolist()
-    [1.5]
-    """
-    (val,) = promote_args(val)
-    if aval(val).dtype.kind == "c":
-        raise NotImplementedError("complex arrays are not supported by the primitive catalog yet")
-    return val
-
-
-def imag(val, /):
-    """The imaginary part (zeros for real dtypes).
-
-    >>> imag(np.array([1.5])).tolist()
-    [0.0]
-    """
-    (val,) = promote_args(val)
-    if aval(val).dtype.kind == "c":
-        raise NotImplementedError("complex arrays are not supported by the primitive catalog yet")
-    return ew.mul_p.bind(val, constant(0, aval(val).dtype))
-
-
-def conjugate(x, /):
-    """The complex conjugate (the array itself for real dtypes).
-
-    >>> conjugate(np.array([2.0])).tolist()
-    [2.0]
-    """
-    return real(x)
-
-
-conj = conjugate

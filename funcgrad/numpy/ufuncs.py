@@ -30,6 +30,7 @@ from funcgrad.numpy._core import (
     select,
     shape_of,
 )
+from funcgrad.numpy.complexes import lexicographic, reject_complex
 from primitives import bitcast as bc
 from primitives import elementwise as ew
 
@@ -262,6 +263,7 @@ def floor_divide(x1, x2, /):
     9.0
     """
     x1, x2 = broadcast_args(*promote_args(x1, x2))
+    reject_complex("floor_divide", x1)
     if _is_bool(x1):
         raise TypeError("numpy boolean floor_divide (//) is not supported; convert to int first")
     x1, x2 = ew.stop_gradient_p.bind(x1), ew.stop_gradient_p.bind(x2)
@@ -279,6 +281,7 @@ def remainder(x1, x2, /):
     0.5
     """
     x1, x2 = broadcast_args(*promote_args(x1, x2))
+    reject_complex("remainder", x1)
     if _is_bool(x1):
         raise TypeError("numpy boolean remainder (%) is not supported; convert to int first")
     r = ew.rem_p.bind(x1, x2)
@@ -312,6 +315,7 @@ def fmod(x1, x2, /):
     [1, -1]
     """
     x1, x2 = broadcast_args(*promote_args(x1, x2))
+    reject_complex("fmod", x1)
     if _is_bool(x1):
         raise TypeError("numpy boolean fmod is not supported; convert to int first")
     return ew.rem_p.bind(x1, x2)
@@ -452,6 +456,8 @@ def clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, /, *, min=None, max=None):
     """
     lo = min if a_min is _NO_VALUE else a_min
     hi = max if a_max is _NO_VALUE else a_max
+    # As jax.numpy: complex values have no order to clip by (NumPy's lexicographic clip is refused).
+    reject_complex("clip", *[v for v in (a, lo, hi) if v is not None])
     if lo is not None:
         a = maximum(a, lo)
     if hi is not None:
@@ -465,9 +471,11 @@ def clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, /, *, min=None, max=None):
 # Comparisons (boolean results, zero derivatives)
 
 
-def _compare(prim, name, sym):
-    def f(x1, x2, /):
+def _compare(prim, name, sym, f=None):
+    def elementwise_compare(x1, x2, /):
         return elementwise(prim, x1, x2)
+
+    f = f or elementwise_compare
 
     return _doc(
         f,
@@ -478,12 +486,20 @@ def _compare(prim, name, sym):
     )
 
 
+def _order(prim, name, sym):
+    # Complex values compare lexicographically (real part, then imaginary part), as in NumPy.
+    def f(x1, x2, /):
+        return lexicographic(prim, *broadcast_args(*promote_args(x1, x2)))
+
+    return _compare(prim, name, sym, f)
+
+
 equal = _compare(ew.eq_p, "equal", "==")
 not_equal = _compare(ew.ne_p, "not_equal", "!=")
-less = _compare(ew.lt_p, "less", "<")
-less_equal = _compare(ew.le_p, "less_equal", "<=")
-greater = _compare(ew.gt_p, "greater", ">")
-greater_equal = _compare(ew.ge_p, "greater_equal", ">=")
+less = _order(ew.lt_p, "less", "<")
+less_equal = _order(ew.le_p, "less_equal", "<=")
+greater = _order(ew.gt_p, "greater", ">")
+greater_equal = _order(ew.ge_p, "greater_equal", ">=")
 
 
 # ----------------------------------------------------------------------------------------------

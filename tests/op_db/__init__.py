@@ -23,9 +23,26 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from op_db._base import FLOATS, OpInfo, Sample, carries_jaxprs, in_axes_combinations, sample_inputs
+from op_db._base import (
+    DERIVATIVE_DTYPES,
+    FLOATS,
+    OpInfo,
+    Sample,
+    carries_jaxprs,
+    in_axes_combinations,
+    sample_inputs,
+)
 
-__all__ = ["FLOATS", "OPS", "OpInfo", "Sample", "carries_jaxprs", "in_axes_combinations", "sample_inputs"]
+__all__ = [
+    "DERIVATIVE_DTYPES",
+    "FLOATS",
+    "OPS",
+    "OpInfo",
+    "Sample",
+    "carries_jaxprs",
+    "in_axes_combinations",
+    "sample_inputs",
+]
 
 OPS: list[OpInfo] = [
     entry

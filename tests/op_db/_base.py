@@ -17,8 +17,14 @@ from hypothesis.extra import numpy as hnp
 from funcgrad.kernel.core import Primitive
 
 F32, F64, I32, BOOL = (np.dtype(d) for d in ("float32", "float64", "int32", "bool"))
+C64, C128 = np.dtype("complex64"), np.dtype("complex128")
 FLOATS = (F64, F32)
+COMPLEX = (C128, C64)
+INEXACT = (*FLOATS, *COMPLEX)  # where an op's math is defined for complex numbers too
 ALL3 = (F64, F32, I32)
+# The dtypes in which derivatives are checked against finite differences (the precision of the
+# differences): float64, and complex128 for the entries that list complex dtypes.
+DERIVATIVE_DTYPES = (F64, C128)
 
 
 class Sample(NamedTuple):
@@ -48,6 +54,10 @@ class OpInfo:
     # The exception a JVP raises where the primitive has no derivative by design (as in JAX: the
     # Schur form, Hessenberg reduction); such entries are ``differentiable=False``.
     derivative_error: type[Exception] | None = None
+    # A collective over this named axis: each argument's leading dimension holds the axis's
+    # instances and the checks run ``op`` under ``vmap(op, axis_name=named_axis)`` (its jaxpr is
+    # made with that axis in ``make_jaxpr``'s ``axis_env``); see tests/op_db/collectives.py.
+    named_axis: str | None = None
 
 
 def _shapes(min_dims=0, max_dims=3, min_side=0, max_side=4):
@@ -55,16 +65,24 @@ def _shapes(min_dims=0, max_dims=3, min_side=0, max_side=4):
 
 
 def _arr(rng, shape, dtype, lo=-2.0, hi=2.0):
+    """Uniform values in ``[lo, hi]``; complex values have both parts there (so a range of positive
+    numbers keeps them away from the branch cuts on the negative real axis)."""
     dtype = np.dtype(dtype)
     if dtype == BOOL:
         return np.asarray(rng.random(shape) < 0.5)
     if dtype.kind in "iu":
         return np.asarray(rng.integers(int(lo), int(hi) + 1, shape), dtype)
+    if dtype.kind == "c":
+        return np.asarray(rng.uniform(lo, hi, shape) + 1j * rng.uniform(lo, hi, shape), dtype)
     return np.asarray(rng.uniform(lo, hi, shape), dtype)
 
 
 def _away(rng, shape, dtype, lo=0.3, hi=2.0):
-    """Values with ``lo <= |x| <= hi`` (away from a kink or pole at 0)."""
+    """Values with ``lo <= |x| <= hi`` (away from a kink or pole at 0); complex ones at a random
+    angle."""
+    if np.dtype(dtype).kind == "c":
+        angle = rng.uniform(-np.pi, np.pi, shape)
+        return np.asarray(rng.uniform(lo, hi, shape) * np.exp(1j * angle), dtype)
     return np.asarray(rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape), dtype)
 
 
@@ -76,7 +94,10 @@ def _distinct(rng, shape, dtype):
 
 
 def _comparable(rng, shape, dtype):
-    return np.asarray(_arr(rng, shape, np.float64).round(), dtype)  # small integers: ties happen
+    # Small integers (in both parts of complex values): ties happen.
+    wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    x = _arr(rng, shape, wide)
+    return np.asarray(x.real.round() + 1j * x.imag.round() if x.dtype.kind == "c" else x.round(), dtype)
 
 
 def _one(gen=None, **params_of_shape):

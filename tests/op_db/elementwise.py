@@ -8,10 +8,14 @@ from hypothesis import strategies as st
 
 from op_db._base import (
     BOOL,
+    C64,
+    C128,
+    COMPLEX,
     F32,
     F64,
     FLOATS,
     I32,
+    INEXACT,
     OpInfo,
     Sample,
     _arr,
@@ -69,8 +73,22 @@ def _rem_pair(rng, shape, dtype):
 
 
 def _tie_free_pair(rng, shape, dtype):
-    x = _arr(rng, shape, np.float64)
+    # Real parts at least 0.2 apart, so neither the order of reals nor the lexicographic order of
+    # complex values changes under a small perturbation.
+    x = _arr(rng, shape, dtype)
     return np.asarray(x, dtype), np.asarray(x + _away(rng, shape, np.float64, 0.2, 1.0), dtype)
+
+
+def _complex_away_from_cuts(lo, hi, real_lo=-2.0, real_hi=2.0):
+    """Complex values with imaginary parts in ``[lo, hi]`` (away from cuts along the imaginary
+    axis, as atan's and asinh's, or from poles, as tanh's); real values in ``[real_lo, real_hi]``."""
+
+    def gen(rng, shape, dtype):
+        if np.dtype(dtype).kind != "c":
+            return _arr(rng, shape, dtype, real_lo, real_hi)
+        return np.asarray(rng.uniform(real_lo, real_hi, shape) + 1j * rng.uniform(lo, hi, shape), dtype)
+
+    return gen
 
 
 def _xla_int_div(x, y):
@@ -159,6 +177,11 @@ def _convert_sampler(new_dtype):
     return sampler
 
 
+def _convert_ref(x, new_dtype):
+    # complex -> real keeps the real part (XLA's convert, without NumPy's ComplexWarning).
+    return (x.real if x.dtype.kind == "c" and np.dtype(new_dtype).kind != "c" else x).astype(new_dtype)
+
+
 def _polygamma_sampler(shape, dtype, rng):
     m = np.asarray(rng.integers(0, 3, shape), dtype)
     return Sample((m, _arr(rng, shape, dtype, 0.5, 3.0)), {})
@@ -166,35 +189,35 @@ def _polygamma_sampler(shape, dtype, rng):
 
 # fmt: off
 OPS = [
-    unary(ew.neg_p, np.negative, dtypes=(F64, F32, I32), linear_argnums=((0,),)),
-    unary(ew.sign_p, np.sign, dtypes=(F64, F32, I32)),
+    unary(ew.neg_p, np.negative, dtypes=(F64, F32, I32, C128, C64), linear_argnums=((0,),)),
+    unary(ew.sign_p, np.sign, dtypes=(F64, F32, I32, C128, C64)),
     unary(ew.floor_p, np.floor),
     unary(ew.ceil_p, np.ceil),
     unary(ew.round_p, _round_ref, name="round_away_from_zero", params={"rounding_method": 0}),
     unary(ew.round_p, _round_ref, name="round_to_even", params={"rounding_method": 1}),
     unary(ew.is_finite_p, np.isfinite, _specials),
-    unary(ew.abs_p, np.abs, lambda rng, s, d: _away(rng, s, d) if d.kind == "f" else _arr(rng, s, d),
-          dtypes=(F64, F32, I32)),
-    unary(ew.exp_p, np.exp),
-    unary(ew.exp2_p, np.exp2),
-    unary(ew.expm1_p, np.expm1),
-    unary(ew.log_p, np.log, _uniform(0.1, 3.0)),
-    unary(ew.log1p_p, np.log1p, _uniform(-0.8, 2.0)),
-    unary(ew.sqrt_p, np.sqrt, _uniform(0.1, 3.0)),
-    unary(ew.rsqrt_p, lambda x: 1 / np.sqrt(x), _uniform(0.1, 3.0)),
+    unary(ew.abs_p, np.abs, lambda rng, s, d: _away(rng, s, d) if d.kind in "fc" else _arr(rng, s, d),
+          dtypes=(F64, F32, I32, C128, C64)),
+    unary(ew.exp_p, np.exp, dtypes=INEXACT),
+    unary(ew.exp2_p, np.exp2, dtypes=INEXACT),
+    unary(ew.expm1_p, np.expm1, dtypes=INEXACT),
+    unary(ew.log_p, np.log, _uniform(0.1, 3.0), dtypes=INEXACT),
+    unary(ew.log1p_p, np.log1p, _uniform(-0.8, 2.0), dtypes=INEXACT),
+    unary(ew.sqrt_p, np.sqrt, _uniform(0.1, 3.0), dtypes=INEXACT),
+    unary(ew.rsqrt_p, lambda x: 1 / np.sqrt(x), _uniform(0.1, 3.0), dtypes=INEXACT),
     unary(ew.cbrt_p, np.cbrt, lambda rng, s, d: _away(rng, s, d)),
-    unary(ew.sin_p, np.sin),
-    unary(ew.cos_p, np.cos),
-    unary(ew.tan_p, np.tan, _uniform(-1.2, 1.2)),
-    unary(ew.asin_p, np.arcsin, _uniform(-0.9, 0.9)),
-    unary(ew.acos_p, np.arccos, _uniform(-0.9, 0.9)),
-    unary(ew.atan_p, np.arctan),
-    unary(ew.sinh_p, np.sinh),
-    unary(ew.cosh_p, np.cosh),
-    unary(ew.tanh_p, np.tanh),
-    unary(ew.asinh_p, np.arcsinh),
-    unary(ew.acosh_p, np.arccosh, _uniform(1.1, 3.0)),
-    unary(ew.atanh_p, np.arctanh, _uniform(-0.9, 0.9)),
+    unary(ew.sin_p, np.sin, dtypes=INEXACT),
+    unary(ew.cos_p, np.cos, dtypes=INEXACT),
+    unary(ew.tan_p, np.tan, _uniform(-1.2, 1.2), dtypes=INEXACT),
+    unary(ew.asin_p, np.arcsin, _uniform(-0.9, 0.9), dtypes=INEXACT),
+    unary(ew.acos_p, np.arccos, _uniform(-0.9, 0.9), dtypes=INEXACT),
+    unary(ew.atan_p, np.arctan, _complex_away_from_cuts(-0.8, 0.8), dtypes=INEXACT),
+    unary(ew.sinh_p, np.sinh, dtypes=INEXACT),
+    unary(ew.cosh_p, np.cosh, dtypes=INEXACT),
+    unary(ew.tanh_p, np.tanh, _complex_away_from_cuts(-1.2, 1.2), dtypes=INEXACT),
+    unary(ew.asinh_p, np.arcsinh, _complex_away_from_cuts(-0.8, 0.8), dtypes=INEXACT),
+    unary(ew.acosh_p, np.arccosh, _uniform(1.1, 3.0), dtypes=INEXACT),
+    unary(ew.atanh_p, np.arctanh, _uniform(-0.9, 0.9), dtypes=INEXACT),
     unary(ew.logistic_p, sp.expit, _uniform(-5.0, 5.0)),
     unary(ew.erf_p, sp.erf),
     unary(ew.erfc_p, sp.erfc),
@@ -205,27 +228,27 @@ OPS = [
     OpInfo("polygamma", ew.polygamma_p, ew.polygamma_p.bind,
            lambda m, x: sp.polygamma(m.astype(int), x).astype(x.dtype), _polygamma_sampler, _shapes(),
            diff_argnums=(1,), rtol=1e-10),
-    unary(ew.square_p, np.square, dtypes=(F64, F32, I32)),
-    *(unary(ew.integer_pow_p, lambda x, y: np.power(x, float(y)).astype(x.dtype),
+    unary(ew.square_p, np.square, dtypes=(F64, F32, I32, C128, C64)),
+    *(unary(ew.integer_pow_p, lambda x, y: np.power(x, y if np.iscomplexobj(x) else float(y)).astype(x.dtype),
             (lambda rng, s, d: _away(rng, s, d, 0.3, 1.5)) if y < 0 else None, name=f"integer_pow_{y}",
-            params={"y": y}, dtypes=FLOATS if y < 0 else (F64, F32, I32), rtol=1e-10)
+            params={"y": y}, dtypes=INEXACT if y < 0 else (F64, F32, I32, C128, C64), rtol=1e-10)
       for y in (0, 2, 3, -2)),
     unary(ew.not_p, np.invert, dtypes=(BOOL, I32)),
     unary(ew.stop_gradient_p, lambda x: x),
     # optimization_barrier is multi-result; one operand exercises all its rules.
     unary(remat.optimization_barrier_p, lambda x: x, op=lambda x: remat.optimization_barrier(x)[0],
           dtypes=(F64, F32, I32), linear_argnums=((0,),)),  # fmt: skip
-    binary(ew.add_p, np.add, dtypes=(F64, F32, I32), linear_argnums=((0, 1),)),
-    binary(ew.sub_p, np.subtract, dtypes=(F64, F32, I32), linear_argnums=((0, 1),)),
-    binary(ew.add_any_p, np.add, linear_argnums=((0, 1),)),
-    binary(ew.mul_p, np.multiply, dtypes=(F64, F32, I32), linear_argnums=((0,), (1,))),
-    binary(ew.div_p, np.divide, _pair(_arr, _away), linear_argnums=((0,),)),
+    binary(ew.add_p, np.add, dtypes=(F64, F32, I32, C128, C64), linear_argnums=((0, 1),)),
+    binary(ew.sub_p, np.subtract, dtypes=(F64, F32, I32, C128, C64), linear_argnums=((0, 1),)),
+    binary(ew.add_any_p, np.add, dtypes=INEXACT, linear_argnums=((0, 1),)),
+    binary(ew.mul_p, np.multiply, dtypes=(F64, F32, I32, C128, C64), linear_argnums=((0,), (1,))),
+    binary(ew.div_p, np.divide, _pair(_arr, _away), dtypes=INEXACT, linear_argnums=((0,),)),
     binary(ew.div_p, _xla_int_div, _int_pair, dtypes=(I32,), name="div_int"),
     binary(ew.rem_p, np.fmod, _rem_pair),
     binary(ew.rem_p, _xla_int_rem, _int_pair, dtypes=(I32,), name="rem_int"),
-    binary(ew.pow_p, np.power, _pair(_uniform(0.2, 2.0), _uniform(-2.0, 2.0)), rtol=1e-10),
-    binary(ew.max_p, np.maximum, _tie_free_pair, dtypes=(F64, F32, I32)),
-    binary(ew.min_p, np.minimum, _tie_free_pair, dtypes=(F64, F32, I32)),
+    binary(ew.pow_p, np.power, _pair(_uniform(0.2, 2.0), _uniform(-2.0, 2.0)), dtypes=INEXACT, rtol=1e-10),
+    binary(ew.max_p, np.maximum, _tie_free_pair, dtypes=(F64, F32, I32, C128, C64)),
+    binary(ew.min_p, np.minimum, _tie_free_pair, dtypes=(F64, F32, I32, C128, C64)),
     binary(ew.atan2_p, np.arctan2, _pair(_away, _away)),
     binary(ew.nextafter_p, np.nextafter),
     binary(ew.and_p, np.bitwise_and, dtypes=(BOOL, I32)),
@@ -234,11 +257,11 @@ OPS = [
     binary(ew.shift_left_p, _shift_ref("left"), _shift_pair, dtypes=(I32,)),
     binary(ew.shift_right_arithmetic_p, _shift_ref("arithmetic"), _shift_pair, dtypes=(I32,)),
     binary(ew.shift_right_logical_p, _shift_ref("logical"), _shift_pair, dtypes=(I32,)),
-    *(binary(p, f, _comparable_pair, dtypes=(F64, F32, I32))
+    *(binary(p, f, _comparable_pair, dtypes=(F64, F32, I32, *(COMPLEX if p in (ew.eq_p, ew.ne_p) else ())))
       for p, f in ((ew.eq_p, np.equal), (ew.ne_p, np.not_equal), (ew.lt_p, np.less),
                    (ew.le_p, np.less_equal), (ew.gt_p, np.greater), (ew.ge_p, np.greater_equal))),
     OpInfo("select_n", ew.select_n_p, ew.select_n_p.bind, _select_ref, _select_sampler(2, False), _shapes(),
-           dtypes=(F64, F32, I32), diff_argnums=(1, 2), linear_argnums=((1, 2),)),
+           dtypes=(F64, F32, I32, C128, C64), diff_argnums=(1, 2), linear_argnums=((1, 2),)),
     OpInfo("select_n_scalar_pred", ew.select_n_p, ew.select_n_p.bind, _select_ref, _select_sampler(2, True),
            _shapes(), diff_argnums=(1, 2), linear_argnums=((1, 2),)),
     OpInfo("select_n_3_cases", ew.select_n_p, ew.select_n_p.bind, _select_ref, _select_sampler(3, False),
@@ -246,11 +269,12 @@ OPS = [
     OpInfo("clamp", ew.clamp_p, ew.clamp, _clamp_ref, _clamp_sampler(False), _shapes()),
     OpInfo("clamp_scalar_bounds", ew.clamp_p, ew.clamp, _clamp_ref, _clamp_sampler(True), _shapes()),
     *(OpInfo(f"convert_element_type_{src.name}_to_{dst.name}", ew.convert_element_type_p,
-             ew.convert_element_type_p.bind, lambda x, new_dtype: x.astype(new_dtype), _convert_sampler(dst),
-             _shapes(), dtypes=(src,), differentiable=src.kind == dst.kind == "f",
-             linear_argnums=((0,),) if src.kind == dst.kind == "f" else (),
-             check_fd=dst != F32)  # a float32 result is too coarse for finite differences
-      for src, dst in ((F64, F32), (F32, F64), (F64, I32), (I32, F64), (I32, BOOL))),
+             ew.convert_element_type_p.bind, _convert_ref, _convert_sampler(dst),
+             _shapes(), dtypes=(src,), differentiable=src.kind in "fc" and dst.kind in "fc",
+             linear_argnums=((0,),) if src.kind in "fc" and dst.kind in "fc" else (),
+             check_fd=dst not in (F32, C64))  # a single-precision result is too coarse for differences
+      for src, dst in ((F64, F32), (F32, F64), (F64, I32), (I32, F64), (I32, BOOL), (C128, F64), (F64, C128),
+                       (C128, C64), (C64, C128), (C128, I32))),
     OpInfo("bitcast_convert_type", bc.bitcast_convert_type_p, bc.bitcast_convert_type_p.bind,
            lambda x, new_dtype: x.view(new_dtype), _one(new_dtype=lambda s: I32), _shapes(), dtypes=(F32,),
            differentiable=False),

@@ -150,8 +150,10 @@ def _svd_sampler(full_matrices=False, compute_uv=True, subset=False, algorithm=N
 
 
 def _eigvals_ref(a, **params):
+    # A general matrix's eigenvalues come in LAPACK's order, which can differ between precisions:
+    # both sides are sorted (the entry's op sorts too).
     a = np.asarray(a, np.float64)
-    return np.linalg.eigvals(a).astype(np.complex128) if a.size else np.zeros(a.shape[:-1], np.complex128)
+    return np.sort_complex(np.linalg.eigvals(a)) if a.size else np.zeros(a.shape[:-1], np.complex128)
 
 
 def _eig_ref(a, **params):
@@ -243,7 +245,7 @@ OPS = [
            sample_shapes=_SQUARE, rtol=1e-9, atol=1e-10),
     OpInfo("svd_full", sp.svd_p, _svd_op, _svd_ref, _svd_sampler(full_matrices=True), matrix_shapes(),
            sample_shapes=_THIN, rtol=1e-9, atol=1e-10, differentiable=False, derivative_error=TypeError),
-    OpInfo("eigvals", sp.eig_p, lambda a, **p: sp.eig(a, **p)[0], _eigvals_ref,
+    OpInfo("eigvals", sp.eig_p, lambda a, **p: fnp.sort_complex(sp.eig(a, **p)[0]), _eigvals_ref,
            _one(diagonalizable, compute_left_eigenvectors=False, compute_right_eigenvectors=False,
                 enable_eigvec_derivs=False),
            square_shapes(), sample_shapes=_SQUARE, rtol=1e-9, atol=1e-10),

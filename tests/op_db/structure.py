@@ -9,6 +9,7 @@ import numpy as np
 from op_db._base import (
     ALL3,
     BOOL,
+    C128,
     F32,
     F64,
     FLOATS,
@@ -271,8 +272,9 @@ def _scatter_entries():
         linear = {"scatter-add": ((0, 2),), "scatter-mul": ((0,),), "scatter": ((0, 2),) if unique else ()}
         op, prim = _SCATTERS[name]
         entry = f"{name}_{kind}" + (f"_{mode}" if mode else "") + ("_unique" if unique else "")
+        dtypes = FLOATS if name == "scatter-mul" else (*ALL3, C128)
         yield OpInfo(entry, prim, op, _scatter_ref(name), _scatter_sampler(name, kind, mode, unique), _TWO_D,
-                     sample_shapes=_TWO_D_SAMPLES, dtypes=FLOATS if name == "scatter-mul" else ALL3,
+                     sample_shapes=_TWO_D_SAMPLES, dtypes=dtypes,
                      diff_argnums=diff, linear_argnums=linear.get(name, ()))  # fmt: skip
 
 
@@ -316,9 +318,14 @@ def _reduce_ref(fn, identity=None):
 
 
 def _extreme(sign):
-    return lambda dtype: (
-        sign * np.inf if dtype.kind == "f" else (np.iinfo(dtype).max if sign > 0 else np.iinfo(dtype).min)
-    )
+    def identity(dtype):
+        if dtype.kind == "c":  # the extreme of the lexicographic order, as XLA's complex max/min
+            return complex(sign * np.inf, sign * np.inf)
+        if dtype.kind == "f":
+            return sign * np.inf
+        return np.iinfo(dtype).max if sign > 0 else np.iinfo(dtype).min
+
+    return identity
 
 
 def _reduction(prim, fn, np_fn, axes_of, gen=None, *, name=None, identity=None, dtypes=FLOATS, **kw):
@@ -377,13 +384,14 @@ _MIN1_SAMPLES = ((3, 4), (5,), (2, 0))
 OPS = [
     OpInfo("broadcast_in_dim", stc.broadcast_in_dim_p, stc.broadcast_in_dim, _bid_ref,
            _one(shape=_bid_shape, broadcast_dimensions=lambda s: tuple(range(1, len(s) + 1))), _shapes(),
-           dtypes=(F64, F32, I32, BOOL), linear_argnums=((0,),)),
+           dtypes=(F64, F32, I32, BOOL, C128), linear_argnums=((0,),)),
     OpInfo("reshape", stc.reshape_p, stc.reshape, lambda x, new_sizes: x.reshape(new_sizes),
-           _one(new_sizes=lambda s: (*s, 1)), _shapes(), dtypes=(F64, F32, I32), linear_argnums=((0,),)),
+           _one(new_sizes=lambda s: (*s, 1)), _shapes(), dtypes=(F64, F32, I32, C128),
+           linear_argnums=((0,),)),
     OpInfo("transpose", stc.transpose_p, stc.transpose_p.bind,
            lambda x, permutation: x.transpose(permutation),
            _one(permutation=lambda s: tuple(np.roll(np.arange(len(s)), 1).tolist())), _shapes(),
-           dtypes=(F64, F32, I32), linear_argnums=((0,),)),
+           dtypes=(F64, F32, I32, C128), linear_argnums=((0,),)),
     OpInfo("squeeze", stc.squeeze_p, stc.squeeze, lambda x, dimensions: np.squeeze(x, dimensions),
            _one(lambda rng, s, d: _arr(rng, (1, *s), d), dimensions=lambda s: (0,)), _shapes(),
            linear_argnums=((0,),)),
@@ -393,63 +401,63 @@ OPS = [
            _min1(), sample_shapes=_MIN1_SAMPLES, dtypes=(I32, F64, F32), differentiable=False),
     OpInfo("concatenate", stc.concatenate_p, lambda *xs, dimension: stc.concatenate(xs, dimension),
            lambda *xs, dimension: np.concatenate(xs, dimension), _concatenate_sampler, _min1(),
-           sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32), linear_argnums=((0, 1, 2),)),
+           sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32, C128), linear_argnums=((0, 1, 2),)),
     OpInfo("pad", stc.pad_p, stc.pad, _pad_ref, _pad_sampler, _min1(), sample_shapes=_MIN1_SAMPLES,
-           dtypes=(F64, F32, I32), linear_argnums=((0, 1),)),
+           dtypes=(F64, F32, I32, C128), linear_argnums=((0, 1),)),
     OpInfo("rev", stc.rev_p, stc.rev, lambda x, dimensions: np.flip(x, dimensions),
            _one(dimensions=lambda s: tuple(sorted({0, len(s) - 1}))), _min1(), sample_shapes=_MIN1_SAMPLES,
-           dtypes=(F64, F32, I32), linear_argnums=((0,),)),
+           dtypes=(F64, F32, I32, C128), linear_argnums=((0,),)),
     OpInfo("slice", stc.slice_p, stc.slice_, _slice_ref, _one(**_SLICE_PARAMS), _min1(),
            sample_shapes=_MIN1_SAMPLES,
-           dtypes=(F64, F32, I32), linear_argnums=((0,),)),
+           dtypes=(F64, F32, I32, C128), linear_argnums=((0,),)),
     OpInfo("dynamic_slice", ix.dynamic_slice_p,
            lambda x, *starts, slice_sizes: ix.dynamic_slice(x, starts, slice_sizes),
-           _ds_ref, _ds_sampler(False), _min1(), sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32),
+           _ds_ref, _ds_sampler(False), _min1(), sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32, C128),
            diff_argnums=(0,), linear_argnums=((0,),)),
     OpInfo("dynamic_update_slice", ix.dynamic_update_slice_p,
            lambda x, u, *starts: ix.dynamic_update_slice(x, u, starts), _dus_ref, _ds_sampler(True), _min1(),
-           sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32), diff_argnums=(0, 1),
+           sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32, C128), diff_argnums=(0, 1),
            linear_argnums=((0, 1),)),
     *(OpInfo(f"gather_{kind}" + (f"_{mode}" if mode else ""), ix.gather_p, ix.gather, _gather_ref,
-             _gather_sampler(kind, mode), _TWO_D, sample_shapes=_TWO_D_SAMPLES, dtypes=(F64, F32, I32),
+             _gather_sampler(kind, mode), _TWO_D, sample_shapes=_TWO_D_SAMPLES, dtypes=(F64, F32, I32, C128),
              diff_argnums=(0,), linear_argnums=((0,),))
       for kind, mode in (("rows", None), ("rows", "clip"), ("rows", "fill"), ("window", None),
                          ("window", "fill"), ("batched", None))),
     *_scatter_entries(),
     OpInfo("sort", so.sort_p, _sort_op, _sort_ref, _sort_sampler(1, 1), _min1(), sample_shapes=_MIN1_SAMPLES,
-           dtypes=(F64, F32, I32)),
+           dtypes=(F64, F32, I32, C128)),
     OpInfo("sort_key_val", so.sort_p, _sort_op, _sort_ref, _sort_sampler(2, 1), _min1(),
-           sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32)),
+           sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32, C128)),
     OpInfo("sort_two_keys", so.sort_p, _sort_op, _sort_ref, _sort_sampler(3, 2), _min1(),
            sample_shapes=_MIN1_SAMPLES, diff_argnums=(1, 2)),
     *(OpInfo(prim.name + ("_reverse" if reverse else ""), prim, fn, _cum_ref(ufunc),
              _one(gen, axis=lambda s: len(s) - 1, reverse=lambda s, r=reverse: r), _min1(),
-             sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32),
+             sample_shapes=_MIN1_SAMPLES, dtypes=(F64, F32, I32, C128),
              linear_argnums=((0,),) if prim is so.cumsum_p else ())
       for (prim, fn, ufunc, gen), reverse in itertools.product(
           ((so.cumsum_p, so.cumsum, np.add, None), (so.cumprod_p, so.cumprod, np.multiply, None),
            (so.cummax_p, so.cummax, np.maximum, _distinct), (so.cummin_p, so.cummin, np.minimum, _distinct)),
           (False, True))),
-    _reduction(red.reduce_sum_p, red.reduce_sum, np.sum, _first_axis, dtypes=(F64, F32, I32),
+    _reduction(red.reduce_sum_p, red.reduce_sum, np.sum, _first_axis, dtypes=(F64, F32, I32, C128),
                linear_argnums=((0,),)),
     _reduction(red.reduce_sum_p, red.reduce_sum, np.sum, _all_axes, name="reduce_sum_all",
                linear_argnums=((0,),)),
     _reduction(red.reduce_max_p, red.reduce_max, np.max, _first_axis, _distinct, identity=_extreme(-1),
-               dtypes=(F64, F32, I32)),
+               dtypes=(F64, F32, I32, C128)),
     _reduction(red.reduce_min_p, red.reduce_min, np.min, _all_axes, _distinct, identity=_extreme(1),
-               dtypes=(F64, F32, I32)),
-    _reduction(red.reduce_prod_p, red.reduce_prod, np.prod, _first_axis, dtypes=(F64, F32, I32)),
+               dtypes=(F64, F32, I32, C128)),
+    _reduction(red.reduce_prod_p, red.reduce_prod, np.prod, _first_axis, dtypes=(F64, F32, I32, C128)),
     _reduction(red.reduce_prod_p, red.reduce_prod, np.prod, _all_axes, name="reduce_prod_all"),
     _reduction(red.reduce_and_p, red.reduce_and_p.bind, np.all, _first_axis, dtypes=(BOOL,)),
     _reduction(red.reduce_or_p, red.reduce_or_p.bind, np.any, _all_axes, dtypes=(BOOL,)),
     *(OpInfo(p.name, p, lambda x, axis, fn=fn: fn(x, axis, np.int32),
              lambda x, axis, f=f: f(x, axis=axis).astype(np.int32),
              _one(_comparable, axis=lambda s: len(s) - 1),
-             _shapes(min_dims=1, min_side=1), sample_shapes=((3, 4), (5,)), dtypes=(F64, F32, I32),
+             _shapes(min_dims=1, min_side=1), sample_shapes=((3, 4), (5,)), dtypes=(F64, F32, I32, C128),
              differentiable=False)
       for p, fn, f in ((red.argmax_p, red.argmax, np.argmax), (red.argmin_p, red.argmin, np.argmin))),
     *(OpInfo(f"dot_general_{variant}", dot.dot_general_p, dot.dot_general, _dot_ref, _dot_sampler(variant),
-             _TWO_D, sample_shapes=_TWO_D_SAMPLES, dtypes=(F64, F32, I32), linear_argnums=((0,), (1,)),
+             _TWO_D, sample_shapes=_TWO_D_SAMPLES, dtypes=(F64, F32, I32, C128), linear_argnums=((0,), (1,)),
              rtol=1e-10)
       for variant in DOT_VARIANTS),
 ]

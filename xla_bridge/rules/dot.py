@@ -4,7 +4,8 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
 ``xla_bridge.emitter``.
 
 ``preferred_element_type`` becomes the result type of ``stablehlo.dot_general`` (XLA accumulates
-in it, e.g. int8 x int8 -> int32). Boolean matmul (NumPy: OR of ANDs) has no XLA dot: it is an
+in it, e.g. int8 x int8 -> int32). ``precision`` becomes ``precision_config`` (``precision_attrs``,
+shared with the convolution rule). Boolean matmul (NumPy: OR of ANDs) has no XLA dot: it is an
 int32 dot followed by ``!= 0``.
 """
 
@@ -20,8 +21,15 @@ def _dims(xs) -> str:
     return "[" + ", ".join(str(int(d)) for d in xs) + "]"
 
 
+def precision_names(precision) -> list[str] | None:
+    """``["HIGHEST", "DEFAULT"]`` for a canonical precision pair; ``None`` for the default."""
+    if precision is None:
+        return None
+    return [p.name for p in precision]
+
+
 @register(dot_general_p)
-def _dot_general(ctx, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
     fb = ctx.fb
     la, ra = ctx.avals_in
     out = ctx.avals_out[0]
@@ -43,6 +51,8 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, preferred_element_type=Non
     if lb:
         clauses.append(f"batching_dims = {_dims(lb)} x {_dims(rb)}")
     clauses.append(f"contracting_dims = {_dims(lc)} x {_dims(rc)}")
+    if precision is not None:
+        clauses.append("precision = [" + ", ".join(precision_names(precision)) + "]")
     y = fb.emit(
         f"stablehlo.dot_general {lhs}, {rhs}, {', '.join(clauses)} : "
         f"({tensor_type(la.shape, in_dtype)}, {tensor_type(ra.shape, in_dtype)}) -> "

@@ -16,6 +16,7 @@ import numpy as np
 
 from primitives import elementwise as ew
 from xla_bridge.emitter import aval_type, compare_type, register, tensor_type, xla_dtype
+from xla_bridge.rules._complex_order import complex_pick
 
 # ----------------------------------------------------------------------------------------------
 # Unary ops with a direct StableHLO or CHLO counterpart
@@ -180,8 +181,6 @@ _BINARY = {
     ew.div_p: "stablehlo.divide",
     ew.rem_p: "stablehlo.remainder",
     ew.pow_p: "stablehlo.power",
-    ew.max_p: "stablehlo.maximum",
-    ew.min_p: "stablehlo.minimum",
     ew.atan2_p: "stablehlo.atan2",
     ew.and_p: "stablehlo.and",
     ew.or_p: "stablehlo.or",
@@ -203,6 +202,23 @@ def _binary_rule(op):
 
 for _p, _op in _BINARY.items():
     register(_p)(_binary_rule(_op))
+
+
+def _minmax_rule(op: str, direction: str):
+    # Complex operands compare lexicographically, as NumPy and JAX order them (``complex_pick``).
+    def rule(ctx, x, y):
+        a, b = ctx.operands([x, y])
+        out = ctx.avals_out[0]
+        if out.dtype.kind == "c":
+            return complex_pick(ctx.fb, direction, a, b, out)
+        return ctx.fb.binary(op, a, b, out)
+
+    rule.__name__ = f"_{op.split('.')[-1]}"
+    return rule
+
+
+register(ew.max_p)(_minmax_rule("stablehlo.maximum", "GT"))
+register(ew.min_p)(_minmax_rule("stablehlo.minimum", "LT"))
 
 
 @register(ew.nextafter_p)

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel.ir import ShapedArray
 from primitives.gather import GatherScatterMode, _window_sizes, default_fill_value, gather_p, scatter_add_p
 from xla_bridge.emitter import aval_type, i64_array, ints, register, slice_attrs, tensor_type, xla_dtype
+from xla_bridge.rules._complex_order import complex_pick
 
 
 def _gather_attr(dn, index_vector_dim, slice_sizes, sorted_):
@@ -133,7 +135,12 @@ def scatter_rule(op):
             combine = "stablehlo.or"
         elif op == "stablehlo.multiply" and dt == np.bool_:
             combine = "stablehlo.and"
-        res = b if combine is None else r.emit(f"{combine} {a}, {b} : {st}")
+        if dt.kind == "c" and combine in ("stablehlo.maximum", "stablehlo.minimum"):
+            # Lexicographic order of complex values (NumPy's and JAX's), from the real comparisons.
+            direction = "GT" if combine == "stablehlo.maximum" else "LT"
+            res = complex_pick(r, direction, a, b, ShapedArray((), dt))
+        else:
+            res = b if combine is None else r.emit(f"{combine} {a}, {b} : {st}")
         r.raw(f'"stablehlo.return"({res}) : ({st}) -> ()')
         body = "\n".join(r.lines)
         attrs = (

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel.ir import ShapedArray
 from primitives import reductions as red
-from xla_bridge.emitter import register, tensor_type, xla_dtype
+from xla_bridge.emitter import i64_array, register, tensor_type, xla_dtype
+from xla_bridge.rules._complex_order import complex_compare, complex_pick
 
 
 def _reduce(ctx, x, op, init_value, axes):
@@ -60,14 +62,38 @@ def _reduce_prod(ctx, x, *, axes):
     return _reduce(ctx, x, op, 1, axes)
 
 
+def _reduce_complex(ctx, x, direction, init_value, axes):
+    # A reduce whose body picks the lexicographically larger/smaller complex value (or a NaN).
+    a, out, fb = ctx.avals_in[0], ctx.avals_out[0], ctx.fb
+    dtype = np.dtype(a.dtype)
+    init = fb.const(init_value, dtype)
+    r = fb.region()
+    acc, new = r.fresh(), r.fresh()
+    scalar = ShapedArray((), dtype)
+    pick = complex_pick(r, direction, acc, new, scalar)
+    st = tensor_type((), dtype)
+    r.raw(f'"stablehlo.return"({pick}) : ({st}) -> ()')
+    head = f'"stablehlo.reduce"({x}, {init}) ({{\n{fb.indent}  ^bb0({acc}: {st}, {new}: {st}):\n'
+    body = "\n".join(r.lines)
+    types = f"({tensor_type(a.shape, dtype)}, {st}) -> {tensor_type(out.shape, dtype)}"
+    tail = f"\n{fb.indent}}}) {{dimensions = {i64_array(axes)}}} : {types}"
+    return fb.emit(head + body + tail)
+
+
 @register(red.reduce_max_p)
 def _reduce_max(ctx, x, *, axes):
-    return _reduce(ctx, x, "stablehlo.maximum", _max_identity(ctx.avals_in[0].dtype), axes)
+    dtype = ctx.avals_in[0].dtype
+    if dtype.kind == "c":
+        return _reduce_complex(ctx, x, "GT", complex(-np.inf, -np.inf), axes)
+    return _reduce(ctx, x, "stablehlo.maximum", _max_identity(dtype), axes)
 
 
 @register(red.reduce_min_p)
 def _reduce_min(ctx, x, *, axes):
-    return _reduce(ctx, x, "stablehlo.minimum", _min_identity(ctx.avals_in[0].dtype), axes)
+    dtype = ctx.avals_in[0].dtype
+    if dtype.kind == "c":
+        return _reduce_complex(ctx, x, "LT", complex(np.inf, np.inf), axes)
+    return _reduce(ctx, x, "stablehlo.minimum", _min_identity(dtype), axes)
 
 
 @register(red.reduce_and_p)
@@ -95,7 +121,11 @@ def _arg_rule(direction, identity):
         # Region: block arguments are (acc value, acc index, new value, new index).
         r = fb.region()
         av, ai, bv, bi = (r.fresh() for _ in range(4))
-        better = r.compare(direction, av, bv, vdt, ())
+        if vdt.kind == "c":
+            # Lexicographic (XLA has no ordered compare of complex values; it aborts on one).
+            better = complex_compare(r, direction, av, bv, ShapedArray((), vdt))
+        else:
+            better = r.compare(direction, av, bv, vdt, ())
         if vdt.kind in "fc" or vdt.kind == "V":
             a_nan = r.compare("NE", av, av, vdt, ())
             b_nan = r.compare("NE", bv, bv, vdt, ())

@@ -19,6 +19,7 @@ import numpy as np
 
 from primitives import sorting
 from xla_bridge.emitter import aval_type, i64_array, register, slice_attrs, tensor_type, xla_dtype
+from xla_bridge.rules._complex_order import complex_pick
 
 
 @register(sorting.sort_p)
@@ -34,6 +35,22 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys):
     sb = tensor_type((), np.bool_)
 
     def lt(x, y, dt):
+        if dt.kind == "c":
+            # Lexicographic, as NumPy sorts complex values: real parts first, then imaginary
+            # parts, each with NaN largest (so R + nan j < nan + R j).
+            part = np.dtype(np.float32 if dt == np.complex64 else np.float64)
+            t_in, t_part = tensor_type((), dt), tensor_type((), part)
+            xr, yr, xi, yi = (
+                r.emit(f"stablehlo.{f} {v} : ({t_in}) -> {t_part}") for f in ("real", "imag") for v in (x, y)
+            )
+            real_less, real_greater, imag_less = lt(xr, yr, part), lt(yr, xr, part), lt(xi, yi, part)
+            real_tie = r.emit(
+                f"stablehlo.and {r.emit(f'stablehlo.not {real_less} : {sb}')}, "
+                f"{r.emit(f'stablehlo.not {real_greater} : {sb}')} : {sb}"
+            )
+            return r.emit(
+                f"stablehlo.or {real_less}, {r.emit(f'stablehlo.and {real_tie}, {imag_less} : {sb}')} : {sb}"
+            )
         less = r.compare("LT", x, y, dt, ())
         if dt.kind in "fc":
             # NaN is the largest value: x < NaN for every non-NaN x.
@@ -110,6 +127,13 @@ def _pad_axis(fb, x, shape, dtype, axis, lo, hi, interior):
     return y, tuple(out_shape)
 
 
+def _combine(fb, op, a, b, shape, dtype):
+    # ``op``: a StableHLO binary op, or the direction of a lexicographic complex max/min.
+    if op in ("GT", "LT"):
+        return complex_pick(fb, op, a, b, _Aval(shape, dtype))
+    return fb.emit(f"{op} {a}, {b} : {tensor_type(shape, dtype)}")
+
+
 def _scan(fb, op, x, shape, dtype, axis):
     """Inclusive prefix scan of ``x`` along ``axis`` with the associative binary ``op``."""
     n = shape[axis]
@@ -118,7 +142,7 @@ def _scan(fb, op, x, shape, dtype, axis):
     t = lambda s: tensor_type(s, dtype)  # noqa: E731
     evens, es = _slice_axis(fb, x, shape, dtype, axis, 0, n - 1, 2)
     odds, _ = _slice_axis(fb, x, shape, dtype, axis, 1, n, 2)
-    pairs = fb.emit(f"{op} {evens}, {odds} : {t(es)}")
+    pairs = _combine(fb, op, evens, odds, es, dtype)
     odd_scan = _scan(fb, op, pairs, es, dtype, axis)  # prefix results at odd positions
     m = es[axis]
     if n % 2 == 0:
@@ -129,7 +153,7 @@ def _scan(fb, op, x, shape, dtype, axis):
         rest, _ = _slice_axis(fb, x, shape, dtype, axis, 2, n, 2)
     first, fs = _slice_axis(fb, x, shape, dtype, axis, 0, 1, 1)
     if hs[axis] > 0:
-        even_tail = fb.emit(f"{op} {head}, {rest} : {t(hs)}")
+        even_tail = _combine(fb, op, head, rest, hs, dtype)
         ev_shape = list(hs)
         ev_shape[axis] += 1
         even_scan = fb.generic(
@@ -159,6 +183,8 @@ def _cumulative_rule(op, bool_op):
         dtype = xla_dtype(a.dtype)
         shape = tuple(a.shape)
         this_op = bool_op if dtype == np.bool_ else op
+        if dtype.kind == "c" and this_op in ("stablehlo.maximum", "stablehlo.minimum"):
+            this_op = "GT" if this_op == "stablehlo.maximum" else "LT"  # lexicographic (NumPy's order)
         rev = f"dimensions = {i64_array([axis])}"
         if reverse:
             x = fb.generic("stablehlo.reverse", [x], [aval_type(a)], [aval_type(a)], rev)

@@ -1,0 +1,506 @@
+"""``funcgrad.config`` and the configuration context managers (``jax.config`` and ``jax.disable_jit``,
+``jax.debug_nans``, ``jax.numpy_rank_promotion``, ...).
+
+Layer: surface. Imports funcgrad.jitting, funcgrad.debug, funcgrad.numpy._core and xla_bridge --
+the modules that own the behaviour each flag switches (they keep their own state; this module
+validates values and hands them over).
+
+Every flag is honoured, or refuses a value it cannot honour with an error naming the flag, the
+value and what to do instead:
+
+==============================  ======================================================================
+``jax_enable_x64``              always True: funcgrad computes with NumPy's 64-bit defaults; False
+                                is refused (use float32 arrays explicitly).
+``jax_disable_jit``             ``jit`` runs the Python function op by op.
+``jax_debug_nans``              every primitive's output is checked (NaN and Inf; NonFiniteError).
+``jax_debug_infs``              every primitive's output is checked for Inf.
+``jax_log_compiles``            each trace-and-compile of a ``jit`` is logged (logger "funcgrad").
+``jax_explain_cache_misses``    each ``jit`` cache miss is logged with what changed.
+``jax_enable_checks``           every jaxpr ``jit`` stages is type-checked.
+``jax_no_tracing``              a ``jit`` that must trace raises.
+``jax_no_execution``            calling a compiled ``jit`` raises.
+``jax_numpy_rank_promotion``    "allow" | "warn" | "raise" on implicit rank promotion.
+``jax_numpy_dtype_promotion``   "standard" | "strict" (TypePromotionError on implicit promotion).
+``jax_default_matmul_precision``  any of JAX's precision names: the CPU computes every product at
+                                full precision, which satisfies each of them.
+``jax_num_cpu_devices``         the CPU client's device count; before the first computation.
+``jax_platforms``/``jax_platform_name``  "cpu" or "cuda"; before the first computation.
+``jax_default_prng_impl``       "threefry2x32" (funcgrad's only generator).
+``jax_threefry_partitionable``  True (the bit streams funcgrad.random produces).
+``jax_check_tracer_leaks``      True or False: funcgrad always detects a leaked tracer when it is
+                                used (UnexpectedTracerError), so both values hold.
+``jax_default_device``          None or the default device (others: use jit(device=) / device_put).
+``jax_transfer_guard*``         "allow" (transfers are never guarded).
+``jax_compilation_cache_dir``   the persistent compilation cache's directory (None: off).
+``jax_cpu_collectives_implementation``  "gloo" (funcgrad.distributed's CPU collectives).
+==============================  ======================================================================
+
+>>> import funcgrad
+>>> funcgrad.config.jax_enable_x64
+True
+>>> with funcgrad.numpy_rank_promotion("raise"):
+...     funcgrad.config.jax_numpy_rank_promotion
+'raise'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import xla_bridge
+from funcgrad import debug, jitting
+from funcgrad.numpy import _core as _numpy_core
+from xla_bridge import runtime as _runtime
+
+__all__ = [
+    "check_tracer_leaks",
+    "checking_leaks",
+    "config",
+    "debug_infs",
+    "default_device",
+    "default_matmul_precision",
+    "disable_jit",
+    "enable_checks",
+    "enable_x64",
+    "explain_cache_misses",
+    "log_compiles",
+    "no_execution",
+    "no_tracing",
+    "numpy_dtype_promotion",
+    "numpy_rank_promotion",
+    "transfer_guard",
+    "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host",
+    "transfer_guard_host_to_device",
+]
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)
+
+
+_PRECISIONS = (
+    None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "fastest", "bfloat16_3x",
+    "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM",
+    "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16", "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6",
+    "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64",
+)  # fmt: skip
+
+
+class _Flag:
+    def __init__(
+        self, name, default, check: Callable[[Any], Any], apply: Callable[[Any], None] | None = None
+    ):
+        self.name, self.value, self.check, self.apply = name, default, check, apply
+
+
+def _bool(name):
+    def check(v):
+        if not isinstance(v, bool | int) or v not in (0, 1):
+            raise TypeError(f"funcgrad.config: {name} must be a bool, got {v!r}")
+        return bool(v)
+
+    return check
+
+
+def _choice(name, choices):
+    def check(v):
+        if v not in choices:
+            raise ValueError(f"funcgrad.config: {name} must be one of {list(choices)}, got {v!r}")
+        return v
+
+    return check
+
+
+def _only(name, allowed, why):
+    def check(v):
+        if v not in allowed:
+            raise ValueError(f"funcgrad.config: {name}={v!r} cannot be honoured: {why}")
+        return v
+
+    return check
+
+
+def _before_first_use(name, env, normalize):
+    def apply(v):
+        if v is None:
+            return
+        value = normalize(v)
+        if name in ("jax_platforms", "jax_platform_name"):
+            current = _runtime.chosen_default_platform()
+            started = current is not None
+        else:
+            current = _runtime.started_backends().get("cpu")
+            started = current is not None
+        if started and str(current) != str(value):
+            raise RuntimeError(
+                f"funcgrad.config: {name} must be set before the first computation (it is already "
+                f"{current!r}); set it at the start of the program or with the environment variable {env}"
+            )
+        os.environ[env] = str(value)
+
+    return apply
+
+
+def _num_devices(v):
+    if not isinstance(v, int) or v < 1:
+        raise ValueError(f"funcgrad.config: jax_num_cpu_devices must be a positive int, got {v!r}")
+    return v
+
+
+def _platform(v):
+    if v is None:
+        return None
+    first = str(v).split(",")[0].strip().lower()
+    first = {"gpu": "cuda", "host": "cpu"}.get(first, first)
+    if first not in ("cpu", "cuda"):
+        raise ValueError(f"funcgrad.config: the platform must be 'cpu' or 'cuda', got {v!r}")
+    return first
+
+
+class _DebugState:
+    """The global ``debug_nans``/``debug_infs`` contexts entered by the config flags."""
+
+    def __init__(self):
+        self.active: dict[str, Any] = {}
+
+    def set(self, kind: str, on: bool, cls) -> None:
+        ctx = self.active.pop(kind, None)
+        if ctx is not None:
+            ctx.__exit__(None, None, None)
+        if on:
+            ctx = cls(True)
+            ctx.__enter__()
+            self.active[kind] = ctx
+
+
+_debug_state = _DebugState()
+
+
+def _default_device_check(v):
+    if v is None:
+        return None
+    if v == _runtime.default_device() or (
+        isinstance(v, str) and _platform(v) == xla_bridge.default_platform()
+    ):
+        return v
+    raise ValueError(
+        f"funcgrad.config: jax_default_device={v!r} cannot be honoured: computations run on the default "
+        f"device {_runtime.default_device()}; place them with jit(f, device=...) or device_put(x, device)"
+    )
+
+
+def _jit_flag(name, key):
+    return _Flag(name, False, _bool(name), lambda v: jitting.set_jit_flags(**{key: v}))
+
+
+_X64_WHY = (
+    "funcgrad always computes with 64-bit types enabled (NumPy's defaults); use float32/int32 arrays "
+    "explicitly for 32-bit work"
+)
+_FLAG_LIST = [
+    _Flag("jax_enable_x64", True, _only("jax_enable_x64", (True, 1), _X64_WHY)),
+    _jit_flag("jax_disable_jit", "disable_jit"),
+    _Flag(
+        "jax_debug_nans",
+        False,
+        _bool("jax_debug_nans"),
+        lambda v: _debug_state.set("nans", v, debug.debug_nans),
+    ),
+    _Flag(
+        "jax_debug_infs",
+        False,
+        _bool("jax_debug_infs"),
+        lambda v: _debug_state.set("infs", v, debug.debug_infs),
+    ),
+    _jit_flag("jax_log_compiles", "log_compiles"),
+    _jit_flag("jax_explain_cache_misses", "explain_cache_misses"),
+    _jit_flag("jax_enable_checks", "enable_checks"),
+    _jit_flag("jax_no_tracing", "no_tracing"),
+    _jit_flag("jax_no_execution", "no_execution"),
+    _Flag(
+        "jax_numpy_rank_promotion",
+        "allow",
+        _choice("jax_numpy_rank_promotion", ("allow", "warn", "raise")),
+        lambda v: _numpy_core.set_promotion_flags(rank_promotion=v),
+    ),
+    _Flag(
+        "jax_numpy_dtype_promotion",
+        "standard",
+        _choice("jax_numpy_dtype_promotion", ("standard", "strict")),
+        lambda v: _numpy_core.set_promotion_flags(dtype_promotion=v),
+    ),
+    _Flag("jax_default_matmul_precision", None, _choice("jax_default_matmul_precision", _PRECISIONS)),
+    _Flag(
+        "jax_num_cpu_devices",
+        None,
+        lambda v: v if v is None else _num_devices(v),
+        _before_first_use("jax_num_cpu_devices", "FUNCGRAD_NUM_CPU_DEVICES", int),
+    ),
+    *[
+        _Flag(
+            name,
+            None,
+            lambda v: v if v is None else (_platform(v) and v),
+            _before_first_use(name, "FUNCGRAD_PLATFORM", _platform),
+        )
+        for name in ("jax_platforms", "jax_platform_name")
+    ],
+    _Flag(
+        "jax_default_prng_impl",
+        "threefry2x32",
+        _only("jax_default_prng_impl", ("threefry2x32",), "funcgrad.random implements threefry2x32 only"),
+    ),
+    _Flag(
+        "jax_threefry_partitionable",
+        True,
+        _only("jax_threefry_partitionable", (True, 1), "funcgrad.random makes the partitionable bit streams"),
+    ),
+    _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks")),
+    _Flag(
+        "jax_compilation_cache_dir",
+        None,
+        lambda v: v if v is None else os.fspath(v),
+        xla_bridge.set_cache_dir,
+    ),
+    _Flag(
+        "jax_cpu_collectives_implementation",
+        "gloo",
+        _only(
+            "jax_cpu_collectives_implementation",
+            ("gloo",),
+            "funcgrad.distributed's CPU collectives are Gloo's",
+        ),
+    ),
+    _Flag("jax_default_device", None, _default_device_check),
+    *[
+        _Flag(
+            f"jax_transfer_guard{suffix}",
+            "allow",
+            _only(
+                f"jax_transfer_guard{suffix}",
+                ("allow",),
+                "funcgrad does not guard transfers; leave it 'allow'",
+            ),
+        )
+        for suffix in ("", "_host_to_device", "_device_to_host", "_device_to_device")
+    ],
+]
+_FLAGS = {f.name: f for f in _FLAG_LIST}
+
+
+class Config:
+    """funcgrad's configuration: ``config.update(name, value)``, ``config.<name>`` or
+    ``config.read(name)`` to read a flag, ``config.values`` for all of them. Names are JAX's
+    (``jax_enable_x64``, ``jax_disable_jit``, ...); see the module docstring for what each does.
+
+    >>> config.update("jax_numpy_rank_promotion", "warn")
+    >>> config.jax_numpy_rank_promotion
+    'warn'
+    >>> config.update("jax_numpy_rank_promotion", "allow")
+    """
+
+    def update(self, name: str, value) -> None:
+        """Set flag ``name`` to ``value`` (validated; refused with an error if it cannot be honoured)."""
+        flag = _flag(name)
+        value = flag.check(value)
+        if flag.apply is not None:
+            flag.apply(value)
+        flag.value = value
+
+    def read(self, name: str):
+        """The value of flag ``name``."""
+        return _flag(name).value
+
+    @property
+    def values(self) -> dict:
+        """Every flag and its value."""
+        return {name: f.value for name, f in _FLAGS.items()}
+
+    def __getattr__(self, name):
+        if name.startswith("jax_") and name in _FLAGS:
+            return _FLAGS[name].value
+        raise AttributeError(f"funcgrad.config has no flag {name!r}")
+
+    def __dir__(self):
+        return sorted([*_FLAGS, "update", "read", "values", "parse_flags_with_absl", "config_with_absl"])
+
+    def parse_flags_with_absl(self) -> None:
+        """Apply ``--jax_<flag>=<value>`` command-line arguments (``sys.argv``) to the flags."""
+        for arg in sys.argv[1:]:
+            if arg.startswith("--jax_") and "=" in arg:
+                name, text = arg[2:].split("=", 1)
+                if name in _FLAGS:
+                    self.update(name, _parse(text))
+
+    config_with_absl = parse_flags_with_absl
+
+    def __repr__(self):
+        return "funcgrad.config"
+
+
+def _parse(text: str):
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _flag(name: str) -> _Flag:
+    flag = _FLAGS.get(name)
+    if flag is None:
+        raise AttributeError(
+            f"funcgrad.config: unknown flag {name!r}; known flags: {', '.join(sorted(_FLAGS))}"
+        )
+    return flag
+
+
+config = Config()
+
+
+@contextlib.contextmanager
+def _scoped(name, value):
+    previous = config.read(name)
+    config.update(name, value)
+    try:
+        yield
+    finally:
+        config.update(name, previous)
+
+
+def disable_jit(disable: bool = True):
+    """Context manager: ``jit`` runs the Python function op by op inside (for debugging with prints).
+
+    >>> import funcgrad
+    >>> with disable_jit():
+    ...     funcgrad.jit(lambda x: print("called with", x) or x)(1.0)
+    called with 1.0
+    1.0
+    """
+    return _scoped("jax_disable_jit", disable)
+
+
+def debug_infs(new_val: bool = True):
+    """Context manager: raise ``NonFiniteError`` at the first primitive that produces an Inf.
+
+    >>> import funcgrad.numpy as fnp
+    >>> with debug_infs():
+    ...     fnp.exp(1000.0)
+    Traceback (most recent call last):
+    ...
+    funcgrad.debug.NonFiniteError: check_finite: the forward pass produced inf in `exp` ...
+    """
+    return _scoped("jax_debug_infs", new_val)
+
+
+def log_compiles(enable: bool = True):
+    """Context manager: log every ``jit`` trace-and-compile (logger ``"funcgrad"``, WARNING)."""
+    return _scoped("jax_log_compiles", enable)
+
+
+def explain_cache_misses(enable: bool = True):
+    """Context manager: log each ``jit`` cache miss with what changed since the previous trace."""
+    return _scoped("jax_explain_cache_misses", enable)
+
+
+def enable_checks(enable: bool = True):
+    """Context manager: type-check every jaxpr ``jit`` stages (catches malformed programs early)."""
+    return _scoped("jax_enable_checks", enable)
+
+
+def no_tracing(enable: bool = True):
+    """Context manager: a ``jit`` that would have to trace raises (its cache must already hold the
+    signature).
+
+    >>> import funcgrad
+    >>> f = funcgrad.jit(lambda x: x + 1)
+    >>> _ = f(1.0)
+    >>> with no_tracing():
+    ...     float(f(2.0))
+    3.0
+    """
+    return _scoped("jax_no_tracing", enable)
+
+
+def no_execution(enable: bool = True):
+    """Context manager: calling a compiled ``jit`` raises (eager NumPy evaluation still runs)."""
+    return _scoped("jax_no_execution", enable)
+
+
+def numpy_rank_promotion(new_val: str):
+    """Context manager: ``"allow"``, ``"warn"`` or ``"raise"`` on implicit rank promotion in
+    ``funcgrad.numpy`` (``ones(3) + ones((2, 3))``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> with numpy_rank_promotion("raise"):
+    ...     fnp.ones(3) + fnp.ones((2, 3))
+    Traceback (most recent call last):
+    ...
+    ValueError: operands with shapes (3,) (2, 3) were broadcast to a common rank ...
+    """
+    return _scoped("jax_numpy_rank_promotion", new_val)
+
+
+def numpy_dtype_promotion(new_val: str):
+    """Context manager: ``"standard"`` or ``"strict"`` (implicit promotion between different dtypes
+    raises ``TypePromotionError``; Python scalars still promote weakly).
+
+    >>> import numpy as np, funcgrad.numpy as fnp
+    >>> with numpy_dtype_promotion("strict"):
+    ...     fnp.ones(2, np.float32) + fnp.ones(2, np.float64)
+    Traceback (most recent call last):
+    ...
+    funcgrad.numpy._core.TypePromotionError: implicit dtype promotion of float32, float64 is not allowed ...
+    """
+    return _scoped("jax_numpy_dtype_promotion", new_val)
+
+
+def default_matmul_precision(precision):
+    """Context manager for ``jax_default_matmul_precision`` (on the CPU every precision is full)."""
+    return _scoped("jax_default_matmul_precision", precision)
+
+
+def enable_x64(new_val: bool = True):
+    """Context manager for ``jax_enable_x64``: funcgrad is always 64-bit, ``False`` is refused."""
+    return _scoped("jax_enable_x64", new_val)
+
+
+def check_tracer_leaks(enable: bool = True):
+    """Context manager for ``jax_check_tracer_leaks``: funcgrad detects a leaked tracer whenever it
+    is used (``UnexpectedTracerError`` naming where it was created), with or without it."""
+    return _scoped("jax_check_tracer_leaks", enable)
+
+
+checking_leaks = check_tracer_leaks
+
+
+def default_device(device):
+    """Context manager for ``jax_default_device`` (``None`` or the default device)."""
+    return _scoped("jax_default_device", device)
+
+
+def transfer_guard(new_val: str):
+    """Context manager for ``jax_transfer_guard`` (``"allow"`` only: transfers are not guarded)."""
+    return _scoped("jax_transfer_guard", new_val)
+
+
+def transfer_guard_host_to_device(new_val: str):
+    """Context manager for ``jax_transfer_guard_host_to_device`` (``"allow"`` only)."""
+    return _scoped("jax_transfer_guard_host_to_device", new_val)
+
+
+def transfer_guard_device_to_host(new_val: str):
+    """Context manager for ``jax_transfer_guard_device_to_host`` (``"allow"`` only)."""
+    return _scoped("jax_transfer_guard_device_to_host", new_val)
+
+
+def transfer_guard_device_to_device(new_val: str):
+    """Context manager for ``jax_transfer_guard_device_to_device`` (``"allow"`` only)."""
+    return _scoped("jax_transfer_guard_device_to_device", new_val)

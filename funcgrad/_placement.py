@@ -1,0 +1,402 @@
+"""Where an ``Array`` lives: its ``sharding``, ``devices()``, ``device``, ``addressable_shards``;
+putting values on devices as a sharding says (``device_put``), building sharded arrays from
+per-device pieces (``make_array_from_callback``, ``make_array_from_single_device_arrays``,
+``make_array_from_process_local_data``).
+
+Layer: surface. Imports the kernel (``Array``, registration, tree_util, core), ``xla_bridge``
+(``sharded`` and ``runtime``, on first use) and ``funcgrad.sharding``.
+
+An Array holds a host value, a one-device buffer, or a sharded buffer (one jaxlib array over
+several devices, ``xla_bridge.sharded``). Its placement properties are installed on ``Array``
+(and, raising a clear error, on tracers) through ``kernel.register`` when this module is imported
+(``funcgrad.api`` imports it). A host value is on the default device, as an uncommitted JAX
+array is. Reading a sharded Array on the host (``np.asarray``, printing, an eager operation)
+assembles every shard; eager operations compute on the host and return host Arrays (jitted
+functions keep values sharded on the devices).
+
+>>> import funcgrad, numpy as np
+>>> x = funcgrad.device_put(np.arange(4.0), funcgrad.devices()[0])
+>>> x.devices() == {funcgrad.devices()[0]}, x.sharding.is_fully_replicated
+(True, True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import xla_bridge
+from funcgrad import kernel
+from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
+from funcgrad.lax.parallel import with_sharding_constraint
+from funcgrad.sharding import NamedSharding, Sharding, SingleDeviceSharding, from_bridge
+
+__all__ = [
+    "Shard",
+    "reshard",
+    "visualize_array_sharding",
+    "device_put_sharded",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
+]
+
+
+def _sharded_buffer(x: Array):
+    b = x._buffer
+    if b is not None and not hasattr(b._sharding, "_fg_device"):
+        return b
+    return None
+
+
+def _device_of(x: Array):
+    b = x._buffer
+    if b is not None:
+        return b._sharding._fg_device
+    return xla_bridge.default_device()
+
+
+def _array_only(what):
+    def check(x):
+        if not isinstance(x, Array):
+            raise core.ConcretizationTypeError(
+                f"{what} of a traced value: inside a transformation the compiler decides placement; use "
+                "funcgrad.lax.with_sharding_constraint to ask for a layout"
+            )
+
+    return check
+
+
+def _sharding(x) -> Sharding:
+    _array_only(".sharding")(x)
+    b = _sharded_buffer(x)
+    if b is not None:
+        return from_bridge(b._sharding, x.ndim)
+    return SingleDeviceSharding(_device_of(x))
+
+
+def _devices(x) -> set:
+    _array_only(".devices()")(x)
+    b = _sharded_buffer(x)
+    if b is not None:
+        return set(b._sharding._fg_devs)
+    return {_device_of(x)}
+
+
+def _device(x):
+    _array_only(".device")(x)
+    b = _sharded_buffer(x)
+    if b is not None:
+        return _sharding(x)  # as in JAX: an array on several devices answers with its sharding
+    return _device_of(x)
+
+
+class Shard:
+    """One device's piece of an Array: ``device``, ``index`` (slices into the whole array),
+    ``replica_id`` (0 for the first copy of a replicated piece) and ``data`` (an Array on that
+    device)."""
+
+    __slots__ = ("device", "index", "replica_id", "_data")
+
+    def __init__(self, device, index, replica_id, data):
+        self.device = device
+        self.index = index
+        self.replica_id = replica_id
+        self._data = data
+
+    @property
+    def data(self) -> Array:
+        d = self._data
+        if callable(d):
+            d = self._data = d()
+        return d
+
+    def __repr__(self):
+        r = self.replica_id
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id={r}, data={self.data!r})"
+
+
+def _replica_ids(indices) -> list[int]:
+    seen: dict = {}
+    out = []
+    for ix in indices:
+        key = tuple((s.start, s.stop) for s in ix)
+        out.append(seen.get(key, 0))
+        seen[key] = seen.get(key, 0) + 1
+    return out
+
+
+def _addressable_shards(x) -> list[Shard]:
+    _array_only(".addressable_shards")(x)
+    sh = xla_bridge.sharded
+    b = _sharded_buffer(x)
+    if b is None:
+        full = tuple(slice(None) for _ in x.shape)
+        return [Shard(_device_of(x), full, 0, x)]
+    s = b._sharding
+    ids = dict(zip(s._fg_devs, _replica_ids(sh.indices(s, tuple(x.shape)))))
+    out = []
+    for device, index, arr in sh.shards(b):
+
+        def data(arr=arr, device=device):
+            block = np.array(sh.block_numpy(arr))
+            return Array._from_buffer(
+                xla_bridge.device_put(block, device, weak_type=x.weak_type), x.weak_type
+            )
+
+        out.append(Shard(device, index, ids[device], data))
+    return out
+
+
+def _is_fully_replicated(x) -> bool:
+    return _sharding(x).is_fully_replicated
+
+
+def _is_fully_addressable(x) -> bool:
+    return _sharding(x).is_fully_addressable
+
+
+def _committed(x) -> bool:
+    _array_only(".committed")(x)
+    return x._buffer is not None
+
+
+kernel.register(
+    array_methods={"devices": _devices},
+    array_properties={
+        "sharding": _sharding,
+        "device": _device,
+        "addressable_shards": _addressable_shards,
+        "global_shards": _addressable_shards,
+        "is_fully_replicated": _is_fully_replicated,
+        "is_fully_addressable": _is_fully_addressable,
+        "committed": _committed,
+    },
+)
+
+
+# ----------------------------------------------------------------------------------------------
+# Putting values on devices
+
+
+def _put_leaf(v, s: Sharding, path: str):
+    from_array = isinstance(v, Array)
+    weak = v.weak_type if from_array else type(v) in (bool, int, float, complex)
+    if isinstance(v, core.Tracer):
+        if isinstance(s, NamedSharding):
+            return with_sharding_constraint(v, s)
+        return v
+    value = v._numpy() if from_array else np.asarray(v)
+    if isinstance(s, SingleDeviceSharding):
+        return Array._from_buffer(xla_bridge.device_put(value, s._device, weak_type=weak), weak)
+    try:
+        s.shard_shape(value.shape)
+    except ValueError as e:
+        raise ValueError(f"device_put: x{path}: {e}") from None
+    bridge = s._bridge(value.ndim)
+    if from_array:
+        b = _sharded_buffer(v)
+        if b is not None and b._sharding is bridge:
+            return v
+    return Array._from_buffer(xla_bridge.sharded.put(value, bridge, weak_type=weak), weak)
+
+
+def device_put_sharded(x, shardings):
+    """``device_put(x, sharding)``: every leaf of ``x`` laid out as its sharding (``shardings``: one
+    sharding, or a pytree prefix of ``x``)."""
+    is_leaf = lambda s: s is None or isinstance(s, Sharding)  # noqa: E731
+    leaves, tree = tu.tree_flatten(x)
+    try:
+        specs = tu.broadcast_prefix(shardings, x, is_leaf=is_leaf)
+    except ValueError:
+        raise ValueError(
+            f"device_put: the shardings must be one Sharding or a pytree prefix of x ({tu.tree_structure(x)})"
+        ) from None
+    paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(x)]
+    out = []
+    for v, s, path in zip(leaves, specs, paths):
+        if s is None:
+            out.append(v if isinstance(v, Array) else Array(np.asarray(v)))
+        else:
+            out.append(_put_leaf(v, s, path))
+    return tu.tree_unflatten(tree, out)
+
+
+def reshard(x, out_shardings):
+    """``x`` (a pytree) laid out as ``out_shardings`` (one ``NamedSharding`` or ``PartitionSpec``,
+    or a pytree prefix of them): a sharded copy outside a transformation, a sharding constraint
+    inside ``jit`` (JAX's ``jax.sharding.reshard``).
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad.sharding import NamedSharding, P, make_mesh
+    >>> s = NamedSharding(make_mesh((1,), ("x",)), P("x"))
+    >>> reshard(np.arange(2.0), s).sharding == s
+    True
+    """
+    return with_sharding_constraint(x, out_shardings)
+
+
+def _named(sharding, where) -> NamedSharding:
+    if not isinstance(sharding, NamedSharding):
+        raise TypeError(f"{where}: sharding must be a NamedSharding, got {sharding!r}")
+    return sharding
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None) -> Array:
+    """A sharded Array of ``shape`` whose piece on each of this process's devices is
+    ``data_callback(index)`` (``index``: a tuple of slices into the whole array).
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad.sharding import NamedSharding, P, make_mesh
+    >>> s = NamedSharding(make_mesh((1,), ("x",)), P("x"))
+    >>> make_array_from_callback((4,), s, lambda idx: np.arange(4.0)[idx]).tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
+    s = _named(sharding, "make_array_from_callback")
+    shape = tuple(int(n) for n in shape)
+    s.shard_shape(shape)
+    bridge = s._bridge(len(shape))
+    sh = xla_bridge.sharded
+    me = sh.process_index()
+    devs, blocks = [], []
+    for d, ix in zip(bridge._fg_devs, sh.indices(bridge, shape)):
+        if d.process_index != me:
+            continue
+        block = np.asarray(data_callback(ix), dtype=dtype)
+        want = tuple(len(range(*sl.indices(n))) for sl, n in zip(ix, shape))
+        if block.shape != want:
+            raise ValueError(
+                f"make_array_from_callback: the callback gave a {block.shape} piece for index {ix} of an "
+                "array of "
+                f"shape {shape}; it must be {want}"
+            )
+        devs.append(d)
+        blocks.append(block)
+    dt = blocks[0].dtype if blocks else np.dtype(dtype or np.float64)
+    return Array._from_buffer(sh.put_blocks(blocks, devs, shape, dt, bridge))
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays) -> Array:
+    """A sharded Array of ``shape`` from one Array per device of this process (each on its device,
+    holding that device's piece).
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad.sharding import NamedSharding, P, make_mesh
+    >>> s = NamedSharding(make_mesh((1,), ("x",)), P("x"))
+    >>> pieces = [funcgrad.device_put(np.ones(2), d) for d in s.addressable_devices]
+    >>> make_array_from_single_device_arrays((2,), s, pieces).tolist()
+    [1.0, 1.0]
+    """
+    s = _named(sharding, "make_array_from_single_device_arrays")
+    shape = tuple(int(n) for n in shape)
+    bridge = s._bridge(len(shape))
+    sh = xla_bridge.sharded
+    by_device = {}
+    for a in arrays:
+        if not isinstance(a, Array) or a._buffer is None or _sharded_buffer(a) is not None:
+            raise TypeError(
+                "make_array_from_single_device_arrays: each array must be an Array on one device "
+                "(funcgrad.device_put(piece, device))"
+            )
+        by_device[a._buffer._sharding._fg_device] = a
+    idx = dict(zip(bridge._fg_devs, sh.indices(bridge, shape)))
+    me = sh.process_index()
+    local = [d for d in bridge._fg_devs if d.process_index == me]
+    missing = [d for d in local if d not in by_device]
+    if missing:
+        raise ValueError(f"make_array_from_single_device_arrays: no array on the devices {missing}")
+    blocks = []
+    for d in local:
+        block = by_device[d]._numpy()
+        want = tuple(len(range(*sl.indices(n))) for sl, n in zip(idx[d], shape))
+        if block.shape != want:
+            raise ValueError(
+                f"make_array_from_single_device_arrays: the array on {d} has shape {block.shape}, but its "
+                "piece "
+                f"of a {shape} array is {want}"
+            )
+        blocks.append(block)
+    return Array._from_buffer(sh.put_blocks(blocks, local, shape, blocks[0].dtype, bridge))
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None) -> Array:
+    """A global sharded Array from this process's part of it (``local_data``: the rows, columns,
+    ... its devices hold). Each dimension's global size is inferred from how many distinct pieces
+    along it live on this process, unless ``global_shape`` is given. On one process this is
+    ``device_put(local_data, sharding)``.
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad.sharding import NamedSharding, P, make_mesh
+    >>> s = NamedSharding(make_mesh((1,), ("x",)), P("x"))
+    >>> make_array_from_process_local_data(s, np.arange(3.0)).tolist()
+    [0.0, 1.0, 2.0]
+    """
+    s = _named(sharding, "make_array_from_process_local_data")
+    local = np.asarray(local_data)
+    ndim = local.ndim
+    bridge = s._bridge(ndim)
+    sh = xla_bridge.sharded
+    me = sh.process_index()
+    counts = sh.tile_counts(bridge, ndim)
+    probe = sh.indices(bridge, tuple(counts))  # index of each device's tile, one element per tile
+    mine = [ix for d, ix in zip(bridge._fg_devs, probe) if d.process_index == me]
+    local_tiles = [len({ix[k].start or 0 for ix in mine}) for k in range(ndim)]
+    if global_shape is None:
+        global_shape = tuple(n * c // lt for n, c, lt in zip(local.shape, counts, local_tiles))
+    global_shape = tuple(int(n) for n in global_shape)
+    s.shard_shape(global_shape)
+    first = [min(ix[k].start or 0 for ix in mine) for k in range(ndim)]
+    blocks, devs = [], []
+    for d, ix in zip(bridge._fg_devs, sh.indices(bridge, global_shape)):
+        if d.process_index != me:
+            continue
+        block_len = [global_shape[k] // counts[k] for k in range(ndim)]
+        start = [(ix[k].start or 0) - first[k] * block_len[k] for k in range(ndim)]
+        local_ix = tuple(slice(a, a + n) for a, n in zip(start, block_len))
+        blocks.append(np.ascontiguousarray(local[local_ix]))
+        devs.append(d)
+    return Array._from_buffer(sh.put_blocks(blocks, devs, global_shape, local.dtype, bridge))
+
+
+def visualize_array_sharding(arr, *, min_width: int = 9, max_width: int = 80) -> str:
+    """Print (and return) which devices hold which part of a 1-D or 2-D Array: a grid with one
+    cell per tile, naming its devices (JAX's ``jax.debug.visualize_array_sharding``, in plain
+    text).
+
+    >>> import funcgrad, numpy as np
+    >>> _ = visualize_array_sharding(funcgrad.device_put(np.ones(4), funcgrad.devices()[0]))
+    +-------+
+    | CPU 0 |
+    +-------+
+    """
+    if not isinstance(arr, Array):
+        raise TypeError(f"visualize_array_sharding expects an Array, got {type(arr).__name__}")
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"visualize_array_sharding shows 1-D and 2-D arrays, got shape {arr.shape}")
+    shape = arr.shape if arr.ndim == 2 else (1, arr.shape[0])
+    index_map = _sharding(arr).devices_indices_map(arr.shape)
+    cells: dict = {}
+    for device, index in index_map.items():
+        index = index if arr.ndim == 2 else (slice(None), *index)
+        key = tuple((sl.start or 0, sl.stop if sl.stop is not None else n) for sl, n in zip(index, shape))
+        cells.setdefault(key, []).append(device)
+    rows = sorted({k[0] for k in cells})
+    cols = sorted({k[1] for k in cells})
+
+    def label(devs):
+        platform = devs[0].platform.upper()
+        return f"{platform} " + ",".join(str(d.id) for d in sorted(devs, key=lambda d: d.id))
+
+    labels = {k: label(v) for k, v in cells.items()}
+    width = min(
+        max(min_width, *(len(t) + 2 for t in labels.values())), max(min_width, max_width // len(cols))
+    )
+    line = "+" + "+".join("-" * width for _ in cols) + "+"
+    out = [line]
+    for r in rows:
+        out.append("|" + "|".join(labels.get((r, c), "").center(width)[:width] for c in cols) + "|")
+        out.append(line)
+    text = "\n".join(out)
+    print(text)
+    return text

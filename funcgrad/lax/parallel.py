@@ -1,0 +1,375 @@
+"""Collectives over named axes, with ``jax.lax``'s names and signatures: ``psum``, ``pmean``,
+``pmax``, ``pmin``, ``all_gather``, ``all_to_all``, ``psum_scatter``, ``ppermute``, ``pshuffle``,
+``pswapaxes``, ``pbroadcast``, ``axis_index``, ``axis_size``.
+
+Layer: surface. Imports the kernel (``batching``'s axis environment, pytrees), the primitive
+catalog (``primitives.collectives``, ``primitives.sharding`` and a few array primitives),
+``funcgrad.numpy._core``, ``funcgrad.sharding`` and ``xla_bridge`` (``with_sharding_constraint``
+outside a transformation puts the value).
+
+A named axis is bound by ``vmap(f, axis_name=...)``, by ``shard_map`` (the mesh's axis names) or by
+``pmap(f, axis_name=...)``; a collective computes across the instances of that axis -- the lanes
+of the vmap, or the devices (NOTE: [named axes] in funcgrad/kernel/batching.py). Every function
+takes a pytree of arrays and an axis name or a tuple of names; a name that nothing binds raises a
+``NameError`` naming it and the names in scope. ``pmean``, ``pshuffle``, ``pswapaxes`` and
+``pbroadcast`` are compositions of the primitives, so they have every rule too.
+
+>>> import funcgrad, numpy as np
+>>> from funcgrad import lax
+>>> funcgrad.vmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(np.array([1.0, 3.0])).tolist()
+[0.25, 0.75]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import xla_bridge
+from funcgrad.kernel import batching, core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
+from funcgrad.numpy._core import asarray
+from funcgrad.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh
+from primitives import collectives as co
+from primitives import elementwise as ew
+from primitives import sharding as shp
+from primitives import structure as st
+
+__all__ = [
+    "all_gather",
+    "all_to_all",
+    "axis_index",
+    "axis_size",
+    "pbroadcast",
+    "pcast",
+    "pmax",
+    "pmean",
+    "pmin",
+    "ppermute",
+    "pshuffle",
+    "psum",
+    "psum_scatter",
+    "pswapaxes",
+    "pvary",
+    "with_sharding_constraint",
+]
+
+
+def _names(axis_name, what) -> tuple:
+    names = tuple(axis_name) if isinstance(axis_name, tuple | list) else (axis_name,)
+    if not names:
+        raise ValueError(f"{what}: axis_name must name at least one axis, got {axis_name!r}")
+    for n in names:
+        try:
+            hash(n)
+        except TypeError:
+            raise TypeError(f"{what}: axis names must be hashable, got {n!r}") from None
+    return names
+
+
+def _no_groups(axis_index_groups, what):
+    if axis_index_groups is not None:
+        raise ValueError(
+            f"{what}: axis_index_groups is not supported; split the axis into two mesh axes (or two "
+            "nested vmaps) and reduce over one of them instead"
+        )
+
+
+def _leaves(x):
+    # Python scalars stay weakly typed (``psum(1, name)`` is the axis size as a weak int).
+    return tu.tree_map(lambda v: v if isinstance(v, int | float | bool | complex) else asarray(v), x)
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+    """Sum ``x`` (a pytree) over the instances of the named axis or axes ``axis_name``.
+
+    ``psum(1, name)`` is the axis size. Its transpose (for ``grad``) is again a psum (NOTE:
+    [transposes of collectives] in primitives/collectives.py).
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: psum(x, "i"), axis_name="i")(np.arange(3.0)).tolist()
+    [3.0, 3.0, 3.0]
+    """
+    names = _names(axis_name, "psum")
+    _no_groups(axis_index_groups, "psum")
+    return tu.tree_map(lambda v: co.psum_p.bind(v, axis_name=names), _leaves(x))
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """The mean of ``x`` over ``axis_name`` (integers give floats, as a true division).
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: pmean(x, "i"), axis_name="i")(np.array([1.0, 2.0])).tolist()
+    [1.5, 1.5]
+    """
+    names = _names(axis_name, "pmean")
+    _no_groups(axis_index_groups, "pmean")
+    n = batching.axis_size(names, "pmean")
+
+    def mean(v):
+        s = co.psum_p.bind(v, axis_name=names)
+        dtype = asarray(s).dtype
+        if not _dt.is_inexact(dtype):
+            s = ew.convert_element_type(s, np.float64)
+        return ew.div(s, n)
+
+    return tu.tree_map(mean, _leaves(x))
+
+
+def pmax(x, axis_name, *, axis_index_groups=None):
+    """The maximum of ``x`` over ``axis_name`` (its gradient goes to the maximal instance; ties
+    share it).
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: pmax(x, "i"), axis_name="i")(np.array([1.0, 5.0, 2.0])).tolist()
+    [5.0, 5.0, 5.0]
+    """
+    names = _names(axis_name, "pmax")
+    _no_groups(axis_index_groups, "pmax")
+    return tu.tree_map(lambda v: co.pmax_p.bind(v, axis_name=names), _leaves(x))
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+    """The minimum of ``x`` over ``axis_name``.
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: pmin(x, "i"), axis_name="i")(np.array([1.0, 5.0, 2.0])).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    names = _names(axis_name, "pmin")
+    _no_groups(axis_index_groups, "pmin")
+    return tu.tree_map(lambda v: co.pmin_p.bind(v, axis_name=names), _leaves(x))
+
+
+def _axis(axis, ndim, what, extra=0):
+    if not isinstance(axis, int | np.integer):
+        raise TypeError(f"{what}: the axis must be an int, got {axis!r}")
+    n = ndim + extra
+    if not -n <= axis < n:
+        raise ValueError(f"{what}: axis {axis} is out of range for an operand of rank {ndim}")
+    return int(axis) % n
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bool = False):
+    """Every instance's ``x``, stacked along a new ``axis`` (concatenated along ``axis`` when
+    ``tiled``), in instance order. Its transpose is ``psum_scatter``.
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: all_gather(x, "i"), axis_name="i")(np.array([1.0, 2.0])).tolist()
+    [[1.0, 2.0], [1.0, 2.0]]
+    """
+    names = _names(axis_name, "all_gather")
+    _no_groups(axis_index_groups, "all_gather")
+
+    def gather(v):
+        a = _axis(axis, np.ndim(v), "all_gather", extra=0 if tiled else 1)
+        return co.all_gather_p.bind(v, axis_name=names, axis=a, tiled=bool(tiled))
+
+    return tu.tree_map(gather, _leaves(x))
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=None, tiled: bool = False):
+    """The sum over ``axis_name``, scattered: instance ``i`` gets the ``i``-th slice along
+    ``scatter_dimension`` (whose size must be the axis size), or the ``i``-th block of that
+    dimension with ``tiled=True``. Its transpose is ``all_gather``.
+
+    >>> import funcgrad, numpy as np
+    >>> f = lambda x: psum_scatter(x, "i")
+    >>> funcgrad.vmap(f, axis_name="i")(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [4.0, 6.0]
+    """
+    names = _names(axis_name, "psum_scatter")
+    _no_groups(axis_index_groups, "psum_scatter")
+
+    def scatter(v):
+        s = _axis(scatter_dimension, np.ndim(v), "psum_scatter")
+        return co.psum_scatter_p.bind(v, axis_name=names, scatter_dimension=s, tiled=bool(tiled))
+
+    return tu.tree_map(scatter, _leaves(x))
+
+
+def all_to_all(
+    x, axis_name, split_axis: int, concat_axis: int, *, axis_index_groups=None, tiled: bool = False
+):
+    """Instance ``i`` receives the ``i``-th chunk along ``split_axis`` of every instance, placed
+    along ``concat_axis`` in instance order. Without ``tiled``, ``split_axis`` must have the axis
+    size and the result has shape ``insert(delete(x.shape, split_axis), concat_axis, size)``;
+    with ``tiled``, ``split_axis`` shrinks and ``concat_axis`` grows by the axis size.
+
+    >>> import funcgrad, numpy as np
+    >>> f = lambda x: all_to_all(x, "i", 0, 0)
+    >>> funcgrad.vmap(f, axis_name="i")(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [[1.0, 3.0], [2.0, 4.0]]
+    """
+    names = _names(axis_name, "all_to_all")
+    _no_groups(axis_index_groups, "all_to_all")
+
+    def swap(v):
+        nd = np.ndim(v)
+        s = _axis(split_axis, nd, "all_to_all")
+        c = _axis(concat_axis, nd, "all_to_all")
+        return co.all_to_all_p.bind(v, axis_name=names, split_axis=s, concat_axis=c, tiled=bool(tiled))
+
+    return tu.tree_map(swap, _leaves(x))
+
+
+def ppermute(x, axis_name, perm):
+    """Send each instance's ``x`` along the ``(source, destination)`` pairs of ``perm``;
+    instances that receive nothing get zeros. Its transpose is the inverse permutation.
+
+    >>> import funcgrad, numpy as np
+    >>> f = lambda x: ppermute(x, "i", [(0, 1), (1, 2), (2, 0)])
+    >>> funcgrad.vmap(f, axis_name="i")(np.array([1.0, 2.0, 3.0])).tolist()
+    [3.0, 1.0, 2.0]
+    """
+    names = _names(axis_name, "ppermute")
+    try:
+        pairs = tuple((int(s), int(d)) for s, d in perm)
+    except (TypeError, ValueError):
+        raise TypeError(f"ppermute: perm must be (source, destination) pairs of ints, got {perm!r}") from None
+    return tu.tree_map(lambda v: co.ppermute_p.bind(v, axis_name=names, perm=pairs), _leaves(x))
+
+
+def pshuffle(x, axis_name, perm):
+    """Instance ``i`` gets the ``x`` of instance ``perm[i]`` (``perm`` a permutation of the axis).
+
+    >>> import funcgrad, numpy as np
+    >>> f = lambda x: pshuffle(x, "i", [2, 0, 1])
+    >>> funcgrad.vmap(f, axis_name="i")(np.array([1.0, 2.0, 3.0])).tolist()
+    [3.0, 1.0, 2.0]
+    """
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(len(perm))):
+        raise ValueError(f"pshuffle: perm must be a permutation of range(axis size), got {perm}")
+    return ppermute(x, axis_name, [(src, dst) for dst, src in enumerate(perm)])
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Swap the named axis with the positional ``axis`` of ``x`` (whose size must be the axis
+    size): ``all_to_all(x, axis_name, axis, axis)``.
+
+    >>> import funcgrad, numpy as np
+    >>> f = lambda x: pswapaxes(x, "i", 0)
+    >>> funcgrad.vmap(f, axis_name="i")(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [[1.0, 3.0], [2.0, 4.0]]
+    """
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+def pbroadcast(x, axis_name, source: int):
+    """Every instance gets the ``x`` of instance ``source``.
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: pbroadcast(x, "i", 1), axis_name="i")(np.array([1.0, 2.0])).tolist()
+    [2.0, 2.0]
+    """
+    names = _names(axis_name, "pbroadcast")
+    n = batching.axis_size(names, "pbroadcast")
+    if not 0 <= int(source) < n:
+        raise ValueError(f"pbroadcast: source={source} is out of range for an axis of size {n}")
+
+    def bcast(v):
+        mine = ew.eq_p.bind(co.axis_index_p.bind(axis_name=names), np.int32(source))
+        v = asarray(v)
+        zeros = st.broadcast_in_dim(np.zeros((), v.dtype), v.shape, ())
+        return co.psum_p.bind(ew.select(mine, v, zeros), axis_name=names)
+
+    return tu.tree_map(bcast, x)
+
+
+def pvary(x, axis_name):
+    """Mark ``x`` as varying along ``axis_name`` (JAX's type annotation for ``check_vma``): the
+    identity here, where values carry no such type (the names must be bound).
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: pvary(x, "i"), axis_name="i")(np.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+    batching.axis_size(_names(axis_name, "pvary"), "pvary")
+    return x
+
+
+def pcast(x, axis_name, *, to):
+    """JAX's cast between invariant and varying values (``to="varying"`` is ``pvary``): the
+    identity here, where values carry no such type (the names must be bound)."""
+    if to not in ("varying", "invariant", "unreduced", "reduced"):
+        raise ValueError(f"pcast: to must be 'varying' or 'invariant', got {to!r}")
+    batching.axis_size(_names(axis_name, "pcast"), "pcast")
+    return x
+
+
+def axis_index(axis_name):
+    """This instance's index (int32) along ``axis_name`` (row-major over a tuple of names).
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: axis_index("i"), axis_name="i")(np.zeros(3)).tolist()
+    [0, 1, 2]
+    """
+    return co.axis_index_p.bind(axis_name=_names(axis_name, "axis_index"))
+
+
+def axis_size(axis_name) -> int:
+    """The size (a Python int) of the named axis, or the product of several names' sizes.
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: x * axis_size("i"), axis_name="i")(np.ones(4)).tolist()
+    [4.0, 4.0, 4.0, 4.0]
+    """
+    return batching.axis_size(_names(axis_name, "axis_size"), "axis_size")
+
+
+def with_sharding_constraint(x, shardings):
+    """Ask XLA's partitioner to lay out ``x`` (a pytree) as ``shardings`` (one ``NamedSharding``,
+    a ``PartitionSpec`` inside ``with mesh:``, or a pytree prefix of ``x`` of them) at this point
+    of a jitted function; the values are unchanged. Outside a transformation it is
+    ``device_put(x, shardings)``.
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad.sharding import NamedSharding, P, make_mesh
+    >>> s = NamedSharding(make_mesh((1,), ("x",)), P("x"))
+    >>> funcgrad.jit(lambda a: with_sharding_constraint(a * 2, s))(np.ones(2)).sharding == s
+    True
+    """
+    is_leaf = lambda v: v is None or isinstance(v, Sharding | PartitionSpec)  # noqa: E731
+    leaves, tree = tu.tree_flatten(x)
+    try:
+        specs = tu.broadcast_prefix(shardings, x, is_leaf=is_leaf)
+    except ValueError:
+        raise ValueError(
+            "with_sharding_constraint: shardings must be one sharding or a pytree prefix of x "
+            f"({tu.tree_structure(x)})"
+        ) from None
+    out = []
+    for v, s in zip(leaves, specs):
+        if s is None:
+            out.append(v)
+            continue
+        if isinstance(s, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None:
+                raise ValueError(
+                    f"with_sharding_constraint: the bare {s!r} needs a mesh: pass NamedSharding(mesh, {s!r}) "
+                    "or "
+                    "call inside `with mesh:`"
+                )
+            s = NamedSharding(mesh, s)
+        if isinstance(s, SingleDeviceSharding):
+            out.append(v)
+            continue
+        if not isinstance(s, NamedSharding):
+            raise TypeError(
+                f"with_sharding_constraint: expected a NamedSharding or a PartitionSpec, got {s!r}"
+            )
+        v = asarray(v)
+        try:
+            s.shard_shape(v.shape)
+        except ValueError as e:
+            raise ValueError(f"with_sharding_constraint: {e}") from None
+        if not isinstance(v, core.Tracer):
+            buf = xla_bridge.sharded.put(np.asarray(v), s._bridge(v.ndim), weak_type=v.weak_type)
+            out.append(Array._from_buffer(buf, v.weak_type))
+            continue
+        spec = s.spec._normalized(v.ndim, "with_sharding_constraint")
+        out.append(shp.sharding_constraint_p.bind(v, mesh=s.mesh, spec=spec))
+    return tu.tree_unflatten(tree, out)

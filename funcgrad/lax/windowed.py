@@ -1,0 +1,144 @@
+"""``funcgrad.lax`` windowed reductions: ``reduce_window`` and ``reduce_window_shape_tuple``, with
+``jax.lax``'s signatures, over the windowed primitives (``primitives/windowed.py``).
+
+Layer: surface. Imports the kernel (core, tree_util, partial_eval), the primitive catalog,
+``funcgrad.numpy._core`` (conversion helpers) and the ``lax`` and ``numpy`` ufunc modules (to
+recognise a monoid given as ``lax.add`` / ``lax.max`` / ``lax.min`` or their NumPy spellings).
+
+As in JAX, ``reduce_window(x, init, op, ...)`` with ``op`` addition, maximum or minimum and
+``init`` its identity (0, -inf / the smallest integer, +inf / the largest) binds the dedicated
+monoid primitive, which has reverse-mode derivatives (sum pooling transposes to a windowed sum,
+max pooling to ``select_and_scatter_add``, NOTE: [max pooling derivatives]); any other reducer
+(or init value) is traced to a jaxpr and runs as the generic ``reduce_window`` primitive, with
+forward-mode derivatives and batching.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from funcgrad.lax import ops as lax_ops
+from funcgrad.numpy import ufuncs as fnp_ufuncs
+from funcgrad.numpy._core import asarray, aval
+from primitives import windowed as wd
+from primitives.conv import dilate_shape, padtype_to_pads
+from primitives.windowed import reduce_window_shape_tuple
+
+__all__ = ["reduce_window", "reduce_window_shape_tuple"]
+
+_SUM = (lax_ops.add, fnp_ufuncs.add)
+_MAX = (lax_ops.max, fnp_ufuncs.maximum)
+_MIN = (lax_ops.min, fnp_ufuncs.minimum)
+
+
+def _monoid_primitive(computation, init, dtype):
+    """The dedicated primitive when ``computation`` is a known monoid and ``init`` (concrete) its
+    identity for the operand's ``dtype``."""
+    if isinstance(init, core.Tracer):
+        return None
+    value = np.asarray(init)
+    if value.shape != () or value.dtype == object:
+        return None
+    if any(computation is f for f in _SUM) and value == 0 and dtype != np.bool_:
+        return wd.reduce_window_sum_p
+    if any(computation is f for f in _MAX) and value == wd._identity("ge", dtype):
+        return wd.reduce_window_max_p
+    if any(computation is f for f in _MIN) and value == wd._identity("le", dtype):
+        return wd.reduce_window_min_p
+    return None
+
+
+def reduce_window(
+    operand,
+    init_value,
+    computation: Callable,
+    window_dimensions,
+    window_strides=None,
+    padding="VALID",
+    base_dilation=None,
+    window_dilation=None,
+):
+    """Reduce every window of ``operand`` with ``computation`` starting from ``init_value`` (XLA's
+    ReduceWindow): pooling, moving sums, cumulative reductions.
+
+    ``operand`` and ``init_value`` may be matching pytrees (a variadic reduction; ``computation``
+    then takes and returns such trees); ``window_strides``, ``base_dilation`` and
+    ``window_dilation`` default to ones; ``padding`` is ``'VALID'``, ``'SAME'``, ``'SAME_LOWER'``
+    or ``(lo, hi)`` pairs, one per dimension.
+
+    >>> from funcgrad import lax
+    >>> x = np.arange(10.0)
+    >>> reduce_window(x, 1.0, lax.mul, (2,)).tolist()
+    [0.0, 2.0, 6.0, 12.0, 20.0, 30.0, 42.0, 56.0, 72.0]
+    >>> img = np.arange(16.0).reshape(1, 4, 4, 1)
+    >>> reduce_window(img, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")[0, :, :, 0].tolist()
+    [[5.0, 7.0], [13.0, 15.0]]
+    """
+    flat_ops, tree = tu.tree_flatten(operand)
+    flat_inits, init_tree = tu.tree_flatten(init_value)
+    if tree != init_tree:
+        raise ValueError(
+            f"lax.reduce_window: operand and init_value must have the same tree structure, got {tree} and "
+            f"{init_tree}"
+        )
+    if not flat_ops:
+        raise ValueError("lax.reduce_window: needs at least one operand")
+    flat_ops = [asarray(o) for o in flat_ops]
+    ndim = flat_ops[0].ndim
+    window_dimensions = tuple(int(d) for d in window_dimensions)
+    if len(window_dimensions) != ndim:
+        raise TypeError(
+            f"lax.reduce_window: window_dimensions {window_dimensions} needs one entry per dimension of the "
+            f"operand (shape {flat_ops[0].shape})"
+        )
+    strides = (1,) * ndim if window_strides is None else tuple(int(s) for s in window_strides)
+    if isinstance(padding, str):
+        effective = (
+            window_dimensions if window_dilation is None else dilate_shape(window_dimensions, window_dilation)
+        )
+        base = flat_ops[0].shape if base_dilation is None else dilate_shape(flat_ops[0].shape, base_dilation)
+        padding = padtype_to_pads(base, effective, strides, padding)
+    params = wd.window_params(ndim, window_dimensions, strides, padding, base_dilation, window_dilation)
+    if len(flat_ops) == 1:
+        prim = _monoid_primitive(computation, flat_inits[0], flat_ops[0].dtype)
+        if prim is not None:
+            return tu.tree_unflatten(tree, [prim.bind(flat_ops[0], **params)])
+    inits = []
+    for o, i in zip(flat_ops, flat_inits):
+        i = asarray(i)
+        if i.dtype != o.dtype:
+            i = lax_ops.convert_element_type(i, o.dtype)
+        inits.append(i)
+    scalars = [ShapedArray((), o.dtype) for o in flat_ops]
+    n = len(flat_ops)
+
+    def reducer(*args):
+        out = computation(tu.tree_unflatten(tree, args[:n]), tu.tree_unflatten(tree, args[n:]))
+        leaves, out_tree = tu.tree_flatten(out)
+        if out_tree != tree:
+            raise TypeError(
+                "lax.reduce_window: computation must return the operand's tree structure "
+                f"{tree}, got {out_tree}"
+            )
+        return [lax_ops.convert_element_type(asarray(v), s.dtype) for v, s in zip(leaves, scalars)]
+
+    jaxpr = trace_to_jaxpr(reducer, [*scalars, *scalars], description="reduce_window computation")
+    if any(isinstance(c, core.Tracer) for c in jaxpr.consts):
+        raise TypeError(
+            "lax.reduce_window: the computation closes over a traced value; it must be a function of its "
+            "two arguments only (pass varying values through the operand instead)"
+        )
+    for o in flat_ops[1:]:
+        if o.shape != flat_ops[0].shape:
+            raise TypeError(
+                "lax.reduce_window: operands must have one shape, got "
+                + ", ".join(str(aval(x).shape) for x in flat_ops)
+            )
+    outs = wd.reduce_window_p.bind(*flat_ops, *inits, jaxpr=jaxpr, **params)
+    return tu.tree_unflatten(tree, outs)

@@ -1,0 +1,452 @@
+"""Per-device programs: ``shard_map`` and ``pmap``.
+
+Layer: surface. Imports the kernel (tracing, pytrees, the axis environment), the primitive
+catalog (``primitives.sharding``: the shard_map primitive; ``primitives.collectives``),
+``funcgrad.sharding``, ``funcgrad.jitting`` and ``xla_bridge`` (devices).
+
+``shard_map(f, mesh=, in_specs=, out_specs=)`` runs ``f`` on every device of the mesh, on that
+device's block of each argument (split as its ``PartitionSpec`` says); inside, the mesh axes are
+named axes, so ``lax.psum(x, "x")`` and the other collectives communicate between devices. The
+outputs are assembled from the devices' blocks as ``out_specs`` says (an axis an out spec leaves
+out must hold the same value on all its devices). It is one primitive (primitives/sharding.py),
+so it composes with ``jit``, ``grad`` (the gradient of the global function, NOTE: [shard_map
+transpose]) and ``vmap``; called eagerly it compiles and runs like a jitted function.
+
+``check_vma=True`` (JAX's default) verifies that claim statically, as JAX does: a dataflow pass
+over the body tracks along which mesh axes each value may differ between devices (inputs along
+the axes their spec names, ``axis_index`` along its axes, reductions -- psum, pmax, pmin,
+all_gather -- make a value equal along theirs) and refuses an output whose spec leaves out an axis
+along which it may differ. The same pass gives gradients taken *inside* the body JAX's meaning
+(NOTE: [gradients inside shard_map]); with ``check_vma=False`` they are pmap's.
+
+# NOTE: [gradients inside shard_map]
+# JAX types each value of a checked shard_map body with the mesh axes it varies along and makes
+# psum's transpose a "pvary" (and the implicit pvary of an invariant operand a psum). For a
+# vjp taken inside the body this is the transpose of the *logical* function, whose invariant
+# inputs and outputs are single values: with J the devices' stacked Jacobian (which funcgrad's
+# transposes compute, NOTE: [transposes of collectives]), an output invariant along axes A is
+# one of |A| identical copies, so its cotangent is shared (divided by |A|), and an input
+# invariant along axes B is broadcast, so its cotangent is the psum over B. ``vma_adjustment``
+# finds those axes for ``vjp`` (funcgrad/api.py) with the dataflow pass over the body staged so
+# far. So ``grad(lambda w: pmean(loss(w, x), "i"))(w)`` is the mean gradient and the gradient of a
+# local loss with respect to replicated parameters is the sum over devices, as in JAX 0.10.
+
+``pmap(f, axis_name=)`` maps ``f`` over the leading axis of its arguments, one device per index,
+like ``vmap`` with a named axis: it is ``jit`` of a ``shard_map`` over a one-dimensional mesh of
+the local devices, as in JAX 0.10.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+import xla_bridge
+from funcgrad._api_util import flatten_outputs
+from funcgrad.jitting import JittedFunction
+from funcgrad.kernel import batching, core, ir
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.partial_eval import StagingTracer, close_over_tracers, trace_to_jaxpr
+from funcgrad.numpy._core import asarray
+from funcgrad.sharding import Mesh, PartitionSpec, get_mesh
+from primitives import collectives as co
+from primitives import sharding as shp
+from primitives import structure as st
+
+__all__ = ["pmap", "shard_map", "vma_adjustment"]
+
+
+class _Bodies(threading.local):
+    def __init__(self):
+        # (staging trace of a checked shard_map body, its input vars' varying axes, mesh)
+        self.stack: list = []
+
+
+_bodies = _Bodies()
+
+
+def _is_spec_leaf(x) -> bool:
+    return x is None or isinstance(x, PartitionSpec)
+
+
+def _flat_specs(specs, tree_values, what, where) -> list:
+    try:
+        leaves = tu.broadcast_prefix(specs, tree_values, is_leaf=_is_spec_leaf)
+    except ValueError:
+        raise ValueError(
+            f"{where}: {what} must be a PartitionSpec or a pytree prefix of the "
+            f"{'arguments' if what == 'in_specs' else 'outputs'} ({tu.tree_structure(tree_values)}) made of "
+            f"PartitionSpecs, got {specs!r}"
+        ) from None
+    out = []
+    for s in leaves:
+        if s is None:
+            s = PartitionSpec()
+        if not isinstance(s, PartitionSpec):
+            raise TypeError(f"{where}: {what} leaves must be PartitionSpecs (P(...)), got {s!r}")
+        out.append(s)
+    return out
+
+
+def _normalize(spec: PartitionSpec, ndim, mesh, where) -> tuple:
+    norm = spec._normalized(ndim, where)
+    names = [n for dim in norm for n in dim]
+    for n in names:
+        if n not in mesh.axis_names:
+            raise ValueError(
+                f"{where}: {spec!r} names the axis {n!r}, which the mesh lacks (its axes: {mesh.axis_names})"
+            )
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where}: {spec!r} uses a mesh axis twice")
+    return norm
+
+
+def shard_map(
+    f: Callable | None = None,
+    mesh: Mesh | None = None,
+    in_specs=None,
+    out_specs=None,
+    *,
+    check_vma: bool = True,
+    axis_names=None,
+    check_rep: bool | None = None,
+):
+    """Map ``f`` over the devices of ``mesh``: each runs ``f`` on its blocks of the arguments
+    (``in_specs``: a PartitionSpec per argument, or a pytree prefix) and returns its blocks of the
+    outputs (``out_specs``). Collectives over the mesh axes communicate between devices.
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad import lax
+    >>> from funcgrad.sharding import P, make_mesh
+    >>> mesh = make_mesh((1,), ("x",))
+    >>> f = shard_map(lambda a: lax.psum(a.sum(), "x"), mesh=mesh, in_specs=P("x"), out_specs=P())
+    >>> float(f(np.arange(4.0)))
+    6.0
+    """
+    if f is None:
+        return functools.partial(
+            shard_map,
+            mesh=mesh,
+            in_specs=in_specs,
+            out_specs=out_specs,
+            check_vma=check_vma,
+            axis_names=axis_names,
+            check_rep=check_rep,
+        )
+    if not callable(f):
+        raise TypeError(f"shard_map expects a callable, got {type(f).__name__}")
+    if out_specs is None:
+        raise TypeError(
+            "shard_map: out_specs is required (a PartitionSpec or a pytree prefix of the outputs)"
+        )
+    check = check_vma if check_rep is None else check_rep
+    name = getattr(f, "__name__", type(f).__name__)
+    where = f"shard_map({name})"
+
+    @functools.wraps(f)
+    def mapped(*args):
+        m = mesh if mesh is not None else get_mesh()
+        if m is None:
+            raise ValueError(f"{where}: no mesh: pass mesh=... or call inside `with mesh:`")
+        if not isinstance(m, Mesh):
+            raise TypeError(f"{where}: mesh must be a funcgrad.sharding.Mesh, got {type(m).__name__}")
+        if axis_names is not None and set(axis_names) != set(m.axis_names):
+            raise ValueError(
+                f"{where}: axis_names={set(axis_names)} would leave mesh axes to the partitioner; funcgrad's "
+                f"shard_map is manual over every mesh axis ({m.axis_names}): leave axis_names out"
+            )
+        flat, in_tree = tu.tree_flatten(args)
+        flat = [asarray(x) for x in flat]
+        specs = _infer_in_specs(args, m, where) if in_specs is None else in_specs
+        leaf_specs = _flat_specs(specs, args, "in_specs", where)
+        norm_in = []
+        blocks = []
+        for i, (x, s) in enumerate(zip(flat, leaf_specs)):
+            aval = core.get_aval(x)
+            spec = _normalize(s, aval.ndim, m, f"{where} in_specs")
+            norm_in.append(spec)
+            blocks.append(shp.block_aval(aval, m, spec, f"{where}: argument {i} ({aval.str_short()}, {s!r})"))
+        box = []
+        seeds = [frozenset(n for dim in s for n in dim) for s in norm_in]
+
+        def body(*leaves):
+            # NOTE: [gradients inside shard_map]: a vjp inside reads the body staged so far.
+            _bodies.stack.append((core.current_trace() if check else None, seeds, m))
+            try:
+                out = f(*tu.tree_unflatten(in_tree, list(leaves)))
+            finally:
+                _bodies.stack.pop()
+            out_leaves, out_tree = flatten_outputs(out, where)
+            box.append(out_tree)
+            return out_leaves
+
+        with batching.extend_axis_env(shp.mesh_frames(m)):
+            closed = trace_to_jaxpr(body, blocks, description=where)
+        closed, hoisted = close_over_tracers(closed)
+        out_tree = box[0]
+        shaped = tu.tree_unflatten(out_tree, list(range(len(closed.out_avals))))
+        out_leaf_specs = _flat_specs(out_specs, shaped, "out_specs", where)
+        norm_out = tuple(
+            _normalize(s, a.ndim, m, f"{where} out_specs") for s, a in zip(out_leaf_specs, closed.out_avals)
+        )
+        hoisted_specs = tuple(((),) * core.get_aval(h).ndim for h in hoisted)
+        if check:
+            _check_replication(closed, m, (*hoisted_specs, *norm_in), norm_out, out_leaf_specs, where)
+        outs = shp.shard_map_p.bind(
+            *hoisted,
+            *flat,
+            jaxpr=closed,
+            mesh=m,
+            in_specs=(*hoisted_specs, *norm_in),
+            out_specs=norm_out,
+        )
+        return tu.tree_unflatten(out_tree, outs)
+
+    return mapped
+
+
+def _infer_in_specs(args, mesh, where):
+    """in_specs from the arguments' own NamedShardings over ``mesh`` (JAX infers them the same way)."""
+    specs = []
+    for x in tu.tree_leaves(args):
+        s = getattr(x, "sharding", None) if not isinstance(x, core.Tracer) else None
+        if s is None or getattr(s, "mesh", None) != mesh:
+            raise ValueError(
+                f"{where}: in_specs is required unless every argument is an Array sharded over the mesh "
+                f"(got {type(x).__name__} {getattr(x, 'shape', '')} laid out as {s})"
+            )
+        specs.append(s.spec)
+    return tu.tree_unflatten(tu.tree_structure(args), specs)
+
+
+# ----------------------------------------------------------------------------------------------
+# check_vma: along which mesh axes may each value differ between devices?
+
+_REDUCING = {co.psum_p, co.pmax_p, co.pmin_p, co.all_gather_p}
+_VARYING = {co.axis_index_p, co.ppermute_p, co.psum_scatter_p, co.all_to_all_p}
+
+
+def _varying(jaxpr: ir.Jaxpr, ins: list) -> list:
+    env = _varying_env(jaxpr, ins)
+    return [env.get(a, frozenset()) if isinstance(a, ir.Var) else frozenset() for a in jaxpr.outvars]
+
+
+def _varying_env(jaxpr: ir.Jaxpr, ins: list) -> dict:
+    env = dict(zip(jaxpr.invars, ins))
+    for v in jaxpr.constvars:
+        env[v] = frozenset()
+    for eqn in jaxpr.eqns:
+        vin = [env.get(a, frozenset()) if isinstance(a, ir.Var) else frozenset() for a in eqn.invars]
+        union = frozenset().union(*vin)
+        p = eqn.primitive
+        if p in _REDUCING:
+            out = [union - set(eqn.params["axis_name"])]
+        elif p in _VARYING:
+            out = [union | set(eqn.params["axis_name"])]
+        elif p.call_jaxpr_param is not None:
+            inner = eqn.params[p.call_jaxpr_param]
+            inner = inner.jaxpr if isinstance(inner, ir.ClosedJaxpr) else inner
+            out = _varying(inner, vin) if len(inner.invars) == len(vin) else [union] * len(eqn.outvars)
+        else:
+            out = [union] * len(eqn.outvars)
+        env.update(zip(eqn.outvars, out))
+    return env
+
+
+def _unwrap(x):
+    """The value a transformation's tracer carries (a JVP tracer's primal, a batch tracer's value)."""
+    while isinstance(x, core.Tracer) and not isinstance(x, StagingTracer):
+        inner = getattr(x, "primal", None)
+        if inner is None:
+            inner = getattr(x, "val", None)
+        if inner is None:
+            return x
+        x = inner
+    return x
+
+
+def vma_adjustment(primals, outputs):
+    """For a vjp of ``outputs`` with respect to ``primals`` inside a checked shard_map body: the
+    mesh axes to psum each input's cotangent over and the factor to divide each output's
+    cotangent by (NOTE: [gradients inside shard_map]); ``None`` elsewhere."""
+    if not _bodies.stack:
+        return None
+    trace, seeds, mesh = _bodies.stack[-1]
+    if trace is None:
+        return None  # check_vma=False: pmap's meaning
+    builder = trace.builder
+    env = dict(zip(builder.invars, seeds))
+    ins = [env.get(v, frozenset()) for v in builder.invars]
+    jaxpr = ir.Jaxpr(builder.const_list, builder.invars, builder.eqns, [])
+    everything = frozenset(mesh.axis_names)
+    known = _varying_env(jaxpr, ins)
+    sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
+
+    def varying(x):
+        x = _unwrap(x)
+        if not isinstance(x, core.Tracer):
+            return frozenset()
+        if isinstance(x, StagingTracer) and x._trace is trace:
+            return known.get(x.var, frozenset())
+        return everything  # a value of another transformation: assume it differs between devices
+
+    in_sums = [tuple(n for n in mesh.axis_names if n not in varying(p)) for p in primals]
+    out_shares = [math.prod(sizes[n] for n in everything - varying(o)) for o in outputs]
+    if not any(in_sums) and all(k == 1 for k in out_shares):
+        return None
+    return in_sums, out_shares
+
+
+def _check_replication(closed, mesh, in_specs, out_specs, out_leaf_specs, where):
+    ins = [frozenset(n for dim in s for n in dim) for s in in_specs]
+    outs = _varying(closed.jaxpr, ins)
+    for i, (vary, spec, user_spec) in enumerate(zip(outs, out_specs, out_leaf_specs)):
+        mentioned = {n for dim in spec for n in dim}
+        missing = sorted(set(vary) - mentioned, key=str)
+        if missing:
+            raise ValueError(
+                f"{where}: output {i} has out_specs {user_spec!r}, which says it is the same on every device "
+                f"along the mesh axes {missing}, but it may differ along them (nothing reduced it over "
+                "them, e.g. with lax.psum/pmean/all_gather). Name the axes in out_specs to keep each "
+                "device's block, reduce "
+                "over them, or pass check_vma=False if you know the values agree."
+            )
+
+
+# ----------------------------------------------------------------------------------------------
+# pmap
+
+_anonymous = itertools.count()
+
+
+def pmap(
+    fun: Callable,
+    axis_name=None,
+    *,
+    in_axes=0,
+    out_axes=0,
+    static_broadcasted_argnums=(),
+    devices=None,
+    backend=None,
+    axis_size=None,
+    donate_argnums=(),
+    global_arg_shapes=None,
+):
+    """Map ``fun`` over the leading axis (``in_axes``) of its arguments with one device per index
+    (``devices``: default, the first local devices); ``axis_name`` names that axis for the
+    collectives. The mapped size must not exceed the number of devices.
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad import lax
+    >>> pmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(np.array([2.0])).tolist()
+    [1.0]
+    """
+    if not callable(fun):
+        raise TypeError(f"pmap expects a callable, got {type(fun).__name__}")
+    if global_arg_shapes is not None:
+        raise ValueError("pmap: global_arg_shapes is not supported (it was removed from JAX as well)")
+    name = getattr(fun, "__name__", type(fun).__name__)
+    where = f"pmap({name})"
+    if isinstance(static_broadcasted_argnums, int):
+        static_broadcasted_argnums = (static_broadcasted_argnums,)
+    statics = tuple(static_broadcasted_argnums)
+    if axis_name is None:
+        axis_name = f"_pmap{next(_anonymous)}"
+    if backend is not None and devices is None:
+        devices = xla_bridge.devices(backend)
+
+    def run(*args):
+        dyn = [a for i, a in enumerate(args) if i not in statics]
+        if isinstance(in_axes, list):
+            axes_spec = tuple(in_axes)
+        else:
+            axes_spec = in_axes
+        if isinstance(axes_spec, tuple) and len(axes_spec) == len(args) and statics:
+            axes_spec = tuple(a for i, a in enumerate(axes_spec) if i not in statics)
+        try:
+            leaf_axes = tu.broadcast_prefix(axes_spec, tuple(dyn))
+        except ValueError:
+            raise ValueError(
+                f"{where}: in_axes {in_axes!r} is not a pytree prefix of the arguments"
+            ) from None
+        flat, tree = tu.tree_flatten(tuple(dyn))
+        flat = [asarray(x) for x in flat]
+        sizes = set()
+        axes = []
+        for x, ax in zip(flat, leaf_axes):
+            if ax is None:
+                axes.append(None)
+                continue
+            nd = x.ndim
+            if not -nd <= ax < nd:
+                raise ValueError(f"{where}: in_axes={ax} is out of range for an argument of shape {x.shape}")
+            axes.append(ax % nd)
+            sizes.add(x.shape[ax % nd])
+        if len(sizes) > 1:
+            raise ValueError(f"{where}: the mapped axes have different sizes {sorted(sizes)}")
+        n = sizes.pop() if sizes else axis_size
+        if n is None:
+            raise ValueError(f"{where}: no argument is mapped; give axis_size=")
+        devs = list(devices) if devices is not None else xla_bridge.devices()
+        local = [d for d in devs if d.process_index == xla_bridge.sharded.process_index()]
+        if n > len(local):
+            raise ValueError(
+                f"{where}: mapping over {n} indices needs {n} devices but {len(local)} are available; on a "
+                "CPU start "
+                f"with XLA_FLAGS=--xla_force_host_platform_device_count={n} (or funcgrad.config.update("
+                f'"jax_num_cpu_devices", {n})) before first use, or use vmap'
+            )
+        mesh = Mesh(np.array(local[:n], dtype=object), (axis_name,))
+        moved = [x if a is None else st.moveaxis(x, a, 0) if a else x for x, a in zip(flat, axes)]
+        in_specs = tuple(PartitionSpec() if a is None else PartitionSpec(axis_name) for a in axes)
+
+        def per_device(*blocks):
+            vals = [b if a is None else st.reshape(b, b.shape[1:]) for b, a in zip(blocks, axes)]
+            rebuilt = list(tu.tree_unflatten(tree, vals))
+            full = []
+            it = iter(rebuilt)
+            for i in range(len(args)):
+                full.append(args[i] if i in statics else next(it))
+            out = fun(*full)
+            leaves, out_tree = flatten_outputs(out, where)
+            box.append(out_tree)
+            return [st.reshape(asarray(o), (1, *asarray(o).shape)) for o in leaves]
+
+        box: list = []
+        probe = shard_map(
+            per_device, mesh=mesh, in_specs=in_specs, out_specs=PartitionSpec(axis_name), check_vma=False
+        )
+        # Trace once to learn the output tree, then honour out_axes per output.
+        outs = probe(*moved)
+        out_tree = box[-1]
+        try:
+            leaf_out_axes = tu.broadcast_prefix(
+                out_axes, tu.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+            )
+        except ValueError:
+            raise ValueError(
+                f"{where}: out_axes {out_axes!r} is not a pytree prefix of the outputs"
+            ) from None
+        result = []
+        for o, ax in zip(outs, leaf_out_axes):
+            if ax is None:
+                result.append(st.index_in_dim(o, 0, 0, keepdims=False))
+            else:
+                ax = ax % o.ndim
+                result.append(o if ax == 0 else st.moveaxis(o, 0, ax))
+        return tu.tree_unflatten(out_tree, result)
+
+    run.__name__ = f"pmap_{name}"
+    jitted = JittedFunction(run, static_argnums=statics, donate_argnums=donate_argnums or None)
+    return functools.wraps(fun)(lambda *args, **kwargs: _call_pmapped(jitted, where, args, kwargs))
+
+
+def _call_pmapped(jitted, where, args, kwargs):
+    if kwargs:
+        raise TypeError(f"{where}: keyword arguments are not mapped; pass them positionally")
+    return jitted(*args)

@@ -1,0 +1,39 @@
+"""Pseudo-random numbers with explicit keys: ``funcgrad.random`` (JAX's ``jax.random`` API).
+
+Layer: surface. Imports the kernel, the primitive catalog, funcgrad.numpy, funcgrad.lax and
+funcgrad.nn.
+
+Keys are ``uint32[2]`` arrays (``PRNGKey(0)``; ``key`` is an alias). Every function is a pure
+function of its key, built from threefry2x32 written with ``add``/``xor``/shift primitives, so it
+runs eagerly with NumPy, compiles under ``jit`` and batches under ``vmap``. The bit streams follow
+JAX's threefry implementation with ``jax_threefry_partitionable`` (JAX's default) and 64-bit types
+enabled, and every sampler follows JAX's algorithm, so ``funcgrad.random.gamma(PRNGKey(0), 2.0)``
+draws JAX's value with ``jax_enable_x64`` (tests check this against JAX).
+
+Modules: ``_core`` (keys, bits, uniform, normal, truncated normal, Bernoulli, exponential, Gumbel,
+categorical, randint), ``_continuous`` (gamma family with reparameterised derivatives, Cauchy,
+Laplace, logistic, Pareto, log-normal, Maxwell, Weibull, Rayleigh, Wald, triangular, generalized
+normal, ball, multivariate normal, orthogonal), ``_discrete`` (permutation, choice, Poisson,
+binomial, multinomial, geometric, Rademacher).
+
+# NOTE: [random keys are data]
+# A key is an ordinary uint32 array: split it, never reuse it. Splitting and drawing are
+# deterministic functions of the key, so they can be differentiated around (they have zero
+# gradients), staged, and vmapped over a batch of keys.
+
+>>> normal(PRNGKey(0), (2,)).shape
+(2,)
+"""
+
+from __future__ import annotations
+
+from funcgrad.random import _continuous, _core, _discrete
+from funcgrad.random._continuous import *  # noqa: F403 - each module's public names are its __all__
+from funcgrad.random._core import *  # noqa: F403
+from funcgrad.random._discrete import *  # noqa: F403
+
+__all__ = sorted({*_core.__all__, *_continuous.__all__, *_discrete.__all__})
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)

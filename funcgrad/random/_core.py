@@ -1,0 +1,616 @@
+"""Pseudo-random numbers with explicit keys: ``funcgrad.random`` (JAX's ``jax.random`` API).
+
+Layer: surface. Imports the kernel, the primitive catalog and funcgrad.numpy.
+
+Keys are ``uint32[2]`` arrays (``PRNGKey(0)``; ``key`` is an alias). Every function is a pure
+function of its key, built from threefry2x32 written with ``add``/``xor``/shift primitives, so it
+runs eagerly with NumPy, compiles under ``jit`` and batches under ``vmap``. The bit streams follow
+JAX's threefry implementation with ``jax_threefry_partitionable`` (JAX's default) and 64-bit types
+enabled, so ``funcgrad.random.normal(PRNGKey(0), (3,))`` equals JAX's value with
+``jax_enable_x64`` (a test checks this against JAX).
+
+# NOTE: [random keys are data]
+# A key is an ordinary uint32 array: split it, never reuse it. Splitting and drawing are
+# deterministic functions of the key, so they can be differentiated around (they have zero
+# gradients), staged, and vmapped over a batch of keys.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
+from funcgrad.numpy._core import TypePromotionError
+from primitives import elementwise as ew
+from primitives import structure as st
+from primitives.bitcast import bitcast_convert_type
+
+__all__ = [
+    "PRNGKey",
+    "bernoulli",
+    "bits",
+    "categorical",
+    "clone",
+    "exponential",
+    "fold_in",
+    "gumbel",
+    "key",
+    "key_data",
+    "key_dtype",
+    "key_impl",
+    "normal",
+    "randint",
+    "split",
+    "truncated_normal",
+    "uniform",
+    "wrap_key_data",
+]
+
+_U32 = np.dtype(np.uint32)
+_U64 = np.dtype(np.uint64)
+_UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: _U64}
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _u32(value) -> np.ndarray:
+    return np.asarray(value, _U32)
+
+
+def _aval(x):
+    return core.get_aval(x)
+
+
+# ----------------------------------------------------------------------------------------------
+# threefry2x32
+
+
+def _rotate_left(x, r: int):
+    return ew.or_p.bind(ew.shift_left_p.bind(x, _u32(r)), ew.shift_right_logical_p.bind(x, _u32(32 - r)))
+
+
+def _threefry2x32(k0, k1, x0, x1):
+    """The threefry2x32 block cipher (20 rounds) on uint32 arrays ``x0, x1`` with key ``(k0, k1)``."""
+    k2 = ew.xor_p.bind(ew.xor_p.bind(k0, k1), _u32(0x1BD11BDA))
+    ks = (k0, k1, k2)
+    x0 = ew.add_p.bind(x0, k0)
+    x1 = ew.add_p.bind(x1, k1)
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = ew.add_p.bind(x0, x1)
+            x1 = ew.xor_p.bind(_rotate_left(x1, r), x0)
+        x0 = ew.add_p.bind(x0, ks[(i + 1) % 3])
+        x1 = ew.add_p.bind(ew.add_p.bind(x1, ks[(i + 2) % 3]), _u32(i + 1))
+    return x0, x1
+
+
+def _key_halves(key):
+    key = _as_key(key)
+    if _aval(key).shape != (2,):
+        raise TypeError(
+            f"funcgrad.random expected a single key of shape (2,) and dtype uint32, got "
+            f"{_aval(key).str_short()}. Split batches of keys with vmap, e.g. "
+            "vmap(lambda k: random.normal(k, shape))(keys)."
+        )
+    k0 = st.reshape(st.slice_(key, (0,), (1,)), ())
+    k1 = st.reshape(st.slice_(key, (1,), (2,)), ())
+    return k0, k1
+
+
+def _as_key(key):
+    if isinstance(key, core.Tracer | Array):
+        if _aval(key).dtype != _U32:
+            raise TypeError(f"a PRNG key must have dtype uint32, got {_aval(key).dtype.name}")
+        return key
+    arr = np.asarray(key)
+    if arr.dtype != _U32:
+        raise TypeError(
+            f"a PRNG key must be a uint32 array made by funcgrad.random.PRNGKey, got {arr.dtype.name}"
+        )
+    return arr
+
+
+def _iota_2x32(shape: tuple[int, ...]):
+    """The row-major flat index of every element of ``shape``, as (high, low) uint32 words."""
+    if not shape:
+        return _u32(0), _u32(0)
+    size = math.prod(shape)
+    if size >= 2**32:
+        counts = np.arange(size, dtype=_U64).reshape(shape)
+        return Array._from_owned((counts >> 32).astype(_U32)), Array._from_owned(counts.astype(_U32))
+    strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+    lo = None
+    for d, s in enumerate(strides):
+        term = ew.mul_p.bind(st.broadcasted_iota(_U32, shape, d), _u32(s))
+        lo = term if lo is None else ew.add_p.bind(lo, term)
+    zeros = st.broadcast_in_dim(_u32(0), shape, ())
+    return zeros, lo
+
+
+def _random_bits(key, bit_width: int, shape: tuple[int, ...]):
+    k0, k1 = _key_halves(key)
+    hi, lo = _iota_2x32(shape)
+    if hi.shape == ():
+        hi, lo = st.broadcast_in_dim(hi, shape, ()), st.broadcast_in_dim(lo, shape, ())
+    b0, b1 = _threefry2x32(k0, k1, hi, lo)
+    if bit_width == 64:
+        b0 = ew.convert_element_type(b0, _U64)
+        b1 = ew.convert_element_type(b1, _U64)
+        return ew.or_p.bind(ew.shift_left_p.bind(b0, np.asarray(32, _U64)), b1)
+    bits = ew.xor_p.bind(b0, b1)
+    return bits if bit_width == 32 else ew.convert_element_type(bits, _UINT[bit_width])
+
+
+def _shape(shape) -> tuple[int, ...]:
+    if shape is None:
+        return ()
+    if isinstance(shape, int | np.integer):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+# ----------------------------------------------------------------------------------------------
+# Keys
+
+
+def _check_impl(name, impl):
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(
+            f"random.{name}: impl={impl!r} is not available; funcgrad implements 'threefry2x32' only"
+        )
+
+
+def PRNGKey(seed, *, impl=None) -> Array:
+    """A key from an integer seed: ``uint32[2]`` holding the seed's high and low 32-bit words.
+
+    >>> PRNGKey(42).tolist()
+    [0, 42]
+    """
+    _check_impl("PRNGKey", impl)
+    if np.ndim(seed) if not isinstance(seed, core.Tracer) else _aval(seed).ndim:
+        raise TypeError(
+            f"random.PRNGKey accepts a scalar seed, got an array of shape {np.shape(seed)}; use vmap"
+        )
+    if isinstance(seed, core.Tracer):
+        s = ew.convert_element_type(seed, np.int64)
+        lo = ew.convert_element_type(s, _U32)
+        hi = ew.convert_element_type(ew.shift_right_logical_p.bind(s, np.asarray(32, np.int64)), _U32)
+        return st.concatenate([st.reshape(hi, (1,)), st.reshape(lo, (1,))], 0)
+    seed = int(np.asarray(seed))
+    if not -(2**63) <= seed < 2**64:
+        raise OverflowError(f"PRNGKey seed {seed} does not fit in 64 bits")
+    seed &= 2**64 - 1
+    return Array._from_owned(np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=_U32))
+
+
+def key(seed, *, impl=None, dtype=None) -> Array:
+    """A key from an integer seed (``PRNGKey``: funcgrad's keys are raw ``uint32[2]`` arrays, the
+    data of JAX's typed keys).
+
+    >>> key(0).tolist()
+    [0, 0]
+    """
+    if impl is not None and dtype is not None:
+        raise ValueError("random.key: give impl or dtype, not both")
+    return PRNGKey(seed, impl=impl if dtype is None else _impl_of_dtype(dtype))
+
+
+def _impl_of_dtype(dtype):
+    return "threefry2x32" if dtype in (None, "threefry2x32") or np.dtype(dtype) == _U32 else dtype
+
+
+def _check_keys(name, keys):
+    keys = _as_key(keys)
+    shape = _aval(keys).shape
+    if not shape or shape[-1] != 2:
+        raise TypeError(
+            f"random.{name}: expected keys of shape (..., 2) and dtype uint32, got {_aval(keys).str_short()}"
+        )
+    return keys
+
+
+def key_data(keys):
+    """The raw ``uint32`` data of ``keys`` (shape ``(..., 2)``; funcgrad's keys are this data).
+
+    >>> key_data(PRNGKey(3)).tolist()
+    [0, 3]
+    """
+    return _check_keys("key_data", keys)
+
+
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
+    """Keys from their raw ``uint32[..., 2]`` data (the inverse of ``key_data``).
+
+    >>> wrap_key_data(key_data(PRNGKey(3))).tolist()
+    [0, 3]
+    """
+    _check_impl("wrap_key_data", impl if dtype is None else _impl_of_dtype(dtype))
+    return _check_keys("wrap_key_data", key_bits_array)
+
+
+def key_impl(keys) -> str:
+    """The generator of ``keys``: ``"threefry2x32"``.
+
+    >>> key_impl(PRNGKey(0))
+    'threefry2x32'
+    """
+    _check_keys("key_impl", keys)
+    return "threefry2x32"
+
+
+def key_dtype(impl=None) -> np.dtype:
+    """The dtype of keys of generator ``impl``: ``uint32`` (keys are raw ``uint32[2]`` arrays here).
+
+    >>> key_dtype()
+    dtype('uint32')
+    """
+    _check_impl("key_dtype", impl)
+    return _U32
+
+
+def clone(key):
+    """A copy of ``key`` (JAX's marker for reusing a key deliberately; keys are values here).
+
+    >>> clone(PRNGKey(1)).tolist()
+    [0, 1]
+    """
+    return _check_keys("clone", key)
+
+
+def split(key, num: int | Sequence[int] = 2):
+    """``num`` new independent keys from ``key`` (shape ``(num, 2)``).
+
+    >>> split(PRNGKey(0)).shape
+    (2, 2)
+    """
+    shape = _shape(num)
+    k0, k1 = _key_halves(key)
+    hi, lo = _iota_2x32(shape)
+    b0, b1 = _threefry2x32(k0, k1, hi, lo)
+    nd = len(shape)
+    return st.concatenate([st.expand_dims(b0, (nd,)), st.expand_dims(b1, (nd,))], nd)
+
+
+def fold_in(key, data):
+    """A new key derived from ``key`` and the integer ``data`` (e.g. a step counter).
+
+    >>> fold_in(PRNGKey(0), 1).shape
+    (2,)
+    """
+    k0, k1 = _key_halves(key)
+    if isinstance(data, core.Tracer | Array):
+        d = ew.convert_element_type(data, _U32)
+    else:
+        d = _u32(int(data) & 0xFFFFFFFF)
+    b0, b1 = _threefry2x32(k0, k1, _u32(0), d)
+    return st.concatenate([st.reshape(b0, (1,)), st.reshape(b1, (1,))], 0)
+
+
+def bits(key, shape=(), dtype=np.uint32):
+    """Uniform random bits of an unsigned integer ``dtype``."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "u":
+        raise TypeError(f"random.bits needs an unsigned dtype, got {dtype.name}")
+    return _random_bits(key, dtype.itemsize * 8, _shape(shape))
+
+
+# ----------------------------------------------------------------------------------------------
+# Distributions
+
+
+def _float_dtype(dtype, name="random"):
+    dtype = _dt.default_float if dtype is None else np.dtype(dtype)
+    if not _dt.is_float(dtype):
+        raise ValueError(f"{name}: dtype must be a floating dtype, got {dtype.name}")
+    return dtype
+
+
+def _int_dtype(dtype, name="random"):
+    dtype = np.dtype(np.int64 if dtype is None else dtype)
+    if dtype.kind not in "iu":
+        raise ValueError(f"{name}: dtype must be an integer dtype, got {dtype.name}")
+    return dtype
+
+
+def _scalar(value, dtype):
+    if isinstance(value, core.Tracer | Array):
+        return ew.convert_element_type(value, dtype)
+    return np.asarray(value, dtype)
+
+
+def _broadcast(x, shape):
+    return x if _aval(x).shape == shape else st.broadcast_in_dim(x, shape, ())
+
+
+def check_shape(name, shape, *param_shapes) -> None:
+    """``shape`` must be what ``shape`` and the parameters' shapes broadcast to (JAX's rule)."""
+    if param_shapes:
+        try:
+            result = np.broadcast_shapes(shape, *param_shapes)
+        except ValueError:
+            result = None
+        if result != tuple(shape):
+            raise ValueError(
+                f"random.{name}: parameter shapes {list(param_shapes)} must broadcast with the shape "
+                f"argument {tuple(shape)} to that same shape (got {result})"
+            )
+
+
+def check_broadcast_shapes(name, shape, *args):
+    """The sample shape: ``shape`` (checked against the parameters') or their broadcast shape."""
+    arg_shapes = [np.shape(a) if not isinstance(a, core.Tracer | Array) else _aval(a).shape for a in args]
+    if shape is None:
+        return tuple(np.broadcast_shapes(*arg_shapes)) if arg_shapes else ()
+    shape = _shape(shape)
+    check_shape(name, shape, *arg_shapes)
+    return shape
+
+
+def check_safe_cast(name, dtype, *args) -> None:
+    """JAX's rule: a parameter must convert to the sample dtype without loss (a float64 array
+    into float32 samples is refused; Python scalars are weak and always fit)."""
+    for a in args:
+        if type(a) in _dt.python_scalar_types:
+            continue
+        arr = fnp.asarray(a)
+        if fnp.result_type(arr, dtype) != dtype:
+            raise TypePromotionError(
+                f"random.{name}: cannot safely cast an argument of dtype {arr.dtype} to {np.dtype(dtype)}; "
+                "convert it first or ask for a wider dtype"
+            )
+
+
+def _to(x, dtype, shape=None):
+    """``x`` as an array of ``dtype`` (broadcast to ``shape``)."""
+    x = fnp.asarray(x)
+    if x.dtype != dtype:
+        x = lax.convert_element_type(x, dtype)
+    return x if shape is None or x.shape == tuple(shape) else fnp.broadcast_to(x, shape)
+
+
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+    """Uniform floats in ``[minval, maxval)`` (bounds broadcast against ``shape``).
+
+    >>> x = uniform(PRNGKey(0), (1000,))
+    >>> bool((x >= 0).all() and (x < 1).all())
+    True
+    """
+    dtype = _float_dtype(dtype, "random.uniform")
+    shape = _shape(shape)
+    finfo = np.finfo(dtype)
+    nbits, nmant = finfo.bits, finfo.nmant
+    uint = _UINT[nbits]
+    raw = _random_bits(key, nbits, shape)
+    one_bits = np.asarray(np.array(1.0, dtype).view(uint))
+    float_bits = ew.or_p.bind(ew.shift_right_logical_p.bind(raw, np.asarray(nbits - nmant, uint)), one_bits)
+    floats = ew.sub_p.bind(bitcast_convert_type(float_bits, dtype), np.asarray(1.0, dtype))
+    if type(minval) in _dt.python_scalar_types and type(maxval) in _dt.python_scalar_types:
+        lo, hi = np.asarray(minval, dtype), np.asarray(maxval, dtype)
+        scaled = ew.add(ew.mul(floats, ew.sub(hi, lo)), lo)
+        return ew.max_p.bind(_broadcast(lo, shape), scaled)
+    lo, hi = _to(minval, dtype), _to(maxval, dtype)
+    check_shape("uniform", shape, lo.shape, hi.shape)
+    return fnp.maximum(lo, floats * (hi - lo) + lo)
+
+
+def normal(key, shape=(), dtype=None):
+    """Standard normal samples (inverse-CDF of a uniform, as JAX does).
+
+    >>> normal(PRNGKey(0), (2, 3)).shape
+    (2, 3)
+    """
+    dtype = _float_dtype(dtype, "random.normal")
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
+    u = uniform(key, shape, dtype, lo, 1.0)
+    return ew.mul(ew.erf_inv_p.bind(u), np.asarray(np.sqrt(2.0), dtype))
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=None):
+    """Normal samples truncated to ``[lower, upper]`` (bounds broadcast; ``shape`` defaults to theirs).
+
+    >>> x = truncated_normal(PRNGKey(0), -1.0, 1.0, (100,))
+    >>> bool((x >= -1).all() and (x <= 1).all())
+    True
+    """
+    dtype = _float_dtype(dtype, "random.truncated_normal")
+    shape = check_broadcast_shapes("truncated_normal", shape, lower, upper)
+    sqrt2 = np.asarray(np.sqrt(2.0), dtype)
+    lower, upper = _to(lower, dtype), _to(upper, dtype)
+    a = lax.erf(lower / sqrt2)
+    b = lax.erf(upper / sqrt2)
+    u = uniform(key, shape, dtype, a, b)
+    out = sqrt2 * lax.erf_inv(u)
+    lo = lax.nextafter(lax.stop_gradient(lower), np.asarray(np.inf, dtype))
+    hi = lax.nextafter(lax.stop_gradient(upper), np.asarray(-np.inf, dtype))
+    return fnp.clip(out, lo, hi)
+
+
+def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
+    """Booleans that are True with probability ``p`` (``mode="high"`` resolves probabilities below
+    the float's resolution with a second uniform).
+
+    >>> bernoulli(PRNGKey(0), 0.5, (4,)).dtype
+    dtype('bool')
+    """
+    if mode not in ("high", "low"):
+        raise ValueError(f"random.bernoulli: mode must be 'high' or 'low', got {mode!r}")
+    p = fnp.asarray(p) if type(p) not in _dt.python_scalar_types else p
+    dtype = _dt.default_float if type(p) in _dt.python_scalar_types else p.dtype
+    if not _dt.is_float(dtype):
+        raise TypeError(
+            f"random.bernoulli: the probability p must have a floating dtype, got {np.dtype(dtype).name}"
+        )
+    p_shape = () if type(p) in _dt.python_scalar_types else p.shape
+    shape = p_shape if shape is None else _shape(shape)
+    check_shape("bernoulli", shape, p_shape)
+    if mode == "high":
+        u = uniform(key, (2, *shape), dtype)
+        u1, u2 = u[0], u[1] * 2.0 ** (-np.finfo(dtype).nmant)
+        return u2 < p - u1
+    u = uniform(key, shape, dtype)
+    if type(p) in _dt.python_scalar_types:
+        return ew.lt_p.bind(u, _broadcast(np.asarray(p, dtype), shape))
+    return u < p
+
+
+def exponential(key, shape=(), dtype=None):
+    """Exponential(1) samples: ``-log1p(-u)``.
+
+    >>> bool((exponential(PRNGKey(0), (10,)) >= 0).all())
+    True
+    """
+    dtype = _float_dtype(dtype, "random.exponential")
+    u = uniform(key, shape, dtype)
+    return ew.neg(ew.log1p_p.bind(ew.neg(u)))
+
+
+def _clz32(x):
+    """Leading zero bits of uint32 values (exact: uint32 converts exactly to float64)."""
+    as_float = x.astype(np.float64)
+    return fnp.where(x == 0, 32, 31 - fnp.floor(fnp.log2(fnp.where(x == 0, 1.0, as_float)))).astype(np.uint32)
+
+
+def _safe_int_to_float32(bits):
+    """JAX's conversion of a pair of uint32 words into a float32 in (0, 1) keeping every bit of
+    precision near 0 (for ``gumbel(mode="highest")``)."""
+    finfo = np.finfo(np.float32)
+    hi, lo = bits[0], bits[1]
+    hiclz, loclz = _clz32(hi), _clz32(lo)
+    mantissa = lax.bitwise_or(
+        lax.shift_left(hi, hiclz),
+        fnp.where(
+            hiclz == 32, lax.shift_left(lo, loclz), lax.shift_right_logical(lo, np.uint32(finfo.bits) - hiclz)
+        ),
+    )
+    mantissa = lax.shift_right_logical(
+        mantissa, np.full(mantissa.shape, finfo.bits - finfo.nmant - 1, np.uint32)
+    )
+    mantissa = lax.bitwise_and(mantissa, np.full(mantissa.shape, (1 << finfo.nmant) - 1, np.uint32))
+    exp = (-finfo.minexp - fnp.where(hiclz == 32, 32 + loclz, hiclz)).astype(np.uint32)
+    exp = lax.shift_left(exp, np.full(exp.shape, finfo.nmant, np.uint32))
+    exp = lax.bitwise_and(exp, np.full(exp.shape, (1 << finfo.bits - 2) - (1 << finfo.nmant - 1), np.uint32))
+    return lax.bitcast_convert_type(lax.bitwise_or(exp, mantissa), np.float32)
+
+
+def gumbel(key, shape=(), dtype=None, mode: str | None = None):
+    """Standard Gumbel samples ``-log(-log(u))``; ``mode="high"`` (or ``"highest"``, float32) draws
+    more random bits to resolve the far tail, as JAX's.
+
+    >>> gumbel(PRNGKey(0), (3,)).shape
+    (3,)
+    """
+    dtype = _float_dtype(dtype, "random.gumbel")
+    shape = _shape(shape)
+    mode = "low" if mode is None else mode
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"random.gumbel: mode must be 'low', 'high' or 'highest', got {mode!r}")
+    info = np.finfo(dtype)
+    if dtype == np.float32 and mode == "highest":
+        raw = _random_bits(key, 32, (2, *shape))
+        neg = lax.bitwise_not(raw)
+        lo_bits = neg[1]
+        carry = fnp.stack([(lo_bits == np.uint32(0xFFFFFFFF)).astype(np.uint32), fnp.ones_like(lo_bits)])
+        neg = neg + carry
+        flip = raw[0] < np.uint32(1 << 31)
+        x = _safe_int_to_float32(fnp.where(flip, raw, neg))
+        return fnp.where(flip, -fnp.log(-fnp.log1p(-x)), -fnp.log(-fnp.log(x)))
+    if mode in ("high", "highest"):
+        u = uniform(key, (2, *shape), dtype, 0.0, 1.0)
+        high, low = u[0], u[1]
+        x = fnp.where(high >= 0.5, high, high + 2.0 ** (-info.nmant) * low + float(info.tiny))
+        return -fnp.log(-fnp.log1p(-x))
+    u = uniform(key, shape, dtype, info.tiny, 1.0)
+    return ew.neg(ew.log_p.bind(ew.neg(ew.log_p.bind(u))))
+
+
+def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, mode: str | None = None):
+    """Category indices drawn with probabilities ``softmax(logits)`` along ``axis`` (the Gumbel-max
+    trick). ``shape`` must broadcast with the logits' batch shape: leading extra dimensions draw
+    several samples per batch entry. ``replace=False`` draws distinct categories (Gumbel top-k).
+
+    >>> categorical(PRNGKey(0), fnp.log(fnp.array([0.2, 0.8])), shape=(5,)).shape
+    (5,)
+    """
+    logits = fnp.asarray(logits)
+    if not _dt.is_float(logits.dtype):
+        logits = logits.astype(_dt.default_float)
+    ndim = logits.ndim
+    if not -ndim <= axis < ndim:
+        raise ValueError(
+            f"random.categorical: axis {axis} is out of bounds for logits of shape {logits.shape}"
+        )
+    batch_shape = tuple(np.delete(logits.shape, axis))
+    shape = batch_shape if shape is None else _shape(shape)
+    check_shape("categorical", shape, batch_shape)
+    prefix = shape[: len(shape) - len(batch_shape)]
+    if replace:
+        if axis >= 0:
+            axis -= ndim
+        logits_shape = list(shape[len(shape) - len(batch_shape) :])
+        logits_shape.insert(axis % ndim, logits.shape[axis])
+        g = gumbel(key, (*prefix, *logits_shape), logits.dtype, mode=mode)
+        return fnp.argmax(g + fnp.expand_dims(logits, tuple(range(len(prefix)))), axis=axis)
+    perturbed = logits + gumbel(key, logits.shape, logits.dtype, mode=mode)
+    k = math.prod(prefix)
+    if k > logits.shape[axis]:
+        raise ValueError(
+            f"random.categorical: {k} samples without replacement exceed the {logits.shape[axis]} categories"
+        )
+    _, indices = lax.top_k(fnp.moveaxis(perturbed, axis, -1), k)
+    return fnp.moveaxis(indices, -1, 0).reshape(shape)
+
+
+def randint(key, shape, minval, maxval, dtype=None):
+    """Uniform integers in ``[minval, maxval)`` (bounds broadcast against ``shape``).
+
+    >>> x = randint(PRNGKey(0), (100,), 0, 10)
+    >>> bool((x >= 0).all() and (x < 10).all())
+    True
+    """
+    dtype = _int_dtype(dtype, "random.randint")
+    shape = _shape(shape)
+    info = np.iinfo(dtype)
+    if info.bits < 32:
+        # Narrow integers are drawn as int32 (as JAX does), then converted.
+        lo = fnp.clip(fnp.asarray(minval).astype(np.int32), int(info.min), int(info.max))
+        hi = fnp.clip(fnp.asarray(maxval).astype(np.int32), int(info.min), int(info.max) + 1)
+        return _randint(key, shape, lo, hi, np.dtype(np.int32)).astype(dtype)
+    return _randint(key, shape, minval, maxval, dtype)
+
+
+def _clip_to(val, dtype):
+    """``val`` (integers) clipped to the range of both dtypes, then converted (JAX's helper)."""
+    lo = max(np.iinfo(dtype).min, np.iinfo(val.dtype).min)
+    hi = min(np.iinfo(dtype).max, np.iinfo(val.dtype).max)
+    return fnp.clip(val, np.asarray(lo, val.dtype), np.asarray(hi, val.dtype)).astype(dtype)
+
+
+def _randint(key, shape, minval, maxval, dtype):
+    minval, maxval = fnp.asarray(minval), fnp.asarray(maxval)
+    check_shape("randint", shape, minval.shape, maxval.shape)
+    if not fnp.issubdtype(minval.dtype, fnp.integer):
+        minval = minval.astype(np.int64)
+    if not fnp.issubdtype(maxval.dtype, fnp.integer):
+        maxval = maxval.astype(np.int64)
+    maxval_out_of_range = maxval > _clip_to(fnp.asarray(np.iinfo(dtype).max, dtype), maxval.dtype)
+    minval, maxval = _clip_to(minval, dtype), _clip_to(maxval, dtype)
+    nbits = np.iinfo(dtype).bits
+    uint = _UINT[nbits]
+    keys = split(key)
+    higher, lower = _random_bits(keys[0], nbits, shape), _random_bits(keys[1], nbits, shape)
+    span = lax.convert_element_type(maxval - minval, uint)
+    span = fnp.where(maxval <= minval, np.asarray(1, uint), span)
+    span = fnp.where(maxval_out_of_range & (maxval > minval), span + np.asarray(1, uint), span)
+    multiplier = fnp.remainder(np.asarray(2 ** (nbits // 2) % (2**nbits), uint), span)
+    multiplier = lax.rem(multiplier * multiplier, multiplier * 0 + span)
+    offset = lax.rem(higher, _to(span, uint, shape)) * _to(multiplier, uint, shape) + lax.rem(
+        lower, _to(span, uint, shape)
+    )
+    offset = lax.rem(offset, _to(span, uint, shape))
+    return _to(minval, dtype, shape) + lax.convert_element_type(offset, dtype)

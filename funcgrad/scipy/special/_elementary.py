@@ -1,0 +1,201 @@
+"""``funcgrad.scipy.special``: the logistic, entropy and Box-Cox functions and the softmax family.
+
+Layer: surface. Imports funcgrad.numpy, funcgrad.nn, funcgrad.lax and the kernel's ``custom_jvp``.
+"""
+
+from __future__ import annotations
+
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.kernel.custom_derivatives import custom_jvp
+from funcgrad.nn import log_softmax as _nn_log_softmax
+from funcgrad.nn import logsumexp as _nn_logsumexp
+from funcgrad.nn import softmax as _nn_softmax
+from funcgrad.numpy._core import call_custom, promote_args_inexact
+
+__all__ = [
+    "boxcox",
+    "boxcox1p",
+    "entr",
+    "expit",
+    "kl_div",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "rel_entr",
+    "softmax",
+    "xlog1py",
+    "xlogy",
+]
+
+
+def real_inexact(name, *args):
+    """``args`` promoted to one inexact dtype (integers become float64), refusing complex values."""
+    args = promote_args_inexact(*args)
+    if fnp.iscomplexobj(args[0]):
+        raise TypeError(f"scipy.special.{name} does not support complex-valued inputs, got {args[0].dtype}")
+    return args
+
+
+def expit(x):
+    """The logistic sigmoid ``1 / (1 + exp(-x))``, stable for large |x|.
+
+    >>> float(expit(0.0))
+    0.5
+    """
+    (x,) = real_inexact("expit", x)
+    return lax.logistic(x)
+
+
+@custom_jvp
+def _logit(x):
+    return fnp.log(x / (1.0 - x))
+
+
+_logit.defjvps(lambda t, ans, x: t / (x * (1.0 - x)))
+
+
+def logit(x):
+    """``log(x / (1 - x))``, the inverse of ``expit``.
+
+    >>> float(logit(0.5))
+    0.0
+    """
+    (x,) = real_inexact("logit", x)
+    return call_custom(_logit, x)
+
+
+@custom_jvp
+def _xlogy(x, y):
+    return fnp.where((x != 0) | fnp.isnan(y), x * fnp.log(y), 0.0)
+
+
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return _xlogy(x, y), tx * fnp.log(y) + ty * x / y
+
+
+def xlogy(x, y):
+    """``x * log(y)``, 0 where ``x == 0`` (JAX's derivative: ``log(y)`` in ``x``, ``x / y`` in ``y``).
+
+    >>> float(xlogy(0.0, 0.0)), float(xlogy(2.0, 1.0))
+    (0.0, 0.0)
+    """
+    return call_custom(_xlogy, *real_inexact("xlogy", x, y))
+
+
+@custom_jvp
+def _xlog1py(x, y):
+    return fnp.where((x != 0) | fnp.isnan(y), x * fnp.log1p(y), 0.0)
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return _xlog1py(x, y), tx * fnp.log1p(y) + ty * x / (1.0 + y)
+
+
+def xlog1py(x, y):
+    """``x * log1p(y)``, 0 where ``x == 0``.
+
+    >>> float(xlog1py(0.0, -1.0))
+    0.0
+    """
+    return call_custom(_xlog1py, *real_inexact("xlog1py", x, y))
+
+
+@custom_jvp
+def _xlogx(x):
+    return _xlogy(x, x)
+
+
+_xlogx.defjvps(lambda t, ans, x: t * (fnp.log(x) + 1.0))
+
+
+def entr(x):
+    """The elementwise entropy ``-x log x`` (0 at 0, ``-inf`` for negative x).
+
+    >>> float(entr(0.0)), round(float(entr(0.5)), 12)
+    (0.0, 0.34657359028)
+    """
+    (x,) = real_inexact("entr", x)
+    return fnp.where(x < 0, -fnp.inf, -call_custom(_xlogx, x))
+
+
+def rel_entr(p, q):
+    """The elementwise relative entropy ``p log(p / q)`` (0 where ``p == 0 <= q``, inf elsewhere off
+    the domain).
+
+    >>> round(float(rel_entr(0.5, 0.25)), 12)
+    0.34657359028
+    """
+    p, q = real_inexact("rel_entr", p, q)
+    both = (p > 0) & (q > 0)
+    safe_p, safe_q = fnp.where(both, p, 1.0), fnp.where(both, q, 1.0)
+    value = call_custom(_xlogx, safe_p) - call_custom(_xlogy, safe_p, safe_q)
+    return fnp.where(both, value, fnp.where((p == 0) & (q >= 0), 0.0, fnp.inf))
+
+
+def kl_div(p, q):
+    """The elementwise Kullback-Leibler divergence term ``p log(p / q) - p + q``.
+
+    >>> round(float(kl_div(0.5, 0.25)), 12)
+    0.09657359028
+    """
+    p, q = real_inexact("kl_div", p, q)
+    return rel_entr(p, q) - p + q
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transformation ``(x ** lmbda - 1) / lmbda`` (``log x`` at ``lmbda == 0``).
+
+    >>> round(float(boxcox(2.0, 0.5)), 12)
+    0.828427124746
+    """
+    x, lmbda = real_inexact("boxcox", x, lmbda)
+    zero = lmbda == 0
+    safe = fnp.where(zero, 1.0, lmbda)
+    log_x = fnp.log(x)
+    return fnp.where(zero, log_x, fnp.expm1(safe * log_x) / safe)
+
+
+def boxcox1p(x, lmbda):
+    """The Box-Cox transformation of ``1 + x``.
+
+    >>> round(float(boxcox1p(1.0, 0.5)), 12)
+    0.828427124746
+    """
+    x, lmbda = real_inexact("boxcox1p", x, lmbda)
+    zero = lmbda == 0
+    safe = fnp.where(zero, 1.0, lmbda)
+    log1p_x = fnp.log1p(x)
+    return fnp.where(zero, log1p_x, fnp.expm1(safe * log1p_x) / safe)
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """``log(sum(b * exp(a)))`` over ``axis``, computed stably (SciPy's signature).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(logsumexp(fnp.array([0.0, 0.0])))   # log 2
+    0.6931471805599453
+    """
+    return _nn_logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign, where=where)
+
+
+def softmax(x, /, *, axis=None):
+    """``exp(x) / sum(exp(x))`` over ``axis`` (all axes by default, as in SciPy).
+
+    >>> softmax(fnp.array([0.0, 0.0])).tolist()
+    [0.5, 0.5]
+    """
+    return _nn_softmax(x, axis=axis)
+
+
+def log_softmax(x, /, *, axis=None):
+    """``x - logsumexp(x)`` over ``axis`` (all axes by default, as in SciPy).
+
+    >>> [round(v, 12) for v in log_softmax(fnp.array([0.0, 0.0])).tolist()]
+    [-0.69314718056, -0.69314718056]
+    """
+    return _nn_log_softmax(x, axis=axis)

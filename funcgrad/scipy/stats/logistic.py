@@ -1,0 +1,79 @@
+"""``funcgrad.scipy.stats.logistic``: the logistic distribution.
+
+Layer: surface. Imports funcgrad.numpy and funcgrad.scipy.special.
+
+>>> float(cdf(0.0))
+0.5
+"""
+
+from __future__ import annotations
+
+import funcgrad.numpy as fnp
+from funcgrad.scipy import special
+from funcgrad.scipy.stats._util import promote
+
+__all__ = ["cdf", "isf", "logpdf", "pdf", "ppf", "sf"]
+
+
+def __dir__():
+    return list(__all__)
+
+
+def logpdf(x, loc=0, scale=1):
+    """``-2 logaddexp(z/2, -z/2) - log(scale)`` with ``z = (x - loc) / scale`` (no overflow).
+
+    >>> round(float(logpdf(0.0)), 12)
+    -1.386294361120
+    """
+    x, loc, scale = promote("logistic.logpdf", x, loc, scale)
+    half = (x - loc) / scale / 2.0
+    return -2.0 * fnp.logaddexp(half, -half) - fnp.log(scale)
+
+
+def pdf(x, loc=0, scale=1):
+    """The density.
+
+    >>> float(pdf(0.0))
+    0.25
+    """
+    return fnp.exp(logpdf(x, loc, scale))
+
+
+def cdf(x, loc=0, scale=1):
+    """``expit((x - loc) / scale)``.
+
+    >>> round(float(cdf(1.0)), 12)
+    0.73105857863
+    """
+    x, loc, scale = promote("logistic.cdf", x, loc, scale)
+    return special.expit((x - loc) / scale)
+
+
+def sf(x, loc=0, scale=1):
+    """``expit(-(x - loc) / scale)``.
+
+    >>> round(float(sf(1.0)), 12)
+    0.26894142137
+    """
+    x, loc, scale = promote("logistic.sf", x, loc, scale)
+    return special.expit(-(x - loc) / scale)
+
+
+def ppf(x, loc=0, scale=1):
+    """``loc + scale logit(q)``.
+
+    >>> float(ppf(0.5))
+    0.0
+    """
+    x, loc, scale = promote("logistic.ppf", x, loc, scale)
+    return special.logit(x) * scale + loc
+
+
+def isf(x, loc=0, scale=1):
+    """``loc - scale logit(q)``.
+
+    >>> round(float(isf(0.26894142137)), 9)
+    1.0
+    """
+    x, loc, scale = promote("logistic.isf", x, loc, scale)
+    return -special.logit(x) * scale + loc

@@ -1,0 +1,102 @@
+"""``funcgrad.scipy.stats.norm``: the normal distribution (``jax.scipy.stats.norm``).
+
+Layer: surface. Imports funcgrad.numpy and funcgrad.scipy.special.
+
+>>> round(float(cdf(0.0)), 6)
+0.5
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad.scipy import special
+from funcgrad.scipy.stats._util import promote
+
+__all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
+
+_LOG_2PI = float(np.log(2 * np.pi))
+
+
+def __dir__():
+    return list(__all__)
+
+
+def logpdf(x, loc=0, scale=1):
+    """The log density ``-((x - loc) / scale)**2 / 2 - log(sqrt(2 pi) scale)``.
+
+    >>> round(float(logpdf(0.0)), 12)
+    -0.918938533205
+    """
+    x, loc, scale = promote("norm.logpdf", x, loc, scale)
+    return -0.5 * (_LOG_2PI + fnp.log(fnp.square(scale)) + fnp.square(x - loc) / fnp.square(scale))
+
+
+def pdf(x, loc=0, scale=1):
+    """The density.
+
+    >>> round(float(pdf(0.0)), 12)
+    0.398942280401
+    """
+    return fnp.exp(logpdf(x, loc, scale))
+
+
+def cdf(x, loc=0, scale=1):
+    """The distribution function ``ndtr((x - loc) / scale)``.
+
+    >>> round(float(cdf(1.0)), 12)
+    0.841344746069
+    """
+    x, loc, scale = promote("norm.cdf", x, loc, scale)
+    return special.ndtr((x - loc) / scale)
+
+
+def logcdf(x, loc=0, scale=1):
+    """``log cdf``, accurate in the far left tail (``log_ndtr``).
+
+    >>> round(float(logcdf(-30.0)), 6)
+    -454.321244
+    """
+    x, loc, scale = promote("norm.logcdf", x, loc, scale)
+    return special.log_ndtr((x - loc) / scale)
+
+
+def sf(x, loc=0, scale=1):
+    """The survival function ``1 - cdf``, accurate in the right tail.
+
+    >>> round(float(sf(1.0)), 12)
+    0.158655253931
+    """
+    x, loc, scale = promote("norm.sf", x, loc, scale)
+    return cdf(-x, -loc, scale)
+
+
+def logsf(x, loc=0, scale=1):
+    """``log sf``, accurate in the far right tail.
+
+    >>> round(float(logsf(30.0)), 6)
+    -454.321244
+    """
+    x, loc, scale = promote("norm.logsf", x, loc, scale)
+    return logcdf(-x, -loc, scale)
+
+
+def ppf(q, loc=0, scale=1):
+    """The quantile function (inverse of ``cdf``).
+
+    >>> round(float(ppf(0.975)), 12)
+    1.95996398454
+    """
+    q, loc, scale = promote("norm.ppf", q, loc, scale)
+    return special.ndtri(q) * scale + loc
+
+
+def isf(q, loc=0, scale=1):
+    """The inverse survival function ``ppf(1 - q)``.
+
+    >>> round(float(isf(0.025)), 12)
+    1.95996398454
+    """
+    q, loc, scale = promote("norm.isf", q, loc, scale)
+    return ppf(1.0 - q, loc, scale)

@@ -1,0 +1,59 @@
+"""``funcgrad.scipy.stats.uniform``: the uniform distribution on ``[loc, loc + scale]``.
+
+Layer: surface. Imports funcgrad.numpy.
+
+>>> float(pdf(0.5))
+1.0
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad.scipy.stats._util import promote
+
+__all__ = ["cdf", "logpdf", "pdf", "ppf"]
+
+
+def __dir__():
+    return list(__all__)
+
+
+def logpdf(x, loc=0, scale=1):
+    """``-log(scale)`` inside the support, ``-inf`` outside.
+
+    >>> float(logpdf(0.5, 0.0, 2.0)) == -float(np.log(2.0))
+    True
+    """
+    x, loc, scale = promote("uniform.logpdf", x, loc, scale)
+    return fnp.where((x > loc + scale) | (x < loc), -np.inf, -fnp.log(scale))
+
+
+def pdf(x, loc=0, scale=1):
+    """The density.
+
+    >>> float(pdf(3.0))
+    0.0
+    """
+    return fnp.exp(logpdf(x, loc, scale))
+
+
+def cdf(x, loc=0, scale=1):
+    """The distribution function, clipped to ``[0, 1]``.
+
+    >>> float(cdf(0.25))
+    0.25
+    """
+    x, loc, scale = promote("uniform.cdf", x, loc, scale)
+    return fnp.where(x < loc, 0.0, fnp.where(x > loc + scale, 1.0, (x - loc) / scale))
+
+
+def ppf(q, loc=0, scale=1):
+    """The quantile function ``loc + scale q`` (NaN outside ``[0, 1]``).
+
+    >>> float(ppf(0.5, 1.0, 2.0))
+    2.0
+    """
+    q, loc, scale = promote("uniform.ppf", q, loc, scale)
+    return fnp.where(fnp.isnan(q) | (q < 0) | (q > 1), np.nan, loc + scale * q)

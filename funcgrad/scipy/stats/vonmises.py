@@ -1,0 +1,43 @@
+"""``funcgrad.scipy.stats.vonmises``: the von Mises distribution on the circle, concentration
+``kappa``.
+
+Layer: surface. Imports funcgrad.numpy and funcgrad.lax.
+
+>>> round(float(pdf(0.0, 1.0)), 12)
+0.341710488623
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.scipy.stats._util import promote
+
+__all__ = ["logpdf", "pdf"]
+
+
+def __dir__():
+    return list(__all__)
+
+
+def logpdf(x, kappa):
+    """``kappa (cos x - 1) - log(2 pi i0e(kappa))`` (NaN for ``kappa <= 0``).
+
+    >>> round(float(logpdf(0.0, 1.0)), 12)
+    -1.073791424917
+    """
+    x, kappa = promote("vonmises.logpdf", x, kappa)
+    ok = kappa > 0
+    safe = fnp.where(ok, kappa, 1.0)
+    return fnp.where(ok, safe * (fnp.cos(x) - 1.0) - fnp.log(2 * np.pi * lax.bessel_i0e(safe)), np.nan)
+
+
+def pdf(x, kappa):
+    """The density.
+
+    >>> round(float(pdf(np.pi, 1.0)), 12)
+    0.046245485763
+    """
+    return fnp.exp(logpdf(x, kappa))

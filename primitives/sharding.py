@@ -1,0 +1,347 @@
+"""Sharded programs: ``shard_map`` (a per-device body over a mesh) and ``sharding_constraint``.
+
+Layer: primitives. Imports the funcgrad kernel (ir, core, ad, batching, partial_eval, callkit),
+numpy and the sibling families ``call`` (an eager shard_map runs as a compiled one-equation
+``jit``), ``collectives`` (psum of cotangents), ``elementwise`` and ``structure``.
+
+A mesh is read duck-typed (``mesh.axis_names``, ``mesh.devices.shape``; the surface's
+``funcgrad.sharding.Mesh``). A *spec* here is normalized: one tuple of mesh axis names per array
+dimension (``(("x",), ())`` is ``P("x", None)``).
+
+``shard_map_p`` carries the per-device body (``jaxpr``, over blocks), the ``mesh`` and the specs of
+its inputs and outputs (``in_specs``/``out_specs``). Its body sees the mesh axes as named axes
+(collectives over them lower to StableHLO collectives across devices, xla_bridge/rules/). Its
+rules transform the body and bind shard_map again:
+
+- jvp: tangents share their primal's spec;
+- batch: the batch dimension is an unsplit dimension of every block (a ``()`` inserted in the
+  specs);
+- partial evaluation: residuals leave the known body with one leading block dimension split over
+  every mesh axis, and enter the unknown body the same way;
+- transpose: NOTE: [shard_map transpose].
+
+# NOTE: [shard_map transpose]
+# A shard_map is a function of global arrays: an input split over the mesh is scattered, one left
+# whole along some axes is *broadcast* to the devices of those axes; an output left whole along an
+# axis is one of the (identical) copies its devices hold. Transposed: the cotangent of an input
+# broadcast along axes ``A`` is the ``psum`` over ``A`` of the devices' cotangents, and the
+# cotangent of an output replicated along ``A`` is shared by its copies (divided by the size of
+# ``A``); inside, collectives transpose per NOTE: [transposes of collectives]. This gives the
+# gradient of the global function (``grad`` outside the shard_map, the data-parallel pattern of
+# JAX's shard_map tutorial) without JAX's varying-axes types (``pvary``).
+
+``sharding_constraint_p`` asks the partitioner to lay its operand out as ``spec`` over ``mesh``
+(``lax.with_sharding_constraint``); it is the identity on values.
+"""
+
+from __future__ import annotations
+
+import math
+
+from funcgrad.kernel import batching, core
+from funcgrad.kernel.ad import Zero, deflinear, instantiate, is_undefined_primal
+from funcgrad.kernel.callkit import DerivedJaxprs, derived_jvp, derived_partial_eval, derived_transpose
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from primitives import collectives as co
+from primitives import elementwise as ew
+from primitives import structure as st
+from primitives.call import jit_p
+
+__all__ = ["mesh_frames", "meshes_in", "shard_map_p", "sharding_constraint_p"]
+
+
+def mesh_sizes(mesh) -> dict:
+    return dict(zip(mesh.axis_names, mesh.devices.shape))
+
+
+def mesh_frames(mesh) -> list:
+    """The named axes a shard_map body over ``mesh`` sees: ``[(name, size), ...]``."""
+    return list(zip(mesh.axis_names, mesh.devices.shape))
+
+
+def _factors(mesh, spec) -> list[int]:
+    sizes = mesh_sizes(mesh)
+    return [math.prod(sizes[n] for n in dim) for dim in spec]
+
+
+def block_aval(aval: ShapedArray, mesh, spec, what: str) -> ShapedArray:
+    """The per-device block of a global ``aval`` split as ``spec``."""
+    if len(spec) != aval.ndim:
+        raise ValueError(f"{what}: the spec has {len(spec)} dimensions but the value is {aval.str_short()}")
+    shape = []
+    for d, (n, k, names) in enumerate(zip(aval.shape, _factors(mesh, spec), spec)):
+        if n % k:
+            raise ValueError(
+                f"{what}: dimension {d} of {aval.str_short()} is split over the mesh axes {names} ({k} "
+                f"devices) but {n} is not divisible by {k}"
+            )
+        shape.append(n // k)
+    return ShapedArray(tuple(shape), aval.dtype, aval.weak_type)
+
+
+def global_aval(aval: ShapedArray, mesh, spec) -> ShapedArray:
+    shape = tuple(n * k for n, k in zip(aval.shape, _factors(mesh, spec)))
+    return ShapedArray(shape, aval.dtype, aval.weak_type)
+
+
+def _unmentioned(mesh, spec) -> tuple:
+    used = {n for dim in spec for n in dim}
+    return tuple(n for n in mesh.axis_names if n not in used)
+
+
+def _insert(spec, d):
+    return (*spec[:d], (), *spec[d:])
+
+
+def _env(mesh):
+    return batching.extend_axis_env(mesh_frames(mesh))
+
+
+# ----------------------------------------------------------------------------------------------
+# shard_map
+
+
+shard_map_p = Primitive("shard_map", multiple_results=True)
+shard_map_p.jaxpr_params = ("jaxpr",)
+# The body's collectives name the mesh axes: bind them while its jaxpr is typechecked.
+shard_map_p.inner_axis_env = lambda params: _env(params["mesh"])
+
+
+def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs):
+    if len(avals) != len(jaxpr.in_avals):
+        raise TypeError(f"shard_map expects {len(jaxpr.in_avals)} arguments, got {len(avals)}")
+    for i, (a, spec, want) in enumerate(zip(avals, in_specs, jaxpr.in_avals)):
+        blk = block_aval(a, mesh, spec, f"shard_map argument {i}")
+        if (blk.shape, blk.dtype) != (want.shape, want.dtype):
+            raise TypeError(
+                f"shard_map argument {i}: its block is {blk.str_short()} but the body expects "
+                f"{want.str_short()}"
+            )
+    return [global_aval(a, mesh, s) for a, s in zip(jaxpr.out_avals, out_specs)]
+
+
+shard_map_p.def_abstract_eval(_abstract_eval)
+
+_programs: dict = {}
+
+
+def _program(params, avals) -> ClosedJaxpr:
+    """A one-equation jaxpr calling shard_map (what an eager shard_map compiles), memoised."""
+    key = (id(params["jaxpr"]), params["in_specs"], params["out_specs"], params["mesh"])
+    hit = _programs.get(key)
+    if hit is not None and hit[0] is params["jaxpr"]:
+        return hit[1]
+    invars = [Var(a) for a in avals]
+    outvars = [Var(a) for a in _abstract_eval(*avals, **params)]
+    eqn = JaxprEqn(shard_map_p, invars, params, outvars, None)
+    program = ClosedJaxpr(Jaxpr([], invars, [eqn], outvars), [])
+    if len(_programs) > 256:
+        _programs.pop(next(iter(_programs)))
+    _programs[key] = (params["jaxpr"], program)
+    return program
+
+
+def _impl(*args, **params):
+    program = _program(params, [core.get_aval(a) for a in args])
+    return jit_p.bind(*args, jaxpr=program, name="shard_map", donated_invars=(False,) * len(args))
+
+
+shard_map_p.def_impl(_impl)
+shard_map_p.impl_takes_arrays = True
+
+
+def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs):
+    nonzeros = tuple(type(t) is not Zero for t in tangents)
+    with _env(mesh):
+        jvp_closed, out_nonzeros = derived_jvp(jaxpr, nonzeros)
+    args = [*primals, *(t for t in tangents if type(t) is not Zero)]
+    specs = (*in_specs, *(s for s, nz in zip(in_specs, nonzeros) if nz))
+    outs_spec = (*out_specs, *(s for s, nz in zip(out_specs, out_nonzeros) if nz))
+    outs = shard_map_p.bind(*args, jaxpr=jvp_closed, mesh=mesh, in_specs=specs, out_specs=outs_spec)
+    n = len(out_specs)
+    out_primals, nz = outs[:n], iter(outs[n:])
+    return out_primals, [
+        next(nz) if k else Zero.from_primal_value(p) for p, k in zip(out_primals, out_nonzeros)
+    ]
+
+
+shard_map_p.def_jvp(_jvp)
+
+
+def _transposed_body(jaxpr, mesh, in_specs, out_specs, linear, ct_zero):
+    # NOTE: [shard_map transpose]
+    with _env(mesh):
+        transposed = derived_transpose(jaxpr, linear, ct_zero)
+        sizes = mesh_sizes(mesh)
+        n_nonlin = sum(not lin for lin in linear)
+        ct_scale = [
+            math.prod(sizes[n] for n in _unmentioned(mesh, s)) for s, z in zip(out_specs, ct_zero) if not z
+        ]
+        sums = [_unmentioned(mesh, s) for s, lin in zip(in_specs, linear) if lin]
+
+        def body(*args):
+            nonlin, cts = args[:n_nonlin], args[n_nonlin:]
+            cts = [ct if k == 1 else ew.div(ct, k) for ct, k in zip(cts, ct_scale)]
+            outs = core.eval_jaxpr(transposed.jaxpr, transposed.consts, *nonlin, *cts)
+            return [o if not axes else co.psum_p.bind(o, axis_name=axes) for o, axes in zip(outs, sums)]
+
+        return trace_to_jaxpr(body, transposed.in_avals)
+
+
+_derived_transpose = DerivedJaxprs(
+    lambda closed, mesh, in_specs, out_specs, linear, ct_zero: _transposed_body(
+        closed, mesh, in_specs, out_specs, linear, ct_zero
+    )
+)
+
+
+def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs):
+    linear = tuple(is_undefined_primal(a) for a in args)
+    ct_zero = tuple(type(ct) is Zero for ct in cts)
+    if all(ct_zero):
+        return [Zero(a.aval) if lin else None for a, lin in zip(args, linear)]
+    body = _derived_transpose(jaxpr, mesh, in_specs, out_specs, linear, ct_zero)
+    call_args = [*(a for a in args if not is_undefined_primal(a)), *(c for c in cts if type(c) is not Zero)]
+    specs = (
+        *(s for s, lin in zip(in_specs, linear) if not lin),
+        *(s for s, z in zip(out_specs, ct_zero) if not z),
+    )
+    outs = iter(
+        shard_map_p.bind(
+            *call_args,
+            jaxpr=body,
+            mesh=mesh,
+            in_specs=specs,
+            out_specs=tuple(s for s, lin in zip(in_specs, linear) if lin),
+        )
+    )
+    return [next(outs) if lin else None for lin in linear]
+
+
+shard_map_p.def_transpose(_transpose)
+shard_map_p.is_linear = True  # may appear in linear programs: its transpose transposes its body
+
+
+def _batch(axis_size, vals, dims, *, jaxpr, mesh, in_specs, out_specs):
+    with _env(mesh):
+        batched, out_dims = batching.batch_jaxpr(jaxpr, axis_size, list(dims), instantiate=False)
+    specs = tuple(s if d is None else _insert(s, d) for s, d in zip(in_specs, dims))
+    outs_spec = tuple(s if d is None else _insert(s, d) for s, d in zip(out_specs, out_dims))
+    outs = shard_map_p.bind(*vals, jaxpr=batched, mesh=mesh, in_specs=specs, out_specs=outs_spec)
+    return outs, out_dims
+
+
+shard_map_p.def_batch(_batch)
+
+
+def _residual_spec(mesh, aval):
+    """A residual block ``(1, *shape)``: its leading dimension split over every mesh axis."""
+    return (tuple(mesh.axis_names), *(((),) * (aval.ndim - 1)))
+
+
+def _split_residuals(known, n_known_outs, mesh):
+    """The known body with each residual given a leading block dimension of size 1."""
+    with _env(mesh):
+
+        def body(*args):
+            outs = core.eval_jaxpr(known.jaxpr, known.consts, *args)
+            res = [st.reshape(r, (1, *core.get_aval(r).shape)) for r in outs[n_known_outs:]]
+            return [*outs[:n_known_outs], *res]
+
+        return trace_to_jaxpr(body, known.in_avals)
+
+
+def _join_residuals(unknown, num_res, mesh):
+    with _env(mesh):
+        res_avals = unknown.in_avals[:num_res]
+
+        def body(*args):
+            res = [st.reshape(r, a.shape) for r, a in zip(args[:num_res], res_avals)]
+            return core.eval_jaxpr(unknown.jaxpr, unknown.consts, *res, *args[num_res:])
+
+        in_avals = [ShapedArray((1, *a.shape), a.dtype, a.weak_type) for a in res_avals]
+        return trace_to_jaxpr(body, [*in_avals, *unknown.in_avals[num_res:]])
+
+
+_derived_split = DerivedJaxprs(lambda closed, n, mesh: _split_residuals(closed, n, mesh))
+_derived_join = DerivedJaxprs(lambda closed, n, mesh: _join_residuals(closed, n, mesh))
+
+
+def _partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out_specs):
+    with _env(mesh):
+        known, unknown, out_unknowns, num_res = derived_partial_eval(jaxpr, tuple(unknowns))
+    n_known_outs = len(known.out_avals) - num_res
+    known = _derived_split(known, n_known_outs, mesh)
+    unknown = _derived_join(unknown, num_res, mesh)
+    res_specs = tuple(_residual_spec(mesh, a) for a in unknown.in_avals[:num_res])
+    known_args = [a for a, uk in zip(args, unknowns) if not uk]
+    known_in = tuple(s for s, uk in zip(in_specs, unknowns) if not uk)
+    known_out = (*(s for s, uk in zip(out_specs, out_unknowns) if not uk), *res_specs)
+    with core.set_current_trace(trace.parent):
+        known_outs = shard_map_p.bind(
+            *known_args, jaxpr=known, mesh=mesh, in_specs=known_in, out_specs=known_out
+        )
+    unknown_args = [*known_outs[n_known_outs:], *(a for a, uk in zip(args, unknowns) if uk)]
+    unknown_in = (*res_specs, *(s for s, uk in zip(in_specs, unknowns) if uk))
+    unknown_out = tuple(s for s, uk in zip(out_specs, out_unknowns) if uk)
+    params = dict(jaxpr=unknown, mesh=mesh, in_specs=unknown_in, out_specs=unknown_out)
+    unknown_outs = trace.stage(shard_map_p, unknown_args, params)
+    it_known, it_unknown = iter(known_outs[:n_known_outs]), iter(unknown_outs)
+    return [next(it_unknown) if uk else next(it_known) for uk in out_unknowns]
+
+
+shard_map_p.def_partial_eval(_partial_eval)
+
+
+_meshes: dict = {}
+
+
+def meshes_in(closed) -> list:
+    """The meshes of the shard_maps and sharding constraints in a jaxpr (nested ones too)."""
+    hit = _meshes.get(id(closed))
+    if hit is not None and hit[0] is closed:
+        return hit[1]
+    found: list = []
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive is shard_map_p or eqn.primitive is sharding_constraint_p:
+                m = eqn.params["mesh"]
+                if m not in found:
+                    found.append(m)
+            for sub in eqn.primitive.jaxpr_params:
+                v = eqn.params[sub]
+                for j in v if isinstance(v, tuple | list) else (v,):
+                    walk(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
+
+    walk(closed.jaxpr)
+    if len(_meshes) > 1024:
+        _meshes.pop(next(iter(_meshes)))
+    _meshes[id(closed)] = (closed, found)
+    return found
+
+
+# ----------------------------------------------------------------------------------------------
+# sharding_constraint
+
+
+def _constraint_abstract_eval(x, *, mesh, spec):
+    block_aval(x, mesh, spec, "with_sharding_constraint")
+    return x
+
+
+sharding_constraint_p = Primitive("sharding_constraint")
+sharding_constraint_p.def_impl(lambda x, *, mesh, spec: x)
+sharding_constraint_p.def_abstract_eval(_constraint_abstract_eval)
+deflinear(
+    sharding_constraint_p,
+    lambda ct, x, *, mesh, spec: [sharding_constraint_p.bind(instantiate(ct), mesh=mesh, spec=spec)],
+)
+sharding_constraint_p.def_batch(
+    lambda axis_size, vals, dims, *, mesh, spec: (
+        sharding_constraint_p.bind(vals[0], mesh=mesh, spec=_insert(spec, dims[0])),
+        dims[0],
+    )
+)

@@ -1,0 +1,74 @@
+"""Special-function primitives that XLA provides as kernels: the Hurwitz zeta function and the
+exponentially scaled modified Bessel functions of order 0 and 1.
+
+Layer: primitives. Imports the funcgrad kernel, numpy and (lazily, for import time) scipy.special.
+
+``zeta`` and ``bessel_i1e`` lower to CHLO's ``chlo.zeta`` / ``chlo.bessel_i1e`` (XLA expands them
+with the algorithms JAX gets); ``bessel_i0e`` lowers to Cephes' Chebyshev expansion, as JAX's does.
+Eager mode calls SciPy's implementations of the same functions. The other special functions of
+``jax.lax`` (``igamma``, ``betainc``, ...) have no XLA kernel: JAX writes them as loops of
+elementwise operations, and so does funcgrad, in the surface (``funcgrad/lax/special.py``).
+
+Derivatives follow JAX: ``d zeta(x, q)/dq = -x zeta(x + 1, q)``, and the derivative in ``x`` is
+refused (JAX's ``lax.zeta`` has none; ``funcgrad.scipy.special.zeta`` has one, from a series).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.hooks import hooks
+from primitives._rules import aval_of, naryop, scalar_like, unop
+from primitives.elementwise import abs_, add, div, lt_p, mul, neg, select, sign, sub
+
+__all__ = ["bessel_i0e_p", "bessel_i1e_p", "zeta_p"]
+
+
+def _scipy(name):
+    """A scipy.special function, imported on first use, returning the dtype of its first operand."""
+
+    def impl(*args):
+        import scipy.special  # noqa: PLC0415 - deferred for import time, not for a cycle
+
+        return np.asarray(getattr(scipy.special, name)(*args)).astype(np.result_type(*args))
+
+    impl.__name__ = name
+    return impl
+
+
+def _zeta_dx(t, x, q):
+    raise ValueError(
+        "lax.zeta: the derivative with respect to x (the first argument) is not defined, as in "
+        "jax.lax.zeta; use funcgrad.scipy.special.zeta, whose derivative in x comes from a series."
+    )
+
+
+zeta_p = naryop(
+    "zeta",
+    _scipy("zeta"),
+    _zeta_dx,
+    lambda t, x, q: mul(t, mul(zeta_p.bind(add(x, 1), q), neg(x))),
+    accepted=_dt.is_float,
+)
+
+
+bessel_i0e_p = unop(
+    "bessel_i0e",
+    _scipy("i0e"),
+    lambda t, ans, x: mul(t, sub(bessel_i1e_p.bind(x), mul(sign(x), ans))),
+    uses_answer=True,
+    accepted=_dt.is_float,
+)
+
+
+def _bessel_i1e_jvp(t, ans, x):
+    # i1e'(x) = i0e(x) - i1e(x) (sign(x) + 1/x), whose limit at 0 is 1/2 (JAX's rule).
+    eps = np.finfo(aval_of(x).dtype).eps
+    tiny = lt_p.bind(abs_(x), scalar_like(eps, x))
+    safe_x = select(tiny, hooks.full_like(x, eps), x)
+    d = sub(bessel_i0e_p.bind(safe_x), mul(ans, add(sign(safe_x), div(1.0, safe_x))))
+    return mul(t, select(tiny, hooks.full_like(x, 0.5), d))
+
+
+bessel_i1e_p = unop("bessel_i1e", _scipy("i1e"), _bessel_i1e_jvp, uses_answer=True, accepted=_dt.is_float)

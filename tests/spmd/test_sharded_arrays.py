@@ -1,0 +1,271 @@
+"""Sharded arrays and sharded jit on 8 devices: device_put, reading back every shard, the Array
+placement properties, jit(in_shardings=, out_shardings=), with_sharding_constraint, a data-parallel
+MLP step equal to the one-device step, a model-parallel matmul on a 2x4 mesh, and the errors."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from jaxlib import xla_client
+
+import funcgrad
+import funcgrad.numpy as fnp
+import xla_bridge
+from funcgrad import lax
+from funcgrad.sharding import Mesh, NamedSharding, P, SingleDeviceSharding, make_mesh
+from xla_bridge import spmd
+
+MESH = make_mesh((8,), ("x",))
+MESH2 = make_mesh((2, 4), ("a", "b"))
+
+
+def test_devices():
+    assert funcgrad.device_count() == 8 == funcgrad.local_device_count() == len(funcgrad.devices())
+    assert funcgrad.process_index() == 0 and funcgrad.process_count() == 1
+    assert MESH.shape == {"x": 8} and MESH2.shape == {"a": 2, "b": 4} and MESH2.size == 8
+    assert MESH2.device_ids.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [P("a", "b"), P("b", None), P(None, "a"), P(("a", "b")), P(("b", "a"), None), P(), P(None, ("b", "a"))],
+)
+def test_device_put_reads_back_every_shard(spec):
+    x = np.arange(64.0).reshape(8, 8)
+    s = NamedSharding(MESH2, spec)
+    y = funcgrad.device_put(x, s)
+    assert y.sharding == s and y.shape == (8, 8) and y.dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(y), x)
+    assert y.devices() == set(funcgrad.devices())
+    shards = y.addressable_shards
+    assert len(shards) == 8
+    assert {sh.device for sh in shards} == set(funcgrad.devices())
+    for sh in shards:
+        np.testing.assert_array_equal(np.asarray(sh.data), x[sh.index])
+        assert sh.data.devices() == {sh.device}
+    assert s.devices_indices_map((8, 8)) == {sh.device: sh.index for sh in shards}
+    replicas = len(shards) // len({tuple((i.start, i.stop) for i in sh.index) for sh in shards})
+    assert sorted(sh.replica_id for sh in shards) == sorted(list(range(replicas)) * (8 // replicas))
+    assert y.is_fully_replicated == (spec == P()) and y.is_fully_addressable
+
+
+def test_shard_shapes_and_indices_like_jax():
+    s = NamedSharding(MESH2, P("a", "b"))
+    assert s.shard_shape((4, 8)) == (2, 2)
+    assert s.devices_indices_map((4, 8))[funcgrad.devices()[1]] == (slice(0, 2), slice(2, 4))
+    row = NamedSharding(MESH, P("x"))
+    assert row.devices_indices_map((8, 2))[funcgrad.devices()[1]] == (slice(1, 2), slice(None))
+    assert NamedSharding(MESH, P("x")) == NamedSharding(MESH, P("x", None))
+    assert hash(NamedSharding(MESH, P("x"))) == hash(NamedSharding(MESH, P("x", None)))
+
+
+def test_single_device_arrays():
+    d = funcgrad.devices()[3]
+    y = funcgrad.device_put(np.ones(3), d)
+    assert y.devices() == {d} and y.device == d and y.sharding == SingleDeviceSharding(d)
+    z = funcgrad.device_put(np.ones(3), SingleDeviceSharding(funcgrad.devices()[5]))
+    assert z.device == funcgrad.devices()[5]
+    h = fnp.ones(3)
+    assert h.device == funcgrad.devices()[0] and not h.committed
+
+
+def test_sharded_jit_keeps_values_on_devices_and_the_partitioner_picks_output_shardings():
+    x = funcgrad.device_put(np.arange(32.0).reshape(8, 4), NamedSharding(MESH, P("x")))
+    f = funcgrad.jit(lambda a: fnp.sin(a) * 2)
+    y = f(x)
+    assert y.sharding == NamedSharding(MESH, P("x"))
+    np.testing.assert_allclose(y, np.sin(np.arange(32.0).reshape(8, 4)) * 2)
+    z = funcgrad.jit(lambda a: a.sum(0))(x)
+    assert z.sharding.is_fully_replicated and np.allclose(z, np.arange(32.0).reshape(8, 4).sum(0))
+    y2 = f(y)  # an output feeds the next call directly
+    assert y2.sharding == y.sharding
+
+
+def test_in_and_out_shardings():
+    s_row, s_col = NamedSharding(MESH2, P("a", "b")), NamedSharding(MESH2, P(None, "a"))
+    f = funcgrad.jit(lambda a, b: (a * b, a - b), in_shardings=(s_row, None), out_shardings=(s_col, s_row))
+    a, b = np.arange(64.0).reshape(8, 8), np.ones((8, 8))
+    p, m = f(a, b)
+    assert p.sharding == s_col and m.sharding == s_row
+    np.testing.assert_allclose(p, a * b)
+    np.testing.assert_allclose(m, a - b)
+    # an argument laid out otherwise is resharded, a Python scalar is broadcast
+    q, _ = f(funcgrad.device_put(a, NamedSharding(MESH2, P("b"))), 2.0)
+    np.testing.assert_allclose(q, 2 * a)
+    with MESH2:  # a bare PartitionSpec inside `with mesh:`
+        g = funcgrad.jit(lambda a: a + 1, out_shardings=P("b"))
+        assert g(a).sharding == NamedSharding(MESH2, P("b"))
+
+
+def test_transformations_of_a_jit_with_shardings():
+    s = NamedSharding(MESH, P("x"))
+    f = funcgrad.jit(lambda a: fnp.sin(a) * 2, in_shardings=s, out_shardings=s)
+    x = np.arange(16.0)
+    np.testing.assert_allclose(funcgrad.grad(lambda a: fnp.sum(f(a)))(x), 2 * np.cos(x))
+    np.testing.assert_allclose(funcgrad.jvp(f, (x,), (np.ones(16),))[1], 2 * np.cos(x))
+    np.testing.assert_allclose(funcgrad.vmap(f)(np.ones((3, 16))), np.full((3, 16), 2 * np.sin(1.0)))
+    assert "NamedSharding" in str(funcgrad.make_jaxpr(f)(x))
+
+
+def test_with_sharding_constraint():
+    s = NamedSharding(MESH, P(None, "x"))
+    f = funcgrad.jit(lambda a: lax.with_sharding_constraint(a @ a.T, s) + 1)
+    a = np.arange(32.0).reshape(8, 4)
+    out = f(a)
+    assert out.sharding == s and np.allclose(out, a @ a.T + 1)
+    assert "sdy.sharding_constraint" in f.lower(a).as_text()
+    assert lax.with_sharding_constraint(fnp.ones((2, 8)), s).sharding == s  # eagerly: a put
+    g = funcgrad.grad(lambda a: fnp.sum(f(a)))(a)
+    np.testing.assert_allclose(g, 2 * np.ones((8, 8)) @ a)
+
+
+def _mlp(rng, sizes):
+    return [(rng.standard_normal((m, n)) / np.sqrt(m), np.zeros(n)) for m, n in zip(sizes[:-1], sizes[1:])]
+
+
+def _loss(params, x, y):
+    for w, b in params[:-1]:
+        x = fnp.tanh(x @ w + b)
+    w, b = params[-1]
+    return fnp.mean((x @ w + b - y) ** 2)
+
+
+@funcgrad.jit
+def _step(params, x, y):
+    loss, g = funcgrad.value_and_grad(_loss)(params, x, y)
+    return [(w - 0.1 * gw, b - 0.1 * gb) for (w, b), (gw, gb) in zip(params, g)], loss
+
+
+def test_data_parallel_mlp_step_equals_the_one_device_step(rng):
+    params = _mlp(rng, [16, 32, 32, 4])
+    x, y = rng.standard_normal((1024, 16)), rng.standard_normal((1024, 4))
+    one, loss1 = _step(params, x, y)
+    data, rep = NamedSharding(MESH, P("x")), NamedSharding(MESH, P())
+    ps = funcgrad.device_put(params, rep)
+    xs, ys = funcgrad.device_put((x, y), data)
+    assert xs.addressable_shards[0].data.shape == (128, 16)
+    eight, loss8 = _step(ps, xs, ys)
+    np.testing.assert_allclose(loss8, loss1, rtol=1e-12)
+    for p, q in zip(funcgrad.tree_util.tree_leaves(eight), funcgrad.tree_util.tree_leaves(one)):
+        np.testing.assert_allclose(p, q, rtol=1e-10, atol=1e-12)
+        assert p.sharding.is_fully_replicated
+    for _ in range(3):  # steps chain on the devices
+        eight, loss8 = _step(eight, xs, ys)
+        one, loss1 = _step(one, x, y)
+    np.testing.assert_allclose(loss8, loss1, rtol=1e-10)
+
+
+def test_model_parallel_matmul_on_a_2x4_mesh(rng):
+    a, b = rng.standard_normal((8, 16)), rng.standard_normal((16, 12))
+    a_s = funcgrad.device_put(a, NamedSharding(MESH2, P("a", "b")))
+    b_s = funcgrad.device_put(b, NamedSharding(MESH2, P("b", None)))
+    out_s = NamedSharding(MESH2, P("a", None))
+    c = funcgrad.jit(lambda p, q: p @ q, out_shardings=out_s)(a_s, b_s)
+    assert c.sharding == out_s
+    np.testing.assert_allclose(c, a @ b)
+    # and by hand with shard_map: local matmuls, then a psum over the contracted axis
+    mm = funcgrad.shard_map(
+        lambda p, q: lax.psum(p @ q, "b"),
+        mesh=MESH2,
+        in_specs=(P("a", "b"), P("b", None)),
+        out_specs=P("a", None),
+    )
+    np.testing.assert_allclose(mm(a, b), a @ b)
+    ga = funcgrad.grad(lambda p: fnp.sum(mm(p, b) ** 2))(a)
+    np.testing.assert_allclose(ga, 2 * (a @ b) @ b.T)
+
+
+def test_make_array_from_callback_and_single_device_arrays():
+    s = NamedSharding(MESH2, P("b", "a"))
+    x = np.arange(32.0).reshape(8, 4)
+    y = funcgrad.make_array_from_callback(x.shape, s, lambda idx: x[idx])
+    assert y.sharding == s and np.array_equal(np.asarray(y), x)
+    pieces = [funcgrad.device_put(x[idx], d) for d, idx in s.addressable_devices_indices_map(x.shape).items()]
+    z = funcgrad.make_array_from_single_device_arrays(x.shape, s, pieces)
+    assert np.array_equal(np.asarray(z), x)
+    w = funcgrad.make_array_from_process_local_data(NamedSharding(MESH, P("x")), x)
+    assert np.array_equal(np.asarray(w), x)
+
+
+def test_errors_are_clear():
+    with pytest.raises(ValueError, match="not divisible by 8"):
+        funcgrad.device_put(np.ones((6, 2)), NamedSharding(MESH, P("x")))
+    with pytest.raises(ValueError, match="names the axis 'y', which the mesh lacks"):
+        NamedSharding(MESH, P("y"))
+    with pytest.raises(ValueError, match="more than once"):
+        NamedSharding(MESH2, P("a", "a"))
+    with pytest.raises(ValueError, match="not divisible"):
+        funcgrad.jit(lambda a: a, in_shardings=NamedSharding(MESH, P("x")))(np.ones(3))
+    with pytest.raises(ValueError, match="needs 16 devices"):
+        make_mesh((16,), ("x",))
+    small = Mesh(np.array(funcgrad.devices()[:4]), ("x",))
+    a = funcgrad.device_put(np.ones(8), NamedSharding(MESH, P("x")))
+    b = funcgrad.device_put(np.ones(8), NamedSharding(small, P("x")))
+    with pytest.raises(ValueError, match="one set of devices"):
+        funcgrad.jit(lambda p, q: p + q)(a, b)
+    other_client = xla_client.make_cpu_client(num_devices=8)
+    with pytest.raises(ValueError, match="is not one of funcgrad's devices"):
+        Mesh(np.array(other_client.local_devices()), ("x",))
+    with pytest.raises(ValueError, match="is not one of funcgrad's devices"):
+        SingleDeviceSharding(other_client.local_devices()[0])
+
+
+def test_the_runtime_refuses_arguments_on_other_devices_instead_of_crashing():
+    # XLA segfaults on a buffer placed on the wrong devices: the executable checks first.
+    x = funcgrad.device_put(np.ones((8, 2)), NamedSharding(MESH, P("x")))
+    c = funcgrad.jit(lambda a: a * 2).lower(x).compile()._compiled
+    assert isinstance(c, spmd.SpmdCompiled)
+    reversed_mesh = Mesh(np.array(funcgrad.devices()[::-1]), ("x",))
+    wrong = funcgrad.device_put(np.ones((8, 2)), NamedSharding(reversed_mesh, P("x")))
+    with pytest.raises(ValueError, match="in that order"):
+        c.executable.call([wrong._buffer])
+    other = funcgrad.device_put(np.ones((8, 2)), NamedSharding(MESH, P()))
+    with pytest.raises(ValueError, match="laid out as"):
+        c.executable.call([other._buffer])
+    assert xla_bridge.sharded.is_sharded(x._buffer)
+
+
+def test_eager_operations_and_printing_read_every_shard():
+    x = funcgrad.device_put(np.arange(16.0), NamedSharding(MESH, P("x")))
+    assert float(fnp.sum(x)) == 120.0
+    assert "15." in repr(x)
+    assert np.asarray(x + 1)[-1] == 16.0
+
+
+def test_computation_follows_data_eagerly():
+    # JAX's "distributed arrays" tutorial: an eager op on sharded arrays runs where they live
+    s = NamedSharding(MESH2, P("a", "b"))
+    x = np.arange(64.0).reshape(8, 8)
+    y = funcgrad.device_put(x, s)
+    z = fnp.sin(y)
+    assert z.sharding == s
+    np.testing.assert_allclose(z, np.sin(x))
+    w = funcgrad.device_put(np.ones((8, 4)), NamedSharding(MESH2, P("b", None)))
+    np.testing.assert_allclose(y @ w, x @ np.ones((8, 4)))
+    assert (y @ w).sharding.num_devices == 8
+    np.testing.assert_allclose(y.T, x.T)
+    np.testing.assert_allclose(y[2], x[2])
+    assert float(y.sum()) == x.sum()
+    # the tutorial's eager parameter update keeps the parameters sharded
+    p = funcgrad.device_put(np.ones((8, 2)), NamedSharding(MESH, P()))
+    g = funcgrad.jit(lambda p: 2 * p)(p)
+    new = p - 0.1 * g
+    assert new.sharding.is_fully_replicated and new.sharding.num_devices == 8
+    np.testing.assert_allclose(new, 0.8 * np.ones((8, 2)))
+
+
+def test_visualize_array_sharding(capsys):
+    y = funcgrad.device_put(np.ones((8, 8)), NamedSharding(MESH2, P("a", "b")))
+    text = funcgrad.debug.visualize_array_sharding(y)
+    assert text == capsys.readouterr().out.strip()
+    assert text.count("CPU") == 8 and "CPU 5" in text
+    rows = funcgrad.debug.visualize_array_sharding(
+        funcgrad.device_put(np.ones(8), NamedSharding(MESH2, P("b")))
+    )
+    assert "CPU 0,4" in rows and rows.count("CPU") == 4
+
+
+def test_no_jax_import():
+    assert "jax" not in sys.modules

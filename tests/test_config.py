@@ -1,0 +1,168 @@
+"""funcgrad.config and the configuration context managers: every flag is honoured or refuses a
+value it cannot honour, naming the flag."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import config
+from funcgrad.debug import NonFiniteError
+
+
+def test_update_read_values_and_unknown_flags():
+    assert config.jax_enable_x64 is True and config.read("jax_enable_x64") is True
+    assert config.values["jax_numpy_rank_promotion"] == "allow"
+    config.update("jax_numpy_rank_promotion", "warn")
+    try:
+        assert config.jax_numpy_rank_promotion == "warn"
+    finally:
+        config.update("jax_numpy_rank_promotion", "allow")
+    with pytest.raises(AttributeError, match="unknown flag 'jax_nope'"):
+        config.update("jax_nope", 1)
+    with pytest.raises(ValueError, match="jax_numpy_rank_promotion must be one of"):
+        config.update("jax_numpy_rank_promotion", "sometimes")
+    with pytest.raises(TypeError, match="must be a bool"):
+        config.update("jax_disable_jit", "yes")
+
+
+def test_x64_is_always_on():
+    config.update("jax_enable_x64", True)
+    with funcgrad.enable_x64(True):
+        assert fnp.ones(2).dtype == np.float64
+    with pytest.raises(ValueError, match="jax_enable_x64=False cannot be honoured"):
+        config.update("jax_enable_x64", False)
+    with pytest.raises(ValueError, match="64-bit"):
+        with funcgrad.enable_x64(False):
+            pass
+
+
+def test_disable_jit_runs_python():
+    calls = []
+
+    @funcgrad.jit
+    def f(x):
+        calls.append(type(x).__name__)
+        return x * 2
+
+    f(1.0)
+    f(2.0)
+    assert len(calls) == 1  # traced once, then cached
+    with funcgrad.disable_jit():
+        assert float(f(3.0)) == 6.0 and float(f(4.0)) == 8.0
+    assert len(calls) == 3 and calls[1:] == ["float", "float"]  # concrete values: no tracing
+    assert float(f(5.0)) == 10.0 and len(calls) == 3
+    config.update("jax_disable_jit", True)
+    try:
+        f(1.0)
+    finally:
+        config.update("jax_disable_jit", False)
+    assert len(calls) == 4
+
+
+def test_debug_nans_and_infs_flags():
+    config.update("jax_debug_nans", True)
+    try:
+        with pytest.raises(FloatingPointError, match="nan"):
+            fnp.log(-fnp.ones(2))
+    finally:
+        config.update("jax_debug_nans", False)
+    assert np.isnan(np.asarray(fnp.log(-fnp.ones(2)))).all()  # off again
+    with funcgrad.debug_infs():
+        assert np.isnan(np.asarray(fnp.sqrt(-fnp.ones(2)))).all()  # a NaN is not an Inf
+        with pytest.raises(NonFiniteError, match="inf"):
+            fnp.exp(fnp.array(1000.0))
+    with funcgrad.debug_nans(True):
+        with funcgrad.debug_nans(False):
+            assert np.isnan(np.asarray(fnp.log(-fnp.ones(1)))).all()
+        with pytest.raises(NonFiniteError):
+            fnp.log(-fnp.ones(1))
+
+
+def test_logging_flags(caplog):
+    f = funcgrad.jit(lambda x: x + 1)
+    with caplog.at_level(logging.WARNING, logger="funcgrad"):
+        with funcgrad.log_compiles():
+            f(np.ones(3))
+        with funcgrad.explain_cache_misses():
+            f(np.ones(4))
+    text = caplog.text
+    assert "Compiling jit(<lambda>) for arguments (f64[3])" in text
+    assert "TRACING CACHE MISS of jit(<lambda>)" in text and "(3,)" in text and "(4,)" in text
+
+
+def test_enable_checks_no_tracing_no_execution():
+    f = funcgrad.jit(lambda x: fnp.sin(x) * 2)
+    with funcgrad.enable_checks():
+        assert float(f(0.0)) == 0.0
+    with funcgrad.no_tracing():
+        assert float(f(0.0)) == 0.0  # cached
+        with pytest.raises(RuntimeError, match="no_tracing"):
+            f(np.ones(3))
+    with funcgrad.no_execution():
+        with pytest.raises(RuntimeError, match="no_execution"):
+            f(0.0)
+        assert float(fnp.sin(0.0)) == 0.0  # eager NumPy evaluation still runs
+    assert float(f(0.0)) == 0.0
+
+
+def test_promotion_flags():
+    with funcgrad.numpy_rank_promotion("warn"):
+        with pytest.warns(UserWarning, match="rank promotion"):
+            fnp.ones(3) + fnp.ones((2, 3))
+        fnp.ones(3) + 1.0  # scalars are not rank promotion
+    with funcgrad.numpy_rank_promotion("raise"):
+        with pytest.raises(ValueError, match="jax_numpy_rank_promotion"):
+            fnp.ones(3) * fnp.ones((2, 3))
+        assert (fnp.ones((1, 3)) + fnp.ones((2, 3))).shape == (2, 3)  # same rank: fine
+    with funcgrad.numpy_dtype_promotion("strict"):
+        with pytest.raises(funcgrad.dtypes.TypePromotionError, match="float32, int32"):
+            fnp.ones(2, np.float32) + fnp.ones(2, np.int32)
+        assert (fnp.ones(2, np.float32) + 1.0).dtype == np.float32  # weak scalars still promote
+    assert (fnp.ones(2, np.float32) + fnp.ones(2, np.int32)).dtype == np.float64
+
+
+def test_flags_that_must_be_set_before_first_use():
+    fnp.ones(1) + 1  # noqa: B018
+    funcgrad.jit(lambda x: x)(1.0)  # the CPU backend has started
+    n = funcgrad.device_count("cpu")
+    config.update("jax_num_cpu_devices", n)  # the value it has: fine
+    with pytest.raises(RuntimeError, match="before the first computation"):
+        config.update("jax_num_cpu_devices", n + 1)
+    config.update("jax_platforms", funcgrad.default_backend())
+    with pytest.raises(ValueError, match="'cpu' or 'cuda'"):
+        config.update("jax_platforms", "tpu")
+
+
+def test_accepted_and_refused_values():
+    with funcgrad.default_matmul_precision("highest"):
+        assert config.jax_default_matmul_precision == "highest"
+        x = np.random.default_rng(0).normal(size=(3, 3)).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(funcgrad.jit(fnp.matmul)(x, x)), x @ x, rtol=1e-6)
+    with pytest.raises(ValueError, match="jax_default_matmul_precision"):
+        config.update("jax_default_matmul_precision", "medium-ish")
+    with pytest.raises(ValueError, match="transfer_guard"):
+        with funcgrad.transfer_guard("disallow"):
+            pass
+    with funcgrad.transfer_guard_host_to_device("allow"):
+        pass
+    with funcgrad.checking_leaks():
+        assert config.jax_check_tracer_leaks is True
+    with funcgrad.default_device(funcgrad.devices()[0]):
+        pass
+    with pytest.raises(ValueError, match="threefry2x32"):
+        config.update("jax_default_prng_impl", "rbg")
+
+
+def test_parse_flags_with_absl(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["prog", "--jax_numpy_rank_promotion=warn", "--other=1"])
+    config.parse_flags_with_absl()
+    try:
+        assert config.jax_numpy_rank_promotion == "warn"
+    finally:
+        config.update("jax_numpy_rank_promotion", "allow")

@@ -1,0 +1,204 @@
+"""funcgrad.scipy.special and the lax special functions against SciPy: values (float64 and float32),
+derivatives against finite differences (float64), vmap against a loop, jit against eager.
+
+One table row per function: the arguments are drawn inside the domain where the function is smooth,
+``diff`` names the arguments to differentiate (JAX's: ``betainc`` in ``x`` only, ``expn`` in ``x``,
+...), ``order`` is 1 where the derivative rule runs a ``while_loop`` (reverse mode cannot
+differentiate a loop twice, as in JAX).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import scipy.special as ss
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.scipy import special as fs
+from funcgrad.testing import check_grads
+
+RNG = np.random.default_rng(0)
+
+
+def U(lo, hi, n=6):
+    return np.random.default_rng(abs(hash((lo, hi, n))) % 2**32).uniform(lo, hi, n)
+
+
+# name, ours, reference, args, diff argnums, order, rtol (float64)
+CASES = [
+    ("gammaln", fs.gammaln, ss.gammaln, (U(0.2, 6),), (0,), 2, 1e-12),
+    ("gamma", fs.gamma, ss.gamma, (U(-3.9, 5),), (0,), 2, 1e-11),
+    ("gammasgn", fs.gammasgn, ss.gammasgn, (U(-3.9, 5),), (), 1, 0),
+    ("loggamma", fs.loggamma, ss.loggamma, (U(0.2, 6),), (0,), 2, 1e-12),
+    ("betaln", fs.betaln, ss.betaln, (U(0.2, 6), U(0.5, 20)), (0, 1), 2, 1e-12),
+    ("betaln_large", fs.betaln, ss.betaln, (U(1, 6), U(1e3, 1e6)), (), 1, 1e-10),
+    ("beta", fs.beta, ss.beta, (U(0.2, 3), U(0.5, 4)), (0, 1), 2, 1e-12),
+    ("betainc", fs.betainc, ss.betainc, (U(0.2, 6), U(0.3, 8), U(0.01, 0.99)), (2,), 1, 1e-12),
+    ("gammainc", fs.gammainc, ss.gammainc, (U(0.2, 8), U(0.05, 12)), (0, 1), 1, 1e-12),
+    ("gammaincc", fs.gammaincc, ss.gammaincc, (U(0.2, 8), U(0.05, 12)), (0, 1), 1, 1e-12),
+    ("digamma", fs.digamma, ss.digamma, (U(0.2, 6),), (0,), 2, 1e-12),
+    ("factorial", fs.factorial, ss.factorial, (np.array([0.5, 1.0, 4.0, 7.5, 10.0]),), (0,), 2, 1e-12),
+    ("comb", fs.comb, ss.comb, (np.array([5.0, 10.0, 7.5]), np.array([2.0, 3.0, 1.5])), (0, 1), 2, 1e-12),
+    ("poch", fs.poch, ss.poch, (U(0.5, 4), U(0.2, 3)), (0, 1), 2, 1e-11),
+    ("zeta", fs.zeta, ss.zeta, (U(1.5, 6), U(0.5, 4)), (0, 1), 1, 1e-12),
+    ("erf", fs.erf, ss.erf, (U(-2, 2),), (0,), 2, 1e-12),
+    ("erfc", fs.erfc, ss.erfc, (U(-2, 4),), (0,), 2, 1e-12),
+    ("erfinv", fs.erfinv, ss.erfinv, (U(-0.9, 0.9),), (0,), 2, 1e-12),
+    ("erfcx", fs.erfcx, ss.erfcx, (U(-2, 40),), (0,), 2, 1e-12),
+    ("dawsn", fs.dawsn, ss.dawsn, (U(-9, 9, 12),), (0,), 2, 1e-13),
+    ("ndtr", fs.ndtr, ss.ndtr, (U(-6, 6),), (0,), 2, 1e-12),
+    ("ndtri", fs.ndtri, ss.ndtri, (np.array([1e-30, 1e-5, 0.1, 0.5, 0.9, 0.99999]),), (), 2, 1e-12),
+    ("ndtri_inner", fs.ndtri, ss.ndtri, (U(0.02, 0.98),), (0,), 2, 1e-12),
+    ("log_ndtr", fs.log_ndtr, ss.log_ndtr, (np.array([-40.0, -25.0, -3.0, 0.0, 4.0, 10.0]),), (0,), 2, 1e-11),
+    ("fresnel", fs.fresnel, ss.fresnel, (U(-9, 9, 10),), (0,), 2, 1e-12),
+    ("owens_t", fs.owens_t, ss.owens_t, (U(-3, 3), U(-3, 3)), (0, 1), 2, 1e-12),
+    ("expit", fs.expit, ss.expit, (U(-5, 5),), (0,), 2, 1e-12),
+    ("logit", fs.logit, ss.logit, (U(0.05, 0.95),), (0,), 2, 1e-12),
+    ("xlogy", fs.xlogy, ss.xlogy, (U(-1, 2), U(0.1, 3)), (0, 1), 2, 1e-12),
+    ("xlog1py", fs.xlog1py, ss.xlog1py, (U(-1, 2), U(-0.5, 3)), (0, 1), 2, 1e-12),
+    ("entr", fs.entr, ss.entr, (U(0.05, 3),), (0,), 2, 1e-12),
+    ("rel_entr", fs.rel_entr, ss.rel_entr, (U(0.3, 3), U(0.4, 3)), (0, 1), 2, 1e-12),
+    ("kl_div", fs.kl_div, ss.kl_div, (U(0.3, 3), U(0.4, 3)), (0, 1), 2, 1e-12),
+    ("boxcox", fs.boxcox, ss.boxcox, (U(0.2, 3), U(-1, 2)), (0, 1), 2, 1e-12),
+    ("boxcox1p", fs.boxcox1p, ss.boxcox1p, (U(-0.5, 3), U(-1, 2)), (0, 1), 2, 1e-12),
+    ("i0", fs.i0, ss.i0, (U(-10, 10),), (0,), 2, 1e-13),
+    ("i0e", fs.i0e, ss.i0e, (U(-10, 10),), (0,), 2, 1e-13),
+    ("i1", fs.i1, ss.i1, (U(-10, 10),), (0,), 2, 1e-13),
+    ("i1e", fs.i1e, ss.i1e, (U(-10, 10),), (0,), 2, 1e-13),
+    ("expi", fs.expi, ss.expi, (np.array([-30.0, -3.0, -0.1, 0.3, 1.5, 3.0, 9.0, 20.0, 50.0, 90.0]),), (0,), 1, 1e-13),
+    ("exp1", fs.exp1, ss.exp1, (np.array([0.01, 0.5, 1.0, 1.5, 4.0, 30.0]),), (0,), 1, 1e-13),
+    ("sici", fs.sici, ss.sici, (np.array([-20.0, -3.0, 0.5, 3.9, 4.1, 7.0, 9.0, 100.0]),), (0,), 2, 1e-13),
+    ("spence", fs.spence, ss.spence, (np.array([0.1, 0.4, 0.7, 1.3, 1.7, 2.5, 10.0]),), (0,), 2, 1e-13),
+    ("hyp1f1", fs.hyp1f1, ss.hyp1f1, (U(0.2, 3), U(0.5, 4), U(-3, 5)), (0, 1, 2), 1, 1e-11),
+    ("hyp1f1_large", fs.hyp1f1, ss.hyp1f1, (U(0.2, 3), U(0.5, 4), U(110, 150)), (), 1, 1e-10),
+    ("hyp2f1", fs.hyp2f1, ss.hyp2f1, (U(0.2, 3), U(0.2, 3), U(0.5, 4), U(-0.9, 0.8)), (0, 1, 2, 3), 1, 1e-11),
+    ("lax.igamma_grad_a", lax.igamma_grad_a, None, (U(0.2, 8), U(0.05, 12)), (), 1, 0),
+    ("lax.zeta", lax.zeta, ss.zeta, (U(1.5, 6), U(0.5, 4)), (1,), 2, 1e-12),
+    ("lax.bessel_i0e", lax.bessel_i0e, ss.i0e, (U(-10, 10),), (0,), 2, 1e-13),
+]  # fmt: skip
+
+
+def _call(f, *args):
+    out = f(*args)
+    return tuple(np.asarray(o) for o in out) if isinstance(out, tuple) else np.asarray(out)
+
+
+@pytest.mark.parametrize("name, ours, ref, args, diff, order, rtol", CASES, ids=[c[0] for c in CASES])
+def test_values_against_scipy(name, ours, ref, args, diff, order, rtol):
+    if ref is None:
+        pytest.skip("no SciPy counterpart (checked by derivative below)")
+    got = _call(ours, *args)
+    want = ref(*args)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-300 if rtol == 0 else 1e-14)
+    got32 = _call(ours, *[a.astype(np.float32) for a in args])
+    for g in got32 if isinstance(got32, tuple) else (got32,):
+        assert g.dtype == np.float32, f"{name}: float32 inputs gave {g.dtype}"
+    # float32 results: compared where the reference is representable in float32.
+    for g, w in zip(*(x if isinstance(got32, tuple) else (x,) for x in (got32, want))):
+        ok = np.abs(w) < 1e30
+        np.testing.assert_allclose(g[ok], np.asarray(w)[ok], rtol=max(rtol, 2e-5) * 10, atol=1e-6)
+
+
+@pytest.mark.parametrize("name, ours, ref, args, diff, order, rtol", CASES, ids=[c[0] for c in CASES])
+def test_jit_and_vmap(name, ours, ref, args, diff, order, rtol):
+    eager = _call(ours, *args)
+    np.testing.assert_allclose(_call(funcgrad.jit(ours), *args), eager, rtol=1e-12, atol=1e-14)
+    lanes = [_call(ours, *[a[i] for a in args]) for i in range(len(args[0]))]
+    batched = _call(funcgrad.vmap(ours), *args)
+    np.testing.assert_allclose(batched, np.stack(lanes, -1) if isinstance(eager, tuple) else np.stack(lanes))
+
+
+@pytest.mark.parametrize(
+    "name, ours, ref, args, diff, order, rtol", [c for c in CASES if c[4]], ids=[c[0] for c in CASES if c[4]]
+)
+def test_derivatives(name, ours, ref, args, diff, order, rtol):
+    def f(*d):
+        full = list(args)
+        for i, v in zip(diff, d):
+            full[i] = v
+        return ours(*full)
+
+    check_grads(f, tuple(args[i] for i in diff), order=order, rtol=1e-5, atol=1e-6)
+
+
+def test_igamma_grad_a_against_finite_differences_of_scipy():
+    a, x = U(0.2, 8), U(0.05, 12)
+    h = 1e-6
+    fd = (ss.gammainc(a + h, x) - ss.gammainc(a - h, x)) / (2 * h)
+    np.testing.assert_allclose(np.asarray(lax.igamma_grad_a(a, x)), fd, rtol=1e-6, atol=1e-9)
+
+
+def test_random_gamma_grad_is_the_implicit_derivative():
+    # d sample / d alpha at fixed CDF: -(dP/da) / (dP/dx).
+    a, x = U(0.5, 8), U(0.1, 10)
+    dp_dx = np.exp(-x + (a - 1) * np.log(x) - ss.gammaln(a))
+    expected = -np.asarray(lax.igamma_grad_a(a, x)) / dp_dx
+    np.testing.assert_allclose(np.asarray(lax.random_gamma_grad(a, x)), expected, rtol=1e-10)
+
+
+def test_jax_conventions_for_undefined_derivatives():
+    with pytest.raises(ValueError, match="betainc"):
+        funcgrad.grad(fs.betainc)(2.0, 3.0, 0.4)
+    with pytest.raises(ValueError, match="zeta"):
+        funcgrad.grad(lax.zeta)(2.0, 1.0)
+    assert float(funcgrad.grad(lambda q: fs.zeta(3.0, q))(1.5)) == pytest.approx(-3 * ss.zeta(4.0, 1.5))
+
+
+def test_edge_values_follow_scipy():
+    np.testing.assert_array_equal(np.asarray(fs.expn(np.array([2, 3, 1]), 0.0)), ss.expn([2, 3, 1], 0.0))
+    assert float(fs.expi(0.0)) == -np.inf
+    assert np.isnan(float(fs.gammainc(-1.0, 1.0))) and float(fs.gammainc(1.0, np.inf)) == 1.0
+    assert float(fs.betainc(2.0, 3.0, 0.0)) == 0.0 and float(fs.betainc(2.0, 3.0, 1.0)) == 1.0
+    assert float(fs.xlogy(0.0, 0.0)) == 0.0 and float(fs.entr(0.0)) == 0.0
+    np.testing.assert_array_equal(np.asarray(fs.ndtri(np.array([0.0, 1.0]))), [-np.inf, np.inf])
+
+
+def test_expn_against_scipy():
+    n = np.array([0, 1, 2, 3, 5, 10, 1, 2, 7, 6000])
+    x = np.array([0.5, 0.2, 0.7, 1.0, 2.5, 4.0, 30.0, 0.01, 0.9, 3.0])
+    np.testing.assert_allclose(np.asarray(fs.expn(n, x)), ss.expn(n, x), rtol=1e-12)
+    check_grads(lambda x: fs.expn(n[:9], x), (x[:9],), order=1, rtol=1e-4)
+
+
+def test_multigammaln_bernoulli_bessel_jn_polygamma():
+    a = U(3, 8)
+    np.testing.assert_allclose(
+        np.asarray(fs.multigammaln(a, 3)), ss.multigammaln(a[:, None], 3)[:, 0], rtol=1e-12
+    )
+    check_grads(lambda a: fs.multigammaln(a, 3), (a,), order=2)
+    np.testing.assert_allclose(np.asarray(fs.bernoulli(12)), ss.bernoulli(12), rtol=1e-11, atol=1e-15)
+    z = U(0.1, 8)
+    want = np.stack([ss.jv(v, z) for v in range(4)])
+    np.testing.assert_allclose(np.asarray(fs.bessel_jn(z, v=3)), want, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(funcgrad.jit(functools.partial(fs.bessel_jn, v=3))(z)), want, rtol=1e-9, atol=1e-12
+    )
+    check_grads(lambda z: fs.bessel_jn(z, v=2), (z,), order=1, rtol=1e-4)
+    x = U(0.5, 3)
+    np.testing.assert_allclose(np.asarray(fs.polygamma(2, x)), ss.polygamma(2, x), rtol=1e-12)
+    with pytest.raises(ValueError, match="integer"):
+        fs.polygamma(2.0, x)
+
+
+def test_softmax_family_uses_scipy_axis_default():
+    x = U(-2, 2).reshape(2, 3)
+    np.testing.assert_allclose(np.asarray(fs.softmax(x)), np.exp(x) / np.exp(x).sum(), rtol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(fs.log_softmax(x, axis=1)), x - ss.logsumexp(x, axis=1, keepdims=True)
+    )
+    np.testing.assert_allclose(np.asarray(fs.logsumexp(x, axis=0, b=2.0)), ss.logsumexp(x, axis=0, b=2.0))
+
+
+def test_refusals_name_the_function():
+    with pytest.raises(ValueError, match="factorial.*exact"):
+        fs.factorial(3, exact=True)
+    with pytest.raises(ValueError, match="zeta.*q"):
+        fs.zeta(2.0)
+    with pytest.raises(TypeError, match="ndtri"):
+        fs.ndtri(fnp.array([1, 2]))
+    with pytest.raises(TypeError, match="lax.igamma"):
+        lax.igamma(np.float32(1.0), np.float64(2.0))

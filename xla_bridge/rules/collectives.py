@@ -1,0 +1,179 @@
+"""Lowering rules of the collectives (primitives/collectives.py): StableHLO collectives over the
+axes of the enclosing shard_map/pmap body.
+
+Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
+``xla_bridge.emitter``; reads the module's ``SpmdLowering`` (``xla_bridge/meshes.py``) for the
+partition ids of the named axes and fresh channel handles.
+
+Inside a ``sdy.manual_computation`` each device runs the body on its block; the ops are jax's
+(shared/notes/jaxlib-spmd-facts.md C6): ``all_reduce`` (psum/pmax/pmin), ``all_gather``,
+``reduce_scatter`` (psum_scatter), ``all_to_all``, ``collective_permute`` (ppermute) and
+``partition_id`` (axis_index, through a table from partition id to axis index). The untiled forms
+reshape around the tiled op: all_gather inserts a unit dimension and gathers along it,
+psum_scatter drops the scattered unit dimension, all_to_all inserts a unit dimension where the
+gathered one goes and drops the split one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from primitives import collectives as co
+from xla_bridge.emitter import LoweringError, aval_type, register, tensor_type, xla_dtype
+
+
+def _spmd(ctx, what):
+    spmd = ctx.fb.module.spmd
+    if spmd is None or not spmd.manual:
+        raise LoweringError(
+            f"{what}: a collective can only be compiled inside a shard_map or pmap body (under vmap it is "
+            "computed by the batching rule of its axis)"
+        )
+    return spmd
+
+
+def _attrs(spmd, axis_name, what, global_ids=True) -> str:
+    try:
+        groups = spmd.replica_groups(axis_name, what)
+    except ValueError as e:
+        raise LoweringError(str(e)) from None
+    ids = ", use_global_device_ids" if global_ids else ""
+    handle = f"#stablehlo.channel_handle<handle = {spmd.channel()}, type = 1>"
+    return f"replica_groups = {groups}, channel_handle = {handle}{ids}"
+
+
+def _reducer(fb, op, dtype) -> str:
+    r = fb.region()
+    t = tensor_type((), dtype)
+    a, b = r.fresh(), r.fresh()
+    out = r.emit(f"{op} {a}, {b} : {t}")
+    r.raw(f"stablehlo.return {out} : {t}")
+    return f"{fb.indent}  ^bb0({a}: {t}, {b}: {t}):\n" + "\n".join(r.lines)
+
+
+def _reshape(fb, x, aval, shape):
+    return fb.emit(f"stablehlo.reshape {x} : ({aval_type(aval)}) -> {tensor_type(shape, aval.dtype)}")
+
+
+def _all_reduce(ctx, x, axis_name, op, what):
+    spmd = _spmd(ctx, what)
+    fb = ctx.fb
+    a = ctx.avals_in[0]
+    dtype = xla_dtype(a.dtype)
+    region = _reducer(fb, op, dtype)
+    t = aval_type(a)
+    return fb.emit(
+        f'"stablehlo.all_reduce"({x}) ({{\n{region}\n{fb.indent}}}) '
+        f"{{{_attrs(spmd, axis_name, what)}}} : ({t}) -> {t}"
+    )
+
+
+def _psum(ctx, x, *, axis_name):
+    op = "stablehlo.or" if ctx.avals_in[0].dtype == np.bool_ else "stablehlo.add"
+    return _all_reduce(ctx, x, axis_name, op, "psum")
+
+
+def _pmax(ctx, x, *, axis_name):
+    return _all_reduce(ctx, x, axis_name, "stablehlo.maximum", "pmax")
+
+
+def _pmin(ctx, x, *, axis_name):
+    return _all_reduce(ctx, x, axis_name, "stablehlo.minimum", "pmin")
+
+
+def _all_gather(ctx, x, *, axis_name, axis, tiled):
+    spmd = _spmd(ctx, "all_gather")
+    fb = ctx.fb
+    a, out = ctx.avals_in[0], ctx.avals_out[0]
+    if not tiled:
+        shape = (*a.shape[:axis], 1, *a.shape[axis:])
+        x = _reshape(fb, x, a, shape)
+        a = a.update(shape=shape)
+    attrs = f"all_gather_dim = {axis} : i64, {_attrs(spmd, axis_name, 'all_gather')}"
+    return fb.emit(f'"stablehlo.all_gather"({x}) {{{attrs}}} : ({aval_type(a)}) -> {aval_type(out)}')
+
+
+def _psum_scatter(ctx, x, *, axis_name, scatter_dimension, tiled):
+    spmd = _spmd(ctx, "psum_scatter")
+    fb = ctx.fb
+    a, out = ctx.avals_in[0], ctx.avals_out[0]
+    s = scatter_dimension
+    dtype = xla_dtype(a.dtype)
+    op = "stablehlo.or" if a.dtype == np.bool_ else "stablehlo.add"
+    region = _reducer(fb, op, dtype)
+    scattered = out.shape if tiled else (*out.shape[:s], 1, *out.shape[s:])
+    attrs = f"scatter_dimension = {s} : i64, {_attrs(spmd, axis_name, 'psum_scatter')}"
+    y = fb.emit(
+        f'"stablehlo.reduce_scatter"({x}) ({{\n{region}\n{fb.indent}}}) {{{attrs}}} : '
+        f"({aval_type(a)}) -> {tensor_type(scattered, a.dtype)}"
+    )
+    return y if tiled else _reshape(fb, y, out.update(shape=scattered), out.shape)
+
+
+def _all_to_all(ctx, x, *, axis_name, split_axis, concat_axis, tiled):
+    spmd = _spmd(ctx, "all_to_all")
+    fb = ctx.fb
+    a, out = ctx.avals_in[0], ctx.avals_out[0]
+    n = len(spmd.groups(axis_name, "all_to_all")[0])
+    s, c = split_axis, concat_axis
+    if not tiled:
+        # A unit dimension where the gathered axis goes (c in the output, which lacks s).
+        at = c if c <= s else c + 1
+        shape = (*a.shape[:at], 1, *a.shape[at:])
+        x = _reshape(fb, x, a, shape)
+        a = a.update(shape=shape)
+        s = s + 1 if at <= s else s
+        c = at
+    mid = list(a.shape)
+    mid[s] //= n
+    mid[c] *= n
+    attrs = (
+        f"split_dimension = {s} : i64, concat_dimension = {c} : i64, split_count = {n} : i64, "
+        f"{_attrs(spmd, axis_name, 'all_to_all', global_ids=False)}"
+    )
+    y = fb.emit(f'"stablehlo.all_to_all"({x}) {{{attrs}}} : ({aval_type(a)}) -> {tensor_type(mid, a.dtype)}')
+    return y if tiled else _reshape(fb, y, out.update(shape=tuple(mid)), out.shape)
+
+
+def _ppermute(ctx, x, *, axis_name, perm):
+    spmd = _spmd(ctx, "ppermute")
+    fb = ctx.fb
+    t = aval_type(ctx.avals_in[0])
+    try:
+        pairs = spmd.permute_pairs(axis_name, perm)
+    except ValueError as e:
+        raise LoweringError(str(e)) from None
+    handle = f"#stablehlo.channel_handle<handle = {spmd.channel()}, type = 1>"
+    return fb.emit(
+        f'"stablehlo.collective_permute"({x}) {{source_target_pairs = {pairs}, channel_handle = {handle}}} : '
+        f"({t}) -> {t}"
+    )
+
+
+def _axis_index(ctx, *, axis_name):
+    spmd = _spmd(ctx, "axis_index")
+    fb = ctx.fb
+    try:
+        table = spmd.coordinates(axis_name)
+    except ValueError as e:
+        raise LoweringError(str(e)) from None
+    u32, i32 = tensor_type((), np.uint32), tensor_type((), np.int32)
+    pid = fb.emit(f"stablehlo.partition_id : {u32}")
+    pid = fb.emit(f"stablehlo.convert {pid} : ({u32}) -> {i32}")
+    n = len(table)
+    tab = fb.const(table, np.int32, (n,))
+    one = tensor_type((1,), np.int32)
+    picked = fb.emit(
+        f"stablehlo.dynamic_slice {tab}, {pid}, sizes = [1] : ({tensor_type((n,), np.int32)}, {i32}) -> {one}"
+    )
+    return fb.emit(f"stablehlo.reshape {picked} : ({one}) -> {i32}")
+
+
+register(co.psum_p)(_psum)
+register(co.pmax_p)(_pmax)
+register(co.pmin_p)(_pmin)
+register(co.all_gather_p)(_all_gather)
+register(co.psum_scatter_p)(_psum_scatter)
+register(co.all_to_all_p)(_all_to_all)
+register(co.ppermute_p)(_ppermute)
+register(co.axis_index_p)(_axis_index)

@@ -1,0 +1,78 @@
+"""Lowering rules of sharded programs (primitives/sharding.py): ``shard_map`` becomes a Shardy
+``sdy.manual_computation`` over all the mesh's axes, ``sharding_constraint`` a
+``sdy.sharding_constraint``.
+
+Layer: xla_bridge (compiler half). Imports the primitive catalog, ``xla_bridge.emitter`` and
+``xla_bridge.meshes`` (the module's ``SpmdLowering``: mesh symbols, the stack of manual bodies the
+collectives read). Both need a program compiled for the mesh's devices: the dispatcher lowers any
+jaxpr holding a mesh with an ``SpmdLowering`` (xla_bridge/spmd.py).
+
+The manual computation's body is emitted like a control-flow region (``FunctionBuilder.region``:
+fresh names, its own constants): it receives each device's block and returns each device's
+output block; the in/out shardings say how blocks make the global values (shared/notes/
+jaxlib-spmd-facts.md C3, C5).
+"""
+
+from __future__ import annotations
+
+from primitives.sharding import shard_map_p, sharding_constraint_p
+from xla_bridge.emitter import LoweringError, aval_type, lower_closed, register
+from xla_bridge.meshes import sdy_dims
+
+
+def _types(ts) -> str:
+    return ts[0] if len(ts) == 1 else "(" + ", ".join(ts) + ")"
+
+
+@register(shard_map_p)
+def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs):
+    fb = ctx.fb
+    spmd = fb.module.spmd
+    if spmd is None:
+        raise LoweringError("shard_map: the program must be lowered for its mesh's devices (an SpmdLowering)")
+    if spmd.manual:
+        raise LoweringError("shard_map inside another shard_map (or pmap) body is not supported")
+    sym = spmd.mesh_symbol(mesh)
+    ins = ", ".join(f"<{sym}, {sdy_dims(s)}>" for s in in_specs)
+    outs = ", ".join(f"<{sym}, {sdy_dims(s)}>" for s in out_specs)
+    manual = "{" + ", ".join(f'"{n}"' for n in mesh.axis_names) + "}"
+    r = fb.region()
+    block_args = [r.fresh() for _ in args]
+    spmd.manual.append(mesh)
+    try:
+        results = lower_closed(r, jaxpr, block_args)
+    finally:
+        spmd.manual.pop()
+    out_blocks = [aval_type(a) for a in jaxpr.out_avals]
+    r.raw(f"sdy.return {', '.join(results)} : {', '.join(out_blocks)}" if results else "sdy.return")
+    params = ", ".join(f"{a}: {aval_type(v)}" for a, v in zip(block_args, jaxpr.in_avals))
+    global_in = [aval_type(a) for a in ctx.avals_in]
+    global_out = [aval_type(a) for a in ctx.avals_out]
+    name = fb.fresh()
+    n = len(global_out)
+    head = f"{name}:{n} = " if n > 1 else (f"{name} = " if n else "")
+    fb.lines.append(
+        f"{fb.indent}{head}sdy.manual_computation({', '.join(args)}) in_shardings=[{ins}] "
+        f"out_shardings=[{outs}] manual_axes={manual} ({params}) {{"
+    )
+    fb.lines.extend(r.lines)
+    fb.lines.append(
+        f"{fb.indent}}} : ({', '.join(global_in)}) -> {_types(global_out) if global_out else '()'}"
+    )
+    return [f"{name}#{i}" for i in range(n)] if n > 1 else [name] * n
+
+
+@register(sharding_constraint_p)
+def _sharding_constraint(ctx, x, *, mesh, spec):
+    fb = ctx.fb
+    spmd = fb.module.spmd
+    if spmd is None:
+        raise LoweringError(
+            "with_sharding_constraint: the program must be lowered for its mesh's devices (an SpmdLowering)"
+        )
+    if spmd.manual:
+        raise LoweringError(
+            "with_sharding_constraint inside a shard_map body: the body's values are per-device blocks"
+        )
+    t = aval_type(ctx.avals_in[0])
+    return fb.emit(f"sdy.sharding_constraint {x} {spmd.sharding(mesh, spec)} : {t}")

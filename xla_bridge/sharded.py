@@ -1,0 +1,570 @@
+"""Arrays over several devices: jaxlib shardings, sharded puts and reads, SPMD executables.
+
+Layer: xla_bridge (runtime half). May import: stdlib, numpy, jaxlib and its siblings ``runtime``,
+``dtypes``, ``compile_cache`` and ``dlpack``. Never jax, never funcgrad: the surface hands its
+``Mesh`` objects in and reads them back as opaque values (``MeshSharding._fg_mesh``), using only
+``mesh._flat`` (the devices in mesh order), ``mesh.devices.shape`` and ``mesh.axis_names``.
+
+A sharded value is one jaxlib ``ArrayImpl`` whose sharding is a ``MeshSharding`` (jaxlib's
+``GSPMDSharding``: the device list and XLA's ``HloSharding``, plus the Python attributes jaxlib
+reads). Decisions, from shared/notes/jaxlib-spmd-facts.md:
+
+- Shardings are built as ``OpSharding`` protos over positions in the sharding's own device list
+  (a mesh's devices in row-major order), so one code path serves every mesh and device order.
+- Reading back assembles **every** addressable shard (``ArrayImpl._arrays``); jaxlib's one-shard
+  helpers silently return shard 0. ``_arrays`` builds its per-shard arrays through a lazy
+  ``import jax``: NOTE: [no jax import] keeps that import from happening.
+- An SPMD executable checks each argument's sharding (devices, their order, the layout) and aval
+  before running: XLA segfaults on a buffer on the wrong device instead of raising.
+
+# NOTE: [no jax import]
+# jaxlib's C++ ``_arrays`` (and the other per-shard routes) try ``import jax`` once per shard to
+# find jax's sharding classes and fall back to its own when that fails. funcgrad never imports jax,
+# so ``_no_jax`` makes that import fail fast for the duration of the call: a meta-path finder at
+# the front of ``sys.meta_path`` refuses ``jax``/``jax.*`` only while a thread-local flag is set.
+# Where jax is already imported (a test using it as an oracle), nothing is blocked.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import itertools
+import math
+import sys
+import threading
+
+import numpy as np
+from jaxlib import _jax
+from jaxlib import xla_client as xc
+
+from . import compile_cache, runtime
+from .dlpack import dlpack_to_numpy
+from .dtypes import aval
+
+__all__ = [
+    "Device",
+    "MeshSharding",
+    "SpmdExecutable",
+    "block_numpy",
+    "compile_spmd",
+    "indices",
+    "is_sharded",
+    "named_sharding",
+    "process_index",
+    "put",
+    "put_blocks",
+    "read",
+    "replicated",
+    "same_layout",
+    "shard_shape",
+    "shards",
+    "single_device_sharding",
+    "spec_of",
+    "tile_counts",
+]
+
+Device = xc.Device
+_COPY = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
+_REPLICATED = xc.OpSharding.Type.REPLICATED
+
+
+# ----------------------------------------------------------------------------------------------
+# NOTE: [no jax import]
+
+
+class _NoJax(importlib.abc.MetaPathFinder):
+    def __init__(self):
+        self.state = threading.local()
+
+    def find_spec(self, name, path=None, target=None):
+        if getattr(self.state, "on", False) and (name == "jax" or name.startswith("jax.")):
+            raise ModuleNotFoundError(f"funcgrad keeps jaxlib from importing {name}")
+        return None
+
+
+_guard = _NoJax()
+sys.meta_path.insert(0, _guard)
+
+
+class _no_jax:
+    def __enter__(self):
+        self.prev = getattr(_guard.state, "on", False)
+        _guard.state.on = "jax" not in sys.modules
+
+    def __exit__(self, *exc):
+        _guard.state.on = self.prev
+
+
+# ----------------------------------------------------------------------------------------------
+# Shardings
+
+
+def process_index() -> int:
+    """This process's index (0 without ``funcgrad.distributed``)."""
+    return runtime.get_backend().client.process_index()
+
+
+class MeshSharding(_jax.GSPMDSharding):
+    """jaxlib's sharding of a value on several devices, with what our runtime reads.
+
+    ``_fg_mesh``: the surface mesh this layout is over (opaque here; ``None`` if unknown);
+    ``_fg_user``: the surface sharding it was made from (or found to equal), if any.
+    """
+
+    def __init__(self, devices, hlo, mesh=None, user=None, spec=None):
+        super().__init__(xc.DeviceList(tuple(devices)), hlo)
+        self._fg_devs = tuple(devices)
+        self._fg_hlo = hlo
+        self._fg_mesh = mesh
+        self._fg_user = user
+        self._fg_spec = spec  # one tuple of mesh axis names per dimension, when known
+        self._fg_cpu = False  # runtime.to_numpy: not one host-readable buffer
+        me = devices[0].client.process_index()
+        self._fg_local = tuple(d for d in devices if d.process_index == me)
+
+    def _to_xla_hlo_sharding(self, ndim):
+        return self._fg_hlo
+
+    memory_kind = property(lambda self: None)
+    device_set = property(lambda self: set(self._fg_devs))
+    _device_assignment = property(lambda self: self._fg_devs)
+
+    def _fg_read(self, buf):
+        return read(buf)
+
+    # jaxlib's GSPMDSharding compares by identity (jax adds equality in Python); the C++
+    # dispatcher compares an argument's sharding with the program's through these, so the
+    # output of one program can be the input of the next without a cache miss.
+    def __eq__(self, other):
+        return self is other or (
+            type(other) is MeshSharding and self._fg_devs == other._fg_devs and self._fg_hlo == other._fg_hlo
+        )
+
+    def __hash__(self):
+        return hash((self._fg_devs, self._fg_hlo))
+
+    def __repr__(self):
+        if self._fg_user is not None:
+            return repr(self._fg_user)
+        return f"MeshSharding({self._fg_hlo}, devices={[d.id for d in self._fg_devs]})"
+
+
+def _op_sharding(tile_dims, positions, rep) -> xc.HloSharding:
+    if all(t == 1 for t in tile_dims):
+        return xc.HloSharding.replicate()
+    o = xc.OpSharding()
+    o.type = xc.OpSharding.Type.OTHER
+    dims = list(tile_dims)
+    if rep > 1:
+        dims.append(rep)
+        o.last_tile_dims = [_REPLICATED]
+    o.tile_assignment_dimensions = dims
+    o.tile_assignment_devices = [int(p) for p in positions]
+    return xc.HloSharding.from_proto(o)
+
+
+def named_sharding(mesh, spec, user=None) -> MeshSharding:
+    """The sharding of ``spec`` (one tuple of mesh axis names per array dimension) over ``mesh``.
+
+    Array dimension ``d`` is split into ``prod(sizes of spec[d])`` tiles, its axes major first;
+    the mesh axes the spec leaves out replicate each tile.
+    """
+    names = list(mesh.axis_names)
+    sizes = dict(zip(names, mesh.devices.shape))
+    used = [n for dim in spec for n in dim]
+    order = [names.index(n) for n in used] + [i for i, n in enumerate(names) if n not in used]
+    tiles = [math.prod(sizes[n] for n in dim) for dim in spec]
+    rep = math.prod(sizes[n] for n in names if n not in used)
+    if all(t == 1 for t in tiles):
+        hlo = xc.HloSharding.replicate()
+    else:
+        # The tile of device (i_1, ..., i_k) of the mesh is its position after moving the used axes
+        # first: XLA's "iota" form, the one compiled programs report (so shardings compare equal).
+        hlo = xc.HloSharding.iota_tile(
+            [*tiles, rep] if rep > 1 else tiles,
+            list(mesh.devices.shape),
+            order,
+            [_REPLICATED] if rep > 1 else [],
+        )
+    return MeshSharding(mesh._flat, hlo, mesh, user, tuple(tuple(d) for d in spec))
+
+
+_replicated: dict = {}
+
+
+def replicated(devices, mesh=None) -> MeshSharding:
+    """The sharding of a value copied whole onto each of ``devices`` (one object per devices and
+    mesh, so programs and their arguments can compare shardings by identity)."""
+    key = (tuple(devices), mesh)
+    s = _replicated.get(key)
+    if s is None:
+        s = _replicated[key] = MeshSharding(tuple(devices), xc.HloSharding.replicate(), mesh)
+    return s
+
+
+def spec_of(s: MeshSharding, ndim: int):
+    """The spec (one tuple of axis names per dimension) over ``s._fg_mesh`` that lays a rank-``ndim``
+    array out as ``s`` does, or ``None`` if none does (or the mesh is unknown)."""
+    if s._fg_spec is not None and len(s._fg_spec) == ndim:
+        return s._fg_spec
+    mesh = s._fg_mesh
+    if mesh is None:
+        return None
+    if s._fg_hlo.is_replicated():
+        return ((),) * ndim
+    for spec in _candidate_specs(mesh, tile_counts(s, ndim)):
+        if same_layout(named_sharding(mesh, spec), s, ndim):
+            s._fg_spec = spec
+            return spec
+    return None
+
+
+def _candidate_specs(mesh, counts):
+    """Specs over ``mesh`` splitting each dimension into ``counts[d]`` tiles."""
+    names = list(mesh.axis_names)
+    sizes = dict(zip(names, mesh.devices.shape))
+
+    def options(k, used):
+        if k == 1:
+            yield ()
+        for n in names:
+            if n in used or sizes[n] == 1 or k % sizes[n]:
+                continue
+            for rest in options(k // sizes[n], used | {n}):
+                yield (n, *rest)
+
+    def specs(d, used):
+        if d == len(counts):
+            yield ()
+            return
+        for opt in options(counts[d], used):
+            for rest in specs(d + 1, used | set(opt)):
+                yield (opt, *rest)
+
+    yield from specs(0, frozenset())
+
+
+def single_device_sharding(device):
+    return runtime.sharding(device)
+
+
+def is_sharded(buf) -> bool:
+    """Whether ``buf`` (a jaxlib ArrayImpl) is a value over several devices (or one we made as a
+    mesh sharding)."""
+    return type(buf._sharding) is MeshSharding
+
+
+def _devs(s) -> tuple:
+    return s._fg_devs if type(s) is MeshSharding else (s._fg_device,)
+
+
+def _hlo(s):
+    return s._fg_hlo if type(s) is MeshSharding else xc.HloSharding.replicate()
+
+
+def tile_counts(s, ndim: int) -> list[int]:
+    """How many tiles each of the ``ndim`` dimensions is split into."""
+    h = _hlo(s)
+    if h.is_replicated():
+        return [1] * ndim
+    return list(h.tile_assignment_dimensions())[:ndim]
+
+
+def indices(s, shape) -> list[tuple]:
+    """Each device's index (tuple of slices) into an array of ``shape``, in ``s``'s device order."""
+    devs = _devs(s)
+    full = tuple(slice(None) for _ in shape)
+    h = _hlo(s)
+    if h.is_replicated():
+        return [full] * len(devs)
+    dims = list(h.tile_assignment_dimensions())
+    positions = list(h.tile_assignment_devices())
+    nd = len(shape)
+    for d in range(nd):
+        if shape[d] % dims[d]:
+            raise ValueError(
+                f"an array of shape {tuple(shape)} cannot be split into {dims[:nd]} tiles: dimension {d} "
+                f"({shape[d]}) is not divisible by {dims[d]}"
+            )
+    blocks = [shape[d] // dims[d] for d in range(nd)]
+    out: list = [None] * len(devs)
+    for flat, tile in enumerate(itertools.product(*[range(t) for t in dims])):
+        out[positions[flat]] = tuple(
+            slice(None) if dims[d] == 1 else slice(tile[d] * blocks[d], (tile[d] + 1) * blocks[d])
+            for d in range(nd)
+        )
+    return out
+
+
+def shard_shape(s, shape) -> tuple:
+    counts = tile_counts(s, len(shape))
+    for d, (n, k) in enumerate(zip(shape, counts)):
+        if n % k:
+            raise ValueError(f"dimension {d} of shape {tuple(shape)} is not divisible by its {k} tiles")
+    return tuple(n // k for n, k in zip(shape, counts))
+
+
+def same_layout(a, b, ndim: int) -> bool:
+    """Whether ``a`` and ``b`` put the same elements of a rank-``ndim`` array on the same devices."""
+    if a is b:
+        return True
+    if set(_devs(a)) != set(_devs(b)):
+        return False
+    ca, cb = tile_counts(a, ndim), tile_counts(b, ndim)
+    shape = tuple(math.lcm(x, y) for x, y in zip(ca, cb))
+    ia = dict(zip(_devs(a), map(_key, indices(a, shape))))
+    ib = dict(zip(_devs(b), map(_key, indices(b, shape))))
+    return ia == ib
+
+
+def _key(index) -> tuple:
+    return tuple((s.start, s.stop) for s in index)
+
+
+# ----------------------------------------------------------------------------------------------
+# Host <-> devices
+
+
+def put(value, s: MeshSharding, *, weak_type: bool = False):
+    """A sharded ArrayImpl holding ``value`` (a NumPy array) laid out as ``s``; each process puts
+    only its own devices' shards (all of them on one host)."""
+    a = np.asarray(value)
+    dt = a.dtype
+    if dt.byteorder == ">":
+        a = a.astype(dt.newbyteorder("="))
+    me = process_index()
+    devs, blocks, seen = [], [], set()
+    for d, ix in zip(s._fg_devs, indices(s, a.shape)):
+        if d.process_index == me:
+            devs.append(d)
+            # A repeated (replicated) block is a copy: jaxlib's put fails ("bad_function_call") on
+            # several partially-replicated blocks sharing one host buffer.
+            key = _key(ix)
+            blocks.append(np.array(a[ix], copy=True) if key in seen else np.ascontiguousarray(a[ix]))
+            seen.add(key)
+    return put_blocks(blocks, devs, a.shape, a.dtype, s, weak_type=weak_type)
+
+
+def put_blocks(blocks, devices, shape, dtype, s: MeshSharding, *, weak_type: bool = False):
+    """A sharded ArrayImpl of global ``shape`` from this process's per-device ``blocks``."""
+    try:
+        return _jax.batched_device_put(
+            aval(tuple(shape), np.dtype(dtype), weak_type),
+            s,
+            list(blocks),
+            list(devices),
+            True,
+            True,
+            _COPY,
+            True,
+        )
+    except _jax.JaxRuntimeError as e:
+        raise runtime.XlaBridgeError(
+            f"putting a sharded {np.dtype(dtype)}{list(shape)} array failed: {e}"
+        ) from None
+
+
+def block_numpy(arr) -> np.ndarray:
+    """The host value of one single-device shard (from ``shards``)."""
+    dt = arr.aval.dtype if arr.aval is not None else None
+    s = arr._sharding
+    device = s._device
+    if device.platform == "cpu":
+        try:
+            out = np.asarray(memoryview(arr))
+            if dt is None or out.dtype == dt:
+                return out
+        except (BufferError, TypeError, _jax.JaxRuntimeError):
+            pass
+        if arr.is_deleted():
+            raise _deleted()
+        return dlpack_to_numpy(arr, dt)
+    return arr._single_device_array_to_np_array_did_copy()[0]
+
+
+def _deleted(what: str = "") -> runtime.XlaBridgeError:
+    return runtime.XlaBridgeError(f"{what}{runtime.DONATED}", phase="transfer")
+
+
+def shards(buf) -> list[tuple]:
+    """``(device, index, single-device ArrayImpl)`` of each of this process's shards of ``buf``."""
+    s = buf._sharding
+    if buf.is_deleted():
+        raise _deleted()
+    with _no_jax():
+        arrays = buf._arrays
+    idx = dict(zip(s._fg_devs, indices(s, buf.aval.shape)))
+    return [(a._sharding._device, idx[a._sharding._device], a) for a in arrays]
+
+
+def read(buf) -> np.ndarray:
+    """The whole value of a sharded ArrayImpl, assembled from every shard."""
+    s = buf._sharding
+    shape, dtype = tuple(buf.aval.shape), buf.aval.dtype
+    parts = shards(buf)
+    replicated_ = s._fg_hlo.is_replicated()
+    if len(parts) != len(s._fg_devs) and not replicated_:
+        raise runtime.XlaBridgeError(
+            f"this {dtype}{list(shape)} array spans devices of other processes: only its local shards can be "
+            "read here (use .addressable_shards, or gather it with a jitted function whose out_shardings "
+            "replicate it)"
+        )
+    if replicated_:
+        return block_numpy(parts[0][2])
+    out = np.empty(shape, dtype)
+    for _, index, arr in parts:
+        out[index] = block_numpy(arr)
+    out.flags.writeable = False
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# SPMD executables
+
+
+class SpmdExecutable:
+    """A program compiled for several devices (``num_partitions`` = len(devices)).
+
+    ``call(buffers)`` checks every argument (see the module docstring) and returns the outputs as
+    sharded ArrayImpls laid out as ``out_shardings``. Attributes: ``devices`` (the device
+    assignment, in partition order), ``in_shardings``/``out_shardings`` (``MeshSharding``),
+    ``in_avals``/``out_avals``, ``donate_argnums``.
+    """
+
+    def __init__(self, loaded, text, in_avals, out_avals, devices, in_shardings, out_shardings, donate):
+        self._loaded = loaded
+        self._text = text
+        self.in_avals = tuple(in_avals)
+        self.out_avals = tuple(out_avals)
+        self.devices = tuple(devices)
+        self.in_shardings = tuple(in_shardings)
+        self.donate_argnums = tuple(donate)
+        self.out_shardings = list(out_shardings)
+        self._handlers = [
+            _jax.array_result_handler(a, s, True, _skip_checks=True)
+            for a, s in zip(self.out_avals, out_shardings)
+        ]
+        self.call = self._make_call()
+
+    def replace_out_sharding(self, j: int, s: MeshSharding) -> None:
+        """Give output ``j`` the sharding object ``s`` (laid out the same as XLA's choice)."""
+        self.out_shardings[j] = s
+        self._handlers[j] = _jax.array_result_handler(self.out_avals[j], s, True, _skip_checks=True)
+
+    def _make_call(self):
+        execute = self._loaded.execute_sharded
+        handlers, expected = self._handlers, list(self.in_avals)
+        shardings, n = self.in_shardings, len(self.in_avals)
+        check = self.check
+
+        def call(buffers):
+            try:
+                ok = len(buffers) == n and all(
+                    b.aval is a and b._sharding is s for b, a, s in zip(buffers, expected, shardings)
+                )
+            except AttributeError:
+                ok = False
+            if not ok:
+                check(buffers)
+            try:
+                return execute(buffers).consume_with_handlers(handlers)
+            except _jax.JaxRuntimeError as e:
+                raise runtime.XlaBridgeError(
+                    f"XLA execution failed on {len(self.devices)} devices: {e}", phase="execute"
+                ) from None
+
+        return call
+
+    def check(self, buffers) -> None:
+        """Raise a clear error unless every buffer matches its parameter: aval, devices (and their
+        order), layout (XLA would crash on a buffer on the wrong device)."""
+        if len(buffers) != len(self.in_avals):
+            raise runtime.XlaBridgeError(
+                f"the program takes {len(self.in_avals)} arguments, got {len(buffers)}", phase="execute"
+            )
+        for i, (b, want, s) in enumerate(zip(buffers, self.in_avals, self.in_shardings)):
+            if type(b) is not runtime.ArrayImpl:
+                raise runtime.XlaBridgeError(f"argument {i} is a {type(b).__name__}, not a device buffer")
+            got = b.aval
+            if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
+                raise runtime.XlaBridgeError(
+                    f"argument {i} is {aval(got.shape, got.dtype)!r} but the program expects {want!r}",
+                    phase="execute",
+                )
+            if b.is_deleted():
+                raise _deleted(f"argument {i}: ")
+            have = b._sharding
+            if _devs(have) != s._fg_devs:
+                raise ValueError(
+                    f"argument {i} lives on devices {[d.id for d in _devs(have)]} but the program runs on "
+                    f"{[d.id for d in s._fg_devs]} (in that order); put it there first with "
+                    "device_put(x, sharding) (XLA would crash on a mismatch)"
+                )
+            if not same_layout(have, s, len(want.shape)):
+                raise ValueError(
+                    f"argument {i} is laid out as {_hlo(have)} but the program expects {s._fg_hlo}; reshard "
+                    "it with device_put(x, sharding)"
+                )
+
+    def as_text(self) -> str:
+        return self._text
+
+    def as_hlo_text(self) -> str:
+        return "\n".join(m.to_string() for m in self._loaded.hlo_modules())
+
+
+def _spmd_options(devices) -> xc.CompileOptions:
+    # jax's get_compile_options for jit/shard_map: one replica, one partition per device, Shardy.
+    o = xc.CompileOptions()
+    o.num_replicas = 1
+    o.num_partitions = len(devices)
+    b = o.executable_build_options
+    b.use_spmd_partitioning = True
+    b.use_shardy_partitioner = True
+    o.device_assignment = xc.DeviceAssignment.create(np.array([[d.id for d in devices]]).reshape(1, -1))
+    return o
+
+
+_cache: dict = {}
+
+
+def compile_spmd(text, in_avals, out_avals, devices, in_shardings, mesh=None, donate_argnums=()):
+    """Compile an SPMD module for ``devices``; output shardings come from XLA (the partitioner's
+    choice where the module does not fix them), over ``mesh`` for the surface to name."""
+    devices = tuple(devices)
+    key = (text, tuple(d.id for d in devices), tuple(donate_argnums))
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    client = devices[0].client
+    opts = _spmd_options(devices)
+    device_list = xc.DeviceList(devices)
+    try:
+        loaded = compile_cache.compile_or_load(
+            text,
+            client,
+            device_list,
+            opts,
+            [(d.device_kind, d.id) for d in devices],
+            lambda: client.compile_and_load(text, device_list, opts),
+        )
+    except _jax.JaxRuntimeError as e:
+        raise runtime.XlaBridgeError(
+            f"XLA failed to compile an SPMD program for {len(devices)} devices:\n  {e}",
+            phase="compile",
+            module_text=text,
+        ) from None
+    protos = loaded.get_output_shardings()  # None for a program on one device
+    if protos is None:
+        out_hlo = [xc.HloSharding.replicate()] * len(out_avals)
+    else:
+        out_hlo = [xc.HloSharding.from_proto(p) for p in protos]
+    out_shardings = []
+    for h in out_hlo:
+        s = MeshSharding(devices, h, mesh)
+        out_shardings.append(s)
+    exe = SpmdExecutable(
+        loaded, text, in_avals, out_avals, devices, in_shardings, out_shardings, donate_argnums
+    )
+    _cache[key] = exe
+    return exe

@@ -1,0 +1,292 @@
+"""The route of a jitted call over several devices: plan, lower, compile and run an SPMD program.
+
+Layer: xla_bridge. May import the funcgrad kernel (``ir``, ``array``, ``core``), the primitive
+catalog (``primitives.sharding``: the meshes a jaxpr holds) and the siblings ``lowering``,
+``meshes``, ``runtime`` and ``sharded``; ``dispatch`` imports it on first use (it loads jaxlib).
+Never the surface: shardings arrive as
+``sharded.MeshSharding`` objects (the surface's ``NamedSharding._bridge``), meshes as opaque
+values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
+
+# NOTE: [SPMD call route]
+# ``dispatch`` hands a call here when its program must run on several devices: the jitted
+# function has in/out shardings, an argument is a sharded Array, or the jaxpr holds a shard_map or
+# a sharding constraint (``spmd_route.needs_spmd``). ``plan`` picks the devices -- those of the explicit
+# shardings, else of the sharded arguments, else of the meshes inside -- and each argument's
+# sharding: the one requested, else the argument's own (a sharded Array on those devices), else
+# a whole copy on every device (as JAX treats uncommitted values). ``compiled`` lowers the jaxpr
+# with Shardy annotations (``sdy.sharding`` on @main's parameters and requested results) and
+# compiles it once per (jaxpr, shardings); the partitioner inserts the communication. ``run``
+# moves each argument to its sharding (resharding through the host when it is laid out
+# otherwise) before the executable's own checks (NOTE in xla_bridge/sharded.py: XLA would crash
+# on a buffer on the wrong device).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.kernel import core
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from primitives.sharding import meshes_in
+from xla_bridge import dispatch, sharded
+from xla_bridge.lowering import lower_jaxpr, xla_dtype
+from xla_bridge.meshes import SpmdLowering
+
+__all__ = [
+    "SpmdCompiled",
+    "apply",
+    "call",
+    "compiled",
+    "plan",
+    "prepare",
+    "run",
+    "shard_arg",
+    "to_sharded_buffer",
+]
+
+
+def _sharded_arg(x) -> bool:
+    return type(x) is Array and x._buffer is not None and sharded.is_sharded(x._buffer)
+
+
+def plan(closed, args, in_shardings=None, out_shardings=None):
+    """``(devices, mesh, in_shardings)`` of a call: the program's devices (in partition order),
+    the mesh its unannotated values are replicated over, and one ``MeshSharding`` per input."""
+    n_in = len(closed.in_avals)
+    in_shardings = list(in_shardings) if in_shardings is not None else [None] * n_in
+    out_shardings = list(out_shardings) if out_shardings is not None else []
+    candidates = [s for s in (*in_shardings, *out_shardings) if s is not None]
+    candidates += [x._buffer._sharding for x in args if _sharded_arg(x)]
+    mesh = None
+    devices = None
+    for s in candidates:
+        if s._fg_mesh is not None and mesh is None:
+            mesh = s._fg_mesh
+        if devices is None:
+            devices = s._fg_devs
+    inner = meshes_in(closed)
+    if mesh is None and inner:
+        mesh = inner[0]
+    if devices is None:
+        devices = mesh._flat
+    devset = set(devices)
+    for s in candidates:
+        if set(s._fg_devs) != devset:
+            raise ValueError(
+                "one program runs on one set of devices: shardings over devices "
+                f"{sorted(d.id for d in devices)} "
+                f"and {sorted(d.id for d in s._fg_devs)} meet in the same call; device_put the values onto "
+                "one mesh's devices first"
+            )
+    for m in inner:
+        if set(m._flat) != devset:
+            raise ValueError(
+                "a shard_map or sharding constraint over the devices "
+                f"{sorted(d.id for d in m._flat)} is called "
+                f"with values on the devices {sorted(d.id for d in devices)}"
+            )
+    resolved = []
+    for s, x in zip(in_shardings, args):
+        if s is None:
+            if _sharded_arg(x) and set(x._buffer._sharding._fg_devs) == devset:
+                s = x._buffer._sharding
+            else:
+                s = sharded.replicated(devices, mesh)
+        resolved.append(s)
+    return tuple(devices), mesh, resolved
+
+
+class SpmdCompiled:
+    """A jaxpr compiled for several devices: ``call(buffers)``, plus what ``run`` needs."""
+
+    __slots__ = (
+        "closed",
+        "executable",
+        "const_buffers",
+        "in_avals",
+        "in_shardings",
+        "out_weak",
+        "text",
+        "call",
+    )
+
+    def __init__(self, closed, executable, const_buffers, in_shardings, text):
+        self.closed = closed
+        self.executable = executable
+        self.const_buffers = const_buffers
+        self.in_avals = closed.in_avals
+        self.in_shardings = tuple(in_shardings)
+        self.out_weak = tuple(a.weak_type for a in closed.out_avals)
+        self.text = text
+        call = executable.call
+        if const_buffers:
+            consts = list(const_buffers)
+            self.call = lambda bufs: call(consts + bufs)
+        else:
+            self.call = call
+
+    def as_text(self) -> str:
+        return self.text
+
+
+_cache: dict = {}
+
+
+def _spec_of(s, mesh, ndim):
+    """``(mesh, spec)`` or the HloSharding text of a sharding, for the module text."""
+    if s._fg_hlo.is_replicated() and mesh is not None:
+        return (mesh, ((),) * ndim)
+    spec = sharded.spec_of(s, ndim)
+    if spec is not None:
+        return (s._fg_mesh, spec)
+    return str(s._fg_hlo)
+
+
+def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=None) -> SpmdCompiled:
+    """The program of ``closed`` for ``devices`` with these shardings (cached)."""
+    out_shardings = tuple(out_shardings) if out_shardings is not None else (None,) * len(closed.out_avals)
+    donated_t = tuple(donated) if donated is not None and any(donated) else None
+    key = (id(closed), tuple(devices), tuple(map(id, in_shardings)), tuple(map(id, out_shardings)), donated_t)
+    hit = _cache.get(key)
+    if (
+        hit is not None
+        and hit.closed is closed
+        and all(a is b for a, b in zip(hit.in_shardings, in_shardings))
+    ):
+        return hit
+    spmd = SpmdLowering([d.id for d in devices], mesh)
+    arg_specs = [_spec_of(s, mesh, a.ndim) for s, a in zip(in_shardings, closed.in_avals)]
+    out_specs = [
+        None if s is None else _spec_of(s, mesh, a.ndim) for s, a in zip(out_shardings, closed.out_avals)
+    ]
+    lowered = lower_jaxpr(closed, name, donated_t, spmd, arg_specs, out_specs)
+    n_const = len(lowered.const_args)
+    const_sharding = sharded.replicated(devices, mesh)
+    params = [const_sharding] * n_const + list(in_shardings)
+    exe = sharded.compile_spmd(
+        lowered.text, lowered.in_avals, lowered.out_avals, devices, params, mesh, lowered.donate_argnums
+    )
+    # Requested output shardings keep their identity (the surface's NamedSharding objects).
+    for j, s in enumerate(out_shardings):
+        if s is not None and sharded.same_layout(s, exe.out_shardings[j], closed.out_avals[j].ndim):
+            exe.replace_out_sharding(j, s)
+    consts = [sharded.put(np.asarray(c, xla_dtype(c.dtype)), const_sharding) for c in lowered.const_args]
+    entry = SpmdCompiled(closed, exe, consts, in_shardings, lowered.text)
+    if len(_cache) > 512:
+        _cache.pop(next(iter(_cache)))
+    _cache[key] = entry
+    return entry
+
+
+def to_sharded_buffer(x, s, aval, name: str = "argument"):
+    """A buffer of argument ``x`` laid out as ``s`` (a sharded ArrayImpl)."""
+    if type(x) is Array:
+        b = x._buffer
+        if b is not None and sharded.is_sharded(b):
+            have = b._sharding
+            if have is s or (have._fg_devs == s._fg_devs and sharded.same_layout(have, s, aval.ndim)):
+                _check_aval(b.aval, aval, name)
+                return b
+        value = x._numpy()
+        weak = x.weak_type
+    elif isinstance(x, core.Tracer):
+        raise core.UnexpectedTracerError(core._leak_message(x))
+    else:
+        weak = type(x) in (bool, int, float, complex)
+        value = np.asarray(x, dtype=aval.dtype if weak else None)
+    if tuple(value.shape) != tuple(aval.shape) or np.dtype(value.dtype) != np.dtype(aval.dtype):
+        raise TypeError(
+            f"jit call: {name} is {value.dtype}{list(value.shape)} but the compiled program expects "
+            f"{aval.str_short()}"
+        )
+    return sharded.put(np.asarray(value, xla_dtype(value.dtype)), s, weak_type=weak)
+
+
+def _check_aval(got, want, name):
+    if tuple(got.shape) != tuple(want.shape) or got.dtype != xla_dtype(want.dtype):
+        raise TypeError(
+            f"jit call: {name} is {got.dtype}{list(got.shape)} but the program expects {want.str_short()}"
+        )
+
+
+def run(c: SpmdCompiled, args, donated=None) -> list:
+    """Run ``c`` on ``args``: each moved to its sharding, outputs as sharded Arrays."""
+    bufs = [
+        to_sharded_buffer(a, s, av, f"argument {i}")
+        for i, (a, s, av) in enumerate(zip(args, c.in_shardings, c.in_avals))
+    ]
+    outs = c.call(bufs)
+    if donated is not None and any(donated):
+        for a, d in zip(args, donated):
+            if d and type(a) is Array and a._value is not None:
+                a._buffer = None
+    return [Array._from_buffer(b, w) for b, w in zip(outs, c.out_weak)]
+
+
+def prepare(closed, args, name, donated=None, in_shardings=None, out_shardings=None) -> SpmdCompiled:
+    """The compiled program (cached) of a call of ``closed`` on ``args`` over several devices."""
+    devices, mesh, resolved = plan(closed, args, in_shardings, out_shardings)
+    return compiled(closed, name, donated, devices, mesh, resolved, out_shardings)
+
+
+def call(closed, args, name, donated=None, in_shardings=None, out_shardings=None) -> list:
+    """Plan, compile (cached) and run a call of ``closed`` on ``args`` over several devices."""
+    return run(prepare(closed, args, name, donated, in_shardings, out_shardings), args, donated)
+
+
+_programs: dict = {}
+
+
+def apply(primitive, args, params):
+    """``primitive`` applied to ``args`` (one of them sharded) as a compiled program over their
+    devices; ``NotImplemented`` when its parameters cannot key a cache (the host computes it)."""
+    try:
+        key = (primitive, tuple(sorted(params.items())), tuple(map(core.get_aval, args)))
+        closed = _programs.get(key)
+    except TypeError:
+        return NotImplemented
+    if closed is None:
+
+        def one(*xs):
+            out = primitive.bind(*xs, **params)
+            return list(out) if primitive.multiple_results else [out]
+
+        closed = trace_to_jaxpr(one, list(key[2]))
+        if len(_programs) > 1024:
+            _programs.pop(next(iter(_programs)))
+        _programs[key] = closed
+    outs = call(closed, args, primitive.name)
+    return outs if primitive.multiple_results else outs[0]
+
+
+def fastpath_data(c, outputs, n_args: int):
+    """``dispatch.fastpath_data`` of a program over several devices (an ``SpmdCompiled``): jaxlib's
+    C++ fast path compares each argument's sharding with the program's and runs it, as for JAX."""
+    exe = c.executable
+    treedef = dispatch._registry.flatten(outputs)[1]
+    n_out = len(exe.out_avals)
+    n_in = len(c.const_buffers) + n_args
+    if len(exe.in_shardings) != n_in:
+        return None
+    return dispatch._FastPathData(
+        exe._loaded,
+        treedef,
+        list(exe.in_shardings),
+        list(exe.out_shardings),
+        list(exe.out_avals),
+        [True] * n_out,
+        [True] * n_in,
+        [None] * n_in,
+        list(c.const_buffers),
+    )
+
+
+def shard_arg(x, s):
+    """A buffer of ``x`` (a NumPy array or a scalar) laid out as ``s``: the C++ dispatcher's
+    transfer of arguments it cannot move itself (values for several devices)."""
+    if type(s) is not sharded.MeshSharding:
+        return None
+    weak = type(x) in (bool, int, float, complex)
+    value = np.asarray(x)
+    return sharded.put(np.asarray(value, xla_dtype(value.dtype)), s, weak_type=weak)

@@ -1,0 +1,55 @@
+"""Which calls run on several devices, decided without loading jaxlib: ``needs_spmd`` (a jitted
+call), ``eager_on_devices`` (an eager primitive), and ``spmd()``, the route they take.
+
+Layer: xla_bridge. Imports the funcgrad kernel (``Array``) and the primitive catalog
+(``primitives.sharding``: the meshes a jaxpr holds); ``xla_bridge.spmd`` (which loads jaxlib) is
+imported on first use. ``dispatch`` asks these questions on every staged call (NOTE: [SPMD call
+route] in xla_bridge/spmd.py).
+"""
+
+from __future__ import annotations
+
+from funcgrad.kernel.array import Array
+from primitives.sharding import meshes_in
+
+__all__ = ["eager_on_devices", "needs_spmd", "spmd"]
+
+_spmd = None
+
+
+def spmd():
+    """``xla_bridge.spmd`` (the route of calls over several devices), imported on first use: it
+    loads jaxlib, which ``import funcgrad`` must not (import-time cost, as ``runtime()``)."""
+    global _spmd
+    if _spmd is None:
+        from xla_bridge import spmd as module  # noqa: PLC0415 - import-time cost, see docstring
+
+        _spmd = module
+    return _spmd
+
+
+def needs_spmd(closed, args, in_shardings=None, out_shardings=None) -> bool:
+    """Whether a call of ``closed`` on ``args`` runs on several devices: shardings were asked
+    for, the jaxpr holds a mesh, or an argument is a sharded Array (NOTE: [SPMD call route] in
+    xla_bridge/spmd.py)."""
+    if in_shardings is not None and any(s is not None for s in in_shardings):
+        return True
+    if out_shardings is not None and any(s is not None for s in out_shardings):
+        return True
+    if meshes_in(closed):
+        return True
+    for x in args:
+        # A buffer over several devices has a sharding without ``_fg_device`` (sharded.MeshSharding).
+        if type(x) is Array and x._buffer is not None and not hasattr(x._buffer._sharding, "_fg_device"):
+            return True
+    return False
+
+
+def eager_on_devices(primitive, args, params):
+    """An eager primitive with an operand sharded over several devices runs there, compiled,
+    and its result stays sharded (as JAX's computation follows data); otherwise
+    ``NotImplemented``: the kernel computes on the host."""
+    for x in args:
+        if type(x) is Array and x._buffer is not None and not hasattr(x._buffer._sharding, "_fg_device"):
+            return spmd().apply(primitive, args, params)
+    return NotImplemented
