@@ -19,6 +19,11 @@ Cases (goals from issue 12):
 Every measurement runs in its own subprocess (one library per process) and the libraries take
 turns (round-robin) so that load on the shared machine hits all of them alike; the reported number
 is the median over rounds of each round's median. torch and autograd are skipped when missing.
+
+``--single-thread`` runs every library on one thread (OpenBLAS, OpenMP, XLA's Eigen pool, torch):
+on a loaded machine, idle BLAS threads spin-waiting for busy cores make multi-threaded timings of
+the same LAPACK kernels vary tenfold between runs, so this is the setting that compares the
+libraries' own work.
 """
 
 from __future__ import annotations
@@ -106,6 +111,7 @@ def work_gp(lib, repeats, first=False):
         import torch
 
         torch.set_default_dtype(torch.float64)
+        _torch_threads(torch)
         tsq, ty = torch.tensor(sqdist), torch.tensor(y)
 
         def step():
@@ -139,6 +145,11 @@ def work_gp(lib, repeats, first=False):
         return value, grads
 
     return median_time(step, warmup=2, repeats=repeats)
+
+
+def _torch_threads(torch):
+    if os.environ.get("OMP_NUM_THREADS") == "1":
+        torch.set_num_threads(1)
 
 
 class _TorchNp:
@@ -176,6 +187,7 @@ def work_solve(lib, repeats, mode):
     if lib == "torch":
         import torch
 
+        _torch_threads(torch)
         ta, tb = torch.tensor(a), torch.tensor(b)
         return median_time(lambda: torch.linalg.solve(ta, tb), warmup=3, repeats=repeats, inner=5)
     L = _array_lib(lib)
@@ -204,6 +216,8 @@ def work_spectral(lib, repeats, case):
     a = _symmetric(n) if case == "eigh_grad" else np.random.default_rng(1).standard_normal((n, n))
     if lib == "torch":
         import torch
+
+        _torch_threads(torch)
 
         def step():
             t = torch.tensor(a, requires_grad=True)
@@ -268,9 +282,19 @@ def _available(lib):
     return lib in ("funcgrad", "numpy") or importlib.util.find_spec(lib) is not None
 
 
-def run_worker(lib, case, repeats):
+SINGLE_THREAD_ENV = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false",
+}
+
+
+def run_worker(lib, case, repeats, single_thread=False):
     env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_COMPILATION_CACHE_DIR"}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    if single_thread:
+        env.update(SINGLE_THREAD_ENV)
     proc = subprocess.run(
         [sys.executable, __file__, "--worker", lib, case, str(repeats)],
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=600,
@@ -285,6 +309,9 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument(
+        "--single-thread", action="store_true", help="one thread per library (see the module docs)"
+    )
     args = ap.parse_args()
     rounds = args.rounds or (2 if args.quick else 3)
     repeats = 7 if args.quick else 15
@@ -294,7 +321,7 @@ def main():
         samples = {lib: [] for lib in libs}
         for _ in range(rounds):
             for lib in libs:
-                samples[lib].append(run_worker(lib, case, repeats))
+                samples[lib].append(run_worker(lib, case, repeats, args.single_thread))
         results[case] = {lib: statistics.median(v) for lib, v in samples.items()}
         print(f"  {case}: " + ", ".join(f"{k}={fmt(v)}" for k, v in results[case].items()), file=sys.stderr)
     report(results)

@@ -14,14 +14,16 @@ Layer: primitives. Imports the funcgrad kernel, numpy and sibling families.
 # NOTE: [complex conjugation in linalg rules]
 # The rules are written once for real and complex matrices (``H`` is the conjugate transpose).
 # On real dtypes ``conj``/``real`` are the identity and bind nothing. On complex dtypes they bind
-# the complex-number family's ``conj``/``real``/``imag``/``complex`` primitives when the catalog
-# has them (looked up by name); until then they are composed of ``convert_element_type`` (complex
+# the complex-number family's ``conj``/``real``/``imag``/``complex`` primitives
+# (``primitives/complex.py``) when the catalog has it; otherwise they are composed of
+# ``convert_element_type`` (complex
 # -> real keeps the real part; its JVP and transpose are the real part's) and arithmetic:
 # ``conj(z) = 2 re(z) - z``, ``imag(z) = re(-i z)``.
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -34,6 +36,13 @@ from primitives import elementwise as ew
 from primitives import reductions as red
 from primitives import structure as st
 from primitives._rules import aval_of, checked_impl, to_front
+
+
+def _complex_family():
+    """The complex-number family (``primitives/complex.py``: conj/real/imag/complex), if the
+    catalog has one: importing ``primitives`` imports every family module of its directory, so
+    the family is loaded by the time a rule runs (NOTE: [complex conjugation in linalg rules])."""
+    return sys.modules.get("primitives.complex")
 
 LAPACK_DTYPES = tuple(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
 
@@ -129,38 +138,39 @@ def _quiet_real_part(x):
 def conj(x):
     if aval_of(x).dtype.kind != "c":
         return x
-    prim = getattr(ew, "conj_p", None)  # NOTE: [complex conjugation in linalg rules]
-    if prim is not None:
-        return prim.bind(x)
+    family = _complex_family()
+    if family is not None:  # NOTE: [complex conjugation in linalg rules]
+        return family.conj_p.bind(x)
     return ew.sub(ew.mul(ew.convert_element_type(_quiet_real_part(x), aval_of(x).dtype), 2), x)
 
 
 def real(x):
     if aval_of(x).dtype.kind != "c":
         return x
-    prim = getattr(ew, "real_p", None)
-    return prim.bind(x) if prim is not None else _quiet_real_part(x)
+    family = _complex_family()
+    return family.real_p.bind(x) if family is not None else _quiet_real_part(x)
 
 
 def imag(x):
-    prim = getattr(ew, "imag_p", None)
-    if prim is not None:
-        return prim.bind(x)
+    family = _complex_family()
+    if family is not None:
+        return family.imag_p.bind(x)
     return _quiet_real_part(ew.mul(x, np.asarray(-1j, aval_of(x).dtype)))
 
 
 def make_complex(re, im):
-    prim = getattr(ew, "complex_p", None)
-    if prim is not None:
-        return prim.bind(re, im)
+    family = _complex_family()
+    if family is not None:
+        return family.complex_p.bind(re, im)
     cdt = complex_dtype(aval_of(re).dtype)
     as_complex = lambda v: ew.convert_element_type(v, cdt)  # noqa: E731
     return ew.add(as_complex(re), ew.mul(as_complex(im), np.asarray(1j, cdt)))
 
 
 def abs_value(x):
-    """``|x|`` as a real array (``sqrt(re(x conj(x)))`` for complex ``x``)."""
-    if aval_of(x).dtype.kind != "c":
+    """``|x|`` as a real array (``sqrt(re(x conj(x)))`` for complex ``x`` until the complex family
+    gives ``abs`` its real result type)."""
+    if aval_of(x).dtype.kind != "c" or _complex_family() is not None:
         return ew.abs_p.bind(x)
     return ew.sqrt_p.bind(real(ew.mul(x, conj(x))))
 

@@ -247,10 +247,37 @@ def _slogdet_value(a):
 _slogdet = custom_jvp(_slogdet_value)
 
 
+def _slogdet_qr_value(a):
+    """Sign and log|det| from a QR factorisation: ``det(a) = det(q) prod(diag(r))`` with ``q`` a
+    product of Householder reflectors ``I - tau v v^H``, each of determinant ``-tau / conj(tau)``
+    (``-1`` when real) unless ``tau`` is 0 (complex: the last one too, which makes ``r``'s last
+    diagonal entry real)."""
+    packed, taus = la.geqrf(a)
+    d = diagonal(packed)
+    n = a.shape[-1]
+    absd = mx.abs_value(d)
+    if a.dtype.kind != "c":
+        taus = taus[..., : n - 1]  # the real algorithm's last reflector is the identity
+    nonzero = ew.ne_p.bind(taus, mx.zeros_like(taus))
+    if a.dtype.kind == "c":
+        safe = ew.select(nonzero, taus, mx.full(taus.shape, 1, a.dtype))
+        dets = ew.select(nonzero, ew.neg(ew.div(safe, mx.conj(safe))), mx.full(taus.shape, 1, a.dtype))
+        sign = ew.mul(
+            reductions.prod(ew.div(d, ew.convert_element_type(absd, a.dtype)), -1), reductions.prod(dets, -1)
+        )
+    else:
+        reflections = reductions.sum(ew.convert_element_type(nonzero, np.int32), -1)
+        sign = ew.mul(reductions.prod(ew.sign(d), -1), _parity_sign(reflections, a.dtype))
+    return sign, reductions.sum(ew.log_p.bind(absd), -1)
+
+
+_slogdet_qr = custom_jvp(_slogdet_qr_value)
+
+
 @_slogdet.defjvp
 def _slogdet_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
-    sign, logdet = _slogdet(a)
+    sign, logdet = _slogdet_value(a)
     lu_, _, perm = la.lu(a)
     dlog = reductions.sum(diagonal(lu_solve(lu_, perm, da)), -1)
     if a.dtype.kind == "c":
@@ -259,12 +286,15 @@ def _slogdet_jvp(primals, tangents):
     return (sign, logdet), (ew.mul(sign, 0), dlog)
 
 
-def slogdet(a, name: str = "slogdet"):
+_slogdet_qr.defjvp(_slogdet_jvp)
+
+
+def slogdet(a, name: str = "slogdet", method: str = "lu"):
     a = matrices(a, name, square=True)
     if a.shape[-1] == 0:
         rdt = mx.real_dtype(a.dtype)
         return asarray(np.ones(a.shape[:-2], a.dtype)), asarray(np.zeros(a.shape[:-2], rdt))
-    return call_custom(_slogdet, a)
+    return call_custom(_slogdet_qr if method == "qr" else _slogdet, a)
 
 
 def _cofactor_solve(a, b):

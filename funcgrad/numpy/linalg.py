@@ -29,7 +29,7 @@ import numpy as np
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.numpy import _linalg as _la
-from funcgrad.numpy import reductions
+from funcgrad.numpy import contractions, reductions
 from funcgrad.numpy._core import (
     asarray,
     aval,
@@ -40,7 +40,7 @@ from funcgrad.numpy._core import (
     select,
 )
 from funcgrad.numpy.contractions import cross as _cross
-from funcgrad.numpy.contractions import einsum, matmul, tensordot, vecdot
+from funcgrad.numpy.contractions import einsum
 from funcgrad.numpy.contractions import outer as _outer
 from funcgrad.numpy.contractions import trace as _trace
 from funcgrad.numpy.lookup import diagonal as _diagonal
@@ -313,7 +313,7 @@ def slogdet(a, *, method: str | None = None):
     """
     if method not in (None, "lu", "qr"):
         raise ValueError(f"slogdet: method must be 'lu' or 'qr', got {method!r}")
-    return SlogdetResult(*_la.slogdet(a))
+    return SlogdetResult(*_la.slogdet(a, method=method or "lu"))
 
 
 def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
@@ -394,7 +394,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     rdt = mx.real_dtype(a.dtype)
     if a.size == 0:
         s = asarray(np.zeros(0, rdt))
-        rank = asarray(np.int32(0))
+        rank = asarray(np.int64(0))
         x = asarray(np.zeros((n, b.shape[1]), a.dtype))
     else:
         eps = float(np.finfo(rdt).eps)
@@ -403,7 +403,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
         keep = ew.and_p.bind(
             ew.gt_p.bind(s, constant(0, rdt)), ew.ge_p.bind(s, ew.mul(s[0], constant(rcond, rdt)))
         )
-        rank = reductions.sum(ew.convert_element_type(keep, np.int32))
+        rank = reductions.sum(keep)  # the default integer, as NumPy
         inv_s = select(keep, ew.div(constant(1, rdt), select(keep, s, constant(1, rdt))), constant(0, rdt))
         utb = matmul(_la.H(u), b)
         x = matmul(_la.H(vt), mx.rows_scaled(utb, ew.convert_element_type(inv_s, a.dtype)))
@@ -455,7 +455,7 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
         raise ValueError("matrix_rank: give only one of rtol and tol")
     M = _la.inexact(M, "matrix_rank", "M")
     if M.ndim < 2:
-        return ew.convert_element_type(reductions.any(ew.ne_p.bind(M, constant(0, M.dtype))), np.int32)
+        return ew.convert_element_type(reductions.any(ew.ne_p.bind(M, constant(0, M.dtype))), np.int64)
     s = svd(M, compute_uv=False, hermitian=hermitian)
     rdt = s.dtype
     if tol is not None:
@@ -469,7 +469,7 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
         )
         threshold = ew.mul(*broadcast_args(top, expand_dims(asarray(rtol, rdt), -1)))
     above = ew.gt_p.bind(*broadcast_args(s, threshold))
-    return reductions.sum(ew.convert_element_type(above, np.int32), -1)
+    return reductions.sum(above, -1)  # the default integer, as NumPy and the Array API
 
 
 def cond(x, p=None):
@@ -704,6 +704,49 @@ def tensorsolve(a, b, axes=None):
         )
     x = solve(reshape(a, (b.size, b.size)), reshape(b, (b.size,)))
     return reshape(x, out_shape)
+
+
+def _precision(name, precision):
+    """``precision`` is a TPU/GPU knob: float32/float64 products are exact on the CPU."""
+    if (
+        precision is not None
+        and not isinstance(precision, str | tuple | list)
+        and not hasattr(precision, "name")
+    ):
+        raise TypeError(f"{name}: precision must be None, a string or a lax.Precision, got {precision!r}")
+
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """Matrix product (``jax.numpy.linalg.matmul``; ``precision`` has no effect on the CPU, whose
+    float products are computed in full precision).
+
+    >>> matmul(np.array([[1.0, 2.0]]), np.array([[3.0], [4.0]])).tolist()
+    [[11.0]]
+    """
+    _precision("matmul", precision)
+    return contractions.matmul(x1, x2, preferred_element_type=preferred_element_type)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    """Tensor contraction over ``axes`` (``jax.numpy.linalg.tensordot``).
+
+    >>> tensordot(np.ones((2, 3)), np.ones((3, 4)), axes=1).shape
+    (2, 4)
+    """
+    _precision("tensordot", precision)
+    return contractions.tensordot(x1, x2, axes, preferred_element_type=preferred_element_type)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
+    """Vector dot product along ``axis`` (conjugating ``x1``), broadcasting the other axes.
+
+    >>> vecdot(np.ones((2, 3)), np.arange(3.0)).tolist()
+    [3.0, 3.0]
+    """
+    _precision("vecdot", precision)
+    if preferred_element_type is not None:
+        x1, x2 = asarray(x1).astype(preferred_element_type), asarray(x2).astype(preferred_element_type)
+    return contractions.vecdot(x1, x2, axis=axis)
 
 
 def outer(x1, x2, /):

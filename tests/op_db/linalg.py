@@ -205,12 +205,12 @@ def _tridiagonal_ref(dl, d, du, b, perturb_singular=False):
     return np.linalg.solve(a, b) if b.size else b
 
 
-def _tridiagonal_sampler(shape, dtype, rng):
+def _tridiagonal_sampler(shape, dtype, rng, perturb_singular=False):
     *batch, m, k = shape
     d = rng.uniform(3.0, 4.0, (*batch, m)) * rng.choice([-1.0, 1.0], (*batch, m))
     dl, du = rng.uniform(-1, 1, (*batch, m)), rng.uniform(-1, 1, (*batch, m))
     arrays = (np.asarray(x, dtype) for x in (dl, d, du, rng.standard_normal(shape)))
-    return Sample(tuple(arrays), dict(perturb_singular=False))
+    return Sample(tuple(arrays), dict(perturb_singular=perturb_singular))
 
 
 _SQUARE_SAMPLES = ((3, 3), (2, 2, 2))
@@ -251,9 +251,12 @@ OPS = [
            derivative_error=TypeError),
     OpInfo("householder_product", la.householder_product_p, la.householder_product, _householder_ref,
            _householder_sampler, matrix_shapes(), sample_shapes=((4, 3), (2, 3, 2)), rtol=1e-10, atol=1e-10),
-    OpInfo("tridiagonal_solve", la.tridiagonal_solve_p, la.tridiagonal_solve, _tridiagonal_ref,
-           _tridiagonal_sampler, matrix_shapes(min_side=1), sample_shapes=((4, 2), (2, 3, 1)),
-           linear_argnums=((3,),), rtol=1e-10, atol=1e-10),
+    *(OpInfo("tridiagonal_solve" + ("_perturbed" if perturb else ""), la.tridiagonal_solve_p,
+             la.tridiagonal_solve, _tridiagonal_ref,
+             lambda shape, dtype, rng, p=perturb: _tridiagonal_sampler(shape, dtype, rng, p),
+             matrix_shapes(min_side=1), sample_shapes=((4, 2), (2, 3, 1)), linear_argnums=((3,),), rtol=1e-10,
+             atol=1e-10)
+      for perturb in (False, True)),
 ]
 # fmt: on
 

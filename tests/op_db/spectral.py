@@ -159,14 +159,20 @@ def _eigvals_ref(a, **params):
 def _eig_ref(a, **params):
     import scipy.linalg
 
-    a = np.asarray(a, np.float64)
+    a = np.asarray(a)  # in its own precision: LAPACK's vector phases depend on rounding
     n = a.shape[-1]
-    w = np.zeros(a.shape[:-1], np.complex128)
-    vl, vr = np.zeros(a.shape, np.complex128), np.zeros(a.shape, np.complex128)
+    cdt = np.complex64 if a.dtype == np.float32 else np.complex128
+    w = np.zeros(a.shape[:-1], cdt)
+    vl, vr = np.zeros(a.shape, cdt), np.zeros(a.shape, cdt)
     for idx in np.ndindex(*a.shape[:-2]):
         if n:
             w[idx], vl[idx], vr[idx] = scipy.linalg.eig(a[idx], left=True, right=True)
     return w, vl, vr
+
+
+def _eig_ref_right(a, **params):
+    w, _, vr = _eig_ref(a)
+    return w, vr
 
 
 def _schur_ref(a, *, compute_schur_vectors):
@@ -242,7 +248,11 @@ OPS = [
     OpInfo("eigvals", sp.eig_p, lambda a, **p: fnp.sort_complex(sp.eig(a, **p)[0]), _eigvals_ref,
            _one(diagonalizable, compute_left_eigenvectors=False, compute_right_eigenvectors=False,
                 enable_eigvec_derivs=False),
-           square_shapes(), sample_shapes=_SQUARE, rtol=1e-9, atol=1e-10, order=1),
+           square_shapes(), sample_shapes=_SQUARE, rtol=1e-9, atol=1e-10),
+    OpInfo("eig_vector_derivatives", sp.eig_p, sp.eig, _eig_ref_right,
+           _one(diagonalizable, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
+                enable_eigvec_derivs=True),
+           square_shapes(), sample_shapes=_SQUARE, rtol=1e-9, atol=1e-10),
     OpInfo("eig", sp.eig_p, sp.eig, _eig_ref,
            _one(diagonalizable, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
                 enable_eigvec_derivs=False),

@@ -1,0 +1,144 @@
+"""funcgrad.lax.linalg against jax.lax.linalg (the oracle): every function's values and output
+structure, derivatives where JAX has them, and the errors of the CPU-only options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+from funcgrad.lax import linalg as fl
+from funcgrad.testing import check_grads
+
+RNG = np.random.default_rng(5)
+
+
+@pytest.fixture
+def jl():
+    """jax.lax.linalg, imported when a test runs (never at collection: importing jax switches
+    funcgrad's dispatch to its Python fast path for the rest of the process)."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax.lax.linalg
+
+
+def close(a, b, rtol=1e-10, atol=1e-10):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
+
+
+def _spd(n, batch=()):
+    x = RNG.normal(size=(*batch, n, n))
+    return x @ np.swapaxes(x, -1, -2) + n * np.eye(n)
+
+
+def test_names_are_jax_names(jl):
+    public = {n for n in dir(jl) if not n.startswith("_") and not n.endswith("_p")}
+    assert public <= set(fl.__all__), public - set(fl.__all__)
+
+
+def test_factorisations_match_jax(jl):
+    a, s = RNG.normal(size=(2, 4, 4)), _spd(4, (2,))
+    close(fl.cholesky(s), jl.cholesky(s))
+    close(fl.cholesky(np.tril(s), symmetrize_input=False), jl.cholesky(np.tril(s), symmetrize_input=False))
+    for got, want in zip(fl.eigh(s), jl.eigh(s)):
+        close(np.abs(np.asarray(got)), np.abs(np.asarray(want)))
+    for got, want in zip(fl.lu(a), jl.lu(a)):
+        close(got, want)
+    for kw in (dict(), dict(full_matrices=False), dict(pivoting=True)):
+        got, want = fl.qr(a[:, :, :3], **kw), jl.qr(a[:, :, :3], **kw)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            close(g, w)
+    for kw in (dict(), dict(full_matrices=False), dict(compute_uv=False), dict(algorithm=fl.SvdAlgorithm.QR)):
+        jkw = {**kw, "algorithm": jl.SvdAlgorithm.QR} if "algorithm" in kw else kw
+        got, want = fl.svd(a, **kw), jl.svd(a, **jkw)
+        if kw.get("compute_uv", True):
+            close(got[1], want[1])
+            close(np.asarray(got[0]) * np.asarray(got[1])[..., None, :] @ np.asarray(got[2]), a)
+        else:
+            close(got, want)
+    w, vl, vr = fl.eig(a)
+    jw, jvl, jvr = jl.eig(a)
+    close(w, jw)
+    close(vr, jvr)
+    close(vl, jvl)
+    t, z = fl.schur(a[0])
+    jt, jz = jl.schur(a[0])
+    close(t, jt)
+    close(z, jz)
+    for got, want in zip(fl.hessenberg(a), jl.hessenberg(a)):
+        close(got, want)
+    for got, want in zip(fl.tridiagonal(s), jl.tridiagonal(s)):
+        close(got, want)
+    packed = np.asarray(jl.geqrf(a[0])[0]) if hasattr(jl, "geqrf") else np.linalg.qr(a[0], mode="raw")[0].T
+    taus = RNG.uniform(0.5, 1.5, 3)
+    close(fl.householder_product(packed[:, :3], taus), jl.householder_product(packed[:, :3], taus))
+
+
+def test_solves_match_jax(jl):
+    a = np.tril(RNG.normal(size=(4, 4))) + 4 * np.eye(4)
+    b = RNG.normal(size=(4, 3))
+    for kw in (dict(left_side=True, lower=True), dict(left_side=False, lower=True, transpose_a=True)):
+        rhs = b if kw["left_side"] else b.T
+        close(fl.triangular_solve(a, rhs, **kw), jl.triangular_solve(a, rhs, **kw))
+    close(
+        fl.triangular_solve(a, b[:, 0], left_side=True, lower=True),
+        jl.triangular_solve(a, b[:, 0], left_side=True, lower=True),
+    )
+    dl, d, du = RNG.normal(size=4), RNG.normal(size=4) + 5, RNG.normal(size=4)
+    dl[0], du[-1] = 0, 0
+    close(fl.tridiagonal_solve(dl, d, du, b), jl.tridiagonal_solve(dl, d, du, b))
+    close(
+        fl.tridiagonal_solve(dl, d, du, b, perturb_singular=True),
+        jl.tridiagonal_solve(dl, d, du, b, perturb_singular=True),
+    )
+    piv = np.array([2, 3, 2, 3], np.int32)
+    close(fl.lu_pivots_to_permutation(piv, 5), jl.lu_pivots_to_permutation(piv, 5))
+    close(
+        fl.lu_pivots_to_permutation(np.stack([piv, piv[::-1]]), 4),
+        jl.lu_pivots_to_permutation(np.stack([piv, piv[::-1]]), 4),
+    )
+
+
+def test_composite_functions_match_jax(jl):
+    r = np.linalg.cholesky(_spd(4)).T
+    w = RNG.normal(size=4)
+    close(fl.cholesky_update(r, w), jl.cholesky_update(r, w))
+    a, taus, c = RNG.normal(size=(5, 3)), RNG.normal(size=3), RNG.normal(size=(5, 2))
+    for left, transpose in ((True, False), (True, True)):
+        close(
+            fl.ormqr(a, taus, c, left=left, transpose=transpose),
+            jl.ormqr(a, taus, c, left=left, transpose=transpose),
+        )
+    close(fl.ormqr(a, taus, c.T, left=False), jl.ormqr(a, taus, c.T, left=False))
+    m, cm = RNG.normal(size=(3, 2)), _spd(3)
+    close(fl.symmetric_product(m, cm, alpha=2.0, beta=0.5), jl.symmetric_product(m, cm, alpha=2.0, beta=0.5))
+    x = RNG.normal(size=(6, 4))
+    for got, want in zip(fl.qdwh(x), jl.qdwh(x)):
+        close(got, want, rtol=1e-9, atol=1e-9)
+
+
+def test_derivatives_and_transformations(jl):
+    s = _spd(3)
+    check_grads(fl.cholesky, (s,), order=2)
+    check_grads(lambda m: fl.eigh(m)[1], (s,), order=2)
+    check_grads(lambda m: fl.svd(m, full_matrices=False)[1], (RNG.normal(size=(4, 3)),), order=2)
+    check_grads(lambda m: fl.qr(m, full_matrices=False)[1], (RNG.normal(size=(4, 3)),), order=2)
+    got = funcgrad.vmap(lambda m: fl.eigh(m)[1])(_spd(3, (4,)))
+    assert got.shape == (4, 3)
+    close(funcgrad.jit(lambda m: fl.lu(m)[2])(s), jl.lu(s)[2])
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: fl.eigh(np.eye(2), implementation=fl.EighImplementation.JACOBI), "not available on CPU"),
+        (lambda: fl.svd(np.eye(2), algorithm=fl.SvdAlgorithm.JACOBI), "algorithm must be one of"),
+        (lambda: fl.schur(np.eye(2), sort_eig_vals=True), "not supported on CPU"),
+        (lambda: fl.lu_pivots_to_permutation(np.array([0.0]), 1), "pivots must be int32"),
+        (lambda: fl.qdwh(np.ones((2, 3))), "at least as many rows as columns"),
+    ],
+)
+def test_errors(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
