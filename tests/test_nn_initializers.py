@@ -166,3 +166,20 @@ def test_attention_errors():
         nn.dot_product_attention(Q, K, V, implementation="cudnn")
     with pytest.raises(ValueError, match="value shape"):
         nn.dot_product_attention(Q, K, V[:, :3])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_sixteen_bit_weights(dtype):
+    import ml_dtypes
+
+    dtype = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    for init in (
+        I.normal(),
+        I.uniform(),
+        I.truncated_normal(),
+        I.he_normal(),
+        I.glorot_uniform(),
+        I.orthogonal(),
+    ):
+        w = init(random.PRNGKey(0), (4, 3), dtype)
+        assert w.dtype == dtype and np.all(np.isfinite(np.asarray(w, np.float32)))

@@ -83,6 +83,22 @@ def _shape(shape) -> tuple[int, ...]:
         raise TypeError(f"initializers take a shape (a tuple of ints), got {shape!r}") from None
 
 
+def _sampler(draw):
+    """``draw(key, shape, dtype, ...)`` of funcgrad.random, for 16-bit floats too: those are drawn
+    in float32 and rounded (funcgrad.random draws float32 and float64 bits only)."""
+
+    def sample(key, shape, dtype, *args):
+        if np.dtype(dtype).itemsize >= 4:
+            return draw(key, shape, dtype, *args)
+        return fnp.asarray(draw(key, shape, np.float32, *args), dtype)
+
+    return sample
+
+
+_uniform, _normal = _sampler(random.uniform), _sampler(random.normal)
+_truncated = _sampler(lambda key, shape, dtype, lo, hi: random.truncated_normal(key, lo, hi, shape, dtype))
+
+
 def _placed(x, out_sharding):
     return x if out_sharding is None else device_put(x, out_sharding)
 
@@ -128,7 +144,7 @@ def uniform(scale=1e-2, dtype=None) -> Initializer:
 
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
-        x = random.uniform(key, _shape(shape), dtype) * fnp.asarray(scale, dtype)
+        x = _uniform(key, _shape(shape), dtype) * fnp.asarray(scale, dtype)
         return _placed(x, out_sharding)
 
     return init
@@ -143,7 +159,7 @@ def normal(stddev=1e-2, dtype=None) -> Initializer:
 
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
-        return _placed(random.normal(key, _shape(shape), dtype) * fnp.asarray(stddev, dtype), out_sharding)
+        return _placed(_normal(key, _shape(shape), dtype) * fnp.asarray(stddev, dtype), out_sharding)
 
     return init
 
@@ -159,7 +175,7 @@ def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0) -> Initiali
 
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
-        x = random.truncated_normal(key, lower, upper, _shape(shape), dtype) * fnp.asarray(stddev, dtype)
+        x = _truncated(key, _shape(shape), dtype, lower, upper) * fnp.asarray(stddev, dtype)
         return _placed(x, out_sharding)
 
     return init
@@ -227,11 +243,11 @@ def variance_scaling(
             )
         if distribution == "truncated_normal":
             stddev = fnp.sqrt(variance) / fnp.asarray(0.87962566103423978, dtype)
-            x = random.truncated_normal(key, -2, 2, shape, dtype) * stddev
+            x = _truncated(key, shape, dtype, -2, 2) * stddev
         elif distribution == "normal":
-            x = random.normal(key, shape, dtype) * fnp.sqrt(variance)
+            x = _normal(key, shape, dtype) * fnp.sqrt(variance)
         else:
-            x = random.uniform(key, shape, dtype, -1) * fnp.sqrt(3 * variance)
+            x = _uniform(key, shape, dtype, -1) * fnp.sqrt(3 * variance)
         return _placed(x, out_sharding)
 
     return init
@@ -284,8 +300,8 @@ def _orthonormal_columns(z):
 def _random_orthogonal(key, n, m, dtype):
     """An ``n x m`` matrix with orthonormal columns (``n >= m``) or rows, Haar distributed: the Q
     factor of a Gaussian matrix (JAX's ``random.orthogonal``)."""
-    z = random.normal(key, (max(n, m), min(n, m)), dtype)
-    q = _orthonormal_columns(z)
+    z = _normal(key, (max(n, m), min(n, m)), np.promote_types(dtype, np.float32))
+    q = fnp.asarray(_orthonormal_columns(z), dtype)
     return q if n >= m else fnp.swapaxes(q, -1, -2)
 
 
