@@ -45,13 +45,16 @@ from funcgrad.numpy._dtypes import *  # noqa: F403
 from funcgrad.numpy.constants import *  # noqa: F403
 from funcgrad.numpy.contractions import *  # noqa: F403
 from funcgrad.numpy.creation import *  # noqa: F403
+from funcgrad.numpy.floatbits import *  # noqa: F403
 from funcgrad.numpy.indexing import *  # noqa: F403
 from funcgrad.numpy.lookup import *  # noqa: F403
 from funcgrad.numpy.manipulation import *  # noqa: F403
 from funcgrad.numpy.misc import *  # noqa: F403
 from funcgrad.numpy.numeric import *  # noqa: F403
 from funcgrad.numpy.padding import *  # noqa: F403
+from funcgrad.numpy.polynomial import *  # noqa: F403
 from funcgrad.numpy.reductions import *  # noqa: F403
+from funcgrad.numpy.setops import *  # noqa: F403
 from funcgrad.numpy.sorting import *  # noqa: F403
 from funcgrad.numpy.transcendental import *  # noqa: F403
 from funcgrad.numpy.ufuncs import *  # noqa: F403
