@@ -45,7 +45,9 @@ from funcgrad.numpy._dtypes import *  # noqa: F403
 from funcgrad.numpy.constants import *  # noqa: F403
 from funcgrad.numpy.contractions import *  # noqa: F403
 from funcgrad.numpy.creation import *  # noqa: F403
+from funcgrad.numpy.editing import *  # noqa: F403
 from funcgrad.numpy.floatbits import *  # noqa: F403
+from funcgrad.numpy.index_tricks import *  # noqa: F403
 from funcgrad.numpy.indexing import *  # noqa: F403
 from funcgrad.numpy.lookup import *  # noqa: F403
 from funcgrad.numpy.manipulation import *  # noqa: F403

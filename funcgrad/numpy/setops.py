@@ -62,9 +62,9 @@ def _sorted_unique(ar, axis, equal_nan):
         return aux, mask, perm
     rows = moveaxis(ar, axis, 0)
     n = rows.shape[0]
-    flat = reshape(rows, (n, -1))
     if n == 0:
         return rows, zeros((0,), bool), zeros((0,), int)
+    flat = reshape(rows, (n, -1))
     # Rows sort lexicographically: lexsort takes its last key as the primary one.
     perm = (
         lexsort([getitem(flat, (slice(None), j)) for j in range(flat.shape[1] - 1, -1, -1)])
@@ -73,7 +73,11 @@ def _sorted_unique(ar, axis, equal_nan):
     )
     aux = take(rows, perm, axis=0)
     aux_flat = reshape(aux, (n, -1))
-    diff = reductions.any(getitem(aux_flat, slice(1, None)) != getitem(aux_flat, slice(None, -1)), axis=1)
+    later, earlier = getitem(aux_flat, slice(1, None)), getitem(aux_flat, slice(None, -1))
+    differs = later != earlier
+    if equal_nan and _dt.is_inexact(aux.dtype):
+        differs = differs & ~(isnan(later) & isnan(earlier))
+    diff = reductions.any(differs, axis=1)
     mask = concatenate([asarray([True]), diff])
     return aux, mask, perm
 
