@@ -72,7 +72,20 @@ _API.update({name: "funcgrad.introspect" for name in ("memory_report", "print_sa
 _API.update(
     {"check_finite": "funcgrad.debug", "debug_nans": "funcgrad.debug", "check_grads": "funcgrad.testing"}
 )
-_API.update({"closure_convert": "funcgrad.custom_derivatives"})
+_API.update(
+    {"closure_convert": "funcgrad.custom_derivatives", "custom_gradient": "funcgrad.custom_derivatives"}
+)
+_API.update({"float0": "funcgrad.dtypes"})
+# Scopes, compile-time evaluation, caches and environment (funcgrad/_utilities.py).
+_API.update(
+    {
+        name: "funcgrad._utilities"
+        for name in (
+            "clear_caches", "ensure_compile_time_eval", "live_arrays", "named_call", "named_scope",
+            "print_environment_info", "typeof",
+        )
+    }
+)  # fmt: skip
 # The configuration object and its context managers (funcgrad/_config.py).
 _API.update(
     {

@@ -15,11 +15,12 @@ are defined and documented; ``closure_convert`` (built on the kernel's staging) 
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad.kernel import core
+from funcgrad.kernel import ad, core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.custom_derivatives import (
@@ -35,6 +36,7 @@ __all__ = [
     "CustomVJPPrimal",
     "SymbolicZero",
     "closure_convert",
+    "custom_gradient",
     "custom_jvp",
     "custom_vjp",
     "custom_vjp_primal_tree_values",
@@ -132,3 +134,73 @@ def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list[Any]]:
     if per_fun is not None and not any(isinstance(c, core.Tracer) for c in consts):
         per_fun[key] = result
     return result
+
+
+def clear_conversion_cache() -> None:
+    """Forget the cached closure conversions (NOTE: [closure conversion cache])."""
+    _CACHE.clear()
+
+
+class _GradientRule:
+    """``custom_gradient``'s residuals: the staged gradient rule (static) and the values it closes
+    over (the pytree's leaves, so an enclosing transformation sees and moves them)."""
+
+    def __init__(self, jaxpr, consts, out_tree):
+        self.jaxpr, self.consts, self.out_tree = jaxpr, list(consts), out_tree
+
+
+tu.register_pytree_node(
+    _GradientRule,
+    lambda r: (r.consts, (r.jaxpr, r.out_tree)),
+    lambda aux, consts: _GradientRule(aux[0], consts, aux[1]),
+)
+
+
+def custom_gradient(fun: Callable) -> Callable:
+    """A function with a hand-written gradient: ``fun(*args)`` returns ``(value, rule)`` where
+    ``rule(cotangent)`` gives the cotangents of the arguments (a tuple, one per argument; a single
+    value for a one-argument function). The rule may close over anything ``fun`` computed. Only
+    reverse mode is defined, as with ``custom_vjp``.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> @custom_gradient
+    ... def f(x):
+    ...     return x ** 2, lambda g: (g * x,)
+    >>> f(3.0).tolist(), funcgrad.grad(f)(3.0).tolist()
+    (9.0, 3.0)
+    """
+    name = getattr(fun, "__name__", "custom_gradient")
+
+    def call(args):
+        out = fun(*args)
+        if not (isinstance(out, tuple | list) and len(out) == 2 and callable(out[1])):
+            raise TypeError(f"custom_gradient: {name} must return a pair (value, gradient rule)")
+        return out
+
+    @functools.wraps(fun)
+    def primal(*args):
+        return call(args)[0]
+
+    def fwd(*args):
+        ans, rule = call(args)
+        ans_leaves, ans_tree = tu.tree_flatten(ans)
+        ct_avals = [ad.tangent_aval(core.get_aval(a)) for a in ans_leaves]
+        out_tree_box = []
+
+        def flat_rule(*ct_leaves):
+            cts = rule(tu.tree_unflatten(ans_tree, list(ct_leaves)))
+            leaves, tree = tu.tree_flatten(cts)
+            out_tree_box.append(tree)
+            return leaves
+
+        closed = trace_to_jaxpr(flat_rule, ct_avals, description=f"custom_gradient rule of {name}")
+        return ans, _GradientRule(closed.jaxpr, closed.consts, out_tree_box[0])
+
+    def bwd(res, ct):
+        out = core.eval_jaxpr(res.jaxpr, res.consts, *tu.tree_leaves(ct))
+        cts = tu.tree_unflatten(res.out_tree, out)
+        return tuple(cts) if isinstance(cts, tuple | list) else (cts,)
+
+    wrapped = custom_vjp(primal)
+    wrapped.defvjp(fwd, bwd)
+    return wrapped

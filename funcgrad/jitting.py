@@ -24,6 +24,7 @@ import functools
 import inspect
 import logging
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -246,6 +247,7 @@ class JittedFunction(Dispatcher):
         self._misses = 0
         self._keys: list = []
         self._warned = False
+        _live.add(self)
 
     # -- staging (the one method the bridge's Dispatcher asks for) -----------------------------
 
@@ -756,3 +758,14 @@ def _sharding_leaves(spec_tree, values, avals, where, what) -> list:
 
 
 _MAX_INSTANCES = 256
+_live: weakref.WeakSet = weakref.WeakSet()  # every JittedFunction alive, for clear_all_caches
+
+
+def clear_all_caches() -> None:
+    """Forget every jitted function's traced and compiled programs, the bridge's compiled
+    programs and the runtime's in-memory executables (funcgrad.clear_caches)."""
+    for fun in list(_live):
+        fun.clear_cache()
+    _instances.clear()
+    xla_bridge.dispatch.clear_cache()
+    xla_bridge.runtime.clear_compile_cache()

@@ -483,6 +483,8 @@ class _SourceInfoConfig:
     override: SourceInfo | None = None
     # How many ``backward_pass`` calls are running (check_finite labels equations "backward").
     backward_depth = 0
+    # The ``named_scope`` names entered, outermost first ("outer/inner"; funcgrad/_utilities.py).
+    name_stack = ""
 
 
 source_info_config = _SourceInfoConfig()
@@ -504,7 +506,7 @@ def user_source_info() -> SourceInfo | None:
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(library) and "<frozen" not in filename:
-            return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
+            return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name, source_info_config.name_stack)
         frame = frame.f_back
     return None
 

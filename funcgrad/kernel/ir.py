@@ -112,14 +112,17 @@ Atom = Var | Literal
 
 
 class SourceInfo(NamedTuple):
-    """Where the user's code created an equation: file, line and function."""
+    """Where the user's code created an equation: file, line and function, and the enclosing
+    ``named_scope`` names (``"outer/inner"``, empty outside any scope)."""
 
     file: str
     line: int
     function: str
+    name_stack: str = ""
 
     def __str__(self):
-        return f"{self.file}:{self.line} ({self.function})"
+        where = f"{self.file}:{self.line} ({self.function})"
+        return f"[{self.name_stack}] {where}" if self.name_stack else where
 
 
 class JaxprEqn(NamedTuple):
@@ -149,6 +152,10 @@ class Jaxpr:
 
     __repr__ = __str__
 
+    def pretty_print(self, *, source_info: bool = False, name_stack: bool = False) -> str:
+        """The text of this jaxpr; see ``pp_jaxpr``."""
+        return pp_jaxpr(self, source_info=source_info, name_stack=name_stack)
+
 
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars. ``str()`` prints like JAX."""
@@ -168,6 +175,10 @@ class ClosedJaxpr:
         return str(self.jaxpr)
 
     __repr__ = __str__
+
+    def pretty_print(self, *, source_info: bool = False, name_stack: bool = False) -> str:
+        """The text of this jaxpr; see ``pp_jaxpr``."""
+        return pp_jaxpr(self.jaxpr, source_info=source_info, name_stack=name_stack)
 
     def _repr_pretty_(self, p, cycle):
         p.text(str(self))
@@ -285,7 +296,7 @@ def _literal_str(val) -> str:
     return str(v.item())
 
 
-def _param_str(value, names, indent: int, source_info: bool) -> str:
+def _param_str(value, names, indent: int, source_info) -> str:
     if isinstance(value, ClosedJaxpr | Jaxpr):
         jaxpr = value.jaxpr if isinstance(value, ClosedJaxpr) else value
         return _pp(jaxpr, names, indent, source_info)
@@ -302,7 +313,7 @@ def _param_str(value, names, indent: int, source_info: bool) -> str:
     return str(value)
 
 
-def _pp_eqn(eqn: JaxprEqn, names, indent: int, source_info: bool) -> str:
+def _pp_eqn(eqn: JaxprEqn, names, indent: int, source_info) -> str:
     lhs = " ".join(_binder(names, v) for v in eqn.outvars) or "_"
     rhs_args = " ".join(_atom(names, a) for a in eqn.invars)
     params = sorted(eqn.params.items())
@@ -321,12 +332,16 @@ def _pp_eqn(eqn: JaxprEqn, names, indent: int, source_info: bool) -> str:
             + "]"
         )
     line = f"{lhs} = {head} {rhs_args}".rstrip()
-    if source_info and eqn.source_info is not None:
-        line += f"  # {eqn.source_info}"
+    # ``source_info`` is (show the line, show the scope); see pp_jaxpr.
+    info = eqn.source_info
+    if info is not None and source_info[0]:
+        line += f"  # {info}" if source_info[1] else f"  # {info._replace(name_stack='')}"
+    elif info is not None and source_info[1] and info.name_stack:
+        line += f"  # [{info.name_stack}]"
     return line
 
 
-def _pp(jaxpr: Jaxpr, names: _Names, indent: int, source_info: bool) -> str:
+def _pp(jaxpr: Jaxpr, names: _Names, indent: int, source_info) -> str:
     consts = " ".join(_binder(names, v) for v in jaxpr.constvars)
     ins = " ".join(_binder(names, v) for v in jaxpr.invars)
     eqns = [_pp_eqn(e, names, indent + 4, source_info) for e in jaxpr.eqns]
@@ -342,14 +357,15 @@ def _pp(jaxpr: Jaxpr, names: _Names, indent: int, source_info: bool) -> str:
     return f"{head}{body}\n{' ' * (indent + 2)}in {outs} }}"
 
 
-def pp_jaxpr(jaxpr: Jaxpr, *, source_info: bool = False) -> str:
-    """The text of ``jaxpr``; with ``source_info=True`` each equation ends in ``# file:line``.
+def pp_jaxpr(jaxpr: Jaxpr, *, source_info: bool = False, name_stack: bool = False) -> str:
+    """The text of ``jaxpr``; with ``source_info=True`` each equation ends in ``# file:line``,
+    with ``name_stack=True`` in the ``named_scope`` names it was staged under (``# [outer/inner]``).
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> print(pp_jaxpr(funcgrad.make_jaxpr(fnp.sin)(1.0).jaxpr))
     { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
     """
-    return _pp(jaxpr, _Names(), 0, source_info)
+    return _pp(jaxpr, _Names(), 0, (source_info, name_stack))
 
 
 # ----------------------------------------------------------------------------------------------

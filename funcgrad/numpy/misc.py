@@ -37,7 +37,7 @@ from funcgrad.numpy.contractions import matmul
 from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
 from funcgrad.numpy.lookup import diagonal
 from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, stack
-from funcgrad.numpy.sorting import cumsum, quantile, searchsorted, sort
+from funcgrad.numpy.sorting import quantile, searchsorted
 from funcgrad.numpy.transcendental import isnan, sqrt
 from funcgrad.numpy.ufuncs import as_bool
 from primitives import complex as cx
@@ -67,7 +67,6 @@ __all__ = [
     "nanquantile",
     "polyval",
     "ravel_multi_index",
-    "unique",
     "unravel_index",
     "vander",
     "vectorize",
@@ -148,64 +147,6 @@ def isin(element, test_elements, assume_unique=False, invert=False):
     )
     found = reductions.any(hits, axis=-1) if flat.shape[0] else constant(False, np.bool_, shape)
     return ew.not_p.bind(found) if invert else found
-
-
-def unique(
-    ar,
-    return_index=False,
-    return_inverse=False,
-    return_counts=False,
-    axis=None,
-    *,
-    equal_nan=True,
-    size=None,
-    fill_value=None,
-):
-    """The sorted unique elements of the flattened ``ar`` (concrete input, or a static ``size=``:
-    the result is cut or padded to ``size``, padding with ``fill_value``, by default the minimum).
-
-    >>> unique(np.array([3, 1, 3, 2])).tolist()
-    [1, 2, 3]
-    >>> unique(np.array([3, 1, 3]), size=3, fill_value=0).tolist()
-    [1, 3, 0]
-    """
-    if axis is not None:
-        raise NotImplementedError("unique: the axis argument is not supported")
-    if return_index or return_inverse or return_counts:
-        if size is not None:
-            raise NotImplementedError("unique: return_index/inverse/counts need a concrete input (no size=)")
-        value = concrete_or_error(ar, "unique with return_index/return_inverse/return_counts")
-        outs = np.unique(
-            value,
-            return_index=return_index,
-            return_inverse=return_inverse,
-            return_counts=return_counts,
-            equal_nan=equal_nan,
-        )
-        return tuple(asarray(o) for o in outs)
-    ar = ravel(asarray(ar))
-    if size is None:
-        value = concrete_or_error(ar, "unique without size=")
-        return asarray(np.unique(value, equal_nan=equal_nan))
-    size = concrete_int(size, "unique's size")
-    s = sort(ar)
-    n = s.shape[0]
-    if n == 0:
-        return constant(0 if fill_value is None else fill_value, ar.dtype, (size,))
-    prev = concatenate([getitem(s, slice(0, 1)), getitem(s, slice(0, n - 1))])
-    is_new = ew.ne_p.bind(s, prev)
-    if _dt.is_inexact(s.dtype) and equal_nan:
-        is_new = ew.and_p.bind(is_new, ew.not_p.bind(ew.and_p.bind(isnan(s), isnan(prev))))
-    first = constant(np.arange(n) == 0, np.bool_)
-    is_new = ew.or_p.bind(is_new, first)
-    # The k-th unique value is the sorted value at the k-th True of is_new: scatter by rank.
-    rank = ew.sub_p.bind(
-        cumsum(ew.convert_element_type(is_new, _dt.default_int)), constant(1, _dt.default_int)
-    )
-    fill = reductions.min(s) if fill_value is None else asarray(fill_value, s.dtype)
-    out = broadcast_to(convert(fill, s.dtype), (size,))
-    target = select(is_new, rank, constant(size, _dt.default_int))
-    return IndexUpdateHelper(out)[target].set(s, mode="drop", unique_indices=False)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):

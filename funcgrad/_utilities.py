@@ -1,0 +1,181 @@
+"""Top-level utilities of JAX's namespace: ``typeof``, ``named_scope``/``named_call``,
+``ensure_compile_time_eval``, ``clear_caches``, ``live_arrays``, ``print_environment_info``.
+
+Layer: surface. Imports the kernel (the current trace, the source-info state equations record
+their scope in) and ``funcgrad.jitting`` (its caches).
+
+>>> import funcgrad, funcgrad.numpy as fnp
+>>> typeof(fnp.ones((2, 3), dtype="float32"))
+ShapedArray(f32[2,3])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import platform as _platform
+import sys
+from collections.abc import Callable
+
+import numpy as np
+
+import funcgrad
+from funcgrad import jitting
+from funcgrad._devices import default_backend, devices
+from funcgrad.custom_derivatives import clear_conversion_cache
+from funcgrad.kernel import core
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.core import source_info_config
+
+__all__ = [
+    "clear_caches",
+    "ensure_compile_time_eval",
+    "live_arrays",
+    "named_call",
+    "named_scope",
+    "print_environment_info",
+    "typeof",
+]
+
+
+def typeof(x) -> core.ShapedArray:
+    """The abstract value (shape, dtype, weak type) of an array, a scalar or a traced value.
+
+    >>> import funcgrad
+    >>> typeof(1.0)
+    ShapedArray(f64[], weak_type=True)
+    >>> funcgrad.jit(lambda x: print(typeof(x)) or x)(np.zeros(3, np.int32)).shape
+    ShapedArray(i32[3])
+    (3,)
+    """
+    return core.get_aval(x)
+
+
+@contextlib.contextmanager
+def named_scope(name: str):
+    """Equations staged inside the block (under ``jit``, ``make_jaxpr``, ``grad``'s staging)
+    record ``name`` in their source information; scopes nest as ``outer/inner``. The scope shows
+    in ``jaxpr.pretty_print(name_stack=True)`` and wherever a staged equation's source line is
+    reported (``check_finite``'s errors, ``memory_report``, ``graph``).
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> def f(x):
+    ...     with named_scope("layer1"):
+    ...         with named_scope("act"):
+    ...             return fnp.tanh(x)
+    >>> print(funcgrad.make_jaxpr(f)(1.0).pretty_print(name_stack=True))
+    { lambda ; a:f64[]. let
+        b:f64[] = tanh a  # [layer1/act]
+      in (b,) }
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"named_scope: the name must be a string, got {type(name).__name__}")
+    outer = source_info_config.name_stack
+    source_info_config.name_stack = f"{outer}/{name}" if outer else name
+    try:
+        yield
+    finally:
+        source_info_config.name_stack = outer
+
+
+def named_call(fun: Callable, *, name: str | None = None) -> Callable:
+    """``fun`` running inside ``named_scope(name)`` (by default its ``__name__``).
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> g = named_call(fnp.exp, name="head")
+    >>> print(funcgrad.make_jaxpr(g)(0.0).pretty_print(name_stack=True))
+    { lambda ; a:f64[]. let
+        b:f64[] = exp a  # [head]
+      in (b,) }
+    """
+    if not callable(fun):
+        raise TypeError(f"named_call expects a callable, got {type(fun).__name__}")
+    scope = name if name is not None else getattr(fun, "__name__", type(fun).__name__)
+
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        with named_scope(scope):
+            return fun(*args, **kwargs)
+
+    return named
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Inside the block, operations on concrete values are computed at once (in Python, at
+    trace time) even under ``jit``: their results are concrete, so they can steer Python control
+    flow or size a shape. A value traced by an enclosing transformation cannot be used inside.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> @funcgrad.jit
+    ... def f(x):
+    ...     with ensure_compile_time_eval():
+    ...         n = int(fnp.sum(fnp.arange(4)))  # concrete: 6
+    ...     return fnp.zeros(n) + x
+    >>> f(1.0).shape
+    (6,)
+    """
+    try:
+        with core.set_current_trace(core.EvalTrace(None)):
+            yield
+    except core.UnexpectedTracerError as e:
+        raise core.UnexpectedTracerError(
+            "Inside ensure_compile_time_eval() operations are computed at once, on concrete "
+            "values; a value traced by an enclosing transformation (jit, grad, vmap...) was used "
+            "there. Compute it outside the block, or from concrete values only. "
+            f"(The tracer: {e})"
+        ) from None
+
+
+def clear_caches() -> None:
+    """Forget every traced and compiled program: each jitted function's cache, the compiled
+    executables and closure conversions. Later calls trace and compile again.
+
+    >>> import funcgrad
+    >>> f = funcgrad.jit(lambda x: x + 1)
+    >>> _ = f(1.0); clear_caches(); f.cache_info().currsize
+    0
+    """
+    jitting.clear_all_caches()
+    clear_conversion_cache()
+
+
+def live_arrays(platform: str | None = None) -> list[Array]:
+    """Every ``Array`` object alive now (funcgrad's arrays all live on the default backend).
+    ``platform`` may name that backend (``"cpu"``) or be None.
+
+    >>> import funcgrad.numpy as fnp
+    >>> x = fnp.arange(3.0)
+    >>> any(a is x for a in live_arrays())
+    True
+    """
+    if platform is not None:
+        known = {d.platform for d in devices()}
+        if platform not in known:
+            raise ValueError(f"live_arrays: no backend {platform!r}; the backends are {sorted(known)}")
+    return [o for o in gc.get_objects() if type(o) is Array]
+
+
+def print_environment_info(return_string: bool = False) -> str | None:
+    """Versions (funcgrad, jaxlib, NumPy, Python), devices and platform, for bug reports.
+
+    >>> "jaxlib" in print_environment_info(return_string=True)
+    True
+    """
+    import jaxlib  # not a funcgrad module: loaded only when printing
+
+    devs = devices()
+    text = (
+        f"funcgrad: {funcgrad.__version__}\n"
+        f"jaxlib:   {jaxlib.__version__}\n"
+        f"numpy:    {np.__version__}\n"
+        f"python:   {sys.version}\n"
+        f"device info: {default_backend()}-{len(devs)}, {len(devs)} local devices\n"
+        f"devices:  {devs}\n"
+        f"platform: {_platform.uname()}\n"
+    )
+    if return_string:
+        return text
+    print(text)
+    return None

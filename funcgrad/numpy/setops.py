@@ -1,0 +1,303 @@
+"""funcgrad.numpy set routines: ``unique`` (all of NumPy's and JAX's options: ``axis``,
+``return_index/inverse/counts``, ``equal_nan``, a static ``size=`` with ``fill_value``), the Array
+API's ``unique_all``/``unique_counts``/``unique_inverse``/``unique_values``, and ``intersect1d``,
+``setdiff1d``, ``setxor1d``, ``union1d``.
+
+Layer: surface. Imports the other funcgrad.numpy modules.
+
+Everything is one sort plus masks (``_sorted_unique``), as in JAX: the number of unique elements is
+data-dependent, so it needs a concrete input, or a static ``size=`` under ``jit``/``vmap`` (the
+result is cut or padded to ``size``; padded values are ``fill_value``, by default the smallest
+unique value, padded indices 0-based positions of it, padded counts 0).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.numpy import reductions
+from funcgrad.numpy._core import (
+    asarray,
+    concrete_int,
+    concrete_or_error,
+    normalize_axis,
+    promote_args,
+)
+from funcgrad.numpy.creation import arange, zeros
+from funcgrad.numpy.indexing import getitem
+from funcgrad.numpy.lookup import nonzero, take, where
+from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape
+from funcgrad.numpy.misc import isin
+from funcgrad.numpy.sorting import argsort, cumsum, lexsort, searchsorted
+from funcgrad.numpy.transcendental import isnan
+
+__all__ = [
+    "intersect1d",
+    "setdiff1d",
+    "setxor1d",
+    "union1d",
+    "unique",
+    "unique_all",
+    "unique_counts",
+    "unique_inverse",
+    "unique_values",
+]
+
+
+def _sorted_unique(ar, axis, equal_nan):
+    """``(aux, mask, perm)``: ``ar`` sorted along ``axis`` (rows lexicographically for an axis),
+    the mask of first occurrences in ``aux``, and the sorting permutation."""
+    if axis is None:
+        aux_in = ravel(ar)
+        perm = argsort(aux_in, stable=True)
+        aux = take(aux_in, perm)
+        if aux.shape[0] == 0:
+            return aux, zeros((0,), bool), perm
+        diff = getitem(aux, slice(1, None)) != getitem(aux, slice(None, -1))
+        if equal_nan and _dt.is_inexact(aux.dtype):
+            both_nan = isnan(getitem(aux, slice(1, None))) & isnan(getitem(aux, slice(None, -1)))
+            diff = diff & ~both_nan
+        mask = concatenate([asarray([True]), diff])
+        return aux, mask, perm
+    rows = moveaxis(ar, axis, 0)
+    n = rows.shape[0]
+    if n == 0:
+        return rows, zeros((0,), bool), zeros((0,), int)
+    flat = reshape(rows, (n, -1))
+    # Rows sort lexicographically: lexsort takes its last key as the primary one.
+    perm = (
+        lexsort([getitem(flat, (slice(None), j)) for j in range(flat.shape[1] - 1, -1, -1)])
+        if flat.shape[1]
+        else arange(n)
+    )
+    aux = take(rows, perm, axis=0)
+    aux_flat = reshape(aux, (n, -1))
+    later, earlier = getitem(aux_flat, slice(1, None)), getitem(aux_flat, slice(None, -1))
+    differs = later != earlier
+    if equal_nan and _dt.is_inexact(aux.dtype):
+        differs = differs & ~(isnan(later) & isnan(earlier))
+    diff = reductions.any(differs, axis=1)
+    mask = concatenate([asarray([True]), diff])
+    return aux, mask, perm
+
+
+def _unique(ar, axis, return_index, return_inverse, return_counts, equal_nan, size, fill_value):
+    ar = asarray(ar)
+    if axis is not None:
+        axis = normalize_axis(axis, ar.ndim)
+    aux, mask, perm = _sorted_unique(ar, axis, equal_nan)
+    if size is None:
+        n_unique = (
+            int(concrete_or_error(reductions.sum(mask), "unique without size=").item())
+            if mask.shape[0]
+            else 0
+        )
+        size = n_unique
+        padded = False
+    else:
+        size = concrete_int(size, "unique: size")
+        padded = True
+    ind = nonzero(mask, size=size, fill_value=0)[0] if mask.shape[0] else zeros((size,), int)
+    result = (
+        take(aux, ind, axis=0 if axis is not None else None)
+        if mask.shape[0]
+        else zeros((size, *aux.shape[1:]), aux.dtype)
+    )
+    if axis is not None:
+        result = moveaxis(result, 0, axis)
+    if padded:
+        valid = arange(size) < reductions.sum(mask)
+        if fill_value is None:
+            fill = getitem(aux, 0) if aux.shape[0] else asarray(0, aux.dtype)
+        else:
+            fill = asarray(fill_value, aux.dtype)
+        if axis is None:
+            result = where(valid, result, fill)
+        else:
+            shape = [1] * result.ndim
+            shape[axis] = size
+            result = where(reshape(valid, tuple(shape)), result, fill)
+    outs = [result]
+    if return_index:
+        outs.append(take(perm, ind) if mask.shape[0] else zeros((size,), int))
+    if return_inverse:
+        imask = cumsum(mask.astype(int)) - 1 if mask.shape[0] else zeros((0,), int)
+        inverse = zeros(mask.shape, int).at[perm].set(imask)
+        if axis is None:
+            inverse = reshape(inverse, ar.shape)
+        outs.append(inverse)
+    if return_counts:
+        if mask.shape[0]:
+            idx = concatenate(
+                [nonzero(mask, size=size, fill_value=mask.shape[0])[0], asarray([mask.shape[0]])]
+            )
+            counts = getitem(idx, slice(1, None)) - getitem(idx, slice(None, -1))
+        else:
+            counts = zeros((size,), int)
+        outs.append(counts)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
+           size=None, fill_value=None):  # fmt: skip
+    """The sorted unique elements of ``ar`` (flattened, or the unique slices along ``axis``), and
+    optionally the first index of each, the inverse (to rebuild ``ar``) and the counts.
+
+    Needs a concrete ``ar``, or a static ``size=`` (the result is cut or padded to ``size`` with
+    ``fill_value``, by default the smallest element) under ``jit``/``vmap``.
+
+    >>> unique([3, 1, 3, 2]).tolist()
+    [1, 2, 3]
+    >>> [x.tolist() for x in unique([3, 1, 3], return_counts=True, size=3, fill_value=0)]
+    [[1, 3, 0], [1, 2, 0]]
+    >>> unique([[1, 2], [0, 5], [1, 2]], axis=0).tolist()
+    [[0, 5], [1, 2]]
+    """
+    return _unique(ar, axis, return_index, return_inverse, return_counts, equal_nan, size, fill_value)
+
+
+class UniqueAllResult(NamedTuple):
+    values: object
+    indices: object
+    inverse_indices: object
+    counts: object
+
+
+class UniqueCountsResult(NamedTuple):
+    values: object
+    counts: object
+
+
+class UniqueInverseResult(NamedTuple):
+    values: object
+    inverse_indices: object
+
+
+def unique_all(x, /, *, size=None, fill_value=None):
+    """The Array API's ``unique_all``: values, first indices, inverse indices (of ``x``'s shape)
+    and counts; NaNs are distinct values.
+
+    >>> r = unique_all([2, 1, 2])
+    >>> r.values.tolist(), r.indices.tolist(), r.inverse_indices.tolist(), r.counts.tolist()
+    ([1, 2], [1, 0], [1, 0, 1], [1, 2])
+    """
+    return UniqueAllResult(*_unique(x, None, True, True, True, False, size, fill_value))
+
+
+def unique_counts(x, /, *, size=None, fill_value=None):
+    """The Array API's ``unique_counts``: values and counts (NaNs distinct).
+
+    >>> r = unique_counts([2, 1, 2])
+    >>> r.values.tolist(), r.counts.tolist()
+    ([1, 2], [1, 2])
+    """
+    return UniqueCountsResult(*_unique(x, None, False, False, True, False, size, fill_value))
+
+
+def unique_inverse(x, /, *, size=None, fill_value=None):
+    """The Array API's ``unique_inverse``: values and inverse indices of ``x``'s shape.
+
+    >>> r = unique_inverse([2, 1, 2])
+    >>> r.values.tolist(), r.inverse_indices.tolist()
+    ([1, 2], [1, 0, 1])
+    """
+    return UniqueInverseResult(*_unique(x, None, False, True, False, False, size, fill_value))
+
+
+def unique_values(x, /, *, size=None, fill_value=None):
+    """The Array API's ``unique_values``: the sorted unique values (NaNs distinct).
+
+    >>> unique_values([2, 1, 2]).tolist()
+    [1, 2]
+    """
+    return _unique(x, None, False, False, False, False, size, fill_value)
+
+
+def _compact(values, keep, size, fill_value, what):
+    """The entries of ``values`` where ``keep``, in order, cut or padded to ``size``."""
+    if size is None:
+        size = int(concrete_or_error(reductions.sum(keep), f"{what} without size=").item())
+    else:
+        size = concrete_int(size, f"{what}: size")
+    if values.shape[0] == 0:
+        fill = 0 if fill_value is None else fill_value
+        return zeros((size,), values.dtype) + asarray(fill, values.dtype)
+    idx = nonzero(keep, size=size, fill_value=0)[0]
+    out = take(values, idx)
+    valid = arange(size) < reductions.sum(keep)
+    fill = reductions.min(where(keep, values, getitem(values, -1))) if fill_value is None else fill_value
+    return where(valid, out, asarray(fill, values.dtype))
+
+
+def _unique_with_valid(ar):
+    """Sorted unique values of a flattened ``ar`` (duplicates kept but masked) and the mask."""
+    aux, mask, _ = _sorted_unique(ravel(asarray(ar)), None, True)
+    return aux, mask
+
+
+def union1d(ar1, ar2, *, size=None, fill_value=None):
+    """The sorted unique values in either array.
+
+    >>> union1d([3, 1], [2, 1]).tolist()
+    [1, 2, 3]
+    """
+    ar1, ar2 = promote_args(asarray(ar1), asarray(ar2))
+    return unique(concatenate([ravel(ar1), ravel(ar2)]), size=size, fill_value=fill_value)
+
+
+def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """The sorted unique values of ``ar1`` that are not in ``ar2``.
+
+    >>> setdiff1d([4, 1, 3, 1], [3, 5]).tolist()
+    [1, 4]
+    """
+    ar1, ar2 = promote_args(asarray(ar1), asarray(ar2))
+    aux, mask = _unique_with_valid(ar1)
+    keep = mask & isin(aux, ar2, invert=True)
+    return _compact(aux, keep, size, fill_value, "setdiff1d")
+
+
+def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """The sorted values that are in exactly one of the arrays.
+
+    >>> setxor1d([1, 2, 3], [2, 3, 4]).tolist()
+    [1, 4]
+    """
+    ar1, ar2 = promote_args(asarray(ar1), asarray(ar2))
+    aux1, mask1 = _unique_with_valid(ar1)
+    aux2, mask2 = _unique_with_valid(ar2)
+    keep = concatenate([mask1 & isin(aux1, ar2, invert=True), mask2 & isin(aux2, ar1, invert=True)])
+    values = concatenate([aux1, aux2])
+    order = argsort(values, stable=True)
+    return _compact(take(values, order), take(keep, order), size, fill_value, "setxor1d")
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None, fill_value=None):
+    """The sorted unique values in both arrays; with ``return_indices``, also the index of each
+    value's first occurrence in the flattened ``ar1`` and ``ar2``.
+
+    >>> intersect1d([1, 3, 4, 3], [3, 1, 2, 1]).tolist()
+    [1, 3]
+    """
+    ar1, ar2 = promote_args(asarray(ar1), asarray(ar2))
+    aux, mask = _unique_with_valid(ar1)
+    keep = mask & isin(aux, ar2)
+    values = _compact(aux, keep, size, fill_value, "intersect1d")
+    if not return_indices:
+        return values
+    flat1, flat2 = ravel(ar1), ravel(ar2)
+    n_out = values.shape[0]
+    valid = arange(n_out) < reductions.sum(keep)
+    idx1 = _first_index(flat1, values)
+    idx2 = _first_index(flat2, values)
+    return values, where(valid, idx1, 0), where(valid, idx2, 0)
+
+
+def _first_index(flat, values):
+    """The index of the first occurrence of each of ``values`` in ``flat`` (stable sort + search)."""
+    if flat.shape[0] == 0:
+        return zeros(values.shape, int)
+    order = argsort(flat, stable=True)
+    pos = searchsorted(take(flat, order), values)
+    return take(order, where(pos >= flat.shape[0], flat.shape[0] - 1, pos))
