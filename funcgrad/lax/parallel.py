@@ -292,7 +292,12 @@ def pvary(x, axis_name):
 
 def pcast(x, axis_name, *, to):
     """JAX's cast between invariant and varying values (``to="varying"`` is ``pvary``): the
-    identity here, where values carry no such type (the names must be bound)."""
+    identity here, where values carry no such type (the names must be bound).
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: pcast(x, "i", to="varying"), axis_name="i")(np.ones(2)).tolist()
+    [1.0, 1.0]
+    """
     if to not in ("varying", "invariant", "unreduced", "reduced"):
         raise ValueError(f"pcast: to must be 'varying' or 'invariant', got {to!r}")
     batching.axis_size(_names(axis_name, "pcast"), "pcast")
