@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def median_time(fn, *, warmup: int = 3, repeats: int = 30, inner: int = 1) -> float:
@@ -40,3 +46,27 @@ def fmt(seconds: float) -> str:
     if seconds < 1:
         return f"{seconds * 1e3:.2f} ms"
     return f"{seconds:.2f} s"
+
+
+def run_worker(
+    script: str, lib: str, case: str, repeats: int, env: dict | None = None
+) -> tuple[float, float]:
+    """Run ``script --worker LIB CASE REPEATS`` in a fresh process (one library per process; no
+    persistent compilation cache; ``env`` adds variables) and return the seconds it printed as
+    JSON (``{"seconds": ...}``) and the wall time of the process."""
+    full = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_COMPILATION_CACHE_DIR"}
+    full["PYTHONPATH"] = ROOT + os.pathsep + full.get("PYTHONPATH", "")
+    full.update(env or {})
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, script, "--worker", lib, case, str(repeats)],
+        capture_output=True,
+        text=True,
+        env=full,
+        cwd=ROOT,
+        timeout=600,
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{lib}/{case} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"], wall

@@ -29,11 +29,11 @@ import importlib.util  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import _timing  # noqa: E402
 from _timing import fmt, median_time  # noqa: E402
 
 # ----------------------------------------------------------------------------------------------
@@ -176,21 +176,7 @@ def worker_main(lib, case, repeats):
 
 
 def run_worker(lib, case, repeats):
-    env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_COMPILATION_CACHE_DIR"}
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, __file__, "--worker", lib, case, str(repeats)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=600,
-    )
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"{lib}/{case} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"], wall
+    return _timing.run_worker(__file__, lib, case, repeats)
 
 
 def main():

@@ -34,7 +34,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
-from funcgrad.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh
+from funcgrad.sharding import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
 from xla_bridge.dispatch import Compiled, Dispatcher, Staged, compiled, needs_spmd, run, spmd
 from xla_bridge.lowering import lower_jaxpr
 
@@ -659,27 +659,11 @@ def _check_sharding_tree(tree, what) -> None:
 
 def _sharding_leaves(spec_tree, values, avals, where, what) -> list:
     """One bridge sharding (or None) per leaf of ``values``, from the prefix tree ``spec_tree``."""
-    try:
-        leaves = tu.broadcast_prefix(spec_tree, values, is_leaf=_is_sharding_leaf)
-    except ValueError:
-        raise ValueError(
-            f"{where}: {what} must be one sharding or a pytree prefix of the "
-            f"{'arguments' if what == 'in_shardings' else 'outputs'} ({tu.tree_structure(values)}), "
-            f"got {spec_tree!r}"
-        ) from None
     out = []
-    for s, aval in zip(leaves, avals):
+    for s, aval in zip(sharding_leaves(spec_tree, values, where, what), avals):
         if s is None:
             out.append(None)
             continue
-        if isinstance(s, PartitionSpec):
-            mesh = get_mesh()
-            if mesh is None:
-                raise ValueError(
-                    f"{where}: {what} has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) "
-                    "or call inside `with mesh:`"
-                )
-            s = NamedSharding(mesh, s)
         if isinstance(s, SingleDeviceSharding):
             raise ValueError(
                 f"{where}: {what} has {s!r}; to run on one device use jit(..., device=...), not a sharding"

@@ -119,12 +119,7 @@ class SpmdCompiled:
         self.in_shardings = tuple(in_shardings)
         self.out_weak = tuple(a.weak_type for a in closed.out_avals)
         self.text = text
-        call = executable.call
-        if const_buffers:
-            consts = list(const_buffers)
-            self.call = lambda bufs: call(consts + bufs)
-        else:
-            self.call = call
+        self.call = dispatch.prepend_constants(executable.call, const_buffers)
 
     def as_text(self) -> str:
         return self.text
