@@ -30,7 +30,7 @@ import numpy as np
 
 import xla_bridge
 from funcgrad._api_util import flatten_outputs
-from funcgrad.kernel import core
+from funcgrad.kernel import batching, core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
@@ -296,7 +296,8 @@ class JittedFunction(Dispatcher):
                     f"jit({self._name}): argument {names[i]} is a {type(leaf).__name__}, not an "
                     "array. Mark it static (static_argnums/static_argnames) or pass an array."
                 )
-        key = (in_tree, tuple(_aval_key(x) for x in flat), static_key, static_kw)
+        # The named axes in scope type the collectives inside (NOTE: [named axes]).
+        key = (in_tree, tuple(_aval_key(x) for x in flat), static_key, static_kw, batching.axis_env())
         entry = self._cache.get(key)
         if entry is None:
             self._misses += 1
@@ -533,6 +534,8 @@ def _explain(old, new, names) -> str:
         if a[1] != b[1]:
             return f"argument {name} changed dtype from {_dt_name(a[1])} to {_dt_name(b[1])}"
         return f"argument {name} changed weak type from {a[2]} to {b[2]} (a Python scalar vs an array)"
+    if len(old) > 4 and old[4] != new[4]:
+        return f"the named axes in scope changed from {old[4]} to {new[4]}"
     return "an unknown change"
 
 
