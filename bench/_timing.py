@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def median_time(fn, *, warmup: int = 3, repeats: int = 30, inner: int = 1) -> float:
     """Median seconds per call of ``fn`` (``inner`` calls per timed sample)."""

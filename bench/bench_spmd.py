@@ -22,11 +22,11 @@ import importlib.util
 import json
 import os
 import statistics
-import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import _timing  # noqa: E402
 from _timing import fmt, median_time  # noqa: E402
 
 N_DEVICES = 8
@@ -131,20 +131,8 @@ TITLES = {
 
 
 def run_worker(lib, case, repeats):
-    env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_COMPILATION_CACHE_DIR"}
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={N_DEVICES}"
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run(
-        [sys.executable, __file__, "--worker", lib, case, str(repeats)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=600,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"{lib}/{case} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+    env = {"XLA_FLAGS": f"--xla_force_host_platform_device_count={N_DEVICES}"}
+    return _timing.run_script(__file__, ["--worker", lib, case, repeats], ROOT, env)[0]["seconds"]
 
 
 def main():

@@ -30,7 +30,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.lax.parallel import with_sharding_constraint
-from funcgrad.sharding import NamedSharding, Sharding, SingleDeviceSharding, from_bridge
+from funcgrad.sharding import NamedSharding, Sharding, SingleDeviceSharding, from_bridge, sharding_leaves
 
 __all__ = [
     "Shard",
@@ -205,14 +205,8 @@ def _put_leaf(v, s: Sharding, path: str):
 def device_put_sharded(x, shardings):
     """``device_put(x, sharding)``: every leaf of ``x`` laid out as its sharding (``shardings``: one
     sharding, or a pytree prefix of ``x``)."""
-    is_leaf = lambda s: s is None or isinstance(s, Sharding)  # noqa: E731
     leaves, tree = tu.tree_flatten(x)
-    try:
-        specs = tu.broadcast_prefix(shardings, x, is_leaf=is_leaf)
-    except ValueError:
-        raise ValueError(
-            f"device_put: the shardings must be one Sharding or a pytree prefix of x ({tu.tree_structure(x)})"
-        ) from None
+    specs = sharding_leaves(shardings, x, "device_put")
     paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(x)]
     out = []
     for v, s, path in zip(leaves, specs, paths):

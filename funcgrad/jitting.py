@@ -32,12 +32,12 @@ import numpy as np
 
 import xla_bridge
 from funcgrad._api_util import explain_concretization, flatten_outputs
-from funcgrad.kernel import core
+from funcgrad.kernel import batching, core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
-from funcgrad.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh
+from funcgrad.sharding import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
 from xla_bridge.dispatch import Compiled, Dispatcher, Staged, compiled, needs_spmd, run, spmd
 from xla_bridge.lowering import lower_jaxpr
 
@@ -358,7 +358,8 @@ class JittedFunction(Dispatcher):
                     f"jit({self._name}): argument {names[i]} is a {type(leaf).__name__}, not an "
                     "array. Mark it static (static_argnums/static_argnames) or pass an array."
                 )
-        key = (in_tree, tuple(_aval_key(x) for x in flat), static_key, static_kw)
+        # The named axes in scope type the collectives inside (NOTE: [named axes]).
+        key = (in_tree, tuple(_aval_key(x) for x in flat), static_key, static_kw, batching.axis_env())
         entry = self._cache.get(key)
         if entry is None:
             self._misses += 1
@@ -598,6 +599,8 @@ def _explain(old, new, names) -> str:
         if a[1] != b[1]:
             return f"argument {name} changed dtype from {_dt_name(a[1])} to {_dt_name(b[1])}"
         return f"argument {name} changed weak type from {a[2]} to {b[2]} (a Python scalar vs an array)"
+    if len(old) > 4 and old[4] != new[4]:
+        return f"the named axes in scope changed from {old[4]} to {new[4]}"
     return "an unknown change"
 
 
@@ -724,27 +727,11 @@ def _check_sharding_tree(tree, what) -> None:
 
 def _sharding_leaves(spec_tree, values, avals, where, what) -> list:
     """One bridge sharding (or None) per leaf of ``values``, from the prefix tree ``spec_tree``."""
-    try:
-        leaves = tu.broadcast_prefix(spec_tree, values, is_leaf=_is_sharding_leaf)
-    except ValueError:
-        raise ValueError(
-            f"{where}: {what} must be one sharding or a pytree prefix of the "
-            f"{'arguments' if what == 'in_shardings' else 'outputs'} ({tu.tree_structure(values)}), "
-            f"got {spec_tree!r}"
-        ) from None
     out = []
-    for s, aval in zip(leaves, avals):
+    for s, aval in zip(sharding_leaves(spec_tree, values, where, what), avals):
         if s is None:
             out.append(None)
             continue
-        if isinstance(s, PartitionSpec):
-            mesh = get_mesh()
-            if mesh is None:
-                raise ValueError(
-                    f"{where}: {what} has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) "
-                    "or call inside `with mesh:`"
-                )
-            s = NamedSharding(mesh, s)
         if isinstance(s, SingleDeviceSharding):
             raise ValueError(
                 f"{where}: {what} has {s!r}; to run on one device use jit(..., device=...), not a sharding"

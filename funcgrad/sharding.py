@@ -36,6 +36,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import xla_bridge
+from funcgrad.kernel import tree_util as tu
 
 
 def _sh():
@@ -510,6 +511,37 @@ class _CompiledSharding(Sharding):
 
     def __repr__(self):
         return f"GSPMDSharding({self._b._fg_hlo}, devices={list(self._b._fg_devs)})"
+
+
+def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> list:
+    """One ``Sharding`` or ``None`` per leaf of ``tree``, from ``shardings`` (one sharding, or a
+    pytree prefix of ``tree``); a bare ``PartitionSpec`` is a ``NamedSharding`` over the mesh in
+    scope (``with mesh:``). Errors name ``where`` and ``what``."""
+    is_leaf = lambda s: s is None or isinstance(s, Sharding | PartitionSpec)  # noqa: E731
+    try:
+        leaves = tu.broadcast_prefix(shardings, tree, is_leaf=is_leaf)
+    except ValueError:
+        raise ValueError(
+            f"{where}: {what} must be one sharding or a pytree prefix of {tu.tree_structure(tree)}, got "
+            f"{shardings!r}"
+        ) from None
+    out = []
+    for s in leaves:
+        if isinstance(s, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None:
+                raise ValueError(
+                    f"{where}: {what} has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) "
+                    "or call inside `with mesh:`"
+                )
+            s = NamedSharding(mesh, s)
+        elif s is not None and not isinstance(s, Sharding):
+            raise TypeError(
+                f"{where}: {what} leaves must be Shardings (NamedSharding(mesh, P(...))), PartitionSpecs or "
+                f"None, got {s!r}"
+            )
+        out.append(s)
+    return out
 
 
 def from_bridge(bridge, ndim: int) -> Sharding:

@@ -19,7 +19,7 @@ def test_the_spmd_suite_on_8_cpu_devices():
         "PYTHONPATH": ROOT,
     }
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:randomly", "-q", "tests/spmd"],
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "tests/spmd"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -192,15 +192,19 @@ class Compiled:
         self.donate_argnums = lowered.donate_argnums
         self.text = lowered.text
         self.device = device
-        exe_call = executable.call
-        if const_buffers:
-            consts = list(const_buffers)
-            self.call = lambda bufs: exe_call(consts + bufs)
-        else:
-            self.call = exe_call
+        self.call = prepend_constants(executable.call, const_buffers)
 
     def as_text(self) -> str:
         return self.text
+
+
+def prepend_constants(call, const_buffers):
+    """``call(buffers)`` with the hoisted constants' buffers passed first (they are the program's
+    leading parameters)."""
+    if not const_buffers:
+        return call
+    consts = list(const_buffers)
+    return lambda bufs: call(consts + bufs)
 
 
 _cache: dict = {}

@@ -332,6 +332,10 @@ def put(value, s: MeshSharding, *, weak_type: bool = False):
     dt = a.dtype
     if dt.byteorder == ">":
         a = a.astype(dt.newbyteorder("="))
+    if not a.flags.owndata and a.ndim:
+        # A view of another buffer (a device buffer read back zero-copy, say): jaxlib's sharded put
+        # fails on blocks viewing such memory ("bad_function_call"), so the blocks come from a copy.
+        a = np.array(a)
     me = process_index()
     devs, blocks, seen = [], [], set()
     for d, ix in zip(s._fg_devs, indices(s, a.shape)):
@@ -340,7 +344,10 @@ def put(value, s: MeshSharding, *, weak_type: bool = False):
             # A repeated (replicated) block is a copy: jaxlib's put fails ("bad_function_call") on
             # several partially-replicated blocks sharing one host buffer.
             key = _key(ix)
-            blocks.append(np.array(a[ix], copy=True) if key in seen else np.ascontiguousarray(a[ix]))
+            block = np.asarray(a[ix])  # (ascontiguousarray would make a 0-d block 1-d)
+            if key in seen or not block.flags.c_contiguous:
+                block = np.array(block, copy=True, order="C")
+            blocks.append(block)
             seen.add(key)
     return put_blocks(blocks, devs, a.shape, a.dtype, s, weak_type=weak_type)
 

@@ -27,8 +27,9 @@ import numpy as np
 
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.ir import Var
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from primitives.sharding import meshes_in
+from primitives.sharding import meshes_in, shard_map_p
 from xla_bridge import dispatch, sharded
 from xla_bridge.lowering import lower_jaxpr, xla_dtype
 from xla_bridge.meshes import SpmdLowering
@@ -87,14 +88,30 @@ def plan(closed, args, in_shardings=None, out_shardings=None):
                 f"with values on the devices {sorted(d.id for d in devices)}"
             )
     resolved = []
-    for s, x in zip(in_shardings, args):
+    fed = _shard_map_operands(closed) if inner else {}
+    for i, (s, x) in enumerate(zip(in_shardings, args)):
         if s is None:
             if _sharded_arg(x) and set(x._buffer._sharding._fg_devs) == devset:
                 s = x._buffer._sharding
+            elif i in fed and set(fed[i][0]._flat) == devset:
+                s = sharded.named_sharding(*fed[i])  # put as the shard_map splits it
             else:
                 s = sharded.replicated(devices, mesh)
         resolved.append(s)
     return tuple(devices), mesh, resolved
+
+
+def _shard_map_operands(closed) -> dict:
+    """``{input index: (mesh, spec)}`` for the inputs a top-level shard_map takes as they are."""
+    position = {v: i for i, v in enumerate(closed.jaxpr.invars)}
+    fed: dict = {}
+    for eqn in closed.jaxpr.eqns:
+        if eqn.primitive is shard_map_p:
+            for a, spec in zip(eqn.invars, eqn.params["in_specs"]):
+                i = position.get(a) if type(a) is Var else None
+                if i is not None and i not in fed:
+                    fed[i] = (eqn.params["mesh"], spec)
+    return fed
 
 
 class SpmdCompiled:
@@ -119,12 +136,7 @@ class SpmdCompiled:
         self.in_shardings = tuple(in_shardings)
         self.out_weak = tuple(a.weak_type for a in closed.out_avals)
         self.text = text
-        call = executable.call
-        if const_buffers:
-            consts = list(const_buffers)
-            self.call = lambda bufs: call(consts + bufs)
-        else:
-            self.call = call
+        self.call = dispatch.prepend_constants(executable.call, const_buffers)
 
     def as_text(self) -> str:
         return self.text

@@ -30,7 +30,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.numpy._core import asarray
-from funcgrad.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh
+from funcgrad.sharding import NamedSharding, SingleDeviceSharding, sharding_leaves
 from primitives import collectives as co
 from primitives import elementwise as ew
 from primitives import sharding as shp
@@ -292,7 +292,12 @@ def pvary(x, axis_name):
 
 def pcast(x, axis_name, *, to):
     """JAX's cast between invariant and varying values (``to="varying"`` is ``pvary``): the
-    identity here, where values carry no such type (the names must be bound)."""
+    identity here, where values carry no such type (the names must be bound).
+
+    >>> import funcgrad, numpy as np
+    >>> funcgrad.vmap(lambda x: pcast(x, "i", to="varying"), axis_name="i")(np.ones(2)).tolist()
+    [1.0, 1.0]
+    """
     if to not in ("varying", "invariant", "unreduced", "reduced"):
         raise ValueError(f"pcast: to must be 'varying' or 'invariant', got {to!r}")
     batching.axis_size(_names(axis_name, "pcast"), "pcast")
@@ -331,29 +336,12 @@ def with_sharding_constraint(x, shardings):
     >>> funcgrad.jit(lambda a: with_sharding_constraint(a * 2, s))(np.ones(2)).sharding == s
     True
     """
-    is_leaf = lambda v: v is None or isinstance(v, Sharding | PartitionSpec)  # noqa: E731
     leaves, tree = tu.tree_flatten(x)
-    try:
-        specs = tu.broadcast_prefix(shardings, x, is_leaf=is_leaf)
-    except ValueError:
-        raise ValueError(
-            "with_sharding_constraint: shardings must be one sharding or a pytree prefix of x "
-            f"({tu.tree_structure(x)})"
-        ) from None
     out = []
-    for v, s in zip(leaves, specs):
+    for v, s in zip(leaves, sharding_leaves(shardings, x, "with_sharding_constraint")):
         if s is None:
             out.append(v)
             continue
-        if isinstance(s, PartitionSpec):
-            mesh = get_mesh()
-            if mesh is None:
-                raise ValueError(
-                    f"with_sharding_constraint: the bare {s!r} needs a mesh: pass NamedSharding(mesh, {s!r}) "
-                    "or "
-                    "call inside `with mesh:`"
-                )
-            s = NamedSharding(mesh, s)
         if isinstance(s, SingleDeviceSharding):
             out.append(v)
             continue

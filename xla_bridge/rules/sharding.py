@@ -10,7 +10,8 @@ jaxpr holding a mesh with an ``SpmdLowering`` (xla_bridge/spmd.py).
 The manual computation's body is emitted like a control-flow region (``FunctionBuilder.region``:
 fresh names, its own constants): it receives each device's block and returns each device's
 output block; the in/out shardings say how blocks make the global values (shared/notes/
-jaxlib-spmd-facts.md C3, C5).
+jaxlib-spmd-facts.md C3, C5). In a program lowered for one device a sharding constraint is the
+identity.
 """
 
 from __future__ import annotations
@@ -67,9 +68,7 @@ def _sharding_constraint(ctx, x, *, mesh, spec):
     fb = ctx.fb
     spmd = fb.module.spmd
     if spmd is None:
-        raise LoweringError(
-            "with_sharding_constraint: the program must be lowered for its mesh's devices (an SpmdLowering)"
-        )
+        return x  # a program on one device: there is nothing to lay out
     if spmd.manual:
         raise LoweringError(
             "with_sharding_constraint inside a shard_map body: the body's values are per-device blocks"
