@@ -162,8 +162,22 @@ def _committed(x) -> bool:
     return x._buffer is not None
 
 
+def _addressable_data(x, index: int) -> Array:
+    _array_only(".addressable_data()")(x)
+    return _addressable_shards(x)[index].data
+
+
+def _copy_to_host_async(x) -> None:
+    """Start reading ``x`` back (funcgrad reads synchronously when the host needs the value)."""
+    _array_only(".copy_to_host_async()")(x)
+
+
 kernel.register(
-    array_methods={"devices": _devices},
+    array_methods={
+        "devices": _devices,
+        "addressable_data": _addressable_data,
+        "copy_to_host_async": _copy_to_host_async,
+    },
     array_properties={
         "sharding": _sharding,
         "device": _device,

@@ -49,6 +49,7 @@ def test_device_put_reads_back_every_shard(spec):
     replicas = len(shards) // len({tuple((i.start, i.stop) for i in sh.index) for sh in shards})
     assert sorted(sh.replica_id for sh in shards) == sorted(list(range(replicas)) * (8 // replicas))
     assert y.is_fully_replicated == (spec == P()) and y.is_fully_addressable
+    np.testing.assert_array_equal(y.addressable_data(3), x[shards[3].index])
 
 
 def test_shard_shapes_and_indices_like_jax():
