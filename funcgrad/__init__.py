@@ -62,7 +62,7 @@ _API.update(
 _API.update(
     {"closure_convert": "funcgrad.custom_derivatives", "custom_gradient": "funcgrad.custom_derivatives"}
 )
-_API.update({"float0": "funcgrad.dtypes"})
+_API.update({"float0": "funcgrad.dtypes", "pure_callback": "funcgrad._callbacks"})
 # Scopes, compile-time evaluation, caches and environment (funcgrad/_utilities.py).
 _API.update(
     {

@@ -152,10 +152,14 @@ class Primitive:
         #   follow each operand to its own output instead of to all of them.
         # - ``contraction``: a matrix-product-like contraction (``dot_general``), the values
         #   checkpoint's ``dots_saveable`` policy keeps.
+        # - ``has_side_effects``: the equation does something besides computing its results (a
+        #   host callback that prints): dead-code elimination keeps it even when nothing reads
+        #   its results (it may have none).
         self.call_jaxpr_param: str | None = None
         self.jaxpr_params: tuple[str, ...] = ()
         self.forwards_operands = False
         self.contraction = False
+        self.has_side_effects = False
 
     def __repr__(self):
         return self.name
