@@ -17,7 +17,7 @@ import types
 import pytest
 
 # Raised as names arrive; never lowered.
-FLOOR = 881
+FLOOR = 936
 
 _CANDIDATES = [
     pathlib.Path(__file__).resolve().parents[1] / "shared" / "jax-api.txt",
@@ -94,4 +94,5 @@ def test_module_namespaces_are_modules():
     for namespace in _api():
         module = _namespace(namespace)
         if module is not None and namespace.count(".") >= 1:
-            assert isinstance(module, types.ModuleType), f"{namespace} is a {type(module).__name__}, not a module"
+            kind = type(module).__name__
+            assert isinstance(module, types.ModuleType), f"{namespace} is a {kind}, not a module"
