@@ -248,3 +248,32 @@ def test_vectorize_checks_core_dimensions_and_excludes():
     assert scaled(np.arange(3.0), "ab", scale=np.array([[1.0], [2.0]])).tolist() == [[0, 2, 4], [0, 4, 8]]
     g = funcgrad.grad(lambda v: fnp.sum(f(np.eye(3)[None].repeat(2, 0), v)))(np.ones(3))
     assert g.tolist() == [2.0, 2.0, 2.0]
+
+
+# ----------------------------------------------------------------------------------------------
+# einsum's interleaved form and the Array API hooks
+
+
+def test_einsum_interleaved_form_matches_numpy():
+    a, b = RNG.random((2, 3, 4)), RNG.random((4, 5))
+    for args in [
+        (a, [0, 1, 2], b, [2, 3], [0, 1, 3]),
+        (a, [Ellipsis, 2], b, [2, 3]),
+        (a, [0, 1, 2]),
+        (np.eye(3), [0, 0], []),
+    ]:
+        _close(fnp.einsum(*args), np.einsum(*args))
+    with pytest.raises(ValueError, match="integers"):
+        fnp.einsum(a, [0, 1, 99])
+
+
+def test_array_api_namespace_hooks():
+    x = fnp.arange(3.0)
+    assert x.__array_namespace__() is fnp and fnp.__array_api_version__ == "2024.12"
+    assert funcgrad.jit(lambda v: float(v.__array_namespace__() is fnp) + v)(1.0) == 2.0
+    info = fnp.__array_namespace_info__()
+    assert info.default_dtypes()["real floating"] == np.float64
+    assert list(info.dtypes(kind=("bool", "complex floating"))) == ["bool", "complex64", "complex128"]
+    assert info.default_device() in info.devices()
+    with pytest.raises(ValueError, match="2024.12"):
+        x.__array_namespace__(api_version="2021.12")

@@ -42,6 +42,7 @@ from funcgrad.numpy import (
 )
 from funcgrad.numpy._core import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.numpy._dtypes import *  # noqa: F403
+from funcgrad.numpy.array_api import __array_api_version__, __array_namespace_info__  # noqa: F401
 from funcgrad.numpy.constants import *  # noqa: F403
 from funcgrad.numpy.contractions import *  # noqa: F403
 from funcgrad.numpy.creation import *  # noqa: F403
