@@ -5,7 +5,7 @@ stay at or above ``FLOOR``. The floor only goes up: raise it when names are adde
 ``NAMESPACE: name name ...`` lines name a module (``funcgrad.scipy.stats.norm`` is a module, as
 in JAX: ``from funcgrad.scipy.stats import norm`` must work). The test prints the count and the
 missing names per namespace (``pytest -s``); the names left out on purpose are listed, with the
-reason, in the README.
+reason, in docs/jax_api_coverage.md.
 """
 
 from __future__ import annotations
