@@ -75,7 +75,8 @@ _API.update(
 _API.update(
     {"closure_convert": "funcgrad.custom_derivatives", "custom_gradient": "funcgrad.custom_derivatives"}
 )
-_API.update({"float0": "funcgrad.dtypes"})
+_API.update({"float0": "funcgrad.dtypes", "pure_callback": "funcgrad._callbacks"})
+_API.update({"fwd_and_bwd": "funcgrad._fwd_and_bwd"})
 # Scopes, compile-time evaluation, caches and environment (funcgrad/_utilities.py).
 _API.update(
     {

@@ -1,4 +1,5 @@
-"""NaN and Inf hunting: ``check_finite(f)(*args)`` and the ``debug_nans()`` context.
+"""NaN and Inf hunting: ``check_finite(f)(*args)`` and the ``debug_nans()`` context; and JAX's
+``debug.print``/``debug.callback``/``debug.log`` (defined in ``funcgrad/_callbacks.py``).
 
 Layer: surface. Imports the kernel (core, partial_eval, tree_util, dtypes) and funcgrad.api.
 
@@ -27,6 +28,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from funcgrad import api
+from funcgrad._callbacks import debug_callback as callback
+from funcgrad._callbacks import debug_log as log
+from funcgrad._callbacks import debug_print as print  # noqa: A004 - JAX's name: funcgrad.debug.print
 from funcgrad._placement import visualize_array_sharding  # noqa: F401 - re-exported (JAX's jax.debug)
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
@@ -37,7 +41,10 @@ from funcgrad.kernel.ir import ClosedJaxpr
 from primitives.control_flow import cond_p, scan_p, while_p
 
 __all__ = [
+    "callback",
     "check_finite",
+    "log",
+    "print",
     "debug_infs",
     "debug_nans",
     "NonFiniteError",

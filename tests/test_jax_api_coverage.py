@@ -5,7 +5,7 @@ stay at or above ``FLOOR``. The floor only goes up: raise it when names are adde
 ``NAMESPACE: name name ...`` lines name a module (``funcgrad.scipy.stats.norm`` is a module, as
 in JAX: ``from funcgrad.scipy.stats import norm`` must work). The test prints the count and the
 missing names per namespace (``pytest -s``); the names left out on purpose are listed, with the
-reason, in the README.
+reason, in docs/jax_api_coverage.md.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import types
 import pytest
 
 # Raised as names arrive; never lowered.
-FLOOR = 881
+FLOOR = 936
 
 _CANDIDATES = [
     pathlib.Path(__file__).resolve().parents[1] / "shared" / "jax-api.txt",
@@ -94,6 +94,5 @@ def test_module_namespaces_are_modules():
     for namespace in _api():
         module = _namespace(namespace)
         if module is not None and namespace.count(".") >= 1:
-            assert isinstance(module, types.ModuleType), (
-                f"{namespace} is a {type(module).__name__}, not a module"
-            )
+            kind = type(module).__name__
+            assert isinstance(module, types.ModuleType), f"{namespace} is a {kind}, not a module"

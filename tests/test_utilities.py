@@ -177,3 +177,31 @@ def test_custom_gradient_errors():
     bad = funcgrad.custom_gradient(lambda x: x)
     with pytest.raises(TypeError, match="pair"):
         funcgrad.grad(bad)(1.0)
+
+
+@pytest.mark.parametrize("argnums", [0, 1, (0, 1)])
+def test_fwd_and_bwd_match_jax_and_compile_once(argnums):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(0)
+    x, w, ct = rng.random((4, 3)), rng.random((3, 2)), rng.random((4, 2))
+    fwd, bwd = funcgrad.fwd_and_bwd(lambda x, w: fnp.tanh(x @ w), argnums)
+    jfwd, jbwd = jax.fwd_and_bwd(lambda x, w: jax.numpy.tanh(x @ w), argnums)
+    for step in range(3):
+        y, res = fwd(x * step, w)
+        jy, jres = jfwd(x * step, w)
+        np.testing.assert_allclose(np.asarray(y), np.asarray(jy), rtol=1e-12)
+        got, want = bwd(res, ct), jbwd(jres, ct)
+        for g, e in zip(funcgrad.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-12)
+    assert fwd.cache_info().misses == 1 and bwd.cache_info().misses == 1
+
+
+def test_fwd_and_bwd_has_aux_and_unjitted():
+    fwd, bwd = funcgrad.fwd_and_bwd(lambda x: (x**2, {"norm": fnp.sum(x)}), 0, has_aux=True, jitted=False)
+    y, res, aux = fwd(np.arange(3.0))
+    assert float(aux["norm"]) == 3.0 and bwd(res, np.ones(3)).tolist() == [0.0, 2.0, 4.0]
+    # The residuals are a pytree: the values the backward pass keeps.
+    assert [np.asarray(r).shape for r in funcgrad.tree_util.tree_leaves(res)] == [(3,)]
+    with pytest.raises(ValueError, match="out of range"):
+        funcgrad.fwd_and_bwd(lambda x: x, 2)[0](1.0)

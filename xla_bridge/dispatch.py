@@ -235,6 +235,7 @@ def compiled(closed: ir.ClosedJaxpr, name: str = "main", donated_invars=None, de
         lowered.out_avals,
         device=device,
         donate_argnums=lowered.donate_argnums,
+        host_callbacks=lowered.host_callbacks,
     )
     const_buffers = [rt.device_put(c, device) for c in lowered.const_args]
     entry = Compiled(closed, lowered, exe, const_buffers, device)

@@ -150,6 +150,8 @@ class FunctionBuilder:
         self._consts: dict[Any, str] = {}
         self.embed_all_consts = embed_all_consts
         self.indent = "    "
+        # The token of the last ordered host callback in this body (xla_bridge/rules/callbacks.py).
+        self.effect_token: str | None = None
 
     def fresh(self) -> str:
         return f"%v{next(self._counter)}"
@@ -318,6 +320,9 @@ class ModuleBuilder:
         self.functions: list[list[str]] = []
         self._private: dict[int, tuple[str, ClosedJaxpr]] = {}
         self._symbols: set[str] = {"main"}
+        # The Python functions the module's host-callback custom calls run, by index (passed to
+        # the compiler with the module; xla_bridge/rules/callbacks.py).
+        self.host_callbacks: list = []
 
     def symbol(self, base: str) -> str:
         base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "fn"

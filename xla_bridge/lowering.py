@@ -83,18 +83,20 @@ class LoweredModule:
 
     Attributes: ``text`` (the module), ``in_avals``/``out_avals`` of ``@main`` as
     interned ``xla_bridge.dtypes.Aval`` objects -- the first ``len(const_args)`` inputs are hoisted
-    constants, then the jaxpr's inputs --, ``const_args`` (NumPy values to pass first) and
-    ``donate_argnums`` (indices into ``@main``'s parameters).
+    constants, then the jaxpr's inputs --, ``const_args`` (NumPy values to pass first),
+    ``donate_argnums`` (indices into ``@main``'s parameters) and ``host_callbacks`` (the Python
+    functions the module's callback custom calls run, passed to the compiler with it).
     """
 
-    __slots__ = ("text", "in_avals", "out_avals", "const_args", "donate_argnums")
+    __slots__ = ("text", "in_avals", "out_avals", "const_args", "donate_argnums", "host_callbacks")
 
-    def __init__(self, text, in_avals, out_avals, const_args, donate_argnums):
+    def __init__(self, text, in_avals, out_avals, const_args, donate_argnums, host_callbacks=()):
         self.text = text
         self.in_avals = in_avals
         self.out_avals = out_avals
         self.const_args = const_args
         self.donate_argnums = donate_argnums
+        self.host_callbacks = tuple(host_callbacks)
 
 
 def lower_jaxpr(
@@ -181,6 +183,7 @@ def lower_jaxpr(
         [_interned_aval(a.shape, xla_dtype(a.dtype), a.weak_type) for a in out_avals],
         hoisted_vals,
         tuple(donate),
+        mb.host_callbacks,
     )
 
 

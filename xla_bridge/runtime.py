@@ -647,6 +647,15 @@ def _execute_error(e, device) -> XlaBridgeError:
         hint = DONATED
     elif "is on device" in msg or "assigned to device" in msg:
         hint = "all inputs must live on the executable's device; use device_put(x, device)."
+    elif "Callback error calling callback" in msg:
+        # A Python host callback raised: its traceback is in the message; lead with its last line.
+        raised = msg.rstrip().splitlines()[-1]
+        return XlaBridgeError(
+            f"a host callback (pure_callback, debug.callback, debug.print) raised {raised}\n"
+            f"while running on {device.platform} ({device}): {msg}",
+            phase="execute",
+            platform=device.platform,
+        )
     else:
         hint = "this is an XLA runtime failure; call_checked(...) validates inputs more strictly."
     return XlaBridgeError(
@@ -708,12 +717,16 @@ _EXE_CACHE_SIZE = 4096
 _mem_stats = {"hits": 0, "misses": 0}
 
 
-def compile(module_text, in_avals, out_avals, *, device=None, donate_argnums=()) -> Executable:
+def compile(
+    module_text, in_avals, out_avals, *, device=None, donate_argnums=(), host_callbacks=()
+) -> Executable:
     """Compile a StableHLO module (MLIR text) for one device; cached in memory and on disk.
 
     ``in_avals``/``out_avals``: the types of @main's parameters/results, as Avals, objects with
     ``.shape``/``.dtype`` (and optionally ``.weak_type``), or (shape, dtype) pairs. They are
     checked against the text's signature. See NOTE: [donation] for ``donate_argnums``.
+    ``host_callbacks``: the Python functions of the module's host-callback custom calls (by
+    their ``index``); such a module is cached in memory only, per functions, never on disk.
 
     Example:
         >>> exe = compile('''func.func public @main(%a: tensor<f64>) -> tensor<f64> {
@@ -729,7 +742,8 @@ def compile(module_text, in_avals, out_avals, *, device=None, donate_argnums=())
     ins = tuple(_as_aval(a) for a in in_avals)
     outs = tuple(_as_aval(a) for a in out_avals)
     donate = tuple(sorted({int(i) for i in donate_argnums}))
-    key = (module_text, backend.platform, device.id, donate, ins, outs)
+    host_callbacks = tuple(host_callbacks)
+    key = (module_text, backend.platform, device.id, donate, ins, outs, host_callbacks)
     exe = _exe_cache.get(key)
     if exe is not None:
         _mem_stats["hits"] += 1
@@ -766,14 +780,18 @@ def compile(module_text, in_avals, out_avals, *, device=None, donate_argnums=())
         return client.compile_and_load(module_text, device_list, opts)
 
     try:
-        loaded = compile_cache.compile_or_load(
-            module_text,
-            client,
-            device_list,
-            opts,
-            [(device.device_kind, device.id)],
-            compile_fn,
-        )
+        if host_callbacks:
+            module = _mlir_module(_callback_target(module_text, backend.platform))
+            loaded = client.compile_and_load(module, device_list, opts, list(host_callbacks))
+        else:
+            loaded = compile_cache.compile_or_load(
+                module_text,
+                client,
+                device_list,
+                opts,
+                [(device.device_kind, device.id)],
+                compile_fn,
+            )
     except _JaxRuntimeError as e:
         raise _compile_error(e, module_text, backend.platform, device) from None
     exe = Executable(loaded, module_text, ins, outs, device, donate)
@@ -782,6 +800,32 @@ def compile(module_text, in_avals, out_avals, *, device=None, donate_argnums=())
             _exe_cache.pop(next(iter(_exe_cache)))  # oldest first: dicts keep insertion order
         _exe_cache[key] = exe
     return exe
+
+
+def _callback_target(module_text: str, platform: str) -> str:
+    """The module with the host-callback custom calls named for ``platform``'s runtime."""
+    if platform == "cpu":
+        return module_text
+    return module_text.replace("@xla_ffi_python_cpu_callback", "@xla_ffi_python_gpu_callback")
+
+
+def _mlir_module(module_text: str):
+    """The text parsed into an MLIR module (the compiler takes host callbacks only with one)."""
+    from jaxlib.mlir import ir  # noqa: PLC0415 - import-time cost: only modules with callbacks need MLIR
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # noqa: PLC0415 - as above
+    from jaxlib.mlir.dialects import chlo, mhlo, sdy, stablehlo  # noqa: PLC0415 - as above
+
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    context = ir.Context()
+    context.append_dialect_registry(registry)
+    context.load_all_available_dialects()
+    stablehlo.register_dialect(context)
+    chlo.register_dialect(context)
+    mhlo.register_mhlo_dialect(context)
+    sdy.register_dialect(context)
+    with context:
+        return ir.Module.parse(module_text)
 
 
 def clear_compile_cache() -> None:

@@ -154,11 +154,15 @@ class Primitive:
         #   checkpoint's ``dots_saveable`` policy keeps.
         # - ``inner_axis_env``: ``params -> context manager`` binding the named axes its jaxprs
         #   see (shard_map's mesh axes, NOTE: [named axes]) while the type checker reads them.
+        # - ``has_side_effects``: the equation does something besides computing its results (a
+        #   host callback that prints): dead-code elimination keeps it even when nothing reads
+        #   its results (it may have none).
         self.call_jaxpr_param: str | None = None
         self.jaxpr_params: tuple[str, ...] = ()
         self.forwards_operands = False
         self.contraction = False
         self.inner_axis_env = None
+        self.has_side_effects = False
 
     def __repr__(self):
         return self.name

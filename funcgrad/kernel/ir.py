@@ -400,15 +400,16 @@ def forward_dependents(jaxpr: Jaxpr, seeds, *, per_operand: bool = True) -> tupl
     return dependent, reads
 
 
-def backward_dependencies(eqns, outputs, stop=frozenset()) -> tuple[set, list]:
+def backward_dependencies(eqns, outputs, stop=frozenset(), effects: bool = False) -> tuple[set, list]:
     """The variables ``outputs`` are computed from through ``eqns`` (not looking past variables
     in ``stop``), and the equations that compute them, in order: the one backward sweep behind
     dead-code elimination, checkpoint's recomputation and "which argument does this value come
-    from" in error messages."""
+    from" in error messages. With ``effects=True`` (dead-code elimination) equations of
+    primitives with side effects count as needed, and so do their inputs."""
     needed = {v for v in outputs if type(v) is Var and v not in stop}
     used = []
     for eqn in reversed(eqns):
-        if any(v in needed for v in eqn.outvars):
+        if any(v in needed for v in eqn.outvars) or (effects and eqn.primitive.has_side_effects):
             used.append(eqn)
             needed.update(a for a in eqn.invars if type(a) is Var and a not in stop)
     used.reverse()

@@ -226,8 +226,9 @@ def trace_to_jaxpr(
 
 
 def dce_jaxpr_consts(jaxpr: Jaxpr, consts: Sequence[Any]) -> tuple[Jaxpr, list]:
-    """Drop equations whose outputs are unused (and constants nothing reads)."""
-    live, kept = ir.backward_dependencies(jaxpr.eqns, jaxpr.outvars)
+    """Drop equations whose outputs are unused (and constants nothing reads); equations with side
+    effects stay."""
+    live, kept = ir.backward_dependencies(jaxpr.eqns, jaxpr.outvars, effects=True)
     constvars, new_consts = [], []
     for v, c in zip(jaxpr.constvars, consts):
         if v in live:

@@ -45,12 +45,15 @@ from funcgrad.numpy import (
 )
 from funcgrad.numpy._core import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.numpy._dtypes import *  # noqa: F403
+from funcgrad.numpy.array_api import __array_api_version__, __array_namespace_info__  # noqa: F401
 from funcgrad.numpy.complexes import *  # noqa: F403
 from funcgrad.numpy.constants import *  # noqa: F403
 from funcgrad.numpy.contractions import *  # noqa: F403
 from funcgrad.numpy.creation import *  # noqa: F403
 from funcgrad.numpy.editing import *  # noqa: F403
 from funcgrad.numpy.floatbits import *  # noqa: F403
+from funcgrad.numpy.histograms import *  # noqa: F403
+from funcgrad.numpy.host_io import *  # noqa: F403
 from funcgrad.numpy.index_tricks import *  # noqa: F403
 from funcgrad.numpy.indexing import *  # noqa: F403
 from funcgrad.numpy.lookup import *  # noqa: F403
@@ -60,9 +63,11 @@ from funcgrad.numpy.numeric import *  # noqa: F403
 from funcgrad.numpy.padding import *  # noqa: F403
 from funcgrad.numpy.polynomial import *  # noqa: F403
 from funcgrad.numpy.reductions import *  # noqa: F403
+from funcgrad.numpy.scalar_types import *  # noqa: F403
 from funcgrad.numpy.setops import *  # noqa: F403
 from funcgrad.numpy.sorting import *  # noqa: F403
 from funcgrad.numpy.transcendental import *  # noqa: F403
+from funcgrad.numpy.ufunc_objects import *  # noqa: F403
 from funcgrad.numpy.ufuncs import *  # noqa: F403
 
 # Importing a submodule binds it in this package, so the modules are found here rather than listed

@@ -242,9 +242,31 @@ def issubdtype(arg1, arg2) -> bool:
     arg1 = canonicalize_dtype(arg1)
     if isinstance(arg2, _ScalarMeta):
         arg2 = arg2.dtype
-    if _dt.bfloat16 is not None and arg1 == _dt.bfloat16:
-        return arg2 in (np.floating, np.inexact, np.number, np.generic) or np.dtype(arg2) == arg1
+    parents = _NARROW_PARENTS.get(arg1)
+    if parents is not None:  # ml_dtypes' types are not NumPy subclasses: place them as JAX does
+        if isinstance(arg2, type) and arg2 in _ABSTRACT:
+            return arg2 in parents
+        return np.dtype(arg2) == arg1
     return bool(np.issubdtype(arg1, arg2))
+
+
+_ABSTRACT = (np.generic, np.number, np.inexact, np.floating, np.integer, np.signedinteger, np.unsignedinteger)
+
+
+def _narrow_parents() -> dict:
+    """The abstract NumPy types each ml_dtypes type belongs under."""
+    floats = (np.floating, np.inexact, np.number, np.generic)
+    out = {}
+    for name in dir(ml_dtypes):
+        if name.startswith(("float", "bfloat")):
+            out[np.dtype(getattr(ml_dtypes, name))] = floats
+        elif name.startswith(("int", "uint")) and name[-1].isdigit():
+            kind = np.unsignedinteger if name.startswith("u") else np.signedinteger
+            out[np.dtype(getattr(ml_dtypes, name))] = (kind, np.integer, np.number, np.generic)
+    return out
+
+
+_NARROW_PARENTS = _narrow_parents()
 
 
 def isdtype(dtype_, kind) -> bool:
@@ -291,7 +313,8 @@ def iinfo(int_type) -> np.iinfo:
     >>> int(iinfo(int8).max)
     127
     """
-    return np.iinfo(_dtype_of(int_type))
+    d = _dtype_of(int_type)
+    return ml_dtypes.iinfo(d) if d in _NARROW_PARENTS else np.iinfo(d)
 
 
 def finfo(dtype_):
@@ -301,6 +324,6 @@ def finfo(dtype_):
     True
     """
     d = _dtype_of(dtype_)
-    if _dt.bfloat16 is not None and d == _dt.bfloat16:
+    if d in _NARROW_PARENTS:  # bfloat16 and the 8/6/4-bit floats
         return ml_dtypes.finfo(d)
     return np.finfo(d)

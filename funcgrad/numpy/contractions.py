@@ -318,6 +318,35 @@ def einsum_path(subscripts, /, *operands, optimize="greedy"):
     return opt_einsum.contract_path(subscripts, *shapes, shapes=True, optimize=optimize)
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _interleaved_subscripts(first, rest) -> tuple[str, tuple]:
+    """NumPy's ``einsum(op0, sublist0, op1, sublist1, ..., [sublist_out])`` as a subscripts string
+    and the operands (sublists hold integers 0..51 and ``...``)."""
+    items = (first, *rest)
+    operands, sublists = list(items[0::2]), list(items[1::2])
+    output = None
+    if len(operands) > len(sublists):  # an odd count: the last item is the output sublist
+        output = operands.pop()
+
+    def letters(sublist) -> str:
+        out = []
+        for s in sublist:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, int | np.integer) and 0 <= s < len(_LETTERS):
+                out.append(_LETTERS[s])
+            else:
+                raise ValueError(f"einsum: subscripts must be integers in [0, 52) or ..., got {s!r}")
+        return "".join(out)
+
+    subscripts = ",".join(letters(s) for s in sublists)
+    if output is not None:
+        subscripts += "->" + letters(output)
+    return subscripts, tuple(operands)
+
+
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None):
     """Einstein summation, planned by opt_einsum and lowered to pairwise ``dot_general``.
 
@@ -327,7 +356,11 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, 
     3.0
     >>> einsum("...i,i", np.ones((2, 3)), np.arange(3.0)).tolist()
     [3.0, 3.0]
+    >>> einsum(np.ones((2, 3)), [0, 1], np.arange(3.0), [1], [0]).tolist()  # NumPy's interleaved form
+    [3.0, 3.0]
     """
+    if not isinstance(subscripts, str):
+        subscripts, operands = _interleaved_subscripts(subscripts, operands)
     if out is not None:
         raise NotImplementedError("einsum: the out argument is not supported (Arrays are immutable)")
     if not isinstance(subscripts, str):

@@ -11,6 +11,9 @@ need concrete inputs, or a static ``size=``/``length=`` under ``jit``, as in jax
 
 from __future__ import annotations
 
+import functools
+import re
+
 import numpy as np
 
 from funcgrad.kernel import core
@@ -574,31 +577,97 @@ def _vmap(fn, arrays):
     return tu.tree_unflatten(tree[0], outs)
 
 
+# NumPy's generalized-ufunc signatures: "(m,n),(n)->(m)".
+_DIM = r"\w+"
+_ARG = rf"\((?:{_DIM}(?:,{_DIM})*)?\)"
+_SIGNATURE = rf"^{_ARG}(?:,{_ARG})*->{_ARG}(?:,{_ARG})*$"
+
+
+def _parse_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    compact = signature.replace(" ", "")
+    if not re.match(_SIGNATURE, compact):
+        raise ValueError(f"vectorize: not a valid gufunc signature: {signature!r}")
+    ins, outs = compact.split("->")
+    return [tuple(re.findall(_DIM, a)) for a in re.findall(_ARG, ins)], [
+        tuple(re.findall(_DIM, a)) for a in re.findall(_ARG, outs)
+    ]
+
+
+def _bind_core_dims(sizes: dict, shape, core, what: str, exact: bool) -> None:
+    """Check ``shape``'s trailing core dimensions against (and record them in) ``sizes``."""
+    if len(shape) < len(core) or (exact and len(shape) != len(core)):
+        raise ValueError(
+            f"vectorize: {what} of shape {tuple(shape)} does not have the core dimensions {core}"
+        )
+    for name, size in zip(core, shape[len(shape) - len(core) :]):
+        if sizes.setdefault(name, size) != size:
+            raise ValueError(
+                f"vectorize: inconsistent size for core dimension {name!r}: {size} vs {sizes[name]} ({what})"
+            )
+
+
 def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
-    """``pyfunc`` (written for scalars) applied elementwise over broadcast arguments, with ``vmap``.
+    """``pyfunc`` applied over the broadcast leading ("loop") dimensions of its arguments, with
+    ``vmap``. Without ``signature`` it is written for scalars; with a generalized-ufunc
+    ``signature`` such as ``"(n),(n)->()"`` each argument keeps its trailing core dimensions and
+    the outputs get theirs (checked, sizes matched by name). Keyword arguments are vectorized
+    too; ``excluded`` names positions or keywords passed through unchanged.
 
     >>> vectorize(lambda a, b: a + 2 * b)(np.array([1.0, 2.0]), 1.0).tolist()
     [3.0, 4.0]
+    >>> dot = vectorize(lambda u, v: (u * v).sum(), signature="(n),(n)->()")
+    >>> dot(np.ones((2, 3)), np.arange(3.0)).tolist()
+    [3.0, 3.0]
     """
-    if signature is not None:
-        raise NotImplementedError("vectorize: signature is not supported")
+    if any(not isinstance(e, int | str) for e in excluded):
+        raise TypeError(
+            f"vectorize: excluded may hold positions (int) and keyword names (str), got {excluded!r}"
+        )
+    if any(isinstance(e, int) and e < 0 for e in excluded):
+        raise ValueError(f"vectorize: excluded={excluded!r} has negative positions")
+    parsed = _parse_signature(signature) if signature is not None else None
 
+    @functools.wraps(pyfunc)
     def wrapped(*args, **kwargs):
         dyn = [i for i in range(len(args)) if i not in excluded]
-        arrays = [asarray(args[i]) for i in dyn]
-        shape = np.broadcast_shapes(*[x.shape for x in arrays]) if arrays else ()
-        arrays = [ravel(broadcast_to(x, shape)) for x in arrays]
+        dyn_kw = [k for k in kwargs if k not in excluded]
+        arrays = [asarray(args[i]) for i in dyn] + [asarray(kwargs[k]) for k in dyn_kw]
+        in_core, out_core = parsed if parsed is not None else ([()] * len(arrays), None)
+        if len(in_core) != len(arrays):
+            raise TypeError(
+                f"vectorize: the signature {signature!r} has {len(in_core)} inputs, got {len(arrays)} "
+                "vectorized arguments"
+            )
+        sizes: dict = {}
+        for k, (x, core_dims) in enumerate(zip(arrays, in_core)):
+            _bind_core_dims(sizes, x.shape, core_dims, f"argument {k}", exact=False)
+        loops = [x.shape[: x.ndim - len(c)] for x, c in zip(arrays, in_core)]
+        loop = np.broadcast_shapes(*loops) if loops else ()
 
-        def scalar_fn(*xs):
+        def core_fn(*xs):
             full = list(args)
             for i, x in zip(dyn, xs):
                 full[i] = x
-            return pyfunc(*full, **kwargs)
+            kw = {**kwargs, **dict(zip(dyn_kw, xs[len(dyn) :]))}
+            out = pyfunc(*full, **kw)
+            if out_core is not None:
+                outs = out if isinstance(out, tuple) else (out,)
+                if len(out_core) > 1 and not isinstance(out, tuple) or len(outs) != len(out_core):
+                    raise TypeError(f"vectorize: the signature {signature!r} has {len(out_core)} outputs")
+                known = dict(sizes)
+                for k, (o, core_dims) in enumerate(zip(outs, out_core)):
+                    _bind_core_dims(known, np.shape(o), core_dims, f"output {k}", exact=True)
+            return out
 
-        if not shape:
-            return scalar_fn(*[reshape(x, ()) for x in arrays])
-        out = _vmap(scalar_fn, arrays)
-        return tu.tree_map(lambda o: reshape(o, shape + aval(o).shape[1:]), out)
+        if not loop:
+            return core_fn(*arrays)
+        n = int(np.prod(loop))
+        flat = [
+            reshape(broadcast_to(x, loop + x.shape[len(lp) :]), (n, *x.shape[len(lp) :]))
+            for x, lp in zip(arrays, loops)
+        ]
+        out = _vmap(core_fn, flat)
+        return tu.tree_map(lambda o: reshape(o, loop + aval(o).shape[1:]), out)
 
     return wrapped
 

@@ -1,0 +1,244 @@
+"""Calling Python from inside transformed and compiled functions: ``pure_callback`` (results
+computed in Python) and ``debug.callback``/``debug.print``/``debug.log`` (side effects).
+
+Layer: surface. Imports the kernel (tree_util, core, ShapedArray) and the callback primitives
+(primitives/callbacks.py), whose docstring describes what transformations do with them; a
+compiled program calls the function through XLA's host callback.
+
+The function receives funcgrad Arrays (concrete, on the host: NumPy works on them) and pytrees
+as they were passed; non-array leaves (strings, None, objects) are passed through unchanged.
+
+>>> import funcgrad, funcgrad.numpy as fnp
+>>> f = funcgrad.jit(lambda x: funcgrad.pure_callback(np.sinc, x, x))
+>>> f(np.array([0.0, 0.5])).tolist()
+[1.0, 0.6366197723675814]
+"""
+
+from __future__ import annotations
+
+import logging
+import string
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.ir import ShapedArray
+from primitives.callbacks import VMAP_METHODS, HostCallback, debug_callback_p, pure_callback_p
+
+__all__ = ["debug_callback", "debug_log", "debug_print", "pure_callback"]
+
+_logger = logging.getLogger("funcgrad.debug")
+
+
+def _split(args, kwargs):
+    """``(tree, dynamic leaves, {position: static leaf})`` of the call's arguments: arrays and
+    scalars travel through the program, other leaves stay Python values."""
+    leaves, tree = tu.tree_flatten((tuple(args), dict(kwargs)))
+    dynamic, static = [], {}
+    for i, leaf in enumerate(leaves):
+        if core.is_array_like(leaf):
+            dynamic.append(leaf)
+        else:
+            static[i] = leaf
+    return tree, dynamic, static
+
+
+def _host_function(fun: Callable, tree, static: dict, n: int) -> Callable:
+    """A function of the dynamic leaves' NumPy values calling ``fun(*args, **kwargs)``."""
+
+    def call(*arrays):
+        it = iter(core.wrap_result(np.asarray(a)) for a in arrays)
+        leaves = [static[i] if i in static else next(it) for i in range(n)]
+        args, kwargs = tu.tree_unflatten(tree, leaves)
+        return fun(*args, **kwargs)
+
+    return call
+
+
+def pure_callback(
+    callback: Callable[..., Any],
+    result_shape_dtypes: Any,
+    *args: Any,
+    sharding=None,
+    vmap_method: str | None = None,
+    **kwargs: Any,
+):
+    """Compute ``callback(*args, **kwargs)`` in Python, also inside ``jit``/``vmap``: a pytree of
+    arrays of the shapes and dtypes of ``result_shape_dtypes`` (leaves with ``.shape`` and
+    ``.dtype``, e.g. ``ShapeDtypeStruct`` or arrays). The callback must be pure: it may be
+    called again, or not at all when its results are unused. ``vmap_method`` says how it sees a
+    batch under ``vmap`` (see primitives/callbacks.py: ``"sequential"``, ``"expand_dims"``,
+    ``"broadcast_all"``, ...; None refuses ``vmap``). It has no derivative: give it one with
+    ``custom_jvp``/``custom_vjp``. ``sharding`` must be None (one device).
+
+    >>> import funcgrad
+    >>> out = funcgrad.ShapeDtypeStruct((3,), np.float64)
+    >>> funcgrad.vmap(lambda x: pure_callback(np.cumsum, out, x, vmap_method="sequential"))(
+    ...     np.ones((2, 3))).tolist()
+    [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+    """
+    if not callable(callback):
+        raise TypeError(f"pure_callback: the callback must be callable, got {type(callback).__name__}")
+    if vmap_method not in (None, *VMAP_METHODS):
+        raise ValueError(
+            f"pure_callback: vmap_method must be one of {[None, *VMAP_METHODS]}, got {vmap_method!r}"
+        )
+    if sharding is not None:
+        raise ValueError("pure_callback: sharding is not supported (funcgrad runs callbacks on one device)")
+    shapes, out_tree = tu.tree_flatten(result_shape_dtypes)
+    try:
+        result_avals = tuple(ShapedArray(tuple(s.shape), np.dtype(s.dtype)) for s in shapes)
+    except AttributeError:
+        raise TypeError(
+            "pure_callback: result_shape_dtypes must be a pytree of objects with .shape and .dtype "
+            "(funcgrad.ShapeDtypeStruct, arrays)"
+        ) from None
+    tree, dynamic, static = _split(args, kwargs)
+    call = _host_function(callback, tree, static, len(dynamic) + len(static))
+
+    def host(*arrays):
+        out = call(*arrays)
+        leaves, tree_out = tu.tree_flatten(out)
+        if tree_out != out_tree:
+            raise TypeError(
+                f"pure_callback: the callback returned the structure {tree_out}, declared {out_tree}"
+            )
+        return [np.asarray(leaf) for leaf in leaves]
+
+    name = getattr(callback, "__name__", type(callback).__name__)
+    outs = pure_callback_p.bind(
+        *dynamic, callback=HostCallback(host, name), result_avals=result_avals, vmap_method=vmap_method
+    )
+    return tu.tree_unflatten(out_tree, outs)
+
+
+def _bind_debug(callback: Callable, args, kwargs, ordered: bool) -> None:
+    tree, dynamic, static = _split(args, kwargs)
+    call = _host_function(callback, tree, static, len(dynamic) + len(static))
+    name = getattr(callback, "__name__", type(callback).__name__)
+    debug_callback_p.bind(*dynamic, callback=HostCallback(call, name), ordered=bool(ordered))
+
+
+def debug_callback(callback: Callable[..., None] | None = None, *args: Any, ordered: bool = False,
+                   partitioned: bool = False, **kwargs: Any):  # fmt: skip
+    """Call ``callback(*args, **kwargs)`` for its side effect, also inside ``jit``, ``grad``
+    (on the primal values) and ``vmap`` (once per element). ``ordered=True`` keeps the order of
+    ordered callbacks under ``jit``. Two-call form: ``debug.callback(ordered=True)(f, *args)``.
+
+    >>> import funcgrad
+    >>> seen = []
+    >>> _ = funcgrad.jit(lambda x: debug_callback(seen.append, x) or x * 2)(3.0)
+    >>> [float(v) for v in seen]
+    [3.0]
+    """
+    if partitioned:
+        raise ValueError("debug.callback: partitioned=True is not supported (funcgrad runs on one device)")
+
+    def bound(callback, *c_args, **c_kwargs):
+        if not callable(callback):
+            raise TypeError(
+                f"debug.callback: the first argument must be callable, got {type(callback).__name__}"
+            )
+        _bind_debug(callback, c_args, c_kwargs, ordered)
+
+    if callback is not None:
+        bound(callback, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError(f"debug.callback: unexpected arguments in the two-call form: {args=} {kwargs=}")
+    return bound
+
+
+class _FormatChecker(string.Formatter):
+    """Checks a format string against its arguments without formatting (unused ones are errors)."""
+
+    def format_field(self, value, format_spec):
+        return ""
+
+    def check_unused_args(self, used_args, args, kwargs):
+        unused = [a for i, a in enumerate(args) if i not in used_args]
+        unused_kw = [k for k in kwargs if k not in used_args]
+        if unused:
+            raise ValueError(f"debug.print: unused positional arguments {unused}")
+        if unused_kw:
+            raise ValueError(
+                f"debug.print: unused keyword arguments {unused_kw} (an f-string formats too early: "
+                'write debug.print("x={x}", x=x), not debug.print(f"x={x}"))'
+            )
+
+
+def _printer(fmt: str, has_placeholders: bool, printoptions: dict, log_level: int | None):
+    def emit(*args, **kwargs):
+        with np.printoptions(**printoptions):
+            if has_placeholders:
+                message = fmt.format(*args, **kwargs)
+            else:
+                message = " ".join((fmt, *(str(a) for a in args)))
+        if log_level is None:
+            sys.stdout.write(message + "\n")
+        else:
+            _logger.log(log_level, message)
+
+    emit.__name__ = "debug_print"
+    return emit
+
+
+def _print(fmt, args, kwargs, ordered, skip_format_check, log_level):
+    if not isinstance(fmt, str):
+        raise TypeError(f"debug.print: the format must be a string, got {type(fmt).__name__}")
+    if not skip_format_check:
+        _FormatChecker().format(fmt, *args, **kwargs)
+    has_placeholders = bool(fmt) and any(
+        field is not None for _, field, _, _ in string.Formatter().parse(fmt)
+    )
+    emit = _printer(fmt, has_placeholders, np.get_printoptions(), log_level)
+    _bind_debug(emit, args, kwargs, ordered)
+
+
+def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False,
+                skip_format_check: bool = False, **kwargs: Any):  # fmt: skip
+    """Print ``fmt.format(*args, **kwargs)`` when the values exist: at once in eager code, each
+    time a compiled function runs under ``jit``; under ``vmap`` once per element. Write
+    ``debug.print("x={x}", x=x)``, not an f-string (that would format the traced value).
+    Two-call form: ``debug.print(ordered=True)("x={}", x)``.
+
+    >>> import funcgrad
+    >>> _ = funcgrad.jit(lambda x: debug_print("x = {}", x) or x)(2.0)
+    x = 2.0
+    """
+    if partitioned:
+        raise ValueError("debug.print: partitioned=True is not supported (funcgrad runs on one device)")
+    if fmt is not None:
+        _print(fmt, args, kwargs, ordered, skip_format_check, None)
+        return None
+    if args or kwargs:
+        raise TypeError(f"debug.print: unexpected arguments in the two-call form: {args=} {kwargs=}")
+    return lambda fmt, *a, **k: _print(fmt, a, k, ordered, skip_format_check, None)
+
+
+def debug_log(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False,
+              skip_format_check: bool = False, **kwargs: Any):  # fmt: skip
+    """Like ``debug.print``, but the message goes to the ``funcgrad.debug`` logger (level INFO).
+
+    >>> import logging
+    >>> records = []
+    >>> class Keep(logging.Handler):
+    ...     def emit(self, record):
+    ...         records.append(record.getMessage())
+    >>> logger, keep = logging.getLogger("funcgrad.debug"), Keep()
+    >>> logger.addHandler(keep); logger.setLevel(logging.INFO)
+    >>> debug_log("loss {}", 0.5); logger.removeHandler(keep); records
+    ['loss 0.5']
+    """
+    if partitioned:
+        raise ValueError("debug.log: partitioned=True is not supported (funcgrad runs on one device)")
+    if fmt is not None:
+        _print(fmt, args, kwargs, ordered, skip_format_check, logging.INFO)
+        return None
+    if args or kwargs:
+        raise TypeError(f"debug.log: unexpected arguments in the two-call form: {args=} {kwargs=}")
+    return lambda fmt, *a, **k: _print(fmt, a, k, ordered, skip_format_check, logging.INFO)

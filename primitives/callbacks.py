@@ -1,0 +1,183 @@
+"""Host callbacks: Python functions called from inside a program, eagerly or from compiled code.
+
+Layer: primitives. Imports the funcgrad kernel and numpy.
+
+- ``pure_callback_p``: results computed by a Python function of the operands, treated as pure
+  (it may be removed when unused, or called again). Not differentiable (as in JAX: wrap it in a
+  ``custom_jvp``/``custom_vjp``). Under ``vmap`` the ``vmap_method`` parameter says how the
+  function sees the batch: ``"sequential"``/``"sequential_unrolled"`` (once per element, in
+  order), ``"expand_dims"`` (batched operands with the batch axis first, unbatched ones with a
+  leading axis of size 1), ``"broadcast_all"`` (every operand with the full batch axis),
+  ``"legacy_vectorized"`` (batched operands with the batch axis first, others unchanged); None
+  refuses to be batched.
+- ``debug_callback_p``: a side effect (printing, recording) with no results. Equations of it
+  are never removed as dead code (``Primitive.has_side_effects``); differentiation calls it on
+  the primal values; ``vmap`` calls it once per batch element. ``ordered=True`` keeps the order
+  of ordered callbacks within a compiled function body (a token chain).
+
+Both carry the function as the ``callback`` parameter: a ``HostCallback``, called with NumPy
+arrays (one per operand) and returning one array per result. The surface
+(``funcgrad/_callbacks.py``) wraps the user's function (pytrees, funcgrad Arrays, checks of the
+returned shapes and dtypes). Compiled programs call it through XLA's Python host-callback custom
+call (``xla_bridge/rules/callbacks.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ShapedArray
+
+__all__ = ["HostCallback", "VMAP_METHODS", "check_results", "debug_callback_p", "pure_callback_p"]
+
+VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized")
+
+
+class HostCallback:
+    """A Python function of NumPy arrays returning a sequence of arrays; hashable by identity
+    (equal only to itself, so a cached compiled program never calls another function)."""
+
+    __slots__ = ("fn", "name")
+
+    def __init__(self, fn: Callable, name: str):
+        self.fn = fn
+        self.name = name
+
+    def __call__(self, *arrays):
+        return self.fn(*arrays)
+
+    def __repr__(self):
+        return self.name
+
+
+def check_results(name: str, outs, result_avals: Sequence[ShapedArray]) -> list[np.ndarray]:
+    """``outs`` as NumPy arrays, checked against the declared result shapes and dtypes."""
+    outs = list(outs)
+    if len(outs) != len(result_avals):
+        raise RuntimeError(f"{name}: the callback returned {len(outs)} values, declared {len(result_avals)}")
+    checked = []
+    for i, (o, aval) in enumerate(zip(outs, result_avals)):
+        o = np.asarray(o)
+        if o.shape != tuple(aval.shape):
+            raise RuntimeError(
+                f"{name}: result {i} of the callback has shape {o.shape}, declared {tuple(aval.shape)}"
+            )
+        if o.dtype != aval.dtype:
+            raise RuntimeError(
+                f"{name}: result {i} of the callback has dtype {o.dtype}, declared {aval.dtype}"
+            )
+        checked.append(o)
+    return checked
+
+
+def _batched(callback: HostCallback, dims, axis_size: int, method: str, result_avals) -> HostCallback:
+    """The host function of a batched call: it receives the batched operands as they are (batch
+    axes where ``dims`` say) and gives ``callback`` the view ``method`` asks for."""
+
+    def host(*arrays):
+        moved = [a if d is None else np.moveaxis(a, d, 0) for a, d in zip(arrays, dims)]
+        if method in ("sequential", "sequential_unrolled"):
+            per = [
+                list(callback(*[a if d is None else a[i] for a, d in zip(moved, dims)]))
+                for i in range(axis_size)
+            ]
+            return [
+                np.stack([np.asarray(p[j]) for p in per]) if per else np.zeros((0, *aval.shape), aval.dtype)
+                for j, aval in enumerate(result_avals)
+            ]
+        if method == "expand_dims":
+            moved = [a if d is not None else np.asarray(a)[None] for a, d in zip(moved, dims)]
+        elif method == "broadcast_all":
+            moved = [
+                a if d is not None else np.broadcast_to(np.asarray(a)[None], (axis_size, *np.shape(a)))
+                for a, d in zip(moved, dims)
+            ]
+        return callback(*moved)
+
+    return HostCallback(host, callback.name)
+
+
+# ----------------------------------------------------------------------------------------------
+# pure_callback
+
+
+pure_callback_p = Primitive("pure_callback", multiple_results=True)
+
+
+@pure_callback_p.def_impl
+def _pure_impl(*args, callback, result_avals, vmap_method):
+    return check_results("pure_callback", callback(*[np.asarray(a) for a in args]), result_avals)
+
+
+@pure_callback_p.def_abstract_eval
+def _pure_abstract_eval(*avals, callback, result_avals, vmap_method):
+    return list(result_avals)
+
+
+@pure_callback_p.def_jvp
+def _pure_jvp(primals, tangents, **params):
+    raise ValueError(
+        "pure_callback cannot be differentiated: funcgrad cannot see inside the Python function. "
+        "Give it a derivative with funcgrad.custom_jvp or funcgrad.custom_vjp (which may call "
+        "pure_callback again for the derivative)."
+    )
+
+
+@pure_callback_p.def_batch
+def _pure_batch(axis_size, vals, dims, *, callback, result_avals, vmap_method):
+    if vmap_method is None:
+        raise NotImplementedError(
+            "vmap of pure_callback needs to know how the callback handles a batch: pass "
+            f"vmap_method= one of {list(VMAP_METHODS)} to pure_callback"
+        )
+    batched_avals = tuple(ShapedArray((axis_size, *a.shape), a.dtype) for a in result_avals)
+    outs = pure_callback_p.bind(
+        *vals,
+        callback=_batched(callback, dims, axis_size, vmap_method, result_avals),
+        result_avals=batched_avals,
+        vmap_method=vmap_method,
+    )
+    return outs, [0] * len(outs)
+
+
+# ----------------------------------------------------------------------------------------------
+# debug_callback
+
+
+debug_callback_p = Primitive("debug_callback", multiple_results=True)
+debug_callback_p.has_side_effects = True
+
+
+@debug_callback_p.def_impl
+def _debug_impl(*args, callback, ordered):
+    callback(*[np.asarray(a) for a in args])
+    return []
+
+
+@debug_callback_p.def_abstract_eval
+def _debug_abstract_eval(*avals, callback, ordered):
+    return []
+
+
+@debug_callback_p.def_jvp
+def _debug_jvp(primals, tangents, **params):
+    # The callback sees the primal values; it has no results, so no tangents.
+    return debug_callback_p.bind(*primals, **params), []
+
+
+@debug_callback_p.def_batch
+def _debug_batch(axis_size, vals, dims, *, callback, ordered):
+    host = _batched(_discarding(callback), dims, axis_size, "sequential", ())
+    debug_callback_p.bind(*vals, callback=host, ordered=ordered)
+    return [], []
+
+
+def _discarding(callback: HostCallback) -> HostCallback:
+    def host(*arrays):
+        callback(*arrays)
+        return []
+
+    return HostCallback(host, callback.name)

@@ -1,0 +1,265 @@
+"""Host callbacks: pure_callback and debug.callback/print/log, eagerly, under jit (XLA's Python
+host callback), grad, vmap and control flow; printed text compared with jax.debug.print's."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import debug, lax
+from xla_bridge import XlaBridgeError
+
+F64 = funcgrad.ShapeDtypeStruct((), np.float64)
+
+
+def _like(x):
+    return funcgrad.ShapeDtypeStruct(np.shape(x), fnp.asarray(x).dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# pure_callback
+
+
+def test_pure_callback_eager_and_jit():
+    x = np.array([0.0, 0.5, 1.5])
+    for f in (lambda x: funcgrad.pure_callback(np.sinc, _like(x), x), None):
+        if f is None:
+            f = funcgrad.jit(lambda x: funcgrad.pure_callback(np.sinc, _like(x), x))
+        np.testing.assert_allclose(np.asarray(f(x)), np.sinc(x), rtol=1e-15)
+
+
+def test_pure_callback_pytrees_kwargs_and_static_leaves():
+    seen = []
+
+    def host(d, scale, *, tag):
+        seen.append((type(d["a"]).__name__, tag))
+        return {"sum": np.asarray(d["a"]) * scale + np.asarray(d["b"]), "n": np.int32(len(tag))}
+
+    out_type = {
+        "sum": funcgrad.ShapeDtypeStruct((2,), np.float64),
+        "n": funcgrad.ShapeDtypeStruct((), np.int32),
+    }
+
+    @funcgrad.jit
+    def f(a, b):
+        return funcgrad.pure_callback(host, out_type, {"a": a, "b": b}, 3.0, tag="hello")
+
+    out = f(np.array([1.0, 2.0]), np.array([10.0, 20.0]))
+    np.testing.assert_array_equal(np.asarray(out["sum"]), [13.0, 26.0])
+    assert int(out["n"]) == 5 and np.asarray(out["n"]).dtype == np.int32
+    assert seen == [("Array", "hello")]  # funcgrad Arrays in, strings passed through
+
+
+@pytest.mark.parametrize("method", ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all"])
+def test_pure_callback_vmap_methods_match_jax(method):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    shapes = {"funcgrad": [], "jax": []}
+
+    def make(lib, key):
+        def host(x, y):
+            shapes[key].append((np.shape(x), np.shape(y)))
+            return np.asarray(x) + np.asarray(y)
+
+        def f(x, y):
+            out = lib.ShapeDtypeStruct(np.broadcast_shapes(np.shape(x), np.shape(y)), np.float64)
+            return lib.pure_callback(host, out, x, y, vmap_method=method)
+
+        return f
+
+    x, y = np.arange(4.0), 1.5
+    ours = funcgrad.vmap(make(funcgrad, "funcgrad"), in_axes=(0, None))(x, y)
+    theirs = jax.vmap(make(jax, "jax"), in_axes=(0, None))(x, y)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    assert shapes["funcgrad"] == shapes["jax"]
+    jitted = funcgrad.jit(funcgrad.vmap(make(funcgrad, "funcgrad"), in_axes=(0, None)))(x, y)
+    np.testing.assert_array_equal(np.asarray(jitted), np.asarray(theirs))
+
+
+def test_pure_callback_vmap_needs_a_method_and_nests():
+    f = lambda x: funcgrad.pure_callback(np.cumsum, _like(x), x)  # noqa: E731
+    with pytest.raises(NotImplementedError, match="vmap_method"):
+        funcgrad.vmap(f)(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="vmap_method"):
+        funcgrad.pure_callback(np.cumsum, F64, 1.0, vmap_method="loop")
+    g = lambda x: funcgrad.pure_callback(np.cumsum, _like(x), x, vmap_method="sequential")  # noqa: E731
+    x = np.arange(24.0).reshape(2, 3, 4)
+    out = funcgrad.jit(funcgrad.vmap(funcgrad.vmap(g), in_axes=1))(x)
+    np.testing.assert_array_equal(np.asarray(out), np.cumsum(x, axis=2).transpose(1, 0, 2))
+
+
+def test_pure_callback_result_checks():
+    with pytest.raises(RuntimeError, match="dtype float32, declared float64"):
+        funcgrad.pure_callback(lambda v: np.float32(v), F64, 1.0)
+    with pytest.raises(XlaBridgeError, match="host callback .* raised RuntimeError"):
+        funcgrad.jit(lambda x: funcgrad.pure_callback(lambda v: np.ones(2), F64, x))(1.0)
+    with pytest.raises(TypeError, match="structure"):
+        funcgrad.pure_callback(lambda v: (v, v), F64, 1.0)
+
+    def boom(v):
+        raise KeyError("boom")
+
+    with pytest.raises(XlaBridgeError, match="raised KeyError: 'boom'"):
+        funcgrad.jit(lambda x: funcgrad.pure_callback(boom, F64, x))(1.0)
+    with pytest.raises(TypeError, match="shape"):
+        funcgrad.pure_callback(np.sin, [1.0], 1.0)
+
+
+def test_pure_callback_is_not_differentiable_but_custom_jvp_works():
+    with pytest.raises(ValueError, match="custom_jvp"):
+        funcgrad.grad(lambda x: funcgrad.pure_callback(np.sin, F64, x))(1.0)
+
+    @funcgrad.custom_jvp
+    def host_sin(x):
+        return funcgrad.pure_callback(np.sin, _like(x), x, vmap_method="sequential")
+
+    @host_sin.defjvp
+    def _(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return host_sin(x), funcgrad.pure_callback(np.cos, _like(x), x, vmap_method="sequential") * t
+
+    x = np.array([0.1, 0.7, 2.0])
+    g = funcgrad.jit(funcgrad.vmap(funcgrad.grad(host_sin)))(x)
+    np.testing.assert_allclose(np.asarray(g), np.cos(x), rtol=1e-15)
+
+
+def test_unused_pure_callback_is_dropped_and_callbacks_are_not_mixed_up():
+    calls = []
+
+    def counted(x):
+        calls.append(1)
+        return x
+
+    funcgrad.jit(lambda x: (funcgrad.pure_callback(counted, F64, x), x * 2)[1])(1.0)
+    assert calls == []  # pure: removed as dead code
+    # Two functions whose modules have the same text keep their own callbacks.
+    f1 = funcgrad.jit(lambda x: funcgrad.pure_callback(lambda v: v + 1.0, F64, x))
+    f2 = funcgrad.jit(lambda x: funcgrad.pure_callback(lambda v: v + 2.0, F64, x))
+    assert float(f1(0.0)) == 1.0 and float(f2(0.0)) == 2.0
+    assert f1.lower(0.0).as_text() == f2.lower(0.0).as_text()
+
+
+# ----------------------------------------------------------------------------------------------
+# debug.callback
+
+
+def test_debug_callback_runs_when_values_exist():
+    seen = []
+
+    def f(x):
+        debug.callback(lambda v, label: seen.append((label, float(v))), x, "in")
+        return x * 2.0
+
+    jf = funcgrad.jit(f)
+    jf.lower(1.0)  # tracing and lowering call nothing
+    assert seen == []
+    jf(1.0)
+    jf(2.0)  # each execution calls it (the compiled program is reused)
+    assert seen == [("in", 1.0), ("in", 2.0)] and jf.cache_info().misses == 1
+    seen.clear()
+    assert float(funcgrad.grad(f)(3.0)) == 2.0 and seen == [("in", 3.0)]  # primal values, once
+    seen.clear()
+    funcgrad.jit(funcgrad.grad(f))(4.0)
+    assert seen == [("in", 4.0)]
+    seen.clear()
+    funcgrad.vmap(f)(np.array([5.0, 6.0]))
+    funcgrad.jit(funcgrad.vmap(f))(np.array([7.0, 8.0]))
+    assert seen == [("in", 5.0), ("in", 6.0), ("in", 7.0), ("in", 8.0)]
+
+
+def test_debug_callback_survives_dead_code_elimination_and_control_flow():
+    seen = []
+
+    @funcgrad.jit
+    def f(x):
+        debug.callback(seen.append, x)  # nothing reads it: kept anyway
+
+        def body(i, acc):
+            debug.callback(lambda i: seen.append(int(i)), i)
+            return acc + i
+
+        return lax.fori_loop(0, 3, body, 0.0) + lax.cond(x > 0, lambda: x, lambda: -x)
+
+    assert float(f(5.0)) == 8.0
+    assert [float(v) for v in seen] == [5.0, 0, 1, 2]
+
+
+def test_debug_callback_forms_and_errors():
+    seen = []
+    debug.callback(ordered=True)(seen.append, 1.0)
+    assert float(seen[0]) == 1.0
+    with pytest.raises(TypeError, match="callable"):
+        debug.callback(3)
+    with pytest.raises(TypeError, match="two-call"):
+        debug.callback(None, 1.0)
+    with pytest.raises(ValueError, match="partitioned"):
+        debug.callback(seen.append, 1.0, partitioned=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# debug.print / debug.log
+
+
+_PROGRAM = """
+import numpy as np
+{imports}
+def f(x, n):
+    lib.debug.print("x={{x}} n={{n}} {{}}", x * 2, x=x, n=n)
+    lib.debug.print("{{:.3f}}", x[0])
+    lib.debug.print(ordered=True)("ordered {{}}", x[1])
+    return x
+lib.jit(f)(lnp.array([1.0, 2.5]), 3)
+f(np.array([1.0, 2.5], np.float32), np.int32(3))
+lib.vmap(lambda x: lib.debug.print("v {{}}", x))(lnp.arange(3.0))
+lib.grad(lambda x: (lib.debug.print("g {{}}", x), x * x)[1])(2.0)
+"""
+
+
+def _run(imports):
+    code = textwrap.dedent(_PROGRAM.format(imports=imports))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_debug_print_text_matches_jax():
+    pytest.importorskip("jax")
+    ours = _run("import funcgrad as lib, funcgrad.numpy as lnp")
+    theirs = _run("import jax as lib, jax.numpy as lnp\nlib.config.update('jax_enable_x64', True)")
+    assert ours == theirs
+    assert "x=[1.  2.5] n=3 [2. 5.]" in ours and "v 2.0" in ours
+
+
+def test_debug_print_checks_the_format(capsys):
+    with pytest.raises(ValueError, match="f-string"):
+        debug.print("x", x=1.0)
+    with pytest.raises(ValueError, match="unused positional"):
+        debug.print("no fields", 1.0)
+    with pytest.raises(TypeError, match="format must be a string"):
+        debug.print(3)
+    debug.print("{} {name}", 1, name="ok")
+    assert capsys.readouterr().out == "1 ok\n"
+
+
+def test_ordered_prints_keep_their_order_under_jit(capsys):
+    @funcgrad.jit
+    def f(x):
+        for i in range(5):
+            debug.print("step {} {}", i, x + i, ordered=True)
+        return x
+
+    f(0.0)
+    assert capsys.readouterr().out.splitlines() == [f"step {i} {float(i)}" for i in range(5)]
+
+
+def test_debug_log_goes_to_the_logger(caplog):
+    with caplog.at_level(logging.INFO, logger="funcgrad.debug"):
+        funcgrad.jit(lambda x: debug.log("loss {}", x) or x)(0.25)
+    assert [r.getMessage() for r in caplog.records] == ["loss 0.25"]

@@ -1,0 +1,73 @@
+"""Lowering rules of the host callbacks (primitives/callbacks.py): a custom call of XLA's Python
+callback target, ``xla_ffi_python_cpu_callback`` (the runtime renames it for a GPU), whose
+``index`` attribute picks the Python function among the module's ``host_callbacks``; the runtime
+hands that list to the compiler with the module (``runtime.compile(host_callbacks=...)``).
+
+The function XLA calls receives NumPy arrays (copied here: XLA may reuse their memory after the
+call returns) and must return exactly the declared results. An ordered debug callback takes and
+returns a token, chained through the function body, so ordered callbacks run in program order.
+
+Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.emitter``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from primitives.callbacks import check_results, debug_callback_p, pure_callback_p
+from xla_bridge.emitter import aval_type, register
+
+CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
+
+
+def _custom_call(ctx, args, host, out_types, side_effect: bool, token: str | None = None):
+    mb = ctx.fb.module
+    index = len(mb.host_callbacks)
+    mb.host_callbacks.append(host)
+    in_types = [aval_type(a) for a in ctx.avals_in]
+    if token is not None:
+        args, in_types, out_types = (
+            [token, *args],
+            ["!stablehlo.token", *in_types],
+            ["!stablehlo.token", *out_types],
+        )
+    attrs = (
+        f"api_version = 4 : i32, has_side_effect = {'true' if side_effect else 'false'}, "
+        f"backend_config = {{index = {index} : ui64}}"
+    )
+    rhs = (
+        f"stablehlo.custom_call @{CALLBACK_TARGET}({', '.join(args)}) {{{attrs}}} : "
+        f"({', '.join(in_types)}) -> ({', '.join(out_types)})"
+    )
+    return ctx.fb.emit_results(rhs, len(out_types))
+
+
+@register(pure_callback_p)
+def _pure_callback(ctx, *args, callback, result_avals, vmap_method):
+    def host(*arrays):
+        outs = callback(*[np.array(a) for a in arrays])
+        return tuple(check_results("pure_callback", outs, result_avals))
+
+    return _custom_call(ctx, args, host, [aval_type(a) for a in ctx.avals_out], side_effect=False)
+
+
+@register(debug_callback_p)
+def _debug_callback(ctx, *args, callback, ordered):
+    if not ordered:
+
+        def host(*arrays):
+            callback(*[np.array(a) for a in arrays])
+            return ()
+
+        _custom_call(ctx, args, host, [], side_effect=True)
+        return []
+
+    def ordered_host(token, *arrays):
+        callback(*[np.array(a) for a in arrays])
+        return (token,)
+
+    fb = ctx.fb
+    if fb.effect_token is None:
+        fb.effect_token = fb.emit("stablehlo.after_all : !stablehlo.token")
+    (fb.effect_token,) = _custom_call(ctx, args, ordered_host, [], side_effect=True, token=fb.effect_token)
+    return []
