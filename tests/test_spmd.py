@@ -12,8 +12,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_the_spmd_suite_on_8_cpu_devices():
+    # Device settings that earlier tests put in this process's environment (funcgrad.config
+    # records jax_num_cpu_devices and the platform there) must not reach the 8-device process.
+    inherited = {
+        k: v for k, v in os.environ.items() if k not in ("FUNCGRAD_NUM_CPU_DEVICES", "FUNCGRAD_PLATFORM")
+    }
     env = {
-        **os.environ,
+        **inherited,
         "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
         "CI": "true",
         "PYTHONPATH": ROOT,
