@@ -18,13 +18,14 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
-from funcgrad.lax import control_flow, ops, slicing, special
+from funcgrad.lax import control_flow, extras, ops, slicing, special
 from funcgrad.lax.control_flow import *  # noqa: F403 - each module's public names are its __all__
+from funcgrad.lax.extras import *  # noqa: F403
 from funcgrad.lax.ops import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
 from funcgrad.lax.special import *  # noqa: F403
 
-__all__ = sorted({*ops.__all__, *slicing.__all__, *control_flow.__all__, *special.__all__})
+__all__ = sorted({*ops.__all__, *slicing.__all__, *control_flow.__all__, *special.__all__, *extras.__all__})
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
