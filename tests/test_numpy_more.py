@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -20,12 +18,9 @@ from tests._numpy_harness import (
     I64,
     U8,
     arr,
-    check_grads,
-    check_jit,
-    check_values,
-    check_vmap,
     one,
     shapes,
+    table_tests,
 )
 from tests._numpy_harness import numpy_case as R
 
@@ -193,37 +188,14 @@ EDITING = [
 ]
 
 VALUE_CASES = FLOATBITS + POLYNOMIAL + WINDOWS + EDITING
-GRAD_CASES = [c for c in VALUE_CASES if c.grad and F64 in c.dtypes]
 VMAP_CASES = [c for c in VALUE_CASES if c.vmap and c not in WINDOWS]
-JIT_CASES = [c for c in VALUE_CASES if c.jit]
 
-
-@pytest.mark.parametrize("case", VALUE_CASES, ids=repr)
-@settings(max_examples=20)
-@given(data=st.data())
-def test_values_match_numpy(case, data):
-    check_values(case, data)
-
-
-@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
-@settings(max_examples=2)
-@given(data=st.data())
-def test_grads_match_finite_differences(case, data):
-    check_grads(case, data)
-
-
-@pytest.mark.parametrize("case", VMAP_CASES, ids=repr)
-@settings(max_examples=2)
-@given(data=st.data())
-def test_vmap_matches_loop(case, data):
-    check_vmap(case, data)
-
-
-@pytest.mark.parametrize("case", JIT_CASES, ids=repr)
-@settings(max_examples=1)
-@given(data=st.data())
-def test_jit_matches_eager(case, data):
-    check_jit(case, data)
+(
+    test_values_match_numpy,
+    test_grads_match_finite_differences,
+    test_vmap_matches_loop,
+    test_jit_matches_eager,
+) = table_tests(VALUE_CASES, vmap_cases=VMAP_CASES, value_examples=20)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from __future__ import annotations
 from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
     control_flow,
     convolution,
+    extras,
     fourier,
     implicit,
     linalg,
@@ -37,6 +38,7 @@ from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
 )
 from funcgrad.lax.control_flow import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.lax.convolution import *  # noqa: F403
+from funcgrad.lax.extras import *  # noqa: F403
 from funcgrad.lax.fourier import *  # noqa: F403
 from funcgrad.lax.implicit import *  # noqa: F403
 from funcgrad.lax.ops import *  # noqa: F403
@@ -56,6 +58,7 @@ __all__ = sorted(
         *implicit.__all__,
         *special.__all__,
         *parallel.__all__,
+        *extras.__all__,
     }
 )
 

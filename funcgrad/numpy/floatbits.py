@@ -218,20 +218,7 @@ def bitwise_count(x, /):
         return x.astype(np.uint8)
     if np.issubdtype(x.dtype, np.signedinteger):
         x = abs(x)
-    nbits = np.dtype(x.dtype).itemsize * 8
-    v = lax.bitcast_convert_type(x, np.dtype(f"uint{nbits}")) if x.dtype.kind == "i" else x
-    u = v.dtype
-    c = lambda n: np.asarray(n, u)  # noqa: E731
-    v = v - bitwise_and(right_shift(v, c(1)), c(0x5555555555555555 & ((1 << nbits) - 1)))
-    v = bitwise_and(v, c(0x3333333333333333 & ((1 << nbits) - 1))) + bitwise_and(
-        right_shift(v, c(2)), c(0x3333333333333333 & ((1 << nbits) - 1))
-    )
-    v = bitwise_and(v + right_shift(v, c(4)), c(0x0F0F0F0F0F0F0F0F & ((1 << nbits) - 1)))
-    total = v
-    for shift in (8, 16, 32):
-        if shift < nbits:
-            total = total + right_shift(total, c(shift))
-    return bitwise_and(total, c(0xFF)).astype(np.uint8)
+    return lax.population_count(x).astype(np.uint8)
 
 
 def bitwise_invert(x, /):

@@ -154,9 +154,13 @@ def boxcox(x, lmbda):
     0.828427124746
     """
     x, lmbda = real_inexact("boxcox", x, lmbda)
+    return _boxcox_of_log(fnp.log(x), lmbda)
+
+
+def _boxcox_of_log(log_x, lmbda):
+    """``(exp(lmbda log_x) - 1) / lmbda`` (``log_x`` at ``lmbda == 0``), via ``expm1``."""
     zero = lmbda == 0
     safe = fnp.where(zero, 1.0, lmbda)
-    log_x = fnp.log(x)
     return fnp.where(zero, log_x, fnp.expm1(safe * log_x) / safe)
 
 
@@ -167,10 +171,7 @@ def boxcox1p(x, lmbda):
     0.828427124746
     """
     x, lmbda = real_inexact("boxcox1p", x, lmbda)
-    zero = lmbda == 0
-    safe = fnp.where(zero, 1.0, lmbda)
-    log1p_x = fnp.log1p(x)
-    return fnp.where(zero, log1p_x, fnp.expm1(safe * log1p_x) / safe)
+    return _boxcox_of_log(fnp.log1p(x), lmbda)
 
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):

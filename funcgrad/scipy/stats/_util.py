@@ -16,3 +16,10 @@ def promote(name: str, *args) -> list:
     if fnp.iscomplexobj(args[0]):
         raise TypeError(f"scipy.stats.{name} does not support complex-valued inputs, got {args[0].dtype}")
     return args
+
+
+def standardize(name: str, x, loc, scale):
+    """``((x - loc) / scale, scale > 0, scale)`` with the arguments promoted as ``promote`` does:
+    the standardized variable of a location-scale family and where its parameters are valid."""
+    x, loc, scale = promote(name, x, loc, scale)
+    return (x - loc) / scale, scale > 0, scale

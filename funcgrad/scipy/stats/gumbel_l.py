@@ -12,7 +12,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote, standardize
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -21,18 +21,13 @@ def __dir__():
     return list(__all__)
 
 
-def _z(name, x, loc, scale):
-    x, loc, scale = promote(name, x, loc, scale)
-    return (x - loc) / scale, scale > 0, scale
-
-
 def logpdf(x, loc=0, scale=1):
     """``z - exp(z) - log(scale)``.
 
     >>> float(logpdf(0.0))
     -1.0
     """
-    z, ok, scale = _z("gumbel_l.logpdf", x, loc, scale)
+    z, ok, scale = standardize("gumbel_l.logpdf", x, loc, scale)
     return fnp.where(ok, -special.xlogy(1.0, scale) + z - fnp.exp(z), np.nan)
 
 
@@ -51,7 +46,7 @@ def logcdf(x, loc=0, scale=1):
     >>> round(float(logcdf(0.0)), 12)
     -0.458675145387
     """
-    z, ok, _ = _z("gumbel_l.logcdf", x, loc, scale)
+    z, ok, _ = standardize("gumbel_l.logcdf", x, loc, scale)
     return fnp.where(ok, fnp.log(-fnp.expm1(-fnp.exp(z))), np.nan)
 
 
@@ -70,7 +65,7 @@ def logsf(x, loc=0, scale=1):
     >>> float(logsf(0.0))
     -1.0
     """
-    z, ok, _ = _z("gumbel_l.logsf", x, loc, scale)
+    z, ok, _ = standardize("gumbel_l.logsf", x, loc, scale)
     return fnp.where(ok, -fnp.exp(z), np.nan)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote, standardize
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -27,18 +27,13 @@ def log1mexp(x):
     return fnp.where(small, fnp.log(-fnp.expm1(-fnp.where(small, x, 1.0))), fnp.log1p(-fnp.exp(-x)))
 
 
-def _z(name, x, loc, scale):
-    x, loc, scale = promote(name, x, loc, scale)
-    return (x - loc) / scale, scale > 0, scale
-
-
 def logpdf(x, loc=0, scale=1):
     """``-z - exp(-z) - log(scale)``.
 
     >>> float(logpdf(0.0))
     -1.0
     """
-    z, ok, scale = _z("gumbel_r.logpdf", x, loc, scale)
+    z, ok, scale = standardize("gumbel_r.logpdf", x, loc, scale)
     return fnp.where(ok, -special.xlogy(1.0, scale) - (z + fnp.exp(-z)), np.nan)
 
 
@@ -57,7 +52,7 @@ def logcdf(x, loc=0, scale=1):
     >>> float(logcdf(0.0))
     -1.0
     """
-    z, ok, _ = _z("gumbel_r.logcdf", x, loc, scale)
+    z, ok, _ = standardize("gumbel_r.logcdf", x, loc, scale)
     return fnp.where(ok, -fnp.exp(-z), np.nan)
 
 
@@ -76,7 +71,7 @@ def sf(x, loc=0, scale=1):
     >>> round(float(sf(0.0)), 12)
     0.632120558829
     """
-    z, ok, _ = _z("gumbel_r.sf", x, loc, scale)
+    z, ok, _ = standardize("gumbel_r.sf", x, loc, scale)
     return fnp.where(ok, -fnp.expm1(-fnp.exp(-z)), np.nan)
 
 
@@ -86,7 +81,7 @@ def logsf(x, loc=0, scale=1):
     >>> round(float(logsf(0.0)), 12)
     -0.458675145387
     """
-    z, ok, _ = _z("gumbel_r.logsf", x, loc, scale)
+    z, ok, _ = standardize("gumbel_r.logsf", x, loc, scale)
     return fnp.where(ok, log1mexp(fnp.exp(-z)), np.nan)
 
 

@@ -1,0 +1,273 @@
+"""More of ``jax.lax``: bit counting (``population_count``, ``clz``), ``mulhi``, ``reciprocal``,
+``reduce_xor``, ``scatter_sub``, ``approx_max_k``/``approx_min_k``, ``stack``/``unstack``, ``tile``,
+``index_take``, ``broadcast_like``.
+
+Layer: surface. Imports ``funcgrad.numpy`` and the other ``funcgrad.lax`` modules; everything here
+is a composition of existing operations (no new primitives), so it differentiates, batches and
+compiles like them.
+
+``approx_max_k``/``approx_min_k`` return the exact top ``k`` (what XLA's CPU backend computes for
+them too); ``recall_target`` and ``reduction_input_size_override`` only tune the approximation on
+TPUs and are accepted for that reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad.lax import ops, slicing
+
+__all__ = [
+    "DotDimensionNumbers",
+    "approx_max_k",
+    "approx_min_k",
+    "broadcast_like",
+    "clz",
+    "index_take",
+    "mulhi",
+    "population_count",
+    "reciprocal",
+    "reduce_xor",
+    "scatter_sub",
+    "stack",
+    "tile",
+    "unstack",
+]
+
+# The type of ``dot_general``'s ``dimension_numbers``: ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)).
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]]
+
+
+def _integer(name: str, x):
+    x = fnp.asarray(x)
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"{name}: the operand must be an integer array, got {x.dtype}")
+    return x
+
+
+def _as_unsigned(x):
+    """The bit pattern of an integer array as the unsigned type of its width."""
+    u = np.dtype(f"uint{x.dtype.itemsize * 8}")
+    return x if x.dtype == u else ops.bitcast_convert_type(x, u)
+
+
+def _popcount_bits(v):
+    """Set bits of each element of an unsigned array (SWAR), in its dtype."""
+    nbits = v.dtype.itemsize * 8
+    mask = (1 << nbits) - 1
+    c = lambda n: np.asarray(n & mask, v.dtype)  # noqa: E731
+    v = v - ((v >> c(1)) & c(0x5555555555555555))
+    v = (v & c(0x3333333333333333)) + ((v >> c(2)) & c(0x3333333333333333))
+    v = (v + (v >> c(4))) & c(0x0F0F0F0F0F0F0F0F)
+    for shift in (8, 16, 32):
+        if shift < nbits:
+            v = v + (v >> c(shift))
+    return v & c(0xFF)
+
+
+def population_count(x):
+    """The number of 1 bits of each element's bit pattern, in its dtype.
+
+    >>> population_count(np.array([0, 1, -1, 7], np.int8)).tolist()
+    [0, 1, 8, 3]
+    """
+    x = _integer("population_count", x)
+    return _popcount_bits(_as_unsigned(x)).astype(x.dtype)
+
+
+def clz(x):
+    """The number of leading zero bits of each element's bit pattern, in its dtype.
+
+    >>> clz(np.array([0, 1, -1, 256], np.int32)).tolist()
+    [32, 31, 0, 23]
+    """
+    x = _integer("clz", x)
+    v = _as_unsigned(x)
+    nbits = v.dtype.itemsize * 8
+    shift = 1
+    while shift < nbits:  # every bit below the highest set one becomes 1
+        v = v | (v >> np.asarray(shift, v.dtype))
+        shift *= 2
+    return (np.asarray(nbits, v.dtype) - _popcount_bits(v)).astype(x.dtype)
+
+
+def mulhi(x, y, /):
+    """The high half of the double-width product of two integers of the same dtype.
+
+    >>> mulhi(np.array([-7, 2**30], np.int32), np.array([100000, 8], np.int32)).tolist()
+    [-1, 2]
+    """
+    x, y = _integer("mulhi", x), _integer("mulhi", y)
+    if x.dtype != y.dtype:
+        raise TypeError(f"mulhi: operands must have the same dtype, got {x.dtype} and {y.dtype}")
+    nbits = x.dtype.itemsize * 8
+    if nbits <= 32:
+        wide = np.dtype(f"{'u' if x.dtype.kind == 'u' else ''}int{2 * nbits}")
+        prod = x.astype(wide) * y.astype(wide)
+        return (prod >> np.asarray(nbits, wide)).astype(x.dtype)
+    # 64 bits: the unsigned high word from 32-bit halves, then the sign corrections.
+    u64 = np.dtype(np.uint64)
+    a, b = _as_unsigned(x), _as_unsigned(y)
+    lo_mask, s32 = np.asarray(0xFFFFFFFF, u64), np.asarray(32, u64)
+    a_lo, a_hi, b_lo, b_hi = a & lo_mask, a >> s32, b & lo_mask, b >> s32
+    ll, lh, hl, hh = a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi
+    mid = (ll >> s32) + (lh & lo_mask) + (hl & lo_mask)
+    hi = hh + (lh >> s32) + (hl >> s32) + (mid >> s32)
+    if x.dtype.kind == "u":
+        return hi
+    zero = np.asarray(0, u64)
+    hi = hi - fnp.where(x < 0, b, zero) - fnp.where(y < 0, a, zero)
+    return ops.bitcast_convert_type(hi, x.dtype)
+
+
+def reciprocal(x):
+    """``1 / x`` elementwise (``integer_pow(x, -1)``).
+
+    >>> reciprocal(np.array([2.0, 4.0])).tolist()
+    [0.5, 0.25]
+    """
+    return ops.integer_pow(fnp.asarray(x), -1)
+
+
+def reduce_xor(operand, axes: Sequence[int]):
+    """Bitwise (for booleans: logical) exclusive or over ``axes``, by pairwise halving.
+
+    >>> reduce_xor(np.array([[1, 2], [3, 4]]), (0,)).tolist()
+    [2, 6]
+    """
+    x = fnp.asarray(operand)
+    if x.dtype.kind not in "biu":
+        raise TypeError(f"reduce_xor: the operand must be an integer or bool array, got {x.dtype}")
+    for axis in sorted({a % x.ndim for a in axes}, reverse=True):
+        while x.shape[axis] > 1:
+            n = x.shape[axis]
+            if n % 2:
+                pad = [(0, 0)] * x.ndim
+                pad[axis] = (0, 1)
+                x = fnp.pad(x, pad)
+                n += 1
+            first = slicing.slice_in_dim(x, 0, n // 2, 1, axis)
+            second = slicing.slice_in_dim(x, n // 2, n, 1, axis)
+            x = fnp.bitwise_xor(first, second)
+        x = (
+            fnp.squeeze(x, axis)
+            if x.shape[axis] == 1
+            else fnp.zeros(x.shape[:axis] + x.shape[axis + 1 :], x.dtype)
+        )
+    return x
+
+
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted: bool = False,
+                unique_indices: bool = False, mode=None):  # fmt: skip
+    """``scatter_add`` of the negated updates: ``operand[indices] -= updates``.
+
+    >>> from funcgrad.lax import ScatterDimensionNumbers
+    >>> dn = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+    ...                              scatter_dims_to_operand_dims=(0,))
+    >>> scatter_sub(np.zeros(3), np.array([[0], [2], [0]]), np.ones(3), dn).tolist()
+    [-2.0, 0.0, -1.0]
+    """
+    return slicing.scatter_add(
+        operand,
+        scatter_indices,
+        ops.neg(fnp.asarray(updates)),
+        dimension_numbers,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=mode,
+    )
+
+
+def _top_k_along(operand, k: int, dim: int, largest: bool, aggregate_to_topk: bool, name: str):
+    x = fnp.asarray(operand)
+    if x.dtype.kind != "f":
+        raise ValueError(f"{name}: the operand must be a floating-point array, got {x.dtype}")
+    if not aggregate_to_topk:
+        raise ValueError(f"{name}: aggregate_to_topk=False (a TPU partial result) is not supported")
+    dim = dim % x.ndim
+    moved = fnp.moveaxis(x, dim, -1)
+    values, idx = slicing.top_k(moved if largest else ops.neg(moved), int(k))
+    if not largest:
+        values = ops.neg(values)
+    return [fnp.moveaxis(values, -1, dim), fnp.moveaxis(idx, -1, dim)]
+
+
+def approx_max_k(operand, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):  # fmt: skip
+    """The ``k`` largest values along ``reduction_dimension`` and their indices (exact).
+
+    >>> [v.tolist() for v in approx_max_k(np.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]]), 2)]
+    [[[5.0, 3.0], [6.0, 4.0]], [[1, 2], [2, 0]]]
+    """
+    return _top_k_along(operand, k, reduction_dimension, True, aggregate_to_topk, "approx_max_k")
+
+
+def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):  # fmt: skip
+    """The ``k`` smallest values along ``reduction_dimension`` and their indices (exact).
+
+    >>> [v.tolist() for v in approx_min_k(np.array([1.0, 5.0, 3.0]), 2)]
+    [[1.0, 3.0], [0, 2]]
+    """
+    return _top_k_along(operand, k, reduction_dimension, False, aggregate_to_topk, "approx_min_k")
+
+
+def stack(operands: Sequence, axis: int = 0):
+    """The operands (of one shape) stacked along a new ``axis``.
+
+    >>> stack([np.ones(2), np.zeros(2)], axis=1).tolist()
+    [[1.0, 0.0], [1.0, 0.0]]
+    """
+    return fnp.stack(list(operands), axis=axis)
+
+
+def unstack(x, axis: int = 0) -> tuple:
+    """The slices of ``x`` along ``axis``, as a tuple.
+
+    >>> [u.tolist() for u in unstack(np.array([[1, 2], [3, 4]]), axis=1)]
+    [[1, 3], [2, 4]]
+    """
+    x = fnp.asarray(x)
+    axis = axis % x.ndim
+    return tuple(slicing.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
+
+
+def tile(operand, reps: Sequence[int]):
+    """``operand`` repeated ``reps[i]`` times along each axis (``len(reps) == operand.ndim``).
+
+    >>> tile(np.arange(3), (2,)).tolist()
+    [0, 1, 2, 0, 1, 2]
+    """
+    x = fnp.asarray(operand)
+    reps = tuple(int(r) for r in reps)
+    if len(reps) != x.ndim:
+        raise ValueError(f"tile: reps {reps} must have one entry per dimension of the operand {x.shape}")
+    return fnp.tile(x, reps)
+
+
+def index_take(src, idxs, axes: Sequence[int]):
+    """``src`` at the index arrays ``idxs[j]`` along ``axes[j]`` (taken modulo each size): shape
+    ``(N, *remaining dimensions)``.
+
+    >>> index_take(np.arange(24).reshape(2, 3, 4), (np.array([0, 1, -1]), np.array([1, 2, 5])), (0, 2)).shape
+    (3, 3)
+    """
+    src = fnp.asarray(src)
+    axes = tuple(a % src.ndim for a in axes)
+    if len(idxs) != len(axes):
+        raise ValueError(f"index_take: {len(idxs)} index arrays for {len(axes)} axes")
+    moved = fnp.moveaxis(src, axes, tuple(range(len(axes))))
+    index = tuple(fnp.remainder(fnp.asarray(i), src.shape[a]) for i, a in zip(idxs, axes))
+    return moved[index]
+
+
+def broadcast_like(arr, like_arr):
+    """``arr`` broadcast to the shape of ``like_arr``.
+
+    >>> broadcast_like(np.ones(3), np.zeros((2, 3))).shape
+    (2, 3)
+    """
+    return fnp.broadcast_to(fnp.asarray(arr), fnp.shape(like_arr))

@@ -1,0 +1,101 @@
+"""funcgrad.lax.extras against jax.lax: bit counting, mulhi, reduce_xor, scatter_sub,
+approx_max_k/min_k, stack/unstack, tile, index_take, broadcast_like, reciprocal; and that they
+compile, batch and differentiate like the operations they are made of."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+from funcgrad import lax
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+jlax = jax.lax
+
+RNG = np.random.default_rng(0)
+INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+def _ints(dtype, shape=(64,)):
+    info = np.iinfo(dtype)
+    edge = np.array([0, 1, info.max, info.min, info.max - 1, info.min + 1], dtype)
+    body = RNG.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+    return np.concatenate([edge, body.ravel()]).astype(dtype)
+
+
+def _same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_bit_counting_and_mulhi_match_jax(dtype):
+    x, y = _ints(dtype), _ints(dtype)[::-1].copy()
+    _same(lax.population_count(x), jlax.population_count(x))
+    _same(lax.clz(x), jlax.clz(x))
+    _same(lax.mulhi(x, y), jlax.mulhi(x, y))
+    _same(funcgrad.jit(lax.mulhi)(x, y), jlax.mulhi(x, y))
+
+
+def test_reduce_xor_matches_jax():
+    for dtype, shape, axes in [
+        (np.int32, (5, 3), (0,)),
+        (np.uint8, (4, 7, 2), (1, 2)),
+        (np.bool_, (3, 5), (0, 1)),
+    ]:
+        x = RNG.integers(0, 200, size=shape).astype(dtype)
+        _same(lax.reduce_xor(x, axes), jlax.reduce_xor(x, axes))
+    m = np.arange(12).reshape(3, 4)
+    _same(funcgrad.vmap(lambda v: lax.reduce_xor(v, (0,)))(m), np.bitwise_xor.reduce(m, axis=1))
+    _same(funcgrad.jit(lambda v: lax.reduce_xor(v, (0, 1)))(m), np.bitwise_xor.reduce(m, axis=None))
+
+
+def test_top_k_family_matches_jax_and_differentiates():
+    x = RNG.normal(size=(3, 6))
+    for fn, jfn in ((lax.approx_max_k, jlax.approx_max_k), (lax.approx_min_k, jlax.approx_min_k)):
+        for dim in (-1, 0):
+            for got, want in zip(fn(x, 2, reduction_dimension=dim), jfn(x, 2, reduction_dimension=dim)):
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    g = funcgrad.grad(lambda v: lax.approx_max_k(v, 2)[0].sum())(np.array([1.0, 5.0, 3.0]))
+    np.testing.assert_array_equal(np.asarray(g), [0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="floating"):
+        lax.approx_max_k(np.arange(3), 1)
+
+
+def test_structure_helpers_match_jax():
+    a, b = RNG.normal(size=(2, 3)), RNG.normal(size=(2, 3))
+    np.testing.assert_array_equal(
+        np.asarray(lax.stack([a, b], axis=1)), np.asarray(jlax.stack([a, b], axis=1))
+    )
+    for got, want in zip(lax.unstack(a, axis=1), jlax.unstack(a, axis=1)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(lax.tile(a, (2, 3))), np.asarray(jlax.tile(a, (2, 3))))
+    src = np.arange(24).reshape(2, 3, 4)
+    idxs = (np.array([0, 1, -1]), np.array([1, 2, 5]))
+    np.testing.assert_array_equal(
+        np.asarray(lax.index_take(src, idxs, (0, 2))), np.asarray(jlax.index_take(src, idxs, (0, 2)))
+    )
+    assert lax.broadcast_like(np.ones(3), np.zeros((2, 3))).shape == (2, 3)
+    np.testing.assert_allclose(np.asarray(lax.reciprocal(a)), 1 / a, rtol=1e-15)
+    with pytest.raises(ValueError, match="one entry per dimension"):
+        lax.tile(a, (2,))
+
+
+def test_scatter_sub_matches_jax():
+    dn = lax.ScatterDimensionNumbers(
+        update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+    )
+    jdn = jlax.ScatterDimensionNumbers(
+        update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+    )
+    op, idx, upd = RNG.normal(size=(4, 3)), np.array([[0], [2], [0]]), RNG.normal(size=(3, 3))
+    np.testing.assert_allclose(
+        np.asarray(lax.scatter_sub(op, idx, upd, dn)),
+        np.asarray(jlax.scatter_sub(op, idx, upd, jdn)),
+        rtol=1e-15,
+    )
+    g = funcgrad.grad(lambda u: lax.scatter_sub(op, idx, u, dn).sum())(upd)
+    np.testing.assert_array_equal(np.asarray(g), -np.ones((3, 3)))
