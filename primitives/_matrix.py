@@ -44,6 +44,7 @@ def _complex_family():
     the family is loaded by the time a rule runs (NOTE: [complex conjugation in linalg rules])."""
     return sys.modules.get("primitives.complex")
 
+
 LAPACK_DTYPES = tuple(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
 
 

@@ -153,8 +153,10 @@ def _impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type
     bshape = [lhs.shape[d] for d in lb]
     lfs, rfs = [lhs.shape[d] for d in lf], [rhs.shape[d] for d in rf]
     k = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
-    a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(-1 if bshape else 1, int(np.prod(lfs, dtype=np.int64)), k)
-    b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(-1 if bshape else 1, k, int(np.prod(rfs, dtype=np.int64)))
+    # An explicit batch size: NumPy cannot infer a -1 dimension of an empty array.
+    nb = int(np.prod(bshape, dtype=np.int64))
+    a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(nb, int(np.prod(lfs, dtype=np.int64)), k)
+    b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(nb, k, int(np.prod(rfs, dtype=np.int64)))
     out = np.matmul(a, b).reshape((*bshape, *lfs, *rfs))  # a tuple: the shape may be ()
     if preferred_element_type is not None:
         out = out.astype(preferred_element_type, copy=False)

@@ -350,3 +350,15 @@ AUTOGRAD_CASES = {
 def test_autograd_linalg_gradients(name):
     fun, make = AUTOGRAD_CASES[name]
     check_grads(fun, (make(),), order=2, rtol=1e-4, atol=1e-4)
+
+
+def test_array_api_edge_cases():
+    # Found by the Array API test suite's linalg tests: empty batches and per-matrix tolerances.
+    empty = np.zeros((0, 1, 1), np.float32)
+    assert L.solve(empty, empty).shape == (0, 1, 1)
+    assert L.matrix_power(np.zeros((0, 0, 0)), -2).shape == (0, 0, 0)
+    assert L.vecdot(np.zeros((0, 0), np.uint8), np.zeros((0, 0), np.uint8)).shape == (0,)
+    assert L.pinv(np.zeros((0, 2, 2)), rtol=np.zeros(0)).shape == (0, 2, 2)
+    a = RNG.normal(size=(3, 4, 2))
+    rtol = np.array([1e-3, 0.5, 2.0])
+    close(L.pinv(a, rtol=rtol), np.stack([np.linalg.pinv(x, rtol=r) for x, r in zip(a, rtol)]), rtol=1e-8)

@@ -92,7 +92,7 @@ def batch_broadcast(*arrays_and_ranks):
 def permute_rows(b, perm):
     """``b[..., perm, :]`` for batched permutations ``perm`` (..., n): one gather whose batch
     axes pair ``b``'s with ``perm``'s."""
-    if b.shape[-2] == 0 or b.shape[-1] == 0:
+    if b.size == 0:
         return b
     nb = b.ndim - 2
     dnums = gather_ops.GatherDimensionNumbers(

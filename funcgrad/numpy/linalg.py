@@ -342,7 +342,9 @@ def _pinv_impl(a, rtol, hermitian):
     if rtol is None:
         rtol = 10.0 * max(m, n) * float(np.finfo(rdt).eps)
     u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    cutoff = ew.mul(*broadcast_args(asarray(rtol, rdt), s[..., 0:1]))
+    rtol = asarray(rtol, rdt)
+    rtol = expand_dims(rtol, -1) if rtol.ndim else rtol  # one tolerance per matrix of the batch
+    cutoff = ew.mul(*broadcast_args(rtol, s[..., 0:1]))
     s_b, cutoff = broadcast_args(s, cutoff)
     keep = ew.gt_p.bind(s_b, cutoff)
     inv_s = select(keep, ew.div(constant(1, rdt), select(keep, s, constant(1, rdt))), constant(0, rdt))
