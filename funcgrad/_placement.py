@@ -26,11 +26,11 @@ import numpy as np
 
 import xla_bridge
 from funcgrad import kernel
+from funcgrad._shardings import NamedSharding, Sharding, SingleDeviceSharding, from_bridge, sharding_leaves
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.lax.parallel import with_sharding_constraint
-from funcgrad.sharding import NamedSharding, Sharding, SingleDeviceSharding, from_bridge, sharding_leaves
 
 __all__ = [
     "Shard",

@@ -2,7 +2,7 @@
 
 Layer: surface. Imports the kernel (tracing, pytrees, the axis environment), the primitive
 catalog (``primitives.sharding``: the shard_map primitive; ``primitives.collectives``),
-``funcgrad.sharding``, ``funcgrad.jitting`` and ``xla_bridge`` (devices).
+``funcgrad._shardings``, ``funcgrad.jitting`` and ``xla_bridge`` (devices).
 
 ``shard_map(f, mesh=, in_specs=, out_specs=)`` runs ``f`` on every device of the mesh, on that
 device's block of each argument (split as its ``PartitionSpec`` says); inside, the mesh axes are
@@ -48,12 +48,12 @@ import numpy as np
 
 import xla_bridge
 from funcgrad._api_util import flatten_outputs
+from funcgrad._shardings import Mesh, PartitionSpec, get_mesh
 from funcgrad.jitting import JittedFunction
 from funcgrad.kernel import batching, core, ir
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import StagingTracer, close_over_tracers, trace_to_jaxpr
 from funcgrad.numpy._core import asarray
-from funcgrad.sharding import Mesh, PartitionSpec, get_mesh
 from primitives import collectives as co
 from primitives import sharding as shp
 from primitives import structure as st

@@ -4,7 +4,7 @@
 
 Layer: surface. Imports the kernel (``batching``'s axis environment, pytrees), the primitive
 catalog (``primitives.collectives``, ``primitives.sharding`` and a few array primitives),
-``funcgrad.numpy._core``, ``funcgrad.sharding`` and ``xla_bridge`` (``with_sharding_constraint``
+``funcgrad.numpy._core``, ``funcgrad._shardings`` and ``xla_bridge`` (``with_sharding_constraint``
 outside a transformation puts the value).
 
 A named axis is bound by ``vmap(f, axis_name=...)``, by ``shard_map`` (the mesh's axis names) or by
@@ -25,12 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 import xla_bridge
+from funcgrad._shardings import NamedSharding, SingleDeviceSharding, sharding_leaves
 from funcgrad.kernel import batching, core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.numpy._core import asarray
-from funcgrad.sharding import NamedSharding, SingleDeviceSharding, sharding_leaves
 from primitives import collectives as co
 from primitives import elementwise as ew
 from primitives import sharding as shp

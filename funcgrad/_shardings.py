@@ -1,0 +1,562 @@
+"""Shardings as values, with JAX's names: ``Mesh``, ``make_mesh``, ``PartitionSpec`` (``P``),
+``NamedSharding``, ``SingleDeviceSharding``, ``Sharding``, ``AxisType``.
+
+Layer: surface. Imports numpy and ``xla_bridge`` (``xla_bridge.sharded``, on first use, turns a
+sharding into jaxlib's sharding object: the devices and XLA's ``HloSharding``).
+
+A ``Mesh`` names the axes of an n-d array of devices; a ``PartitionSpec`` says, per array
+dimension, which mesh axes split it (``None``: not split; a tuple: split over several axes,
+major to minor); a ``NamedSharding(mesh, spec)`` is the two together. Mesh axes a spec leaves
+out replicate the array over them. XLA's SPMD partitioner (Shardy) does the rest: a jitted
+function of sharded arrays is compiled once for all devices and the partitioner inserts the
+communication (``funcgrad.jit(in_shardings=, out_shardings=)``, ``device_put(x, sharding)``).
+
+Differences from JAX, by design: every mesh axis is partitioned automatically (``AxisType.Auto``;
+``AxisType.Explicit`` is accepted and behaves the same: sharding-in-types is not implemented),
+and ``memory_kind`` is always the device's default memory.
+
+>>> import funcgrad, numpy as np
+>>> mesh = make_mesh((1,), ("x",))
+>>> s = NamedSharding(mesh, P("x"))
+>>> s
+NamedSharding(mesh=Mesh('x': 1, axis_types=(Auto,)), spec=P('x',), memory_kind=device)
+>>> s.shard_shape((4, 2))
+(4, 2)
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import math
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+import xla_bridge
+from funcgrad.kernel import tree_util as tu
+
+
+def _sh():
+    """``xla_bridge.sharded``, loaded on first use (``import funcgrad`` does not load jaxlib)."""
+    return xla_bridge.sharded
+
+
+__all__ = [
+    "AxisType",
+    "Mesh",
+    "NamedSharding",
+    "P",
+    "PartitionSpec",
+    "Sharding",
+    "SingleDeviceSharding",
+    "get_mesh",
+    "make_mesh",
+    "set_mesh",
+    "use_mesh",
+]
+
+
+class AxisType(enum.Enum):
+    """How a mesh axis is partitioned. funcgrad partitions every axis automatically (``Auto``);
+    ``Explicit`` is accepted for JAX compatibility and behaves as ``Auto``; ``Manual`` axes are
+    those a ``shard_map`` body sees."""
+
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self):
+        return self.name
+
+
+# ----------------------------------------------------------------------------------------------
+# PartitionSpec
+
+
+class _Unconstrained:
+    def __repr__(self):
+        return "UNCONSTRAINED"
+
+
+class PartitionSpec(tuple):
+    """Per array dimension, the mesh axes that split it: a name, a tuple of names (split over
+    several axes, major first) or ``None`` (not split). Missing trailing entries are ``None``.
+
+    >>> P("x", None), P(("x", "y")), P()
+    (P('x', None), P(('x', 'y'),), P())
+    """
+
+    UNCONSTRAINED = _Unconstrained()
+
+    def __new__(cls, *partitions):
+        norm = []
+        for p in partitions:
+            if isinstance(p, list):
+                p = tuple(p)
+            if isinstance(p, tuple) and len(p) == 0:
+                p = None
+            norm.append(p)
+        return super().__new__(cls, norm)
+
+    def __repr__(self):
+        return "P" + tuple.__repr__(self)
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (PartitionSpec, tuple(self))
+
+    def _normalized(self, ndim: int, where: str = "PartitionSpec") -> tuple:
+        """One tuple of axis names per dimension of a rank-``ndim`` array."""
+        if len(self) > ndim:
+            raise ValueError(
+                f"{where}: {self!r} has {len(self)} entries but the array has rank {ndim}; give at most "
+                "one entry per dimension"
+            )
+        out = []
+        for p in (*self, *([None] * (ndim - len(self)))):
+            if p is None or p is PartitionSpec.UNCONSTRAINED:
+                out.append(())
+            elif isinstance(p, tuple):
+                out.append(tuple(p))
+            else:
+                out.append((p,))
+        return tuple(out)
+
+    def _names(self) -> list:
+        names = []
+        for p in self:
+            if p is None or p is PartitionSpec.UNCONSTRAINED:
+                continue
+            names.extend(p if isinstance(p, tuple) else (p,))
+        return names
+
+
+P = PartitionSpec
+
+
+# ----------------------------------------------------------------------------------------------
+# Mesh
+
+
+def _check_device(d, where):
+    """``d`` must be one of funcgrad's devices (not, say, a device of another jaxlib client)."""
+    if not isinstance(d, _sh().Device):
+        raise TypeError(f"{where}: devices must be elements of funcgrad.devices(), got {d!r}")
+    try:
+        xla_bridge.runtime._backend_of(d)
+    except (ValueError, xla_bridge.XlaBridgeError) as e:
+        raise ValueError(
+            f"{where}: {d!r} is not one of funcgrad's devices ({e}); build meshes and shardings from "
+            "funcgrad.devices()"
+        ) from None
+
+
+class _MeshContext(threading.local):
+    def __init__(self):
+        self.stack: list[Mesh] = []
+
+
+_context = _MeshContext()
+
+
+class Mesh:
+    """Named axes over an n-d array of devices (``devices.shape`` gives each axis's size).
+
+    ``with mesh:`` (or ``use_mesh(mesh)``) makes it the mesh of ``shard_map`` and of bare
+    ``PartitionSpec`` shardings in ``jit``.
+
+    >>> import funcgrad
+    >>> m = Mesh(np.array(funcgrad.devices()[:1]).reshape(1, 1), ("a", "b"))
+    >>> m.shape, m.size, m.axis_names
+    (OrderedDict({'a': 1, 'b': 1}), 1, ('a', 'b'))
+    """
+
+    def __init__(self, devices, axis_names, axis_types=None):
+        if isinstance(axis_names, str):
+            axis_names = (axis_names,)
+        axis_names = tuple(axis_names)
+        devs = np.asarray(devices, dtype=object)
+        if devs.ndim != len(axis_names):
+            raise ValueError(
+                f"Mesh: devices has {devs.ndim} dimensions (shape {devs.shape}) but {len(axis_names)} axis "
+                f"names {axis_names} were given; give one name per dimension"
+            )
+        if len(set(axis_names)) != len(axis_names):
+            raise ValueError(f"Mesh: axis names must be unique, got {axis_names}")
+        flat = list(devs.flat)
+        if not flat:
+            raise ValueError("Mesh: devices is empty")
+        for d in flat:
+            _check_device(d, "Mesh")
+        if len({id(d) for d in flat}) != len(flat):
+            raise ValueError(f"Mesh: a device appears twice in {devs.tolist()}")
+        if axis_types is None:
+            axis_types = (AxisType.Auto,) * len(axis_names)
+        elif isinstance(axis_types, AxisType):
+            axis_types = (axis_types,) * len(axis_names)
+        axis_types = tuple(axis_types)
+        if len(axis_types) != len(axis_names) or not all(isinstance(t, AxisType) for t in axis_types):
+            raise ValueError(f"Mesh: axis_types must be one AxisType per axis, got {axis_types}")
+        self.devices = devs
+        self.axis_names = axis_names
+        self.axis_types = axis_types
+        self._flat = tuple(flat)
+        self._key = (tuple(d.id for d in flat), devs.shape, axis_names)
+
+    @property
+    def shape(self) -> collections.OrderedDict:
+        return collections.OrderedDict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def axis_sizes(self) -> tuple:
+        return tuple(self.devices.shape)
+
+    @property
+    def shape_tuple(self) -> tuple:
+        return tuple(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def size(self) -> int:
+        return int(self.devices.size)
+
+    @property
+    def device_ids(self) -> np.ndarray:
+        return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
+
+    @property
+    def local_devices(self) -> list:
+        return [d for d in self._flat if d.process_index == _sh().process_index()]
+
+    @property
+    def is_multi_process(self) -> bool:
+        return any(d.process_index != _sh().process_index() for d in self._flat)
+
+    def __eq__(self, other):
+        return isinstance(other, Mesh) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.devices.shape))
+        types = ", ".join(map(repr, self.axis_types)) + ("," if len(self.axis_types) == 1 else "")
+        return f"Mesh({axes}, axis_types=({types}))"
+
+    def __enter__(self):
+        _context.stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _context.stack.pop()
+
+
+def get_mesh() -> Mesh | None:
+    """The mesh of the innermost ``with mesh:`` / ``use_mesh`` block (``None`` outside one)."""
+    return _context.stack[-1] if _context.stack else None
+
+
+class use_mesh:
+    """``with use_mesh(mesh):`` -- the same as ``with mesh:``."""
+
+    def __init__(self, mesh: Mesh):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"use_mesh expects a Mesh, got {type(mesh).__name__}")
+        self.mesh = mesh
+
+    def __enter__(self):
+        return self.mesh.__enter__()
+
+    def __exit__(self, *exc):
+        self.mesh.__exit__(*exc)
+
+
+def set_mesh(mesh: Mesh | None) -> None:
+    """Make ``mesh`` the mesh in scope for the rest of the program (``None`` clears it)."""
+    _context.stack.clear()
+    if mesh is not None:
+        _context.stack.append(mesh)
+
+
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence, *, devices=None, axis_types=None) -> Mesh:
+    """A mesh of ``axis_shapes`` over ``devices`` (default: ``funcgrad.devices()``, which must have
+    exactly ``prod(axis_shapes)`` elements unless ``devices`` picks them).
+
+    >>> make_mesh((1,), ("data",)).shape
+    OrderedDict({'data': 1})
+    """
+    axis_shapes = tuple(int(s) for s in axis_shapes)
+    axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    if len(axis_shapes) != len(axis_names):
+        raise ValueError(f"make_mesh: {len(axis_shapes)} axis sizes {axis_shapes} but names {axis_names}")
+    n = math.prod(axis_shapes)
+    devices = list(xla_bridge.get_backend().global_devices if devices is None else devices)
+    if len(devices) != n:
+        raise ValueError(
+            f"make_mesh: the mesh {dict(zip(axis_names, axis_shapes))} needs {n} devices but {len(devices)} "
+            f"are available (funcgrad.devices()); on a CPU, start with "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={n} or call "
+            f'funcgrad.config.update("jax_num_cpu_devices", {n}) before first use, or pass devices='
+        )
+    return Mesh(np.array(devices, dtype=object).reshape(axis_shapes), axis_names, axis_types)
+
+
+# ----------------------------------------------------------------------------------------------
+# Shardings
+
+
+class Sharding:
+    """How an array's elements are laid out over devices (the base class)."""
+
+    _device_assignment: tuple
+
+    @property
+    def device_set(self) -> set:
+        return set(self._device_assignment)
+
+    @property
+    def num_devices(self) -> int:
+        return len(self._device_assignment)
+
+    @property
+    def memory_kind(self) -> str:
+        return "device"
+
+    @property
+    def addressable_devices(self) -> set:
+        me = _sh().process_index()
+        return {d for d in self._device_assignment if d.process_index == me}
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return len(self.addressable_devices) == self.num_devices
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        raise NotImplementedError
+
+    def devices_indices_map(self, global_shape) -> dict:
+        """Each device's index (a tuple of slices) into an array of ``global_shape``."""
+        bridge = self._bridge(len(global_shape))
+        idx = _sh().indices(bridge, tuple(global_shape))
+        return dict(zip(bridge._fg_devs, idx))
+
+    def addressable_devices_indices_map(self, global_shape) -> dict:
+        me = _sh().process_index()
+        return {d: i for d, i in self.devices_indices_map(global_shape).items() if d.process_index == me}
+
+    def shard_shape(self, global_shape) -> tuple:
+        """The shape of each shard of an array of ``global_shape``."""
+        raise NotImplementedError
+
+    def _bridge(self, ndim: int):
+        """jaxlib's sharding object for a rank-``ndim`` array (``xla_bridge.sharded``)."""
+        raise NotImplementedError
+
+    def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
+        """Whether both lay out a rank-``ndim`` array identically."""
+        return _sh().same_layout(self._bridge(ndim), other._bridge(ndim), ndim)
+
+
+class SingleDeviceSharding(Sharding):
+    """The whole array on one device.
+
+    >>> import funcgrad
+    >>> SingleDeviceSharding(funcgrad.devices()[0])
+    SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)
+    """
+
+    def __init__(self, device, *, memory_kind=None):
+        _check_device(device, "SingleDeviceSharding")
+        _check_memory_kind(memory_kind, "SingleDeviceSharding")
+        self._device = device
+        self._device_assignment = (device,)
+
+    is_fully_replicated = property(lambda self: True)
+
+    def shard_shape(self, global_shape) -> tuple:
+        return tuple(global_shape)
+
+    def _bridge(self, ndim):
+        return _sh().single_device_sharding(self._device)
+
+    def __eq__(self, other):
+        return isinstance(other, SingleDeviceSharding) and other._device is self._device
+
+    def __hash__(self):
+        return hash(("single", self._device.id))
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+
+
+def _check_memory_kind(memory_kind, where):
+    if memory_kind not in (None, "device"):
+        raise ValueError(f"{where}: memory_kind={memory_kind!r} is not supported (only the device's memory)")
+
+
+class NamedSharding(Sharding):
+    """An array split over the axes of ``mesh`` as ``spec`` says (mesh axes the spec leaves out
+    replicate it). A spec naming an axis the mesh lacks, or an axis twice, is a ValueError; so is
+    a shape whose dimensions do not divide by the axes that split them.
+
+    >>> import funcgrad
+    >>> s = NamedSharding(make_mesh((1,), ("x",)), P(None, "x"))
+    >>> s.spec, s.is_fully_replicated, s.num_devices
+    (P(None, 'x'), True, 1)
+    """
+
+    def __init__(self, mesh: Mesh, spec=None, *, memory_kind=None):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(
+                f"NamedSharding: mesh must be a funcgrad.sharding.Mesh, got {type(mesh).__name__}"
+            )
+        if spec is None:
+            spec = PartitionSpec()
+        elif not isinstance(spec, PartitionSpec):
+            if isinstance(spec, tuple | list):
+                spec = PartitionSpec(*spec)
+            else:
+                raise TypeError(f"NamedSharding: spec must be a PartitionSpec (P(...)), got {spec!r}")
+        _check_memory_kind(memory_kind, "NamedSharding")
+        names = spec._names()
+        missing = [n for n in names if n not in mesh.axis_names]
+        if missing:
+            raise ValueError(
+                f"NamedSharding: {spec!r} names the axis {missing[0]!r}, which the mesh lacks (its axes are "
+                f"{mesh.axis_names})"
+            )
+        twice = sorted({n for n in names if names.count(n) > 1}, key=str)
+        if twice:
+            raise ValueError(f"NamedSharding: {spec!r} uses the mesh axis {twice[0]!r} more than once")
+        self.mesh = mesh
+        self.spec = spec
+        self._device_assignment = mesh._flat
+        self._bridges: dict = {}
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return all(self.mesh.shape[n] == 1 for n in self.spec._names())
+
+    def _factors(self, ndim) -> list:
+        sizes = self.mesh.shape
+        return [math.prod(sizes[n] for n in names) for names in self.spec._normalized(ndim, "NamedSharding")]
+
+    def shard_shape(self, global_shape) -> tuple:
+        global_shape = tuple(global_shape)
+        out = []
+        for d, (size, k) in enumerate(zip(global_shape, self._factors(len(global_shape)))):
+            if size % k:
+                raise ValueError(
+                    f"{self!r} splits dimension {d} of an array of shape {global_shape} into {k} parts, but "
+                    f"{size} is not divisible by {k}. Pad the array, or shard that dimension over fewer "
+                    "devices."
+                )
+            out.append(size // k)
+        return tuple(out)
+
+    def _bridge(self, ndim):
+        b = self._bridges.get(ndim)
+        if b is None:
+            spec = self.spec._normalized(ndim, f"NamedSharding(spec={self.spec!r})")
+            b = self._bridges[ndim] = _sh().named_sharding(self.mesh, spec, user=self)
+        return b
+
+    def with_spec(self, spec) -> NamedSharding:
+        return NamedSharding(self.mesh, spec)
+
+    def __eq__(self, other):
+        if not isinstance(other, NamedSharding):
+            return False
+        if self.mesh != other.mesh:
+            return False
+        n = max(len(self.spec), len(other.spec))
+        return self.spec._normalized(n) == other.spec._normalized(n)
+
+    def __hash__(self):
+        spec = list(self.spec._normalized(len(self.spec)))
+        while spec and not spec[-1]:
+            spec.pop()
+        return hash((self.mesh, tuple(spec)))
+
+    def __repr__(self):
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+
+
+class _CompiledSharding(Sharding):
+    """A layout XLA chose that no PartitionSpec of the program's mesh describes."""
+
+    def __init__(self, bridge, ndim: int):
+        self._b = bridge
+        self._ndim = ndim
+        self._device_assignment = bridge._fg_devs
+
+    is_fully_replicated = property(lambda self: self._b._fg_hlo.is_replicated())
+
+    def _bridge(self, ndim):
+        return self._b
+
+    def shard_shape(self, global_shape) -> tuple:
+        return _sh().shard_shape(self._b, tuple(global_shape))
+
+    def __eq__(self, other):
+        return isinstance(other, _CompiledSharding) and _sh().same_layout(self._b, other._b, self._ndim)
+
+    def __hash__(self):
+        return hash(self._b._fg_devs)
+
+    def __repr__(self):
+        return f"GSPMDSharding({self._b._fg_hlo}, devices={list(self._b._fg_devs)})"
+
+
+def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> list:
+    """One ``Sharding`` or ``None`` per leaf of ``tree``, from ``shardings`` (one sharding, or a
+    pytree prefix of ``tree``); a bare ``PartitionSpec`` is a ``NamedSharding`` over the mesh in
+    scope (``with mesh:``). Errors name ``where`` and ``what``."""
+    is_leaf = lambda s: s is None or isinstance(s, Sharding | PartitionSpec)  # noqa: E731
+    try:
+        leaves = tu.broadcast_prefix(shardings, tree, is_leaf=is_leaf)
+    except ValueError:
+        raise ValueError(
+            f"{where}: {what} must be one sharding or a pytree prefix of {tu.tree_structure(tree)}, got "
+            f"{shardings!r}"
+        ) from None
+    out = []
+    for s in leaves:
+        if isinstance(s, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None:
+                raise ValueError(
+                    f"{where}: {what} has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) "
+                    "or call inside `with mesh:`"
+                )
+            s = NamedSharding(mesh, s)
+        elif s is not None and not isinstance(s, Sharding):
+            raise TypeError(
+                f"{where}: {what} leaves must be Shardings (NamedSharding(mesh, P(...))), PartitionSpecs or "
+                f"None, got {s!r}"
+            )
+        out.append(s)
+    return out
+
+
+def from_bridge(bridge, ndim: int) -> Sharding:
+    """The public sharding of a jaxlib sharding object made by ``xla_bridge.sharded``: the
+    ``NamedSharding`` it was made from, or one over the same mesh that lays the array out the
+    same way, else a description of XLA's layout."""
+    user = bridge._fg_user
+    if isinstance(user, Sharding):
+        return user
+    mesh = bridge._fg_mesh
+    if isinstance(mesh, Mesh):
+        spec = _sh().spec_of(bridge, ndim)
+        if spec is not None:
+            entries = [None if not dim else (dim[0] if len(dim) == 1 else dim) for dim in spec]
+            while entries and entries[-1] is None:
+                entries.pop()
+            s = NamedSharding(mesh, PartitionSpec(*entries))
+            bridge._fg_user = s
+            return s
+    return _CompiledSharding(bridge, ndim)
