@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import funcgrad.numpy as fnp
+from funcgrad._control_flow import scan
 from funcgrad.api import checkpoint, grad, jit, vjp
 from funcgrad.introspect import memory_report
-from funcgrad.lax.control_flow import scan
 
 L, D, B = 4, 32, 64  # layers, width, batch (float64): activations outweigh the weights
 ACT = B * D * 8  # bytes of one activation

@@ -1,4 +1,4 @@
-"""Structured control flow (funcgrad.lax.control_flow): values against Python loops, derivatives
+"""Structured control flow (funcgrad._control_flow): values against Python loops, derivatives
 against central finite differences (float64), vmap against per-example loops, compiled (jit, XLA)
 against eager, and every jaxpr through the type checker.
 """
@@ -13,11 +13,11 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 import xla_bridge.runtime as rt
+from funcgrad import _control_flow as lax_control_flow
+from funcgrad._control_flow import ReverseModeWhileLoopError, cond, fori_loop, scan, switch, while_loop
+from funcgrad._control_flow import map as lax_map
 from funcgrad.kernel import ir
 from funcgrad.kernel import tree_util as tu
-from funcgrad.lax import control_flow as lax_control_flow
-from funcgrad.lax.control_flow import ReverseModeWhileLoopError, cond, fori_loop, scan, switch, while_loop
-from funcgrad.lax.control_flow import map as lax_map
 from funcgrad.testing import check_grads
 from primitives.control_flow import cond_p, scan_p, while_p
 from tests._checks import assert_close, typecheck

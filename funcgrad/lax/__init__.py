@@ -2,8 +2,9 @@
 
 Layer: surface. Re-exports ``funcgrad.lax.ops`` (elementwise operations, conversions, reductions,
 contractions, shapes), ``funcgrad.lax.slicing`` (slicing, gather/scatter, padding, sorting,
-scans), ``funcgrad.lax.control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
-``scan``, ``map``), ``funcgrad.lax.fourier`` (``fft``, ``FftType``), ``funcgrad.lax.implicit``
+scans), ``funcgrad._control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
+``scan``, ``map``; a module below funcgrad.numpy, which loops with them, while funcgrad.lax is
+above funcgrad.numpy), ``funcgrad.lax.fourier`` (``fft``, ``FftType``), ``funcgrad.lax.implicit``
 (``custom_linear_solve``, ``custom_root``), ``funcgrad.lax.convolution`` (``conv_general_dilated``
 and its friends), ``funcgrad.lax.windowed`` (``reduce_window``), ``funcgrad.lax.special``
 (incomplete gamma/beta, zeta, Bessel) and ``funcgrad.lax.parallel`` (collectives over named axes:
@@ -23,8 +24,9 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
+from funcgrad import _control_flow
+from funcgrad._control_flow import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
-    control_flow,
     convolution,
     extras,
     fourier,
@@ -36,7 +38,6 @@ from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
     special,
     windowed,
 )
-from funcgrad.lax.control_flow import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.lax.convolution import *  # noqa: F403
 from funcgrad.lax.extras import *  # noqa: F403
 from funcgrad.lax.fourier import *  # noqa: F403
@@ -51,7 +52,7 @@ __all__ = sorted(
     {
         *ops.__all__,
         *slicing.__all__,
-        *control_flow.__all__,
+        *_control_flow.__all__,
         *convolution.__all__,
         *windowed.__all__,
         *fourier.__all__,

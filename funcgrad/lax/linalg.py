@@ -2,7 +2,7 @@
 signatures and output orders.
 
 Layer: surface. Imports the kernel, the primitive catalog (``linalg``, ``spectral``,
-``_matrix``), ``funcgrad.numpy`` and ``funcgrad.lax.control_flow``.
+``_matrix``), ``funcgrad.numpy`` and ``funcgrad._control_flow``.
 
 As in ``jax.lax``, nothing is promoted or broadcast: operands must already be float32, float64,
 complex64 or complex128 with equal batch dimensions (the primitives' checks name the operand and
@@ -22,7 +22,7 @@ import enum
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.lax.control_flow import while_loop
+from funcgrad._control_flow import while_loop
 from funcgrad.numpy import _linalg as _la
 from primitives import _matrix as mx
 from primitives import linalg as la

@@ -1,7 +1,7 @@
 """funcgrad.numpy polynomials (coefficients highest degree first, as NumPy's ``poly*`` functions)
 and window functions (``bartlett``, ``blackman``, ``hamming``, ``hanning``, ``kaiser``).
 
-Layer: surface. Imports funcgrad.lax and the other funcgrad.numpy modules (``linalg`` for the
+Layer: surface. Imports the primitive catalog and the other funcgrad.numpy modules (``linalg`` for the
 eigenvalue-based ``roots`` and ``poly`` of a matrix).
 
 Arithmetic is convolution and slicing with static lengths, so it differentiates, batches and
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import lax
 from funcgrad.numpy import linalg, reductions
 from funcgrad.numpy._core import (
     asarray,
@@ -29,6 +28,7 @@ from funcgrad.numpy.misc import vander
 from funcgrad.numpy.numeric import convolve
 from funcgrad.numpy.transcendental import cos, exp, sqrt
 from funcgrad.numpy.ufuncs import abs, where3
+from primitives import special as sp
 
 __all__ = [
     "bartlett",
@@ -374,4 +374,8 @@ def kaiser(M, beta):
     n = arange(0, M, dtype=beta.dtype)
     arg = beta * sqrt(1 - ((n - alpha) / alpha) ** 2)
     # I0(arg) / I0(beta) with the exponential scaling of bessel_i0e (no overflow for large beta).
-    return lax.bessel_i0e(arg) / lax.bessel_i0e(beta * ones((M,), beta.dtype)) * exp(abs(arg) - abs(beta))
+    return (
+        sp.bessel_i0e_p.bind(arg)
+        / sp.bessel_i0e_p.bind(beta * ones((M,), beta.dtype))
+        * exp(abs(arg) - abs(beta))
+    )
