@@ -191,10 +191,9 @@ def roots(p, *, strip_zeros: bool = True):
     """The roots of a polynomial: the eigenvalues of its companion matrix (complex). With
     ``strip_zeros`` leading and trailing zero coefficients are removed first (a concrete ``p``).
 
-    The eigenvalues are ``funcgrad.numpy.linalg.eigvals`` (issue 12; until it is merged the
-    example below is skipped).
+    The eigenvalues are ``funcgrad.numpy.linalg.eigvals`` (LAPACK's ``geev``).
 
-    >>> sorted(np.round(np.real(np.asarray(roots(np.array([1.0, -3.0, 2.0])))), 6).tolist())  # doctest: +SKIP
+    >>> sorted(np.round(np.real(np.asarray(roots(np.array([1.0, -3.0, 2.0])))), 6).tolist())
     [1.0, 2.0]
     """
     (p,) = _coeffs("roots", p)
