@@ -6,7 +6,8 @@ scans), ``funcgrad._control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori
 ``scan``, ``map``; a module below funcgrad.numpy, which loops with them, while funcgrad.lax is
 above funcgrad.numpy), ``funcgrad.lax.fourier`` (``fft``, ``FftType``), ``funcgrad.lax.implicit``
 (``custom_linear_solve``, ``custom_root``), ``funcgrad.lax.convolution`` (``conv_general_dilated``
-and its friends), ``funcgrad.lax.windowed`` (``reduce_window``), ``funcgrad.lax.special``
+and its friends), ``funcgrad.lax.windowed`` (``reduce_window``), ``funcgrad.lax.reducing`` (the generic
+``reduce``), ``funcgrad.lax.rng`` (XLA's ``rng_bit_generator``, ``rng_uniform``), ``funcgrad.lax.special``
 (incomplete gamma/beta, zeta, Bessel) and ``funcgrad.lax.parallel`` (collectives over named axes:
 ``psum``, ``all_gather``, ``axis_index``, ...). ``__all__`` is the union of the modules' ``__all__``
 (a new function is listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
@@ -34,6 +35,8 @@ from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
     linalg,
     ops,
     parallel,
+    reducing,
+    rng,
     slicing,
     special,
     windowed,
@@ -44,6 +47,8 @@ from funcgrad.lax.fourier import *  # noqa: F403
 from funcgrad.lax.implicit import *  # noqa: F403
 from funcgrad.lax.ops import *  # noqa: F403
 from funcgrad.lax.parallel import *  # noqa: F403
+from funcgrad.lax.reducing import *  # noqa: F403
+from funcgrad.lax.rng import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
 from funcgrad.lax.special import *  # noqa: F403
 from funcgrad.lax.windowed import *  # noqa: F403
@@ -60,6 +65,8 @@ __all__ = sorted(
         *special.__all__,
         *parallel.__all__,
         *extras.__all__,
+        *reducing.__all__,
+        *rng.__all__,
     }
 )
 
