@@ -16,10 +16,11 @@ NumPy and JAX.
 # ``reduce_p`` carries its reducer as a closed jaxpr of ``2n`` scalars ``(acc..., x...) -> n``
 # values (``lax.reduce`` binds it when the computation is not a monoid primitive it recognises).
 # Eager evaluation and the JVP both reduce by pairwise halving (``_halve``): the reduced axes are
-# flattened to one leading axis of length N, which is split in two halves (the shorter one padded
-# with the init values) and the reducer runs vectorised over all lanes (the kernel's vmap), log2 N
-# times. The JVP (JAX's rule) runs that tree on (primal, tangent) pairs with the reducer's own JVP,
-# out of slices, pads and the reducer's primitives: so the tangent is linear and transposable and
+# flattened to one leading axis of length N; rows are combined in pairs (an odd last row waits for
+# the next round), the reducer running vectorised over all lanes (the kernel's vmap), log2 N times,
+# and the result is combined with the init values once, as XLA does. The JVP (JAX's rule) runs
+# that tree on (primal, tangent) pairs with the reducer's own JVP, out of slices, concatenations
+# and the reducer's primitives: so the tangent is linear and transposable and
 # ``grad`` works as it does in JAX, whatever the reducer. The order of combination is a tree, as
 # XLA's is unspecified: only an associative reducer with its identity as init gives one answer.
 """
@@ -304,7 +305,9 @@ def _generic_abstract_eval(*args, jaxpr, dimensions):
                 f"{i.str_short()} for operand {o.str_short()}"
             )
     if len({o.shape for o in operands}) != 1:
-        raise TypeError("reduce: operands must have one shape, got " + ", ".join(o.str_short() for o in operands))
+        raise TypeError(
+            "reduce: operands must have one shape, got " + ", ".join(o.str_short() for o in operands)
+        )
     outs = [_reduced_aval("reduce", o, dimensions) for o in operands]
     scalars = [ShapedArray((), o.dtype) for o in operands]
     if [(a.shape, a.dtype) for a in jaxpr.out_avals] != [(s.shape, s.dtype) for s in scalars]:
@@ -321,7 +324,11 @@ def _lanes(jaxpr: ClosedJaxpr, args):
     size = int(np.prod(shape, dtype=np.int64))
     flat = [reshape(a, (size,)) for a in args]
     outs = vmap_flat(
-        lambda *a: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a), size, [0] * len(args), [0] * (len(args) // 2), flat
+        lambda *a: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a),
+        size,
+        [0] * len(args),
+        [0] * (len(args) // 2),
+        flat,
     )
     return [reshape(o, shape) for o in outs]
 
@@ -336,19 +343,25 @@ def _to_leading(x, dimensions):
 
 
 def _halve(jaxpr: ClosedJaxpr, xs, inits):
-    """Reduce the leading axis of every ``xs`` pairwise (NOTE: [generic reduce]); ``inits``
-    are the scalars that pad an odd half and fill an empty reduction."""
+    """Reduce the leading axis of every ``xs`` pairwise (NOTE: [generic reduce]), then combine
+    the result with ``inits`` once (as XLA applies them: a non-identity init counts once)."""
     rest = aval_of(xs[0]).shape[1:]
-    if aval_of(xs[0]).shape[0] == 0:
-        return [broadcast_in_dim(i, rest, ()) for i in inits]
+    start = (0,) * (1 + len(rest))
     while (count := aval_of(xs[0]).shape[0]) > 1:
-        half = (count + 1) // 2
-        first = [slice_(x, (0,) * (1 + len(rest)), (half, *rest)) for x in xs]
-        second = [slice_(x, (half,) + (0,) * len(rest), (count, *rest)) for x in xs]
-        if count % 2:
-            second = [concatenate([s, broadcast_in_dim(i, (1, *rest), ())], 0) for s, i in zip(second, inits)]
-        xs = _lanes(jaxpr, [*first, *second])
-    return [reshape(x, rest) for x in xs]
+        pairs = count // 2
+        first = [slice_(x, start, (pairs, *rest)) for x in xs]
+        second = [slice_(x, (pairs,) + start[1:], (2 * pairs, *rest)) for x in xs]
+        reduced = _lanes(jaxpr, [*first, *second])
+        if count % 2:  # the odd row waits for the next round
+            reduced = [
+                concatenate([r, slice_(x, (count - 1,) + start[1:], (count, *rest))], 0)
+                for r, x in zip(reduced, xs)
+            ]
+        xs = reduced
+    accs = [broadcast_in_dim(i, rest, ()) for i in inits]
+    if aval_of(xs[0]).shape[0] == 0:
+        return accs
+    return _lanes(jaxpr, [*accs, *(reshape(x, rest) for x in xs)])
 
 
 def _generic_impl(*args, jaxpr, dimensions):

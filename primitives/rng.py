@@ -13,8 +13,8 @@ bridge they raise an error that says so. ``funcgrad.random`` is JAX's threefry i
 bit-identical with ``jax.random``; these are a different stream.
 
 Neither is differentiable (integer bits; ``rng_uniform`` is a fresh draw). Under ``vmap`` a batch
-of keys runs one generator per key (unrolled: keys are few) and ``rng_uniform`` with scalar
-bounds draws the whole batch at once.
+of keys runs one generator per key (unrolled: keys are few) and ``rng_uniform`` draws the whole
+batch at once (batched bounds scale one draw in ``[0, 1)`` per lane).
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from primitives._rules import aval_of, move_to_front
-from primitives.structure import concatenate, expand_dims, index_in_dim
+from primitives import elementwise as ew
+from primitives._rules import aval_of, move_to_front, to_front
+from primitives.structure import broadcast_in_dim, concatenate, expand_dims, index_in_dim
 
 __all__ = ["RandomAlgorithm", "rng_bit_generator_p", "rng_uniform_p"]
 
@@ -79,7 +80,9 @@ def _bits_abstract_eval(key, *, shape, dtype, algorithm):
             "with e.g. np.array([0, 0, 0, 42], np.uint32)"
         )
     if np.dtype(dtype) not in _BITS:
-        raise TypeError(f"rng_bit_generator: unsupported dtype {np.dtype(dtype)}: use uint8, uint16, uint32 or uint64")
+        raise TypeError(
+            f"rng_bit_generator: unsupported dtype {np.dtype(dtype)}: use uint8, uint16, uint32 or uint64"
+        )
     RandomAlgorithm(algorithm)
     return [ShapedArray(key.shape, key.dtype), ShapedArray(tuple(shape), np.dtype(dtype))]
 
@@ -113,9 +116,18 @@ def _uniform_abstract_eval(a, b, *, shape):
 
 
 def _uniform_batch(axis_size, vals, dims, *, shape):
-    if any(d is not None for d in dims):
-        raise ValueError("rng_uniform: the bounds must not be batched by vmap (they are scalars); pass them unbatched")
-    return rng_uniform_p.bind(*vals, shape=(axis_size, *shape)), 0
+    if all(d is None for d in dims):
+        return rng_uniform_p.bind(*vals, shape=(axis_size, *shape)), 0
+    # Batched bounds: one draw in [0, 1) for the whole batch, scaled per lane (floor for integers).
+    out_shape = (axis_size, *shape)
+    a, b = (broadcast_in_dim(to_front(v, d, axis_size), out_shape, (0,)) for v, d in zip(vals, dims))
+    dtype = aval_of(a).dtype
+    real = dtype if dtype.kind == "f" else np.dtype(np.float64)
+    u = rng_uniform_p.bind(np.zeros((), real), np.ones((), real), shape=out_shape)
+    span = ew.mul(ew.convert_element_type(ew.sub(b, a), real), u)
+    if dtype.kind != "f":
+        span = ew.convert_element_type(ew.floor(span), dtype)
+    return ew.add(a, span), 0
 
 
 rng_uniform_p = Primitive("rng_uniform")

@@ -100,7 +100,8 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
     flat_inits, init_tree = tu.tree_flatten(init_values)
     if tree != init_tree:
         raise ValueError(
-            f"lax.reduce: operands and init_values must have the same tree structure, got {tree} and {init_tree}"
+            "lax.reduce: operands and init_values must have the same tree structure, got "
+            f"{tree} and {init_tree}"
         )
     if not flat_ops:
         raise ValueError("lax.reduce: needs at least one operand")
@@ -146,9 +147,11 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
         out = computation(tu.tree_unflatten(tree, args[:n]), tu.tree_unflatten(tree, args[n:]))
         leaves, out_tree = tu.tree_flatten(out)
         if out_tree != tree:
-            raise TypeError(f"lax.reduce: computation must return the operands' tree structure {tree}, got {out_tree}")
+            raise TypeError(
+                f"lax.reduce: computation must return the operands' tree structure {tree}, got {out_tree}"
+            )
         leaves = [asarray(v) for v in leaves]
-        for v, s in zip(leaves, scalars):
+        for v in leaves:
             if v.shape != ():
                 raise TypeError(f"lax.reduce: computation must return scalars, got shape {v.shape}")
         return [lax_ops.convert_element_type(v, s.dtype) for v, s in zip(leaves, scalars)]

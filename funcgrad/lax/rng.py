@@ -43,11 +43,15 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
     shape = _shape(shape, "rng_bit_generator")
     dtype = np.dtype(dtype)
     if dtype not in rng._BITS:
-        raise TypeError(f"lax.rng_bit_generator: unsupported dtype {dtype}: use uint8, uint16, uint32 or uint64")
+        raise TypeError(
+            f"lax.rng_bit_generator: unsupported dtype {dtype}: use uint8, uint16, uint32 or uint64"
+        )
     try:
         algorithm = RandomAlgorithm(algorithm)
     except ValueError:
-        raise ValueError(f"lax.rng_bit_generator: algorithm must be a lax.RandomAlgorithm, got {algorithm!r}") from None
+        raise ValueError(
+            f"lax.rng_bit_generator: algorithm must be a lax.RandomAlgorithm, got {algorithm!r}"
+        ) from None
     out = rng.rng_bit_generator_p.bind(asarray(key), shape=shape, dtype=dtype, algorithm=int(algorithm))
     return tuple(out)
 

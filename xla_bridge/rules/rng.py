@@ -26,7 +26,9 @@ def _rng_bit_generator(ctx, key, *, shape, dtype, algorithm):
     state = key
     if key_aval.dtype == _U32:
         pairs = fb.emit(f"stablehlo.reshape {key} : ({aval_type(key_aval)}) -> {tensor_type((2, 2), _U32)}")
-        state = fb.emit(f"stablehlo.bitcast_convert {pairs} : ({tensor_type((2, 2), _U32)}) -> {tensor_type((2,), _U64)}")
+        state = fb.emit(
+            f"stablehlo.bitcast_convert {pairs} : ({tensor_type((2, 2), _U32)}) -> {tensor_type((2,), _U64)}"
+        )
     st = tensor_type((2,), _U64)
     new, bits = fb.emit(
         f"stablehlo.rng_bit_generator {state}, algorithm = {_NAMES[int(algorithm)]} : ({st}) -> "
