@@ -13,6 +13,8 @@ Layer: surface. Imports ``funcgrad.numpy`` (and its ``fft``) and ``funcgrad.lax`
 - ``fftconvolve`` (and ``method='fft'`` of ``convolve``/``correlate``) multiplies FFTs
   (``funcgrad.numpy.fft``: real FFTs for real inputs), as SciPy and JAX do: O(n log n) for long
   kernels, FFT-rounded values.
+- ``stft``, ``istft``, ``csd``, ``welch`` and ``detrend`` (spectral analysis) live in
+  ``funcgrad/scipy/_spectral.py``.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.numpy._core import asarray, normalize_axis, promote_args_inexact
+from funcgrad.scipy import _spectral
+from funcgrad.scipy._spectral import *  # noqa: F403 - stft, istft, csd, welch, detrend
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve"]
+__all__ = sorted(["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve", *_spectral.__all__])
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
