@@ -227,7 +227,7 @@ def stft(
     >>> from funcgrad.scipy.signal import stft
     >>> f, t, Z = stft(np.sin(np.arange(64.0)), nperseg=16)
     >>> f.shape, t.shape, Z.shape, str(Z.dtype)
-    ((9,), (5,), (9, 5), 'complex128')
+    ((9,), (9,), (9, 9), 'complex128')
     """
     return _spectral_helper(
         "stft", x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, "spectrum", axis,
