@@ -119,6 +119,7 @@ _MODULES = {
     "experimental",
     "sharding",
     "distributed",
+    "image",
 }
 
 

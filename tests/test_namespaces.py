@@ -47,6 +47,7 @@ NAMESPACES = [
     "funcgrad.experimental",
     "funcgrad.experimental.ode",
     "funcgrad.ops",
+    "funcgrad.image",
 ]
 
 
