@@ -230,8 +230,10 @@ def resize(image, shape, method, antialias=True, precision=None):
     >>> import numpy as np
     >>> resize(np.array([[1.0, 2.0], [3.0, 4.0]]), (2, 4), "nearest").tolist()
     [[1.0, 1.0, 2.0, 2.0], [3.0, 3.0, 4.0, 4.0]]
-    >>> resize(np.array([0.0, 2.0, 4.0, 6.0]), (2,), "linear").tolist()
+    >>> resize(np.array([0.0, 2.0, 4.0, 6.0]), (2,), "linear", antialias=False).tolist()
     [1.0, 5.0]
+    >>> [round(v, 4) for v in resize(np.array([0.0, 2.0, 4.0, 6.0]), (2,), "linear").tolist()]  # wider kernel
+    [1.4286, 4.5714]
     """
     image = asarray(image)
     shape = _check_shape("resize", image, shape)
