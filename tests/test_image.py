@@ -125,5 +125,7 @@ def test_errors():
         image.scale_and_translate(X, X.shape, (1,), np.ones(1), np.zeros(1), "nearest")
     with pytest.raises(ValueError, match="one entry per spatial dimension"):
         image.scale_and_translate(X, X.shape, (1, 2), np.ones(1), np.zeros(2), "linear")
+    with pytest.raises(ValueError, match="empty dimension"):
+        image.resize(np.zeros((0, 3)), (2, 3), "linear")
     with pytest.raises(ValueError, match="non-negative"):
         image.resize(X, (2, -1, 9, 3), "linear")

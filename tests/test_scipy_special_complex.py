@@ -125,5 +125,7 @@ def test_sph_harm_y_errors():
         fs.sph_harm_y(1, 0, 0.3, 0.1, diff_n=1)
     with pytest.raises(TypeError, match="integers"):
         fs.sph_harm_y(1.0, 0, 0.3, 0.1)
+    with pytest.raises(ValueError, match="n_max=2 is smaller than the largest degree 3"):
+        fs.sph_harm_y(np.array([1, 3]), 0, 0.3, 0.1, n_max=2)
     with pytest.raises(TypeError, match="pass n_max"):
         funcgrad.jit(lambda n: fs.sph_harm_y(n, 0, 0.3, 0.1))(np.array(2))

@@ -172,6 +172,8 @@ def _check_shape(name, image, shape) -> tuple[int, ...]:
         )
     if any(s < 0 for s in shape):
         raise ValueError(f"image.{name}: shape must be non-negative, got {shape}")
+    if any(m == 0 and n != 0 for m, n in zip(image.shape, shape)):
+        raise ValueError(f"image.{name}: cannot resample an empty dimension of {image.shape} to {shape}")
     return shape
 
 

@@ -103,6 +103,10 @@ def sph_harm_y(n, m, theta, phi, diff_n=0, n_max=None):
             )
         n_max = int(np.max(np.asarray(n), initial=0))
     n_max = int(n_max)
+    if not isinstance(n, core.Tracer) and np.asarray(n).size and int(np.max(np.asarray(n))) > n_max:
+        raise ValueError(
+            f"sph_harm_y: n_max={n_max} is smaller than the largest degree {int(np.max(np.asarray(n)))}"
+        )
     shape = np.broadcast_shapes(n.shape, m.shape, theta.shape, phi.shape)
     dtype = theta.dtype
     n, m = fnp.broadcast_to(n, shape), fnp.broadcast_to(m, shape)
