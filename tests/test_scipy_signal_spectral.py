@@ -124,6 +124,21 @@ def test_detrend_matches_scipy_and_jax(kw):
     )
 
 
+def test_callable_detrend_gets_segments_with_samples_last():
+    # As SciPy's welch/csd (its ShortTimeFFT): the function sees (..., segment, sample) arrays.
+    def ours(d):
+        return fs.detrend(d, axis=-1, type="constant")
+
+    def theirs(d):
+        return ss.detrend(d, axis=-1, type="constant")
+
+    _close(fs.welch(X.T, nperseg=32, axis=0, detrend=ours), ss.welch(X.T, nperseg=32, axis=0, detrend=theirs))
+    _close(
+        fs.welch(X, nperseg=32, detrend=lambda d: fs.detrend(d, type="linear")),
+        ss.welch(X, nperseg=32, detrend="linear"),
+    )
+
+
 def test_derivatives_match_finite_differences():
     x = RNG.normal(size=(40,))
     check_grads(lambda x: fs.welch(x, nperseg=16)[1], (x,), order=2)

@@ -161,7 +161,7 @@ def _spectral_helper(
 
         def detrend_func(d):
             return detrend(d, axis=-1, type=detrend_type)
-    elif callable(detrend_type):
+    elif callable(detrend_type):  # as SciPy's welch/csd: it gets (..., segment, sample) arrays
         detrend_func = detrend_type
     elif not detrend_type:
 
