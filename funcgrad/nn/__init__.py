@@ -238,8 +238,8 @@ def softplus(x):
 def log_sigmoid(x):
     """``log(sigmoid(x)) = -softplus(-x)``, stable for large ``|x|``.
 
-    >>> log_sigmoid(np.array([-1000.0, 1000.0])).tolist()
-    [-1000.0, 0.0]
+    >>> log_sigmoid(np.array([-1000.0, 1000.0])).tolist()  # -softplus(-x): -0.0, as in JAX
+    [-1000.0, -0.0]
     """
     x = _inexact(x)
     return ew.neg_p.bind(softplus(ew.neg_p.bind(x)))
