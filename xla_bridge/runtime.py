@@ -142,6 +142,7 @@ class _Sharding(_jax.SingleDeviceSharding):
     memory_kind = property(lambda self: None)
     device_set = property(lambda self: {self._fg_device})
     _device_assignment = property(lambda self: (self._fg_device,))
+    _fg_devs = _device_assignment  # as sharded.MeshSharding names its devices
     _internal_device_list = property(lambda self: self._fg_device_list)
 
 
