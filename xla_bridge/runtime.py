@@ -66,6 +66,7 @@ if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
 
 __all__ = [
     "ArrayImpl",
+    "Device",
     "Aval",
     "Backend",
     "Executable",
@@ -89,6 +90,7 @@ __all__ = [
 ]
 
 ArrayImpl = _jax.ArrayImpl
+Device = _jax.Device  # the class of every device object (``funcgrad.Device``, ``jax.Device``)
 _JaxRuntimeError = _jax.JaxRuntimeError  # == xc.XlaRuntimeError
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 

@@ -7,8 +7,9 @@ scans), ``funcgrad._control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori
 above funcgrad.numpy), ``funcgrad.lax.fourier`` (``fft``, ``FftType``), ``funcgrad.lax.implicit``
 (``custom_linear_solve``, ``custom_root``), ``funcgrad.lax.convolution`` (``conv_general_dilated``
 and its friends), ``funcgrad.lax.windowed`` (``reduce_window``), ``funcgrad.lax.special``
-(incomplete gamma/beta, zeta, Bessel) and ``funcgrad.lax.parallel`` (collectives over named axes:
-``psum``, ``all_gather``, ``axis_index``, ...). ``__all__`` is the union of the modules' ``__all__``
+(incomplete gamma/beta, zeta, Bessel), ``funcgrad.lax.parallel`` (collectives over named axes:
+``psum``, ``all_gather``, ``axis_index``, ...) and ``funcgrad.lax.utilities`` (``empty``, ``dtype``,
+``optimization_barrier``, ``reduce_precision``). ``__all__`` is the union of the modules' ``__all__``
 (a new function is listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
 ``funcgrad.lax.linalg`` (``jax.lax.linalg``) is a namespace of its own, like
 ``funcgrad.numpy.linalg``.
@@ -36,6 +37,7 @@ from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
     parallel,
     slicing,
     special,
+    utilities,
     windowed,
 )
 from funcgrad.lax.convolution import *  # noqa: F403
@@ -46,6 +48,7 @@ from funcgrad.lax.ops import *  # noqa: F403
 from funcgrad.lax.parallel import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
 from funcgrad.lax.special import *  # noqa: F403
+from funcgrad.lax.utilities import *  # noqa: F403
 from funcgrad.lax.windowed import *  # noqa: F403
 
 __all__ = sorted(
@@ -60,6 +63,7 @@ __all__ = sorted(
         *special.__all__,
         *parallel.__all__,
         *extras.__all__,
+        *utilities.__all__,
     }
 )
 
