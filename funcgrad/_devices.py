@@ -1,6 +1,7 @@
 """Devices, backends and processes: ``funcgrad.devices()``, ``local_devices()``,
 ``device_count()``, ``local_device_count()``, ``process_index()``, ``process_count()``,
-``default_backend()``.
+``process_indices()``, ``default_backend()``, the class ``Device``, and JAX's older names
+``host_id``, ``host_count``, ``host_ids`` (the process functions under their former names).
 
 Layer: surface. Imports ``xla_bridge`` (which creates PJRT clients lazily).
 
@@ -61,3 +62,50 @@ def process_count(backend: str | None = None) -> int:
 def default_backend() -> str:
     """The platform jitted code runs on by default (``FUNCGRAD_PLATFORM`` chooses)."""
     return xla_bridge.default_platform()
+
+
+def process_indices(backend: str | None = None) -> list[int]:
+    """The indices of all processes, in order (``[0]`` without ``funcgrad.distributed``).
+
+    >>> import funcgrad
+    >>> funcgrad.process_indices()
+    [0]
+    """
+    return sorted({d.process_index for d in devices(backend)})
+
+
+def host_id(backend: str | None = None) -> int:
+    """``process_index`` under JAX's older name.
+
+    >>> import funcgrad
+    >>> funcgrad.host_id() == funcgrad.process_index()
+    True
+    """
+    return process_index(backend)
+
+
+def host_count(backend: str | None = None) -> int:
+    """``process_count`` under JAX's older name.
+
+    >>> import funcgrad
+    >>> funcgrad.host_count()
+    1
+    """
+    return process_count(backend)
+
+
+def host_ids(backend: str | None = None) -> list[int]:
+    """``process_indices`` under JAX's older name.
+
+    >>> import funcgrad
+    >>> funcgrad.host_ids()
+    [0]
+    """
+    return process_indices(backend)
+
+
+def __getattr__(name: str):
+    # ``Device`` is jaxlib's class: looked up on first use, so ``import funcgrad`` loads no jaxlib.
+    if name == "Device":
+        return xla_bridge.Device
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

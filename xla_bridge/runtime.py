@@ -66,6 +66,7 @@ if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
 
 __all__ = [
     "ArrayImpl",
+    "Device",
     "Aval",
     "Backend",
     "Executable",
@@ -89,6 +90,7 @@ __all__ = [
 ]
 
 ArrayImpl = _jax.ArrayImpl
+Device = _jax.Device  # the class of every device object (``funcgrad.Device``, ``jax.Device``)
 _JaxRuntimeError = _jax.JaxRuntimeError  # == xc.XlaRuntimeError
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 
@@ -142,6 +144,7 @@ class _Sharding(_jax.SingleDeviceSharding):
     memory_kind = property(lambda self: None)
     device_set = property(lambda self: {self._fg_device})
     _device_assignment = property(lambda self: (self._fg_device,))
+    _fg_devs = _device_assignment  # as sharded.MeshSharding names its devices
     _internal_device_list = property(lambda self: self._fg_device_list)
 
 

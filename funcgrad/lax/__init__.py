@@ -8,8 +8,9 @@ above funcgrad.numpy), ``funcgrad.lax.fourier`` (``fft``, ``FftType``), ``funcgr
 (``custom_linear_solve``, ``custom_root``), ``funcgrad.lax.convolution`` (``conv_general_dilated``
 and its friends), ``funcgrad.lax.windowed`` (``reduce_window``), ``funcgrad.lax.reducing`` (the generic
 ``reduce``), ``funcgrad.lax.rng`` (XLA's ``rng_bit_generator``, ``rng_uniform``), ``funcgrad.lax.special``
-(incomplete gamma/beta, zeta, Bessel) and ``funcgrad.lax.parallel`` (collectives over named axes:
-``psum``, ``all_gather``, ``axis_index``, ...). ``__all__`` is the union of the modules' ``__all__``
+(incomplete gamma/beta, zeta, Bessel), ``funcgrad.lax.parallel`` (collectives over named axes:
+``psum``, ``all_gather``, ``axis_index``, ...) and ``funcgrad.lax.utilities`` (``empty``, ``dtype``,
+``optimization_barrier``, ``reduce_precision``). ``__all__`` is the union of the modules' ``__all__``
 (a new function is listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
 ``funcgrad.lax.linalg`` (``jax.lax.linalg``) is a namespace of its own, like
 ``funcgrad.numpy.linalg``.
@@ -39,6 +40,7 @@ from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
     rng,
     slicing,
     special,
+    utilities,
     windowed,
 )
 from funcgrad.lax.convolution import *  # noqa: F403
@@ -51,6 +53,7 @@ from funcgrad.lax.reducing import *  # noqa: F403
 from funcgrad.lax.rng import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
 from funcgrad.lax.special import *  # noqa: F403
+from funcgrad.lax.utilities import *  # noqa: F403
 from funcgrad.lax.windowed import *  # noqa: F403
 
 __all__ = sorted(
@@ -67,6 +70,7 @@ __all__ = sorted(
         *extras.__all__,
         *reducing.__all__,
         *rng.__all__,
+        *utilities.__all__,
     }
 )
 

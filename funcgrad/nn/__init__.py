@@ -51,8 +51,10 @@ __all__ = [
     "identity",
     "initializers",
     "leaky_relu",
+    "log1mexp",
     "log_sigmoid",
     "log_softmax",
+    "logmeanexp",
     "logsumexp",
     "mish",
     "one_hot",
@@ -69,6 +71,7 @@ __all__ = [
     "squareplus",
     "standardize",
     "swish",
+    "tanh",
 ]
 
 
@@ -238,8 +241,8 @@ def softplus(x):
 def log_sigmoid(x):
     """``log(sigmoid(x)) = -softplus(-x)``, stable for large ``|x|``.
 
-    >>> log_sigmoid(np.array([-1000.0, 1000.0])).tolist()
-    [-1000.0, 0.0]
+    >>> log_sigmoid(np.array([-1000.0, 1000.0])).tolist()  # -softplus(-x): -0.0, as in JAX
+    [-1000.0, -0.0]
     """
     x = _inexact(x)
     return ew.neg_p.bind(softplus(ew.neg_p.bind(x)))
@@ -700,3 +703,42 @@ def dot_product_attention(
 
 def _and(mask, other):
     return other if mask is None else fnp.logical_and(mask, other)
+
+
+def tanh(x):
+    """The hyperbolic tangent (``jax.nn.tanh``, the same function as ``funcgrad.numpy.tanh``).
+
+    >>> tanh(np.array([0.0])).tolist()
+    [0.0]
+    """
+    return fnp.tanh(x)
+
+
+def log1mexp(x):
+    """``log(1 - exp(-x))`` for ``x >= 0``, accurate everywhere: ``log(-expm1(-x))`` below
+    ``log 2`` and ``log1p(-exp(-x))`` above (Mächler's choice); its derivative is ``1/expm1(x)``.
+
+    >>> round(float(log1mexp(np.array(1e-10))), 8), round(float(log1mexp(np.array(50.0))), 30)
+    (-23.02585093, -1.92874985e-22)
+    """
+    x = _inexact(x)
+    small = ew.lt_p.bind(x, _const(np.log(2.0), x))
+    return select(
+        small,
+        ew.log_p.bind(ew.neg_p.bind(ew.expm1_p.bind(ew.neg_p.bind(x)))),
+        ew.log1p_p.bind(ew.neg_p.bind(ew.exp_p.bind(ew.neg_p.bind(x)))),
+    )
+
+
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
+    """``log(mean(exp(x)))`` over ``axis`` without overflow: ``logsumexp(x) - log(n)``, where ``n``
+    counts the elements reduced (those selected by ``where``).
+
+    >>> float(logmeanexp(np.array([1000.0, 1000.0])))
+    1000.0
+    """
+    x = _inexact(x)
+    lse = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+    ones = fnp.ones_like(x)
+    count = fnp.sum(ones, axis=axis, keepdims=keepdims, where=where)
+    return ew.sub_p.bind(lse, ew.log_p.bind(fnp.asarray(count, aval(lse).dtype)))
