@@ -17,8 +17,9 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 # 0.10 lowers the same way and gets the same numbers). ``stablehlo.optimization_barrier`` does not
 # prevent it on XLA:CPU, which removes barriers before its simplification passes. So a
 # differentiated checkpoint runs in the true branch of a ``stablehlo.if`` whose predicate is
-# ``rng_uniform(0, 1) < 2`` -- always true, but not a constant XLA can fold -- as JAX lowered remat
-# before optimization barriers existed. The false branch returns zeros; since the true branch does
+# ``partition_id < 2**32 - 1`` -- always true, but not a constant XLA can fold -- as JAX lowered
+# remat before optimization barriers existed (on ``rng_uniform(0, 1) < 2``, which costs a ThreeFry
+# expansion per checkpoint at compile time). The false branch returns zeros; since the true branch does
 # real work, XLA's conditional simplifier keeps the conditional (it only turns conditionals with
 # cheap branches into selects). Values inside the branch are distinct from the forward pass's, so
 # nothing is merged, and the branch's temporaries are live only while it runs.
@@ -31,7 +32,7 @@ import numpy as np
 from primitives.remat import checkpoint_p, optimization_barrier_p
 from xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
 
-_F32 = tensor_type((), np.float32)
+_U32 = tensor_type((), np.uint32)
 _PRED = tensor_type((), np.bool_)
 
 
@@ -41,13 +42,8 @@ def _checkpoint(ctx, *args, jaxpr, policy, differentiated):
         return lower_closed(ctx.fb, jaxpr, args)
     fb = ctx.fb
     out_types = [aval_type(a) for a in ctx.avals_out]
-    lo, hi, two = fb.const(0, np.float32), fb.const(1, np.float32), fb.const(2, np.float32)
-    shape = fb.emit(f"stablehlo.constant dense<> : {tensor_type((0,), np.int64)}")
-    draw = fb.emit(
-        f"stablehlo.rng {lo}, {hi}, {shape}, distribution = UNIFORM : "
-        f"({_F32}, {_F32}, {tensor_type((0,), np.int64)}) -> {_F32}"
-    )
-    pred = fb.compare("LT", draw, two, np.float32, ())
+    pid = fb.emit(f"stablehlo.partition_id : {_U32}")
+    pred = fb.compare("LT", pid, fb.const(np.iinfo(np.uint32).max, np.uint32), np.uint32, ())
     taken = fb.region()
     _return(taken, lower_closed(taken, jaxpr, args), out_types)
     never = fb.region()
