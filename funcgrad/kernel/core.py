@@ -71,15 +71,20 @@ def _python_scalar_aval(x) -> ShapedArray:
 
 def get_aval(x) -> ShapedArray:
     """The abstract value of any array-like accepted as a primitive input."""
-    if isinstance(x, Tracer):
-        return x.aval
     t = type(x)
     if t is Array:
-        v = x._value
-        if v is not None:
-            return ShapedArray(v.shape, v.dtype, x.weak_type)
-        return ShapedArray(x.shape, x.dtype, x.weak_type)
-    if t is np.ndarray or isinstance(x, np.ndarray | np.generic):
+        aval = x._aval
+        if aval is None:
+            v = x._value
+            if v is None:
+                v = x._buffer.aval
+            aval = x._aval = ShapedArray(v.shape, v.dtype, x.weak_type)
+        return aval
+    if t is np.ndarray:
+        return ShapedArray(x.shape, x.dtype)
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, np.ndarray | np.generic):
         return ShapedArray(x.shape, x.dtype)
     if isinstance(x, Array):
         return ShapedArray(x.shape, x.dtype, x.weak_type)
