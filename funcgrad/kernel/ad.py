@@ -351,7 +351,7 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
             cts_out = [ct]
         else:
             cts_out = [ct_env.pop(v, None) for v in outvars]
-            if cts_out.count(None) == len(cts_out):
+            if all(ct is None for ct in cts_out):  # (not list.count: it compares arrays with ==)
                 continue
             cts_out = [Zero(v.aval) if ct is None else ct for v, ct in zip(outvars, cts_out)]
         rule = eqn.primitive.transpose

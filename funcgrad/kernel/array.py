@@ -97,7 +97,9 @@ class Array:
     nbytes = property(lambda self: self.size * self.dtype.itemsize)
 
     def __array__(self, dtype=None, copy=None):
-        value = self._numpy()
+        value = self._value
+        if value is None:
+            value = self._numpy()
         if copy:
             value = value.copy()
         elif value.flags.writeable:
