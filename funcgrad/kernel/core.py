@@ -300,15 +300,16 @@ class EvalTrace(Trace):
                     out = hooks.eager_on_devices(primitive, args, params)
                     if out is not NotImplemented:
                         return out
-                vals.append(a._numpy())
+                v = a._value
+                vals.append(a._numpy() if v is None else v)
                 weak = weak and a.weak_type
             elif t is np.ndarray:
                 vals.append(a)
                 weak = False
+            elif t in _PYTHON_SCALARS:
+                vals.append(a)
             elif isinstance(a, Tracer):
                 raise UnexpectedTracerError(_leak_message(a))
-            elif t in python_scalar_types:
-                vals.append(a)
             else:
                 vals.append(a)
                 weak = False
@@ -324,7 +325,12 @@ class EvalTrace(Trace):
         if weak and args:
             rule = primitive.weak_type_rule
             weak = rule(params) if rule is not None else _same_dtype_as_first(out, args[0])
+        if type(out) is np.ndarray:  # (wrap_result, inlined for the common case)
+            return Array._from_owned(out, weak)
         return wrap_result(out, weak)
+
+
+_PYTHON_SCALARS = frozenset(python_scalar_types)
 
 
 def _same_dtype_as_first(out, first) -> bool:
