@@ -1,7 +1,8 @@
 """Eager (no jit) differentiation speed against HIPS autograd, PyTorch and JAX (eager).
 
 Run: python bench/bench_eager.py [--quick] [--rounds N] [--no-jax]
-(peers come from the `bench` extra: pip install -e ".[bench]")
+(peers come from the `bench` extra: pip install -e ".[bench]"). On a shared machine, prefix
+``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1`` for a single-threaded comparison.
 
 Cases (issue: the kernel):
 - grad of a tanh MLP loss, 64-256-256-10, batch 128, float32, softmax cross-entropy;
@@ -86,7 +87,9 @@ def cases_autograd():
 def cases_torch():
     import torch
 
-    torch.set_num_threads(os.cpu_count() or 1)
+    # As many threads as NumPy's BLAS gets (OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 makes the
+    # comparison single-threaded, which a loaded machine disturbs far less).
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1))
     params, x, y = make_data()
     tparams = [(torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True)) for w, b in params]
     tx, ty = torch.tensor(x), torch.tensor(y)

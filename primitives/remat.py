@@ -7,9 +7,12 @@ Layer: primitives. Imports only the funcgrad kernel.
 rules are the kit's) carrying a closed jaxpr and a saving ``policy``. Its partial-evaluation rule is
 where the trade happens: it splits the jaxpr as usual into known (forward) and unknown (tangent)
 parts, then keeps as residuals only the values ``policy`` marks saveable; every other residual is
-recomputed inside the tangent program from the checkpoint's inputs. The backward pass evaluates
-that recomputation as the non-linear prologue of the transposed program. The user-facing
-``funcgrad.checkpoint`` lives in ``funcgrad/remat.py``.
+recomputed inside the tangent program from the checkpoint's inputs. Its transpose is the backward
+program -- that recomputation as the non-linear prologue, then the transposed tangent work --
+bound as one ``checkpoint`` call with ``differentiated=True`` (the user's checkpoint has
+``differentiated=False``), which the compiler keeps apart from the forward pass (NOTE: [remat on
+XLA] in xla_bridge/rules/remat.py). The user-facing ``funcgrad.checkpoint`` lives in
+``funcgrad/remat.py``.
 
 Policies: ``None`` or ``"nothing_saveable"`` (save only the inputs), ``"dots_saveable"`` (save
 outputs of ``dot_general``), ``"everything_saveable"``, or a predicate
