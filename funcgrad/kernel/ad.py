@@ -183,10 +183,12 @@ class JVPTrace(core.Trace):
         # save/restore is cheaper than a context manager on this hot path.
         state = core._state
         prev = state.trace
-        state.trace = self.parent
+        parent = state.trace = self.parent
         try:
             if not nonzero:
-                return primitive.bind(*primals, **params)
+                # No tangent: the parent processes it (what ``bind`` would do, without re-packing
+                # the arguments and parameters).
+                return parent.process_primitive(primitive, primals, params)
             tangents = [Zero.from_primal_value(p) if t is None else t for p, t in zip(primals, tangents)]
             rule = primitive.jvp
             if rule is None:

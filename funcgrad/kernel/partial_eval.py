@@ -192,9 +192,10 @@ class PartialEvalTrace(StagingTrace):
                 return self.stage(primitive, args, params)
         state = core._state
         prev = state.trace
-        state.trace = self.parent
+        parent = state.trace = self.parent
         try:
-            return primitive.bind(*args, **params)
+            # Known: the parent processes it now (``bind`` without re-packing the arguments).
+            return parent.process_primitive(primitive, args, params)
         finally:
             state.trace = prev
 
