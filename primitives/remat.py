@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from funcgrad.kernel import ad, core, ir
-from funcgrad.kernel.callkit import CallPrimitive, DerivedJaxprs
+from funcgrad.kernel.callkit import CallPrimitive
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.kernel.partial_eval import partial_eval_jaxpr, trace_to_jaxpr
@@ -88,7 +88,7 @@ def _transpose(cts, *args, jaxpr, policy, differentiated):
     return [next(outs) if lin else None for lin in linear]
 
 
-def _fenced_transpose_uncached(closed: ClosedJaxpr, linear, fence: bool) -> ClosedJaxpr:
+def _fenced_transpose(closed: ClosedJaxpr, linear, fence: bool) -> ClosedJaxpr:
     """``(non-linear inputs..., cotangents...) -> cotangents of the linear inputs``, the inputs
     passed through one ``optimization_barrier`` first (when ``fence``)."""
     transposed = ad.transpose_jaxpr(closed, list(linear))
@@ -99,11 +99,6 @@ def _fenced_transpose_uncached(closed: ClosedJaxpr, linear, fence: bool) -> Clos
         return core.eval_jaxpr(transposed.jaxpr, transposed.consts, *args)
 
     return trace_to_jaxpr(backward, transposed.in_avals)
-
-
-# Per (checkpointed jaxpr, which inputs are linear): the same backward program every call
-# (NOTE: [derived jaxpr cache]).
-_fenced_transpose = DerivedJaxprs(_fenced_transpose_uncached)
 
 
 def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
