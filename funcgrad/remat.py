@@ -51,7 +51,7 @@ def checkpoint(fun: Callable, *, policy=None, prevent_cse: bool = True, static_a
 
         closed = trace_to_jaxpr(flat_fun, [core.get_aval(x) for x in flat])
         closed, hoisted = close_over_tracers(closed)
-        outs = checkpoint_p.bind(*hoisted, *flat, jaxpr=closed, policy=policy)
+        outs = checkpoint_p.bind(*hoisted, *flat, jaxpr=closed, policy=policy, differentiated=False)
         return tu.tree_unflatten(out_tree_box[0], outs)
 
     return wrapped

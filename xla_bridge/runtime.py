@@ -610,6 +610,12 @@ class Executable:
         """XLA's optimized HLO after compilation (for debugging and benchmarks)."""
         return "\n".join(m.to_string() for m in self._loaded.hlo_modules())
 
+    def memory_analysis(self):
+        """XLA's memory plan of this program (jaxlib's ``CompiledMemoryStats``: bytes of
+        ``argument_size_in_bytes``, ``output_size_in_bytes``, ``alias_size_in_bytes`` and
+        ``temp_size_in_bytes``, the scratch memory its buffer assignment needs)."""
+        return self._loaded.get_compiled_memory_stats()
+
     def __repr__(self):
         ins = ", ".join(map(repr, self.in_avals))
         outs = ", ".join(map(repr, self.out_avals))

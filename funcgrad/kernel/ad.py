@@ -50,6 +50,8 @@ class Zero:
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    if aval.dtype.kind in "fc":
+        return aval  # (avals are immutable: the primal's serves)
     return ShapedArray(aval.shape, _dt.tangent_dtype(aval.dtype), aval.weak_type)
 
 
@@ -181,10 +183,12 @@ class JVPTrace(core.Trace):
         # save/restore is cheaper than a context manager on this hot path.
         state = core._state
         prev = state.trace
-        state.trace = self.parent
+        parent = state.trace = self.parent
         try:
             if not nonzero:
-                return primitive.bind(*primals, **params)
+                # No tangent: the parent processes it (what ``bind`` would do, without re-packing
+                # the arguments and parameters).
+                return parent.process_primitive(primitive, primals, params)
             tangents = [Zero.from_primal_value(p) if t is None else t for p, t in zip(primals, tangents)]
             rule = primitive.jvp
             if rule is None:
@@ -341,10 +345,17 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
             write_ct(v, ct)
 
     for eqn in reversed(linear_eqns):
-        cts_out = [ct_env.pop(v, None) for v in eqn.outvars]
-        if all(ct is None for ct in cts_out):
-            continue
-        cts_out = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outvars, cts_out)]
+        outvars = eqn.outvars
+        if len(outvars) == 1:
+            ct = ct_env.pop(outvars[0], None)
+            if ct is None:
+                continue
+            cts_out = [ct]
+        else:
+            cts_out = [ct_env.pop(v, None) for v in outvars]
+            if all(ct is None for ct in cts_out):  # (not list.count: it compares arrays with ==)
+                continue
+            cts_out = [Zero(v.aval) if ct is None else ct for v, ct in zip(outvars, cts_out)]
         rule = eqn.primitive.transpose
         if rule is None:
             raise NotImplementedError(
