@@ -386,8 +386,8 @@ def detrend(data, axis: int = -1, type: str = "linear", bp: int | Sequence[int] 
 
     >>> import numpy as np
     >>> from funcgrad.scipy.signal import detrend
-    >>> np.round(detrend(np.array([1.0, 4.0, 8.0, 8.0, 9.0])), 12).tolist()
-    [-1.0, -0.0, 2.0, -0.0, -1.0]
+    >>> (np.round(detrend(np.array([1.0, 4.0, 8.0, 8.0, 9.0])), 12) + 0.0).tolist()  # + 0.0: no -0.0
+    [-1.0, 0.0, 2.0, 0.0, -1.0]
     """
     if overwrite_data is not None:
         raise NotImplementedError(
