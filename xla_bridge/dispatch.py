@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -89,6 +89,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.tree_util import registry as _registry
 from primitives.call import jit_p
+from xla_bridge.fastpath import fastpath_record, prepend_constants
 from xla_bridge.lowering import lower_jaxpr, xla_dtype
 from xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
 
@@ -196,15 +197,6 @@ class Compiled:
 
     def as_text(self) -> str:
         return self.text
-
-
-def prepend_constants(call, const_buffers):
-    """``call(buffers)`` with the hoisted constants' buffers passed first (they are the program's
-    leading parameters)."""
-    if not const_buffers:
-        return call
-    consts = list(const_buffers)
-    return lambda bufs: call(consts + bufs)
 
 
 _cache: dict = {}
@@ -484,36 +476,12 @@ def fastpath_data(compiled: Compiled, outputs, n_args: int):
     ``outputs`` is a pytree of the executable's output buffers in the form the dispatcher must
     return (the C++ side rebuilds it around fresh outputs, natively for dicts/lists/leaves).
     """
-    rt = runtime()
-    sh = rt.sharding(compiled.device)
-    treedef = _registry.flatten(outputs)[1]
-    n_out = len(compiled.executable.out_avals)
+    sh = runtime().sharding(compiled.device)
     n_in = len(compiled.const_buffers) + n_args
-    return _FastPathData(
-        compiled.executable._loaded,
-        treedef,
-        # Hoisted constants are the executable's leading parameters: every per-parameter list
-        # covers them too (shorter lists made the second call fail with std::bad_cast or crash).
-        [sh] * n_in,
-        [sh] * n_out,
-        list(compiled.executable.out_avals),
-        [True] * n_out,
-        [True] * n_in,
-        [None] * n_in,
-        list(compiled.const_buffers),
+    exe = compiled.executable
+    return fastpath_record(
+        exe._loaded, outputs, [sh] * n_in, [sh] * len(exe.out_avals), exe.out_avals, compiled.const_buffers
     )
-
-
-class _FastPathData(NamedTuple):
-    xla_executable: Any
-    out_pytree_def: Any
-    in_shardings: Any
-    out_shardings: Any
-    out_avals: Any
-    out_committed: Any
-    kept_var_bitvec: Any
-    in_device_local_layouts: Any
-    const_args: Any
 
 
 # ----------------------------------------------------------------------------------------------
