@@ -71,6 +71,7 @@ kernel.register(
     library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep,
     array_ops=dict(
         add_any=lambda x, y: elementwise.add_any_p.bind(x, y),
+        mul=elementwise.mul,
         zeros=_zeros,
         full_like=_full_like,
         moveaxis=structure.moveaxis,
