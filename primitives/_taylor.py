@@ -369,7 +369,6 @@ _conv.conv_general_dilated_p.def_taylor(bilinear_taylor(_conv.conv_general_dilat
 for _p in (
     ew.select_n_p,
     ew.convert_element_type_p,
-    gather.gather_p,
     gather.scatter_add_p,
     scatter.scatter_p,
     indexing.dynamic_slice_p,
@@ -383,3 +382,4 @@ for _p in (
     collectives.ppermute_p,
 ):
     _p.def_taylor(linear_taylor(_p))
+gather.gather_p.def_taylor(linear_taylor(gather.gather_p, {"fill_value": 0}))

@@ -136,14 +136,16 @@ def is_zero_series(series: Sequence) -> bool:
     return all(type(t) is Zero for t in series)
 
 
-def linear_taylor(primitive: core.Primitive) -> Callable:
+def linear_taylor(primitive: core.Primitive, term_params: dict | None = None) -> Callable:
     """The Taylor rule of a primitive linear in its inexact operands (integer operands -- indices,
     a predicate -- are held at their primal value): ``f(x(t)) = sum_k f(x_k) t^k``.
 
     ``deflinear`` primitives get it automatically (``kernel/taylor.py``, NOTE: [Taylor
     coefficients]); selections and index maps (``gather``,
-    ``dynamic_slice``, ``select_n``, ``scatter``) are declared with it.
+    ``dynamic_slice``, ``select_n``, ``scatter``) are declared with it. ``term_params`` overrides
+    parameters for the terms (a gather fills out-of-bounds windows of the terms with 0).
     """
+    term_params = term_params or {}
 
     def rule(primals, series, **params):
         out = primitive.bind(*primals, **params)
@@ -160,7 +162,7 @@ def linear_taylor(primitive: core.Primitive) -> Callable:
                 terms.append([Zero.from_primal_value(o) for o in outs])
                 continue
             args = [instantiate(s[k]) if v else p for p, s, v in zip(primals, series, varying)]
-            t = primitive.bind(*args, **params)
+            t = primitive.bind(*args, **{**params, **term_params})
             terms.append(list(t) if primitive.multiple_results else [t])
         series_out = [list(col) for col in zip(*terms)] if terms else [[] for _ in outs]
         return out, series_out if primitive.multiple_results else series_out[0]
