@@ -188,36 +188,45 @@ def jet_flat(f: Callable, primals: Sequence[Any], series: Sequence[Sequence[Any]
 
 
 def jet_jaxpr(
-    closed: ClosedJaxpr, order: int, nonzeros: Sequence[bool], instantiate: bool | Sequence[bool]
-) -> tuple[ClosedJaxpr, list[bool]]:
-    """A jaxpr computing ``(primals_out..., the order terms of each nonzero output...)`` from
-    ``(primals_in..., the order terms of each nonzero input...)``, and which outputs have nonzero
-    series (``instantiate`` forces some to be nonzero: their zero terms are materialised)."""
+    closed: ClosedJaxpr, order: int, nonzeros: Sequence, instantiate: bool | Sequence[bool]
+) -> tuple[ClosedJaxpr, list[tuple[bool, ...]]]:
+    """A jaxpr computing ``(primals_out..., the nonzero terms of each output...)`` from
+    ``(primals_in..., the nonzero terms of each input...)``.
+
+    ``nonzeros[i]`` says which terms of input ``i`` are nonzero: a bool for all of its ``order``
+    terms, or a tuple of ``order`` bools (a seed ``(v, 0, 0)`` passes one term, not three).
+    Returns the jaxpr and, per output, the tuple of its nonzero terms; ``instantiate`` forces all
+    terms of some outputs to be outputs (their zeros materialised).
+    """
     in_avals = closed.in_avals
     n_out = len(closed.out_avals)
     if isinstance(instantiate, bool):
         instantiate = [instantiate] * n_out
-    term_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzeros) if nz for _ in range(order)]
-    out_nonzeros_box: list = []
+    masks = [(nz,) * order if isinstance(nz, bool) else tuple(nz) for nz in nonzeros]
+    term_avals = [tangent_aval(a) for a, m in zip(in_avals, masks) for z in m if z]
+    out_masks_box: list = []
 
     def traced(*args):
         primals, terms = args[: len(in_avals)], iter(args[len(in_avals) :])
-        series = [
-            [next(terms) for _ in range(order)] if nz else zero_series(p, order)
-            for p, nz in zip(primals, nonzeros)
-        ]
+        series = [[next(terms) if z else Zero(tangent_aval(a)) for z in m] for a, m in zip(in_avals, masks)]
         outs_p, outs_s = jet_flat(
             lambda *xs: core.eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, series, order
         )
-        nz_out = [not is_zero_series(s) or inst for s, inst in zip(outs_s, instantiate)]
-        out_nonzeros_box.append(nz_out)
+        out_masks = [
+            (True,) * order if inst else tuple(type(t) is not Zero for t in s)
+            for s, inst in zip(outs_s, instantiate)
+        ]
+        out_masks_box.append(out_masks)
         # (`instantiate` is the parameter here, so materialise zeros directly.)
         terms_out = [
-            hooks.zeros(t.aval) if type(t) is Zero else t for s, nz in zip(outs_s, nz_out) if nz for t in s
+            hooks.zeros(t.aval) if type(t) is Zero else t
+            for s, m in zip(outs_s, out_masks)
+            for t, z in zip(s, m)
+            if z
         ]
         return [*outs_p, *terms_out]
 
-    return trace_to_jaxpr(traced, [*in_avals, *term_avals]), out_nonzeros_box[0]
+    return trace_to_jaxpr(traced, [*in_avals, *term_avals]), out_masks_box[0]
 
 
 __all__ = [
