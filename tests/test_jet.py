@@ -58,7 +58,9 @@ def _derivs_by_nested_jvp(f, x, v, order):
 
 
 def _close(a, b, rtol=1e-9, atol=1e-9):
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=rtol, atol=atol)
+    a, b = np.asarray(a), np.asarray(b)
+    dtype = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+    np.testing.assert_allclose(a.astype(dtype), b.astype(dtype), rtol=rtol, atol=atol)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -86,29 +88,39 @@ def test_taylor_rule_matches_nested_jvp(entry):
         out = entry.op(*xs, **sample.params)
         return list(out) if isinstance(out, list | tuple) else [out]
 
-    def by_jet(*xs):
-        series = [coeffs[i] if i in coeffs else [Zero.from_primal_value(a)] * ORDER for i, a in enumerate(xs)]
+    # The coefficients are arguments too, so that a collective's vmap gives each instance its own.
+    flat_coeffs = [c for i in varying for c in coeffs[i]]
+
+    def unflatten(cs):
+        return {i: list(cs[n * ORDER : (n + 1) * ORDER]) for n, i in enumerate(varying)}
+
+    def by_jet(*xs_and_cs):
+        xs, cs = xs_and_cs[: len(args)], unflatten(xs_and_cs[len(args) :])
+        series = [cs[i] if i in cs else [Zero.from_primal_value(a)] * ORDER for i, a in enumerate(xs)]
         outs, outs_s = jet_flat(f, xs, series, ORDER)
         zero = lambda o: fnp.zeros(fnp.shape(o), core.get_aval(o).dtype)  # noqa: E731
         return [zero(o) if type(t) is Zero else t for o, s in zip(outs, outs_s) for t in s]
 
-    def by_nested_jvp(*xs):
+    def by_nested_jvp(*xs_and_cs):
+        xs, cs = xs_and_cs[: len(args)], unflatten(xs_and_cs[len(args) :])
+
         def path(t):
             ys = list(xs)
             for i in varying:
                 y = xs[i]
-                for k, c in enumerate(coeffs[i]):
+                for k, c in enumerate(cs[i]):
                     y = y + c * t ** (k + 1)
                 ys[i] = y
             return f(*ys)
 
         derivs = _nested_jvp(path, 0.0, ORDER)
-        return [d[o] / math.factorial(k) for o in range(len(derivs[0])) for k, d in enumerate(derivs) if k]
+        scaled = lambda v, k: v / math.factorial(k) if _dt.is_inexact(core.get_aval(v).dtype) else v  # noqa: E731
+        return [scaled(d[o], k) for o in range(len(derivs[0])) for k, d in enumerate(derivs) if k]
 
     if entry.named_axis is not None:  # a collective: under the vmap that binds its axis
         by_jet = funcgrad.vmap(by_jet, axis_name=entry.named_axis)
         by_nested_jvp = funcgrad.vmap(by_nested_jvp, axis_name=entry.named_axis)
-    got, expected = by_jet(*args), by_nested_jvp(*args)
+    got, expected = by_jet(*args, *flat_coeffs), by_nested_jvp(*args, *flat_coeffs)
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         if _dt.is_inexact(np.asarray(e).dtype):
