@@ -5,7 +5,8 @@ Fails when a primitive in ``primitives.all_primitives()`` lacks an impl, an abst
 while declared linear, or a Taylor rule (``jet``) without being listed in ``TAYLOR_FROM_JVP`` with
 the reason it takes its series from its JVP rule. The lowering check reads
 ``xla_bridge.lowering.lowering_rules`` (a dict keyed by Primitive, filled by importing
-``xla_bridge.rules``) and reports primitives without a lowering as an explicit xfail that names them, never a silent skip, until they all exist.
+``xla_bridge.rules``) and reports primitives without a lowering as an explicit xfail that names
+them, never a silent skip, until they all exist.
 """
 
 from __future__ import annotations
