@@ -79,13 +79,14 @@ def _product(a: list, b: list, y0=None) -> list:
     return [ew.mul(a[0], b[0]) if y0 is None else y0] + [_cauchy(a, b, k) for k in range(1, len(a))]
 
 
+def _square_term(a: list, k: int):
+    """``(a * a)_k`` with each symmetric pair once: ``2 sum_(j<k/2) a_j a_(k-j) + a_(k/2)^2``."""
+    half = _scale(_total(_mul(a[j], a[k - j]) for j in range((k + 1) // 2)), 2)
+    return _add(half, _mul(a[k // 2], a[k // 2]) if k % 2 == 0 else None)
+
+
 def _square(a: list, y0=None) -> list:
-    """``a * a`` with each symmetric pair once: ``2 sum_(j<k/2) a_j a_(k-j) + a_(k/2)^2``."""
-    out = [ew.mul(a[0], a[0]) if y0 is None else y0]
-    for k in range(1, len(a)):
-        half = _scale(_total(_mul(a[j], a[k - j]) for j in range((k + 1) // 2)), 2)
-        out.append(_add(half, _mul(a[k // 2], a[k // 2]) if k % 2 == 0 else None))
-    return out
+    return [ew.mul(a[0], a[0]) if y0 is None else y0] + [_square_term(a, k) for k in range(1, len(a))]
 
 
 def _quotient(a: list, b: list, q0=None) -> list:
@@ -195,17 +196,17 @@ def _sinh_cosh(x: list, sinh0, cosh0) -> tuple[list, list]:
 
 
 def _one_minus_square(y, m):  # z = 1 - y^2 (tanh)
-    sq = _cauchy(y, y, m)
+    sq = _square_term(y, m)
     return ew.sub(1, sq) if m == 0 else _scale(sq, -1)
 
 
 def _one_plus_square(y, m):  # z = 1 + y^2 (tan)
-    sq = _cauchy(y, y, m)
+    sq = _square_term(y, m)
     return ew.add(sq, 1) if m == 0 else sq
 
 
 def _logistic_z(y, m):  # z = y - y^2
-    return _add(y[m], _scale(_cauchy(y, y, m), -1))
+    return _add(y[m], _scale(_square_term(y, m), -1))
 
 
 def _sq_plus(c):
@@ -265,7 +266,7 @@ def _erf_inv(x: list, y0) -> list:
     e: list = []
 
     def z(y, m):
-        sq.append(_cauchy(y, y, m))
+        sq.append(_square_term(y, m))
         if m == 0:
             e.append(ew.exp(sq[0]))
         else:
