@@ -70,7 +70,7 @@ TAYLOR_FROM_JVP = {
         ("lgamma", "digamma", "polygamma", "trigamma", "zeta", "bessel_i0e", "bessel_i1e"), _SPECIAL
     ),
     **dict.fromkeys(
-        ("cholesky", "triangular_solve", "lu", "qr", "geqrf", "householder_product", "tridiagonal_solve"),
+        ("cholesky", "lu", "qr", "geqrf", "householder_product", "tridiagonal_solve"),
         _MATRIX,
     ),
     **dict.fromkeys(("eigh", "svd", "eig", "schur", "hessenberg", "tridiagonal"), _MATRIX),
