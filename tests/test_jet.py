@@ -251,6 +251,23 @@ def test_custom_jvp_uses_its_rule_and_custom_vjp_its_primal_function():
     _close(s, [math.exp(0.5) * (0.5 + k) for k in range(1, 5)])
 
 
+def test_jet_through_linear_solves():
+    # custom_linear_solve (numpy.linalg.solve) and triangular_solve have series rules of their own
+    # (one solve per term); the operator and the right-hand side both vary along the path.
+    A = np.eye(3) * 3 + 0.1
+    b = np.linspace(0.1, 1.0, 3)
+    solve = lambda t: fnp.sum(
+        fnp.linalg.solve(A * t + fnp.diag(fnp.array([0.0, 1.0, 1.0]) * t * t), b * fnp.sin(t))
+    )  # noqa: E731
+    _check_against_nested_jvp(solve, np.float64(1.3), np.float64(1.0))
+    tri = lambda t: fnp.sum(
+        funcgrad.scipy.linalg.solve_triangular(fnp.tril(A * t + t * t), b * t, lower=True)
+    )  # noqa: E731
+    _check_against_nested_jvp(tri, np.float64(1.3), np.float64(1.0))
+    chol = lambda t: fnp.sum(fnp.linalg.cholesky(A * t + np.eye(3) * t * t))  # noqa: E731
+    _check_against_nested_jvp(chol, np.float64(1.3), np.float64(1.0))
+
+
 # ----------------------------------------------------------------------------------------------
 # Composition with vmap, jit, grad and itself
 
