@@ -332,8 +332,13 @@ def _pow_rule(primals, series):
     (x0, p0), (sx, sp) = primals, series
     y0 = ew.pow_p.bind(x0, p0)
     x = _full(x0, sx)
-    if all(type(t) is Zero for t in sp):  # a constant exponent: x y' = p y x'
-        return _out(_power(x, p0, y0))
+    if all(type(t) is Zero for t in sp):
+        c = core.concrete_value(p0)
+        if c is not None and c.ndim == 0 and c.dtype.kind == "f" and float(c).is_integer() and abs(c) <= 64:
+            # x ** 2.0: products, exact where x == 0 (x y' = p y x' divides by x)
+            return _out(_integer_pow(x, y0, y=int(c)))
+        return _out(_power(x, p0, y0))  # a constant exponent: x y' = p y x'
+
     # x^p = exp(p log x)
     return _out(_exp(_product(_full(p0, sp), _log(x)), y0))
 

@@ -142,6 +142,13 @@ def test_series_of_sin_exp_and_geometric_match_closed_forms(x):
     _close(s, [math.factorial(k) / (1 - x / 4) ** (k + 1) for k in range(1, K + 1)], rtol=1e-11)
 
 
+def test_powers_at_zero_are_exact():
+    # x ** 2.0 and integer_pow are products (no division by x); x ** 2.5 follows x y' = p y x'.
+    _close(funcgrad.jet(lambda x: x**2.0, (0.0,), (_seed(3),))[1], [0.0, 2.0, 0.0])
+    _close(funcgrad.jet(lambda x: x**5, (0.0,), (_seed(6),))[1], [0, 0, 0, 0, 120, 0])
+    _close(funcgrad.jet(lambda x: x**2.5, (1.0,), (_seed(3),))[1], [2.5, 2.5 * 1.5, 2.5 * 1.5 * 0.5])
+
+
 def test_series_of_tanh_matches_its_taylor_expansion():
     # tanh x = x - x^3/3 + 2x^5/15 - 17x^7/315 + 62x^9/2835 - ...: Taylor coefficients at 0.
     K = 10
