@@ -157,20 +157,15 @@ def _log(x: list, y0=None) -> list:
     return _from_x(x, ew.log_p.bind(x[0]) if y0 is None else y0, _reciprocal)
 
 
-def _rule(series_fn: Callable) -> Callable:
-    """A unary Taylor rule from ``series_fn(full_series_of_x, y0) -> full series of y``."""
-
-    def rule(primals, series, primitive, **params):
-        (x0,), (s,) = primals, series
-        y0 = primitive.bind(x0, **params)
-        return _out(series_fn(_full(x0, s), y0, **params))
-
-    return rule
-
-
 def def_unary(primitive, series_fn: Callable) -> None:
-    rule = _rule(series_fn)
-    primitive.def_taylor(lambda primals, series, **params: rule(primals, series, primitive, **params))
+    """Give a unary primitive the Taylor rule ``series_fn(x, y0, **params) -> y`` (full series,
+    ``y0`` the primal output)."""
+
+    def rule(primals, series, **params):
+        (x0,), (s,) = primals, series
+        return _out(series_fn(_full(x0, s), primitive.bind(x0, **params), **params))
+
+    primitive.def_taylor(rule)
 
 
 # ----------------------------------------------------------------------------------------------
