@@ -332,6 +332,16 @@ def test_factorial_scaling_and_jet2():
     assert experimental_jet is funcgrad.jet
 
 
+def test_symbolic_zero_terms_and_series():
+    from funcgrad.experimental.jet import fact, zero_series, zero_term  # noqa: PLC0415 - the names under test
+
+    f = lambda x, y: fnp.sin(x) * y  # noqa: E731
+    y, s = funcgrad.jet(f, (0.3, 2.0), ((1.0, zero_term), zero_series))
+    _close(s, [2 * math.cos(0.3), -2 * math.sin(0.3)])
+    _close(s, funcgrad.jet(f, (0.3, 2.0), ((1.0, 0.0), (0.0, 0.0)))[1])
+    assert float(fact(5)) == 120.0
+
+
 def test_pytrees_of_primals_and_outputs():
     f = lambda p: {"s": fnp.sin(p["a"]) * p["b"], "c": fnp.cos(p["a"])}  # noqa: E731
     primals = ({"a": 0.3, "b": np.array([1.0, 2.0])},)

@@ -33,7 +33,34 @@ from funcgrad.kernel.taylor import jet_flat
 from primitives import elementwise as _ew
 from primitives import structure as _st
 
-__all__ = ["jet", "jet2", "taylor_derivatives"]
+__all__ = ["fact", "jet", "jet2", "taylor_derivatives", "zero_series", "zero_term"]
+
+
+class _ZeroTerm:
+    """``zero_term``: a term known to be zero (as ``jax.experimental.jet.zero_term``)."""
+
+    def __repr__(self):
+        return "zero_term"
+
+
+class _ZeroSeries:
+    """``zero_series``: a whole series known to be zero, in place of an argument's terms."""
+
+    def __repr__(self):
+        return "zero_series"
+
+
+zero_term = _ZeroTerm()
+zero_series = _ZeroSeries()
+
+
+def fact(n):
+    """``n!`` as a float64 scalar (``jax.experimental.jet.fact``).
+
+    >>> float(fact(5))
+    120.0
+    """
+    return to_public(np.float64(math.factorial(int(n))))
 
 
 def jet(fun: Callable, primals, series, factorial_scaled: bool = True):
@@ -60,18 +87,24 @@ def jet(fun: Callable, primals, series, factorial_scaled: bool = True):
             "per argument (jet(f, (x, y), ((x1, x2), (y1, y2))))"
         )
     for i, terms in enumerate(series):
+        if terms is zero_series:
+            continue
         if not isinstance(terms, tuple | list):
             raise TypeError(
                 f"jet: series[{i}] must be a tuple or list of terms, got {type(terms).__name__}; "
                 "write jet(f, (x,), ((x1, x2),))"
             )
-    orders = {len(terms) for terms in series}
+    orders = {len(terms) for terms in series if terms is not zero_series}
     if len(orders) > 1:
         raise ValueError(
             "jet terms have inconsistent lengths for different arguments: "
-            + ", ".join(f"series[{i}] has {len(t)}" for i, t in enumerate(series))
+            + ", ".join(f"series[{i}] has {len(t)}" for i, t in enumerate(series) if t is not zero_series)
         )
     order = orders.pop() if orders else 0
+    series = [
+        [tu.tree_map(lambda _: zero_term, x) for _ in range(order)] if terms is zero_series else terms
+        for x, terms in zip(primals, series)
+    ]
     flat_p, in_tree = tu.tree_flatten(tuple(primals))
     check_array_leaves("jet", flat_p, lambda: _leaf_names(primals), "primal")
     flat_p = canonicalize(flat_p)
@@ -82,7 +115,7 @@ def jet(fun: Callable, primals, series, factorial_scaled: bool = True):
         tree_x = tu.tree_structure(x)
         n = tree_x.num_leaves
         for k, term in enumerate(terms):
-            leaves, tree_t = tu.tree_flatten(term)
+            leaves, tree_t = tu.tree_flatten(term, is_leaf=lambda v: v is zero_term)
             if tree_t != tree_x:
                 raise ValueError(
                     f"jet: term {k} for argument {i} has structure {tree_t}, but the primal has "
@@ -126,6 +159,8 @@ def _leaf_names(primals) -> list[str]:
 def _term_in(term, primal, c: float, name: str, k: int):
     """A user's term as the kernel's Taylor coefficient (a concrete zero becomes ``Zero``)."""
     aval = core.get_aval(primal)
+    if term is zero_term:
+        return ad.Zero(ad.tangent_aval(aval))
     if not core.is_array_like(term):
         raise TypeError(f"jet: term {k} of {name} is a {type(term).__name__}, which is not an array")
     t_aval = core.get_aval(term)
