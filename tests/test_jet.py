@@ -23,8 +23,8 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.experimental.jet import jet as experimental_jet
 from funcgrad.experimental.jet import fact, jet2, zero_series, zero_term
+from funcgrad.experimental.jet import jet as experimental_jet
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import Zero
