@@ -137,6 +137,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per worker process")
     ap.add_argument("--cases", default="mlp,scan")
+    ap.add_argument("--orders", default=",".join(map(str, ORDERS)))
+    ap.add_argument("--methods", default="jet,grad", help="jet and/or nested grad (the mlp case)")
     args = ap.parse_args()
     rounds = args.rounds or (1 if args.quick else 3)
     repeats = 5 if args.quick else 15
@@ -145,10 +147,12 @@ def main():
     rows = []  # (label, {lib: result}, note)
     cases = args.cases.split(",")
     plan = []
+    methods = args.methods.split(",")
     if "mlp" in cases:
-        for order in ORDERS:
+        for order in map(int, args.orders.split(",")):
             for method, mode in (("jet", "jit"), ("jet", "eager"), ("grad", "jit")):
-                plan.append(("mlp", method, order, mode))
+                if method in methods:
+                    plan.append(("mlp", method, order, mode))
     if "scan" in cases:
         plan += [("scan", "jet", 8, "jit"), ("unrolled", "jet", 8, "jit"), ("scan", "jet", 8, "eager")]
     for shape, method, order, mode in plan:
