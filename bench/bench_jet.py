@@ -204,9 +204,8 @@ def report(rows):
                 fmt(b) if b is not None else ("timeout" if "timeout" in jx else ("skipped" if note else "-"))
             )
             ratio = f"{a / b:.2f}x" if a is not None and b is not None else "-"
-            print(
-                f"{label:<30} {measure:<8} {a_s:>11} {b_s:>11} {ratio:>8}  {note if measure == 'first' else ''}"
-            )
+            shown = note if measure == "first" else ""
+            print(f"{label:<30} {measure:<8} {a_s:>11} {b_s:>11} {ratio:>8}  {shown}")
     by_label = {label: agg for label, agg, _ in rows}
     scan, unrolled = by_label.get("scan jet K=8 jit"), by_label.get("unrolled jet K=8 jit")
     if (
@@ -217,9 +216,9 @@ def report(rows):
     ):
         s, u = scan["funcgrad"], unrolled["funcgrad"]
         print(
-            f"\nscan vs unrolled (8th derivative, 100 steps, jit(jet)): steady {s['steady'] / u['steady']:.2f}x, "
-            f"first call {s['first'] / u['first']:.2f}x (goal: within 5x); values {s['value']:.10g} vs "
-            f"{u['value']:.10g}"
+            "\nscan vs unrolled (8th derivative, 100 steps, jit(jet)): "
+            f"steady {s['steady'] / u['steady']:.2f}x, first call {s['first'] / u['first']:.2f}x "
+            f"(goal: within 5x); values {s['value']:.10g} vs {u['value']:.10g}"
         )
 
 
