@@ -9,7 +9,7 @@ Every rule reads and returns Taylor coefficients (NOTE: [Taylor coefficients] in
 keep the family files under their size budget; each is one line where the math is one line.
 
 The recurrences come from one identity: for ``y = f(x)``, ``y' = f'(x) x'``, i.e.
-``k y_k = sum_(j=1..k) j x_j z_(k-j)`` with ``z = f'(x)`` (``from_derivative``). ``z`` is a
+``k y_k = sum_(j=1..k) j x_j z_(k-j)`` with ``z = f'(x)`` (``_from_derivative``). ``z`` is a
 series of ``x`` alone (``atan``: ``1/(1+x^2)``) or of ``y`` itself (``exp``: ``y``; ``tanh``:
 ``1 - y^2``), computed one term ahead of ``y``. Powers use ``x y' = p y x'``, quotients
 ``b q = a``. Everything else differentiable uses the kernel's rule from the JVP rule

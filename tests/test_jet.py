@@ -1,9 +1,9 @@
 """Taylor mode (``funcgrad.jet``): every Taylor rule against nested ``jvp``, closed forms, control
 flow, composition with the other transformations, and ``jax.experimental.jet`` as an oracle.
 
-- op_db-driven: for every differentiable entry in float64 (collectives under their ``vmap``), the
-  first 5 Taylor coefficients of ``f(x(t))`` along a random polynomial path ``x(t)`` in *all*
-  inexact operands, by ``jet``, against 5 nested ``jvp``s in ``t`` (divided by ``k!``);
+- op_db-driven: for every differentiable entry in float64 and complex128 (collectives under their
+  ``vmap``), the first 5 Taylor coefficients of ``f(x(t))`` along a random polynomial path ``x(t)``
+  in *all* inexact operands, by ``jet``, against 5 nested ``jvp``s in ``t`` (divided by ``k!``);
 - the series of sin, exp, 1/(1-x) and tanh against closed forms to order 10;
 - ``scan`` (an explicit Euler ODE solver), ``while_loop`` / ``fori_loop`` (Newton's iteration with
   a fixed step count), ``cond`` / ``switch``, ``jit``, ``checkpoint``, ``custom_jvp`` (its rule
@@ -67,22 +67,27 @@ def _close(a, b, rtol=1e-9, atol=1e-9):
 # Every Taylor rule of the catalog against nested jvp (op_db)
 
 
-def _jet_entries():
-    return [e for e in op_db.OPS if F64 in e.dtypes and e.differentiable]
+C128 = np.dtype(np.complex128)
+_JET_CASES = [(e, d) for e in op_db.OPS if e.differentiable for d in (F64, C128) if d in e.dtypes]
 
 
-@pytest.mark.parametrize("entry", _jet_entries(), ids=[e.name for e in _jet_entries()])
-def test_taylor_rule_matches_nested_jvp(entry):
+@pytest.mark.parametrize("entry, dtype", _JET_CASES, ids=[f"{e.name}-{d.name}" for e, d in _JET_CASES])
+def test_taylor_rule_matches_nested_jvp(entry, dtype):
     rng = np.random.default_rng(0)
-    sample = op_db.sample_inputs(entry, F64, rng)[0]
+    sample = op_db.sample_inputs(entry, dtype, rng)[0]
     args = list(sample.args)
     varying = (
         list(entry.diff_argnums)
         if entry.diff_argnums is not None
         else [i for i, a in enumerate(args) if _dt.is_inexact(np.asarray(a).dtype)]
     )
+
     # A random polynomial path x_i(t) = x_i + sum_k c_ik t^k in every inexact operand.
-    coeffs = {i: [0.3 * rng.standard_normal(np.shape(args[i])) for _ in range(ORDER)] for i in varying}
+    def coefficient(a):
+        c = 0.3 * rng.standard_normal(np.shape(a))
+        return c + 0.2j * rng.standard_normal(np.shape(a)) if np.iscomplexobj(a) else c
+
+    coeffs = {i: [coefficient(args[i]) for _ in range(ORDER)] for i in varying}
 
     def f(*xs):
         out = entry.op(*xs, **sample.params)
