@@ -28,7 +28,18 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import Zero, linear_taylor
 from funcgrad.kernel.taylor import taylor_from_jvp
 from primitives import _matrix as mx
-from primitives import collectives, dot, gather, indexing, linalg, remat, scatter, sharding, windowed
+from primitives import (
+    callbacks,
+    collectives,
+    dot,
+    gather,
+    indexing,
+    linalg,
+    remat,
+    scatter,
+    sharding,
+    windowed,
+)
 from primitives import conv as _conv
 from primitives import elementwise as ew
 
@@ -412,3 +423,8 @@ for _p in (
 ):
     _p.def_taylor(linear_taylor(_p))
 gather.gather_p.def_taylor(linear_taylor(gather.gather_p, {"fill_value": 0}))
+# A side effect with no results: it happens once, on the primal values (the rule from the JVP
+# rule would run it once per order).
+callbacks.debug_callback_p.def_taylor(
+    lambda primals, series, **params: (callbacks.debug_callback_p.bind(*primals, **params), [])
+)

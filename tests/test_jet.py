@@ -362,6 +362,15 @@ def test_constant_outputs_and_integer_inputs_have_zero_series():
     _close(s[1], [3.0, 0.0])
 
 
+def test_debug_print_runs_once(capsys):
+    def f(x):
+        funcgrad.debug.print("x = {}", x)
+        return fnp.sin(x)
+
+    funcgrad.jet(f, (0.5,), (_seed(4),))
+    assert capsys.readouterr().out.count("x = ") == 1
+
+
 def test_errors_name_what_is_wrong():
     with pytest.raises(ValueError, match="inconsistent lengths"):
         funcgrad.jet(fnp.add, (1.0, 2.0), ((1.0,), (1.0, 0.0)))
