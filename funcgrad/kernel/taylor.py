@@ -72,7 +72,7 @@ def taylor_from_jvp(primitive: core.Primitive, primals, series, params):
         series_out = [[t] for t in outs_t]
         return out, series_out if primitive.multiple_results else series_out[0]
     out = primitive.bind(*primals, **params)
-    with core.new_trace(JetTrace, order - 1) as inner:
+    with core.new_trace(JetTrace, order - 1, True) as inner:
         xs = [inner.lift(p, s[: order - 1]) for p, s in zip(primals, series)]
         dxs = []
         for p, s in zip(primals, series):
@@ -123,11 +123,32 @@ class JetTrace(core.Trace):
     """Taylor mode to ``order``: each tracer carries a primal and ``order`` Taylor coefficients
     (NOTE: [Taylor coefficients], NOTE: [current trace])."""
 
-    def __init__(self, parent, order: int):
+    def __init__(self, parent, order: int, memoize: bool = False):
         super().__init__(parent)
         self.order = order
+        # NOTE: [memoised JVP rules under jet] A JVP rule that binds its own primitive twice on
+        # the same operands (svd's rule recomputes the thin decomposition) would make the rule
+        # from the JVP rule recurse twice per order, 2^K work; the inner traces of
+        # ``taylor_from_jvp`` therefore reuse the result of an identical bind (same primitive,
+        # the same operand objects, equal parameters). The memo keeps its operands alive, so
+        # their ids stay unique while it exists, and dies with the trace.
+        self.memo: dict | None = {} if memoize else None
 
     def process_primitive(self, primitive, args, params):
+        memo = self.memo
+        if memo is None or primitive.has_side_effects:
+            return self._process(primitive, args, params)
+        try:
+            key = (primitive, tuple(map(id, args)), tuple(sorted(params.items())))
+            hash(key)
+        except TypeError:  # unhashable parameters (lists, arrays): no memo
+            return self._process(primitive, args, params)
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = (self._process(primitive, args, params), args)
+        return hit[0]
+
+    def _process(self, primitive, args, params):
         primals, series, own = self.unpack(args, JetTracer, _primal_and_series)
         state = core._state
         prev = state.trace
