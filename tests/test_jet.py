@@ -280,6 +280,22 @@ def test_jet_through_linear_solves():
     _check_against_nested_jvp(chol, np.float64(1.3), np.float64(1.0))
 
 
+def test_jet_through_decompositions_at_order_7():
+    # Decompositions take their series from their JVP rules (NOTE: [memoised JVP rules under jet]
+    # keeps svd's, which binds svd twice, polynomial in the order).
+    A = np.array([[3.0, 1, 0.2], [0.5, 2, 0.1], [0.3, 0.2, 4]])
+    B = np.array([[0.3, -1, 0.2], [0.5, 0.7, 0.1], [0.3, 0.2, -0.4]])
+    weights = np.arange(9.0).reshape(3, 3)
+    cases = [
+        lambda t: fnp.sum(funcgrad.scipy.linalg.lu(A + B * t)[2] ** 2),
+        lambda t: fnp.sum(fnp.linalg.qr(A + B * t)[0] * weights),
+        lambda t: fnp.sum(fnp.linalg.svd(A + B * t, compute_uv=False) ** 3),
+        lambda t: fnp.sum(fnp.linalg.eigh(A + A.T + (B + B.T) * t)[1][0] ** 2),
+    ]
+    for f in cases:
+        _check_against_nested_jvp(f, np.float64(0.3), np.float64(1.0), order=7, rtol=1e-8)
+
+
 # ----------------------------------------------------------------------------------------------
 # Composition with vmap, jit, grad and itself
 
