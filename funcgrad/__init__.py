@@ -82,6 +82,8 @@ _API.update(
 )
 _API.update({"float0": "funcgrad.dtypes", "pure_callback": "funcgrad._callbacks"})
 _API.update({"fwd_and_bwd": "funcgrad._fwd_and_bwd"})
+# Taylor mode (funcgrad/experimental/jet.py).
+_API.update({"jet": "funcgrad.experimental.jet", "taylor_derivatives": "funcgrad.experimental.jet"})
 # Scopes, compile-time evaluation, caches and environment (funcgrad/_utilities.py).
 _API.update(
     {

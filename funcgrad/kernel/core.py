@@ -126,6 +126,10 @@ class Primitive:
     - ``transpose(cts, *args, **params) -> list``: for linear primitives; undefined (linear) inputs
       are ``UndefinedPrimal``; returns one cotangent (or ``None``/``Zero``) per input.
     - ``batch(axis_size, values, dims, **params) -> (out, out_dims)``; a dim of ``None`` is unbatched.
+    - ``taylor(primals, series, **params) -> (primal_out, series_out)``: Taylor mode (``jet``);
+      each series is a list of ``K`` Taylor coefficients, ``Zero`` allowed (``kernel/taylor.py``,
+      NOTE: [Taylor coefficients]). Without one, ``jet`` uses the JVP rule (or zero series for a
+      not-differentiable primitive).
     - ``partial_eval`` (optional, higher-order primitives): see ``partial_eval.py``.
     """
 
@@ -139,6 +143,7 @@ class Primitive:
         self.jvp = None
         self.transpose = None
         self.batch = None
+        self.taylor = None
         self.partial_eval = None
         self.is_linear = False
         self.not_differentiable = False
@@ -193,6 +198,10 @@ class Primitive:
 
     def def_batch(self, f):
         self.batch = f
+        return f
+
+    def def_taylor(self, f):
+        self.taylor = f
         return f
 
     def def_partial_eval(self, f):
