@@ -74,7 +74,7 @@ TAYLOR_FROM_JVP = {
         _MATRIX,
     ),
     **dict.fromkeys(("eigh", "svd", "eig", "schur", "hessenberg", "tridiagonal"), _MATRIX),
-    **dict.fromkeys(("custom_root", "shard_map", "reduce_window"), _SUBPROGRAM),
+    **dict.fromkeys(("custom_root", "shard_map", "reduce_window", "reduce"), _SUBPROGRAM),
     "custom_jvp_call": "its series follow the user's custom JVP rule, by design",
     "custom_lin": "the tangent of a custom_vjp call: its JVP rule raises the custom_vjp error",
     "pure_callback": "a host function: its JVP rule raises the error that says to use custom_jvp",
