@@ -77,6 +77,7 @@ _API.update(
 )
 _API.update({"float0": "funcgrad.dtypes", "pure_callback": "funcgrad._callbacks"})
 _API.update({"fwd_and_bwd": "funcgrad._fwd_and_bwd"})
+_API.update({name: "funcgrad.per_example" for name in ("clipped_grad_sum", "per_example_norms")})
 # Scopes, compile-time evaluation, caches and environment (funcgrad/_utilities.py).
 _API.update(
     {
