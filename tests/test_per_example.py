@@ -202,3 +202,33 @@ def test_errors():
         funcgrad.per_example_norms(lambda w, x: fnp.sum(x @ w), in_axes=None)(w, xs)
     with pytest.raises(ValueError, match="different batch sizes"):
         funcgrad.per_example_norms(lambda w, x, y: fnp.sum(x @ w) + fnp.sum(y))(w, xs, np.ones(5))
+
+
+def test_per_sample_gradient_program_writes_each_weight_gradient_once():
+    # NOTE: [cotangent without transpose]: the per-example weight gradient of ``h @ W`` is made in
+    # W's layout (one broadcast multiply under jit), never a product followed by a transpose;
+    # the values equal jax's vmap(grad) (the oracle) and a loop.
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    params, x, y, loss = _mlp(np.float64)
+
+    def loss_jax(p, xi, yi):
+        h = xi
+        for w, b in p[:-1]:
+            h = jax.numpy.tanh(h @ w + b)
+        w, b = p[-1]
+        return -jax.numpy.sum(yi * jax.nn.log_softmax(h @ w + b))
+
+    per_example = funcgrad.vmap(funcgrad.grad(loss), in_axes=(None, 0, 0))
+    closed = funcgrad.make_jaxpr(per_example)(params, x, y)
+    assert not [e for e in closed.eqns if e.primitive.name == "transpose"], closed
+    got = funcgrad.jit(per_example)(params, x, y)
+    want = jax.vmap(jax.grad(loss_jax), in_axes=(None, 0, 0))(params, x, y)
+    _close(got, want, rtol=1e-12, atol=1e-14)
+    for i in range(len(x)):
+        _close(
+            tu.tree_map(lambda g, i=i: g[i], got),
+            funcgrad.grad(loss)(params, x[i], y[i]),
+            rtol=1e-12,
+            atol=1e-14,
+        )
