@@ -65,7 +65,7 @@ def per_example_norms(loss: Callable, in_axes=0) -> Callable:
     >>> loss = lambda w, x: fnp.sum(x @ w)
     >>> w, xs = np.ones((3, 2)), np.array([[1.0, 2.0, 2.0], [0.0, 0.0, 0.0]])
     >>> per_example_norms(loss)(w, xs)  # the gradient of example 0 is [[1,1],[2,2],[2,2]]
-    Array([4.242640687119285, 0.0], dtype=float64)
+    Array([4.24264069, 0.        ], dtype=float64)
     """
     return _transform(loss, in_axes, None, "per_example_norms")
 
@@ -83,9 +83,9 @@ def clipped_grad_sum(loss: Callable, l2_clip: float, in_axes=0, return_norms: bo
     >>> loss = lambda w, x: fnp.sum(x @ w)
     >>> w, xs = np.ones((3, 2)), np.array([[1.0, 2.0, 2.0], [0.1, 0.0, 0.0]])
     >>> clipped_grad_sum(loss, l2_clip=1.0)(w, xs)  # example 0's gradient is scaled by 1/sqrt(18)
-    Array([[0.3357022603955158, 0.3357022603955158],
-           [0.4714045207910317, 0.4714045207910317],
-           [0.4714045207910317, 0.4714045207910317]], dtype=float64)
+    Array([[0.33570226, 0.33570226],
+           [0.47140452, 0.47140452],
+           [0.47140452, 0.47140452]], dtype=float64)
     """
     if isinstance(l2_clip, int | float) and not (l2_clip > 0 and math.isfinite(l2_clip)):
         raise ValueError(f"clipped_grad_sum: l2_clip must be a positive finite number, got {l2_clip!r}")
