@@ -28,10 +28,12 @@ structure allows ("ghost clipping", Goodfellow 2015; Li et al. 2022). Both work 
 # A parameter read by several equations (weight tying), by a call with several results (``scan``,
 # a ``custom_vjp``), or returned by the loss is the fallback: the perturbation is added to the
 # parameter itself, so the backward pass yields its per-example gradients, as materialised
-# ``vmap(grad)`` would. The clipped sum is then one more backward pass of the same linearization:
-# the VJP of the batched losses with the cotangent ``scale_i = 1 / max(1, ||g_i|| / l2_clip)``
-# gives ``sum_i scale_i g_i``. Under ``jit``, XLA drops the weight gradients of the first pass and
-# the perturbation cotangents of the second (they are unused outputs).
+# ``vmap(grad)`` would. The clipped sum needs no second backward pass: with
+# ``scale_i = 1 / max(1, ||g_i|| / l2_clip)``, a site's share is the VJP of its batched equation
+# w.r.t. the (unbatched) parameter on the scaled cotangents ``scale_i G_i`` -- the contraction the
+# batch gradient itself does (``O^T (scale G)``, one matrix product) -- and a fallback parameter's
+# is ``sum_i scale_i g_i`` of its per-example gradients. The cost is the batch gradient's plus the
+# norms.
 """
 
 from __future__ import annotations
@@ -76,8 +78,8 @@ def clipped_grad_sum(loss: Callable, l2_clip: float, in_axes=0, return_norms: bo
     pytree like ``params``; ``return_norms=True`` also returns the norms ``||g_i||``.
 
     Equal to ``vmap(grad(loss), in_axes=(None, *in_axes))`` followed by the clip and the sum, but
-    computed without per-example gradients of dense layers (NOTE: [ghost clipping]): about two
-    backward passes of the batch. ``loss`` and ``in_axes`` are as in ``per_example_norms``.
+    computed without per-example gradients of dense layers (NOTE: [ghost clipping]): about the
+    cost of one batch gradient. ``loss`` and ``in_axes`` are as in ``per_example_norms``.
 
     >>> import numpy as np, funcgrad.numpy as fnp
     >>> loss = lambda w, x: fnp.sum(x @ w)
@@ -120,6 +122,13 @@ def _transform(loss, in_axes, clip, name):
     def transformed(params, *batch):
         axes = _batch_axes(name, in_axes, len(batch))
         flat_p, p_tree = tu.tree_flatten(params)
+        for path, leaf in zip(tu.tree_flatten_with_path(params)[0], flat_p):
+            if core.get_aval(leaf).dtype.kind not in "fc":
+                raise TypeError(
+                    f"{name}: params{tu.keystr(path[0])} has dtype {core.get_aval(leaf).dtype}; every leaf "
+                    "of params is differentiated, so it must be a float (pass integer data as a batch "
+                    "argument, with in_axes None if every example shares it)"
+                )
         leaves, leaf_axes, b_trees = [], [], []
         for arg, axis in zip(batch, axes):
             arg_leaves, tree = tu.tree_flatten(arg)
@@ -231,14 +240,18 @@ def _run(closed, plan, flat_p, p_tree, leaves, leaf_axes, size, clip):
         return _eval_perturbed(jaxpr, consts, plan, [*p, *example], zs, zp)
 
     batched = vmap(one, in_axes=(None, 0, 0, *leaf_axes))
+    # Differentiated w.r.t. the perturbations only: no weight gradient is ever formed here.
     losses, pullback, operands = vjp(
-        lambda p, zs, zp: batched(p, zs, zp, *leaves), list(flat_p), z_sites, z_params, has_aux=True
+        lambda zs, zp: batched(list(flat_p), zs, zp, *leaves), z_sites, z_params, has_aux=True
     )
-    _, g_sites, g_params = pullback(fnp.ones_like(losses))
+    g_sites, g_params = pullback(fnp.ones_like(losses))
+    sites = [
+        (jaxpr.eqns[i], k, j, [*others[:k], flat_p[j], *others[k:]])
+        for (i, k, j), others in zip(plan.sites, operands)
+    ]
     sq = fnp.zeros((size,), losses.dtype)
-    for (i, k, j), others, g in zip(plan.sites, operands, g_sites):
-        ops = [*others[:k], flat_p[j], *others[k:]]
-        sq = sq + _site_sq_norm(jaxpr.eqns[i], k, ops, g).astype(losses.dtype)
+    for (eqn, k, _, ops), g in zip(sites, g_sites):
+        sq = sq + _site_sq_norm(eqn, k, ops, g).astype(losses.dtype)
     for g in g_params:
         sq = sq + fnp.sum(fnp.reshape(fnp.abs(g) ** 2, (size, -1)), axis=1).astype(losses.dtype)
     norms = fnp.sqrt(sq)
@@ -246,9 +259,35 @@ def _run(closed, plan, flat_p, p_tree, leaves, leaf_axes, size, clip):
         return norms
     l2_clip, return_norms = clip
     scale = 1.0 / fnp.maximum(norms / l2_clip, 1.0)
-    grads = pullback(scale.astype(losses.dtype))[0]
+    grads = [None] * len(flat_p)
+    for (eqn, k, j, ops), g in zip(sites, g_sites):
+        grads[j] = _site_clipped_sum(eqn, k, ops, g, scale)
+    for j, g in zip(plan.fallback, g_params):
+        grads[j] = fnp.tensordot(scale.astype(g.dtype), g, axes=1)
+    grads = [fnp.zeros_like(p) if g is None else g for p, g in zip(flat_p, grads)]  # unused leaves
     out = tu.tree_unflatten(p_tree, grads)
     return (out, norms) if return_norms else out
+
+
+def _site_clipped_sum(eqn, slot, operands, g, scale):
+    """``sum_i scale_i * (gradient of example i)`` for a site's parameter: the VJP of the batched
+    equation w.r.t. the (unbatched) parameter sums over the examples, so this is the batch
+    gradient's own contraction (one matrix product for a dense layer) on scaled cotangents."""
+    ct = g * fnp.reshape(scale.astype(g.dtype), (-1,) + (1,) * (g.ndim - 1))
+    axes = tuple(None if x.ndim == eqn.invars[k].aval.ndim else 0 for k, x in enumerate(operands))
+    if all(a is None for a in axes):  # the same Jacobian for every example (a bias's broadcast)
+        f = lambda p: eqn.primitive.bind(*operands[:slot], p, *operands[slot + 1 :], **eqn.params)  # noqa: E731
+        return vjp(f, operands[slot])[1](fnp.sum(ct, axis=0))[0]
+
+    def batched(p):
+        def one(*ins):
+            args = list(ins)
+            args[slot] = p
+            return eqn.primitive.bind(*args, **eqn.params)
+
+        return vmap(one, in_axes=axes)(*operands)
+
+    return vjp(batched, operands[slot])[1](ct)[0]
 
 
 def _site_sq_norm(eqn, slot, operands, g):

@@ -232,3 +232,10 @@ def test_per_sample_gradient_program_writes_each_weight_gradient_once():
             rtol=1e-12,
             atol=1e-14,
         )
+
+
+def test_integer_parameter_is_an_error():
+    with pytest.raises(TypeError, match=r"params\['n'\] has dtype int64"):
+        funcgrad.clipped_grad_sum(lambda p, x: fnp.sum(x * p["w"]), 1.0)(
+            {"w": np.ones(3), "n": np.array(2)}, np.ones((4, 3))
+        )
