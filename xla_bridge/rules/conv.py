@@ -17,9 +17,9 @@ convolution is a slow loop): ``k1 = (a+b) * c``, ``k2 = a * (d-c)``, ``k3 = b * 
 # several feature groups of at most _PATCH_MAX_FEATURES input features, no batch groups, a bounded
 # patch array) is lowered as im2col instead (an ungrouped one, even with one input channel, gains
 # nothing: building the patches costs what XLA's convolution does). The padded (and lhs-dilated)
-# input is cut into strided slices -- one per kernel offset, or one per output position when there
-# are fewer of those -- stacked into an (N, C, positions, window) patch array, and contracted with
-# the kernel per group by one batched
+# input is cut into strided slices, one spatial dimension at a time -- along each, one slice per
+# kernel offset, or per output position when there are fewer of those -- stacked into an
+# (N, C, positions, window) patch array, and contracted with the kernel per group by one batched
 # ``dot_general``, which XLA runs as a matrix product.
 """
 
@@ -108,32 +108,45 @@ def _patches_convolution(fb, lhs, rhs, la, ra, out, out_dtype, plan, **p):
         f"stablehlo.pad {x}, {zero}, low = {ints([0, 0, *lows])}, high = {ints([0, 0, *highs])}, "
         f"interior = {ints([0, 0, *interior])} : ({t((n, c, *in_sp))}, {t(())}) -> {t((n, c, *padded))}"
     )
-    by_offset = k <= pos  # slice once per kernel offset, or once per output position
-    outer, inner = (window, spatial) if by_offset else (spatial, window)
-    outer_step, inner_step = (rhs_dil, strides) if by_offset else (strides, rhs_dil)
-    # Each slice is (N, C, inner...); stacked so that the patch array is (N, C, positions, window)
-    # with the window innermost, the layout the matrix product reads.
-    m = int(np.prod(inner, dtype=np.int64))
-    one = (n, c, m, 1) if by_offset else (n, c, 1, m)
-    rows = []
-    for idx in np.ndindex(*outer):
-        start = [0, 0, *(int(i) * int(s) for i, s in zip(idx, outer_step))]
-        limit = [n, c, *(a + (m_ - 1) * s + 1 for a, m_, s in zip(start[2:], inner, inner_step))]
-        piece = fb.generic(
-            "stablehlo.slice",
-            [x],
-            [t((n, c, *padded))],
-            [t((n, c, *inner))],
-            slice_attrs(start, limit, [1, 1, *inner_step]),
-        )
-        rows.append(fb.emit(f"stablehlo.reshape {piece} : ({t((n, c, *inner))}) -> {t(one)}"))
+    # Along each dimension, slice once per kernel offset or once per output position, the fewer.
+    by_offset = [w_ <= s_ for w_, s_ in zip(window, spatial)]
+    outer = [w_ if b else s_ for w_, s_, b in zip(window, spatial, by_offset)]
+    inner = [s_ if b else w_ for w_, s_, b in zip(window, spatial, by_offset)]
+    outer_step = [r if b else st for r, st, b in zip(rhs_dil, strides, by_offset)]
+    inner_step = [st if b else r for r, st, b in zip(rhs_dil, strides, by_offset)]
+    # One spatial dimension at a time (sum, not product, of the slice counts): slicing dimension d
+    # ``outer[d]`` times and stacking the slices turns it into an (outer, inner) pair; then the
+    # pairs are ordered so that the patch array is (N, C, positions, window), window innermost.
+    shape = [n, c, *padded]
+    for d in range(len(window)):
+        ax = 2 + 2 * d
+        one = [*shape[:ax], 1, inner[d], *shape[ax + 1 :]]
+        pieces = []
+        for i in range(outer[d]):
+            lo, hi, st = [0] * len(shape), list(shape), [1] * len(shape)
+            lo[ax] = i * int(outer_step[d])
+            hi[ax], st[ax] = lo[ax] + (inner[d] - 1) * int(inner_step[d]) + 1, int(inner_step[d])
+            cut = [*shape[:ax], inner[d], *shape[ax + 1 :]]
+            piece = fb.generic("stablehlo.slice", [x], [t(shape)], [t(cut)], slice_attrs(lo, hi, st))
+            pieces.append(fb.emit(f"stablehlo.reshape {piece} : ({t(cut)}) -> {t(one)}"))
+        stacked = [*shape[:ax], outer[d], inner[d], *shape[ax + 1 :]]
+        x = pieces[0]
+        if len(pieces) > 1:
+            x = fb.emit(
+                f"stablehlo.concatenate {', '.join(pieces)}, dim = {ax} : "
+                f"({', '.join([t(one)] * len(pieces))}) -> {t(stacked)}"
+            )
+        else:
+            x = fb.emit(f"stablehlo.reshape {x} : ({t(one)}) -> {t(stacked)}")
+        shape = stacked
+    nd = len(window)
+    positions = [3 + 2 * d if by_offset[d] else 2 + 2 * d for d in range(nd)]
+    offsets = [2 + 2 * d if by_offset[d] else 3 + 2 * d for d in range(nd)]
+    order = [0, 1, *positions, *offsets]
+    moved = [shape[a] for a in order]
+    x = fb.emit(f"stablehlo.transpose {x}, dims = {ints(order)} : ({t(shape)}) -> {t(moved)}")
     patches_t = t((n, c, pos, k))
-    patches = rows[0]
-    if len(rows) > 1:
-        patches = fb.emit(
-            f"stablehlo.concatenate {', '.join(rows)}, dim = {3 if by_offset else 2} : "
-            f"({', '.join([t(one)] * len(rows))}) -> {patches_t}"
-        )
+    patches = fb.emit(f"stablehlo.reshape {x} : ({t(moved)}) -> {patches_t}")
     patches_shape = (n, groups, cg, pos, k)
     patches = fb.emit(f"stablehlo.reshape {patches} : ({patches_t}) -> {t(patches_shape)}")
     # The kernel as (G, O/G, C/G, window).
