@@ -10,16 +10,17 @@ convolution is a slow loop): ``k1 = (a+b) * c``, ``k2 = a * (d-c)``, ``k3 = b * 
 ``(a+ib) * (c+id)``; real part ``k1 - k3``, imaginary ``k1 + k2``.
 
 # NOTE: [convolution as patches]
-# XLA's CPU convolution is slow when it has many feature groups of very few input features each:
-# the per-example kernel gradients of ``vmap(grad)``, where the examples become 128 feature groups
-# of one feature each (8.5 and 10.5 ms for the DP-SGD CNN's two kernels, against 4-7.5 ms as
-# patches, measured side by side on the loaded 2-core machine). Such a convolution (real floats,
-# several feature groups of at most _PATCH_MAX_FEATURES input features, no batch groups, a bounded
-# patch array) is lowered as im2col instead (an ungrouped one, even with one input channel, gains
-# nothing: building the patches costs what XLA's convolution does). The padded (and lhs-dilated)
-# input is cut into strided slices, one spatial dimension at a time -- along each, one slice per
-# kernel offset, or per output position when there are fewer of those -- stacked into an
-# (N, C, positions, window) patch array, and contracted with the kernel per group by one batched
+# XLA's CPU convolution is slow when each group has very few input features: the first layer of
+# an image model (one channel: the DP-SGD CNN's 8x8 stride-2 conv at batch 128 took 6-18 ms, as
+# patches 1.7-5.6 ms) and the per-example kernel gradients of ``vmap(grad)``, where the examples
+# become 128 feature groups of one feature each (8-13 ms for that CNN's first kernel, 3-4 ms as
+# patches; all measured side by side in fresh processes on the loaded 2-core machine). Such a
+# convolution (real floats, at most _PATCH_MAX_FEATURES input features per group, no batch groups,
+# default precision and result type, a bounded patch array) is lowered as im2col instead. The
+# padded (and lhs-dilated) input is cut into strided slices, one spatial dimension at a time --
+# along each, one slice per kernel offset, or per output position when there are fewer of those
+# -- stacked into an (N, C, positions, window) patch array, and contracted with the kernel per
+# group by one batched
 # ``dot_general``, which XLA runs as a matrix product.
 """
 
@@ -72,7 +73,9 @@ def _patch_plan(la, ra, out, p):
     """The sizes of the im2col lowering, or None when the native convolution is the better choice
     (NOTE: [convolution as patches])."""
     lhs_spec, rhs_spec, out_spec = p["dimension_numbers"]
-    if p["batch_group_count"] != 1 or p["feature_group_count"] == 1 or xla_dtype(la.dtype).kind != "f":
+    if p["batch_group_count"] != 1 or xla_dtype(la.dtype).kind != "f" or out.dtype != la.dtype:
+        return None
+    if p.get("precision") is not None:  # kept on the convolution, where XLA reads it
         return None
     n, c = la.shape[lhs_spec[0]], la.shape[lhs_spec[1]]
     o, cg = ra.shape[rhs_spec[0]], ra.shape[rhs_spec[1]]
@@ -157,8 +160,6 @@ def _patches_convolution(fb, lhs, rhs, la, ra, out, out_dtype, plan, **p):
     # Contract (C/G, window) per group: the result is (G, N, positions, O/G).
     res_shape = (groups, n, pos, og)
     clauses = "batching_dims = [1] x [0], contracting_dims = [2, 4] x [2, 3]"
-    if p.get("precision") is not None:
-        clauses += ", precision = [" + ", ".join(precision_names(p["precision"])) + "]"
     w_t = t((groups, og, cg, k))
     y = fb.emit(
         f"stablehlo.dot_general {patches}, {w}, {clauses} : ({t(patches_shape)}, {w_t}) -> "
