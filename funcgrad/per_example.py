@@ -193,7 +193,8 @@ def _plan(jaxpr, n_params) -> _Plan:
             continue  # integer leaves have no gradient
         if len(uses[v]) == 1 and v not in returned:
             i, k = uses[v][0]
-            if not jaxpr.eqns[i].primitive.multiple_results:
+            eqn = jaxpr.eqns[i]
+            if not eqn.primitive.multiple_results and eqn.outvars[0].aval.dtype.kind in "fc":
                 sites.append((i, k, j))
                 continue
         if uses[v] or v in returned:

@@ -239,3 +239,19 @@ def test_integer_parameter_is_an_error():
         funcgrad.clipped_grad_sum(lambda p, x: fnp.sum(x * p["w"]), 1.0)(
             {"w": np.ones(3), "n": np.array(2)}, np.ones((4, 3))
         )
+
+
+def test_unused_and_non_differentiable_parameters():
+    # ``t`` is read only by a comparison (a boolean result: no site, the fallback), ``u`` not at
+    # all: both get zero gradients, as vmap(grad) gives them.
+    rng = np.random.default_rng(4)
+    params = {"w": rng.standard_normal(3), "t": np.array(0.1), "u": np.ones(2)}
+    xs = rng.standard_normal((5, 3))
+
+    def loss(p, x):
+        return fnp.sum(fnp.where(x > p["t"], x * p["w"], 0.0) ** 2)
+
+    got = funcgrad.clipped_grad_sum(loss, 0.5)(params, xs)
+    want, _ = _materialised(loss, params, xs, clip=0.5)
+    _close(got, want, rtol=1e-12, atol=1e-14)
+    assert not np.asarray(got["t"]).any() and not np.asarray(got["u"]).any()
