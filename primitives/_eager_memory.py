@@ -19,12 +19,12 @@ Layer: primitives (a helper module: no primitives). Imports only the standard li
 # ``jit(vmap(grad(loss)))`` of the 64-256-256-10 MLP returns a (128, 256, 256) float32
 # per-example gradient, 32 MiB plus glibc's header, which glibc mapped and unmapped on each call.
 # Measured side by side in fresh processes (that call, on the loaded 2-core machine): 19-25 ms
-# with ``FUNCGRAD_MALLOC_TUNING=0``, 3.4-7 ms with it. The minor page faults per call stay about
-# the same (~8k: a thread's heap still gives memory back when its block is freed), so the saving
-# is the map/unmap itself -- perf showed the time in ``unmap_page_range``, TLB shootdowns and the
-# mm lock, not in XLA's kernel. Freed memory is still returned to the system (above
-# TRIM_THRESHOLD at the top of the main heap; a thread's empty heap), and glibc still maps a block
-# that no heap can hold (above 64 MiB in a thread's arena).
+# and ~8.6k minor page faults per call with ``FUNCGRAD_MALLOC_TUNING=0``, 3.4-7 ms and ~10 faults
+# in five calls with it (perf had shown the time in ``clear_page``, ``unmap_page_range`` and the
+# mm lock, not in XLA's kernel). A program whose one output is the only block of a thread's heap
+# still faults part of it in (glibc deletes a thread's heap when it empties). Freed memory is
+# still returned to the system (above TRIM_THRESHOLD at the top of the main heap; a thread's empty
+# heap), and glibc still maps a block that no heap can hold (above 64 MiB in a thread's arena).
 """
 
 from __future__ import annotations
