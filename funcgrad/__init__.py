@@ -84,6 +84,8 @@ _API.update({"float0": "funcgrad.dtypes", "pure_callback": "funcgrad._callbacks"
 _API.update({"fwd_and_bwd": "funcgrad._fwd_and_bwd"})
 # Taylor mode (funcgrad/experimental/jet.py).
 _API.update({"jet": "funcgrad.experimental.jet", "taylor_derivatives": "funcgrad.experimental.jet"})
+# Per-example gradient norms and DP-SGD's clipped sum by ghost clipping (funcgrad/per_example.py).
+_API.update({name: "funcgrad.per_example" for name in ("clipped_grad_sum", "per_example_norms")})
 # Scopes, compile-time evaluation, caches and environment (funcgrad/_utilities.py).
 _API.update(
     {
