@@ -171,7 +171,8 @@ def positive(x, /):
 
 
 def absolute(x, /):
-    """Elementwise ``|x|``; the derivative at 0 is 0 (``sign(0)``), as JAX documents.
+    """Elementwise ``|x|``; for real ``x`` the derivative at 0 is 1 (the right derivative), as in
+    JAX: ``grad(abs)(0.0) == 1.0``. For complex ``x`` it is ``Re(conj(x) dx) / |x|``, and 0 at 0.
 
     >>> absolute(np.array([-1.5, 0.0, 2.0])).tolist()
     [1.5, 0.0, 2.0]
@@ -182,7 +183,12 @@ def absolute(x, /):
     return ew.abs_p.bind(x)
 
 
-abs = _doc(lambda x, /: absolute(x), "abs", "Alias of ``absolute``.", ">>> abs(-2).item()\n2")
+abs = _doc(
+    lambda x, /: absolute(x),
+    "abs",
+    "Alias of ``absolute`` (derivative 1 at 0 for real ``x``, as in JAX).",
+    ">>> abs(-2).item()\n2",
+)
 
 
 def sign(x, /):
