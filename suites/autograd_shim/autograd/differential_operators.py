@@ -37,7 +37,9 @@ def _scalar_output(name, ans):
 
 @unary_to_nary
 def grad(fun, x):
-    """The gradient of a real scalar ``fun`` with respect to argument ``argnum``."""
+    """
+    Returns a function which computes the gradient of `fun` with respect to
+    positional argument number `argnum` (autograd's docstring, whose first line programs read)."""
     vjp, ans = _make_vjp(fun, x)
     _scalar_output("Grad", ans)
     return vjp(vspace(ans).ones())

@@ -45,7 +45,7 @@ def unary_to_nary(unary_operator):
         @wraps(
             fun,
             "{op}_of_{fun}_wrt_argnum_{argnum}",
-            "{op} of function {fun} with respect to argument number {argnum}. Takes the\n"
+            "    {op} of function {fun} with respect to argument number {argnum}. Takes the\n"
             "    same arguments as {fun} but returns the {op}.\n    ",
             op=get_name(unary_operator),
             argnum=argnum,

@@ -1,8 +1,7 @@
 """autograd.numpy.fft is funcgrad.numpy.fft."""
 
 import funcgrad.numpy.fft as _ff
-from funcgrad.numpy.fft import *  # noqa: F403
 
-for _name in dir(_ff):
-    if not _name.startswith("__") and _name not in globals():
-        globals()[_name] = getattr(_ff, _name)
+from ._wrap import wrap_namespace as _wrap_namespace
+
+_wrap_namespace(_ff, globals())
