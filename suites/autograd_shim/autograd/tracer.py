@@ -91,7 +91,7 @@ def primitive(f_raw):
 
             def jvp(primals, tangents):
                 full = _call_with(args, argnums, primals)
-                ans = f_raw(*full, **kwargs)
+                ans = f_wrapped(*full, **kwargs)
                 return ans, jvp_rule(argnums, tangents, ans, full, kwargs)
 
             call.defjvp(jvp)
@@ -102,7 +102,10 @@ def primitive(f_raw):
             return f_raw(*_call_with(args, argnums, dyn), **kwargs)
 
         def fwd(*dyn):
-            ans = f_raw(*_call_with(args, argnums, dyn), **kwargs)
+            # ``dyn`` are the values one level down; if they are themselves traced (a derivative of a
+            # derivative), the primitive handles that level again, as autograd unboxes one trace
+            # at a time: f_raw only ever sees what it would see under autograd.
+            ans = f_wrapped(*_call_with(args, argnums, dyn), **kwargs)
             return ans, (ans, dyn)
 
         def bwd(res, g):

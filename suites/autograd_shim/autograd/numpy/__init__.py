@@ -16,10 +16,12 @@ from . import fft, linalg, random  # noqa: F401
 from ._wrap import host_results as _host
 from ._wrap import wrap_namespace as _wrap_namespace
 
+# NumPy's float and complex types (programs compare ``x.dtype.type is np.float32``); the integer
+# types stay funcgrad's, which convert traced values too (``np.int64(W[:, -1])`` as an index).
 _SCALAR_TYPES = (
-    "bool_ int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 complex64 complex128 "
-    "longdouble clongdouble intc intp half single double csingle cdouble number integer floating "
-    "complexfloating inexact signedinteger unsignedinteger generic dtype finfo iinfo"
+    "float16 float32 float64 complex64 complex128 longdouble clongdouble half single double csingle "
+    "cdouble number integer floating complexfloating inexact signedinteger unsignedinteger generic dtype "
+    "finfo iinfo"
 ).split()
 for _name in _SCALAR_TYPES:
     if hasattr(_onp, _name):
@@ -94,8 +96,19 @@ def real_if_close(a, tol=100):
 
 
 row_stack = vstack  # noqa: F821 - NumPy 2 removed row_stack; autograd keeps it
-for _name in ("errstate", "seterr", "geterr", "ndindex", "ndenumerate", "asanyarray", "ascontiguousarray",
-              "array2string", "may_share_memory", "nditer", "asarray_chkfinite"):
+for _name in (
+    "errstate",
+    "seterr",
+    "geterr",
+    "ndindex",
+    "ndenumerate",
+    "asanyarray",
+    "ascontiguousarray",
+    "array2string",
+    "may_share_memory",
+    "nditer",
+    "asarray_chkfinite",
+):
     if _name not in globals():
         globals()[_name] = getattr(_onp, _name)
 

@@ -27,14 +27,15 @@ def convolve(A, B, axes=None, dot_axes=((), ()), mode="full"):
     [1.0, 3.0, 3.0, 2.0]
     """
     A, B = np.asarray(A), np.asarray(B)
-    if mode not in ("full", "valid"):
-        raise ValueError(f"convolve: mode must be 'full' or 'valid', got {mode!r}")
+    if mode not in ("full", "valid", "same"):
+        raise ValueError(f"convolve: mode must be 'full', 'valid' or 'same', got {mode!r}")
     conv_a, conv_b, dot_a, dot_b, ign_a, ign_b = _parse(axes, dot_axes, A.ndim, B.ndim)
     A = np.transpose(A, ign_a + dot_a + conv_a)
     B = np.transpose(B, ign_b + dot_b + conv_b)
     n_conv = len(conv_a)
     sa, sb = A.shape[A.ndim - n_conv :], B.shape[B.ndim - n_conv :]
-    if mode == "full":
+    sa0 = sa
+    if mode in ("full", "same"):
         pad_a = [(0, 0)] * (A.ndim - n_conv) + [(m - 1, m - 1) for m in sb]
         A = np.pad(A, pad_a)
         sa = A.shape[A.ndim - n_conv :]
@@ -59,7 +60,11 @@ def convolve(A, B, axes=None, dot_axes=((), ()), mode="full"):
         + list(range(n_ign_a + k, n_ign_a + k + len(ign_b)))
         + list(range(n_ign_a, n_ign_a + k))
     )
-    return np.transpose(total, perm)
+    out = np.transpose(total, perm)
+    if mode == "same":  # SciPy's: the centre of the full result, the size of A
+        starts = [(m - 1) // 2 for m in sb]
+        out = out[(Ellipsis,) + tuple(slice(s, s + n) for s, n in zip(starts, sa0))]
+    return out
 
 
 del onp

@@ -1,10 +1,45 @@
-"""autograd.scipy.special is funcgrad.scipy.special (``psi`` is ``digamma``)."""
+"""autograd.scipy.special is funcgrad.scipy.special (``psi`` is ``digamma``), plus the Bessel
+functions, ``rgamma`` and ``erfcinv`` that autograd has and funcgrad (like JAX) does not: SciPy's
+values on the host, autograd's derivative rules."""
 
+import scipy.special as _sp
+
+import funcgrad.numpy as _np
 import funcgrad.scipy.special as _fs
-from funcgrad.scipy.special import *  # noqa: F403
 
-for _name in dir(_fs):
-    if not _name.startswith("__") and _name not in globals():
-        globals()[_name] = getattr(_fs, _name)
+from ..core import defvjp
+from ..numpy._wrap import wrap_namespace as _wrap_namespace
+from ._host import host_ufunc, unbroadcast
 
-psi = _fs.digamma
+_wrap_namespace(_fs, globals())
+psi = digamma  # noqa: F821 - bound by _wrap_namespace
+
+j0, j1, y0, y1 = (host_ufunc(getattr(_sp, n)) for n in ("j0", "j1", "y0", "y1"))
+jn, yn, iv, ive = (host_ufunc(getattr(_sp, n)) for n in ("jv", "yv", "iv", "ive"))
+jn.__name__, yn.__name__ = "jn", "yn"
+rgamma_value = host_ufunc(_sp.rgamma)
+erfcinv = host_ufunc(_sp.erfcinv)
+
+defvjp(j0, lambda ans, x: lambda g: -g * j1(x))
+defvjp(y0, lambda ans, x: lambda g: -g * y1(x))
+defvjp(j1, lambda ans, x: lambda g: g * (j0(x) - jn(2, x)) / 2.0)
+defvjp(y1, lambda ans, x: lambda g: g * (y0(x) - yn(2, x)) / 2.0)
+defvjp(jn, None, lambda ans, n, x: lambda g: g * (jn(n - 1, x) - jn(n + 1, x)) / 2.0)
+defvjp(yn, None, lambda ans, n, x: lambda g: g * (yn(n - 1, x) - yn(n + 1, x)) / 2.0)
+defvjp(iv, None, lambda ans, v, x: lambda g: unbroadcast(g * (iv(v - 1, x) + iv(v + 1, x)) / 2.0, x))
+defvjp(
+    ive,
+    None,
+    lambda ans, v, x: (
+        lambda g: unbroadcast(g * ((ive(v - 1, x) + ive(v + 1, x)) / 2.0 - _np.sign(x) * ans), x)
+    ),
+)
+defvjp(erfcinv, lambda ans, x: lambda g: -g * 0.5 * _np.sqrt(_np.pi) * _np.exp(ans**2))
+
+
+def rgamma(x):
+    """``1 / gamma(x)``; its derivative is ``-rgamma(x) * digamma(x)``."""
+    return rgamma_value(x)
+
+
+defvjp(rgamma_value, lambda ans, x: lambda g: -g * ans * _fs.digamma(x))
