@@ -22,48 +22,73 @@ def solve_banded(l_and_u, ab, b):
     return np.linalg.solve(a, b)
 
 
-# sqrtm and solve_sylvester with autograd's derivatives (funcgrad's, like JAX's, go through the
-# Schur form, which is not differentiable): SciPy's values on the host, autograd's VJPs.
+# sqrtm and solve_sylvester, differentiable in both modes (funcgrad's, like JAX's, go through the
+# Schur form, which is not differentiable): X = solve_sylvester(A, B, Q) is the solution of the
+# linear equation A X + X B = Q, so funcgrad.lax.custom_linear_solve differentiates it implicitly
+# (in A, B and Q) while SciPy solves it on the host; sqrtm's tangent is the Sylvester solve
+# X dX + dX X = dA, linear in dA (so reverse mode transposes it).
+import functools as _functools  # noqa: E402
+
 import numpy as _onp  # noqa: E402
 import scipy.linalg as _sla  # noqa: E402
 
 import funcgrad as _funcgrad  # noqa: E402
 import funcgrad.numpy as _np  # noqa: E402
+from funcgrad import lax as _lax  # noqa: E402
+from funcgrad.core import Tracer as _Tracer  # noqa: E402
 
-from ..core import defvjp as _defvjp  # noqa: E402
-from ..core import defvjp_argnums as _defvjp_argnums  # noqa: E402
-from ..tracer import primitive as _primitive  # noqa: E402
-
-
-def _host_matrix(fun, name):
-    def call(*args, **kwargs):
-        args = [_np.asarray(a, dtype=float) for a in args]
-        out = _funcgrad.ShapeDtypeStruct(_np.shape(args[-1]), _onp.float64)
-        return _funcgrad.pure_callback(
-            lambda *v: _onp.asarray(fun(*v, **kwargs), dtype=_onp.float64),
-            out,
-            *args,
-            vmap_method="sequential",
-        )
-
-    call.__name__ = name
-    return _primitive(call)
+from ..tracer import getval  # noqa: E402
 
 
-solve_sylvester = _host_matrix(_sla.solve_sylvester, "solve_sylvester")
-sqrtm = _host_matrix(lambda a: _onp.real(_sla.sqrtm(a)), "sqrtm")
-_defvjp(sqrtm, lambda ans, A, **kw: lambda g: solve_sylvester(_np.transpose(ans), _np.transpose(ans), g))
+def _host_sylvester(A, B, Q):
+    dtype = _onp.dtype(_np.result_type(A, B, Q))
+    out = _funcgrad.ShapeDtypeStruct(_np.shape(Q), dtype)
+    return _funcgrad.pure_callback(
+        lambda a, b, q: _onp.asarray(_sla.solve_sylvester(a, b, q), dtype=dtype),
+        out,
+        A,
+        B,
+        Q,
+        vmap_method="sequential",
+    )
 
 
-def _sylvester_vjp(argnums, ans, args, kwargs):
-    A, B, _ = args
+def solve_sylvester(A, B, Q):
+    """The ``X`` with ``A X + X B = Q`` (SciPy's value), differentiable in ``A``, ``B`` and ``Q``."""
+    A, B, Q = (_np.asarray(x) for x in (A, B, Q))
+    dtype = _np.result_type(A, B, Q, float)
+    A, B, Q = (x.astype(dtype) for x in (A, B, Q))
+    return _lax.custom_linear_solve(
+        lambda X: _np.dot(A, X) + _np.dot(X, B),
+        Q,
+        lambda matvec, q: _host_sylvester(A, B, q),
+        lambda vecmat, q: _host_sylvester(_np.transpose(A), _np.transpose(B), q),
+    )
 
-    def vjp(g):
-        q = solve_sylvester(_np.transpose(A), _np.transpose(B), g)
-        parts = {0: -_np.dot(q, _np.transpose(ans)), 1: -_np.dot(_np.transpose(ans), q), 2: q}
-        return tuple(parts[n] for n in argnums)
 
-    return vjp
+def sqrtm(A, disp=True, blocksize=64):
+    """The principal square root, SciPy's value: real when ``A`` (if its value is known) has no
+    eigenvalue on the closed negative real axis, else complex. ``dX`` solves ``X dX + dX X = dA``."""
+    A = _np.asarray(A)
+    value = getval(A)
+    dtype = _np.result_type(A, float)
+    if not isinstance(value, _Tracer):
+        ev = _onp.linalg.eigvals(_onp.asarray(value))
+        if _onp.any((_onp.abs(ev.imag) > 0) | (ev.real < 0)):
+            dtype = _np.result_type(dtype, complex)
+    return _sqrtm(_onp.dtype(dtype), A.astype(dtype))
 
 
-_defvjp_argnums(solve_sylvester, _sylvester_vjp)
+@_functools.partial(_funcgrad.custom_jvp, nondiff_argnums=(0,))
+def _sqrtm(dtype, A):
+    out = _funcgrad.ShapeDtypeStruct(_np.shape(A), dtype)
+    return _funcgrad.pure_callback(
+        lambda a: _onp.asarray(_sla.sqrtm(a), dtype=dtype), out, A, vmap_method="sequential"
+    )
+
+
+@_sqrtm.defjvp
+def _sqrtm_jvp(dtype, primals, tangents):
+    (A,), (dA,) = primals, tangents
+    X = _sqrtm(dtype, A)
+    return X, solve_sylvester(X, X, dA)
