@@ -13,7 +13,7 @@ import functools
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.core import Tracer
+from funcgrad.core import ConcretizationTypeError, Tracer
 
 from .wrap_util import get_name
 
@@ -99,7 +99,7 @@ def primitive(f_raw):
 
         @funcgrad.custom_vjp
         def call(*dyn):
-            return f_raw(*_call_with(args, argnums, dyn), **kwargs)
+            return _primal(f_raw, args, argnums, dyn, kwargs)
 
         def fwd(*dyn):
             # ``dyn`` are the values one level down; if they are themselves traced (a derivative of a
@@ -124,6 +124,24 @@ def primitive(f_raw):
     f_wrapped.fun = f_raw
     f_wrapped._is_autograd_primitive = True
     return f_wrapped
+
+
+def _primal(f_raw, args, argnums, dyn, kwargs):
+    """The primal body, which funcgrad's custom_vjp traces abstractly. A body that needs values
+    (Python control flow, as autograd allows in a primitive) runs on the host instead, through
+    ``pure_callback``, with the output shape of a run on the values under the tracers."""
+    try:
+        return f_raw(*_call_with(args, argnums, dyn), **kwargs)
+    except ConcretizationTypeError:
+        sample = f_raw(*funcgrad.tree_util.tree_map(getval, list(args)), **kwargs)
+        shapes = funcgrad.tree_util.tree_map(
+            lambda v: funcgrad.ShapeDtypeStruct(fnp.shape(v), fnp.result_type(v)), sample
+        )
+
+        def host(*vals):
+            return f_raw(*_call_with(args, argnums, vals), **kwargs)
+
+        return funcgrad.pure_callback(host, shapes, *dyn, vmap_method="sequential")
 
 
 def _no_forward_mode(call, name):
