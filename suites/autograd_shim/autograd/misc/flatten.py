@@ -12,3 +12,13 @@ def flatten(value):
     ([1.0, 2.0, 3.0], (1.0, [2.0, 3.0]))
     """
     return ravel_pytree(value)
+
+
+def flatten_func(func, example):
+    """``(flat_func, unflatten, flat_example)``: ``func`` of a pytree as a function of one vector."""
+    flat_example, unflatten = ravel_pytree(example)
+
+    def flat_func(x, *args, **kwargs):
+        return ravel_pytree(func(unflatten(x), *args, **kwargs))[0]
+
+    return flat_func, unflatten, flat_example
