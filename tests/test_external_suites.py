@@ -177,7 +177,7 @@ CHEAP = [
 
 @pytest.mark.skipif(
     not (os.environ.get("FUNCGRAD_JAX_REPO") and os.environ.get("FUNCGRAD_AUTOGRAD_REPO")),
-    reason="set FUNCGRAD_JAX_REPO and FUNCGRAD_AUTOGRAD_REPO to checkouts of JAX and autograd (their examples)",
+    reason="FUNCGRAD_JAX_REPO and FUNCGRAD_AUTOGRAD_REPO name checkouts of JAX and autograd",
 )
 def test_cheap_example_programs_run():
     cmd = [
