@@ -61,3 +61,31 @@ def process_count(backend: str | None = None) -> int:
 def default_backend() -> str:
     """The platform jitted code runs on by default (``FUNCGRAD_PLATFORM`` chooses)."""
     return xla_bridge.default_platform()
+
+
+def process_indices(backend: str | None = None) -> list[int]:
+    """The index of every process (``[0]`` with one process).
+
+    >>> process_indices()
+    [0]
+    """
+    return list(range(process_count(backend)))
+
+
+def host_count(backend: str | None = None) -> int:
+    """JAX's older name of ``process_count``."""
+    return process_count(backend)
+
+
+def host_id(backend: str | None = None) -> int:
+    """JAX's older name of ``process_index``."""
+    return process_index(backend)
+
+
+def host_ids(backend: str | None = None) -> list[int]:
+    """JAX's older name of ``process_indices``."""
+    return process_indices(backend)
+
+
+# The class of ``devices()``'s entries (jaxlib's device objects, as in JAX): ``isinstance(d, Device)``.
+Device = xla_bridge.sharded.Device

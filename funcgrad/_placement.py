@@ -172,6 +172,20 @@ def _copy_to_host_async(x) -> None:
     _array_only(".copy_to_host_async()")(x)
 
 
+def copy_to_host_async(x):
+    """Start reading every Array leaf of the pytree ``x`` back to the host (funcgrad reads
+    synchronously when a value is needed, so this only checks the leaves); returns ``x``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> copy_to_host_async({"a": fnp.ones(2)})["a"].shape
+    (2,)
+    """
+    for leaf in tu.tree_leaves(x):
+        if isinstance(leaf, Array):
+            _copy_to_host_async(leaf)
+    return x
+
+
 def _to_device(x, device, /, *, stream=None):
     """The Array API's ``x.to_device(device)``: a copy of ``x`` on ``device`` (a device or a sharding)."""
     _array_only(".to_device()")(x)

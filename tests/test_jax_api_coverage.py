@@ -17,7 +17,7 @@ import types
 import pytest
 
 # Raised as names arrive; never lowered.
-FLOOR = 1118  # raise it as names are added; never lower it
+FLOOR = 1130  # raise it as names are added; never lower it
 
 _CANDIDATES = [
     pathlib.Path(__file__).resolve().parents[1] / "shared" / "jax-api.txt",

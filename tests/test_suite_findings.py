@@ -38,3 +38,20 @@ def test_special_functions_broadcast_their_arguments():
     np.testing.assert_allclose(fst.poisson.cdf(k, x), sst.poisson.cdf(k, x), rtol=1e-10)
     g = funcgrad.grad(lambda mu: fnp.sum(fst.poisson.cdf(k, mu)))(x)
     assert g.shape == (4, 1) and np.all(np.isfinite(g))
+
+
+@pytest.mark.parametrize("narrow", ["bfloat16", "float8_e4m3fn", "int4"])
+def test_issubdtype_of_a_narrow_type_against_every_abstract_type(narrow):
+    # issubdtype(bfloat16, complexfloating) raised "Converting np.complex to a dtype" (found adding
+    # dtypes.scalar_type_of)
+    jnp = pytest.importorskip("jax.numpy")
+    for abstract in (
+        np.generic,
+        np.number,
+        np.inexact,
+        np.floating,
+        np.complexfloating,
+        np.integer,
+        np.bool_,
+    ):
+        assert fnp.issubdtype(narrow, abstract) == jnp.issubdtype(narrow, abstract), abstract

@@ -51,8 +51,10 @@ __all__ = [
     "identity",
     "initializers",
     "leaky_relu",
+    "log1mexp",
     "log_sigmoid",
     "log_softmax",
+    "logmeanexp",
     "logsumexp",
     "mish",
     "one_hot",
@@ -69,6 +71,7 @@ __all__ = [
     "squareplus",
     "standardize",
     "swish",
+    "tanh",
 ]
 
 
@@ -700,3 +703,38 @@ def dot_product_attention(
 
 def _and(mask, other):
     return other if mask is None else fnp.logical_and(mask, other)
+
+
+tanh = fnp.tanh  # jax.nn re-exports it
+
+
+def log1mexp(x):
+    """``log(1 - exp(-x))`` for ``x >= 0``, accurate at both ends (Maechler's switch at log 2:
+    ``log(-expm1(-x))`` below it, ``log1p(-exp(-x))`` above; NaN for ``x < 0``).
+
+    >>> round(float(log1mexp(1e-20)), 6), round(float(log1mexp(50.0)) * 1e22, 6)
+    (-46.051702, -1.92875)
+    """
+    x = _inexact(x)
+    small = x < np.log(2.0)
+    # Double where: each branch sees only arguments where it is accurate and finite.
+    x_small = fnp.where(small, x, 1.0)
+    x_large = fnp.where(small, 1.0, x)
+    return fnp.where(small, fnp.log(-fnp.expm1(-x_small)), fnp.log1p(-fnp.exp(-x_large)))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
+    """``log(mean(exp(x)))`` over ``axis`` (``logsumexp(x) - log(n)``, ``n`` the number of entries
+    ``where`` selects), without overflow.
+
+    >>> float(logmeanexp(np.array([1000.0, 1000.0])))
+    1000.0
+    """
+    x = _inexact(x)
+    total = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+    if where is None:
+        axes = _reduction_axes(x, axis)
+        n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+        return total - np.log(float(n))
+    count = fnp.sum(fnp.broadcast_to(fnp.asarray(where, bool), x.shape), axis=axis, keepdims=keepdims)
+    return total - fnp.log(count.astype(total.dtype))

@@ -250,7 +250,16 @@ def issubdtype(arg1, arg2) -> bool:
     return bool(np.issubdtype(arg1, arg2))
 
 
-_ABSTRACT = (np.generic, np.number, np.inexact, np.floating, np.integer, np.signedinteger, np.unsignedinteger)
+_ABSTRACT = (
+    np.generic,
+    np.number,
+    np.inexact,
+    np.floating,
+    np.complexfloating,
+    np.integer,
+    np.signedinteger,
+    np.unsignedinteger,
+)
 
 
 def _narrow_parents() -> dict:
