@@ -6,7 +6,8 @@ autograd`` is suites/autograd_shim) or, for comparison, on the real jax / autogr
                                   [--timeout 60] [--only NAME ...]
 
 J and A are checkouts (or bare git dirs: the files are read with ``git show HEAD:...``).
-The programs' data downloads are replaced by random data of the same shapes (examples/fake_data.py).
+The programs' data downloads are replaced by random data of the same shapes (examples/fake_data.py;
+``--data-fraction 0.02`` keeps 2% of the examples so that training loops reach their evaluations).
 A program that finishes, or is still running without an error when --timeout seconds have passed
 (most train for many epochs), counts as running, as in autograd's own check_examples_run.sh.
 Plots go to matplotlib's Agg backend.
@@ -85,11 +86,14 @@ def main(argv=None):
     ap.add_argument("--backend", choices=("funcgrad", "reference"), default="funcgrad")
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--data-fraction", type=float, default=1.0, help="share of MNIST's examples to fake")
     ap.add_argument("--extra-path", default="", help="more sys.path entries (e.g. absl-py, dp_accounting)")
     args = ap.parse_args(argv)
 
     work = tempfile.mkdtemp(prefix="fg-examples-")
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
+    env = dict(
+        os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore", FAKE_DATA_FRACTION=str(args.data_fraction)
+    )
     paths = [p for p in args.extra_path.split(os.pathsep) if p]
     runner = [sys.executable, os.path.join(HERE, "examples", "runner.py")]
     jobs = []
