@@ -13,7 +13,7 @@ import functools
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.core import ConcretizationTypeError, Tracer
+from funcgrad.core import ConcretizationTypeError, Tracer, eval_jaxpr
 
 from .wrap_util import get_name
 
@@ -166,3 +166,65 @@ def notrace_primitive(f_raw):
 
     f_wrapped._is_primitive = True
     return f_wrapped
+
+
+# ----------------------------------------------------------------------------------------------
+# autograd's tracer API (``Node``, ``trace``): a user's Node subclass sees every primitive applied
+# to values that depend on the input. funcgrad records a function as a jaxpr, so ``trace`` stages
+# ``fun`` with ``make_jaxpr`` and replays the equations, building one node per equation that has
+# a traced operand (``fun.__name__`` is the primitive's name: ``sin``, ``add``, ``mul``, ...).
+
+
+class Node:
+    """Base class of autograd trace nodes: ``__init__(value, fun, args, kwargs, parent_argnums,
+    parents)`` for an equation, ``initialize_root(x)`` for the input."""
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        raise NotImplementedError
+
+    def initialize_root(self, *args, **kwargs):
+        raise NotImplementedError
+
+    @classmethod
+    def new_root(cls, *args, **kwargs):
+        root = cls.__new__(cls)
+        root.initialize_root(*args, **kwargs)
+        return root
+
+
+class _PrimitiveFun:
+    def __init__(self, primitive):
+        self.primitive = primitive
+        self.__name__ = primitive.name
+
+    def __repr__(self):
+        return self.__name__
+
+
+def trace(start_node, fun, x):
+    """``(fun(x), end_node)``, calling ``type(start_node)(...)`` for each equation of ``fun`` whose
+    operands depend on ``x`` (the end node is None when the output does not)."""
+    closed = funcgrad.make_jaxpr(fun)(x)
+    nodes = {}
+    node_type = type(start_node)
+
+    def value_of(v):
+        return nodes.get(id(v))
+
+    def bind(primitive, invals, params):
+        out = primitive.bind(*invals, **params)
+        parents = [(i, value_of(v)) for i, v in enumerate(invals) if value_of(v) is not None]
+        if parents:
+            argnums, pnodes = zip(*parents)
+            node = node_type(out, _PrimitiveFun(primitive), list(invals), params, list(argnums), list(pnodes))
+            for o in out if primitive.multiple_results else [out]:
+                nodes[id(o)] = node
+                keep.append(o)
+        return out
+
+    keep = [x]
+    x = fnp.asarray(x)
+    keep.append(x)
+    nodes[id(x)] = start_node
+    (out,) = eval_jaxpr(closed.jaxpr, closed.consts, x, bind=bind)
+    return out, nodes.get(id(out))
