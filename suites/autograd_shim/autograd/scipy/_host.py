@@ -13,16 +13,17 @@ import funcgrad.numpy as fnp
 from ..tracer import primitive
 
 
-def host_ufunc(sp_fun, name=None):
-    """A SciPy ufunc as a primitive (float64 results of the broadcast shape)."""
+def host_ufunc(sp_fun, name=None, dtype=float):
+    """A SciPy ufunc as a primitive (results of the broadcast shape, float64 or complex128)."""
+    out_dtype = onp.dtype(onp.complex128 if dtype is complex else onp.float64)
 
     def call(*args):
-        args = [fnp.asarray(a, dtype=float) if not isinstance(a, int) else a for a in args]
+        args = [fnp.asarray(a, dtype=dtype) if not isinstance(a, int) else a for a in args]
         shape = onp.broadcast_shapes(*(fnp.shape(a) for a in args))
-        out = funcgrad.ShapeDtypeStruct(shape, onp.float64)
+        out = funcgrad.ShapeDtypeStruct(shape, out_dtype)
 
         def host(*vals):
-            return onp.asarray(sp_fun(*vals), dtype=onp.float64).reshape(shape)
+            return onp.asarray(sp_fun(*vals), dtype=out_dtype).reshape(shape)
 
         return funcgrad.pure_callback(host, out, *args, vmap_method="broadcast_all")
 

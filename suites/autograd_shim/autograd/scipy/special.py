@@ -43,3 +43,22 @@ def rgamma(x):
 
 
 defvjp(rgamma_value, lambda ans, x: lambda g: -g * ans * _fs.digamma(x))
+
+
+# erf and erfc of complex arguments (autograd has them, funcgrad like JAX only the real ones): SciPy's
+# values, and the holomorphic derivative 2/sqrt(pi) exp(-z^2).
+_real_erf, _real_erfc = erf, erfc  # noqa: F821 - bound by _wrap_namespace
+_complex_erf = host_ufunc(_sp.erf, "erf", dtype=complex)
+_complex_erfc = host_ufunc(_sp.erfc, "erfc", dtype=complex)
+defvjp(_complex_erf, lambda ans, z: lambda g: g * 2.0 / _np.sqrt(_np.pi) * _np.exp(-(z**2)))
+defvjp(_complex_erfc, lambda ans, z: lambda g: -g * 2.0 / _np.sqrt(_np.pi) * _np.exp(-(z**2)))
+
+
+def erf(z):
+    """The error function; complex ``z`` too."""
+    return _complex_erf(z) if _np.iscomplexobj(z) else _real_erf(z)
+
+
+def erfc(z):
+    """``1 - erf(z)``; complex ``z`` too."""
+    return _complex_erfc(z) if _np.iscomplexobj(z) else _real_erfc(z)
