@@ -55,3 +55,15 @@ def test_issubdtype_of_a_narrow_type_against_every_abstract_type(narrow):
         np.bool_,
     ):
         assert fnp.issubdtype(narrow, abstract) == jnp.issubdtype(narrow, abstract), abstract
+
+
+def test_i0_derivatives_at_zero_with_abs_prime_one():
+    # i0 = exp(|x|) i0e(x): with JAX's abs'(0) = 1 the product rule gave i0'(0) = 1; i0' = i1 and
+    # i0'' = (i0 + i2) / 2 hold at every x, 0 included.
+    import scipy.special as sps
+
+    x = np.array([-1.5, -1e-3, 0.0, 1e-3, 2.0])
+    g = funcgrad.vmap(funcgrad.grad(fnp.i0))(x)
+    np.testing.assert_allclose(g, sps.i1(x), rtol=1e-12, atol=1e-15)
+    gg = funcgrad.vmap(funcgrad.grad(funcgrad.grad(fnp.i0)))(x)
+    np.testing.assert_allclose(gg, (sps.i0(x) + sps.iv(2, x)) / 2, rtol=1e-12)
