@@ -67,3 +67,57 @@ def test_i0_derivatives_at_zero_with_abs_prime_one():
     np.testing.assert_allclose(g, sps.i1(x), rtol=1e-12, atol=1e-15)
     gg = funcgrad.vmap(funcgrad.grad(funcgrad.grad(fnp.i0)))(x)
     np.testing.assert_allclose(gg, (sps.i0(x) + sps.iv(2, x)) / 2, rtol=1e-12)
+
+
+def test_array_api_device_attributes_exist_with_only_funcgrad_numpy_imported():
+    # The Array API suite imports funcgrad.numpy alone: .device and .to_device() must be there.
+    import subprocess
+    import sys
+
+    code = (
+        "import funcgrad.numpy as xp\n"
+        "x = xp.arange(3.0)\n"
+        "d = x.device\n"
+        "assert x.to_device(d).tolist() == [0.0, 1.0, 2.0]\n"
+        "assert d in xp.__array_namespace_info__().devices()\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+
+
+def test_to_device_refuses_streams_and_non_devices():
+    x = fnp.ones(2)
+    with pytest.raises(ValueError, match="stream"):
+        x.to_device(x.device, stream=1)
+    with pytest.raises(ValueError, match="funcgrad.devices"):
+        x.to_device("gpu:7")
+
+
+def test_dlpack_export_of_a_read_only_array():
+    # A DLPack < 1.0 consumer cannot be told the buffer is read-only: funcgrad hands it a copy
+    # (NumPy refused: "Cannot export readonly array").
+    for x in (
+        fnp.arange(4.0),
+        fnp.asarray(np.arange(4.0)) * 1.0,
+        funcgrad.jit(lambda v: v * 1.0)(np.arange(4.0)),
+    ):
+        np.testing.assert_array_equal(np.from_dlpack(x), [0.0, 1.0, 2.0, 3.0])
+        assert x.__dlpack__(stream=None, max_version=(1, 0)) is not None
+        assert x.__dlpack__() is not None
+    ro = np.arange(3.0)
+    ro.flags.writeable = False
+    y = funcgrad.Array(ro)
+    np.testing.assert_array_equal(np.from_dlpack(y), [0.0, 1.0, 2.0])
+
+
+def test_array_api_parameter_names():
+    import inspect
+
+    x = np.array([-2.0, 0.5, 3.0])
+    np.testing.assert_array_equal(fnp.clip(x, min=0.0, max=1.0), np.clip(x, 0.0, 1.0))
+    np.testing.assert_array_equal(fnp.clip(x, a_min=0.0, a_max=1.0), np.clip(x, 0.0, 1.0))  # NumPy's names
+    with pytest.raises(TypeError, match="not both"):
+        fnp.clip(x, 0.0, a_min=0.0)
+    assert list(inspect.signature(fnp.isdtype).parameters) == ["dtype", "kind"]
+    assert fnp.isdtype(dtype=np.float32, kind="real floating")
+    assert "device" in inspect.signature(fnp.linspace).parameters
