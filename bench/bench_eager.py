@@ -1,6 +1,8 @@
 """Eager (no jit) differentiation speed against HIPS autograd, PyTorch and JAX (eager).
 
-Run: python bench/bench_eager.py     (peers come from the `bench` extra: pip install -e ".[bench]")
+Run: python bench/bench_eager.py [--quick] [--rounds N] [--no-jax]
+(peers come from the `bench` extra: pip install -e ".[bench]"). On a shared machine, prefix
+``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1`` for a single-threaded comparison.
 
 Cases (issue: the kernel):
 - grad of a tanh MLP loss, 64-256-256-10, batch 128, float32, softmax cross-entropy;
@@ -10,12 +12,15 @@ The last column is funcgrad's time divided by the peer's (below 1: funcgrad is f
 
 from __future__ import annotations
 
+import argparse
 import os
+import statistics
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout
 from _timing import median_time, print_table  # noqa: E402
 
 SIZES = [64, 256, 256, 10]
@@ -44,7 +49,10 @@ def mlp_loss_factory(np_mod, logsumexp):
     return loss
 
 
-def bench_funcgrad(rows):
+MLP, D4 = "mlp grad (f32, eager)", "4th derivative of tanh (f64)"
+
+
+def cases_funcgrad():
     import funcgrad
     import funcgrad.numpy as fnp
 
@@ -54,23 +62,15 @@ def bench_funcgrad(rows):
 
     params, x, y = make_data()
     g = funcgrad.grad(mlp_loss_factory(fnp, lse))
-    rows.append(("mlp grad (f32, eager)", "funcgrad", median_time(lambda: g(params, x, y))))
     d4 = fnp.tanh
     for _ in range(4):
         d4 = funcgrad.grad(d4)
-    rows.append(("4th derivative of tanh (f64)", "funcgrad", median_time(lambda: d4(0.5), repeats=50)))
+    return {MLP: lambda: g(params, x, y), D4: lambda: d4(0.5)}
 
 
-def bench_autograd(rows):
-    try:
-        import autograd
-        import autograd.numpy as anp
-    except ImportError:
-        rows += [
-            ("mlp grad (f32, eager)", "HIPS autograd", None),
-            ("4th derivative of tanh (f64)", "HIPS autograd", None),
-        ]
-        return
+def cases_autograd():
+    import autograd
+    import autograd.numpy as anp
 
     def lse(z):
         m = anp.max(z, axis=1, keepdims=True)
@@ -78,23 +78,18 @@ def bench_autograd(rows):
 
     params, x, y = make_data()
     g = autograd.grad(mlp_loss_factory(anp, lse))
-    rows.append(("mlp grad (f32, eager)", "HIPS autograd", median_time(lambda: g(params, x, y))))
     d4 = anp.tanh
     for _ in range(4):
         d4 = autograd.grad(d4)
-    rows.append(("4th derivative of tanh (f64)", "HIPS autograd", median_time(lambda: d4(0.5), repeats=50)))
+    return {MLP: lambda: g(params, x, y), D4: lambda: d4(0.5)}
 
 
-def bench_torch(rows):
-    try:
-        import torch
-    except ImportError:
-        rows += [
-            ("mlp grad (f32, eager)", "torch (eager)", None),
-            ("4th derivative of tanh (f64)", "torch (eager)", None),
-        ]
-        return
-    torch.set_num_threads(os.cpu_count() or 1)
+def cases_torch():
+    import torch
+
+    # As many threads as NumPy's BLAS gets (OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 makes the
+    # comparison single-threaded, which a loaded machine disturbs far less).
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1))
     params, x, y = make_data()
     tparams = [(torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True)) for w, b in params]
     tx, ty = torch.tensor(x), torch.tensor(y)
@@ -108,8 +103,6 @@ def bench_torch(rows):
         loss = -(ty * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
         return torch.autograd.grad(loss, [p for pair in tparams for p in pair])
 
-    rows.append(("mlp grad (f32, eager)", "torch (eager)", median_time(step)))
-
     def d4():
         x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
         y = torch.tanh(x)
@@ -117,53 +110,77 @@ def bench_torch(rows):
             (y,) = torch.autograd.grad(y, x, create_graph=True)
         return y
 
-    rows.append(("4th derivative of tanh (f64)", "torch (eager)", median_time(d4, repeats=50)))
+    return {MLP: step, D4: d4}
 
 
-def bench_jax(rows):
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        rows += [
-            ("mlp grad (f32, eager)", "jax (eager, no jit)", None),
-            ("4th derivative of tanh (f64)", "jax (eager, no jit)", None),
-        ]
-        return
+def cases_jax():
+    import jax
+    import jax.numpy as jnp
+
     jax.config.update("jax_enable_x64", True)
     params, x, y = make_data()
     jparams = [(jnp.asarray(w), jnp.asarray(b)) for w, b in params]
     g = jax.grad(mlp_loss_factory(jnp, lambda z: jax.nn.logsumexp(z, axis=1, keepdims=True)))
-    with jax.disable_jit():
-        rows.append(
-            (
-                "mlp grad (f32, eager)",
-                "jax (eager, no jit)",
-                median_time(lambda: jax.block_until_ready(g(jparams, x, y)), repeats=10),
-            )
-        )
-        d4 = jnp.tanh
-        for _ in range(4):
-            d4 = jax.grad(d4)
-        rows.append(
-            (
-                "4th derivative of tanh (f64)",
-                "jax (eager, no jit)",
-                median_time(lambda: jax.block_until_ready(d4(0.5)), repeats=10),
-            )
-        )
+    d4 = jnp.tanh
+    for _ in range(4):
+        d4 = jax.grad(d4)
+
+    def no_jit(f):
+        def run():
+            with jax.disable_jit():
+                return jax.block_until_ready(f())
+
+        return run
+
+    return {MLP: no_jit(lambda: g(jparams, x, y)), D4: no_jit(lambda: d4(0.5))}
+
+
+PEERS = [
+    ("funcgrad", cases_funcgrad),
+    ("HIPS autograd", cases_autograd),
+    ("torch (eager)", cases_torch),
+    ("jax (eager, no jit)", cases_jax),
+]
+# Samples per round: (repeats, warm-up); jax's eager path is slow, fewer samples of it.
+SAMPLES = {"jax (eager, no jit)": (5, 1)}
 
 
 def main():
-    rows: list = []
-    # Each peer is timed in this one process, one after the other, on the same inputs.
-    bench_funcgrad(rows)
-    bench_autograd(rows)
-    bench_torch(rows)
-    bench_jax(rows)
-    order = {"funcgrad": 0, "HIPS autograd": 1, "torch (eager)": 2, "jax (eager, no jit)": 3}
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--no-jax", action="store_true", help="leave out jax's (slow) eager mode")
+    args = ap.parse_args()
+    rounds = args.rounds or (3 if args.quick else 5)
+    scale = 0.5 if args.quick else 1.0
+    # Every peer's cases are built in this one process on the same inputs; then the peers take
+    # turns (round-robin), so that load on a shared machine hits them alike. Reported: the median
+    # over rounds of each round's median.
+    cases: dict = {}
+    for lib, make in PEERS:
+        if lib.startswith("jax") and args.no_jax:
+            continue
+        try:
+            cases[lib] = make()
+        except ImportError:
+            cases[lib] = None
+    samples: dict = {(case, lib): [] for lib, cs in cases.items() if cs for case in cs}
+    for _ in range(rounds):
+        for lib, cs in cases.items():
+            if not cs:
+                continue
+            for case, fn in cs.items():
+                repeats, warmup = SAMPLES.get(lib, (50 if case == D4 else 20, 3))
+                t = median_time(fn, warmup=warmup, repeats=max(3, int(repeats * scale)))
+                samples[(case, lib)].append(t)
+    rows = []
+    for lib, cs in cases.items():
+        for case in (MLP, D4):
+            rows.append((case, lib, statistics.median(samples[(case, lib)]) if cs else None))
+    order = {lib: i for i, (lib, _) in enumerate(PEERS)}
     rows.sort(key=lambda r: (r[0], order.get(r[1], 9)))
-    print_table("Eager differentiation (median per call)", rows)
+    print_table(f"Eager differentiation (median per call; {rounds} rounds, peers round-robin)", rows)
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 
 if __name__ == "__main__":

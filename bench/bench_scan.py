@@ -47,7 +47,7 @@ def make_data(steps: int, hidden: int):
 
 def funcgrad_loss(checkpoint):
     import funcgrad.numpy as fnp
-    from funcgrad.lax.control_flow import scan
+    from funcgrad._control_flow import scan
 
     def loss(W, U, b, xs, h0):
         def cell(h, x):

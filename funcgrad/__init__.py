@@ -62,6 +62,11 @@ _API.update(
         "Shard": "funcgrad._placement",
         "copy_to_host_async": "funcgrad._placement",
         "default_backend": "funcgrad._devices",
+        "process_indices": "funcgrad._devices",
+        "host_id": "funcgrad._devices",
+        "host_count": "funcgrad._devices",
+        "host_ids": "funcgrad._devices",
+        "Device": "funcgrad._devices",
         "make_array_from_callback": "funcgrad._placement",
         "make_array_from_single_device_arrays": "funcgrad._placement",
         "make_array_from_process_local_data": "funcgrad._placement",
@@ -84,6 +89,10 @@ _API.update(
 )
 _API.update({"float0": "funcgrad.dtypes", "pure_callback": "funcgrad._callbacks"})
 _API.update({"fwd_and_bwd": "funcgrad._fwd_and_bwd"})
+# Taylor mode (funcgrad/experimental/jet.py).
+_API.update({"jet": "funcgrad.experimental.jet", "taylor_derivatives": "funcgrad.experimental.jet"})
+# Per-example gradient norms and DP-SGD's clipped sum by ghost clipping (funcgrad/per_example.py).
+_API.update({name: "funcgrad.per_example" for name in ("clipped_grad_sum", "per_example_norms")})
 # Scopes, compile-time evaluation, caches and environment (funcgrad/_utilities.py).
 _API.update(
     {
@@ -126,6 +135,7 @@ _MODULES = {
     "experimental",
     "sharding",
     "distributed",
+    "image",
 }
 
 

@@ -9,7 +9,6 @@ the surface, so ``api``, ``introspect`` and ``debug`` can all use it.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import threading
 from collections.abc import Callable, Sequence
@@ -142,20 +141,27 @@ NUMPY_HINT = (
 )
 
 
-@contextlib.contextmanager
-def user_transformation(name: str, fun: Callable, sealed: bool = False):
+class user_transformation:
     """Name the transformation the user called while it traces ``fun`` (NOTE: [naming the user's
     transformation]). ``sealed``: the transformations it is made of (``hessian``'s jacfwd and
-    jacrev) keep its name."""
-    stack = _names.__dict__.setdefault("stack", [])
-    if stack and stack[-1][2]:
-        stack.append(stack[-1])
-    else:
-        stack.append((name, getattr(fun, "__name__", None) or type(fun).__name__, sealed))
-    try:
-        yield
-    finally:
-        stack.pop()
+    jacrev) keep its name. (A class, not a generator context manager: it runs on every eager
+    ``grad`` call.)"""
+
+    __slots__ = ("name", "fun", "sealed", "stack")
+
+    def __init__(self, name: str, fun: Callable, sealed: bool = False):
+        self.name, self.fun, self.sealed = name, fun, sealed
+
+    def __enter__(self):
+        stack = self.stack = _names.__dict__.setdefault("stack", [])
+        if stack and stack[-1][2]:
+            stack.append(stack[-1])
+        else:
+            fun = self.fun
+            stack.append((self.name, getattr(fun, "__name__", None) or type(fun).__name__, self.sealed))
+
+    def __exit__(self, *exc):
+        self.stack.pop()
 
 
 def explain_concretization(e: core.ConcretizationTypeError, label: str | None, kind: str | None) -> None:

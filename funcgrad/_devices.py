@@ -1,6 +1,7 @@
 """Devices, backends and processes: ``funcgrad.devices()``, ``local_devices()``,
 ``device_count()``, ``local_device_count()``, ``process_index()``, ``process_count()``,
-``default_backend()``.
+``process_indices()``, ``default_backend()``, the class ``Device``, and JAX's older names
+``host_id``, ``host_count``, ``host_ids`` (the process functions under their former names).
 
 Layer: surface. Imports ``xla_bridge`` (which creates PJRT clients lazily).
 
@@ -64,28 +65,47 @@ def default_backend() -> str:
 
 
 def process_indices(backend: str | None = None) -> list[int]:
-    """The index of every process (``[0]`` with one process).
+    """The indices of all processes, in order (``[0]`` without ``funcgrad.distributed``).
 
-    >>> process_indices()
+    >>> import funcgrad
+    >>> funcgrad.process_indices()
     [0]
     """
-    return list(range(process_count(backend)))
-
-
-def host_count(backend: str | None = None) -> int:
-    """JAX's older name of ``process_count``."""
-    return process_count(backend)
+    return sorted({d.process_index for d in devices(backend)})
 
 
 def host_id(backend: str | None = None) -> int:
-    """JAX's older name of ``process_index``."""
+    """``process_index`` under JAX's older name.
+
+    >>> import funcgrad
+    >>> funcgrad.host_id() == funcgrad.process_index()
+    True
+    """
     return process_index(backend)
 
 
+def host_count(backend: str | None = None) -> int:
+    """``process_count`` under JAX's older name.
+
+    >>> import funcgrad
+    >>> funcgrad.host_count()
+    1
+    """
+    return process_count(backend)
+
+
 def host_ids(backend: str | None = None) -> list[int]:
-    """JAX's older name of ``process_indices``."""
+    """``process_indices`` under JAX's older name.
+
+    >>> import funcgrad
+    >>> funcgrad.host_ids()
+    [0]
+    """
     return process_indices(backend)
 
 
-# The class of ``devices()``'s entries (jaxlib's device objects, as in JAX): ``isinstance(d, Device)``.
-Device = xla_bridge.sharded.Device
+def __getattr__(name: str):
+    # ``Device`` is jaxlib's class: looked up on first use, so ``import funcgrad`` loads no jaxlib.
+    if name == "Device":
+        return xla_bridge.Device
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -407,9 +407,9 @@ def visualize_array_sharding(arr, *, min_width: int = 9, max_width: int = 80) ->
 
     >>> import funcgrad, numpy as np
     >>> _ = visualize_array_sharding(funcgrad.device_put(np.ones(4), funcgrad.devices()[0]))
-    +-------+
-    | CPU 0 |
-    +-------+
+    +---------+
+    |  CPU 0  |
+    +---------+
     """
     if not isinstance(arr, Array):
         raise TypeError(f"visualize_array_sharding expects an Array, got {type(arr).__name__}")

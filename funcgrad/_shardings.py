@@ -170,8 +170,8 @@ class Mesh:
 
     >>> import funcgrad
     >>> m = Mesh(np.array(funcgrad.devices()[:1]).reshape(1, 1), ("a", "b"))
-    >>> m.shape, m.size, m.axis_names
-    (OrderedDict({'a': 1, 'b': 1}), 1, ('a', 'b'))
+    >>> dict(m.shape), m.size, m.axis_names
+    ({'a': 1, 'b': 1}, 1, ('a', 'b'))
     """
 
     def __init__(self, devices, axis_names, axis_types=None):
@@ -284,8 +284,8 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence, *, devices=None,
     """A mesh of ``axis_shapes`` over ``devices`` (default: ``funcgrad.devices()``, which must have
     exactly ``prod(axis_shapes)`` elements unless ``devices`` picks them).
 
-    >>> make_mesh((1,), ("data",)).shape
-    OrderedDict({'data': 1})
+    >>> dict(make_mesh((1,), ("data",)).shape)
+    {'data': 1}
     """
     axis_shapes = tuple(int(s) for s in axis_shapes)
     axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)

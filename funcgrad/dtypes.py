@@ -13,8 +13,6 @@ dtype('int32')
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from funcgrad.kernel.dtypes import bfloat16, float0
@@ -35,39 +33,40 @@ __all__ = [
 ]
 
 
-def __dir__():  # the public names only, not this module's imports and helpers
-    return list(__all__)
-
-
 def itemsize_bits(dtype) -> int:
-    """The number of bits one element of ``dtype`` takes (4 for ``int4`` and ``float4_e2m1fn``,
-    whose NumPy itemsize is a whole byte; 8 for ``bool``).
+    """The number of bits one element of ``dtype`` occupies (4 for ``int4``, 8 for ``bool``).
 
-    >>> itemsize_bits(np.float32), itemsize_bits("int4"), itemsize_bits(bool)
-    (32, 4, 8)
+    >>> itemsize_bits(np.float32), itemsize_bits(np.bool_)
+    (32, 8)
     """
-    dt = canonicalize_dtype(dtype)
-    narrow = re.fullmatch(r"u?int([24])|float([4-8])_\w+", dt.name)
-    if narrow:
-        return int(narrow.group(1) or narrow.group(2))
-    return dt.itemsize * 8
+    dtype = np.dtype(dtype)
+    if dtype == float0:
+        raise TypeError("itemsize_bits: float0 (the tangent type of integers) has no storage size")
+    # ml_dtypes' sub-byte types (int4, uint2, float4_e2m1fn, ...) store one element per byte but
+    # hold fewer bits, which their iinfo/finfo report.
+    if dtype.itemsize == 1 and dtype.kind != "b":
+        info = iinfo(dtype) if dtype.name.startswith(("int", "uint")) else finfo(dtype)
+        return int(info.bits)
+    return dtype.itemsize * 8
 
 
 def scalar_type_of(x) -> type:
     """The Python scalar type (``bool``, ``int``, ``float`` or ``complex``) of ``x``'s dtype.
 
-    >>> scalar_type_of(np.uint8(1)), scalar_type_of(np.ones(2, np.float32)), scalar_type_of(1j)
-    (<class 'int'>, <class 'float'>, <class 'complex'>)
+    >>> scalar_type_of(np.float32(1)), scalar_type_of(np.array([1, 2])), scalar_type_of(True)
+    (<class 'float'>, <class 'int'>, <class 'bool'>)
     """
-    if type(x) in (bool, int, float, complex):
-        return type(x)
-    dt = np.dtype(x.dtype) if hasattr(x, "dtype") else result_type(x)
-    if dt == np.bool_:
+    dtype = np.dtype(x) if isinstance(x, np.dtype | type) else np.result_type(getattr(x, "dtype", x))
+    if dtype == np.bool_:
         return bool
-    if issubdtype(dt, np.integer):
+    if issubdtype(dtype, np.integer):
         return int
-    if issubdtype(dt, np.complexfloating):
-        return complex
-    if issubdtype(dt, np.floating) or "float" in dt.name:  # ml_dtypes' narrow floats too
+    if issubdtype(dtype, np.floating):
         return float
-    raise TypeError(f"scalar_type_of: {dt} has no Python scalar type")
+    if issubdtype(dtype, np.complexfloating):
+        return complex
+    raise TypeError(f"scalar_type_of: no Python scalar type for dtype {dtype}")
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)

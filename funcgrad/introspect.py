@@ -104,10 +104,32 @@ def trace_vjp(fun: Callable, *args, **kwargs) -> VJPPrograms:
             )
             return [ad.instantiate(ct) for ct in staged.transpose(list(cts))]
 
-        bwd = trace_to_jaxpr(backward, [*res_avals, *lin.out_avals], description="backward pass")
+        # The backward program of a checkpoint is one call (``differentiated``, NOTE: [remat
+        # barrier]); the picture steps into it, so its recomputed forward work shows equation by
+        # equation.
+        bwd = _inline_differentiated_calls(
+            trace_to_jaxpr(backward, [*res_avals, *lin.out_avals], description="backward pass")
+        )
     finally:
         source_info_config.in_linearize = prev
     return VJPPrograms(fwd, bwd, n_out, names, res_avals)
+
+
+def _inline_differentiated_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """``closed`` with each call marked ``differentiated`` replaced by the equations it calls."""
+
+    def bind(prim, args, params):
+        if prim.call_jaxpr_param is not None and params.get("differentiated"):
+            inner = params[prim.call_jaxpr_param]
+            return core.eval_jaxpr(inner.jaxpr, inner.consts, *args, bind=bind)
+        return prim.bind(*args, **params)
+
+    def inline(*args):
+        return core.eval_jaxpr(closed.jaxpr, closed.consts, *args, bind=bind)
+
+    if not any(e.params.get("differentiated") for e in closed.eqns):
+        return closed
+    return trace_to_jaxpr(inline, closed.in_avals, description="backward pass")
 
 
 # ----------------------------------------------------------------------------------------------

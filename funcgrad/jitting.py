@@ -568,6 +568,18 @@ class CompiledCall:
         """XLA's optimized HLO."""
         return self._compiled.executable.as_hlo_text()
 
+    def memory_analysis(self):
+        """XLA's memory plan of the compiled program, as ``jax``'s ``Compiled.memory_analysis``:
+        ``argument_size_in_bytes``, ``output_size_in_bytes``, ``alias_size_in_bytes`` and
+        ``temp_size_in_bytes`` (the scratch memory: activations, residuals, temporaries).
+
+        >>> import funcgrad.numpy as fnp
+        >>> stats = jit(fnp.sin).lower(fnp.ones(4)).compile().memory_analysis()
+        >>> stats.argument_size_in_bytes, stats.output_size_in_bytes
+        (32, 32)
+        """
+        return self._compiled.executable.memory_analysis()
+
 
 def _aval_key(x):
     t = type(x)

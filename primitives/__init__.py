@@ -38,6 +38,10 @@ _FAMILIES: dict[str, ModuleType] = {
 
 from primitives import elementwise, reductions, structure  # noqa: E402 - the helpers below use them
 
+# The Taylor rules (jet) of the families above, attached by importing them.
+importlib.import_module(f"{__name__}._taylor")
+importlib.import_module(f"{__name__}._taylor_control")
+
 
 def families() -> dict[str, ModuleType]:
     """The catalog's family modules by name (``primitives/<family>.py``).
@@ -71,6 +75,7 @@ kernel.register(
     library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep,
     array_ops=dict(
         add_any=lambda x, y: elementwise.add_any_p.bind(x, y),
+        mul=elementwise.mul,
         zeros=_zeros,
         full_like=_full_like,
         moveaxis=structure.moveaxis,

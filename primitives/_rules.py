@@ -39,14 +39,18 @@ def scalar_like(value, like) -> np.ndarray:
 
 def coerce_pair(x, y):
     """Turn a Python scalar operand into a 0-d constant of the other operand's dtype."""
-    if type(x) in _dt.python_scalar_types and type(y) in _dt.python_scalar_types:
+    x_scalar, y_scalar = type(x) in _SCALAR_TYPES, type(y) in _SCALAR_TYPES
+    if not (x_scalar or y_scalar):
+        return x, y
+    if x_scalar and y_scalar:
         dtype = np.result_type(x, y)
         return np.asarray(x, dtype), np.asarray(y, dtype)
-    if type(x) in _dt.python_scalar_types:
-        x = scalar_like(x, y)
-    if type(y) in _dt.python_scalar_types:
-        y = scalar_like(y, x)
-    return x, y
+    if x_scalar:
+        return scalar_like(x, y), y
+    return x, scalar_like(y, x)
+
+
+_SCALAR_TYPES = frozenset(_dt.python_scalar_types)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -94,6 +98,11 @@ def broadcast_operand_shapes(name: str, avals) -> tuple[int, ...]:
 
 def naryop_abstract_eval(name: str, accepted: Callable[[np.dtype], bool] | None, result_dtype=None):
     def abstract_eval(*avals, **params) -> ShapedArray:
+        if len(avals) == 2:
+            a, b = avals
+            if a.dtype == b.dtype and a.shape == b.shape and (accepted is None or accepted(a.dtype)):
+                weak = a.weak_type and b.weak_type and result_dtype is None
+                return ShapedArray(a.shape, a.dtype if result_dtype is None else result_dtype, weak)
         dtypes = {a.dtype for a in avals}
         if len(dtypes) > 1:
             raise TypeError(

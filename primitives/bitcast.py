@@ -1,17 +1,21 @@
-"""bitcast_convert_type: reinterpret the bits of an array as another dtype.
+"""The bit-level primitives: ``bitcast_convert_type`` reinterprets the bits of an array as another
+dtype; ``reduce_precision`` rounds floats to a narrower exponent/mantissa format in place.
 
-Layer: primitives. Imports only the funcgrad kernel and numpy.
+Layer: primitives. Imports only the funcgrad kernel, numpy and ml_dtypes.
 
 As in XLA: equal bit widths keep the shape; converting to a narrower type appends a last
 dimension of size ``old_bits // new_bits``; converting to a wider type consumes a last dimension
 of size ``new_bits // old_bits``. Not differentiable (bits have no derivative).
+``reduce_precision`` follows XLA's ReducePrecision bit for bit (tested against XLA).
 """
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
-from funcgrad.kernel.ad import defjvp_zero
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.ad import defjvp_zero, deflinear
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
 from primitives._rules import aval_of, move_to_front
@@ -73,3 +77,62 @@ def bitcast_convert_type(x, new_dtype):
     if aval_of(x).dtype == new_dtype:
         return x
     return bitcast_convert_type_p.bind(x, new_dtype=new_dtype)
+
+
+# reduce_precision: round to a float format of fewer exponent and mantissa bits, kept in the
+# operand's dtype (XLA's ReducePrecision). Integer arithmetic on the bit pattern, as XLA's emitter
+# does it: round the mantissa to nearest (ties to even), then flush what the smaller exponent range
+# cannot hold to signed zero or infinity; NaN stays NaN.
+def _float_layout(dtype) -> tuple[int, int, np.dtype]:
+    """(exponent bits, mantissa bits, unsigned type of the same width) of a float dtype."""
+    info = ml_dtypes.finfo(dtype) if np.dtype(dtype).itemsize <= 2 else np.finfo(dtype)
+    nbits = np.dtype(dtype).itemsize * 8
+    return nbits - 1 - info.nmant, info.nmant, np.dtype(f"uint{nbits}")
+
+
+def _reduce_precision_impl(x, *, exponent_bits, mantissa_bits):
+    x = np.asarray(x)
+    _check_reduce_precision(ShapedArray(x.shape, x.dtype), exponent_bits, mantissa_bits)
+    src_exp, src_mant, uint = _float_layout(x.dtype)
+    bits = np.ascontiguousarray(x).view(uint).copy()
+    u = lambda v: uint.type(v)  # noqa: E731 - constants in the operand's unsigned type
+    if mantissa_bits < src_mant:
+        drop = src_mant - mantissa_bits
+        last_kept = u(1 << drop)
+        bias = ((bits & last_kept) >> u(drop)) + u((1 << (drop - 1)) - 1)  # ties to even
+        bits = (bits + bias) & ~u((1 << drop) - 1)
+    if exponent_bits < src_exp:
+        sign = bits & u(1 << (x.dtype.itemsize * 8 - 1))
+        exp_mask = u(((1 << src_exp) - 1) << src_mant)
+        src_bias, new_bias = (1 << (src_exp - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+        exponent = bits & exp_mask
+        bits = np.where(exponent > u((src_bias + new_bias) << src_mant), sign | exp_mask, bits)
+        bits = np.where(exponent <= u((src_bias - new_bias) << src_mant), sign, bits)
+    out = bits.astype(uint).view(x.dtype).reshape(x.shape)
+    return np.where(np.isnan(x), x, out)  # XLA keeps NaN (rounding could carry it to a zero)
+
+
+def _check_reduce_precision(aval, exponent_bits, mantissa_bits):
+    # Called by the eager impl too: an eager bind does not run the abstract evaluation.
+    if not _dt.is_float(aval.dtype):
+        raise TypeError(f"reduce_precision takes a floating-point operand, got {aval.str_short()}")
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise ValueError(
+            f"reduce_precision: exponent_bits must be >= 1 and mantissa_bits >= 0, got {exponent_bits} "
+            f"and {mantissa_bits}"
+        )
+
+
+def _reduce_precision_abstract_eval(x: ShapedArray, *, exponent_bits, mantissa_bits):
+    _check_reduce_precision(x, exponent_bits, mantissa_bits)
+    return ShapedArray(x.shape, x.dtype, weak_type=x.weak_type)
+
+
+reduce_precision_p = Primitive("reduce_precision")
+reduce_precision_p.def_impl(_reduce_precision_impl)
+reduce_precision_p.def_abstract_eval(_reduce_precision_abstract_eval)
+reduce_precision_p.def_batch(
+    lambda axis_size, vals, dims, **params: (reduce_precision_p.bind(vals[0], **params), dims[0])
+)
+# As in JAX: the tangent is rounded the same way (the operation is treated as linear).
+deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])

@@ -46,7 +46,9 @@ jit_p.impl_takes_arrays = True
 def _jit_impl(*args, jaxpr, name, donated_invars, device=None, in_shardings=None, out_shardings=None):
     run = hooks.jit_impl
     if run is not None:
-        shardings = {} if in_shardings is None else dict(in_shardings=in_shardings, out_shardings=out_shardings)
+        shardings = (
+            {} if in_shardings is None else dict(in_shardings=in_shardings, out_shardings=out_shardings)
+        )
         return run(*args, jaxpr=jaxpr, name=name, donated_invars=donated_invars, device=device, **shardings)
     with core.set_current_trace(core.EvalTrace(None)):
         return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)

@@ -1,7 +1,7 @@
 """Structured control flow primitives: ``cond``, ``while`` and ``scan``.
 
 Layer: primitives. Imports only the funcgrad kernel (core, ad, batching, partial_eval), numpy and
-sibling primitive modules. The user-facing functions are in ``funcgrad/lax/control_flow.py``;
+sibling primitive modules. The user-facing functions are in ``funcgrad/_control_flow.py``;
 lowering to StableHLO is in ``xla_bridge/rules/control_flow.py``.
 
 Each primitive carries closed jaxprs in its params, and every rule is a jaxpr transformation

@@ -181,10 +181,23 @@ def _transpose_lhs(g, x_aval, y, *, dimension_numbers, precision, preferred_elem
     else:
         ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
     dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
-    x_contract_sorted_by_y = list(np.take(x_contract, np.argsort(y_contract))) if x_contract else []
-    out_axes = np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)
+    x_contract_sorted_by_y = (
+        [int(d) for d in np.take(x_contract, np.argsort(y_contract))] if x_contract else []
+    )
+    identity = list(range(x_ndim))
+    if [*x_batch, *x_contract_sorted_by_y, *x_kept] == identity:
+        # NOTE: [cotangent without transpose] The product with its operands swapped comes out in
+        # x's order: the weight cotangent of ``x @ W`` is ``x^T g``, not ``(g^T x)^T``. Under
+        # vmap this is the per-example gradient, an outer product XLA writes as one broadcast
+        # multiply; a transpose after it would cost a strided copy of the largest array.
+        swapped = ((tuple(y_kept), tuple(ans_y)), (tuple(y_batch), tuple(ans_batch)))
+        flipped = None if precision is None else precision[::-1]
+        return dot_general(y, g, swapped, preferred_element_type=x_aval.dtype, precision=flipped)
     prod = dot_general(g, y, dims, preferred_element_type=x_aval.dtype, precision=precision)
-    return transpose(prod, tuple(int(a) for a in out_axes))
+    order = [*x_batch, *x_kept, *x_contract_sorted_by_y]
+    if order == identity:
+        return prod
+    return transpose(prod, tuple(int(a) for a in np.argsort(order)))
 
 
 def _transpose(ct, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):

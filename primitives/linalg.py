@@ -648,8 +648,8 @@ def householder_product(a, taus):
     """The first ``n`` columns of the product of the Householder reflectors stored below the
     diagonal of ``a`` (``m x n``, ``m >= n``) with scale factors ``taus`` (LAPACK's orgqr/ungqr).
 
-    >>> householder_product(np.zeros((2, 1)), np.array([2.0])).tolist()
-    [[-1.0], [0.0]]
+    >>> householder_product(np.zeros((2, 1)), np.array([2.0])).tolist()  # -tau * 0 is -0.0, as in LAPACK
+    [[-1.0], [-0.0]]
     """
     return householder_product_p.bind(a, taus)
 

@@ -1,4 +1,5 @@
-"""Reductions: reduce_sum, reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or, argmax, argmin.
+"""Reductions: reduce_sum, reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or, argmax, argmin,
+and the generic ``reduce`` (XLA's Reduce with any reducer, carried as a jaxpr).
 
 Layer: primitives. Imports the funcgrad kernel, numpy and sibling families.
 
@@ -10,20 +11,34 @@ derivative is the product of the *other* elements, computed from exclusive cumul
 from both sides, never by dividing by ``x``), at every order. ``argmax``/``argmin`` return the
 first maximal/minimal index, and NaN counts as the extreme value (the first NaN wins), like
 NumPy and JAX.
+
+# NOTE: [generic reduce]
+# ``reduce_p`` carries its reducer as a closed jaxpr of ``2n`` scalars ``(acc..., x...) -> n``
+# values (``lax.reduce`` binds it when the computation is not a monoid primitive it recognises).
+# Eager evaluation and the JVP both reduce by pairwise halving (``_halve``): the reduced axes are
+# flattened to one leading axis of length N; rows are combined in pairs (an odd last row waits for
+# the next round), the reducer running vectorised over all lanes (the kernel's vmap), log2 N times,
+# and the result is combined with the init values once, as XLA does. The JVP (JAX's rule) runs
+# that tree on (primal, tangent) pairs with the reducer's own JVP, out of slices, concatenations
+# and the reducer's primitives: so the tangent is linear and transposable and
+# ``grad`` works as it does in JAX, whatever the reducer. The order of combination is a tree, as
+# XLA's is unspecified: only an associative reducer with its identity as init gives one answer.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear
+from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear, instantiate, jvp_flat
+from funcgrad.kernel.batching import vmap_flat
 from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.ir import ClosedJaxpr, ShapedArray
 from primitives import elementwise as ew
-from primitives._rules import aval_of
+from primitives._rules import aval_of, checked_impl, to_front
 from primitives.sorting import exclusive_cumprod
-from primitives.structure import broadcast_in_dim, reshape, transpose
+from primitives.structure import broadcast_in_dim, concatenate, reshape, slice_, transpose
 
 
 def _reduced_aval(name, x: ShapedArray, axes, dtype=None) -> ShapedArray:
@@ -274,6 +289,127 @@ def argmin(x, axis: int, index_dtype):
     return _arg(argmin_p, x, axis, index_dtype)
 
 
+# ----------------------------------------------------------------------------------------------
+# reduce: any reducer, as a closed jaxpr (acc..., x...) -> acc...  (NOTE: [generic reduce])
+
+
+def _generic_abstract_eval(*args, jaxpr, dimensions):
+    n = len(args) // 2
+    if len(args) % 2 or n == 0:
+        raise TypeError("reduce needs as many init values as operands (at least one)")
+    operands, inits = args[:n], args[n:]
+    for o, i in zip(operands, inits):
+        if i.ndim != 0 or i.dtype != o.dtype:
+            raise TypeError(
+                f"reduce: each init value must be a scalar of its operand's dtype, got init "
+                f"{i.str_short()} for operand {o.str_short()}"
+            )
+    if len({o.shape for o in operands}) != 1:
+        raise TypeError(
+            "reduce: operands must have one shape, got " + ", ".join(o.str_short() for o in operands)
+        )
+    outs = [_reduced_aval("reduce", o, dimensions) for o in operands]
+    scalars = [ShapedArray((), o.dtype) for o in operands]
+    if [(a.shape, a.dtype) for a in jaxpr.out_avals] != [(s.shape, s.dtype) for s in scalars]:
+        raise TypeError(
+            "reduce: the computation must return one scalar per operand, of the operands' dtypes "
+            f"{[str(s.dtype) for s in scalars]}, got {[a.str_short() for a in jaxpr.out_avals]}"
+        )
+    return [ShapedArray(o.shape, o.dtype, False) for o in outs]
+
+
+def _lanes(jaxpr: ClosedJaxpr, args):
+    """Run the scalar reducer on same-shaped arrays, one lane per element (the kernel's vmap)."""
+    shape = aval_of(args[0]).shape
+    size = int(np.prod(shape, dtype=np.int64))
+    flat = [reshape(a, (size,)) for a in args]
+    outs = vmap_flat(
+        lambda *a: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a),
+        size,
+        [0] * len(args),
+        [0] * (len(args) // 2),
+        flat,
+    )
+    return [reshape(o, shape) for o in outs]
+
+
+def _to_leading(x, dimensions):
+    """``x`` with the reduced ``dimensions`` flattened into one leading axis."""
+    shape = aval_of(x).shape
+    kept = [d for d in range(len(shape)) if d not in dimensions]
+    count = int(np.prod([shape[d] for d in dimensions], dtype=np.int64))
+    x = transpose(x, (*dimensions, *kept)) if dimensions else x
+    return reshape(x, (count, *(shape[d] for d in kept)))
+
+
+def _halve(jaxpr: ClosedJaxpr, xs, inits):
+    """Reduce the leading axis of every ``xs`` pairwise (NOTE: [generic reduce]), then combine
+    the result with ``inits`` once (as XLA applies them: a non-identity init counts once)."""
+    rest = aval_of(xs[0]).shape[1:]
+    start = (0,) * (1 + len(rest))
+    while (count := aval_of(xs[0]).shape[0]) > 1:
+        pairs = count // 2
+        first = [slice_(x, start, (pairs, *rest)) for x in xs]
+        second = [slice_(x, (pairs,) + start[1:], (2 * pairs, *rest)) for x in xs]
+        reduced = _lanes(jaxpr, [*first, *second])
+        if count % 2:  # the odd row waits for the next round
+            reduced = [
+                concatenate([r, slice_(x, (count - 1,) + start[1:], (count, *rest))], 0)
+                for r, x in zip(reduced, xs)
+            ]
+        xs = reduced
+    accs = [broadcast_in_dim(i, rest, ()) for i in inits]
+    if aval_of(xs[0]).shape[0] == 0:
+        return accs
+    return _lanes(jaxpr, [*accs, *(reshape(x, rest) for x in xs)])
+
+
+def _generic_impl(*args, jaxpr, dimensions):
+    n = len(args) // 2
+    operands, inits = [np.asarray(a) for a in args[:n]], [np.asarray(a) for a in args[n:]]
+    outs = _halve(jaxpr, [_to_leading(o, dimensions) for o in operands], inits)
+    return [np.asarray(o) for o in outs]
+
+
+def _generic_jvp(primals, tangents, *, jaxpr, dimensions):
+    n = len(primals) // 2
+    if any(type(t) is not Zero for t in tangents[n:]):
+        raise TypeError(
+            "lax.reduce: differentiating with respect to init_values is not supported (as in JAX); "
+            "make the init values constants"
+        )
+    outs = reduce_p.bind(*primals, jaxpr=jaxpr, dimensions=dimensions)
+    if all(type(t) is Zero for t in tangents[:n]):
+        return outs, [Zero.from_primal_value(o) for o in outs]
+    inits = primals[n:]
+
+    def tree(*xs):
+        return _halve(jaxpr, [_to_leading(x, dimensions) for x in xs], inits)
+
+    _, out_tangents = jvp_flat(tree, list(primals[:n]), [instantiate(t) for t in tangents[:n]])
+    return outs, out_tangents
+
+
+def _generic_batch(axis_size, vals, dims, *, jaxpr, dimensions):
+    n = len(vals) // 2
+    if any(d is not None for d in dims[n:]):
+        raise ValueError(
+            "lax.reduce: init_values must not be batched by vmap (each reduction starts from one "
+            "scalar); pass them unbatched, e.g. with in_axes=None"
+        )
+    operands = [to_front(v, d, axis_size) for v, d in zip(vals[:n], dims[:n])]
+    outs = reduce_p.bind(*operands, *vals[n:], jaxpr=jaxpr, dimensions=tuple(d + 1 for d in dimensions))
+    return outs, [0] * n
+
+
+reduce_p = Primitive("reduce", multiple_results=True)
+reduce_p.jaxpr_params = ("jaxpr",)
+reduce_p.def_impl(checked_impl(_generic_abstract_eval, _generic_impl))
+reduce_p.def_abstract_eval(_generic_abstract_eval)
+reduce_p.def_jvp(_generic_jvp)
+reduce_p.def_batch(_generic_batch)
+
+
 __all__ = [
     "argmax",
     "argmax_p",
@@ -286,6 +422,7 @@ __all__ = [
     "reduce_max_p",
     "reduce_min_p",
     "reduce_or_p",
+    "reduce_p",
     "reduce_prod",
     "reduce_prod_p",
     "reduce_sum",

@@ -7,9 +7,12 @@ Layer: primitives. Imports only the funcgrad kernel.
 rules are the kit's) carrying a closed jaxpr and a saving ``policy``. Its partial-evaluation rule is
 where the trade happens: it splits the jaxpr as usual into known (forward) and unknown (tangent)
 parts, then keeps as residuals only the values ``policy`` marks saveable; every other residual is
-recomputed inside the tangent program from the checkpoint's inputs. The backward pass evaluates
-that recomputation as the non-linear prologue of the transposed program. The user-facing
-``funcgrad.checkpoint`` lives in ``funcgrad/remat.py``.
+recomputed inside the tangent program from the checkpoint's inputs. Its transpose is the backward
+program -- that recomputation as the non-linear prologue, then the transposed tangent work --
+bound as one ``checkpoint`` call with ``differentiated=True`` (the user's checkpoint has
+``differentiated=False``), which the compiler keeps apart from the forward pass (NOTE: [remat on
+XLA] in xla_bridge/rules/remat.py). The user-facing ``funcgrad.checkpoint`` lives in
+``funcgrad/remat.py``.
 
 Policies: ``None`` or ``"nothing_saveable"`` (save only the inputs), ``"dots_saveable"`` (save
 outputs of ``dot_general``), ``"everything_saveable"``, or a predicate
@@ -24,7 +27,7 @@ from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel.callkit import CallPrimitive
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
-from funcgrad.kernel.partial_eval import partial_eval_jaxpr
+from funcgrad.kernel.partial_eval import partial_eval_jaxpr, trace_to_jaxpr
 
 
 def _nothing_saveable(prim, *avals, **params):
@@ -71,23 +74,34 @@ def resolve_policy(policy) -> Callable:
 checkpoint_p = CallPrimitive("checkpoint")
 
 
-def _transpose(cts, *args, jaxpr, policy):
-    linear = [ad.is_undefined_primal(a) for a in args]
-    transposed = ad.transpose_jaxpr(jaxpr, linear)
+def _transpose(cts, *args, jaxpr, policy, differentiated):
+    linear = tuple(ad.is_undefined_primal(a) for a in args)
     nonlin = [a for a in args if not ad.is_undefined_primal(a)]
     cts = [ad.instantiate(c) for c in cts]
-    if nonlin and cts:
-        # NOTE: [remat barrier]: the recomputation reads its inputs through a barrier that also
-        # takes the incoming cotangents, so XLA can neither merge it with the forward pass nor
-        # schedule it before the backward pass reaches this checkpoint.
-        fenced = optimization_barrier_p.bind(*nonlin, *cts)
-        nonlin, cts = fenced[: len(nonlin)], fenced[len(nonlin) :]
-    outs = core.eval_jaxpr(transposed.jaxpr, transposed.consts, *nonlin, *cts)
-    it = iter(outs)
-    return [next(it) if lin else None for lin in linear]
+    # NOTE: [remat barrier]: the backward program (the recomputation, then the transposed tangent
+    # work) is itself a ``checkpoint`` call, marked ``differentiated``: the lowering keeps it one
+    # unit XLA cannot merge with the forward pass (see xla_bridge/rules/remat.py), and inside it the
+    # recomputation reads its inputs through a barrier that also takes the incoming cotangents, so
+    # it cannot be scheduled before the backward pass reaches this checkpoint.
+    backward = _fenced_transpose(jaxpr, linear, bool(nonlin and cts))
+    outs = iter(checkpoint_p.bind(*nonlin, *cts, jaxpr=backward, policy=policy, differentiated=True))
+    return [next(outs) if lin else None for lin in linear]
 
 
-def _partial_eval(trace, args, unknowns, *, jaxpr, policy):
+def _fenced_transpose(closed: ClosedJaxpr, linear, fence: bool) -> ClosedJaxpr:
+    """``(non-linear inputs..., cotangents...) -> cotangents of the linear inputs``, the inputs
+    passed through one ``optimization_barrier`` first (when ``fence``)."""
+    transposed = ad.transpose_jaxpr(closed, list(linear))
+
+    def backward(*args):
+        if fence:
+            args = optimization_barrier_p.bind(*args)
+        return core.eval_jaxpr(transposed.jaxpr, transposed.consts, *args)
+
+    return trace_to_jaxpr(backward, transposed.in_avals)
+
+
+def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
     known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns, instantiate=False)
     saveable = resolve_policy(policy)
     kj = known.jaxpr
@@ -110,7 +124,8 @@ def _partial_eval(trace, args, unknowns, *, jaxpr, policy):
     recompute_jaxpr = _recompute_then(known, unknown, res_vars, saved)
     saved_vals = [r for r, s in zip(res_vals, saved) if s]
     staged_args = [*known_args, *saved_vals, *(a for a, uk in zip(args, unknowns) if uk)]
-    outs_unknown = trace.stage(checkpoint_p, staged_args, dict(jaxpr=recompute_jaxpr, policy=policy))
+    params = dict(jaxpr=recompute_jaxpr, policy=policy, differentiated=differentiated)
+    outs_unknown = trace.stage(checkpoint_p, staged_args, params)
     it_k, it_u = iter(known_outs[:n_known_out]), iter(outs_unknown)
     return [next(it_u) if uk else next(it_k) for uk in out_unknowns]
 

@@ -106,11 +106,16 @@ def _leaves(x):
     return tu.tree_leaves(x) if isinstance(x, tuple | list) else [x]
 
 
+def _for_dtype(tol, dtype):
+    """A case's tolerance: one number, or a ``{dtype: number}`` dict (other dtypes: the default)."""
+    return tol.get(np.dtype(dtype)) if isinstance(tol, dict) else tol
+
+
 def assert_matches(actual, expected, dtype, case: Case, what="value"):
     a_leaves, e_leaves = _leaves(actual), _leaves(expected)
     assert len(a_leaves) == len(e_leaves), f"{case.name}: {len(a_leaves)} outputs, expected {len(e_leaves)}"
     rtol, atol = TOL.get(np.dtype(dtype), TOL[F64]) if np.dtype(dtype).kind == "f" else TOL[F64]
-    rtol, atol = case.rtol or rtol, case.atol or atol
+    rtol, atol = _for_dtype(case.rtol, dtype) or rtol, _for_dtype(case.atol, dtype) or atol
     for a, e in zip(a_leaves, e_leaves):
         a_np, e_np = np.asarray(a), np.asarray(e)
         assert a_np.shape == e_np.shape, f"{case.name} {what}: shape {a_np.shape} != expected {e_np.shape}"

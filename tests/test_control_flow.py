@@ -1,11 +1,9 @@
-"""Structured control flow (funcgrad.lax.control_flow): values against Python loops, derivatives
+"""Structured control flow (funcgrad._control_flow): values against Python loops, derivatives
 against central finite differences (float64), vmap against per-example loops, compiled (jit, XLA)
 against eager, and every jaxpr through the type checker.
 """
 
 from __future__ import annotations
-
-import doctest
 
 import numpy as np
 import pytest
@@ -13,11 +11,10 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 import xla_bridge.runtime as rt
+from funcgrad._control_flow import ReverseModeWhileLoopError, cond, fori_loop, scan, switch, while_loop
+from funcgrad._control_flow import map as lax_map
 from funcgrad.kernel import ir
 from funcgrad.kernel import tree_util as tu
-from funcgrad.lax import control_flow as lax_control_flow
-from funcgrad.lax.control_flow import ReverseModeWhileLoopError, cond, fori_loop, scan, switch, while_loop
-from funcgrad.lax.control_flow import map as lax_map
 from funcgrad.testing import check_grads
 from primitives.control_flow import cond_p, scan_p, while_p
 from tests._checks import assert_close, typecheck
@@ -386,8 +383,3 @@ def test_eager_control_flow_does_not_compile(monkeypatch):
     xs = np.linspace(0, 1, 5)
     f = lambda w: scan(lambda c, x: (cond(x > 0.5, fnp.sin, fnp.cos, c * w + x), None), 0.1, xs)[0]  # noqa: E731
     assert np.isfinite(float(funcgrad.grad(f)(0.7)))
-
-
-def test_docstring_examples():
-    result = doctest.testmod(lax_control_flow, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0

@@ -320,3 +320,46 @@ def test_bad_dimension_numbers_and_dtypes():
         )
     with pytest.raises(TypeError, match="preferred_element_type"):
         lax.conv(np.ones((1, 1, 3)), np.ones((1, 1, 2)), (1,), "VALID", preferred_element_type=np.int32)
+
+
+@pytest.mark.parametrize(
+    "lhs_shape, rhs_shape, strides, padding, lhs_dil, rhs_dil, dn, groups",
+    [
+        ((2, 9, 8, 6), (3, 2, 1, 12), (2, 1), [(1, 2), (0, 1)], (1, 1), (1, 2), ("NHWC", "HWIO", "NHWC"), 6),
+        ((3, 4, 7, 6), (8, 2, 2, 3), (1, 2), [(2, -1), (1, 1)], (2, 1), (1, 1), ("NCHW", "OIHW", "NCHW"), 2),
+        (
+            (13, 13, 4, 16),
+            (1, 5, 5, 64),
+            (1, 1),
+            [(0, -1), (0, -1)],
+            (1, 1),
+            (2, 2),
+            ("HWNC", "IHWO", "HWNC"),
+            16,
+        ),
+        ((2, 10, 3), (4, 1, 6), (3,), [(2, 2)], (1,), (2,), ("NWC", "WIO", "CWN"), 3),
+    ],
+)
+def test_grouped_convolution_as_patches(lhs_shape, rhs_shape, strides, padding, lhs_dil, rhs_dil, dn, groups):
+    # NOTE: [convolution as patches]: XLA's own grouped convolution and the oracle agree with the
+    # im2col lowering (both slicing orders: by kernel offset and by output position).
+    from xla_bridge.rules import conv as rules
+
+    x, w = _pair(lhs_shape, rhs_shape)
+
+    def conv(x, w):
+        return lax.conv_general_dilated(
+            x, w, strides, padding, lhs_dil, rhs_dil, dn, feature_group_count=groups
+        )
+
+    def run():
+        funcgrad.clear_caches()
+        return np.asarray(funcgrad.jit(conv)(x, w))
+
+    patched = run()
+    la, ra = funcgrad.core.get_aval(x), funcgrad.core.get_aval(w)
+    closed = funcgrad.make_jaxpr(conv)(x, w)
+    params = closed.eqns[-1].params
+    assert rules._patch_plan(la, ra, closed.out_avals[0], params) is not None  # the patches path ran
+    want = jlax.conv_general_dilated(x, w, strides, padding, lhs_dil, rhs_dil, dn, feature_group_count=groups)
+    np.testing.assert_allclose(patched, np.asarray(want), rtol=1e-12, atol=1e-12)

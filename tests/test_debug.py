@@ -7,11 +7,11 @@ import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad._control_flow import cond, scan, while_loop
 from funcgrad.api import grad, jit, value_and_grad
 from funcgrad.debug import NonFiniteError, check_finite, debug_nans
 from funcgrad.kernel import core
 from funcgrad.kernel.core import source_info_config
-from funcgrad.lax.control_flow import cond, scan, while_loop
 
 _THIS = open(__file__).read().splitlines()
 

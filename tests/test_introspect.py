@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import re
 import shutil
 
@@ -11,7 +10,7 @@ import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad import debug, introspect, testing
+from funcgrad import introspect
 from funcgrad.api import checkpoint, grad, jit, make_jaxpr, vjp
 from funcgrad.kernel.ir import pp_jaxpr
 
@@ -282,11 +281,3 @@ def test_graph_marks_forward_work_recomputed_in_the_backward_pass(rng):
     nodes, _ = parse_dot(g.source)
     assert "tanh" in {nodes[n] for n in g.recomputed}  # the layers' forward pass, redone
     assert all(n.startswith("b") for n in g.recomputed)
-
-
-@pytest.mark.parametrize("module", [introspect, debug, testing], ids=lambda m: m.__name__)
-def test_docstring_examples_run(module):
-    # pytest's testpaths is tests/, so the examples of these modules are run from here.
-    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-    result = doctest.testmod(module, optionflags=flags)
-    assert result.attempted > 0 and result.failed == 0

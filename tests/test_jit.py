@@ -216,6 +216,21 @@ def test_retrace_only_on_new_shapes_dtypes_and_trees():
     assert g.cache_info().misses == 2
 
 
+def test_top_level_leaves_of_every_kind_hit_the_native_cache():
+    # NumPy arrays, scalars, device-backed Arrays and host-backed Arrays, alone or mixed, as the
+    # hot path of a call sees them; each combination of types stages once and then hits.
+    f = jit(lambda a, b: a * b + 1)
+    dev = f(np.ones(3), np.ones(3))  # a device-backed Array
+    host = fnp.asarray(np.full(3, 2.0))  # a host-backed Array
+    cases = [(np.arange(3.0), np.ones(3)), (dev, np.ones(3)), (dev, dev), (host, dev), (np.ones(3), 2.0)]
+    for a, b in cases:
+        for _ in range(3):
+            close(f(a, b), np.asarray(a) * np.asarray(b) + 1)
+    info = f.cache_info()
+    assert info.misses == 2  # f64[3] x f64[3] (every Array/NumPy mix) and f64[3] x weak f64[]
+    assert info.hits == 3 * len(cases) + 1 - info.misses
+
+
 def test_general_path_shares_the_cache():
     f = jit(lambda x: x * 3.0)
     f(np.ones(2))

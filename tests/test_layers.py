@@ -75,3 +75,31 @@ def test_no_function_local_import_of_project_modules():
                     f"{path.relative_to(ROOT)}:{inner.lineno}: {lines[inner.lineno - 1].strip()}"
                 )
     assert not offenders, offenders
+
+
+def _dynamic_import_calls(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if name in ("import_module", "__import__"):
+                yield node
+
+
+def test_dynamic_imports_only_load_a_packages_own_submodules_lazily():
+    # import-linter and the graph of imports see only import statements: an importlib call could
+    # hide an arrow that runs back up the layers. Lazy loading is allowed only where a package's
+    # __init__.py loads its own submodules on first attribute access (funcgrad's, for its
+    # top-level names: the surface's top floor).
+    offenders = []
+    for path in _project_modules():
+        tree = ast.parse(path.read_text(), str(path))
+        for call in _dynamic_import_calls(tree):
+            if path.name != "__init__.py":
+                offenders.append(f"{path.relative_to(ROOT)}:{call.lineno}")
+    assert not offenders, f"dynamic imports outside a package's __init__.py: {offenders}"
+
+
+def test_the_dynamic_import_check_sees_a_dodge():
+    dodge = ast.parse("import importlib\nm = importlib.import_module('funcgrad.numpy')\n__import__('x')")
+    assert len(list(_dynamic_import_calls(dodge))) == 2

@@ -136,7 +136,15 @@ CASES = [
         with_axis(),
         shapes=shapes(min_dims=1, min_side=1),
     ),
-    N("standardize", _standardize, shapes=shapes(min_dims=1, min_side=2), grad_rtol=1e-3),
+    # float32: jax.nn's variance E[x^2] - E[x]^2 cancels digits when the spread is small next to
+    # the mean (about log10(E[x^2] / var) of them); the reference is computed in float64.
+    N(
+        "standardize",
+        _standardize,
+        shapes=shapes(min_dims=1, min_side=2),
+        grad_rtol=1e-3,
+        rtol={np.dtype(np.float32): 1e-3},
+    ),
     Case(
         "logsumexp",
         lambda a, b, **kw: nn.logsumexp(a, b=b, **kw),

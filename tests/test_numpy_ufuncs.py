@@ -459,3 +459,13 @@ def test_special_values_under_jit(name):
         expected = getattr(np, name)(x, y)
         actual = np.asarray(jit(getattr(fnp, name))(x, y))
     np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=0, equal_nan=True, err_msg=name)
+
+
+def test_log10_and_log2_within_one_ulp_of_numpy():
+    # log10 was log(x) / log(10): 2 ulp off NumPy, and log10(1000.0) was 2.9999999999999996.
+    k = np.arange(15)
+    assert fnp.log10(10.0**k).tolist() == k.tolist() and fnp.log2(2.0**k).tolist() == k.tolist()
+    x = np.exp(np.random.default_rng(0).uniform(-700, 700, 10_000))
+    for ours, theirs in ((fnp.log10, np.log10), (fnp.log2, np.log2)):
+        want = theirs(x)
+        assert np.all(np.abs(np.asarray(ours(x)) - want) <= np.spacing(np.abs(want)))

@@ -118,3 +118,21 @@ def test_numpy_convolve_is_one_convolution(name, mode):
         np.asarray(wide), getattr(np, name)(x8.astype(np.int32), x8.astype(np.int32), mode)
     )
     np.testing.assert_allclose(np.asarray(f(a, v, mode, precision="highest")), getattr(np, name)(a, v, mode))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fftconvolve_complex_long_kernels_and_transformations(mode):
+    a = RNG.standard_normal((40, 3)) + 1j * RNG.standard_normal((40, 3))
+    b = RNG.standard_normal((33, 3))
+    np.testing.assert_allclose(
+        np.asarray(fs.fftconvolve(a, b, mode, axes=0)), ss.fftconvolve(a, b, mode, axes=0), atol=1e-10
+    )
+    x, k = RNG.standard_normal(17), RNG.standard_normal(9)
+    check_grads(lambda x, k: fs.fftconvolve(x, k, mode), (x, k), order=2)
+    np.testing.assert_allclose(
+        np.asarray(funcgrad.jit(lambda x, k: fs.fftconvolve(x, k, mode))(x, k)),
+        ss.fftconvolve(x, k, mode),
+        atol=1e-10,
+    )
+    batched = funcgrad.vmap(lambda x: fs.fftconvolve(x, k, mode))(np.stack([x, 2 * x]))
+    np.testing.assert_allclose(np.asarray(batched[1]), ss.fftconvolve(2 * x, k, mode), atol=1e-10)

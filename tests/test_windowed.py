@@ -169,3 +169,35 @@ def test_reduce_window_errors():
         funcgrad.vmap(lambda i: lax.reduce_window(x, i, lax.mul, (2, 2)))(np.ones(3))
     with pytest.raises(TypeError, match="init_value"):
         funcgrad.jvp(lambda i: lax.reduce_window(x, i, lax.mul, (2, 2)), (1.0,), (1.0,))
+
+
+@pytest.mark.parametrize("select", ["ge", "le"])
+@pytest.mark.parametrize(
+    "window, strides, padding",
+    [
+        ((1, 2, 2, 1), (1, 1, 1, 1), ((0, 0),) * 4),
+        ((1, 3, 3, 1), (1, 2, 2, 1), ((0, 0), (1, 1), (0, 2), (0, 0))),
+        ((2, 1, 3, 2), (1, 3, 1, 2), ((1, 0), (0, 0), (2, 1), (0, 1))),
+    ],
+)
+def test_select_and_scatter_unrolled_equals_xla(monkeypatch, select, window, strides, padding):
+    # NOTE: [unrolled select and scatter]: the unrolled lowering picks what XLA's
+    # select_and_scatter picks, ties (few distinct values) and NaNs included.
+    from xla_bridge.rules import windowed as rules
+
+    x = np.round(RNG.standard_normal((3, 7, 6, 4)) * 1.5)
+    x[0, 1, 2, :] = np.nan
+    params = dict(select=select, window_dimensions=window, window_strides=strides, padding=padding,
+                  window_dilation=(1, 1, 1, 1))  # fmt: skip
+    out_shape = wd.reduce_window_shape_tuple(x.shape, window, strides, padding, (1,) * 4, (1,) * 4)
+    s = RNG.standard_normal(out_shape)
+
+    def run():
+        funcgrad.clear_caches()
+        return np.asarray(funcgrad.jit(lambda s, x: wd.select_and_scatter_add_p.bind(s, x, **params))(s, x))
+
+    unrolled = run()
+    monkeypatch.setattr(rules, "_MAX_UNROLLED_WINDOW", 0)
+    native = run()
+    np.testing.assert_allclose(unrolled, native, rtol=1e-13, atol=1e-15)  # adds in another order
+    np.testing.assert_allclose(unrolled.sum(), s.sum(), rtol=1e-12)  # every share lands somewhere

@@ -35,6 +35,7 @@ import sys
 _LAZY = {
     # runtime
     "XlaBridgeError": "runtime",
+    "Device": "runtime",
     "Backend": "runtime",
     "get_backend": "runtime",
     "resolve_device": "runtime",
@@ -79,6 +80,7 @@ _SUBMODULES = (
 # Kept equal to _LAZY + _SUBMODULES (tests/test_xla_runtime.py checks it).
 __all__ = [
     "Aval",
+    "Device",
     "Backend",
     "Executable",
     "XlaBridgeError",

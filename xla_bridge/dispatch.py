@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -89,6 +89,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.tree_util import registry as _registry
 from primitives.call import jit_p
+from xla_bridge.fastpath import fastpath_record, prepend_constants
 from xla_bridge.lowering import lower_jaxpr, xla_dtype
 from xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
 
@@ -196,15 +197,6 @@ class Compiled:
 
     def as_text(self) -> str:
         return self.text
-
-
-def prepend_constants(call, const_buffers):
-    """``call(buffers)`` with the hoisted constants' buffers passed first (they are the program's
-    leading parameters)."""
-    if not const_buffers:
-        return call
-    consts = list(const_buffers)
-    return lambda bufs: call(consts + bufs)
 
 
 _cache: dict = {}
@@ -451,12 +443,13 @@ def _init_native():
         jx.jax_jit.set_post_hook_state(_states[2])
 
 
-def make_native_dispatcher(name: str, cache_miss, capacity: int = 4096):
+def make_native_dispatcher(name: str, cache_miss, capacity: int = 4096, statics: bool = True):
     """A C++ dispatcher: ``d(treedef, statics, *leaves) -> outputs`` (see ``fastpath_data``).
 
     ``cache_miss(treedef, statics, *leaves)`` runs when the (treedef, statics, leaf signatures)
     triple is new and returns ``(outputs, fastpath_data(...) or None)``; ``statics`` must be
-    hashable (the static arguments of the jitted function, ``()`` when it has none).
+    hashable (the static arguments of the jitted function, ``()`` when it has none). With
+    ``statics=False`` the dispatcher is ``d(*leaves)`` and ``cache_miss(*leaves)``.
     """
     _init_native()
     jx = runtime()._jax
@@ -474,7 +467,7 @@ def make_native_dispatcher(name: str, cache_miss, capacity: int = 4096):
 
     key = (name, id(cache_miss))  # any hashable; each dispatcher has its own cache anyway
     cache = jx.PjitFunctionCache(capacity=capacity)
-    return jx.pjit(name, None, miss, [0, 1], [], key, _registry, fallback, cache)
+    return jx.pjit(name, None, miss, [0, 1] if statics else [], [], key, _registry, fallback, cache)
 
 
 def fastpath_data(compiled: Compiled, outputs, n_args: int):
@@ -483,36 +476,12 @@ def fastpath_data(compiled: Compiled, outputs, n_args: int):
     ``outputs`` is a pytree of the executable's output buffers in the form the dispatcher must
     return (the C++ side rebuilds it around fresh outputs, natively for dicts/lists/leaves).
     """
-    rt = runtime()
-    sh = rt.sharding(compiled.device)
-    treedef = _registry.flatten(outputs)[1]
-    n_out = len(compiled.executable.out_avals)
+    sh = runtime().sharding(compiled.device)
     n_in = len(compiled.const_buffers) + n_args
-    return _FastPathData(
-        compiled.executable._loaded,
-        treedef,
-        # Hoisted constants are the executable's leading parameters: every per-parameter list
-        # covers them too (shorter lists made the second call fail with std::bad_cast or crash).
-        [sh] * n_in,
-        [sh] * n_out,
-        list(compiled.executable.out_avals),
-        [True] * n_out,
-        [True] * n_in,
-        [None] * n_in,
-        list(compiled.const_buffers),
+    exe = compiled.executable
+    return fastpath_record(
+        exe._loaded, outputs, [sh] * n_in, [sh] * len(exe.out_avals), exe.out_avals, compiled.const_buffers
     )
-
-
-class _FastPathData(NamedTuple):
-    xla_executable: Any
-    out_pytree_def: Any
-    in_shardings: Any
-    out_shardings: Any
-    out_avals: Any
-    out_committed: Any
-    kept_var_bitvec: Any
-    in_device_local_layouts: Any
-    const_args: Any
 
 
 # ----------------------------------------------------------------------------------------------
@@ -596,6 +565,10 @@ class Dispatcher:
         self._native_ok = not donate and all(n >= 0 for n in self._static_argnums)
         self._plain = self._native_ok and not self._static_argnums
         self._native = None
+        # For functions without static arguments: a second C++ dispatcher whose only arguments
+        # are the leaves (no static treedef/statics to hash), used by the hot path for calls
+        # whose arguments are all top-level leaves.
+        self._native_plain = None
         self._native_meta: list = []
         self._native_calls = 0
         self._native_misses = 0
@@ -613,15 +586,23 @@ class Dispatcher:
     def _clear_dispatch(self) -> None:
         self._fast.clear()
         self._native = None
+        self._native_plain = None
         self._native_meta.clear()
 
     # -- the hot path --------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
         # Kept to one Python frame: no static/keyword arguments, top-level NumPy arrays, scalars
-        # or device-backed Arrays, a native dispatcher already made (everything else: _dispatch).
-        native = self._native
-        if native is not None and self._plain and not kwargs and type(_state.trace) is _EvalTrace:
+        # or device-backed Arrays, a plain dispatcher already made (everything else: _dispatch).
+        # The per-argument loop only looks at types; NumPy arrays and scalars go to the C++ side
+        # as they are (NOTE: [native dispatch]).
+        native = self._native_plain
+        if (
+            native is not None
+            and not kwargs
+            and type(_state.trace) is _EvalTrace
+            and _JAX_CONFIG not in _modules
+        ):
             flat = args
             for x in args:
                 t = type(x)
@@ -633,12 +614,11 @@ class Dispatcher:
                 return self._dispatch(args, kwargs)
             if flat is None:
                 flat = [x._buffer if type(x) is Array else x for x in args]
-            if _JAX_CONFIG not in _modules:
-                self._native_calls += 1
-                res = native(len(args), (), *flat)
-                if type(res) is dict:
-                    return self._native_outputs(res)
-                return _from_buffer(res, res.aval.weak_type)  # a bare output is the buffer itself
+            self._native_calls += 1
+            res = native(*flat)
+            if type(res) is dict:
+                return self._native_outputs(res)
+            return _from_buffer(res, res.aval.weak_type)  # a bare output is the buffer itself
         return self._dispatch(args, kwargs)
 
     def _dispatch(self, args, kwargs):
@@ -680,6 +660,18 @@ class Dispatcher:
                     flat[i] = _array_buffer(x)
                     if flat[i] is None:
                         return self._call(args, kwargs)
+        if self._plain and type(tree) is int and not statics:
+            # Top-level leaves: the plain dispatcher, the one the hot path in __call__ uses.
+            native = self._native_plain
+            if native is None:
+                native = self._native_plain = make_native_dispatcher(
+                    self._name, self._native_miss_plain, statics=False
+                )
+            self._native_calls += 1
+            res = native(*flat)
+            if type(res) is dict:
+                return self._native_outputs(res)
+            return _from_buffer(res, res.aval.weak_type)
         native = self._native
         if native is None:
             native = self._native = make_native_dispatcher(self._name, self._native_miss)
@@ -707,6 +699,10 @@ class Dispatcher:
         it, st = iter(dyn_args), iter(statics)
         n = len(dyn_args) + len(statics)
         return tuple(next(st) if i in self._static_set else next(it) for i in range(n))
+
+    def _native_miss_plain(self, *leaves):
+        """Cache miss of the plain dispatcher (top-level leaves, no static arguments)."""
+        return self._native_miss(len(leaves), (), *leaves)
 
     def _native_miss(self, tree, statics, *leaves):
         """Cache miss of the native dispatcher: stage/compile as needed, run, describe the entry

@@ -205,8 +205,9 @@ def preload_nvidia_libraries(cuda_major: str | None) -> list[str]:
     Missing ones are skipped: the plugin then falls back to the system's (LD_LIBRARY_PATH).
 
     Example:
-        >>> preload_nvidia_libraries("12")  # nothing installed here
-        []
+        >>> paths = preload_nvidia_libraries("12")  # those of the nvidia-* wheels installed here
+        >>> all(os.path.isfile(p) for p in paths)
+        True
     """
     loaded = []
     majors = [cuda_major] if cuda_major else ["13", "12"]

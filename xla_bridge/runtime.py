@@ -66,6 +66,7 @@ if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
 
 __all__ = [
     "ArrayImpl",
+    "Device",
     "Aval",
     "Backend",
     "Executable",
@@ -89,6 +90,7 @@ __all__ = [
 ]
 
 ArrayImpl = _jax.ArrayImpl
+Device = _jax.Device  # the class of every device object (``funcgrad.Device``, ``jax.Device``)
 _JaxRuntimeError = _jax.JaxRuntimeError  # == xc.XlaRuntimeError
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 
@@ -142,6 +144,7 @@ class _Sharding(_jax.SingleDeviceSharding):
     memory_kind = property(lambda self: None)
     device_set = property(lambda self: {self._fg_device})
     _device_assignment = property(lambda self: (self._fg_device,))
+    _fg_devs = _device_assignment  # as sharded.MeshSharding names its devices
     _internal_device_list = property(lambda self: self._fg_device_list)
 
 
@@ -606,6 +609,12 @@ class Executable:
     def as_hlo_text(self) -> str:
         """XLA's optimized HLO after compilation (for debugging and benchmarks)."""
         return "\n".join(m.to_string() for m in self._loaded.hlo_modules())
+
+    def memory_analysis(self):
+        """XLA's memory plan of this program (jaxlib's ``CompiledMemoryStats``: bytes of
+        ``argument_size_in_bytes``, ``output_size_in_bytes``, ``alias_size_in_bytes`` and
+        ``temp_size_in_bytes``, the scratch memory its buffer assignment needs)."""
+        return self._loaded.get_compiled_memory_stats()
 
     def __repr__(self):
         ins = ", ".join(map(repr, self.in_avals))

@@ -519,6 +519,10 @@ class SpmdExecutable:
     def as_hlo_text(self) -> str:
         return "\n".join(m.to_string() for m in self._loaded.hlo_modules())
 
+    def memory_analysis(self):
+        """XLA's memory plan of this program (jaxlib's ``CompiledMemoryStats``)."""
+        return self._loaded.get_compiled_memory_stats()
+
 
 def _spmd_options(devices) -> xc.CompileOptions:
     # jax's get_compile_options for jit/shard_map: one replica, one partition per device, Shardy.

@@ -1,11 +1,11 @@
 """The route of a jitted call over several devices: plan, lower, compile and run an SPMD program.
 
 Layer: xla_bridge. May import the funcgrad kernel (``ir``, ``array``, ``core``), the primitive
-catalog (``primitives.sharding``: the meshes a jaxpr holds) and the siblings ``lowering``,
-``meshes``, ``runtime`` and ``sharded``; ``dispatch`` imports it on first use (it loads jaxlib).
-Never the surface: shardings arrive as
-``sharded.MeshSharding`` objects (the surface's ``NamedSharding._bridge``), meshes as opaque
-values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
+catalog (``primitives.sharding``: the meshes a jaxpr holds) and the siblings ``fastpath``,
+``lowering``, ``meshes``, ``runtime`` and ``sharded`` (never ``dispatch``, which imports it on first
+use: it loads jaxlib). Never the surface: shardings arrive as ``sharded.MeshSharding`` objects
+(the surface's ``NamedSharding._bridge``), meshes as opaque values read through ``mesh._flat``,
+``mesh.devices`` and ``mesh.axis_names``.
 
 # NOTE: [SPMD call route]
 # ``dispatch`` hands a call here when its program must run on several devices: the jitted
@@ -30,7 +30,8 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.ir import Var
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from primitives.sharding import meshes_in, shard_map_p
-from xla_bridge import dispatch, sharded
+from xla_bridge import sharded
+from xla_bridge.fastpath import fastpath_record, prepend_constants
 from xla_bridge.lowering import lower_jaxpr, xla_dtype
 from xla_bridge.meshes import SpmdLowering
 
@@ -136,7 +137,7 @@ class SpmdCompiled:
         self.in_shardings = tuple(in_shardings)
         self.out_weak = tuple(a.weak_type for a in closed.out_avals)
         self.text = text
-        self.call = dispatch.prepend_constants(executable.call, const_buffers)
+        self.call = prepend_constants(executable.call, const_buffers)
 
     def as_text(self) -> str:
         return self.text
@@ -273,24 +274,14 @@ def apply(primitive, args, params):
 
 
 def fastpath_data(c, outputs, n_args: int):
-    """``dispatch.fastpath_data`` of a program over several devices (an ``SpmdCompiled``): jaxlib's
-    C++ fast path compares each argument's sharding with the program's and runs it, as for JAX."""
+    """``fastpath_data`` (as in ``dispatch``) of a program over several devices (an
+    ``SpmdCompiled``): jaxlib's C++ fast path compares each argument's sharding with the
+    program's and runs it, as for JAX."""
     exe = c.executable
-    treedef = dispatch._registry.flatten(outputs)[1]
-    n_out = len(exe.out_avals)
-    n_in = len(c.const_buffers) + n_args
-    if len(exe.in_shardings) != n_in:
+    if len(exe.in_shardings) != len(c.const_buffers) + n_args:
         return None
-    return dispatch._FastPathData(
-        exe._loaded,
-        treedef,
-        list(exe.in_shardings),
-        list(exe.out_shardings),
-        list(exe.out_avals),
-        [True] * n_out,
-        [True] * n_in,
-        [None] * n_in,
-        list(c.const_buffers),
+    return fastpath_record(
+        exe._loaded, outputs, exe.in_shardings, exe.out_shardings, exe.out_avals, c.const_buffers
     )
 
 

@@ -1,11 +1,11 @@
-"""``funcgrad.experimental``: ``ode`` (``odeint``), as ``jax.experimental``.
+"""``funcgrad.experimental``: ``ode`` (``odeint``) and ``jet`` (Taylor mode), as ``jax.experimental``.
 
 Layer: surface. Imports its submodules.
 """
 
-from funcgrad.experimental import ode
+from funcgrad.experimental import jet, ode
 
-__all__ = ["ode"]
+__all__ = ["jet", "ode"]
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

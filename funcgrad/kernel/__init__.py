@@ -70,7 +70,10 @@ def register(
         for name, fn in (array_methods or {}).items():
             setattr(cls, name, fn)
         for name, fget in (array_properties or {}).items():
-            setattr(cls, name, property(fget))
+            # Only the summary line of the function's docstring: its example calls the function
+            # by its own name, which doctest would run (and fail) in this module's namespace.
+            summary = (fget.__doc__ or "").strip().partition("\n")[0]
+            setattr(cls, name, property(fget, doc=summary or None))
         # Defining __eq__ must not make the classes unhashable in a different way than they chose.
         if own_hash is not None:
             cls.__hash__ = own_hash

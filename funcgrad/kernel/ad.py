@@ -50,6 +50,8 @@ class Zero:
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    if aval.dtype.kind in "fc":
+        return aval  # (avals are immutable: the primal's serves)
     return ShapedArray(aval.shape, _dt.tangent_dtype(aval.dtype), aval.weak_type)
 
 
@@ -126,6 +128,50 @@ def defjvp_zero(primitive: core.Primitive) -> None:
     primitive.def_jvp(jvp)
 
 
+def zero_series(primal, order: int) -> list:
+    """``order`` symbolic zero Taylor terms of ``primal``'s tangent type (``kernel/taylor.py``)."""
+    z = Zero.from_primal_value(primal)
+    return [z] * order
+
+
+def is_zero_series(series: Sequence) -> bool:
+    return all(type(t) is Zero for t in series)
+
+
+def linear_taylor(primitive: core.Primitive, term_params: dict | None = None) -> Callable:
+    """The Taylor rule of a primitive linear in its inexact operands (integer operands -- indices,
+    a predicate -- are held at their primal value): ``f(x(t)) = sum_k f(x_k) t^k``.
+
+    ``deflinear`` primitives get it automatically (``kernel/taylor.py``, NOTE: [Taylor
+    coefficients]); selections and index maps (``gather``,
+    ``dynamic_slice``, ``select_n``, ``scatter``) are declared with it. ``term_params`` overrides
+    parameters for the terms (a gather fills out-of-bounds windows of the terms with 0).
+    """
+    term_params = term_params or {}
+
+    def rule(primals, series, **params):
+        out = primitive.bind(*primals, **params)
+        outs = out if primitive.multiple_results else [out]
+        order = len(series[0])
+        if not all(_dt.is_inexact(core.get_aval(o).dtype) for o in outs):
+            # A conversion to an integer or boolean type is piecewise constant.
+            zeros = [zero_series(o, order) for o in outs]
+            return out, zeros if primitive.multiple_results else zeros[0]
+        varying = [_dt.is_inexact(core.get_aval(p).dtype) for p in primals]
+        terms = []
+        for k in range(order):
+            if all(type(s[k]) is Zero for s in series):
+                terms.append([Zero.from_primal_value(o) for o in outs])
+                continue
+            args = [instantiate(s[k]) if v else p for p, s, v in zip(primals, series, varying)]
+            t = primitive.bind(*args, **{**params, **term_params})
+            terms.append(list(t) if primitive.multiple_results else [t])
+        series_out = [list(col) for col in zip(*terms)] if terms else [[] for _ in outs]
+        return out, series_out if primitive.multiple_results else series_out[0]
+
+    return rule
+
+
 def deflinear(primitive: core.Primitive, transpose_rule: Callable) -> None:
     """A primitive linear in all its inputs: its JVP applies it to the tangents.
 
@@ -146,6 +192,7 @@ def deflinear(primitive: core.Primitive, transpose_rule: Callable) -> None:
     primitive.is_linear = True
     primitive.def_jvp(jvp)
     primitive.def_transpose(transpose)
+    primitive.def_taylor(linear_taylor(primitive))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -181,10 +228,12 @@ class JVPTrace(core.Trace):
         # save/restore is cheaper than a context manager on this hot path.
         state = core._state
         prev = state.trace
-        state.trace = self.parent
+        parent = state.trace = self.parent
         try:
             if not nonzero:
-                return primitive.bind(*primals, **params)
+                # No tangent: the parent processes it (what ``bind`` would do, without re-packing
+                # the arguments and parameters).
+                return parent.process_primitive(primitive, primals, params)
             tangents = [Zero.from_primal_value(p) if t is None else t for p, t in zip(primals, tangents)]
             rule = primitive.jvp
             if rule is None:
@@ -341,10 +390,17 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
             write_ct(v, ct)
 
     for eqn in reversed(linear_eqns):
-        cts_out = [ct_env.pop(v, None) for v in eqn.outvars]
-        if all(ct is None for ct in cts_out):
-            continue
-        cts_out = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outvars, cts_out)]
+        outvars = eqn.outvars
+        if len(outvars) == 1:
+            ct = ct_env.pop(outvars[0], None)
+            if ct is None:
+                continue
+            cts_out = [ct]
+        else:
+            cts_out = [ct_env.pop(v, None) for v in outvars]
+            if all(ct is None for ct in cts_out):  # (not list.count: it compares arrays with ==)
+                continue
+            cts_out = [Zero(v.aval) if ct is None else ct for v, ct in zip(outvars, cts_out)]
         rule = eqn.primitive.transpose
         if rule is None:
             raise NotImplementedError(

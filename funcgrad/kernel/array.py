@@ -32,7 +32,9 @@ class Array:
     Array(6., dtype=float64)
     """
 
-    __slots__ = ("_value", "_buffer", "weak_type", "__weakref__")
+    # ``_aval``: the abstract value, made on first request (``core.get_aval``) and kept, since
+    # transformations ask for it several times per primitive.
+    __slots__ = ("_value", "_buffer", "weak_type", "_aval", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, value, weak_type: bool = False):
@@ -44,6 +46,7 @@ class Array:
         self._value = value
         self._buffer = None
         self.weak_type = weak_type
+        self._aval = None
 
     @classmethod
     def _from_owned(cls, value: np.ndarray, weak_type: bool = False) -> Array:
@@ -56,6 +59,7 @@ class Array:
         self._value = value
         self._buffer = None
         self.weak_type = weak_type
+        self._aval = None
         return self
 
     @classmethod
@@ -66,6 +70,7 @@ class Array:
         self._value = None
         self._buffer = buffer
         self.weak_type = weak_type
+        self._aval = None
         return self
 
     def _numpy(self) -> np.ndarray:
@@ -92,7 +97,9 @@ class Array:
     nbytes = property(lambda self: self.size * self.dtype.itemsize)
 
     def __array__(self, dtype=None, copy=None):
-        value = self._numpy()
+        value = self._value
+        if value is None:
+            value = self._numpy()
         if copy:
             value = value.copy()
         elif value.flags.writeable:

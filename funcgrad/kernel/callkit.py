@@ -1,6 +1,6 @@
 """The call-primitive kit: the rules of a primitive that calls a jaxpr, written once.
 
-Layer: kernel. Imports ``core``, ``ir``, ``ad``, ``batching`` and ``partial_eval``.
+Layer: kernel. Imports ``core``, ``ir``, ``ad``, ``batching``, ``partial_eval`` and ``taylor``.
 
 A call primitive (``jit``, ``checkpoint``, and any later primitive that runs a staged sub-program
 as a unit) carries a ``ClosedJaxpr`` in its ``jaxpr`` parameter. Each of its rules transforms that
@@ -13,7 +13,8 @@ The kit's parts live where their subject lives; this module puts them together:
 - one forward sweep, ``ir.forward_dependents``, and one backward sweep,
   ``ir.backward_dependencies``;
 - the jaxpr-to-jaxpr transformations ``ad.jvp_jaxpr``, ``ad.transpose_jaxpr`` (with symbolic-zero
-  cotangents), ``batching.batch_jaxpr`` and ``partial_eval.partial_eval_jaxpr``, memoised per
+  cotangents), ``batching.batch_jaxpr``, ``partial_eval.partial_eval_jaxpr`` and
+  ``taylor.jet_jaxpr`` (the control-flow primitives use it too), memoised per
   source jaxpr here (NOTE: [derived jaxpr cache]);
 - ``CallPrimitive``: a primitive with all of those rules. A call primitive with a twist overrides
   one rule (``checkpoint`` its partial evaluation and transpose, ``jit`` its impl).
@@ -28,6 +29,7 @@ from funcgrad.kernel.ad import Zero, is_undefined_primal, jvp_jaxpr, transpose_j
 from funcgrad.kernel.batching import batch_jaxpr, current_axis_name
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.partial_eval import partial_eval_jaxpr
+from funcgrad.kernel.taylor import jet_jaxpr
 
 
 class DerivedJaxprs:
@@ -67,6 +69,9 @@ derived_batch = DerivedJaxprs(
         closed, axis_size, list(dims), instantiate=False, axis_name=axis_name
     )
 )
+derived_jet = DerivedJaxprs(
+    lambda closed, order, nonzeros, inst: jet_jaxpr(closed, order, list(nonzeros), list(inst))
+)
 derived_partial_eval = DerivedJaxprs(
     lambda closed, unknowns: partial_eval_jaxpr(closed, list(unknowns), instantiate=False)
 )
@@ -80,7 +85,7 @@ class CallPrimitive(Primitive):
     """A primitive that calls the ``ClosedJaxpr`` in its ``jaxpr`` parameter, with every rule.
 
     ``derive_params(params, new_jaxpr, derivation, n_args)`` gives the parameters of a derived
-    call (``derivation`` is "jvp", "transpose", "batch", "known" or "unknown"; ``n_args`` its
+    call (``derivation`` is "jvp", "jet", "transpose", "batch", "known" or "unknown"; ``n_args`` its
     argument count); by default only ``jaxpr`` changes.
 
     >>> from funcgrad.kernel import ir
@@ -100,6 +105,7 @@ class CallPrimitive(Primitive):
         self.def_transpose(self._transpose)
         self.def_batch(self._batch)
         self.def_partial_eval(self._partial_eval)
+        self.def_taylor(self._taylor)
 
     def _abstract_eval(self, *avals, jaxpr, **params):
         expected = jaxpr.in_avals
@@ -125,6 +131,19 @@ class CallPrimitive(Primitive):
         out_primals, nz_outs = outs[:n], iter(outs[n:])
         return out_primals, [
             next(nz_outs) if nz else Zero.from_primal_value(p) for p, nz in zip(out_primals, out_nonzeros)
+        ]
+
+    def _taylor(self, primals, series, *, jaxpr, **params):
+        # Which terms are nonzero, term by term (NOTE: [zero series]).
+        masks = tuple(tuple(type(t) is not Zero for t in s) for s in series)
+        jet_closed, out_masks = derived_jet(jaxpr, len(series[0]), masks, (False,) * len(jaxpr.out_avals))
+        args = [*primals, *(t for s in series for t in s if type(t) is not Zero)]
+        outs = self.bind(*args, **self._derived({**params, "jaxpr": jaxpr}, jet_closed, "jet", len(args)))
+        n = len(jaxpr.out_avals)
+        out_primals, terms = outs[:n], iter(outs[n:])
+        return out_primals, [
+            [next(terms) if z else Zero.from_primal_value(p) for z in m]
+            for p, m in zip(out_primals, out_masks)
         ]
 
     def _transpose(self, cts, *args, jaxpr, **params):
@@ -163,6 +182,7 @@ __all__ = [
     "CallPrimitive",
     "DerivedJaxprs",
     "derived_batch",
+    "derived_jet",
     "derived_jvp",
     "derived_partial_eval",
     "derived_transpose",

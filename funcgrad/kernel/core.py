@@ -71,15 +71,20 @@ def _python_scalar_aval(x) -> ShapedArray:
 
 def get_aval(x) -> ShapedArray:
     """The abstract value of any array-like accepted as a primitive input."""
-    if isinstance(x, Tracer):
-        return x.aval
     t = type(x)
     if t is Array:
-        v = x._value
-        if v is not None:
-            return ShapedArray(v.shape, v.dtype, x.weak_type)
-        return ShapedArray(x.shape, x.dtype, x.weak_type)
-    if t is np.ndarray or isinstance(x, np.ndarray | np.generic):
+        aval = x._aval
+        if aval is None:
+            v = x._value
+            if v is None:
+                v = x._buffer.aval
+            aval = x._aval = ShapedArray(v.shape, v.dtype, x.weak_type)
+        return aval
+    if t is np.ndarray:
+        return ShapedArray(x.shape, x.dtype)
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, np.ndarray | np.generic):
         return ShapedArray(x.shape, x.dtype)
     if isinstance(x, Array):
         return ShapedArray(x.shape, x.dtype, x.weak_type)
@@ -121,6 +126,10 @@ class Primitive:
     - ``transpose(cts, *args, **params) -> list``: for linear primitives; undefined (linear) inputs
       are ``UndefinedPrimal``; returns one cotangent (or ``None``/``Zero``) per input.
     - ``batch(axis_size, values, dims, **params) -> (out, out_dims)``; a dim of ``None`` is unbatched.
+    - ``taylor(primals, series, **params) -> (primal_out, series_out)``: Taylor mode (``jet``);
+      each series is a list of ``K`` Taylor coefficients, ``Zero`` allowed (``kernel/taylor.py``,
+      NOTE: [Taylor coefficients]). Without one, ``jet`` uses the JVP rule (or zero series for a
+      not-differentiable primitive).
     - ``partial_eval`` (optional, higher-order primitives): see ``partial_eval.py``.
     """
 
@@ -134,6 +143,7 @@ class Primitive:
         self.jvp = None
         self.transpose = None
         self.batch = None
+        self.taylor = None
         self.partial_eval = None
         self.is_linear = False
         self.not_differentiable = False
@@ -188,6 +198,10 @@ class Primitive:
 
     def def_batch(self, f):
         self.batch = f
+        return f
+
+    def def_taylor(self, f):
+        self.taylor = f
         return f
 
     def def_partial_eval(self, f):
@@ -295,15 +309,16 @@ class EvalTrace(Trace):
                     out = hooks.eager_on_devices(primitive, args, params)
                     if out is not NotImplemented:
                         return out
-                vals.append(a._numpy())
+                v = a._value
+                vals.append(a._numpy() if v is None else v)
                 weak = weak and a.weak_type
             elif t is np.ndarray:
                 vals.append(a)
                 weak = False
+            elif t in _PYTHON_SCALARS:
+                vals.append(a)
             elif isinstance(a, Tracer):
                 raise UnexpectedTracerError(_leak_message(a))
-            elif t in python_scalar_types:
-                vals.append(a)
             else:
                 vals.append(a)
                 weak = False
@@ -319,7 +334,12 @@ class EvalTrace(Trace):
         if weak and args:
             rule = primitive.weak_type_rule
             weak = rule(params) if rule is not None else _same_dtype_as_first(out, args[0])
+        if type(out) is np.ndarray:  # (wrap_result, inlined for the common case)
+            return Array._from_owned(out, weak)
         return wrap_result(out, weak)
+
+
+_PYTHON_SCALARS = frozenset(python_scalar_types)
 
 
 def _same_dtype_as_first(out, first) -> bool:

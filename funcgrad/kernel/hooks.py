@@ -18,6 +18,7 @@ from __future__ import annotations
 # What provides each entry, for the error raised when it is missing.
 _PROVIDERS = {
     "add_any": "primitives",
+    "mul": "primitives",
     "zeros": "primitives",
     "full_like": "primitives",
     "moveaxis": "primitives",
@@ -30,8 +31,9 @@ _PROVIDERS = {
 
 class KernelHooks:
     """The registered entries. Array operations (``add_any(x, y)``, ``zeros(aval)``,
-    ``full_like(x, v)``, ``moveaxis(x, src, dst)``, ``broadcast_batch(x, size, dim)``,
-    ``broadcast_in_dim``, ``reduce_sum``, ``sum_to_scalar``) come from ``primitives``;
+    ``full_like(x, v)``, ``mul(x, y)`` (``y`` may be a Python number), ``moveaxis(x, src, dst)``,
+    ``broadcast_batch(x, size, dim)``, ``broadcast_in_dim``, ``reduce_sum``, ``sum_to_scalar``)
+    come from ``primitives``;
     ``jit_impl``, ``device_to_numpy`` and ``eager_on_devices`` from ``xla_bridge``;
     ``library_dirs`` from any layer."""
 

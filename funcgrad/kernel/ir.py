@@ -45,7 +45,7 @@ class ShapedArray:
     def __init__(self, shape, dtype, weak_type: bool = False):
         # Fast path: shapes from NumPy are already tuples of ints (this is on the eager hot path).
         self.shape = shape if type(shape) is tuple else tuple(int(d) for d in shape)
-        self.dtype = dtype if type(dtype) is np.dtype or isinstance(dtype, np.dtype) else np.dtype(dtype)
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.weak_type = weak_type
 
     ndim = property(lambda self: len(self.shape))
@@ -408,9 +408,18 @@ def backward_dependencies(eqns, outputs, stop=frozenset(), effects: bool = False
     primitives with side effects count as needed, and so do their inputs."""
     needed = {v for v in outputs if type(v) is Var and v not in stop}
     used = []
+    # (This sweep runs once per eager ``grad`` call: plain loops, no generators.)
     for eqn in reversed(eqns):
-        if any(v in needed for v in eqn.outvars) or (effects and eqn.primitive.has_side_effects):
+        live = effects and eqn.primitive.has_side_effects
+        if not live:
+            for v in eqn.outvars:
+                if v in needed:
+                    live = True
+                    break
+        if live:
             used.append(eqn)
-            needed.update(a for a in eqn.invars if type(a) is Var and a not in stop)
+            for a in eqn.invars:
+                if type(a) is Var and a not in stop:
+                    needed.add(a)
     used.reverse()
     return needed, used

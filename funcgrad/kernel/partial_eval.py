@@ -96,7 +96,7 @@ class JaxprBuilder:
         return var
 
     def to_atom(self, trace, x) -> Var | Literal:
-        if isinstance(x, StagingTracer) and x._trace is trace:
+        if type(x) is StagingTracer and x._trace is trace:
             return x.var
         if isinstance(x, Tracer):
             core.check_foreign_tracer(trace, x)
@@ -150,7 +150,11 @@ class StagingTrace(core.Trace):
         source = self.record_source or source_info_config.in_linearize
         if primitive.multiple_results:
             return self.builder.add_eqn(self, primitive, atoms, params, out, source)
-        return self.builder.add_eqn(self, primitive, atoms, params, [out], source)[0]
+        # One result (the common case), inlined: this runs for every staged equation.
+        var = Var(out)
+        info = user_source_info() if source else None
+        self.builder.eqns.append(JaxprEqn(primitive, atoms, params, [var], info))
+        return StagingTracer(self, out, var)
 
     def describe(self) -> str:
         return self.description or "a staged (jit or make_jaxpr) function"
@@ -188,9 +192,10 @@ class PartialEvalTrace(StagingTrace):
                 return self.stage(primitive, args, params)
         state = core._state
         prev = state.trace
-        state.trace = self.parent
+        parent = state.trace = self.parent
         try:
-            return primitive.bind(*args, **params)
+            # Known: the parent processes it now (``bind`` without re-packing the arguments).
+            return parent.process_primitive(primitive, args, params)
         finally:
             state.trace = prev
 

@@ -2,12 +2,15 @@
 
 Layer: surface. Re-exports ``funcgrad.lax.ops`` (elementwise operations, conversions, reductions,
 contractions, shapes), ``funcgrad.lax.slicing`` (slicing, gather/scatter, padding, sorting,
-scans), ``funcgrad.lax.control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
-``scan``, ``map``), ``funcgrad.lax.fourier`` (``fft``, ``FftType``), ``funcgrad.lax.implicit``
+scans), ``funcgrad._control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
+``scan``, ``map``; a module below funcgrad.numpy, which loops with them, while funcgrad.lax is
+above funcgrad.numpy), ``funcgrad.lax.fourier`` (``fft``, ``FftType``), ``funcgrad.lax.implicit``
 (``custom_linear_solve``, ``custom_root``), ``funcgrad.lax.convolution`` (``conv_general_dilated``
-and its friends), ``funcgrad.lax.windowed`` (``reduce_window``), ``funcgrad.lax.special``
-(incomplete gamma/beta, zeta, Bessel) and ``funcgrad.lax.parallel`` (collectives over named axes:
-``psum``, ``all_gather``, ``axis_index``, ...). ``__all__`` is the union of the modules' ``__all__``
+and its friends), ``funcgrad.lax.windowed`` (``reduce_window``), ``funcgrad.lax.reducing`` (the generic
+``reduce``), ``funcgrad.lax.rng`` (XLA's ``rng_bit_generator``, ``rng_uniform``), ``funcgrad.lax.special``
+(incomplete gamma/beta, zeta, Bessel), ``funcgrad.lax.parallel`` (collectives over named axes:
+``psum``, ``all_gather``, ``axis_index``, ...) and ``funcgrad.lax.utilities`` (``empty``, ``dtype``,
+``optimization_barrier``, ``reduce_precision``). ``__all__`` is the union of the modules' ``__all__``
 (a new function is listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
 ``funcgrad.lax.linalg`` (``jax.lax.linalg``) is a namespace of its own, like
 ``funcgrad.numpy.linalg``.
@@ -23,8 +26,9 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
+from funcgrad import _control_flow
+from funcgrad._control_flow import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
-    control_flow,
     convolution,
     extras,
     fourier,
@@ -32,26 +36,31 @@ from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
     linalg,
     ops,
     parallel,
+    reducing,
+    rng,
     slicing,
     special,
+    utilities,
     windowed,
 )
-from funcgrad.lax.control_flow import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.lax.convolution import *  # noqa: F403
 from funcgrad.lax.extras import *  # noqa: F403
 from funcgrad.lax.fourier import *  # noqa: F403
 from funcgrad.lax.implicit import *  # noqa: F403
 from funcgrad.lax.ops import *  # noqa: F403
 from funcgrad.lax.parallel import *  # noqa: F403
+from funcgrad.lax.reducing import *  # noqa: F403
+from funcgrad.lax.rng import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
 from funcgrad.lax.special import *  # noqa: F403
+from funcgrad.lax.utilities import *  # noqa: F403
 from funcgrad.lax.windowed import *  # noqa: F403
 
 __all__ = sorted(
     {
         *ops.__all__,
         *slicing.__all__,
-        *control_flow.__all__,
+        *_control_flow.__all__,
         *convolution.__all__,
         *windowed.__all__,
         *fourier.__all__,
@@ -59,6 +68,9 @@ __all__ = sorted(
         *special.__all__,
         *parallel.__all__,
         *extras.__all__,
+        *reducing.__all__,
+        *rng.__all__,
+        *utilities.__all__,
     }
 )
 

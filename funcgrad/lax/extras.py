@@ -54,20 +54,6 @@ def _as_unsigned(x):
     return x if x.dtype == u else ops.bitcast_convert_type(x, u)
 
 
-def _popcount_bits(v):
-    """Set bits of each element of an unsigned array (SWAR), in its dtype."""
-    nbits = v.dtype.itemsize * 8
-    mask = (1 << nbits) - 1
-    c = lambda n: np.asarray(n & mask, v.dtype)  # noqa: E731
-    v = v - ((v >> c(1)) & c(0x5555555555555555))
-    v = (v & c(0x3333333333333333)) + ((v >> c(2)) & c(0x3333333333333333))
-    v = (v + (v >> c(4))) & c(0x0F0F0F0F0F0F0F0F)
-    for shift in (8, 16, 32):
-        if shift < nbits:
-            v = v + (v >> c(shift))
-    return v & c(0xFF)
-
-
 def population_count(x):
     """The number of 1 bits of each element's bit pattern, in its dtype.
 
@@ -75,7 +61,8 @@ def population_count(x):
     [0, 1, 8, 3]
     """
     x = _integer("population_count", x)
-    return _popcount_bits(_as_unsigned(x)).astype(x.dtype)
+    # NumPy's bitwise_count counts |x|: on the unsigned bit pattern it is the population count.
+    return fnp.bitwise_count(_as_unsigned(x)).astype(x.dtype)
 
 
 def clz(x):
@@ -91,7 +78,7 @@ def clz(x):
     while shift < nbits:  # every bit below the highest set one becomes 1
         v = v | (v >> np.asarray(shift, v.dtype))
         shift *= 2
-    return (np.asarray(nbits, v.dtype) - _popcount_bits(v)).astype(x.dtype)
+    return (np.asarray(nbits, v.dtype) - fnp.bitwise_count(v).astype(v.dtype)).astype(x.dtype)
 
 
 def mulhi(x, y, /):

@@ -24,8 +24,8 @@ import enum
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad._control_flow import while_loop
 from funcgrad.kernel.custom_derivatives import SymbolicZero, custom_jvp
-from funcgrad.lax.control_flow import while_loop
 from funcgrad.lax.ops import _bind, _operands, digamma, lgamma
 from funcgrad.numpy._core import call_custom
 from primitives import special as sp

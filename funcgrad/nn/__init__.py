@@ -241,8 +241,8 @@ def softplus(x):
 def log_sigmoid(x):
     """``log(sigmoid(x)) = -softplus(-x)``, stable for large ``|x|``.
 
-    >>> log_sigmoid(np.array([-1000.0, 1000.0])).tolist()
-    [-1000.0, 0.0]
+    >>> log_sigmoid(np.array([-1000.0, 1000.0])).tolist()  # -softplus(-x): -0.0, as in JAX
+    [-1000.0, -0.0]
     """
     x = _inexact(x)
     return ew.neg_p.bind(softplus(ew.neg_p.bind(x)))
@@ -705,36 +705,40 @@ def _and(mask, other):
     return other if mask is None else fnp.logical_and(mask, other)
 
 
-tanh = fnp.tanh  # jax.nn re-exports it
+def tanh(x):
+    """The hyperbolic tangent (``jax.nn.tanh``, the same function as ``funcgrad.numpy.tanh``).
+
+    >>> tanh(np.array([0.0])).tolist()
+    [0.0]
+    """
+    return fnp.tanh(x)
 
 
 def log1mexp(x):
-    """``log(1 - exp(-x))`` for ``x >= 0``, accurate at both ends (Maechler's switch at log 2:
-    ``log(-expm1(-x))`` below it, ``log1p(-exp(-x))`` above; NaN for ``x < 0``).
+    """``log(1 - exp(-x))`` for ``x >= 0``, accurate everywhere: ``log(-expm1(-x))`` below
+    ``log 2`` and ``log1p(-exp(-x))`` above (Mächler's choice); its derivative is ``1/expm1(x)``.
 
-    >>> round(float(log1mexp(1e-20)), 6), round(float(log1mexp(50.0)) * 1e22, 6)
-    (-46.051702, -1.92875)
+    >>> round(float(log1mexp(np.array(1e-10))), 8), round(float(log1mexp(np.array(50.0))), 30)
+    (-23.02585093, -1.92874985e-22)
     """
     x = _inexact(x)
-    small = x < np.log(2.0)
-    # Double where: each branch sees only arguments where it is accurate and finite.
-    x_small = fnp.where(small, x, 1.0)
-    x_large = fnp.where(small, 1.0, x)
-    return fnp.where(small, fnp.log(-fnp.expm1(-x_small)), fnp.log1p(-fnp.exp(-x_large)))
+    small = ew.lt_p.bind(x, _const(np.log(2.0), x))
+    return select(
+        small,
+        ew.log_p.bind(ew.neg_p.bind(ew.expm1_p.bind(ew.neg_p.bind(x)))),
+        ew.log1p_p.bind(ew.neg_p.bind(ew.exp_p.bind(ew.neg_p.bind(x)))),
+    )
 
 
 def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
-    """``log(mean(exp(x)))`` over ``axis`` (``logsumexp(x) - log(n)``, ``n`` the number of entries
-    ``where`` selects), without overflow.
+    """``log(mean(exp(x)))`` over ``axis`` without overflow: ``logsumexp(x) - log(n)``, where ``n``
+    counts the elements reduced (those selected by ``where``).
 
     >>> float(logmeanexp(np.array([1000.0, 1000.0])))
     1000.0
     """
     x = _inexact(x)
-    total = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
-    if where is None:
-        axes = _reduction_axes(x, axis)
-        n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
-        return total - np.log(float(n))
-    count = fnp.sum(fnp.broadcast_to(fnp.asarray(where, bool), x.shape), axis=axis, keepdims=keepdims)
-    return total - fnp.log(count.astype(total.dtype))
+    lse = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+    ones = fnp.ones_like(x)
+    count = fnp.sum(ones, axis=axis, keepdims=keepdims, where=where)
+    return ew.sub_p.bind(lse, ew.log_p.bind(fnp.asarray(count, aval(lse).dtype)))

@@ -11,12 +11,8 @@ np.float32)`` equals JAX's array with the same key (up to the last float bit). `
 means the default float (float64, as JAX with x64 enabled). ``out_sharding`` places the result
 with ``funcgrad.device_put`` when given.
 
-``orthogonal`` needs a QR factorisation with a positive-diagonal R, which the primitive catalog
-does not have yet (the linalg family, built on another branch, adds LAPACK's ``qr``); until then
-the orthonormal factor comes from two passes of modified Gram-Schmidt composed of primitives
-(exact to rounding for the well-conditioned Gaussian matrices it factors; the same Q that JAX's
-``q * sign(diag(r))`` gives). Replace ``_orthonormal_columns`` by ``funcgrad.numpy.linalg.qr``
-when that lands.
+``orthogonal`` is the Q of LAPACK's QR (``funcgrad.numpy.linalg.qr``) with R's diagonal made
+positive, as JAX's ``q * sign(diag(r))``.
 """
 
 from __future__ import annotations
@@ -284,24 +280,12 @@ xavier_uniform, xavier_normal = glorot_uniform, glorot_normal
 kaiming_uniform, kaiming_normal = he_uniform, he_normal
 
 
-def _orthonormal_columns(z):
-    """Q of ``z = QR`` (``z`` tall, R with a positive diagonal): two passes of modified Gram-Schmidt
-    per column (NOTE in the module docstring)."""
-    cols = []
-    for j in range(z.shape[1]):
-        v = z[:, j]
-        for _ in range(2):
-            for q in cols:
-                v = v - fnp.vdot(q, v) * q
-        cols.append(v / fnp.sqrt(fnp.vdot(v, v)))
-    return fnp.stack(cols, axis=1)
-
-
 def _random_orthogonal(key, n, m, dtype):
     """An ``n x m`` matrix with orthonormal columns (``n >= m``) or rows, Haar distributed: the Q
     factor of a Gaussian matrix (JAX's ``random.orthogonal``)."""
     z = _normal(key, (max(n, m), min(n, m)), np.promote_types(dtype, np.float32))
-    q = fnp.asarray(_orthonormal_columns(z), dtype)
+    q, r = fnp.linalg.qr(z)
+    q = fnp.asarray(q * fnp.sign(fnp.diagonal(r))[None, :], dtype)
     return q if n >= m else fnp.swapaxes(q, -1, -2)
 
 

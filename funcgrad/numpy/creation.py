@@ -279,7 +279,7 @@ def _expand_base(base, y, axis):
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
     """``num`` values spaced evenly on a log scale from ``start`` to ``stop`` (both endpoints exact).
 
-    >>> geomspace(1.0, 1000.0, 4).tolist()
+    >>> geomspace(1.0, 1000.0, 4).round(12).tolist()
     [1.0, 10.0, 100.0, 1000.0]
     >>> geomspace(-1.0, -100.0, 3).tolist()
     [-1.0, -10.0, -100.0]

@@ -3,7 +3,8 @@
 (``bitwise_count``, the Array API's ``bitwise_invert``/``bitwise_left_shift``/``bitwise_right_shift``,
 ``packbits``, ``unpackbits``), ``i0`` and ``unwrap``.
 
-Layer: surface. Imports the primitive catalog, funcgrad.lax and the other funcgrad.numpy modules.
+Layer: surface. Imports the primitive catalog, ``funcgrad._control_flow`` (``gcd``'s loop) and the
+other funcgrad.numpy modules (never the ``funcgrad.lax`` package, which is built on this one).
 
 ``frexp``/``ldexp`` read and write the exponent bits directly (``bitcast_convert_type``), as XLA
 and JAX do, so subnormals, zeros, infinities and NaN behave as in NumPy. ``gcd`` is Euclid's
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import lax
+from funcgrad._control_flow import while_loop
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,
@@ -41,7 +42,9 @@ from funcgrad.numpy.ufuncs import (
     sign,
     where3,
 )
+from primitives import bitcast as bc
 from primitives import elementwise as ew
+from primitives import special as sp
 
 __all__ = [
     "bitwise_count",
@@ -79,7 +82,7 @@ def nextafter(x1, x2, /):
     """
     x1, x2 = _float_args("nextafter", x1, x2)
     shape = np.broadcast_shapes(x1.shape, x2.shape)
-    return lax.nextafter(broadcast_to(x1, shape), broadcast_to(x2, shape))
+    return ew.nextafter_p.bind(broadcast_to(x1, shape), broadcast_to(x2, shape))
 
 
 def spacing(x, /):
@@ -91,7 +94,7 @@ def spacing(x, /):
     """
     (x,) = _float_args("spacing", x)
     away = where3(x < 0, -np.inf, np.inf).astype(x.dtype)
-    return ew.sub_p.bind(lax.nextafter(x, broadcast_to(away, x.shape)), x)
+    return ew.sub_p.bind(ew.nextafter_p.bind(x, broadcast_to(away, x.shape)), x)
 
 
 def frexp(x, /):
@@ -113,15 +116,15 @@ def frexp(x, /):
     subnormal = (x != 0) & (abs(x) < info.tiny)
     scale = nmant + 1
     xs = where3(subnormal, x * float(2.0**scale), x)
-    bits = lax.bitcast_convert_type(xs, uint)
+    bits = bc.bitcast_convert_type(xs, uint)
     exp_mask = np.asarray(((1 << (nbits - nmant - 1)) - 1) << nmant, uint)
     biased = right_shift(bitwise_and(bits, exp_mask), np.asarray(nmant, uint)).astype(np.int32)
     exponent = biased - (info.maxexp - 2) - where3(subnormal, scale, 0).astype(np.int32)
     # Mantissa: the exponent field set to that of 0.5.
     half_exp = np.asarray((info.maxexp - 2) << nmant, uint)
     m_bits = bitwise_or(bitwise_and(bits, bitwise_not(exp_mask)), half_exp)
-    mantissa = lax.bitcast_convert_type(m_bits, dtype)
-    special = (x == 0) | ~lax.is_finite(x)
+    mantissa = bc.bitcast_convert_type(m_bits, dtype)
+    special = (x == 0) | ~ew.is_finite_p.bind(x)
     return where3(special, x, mantissa), where3(special, 0, exponent).astype(np.int32)
 
 
@@ -154,7 +157,7 @@ def _pow2(e, dtype):
     info = np.finfo(dtype)
     uint = np.dtype(_UINT_OF[np.dtype(dtype).itemsize])
     biased = (asarray(e).astype(np.int64) + (info.maxexp - 1)).astype(uint)
-    return lax.bitcast_convert_type(left_shift(biased, np.asarray(info.nmant, uint)), dtype)
+    return bc.bitcast_convert_type(left_shift(biased, np.asarray(info.nmant, uint)), dtype)
 
 
 def modf(x, /):
@@ -165,7 +168,7 @@ def modf(x, /):
     """
     (x,) = _float_args("modf", x)
     whole = where3(x < 0, -floor(-x), floor(x))
-    frac = where3(lax.is_finite(x), x - whole, where3(x != x, x, copysign(0.0, x)))
+    frac = where3(ew.is_finite_p.bind(x), x - whole, where3(x != x, x, copysign(0.0, x)))
     return frac, whole
 
 
@@ -187,9 +190,9 @@ def gcd(x1, x2, /):
     def body(ab):
         a, b = ab
         safe_b = where3(b == 0, 1, b)
-        return where3(b == 0, a, b), where3(b == 0, 0, lax.rem(a, safe_b))
+        return where3(b == 0, a, b), where3(b == 0, 0, ew.rem_p.bind(a, safe_b))
 
-    return lax.while_loop(cond, body, (a, b))[0]
+    return while_loop(cond, body, (a, b))[0]
 
 
 def lcm(x1, x2, /):
@@ -219,7 +222,22 @@ def bitwise_count(x, /):
         return x.astype(np.uint8)
     if np.issubdtype(x.dtype, np.signedinteger):
         x = abs(x)
-    return lax.population_count(x).astype(np.uint8)
+    return _popcount_bits(x.astype(np.dtype(f"uint{x.dtype.itemsize * 8}"))).astype(np.uint8)
+
+
+def _popcount_bits(v):
+    """Set bits of each element of an unsigned array (SWAR: bit counts of ever wider fields),
+    in its dtype."""
+    nbits = v.dtype.itemsize * 8
+    mask = (1 << nbits) - 1
+    c = lambda n: np.asarray(n & mask, v.dtype)  # noqa: E731
+    v = v - ((v >> c(1)) & c(0x5555555555555555))
+    v = (v & c(0x3333333333333333)) + ((v >> c(2)) & c(0x3333333333333333))
+    v = (v + (v >> c(4))) & c(0x0F0F0F0F0F0F0F0F)
+    for shift in (8, 16, 32):
+        if shift < nbits:
+            v = v + (v >> c(shift))
+    return v & c(0xFF)
 
 
 def bitwise_invert(x, /):
@@ -313,7 +331,7 @@ def i0(x, /):
     # |x| as x * sign(x): its derivative is sign(x) (0 at 0), the convention of bessel_i0e's rule,
     # so the two cancel exactly and i0' = i1 everywhere (abs'(0) is 1, as in JAX, which would
     # leave i0'(0) = 1).
-    return exp(x * sign(x)) * lax.bessel_i0e(x)
+    return exp(x * sign(x)) * sp.bessel_i0e_p.bind(x)
 
 
 def unwrap(p, discont=None, axis: int = -1, *, period=2 * np.pi):

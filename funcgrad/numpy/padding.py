@@ -133,7 +133,8 @@ def _ramp(edge, end, width, axis, ndim, reverse):
         t = t[::-1]
     shape = [1] * ndim
     shape[axis] = width
-    t = constant(t.reshape(shape), compute)
+    # The full shape: elementwise primitives take equal shapes (NOTE: [elementwise operand contract]).
+    t = constant(np.broadcast_to(t.reshape(shape), edge.shape), compute)
     edge_f = convert(edge, compute)
     end_f = constant(end, compute)
     ramp = ew.add_p.bind(end_f, ew.mul_p.bind(t, ew.sub_p.bind(edge_f, end_f)))

@@ -1,7 +1,7 @@
 """funcgrad.numpy polynomials (coefficients highest degree first, as NumPy's ``poly*`` functions)
 and window functions (``bartlett``, ``blackman``, ``hamming``, ``hanning``, ``kaiser``).
 
-Layer: surface. Imports funcgrad.lax and the other funcgrad.numpy modules (``linalg`` for the
+Layer: surface. Imports the primitive catalog and the other funcgrad.numpy modules (``linalg`` for the
 eigenvalue-based ``roots`` and ``poly`` of a matrix).
 
 Arithmetic is convolution and slicing with static lengths, so it differentiates, batches and
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import lax
 from funcgrad.numpy import linalg, reductions
 from funcgrad.numpy._core import (
     asarray,
@@ -29,6 +28,7 @@ from funcgrad.numpy.misc import vander
 from funcgrad.numpy.numeric import convolve
 from funcgrad.numpy.transcendental import cos, exp, sqrt
 from funcgrad.numpy.ufuncs import abs, where3
+from primitives import special as sp
 
 __all__ = [
     "bartlett",
@@ -191,10 +191,9 @@ def roots(p, *, strip_zeros: bool = True):
     """The roots of a polynomial: the eigenvalues of its companion matrix (complex). With
     ``strip_zeros`` leading and trailing zero coefficients are removed first (a concrete ``p``).
 
-    The eigenvalues are ``funcgrad.numpy.linalg.eigvals`` (issue 12; until it is merged the
-    example below is skipped).
+    The eigenvalues are ``funcgrad.numpy.linalg.eigvals`` (LAPACK's ``geev``).
 
-    >>> sorted(np.round(np.real(np.asarray(roots(np.array([1.0, -3.0, 2.0])))), 6).tolist())  # doctest: +SKIP
+    >>> sorted(np.round(np.real(np.asarray(roots(np.array([1.0, -3.0, 2.0])))), 6).tolist())
     [1.0, 2.0]
     """
     (p,) = _coeffs("roots", p)
@@ -374,4 +373,8 @@ def kaiser(M, beta):
     n = arange(0, M, dtype=beta.dtype)
     arg = beta * sqrt(1 - ((n - alpha) / alpha) ** 2)
     # I0(arg) / I0(beta) with the exponential scaling of bessel_i0e (no overflow for large beta).
-    return lax.bessel_i0e(arg) / lax.bessel_i0e(beta * ones((M,), beta.dtype)) * exp(abs(arg) - abs(beta))
+    return (
+        sp.bessel_i0e_p.bind(arg)
+        / sp.bessel_i0e_p.bind(beta * ones((M,), beta.dtype))
+        * exp(abs(arg) - abs(beta))
+    )

@@ -1,7 +1,7 @@
 """``ufunc`` objects (``jax.numpy.ufunc``) and ``frompyfunc``: a function of ``nin`` scalars with
 NumPy's ufunc methods ``reduce``, ``accumulate``, ``at``, ``reduceat`` and ``outer``.
 
-Layer: surface. Imports the other funcgrad.numpy modules and ``funcgrad.lax.control_flow``
+Layer: surface. Imports the other funcgrad.numpy modules and ``funcgrad._control_flow``
 (``scan``: the generic ``reduce``/``accumulate``/``at`` are loops of the scalar function, compiled as
 one loop body under ``jit``).
 
@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from funcgrad.lax.control_flow import scan
+from funcgrad._control_flow import scan
 from funcgrad.numpy._core import asarray, concrete_or_error, convert, normalize_axis
 from funcgrad.numpy.creation import full
 from funcgrad.numpy.indexing import getitem

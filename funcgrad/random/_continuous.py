@@ -439,10 +439,9 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
     """Multivariate normal samples ``mean + factor @ normal`` with ``cov = factor factor^T``
     (``method``: ``"cholesky"``, ``"eigh"`` or ``"svd"``); ``shape`` is the batch shape, broadcast
     with ``mean.shape[:-1]`` and ``cov.shape[:-2]``. Differentiable in ``mean`` and ``cov``. The
-    factorisations are ``funcgrad.numpy.linalg``'s (issue 12 adds cholesky/eigh/svd; until it is
-    merged the example below is skipped).
+    factorisations are ``funcgrad.numpy.linalg``'s (LAPACK's).
 
-    >>> multivariate_normal(PRNGKey(0), fnp.zeros(2), fnp.eye(2), (5,)).shape  # doctest: +SKIP
+    >>> multivariate_normal(PRNGKey(0), fnp.zeros(2), fnp.eye(2), (5,)).shape
     (5, 2)
     """
     if method not in ("svd", "eigh", "cholesky"):
@@ -485,10 +484,10 @@ def orthogonal(key, n: int, shape=(), dtype=None, m: int | None = None):
     """Random matrices with orthonormal columns (rows, if ``n < m``), uniformly distributed (Haar
     measure): the Q of a QR decomposition of a normal matrix, signs fixed by R's diagonal.
     The result has shape ``(*shape, n, m)`` (``m = n`` by default). The QR decomposition is
-    ``funcgrad.numpy.linalg.qr`` (issue 12; until it is merged the example below is skipped).
+    ``funcgrad.numpy.linalg.qr`` (LAPACK's).
 
-    >>> q = orthogonal(PRNGKey(0), 3)  # doctest: +SKIP
-    >>> bool(fnp.allclose(q @ q.T, fnp.eye(3)))  # doctest: +SKIP
+    >>> q = orthogonal(PRNGKey(0), 3)
+    >>> bool(fnp.allclose(q @ q.T, fnp.eye(3)))
     True
     """
     dtype = _float_dtype(dtype, "random.orthogonal")

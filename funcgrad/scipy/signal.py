@@ -1,8 +1,7 @@
 """funcgrad.scipy.signal: N-dimensional convolution and correlation (``scipy.signal``'s names and
 modes), each one ``conv_general_dilated`` (``funcgrad.lax.conv_general_dilated``).
 
-Layer: surface. Imports ``funcgrad.numpy``, ``funcgrad.lax`` and ``funcgrad.api`` (``vmap``, for
-``fftconvolve``'s ``axes``).
+Layer: surface. Imports ``funcgrad.numpy`` (and its ``fft``) and ``funcgrad.lax``.
 
 - ``convolve``/``correlate`` (any rank) and ``convolve2d``/``correlate2d`` compute the direct
   convolution: the flipped (convolve) or conjugated (correlate) kernel slides over the larger
@@ -11,10 +10,11 @@ Layer: surface. Imports ``funcgrad.numpy``, ``funcgrad.lax`` and ``funcgrad.api`
 - ``convolve2d``/``correlate2d`` also take SciPy's ``boundary`` (``'fill'`` with any
   ``fillvalue``, ``'wrap'``, ``'symm'``): ``in1`` is extended by ``funcgrad.numpy.pad`` before a
   ``'valid'`` convolution (JAX supports only ``'fill'`` with 0).
-- ``fftconvolve`` returns the same values as SciPy's FFT convolution but, until the FFT family
-  lands (built on another branch), computes it directly with the convolution primitive -- exact
-  rather than FFT-rounded, and fast for the kernel sizes convolutions usually have. ``method='fft'``
-  of ``convolve``/``correlate`` means the same.
+- ``fftconvolve`` (and ``method='fft'`` of ``convolve``/``correlate``) multiplies FFTs
+  (``funcgrad.numpy.fft``: real FFTs for real inputs), as SciPy and JAX do: O(n log n) for long
+  kernels, FFT-rounded values.
+- ``stft``, ``istft``, ``csd``, ``welch`` and ``detrend`` (spectral analysis) live in
+  ``funcgrad/scipy/_spectral.py``.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.api import vmap
 from funcgrad.numpy._core import asarray, normalize_axis, promote_args_inexact
+from funcgrad.scipy import _spectral
+from funcgrad.scipy._spectral import *  # noqa: F403 - stft, istft, csd, welch, detrend
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve"]
+__all__ = sorted(["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve", *_spectral.__all__])
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
@@ -178,11 +179,13 @@ def correlate2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=
 
 
 def fftconvolve(in1, in2, mode: str = "full", axes: int | Sequence[int] | None = None):
-    """Convolution of two N-dimensional arrays with ``scipy.signal.fftconvolve``'s semantics,
-    including ``axes`` (the other axes pair elements of ``in1`` and ``in2`` of equal size, or
-    broadcast a size-1 one). Computed directly (see the module docstring) -- same values.
+    """Convolution of two N-dimensional arrays by FFT, with ``scipy.signal.fftconvolve``'s
+    semantics: the product of the (real, when both inputs are real) FFTs over ``axes`` (all axes by
+    default), zero-padded to the full output length, transformed back and cut to ``mode``. The
+    other axes pair elements of ``in1`` and ``in2`` of equal size, or broadcast a size-1 one.
 
-    >>> fftconvolve(np.array([1.0, 2.0, 3.0, 2.0, 1.0]), np.array([1.0, 1.0, 1.0]), mode="valid").tolist()
+    >>> out = fftconvolve(np.array([1.0, 2.0, 3.0, 2.0, 1.0]), np.array([1.0, 1.0, 1.0]), mode="valid")
+    >>> np.round(np.asarray(out), 12).tolist()
     [6.0, 7.0, 6.0]
     """
     _check_mode("fftconvolve", mode)
@@ -195,37 +198,39 @@ def fftconvolve(in1, in2, mode: str = "full", axes: int | Sequence[int] | None =
     if in1.size == 0 or in2.size == 0:
         return fnp.zeros((0,) * in1.ndim, in1.dtype)
     if axes is None:
-        return _fft_direct(in1, in2, mode)
-    axes = (axes,) if isinstance(axes, int | np.integer) else tuple(axes)
-    axes = tuple(sorted({normalize_axis(a, in1.ndim) for a in axes}))
-    mapped = [i for i in range(in1.ndim) if i not in axes]
-    shape = list(in1.shape)
-    for i in mapped:
+        axes = tuple(range(in1.ndim))
+    else:
+        axes = (axes,) if isinstance(axes, int | np.integer) else tuple(axes)
+        axes = tuple(sorted({normalize_axis(a, in1.ndim) for a in axes}))
+    for i in range(in1.ndim):
         a, b = in1.shape[i], in2.shape[i]
-        if a != b and 1 not in (a, b):
+        if i not in axes and a != b and 1 not in (a, b):
             raise ValueError(
                 f"fftconvolve: axis {i} is not convolved, so in1 and in2 must have equal sizes (or 1) there; "
                 f"got shapes {in1.shape} and {in2.shape} with axes={axes}"
             )
-        shape[i] = max(a, b)
-    in1 = fnp.broadcast_to(in1, tuple(shape[i] if i in mapped else in1.shape[i] for i in range(in1.ndim)))
-    in2 = fnp.broadcast_to(in2, tuple(shape[i] if i in mapped else in2.shape[i] for i in range(in2.ndim)))
-    fn = _fft_direct_mode(mode)
-    for ax in reversed(mapped):
-        fn = vmap(fn, in_axes=ax, out_axes=ax)
-    return fn(in1, in2)
-
-
-def _fft_direct_mode(mode):
-    return lambda a, b: _fft_direct(a, b, mode)
-
-
-def _fft_direct(in1, in2, mode):
-    """fftconvolve's values: 'same' is centred on the full result (SciPy's ``_centered``)."""
     if mode == "valid":
-        return _convolve_nd("fftconvolve", in1, in2, "valid", None)
-    full = _convolve_nd("fftconvolve", in1, in2, "full", None)
+        # SciPy: the larger operand (in every convolved axis) comes first.
+        if all(in2.shape[i] >= in1.shape[i] for i in axes) and any(in2.shape[i] > in1.shape[i] for i in axes):
+            in1, in2 = in2, in1
+        elif not all(in1.shape[i] >= in2.shape[i] for i in axes):
+            raise ValueError(
+                "fftconvolve: for 'valid' mode, one input must be at least as large as the other in "
+                f"every convolved axis, got shapes {in1.shape} and {in2.shape} with axes={axes}"
+            )
+    lengths = [in1.shape[i] + in2.shape[i] - 1 for i in axes]
+    if fnp.iscomplexobj(in1) or fnp.iscomplexobj(in2):
+        full = fnp.fft.ifftn(
+            fnp.fft.fftn(in1, lengths, axes) * fnp.fft.fftn(in2, lengths, axes), lengths, axes
+        )
+    else:
+        product = fnp.fft.rfftn(in1, lengths, axes) * fnp.fft.rfftn(in2, lengths, axes)
+        full = fnp.fft.irfftn(product, lengths, axes)
     if mode == "full":
         return full
-    starts = [(f - n) // 2 for f, n in zip(full.shape, in1.shape)]
-    return full[tuple(slice(s, s + n) for s, n in zip(starts, in1.shape))]
+    keep = {"same": in1.shape, "valid": [in1.shape[i] - in2.shape[i] + 1 for i in range(in1.ndim)]}[mode]
+    index = [slice(None)] * in1.ndim
+    for i, n in zip(axes, lengths):
+        start = (n - keep[i]) // 2  # SciPy's _centered
+        index[i] = slice(start, start + keep[i])
+    return full[tuple(index)]

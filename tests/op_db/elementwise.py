@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import scipy.special as sp
 from hypothesis import strategies as st
@@ -280,5 +281,18 @@ OPS = [
     OpInfo("bitcast_convert_type", bc.bitcast_convert_type_p, bc.bitcast_convert_type_p.bind,
            lambda x, new_dtype: x.view(new_dtype), _one(new_dtype=lambda s: I32), _shapes(), dtypes=(F32,),
            differentiable=False),
+    # bfloat16's format (8 exponent, 7 mantissa bits) is ml_dtypes' rounding for normal values; the
+    # derivative rounds the tangent the same way (JAX's rule), which differences cannot resolve, and
+    # which rounds a Taylor coefficient (jet) and a derivative (nested jvp) differently: float32
+    # only here, float64 bit for bit against XLA in tests/test_jax_utilities.py.
+    OpInfo("reduce_precision", bc.reduce_precision_p, bc.reduce_precision_p.bind,
+           lambda x, exponent_bits, mantissa_bits: x.astype(ml_dtypes.bfloat16).astype(x.dtype),
+           _one(exponent_bits=lambda s: 8, mantissa_bits=lambda s: 7), _shapes(), dtypes=(F32,), check_fd=False),
+    # In the operand's own format the rounding is the identity, and JAX's linear rule exact: the
+    # dot-product test of the transpose rule holds there.
+    OpInfo("reduce_precision_to_own_format", bc.reduce_precision_p, bc.reduce_precision_p.bind,
+           lambda x, exponent_bits, mantissa_bits: x,
+           _one(exponent_bits=lambda s: 11, mantissa_bits=lambda s: 52), _shapes(), dtypes=(F64,),
+           linear_argnums=((0,),)),
 ]
 # fmt: on

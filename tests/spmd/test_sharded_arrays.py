@@ -70,6 +70,10 @@ def test_single_device_arrays():
     assert z.device == funcgrad.devices()[5]
     h = fnp.ones(3)
     assert h.device == funcgrad.devices()[0] and not h.committed
+    # One device's jaxlib sharding names its devices as a mesh's does (devices_indices_map failed).
+    assert y.sharding.devices_indices_map((3,)) == {d: (slice(None),)}
+    assert y.sharding.addressable_devices_indices_map((3,)) == {d: (slice(None),)}
+    assert "CPU 3" in funcgrad.debug.visualize_array_sharding(y)
 
 
 def test_sharded_jit_keeps_values_on_devices_and_the_partitioner_picks_output_shardings():

@@ -1,5 +1,7 @@
 """Lowering rules of the reduction family (primitives/reductions.py).
 
+The generic ``reduce`` is a variadic ``stablehlo.reduce`` whose region is the reducer's jaxpr.
+
 Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
 ``xla_bridge.emitter``.
 
@@ -16,7 +18,7 @@ import numpy as np
 
 from funcgrad.kernel.ir import ShapedArray
 from primitives import reductions as red
-from xla_bridge.emitter import i64_array, register, tensor_type, xla_dtype
+from xla_bridge.emitter import i64_array, lower_closed, register, tensor_type, xla_dtype
 from xla_bridge.rules._complex_order import complex_compare, complex_pick
 
 
@@ -159,3 +161,24 @@ def _arg_rule(direction, identity):
 
 register(red.argmax_p)(_arg_rule("GT", _max_identity))
 register(red.argmin_p)(_arg_rule("LT", _min_identity))
+
+
+@register(red.reduce_p)
+def _reduce_generic(ctx, *args, jaxpr, dimensions):
+    fb = ctx.fb
+    n = len(args) // 2
+    dtypes = [xla_dtype(a.dtype) for a in ctx.avals_in[:n]]
+    scalars = [tensor_type((), d) for d in dtypes]
+    r = fb.region()
+    accs = [r.fresh() for _ in dtypes]
+    xs = [r.fresh() for _ in dtypes]
+    results = lower_closed(r, jaxpr, [*accs, *xs])
+    r.raw(f'"stablehlo.return"({", ".join(results)}) : ({", ".join(scalars)}) -> ()')
+    block = ", ".join(f"{a}: {t}" for a, t in zip([*accs, *xs], [*scalars, *scalars]))
+    in_types = [tensor_type(a.shape, d) for a, d in zip(ctx.avals_in[:n], dtypes)] + scalars
+    out_types = [tensor_type(a.shape, d) for a, d in zip(ctx.avals_out, dtypes)]
+    head = f'"stablehlo.reduce"({", ".join(args)}) ({{\n{fb.indent}  ^bb0({block}):\n'
+    outs = "(" + ", ".join(out_types) + ")" if n > 1 else out_types[0]
+    tail = f"\n{fb.indent}}}) {{dimensions = {i64_array(dimensions)}}} : ({', '.join(in_types)}) -> {outs}"
+    res = fb.emit(head + "\n".join(r.lines) + tail, nres=n)
+    return res if isinstance(res, list) else [res]

@@ -8,7 +8,8 @@ Modules: ``_elementary`` (logistic, entropies, Box-Cox, softmax family), ``_gamm
 families, incomplete gamma/beta, polygamma, zeta, Bernoulli numbers), ``_error`` (erf family,
 ``ndtr``/``ndtri``/``log_ndtr``, Dawson, Fresnel, Owen's T), ``_expint`` (exponential, sine and
 cosine integrals, Spence), ``_bessel`` (``i0``/``i1`` and scaled, ``bessel_jn``), ``_hyper``
-(``hyp1f1``, ``hyp2f1``). ``__all__`` is the union of their ``__all__``.
+(``hyp1f1``, ``hyp2f1``), ``_complex`` (``wofz``, ``sph_harm_y``). ``__all__`` is the union of
+their ``__all__``.
 
 Algorithms are JAX's (Cephes and XLA's where JAX takes them from there); where JAX and SciPy
 disagree on a value at the edge of the domain, SciPy's is taken (``expn(n, 0)``, ``expi(0)``).
@@ -20,8 +21,9 @@ disagree on a value at the edge of the domain, SciPy's is taken (``expn(n, 0)``,
 
 from __future__ import annotations
 
-from funcgrad.scipy.special import _bessel, _elementary, _error, _expint, _gamma, _hyper
+from funcgrad.scipy.special import _bessel, _complex, _elementary, _error, _expint, _gamma, _hyper
 from funcgrad.scipy.special._bessel import *  # noqa: F403 - each module's public names are its __all__
+from funcgrad.scipy.special._complex import *  # noqa: F403
 from funcgrad.scipy.special._elementary import *  # noqa: F403
 from funcgrad.scipy.special._error import *  # noqa: F403
 from funcgrad.scipy.special._expint import *  # noqa: F403
@@ -29,7 +31,11 @@ from funcgrad.scipy.special._gamma import *  # noqa: F403
 from funcgrad.scipy.special._hyper import *  # noqa: F403
 
 __all__ = sorted(
-    {name for module in (_bessel, _elementary, _error, _expint, _gamma, _hyper) for name in module.__all__}
+    {
+        name
+        for module in (_bessel, _complex, _elementary, _error, _expint, _gamma, _hyper)
+        for name in module.__all__
+    }
 )
 
 

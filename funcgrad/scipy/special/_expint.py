@@ -484,7 +484,7 @@ def expn(n, x):
     (differentiable in ``x``: ``-E_{n-1}(x)``).
 
     >>> round(float(expn(2, 1.0)), 12)
-    0.14849550677
+    0.148495506776
     """
     n_arr, x = real_inexact("expn", n, x)
     n_arr, x = fnp.broadcast_arrays(n_arr, x)

@@ -2,7 +2,7 @@
 
 Layer: surface. Imports funcgrad.numpy and funcgrad.scipy.special.
 
->>> float(cdf(0.5, 2.0, 2.0))
+>>> round(float(cdf(0.5, 2.0, 2.0)), 12)
 0.5
 """
 

@@ -24,7 +24,7 @@ def logpdf(x, loc=0, scale=1):
     """``-log(pi scale (1 + z**2))``.
 
     >>> round(float(logpdf(0.0)), 12)
-    -1.14472988585
+    -1.144729885849
     """
     x, loc, scale = promote("cauchy.logpdf", x, loc, scale)
     z = (x - loc) / scale
@@ -73,7 +73,7 @@ def logsf(x, loc=0, scale=1):
     """``log sf``.
 
     >>> round(float(logsf(1.0)), 12)
-    -1.386294361120
+    -1.38629436112
     """
     x, loc, scale = promote("cauchy.logsf", x, loc, scale)
     return logcdf(-x, -loc, scale)

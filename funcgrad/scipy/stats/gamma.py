@@ -25,7 +25,7 @@ def logpdf(x, a, loc=0, scale=1):
     """``(a - 1) log y - y - gammaln(a) - log(scale)``, ``y = (x - loc) / scale``.
 
     >>> round(float(logpdf(2.0, 3.0)), 12)
-    -1.306852819440
+    -1.30685281944
     """
     x, a, loc, scale = promote("gamma.logpdf", x, a, loc, scale)
     ok = x >= loc

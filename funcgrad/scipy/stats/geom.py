@@ -25,7 +25,7 @@ def logpmf(k, p, loc=0):
     """``(k - 1) log(1 - p) + log p`` for ``k - loc >= 1``.
 
     >>> round(float(logpmf(3, 0.5)), 12)
-    -2.079441541680
+    -2.07944154168
     """
     k, p, loc = promote("geom.logpmf", k, p, loc)
     x = k - loc

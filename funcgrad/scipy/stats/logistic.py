@@ -23,7 +23,7 @@ def logpdf(x, loc=0, scale=1):
     """``-2 logaddexp(z/2, -z/2) - log(scale)`` with ``z = (x - loc) / scale`` (no overflow).
 
     >>> round(float(logpdf(0.0)), 12)
-    -1.386294361120
+    -1.38629436112
     """
     x, loc, scale = promote("logistic.logpdf", x, loc, scale)
     half = (x - loc) / scale / 2.0

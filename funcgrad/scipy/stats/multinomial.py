@@ -28,7 +28,7 @@ def logpmf(x, n, p):
     integers, as in JAX).
 
     >>> round(float(logpmf(np.array([1, 2]), 3, np.array([0.5, 0.5]))), 12)
-    -0.980829253011
+    -0.980829253012
     """
     (p,) = promote("multinomial.logpmf", p)
     x, n = fnp.asarray(x), fnp.asarray(n)
@@ -44,7 +44,7 @@ def logpmf(x, n, p):
 def pmf(x, n, p):
     """The probability mass.
 
-    >>> float(pmf(np.array([2, 0]), 2, np.array([0.5, 0.5])))
+    >>> round(float(pmf(np.array([2, 0]), 2, np.array([0.5, 0.5]))), 12)
     0.25
     """
     return fnp.exp(logpmf(x, n, p))

@@ -30,7 +30,7 @@ def logpdf(x, b, loc=0, scale=1):
     """``log(b / scale) - (b + 1) log y`` for ``y = (x - loc) / scale >= 1``.
 
     >>> round(float(logpdf(2.0, 1.0)), 12)
-    -1.386294361120
+    -1.38629436112
     """
     y, below, b, scale = _scaled("pareto.logpdf", x, b, loc, scale)
     return fnp.where(below, -np.inf, -(fnp.log(scale / b) + (b + 1.0) * fnp.log(y)))

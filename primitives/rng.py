@@ -1,0 +1,137 @@
+"""XLA's own random number generators: ``rng_bit_generator`` (stateless, keyed) and
+``rng_uniform`` (stateful).
+
+Layer: primitives. Imports the funcgrad kernel, numpy and the sibling family ``structure``.
+
+These are XLA operations with no NumPy counterpart producing the same bits, so their eager impl
+stages a one-equation program and runs it through the compiler the bridge registers with the
+kernel (``hooks.jit_impl``, as the ``jit`` primitive does, NOTE: [kernel registration]): eager and
+compiled results are the same bits, and the same bits as ``jax.lax.rng_bit_generator`` for the
+same key, algorithm, shape and dtype (both lower to ``stablehlo.rng_bit_generator``; the key is
+``uint32[4]``, bitcast to the ``uint64[2]`` state XLA takes, or ``uint64[2]`` itself). Without the
+bridge they raise an error that says so. ``funcgrad.random`` is JAX's threefry in primitives,
+bit-identical with ``jax.random``; these are a different stream.
+
+Neither is differentiable (integer bits; ``rng_uniform`` is a fresh draw). Under ``vmap`` a batch
+of keys runs one generator per key (unrolled: keys are few) and ``rng_uniform`` draws the whole
+batch at once (batched bounds scale one draw in ``[0, 1)`` per lane).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from funcgrad.kernel.ad import defjvp_zero
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from primitives import elementwise as ew
+from primitives._rules import aval_of, move_to_front, to_front
+from primitives.structure import broadcast_in_dim, concatenate, expand_dims, index_in_dim
+
+__all__ = ["RandomAlgorithm", "rng_bit_generator_p", "rng_uniform_p"]
+
+
+class RandomAlgorithm(enum.IntEnum):
+    """The algorithm of ``rng_bit_generator`` (``jax.lax.RandomAlgorithm``)."""
+
+    RNG_DEFAULT = 0  # the platform's default (Philox on the CPU)
+    RNG_THREE_FRY = 1
+    RNG_PHILOX = 2
+
+    def __str__(self):
+        return self.name
+
+
+_BITS = tuple(np.dtype(d) for d in ("uint8", "uint16", "uint32", "uint64"))
+
+
+def _compiled(primitive, args, params):
+    """Evaluate ``primitive`` on concrete ``args`` by compiling it (see the module docstring)."""
+    if hooks.jit_impl is None:
+        raise RuntimeError(
+            f"{primitive.name} is XLA's generator and runs only through the compiler: import "
+            "xla_bridge (`import funcgrad` does) before calling it"
+        )
+    avals = [aval_of(a) for a in args]
+
+    def one(*xs):
+        outs = primitive.bind(*xs, **params)
+        return list(outs) if primitive.multiple_results else [outs]
+
+    jaxpr = trace_to_jaxpr(one, avals, description=primitive.name)
+    outs = hooks.jit_impl(
+        *args, jaxpr=jaxpr, name=primitive.name, donated_invars=(False,) * len(args), device=None
+    )
+    return outs if primitive.multiple_results else outs[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# rng_bit_generator(key) -> (new_key, bits)
+
+
+def _bits_abstract_eval(key, *, shape, dtype, algorithm):
+    if (key.shape, key.dtype) not in (((4,), np.dtype("uint32")), ((2,), np.dtype("uint64"))):
+        raise TypeError(
+            f"rng_bit_generator: the key must be uint32[4] (or uint64[2]), got {key.str_short()}; make one "
+            "with e.g. np.array([0, 0, 0, 42], np.uint32)"
+        )
+    if np.dtype(dtype) not in _BITS:
+        raise TypeError(
+            f"rng_bit_generator: unsupported dtype {np.dtype(dtype)}: use uint8, uint16, uint32 or uint64"
+        )
+    RandomAlgorithm(algorithm)
+    return [ShapedArray(key.shape, key.dtype), ShapedArray(tuple(shape), np.dtype(dtype))]
+
+
+def _bits_batch(axis_size, vals, dims, **params):
+    (key,), (d,) = vals, dims
+    key = move_to_front(key, d)
+    outs = [rng_bit_generator_p.bind(index_in_dim(key, i, 0, False), **params) for i in range(axis_size)]
+    return [concatenate([expand_dims(o[j], (0,)) for o in outs], 0) for j in range(2)], [0, 0]
+
+
+rng_bit_generator_p = Primitive("rng_bit_generator", multiple_results=True)
+rng_bit_generator_p.def_impl(lambda key, **params: _compiled(rng_bit_generator_p, [key], params))
+rng_bit_generator_p.def_abstract_eval(_bits_abstract_eval)
+defjvp_zero(rng_bit_generator_p)
+rng_bit_generator_p.def_batch(_bits_batch)
+
+
+# ----------------------------------------------------------------------------------------------
+# rng_uniform(a, b) -> values in [a, b)
+
+
+def _uniform_abstract_eval(a, b, *, shape):
+    if a.dtype != b.dtype:
+        raise ValueError(f"rng_uniform: the bounds must have one dtype, got {a.dtype} and {b.dtype}")
+    if a.shape != () or b.shape != ():
+        raise ValueError(f"rng_uniform: the bounds must be scalars, got shapes {a.shape} and {b.shape}")
+    if a.dtype.kind not in "fiu" or a.dtype == np.bool_:
+        raise TypeError(f"rng_uniform: the bounds must be real numbers, got {a.dtype}")
+    return ShapedArray(tuple(shape), a.dtype, a.weak_type and b.weak_type)
+
+
+def _uniform_batch(axis_size, vals, dims, *, shape):
+    if all(d is None for d in dims):
+        return rng_uniform_p.bind(*vals, shape=(axis_size, *shape)), 0
+    # Batched bounds: one draw in [0, 1) for the whole batch, scaled per lane (floor for integers).
+    out_shape = (axis_size, *shape)
+    a, b = (broadcast_in_dim(to_front(v, d, axis_size), out_shape, (0,)) for v, d in zip(vals, dims))
+    dtype = aval_of(a).dtype
+    real = dtype if dtype.kind == "f" else np.dtype(np.float64)
+    u = rng_uniform_p.bind(np.zeros((), real), np.ones((), real), shape=out_shape)
+    span = ew.mul(ew.convert_element_type(ew.sub(b, a), real), u)
+    if dtype.kind != "f":
+        span = ew.convert_element_type(ew.floor(span), dtype)
+    return ew.add(a, span), 0
+
+
+rng_uniform_p = Primitive("rng_uniform")
+rng_uniform_p.def_impl(lambda a, b, **params: _compiled(rng_uniform_p, [a, b], params))
+rng_uniform_p.def_abstract_eval(_uniform_abstract_eval)
+defjvp_zero(rng_uniform_p)
+rng_uniform_p.def_batch(_uniform_batch)

@@ -1,0 +1,144 @@
+"""Small JAX names, each against JAX (the oracle) or closed forms: ``lax.empty``, ``lax.dtype``,
+``lax.optimization_barrier``, ``lax.reduce_precision`` (bit for bit, eager and compiled),
+``nn.tanh``, ``nn.log1mexp``, ``nn.logmeanexp``, the process/host functions, ``funcgrad.Device``,
+``dtypes.itemsize_bits`` and ``dtypes.scalar_type_of``."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import dtypes, lax, nn
+from funcgrad.testing import check_grads
+
+jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+jax.config.update("jax_enable_x64", True)
+
+RNG = np.random.default_rng(0)
+FORMATS = [(5, 10), (8, 7), (4, 3), (5, 2), (8, 23), (11, 52), (1, 0), (3, 0), (2, 1)]
+
+
+def _values(dtype):
+    scale = 10.0 ** RNG.integers(-45, 40, 300)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, 65504.0, 70000.0, 1e-8, 1.5, 2.5, -3.5]
+    with np.errstate(over="ignore"):
+        return np.concatenate([RNG.standard_normal(300) * scale, special]).astype(dtype)
+
+
+def _same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    nan = np.isnan(b.astype(np.float64))
+    assert np.array_equal(np.isnan(a.astype(np.float64)), nan)
+    width = f"u{a.dtype.itemsize}"
+    assert np.array_equal(a[~nan].view(width), b[~nan].view(width))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64], ids=str)
+def test_reduce_precision_matches_xla_bit_for_bit(dtype):
+    x = _values(dtype)
+    for e, m in FORMATS:
+        want = jax.lax.reduce_precision(x, e, m)
+        _same_bits(lax.reduce_precision(x, e, m), want)  # eager: NumPy bit arithmetic
+        compiled = funcgrad.jit(lambda v, e=e, m=m: lax.reduce_precision(v, e, m))
+        _same_bits(compiled(x), want)  # compiled: stablehlo.reduce_precision
+
+
+def test_reduce_precision_transformations_and_errors():
+    x = RNG.standard_normal(5)
+    f = lambda v: fnp.sum(fnp.sin(lax.reduce_precision(v * v, 8, 7)))  # noqa: E731
+    np.testing.assert_allclose(
+        np.asarray(funcgrad.grad(f)(x)),
+        np.asarray(
+            jax.grad(lambda v: jax.numpy.sum(jax.numpy.sin(jax.lax.reduce_precision(v * v, 8, 7))))(x)
+        ),
+    )
+    batched = funcgrad.vmap(lambda v: lax.reduce_precision(v, 5, 10))(x.reshape(5, 1))
+    np.testing.assert_array_equal(np.asarray(batched).ravel(), x.astype(np.float16).astype(np.float64))
+    with pytest.raises(TypeError, match="floating-point"):
+        lax.reduce_precision(np.arange(3), 5, 10)
+    with pytest.raises(ValueError, match="exponent_bits"):
+        lax.reduce_precision(x, 0, 10)
+    with pytest.raises(TypeError, match="Python int"):
+        lax.reduce_precision(x, 5.0, 10)
+
+
+def test_optimization_barrier_is_the_identity_on_pytrees_and_transparent_to_derivatives():
+    tree = {"a": RNG.standard_normal(3), "b": (np.float32(2.0), np.arange(2))}
+    out = lax.optimization_barrier(tree)
+    assert funcgrad.tree_util.tree_structure(out) == funcgrad.tree_util.tree_structure(tree)
+    for got, want in zip(funcgrad.tree_util.tree_leaves(out), funcgrad.tree_util.tree_leaves(tree)):
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+    f = lambda x: fnp.sum(lax.optimization_barrier(fnp.tanh(x)) ** 3)  # noqa: E731
+    x = RNG.standard_normal(4)
+    check_grads(f, (x,), order=2)
+    np.testing.assert_allclose(np.asarray(funcgrad.jit(funcgrad.grad(f))(x)), np.asarray(funcgrad.grad(f)(x)))
+    text = funcgrad.jit(f).lower(x).as_text()
+    assert "optimization_barrier" in text
+    np.testing.assert_allclose(np.asarray(funcgrad.vmap(lambda v: lax.optimization_barrier(v * 2))(x)), 2 * x)
+
+
+def test_empty_and_dtype():
+    e = lax.empty((2, 3), np.int32)
+    assert e.shape == (2, 3) and e.dtype == np.int32
+    assert lax.empty(4, np.float32).shape == (4,)
+    with pytest.raises(TypeError, match="device_put"):
+        lax.empty(2, np.float32, out_sharding=funcgrad.sharding.PartitionSpec())
+    for value in (
+        1.0,
+        1,
+        True,
+        1j,
+        np.float32(1),
+        np.arange(3, dtype=np.int16),
+        fnp.ones(2, np.float32),
+        int,
+        float,
+    ):
+        assert lax.dtype(value) == jax.lax.dtype(value), value
+    assert lax.dtype(np.dtype("float16")) == np.float16
+
+
+def test_nn_tanh_log1mexp_logmeanexp_against_jax():
+    x = np.array([1e-12, 1e-3, 0.1, 0.69, 0.7, 2.0, 30.0, 700.0])
+    np.testing.assert_allclose(np.asarray(nn.log1mexp(x)), np.asarray(jax.nn.log1mexp(x)), rtol=1e-14)
+    # The closed form where it is accurate.
+    np.testing.assert_allclose(
+        np.asarray(nn.log1mexp(np.array([1.0, 2.0]))), np.log(1 - np.exp(-np.array([1.0, 2.0])))
+    )
+    np.testing.assert_allclose(
+        np.asarray(funcgrad.vmap(funcgrad.grad(nn.log1mexp))(x)), 1 / np.expm1(x), rtol=1e-12
+    )
+    check_grads(nn.log1mexp, (np.array([0.3, 0.9, 3.0]),), order=2)
+    y, w = RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4)) > 0
+    for kw in (dict(), dict(axis=1), dict(axis=0, keepdims=True), dict(axis=1, where=w)):
+        np.testing.assert_allclose(
+            np.asarray(nn.logmeanexp(y, **kw)), np.asarray(jax.nn.logmeanexp(y, **kw)), rtol=1e-13
+        )
+    np.testing.assert_allclose(float(nn.logmeanexp(np.array([1000.0, 1000.0]))), 1000.0)
+    check_grads(lambda v: nn.logmeanexp(v, axis=1), (y,), order=2)
+    np.testing.assert_allclose(np.asarray(nn.tanh(y)), np.tanh(y))
+
+
+def test_process_functions_device_class_and_dtype_utilities():
+    assert funcgrad.process_indices() == [0] == funcgrad.host_ids()
+    assert funcgrad.host_id() == funcgrad.process_index() == 0
+    assert funcgrad.host_count() == funcgrad.process_count() == 1
+    assert all(isinstance(d, funcgrad.Device) for d in funcgrad.devices())
+    for t in (np.float32, np.bool_, np.int8, ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.bfloat16,
+              ml_dtypes.float8_e4m3fn, ml_dtypes.float4_e2m1fn, np.complex64, ml_dtypes.int2):  # fmt: skip
+        assert dtypes.itemsize_bits(t) == jax.dtypes.itemsize_bits(t), t
+    for v in (
+        np.float32(1),
+        np.array([1, 2]),
+        True,
+        1.0,
+        3,
+        1j,
+        np.array(1, ml_dtypes.bfloat16),
+        fnp.ones(2),
+    ):
+        assert dtypes.scalar_type_of(v) is jax.dtypes.scalar_type_of(np.asarray(v)), v
