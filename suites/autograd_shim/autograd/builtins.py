@@ -10,7 +10,6 @@ list = _b.list
 dict = _b.dict
 isinstance = notrace_primitive(_b.isinstance)
 type = notrace_primitive(_b.type)
-SequenceBox = DictBox = None
 
 
 def container_take(A, idx):
