@@ -7,7 +7,8 @@ models where the transformation must fall back (tied weights, a parameter inside
 
 from __future__ import annotations
 
-import resource
+import pathlib
+import subprocess
 import sys
 
 import numpy as np
@@ -19,7 +20,6 @@ from funcgrad import tree_util as tu
 from funcgrad.kernel import core
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.per_example import _plan
-from primitives import _eager_memory
 from tests.test_dp_sgd import init_params as cnn_init
 from tests.test_dp_sgd import loss as cnn_loss
 
@@ -261,18 +261,33 @@ def test_unused_and_non_differentiable_parameters():
     assert not np.asarray(got["t"]).any() and not np.asarray(got["u"]).any()
 
 
+_FAULTS_PROGRAM = """
+import resource, numpy as np, funcgrad, funcgrad.numpy as fnp
+from primitives import _eager_memory
+from tests.test_per_example import _mlp
+print("tuned" if _eager_memory.tune() else "untuned")
+params, x, y, loss = _mlp(np.float32, sizes=(64, 256, 256, 10), batch=128)
+f = funcgrad.jit(funcgrad.vmap(funcgrad.grad(loss), in_axes=(None, 0, 0)))
+for _ in range(3):
+    funcgrad.block_until_ready(f(params, x, y))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(5):
+    funcgrad.block_until_ready(f(params, x, y))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc tuning (Linux only)")
 def test_per_example_outputs_reuse_memory_instead_of_faulting_it_in():
     # NOTE: [eager allocations]: jit(vmap(grad)) of the 64-256-256-10 MLP returns a 32 MiB
-    # per-example weight gradient; glibc used to map it afresh on every call (8k page faults each).
-    if not _eager_memory.tune():
+    # per-example weight gradient; glibc used to map it afresh on every call (8k page faults each,
+    # 40k in five calls). A fresh process: what earlier tests left on the heap does not count.
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", _FAULTS_PROGRAM], cwd=root, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    tuned, faults = out.stdout.split()
+    if tuned != "tuned":
         pytest.skip("not glibc")
-    params, x, y, loss = _mlp(np.float32, sizes=(64, 256, 256, 10), batch=128)
-    f = funcgrad.jit(funcgrad.vmap(funcgrad.grad(loss), in_axes=(None, 0, 0)))
-    for _ in range(3):
-        funcgrad.block_until_ready(f(params, x, y))
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(5):
-        funcgrad.block_until_ready(f(params, x, y))
-    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-    assert faults < 8192, f"{faults} page faults in 5 calls: the 32 MiB outputs are mapped afresh"
+    assert int(faults) < 8192, f"{faults} page faults in 5 calls: the 32 MiB outputs are mapped afresh"

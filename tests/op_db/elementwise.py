@@ -287,7 +287,8 @@ OPS = [
     # only here, float64 bit for bit against XLA in tests/test_jax_utilities.py.
     OpInfo("reduce_precision", bc.reduce_precision_p, bc.reduce_precision_p.bind,
            lambda x, exponent_bits, mantissa_bits: x.astype(ml_dtypes.bfloat16).astype(x.dtype),
-           _one(exponent_bits=lambda s: 8, mantissa_bits=lambda s: 7), _shapes(), dtypes=(F32,), check_fd=False),
+           _one(exponent_bits=lambda s: 8, mantissa_bits=lambda s: 7), _shapes(), dtypes=(F32,),
+           check_fd=False),
     # In the operand's own format the rounding is the identity, and JAX's linear rule exact: the
     # dot-product test of the transpose rule holds there.
     OpInfo("reduce_precision_to_own_format", bc.reduce_precision_p, bc.reduce_precision_p.bind,

@@ -2,7 +2,7 @@
 ``scipy.signal.welch``/``stft`` (jit), ``lax.reduce`` with a non-monoid computation (eager and jit)
 and ``lax.rng_bit_generator`` (jit).
 
-Run: python bench/bench_names.py [--quick]
+Run: python bench/bench_surface.py [--quick]
 
 Each case alternates funcgrad and jax samples (round-robin), so a loaded machine slows both alike;
 the table reports medians and funcgrad's time over jax's.
