@@ -172,8 +172,41 @@ def _copy_to_host_async(x) -> None:
     _array_only(".copy_to_host_async()")(x)
 
 
+def copy_to_host_async(x):
+    """Start reading every Array leaf of the pytree ``x`` back to the host (funcgrad reads
+    synchronously when a value is needed, so this only checks the leaves); returns ``x``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> copy_to_host_async({"a": fnp.ones(2)})["a"].shape
+    (2,)
+    """
+    for leaf in tu.tree_leaves(x):
+        if isinstance(leaf, Array):
+            _copy_to_host_async(leaf)
+    return x
+
+
+def _to_device(x, device, /, *, stream=None):
+    """The Array API's ``x.to_device(device)``: a copy of ``x`` on ``device`` (a device or a sharding)."""
+    _array_only(".to_device()")(x)
+    if stream is not None:
+        raise ValueError(
+            "to_device: stream= is not supported (funcgrad copies synchronously); pass stream=None"
+        )
+    if isinstance(device, Sharding):
+        return device_put_sharded(x, device)
+    try:
+        xla_bridge.resolve_device(device=device)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"to_device: device must be one of funcgrad.devices() or a Sharding ({e})") from None
+    return Array._from_buffer(
+        xla_bridge.device_put(np.asarray(x), device, weak_type=x.weak_type), x.weak_type
+    )
+
+
 kernel.register(
     array_methods={
+        "to_device": _to_device,
         "devices": _devices,
         "addressable_data": _addressable_data,
         "copy_to_host_async": _copy_to_host_async,

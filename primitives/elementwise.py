@@ -130,8 +130,8 @@ is_finite_p = unop("is_finite", np.isfinite, None, accepted=_dt.is_float, result
 
 def _abs_jvp(t, ans, x):
     if aval_of(x).dtype.kind != "c":
-        # abs'(0) is taken as sign(0) == 0, the subgradient JAX documents.
-        return mul(t, sign(x))
+        # abs'(0) is 1, as in JAX: the right derivative, select(x >= 0, t, -t).
+        return select(ge_p.bind(x, scalar_like(0, x)), instantiate(t), neg(t))
     # d|z| = Re(conj(z) dz) / |z|, and 0 at z == 0 (JAX's rule). 1/|z| is taken on the real |z|
     # (double where: no inf at 0) and scales conj(z): cheaper than a complex division.
     is_zero = eq_p.bind(ans, np.zeros((), aval_of(ans).dtype))

@@ -54,11 +54,14 @@ def test_a_traced_size_suggests_static_argnums(f):
     assert funcgrad.jit(f, static_argnums=1)(np.ones(3), 3).shape[0] == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="JAX's abs'(0) = 1 needs abs_p's JVP (primitives/elementwise.py, owned by issue 11's branch) to "
-    "be select(x >= 0, t, -t); this branch may not edit that file",
-)
 def test_grad_abs_at_zero_is_one_as_in_jax():
     assert float(funcgrad.grad(fnp.abs)(0.0)) == 1.0
     assert float(funcgrad.grad(funcgrad.lax.abs)(0.0)) == 1.0
+    assert float(funcgrad.jit(funcgrad.grad(fnp.abs))(0.0)) == 1.0
+    x = np.array([-2.0, -0.0, 0.0, 3.0])
+    np.testing.assert_array_equal(funcgrad.vmap(funcgrad.grad(fnp.abs))(x), [-1.0, 1.0, 1.0, 1.0])
+    assert float(funcgrad.grad(lambda x: fnp.abs(x) ** 2)(-1.5)) == -3.0
+    # complex: d|z| = Re(conj(z) dz) / |z|, 0 at 0, as in JAX
+    g = funcgrad.grad(fnp.abs)(3.0 + 4.0j)
+    np.testing.assert_allclose(complex(g), (3.0 - 4.0j) / 5.0)
+    assert complex(funcgrad.grad(fnp.abs)(0j)) == 0

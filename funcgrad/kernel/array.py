@@ -164,8 +164,20 @@ class Array:
     def __reduce__(self):
         return (Array, (np.array(self._numpy()), self.weak_type))
 
-    def __dlpack__(self, *args, **kwargs):
-        return self._numpy().__dlpack__(*args, **kwargs)
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export through DLPack (the host copy). A consumer that only speaks DLPack < 1.0 cannot be
+        told the buffer is read-only, so it gets a private copy (funcgrad Arrays are immutable)."""
+        value = self._numpy()
+        if not value.flags.writeable and (max_version is None or tuple(max_version)[0] < 1):
+            if copy is False:
+                raise BufferError(
+                    "__dlpack__: this Array is read-only; a DLPack < 1.0 export needs copy=None/True"
+                )
+            value = value.copy()
+        kwargs = {"stream": stream, "dl_device": dl_device, "copy": copy}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        return value.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         return self._numpy().__dlpack_device__()

@@ -723,10 +723,14 @@ def log1mexp(x):
     """
     x = _inexact(x)
     small = ew.lt_p.bind(x, _const(np.log(2.0), x))
+    # Double where (NOTE: [no NaN gradients]): each branch sees only arguments where it is finite,
+    # else log1p(-exp(-1e-20)) = -inf poisons the derivative of the selected branch with 0 * inf.
+    one = _const(1.0, x)
+    x_small, x_large = select(small, x, one), select(small, one, x)
     return select(
         small,
-        ew.log_p.bind(ew.neg_p.bind(ew.expm1_p.bind(ew.neg_p.bind(x)))),
-        ew.log1p_p.bind(ew.neg_p.bind(ew.exp_p.bind(ew.neg_p.bind(x)))),
+        ew.log_p.bind(ew.neg_p.bind(ew.expm1_p.bind(ew.neg_p.bind(x_small)))),
+        ew.log1p_p.bind(ew.neg_p.bind(ew.exp_p.bind(ew.neg_p.bind(x_large)))),
     )
 
 

@@ -250,7 +250,16 @@ def issubdtype(arg1, arg2) -> bool:
     return bool(np.issubdtype(arg1, arg2))
 
 
-_ABSTRACT = (np.generic, np.number, np.inexact, np.floating, np.integer, np.signedinteger, np.unsignedinteger)
+_ABSTRACT = (
+    np.generic,
+    np.number,
+    np.inexact,
+    np.floating,
+    np.complexfloating,
+    np.integer,
+    np.signedinteger,
+    np.unsignedinteger,
+)
 
 
 def _narrow_parents() -> dict:
@@ -269,13 +278,13 @@ def _narrow_parents() -> dict:
 _NARROW_PARENTS = _narrow_parents()
 
 
-def isdtype(dtype_, kind) -> bool:
+def isdtype(dtype, kind) -> bool:
     """The Array API's ``isdtype``: ``kind`` is a dtype, a kind name or a tuple of them.
 
     >>> isdtype(float32, 'real floating')
     True
     """
-    dtype_ = canonicalize_dtype(dtype_)
+    dtype = canonicalize_dtype(dtype)
     kinds = kind if isinstance(kind, tuple) else (kind,)
     names = {
         "bool": lambda d: d == np.bool_,
@@ -290,9 +299,9 @@ def isdtype(dtype_, kind) -> bool:
         if isinstance(k, str):
             if k not in names:
                 raise ValueError(f"unknown dtype kind {k!r}; expected one of {sorted(names)}")
-            if names[k](dtype_):
+            if names[k](dtype):
                 return True
-        elif canonicalize_dtype(k) == dtype_:
+        elif canonicalize_dtype(k) == dtype:
             return True
     return False
 

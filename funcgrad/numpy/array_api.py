@@ -20,7 +20,10 @@ import sys
 
 import numpy as np
 
-from funcgrad import kernel
+from funcgrad import (
+    _placement,  # noqa: F401 - installs Array.device, .to_device (the Array API's)
+    kernel,
+)
 from funcgrad._devices import devices
 
 # Nothing for ``import *``: funcgrad.numpy binds the two hooks by name (``dir()`` lists public names).

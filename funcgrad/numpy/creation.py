@@ -201,7 +201,15 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
 
 
 def linspace(
-    start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False, dtype=None, axis: int = 0
+    start,
+    stop,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype=None,
+    axis: int = 0,
+    *,
+    device=None,
 ):
     """``num`` evenly spaced values from ``start`` to ``stop``; differentiable in both ends.
 

@@ -305,12 +305,17 @@ def hypot(x1, x2, /):
     dtype = aval(x1).dtype
     zero, one = constant(0, dtype), constant(1, dtype)
     a, b = ew.abs_p.bind(x1), ew.abs_p.bind(x2)
-    big, small = ew.max_p.bind(a, b), ew.min_p.bind(a, b)
-    is_zero = ew.eq_p.bind(big, zero)
-    # Double where: the ratio's denominator is 1 (not 0) where big == 0 (NOTE: [no NaN gradients]).
-    ratio = ew.div_p.bind(small, select(is_zero, one, big))
-    out = ew.mul_p.bind(big, ew.sqrt_p.bind(ew.add_p.bind(one, ew.square_p.bind(ratio))))
-    out = select(is_zero, big, out)
+    # scale * sqrt((x1/scale)**2 + (x2/scale)**2) equals hypot for any constant scale; the largest
+    # magnitude (a constant to AD: stop_gradient) avoids overflow, and the derivative is the exact
+    # (x1 dx1 + x2 dx2) / r at every order. (max/min of |x1|, |x2| in the formula would split the
+    # derivative at the tie |x1| == |x2| and make the second derivative wrong there.)
+    scale = ew.stop_gradient_p.bind(ew.max_p.bind(a, b))
+    is_zero = ew.eq_p.bind(scale, zero)
+    # Double where: the scale and the sum are 1 (not 0) where both sides are 0 (NOTE: [no NaN gradients]).
+    scale = select(is_zero, one, scale)
+    q = ew.add_p.bind(ew.square_p.bind(ew.div_p.bind(x1, scale)), ew.square_p.bind(ew.div_p.bind(x2, scale)))
+    out = ew.mul_p.bind(scale, ew.sqrt_p.bind(select(is_zero, one, q)))
+    out = select(is_zero, zero, out)
     inf = constant(np.inf, dtype)
     is_inf = ew.or_p.bind(*broadcast_args(ew.eq_p.bind(a, inf), ew.eq_p.bind(b, inf)))
     return select(is_inf, inf, out)

@@ -171,7 +171,8 @@ def positive(x, /):
 
 
 def absolute(x, /):
-    """Elementwise ``|x|``; the derivative at 0 is 0 (``sign(0)``), as JAX documents.
+    """Elementwise ``|x|``; for real ``x`` the derivative at 0 is 1 (the right derivative), as in
+    JAX: ``grad(abs)(0.0) == 1.0``. For complex ``x`` it is ``Re(conj(x) dx) / |x|``, and 0 at 0.
 
     >>> absolute(np.array([-1.5, 0.0, 2.0])).tolist()
     [1.5, 0.0, 2.0]
@@ -182,7 +183,12 @@ def absolute(x, /):
     return ew.abs_p.bind(x)
 
 
-abs = _doc(lambda x, /: absolute(x), "abs", "Alias of ``absolute``.", ">>> abs(-2).item()\n2")
+abs = _doc(
+    lambda x, /: absolute(x),
+    "abs",
+    "Alias of ``absolute`` (derivative 1 at 0 for real ``x``, as in JAX).",
+    ">>> abs(-2).item()\n2",
+)
 
 
 def sign(x, /):
@@ -443,19 +449,29 @@ def fmin(x1, x2, /):
     return select(_isnan(x2), x1, select(_isnan(x1), x2, out))
 
 
-_NO_VALUE = object()
+def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
+    """Clip values to ``[min, max]`` (either bound may be None), as ``minimum(maximum(arr, min), max)``.
 
-
-def clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, /, *, min=None, max=None):
-    """Clip values to ``[min, max]`` (either bound may be None), as ``minimum(maximum(a, min), max)``.
+    The Array API's (and JAX's) parameter names; NumPy's older keywords ``a=``, ``a_min=`` and
+    ``a_max=`` are accepted too (HIPS autograd programs use them).
 
     >>> clip(np.array([-2.0, 0.5, 3.0]), 0.0, 1.0).tolist()
     [0.0, 0.5, 1.0]
     >>> clip(np.array([1, 5]), max=3).tolist()
     [1, 3]
     """
-    lo = min if a_min is _NO_VALUE else a_min
-    hi = max if a_max is _NO_VALUE else a_max
+    for new, old, old_name, new_name in (
+        (arr, a, "a", "arr"),
+        (min, a_min, "a_min", "min"),
+        (max, a_max, "a_max", "max"),
+    ):
+        if new is not None and old is not None:
+            raise TypeError(f"clip: pass {new_name} or its older name {old_name}=, not both")
+    a = arr if a is None else a
+    if a is None:
+        raise TypeError("clip: missing the array to clip (the first argument)")
+    lo = min if a_min is None else a_min
+    hi = max if a_max is None else a_max
     # As jax.numpy: complex values have no order to clip by (NumPy's lexicographic clip is refused).
     reject_complex("clip", *[v for v in (a, lo, hi) if v is not None])
     if lo is not None:

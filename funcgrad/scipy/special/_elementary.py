@@ -30,11 +30,12 @@ __all__ = [
 
 
 def real_inexact(name, *args):
-    """``args`` promoted to one inexact dtype (integers become float64), refusing complex values."""
+    """``args`` promoted to one inexact dtype (integers become float64) and broadcast against each
+    other (SciPy's special functions are ufuncs), refusing complex values."""
     args = promote_args_inexact(*args)
     if fnp.iscomplexobj(args[0]):
         raise TypeError(f"scipy.special.{name} does not support complex-valued inputs, got {args[0].dtype}")
-    return args
+    return args if len(args) == 1 else fnp.broadcast_arrays(*args)
 
 
 def expit(x):

@@ -1,0 +1,51 @@
+"""autograd.numpy on plain values is NumPy: its functions return (mutable) NumPy arrays, and only
+traced inputs give traced outputs. ``wrap_namespace`` gives funcgrad's functions that contract."""
+
+from __future__ import annotations
+
+import functools
+import types
+
+import numpy as onp
+
+import funcgrad
+from funcgrad.core import Tracer
+
+_Array = funcgrad.Array
+
+
+# NumPy returns 0-d arrays only from its array constructors; its functions return scalars.
+_ARRAY_CONSTRUCTORS = {
+    "array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
+    "empty_like", "copy", "atleast_1d", "atleast_2d", "atleast_3d", "reshape", "expand_dims",
+}  # fmt: skip
+
+
+def _to_numpy(x, scalars=True):
+    if type(x) is _Array:
+        a = onp.array(x)
+        return a[()] if scalars and a.ndim == 0 else a
+    if type(x) in (tuple, list):
+        return type(x)(_to_numpy(v, scalars) for v in x)
+    return x
+
+
+def host_results(f, scalars=True):
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        return _to_numpy(f(*args, **kwargs), scalars)
+
+    return wrapped
+
+
+def wrap_namespace(src, dst: dict, skip=()):
+    for name in dir(src):
+        if name.startswith("__") or name in dst or name in skip:
+            continue
+        value = getattr(src, name)
+        if isinstance(value, types.FunctionType | types.BuiltinFunctionType | functools.partial):
+            value = host_results(value, scalars=name not in _ARRAY_CONSTRUCTORS)
+        dst[name] = value
+
+
+__all__ = ["wrap_namespace", "host_results", "Tracer"]
