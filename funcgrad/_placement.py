@@ -1,10 +1,13 @@
 """Where an ``Array`` lives: its ``sharding``, ``devices()``, ``device``, ``addressable_shards``;
 putting values on devices as a sharding says (``device_put``), building sharded arrays from
 per-device pieces (``make_array_from_callback``, ``make_array_from_single_device_arrays``,
-``make_array_from_process_local_data``).
+``make_array_from_process_local_data``), and ``with_sharding_constraint`` (``jax.lax``'s name,
+re-exported by ``funcgrad.lax``).
 
-Layer: surface. Imports the kernel (``Array``, registration, tree_util, core), ``xla_bridge``
-(``sharded`` and ``runtime``, on first use) and ``funcgrad.sharding``.
+Layer: surface. Imports the kernel (``Array``, registration, tree_util, core), the primitive
+catalog (``primitives.sharding``'s constraint), ``xla_bridge`` (``sharded`` and ``runtime``) and
+``funcgrad._shardings``; never ``funcgrad.numpy`` or ``funcgrad.lax`` (``funcgrad.numpy`` imports
+this module for the Array API's ``device``/``to_device``).
 
 An Array holds a host value, a one-device buffer, or a sharded buffer (one jaxlib array over
 several devices, ``xla_bridge.sharded``). Its placement properties are installed on ``Array``
@@ -30,12 +33,14 @@ from funcgrad._shardings import NamedSharding, Sharding, SingleDeviceSharding, f
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
-from funcgrad.lax.parallel import with_sharding_constraint
+from funcgrad.kernel.dtypes import python_scalar_types
+from primitives import sharding as shp
 
 __all__ = [
     "Shard",
     "reshard",
     "visualize_array_sharding",
+    "with_sharding_constraint",
     "device_put_sharded",
     "make_array_from_callback",
     "make_array_from_process_local_data",
@@ -441,3 +446,44 @@ def visualize_array_sharding(arr, *, min_width: int = 9, max_width: int = 80) ->
     text = "\n".join(out)
     print(text)
     return text
+
+
+def with_sharding_constraint(x, shardings):
+    """Ask XLA's partitioner to lay out ``x`` (a pytree) as ``shardings`` (one ``NamedSharding``,
+    a ``PartitionSpec`` inside ``with mesh:``, or a pytree prefix of ``x`` of them) at this point
+    of a jitted function; the values are unchanged. Outside a transformation it is
+    ``device_put(x, shardings)``.
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad.sharding import NamedSharding, P, make_mesh
+    >>> s = NamedSharding(make_mesh((1,), ("x",)), P("x"))
+    >>> out = funcgrad.jit(lambda a: with_sharding_constraint(a * 2, s))(np.ones(2))
+    >>> out.sharding.is_equivalent_to(s, 1)  # on one device XLA reports P(), as in JAX
+    True
+    """
+    leaves, tree = tu.tree_flatten(x)
+    out = []
+    for v, s in zip(leaves, sharding_leaves(shardings, x, "with_sharding_constraint")):
+        if s is None:
+            out.append(v)
+            continue
+        if isinstance(s, SingleDeviceSharding):
+            out.append(v)
+            continue
+        if not isinstance(s, NamedSharding):
+            raise TypeError(
+                f"with_sharding_constraint: expected a NamedSharding or a PartitionSpec, got {s!r}"
+            )
+        if not isinstance(v, Array | core.Tracer):  # a NumPy array or a Python scalar
+            v = Array._from_owned(np.asarray(v), type(v) in python_scalar_types)
+        try:
+            s.shard_shape(v.shape)
+        except ValueError as e:
+            raise ValueError(f"with_sharding_constraint: {e}") from None
+        if not isinstance(v, core.Tracer):
+            buf = xla_bridge.sharded.put(np.asarray(v), s._bridge(v.ndim), weak_type=v.weak_type)
+            out.append(Array._from_buffer(buf, v.weak_type))
+            continue
+        spec = s.spec._normalized(v.ndim, "with_sharding_constraint")
+        out.append(shp.sharding_constraint_p.bind(v, mesh=s.mesh, spec=spec))
+    return tu.tree_unflatten(tree, out)

@@ -25,6 +25,12 @@ settings.register_profile("dev", max_examples=60, deadline=None, suppress_health
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
+# The external-suite harnesses (an ``autograd`` import shim, the example runner) are run by
+# tests/test_external_suites.py in subprocesses; collecting them here would put the shim's
+# ``autograd`` package on sys.path for the whole session.
+collect_ignore = ["suites"]
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""Bounded runs of the external-suite harnesses in suites/ (see suites/README.md): the autograd
+"""Bounded runs of the external-suite harnesses in tests/suites/ (see tests/suites/README.md): the autograd
 import shim on programs written as for HIPS autograd, the ``jax`` -> funcgrad alias on a program
 that uses JAX's own ``jax.example_libraries`` unchanged, and -- when checkouts of JAX's and
 autograd's repositories are named by ``FUNCGRAD_JAX_REPO`` / ``FUNCGRAD_AUTOGRAD_REPO`` -- a few of
@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHIM = os.path.join(ROOT, "suites", "autograd_shim")
+SHIM = os.path.join(ROOT, "tests", "suites", "autograd_shim")
 
 
 def _python(code: str, path: list[str], timeout: float = 300, args=()) -> str:
@@ -161,7 +161,7 @@ def test_jax_alias_runs_jax_example_libraries_unchanged(tmp_path):
             """
         )
     )
-    runner = os.path.join(ROOT, "suites", "examples", "runner.py")
+    runner = os.path.join(ROOT, "tests", "suites", "examples", "runner.py")
     out = _python("", [ROOT], args=(runner, "--alias-jax", str(prog)))
     assert out.strip() == "ok"
 
@@ -182,7 +182,7 @@ CHEAP = [
 def test_cheap_example_programs_run():
     cmd = [
         sys.executable,
-        os.path.join(ROOT, "suites", "run_examples.py"),
+        os.path.join(ROOT, "tests", "suites", "run_examples.py"),
         "--jax-repo",
         os.environ["FUNCGRAD_JAX_REPO"],
         "--autograd-repo",

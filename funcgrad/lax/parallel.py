@@ -4,8 +4,8 @@
 
 Layer: surface. Imports the kernel (``batching``'s axis environment, pytrees), the primitive
 catalog (``primitives.collectives``, ``primitives.sharding`` and a few array primitives),
-``funcgrad.numpy._core``, ``funcgrad._shardings`` and ``xla_bridge`` (``with_sharding_constraint``
-outside a transformation puts the value).
+``funcgrad.numpy._core`` and ``funcgrad._placement`` (``with_sharding_constraint`` lives there,
+beside the other functions that place values).
 
 A named axis is bound by ``vmap(f, axis_name=...)``, by ``shard_map`` (the mesh's axis names) or by
 ``pmap(f, axis_name=...)``; a collective computes across the instances of that axis -- the lanes
@@ -24,16 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
-import xla_bridge
-from funcgrad._shardings import NamedSharding, SingleDeviceSharding, sharding_leaves
-from funcgrad.kernel import batching, core
+from funcgrad._placement import with_sharding_constraint  # noqa: F401 - jax.lax's name; it places values
+from funcgrad.kernel import batching
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.array import Array
 from funcgrad.numpy._core import asarray
 from primitives import collectives as co
 from primitives import elementwise as ew
-from primitives import sharding as shp
 from primitives import structure as st
 
 __all__ = [
@@ -322,43 +319,3 @@ def axis_size(axis_name) -> int:
     [4.0, 4.0, 4.0, 4.0]
     """
     return batching.axis_size(_names(axis_name, "axis_size"), "axis_size")
-
-
-def with_sharding_constraint(x, shardings):
-    """Ask XLA's partitioner to lay out ``x`` (a pytree) as ``shardings`` (one ``NamedSharding``,
-    a ``PartitionSpec`` inside ``with mesh:``, or a pytree prefix of ``x`` of them) at this point
-    of a jitted function; the values are unchanged. Outside a transformation it is
-    ``device_put(x, shardings)``.
-
-    >>> import funcgrad, numpy as np
-    >>> from funcgrad.sharding import NamedSharding, P, make_mesh
-    >>> s = NamedSharding(make_mesh((1,), ("x",)), P("x"))
-    >>> out = funcgrad.jit(lambda a: with_sharding_constraint(a * 2, s))(np.ones(2))
-    >>> out.sharding.is_equivalent_to(s, 1)  # on one device XLA reports P(), as in JAX
-    True
-    """
-    leaves, tree = tu.tree_flatten(x)
-    out = []
-    for v, s in zip(leaves, sharding_leaves(shardings, x, "with_sharding_constraint")):
-        if s is None:
-            out.append(v)
-            continue
-        if isinstance(s, SingleDeviceSharding):
-            out.append(v)
-            continue
-        if not isinstance(s, NamedSharding):
-            raise TypeError(
-                f"with_sharding_constraint: expected a NamedSharding or a PartitionSpec, got {s!r}"
-            )
-        v = asarray(v)
-        try:
-            s.shard_shape(v.shape)
-        except ValueError as e:
-            raise ValueError(f"with_sharding_constraint: {e}") from None
-        if not isinstance(v, core.Tracer):
-            buf = xla_bridge.sharded.put(np.asarray(v), s._bridge(v.ndim), weak_type=v.weak_type)
-            out.append(Array._from_buffer(buf, v.weak_type))
-            continue
-        spec = s.spec._normalized(v.ndim, "with_sharding_constraint")
-        out.append(shp.sharding_constraint_p.bind(v, mesh=s.mesh, spec=spec))
-    return tu.tree_unflatten(tree, out)

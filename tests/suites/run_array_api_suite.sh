@@ -1,10 +1,10 @@
 #!/bin/bash
 # Run the Array API conformance suite (github.com/data-apis/array-api-tests, with its array-api
 # submodule checked out) against funcgrad.numpy (or another namespace for comparison).
-# usage: suites/run_array_api_suite.sh /path/to/array-api-tests [module] [extra pytest args]
+# usage: tests/suites/run_array_api_suite.sh /path/to/array-api-tests [module] [extra pytest args]
 #   module defaults to funcgrad.numpy; pass jax.numpy to compare (JAX_ENABLE_X64=1 is set for it).
 set -e
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 suite=${1:?path to a checkout of array-api-tests}; shift
 module=${1:-funcgrad.numpy}; shift || true
 cd "$suite"

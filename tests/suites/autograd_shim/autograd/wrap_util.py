@@ -1,4 +1,4 @@
-"""autograd's ``unary_to_nary`` and naming helpers, for the shim (see ``suites/README.md``).
+"""autograd's ``unary_to_nary`` and naming helpers, for the shim (see ``tests/suites/README.md``).
 
 A unary operator ``op(fun, x, *op_args)`` becomes an n-ary one ``op(fun, argnum=0)(*args)`` that
 differentiates with respect to ``args[argnum]`` (or the tuple ``args[i] for i in argnum``).

@@ -1,8 +1,8 @@
 """Run the example programs of JAX's and HIPS autograd's repositories, unchanged, and report which
-run: on funcgrad (``import jax`` aliased to funcgrad by suites/examples/jax_alias.py; ``import
-autograd`` is suites/autograd_shim) or, for comparison, on the real jax / autograd.
+run: on funcgrad (``import jax`` aliased to funcgrad by tests/suites/examples/jax_alias.py; ``import
+autograd`` is tests/suites/autograd_shim) or, for comparison, on the real jax / autograd.
 
-    python suites/run_examples.py --jax-repo J --autograd-repo A [--backend funcgrad|reference]
+    python tests/suites/run_examples.py --jax-repo J --autograd-repo A [--backend funcgrad|reference]
                                   [--timeout 60] [--only NAME ...]
 
 J and A are checkouts (or bare git dirs: the files are read with ``git show HEAD:...``).
@@ -24,7 +24,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 JAX_EXAMPLES = [
     "advi",

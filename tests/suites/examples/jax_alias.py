@@ -1,5 +1,5 @@
 """``import jax`` resolves to funcgrad: a harness-only import hook for running JAX programs
-unchanged on funcgrad (the library never does this; see suites/README.md).
+unchanged on funcgrad (the library never does this; see tests/suites/README.md).
 
 - ``jax`` and ``jax.X.Y`` are ``funcgrad`` and ``funcgrad.X.Y`` (the same module objects);
 - ``jax.example_libraries`` (stax, optimizers) are JAX's own source files, executed with this alias
