@@ -142,3 +142,24 @@ def test_process_functions_device_class_and_dtype_utilities():
         fnp.ones(2),
     ):
         assert dtypes.scalar_type_of(v) is jax.dtypes.scalar_type_of(np.asarray(v)), v
+
+
+def test_creation_functions_honour_device():
+    device = funcgrad.devices()[0]
+    for make in (
+        lambda **kw: fnp.zeros((2, 3), **kw),
+        lambda **kw: fnp.ones(3, np.float32, **kw),
+        lambda **kw: fnp.empty(2, **kw),
+        lambda **kw: fnp.full(2, 7.0, **kw),
+        lambda **kw: fnp.zeros_like(np.ones(2), **kw),
+        lambda **kw: fnp.full_like(np.ones(2), 3, **kw),
+        lambda **kw: fnp.arange(4, **kw),
+        lambda **kw: fnp.linspace(0.0, 1.0, 5, **kw),
+        lambda **kw: fnp.eye(2, **kw),
+    ):
+        host, placed = make(), make(device=device)
+        np.testing.assert_array_equal(np.asarray(placed), np.asarray(host))
+        assert placed.dtype == host.dtype and placed.device == device
+        assert placed._buffer is not None  # on the device, not a host value
+    with pytest.raises(ValueError, match="device"):
+        fnp.zeros(2, device="not a device")

@@ -11,8 +11,11 @@ differentiable in those values.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
@@ -68,10 +71,33 @@ def _shape(shape) -> tuple[int, ...]:
     return shape
 
 
+def _honours_device(fn):
+    """``fn`` with its ``device=`` argument (a device or a sharding, the Array API's) applied: the
+    result is ``x.to_device(device)``. Inside a transformation there is no placement to give a
+    traced value: a clear error says to place the result with ``funcgrad.device_put`` outside, or
+    to use ``jit(..., out_shardings=)``."""
+
+    @functools.wraps(fn)
+    def placed(*args, device=None, **kwargs):
+        out = fn(*args, **kwargs)
+        if device is None:
+            return out
+        if isinstance(out, core.Tracer):
+            raise TypeError(
+                f"funcgrad.numpy.{fn.__name__}(device=...) inside a transformation: a traced value has "
+                "no placement; call funcgrad.device_put on the result outside it, or pass "
+                "out_shardings= to jit"
+            )
+        return out.to_device(device)
+
+    return placed
+
+
 def _dtype(dtype, default=_dt.default_float) -> np.dtype:
     return default if dtype is None else canonicalize_dtype(dtype)
 
 
+@_honours_device
 def zeros(shape, dtype=None, *, device=None):
     """An Array of zeros (float64 by default).
 
@@ -81,6 +107,7 @@ def zeros(shape, dtype=None, *, device=None):
     return Array._from_owned(np.zeros(_shape(shape), _dtype(dtype)))
 
 
+@_honours_device
 def ones(shape, dtype=None, *, device=None):
     """An Array of ones (float64 by default).
 
@@ -90,6 +117,7 @@ def ones(shape, dtype=None, *, device=None):
     return Array._from_owned(np.ones(_shape(shape), _dtype(dtype)))
 
 
+@_honours_device
 def empty(shape, dtype=None, *, device=None):
     """Like ``zeros`` (Arrays are immutable, so there is nothing to leave uninitialised).
 
@@ -99,6 +127,7 @@ def empty(shape, dtype=None, *, device=None):
     return zeros(shape, dtype)
 
 
+@_honours_device
 def full(shape, fill_value, dtype=None, *, device=None):
     """An Array of ``shape`` filled with ``fill_value`` (which may be an array that broadcasts).
 
@@ -122,6 +151,7 @@ def _like(a, dtype, shape):
     return out_shape, out_dtype, weak
 
 
+@_honours_device
 def zeros_like(a, dtype=None, shape=None, *, device=None):
     """Zeros with the shape and dtype of ``a``.
 
@@ -132,6 +162,7 @@ def zeros_like(a, dtype=None, shape=None, *, device=None):
     return Array._from_owned(np.zeros(shape, dtype), weak)
 
 
+@_honours_device
 def ones_like(a, dtype=None, shape=None, *, device=None):
     """Ones with the shape and dtype of ``a``.
 
@@ -142,6 +173,7 @@ def ones_like(a, dtype=None, shape=None, *, device=None):
     return Array._from_owned(np.ones(shape, dtype), weak)
 
 
+@_honours_device
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
     """Like ``zeros_like``.
 
@@ -151,6 +183,7 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
     return zeros_like(prototype, dtype, shape)
 
 
+@_honours_device
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     """``fill_value`` with the shape and dtype of ``a``.
 
@@ -184,6 +217,7 @@ def _static_scalar(x, what):
     return value[()]
 
 
+@_honours_device
 def arange(start, stop=None, step=None, dtype=None, *, device=None):
     """Evenly spaced values in ``[start, stop)`` with NumPy's dtype rules.
 
@@ -200,6 +234,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     return Array._from_owned(np.arange(start, stop, step, dtype=canonicalize_dtype(dtype)))
 
 
+@_honours_device
 def linspace(
     start,
     stop,
@@ -318,6 +353,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
 # Matrices
 
 
+@_honours_device
 def eye(N, M=None, k: int = 0, dtype=None, *, device=None):
     """A 2-D Array with ones on the ``k``-th diagonal.
 
