@@ -27,6 +27,7 @@ from primitives import implicit
 from primitives.control_flow import (
     _fixed_point,
     _rearrange,
+    _scan_layout,
     _split,
     _with_unused_invars,
     cond_p,
@@ -81,17 +82,7 @@ def _scan_taylor(primals, series, *, jaxpr, num_consts, num_carry, length, rever
     ys_nz = out_nz[ncar:]
     nx = len(xs)
     nct, ncart, nxt, nyt = (order * sum(f) for f in (const_nz, carry_nz, xs_nz, ys_nz))
-    # jet_jaxpr: (consts, carry, xs, consts terms, carry terms, xs terms) -> (carry, ys, carry terms,
-    # ys terms); scan wants (consts, consts terms, carry, carry terms, xs, xs terms) ->
-    # (carry, carry terms, ys, ys terms).
-    p = nc + ncar + nx
-    in_order = [
-        *range(nc), *range(p, p + nct), *range(nc, nc + ncar), *range(p + nct, p + nct + ncart),
-        *range(nc + ncar, p), *range(p + nct + ncart, p + nct + ncart + nxt),
-    ]  # fmt: skip
-    q = ncar + ny
-    out_order = [*range(ncar), *range(q, q + ncart), *range(ncar, q), *range(q + ncart, q + ncart + nyt)]
-    body = _rearrange(body, in_order, out_order)
+    body = _rearrange(body, *_scan_layout(nc, ncar, nx, ny, nct, ncart, nxt, nyt))
     args = [
         *consts, *_terms(consts_s, const_nz), *init, *_terms(init_s, carry_nz), *xs, *_terms(xs_s, xs_nz),
     ]  # fmt: skip

@@ -86,6 +86,27 @@ def _split(xs: Sequence, *sizes: int) -> list[list]:
     return out
 
 
+def _scan_layout(n_consts, n_carry, n_xs, n_ys, e_consts, e_carry, e_xs, e_ys):
+    """The permutations that turn a transformed body ``(consts, carry, xs, consts', carry', xs') ->
+    (carry, ys, carry', ys')`` into scan's layout ``(consts, consts', carry, carry', xs, xs') ->
+    (carry, carry', ys, ys')``, where the primed groups (``e_*`` values each) are what the
+    transformation adds: tangents (JVP) or Taylor terms (jet)."""
+    p = n_consts + n_carry + n_xs
+    in_order = [
+        *range(n_consts), *range(p, p + e_consts),
+        *range(n_consts, n_consts + n_carry), *range(p + e_consts, p + e_consts + e_carry),
+        *range(n_consts + n_carry, p), *range(p + e_consts + e_carry, p + e_consts + e_carry + e_xs),
+    ]  # fmt: skip
+    q = n_carry + n_ys
+    out_order = [
+        *range(n_carry),
+        *range(q, q + e_carry),
+        *range(n_carry, q),
+        *range(q + e_carry, q + e_carry + e_ys),
+    ]
+    return in_order, out_order
+
+
 def _rearrange(closed: ClosedJaxpr, in_order: Sequence[int] | None = None, out_order=None) -> ClosedJaxpr:
     """The same jaxpr with invars/outvars listed in a new order (``new[k] = old[order[k]]``)."""
     j = closed.jaxpr
@@ -562,16 +583,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
     body, out_nz = jvp_jaxpr(jaxpr, const_nz + carry_nz + xs_nz, instantiate=carry_nz + [False] * ny)
     ys_nz = out_nz[ncar:]
     nx, ncd, ncard, nxd, nyd = len(xs), sum(const_nz), sum(carry_nz), sum(xs_nz), sum(ys_nz)
-    # jvp_jaxpr: (consts, carry, xs, consts_dot, carry_dot, xs_dot) -> (carry, ys, carry_dot, ys_dot);
-    # scan wants (consts, consts_dot, carry, carry_dot, xs, xs_dot) -> (carry, carry_dot, ys, ys_dot).
-    p = nc + ncar + nx
-    in_order = [
-        *range(nc), *range(p, p + ncd), *range(nc, nc + ncar), *range(p + ncd, p + ncd + ncard),
-        *range(nc + ncar, p), *range(p + ncd + ncard, p + ncd + ncard + nxd),
-    ]  # fmt: skip
-    q = ncar + ny
-    out_order = [*range(ncar), *range(q, q + ncard), *range(ncar, q), *range(q + ncard, q + ncard + nyd)]
-    body = _rearrange(body, in_order, out_order)
+    body = _rearrange(body, *_scan_layout(nc, ncar, nx, ny, ncd, ncard, nxd, nyd))
     args = [
         *consts, *[t for t in consts_t if type(t) is not Zero],
         *init, *[instantiate(t) for t, z in zip(init_t, carry_nz) if z],

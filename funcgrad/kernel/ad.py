@@ -24,7 +24,7 @@ from typing import Any
 
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.core import Tracer, source_info_config, user_source_info
+from funcgrad.kernel.core import source_info_config, user_source_info
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
 from funcgrad.kernel.partial_eval import PartialEvalTrace, dce_jaxpr_consts, trace_to_jaxpr
@@ -202,21 +202,14 @@ def deflinear(primitive: core.Primitive, transpose_rule: Callable) -> None:
 _primal_and_tangent = operator.attrgetter("primal", "tangent")
 
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent", "_aval")
+class JVPTracer(core.PrimalTracer):
+    __slots__ = ("tangent",)
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
         self._aval = None
-
-    @property
-    def aval(self):
-        aval = self._aval
-        if aval is None:
-            aval = self._aval = core.get_aval(self.primal)
-        return aval
 
 
 class JVPTrace(core.Trace):

@@ -481,6 +481,20 @@ class Tracer:
 # the kernel cannot import the surface (see design.md, dependency inversion).
 
 
+class PrimalTracer(Tracer):
+    """A tracer that carries its primal value (forward mode's and Taylor mode's tracers, which add
+    a tangent or a series): its aval is the primal's, computed once on first use."""
+
+    __slots__ = ("primal", "_aval")
+
+    @property
+    def aval(self):
+        aval = self._aval
+        if aval is None:
+            aval = self._aval = get_aval(self.primal)
+        return aval
+
+
 # ----------------------------------------------------------------------------------------------
 # Helpers used across transformations
 

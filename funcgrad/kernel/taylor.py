@@ -45,7 +45,7 @@ from typing import Any
 
 from funcgrad.kernel import core
 from funcgrad.kernel.ad import Zero, instantiate, is_zero_series, linear_taylor, tangent_aval, zero_series
-from funcgrad.kernel.core import Tracer, user_source_info
+from funcgrad.kernel.core import user_source_info
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
@@ -102,21 +102,14 @@ def taylor_from_jvp(primitive: core.Primitive, primals, series, params):
 _primal_and_series = operator.attrgetter("primal", "series")
 
 
-class JetTracer(Tracer):
-    __slots__ = ("primal", "series", "_aval")
+class JetTracer(core.PrimalTracer):
+    __slots__ = ("series",)
 
     def __init__(self, trace, primal, series):
         self._trace = trace
         self.primal = primal
         self.series = series
         self._aval = None
-
-    @property
-    def aval(self):
-        aval = self._aval
-        if aval is None:
-            aval = self._aval = core.get_aval(self.primal)
-        return aval
 
 
 class JetTrace(core.Trace):
