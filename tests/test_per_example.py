@@ -7,11 +7,6 @@ models where the transformation must fall back (tied weights, a parameter inside
 
 from __future__ import annotations
 
-import os
-import pathlib
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -260,50 +255,3 @@ def test_unused_and_non_differentiable_parameters():
     want, _ = _materialised(loss, params, xs, clip=0.5)
     _close(got, want, rtol=1e-12, atol=1e-14)
     assert not np.asarray(got["t"]).any() and not np.asarray(got["u"]).any()
-
-
-_FAULTS_PROGRAM = """
-import resource, numpy as np, funcgrad, funcgrad.numpy as fnp
-from primitives import _eager_memory
-from tests.test_per_example import _mlp
-print("tuned" if _eager_memory.tune() else "untuned")
-params, x, y, loss = _mlp(np.float32, sizes=(64, 256, 256, 10), batch=128)
-f = funcgrad.jit(funcgrad.vmap(funcgrad.grad(loss), in_axes=(None, 0, 0)))
-for _ in range(3):
-    funcgrad.block_until_ready(f(params, x, y))
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(5):
-    funcgrad.block_until_ready(f(params, x, y))
-print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-"""
-
-
-def _page_faults(tuning: bool) -> tuple[str, int]:
-    root = pathlib.Path(__file__).resolve().parents[1]
-    env = dict(os.environ, FUNCGRAD_MALLOC_TUNING="1" if tuning else "0")
-    out = subprocess.run(
-        [sys.executable, "-c", _FAULTS_PROGRAM],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr
-    tuned, faults = out.stdout.split()
-    return tuned, int(faults)
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc tuning (Linux only)")
-def test_per_example_outputs_reuse_memory_instead_of_faulting_it_in():
-    # NOTE: [eager allocations]: jit(vmap(grad)) of the 64-256-256-10 MLP returns a 32 MiB
-    # per-example weight gradient; without the tuning glibc maps it afresh on every call (8k page
-    # faults each). Fresh processes, one with the tuning and one without (how many faults remain
-    # with it depends on which of XLA's threads runs the program, so the check is relative).
-    tuned, with_tuning = _page_faults(True)
-    if tuned != "tuned":
-        pytest.skip("not glibc")
-    _, without = _page_faults(False)
-    assert with_tuning * 2 < without, (
-        f"{with_tuning} page faults in 5 calls with the tuning, {without} without"
-    )
