@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from funcgrad import _devices
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -80,6 +81,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     >>> asarray(2.0)
     Array(2., dtype=float64, weak_type=True)
     """
+    if device is not None:
+        return place_on(asarray(a, dtype, order, copy=copy), device, "asarray")
     if dtype is not None:
         dtype = canonicalize_dtype(dtype)
     if isinstance(a, core.Tracer | Array):
@@ -137,7 +140,22 @@ def array(object, dtype=None, copy=True, order="K", ndmin: int = 0, *, device=No
     out = asarray(object, dtype, copy=True if copy else None)
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
-    return out
+    return out if device is None else place_on(out, device, "array")
+
+
+def place_on(x, device, name: str):
+    """``x`` on ``device`` (a device or a sharding): the Array API's ``device=`` argument of
+    ``name``, as ``x.to_device(device)`` (installed by funcgrad/_placement.py). A traced value is
+    where its program runs: with one device that is the only place there is; with several, a clear
+    error says where to place it instead."""
+    if isinstance(x, core.Tracer):
+        if _devices.device_count() == 1:
+            return x
+        raise TypeError(
+            f"funcgrad.numpy.{name}(device=...) inside a transformation: a traced value has no "
+            "placement; call funcgrad.device_put on the result outside it, or pass out_shardings= to jit"
+        )
+    return x.to_device(device)
 
 
 def _scalar_const(value, dtype) -> np.ndarray:

@@ -15,7 +15,6 @@ import functools
 
 import numpy as np
 
-from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
@@ -30,6 +29,7 @@ from funcgrad.numpy._core import (
     convert,
     is_array,
     normalize_axis,
+    place_on,
     promote_args,
     select,
     shape_of,
@@ -72,23 +72,13 @@ def _shape(shape) -> tuple[int, ...]:
 
 
 def _honours_device(fn):
-    """``fn`` with its ``device=`` argument (a device or a sharding, the Array API's) applied: the
-    result is ``x.to_device(device)``. Inside a transformation there is no placement to give a
-    traced value: a clear error says to place the result with ``funcgrad.device_put`` outside, or
-    to use ``jit(..., out_shardings=)``."""
+    """``fn`` with its ``device=`` argument (a device or a sharding, the Array API's) applied to
+    the result (``place_on``)."""
 
     @functools.wraps(fn)
     def placed(*args, device=None, **kwargs):
         out = fn(*args, **kwargs)
-        if device is None:
-            return out
-        if isinstance(out, core.Tracer):
-            raise TypeError(
-                f"funcgrad.numpy.{fn.__name__}(device=...) inside a transformation: a traced value has "
-                "no placement; call funcgrad.device_put on the result outside it, or pass "
-                "out_shardings= to jit"
-            )
-        return out.to_device(device)
+        return out if device is None else place_on(out, device, fn.__name__)
 
     return placed
 
