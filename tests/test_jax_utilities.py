@@ -158,6 +158,10 @@ def test_creation_functions_honour_device():
         lambda **kw: fnp.eye(2, **kw),
         lambda **kw: fnp.asarray([1.0, 2.0], **kw),
         lambda **kw: fnp.array(np.ones((2, 2), np.int32), **kw),
+        lambda **kw: fnp.astype(np.arange(3), np.float32, **kw),
+        lambda **kw: fnp.ones(3).astype(np.int8, **kw),
+        lambda **kw: fnp.fft.fftfreq(4, **kw),
+        lambda **kw: fnp.fft.rfftfreq(4, **kw),
     ):
         host, placed = make(), make(device=device)
         np.testing.assert_array_equal(np.asarray(placed), np.asarray(host))
@@ -165,6 +169,8 @@ def test_creation_functions_honour_device():
         assert placed._buffer is not None  # on the device, not a host value
     with pytest.raises(ValueError, match="device"):
         fnp.zeros(2, device="not a device")
+    x = fnp.ones(3)
+    assert fnp.astype(x, x.dtype, copy=True) is not x and fnp.astype(x, x.dtype) is x
     # Inside jit, one device is the only place a traced value can be.
     out = funcgrad.jit(lambda x: fnp.asarray(x, device=device) * 2)(np.ones(2))
     np.testing.assert_array_equal(np.asarray(out), 2 * np.ones(2))

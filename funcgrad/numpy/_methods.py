@@ -54,7 +54,7 @@ def _binary(fn, reflected: bool = False):
 
 def _astype(self, dtype, copy: bool = False, device=None):
     """``x.astype(dtype)``: convert (a strong dtype; NumPy's casting of out-of-range values)."""
-    return asarray(self, canonicalize_dtype(dtype))
+    return asarray(self, canonicalize_dtype(dtype), copy=True if copy else None, device=device)
 
 
 def _reshape(self, *shape, order="C"):

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.numpy._core import asarray, aval, constant, normalize_axis, promote_args_inexact
+from funcgrad.numpy._core import asarray, aval, constant, normalize_axis, place_on, promote_args_inexact
 from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.manipulation import moveaxis, roll
 from primitives import elementwise as ew
@@ -361,7 +361,8 @@ def fftfreq(n: int, d=1.0, *, dtype=None, device=None):
     """
     n = _check_n("fftfreq", n)
     k = (np.arange(n) + n // 2) % n - n // 2
-    return _frequencies("fftfreq", k, n, d, dtype)
+    out = _frequencies("fftfreq", k, n, d, dtype)
+    return out if device is None else place_on(out, device, "fft.fftfreq")
 
 
 def rfftfreq(n: int, d=1.0, *, dtype=None, device=None):
@@ -371,7 +372,8 @@ def rfftfreq(n: int, d=1.0, *, dtype=None, device=None):
     [0.0, 0.5, 1.0]
     """
     n = _check_n("rfftfreq", n)
-    return _frequencies("rfftfreq", np.arange(n // 2 + 1), n, d, dtype)
+    out = _frequencies("rfftfreq", np.arange(n // 2 + 1), n, d, dtype)
+    return out if device is None else place_on(out, device, "fft.rfftfreq")
 
 
 def _shift_axes(x, axes):

@@ -93,7 +93,8 @@ def astype(x, dtype, /, *, copy: bool = False, device=None):
     >>> astype(np.array([1.7, -1.7]), np.int32).tolist()
     [1, -1]
     """
-    return asarray(x, canonicalize_dtype(dtype))
+    # copy=False is the Array API's "only if needed" (never an error); device= places the result.
+    return asarray(x, canonicalize_dtype(dtype), copy=True if copy else None, device=device)
 
 
 def copy(a, order=None):

@@ -16,7 +16,6 @@ from primitives import rng
 U8, U16, U32, U64 = (np.dtype(d) for d in ("uint8", "uint16", "uint32", "uint64"))
 
 
-
 def _bits_ref(key, *, shape, dtype, algorithm):
     import jax  # the oracle, in the tests only
 
@@ -36,6 +35,7 @@ def _uniform_sample(shape, dtype, rand):
     return Sample((lo, np.asarray(lo + 4, dtype)), dict(shape=tuple(shape)))
 
 
+# fmt: off
 OPS = [
     *(
         OpInfo(f"rng_bit_generator_{name}", rng.rng_bit_generator_p,
@@ -51,3 +51,4 @@ OPS = [
            _uniform_sample, _shapes(max_dims=2), sample_shapes=((3, 4), ()), dtypes=(F64, F32, I32),
            differentiable=False),
 ]
+# fmt: on
