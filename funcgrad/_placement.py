@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 import xla_bridge
+import xla_bridge.dispatch  # noqa: F401 - registers Array's device read-back (NOTE: [dispatch registration])
 from funcgrad import kernel
 from funcgrad._shardings import NamedSharding, Sharding, SingleDeviceSharding, from_bridge, sharding_leaves
 from funcgrad.kernel import core
