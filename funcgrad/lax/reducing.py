@@ -20,10 +20,9 @@ import numpy as np
 
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.ir import ShapedArray
-from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.lax import extras as lax_extras
 from funcgrad.lax import ops as lax_ops
+from funcgrad.lax.windowed import trace_reducer
 from funcgrad.numpy._core import asarray
 from primitives import reductions as red
 
@@ -140,27 +139,8 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
                 )
             i = lax_ops.convert_element_type(i, o.dtype)
         inits.append(i)
-    scalars = [ShapedArray((), o.dtype) for o in flat_ops]
-    n = len(flat_ops)
-
-    def reducer(*args):
-        out = computation(tu.tree_unflatten(tree, args[:n]), tu.tree_unflatten(tree, args[n:]))
-        leaves, out_tree = tu.tree_flatten(out)
-        if out_tree != tree:
-            raise TypeError(
-                f"lax.reduce: computation must return the operands' tree structure {tree}, got {out_tree}"
-            )
-        leaves = [asarray(v) for v in leaves]
-        for v in leaves:
-            if v.shape != ():
-                raise TypeError(f"lax.reduce: computation must return scalars, got shape {v.shape}")
-        return [lax_ops.convert_element_type(v, s.dtype) for v, s in zip(leaves, scalars)]
-
-    jaxpr = trace_to_jaxpr(reducer, [*scalars, *scalars], description="reduce computation")
-    if any(isinstance(c, core.Tracer) for c in jaxpr.consts):
-        raise TypeError(
-            "lax.reduce: the computation closes over a traced value; it must be a function of its two "
-            "arguments only (pass varying values through the operands instead)"
-        )
+    jaxpr = trace_reducer(
+        "lax.reduce", computation, tree, [o.dtype for o in flat_ops], "operands", require_scalars=True
+    )
     outs = red.reduce_p.bind(*flat_ops, *inits, jaxpr=jaxpr, dimensions=dims)
     return tu.tree_unflatten(tree, outs)

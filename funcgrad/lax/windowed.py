@@ -115,25 +115,7 @@ def reduce_window(
         if i.dtype != o.dtype:
             i = lax_ops.convert_element_type(i, o.dtype)
         inits.append(i)
-    scalars = [ShapedArray((), o.dtype) for o in flat_ops]
-    n = len(flat_ops)
-
-    def reducer(*args):
-        out = computation(tu.tree_unflatten(tree, args[:n]), tu.tree_unflatten(tree, args[n:]))
-        leaves, out_tree = tu.tree_flatten(out)
-        if out_tree != tree:
-            raise TypeError(
-                "lax.reduce_window: computation must return the operand's tree structure "
-                f"{tree}, got {out_tree}"
-            )
-        return [lax_ops.convert_element_type(asarray(v), s.dtype) for v, s in zip(leaves, scalars)]
-
-    jaxpr = trace_to_jaxpr(reducer, [*scalars, *scalars], description="reduce_window computation")
-    if any(isinstance(c, core.Tracer) for c in jaxpr.consts):
-        raise TypeError(
-            "lax.reduce_window: the computation closes over a traced value; it must be a function of its "
-            "two arguments only (pass varying values through the operand instead)"
-        )
+    jaxpr = trace_reducer("lax.reduce_window", computation, tree, [o.dtype for o in flat_ops], "operand")
     for o in flat_ops[1:]:
         if o.shape != flat_ops[0].shape:
             raise TypeError(
@@ -142,3 +124,37 @@ def reduce_window(
             )
     outs = wd.reduce_window_p.bind(*flat_ops, *inits, jaxpr=jaxpr, **params)
     return tu.tree_unflatten(tree, outs)
+
+
+def trace_reducer(name: str, computation, tree, dtypes, operands: str, require_scalars: bool = False):
+    """The closed jaxpr of a reduction's ``computation(accumulators, values) -> accumulators`` over
+    scalars of ``dtypes`` (pytrees of structure ``tree``): what ``lax.reduce_window`` and
+    ``lax.reduce`` carry. It must return ``tree`` and close over no traced value; ``operands``
+    ("operand" or "operands") names them in the messages."""
+    possessive = operands + ("'" if operands.endswith("s") else "'s")
+    scalars = [ShapedArray((), d) for d in dtypes]
+    n = len(scalars)
+
+    def reducer(*args):
+        out = computation(tu.tree_unflatten(tree, args[:n]), tu.tree_unflatten(tree, args[n:]))
+        leaves, out_tree = tu.tree_flatten(out)
+        if out_tree != tree:
+            raise TypeError(
+                f"{name}: computation must return the {possessive} tree structure {tree}, got {out_tree}"
+            )
+        leaves = [asarray(v) for v in leaves]
+        if require_scalars:
+            for v in leaves:
+                if v.shape != ():
+                    raise TypeError(f"{name}: computation must return scalars, got shape {v.shape}")
+        return [lax_ops.convert_element_type(v, s.dtype) for v, s in zip(leaves, scalars)]
+
+    jaxpr = trace_to_jaxpr(
+        reducer, [*scalars, *scalars], description=f"{name.removeprefix('lax.')} computation"
+    )
+    if any(isinstance(c, core.Tracer) for c in jaxpr.consts):
+        raise TypeError(
+            f"{name}: the computation closes over a traced value; it must be a function of its two "
+            f"arguments only (pass varying values through the {operands} instead)"
+        )
+    return jaxpr
