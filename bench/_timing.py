@@ -13,15 +13,24 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def median_time(fn, *, warmup: int = 3, repeats: int = 30, inner: int = 1, clock=None) -> float:
+def median_time(
+    fn, *, warmup: int = 3, repeats: int = 30, inner: int = 1, clock=None, min_seconds: float = 0.0
+) -> float:
     """Median seconds per call of ``fn`` (``inner`` calls per timed sample). ``clock``: the timer
     (default ``time.perf_counter``, wall time; ``time.process_time`` counts only this process's
-    CPU time, which a machine shared with other jobs disturbs less)."""
+    CPU time, which a machine shared with other jobs disturbs less). ``min_seconds``: keep taking
+    samples (and warm up as long) until this much time is spent, for calls of a few microseconds
+    whose times are bimodal (a worker thread that is still spinning or has gone to sleep): a few
+    dozen samples of those give a median that jumps between the modes from run to run."""
     clock = clock or time.perf_counter
-    for _ in range(warmup):
+    t_end = time.perf_counter() + min_seconds
+    done = 0
+    while done < warmup or time.perf_counter() < t_end:
         fn()
+        done += 1
     samples = []
-    for _ in range(repeats):
+    t_end = time.perf_counter() + min_seconds
+    while len(samples) < repeats or time.perf_counter() < t_end:
         t0 = clock()
         for _ in range(inner):
             fn()

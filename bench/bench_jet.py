@@ -113,7 +113,7 @@ def worker(lib: str, method: str, order: int, mode: str, shape: str, repeats: in
     out = jfn(x)
     block(out)
     first = time.perf_counter() - t0
-    steady = median_time(lambda: block(jfn(x)), warmup=3, repeats=repeats * 10)
+    steady = median_time(lambda: block(jfn(x)), warmup=3, repeats=repeats * 10, min_seconds=0.5)
     return {"first": first, "steady": steady, "value": float(out)}
 
 

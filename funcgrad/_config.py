@@ -24,6 +24,10 @@ value and what to do instead:
 ``jax_default_matmul_precision``  any of JAX's precision names: the CPU computes every product at
                                 full precision, which satisfies each of them.
 ``jax_num_cpu_devices``         the CPU client's device count; before the first computation.
+``jax_cpu_enable_async_dispatch``  False (funcgrad's default): the CPU runs each program in the
+                                calling thread, which saves the hand-off to a worker thread (about
+                                5 us per call); True: jax's asynchronous dispatch. Before the first
+                                computation (or FUNCGRAD_CPU_ASYNC_DISPATCH=1).
 ``jax_platforms``/``jax_platform_name``  "cpu" or "cuda"; before the first computation.
 ``jax_default_prng_impl``       "threefry2x32" (funcgrad's only generator).
 ``jax_threefry_partitionable``  True (the bit streams funcgrad.random produces).
@@ -146,6 +150,19 @@ def _before_first_use(name, env, normalize):
     return apply
 
 
+def _cpu_async_dispatch(v: bool) -> None:
+    if _runtime.backend_started("cpu"):
+        if _runtime.cpu_async_dispatch() != v:
+            raise RuntimeError(
+                f"funcgrad.config: jax_cpu_enable_async_dispatch must be set before the first "
+                f"computation (the CPU backend already runs with {_runtime.cpu_async_dispatch()}); set "
+                "it at the start of the program or with the environment variable "
+                "FUNCGRAD_CPU_ASYNC_DISPATCH=1"
+            )
+        return
+    _runtime.configure_cpu_client(asynchronous=v)
+
+
 def _num_devices(v):
     if not isinstance(v, int) or v < 1:
         raise ValueError(f"funcgrad.config: jax_num_cpu_devices must be a positive int, got {v!r}")
@@ -240,6 +257,12 @@ _FLAG_LIST = [
         None,
         lambda v: v if v is None else _num_devices(v),
         _before_first_use("jax_num_cpu_devices", "FUNCGRAD_NUM_CPU_DEVICES", int),
+    ),
+    _Flag(
+        "jax_cpu_enable_async_dispatch",
+        _runtime.cpu_async_dispatch(),
+        _bool("jax_cpu_enable_async_dispatch"),
+        _cpu_async_dispatch,
     ),
     *[
         _Flag(

@@ -580,6 +580,18 @@ class CompiledCall:
         """
         return self._compiled.executable.memory_analysis()
 
+    def cost_analysis(self) -> dict:
+        """XLA's cost estimate of the compiled program, as ``jax``'s ``Compiled.cost_analysis``:
+        a dict with ``flops``, ``transcendentals``, ``bytes accessed`` and per-operand byte
+        counts (``bytes accessed0{}``, ...). Estimates, not measurements.
+
+        >>> import funcgrad.numpy as fnp
+        >>> cost = jit(lambda a, b: a @ b).lower(fnp.ones((8, 4)), fnp.ones((4, 2))).compile().cost_analysis()
+        >>> cost["flops"]
+        128.0
+        """
+        return self._compiled.executable.cost_analysis()
+
 
 def _aval_key(x):
     t = type(x)

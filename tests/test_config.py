@@ -139,6 +139,16 @@ def test_flags_that_must_be_set_before_first_use():
         config.update("jax_platforms", "tpu")
 
 
+def test_async_dispatch_flag_refuses_a_change_after_start():
+    funcgrad.jit(lambda x: x + 1)(1.0)  # the CPU backend has started
+    current = funcgrad.config.jax_cpu_enable_async_dispatch
+    funcgrad.config.update("jax_cpu_enable_async_dispatch", current)  # the value it has: fine
+    with pytest.raises(RuntimeError, match="jax_cpu_enable_async_dispatch must be set before"):
+        funcgrad.config.update("jax_cpu_enable_async_dispatch", not current)
+    with pytest.raises(TypeError, match="must be a bool"):
+        funcgrad.config.update("jax_cpu_enable_async_dispatch", "yes")
+
+
 def test_accepted_and_refused_values():
     with funcgrad.default_matmul_precision("highest"):
         assert config.jax_default_matmul_precision == "highest"

@@ -590,3 +590,18 @@ def test_keyword_arguments_hit_the_cache():
     close(f(y=np.zeros(3), x=x, scale=3.0), [3.0, 3.0, 3.0])
     info = f.cache_info()
     assert info.misses == 3 and info.hits == 2
+
+
+@pytest.mark.parametrize("m,k,n", [(8, 4, 2), (16, 32, 3)])
+def test_compiled_cost_analysis_counts_matmul_flops(m, k, n):
+    # XLA's estimate of a matmul is the closed form 2mkn, and of an elementwise sine one
+    # transcendental per element; bytes accessed covers at least the operands and the output.
+    f = jit(lambda a, b: fnp.sin(a @ b))
+    a, b = np.ones((m, k), np.float32), np.ones((k, n), np.float32)
+    cost = f.lower(a, b).compile().cost_analysis()
+    assert cost["flops"] == 2 * m * k * n
+    assert cost["transcendentals"] == m * n
+    assert cost["bytes accessed"] >= 4 * (m * k + k * n + m * n)
+    stats = f.lower(a, b).compile().memory_analysis()
+    assert stats.argument_size_in_bytes == 4 * (m * k + k * n)
+    assert stats.output_size_in_bytes == 4 * m * n

@@ -658,3 +658,43 @@ def test_several_cpu_devices(tmp_path):
     assert out["cached"] == [[2.0, 4.0], 1]
     assert out["stats"]["hits"] == 1 and out["stats"]["errors"] == 0
     assert out["jax"] is False
+
+
+# -- synchronous or asynchronous CPU dispatch (NOTE: [synchronous CPU dispatch]) ---------------
+
+_DISPATCH_PROBE = """
+    import json, sys
+    import numpy as np
+    import funcgrad, funcgrad.numpy as fnp
+    from funcgrad import config
+    if sys.argv[1:] == ["config"]:
+        config.update("jax_cpu_enable_async_dispatch", True)
+    from xla_bridge import runtime
+    x = np.random.default_rng(0).standard_normal((600, 600))
+    f = funcgrad.jit(lambda a: fnp.tanh(a @ a) @ a)  # far above PJRT's 1000-flop inline limit
+    y = f(x)
+    ready = y._buffer.is_ready()  # synchronous: always; asynchronous: whenever the thread is done
+    err = float(np.max(np.abs(np.asarray(y) - np.tanh(x @ x) @ x)))
+    try:
+        config.update("jax_cpu_enable_async_dispatch", not runtime.cpu_async_dispatch())
+        late = "accepted"
+    except RuntimeError as e:
+        late = str(e)
+    print(json.dumps(dict(flag=config.jax_cpu_enable_async_dispatch, asynchronous=runtime.cpu_async_dispatch(),
+                          ready=ready, err=err, late=late)))
+"""
+
+
+@pytest.mark.parametrize("how", ["default", "env", "config"])
+def test_cpu_dispatch_is_synchronous_unless_asked(how):
+    code = _DISPATCH_PROBE
+    env = {"FUNCGRAD_CPU_ASYNC_DISPATCH": "1" if how == "env" else "0"}
+    if how == "config":
+        code = code.replace('sys.argv[1:] == ["config"]', "True")
+    out = last_json(run_py(code, env))
+    asynchronous = how != "default"
+    assert out["flag"] is asynchronous and out["asynchronous"] is asynchronous
+    assert out["err"] < 1e-9  # the same numbers either way
+    if not asynchronous:
+        assert out["ready"] is True  # ran in the calling thread: done when the call returns
+    assert "before the first computation" in out["late"] and "FUNCGRAD_CPU_ASYNC_DISPATCH" in out["late"]

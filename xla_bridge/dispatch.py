@@ -603,17 +603,16 @@ class Dispatcher:
             and type(_state.trace) is _EvalTrace
             and _JAX_CONFIG not in _modules
         ):
-            flat = args
+            flat = []  # one pass, no comprehension: a 3.11 comprehension is a function call
             for x in args:
                 t = type(x)
-                if t is _ndarray or t in _SCALARS:
-                    continue
-                if t is Array and x._buffer is not None:
-                    flat = None
-                    continue
-                return self._dispatch(args, kwargs)
-            if flat is None:
-                flat = [x._buffer if type(x) is Array else x for x in args]
+                if t is Array:
+                    x = x._buffer
+                    if x is None:
+                        return self._dispatch(args, kwargs)
+                elif t is not _ndarray and t not in _SCALARS:
+                    return self._dispatch(args, kwargs)
+                flat.append(x)
             self._native_calls += 1
             res = native(*flat)
             if type(res) is dict:

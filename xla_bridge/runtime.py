@@ -77,6 +77,7 @@ __all__ = [
     "compile_cache_info",
     "backend_started",
     "configure_cpu_client",
+    "cpu_async_dispatch",
     "default_device",
     "default_platform",
     "deleted_buffer_error",
@@ -270,6 +271,7 @@ def _create_backend(platform: str) -> Backend:
                 if opts.get("num_devices") is None:
                     n = os.environ.get("FUNCGRAD_NUM_CPU_DEVICES")
                     opts["num_devices"] = int(n) if n else None
+                opts["asynchronous"] = cpu_async_dispatch()
                 client = xc.make_cpu_client(**opts)
             elif platform == "cuda":
                 client = plugins.make_cuda_client()
@@ -297,6 +299,34 @@ def _create_backend(platform: str) -> Backend:
 # (funcgrad.config's jax_num_cpu_devices) and the distributed runtime's client, process id,
 # process count and cross-process collectives (funcgrad.distributed.initialize).
 cpu_client_options: dict = {}
+
+
+# NOTE: [synchronous CPU dispatch]
+# The CPU client runs programs in the calling thread (``asynchronous=False``) unless
+# ``jax_cpu_enable_async_dispatch`` (or FUNCGRAD_CPU_ASYNC_DISPATCH=1) asks for jax's default.
+# PJRT's CPU client hands every program of 1000 or more estimated flops to a worker thread and
+# the caller then waits for it: for the programs of a few microseconds that dominate notebooks
+# (a jitted jet or gradient at a scalar) that hand-off costs about as much as the program
+# (jit(jet) of order 8: 15 us asynchronous, 10 us synchronous). What asynchrony buys on a CPU is
+# Python running ahead of a long program; a long program keeps the cores busy with XLA's own
+# intra-op threads anyway, so that overlap is worth a few microseconds per call. Programs on
+# several devices still run one thread per device (collectives work either way: the SPMD and
+# multi-process tests run synchronous), and results are the same.
+
+
+def cpu_async_dispatch() -> bool:
+    """Whether the CPU client dispatches asynchronously (a worker thread runs each program that
+    is not trivially cheap, as in jax) or runs programs in the calling thread (funcgrad's
+    default; NOTE: [synchronous CPU dispatch]).
+
+    Example:
+        >>> cpu_async_dispatch() in (True, False)
+        True
+    """
+    chosen = cpu_client_options.get("asynchronous")
+    if chosen is not None:
+        return bool(chosen)
+    return os.environ.get("FUNCGRAD_CPU_ASYNC_DISPATCH", "0") not in ("0", "", "false", "False")
 
 
 def configure_cpu_client(**options) -> None:
@@ -615,6 +645,11 @@ class Executable:
         ``argument_size_in_bytes``, ``output_size_in_bytes``, ``alias_size_in_bytes`` and
         ``temp_size_in_bytes``, the scratch memory its buffer assignment needs)."""
         return self._loaded.get_compiled_memory_stats()
+
+    def cost_analysis(self) -> dict:
+        """XLA's cost estimate of this program (``flops``, ``transcendentals``, ``bytes
+        accessed`` and per-operand byte counts), as jaxlib's ``cost_analysis`` reports it."""
+        return dict(self._loaded.cost_analysis())
 
     def __repr__(self):
         ins = ", ".join(map(repr, self.in_avals))

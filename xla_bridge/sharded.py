@@ -523,6 +523,11 @@ class SpmdExecutable:
         """XLA's memory plan of this program (jaxlib's ``CompiledMemoryStats``)."""
         return self._loaded.get_compiled_memory_stats()
 
+    def cost_analysis(self) -> dict:
+        """XLA's cost estimate of this program (``flops``, ``transcendentals``, ``bytes
+        accessed`` and per-operand byte counts), as jaxlib's ``cost_analysis`` reports it."""
+        return dict(self._loaded.cost_analysis())
+
 
 def _spmd_options(devices) -> xc.CompileOptions:
     # jax's get_compile_options for jit/shard_map: one replica, one partition per device, Shardy.
