@@ -680,8 +680,8 @@ _DISPATCH_PROBE = """
         late = "accepted"
     except RuntimeError as e:
         late = str(e)
-    print(json.dumps(dict(flag=config.jax_cpu_enable_async_dispatch, asynchronous=runtime.cpu_async_dispatch(),
-                          ready=ready, err=err, late=late)))
+    flag, asynchronous = config.jax_cpu_enable_async_dispatch, runtime.cpu_async_dispatch()
+    print(json.dumps(dict(flag=flag, asynchronous=asynchronous, ready=ready, err=err, late=late)))
 """
 
 
