@@ -1,5 +1,5 @@
 """Calling Python from inside transformed and compiled functions: ``pure_callback`` (results
-computed in Python) and ``debug.callback``/``debug.print``/``debug.log`` (side effects).
+computed in Python), ``io_callback`` (results and side effects) and ``debug.callback``/``debug.print``/``debug.log`` (side effects).
 
 Layer: surface. Imports the kernel (tree_util, core, ShapedArray) and the callback primitives
 (primitives/callbacks.py), whose docstring describes what transformations do with them; a
@@ -27,9 +27,9 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import ShapedArray
-from primitives.callbacks import VMAP_METHODS, HostCallback, debug_callback_p, pure_callback_p
+from primitives.callbacks import VMAP_METHODS, HostCallback, debug_callback_p, io_callback_p, pure_callback_p
 
-__all__ = ["debug_callback", "debug_log", "debug_print", "pure_callback"]
+__all__ = ["debug_callback", "debug_log", "debug_print", "io_callback", "pure_callback"]
 
 _logger = logging.getLogger("funcgrad.debug")
 
@@ -89,12 +89,63 @@ def pure_callback(
         )
     if sharding is not None:
         raise ValueError("pure_callback: sharding is not supported (funcgrad runs callbacks on one device)")
+    host, result_avals, out_tree, dynamic = _with_results(
+        "pure_callback", callback, result_shape_dtypes, args, kwargs
+    )
+    name = getattr(callback, "__name__", type(callback).__name__)
+    outs = pure_callback_p.bind(
+        *dynamic, callback=HostCallback(host, name), result_avals=result_avals, vmap_method=vmap_method
+    )
+    return tu.tree_unflatten(out_tree, outs)
+
+
+def io_callback(
+    callback: Callable[..., Any],
+    result_shape_dtypes: Any,
+    *args: Any,
+    sharding=None,
+    ordered: bool = False,
+    **kwargs: Any,
+):
+    """Compute ``callback(*args, **kwargs)`` in Python for its results *and* its side effects
+    (``jax.experimental.io_callback``): unlike ``pure_callback`` it runs every time the program
+    runs, even when its results are unused. ``ordered=True`` runs the ordered callbacks of a
+    ``jit`` function in program order. Under ``vmap`` it is called once per element, in turn
+    (an ordered one refuses ``vmap``); it cannot be differentiated. ``result_shape_dtypes`` as for
+    ``pure_callback``; ``sharding`` must be None (one device).
+
+    >>> import funcgrad
+    >>> log = []
+    >>> def record(x):
+    ...     log.append(float(x))
+    ...     return np.float64(len(log))
+    >>> f = funcgrad.jit(lambda x: io_callback(record, funcgrad.ShapeDtypeStruct((), np.float64), x * 2))
+    >>> [float(f(1.0)), float(f(5.0))], log
+    ([1.0, 2.0], [2.0, 10.0])
+    """
+    if not callable(callback):
+        raise TypeError(f"io_callback: the callback must be callable, got {type(callback).__name__}")
+    if sharding is not None:
+        raise ValueError("io_callback: sharding is not supported (funcgrad runs callbacks on one device)")
+    host, result_avals, out_tree, dynamic = _with_results(
+        "io_callback", callback, result_shape_dtypes, args, kwargs
+    )
+    name = getattr(callback, "__name__", type(callback).__name__)
+    outs = io_callback_p.bind(
+        *dynamic, callback=HostCallback(host, name), result_avals=result_avals, ordered=bool(ordered)
+    )
+    return tu.tree_unflatten(out_tree, outs)
+
+
+def _with_results(what: str, callback: Callable, result_shape_dtypes, args, kwargs):
+    """``(host function of the dynamic leaves returning the result leaves, result avals, result
+    tree, dynamic leaves)`` of a callback with declared results."""
     shapes, out_tree = tu.tree_flatten(result_shape_dtypes)
     try:
         result_avals = tuple(ShapedArray(tuple(s.shape), np.dtype(s.dtype)) for s in shapes)
     except AttributeError:
         raise TypeError(
-            "pure_callback: result_shape_dtypes must be a pytree of objects with .shape and .dtype "
+            f"{what}: result_shape_dtypes must be a pytree of objects with .shape and .dtype "
             "(funcgrad.ShapeDtypeStruct, arrays)"
         ) from None
     tree, dynamic, static = _split(args, kwargs)
@@ -104,16 +155,10 @@ def pure_callback(
         out = call(*arrays)
         leaves, tree_out = tu.tree_flatten(out)
         if tree_out != out_tree:
-            raise TypeError(
-                f"pure_callback: the callback returned the structure {tree_out}, declared {out_tree}"
-            )
+            raise TypeError(f"{what}: the callback returned the structure {tree_out}, declared {out_tree}")
         return [np.asarray(leaf) for leaf in leaves]
 
-    name = getattr(callback, "__name__", type(callback).__name__)
-    outs = pure_callback_p.bind(
-        *dynamic, callback=HostCallback(host, name), result_avals=result_avals, vmap_method=vmap_method
-    )
-    return tu.tree_unflatten(out_tree, outs)
+    return host, result_avals, out_tree, dynamic
 
 
 def _bind_debug(callback: Callable, args, kwargs, ordered: bool) -> None:

@@ -15,7 +15,13 @@ Layer: primitives. Imports the funcgrad kernel and numpy.
   the primal values; ``vmap`` calls it once per batch element. ``ordered=True`` keeps the order
   of ordered callbacks within a compiled function body (a token chain).
 
-Both carry the function as the ``callback`` parameter: a ``HostCallback``, called with NumPy
+- ``io_callback_p``: results computed by a Python function *with* side effects (reading a file,
+  drawing from a host generator, appending to a log): never removed as dead code, never
+  differentiated (its JVP raises), and under ``vmap`` called once per element in order
+  (``ordered=True`` refuses ``vmap``, as in JAX, since a batch has no order to keep). ``ordered``
+  chains it with the other ordered callbacks under ``jit``.
+
+All three carry the function as the ``callback`` parameter: a ``HostCallback``, called with NumPy
 arrays (one per operand) and returning one array per result. The surface
 (``funcgrad/_callbacks.py``) wraps the user's function (pytrees, funcgrad Arrays, checks of the
 returned shapes and dtypes). Compiled programs call it through XLA's Python host-callback custom
@@ -31,7 +37,14 @@ import numpy as np
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
 
-__all__ = ["HostCallback", "VMAP_METHODS", "check_results", "debug_callback_p", "pure_callback_p"]
+__all__ = [
+    "HostCallback",
+    "VMAP_METHODS",
+    "check_results",
+    "debug_callback_p",
+    "io_callback_p",
+    "pure_callback_p",
+]
 
 VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized")
 
@@ -181,3 +194,48 @@ def _discarding(callback: HostCallback) -> HostCallback:
         return []
 
     return HostCallback(host, callback.name)
+
+
+# ----------------------------------------------------------------------------------------------
+# io_callback
+
+
+io_callback_p = Primitive("io_callback", multiple_results=True)
+io_callback_p.has_side_effects = True
+
+
+@io_callback_p.def_impl
+def _io_impl(*args, callback, result_avals, ordered):
+    return check_results("io_callback", callback(*[np.asarray(a) for a in args]), result_avals)
+
+
+@io_callback_p.def_abstract_eval
+def _io_abstract_eval(*avals, callback, result_avals, ordered):
+    return list(result_avals)
+
+
+@io_callback_p.def_jvp
+def _io_jvp(primals, tangents, **params):
+    raise ValueError(
+        "io_callback cannot be differentiated: its Python function has side effects and funcgrad "
+        "cannot see inside it. Differentiate only the values that do not flow through it (wrap "
+        "its operands in funcgrad.lax.stop_gradient), or give the computation a derivative with "
+        "funcgrad.custom_vjp."
+    )
+
+
+@io_callback_p.def_batch
+def _io_batch(axis_size, vals, dims, *, callback, result_avals, ordered):
+    if ordered:
+        raise ValueError(
+            "vmap of an ordered io_callback: the elements of a batch have no order to keep. Use "
+            "ordered=False (each element is then called in turn), or a Python loop."
+        )
+    batched_avals = tuple(ShapedArray((axis_size, *a.shape), a.dtype) for a in result_avals)
+    outs = io_callback_p.bind(
+        *vals,
+        callback=_batched(callback, dims, axis_size, "sequential", result_avals),
+        result_avals=batched_avals,
+        ordered=False,
+    )
+    return outs, [0] * len(outs)

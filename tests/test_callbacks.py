@@ -263,3 +263,101 @@ def test_debug_log_goes_to_the_logger(caplog):
     with caplog.at_level(logging.INFO, logger="funcgrad.debug"):
         funcgrad.jit(lambda x: debug.log("loss {}", x) or x)(0.25)
     assert [r.getMessage() for r in caplog.records] == ["loss 0.25"]
+
+
+# ----------------------------------------------------------------------------------------------
+# io_callback (jax.experimental.io_callback)
+
+
+def _recorder():
+    log = []
+
+    def record(x):
+        log.append(np.array(x))
+        return np.sin(np.asarray(x, np.float64))
+
+    return log, record
+
+
+@pytest.mark.parametrize("use_jit", [False, True])
+def test_io_callback_runs_each_time_even_when_unused(use_jit):
+    from funcgrad.experimental import io_callback
+
+    log, record = _recorder()
+
+    def f(x):
+        y = io_callback(record, _like(x), x * 2.0)
+        io_callback(record, _like(x), x + 1.0)  # result unused: still runs (a side effect)
+        return y + 1.0
+
+    g = funcgrad.jit(f) if use_jit else f
+    x = np.array([0.5, 1.5])
+    for _ in range(2):
+        np.testing.assert_allclose(np.asarray(g(x)), np.sin(2 * x) + 1.0, rtol=1e-15)
+    assert len(log) == 4
+    # Unordered callbacks may run in any order under jit: compare each run's pair as a set.
+    for run in (log[:2], log[2:]):
+        got = sorted(tuple(v.tolist()) for v in run)
+        assert got == sorted([tuple((2 * x).tolist()), tuple((x + 1.0).tolist())])
+
+
+def test_io_callback_ordered_keeps_program_order_under_jit():
+    from funcgrad.experimental import io_callback
+
+    seen = []
+
+    def note(tag):
+        def cb(x):
+            seen.append((tag, float(x)))
+            return np.asarray(x, np.float64)
+
+        return cb
+
+    def f(x):
+        a = io_callback(note("a"), F64, x, ordered=True)
+        debug.callback(lambda v: seen.append(("print", float(v))), x, ordered=True)
+        b = io_callback(note("b"), F64, a + 1.0, ordered=True)
+        return b
+
+    assert float(funcgrad.jit(f)(1.0)) == 2.0
+    assert seen == [("a", 1.0), ("print", 1.0), ("b", 2.0)]
+
+
+def test_io_callback_vmap_calls_each_element_in_turn():
+    from funcgrad.experimental import io_callback
+
+    log, record = _recorder()
+    xs = np.linspace(0.0, 1.0, 4)
+    w = 3.0
+    out = funcgrad.jit(funcgrad.vmap(lambda x: io_callback(record, F64, x * w)))(xs)
+    np.testing.assert_allclose(np.asarray(out), np.sin(w * xs), rtol=1e-15)
+    assert [float(v) for v in log] == [float(v) for v in w * xs]  # one call per element, in order
+    with pytest.raises(ValueError, match="ordered io_callback"):
+        funcgrad.vmap(lambda x: io_callback(record, F64, x, ordered=True))(xs)
+
+
+def test_io_callback_is_not_differentiable_but_stop_gradient_operands_are_fine():
+    from funcgrad.experimental import io_callback
+
+    _, record = _recorder()
+    with pytest.raises(ValueError, match="io_callback cannot be differentiated"):
+        funcgrad.grad(lambda x: io_callback(record, F64, x))(1.0)
+    g = funcgrad.grad(lambda x: x * io_callback(record, F64, lax.stop_gradient(x)))(2.0)
+    assert float(g) == pytest.approx(np.sin(2.0), rel=1e-15)
+    text = str(funcgrad.make_jaxpr(lambda x: io_callback(record, F64, x))(1.0))
+    assert "io_callback" in text
+
+
+def test_io_callback_errors_name_the_problem():
+    from funcgrad.experimental import io_callback
+
+    with pytest.raises(TypeError, match="must be callable"):
+        io_callback(3, F64, 1.0)
+    with pytest.raises(TypeError, match="result_shape_dtypes"):
+        io_callback(np.sin, object(), 1.0)
+    with pytest.raises(ValueError, match="sharding"):
+        io_callback(np.sin, F64, 1.0, sharding=object())
+    with pytest.raises(RuntimeError, match="dtype"):
+        io_callback(lambda x: np.float32(x), F64, 1.0)
+    with pytest.raises(Exception, match="shape"):
+        funcgrad.jit(lambda x: io_callback(lambda v: np.ones(3), F64, x))(1.0)

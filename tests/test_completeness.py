@@ -78,6 +78,7 @@ TAYLOR_FROM_JVP = {
     "custom_jvp_call": "its series follow the user's custom JVP rule, by design",
     "custom_lin": "the tangent of a custom_vjp call: its JVP rule raises the custom_vjp error",
     "pure_callback": "a host function: its JVP rule raises the error that says to use custom_jvp",
+    "io_callback": "a host function with side effects: its JVP rule raises the error that explains why",
     "rem": "x - y * trunc(x / y): its JVP rule is linear with a piecewise-constant factor",
     "atan2": "its JVP rule is a few products and one quotient",
     "reduce_prod": "its JVP rule is a product of prefix and suffix products",

@@ -5,7 +5,8 @@ hands that list to the compiler with the module (``runtime.compile(host_callback
 
 The function XLA calls receives NumPy arrays (copied here: XLA may reuse their memory after the
 call returns) and must return exactly the declared results. An ordered debug callback takes and
-returns a token, chained through the function body, so ordered callbacks run in program order.
+returns a token, chained through the function body, so ordered callbacks run in program order;
+an ordered ``io_callback`` joins the same chain.
 
 Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.emitter``.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from primitives.callbacks import check_results, debug_callback_p, pure_callback_p
+from primitives.callbacks import check_results, debug_callback_p, io_callback_p, pure_callback_p
 from xla_bridge.emitter import aval_type, register
 
 CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
@@ -66,8 +67,32 @@ def _debug_callback(ctx, *args, callback, ordered):
         callback(*[np.array(a) for a in arrays])
         return (token,)
 
+    _chain(ctx, args, ordered_host, [])
+    return []
+
+
+def _chain(ctx, args, host, out_types):
+    """A side-effecting custom call threaded on the function body's token chain; its results."""
     fb = ctx.fb
     if fb.effect_token is None:
         fb.effect_token = fb.emit("stablehlo.after_all : !stablehlo.token")
-    (fb.effect_token,) = _custom_call(ctx, args, ordered_host, [], side_effect=True, token=fb.effect_token)
-    return []
+    token, *outs = _custom_call(ctx, args, host, out_types, side_effect=True, token=fb.effect_token)
+    fb.effect_token = token
+    return outs
+
+
+@register(io_callback_p)
+def _io_callback(ctx, *args, callback, result_avals, ordered):
+    out_types = [aval_type(a) for a in ctx.avals_out]
+    if not ordered:
+
+        def host(*arrays):
+            return tuple(check_results("io_callback", callback(*[np.array(a) for a in arrays]), result_avals))
+
+        return _custom_call(ctx, args, host, out_types, side_effect=True)
+
+    def ordered_host(token, *arrays):
+        outs = check_results("io_callback", callback(*[np.array(a) for a in arrays]), result_avals)
+        return (token, *outs)
+
+    return _chain(ctx, args, ordered_host, out_types)
