@@ -330,7 +330,7 @@ def _unsafe_buffer_pointer(x) -> int:
             "unsafe_buffer_pointer() is supported only for arrays on one device; this one is "
             f"sharded over {len(_devices(x))} devices (use x.addressable_shards[i].data)"
         )
-    return _own_buffer(x, ".unsafe_buffer_pointer()").unsafe_buffer_pointer()
+    return xla_bridge.sharded.buffer_pointer(_own_buffer(x, ".unsafe_buffer_pointer()"))
 
 
 def _traceback(x):

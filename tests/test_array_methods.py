@@ -7,7 +7,11 @@ raises."""
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -384,3 +388,30 @@ def test_buffer_methods_on_tracers_say_why_not():
             funcgrad.jit(f)(np.ones(2))
     with pytest.raises(ConcretizationTypeError, match="unsafe_buffer_pointer"):
         funcgrad.vmap(lambda v: v.unsafe_buffer_pointer())(np.ones((2, 2)))
+
+
+def test_buffer_methods_do_not_import_jax():
+    # jaxlib's unsafe_buffer_pointer goes through a lazy ``import jax`` (NOTE: [no jax import]).
+    code = textwrap.dedent(
+        """
+        import sys
+        import funcgrad, funcgrad.numpy as fnp
+        for x in (fnp.ones(3), funcgrad.jit(lambda v: v + 1)(fnp.ones(3))):
+            x.platform(), x.is_ready(), x.on_device_size_in_bytes(), x.unsafe_buffer_pointer()
+            x.traceback, x.aval, x.view("int64"), x.byteswap(), x.tobytes()
+            x.delete()
+            assert x.is_deleted()
+        print("jax" in sys.modules)
+        """
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": root},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "False"
