@@ -210,12 +210,154 @@ def _to_device(x, device, /, *, stream=None):
     )
 
 
+# ----------------------------------------------------------------------------------------------
+# The buffer itself: deleting it, its size and address (NOTE: [deleting an Array])
+
+# NOTE: [deleting an Array]
+# ``x.delete()`` frees ``x``'s memory now: the device buffer is deleted (``ArrayImpl.delete``) and
+# the host copy dropped. A host-backed Array has no buffer, so one is made and deleted at once:
+# every later use then meets a deleted buffer and raises the error the donation path raises
+# (``runtime.deleted_buffer_error``, a RuntimeError), through the same checks (reading the value,
+# an eager operation, passing it to a jitted call). ``shape`` and ``dtype`` stay readable, as in
+# JAX. A host-backed Array asked for its buffer (``unsafe_buffer_pointer``,
+# ``on_device_size_in_bytes``) gets the device copy a jitted call would make and keep (NOTE:
+# [argument buffers]), so the pointer stays valid while the Array lives.
+
+
+def _check_alive(x, what: str) -> None:
+    if _is_deleted(x):
+        raise xla_bridge.runtime.deleted_buffer_error(x._buffer, f"{what}: ")
+
+
+def _own_buffer(x, what: str):
+    """``x``'s device buffer; for a host-backed Array, one made from its value and kept."""
+    _check_alive(x, what)
+    b = x._buffer
+    if b is None or b.is_deleted():
+        b = x._buffer = xla_bridge.device_put(x._value, _device_of(x), weak_type=x.weak_type)
+    return b
+
+
+def _delete(x) -> None:
+    """Free ``x``'s memory now (its device buffer and host copy); using it afterwards raises a
+    RuntimeError. Deleting twice is allowed (``jax.Array.delete``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> x = fnp.arange(3.0)
+    >>> x.delete()
+    >>> x.is_deleted(), x.shape
+    (True, (3,))
+    >>> x + 1
+    Traceback (most recent call last):
+    ...
+    xla_bridge.runtime.XlaBridgeError: this array was deleted or donated to an earlier jitted call ...
+    """
+    _array_only(".delete()")(x)
+    if _is_deleted(x):
+        return
+    b = x._buffer
+    if b is None or b.is_deleted():
+        b = x._buffer = xla_bridge.device_put(x._value, _device_of(x), weak_type=x.weak_type)
+    x._value = None
+    b.delete()
+
+
+def _is_deleted(x) -> bool:
+    """Whether ``x`` was deleted (``x.delete()``) or its buffer donated to a jitted call
+    (``donate_argnums``); a host-backed Array whose device copy was donated is still alive.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> x = funcgrad.jit(lambda v: v + 1)(fnp.ones(2))
+    >>> _ = funcgrad.jit(lambda v: v * 2, donate_argnums=0)(x)
+    >>> x.is_deleted()
+    True
+    """
+    _array_only(".is_deleted()")(x)
+    return x._value is None and x._buffer.is_deleted()
+
+
+def _is_ready(x) -> bool:
+    """Whether ``x``'s value has been computed (a jitted call may still be running; a host-backed
+    Array is always ready).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.ones(2).is_ready()
+    True
+    """
+    _array_only(".is_ready()")(x)
+    _check_alive(x, ".is_ready()")
+    return x._buffer is None or x._buffer.is_ready()
+
+
+def _platform(x) -> str:
+    """The platform of the devices holding ``x`` ("cpu", "cuda", ...).
+
+    >>> import funcgrad.numpy as fnp
+    >>> import funcgrad
+    >>> fnp.ones(2).platform() == funcgrad.devices()[0].platform
+    True
+    """
+    _array_only(".platform()")(x)
+    b = x._buffer
+    if b is not None:
+        return b.platform()
+    return _device_of(x).platform
+
+
+def _on_device_size_in_bytes(x) -> int:
+    """The bytes ``x`` takes on its devices, over all of them (a replicated Array counts once
+    per device), as ``jax.Array.on_device_size_in_bytes``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.ones(4, dtype="float32").on_device_size_in_bytes()
+    16
+    """
+    _array_only(".on_device_size_in_bytes()")(x)
+    return _own_buffer(x, ".on_device_size_in_bytes()").on_device_size_in_bytes()
+
+
+def _unsafe_buffer_pointer(x) -> int:
+    """The address of ``x``'s device memory (one device only). Valid while ``x`` is alive and not
+    deleted; writing through it breaks the immutability that funcgrad relies on.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.ones(2).unsafe_buffer_pointer() > 0
+    True
+    """
+    _array_only(".unsafe_buffer_pointer()")(x)
+    if _sharded_buffer(x) is not None:
+        raise ValueError(
+            "unsafe_buffer_pointer() is supported only for arrays on one device; this one is "
+            f"sharded over {len(_devices(x))} devices (use x.addressable_shards[i].data)"
+        )
+    return xla_bridge.sharded.buffer_pointer(_own_buffer(x, ".unsafe_buffer_pointer()"))
+
+
+def _traceback(x):
+    """Where ``x``'s device buffer was made (jaxlib's ``Traceback``), or None for a host-backed
+    Array.
+
+    >>> import funcgrad.numpy as fnp
+    >>> print(fnp.ones(2).traceback)
+    None
+    """
+    _array_only(".traceback")(x)
+    b = x._buffer
+    return None if b is None else b.traceback
+
+
 kernel.register(
     array_methods={
         "to_device": _to_device,
         "devices": _devices,
         "addressable_data": _addressable_data,
         "copy_to_host_async": _copy_to_host_async,
+        "delete": _delete,
+        "is_deleted": _is_deleted,
+        "is_ready": _is_ready,
+        "platform": _platform,
+        "on_device_size_in_bytes": _on_device_size_in_bytes,
+        "unsafe_buffer_pointer": _unsafe_buffer_pointer,
     },
     array_properties={
         "sharding": _sharding,
@@ -225,6 +367,7 @@ kernel.register(
         "is_fully_replicated": _is_fully_replicated,
         "is_fully_addressable": _is_fully_addressable,
         "committed": _committed,
+        "traceback": _traceback,
     },
 )
 

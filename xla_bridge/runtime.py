@@ -687,7 +687,8 @@ def _check_inputs(buffers, in_avals, device, strict):
 
 def _execute_error(e, device) -> XlaBridgeError:
     msg = str(e)
-    if "deleted or donated" in msg:
+    # A donated buffer is "deleted or donated"; one deleted by Array.delete() has no shards left.
+    if "deleted or donated" in msg or "shards, got: [0]" in msg:
         hint = DONATED
     elif "is on device" in msg or "assigned to device" in msg:
         hint = "all inputs must live on the executable's device; use device_put(x, device)."

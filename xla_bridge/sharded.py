@@ -46,6 +46,7 @@ __all__ = [
     "MeshSharding",
     "SpmdExecutable",
     "block_numpy",
+    "buffer_pointer",
     "compile_spmd",
     "indices",
     "is_sharded",
@@ -391,6 +392,17 @@ def block_numpy(arr) -> np.ndarray:
 
 def _deleted(what: str = "") -> runtime.XlaBridgeError:
     return runtime.XlaBridgeError(f"{what}{runtime.DONATED}", phase="transfer")
+
+
+def buffer_pointer(buf) -> int:
+    """The device address of a one-device ArrayImpl's data (``unsafe_buffer_pointer``, which goes
+    through ``_arrays``: NOTE: [no jax import]).
+
+    >>> buffer_pointer(runtime.device_put(np.ones(2))) > 0
+    True
+    """
+    with _no_jax():
+        return buf.unsafe_buffer_pointer()
 
 
 def shards(buf) -> list[tuple]:

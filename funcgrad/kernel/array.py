@@ -1,6 +1,7 @@
 """``funcgrad.Array``: the one public array type.
 
-Layer: kernel (bottom). Imports numpy and ``funcgrad.kernel.hooks``.
+Layer: kernel (bottom). Imports numpy, ``funcgrad.kernel.hooks`` and ``funcgrad.kernel.ir``
+(``ShapedArray``, for ``Array.aval``).
 
 An Array is immutable and holds its value in host memory (a NumPy array), in a device buffer
 (produced by a jitted call), or both. Conversions are lazy and cached: a device-backed Array becomes
@@ -21,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ShapedArray
 
 
 class Array:
@@ -91,6 +93,20 @@ class Array:
         if self._value is not None:
             return self._value.dtype
         return self._buffer.aval.dtype
+
+    @property
+    def aval(self) -> ShapedArray:
+        """The abstract value (shape, dtype, weak type): what a transformation sees of this Array
+        (``jax.Array.aval``; ``core.get_aval`` returns the same object).
+
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.arange(3.0).aval.str_short()
+        'f64[3]'
+        """
+        aval = self._aval
+        if aval is None:
+            aval = self._aval = ShapedArray(self.shape, self.dtype, self.weak_type)
+        return aval
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))

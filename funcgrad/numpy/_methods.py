@@ -23,12 +23,15 @@ from funcgrad.numpy import (
     indexing,
     lookup,
     manipulation,
+    misc,
     reductions,
     sorting,
     transcendental,
     ufuncs,
 )
 from funcgrad.numpy._core import asarray, canonicalize_dtype
+from primitives import bitcast as bc
+from primitives import complex as cx
 
 _ARRAY_LIKE = (Array, core.Tracer, np.ndarray, np.generic, *python_scalar_types, list, tuple)
 
@@ -85,6 +88,138 @@ def _round(self, decimals=0, out=None):
 
 def _clip(self, min=None, max=None):
     return ufuncs.clip(self, min, max)
+
+
+def _argpartition(self, kth, axis=-1):
+    """``x.argpartition(kth, axis=-1)``: indices that partition ``x`` along ``axis`` so that the
+    ``kth`` entry is in its sorted place (``funcgrad.numpy.argpartition``; they fully sort it).
+
+    >>> import funcgrad.numpy as fnp
+    >>> x = fnp.array([3, 4, 2, 1])
+    >>> int(x[x.argpartition(1)][1])
+    2
+    """
+    return sorting.argpartition(self, kth, axis=axis)
+
+
+def _byteswap(self, inplace=False):
+    """``x.byteswap()``: the same dtype with the bytes of each element reversed (little- and
+    big-endian swap). ``inplace=True`` is refused: Arrays are immutable.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.arange(3, dtype="int32").byteswap()
+    Array([       0, 16777216, 33554432], dtype=int32)
+    >>> fnp.arange(3, dtype="int32").byteswap().byteswap()
+    Array([0, 1, 2], dtype=int32)
+    """
+    if inplace:
+        raise ValueError("byteswap(inplace=True): funcgrad Arrays are immutable; use x = x.byteswap()")
+    x = asarray(self)
+    if x.dtype.kind == "c":
+        return cx.complex_p.bind(_byteswap(complexes.real(x)), _byteswap(complexes.imag(x)))
+    if x.dtype.itemsize == 1:
+        return asarray(x, copy=True)
+    swapped = manipulation.flip(bc.bitcast_convert_type(x, np.uint8), -1)
+    return bc.bitcast_convert_type(swapped, x.dtype)
+
+
+def _choose(self, choices, out=None, mode="raise"):
+    """``x.choose(choices)``: ``choices[x[i]][i]`` at each position (``funcgrad.numpy.choose``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.array([0, 1, 0]).choose([fnp.array([1, 2, 3]), fnp.array([10, 20, 30])]).tolist()
+    [1, 20, 3]
+    """
+    return misc.choose(self, choices, out=out, mode=mode)
+
+
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    """``x.compress(condition, axis=None)``: the slices of ``x`` where ``condition`` is true
+    (``funcgrad.numpy.compress``; ``size=`` allows a traced condition under ``jit``/``vmap``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.array([1, 2, 3]).compress([True, False, True]).tolist()
+    [1, 3]
+    """
+    return misc.compress(condition, self, axis=axis, out=out, size=size, fill_value=fill_value)
+
+
+def _view(self, dtype=None, type=None):
+    """``x.view(dtype)``: the bits of ``x`` reinterpreted as ``dtype`` (a copy, as in JAX). When
+    the item sizes differ, the last axis grows or shrinks by their ratio (NumPy's rule); a 0-d
+    array keeps its item size. Bool and complex values are handled as in ``jax.Array.view``
+    (bools as bytes; complex as interleaved real and imaginary parts).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.array([1.0], dtype="float32").view("int32")
+    Array([1065353216], dtype=int32)
+    >>> fnp.zeros((2, 3), dtype="int16").view("int8").shape
+    (2, 6)
+    """
+    if type is not None:
+        raise NotImplementedError("view(type=...) is not supported: funcgrad has one array type")
+    x = asarray(self)
+    if dtype is None:
+        return x
+    dtype = canonicalize_dtype(dtype)
+    bits_in, bits_out = x.dtype.itemsize * 8, dtype.itemsize * 8
+    if x.ndim == 0:
+        if bits_in != bits_out:
+            raise ValueError(
+                f"view of a 0-d array changes dtype only between equal item sizes ({x.dtype.name} "
+                f"is {bits_in} bits, {dtype.name} is {bits_out})"
+            )
+        return manipulation.squeeze(_view(manipulation.expand_dims(x, 0), dtype), 0)
+    if (x.shape[-1] * bits_in) % bits_out:
+        raise ValueError(
+            f"view as {dtype.name}: the last axis of {x.dtype.name}{list(x.shape)} holds "
+            f"{x.shape[-1] * bits_in} bits, not a multiple of the {bits_out} bits of {dtype.name}"
+        )
+    if x.dtype == dtype:
+        return x
+    if x.dtype == np.bool_:  # bools are bytes (bitcast does not take bool)
+        return _view(_astype(x, np.uint8), dtype)
+    if x.dtype.kind == "c":  # complex: the real and imaginary parts, interleaved
+        parts = manipulation.stack([complexes.real(x), complexes.imag(x)], axis=-1)
+        return _view(_shape_mod.reshape(parts, (*x.shape[:-1], 2 * x.shape[-1])), dtype)
+    if dtype == np.bool_:
+        return _astype(_view(x, np.uint8), np.bool_)
+    if dtype.kind == "c":
+        part = np.dtype(f"f{dtype.itemsize // 2}")
+        flat = _view(x, part)
+        return cx.complex_p.bind(
+            indexing.getitem(flat, (..., slice(0, None, 2))), indexing.getitem(flat, (..., slice(1, None, 2)))
+        )
+    if bits_in < bits_out:
+        k = bits_out // bits_in
+        return bc.bitcast_convert_type(_shape_mod.reshape(x, (*x.shape[:-1], x.shape[-1] // k, k)), dtype)
+    out = bc.bitcast_convert_type(x, dtype)
+    if bits_in > bits_out:
+        return _shape_mod.reshape(out, (*out.shape[:-2], out.shape[-2] * out.shape[-1]))
+    return out
+
+
+def _tobytes(self, order="C"):
+    """``x.tobytes()``: the raw bytes of the value (``numpy.ndarray.tobytes``). Only a concrete
+    Array has bytes: under a transformation this raises ``ConcretizationTypeError``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.array([1, 2], dtype="uint8").tobytes()
+    b'\\x01\\x02'
+    """
+    if isinstance(self, core.Tracer):
+        raise core.ConcretizationTypeError(self._concretization_message("tobytes()", "x.tobytes()"))
+    return np.asarray(self).tobytes(order=order)
+
+
+def _clone(self):
+    """``x.clone()``: a new Array with the same value (JAX's name for ``x.copy()``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.arange(3.0).clone()
+    Array([0., 1., 2.], dtype=float64)
+    """
+    return asarray(self, copy=True)
 
 
 def _setitem(self, index, value):
@@ -171,6 +306,13 @@ _METHODS = {
     "conj": complexes.conjugate,
     "conjugate": complexes.conjugate,
     "copy": _copy,
+    "clone": _clone,
+    "argpartition": _argpartition,
+    "byteswap": _byteswap,
+    "choose": _choose,
+    "compress": _compress,
+    "view": _view,
+    "tobytes": _tobytes,
 }
 
 _PROPERTIES = {

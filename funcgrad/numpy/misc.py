@@ -40,7 +40,7 @@ from funcgrad.numpy.contractions import matmul
 from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
 from funcgrad.numpy.lookup import diagonal
 from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, stack
-from funcgrad.numpy.sorting import quantile, searchsorted
+from funcgrad.numpy.sorting import argsort, quantile, searchsorted
 from funcgrad.numpy.transcendental import isnan, sqrt
 from funcgrad.numpy.ufuncs import as_bool
 from primitives import complex as cx
@@ -516,28 +516,54 @@ def isrealobj(x):
     return not iscomplexobj(x)
 
 
-def compress(condition, a, axis=None, *, size=None, fill_value=0):
-    """The slices of ``a`` along ``axis`` where ``condition`` is true (concrete ``condition``).
+def compress(condition, a, axis=None, *, out=None, size=None, fill_value=0):
+    """The slices of ``a`` along ``axis`` (the flattened ``a`` if None) where the 1-D
+    ``condition`` is true. ``condition`` must be concrete, unless ``size`` fixes the output length:
+    then the first ``size`` selected slices are kept and missing ones are ``fill_value``, so it
+    works under ``jit`` and ``vmap`` (``jax.numpy.compress``'s semantics).
 
     >>> compress(np.array([True, False, True]), np.array([1, 2, 3])).tolist()
     [1, 3]
+    >>> compress(np.array([False, True, False]), np.array([1, 2, 3]), size=2, fill_value=-1).tolist()
+    [2, -1]
     """
+    if out is not None:
+        raise NotImplementedError("compress: the out argument is not supported (arrays are immutable)")
+    cond = as_bool(asarray(condition))
     a = asarray(a)
+    if cond.ndim != 1:
+        raise ValueError(f"compress: condition must be a 1-D array, got shape {cond.shape}")
     if axis is None:
         a, axis = ravel(a), 0
     axis = normalize_axis(axis, a.ndim)
-    cond = np.asarray(concrete_or_error(as_bool(asarray(condition)), "compress's condition")).ravel()
-    picked = np.nonzero(cond[: a.shape[axis]])[0]
-    return getitem(a, (slice(None),) * axis + (picked,))
+    a = moveaxis(a, axis, 0)
+    n = min(a.shape[0], cond.shape[0])
+    cond, extra = getitem(cond, slice(0, n)), getitem(cond, slice(n, None))
+    a = getitem(a, slice(0, n))
+    if size is None:
+        picked = np.asarray(concrete_or_error(cond, "compress's condition (or pass size=)"))
+        if np.any(concrete_or_error(extra, "compress's condition (or pass size=)")):
+            raise ValueError("compress: condition contains entries that are out of bounds")
+        result = getitem(a, np.nonzero(picked)[0])
+    else:
+        size = concrete_int(size, "compress's size")
+        if not 0 <= size <= n:
+            raise ValueError(f"compress: size must be in [0, {n}] (the length of the axis), got size={size}")
+        mask = reshape(cond, (n,) + (1,) * (a.ndim - 1))
+        filled = select(mask, a, asarray(fill_value, a.dtype))
+        order = argsort(cond, stable=True, descending=True)
+        result = getitem(getitem(filled, order), slice(0, size))
+    return moveaxis(result, 0, axis)
 
 
 def extract(condition, arr, *, size=None, fill_value=0):
-    """The elements of ``arr`` where ``condition`` is true, flattened (concrete ``condition``).
+    """The elements of ``arr`` where ``condition`` is true, flattened (concrete ``condition``
+    unless ``size`` fixes the output length, as in ``compress``).
 
     >>> extract(np.array([[True, False], [False, True]]), np.array([[1, 2], [3, 4]])).tolist()
     [1, 4]
     """
-    return compress(ravel(asarray(condition)), ravel(asarray(arr)))
+    return compress(ravel(asarray(condition)), ravel(asarray(arr)), size=size, fill_value=fill_value)
 
 
 def choose(a, choices, out=None, mode="raise"):
