@@ -1,5 +1,6 @@
 """Calling Python from inside transformed and compiled functions: ``pure_callback`` (results
-computed in Python), ``io_callback`` (results and side effects) and ``debug.callback``/``debug.print``/``debug.log`` (side effects).
+computed in Python), ``io_callback`` (results and side effects) and
+``debug.callback``/``debug.print``/``debug.log`` (side effects).
 
 Layer: surface. Imports the kernel (tree_util, core, ShapedArray) and the callback primitives
 (primitives/callbacks.py), whose docstring describes what transformations do with them; a
