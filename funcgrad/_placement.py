@@ -544,7 +544,9 @@ def make_array_from_process_local_data(sharding, local_data, global_shape=None) 
         block_len = [global_shape[k] // counts[k] for k in range(ndim)]
         start = [(ix[k].start or 0) - first[k] * block_len[k] for k in range(ndim)]
         local_ix = tuple(slice(a, a + n) for a, n in zip(start, block_len))
-        blocks.append(np.ascontiguousarray(local[local_ix]))
+        # A fresh array per block: a view (of a broadcast, or one block shared by replicas)
+        # makes jaxlib's multi-process transfer fail with "bad_function_call".
+        blocks.append(np.array(local[local_ix], order="C", copy=True))
         devs.append(d)
     return Array._from_buffer(sh.put_blocks(blocks, devs, global_shape, local.dtype, bridge))
 

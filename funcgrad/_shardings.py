@@ -231,6 +231,29 @@ class Mesh:
         return [d for d in self._flat if d.process_index == _sh().process_index()]
 
     @property
+    def local_mesh(self) -> Mesh:
+        """The part of this mesh on this process's devices: a block of it (one process: itself).
+
+        >>> m = make_mesh((1,), ("x",))
+        >>> m.local_mesh == m
+        True
+        """
+        me = _sh().process_index()
+        mine = np.vectorize(lambda d: d.process_index == me, otypes=[bool])(self.devices)
+        if mine.all():
+            return self
+        where = np.nonzero(mine)
+        if not where[0].size:
+            raise ValueError(f"this process ({me}) has no device in the mesh {self!r}")
+        block = tuple(slice(int(ix.min()), int(ix.max()) + 1) for ix in where)
+        if not mine[block].all():
+            raise ValueError(
+                f"the devices of process {me} are not one block of the mesh {self!r}, so it has no "
+                "local mesh; lay the devices out with mesh_utils.create_hybrid_device_mesh"
+            )
+        return Mesh(self.devices[block], self.axis_names, self.axis_types)
+
+    @property
     def is_multi_process(self) -> bool:
         return any(d.process_index != _sh().process_index() for d in self._flat)
 

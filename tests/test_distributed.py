@@ -64,3 +64,11 @@ def test_two_processes_run_one_program():
         np.testing.assert_allclose(out["loss"], float(want_loss), rtol=1e-12)
         for got, want in zip(out["params"], funcgrad.tree_util.tree_leaves(want_params)):
             np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+        # funcgrad.experimental.multihost_utils (tests/_distributed_worker.py: multihost)
+        assert out["allgather"] == [[0.0, 0.0], [1.0, 10.0]]
+        assert out["allgather_tiled"] == [0.0, 0.0, 1.0, 1.0]
+        assert out["broadcast"] == [5.0] and out["broadcast_from_1"] == 8.0
+        assert out["assert_differs"].startswith("differs")
+        assert out["global_shape"] == [8, 3] and out["global_whole"] == x.tolist()
+        assert out["local_back"] == x[4 * pid : 4 * pid + 4].tolist() and out["local_devices"] == 4
+        assert out["partial"] == [[0.0, 0.0], [1.0, 10.0]]
