@@ -528,6 +528,20 @@ def test_persistent_cache_skips_compilation_in_a_second_process(tmp_path):
     assert first["out"] == second["out"]
 
 
+def test_experimental_compilation_cache_module_turns_the_cache_on(tmp_path):
+    # jax's older switch: set_cache_dir in the program instead of the environment variable.
+    code = CACHED.replace(
+        "from xla_bridge import compile_cache\n",
+        "from xla_bridge import compile_cache\n"
+        "from funcgrad.experimental.compilation_cache import compilation_cache as cc\n"
+        f"cc.set_cache_dir({str(tmp_path)!r}); cc.reset_cache()\n",
+    )
+    env = {"FUNCGRAD_COMPILATION_CACHE_DIR": ""}
+    first, second = run_py(code, env), run_py(code, env)
+    assert first["stats"]["stores"] == 1 and second["stats"]["hits"] == 1
+    assert first["out"] == second["out"] and any(tmp_path.iterdir())
+
+
 def test_jit_of_the_same_function_shares_its_cache():
     traces = []
 
