@@ -45,9 +45,10 @@ _API = {
 }
 _API.update(
     {
-        "Array": "funcgrad.kernel.array",
+        # The isinstance/annotation type, true for tracers too (as jax.Array); "module:attribute"
+        "Array": "funcgrad.numpy._dtypes:PublicArray",
         "typecheck_jaxpr": "funcgrad.kernel.ir",
-        "checkpoint_policies": "funcgrad.remat",
+        "checkpoint_policies": "funcgrad._remat",
         "devices": "funcgrad._devices",
         "local_devices": "funcgrad._devices",
         "device_count": "funcgrad._devices",
@@ -140,7 +141,8 @@ __all__ = sorted([*_API, *_MODULES])
 
 def __getattr__(name):
     if name in _API:
-        value = getattr(importlib.import_module(_API[name]), name)
+        module, _, attribute = _API[name].partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
         globals()[name] = value
         return value
     if name in _MODULES:

@@ -211,6 +211,11 @@ def flat_fun(fun: Callable, in_tree, has_aux: bool = False, transform: str | Non
                 )
             out, aux = out
             aux_leaves, store["aux_tree"] = tu.tree_flatten(aux)
+            # Non-array aux leaves (strings, ints in a dict of metrics, objects) are returned as
+            # they are, as in JAX; only arrays travel through the transformation.
+            store["aux_static"] = {i: a for i, a in enumerate(aux_leaves) if not core.is_array_like(a)}
+            if store["aux_static"]:
+                aux_leaves = [a for i, a in enumerate(aux_leaves) if i not in store["aux_static"]]
         else:
             aux_leaves = []
         out_leaves, store["out_tree"] = tu.tree_flatten(out)
@@ -224,7 +229,10 @@ def split_aux(leaves, store, has_aux: bool):
     out = tu.tree_unflatten(store["out_tree"], [to_public(x) for x in leaves[: store["n_out"]]])
     if not has_aux:
         return out, None
-    aux = tu.tree_unflatten(store["aux_tree"], [to_public(x) for x in leaves[store["n_out"] :]])
+    traced = iter(to_public(x) for x in leaves[store["n_out"] :])
+    static = store.get("aux_static") or {}
+    n = store["aux_tree"].num_leaves
+    aux = tu.tree_unflatten(store["aux_tree"], [static[i] if i in static else next(traced) for i in range(n)])
     return out, aux
 
 

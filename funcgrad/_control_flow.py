@@ -1,7 +1,7 @@
 """Structured control flow: ``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``, ``map``.
 
 Layer: surface. Imports the kernel (core, tree_util, partial_eval), the primitive catalog
-(``primitives.control_flow`` and a few array primitives) and ``funcgrad.remat``.
+(``primitives.control_flow`` and a few array primitives) and ``funcgrad._remat``.
 
 Signatures and semantics are ``jax.lax``'s. Each function traces its Python callables to closed
 jaxprs (every constant they capture becomes an explicit operand, see NOTE: [control-flow jaxprs
@@ -42,7 +42,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
 from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
-from funcgrad.remat import checkpoint as _checkpoint
+from funcgrad._remat import checkpoint as _checkpoint
 from primitives import elementwise as ew
 from primitives import structure as st
 from primitives.control_flow import ReverseModeWhileLoopError, cond_p, scan_p, while_p

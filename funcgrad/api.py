@@ -48,7 +48,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from funcgrad.remat import checkpoint, remat  # noqa: F401 - re-exported
+from funcgrad._remat import checkpoint, remat  # noqa: F401 - re-exported
 from primitives import elementwise as _ew
 
 __all__ = [

@@ -12,7 +12,7 @@ program -- that recomputation as the non-linear prologue, then the transposed ta
 bound as one ``checkpoint`` call with ``differentiated=True`` (the user's checkpoint has
 ``differentiated=False``), which the compiler keeps apart from the forward pass (NOTE: [remat on
 XLA] in xla_bridge/rules/remat.py). The user-facing ``funcgrad.checkpoint`` lives in
-``funcgrad/remat.py``.
+``funcgrad/_remat.py``.
 
 Policies: ``None`` or ``"nothing_saveable"`` (save only the inputs), ``"dots_saveable"`` (save
 outputs of ``dot_general``), ``"everything_saveable"``, or a predicate

@@ -65,3 +65,55 @@ def test_grad_abs_at_zero_is_one_as_in_jax():
     g = funcgrad.grad(fnp.abs)(3.0 + 4.0j)
     np.testing.assert_allclose(complex(g), (3.0 - 4.0j) / 5.0)
     assert complex(funcgrad.grad(fnp.abs)(0j)) == 0
+
+
+# -- Found by running JAX's documentation snippets on funcgrad (this session) -----------------
+
+
+def _with_metrics(x):
+    return fnp.sum(x**2), {"name": "l2", "count": 3, "v": x[0], "note": None, "tag": ("a", 1.5)}
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        lambda: funcgrad.grad(_with_metrics, has_aux=True)(fnp.arange(3.0))[1],
+        lambda: funcgrad.value_and_grad(_with_metrics, has_aux=True)(fnp.arange(3.0))[0][1],
+        lambda: funcgrad.vjp(_with_metrics, fnp.arange(3.0), has_aux=True)[2],
+        lambda: funcgrad.jvp(_with_metrics, (fnp.arange(3.0),), (fnp.ones(3),), has_aux=True)[2],
+        lambda: funcgrad.linearize(_with_metrics, fnp.arange(3.0), has_aux=True)[2],
+        lambda: funcgrad.jacfwd(_with_metrics, has_aux=True)(fnp.arange(3.0))[1],
+        lambda: funcgrad.jacrev(_with_metrics, has_aux=True)(fnp.arange(3.0))[1],
+    ],
+)
+def test_aux_may_hold_non_array_leaves(how):
+    # As in JAX: strings and other Python objects in aux come back as they are; arrays and
+    # numbers come back as arrays.
+    aux = how()
+    assert aux["name"] == "l2" and aux["note"] is None and aux["tag"][0] == "a"
+    assert float(aux["v"]) == 0.0 and int(aux["count"]) == 3 and float(aux["tag"][1]) == 1.5
+
+
+def test_remat_is_the_function_not_a_module():
+    assert funcgrad.remat is funcgrad.checkpoint
+    g = funcgrad.grad(funcgrad.remat(lambda x: fnp.sin(x) ** 2))(1.0)
+    assert float(g) == pytest.approx(np.sin(2.0), rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [funcgrad.jit, funcgrad.grad, funcgrad.vmap, lambda f: lambda x: funcgrad.jvp(f, (x,), (x,))[1]],
+)
+def test_isinstance_array_is_true_for_traced_values(transform):
+    # As jax.Array: user code may check isinstance(x, funcgrad.Array) inside transformations.
+    seen = []
+
+    def f(x):
+        seen.append((isinstance(x, funcgrad.Array), isinstance(x, fnp.ndarray)))
+        return fnp.sum(x * 2.0)
+
+    transform(f)(fnp.ones(3) if transform is funcgrad.vmap else fnp.float64(1.5))
+    assert seen and all(a and b for a, b in seen)
+    assert isinstance(fnp.ones(2), funcgrad.Array) and fnp.ndarray is funcgrad.Array
+    assert not isinstance(np.ones(2), funcgrad.Array) and not isinstance(1.0, funcgrad.Array)
+    assert funcgrad.Array.__name__ == "Array" and funcgrad.Array(np.arange(2.0)).tolist() == [0.0, 1.0]

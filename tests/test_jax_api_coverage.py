@@ -103,3 +103,25 @@ def test_the_copy_is_current():
             "tests/data/jax-api.txt differs from shared/jax-api.txt"
         )
     assert len(_api()) > 10
+
+
+def test_no_function_is_shadowed_by_a_module():
+    # A submodule of the same name as a function replaces it as a package attribute once imported
+    # (funcgrad.remat was the module funcgrad/remat.py, so funcgrad.remat(f) failed): a name that
+    # is a module here must be a module in jax too.
+    import pytest  # noqa: PLC0415
+
+    jax = pytest.importorskip("jax")
+    importlib.import_module("funcgrad.api")  # imports the submodules that could shadow a name
+    for namespace, names in _api().items():
+        module = _namespace(namespace)
+        if module is None:
+            continue
+        theirs = _namespace("jax" + namespace[len("funcgrad") :])
+        for n in names:
+            ours = getattr(module, n, None)
+            if isinstance(ours, types.ModuleType) and theirs is not None and hasattr(theirs, n):
+                assert isinstance(getattr(theirs, n), types.ModuleType), (
+                    f"{namespace}.{n} is a module here but a {type(getattr(theirs, n)).__name__} in jax"
+                )
+    assert jax is not None

@@ -151,14 +151,31 @@ class _NdarrayMeta(type):
     def __subclasscheck__(cls, sub) -> bool:
         return issubclass(sub, Array | core.Tracer)
 
+    def __call__(cls, *args, **kwargs):
+        return Array(*args, **kwargs)  # funcgrad.Array(value): a concrete Array, as before
 
-class ndarray(metaclass=_NdarrayMeta):
-    """The type of funcgrad arrays for ``isinstance`` checks: true for ``Array`` values and for the
-    traced values a function sees under ``grad``/``vmap``/``jit`` (as ``jax.Array``).
 
-    >>> isinstance(Array(np.ones(2)), ndarray)
+class PublicArray(metaclass=_NdarrayMeta):
+    """``funcgrad.Array`` (also ``funcgrad.numpy.ndarray``), the array type for ``isinstance``
+    checks and annotations, as ``jax.Array``: true for concrete Arrays and for the traced values
+    a function sees under ``grad``/``vmap``/``jit``. Calling it makes a concrete Array of a
+    value (the class of concrete values is ``funcgrad.kernel.array.Array``).
+
+    >>> import funcgrad, numpy
+    >>> isinstance(funcgrad.numpy.ones(2), funcgrad.Array)
     True
+    >>> seen = []
+    >>> _ = funcgrad.jit(lambda x: seen.append(isinstance(x, funcgrad.Array)) or x)(1.0)
+    >>> seen
+    [True]
+    >>> funcgrad.Array(numpy.ones(2)).tolist()
+    [1.0, 1.0]
     """
+
+
+PublicArray.__name__ = PublicArray.__qualname__ = "Array"
+PublicArray.__module__ = "funcgrad"
+ndarray = PublicArray
 
 
 # ----------------------------------------------------------------------------------------------

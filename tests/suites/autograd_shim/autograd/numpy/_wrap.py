@@ -11,7 +11,7 @@ import numpy as onp
 import funcgrad
 from funcgrad.core import Tracer
 
-_Array = funcgrad.Array
+_Array = funcgrad.kernel.array.Array  # the concrete class (funcgrad.Array is the isinstance type)
 
 
 # NumPy returns 0-d arrays only from its array constructors; its functions return scalars.
