@@ -37,12 +37,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from funcgrad._api_util import flatten_outputs
+from funcgrad._remat import checkpoint as _checkpoint
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
 from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
-from funcgrad._remat import checkpoint as _checkpoint
 from primitives import elementwise as ew
 from primitives import structure as st
 from primitives.control_flow import ReverseModeWhileLoopError, cond_p, scan_p, while_p

@@ -40,6 +40,7 @@ from funcgrad._api_util import (
     to_public,
     user_transformation,
 )
+from funcgrad._remat import checkpoint, remat  # noqa: F401 - re-exported
 from funcgrad._shardings import Sharding
 from funcgrad.jitting import ShapeDtypeStruct, jit  # noqa: F401 - re-exported
 from funcgrad.kernel import ad, batching, core, ir
@@ -48,7 +49,6 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from funcgrad._remat import checkpoint, remat  # noqa: F401 - re-exported
 from primitives import elementwise as _ew
 
 __all__ = [

@@ -25,10 +25,10 @@ import funcgrad.numpy as fnp
 import primitives
 import xla_bridge as xb
 import xla_bridge.rules
+from funcgrad._remat import checkpoint_p
 from funcgrad.kernel import core
 from funcgrad.kernel import custom_derivatives as _custom_derivatives
 from funcgrad.kernel.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
-from funcgrad._remat import checkpoint_p
 from primitives import dot as dt
 from primitives import elementwise as ew
 from primitives import reductions as red
