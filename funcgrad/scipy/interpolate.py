@@ -69,7 +69,9 @@ class RegularGridInterpolator:
 
     def __init__(self, points, values, method="linear", bounds_error=False, fill_value=np.nan):
         if method not in _METHODS:
-            raise ValueError(f"RegularGridInterpolator: method {method!r} is not defined; use 'linear' or 'nearest'")
+            raise ValueError(
+                f"RegularGridInterpolator: method {method!r} is not defined; use 'linear' or 'nearest'"
+            )
         if bounds_error:
             raise ValueError(
                 "RegularGridInterpolator: bounds_error=True is not supported (a traced point cannot "
@@ -106,7 +108,9 @@ class RegularGridInterpolator:
     def __call__(self, xi, method=None):
         method = self.method if method is None else method
         if method not in _METHODS:
-            raise ValueError(f"RegularGridInterpolator: method {method!r} is not defined; use 'linear' or 'nearest'")
+            raise ValueError(
+                f"RegularGridInterpolator: method {method!r} is not defined; use 'linear' or 'nearest'"
+            )
         ndim = len(self.grid)
         xi = _points_array(xi, ndim)
         if xi.shape[-1] != ndim:

@@ -99,7 +99,9 @@ def _normalize_matvec(f, what: str) -> Callable:
         if isinstance(f, np.ndarray | fnp.ndarray):
             return functools.partial(fnp.dot, f)
         return functools.partial(operator.matmul, f)
-    raise TypeError(f"{what}: the linear operator must be a function or a square matrix, got {type(f).__name__}")
+    raise TypeError(
+        f"{what}: the linear operator must be a function or a square matrix, got {type(f).__name__}"
+    )
 
 
 def _shapes(tree):
@@ -116,7 +118,9 @@ def _prepare(what, A, b, x0, M):
             f"{tu.tree_structure(x0)} vs {tu.tree_structure(b)}"
         )
     if _shapes(x0) != _shapes(b):
-        raise ValueError(f"{what}: the arrays of x0 and b must have the same shapes: {_shapes(x0)} vs {_shapes(b)}")
+        raise ValueError(
+            f"{what}: the arrays of x0 and b must have the same shapes: {_shapes(x0)} vs {_shapes(b)}"
+        )
     A = _normalize_matvec(A, what)
     M = _identity if M is None else _normalize_matvec(M, what + " preconditioner M")
     size = sum(v.size for v in tu.tree_leaves(b))
@@ -271,7 +275,7 @@ def _orthogonalize(Q, x):
     q, r = x, 0.0
     for _ in range(2):
         h = _project_on_columns(Q, q)
-        q = _sub(q, tu.tree_map(lambda X: fnp.dot(X, h), Q))
+        q = _sub(q, tu.tree_map(lambda X, h=h: fnp.dot(X, h), Q))
         r = r + h
     return q, r
 
