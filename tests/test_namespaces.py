@@ -35,6 +35,8 @@ NAMESPACES = [
     "funcgrad.scipy.interpolate",
     "funcgrad.scipy.cluster",
     "funcgrad.scipy.cluster.vq",
+    "funcgrad.scipy.spatial",
+    "funcgrad.scipy.spatial.transform",
     *[
         f"funcgrad.scipy.stats.{d}"
         for d in __import__("funcgrad.scipy.stats").scipy.stats.__all__

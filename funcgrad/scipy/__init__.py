@@ -2,7 +2,8 @@
 (special functions), ``stats`` (distributions as modules), ``linalg`` (on LAPACK), ``fft`` (the
 cosine transforms), ``signal`` (convolutions), ``optimize`` (``minimize`` with BFGS), ``integrate``
 (``trapezoid``), ``ndimage`` (``map_coordinates``), ``sparse.linalg`` (the Krylov solvers ``cg``,
-``gmres``, ``bicgstab``), ``interpolate`` (``RegularGridInterpolator``) and ``cluster.vq``.
+``gmres``, ``bicgstab``), ``interpolate`` (``RegularGridInterpolator``), ``cluster.vq`` and ``spatial.transform``
+(``Rotation``, ``Slerp``).
 
 Layer: surface. Imports funcgrad.numpy, funcgrad.nn, funcgrad.lax, funcgrad.api and funcgrad.random.
 """
@@ -17,6 +18,7 @@ from funcgrad.scipy import (
     optimize,
     signal,
     sparse,
+    spatial,
     special,
     stats,
 )
@@ -31,6 +33,7 @@ __all__ = [
     "optimize",
     "signal",
     "sparse",
+    "spatial",
     "special",
     "stats",
 ]
