@@ -2,8 +2,8 @@
 (special functions), ``stats`` (distributions as modules), ``linalg`` (on LAPACK), ``fft`` (the
 cosine transforms), ``signal`` (convolutions), ``optimize`` (``minimize`` with BFGS), ``integrate``
 (``trapezoid``), ``ndimage`` (``map_coordinates``), ``sparse.linalg`` (the Krylov solvers ``cg``,
-``gmres``, ``bicgstab``), ``interpolate`` (``RegularGridInterpolator``), ``cluster.vq`` and ``spatial.transform``
-(``Rotation``, ``Slerp``).
+``gmres``, ``bicgstab``), ``interpolate`` (``RegularGridInterpolator``), ``cluster.vq`` and
+``spatial.transform`` (``Rotation``, ``Slerp``).
 
 Layer: surface. Imports funcgrad.numpy, funcgrad.nn, funcgrad.lax, funcgrad.api and funcgrad.random.
 """

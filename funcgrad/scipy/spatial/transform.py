@@ -10,10 +10,9 @@ pytrees: they pass through ``jit``, ``vmap`` and ``grad``, and every conversion 
 derivatives there are finite). Every formula works on the last axis, so a batch of rotations is a
 batch of quaternions.
 
-Decisions where JAX and SciPy differ: ``from_euler`` follows JAX (``angles``' last axis has one
-entry per axis of ``seq``: ``from_euler("z", [a, b])`` is refused; write ``[[a], [b]]``);
-``identity(num)`` and ``random(key, num)`` give ``num`` rotations as in SciPy (JAX has neither);
-``concatenate`` accepts single rotations as SciPy does; ``Slerp`` is built with ``Slerp.init``
+Decisions where JAX and SciPy differ: ``as_euler`` keeps an angle of exactly pi as SciPy does (JAX
+wraps it to -pi); ``identity(num)`` and ``random(key, num)`` give ``num`` rotations as in SciPy
+(JAX has neither); ``concatenate`` accepts single rotations as SciPy does; ``Slerp`` is built with ``Slerp.init``
 (JAX's spelling, a named tuple cannot take SciPy's constructor) and extrapolates linearly from
 the first or last interval for times outside the key times (SciPy raises; a traced time cannot).
 
@@ -175,7 +174,8 @@ def _parse_seq(seq: str, what: str, lengths: tuple[int, ...]) -> tuple[list[int]
     extrinsic = re.fullmatch("[xyz]+", seq) is not None
     if not (extrinsic or re.fullmatch("[XYZ]+", seq)):
         raise ValueError(
-            f"Rotation.{what}: seq must use the axes 'xyz' (extrinsic) or 'XYZ' (intrinsic), not mixed; got {seq!r}"
+            f"Rotation.{what}: seq must use the axes 'xyz' (extrinsic) or 'XYZ' (intrinsic), "
+            f"not mixed; got {seq!r}"
         )
     if any(a == b for a, b in zip(seq, seq[1:])):
         raise ValueError(f"Rotation.{what}: consecutive axes must differ, got {seq!r}")
@@ -221,8 +221,12 @@ def _euler_from_quat(q, axes: list[int], extrinsic: bool):
         else:
             angle0 = angle0 * sign
         middle = middle - np.pi / 2
-    angles = fnp.stack([angle0, middle, angle2], axis=-1)
-    return (angles + np.pi) % (2 * np.pi) - np.pi
+    # The outer angles into [-pi, pi] as SciPy (one turn suffices: they lie in [-2 pi, 2 pi]); the
+    # middle one is in range by construction. JAX wraps all three to [-pi, pi), turning pi to -pi.
+    outer = [
+        fnp.where(a < -np.pi, a + 2 * np.pi, fnp.where(a > np.pi, a - 2 * np.pi, a)) for a in (angle0, angle2)
+    ]
+    return fnp.stack([outer[0], middle, outer[1]], axis=-1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -274,7 +278,8 @@ class Rotation(typing.NamedTuple):
         angles = fnp.atleast_1d(_float(angles))
         if angles.shape[-1] != len(axes):
             raise ValueError(
-                f"Rotation.from_euler: angles must have {len(axes)} entries on the last axis for seq {seq!r}, "
+                f"Rotation.from_euler: angles must have {len(axes)} entries on the last axis "
+                f"for seq {seq!r}, "
                 f"got shape {angles.shape}"
                 + ("; for N rotations about one axis pass shape (N, 1)" if len(axes) == 1 else "")
             )
@@ -364,7 +369,7 @@ class Rotation(typing.NamedTuple):
 
     def as_euler(self, seq: str, degrees: bool = False):
         """Euler angles about the three axes of ``seq`` (as in ``from_euler``), in
-        ``[-pi, pi)``; at gimbal lock the third angle is set to zero (SciPy's choice).
+        ``[-pi, pi]``; at gimbal lock the third angle is set to zero (SciPy's choice).
 
         >>> import numpy as np
         >>> r = Rotation.from_euler("zyx", [30.0, 20.0, 10.0], degrees=True)
@@ -417,7 +422,8 @@ class Rotation(typing.NamedTuple):
             w = fnp.asarray(weights).astype(quat.dtype)
         if w.ndim != 1 or w.shape[0] != quat.shape[0]:
             raise ValueError(
-                f"Rotation.mean: weights must be 1-d with one value per rotation ({quat.shape[0]}), got shape {w.shape}"
+                f"Rotation.mean: weights must be 1-d with one value per rotation ({quat.shape[0]}), "
+                f"got shape {w.shape}"
             )
         k = (w[:, None] * quat).T @ quat
         _, vectors = fnp.linalg.eigh(k)
@@ -457,7 +463,8 @@ class Slerp(typing.NamedTuple):
         times = fnp.asarray(times).astype(rotations.quat.dtype)
         if times.ndim != 1 or times.shape[0] != len(rotations):
             raise ValueError(
-                f"Slerp.init: times must be 1-d with one time per rotation ({len(rotations)}), got shape {times.shape}"
+                f"Slerp.init: times must be 1-d with one time per rotation ({len(rotations)}), "
+                f"got shape {times.shape}"
             )
         start = Rotation(rotations.quat[:-1])
         steps = (start.inv() * Rotation(rotations.quat[1:])).as_rotvec()
