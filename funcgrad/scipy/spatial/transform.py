@@ -12,9 +12,10 @@ batch of quaternions.
 
 Decisions where JAX and SciPy differ: ``as_euler`` keeps an angle of exactly pi as SciPy does (JAX
 wraps it to -pi); ``identity(num)`` and ``random(key, num)`` give ``num`` rotations as in SciPy
-(JAX has neither); ``concatenate`` accepts single rotations as SciPy does; ``Slerp`` is built with ``Slerp.init``
-(JAX's spelling, a named tuple cannot take SciPy's constructor) and extrapolates linearly from
-the first or last interval for times outside the key times (SciPy raises; a traced time cannot).
+(JAX has neither); ``concatenate`` accepts single rotations as SciPy does; ``Slerp`` is built
+with ``Slerp.init`` (JAX's spelling, a named tuple cannot take SciPy's constructor) and
+extrapolates from the first or last interval for times outside the key times (SciPy raises; a
+traced time cannot).
 
 >>> import numpy as np
 >>> r = Rotation.from_euler("z", 90, degrees=True)
@@ -443,7 +444,7 @@ class Slerp(typing.NamedTuple):
     >>> import numpy as np
     >>> keys = Rotation.from_euler("z", [[0.0], [90.0]], degrees=True)
     >>> slerp = Slerp.init([0.0, 1.0], keys)
-    >>> np.round(np.asarray(slerp(0.5).as_euler("zyx", degrees=True)), 6).tolist()
+    >>> (np.round(np.asarray(slerp(0.5).as_euler("zyx", degrees=True)), 6) + 0.0).tolist()
     [45.0, 0.0, 0.0]
     """
 
