@@ -165,6 +165,13 @@ def test_slerp_matches_scipy():
     _same_rotation(ours(t).as_quat(), SSlerp(times, keys)(t).as_quat())
     single = ours(1.3)
     assert single.single
+    # Outside the key times it extrapolates the first or last interval at its angular speed.
+    quarter = Slerp.init([0.0, 1.0], Rotation.from_euler("z", [[0.0], [90.0]], degrees=True))
+    np.testing.assert_allclose(
+        np.asarray(quarter(np.array([-1.0, 2.0])).as_euler("zyx", degrees=True))[:, 0],
+        [-90.0, 180.0],
+        atol=1e-9,
+    )
     _same_rotation(single.as_quat(), SSlerp(times, keys)(1.3).as_quat())
 
 
