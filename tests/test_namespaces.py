@@ -30,6 +30,13 @@ NAMESPACES = [
     "funcgrad.scipy.optimize",
     "funcgrad.scipy.stats",
     "funcgrad.scipy.fft",
+    "funcgrad.scipy.sparse",
+    "funcgrad.scipy.sparse.linalg",
+    "funcgrad.scipy.interpolate",
+    "funcgrad.scipy.cluster",
+    "funcgrad.scipy.cluster.vq",
+    "funcgrad.scipy.spatial",
+    "funcgrad.scipy.spatial.transform",
     *[
         f"funcgrad.scipy.stats.{d}"
         for d in __import__("funcgrad.scipy.stats").scipy.stats.__all__
