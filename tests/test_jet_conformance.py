@@ -130,27 +130,29 @@ def _uniform(rng, lims, shape, dtype):
     return _transform(lims, rng.rand(*shape)).astype(dtype)
 
 
-def unary_check(build, lims=(-2, 2), order=3, dtype=None, **kw):
+def unary_check(build, lims=(-2, 2), order=3, dtype=None, real=np.float64, **kw):
     """JAX's ``unary_check``: a (2, 3) primal uniform in ``lims``, ``order`` Gaussian terms (or,
-    with a dtype, uniform ones)."""
+    with a dtype, uniform ones). ``real`` is the dtype of the default (real) case."""
     rng = np.random.RandomState(0)
     dims = (2, 3)
     if dtype is None:
-        x = _transform(lims, rng.rand(*dims))
-        terms = [rng.randn(*dims) for _ in range(order)]
+        x = _transform(lims, rng.rand(*dims)).astype(real)
+        terms = [rng.randn(*dims).astype(real) for _ in range(order)]
     else:
         x = _uniform(rng, lims, dims, dtype)
         terms = [_uniform(rng, lims, dims, dtype) for _ in range(order)]
     return check_jet(build, (x,), (terms,), **kw)
 
 
-def binary_check(build, lims=(-2, 2), order=3, finite=True, **kw):
+def binary_check(build, lims=(-2, 2), order=3, finite=True, real=np.float64, **kw):
     """JAX's ``binary_check``; ``lims`` may be a pair of ranges, one per argument."""
     rng = np.random.RandomState(0)
     dims = (2, 3)
     x_lims, y_lims = lims if isinstance(lims[0], tuple | list) else (lims, lims)
     primals = (_transform(x_lims, rng.rand(*dims)), _transform(y_lims, rng.rand(*dims)))
     series = ([rng.randn(*dims) for _ in range(order)], [rng.randn(*dims) for _ in range(order)])
+    primals = tuple(p.astype(real) for p in primals)
+    series = tuple([t.astype(real) for t in terms] for terms in series)
     return check_jet(build, primals, series, finite_only=not finite, **kw)
 
 
@@ -232,7 +234,9 @@ _UNARY = {
         {},
     ),
     "dynamic_update_slice": (
-        lambda m: partial(m.lax.dynamic_update_slice, start_indices=(1, 2), update=np.arange(6.0).reshape(2, 3)),
+        lambda m: partial(
+            m.lax.dynamic_update_slice, start_indices=(1, 2), update=np.arange(6.0).reshape(2, 3)
+        ),
         {},
     ),
     "copy": (lambda m: m.np.array, {}),
@@ -301,11 +305,19 @@ def test_binary(name):
     binary_check(build, **kw)
 
 
+@pytest.mark.parametrize("name", sorted(_BINARY))
+def test_binary_float32(name):
+    build, kw = _BINARY[name]
+    binary_check(build, real=np.float32, rtol=2e-3, atol=2e-3, **kw)
+
+
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_unstack(axis):
     rng = np.random.RandomState(0)
     x = rng.randn(4, 2, 3)
-    check_jet(lambda m: lambda x: m.lax.unstack(x, axis=axis), (x,), ([rng.randn(4, 2, 3) for _ in range(3)],))
+    check_jet(
+        lambda m: lambda x: m.lax.unstack(x, axis=axis), (x,), ([rng.randn(4, 2, 3) for _ in range(3)],)
+    )
 
 
 def test_clamp():
@@ -420,6 +432,26 @@ def test_beyond_jax_rules(name):
     unary_check(build, jax=False, **kw)
 
 
+# float32, JAX's default precision, at JAX's tolerances: the terms keep the primal's dtype (as the
+# nested-jvp expansion's do). dynamic_update_slice's constant update is float64 (no float32 case).
+_NO_JAX_F32 = {
+    # jax's erf_inv jet rule multiplies by an np.float64 constant: with x64 on, float32 input
+    # fails there ("lax.mul requires arguments to have the same dtypes").
+    "erf_inv": "jax's rule mixes float64 into float32",
+}
+_F32_UNARY = sorted(n for n in {**_UNARY, **_EXTRA} if n != "dynamic_update_slice")
+
+
+@pytest.mark.parametrize("name", _F32_UNARY)
+def test_unary_float32(name):
+    build, kw = {**_UNARY, **_EXTRA}[name]
+    kw = dict(kw)
+    if "dtype" in kw:
+        kw["dtype"] = np.complex64
+    kw.setdefault("jax", name in _UNARY and name not in _NO_JAX and name not in _NO_JAX_F32)
+    unary_check(build, real=np.float32, rtol=2e-3, atol=2e-3, **kw)
+
+
 def test_jax_rules_where_jax_has_them_at_order_5():
     # Higher order than JAX's tests use, on functions JAX has rules for.
     unary_check(lambda m: lambda x: m.np.sin(x) * m.np.exp(-x * x) / (2.0 + m.np.cos(x)), order=6)
@@ -476,7 +508,9 @@ def test_custom_jvp_rule_is_used():
 
     y, s = jet(f, (0.3,), ((1.0, 0.0, 0.0),))
     np.testing.assert_allclose(float(y), math.sin(0.3))
-    np.testing.assert_allclose([float(t) for t in s], [2 * math.cos(0.3), -2 * math.sin(0.3), -2 * math.cos(0.3)])
+    np.testing.assert_allclose(
+        [float(t) for t in s], [2 * math.cos(0.3), -2 * math.sin(0.3), -2 * math.cos(0.3)]
+    )
     _, want = _nested_jvp_expansion(f, (0.3,), ((1.0, 0.0, 0.0),))
     np.testing.assert_allclose([float(t) for t in s], [float(t) for t in want], rtol=1e-12)
 
@@ -535,7 +569,9 @@ def test_docstring_example_sin_of_cube():
     np.testing.assert_allclose(float(f1), math.cos(h0) * h1, rtol=1e-14)
     np.testing.assert_allclose(float(f2), -math.sin(h0) * h1**2 + math.cos(h0) * h2, rtol=1e-14)
     # The printed values of JAX's docstring (float32 there).
-    np.testing.assert_allclose([float(f0), float(f1), float(f2)], [0.12467473, 0.74414825, 2.9064636], rtol=1e-6)
+    np.testing.assert_allclose(
+        [float(f0), float(f1), float(f2)], [0.12467473, 0.74414825, 2.9064636], rtol=1e-6
+    )
 
 
 def test_factorial_scaled_false_and_jet2():
@@ -625,7 +661,9 @@ def test_symbolic_zero_terms_and_zero_series():
     y, s = jet(f, (0.3, 2.0), ((1.0, zero_term, zero_term), zero_series))
     y2, s2 = jet(f, (0.3, 2.0), ((1.0, 0.0, 0.0), (0.0, 0.0, 0.0)))
     _assert_trees_close(s, s2, 0, 0)
-    np.testing.assert_allclose([float(t) for t in s], [2 * math.cos(0.3), -2 * math.sin(0.3), -2 * math.cos(0.3)])
+    np.testing.assert_allclose(
+        [float(t) for t in s], [2 * math.cos(0.3), -2 * math.sin(0.3), -2 * math.cos(0.3)]
+    )
     # All-zero input series: every output term is an (instantiated) zero.
     _, s0 = jet(fnp.exp, (np.ones(2),), (zero_series,))
     assert s0 == [] or all(not np.any(np.asarray(t)) for t in s0)
@@ -653,3 +691,25 @@ def test_errors():
         jet(fnp.sin, (1.0,), (("a",),))  # a term that is not an array
     with pytest.raises(TypeError):
         jet(fnp.sin, ("a",), ((1.0,),))  # a primal that is not an array
+
+
+def test_fact_is_weakly_typed_like_jax():
+    # jax's fact is exp(lgamma(n + 1.)) of a Python float: weakly typed, so scaling a float32
+    # term by it (as JAX's nested-jvp reference does) keeps float32.
+    x32 = np.ones(3, np.float32)
+    assert (fnp.asarray(x32) / fact(3)).dtype == np.float32
+    assert (x32 * fact(2)).dtype == np.float32
+    assert [float(fact(k)) for k in range(6)] == [1.0, 1.0, 2.0, 6.0, 24.0, 120.0]
+
+
+def test_series_given_as_an_array_of_terms():
+    # jax's jet iterates an argument's terms, so an array whose leading axis holds them works too.
+    rng = np.random.RandomState(0)
+    x, terms = rng.rand(2, 3), rng.randn(4, 2, 3)
+    y, s = jet(fnp.sin, (x,), (terms,))
+    y2, s2 = jet(fnp.sin, (x,), (list(terms),))
+    _assert_trees_close((y, s), (y2, s2), 0, 0)
+    _, js = _jax_ns().jet(_jax_ns().np.sin, (x,), (terms,))
+    _assert_trees_close(s, js, 1e-12, 1e-12)
+    _, s1 = jet(fnp.sin, (0.5,), (fnp.asarray([1.0, 0.0]),))
+    np.testing.assert_allclose([float(t) for t in s1], [math.cos(0.5), -math.sin(0.5)])

@@ -55,12 +55,13 @@ zero_series = _ZeroSeries()
 
 
 def fact(n):
-    """``n!`` as a float64 scalar (``jax.experimental.jet.fact``).
+    """``n!`` as a weakly typed float scalar (``jax.experimental.jet.fact``): like a Python float,
+    it takes the dtype of the array it scales (``x32 / fact(3)`` stays float32).
 
     >>> float(fact(5))
     120.0
     """
-    return to_public(np.float64(math.factorial(int(n))))
+    return to_public(float(math.factorial(int(n))))
 
 
 def jet(fun: Callable, primals, series, factorial_scaled: bool = True):
@@ -86,6 +87,7 @@ def jet(fun: Callable, primals, series, factorial_scaled: bool = True):
             f"jet: got {len(primals)} primals but {len(series)} series; give one sequence of terms "
             "per argument (jet(f, (x, y), ((x1, x2), (y1, y2))))"
         )
+    series = [_terms_of(terms) for terms in series]
     for i, terms in enumerate(series):
         if terms is zero_series:
             continue
@@ -150,6 +152,16 @@ def jet2(fun: Callable, primals, series):
     (1.0, 0.5)
     """
     return jet(fun, primals, series, factorial_scaled=False)
+
+
+def _terms_of(terms):
+    """An argument's terms as a list: as JAX's ``jet`` does, an array of terms (``K`` along its
+    leading axis, e.g. ``np.stack([x1, x2, x3])``) is the list of its rows."""
+    if terms is zero_series or isinstance(terms, tuple | list) or not core.is_array_like(terms):
+        return terms
+    if np.ndim(terms) == 0:
+        return terms  # not a sequence: the error below names it
+    return [terms[k] for k in range(np.shape(terms)[0])]
 
 
 def _leaf_names(primals) -> list[str]:
