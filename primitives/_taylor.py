@@ -26,6 +26,7 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import Zero, linear_taylor
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.taylor import taylor_from_jvp
 from primitives import _matrix as mx
 from primitives import (
@@ -310,7 +311,11 @@ def _abs_rule(primals, series):
     (x0,), (s,) = primals, series
     if core.get_aval(x0).dtype.kind == "c":  # |z| of complex z: from the JVP rule
         return taylor_from_jvp(ew.abs_p, primals, series, {})
-    sign = ew.sign(x0)
+    # The factor is -1 below 0 and +1 from 0 on (not sign(x0), which is 0 at 0): the JVP rule's
+    # right derivative abs'(0) = 1, which jax.experimental.jet's rule also takes.
+    dtype = core.get_aval(x0).dtype
+    below = ew.lt_p.bind(x0, np.zeros((), dtype))
+    sign = ew.select(below, hooks.full_like(x0, -1), hooks.full_like(x0, 1))
     return _out([ew.abs_p.bind(x0), *(_mul(t, sign) for t in _full(x0, s)[1:])])
 
 

@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 import funcgrad
+import funcgrad.nn
 import funcgrad.numpy as fnp
 from funcgrad import lax as flax
 from funcgrad.experimental.jet import fact, jet, jet2, zero_series, zero_term
@@ -35,19 +36,20 @@ from funcgrad.scipy import special as fsp
 
 FG = SimpleNamespace(
     np=fnp, lax=flax, special=fsp, jit=funcgrad.jit, grad=funcgrad.grad, jacfwd=funcgrad.jacfwd,
-    custom_jvp=funcgrad.custom_jvp, name="funcgrad",
+    custom_jvp=funcgrad.custom_jvp, nn=funcgrad.nn, name="funcgrad",
 )  # fmt: skip
 
 
 def _jax_ns():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
-    import jax.scipy.special  # noqa: PLC0415 - the oracle, only in tests
+    import jax.nn  # noqa: PLC0415 - the oracle, only in tests
+    import jax.scipy.special  # noqa: PLC0415
     from jax.experimental import jet as jax_jet  # noqa: PLC0415
 
     return SimpleNamespace(
         np=jax.numpy, lax=jax.lax, special=jax.scipy.special, jit=jax.jit, grad=jax.grad,
-        jacfwd=jax.jacfwd, custom_jvp=jax.custom_jvp, jet=jax_jet.jet, name="jax",
+        jacfwd=jax.jacfwd, custom_jvp=jax.custom_jvp, nn=jax.nn, jet=jax_jet.jet, name="jax",
     )  # fmt: skip
 
 
@@ -713,3 +715,140 @@ def test_series_given_as_an_array_of_terms():
     _assert_trees_close(s, js, 1e-12, 1e-12)
     _, s1 = jet(fnp.sin, (0.5,), (fnp.asarray([1.0, 0.0]),))
     np.testing.assert_allclose([float(t) for t in s1], [math.cos(0.5), -math.sin(0.5)])
+
+
+# ----------------------------------------------------------------------------------------------
+# More primitives and compositions, against both references where jax's jet can run them
+
+
+def _more_cases():
+    rng = np.random.RandomState(0)
+    x = rng.randn(2, 3)
+    terms = [rng.randn(2, 3) for _ in range(4)]
+    ties = np.array([[1.0, 2.0, 2.0], [0.0, 0.0, -1.0]])
+    w, img = rng.randn(2, 1, 3, 3), rng.randn(1, 1, 5, 5)
+    w_s, img_s = [rng.randn(2, 1, 3, 3) for _ in range(4)], [rng.randn(1, 1, 5, 5) for _ in range(4)]
+    a3, b34 = rng.randn(2, 2, 3), rng.randn(3, 4)
+    a3_s, b34_s = [rng.randn(2, 2, 3) for _ in range(4)], [rng.randn(3, 4) for _ in range(4)]
+    n = np.array([[1, 2, 3], [0, 2, 4]])
+    zeros4 = [np.zeros((2, 3))] * 4
+    # name: (build, primals, series, jax usable?) -- with the reason where jax's jet is no oracle.
+    return {
+        # Ties: jax's max/min rules average the tied operands' series, as the JVP rules do.
+        "reduce_max_ties": (lambda m: lambda x: x.max(axis=1), (ties,), (terms,), True),
+        "max_ties": (lambda m: lambda x: m.lax.max(x, x[:, ::-1]), (ties,), (terms,), True),
+        "maximum_equal_args": (
+            lambda m: m.np.maximum,
+            (ties, ties),
+            (terms, [t * 0.5 for t in terms]),
+            True,
+        ),
+        "cummax_ties": (lambda m: lambda x: m.lax.cummax(x, axis=1), (ties,), (terms,), True),
+        # abs at 0 takes the right derivative (factor +1), as jax's rule and the JVP rule do.
+        "abs_at_zero": (lambda m: m.np.abs, (np.array([0.0, -1.0, 2.0]),), ([np.ones(3)] * 3,), True),
+        "gather_advanced": (
+            lambda m: lambda x: x[np.array([0, 1, 1]), np.array([2, 0, 2])],
+            (x,),
+            (terms,),
+            True,
+        ),
+        "reverse": (lambda m: lambda x: x[:, ::-1], (x,), (terms,), True),
+        "take": (lambda m: lambda x: m.np.take(x, np.array([2, 0]), axis=1), (x,), (terms,), True),
+        "select_n_3_cases": (
+            lambda m: lambda x: m.lax.select_n(np.array([[0, 1, 2], [2, 1, 0]]), x, 2 * x, m.np.sin(x)),
+            (x,),
+            (terms,),
+            True,
+        ),
+        "pow_float_constant": (lambda m: lambda x: m.np.abs(x) ** 2.5, (x,), (terms,), True),
+        "power_3": (lambda m: lambda x: m.np.power(x, 3), (x,), (terms,), True),
+        "reciprocal": (lambda m: m.np.reciprocal, (x + 3,), (terms,), True),
+        "conv_same_nchw": (
+            lambda m: lambda w, x: m.lax.conv_general_dilated(x, w, (1, 1), "SAME"),
+            (w, img),
+            (w_s, img_s),
+            True,
+        ),
+        "matmul_batched": (lambda m: lambda a, b: a @ b, (a3, b34), (a3_s, b34_s), True),
+        "einsum": (
+            lambda m: lambda a, b: m.np.einsum("ij,kj->ik", a, b),
+            (x, x + 1),
+            (terms, terms[::-1]),
+            True,
+        ),
+        "gelu_tanh": (lambda m: m.nn.gelu, (x,), (terms,), True),
+        "gelu_exact": (lambda m: lambda x: m.nn.gelu(x, approximate=False), (x,), (terms,), True),
+        "sigmoid": (lambda m: m.nn.sigmoid, (x,), (terms,), True),
+        "silu": (lambda m: m.nn.silu, (x,), (terms,), True),
+        "softmax": (lambda m: lambda x: m.nn.softmax(x, axis=1), (x,), (terms,), True),
+        "log_softmax": (lambda m: lambda x: m.nn.log_softmax(x, axis=1), (x,), (terms,), True),
+        "elu": (lambda m: m.nn.elu, (x,), (terms,), True),
+        "norm": (lambda m: lambda x: m.np.linalg.norm(x, axis=1), (x,), (terms,), True),
+        "mean_var": (lambda m: lambda x: m.np.var(x, axis=0) + m.np.mean(x), (x,), (terms,), True),
+        "where_of_a_comparison": (
+            lambda m: lambda x: m.np.where(x > 0, m.np.sin(x), m.np.exp(x)),
+            (x,),
+            (terms,),
+            True,
+        ),
+        "pad": (lambda m: lambda x: m.np.pad(x, ((1, 0), (0, 2))), (x,), (terms,), True),
+        "concatenate_broadcast": (
+            lambda m: lambda x: m.np.concatenate([x, m.np.broadcast_to(x[:1], (2, 3))]),
+            (x,),
+            (terms,),
+            True,
+        ),
+        "reshape_transpose_squeeze": (
+            lambda m: lambda x: m.np.squeeze(x[None], 0) * x.reshape(3, 2).T,
+            (x,),
+            (terms,),
+            True,
+        ),
+        "convert_to_float32": (lambda m: lambda x: m.np.sin(x.astype(np.float32)), (x,), (terms,), True),
+        "real_of_complex_exp": (lambda m: lambda x: m.np.real(m.np.exp(1j * x)), (x,), (terms,), True),
+        "rsqrt_of_sum": (lambda m: lambda x: m.lax.rsqrt((x * x).sum() + 1), (x,), (terms,), True),
+        "atan2_constant_y": (lambda m: lambda x: m.lax.atan2(x, 2.0), (x,), (terms,), True),
+        "reduce_window_sum": (
+            lambda m: lambda x: m.lax.reduce_window(x, 0.0, m.lax.add, (1, 2), (1, 1), "VALID"),
+            (x,),
+            (terms,),
+            True,
+        ),
+        # jax's clamp rule (a composition of max and min) fails on scalar bounds:
+        # "select cases must have the same shapes".
+        "clamp_scalar_bounds": (lambda m: lambda x: m.lax.clamp(-0.5, x, 0.5), (x,), (terms,), False),
+        # jax's pow rule multiplies by the integer exponent: "lax.mul requires ... int64, float64".
+        "pow_integer_array_exponent": (lambda m: lambda x, n: x**n, (x, n), (terms, zeros4), False),
+        # jax's dynamic_slice rule selects between a float term and the integer index's zero term.
+        "dynamic_slice_integer_argument": (
+            lambda m: lambda x, i: m.lax.dynamic_slice(x, (i, 0), (1, 3)),
+            (x, 1),
+            (terms, [0, 0, 0, 0]),
+            False,
+        ),
+        # custom_jvp functions: jax's jet raises UnexpectedTracerError (test_custom_jvp_function).
+        "relu": (lambda m: m.nn.relu, (x,), (terms,), False),
+        "softplus_nn": (lambda m: m.nn.softplus, (x,), (terms,), False),
+        "xlogy": (lambda m: lambda x: m.special.xlogy(x, x * x + 1), (x,), (terms,), False),
+        # No jet rule in jax for these primitives (KeyError there).
+        "prod": (lambda m: lambda x: m.np.prod(x, axis=1), (x,), (terms,), False),
+        "scatter_set": (lambda m: lambda x: x.at[0, 1].set(x[1, 2] ** 2), (x,), (terms,), False),
+        "scatter_mul": (lambda m: lambda x: x.at[0].mul(x[1]), (x,), (terms,), False),
+        "top_k": (lambda m: lambda x: m.lax.top_k(x, 2)[0], (x,), (terms,), False),
+        "argsort_take_along_axis": (
+            lambda m: lambda x: m.np.take_along_axis(x, m.np.argsort(x, axis=1), axis=1),
+            (x,),
+            (terms,),
+            False,
+        ),
+        "inverse": (lambda m: lambda a: m.np.linalg.inv(a @ a.T + 3 * m.np.eye(2)), (x,), (terms,), False),
+    }
+
+
+_MORE = _more_cases()
+
+
+@pytest.mark.parametrize("name", sorted(_MORE))
+def test_more(name):
+    build, primals, series, use_jax = _MORE[name]
+    check_jet(build, primals, series, jax=use_jax)
