@@ -852,3 +852,19 @@ _MORE = _more_cases()
 def test_more(name):
     build, primals, series, use_jax = _MORE[name]
     check_jet(build, primals, series, jax=use_jax)
+
+
+def test_singular_points_first_term_is_the_jvp():
+    # At x0 = 0 the first term of sqrt, rsqrt and cbrt is the JVP's (inf, -inf), as nested jvp
+    # gives; jax's jet gives nan there (its x ** 0.5 composition divides 0 by 0).
+    x = np.array([0.0, 1.0, 4.0])
+    v = [np.ones(3), np.zeros(3)]
+    for f in (fnp.sqrt, flax.rsqrt, fnp.cbrt):
+        _, s = jet(f, (x,), (v,))
+        _, t = funcgrad.jvp(f, (x,), (np.ones(3),))
+        np.testing.assert_allclose(np.asarray(s[0]), np.asarray(t), rtol=1e-14)
+        assert np.isinf(np.asarray(s[0])[0])
+    # x ** 2.0 and x ** -1 at 0 (pow with a constant exponent, integer_pow): the exact series,
+    # where jax's jet gives nan.
+    _, s = jet(lambda x: x**2.0, (x,), ([np.ones(3)] * 3,))
+    np.testing.assert_allclose([np.asarray(t)[0] for t in s], [0.0, 2.0, 6.0])
