@@ -111,9 +111,12 @@ def check_jet(build, primals, series, *, jax=True, rtol=1e-7, atol=1e-7, finite_
     want_y, want_terms = _nested_jvp_expansion(fun, primals, series)
     _assert_trees_close(y, want_y, rtol, atol, finite_only)
     _assert_trees_close(terms, _per_leaf(want_y, want_terms), rtol, atol, finite_only)
-    # The output dtype is the function's.
+    # The output dtypes are the function's, and the terms have those of the expansion's terms.
     for a, b in zip(funcgrad.tree_util.tree_leaves(y), funcgrad.tree_util.tree_leaves(want_y)):
         assert np.asarray(a).dtype == np.asarray(b).dtype
+    want_leaves = funcgrad.tree_util.tree_leaves(_per_leaf(want_y, want_terms))
+    for a, b in zip(funcgrad.tree_util.tree_leaves(terms), want_leaves):
+        assert np.asarray(a).dtype == np.asarray(b).dtype, (np.asarray(a).dtype, np.asarray(b).dtype)
     if jax:
         J = _jax_ns()
         jy, jterms = J.jet(build(J), tuple(primals), tuple(series))
@@ -622,7 +625,10 @@ def test_list_and_tuple_outputs_have_a_list_of_terms_per_leaf():
 
 def test_integer_and_boolean_inputs_do_not_vary():
     # Integer/boolean primals have float0 tangents: their terms are ignored, the output series is
-    # that of the other arguments, and integer outputs have zero series of their own dtype.
+    # that of the other arguments, and integer outputs have zero series of their own dtype. This
+    # is the expansion JAX's tests take as the truth (its reference casts the nudged argument back
+    # to the integer dtype); jax's jet itself pushes an integer primal's terms through
+    # (jet(lambda x: x * 2., (3,), ([1],)) gives [2.] there, 0 here).
     n = np.array([2, 3], np.int32)
     x = np.array([0.3, -0.4])
     y, s = jet(lambda x, n: x**2 * n, (x, n), ([np.ones(2), np.zeros(2)], [np.ones(2), np.ones(2)]))
