@@ -172,18 +172,21 @@ def test_dot():
     check_jet(lambda m: m.np.dot, (x1, x2), series)
 
 
-def test_conv():
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_conv(dtype):
     # stax.Conv(3, (2, 2), padding='VALID') on a (1, 5, 5, 1) NHWC input: HWIO kernel, bias (1,1,1,3).
     rng = np.random.RandomState(0)
     W, b = rng.randn(2, 2, 1, 3) * 0.5, rng.randn(1, 1, 1, 3) * 1e-6
     x = rng.randn(1, 5, 5, 1)
-    series = tuple([rng.randn(*a.shape) for _ in range(3)] for a in (W, b, x))
+    series = tuple([rng.randn(*a.shape).astype(dtype) for _ in range(3)] for a in (W, b, x))
+    W, b, x = W.astype(dtype), b.astype(dtype), x.astype(dtype)
+    tol = 1e-7 if dtype == np.float64 else 1e-4
 
     def build(m):
         dn = ("NHWC", "HWIO", "NHWC")
         return lambda W, b, x: m.lax.conv_general_dilated(x, W, (1, 1), "VALID", dimension_numbers=dn) + b
 
-    check_jet(build, (W, b, x), series)
+    check_jet(build, (W, b, x), series, rtol=tol, atol=tol)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -221,6 +224,9 @@ _UNARY = {
     "logistic": (lambda m: m.lax.logistic, {"lims": (-100, 100), "order": 5}),
     # JAX's expit_check calls its logistic rule directly on [-500, 500] to order 5.
     "expit": (lambda m: m.special.expit, {"lims": (-500, 500), "order": 5}),
+    # The two above are mostly saturated at +-500 (terms ~ 0); the same where they are not.
+    "tanh_moderate": (lambda m: m.np.tanh, {"lims": (-3, 3), "order": 6}),
+    "expit_moderate": (lambda m: m.special.expit, {"lims": (-4, 4), "order": 6}),
     "sqrt": (lambda m: m.np.sqrt, {"lims": (0, 5.0)}),
     "rsqrt": (lambda m: m.lax.rsqrt, {"lims": (0, 5000.0)}),
     "asinh": (lambda m: m.lax.asinh, {"lims": (-100, 100)}),
