@@ -880,3 +880,32 @@ def test_singular_points_first_term_is_the_jvp():
     # where jax's jet gives nan.
     _, s = jet(lambda x: x**2.0, (x,), ([np.ones(3)] * 3,))
     np.testing.assert_allclose([np.asarray(t)[0] for t in s], [0.0, 2.0, 6.0])
+
+
+def test_custom_vjp_function_is_its_primal_function():
+    # jax's jet means to trace a custom_vjp function's primal body (its rules are for reverse
+    # mode); funcgrad does so. jax 0.10.2 raises UnexpectedTracerError there, so the reference is
+    # the jet of the same body without the custom_vjp wrapper.
+    @funcgrad.custom_vjp
+    def f(x):
+        return fnp.sin(x) * x
+
+    f.defvjp(lambda x: (f(x), x), lambda x, g: (g * (fnp.cos(x) * x + fnp.sin(x)),))
+    x, series = np.array([0.3, 0.7]), ([np.ones(2), 0.5 * np.ones(2), -np.ones(2)],)
+    got = jet(f, (x,), series)
+    want = jet(lambda x: fnp.sin(x) * x, (x,), series)
+    _assert_trees_close(got, want, 0, 0)
+
+
+@pytest.mark.parametrize("name", ["sin", "tanh_moderate", "erf_inv", "cummax", "reduce_max", "pow"])
+def test_jit_of_jet_matches_eager(name):
+    build, kw = _UNARY[name] if name in _UNARY else _BINARY[name]
+    f = build(FG)
+    rng = np.random.RandomState(0)
+    n_args = 1 if name in _UNARY else 2
+    lims = kw.get("lims", (-2, 2)) if name != "pow" else (0.5, 2.0)
+    primals = tuple(_transform(lims, rng.rand(2, 3)) for _ in range(n_args))
+    series = tuple([rng.randn(2, 3) for _ in range(4)] for _ in range(n_args))
+    eager = jet(f, primals, series)
+    jitted = funcgrad.jit(lambda p, s: jet(f, p, s))(primals, series)
+    _assert_trees_close(jitted, eager, 1e-12, 1e-12)
