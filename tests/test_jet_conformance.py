@@ -909,3 +909,17 @@ def test_jit_of_jet_matches_eager(name):
     eager = jet(f, primals, series)
     jitted = funcgrad.jit(lambda p, s: jet(f, p, s))(primals, series)
     _assert_trees_close(jitted, eager, 1e-12, 1e-12)
+
+
+def test_scalar_terms_broadcast_and_order_zero():
+    # jax's jet broadcasts a scalar term against an array primal; so does funcgrad's.
+    x = np.array([0.2, 0.9])
+    y, s = jet(fnp.sin, (x,), ((1.0, 0.0),))
+    y2, s2 = jet(fnp.sin, (x,), ((np.ones(2), np.zeros(2)),))
+    _assert_trees_close((y, s), (y2, s2), 0, 0)
+    _, js = _jax_ns().jet(_jax_ns().np.sin, (x,), ((1.0, 0.0),))
+    _assert_trees_close(s, js, 1e-14, 1e-14)
+    # Order 0: the primal and an empty list of terms per output.
+    y0, s0 = jet(lambda x: (fnp.sin(x), x), (x,), ([],))
+    assert s0 == ([], [])
+    np.testing.assert_allclose(np.asarray(y0[0]), np.sin(x))

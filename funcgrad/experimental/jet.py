@@ -176,10 +176,13 @@ def _term_in(term, primal, c: float, name: str, k: int):
     if not core.is_array_like(term):
         raise TypeError(f"jet: term {k} of {name} is a {type(term).__name__}, which is not an array")
     t_aval = core.get_aval(term)
-    if t_aval.shape != aval.shape:
+    # A scalar term stands for that value everywhere (as jax's jet broadcasts it): a seed
+    # ``(1.0, 0.0)`` for an array primal is the direction of all ones.
+    scalar = t_aval.shape == () and aval.shape != ()
+    if t_aval.shape != aval.shape and not scalar:
         raise ValueError(
             f"jet: term {k} of {name} has shape {t_aval.shape} but the primal has shape {aval.shape}; "
-            "every term must have its primal's shape"
+            "every term must have its primal's shape (or be a scalar)"
         )
     if not _dt.is_inexact(aval.dtype):
         # Integer and boolean inputs do not vary along a path (they have float0 tangents).
@@ -189,6 +192,8 @@ def _term_in(term, primal, c: float, name: str, k: int):
         return ad.Zero(ad.tangent_aval(aval))
     if t_aval.dtype != aval.dtype:
         term = _ew.convert_element_type(term, aval.dtype)
+    if scalar:
+        term = _st.broadcast_in_dim(term, aval.shape, ())
     return term if c == 1.0 else _ew.mul(term, c)
 
 
