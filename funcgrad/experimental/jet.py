@@ -68,7 +68,9 @@ def jet(fun: Callable, primals, series, factorial_scaled: bool = True):
     """Taylor-mode derivatives: ``(fun(*primals), series_out)``.
 
     ``primals`` is a tuple of arguments (pytrees of arrays); ``series[i]`` is a sequence of ``K``
-    terms for ``primals[i]``, each with its structure. ``series_out`` has ``fun``'s output structure
+    terms for ``primals[i]``, each with its structure (or an array holding the ``K`` terms along
+    its leading axis; a scalar term of an array primal is that value everywhere). Integer and
+    boolean arguments do not vary: their terms are ignored. ``series_out`` has ``fun``'s output structure
     with a list of ``K`` terms at each leaf. With ``x(t)`` the input path described by the series,
     ``series_out`` describes ``fun(x(t))`` (module docstring for the scaling).
 
