@@ -923,3 +923,37 @@ def test_scalar_terms_broadcast_and_order_zero():
     y0, s0 = jet(lambda x: (fnp.sin(x), x), (x,), ([],))
     assert s0 == ([], [])
     np.testing.assert_allclose(np.asarray(y0[0]), np.sin(x))
+
+
+_COMPLEX = {
+    "exp": lambda m: m.np.exp,
+    "sin": lambda m: m.np.sin,
+    "cosh": lambda m: m.np.cosh,
+    "log": lambda m: m.np.log,
+    "log1p": lambda m: m.np.log1p,
+    "expm1": lambda m: m.np.expm1,
+    "tanh": lambda m: m.np.tanh,
+    "logistic": lambda m: m.lax.logistic,
+    "sqrt": lambda m: m.np.sqrt,
+    "rsqrt": lambda m: m.lax.rsqrt,
+    "cube": lambda m: lambda x: x**3,
+    "square": lambda m: m.lax.square,
+    "reciprocal": lambda m: lambda x: 1 / x,
+    "complex_power": lambda m: lambda x: x ** (0.5 + 0.5j),
+    "dot": lambda m: lambda x: m.np.dot(x, x.T),
+    "cumprod": lambda m: m.np.cumprod,
+}
+# No jax rule for these on complex input: jax has no tan/atan/asinh rules, and its abs rule
+# compares the complex primal with 0 ("lt does not accept dtype complex128").
+_COMPLEX_NO_JAX = {
+    "tan": lambda m: m.np.tan,
+    "atan": lambda m: m.np.arctan,
+    "asinh": lambda m: m.np.arcsinh,
+    "abs": lambda m: m.np.abs,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_COMPLEX) + sorted(_COMPLEX_NO_JAX))
+def test_complex_inputs(name):
+    build = _COMPLEX.get(name) or _COMPLEX_NO_JAX[name]
+    unary_check(build, lims=(0.3, 1.5), dtype=np.complex128, order=4, jax=name in _COMPLEX)
