@@ -463,8 +463,8 @@ def test_unary_float32(name):
     unary_check(build, real=np.float32, rtol=2e-3, atol=2e-3, **kw)
 
 
-def test_jax_rules_where_jax_has_them_at_order_5():
-    # Higher order than JAX's tests use, on functions JAX has rules for.
+def test_compositions_at_orders_5_and_6():
+    # Higher orders than JAX's tests use, on compositions of primitives JAX has rules for.
     unary_check(lambda m: lambda x: m.np.sin(x) * m.np.exp(-x * x) / (2.0 + m.np.cos(x)), order=6)
     unary_check(lambda m: lambda x: m.lax.erf_inv(m.np.tanh(x) * 0.9), order=6)
     unary_check(lambda m: lambda x: m.lax.cummax(x * x, axis=1), order=5)
@@ -526,8 +526,8 @@ def test_custom_jvp_rule_is_used():
     np.testing.assert_allclose([float(t) for t in s], [float(t) for t in want], rtol=1e-12)
 
 
-def test_jax_nn_functions_with_custom_jvp():
-    # funcgrad.nn.relu / softplus-like functions with custom JVP rules, under jit.
+def test_jit_wrapped_relu_like_composition():
+    # A hand-written relu (a where on a comparison) times tanh, inside jit (process call).
     unary_check(lambda m: m.jit(lambda x: m.np.where(x > 0, x, 0.0) * m.np.tanh(x)), order=4)
 
 
