@@ -36,7 +36,7 @@ from funcgrad.scipy import special as fsp
 
 FG = SimpleNamespace(
     np=fnp, lax=flax, special=fsp, jit=funcgrad.jit, grad=funcgrad.grad, jacfwd=funcgrad.jacfwd,
-    custom_jvp=funcgrad.custom_jvp, nn=funcgrad.nn, name="funcgrad",
+    custom_jvp=funcgrad.custom_jvp, nn=funcgrad.nn, device_put=funcgrad.device_put, name="funcgrad",
 )  # fmt: skip
 
 
@@ -49,7 +49,8 @@ def _jax_ns():
 
     return SimpleNamespace(
         np=jax.numpy, lax=jax.lax, special=jax.scipy.special, jit=jax.jit, grad=jax.grad,
-        jacfwd=jax.jacfwd, custom_jvp=jax.custom_jvp, nn=jax.nn, jet=jax_jet.jet, name="jax",
+        jacfwd=jax.jacfwd, custom_jvp=jax.custom_jvp, nn=jax.nn, device_put=jax.device_put,
+        jet=jax_jet.jet, name="jax",
     )  # fmt: skip
 
 
@@ -742,6 +743,7 @@ def _more_cases():
     w_s, img_s = [rng.randn(2, 1, 3, 3) for _ in range(4)], [rng.randn(1, 1, 5, 5) for _ in range(4)]
     a3, b34 = rng.randn(2, 2, 3), rng.randn(3, 4)
     a3_s, b34_s = [rng.randn(2, 2, 3) for _ in range(4)], [rng.randn(3, 4) for _ in range(4)]
+    u, u_s = rng.randn(1, 2), [rng.randn(1, 2) for _ in range(4)]
     n = np.array([[1, 2, 3], [0, 2, 4]])
     zeros4 = [np.zeros((2, 3))] * 4
     # name: (build, primals, series, jax usable?) -- with the reason where jax's jet is no oracle.
@@ -826,6 +828,39 @@ def _more_cases():
             (terms,),
             True,
         ),
+        "dynamic_update_slice_varying_update": (
+            lambda m: lambda x, u: m.lax.dynamic_update_slice(x, u * u, (1, 1)),
+            (x, u),
+            (terms, u_s),
+            True,
+        ),
+        "split": (
+            lambda m: lambda x: m.np.split(x, [1], axis=1)[1] * m.np.split(x, [1], axis=1)[0],
+            (x,),
+            (terms,),
+            True,
+        ),
+        "device_put": (lambda m: lambda x: m.np.sin(m.device_put(x)), (x,), (terms,), True),
+        "cumsum_axis0_reverse": (
+            lambda m: lambda x: m.lax.cumsum(x, axis=0, reverse=True),
+            (x,),
+            (terms,),
+            True,
+        ),
+        "min_of_all": (lambda m: lambda x: m.np.min(x * x), (x,), (terms,), True),
+        "fft2_real": (lambda m: lambda x: m.np.real(m.np.fft.fft2(x * x)), (x,), (terms,), True),
+        "ifft_imag": (lambda m: lambda x: m.np.imag(m.np.fft.ifft(m.np.exp(x))), (x,), (terms,), True),
+        # jax's abs rule compares the complex primal with 0 (TypeError for complex128).
+        "abs_of_rfft": (lambda m: lambda x: m.np.abs(m.np.fft.rfft(x, axis=1)), (x,), (terms,), False),
+        # No jax rule for multi-operand sort, tile or argmax (KeyError there).
+        "sort_two_operands": (
+            lambda m: lambda x: m.lax.sort((x[0], x[1]), num_keys=1)[1],
+            (x,),
+            (terms,),
+            False,
+        ),
+        "tile": (lambda m: lambda x: m.np.tile(x[:, None], (1, 2, 1)), (x,), (terms,), False),
+        "index_by_argmax": (lambda m: lambda x: x[0, m.np.argmax(x[1])], (x,), (terms,), False),
         # jax's clamp rule (a composition of max and min) fails on scalar bounds:
         # "select cases must have the same shapes".
         "clamp_scalar_bounds": (lambda m: lambda x: m.lax.clamp(-0.5, x, 0.5), (x,), (terms,), False),
