@@ -259,6 +259,8 @@ _UNARY = {
     "reverse_cummax": (lambda m: partial(m.lax.cummax, axis=1, reverse=True), {}),
     "reverse_cumprod": (lambda m: partial(m.lax.cumprod, axis=1, reverse=True), {}),
     "sum": (lambda m: lambda x: x.sum(axis=0), {}),
+    "erfinv_scipy": (lambda m: m.special.erfinv, {"lims": (-0.9, 0.9), "order": 4}),
+    "ndtr": (lambda m: m.special.ndtr, {"order": 4}),
     "transpose_reshape": (lambda m: lambda x: x.T.reshape(-1), {}),
     "process_call": (lambda m: lambda x: m.jit(lambda y: y * y)(x), {}),
     "post_process_call": (lambda m: lambda x: m.jit(lambda y: x * y)(2.0), {}),
@@ -435,6 +437,18 @@ _EXTRA = {
     "softplus": (lambda m: lambda x: m.np.logaddexp(x, 0.0), {"order": 4}),
     "cbrt": (lambda m: m.np.cbrt, {"lims": (0.5, 3.0), "order": 4}),
     "log_softmax": (lambda m: lambda x: x - m.special.logsumexp(x, axis=1, keepdims=True), {"order": 4}),
+    # scipy.special: jax's jet has no rule for polygamma, bessel_i0e/i1e or the scan inside ndtri,
+    # and fails (UnexpectedTracerError) on the custom_jvp functions log_ndtr, logit, xlog1py, entr
+    # and erfcx.
+    "ndtri": (lambda m: m.special.ndtri, {"lims": (0.05, 0.95), "order": 4}),
+    "log_ndtr": (lambda m: m.special.log_ndtr, {"lims": (-3, 3), "order": 4}),
+    "logit": (lambda m: m.special.logit, {"lims": (0.1, 0.9), "order": 4}),
+    "polygamma_1": (lambda m: lambda x: m.special.polygamma(1, x), {"lims": (0.5, 3), "order": 4}),
+    "xlog1py": (lambda m: lambda x: m.special.xlog1py(x, x * x), {"order": 4}),
+    "entr": (lambda m: m.special.entr, {"lims": (0.1, 2), "order": 4}),
+    "i0e": (lambda m: m.special.i0e, {"order": 4}),
+    "i1e": (lambda m: m.special.i1e, {"order": 4}),
+    "erfcx": (lambda m: m.special.erfcx, {"lims": (-1, 2), "order": 4}),
 }
 
 
@@ -450,6 +464,7 @@ _NO_JAX_F32 = {
     # jax's erf_inv jet rule multiplies by an np.float64 constant: with x64 on, float32 input
     # fails there ("lax.mul requires arguments to have the same dtypes").
     "erf_inv": "jax's rule mixes float64 into float32",
+    "erfinv_scipy": "jax's rule mixes float64 into float32",
 }
 _F32_UNARY = sorted(n for n in {**_UNARY, **_EXTRA} if n != "dynamic_update_slice")
 
