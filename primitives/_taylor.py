@@ -26,6 +26,7 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import Zero, linear_taylor
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.taylor import taylor_from_jvp
 from primitives import _matrix as mx
 from primitives import (
@@ -127,10 +128,17 @@ def _from_derivative(x: list, y0, z: Callable[[list, int], object]) -> list:
     return y
 
 
-def _power(x: list, p, y0) -> list:
-    """``y = x^p`` (``p`` a constant): ``y_k = (1/(k x_0)) sum_(j=1..k) ((p+1) j - k) x_j y_(k-j)``."""
+def _power(x: list, p, y0, ratio=None) -> list:
+    """``y = x^p`` (``p`` a constant): ``y_k = (1/(k x_0)) sum_(j=1..k) ((p+1) j - k) x_j y_(k-j)``.
+
+    ``ratio``, when given, is ``y_0 / x_0 = x_0^(p-1)`` written without the division: the first
+    term is then ``p x_1 ratio``, the JVP rule's value, also at ``x_0 = 0`` (``sqrt``: ``x_1 / (2 y_0)``
+    is inf there, where ``y_0 / x_0`` is 0/0 = nan)."""
     y = [y0]
     for k in range(1, len(x)):
+        if k == 1 and ratio is not None:
+            y.append(None if x[1] is None else _scale(_mul(x[1], ratio), p))
+            continue
         terms = []
         for j in range(1, k + 1):
             if x[j] is None or y[k - j] is None:
@@ -232,9 +240,9 @@ def_unary(ew.exp2_p, lambda x, y0: _exp(_affine(x, math.log(2.0), 0), y0))
 def_unary(ew.expm1_p, lambda x, y0: _from_derivative(x, y0, lambda y, m: ew.add(y[0], 1) if m == 0 else y[m]))
 def_unary(ew.log_p, lambda x, y0: _log(x, y0))
 def_unary(ew.log1p_p, lambda x, y0: _log(_affine(x, 1, 1), y0))
-def_unary(ew.sqrt_p, lambda x, y0: _power(x, 0.5, y0))
-def_unary(ew.rsqrt_p, lambda x, y0: _power(x, -0.5, y0))
-def_unary(ew.cbrt_p, lambda x, y0: _power(x, 1 / 3, y0))
+def_unary(ew.sqrt_p, lambda x, y0: _power(x, 0.5, y0, ew.div(1, y0)))
+def_unary(ew.rsqrt_p, lambda x, y0: _power(x, -0.5, y0, ew.mul(y0, ew.square(y0))))
+def_unary(ew.cbrt_p, lambda x, y0: _power(x, 1 / 3, y0, ew.div(1, ew.square(y0))))
 def_unary(ew.sin_p, lambda x, y0: _sin_cos(x, y0, ew.cos(x[0]))[0])
 def_unary(ew.cos_p, lambda x, y0: _sin_cos(x, ew.sin(x[0]), y0)[1])
 def_unary(ew.sinh_p, lambda x, y0: _sinh_cosh(x, y0, ew.cosh(x[0]))[0])
@@ -310,7 +318,11 @@ def _abs_rule(primals, series):
     (x0,), (s,) = primals, series
     if core.get_aval(x0).dtype.kind == "c":  # |z| of complex z: from the JVP rule
         return taylor_from_jvp(ew.abs_p, primals, series, {})
-    sign = ew.sign(x0)
+    # The factor is -1 below 0 and +1 from 0 on (not sign(x0), which is 0 at 0): the JVP rule's
+    # right derivative abs'(0) = 1, which jax.experimental.jet's rule also takes.
+    dtype = core.get_aval(x0).dtype
+    below = ew.lt_p.bind(x0, np.zeros((), dtype))
+    sign = ew.select(below, hooks.full_like(x0, -1), hooks.full_like(x0, 1))
     return _out([ew.abs_p.bind(x0), *(_mul(t, sign) for t in _full(x0, s)[1:])])
 
 

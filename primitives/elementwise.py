@@ -204,7 +204,10 @@ logistic_p = unop(
     uses_answer=True,
     accepted=_float_or_complex,
 )
-_two_over_sqrt_pi = 2 / np.sqrt(np.pi)
+# Python floats, not np.float64: a rule's Python scalar takes its operand's dtype (coerce_pair),
+# where an np.float64 made float32 derivatives fail to bind (erf's second derivative in float32).
+_two_over_sqrt_pi = float(2 / np.sqrt(np.pi))
+_sqrt_pi_over_two = float(np.sqrt(np.pi) / 2)
 erf_p = unop(
     "erf",
     _special("erf"),
@@ -220,7 +223,7 @@ erfc_p = unop(
 erf_inv_p = unop(
     "erf_inv",
     _special("erfinv"),
-    lambda t, ans, x: mul(t, mul(exp(square(ans)), np.sqrt(np.pi) / 2)),
+    lambda t, ans, x: mul(t, mul(exp(square(ans)), _sqrt_pi_over_two)),
     uses_answer=True,
     accepted=_dt.is_float,
 )

@@ -55,19 +55,22 @@ zero_series = _ZeroSeries()
 
 
 def fact(n):
-    """``n!`` as a float64 scalar (``jax.experimental.jet.fact``).
+    """``n!`` as a weakly typed float scalar (``jax.experimental.jet.fact``): like a Python float,
+    it takes the dtype of the array it scales (``x32 / fact(3)`` stays float32).
 
     >>> float(fact(5))
     120.0
     """
-    return to_public(np.float64(math.factorial(int(n))))
+    return to_public(float(math.factorial(int(n))))
 
 
 def jet(fun: Callable, primals, series, factorial_scaled: bool = True):
     """Taylor-mode derivatives: ``(fun(*primals), series_out)``.
 
     ``primals`` is a tuple of arguments (pytrees of arrays); ``series[i]`` is a sequence of ``K``
-    terms for ``primals[i]``, each with its structure. ``series_out`` has ``fun``'s output structure
+    terms for ``primals[i]``, each with its structure (or an array holding the ``K`` terms along
+    its leading axis; a scalar term of an array primal is that value everywhere). Integer and
+    boolean arguments do not vary: their terms are ignored. ``series_out`` has ``fun``'s output structure
     with a list of ``K`` terms at each leaf. With ``x(t)`` the input path described by the series,
     ``series_out`` describes ``fun(x(t))`` (module docstring for the scaling).
 
@@ -86,6 +89,7 @@ def jet(fun: Callable, primals, series, factorial_scaled: bool = True):
             f"jet: got {len(primals)} primals but {len(series)} series; give one sequence of terms "
             "per argument (jet(f, (x, y), ((x1, x2), (y1, y2))))"
         )
+    series = [_terms_of(terms) for terms in series]
     for i, terms in enumerate(series):
         if terms is zero_series:
             continue
@@ -152,6 +156,16 @@ def jet2(fun: Callable, primals, series):
     return jet(fun, primals, series, factorial_scaled=False)
 
 
+def _terms_of(terms):
+    """An argument's terms as a list: as JAX's ``jet`` does, an array of terms (``K`` along its
+    leading axis, e.g. ``np.stack([x1, x2, x3])``) is the list of its rows."""
+    if terms is zero_series or isinstance(terms, tuple | list) or not core.is_array_like(terms):
+        return terms
+    if np.ndim(terms) == 0:
+        return terms  # not a sequence: the error below names it
+    return [terms[k] for k in range(np.shape(terms)[0])]
+
+
 def _leaf_names(primals) -> list[str]:
     return [f"primals{tu.keystr(path)}" for path, _ in tu.tree_leaves_with_path(tuple(primals))]
 
@@ -164,10 +178,13 @@ def _term_in(term, primal, c: float, name: str, k: int):
     if not core.is_array_like(term):
         raise TypeError(f"jet: term {k} of {name} is a {type(term).__name__}, which is not an array")
     t_aval = core.get_aval(term)
-    if t_aval.shape != aval.shape:
+    # A scalar term stands for that value everywhere (as jax's jet broadcasts it): a seed
+    # ``(1.0, 0.0)`` for an array primal is the direction of all ones.
+    scalar = t_aval.shape == () and aval.shape != ()
+    if t_aval.shape != aval.shape and not scalar:
         raise ValueError(
             f"jet: term {k} of {name} has shape {t_aval.shape} but the primal has shape {aval.shape}; "
-            "every term must have its primal's shape"
+            "every term must have its primal's shape (or be a scalar)"
         )
     if not _dt.is_inexact(aval.dtype):
         # Integer and boolean inputs do not vary along a path (they have float0 tangents).
@@ -177,6 +194,8 @@ def _term_in(term, primal, c: float, name: str, k: int):
         return ad.Zero(ad.tangent_aval(aval))
     if t_aval.dtype != aval.dtype:
         term = _ew.convert_element_type(term, aval.dtype)
+    if scalar:
+        term = _st.broadcast_in_dim(term, aval.shape, ())
     return term if c == 1.0 else _ew.mul(term, c)
 
 
