@@ -1,11 +1,11 @@
-"""``funcgrad.experimental``: ``ode`` (``odeint``) and ``jet`` (Taylor mode), as ``jax.experimental``.
+"""``funcgrad.experimental``: ``checkify`` (runtime checks), ``ode`` (``odeint``) and ``jet`` (Taylor mode), as ``jax.experimental``.
 
 Layer: surface. Imports its submodules.
 """
 
-from funcgrad.experimental import jet, ode
+from funcgrad.experimental import checkify, jet, ode
 
-__all__ = ["jet", "ode"]
+__all__ = ["checkify", "jet", "ode"]
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
