@@ -1,4 +1,5 @@
-"""``funcgrad.experimental``: ``checkify`` (runtime checks), ``ode`` (``odeint``) and ``jet`` (Taylor mode), as ``jax.experimental``.
+"""``funcgrad.experimental``: ``checkify`` (runtime checks), ``ode`` (``odeint``) and ``jet``
+(Taylor mode), as ``jax.experimental``.
 
 Layer: surface. Imports its submodules.
 """
