@@ -250,7 +250,8 @@ def test_index_checks_match_jax(name, f, jf, x, i, jit):
         # (jax: one gather of x), so the out-of-bounds operand is the row.
         assert jerr.get().endswith("index 7 is out of bounds for axis 1 with size 4. ")
         assert err.get() == (
-            "out-of-bounds indexing for array of shape (4,): index 7 is out of bounds for axis 0 with size 4. "
+            "out-of-bounds indexing for array of shape (4,): "
+            "index 7 is out of bounds for axis 0 with size 4. "
         )
     else:
         assert err.get() == jerr.get()
