@@ -431,7 +431,8 @@ def _while_rule(state, enabled, vals, params, prim):
     def plain_cond(*flat):
         cc, rest = flat[:cn], flat[cn:]
         _, carry = ErrorState.unflatten(sites, rest)
-        return checkify_jaxpr(cond.jaxpr, cond.consts, ErrorState(), [*cc, *carry], enabled)
+        # The condition's checks ran in the body already: here nothing is checked.
+        return checkify_jaxpr(cond.jaxpr, cond.consts, ErrorState(), [*cc, *carry], frozenset())
 
     new_cond = trace_to_jaxpr(
         plain_cond, [*cond.in_avals[:cn], *ErrorState.avals(sites), *cond.in_avals[cn:]]

@@ -38,6 +38,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+import funcgrad.numpy as fnp
 from funcgrad._api_util import canonicalize, check_array_leaves, flat_fun, to_public
 from funcgrad.experimental import _checkify_rules as rules
 from funcgrad.experimental._checkify_rules import (
@@ -252,8 +253,6 @@ def check_error(error: Error) -> None:
         raise TypeError(f"check_error: expected a checkify.Error, got {type(error).__name__}")
     if not any(isinstance(v, core.Tracer) for v in tu.tree_leaves(error)):
         return error.throw()
-    import funcgrad.numpy as fnp
-
     for s in error._sites:
         site: Site = SITES[s]
         failed = fnp.logical_and(error._err, fnp.equal(error._code, s))
