@@ -437,3 +437,29 @@ def test_checkified_jaxpr_has_no_check_equations():
     text = str(funcgrad.make_jaxpr(C.checkify(positive_log))(1.0))
     assert "check[" not in text
     assert "check[" in str(funcgrad.make_jaxpr(positive_log)(1.0))
+
+
+def _branchy(x):
+    def t(x):
+        C.check(x > 0, "true branch {}", x)
+        return x
+
+    def f(x):
+        C.check(x < -5, "false branch {}", x)
+        return -x
+
+    return lax.cond(x > 1, t, f, x)
+
+
+def test_vmap_of_cond_checks_only_the_lanes_that_take_each_branch():
+    xs = np.array([2.0, -1.0, -10.0, 0.5])
+    expected = (
+        "at mapped index 1: false branch -1.0 (`check` failed)\n"
+        "at mapped index 3: false branch 0.5 (`check` failed)"
+    )
+    assert funcgrad.vmap(C.checkify(_branchy))(xs)[0].get() == expected
+    # a batched predicate runs both branches on every lane: lane 0 (x=2) must not fail the false branch
+    assert C.checkify(funcgrad.vmap(_branchy))(xs)[0].get() == "false branch -1.0 (`check` failed)"
+    assert funcgrad.jit(C.checkify(funcgrad.vmap(_branchy)))(np.array([2.0, -10.0]))[0].get() is None
+    with pytest.raises(C.JaxRuntimeError, match="false branch 0.5"):
+        funcgrad.vmap(_branchy)(np.array([2.0, -10.0, 0.5]))
