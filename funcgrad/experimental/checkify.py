@@ -193,11 +193,14 @@ def _check(pred, msg: str, debug: bool, fmt_args, fmt_kwargs, name: str) -> None
     if not isinstance(msg, str):
         raise TypeError(f"{name}: the message must be a str, got {type(msg).__name__}")
     if not core.is_array_like(pred):
-        raise TypeError(f"{name}: the predicate must be a boolean array, got {type(pred).__name__}")
+        raise TypeError(f"{name} takes a scalar boolean predicate, got {type(pred).__name__}")
     pred = canonicalize([pred])[0]
-    if core.get_aval(pred).dtype != np.bool_:
+    aval = core.get_aval(pred)
+    if aval.dtype != np.bool_ or aval.shape:
+        # As jax: one message per check, so one predicate (reduce an array with fnp.all).
         raise TypeError(
-            f"{name}: the predicate must be a boolean array, got dtype {core.get_aval(pred).dtype}"
+            f"{name} takes a scalar boolean predicate, got {aval.str_short()}; reduce an array "
+            "predicate with funcgrad.numpy.all (or any)"
         )
     leaves, tree = tu.tree_flatten((tuple(fmt_args), dict(fmt_kwargs)))
     for leaf in leaves:
@@ -210,7 +213,7 @@ def _check(pred, msg: str, debug: bool, fmt_args, fmt_kwargs, name: str) -> None
 
 
 def check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
-    """Check that ``pred`` is true everywhere; if not, fail with ``msg.format(*fmt_args, **fmt_kwargs)``
+    """Check that the scalar ``pred`` is true; if not, fail with ``msg.format(*fmt_args, **fmt_kwargs)``
     formatted with the runtime values.
 
     Called eagerly it raises ``JaxRuntimeError`` at once. Under ``checkify`` the failure is recorded
