@@ -49,11 +49,13 @@ def test_no_error_gives_none_and_throw_does_nothing():
     assert err.get() is None and str(err) == "Error(None)"
     err.throw()
     C.check_error(err)
+    assert err.get_exception() is None
     assert C.init_error.get() is None
 
 
 def test_throw_raises_jax_runtime_error():
     err, _ = funcgrad.jit(C.checkify(positive_log))(-1.0)
+    assert isinstance(err.get_exception(), C.JaxRuntimeError)
     with pytest.raises(C.JaxRuntimeError, match=r"x must be positive, got -1.0 \(`check` failed\)"):
         err.throw()
     with pytest.raises(C.JaxRuntimeError, match="x must be positive"):
@@ -431,6 +433,10 @@ def test_bad_arguments_are_clear_errors():
         C.check(np.bool_(True), "msg {}", "a string")
     with pytest.raises(TypeError, match="errors must be a set of error categories"):
         C.checkify(positive_log, errors={"nan"})
+    with pytest.raises(
+        TypeError, match=r"checkify\(positive_log\): argument \(args, kwargs\)\[0\]\[0\] is a str"
+    ):
+        C.checkify(positive_log)("x")
     with pytest.raises(TypeError, match="expected a checkify.Error"):
         C.check_error(None)
 

@@ -152,6 +152,16 @@ class Error:
         ]
         return "\n".join(lines) or None
 
+    def get_exception(self) -> JaxRuntimeError | None:
+        """The failure as an exception (not raised), or None if nothing failed.
+
+        >>> err, _ = checkify(lambda x: x)(1.0)
+        >>> err.get_exception() is None
+        True
+        """
+        msg = self.get()
+        return None if msg is None else JaxRuntimeError(msg)
+
     def throw(self) -> None:
         """Raise ``JaxRuntimeError`` with the message if something failed.
 
@@ -295,7 +305,11 @@ def checkify(f: Callable, errors: frozenset = user_checks) -> Callable:
     @functools.wraps(f)
     def checked(*args, **kwargs):
         flat_in, in_tree = tu.tree_flatten((args, kwargs))
-        check_array_leaves(f"checkify({getattr(f, '__name__', 'f')})", flat_in, lambda: None)
+        check_array_leaves(
+            f"checkify({getattr(f, '__name__', 'f')})",
+            flat_in,
+            lambda: [f"(args, kwargs){tu.keystr(p)}" for p, _ in tu.tree_leaves_with_path((args, kwargs))],
+        )
         flat_in = canonicalize(flat_in)
         flat, store = flat_fun(lambda a, k: f(*a, **k), in_tree, transform="checkify")
         closed = trace_to_jaxpr(
