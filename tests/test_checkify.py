@@ -471,3 +471,21 @@ def test_vmap_of_cond_checks_only_the_lanes_that_take_each_branch():
     assert funcgrad.jit(C.checkify(funcgrad.vmap(_branchy)))(np.array([2.0, -10.0]))[0].get() is None
     with pytest.raises(C.JaxRuntimeError, match="false branch 0.5"):
         funcgrad.vmap(_branchy)(np.array([2.0, -10.0, 0.5]))
+
+
+def test_grad_through_a_checkified_scan_matches_finite_differences():
+    def sc(x):
+        def step(c, xi):
+            C.check(xi > 0, "bad x {}", xi)
+            return c * fnp.sin(xi) + 1.0, c
+
+        return lax.scan(step, x, fnp.array([1.0, 2.0, 3.0]) * x)[0]
+
+    g = funcgrad.grad(lambda x: C.checkify(sc, errors=C.all_checks)(x)[1])
+    eps = 1e-6
+    fd = (float(sc(0.7 + eps)) - float(sc(0.7 - eps))) / (2 * eps)
+    assert float(g(0.7)) == pytest.approx(fd, rel=1e-6)
+    assert float(funcgrad.jit(g)(0.7)) == pytest.approx(fd, rel=1e-6)
+    err, dg = C.checkify(funcgrad.grad(sc))(-0.7)
+    assert err.get() == "bad x -0.7 (`check` failed)"
+    assert float(dg) == pytest.approx(float(funcgrad.grad(sc)(-0.7)))
