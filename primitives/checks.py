@@ -41,14 +41,15 @@ class JaxRuntimeError(ValueError):
 
 
 def format_check(msg: str, fmt_tree, leaves) -> str:
-    """The message of a failed check: ``msg`` formatted with the runtime values, as jax writes it.
+    """The message of a failed check: ``msg`` formatted with the runtime values (``checkify.check``
+    ends its ``msg`` in jax's `` (`check` failed)``).
 
     >>> tree = tu.tree_structure(((np.float64(2.0),), {}))
     >>> format_check("got {}", tree, [np.float64(-2.0)])
-    'got -2.0 (`check` failed)'
+    'got -2.0'
     """
     args, kwargs = tu.tree_unflatten(fmt_tree, [np.asarray(v) for v in leaves])
-    return msg.format(*args, **kwargs) + " (`check` failed)"
+    return msg.format(*args, **kwargs)
 
 
 def _first_failure(pred, leaves, batch_ndim: int):
