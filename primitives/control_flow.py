@@ -59,6 +59,7 @@ from primitives import elementwise as ew
 from primitives import reductions as red
 from primitives import structure as st
 from primitives._rules import to_front
+from primitives.checks import check_p
 
 __all__ = ["cond_p", "while_p", "scan_p", "ReverseModeWhileLoopError"]
 
@@ -328,19 +329,35 @@ def _cond_transpose(cts, index, *ops_, branches):
     return [None, *[next(it) if lin else None for lin in linear]]
 
 
+def _lane_masked_checks(index, branch: int):
+    """The ``bind`` of branch ``branch`` of a cond with a batched predicate: its (top-level)
+    runtime checks hold in the lanes that take another branch (NOTE: [functionalized checks])."""
+
+    def bind(prim, args, params):
+        if prim is check_p:
+            pred, *rest = args
+            shape = core.get_aval(pred).shape
+            other = ew.ne_p.bind(index, np.asarray(branch, core.get_aval(index).dtype))
+            other = st.broadcast_in_dim(other, shape, (0,)) if len(shape) > 1 else other
+            args = [ew.or_p.bind(pred, other), *rest]
+        return prim.bind(*args, **params)
+
+    return bind
+
+
 def _cond_batch(axis_size, vals, dims, *, branches):
     index, *ops_ = vals
     index_dim, *op_dims = dims
     if index_dim is not None:
         # A batched predicate: every branch runs on the whole batch and a select_n picks each
         # lane's result (no lane can skip a branch in SIMD form).
-        outs_per_branch = [
-            core.eval_jaxpr(bj.jaxpr, bj.consts, *ops_)
-            for bj in (batch_jaxpr(b, axis_size, op_dims, instantiate=True)[0] for b in branches)
-        ]
         index = to_front(index, index_dim, axis_size)
         dt = core.get_aval(index).dtype
         index = ew.clamp_p.bind(np.asarray(0, dt), index, np.asarray(len(branches) - 1, dt))
+        outs_per_branch = [
+            core.eval_jaxpr(bj.jaxpr, bj.consts, *ops_, bind=_lane_masked_checks(index, i))
+            for i, bj in enumerate(batch_jaxpr(b, axis_size, op_dims, instantiate=True)[0] for b in branches)
+        ]
         outs = []
         for cases in zip(*outs_per_branch):
             shape = core.get_aval(cases[0]).shape

@@ -53,6 +53,7 @@ NAMESPACES = [
     "funcgrad.flatten_util",
     "funcgrad.experimental",
     "funcgrad.experimental.ode",
+    "funcgrad.experimental.checkify",
     "funcgrad.ops",
     "funcgrad.image",
 ]
