@@ -4,6 +4,7 @@ funcgrad follows JAX rather than NumPy)."""
 
 from __future__ import annotations
 
+import functools
 import io
 
 import numpy as np
@@ -277,3 +278,56 @@ def test_array_api_namespace_hooks():
     assert info.default_device() in info.devices()
     with pytest.raises(ValueError, match="2024.12"):
         x.__array_namespace__(api_version="2021.12")
+
+
+# -- The ufunc objects of jax.numpy: fnp.add.reduce, .accumulate, .at, .outer, .reduceat ----------
+
+_UFUNC_NAMES = (
+    "add multiply subtract maximum minimum logaddexp logaddexp2 logical_and logical_or logical_xor "
+    "bitwise_and bitwise_or bitwise_xor"
+).split()
+
+
+def _operands(name):
+    rng = np.random.default_rng(3)
+    if name.startswith("logical"):
+        return rng.random((3, 4)) > 0.5
+    if name.startswith("bitwise"):
+        return rng.integers(0, 16, (3, 4)).astype(np.int32)
+    return rng.standard_normal((3, 4))
+
+
+@pytest.mark.parametrize("name", _UFUNC_NAMES)
+def test_ufunc_methods_match_numpy(name):
+    ours, theirs = getattr(fnp, name), getattr(np, name)
+    assert isinstance(ours, fnp.ufunc) and ours.nin == 2 and ours.nout == 1
+    a = _operands(name)
+    close = functools.partial(np.testing.assert_allclose, rtol=1e-12, atol=1e-12)
+    close(np.asarray(ours(a, a[::-1])), theirs(a, a[::-1]))
+    for axis in (0, 1):
+        close(np.asarray(ours.reduce(a, axis=axis)), theirs.reduce(a, axis=axis))
+        close(np.asarray(ours.accumulate(a, axis=axis)), theirs.accumulate(a, axis=axis))
+    close(np.asarray(ours.outer(a[0], a[1])), theirs.outer(a[0], a[1]))
+    close(np.asarray(ours.reduceat(a[0], [0, 2])), theirs.reduceat(a[0], [0, 2]))
+    if name not in ("logaddexp", "logaddexp2"):
+        idx = np.array([0, 0, 2])
+        want = a[0].copy()
+        theirs.at(want, idx, a[1][:3])
+        close(np.asarray(ours.at(a[0], idx, a[1][:3], inplace=False)), want)
+        if ours.identity is not None:
+            assert ours.identity == theirs.identity
+
+
+def test_ufunc_objects_are_still_the_functions():
+    import inspect  # noqa: PLC0415
+
+    assert str(inspect.signature(fnp.add)) == "(x1, x2, /)" and fnp.add.__name__ == "add"
+    assert float(funcgrad.jit(fnp.add)(1.0, 2.0)) == 3.0 and int(fnp.negative(3)) == -3
+    g = funcgrad.grad(lambda x: fnp.add.reduce(fnp.multiply(x, x)))(fnp.arange(3.0))
+    np.testing.assert_allclose(np.asarray(g), [0.0, 2.0, 4.0])
+    g = funcgrad.grad(lambda x: fnp.sum(fnp.maximum.accumulate(x)))(fnp.array([1.0, 3.0, 2.0]))
+    np.testing.assert_allclose(np.asarray(g), [1.0, 2.0, 0.0])
+    batched = funcgrad.vmap(lambda r: fnp.add.reduce(r))(fnp.arange(6.0).reshape(2, 3))
+    np.testing.assert_allclose(np.asarray(batched), [3.0, 12.0])
+    with pytest.raises(ValueError, match="inplace=False"):
+        fnp.add.at(np.zeros(2), [0], 1.0)

@@ -67,6 +67,7 @@ from funcgrad.numpy.scalar_types import *  # noqa: F403
 from funcgrad.numpy.setops import *  # noqa: F403
 from funcgrad.numpy.sorting import *  # noqa: F403
 from funcgrad.numpy.transcendental import *  # noqa: F403
+from funcgrad.numpy.ufunc_instances import *  # noqa: F403 - add, multiply, ...: ufunc objects
 from funcgrad.numpy.ufunc_objects import *  # noqa: F403
 from funcgrad.numpy.ufuncs import *  # noqa: F403
 

@@ -71,8 +71,6 @@ __all__ = [
     "log10",
     "log1p",
     "log2",
-    "logaddexp",
-    "logaddexp2",
     "nan_to_num",
     "rad2deg",
     "radians",

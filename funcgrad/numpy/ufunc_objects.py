@@ -8,8 +8,8 @@ one loop body under ``jit``).
 The function is written for scalars and broadcast with ``vectorize``; the ``call``/``reduce``/
 ``accumulate``/``at``/``reduceat`` arguments replace a method with a faster one (a vectorized
 call, a known reduction). funcgrad's arrays are immutable: ``at`` returns the updated array and
-needs ``inplace=False``; ``out=`` is refused. ``funcgrad.numpy.add`` and the other arithmetic
-functions stay plain functions (their reductions are ``sum``, ``prod``, ``cumsum``, ...).
+needs ``inplace=False``; ``out=`` is refused. ``funcgrad.numpy.add`` and the 13 other functions
+that are ufunc objects in ``jax.numpy`` are ufunc objects here too (``ufunc_instances``).
 
 >>> import funcgrad.numpy as fnp
 >>> hypot = frompyfunc(lambda a, b: fnp.sqrt(a * a + b * b), 2, 1, identity=0.0)

@@ -1,0 +1,111 @@
+"""The arithmetic and logical functions that are ``ufunc`` objects in ``jax.numpy`` (``add``,
+``multiply``, ``maximum``, ``logical_and``, ... 14 of them): ``fnp.add(x, y)`` as before, plus
+``fnp.add.reduce``, ``.accumulate``, ``.at``, ``.outer`` and ``.reduceat``.
+
+Layer: surface. Imports the funcgrad.numpy modules that hold the functions and their fast methods
+(``ufuncs``, ``transcendental``, ``reductions``, ``sorting``) and ``ufunc_objects``.
+
+The functions themselves stay plain functions in their modules (the library calls those); the
+public names are these objects, whose methods use the known reductions where one exists
+(``add.reduce`` is ``sum``, ``maximum.accumulate`` a running maximum, ``add.at`` a scatter-add)
+and the generic loop of ``ufunc`` otherwise.
+
+>>> import funcgrad.numpy as fnp
+>>> fnp.add.reduce(np.arange(5)).tolist(), fnp.add.outer(np.arange(2), np.arange(3)).tolist()
+(10, [[0, 1, 2], [1, 2, 3]])
+>>> fnp.add.at(np.zeros(3), np.array([0, 0, 2]), 1.0, inplace=False).tolist()
+[2.0, 0.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from funcgrad.numpy import reductions, sorting, transcendental, ufuncs
+from funcgrad.numpy._core import asarray
+from funcgrad.numpy.ufunc_objects import ufunc
+
+__all__ = [
+    "add",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "logaddexp",
+    "logaddexp2",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "maximum",
+    "minimum",
+    "multiply",
+    "negative",
+    "subtract",
+]
+
+
+def _reduction(fn, *, has_initial: bool = True, has_dtype: bool = True):
+    def reduce(a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
+        kwargs = {"keepdims": keepdims, "where": where}
+        if has_dtype:
+            kwargs["dtype"] = dtype
+        elif dtype is not None:
+            a = asarray(a).astype(dtype)
+        if initial is not None:
+            if not has_initial:
+                raise TypeError(f"{fn.__name__}-reduce: initial= is not supported for a logical reduction")
+            kwargs["initial"] = initial
+        return fn(a, axis=axis, **kwargs)
+
+    return reduce
+
+
+def _scatter(method: str):
+    def at(a, indices, b):
+        if b is None:
+            raise ValueError(f"{method}.at: a binary ufunc needs b")
+        return getattr(asarray(a).at[indices], method)(b)
+
+    return at
+
+
+def _make(func, *, identity=None, reduce=None, accumulate=None, at=None, nin=2) -> ufunc:
+    u = ufunc(func, nin, 1, name=func.__name__, identity=identity, call=func, reduce=reduce,
+              accumulate=accumulate, at=at)  # fmt: skip
+    u.__doc__ = func.__doc__
+    u.__signature__ = inspect.signature(func)  # inspect.signature(fnp.add) as for the function
+    u.__wrapped__ = func
+    return u
+
+
+add = _make(
+    ufuncs.add,
+    identity=0,
+    reduce=_reduction(reductions.sum),
+    accumulate=lambda a, axis=0, dtype=None: sorting.cumsum(a, axis=axis, dtype=dtype),
+    at=_scatter("add"),
+)
+multiply = _make(
+    ufuncs.multiply,
+    identity=1,
+    reduce=_reduction(reductions.prod),
+    accumulate=lambda a, axis=0, dtype=None: sorting.cumprod(a, axis=axis, dtype=dtype),
+    at=_scatter("multiply"),
+)
+maximum = _make(ufuncs.maximum, reduce=_reduction(reductions.max, has_dtype=False), at=_scatter("max"))
+minimum = _make(ufuncs.minimum, reduce=_reduction(reductions.min, has_dtype=False), at=_scatter("min"))
+logical_and = _make(
+    ufuncs.logical_and, identity=True, reduce=_reduction(reductions.all, has_initial=False, has_dtype=False)
+)
+logical_or = _make(
+    ufuncs.logical_or, identity=False, reduce=_reduction(reductions.any, has_initial=False, has_dtype=False)
+)
+logical_xor = _make(ufuncs.logical_xor, identity=False)
+bitwise_and = _make(ufuncs.bitwise_and, identity=-1)
+bitwise_or = _make(ufuncs.bitwise_or, identity=0)
+bitwise_xor = _make(ufuncs.bitwise_xor, identity=0)
+logaddexp = _make(transcendental.logaddexp, identity=-np.inf)
+logaddexp2 = _make(transcendental.logaddexp2, identity=-np.inf)
+subtract = _make(ufuncs.subtract, at=lambda a, indices, b: asarray(a).at[indices].add(-asarray(b)))
+negative = _make(ufuncs.negative, nin=1)
