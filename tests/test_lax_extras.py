@@ -99,3 +99,43 @@ def test_scatter_sub_matches_jax():
     )
     g = funcgrad.grad(lambda u: lax.scatter_sub(op, idx, u, dn).sum())(upd)
     np.testing.assert_array_equal(np.asarray(g), -np.ones((3, 3)))
+
+
+@pytest.mark.parametrize("sizes", [[1, 2, 2], [0, 3, 3], [6, 0, 0], [2, 2, 4], [0, 0, 0]])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ragged_dot_matches_jax_with_gradients(sizes, dtype):
+    rng = np.random.default_rng(0)
+    lhs = rng.standard_normal((6, 3)).astype(dtype)
+    rhs = rng.standard_normal((3, 3, 4)).astype(dtype)
+    gs = np.array(sizes, np.int32)
+    ours = lax.ragged_dot(lhs, rhs, gs)
+    theirs = jlax.ragged_dot(lhs, rhs, gs)
+    assert ours.dtype == theirs.dtype == dtype
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=tol, atol=tol)
+    loss = lambda L, R: (lax.ragged_dot(L, R, gs) ** 2).sum()  # noqa: E731
+    jloss = lambda L, R: (jlax.ragged_dot(L, R, gs) ** 2).sum()  # noqa: E731
+    for a, b in zip(funcgrad.grad(loss, (0, 1))(lhs, rhs), jax.grad(jloss, (0, 1))(lhs, rhs)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol * 10, atol=tol * 10)
+    np.testing.assert_allclose(
+        np.asarray(funcgrad.jit(lax.ragged_dot)(lhs, rhs, gs)), np.asarray(ours), rtol=tol, atol=tol
+    )
+
+
+def test_ragged_dot_vmap_and_errors():
+    rng = np.random.default_rng(1)
+    lhs, rhs = rng.standard_normal((4, 5, 2)), rng.standard_normal((4, 2, 2, 3))
+    gs = np.array([[1, 4], [5, 0], [2, 2], [0, 0]], np.int32)
+    out = funcgrad.vmap(lax.ragged_dot)(lhs, rhs, gs)
+    for i in range(4):
+        np.testing.assert_allclose(np.asarray(out[i]), np.asarray(lax.ragged_dot(lhs[i], rhs[i], gs[i])))
+    wide = lax.ragged_dot(
+        lhs[0].astype(np.float32), rhs[0].astype(np.float32), gs[0], preferred_element_type=np.float64
+    )
+    assert wide.dtype == np.float64
+    with pytest.raises(ValueError, match="group_sizes"):
+        lax.ragged_dot(lhs[0], rhs[0], np.array([1, 2, 3]))
+    with pytest.raises(TypeError, match="integers"):
+        lax.ragged_dot(lhs[0], rhs[0], np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="group_offset"):
+        lax.ragged_dot(lhs[0], rhs[0], gs[0], group_offset=np.array([1]))

@@ -1,6 +1,6 @@
 """More of ``jax.lax``: bit counting (``population_count``, ``clz``), ``mulhi``, ``reciprocal``,
 ``reduce_xor``, ``scatter_sub``, ``approx_max_k``/``approx_min_k``, ``stack``/``unstack``, ``tile``,
-``index_take``, ``broadcast_like``.
+``index_take``, ``broadcast_like``, ``ragged_dot`` (grouped matrix products).
 
 Layer: surface. Imports ``funcgrad.numpy`` and the other ``funcgrad.lax`` modules; everything here
 is a composition of existing operations (no new primitives), so it differentiates, batches and
@@ -29,6 +29,7 @@ __all__ = [
     "index_take",
     "mulhi",
     "population_count",
+    "ragged_dot",
     "reciprocal",
     "reduce_xor",
     "scatter_sub",
@@ -258,3 +259,49 @@ def broadcast_like(arr, like_arr):
     (2, 3)
     """
     return fnp.broadcast_to(fnp.asarray(arr), fnp.shape(like_arr))
+
+
+def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None, group_offset=None,
+               out_sharding=None):  # fmt: skip
+    """Grouped matrix products (``lax.ragged_dot``, the mixture-of-experts layer): ``lhs`` is
+    ``(m, k)`` with its rows in ``g`` consecutive groups of ``group_sizes`` rows, ``rhs`` is
+    ``(g, k, n)``, and row ``i`` of the ``(m, n)`` result is ``lhs[i] @ rhs[j]`` for the group ``j``
+    that holds it; rows past ``sum(group_sizes)`` are zero.
+
+    One matrix product: each row is spread into its group's block of a ``(m, g*k)`` matrix (zeros
+    elsewhere) and multiplied by ``rhs`` reshaped to ``(g*k, n)``; so it differentiates (in
+    ``lhs`` and ``rhs``), batches and compiles like ``dot_general``.
+
+    >>> lhs = np.arange(6.0).reshape(3, 2)
+    >>> rhs = np.stack([np.eye(2), 2 * np.eye(2)])
+    >>> ragged_dot(lhs, rhs, np.array([1, 2])).tolist()
+    [[0.0, 1.0], [4.0, 6.0], [8.0, 10.0]]
+    """
+    if group_offset is not None:
+        raise ValueError(
+            "ragged_dot: group_offset is not supported (jax's CPU lowering rejects it as well); "
+            "slice group_sizes and rhs to the groups you want instead"
+        )
+    if out_sharding is not None:
+        raise ValueError(
+            "ragged_dot: out_sharding is not supported; use with_sharding_constraint on the result"
+        )
+    lhs, rhs, sizes = fnp.asarray(lhs), fnp.asarray(rhs), fnp.asarray(group_sizes)
+    if lhs.ndim != 2 or rhs.ndim != 3 or sizes.ndim != 1:
+        raise ValueError(
+            f"ragged_dot: expects lhs (m, k), rhs (g, k, n) and group_sizes (g,), got shapes "
+            f"{lhs.shape}, {rhs.shape} and {sizes.shape}"
+        )
+    (m, k), (g, k2, n) = lhs.shape, rhs.shape
+    if k != k2 or sizes.shape[0] != g:
+        raise ValueError(
+            f"ragged_dot: lhs {lhs.shape}, rhs {rhs.shape} and group_sizes {sizes.shape} do not agree "
+            "(lhs (m, k), rhs (g, k, n), group_sizes (g,))"
+        )
+    if not fnp.issubdtype(sizes.dtype, fnp.integer):
+        raise TypeError(f"ragged_dot: group_sizes must be integers, got {sizes.dtype}")
+    ends = fnp.cumsum(sizes)
+    group = fnp.searchsorted(ends, fnp.arange(m), side="right")  # g for rows past the last group
+    onehot = (group[:, None] == fnp.arange(g)[None, :]).astype(lhs.dtype)
+    spread = fnp.reshape(onehot[:, :, None] * lhs[:, None, :], (m, g * k))
+    return ops.dot(spread, fnp.reshape(rhs, (g * k, n)), precision, preferred_element_type)
