@@ -1,6 +1,7 @@
 """op_db entries: the host callbacks (primitives/callbacks.py), called with NumPy functions.
 
-``pure_callback`` has no derivative (its JVP raises, as JAX's does), so its entry is integer-only
+``pure_callback`` and ``io_callback`` have no derivative (their JVPs raise, as JAX's do), so their
+entries are integer-only
 (the generic derivative checks do not apply; tests/test_callbacks.py checks the error). The debug
 callback has no results: its entry checks that binding it (eagerly, batched, compiled) works and
 that it produces no tangents.
@@ -25,6 +26,13 @@ def _pure_sampler(shape, dtype, rng):
     )
 
 
+def _io_sampler(shape, dtype, rng):
+    return Sample(
+        (_arr(rng, shape, dtype, -5, 5),),
+        {"callback": _NEGATE, "result_avals": (ShapedArray(shape, dtype),), "ordered": False},
+    )
+
+
 def _debug_sampler(shape, dtype, rng):
     return Sample((_arr(rng, shape, dtype),), {"callback": _SEEN, "ordered": False})
 
@@ -32,6 +40,8 @@ def _debug_sampler(shape, dtype, rng):
 OPS = [
     OpInfo("pure_callback", cb.pure_callback_p, lambda x, **p: cb.pure_callback_p.bind(x, **p)[0],
            lambda x, **p: np.negative(x), _pure_sampler, shapes=_shapes(), dtypes=(I32,)),
+    OpInfo("io_callback", cb.io_callback_p, lambda x, **p: cb.io_callback_p.bind(x, **p)[0],
+           lambda x, **p: np.negative(x), _io_sampler, shapes=_shapes(), dtypes=(I32,)),
     OpInfo("debug_callback", cb.debug_callback_p, lambda x, **p: cb.debug_callback_p.bind(x, **p),
            lambda x, **p: [], _debug_sampler, shapes=_shapes(), dtypes=(F64, I32), differentiable=False),
 ]  # fmt: skip

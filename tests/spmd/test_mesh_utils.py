@@ -1,6 +1,6 @@
-"""funcgrad.experimental.mesh_utils on 8 CPU devices, against jax's mesh_utils laying out the same
-number of its own devices (the same ids in the same places), and a sharded computation on a mesh
-it made equal to the one-device result."""
+"""funcgrad.experimental.mesh_utils on 8 CPU devices: the layouts jax's mesh_utils gives CPU devices
+(in order), the hybrid mesh's blocks, and a sharded computation on a mesh it made equal to the
+one-device result."""
 
 from __future__ import annotations
 
@@ -18,19 +18,11 @@ def _ids(mesh):
 
 
 @pytest.mark.parametrize("shape", [(8,), (2, 4), (4, 2), (2, 2, 2), (1, 8)])
-def test_create_device_mesh_matches_jax(shape):
-    jax_mesh_utils = pytest.importorskip("jax.experimental.mesh_utils")
-    import jax  # noqa: PLC0415 - the oracle
-
+def test_create_device_mesh_lays_devices_out_in_order(shape):
+    # On CPUs jax's create_device_mesh reshapes the devices in the order given (no topology);
+    # jax itself stays out of this process (tests/spmd/test_sharded_arrays.py::test_no_jax_import).
     ours = mesh_utils.create_device_mesh(shape)
     assert ours.shape == shape and ours.dtype == object
-    theirs = (
-        jax_mesh_utils.create_device_mesh(shape, jax.devices("cpu")[:8])
-        if len(jax.devices("cpu")) >= 8
-        else None
-    )
-    if theirs is not None:
-        np.testing.assert_array_equal(_ids(ours), _ids(theirs))
     np.testing.assert_array_equal(_ids(ours), np.arange(8).reshape(shape))
     reversed_devices = funcgrad.devices()[::-1]
     np.testing.assert_array_equal(
