@@ -30,7 +30,9 @@ wraps the user's pytree rule into one; the rules below derive new flat rules fro
 # price is that the tangent call recomputes the primal part of the body (eagerly; XLA shares it
 # under ``jit``). Derived rules broadcast an unbatched operand to batched where it meets a
 # batched one (a primal and its tangent; the linear inputs of a transpose are always batched):
-# the rule sees more batched inputs than strictly needed, never fewer.
+# the rule sees more batched inputs than strictly needed, never fewer. (Two calls differ from JAX
+# in one case only: where only tangents are batched, the primal call is not batched at all and its
+# outputs are the body's; with a rule that batches the body faithfully, as rules must, the same.)
 """
 
 from __future__ import annotations
