@@ -57,7 +57,14 @@ def _to_batched(x, batched: bool, axis_size: int):
 
 def check_rule_outputs(name: str, outs, out_batched, out_avals, axis_size: int) -> None:
     """Each output of a vmap rule has the aval of the body's output, with a leading ``axis_size``
-    dimension when the rule says it is batched."""
+    dimension when the rule says it is batched.
+
+    >>> import numpy as np
+    >>> check_rule_outputs("f", [np.zeros(3)], [False], [ShapedArray((), np.float64)], 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: custom_vmap rule of f: output 0 is f64[3], but as an unbatched output ...(axis_size=3)
+    """
     if len(outs) != len(out_avals) or len(out_batched) != len(out_avals):
         raise ValueError(
             f"custom_vmap rule of {name} returned {len(outs)} outputs and {len(out_batched)} "
@@ -67,9 +74,9 @@ def check_rule_outputs(name: str, outs, out_batched, out_avals, axis_size: int) 
         got = core.get_aval(o)
         want = _batched_aval(aval, axis_size) if b else aval
         if got.shape != want.shape or got.dtype != want.dtype:
-            kind = "batched (the batch at axis 0)" if b else "unbatched"
+            kind = "a batched (the batch at axis 0)" if b else "an unbatched"
             raise ValueError(
-                f"custom_vmap rule of {name}: output {i} is {got.str_short()}, but as a "
+                f"custom_vmap rule of {name}: output {i} is {got.str_short()}, but as "
                 f"{kind} output of the function it must be {want.str_short()} "
                 f"(axis_size={axis_size})"
             )
