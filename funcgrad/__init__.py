@@ -126,6 +126,7 @@ _MODULES = {
     "debug",
     "testing",
     "custom_derivatives",
+    "custom_batching",
     "flatten_util",
     "ops",
     "experimental",

@@ -76,6 +76,7 @@ TAYLOR_FROM_JVP = {
     **dict.fromkeys(("eigh", "svd", "eig", "schur", "hessenberg", "tridiagonal"), _MATRIX),
     **dict.fromkeys(("custom_root", "shard_map", "reduce_window", "reduce"), _SUBPROGRAM),
     "custom_jvp_call": "its series follow the user's custom JVP rule, by design",
+    "custom_vmap_call": "its JVP rule binds calls whose rule is the vmap rule's JVP: jet keeps the rule",
     "custom_lin": "the tangent of a custom_vjp call: its JVP rule raises the custom_vjp error",
     "pure_callback": "a host function: its JVP rule raises the error that says to use custom_jvp",
     "io_callback": "a host function with side effects: its JVP rule raises the error that explains why",

@@ -50,6 +50,7 @@ NAMESPACES = [
     "funcgrad.debug",
     "funcgrad.testing",
     "funcgrad.custom_derivatives",
+    "funcgrad.custom_batching",
     "funcgrad.flatten_util",
     "funcgrad.experimental",
     "funcgrad.experimental.ode",

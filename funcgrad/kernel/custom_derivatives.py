@@ -148,6 +148,14 @@ def _trace_primal(fun, nondiff, dyn, n_args, name):
     return flat, in_tree, closed, consts, out_tree_box[0]
 
 
+def _forward_attr(self, name):
+    """Other attributes come from the wrapped function, so a custom function wrapping another
+    exposes its methods (``custom_vjp(custom_vmap(f)).def_vmap``, as in JAX)."""
+    if name.startswith("__") or name == "fun":
+        raise AttributeError(name)
+    return getattr(self.fun, name)
+
+
 # ----------------------------------------------------------------------------------------------
 # custom_jvp
 
@@ -211,6 +219,8 @@ class custom_jvp:
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
+
+    __getattr__ = _forward_attr
 
     def __call__(self, *args, **kwargs):
         name = getattr(self.fun, "__name__", "custom_jvp")
@@ -359,6 +369,8 @@ class custom_vjp:
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
+
+    __getattr__ = _forward_attr
 
     def __call__(self, *args, **kwargs):
         name = getattr(self.fun, "__name__", "custom_vjp")
