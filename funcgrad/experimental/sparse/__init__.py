@@ -1,0 +1,2 @@
+"""placeholder"""
+from funcgrad.experimental.sparse._bcoo import *  # noqa
