@@ -5,9 +5,9 @@ Layer: surface. Imports its submodules and funcgrad._callbacks.
 """
 
 from funcgrad._callbacks import io_callback
-from funcgrad.experimental import jet, mesh_utils, multihost_utils, ode
+from funcgrad.experimental import jet, mesh_utils, multihost_utils, ode, sparse
 
-__all__ = ["io_callback", "jet", "mesh_utils", "multihost_utils", "ode"]
+__all__ = ["io_callback", "jet", "mesh_utils", "multihost_utils", "ode", "sparse"]
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

@@ -25,6 +25,7 @@ import numpy as np
 
 import funcgrad.numpy as jnp
 from funcgrad.experimental.sparse import _dot, _kernels
+from funcgrad.experimental.sparse._base import JAXSparse
 from funcgrad.kernel.core import Tracer
 from funcgrad.tree_util import register_pytree_node_class
 
@@ -54,7 +55,7 @@ def _index(value, what):
 
 
 @register_pytree_node_class
-class BCOO:
+class BCOO(JAXSparse):
     """A batched-COO sparse array: ``BCOO((data, indices), shape=shape)``.
 
     ``data`` has shape ``batch + (nse,) + dense`` and ``indices`` has shape
@@ -65,9 +66,6 @@ class BCOO:
     >>> x.todense().tolist()
     [[0.0, 5.0], [0.0, 0.0], [6.0, 0.0]]
     """
-
-    __array_priority__ = 100  # NumPy arrays defer ``ndarray @ BCOO`` to ``BCOO.__rmatmul__``
-    __array_ufunc__ = None
 
     def __init__(self, args, *, shape, indices_sorted=False, unique_indices=False):
         try:
@@ -312,7 +310,9 @@ def bcoo_fromdense(mat, *, nse=None, n_batch=0, n_dense=0, index_dtype=np.int32)
     mat = jnp.asarray(mat)
     n_batch, n_dense = _index(n_batch, "bcoo_fromdense: n_batch"), _index(n_dense, "bcoo_fromdense: n_dense")
     if n_batch < 0 or n_dense < 0 or n_batch + n_dense > mat.ndim:
-        raise ValueError(f"bcoo_fromdense: invalid n_batch={n_batch}, n_dense={n_dense} for shape {mat.shape}")
+        raise ValueError(
+            f"bcoo_fromdense: invalid n_batch={n_batch}, n_dense={n_dense} for shape {mat.shape}"
+        )
     if nse is None:
         if not _concrete(mat):
             raise TypeError(

@@ -83,7 +83,10 @@ def sparse_dense(data, indices, shape, n_batch, rhs, dimension_numbers, preferre
     prod = lax.dot_general(
         data,
         rhs_g,
-        (([a for a, _ in dense_c], [b for _, b in dense_c]), ([0, *(a for a, _ in dense_b)], [0, *(b for _, b in dense_b)])),
+        (
+            ([a for a, _ in dense_c], [b for _, b in dense_c]),
+            ([0, *(a for a, _ in dense_b)], [0, *(b for _, b in dense_b)]),
+        ),
     )
     # prod: (nse, dense batch (lb order), lhs dense free, rhs free) -- lax.dot_general's layout.
     dense_b_dims = [l for l in lb if l >= ns]
@@ -97,7 +100,9 @@ def sparse_dense(data, indices, shape, n_batch, rhs, dimension_numbers, preferre
     else:
         out = prod.sum(0)
     # Axes of ``out``: sparse_out, dense batch, dense free, rhs free; put them in dot_general order.
-    labels = [("l", d) for d in sparse_out] + [("l", d) for d in dense_b_dims + dense_f] + [("r", d) for d in rf]
+    labels = (
+        [("l", d) for d in sparse_out] + [("l", d) for d in dense_b_dims + dense_f] + [("r", d) for d in rf]
+    )
     lf = [d for d in range(len(shape)) if d not in lc + lb]
     want = [("l", d) for d in lb] + [("l", d) for d in lf] + [("r", d) for d in rf]
     perm = [labels.index(w) for w in want]
@@ -151,4 +156,3 @@ def sparse_sparse(lhs, rhs, dimension_numbers, preferred_element_type=None):
     else:
         out_idx = jnp.zeros((n1 * n2, 0), itype)
     return values.reshape(-1), out_idx, out_shape
-

@@ -24,7 +24,6 @@ import math
 import numpy as np
 
 import funcgrad.numpy as jnp
-from funcgrad import lax
 from funcgrad.api import vmap
 
 
@@ -97,8 +96,12 @@ def fromdense(mat, nse, n_batch, n_dense, index_dtype):
         if n_dense:
             mask = mask.any(axis=tuple(range(n_sparse, m.ndim)))
         cols = jnp.nonzero(mask, size=nse, fill_value=tuple(m.shape[:n_sparse]))
-        indices = jnp.stack(cols, axis=1).astype(index_dtype) if nse else jnp.zeros((0, n_sparse), index_dtype)
-        data = m.at[cols].get(mode="fill", fill_value=0) if nse else jnp.zeros((0, *m.shape[n_sparse:]), m.dtype)
+        indices = (
+            jnp.stack(cols, axis=1).astype(index_dtype) if nse else jnp.zeros((0, n_sparse), index_dtype)
+        )
+        data = (
+            m.at[cols].get(mode="fill", fill_value=0) if nse else jnp.zeros((0, *m.shape[n_sparse:]), m.dtype)
+        )
         return data, indices
 
     return over_batch(one, n_batch)(mat)
