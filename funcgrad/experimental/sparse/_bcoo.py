@@ -77,6 +77,7 @@ class BCOO(JAXSparse):
         self.shape = tuple(_index(s, "BCOO: shape entries") for s in shape)
         self.indices_sorted = bool(indices_sorted)
         self.unique_indices = bool(unique_indices)
+        self._index_ndim = self.indices.ndim
         self._validate()
 
     def _validate(self):
@@ -108,7 +109,7 @@ class BCOO(JAXSparse):
 
     # -- pytree ---------------------------------------------------------------------------------
     def tree_flatten(self):
-        aux = (self.shape, self.indices_sorted, self.unique_indices, self.indices.ndim)
+        aux = (self.shape, self.indices_sorted, self.unique_indices, self._index_ndim)
         return (self.data, self.indices), aux
 
     @classmethod
@@ -119,7 +120,9 @@ class BCOO(JAXSparse):
         obj.shape, obj.indices_sorted, obj.unique_indices = shape, indices_sorted, unique_indices
         # Under vmap's out_axes=0 the leaves come back with leading batch dimensions: they become
         # batch dimensions of the array (the data's, which also sees broadcast indices).
+        # (Leaves that are not arrays -- placeholders of tree utilities -- keep the aux as is.)
         ndim = getattr(obj.indices, "ndim", None)
+        obj._index_ndim = ndim if isinstance(ndim, int) else index_ndim
         if isinstance(ndim, int) and ndim > index_ndim:
             extra = ndim - index_ndim
             obj.shape = tuple(obj.indices.shape[:extra]) + tuple(shape)

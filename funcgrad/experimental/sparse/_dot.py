@@ -147,7 +147,7 @@ def sparse_sparse(lhs, rhs, dimension_numbers, preferred_element_type=None):
     out_shape = _out_shape(ls, rs, lc, rc, lb, rb)
     n1, n2 = li.shape[0], ri.shape[0]
     itype = jnp.result_type(li.dtype, ri.dtype)
-    cols = [jnp.broadcast_to(li[:, d][:, None], (n1, n2)) for d in lb + lf]
+    cols = [jnp.broadcast_to(li[:, d][:, None], (n1, n2)) for d in [*lb, *lf]]
     cols += [jnp.broadcast_to(ri[:, d][None, :], (n1, n2)) for d in rf]
     if cols:
         out_idx = jnp.stack([c.astype(itype) for c in cols], axis=-1).reshape((n1 * n2, len(cols)))
