@@ -5,9 +5,10 @@ Layer: surface. Imports funcgrad.numpy, funcgrad.tree_util, funcgrad.kernel (tra
 sparse kernels (``_kernels``, ``_dot``), which hold the arithmetic (NOTE: [BCOO layout]).
 
 A ``BCOO`` is a registered pytree: ``data`` and ``indices`` are its leaves, ``shape`` and the two
-layout flags are static, so ``jit``, ``vmap`` and ``grad`` pass through it. ``vmap`` of a function
-returning a BCOO gives a BCOO with one more batch dimension (``tree_unflatten`` reads the extra
-leading dimension of the leaves), which is how jax batches sparse arrays.
+layout flags are static, so ``jit``, ``vmap`` and ``grad`` pass through it. ``vmap`` over a BCOO
+with batch dimensions maps over its first batch dimension, and ``vmap`` of a function returning a
+BCOO gives a BCOO with one more batch dimension (``tree_unflatten`` follows the rank of the
+indices), which is how jax batches sparse arrays.
 
 >>> import funcgrad.numpy as jnp
 >>> x = BCOO.fromdense(jnp.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]))
@@ -118,14 +119,18 @@ class BCOO(JAXSparse):
         obj = object.__new__(cls)
         obj.data, obj.indices = children
         obj.shape, obj.indices_sorted, obj.unique_indices = shape, indices_sorted, unique_indices
-        # Under vmap's out_axes=0 the leaves come back with leading batch dimensions: they become
-        # batch dimensions of the array (the data's, which also sees broadcast indices).
-        # (Leaves that are not arrays -- placeholders of tree utilities -- keep the aux as is.)
+        # vmap moves leading dimensions of the leaves in and out of view: mapped over (in_axes=0)
+        # a batch dimension disappears from the indices, returned (out_axes=0) one appears. The
+        # shape follows the indices' rank, so a BCOO with n_batch >= 1 maps to its elements and
+        # a BCOO returned from vmap gains a batch dimension. (Leaves that are not arrays --
+        # placeholders of tree utilities -- keep the aux as is.)
         ndim = getattr(obj.indices, "ndim", None)
         obj._index_ndim = ndim if isinstance(ndim, int) else index_ndim
         if isinstance(ndim, int) and ndim > index_ndim:
             extra = ndim - index_ndim
             obj.shape = tuple(obj.indices.shape[:extra]) + tuple(shape)
+        elif isinstance(ndim, int) and 2 <= ndim < index_ndim:
+            obj.shape = tuple(shape[index_ndim - ndim :])
         return obj
 
     # -- properties -----------------------------------------------------------------------------
@@ -196,16 +201,15 @@ class BCOO(JAXSparse):
 
     # -- layout ---------------------------------------------------------------------------------
     def transpose(self, axes=None):
-        """``bcoo_transpose``; ``axes=None`` reverses the batch, sparse and dense dimensions, each
-        among themselves.
+        """``bcoo_transpose``; ``axes=None`` reverses the axes. As in jax, batch, sparse and dense
+        dimensions can each be permuted only among themselves.
 
         >>> import funcgrad.numpy as jnp
         >>> BCOO.fromdense(jnp.array([[0.0, 1.0]])).T.todense().tolist()
         [[0.0], [1.0]]
         """
         if axes is None:
-            nb, ns = self.n_batch, self.n_sparse
-            axes = [*reversed(range(nb)), *reversed(range(nb, nb + ns)), *reversed(range(nb + ns, self.ndim))]
+            axes = tuple(reversed(range(self.ndim)))
         return bcoo_transpose(self, permutation=axes)
 
     def sum(self, axis=None):
