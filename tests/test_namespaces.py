@@ -46,6 +46,7 @@ NAMESPACES = [
     "funcgrad.flatten_util",
     "funcgrad.experimental",
     "funcgrad.experimental.ode",
+    "funcgrad.experimental.sparse",
     "funcgrad.ops",
     "funcgrad.image",
 ]

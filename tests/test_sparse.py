@@ -93,7 +93,7 @@ def test_transpose_and_sum(n_batch, n_dense):
         np.testing.assert_array_equal(x.T.todense(), M3.T)
     else:  # reversing all axes mixes kinds of dimensions: refused, as in jax
         with pytest.raises(ValueError, match="mixes batch, sparse and dense"):
-            x.T
+            x.transpose()
     groups = [
         list(range(n_batch)),
         list(range(n_batch, n_batch + n_sparse)),
