@@ -8,7 +8,8 @@ Layer: surface. Imports its submodules.
 - ``COO``, ``CSR``, ``CSC`` (2-d) and ``coo_*``/``csr_*`` functions (``_matrix``);
 - ``todense``, ``empty``, ``eye``, ``random_bcoo`` (``_api``);
 - ``grad``, ``value_and_grad``, ``jacfwd``, ``jacrev``, ``jacobian`` with respect to sparse
-  arguments (``_ad``, NOTE: [sparse gradients]).
+  arguments (``_ad``, NOTE: [sparse gradients]);
+- ``sparsify`` (``_transform``, NOTE: [sparsify]).
 
 Every operation is a composition of funcgrad.numpy/funcgrad.lax (gathers, scatter-adds,
 dot_general, sorts): no new primitive, so ``jit``, ``vmap`` and ``grad`` go through all of it.
@@ -47,6 +48,7 @@ from funcgrad.experimental.sparse._matrix import (
     csr_matvec,
     csr_todense,
 )
+from funcgrad.experimental.sparse._transform import sparsify
 
 __all__ = [
     "BCOO",
@@ -78,6 +80,7 @@ __all__ = [
     "jacobian",
     "jacrev",
     "random_bcoo",
+    "sparsify",
     "todense",
     "value_and_grad",
 ]
