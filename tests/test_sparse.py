@@ -6,6 +6,7 @@
   ``multiply_dense``, ``sum_duplicates``, ``sort_indices``, ``extract``;
 - ``bcoo_dot_general`` for every layout and a table of dimension numbers (contracting and batch
   dimensions on batch, sparse and dense axes), dense x sparse, sparse x sparse, ``@``;
+- ``reshape``, sparse + sparse, ``sparsify`` against dense functions and jax's ``sparsify``;
 - gradients with respect to ``data``: finite differences in float64, the dense computation's
   gradient restricted to the pattern, ``sparse.grad``/``jacfwd``/``jacrev`` against jax's;
 - ``jit`` against eager, ``vmap`` against a loop (over a dense operand, over a BCOO's batch
@@ -498,6 +499,8 @@ SPARSIFY_CASES = [
     (lambda np_, x, v: np_.tanh(x) ** 2 / 4.0, True),
     (lambda np_, x, v: x @ x.T, True),
     (lambda np_, x, v: v @ x.T + x.sum(), False),
+    (lambda np_, x, v: (x - 2 * x).reshape(6, 2) @ v[:2], False),
+    (lambda np_, x, v: np_.ravel(x * v), True),
 ]
 
 
@@ -534,3 +537,26 @@ def test_sparsify_gradient_nested_jit_and_fallback():
     np.testing.assert_allclose(sparse.sparsify(lambda x: fnp.exp(x) + x)(x), np.exp(a) + a)
     with pytest.raises(TypeError, match="CSR arguments are not supported"):
         sparse.sparsify(lambda m: m)(sparse.CSR.fromdense(a))
+
+
+@pytest.mark.parametrize("n_batch", [0, 1, 2])
+def test_reshape_add_and_sub(n_batch):
+    x = BCOO.fromdense(M3, n_batch=n_batch, nse=12 if n_batch == 2 else None)  # padding included
+    jx = js.BCOO.fromdense(M3)
+    for shape in [(60,), (5, 12), (-1, 3), (2, 3, 2, 5), (3, 4, 5)]:
+        out = x.reshape(shape)
+        np.testing.assert_array_equal(out.todense(), M3.reshape(shape))
+        np.testing.assert_array_equal(js.todense(jx.reshape(shape)), M3.reshape(shape))
+    np.testing.assert_array_equal(funcgrad.jit(lambda x: x.reshape(6, 10).todense())(x), M3.reshape(6, 10))
+    with pytest.raises(ValueError, match="cannot reshape"):
+        x.reshape(7, 9)
+    with pytest.raises(ValueError, match="dense dimensions"):
+        BCOO.fromdense(M3, n_dense=1).reshape(60)
+    s = x + x
+    assert isinstance(s, BCOO) and s.nse == 2 * x.nse
+    np.testing.assert_allclose(s.todense(), 2 * M3)
+    np.testing.assert_allclose((x - 3 * x).todense(), -2 * M3)
+    np.testing.assert_allclose(x + np.ones(5), M3 + 1)  # sparse + dense is dense, as in jax
+    np.testing.assert_allclose(1.0 - x, 1 - M3)
+    with pytest.raises(ValueError, match="share shape and layout"):
+        x + BCOO.fromdense(M3, n_dense=1)

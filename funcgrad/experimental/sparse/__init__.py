@@ -2,7 +2,8 @@
 
 Layer: surface. Imports its submodules.
 
-- ``BCOO`` (batched COO, any rank, batch/sparse/dense dimensions) and ``bcoo_*`` functions
+- ``BCOO`` (batched COO, any rank, batch/sparse/dense dimensions; ``+``/``-`` of two BCOO,
+  ``*`` and ``@`` with dense arrays, ``.T``, ``.sum``, ``.reshape``) and ``bcoo_*`` functions
   (``_bcoo``; arithmetic in ``_kernels`` and ``_dot``, NOTE: [BCOO layout], NOTE: [sparse
   dot_general]);
 - ``COO``, ``CSR``, ``CSC`` (2-d) and ``coo_*``/``csr_*`` functions (``_matrix``);
@@ -30,6 +31,7 @@ from funcgrad.experimental.sparse._bcoo import (
     bcoo_fromdense,
     bcoo_multiply_dense,
     bcoo_reduce_sum,
+    bcoo_reshape,
     bcoo_sort_indices,
     bcoo_sum_duplicates,
     bcoo_todense,
@@ -61,6 +63,7 @@ __all__ = [
     "bcoo_fromdense",
     "bcoo_multiply_dense",
     "bcoo_reduce_sum",
+    "bcoo_reshape",
     "bcoo_sort_indices",
     "bcoo_sum_duplicates",
     "bcoo_todense",

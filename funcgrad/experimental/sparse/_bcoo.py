@@ -37,6 +37,7 @@ __all__ = [
     "bcoo_fromdense",
     "bcoo_multiply_dense",
     "bcoo_reduce_sum",
+    "bcoo_reshape",
     "bcoo_sort_indices",
     "bcoo_sum_duplicates",
     "bcoo_todense",
@@ -256,6 +257,32 @@ class BCOO(JAXSparse):
         return {"indices_sorted": self.indices_sorted, "unique_indices": self.unique_indices}
 
     # -- arithmetic -----------------------------------------------------------------------------
+    def __add__(self, other):
+        if isinstance(other, BCOO):
+            return add_bcoo(self, other)
+        return self.todense() + other  # as jax: sparse + dense is dense
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if isinstance(other, BCOO):
+            return add_bcoo(self, -other)
+        return self.todense() - other
+
+    def __rsub__(self, other):
+        return other - self.todense()
+
+    def reshape(self, *new_sizes):
+        """``bcoo_reshape``: the same elements in a new shape (``-1`` allowed).
+
+        >>> import funcgrad.numpy as jnp
+        >>> BCOO.fromdense(jnp.array([[1.0, 0.0], [0.0, 2.0]])).reshape(4).todense().tolist()
+        [1.0, 0.0, 0.0, 2.0]
+        """
+        if len(new_sizes) == 1 and not isinstance(new_sizes[0], int | np.integer):
+            new_sizes = tuple(new_sizes[0])
+        return bcoo_reshape(self, new_sizes=new_sizes)
+
     def __neg__(self):
         return BCOO((-self.data, self.indices), shape=self.shape, **self._flags())
 
@@ -437,6 +464,58 @@ def bcoo_sort_indices(mat):
     _check_bcoo(mat, "bcoo_sort_indices")
     data, indices = _kernels.sort_indices(mat.data, mat.indices, mat.shape, mat.n_batch)
     return BCOO((data, indices), shape=mat.shape, indices_sorted=True, unique_indices=mat.unique_indices)
+
+
+def add_bcoo(x, y):
+    """``x + y`` for two BCOO arrays of one shape and layout: their slots side by side (duplicates
+    are kept, as in jax; ``sum_duplicates`` merges them).
+
+    >>> import funcgrad.numpy as jnp
+    >>> x = BCOO.fromdense(jnp.array([1.0, 0.0, 2.0]))
+    >>> s = add_bcoo(x, x)
+    >>> s.nse, s.todense().tolist()
+    (4, [2.0, 0.0, 4.0])
+    """
+    _check_bcoo(x, "add_bcoo")
+    _check_bcoo(y, "add_bcoo")
+    if x.shape != y.shape or x.n_batch != y.n_batch or x.n_dense != y.n_dense:
+        raise ValueError(
+            f"add_bcoo: operands must share shape and layout, got {x!r} and {y!r} "
+            "(convert one with BCOO.fromdense(y.todense(), n_batch=..., n_dense=...))"
+        )
+    xd, xi = _kernels.broadcast_batch(x.data, x.indices, x.shape, x.n_batch)
+    yd, yi = _kernels.broadcast_batch(y.data, y.indices, y.shape, y.n_batch)
+    dtype, itype = jnp.result_type(xd.dtype, yd.dtype), jnp.result_type(xi.dtype, yi.dtype)
+    data = jnp.concatenate([xd.astype(dtype), yd.astype(dtype)], axis=x.n_batch)
+    indices = jnp.concatenate([xi.astype(itype), yi.astype(itype)], axis=x.n_batch)
+    return BCOO((data, indices), shape=x.shape)
+
+
+def bcoo_reshape(mat, *, new_sizes, dimensions=None):
+    """``mat.reshape(new_sizes)`` for a BCOO without dense dimensions: each index is flattened in
+    row-major order and unflattened in the new shape (batch dimensions first become sparse ones,
+    so the result has ``n_batch == 0``; padding stays padding).
+
+    >>> import funcgrad.numpy as jnp
+    >>> x = BCOO.fromdense(jnp.array([[0.0, 1.0, 0.0], [2.0, 0.0, 0.0]]))
+    >>> bcoo_reshape(x, new_sizes=(3, 2)).todense().tolist()
+    [[0.0, 1.0], [0.0, 2.0], [0.0, 0.0]]
+    """
+    _check_bcoo(mat, "bcoo_reshape")
+    if dimensions is not None and tuple(dimensions) != tuple(range(mat.ndim)):
+        raise ValueError("bcoo_reshape: dimensions (a transpose before reshaping) are not supported")
+    if mat.n_dense:
+        raise ValueError(f"bcoo_reshape: {mat!r} has dense dimensions; only n_dense == 0 is supported")
+    sizes = [_index(s, "bcoo_reshape: new_sizes") for s in new_sizes]
+    total = int(np.prod(mat.shape))
+    if sizes.count(-1) == 1:
+        rest = int(np.prod([s for s in sizes if s != -1]))
+        sizes[sizes.index(-1)] = total // rest if rest else 0
+    if int(np.prod(sizes)) != total or any(s < 0 for s in sizes):
+        raise ValueError(f"bcoo_reshape: cannot reshape {mat.shape} into {tuple(new_sizes)}")
+    data, indices = _kernels.unbatch(mat.data, mat.indices, mat.shape, mat.n_batch)
+    new_indices = _kernels.reshape_indices(indices, mat.shape, tuple(sizes))
+    return BCOO((data, new_indices), shape=tuple(sizes))
 
 
 def bcoo_dot_general(lhs, rhs, *, dimension_numbers, preferred_element_type=None):

@@ -262,6 +262,24 @@ def unbatch(data, indices, shape, n_batch):
     return data.reshape((total,) + tuple(data.shape[n_batch + 1 :])), full.reshape((total, full.shape[-1]))
 
 
+def reshape_indices(indices, shape, new_shape):
+    """Indices ``(nse, len(shape))`` of an ``n_batch == 0`` array of ``shape`` as indices into
+    ``new_shape`` (row-major order kept; out-of-bounds padding stays out of bounds)."""
+    nse = indices.shape[0]
+    if not new_shape:
+        return jnp.zeros((nse, 0), indices.dtype)
+    valid = in_bounds(indices, tuple(shape))
+    if shape:
+        flat = jnp.ravel_multi_index(
+            tuple(jnp.where(valid, indices[:, k], 0) for k in range(len(shape))), shape
+        )
+    else:
+        flat = jnp.zeros(nse, indices.dtype)
+    cols = jnp.unravel_index(flat, new_shape)
+    out = jnp.stack([c.astype(indices.dtype) for c in cols], axis=1)
+    return jnp.where(valid[:, None], out, jnp.asarray(new_shape, indices.dtype))
+
+
 def multiply_dense(data, indices, shape, n_batch, v):
     """``data`` of ``x * v`` for a dense ``v`` broadcastable to ``x.shape`` (same pattern)."""
     v = jnp.asarray(v)

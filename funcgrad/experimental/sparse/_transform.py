@@ -20,6 +20,7 @@ Layer: surface. Imports the kernel (``core.eval_jaxpr``'s pieces, ``ir``), funcg
 #   dot_general with one or two sparse operands                        -> bcoo_dot_general
 #   reduce_sum                                                         -> bcoo_reduce_sum
 #   transpose                                                          -> bcoo_transpose
+#   reshape (no dense dimensions)                                      -> bcoo_reshape
 #   jit (a nested jitted call)                                         -> its jaxpr, sparsified
 #
 # Every other primitive with a sparse input (and sparse+dense addition, which jax refuses) takes
@@ -36,13 +37,14 @@ import numpy as np
 
 import funcgrad.numpy as jnp
 from funcgrad.api import make_jaxpr
-from funcgrad.experimental.sparse import _kernels
 from funcgrad.experimental.sparse._base import JAXSparse
 from funcgrad.experimental.sparse._bcoo import (
     BCOO,
+    add_bcoo,
     bcoo_dot_general,
     bcoo_multiply_dense,
     bcoo_reduce_sum,
+    bcoo_reshape,
     bcoo_transpose,
 )
 from funcgrad.kernel import ir
@@ -72,22 +74,6 @@ def _densify(values):
     return [v.todense() if isinstance(v, BCOO) else v for v in values]
 
 
-def _add(x, y, negate):
-    if not (isinstance(x, BCOO) and isinstance(y, BCOO)):
-        return None
-    if x.shape != y.shape or x.n_batch != y.n_batch or x.n_dense != y.n_dense:
-        return None
-    if negate:
-        y = -y
-    xd, xi = _kernels.broadcast_batch(x.data, x.indices, x.shape, x.n_batch)
-    yd, yi = _kernels.broadcast_batch(y.data, y.indices, y.shape, y.n_batch)
-    axis = x.n_batch
-    itype = jnp.result_type(xi.dtype, yi.dtype)
-    data = jnp.concatenate([xd, yd.astype(xd.dtype)] if xd.dtype == yd.dtype else [xd, yd], axis=axis)
-    indices = jnp.concatenate([xi.astype(itype), yi.astype(itype)], axis=axis)
-    return BCOO((data, indices), shape=x.shape)
-
-
 def _sparse_rule(eqn, values):
     """The result of ``eqn`` on ``values`` (some of them BCOO), or None to densify."""
     name, params = eqn.primitive.name, eqn.params
@@ -106,7 +92,14 @@ def _sparse_rule(eqn, values):
     if name == "div" and isinstance(x, BCOO) and not isinstance(values[1], BCOO) and jnp.ndim(values[1]) == 0:
         return _same_data(x, x.data / values[1])
     if name in ("add", "add_any", "sub"):
-        return _add(values[0], values[1], negate=name == "sub")
+        a, b = values
+        if not (isinstance(a, BCOO) and isinstance(b, BCOO)):
+            return None  # sparse + dense is dense (as jax)
+        if a.shape != b.shape or a.n_batch != b.n_batch or a.n_dense != b.n_dense:
+            return None
+        return add_bcoo(a, -b if name == "sub" else b)
+    if name == "reshape" and x.n_dense == 0 and params.get("dimensions") is None:
+        return bcoo_reshape(x, new_sizes=params["new_sizes"])
     if name == "dot_general":
         return bcoo_dot_general(
             values[0],
