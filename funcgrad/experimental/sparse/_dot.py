@@ -61,7 +61,6 @@ def sparse_dense(data, indices, shape, n_batch, rhs, dimension_numbers, preferre
     ns = indices.shape[-1]
     dtype = preferred_element_type or jnp.result_type(data.dtype, rhs.dtype)
     data, rhs = data.astype(dtype), rhs.astype(dtype)
-    nse = indices.shape[0]
 
     # rhs dimensions paired with a sparse lhs dimension are indexed by the slot's coordinates.
     pairs = list(zip(lc, rc)) + list(zip(lb, rb))
@@ -69,15 +68,17 @@ def sparse_dense(data, indices, shape, n_batch, rhs, dimension_numbers, preferre
     gathered_r = [r for _, r in sp_pairs]
     rest_r = [d for d in range(rhs.ndim) if d not in gathered_r]
     rhs_t = jnp.transpose(rhs, gathered_r + rest_r)
-    if sp_pairs:
+    # Dense lhs dimensions: data axis 1 + (d - ns); rhs axes by position in rest_r.
+    d_axis = {d: 1 + d - ns for d in range(ns, len(shape))}
+    if sp_pairs:  # each slot meets its own slice of the rhs: the slot is a dot batch dimension
         cols = tuple(indices[:, l] for l, _ in sp_pairs)
         rhs_g = rhs_t.at[cols].get(mode="fill", fill_value=0)  # (nse, *rest_r)
-    else:
-        rhs_g = jnp.broadcast_to(rhs_t[None], (nse, *rhs_t.shape))
-
-    # Dense lhs dimensions: data axis 1 + (d - ns); rhs_g axis 1 + position in rest_r.
-    d_axis = {d: 1 + d - ns for d in range(ns, len(shape))}
-    r_axis = {r: 1 + i for i, r in enumerate(rest_r)}
+        r_axis = {r: 1 + i for i, r in enumerate(rest_r)}
+        slot = ([0], [0])
+    else:  # every slot meets the whole rhs: the slot is a free dimension (no copy per slot)
+        rhs_g = rhs_t
+        r_axis = {r: i for i, r in enumerate(rest_r)}
+        slot = ([], [])
     dense_c = [(d_axis[l], r_axis[r]) for l, r in zip(lc, rc) if l >= ns]
     dense_b = [(d_axis[l], r_axis[r]) for l, r in zip(lb, rb) if l >= ns]
     prod = lax.dot_general(
@@ -85,9 +86,11 @@ def sparse_dense(data, indices, shape, n_batch, rhs, dimension_numbers, preferre
         rhs_g,
         (
             ([a for a, _ in dense_c], [b for _, b in dense_c]),
-            ([0, *(a for a, _ in dense_b)], [0, *(b for _, b in dense_b)]),
+            ([*slot[0], *(a for a, _ in dense_b)], [*slot[1], *(b for _, b in dense_b)]),
         ),
     )
+    if not sp_pairs and dense_b:  # (dense batch, nse, ...) -> (nse, dense batch, ...)
+        prod = jnp.moveaxis(prod, len(dense_b), 0)
     # prod: (nse, dense batch (lb order), lhs dense free, rhs free) -- lax.dot_general's layout.
     dense_b_dims = [l for l in lb if l >= ns]
     dense_f = [d for d in range(ns, len(shape)) if d not in lc + lb]
