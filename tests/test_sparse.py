@@ -561,3 +561,25 @@ def test_reshape_add_and_sub(n_batch):
     np.testing.assert_allclose(1.0 - x, 1 - M3)
     with pytest.raises(ValueError, match="share shape and layout"):
         x + BCOO.fromdense(M3, n_dense=1)
+
+
+def test_update_layout_every_pair_of_layouts():
+    for (nb, nd), (to_b, to_d) in itertools.product(LAYOUTS, LAYOUTS):
+        x = BCOO.fromdense(M3, n_batch=nb, n_dense=nd)
+        y = sparse.bcoo_update_layout(x, n_batch=to_b, n_dense=to_d, on_inefficient=None)
+        assert (y.n_batch, y.n_dense, y.shape) == (to_b, to_d, M3.shape)
+        np.testing.assert_allclose(y.todense(), M3, err_msg=f"{(nb, nd)} -> {(to_b, to_d)}")
+        if (to_b, to_d) == (0, 0):  # the cheap direction: as many slots as jax's
+            jy = js.bcoo_update_layout(js.BCOO.fromdense(M3, n_batch=nb, n_dense=nd), n_batch=0, n_dense=0)
+            assert y.nse == jy.nse
+    x = BCOO.fromdense(M3)
+    with pytest.raises(sparse.SparseEfficiencyError, match="increasing n_batch from 0 to 1"):
+        x.update_layout(n_batch=1)
+    with pytest.warns(sparse.SparseEfficiencyWarning, match="increasing n_dense from 0 to 1"):
+        x.update_layout(n_dense=1, on_inefficient="warn")
+    with pytest.raises(ValueError, match="invalid n_batch=2, n_dense=2"):
+        x.update_layout(n_batch=2, n_dense=2)
+    jitted = funcgrad.jit(lambda x: x.update_layout(n_batch=1, n_dense=1, on_inefficient=None).todense())(x)
+    np.testing.assert_allclose(jitted, M3)
+    g = sparse.grad(lambda x: fnp.sum(x.update_layout(n_batch=1, on_inefficient=None).todense() ** 2))(x)
+    np.testing.assert_allclose(g.data, 2 * x.data)

@@ -3,7 +3,7 @@
 Layer: surface. Imports its submodules.
 
 - ``BCOO`` (batched COO, any rank, batch/sparse/dense dimensions; ``+``/``-`` of two BCOO,
-  ``*`` and ``@`` with dense arrays, ``.T``, ``.sum``, ``.reshape``) and ``bcoo_*`` functions
+  ``*`` and ``@`` with dense arrays, ``.T``, ``.sum``, ``.reshape``, ``.update_layout``) and ``bcoo_*`` functions
   (``_bcoo``; arithmetic in ``_kernels`` and ``_dot``, NOTE: [BCOO layout], NOTE: [sparse
   dot_general]);
 - ``COO``, ``CSR``, ``CSC`` (2-d) and ``coo_*``/``csr_*`` functions (``_matrix``);
@@ -26,6 +26,8 @@ from funcgrad.experimental.sparse._api import empty, eye, random_bcoo, todense
 from funcgrad.experimental.sparse._base import JAXSparse
 from funcgrad.experimental.sparse._bcoo import (
     BCOO,
+    SparseEfficiencyError,
+    SparseEfficiencyWarning,
     bcoo_dot_general,
     bcoo_extract,
     bcoo_fromdense,
@@ -36,6 +38,7 @@ from funcgrad.experimental.sparse._bcoo import (
     bcoo_sum_duplicates,
     bcoo_todense,
     bcoo_transpose,
+    bcoo_update_layout,
 )
 from funcgrad.experimental.sparse._matrix import (
     COO,
@@ -58,6 +61,8 @@ __all__ = [
     "CSC",
     "CSR",
     "JAXSparse",
+    "SparseEfficiencyError",
+    "SparseEfficiencyWarning",
     "bcoo_dot_general",
     "bcoo_extract",
     "bcoo_fromdense",
@@ -68,6 +73,7 @@ __all__ = [
     "bcoo_sum_duplicates",
     "bcoo_todense",
     "bcoo_transpose",
+    "bcoo_update_layout",
     "coo_fromdense",
     "coo_matmat",
     "coo_matvec",

@@ -21,6 +21,7 @@ BCOO(float64[2, 3], nse=3)
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -42,6 +43,9 @@ __all__ = [
     "bcoo_sum_duplicates",
     "bcoo_todense",
     "bcoo_transpose",
+    "bcoo_update_layout",
+    "SparseEfficiencyError",
+    "SparseEfficiencyWarning",
 ]
 
 
@@ -238,6 +242,15 @@ class BCOO(JAXSparse):
         [3.0]
         """
         return bcoo_sum_duplicates(self, nse=nse)
+
+    def update_layout(self, *, n_batch=None, n_dense=None, on_inefficient="error"):
+        """``bcoo_update_layout``: the same array with another number of batch/dense dimensions.
+
+        >>> import funcgrad.numpy as jnp
+        >>> BCOO.fromdense(jnp.ones((2, 3)), n_dense=1).update_layout(n_dense=0).nse
+        6
+        """
+        return bcoo_update_layout(self, n_batch=n_batch, n_dense=n_dense, on_inefficient=on_inefficient)
 
     def sort_indices(self):
         """The slots in row-major index order (``bcoo_sort_indices``).
@@ -516,6 +529,57 @@ def bcoo_reshape(mat, *, new_sizes, dimensions=None):
     data, indices = _kernels.unbatch(mat.data, mat.indices, mat.shape, mat.n_batch)
     new_indices = _kernels.reshape_indices(indices, mat.shape, tuple(sizes))
     return BCOO((data, new_indices), shape=tuple(sizes))
+
+
+class SparseEfficiencyError(ValueError):
+    """A layout change would store many explicit zeros (``bcoo_update_layout``)."""
+
+
+class SparseEfficiencyWarning(UserWarning):
+    """The warning form of ``SparseEfficiencyError`` (``on_inefficient='warn'``)."""
+
+
+def bcoo_update_layout(mat, *, n_batch=None, n_dense=None, on_inefficient="error"):
+    """The same array with ``n_batch`` batch and ``n_dense`` dense dimensions. Making batch or
+    dense dimensions sparse is cheap; making sparse dimensions (of size > 1) batch or dense stores
+    explicit zeros, which raises ``SparseEfficiencyError`` unless ``on_inefficient`` is ``'warn'``
+    or ``None``.
+
+    >>> import funcgrad.numpy as jnp
+    >>> x = BCOO.fromdense(jnp.array([[1.0, 0.0], [0.0, 2.0]]), n_batch=1)
+    >>> y = bcoo_update_layout(x, n_batch=0)
+    >>> y, y.indices.tolist()
+    (BCOO(float64[2, 2], nse=2), [[0, 0], [1, 1]])
+    """
+    _check_bcoo(mat, "bcoo_update_layout")
+    n_batch = mat.n_batch if n_batch is None else _index(n_batch, "bcoo_update_layout: n_batch")
+    n_dense = mat.n_dense if n_dense is None else _index(n_dense, "bcoo_update_layout: n_dense")
+    if on_inefficient not in ("error", "warn", None):
+        raise ValueError(
+            f"bcoo_update_layout: on_inefficient={on_inefficient!r}; expected 'error', 'warn' or None"
+        )
+    if n_batch < 0 or n_dense < 0 or n_batch + n_dense > mat.ndim:
+        raise ValueError(
+            f"bcoo_update_layout: invalid n_batch={n_batch}, n_dense={n_dense} for shape {mat.shape}"
+        )
+    if (n_batch, n_dense) == (mat.n_batch, mat.n_dense):
+        return mat
+    grown = []
+    if n_dense > mat.n_dense and any(d > 1 for d in mat.shape[mat.ndim - n_dense : mat.ndim - mat.n_dense]):
+        grown.append(f"increasing n_dense from {mat.n_dense} to {n_dense}")
+    if n_batch > mat.n_batch and any(d > 1 for d in mat.shape[mat.n_batch : n_batch]):
+        grown.append(f"increasing n_batch from {mat.n_batch} to {n_batch}")
+    if grown and on_inefficient is not None:
+        msg = f"bcoo_update_layout: for shape {mat.shape}, {' and '.join(grown)} stores explicit zeros."
+        if on_inefficient == "error":
+            raise SparseEfficiencyError(msg + " Pass on_inefficient='warn' or None to allow it.")
+        warnings.warn(
+            msg + " Pass on_inefficient=None to silence this.", SparseEfficiencyWarning, stacklevel=2
+        )
+    data, indices = _kernels.update_layout(
+        mat.data, mat.indices, mat.shape, mat.n_batch, mat.n_dense, n_batch, n_dense
+    )
+    return BCOO((data, indices), shape=mat.shape)
 
 
 def bcoo_dot_general(lhs, rhs, *, dimension_numbers, preferred_element_type=None):

@@ -303,3 +303,60 @@ def multiply_dense(data, indices, shape, n_batch, v):
         return d * w.at[_columns(i)].get(mode="fill", fill_value=0)
 
     return over_batch(one, n_batch)(data, indices, v)
+
+
+def update_layout(data, indices, shape, n_batch, n_dense, new_batch, new_dense):
+    """``(data, indices)`` of the same array with ``new_batch`` batch and ``new_dense`` dense
+    dimensions. Dense or batch dimensions turned sparse multiply the slots (one per position);
+    sparse dimensions turned batch or dense store explicit zeros."""
+    shape = tuple(shape)
+    data, indices = broadcast_batch(data, indices, shape, n_batch)
+    if new_dense < n_dense:  # the first dense dimensions become the last sparse ones
+        k = n_dense - new_dense
+
+        def to_sparse(d, i):
+            block = d.shape[1 : 1 + k]
+            grids = jnp.meshgrid(*(jnp.arange(s, dtype=i.dtype) for s in block), indexing="ij")
+            coords = jnp.stack([g.reshape(-1) for g in grids], axis=-1)  # (P, k)
+            p, nse = coords.shape[0], i.shape[0]
+            new_i = jnp.concatenate(
+                [
+                    jnp.broadcast_to(i[:, None, :], (nse, p, i.shape[1])),
+                    jnp.broadcast_to(coords[None], (nse, p, k)),
+                ],
+                axis=-1,
+            )
+            return d.reshape((nse * p, *d.shape[1 + k :])), new_i.reshape((nse * p, i.shape[1] + k))
+
+        data, indices = over_batch(to_sparse, n_batch)(data, indices)
+        n_dense = new_dense
+    if new_batch < n_batch:  # the last batch dimensions become the first sparse ones
+        inner_shape = shape[new_batch:]
+        k = n_batch - new_batch
+        data, indices = over_batch(lambda d, i: unbatch(d, i, inner_shape, k), new_batch)(data, indices)
+        n_batch = new_batch
+    if new_dense > n_dense:  # the last sparse dimensions become the first dense ones
+        k = new_dense - n_dense
+        n_sparse = indices.shape[-1]
+        block = shape[n_batch + n_sparse - k : n_batch + n_sparse]
+
+        def to_dense(d, i):
+            nse = i.shape[0]
+            cols = (jnp.arange(nse), *(i[:, n_sparse - k + j] for j in range(k)))
+            new_d = jnp.zeros((nse, *block, *d.shape[1:]), d.dtype).at[cols].add(d, mode="drop")
+            return new_d, i[:, : n_sparse - k]
+
+        data, indices = over_batch(to_dense, n_batch)(data, indices)
+        n_dense = new_dense
+    if new_batch > n_batch:  # the first sparse dimensions become the last batch ones
+        k = new_batch - n_batch
+        block = shape[n_batch:new_batch]
+
+        def to_batch(d, i):
+            nse = i.shape[0]
+            cols = (*(i[:, j] for j in range(k)), jnp.arange(nse))
+            new_d = jnp.zeros((*block, nse, *d.shape[1:]), d.dtype).at[cols].add(d, mode="drop")
+            return new_d, jnp.broadcast_to(i[:, k:], (*block, nse, i.shape[1] - k))
+
+        data, indices = over_batch(to_batch, n_batch)(data, indices)
+    return data, indices
