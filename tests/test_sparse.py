@@ -583,3 +583,25 @@ def test_update_layout_every_pair_of_layouts():
     np.testing.assert_allclose(jitted, M3)
     g = sparse.grad(lambda x: fnp.sum(x.update_layout(n_batch=1, on_inefficient=None).todense() ** 2))(x)
     np.testing.assert_allclose(g.data, 2 * x.data)
+
+
+@pytest.mark.parametrize("lhs_batch,rhs_batch", [(0, 0), (0, 1), (1, 0), (1, 1)])
+def test_sparse_times_sparse_with_batch_dimensions(lhs_batch, rhs_batch):
+    a, b = _dense((3, 4, 5), seed=30, density=0.5), _dense((3, 5, 2), seed=31, density=0.5)
+    x, y = BCOO.fromdense(a, n_batch=lhs_batch), BCOO.fromdense(b, n_batch=rhs_batch)
+    out = sparse.bcoo_dot_general(x, y, dimension_numbers=(([2], [1]), ([0], [0])))
+    assert isinstance(out, BCOO)
+    np.testing.assert_allclose(out.todense(), np.einsum("bij,bjk->bik", a, b), atol=1e-12)
+    out = sparse.bcoo_dot_general(x, y, dimension_numbers=(([2, 0], [1, 0]), ([], [])))
+    np.testing.assert_allclose(out.todense(), np.einsum("bij,bjk->ik", a, b), atol=1e-12)
+
+
+def test_scalar_operands_may_be_traced():
+    x = BCOO.fromdense(np.array([[1.0, 0.0], [0.0, 2.0]]))
+    c = sparse.CSR.fromdense(np.array([[1.0, 0.0], [0.0, 2.0]]))
+    np.testing.assert_allclose(funcgrad.jit(lambda x, s: (x / s).todense())(x, 2.0), [[0.5, 0], [0, 1]])
+    np.testing.assert_allclose(funcgrad.jit(lambda c, s: (c * s).todense())(c, 2.0), [[2, 0], [0, 4]])
+    assert float(funcgrad.grad(lambda s: (x * s).data.sum())(2.0)) == 3.0
+    np.testing.assert_allclose(
+        funcgrad.vmap(lambda c, v: c @ v, in_axes=(None, 0))(c, np.ones((3, 2))), [[1, 2]] * 3
+    )

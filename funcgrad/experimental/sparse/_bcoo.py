@@ -312,7 +312,7 @@ class BCOO(JAXSparse):
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        if isinstance(other, BCOO) or np.ndim(other) != 0:
+        if isinstance(other, BCOO) or jnp.ndim(other) != 0:
             raise TypeError("BCOO / x: x must be a scalar (division by a dense array would fill the zeros)")
         return BCOO((self.data / other, self.indices), shape=self.shape, **self._flags())
 

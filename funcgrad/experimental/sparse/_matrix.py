@@ -115,7 +115,7 @@ class _Matrix(JAXSparse):
         return self._with_data(-self.data)
 
     def __mul__(self, other):
-        if np.ndim(other) != 0 or isinstance(other, _Matrix):
+        if jnp.ndim(other) != 0 or isinstance(other, _Matrix):
             raise TypeError(f"{type(self).__name__} * x: x must be a scalar")
         return self._with_data(self.data * other)
 
