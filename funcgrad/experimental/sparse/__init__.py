@@ -3,9 +3,9 @@
 Layer: surface. Imports its submodules.
 
 - ``BCOO`` (batched COO, any rank, batch/sparse/dense dimensions; ``+``/``-`` of two BCOO,
-  ``*`` and ``@`` with dense arrays, ``.T``, ``.sum``, ``.reshape``, ``.update_layout``) and ``bcoo_*`` functions
-  (``_bcoo``; arithmetic in ``_kernels`` and ``_dot``, NOTE: [BCOO layout], NOTE: [sparse
-  dot_general]);
+  ``*`` and ``@`` with dense arrays, ``.T``, ``.sum``, ``.reshape``, ``.update_layout``) and
+  ``bcoo_*`` functions (``_bcoo``; arithmetic in ``_kernels`` and ``_dot``, NOTE: [BCOO
+  layout], NOTE: [sparse dot_general]);
 - ``COO``, ``CSR``, ``CSC`` (2-d) and ``coo_*``/``csr_*`` functions (``_matrix``);
 - ``todense``, ``empty``, ``eye``, ``random_bcoo`` (``_api``);
 - ``grad``, ``value_and_grad``, ``jacfwd``, ``jacrev``, ``jacobian`` with respect to sparse
