@@ -55,6 +55,7 @@ NAMESPACES = [
     "funcgrad.experimental",
     "funcgrad.experimental.ode",
     "funcgrad.experimental.checkify",
+    "funcgrad.experimental.sparse",
     "funcgrad.ops",
     "funcgrad.image",
 ]

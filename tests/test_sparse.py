@@ -1,0 +1,607 @@
+"""``funcgrad.experimental.sparse`` against ``jax.experimental.sparse`` (the oracle), NumPy and
+``scipy.sparse``:
+
+- BCOO ``fromdense``/``todense`` for every split of a 3-d shape into batch, sparse and dense
+  dimensions (data and indices equal jax's, padding included), ``transpose``, ``sum``,
+  ``multiply_dense``, ``sum_duplicates``, ``sort_indices``, ``extract``;
+- ``bcoo_dot_general`` for every layout and a table of dimension numbers (contracting and batch
+  dimensions on batch, sparse and dense axes), dense x sparse, sparse x sparse, ``@``;
+- ``reshape``, sparse + sparse, ``sparsify`` against dense functions and jax's ``sparsify``;
+- gradients with respect to ``data``: finite differences in float64, the dense computation's
+  gradient restricted to the pattern, ``sparse.grad``/``jacfwd``/``jacrev`` against jax's;
+- ``jit`` against eager, ``vmap`` against a loop (over a dense operand, over a BCOO's batch
+  dimension, returning a BCOO);
+- COO/CSR/CSC against scipy.sparse and jax; ``todense``/``empty``/``eye``/``random_bcoo``;
+- the errors of bad input.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sps
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import random
+from funcgrad.experimental import sparse
+from funcgrad.experimental.sparse import BCOO
+from funcgrad.testing import check_grads
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+jnp = jax.numpy
+js = pytest.importorskip("jax.experimental.sparse")
+
+
+def _dense(shape, seed=0, density=0.4):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=shape) * (rng.random(shape) < density)
+
+
+M3 = _dense((3, 4, 5))
+LAYOUTS = [(nb, nd) for nb in range(4) for nd in range(4 - nb)]
+
+
+# ----------------------------------------------------------------------------------------------
+# conversions and layout
+
+
+@pytest.mark.parametrize("n_batch,n_dense", LAYOUTS)
+def test_fromdense_matches_jax_layout(n_batch, n_dense):
+    x = BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
+    jx = js.BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
+    assert (x.nse, x.n_batch, x.n_dense, x.n_sparse) == (jx.nse, jx.n_batch, jx.n_dense, jx.n_sparse)
+    assert x.indices.dtype == jx.indices.dtype == np.int32
+    np.testing.assert_array_equal(x.indices, jx.indices)
+    np.testing.assert_array_equal(x.data, jx.data)
+    np.testing.assert_array_equal(x.todense(), M3)
+    assert repr(x) == repr(jx)
+    # extra slots are padding: out-of-bounds indices, zero data, same dense form
+    padded = BCOO.fromdense(M3, nse=x.nse + 2, n_batch=n_batch, n_dense=n_dense)
+    jpadded = js.BCOO.fromdense(M3, nse=x.nse + 2, n_batch=n_batch, n_dense=n_dense)
+    np.testing.assert_array_equal(padded.indices, jpadded.indices)
+    np.testing.assert_array_equal(padded.data, jpadded.data)
+    np.testing.assert_array_equal(padded.todense(), M3)
+
+
+def test_properties_and_construction():
+    x = BCOO((np.array([5.0, 6.0]), np.array([[0, 1], [2, 0]])), shape=(3, 2))
+    assert (x.shape, x.ndim, x.nse, x.n_batch, x.n_sparse, x.n_dense, x.dtype) == (
+        (3, 2),
+        2,
+        2,
+        0,
+        2,
+        0,
+        np.float64,
+    )
+    np.testing.assert_array_equal(x.todense(), [[0, 5], [0, 0], [6, 0]])
+    np.testing.assert_array_equal(sparse.bcoo_todense(x), sparse.todense(x))
+    assert x.astype(np.float32).dtype == np.float32
+    # duplicates add up in the dense form
+    d = BCOO((np.array([1.0, 2.0]), np.array([[1], [1]])), shape=(3,))
+    np.testing.assert_array_equal(d.todense(), [0, 3, 0])
+
+
+@pytest.mark.parametrize("n_batch,n_dense", LAYOUTS)
+def test_transpose_and_sum(n_batch, n_dense):
+    x = BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
+    n_sparse = 3 - n_batch - n_dense
+    if n_batch + n_dense == 0 or n_sparse + n_dense == 0 or n_batch + n_sparse == 0:
+        np.testing.assert_array_equal(x.T.todense(), M3.T)
+    else:  # reversing all axes mixes kinds of dimensions: refused, as in jax
+        with pytest.raises(ValueError, match="mixes batch, sparse and dense"):
+            x.transpose()
+    groups = [
+        list(range(n_batch)),
+        list(range(n_batch, n_batch + n_sparse)),
+        list(range(n_batch + n_sparse, 3)),
+    ]
+    for perm in itertools.product(*(itertools.permutations(g) for g in groups)):
+        perm = [p for g in perm for p in g]
+        np.testing.assert_array_equal(
+            sparse.bcoo_transpose(x, permutation=perm).todense(), M3.transpose(perm)
+        )
+    for r in range(4):
+        for axes in itertools.combinations(range(3), r):
+            out = sparse.bcoo_reduce_sum(x, axes=axes)
+            np.testing.assert_allclose(out.todense(), M3.sum(axes), atol=1e-12, err_msg=str(axes))
+    np.testing.assert_allclose(x.sum(-1).todense(), M3.sum(-1), atol=1e-12)
+    np.testing.assert_allclose(x.sum().todense(), M3.sum(), atol=1e-12)
+
+
+def test_reduce_sum_drops_padding():
+    x = BCOO.fromdense(M3, nse=30)  # padding slots must not land inside once a column is dropped
+    np.testing.assert_allclose(x.sum((0, 2)).todense(), M3.sum((0, 2)), atol=1e-12)
+
+
+def test_transpose_refuses_mixing_dimension_kinds():
+    x = BCOO.fromdense(M3, n_batch=1)
+    with pytest.raises(ValueError, match="mixes batch, sparse and dense"):
+        x.transpose((1, 0, 2))
+    with pytest.raises(ValueError, match="not a permutation"):
+        x.transpose((0, 0, 1))
+
+
+@pytest.mark.parametrize("n_batch,n_dense", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_multiply_dense(n_batch, n_dense):
+    x = BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
+    rng = np.random.default_rng(3)
+    for shape in [(3, 4, 5), (4, 5), (5,), (3, 1, 5), ()]:
+        v = rng.normal(size=shape)
+        out = x * v
+        assert isinstance(out, BCOO) and out.nse == x.nse
+        np.testing.assert_allclose(out.todense(), M3 * v)
+        np.testing.assert_allclose((v * x).todense(), M3 * v)
+    np.testing.assert_allclose((-x).todense(), -M3)
+    np.testing.assert_allclose((x / 2).todense(), M3 / 2)
+    with pytest.raises(ValueError, match="does not broadcast"):
+        x * np.ones((2, 5))
+
+
+def _with_duplicates(seed=0, n_batch=0):
+    rng = np.random.default_rng(seed)
+    batch = (2,) * n_batch
+    indices = rng.integers(0, 4, size=batch + (8, 2)).astype(np.int32)
+    indices[..., -1, :] = 4  # one padding slot
+    data = rng.normal(size=batch + (8,))
+    return data, indices, batch + (4, 4)
+
+
+@pytest.mark.parametrize("n_batch", [0, 1])
+def test_sum_duplicates_sort_and_extract_match_jax(n_batch):
+    data, indices, shape = _with_duplicates(n_batch=n_batch)
+    x, jx = BCOO((data, indices), shape=shape), js.BCOO((data, indices), shape=shape)
+    s, t = x.sum_duplicates(), jx.sum_duplicates()
+    np.testing.assert_array_equal(s.indices, t.indices)
+    valid = np.all(np.asarray(s.indices) < 4, axis=-1)  # jax leaves padding values in padding slots
+    np.testing.assert_allclose(np.asarray(s.data)[valid], np.asarray(t.data)[valid])
+    np.testing.assert_array_equal(np.asarray(s.data)[~valid], 0)
+    np.testing.assert_allclose(s.todense(), x.todense())
+    s2 = x.sum_duplicates(nse=10)
+    np.testing.assert_allclose(s2.todense(), x.todense())
+    assert s2.nse == 10
+    o, p = x.sort_indices(), jx.sort_indices()
+    np.testing.assert_array_equal(o.indices, p.indices)
+    np.testing.assert_allclose(o.todense(), x.todense())
+    dense = np.random.default_rng(9).normal(size=shape)
+    for unique in (False, True):
+        e = sparse.bcoo_extract(x, dense, assume_unique=unique)
+        f = js.bcoo_extract(jx, dense, assume_unique=unique)
+        np.testing.assert_allclose(e.todense(), f.todense())
+    # under jit the slot count defaults to the input's
+    jitted = funcgrad.jit(lambda x: x.sum_duplicates())(x)
+    assert jitted.nse == x.nse
+    np.testing.assert_allclose(jitted.todense(), x.todense())
+
+
+# ----------------------------------------------------------------------------------------------
+# dot_general
+
+DOT_CASES = [
+    # (dimension_numbers, rhs shape) with lhs shape (3, 4, 5)
+    ((([2], [0]), ([], [])), (5, 2)),
+    ((([1], [1]), ([0], [0])), (3, 4, 2)),
+    ((([0, 2], [1, 0]), ([], [])), (5, 3, 2)),
+    ((([], []), ([], [])), (2,)),
+    ((([0], [0]), ([2], [1])), (3, 5)),
+    ((([1, 2], [0, 1]), ([0], [2])), (4, 5, 3)),
+    ((([2], [1]), ([1], [0])), (4, 5, 2)),
+]
+
+
+@pytest.mark.parametrize("n_batch,n_dense", LAYOUTS)
+def test_dot_general_sparse_dense(n_batch, n_dense):
+    x = BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
+    jx = js.BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
+    rng = np.random.default_rng(1)
+    for dn, rshape in DOT_CASES:
+        r = rng.normal(size=rshape)
+        want = jax.lax.dot_general(M3, r, dn)
+        np.testing.assert_allclose(sparse.bcoo_dot_general(x, r, dimension_numbers=dn), want, atol=1e-12)
+        try:  # jax refuses some layouts (contracting dense dimensions, dot-batch on non-batch axes)
+            theirs = js.bcoo_dot_general(jx, r, dimension_numbers=dn)
+        except NotImplementedError:
+            theirs = want
+        np.testing.assert_allclose(theirs, want, atol=1e-12)
+        # the same product with the dense operand on the left
+        (lc, rc), (lb, rb) = dn
+        swapped = sparse.bcoo_dot_general(r, x, dimension_numbers=((rc, lc), (rb, lb)))
+        np.testing.assert_allclose(swapped, jax.lax.dot_general(r, M3, ((rc, lc), (rb, lb))), atol=1e-12)
+
+
+def test_matmul_forms():
+    a = _dense((4, 5), seed=2)
+    x = BCOO.fromdense(a)
+    v, w = np.arange(5.0), np.arange(10.0).reshape(5, 2)
+    np.testing.assert_allclose(x @ v, a @ v)
+    np.testing.assert_allclose(x @ w, a @ w)
+    np.testing.assert_allclose(np.arange(4.0) @ x, np.arange(4.0) @ a)  # NumPy lhs defers to BCOO
+    np.testing.assert_allclose(fnp.ones((3, 4)) @ x, np.ones((3, 4)) @ a)  # funcgrad.Array lhs
+    stack = BCOO.fromdense(M3, n_batch=1)
+    np.testing.assert_allclose(stack @ w, M3 @ w)
+    np.testing.assert_allclose(stack @ np.ones((3, 5, 2)), M3 @ np.ones((3, 5, 2)))
+    np.testing.assert_allclose(np.ones((2, 4)) @ stack, np.ones((2, 4)) @ M3)
+    # sparse @ sparse is a BCOO with the product's dense form (jax keeps duplicates as well)
+    b = _dense((5, 3), seed=4)
+    prod = x @ BCOO.fromdense(b)
+    assert isinstance(prod, BCOO)
+    np.testing.assert_allclose(prod.todense(), a @ b, atol=1e-12)
+    np.testing.assert_allclose(prod.sum_duplicates().todense(), a @ b, atol=1e-12)
+    with pytest.raises(ValueError, match="do not align"):
+        x @ np.ones(4)
+
+
+def test_dot_general_errors():
+    x = BCOO.fromdense(M3)
+    with pytest.raises(TypeError, match="paired with rhs dimension"):
+        sparse.bcoo_dot_general(x, np.ones((4, 2)), dimension_numbers=(([2], [0]), ([], [])))
+    with pytest.raises(TypeError, match="dimension_numbers must be"):
+        sparse.bcoo_dot_general(x, np.ones(5), dimension_numbers=[2, 0])
+    with pytest.raises(TypeError, match="neither operand"):
+        sparse.bcoo_dot_general(np.ones(2), np.ones(2), dimension_numbers=(([0], [0]), ([], [])))
+
+
+# ----------------------------------------------------------------------------------------------
+# gradients
+
+
+def test_gradients_of_data_against_finite_differences():
+    a = _dense((4, 5), seed=5)
+    x = BCOO.fromdense(a)
+    w = np.random.default_rng(6).normal(size=(5, 3))
+    v = np.random.default_rng(7).normal(size=(4, 5))
+
+    def f(data, w):
+        s = BCOO((data, x.indices), shape=x.shape)
+        return fnp.sum(fnp.sin(s @ w)) + fnp.sum((s * v).sum(0).todense() ** 2) + fnp.sum(v @ s.T)
+
+    check_grads(f, (x.data, w), order=2, modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("n_batch,n_dense", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_sparse_grad_is_the_dense_gradient_on_the_pattern(n_batch, n_dense):
+    x = BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
+    r = np.random.default_rng(8).normal(size=(5, 2))
+
+    def loss(m):  # the same function of a sparse or a dense operand
+        return fnp.sum(fnp.tanh(m @ r)) + fnp.sum(
+            (m * r[:, 0]).sum(1).todense() if isinstance(m, BCOO) else 0
+        )
+
+    g = sparse.grad(loss)(x)
+    assert isinstance(g, BCOO) and g.shape == x.shape and g.nse == x.nse
+    np.testing.assert_array_equal(g.indices, x.indices)
+    dense_grad = funcgrad.grad(lambda m: fnp.sum(fnp.tanh(m @ r)) + fnp.sum(m * r[:, 0]))(M3)
+    mask = (
+        M3 != 0
+        if not n_dense
+        else np.broadcast_to((M3 != 0).any(axis=tuple(range(3 - n_dense, 3)), keepdims=True), M3.shape)
+    )
+    np.testing.assert_allclose(g.todense(), np.where(mask, dense_grad, 0), atol=1e-12)
+    if not n_dense:  # jax cannot contract a dense dimension
+        jx = js.BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
+        jg = js.grad(lambda m: jnp.sum(jnp.tanh(m @ r)) + (m * r[:, 0]).sum(1).todense().sum())(jx)
+        np.testing.assert_allclose(g.data, jg.data, atol=1e-12)
+
+
+def test_value_and_grad_jacobians_and_has_aux():
+    a = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]])
+    x, jx = BCOO.fromdense(a), js.BCOO.fromdense(a)
+    y = np.array([1.0, -2.0, 0.5])
+    val, (gx, gy) = sparse.value_and_grad(lambda x, y: (x @ y).sum() ** 2, argnums=(0, 1))(x, y)
+    jval, (jgx, jgy) = js.value_and_grad(lambda x, y: (x @ y).sum() ** 2, argnums=(0, 1))(jx, y)
+    np.testing.assert_allclose(val, jval)
+    np.testing.assert_allclose(gx.data, jgx.data)
+    np.testing.assert_allclose(gy, jgy)
+    for ours, theirs in [
+        (sparse.jacfwd, js.jacfwd),
+        (sparse.jacrev, js.jacrev),
+        (sparse.jacobian, js.jacobian),
+    ]:
+        J, JJ = ours(lambda x: fnp.sin(x @ y))(x), theirs(lambda x: jnp.sin(x @ y))(jx)
+        assert (J.shape, J.n_batch, J.nse) == (JJ.shape, JJ.n_batch, JJ.nse)
+        np.testing.assert_allclose(J.todense(), JJ.todense(), atol=1e-12)
+    g, aux = sparse.grad(lambda x: ((x @ y).sum(), x.data * 2), has_aux=True)(x)
+    assert isinstance(g, BCOO)
+    np.testing.assert_allclose(aux, 2 * x.data)
+    # a BCOO inside a pytree argument, and a dense leaf beside it
+    tree = {"m": x, "b": np.ones(2)}
+    gt = sparse.grad(lambda t: fnp.sum((t["m"] @ y + t["b"]) ** 2))(tree)
+    assert isinstance(gt["m"], BCOO)
+    np.testing.assert_allclose(gt["b"], 2 * (a @ y + 1))
+
+
+def test_jacobian_of_a_csr_argument_is_refused_with_the_reason():
+    m = sparse.CSR.fromdense(np.array([[1.0, 0.0], [2.0, 3.0]]))
+    g = sparse.grad(lambda m: (m @ np.ones(2)).sum())(m)
+    assert isinstance(g, sparse.CSR)
+    np.testing.assert_allclose(g.data, np.ones(3))
+    with pytest.raises(TypeError, match="convert it to BCOO"):
+        sparse.jacfwd(lambda m: m @ np.ones(2))(m)
+
+
+# ----------------------------------------------------------------------------------------------
+# jit and vmap
+
+
+def test_jit_matches_eager():
+    x = BCOO.fromdense(M3, n_batch=1)
+    w = np.random.default_rng(2).normal(size=(5, 2))
+    fns = [
+        lambda x: x @ w,
+        lambda x: x.transpose((0, 2, 1)).todense(),
+        lambda x: x.sum((0, 2)).todense(),
+        lambda x: (x * w[:, 0]).todense(),
+        lambda x: x.sum_duplicates(nse=x.nse).todense(),
+        lambda x: x.sort_indices().todense(),
+        lambda x: BCOO.fromdense(x.todense(), nse=x.nse, n_batch=1).data,
+    ]
+    for f in fns:
+        np.testing.assert_allclose(funcgrad.jit(f)(x), f(x), atol=1e-12)
+    out = funcgrad.jit(lambda x: -x)(x)
+    assert isinstance(out, BCOO) and out.shape == x.shape
+    with pytest.raises(TypeError, match="pass nse= explicitly"):
+        funcgrad.jit(lambda m: BCOO.fromdense(m).data)(M3)
+
+
+def test_vmap_matches_a_loop():
+    x = BCOO.fromdense(M3[0])
+    vs = np.random.default_rng(4).normal(size=(6, 5))
+    np.testing.assert_allclose(funcgrad.vmap(lambda v: x @ v)(vs), np.stack([M3[0] @ v for v in vs]))
+    # over a BCOO's batch dimension: each element is a (4, 5) BCOO
+    stack = BCOO.fromdense(M3, n_batch=1)
+    out = funcgrad.vmap(lambda s, v: s @ v)(stack, vs[:3])
+    np.testing.assert_allclose(out, np.stack([M3[i] @ vs[i] for i in range(3)]))
+    # returning a BCOO: it gains a batch dimension
+    made = funcgrad.vmap(lambda m: BCOO.fromdense(m, nse=8))(M3)
+    assert isinstance(made, BCOO) and made.n_batch == 1 and made.shape == M3.shape
+    np.testing.assert_allclose(made.todense(), M3)
+    # per-example gradients of the data
+    gs = funcgrad.vmap(sparse.grad(lambda s, v: fnp.sum((s @ v) ** 2)))(stack, vs[:3])
+    for i in range(3):
+        gi = sparse.grad(lambda s, v: fnp.sum((s @ v) ** 2))(BCOO.fromdense(M3[i], nse=stack.nse), vs[i])
+        np.testing.assert_allclose(gs.data[i], gi.data, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------
+# COO, CSR, CSC
+
+
+def test_coo_csr_csc_against_scipy_and_jax():
+    a = _dense((5, 4), seed=11)
+    v, w = np.arange(4.0), np.arange(8.0).reshape(4, 2)
+    csr = sparse.CSR.fromdense(a)
+    ref = sps.csr_matrix(a)
+    np.testing.assert_array_equal(csr.indptr, ref.indptr)
+    np.testing.assert_array_equal(csr.indices, ref.indices)
+    np.testing.assert_allclose(csr.data, ref.data)
+    coo = sparse.COO.fromdense(a)
+    cref = sps.coo_matrix(a)
+    np.testing.assert_array_equal(coo.row, cref.row)
+    np.testing.assert_array_equal(coo.col, cref.col)
+    csc = sparse.CSC.fromdense(a)
+    np.testing.assert_array_equal(csc.indptr, sps.csc_matrix(a).indptr)
+    for m, jcls in [(coo, js.COO), (csr, js.CSR), (csc, js.CSC)]:
+        np.testing.assert_allclose(m.todense(), a)
+        np.testing.assert_allclose(m @ v, a @ v)
+        np.testing.assert_allclose(m @ w, a @ w)
+        np.testing.assert_allclose(np.arange(5.0) @ m, np.arange(5.0) @ a)
+        np.testing.assert_allclose(m.T.todense(), a.T)
+        np.testing.assert_allclose(m.T @ np.arange(5.0), a.T @ np.arange(5.0))
+        assert repr(m.T) == repr(jcls.fromdense(a).T)
+        padded, jpadded = type(m).fromdense(a, nse=m.nse + 3), jcls.fromdense(a, nse=m.nse + 3)
+        for leaf, jleaf in zip(funcgrad.tree_util.tree_leaves(padded), jax.tree.leaves(jpadded)):
+            np.testing.assert_array_equal(leaf, jleaf)
+        np.testing.assert_allclose(padded @ w, a @ w)
+        np.testing.assert_allclose(padded.T @ np.ones(5), a.T @ np.ones(5))
+        np.testing.assert_allclose(funcgrad.jit(lambda m, w: m @ w)(m, w), a @ w)
+        np.testing.assert_allclose((-m).todense(), -a)
+        np.testing.assert_allclose((2 * m).todense(), 2 * a)
+    np.testing.assert_allclose(sparse.coo_matvec(coo, np.ones(5), transpose=True), a.T @ np.ones(5))
+    np.testing.assert_allclose(sparse.csr_matmat(csr, np.ones((5, 2)), transpose=True), a.T @ np.ones((5, 2)))
+
+
+def test_csr_gradient_against_finite_differences():
+    a = _dense((5, 4), seed=12)
+    m = sparse.CSR.fromdense(a)
+    w = np.random.default_rng(13).normal(size=(4, 3))
+
+    def f(data, w):
+        return fnp.sum(fnp.cos(sparse.CSR((data, m.indices, m.indptr), shape=m.shape) @ w))
+
+    check_grads(f, (m.data, w), order=2)
+
+
+def test_matrix_errors():
+    with pytest.raises(ValueError, match="shape must be 2-d"):
+        sparse.COO((np.ones(1), np.zeros(1, int), np.zeros(1, int)), shape=(2, 2, 2))
+    with pytest.raises(ValueError, match="indptr must have 3 entries"):
+        sparse.CSR((np.ones(1), np.zeros(1, int), np.zeros(2, int)), shape=(2, 2))
+    with pytest.raises(ValueError, match=r"must have shape \(4,\)"):
+        sparse.CSR.fromdense(np.ones((3, 4))) @ np.ones(3)
+    with pytest.raises(TypeError, match="expected a CSR"):
+        sparse.csr_todense(sparse.COO.fromdense(np.eye(2)))
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+
+
+def test_todense_empty_eye_and_random_bcoo_match_jax():
+    dense = np.ones(3)
+    assert sparse.todense(dense) is dense
+    for fmt in ("bcoo", "coo", "csr", "csc"):
+        for kw in [{}, {"k": 1}, {"M": 5, "k": -2}, {"k": 7}]:
+            ours, theirs = sparse.eye(4, sparse_format=fmt, **kw), js.eye(4, sparse_format=fmt, **kw)
+            assert type(ours).__name__ == type(theirs).__name__ and repr(ours) == repr(theirs)
+            np.testing.assert_array_equal(sparse.todense(ours), js.todense(theirs))
+        e, je = sparse.empty((2, 3), sparse_format=fmt), js.empty((2, 3), sparse_format=fmt)
+        assert repr(e) == repr(je)
+        np.testing.assert_array_equal(e.todense(), np.zeros((2, 3)))
+    e = sparse.empty((2, 3, 4), n_batch=1, n_dense=1)
+    assert (e.n_batch, e.n_dense, e.nse) == (1, 1, 0)
+    with pytest.raises(ValueError, match="sparse_format='dok' not recognized"):
+        sparse.eye(3, sparse_format="dok")
+    key, jkey = random.PRNGKey(3), jax.random.PRNGKey(3)
+    for kw in [
+        {},
+        {"nse": 7, "n_batch": 1},
+        {"n_dense": 1, "sorted_indices": True},
+        {"unique_indices": False},
+    ]:
+        ours, theirs = sparse.random_bcoo(key, (3, 4, 5), **kw), js.random_bcoo(jkey, (3, 4, 5), **kw)
+        assert repr(ours) == repr(theirs)
+        np.testing.assert_array_equal(ours.indices, theirs.indices)
+        np.testing.assert_allclose(ours.data, theirs.data)
+    r = sparse.random_bcoo(key, (10, 10), nse=30)
+    assert len(np.unique(np.asarray(r.indices), axis=0)) == 30
+    with pytest.raises(ValueError, match="between 0 and 100"):
+        sparse.random_bcoo(key, (10, 10), nse=100)
+
+
+def test_bcoo_construction_errors():
+    with pytest.raises(ValueError, match="data has 2 slots but indices have nse=3"):
+        BCOO((np.ones(2), np.zeros((3, 1), np.int32)), shape=(4,))
+    with pytest.raises(TypeError, match="indices must be integers"):
+        BCOO((np.ones(2), np.zeros((2, 1))), shape=(4,))
+    with pytest.raises(ValueError, match="dense dimensions"):
+        BCOO((np.ones((2, 3)), np.zeros((2, 1), np.int32)), shape=(4, 2))
+    with pytest.raises(TypeError, match="pair"):
+        BCOO(np.ones(3), shape=(2,))
+    with pytest.raises(ValueError, match="invalid n_batch=2, n_dense=2"):
+        BCOO.fromdense(np.ones((2, 2, 2)), n_batch=2, n_dense=2)
+    with pytest.raises(TypeError, match="expected a BCOO"):
+        sparse.bcoo_todense(np.ones(2))
+    with pytest.raises(ValueError, match="out of range"):
+        BCOO.fromdense(np.ones(3)).sum(1)
+
+
+def test_namespace():
+    import funcgrad.experimental as experimental
+
+    assert experimental.sparse is sparse
+    assert dir(sparse) == sorted(sparse.__all__)
+    missing = [n for n in sparse.__all__ if not hasattr(js, n)]
+    assert not missing, f"not in jax.experimental.sparse: {missing}"
+
+
+# ----------------------------------------------------------------------------------------------
+# sparsify
+
+SPARSIFY_CASES = [
+    # (function, whether the result stays sparse); each runs on fnp and on jnp alike
+    (lambda np_, x, v: np_.sin(x * 3.0) @ v, False),
+    (lambda np_, x, v: (x.T * 2.0).sum(0), True),
+    (lambda np_, x, v: -(x + x) - x * v, True),
+    (lambda np_, x, v: np_.tanh(x) ** 2 / 4.0, True),
+    (lambda np_, x, v: x @ x.T, True),
+    (lambda np_, x, v: v @ x.T + x.sum(), False),
+    (lambda np_, x, v: (x - 2 * x).reshape(6, 2) @ v[:2], False),
+    (lambda np_, x, v: np_.ravel(x * v), True),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SPARSIFY_CASES)))
+def test_sparsify_against_dense_and_jax(case):
+    f, stays_sparse = SPARSIFY_CASES[case]
+    a = _dense((4, 3), seed=20)
+    x, jx, v = BCOO.fromdense(a), js.BCOO.fromdense(a), np.random.default_rng(21).normal(size=3)
+    out = sparse.sparsify(lambda x, v: f(fnp, x, v))(x, v)
+    assert isinstance(out, BCOO) == stays_sparse
+    want = f(np, a, v)
+    np.testing.assert_allclose(sparse.todense(out), want, atol=1e-12)
+    theirs = js.sparsify(lambda x, v: f(jnp, x, v))(jx, v)
+    np.testing.assert_allclose(js.todense(theirs), want, atol=1e-12)
+    jitted = funcgrad.jit(sparse.sparsify(lambda x, v: f(fnp, x, v)))(x, v)
+    np.testing.assert_allclose(sparse.todense(jitted), want, atol=1e-12)
+
+
+def test_sparsify_gradient_nested_jit_and_fallback():
+    a = _dense((4, 3), seed=22)
+    x, jx, v = BCOO.fromdense(a), js.BCOO.fromdense(a), np.arange(3.0)
+
+    def loss(np_, x):
+        return ((np_.sin(x * 2.0) @ v) ** 2).sum()
+
+    g = sparse.grad(sparse.sparsify(lambda x: loss(fnp, x)))(x)
+    jg = js.grad(js.sparsify(lambda x: loss(jnp, x)))(jx)
+    np.testing.assert_allclose(g.data, jg.data, atol=1e-12)
+    # a jitted inner function is sparsified too
+    out = sparse.sparsify(lambda x: funcgrad.jit(lambda y: (-y).sum(1))(x))(x)
+    assert isinstance(out, BCOO)
+    np.testing.assert_allclose(out.todense(), -a.sum(1), atol=1e-12)
+    # no sparse rule (exp does not keep zeros; sparse + dense): the dense result
+    np.testing.assert_allclose(sparse.sparsify(lambda x: fnp.exp(x) + x)(x), np.exp(a) + a)
+    with pytest.raises(TypeError, match="CSR arguments are not supported"):
+        sparse.sparsify(lambda m: m)(sparse.CSR.fromdense(a))
+
+
+@pytest.mark.parametrize("n_batch", [0, 1, 2])
+def test_reshape_add_and_sub(n_batch):
+    x = BCOO.fromdense(M3, n_batch=n_batch, nse=12 if n_batch == 2 else None)  # padding included
+    jx = js.BCOO.fromdense(M3)
+    for shape in [(60,), (5, 12), (-1, 3), (2, 3, 2, 5), (3, 4, 5)]:
+        out = x.reshape(shape)
+        np.testing.assert_array_equal(out.todense(), M3.reshape(shape))
+        np.testing.assert_array_equal(js.todense(jx.reshape(shape)), M3.reshape(shape))
+    np.testing.assert_array_equal(funcgrad.jit(lambda x: x.reshape(6, 10).todense())(x), M3.reshape(6, 10))
+    with pytest.raises(ValueError, match="cannot reshape"):
+        x.reshape(7, 9)
+    with pytest.raises(ValueError, match="dense dimensions"):
+        BCOO.fromdense(M3, n_dense=1).reshape(60)
+    s = x + x
+    assert isinstance(s, BCOO) and s.nse == 2 * x.nse
+    np.testing.assert_allclose(s.todense(), 2 * M3)
+    np.testing.assert_allclose((x - 3 * x).todense(), -2 * M3)
+    np.testing.assert_allclose(x + np.ones(5), M3 + 1)  # sparse + dense is dense, as in jax
+    np.testing.assert_allclose(1.0 - x, 1 - M3)
+    with pytest.raises(ValueError, match="share shape and layout"):
+        x + BCOO.fromdense(M3, n_dense=1)
+
+
+def test_update_layout_every_pair_of_layouts():
+    for (nb, nd), (to_b, to_d) in itertools.product(LAYOUTS, LAYOUTS):
+        x = BCOO.fromdense(M3, n_batch=nb, n_dense=nd)
+        y = sparse.bcoo_update_layout(x, n_batch=to_b, n_dense=to_d, on_inefficient=None)
+        assert (y.n_batch, y.n_dense, y.shape) == (to_b, to_d, M3.shape)
+        np.testing.assert_allclose(y.todense(), M3, err_msg=f"{(nb, nd)} -> {(to_b, to_d)}")
+        if (to_b, to_d) == (0, 0):  # the cheap direction: as many slots as jax's
+            jy = js.bcoo_update_layout(js.BCOO.fromdense(M3, n_batch=nb, n_dense=nd), n_batch=0, n_dense=0)
+            assert y.nse == jy.nse
+    x = BCOO.fromdense(M3)
+    with pytest.raises(sparse.SparseEfficiencyError, match="increasing n_batch from 0 to 1"):
+        x.update_layout(n_batch=1)
+    with pytest.warns(sparse.SparseEfficiencyWarning, match="increasing n_dense from 0 to 1"):
+        x.update_layout(n_dense=1, on_inefficient="warn")
+    with pytest.raises(ValueError, match="invalid n_batch=2, n_dense=2"):
+        x.update_layout(n_batch=2, n_dense=2)
+    jitted = funcgrad.jit(lambda x: x.update_layout(n_batch=1, n_dense=1, on_inefficient=None).todense())(x)
+    np.testing.assert_allclose(jitted, M3)
+    g = sparse.grad(lambda x: fnp.sum(x.update_layout(n_batch=1, on_inefficient=None).todense() ** 2))(x)
+    np.testing.assert_allclose(g.data, 2 * x.data)
+
+
+@pytest.mark.parametrize("lhs_batch,rhs_batch", [(0, 0), (0, 1), (1, 0), (1, 1)])
+def test_sparse_times_sparse_with_batch_dimensions(lhs_batch, rhs_batch):
+    a, b = _dense((3, 4, 5), seed=30, density=0.5), _dense((3, 5, 2), seed=31, density=0.5)
+    x, y = BCOO.fromdense(a, n_batch=lhs_batch), BCOO.fromdense(b, n_batch=rhs_batch)
+    out = sparse.bcoo_dot_general(x, y, dimension_numbers=(([2], [1]), ([0], [0])))
+    assert isinstance(out, BCOO)
+    np.testing.assert_allclose(out.todense(), np.einsum("bij,bjk->bik", a, b), atol=1e-12)
+    out = sparse.bcoo_dot_general(x, y, dimension_numbers=(([2, 0], [1, 0]), ([], [])))
+    np.testing.assert_allclose(out.todense(), np.einsum("bij,bjk->ik", a, b), atol=1e-12)
+
+
+def test_scalar_operands_may_be_traced():
+    x = BCOO.fromdense(np.array([[1.0, 0.0], [0.0, 2.0]]))
+    c = sparse.CSR.fromdense(np.array([[1.0, 0.0], [0.0, 2.0]]))
+    np.testing.assert_allclose(funcgrad.jit(lambda x, s: (x / s).todense())(x, 2.0), [[0.5, 0], [0, 1]])
+    np.testing.assert_allclose(funcgrad.jit(lambda c, s: (c * s).todense())(c, 2.0), [[2, 0], [0, 4]])
+    assert float(funcgrad.grad(lambda s: (x * s).data.sum())(2.0)) == 3.0
+    np.testing.assert_allclose(
+        funcgrad.vmap(lambda c, v: c @ v, in_axes=(None, 0))(c, np.ones((3, 2))), [[1, 2]] * 3
+    )
