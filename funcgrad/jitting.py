@@ -197,7 +197,13 @@ class JittedFunction(Dispatcher):
         in_shardings=None,
         out_shardings=None,
     ):
-        functools.update_wrapper(self, fun)
+        # The wrapped function's name and docstring, and its own attributes as jax's jit keeps
+        # them -- except any that would replace this object's (a callable object with a
+        # ``_call`` or ``_name`` attribute must not overwrite the dispatcher's).
+        functools.update_wrapper(self, fun, updated=())
+        for key, value in getattr(fun, "__dict__", {}).items():
+            if not hasattr(self, key):
+                setattr(self, key, value)
         self._fun = fun
         name = getattr(fun, "__name__", None) or type(fun).__name__
         try:

@@ -25,6 +25,13 @@ settings.register_profile("dev", max_examples=60, deadline=None, suppress_health
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (pyproject's addopts): one test process per core, at most 4 -- each process
+    compiles XLA programs with threads of its own and holds its own compiled-program caches, so
+    more workers than that cost memory without saving time."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 # The external-suite harnesses (an ``autograd`` import shim, the example runner) are run by
 # tests/test_external_suites.py in subprocesses; collecting them here would put the shim's
 # ``autograd`` package on sys.path for the whole session.

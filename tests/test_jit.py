@@ -619,3 +619,20 @@ def test_compiled_cost_analysis_counts_matmul_flops(m, k, n):
     stats = f.lower(a, b).compile().memory_analysis()
     assert stats.argument_size_in_bytes == 4 * (m * k + k * n)
     assert stats.output_size_in_bytes == 4 * m * n
+
+
+def test_jit_of_a_callable_object_keeps_its_own_attributes_apart():
+    # functools.update_wrapper copies the wrapped object's __dict__; a callable with attributes
+    # named like the dispatcher's (_call, _name, _cache) must not replace them.
+    class Scaled:
+        def __init__(self):
+            self._call, self._name, self._cache, self.factor = "not a method", "x", None, 3.0
+            self.__name__ = "scaled"
+
+        def __call__(self, x):
+            return x * self.factor
+
+    f = jit(Scaled())
+    assert float(f(2.0)) == 6.0 and float(f(np.float64(1.0))) == 3.0
+    assert f.factor == 3.0 and f.__name__ == "scaled"
+    assert float(jit(fnp.add)(1.0, 2.0)) == 3.0  # fnp.add is a ufunc object with a _call attribute

@@ -24,7 +24,7 @@ def test_the_spmd_suite_on_8_cpu_devices():
         "PYTHONPATH": ROOT,
     }
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:randomly", "tests/spmd"],
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "-n", "0", "tests/spmd"],
         cwd=ROOT,
         env=env,
         capture_output=True,
