@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from funcgrad.kernel import ad, core
 from funcgrad.kernel.ad import Zero
+from funcgrad.kernel.callkit import check_call_avals
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray
@@ -91,15 +92,7 @@ def _impl(*args, call, **_):
 
 
 def _abstract_eval(*avals, call, name, **_):
-    expected = call.in_avals
-    if len(avals) != len(expected):
-        raise TypeError(f"custom_vmap call of {name} expects {len(expected)} arguments, got {len(avals)}")
-    for i, (a, e) in enumerate(zip(avals, expected)):
-        if (a.shape, a.dtype) != (e.shape, e.dtype):
-            raise TypeError(
-                f"custom_vmap call of {name}: argument {i} is {a.str_short()} but the function "
-                f"was traced for {e.str_short()}"
-            )
+    check_call_avals(f"custom_vmap call of {name}", avals, call.in_avals)
     return call.out_avals
 
 

@@ -108,15 +108,7 @@ class CallPrimitive(Primitive):
         self.def_taylor(self._taylor)
 
     def _abstract_eval(self, *avals, jaxpr, **params):
-        expected = jaxpr.in_avals
-        if len(avals) != len(expected):
-            raise TypeError(f"{self.name} call expects {len(expected)} arguments, got {len(avals)}")
-        for i, (a, e) in enumerate(zip(avals, expected)):
-            if (a.shape, a.dtype) != (e.shape, e.dtype):
-                raise TypeError(
-                    f"{self.name} call: argument {i} is {a.str_short()} but the called program "
-                    f"expects {e.str_short()}"
-                )
+        check_call_avals(f"{self.name} call", avals, jaxpr.in_avals)
         return jaxpr.out_avals
 
     def _derived(self, params, jaxpr, derivation, n_args):
@@ -179,6 +171,7 @@ class CallPrimitive(Primitive):
 
 
 __all__ = [
+    "check_call_avals",
     "CallPrimitive",
     "DerivedJaxprs",
     "derived_batch",
@@ -187,3 +180,16 @@ __all__ = [
     "derived_partial_eval",
     "derived_transpose",
 ]
+
+
+def check_call_avals(what: str, avals, expected) -> None:
+    """Raise ``TypeError`` naming ``what`` unless the operand avals match the traced program's
+    inputs (count, shapes and dtypes): a call primitive bound with other operands than its
+    jaxpr was traced for."""
+    if len(avals) != len(expected):
+        raise TypeError(f"{what} expects {len(expected)} arguments, got {len(avals)}")
+    for i, (a, e) in enumerate(zip(avals, expected)):
+        if (a.shape, a.dtype) != (e.shape, e.dtype):
+            raise TypeError(
+                f"{what}: argument {i} is {a.str_short()} but the program was traced for {e.str_short()}"
+            )

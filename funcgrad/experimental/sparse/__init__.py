@@ -21,78 +21,16 @@ dot_general, sorts): no new primitive, so ``jit``, ``vmap`` and ``grad`` go thro
 [2.0, 1.0]
 """
 
-from funcgrad.experimental.sparse._ad import grad, jacfwd, jacobian, jacrev, value_and_grad
-from funcgrad.experimental.sparse._api import empty, eye, random_bcoo, todense
-from funcgrad.experimental.sparse._base import JAXSparse
-from funcgrad.experimental.sparse._bcoo import (
-    BCOO,
-    SparseEfficiencyError,
-    SparseEfficiencyWarning,
-    bcoo_dot_general,
-    bcoo_extract,
-    bcoo_fromdense,
-    bcoo_multiply_dense,
-    bcoo_reduce_sum,
-    bcoo_reshape,
-    bcoo_sort_indices,
-    bcoo_sum_duplicates,
-    bcoo_todense,
-    bcoo_transpose,
-    bcoo_update_layout,
-)
-from funcgrad.experimental.sparse._matrix import (
-    COO,
-    CSC,
-    CSR,
-    coo_fromdense,
-    coo_matmat,
-    coo_matvec,
-    coo_todense,
-    csr_fromdense,
-    csr_matmat,
-    csr_matvec,
-    csr_todense,
-)
-from funcgrad.experimental.sparse._transform import sparsify
+from funcgrad.experimental.sparse import _ad, _api, _base, _bcoo, _matrix, _transform
+from funcgrad.experimental.sparse._ad import *  # noqa: F403 - each module's public names are its __all__
+from funcgrad.experimental.sparse._api import *  # noqa: F403
+from funcgrad.experimental.sparse._base import *  # noqa: F403
+from funcgrad.experimental.sparse._bcoo import *  # noqa: F403
+from funcgrad.experimental.sparse._matrix import *  # noqa: F403
+from funcgrad.experimental.sparse._transform import *  # noqa: F403
 
-__all__ = [
-    "BCOO",
-    "COO",
-    "CSC",
-    "CSR",
-    "JAXSparse",
-    "SparseEfficiencyError",
-    "SparseEfficiencyWarning",
-    "bcoo_dot_general",
-    "bcoo_extract",
-    "bcoo_fromdense",
-    "bcoo_multiply_dense",
-    "bcoo_reduce_sum",
-    "bcoo_reshape",
-    "bcoo_sort_indices",
-    "bcoo_sum_duplicates",
-    "bcoo_todense",
-    "bcoo_transpose",
-    "bcoo_update_layout",
-    "coo_fromdense",
-    "coo_matmat",
-    "coo_matvec",
-    "coo_todense",
-    "csr_fromdense",
-    "csr_matmat",
-    "csr_matvec",
-    "csr_todense",
-    "empty",
-    "eye",
-    "grad",
-    "jacfwd",
-    "jacobian",
-    "jacrev",
-    "random_bcoo",
-    "sparsify",
-    "todense",
-    "value_and_grad",
-]
+# The namespace is the union of the modules' __all__, never listed a second time.
+__all__ = sorted({name for m in (_ad, _api, _base, _bcoo, _matrix, _transform) for name in m.__all__})
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
