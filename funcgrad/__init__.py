@@ -133,6 +133,9 @@ _MODULES = {
     "sharding",
     "distributed",
     "image",
+    "errors",
+    "typing",
+    "dlpack",
 }
 
 

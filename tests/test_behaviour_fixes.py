@@ -117,3 +117,31 @@ def test_isinstance_array_is_true_for_traced_values(transform):
     assert isinstance(fnp.ones(2), funcgrad.Array) and fnp.ndarray is funcgrad.Array
     assert not isinstance(np.ones(2), funcgrad.Array) and not isinstance(1.0, funcgrad.Array)
     assert funcgrad.Array.__name__ == "Array" and funcgrad.Array(np.arange(2.0)).tolist() == [0.0, 1.0]
+
+
+def test_errors_typing_and_dlpack_modules_as_in_jax():
+    import funcgrad.dlpack  # noqa: PLC0415
+    from funcgrad import errors  # noqa: PLC0415
+    from funcgrad.typing import ArrayLike, DTypeLike  # noqa: PLC0415
+
+    cases = [
+        (errors.TracerArrayConversionError, lambda x: np.asarray(x)),
+        (errors.TracerIntegerConversionError, lambda x: list(range(x))),
+        (errors.TracerBoolConversionError, lambda x: 1 if x > 0 else 0),
+        (errors.ConcretizationTypeError, lambda x: float(x)),
+    ]
+    for cls, f in cases:
+        with pytest.raises(cls):
+            funcgrad.jit(f)(3)
+        assert issubclass(cls, errors.ConcretizationTypeError) and issubclass(cls, TypeError)
+    with pytest.raises(errors.NonConcreteBooleanIndexError):
+        funcgrad.jit(lambda x: x[x > 0])(fnp.arange(3.0))
+    from funcgrad.experimental import checkify  # noqa: PLC0415
+
+    assert checkify.JaxRuntimeError is errors.JaxRuntimeError
+    assert ArrayLike is not None and DTypeLike is not None
+    x = funcgrad.dlpack.from_dlpack(np.arange(3.0))
+    assert isinstance(x, funcgrad.Array) and x.tolist() == [0.0, 1.0, 2.0]
+    assert funcgrad.dlpack.is_supported_dtype(np.float32) and not funcgrad.dlpack.is_supported_dtype(
+        "float8_e4m3fn"
+    )

@@ -58,6 +58,9 @@ NAMESPACES = [
     "funcgrad.experimental.sparse",
     "funcgrad.ops",
     "funcgrad.image",
+    "funcgrad.errors",
+    "funcgrad.typing",
+    "funcgrad.dlpack",
 ]
 
 

@@ -225,6 +225,14 @@ class TracerBoolConversionError(ConcretizationTypeError):
     """``bool()``/``if`` on a traced value."""
 
 
+class TracerIntegerConversionError(ConcretizationTypeError):
+    """A traced value used as an index or a size (``__index__``: ``range(x)``, ``lst[x]``)."""
+
+
+class TracerArrayConversionError(ConcretizationTypeError):
+    """A traced value converted to a NumPy array (``np.asarray(x)``, a NumPy function of it)."""
+
+
 class Trace:
     """A transformation in progress. Subclasses implement ``process_primitive``."""
 
@@ -443,12 +451,12 @@ class Tracer:
         raise ConcretizationTypeError(self._concretization_message("complex()", "complex(x)"))
 
     def __index__(self):
-        raise ConcretizationTypeError(
+        raise TracerIntegerConversionError(
             self._concretization_message("__index__", "using it as an index or size")
         )
 
     def __array__(self, dtype=None, copy=None):
-        raise ConcretizationTypeError(
+        raise TracerArrayConversionError(
             self._concretization_message("numpy.asarray()", "converting it to a NumPy array")
         )
 

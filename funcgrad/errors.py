@@ -1,0 +1,41 @@
+"""``funcgrad.errors``: the exceptions a JAX program catches by name (``jax.errors``).
+
+Layer: surface. Re-exports the classes where they are defined: the kernel's tracer errors
+(funcgrad/kernel/core.py), indexing's NonConcreteBooleanIndexError and the runtime check failure
+of ``checkify`` (primitives/checks.py). Each tracer error is a ``ConcretizationTypeError`` (a
+``TypeError``), so catching that catches them all. XLA's own failures (compiling, running,
+transferring) raise ``xla_bridge.XlaBridgeError``, a ``RuntimeError`` with the phase and a hint.
+
+>>> import funcgrad, numpy as np
+>>> try:
+...     funcgrad.jit(lambda x: np.asarray(x))(1.0)
+... except TracerArrayConversionError as e:
+...     print(type(e).__name__)
+TracerArrayConversionError
+"""
+
+from __future__ import annotations
+
+from funcgrad.kernel.core import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
+from funcgrad.numpy.indexing import NonConcreteBooleanIndexError
+from primitives.checks import JaxRuntimeError
+
+__all__ = [
+    "ConcretizationTypeError",
+    "JaxRuntimeError",
+    "NonConcreteBooleanIndexError",
+    "TracerArrayConversionError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "UnexpectedTracerError",
+]
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)
