@@ -12,6 +12,7 @@ import funcgrad
 from funcgrad.core import Tracer
 
 _Array = funcgrad.kernel.array.Array  # the concrete class (funcgrad.Array is the isinstance type)
+_ufunc = funcgrad.numpy.ufunc
 
 
 # NumPy returns 0-d arrays only from its array constructors; its functions return scalars.
@@ -43,7 +44,8 @@ def wrap_namespace(src, dst: dict, skip=()):
         if name.startswith("__") or name in dst or name in skip:
             continue
         value = getattr(src, name)
-        if isinstance(value, types.FunctionType | types.BuiltinFunctionType | functools.partial):
+        # funcgrad.numpy.add, maximum, ... are ufunc objects (as in jax.numpy); autograd's are functions.
+        if isinstance(value, types.FunctionType | types.BuiltinFunctionType | functools.partial | _ufunc):
             value = host_results(value, scalars=name not in _ARRAY_CONSTRUCTORS)
         dst[name] = value
 
