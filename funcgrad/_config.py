@@ -24,10 +24,12 @@ value and what to do instead:
 ``jax_default_matmul_precision``  any of JAX's precision names: the CPU computes every product at
                                 full precision, which satisfies each of them.
 ``jax_num_cpu_devices``         the CPU client's device count; before the first computation.
-``jax_cpu_enable_async_dispatch``  False (funcgrad's default): the CPU runs each program in the
-                                calling thread, which saves the hand-off to a worker thread (about
-                                5 us per call); True: jax's asynchronous dispatch. Before the first
-                                computation (or FUNCGRAD_CPU_ASYNC_DISPATCH=1).
+``jax_cpu_enable_async_dispatch``  None (funcgrad's default): with one CPU device each program runs
+                                in the calling thread, which saves the hand-off to a worker thread
+                                (about 5 us per call); with several, dispatch is asynchronous.
+                                True: jax's asynchronous dispatch always; False: synchronous (one
+                                device only). Before the first computation (or
+                                FUNCGRAD_CPU_ASYNC_DISPATCH=1/0).
 ``jax_platforms``/``jax_platform_name``  "cpu" or "cuda"; before the first computation.
 ``jax_default_prng_impl``       "threefry2x32" (funcgrad's only generator).
 ``jax_threefry_partitionable``  True (the bit streams funcgrad.random produces).
@@ -150,7 +152,9 @@ def _before_first_use(name, env, normalize):
     return apply
 
 
-def _cpu_async_dispatch(v: bool) -> None:
+def _cpu_async_dispatch(v: bool | None) -> None:
+    if v is None:
+        v = _runtime.cpu_async_dispatch() if _runtime.backend_started("cpu") else None
     if _runtime.backend_started("cpu"):
         if _runtime.cpu_async_dispatch() != v:
             raise RuntimeError(
@@ -260,8 +264,8 @@ _FLAG_LIST = [
     ),
     _Flag(
         "jax_cpu_enable_async_dispatch",
-        _runtime.cpu_async_dispatch(),
-        _bool("jax_cpu_enable_async_dispatch"),
+        None,
+        lambda v: v if v is None else _bool("jax_cpu_enable_async_dispatch")(v),
         _cpu_async_dispatch,
     ),
     *[

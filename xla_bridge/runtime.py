@@ -302,31 +302,65 @@ cpu_client_options: dict = {}
 
 
 # NOTE: [synchronous CPU dispatch]
-# The CPU client runs programs in the calling thread (``asynchronous=False``) unless
-# ``jax_cpu_enable_async_dispatch`` (or FUNCGRAD_CPU_ASYNC_DISPATCH=1) asks for jax's default.
-# PJRT's CPU client hands every program of 1000 or more estimated flops to a worker thread and
-# the caller then waits for it: for the programs of a few microseconds that dominate notebooks
-# (a jitted jet or gradient at a scalar) that hand-off costs about as much as the program
-# (jit(jet) of order 8: 15 us asynchronous, 10 us synchronous). What asynchrony buys on a CPU is
-# Python running ahead of a long program; a long program keeps the cores busy with XLA's own
-# intra-op threads anyway, so that overlap is worth a few microseconds per call. Programs on
-# several devices still run one thread per device (collectives work either way: the SPMD and
-# multi-process tests run synchronous), and results are the same.
+# With one CPU device, the CPU client runs programs in the calling thread (``asynchronous=False``)
+# unless ``jax_cpu_enable_async_dispatch`` (or FUNCGRAD_CPU_ASYNC_DISPATCH=1) asks for jax's
+# default. PJRT's CPU client hands every program of 1000 or more estimated flops to a worker
+# thread and the caller then waits for it: for the programs of a few microseconds that dominate
+# notebooks (a jitted jet or gradient at a scalar) that hand-off costs about as much as the
+# program (jit(jet) of order 8: 15 us asynchronous, 10 us synchronous). What asynchrony buys on a
+# CPU is Python running ahead of a long program; a long program keeps the cores busy with XLA's
+# own intra-op threads anyway, so that overlap is worth a few microseconds per call.
+# With several devices (virtual CPU devices, or processes) dispatch stays asynchronous, and
+# asking for synchronous dispatch there is refused: a synchronous execution holds its pool thread
+# while its collectives wait for the other devices' executions, and on a machine with fewer cores
+# than devices an 8-device all-reduce then waited for a participant that never started (XLA
+# aborts the process after 40 s; seen once in the notebook of 8-device data parallelism).
+
+
+def _several_cpu_devices(opts: dict) -> bool:
+    """Whether the CPU client about to start (or started) has more than one device or process."""
+    if "cpu" in _backends:
+        return len(_backends["cpu"].devices) > 1 or (opts.get("num_nodes") or 1) > 1
+    if (opts.get("num_nodes") or 1) > 1:
+        return True
+    n = opts.get("num_devices") or os.environ.get("FUNCGRAD_NUM_CPU_DEVICES")
+    if n:
+        return int(n) > 1
+    flag = re.search(r"--xla_force_host_platform_device_count=(\d+)", os.environ.get("XLA_FLAGS", ""))
+    return bool(flag) and int(flag.group(1)) > 1
+
+
+def _requested_async() -> bool | None:
+    """The dispatch asked for: jax_cpu_enable_async_dispatch, else FUNCGRAD_CPU_ASYNC_DISPATCH, else
+    None (funcgrad's choice)."""
+    chosen = cpu_client_options.get("asynchronous")
+    if chosen is not None:
+        return bool(chosen)
+    env = os.environ.get("FUNCGRAD_CPU_ASYNC_DISPATCH", "")
+    return None if env == "" else env not in ("0", "false", "False")
 
 
 def cpu_async_dispatch() -> bool:
     """Whether the CPU client dispatches asynchronously (a worker thread runs each program that
     is not trivially cheap, as in jax) or runs programs in the calling thread (funcgrad's
-    default; NOTE: [synchronous CPU dispatch]).
+    default with one CPU device; NOTE: [synchronous CPU dispatch]).
 
     Example:
         >>> cpu_async_dispatch() in (True, False)
         True
     """
-    chosen = cpu_client_options.get("asynchronous")
-    if chosen is not None:
-        return bool(chosen)
-    return os.environ.get("FUNCGRAD_CPU_ASYNC_DISPATCH", "0") not in ("0", "", "false", "False")
+    several = _several_cpu_devices(cpu_client_options)
+    requested = _requested_async()
+    if requested is False and several:
+        raise XlaBridgeError(
+            "synchronous CPU dispatch (jax_cpu_enable_async_dispatch=False or "
+            "FUNCGRAD_CPU_ASYNC_DISPATCH=0) works with one CPU device only: with several, an "
+            "execution waiting in a collective can hold the thread another device needs. Leave "
+            "the setting unset (funcgrad then dispatches asynchronously with several devices).",
+            phase="backend",
+            platform="cpu",
+        )
+    return several if requested is None else requested
 
 
 def configure_cpu_client(**options) -> None:
