@@ -136,6 +136,7 @@ _MODULES = {
     "errors",
     "typing",
     "dlpack",
+    "profiler",
 }
 
 

@@ -61,6 +61,7 @@ NAMESPACES = [
     "funcgrad.errors",
     "funcgrad.typing",
     "funcgrad.dlpack",
+    "funcgrad.profiler",
 ]
 
 

@@ -1,0 +1,204 @@
+"""``funcgrad.profiler``: profiling traces and annotations as ``jax.profiler``.
+
+Layer: surface. Imports ``xla_bridge.profiling`` (jaxlib's profiler) and the standard library.
+
+``with trace(log_dir):`` (or ``start_trace``/``stop_trace``) records what the process does --
+compilations, executions, host threads and the ``TraceAnnotation``/``annotate_function`` spans
+around your code -- and writes it under ``log_dir/plugins/profile/<timestamp>/`` for TensorBoard's
+profile plugin (``*.xplane.pb``) and Perfetto or chrome://tracing (``*.trace.json.gz``).
+
+>>> import tempfile, pathlib, funcgrad, funcgrad.numpy as fnp
+>>> d = tempfile.mkdtemp()
+>>> with trace(d):
+...     with TraceAnnotation("matmul"):
+...         _ = funcgrad.jit(lambda x: x @ x.T)(fnp.ones((64, 64))).block_until_ready()
+>>> sorted(p.suffix for p in pathlib.Path(d).glob("plugins/profile/*/*"))
+['.gz', '.pb']
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Callable
+from contextlib import contextmanager
+
+from xla_bridge import profiling
+
+__all__ = [
+    "ProfileOptions",
+    "StepTraceAnnotation",
+    "TraceAnnotation",
+    "annotate_function",
+    "device_memory_profile",
+    "save_device_memory_profile",
+    "start_server",
+    "start_trace",
+    "stop_server",
+    "stop_trace",
+    "trace",
+]
+
+
+def __dir__():  # the public names only, not this module's imports and helpers
+    return list(__all__)
+
+
+ProfileOptions = profiling.ProfileOptions
+
+
+class _State:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.session = None
+        self.log_dir: str | None = None
+        self.server = None
+
+
+_state = _State()
+
+
+def start_trace(log_dir, create_perfetto_link: bool = False, create_perfetto_trace: bool = False,
+                profiler_options: ProfileOptions | None = None) -> None:  # fmt: skip
+    """Start recording a trace, to be written to ``log_dir`` by ``stop_trace``. One trace at a
+    time: starting a second raises ``RuntimeError``. ``create_perfetto_trace``: the
+    ``*.trace.json.gz`` it always writes is already Perfetto's format; ``create_perfetto_link``
+    (serving it to ui.perfetto.dev) is refused: it would block the program on a browser.
+
+    >>> import tempfile
+    >>> start_trace(tempfile.mkdtemp()); stop_trace()
+    """
+    if create_perfetto_link:
+        raise ValueError(
+            "start_trace: create_perfetto_link is not supported (it blocks until a browser loads "
+            "the trace); open LOG_DIR/plugins/profile/*/*.trace.json.gz in ui.perfetto.dev instead"
+        )
+    del create_perfetto_trace  # the trace.json.gz written anyway is Perfetto-compatible
+    with _state.lock:
+        if _state.session is not None:
+            raise RuntimeError(
+                "start_trace: a trace is already running; only one trace at a time (stop_trace first)"
+            )
+        _state.session = profiling.ProfilerSession(profiler_options or ProfileOptions())
+        _state.log_dir = os.fspath(log_dir)
+
+
+def stop_trace() -> None:
+    """Stop the trace ``start_trace`` began and write it to its ``log_dir``.
+
+    >>> stop_trace()
+    Traceback (most recent call last):
+    RuntimeError: stop_trace: no trace is running (start_trace first)
+    """
+    with _state.lock:
+        if _state.session is None:
+            raise RuntimeError("stop_trace: no trace is running (start_trace first)")
+        session, log_dir = _state.session, _state.log_dir
+        _state.session, _state.log_dir = None, None
+        session.stop_and_export(log_dir)
+
+
+@contextmanager
+def trace(log_dir, create_perfetto_link: bool = False, create_perfetto_trace: bool = False,
+          profiler_options: ProfileOptions | None = None):  # fmt: skip
+    """Record a trace of the enclosed code to ``log_dir`` (``start_trace``/``stop_trace``).
+
+    >>> import tempfile
+    >>> with trace(tempfile.mkdtemp()):
+    ...     pass
+    """
+    start_trace(log_dir, create_perfetto_link, create_perfetto_trace, profiler_options)
+    try:
+        yield
+    finally:
+        stop_trace()
+
+
+class TraceAnnotation(profiling.TraceMe):
+    """A named span on the trace timeline around the enclosed code (``with
+    TraceAnnotation("load batch"):``); keyword arguments become the span's metadata. Costs next to
+    nothing when no trace is running.
+
+    >>> with TraceAnnotation("my_label", step=1):
+    ...     pass
+    """
+
+
+class StepTraceAnnotation(TraceAnnotation):
+    """A span marking one step of a loop (``step_num=`` the step), which the profiler's step
+    analysis groups by.
+
+    >>> with StepTraceAnnotation("train", step_num=3):
+    ...     pass
+    """
+
+    def __init__(self, name: str, **kwargs):
+        super().__init__(name, _r=1, **kwargs)
+
+
+def annotate_function(func: Callable, name: str | None = None, **decorator_kwargs) -> Callable:
+    """``func`` with every call wrapped in a ``TraceAnnotation`` named after it (or ``name``).
+
+    >>> @annotate_function
+    ... def f(x):
+    ...     return x + 1
+    >>> f(1)
+    2
+    """
+    label = name or getattr(func, "__qualname__", None) or getattr(func, "__name__", "function")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with TraceAnnotation(label, **decorator_kwargs):
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def start_server(port: int):
+    """Serve profiles on ``port`` to TensorBoard's "capture profile" button (one server per
+    process); returns the server.
+
+    The server is jaxlib's; ``stop_server`` stops it.
+    """
+    with _state.lock:
+        if _state.server is not None:
+            raise ValueError("start_server: the profiler server is already running (stop_server first)")
+        _state.server = profiling.start_server(port)
+        return _state.server
+
+
+def stop_server() -> None:
+    """Stop the server ``start_server`` started.
+
+    >>> stop_server()
+    Traceback (most recent call last):
+    ValueError: stop_server: no profiler server is running
+    """
+    with _state.lock:
+        if _state.server is None:
+            raise ValueError("stop_server: no profiler server is running")
+        _state.server = None  # jaxlib stops it when the last reference goes
+
+
+def device_memory_profile(backend: str | None = None) -> bytes:
+    """The memory held by live device buffers, as a gzipped pprof protocol buffer (view it with
+    ``pprof``): which allocations, of which sizes.
+
+    >>> isinstance(device_memory_profile(), bytes)
+    True
+    """
+    return profiling.heap_profile(backend)
+
+
+def save_device_memory_profile(filename, backend: str | None = None) -> None:
+    """Write ``device_memory_profile()`` to ``filename``.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "memory.prof")
+    >>> save_device_memory_profile(path); os.path.getsize(path) > 0
+    True
+    """
+    with open(filename, "wb") as f:
+        f.write(device_memory_profile(backend))
