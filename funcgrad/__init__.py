@@ -137,6 +137,7 @@ _MODULES = {
     "typing",
     "dlpack",
     "profiler",
+    "stages",
 }
 
 

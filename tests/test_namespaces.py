@@ -62,6 +62,7 @@ NAMESPACES = [
     "funcgrad.typing",
     "funcgrad.dlpack",
     "funcgrad.profiler",
+    "funcgrad.stages",
 ]
 
 
