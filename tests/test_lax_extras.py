@@ -139,3 +139,31 @@ def test_ragged_dot_vmap_and_errors():
         lax.ragged_dot(lhs[0], rhs[0], np.array([1.0, 2.0]))
     with pytest.raises(ValueError, match="group_offset"):
         lax.ragged_dot(lhs[0], rhs[0], gs[0], group_offset=np.array([1]))
+
+
+def test_platform_dependent_and_composite_match_jax():
+    x = np.linspace(-1.0, 1.0, 5)
+    ours = lax.platform_dependent(x, cpu=lambda v: v * 2.0, default=lambda v: v)
+    theirs = jlax.platform_dependent(x, cpu=lambda v: v * 2.0, default=lambda v: v)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs))
+    assert float(lax.platform_dependent(1.0, tpu=lambda v: v * 3.0, default=lambda v: v + 1.0)) == 2.0
+    g = funcgrad.grad(lambda v: lax.platform_dependent(v, cpu=lambda u: u**3, default=lambda u: u))(2.0)
+    assert float(g) == 12.0
+    with pytest.raises(ValueError, match="no branch"):
+        lax.platform_dependent(1.0, tpu=lambda v: v)
+    with pytest.raises(ValueError, match="unknown platforms"):
+        lax.platform_dependent(1.0, cpx=lambda v: v)
+
+    def tan(v):
+        return funcgrad.numpy.sin(v) / funcgrad.numpy.cos(v)
+
+    ours_c = lax.composite(tan, name="my.tangent")
+    theirs_c = jlax.composite(lambda v: jax.numpy.sin(v) / jax.numpy.cos(v), name="my.tangent")
+    np.testing.assert_allclose(np.asarray(funcgrad.jit(ours_c)(x)), np.asarray(theirs_c(x)), rtol=1e-14)
+    # jax has neither a batching nor a JVP rule for composites; funcgrad uses the decomposition's.
+    looped = [float(theirs_c(v)) for v in x]
+    np.testing.assert_allclose(np.asarray(funcgrad.vmap(ours_c)(x)), looped, rtol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(funcgrad.vmap(funcgrad.grad(ours_c))(x)), 1 / np.cos(x) ** 2, rtol=1e-13
+    )
+    assert ours_c.composite_name == "my.tangent"

@@ -1,6 +1,7 @@
 """More of ``jax.lax``: bit counting (``population_count``, ``clz``), ``mulhi``, ``reciprocal``,
 ``reduce_xor``, ``scatter_sub``, ``approx_max_k``/``approx_min_k``, ``stack``/``unstack``, ``tile``,
-``index_take``, ``broadcast_like``, ``ragged_dot`` (grouped matrix products).
+``index_take``, ``broadcast_like``, ``ragged_dot`` (grouped matrix products), ``platform_dependent``,
+``composite``.
 
 Layer: surface. Imports ``funcgrad.numpy`` and the other ``funcgrad.lax`` modules; everything here
 is a composition of existing operations (no new primitives), so it differentiates, batches and
@@ -18,6 +19,8 @@ from collections.abc import Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import _devices
+from funcgrad.kernel import tree_util as tu
 from funcgrad.lax import ops, slicing
 
 __all__ = [
@@ -26,8 +29,10 @@ __all__ = [
     "approx_min_k",
     "broadcast_like",
     "clz",
+    "composite",
     "index_take",
     "mulhi",
+    "platform_dependent",
     "population_count",
     "ragged_dot",
     "reciprocal",
@@ -305,3 +310,56 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
     onehot = (group[:, None] == fnp.arange(g)[None, :]).astype(lhs.dtype)
     spread = fnp.reshape(onehot[:, :, None] * lhs[:, None, :], (m, g * k))
     return ops.dot(spread, fnp.reshape(rhs, (g * k, n)), precision, preferred_element_type)
+
+
+# jax's names for the platforms a branch may be written for, by funcgrad's backend name.
+_PLATFORM_NAMES = {"cpu": ("cpu",), "cuda": ("cuda", "gpu")}
+
+
+def platform_dependent(*args, default=None, **per_platform):
+    """``per_platform[p](*args)`` for the platform ``p`` funcgrad computes on (``"cpu"``, or
+    ``"cuda"``/``"gpu"``), else ``default(*args)`` (``lax.platform_dependent``). funcgrad compiles
+    for the platform it runs on, so only that branch is traced.
+
+    >>> platform_dependent(3.0, cpu=lambda x: x * 2, default=lambda x: x).item()
+    6.0
+    """
+    unknown = sorted(set(per_platform) - {"cpu", "cuda", "gpu", "rocm", "tpu", "METAL"})
+    if unknown:
+        raise ValueError(f"platform_dependent: unknown platforms {unknown}; use cpu, cuda, gpu, rocm or tpu")
+    platform = _devices.default_backend()
+    branch = default
+    for name in _PLATFORM_NAMES.get(platform, (platform,)):
+        if name in per_platform:
+            branch = per_platform[name]
+            break
+    if branch is None:
+        raise ValueError(
+            f"platform_dependent: no branch for the platform {platform!r} (branches: "
+            f"{sorted(per_platform)}); pass default= or a branch named {platform!r}"
+        )
+    return tu.tree_map(fnp.asarray, branch(*args))  # arrays, as the staged switch gives in jax
+
+
+def composite(decomposition, name: str, version: int = 0):
+    """``decomposition`` marked as the composite operation ``name`` (``lax.composite``): it
+    computes and compiles as ``decomposition`` -- a composite's meaning is its decomposition, and
+    XLA's CPU backend has no special kernels to swap in for one. Unlike jax's (which has no JVP or
+    batching rule for composites), it also differentiates and batches, as its decomposition.
+
+    >>> tangent = composite(lambda x: fnp.sin(x) / fnp.cos(x), name="my.tangent")
+    >>> round(float(tangent(0.5)), 6)
+    0.546302
+    """
+    if not callable(decomposition):
+        raise TypeError(f"composite: the decomposition must be callable, got {type(decomposition).__name__}")
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"composite: name must be a non-empty string, got {name!r}")
+
+    def call(*args, **kwargs):
+        return decomposition(*args, **kwargs)
+
+    call.__name__ = getattr(decomposition, "__name__", name)
+    call.__doc__ = getattr(decomposition, "__doc__", None)
+    call.composite_name, call.composite_version = name, int(version)
+    return call
