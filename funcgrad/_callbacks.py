@@ -82,22 +82,13 @@ def pure_callback(
     ...     np.ones((2, 3))).tolist()
     [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
     """
-    if not callable(callback):
-        raise TypeError(f"pure_callback: the callback must be callable, got {type(callback).__name__}")
     if vmap_method not in (None, *VMAP_METHODS):
         raise ValueError(
             f"pure_callback: vmap_method must be one of {[None, *VMAP_METHODS]}, got {vmap_method!r}"
         )
-    if sharding is not None:
-        raise ValueError("pure_callback: sharding is not supported (funcgrad runs callbacks on one device)")
-    host, result_avals, out_tree, dynamic = _with_results(
-        "pure_callback", callback, result_shape_dtypes, args, kwargs
+    return _bind_with_results(
+        pure_callback_p, callback, result_shape_dtypes, sharding, args, kwargs, vmap_method=vmap_method
     )
-    name = getattr(callback, "__name__", type(callback).__name__)
-    outs = pure_callback_p.bind(
-        *dynamic, callback=HostCallback(host, name), result_avals=result_avals, vmap_method=vmap_method
-    )
-    return tu.tree_unflatten(out_tree, outs)
 
 
 def io_callback(
@@ -124,17 +115,22 @@ def io_callback(
     >>> [float(f(1.0)), float(f(5.0))], log
     ([1.0, 2.0], [2.0, 10.0])
     """
+    return _bind_with_results(
+        io_callback_p, callback, result_shape_dtypes, sharding, args, kwargs, ordered=bool(ordered)
+    )
+
+
+def _bind_with_results(primitive, callback: Callable, result_shape_dtypes, sharding, args, kwargs, **params):
+    """Bind ``primitive`` (pure_callback or io_callback) on the call's dynamic leaves with the
+    user's function wrapped as a ``HostCallback``; the results in ``result_shape_dtypes``'s tree."""
+    what = primitive.name
     if not callable(callback):
-        raise TypeError(f"io_callback: the callback must be callable, got {type(callback).__name__}")
+        raise TypeError(f"{what}: the callback must be callable, got {type(callback).__name__}")
     if sharding is not None:
-        raise ValueError("io_callback: sharding is not supported (funcgrad runs callbacks on one device)")
-    host, result_avals, out_tree, dynamic = _with_results(
-        "io_callback", callback, result_shape_dtypes, args, kwargs
-    )
+        raise ValueError(f"{what}: sharding is not supported (funcgrad runs callbacks on one device)")
+    host, result_avals, out_tree, dynamic = _with_results(what, callback, result_shape_dtypes, args, kwargs)
     name = getattr(callback, "__name__", type(callback).__name__)
-    outs = io_callback_p.bind(
-        *dynamic, callback=HostCallback(host, name), result_avals=result_avals, ordered=bool(ordered)
-    )
+    outs = primitive.bind(*dynamic, callback=HostCallback(host, name), result_avals=result_avals, **params)
     return tu.tree_unflatten(out_tree, outs)
 
 

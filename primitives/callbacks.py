@@ -120,14 +120,34 @@ def _batched(callback: HostCallback, dims, axis_size: int, method: str, result_a
 pure_callback_p = Primitive("pure_callback", multiple_results=True)
 
 
-@pure_callback_p.def_impl
-def _pure_impl(*args, callback, result_avals, vmap_method):
-    return check_results("pure_callback", callback(*[np.asarray(a) for a in args]), result_avals)
+def _results_impl(name: str):
+    """The eager rule of a callback with declared results (pure_callback, io_callback)."""
+
+    def impl(*args, callback, result_avals, **params):
+        return check_results(name, callback(*[np.asarray(a) for a in args]), result_avals)
+
+    return impl
 
 
-@pure_callback_p.def_abstract_eval
-def _pure_abstract_eval(*avals, callback, result_avals, vmap_method):
+def _declared_results(*avals, result_avals, **params):
     return list(result_avals)
+
+
+def _bind_batched(primitive, axis_size, vals, dims, callback, result_avals, method: str, **params):
+    """``primitive`` bound on the batched operands with the host function ``method`` asks for;
+    every result batched along axis 0."""
+    batched_avals = tuple(ShapedArray((axis_size, *a.shape), a.dtype) for a in result_avals)
+    outs = primitive.bind(
+        *vals,
+        callback=_batched(callback, dims, axis_size, method, result_avals),
+        result_avals=batched_avals,
+        **params,
+    )
+    return outs, [0] * len(outs)
+
+
+pure_callback_p.def_impl(_results_impl("pure_callback"))
+pure_callback_p.def_abstract_eval(_declared_results)
 
 
 @pure_callback_p.def_jvp
@@ -146,14 +166,9 @@ def _pure_batch(axis_size, vals, dims, *, callback, result_avals, vmap_method):
             "vmap of pure_callback needs to know how the callback handles a batch: pass "
             f"vmap_method= one of {list(VMAP_METHODS)} to pure_callback"
         )
-    batched_avals = tuple(ShapedArray((axis_size, *a.shape), a.dtype) for a in result_avals)
-    outs = pure_callback_p.bind(
-        *vals,
-        callback=_batched(callback, dims, axis_size, vmap_method, result_avals),
-        result_avals=batched_avals,
-        vmap_method=vmap_method,
+    return _bind_batched(
+        pure_callback_p, axis_size, vals, dims, callback, result_avals, vmap_method, vmap_method=vmap_method
     )
-    return outs, [0] * len(outs)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -204,14 +219,8 @@ io_callback_p = Primitive("io_callback", multiple_results=True)
 io_callback_p.has_side_effects = True
 
 
-@io_callback_p.def_impl
-def _io_impl(*args, callback, result_avals, ordered):
-    return check_results("io_callback", callback(*[np.asarray(a) for a in args]), result_avals)
-
-
-@io_callback_p.def_abstract_eval
-def _io_abstract_eval(*avals, callback, result_avals, ordered):
-    return list(result_avals)
+io_callback_p.def_impl(_results_impl("io_callback"))
+io_callback_p.def_abstract_eval(_declared_results)
 
 
 @io_callback_p.def_jvp
@@ -231,11 +240,6 @@ def _io_batch(axis_size, vals, dims, *, callback, result_avals, ordered):
             "vmap of an ordered io_callback: the elements of a batch have no order to keep. Use "
             "ordered=False (each element is then called in turn), or a Python loop."
         )
-    batched_avals = tuple(ShapedArray((axis_size, *a.shape), a.dtype) for a in result_avals)
-    outs = io_callback_p.bind(
-        *vals,
-        callback=_batched(callback, dims, axis_size, "sequential", result_avals),
-        result_avals=batched_avals,
-        ordered=False,
+    return _bind_batched(
+        io_callback_p, axis_size, vals, dims, callback, result_avals, "sequential", ordered=False
     )
-    return outs, [0] * len(outs)

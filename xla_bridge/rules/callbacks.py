@@ -43,12 +43,18 @@ def _custom_call(ctx, args, host, out_types, side_effect: bool, token: str | Non
     return ctx.fb.emit_results(rhs, len(out_types))
 
 
+def _results_host(name: str, callback, result_avals):
+    """The host function of a callback with declared results: copies in, checked results out."""
+
+    def host(*arrays):
+        return tuple(check_results(name, callback(*[np.array(a) for a in arrays]), result_avals))
+
+    return host
+
+
 @register(pure_callback_p)
 def _pure_callback(ctx, *args, callback, result_avals, vmap_method):
-    def host(*arrays):
-        outs = callback(*[np.array(a) for a in arrays])
-        return tuple(check_results("pure_callback", outs, result_avals))
-
+    host = _results_host("pure_callback", callback, result_avals)
     return _custom_call(ctx, args, host, [aval_type(a) for a in ctx.avals_out], side_effect=False)
 
 
@@ -84,15 +90,7 @@ def _chain(ctx, args, host, out_types):
 @register(io_callback_p)
 def _io_callback(ctx, *args, callback, result_avals, ordered):
     out_types = [aval_type(a) for a in ctx.avals_out]
+    host = _results_host("io_callback", callback, result_avals)
     if not ordered:
-
-        def host(*arrays):
-            return tuple(check_results("io_callback", callback(*[np.array(a) for a in arrays]), result_avals))
-
         return _custom_call(ctx, args, host, out_types, side_effect=True)
-
-    def ordered_host(token, *arrays):
-        outs = check_results("io_callback", callback(*[np.array(a) for a in arrays]), result_avals)
-        return (token, *outs)
-
-    return _chain(ctx, args, ordered_host, out_types)
+    return _chain(ctx, args, lambda token, *arrays: (token, *host(*arrays)), out_types)
