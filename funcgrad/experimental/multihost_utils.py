@@ -61,9 +61,13 @@ def _exchange(fun, tree):
     def per_process(t):
         return fun(tu.tree_map(lambda v: v.reshape(n_proc, n_local, *v.shape[1:])[:, 0], t))
 
-    out = jitting.jit(per_process, out_shardings=shardings.NamedSharding(mesh, shardings.P()))(
-        tu.tree_map(enter, tree)
-    )
+    return _replicated(per_process, tu.tree_map(enter, tree), mesh)
+
+
+def _replicated(fun, tree, mesh):
+    """``fun(tree)`` as one jitted program whose outputs are replicated on ``mesh``'s devices,
+    read back as NumPy arrays (each process reads its own copy)."""
+    out = jitting.jit(fun, out_shardings=shardings.NamedSharding(mesh, shardings.P()))(tree)
     return tu.tree_map(lambda x: np.asarray(x.addressable_data(0)), out)
 
 
@@ -92,22 +96,29 @@ def process_allgather(in_tree: Any, tiled: bool = False) -> Any:
     [[0.0, 1.0, 2.0]]
     """
 
-    def gather(x):
+    leaves, treedef = tu.tree_flatten(in_tree)
+    out: list = [None] * len(leaves)
+    local = {}  # the host-local leaves, gathered by one program
+    for i, x in enumerate(leaves):
         if isinstance(x, Array) and not x.is_fully_addressable:
             if not tiled:
                 raise ValueError(
                     "process_allgather: an Array sharded over several processes is gathered whole "
                     "only with tiled=True"
                 )
-            whole = shardings.NamedSharding(x.sharding.mesh, shardings.P())
-            return np.asarray(jitting.jit(lambda v: v, out_shardings=whole)(x).addressable_data(0))
-        local = np.asarray(x)
-        if _devices.process_count() == 1:
-            return local if tiled else local[None]  # as jax: a scalar stays a scalar when tiled
-        stacked = _exchange(lambda v: v, local)
-        return stacked.reshape(-1, *local.shape[1:]) if tiled and local.ndim else stacked
-
-    return tu.tree_map(gather, in_tree)
+            out[i] = _replicated(lambda v: v, x, x.sharding.mesh)
+        else:
+            local[i] = np.asarray(x)
+    if _devices.process_count() == 1:
+        gathered = {i: v if tiled else v[None] for i, v in local.items()}  # as jax: a tiled scalar stays one
+    else:
+        gathered = _exchange(lambda t: t, local) if local else {}
+        for i, v in local.items():
+            if tiled and v.ndim:
+                gathered[i] = gathered[i].reshape(-1, *v.shape[1:])
+    for i, v in gathered.items():
+        out[i] = v
+    return tu.tree_unflatten(treedef, out)
 
 
 def assert_equal(in_tree: Any, fail_message: str = "") -> None:
