@@ -19,7 +19,10 @@ profile plugin (``*.xplane.pb``) and Perfetto or chrome://tracing (``*.trace.jso
 from __future__ import annotations
 
 import functools
+import gzip
+import json
 import os
+import pathlib
 import threading
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -53,6 +56,7 @@ class _State:
         self.lock = threading.Lock()
         self.session = None
         self.log_dir: str | None = None
+        self.perfetto = False
         self.server = None
 
 
@@ -62,9 +66,10 @@ _state = _State()
 def start_trace(log_dir, create_perfetto_link: bool = False, create_perfetto_trace: bool = False,
                 profiler_options: ProfileOptions | None = None) -> None:  # fmt: skip
     """Start recording a trace, to be written to ``log_dir`` by ``stop_trace``. One trace at a
-    time: starting a second raises ``RuntimeError``. ``create_perfetto_trace``: the
-    ``*.trace.json.gz`` it always writes is already Perfetto's format; ``create_perfetto_link``
-    (serving it to ui.perfetto.dev) is refused: it would block the program on a browser.
+    time: starting a second raises ``RuntimeError``. ``create_perfetto_trace``: also write
+    ``perfetto_trace.json.gz`` beside the trace (the trace events without their metadata, for
+    ui.perfetto.dev); ``create_perfetto_link`` (serving it to ui.perfetto.dev) is refused: it
+    would block the program on a browser.
 
     >>> import tempfile
     >>> start_trace(tempfile.mkdtemp()); stop_trace()
@@ -74,7 +79,6 @@ def start_trace(log_dir, create_perfetto_link: bool = False, create_perfetto_tra
             "start_trace: create_perfetto_link is not supported (it blocks until a browser loads "
             "the trace); open LOG_DIR/plugins/profile/*/*.trace.json.gz in ui.perfetto.dev instead"
         )
-    del create_perfetto_trace  # the trace.json.gz written anyway is Perfetto-compatible
     with _state.lock:
         if _state.session is not None:
             raise RuntimeError(
@@ -82,6 +86,7 @@ def start_trace(log_dir, create_perfetto_link: bool = False, create_perfetto_tra
             )
         _state.session = profiling.ProfilerSession(profiler_options or ProfileOptions())
         _state.log_dir = os.fspath(log_dir)
+        _state.perfetto = bool(create_perfetto_trace)
 
 
 def stop_trace() -> None:
@@ -94,9 +99,24 @@ def stop_trace() -> None:
     with _state.lock:
         if _state.session is None:
             raise RuntimeError("stop_trace: no trace is running (start_trace first)")
-        session, log_dir = _state.session, _state.log_dir
+        session, log_dir, perfetto = _state.session, _state.log_dir, _state.perfetto
         _state.session, _state.log_dir = None, None
         session.stop_and_export(log_dir)
+    if perfetto:
+        _write_perfetto_trace(log_dir)
+
+
+def _write_perfetto_trace(log_dir: str) -> None:
+    """``perfetto_trace.json.gz`` in the newest profile folder: its trace events without the
+    metadata block Perfetto's loader rejects."""
+    folders = list(pathlib.Path(log_dir).absolute().glob("plugins/profile/*"))
+    newest = max(folders, key=os.path.getmtime)
+    (trace_json,) = newest.glob("*.trace.json.gz")
+    with gzip.open(trace_json, "rb") as f:
+        events = json.load(f)
+    events.pop("metadata", None)
+    with gzip.open(newest / "perfetto_trace.json.gz", "wb") as f:
+        f.write(json.dumps(events).encode())
 
 
 @contextmanager

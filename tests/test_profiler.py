@@ -39,6 +39,16 @@ def test_trace_records_annotations_and_xla_work(tmp_path):
     np.testing.assert_allclose(np.asarray(out), np.tanh(np.asarray(x) @ np.asarray(x).T), rtol=1e-12)
 
 
+def test_perfetto_trace_file(tmp_path):
+    with profiler.trace(tmp_path, create_perfetto_trace=True):
+        with profiler.TraceAnnotation("for perfetto"):
+            funcgrad.jit(lambda v: v + 1)(fnp.ones(3)).block_until_ready()
+    (perfetto,) = tmp_path.glob("plugins/profile/*/perfetto_trace.json.gz")
+    with gzip.open(perfetto) as f:
+        events = json.load(f)
+    assert "metadata" not in events and "for perfetto" in [e.get("name") for e in events["traceEvents"]]
+
+
 def test_trace_errors(tmp_path):
     profiler.start_trace(tmp_path)
     with pytest.raises(RuntimeError, match="already running"):
