@@ -39,6 +39,10 @@ value and what to do instead:
 ``jax_transfer_guard*``         "allow" (transfers are never guarded).
 ``jax_compilation_cache_dir``   the persistent compilation cache's directory (None: off).
 ``jax_cpu_collectives_implementation``  "gloo" (funcgrad.distributed's CPU collectives).
+``funcgrad_eager_program_cache``  True (default): eager ``grad`` records the function each call and
+                                reuses the derivative program of an equal recording (NOTE: [eager
+                                grad program cache]); False: every eager ``grad`` linearizes and
+                                transposes anew (FUNCGRAD_EAGER_PROGRAM_CACHE=0).
 ==============================  ======================================================================
 
 >>> import funcgrad
@@ -59,6 +63,7 @@ from typing import Any
 
 import xla_bridge
 from funcgrad import debug, jitting
+from funcgrad.kernel import recording as _recording
 from funcgrad.numpy import _core as _numpy_core
 from xla_bridge import runtime as _runtime
 
@@ -288,6 +293,12 @@ _FLAG_LIST = [
         _only("jax_threefry_partitionable", (True, 1), "funcgrad.random makes the partitionable bit streams"),
     ),
     _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks")),
+    _Flag(
+        "funcgrad_eager_program_cache",
+        os.environ.get("FUNCGRAD_EAGER_PROGRAM_CACHE", "1") != "0",
+        _bool("funcgrad_eager_program_cache"),
+        lambda v: setattr(_recording, "enabled", v),
+    ),
     _Flag(
         "jax_compilation_cache_dir",
         None,

@@ -40,6 +40,7 @@ from funcgrad._api_util import (
     to_public,
     user_transformation,
 )
+from funcgrad._eager_grad import recorded_value_and_grad
 from funcgrad._remat import checkpoint, remat  # noqa: F401 - re-exported
 from funcgrad._shardings import Sharding
 from funcgrad.jitting import ShapeDtypeStruct, jit  # noqa: F401 - re-exported
@@ -270,10 +271,16 @@ def value_and_grad(
         _check_grad_inputs("grad", dyn, nums, holomorphic, allow_int)
         f = partial_over(fun, args, kwargs, nums)
         with user_transformation(_name, fun):
-            if has_aux:
-                out, f_vjp, aux = vjp(f, *dyn, has_aux=True)
+            # Eagerly, through a recorded program (NOTE: [eager grad program cache]).
+            recorded = None if holomorphic else recorded_value_and_grad(f, dyn, has_aux)
+            if recorded is None:
+                out, f_vjp, aux = vjp(f, *dyn, has_aux=True) if has_aux else (*vjp(f, *dyn), None)
             else:
-                out, f_vjp = vjp(f, *dyn)
+                out, aux, grads, vjp_parts = recorded
+                if grads is not None:
+                    g = grads[0] if isinstance(argnums, int) else grads
+                    return ((out, aux), g) if has_aux else (out, g)
+                f_vjp = VJPFunction(*vjp_parts)
         check_scalar_output("grad", out, holomorphic=holomorphic)
         leaf = tu.tree_leaves(out)[0]
         ct = tu.tree_unflatten(tu.tree_structure(out), [np.ones((), core.get_aval(leaf).dtype)])

@@ -239,6 +239,7 @@ def _transpose_of_rule(rule, linear, ct_zero, call, name):
 custom_vmap_call_p = Primitive("custom_vmap_call", multiple_results=True)
 custom_vmap_call_p.call_jaxpr_param = "call"
 custom_vmap_call_p.jaxpr_params = ("call",)
+custom_vmap_call_p.runs_user_rules = True
 custom_vmap_call_p.def_impl(_impl)
 custom_vmap_call_p.def_abstract_eval(_abstract_eval)
 custom_vmap_call_p.def_batch(_batch)

@@ -167,12 +167,19 @@ class Primitive:
         # - ``has_side_effects``: the equation does something besides computing its results (a
         #   host callback that prints): dead-code elimination keeps it even when nothing reads
         #   its results (it may have none).
+        # - ``runs_user_rules``: its rules call the user's Python functions (custom_jvp,
+        #   custom_vjp, custom_vmap), which must run on every eager call: eager grad does not
+        #   cache a program holding one (NOTE: [eager grad program cache]).
         self.call_jaxpr_param: str | None = None
         self.jaxpr_params: tuple[str, ...] = ()
         self.forwards_operands = False
         self.contraction = False
         self.inner_axis_env = None
         self.has_side_effects = False
+        self.runs_user_rules = False
+        # - ``identity_element``: a value ``e`` with ``p(x, e) == p(e, x) == x`` exactly, in every
+        #   floating-point case (``mul``: 1); ``kernel/simplify.py`` drops such equations.
+        self.identity_element = None
 
     def __repr__(self):
         return self.name

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import string
+import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -136,7 +137,7 @@ class JaxprEqn(NamedTuple):
 class Jaxpr:
     """A typed program: ``{ lambda constvars ; invars. let eqns in (outvars) }``."""
 
-    __slots__ = ("constvars", "invars", "eqns", "outvars")
+    __slots__ = ("constvars", "invars", "eqns", "outvars", "__weakref__")
 
     def __init__(self, constvars, invars, eqns, outvars):
         self.constvars = list(constvars)
@@ -160,7 +161,7 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars. ``str()`` prints like JAX."""
 
-    __slots__ = ("jaxpr", "consts")
+    __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]):
         assert len(jaxpr.constvars) == len(consts), (len(jaxpr.constvars), len(consts))
@@ -236,6 +237,50 @@ def jaxprs_in_params(params) -> list[Jaxpr]:
             elif isinstance(item, Jaxpr):
                 out.append(item)
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Equations compared by value
+
+
+def params_key(params: dict) -> tuple:
+    """A hashable key of an equation's parameters that tells apart what Python's ``==`` conflates:
+    ``1``, ``1.0`` and ``True`` differ, and so do ``0.0`` and ``-0.0``. Jaxprs, functions and
+    other objects without their own ``==`` compare by identity (held weakly). Raises
+    ``TypeError`` for an unhashable value (an array).
+
+    >>> params_key({"axes": (0,), "y": 2}) == params_key({"axes": (0,), "y": 2.0})
+    False
+    """
+    if not params:
+        return ()
+    return tuple([(k, _freeze(v)) for k, v in params.items()])
+
+
+def _freeze(v):
+    t = type(v)
+    if t is float:
+        return (float, v.hex())
+    if t is int or t is bool or t is str or v is None:
+        return (t, v)
+    if t is tuple or t is list:
+        return (t, *[_freeze(x) for x in v])
+    if t is complex:
+        return (complex, v.real.hex(), v.imag.hex())
+    if t is dict:
+        return (dict, *[(k, _freeze(x)) for k, x in sorted(v.items())])
+    if isinstance(v, np.generic):
+        return (t, _freeze(v.item()))
+    if t.__eq__ is object.__eq__:
+        # Compared by identity (jaxprs, functions): a weak reference, so a key does not keep a
+        # program's constants alive; a dead reference equals no live one, so an identity reused
+        # by a new object never matches an old key.
+        try:
+            return weakref.ref(v)
+        except TypeError:
+            pass
+    hash(v)  # (TypeError for an unhashable value)
+    return (t, v)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,0 +1,454 @@
+"""Recording an eager call as a program, and the cache of programs derived from recordings.
+
+Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``partial_eval`` and ``callkit``.
+
+# NOTE: [eager grad program cache]
+# An eager ``grad(f)(x)`` runs ``f`` every call -- a Python function may read globals, closures
+# and mutable objects that change between calls, so its program cannot be assumed to stay the
+# same. What can be reused is everything *derived* from a program: the JVP, the partial
+# evaluation, the transpose. So eager ``grad`` (1) runs ``f`` under a ``RecordingTrace``, which
+# records the equations that depend on the differentiated inputs (everything else is evaluated
+# now, as under the JVP trace), (2) looks the recorded program up by its structure -- primitives,
+# parameters, the wiring between equations and the avals of inputs and constants, never the
+# constants' values, which are passed as arguments -- and (3) on a hit binds one call of the
+# cached value-and-gradient program. Nothing stale can be replayed: ``f`` ran this call, and a
+# program equal in structure has, by construction, the same derivative program. Inner ``grad``s
+# of ``grad(grad(f))`` record into the outer recording as single call equations of their cached
+# programs, so the outer program stays small and its key stable.
+#
+# As under the JVP trace, values that cannot carry a derivative are concrete: a recorded
+# equation whose results are integers or booleans, or which is not differentiable (comparisons,
+# ``floor``, ``stop_gradient``), is evaluated at once (with the recorded equations before it) and
+# its results continue as constants -- so ``if x > 0:`` and ``x[x > 0]`` work as before, and the
+# value taken enters the cached program as an argument (a different branch records a different
+# program). A program is only cached from its second sighting (the first runs the recorded
+# program through the ordinary eager machinery), and never when it calls the user's own
+# derivative rules (``custom_jvp``/``custom_vjp``), which must run on every eager call.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.callkit import CallPrimitive
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import (
+    ClosedJaxpr,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    ShapedArray,
+    Var,
+    jaxprs_in_params,
+    params_key,
+)
+from funcgrad.kernel.partial_eval import dce_jaxpr_consts
+
+# ----------------------------------------------------------------------------------------------
+# The call primitive of cached eager programs
+
+# Evaluated eagerly, it interprets its jaxpr with the NumPy impls (never compiled: eager results
+# are NumPy's); its JVP, partial evaluation and transpose come from the call-primitive kit, whose
+# derived programs are memoised per jaxpr object -- the cached program's.
+eager_call_p = CallPrimitive("eager_call")
+eager_call_p.impl_takes_arrays = True
+
+
+class _Plan:
+    """A program laid out for the NumPy interpreter: one slot per variable, literals and
+    constants preloaded, each step ``(impl, input slots, params, output slot(s), multiple)``."""
+
+    __slots__ = ("init", "in_slots", "steps", "out_slots", "out_weak")
+
+    def __init__(self, closed: ClosedJaxpr):
+        slots: dict = {}
+        init: list = []
+
+        def slot(a, value=None):
+            if type(a) is Literal:
+                init.append(a.val)
+                return len(init) - 1
+            n = slots.get(a)
+            if n is None:
+                n = slots[a] = len(init)
+                init.append(value)
+            return n
+
+        j = closed.jaxpr
+        for v, c in zip(j.constvars, closed.consts):
+            slot(v, c._numpy() if type(c) is Array else c)
+        self.in_slots = [slot(v) for v in j.invars]
+        self.steps = []
+        for eqn in j.eqns:
+            ins = tuple(slot(a) for a in eqn.invars)
+            multiple = eqn.primitive.multiple_results
+            outs = tuple(slot(v) for v in eqn.outvars) if multiple else slot(eqn.outvars[0])
+            self.steps.append((eqn.primitive.impl, ins, eqn.params, outs, multiple))
+        self.out_slots = [slot(a) for a in j.outvars]
+        self.out_weak = [a.aval.weak_type for a in j.outvars]
+        self.init = init
+
+
+def _numpy_plan(closed: ClosedJaxpr) -> _Plan | None:
+    hit = _plans.get(id(closed))
+    if hit is not None and hit[0] is closed:
+        return hit[1]
+    plan = None
+    if all(e.primitive.impl is not None and not e.primitive.impl_takes_arrays for e in closed.jaxpr.eqns):
+        plan = _Plan(closed)
+    _bounded_put(_plans, id(closed), (closed, plan), 512)
+    return plan
+
+
+_plans: dict = {}
+
+
+def _eager_call_impl(*args, jaxpr: ClosedJaxpr):
+    """Evaluate a cached program with the NumPy impls, keeping NumPy values between equations
+    (the eager interpreter's per-equation wrapping and error-state switching, paid once)."""
+    plan = _numpy_plan(jaxpr)
+    vals = None if plan is None else plan.init.copy()
+    if vals is not None:
+        for n, a in zip(plan.in_slots, args):
+            if type(a) is Array:
+                if a._buffer is not None and hooks.eager_on_devices is not None:
+                    vals = None  # device-backed: each equation runs where its operands live
+                    break
+                v = a._value
+                vals[n] = a._numpy() if v is None else v
+            else:
+                vals[n] = a
+    if vals is None:
+        return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+    token = core._FP_ERRORS.set(core._FP_QUIET)
+    try:
+        for impl, ins, params, out, multiple in plan.steps:
+            result = impl(*[vals[i] for i in ins], **params)
+            if multiple:
+                for o, r in zip(out, result):
+                    vals[o] = r
+            else:
+                vals[out] = result
+    finally:
+        core._FP_ERRORS.reset(token)
+    return [Array._from_owned(np.asarray(vals[n]), w) for n, w in zip(plan.out_slots, plan.out_weak)]
+
+
+eager_call_p.def_impl(_eager_call_impl)
+
+
+# ----------------------------------------------------------------------------------------------
+# The recording trace
+
+
+class RecordingTracer(core.Tracer):
+    __slots__ = ("_aval", "var")
+
+    def __init__(self, trace, aval: ShapedArray, var: Var):
+        self._trace = trace
+        self._aval = aval
+        self.var = var
+
+    @property
+    def aval(self):
+        return self._aval
+
+
+def _runs_user_rules(primitive, params) -> bool:
+    if primitive.runs_user_rules:
+        return True
+    if primitive.jaxpr_params and primitive is not eager_call_p:  # (cached programs hold none)
+        return any(_jaxpr_runs_user_rules(j) for j in jaxprs_in_params(params))
+    return False
+
+
+def _jaxpr_runs_user_rules(jaxpr: Jaxpr) -> bool:
+    hit = _user_rules_memo.get(id(jaxpr))
+    if hit is not None and hit[0]() is jaxpr:
+        return hit[1]
+    out = any(_runs_user_rules(e.primitive, e.params) for e in jaxpr.eqns)
+    # (Weakly: the branches of a ``cond`` are new objects every call, and may hold big constants.)
+    _bounded_put(_user_rules_memo, id(jaxpr), (weakref.ref(jaxpr), out), 1024)
+    return out
+
+
+_user_rules_memo: dict = {}
+
+
+class RecordingTrace(core.Trace):
+    """Records the equations that read its tracers; evaluates the rest on its parent now."""
+
+    def __init__(self, parent):
+        super().__init__(parent)
+        self.eqns: list[JaxprEqn] = []
+        self.invars: list[Var] = []
+        self.constvars: list[Var] = []
+        self.const_vals: list[Any] = []
+        self.const_ids: dict[int, Var] = {}
+        self.sources: dict[Var, Any] = {}  # input and constant vars -> the value they stand for
+        self.values: dict[Var, Any] = {}  # concrete values computed so far (forced)
+        self.n_forced = 0  # equations evaluated so far
+        self.numbers: dict[Var, int] = {}
+        self.key: list | None = []
+        self.user_rules = False
+
+    def describe(self) -> str:
+        return "a reverse-mode derivative (grad)"
+
+    def _number(self, var: Var) -> int:
+        n = self.numbers[var] = len(self.numbers)
+        return n
+
+    def new_arg(self, value) -> RecordingTracer:
+        aval = core.get_aval(value)
+        var = Var(aval)
+        self.invars.append(var)
+        self.sources[var] = value
+        self._number(var)
+        if self.key is not None:
+            self.key.append(aval)
+        return RecordingTracer(self, aval, var)
+
+    def atom(self, x) -> Var:
+        if type(x) is RecordingTracer and x._trace is self:
+            return x.var
+        if isinstance(x, core.Tracer):
+            core.check_foreign_tracer(self, x)
+        # Every other value is a constant passed to the program as an argument (no literals: a
+        # value never enters the key, only its aval does).
+        var = self.const_ids.get(id(x))
+        if var is None:
+            aval = core.get_aval(x)
+            var = Var(aval)
+            self.const_ids[id(x)] = var
+            self.constvars.append(var)
+            self.const_vals.append(x)
+            self.sources[var] = x
+            self._number(var)
+            if self.key is not None:
+                self.key.append(("const", aval))
+        return var
+
+    def process_primitive(self, primitive, args, params):
+        for a in args:
+            if type(a) is RecordingTracer and a._trace is self:
+                break
+        else:
+            # No recorded input: the parent computes it now (what the JVP trace does with a
+            # primitive whose inputs carry no tangent).
+            state = core._state
+            prev = state.trace
+            parent = state.trace = self.parent
+            try:
+                return parent.process_primitive(primitive, args, params)
+            finally:
+                state.trace = prev
+        atoms = [self.atom(a) for a in args]
+        out = primitive.abstract_eval(*[v.aval for v in atoms], **params)
+        out_avals = out if primitive.multiple_results else [out]
+        outvars = [Var(a) for a in out_avals]
+        self.eqns.append(JaxprEqn(primitive, atoms, params, outvars, None))
+        if self.key is not None:
+            try:
+                numbers = self.numbers
+                self.key.append((primitive, params_key(params), *[numbers[v] for v in atoms]))
+            except TypeError:  # an unhashable parameter: this program is not cached
+                self.key = None
+        for v in outvars:
+            self._number(v)
+        if not self.user_rules and _runs_user_rules(primitive, params):
+            self.user_rules = True
+        # Values without a derivative are concrete, as under the JVP trace (NOTE: [eager grad
+        # program cache]).
+        if primitive.not_differentiable:
+            outs = [self.concrete(v) for v in outvars]
+        else:
+            outs = [
+                RecordingTracer(self, v.aval, v) if _dt.is_inexact(v.aval.dtype) else self.concrete(v)
+                for v in outvars
+            ]
+        return outs if primitive.multiple_results else outs[0]
+
+    # -- concrete values on demand
+
+    def concrete(self, var: Var):
+        """The concrete value of ``var``: the recorded equations up to it, evaluated now."""
+        values = self.values
+        if var in self.sources:
+            return self._read(var)
+        if var not in values:
+            root = self.parent
+            while root.parent is not None:
+                root = root.parent
+            eqns = self.eqns
+            with core.set_current_trace(root):
+                for eqn in eqns[self.n_forced :]:
+                    ins = [self._read(a) for a in eqn.invars]
+                    outs = eqn.primitive.bind(*ins, **eqn.params)
+                    if eqn.primitive.multiple_results:
+                        values.update(zip(eqn.outvars, outs))
+                    else:
+                        values[eqn.outvars[0]] = outs
+            self.n_forced = len(eqns)
+        return values[var]
+
+    def _read(self, var: Var):
+        values = self.values
+        if var in values:
+            return values[var]
+        value = self.sources[var]
+        if isinstance(value, RecordingTracer):
+            value = value._trace.concrete(value.var)
+        values[var] = value
+        return value
+
+    # -- the program
+
+    def finish(self, outs) -> Recording:
+        outvars = [self.atom(o) for o in outs]
+        jaxpr = Jaxpr([], [*self.constvars, *self.invars], self.eqns, outvars)
+        key = None
+        if self.key is not None and not self.user_rules:
+            key = (*self.key, ("out", *[self.numbers[v] for v in outvars]))
+        return Recording(jaxpr, self.const_vals, key)
+
+
+class Recording:
+    """What one eager call recorded: the program (constants first, then the inputs), the
+    constants' values, and the structural key (``None``: not cacheable)."""
+
+    __slots__ = ("jaxpr", "consts", "key")
+
+    def __init__(self, jaxpr: Jaxpr, consts: list, key):
+        self.jaxpr = jaxpr
+        self.consts = consts
+        self.key = key
+
+    def replay(self, *args) -> list:
+        """Evaluate the recorded program on the current trace."""
+        return core.eval_jaxpr(self.jaxpr, [], *self.consts, *args)
+
+
+def record(f: Callable, args) -> tuple[Recording, list]:
+    """Run ``f(*args) -> list`` once, recording what depends on ``args``; returns the recording
+    and the outputs (recording tracers are replaced by nothing: callers use the program)."""
+    with core.new_trace(RecordingTrace) as trace:
+        tracers = [trace.new_arg(a) for a in args]
+        outs = f(*tracers)
+        rec = trace.finish(outs)
+    return rec
+
+
+# ----------------------------------------------------------------------------------------------
+# The program cache
+
+
+class ProgramCache:
+    """Canonical programs by structural key, from their second sighting; per program, what was
+    derived from it (``derived(entry, flags, build)``)."""
+
+    def __init__(self, capacity: int = 512):
+        self.capacity = capacity
+        self.seen: dict = {}
+        self.programs: dict = {}
+
+    def lookup(self, rec: Recording) -> _Entry | None:
+        key = rec.key
+        if key is None:
+            return None
+        entry = self.programs.get(key)
+        if entry is not None:
+            return entry
+        if key not in self.seen:
+            _bounded_put(self.seen, key, True, 4 * self.capacity)
+            return None
+        jaxpr, _ = dce_jaxpr_consts(rec.jaxpr, [])
+        entry = _Entry(ClosedJaxpr(jaxpr, []))
+        _bounded_put(self.programs, key, entry, self.capacity)
+        return entry
+
+
+def inline_eager_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """``closed`` with every ``eager_call`` equation replaced by the equations of its program
+    (recursively): evaluating the cached program is then one loop, not a call per inner grad."""
+    if not any(e.primitive is eager_call_p for e in closed.jaxpr.eqns):
+        return closed
+    constvars, consts, eqns = list(closed.jaxpr.constvars), list(closed.consts), []
+
+    def inline(jaxpr: Jaxpr, env: dict) -> None:
+        for eqn in jaxpr.eqns:
+            ins = [env.get(a, a) if type(a) is Var else a for a in eqn.invars]
+            if eqn.primitive is eager_call_p:
+                inner = eqn.params["jaxpr"]
+                inner_env = dict(zip(inner.jaxpr.invars, ins))
+                for v, c in zip(inner.jaxpr.constvars, inner.consts):
+                    inner_env[v] = new = Var(v.aval)
+                    constvars.append(new)
+                    consts.append(c)
+                inline(inner.jaxpr, inner_env)
+                outs = [inner_env.get(a, a) if type(a) is Var else a for a in inner.jaxpr.outvars]
+                env.update(zip(eqn.outvars, outs))
+            else:
+                outvars = [Var(v.aval) for v in eqn.outvars]
+                env.update(zip(eqn.outvars, outvars))
+                eqns.append(JaxprEqn(eqn.primitive, ins, eqn.params, outvars, eqn.source_info))
+
+    env: dict = {}
+    inline(closed.jaxpr, env)
+    outvars = [env.get(a, a) if type(a) is Var else a for a in closed.jaxpr.outvars]
+    jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
+    return ClosedJaxpr(jaxpr, consts)
+
+
+class _Entry:
+    __slots__ = ("closed", "derived")
+
+    def __init__(self, closed: ClosedJaxpr):
+        self.closed = closed
+        self.derived: dict = {}
+
+    def get(self, flags, build: Callable):
+        out = self.derived.get(flags)
+        if out is None:
+            out = self.derived[flags] = build(self.closed)
+        return out
+
+
+def _bounded_put(d: dict, key, value, capacity: int) -> None:
+    if len(d) >= capacity:
+        d.pop(next(iter(d)))  # oldest first
+    d[key] = value
+
+
+program_cache = ProgramCache()
+# ``funcgrad.config.update("funcgrad_eager_program_cache", False)`` (or
+# FUNCGRAD_EAGER_PROGRAM_CACHE=0) turns recording off: every eager grad runs the JVP trace.
+enabled = os.environ.get("FUNCGRAD_EAGER_PROGRAM_CACHE", "1") != "0"
+
+
+def recording_applies() -> bool:
+    """Whether an eager derivative may record here: at the top (plain eager evaluation) or inside
+    another recording, and no debugging tool wants every equation's source line."""
+    t = type(core._state.trace)
+    return (
+        enabled and (t is core.EvalTrace or t is RecordingTrace) and not core.source_info_config.in_linearize
+    )
+
+
+__all__ = [
+    "eager_call_p",
+    "program_cache",
+    "record",
+    "recording_applies",
+    "Recording",
+    "RecordingTrace",
+    "RecordingTracer",
+]
