@@ -73,8 +73,17 @@ def is_float(dtype) -> bool:
 
 def is_inexact(dtype) -> bool:
     """True for the dtypes that have derivatives (floating and complex)."""
-    dtype = np.dtype(dtype)
-    return dtype.kind in "fc" or (bfloat16 is not None and dtype == bfloat16)
+    known = _inexact.get(dtype) if type(dtype) is np.dtype else None
+    if known is not None:
+        return known  # (asked for every traced value: a dict lookup)
+    d = np.dtype(dtype)
+    out = d.kind in "fc" or (bfloat16 is not None and d == bfloat16)
+    if type(dtype) is np.dtype:
+        _inexact[dtype] = out
+    return out
+
+
+_inexact: dict = {}
 
 
 def real_dtype(dtype) -> np.dtype:

@@ -264,7 +264,10 @@ def _freeze(v):
     if t is int or t is bool or t is str or v is None:
         return (t, v)
     if t is tuple or t is list:
-        return (t, *[_freeze(x) for x in v])
+        for x in v:
+            if type(x) is not int:
+                return (t, *[_freeze(x) for x in v])
+        return (t, v)  # (ints only, the common case: axes, shapes; never equal to the form above)
     if t is complex:
         return (complex, v.real.hex(), v.imag.hex())
     if t is dict:

@@ -251,31 +251,36 @@ class RecordingTrace(core.Trace):
                 return parent.process_primitive(primitive, args, params)
             finally:
                 state.trace = prev
-        atoms = [self.atom(a) for a in args]
+        atoms = [a.var if type(a) is RecordingTracer and a._trace is self else self.atom(a) for a in args]
         out = primitive.abstract_eval(*[v.aval for v in atoms], **params)
-        out_avals = out if primitive.multiple_results else [out]
-        outvars = [Var(a) for a in out_avals]
-        self.eqns.append(JaxprEqn(primitive, atoms, params, outvars, None))
-        if self.key is not None:
+        numbers = self.numbers
+        key = self.key
+        if key is not None:
             try:
-                numbers = self.numbers
-                self.key.append((primitive, params_key(params), *[numbers[v] for v in atoms]))
+                key.append((primitive, params_key(params), *[numbers[v] for v in atoms]))
             except TypeError:  # an unhashable parameter: this program is not cached
                 self.key = None
-        for v in outvars:
-            self._number(v)
-        if not self.user_rules and _runs_user_rules(primitive, params):
-            self.user_rules = True
+        if (primitive.runs_user_rules or primitive.jaxpr_params) and not self.user_rules:
+            self.user_rules = _runs_user_rules(primitive, params)
         # Values without a derivative are concrete, as under the JVP trace (NOTE: [eager grad
         # program cache]).
+        if not primitive.multiple_results:
+            var = Var(out)
+            numbers[var] = len(numbers)
+            self.eqns.append(JaxprEqn(primitive, atoms, params, [var], None))
+            if primitive.not_differentiable or not _dt.is_inexact(out.dtype):
+                return self.concrete(var)
+            return RecordingTracer(self, out, var)
+        outvars = [Var(a) for a in out]
+        for v in outvars:
+            numbers[v] = len(numbers)
+        self.eqns.append(JaxprEqn(primitive, atoms, params, outvars, None))
         if primitive.not_differentiable:
-            outs = [self.concrete(v) for v in outvars]
-        else:
-            outs = [
-                RecordingTracer(self, v.aval, v) if _dt.is_inexact(v.aval.dtype) else self.concrete(v)
-                for v in outvars
-            ]
-        return outs if primitive.multiple_results else outs[0]
+            return [self.concrete(v) for v in outvars]
+        return [
+            RecordingTracer(self, v.aval, v) if _dt.is_inexact(v.aval.dtype) else self.concrete(v)
+            for v in outvars
+        ]
 
     # -- concrete values on demand
 

@@ -263,6 +263,10 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
     >>> broadcast_shapes((3, 1), (4,))
     (3, 4)
     """
+    if all(type(s) is tuple for s in shapes):
+        fast = _broadcast_tuples(shapes)
+        if fast is not None:
+            return fast
     shapes = [(int(s),) if isinstance(s, int | np.integer) else tuple(int(d) for d in s) for s in shapes]
     try:
         return tuple(np.broadcast_shapes(*shapes))
@@ -270,6 +274,25 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
         raise ValueError(
             "operands could not be broadcast together with shapes " + " ".join(str(s) for s in shapes)
         ) from None
+
+
+def _broadcast_tuples(shapes) -> tuple[int, ...] | None:
+    """``broadcast_shapes`` of tuples of Python ints (the shapes of avals), without NumPy's call
+    overhead; ``None`` for anything else (the general path then gives the answer or the error)."""
+    n = max(map(len, shapes), default=0)
+    out = [1] * n
+    for s in shapes:
+        off = n - len(s)
+        for i, d in enumerate(s):
+            if type(d) is not int:
+                return None
+            o = out[off + i]
+            if d != o:
+                if o == 1:
+                    out[off + i] = d
+                elif d != 1:
+                    return None
+    return tuple(out)
 
 
 def static_shape(shape, what: str = "shape") -> tuple[int, ...]:
@@ -337,7 +360,17 @@ def broadcast_args(*args) -> list:
     if _flags["rank_promotion"] != "allow" and len({len(s) for s in nonscalar}) > 1:
         _rank_promotion(shapes)
     shape = broadcast_shapes(*shapes)
-    return [a if (s == shape or s == ()) else broadcast_to(a, shape) for a, s in zip(args, shapes)]
+    return [a if (s == shape or s == ()) else _broadcast_known(a, s, shape) for a, s in zip(args, shapes)]
+
+
+def _broadcast_known(x, xs: tuple, shape: tuple):
+    """``broadcast_to(x, shape)`` for an operand of shape ``xs`` already known to broadcast to
+    ``shape`` (``broadcast_args`` checked it): the elementwise hot path skips the re-validation."""
+    lead = len(shape) - len(xs)
+    keep = [i for i, s in enumerate(xs) if s == shape[lead + i]]
+    if len(keep) != len(xs):
+        x = st.reshape(x, tuple(xs[i] for i in keep))
+    return st.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=tuple(lead + i for i in keep))
 
 
 def _rank_promotion(shapes) -> None:

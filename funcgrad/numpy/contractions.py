@@ -26,6 +26,7 @@ from funcgrad.numpy._core import (
     normalize_axis,
     promote_args,
     select,
+    shape_of,
 )
 from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.manipulation import expand_dims, moveaxis, ravel, reshape
@@ -67,6 +68,10 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     """
     precision = dt.canonicalize_precision(precision, "matmul")
     a, b = promote_args(asarray(a), asarray(b))
+    sa, sb = shape_of(a), shape_of(b)
+    if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0]:
+        # Matrix times matrix, the common case, without the general path's reshapes and broadcasts.
+        return _dot_general(a, b, ((1,), (0,)), ((), ()), preferred_element_type, precision)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(
             "matmul: Input operand does not have enough dimensions (scalars are not allowed; use * instead)"
