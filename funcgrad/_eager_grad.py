@@ -19,6 +19,7 @@ from funcgrad._api_util import canonicalize, flat_fun, split_aux, to_public
 from funcgrad.kernel import ad, core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.recording import (
     eager_call_p,
@@ -80,7 +81,9 @@ def _value_and_grad_program(closed, n_consts: int):
         outs, lin = ad.linearize_flat(
             lambda *xs: eager_call_p.bind(*consts, *xs, jaxpr=closed), args[n_consts:]
         )
-        seed = np.ones((), lin.out_avals[0].dtype)
+        out_aval = lin.out_avals[0]
+        # The seed has the output's weak type, as in JAX (a weak output gives weak gradients).
+        seed = Array._from_owned(np.ones((), out_aval.dtype), out_aval.weak_type)
         cts = lin.transpose([seed, *[ad.Zero(a) for a in lin.out_avals[1:]]])
         return [*outs, *[ad.instantiate(ct) for ct in cts]]
 

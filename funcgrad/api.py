@@ -282,8 +282,10 @@ def value_and_grad(
                     return ((out, aux), g) if has_aux else (out, g)
                 f_vjp = VJPFunction(*vjp_parts)
         check_scalar_output("grad", out, holomorphic=holomorphic)
-        leaf = tu.tree_leaves(out)[0]
-        ct = tu.tree_unflatten(tu.tree_structure(out), [np.ones((), core.get_aval(leaf).dtype)])
+        leaf_aval = core.get_aval(tu.tree_leaves(out)[0])
+        # The seed has the output's weak type, as in JAX (a weak output gives weak gradients).
+        seed = Array._from_owned(np.ones((), leaf_aval.dtype), leaf_aval.weak_type)
+        ct = tu.tree_unflatten(tu.tree_structure(out), [seed])
         grads = f_vjp(ct)
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return ((out, aux), g) if has_aux else (out, g)

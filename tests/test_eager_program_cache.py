@@ -316,3 +316,21 @@ def test_simplify_multiplication_by_one_keeps_the_result_type():
     cj = funcgrad.make_jaxpr(lambda x: x * np.float32(1.0))(np.float64(2.0))
     s = simplify(cj)
     assert s.jaxpr.outvars[0].aval == cj.jaxpr.outvars[0].aval
+
+
+def test_weak_types_match_jax_on_the_first_and_the_cached_calls(uncached):
+    # jax.grad(lambda x: x * 2)(1.0) is Array(2., weak_type=True): a weak output seeds a weak
+    # cotangent, and literals keep their weak type when the program is interpreted.
+    cases = [
+        (funcgrad.grad(lambda x: x * 2), (1.0,)),
+        (funcgrad.grad(lambda x: funcgrad.grad(lambda y: x * y * y)(x)), (3.0,)),
+        (funcgrad.grad(lambda d: d["a"] * d["b"]), ({"a": 1.0, "b": 2.0},)),
+        (funcgrad.grad(lambda x: fnp.sum(x * 2.0)), (np.ones(2, np.float32),)),
+    ]
+    for f, args in cases:
+        with uncached:
+            want = [(a.dtype, a.weak_type) for a in funcgrad.tree_util.tree_leaves(f(*args))]
+        for got in _calls(f, *args):
+            assert [(a.dtype, a.weak_type) for a in funcgrad.tree_util.tree_leaves(got)] == want
+    assert funcgrad.grad(lambda x: x * 2)(1.0).weak_type
+    assert not funcgrad.grad(lambda x: fnp.sum(x * 2.0))(np.ones(2, np.float32)).weak_type

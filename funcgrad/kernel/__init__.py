@@ -10,6 +10,8 @@ module (the import-linter contract in pyproject.toml, checked by a test).
 - ``ad``: jvp, linearize, transposition; ``batching``: vmap
 - ``callkit``: the rules of primitives that carry a jaxpr (jit, checkpoint, ...), dependency sweeps
 - ``custom_derivatives``: custom_jvp / custom_vjp
+- ``recording``: eager ``grad``'s recording trace and its cache of derivative programs;
+  ``simplify``: CSE, constant folding and ``x * 1`` removal for programs interpreted many times
 - ``tree_util``, ``dtypes``, ``array``; ``hooks``: what the upper layers registered
 
 The upper layers hand the kernel what it needs through ``register`` (NOTE: [kernel registration]

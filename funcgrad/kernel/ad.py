@@ -352,7 +352,7 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
 
     def read_primal(a):
         if type(a) is Literal:
-            return a.val
+            return core.literal_value(a)
         if a in linear:
             return UndefinedPrimal(a.aval)
         return primal_env[a]

@@ -595,16 +595,24 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args, bind=bind_equation) -
     try:
         for eqn in jaxpr.eqns:
             config.override = eqn.source_info or prev
-            outs = bind(
-                eqn.primitive, [a.val if type(a) is Literal else env[a] for a in eqn.invars], eqn.params
-            )
+            ins = [literal_value(a) if type(a) is Literal else env[a] for a in eqn.invars]
+            outs = bind(eqn.primitive, ins, eqn.params)
             if eqn.primitive.multiple_results:
                 env.update(zip(eqn.outvars, outs))
             else:
                 env[eqn.outvars[0]] = outs
     finally:
         config.override = prev
-    return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
+    return [literal_value(a) if type(a) is Literal else env[a] for a in jaxpr.outvars]
+
+
+def literal_value(a: Literal):
+    """The value a literal stands for when a jaxpr is interpreted: weakly typed literals become
+    weak 0-d Arrays, so interpreting a staged program gives the weak types that staging gave
+    (``grad`` of a weak input has weak gradients, as in JAX)."""
+    if a.aval.weak_type and type(a.val) not in _PYTHON_SCALARS:
+        return Array._from_owned(np.asarray(a.val, a.aval.dtype), True)
+    return a.val
 
 
 def eval_closed(closed: ClosedJaxpr, *args, bind=bind_equation) -> list[Any]:
