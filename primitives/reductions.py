@@ -73,6 +73,8 @@ def expand_reduced(y, in_shape, axes):
 
 
 reduce_sum_p = Primitive("reduce_sum")
+
+
 # (The ufuncs' reduce methods directly: np.sum/np.max add a Python wrapper of about 1.5 us.)
 def _reduce_sum_impl(x, *, axes):
     x = np.asarray(x)

@@ -143,6 +143,8 @@ def _make_to_numpy(slow):
         try:
             out = asarray(buf)
             if out.dtype == buf.aval.dtype:
+                if out.flags.writeable:  # (it views the device buffer: never written through)
+                    out.flags.writeable = False
                 return out
         except Exception:  # noqa: BLE001
             pass

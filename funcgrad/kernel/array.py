@@ -115,7 +115,9 @@ class Array:
     def __array__(self, dtype=None, copy=None):
         value = self._value
         if value is None:
-            value = self._numpy()
+            value = self._value = hooks.device_to_numpy(self._buffer)
+        if dtype is None and not copy and not value.flags.writeable:
+            return value  # (a device buffer's host view is read-only: the common case, first)
         if copy:
             value = value.copy()
         elif value.flags.writeable:
