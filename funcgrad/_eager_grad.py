@@ -23,6 +23,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.recording import (
     eager_call_p,
+    given_forward_values,
     inline_eager_calls,
     program_cache,
     record,
@@ -64,7 +65,12 @@ def recorded_value_and_grad(f: Callable, dyn: list, has_aux: bool):
         return out, aux, None, (lin, in_tree, store["out_tree"], n_out)
     n_consts = len(rec.consts)
     program = entry.get(("value_and_grad", n_consts), lambda c: _value_and_grad_program(c, n_consts))
-    outs = eager_call_p.bind(*rec.consts, *flat_p, jaxpr=program)
+    if rec.forward is None:
+        outs = eager_call_p.bind(*rec.consts, *flat_p, jaxpr=program)
+    else:
+        # The recording computed the forward pass (it needed a concrete value): start from it.
+        program = entry.get(("given_forward", n_consts), lambda c: given_forward_values(program, c))
+        outs = eager_call_p.bind(*rec.consts, *flat_p, *rec.forward, jaxpr=program)
     n_vals = len(outs) - len(flat_p)
     out, aux = split_aux(outs[:n_vals], store, has_aux)
     grads = tu.tree_unflatten(in_tree, [to_public(g) for g in outs[n_vals:]])

@@ -334,3 +334,61 @@ def test_weak_types_match_jax_on_the_first_and_the_cached_calls(uncached):
             assert [(a.dtype, a.weak_type) for a in funcgrad.tree_util.tree_leaves(got)] == want
     assert funcgrad.grad(lambda x: x * 2)(1.0).weak_type
     assert not funcgrad.grad(lambda x: fnp.sum(x * 2.0))(np.ones(2, np.float32)).weak_type
+
+
+def test_library_custom_jvp_functions_are_cached_and_user_ones_run_every_call(uncached):
+    x = np.linspace(-2.0, 2.0, 12).reshape(3, 4)
+
+    def loss(x):
+        return fnp.sum(funcgrad.nn.log_softmax(funcgrad.nn.relu(x) * x, axis=1) ** 2)
+
+    g = funcgrad.grad(loss)
+    before = len(recording.program_cache.programs)
+    got = _calls(g, x)
+    assert _programs_for(before) == 1  # nn.relu and nn.log_softmax are funcgrad's own, pure rules
+    with uncached:
+        want = g(x)
+    for a in got:
+        np.testing.assert_allclose(a, want, rtol=1e-13, atol=1e-15)
+
+    calls = []
+
+    @funcgrad.custom_jvp
+    def cube(x):
+        return x**3
+
+    @cube.defjvp
+    def cube_jvp(primals, tangents):
+        calls.append(1)
+        (x,), (t,) = primals, tangents
+        return x**3, 3 * x**2 * t
+
+    before = len(recording.program_cache.programs)
+    h = funcgrad.grad(lambda x: cube(x) * 2.0)
+    for _ in range(4):
+        assert float(h(2.0)) == 24.0
+    assert len(calls) == 4 and _programs_for(before) == 0
+
+
+def test_a_recording_that_computed_the_forward_pass_reuses_it(uncached):
+    # The comparison needs the value of x @ w, so the recording computes the forward pass; the
+    # cached program then starts from those values instead of computing them again.
+    rng = np.random.default_rng(1)
+    w, x = rng.standard_normal((4, 5)), rng.standard_normal((6, 4))
+
+    def loss(w):
+        h = x @ w
+        h = fnp.where(h > 0, h, 0.1 * h)
+        return fnp.sum(fnp.tanh(h) ** 2)
+
+    g = funcgrad.grad(loss)
+    got = _calls(g, w, n=5)
+    with uncached:
+        want = g(w)
+    for a in got:
+        np.testing.assert_allclose(a, want, rtol=1e-13, atol=1e-15)
+    entry = recording.program_cache.programs[next(reversed(recording.program_cache.programs))]
+    given = [p for k, p in entry.derived.items() if k[0] == "given_forward"]
+    assert given and not any(
+        e.primitive.name == "dot_general" and e.outvars[0].aval.shape == (6, 5) for e in given[0].jaxpr.eqns
+    )  # x @ w is read, not recomputed

@@ -547,6 +547,11 @@ source_info_config = _SourceInfoConfig()
 _FUNCGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
+def library_dir() -> str:
+    """The directory of the ``funcgrad`` package (its own code, as opposed to the user's)."""
+    return _FUNCGRAD_DIR
+
+
 def user_source_info() -> SourceInfo | None:
     """The innermost frame outside the library: the user's line that created an equation (or the
     line of the equation being re-interpreted, see NOTE: [source info of re-interpreted

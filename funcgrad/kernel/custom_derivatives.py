@@ -33,7 +33,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from funcgrad.kernel import ad, batching, core
+from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.core import Primitive
@@ -148,6 +148,11 @@ def _trace_primal(fun, nondiff, dyn, n_args, name):
     return flat, in_tree, closed, consts, out_tree_box[0]
 
 
+def _is_library_code(f) -> bool:
+    code = getattr(f, "__code__", None)
+    return code is not None and code.co_filename.startswith(core.library_dir())
+
+
 def _forward_attr(self, name):
     """Other attributes come from the wrapped function, so a custom function wrapping another
     exposes its methods (``custom_vjp(custom_vmap(f)).def_vmap``, as in JAX)."""
@@ -181,6 +186,8 @@ class custom_jvp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = None
         self.symbolic_zeros = False
+        self._user_code = (fun,)  # the callables the rules run (NOTE: [library custom_jvp])
+        self._traces: dict = {}
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         """Set the rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``; returns it, so it
@@ -198,6 +205,8 @@ class custom_jvp:
         """
         self.jvp = jvp
         self.symbolic_zeros = symbolic_zeros
+        self._user_code = (self.fun, jvp)
+        self._traces.clear()
         return jvp
 
     def defjvps(self, *tangent_rules: Callable | None) -> None:
@@ -216,9 +225,30 @@ class custom_jvp:
             return ans, total
 
         self.defjvp(jvp)
+        self._user_code = (self.fun, *[r for r in tangent_rules if r is not None])
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
+
+    def _memo_key(self, nondiff: dict, dyn):
+        """The key of a reusable trace, for a function whose primal and rules are funcgrad's
+        own code; ``None`` otherwise.
+
+        # NOTE: [library custom_jvp]
+        # funcgrad's own custom_jvp functions (``nn.relu``, ``nn.log_softmax``, ...) are pure: no
+        # Python side effects, no dependence on anything but their arguments' types. Their traced
+        # primal and rule are reused per (argument structure, avals, static arguments), which
+        # makes the call equation the same object each time, and their rule is marked
+        # ``library_rule``, so eager grad caches programs that call them (NOTE: [eager grad
+        # program cache]). A user's custom_jvp is traced, and its rules run, on every call.
+        """
+        if not all(_is_library_code(f) for f in self._user_code):
+            return None
+        flat, in_tree = tu.tree_flatten(dyn)
+        try:
+            return (in_tree, *[core.get_aval(x) for x in flat], ir.params_key(nondiff))
+        except TypeError:
+            return None
 
     __getattr__ = _forward_attr
 
@@ -228,6 +258,14 @@ class custom_jvp:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
         args = _resolve_args(self.fun, args, kwargs)
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
+        memo_key = self._memo_key(nondiff, dyn)
+        hit = self._traces.get(memo_key) if memo_key is not None else None
+        if hit is not None:
+            closed, out_tree, jvp_flat = hit
+            outs = custom_jvp_call_p.bind(
+                *tu.tree_leaves(dyn), call_jaxpr=closed, jvp=jvp_flat, num_consts=0, name=name
+            )
+            return tu.tree_unflatten(out_tree, outs)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
         user_jvp, symbolic = self.jvp, self.symbolic_zeros
         out_avals = closed.out_avals
@@ -258,6 +296,9 @@ class custom_jvp:
             return p_leaves, t_leaves
 
         jvp_flat.__name__ = getattr(user_jvp, "__name__", "jvp")
+        if memo_key is not None and not consts and len(self._traces) < 64:
+            jvp_flat.library_rule = True
+            self._traces[memo_key] = (closed, out_tree, jvp_flat)
         outs = custom_jvp_call_p.bind(
             *consts, *flat, call_jaxpr=closed, jvp=jvp_flat, num_consts=len(consts), name=name
         )

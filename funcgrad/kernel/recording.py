@@ -21,9 +21,12 @@ Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``partial_eval`` and ``call
 # ``floor``, ``stop_gradient``), is evaluated at once (with the recorded equations before it) and
 # its results continue as constants -- so ``if x > 0:`` and ``x[x > 0]`` work as before, and the
 # value taken enters the cached program as an argument (a different branch records a different
-# program). A program is only cached from its second sighting (the first runs the recorded
-# program through the ordinary eager machinery), and never when it calls the user's own
-# derivative rules (``custom_jvp``/``custom_vjp``), which must run on every eager call.
+# program). Once the outermost recording has computed values, it computes each later equation as
+# it records it, and the cached program then reads those forward values instead of computing them
+# again (``given_forward_values``). A program is only cached from its second sighting (the first
+# runs the recorded program through the ordinary eager machinery), and never when it calls the
+# user's own derivative rules (``custom_jvp``/``custom_vjp``), which must run on every eager call
+# (funcgrad's own custom_jvp functions are pure and are cached: NOTE: [library custom_jvp]).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from funcgrad.kernel.ir import (
     jaxprs_in_params,
     params_key,
 )
-from funcgrad.kernel.partial_eval import dce_jaxpr_consts
+from funcgrad.kernel.simplify import simplify
 
 # ----------------------------------------------------------------------------------------------
 # The call primitive of cached eager programs
@@ -164,7 +167,8 @@ class RecordingTracer(core.Tracer):
 
 def _runs_user_rules(primitive, params) -> bool:
     if primitive.runs_user_rules:
-        return True
+        # funcgrad's own custom_jvp functions are pure (NOTE: [library custom_jvp]).
+        return not getattr(params.get("jvp"), "library_rule", False)
     if primitive.jaxpr_params and primitive is not eager_call_p:  # (cached programs hold none)
         return any(_jaxpr_runs_user_rules(j) for j in jaxprs_in_params(params))
     return False
@@ -199,6 +203,7 @@ class RecordingTrace(core.Trace):
         self.numbers: dict[Var, int] = {}
         self.key: list | None = []
         self.user_rules = False
+        self.eager = False  # every recorded equation is evaluated as it is recorded
 
     def describe(self) -> str:
         return "a reverse-mode derivative (grad)"
@@ -268,6 +273,8 @@ class RecordingTrace(core.Trace):
             var = Var(out)
             numbers[var] = len(numbers)
             self.eqns.append(JaxprEqn(primitive, atoms, params, [var], None))
+            if self.eager:
+                self._evaluate_pending()
             if primitive.not_differentiable or not _dt.is_inexact(out.dtype):
                 return self.concrete(var)
             return RecordingTracer(self, out, var)
@@ -275,6 +282,8 @@ class RecordingTrace(core.Trace):
         for v in outvars:
             numbers[v] = len(numbers)
         self.eqns.append(JaxprEqn(primitive, atoms, params, outvars, None))
+        if self.eager:
+            self._evaluate_pending()
         if primitive.not_differentiable:
             return [self.concrete(v) for v in outvars]
         return [
@@ -290,20 +299,29 @@ class RecordingTrace(core.Trace):
         if var in self.sources:
             return self._read(var)
         if var not in values:
-            root = self.parent
-            while root.parent is not None:
-                root = root.parent
-            eqns = self.eqns
-            with core.set_current_trace(root):
-                for eqn in eqns[self.n_forced :]:
-                    ins = [self._read(a) for a in eqn.invars]
-                    outs = eqn.primitive.bind(*ins, **eqn.params)
-                    if eqn.primitive.multiple_results:
-                        values.update(zip(eqn.outvars, outs))
-                    else:
-                        values[eqn.outvars[0]] = outs
-            self.n_forced = len(eqns)
+            self._evaluate_pending()
+            if type(self.parent) is core.EvalTrace:
+                # The forward pass has been computed up to here: compute the rest as it is
+                # recorded, and let the cached program start from those values (NOTE: [eager
+                # grad program cache]).
+                self.eager = True
         return values[var]
+
+    def _evaluate_pending(self) -> None:
+        values = self.values
+        root = self.parent
+        while root.parent is not None:
+            root = root.parent
+        eqns = self.eqns
+        with core.set_current_trace(root):
+            for eqn in eqns[self.n_forced :]:
+                ins = [self._read(a) for a in eqn.invars]
+                outs = eqn.primitive.bind(*ins, **eqn.params)
+                if eqn.primitive.multiple_results:
+                    values.update(zip(eqn.outvars, outs))
+                else:
+                    values[eqn.outvars[0]] = outs
+        self.n_forced = len(eqns)
 
     def _read(self, var: Var):
         values = self.values
@@ -322,20 +340,27 @@ class RecordingTrace(core.Trace):
         jaxpr = Jaxpr([], [*self.constvars, *self.invars], self.eqns, outvars)
         key = None
         if self.key is not None and not self.user_rules:
-            key = (*self.key, ("out", *[self.numbers[v] for v in outvars]))
-        return Recording(jaxpr, self.const_vals, key)
+            key = (*self.key, ("out", *[self.numbers[v] for v in outvars]), ("eager", self.eager))
+        forward = None
+        if self.eager:
+            self._evaluate_pending()
+            forward = [self.values[v] for e in self.eqns for v in e.outvars]
+        return Recording(jaxpr, self.const_vals, key, forward)
 
 
 class Recording:
     """What one eager call recorded: the program (constants first, then the inputs), the
-    constants' values, and the structural key (``None``: not cacheable)."""
+    constants' values, the structural key (``None``: not cacheable) and the forward values."""
 
-    __slots__ = ("jaxpr", "consts", "key")
+    __slots__ = ("jaxpr", "consts", "key", "forward")
 
-    def __init__(self, jaxpr: Jaxpr, consts: list, key):
+    def __init__(self, jaxpr: Jaxpr, consts: list, key, forward: list | None = None):
         self.jaxpr = jaxpr
         self.consts = consts
         self.key = key
+        # The value of every equation's outputs, in order, when the recording computed them
+        # (it had to, for a concrete value: a comparison, an integer), else ``None``.
+        self.forward = forward
 
     def replay(self, *args) -> list:
         """Evaluate the recorded program on the current trace."""
@@ -375,8 +400,9 @@ class ProgramCache:
         if key not in self.seen:
             _bounded_put(self.seen, key, True, 4 * self.capacity)
             return None
-        jaxpr, _ = dce_jaxpr_consts(rec.jaxpr, [])
-        entry = _Entry(ClosedJaxpr(jaxpr, []))
+        # Not pruned of dead equations: its equations correspond one to one to any recording
+        # with this key, whose forward values ``given_forward_values`` takes in that order.
+        entry = _Entry(ClosedJaxpr(rec.jaxpr, []))
         _bounded_put(self.programs, key, entry, self.capacity)
         return entry
 
@@ -411,6 +437,28 @@ def inline_eager_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     outvars = [env.get(a, a) if type(a) is Var else a for a in closed.jaxpr.outvars]
     jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
     return ClosedJaxpr(jaxpr, consts)
+
+
+def given_forward_values(program: ClosedJaxpr, recorded: ClosedJaxpr) -> ClosedJaxpr:
+    """``program`` (whose inputs are ``recorded``'s) taking, after its inputs, the values of all
+    of ``recorded``'s equations: each equation of ``program`` that computes one of them -- the
+    same primitive, parameters and inputs -- reads the value instead, so the forward pass a
+    recording already computed is not computed again (what is left is the backward pass and
+    whatever the derivative rules compute differently)."""
+    j = program.jaxpr
+    env: dict = dict(zip(recorded.jaxpr.invars, j.invars))
+    forward_vars, known = [], {}
+    for eqn in recorded.jaxpr.eqns:
+        outs = [Var(v.aval) for v in eqn.outvars]
+        forward_vars.extend(outs)
+        try:
+            key = (eqn.primitive, params_key(eqn.params), *[env.get(a, a) for a in eqn.invars])
+            known[key] = outs
+        except TypeError:
+            pass
+        env.update(zip(eqn.outvars, outs))
+    given = ClosedJaxpr(Jaxpr(j.constvars, [*j.invars, *forward_vars], j.eqns, j.outvars), program.consts)
+    return simplify(given, known)
 
 
 class _Entry:

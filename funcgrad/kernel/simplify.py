@@ -36,10 +36,11 @@ def _is(a, value) -> bool:
         return False
 
 
-def simplify(closed: ClosedJaxpr) -> ClosedJaxpr:
+def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
     """``closed`` with constant 0-d equations folded, ``p(x, e)`` replaced by ``x`` where ``e`` is
     ``p``'s ``identity_element`` (and the result's type is ``x``'s), repeated equations computed
-    once, and dead equations dropped.
+    once, and dead equations dropped. ``known`` maps equation keys ``(primitive, params_key(params),
+    *input vars)`` to variables already holding their results (``recording.given_forward_values``).
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> cj = funcgrad.make_jaxpr(lambda x: fnp.sin(x) * 1.0 + fnp.sin(x))(1.0)
@@ -48,7 +49,7 @@ def simplify(closed: ClosedJaxpr) -> ClosedJaxpr:
     """
     jaxpr = closed.jaxpr
     env: dict[Var, object] = {}  # a var -> the atom that replaces it
-    seen: dict = {}
+    seen: dict = dict(known) if known else {}
     eqns: list[JaxprEqn] = []
 
     def read(a):
