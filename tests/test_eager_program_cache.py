@@ -392,3 +392,20 @@ def test_a_recording_that_computed_the_forward_pass_reuses_it(uncached):
     assert given and not any(
         e.primitive.name == "dot_general" and e.outvars[0].aval.shape == (6, 5) for e in given[0].jaxpr.eqns
     )  # x @ w is read, not recomputed
+
+
+def test_eager_grads_in_threads_agree():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def loss(w, x):
+        return fnp.sum(fnp.tanh(x @ w) ** 2)
+
+    g = funcgrad.grad(loss)
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((3, 2))
+    xs = [rng.standard_normal((4, 3)) for _ in range(16)]
+    want = [g(w, x) for x in xs]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda x: g(w, x), xs * 3))
+    for a, b in zip(got, want * 3):
+        np.testing.assert_allclose(a, b, rtol=1e-13)

@@ -477,7 +477,10 @@ class _Entry:
 
 def _bounded_put(d: dict, key, value, capacity: int) -> None:
     if len(d) >= capacity:
-        d.pop(next(iter(d)))  # oldest first
+        try:
+            d.pop(next(iter(d)), None)  # oldest first
+        except (RuntimeError, StopIteration):  # another thread changed it meanwhile
+            pass
     d[key] = value
 
 
