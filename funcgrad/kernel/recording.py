@@ -48,11 +48,11 @@ from funcgrad.kernel.ir import (
     Jaxpr,
     JaxprEqn,
     Literal,
-    ShapedArray,
     Var,
     jaxprs_in_params,
     params_key,
 )
+from funcgrad.kernel.partial_eval import StagingTracer
 from funcgrad.kernel.simplify import simplify
 
 # ----------------------------------------------------------------------------------------------
@@ -152,17 +152,11 @@ eager_call_p.def_impl(_eager_call_impl)
 # The recording trace
 
 
-class RecordingTracer(core.Tracer):
-    __slots__ = ("_aval", "var")
+class RecordingTracer(StagingTracer):
+    """A value recorded by a ``RecordingTrace``: its aval and the variable of the equation that
+    made it (a staging tracer of another trace type: ``StagingTrace`` checks the exact type)."""
 
-    def __init__(self, trace, aval: ShapedArray, var: Var):
-        self._trace = trace
-        self._aval = aval
-        self.var = var
-
-    @property
-    def aval(self):
-        return self._aval
+    __slots__ = ()
 
 
 def _runs_user_rules(primitive, params) -> bool:
