@@ -42,7 +42,8 @@ value and what to do instead:
 ``funcgrad_eager_program_cache``  True (default): eager ``grad`` records the function each call and
                                 reuses the derivative program of an equal recording (NOTE: [eager
                                 grad program cache]); False: every eager ``grad`` linearizes and
-                                transposes anew (FUNCGRAD_EAGER_PROGRAM_CACHE=0).
+                                transposes anew (FUNCGRAD_EAGER_PROGRAM_CACHE=0; =first caches
+                                from the first call instead of the second, to test the cache).
 ==============================  ======================================================================
 
 >>> import funcgrad

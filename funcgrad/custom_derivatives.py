@@ -103,7 +103,7 @@ def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list[Any]]:
     ...     converted, consts = closure_convert(lambda x: a * x, 1.0)
     ...     return converted(3.0, *consts), len(consts)
     >>> outer(2.0)[1], funcgrad.grad(lambda a: outer(a)[0])(2.0)
-    (0, Array(3., dtype=float64))
+    (0, Array(3., dtype=float64, weak_type=True))
     """
     flat, in_tree = tu.tree_flatten(example_args)
     avals = tuple(core.get_aval(x) for x in flat)

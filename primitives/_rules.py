@@ -20,6 +20,7 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import Zero, defjvp, defjvp_zero
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
@@ -32,9 +33,13 @@ def aval_of(x) -> ShapedArray:
     return core.get_aval(x)
 
 
-def scalar_like(value, like) -> np.ndarray:
-    """A 0-d NumPy constant of ``like``'s dtype (how rules write ``2.0`` or ``1``)."""
-    return np.asarray(value, dtype=aval_of(like).dtype)
+def scalar_like(value, like):
+    """A 0-d constant of ``like``'s dtype and weak type (how rules write ``2.0`` or ``1``): a
+    rule's constant never makes a weak result strong, as in JAX (``grad`` of a weak input is
+    weak, eagerly and staged alike)."""
+    aval = aval_of(like)
+    value = np.asarray(value, dtype=aval.dtype)
+    return Array._from_owned(value, True) if aval.weak_type else value
 
 
 def coerce_pair(x, y):
