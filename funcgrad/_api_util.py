@@ -236,6 +236,12 @@ def split_aux(leaves, store, has_aux: bool):
     return out, aux
 
 
+def unit_cotangent(aval: ir.ShapedArray) -> Array:
+    """The cotangent 1 that ``grad`` pulls back through a scalar output of ``aval``: it has the
+    output's weak type, as in JAX (a weak output gives weak gradients)."""
+    return Array._from_owned(np.ones((), aval.dtype), aval.weak_type)
+
+
 def zeros_for(aval: ir.ShapedArray):
     if aval.dtype == _dt.float0:
         return np.zeros(aval.shape, _dt.float0)

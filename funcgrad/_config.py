@@ -296,7 +296,7 @@ _FLAG_LIST = [
     _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks")),
     _Flag(
         "funcgrad_eager_program_cache",
-        os.environ.get("FUNCGRAD_EAGER_PROGRAM_CACHE", "1") != "0",
+        _recording.enabled,  # (FUNCGRAD_EAGER_PROGRAM_CACHE, read where the cache lives)
         _bool("funcgrad_eager_program_cache"),
         lambda v: setattr(_recording, "enabled", v),
     ),

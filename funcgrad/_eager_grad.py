@@ -1,7 +1,7 @@
 """Eager ``grad`` through recorded programs and cached value-and-gradient programs.
 
-Layer: surface. Imports the kernel (``recording``, ``ad``, ``core``, ``partial_eval``, ``tree_util``)
-and ``funcgrad._api_util``.
+Layer: surface. Imports the kernel (``recording``, ``simplify``, ``ad``, ``core``, ``partial_eval``,
+``dtypes``, ``tree_util``) and ``funcgrad._api_util``.
 
 ``value_and_grad`` called eagerly records ``f`` (``kernel/recording.py``), and once the same
 program has been seen before, evaluates the cached program that computes the value and the
@@ -13,13 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
-from funcgrad._api_util import canonicalize, flat_fun, split_aux, to_public
+from funcgrad._api_util import canonicalize, flat_fun, split_aux, to_public, unit_cotangent
 from funcgrad.kernel import ad, core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.recording import (
     eager_call_p,
@@ -87,9 +84,7 @@ def _value_and_grad_program(closed, n_consts: int):
         outs, lin = ad.linearize_flat(
             lambda *xs: eager_call_p.bind(*consts, *xs, jaxpr=closed), args[n_consts:]
         )
-        out_aval = lin.out_avals[0]
-        # The seed has the output's weak type, as in JAX (a weak output gives weak gradients).
-        seed = Array._from_owned(np.ones((), out_aval.dtype), out_aval.weak_type)
+        seed = unit_cotangent(lin.out_avals[0])
         cts = lin.transpose([seed, *[ad.Zero(a) for a in lin.out_avals[1:]]])
         return [*outs, *[ad.instantiate(ct) for ct in cts]]
 

@@ -38,6 +38,7 @@ from funcgrad._api_util import (
     partial_over,
     split_aux,
     to_public,
+    unit_cotangent,
     user_transformation,
 )
 from funcgrad._eager_grad import recorded_value_and_grad
@@ -275,18 +276,14 @@ def value_and_grad(
             recorded = None if holomorphic else recorded_value_and_grad(f, dyn, has_aux)
             if recorded is None:
                 out, f_vjp, aux = vjp(f, *dyn, has_aux=True) if has_aux else (*vjp(f, *dyn), None)
+                grads = None
             else:
-                out, aux, grads, vjp_parts = recorded
-                if grads is not None:
-                    g = grads[0] if isinstance(argnums, int) else grads
-                    return ((out, aux), g) if has_aux else (out, g)
-                f_vjp = VJPFunction(*vjp_parts)
-        check_scalar_output("grad", out, holomorphic=holomorphic)
-        leaf_aval = core.get_aval(tu.tree_leaves(out)[0])
-        # The seed has the output's weak type, as in JAX (a weak output gives weak gradients).
-        seed = Array._from_owned(np.ones((), leaf_aval.dtype), leaf_aval.weak_type)
-        ct = tu.tree_unflatten(tu.tree_structure(out), [seed])
-        grads = f_vjp(ct)
+                out, aux, grads, vjp_parts = recorded  # (grads: the cached program computed them)
+                f_vjp = None if vjp_parts is None else VJPFunction(*vjp_parts)
+        if grads is None:
+            check_scalar_output("grad", out, holomorphic=holomorphic)
+            seed = unit_cotangent(core.get_aval(tu.tree_leaves(out)[0]))
+            grads = f_vjp(tu.tree_unflatten(tu.tree_structure(out), [seed]))
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return ((out, aux), g) if has_aux else (out, g)
 

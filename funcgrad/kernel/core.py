@@ -170,6 +170,8 @@ class Primitive:
         # - ``runs_user_rules``: its rules call the user's Python functions (custom_jvp,
         #   custom_vjp, custom_vmap), which must run on every eager call: eager grad does not
         #   cache a program holding one (NOTE: [eager grad program cache]).
+        # - ``identity_element``: a value ``e`` with ``p(x, e) == p(e, x) == x`` exactly, in every
+        #   floating-point case (``mul``: 1); ``kernel/simplify.py`` drops such equations.
         self.call_jaxpr_param: str | None = None
         self.jaxpr_params: tuple[str, ...] = ()
         self.forwards_operands = False
@@ -177,8 +179,6 @@ class Primitive:
         self.inner_axis_env = None
         self.has_side_effects = False
         self.runs_user_rules = False
-        # - ``identity_element``: a value ``e`` with ``p(x, e) == p(e, x) == x`` exactly, in every
-        #   floating-point case (``mul``: 1); ``kernel/simplify.py`` drops such equations.
         self.identity_element = None
 
     def __repr__(self):
@@ -275,6 +275,17 @@ class Trace:
                 inner.append(a)
                 extras.append(None)
         return inner, extras, own
+
+    def process_on_parent(self, primitive: Primitive, args, params):
+        """Hand ``primitive`` to the parent trace now, as ``bind`` would with the parent current,
+        without re-packing the arguments (a trace passing on what it has nothing to add to: the
+        known values of partial evaluation, the unrecorded ones of eager grad's recording)."""
+        prev = _state.trace
+        parent = _state.trace = self.parent
+        try:
+            return parent.process_primitive(primitive, args, params)
+        finally:
+            _state.trace = prev
 
     def is_ancestor_of(self, other: Trace) -> bool:
         t = other

@@ -186,7 +186,7 @@ class custom_jvp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = None
         self.symbolic_zeros = False
-        self._user_code = (fun,)  # the callables the rules run (NOTE: [library custom_jvp])
+        self._library = False  # primal and rules are funcgrad's own code (NOTE: [library custom_jvp])
         self._traces: dict = {}
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
@@ -205,7 +205,7 @@ class custom_jvp:
         """
         self.jvp = jvp
         self.symbolic_zeros = symbolic_zeros
-        self._user_code = (self.fun, jvp)
+        self._library = _is_library_code(self.fun) and _is_library_code(jvp)
         self._traces.clear()
         return jvp
 
@@ -224,13 +224,15 @@ class custom_jvp:
                 total = tu.tree_map(lambda a: a * 0, ans)
             return ans, total
 
-        self.defjvp(jvp)
-        self._user_code = (self.fun, *[r for r in tangent_rules if r is not None])
+        self.defjvp(jvp)  # (``jvp`` is this module's code: what it runs are the tangent rules)
+        self._library = _is_library_code(self.fun) and all(
+            _is_library_code(r) for r in tangent_rules if r is not None
+        )
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 
-    def _memo_key(self, nondiff: dict, dyn):
+    def _memo_key(self, nondiff: dict, flat, in_tree):
         """The key of a reusable trace, for a function whose primal and rules are funcgrad's
         own code; ``None`` otherwise.
 
@@ -242,9 +244,8 @@ class custom_jvp:
         # ``library_rule``, so eager grad caches programs that call them (NOTE: [eager grad
         # program cache]). A user's custom_jvp is traced, and its rules run, on every call.
         """
-        if not all(_is_library_code(f) for f in self._user_code):
+        if not self._library:
             return None
-        flat, in_tree = tu.tree_flatten(dyn)
         try:
             return (in_tree, *[core.get_aval(x) for x in flat], ir.params_key(nondiff))
         except TypeError:
@@ -258,13 +259,12 @@ class custom_jvp:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
         args = _resolve_args(self.fun, args, kwargs)
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
-        memo_key = self._memo_key(nondiff, dyn)
+        flat, in_tree = tu.tree_flatten(dyn)
+        memo_key = self._memo_key(nondiff, flat, in_tree)
         hit = self._traces.get(memo_key) if memo_key is not None else None
         if hit is not None:
             closed, out_tree, jvp_flat = hit
-            outs = custom_jvp_call_p.bind(
-                *tu.tree_leaves(dyn), call_jaxpr=closed, jvp=jvp_flat, num_consts=0, name=name
-            )
+            outs = custom_jvp_call_p.bind(*flat, call_jaxpr=closed, jvp=jvp_flat, num_consts=0, name=name)
             return tu.tree_unflatten(out_tree, outs)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
         user_jvp, symbolic = self.jvp, self.symbolic_zeros

@@ -190,14 +190,7 @@ class PartialEvalTrace(StagingTrace):
                     unknowns = [type(x) is StagingTracer and x._trace is self for x in args]
                     return rule(self, args, unknowns, **params)
                 return self.stage(primitive, args, params)
-        state = core._state
-        prev = state.trace
-        parent = state.trace = self.parent
-        try:
-            # Known: the parent processes it now (``bind`` without re-packing the arguments).
-            return parent.process_primitive(primitive, args, params)
-        finally:
-            state.trace = prev
+        return self.process_on_parent(primitive, args, params)  # known: computed now
 
     def is_unknown(self, x) -> bool:
         return isinstance(x, StagingTracer) and x._trace is self

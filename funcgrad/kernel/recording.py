@@ -1,6 +1,7 @@
 """Recording an eager call as a program, and the cache of programs derived from recordings.
 
-Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``partial_eval`` and ``callkit``.
+Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``array``, ``hooks``, ``partial_eval``,
+``callkit`` and ``simplify``.
 
 # NOTE: [eager grad program cache]
 # An eager ``grad(f)(x)`` runs ``f`` every call -- a Python function may read globals, closures
@@ -53,7 +54,7 @@ from funcgrad.kernel.ir import (
     params_key,
 )
 from funcgrad.kernel.partial_eval import StagingTracer
-from funcgrad.kernel.simplify import simplify
+from funcgrad.kernel.simplify import equation_key, simplify
 
 # ----------------------------------------------------------------------------------------------
 # The call primitive of cached eager programs
@@ -202,9 +203,8 @@ class RecordingTrace(core.Trace):
     def describe(self) -> str:
         return "a reverse-mode derivative (grad)"
 
-    def _number(self, var: Var) -> int:
-        n = self.numbers[var] = len(self.numbers)
-        return n
+    def _number(self, var: Var) -> None:
+        self.numbers[var] = len(self.numbers)
 
     def new_arg(self, value) -> RecordingTracer:
         aval = core.get_aval(value)
@@ -243,13 +243,7 @@ class RecordingTrace(core.Trace):
         else:
             # No recorded input: the parent computes it now (what the JVP trace does with a
             # primitive whose inputs carry no tangent).
-            state = core._state
-            prev = state.trace
-            parent = state.trace = self.parent
-            try:
-                return parent.process_primitive(primitive, args, params)
-            finally:
-                state.trace = prev
+            return self.process_on_parent(primitive, args, params)
         atoms = [a.var if type(a) is RecordingTracer and a._trace is self else self.atom(a) for a in args]
         out = primitive.abstract_eval(*[v.aval for v in atoms], **params)
         numbers = self.numbers
@@ -335,10 +329,8 @@ class RecordingTrace(core.Trace):
         key = None
         if self.key is not None and not self.user_rules:
             key = (*self.key, ("out", *[self.numbers[v] for v in outvars]), ("eager", self.eager))
-        forward = None
-        if self.eager:
-            self._evaluate_pending()
-            forward = [self.values[v] for e in self.eqns for v in e.outvars]
+        # (In eager mode every equation was evaluated as it was recorded.)
+        forward = [self.values[v] for e in self.eqns for v in e.outvars] if self.eager else None
         return Recording(jaxpr, self.const_vals, key, forward)
 
 
@@ -361,9 +353,9 @@ class Recording:
         return core.eval_jaxpr(self.jaxpr, [], *self.consts, *args)
 
 
-def record(f: Callable, args) -> tuple[Recording, list]:
-    """Run ``f(*args) -> list`` once, recording what depends on ``args``; returns the recording
-    and the outputs (recording tracers are replaced by nothing: callers use the program)."""
+def record(f: Callable, args) -> Recording:
+    """Run ``f(*args) -> list`` once, recording what depends on ``args``: the program from
+    ``args`` to the outputs (callers evaluate it; the recording tracers die with the trace)."""
     with core.new_trace(RecordingTrace) as trace:
         tracers = [trace.new_arg(a) for a in args]
         outs = f(*tracers)
@@ -376,8 +368,8 @@ def record(f: Callable, args) -> tuple[Recording, list]:
 
 
 class ProgramCache:
-    """Canonical programs by structural key, from their second sighting; per program, what was
-    derived from it (``derived(entry, flags, build)``)."""
+    """Canonical programs by structural key, from their second sighting; each entry keeps what
+    was derived from its program (``_Entry.get(flags, build)``)."""
 
     def __init__(self, capacity: int = 512):
         self.capacity = capacity
@@ -446,9 +438,8 @@ def given_forward_values(program: ClosedJaxpr, recorded: ClosedJaxpr) -> ClosedJ
         outs = [Var(v.aval) for v in eqn.outvars]
         forward_vars.extend(outs)
         try:
-            key = (eqn.primitive, params_key(eqn.params), *[env.get(a, a) for a in eqn.invars])
-            known[key] = outs
-        except TypeError:
+            known[equation_key(eqn.primitive, eqn.params, [env.get(a, a) for a in eqn.invars])] = outs
+        except TypeError:  # an unhashable parameter: that equation is computed again
             pass
         env.update(zip(eqn.outvars, outs))
     given = ClosedJaxpr(Jaxpr(j.constvars, [*j.invars, *forward_vars], j.eqns, j.outvars), program.consts)

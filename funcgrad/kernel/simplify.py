@@ -20,6 +20,13 @@ from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, param
 from funcgrad.kernel.partial_eval import dce_jaxpr_consts
 
 
+def equation_key(primitive, params: dict, ins) -> tuple:
+    """What makes two equations compute the same values: the primitive, the parameters (compared
+    by ``params_key``) and the inputs (variables by identity, literals by value and aval).
+    Raises ``TypeError`` for an unhashable parameter."""
+    return (primitive, params_key(params), *[a if type(a) is Var else _literal_key(a) for a in ins])
+
+
 def _literal_key(a: Literal):
     v = a.val
     if isinstance(v, np.ndarray | np.generic):
@@ -39,8 +46,8 @@ def _is(a, value) -> bool:
 def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
     """``closed`` with constant 0-d equations folded, ``p(x, e)`` replaced by ``x`` where ``e`` is
     ``p``'s ``identity_element`` (and the result's type is ``x``'s), repeated equations computed
-    once, and dead equations dropped. ``known`` maps equation keys ``(primitive, params_key(params),
-    *input vars)`` to variables already holding their results (``recording.given_forward_values``).
+    once, and dead equations dropped. ``known`` maps ``equation_key``s to variables already holding
+    those equations' results (``recording.given_forward_values``).
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> cj = funcgrad.make_jaxpr(lambda x: fnp.sin(x) * 1.0 + fnp.sin(x))(1.0)
@@ -66,9 +73,7 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
                 try:
                     with core.set_current_trace(core.EvalTrace(None)):
                         val = prim.bind(*[a.val for a in ins], **eqn.params)
-                    env[out] = Literal(
-                        np.asarray(val._numpy() if hasattr(val, "_numpy") else val)[()], out.aval
-                    )
+                    env[out] = Literal(core.concrete_value(val)[()], out.aval)
                     continue
                 except Exception:  # noqa: BLE001 - leave anything unusual to run at run time
                     pass
@@ -83,11 +88,7 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
         key = None
         if not prim.has_side_effects:
             try:
-                key = (
-                    prim,
-                    params_key(eqn.params),
-                    *[a if type(a) is Var else _literal_key(a) for a in ins],
-                )
+                key = equation_key(prim, eqn.params, ins)
             except TypeError:
                 key = None
         if key is not None:

@@ -344,11 +344,7 @@ def broadcast_to(array, shape):
     lead = len(shape) - len(xs)
     if lead < 0 or any(a not in (1, b) for a, b in zip(xs, shape[lead:])):
         raise ValueError(f"cannot broadcast array of shape {xs} to shape {shape}")
-    # Drop the size-1 dims that stretch; broadcast_in_dim places the others.
-    keep = [i for i, s in enumerate(xs) if not (s == 1 and shape[lead + i] != 1)]
-    if len(keep) != len(xs):
-        x = st.reshape(x, tuple(xs[i] for i in keep))
-    return st.broadcast_in_dim(x, shape, tuple(lead + i for i in keep))
+    return _broadcast_known(x, xs, shape)
 
 
 def broadcast_args(*args) -> list:
@@ -365,7 +361,9 @@ def broadcast_args(*args) -> list:
 
 def _broadcast_known(x, xs: tuple, shape: tuple):
     """``broadcast_to(x, shape)`` for an operand of shape ``xs`` already known to broadcast to
-    ``shape`` (``broadcast_args`` checked it): the elementwise hot path skips the re-validation."""
+    ``shape`` and different from it (checked by ``broadcast_to``, or by ``broadcast_args`` on the
+    elementwise hot path). The size-1 dims that stretch are dropped; broadcast_in_dim places the
+    others."""
     lead = len(shape) - len(xs)
     keep = [i for i, s in enumerate(xs) if s == shape[lead + i]]
     if len(keep) != len(xs):
