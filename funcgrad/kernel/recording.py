@@ -279,6 +279,40 @@ class RecordingTrace(core.Trace):
             for v in outvars
         ]
 
+    def replay(self, template, inputs):
+        """Record ``template``'s equations (a surface function's cached sub-program, NOTE:
+        [surface templates]) on ``inputs`` -- what binding them one by one would record, without
+        the per-equation abstract evaluation and parameter freezing, which the template did once.
+        Returns the template's outputs (a list when it has several)."""
+        if template.generic or self.eager or self.key is None:
+            return template.bind_each(self, inputs)
+        vals = template.init.copy()
+        for n, x in zip(template.in_slots, inputs):
+            vals[n] = x.var if type(x) is RecordingTracer else x
+        numbers, key, eqns = self.numbers, self.key, self.eqns
+        for primitive, params, pkey, ins, outs, out_avals, live in template.steps:
+            if not live:  # reads no recorded value: computed now, as process_primitive would
+                result = self.process_on_parent(primitive, [vals[i] for i in ins], params)
+                if primitive.multiple_results:
+                    for o, r in zip(outs, result):
+                        vals[o] = r
+                else:
+                    vals[outs[0]] = result
+                continue
+            atoms = [v if type(v) is Var else self.atom(v) for v in [vals[i] for i in ins]]
+            key.append((primitive, pkey, *[numbers[v] for v in atoms]))
+            outvars = []
+            for o, aval in zip(outs, out_avals):
+                vals[o] = var = Var(aval)
+                numbers[var] = len(numbers)
+                outvars.append(var)
+            eqns.append(JaxprEqn(primitive, atoms, params, outvars, None))
+        results = [
+            RecordingTracer(self, v.aval, v) if type(v) is Var else v
+            for v in [vals[n] for n in template.out_slots]
+        ]
+        return results if template.multiple_outputs else results[0]
+
     # -- concrete values on demand
 
     def concrete(self, var: Var):

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from funcgrad import _devices
-from funcgrad.kernel import core, ir
+from funcgrad.kernel import core, ir, templates
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
@@ -207,6 +207,8 @@ def set_promotion_flags(*, dtype_promotion: str | None = None, rank_promotion: s
         _flags["dtype_promotion"] = dtype_promotion
     if rank_promotion is not None:
         _flags["rank_promotion"] = rank_promotion
+    # A cached surface template skips the checks these rules add (NOTE: [surface templates]).
+    templates.enabled = _flags == {"dtype_promotion": "standard", "rank_promotion": "allow"}
 
 
 def promote_args(*args) -> list:

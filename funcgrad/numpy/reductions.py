@@ -17,6 +17,7 @@ import builtins
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.templates import surface_template
 from funcgrad.numpy._core import (
     asarray,
     broadcast_args,
@@ -107,6 +108,7 @@ def _count(a, axes, where):
 # Sums and products
 
 
+@surface_template
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
     """Sum of the elements over ``axis``.
 
@@ -129,6 +131,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     return _keepdims(res, in_shape, axes, keepdims)
 
 
+@surface_template
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
     """Product of the elements over ``axis`` (exact derivatives when some elements are zero).
 
@@ -193,6 +196,7 @@ def _identity(dtype, for_max: bool):
     return -np.inf if for_max else np.inf
 
 
+@surface_template
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """Maximum over ``axis``; tied maxima share the gradient equally. NaNs propagate.
 
@@ -202,6 +206,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     return _extremum("max", red.reduce_max, "maximum", a, axis, out, keepdims, initial, where)
 
 
+@surface_template
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """Minimum over ``axis``; tied minima share the gradient equally. NaNs propagate.
 
@@ -336,6 +341,7 @@ def _float_dtype(dtype, requested=None) -> np.dtype:
     return np.dtype(dtype) if _dt.is_inexact(dtype) else _dt.default_float
 
 
+@surface_template
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean over ``axis`` (integers average in float64).
 
@@ -358,6 +364,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return _keepdims(res, a.shape, axes, keepdims)
 
 
+@surface_template
 def var(
     a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None
 ):
@@ -398,6 +405,7 @@ def var(
 _mean_fn = mean
 
 
+@surface_template
 def std(
     a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None
 ):

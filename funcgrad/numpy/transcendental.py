@@ -17,6 +17,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
+from funcgrad.kernel.templates import surface_template
 from funcgrad.numpy._core import (
     aval,
     broadcast_args,
@@ -88,6 +89,7 @@ __all__ = [
 
 
 def _unary_inexact(prim, name, example_in, summary=None, real_only=False):
+    @surface_template
     def f(x, /):
         (x,) = promote_args_inexact(x)
         if real_only:

@@ -16,6 +16,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.core import concrete_value
+from funcgrad.kernel.templates import surface_template
 from funcgrad.numpy._core import (
     aval,
     broadcast_args,
@@ -90,6 +91,7 @@ def _is_unsigned(x) -> bool:
 # Arithmetic
 
 
+@surface_template
 def add(x1, x2, /):
     """Elementwise ``x1 + x2`` with NumPy broadcasting and NEP 50 promotion (bools: logical or).
 
@@ -102,6 +104,7 @@ def add(x1, x2, /):
     return (ew.or_p if _is_bool(x1) else ew.add_p).bind(x1, x2)
 
 
+@surface_template
 def subtract(x1, x2, /):
     """Elementwise ``x1 - x2``.
 
@@ -111,6 +114,7 @@ def subtract(x1, x2, /):
     return ew.sub_p.bind(*broadcast_args(*promote_args_numeric("subtract", x1, x2)))
 
 
+@surface_template
 def multiply(x1, x2, /):
     """Elementwise ``x1 * x2`` (bools: logical and).
 
@@ -121,6 +125,7 @@ def multiply(x1, x2, /):
     return (ew.and_p if _is_bool(x1) else ew.mul_p).bind(x1, x2)
 
 
+@surface_template
 def true_divide(x1, x2, /):
     """Elementwise ``x1 / x2``; integers divide in the default float, as in NumPy.
 
@@ -138,6 +143,7 @@ divide = _doc(
 )
 
 
+@surface_template
 def negative(x, /):
     """Elementwise ``-x``.
 
@@ -158,6 +164,7 @@ def positive(x, /):
     return x
 
 
+@surface_template
 def absolute(x, /):
     """Elementwise ``|x|``; for real ``x`` the derivative at 0 is 1 (the right derivative), as in
     JAX: ``grad(abs)(0.0) == 1.0``. For complex ``x`` it is ``Re(conj(x) dx) / |x|``, and 0 at 0.
@@ -179,6 +186,7 @@ abs = _doc(
 )
 
 
+@surface_template
 def sign(x, /):
     """Elementwise sign: -1, 0 or 1 (NaN for NaN); zero derivative.
 
@@ -189,6 +197,7 @@ def sign(x, /):
     return ew.sign_p.bind(x)
 
 
+@surface_template
 def square(x, /):
     """Elementwise ``x * x``.
 
@@ -199,6 +208,7 @@ def square(x, /):
     return x if _is_bool(x) else ew.square_p.bind(x)
 
 
+@surface_template
 def reciprocal(x, /):
     """Elementwise ``1 / x``, computed in floating point (integers promote, as in jax.numpy).
 
@@ -345,6 +355,7 @@ def _integer_power(x, y):
     return acc
 
 
+@surface_template
 def power(x1, x2, /):
     """Elementwise ``x1 ** x2``. A Python int exponent is exact repeated multiplication (with a
     correct derivative at 0); integer arrays use exact integer powers.
@@ -389,6 +400,7 @@ def float_power(x1, x2, /):
 # Extrema
 
 
+@surface_template
 def maximum(x1, x2, /):
     """Elementwise maximum, propagating NaNs; at ties the derivative is split equally.
 
@@ -398,6 +410,7 @@ def maximum(x1, x2, /):
     return elementwise(ew.max_p, x1, x2)
 
 
+@surface_template
 def minimum(x1, x2, /):
     """Elementwise minimum, propagating NaNs; at ties the derivative is split equally.
 

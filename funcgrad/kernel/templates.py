@@ -1,0 +1,223 @@
+"""Surface functions recorded from cached sub-programs while eager ``grad`` records.
+
+Layer: kernel. Imports ``core``, ``ir``, ``partial_eval`` and ``recording``.
+
+# NOTE: [surface templates]
+# A ``funcgrad.numpy`` function such as ``sum(x, axis=1, keepdims=True)`` spends most of its
+# time in Python deciding *which* equations to bind: promotion, broadcasting, axis arithmetic.
+# Those decisions depend only on its array arguments' avals and on the values of its other
+# arguments (axes, Python scalars, dtypes) -- never on array values, which is what lets ``jit``
+# trace it. While eager ``grad`` records (NOTE: [eager grad program cache]), a function decorated
+# with ``surface_template`` therefore looks up the sub-program it staged before for the same
+# avals and static values and appends that program's equations to the recording directly
+# (``RecordingTrace.replay``), as ``jit(inline=True)`` does for ``jax.numpy`` functions.
+#
+# The key holds, per argument: the aval of a recorded tracer or of a constant array (whose value
+# reaches the equations as an argument, as it would anyway); the type and exact value of a
+# Python or NumPy scalar (``1``, ``1.0``, ``True``, ``-0.0`` and ``0.0`` all differ); the value
+# of ``None``, a string, a dtype or a tuple of ints. Any other argument -- a list, a foreign
+# tracer, an object -- and any call outside a recording runs the function itself. So does a key
+# whose staging failed or warned (a value the function needed, a bad argument): the function's
+# own error or warning then comes from the call itself, on every call. Only the default promotion
+# rules are templated (``enabled``): ``"warn"`` warns on every call.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.ir import ClosedJaxpr, Literal, ShapedArray, params_key
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from funcgrad.kernel.recording import RecordingTrace, RecordingTracer, _bounded_put
+
+_NO_TEMPLATE = object()
+# Whether templates apply now: the surface clears it while its promotion rules are not the
+# defaults (NOTE: [surface templates]).
+enabled = True
+
+
+class Template:
+    """A staged sub-program laid out for ``RecordingTrace.replay``: one slot per variable (inputs,
+    then constants and literals, then equation outputs) and, per equation, ``(primitive, params,
+    frozen params, input slots, output slots, output avals, live)``; ``live`` says whether it
+    reads a recorded value. ``generic``: replay binds each equation instead (one that must be
+    concrete, or that holds jaxprs)."""
+
+    __slots__ = ("init", "in_slots", "steps", "out_slots", "multiple_outputs", "generic", "closed")
+
+    def __init__(self, closed: ClosedJaxpr, recorded: list[bool], multiple_outputs: bool):
+        j = closed.jaxpr
+        slots: dict = {}
+        init: list = []
+        live_vars: set = set()
+
+        def slot(a, value=None):
+            if type(a) is Literal:
+                init.append(core.literal_value(a))  # (keeping a weak type)
+                return len(init) - 1
+            n = slots.get(a)
+            if n is None:
+                n = slots[a] = len(init)
+                init.append(value)
+            return n
+
+        self.in_slots = [slot(v) for v in j.invars]
+        live_vars.update(v for v, r in zip(j.invars, recorded) if r)
+        for v, c in zip(j.constvars, closed.consts):
+            slot(v, c)
+        self.generic = False
+        self.steps = []
+        for eqn in j.eqns:
+            prim = eqn.primitive
+            live = any(a in live_vars for a in eqn.invars if type(a) is not Literal)
+            if live:
+                live_vars.update(eqn.outvars)
+                concrete = prim.not_differentiable or not all(
+                    _dt.is_inexact(v.aval.dtype) for v in eqn.outvars
+                )
+                if concrete or prim.jaxpr_params or prim.runs_user_rules:
+                    self.generic = True
+            try:
+                pkey = params_key(eqn.params)
+            except TypeError:  # an unhashable parameter: the recording keys it (and gives up)
+                pkey, self.generic = None, True
+            self.steps.append(
+                (
+                    prim,
+                    eqn.params,
+                    pkey,
+                    tuple(slot(a) for a in eqn.invars),
+                    tuple(slot(v) for v in eqn.outvars),
+                    tuple(v.aval for v in eqn.outvars),
+                    live,
+                )
+            )
+        self.out_slots = [slot(a) for a in j.outvars]
+        self.multiple_outputs = multiple_outputs
+        self.init = init
+        self.closed = closed
+
+    def bind_each(self, trace, inputs):
+        """Replay by binding every equation on ``trace`` (everything ``process_primitive`` does)."""
+        outs = core.eval_jaxpr(self.closed.jaxpr, self.closed.consts, *inputs)
+        return outs if self.multiple_outputs else outs[0]
+
+
+def _static_key(a):
+    """The key of a non-array argument, or ``None`` when it cannot be one."""
+    t = type(a)
+    if t is float:
+        return (float, a.hex())
+    if t is int or t is bool or t is str or a is None or t is type:
+        return (t, a)
+    if t is complex:
+        return (complex, a.real.hex(), a.imag.hex())
+    if isinstance(a, np.generic):
+        return (t, a.tobytes())
+    if isinstance(a, np.dtype):
+        return (np.dtype, a)
+    if t is tuple and all(type(e) is int for e in a):
+        return (tuple, a)
+    return None
+
+
+def surface_template(fn: Callable) -> Callable:
+    """Decorate a surface function whose equations depend only on its array arguments' avals and
+    its other arguments' values, so that eager ``grad`` records it from a cached sub-program
+    (NOTE: [surface templates]). Outside a recording it is ``fn``, plus one type check.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> double = surface_template(lambda x, k=2.0: x * k)
+    >>> float(funcgrad.grad(lambda x: double(x, 3.0))(1.0))
+    3.0
+    """
+    cache: dict = {}
+    state = core._state
+
+    @functools.wraps(fn)
+    def surface_function(*args, **kwargs):
+        trace = state.trace
+        if type(trace) is not RecordingTrace or not enabled:
+            return fn(*args, **kwargs)
+        key, inputs = [], []
+        for a in (*args, *kwargs.values()):
+            t = type(a)
+            if t is RecordingTracer:
+                if a._trace is not trace:
+                    return fn(*args, **kwargs)
+                key.append(a.aval)
+                inputs.append(a)
+            elif t is np.ndarray or t is Array:
+                key.append(("const", core.get_aval(a)))
+                inputs.append(a)
+            else:
+                k = _static_key(a)
+                if k is None:
+                    return fn(*args, **kwargs)
+                key.append(k)
+        if kwargs:
+            key.append(tuple(kwargs))
+        key = tuple(key)
+        template = cache.get(key)
+        if template is None:
+            template = _stage(fn, args, kwargs, inputs)
+            _bounded_put(cache, key, template, 256)
+        if template is _NO_TEMPLATE:
+            return fn(*args, **kwargs)
+        return trace.replay(template, inputs)
+
+    surface_function.template_cache = cache
+    return surface_function
+
+
+def _is_input(a) -> bool:
+    t = type(a)
+    return t is RecordingTracer or t is np.ndarray or t is Array
+
+
+def _stage(fn, args, kwargs, inputs) -> Template | object:
+    """Stage ``fn`` with its array arguments abstract; ``_NO_TEMPLATE`` when that fails, warns or
+    gives something other than arrays."""
+    n_args = len(args)
+    names = list(kwargs)
+    positions = [i for i, a in enumerate((*args, *kwargs.values())) if _is_input(a)]
+    avals = [a.aval if type(a) is RecordingTracer else _const_aval(a) for a in inputs]
+    shape: list = []
+
+    def staged(*xs):
+        everything = [*args, *kwargs.values()]
+        for i, x in zip(positions, xs):
+            everything[i] = x
+        out = fn(*everything[:n_args], **dict(zip(names, everything[n_args:])))
+        if type(out) is tuple and out and all(isinstance(o, core.Tracer) for o in out):
+            shape.append(True)
+            return list(out)
+        if not isinstance(out, core.Tracer):
+            raise TypeError("not a traced array")
+        shape.append(False)
+        return [out]
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            closed = trace_to_jaxpr(staged, avals)
+    except Exception:  # noqa: BLE001 - the call itself reports it (NOTE: [surface templates])
+        return _NO_TEMPLATE
+    if any(isinstance(c, core.Tracer) for c in closed.consts):
+        return _NO_TEMPLATE  # it read a traced value that is not an argument
+    return Template(closed, [type(a) is RecordingTracer for a in inputs], shape[0])
+
+
+def _const_aval(a) -> ShapedArray:
+    aval = core.get_aval(a)
+    return ShapedArray(aval.shape, aval.dtype, aval.weak_type)
+
+
+__all__ = ["Template", "surface_template"]
