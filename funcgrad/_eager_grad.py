@@ -29,13 +29,14 @@ from funcgrad.kernel.recording import (
 from funcgrad.kernel.simplify import simplify
 
 
-def recorded_value_and_grad(f: Callable, dyn: list, has_aux: bool):
+def recorded_value_and_grad(f: Callable, dyn: list, has_aux: bool, with_value: bool = True):
     """``(out, aux, grads, vjp_parts)`` of ``f`` at ``dyn`` through a recording, or ``None`` when
     the recording does not apply (see ``recording_applies``; non-float inputs).
 
     On the cached path ``vjp_parts`` is ``None`` and ``grads`` is the gradient pytree; otherwise
     ``grads`` is ``None`` and ``vjp_parts`` is ``(linear function, in_tree, out_tree, n_out)`` for
-    the caller's ordinary backward pass.
+    the caller's ordinary backward pass. ``with_value=False`` (``grad``, which discards it) lets
+    the cached program skip whatever only the value needs; ``out`` is then ``None``.
     """
     if not recording_applies():
         return None
@@ -61,22 +62,28 @@ def recorded_value_and_grad(f: Callable, dyn: list, has_aux: bool):
         out, aux = split_aux(out_p, store, has_aux)
         return out, aux, None, (lin, in_tree, store["out_tree"], n_out)
     n_consts = len(rec.consts)
-    program = entry.get(("value_and_grad", n_consts), lambda c: _value_and_grad_program(c, n_consts))
+    with_value = with_value or has_aux
+    program = entry.get(
+        ("value_and_grad", n_consts, with_value), lambda c: _value_and_grad_program(c, n_consts, with_value)
+    )
     if rec.forward is None:
         outs = eager_call_p.bind(*rec.consts, *flat_p, jaxpr=program)
     else:
         # The recording computed the forward pass (it needed a concrete value): start from it.
-        program = entry.get(("given_forward", n_consts), lambda c: given_forward_values(program, c))
+        given = ("given_forward", n_consts, with_value)
+        program = entry.get(given, lambda c: given_forward_values(program, c))
         outs = eager_call_p.bind(*rec.consts, *flat_p, *rec.forward, jaxpr=program)
     n_vals = len(outs) - len(flat_p)
-    out, aux = split_aux(outs[:n_vals], store, has_aux)
+    out, aux = split_aux(outs[:n_vals], store, has_aux) if with_value else (None, None)
     grads = tu.tree_unflatten(in_tree, [to_public(g) for g in outs[n_vals:]])
     return out, aux, grads, None
 
 
-def _value_and_grad_program(closed, n_consts: int):
+def _value_and_grad_program(closed, n_consts: int, with_value: bool = True):
     """The program ``(consts..., inputs...) -> (outputs..., gradients...)`` of a recorded
-    program whose first output is a real scalar: linearize, then transpose with cotangent 1."""
+    program whose first output is a real scalar: linearize, then transpose with cotangent 1.
+    Without the value, the outputs are the gradients (and nothing computes what only the value
+    needed)."""
     in_avals = closed.in_avals
 
     def value_and_grad(*args):
@@ -86,6 +93,6 @@ def _value_and_grad_program(closed, n_consts: int):
         )
         seed = unit_cotangent(lin.out_avals[0])
         cts = lin.transpose([seed, *[ad.Zero(a) for a in lin.out_avals[1:]]])
-        return [*outs, *[ad.instantiate(ct) for ct in cts]]
+        return [*(outs if with_value else outs[1:]), *[ad.instantiate(ct) for ct in cts]]
 
     return simplify(inline_eager_calls(trace_to_jaxpr(value_and_grad, in_avals)))

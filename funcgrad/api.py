@@ -273,7 +273,8 @@ def value_and_grad(
         f = partial_over(fun, args, kwargs, nums)
         with user_transformation(_name, fun):
             # Eagerly, through a recorded program (NOTE: [eager grad program cache]).
-            recorded = None if holomorphic else recorded_value_and_grad(f, dyn, has_aux)
+            with_value = _name != "grad"  # (grad discards it)
+            recorded = None if holomorphic else recorded_value_and_grad(f, dyn, has_aux, with_value)
             if recorded is None:
                 out, f_vjp, aux = vjp(f, *dyn, has_aux=True) if has_aux else (*vjp(f, *dyn), None)
                 grads = None

@@ -172,6 +172,11 @@ class Primitive:
         #   cache a program holding one (NOTE: [eager grad program cache]).
         # - ``identity_element``: a value ``e`` with ``p(x, e) == p(e, x) == x`` exactly, in every
         #   floating-point case (``mul``: 1); ``kernel/simplify.py`` drops such equations.
+        # - ``places_operand``: its result is its one operand placed along the dimensions
+        #   ``params["broadcast_dimensions"]`` of ``params["shape"]`` (``broadcast_in_dim``); the
+        #   eager interpreter of cached programs lets NumPy's broadcasting stand for it.
+        # - ``reshapes_operand``: its result is its one operand's elements, row-major, in another
+        #   shape (``reshape``); that interpreter reads a reshape back to a shape from the original.
         self.call_jaxpr_param: str | None = None
         self.jaxpr_params: tuple[str, ...] = ()
         self.forwards_operands = False
@@ -180,6 +185,8 @@ class Primitive:
         self.has_side_effects = False
         self.runs_user_rules = False
         self.identity_element = None
+        self.places_operand = False
+        self.reshapes_operand = False
 
     def __repr__(self):
         return self.name

@@ -68,7 +68,12 @@ eager_call_p.impl_takes_arrays = True
 
 class _Plan:
     """A program laid out for the NumPy interpreter: one slot per variable, literals and
-    constants preloaded, each step ``(impl, input slots, params, output slot(s), multiple)``."""
+    constants preloaded, each step ``(kind, impl, a, b, params, out)`` (``_run_plan``).
+
+    Two NumPy-only liberties are taken (the interpreter, not the program, is NumPy's): a
+    ``broadcast_in_dim`` read only by ufuncs whose other operand has the full shape is left to
+    NumPy's broadcasting (a view with unit dimensions, or nothing), and a reshape back to the
+    shape before a reshape reads the original."""
 
     __slots__ = ("init", "in_slots", "steps", "out_slots", "out_weak")
 
@@ -90,15 +95,118 @@ class _Plan:
         for v, c in zip(j.constvars, closed.consts):
             slot(v, c._numpy() if type(c) is Array else c)
         self.in_slots = [slot(v) for v in j.invars]
+        implicit = _numpy_broadcasts(j)
+        before_reshape: dict = {}
         self.steps = []
         for eqn in j.eqns:
+            prim, params, out = eqn.primitive, eqn.params, eqn.outvars
+            if prim.places_operand and out[0] in implicit:
+                target = implicit[out[0]]
+                if target is None:
+                    slots[out[0]] = slot(eqn.invars[0])
+                else:
+                    view = (
+                        _UNARY_PARAMS,
+                        np.reshape,
+                        slot(eqn.invars[0]),
+                        None,
+                        {"shape": target},
+                        slot(out[0]),
+                    )
+                    self.steps.append(view)
+                continue
+            if prim.reshapes_operand:
+                src = before_reshape.get(eqn.invars[0], eqn.invars[0])
+                if type(src) is Var and src.aval.shape == out[0].aval.shape:
+                    slots[out[0]] = slot(src)
+                    continue
+                before_reshape[out[0]] = src
             ins = tuple(slot(a) for a in eqn.invars)
-            multiple = eqn.primitive.multiple_results
-            outs = tuple(slot(v) for v in eqn.outvars) if multiple else slot(eqn.outvars[0])
-            self.steps.append((eqn.primitive.impl, ins, eqn.params, outs, multiple))
+            impl = prim.impl
+            if prim.multiple_results:
+                self.steps.append((_GENERAL, impl, ins, True, params, tuple(slot(v) for v in out)))
+            elif len(ins) == 1:
+                self.steps.append(
+                    (_UNARY_PARAMS if params else _UNARY, impl, ins[0], None, params, slot(out[0]))
+                )
+            elif len(ins) == 2:
+                self.steps.append(
+                    (_BINARY_PARAMS if params else _BINARY, impl, ins[0], ins[1], params, slot(out[0]))
+                )
+            else:
+                self.steps.append((_GENERAL, impl, ins, False, params, slot(out[0])))
         self.out_slots = [slot(a) for a in j.outvars]
         self.out_weak = [a.aval.weak_type for a in j.outvars]
         self.init = init
+
+
+_GENERAL, _UNARY, _BINARY, _UNARY_PARAMS, _BINARY_PARAMS = range(5)
+
+
+def _numpy_broadcasts(jaxpr: Jaxpr) -> dict:
+    """The ``broadcast_in_dim`` results NumPy's broadcasting can stand for: each is read only by
+    ufunc equations (not by the program's outputs) that have another operand of the broadcast
+    shape, itself not one of them. Maps each to the shape of the view that stands for it (the
+    operand with unit dimensions), or ``None`` when the operand itself does."""
+    readers: dict = {}
+    for eqn in jaxpr.eqns:
+        for a in eqn.invars:
+            if type(a) is Var:
+                readers.setdefault(a, []).append(eqn)
+    outputs = {a for a in jaxpr.outvars if type(a) is Var}
+    candidates = {}
+    for eqn in jaxpr.eqns:
+        if not eqn.primitive.places_operand or eqn.outvars[0] in outputs:
+            continue
+        out = eqn.outvars[0]
+        users = readers.get(out, ())
+        if users and all(type(u.primitive.impl) is np.ufunc for u in users):
+            candidates[out] = eqn
+    changed = True
+    while changed:
+        changed = False
+        for out in list(candidates):
+            shape = out.aval.shape
+            for u in readers[out]:
+                full = any(
+                    type(a) is not Literal and a is not out and a not in candidates and a.aval.shape == shape
+                    for a in u.invars
+                )
+                if not full or u.outvars[0].aval.shape != shape:
+                    del candidates[out]
+                    changed = True
+                    break
+    views = {}
+    for out, eqn in candidates.items():
+        x = eqn.invars[0]
+        dims = eqn.params["broadcast_dimensions"]
+        shape = out.aval.shape
+        target = [1] * len(shape)
+        for i, d in enumerate(dims):
+            target[d] = x.aval.shape[i]
+        while target and target[0] == 1 and len(target) > x.aval.ndim:
+            target.pop(0)
+        views[out] = None if tuple(target) == x.aval.shape else tuple(target)
+    return views
+
+
+def _run_plan(plan, vals):
+    for kind, impl, a, b, params, out in plan.steps:
+        if kind == _BINARY:
+            vals[out] = impl(vals[a], vals[b])
+        elif kind == _UNARY:
+            vals[out] = impl(vals[a])
+        elif kind == _BINARY_PARAMS:
+            vals[out] = impl(vals[a], vals[b], **params)
+        elif kind == _UNARY_PARAMS:
+            vals[out] = impl(vals[a], **params)
+        else:
+            result = impl(*[vals[i] for i in a], **params)
+            if b:
+                for o, r in zip(out, result):
+                    vals[o] = r
+            else:
+                vals[out] = result
 
 
 def _numpy_plan(closed: ClosedJaxpr) -> _Plan | None:
@@ -134,13 +242,7 @@ def _eager_call_impl(*args, jaxpr: ClosedJaxpr):
         return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
     token = core._FP_ERRORS.set(core._FP_QUIET)
     try:
-        for impl, ins, params, out, multiple in plan.steps:
-            result = impl(*[vals[i] for i in ins], **params)
-            if multiple:
-                for o, r in zip(out, result):
-                    vals[o] = r
-            else:
-                vals[out] = result
+        _run_plan(plan, vals)
     finally:
         core._FP_ERRORS.reset(token)
     return [Array._from_owned(np.asarray(vals[n]), w) for n, w in zip(plan.out_slots, plan.out_weak)]
@@ -151,6 +253,8 @@ eager_call_p.def_impl(_eager_call_impl)
 
 # ----------------------------------------------------------------------------------------------
 # The recording trace
+
+_new_eqn = tuple.__new__  # a JaxprEqn without its generated __new__'s frame (the replay hot path)
 
 
 class RecordingTracer(StagingTracer):
@@ -290,6 +394,8 @@ class RecordingTrace(core.Trace):
         for n, x in zip(template.in_slots, inputs):
             vals[n] = x.var if type(x) is RecordingTracer else x
         numbers, key, eqns = self.numbers, self.key, self.eqns
+        # (Loops rather than comprehensions: a 3.11 comprehension is a function call, and most
+        # templates are one or two equations of one or two operands.)
         for primitive, params, pkey, ins, outs, out_avals, live in template.steps:
             if not live:  # reads no recorded value: computed now, as process_primitive would
                 result = self.process_on_parent(primitive, [vals[i] for i in ins], params)
@@ -299,19 +405,33 @@ class RecordingTrace(core.Trace):
                 else:
                     vals[outs[0]] = result
                 continue
-            atoms = [v if type(v) is Var else self.atom(v) for v in [vals[i] for i in ins]]
-            key.append((primitive, pkey, *[numbers[v] for v in atoms]))
-            outvars = []
-            for o, aval in zip(outs, out_avals):
-                vals[o] = var = Var(aval)
+            atoms = []
+            entry = [primitive, pkey]
+            for i in ins:
+                v = vals[i]
+                if type(v) is not Var:
+                    v = self.atom(v)
+                atoms.append(v)
+                entry.append(numbers[v])
+            key.append(tuple(entry))
+            if len(outs) == 1:
+                vals[outs[0]] = var = Var(out_avals[0])
                 numbers[var] = len(numbers)
-                outvars.append(var)
-            eqns.append(JaxprEqn(primitive, atoms, params, outvars, None))
-        results = [
+                outvars = [var]
+            else:
+                outvars = []
+                for o, aval in zip(outs, out_avals):
+                    vals[o] = var = Var(aval)
+                    numbers[var] = len(numbers)
+                    outvars.append(var)
+            eqns.append(_new_eqn(JaxprEqn, (primitive, atoms, params, outvars, None)))
+        if not template.multiple_outputs:
+            v = vals[template.out_slots[0]]
+            return RecordingTracer(self, v.aval, v) if type(v) is Var else v
+        return [
             RecordingTracer(self, v.aval, v) if type(v) is Var else v
             for v in [vals[n] for n in template.out_slots]
         ]
-        return results if template.multiple_outputs else results[0]
 
     # -- concrete values on demand
 

@@ -1,5 +1,5 @@
 """Simplifying a jaxpr that will be interpreted many times: constant folding, multiplication by
-one, common subexpressions, dead code.
+one, reshapes of reshapes and broadcasts of broadcasts, common subexpressions, dead code.
 
 Layer: kernel. Imports ``core``, ``ir`` and ``partial_eval``.
 
@@ -45,9 +45,11 @@ def _is(a, value) -> bool:
 
 def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
     """``closed`` with constant 0-d equations folded, ``p(x, e)`` replaced by ``x`` where ``e`` is
-    ``p``'s ``identity_element`` (and the result's type is ``x``'s), repeated equations computed
-    once, and dead equations dropped. ``known`` maps ``equation_key``s to variables already holding
-    those equations' results (``recording.given_forward_values``).
+    ``p``'s ``identity_element`` (and the result's type is ``x``'s), a reshape of a reshape (a
+    broadcast of a broadcast) made one from the original -- none at all when the shape comes back
+    --, repeated equations computed once, and dead equations dropped. ``known`` maps
+    ``equation_key``s to variables already holding those equations' results
+    (``recording.given_forward_values``).
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> cj = funcgrad.make_jaxpr(lambda x: fnp.sin(x) * 1.0 + fnp.sin(x))(1.0)
@@ -58,6 +60,7 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
     env: dict[Var, object] = {}  # a var -> the atom that replaces it
     seen: dict = dict(known) if known else {}
     eqns: list[JaxprEqn] = []
+    producers: dict[Var, JaxprEqn] = {}  # a var -> the kept equation that computes it
 
     def read(a):
         return env.get(a, a) if type(a) is Var else a
@@ -68,6 +71,23 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
         single = not prim.multiple_results
         if single and not prim.has_side_effects and not prim.jaxpr_params:
             out = eqn.outvars[0]
+            # A reshape or broadcast of the result of another: one equation from the original.
+            source = producers.get(ins[0]) if ins and type(ins[0]) is Var else None
+            if prim.reshapes_operand and source is not None and source.primitive.reshapes_operand:
+                ins = [source.invars[0]]
+            elif prim.places_operand and source is not None and source.primitive.places_operand:
+                inner = source.params["broadcast_dimensions"]
+                outer = eqn.params["broadcast_dimensions"]
+                params = {**eqn.params, "broadcast_dimensions": tuple(outer[d] for d in inner)}
+                eqn = JaxprEqn(prim, [source.invars[0]], params, eqn.outvars, eqn.source_info)
+                ins = [source.invars[0]]
+            if (
+                (prim.reshapes_operand or prim.places_operand)
+                and type(ins[0]) is Var
+                and ins[0].aval == out.aval
+            ):
+                env[out] = ins[0]  # the same shape: the operand itself
+                continue
             # Constant folding of a 0-d result from literals.
             if ins and all(type(a) is Literal for a in ins) and out.aval.shape == () and prim.impl:
                 try:
@@ -97,7 +117,9 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
                 env.update(zip(eqn.outvars, prev))
                 continue
             seen[key] = eqn.outvars
-        eqns.append(JaxprEqn(prim, ins, eqn.params, eqn.outvars, eqn.source_info))
+        eqns.append(new := JaxprEqn(prim, ins, eqn.params, eqn.outvars, eqn.source_info))
+        if single:
+            producers[eqn.outvars[0]] = new
     outvars = [read(a) for a in jaxpr.outvars]
     # Outputs stay variables (every consumer of a jaxpr expects them to): a folded output becomes
     # a constant.

@@ -152,10 +152,14 @@ def surface_template(fn: Callable) -> Callable:
             if t is RecordingTracer:
                 if a._trace is not trace:
                     return fn(*args, **kwargs)
-                key.append(a.aval)
+                aval = a._aval  # (its fields: tuples hash and compare in C)
+                key.append((aval.shape, aval.dtype, aval.weak_type))
                 inputs.append(a)
-            elif t is np.ndarray or t is Array:
-                key.append(("const", core.get_aval(a)))
+            elif t is np.ndarray:
+                key.append(("const", a.shape, a.dtype))
+                inputs.append(a)
+            elif t is Array:
+                key.append(("const", a.shape, a.dtype, a.weak_type))
                 inputs.append(a)
             else:
                 k = _static_key(a)
