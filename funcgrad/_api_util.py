@@ -272,7 +272,7 @@ def check_input_dtypes(
     """Refuse the inputs ``name`` cannot differentiate (NOTE: [differentiation dtypes]); ``paths``
     as in ``check_array_leaves``."""
     for i, leaf in enumerate(leaves):
-        dtype = core.get_aval(leaf).dtype
+        dtype = core.dtype_of(leaf)
         if holomorphic:
             if dtype.kind != "c":
                 raise TypeError(

@@ -43,7 +43,7 @@ def recorded_value_and_grad(f: Callable, dyn: list, has_aux: bool, with_value: b
     flat_p, in_tree = tu.tree_flatten(tuple(dyn))
     flat_p = canonicalize(flat_p)
     for p in flat_p:
-        if not _dt.is_float(core.get_aval(p).dtype):
+        if not _dt.is_float(core.dtype_of(p)):
             return None
     flat, store = flat_fun(f, in_tree, has_aux, transform="vjp")
     try:

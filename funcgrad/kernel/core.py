@@ -101,6 +101,14 @@ def get_aval(x) -> ShapedArray:
     )
 
 
+def dtype_of(x) -> np.dtype:
+    """``get_aval(x).dtype``, without making an aval for an array that has its dtype at hand."""
+    t = type(x)
+    if t is np.ndarray or t is Array:
+        return x.dtype
+    return get_aval(x).dtype
+
+
 def is_array_like(x) -> bool:
     return isinstance(x, (Tracer, Array, np.ndarray, np.generic, *python_scalar_types))
 

@@ -317,7 +317,7 @@ class RecordingTrace(core.Trace):
         self.sources[var] = value
         self._number(var)
         if self.key is not None:
-            self.key.append(aval)
+            self.key.append((aval.shape, aval.dtype, aval.weak_type))  # (hashed and compared in C)
         return RecordingTracer(self, aval, var)
 
     def atom(self, x) -> Var:
@@ -337,7 +337,7 @@ class RecordingTrace(core.Trace):
             self.sources[var] = x
             self._number(var)
             if self.key is not None:
-                self.key.append(("const", aval))
+                self.key.append(("const", aval.shape, aval.dtype, aval.weak_type))
         return var
 
     def process_primitive(self, primitive, args, params):
