@@ -41,3 +41,19 @@ collect_ignore = ["suites"]
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def uncached():
+    """A context in which eager ``grad`` records nothing and caches nothing (the reference path of
+    NOTE: [eager grad program cache]: the JVP trace and the ordinary transpose)."""
+    import funcgrad
+
+    class Switch:
+        def __enter__(self):
+            funcgrad.config.update("funcgrad_eager_program_cache", False)
+
+        def __exit__(self, *exc):
+            funcgrad.config.update("funcgrad_eager_program_cache", True)
+
+    return Switch()

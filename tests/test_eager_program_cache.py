@@ -17,20 +17,6 @@ from funcgrad.kernel import recording
 from funcgrad.kernel.simplify import simplify
 
 
-@pytest.fixture
-def uncached():
-    """Evaluate with the program cache switched off (the reference path)."""
-
-    class Switch:
-        def __enter__(self):
-            funcgrad.config.update("funcgrad_eager_program_cache", False)
-
-        def __exit__(self, *exc):
-            funcgrad.config.update("funcgrad_eager_program_cache", True)
-
-    return Switch()
-
-
 def _calls(f, *args, n=4):
     return [f(*args) for _ in range(n)]
 

@@ -20,18 +20,6 @@ from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var
 from funcgrad.kernel.simplify import simplify
 
 
-@pytest.fixture
-def uncached():
-    class Switch:
-        def __enter__(self):
-            funcgrad.config.update("funcgrad_eager_program_cache", False)
-
-        def __exit__(self, *exc):
-            funcgrad.config.update("funcgrad_eager_program_cache", True)
-
-    return Switch()
-
-
 def _leaves(tree):
     return [
         (np.asarray(a), np.asarray(a).dtype, getattr(a, "weak_type", False))

@@ -66,6 +66,34 @@ eager_call_p = CallPrimitive("eager_call")
 eager_call_p.impl_takes_arrays = True
 
 
+class SlotTable:
+    """The slots of a slot-indexed interpreter of a jaxpr (a list of values, preloaded with
+    ``init``): ``table(a, value)`` is the slot of variable ``a`` (given on first sight, holding
+    ``value``), or a new one holding ``literal(a)`` for a literal."""
+
+    __slots__ = ("slots", "init", "literal")
+
+    def __init__(self, literal: Callable):
+        self.slots: dict = {}
+        self.init: list = []
+        self.literal = literal
+
+    def __call__(self, a, value=None) -> int:
+        init = self.init
+        if type(a) is Literal:
+            init.append(self.literal(a))
+            return len(init) - 1
+        n = self.slots.get(a)
+        if n is None:
+            n = self.slots[a] = len(init)
+            init.append(value)
+        return n
+
+    def alias(self, var: Var, source) -> None:
+        """``var`` reads ``source``'s slot (an equation the interpreter need not run)."""
+        self.slots[var] = self(source)
+
+
 class _Plan:
     """A program laid out for the NumPy interpreter: one slot per variable, literals and
     constants preloaded, each step ``(kind, impl, a, b, params, out)`` (``_run_plan``).
@@ -78,19 +106,7 @@ class _Plan:
     __slots__ = ("init", "in_slots", "steps", "out_slots", "out_weak")
 
     def __init__(self, closed: ClosedJaxpr):
-        slots: dict = {}
-        init: list = []
-
-        def slot(a, value=None):
-            if type(a) is Literal:
-                init.append(a.val)
-                return len(init) - 1
-            n = slots.get(a)
-            if n is None:
-                n = slots[a] = len(init)
-                init.append(value)
-            return n
-
+        slot = SlotTable(lambda a: a.val)  # (NumPy values: no weak Arrays in the loop)
         j = closed.jaxpr
         for v, c in zip(j.constvars, closed.consts):
             slot(v, c._numpy() if type(c) is Array else c)
@@ -103,7 +119,7 @@ class _Plan:
             if prim.places_operand and out[0] in implicit:
                 target = implicit[out[0]]
                 if target is None:
-                    slots[out[0]] = slot(eqn.invars[0])
+                    slot.alias(out[0], eqn.invars[0])
                 else:
                     view = (
                         _UNARY_PARAMS,
@@ -118,7 +134,7 @@ class _Plan:
             if prim.reshapes_operand:
                 src = before_reshape.get(eqn.invars[0], eqn.invars[0])
                 if type(src) is Var and src.aval.shape == out[0].aval.shape:
-                    slots[out[0]] = slot(src)
+                    slot.alias(out[0], src)
                     continue
                 before_reshape[out[0]] = src
             ins = tuple(slot(a) for a in eqn.invars)
@@ -137,7 +153,7 @@ class _Plan:
                 self.steps.append((_GENERAL, impl, ins, False, params, slot(out[0])))
         self.out_slots = [slot(a) for a in j.outvars]
         self.out_weak = [a.aval.weak_type for a in j.outvars]
-        self.init = init
+        self.init = slot.init
 
 
 _GENERAL, _UNARY, _BINARY, _UNARY_PARAMS, _BINARY_PARAMS = range(5)

@@ -35,7 +35,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.ir import ClosedJaxpr, Literal, ShapedArray, params_key
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from funcgrad.kernel.recording import RecordingTrace, RecordingTracer, _bounded_put
+from funcgrad.kernel.recording import RecordingTrace, RecordingTracer, SlotTable, _bounded_put
 
 _NO_TEMPLATE = object()
 # Whether templates apply now: the surface clears it while its promotion rules are not the
@@ -54,19 +54,8 @@ class Template:
 
     def __init__(self, closed: ClosedJaxpr, recorded: list[bool], multiple_outputs: bool):
         j = closed.jaxpr
-        slots: dict = {}
-        init: list = []
+        slot = SlotTable(core.literal_value)  # (weak literals stay weak)
         live_vars: set = set()
-
-        def slot(a, value=None):
-            if type(a) is Literal:
-                init.append(core.literal_value(a))  # (keeping a weak type)
-                return len(init) - 1
-            n = slots.get(a)
-            if n is None:
-                n = slots[a] = len(init)
-                init.append(value)
-            return n
 
         self.in_slots = [slot(v) for v in j.invars]
         live_vars.update(v for v, r in zip(j.invars, recorded) if r)
@@ -101,7 +90,7 @@ class Template:
             )
         self.out_slots = [slot(a) for a in j.outvars]
         self.multiple_outputs = multiple_outputs
-        self.init = init
+        self.init = slot.init
         self.closed = closed
 
     def bind_each(self, trace, inputs):
