@@ -15,7 +15,7 @@ import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.kernel import recording, templates
+from funcgrad.kernel import numpy_plan, templates
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var
 from funcgrad.kernel.simplify import simplify
 
@@ -195,7 +195,7 @@ def test_simplify_joins_reshapes_and_broadcasts_and_drops_round_trips():
     (bid,) = [e for e in out.jaxpr.eqns if e.primitive.name == "broadcast_in_dim"]
     assert bid.params["broadcast_dimensions"] == (2,) and bid.params["shape"] == (5, 4, 3)
     x, v = RNG.standard_normal((2, 3)), RNG.standard_normal(3)
-    got = recording._eager_call_impl(x, v, jaxpr=out)
+    got = numpy_plan.eager_call_impl(x, v, jaxpr=out)
     np.testing.assert_array_equal(got[0], x * 2.0)
     np.testing.assert_array_equal(got[1], np.broadcast_to(v, (5, 4, 3)))
 
@@ -216,6 +216,45 @@ def test_the_interpreter_keeps_a_broadcast_whose_reader_needs_its_shape():
         JaxprEqn(ew.add_p, [ab, bb], {}, [out]),
     ]
     closed = ClosedJaxpr(Jaxpr([], [a, b], eqns, [out]), [])
-    (got,) = recording._eager_call_impl(np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0]), jaxpr=closed)
+    (got,) = numpy_plan.eager_call_impl(np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0]), jaxpr=closed)
     np.testing.assert_array_equal(got, [[11.0, 12.0, 13.0], [21.0, 22.0, 23.0]])
     assert templates.enabled
+
+
+def _view_then_last_use(x):
+    y = fnp.sin(x) * 2.0
+    v = fnp.reshape(y, (2, 2))  # a view of y's buffer, read after y's last ufunc use
+    z = y + 1.0
+    return fnp.sum(z * 3.0) + fnp.sum(v @ v)
+
+
+@pytest.mark.parametrize(
+    "loss",
+    [
+        # A ufunc result read later through a view (reshape, transpose): never written in place.
+        lambda x: fnp.sum(fnp.reshape(fnp.sin(x) * 2.0, (2, 2)).T @ fnp.reshape(fnp.cos(x) + x, (2, 2))),
+        lambda x: _view_then_last_use(x),
+        lambda x: fnp.sum((x + 1.0) * (x + 1.0) - fnp.exp(x) * fnp.exp(x)),  # one value read twice
+        lambda x: fnp.sum(fnp.tanh(fnp.tanh(fnp.tanh(x) * x) * x) * x),  # chains of dead temporaries
+    ],
+)
+def test_dead_buffers_reused_in_place_give_the_unrecorded_answer(uncached, loss):
+    x = np.array([0.3, -1.2, 2.0, 0.7])
+    with uncached:
+        want = funcgrad.value_and_grad(loss)(x)
+    for _ in range(4):
+        _same(funcgrad.value_and_grad(loss)(x), want, rtol=1e-12)
+
+
+def test_values_returned_with_the_gradient_are_not_overwritten(uncached):
+    def loss(x):
+        e = fnp.exp(x) * 2.0
+        return fnp.sum(e * x), (e, e + 1.0)
+
+    x = np.array([0.5, -1.0, 1.5])
+    with uncached:
+        want = funcgrad.value_and_grad(loss, has_aux=True)(x)
+    for _ in range(4):
+        (v, (e, e1)), g = funcgrad.value_and_grad(loss, has_aux=True)(x)
+        _same(((v, (e, e1)), g), want, rtol=1e-13)
+        np.testing.assert_allclose(e, 2 * np.exp(x), rtol=1e-15)

@@ -1,6 +1,6 @@
 """Surface functions recorded from cached sub-programs while eager ``grad`` records.
 
-Layer: kernel. Imports ``core``, ``ir``, ``partial_eval`` and ``recording``.
+Layer: kernel. Imports ``core``, ``ir``, ``partial_eval``, ``numpy_plan`` and ``recording``.
 
 # NOTE: [surface templates]
 # A ``funcgrad.numpy`` function such as ``sum(x, axis=1, keepdims=True)`` spends most of its
@@ -34,8 +34,9 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.ir import ClosedJaxpr, Literal, ShapedArray, params_key
+from funcgrad.kernel.numpy_plan import SlotTable, bounded_put
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from funcgrad.kernel.recording import RecordingTrace, RecordingTracer, SlotTable, _bounded_put
+from funcgrad.kernel.recording import RecordingTrace, RecordingTracer
 
 _NO_TEMPLATE = object()
 # Whether templates apply now: the surface clears it while its promotion rules are not the
@@ -161,7 +162,7 @@ def surface_template(fn: Callable) -> Callable:
         template = cache.get(key)
         if template is None:
             template = _stage(fn, args, kwargs, inputs)
-            _bounded_put(cache, key, template, 256)
+            bounded_put(cache, key, template, 256)
         if template is _NO_TEMPLATE:
             return fn(*args, **kwargs)
         return trace.replay(template, inputs)
