@@ -110,7 +110,8 @@ def dtype_of(x) -> np.dtype:
 
 
 def is_array_like(x) -> bool:
-    return isinstance(x, (Tracer, Array, np.ndarray, np.generic, *python_scalar_types))
+    t = type(x)
+    return t is np.ndarray or t is Array or isinstance(x, _ARRAY_LIKE_TYPES)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -649,3 +650,7 @@ def literal_value(a: Literal):
 def eval_closed(closed: ClosedJaxpr, *args, bind=bind_equation) -> list[Any]:
     """``eval_jaxpr`` of a closed jaxpr."""
     return eval_jaxpr(closed.jaxpr, closed.consts, *args, bind=bind)
+
+
+# (After ``Tracer``'s definition: what ``is_array_like`` accepts.)
+_ARRAY_LIKE_TYPES = (Tracer, Array, np.ndarray, np.generic, *python_scalar_types)
