@@ -53,6 +53,29 @@ CASES = [
     ("weak input", lambda x: x * 2.0 + fnp.square(x), 1.5),
     ("float32 with weak scalars", lambda x: fnp.sum(fnp.maximum(x, 0.1) * 0.5), C32),
     ("powers", lambda x: fnp.sum(fnp.power(x, 2) + fnp.power(fnp.abs(x) + 1, 0.5) + x**3), A),
+    (
+        "shapes",
+        lambda x: fnp.sum(
+            fnp.squeeze(fnp.expand_dims(x, 0), axis=0).T.reshape(-1)
+            * fnp.ravel(fnp.moveaxis(fnp.swapaxes(x[None], 1, 2), 0, -1))
+        ),
+        A,
+    ),
+    ("where and clip", lambda x: fnp.sum(fnp.where(x > 0, x**2, fnp.clip(x, -0.5, 0.5)) * x), A),
+    (
+        "nn",
+        lambda x: (
+            fnp.sum(
+                funcgrad.nn.log_softmax(x, axis=1) * funcgrad.nn.softmax(x, axis=0)
+                + funcgrad.nn.gelu(x)
+                + funcgrad.nn.sigmoid(x) * funcgrad.nn.silu(x)
+                + funcgrad.nn.softplus(x)
+            )
+            + funcgrad.nn.logsumexp(x)
+            + funcgrad.scipy.special.logsumexp(x, axis=0).sum()
+        ),
+        A,
+    ),
 ]
 
 

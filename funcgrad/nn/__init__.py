@@ -21,6 +21,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
+from funcgrad.kernel.templates import surface_template
 from funcgrad.nn import initializers
 from funcgrad.numpy._core import (
     asarray,
@@ -184,6 +185,7 @@ def selu(x):
     return ew.mul_p.bind(_const(_SELU_SCALE, x), elu(x, _SELU_ALPHA))
 
 
+@surface_template
 def gelu(x, approximate: bool = True):
     """Gaussian error linear unit: the tanh approximation by default (as jax.nn), or exact with erf.
 
@@ -219,6 +221,7 @@ def glu(x, axis: int = -1):
 # Sigmoids and smooth rectifiers
 
 
+@surface_template
 def sigmoid(x):
     """The logistic function ``1 / (1 + exp(-x))``, without overflow.
 
@@ -228,6 +231,7 @@ def sigmoid(x):
     return ew.logistic_p.bind(_inexact(x))
 
 
+@surface_template
 def softplus(x):
     """``log(1 + exp(x))`` computed as ``logaddexp(x, 0)`` (no overflow; derivative ``sigmoid``).
 
@@ -258,6 +262,7 @@ def soft_sign(x):
     return ew.div_p.bind(x, ew.add_p.bind(ew.abs_p.bind(x), _const(1, x)))
 
 
+@surface_template
 def silu(x):
     """Sigmoid linear unit ``x * sigmoid(x)`` (also called swish).
 
@@ -423,6 +428,7 @@ def _logsumexp_jvp(axes, where, primals, tangents):
     return out, fnp.sum(ew.mul_p.bind(t, weights), axes, keepdims=True, where=where)
 
 
+@surface_template
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
     """``log(sum(b * exp(a)))`` over ``axis`` without overflow (jax.scipy.special.logsumexp).
 
@@ -508,6 +514,7 @@ def _softmax_jvp(axes, where, primals, tangents):
     return y, ew.mul_p.bind(y, ew.sub_p.bind(t, total))
 
 
+@surface_template
 def softmax(x, axis=-1, where=None, initial=None):
     """``exp(x) / sum(exp(x))`` along ``axis`` (max-shifted); masked-out entries (``where``) are 0.
 
@@ -520,6 +527,7 @@ def softmax(x, axis=-1, where=None, initial=None):
     return call_custom(_softmax, x, axes, mask)
 
 
+@surface_template
 def log_softmax(x, axis=-1, where=None, initial=None):
     """``x - logsumexp(x)`` along ``axis`` (max-shifted); masked-out entries are ``-inf``.
 

@@ -17,6 +17,7 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.templates import surface_template
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,
@@ -388,6 +389,7 @@ def argwhere(a, *, size=None, fill_value=None):
     return stack(nonzero(a, size=size, fill_value=fill_value), axis=1)
 
 
+@surface_template
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """``x`` where ``condition`` else ``y`` (broadcast, NEP 50 promotion); with only ``condition``,
     ``nonzero(condition, size=..., fill_value=...)``.

@@ -450,6 +450,7 @@ def fmin(x1, x2, /):
     return select(_isnan(x2), x1, select(_isnan(x1), x2, out))
 
 
+@surface_template
 def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     """Clip values to ``[min, max]`` (either bound may be None), as ``minimum(maximum(arr, min), max)``.
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.kernel.custom_derivatives import custom_jvp
+from funcgrad.kernel.templates import surface_template
 from funcgrad.nn import log_softmax as _nn_log_softmax
 from funcgrad.nn import logsumexp as _nn_logsumexp
 from funcgrad.nn import softmax as _nn_softmax
@@ -175,6 +176,7 @@ def boxcox1p(x, lmbda):
     return _boxcox_of_log(fnp.log1p(x), lmbda)
 
 
+@surface_template
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """``log(sum(b * exp(a)))`` over ``axis``, computed stably (SciPy's signature).
 
