@@ -419,3 +419,60 @@ def test_derivative_suites_pass_with_every_eager_grad_through_the_cache():
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]  # (5: no tests ran)
     assert "[100%]" in proc.stdout
+
+
+# ----------------------------------------------------------------------------------------------
+# Programs with jaxprs in their parameters (traced anew every call: matched by structure)
+
+
+def _cond(x):
+    return funcgrad.lax.cond(
+        fnp.sum(x) > 0, lambda x: fnp.sum(fnp.sin(x) * x), lambda x: fnp.sum(fnp.cos(x)), x
+    )
+
+
+def _checkpointed(x):
+    block = funcgrad.checkpoint(lambda x: fnp.tanh(fnp.tanh(x) * 2.0) * x)
+    return fnp.sum(block(block(x)) ** 2)
+
+
+def _scan(x):
+    c, ys = funcgrad.lax.scan(lambda c, xi: (c * fnp.tanh(xi) + xi, c * xi), 1.0, x)
+    return c + fnp.sum(ys**2)
+
+
+def _while(x):
+    def body(c):
+        i, y = c
+        return i + 1, fnp.sin(y) * 1.5
+
+    return fnp.sum(funcgrad.lax.while_loop(lambda c: c[0] < 3, body, (0, x), max_steps=4)[1])
+
+
+@pytest.mark.parametrize("f", [_cond, _checkpointed, _scan, _while], ids=lambda f: f.__name__)
+def test_control_flow_and_checkpoint_programs_are_cached_by_structure(uncached, f):
+    g = funcgrad.grad(f)
+    before = len(recording.program_cache.programs)
+    for x in (np.linspace(-1.0, 2.0, 5), np.linspace(-2.0, 0.5, 5)):  # both branches of the cond
+        with uncached:
+            want = g(x)
+        for a in _calls(g, x):
+            np.testing.assert_allclose(a, want, rtol=1e-12, atol=1e-14)
+    # One program for all those calls, however often their jaxprs were traced (a cond whose
+    # predicate was concrete records the branch it took: one program per branch).
+    assert 1 <= _programs_for(before) <= (2 if f is _cond else 1)
+
+
+def test_jaxpr_keys_compare_structure_and_constants():
+    from funcgrad.kernel.ir import jaxpr_key
+
+    def traced(c, scale):
+        return funcgrad.make_jaxpr(lambda x: fnp.sum(x * c) * scale)(np.zeros(c.shape))
+
+    small = np.ones(3)
+    assert jaxpr_key(traced(small, 2.0)) == jaxpr_key(traced(np.ones(3), 2.0))  # by value
+    assert jaxpr_key(traced(small, 2.0)) != jaxpr_key(traced(small * -0.0 + 1.0, -2.0))  # literal
+    assert jaxpr_key(traced(small, 2.0)) != jaxpr_key(traced(np.array([1.0, 1.0, -0.0]), 2.0))
+    big = traced(np.ones(5000), 2.0)  # large constants: by identity (staging copies them)
+    assert jaxpr_key(big) == jaxpr_key(big)
+    assert jaxpr_key(big) != jaxpr_key(traced(np.ones(5000), 2.0))

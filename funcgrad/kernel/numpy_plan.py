@@ -6,6 +6,7 @@ Layer: kernel. Imports ``core``, ``ir``, ``array`` and ``hooks``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -91,6 +92,13 @@ class _Plan:
                 before_reshape[out[0]] = src
             ins = tuple(slot(a) for a in eqn.invars)
             impl = prim.impl
+            inner = params.get(prim.call_jaxpr_param) if prim.call_jaxpr_param else None
+            if type(inner) is ClosedJaxpr and len(inner.jaxpr.invars) == len(ins):
+                # A call whose impl evaluates its jaxpr (checkpoint, custom_jvp_call): by a plan
+                # of its own, so its values are dropped as early as the caller's.
+                inner_plan = _numpy_plan(inner)
+                if inner_plan is not None:
+                    impl, params = functools.partial(_run_nested, inner_plan), {}
             for v in out:
                 slot_avals[slot(v)] = v.aval  # (the shape of the NumPy value in the slot)
             if prim.multiple_results:
@@ -238,6 +246,14 @@ def _run_plan(plan, vals):
         if free:
             for i in free:
                 vals[i] = None
+
+
+def _run_nested(plan: _Plan, *args) -> list:
+    vals = plan.init.copy()
+    for n, a in zip(plan.in_slots, args):
+        vals[n] = a
+    _run_plan(plan, vals)
+    return [vals[n] for n in plan.out_slots]
 
 
 def _numpy_plan(closed: ClosedJaxpr) -> _Plan | None:

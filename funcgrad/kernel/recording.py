@@ -15,7 +15,9 @@ Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``partial_eval``, ``callkit
 # cached value-and-gradient program. Nothing stale can be replayed: ``f`` ran this call, and a
 # program equal in structure has, by construction, the same derivative program. Inner ``grad``s
 # of ``grad(grad(f))`` record into the outer recording as single call equations of their cached
-# programs, so the outer program stays small and its key stable.
+# programs, so the outer program stays small and its key stable. A parameter that is a jaxpr (the
+# body of a ``checkpoint``, ``cond``, ``scan``, traced anew on every call) enters the key by
+# structure (``ir.jaxpr_key``: its small constants by value, large ones by identity).
 #
 # As under the JVP trace, values that cannot carry a derivative are concrete: a recorded
 # equation whose results are integers or booleans, or which is not differentiable (comparisons,
