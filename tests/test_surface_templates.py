@@ -269,3 +269,28 @@ def test_values_returned_with_the_gradient_are_not_overwritten(uncached):
         (v, (e, e1)), g = funcgrad.value_and_grad(loss, has_aux=True)(x)
         _same(((v, (e, e1)), g), want, rtol=1e-13)
         np.testing.assert_allclose(e, 2 * np.exp(x), rtol=1e-15)
+
+
+def test_threads_staging_at_once_get_their_answers_and_leave_the_warning_filters_alone():
+    import threading
+
+    before = list(warnings.filters)
+    errors: list = []
+
+    def work(k):
+        try:
+            x = np.linspace(-1.0, 1.0, 3 + k)  # a shape of its own: every thread stages templates
+            g = funcgrad.grad(lambda x: fnp.sum(fnp.tanh(x) * fnp.exp(x)))
+            want = (1 - np.tanh(x) ** 2) * np.exp(x) + np.tanh(x) * np.exp(x)
+            for _ in range(3):
+                np.testing.assert_allclose(g(x), want, rtol=1e-12)
+        except Exception as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert warnings.filters == before

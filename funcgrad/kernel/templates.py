@@ -25,6 +25,7 @@ Layer: kernel. Imports ``core``, ``ir``, ``partial_eval``, ``numpy_plan`` and ``
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from collections.abc import Callable
 
@@ -39,6 +40,7 @@ from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.recording import RecordingTrace, RecordingTracer
 
 _NO_TEMPLATE = object()
+_staging_lock = threading.RLock()
 # Whether templates apply now: the surface clears it while its promotion rules are not the
 # defaults (NOTE: [surface templates]).
 enabled = True
@@ -199,7 +201,9 @@ def _stage(fn, args, kwargs, inputs) -> Template | object:
         return [out]
 
     try:
-        with warnings.catch_warnings():
+        # (catch_warnings swaps the process's filters: two threads staging at once could leave
+        # "error" installed, hence the lock; reentrant, should staging ever stage again.)
+        with _staging_lock, warnings.catch_warnings():
             warnings.simplefilter("error")
             closed = trace_to_jaxpr(staged, avals)
     except Exception:  # noqa: BLE001 - the call itself reports it (NOTE: [surface templates])
