@@ -61,6 +61,19 @@ CASES = [
         ),
         A,
     ),
+    (
+        "indexing",
+        lambda x: (
+            fnp.sum(x[:, 0] * x[1, :][:, None] + x[..., ::-1][0, 1:].sum())
+            + fnp.sum(x[None, :, 2] ** 2)
+            + fnp.sum(x[np.array([0, 2, 2])] * x[-1])
+            + x[3, 2] * x[(0, 1)]
+        ),
+        A,
+    ),
+    # A boolean mask needs its value (staging it fails: the call indexes itself); an index past
+    # the end clamps, as in jax.
+    ("masks and clamping", lambda x: fnp.sum(x[x > 0] ** 2) + fnp.sum(x[A < 0]) + x[0, 10] * x[-9, 1], A),
     ("where and clip", lambda x: fnp.sum(fnp.where(x > 0, x**2, fnp.clip(x, -0.5, 0.5)) * x), A),
     (
         "nn",

@@ -15,11 +15,12 @@ Layer: kernel. Imports ``core``, ``ir``, ``partial_eval``, ``numpy_plan`` and ``
 # The key holds, per argument: the aval of a recorded tracer or of a constant array (whose value
 # reaches the equations as an argument, as it would anyway); the type and exact value of a
 # Python or NumPy scalar (``1``, ``1.0``, ``True``, ``-0.0`` and ``0.0`` all differ); the value
-# of ``None``, a string, a dtype or a tuple of ints. Any other argument -- a list, a foreign
-# tracer, an object -- and any call outside a recording runs the function itself. So does a key
-# whose staging failed or warned (a value the function needed, a bad argument): the function's
-# own error or warning then comes from the call itself, on every call. Only the default promotion
-# rules are templated (``enabled``): ``"warn"`` warns on every call.
+# of ``None``, a string, a dtype, a slice of ints, ``...``, or a tuple of those (an index). Any
+# other argument -- a list, a foreign tracer, an object -- and any call outside a recording runs
+# the function itself. So does a key whose staging failed or warned (a value the function
+# needed, a bad argument): the function's own error or warning then comes from the call itself,
+# on every call. Only the default promotion rules are templated (``enabled``): ``"warn"`` warns
+# on every call.
 """
 
 from __future__ import annotations
@@ -115,8 +116,16 @@ def _static_key(a):
         return (t, a.tobytes())
     if isinstance(a, np.dtype):
         return (np.dtype, a)
-    if t is tuple and all(type(e) is int for e in a):
-        return (tuple, a)
+    if t is slice:  # (unhashable before Python 3.12)
+        parts = (a.start, a.stop, a.step)
+        return (slice, *parts) if all(p is None or type(p) is int for p in parts) else None
+    if a is Ellipsis:
+        return (t,)
+    if t is tuple:
+        if all(type(e) is int for e in a):
+            return (tuple, a)
+        keys = [_static_key(e) for e in a]
+        return None if None in keys else (tuple, *keys)
     return None
 
 

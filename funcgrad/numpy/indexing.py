@@ -28,6 +28,7 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.templates import surface_template
 from funcgrad.numpy._core import (
     asarray,
     aval,
@@ -188,6 +189,7 @@ def _static_slice(s: slice) -> slice:
 # Retrieval
 
 
+@surface_template
 def getitem(x, idx, *, mode=None, fill_value=None, unique_indices=False, indices_are_sorted=False):
     """``x[idx]`` with NumPy's indexing rules and JAX's out-of-bounds conventions (NOTE: [indexing
     semantics]).
