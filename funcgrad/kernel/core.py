@@ -185,7 +185,7 @@ class Primitive:
         #   ``params["broadcast_dimensions"]`` of ``params["shape"]`` (``broadcast_in_dim``); the
         #   eager interpreter of cached programs lets NumPy's broadcasting stand for it.
         # - ``reshapes_operand``: its result is its one operand's elements, row-major, in another
-        #   shape (``reshape``); that interpreter reads a reshape back to a shape from the original.
+        #   shape (``reshape``); ``kernel/simplify.py`` joins a reshape of a reshape into one.
         self.call_jaxpr_param: str | None = None
         self.jaxpr_params: tuple[str, ...] = ()
         self.forwards_operands = False

@@ -315,11 +315,7 @@ def jaxpr_key(jaxpr: Jaxpr | ClosedJaxpr) -> tuple:
         numbers: dict[Var, int] = {}
 
         def atom(a):
-            return (
-                numbers[a]
-                if type(a) is Var
-                else ("literal", _freeze(np.asarray(a.val).item()), _aval_key(a.aval))
-            )
+            return numbers[a] if type(a) is Var else literal_key(a)
 
         parts: list = [Jaxpr, len(jaxpr.constvars)]
         for v in (*jaxpr.constvars, *jaxpr.invars):
@@ -340,6 +336,14 @@ def jaxpr_key(jaxpr: Jaxpr | ClosedJaxpr) -> tuple:
 
 
 _jaxpr_keys: dict = {}
+
+
+def literal_key(a: Literal) -> tuple:
+    """A literal's part of a key: its exact value (as ``params_key`` compares values) and aval."""
+    v = a.val
+    if isinstance(v, np.ndarray | np.generic):
+        v = v.item()
+    return ("literal", _freeze(v), _aval_key(a.aval))
 
 
 def _aval_key(aval) -> tuple:

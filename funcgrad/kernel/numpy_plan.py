@@ -51,9 +51,10 @@ class _Plan:
 
     NumPy-only liberties are taken (the interpreter, not the program, is NumPy's): a
     ``broadcast_in_dim`` read only by ufuncs whose other operand has the full shape is left to
-    NumPy's broadcasting (a view with unit dimensions, or nothing); a reshape back to the shape
-    before a reshape reads the original; dead values are dropped, and some written over (NOTE:
-    [eager buffer reuse])."""
+    NumPy's broadcasting (a view with unit dimensions, or nothing); dead values are dropped, and
+    some written over (NOTE: [eager buffer reuse]). Exact rewrites of the program itself -- a
+    reshape back to the shape before a reshape -- are ``simplify``'s, which every cached program
+    went through."""
 
     __slots__ = ("init", "in_slots", "steps", "out_slots", "out_weak")
 
@@ -64,7 +65,6 @@ class _Plan:
             slot(v, c._numpy() if type(c) is Array else c)
         self.in_slots = [slot(v) for v in j.invars]
         implicit = _numpy_broadcasts(j)
-        before_reshape: dict = {}
         slot_avals: dict = {}
         self.steps = []
         for eqn in j.eqns:
@@ -84,12 +84,6 @@ class _Plan:
                     )
                     self.steps.append(view)
                 continue
-            if prim.reshapes_operand:
-                src = before_reshape.get(eqn.invars[0], eqn.invars[0])
-                if type(src) is Var and src.aval.shape == out[0].aval.shape:
-                    slot.alias(out[0], src)
-                    continue
-                before_reshape[out[0]] = src
             ins = tuple(slot(a) for a in eqn.invars)
             impl = prim.impl
             inner = params.get(prim.call_jaxpr_param) if prim.call_jaxpr_param else None

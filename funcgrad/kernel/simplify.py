@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel import core
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, params_key
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, literal_key, params_key
 from funcgrad.kernel.partial_eval import dce_jaxpr_consts
 
 
@@ -24,14 +24,7 @@ def equation_key(primitive, params: dict, ins) -> tuple:
     """What makes two equations compute the same values: the primitive, the parameters (compared
     by ``params_key``) and the inputs (variables by identity, literals by value and aval).
     Raises ``TypeError`` for an unhashable parameter."""
-    return (primitive, params_key(params), *[a if type(a) is Var else _literal_key(a) for a in ins])
-
-
-def _literal_key(a: Literal):
-    v = a.val
-    if isinstance(v, np.ndarray | np.generic):
-        v = v.item()
-    return ("literal", params_key({"": v}), a.aval)
+    return (primitive, params_key(params), *[a if type(a) is Var else literal_key(a) for a in ins])
 
 
 def _is(a, value) -> bool:

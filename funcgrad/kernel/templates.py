@@ -35,7 +35,7 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
-from funcgrad.kernel.ir import ClosedJaxpr, Literal, ShapedArray, params_key
+from funcgrad.kernel.ir import ClosedJaxpr, Literal, params_key
 from funcgrad.kernel.numpy_plan import SlotTable, bounded_put
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.recording import RecordingTrace, RecordingTracer
@@ -193,8 +193,8 @@ def _stage(fn, args, kwargs, inputs) -> Template | object:
     n_args = len(args)
     names = list(kwargs)
     positions = [i for i, a in enumerate((*args, *kwargs.values())) if _is_input(a)]
-    avals = [a.aval if type(a) is RecordingTracer else _const_aval(a) for a in inputs]
-    shape: list = []
+    avals = [core.get_aval(a) for a in inputs]
+    multiple: list = []  # whether fn gave a tuple of arrays
 
     def staged(*xs):
         everything = [*args, *kwargs.values()]
@@ -202,11 +202,11 @@ def _stage(fn, args, kwargs, inputs) -> Template | object:
             everything[i] = x
         out = fn(*everything[:n_args], **dict(zip(names, everything[n_args:])))
         if type(out) is tuple and out and all(isinstance(o, core.Tracer) for o in out):
-            shape.append(True)
+            multiple.append(True)
             return list(out)
         if not isinstance(out, core.Tracer):
             raise TypeError("not a traced array")
-        shape.append(False)
+        multiple.append(False)
         return [out]
 
     try:
@@ -219,12 +219,7 @@ def _stage(fn, args, kwargs, inputs) -> Template | object:
         return _NO_TEMPLATE
     if any(isinstance(c, core.Tracer) for c in closed.consts):
         return _NO_TEMPLATE  # it read a traced value that is not an argument
-    return Template(closed, [type(a) is RecordingTracer for a in inputs], shape[0])
-
-
-def _const_aval(a) -> ShapedArray:
-    aval = core.get_aval(a)
-    return ShapedArray(aval.shape, aval.dtype, aval.weak_type)
+    return Template(closed, [type(a) is RecordingTracer for a in inputs], multiple[0])
 
 
 __all__ = ["Template", "surface_template"]
