@@ -514,7 +514,8 @@ class Lowered:
             )
             self._text = self._spmd.text
         else:
-            self._text = lower_jaxpr(staged.closed, fun._name, donated).text
+            platform = fun._device.platform if fun._device is not None else xla_bridge.default_platform()
+            self._text = lower_jaxpr(staged.closed, fun._name, donated, platform=platform).text
 
     def as_text(self, dialect: str | None = None) -> str:
         """The module text: StableHLO (``dialect`` None or ``"stablehlo"``), or XLA's HLO before

@@ -39,7 +39,7 @@ TOL = {np.dtype(np.float32): dict(rtol=2e-5, atol=2e-6), np.dtype(np.float64): d
 
 
 def run_xla(closed, args):
-    low = lower_jaxpr(closed, "test")
+    low = lower_jaxpr(closed, "test", platform=xb.default_platform())  # the device xb.compile uses
     exe = xb.compile(low.text, low.in_avals, low.out_avals, host_callbacks=low.host_callbacks)
     bufs = [xb.device_put(c) for c in low.const_args]
     bufs += [

@@ -40,6 +40,8 @@ class _DLTensor(ctypes.Structure):
     ]
 
 
+_DL_CPU = 1  # DLDeviceType kDLCPU
+
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
@@ -49,12 +51,17 @@ def dlpack_to_numpy(buf, dt) -> np.ndarray:
     """A NumPy copy (of dtype ``dt``) of the CPU buffer ``buf``.
 
     >>> import ml_dtypes, xla_bridge as xb
-    >>> dlpack_to_numpy(xb.device_put(np.array([1.5, 2.5], ml_dtypes.bfloat16)), np.dtype(ml_dtypes.bfloat16))
+    >>> x = xb.device_put(np.array([1.5, 2.5], ml_dtypes.bfloat16), xb.devices("cpu")[0])
+    >>> dlpack_to_numpy(x, np.dtype(ml_dtypes.bfloat16))
     array([1.5, 2.5], dtype=bfloat16)
     """
     # The capsule holds a reference to the buffer until it is garbage: read, copy, then drop.
     capsule = _jax.buffer_to_dlpack_managed_tensor(buf)
     t = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
+    if t.device.device_type != _DL_CPU:
+        # A GPU pointer read from the host would crash the process.
+        kind = t.device.device_type
+        raise ValueError(f"dlpack_to_numpy reads CPU buffers; this one is on DLPack device type {kind}")
     shape = tuple(t.shape[i] for i in range(t.ndim))
     n = int(np.prod(shape, dtype=np.int64))
     if n == 0:

@@ -312,8 +312,11 @@ class LoweringContext:
 class ModuleBuilder:
     """A module under construction: ``@main`` plus private functions of nested jit calls."""
 
-    def __init__(self, name: str, spmd=None):
+    def __init__(self, name: str, spmd=None, platform: str = "cpu"):
         self.name = name
+        # The platform the module is compiled for ("cpu", "cuda"): the few rules whose kernels
+        # differ per platform (LAPACK vs cuSOLVER, NOTE: [LAPACK custom calls]) read it.
+        self.platform = platform
         # An SPMD program's meshes, manual bodies and channels (``xla_bridge.meshes.SpmdLowering``);
         # None for a program on one device.
         self.spmd = spmd

@@ -1,4 +1,5 @@
-"""Registering jaxlib's CPU LAPACK kernels with XLA, once, the first time a module needs them.
+"""Registering jaxlib's LAPACK (CPU) and cuSOLVER (GPU) kernels with XLA, once, the first time a
+module needs them.
 
 Layer: xla_bridge (runtime half). May import: stdlib and jaxlib. Never the surface, never jax.
 
@@ -7,7 +8,9 @@ cache) a module whose text calls a LAPACK target (NOTE: [LAPACK custom calls] in
 ``xla_bridge/rules/_lapack.py``). Following the verified recipe of
 shared/notes/jaxlib-linalg-fft-facts.md: ``_lapack.initialize()`` first (registering without it
 segfaults at the first LAPACK call; it imports scipy, ~0.5 s, which is why it is lazy), then one
-``register_custom_call_target(..., api_version=1)`` per typed-FFI target.
+``register_custom_call_target(..., api_version=1)`` per typed-FFI target. The cuSOLVER targets
+come from the CUDA plugin's companion wheel (``plugins.register_cuda_solvers``, NOTE: [CUDA
+extension]).
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ import threading
 
 from jaxlib import xla_client as xc
 
+from . import plugins
+
 _lock = threading.Lock()
 _registered = False
 
-# Substrings of a module text that call a target of jaxlib's LAPACK module.
+# Substrings of a module text that call a target of jaxlib's LAPACK module, and of its cuSOLVER one.
 _MARKERS = ("@lapack_", "@tridiagonal_solve_perturbed_ffi")
+_GPU_MARKERS = ("@cusolver_",)
 
 
 def needs_lapack(module_text) -> bool:
@@ -29,12 +35,19 @@ def needs_lapack(module_text) -> bool:
     >>> needs_lapack("stablehlo.custom_call @lapack_dpotrf_ffi(%a)"), needs_lapack("stablehlo.add")
     (True, False)
     """
-    return isinstance(module_text, str) and any(m in module_text for m in _MARKERS)
+    return isinstance(module_text, str) and any(m in module_text for m in _MARKERS + _GPU_MARKERS)
 
 
-def ensure_registered(platform: str) -> None:
-    """Register the LAPACK targets for ``platform`` (CPU only: they are host kernels)."""
+def ensure_registered(platform: str, module_text: str = "") -> None:
+    """Register the kernels ``module_text`` calls on ``platform``: LAPACK on the CPU, cuSOLVER on
+    a GPU. Raises ValueError (saying what to do) when they cannot run there."""
     global _registered
+    if platform == "cuda" and not any(m in module_text for m in _MARKERS):
+        try:
+            plugins.register_cuda_solvers()
+        except plugins.PluginError as e:
+            raise ValueError(str(e)) from None
+        return
     if platform != "cpu":
         raise ValueError(
             f"dense linear algebra is lowered to jaxlib's CPU LAPACK kernels, which cannot run on "

@@ -43,6 +43,8 @@ __all__ = [
     "make_plugin_client",
     "plugins_from_env",
     "preload_nvidia_libraries",
+    "register_cuda_extension",
+    "register_cuda_solvers",
     "visible_nvidia_gpu",
 ]
 
@@ -88,6 +90,10 @@ _NVIDIA_LIBS = {
 _lock = threading.Lock()
 # Plugin name -> library path, once loaded in this process (PJRT allows one load per name).
 _loaded_plugins: dict[str, str] = {}
+# Plugin name -> the PJRT C API capsule ``load_pjrt_plugin_dynamically`` returned.
+_plugin_apis: dict = {}
+# The CUDA companion extension registered with XLA (NOTE: [CUDA extension]), once.
+_cuda_extension: list = []
 
 
 class PluginError(RuntimeError):
@@ -266,7 +272,7 @@ def make_plugin_client(name: str, library_path: str, options: dict | None = None
                     "(check PJRT_NAMES_AND_LIBRARY_PATHS)."
                 )
             try:
-                xc.load_pjrt_plugin_dynamically(name, library_path)
+                _plugin_apis[name] = xc.load_pjrt_plugin_dynamically(name, library_path)
                 if not xc.pjrt_plugin_initialized(name):
                     xc.initialize_pjrt_plugin(name)
             # dlopen failure, missing CUDA libraries, ABI skew: all become a PluginError.
@@ -327,7 +333,9 @@ def make_cuda_client():
     except Exception:  # noqa: BLE001
         options = None
     try:
-        return make_plugin_client("cuda", plugin.library_path, options)
+        client = make_plugin_client("cuda", plugin.library_path, options)
+        register_cuda_extension(plugin.cuda_major)
+        return client
     except PluginError as e:
         msg = str(e)
         if "visible" in msg.lower() or "no gpu" in msg.lower() or "no cuda" in msg.lower():
@@ -335,3 +343,95 @@ def make_cuda_client():
         else:
             msg += f"\nIf a CUDA library is missing, install the pip CUDA libraries with {install_hint()}"
         raise PluginError(msg) from None
+
+
+# NOTE: [CUDA extension]
+# The CUDA PJRT plugin runs programs; what a program may call beyond XLA's own ops lives in its
+# companion wheel ``jax-cudaNN-plugin`` (package ``jax_cudaNN_plugin``, no jax inside): the
+# ``cuda_plugin_extension`` module holds the GPU host-callback handlers
+# (``xla_ffi_python_gpu_callback``) and the function that hands a custom-call target to the
+# plugin; ``_solver`` holds the cuSOLVER kernels (``cusolver_<routine>_ffi``). jax's
+# ``jax_plugins/cuda`` registers them right after loading the plugin; ``register_cuda_extension``
+# does the same (custom-call and type handlers for "CUDA" bound to the plugin's C API, then the
+# callback handlers), and ``register_cuda_solvers`` adds the cuSOLVER targets the first time a
+# module calls one (``xla_bridge/lapack.py``). A missing companion wheel is not an error until a
+# module needs it; the compile error then names the pip command.
+
+
+def _cuda_extension_modules(cuda_major: str | None):
+    """``(cuda_plugin_extension, _solver)`` of the companion wheel for ``cuda_major`` (either,
+    newest first, when the plugin came from PJRT_NAMES_AND_LIBRARY_PATHS), or None."""
+    if cuda_major in ("13", None):
+        try:
+            from jax_cuda13_plugin import _solver, cuda_plugin_extension
+
+            return cuda_plugin_extension, _solver
+        except ImportError:
+            pass
+    if cuda_major in ("12", None):
+        try:
+            from jax_cuda12_plugin import _solver, cuda_plugin_extension
+
+            return cuda_plugin_extension, _solver
+        except ImportError:
+            pass
+    return None
+
+
+def register_cuda_extension(cuda_major: str | None) -> bool:
+    """Register the CUDA companion extension with XLA once (NOTE: [CUDA extension]); False when
+    the ``jax-cudaNN-plugin`` wheel is not installed.
+
+    Example (needs the CUDA plugin):
+        >>> register_cuda_extension("13")  # doctest: +SKIP
+        True
+    """
+    import functools
+
+    from jaxlib import xla_client as xc
+
+    with _lock:
+        if _cuda_extension:
+            return _cuda_extension[0] is not None
+        modules = _cuda_extension_modules(cuda_major)
+        api = _plugin_apis.get("cuda")
+        if modules is None or api is None:
+            _cuda_extension.append(None)
+            return False
+        ext, solver = modules
+        xc.register_custom_type_handler("CUDA", functools.partial(ext.register_custom_type, api))
+        xc.register_custom_call_handler("CUDA", functools.partial(ext.register_custom_call_target, api))
+        for name, value in ext.ffi_types().items():
+            xc.register_custom_type(name, value, platform="CUDA")
+        for name, value in ext.ffi_handlers().items():
+            xc.register_custom_call_target(name, value, platform="CUDA", api_version=1)
+        _cuda_extension.append((cuda_major, solver))
+        return True
+
+
+_solvers_registered: list = []
+
+
+def register_cuda_solvers() -> None:
+    """Register jaxlib's cuSOLVER kernels (``cusolver_<routine>_ffi``) for the CUDA platform
+    once, or raise ``PluginError`` naming the wheel to install (NOTE: [CUDA extension]).
+
+    Example (needs the CUDA plugin):
+        >>> register_cuda_solvers()  # doctest: +SKIP
+    """
+    from jaxlib import xla_client as xc
+
+    with _lock:
+        if _solvers_registered:
+            return
+        if not _cuda_extension or _cuda_extension[0] is None:
+            major = (find_cuda_plugin() or CudaPlugin("", "", None, None)).cuda_major or "13"
+            raise PluginError(
+                "linear algebra on the GPU calls jaxlib's cuSOLVER kernels, which come with the "
+                f"CUDA plugin's companion wheel; install it: pip install "
+                f"jax-cuda{major}-plugin=={_jaxlib_version()} (or run on the CPU device)"
+            )
+        for name, capsule in _cuda_extension[0][1].registrations().items():
+            api_version = int(name.endswith("_ffi"))  # the older targets are not typed FFI
+            xc.register_custom_call_target(name, capsule, platform="CUDA", api_version=api_version)
+        _solvers_registered.append(True)

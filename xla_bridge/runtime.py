@@ -40,8 +40,9 @@ later writes to the NumPy array never show up on the device. (Zero-copy aliasing
 for 64-byte aligned arrays, so "sometimes aliased" would be the alternative.) ``to_numpy`` on
 CPU returns a read-only zero-copy view for NumPy-native dtypes, and a copy for ml_dtypes
 (bfloat16, float8) which have no buffer-protocol format; that copy goes through DLPack
-because ``_single_device_array_to_np_array_did_copy`` imports jax. Non-CPU devices use
-``_single_device_array_to_np_array_did_copy`` (it imports jax when jax is installed).
+because ``_single_device_array_to_np_array_did_copy`` imports jax. A buffer on another device
+(a GPU) is first copied onto the CPU device (``host_copy``: a device-to-device copy between the
+two clients, verified on an H100 not to import jax), then read like a CPU buffer.
 """
 
 from __future__ import annotations
@@ -166,6 +167,20 @@ def sharding(device) -> _Sharding:
             if s is None:
                 s = _shardings[device] = _Sharding(device)
     return s
+
+
+def result_handler(aval, sharding):
+    """jaxlib's handler that turns an output buffer into an ``ArrayImpl`` of ``aval``.
+
+    jaxlib 0.10 takes ``_skip_checks`` (our avals are not jax's, so its checks do not apply);
+    0.11 dropped the keyword and checks nothing.
+    """
+    if _RESULT_HANDLER_SKIPS_CHECKS:
+        return _jax.array_result_handler(aval, sharding, True, _skip_checks=True)
+    return _jax.array_result_handler(aval, sharding, True)
+
+
+_RESULT_HANDLER_SKIPS_CHECKS = "_skip_checks" in (_jax.array_result_handler.__doc__ or "")
 
 
 class Backend:
@@ -562,6 +577,23 @@ def deleted_buffer_error(buf, what: str = "") -> XlaBridgeError:
     return XlaBridgeError(f"{what}{DONATED}", phase="transfer", platform=platform)
 
 
+def host_copy(buf):
+    """A copy of a one-device buffer on the CPU device, so the host can read it.
+
+    jaxlib's own read-back of an accelerator buffer (``_single_device_array_to_np_array_did_copy``)
+    imports jax (NOTE: [host transfers]); a device-to-device copy onto the CPU client does not.
+
+    Example:
+        >>> to_numpy(host_copy(device_put(np.arange(2.0))))
+        array([0., 1.])
+    """
+    cpu = get_backend("cpu").default_device
+    (out,) = _jax.batched_copy_array_to_devices_with_sharding(
+        [buf], [xc.DeviceList((cpu,))], [sharding(cpu)], [_jax.ArrayCopySemantics.ALWAYS_COPY]
+    )
+    return out
+
+
 def _to_numpy_slow(buf, dt, cpu) -> np.ndarray:
     read = getattr(buf._sharding, "_fg_read", None)
     if read is not None:  # a value over several devices: xla_bridge.sharded assembles its shards
@@ -572,7 +604,7 @@ def _to_numpy_slow(buf, dt, cpu) -> np.ndarray:
     try:
         if cpu:
             return dlpack_to_numpy(buf, dt)
-        return buf._single_device_array_to_np_array_did_copy()[0]
+        return to_numpy(host_copy(buf))
     except _JaxRuntimeError as e:
         raise XlaBridgeError(
             f"reading an array back from {platform} failed: {e}\n"
@@ -630,7 +662,7 @@ class Executable:
         self.donate_argnums = tuple(donate_argnums)
         s = sharding(device)
         # Built once: a handler turns an output buffer into an ArrayImpl with our aval.
-        self._handlers = [_jax.array_result_handler(a, s, True, _skip_checks=True) for a in self.out_avals]
+        self._handlers = [result_handler(a, s) for a in self.out_avals]
         self.call = self._make_call()
 
     def _make_call(self):
@@ -848,7 +880,7 @@ def compile(
         )
     if lapack.needs_lapack(module_text):
         try:
-            lapack.ensure_registered(backend.platform)
+            lapack.ensure_registered(backend.platform, module_text)
         except ValueError as e:
             raise XlaBridgeError(str(e), phase="compile", platform=backend.platform) from None
     opts = backend.compile_options(device)
@@ -860,7 +892,7 @@ def compile(
 
     try:
         if host_callbacks:
-            module = _mlir_module(_callback_target(module_text, backend.platform))
+            module = _mlir_module(module_text)
             loaded = client.compile_and_load(module, device_list, opts, list(host_callbacks))
         else:
             loaded = compile_cache.compile_or_load(
@@ -879,13 +911,6 @@ def compile(
             _exe_cache.pop(next(iter(_exe_cache)))  # oldest first: dicts keep insertion order
         _exe_cache[key] = exe
     return exe
-
-
-def _callback_target(module_text: str, platform: str) -> str:
-    """The module with the host-callback custom calls named for ``platform``'s runtime."""
-    if platform == "cpu":
-        return module_text
-    return module_text.replace("@xla_ffi_python_cpu_callback", "@xla_ffi_python_gpu_callback")
 
 
 def _mlir_module(module_text: str):

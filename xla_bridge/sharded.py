@@ -387,7 +387,7 @@ def block_numpy(arr) -> np.ndarray:
         if arr.is_deleted():
             raise _deleted()
         return dlpack_to_numpy(arr, dt)
-    return arr._single_device_array_to_np_array_did_copy()[0]
+    return runtime.to_numpy(runtime.host_copy(arr))
 
 
 def _deleted(what: str = "") -> runtime.XlaBridgeError:
@@ -459,16 +459,13 @@ class SpmdExecutable:
         self.in_shardings = tuple(in_shardings)
         self.donate_argnums = tuple(donate)
         self.out_shardings = list(out_shardings)
-        self._handlers = [
-            _jax.array_result_handler(a, s, True, _skip_checks=True)
-            for a, s in zip(self.out_avals, out_shardings)
-        ]
+        self._handlers = [runtime.result_handler(a, s) for a, s in zip(self.out_avals, out_shardings)]
         self.call = self._make_call()
 
     def replace_out_sharding(self, j: int, s: MeshSharding) -> None:
         """Give output ``j`` the sharding object ``s`` (laid out the same as XLA's choice)."""
         self.out_shardings[j] = s
-        self._handlers[j] = _jax.array_result_handler(self.out_avals[j], s, True, _skip_checks=True)
+        self._handlers[j] = runtime.result_handler(self.out_avals[j], s)
 
     def _make_call(self):
         execute = self._loaded.execute_sharded

@@ -17,6 +17,13 @@ calls one.
 # their operands as the kernels expect. The kernels loop over the leading batch dimensions
 # themselves. They return an ``info`` per batch element; a failure becomes NaN outputs with a
 # select (NOTE: [factorisation failures]).
+#
+# On the GPU (``ModuleBuilder.platform == "cuda"``) the same calls go to jaxlib's cuSOLVER
+# kernels, ``cusolver_<routine>_ffi``, which take the same operands, results and layouts (one
+# target for every dtype; boolean attributes such as ``lower = true`` instead of LAPACK's
+# characters), as jax lowers them; triangular solves are XLA's own ``triangular_solve`` op. The
+# runtime registers the cuSOLVER targets (NOTE: [CUDA extension]). A routine jaxlib has no GPU
+# kernel for raises a LoweringError naming the CPU device as the way out (``cpu_only``).
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import numpy as np
 
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from xla_bridge.emitter import aval_type, lower_closed, tensor_type
+from xla_bridge.emitter import LoweringError, aval_type, lower_closed, tensor_type
 
 I32 = np.dtype(np.int32)
 
@@ -47,6 +54,34 @@ def target(routine: str, dtype) -> str:
     'lapack_spotrf_ffi'
     """
     return f"lapack_{_PREFIX[np.dtype(dtype)]}{routine}_ffi"
+
+
+def on_gpu(ctx) -> bool:
+    """Whether the module being lowered runs on a GPU (cuSOLVER instead of LAPACK)."""
+    return ctx.fb.module.platform == "cuda"
+
+
+def gpu_target(routine: str) -> str:
+    """``cusolver_potrf_ffi`` for routine ``potrf``: one cuSOLVER target serves every dtype.
+
+    >>> gpu_target("getrf")
+    'cusolver_getrf_ffi'
+    """
+    return f"cusolver_{routine}_ffi"
+
+
+def flag(value: bool) -> str:
+    """A boolean attribute of a cuSOLVER FFI call."""
+    return "true" if value else "false"
+
+
+def cpu_only(ctx, what: str) -> None:
+    """Raise a LoweringError when lowering for the GPU ``what``, which only LAPACK implements."""
+    if on_gpu(ctx):
+        raise LoweringError(
+            f"{what} has no GPU kernel in jaxlib (LAPACK only); run it on the CPU device: "
+            "jit(f, device=funcgrad.devices('cpu')[0])"
+        )
 
 
 def is_complex(dtype) -> bool:
@@ -75,11 +110,13 @@ def ffi_call(
     out_avals: Sequence,
     attrs: dict[str, str] | None = None,
     aliases: dict[int, int] | None = None,
+    column_major: bool = True,
 ) -> list[str]:
     """Emit one LAPACK custom call (NOTE: [LAPACK custom calls]); returns the result names.
     ``attrs`` maps attribute names to typed values (``char("L")``, ``"4 : i32"``); ``aliases``
-    maps a result index to the operand index whose buffer it reuses."""
-    rank = max(len(a.shape) for a in in_avals)
+    maps a result index to the operand index whose buffer it reuses; ``column_major=False``
+    gives every operand and result the row-major layout."""
+    rank = max(len(a.shape) for a in in_avals) if column_major else -1
     backend = ", ".join(f"{k} = {v}" for k, v in (attrs or {}).items())
     op_layouts = ", ".join(_layout(a, len(a.shape) == rank) for a in in_avals)
     res_layouts = ", ".join(_layout(a, len(a.shape) == rank) for a in out_avals)

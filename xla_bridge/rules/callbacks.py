@@ -1,5 +1,6 @@
 """Lowering rules of the host callbacks (primitives/callbacks.py): a custom call of XLA's Python
-callback target, ``xla_ffi_python_cpu_callback`` (the runtime renames it for a GPU), whose
+callback target, ``xla_ffi_python_cpu_callback`` (``xla_ffi_python_gpu_callback`` in a module for
+the GPU, registered by the CUDA extension: NOTE: [CUDA extension]), whose
 ``index`` attribute picks the Python function among the module's ``host_callbacks``; the runtime
 hands that list to the compiler with the module (``runtime.compile(host_callbacks=...)``).
 
@@ -18,7 +19,8 @@ import numpy as np
 from primitives.callbacks import check_results, debug_callback_p, io_callback_p, pure_callback_p
 from xla_bridge.emitter import aval_type, register
 
-CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
+# XLA's Python callback handler per platform.
+CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "cuda": "xla_ffi_python_gpu_callback"}
 
 
 def _custom_call(ctx, args, host, out_types, side_effect: bool, token: str | None = None):
@@ -36,8 +38,9 @@ def _custom_call(ctx, args, host, out_types, side_effect: bool, token: str | Non
         f"api_version = 4 : i32, has_side_effect = {'true' if side_effect else 'false'}, "
         f"backend_config = {{index = {index} : ui64}}"
     )
+    target = CALLBACK_TARGETS.get(mb.platform, CALLBACK_TARGETS["cpu"])
     rhs = (
-        f"stablehlo.custom_call @{CALLBACK_TARGET}({', '.join(args)}) {{{attrs}}} : "
+        f"stablehlo.custom_call @{target}({', '.join(args)}) {{{attrs}}} : "
         f"({', '.join(in_types)}) -> ({', '.join(out_types)})"
     )
     return ctx.fb.emit_results(rhs, len(out_types))

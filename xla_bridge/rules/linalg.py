@@ -11,6 +11,10 @@ Layer: xla_bridge (compiler half). Imports numpy, the primitive catalog and the 
   with JAX's padding for complete factors of tall matrices.
 - ``householder_product`` -> orgqr/ungqr; ``tridiagonal_solve`` -> gtsv (NaN where singular), or
   jaxlib's perturbed tridiagonal solver with ``perturb_singular``.
+
+On the GPU: potrf, getrf, geqrf and orgqr are cuSOLVER's, a triangular solve is XLA's
+``triangular_solve`` op; pivoted QR and tridiagonal solves are CPU-only (NOTE: [LAPACK custom
+calls]).
 """
 
 from __future__ import annotations
@@ -21,17 +25,21 @@ from funcgrad.kernel.ir import ShapedArray
 from primitives import _matrix as mx
 from primitives import linalg as la
 from primitives import structure as st
-from xla_bridge.emitter import register
+from xla_bridge.emitter import aval_type, register
 from xla_bridge.rules._lapack import (
     I32,
     char,
+    cpu_only,
     empty_operands_as_constants,
     ffi_call,
+    flag,
+    gpu_target,
     info_aval,
     lower_fun,
     nan_unless,
     negate_imag,
     ok_flags,
+    on_gpu,
     target,
 )
 
@@ -41,9 +49,11 @@ from xla_bridge.rules._lapack import (
 def _cholesky(ctx, a):
     fb, (aval,) = ctx.fb, ctx.avals_in
     batch = aval.shape[:-2]
-    factor, info = ffi_call(
-        fb, target("potrf", aval.dtype), [a], [aval], [aval, info_aval(batch)], {"uplo": char("L")}, {0: 0}
-    )
+    if on_gpu(ctx):
+        name, attrs = gpu_target("potrf"), {"lower": flag(True)}
+    else:
+        name, attrs = target("potrf", aval.dtype), {"uplo": char("L")}
+    factor, info = ffi_call(fb, name, [a], [aval], [aval, info_aval(batch)], attrs, {0: 0})
     (lower,) = lower_fun(fb, lambda x: [mx.tril(x)], [aval], [factor])
     return nan_unless(fb, ok_flags(fb, info, batch), batch, lower, aval)
 
@@ -54,6 +64,14 @@ def _triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, 
     fb, (a_aval, b_aval) = ctx.fb, ctx.avals_in
     if conjugate_a and not transpose_a:
         a, conjugate_a = negate_imag(fb, a, a_aval), False
+    if on_gpu(ctx):
+        transpose = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
+        attrs = (
+            f"left_side = {flag(left_side)}, lower = {flag(lower)}, unit_diagonal = {flag(unit_diagonal)}, "
+            f"transpose_a = #stablehlo<transpose {transpose}>"
+        )
+        types = [aval_type(a_aval), aval_type(b_aval)]
+        return fb.generic("stablehlo.triangular_solve", [a, b], types, types[1:], attrs)
     trans = ("C" if conjugate_a else "T") if transpose_a else "N"
     attrs = {
         "side": char("L" if left_side else "R"),
@@ -76,18 +94,20 @@ def _lu(ctx, a):
     fb, (aval,) = ctx.fb, ctx.avals_in
     lu_aval, piv_aval, _ = ctx.avals_out
     batch, m = aval.shape[:-2], aval.shape[-2]
-    lu_, piv, info = ffi_call(
-        fb, target("getrf", aval.dtype), [a], [aval], [lu_aval, piv_aval, info_aval(batch)], {}, {0: 0}
-    )
+    name = gpu_target("getrf") if on_gpu(ctx) else target("getrf", aval.dtype)
+    lu_, piv, info = ffi_call(fb, name, [a], [aval], [lu_aval, piv_aval, info_aval(batch)], {}, {0: 0})
     one = fb.broadcast(fb.const(1, I32), ShapedArray((), I32), piv_aval.shape)
     piv = fb.binary("stablehlo.subtract", piv, one, piv_aval)  # LAPACK's pivots are 1-based
     lu_ = nan_unless(fb, ok_flags(fb, info, batch, "GE"), batch, lu_, lu_aval)
     return [lu_, piv, _permutation_from(fb, piv, piv_aval, m)]
 
 
-def _householder(fb, a: str, taus: str, a_aval, taus_aval) -> str:
-    name = "ungqr" if a_aval.dtype.kind == "c" else "orgqr"
-    (q,) = ffi_call(fb, target(name, a_aval.dtype), [a, taus], [a_aval, taus_aval], [a_aval], {}, {0: 0})
+def _householder(ctx, a: str, taus: str, a_aval, taus_aval) -> str:
+    if on_gpu(ctx):
+        name = gpu_target("orgqr")
+    else:
+        name = target("ungqr" if a_aval.dtype.kind == "c" else "orgqr", a_aval.dtype)
+    (q,) = ffi_call(ctx.fb, name, [a, taus], [a_aval, taus_aval], [a_aval], {}, {0: 0})
     return q
 
 
@@ -99,6 +119,7 @@ def _qr(ctx, a, *, pivoting, full_matrices):
     k = min(m, n)
     taus_aval = ShapedArray((*batch, k), aval.dtype)
     if pivoting:
+        cpu_only(ctx, "QR with column pivoting (geqp3)")
         jpvt_aval = ShapedArray((*batch, n), I32)
         jpvt0 = fb.const(0, I32, jpvt_aval.shape)
         r, jpvt, taus = ffi_call(
@@ -113,7 +134,8 @@ def _qr(ctx, a, *, pivoting, full_matrices):
         one = fb.broadcast(fb.const(1, I32), ShapedArray((), I32), jpvt_aval.shape)
         perm = fb.binary("stablehlo.subtract", jpvt, one, jpvt_aval)
     else:
-        r, taus = ffi_call(fb, target("geqrf", aval.dtype), [a], [aval], [aval, taus_aval], {}, {0: 0})
+        name = gpu_target("geqrf") if on_gpu(ctx) else target("geqrf", aval.dtype)
+        r, taus = ffi_call(fb, name, [a], [aval], [aval, taus_aval], {}, {0: 0})
     nd = len(aval.shape)
     if m < n:
         q_in_aval = ShapedArray((*batch, m, m), aval.dtype)
@@ -124,7 +146,7 @@ def _qr(ctx, a, *, pivoting, full_matrices):
         (q_in,) = lower_fun(fb, lambda x: [st.pad(x, np.zeros((), aval.dtype), pad)], [aval], [r])
     else:
         q_in_aval, q_in = aval, r
-    q = _householder(fb, q_in, taus, q_in_aval, taus_aval)
+    q = _householder(ctx, q_in, taus, q_in_aval, taus_aval)
     rows = n if (not full_matrices and m > n) else m
     (r,) = lower_fun(fb, lambda x: [mx.triu(st.slice_in_dim(x, 0, rows, 1, nd - 2))], [aval], [r])
     return [q, r, perm] if pivoting else [q, r]
@@ -151,7 +173,7 @@ def _householder_product(ctx, a, taus):
             [a],
         )
         return eye
-    return _householder(fb, a, taus, a_aval, taus_aval)
+    return _householder(ctx, a, taus, a_aval, taus_aval)
 
 
 @register(la.tridiagonal_solve_p)
@@ -160,6 +182,7 @@ def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular=False):
     fb, avals = ctx.fb, ctx.avals_in
     b_aval = avals[3]
     batch = b_aval.shape[:-2]
+    cpu_only(ctx, "tridiagonal_solve")
     if perturb_singular:
         (x,) = ffi_call(fb, "tridiagonal_solve_perturbed_ffi", [dl, d, du, b], avals, [b_aval])
         return x
@@ -179,4 +202,5 @@ def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular=False):
 @empty_operands_as_constants
 def _geqrf(ctx, a):
     fb, (aval,) = ctx.fb, ctx.avals_in
-    return ffi_call(fb, target("geqrf", aval.dtype), [a], [aval], ctx.avals_out, {}, {0: 0})
+    name = gpu_target("geqrf") if on_gpu(ctx) else target("geqrf", aval.dtype)
+    return ffi_call(fb, name, [a], [aval], ctx.avals_out, {}, {0: 0})

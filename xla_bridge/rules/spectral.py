@@ -11,6 +11,10 @@ Layer: xla_bridge (compiler half). Imports numpy, the primitive catalog and the 
 
 Every result of a batch element whose ``info`` is nonzero is NaN (NOTE: [factorisation
 failures]).
+
+On the GPU, eigh is cuSOLVER's syevd and svd its gesvd (a wide matrix is factorised transposed,
+in row-major layouts, as jax does); eig, schur, hessenberg and tridiagonal are CPU-only (NOTE:
+[LAPACK custom calls]).
 """
 
 from __future__ import annotations
@@ -22,13 +26,17 @@ from primitives import structure as st
 from xla_bridge.emitter import register, tensor_type
 from xla_bridge.rules._lapack import (
     char,
+    cpu_only,
     empty_operands_as_constants,
     ffi_call,
+    flag,
+    gpu_target,
     info_aval,
     is_complex,
     lower_fun,
     nan_unless,
     ok_flags,
+    on_gpu,
     target,
 )
 
@@ -49,11 +57,12 @@ def _eigh(ctx, a, *, lower, sort_eigenvalues, subset_by_index):
     fb, (aval,) = ctx.fb, ctx.avals_in
     *batch, n, _ = aval.shape
     w_aval = ShapedArray((*batch, n), mx.real_dtype(aval.dtype))
-    name = "heevd" if is_complex(aval.dtype) else "syevd"
-    attrs = {"mode": char("V"), "uplo": char("L" if lower else "U")}
-    v, w, info = ffi_call(
-        fb, target(name, aval.dtype), [a], [aval], [aval, w_aval, info_aval(batch)], attrs, {0: 0}
-    )
+    if on_gpu(ctx):
+        name, attrs = gpu_target("syevd"), {"lower": flag(lower), "algorithm": "0 : ui8"}
+    else:
+        name = target("heevd" if is_complex(aval.dtype) else "syevd", aval.dtype)
+        attrs = {"mode": char("V"), "uplo": char("L" if lower else "U")}
+    v, w, info = ffi_call(fb, name, [a], [aval], [aval, w_aval, info_aval(batch)], attrs, {0: 0})
     ok = ok_flags(fb, info, batch)
     v, w = nan_unless(fb, ok, batch, v, aval), nan_unless(fb, ok, batch, w, w_aval)
     if subset_by_index is not None and tuple(subset_by_index) != (0, n):
@@ -73,16 +82,19 @@ def _svd(ctx, a, *, full_matrices, compute_uv, subset_by_index, algorithm):
     s_aval = ShapedArray((*batch, k), mx.real_dtype(aval.dtype))
     u_aval = ShapedArray((*batch, m, m if full_matrices else k), aval.dtype)
     vt_aval = ShapedArray((*batch, n if full_matrices else k, n), aval.dtype)
-    routine = "gesvd" if algorithm == "qr" else "gesdd"
-    _, s, u, vt, info = ffi_call(
-        fb,
-        target(routine, aval.dtype),
-        [a],
-        [aval],
-        [aval, s_aval, u_aval, vt_aval, info_aval(batch)],
-        {"mode": char(mode)},
-        {0: 0},
-    )
+    if on_gpu(ctx):
+        s, u, vt, info = _gesvd_gpu(fb, a, aval, s_aval, u_aval, vt_aval, batch, full_matrices, compute_uv)
+    else:
+        routine = "gesvd" if algorithm == "qr" else "gesdd"
+        _, s, u, vt, info = ffi_call(
+            fb,
+            target(routine, aval.dtype),
+            [a],
+            [aval],
+            [aval, s_aval, u_aval, vt_aval, info_aval(batch)],
+            {"mode": char(mode)},
+            {0: 0},
+        )
     ok = ok_flags(fb, info, batch)
     outs = [nan_unless(fb, ok, batch, s, s_aval)]
     if compute_uv:
@@ -97,9 +109,38 @@ def _svd(ctx, a, *, full_matrices, compute_uv, subset_by_index, algorithm):
     return outs
 
 
+def _gesvd_gpu(fb, a, aval, s_aval, u_aval, vt_aval, batch, full_matrices, compute_uv):
+    # cuSOLVER's gesvd needs m >= n: a wide matrix is passed as its row-major self, i.e. the
+    # column-major transpose, whose u and vt are this matrix's vt and u (the result slots swap).
+    # Without vectors, u and vt are unused scalars.
+    m, n = aval.shape[-2:]
+    if not compute_uv:
+        u_aval = vt_aval = ShapedArray((), aval.dtype)
+    transposed = m < n
+    slots = [vt_aval, u_aval] if transposed else [u_aval, vt_aval]
+    attrs = {
+        "full_matrices": flag(full_matrices),
+        "compute_uv": flag(compute_uv),
+        "transposed": flag(transposed),
+    }
+    _, s, x, y, info = ffi_call(
+        fb,
+        gpu_target("gesvd"),
+        [a],
+        [aval],
+        [aval, s_aval, *slots, info_aval(batch)],
+        attrs,
+        {0: 0},
+        column_major=not transposed,
+    )
+    u, vt = (y, x) if transposed else (x, y)
+    return s, u, vt, info
+
+
 @register(sp.eig_p)
 @empty_operands_as_constants
 def _eig(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors, enable_eigvec_derivs):
+    cpu_only(ctx, "eig (a nonsymmetric eigendecomposition)")
     fb, (aval,) = ctx.fb, ctx.avals_in
     batch = aval.shape[:-2]
     cdt = mx.complex_dtype(aval.dtype)
@@ -131,6 +172,7 @@ def _eig(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors, enabl
 @register(sp.schur_p)
 @empty_operands_as_constants
 def _schur(ctx, a, *, compute_schur_vectors):
+    cpu_only(ctx, "schur")
     fb, (aval,) = ctx.fb, ctx.avals_in
     batch = aval.shape[:-2]
     w_aval = ShapedArray(aval.shape[:-1], aval.dtype)
@@ -145,6 +187,7 @@ def _schur(ctx, a, *, compute_schur_vectors):
 @register(sp.hessenberg_p)
 @empty_operands_as_constants
 def _hessenberg(ctx, a):
+    cpu_only(ctx, "hessenberg")
     fb, (aval,) = ctx.fb, ctx.avals_in
     batch, n = aval.shape[:-2], aval.shape[-1]
     taus_aval = ctx.avals_out[1]
@@ -158,6 +201,7 @@ def _hessenberg(ctx, a):
 @register(sp.tridiagonal_p)
 @empty_operands_as_constants
 def _tridiagonal(ctx, a, *, lower):
+    cpu_only(ctx, "tridiagonal")
     fb, (aval,) = ctx.fb, ctx.avals_in
     batch = aval.shape[:-2]
     name = "hetrd" if is_complex(aval.dtype) else "sytrd"
