@@ -606,6 +606,8 @@ def _to_numpy_slow(buf, dt, cpu) -> np.ndarray:
             return dlpack_to_numpy(buf, dt)
         return to_numpy(host_copy(buf))
     except _JaxRuntimeError as e:
+        if "Callback error calling callback" in str(e):
+            raise _callback_error(str(e), buf._sharding._fg_device) from None
         raise XlaBridgeError(
             f"reading an array back from {platform} failed: {e}\n"
             "Hint: errors raised while a program runs asynchronously surface here.",
@@ -751,6 +753,18 @@ def _check_inputs(buffers, in_avals, device, strict):
             fail(f"argument {i} lives on another device; move it with device_put(x, device)")
 
 
+def _callback_error(msg: str, device) -> XlaBridgeError:
+    # A Python host callback raised: its traceback is in the message; lead with its last line.
+    # On the CPU it surfaces when the program runs, on a GPU (asynchronous) when it is read back.
+    raised = msg.rstrip().splitlines()[-1]
+    return XlaBridgeError(
+        f"a host callback (pure_callback, debug.callback, debug.print) raised {raised}\n"
+        f"while running on {device.platform} ({device}): {msg}",
+        phase="execute",
+        platform=device.platform,
+    )
+
+
 def _execute_error(e, device) -> XlaBridgeError:
     msg = str(e)
     # A donated buffer is "deleted or donated"; one deleted by Array.delete() has no shards left.
@@ -759,14 +773,7 @@ def _execute_error(e, device) -> XlaBridgeError:
     elif "is on device" in msg or "assigned to device" in msg:
         hint = "all inputs must live on the executable's device; use device_put(x, device)."
     elif "Callback error calling callback" in msg:
-        # A Python host callback raised: its traceback is in the message; lead with its last line.
-        raised = msg.rstrip().splitlines()[-1]
-        return XlaBridgeError(
-            f"a host callback (pure_callback, debug.callback, debug.print) raised {raised}\n"
-            f"while running on {device.platform} ({device}): {msg}",
-            phase="execute",
-            platform=device.platform,
-        )
+        return _callback_error(msg, device)
     else:
         hint = "this is an XLA runtime failure; call_checked(...) validates inputs more strictly."
     return XlaBridgeError(
