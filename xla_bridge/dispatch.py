@@ -148,13 +148,20 @@ def _make_to_numpy(slow):
                 return out
         except Exception:  # noqa: BLE001
             pass
-        return slow(buf)
+        return _read_only(slow(buf))
 
     return to_numpy
 
 
+def _read_only(value: np.ndarray) -> np.ndarray:
+    # The kernel's contract for device_to_numpy: Array.__array__ hands the value out as it is.
+    if value.flags.writeable:
+        value.flags.writeable = False
+    return value
+
+
 def _lazy_to_numpy(buf):
-    return runtime().to_numpy(buf)
+    return _read_only(runtime().to_numpy(buf))
 
 
 if hooks.device_to_numpy is None:
@@ -605,22 +612,37 @@ class Dispatcher:
             and type(_state.trace) is _EvalTrace
             and _JAX_CONFIG not in _modules
         ):
-            flat = []  # one pass, no comprehension: a 3.11 comprehension is a function call
-            for x in args:
+            for x in args:  # NumPy arrays and scalars go to the C++ side as they are
                 t = type(x)
-                if t is Array:
-                    x = x._buffer
-                    if x is None:
+                if t is not _ndarray and t not in _SCALARS:
+                    flat = self._unwrap(args) if t is Array else None  # Arrays: their buffers
+                    if flat is None:
                         return self._dispatch(args, kwargs)
-                elif t is not _ndarray and t not in _SCALARS:
-                    return self._dispatch(args, kwargs)
-                flat.append(x)
+                    break
+            else:
+                flat = args
             self._native_calls += 1
             res = native(*flat)
             if type(res) is dict:
                 return self._native_outputs(res)
             return _from_buffer(res, res.aval.weak_type)  # a bare output is the buffer itself
         return self._dispatch(args, kwargs)
+
+    @staticmethod
+    def _unwrap(args):
+        """``args`` with each Array replaced by its device buffer; None if an Array has none or
+        an argument is neither an Array, a NumPy array nor a scalar."""
+        flat = []  # one pass, no comprehension: a 3.11 comprehension is a function call
+        for x in args:
+            t = type(x)
+            if t is Array:
+                x = x._buffer
+                if x is None:
+                    return None
+            elif t is not _ndarray and t not in _SCALARS:
+                return None
+            flat.append(x)
+        return flat
 
     def _dispatch(self, args, kwargs):
         if not self._native_ok or type(_state.trace) is not _EvalTrace:

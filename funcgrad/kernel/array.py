@@ -116,6 +116,8 @@ class Array:
         value = self._value
         if value is None:
             value = self._value = hooks.device_to_numpy(self._buffer)
+            if dtype is None and not copy:
+                return value  # read-only: device_to_numpy's contract
         if dtype is None and not copy and not value.flags.writeable:
             return value  # (a device buffer's host view is read-only: the common case, first)
         if copy:

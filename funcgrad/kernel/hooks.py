@@ -39,7 +39,7 @@ class KernelHooks:
 
     def __init__(self):
         self.jit_impl = None  # (*args, jaxpr, name, donated_invars, device) -> list; None: interpret
-        self.device_to_numpy = None  # (buffer) -> np.ndarray
+        self.device_to_numpy = None  # (buffer) -> a read-only np.ndarray
         # (primitive, args, params) -> outputs computed where device-backed operands live (values
         # over several devices stay there), or NotImplemented to compute on the host.
         self.eager_on_devices = None
