@@ -1,4 +1,4 @@
-"""Test configuration: hypothesis profiles and shared fixtures.
+"""Test configuration: the default platform, hypothesis profiles and shared fixtures.
 
 The ``ci`` profile (selected when ``CI`` is set, as in ``.ci/run``) is deterministic and bounded:
 derandomized examples, no deadline (2 shared cores), and a small example budget so the suite fits
@@ -12,6 +12,12 @@ import os
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
+
+# The suite's default device is the CPU on every machine: its tolerances, virtual CPU devices and
+# doctest outputs are the CPU's. On a GPU machine tests/test_gpu.py still runs on the GPU (it asks
+# for funcgrad.devices("cuda")); FUNCGRAD_PLATFORM=cuda runs the whole suite there (docs/gpu.md).
+# Subprocesses started by tests inherit this.
+os.environ.setdefault("FUNCGRAD_PLATFORM", "cpu")
 
 settings.register_profile(
     "ci",
