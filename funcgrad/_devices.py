@@ -11,7 +11,7 @@ addresses its own (``local_devices()``). On a CPU, ``XLA_FLAGS=--xla_force_host_
 or ``funcgrad.config.update("jax_num_cpu_devices", N)`` (before first use) gives N devices.
 
 >>> import funcgrad
->>> funcgrad.default_backend() in ("cpu", "cuda")
+>>> funcgrad.default_backend() in ("cpu", "gpu")
 True
 >>> funcgrad.process_index(), funcgrad.process_count()
 (0, 1)
@@ -60,8 +60,14 @@ def process_count(backend: str | None = None) -> int:
 
 
 def default_backend() -> str:
-    """The platform jitted code runs on by default (``FUNCGRAD_PLATFORM`` chooses)."""
-    return xla_bridge.default_platform()
+    """The platform jitted code runs on by default (``FUNCGRAD_PLATFORM`` chooses), named as jax
+    names it: ``"cpu"``, or ``"gpu"`` for CUDA devices (``Device.platform`` says the same).
+
+    >>> default_backend() in ("cpu", "gpu")
+    True
+    """
+    platform = xla_bridge.default_platform()
+    return "gpu" if platform == "cuda" else platform
 
 
 def process_indices(backend: str | None = None) -> list[int]:

@@ -142,19 +142,35 @@ def clear_caches() -> None:
 
 
 def live_arrays(platform: str | None = None) -> list[Array]:
-    """Every ``Array`` object alive now (funcgrad's arrays all live on the default backend).
-    ``platform`` may name that backend (``"cpu"``) or be None.
+    """Every ``Array`` object alive now, or those of one ``platform`` (``"cpu"``, ``"cuda"`` or
+    ``"gpu"``): an array computed on a device belongs to that device's platform, one held on the
+    host (an eager result) to the default backend, where jit would put it.
 
     >>> import funcgrad.numpy as fnp
     >>> x = fnp.arange(3.0)
-    >>> any(a is x for a in live_arrays())
-    True
+    >>> any(a is x for a in live_arrays()), any(a is x for a in live_arrays(default_backend()))
+    (True, True)
     """
-    if platform is not None:
-        known = {d.platform for d in devices()}
-        if platform not in known:
-            raise ValueError(f"live_arrays: no backend {platform!r}; the backends are {sorted(known)}")
-    return [o for o in gc.get_objects() if type(o) is Array]
+    arrays = [o for o in gc.get_objects() if type(o) is Array]
+    if platform is None:
+        return arrays
+    want = _PLATFORM_NAMES.get(platform, platform)
+    default = _PLATFORM_NAMES.get(default_backend(), default_backend())
+    known = {"cpu", default} | {_PLATFORM_NAMES.get(d.platform, d.platform) for d in devices()}
+    if want not in known:
+        raise ValueError(f"live_arrays: no backend {platform!r}; the backends are {sorted(known)}")
+    return [a for a in arrays if _platform_of(a, default) == want]
+
+
+# jaxlib's CUDA devices say "gpu"; funcgrad's backend is "cuda".
+_PLATFORM_NAMES = {"gpu": "cuda"}
+
+
+def _platform_of(a: Array, default: str) -> str:
+    if a._buffer is None:
+        return default
+    (device, *_) = a.devices()
+    return _PLATFORM_NAMES.get(device.platform, device.platform)
 
 
 def print_environment_info(return_string: bool = False) -> str | None:

@@ -94,7 +94,9 @@ def test_clear_caches_and_live_arrays():
     assert float(f(2.0)) == 6.0
     x = fnp.arange(5.0)
     assert any(a is x for a in funcgrad.live_arrays())
-    assert any(a is x for a in funcgrad.live_arrays("cpu"))
+    assert any(a is x for a in funcgrad.live_arrays(funcgrad.default_backend()))
+    on_cpu = funcgrad.jit(lambda v: v + 1, device=funcgrad.devices("cpu")[0])(x)
+    assert any(a is on_cpu for a in funcgrad.live_arrays("cpu"))
     with pytest.raises(ValueError, match="backend"):
         funcgrad.live_arrays("tpu")
 

@@ -313,7 +313,7 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
 
 
 # jax's names for the platforms a branch may be written for, by funcgrad's backend name.
-_PLATFORM_NAMES = {"cpu": ("cpu",), "cuda": ("cuda", "gpu")}
+_PLATFORM_NAMES = {"cpu": ("cpu",), "gpu": ("cuda", "gpu"), "cuda": ("cuda", "gpu")}
 
 
 def platform_dependent(*args, default=None, **per_platform):
