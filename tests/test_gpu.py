@@ -122,6 +122,17 @@ def test_callbacks_call_the_platforms_handler():
     assert "@xla_ffi_python_cpu_callback" in lower_jaxpr(funcgrad.make_jaxpr(f)(np.ones(3)), "f").text
 
 
+def test_a_missing_companion_wheel_names_the_pip_command(monkeypatch):
+    from xla_bridge import plugins
+
+    monkeypatch.setattr(plugins, "_cuda_extension", [None])  # as where jax-cudaNN-plugin is absent
+    monkeypatch.setattr(plugins, "_solvers_registered", [])
+    with pytest.raises(plugins.PluginError, match=r"host callbacks .* pip install jax-cuda1[23]-plugin==\S+"):
+        plugins.require_cuda_extension("host callbacks on the GPU call handlers that")
+    with pytest.raises(plugins.PluginError, match=r"cuSOLVER kernels, which come with .* companion wheel"):
+        plugins.register_cuda_solvers()
+
+
 # ----------------------------------------------------------------------------------------------
 # On a GPU
 

@@ -45,6 +45,7 @@ __all__ = [
     "preload_nvidia_libraries",
     "register_cuda_extension",
     "register_cuda_solvers",
+    "require_cuda_extension",
     "visible_nvidia_gpu",
 ]
 
@@ -412,6 +413,18 @@ def register_cuda_extension(cuda_major: str | None) -> bool:
 _solvers_registered: list = []
 
 
+def require_cuda_extension(what: str) -> None:
+    """Raise ``PluginError`` unless the CUDA companion extension is registered; ``what`` starts
+    the message ("host callbacks on the GPU need handlers that")."""
+    if _cuda_extension and _cuda_extension[0] is not None:
+        return
+    major = (find_cuda_plugin() or CudaPlugin("", "", None, None)).cuda_major or "13"
+    raise PluginError(
+        f"{what} come with the CUDA plugin's companion wheel, which is not installed; install it: "
+        f"pip install jax-cuda{major}-plugin=={_jaxlib_version()} (or run on the CPU device)"
+    )
+
+
 def register_cuda_solvers() -> None:
     """Register jaxlib's cuSOLVER kernels (``cusolver_<routine>_ffi``) for the CUDA platform
     once, or raise ``PluginError`` naming the wheel to install (NOTE: [CUDA extension]).
@@ -424,13 +437,7 @@ def register_cuda_solvers() -> None:
     with _lock:
         if _solvers_registered:
             return
-        if not _cuda_extension or _cuda_extension[0] is None:
-            major = (find_cuda_plugin() or CudaPlugin("", "", None, None)).cuda_major or "13"
-            raise PluginError(
-                "linear algebra on the GPU calls jaxlib's cuSOLVER kernels, which come with the "
-                f"CUDA plugin's companion wheel; install it: pip install "
-                f"jax-cuda{major}-plugin=={_jaxlib_version()} (or run on the CPU device)"
-            )
+        require_cuda_extension("linear algebra on the GPU calls jaxlib's cuSOLVER kernels, which")
         for name, capsule in _cuda_extension[0][1].registrations().items():
             api_version = int(name.endswith("_ffi"))  # the older targets are not typed FFI
             xc.register_custom_call_target(name, capsule, platform="CUDA", api_version=api_version)

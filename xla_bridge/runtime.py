@@ -890,6 +890,11 @@ def compile(
             lapack.ensure_registered(backend.platform, module_text)
         except ValueError as e:
             raise XlaBridgeError(str(e), phase="compile", platform=backend.platform) from None
+    if host_callbacks and backend.platform == "cuda":
+        try:
+            plugins.require_cuda_extension("host callbacks on the GPU call handlers that")
+        except plugins.PluginError as e:
+            raise XlaBridgeError(str(e), phase="compile", platform=backend.platform) from None
     opts = backend.compile_options(device)
     device_list = xc.DeviceList((device,))
     client = backend.client
