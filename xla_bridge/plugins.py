@@ -415,7 +415,13 @@ _solvers_registered: list = []
 
 def require_cuda_extension(what: str) -> None:
     """Raise ``PluginError`` unless the CUDA companion extension is registered; ``what`` starts
-    the message ("host callbacks on the GPU need handlers that")."""
+    the message.
+
+    Example (a CUDA client made without the companion wheel):
+        >>> require_cuda_extension("host callbacks on the GPU call handlers that")  # doctest: +SKIP
+        Traceback (most recent call last):
+        PluginError: host callbacks on the GPU call handlers that come with the CUDA plugin's ...
+    """
     if _cuda_extension and _cuda_extension[0] is not None:
         return
     major = (find_cuda_plugin() or CudaPlugin("", "", None, None)).cuda_major or "13"
