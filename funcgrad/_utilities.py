@@ -2,7 +2,7 @@
 ``ensure_compile_time_eval``, ``clear_caches``, ``live_arrays``, ``print_environment_info``.
 
 Layer: surface. Imports the kernel (the current trace, the source-info state equations record
-their scope in) and ``funcgrad.jitting`` (its caches).
+their scope in), ``funcgrad.jitting`` (its caches) and ``xla_bridge`` (platform names).
 
 >>> import funcgrad, funcgrad.numpy as fnp
 >>> typeof(fnp.ones((2, 3), dtype="float32"))
@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 import funcgrad
+import xla_bridge
 from funcgrad import jitting
 from funcgrad._devices import default_backend, devices
 from funcgrad.custom_derivatives import clear_conversion_cache
@@ -154,23 +155,19 @@ def live_arrays(platform: str | None = None) -> list[Array]:
     arrays = [o for o in gc.get_objects() if type(o) is Array]
     if platform is None:
         return arrays
-    want = _PLATFORM_NAMES.get(platform, platform)
-    default = _PLATFORM_NAMES.get(default_backend(), default_backend())
-    known = {"cpu", default} | {_PLATFORM_NAMES.get(d.platform, d.platform) for d in devices()}
+    want, default = xla_bridge.normalize_platform(platform), xla_bridge.default_platform()
+    known = {"cpu", default} | {xla_bridge.normalize_platform(d.platform) for d in devices()}
     if want not in known:
         raise ValueError(f"live_arrays: no backend {platform!r}; the backends are {sorted(known)}")
     return [a for a in arrays if _platform_of(a, default) == want]
 
 
-# jaxlib's CUDA devices say "gpu"; funcgrad's backend is "cuda".
-_PLATFORM_NAMES = {"gpu": "cuda"}
-
-
 def _platform_of(a: Array, default: str) -> str:
+    """The backend an array lives on; a host-held one counts for the default backend."""
     if a._buffer is None:
         return default
     (device, *_) = a.devices()
-    return _PLATFORM_NAMES.get(device.platform, device.platform)
+    return xla_bridge.normalize_platform(device.platform)
 
 
 def print_environment_info(return_string: bool = False) -> str | None:

@@ -514,7 +514,10 @@ class Lowered:
             )
             self._text = self._spmd.text
         else:
-            platform = fun._device.platform if fun._device is not None else xla_bridge.default_platform()
+            if fun._device is None:
+                platform = xla_bridge.default_platform()
+            else:
+                platform = xla_bridge.normalize_platform(fun._device.platform)
             self._text = lower_jaxpr(staged.closed, fun._name, donated, platform=platform).text
 
     def as_text(self, dialect: str | None = None) -> str:

@@ -229,7 +229,7 @@ def compiled(closed: ir.ClosedJaxpr, name: str = "main", donated_invars=None, de
     hit = _cache.get(key)
     if hit is not None and hit.closed is closed:
         return hit
-    lowered = lower_jaxpr(closed, name, donated, platform=device.platform)
+    lowered = lower_jaxpr(closed, name, donated, platform=rt.normalize_platform(device.platform))
     exe = rt.compile(
         lowered.text,
         lowered.in_avals,

@@ -99,10 +99,6 @@ class LoweredModule:
         self.host_callbacks = tuple(host_callbacks)
 
 
-# jaxlib's devices say "gpu" for CUDA devices; the rules know the backend's name.
-_PLATFORM_NAMES = {"gpu": "cuda"}
-
-
 def lower_jaxpr(
     closed: ClosedJaxpr,
     name: str = "main",
@@ -117,7 +113,7 @@ def lower_jaxpr(
     For a program on several devices, ``spmd`` is its ``xla_bridge.meshes.SpmdLowering`` and
     ``arg_shardings``/``result_shardings`` give, per jaxpr input/output, ``(mesh, spec)`` or
     ``None`` (results: the partitioner chooses); hoisted constants are replicated. ``platform``
-    is the device kind it is compiled for ("cpu", "cuda").
+    is the backend it is compiled for ("cpu", "cuda": ``runtime.normalize_platform`` of a device's).
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> cj = funcgrad.make_jaxpr(lambda x: fnp.sin(x) * 2.0)(np.ones(3, np.float32))
@@ -128,7 +124,7 @@ def lower_jaxpr(
     ...
     """
     jaxpr = closed.jaxpr
-    mb = ModuleBuilder(name, spmd, _PLATFORM_NAMES.get(platform, platform))
+    mb = ModuleBuilder(name, spmd, platform)
     fb = FunctionBuilder(mb, embed_all_consts=False)
     hoisted_vals, hoisted_avals, consts = [], [], []
     for v, c in zip(jaxpr.constvars, closed.consts):

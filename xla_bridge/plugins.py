@@ -93,7 +93,8 @@ _lock = threading.Lock()
 _loaded_plugins: dict[str, str] = {}
 # Plugin name -> the PJRT C API capsule ``load_pjrt_plugin_dynamically`` returned.
 _plugin_apis: dict = {}
-# The CUDA companion extension registered with XLA (NOTE: [CUDA extension]), once.
+# The companion wheel's cuSOLVER module once its extension is registered with XLA, or None when
+# the wheel is missing (NOTE: [CUDA extension]); empty until a CUDA client is made.
 _cuda_extension: list = []
 
 
@@ -406,7 +407,7 @@ def register_cuda_extension(cuda_major: str | None) -> bool:
             xc.register_custom_type(name, value, platform="CUDA")
         for name, value in ext.ffi_handlers().items():
             xc.register_custom_call_target(name, value, platform="CUDA", api_version=1)
-        _cuda_extension.append((cuda_major, solver))
+        _cuda_extension.append(solver)
         return True
 
 
@@ -444,7 +445,7 @@ def register_cuda_solvers() -> None:
         if _solvers_registered:
             return
         require_cuda_extension("linear algebra on the GPU calls jaxlib's cuSOLVER kernels, which")
-        for name, capsule in _cuda_extension[0][1].registrations().items():
+        for name, capsule in _cuda_extension[0].registrations().items():
             api_version = int(name.endswith("_ffi"))  # the older targets are not typed FFI
             xc.register_custom_call_target(name, capsule, platform="CUDA", api_version=api_version)
         _solvers_registered.append(True)

@@ -221,7 +221,13 @@ _default_platform: str | None = None
 _PLATFORM_ALIASES = {"gpu": "cuda", "host": "cpu"}
 
 
-def _normalize_platform(p: str) -> str:
+def normalize_platform(p: str) -> str:
+    """The backend name of a platform name: jaxlib's CUDA devices say ``"gpu"``, the backend (and
+    the lowering rules) say ``"cuda"``.
+
+    >>> normalize_platform("gpu"), normalize_platform(" CPU ")
+    ('cuda', 'cpu')
+    """
     p = p.strip().lower()
     return _PLATFORM_ALIASES.get(p, p)
 
@@ -241,7 +247,7 @@ def default_platform() -> str:
     if _default_platform is None:
         env = os.environ.get("FUNCGRAD_PLATFORM", "").strip()
         if env:
-            _default_platform = _normalize_platform(env)
+            _default_platform = normalize_platform(env)
         elif plugins.visible_nvidia_gpu() and plugins.find_cuda_plugin() is not None:
             try:
                 _create_backend("cuda")
@@ -402,7 +408,7 @@ def get_backend(platform: str | None = None) -> Backend:
         >>> b = get_backend("cpu"); b.platform, b.default_device
         ('cpu', CpuDevice(id=0))
     """
-    p = default_platform() if platform is None else _normalize_platform(platform)
+    p = default_platform() if platform is None else normalize_platform(platform)
     b = _backends.get(p)
     return b if b is not None else _create_backend(p)
 
@@ -472,7 +478,7 @@ def resolve_device(device=None, backend: str | None = None):
 
 def _backend_of(device) -> Backend:
     # Devices report "gpu" where the client says "cuda": go through the aliases.
-    b = _backends.get(_normalize_platform(device.platform))
+    b = _backends.get(normalize_platform(device.platform))
     if b is None or device.client is not b.client:
         b = get_backend(device.platform)
         if device.client is not b.client:

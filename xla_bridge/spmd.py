@@ -173,7 +173,8 @@ def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=N
     out_specs = [
         None if s is None else _spec_of(s, mesh, a.ndim) for s, a in zip(out_shardings, closed.out_avals)
     ]
-    lowered = lower_jaxpr(closed, name, donated_t, spmd, arg_specs, out_specs, devices[0].platform)
+    platform = sharded.runtime.normalize_platform(devices[0].platform)
+    lowered = lower_jaxpr(closed, name, donated_t, spmd, arg_specs, out_specs, platform)
     n_const = len(lowered.const_args)
     const_sharding = sharded.replicated(devices, mesh)
     params = [const_sharding] * n_const + list(in_shardings)

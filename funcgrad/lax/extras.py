@@ -312,8 +312,8 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
     return ops.dot(spread, fnp.reshape(rhs, (g * k, n)), precision, preferred_element_type)
 
 
-# jax's names for the platforms a branch may be written for, by funcgrad's backend name.
-_PLATFORM_NAMES = {"cpu": ("cpu",), "gpu": ("cuda", "gpu"), "cuda": ("cuda", "gpu")}
+# jax's names for the platforms a branch may be written for, by default_backend()'s name.
+_PLATFORM_NAMES = {"cpu": ("cpu",), "gpu": ("cuda", "gpu")}
 
 
 def platform_dependent(*args, default=None, **per_platform):
