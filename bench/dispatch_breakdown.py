@@ -1,0 +1,60 @@
+"""Where a jitted call's microseconds go: funcgrad's jitted function against jaxlib's C++
+dispatcher it drives, and against jax, in-process (``timeit``, best of 7 repeats).
+
+Run: ``python bench/dispatch_breakdown.py``. Each library runs in its own subprocess (importing
+jax takes over jaxlib's dispatch state, NOTE: [native dispatch]). Printed per library, for
+``jit(lambda a, b: a * b + 1)`` on 3-element float32 NumPy arrays:
+
+- ``call``: ``f(a, b)``;
+- ``call+asarray``: ``np.asarray(f(a, b))``, what ``bench_jit.py``'s dispatch case times;
+- funcgrad only: ``native``, the C++ dispatcher alone (no Python wrapper, no Array result).
+
+The ratio line divides funcgrad's ``call+asarray`` by jax's.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+_WORKER = """
+import json, sys, timeit
+import numpy as np
+a, b = np.arange(3, dtype=np.float32), np.ones(3, np.float32)
+def t(fn, n=20000):
+    fn()
+    return min(timeit.repeat(fn, number=n, repeat=7)) / n * 1e6
+out = {}
+if sys.argv[1] == "jax":
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    f = jax.jit(lambda a, b: a * b + 1)
+else:
+    import funcgrad
+    f = funcgrad.jit(lambda a, b: a * b + 1)
+    f(a, b)
+    native = f._native_plain
+    out["native"] = t(lambda: native(a, b))
+out["call"] = t(lambda: f(a, b))
+out["call+asarray"] = t(lambda: np.asarray(f(a, b)))
+print(json.dumps(out))
+"""
+
+
+def main():
+    res = {}
+    for lib in ("funcgrad", "jax"):
+        proc = subprocess.run([sys.executable, "-c", _WORKER, lib], capture_output=True, text=True)
+        if proc.returncode:
+            print(f"{lib}: failed\n{proc.stderr[-2000:]}")
+            continue
+        res[lib] = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(lib, "  ".join(f"{k} {v:.2f} us" for k, v in res[lib].items()))
+    if len(res) == 2:
+        ratio = res["funcgrad"]["call+asarray"] / res["jax"]["call+asarray"]
+        print(f"call+asarray funcgrad/jax: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
