@@ -22,7 +22,7 @@ from primitives._rules import aval_of, move_to_front
 
 
 def _bits(dtype) -> int:
-    return np.dtype(dtype).itemsize * 8
+    return _dt.bit_width(dtype)
 
 
 def _abstract_eval(x: ShapedArray, *, new_dtype):

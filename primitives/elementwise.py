@@ -47,25 +47,25 @@ def _float_or_complex(dtype) -> bool:
 
 
 def _numeric(dtype) -> bool:
-    return np.dtype(dtype).kind in "iufc" or _dt.is_float(dtype)
+    return _dt.kind(dtype) in "iufc"
 
 
 def _ordered(dtype) -> bool:
     # Complex numbers have no order: lt/le/gt/ge, rem refuse them (funcgrad.numpy compares complex
     # values lexicographically, as NumPy and jax.numpy do, from real/imag parts).
-    return np.dtype(dtype).kind in "biuf" or _dt.is_float(dtype)
+    return _dt.kind(dtype) in "biuf"
 
 
 def _real_numeric(dtype) -> bool:
-    return np.dtype(dtype).kind in "iuf" or _dt.is_float(dtype)
+    return _dt.kind(dtype) in "iuf"
 
 
 def _integer_or_bool(dtype) -> bool:
-    return np.dtype(dtype).kind in "biu"
+    return _dt.kind(dtype) in "biu"
 
 
 def _integer(dtype) -> bool:
-    return np.dtype(dtype).kind in "iu"
+    return _dt.kind(dtype) in "iu"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -104,8 +104,14 @@ def select(pred, on_true, on_false):
 # Unary
 
 
+def _neg_impl(x):
+    out = np.negative(x)
+    # ml_dtypes negates uint4/uint2 into int8; XLA (and NumPy's own unsigned types) wrap around.
+    return out.astype(x.dtype) if type(x) is np.ndarray and out.dtype != x.dtype else out
+
+
 neg_p = Primitive("neg")
-neg_p.def_impl(np.negative)
+neg_p.def_impl(_neg_impl)
 neg_p.def_abstract_eval(lambda x: x)
 neg_p.def_batch(lambda axis_size, vals, dims: (neg(vals[0]), dims[0]))
 deflinear(neg_p, lambda ct, x: [neg(ct)])
@@ -396,7 +402,7 @@ mul_p.def_transpose(lambda ct, x, y: _mul_transpose(instantiate(ct), x, y))
 
 
 def _div_impl(x, y):
-    if np.result_type(x).kind in "iu":
+    if _dt.kind(np.result_type(x)) in "iu":
         return _int_div_rem(x, y)[0]
     return np.divide(x, y)
 
@@ -408,7 +414,7 @@ def _int_div_rem(x, y):
     dtype = np.result_type(x)
     x, y = np.asarray(x, dtype), np.asarray(y, dtype)
     zero = y == 0
-    overflow = (x == np.iinfo(dtype).min) & (y == -1) if dtype.kind == "i" else np.zeros((), bool)
+    overflow = (x == _dt.iinfo(dtype).min) & (y == -1) if _dt.kind(dtype) == "i" else np.zeros((), bool)
     safe_y = np.where(zero | overflow, np.ones((), dtype), y)
     rem = np.fmod(x, safe_y)
     quot = ((x - rem) // safe_y).astype(dtype)  # exact: x - rem is a multiple of safe_y
@@ -427,7 +433,7 @@ div_p.def_transpose(lambda ct, x, y: [unbroadcast(div(instantiate(ct), y), x.ava
 
 def _rem_impl(x, y):
     # Sign of the dividend, like C fmod and XLA's remainder.
-    if np.result_type(x).kind in "iu":
+    if _dt.kind(np.result_type(x)) in "iu":
         return _int_div_rem(x, y)[1]
     return np.fmod(x, y)
 
@@ -586,7 +592,7 @@ def _select_n_impl(which, *cases):
 def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray):
     if not cases:
         raise TypeError("select_n requires at least one case")
-    if which.dtype != np.bool_ and which.dtype.kind not in "iu":
+    if which.dtype != np.bool_ and _dt.kind(which.dtype) not in "iu":
         raise TypeError(f"select_n predicate must be bool or int32, got {which.dtype.name}")
     if which.dtype == np.bool_ and len(cases) > 2:
         raise TypeError("select_n with a boolean predicate takes at most two cases")

@@ -115,25 +115,11 @@ def _minmax_jvp(primitive):
 
 
 def _max_identity(dtype):
-    dtype = np.dtype(dtype)
-    if dtype.kind == "c":  # the least value of the lexicographic order
-        return complex(-np.inf, -np.inf)
-    if dtype.kind == "f" or _dt.is_float(dtype):
-        return -np.inf
-    if dtype == np.bool_:
-        return False
-    return np.iinfo(dtype).min
+    return _dt.extremum_identity(dtype, for_max=True)
 
 
 def _min_identity(dtype):
-    dtype = np.dtype(dtype)
-    if dtype.kind == "c":
-        return complex(np.inf, np.inf)
-    if dtype.kind == "f" or _dt.is_float(dtype):
-        return np.inf
-    if dtype == np.bool_:
-        return True
-    return np.iinfo(dtype).max
+    return _dt.extremum_identity(dtype, for_max=False)
 
 
 def _reduce_impl(np_fn, identity):

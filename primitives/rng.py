@@ -27,7 +27,6 @@ from funcgrad.kernel.ad import defjvp_zero
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
-from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from primitives import elementwise as ew
 from primitives._rules import aval_of, move_to_front, to_front
 from primitives.structure import broadcast_in_dim, concatenate, expand_dims, index_in_dim
@@ -51,22 +50,12 @@ _BITS = tuple(np.dtype(d) for d in ("uint8", "uint16", "uint32", "uint64"))
 
 def _compiled(primitive, args, params):
     """Evaluate ``primitive`` on concrete ``args`` by compiling it (see the module docstring)."""
-    if hooks.jit_impl is None:
+    if hooks.eager_compiled is None:
         raise RuntimeError(
             f"{primitive.name} is XLA's generator and runs only through the compiler: import "
             "xla_bridge (`import funcgrad` does) before calling it"
         )
-    avals = [aval_of(a) for a in args]
-
-    def one(*xs):
-        outs = primitive.bind(*xs, **params)
-        return list(outs) if primitive.multiple_results else [outs]
-
-    jaxpr = trace_to_jaxpr(one, avals, description=primitive.name)
-    outs = hooks.jit_impl(
-        *args, jaxpr=jaxpr, name=primitive.name, donated_invars=(False,) * len(args), device=None
-    )
-    return outs if primitive.multiple_results else outs[0]
+    return hooks.eager_compiled(primitive, args, params)
 
 
 # ----------------------------------------------------------------------------------------------

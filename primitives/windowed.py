@@ -121,12 +121,7 @@ def _check_window(
 
 def _identity(kind, dtype):
     """The identity of max ("ge" selects the max) or min ("le") for ``dtype``."""
-    dtype = np.dtype(dtype)
-    if dtype.kind in "iu":
-        return np.iinfo(dtype).min if kind == "ge" else np.iinfo(dtype).max
-    if dtype == np.bool_:
-        return kind != "ge"
-    return -np.inf if kind == "ge" else np.inf
+    return _dt.extremum_identity(dtype, for_max=kind == "ge")
 
 
 def _windows(x, fill, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):

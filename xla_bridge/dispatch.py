@@ -87,6 +87,8 @@ from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.numpy_plan import bounded_put
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.tree_util import registry as _registry
 from primitives.call import jit_p
 from xla_bridge.fastpath import fastpath_record, prepend_constants
@@ -99,6 +101,7 @@ __all__ = [
     "Staged",
     "clear_cache",
     "compiled",
+    "eager_compiled",
     "fast_put",
     "fastpath_data",
     "forget_donated",
@@ -307,7 +310,7 @@ def _host(v, aval):
 
 
 def _scalar_fits(x, dtype) -> bool:
-    kind = np.dtype(dtype).kind
+    kind = _fdt.kind(dtype)
     if type(x) is bool:
         return True
     if type(x) is int:
@@ -368,6 +371,41 @@ def jit_call(*args, jaxpr, name, donated_invars, device=None, in_shardings=None,
     if needs_spmd(jaxpr, args, in_shardings, out_shardings):
         return spmd().call(jaxpr, args, name, donated_invars, in_shardings, out_shardings)
     return run(compiled(jaxpr, name, donated_invars, device), args, donated_invars)
+
+
+_single_programs: dict = {}
+
+
+def eager_compiled(primitive, args, params):
+    """``primitive`` applied to concrete ``args`` as a compiled program of its own (registered
+    with the kernel as ``eager_compiled``): for what NumPy cannot compute on the host (NOTE:
+    [narrow dtypes on the host]), XLA's own random bit generator, and eager operations on values
+    over several devices (which ``jit_call`` runs there). The traced program is cached per
+    primitive, parameters and operand types, so its compiled form is too (NOTE: [compiled jit
+    cache]).
+
+    >>> import numpy as np, ml_dtypes
+    >>> from primitives.elementwise import neg_p
+    >>> eager_compiled(neg_p, [np.array([1, 2], ml_dtypes.uint4)], {})
+    Array([15, 14], dtype=uint4)
+    """
+    avals = [core.get_aval(a) for a in args]
+    try:
+        key = (primitive, tuple(sorted(params.items())), tuple(avals))
+        closed = _single_programs.get(key)
+    except TypeError:  # parameters that cannot key a cache: traced afresh
+        key = closed = None
+    if closed is None:
+
+        def one(*xs):
+            out = primitive.bind(*xs, **params)
+            return list(out) if primitive.multiple_results else [out]
+
+        closed = trace_to_jaxpr(one, avals, description=primitive.name)
+        if key is not None:
+            bounded_put(_single_programs, key, closed, 1024)
+    outs = jit_call(*args, jaxpr=closed, name=primitive.name, donated_invars=(False,) * len(args))
+    return outs if primitive.multiple_results else outs[0]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -836,5 +874,6 @@ def _hashable(x) -> bool:
 kernel.register(
     jit_impl=jit_call,
     eager_on_devices=eager_on_devices,
+    eager_compiled=eager_compiled,
     library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep,
 )

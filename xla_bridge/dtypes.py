@@ -31,6 +31,7 @@ import ml_dtypes
 import numpy as np
 
 __all__ = [
+    "SUB_BYTE_WIDE",
     "SUPPORTED_DTYPES",
     "Aval",
     "aval",
@@ -40,6 +41,7 @@ __all__ = [
     "main_signature",
     "mlir_element_type",
     "mlir_tensor_type",
+    "widening_module",
 ]
 
 # Ordered so that the reverse mapping is unambiguous.
@@ -62,6 +64,19 @@ _DTYPE_TO_MLIR: dict[np.dtype, str] = {
     # 8-bit floats: XLA stores them one byte per element, like NumPy/ml_dtypes.
     np.dtype(ml_dtypes.float8_e4m3fn): "f8E4M3FN",
     np.dtype(ml_dtypes.float8_e5m2): "f8E5M2",
+    # The other narrow types of ml_dtypes, as JAX has them. NumPy (ml_dtypes) stores each element
+    # in one byte, and so does MLIR's dense hex form for every width but i1.
+    np.dtype(ml_dtypes.float8_e4m3fnuz): "f8E4M3FNUZ",
+    np.dtype(ml_dtypes.float8_e5m2fnuz): "f8E5M2FNUZ",
+    np.dtype(ml_dtypes.float8_e4m3b11fnuz): "f8E4M3B11FNUZ",
+    np.dtype(ml_dtypes.float8_e3m4): "f8E3M4",
+    np.dtype(ml_dtypes.float8_e4m3): "f8E4M3",
+    np.dtype(ml_dtypes.float8_e8m0fnu): "f8E8M0FNU",
+    np.dtype(ml_dtypes.float4_e2m1fn): "f4E2M1FN",
+    np.dtype(ml_dtypes.int4): "i4",
+    np.dtype(ml_dtypes.uint4): "ui4",
+    np.dtype(ml_dtypes.int2): "i2",
+    np.dtype(ml_dtypes.uint2): "ui2",
 }
 _MLIR_TO_DTYPE: dict[str, np.dtype] = {v: k for k, v in _DTYPE_TO_MLIR.items()}
 
@@ -87,6 +102,38 @@ def mlir_element_type(dtype) -> str:
     except KeyError:
         supported = ", ".join(str(d) for d in _DTYPE_TO_MLIR)
         raise TypeError(f"dtype {dt} has no XLA element type; supported: {supported}") from None
+
+
+# Sub-byte types have neither a buffer-protocol format nor a DLPack code (and XLA may pack them
+# two or four to a byte on the device): their read-back converts them on the device to the
+# byte-wide type that holds every value exactly, then casts back on the host.
+SUB_BYTE_WIDE: dict[np.dtype, np.dtype] = {
+    np.dtype(ml_dtypes.int4): np.dtype(np.int8),
+    np.dtype(ml_dtypes.uint4): np.dtype(np.uint8),
+    np.dtype(ml_dtypes.int2): np.dtype(np.int8),
+    np.dtype(ml_dtypes.uint2): np.dtype(np.uint8),
+    np.dtype(ml_dtypes.float4_e2m1fn): np.dtype(np.float32),
+}
+
+
+def widening_module(shape, dtype) -> str:
+    """The module that converts a ``shape`` array of a sub-byte ``dtype`` to its byte-wide type
+    (``SUB_BYTE_WIDE``), for read-back.
+
+    Example:
+        >>> print(widening_module((2,), ml_dtypes.int4))  # doctest: +NORMALIZE_WHITESPACE
+        func.func public @main(%a: tensor<2xi4>) -> tensor<2xi8> {
+          %b = stablehlo.convert %a : (tensor<2xi4>) -> tensor<2xi8>
+          return %b : tensor<2xi8>
+        }
+    """
+    narrow = mlir_tensor_type(shape, dtype)
+    wide = mlir_tensor_type(shape, SUB_BYTE_WIDE[np.dtype(dtype)])
+    return (
+        f"func.func public @main(%a: {narrow}) -> {wide} {{\n"
+        f"  %b = stablehlo.convert %a : ({narrow}) -> {wide}\n"
+        f"  return %b : {wide}\n}}"
+    )
 
 
 def dtype_from_mlir(element_type: str) -> np.dtype:
@@ -135,7 +182,7 @@ def _scalar_literal(x: np.generic) -> str:
     dt = x.dtype
     if dt == np.bool_:
         return "true" if x else "false"
-    if dt.kind in "iu":
+    if dt.kind in "iu" or _DTYPE_TO_MLIR.get(dt, "f")[0] in "iu":  # (i4, ui2: kind "V")
         return str(int(x))
     return _float_literal(x)
 

@@ -32,7 +32,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal
-from xla_bridge.dtypes import dense_attr, mlir_element_type
+from xla_bridge.dtypes import SUB_BYTE_WIDE, dense_attr, mlir_element_type
 
 __all__ = [
     "FunctionBuilder",
@@ -84,6 +84,39 @@ def register(*primitives: Primitive):
         return rule
 
     return deco
+
+
+def widen_sub_byte(rule):
+    """``rule`` run on byte-wide values when an operand or result is of a sub-byte type (int4,
+    uint2, float4_e2m1fn...): the operands are converted to the type that holds each of their
+    values exactly (``SUB_BYTE_WIDE``), the rule lowers the widened equation, and the results of
+    sub-byte types are converted back.
+
+    For the rules XLA's CPU backend mishandles on sub-byte types (it aborts the process on a
+    concatenation of 2-bit integers and rejects sub-byte dots with a wider result, sorts and
+    arg-reductions of them). Exact for order and value operations, whose results are values of
+    the operands (or, for a dot, are computed in the wider result type anyway); not for bit
+    operations, which therefore keep their own rules.
+    """
+
+    def widened(ctx, *args, **params):
+        wide = [SUB_BYTE_WIDE.get(np.dtype(a.dtype)) for a in (*ctx.avals_in, *ctx.avals_out)]
+        if not any(wide):
+            return rule(ctx, *args, **params)
+        fb, n = ctx.fb, len(ctx.avals_in)
+        args = [fb.convert(x, a, w) if w is not None else x for x, a, w in zip(args, ctx.avals_in, wide)]
+        avals_in = [a.update(dtype=w) if w is not None else a for a, w in zip(ctx.avals_in, wide)]
+        avals_out = [a.update(dtype=w) if w is not None else a for a, w in zip(ctx.avals_out, wide[n:])]
+        out = rule(LoweringContext(fb, ctx.primitive, avals_in, avals_out), *args, **params)
+        outs = [out] if isinstance(out, str) else list(out)
+        outs = [
+            fb.convert(x, wa, a.dtype) if w is not None else x
+            for x, a, wa, w in zip(outs, ctx.avals_out, avals_out, wide[n:])
+        ]
+        return outs[0] if isinstance(out, str) else outs
+
+    widened.__name__ = rule.__name__
+    return widened
 
 
 # ----------------------------------------------------------------------------------------------
@@ -276,7 +309,7 @@ def compare_type(dtype) -> str:
     dtype = xla_dtype(dtype)
     if _fdt.is_inexact(dtype):
         return "FLOAT"
-    if dtype.kind == "i":
+    if _fdt.kind(dtype) == "i":
         return "SIGNED"
     return "UNSIGNED"  # unsigned ints and bool (i1), as JAX does
 

@@ -59,7 +59,15 @@ from jaxlib import xla_client as xc
 
 from . import compile_cache, lapack, plugins
 from .dlpack import dlpack_to_numpy
-from .dtypes import SUPPORTED_DTYPES, Aval, aval, main_signature, mlir_tensor_type
+from .dtypes import (
+    SUB_BYTE_WIDE,
+    SUPPORTED_DTYPES,
+    Aval,
+    aval,
+    main_signature,
+    mlir_tensor_type,
+    widening_module,
+)
 
 # Mute absl INFO logs (e.g. "XLA service initialized") unless the user asked for a level.
 if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
@@ -608,6 +616,13 @@ def _to_numpy_slow(buf, dt, cpu) -> np.ndarray:
     if buf.is_deleted():
         raise deleted_buffer_error(buf)
     try:
+        if dt in SUB_BYTE_WIDE:  # no host format: widen on the device, narrow on the host
+            wide = SUB_BYTE_WIDE[dt]
+            shape = buf.aval.shape
+            exe = compile(
+                widening_module(shape, dt), [(shape, dt)], [(shape, wide)], device=buf._sharding._fg_device
+            )
+            return to_numpy(exe([buf])[0]).astype(dt)
         if cpu:
             return dlpack_to_numpy(buf, dt)
         return to_numpy(host_copy(buf))

@@ -28,7 +28,6 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.ir import Var
-from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from primitives.sharding import meshes_in, shard_map_p
 from xla_bridge import sharded
 from xla_bridge.fastpath import fastpath_record, prepend_constants
@@ -37,7 +36,6 @@ from xla_bridge.meshes import SpmdLowering
 
 __all__ = [
     "SpmdCompiled",
-    "apply",
     "call",
     "compiled",
     "plan",
@@ -247,31 +245,6 @@ def prepare(closed, args, name, donated=None, in_shardings=None, out_shardings=N
 def call(closed, args, name, donated=None, in_shardings=None, out_shardings=None) -> list:
     """Plan, compile (cached) and run a call of ``closed`` on ``args`` over several devices."""
     return run(prepare(closed, args, name, donated, in_shardings, out_shardings), args, donated)
-
-
-_programs: dict = {}
-
-
-def apply(primitive, args, params):
-    """``primitive`` applied to ``args`` (one of them sharded) as a compiled program over their
-    devices; ``NotImplemented`` when its parameters cannot key a cache (the host computes it)."""
-    try:
-        key = (primitive, tuple(sorted(params.items())), tuple(map(core.get_aval, args)))
-        closed = _programs.get(key)
-    except TypeError:
-        return NotImplemented
-    if closed is None:
-
-        def one(*xs):
-            out = primitive.bind(*xs, **params)
-            return list(out) if primitive.multiple_results else [out]
-
-        closed = trace_to_jaxpr(one, list(key[2]))
-        if len(_programs) > 1024:
-            _programs.pop(next(iter(_programs)))
-        _programs[key] = closed
-    outs = call(closed, args, primitive.name)
-    return outs if primitive.multiple_results else outs[0]
 
 
 def fastpath_data(c, outputs, n_args: int):

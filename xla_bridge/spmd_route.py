@@ -10,6 +10,7 @@ route] in xla_bridge/spmd.py).
 from __future__ import annotations
 
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.hooks import hooks
 from primitives.sharding import meshes_in
 
 __all__ = ["eager_on_devices", "needs_spmd", "spmd"]
@@ -51,5 +52,5 @@ def eager_on_devices(primitive, args, params):
     ``NotImplemented``: the kernel computes on the host."""
     for x in args:
         if type(x) is Array and x._buffer is not None and not hasattr(x._buffer._sharding, "_fg_device"):
-            return spmd().apply(primitive, args, params)
+            return hooks.eager_compiled(primitive, args, params)  # jit_call takes the SPMD route
     return NotImplemented

@@ -33,6 +33,7 @@ def register(
     jit_impl: Callable | None = None,
     device_to_numpy: Callable | None = None,
     eager_on_devices: Callable | None = None,
+    eager_compiled: Callable | None = None,
     library_dir: str | None = None,
     array_methods: dict[str, Callable] | None = None,
     array_properties: dict[str, Callable] | None = None,
@@ -45,6 +46,8 @@ def register(
     - ``eager_on_devices``: how an eager primitive with a device-backed operand runs where that
       operand lives, or ``NotImplemented`` to run on the host (``xla_bridge``: values sharded
       over several devices stay there, as computation follows data in JAX);
+    - ``eager_compiled``: how an eager primitive runs compiled on its own (``xla_bridge``), for
+      operands NumPy cannot compute (NOTE: [narrow dtypes on the host]);
     - ``library_dir``: a directory whose frames are library code, skipped in source lines;
     - ``array_methods`` / ``array_properties``: operators, methods and properties installed on
       ``Array`` and on every ``Tracer`` (the NumPy surface).
@@ -65,6 +68,8 @@ def register(
         hooks.device_to_numpy = device_to_numpy
     if eager_on_devices is not None:
         hooks.eager_on_devices = eager_on_devices
+    if eager_compiled is not None:
+        hooks.eager_compiled = eager_compiled
     if library_dir is not None and library_dir not in hooks.library_dirs:
         hooks.library_dirs = (*hooks.library_dirs, library_dir)
     for cls in (_Array, _core.Tracer):

@@ -343,6 +343,7 @@ class EvalTrace(Trace):
             return primitive.impl(*args, **params)
         vals = []
         weak = True
+        narrow = False
         for a in args:
             t = type(a)
             if t is Array:
@@ -352,10 +353,14 @@ class EvalTrace(Trace):
                     if out is not NotImplemented:
                         return out
                 v = a._value
-                vals.append(a._numpy() if v is None else v)
+                if v is None:
+                    v = a._numpy()
+                vals.append(v)
+                narrow = narrow or v.dtype.kind == "V"
                 weak = weak and a.weak_type
             elif t is np.ndarray:
                 vals.append(a)
+                narrow = narrow or a.dtype.kind == "V"
                 weak = False
             elif t in _PYTHON_SCALARS:
                 vals.append(a)
@@ -364,6 +369,10 @@ class EvalTrace(Trace):
             else:
                 vals.append(a)
                 weak = False
+        if narrow and hooks.eager_compiled is not None:
+            # NOTE: [narrow dtypes on the host] (kind "V": ml_dtypes' types, bfloat16 stays here)
+            if any(type(v) is np.ndarray and v.dtype in _dt.COMPILED_ON_HOST for v in vals):
+                return hooks.eager_compiled(primitive, args, params)
         if primitive.impl is None:
             raise NotImplementedError(f"primitive '{primitive.name}' has no impl rule")
         token = _FP_ERRORS.set(_FP_QUIET)

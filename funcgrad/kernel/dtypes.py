@@ -20,7 +20,43 @@ try:  # ml_dtypes ships with jaxlib; it is optional for the kernel itself.
 
     bfloat16 = np.dtype(ml_dtypes.bfloat16)
 except ImportError:  # pragma: no cover - exercised only without ml_dtypes
+    ml_dtypes = None
     bfloat16 = None
+
+
+def _narrow_kinds() -> dict:
+    # ml_dtypes' types (bfloat16, the 8/6/4-bit floats, int4, uint2, ...) have NumPy kind "V" (all
+    # but float8_e5m2, which has "f"); their category comes from their names, as JAX places them.
+    out = {}
+    for name in dir(ml_dtypes) if ml_dtypes is not None else ():
+        if name.startswith(("float", "bfloat")):
+            out[np.dtype(getattr(ml_dtypes, name))] = "f"
+        elif name.startswith(("int", "uint")) and name[-1].isdigit():
+            out[np.dtype(getattr(ml_dtypes, name))] = "u" if name[0] == "u" else "i"
+    return out
+
+
+_NARROW_KINDS = _narrow_kinds()
+
+# NOTE: [narrow dtypes on the host]
+# Eager primitives compute with NumPy, but NumPy (through ml_dtypes) computes the narrow types
+# wrongly or not at all: reductions of float8 give NaN, maximum of int4 has no loop, negating a
+# uint4 gives int8. A primitive with an operand of one of these dtypes runs compiled instead
+# (``hooks.eager_compiled``, core.EvalTrace), as JAX computes them. bfloat16 is not among them:
+# ml_dtypes computes it correctly, and its eager speed matters.
+COMPILED_ON_HOST = frozenset(d for d in _NARROW_KINDS if d != bfloat16)
+
+
+def kind(dtype) -> str:
+    """NumPy's one-letter kind (``b i u f c``), with ml_dtypes' types placed: bfloat16 and the
+    narrow floats are ``f``, ``int4``/``int2`` are ``i``, ``uint4``/``uint2`` are ``u``.
+
+    >>> kind(np.float32), kind(ml_dtypes.float8_e4m3fn), kind(ml_dtypes.uint4)
+    ('f', 'f', 'u')
+    """
+    dtype = np.dtype(dtype)
+    return _NARROW_KINDS.get(dtype) or dtype.kind
+
 
 float0 = np.dtype([("float0", np.void, 0)])
 """The dtype of tangents of integer and boolean values (they have no derivative)."""
@@ -65,10 +101,82 @@ def short_name(dtype) -> str:
     return _SHORT.get(dtype.name, dtype.name)
 
 
-def is_float(dtype) -> bool:
-    """True for real floating dtypes, bfloat16 included."""
+def bit_width(dtype) -> int:
+    """The number of bits of one element: 4 for int4 and float4_e2m1fn (which NumPy stores in a
+    byte each), ``8 * itemsize`` otherwise.
+
+    >>> bit_width(np.float32), bit_width(ml_dtypes.float4_e2m1fn), bit_width(ml_dtypes.uint2)
+    (32, 4, 2)
+    """
     dtype = np.dtype(dtype)
-    return dtype.kind == "f" or (bfloat16 is not None and dtype == bfloat16)
+    kind_ = _NARROW_KINDS.get(dtype)
+    if kind_ is None:
+        return dtype.itemsize * 8
+    return (ml_dtypes.finfo if kind_ == "f" else ml_dtypes.iinfo)(dtype).bits
+
+
+def int_of_width(bits: int, signed: bool = True) -> np.dtype:
+    """The integer dtype of ``bits`` bits (2, 4, 8, 16, 32 or 64), for bit patterns.
+
+    >>> int_of_width(4), int_of_width(16, signed=False)
+    (dtype(int4), dtype('uint16'))
+    """
+    name = f"{'' if signed else 'u'}int{bits}"
+    return np.dtype(getattr(ml_dtypes, name)) if bits < 8 else np.dtype(name)
+
+
+def has_inf(dtype) -> bool:
+    """Whether a floating dtype has infinities (float8_e4m3fn, the ``fnuz`` formats and
+    float4_e2m1fn do not: their largest finite value is the identity of ``max``).
+
+    >>> has_inf(np.float32), has_inf(ml_dtypes.float8_e4m3fn)
+    (True, False)
+    """
+    dtype = np.dtype(dtype)
+    if dtype not in _NARROW_KINDS:
+        return dtype.kind in "fc"
+    return _NARROW_KINDS[dtype] == "f" and bool(np.isinf(np.array(np.inf, np.float32).astype(dtype)))
+
+
+def extremum_identity(dtype, for_max: bool):
+    """The identity of ``max`` (the least value of ``dtype``) or of ``min`` (the greatest):
+    -inf/inf, or the finite extremes of the float formats without infinities, the integer
+    limits, False/True, and for complex values the ends of the lexicographic order.
+
+    >>> extremum_identity(np.float32, True), extremum_identity(np.int8, False)
+    (-inf, 127)
+    >>> float(extremum_identity(ml_dtypes.float8_e4m3fn, True))
+    -448.0
+    """
+    dtype = np.dtype(dtype)
+    sign = -1 if for_max else 1
+    if dtype == bool_:
+        return not for_max
+    k = kind(dtype)
+    if k in "iu":
+        info = iinfo(dtype)
+        return info.min if for_max else info.max
+    if k == "c":
+        return complex(sign * np.inf, sign * np.inf)
+    if has_inf(dtype):
+        return sign * np.inf
+    info = ml_dtypes.finfo(dtype)
+    return info.min if for_max else info.max
+
+
+def iinfo(dtype):
+    """Machine limits of an integer dtype, the narrow ones of ml_dtypes included.
+
+    >>> int(iinfo(ml_dtypes.int4).min), int(iinfo(np.uint8).max)
+    (-8, 255)
+    """
+    dtype = np.dtype(dtype)
+    return ml_dtypes.iinfo(dtype) if dtype in _NARROW_KINDS else np.iinfo(dtype)
+
+
+def is_float(dtype) -> bool:
+    """True for real floating dtypes, bfloat16 and the narrow floats of ml_dtypes included."""
+    return kind(dtype) == "f"
 
 
 def is_inexact(dtype) -> bool:
@@ -76,8 +184,7 @@ def is_inexact(dtype) -> bool:
     known = _inexact.get(dtype) if type(dtype) is np.dtype else None
     if known is not None:
         return known  # (asked for every traced value: a dict lookup)
-    d = np.dtype(dtype)
-    out = d.kind in "fc" or (bfloat16 is not None and d == bfloat16)
+    out = kind(dtype) in "fc"
     if type(dtype) is np.dtype:
         _inexact[dtype] = out
     return out
@@ -106,7 +213,7 @@ def complex_dtype(dtype) -> np.dtype:
     dtype = np.dtype(dtype)
     if dtype.kind == "c":
         return dtype
-    return complex64 if dtype in (float32, float16) or dtype == bfloat16 else complex128
+    return complex64 if dtype in (float32, float16) or _NARROW_KINDS.get(dtype) == "f" else complex128
 
 
 def tangent_dtype(dtype):
@@ -156,19 +263,27 @@ def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
         # Only weak values: the widest category wins, at the default precision of that category,
         # and the result stays weak.
         kinds = "biufc"
-        kind = max((np.dtype(d).kind for d in weak), key=lambda k: kinds.index(k if k != "V" else "f"))
-        if bfloat16 is not None and any(np.dtype(d) == bfloat16 for d in weak):
-            kind = "f"
-        return np.result_type(*weak) if len(set(weak)) == 1 else _default_of(kind), True
-    standins = [_WEAK_STANDIN[_kind(d)] for d in weak]
+        widest = max((kind(d) for d in weak), key=kinds.index)
+        return np.result_type(*weak) if len(set(weak)) == 1 else _default_of(widest), True
+    if weak and any(np.dtype(d) in _NARROW_KINDS for d in strong):
+        return _weak_into_narrow(np.result_type(*strong), weak), False
+    standins = [_WEAK_STANDIN[kind(d)] for d in weak]
     return np.result_type(*strong, *standins), False
 
 
-def _kind(dtype) -> str:
-    dtype = np.dtype(dtype)
-    if bfloat16 is not None and dtype == bfloat16:
-        return "f"
-    return dtype.kind
+_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+
+
+def _weak_into_narrow(base: np.dtype, weak) -> np.dtype:
+    # NEP 50 for ml_dtypes' types, whose NumPy promotion against Python scalars is value-based
+    # (bfloat16 * 2.0 would be float64, int4 + 1 int8): a weak value of a category no higher than
+    # the array's takes the array's dtype, as in JAX.
+    w, b = max(_RANK[kind(d)] for d in weak), _RANK[kind(base)]
+    if w <= b:
+        return base
+    if w == 3 and b == 2:
+        return complex_dtype(base)
+    return default_float if w == 2 else default_complex
 
 
 def _default_of(kind: str) -> np.dtype:

@@ -34,7 +34,8 @@ class KernelHooks:
     ``full_like(x, v)``, ``mul(x, y)`` (``y`` may be a Python number), ``moveaxis(x, src, dst)``,
     ``broadcast_batch(x, size, dim)``, ``broadcast_in_dim``, ``reduce_sum``, ``sum_to_scalar``)
     come from ``primitives``;
-    ``jit_impl``, ``device_to_numpy`` and ``eager_on_devices`` from ``xla_bridge``;
+    ``jit_impl``, ``device_to_numpy``, ``eager_on_devices`` and ``eager_compiled`` from
+    ``xla_bridge``;
     ``library_dirs`` from any layer."""
 
     def __init__(self):
@@ -43,6 +44,9 @@ class KernelHooks:
         # (primitive, args, params) -> outputs computed where device-backed operands live (values
         # over several devices stay there), or NotImplemented to compute on the host.
         self.eager_on_devices = None
+        # (primitive, args, params) -> outputs of the primitive compiled alone, for what NumPy
+        # cannot compute (NOTE: [narrow dtypes on the host]); None: computed with NumPy.
+        self.eager_compiled = None
         self.library_dirs: tuple[str, ...] = ()
 
     def __getattr__(self, name):

@@ -20,6 +20,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import _devices
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.lax import ops, slicing
 
@@ -49,14 +50,14 @@ DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[
 
 def _integer(name: str, x):
     x = fnp.asarray(x)
-    if x.dtype.kind not in "iu":
+    if _dt.kind(x.dtype) not in "iu":
         raise TypeError(f"{name}: the operand must be an integer array, got {x.dtype}")
     return x
 
 
 def _as_unsigned(x):
     """The bit pattern of an integer array as the unsigned type of its width."""
-    u = np.dtype(f"uint{x.dtype.itemsize * 8}")
+    u = _dt.int_of_width(_dt.bit_width(x.dtype), signed=False)
     return x if x.dtype == u else ops.bitcast_convert_type(x, u)
 
 
@@ -79,7 +80,7 @@ def clz(x):
     """
     x = _integer("clz", x)
     v = _as_unsigned(x)
-    nbits = v.dtype.itemsize * 8
+    nbits = _dt.bit_width(v.dtype)
     shift = 1
     while shift < nbits:  # every bit below the highest set one becomes 1
         v = v | (v >> np.asarray(shift, v.dtype))

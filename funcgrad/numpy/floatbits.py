@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad._control_flow import while_loop
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,
@@ -216,13 +217,16 @@ def bitwise_count(x, /):
     [0, 3, 1, 8]
     """
     x = asarray(x)
-    if not (np.issubdtype(x.dtype, np.integer) or x.dtype == np.bool_):
+    kind = _dt.kind(x.dtype)
+    if kind not in "biu":
         raise TypeError(f"bitwise_count: the argument must be an integer or bool array, got {x.dtype}")
-    if x.dtype == np.bool_:
+    if kind == "b":
         return x.astype(np.uint8)
-    if np.issubdtype(x.dtype, np.signedinteger):
+    if kind == "i":
         x = abs(x)
-    return _popcount_bits(x.astype(np.dtype(f"uint{x.dtype.itemsize * 8}"))).astype(np.uint8)
+    # (The 2- and 4-bit types' patterns are counted as bytes: their values fit one.)
+    bits = _dt.int_of_width(_dt.bit_width(x.dtype), signed=False)
+    return _popcount_bits(x.astype(bits).astype(np.dtype(f"uint{bits.itemsize * 8}"))).astype(np.uint8)
 
 
 def _popcount_bits(v):

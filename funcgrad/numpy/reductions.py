@@ -188,12 +188,7 @@ def _extremum(name, prim_reduce, identity_name, a, axis, out, keepdims, initial,
 
 def _identity(dtype, for_max: bool):
     """The identity of max (smallest value) or min (largest value) for ``dtype``."""
-    if dtype == np.bool_:
-        return not for_max
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return info.min if for_max else info.max
-    return -np.inf if for_max else np.inf
+    return _dt.extremum_identity(dtype, for_max)
 
 
 @surface_template
@@ -478,11 +473,11 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     return prod(_nan_replaced(a, 1), axis, dtype, out, keepdims, initial, where)
 
 
-def _nan_extremum(fn, fill, a, axis, out, keepdims, initial, where):
+def _nan_extremum(fn, for_max, a, axis, out, keepdims, initial, where):
     a = asarray(a)
     if not _dt.is_inexact(a.dtype):
         return fn(a, axis, out, keepdims, initial, where)
-    res = fn(_nan_replaced(a, fill), axis, out, keepdims, initial, where)
+    res = fn(_nan_replaced(a, _identity(a.dtype, for_max)), axis, out, keepdims, initial, where)
     # All-NaN slices give NaN, as in NumPy.
     all_nan = all(isnan(a), axis, keepdims=keepdims, where=where)
     return select(all_nan, constant(np.nan, a.dtype), res)
@@ -494,7 +489,7 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     >>> nanmax(np.array([1.0, np.nan, 3.0])).item()
     3.0
     """
-    return _nan_extremum(max, -np.inf, a, axis, out, keepdims, initial, where)
+    return _nan_extremum(max, True, a, axis, out, keepdims, initial, where)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
@@ -503,7 +498,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     >>> nanmin(np.array([1.0, np.nan, 3.0])).item()
     1.0
     """
-    return _nan_extremum(min, np.inf, a, axis, out, keepdims, initial, where)
+    return _nan_extremum(min, False, a, axis, out, keepdims, initial, where)
 
 
 def _not_nan_mask(a, where):

@@ -80,11 +80,11 @@ def _is_bool(x) -> bool:
 
 
 def _is_int(x) -> bool:
-    return aval(x).dtype.kind in "iu"
+    return _dt.kind(aval(x).dtype) in "iu"
 
 
 def _is_unsigned(x) -> bool:
-    return aval(x).dtype.kind == "u"
+    return _dt.kind(aval(x).dtype) == "u"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -306,7 +306,7 @@ def remainder(x1, x2, /):
 
 
 def _same_width_int(dtype) -> np.dtype:
-    return np.dtype(f"int{np.dtype(dtype).itemsize * 8}")
+    return _dt.int_of_width(_dt.bit_width(dtype))
 
 
 mod = _doc(lambda x1, x2, /: remainder(x1, x2), "mod", "Alias of ``remainder``.", ">>> mod(-7, 3).item()\n2")
@@ -565,7 +565,7 @@ def logical_not(x, /):
 
 def _bitwise_args(name, *args):
     args = broadcast_args(*promote_args(*args))
-    if aval(args[0]).dtype.kind not in "biu":
+    if _dt.kind(aval(args[0]).dtype) not in "biu":
         raise TypeError(f"{name} is only supported for integer and boolean types, got {aval(args[0]).dtype}")
     return args
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from primitives.dot import dot_general_p
-from xla_bridge.emitter import register, tensor_type, xla_dtype
+from xla_bridge.emitter import register, tensor_type, widen_sub_byte, xla_dtype
 
 
 def _dims(xs) -> str:
@@ -29,6 +29,7 @@ def precision_names(precision) -> list[str] | None:
 
 
 @register(dot_general_p)
+@widen_sub_byte  # XLA rejects a sub-byte dot with a wider result type
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
     fb = ctx.fb
     la, ra = ctx.avals_in

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel import dtypes as _fdt
 from primitives import elementwise as ew
 from xla_bridge.emitter import aval_type, compare_type, register, tensor_type, xla_dtype
 from xla_bridge.rules._complex_order import complex_pick
@@ -92,7 +93,7 @@ def _identity(ctx, x):
 @register(ew.sign_p)
 def _sign(ctx, x):
     aval, fb = ctx.avals_in[0], ctx.fb
-    if aval.dtype.kind in "ub":
+    if _fdt.kind(aval.dtype) in "ub":
         # StableHLO sign wants signed or float operands: sign(u) = (u != 0).
         zero = fb.const(0, aval.dtype, aval.shape)
         nz = fb.compare("NE", x, zero, aval.dtype, aval.shape)
@@ -103,7 +104,7 @@ def _sign(ctx, x):
 @register(ew.abs_p)
 def _abs(ctx, x):
     aval = ctx.avals_in[0]
-    if aval.dtype.kind in "ub":
+    if _fdt.kind(aval.dtype) in "ub":
         return x
     return ctx.fb.unary("stablehlo.abs", x, aval, ctx.avals_out[0].dtype)
 

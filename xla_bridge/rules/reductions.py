@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.ir import ShapedArray
 from primitives import reductions as red
-from xla_bridge.emitter import i64_array, lower_closed, register, tensor_type, xla_dtype
+from xla_bridge.emitter import i64_array, lower_closed, register, tensor_type, widen_sub_byte, xla_dtype
 from xla_bridge.rules._complex_order import complex_compare, complex_pick
 
 
@@ -35,21 +36,11 @@ def _reduce(ctx, x, op, init_value, axes):
 
 
 def _max_identity(dtype):
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return False
-    if dtype.kind in "iu":
-        return np.iinfo(dtype).min
-    return -np.inf
+    return _fdt.extremum_identity(dtype, for_max=True)
 
 
 def _min_identity(dtype):
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return True
-    if dtype.kind in "iu":
-        return np.iinfo(dtype).max
-    return np.inf
+    return _fdt.extremum_identity(dtype, for_max=False)
 
 
 @register(red.reduce_sum_p)
@@ -86,7 +77,7 @@ def _reduce_complex(ctx, x, direction, init_value, axes):
 def _reduce_max(ctx, x, *, axes):
     dtype = ctx.avals_in[0].dtype
     if dtype.kind == "c":
-        return _reduce_complex(ctx, x, "GT", complex(-np.inf, -np.inf), axes)
+        return _reduce_complex(ctx, x, "GT", _max_identity(dtype), axes)
     return _reduce(ctx, x, "stablehlo.maximum", _max_identity(dtype), axes)
 
 
@@ -94,7 +85,7 @@ def _reduce_max(ctx, x, *, axes):
 def _reduce_min(ctx, x, *, axes):
     dtype = ctx.avals_in[0].dtype
     if dtype.kind == "c":
-        return _reduce_complex(ctx, x, "LT", complex(np.inf, np.inf), axes)
+        return _reduce_complex(ctx, x, "LT", _min_identity(dtype), axes)
     return _reduce(ctx, x, "stablehlo.minimum", _min_identity(dtype), axes)
 
 
@@ -128,7 +119,7 @@ def _arg_rule(direction, identity):
             better = complex_compare(r, direction, av, bv, ShapedArray((), vdt))
         else:
             better = r.compare(direction, av, bv, vdt, ())
-        if vdt.kind in "fc" or vdt.kind == "V":
+        if _fdt.kind(vdt) in "fc":
             a_nan = r.compare("NE", av, av, vdt, ())
             b_nan = r.compare("NE", bv, bv, vdt, ())
             b_num = r.emit(f"stablehlo.not {b_nan} : {sb}")
@@ -159,8 +150,9 @@ def _arg_rule(direction, identity):
     return rule
 
 
-register(red.argmax_p)(_arg_rule("GT", _max_identity))
-register(red.argmin_p)(_arg_rule("LT", _min_identity))
+# (XLA fails on an arg-reduction of 2-bit integers: widened.)
+register(red.argmax_p)(widen_sub_byte(_arg_rule("GT", _max_identity)))
+register(red.argmin_p)(widen_sub_byte(_arg_rule("LT", _min_identity)))
 
 
 @register(red.reduce_p)

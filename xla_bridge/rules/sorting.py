@@ -17,12 +17,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel import dtypes as _fdt
 from primitives import sorting
-from xla_bridge.emitter import aval_type, i64_array, register, slice_attrs, tensor_type, xla_dtype
+from xla_bridge.emitter import (
+    aval_type,
+    i64_array,
+    register,
+    slice_attrs,
+    tensor_type,
+    widen_sub_byte,
+    xla_dtype,
+)
 from xla_bridge.rules._complex_order import complex_pick
 
 
 @register(sorting.sort_p)
+@widen_sub_byte  # XLA fails to sort 2-bit integers beside other operands
 def _sort(ctx, *operands, dimension, is_stable, num_keys):
     fb = ctx.fb
     r = fb.region()
@@ -52,7 +62,7 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys):
                 f"stablehlo.or {real_less}, {r.emit(f'stablehlo.and {real_tie}, {imag_less} : {sb}')} : {sb}"
             )
         less = r.compare("LT", x, y, dt, ())
-        if dt.kind in "fc":
+        if _fdt.kind(dt) in "fc":
             # NaN is the largest value: x < NaN for every non-NaN x.
             x_num = r.compare("EQ", x, x, dt, ())
             y_nan = r.compare("NE", y, y, dt, ())

@@ -7,7 +7,7 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 from __future__ import annotations
 
 from primitives import structure as st
-from xla_bridge.emitter import aval_type, i64_array, register, slice_attrs, tensor_type
+from xla_bridge.emitter import aval_type, i64_array, register, slice_attrs, tensor_type, widen_sub_byte
 
 
 @register(st.broadcast_in_dim_p)
@@ -39,6 +39,7 @@ def _iota(ctx, *, dtype, shape, dimension):
 
 
 @register(st.concatenate_p)
+@widen_sub_byte  # XLA's CPU backend aborts the process on a concatenation of 2-bit integers
 def _concatenate(ctx, *xs, dimension):
     types = [aval_type(a) for a in ctx.avals_in]
     return ctx.fb.generic(

@@ -1,0 +1,226 @@
+"""The narrow types of ml_dtypes (int4, uint4, int2, uint2, the float8 variants, float4_e2m1fn) as
+JAX has them: device round trips bit for bit, a table of operations eager and under jit against
+NumPy computed in a wide type and cast back (the closed form: XLA computes narrow types in a wider
+one and rounds), NEP 50 weak scalars, bit operations on the true bit width, and the operations
+XLA's CPU backend mishandles on sub-byte types (concatenate of 2-bit integers aborts the process,
+sub-byte dots with a wider result, sorts and arg-reductions fail), which the lowering widens."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import lax
+
+NARROW_INTS = ["int4", "uint4", "int2", "uint2"]
+NARROW_FLOATS = [
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float8_e4m3b11fnuz",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float4_e2m1fn",
+    "bfloat16",
+]
+ALL = NARROW_INTS + NARROW_FLOATS
+
+
+def _dt(name):
+    return np.dtype(getattr(ml_dtypes, name))
+
+
+def _values(name, rng, n=12):
+    """Values every narrow type holds exactly (small integers, for the floats halves too)."""
+    dt = _dt(name)
+    if name in NARROW_INTS:
+        info = ml_dtypes.iinfo(dt)
+        return rng.integers(int(info.min), int(info.max) + 1, n).astype(dt)
+    return (rng.integers(-6, 7, n) / 2).astype(np.float32).astype(dt)
+
+
+def _wide(name):
+    return np.int64 if name in NARROW_INTS else np.float32
+
+
+@pytest.mark.parametrize("name", ALL + ["float8_e8m0fnu"])
+def test_device_round_trip_is_bit_exact(name):
+    dt = _dt(name)
+    bits = np.arange(256, dtype=np.uint8)
+    if name in NARROW_INTS:
+        x = np.arange(int(ml_dtypes.iinfo(dt).min), int(ml_dtypes.iinfo(dt).max) + 1).astype(dt)
+    elif dt.itemsize == 1 and name != "float4_e2m1fn":
+        x = bits.view(dt)  # every bit pattern, NaNs included
+    else:
+        x = np.linspace(-6, 6, 25).astype(dt)
+    y = funcgrad.jit(lambda a: a)(x)  # through an executable: a device buffer read back
+    assert y.dtype == dt
+    out = np.asarray(y)
+    assert out.dtype == dt
+    if dt.itemsize == 1:
+        out, x = out.view(np.uint8), x.view(np.uint8)  # bit patterns (NaN == NaN)
+    np.testing.assert_array_equal(out, x)
+
+
+# name -> (funcgrad op, NumPy reference on the wide values); the reference result is cast back.
+BINARY = {
+    "add": (lambda a, b: a + b, np.add),
+    "subtract": (lambda a, b: a - b, np.subtract),
+    "multiply": (lambda a, b: a * b, np.multiply),
+    "maximum": (fnp.maximum, np.maximum),
+    "minimum": (fnp.minimum, np.minimum),
+    "where": (lambda a, b: fnp.where(a > b, a, b), lambda a, b: np.where(a > b, a, b)),
+    "concatenate": (lambda a, b: fnp.concatenate([a, b]), lambda a, b: np.concatenate([a, b])),
+}
+UNARY = {
+    "negative": (lambda a: -a, np.negative),
+    "sort": (fnp.sort, np.sort),
+    "reverse": (lambda a: a[::-1], lambda a: a[::-1]),
+    "gather": (lambda a: a[np.array([3, 0, 0, 5])], lambda a: a[np.array([3, 0, 0, 5])]),
+    "pad": (lambda a: fnp.pad(a, 2), lambda a: np.pad(a, 2)),
+    "scatter": (lambda a: a.at[1].set(a[4]), lambda a: np.concatenate([a[:1], a[4:5], a[2:]])),
+    "max": (fnp.max, np.max),
+    "cummax": (lambda a: lax.cummax(a), np.maximum.accumulate),
+}
+TO_WIDE = {  # results in another (wide) dtype: compared as they are
+    "argmax": (fnp.argmax, np.argmax),
+    "argsort": (lambda a: fnp.argsort(a, stable=True), lambda a: np.argsort(a, kind="stable")),
+    "less": (lambda a: a < a[::-1], lambda a: a < a[::-1]),
+    "dot_f32": (
+        lambda a: lax.dot(a, a, preferred_element_type=np.float32),
+        lambda a: np.float32(np.dot(a.astype(np.float64), a.astype(np.float64))),
+    ),
+}
+
+
+def _wrap(name, ref):
+    """The NumPy reference in the wide type, cast back to the narrow one (integers wrap around,
+    floats round to nearest)."""
+    dt = _dt(name)
+
+    def run(*xs):
+        out = ref(*[x.astype(_wide(name)) for x in xs])
+        return np.asarray(out).astype(dt) if np.asarray(out).dtype.kind in "iuf" else np.asarray(out)
+
+    return run
+
+
+def _check(name, f, ref, *xs):
+    dt = _dt(name)
+    expected = ref(*xs)
+    arrays = [fnp.asarray(x) for x in xs]  # (NumPy arrays would meet NumPy's own operators)
+    for got in (f(*arrays), funcgrad.jit(lambda *a: f(*a))(*xs)):  # (a fresh jit per type)
+        got = np.asarray(got)
+        assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+        np.testing.assert_array_equal(got.astype(np.float64), expected.astype(np.float64), err_msg=f"{name}")
+    return dt
+
+
+@pytest.mark.parametrize("op", list(BINARY))
+@pytest.mark.parametrize("name", ALL)
+def test_binary_ops_eager_and_jit_match_numpy(name, op):
+    rng = np.random.default_rng(0)
+    f, ref = BINARY[op]
+    a, b = _values(name, rng), _values(name, rng)
+    _check(name, f, _wrap(name, ref), a, b)
+
+
+@pytest.mark.parametrize("op", list(UNARY))
+@pytest.mark.parametrize("name", ALL)
+def test_unary_ops_eager_and_jit_match_numpy(name, op):
+    rng = np.random.default_rng(1)
+    f, ref = UNARY[op]
+    _check(name, f, _wrap(name, ref), _values(name, rng))
+
+
+@pytest.mark.parametrize("op", list(TO_WIDE))
+@pytest.mark.parametrize("name", ALL)
+def test_ops_with_wide_results_match_numpy(name, op):
+    rng = np.random.default_rng(2)
+    f, ref = TO_WIDE[op]
+    x = _values(name, rng)
+    expected = np.asarray(ref(x.astype(_wide(name))))
+    for got in (f(fnp.asarray(x)), funcgrad.jit(lambda a: f(a))(x)):
+        np.testing.assert_array_equal(np.asarray(got), expected.astype(np.asarray(got).dtype))
+
+
+@pytest.mark.parametrize("name", NARROW_INTS)
+def test_integer_division_and_remainder_follow_numpy(name):
+    rng = np.random.default_rng(3)
+    a = _values(name, rng)
+    b = np.where(a.astype(np.int64) == 0, 1, a.astype(np.int64)).astype(_dt(name))
+    b = np.where(b.astype(np.int64) == -1, 1, b.astype(np.int64)).astype(_dt(name))  # no MIN // -1
+    _check(name, lambda x, y: x // y, _wrap(name, np.floor_divide), a, b)
+    _check(name, lambda x, y: x % y, _wrap(name, np.remainder), a, b)
+
+
+@pytest.mark.parametrize("name", ["float4_e2m1fn", "float8_e4m3fn", "bfloat16"])
+def test_float_remainder_has_the_divisor_sign(name):
+    x = np.array([1.0, -2, 3, -1, 0, 1]).astype(_dt(name))
+    y = np.array([2.0, 3, -2, 2, -1, 1.5]).astype(_dt(name))
+    expected = np.remainder(x.astype(np.float32), y.astype(np.float32)).astype(_dt(name))
+    got = np.asarray(funcgrad.jit(lambda a, b: a % b)(x, y))
+    np.testing.assert_array_equal(got.astype(np.float32), expected.astype(np.float32))
+    assert list(np.signbit(got.astype(np.float32))) == list(np.signbit(expected.astype(np.float32)))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_weak_python_scalars_keep_the_narrow_dtype(name):
+    # NEP 50, as JAX: a Python scalar of the array's category (or lower) takes its dtype.
+    dt = _dt(name)
+    x = fnp.asarray(np.ones(3, dt))
+    assert (x + 1).dtype == dt
+    assert (2 * x).dtype == dt
+    if name in NARROW_FLOATS:
+        assert (x * 0.5).dtype == dt
+        assert (x * 1j).dtype == np.complex64
+    else:
+        assert (x * 0.5).dtype == np.float64  # a float scalar meets an integer array
+    assert fnp.result_type(x, 1) == dt
+
+
+@pytest.mark.parametrize("name", NARROW_INTS)
+def test_bit_counts_use_the_true_width(name):
+    dt = _dt(name)
+    info = ml_dtypes.iinfo(dt)
+    x = np.arange(int(info.min), int(info.max) + 1).astype(dt)
+    bits = info.bits
+    patterns = x.astype(np.int64) & ((1 << bits) - 1)
+    pop = np.array([bin(int(p)).count("1") for p in patterns]).astype(dt)
+    lead = np.array([bits - int(p).bit_length() for p in patterns]).astype(dt)
+    for f, ref in ((lax.population_count, pop), (lax.clz, lead)):
+        jitted = funcgrad.jit(lambda a, f=f: f(a))
+        for got in (f(x), jitted(x)):
+            np.testing.assert_array_equal(np.asarray(got).astype(np.int64), ref.astype(np.int64))
+
+
+def test_bitcast_float4_to_uint4_is_its_bit_pattern():
+    x = np.array([0.5, -1.0, 6.0, -0.0, 3.0], ml_dtypes.float4_e2m1fn)
+    got = funcgrad.jit(lambda a: lax.bitcast_convert_type(a, fnp.uint4))(x)
+    assert got.dtype == _dt("uint4")
+    np.testing.assert_array_equal(np.asarray(got).astype(np.int64), x.view(np.uint8).astype(np.int64) & 0xF)
+    with pytest.raises(TypeError, match="last dimension"):
+        lax.bitcast_convert_type(x, np.uint8)  # 4 bits into 8: the NumPy itemsize is not the width
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "bfloat16"])
+def test_grad_through_narrow_floats(name):
+    dt = _dt(name)
+    x = np.array([1.0, -2.0, 0.5]).astype(dt)
+    g = funcgrad.grad(lambda a: fnp.sum(a * a).astype(np.float32))(x)
+    assert g.dtype == dt
+    np.testing.assert_array_equal(
+        np.asarray(g).astype(np.float32), (2 * x.astype(np.float32)).astype(dt).astype(np.float32)
+    )
+
+
+def test_narrow_integer_kinds_are_integers_everywhere():
+    x = fnp.asarray(np.array([1, 2], ml_dtypes.int4))
+    assert fnp.issubdtype(x.dtype, fnp.signedinteger)
+    assert np.asarray(x & x).tolist() == [1, 2]
+    with pytest.raises(TypeError, match="integer"):
+        fnp.bitwise_and(np.ones(2, ml_dtypes.float8_e4m3fn), np.ones(2, ml_dtypes.float8_e4m3fn))
