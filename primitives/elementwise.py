@@ -36,7 +36,8 @@ def _special(name):
     def impl(*args):
         import scipy.special  # noqa: PLC0415 - deferred for import time, not for a cycle
 
-        return getattr(scipy.special, name)(*args)
+        # In the operands' dtype: SciPy computes float16 in float32 and returns that.
+        return np.asarray(getattr(scipy.special, name)(*args)).astype(np.result_type(*args), copy=False)
 
     impl.__name__ = name
     return impl

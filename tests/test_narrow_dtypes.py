@@ -224,3 +224,86 @@ def test_narrow_integer_kinds_are_integers_everywhere():
     assert np.asarray(x & x).tolist() == [1, 2]
     with pytest.raises(TypeError, match="integer"):
         fnp.bitwise_and(np.ones(2, ml_dtypes.float8_e4m3fn), np.ones(2, ml_dtypes.float8_e4m3fn))
+
+
+# ----------------------------------------------------------------------------------------------
+# bfloat16 and float16 (mixed precision): results keep the half type, sums accumulate in float32,
+# promotion follows JAX's lattice where NumPy has none, random samples are JAX's.
+
+BF16 = _dt("bfloat16")
+
+
+@pytest.mark.parametrize(
+    "name, f",
+    [
+        ("matmul", lambda a, b: a @ b),
+        ("einsum", lambda a, b: fnp.einsum("ij,jk->ik", a, b)),
+        ("dot_general", lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ())))),
+        ("conv", lambda a, b: lax.conv(a[None, None], b.T[None, None, :, :2], (1, 1), "SAME")[0, 0]),
+        ("erf", lambda a, b: funcgrad.scipy.special.erf(a)),
+    ],
+)
+def test_bfloat16_operations_return_bfloat16(name, f):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((4, 8)).astype(BF16)
+    b = rng.standard_normal((8, 3)).astype(BF16)
+    eager, jitted = f(fnp.asarray(a), fnp.asarray(b)), funcgrad.jit(f)(a, b)
+    assert eager.dtype == BF16 and jitted.dtype == BF16, (eager.dtype, jitted.dtype)
+    reference = np.asarray(f(fnp.asarray(a).astype(np.float32), fnp.asarray(b).astype(np.float32)))
+    for got in (eager, jitted):  # within bfloat16's rounding of the float32 result
+        np.testing.assert_allclose(np.asarray(got).astype(np.float32), reference, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("half", [np.float16, ml_dtypes.bfloat16])
+def test_half_precision_reductions_accumulate_in_float32(half):
+    # 0.1 added 2000 times: a half-precision running sum stalls far below 200 (its spacing
+    # there exceeds 0.1); summed in float32 and rounded once, it is the exact sum, rounded.
+    x = np.full(2000, 0.1, half)
+    exact = np.float64(x.astype(np.float64).sum())
+    for f, ref in ((fnp.sum, exact), (fnp.mean, exact / 2000)):
+        for got in (f(fnp.asarray(x)), funcgrad.jit(f)(x)):
+            assert got.dtype == np.dtype(half)
+            assert float(got) == float(np.array(ref).astype(half)), (f.__name__, float(got))
+    assert float(fnp.var(fnp.asarray(x))) == 0.0
+
+
+def test_promotion_follows_jax_where_numpy_has_no_rule():
+    f8, i4 = _dt("float8_e4m3fn"), _dt("int4")
+    assert fnp.promote_types(BF16, np.int32) == BF16
+    assert fnp.promote_types(np.uint8, BF16) == BF16
+    assert fnp.promote_types(BF16, np.float16) == np.float32
+    assert fnp.promote_types(f8, np.int64) == f8
+    assert fnp.promote_types(i4, np.bool_) == i4
+    assert (fnp.ones(2, BF16) + fnp.ones(2, np.int32)).dtype == BF16
+    assert (fnp.ones(2, BF16) + fnp.ones(2, np.float16)).dtype == np.float32
+    with pytest.raises(TypeError, match="no implicit dtype promotion"):
+        fnp.ones(2, f8) + fnp.ones(2, BF16)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float8_e4m3fn"])
+def test_random_samples_of_narrow_floats_are_jaxs(dtype):
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    dt = np.dtype(getattr(ml_dtypes, dtype, None) or dtype)
+    for ours, theirs in (
+        (funcgrad.random.uniform, jax.random.uniform),
+        (funcgrad.random.normal, jax.random.normal),
+    ):
+        got = np.asarray(ours(funcgrad.random.PRNGKey(3), (64,), dtype=dt))
+        want = np.asarray(theirs(jax.random.PRNGKey(3), (64,), dtype=dt))
+        assert got.dtype == dt
+        np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+
+
+def test_eager_grad_through_a_bfloat16_matmul():
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((4, 8)).astype(BF16), rng.standard_normal((8, 3)).astype(BF16)
+
+    def loss(a):
+        return fnp.sum(fnp.tanh(a @ w)).astype(np.float32)
+
+    g, gj = funcgrad.grad(loss)(x), funcgrad.jit(funcgrad.grad(loss))(x)
+    assert g.dtype == BF16 and gj.dtype == BF16
+    t = np.tanh(x.astype(np.float32) @ w.astype(np.float32))
+    expected = (1 - t**2) @ w.astype(np.float32).T
+    for got in (g, gj):
+        np.testing.assert_allclose(np.asarray(got).astype(np.float32), expected, rtol=5e-2, atol=5e-2)

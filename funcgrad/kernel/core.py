@@ -380,6 +380,8 @@ class EvalTrace(Trace):
             out = primitive.impl(*vals, **params)
         finally:
             _FP_ERRORS.reset(token)
+        if narrow and primitive.abstract_eval is not None:
+            out = _in_abstract_dtypes(primitive, vals, params, out)
         if primitive.multiple_results:
             return [wrap_result(o, False) for o in out]
         if weak and args:
@@ -391,6 +393,21 @@ class EvalTrace(Trace):
 
 
 _PYTHON_SCALARS = frozenset(python_scalar_types)
+
+
+def _in_abstract_dtypes(primitive, vals, params, out):
+    """``out`` cast to the dtypes abstract evaluation gives. NumPy computes some operations on
+    bfloat16 in float32 (matmul through ml_dtypes, SciPy's special functions) and returns that;
+    the primitive's result type is bfloat16 (NOTE: [narrow dtypes on the host])."""
+    avals = primitive.abstract_eval(*[get_aval(v) for v in vals], **params)
+    if not primitive.multiple_results:
+        return _cast(out, avals.dtype)
+    return [_cast(o, a.dtype) for o, a in zip(out, avals)]
+
+
+def _cast(x, dtype):
+    x = np.asarray(x)
+    return x if x.dtype == dtype else x.astype(dtype)
 
 
 def _same_dtype_as_first(out, first) -> bool:

@@ -164,6 +164,16 @@ def extremum_identity(dtype, for_max: bool):
     return info.min if for_max else info.max
 
 
+def finfo(dtype):
+    """Machine limits of a floating dtype, bfloat16 and the narrow floats included (ml_dtypes'
+    ``finfo``, which answers NumPy's types as NumPy does).
+
+    >>> int(finfo(bfloat16).nmant), float(finfo(np.float32).eps) == float(np.finfo(np.float32).eps)
+    (7, True)
+    """
+    return ml_dtypes.finfo(dtype) if ml_dtypes is not None else np.finfo(dtype)
+
+
 def iinfo(dtype):
     """Machine limits of an integer dtype, the narrow ones of ml_dtypes included.
 
@@ -265,13 +275,51 @@ def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
         kinds = "biufc"
         widest = max((kind(d) for d in weak), key=kinds.index)
         return np.result_type(*weak) if len(set(weak)) == 1 else _default_of(widest), True
-    if weak and any(np.dtype(d) in _NARROW_KINDS for d in strong):
-        return _weak_into_narrow(np.result_type(*strong), weak), False
+    if any(np.dtype(d) in _NARROW_KINDS for d in strong):
+        base = promote_types(*strong)
+        return (_weak_into_narrow(base, weak) if weak else base), False
     standins = [_WEAK_STANDIN[kind(d)] for d in weak]
     return np.result_type(*strong, *standins), False
 
 
 _RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+
+
+def promote_types(*dtypes) -> np.dtype:
+    """The promoted dtype of (strong) ``dtypes``: NumPy's, and for the pairs of ml_dtypes' types
+    NumPy cannot promote, JAX's lattice: a narrow float absorbs booleans and integers
+    (``bfloat16 + int32`` is bfloat16), ``bfloat16 + float16`` is float32; other mixes of narrow
+    types are an error, as in JAX.
+
+    >>> promote_types(np.float32, np.int64), promote_types(bfloat16, np.int32)
+    (dtype('float64'), dtype(bfloat16))
+    """
+    try:
+        return np.result_type(*dtypes)
+    except TypeError:  # (numpy.exceptions.DTypePromotionError)
+        pass
+    out = np.dtype(dtypes[0])
+    for d in dtypes[1:]:
+        out = _promote_pair(out, np.dtype(d))
+    return out
+
+
+def _promote_pair(a: np.dtype, b: np.dtype) -> np.dtype:
+    try:
+        return np.result_type(a, b)
+    except TypeError:
+        pass
+    ka, kb = kind(a), kind(b)
+    if ka == "f" and kb in "biu":
+        return a
+    if kb == "f" and ka in "biu":
+        return b
+    if {a, b} == {bfloat16, float16}:
+        return float32
+    raise TypeError(
+        f"no implicit dtype promotion between {a.name} and {b.name} (as in JAX); convert one "
+        f"explicitly, e.g. x.astype({b.name!r})"
+    )
 
 
 def _weak_into_narrow(base: np.dtype, weak) -> np.dtype:

@@ -693,7 +693,7 @@ def dot_product_attention(
         kl = asarray(key_value_seq_lengths)
         keep = _and(keep, (fnp.arange(S)[None, :] < kl[:, None])[:, None, None, None, :])
     if keep is not None:
-        big_negative = -0.7 * min(float(np.finfo(logits.dtype).max), float(np.finfo(np.float32).max))
+        big_negative = -0.7 * min(float(_dt.finfo(logits.dtype).max), float(_dt.finfo(np.float32).max))
         logits = fnp.where(keep, logits, fnp.asarray(big_negative, logits.dtype))
     probs = fnp.asarray(softmax(logits, axis=-1), k.dtype)
     encoded = fnp.einsum("BKGTS,BSKH->BTKGH", probs, v)

@@ -234,7 +234,7 @@ def promote_types(type1, type2) -> np.dtype:
     >>> promote_types('int32', 'float32')
     dtype('float64')
     """
-    return np.promote_types(canonicalize_dtype(type1), canonicalize_dtype(type2))
+    return _dt.promote_types(canonicalize_dtype(type1), canonicalize_dtype(type2))
 
 
 def can_cast(from_, to, casting: str = "safe") -> bool:

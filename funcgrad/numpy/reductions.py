@@ -16,6 +16,7 @@ import builtins
 
 import numpy as np
 
+from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.templates import surface_template
 from funcgrad.numpy._core import (
@@ -88,6 +89,20 @@ def accumulation_dtype(dtype) -> np.dtype:
     return dtype
 
 
+def _computation_dtype(dtype) -> np.dtype:
+    # Half-precision floats are summed in float32 and rounded once at the end, as jax.numpy does
+    # (NumPy would round every partial sum of a float16 reduction).
+    return np.dtype(np.float32) if dtype in _HALF else dtype
+
+
+_HALF = (np.dtype(np.float16), _dt.bfloat16)
+
+
+def _round_to(res, dtype):
+    a = core.get_aval(res)
+    return res if a.dtype == dtype else ew.convert_element_type(res, dtype, weak_type=a.weak_type)
+
+
 def _masked(a, where, fill):
     """``a`` where the (broadcastable) mask is true, ``fill`` elsewhere, at ``a``'s shape."""
     if where is None:
@@ -122,13 +137,14 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     target = (
         np.dtype(dtype) if dtype is not None else accumulation_dtype(a.dtype) if promote_integers else a.dtype
     )
-    a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
+    compute = _computation_dtype(target)
+    a = ew.convert_element_type(a, compute, weak_type=a.weak_type and dtype is None)
     in_shape = a.shape
     a = _masked(a, where, 0)
     res = red.reduce_sum(a, axes)
     if initial is not None:
-        res = ew.add_p.bind(res, constant(initial, target))
-    return _keepdims(res, in_shape, axes, keepdims)
+        res = ew.add_p.bind(res, constant(initial, compute))
+    return _keepdims(_round_to(res, target), in_shape, axes, keepdims)
 
 
 @surface_template
@@ -346,17 +362,18 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _no_out(out, "mean")
     a, axes = _prepare(a, axis)
     target = _float_dtype(a.dtype, dtype)
-    a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
+    compute = _computation_dtype(target)
+    a = ew.convert_element_type(a, compute, weak_type=a.weak_type and dtype is None)
     total = red.reduce_sum(_masked(a, where, 0), axes)
     n = _count(a, axes, where)
     if isinstance(n, int):
         if n == 0:
-            res = constant(np.nan, target, shape_of(total))
+            res = constant(np.nan, compute, shape_of(total))
         else:
-            res = ew.div_p.bind(total, constant(n, target))
+            res = ew.div_p.bind(total, constant(n, compute))
     else:
-        res = ew.div_p.bind(total, ew.convert_element_type(n, target))
-    return _keepdims(res, a.shape, axes, keepdims)
+        res = ew.div_p.bind(total, ew.convert_element_type(n, compute))
+    return _keepdims(_round_to(res, target), a.shape, axes, keepdims)
 
 
 @surface_template
@@ -376,7 +393,8 @@ def var(
             raise ValueError("var: pass ddof or correction, not both")
         ddof = correction
     a, axes = _prepare(a, axis)
-    target = _float_dtype(a.dtype, dtype)
+    result_dtype = _dt.real_dtype(_float_dtype(a.dtype, dtype))
+    target = _computation_dtype(_float_dtype(a.dtype, dtype))
     a = ew.convert_element_type(a, target)
     centre = _mean_fn(a, axes, keepdims=True, where=where) if mean is None else asarray(mean, target)
     centred = ew.sub_p.bind(*broadcast_args(a, broadcast_to(centre, a.shape)))
@@ -394,7 +412,7 @@ def var(
         )
     else:
         res = ew.div_p.bind(total, ew.sub_p.bind(ew.convert_element_type(n, target), constant(ddof, target)))
-    return _keepdims(res, a.shape, axes, keepdims)
+    return _keepdims(_round_to(res, result_dtype), a.shape, axes, keepdims)
 
 
 _mean_fn = mean

@@ -20,6 +20,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import api, lax
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.numpy._core import call_custom, concrete_int
 from funcgrad.random._core import (
@@ -123,7 +124,7 @@ def _gamma_sample_jvp(log_space, primals, tangents):
     sample = _gamma_sample(key, a, log_space)
     if log_space:
         x = fnp.exp(sample)
-        x = fnp.where(x == 0, np.finfo(a.dtype).tiny, x)
+        x = fnp.where(x == 0, _dt.finfo(a.dtype).tiny, x)
         grad = lax.random_gamma_grad(a, x) / x
     else:
         grad = lax.random_gamma_grad(a, sample)
@@ -257,7 +258,7 @@ def cauchy(key, shape=(), dtype=None):
     (3,)
     """
     dtype = _float_dtype(dtype, "random.cauchy")
-    u = uniform(key, shape, dtype, float(np.finfo(dtype).eps), 1.0)
+    u = uniform(key, shape, dtype, float(_dt.finfo(dtype).eps), 1.0)
     return fnp.tan(np.asarray(np.pi, dtype) * (u - 0.5))
 
 
@@ -268,7 +269,7 @@ def laplace(key, shape=(), dtype=None):
     (3,)
     """
     dtype = _float_dtype(dtype, "random.laplace")
-    u = uniform(key, shape, dtype, -1.0 + float(np.finfo(dtype).epsneg), 1.0)
+    u = uniform(key, shape, dtype, -1.0 + float(_dt.finfo(dtype).epsneg), 1.0)
     return fnp.sign(u) * fnp.log1p(-fnp.abs(u))
 
 
@@ -279,7 +280,7 @@ def logistic(key, shape=(), dtype=None):
     (3,)
     """
     dtype = _float_dtype(dtype, "random.logistic")
-    x = uniform(key, shape, dtype, float(np.finfo(dtype).tiny), 1.0)
+    x = uniform(key, shape, dtype, float(_dt.finfo(dtype).tiny), 1.0)
     return fnp.log(x) - fnp.log1p(-x)
 
 

@@ -384,12 +384,19 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     """
     dtype = _float_dtype(dtype, "random.uniform")
     shape = _shape(shape)
-    finfo = np.finfo(dtype)
+    finfo = _dt.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
     uint = _UINT[nbits]
-    raw = _random_bits(key, nbits, shape)
+    # Formats with fewer than 8 mantissa bits (bfloat16) draw 8 random bits, as JAX does, so the
+    # samples are JAX's for the same key.
+    rng_bits = 8 if nmant < 8 else nbits
+    raw = _random_bits(key, rng_bits, shape)
+    if rng_bits != nbits:
+        raw = ew.convert_element_type(raw, uint)
     one_bits = np.asarray(np.array(1.0, dtype).view(uint))
-    float_bits = ew.or_p.bind(ew.shift_right_logical_p.bind(raw, np.asarray(nbits - nmant, uint)), one_bits)
+    float_bits = ew.or_p.bind(
+        ew.shift_right_logical_p.bind(raw, np.asarray(rng_bits - nmant, uint)), one_bits
+    )
     floats = ew.sub_p.bind(bitcast_convert_type(float_bits, dtype), np.asarray(1.0, dtype))
     if type(minval) in _dt.python_scalar_types and type(maxval) in _dt.python_scalar_types:
         lo, hi = np.asarray(minval, dtype), np.asarray(maxval, dtype)
@@ -462,7 +469,7 @@ def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
     check_shape("bernoulli", shape, p_shape)
     if mode == "high":
         u = uniform(key, (2, *shape), dtype)
-        u1, u2 = u[0], u[1] * 2.0 ** (-np.finfo(dtype).nmant)
+        u1, u2 = u[0], u[1] * 2.0 ** (-_dt.finfo(dtype).nmant)
         return u2 < p - u1
     u = uniform(key, shape, dtype)
     if type(p) in _dt.python_scalar_types:
@@ -490,7 +497,7 @@ def _clz32(x):
 def _safe_int_to_float32(bits):
     """JAX's conversion of a pair of uint32 words into a float32 in (0, 1) keeping every bit of
     precision near 0 (for ``gumbel(mode="highest")``)."""
-    finfo = np.finfo(np.float32)
+    finfo = _dt.finfo(np.float32)
     hi, lo = bits[0], bits[1]
     hiclz, loclz = _clz32(hi), _clz32(lo)
     mantissa = lax.bitwise_or(
@@ -521,7 +528,7 @@ def gumbel(key, shape=(), dtype=None, mode: str | None = None):
     mode = "low" if mode is None else mode
     if mode not in ("highest", "high", "low"):
         raise ValueError(f"random.gumbel: mode must be 'low', 'high' or 'highest', got {mode!r}")
-    info = np.finfo(dtype)
+    info = _dt.finfo(dtype)
     if dtype == np.float32 and mode == "highest":
         raw = _random_bits(key, 32, (2, *shape))
         neg = lax.bitwise_not(raw)

@@ -347,7 +347,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     count_inv = fnp.where(use_inversion, count, 0.0)
     count_btrs = fnp.where(use_inversion, 10000.0, count)
     q_btrs = fnp.where(use_inversion, 0.5, q)
-    max_iters = float(np.finfo(dtype).max)
+    max_iters = float(_dt.finfo(dtype).max)
     samples = fnp.where(
         use_inversion,
         _binomial_inversion(key, count_inv, q, shape, dtype, max_iters),
