@@ -307,3 +307,23 @@ def test_eager_grad_through_a_bfloat16_matmul():
     expected = (1 - t**2) @ w.astype(np.float32).T
     for got in (g, gj):
         np.testing.assert_allclose(np.asarray(got).astype(np.float32), expected, rtol=5e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])
+def test_percentile_of_a_python_number_keeps_the_array_dtype(dtype):
+    x = np.arange(5.0).astype(dtype)
+    got = fnp.percentile(fnp.asarray(x), 30)
+    assert got.dtype == np.dtype(dtype)  # NumPy: a Python q is weak
+    assert float(got) == float(np.array(np.percentile(x.astype(np.float64), 30)).astype(dtype))
+
+
+def test_frexp_and_ldexp_of_bfloat16_stay_bfloat16_and_exact():
+    x = np.array([3.0, 0.375, -12.0, 0.0, 2.0**-120], BF16)
+    m, e = fnp.frexp(fnp.asarray(x))
+    assert m.dtype == BF16 and e.dtype == np.int32
+    ref_m, ref_e = np.frexp(x.astype(np.float32))
+    np.testing.assert_array_equal(np.asarray(m).astype(np.float32), ref_m)
+    np.testing.assert_array_equal(np.asarray(e), ref_e)
+    back = fnp.ldexp(m, e)
+    assert back.dtype == BF16
+    np.testing.assert_array_equal(np.asarray(back).astype(np.float32), x.astype(np.float32))

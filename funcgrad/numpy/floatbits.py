@@ -106,8 +106,8 @@ def frexp(x, /):
     [[0.5, 0.75, 0.0], [4, 0, 0]]
     """
     (x,) = _float_args("frexp", x)
-    dtype = np.dtype(x.dtype)
-    if dtype not in (np.float16, np.float32, np.float64):
+    dtype = original = np.dtype(x.dtype)
+    if dtype not in (np.float16, np.float32, np.float64):  # (bfloat16, float8: via float32)
         x = x.astype(np.float32)
         dtype = np.dtype(np.float32)
     info = np.finfo(dtype)
@@ -126,7 +126,8 @@ def frexp(x, /):
     m_bits = bitwise_or(bitwise_and(bits, bitwise_not(exp_mask)), half_exp)
     mantissa = bc.bitcast_convert_type(m_bits, dtype)
     special = (x == 0) | ~ew.is_finite_p.bind(x)
-    return where3(special, x, mantissa), where3(special, 0, exponent).astype(np.int32)
+    # The mantissa of a value is exact in the value's own format.
+    return where3(special, x, mantissa).astype(original), where3(special, 0, exponent).astype(np.int32)
 
 
 def ldexp(x1, x2, /):
@@ -139,14 +140,16 @@ def ldexp(x1, x2, /):
     if not np.issubdtype(x2.dtype, np.integer):
         raise TypeError(f"ldexp: the exponent must be an integer array, got {x2.dtype}")
     (x1,) = _float_args("ldexp", x1)
-    dtype = np.dtype(x1.dtype)
-    info = np.finfo(dtype)
+    dtype = original = np.dtype(x1.dtype)
+    if dtype not in (np.float16, np.float32, np.float64, _dt.bfloat16):  # (float8: via float32)
+        x1, dtype = x1.astype(np.float32), np.dtype(np.float32)
+    info = _dt.finfo(dtype)
     # Two steps of at most the exponent range each keep every intermediate finite and exact.
     e = x2.astype(np.int32)
     limit = info.maxexp - 1
     e1 = _clip(e, -limit, limit)
     e2 = _clip(e - e1, -limit, limit)
-    return x1 * _pow2(e1, dtype) * _pow2(e2, dtype)
+    return (x1 * _pow2(e1, dtype) * _pow2(e2, dtype)).astype(original)
 
 
 def _clip(e, lo, hi):
@@ -155,7 +158,7 @@ def _clip(e, lo, hi):
 
 def _pow2(e, dtype):
     """``2.0 ** e`` for integer ``e`` in the normal exponent range, built from its bits."""
-    info = np.finfo(dtype)
+    info = _dt.finfo(dtype)
     uint = np.dtype(_UINT_OF[np.dtype(dtype).itemsize])
     biased = (asarray(e).astype(np.int64) + (info.maxexp - 1)).astype(uint)
     return bc.bitcast_convert_type(left_shift(biased, np.asarray(info.nmant, uint)), dtype)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,
@@ -438,10 +439,11 @@ def percentile(
     if q_value is not None and (np.any(q_value < 0) or np.any(q_value > 100)):
         raise ValueError("Percentiles must be in the range [0, 100]")
     (qf,) = promote_args(q)
-    qf = convert(qf, _dt.default_float) if not _dt.is_inexact(aval(qf).dtype) else qf
+    if not _dt.is_inexact(aval(qf).dtype):  # (a Python number stays weak: percentile(f32, 50) is f32)
+        qf = ew.convert_element_type(qf, _dt.default_float, weak_type=aval(qf).weak_type)
     return quantile(
         a,
-        ew.div_p.bind(qf, constant(100, aval(qf).dtype)),
+        ew.div_p.bind(qf, Array._from_owned(np.asarray(100, aval(qf).dtype), aval(qf).weak_type)),
         axis,
         out,
         overwrite_input,
