@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import funcgrad
 import funcgrad.numpy as fnp
 from tests._numpy_harness import (
     ALL,
@@ -283,3 +284,42 @@ def test_jit_matches_eager(case, data):
 @given(data=st.data())
 def test_integer_valued_functions_have_zero_grads(case, data):
     check_zero_grad(case, data)
+
+
+# nanquantile / nanpercentile / nanmedian: traceable, against NumPy on slices with NaNs.
+_NAN_ROWS = np.array(
+    [[1.0, 2.0, np.nan, 7.0], [4.0, 5.0, 6.0, 0.5], [np.nan] * 4, [3.0, np.nan, np.nan, 1.0]]
+)
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+@pytest.mark.parametrize("axis", [1, 0, None])
+@pytest.mark.parametrize("q", [0.5, np.array([0.1, 0.75])])
+def test_nanquantile_matches_numpy_eager_and_jit(method, axis, q):
+    expected = np.nanquantile(_NAN_ROWS, q, axis=axis, method=method)
+    got = fnp.nanquantile(_NAN_ROWS, q, axis=axis, method=method)
+    jitted = funcgrad.jit(lambda a: fnp.nanquantile(a, q, axis=axis, method=method))(_NAN_ROWS)
+    for g in (got, jitted):
+        np.testing.assert_allclose(np.asarray(g), expected, equal_nan=True)
+    kept = fnp.nanquantile(_NAN_ROWS, q, axis=axis, method=method, keepdims=True)
+    assert kept.shape == np.nanquantile(_NAN_ROWS, q, axis=axis, method=method, keepdims=True).shape
+
+
+def test_nanpercentile_nanmedian_dtypes_vmap_and_grad():
+    x32 = _NAN_ROWS.astype(np.float32)
+    assert fnp.nanpercentile(x32, 30, axis=1).dtype == np.float32  # a Python q is weak
+    np.testing.assert_allclose(
+        np.asarray(fnp.nanpercentile(_NAN_ROWS, 30, axis=1)), np.nanpercentile(_NAN_ROWS, 30, axis=1)
+    )
+    np.testing.assert_allclose(
+        np.asarray(funcgrad.vmap(fnp.nanmedian)(_NAN_ROWS)), np.nanmedian(_NAN_ROWS, axis=1)
+    )
+    # d nanmedian / dx: 1/2 on the two middle non-NaN values of an even count, 0 elsewhere.
+    x = np.array([1.0, np.nan, 3.0, 4.0, 0.0])
+    g = funcgrad.grad(fnp.nanmedian)(x)
+    np.testing.assert_array_equal(np.asarray(g), [0.5, 0.0, 0.5, 0.0, 0.0])
+    eps = 1e-6
+    fd = [
+        (float(fnp.nanmedian(x + eps * e)) - float(fnp.nanmedian(x - eps * e))) / (2 * eps) for e in np.eye(5)
+    ]
+    np.testing.assert_allclose(np.nan_to_num(fd), np.asarray(g), atol=1e-6)

@@ -21,7 +21,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.batching import vmap_flat
 from funcgrad.kernel.dtypes import python_scalar_types
-from funcgrad.numpy import reductions
+from funcgrad.numpy import reductions, sorting
 from funcgrad.numpy._core import (
     asarray,
     aval,
@@ -40,7 +40,7 @@ from funcgrad.numpy.contractions import matmul
 from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
 from funcgrad.numpy.lookup import diagonal
 from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, stack
-from funcgrad.numpy.sorting import argsort, quantile, searchsorted
+from funcgrad.numpy.sorting import argsort, searchsorted
 from funcgrad.numpy.transcendental import isnan, sqrt
 from funcgrad.numpy.ufuncs import as_bool
 from primitives import complex as cx
@@ -220,43 +220,35 @@ def _nanarg(fn, fill, a, axis, keepdims):
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
-    """``quantile`` ignoring NaNs (concrete ``a``: each slice keeps its non-NaN values).
+    """``quantile`` ignoring NaNs: each slice ranks its non-NaN values (an all-NaN slice gives
+    NaN). Traceable and differentiable, like ``quantile``.
 
     >>> nanquantile(np.array([1.0, np.nan, 3.0]), 0.5).item()
     2.0
     """
-    value = concrete_or_error(a, "nanquantile")
-    return asarray(
-        np.nanquantile(
-            value,
-            np.asarray(concrete_or_error(q, "nanquantile's q")),
-            axis=axis,
-            method=method,
-            keepdims=keepdims,
-        )
-    )
+    reductions._no_out(out, "nanquantile")
+    return sorting.nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan=True)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
-    """``percentile`` ignoring NaNs (concrete ``a``).
+    """``percentile`` ignoring NaNs.
 
     >>> nanpercentile(np.array([1.0, np.nan, 3.0]), 50).item()
     2.0
     """
-    q = np.asarray(concrete_or_error(q, "nanpercentile's q")) / 100
-    return nanquantile(a, q, axis, out, overwrite_input, method, keepdims)
+    q = asarray(q)
+    if not _dt.is_inexact(q.dtype):  # (a Python number stays weak, as in percentile)
+        q = ew.convert_element_type(q, _dt.default_float, weak_type=q.weak_type)
+    return nanquantile(a, q / 100, axis, out, overwrite_input, method, keepdims)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """``median`` ignoring NaNs (concrete ``a``).
+    """``median`` ignoring NaNs.
 
     >>> nanmedian(np.array([1.0, np.nan, 3.0, 4.0])).item()
     3.0
     """
-    value = concrete_or_error(a, "nanmedian")
-    if not np.isnan(value).any():
-        return quantile(a, 0.5, axis, method="midpoint", keepdims=keepdims)
-    return asarray(np.nanmedian(value, axis=axis, keepdims=keepdims))
+    return nanquantile(a, 0.5, axis, method="midpoint", keepdims=keepdims)
 
 
 # ----------------------------------------------------------------------------------------------

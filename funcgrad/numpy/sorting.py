@@ -364,8 +364,15 @@ def quantile(
     """
     if weights is not None:
         raise NotImplementedError("quantile: weights are not supported")
+    return nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan=False)
+
+
+def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool):
+    """``quantile``; with ``ignore_nan`` each slice ranks only its non-NaN values (``nanquantile``:
+    NaNs sort last, the positions come from each slice's count, an all-NaN slice gives NaN)."""
+    name = "nanquantile" if ignore_nan else "quantile"
     if method not in _METHODS:
-        raise ValueError(f"quantile: method must be one of {_METHODS}, got {method!r}")
+        raise ValueError(f"{name}: method must be one of {_METHODS}, got {method!r}")
     # As in NumPy: the interpolating methods promote a with q (a float64 q makes a float32 a compute
     # in float64); the others return elements of a.
     if method in ("linear", "midpoint"):
@@ -373,7 +380,7 @@ def quantile(
     else:
         (a,) = promote_args_inexact(a)
         q = asarray(q)
-    reject_complex("quantile", a, why="complex numbers have no order to rank them by (as in jax.numpy)")
+    reject_complex(name, a, why="complex numbers have no order to rank them by (as in jax.numpy)")
     q_value = q._numpy() if hasattr(q, "_numpy") else None
     if q_value is not None and (np.any(q_value < 0) or np.any(q_value > 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
@@ -392,12 +399,19 @@ def quantile(
         work = reshape(work, (*[a.shape[d] for d in others], -1))
     n = work.shape[-1]
     if n == 0:
-        raise ValueError("quantile of an empty array (or empty axis)")
+        raise ValueError(f"{name} of an empty array (or empty axis)")
     work = moveaxis(work, -1, 0)
-    sorted_ = srt.sort(work, 0)
+    sorted_ = srt.sort(work, 0)  # NaN sorts last
     dtype = sorted_.dtype
     qf = convert(q, dtype)
-    pos = ew.mul_p.bind(qf, constant(n - 1, dtype))
+    nan = isnan(work)
+    if ignore_nan:  # per slice: q's dimensions first, then the slices'
+        count = reductions.sum(ew.not_p.bind(nan), axis=0)
+        last = convert(ew.max_p.bind(count, constant(1, count.dtype)) - 1, dtype)
+        qf = reshape(qf, qf.shape + (1,) * last.ndim)
+    else:
+        last = constant(n - 1, dtype)
+    pos = qf * last  # (broadcasting: q, or q against the slices)
     lo_f = ew.floor_p.bind(pos)
     hi_f = ew.ceil_p.bind(pos)
     if method == "nearest":
@@ -408,8 +422,10 @@ def quantile(
         lo_f = hi_f
     lo = ew.convert_element_type(lo_f, _dt.default_int)
     hi = ew.convert_element_type(hi_f, _dt.default_int)
-    lo_vals = getitem(sorted_, lo)
-    hi_vals = getitem(sorted_, hi)
+    if ignore_nan:
+        lo_vals, hi_vals = _per_slice(sorted_, lo), _per_slice(sorted_, hi)
+    else:
+        lo_vals, hi_vals = getitem(sorted_, lo), getitem(sorted_, hi)
     if method == "linear":
         t = ew.sub_p.bind(pos, lo_f)
         t = reshape(t, t.shape + (1,) * (lo_vals.ndim - t.ndim))
@@ -418,12 +434,20 @@ def quantile(
         result = ew.div_p.bind(ew.add_p.bind(lo_vals, hi_vals), constant(2, dtype))
     else:
         result = lo_vals
-    has_nan = reductions.any(isnan(work), axis=0)
-    result = select(broadcast_to(has_nan, result.shape), constant(np.nan, dtype), result)
+    undefined = ew.eq_p.bind(count, constant(0, count.dtype)) if ignore_nan else reductions.any(nan, axis=0)
+    result = select(broadcast_to(undefined, result.shape), constant(np.nan, dtype), result)
     if keepdims:
         kept = [1 if d in axes else a.shape[d] for d in range(in_ndim)]
         result = reshape(result, (*q.shape, *kept))
     return result
+
+
+def _per_slice(sorted_, idx):
+    """``sorted_[idx[..., b], b]`` for each slice ``b``: ``sorted_`` is (N, *B), ``idx`` (*Q, *B)."""
+    batch = sorted_.shape[1:]
+    # Advanced indexing: idx picks along axis 0, an iota per slice axis picks the slice.
+    iotas = [np.arange(b).reshape((b,) + (1,) * (len(batch) - 1 - k)) for k, b in enumerate(batch)]
+    return getitem(sorted_, (idx, *iotas))
 
 
 def percentile(
