@@ -7,7 +7,11 @@ jax takes over jaxlib's dispatch state, NOTE: [native dispatch]). Printed per li
 
 - ``call``: ``f(a, b)``;
 - ``call+asarray``: ``np.asarray(f(a, b))``, what ``bench_jit.py``'s dispatch case times;
-- funcgrad only: ``native``, the C++ dispatcher alone (no Python wrapper, no Array result).
+- funcgrad only: ``native``, the C++ dispatcher alone (no Python wrapper, no Array result), and
+  ``native+asarray``, ``np.asarray`` of its raw result (jaxlib's C++ array, read through the buffer
+  protocol): the floor a result type implemented in C++ would have. The gap between it and
+  ``call+asarray`` is the cost of funcgrad's Python ``Array`` (its construction and its Python
+  ``__array__``), which jax's C++ ``ArrayImpl`` does not pay.
 
 The ratio line divides funcgrad's ``call+asarray`` by jax's.
 """
@@ -36,6 +40,7 @@ else:
     f(a, b)
     native = f._native_plain
     out["native"] = t(lambda: native(a, b))
+    out["native+asarray"] = t(lambda: np.asarray(native(a, b)))
 out["call"] = t(lambda: f(a, b))
 out["call+asarray"] = t(lambda: np.asarray(f(a, b)))
 print(json.dumps(out))
