@@ -183,3 +183,28 @@ def test_sixteen_bit_weights(dtype):
     ):
         w = init(random.PRNGKey(0), (4, 3), dtype)
         assert w.dtype == dtype and np.all(np.isfinite(np.asarray(w, np.float32)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("normal", (0.02,)),
+        ("uniform", ()),
+        ("truncated_normal", (0.02,)),
+        ("lecun_normal", ()),
+        ("he_normal", ()),
+        ("glorot_uniform", ()),
+        ("variance_scaling", (2.0, "fan_out", "truncated_normal")),
+    ],
+)
+def test_sixteen_bit_weights_are_jaxs(dtype, name, args):
+    # Drawn in the 16-bit dtype itself, as jax.nn.initializers draws them, so the same key gives
+    # the same weights bit for bit.
+    import ml_dtypes
+
+    dtype = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    ours = getattr(I, name)(*args)(random.PRNGKey(7), (5, 4), dtype)
+    theirs = getattr(J, name)(*args)(jax.random.PRNGKey(7), (5, 4), dtype)
+    assert ours.dtype == dtype
+    np.testing.assert_array_equal(np.asarray(ours).astype(np.float32), np.asarray(theirs).astype(np.float32))

@@ -79,20 +79,13 @@ def _shape(shape) -> tuple[int, ...]:
         raise TypeError(f"initializers take a shape (a tuple of ints), got {shape!r}") from None
 
 
-def _sampler(draw):
-    """``draw(key, shape, dtype, ...)`` of funcgrad.random, for 16-bit floats too: those are drawn
-    in float32 and rounded (funcgrad.random draws float32 and float64 bits only)."""
-
-    def sample(key, shape, dtype, *args):
-        if np.dtype(dtype).itemsize >= 4:
-            return draw(key, shape, dtype, *args)
-        return fnp.asarray(draw(key, shape, np.float32, *args), dtype)
-
-    return sample
+# funcgrad.random draws every float dtype as JAX does (bfloat16 and float16 too), so the
+# initializers' weights are JAX's for the same key.
+_uniform, _normal = random.uniform, random.normal
 
 
-_uniform, _normal = _sampler(random.uniform), _sampler(random.normal)
-_truncated = _sampler(lambda key, shape, dtype, lo, hi: random.truncated_normal(key, lo, hi, shape, dtype))
+def _truncated(key, shape, dtype, lo, hi):
+    return random.truncated_normal(key, lo, hi, shape, dtype)
 
 
 def _placed(x, out_sharding):
