@@ -671,7 +671,22 @@ def _convert_impl(x, *, new_dtype, weak_type=False):
     x = np.asarray(x)
     if x.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
         x = x.real  # complex -> real keeps the real part (as XLA does), without a ComplexWarning
+    if _dt.kind(new_dtype) in "iu" and _dt.kind(x.dtype) == "f":
+        return _float_to_int(x, np.dtype(new_dtype))
     return x.astype(new_dtype)
+
+
+def _float_to_int(x, dtype):
+    """XLA's float -> integer conversion, so eager results equal compiled ones: truncation toward
+    zero, out-of-range values saturate at the type's limits, NaN gives 0 (NumPy's cast of those
+    is undefined: 300.0 -> int8 wraps to 44 here)."""
+    info = _dt.iinfo(dtype)
+    hi, lo = float(info.max), float(info.min)
+    x = x.astype(np.float64) if x.dtype.kind == "V" else x  # (ml_dtypes floats: compare as float64)
+    above, below = x >= hi, x <= lo
+    inside = np.where(np.isnan(x) | above | below, 0, x).astype(dtype)
+    limits = np.where(above, np.array(info.max).astype(dtype), np.array(info.min).astype(dtype))
+    return np.where(above | below, limits, inside).astype(dtype)
 
 
 def _convert_abstract_eval(x, *, new_dtype, weak_type=False):

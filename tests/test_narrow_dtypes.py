@@ -327,3 +327,22 @@ def test_frexp_and_ldexp_of_bfloat16_stay_bfloat16_and_exact():
     back = fnp.ldexp(m, e)
     assert back.dtype == BF16
     np.testing.assert_array_equal(np.asarray(back).astype(np.float32), x.astype(np.float32))
+
+
+@pytest.mark.parametrize(
+    "target", ["int4", "uint4", "int2", "int8", "uint8", "int32", "uint32", "int64", "uint64"]
+)
+@pytest.mark.parametrize("source", [np.float32, np.float64, ml_dtypes.bfloat16])
+def test_float_to_integer_conversion_is_xlas_eagerly_too(source, target):
+    # Truncation toward zero, saturation at the limits, NaN -> 0: what XLA computes under jit
+    # (NumPy's cast of these is undefined; it wrapped 300.0 to 44 as an int8).
+    dt = np.dtype(getattr(ml_dtypes, target, None) or target)
+    info = ml_dtypes.iinfo(dt)
+    x = np.array([7.6, -8.7, 9.0, -20.0, 300.0, np.nan, np.inf, -np.inf, -0.5, 1e30]).astype(source)
+    wide = x.astype(np.float64)
+    expected = np.where(np.isnan(wide), 0, np.clip(np.trunc(wide), float(info.min), float(info.max)))
+    eager = fnp.asarray(x).astype(dt)
+    jitted = funcgrad.jit(lambda a: a.astype(dt))(x)
+    for got in (eager, jitted):
+        assert got.dtype == dt
+        np.testing.assert_array_equal(np.asarray(got).astype(np.float64), expected)
