@@ -105,14 +105,8 @@ def select(pred, on_true, on_false):
 # Unary
 
 
-def _neg_impl(x):
-    out = np.negative(x)
-    # ml_dtypes negates uint4/uint2 into int8; XLA (and NumPy's own unsigned types) wrap around.
-    return out.astype(x.dtype) if type(x) is np.ndarray and out.dtype != x.dtype else out
-
-
 neg_p = Primitive("neg")
-neg_p.def_impl(_neg_impl)
+neg_p.def_impl(np.negative)
 neg_p.def_abstract_eval(lambda x: x)
 neg_p.def_batch(lambda axis_size, vals, dims: (neg(vals[0]), dims[0]))
 deflinear(neg_p, lambda ct, x: [neg(ct)])

@@ -301,8 +301,10 @@ def test_eager_grad_through_a_bfloat16_matmul():
     def loss(a):
         return fnp.sum(fnp.tanh(a @ w)).astype(np.float32)
 
-    g, gj = funcgrad.grad(loss)(x), funcgrad.jit(funcgrad.grad(loss))(x)
-    assert g.dtype == BF16 and gj.dtype == BF16
+    # The second eager call runs the cached program (NOTE: [narrow dtypes on the host]).
+    g, again, gj = funcgrad.grad(loss)(x), funcgrad.grad(loss)(x), funcgrad.jit(funcgrad.grad(loss))(x)
+    assert g.dtype == BF16 and again.dtype == BF16 and gj.dtype == BF16
+    np.testing.assert_array_equal(np.asarray(again).astype(np.float32), np.asarray(g).astype(np.float32))
     t = np.tanh(x.astype(np.float32) @ w.astype(np.float32))
     expected = (1 - t**2) @ w.astype(np.float32).T
     for got in (g, gj):
@@ -346,3 +348,14 @@ def test_float_to_integer_conversion_is_xlas_eagerly_too(source, target):
     for got in (eager, jitted):
         assert got.dtype == dt
         np.testing.assert_array_equal(np.asarray(got).astype(np.float64), expected)
+
+
+def test_repeated_eager_grads_through_narrow_integers_compute_as_xla():
+    # uint4 negation wraps around (NumPy through ml_dtypes gives int8), in every eager call (the
+    # uint4 values carry no derivative: they are computed at once, through EvalTrace).
+    def f(a):
+        return fnp.sum((-a.astype(ml_dtypes.uint4)).astype(np.float32) * a)
+
+    x = np.array([1.0, 2.0, 3.0])
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(funcgrad.grad(f)(x)), [15.0, 14.0, 13.0])

@@ -43,8 +43,20 @@ _NARROW_KINDS = _narrow_kinds()
 # wrongly or not at all: reductions of float8 give NaN, maximum of int4 has no loop, negating a
 # uint4 gives int8. A primitive with an operand of one of these dtypes runs compiled instead
 # (``hooks.eager_compiled``, core.EvalTrace), as JAX computes them. bfloat16 is not among them:
-# ml_dtypes computes it correctly, and its eager speed matters.
+# ml_dtypes computes it correctly, and its eager speed matters -- but NumPy returns some bfloat16
+# results in float32 (a matmul), which EvalTrace casts back to the abstract-eval dtype. Both happen
+# in EvalTrace only: the NumPy interpreter of cached eager programs (numpy_plan) declines programs
+# that hold any of ml_dtypes' types (``is_narrow``), which then run equation by equation there.
 COMPILED_ON_HOST = frozenset(d for d in _NARROW_KINDS if d != bfloat16)
+
+
+def is_narrow(dtype) -> bool:
+    """Whether ``dtype`` is one of ml_dtypes' types (bfloat16, the 8/6/4-bit floats, int4, ...).
+
+    >>> is_narrow(bfloat16), is_narrow(np.float16)
+    (True, False)
+    """
+    return np.dtype(dtype) in _NARROW_KINDS
 
 
 def kind(dtype) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, Var
@@ -255,13 +256,21 @@ def _numpy_plan(closed: ClosedJaxpr) -> _Plan | None:
     if hit is not None and hit[0] is closed:
         return hit[1]
     plan = None
-    if all(e.primitive.impl is not None and not e.primitive.impl_takes_arrays for e in closed.jaxpr.eqns):
+    if all(
+        e.primitive.impl is not None and not e.primitive.impl_takes_arrays for e in closed.jaxpr.eqns
+    ) and not _holds_narrow(closed.jaxpr):
         plan = _Plan(closed)
     bounded_put(_plans, id(closed), (closed, plan), 512)
     return plan
 
 
 _plans: dict = {}
+
+
+def _holds_narrow(j: Jaxpr) -> bool:
+    # NOTE: [narrow dtypes on the host]: such programs run through EvalTrace, not this interpreter.
+    atoms = (*j.invars, *j.constvars, *(a for e in j.eqns for a in (*e.invars, *e.outvars)))
+    return any(_dt.is_narrow(a.aval.dtype) for a in atoms)
 
 
 def eager_call_impl(*args, jaxpr: ClosedJaxpr):
