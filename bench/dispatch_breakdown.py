@@ -9,9 +9,9 @@ jax takes over jaxlib's dispatch state, NOTE: [native dispatch]). Printed per li
 - ``call+asarray``: ``np.asarray(f(a, b))``, what ``bench_jit.py``'s dispatch case times;
 - funcgrad only: ``native``, the C++ dispatcher alone (no Python wrapper, no Array result), and
   ``native+asarray``, ``np.asarray`` of its raw result (jaxlib's C++ array, read through the buffer
-  protocol): the floor a result type implemented in C++ would have. The gap between it and
-  ``call+asarray`` is the cost of funcgrad's Python ``Array`` (its construction and its Python
-  ``__array__``), which jax's C++ ``ArrayImpl`` does not pay.
+  protocol). The gap between it and ``call+asarray`` is what funcgrad adds per call: its hot path
+  and the ``Array`` around the result (both in C where built, NOTE: [array in C]; run with
+  ``FUNCGRAD_PURE_PYTHON=1`` to time the Python versions).
 
 The ratio line divides funcgrad's ``call+asarray`` by jax's.
 """

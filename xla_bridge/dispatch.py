@@ -583,7 +583,71 @@ _JAX_CONFIG = "jax._src.config"
 _flatten = _registry.flatten
 
 
-class Dispatcher:
+class _PythonHotCall:
+    """The hot path of a jitted call in Python, where ``xla_bridge._hot_call`` is not built
+    (NOTE: [array in C]); the C ``HotCall`` does exactly this."""
+
+    _native_plain = None
+    _native_calls = 0
+
+    def __call__(self, *args, **kwargs):
+        # Kept to one Python frame: no static/keyword arguments, top-level NumPy arrays, scalars
+        # or device-backed Arrays, a plain dispatcher already made (everything else: _dispatch).
+        # The per-argument loop only looks at types; NumPy arrays and scalars go to the C++ side
+        # as they are (NOTE: [native dispatch]).
+        native = self._native_plain
+        if (
+            native is not None
+            and not kwargs
+            and type(_state.trace) is _EvalTrace
+            and _JAX_CONFIG not in _modules
+        ):
+            for x in args:  # NumPy arrays and scalars go to the C++ side as they are
+                t = type(x)
+                if t is not _ndarray and t not in _SCALARS:
+                    flat = self._unwrap(args) if t is Array else None  # Arrays: their buffers
+                    if flat is None:
+                        return self._dispatch(args, kwargs)
+                    break
+            else:
+                flat = args
+            self._native_calls += 1
+            res = native(*flat)
+            if type(res) is dict:
+                return self._native_outputs(res)
+            return _from_buffer(res, res.aval.weak_type)  # a bare output is the buffer itself
+        return self._dispatch(args, kwargs)
+
+    @staticmethod
+    def _unwrap(args):
+        """``args`` with each Array replaced by its device buffer; None if an Array has none or
+        an argument is neither an Array, a NumPy array nor a scalar."""
+        flat = []  # one pass, no comprehension: a 3.11 comprehension is a function call
+        for x in args:
+            t = type(x)
+            if t is Array:
+                x = x._buffer
+                if x is None:
+                    return None
+            elif t is not _ndarray and t not in _SCALARS:
+                return None
+            flat.append(x)
+        return flat
+
+
+if os.environ.get("FUNCGRAD_PURE_PYTHON"):
+    _HotCall = _PythonHotCall
+else:
+    try:
+        from xla_bridge._hot_call import HotCall as _HotCall
+        from xla_bridge._hot_call import configure as _configure_hot_call
+    except ImportError:  # not built: no C compiler where it was installed
+        _HotCall = _PythonHotCall
+    else:
+        _configure_hot_call(_state, _EvalTrace, _JAX_CONFIG, _ndarray, _SCALARS, Array, _from_buffer)
+
+
+class Dispatcher(_HotCall):
     """The bridge's half of a jitted function: how a call reaches the executable.
 
     ``name`` names the function in errors; ``static_argnums`` (sorted, non-negative where the
@@ -635,52 +699,6 @@ class Dispatcher:
         self._native = None
         self._native_plain = None
         self._native_meta.clear()
-
-    # -- the hot path --------------------------------------------------------------------------
-
-    def __call__(self, *args, **kwargs):
-        # Kept to one Python frame: no static/keyword arguments, top-level NumPy arrays, scalars
-        # or device-backed Arrays, a plain dispatcher already made (everything else: _dispatch).
-        # The per-argument loop only looks at types; NumPy arrays and scalars go to the C++ side
-        # as they are (NOTE: [native dispatch]).
-        native = self._native_plain
-        if (
-            native is not None
-            and not kwargs
-            and type(_state.trace) is _EvalTrace
-            and _JAX_CONFIG not in _modules
-        ):
-            for x in args:  # NumPy arrays and scalars go to the C++ side as they are
-                t = type(x)
-                if t is not _ndarray and t not in _SCALARS:
-                    flat = self._unwrap(args) if t is Array else None  # Arrays: their buffers
-                    if flat is None:
-                        return self._dispatch(args, kwargs)
-                    break
-            else:
-                flat = args
-            self._native_calls += 1
-            res = native(*flat)
-            if type(res) is dict:
-                return self._native_outputs(res)
-            return _from_buffer(res, res.aval.weak_type)  # a bare output is the buffer itself
-        return self._dispatch(args, kwargs)
-
-    @staticmethod
-    def _unwrap(args):
-        """``args`` with each Array replaced by its device buffer; None if an Array has none or
-        an argument is neither an Array, a NumPy array nor a scalar."""
-        flat = []  # one pass, no comprehension: a 3.11 comprehension is a function call
-        for x in args:
-            t = type(x)
-            if t is Array:
-                x = x._buffer
-                if x is None:
-                    return None
-            elif t is not _ndarray and t not in _SCALARS:
-                return None
-            flat.append(x)
-        return flat
 
     def _dispatch(self, args, kwargs):
         if not self._native_ok or type(_state.trace) is not _EvalTrace:

@@ -1,7 +1,8 @@
 """``funcgrad.Array``: the one public array type.
 
-Layer: kernel (bottom). Imports numpy, ``funcgrad.kernel.hooks`` and ``funcgrad.kernel.ir``
-(``ShapedArray``, for ``Array.aval``).
+Layer: kernel (bottom). Imports numpy, ``funcgrad.kernel.hooks``, ``funcgrad.kernel.ir``
+(``ShapedArray``, for ``Array.aval``) and its own C base ``funcgrad.kernel._array_base`` where it
+is built (NOTE: [array in C]).
 
 An Array is immutable and holds its value in host memory (a NumPy array), in a device buffer
 (produced by a jitted call), or both. Conversions are lazy and cached: a device-backed Array becomes
@@ -19,13 +20,65 @@ chain on device without host round trips.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 
+# NOTE: [array in C]
+# The two things a jitted call does per output -- make an Array around the device buffer, and
+# (usually) read it with ``np.asarray`` -- cost more in Python than the whole C++ dispatch.
+# Two small C modules (built by ``pip install``; see pyproject.toml) remove that Python:
+# - ``funcgrad.kernel._array_base.ArrayBase``: Array's fields, its ``_from_buffer``/``_from_owned``
+#   constructors and a read-only buffer protocol that forwards to whatever holds the value (the
+#   NumPy array, else the device buffer). NumPy tries the buffer protocol before ``__array__``;
+#   where the holder cannot export (bfloat16, sub-byte dtypes, a GPU or sharded buffer, a deleted
+#   one), NumPy falls back to ``Array.__array__``, which handles every case.
+# - ``xla_bridge._hot_call.HotCall``: the base of ``Dispatcher``, whose C ``__call__`` is the
+#   native-dispatch hot path (NOTE: [jitted call route]).
+# Both are optional: where they are not built (no C compiler), ``_PythonArrayBase`` and
+# ``dispatch._PythonHotCall`` below are the same code in Python. Every method of Array stays in
+# Python, and so does every decision the C code does not make.
 
-class Array:
+
+class _PythonArrayBase:
+    """``ArrayBase`` in Python (NOTE: [array in C]): the fields and the constructors."""
+
+    __slots__ = ("_value", "_buffer", "weak_type", "_aval", "__weakref__")
+
+    @classmethod
+    def _from_owned(cls, value: np.ndarray, weak_type: bool = False) -> Array:
+        self = object.__new__(cls)
+        self._value = value
+        self._buffer = None
+        self.weak_type = weak_type
+        self._aval = None
+        return self
+
+    @classmethod
+    def _from_buffer(cls, buffer, weak_type: bool = False) -> Array:
+        self = object.__new__(cls)
+        self._value = None
+        self._buffer = buffer
+        self.weak_type = weak_type
+        self._aval = None
+        return self
+
+
+if os.environ.get("FUNCGRAD_PURE_PYTHON"):
+    _ArrayBase = _PythonArrayBase
+else:
+    try:
+        from funcgrad.kernel._array_base import ArrayBase as _ArrayBase
+    except ImportError:  # not built: no C compiler where it was installed
+        _ArrayBase = _PythonArrayBase
+
+C_ACCELERATED = _ArrayBase is not _PythonArrayBase
+
+
+class Array(_ArrayBase):
     """An immutable n-dimensional array, NumPy-interoperable.
 
     >>> import funcgrad.numpy as fnp
@@ -34,9 +87,10 @@ class Array:
     Array(6., dtype=float64)
     """
 
+    # The fields (``_value``, ``_buffer``, ``weak_type``, ``_aval``) live in the base.
     # ``_aval``: the abstract value, made on first request (``core.get_aval``) and kept, since
     # transformations ask for it several times per primitive.
-    __slots__ = ("_value", "_buffer", "weak_type", "_aval", "__weakref__")
+    __slots__ = ()
     __array_priority__ = 100
 
     def __init__(self, value, weak_type: bool = False):
@@ -50,30 +104,12 @@ class Array:
         self.weak_type = weak_type
         self._aval = None
 
-    @classmethod
-    def _from_owned(cls, value: np.ndarray, weak_type: bool = False) -> Array:
-        """Wrap a freshly computed NumPy array without copying it.
-
-        Primitive impls may return views of their inputs, so the flags of ``value`` are left alone;
-        ``__array__`` hands out read-only views instead, which keeps the Array immutable.
-        """
-        self = object.__new__(cls)
-        self._value = value
-        self._buffer = None
-        self.weak_type = weak_type
-        self._aval = None
-        return self
-
-    @classmethod
-    def _from_buffer(cls, buffer, weak_type: bool = False) -> Array:
-        """An Array backed only by a device buffer (read back to the host lazily): the one
-        constructor from a device buffer (``xla_bridge.dispatch`` makes every output with it)."""
-        self = object.__new__(cls)
-        self._value = None
-        self._buffer = buffer
-        self.weak_type = weak_type
-        self._aval = None
-        return self
+    # ``Array._from_owned(value, weak_type=False)`` wraps a freshly computed NumPy array without
+    # copying it. Primitive impls may return views of their inputs, so the flags of ``value`` are
+    # left alone; ``__array__`` (and the buffer protocol) hand out read-only views instead, which
+    # keeps the Array immutable. ``Array._from_buffer(buffer, weak_type=False)`` is an Array
+    # backed only by a device buffer (read back to the host lazily): the one constructor from a
+    # device buffer (``xla_bridge.dispatch`` makes every output with it). Both come from the base.
 
     def _numpy(self) -> np.ndarray:
         value = self._value

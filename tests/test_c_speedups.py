@@ -1,0 +1,161 @@
+"""The two C modules (NOTE: [array in C]): funcgrad.Array's C base (its fields, constructors and
+read-only buffer protocol) and the jitted call's C hot path; and the pure-Python fallback used
+where they are not built, which must behave the same."""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import weakref
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.kernel import array as karray
+from xla_bridge import dispatch
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_c_modules_are_built_where_a_compiler_is():
+    # `pip install -e .` builds them; only FUNCGRAD_PURE_PYTHON or a missing compiler leaves them out.
+    if os.environ.get("FUNCGRAD_PURE_PYTHON") or not shutil.which("cc"):
+        pytest.skip("pure-Python mode requested, or no C compiler on this machine")
+    assert karray.C_ACCELERATED
+    assert dispatch._HotCall is not dispatch._PythonHotCall
+
+
+def _jitted_result():
+    f = funcgrad.jit(lambda a, b: a * b + 1)
+    return f(np.arange(3, dtype=np.float32), np.ones(3, np.float32))
+
+
+def test_asarray_of_a_jit_output_is_a_read_only_view_of_its_value():
+    r = _jitted_result()
+    v = np.asarray(r)
+    np.testing.assert_array_equal(v, [1.0, 2.0, 3.0])
+    assert v.dtype == np.float32 and not v.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        v[0] = 7.0
+    np.testing.assert_array_equal(np.asarray(r), [1.0, 2.0, 3.0])
+    if not karray.C_ACCELERATED:
+        return  # the Python Array has no buffer protocol (NumPy reads it through __array__)
+    m = memoryview(r)
+    assert m.readonly and np.dtype(m.format) == np.float32 and m.shape == (3,)
+
+
+def test_a_host_array_holding_a_writeable_value_still_exports_read_only():
+    # _from_owned leaves the value's flags alone (it may be a view of a primitive's input).
+    base = np.arange(4.0)
+    a = karray.Array._from_owned(base)
+    v = np.asarray(a)
+    assert not v.flags.writeable
+    with pytest.raises(ValueError):
+        v[1] = 9.0
+    with pytest.raises(TypeError, match="not writable" if karray.C_ACCELERATED else "bytes-like"):
+        ctypes.c_char.from_buffer(a)  # asks for a writable buffer: refused
+    np.testing.assert_array_equal(base, [0.0, 1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    "dtype", ["bfloat16", "int4", "float8_e4m3fn", "float16", "bool", "complex64", "uint64"]
+)
+def test_every_dtype_reads_back_through_buffer_or_fallback(dtype):
+    dt = getattr(fnp, dtype) if dtype in ("bfloat16", "int4", "float8_e4m3fn") else np.dtype(dtype)
+    want = np.array([1, 0, 1]).astype(dt)
+    got = np.asarray(funcgrad.jit(lambda a: a)(fnp.asarray(want)))
+    assert got.dtype == np.dtype(dt)
+    assert (got == want).all()
+
+
+def test_a_donated_output_read_back_names_the_problem():
+    f = funcgrad.jit(lambda a: a + 1, donate_argnums=0)
+    x = funcgrad.jit(lambda a: a * 2)(np.ones(3, np.float32))
+    f(x)
+    with pytest.raises(RuntimeError, match="donat"):
+        np.asarray(x)
+
+
+def test_constructors_fields_weakrefs_pickle():
+    a = karray.Array._from_buffer(None, weak_type=True)
+    assert a._value is None and a._buffer is None and a.weak_type is True and a._aval is None
+    b = karray.Array._from_owned(np.ones(2), True)
+    assert b.weak_type is True
+    with pytest.raises(TypeError):
+        karray.Array._from_owned()
+    with pytest.raises(TypeError):
+        karray.Array._from_owned(np.ones(2), bogus=True)
+    r = _jitted_result()
+    ref = weakref.ref(r)
+    assert ref() is r
+    s = pickle.loads(pickle.dumps(r))
+    assert type(s) is karray.Array
+    np.testing.assert_array_equal(s, r)
+    del r, s
+    gc.collect()
+    assert ref() is None
+    with pytest.raises(AttributeError):
+        r = _jitted_result()
+        r.not_a_field = 1  # no __dict__: the fields are fixed
+
+
+def test_hot_path_routes_match_the_python_definition():
+    f = funcgrad.jit(lambda a, b=1.0: a * b)
+    x = np.arange(3.0)
+    f(x)  # miss: makes the plain native dispatcher
+    calls = f._native_calls
+    np.testing.assert_array_equal(f(x), x)
+    assert f._native_calls == calls + 1  # the native route
+    np.testing.assert_array_equal(f(x, b=2.0), 2 * x)  # keywords: the general dispatch
+    np.testing.assert_array_equal(f(fnp.asarray(x)), x)  # a host-backed Array
+    np.testing.assert_array_equal(f(f(x)), x)  # a device-backed Array: its buffer
+    (h,) = funcgrad.jit(lambda t: [t[0] + t[1]])([1.0, 2.0])  # a list: the general path
+    assert h == 3.0
+    assert funcgrad.grad(lambda a: f(a).sum())(2.0) == 1.0  # under a transformation
+    with pytest.raises(TypeError, match="got an unexpected keyword argument 'c'"):
+        f(x, c=1)
+    g = funcgrad.jit(lambda a: (a, a + 1))
+    g(x)
+    first, second = g(x)  # several outputs come back through _native_outputs
+    np.testing.assert_array_equal(second, x + 1)
+
+
+def test_disable_jit_still_swaps_the_call():
+    f = funcgrad.jit(lambda a: a + 1)
+    f(1.0)
+    calls = f._native_calls
+    with funcgrad.disable_jit():
+        assert f(1.0) == 2.0
+    assert f._native_calls == calls  # the Python function ran
+    f(1.0)
+    assert f._native_calls == calls + 1
+
+
+def test_the_pure_python_fallback_passes_the_dispatch_tests():
+    env = {**os.environ, "FUNCGRAD_PURE_PYTHON": "1"}
+    select = "not pure_python and (native or dispatch or speedups or buffer or asarray or donat)"
+    files = ["tests/test_c_speedups.py", "tests/test_jit.py"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-o",
+        "addopts=",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *files,
+        "-k",
+        select,
+    ]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout and " failed" not in proc.stdout, proc.stdout[-3000:]
