@@ -111,12 +111,15 @@ def test_hot_path_routes_match_the_python_definition():
     f = funcgrad.jit(lambda a, b=1.0: a * b)
     x = np.arange(3.0)
     f(x)  # miss: makes the plain native dispatcher
-    calls = f._native_calls
+    hits = f._dispatch_hits()
     np.testing.assert_array_equal(f(x), x)
-    assert f._native_calls == calls + 1  # the native route
+    assert f._dispatch_hits() == hits + 1  # the native route (the Python fast path under jax)
     np.testing.assert_array_equal(f(x, b=2.0), 2 * x)  # keywords: the general dispatch
     np.testing.assert_array_equal(f(fnp.asarray(x)), x)  # a host-backed Array
     np.testing.assert_array_equal(f(f(x)), x)  # a device-backed Array: its buffer
+    t = (f(x),)
+    np.testing.assert_array_equal(f(*t), x)  # the caller's own tuple is left as it was
+    assert type(t[0]) is karray.Array
     (h,) = funcgrad.jit(lambda t: [t[0] + t[1]])([1.0, 2.0])  # a list: the general path
     assert h == 3.0
     assert funcgrad.grad(lambda a: f(a).sum())(2.0) == 1.0  # under a transformation
@@ -131,17 +134,23 @@ def test_hot_path_routes_match_the_python_definition():
 def test_disable_jit_still_swaps_the_call():
     f = funcgrad.jit(lambda a: a + 1)
     f(1.0)
-    calls = f._native_calls
+    hits = f._dispatch_hits()
     with funcgrad.disable_jit():
         assert f(1.0) == 2.0
-    assert f._native_calls == calls  # the Python function ran
+    assert f._dispatch_hits() == hits  # the Python function ran
     f(1.0)
-    assert f._native_calls == calls + 1
+    assert f._dispatch_hits() == hits + 1
 
 
-def test_the_pure_python_fallback_passes_the_dispatch_tests():
-    env = {**os.environ, "FUNCGRAD_PURE_PYTHON": "1"}
-    select = "not pure_python and (native or dispatch or speedups or buffer or asarray or donat)"
+@pytest.mark.parametrize("pure", ["", "1"], ids=["c", "pure_python"])
+def test_in_a_fresh_process(pure):
+    # A fresh interpreter without jax: the native route, so the C hot path (or, with
+    # FUNCGRAD_PURE_PYTHON=1, its Python twin) is what these tests and test_jit's dispatch tests
+    # exercise. (In this worker, jax may be loaded, which routes calls through the Python fast path.)
+    env = {**os.environ, "FUNCGRAD_PURE_PYTHON": pure}
+    select = (
+        "not fresh_process and (native or dispatch or speedups or buffer or asarray or donat or hot_path)"
+    )
     files = ["tests/test_c_speedups.py", "tests/test_jit.py"]
     cmd = [
         sys.executable,
@@ -159,3 +168,27 @@ def test_the_pure_python_fallback_passes_the_dispatch_tests():
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout and " failed" not in proc.stdout, proc.stdout[-3000:]
+
+
+def test_the_hot_path_keeps_no_references():
+    f = funcgrad.jit(lambda a, b: a * b + 1)
+    x = f(np.ones(3, np.float32), 1.0)
+    y = np.ones(3, np.float32)
+    f(x, y)
+    before = sys.getrefcount(x), sys.getrefcount(x._buffer), sys.getrefcount(y)
+    for _ in range(500):
+        out = f(x, y)
+    del out
+    assert (sys.getrefcount(x), sys.getrefcount(x._buffer), sys.getrefcount(y)) == before
+
+
+def test_hot_path_counts_the_route_it_took():
+    f = funcgrad.jit(lambda a, b: a - b)
+    x, y = np.ones(2), f(np.ones(2), 0.5)
+    f(x, y)
+    native, fast = f._native_calls, f._fast_hits
+    np.testing.assert_array_equal(f(x, y), [0.5, 0.5])
+    if "jax._src.config" in sys.modules:  # jax owns jaxlib's dispatch state: the Python fast path
+        assert (f._native_calls, f._fast_hits) == (native, fast + 1)
+    else:  # the native route, through the C HotCall (or its Python twin)
+        assert (f._native_calls, f._fast_hits) == (native + 1, fast)

@@ -104,10 +104,17 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
                 return slow(self, args, kwargs);
             }
             if (flat == NULL) {
-                flat = PyTuple_GetSlice(args, 0, n);
+                /* A fresh tuple: PyTuple_GetSlice would return args itself, which may be the
+                   caller's own tuple (f(*t)). */
+                flat = PyTuple_New(n);
                 if (flat == NULL) {
                     Py_DECREF(buf);
                     return NULL;
+                }
+                for (Py_ssize_t j = 0; j < n; j++) {
+                    PyObject *item = PyTuple_GET_ITEM(args, j);
+                    Py_INCREF(item);
+                    PyTuple_SET_ITEM(flat, j, item);
                 }
             }
             PyObject *old = PyTuple_GET_ITEM(flat, i);

@@ -2,8 +2,8 @@
 
 Layer: xla_bridge. May import the funcgrad kernel (``core``, ``ir``, ``array``, ``tree_util``,
 ``dtypes``), the primitive catalog (``primitives.call``: the ``jit`` call primitive) and its
-siblings ``lowering`` and ``runtime`` (the latter on first use, see ``runtime()``). Never the
-surface.
+siblings ``lowering`` and ``runtime`` (the latter on first use, see ``runtime()``), and its C
+hot path ``xla_bridge._hot_call`` where it is built. Never the surface.
 
 A jitted call goes surface -> this module -> executable (NOTE: [jitted call route]). Everything
 that turns values into device buffers and back lives here, written once: ``to_buffer`` (checked
@@ -22,8 +22,9 @@ eager ``jit`` equation compiles its jaxpr with XLA instead of interpreting it) a
 # the bridge owns the call. ``Dispatcher.__call__`` tries, fastest first:
 # - native dispatch (the current trace is the eager ``EvalTrace``, no donation, static arguments
 #   only positional, jax's config not loaded): jaxlib's C++ dispatcher runs the executable
-#   (NOTE: [native dispatch]); Python only swaps ``Array`` leaves for their buffers and wraps
-#   the outputs. Its cache misses come back to ``_native_miss``, which stages and compiles;
+#   (NOTE: [native dispatch]); the hot path (in C where built, NOTE: [array in C]) only swaps
+#   ``Array`` leaves for their buffers and wraps the outputs. Its cache misses come back to
+#   ``_native_miss``, which stages and compiles;
 # - the Python fast path (the same, but jax is imported): NOTE: [python fast path];
 # - the general path (``_call``): stage, then ``run`` the compiled program eagerly, or, under a
 #   transformation (or when the jaxpr closes over tracers), bind the ``jit`` call primitive so

@@ -82,8 +82,6 @@ ArrayBase_getbuffer(ArrayBase *self, Py_buffer *view, int flags)
     return 0;
 }
 
-static PyBufferProcs ArrayBase_as_buffer = {(getbufferproc)ArrayBase_getbuffer, NULL};
-
 /* cls._from_buffer(buffer, weak_type=False) / cls._from_owned(value, weak_type=False) */
 static PyObject *
 make(PyTypeObject *cls, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int is_buffer)
