@@ -136,8 +136,9 @@ def _along_axis_index(arr_shape, indices, axis):
     return tuple(index)
 
 
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
-    """Pick ``indices`` along ``axis`` (index and array broadcast in the other axes), as NumPy.
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
+    """Pick ``indices`` along ``axis`` (index and array broadcast in the other axes; the last axis
+    by default, as NumPy 2.3+ and jax), as NumPy.
 
     >>> x = np.array([[10, 30, 20], [60, 40, 50]])
     >>> take_along_axis(x, np.argsort(x, axis=1), axis=1).tolist()
