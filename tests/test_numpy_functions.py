@@ -739,3 +739,9 @@ def test_traced_roll_and_repeat():
 @given(data=st.data())
 def test_integer_valued_functions_have_zero_grads(case, data):
     check_zero_grad(case, data)
+
+
+def test_take_along_axis_defaults_to_the_last_axis():
+    x = np.array([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
+    idx = np.argsort(x)
+    np.testing.assert_array_equal(np.asarray(fnp.take_along_axis(x, idx)), np.take_along_axis(x, idx, -1))
