@@ -21,12 +21,12 @@
 #include <Python.h>
 #include <structmember.h>
 
+/* The only C field is the counter. The native dispatcher is read from the instance's __dict__
+   (``_native_plain``), where the Python subclass keeps it with the rest of its state: the
+   subclass then owns every object reference, and this type needs no GC support of its own. */
 typedef struct {
     PyObject_HEAD
-    PyObject *native;    /* the plain native dispatcher, or NULL/None before the first call */
-    Py_ssize_t calls;    /* _native_calls */
-    PyObject *dict;      /* instance __dict__ (the Python subclass keeps its state there) */
-    PyObject *weakreflist;
+    Py_ssize_t calls; /* _native_calls */
 } HotCall;
 
 /* Set once by configure(). */
@@ -38,7 +38,7 @@ static PyObject *g_scalars;      /* frozenset of scalar types passed through as 
 static PyObject *g_array;        /* funcgrad.Array */
 static PyObject *g_from_buffer;  /* Array._from_buffer */
 
-static PyObject *s_trace, *s_buffer, *s_aval, *s_weak_type, *s_dispatch, *s_native_outputs;
+static PyObject *s_native_plain, *s_trace, *s_buffer, *s_aval, *s_weak_type, *s_dispatch, *s_native_outputs;
 
 static PyObject *
 slow(HotCall *self, PyObject *args, PyObject *kwargs)
@@ -62,9 +62,7 @@ slow(HotCall *self, PyObject *args, PyObject *kwargs)
 static PyObject *
 HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
 {
-    PyObject *native = self->native;
-    if (native == NULL || native == Py_None || g_state == NULL
-        || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)) {
+    if (g_state == NULL || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)) {
         return slow(self, args, kwargs);
     }
     PyObject *trace = PyObject_GetAttr(g_state, s_trace);
@@ -133,8 +131,25 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
         }
     }
 
+    PyObject *dict = PyObject_GenericGetDict((PyObject *)self, NULL);
+    if (dict == NULL) {
+        Py_XDECREF(flat);
+        return NULL;
+    }
+    /* A strong reference: a cache miss inside the call may replace the dict's entry. */
+    PyObject *native = Py_XNewRef(PyDict_GetItemWithError(dict, s_native_plain));
+    Py_DECREF(dict);
+    if (native == NULL || native == Py_None) {
+        Py_XDECREF(native);
+        Py_XDECREF(flat);
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        return slow(self, args, kwargs);
+    }
     self->calls++;
     PyObject *res = PyObject_Call(native, flat != NULL ? flat : args, NULL);
+    Py_DECREF(native);
     Py_XDECREF(flat);
     if (res == NULL) {
         return NULL;
@@ -162,61 +177,22 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
     return out;
 }
 
-static int
-HotCall_traverse(HotCall *self, visitproc visit, void *arg)
-{
-    Py_VISIT(Py_TYPE(self));
-    Py_VISIT(self->native);
-    Py_VISIT(self->dict);
-    return 0;
-}
-
-static int
-HotCall_clear(HotCall *self)
-{
-    Py_CLEAR(self->native);
-    Py_CLEAR(self->dict);
-    return 0;
-}
-
-static void
-HotCall_dealloc(HotCall *self)
-{
-    PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    if (self->weakreflist != NULL) {
-        PyObject_ClearWeakRefs((PyObject *)self);
-    }
-    HotCall_clear(self);
-    tp->tp_free((PyObject *)self);
-    Py_DECREF(tp);
-}
-
 static PyMemberDef HotCall_members[] = {
-    {"_native_plain", T_OBJECT, offsetof(HotCall, native), 0,
-     "The plain native dispatcher (top-level leaves, no static arguments), or None."},
     {"_native_calls", T_PYSSIZET, offsetof(HotCall, calls), 0, "Calls that took the native route."},
-    {"__dictoffset__", T_PYSSIZET, offsetof(HotCall, dict), READONLY, NULL},
-    {"__weaklistoffset__", T_PYSSIZET, offsetof(HotCall, weakreflist), READONLY, NULL},
     {NULL},
 };
 
-static PyType_Slot HotCall_slots[] = {
-    {Py_tp_doc, "The hot path of a jitted call (see xla_bridge/dispatch.py, Dispatcher)."},
-    {Py_tp_call, HotCall_call},
-    {Py_tp_dealloc, HotCall_dealloc},
-    {Py_tp_traverse, HotCall_traverse},
-    {Py_tp_clear, HotCall_clear},
-    {Py_tp_members, HotCall_members},
-    {Py_tp_new, PyType_GenericNew},
-    {0, NULL},
-};
-
-static PyType_Spec HotCall_spec = {
-    .name = "xla_bridge._hot_call.HotCall",
-    .basicsize = sizeof(HotCall),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .slots = HotCall_slots,
+/* A static type: no references to own, so object's dealloc serves (the Python subclass adds
+   __dict__, __weakref__ and their GC support). */
+static PyTypeObject HotCall_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "xla_bridge._hot_call.HotCall",
+    .tp_basicsize = sizeof(HotCall),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The hot path of a jitted call (see xla_bridge/dispatch.py, Dispatcher).",
+    .tp_call = (ternaryfunc)HotCall_call,
+    .tp_members = HotCall_members,
+    .tp_new = PyType_GenericNew,
 };
 
 static PyObject *
@@ -251,6 +227,7 @@ module_exec(PyObject *module)
     if ((var = PyUnicode_InternFromString(text)) == NULL) { \
         return -1;                                  \
     }
+    INTERN(s_native_plain, "_native_plain");
     INTERN(s_trace, "trace");
     INTERN(s_buffer, "_buffer");
     INTERN(s_aval, "aval");
@@ -258,12 +235,12 @@ module_exec(PyObject *module)
     INTERN(s_dispatch, "_dispatch");
     INTERN(s_native_outputs, "_native_outputs");
 #undef INTERN
-    PyObject *tp = PyType_FromSpec(&HotCall_spec);
-    if (tp == NULL) {
+    if (PyType_Ready(&HotCall_type) < 0) {
         return -1;
     }
-    if (PyModule_AddObject(module, "HotCall", tp) < 0) {
-        Py_DECREF(tp);
+    Py_INCREF(&HotCall_type);
+    if (PyModule_AddObject(module, "HotCall", (PyObject *)&HotCall_type) < 0) {
+        Py_DECREF(&HotCall_type);
         return -1;
     }
     return 0;

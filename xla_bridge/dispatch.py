@@ -87,6 +87,7 @@ from funcgrad import kernel
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.c_modules import load_c_module
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.numpy_plan import bounded_put
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
@@ -636,16 +637,12 @@ class _PythonHotCall:
         return flat
 
 
-if os.environ.get("FUNCGRAD_PURE_PYTHON"):
-    _HotCall = _PythonHotCall
+_c_hot_call = load_c_module("xla_bridge._hot_call")
+if _c_hot_call is not None:
+    _HotCall = _c_hot_call.HotCall
+    _c_hot_call.configure(_state, _EvalTrace, _JAX_CONFIG, _ndarray, _SCALARS, Array, _from_buffer)
 else:
-    try:
-        from xla_bridge._hot_call import HotCall as _HotCall
-        from xla_bridge._hot_call import configure as _configure_hot_call
-    except ImportError:  # not built: no C compiler where it was installed
-        _HotCall = _PythonHotCall
-    else:
-        _configure_hot_call(_state, _EvalTrace, _JAX_CONFIG, _ndarray, _SCALARS, Array, _from_buffer)
+    _HotCall = _PythonHotCall
 
 
 class Dispatcher(_HotCall):

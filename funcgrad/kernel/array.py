@@ -1,8 +1,8 @@
 """``funcgrad.Array``: the one public array type.
 
 Layer: kernel (bottom). Imports numpy, ``funcgrad.kernel.hooks``, ``funcgrad.kernel.ir``
-(``ShapedArray``, for ``Array.aval``) and its own C base ``funcgrad.kernel._array_base`` where it
-is built (NOTE: [array in C]).
+(``ShapedArray``, for ``Array.aval``), ``funcgrad.kernel.c_modules`` and, through it, its own C
+base ``funcgrad.kernel._array_base`` where it is built (NOTE: [array in C]).
 
 An Array is immutable and holds its value in host memory (a NumPy array), in a device buffer
 (produced by a jitted call), or both. Conversions are lazy and cached: a device-backed Array becomes
@@ -20,10 +20,9 @@ chain on device without host round trips.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
+from funcgrad.kernel.c_modules import load_c_module
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 
@@ -50,31 +49,21 @@ class _PythonArrayBase:
 
     @classmethod
     def _from_owned(cls, value: np.ndarray, weak_type: bool = False) -> Array:
-        self = object.__new__(cls)
-        self._value = value
-        self._buffer = None
-        self.weak_type = weak_type
-        self._aval = None
-        return self
+        return cls._make(value, None, weak_type)
 
     @classmethod
     def _from_buffer(cls, buffer, weak_type: bool = False) -> Array:
+        return cls._make(None, buffer, weak_type)
+
+    @classmethod
+    def _make(cls, value, buffer, weak_type) -> Array:
         self = object.__new__(cls)
-        self._value = None
-        self._buffer = buffer
-        self.weak_type = weak_type
-        self._aval = None
+        self._value, self._buffer, self.weak_type, self._aval = value, buffer, weak_type, None
         return self
 
 
-if os.environ.get("FUNCGRAD_PURE_PYTHON"):
-    _ArrayBase = _PythonArrayBase
-else:
-    try:
-        from funcgrad.kernel._array_base import ArrayBase as _ArrayBase
-    except ImportError:  # not built: no C compiler where it was installed
-        _ArrayBase = _PythonArrayBase
-
+_c_base = load_c_module("funcgrad.kernel._array_base")
+_ArrayBase = _c_base.ArrayBase if _c_base is not None else _PythonArrayBase
 C_ACCELERATED = _ArrayBase is not _PythonArrayBase
 
 
