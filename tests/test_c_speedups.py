@@ -148,9 +148,7 @@ def test_in_a_fresh_process(pure):
     # FUNCGRAD_PURE_PYTHON=1, its Python twin) is what these tests and test_jit's dispatch tests
     # exercise. (In this worker, jax may be loaded, which routes calls through the Python fast path.)
     env = {**os.environ, "FUNCGRAD_PURE_PYTHON": pure}
-    select = (
-        "not fresh_process and (native or dispatch or speedups or buffer or asarray or donat or hot_path)"
-    )
+    select = "not fresh_process and (native or dispatch or speedups or buffer or asarray or donat or hot_path or tree_route)"
     files = ["tests/test_c_speedups.py", "tests/test_jit.py"]
     cmd = [
         sys.executable,
@@ -192,3 +190,70 @@ def test_hot_path_counts_the_route_it_took():
         assert (f._native_calls, f._fast_hits) == (native, fast + 1)
     else:  # the native route, through the C HotCall (or its Python twin)
         assert (f._native_calls, f._fast_hits) == (native + 1, fast)
+
+
+def test_hot_path_static_arguments_containers_and_keywords():
+    # The C hot path also takes the routes of Dispatcher._dispatch: static arguments, containers
+    # (flattened, with the Arrays inside swapped for their buffers) and keyword arguments.
+    x = np.arange(3.0)
+    dev = funcgrad.jit(lambda a: a + 0)(x)  # a device-backed Array
+    host = fnp.asarray(x)  # a host-backed Array (its buffer is made and cached on first use)
+
+    f = funcgrad.jit(lambda a, n: a * n, static_argnums=1)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(x, 3), 3 * x)
+        np.testing.assert_array_equal(f(dev, 2), 2 * x)
+    calls = f._native_calls
+    np.testing.assert_array_equal(f(dev, 2), 2 * x)
+    # The native route (without jax; with jax loaded, static arguments take the general path).
+    assert f._native_calls == calls + ("jax._src.config" not in sys.modules)
+
+    g = funcgrad.jit(lambda d: d["x"] * 2 + d["y"][0])
+    for _ in range(3):
+        np.testing.assert_array_equal(g({"x": x, "y": [dev]}), 3 * x)
+        np.testing.assert_array_equal(g({"x": host, "y": [host]}), 3 * x)
+    args = {"x": dev, "y": [host]}
+    g(args)
+    assert type(args["x"]) is karray.Array and type(args["y"][0]) is karray.Array  # left alone
+
+    h = funcgrad.jit(lambda a, *, scale=1.0, mode="add": a + scale if mode == "add" else a * scale,
+                     static_argnames="mode")  # fmt: skip
+    for _ in range(3):
+        np.testing.assert_array_equal(h(x, scale=2.0), x + 2.0)
+        np.testing.assert_array_equal(h(dev, scale=2.0, mode="mul"), 2.0 * x)
+        np.testing.assert_array_equal(h(x, mode="mul", scale=dev), x * x)
+
+
+def test_hot_path_errors_are_the_python_paths():
+    f = funcgrad.jit(lambda a, n: a * len(n), static_argnums=1)
+    f(np.ones(2), (1, 2))
+    with pytest.raises((TypeError, ValueError), match="(?i)hashable"):
+        f(np.ones(2), [1, 2])  # an unhashable static argument: the clear error
+    with pytest.raises(TypeError):
+        f(np.ones(2))  # the static argument is missing
+    calls = []
+
+    def bad(a, n):
+        calls.append(n)
+        raise TypeError("a bug in the user's function")
+
+    g = funcgrad.jit(bad, static_argnums=1)
+    with pytest.raises(TypeError, match="user's function"):
+        g(np.ones(2), 3)
+    assert calls == [3]  # traced once: the error is not retried on another path
+    k = funcgrad.jit(lambda d: d["a"])
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        k({"a": np.ones(2)}, b=1)
+
+
+def test_the_tree_route_keeps_no_references():
+    g = funcgrad.jit(lambda d, n: d["x"] * n, static_argnums=1)
+    x = funcgrad.jit(lambda a: a + 0)(np.ones(3))
+    d = {"x": x}
+    g(d, 2)
+    g(d, 2)
+    before = sys.getrefcount(x), sys.getrefcount(x._buffer), sys.getrefcount(d)
+    for _ in range(500):
+        out = g(d, 2)
+    del out
+    assert (sys.getrefcount(x), sys.getrefcount(x._buffer), sys.getrefcount(d)) == before

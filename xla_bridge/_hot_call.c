@@ -3,17 +3,22 @@
  * Layer: xla_bridge. Imports nothing and knows no jaxlib type: ``configure`` hands it, once, the
  * objects its guards compare with, and the native dispatcher it calls is an opaque callable.
  *
- * HotCall is the base type of ``xla_bridge.dispatch.Dispatcher``. Calling an instance does what
- * ``dispatch._PythonHotCall.__call__`` does (the same path in Python, used where this module is
- * not built; read it for the why of each step):
+ * HotCall is the base type of ``xla_bridge.dispatch.Dispatcher``. Calling an instance takes the
+ * native routes of ``Dispatcher`` in C, under the same guards (the current trace is the eager
+ * one, jax's config is not loaded, the dispatcher for the route is made):
  *
- *   if the plain native dispatcher is made, there are no keyword arguments, the current trace
- *   is the eager one and jax's config is not loaded, and every argument is a NumPy array, a
- *   scalar or an Array holding a device buffer:
- *       res = native(*arguments, with each Array replaced by its buffer)
- *       a dict (several outputs) -> self._native_outputs(res)
- *       else -> Array._from_buffer(res, res.aval.weak_type)
- *   otherwise -> self._dispatch(args, kwargs)
+ *   - top-level leaves (NumPy arrays, scalars, Arrays holding a device buffer), no static or
+ *     keyword arguments: ``_native_plain(*leaves)``, what ``dispatch._PythonHotCall.__call__``
+ *     does in Python where this module is not built (read it for the why of each step);
+ *   - static arguments, containers or keyword arguments: ``_native(tree, statics, *leaves)``,
+ *     built exactly as ``Dispatcher._dispatch`` builds it (statics split by ``_static_argnums``
+ *     and ``_static_argnames``, containers flattened by the pytree registry, Arrays swapped for
+ *     their buffers), so both paths share the dispatcher's cache entries.
+ *
+ *   Outputs: a dict (several) -> ``self._native_outputs(res)``, else
+ *   ``Array._from_buffer(res, res.aval.weak_type)``. Anything else (a host-backed Array's first
+ *   call, a missing static argument, an unhashable one, a dispatcher not made yet) goes to
+ *   ``self._dispatch(args, kwargs)``, which words every error.
  *
  * ``_native_calls`` counts the calls that took the native route (``_dispatch_hits``).
  */
@@ -37,8 +42,10 @@ static PyObject *g_ndarray;      /* numpy.ndarray */
 static PyObject *g_scalars;      /* frozenset of scalar types passed through as they are */
 static PyObject *g_array;        /* funcgrad.Array */
 static PyObject *g_from_buffer;  /* Array._from_buffer */
+static PyObject *g_kw_statics;   /* dispatch._KwStatics */
+static PyObject *g_flatten;      /* the pytree registry's flatten: obj -> (leaves list, treedef) */
 
-static PyObject *s_native_plain, *s_trace, *s_buffer, *s_aval, *s_weak_type, *s_dispatch, *s_native_outputs;
+static PyObject *s_native_plain, *s_native, *s_static_argnums, *s_static_argnames, *s_named_positional, *s_trace, *s_buffer, *s_aval, *s_weak_type, *s_dispatch, *s_native_outputs;
 
 static PyObject *
 slow(HotCall *self, PyObject *args, PyObject *kwargs)
@@ -59,33 +66,22 @@ slow(HotCall *self, PyObject *args, PyObject *kwargs)
     return res;
 }
 
-static PyObject *
-HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
+/* Each Array in ``seq`` (a tuple or list) replaced by its device buffer, in a fresh list when
+   ``seq`` is a tuple (never the caller's own tuple, f(*t)) or in place in a list we own.
+   Returns 1 when every element is a leaf the native dispatcher takes as it is (a NumPy array, a
+   scalar, an Array with a buffer), 0 when ``check_leaves`` and some element is not (a container:
+   flatten first), 2 when an Array has no device buffer yet (the Python path makes and caches
+   one), -1 on error. ``*out`` is set (new reference) only when the result is 1 and something
+   was replaced. */
+static int
+swap_buffers(PyObject *seq, int check_leaves, PyObject **out)
 {
-    if (g_state == NULL || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)) {
-        return slow(self, args, kwargs);
-    }
-    PyObject *trace = PyObject_GetAttr(g_state, s_trace);
-    if (trace == NULL) {
-        return NULL;
-    }
-    int eager = (PyObject *)Py_TYPE(trace) == g_eval_trace;
-    Py_DECREF(trace);
-    if (!eager) {
-        return slow(self, args, kwargs);
-    }
-    PyObject *modules = PyImport_GetModuleDict();
-    if (modules == NULL || PyDict_Contains(modules, g_jax_config) != 0) {
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-        return slow(self, args, kwargs);
-    }
-
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
-    PyObject *flat = NULL; /* a copy of args, made at the first Array */
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *copy = NULL;
+    *out = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *x = PyTuple_GET_ITEM(args, i);
+        PyObject *x = items[i];
         PyObject *t = (PyObject *)Py_TYPE(x);
         if (t == g_ndarray) {
             continue;
@@ -93,64 +89,67 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
         if (t == g_array) {
             PyObject *buf = PyObject_GetAttr(x, s_buffer);
             if (buf == NULL) {
-                Py_XDECREF(flat);
-                return NULL;
+                Py_XDECREF(copy);
+                return -1;
             }
-            if (buf == Py_None) { /* host-backed: the slow path makes (and caches) its buffer */
+            if (buf == Py_None) {
                 Py_DECREF(buf);
-                Py_XDECREF(flat);
-                return slow(self, args, kwargs);
+                Py_XDECREF(copy);
+                return 2;
             }
-            if (flat == NULL) {
-                /* A fresh tuple: PyTuple_GetSlice would return args itself, which may be the
-                   caller's own tuple (f(*t)). */
-                flat = PyTuple_New(n);
-                if (flat == NULL) {
-                    Py_DECREF(buf);
-                    return NULL;
+            if (copy == NULL) {
+                if (PyList_CheckExact(seq)) {
+                    copy = Py_NewRef(seq); /* a list the caller made: edit it in place */
                 }
-                for (Py_ssize_t j = 0; j < n; j++) {
-                    PyObject *item = PyTuple_GET_ITEM(args, j);
-                    Py_INCREF(item);
-                    PyTuple_SET_ITEM(flat, j, item);
+                else {
+                    copy = PySequence_List(seq);
+                    if (copy == NULL) {
+                        Py_DECREF(buf);
+                        return -1;
+                    }
                 }
             }
-            PyObject *old = PyTuple_GET_ITEM(flat, i);
-            PyTuple_SET_ITEM(flat, i, buf); /* steals buf */
-            Py_DECREF(old);
+            PyList_SetItem(copy, i, buf); /* steals buf, drops the Array */
             continue;
         }
-        int scalar = PySet_Contains(g_scalars, t);
-        if (scalar < 0) {
-            Py_XDECREF(flat);
-            return NULL;
+        if (!check_leaves) {
+            continue; /* leaves of a flattened tree: the native dispatcher judges the rest */
         }
-        if (!scalar) {
-            Py_XDECREF(flat);
-            return slow(self, args, kwargs);
+        int scalar = PySet_Contains(g_scalars, t);
+        if (scalar <= 0) {
+            Py_XDECREF(copy);
+            return scalar; /* 0: not a leaf; -1: error */
         }
     }
+    *out = copy;
+    return 1;
+}
 
-    PyObject *dict = PyObject_GenericGetDict((PyObject *)self, NULL);
-    if (dict == NULL) {
-        Py_XDECREF(flat);
+/* native(*prefix, *leaves) */
+static PyObject *
+call_native(PyObject *native, PyObject *tree, PyObject *statics, PyObject *leaves)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(leaves), k = tree != NULL ? 2 : 0;
+    PyObject *argv = PyTuple_New(n + k);
+    if (argv == NULL) {
         return NULL;
     }
-    /* A strong reference: a cache miss inside the call may replace the dict's entry. */
-    PyObject *native = Py_XNewRef(PyDict_GetItemWithError(dict, s_native_plain));
-    Py_DECREF(dict);
-    if (native == NULL || native == Py_None) {
-        Py_XDECREF(native);
-        Py_XDECREF(flat);
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-        return slow(self, args, kwargs);
+    if (k) {
+        PyTuple_SET_ITEM(argv, 0, Py_NewRef(tree));
+        PyTuple_SET_ITEM(argv, 1, Py_NewRef(statics));
     }
-    self->calls++;
-    PyObject *res = PyObject_Call(native, flat != NULL ? flat : args, NULL);
-    Py_DECREF(native);
-    Py_XDECREF(flat);
+    PyObject **items = PySequence_Fast_ITEMS(leaves);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(argv, k + i, Py_NewRef(items[i]));
+    }
+    PyObject *res = PyObject_Call(native, argv, NULL);
+    Py_DECREF(argv);
+    return res;
+}
+
+static PyObject *
+wrap_outputs(HotCall *self, PyObject *res)
+{
     if (res == NULL) {
         return NULL;
     }
@@ -177,6 +176,267 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
     return out;
 }
 
+/* The native dispatcher kept under ``key`` in the instance dict (new reference), or NULL
+   (error set, or not made yet). */
+static PyObject *
+native_of(PyObject *dict, PyObject *key)
+{
+    PyObject *native = PyDict_GetItemWithError(dict, key);
+    if (native == NULL || native == Py_None) {
+        return NULL;
+    }
+    /* A strong reference: a cache miss inside the call may replace the dict's entry. */
+    return Py_NewRef(native);
+}
+
+/* The route with static arguments or containers: native(treedef or count, statics, *leaves),
+   as Dispatcher._dispatch does it. NULL with no error set: take the Python path. */
+static PyObject *
+tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyObject *snums)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args), ns = PyTuple_GET_SIZE(snums);
+    PyObject *statics = NULL, *dyn = NULL, *tree = NULL, *leaves = NULL, *res = NULL;
+    if (ns) {
+        PyObject *npos_obj = PyDict_GetItemWithError(dict, s_named_positional);
+        if (npos_obj == NULL) {
+            return NULL;
+        }
+        Py_ssize_t npos = PyLong_AsSsize_t(npos_obj);
+        Py_ssize_t last = PyLong_AsSsize_t(PyTuple_GET_ITEM(snums, ns - 1));
+        if ((npos == -1 || last == -1) && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (last >= (n > npos ? n : npos)) {
+            return NULL; /* a static argument is missing: _stage words the error */
+        }
+        statics = PyList_New(0);
+        dyn = PyList_New(0);
+        if (statics == NULL || dyn == NULL) {
+            goto done;
+        }
+        Py_ssize_t j = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int is_static = 0;
+            for (; j < ns; j++) {
+                Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(snums, j));
+                if (s >= i) {
+                    is_static = s == i;
+                    break;
+                }
+            }
+            if (PyList_Append(is_static ? statics : dyn, PyTuple_GET_ITEM(args, i)) < 0) {
+                goto done;
+            }
+        }
+        Py_SETREF(statics, PyList_AsTuple(statics));
+        Py_SETREF(dyn, PyList_AsTuple(dyn));
+        if (statics == NULL || dyn == NULL) {
+            goto done;
+        }
+    }
+    else {
+        statics = PyTuple_New(0);
+        dyn = Py_NewRef(args);
+        if (statics == NULL) {
+            goto done;
+        }
+    }
+    PyObject *swapped;
+    int r;
+    if (kwargs != NULL) {
+        /* Keyword arguments: static ones join the statics (sorted by name, in a _KwStatics),
+           the others are flattened with the positional ones as (dyn, dyn_kw). */
+        PyObject *names = PyDict_GetItemWithError(dict, s_static_argnames); /* borrowed */
+        if (names == NULL) {
+            goto done;
+        }
+        PyObject *static_kw = PyList_New(0), *dyn_kw = PyDict_New();
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        int ok = static_kw != NULL && dyn_kw != NULL;
+        while (ok && PyDict_Next(kwargs, &pos, &key, &value)) {
+            int is_static = PySequence_Contains(names, key);
+            if (is_static < 0) {
+                ok = 0;
+            }
+            else if (is_static) {
+                PyObject *item = PyTuple_Pack(2, key, value);
+                ok = item != NULL && PyList_Append(static_kw, item) == 0;
+                Py_XDECREF(item);
+            }
+            else {
+                ok = PyDict_SetItem(dyn_kw, key, value) == 0;
+            }
+        }
+        ok = ok && PyList_Sort(static_kw) == 0;
+        PyObject *kw_tuple = ok ? PyList_AsTuple(static_kw) : NULL;
+        /* _KwStatics(statics, kw_tuple), made as the tuple it is (a NamedTuple: a tuple subclass
+           without fields of its own), not through its Python __new__. */
+        PyObject *kw_statics = NULL;
+        if (kw_tuple != NULL) {
+            PyTypeObject *kw_type = (PyTypeObject *)g_kw_statics;
+            kw_statics = kw_type->tp_alloc(kw_type, 2);
+            if (kw_statics != NULL) {
+                PyTuple_SET_ITEM(kw_statics, 0, Py_NewRef(statics));
+                PyTuple_SET_ITEM(kw_statics, 1, Py_NewRef(kw_tuple));
+            }
+        }
+        PyObject *pair = kw_statics != NULL ? PyTuple_Pack(2, dyn, dyn_kw) : NULL;
+        Py_XDECREF(kw_tuple);
+        Py_XDECREF(static_kw);
+        Py_XDECREF(dyn_kw);
+        if (pair == NULL) {
+            Py_XDECREF(kw_statics);
+            goto done;
+        }
+        Py_SETREF(statics, kw_statics);
+        Py_SETREF(dyn, pair);
+        r = 0; /* always flattened */
+    }
+    else {
+        r = swap_buffers(dyn, 1, &swapped);
+    }
+    if (r < 0 || r == 2) {
+        goto done;
+    }
+    if (r == 1) { /* top-level leaves: the argument count is the tree */
+        tree = PyLong_FromSsize_t(PyTuple_GET_SIZE(dyn));
+        leaves = swapped != NULL ? swapped : Py_NewRef(dyn);
+    }
+    else { /* containers: flatten here, so that Arrays are seen */
+        PyObject *flat = PyObject_CallOneArg(g_flatten, dyn);
+        if (flat == NULL) {
+            goto done;
+        }
+        if (!PyTuple_Check(flat) || PyTuple_GET_SIZE(flat) != 2 || !PyList_Check(PyTuple_GET_ITEM(flat, 0))) {
+            Py_DECREF(flat);
+            PyErr_SetString(PyExc_SystemError, "hot path: the pytree flatten returned an unexpected value");
+            goto done;
+        }
+        leaves = Py_NewRef(PyTuple_GET_ITEM(flat, 0));
+        tree = Py_NewRef(PyTuple_GET_ITEM(flat, 1));
+        Py_DECREF(flat);
+        r = swap_buffers(leaves, 0, &swapped); /* the flattened list is ours: edited in place */
+        Py_XDECREF(swapped);
+        if (r != 1) {
+            goto done;
+        }
+    }
+    if (tree == NULL) {
+        goto done;
+    }
+    PyObject *native = native_of(dict, s_native);
+    if (native == NULL) {
+        goto done;
+    }
+    self->calls++;
+    res = call_native(native, tree, statics, leaves);
+    Py_DECREF(native);
+    if (res == NULL && PyTuple_GET_SIZE(statics) != 0
+        && (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError))) {
+        /* jaxlib reports unhashable statics as ValueError/TypeError: the Python path words it. */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        if (PyObject_Hash(statics) == -1) {
+            PyErr_Clear();
+            self->calls--;
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        }
+        else {
+            PyErr_Restore(type, value, tb);
+        }
+    }
+    else if (res != NULL) {
+        res = wrap_outputs(self, res);
+    }
+done:
+    Py_XDECREF(statics);
+    Py_XDECREF(dyn);
+    Py_XDECREF(tree);
+    Py_XDECREF(leaves);
+    return res;
+}
+
+static PyObject *
+HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
+{
+    if (g_state == NULL) {
+        return slow(self, args, kwargs);
+    }
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) == 0) {
+        kwargs = NULL;
+    }
+    PyObject *trace = PyObject_GetAttr(g_state, s_trace);
+    if (trace == NULL) {
+        return NULL;
+    }
+    int eager = (PyObject *)Py_TYPE(trace) == g_eval_trace;
+    Py_DECREF(trace);
+    if (!eager) {
+        return slow(self, args, kwargs);
+    }
+    PyObject *modules = PyImport_GetModuleDict();
+    if (modules == NULL || PyDict_Contains(modules, g_jax_config) != 0) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        return slow(self, args, kwargs);
+    }
+    PyObject *dict = PyObject_GenericGetDict((PyObject *)self, NULL);
+    if (dict == NULL) {
+        return NULL;
+    }
+    PyObject *res = NULL;
+    PyObject *snums = PyDict_GetItemWithError(dict, s_static_argnums); /* borrowed */
+    if (snums == NULL || !PyTuple_Check(snums)) {
+        goto slow_path;
+    }
+    if (PyTuple_GET_SIZE(snums) == 0 && kwargs == NULL) {
+        /* The hot path proper: top-level leaves, the plain dispatcher. */
+        PyObject *swapped;
+        int r = swap_buffers(args, 1, &swapped);
+        if (r < 0) {
+            goto done;
+        }
+        if (r == 1) {
+            PyObject *native = native_of(dict, s_native_plain);
+            if (native == NULL) {
+                Py_XDECREF(swapped);
+                goto slow_path;
+            }
+            self->calls++;
+            if (swapped != NULL) {
+                PyObject *t = PyList_AsTuple(swapped);
+                Py_DECREF(swapped);
+                res = t != NULL ? PyObject_Call(native, t, NULL) : NULL;
+                Py_XDECREF(t);
+            }
+            else {
+                res = PyObject_Call(native, args, NULL);
+            }
+            Py_DECREF(native);
+            res = wrap_outputs(self, res);
+            goto done;
+        }
+        if (r == 2) {
+            goto slow_path;
+        }
+    }
+    res = tree_route(self, dict, args, kwargs, snums);
+    if (res != NULL || PyErr_Occurred()) {
+        goto done;
+    }
+slow_path:
+    if (!PyErr_Occurred()) {
+        res = slow(self, args, kwargs);
+    }
+done:
+    Py_DECREF(dict);
+    return res;
+}
+
 static PyMemberDef HotCall_members[] = {
     {"_native_calls", T_PYSSIZET, offsetof(HotCall, calls), 0, "Calls that took the native route."},
     {NULL},
@@ -198,9 +458,14 @@ static PyTypeObject HotCall_type = {
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
-    PyObject *state, *eval_trace, *jax_config, *ndarray, *scalars, *array, *from_buffer;
-    if (!PyArg_ParseTuple(args, "OOUOO!OO:configure", &state, &eval_trace, &jax_config, &ndarray,
-                          &PyFrozenSet_Type, &scalars, &array, &from_buffer)) {
+    PyObject *state, *eval_trace, *jax_config, *ndarray, *scalars, *array, *from_buffer, *flatten, *kw_statics;
+    if (!PyArg_ParseTuple(args, "OOUOO!OOOO:configure", &state, &eval_trace, &jax_config, &ndarray,
+                          &PyFrozenSet_Type, &scalars, &array, &from_buffer, &flatten, &kw_statics)) {
+        return NULL;
+    }
+    if (!PyType_Check(kw_statics) || !PyType_IsSubtype((PyTypeObject *)kw_statics, &PyTuple_Type)
+        || ((PyTypeObject *)kw_statics)->tp_basicsize != PyTuple_Type.tp_basicsize) {
+        PyErr_SetString(PyExc_TypeError, "configure: _KwStatics must be a tuple subclass without fields");
         return NULL;
     }
     Py_XSETREF(g_state, Py_NewRef(state));
@@ -210,13 +475,16 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(g_scalars, Py_NewRef(scalars));
     Py_XSETREF(g_array, Py_NewRef(array));
     Py_XSETREF(g_from_buffer, Py_NewRef(from_buffer));
+    Py_XSETREF(g_flatten, Py_NewRef(flatten));
+    Py_XSETREF(g_kw_statics, Py_NewRef(kw_statics));
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(state, EvalTrace, jax_config_module_name, ndarray, scalar_types, Array, "
-     "Array._from_buffer): the objects the hot path's guards compare with."},
+     "Array._from_buffer, flatten, _KwStatics): the objects the hot path compares with and "
+     "calls."},
     {NULL},
 };
 
@@ -228,6 +496,10 @@ module_exec(PyObject *module)
         return -1;                                  \
     }
     INTERN(s_native_plain, "_native_plain");
+    INTERN(s_native, "_native");
+    INTERN(s_static_argnums, "_static_argnums");
+    INTERN(s_static_argnames, "_static_argnames");
+    INTERN(s_named_positional, "_named_positional");
     INTERN(s_trace, "trace");
     INTERN(s_buffer, "_buffer");
     INTERN(s_aval, "aval");

@@ -587,7 +587,8 @@ _flatten = _registry.flatten
 
 class _PythonHotCall:
     """The hot path of a jitted call in Python, where ``xla_bridge._hot_call`` is not built
-    (NOTE: [array in C]); the C ``HotCall`` does exactly this."""
+    (NOTE: [array in C]). The C ``HotCall`` does this, and also takes ``_dispatch``'s native
+    route (static arguments, containers, keywords) without its Python frame."""
 
     _native_plain = None
     _native_calls = 0
@@ -640,7 +641,9 @@ class _PythonHotCall:
 _c_hot_call = load_c_module("xla_bridge._hot_call")
 if _c_hot_call is not None:
     _HotCall = _c_hot_call.HotCall
-    _c_hot_call.configure(_state, _EvalTrace, _JAX_CONFIG, _ndarray, _SCALARS, Array, _from_buffer)
+    _c_hot_call.configure(
+        _state, _EvalTrace, _JAX_CONFIG, _ndarray, _SCALARS, Array, _from_buffer, _flatten, _KwStatics
+    )
 else:
     _HotCall = _PythonHotCall
 
