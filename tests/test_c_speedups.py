@@ -148,7 +148,7 @@ def test_in_a_fresh_process(pure):
     # FUNCGRAD_PURE_PYTHON=1, its Python twin) is what these tests and test_jit's dispatch tests
     # exercise. (In this worker, jax may be loaded, which routes calls through the Python fast path.)
     env = {**os.environ, "FUNCGRAD_PURE_PYTHON": pure}
-    select = "not fresh_process and (native or dispatch or speedups or buffer or asarray or donat or hot_path or tree_route)"
+    select = "not fresh_process and (c_speedups or native or dispatch or buffer or asarray or donat)"
     files = ["tests/test_c_speedups.py", "tests/test_jit.py"]
     cmd = [
         sys.executable,
