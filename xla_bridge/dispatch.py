@@ -77,6 +77,7 @@ eager ``jit`` equation compiles its jaxpr with XLA instead of interpreting it) a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import NamedTuple
@@ -87,7 +88,7 @@ from funcgrad import kernel
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.array import Array
-from funcgrad.kernel.c_modules import load_c_module
+from funcgrad.kernel.c_modules import c_modules_wanted
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.numpy_plan import bounded_put
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
@@ -638,14 +639,15 @@ class _PythonHotCall:
         return flat
 
 
-_c_hot_call = load_c_module("xla_bridge._hot_call")
-if _c_hot_call is not None:
-    _HotCall = _c_hot_call.HotCall
-    _c_hot_call.configure(
-        _state, _EvalTrace, _JAX_CONFIG, _ndarray, _SCALARS, Array, _from_buffer, _flatten, _KwStatics
-    )
-else:
-    _HotCall = _PythonHotCall
+_HotCall = _PythonHotCall
+if c_modules_wanted():
+    with contextlib.suppress(ImportError):  # not built: no C compiler where it was installed
+        from xla_bridge import _hot_call
+
+        _hot_call.configure(
+            _state, _EvalTrace, _JAX_CONFIG, _ndarray, _SCALARS, Array, _from_buffer, _flatten, _KwStatics
+        )
+        _HotCall = _hot_call.HotCall
 
 
 class Dispatcher(_HotCall):

@@ -1,7 +1,7 @@
 """``funcgrad.Array``: the one public array type.
 
 Layer: kernel (bottom). Imports numpy, ``funcgrad.kernel.hooks``, ``funcgrad.kernel.ir``
-(``ShapedArray``, for ``Array.aval``), ``funcgrad.kernel.c_modules`` and, through it, its own C
+(``ShapedArray``, for ``Array.aval``), ``funcgrad.kernel.c_modules`` and its own C
 base ``funcgrad.kernel._array_base`` where it is built (NOTE: [array in C]).
 
 An Array is immutable and holds its value in host memory (a NumPy array), in a device buffer
@@ -20,9 +20,11 @@ chain on device without host round trips.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
-from funcgrad.kernel.c_modules import load_c_module
+from funcgrad.kernel.c_modules import c_modules_wanted
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 
@@ -62,8 +64,10 @@ class _PythonArrayBase:
         return self
 
 
-_c_base = load_c_module("funcgrad.kernel._array_base")
-_ArrayBase = _c_base.ArrayBase if _c_base is not None else _PythonArrayBase
+_ArrayBase = _PythonArrayBase
+if c_modules_wanted():
+    with contextlib.suppress(ImportError):  # not built: no C compiler where it was installed
+        from funcgrad.kernel._array_base import ArrayBase as _ArrayBase
 C_ACCELERATED = _ArrayBase is not _PythonArrayBase
 
 

@@ -1,27 +1,21 @@
-"""Where the optional C modules are found (NOTE: [array in C] in ``funcgrad/kernel/array.py``).
+"""Whether to use the optional C modules (NOTE: [array in C] in ``funcgrad/kernel/array.py``).
 
-Layer: kernel (bottom). Imports only the standard library; the module it loads is named by its
-caller (the kernel's ``_array_base``, the bridge's ``_hot_call``), so no import points upward.
+Layer: kernel (bottom). Imports only the standard library. Each user imports its own C module
+with an import statement (so the import graph and the layer contracts see it), guarded by this
+check and by ``contextlib.suppress(ImportError)`` for a build without them.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-from types import ModuleType
 
 
-def load_c_module(name: str) -> ModuleType | None:
-    """The built C module ``name``, or None: where ``pip install`` found no C compiler (the
-    module was not built) or ``FUNCGRAD_PURE_PYTHON`` is set. The caller then uses the same code
-    in Python.
+def c_modules_wanted() -> bool:
+    """False when ``FUNCGRAD_PURE_PYTHON`` is set: then the Python twins of the C modules run
+    (they also run where ``pip install`` found no C compiler and the modules are not built).
 
-    >>> load_c_module("funcgrad.kernel._no_such_module") is None
+    >>> import os
+    >>> c_modules_wanted() == (not os.environ.get("FUNCGRAD_PURE_PYTHON"))
     True
     """
-    if os.environ.get("FUNCGRAD_PURE_PYTHON"):
-        return None
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
+    return not os.environ.get("FUNCGRAD_PURE_PYTHON")
