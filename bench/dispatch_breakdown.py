@@ -13,7 +13,9 @@ jax takes over jaxlib's dispatch state, NOTE: [native dispatch]). Printed per li
   and the ``Array`` around the result (both in C where built, NOTE: [array in C]; run with
   ``FUNCGRAD_PURE_PYTHON=1`` to time the Python versions).
 
-The ratio line divides funcgrad's ``call+asarray`` by jax's.
+Then other call shapes, cache hits of each library's jit: ``static`` (``static_argnums=1``),
+``keyword`` (a keyword argument), ``dict`` (a dict argument), ``device-args`` (two device arrays
+from an earlier call). The ratio lines divide funcgrad's time by jax's, ``call+asarray`` last.
 """
 
 from __future__ import annotations
@@ -43,6 +45,16 @@ else:
     out["native+asarray"] = t(lambda: np.asarray(native(a, b)))
 out["call"] = t(lambda: f(a, b))
 out["call+asarray"] = t(lambda: np.asarray(f(a, b)))
+# Other call shapes (cache hits): a static argument, a keyword argument, a dict, device arrays.
+jit = jax.jit if sys.argv[1] == "jax" else funcgrad.jit
+fs = jit(lambda a, n: a * n, static_argnums=1)
+fk = jit(lambda a, b=1.0: a * b)
+fd = jit(lambda d: d["x"] * 2)
+x = f(a, b)
+out["static"] = t(lambda: fs(a, 3))
+out["keyword"] = t(lambda: fk(a, b=2.0))
+out["dict"] = t(lambda: fd({"x": a}))
+out["device-args"] = t(lambda: f(x, x))
 print(json.dumps(out))
 """
 
@@ -57,8 +69,8 @@ def main():
         res[lib] = json.loads(proc.stdout.strip().splitlines()[-1])
         print(lib, "  ".join(f"{k} {v:.2f} us" for k, v in res[lib].items()))
     if len(res) == 2:
-        ratio = res["funcgrad"]["call+asarray"] / res["jax"]["call+asarray"]
-        print(f"call+asarray funcgrad/jax: {ratio:.2f}x")
+        for case in ("static", "keyword", "dict", "device-args", "call+asarray"):
+            print(f"{case} funcgrad/jax: {res['funcgrad'][case] / res['jax'][case]:.2f}x")
 
 
 if __name__ == "__main__":
