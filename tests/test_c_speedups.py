@@ -4,6 +4,7 @@ where they are not built, which must behave the same."""
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import gc
 import os
@@ -257,3 +258,13 @@ def test_the_tree_route_keeps_no_references():
         out = g(d, 2)
     del out
     assert (sys.getrefcount(x), sys.getrefcount(x._buffer), sys.getrefcount(d)) == before
+
+
+def test_a_jitted_function_can_be_copied():
+    f = funcgrad.jit(lambda a: a * 2)
+    f(1.0)
+    g = copy.copy(f)
+    assert g(3.0) == 6.0 and f(3.0) == 6.0
+    np.testing.assert_array_equal(
+        copy.copy(funcgrad.jit(lambda a, n: a * n, static_argnums=1))(x := np.ones(2), 3), 3 * x
+    )

@@ -693,6 +693,12 @@ class Dispatcher(_HotCall):
         the subclass's trace cache (tracing on a miss)."""
         raise NotImplementedError
 
+    def __getstate__(self):
+        # copy.copy(jitted) (and pickle, as far as the contents allow): the state is the instance
+        # dict. Said explicitly because the C base's call counter makes object's default refuse
+        # ("cannot pickle"); the counter is statistics, not state.
+        return self.__dict__
+
     def _dispatch_hits(self) -> int:
         """Calls answered by a fast path's cache (the C++ dispatcher's or the Python one)."""
         return self._fast_hits + self._native_calls - self._native_misses
