@@ -125,22 +125,20 @@ swap_buffers(PyObject *seq, int check_leaves, PyObject **out)
     return 1;
 }
 
-/* native(*prefix, *leaves) */
+/* native(tree, statics, *leaves) */
 static PyObject *
 call_native(PyObject *native, PyObject *tree, PyObject *statics, PyObject *leaves)
 {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(leaves), k = tree != NULL ? 2 : 0;
-    PyObject *argv = PyTuple_New(n + k);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(leaves);
+    PyObject *argv = PyTuple_New(n + 2);
     if (argv == NULL) {
         return NULL;
     }
-    if (k) {
-        PyTuple_SET_ITEM(argv, 0, Py_NewRef(tree));
-        PyTuple_SET_ITEM(argv, 1, Py_NewRef(statics));
-    }
+    PyTuple_SET_ITEM(argv, 0, Py_NewRef(tree));
+    PyTuple_SET_ITEM(argv, 1, Py_NewRef(statics));
     PyObject **items = PySequence_Fast_ITEMS(leaves);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyTuple_SET_ITEM(argv, k + i, Py_NewRef(items[i]));
+        PyTuple_SET_ITEM(argv, 2 + i, Py_NewRef(items[i]));
     }
     PyObject *res = PyObject_Call(native, argv, NULL);
     Py_DECREF(argv);
@@ -190,9 +188,11 @@ native_of(PyObject *dict, PyObject *key)
 }
 
 /* The route with static arguments or containers: native(treedef or count, statics, *leaves),
-   as Dispatcher._dispatch does it. NULL with no error set: take the Python path. */
+   as Dispatcher._dispatch does it. ``has_containers``: the caller already found an argument that
+   is not a leaf (so the arguments are flattened without scanning them again). NULL with no error
+   set: take the Python path. */
 static PyObject *
-tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyObject *snums)
+tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyObject *snums, int has_containers)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(args), ns = PyTuple_GET_SIZE(snums);
     PyObject *statics = NULL, *dyn = NULL, *tree = NULL, *leaves = NULL, *res = NULL;
@@ -293,6 +293,9 @@ tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyOb
         Py_SETREF(dyn, pair);
         r = 0; /* always flattened */
     }
+    else if (has_containers) {
+        r = 0;
+    }
     else {
         r = swap_buffers(dyn, 1, &swapped);
     }
@@ -389,6 +392,7 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     PyObject *res = NULL;
+    int has_containers = 0;
     PyObject *snums = PyDict_GetItemWithError(dict, s_static_argnums); /* borrowed */
     if (snums == NULL || !PyTuple_Check(snums)) {
         goto slow_path;
@@ -423,8 +427,9 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
         if (r == 2) {
             goto slow_path;
         }
+        has_containers = 1; /* r == 0 */
     }
-    res = tree_route(self, dict, args, kwargs, snums);
+    res = tree_route(self, dict, args, kwargs, snums, has_containers);
     if (res != NULL || PyErr_Occurred()) {
         goto done;
     }

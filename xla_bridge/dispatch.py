@@ -591,9 +591,6 @@ class _PythonHotCall:
     (NOTE: [array in C]). The C ``HotCall`` does this, and also takes ``_dispatch``'s native
     route (static arguments, containers, keywords) without its Python frame."""
 
-    _native_plain = None
-    _native_calls = 0
-
     def __call__(self, *args, **kwargs):
         # Kept to one Python frame: no static/keyword arguments, top-level NumPy arrays, scalars
         # or device-backed Arrays, a plain dispatcher already made (everything else: _dispatch).
