@@ -125,9 +125,10 @@ def memory_of(lib: str, name: str, args) -> dict:
         jax.block_until_ready(jgrad(*data))
         temp = jgrad.lower(*data).compile().memory_analysis().temp_size_in_bytes
         return dict(residual_bytes=None, xla_temp_bytes=int(temp), rss=_peak_rss(), jit_vs_eager=None)
+    from funcgrad.xla_bridge.lowering import lower_jaxpr
+
     import funcgrad
-    import xla_bridge as xb
-    from xla_bridge.lowering import lower_jaxpr
+    from funcgrad import xla_bridge as xb
 
     loss = funcgrad_loss(CHECKPOINTS[name])
     grad = funcgrad.grad(loss, argnums=(0, 1, 2))

@@ -1,7 +1,7 @@
 """funcgrad: composable function transformations — grad, vmap, jit — for NumPy programs.
 
 Layer: surface. Exports are resolved lazily (module ``__getattr__``), so ``import funcgrad``,
-``import primitives`` or ``import xla_bridge`` can each come first. ``__all__`` (and ``dir()``) is
+``import funcgrad.primitives`` or ``import funcgrad.xla_bridge`` can each come first. ``__all__`` (and ``dir()``) is
 the public names and subpackages, never the helpers this module uses.
 
 >>> import funcgrad, funcgrad.numpy as fnp

@@ -28,7 +28,13 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import ShapedArray
-from primitives.callbacks import VMAP_METHODS, HostCallback, debug_callback_p, io_callback_p, pure_callback_p
+from funcgrad.primitives.callbacks import (
+    VMAP_METHODS,
+    HostCallback,
+    debug_callback_p,
+    io_callback_p,
+    pure_callback_p,
+)
 
 __all__ = ["debug_callback", "debug_log", "debug_print", "io_callback", "pure_callback"]
 

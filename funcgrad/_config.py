@@ -62,11 +62,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import xla_bridge
-from funcgrad import debug, jitting
+from funcgrad import debug, jitting, xla_bridge
 from funcgrad.kernel import recording as _recording
 from funcgrad.numpy import _core as _numpy_core
-from xla_bridge import runtime as _runtime
+from funcgrad.xla_bridge import runtime as _runtime
 
 __all__ = [
     "check_tracer_leaks",

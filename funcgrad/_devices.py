@@ -19,7 +19,7 @@ True
 
 from __future__ import annotations
 
-import xla_bridge
+from funcgrad import xla_bridge
 
 
 def devices(backend: str | None = None) -> list:

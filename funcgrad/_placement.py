@@ -27,15 +27,14 @@ from __future__ import annotations
 
 import numpy as np
 
-import xla_bridge
-import xla_bridge.dispatch  # noqa: F401 - registers Array's device read-back (NOTE: [dispatch registration])
-from funcgrad import kernel
+import funcgrad.xla_bridge.dispatch  # noqa: F401 - registers Array's device read-back (NOTE: [dispatch registration])
+from funcgrad import kernel, xla_bridge
 from funcgrad._shardings import NamedSharding, Sharding, SingleDeviceSharding, from_bridge, sharding_leaves
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
-from primitives import sharding as shp
+from funcgrad.primitives import sharding as shp
 
 __all__ = [
     "Shard",
@@ -250,7 +249,7 @@ def _delete(x) -> None:
     >>> x + 1
     Traceback (most recent call last):
     ...
-    xla_bridge.runtime.XlaBridgeError: this array was deleted or donated to an earlier jitted call ...
+    funcgrad.xla_bridge.runtime.XlaBridgeError: this array was deleted or donated to an earlier jitted call ...
     """
     _array_only(".delete()")(x)
     if _is_deleted(x):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
-from primitives.remat import checkpoint_p, checkpoint_policies, resolve_policy
+from funcgrad.primitives.remat import checkpoint_p, checkpoint_policies, resolve_policy
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_p"]
 

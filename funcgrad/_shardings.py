@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-import xla_bridge
+from funcgrad import xla_bridge
 from funcgrad.kernel import tree_util as tu
 
 

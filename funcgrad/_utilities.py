@@ -21,8 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 import funcgrad
-import xla_bridge
-from funcgrad import jitting
+from funcgrad import jitting, xla_bridge
 from funcgrad._devices import default_backend, devices
 from funcgrad.custom_derivatives import clear_conversion_cache
 from funcgrad.kernel import core

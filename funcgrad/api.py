@@ -18,11 +18,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
-import xla_bridge
 from funcgrad import (
     _placement,  # installs Array.sharding, .devices(), ... (see its docstring)
     lax,
     parallel,
+    xla_bridge,
 )
 from funcgrad._api_util import (
     arg_paths,
@@ -51,7 +51,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from primitives import elementwise as _ew
+from funcgrad.primitives import elementwise as _ew
 
 __all__ = [
     "grad",

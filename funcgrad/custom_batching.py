@@ -36,7 +36,7 @@ from funcgrad import _control_flow
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
-from primitives.custom_batching import custom_vmap_call_p
+from funcgrad.primitives.custom_batching import custom_vmap_call_p
 
 __all__ = ["custom_vmap", "sequential_vmap"]
 

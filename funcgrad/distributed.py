@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import xla_bridge
+from funcgrad import xla_bridge
 
 __all__ = ["initialize", "is_initialized", "shutdown"]
 

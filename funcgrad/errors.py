@@ -24,7 +24,7 @@ from funcgrad.kernel.core import (
     UnexpectedTracerError,
 )
 from funcgrad.numpy.indexing import NonConcreteBooleanIndexError
-from primitives.checks import JaxRuntimeError
+from funcgrad.primitives.checks import JaxRuntimeError
 
 __all__ = [
     "ConcretizationTypeError",

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-import xla_bridge
+from funcgrad import xla_bridge
 from funcgrad._api_util import explain_concretization, flatten_outputs
 from funcgrad._shardings import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
 from funcgrad.kernel import batching, core
@@ -38,8 +38,8 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
-from xla_bridge.dispatch import Compiled, Dispatcher, Staged, compiled, needs_spmd, run, spmd
-from xla_bridge.lowering import lower_jaxpr
+from funcgrad.xla_bridge.dispatch import Compiled, Dispatcher, Staged, compiled, needs_spmd, run, spmd
+from funcgrad.xla_bridge.lowering import lower_jaxpr
 
 __all__ = [
     "CacheInfo",

@@ -46,7 +46,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-import xla_bridge
+from funcgrad import xla_bridge
 from funcgrad._api_util import flatten_outputs
 from funcgrad._shardings import Mesh, PartitionSpec, get_mesh
 from funcgrad.jitting import JittedFunction
@@ -54,9 +54,9 @@ from funcgrad.kernel import batching, core, ir
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import StagingTracer, close_over_tracers, trace_to_jaxpr
 from funcgrad.numpy._core import asarray
-from primitives import collectives as co
-from primitives import sharding as shp
-from primitives import structure as st
+from funcgrad.primitives import collectives as co
+from funcgrad.primitives import sharding as shp
+from funcgrad.primitives import structure as st
 
 __all__ = ["pmap", "shard_map", "vma_adjustment"]
 

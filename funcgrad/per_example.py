@@ -49,7 +49,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import Literal, Var
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from primitives.dot import dot_general_p
+from funcgrad.primitives.dot import dot_general_p
 
 __all__ = ["clipped_grad_sum", "per_example_norms"]
 

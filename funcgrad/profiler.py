@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable
 from contextlib import contextmanager
 
-from xla_bridge import profiling
+from funcgrad.xla_bridge import profiling
 
 __all__ = [
     "ProfileOptions",

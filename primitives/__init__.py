@@ -17,12 +17,12 @@ import pkgutil
 from types import ModuleType
 
 import numpy as np
+from funcgrad.primitives import _eager_memory
 
 from funcgrad import kernel
 from funcgrad.kernel import custom_derivatives as _custom_derivatives
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.core import Primitive
-from primitives import _eager_memory
 
 _eager_memory.tune()  # NOTE: [eager allocations]
 
@@ -36,7 +36,7 @@ _FAMILIES: dict[str, ModuleType] = {
     name: importlib.import_module(f"{__name__}.{name}") for name in _family_names()
 }
 
-from primitives import elementwise, reductions, structure  # noqa: E402 - the helpers below use them
+from funcgrad.primitives import elementwise, reductions, structure  # noqa: E402 - the helpers below use them
 
 # The Taylor rules (jet) of the families above, attached by importing them.
 importlib.import_module(f"{__name__}._taylor")

@@ -27,22 +27,22 @@ import sys
 import warnings
 
 import numpy as np
+from funcgrad.primitives import dot
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import structure as st
+from funcgrad.primitives._rules import aval_of, checked_impl, to_front
 
 from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
-from primitives import dot
-from primitives import elementwise as ew
-from primitives import reductions as red
-from primitives import structure as st
-from primitives._rules import aval_of, checked_impl, to_front
 
 
 def _complex_family():
     """The complex-number family (``primitives/complex.py``: conj/real/imag/complex), if the
     catalog has one: importing ``primitives`` imports every family module of its directory, so
     the family is loaded by the time a rule runs (NOTE: [complex conjugation in linalg rules])."""
-    return sys.modules.get("primitives.complex")
+    return sys.modules.get("funcgrad.primitives.complex")
 
 
 LAPACK_DTYPES = tuple(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
@@ -126,7 +126,7 @@ warnings.filterwarnings(
     "ignore",
     message="Casting complex values to real discards the imaginary part",
     category=np.exceptions.ComplexWarning,
-    module=r"primitives\.elementwise",
+    module=r"funcgrad.primitives\.elementwise",
 )
 
 

@@ -22,14 +22,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-
-from funcgrad.kernel import core
-from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.ad import Zero, linear_taylor
-from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.taylor import taylor_from_jvp
-from primitives import _matrix as mx
-from primitives import (
+from funcgrad.primitives import _matrix as mx
+from funcgrad.primitives import (
     callbacks,
     collectives,
     dot,
@@ -41,8 +35,14 @@ from primitives import (
     sharding,
     windowed,
 )
-from primitives import conv as _conv
-from primitives import elementwise as ew
+from funcgrad.primitives import conv as _conv
+from funcgrad.primitives import elementwise as ew
+
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.ad import Zero, linear_taylor
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.taylor import taylor_from_jvp
 
 # ----------------------------------------------------------------------------------------------
 # Series arithmetic on [x0, x1, ..., xK] with None for zero terms

@@ -16,15 +16,9 @@ its JVP rule, through the kernel's rule from the JVP rule (``taylor_from_jvp``).
 
 from __future__ import annotations
 
-from funcgrad.kernel import core
-from funcgrad.kernel.ad import Zero, instantiate, is_zero_series, tangent_aval, zero_series
-from funcgrad.kernel.callkit import derived_jet
-from funcgrad.kernel.custom_derivatives import custom_vjp_call_p
-from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.taylor import jet_flat
-from primitives import elementwise as ew
-from primitives import implicit
-from primitives.control_flow import (
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import implicit
+from funcgrad.primitives.control_flow import (
     _fixed_point,
     _rearrange,
     _scan_layout,
@@ -34,6 +28,13 @@ from primitives.control_flow import (
     scan_p,
     while_p,
 )
+
+from funcgrad.kernel import core
+from funcgrad.kernel.ad import Zero, instantiate, is_zero_series, tangent_aval, zero_series
+from funcgrad.kernel.callkit import derived_jet
+from funcgrad.kernel.custom_derivatives import custom_vjp_call_p
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.taylor import jet_flat
 
 
 def _jet(closed, order: int, nonzeros, instantiate_outs):

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
+from funcgrad.primitives._rules import aval_of, move_to_front
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import defjvp_zero, deflinear
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
-from primitives._rules import aval_of, move_to_front
 
 
 def _bits(dtype) -> int:

@@ -31,16 +31,16 @@ with the remaining names, for the enclosing vmaps (or the mesh) to handle.
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import structure as st
+from funcgrad.primitives._rules import aval_of, move_to_front, to_front
 
 from funcgrad.kernel import batching
 from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
-from primitives import elementwise as ew
-from primitives import reductions as red
-from primitives import structure as st
-from primitives._rules import aval_of, move_to_front, to_front
 
 __all__ = [
     "all_gather",

@@ -21,12 +21,12 @@ primitive to the tangent.
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives._rules import broadcast_operand_shapes, elementwise_batch, scalar_like, unbroadcast
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import deflinear, is_undefined_primal
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
-from primitives._rules import broadcast_operand_shapes, elementwise_batch, scalar_like, unbroadcast
 
 
 def _require_complex(name: str, x: ShapedArray) -> None:

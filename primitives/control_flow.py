@@ -39,6 +39,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import structure as st
+from funcgrad.primitives._rules import to_front
+from funcgrad.primitives.checks import check_p
 
 from funcgrad.kernel import core, ir
 from funcgrad.kernel.ad import (
@@ -55,11 +60,6 @@ from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
 from funcgrad.kernel.partial_eval import dce_jaxpr_consts, partial_eval_jaxpr, trace_to_jaxpr
-from primitives import elementwise as ew
-from primitives import reductions as red
-from primitives import structure as st
-from primitives._rules import to_front
-from primitives.checks import check_p
 
 __all__ = ["cond_p", "while_p", "scan_p", "ReverseModeWhileLoopError"]
 

@@ -34,15 +34,15 @@ import threading
 from typing import NamedTuple
 
 import numpy as np
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives._rules import aval_of, bilinear_jvp, checked_impl
+from funcgrad.primitives.structure import broadcast_in_dim, reshape, rev, transpose
 from numpy.lib.stride_tricks import as_strided
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
-from primitives import elementwise as ew
-from primitives._rules import aval_of, bilinear_jvp, checked_impl
-from primitives.structure import broadcast_in_dim, reshape, rev, transpose
 
 __all__ = [
     "WINDOW_PARAMS",

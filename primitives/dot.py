@@ -18,12 +18,12 @@ from __future__ import annotations
 import enum
 
 import numpy as np
+from funcgrad.primitives._rules import aval_of, bilinear_jvp, move_to_front
+from funcgrad.primitives.structure import transpose
 
 from funcgrad.kernel.ad import instantiate, is_undefined_primal
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
-from primitives._rules import aval_of, bilinear_jvp, move_to_front
-from primitives.structure import transpose
 
 
 class Precision(enum.Enum):

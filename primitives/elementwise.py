@@ -10,14 +10,8 @@ Each primitive is declared once with its impl, abstract eval, JVP and batch rule
 from __future__ import annotations
 
 import numpy as np
-
-from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.ad import Zero, defjvp, defjvp_zero, deflinear, instantiate, is_undefined_primal
-from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import ShapedArray
-from primitives import complex as _cx
-from primitives._rules import (
+from funcgrad.primitives import complex as _cx
+from funcgrad.primitives._rules import (
     aval_of,
     coerce_pair,
     elementwise_batch,
@@ -28,6 +22,12 @@ from primitives._rules import (
     unbroadcast,
     unop,
 )
+
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.ad import Zero, defjvp, defjvp_zero, deflinear, instantiate, is_undefined_primal
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ShapedArray
 
 
 def _special(name):

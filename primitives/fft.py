@@ -24,15 +24,15 @@ import enum
 import math
 
 import numpy as np
+from funcgrad.primitives import complex as cx
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives._rules import aval_of, move_to_front
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import deflinear
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
-from primitives import complex as cx
-from primitives import elementwise as ew
-from primitives._rules import aval_of, move_to_front
 
 
 class FftType(enum.IntEnum):

@@ -30,13 +30,13 @@ import enum
 from typing import NamedTuple
 
 import numpy as np
+from funcgrad.primitives._rules import aval_of, checked_impl, move_to_front, to_front
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
-from primitives._rules import aval_of, checked_impl, move_to_front, to_front
 
 # ----------------------------------------------------------------------------------------------
 # Dimension numbers and modes

@@ -29,14 +29,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives._rules import to_front
+
 from funcgrad.kernel import core
 from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal, jvp_flat
 from funcgrad.kernel.batching import batch_jaxpr
 from funcgrad.kernel.callkit import DerivedJaxprs
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
-from primitives import elementwise as ew
-from primitives._rules import to_front
 
 __all__ = ["custom_linear_solve_p", "custom_root_p", "split_consts"]
 

@@ -15,13 +15,9 @@ become a gather (CLIP) and a scatter (CLIP, unique indices).
 from __future__ import annotations
 
 import numpy as np
-
-from funcgrad.kernel.ad import Zero, is_undefined_primal
-from funcgrad.kernel.core import Primitive, Tracer
-from funcgrad.kernel.ir import ShapedArray
-from primitives import elementwise as ew
-from primitives._rules import aval_of, checked_impl, to_front
-from primitives.gather import (
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives._rules import aval_of, checked_impl, to_front
+from funcgrad.primitives.gather import (
     GatherDimensionNumbers,
     GatherScatterMode,
     ScatterDimensionNumbers,
@@ -36,7 +32,7 @@ from primitives.gather import (
     scatter_add,
     scatter_add_p,
 )
-from primitives.scatter import (
+from funcgrad.primitives.scatter import (
     scatter,
     scatter_max,
     scatter_max_p,
@@ -46,7 +42,7 @@ from primitives.scatter import (
     scatter_mul_p,
     scatter_p,
 )
-from primitives.structure import (
+from funcgrad.primitives.structure import (
     broadcasted_iota,
     concatenate,
     index_in_dim,
@@ -57,6 +53,10 @@ from primitives.structure import (
     slice_,
     slice_in_dim,
 )
+
+from funcgrad.kernel.ad import Zero, is_undefined_primal
+from funcgrad.kernel.core import Primitive, Tracer
+from funcgrad.kernel.ir import ShapedArray
 
 # ----------------------------------------------------------------------------------------------
 # dynamic_slice(operand, *start_indices, slice_sizes): starts are clamped into bounds (XLA)

@@ -27,17 +27,17 @@ calls, and the derivative rules are the standard matrix-calculus ones, composed 
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import _matrix as mx
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import indexing as ix
+from funcgrad.primitives import structure as st
+from funcgrad.primitives._rules import aval_of, move_to_front, to_front
+from funcgrad.primitives.control_flow import while_p
 
 from funcgrad.kernel import batching
 from funcgrad.kernel.ad import Zero, defjvp, instantiate, is_undefined_primal
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from primitives import _matrix as mx
-from primitives import elementwise as ew
-from primitives import indexing as ix
-from primitives import structure as st
-from primitives._rules import aval_of, move_to_front, to_front
-from primitives.control_flow import while_p
 
 __all__ = [
     "cholesky",

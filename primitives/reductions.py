@@ -28,6 +28,10 @@ NumPy and JAX.
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives._rules import aval_of, checked_impl, to_front
+from funcgrad.primitives.sorting import exclusive_cumprod
+from funcgrad.primitives.structure import broadcast_in_dim, concatenate, reshape, slice_, transpose
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
@@ -35,10 +39,6 @@ from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear, instantiate, jvp_fl
 from funcgrad.kernel.batching import vmap_flat
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, ShapedArray
-from primitives import elementwise as ew
-from primitives._rules import aval_of, checked_impl, to_front
-from primitives.sorting import exclusive_cumprod
-from primitives.structure import broadcast_in_dim, concatenate, reshape, slice_, transpose
 
 
 def _reduced_aval(name, x: ShapedArray, axes, dtype=None) -> ShapedArray:

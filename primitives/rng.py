@@ -22,14 +22,14 @@ from __future__ import annotations
 import enum
 
 import numpy as np
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives._rules import aval_of, move_to_front, to_front
+from funcgrad.primitives.structure import broadcast_in_dim, concatenate, expand_dims, index_in_dim
 
 from funcgrad.kernel.ad import defjvp_zero
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
-from primitives import elementwise as ew
-from primitives._rules import aval_of, move_to_front, to_front
-from primitives.structure import broadcast_in_dim, concatenate, expand_dims, index_in_dim
 
 __all__ = ["RandomAlgorithm", "rng_bit_generator_p", "rng_uniform_p"]
 

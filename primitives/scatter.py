@@ -18,14 +18,9 @@ numbers, shared scatter rules, gather and scatter-add, which these derivatives u
 from __future__ import annotations
 
 import numpy as np
-
-from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
-from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import ShapedArray
-from primitives import elementwise as ew
-from primitives._rules import aval_of
-from primitives.gather import (
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives._rules import aval_of
+from funcgrad.primitives.gather import (
     ScatterDimensionNumbers,  # noqa: F401 - named in the doctests
     _declare_scatter,
     _inverse_gather,
@@ -36,7 +31,12 @@ from primitives.gather import (
     _zeros_like_aval,
     scatter_add_p,
 )
-from primitives.structure import iota, reshape
+from funcgrad.primitives.structure import iota, reshape
+
+from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ShapedArray
 
 
 def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, mode, **flags):

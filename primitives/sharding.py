@@ -38,16 +38,17 @@ from __future__ import annotations
 
 import math
 
+from funcgrad.primitives import collectives as co
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import structure as st
+from funcgrad.primitives.call import jit_p
+
 from funcgrad.kernel import batching, core
 from funcgrad.kernel.ad import Zero, deflinear, instantiate, is_undefined_primal
 from funcgrad.kernel.callkit import DerivedJaxprs, derived_jvp, derived_partial_eval, derived_transpose
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from primitives import collectives as co
-from primitives import elementwise as ew
-from primitives import structure as st
-from primitives.call import jit_p
 
 __all__ = ["mesh_frames", "meshes_in", "shard_map_p", "sharding_constraint_p"]
 

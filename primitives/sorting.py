@@ -21,14 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-
-from funcgrad.kernel.ad import Zero, deflinear, jvp_flat
-from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.ir import ShapedArray
-from primitives import elementwise as ew
-from primitives._rules import aval_of, checked_impl, to_front
-from primitives.gather import GatherDimensionNumbers, GatherScatterMode, gather_p
-from primitives.structure import (
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives._rules import aval_of, checked_impl, to_front
+from funcgrad.primitives.gather import GatherDimensionNumbers, GatherScatterMode, gather_p
+from funcgrad.primitives.structure import (
     broadcast_in_dim,
     broadcasted_iota,
     concatenate,
@@ -36,6 +32,10 @@ from primitives.structure import (
     rev,
     slice_in_dim,
 )
+
+from funcgrad.kernel.ad import Zero, deflinear, jvp_flat
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ShapedArray
 
 # ----------------------------------------------------------------------------------------------
 # sort

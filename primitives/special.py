@@ -16,11 +16,11 @@ refused (JAX's ``lax.zeta`` has none; ``funcgrad.scipy.special.zeta`` has one, f
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives._rules import aval_of, naryop, scalar_like, unop
+from funcgrad.primitives.elementwise import abs_, add, div, lt_p, mul, neg, select, sign, sub
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.hooks import hooks
-from primitives._rules import aval_of, naryop, scalar_like, unop
-from primitives.elementwise import abs_, add, div, lt_p, mul, neg, select, sign, sub
 
 __all__ = ["bessel_i0e_p", "bessel_i1e_p", "zeta_p"]
 

@@ -24,15 +24,15 @@ failures give NaN (NOTE: [factorisation failures] in ``primitives/linalg.py``).
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import _matrix as mx
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import structure as st
+from funcgrad.primitives._rules import aval_of
+from funcgrad.primitives.linalg import solve_square, sym_from_triangle
 
 from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.ir import ShapedArray
-from primitives import _matrix as mx
-from primitives import elementwise as ew
-from primitives import reductions as red
-from primitives import structure as st
-from primitives._rules import aval_of
-from primitives.linalg import solve_square, sym_from_triangle
 
 __all__ = [
     "eig",

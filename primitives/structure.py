@@ -15,6 +15,8 @@ Data-dependent indexing (dynamic_slice, gather, scatter) is in ``primitives.inde
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives._rules import aval_of, checked_impl, move_to_front, to_front
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import defjvp_zero, deflinear, is_undefined_primal
@@ -22,8 +24,6 @@ from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
-from primitives import elementwise as ew
-from primitives._rules import aval_of, checked_impl, move_to_front, to_front
 
 # ----------------------------------------------------------------------------------------------
 # broadcast_in_dim: operand dims map to `broadcast_dimensions` of the result

@@ -31,6 +31,9 @@ monoid primitives above, as in JAX).
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives._rules import aval_of, checked_impl, to_front
+from funcgrad.primitives.conv import conv_general_vjp_lhs_padding, dilate_pad, dilate_shape, window_view
+from funcgrad.primitives.structure import pad, slice_
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
@@ -39,9 +42,6 @@ from funcgrad.kernel.batching import vmap_flat
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from primitives._rules import aval_of, checked_impl, to_front
-from primitives.conv import conv_general_vjp_lhs_padding, dilate_pad, dilate_shape, window_view
-from primitives.structure import pad, slice_
 
 __all__ = [
     "reduce_window_max_p",

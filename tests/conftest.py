@@ -44,6 +44,19 @@ def pytest_xdist_auto_num_workers(config):
 collect_ignore = ["suites"]
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """The layers import only as ``funcgrad.primitives``/``funcgrad.xla_bridge`` (design.md, one
+    namespace). The repository root is on sys.path while testing, so a stray ``import primitives``
+    in a test or a docstring example would load a second copy of a layer (with its own registries);
+    this makes such an import fail the run instead of passing by accident."""
+    import sys
+
+    strays = sorted(m for m in sys.modules if m.split(".")[0] in ("primitives", "xla_bridge"))
+    if strays:
+        print(f"\nA layer was imported under its folder name instead of funcgrad.*: {strays[:5]}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from funcgrad.xla_bridge import dispatch
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.kernel import array as karray
-from xla_bridge import dispatch
 
 ROOT = Path(__file__).resolve().parent.parent
 

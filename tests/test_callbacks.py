@@ -10,11 +10,11 @@ import textwrap
 
 import numpy as np
 import pytest
+from funcgrad.xla_bridge import XlaBridgeError
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import debug, lax
-from xla_bridge import XlaBridgeError
 
 F64 = funcgrad.ShapeDtypeStruct((), np.float64)
 

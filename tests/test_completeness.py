@@ -16,7 +16,7 @@ import importlib.util
 
 import pytest
 
-import primitives
+from funcgrad import primitives
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 
@@ -112,20 +112,20 @@ def test_kernel_hooks_answer_protocol_probes_with_attribute_error():
 
 def _lowering_rules():
     if (
-        importlib.util.find_spec("xla_bridge") is None
-        or importlib.util.find_spec("xla_bridge.lowering") is None
+        importlib.util.find_spec("funcgrad.xla_bridge") is None
+        or importlib.util.find_spec("funcgrad.xla_bridge.lowering") is None
     ):
         return None
-    lowering = importlib.import_module("xla_bridge.lowering")
-    if importlib.util.find_spec("xla_bridge.rules") is not None:
-        importlib.import_module("xla_bridge.rules")  # registering the rules is importing them
+    lowering = importlib.import_module("funcgrad.xla_bridge.lowering")
+    if importlib.util.find_spec("funcgrad.xla_bridge.rules") is not None:
+        importlib.import_module("funcgrad.xla_bridge.rules")  # registering the rules is importing them
     return lowering.lowering_rules
 
 
 def test_every_primitive_has_a_lowering():
     rules = _lowering_rules()
     if rules is None:
-        pytest.xfail("xla_bridge.lowering does not exist yet: no primitive can be lowered")
+        pytest.xfail("funcgrad.xla_bridge.lowering does not exist yet: no primitive can be lowered")
     missing = _missing(lambda p: p in rules)
     if missing:
         pytest.xfail(

@@ -5,20 +5,20 @@ against eager, and every jaxpr through the type checker.
 
 from __future__ import annotations
 
+import funcgrad.xla_bridge.runtime as rt
 import numpy as np
 import pytest
+from funcgrad.primitives.control_flow import cond_p, scan_p, while_p
+from funcgrad.xla_bridge.lowering import lower_jaxpr
 
 import funcgrad
 import funcgrad.numpy as fnp
-import xla_bridge.runtime as rt
 from funcgrad._control_flow import ReverseModeWhileLoopError, cond, fori_loop, scan, switch, while_loop
 from funcgrad._control_flow import map as lax_map
 from funcgrad.kernel import ir
 from funcgrad.kernel import tree_util as tu
 from funcgrad.testing import check_grads
-from primitives.control_flow import cond_p, scan_p, while_p
 from tests._checks import assert_close, typecheck
-from xla_bridge.lowering import lower_jaxpr
 
 
 def _eqn_prims(closed) -> set:

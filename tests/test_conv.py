@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from funcgrad.primitives.conv import conv_general_dilated_p
 
 import funcgrad
 from funcgrad import lax
-from primitives.conv import conv_general_dilated_p
 
 jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
 jax.config.update("jax_enable_x64", True)
@@ -253,7 +253,7 @@ def test_complex_convolution_matches_jax():
     np.testing.assert_allclose(
         np.asarray(funcgrad.jit(lambda x, w: lax.conv(x, w, (2,), "SAME"))(x, w)), want
     )
-    from primitives import conv as cv
+    from funcgrad.primitives import conv as cv
 
     dn = cv.ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2))
     eager = cv.conv_general_dilated(
@@ -343,7 +343,7 @@ def test_bad_dimension_numbers_and_dtypes():
 def test_grouped_convolution_as_patches(lhs_shape, rhs_shape, strides, padding, lhs_dil, rhs_dil, dn, groups):
     # NOTE: [convolution as patches]: XLA's own grouped convolution and the oracle agree with the
     # im2col lowering (both slicing orders: by kernel offset and by output position).
-    from xla_bridge.rules import conv as rules
+    from funcgrad.xla_bridge.rules import conv as rules
 
     x, w = _pair(lhs_shape, rhs_shape)
 

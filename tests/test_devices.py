@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import funcgrad
-import xla_bridge
+from funcgrad import xla_bridge
 
 
 def test_cpu_devices():
@@ -15,7 +15,7 @@ def test_cpu_devices():
 
 
 def test_cuda_unavailable_message():
-    from xla_bridge import plugins
+    from funcgrad.xla_bridge import plugins
 
     if plugins.find_cuda_plugin() is not None:  # pragma: no cover - machines with the plugin
         pytest.skip("a CUDA plugin is installed here")

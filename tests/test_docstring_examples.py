@@ -26,8 +26,7 @@ import pkgutil
 import pytest
 
 import funcgrad
-import primitives
-import xla_bridge
+from funcgrad import primitives, xla_bridge
 
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 

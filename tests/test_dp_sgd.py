@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from funcgrad.primitives.conv import conv_general_dilated_p
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax, nn, random
 from funcgrad import tree_util as tu
-from primitives.conv import conv_general_dilated_p
 
 DN = ("NHWC", "HWIO", "NHWC")
 L2_CLIP, NOISE = 1.5, 1.1

@@ -16,12 +16,12 @@ import re
 import numpy as np
 import pytest
 import scipy.linalg as sla
+from funcgrad.xla_bridge.lowering import LoweringError, lower_jaxpr
 
 import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad.scipy.linalg as fsl
 from funcgrad import lax
-from xla_bridge.lowering import LoweringError, lower_jaxpr
 
 RNG = np.random.default_rng(7)
 SPD = np.eye(4) * 3 + 0.1
@@ -123,7 +123,7 @@ def test_callbacks_call_the_platforms_handler():
 
 
 def test_a_missing_companion_wheel_names_the_pip_command(monkeypatch):
-    from xla_bridge import plugins
+    from funcgrad.xla_bridge import plugins
 
     monkeypatch.setattr(plugins, "_cuda_extension", [None])  # as where jax-cudaNN-plugin is absent
     monkeypatch.setattr(plugins, "_solvers_registered", [])

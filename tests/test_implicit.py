@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from funcgrad.primitives.implicit import custom_linear_solve_p, custom_root_p
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.testing import check_grads
-from primitives.implicit import custom_linear_solve_p, custom_root_p
 
 RNG = np.random.default_rng(0)
 A = RNG.normal(size=(4, 4)) + 4 * np.eye(4)

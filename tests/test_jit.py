@@ -17,7 +17,7 @@ import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
-import xla_bridge
+from funcgrad import xla_bridge
 from funcgrad.jitting import RetraceWarning, jit
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
@@ -448,7 +448,7 @@ def test_mismatched_inputs_are_rejected_before_xla():
         compiled(np.ones(3, np.int32))
     with pytest.raises(TypeError, match="expects f32\\[3\\]"):
         compiled(np.ones(4, np.float32))
-    from primitives.call import jit_p
+    from funcgrad.primitives.call import jit_p
 
     closed = f.trace(np.ones(3, np.float32)).jaxpr
     with pytest.raises(TypeError, match="f32\\[3\\]"):
@@ -512,7 +512,7 @@ def run_py(code: str, env: dict | None = None) -> dict:
 CACHED = """
 import json, numpy as np
 import funcgrad, funcgrad.numpy as fnp
-from xla_bridge import compile_cache
+from funcgrad.xla_bridge import compile_cache
 f = funcgrad.jit(lambda x: fnp.tanh(x) @ x.T)
 out = np.asarray(f(np.ones((3, 3), np.float32))).tolist()
 print(json.dumps({"stats": compile_cache.stats(), "out": out}))
@@ -531,8 +531,8 @@ def test_persistent_cache_skips_compilation_in_a_second_process(tmp_path):
 def test_experimental_compilation_cache_module_turns_the_cache_on(tmp_path):
     # jax's older switch: set_cache_dir in the program instead of the environment variable.
     code = CACHED.replace(
-        "from xla_bridge import compile_cache\n",
-        "from xla_bridge import compile_cache\n"
+        "from funcgrad.xla_bridge import compile_cache\n",
+        "from funcgrad.xla_bridge import compile_cache\n"
         "from funcgrad.experimental.compilation_cache import compilation_cache as cc\n"
         f"cc.set_cache_dir({str(tmp_path)!r}); cc.reset_cache()\n",
     )

@@ -15,7 +15,7 @@ SCRIPT = textwrap.dedent(
     """
     import numpy as np
     import funcgrad, funcgrad.numpy as fnp
-    from xla_bridge.lowering import HOIST_CONST_ELEMENTS
+    from funcgrad.xla_bridge.lowering import HOIST_CONST_ELEMENTS
 
     n = 2 * HOIST_CONST_ELEMENTS
     A = np.arange(n, dtype=np.float64) / n

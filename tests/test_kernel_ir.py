@@ -221,7 +221,15 @@ def test_concretization_error_names_the_argument():
 
 
 @pytest.mark.parametrize(
-    "first", ["primitives", "xla_bridge", "funcgrad", "funcgrad.numpy", "funcgrad.core", "funcgrad.kernel"]
+    "first",
+    [
+        "funcgrad.primitives",
+        "funcgrad.xla_bridge",
+        "funcgrad",
+        "funcgrad.numpy",
+        "funcgrad.core",
+        "funcgrad.kernel",
+    ],
 )
 def test_import_order(first):
     code = (

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from funcgrad.primitives import reductions as red
 
 import funcgrad
 from funcgrad import lax
 from funcgrad.testing import check_grads
-from primitives import reductions as red
 
 jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
 jax.config.update("jax_enable_x64", True)

@@ -289,7 +289,7 @@ def test_bad_input_is_reported_before_xla(call, match):
 
 
 def test_primitive_errors_name_the_operation():
-    from primitives import linalg as pla
+    from funcgrad.primitives import linalg as pla
 
     with pytest.raises(ValueError, match="triangular_solve: b must have 3 rows"):
         pla.triangular_solve(np.eye(3), np.ones((2, 2)), left_side=True)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg as sl
+from funcgrad.primitives import linalg as pla
+from funcgrad.primitives import spectral as psp
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.testing import check_grads
-from primitives import linalg as pla
-from primitives import spectral as psp
 
 RNG = np.random.default_rng(11)
 

@@ -16,24 +16,24 @@ import os
 import subprocess
 import sys
 
+import funcgrad.xla_bridge.rules  # noqa: F401 - registers every lowering rule
 import numpy as np
 import op_db  # the operator table (tests/op_db.py) drives the jit-vs-eager check of every primitive
 import pytest
+from funcgrad.primitives import dot as dt
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import structure as st
+from funcgrad.xla_bridge.lowering import LoweringError, lower_jaxpr, lowering_rules, rule_modules
 
 import funcgrad
 import funcgrad.numpy as fnp
-import primitives
-import xla_bridge as xb
-import xla_bridge.rules
+from funcgrad import primitives, xla_bridge
+from funcgrad import xla_bridge as xb
 from funcgrad._remat import checkpoint_p
 from funcgrad.kernel import core
 from funcgrad.kernel import custom_derivatives as _custom_derivatives
 from funcgrad.kernel.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
-from primitives import dot as dt
-from primitives import elementwise as ew
-from primitives import reductions as red
-from primitives import structure as st
-from xla_bridge.lowering import LoweringError, lower_jaxpr, lowering_rules, rule_modules
 
 TOL = {np.dtype(np.float32): dict(rtol=2e-5, atol=2e-6), np.dtype(np.float64): dict(rtol=1e-12, atol=1e-13)}
 
@@ -359,7 +359,7 @@ def test_every_catalog_primitive_has_a_lowering():
 
 def _declared(module) -> list:
     """The primitives ``module`` declares: ``primitives_of(module)`` less those it only binds
-    through an import (``from primitives.gather import gather_p`` re-exports, not declares)."""
+    through an import (``from funcgrad.primitives.gather import gather_p`` re-exports, not declares)."""
     imported = {
         alias.asname or alias.name
         for node in ast.walk(ast.parse(inspect.getsource(module)))
@@ -382,7 +382,7 @@ def test_rule_modules_mirror_the_catalog_families():
     for family, module in owners.items():
         for p in _declared(module):
             assert p not in expected, f"{p.name} is declared in two families"
-            expected[p] = f"xla_bridge.rules.{family}"
+            expected[p] = f"funcgrad.xla_bridge.rules.{family}"
     wrong = {
         p.name: (rule_modules.get(p), want) for p, want in expected.items() if rule_modules.get(p) != want
     }
@@ -395,8 +395,8 @@ def test_rule_modules_mirror_the_catalog_families():
 def test_an_import_error_in_a_rule_module_is_not_swallowed():
     # A rule module that fails to import makes the bridge fail loudly, not lose a family.
     code = (
-        "import sys, primitives; sys.modules['primitives.bitcast'] = None\n"
-        "try:\n    import xla_bridge.lowering\nexcept ImportError as e:\n    print('raised', e.name)\n"
+        "import sys, funcgrad.primitives; sys.modules['funcgrad.primitives.bitcast'] = None\n"
+        "try:\n    import funcgrad.xla_bridge.lowering\nexcept ImportError as e:\n    print('raised', e.name)\n"
     )
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.run(
@@ -407,7 +407,7 @@ def test_an_import_error_in_a_rule_module_is_not_swallowed():
         env={**os.environ, "PYTHONPATH": root},
         timeout=120,
     )
-    assert proc.stdout.strip() == "raised primitives.bitcast", proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "raised funcgrad.primitives.bitcast", proc.stdout + proc.stderr
 
 
 def test_dot_general_impl_scalar_result_and_preferred_accumulation():
@@ -469,7 +469,7 @@ def test_op_db_xla_matches_eager(entry):
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 13])
 @batched
 def test_cumulative_scan_lengths(n, rng):
-    from primitives import sorting
+    from funcgrad.primitives import sorting
 
     x = rng.uniform(0.5, 1.5, (2, n)).astype(np.float64)
     for prim in (sorting.cumsum_p, sorting.cumprod_p, sorting.cummax_p, sorting.cummin_p):
@@ -482,8 +482,13 @@ def test_cumulative_scan_lengths(n, rng):
 
 @batched
 def test_gather_modes_out_of_bounds():
-    from primitives.gather import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather_p
-    from primitives.scatter import scatter_p
+    from funcgrad.primitives.gather import (
+        GatherDimensionNumbers,
+        GatherScatterMode,
+        ScatterDimensionNumbers,
+        gather_p,
+    )
+    from funcgrad.primitives.scatter import scatter_p
 
     x = np.arange(12.0).reshape(4, 3)
     idx = np.array([[0], [3], [5], [-2]], np.int32)

@@ -29,17 +29,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import reductions as red
 from hypothesis import given
 from hypothesis import strategies as st
 
 import funcgrad
-import primitives
+from funcgrad import primitives
 from funcgrad.kernel import batching, core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import UndefinedPrimal, Zero, backward_pass, instantiate
 from funcgrad.testing import check_grads
-from primitives import elementwise as ew
-from primitives import reductions as red
 from tests import op_db
 from tests._checks import assert_close, typecheck
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from funcgrad.primitives import elementwise as ew
 
 import funcgrad
 from funcgrad.testing import check_grads
-from primitives import elementwise as ew
 from tests._checks import assert_close
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import sorting as so
 
 import funcgrad
 from funcgrad.testing import check_grads
-from primitives import elementwise as ew
-from primitives import reductions as red
-from primitives import sorting as so
 from tests._checks import assert_close
 
 TIES = np.array([1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 0.0])

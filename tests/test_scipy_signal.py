@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.signal as ss
+from funcgrad.primitives.conv import conv_general_dilated_p
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.scipy import signal as fs
 from funcgrad.testing import check_grads
-from primitives.conv import conv_general_dilated_p
 
 RNG = np.random.default_rng(0)
 SHAPES = [

@@ -230,7 +230,7 @@ def test_the_numpy_interpreters_liberties_match_the_unrecorded_path(uncached, lo
 
 
 def test_simplify_joins_reshapes_and_broadcasts_and_drops_round_trips():
-    from primitives import structure as st
+    from funcgrad.primitives import structure as st
 
     def build(x, v):
         y = st.reshape(st.reshape(x, (6,)), (2, 3))  # back to x's shape: x itself
@@ -252,8 +252,8 @@ def test_simplify_joins_reshapes_and_broadcasts_and_drops_round_trips():
 def test_the_interpreter_keeps_a_broadcast_whose_reader_needs_its_shape():
     # add(broadcast(a), broadcast(b)): neither operand has the result's shape, so neither
     # broadcast may be left to NumPy (the result would come out too small).
-    from primitives import elementwise as ew
-    from primitives import structure as st
+    from funcgrad.primitives import elementwise as ew
+    from funcgrad.primitives import structure as st
 
     a, b = Var(ShapedArray((3,), np.float64)), Var(ShapedArray((2,), np.float64))
     ab = Var(ShapedArray((2, 3), np.float64))

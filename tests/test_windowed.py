@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from funcgrad.primitives import windowed as wd
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.testing import check_grads
-from primitives import windowed as wd
 
 jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
 jax.config.update("jax_enable_x64", True)
@@ -183,7 +183,7 @@ def test_reduce_window_errors():
 def test_select_and_scatter_unrolled_equals_xla(monkeypatch, select, window, strides, padding):
     # NOTE: [unrolled select and scatter]: the unrolled lowering picks what XLA's
     # select_and_scatter picks, ties (few distinct values) and NaNs included.
-    from xla_bridge.rules import windowed as rules
+    from funcgrad.xla_bridge.rules import windowed as rules
 
     x = np.round(RNG.standard_normal((3, 7, 6, 4)) * 1.5)
     x[0, 1, 2, :] = np.nan

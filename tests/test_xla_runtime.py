@@ -22,15 +22,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # plain `pytest` from anywhere: make the packages importable
     sys.path.insert(0, str(ROOT))
 
-import xla_bridge as xb  # noqa: E402 - after the sys.path fix above
-from xla_bridge import compile_cache, plugins, runtime  # noqa: E402
-from xla_bridge.dtypes import (  # noqa: E402
+from funcgrad.xla_bridge import compile_cache, plugins, runtime  # noqa: E402
+from funcgrad.xla_bridge.dtypes import (  # noqa: E402
     SUPPORTED_DTYPES,
     dense_attr,
     main_signature,
     mlir_element_type,
     mlir_tensor_type,
 )
+
+from funcgrad import xla_bridge as xb  # noqa: E402 - after the sys.path fix above
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -471,7 +472,7 @@ def test_cuda_plugin_package_found_without_running_it(tmp_path):
     proc = run_py(
         """
         import json, xla_bridge as xb
-        from xla_bridge import plugins
+        from funcgrad.xla_bridge import plugins
         p = plugins.find_cuda_plugin()
         try:
             xb.get_backend("cuda")
@@ -520,7 +521,7 @@ def test_import_is_cheap_and_lazy():
         import json, sys, xla_bridge
         heavy = [m for m in ("numpy", "jaxlib", "jaxlib._jax") if m in sys.modules]
         xla_bridge.get_cache_dir  # a lazy attribute that does not need jaxlib
-        from xla_bridge import runtime  # imports jaxlib, but must not start a client
+        from funcgrad.xla_bridge import runtime  # imports jaxlib, but must not start a client
         print(json.dumps({"heavy": heavy, "all": sorted(xla_bridge.__all__),
                           "clients": len(runtime._backends),
                           "lazy": sorted(set(xla_bridge._LAZY) | set(xla_bridge._SUBMODULES))}))
@@ -536,8 +537,8 @@ import json, sys, time, warnings
 import numpy as np, ml_dtypes
 warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as w:
-    import xla_bridge as xb
-    from xla_bridge import compile_cache
+    from funcgrad import xla_bridge as xb
+    from funcgrad.xla_bridge import compile_cache
     text = '''func.func public @main(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
   %c = stablehlo.multiply %a, %b : tensor<3xf32>
   return %c : tensor<3xf32>
@@ -640,7 +641,7 @@ def test_several_cpu_devices(tmp_path):
         exe2 = xb.compile(text, [((2,), np.float64)], [((2,), np.float64)], device=devs[1])
         (out2,) = exe2([x1])
         res["cached"] = [xb.to_numpy(out2).tolist(), out2._sharding._fg_device.id]
-        from xla_bridge import compile_cache
+        from funcgrad.xla_bridge import compile_cache
         res["stats"] = compile_cache.stats()
         import sys
         res["jax"] = "jax" in sys.modules
@@ -669,7 +670,7 @@ _DISPATCH_PROBE = """
     from funcgrad import config
     if sys.argv[1:] == ["config"]:
         config.update("jax_cpu_enable_async_dispatch", True)
-    from xla_bridge import runtime
+    from funcgrad.xla_bridge import runtime
     x = np.random.default_rng(0).standard_normal((600, 600))
     f = funcgrad.jit(lambda a: fnp.tanh(a @ a) @ a)  # far above PJRT's 1000-flop inline limit
     y = f(x)
@@ -709,7 +710,7 @@ def test_several_cpu_devices_dispatch_asynchronously():
     import json
     import numpy as np
     import funcgrad
-    from xla_bridge import runtime
+    from funcgrad.xla_bridge import runtime
     try:
         x = funcgrad.jit(lambda a: a * 2)(np.ones(3))
         print(json.dumps({"devices": funcgrad.device_count(), "asynchronous": runtime.cpu_async_dispatch()}))

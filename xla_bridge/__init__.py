@@ -21,7 +21,7 @@ resolve lazily (module ``__getattr__``) from their submodules on first access:
 
 To export a new name, add it to ``_LAZY`` (name -> submodule) and ``__all__``. Example:
 
-    >>> import xla_bridge
+    >>> from funcgrad import xla_bridge
     >>> xla_bridge.get_backend("cpu").platform
     'cpu'
 """
@@ -123,9 +123,9 @@ __all__ = [
 # NOTE: [dispatch registration]
 # ``xla_bridge.dispatch`` registers the compiled impl of the ``jit`` primitive and the device
 # read-back of ``funcgrad.Array`` with the kernel when imported. ``funcgrad.jit`` imports it; here
-# it is imported only if the catalog is already loaded, because ``import xla_bridge`` alone must
+# it is imported only if the catalog is already loaded, because ``import funcgrad.xla_bridge`` alone must
 # not pull in numpy or the funcgrad kernel (tests/test_xla_runtime.py checks that it stays cheap).
-if "primitives.call" in sys.modules:
+if "funcgrad.primitives.call" in sys.modules:
     importlib.import_module(f"{__name__}.dispatch")
 
 

@@ -451,7 +451,7 @@ static PyMemberDef HotCall_members[] = {
    __dict__, __weakref__ and their GC support). */
 static PyTypeObject HotCall_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "xla_bridge._hot_call.HotCall",
+    .tp_name = "funcgrad.xla_bridge._hot_call.HotCall",
     .tp_basicsize = sizeof(HotCall),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "The hot path of a jitted call (see xla_bridge/dispatch.py, Dispatcher).",
@@ -527,7 +527,7 @@ static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, module_exec}, {0, NULL}}
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "xla_bridge._hot_call",
+    .m_name = "funcgrad.xla_bridge._hot_call",
     .m_doc = "The hot path of a jitted call in C (xla_bridge.dispatch.Dispatcher's base).",
     .m_size = 0,
     .m_methods = module_methods,

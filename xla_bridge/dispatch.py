@@ -83,6 +83,10 @@ import sys
 from typing import NamedTuple
 
 import numpy as np
+from funcgrad.primitives.call import jit_p
+from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
+from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
+from funcgrad.xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
 
 from funcgrad import kernel
 from funcgrad.kernel import core, ir
@@ -93,10 +97,6 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.numpy_plan import bounded_put
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.tree_util import registry as _registry
-from primitives.call import jit_p
-from xla_bridge.fastpath import fastpath_record, prepend_constants
-from xla_bridge.lowering import lower_jaxpr, xla_dtype
-from xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
 
 __all__ = [
     "Compiled",
@@ -132,7 +132,7 @@ def runtime():
     """
     global _runtime
     if _runtime is None:
-        from xla_bridge import runtime as rt  # noqa: PLC0415 - import-time cost, see docstring
+        from funcgrad.xla_bridge import runtime as rt  # noqa: PLC0415 - import-time cost, see docstring
 
         kernel.register(device_to_numpy=_make_to_numpy(rt.to_numpy))
         _runtime = rt
@@ -388,7 +388,7 @@ def eager_compiled(primitive, args, params):
     cache]).
 
     >>> import numpy as np, ml_dtypes
-    >>> from primitives.elementwise import neg_p
+    >>> from funcgrad.primitives.elementwise import neg_p
     >>> eager_compiled(neg_p, [np.array([1, 2], ml_dtypes.uint4)], {})
     Array([15, 14], dtype=uint4)
     """
@@ -639,7 +639,7 @@ class _PythonHotCall:
 _HotCall = _PythonHotCall
 if c_modules_wanted():
     with contextlib.suppress(ImportError):  # not built: no C compiler where it was installed
-        from xla_bridge import _hot_call
+        from funcgrad.xla_bridge import _hot_call
 
         _hot_call.configure(
             _state, _EvalTrace, _JAX_CONFIG, _ndarray, _SCALARS, Array, _from_buffer, _flatten, _KwStatics

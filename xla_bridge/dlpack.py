@@ -50,7 +50,8 @@ _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 def dlpack_to_numpy(buf, dt) -> np.ndarray:
     """A NumPy copy (of dtype ``dt``) of the CPU buffer ``buf``.
 
-    >>> import ml_dtypes, xla_bridge as xb
+    >>> import ml_dtypes
+    >>> from funcgrad import xla_bridge as xb
     >>> x = xb.device_put(np.array([1.5, 2.5], ml_dtypes.bfloat16), xb.devices("cpu")[0])
     >>> dlpack_to_numpy(x, np.dtype(ml_dtypes.bfloat16))
     array([1.5, 2.5], dtype=bfloat16)

@@ -27,12 +27,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from funcgrad.xla_bridge.dtypes import SUB_BYTE_WIDE, dense_attr, mlir_element_type
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal
-from xla_bridge.dtypes import SUB_BYTE_WIDE, dense_attr, mlir_element_type
 
 __all__ = [
     "FunctionBuilder",
@@ -70,10 +70,10 @@ def register(*primitives: Primitive):
     """Decorator: register ``rule`` as the lowering of each primitive (NOTE: [lowering rule
     signature]); the calling module is recorded in ``rule_modules``.
 
-    >>> import xla_bridge.lowering  # imports every rule module
-    >>> from primitives.elementwise import neg_p
+    >>> import funcgrad.xla_bridge.lowering  # imports every rule module
+    >>> from funcgrad.primitives.elementwise import neg_p
     >>> lowering_rules[neg_p].__name__, rule_modules[neg_p]
-    ('_neg', 'xla_bridge.rules.elementwise')
+    ('_neg', 'funcgrad.xla_bridge.rules.elementwise')
     """
     module = sys._getframe(1).f_globals.get("__name__", "?")
 

@@ -44,12 +44,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import funcgrad.xla_bridge.rules  # noqa: F401 - registers every lowering rule with the emitter
 import numpy as np
-
-import xla_bridge.rules  # noqa: F401 - registers every lowering rule with the emitter
-from funcgrad.kernel.ir import ClosedJaxpr
-from xla_bridge.dtypes import aval as _interned_aval
-from xla_bridge.emitter import (
+from funcgrad.xla_bridge.dtypes import aval as _interned_aval
+from funcgrad.xla_bridge.emitter import (
     FunctionBuilder,
     LoweringError,
     ModuleBuilder,
@@ -62,6 +60,8 @@ from xla_bridge.emitter import (
     rule_modules,
     xla_dtype,
 )
+
+from funcgrad.kernel.ir import ClosedJaxpr
 
 __all__ = [
     "HOIST_CONST_ELEMENTS",

@@ -11,9 +11,8 @@ profile plugin reads it) and ``<host>.trace.json.gz`` (a Chrome/Perfetto trace).
 
 from __future__ import annotations
 
+from funcgrad.xla_bridge import runtime
 from jaxlib import _profiler
-
-from xla_bridge import runtime
 
 __all__ = ["ProfileOptions", "ProfilerSession", "TraceMe", "heap_profile", "start_server"]
 

@@ -24,15 +24,15 @@ use: it loads jaxlib). Never the surface: shardings arrive as ``sharded.MeshShar
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives.sharding import meshes_in, shard_map_p
+from funcgrad.xla_bridge import sharded
+from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
+from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
+from funcgrad.xla_bridge.meshes import SpmdLowering
 
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.ir import Var
-from primitives.sharding import meshes_in, shard_map_p
-from xla_bridge import sharded
-from xla_bridge.fastpath import fastpath_record, prepend_constants
-from xla_bridge.lowering import lower_jaxpr, xla_dtype
-from xla_bridge.meshes import SpmdLowering
 
 __all__ = [
     "SpmdCompiled",

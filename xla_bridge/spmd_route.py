@@ -9,9 +9,10 @@ route] in xla_bridge/spmd.py).
 
 from __future__ import annotations
 
+from funcgrad.primitives.sharding import meshes_in
+
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
-from primitives.sharding import meshes_in
 
 __all__ = ["eager_on_devices", "needs_spmd", "spmd"]
 
@@ -23,7 +24,7 @@ def spmd():
     loads jaxlib, which ``import funcgrad`` must not (import-time cost, as ``runtime()``)."""
     global _spmd
     if _spmd is None:
-        from xla_bridge import spmd as module  # noqa: PLC0415 - import-time cost, see docstring
+        from funcgrad.xla_bridge import spmd as module  # noqa: PLC0415 - import-time cost, see docstring
 
         _spmd = module
     return _spmd

@@ -41,12 +41,12 @@ from funcgrad.kernel.callkit import CallPrimitive
 from funcgrad.kernel.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from primitives import control_flow as cf
-from primitives import elementwise as ew
-from primitives import gather as ga
-from primitives import indexing as ix
-from primitives import scatter as sc
-from primitives.checks import check_p
+from funcgrad.primitives import control_flow as cf
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import gather as ga
+from funcgrad.primitives import indexing as ix
+from funcgrad.primitives import scatter as sc
+from funcgrad.primitives.checks import check_p
 
 # ----------------------------------------------------------------------------------------------
 # Error categories (the members of the sets passed as ``checkify(errors=...)``)

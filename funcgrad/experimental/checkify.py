@@ -54,7 +54,7 @@ from funcgrad.experimental._checkify_rules import (
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from primitives.checks import JaxRuntimeError, check_p
+from funcgrad.primitives.checks import JaxRuntimeError, check_p
 
 __all__ = [
     "Error",

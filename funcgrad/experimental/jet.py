@@ -30,8 +30,8 @@ from funcgrad.kernel import ad, core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.taylor import jet_flat
-from primitives import elementwise as _ew
-from primitives import structure as _st
+from funcgrad.primitives import elementwise as _ew
+from funcgrad.primitives import structure as _st
 
 __all__ = ["fact", "jet", "jet2", "taylor_derivatives", "zero_series", "zero_term"]
 

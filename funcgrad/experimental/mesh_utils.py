@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-import xla_bridge
+from funcgrad import xla_bridge
 
 __all__ = ["create_device_mesh", "create_hybrid_device_mesh"]
 

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 # What provides each entry, for the error raised when it is missing.
 _PROVIDERS = {
-    "add_any": "primitives",
-    "mul": "primitives",
-    "zeros": "primitives",
-    "full_like": "primitives",
-    "moveaxis": "primitives",
-    "broadcast_batch": "primitives",
-    "broadcast_in_dim": "primitives",
-    "reduce_sum": "primitives",
-    "sum_to_scalar": "primitives",
+    "add_any": "funcgrad.primitives",
+    "mul": "funcgrad.primitives",
+    "zeros": "funcgrad.primitives",
+    "full_like": "funcgrad.primitives",
+    "moveaxis": "funcgrad.primitives",
+    "broadcast_batch": "funcgrad.primitives",
+    "broadcast_in_dim": "funcgrad.primitives",
+    "reduce_sum": "funcgrad.primitives",
+    "sum_to_scalar": "funcgrad.primitives",
 }
 
 
@@ -57,7 +57,7 @@ class KernelHooks:
             raise AttributeError(name)
         raise RuntimeError(
             f"funcgrad kernel operation '{name}' is not registered: import {_PROVIDERS[name]} "
-            "(`import funcgrad.numpy` or `import primitives` does) before transforming functions."
+            "(`import funcgrad.numpy` or `import funcgrad.primitives` does) before transforming functions."
         )
 
 

@@ -23,10 +23,10 @@ import numpy as np
 
 from funcgrad.numpy._core import asarray, canonicalize_dtype, promote_args
 from funcgrad.numpy.contractions import einsum
-from primitives import conv as cv
-from primitives import structure as st
-from primitives.conv import ConvDimensionNumbers, conv_shape_tuple, dilate_shape, padtype_to_pads
-from primitives.dot import canonicalize_precision
+from funcgrad.primitives import conv as cv
+from funcgrad.primitives import structure as st
+from funcgrad.primitives.conv import ConvDimensionNumbers, conv_shape_tuple, dilate_shape, padtype_to_pads
+from funcgrad.primitives.dot import canonicalize_precision
 
 __all__ = [
     "ConvDimensionNumbers",

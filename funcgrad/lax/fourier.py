@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import asarray, aval
-from primitives import elementwise as ew
-from primitives import fft as fft_family
-from primitives.fft import FftType
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import fft as fft_family
+from funcgrad.primitives.fft import FftType
 
 __all__ = ["FftType", "fft"]
 

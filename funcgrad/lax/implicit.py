@@ -17,7 +17,7 @@ from collections.abc import Callable
 from funcgrad._control_flow import _trace
 from funcgrad.kernel import ad, core
 from funcgrad.kernel import tree_util as tu
-from primitives.implicit import custom_linear_solve_p, custom_root_p
+from funcgrad.primitives.implicit import custom_linear_solve_p, custom_root_p
 
 __all__ = ["custom_linear_solve", "custom_root"]
 

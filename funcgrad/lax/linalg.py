@@ -24,9 +24,9 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad._control_flow import while_loop
 from funcgrad.numpy import _linalg as _la
-from primitives import _matrix as mx
-from primitives import linalg as la
-from primitives import spectral as sp
+from funcgrad.primitives import _matrix as mx
+from funcgrad.primitives import linalg as la
+from funcgrad.primitives import spectral as sp
 
 __all__ = [
     "EigImplementation",

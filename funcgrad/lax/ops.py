@@ -21,12 +21,12 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._core import asarray, aval, canonicalize_dtype, constant, promote_args
-from primitives import bitcast as bc
-from primitives import complex as cx
-from primitives import dot as dt
-from primitives import elementwise as ew
-from primitives import reductions as red
-from primitives import structure as st
+from funcgrad.primitives import bitcast as bc
+from funcgrad.primitives import complex as cx
+from funcgrad.primitives import dot as dt
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "Precision",

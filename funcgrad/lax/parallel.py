@@ -29,9 +29,9 @@ from funcgrad.kernel import batching
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import asarray
-from primitives import collectives as co
-from primitives import elementwise as ew
-from primitives import structure as st
+from funcgrad.primitives import collectives as co
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "all_gather",

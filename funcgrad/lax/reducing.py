@@ -24,7 +24,7 @@ from funcgrad.lax import extras as lax_extras
 from funcgrad.lax import ops as lax_ops
 from funcgrad.lax.windowed import trace_reducer
 from funcgrad.numpy._core import asarray
-from primitives import reductions as red
+from funcgrad.primitives import reductions as red
 
 __all__ = ["reduce"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.numpy._core import asarray
-from primitives import rng
-from primitives.rng import RandomAlgorithm
+from funcgrad.primitives import rng
+from funcgrad.primitives.rng import RandomAlgorithm
 
 __all__ = ["RandomAlgorithm", "rng_bit_generator", "rng_uniform"]
 

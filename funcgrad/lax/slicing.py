@@ -16,11 +16,11 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import asarray, aval, constant, select
-from primitives import elementwise as ew
-from primitives import indexing as ix
-from primitives import sorting as srt
-from primitives import structure as st
-from primitives.gather import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import indexing as ix
+from funcgrad.primitives import sorting as srt
+from funcgrad.primitives import structure as st
+from funcgrad.primitives.gather import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 
 __all__ = [
     "GatherDimensionNumbers",

@@ -28,7 +28,7 @@ from funcgrad._control_flow import while_loop
 from funcgrad.kernel.custom_derivatives import SymbolicZero, custom_jvp
 from funcgrad.lax.ops import _bind, _operands, digamma, lgamma
 from funcgrad.numpy._core import call_custom
-from primitives import special as sp
+from funcgrad.primitives import special as sp
 
 __all__ = [
     "bessel_i0e",

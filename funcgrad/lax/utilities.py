@@ -16,9 +16,9 @@ import numpy as np
 from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import asarray
 from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
-from primitives.bitcast import reduce_precision_p
-from primitives.remat import optimization_barrier_p
-from primitives.structure import broadcast_in_dim
+from funcgrad.primitives.bitcast import reduce_precision_p
+from funcgrad.primitives.remat import optimization_barrier_p
+from funcgrad.primitives.structure import broadcast_in_dim
 
 __all__ = ["dtype", "empty", "optimization_barrier", "reduce_precision"]
 

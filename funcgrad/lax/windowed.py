@@ -26,9 +26,9 @@ from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.lax import ops as lax_ops
 from funcgrad.numpy import ufuncs as fnp_ufuncs
 from funcgrad.numpy._core import asarray, aval
-from primitives import windowed as wd
-from primitives.conv import dilate_shape, padtype_to_pads
-from primitives.windowed import reduce_window_shape_tuple
+from funcgrad.primitives import windowed as wd
+from funcgrad.primitives.conv import dilate_shape, padtype_to_pads
+from funcgrad.primitives.windowed import reduce_window_shape_tuple
 
 __all__ = ["reduce_window", "reduce_window_shape_tuple"]
 

@@ -37,7 +37,7 @@ from funcgrad.numpy._core import (
     promote_args_inexact,
     select,
 )
-from primitives import elementwise as ew
+from funcgrad.primitives import elementwise as ew
 
 __all__ = [
     "celu",

@@ -27,8 +27,8 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
-from primitives import elementwise as ew
-from primitives import structure as st
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "array",

@@ -20,7 +20,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
-from primitives import elementwise as ew
+from funcgrad.primitives import elementwise as ew
 
 __all__ = [
     "bfloat16",

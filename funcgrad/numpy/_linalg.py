@@ -31,12 +31,12 @@ from funcgrad.numpy import reductions
 from funcgrad.numpy._core import asarray, aval, broadcast_shapes, broadcast_to, call_custom, promote_args
 from funcgrad.numpy.manipulation import concatenate, expand_dims, reshape
 from funcgrad.numpy.sorting import argsort, cumprod
-from primitives import _matrix as mx
-from primitives import elementwise as ew
-from primitives import gather as gather_ops
-from primitives import linalg as la
-from primitives import structure as st
-from primitives.implicit import custom_linear_solve_p
+from funcgrad.primitives import _matrix as mx
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import gather as gather_ops
+from funcgrad.primitives import linalg as la
+from funcgrad.primitives import structure as st
+from funcgrad.primitives.implicit import custom_linear_solve_p
 
 T, H, matmul, tril, triu, diagonal = mx.T, mx.H, mx.matmul, mx.tril, mx.triu, mx.diagonal
 

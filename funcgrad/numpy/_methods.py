@@ -30,8 +30,8 @@ from funcgrad.numpy import (
     ufuncs,
 )
 from funcgrad.numpy._core import asarray, canonicalize_dtype
-from primitives import bitcast as bc
-from primitives import complex as cx
+from funcgrad.primitives import bitcast as bc
+from funcgrad.primitives import complex as cx
 
 _ARRAY_LIKE = (Array, core.Tracer, np.ndarray, np.generic, *python_scalar_types, list, tuple)
 

@@ -22,9 +22,9 @@ import numpy as np
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.numpy._core import aval, constant, promote_args, select
-from primitives import complex as cx
-from primitives import elementwise as ew
-from primitives import sorting as srt
+from funcgrad.primitives import complex as cx
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import sorting as srt
 
 __all__ = [
     "angle",

@@ -32,9 +32,9 @@ from funcgrad.numpy._core import (
 from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.manipulation import expand_dims, moveaxis, ravel, reshape
 from funcgrad.numpy.ufuncs import multiply, subtract
-from primitives import dot as dt
-from primitives import reductions as red
-from primitives import structure as st
+from funcgrad.primitives import dot as dt
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "cross",

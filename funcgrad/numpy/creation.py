@@ -38,8 +38,8 @@ from funcgrad.numpy._core import (
 from funcgrad.numpy._dtypes import result_type
 from funcgrad.numpy.transcendental import floor
 from funcgrad.numpy.ufuncs import power
-from primitives import elementwise as ew
-from primitives import structure as st
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "arange",

@@ -29,10 +29,10 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import asarray, aval, constant, normalize_axis, place_on, promote_args_inexact
 from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.manipulation import moveaxis, roll
-from primitives import elementwise as ew
-from primitives import structure as st
-from primitives.fft import FftType
-from primitives.fft import fft as _fft_primitive
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import structure as st
+from funcgrad.primitives.fft import FftType
+from funcgrad.primitives.fft import fft as _fft_primitive
 
 __all__ = [
     "fft",

@@ -43,9 +43,9 @@ from funcgrad.numpy.ufuncs import (
     sign,
     where3,
 )
-from primitives import bitcast as bc
-from primitives import elementwise as ew
-from primitives import special as sp
+from funcgrad.primitives import bitcast as bc
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import special as sp
 
 __all__ = [
     "bitwise_count",

@@ -39,9 +39,9 @@ from funcgrad.numpy._core import (
     promote_args,
     select,
 )
-from primitives import elementwise as ew
-from primitives import indexing as ix
-from primitives import structure as st
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import indexing as ix
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "NonConcreteBooleanIndexError",

@@ -48,10 +48,10 @@ from funcgrad.numpy.lookup import take_along_axis
 from funcgrad.numpy.manipulation import expand_dims, matrix_transpose, moveaxis, reshape, squeeze
 from funcgrad.numpy.sorting import argsort
 from funcgrad.numpy.transcendental import safe_sqrt
-from primitives import _matrix as mx
-from primitives import elementwise as ew
-from primitives import linalg as la
-from primitives import spectral as sp
+from funcgrad.primitives import _matrix as mx
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import linalg as la
+from funcgrad.primitives import spectral as sp
 
 __all__ = [
     "EigResult",

@@ -35,7 +35,7 @@ from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
 from funcgrad.numpy.manipulation import moveaxis, ravel, reshape, stack
 from funcgrad.numpy.sorting import cumsum
 from funcgrad.numpy.ufuncs import as_bool, remainder, where3
-from primitives import elementwise as ew
+from funcgrad.primitives import elementwise as ew
 
 __all__ = [
     "argwhere",

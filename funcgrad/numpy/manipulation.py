@@ -31,11 +31,11 @@ from funcgrad.numpy._core import (
     static_shape,
 )
 from funcgrad.numpy.indexing import getitem
-from primitives import elementwise as ew
-from primitives import indexing as ix
-from primitives import reductions as red
-from primitives import sorting as srt
-from primitives import structure as st
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import indexing as ix
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import sorting as srt
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "array_split",

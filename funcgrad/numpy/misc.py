@@ -43,8 +43,8 @@ from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, s
 from funcgrad.numpy.sorting import argsort, searchsorted
 from funcgrad.numpy.transcendental import isnan, sqrt
 from funcgrad.numpy.ufuncs import as_bool
-from primitives import complex as cx
-from primitives import elementwise as ew
+from funcgrad.primitives import complex as cx
+from funcgrad.primitives import elementwise as ew
 
 __all__ = [
     "append",

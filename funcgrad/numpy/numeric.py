@@ -33,10 +33,10 @@ from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import concatenate, ravel, reshape
 from funcgrad.numpy.sorting import argsort, searchsorted
 from funcgrad.numpy.ufuncs import remainder, subtract
-from primitives import conv as cv
-from primitives import dot as dt
-from primitives import elementwise as ew
-from primitives import structure as st
+from funcgrad.primitives import conv as cv
+from funcgrad.primitives import dot as dt
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "astype",

@@ -19,8 +19,8 @@ from funcgrad.numpy._core import asarray, concrete_or_error, constant, convert
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import concatenate
 from funcgrad.numpy.sorting import median
-from primitives import elementwise as ew
-from primitives import structure as st
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "pad",

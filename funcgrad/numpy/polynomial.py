@@ -28,7 +28,7 @@ from funcgrad.numpy.misc import vander
 from funcgrad.numpy.numeric import convolve
 from funcgrad.numpy.transcendental import cos, exp, sqrt
 from funcgrad.numpy.ufuncs import abs, where3
-from primitives import special as sp
+from funcgrad.primitives import special as sp
 
 __all__ = [
     "bartlett",

@@ -34,9 +34,9 @@ from funcgrad.numpy._core import (
 from funcgrad.numpy.complexes import abs_squared
 from funcgrad.numpy.transcendental import isclose, isnan, safe_sqrt
 from funcgrad.numpy.ufuncs import as_bool
-from primitives import elementwise as ew
-from primitives import reductions as red
-from primitives import structure as st
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "all",

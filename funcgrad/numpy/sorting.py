@@ -33,9 +33,9 @@ from funcgrad.numpy.complexes import imag, real, reject_complex
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import expand_dims, moveaxis, ravel, reshape
 from funcgrad.numpy.transcendental import isnan
-from primitives import elementwise as ew
-from primitives import sorting as srt
-from primitives import structure as st
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import sorting as srt
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "argpartition",

@@ -28,9 +28,9 @@ from funcgrad.numpy._core import (
     select,
 )
 from funcgrad.numpy.complexes import reject_complex
-from primitives import bitcast as bc
-from primitives import complex as cx
-from primitives import elementwise as ew
+from funcgrad.primitives import bitcast as bc
+from funcgrad.primitives import complex as cx
+from funcgrad.primitives import elementwise as ew
 
 __all__ = [
     "acos",

@@ -32,8 +32,8 @@ from funcgrad.numpy._core import (
     shape_of,
 )
 from funcgrad.numpy.complexes import lexicographic, reject_complex
-from primitives import bitcast as bc
-from primitives import elementwise as ew
+from funcgrad.primitives import bitcast as bc
+from funcgrad.primitives import elementwise as ew
 
 __all__ = [
     "abs",

@@ -28,10 +28,10 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.numpy._core import TypePromotionError
-from primitives import complex as cx
-from primitives import elementwise as ew
-from primitives import structure as st
-from primitives.bitcast import bitcast_convert_type
+from funcgrad.primitives import complex as cx
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import structure as st
+from funcgrad.primitives.bitcast import bitcast_convert_type
 
 __all__ = [
     "PRNGKey",

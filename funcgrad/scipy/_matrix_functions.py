@@ -23,9 +23,9 @@ import funcgrad.numpy as fnp
 from funcgrad import api, lax
 from funcgrad.lax import linalg as lax_linalg
 from funcgrad.numpy import _linalg as _la
-from primitives import _matrix as mx
-from primitives import linalg as la
-from primitives import spectral as sp
+from funcgrad.primitives import _matrix as mx
+from funcgrad.primitives import linalg as la
+from funcgrad.primitives import spectral as sp
 
 __all__ = ["expm", "expm_frechet", "funm", "polar", "rsf2csf", "solve_sylvester", "sqrtm"]
 

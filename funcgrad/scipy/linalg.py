@@ -22,6 +22,9 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.numpy import _linalg as _la
+from funcgrad.primitives import _matrix as mx
+from funcgrad.primitives import linalg as la
+from funcgrad.primitives import spectral as sp
 from funcgrad.scipy._matrix_functions import expm, expm_frechet, funm, polar, rsf2csf, solve_sylvester, sqrtm
 from funcgrad.scipy._special_matrices import (
     block_diag,
@@ -41,9 +44,6 @@ from funcgrad.scipy._special_matrices import (
     pascal,
     toeplitz,
 )
-from primitives import _matrix as mx
-from primitives import linalg as la
-from primitives import spectral as sp
 
 __all__ = [
     "block_diag",

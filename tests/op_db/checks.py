@@ -7,10 +7,11 @@ and the functionalization error are tested in tests/test_checkify.py.
 
 from __future__ import annotations
 
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives.checks import check_p
+
 from funcgrad.kernel import tree_util as tu
 from op_db._base import F64, I32, OpInfo, Sample, _arr, _shapes
-from primitives import elementwise as ew
-from primitives.checks import check_p
 
 _TREE = tu.tree_structure(((0,), {}))
 

@@ -11,9 +11,9 @@ compute on the stacked NumPy values.
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import collectives as co
 
 from op_db._base import ALL3, F64, FLOATS, I32, OpInfo, Sample, _arr, _distinct, _shapes
-from primitives import collectives as co
 
 N = 3
 AXIS = "i"

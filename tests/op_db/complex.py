@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import complex as cx
 
 from op_db._base import COMPLEX, FLOATS, OpInfo, Sample, _arr, _shapes
-from primitives import complex as cx
 
 
 def _part(prim, ref):

@@ -10,11 +10,11 @@ strided slices times kernel entries (a loop over offsets and groups, not an im2c
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import conv
 from hypothesis import strategies as st
 
 from funcgrad import lax
 from op_db._base import FLOATS, OpInfo, Sample, _arr
-from primitives import conv
 
 # (lhs shape, rhs shape, strides, padding, lhs_dilation, rhs_dilation, layout, fgc, bgc)
 CONFIGS = (

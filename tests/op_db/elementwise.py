@@ -5,6 +5,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import scipy.special as sp
+from funcgrad.primitives import bitcast as bc
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import remat
 from hypothesis import strategies as st
 
 from op_db._base import (
@@ -26,9 +29,6 @@ from op_db._base import (
     _one,
     _shapes,
 )
-from primitives import bitcast as bc
-from primitives import elementwise as ew
-from primitives import remat
 
 # ----------------------------------------------------------------------------------------------
 # Elementwise

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import fft as fft_family
+from funcgrad.primitives.fft import FftType
 from hypothesis import strategies as st
 
 from op_db._base import COMPLEX, FLOATS, OpInfo, Sample, _arr
-from primitives import fft as fft_family
-from primitives.fft import FftType
 
 
 def _ref(x, fft_type, fft_lengths):

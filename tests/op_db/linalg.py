@@ -12,11 +12,11 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from funcgrad.primitives import linalg as la
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from op_db._base import OpInfo, Sample
-from primitives import linalg as la
 
 
 def _batch():

@@ -7,11 +7,11 @@ each value lies in ``[a, b)``).
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import rng
 
 from funcgrad import lax
 from funcgrad import numpy as fnp
 from op_db._base import F32, F64, I32, OpInfo, Sample, _shapes
-from primitives import rng
 
 U8, U16, U32, U64 = (np.dtype(d) for d in ("uint8", "uint16", "uint32", "uint64"))
 

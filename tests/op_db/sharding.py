@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from funcgrad.primitives.sharding import sharding_constraint_p
 
 from op_db._base import ALL3, OpInfo, _one, _shapes
-from primitives.sharding import sharding_constraint_p
 
 
 @functools.cache

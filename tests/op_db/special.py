@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import scipy.special as sp
+from funcgrad.primitives import special
 
 from op_db._base import _arr, _away
 from op_db.elementwise import _pair, _uniform, binary, unary
-from primitives import special
 
 # fmt: off
 OPS = [

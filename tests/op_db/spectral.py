@@ -10,11 +10,11 @@ well separated (gaps >= 0.7) so that finite differences resolve the vector deriv
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import spectral as sp
 
 import funcgrad.numpy as fnp
 from op_db._base import OpInfo, Sample
 from op_db.linalg import matrix_shapes, normal, square_shapes
-from primitives import spectral as sp
 
 
 def _orthogonal(rng, n, batch):

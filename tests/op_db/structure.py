@@ -5,6 +5,11 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from funcgrad.primitives import dot
+from funcgrad.primitives import indexing as ix
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import sorting as so
+from funcgrad.primitives import structure as stc
 
 from op_db._base import (
     ALL3,
@@ -22,11 +27,6 @@ from op_db._base import (
     _one,
     _shapes,
 )
-from primitives import dot
-from primitives import indexing as ix
-from primitives import reductions as red
-from primitives import sorting as so
-from primitives import structure as stc
 
 # ----------------------------------------------------------------------------------------------
 # Structure

@@ -10,11 +10,11 @@ references loop over window offsets (or over windows) on an explicitly padded an
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import windowed as wd
 from hypothesis import strategies as st
 
 from funcgrad import lax
 from op_db._base import F32, F64, FLOATS, I32, OpInfo, Sample, _arr, _distinct
-from primitives import windowed as wd
 
 # (operand shape, window, strides, padding, base_dilation, window_dilation)
 CONFIGS = (

@@ -8,14 +8,13 @@ import sys
 
 import numpy as np
 import pytest
+from funcgrad.xla_bridge import spmd
 from jaxlib import xla_client
 
 import funcgrad
 import funcgrad.numpy as fnp
-import xla_bridge
-from funcgrad import lax
+from funcgrad import lax, xla_bridge
 from funcgrad.sharding import Mesh, NamedSharding, P, SingleDeviceSharding, make_mesh
-from xla_bridge import spmd
 
 MESH = make_mesh((8,), ("x",))
 MESH2 = make_mesh((2, 4), ("a", "b"))

@@ -11,9 +11,9 @@ NaN (a value with a NaN part) -- which the eager impls do, so the lowering does 
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.xla_bridge.emitter import aval_type, tensor_type
 
 from funcgrad.kernel import dtypes as _dt
-from xla_bridge.emitter import aval_type, tensor_type
 
 
 def complex_compare(fb, direction: str, a: str, b: str, aval) -> str:

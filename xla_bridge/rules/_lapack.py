@@ -32,10 +32,10 @@ import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from funcgrad.xla_bridge.emitter import LoweringError, aval_type, lower_closed, tensor_type
 
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
-from xla_bridge.emitter import LoweringError, aval_type, lower_closed, tensor_type
 
 I32 = np.dtype(np.int32)
 

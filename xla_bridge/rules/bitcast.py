@@ -6,8 +6,8 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 
 from __future__ import annotations
 
-from primitives.bitcast import bitcast_convert_type_p, reduce_precision_p
-from xla_bridge.emitter import aval_type, register, xla_dtype
+from funcgrad.primitives.bitcast import bitcast_convert_type_p, reduce_precision_p
+from funcgrad.xla_bridge.emitter import aval_type, register, xla_dtype
 
 
 @register(bitcast_convert_type_p)

@@ -10,8 +10,8 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 
 from __future__ import annotations
 
-from primitives.call import jit_p
-from xla_bridge.emitter import aval_type, register
+from funcgrad.primitives.call import jit_p
+from funcgrad.xla_bridge.emitter import aval_type, register
 
 
 @register(jit_p)

@@ -15,9 +15,8 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 from __future__ import annotations
 
 import numpy as np
-
-from primitives.callbacks import check_results, debug_callback_p, io_callback_p, pure_callback_p
-from xla_bridge.emitter import aval_type, register
+from funcgrad.primitives.callbacks import check_results, debug_callback_p, io_callback_p, pure_callback_p
+from funcgrad.xla_bridge.emitter import aval_type, register
 
 # XLA's Python callback handler per platform.
 CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "cuda": "xla_ffi_python_gpu_callback"}

@@ -11,8 +11,8 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 
 from __future__ import annotations
 
-from primitives.checks import FUNCTIONALIZATION_ERROR, check_p
-from xla_bridge.emitter import register
+from funcgrad.primitives.checks import FUNCTIONALIZATION_ERROR, check_p
+from funcgrad.xla_bridge.emitter import register
 
 
 @register(check_p)

@@ -17,9 +17,8 @@ gathered one goes and drops the split one.
 from __future__ import annotations
 
 import numpy as np
-
-from primitives import collectives as co
-from xla_bridge.emitter import LoweringError, aval_type, register, tensor_type, xla_dtype
+from funcgrad.primitives import collectives as co
+from funcgrad.xla_bridge.emitter import LoweringError, aval_type, register, tensor_type, xla_dtype
 
 
 def _spmd(ctx, what):

@@ -7,9 +7,10 @@ JAX lowers it.
 
 from __future__ import annotations
 
+from funcgrad.primitives import complex as cx
+from funcgrad.xla_bridge.emitter import aval_type, register
+
 from funcgrad.kernel import dtypes as _dt
-from primitives import complex as cx
-from xla_bridge.emitter import aval_type, register
 
 
 def _part(op: str):

@@ -21,9 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-
-from primitives.control_flow import cond_p, scan_p, while_p
-from xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
+from funcgrad.primitives.control_flow import cond_p, scan_p, while_p
+from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
 
 _I64 = tensor_type((), np.int64)
 _I32 = tensor_type((), np.int32)

@@ -27,10 +27,9 @@ convolution is a slow loop): ``k1 = (a+b) * c``, ``k2 = a * (d-c)``, ``k3 = b * 
 from __future__ import annotations
 
 import numpy as np
-
-from primitives.conv import WINDOW_PARAMS, conv_general_dilated_p
-from xla_bridge.emitter import ints, register, slice_attrs, tensor_type, xla_dtype
-from xla_bridge.rules.dot import precision_names
+from funcgrad.primitives.conv import WINDOW_PARAMS, conv_general_dilated_p
+from funcgrad.xla_bridge.emitter import ints, register, slice_attrs, tensor_type, xla_dtype
+from funcgrad.xla_bridge.rules.dot import precision_names
 
 
 def _layout(spec, first: str, second: str) -> str:

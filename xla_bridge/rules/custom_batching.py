@@ -8,8 +8,8 @@ Layer: xla_bridge (compiler half). Imports the catalog and ``xla_bridge.emitter`
 
 from __future__ import annotations
 
-from primitives.custom_batching import custom_vmap_call_p
-from xla_bridge.emitter import lower_closed, register
+from funcgrad.primitives.custom_batching import custom_vmap_call_p
+from funcgrad.xla_bridge.emitter import lower_closed, register
 
 
 @register(custom_vmap_call_p)

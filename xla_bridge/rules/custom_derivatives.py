@@ -12,8 +12,9 @@ Layer: xla_bridge (compiler half). Imports the kernel and ``xla_bridge.emitter``
 
 from __future__ import annotations
 
+from funcgrad.xla_bridge.emitter import lower_closed, register
+
 from funcgrad.kernel.custom_derivatives import custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
-from xla_bridge.emitter import lower_closed, register
 
 
 @register(custom_jvp_call_p)

@@ -12,9 +12,8 @@ int32 dot followed by ``!= 0``.
 from __future__ import annotations
 
 import numpy as np
-
-from primitives.dot import dot_general_p
-from xla_bridge.emitter import register, tensor_type, widen_sub_byte, xla_dtype
+from funcgrad.primitives.dot import dot_general_p
+from funcgrad.xla_bridge.emitter import register, tensor_type, widen_sub_byte, xla_dtype
 
 
 def _dims(xs) -> str:

@@ -13,11 +13,11 @@ them with the same algorithms JAX gets).
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import elementwise as ew
+from funcgrad.xla_bridge.emitter import aval_type, compare_type, register, tensor_type, xla_dtype
+from funcgrad.xla_bridge.rules._complex_order import complex_pick
 
 from funcgrad.kernel import dtypes as _fdt
-from primitives import elementwise as ew
-from xla_bridge.emitter import aval_type, compare_type, register, tensor_type, xla_dtype
-from xla_bridge.rules._complex_order import complex_pick
 
 # ----------------------------------------------------------------------------------------------
 # Unary ops with a direct StableHLO or CHLO counterpart

@@ -8,8 +8,8 @@ or registration is needed (shared/notes/jaxlib-linalg-fft-facts.md, section B).
 
 from __future__ import annotations
 
-from primitives import fft as fft_family
-from xla_bridge.emitter import aval_type, ints, register
+from funcgrad.primitives import fft as fft_family
+from funcgrad.xla_bridge.emitter import aval_type, ints, register
 
 
 @register(fft_family.fft_p)

@@ -14,11 +14,25 @@ scatters clamp the indices first.
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives.gather import (
+    GatherScatterMode,
+    _window_sizes,
+    default_fill_value,
+    gather_p,
+    scatter_add_p,
+)
+from funcgrad.xla_bridge.emitter import (
+    aval_type,
+    i64_array,
+    ints,
+    register,
+    slice_attrs,
+    tensor_type,
+    xla_dtype,
+)
+from funcgrad.xla_bridge.rules._complex_order import complex_pick
 
 from funcgrad.kernel.ir import ShapedArray
-from primitives.gather import GatherScatterMode, _window_sizes, default_fill_value, gather_p, scatter_add_p
-from xla_bridge.emitter import aval_type, i64_array, ints, register, slice_attrs, tensor_type, xla_dtype
-from xla_bridge.rules._complex_order import complex_pick
 
 
 def _gather_attr(dn, index_vector_dim, slice_sizes, sorted_):

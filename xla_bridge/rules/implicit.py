@@ -9,8 +9,8 @@ only define derivatives, which were taken before lowering.
 
 from __future__ import annotations
 
-from primitives.implicit import custom_linear_solve_p, custom_root_p, split_consts
-from xla_bridge.emitter import lower_closed, register
+from funcgrad.primitives.implicit import custom_linear_solve_p, custom_root_p, split_consts
+from funcgrad.xla_bridge.emitter import lower_closed, register
 
 
 @register(custom_linear_solve_p)

@@ -6,8 +6,8 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 
 from __future__ import annotations
 
-from primitives.indexing import dynamic_slice_p, dynamic_update_slice_p
-from xla_bridge.emitter import aval_type, i64_array, register
+from funcgrad.primitives.indexing import dynamic_slice_p, dynamic_update_slice_p
+from funcgrad.xla_bridge.emitter import aval_type, i64_array, register
 
 
 @register(dynamic_slice_p)

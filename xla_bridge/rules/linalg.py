@@ -20,13 +20,11 @@ calls]).
 from __future__ import annotations
 
 import numpy as np
-
-from funcgrad.kernel.ir import ShapedArray
-from primitives import _matrix as mx
-from primitives import linalg as la
-from primitives import structure as st
-from xla_bridge.emitter import aval_type, register
-from xla_bridge.rules._lapack import (
+from funcgrad.primitives import _matrix as mx
+from funcgrad.primitives import linalg as la
+from funcgrad.primitives import structure as st
+from funcgrad.xla_bridge.emitter import aval_type, register
+from funcgrad.xla_bridge.rules._lapack import (
     I32,
     char,
     cpu_only,
@@ -42,6 +40,8 @@ from xla_bridge.rules._lapack import (
     on_gpu,
     target,
 )
+
+from funcgrad.kernel.ir import ShapedArray
 
 
 @register(la.cholesky_p)

@@ -15,12 +15,19 @@ result is NumPy's first occurrence whatever order XLA combines elements in.
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import reductions as red
+from funcgrad.xla_bridge.emitter import (
+    i64_array,
+    lower_closed,
+    register,
+    tensor_type,
+    widen_sub_byte,
+    xla_dtype,
+)
+from funcgrad.xla_bridge.rules._complex_order import complex_compare, complex_pick
 
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.ir import ShapedArray
-from primitives import reductions as red
-from xla_bridge.emitter import i64_array, lower_closed, register, tensor_type, widen_sub_byte, xla_dtype
-from xla_bridge.rules._complex_order import complex_compare, complex_pick
 
 
 def _reduce(ctx, x, op, init_value, axes):

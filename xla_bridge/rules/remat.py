@@ -28,9 +28,8 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 from __future__ import annotations
 
 import numpy as np
-
-from primitives.remat import checkpoint_p, optimization_barrier_p
-from xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
+from funcgrad.primitives.remat import checkpoint_p, optimization_barrier_p
+from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
 
 _U32 = tensor_type((), np.uint32)
 _PRED = tensor_type((), np.bool_)

@@ -11,9 +11,8 @@ distribution.
 from __future__ import annotations
 
 import numpy as np
-
-from primitives import rng
-from xla_bridge.emitter import aval_type, register, tensor_type
+from funcgrad.primitives import rng
+from funcgrad.xla_bridge.emitter import aval_type, register, tensor_type
 
 _U32, _U64 = np.dtype("uint32"), np.dtype("uint64")
 _NAMES = {0: "DEFAULT", 1: "THREE_FRY", 2: "PHILOX"}

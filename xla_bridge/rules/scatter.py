@@ -8,9 +8,9 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog, ``xla_bridge.e
 
 from __future__ import annotations
 
-from primitives.scatter import scatter_max_p, scatter_min_p, scatter_mul_p, scatter_p
-from xla_bridge.emitter import register
-from xla_bridge.rules.gather import scatter_rule
+from funcgrad.primitives.scatter import scatter_max_p, scatter_min_p, scatter_mul_p, scatter_p
+from funcgrad.xla_bridge.emitter import register
+from funcgrad.xla_bridge.rules.gather import scatter_rule
 
 register(scatter_p)(scatter_rule(None))
 register(scatter_mul_p)(scatter_rule("stablehlo.multiply"))

@@ -16,9 +16,9 @@ identity.
 
 from __future__ import annotations
 
-from primitives.sharding import shard_map_p, sharding_constraint_p
-from xla_bridge.emitter import LoweringError, aval_type, lower_closed, register
-from xla_bridge.meshes import sdy_dims
+from funcgrad.primitives.sharding import shard_map_p, sharding_constraint_p
+from funcgrad.xla_bridge.emitter import LoweringError, aval_type, lower_closed, register
+from funcgrad.xla_bridge.meshes import sdy_dims
 
 
 def _types(ts) -> str:

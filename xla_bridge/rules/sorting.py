@@ -16,10 +16,8 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
 from __future__ import annotations
 
 import numpy as np
-
-from funcgrad.kernel import dtypes as _fdt
-from primitives import sorting
-from xla_bridge.emitter import (
+from funcgrad.primitives import sorting
+from funcgrad.xla_bridge.emitter import (
     aval_type,
     i64_array,
     register,
@@ -28,7 +26,9 @@ from xla_bridge.emitter import (
     widen_sub_byte,
     xla_dtype,
 )
-from xla_bridge.rules._complex_order import complex_pick
+from funcgrad.xla_bridge.rules._complex_order import complex_pick
+
+from funcgrad.kernel import dtypes as _fdt
 
 
 @register(sorting.sort_p)

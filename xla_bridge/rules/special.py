@@ -11,9 +11,8 @@ bfloat16 compute in float32 (the coefficients need its precision).
 from __future__ import annotations
 
 import numpy as np
-
-from primitives import special as sp
-from xla_bridge.emitter import aval_type, register
+from funcgrad.primitives import special as sp
+from funcgrad.xla_bridge.emitter import aval_type, register
 
 
 @register(sp.zeta_p)

@@ -19,12 +19,11 @@ in row-major layouts, as jax does); eig, schur, hessenberg and tridiagonal are C
 
 from __future__ import annotations
 
-from funcgrad.kernel.ir import ShapedArray
-from primitives import _matrix as mx
-from primitives import spectral as sp
-from primitives import structure as st
-from xla_bridge.emitter import register, tensor_type
-from xla_bridge.rules._lapack import (
+from funcgrad.primitives import _matrix as mx
+from funcgrad.primitives import spectral as sp
+from funcgrad.primitives import structure as st
+from funcgrad.xla_bridge.emitter import register, tensor_type
+from funcgrad.xla_bridge.rules._lapack import (
     char,
     cpu_only,
     empty_operands_as_constants,
@@ -39,6 +38,8 @@ from xla_bridge.rules._lapack import (
     on_gpu,
     target,
 )
+
+from funcgrad.kernel.ir import ShapedArray
 
 
 def _nan_all(fb, ctx, info, batch, outs):

@@ -6,8 +6,15 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 
 from __future__ import annotations
 
-from primitives import structure as st
-from xla_bridge.emitter import aval_type, i64_array, register, slice_attrs, tensor_type, widen_sub_byte
+from funcgrad.primitives import structure as st
+from funcgrad.xla_bridge.emitter import (
+    aval_type,
+    i64_array,
+    register,
+    slice_attrs,
+    tensor_type,
+    widen_sub_byte,
+)
 
 
 @register(st.broadcast_in_dim_p)

@@ -18,9 +18,8 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and ``xl
 from __future__ import annotations
 
 import numpy as np
-
-from primitives import windowed as wd
-from xla_bridge.emitter import (
+from funcgrad.primitives import windowed as wd
+from funcgrad.xla_bridge.emitter import (
     aval_type,
     i64_array,
     ints,

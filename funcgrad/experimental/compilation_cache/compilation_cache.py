@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import os
 
-import xla_bridge
-from funcgrad import _config
+from funcgrad import _config, xla_bridge
 
 __all__ = ["reset_cache", "set_cache_dir"]
 
