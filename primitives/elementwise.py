@@ -458,13 +458,17 @@ def floor(x):
 
 
 def _pow_jvp_x(t, x, y):
-    # d/dx x^y = y x^(y-1), taken as 0 where y == 0 (x^0 is constant), so 0^0 gives 0, not nan.
-    # The exponent is made safe first (the double-where trick): x^(y-1) is never evaluated at
-    # y == 0, so no inf appears there, at any order of differentiation.
-    y_is_zero = eq_p.bind(y, np.zeros((), aval_of(y).dtype))
-    safe_y = select(y_is_zero, hooks.full_like(y, 1), y)
-    jac = mul(safe_y, pow_(x, sub(safe_y, 1)))
-    return mul(t, select(y_is_zero, hooks.full_like(jac, 0), jac))
+    # d/dx x^y = y x^(y-1), JAX's rule for a float exponent, except at x == y == 0, where it is taken
+    # as 0 (x^0 is constant; jax's 0 * inf gives nan there). Only that point is masked, by the
+    # double-where trick (x becomes 1 there before the power, so no inf is ever formed at any order):
+    # masking all of y == 0 would cut the rule's dependence on y and zero the mixed derivative
+    # d/dy (y x^(y-1)) = 1/x at y == 0 (issue 33).
+    dtype = aval_of(x).dtype
+    zero_zero = and_p.bind(eq_p.bind(x, np.zeros((), dtype)), eq_p.bind(y, np.zeros((), dtype)))
+    x = _broadcast_like(x, x, y)
+    safe_x = select(zero_zero, hooks.full_like(x, 1), x)
+    jac = mul(y, pow_(safe_x, sub(y, 1)))
+    return mul(t, select(zero_zero, hooks.full_like(jac, 0), jac))
 
 
 def _pow_jvp_y(t, x, y):
