@@ -98,9 +98,13 @@ def _relu(x):
     return ew.max_p.bind(x, _const(0, x))
 
 
-_relu.defjvps(
-    lambda t, ans, x: ew.mul_p.bind(t, ew.convert_element_type(ew.gt_p.bind(x, _const(0, x)), aval(t).dtype))
-)
+def _pass_where(mask, t):
+    """``t`` where ``mask`` holds, else 0: a select, not a multiply by a 0/1 mask, so an infinite or
+    NaN tangent outside the mask gives 0 rather than NaN (jax.nn's relu rule; issue 33)."""
+    return select(mask, t, _const(0, t))
+
+
+_relu.defjvps(lambda t, ans, x: _pass_where(ew.gt_p.bind(x, _const(0, x)), t))
 
 
 def relu(x):
@@ -120,7 +124,7 @@ def _relu6(x):
 
 def _relu6_tangent(t, ans, x):
     inside = ew.and_p.bind(ew.gt_p.bind(x, _const(0, x)), ew.lt_p.bind(x, _const(6, x)))
-    return ew.mul_p.bind(t, ew.convert_element_type(inside, aval(t).dtype))
+    return _pass_where(inside, t)
 
 
 _relu6.defjvps(_relu6_tangent)
