@@ -424,30 +424,36 @@ def _isnan(x):
     return ew.ne_p.bind(x, x)
 
 
+def _nan_ignoring_extremum(order_p, x1, x2):
+    """``x1`` where it wins by ``order_p`` (``gt_p`` for fmax, ``lt_p`` for fmin) or ``x2`` is NaN,
+    else ``x2``: one select, as jax.numpy writes it. A tie therefore goes to ``x2``, and so does its
+    whole derivative (not split like ``maximum``'s): the divergence issue 33 found, decided for jax's
+    convention, since the derivative of a select is what a user who wrote the same ``where`` gets."""
+    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    wins = lexicographic(order_p, x1, x2)
+    if _dt.is_inexact(aval(x1).dtype):
+        wins = ew.or_p.bind(wins, _isnan(x2))
+    return select(wins, x1, x2)
+
+
 def fmax(x1, x2, /):
-    """Elementwise maximum ignoring NaNs (NaN only where both are NaN).
+    """Elementwise maximum ignoring NaNs (NaN only where both are NaN); at a tie the derivative goes
+    to ``x2``, as in jax.numpy.
 
     >>> fmax(np.array([np.nan, 1.0]), np.array([2.0, np.nan])).tolist()
     [2.0, 1.0]
     """
-    x1, x2 = broadcast_args(*promote_args(x1, x2))
-    out = ew.max_p.bind(x1, x2)
-    if not _dt.is_inexact(aval(x1).dtype):
-        return out
-    return select(_isnan(x2), x1, select(_isnan(x1), x2, out))
+    return _nan_ignoring_extremum(ew.gt_p, x1, x2)
 
 
 def fmin(x1, x2, /):
-    """Elementwise minimum ignoring NaNs (NaN only where both are NaN).
+    """Elementwise minimum ignoring NaNs (NaN only where both are NaN); at a tie the derivative goes
+    to ``x2``, as in jax.numpy.
 
     >>> fmin(np.array([np.nan, 1.0]), np.array([2.0, np.nan])).tolist()
     [2.0, 1.0]
     """
-    x1, x2 = broadcast_args(*promote_args(x1, x2))
-    out = ew.min_p.bind(x1, x2)
-    if not _dt.is_inexact(aval(x1).dtype):
-        return out
-    return select(_isnan(x2), x1, select(_isnan(x1), x2, out))
+    return _nan_ignoring_extremum(ew.lt_p, x1, x2)
 
 
 @surface_template
