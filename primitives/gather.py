@@ -414,7 +414,9 @@ def _gather_batch(axis_size, vals, dims, *, dimension_numbers, slice_sizes, **pa
             (0, *_shift(dn.operand_batching_dims)),
             (0, *_shift(dn.start_indices_batching_dims)),
         )
-        sizes = (1, *slice_sizes)
+        # A batching axis has slice size 1, or 0 when the batch is empty (XLA allows 0 or 1; 1 would
+        # not fit in an axis of size 0: vmap over zero cotangents, issue 33).
+        sizes = (min(axis_size, 1), *slice_sizes)
     return gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=sizes, **params), 0
 
 
@@ -521,7 +523,10 @@ def _scatter_abstract_eval(name, numeric_only):
                 f"{dn.update_window_dims}) must match the batch axes of the indices {indices.str_short()}"
             )
         sizes = _window_sizes(operand.ndim, updates.shape, dn)
-        if any(s > n for s, n in zip(sizes, operand.shape)):
+        # XLA bounds the window axes of updates only: an inserted or batching axis (implicit size 1)
+        # may be empty, as the batch axis of a vmap over a batch of size 0 is (issue 33).
+        implicit = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+        if any(s > n for d, (s, n) in enumerate(zip(sizes, operand.shape)) if d not in implicit):
             raise TypeError(f"{name}: update windows {sizes} do not fit in {operand.str_short()}")
         if not isinstance(mode, GatherScatterMode):
             raise TypeError(f"{name}: mode must be a GatherScatterMode, got {mode!r}")
@@ -534,6 +539,8 @@ def _scatter_impl(ufunc):
     def impl(operand, indices, updates, *, dimension_numbers, mode, **_):
         dn = dimension_numbers
         out = np.array(operand, copy=True, order="C")  # C order: `flat` below must be a view
+        if out.size == 0:  # nothing to write into (every window is out of bounds)
+            return out
         indices, updates = np.asarray(indices), np.asarray(updates, out.dtype)
         sizes = _window_sizes(out.ndim, updates.shape, dn)
         clip = mode is GatherScatterMode.CLIP
@@ -598,7 +605,13 @@ def _scatter_batch(primitive):
 def _inverse_gather(x, indices, updates_shape, dimension_numbers, mode, fill_value, flags):
     """Gather from ``x`` exactly the windows a scatter with these dimension numbers writes: the
     result has the shape of the scatter's ``updates``."""
-    sizes = _window_sizes(aval_of(x).ndim, updates_shape, dimension_numbers)
+    shape = aval_of(x).shape
+    sizes = _window_sizes(len(shape), updates_shape, dimension_numbers)
+    # An empty batching axis is read with slice size 0, not 1 (see _gather_batch).
+    sizes = tuple(
+        0 if d in dimension_numbers.operand_batching_dims and shape[d] == 0 else s
+        for d, s in enumerate(sizes)
+    )
     return gather_p.bind(
         x,
         indices,
