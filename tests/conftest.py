@@ -1,4 +1,10 @@
-"""Test configuration: the default platform, hypothesis profiles and shared fixtures.
+"""Test configuration: the default platform, hypothesis profiles, the helpers' import path and
+shared fixtures.
+
+The folders mirror the code (design.md): ``kernel/``, ``primitives/`` (the operator table
+``primitives/op_db/`` and its generic checks), ``bridge/``, ``surface/<namespace>/`` and
+``integration/`` (subprocesses, notebooks, external suites, several processes). Helpers shared
+across folders live in ``_support/``.
 
 The ``ci`` profile (selected when ``CI`` is set, as in ``.ci/run``) is deterministic and bounded:
 derandomized examples, no deadline (2 shared cores), and a small example budget so the suite fits
@@ -8,16 +14,27 @@ the CI time budget. Locally, ``HYPOTHESIS_PROFILE=dev`` explores more.
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
 # The suite's default device is the CPU on every machine: its tolerances, virtual CPU devices and
-# doctest outputs are the CPU's. On a GPU machine tests/test_gpu.py still runs on the GPU (it asks
+# doctest outputs are the CPU's. On a GPU machine tests/bridge/test_gpu.py still runs on the GPU (it asks
 # for funcgrad.devices("cuda")); FUNCGRAD_PLATFORM=cuda runs the whole suite there (docs/gpu.md).
 # Subprocesses started by tests inherit this.
 os.environ.setdefault("FUNCGRAD_PLATFORM", "cpu")
+
+# pytest imports test files in "prepend" mode with no __init__.py under tests/, so a test's own folder
+# is on sys.path but its neighbours' are not. The shared helpers (``from _checks import ...``,
+# ``from _numpy_harness import ...``) and the operator table (``import op_db``) are importable from
+# every folder, and from processes that a test starts with this conftest (tests/surface/spmd/).
+_TESTS = Path(__file__).resolve().parent
+for _folder in (_TESTS / "primitives", _TESTS / "_support"):
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 settings.register_profile(
     "ci",
@@ -39,9 +56,9 @@ def pytest_xdist_auto_num_workers(config):
 
 
 # The external-suite harnesses (an ``autograd`` import shim, the example runner) are run by
-# tests/test_external_suites.py in subprocesses; collecting them here would put the shim's
+# tests/integration/test_external_suites.py in subprocesses; collecting them here would put the shim's
 # ``autograd`` package on sys.path for the whole session.
-collect_ignore = ["suites"]
+collect_ignore = ["integration/suites"]
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -49,8 +66,6 @@ def pytest_sessionfinish(session, exitstatus):
     namespace). The repository root is on sys.path while testing, so a stray ``import primitives``
     in a test or a docstring example would load a second copy of a layer (with its own registries);
     this makes such an import fail the run instead of passing by accident."""
-    import sys
-
     strays = sorted(m for m in sys.modules if m.split(".")[0] in ("primitives", "xla_bridge"))
     if strays:
         print(f"\nA layer was imported under its folder name instead of funcgrad.*: {strays[:5]}")

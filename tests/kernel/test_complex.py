@@ -1,0 +1,387 @@
+"""Complex numbers end to end: the NumPy surface against NumPy, the transformations against jax (the
+oracle for JAX's conventions), derivatives to second order against finite differences
+(autograd-style ``check_grads``), and the errors for complex values where a real one is required.
+
+The per-primitive checks (values, derivatives in complex128, vmap, jit, the transpose dot-product
+test) are op_db's (tests/primitives/op_db/complex.py and the complex dtypes of the other families).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.testing import check_grads
+
+jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+jax.config.update("jax_enable_x64", True)
+jnp = jax.numpy
+
+RNG = np.random.default_rng(0)
+Z = RNG.uniform(0.2, 1.5, 5) + 1j * RNG.uniform(0.2, 1.5, 5)
+W = RNG.uniform(-1, 1, 5) + 1j * RNG.uniform(-1, 1, 5)
+
+
+def _close(got, want, rtol=1e-10, atol=1e-12):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# The NumPy surface: values (eager and jit) against NumPy
+
+SURFACE = {
+    "real": (lambda m: m.real(Z), None),
+    "imag": (lambda m: m.imag(Z), None),
+    "conj": (lambda m: m.conj(Z), None),
+    "conjugate_real": (lambda m: m.conjugate(Z.real), None),
+    "angle": (lambda m: m.angle(Z), None),
+    "angle_deg": (lambda m: m.angle(Z, deg=True), None),
+    "angle_real": (lambda m: m.angle(np.array([-1.0, 2.0])), None),
+    "iscomplex": (lambda m: m.iscomplex(np.array([1 + 1j, 2 + 0j])), None),
+    "isreal": (lambda m: m.isreal(np.array([1 + 1j, 2 + 0j])), None),
+    "iscomplex_real": (lambda m: m.iscomplex(np.array([1.0])), None),
+    "sort_complex": (lambda m: m.sort_complex(np.array([2 + 1j, 1 + 3j, 1 - 1j, 2 + 0j])), None),
+    "abs": (lambda m: m.abs(Z), None),
+    "sign": (lambda m: m.sign(Z), None),
+    "sqrt": (lambda m: m.sqrt(-Z), None),
+    "log10": (lambda m: m.log10(Z), None),
+    "exp2": (lambda m: m.exp2(Z), None),
+    "power": (lambda m: m.power(Z, 0.5 + 1j), None),
+    "reciprocal": (lambda m: m.reciprocal(Z), None),
+    "vdot": (lambda m: m.vdot(Z, W), None),
+    "vecdot": (lambda m: m.vecdot(np.stack([Z, W]), W), None),
+    "vecmat": (lambda m: m.vecmat(Z[:2], np.outer(Z[:2], W)), None),
+    "inner": (lambda m: m.inner(Z, W), None),
+    "matmul": (lambda m: m.outer(Z, W) @ Z, None),
+    "correlate": (lambda m: m.correlate(Z, W[:3]), None),
+    "correlate_full": (lambda m: m.correlate(Z[:3], W, "full"), None),
+    "cov": (lambda m: m.cov(np.stack([Z, W])), None),
+    "corrcoef": (lambda m: m.corrcoef(np.stack([Z, W])), None),
+    "norm": (lambda m: m.linalg.norm(Z), None),
+    "norm_1": (lambda m: m.linalg.norm(Z, 1), None),
+    "norm_3": (lambda m: m.linalg.norm(Z, 3), None),
+    "norm_fro": (lambda m: m.linalg.norm(np.outer(Z, W)), None),
+    "norm_nuc_free_matrix_1": (lambda m: m.linalg.norm(np.outer(Z, W), 1), None),
+    "vector_norm_c64": (lambda m: m.linalg.vector_norm(Z.astype(np.complex64)), 1e-6),
+    "var": (lambda m: m.var(Z), None),
+    "std": (lambda m: m.std(np.stack([Z, W]), axis=1, ddof=1), None),
+    "mean": (lambda m: m.mean(Z), None),
+    "prod": (lambda m: m.prod(Z), None),
+    "cumprod": (lambda m: m.cumprod(Z), None),
+    "less": (lambda m: m.less(np.array([1 + 2j, 1 + 1j, 2 - 5j]), np.array([1 + 3j, 1 + 1j, 1 + 9j])), None),
+    "greater_equal": (lambda m: m.greater_equal(np.array([1 + 2j, 1 + 1j]), 1 + 1j), None),
+    "maximum": (
+        lambda m: m.maximum(np.array([1 + 2j, 1 + 1j, 2 - 5j]), np.array([1 + 3j, 1 + 1j, 1 + 9j])),
+        None,
+    ),
+    "minimum_nan": (lambda m: m.minimum(np.array([np.nan + 0j, 1j]), np.array([1 + 0j, 1j * np.nan])), None),
+    "max": (lambda m: m.max(np.array([1 + 2j, 1 + 3j, -5 + 9j])), None),
+    "argmin": (lambda m: m.argmin(np.array([1 + 2j, 1 + 1j, 3 - 5j])), None),
+    "sort": (lambda m: m.sort(np.array([2 + 1j, 1 + 3j, 1 - 1j, np.nan + 0j, 1 + np.nan * 1j])), None),
+    "argsort": (lambda m: m.argsort(np.array([2 + 1j, 1 + 3j, 1 - 1j, 2 + 0j])), None),
+    "searchsorted": (
+        lambda m: m.searchsorted(np.array([1 + 1j, 1 + 2j, 2 + 0j]), np.array([1 + 1.5j, 3j])),
+        None,
+    ),
+    "isfinite": (lambda m: m.isfinite(np.array([1 + 1j, np.inf + 0j, 1j * np.nan])), None),
+    "isinf": (lambda m: m.isinf(np.array([1 + 1j, -np.inf + 0j, 1j * np.inf, np.nan + 0j])), None),
+    "isnan": (lambda m: m.isnan(np.array([1 + 1j, np.nan + 0j, 1j * np.nan])), None),
+    "round": (lambda m: m.round(np.array([1.5 + 2.5j, -0.5 - 1.26j]), 1), None),
+    "rint": (lambda m: m.rint(np.array([1.5 + 2.5j, -0.5 - 1.6j])), None),
+    "nan_to_num": (lambda m: m.nan_to_num(np.array([np.nan + 1j, np.inf - 1j * np.inf])), None),
+    "isclose": (lambda m: m.isclose(Z, Z + 1e-9j), None),
+    "allclose": (lambda m: m.allclose(Z, Z * (1 + 1e-9j)), None),
+    "linspace": (lambda m: m.linspace(0, 1 + 2j, 5), None),
+    "geomspace": (lambda m: m.geomspace(1j, 1000j, 4), None),
+    "eye": (lambda m: m.eye(3, dtype=m.complex64), None),
+    "full": (lambda m: m.full((2,), 1 + 2j), None),
+    "asarray": (lambda m: m.asarray([1, 2.5], dtype=m.complex64), None),
+    "promote_f32": (lambda m: m.ones(2, m.float32) * 1j, None),
+    "promote_i32": (lambda m: m.ones(2, m.int32) + 2j, None),
+    "real_f32": (lambda m: m.real(np.ones(2, np.complex64)), None),
+    "sum_c64": (lambda m: m.sum(Z.astype(np.complex64)), 1e-6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SURFACE))
+def test_numpy_surface_matches_numpy_eager_and_jit(name):
+    fn, tol = SURFACE[name]
+    want = fn(np)
+    kw = dict(rtol=tol, atol=tol) if tol else {}
+    _close(fn(fnp), want, **kw)
+    _close(funcgrad.jit(lambda: fn(fnp))(), want, **kw)
+
+
+def test_array_methods_and_properties():
+    z = fnp.asarray(Z)
+    _close(z.real, Z.real)
+    _close(z.imag, Z.imag)
+    _close(z.conj(), Z.conj())
+    _close(z.conjugate(), Z.conjugate())
+    assert complex(fnp.asarray(1 + 2j)) == 1 + 2j
+    assert fnp.asarray(1 + 2j).weak_type and fnp.abs(fnp.asarray(3 + 4j)).weak_type
+
+
+def test_python_complex_scalars_are_weak():
+    # NEP 50: a Python complex takes the array's precision (float32 -> complex64).
+    assert (fnp.ones(2, fnp.float32) * 1j).dtype == np.complex64
+    assert (fnp.ones(2, fnp.complex64) * 2.0).dtype == np.complex64
+    assert (fnp.ones(2, fnp.complex64) + np.ones(2)).dtype == np.complex128
+    assert fnp.result_type(fnp.float32, 1j) == np.complex64
+
+
+# ----------------------------------------------------------------------------------------------
+# Transformations against jax
+
+
+def _loss(m, f):
+    """A real loss of complex intermediates: sum(sin(Re f + 0.3 Im f))."""
+
+    def g(z):
+        out = f(m, z)
+        if m.iscomplexobj(out):
+            out = m.real(out) + 0.3 * m.imag(out)
+        return m.sum(m.sin(out))
+
+    return g
+
+
+REAL_LOSSES = {
+    "abs_squared": lambda m, z: m.abs(z) ** 2,
+    "abs": lambda m, z: m.abs(z),
+    "angle": lambda m, z: m.angle(z),
+    "parts": lambda m, z: m.real(z) * m.imag(z),
+    "conj": lambda m, z: m.conj(z) * (1 + 2j),
+    "holomorphic_mix": lambda m, z: m.exp(z) * m.log(z) + m.sqrt(z) / z,
+    "trig": lambda m, z: m.tan(z) + m.arcsinh(z) * m.cos(z),
+    "vdot": lambda m, z: m.vdot(z, W),
+    "norm": lambda m, z: m.linalg.norm(z),
+    "var": lambda m, z: m.var(z),
+    "prod": lambda m, z: m.prod(z),
+    "maximum": lambda m, z: m.maximum(z, W),
+    "sort": lambda m, z: m.sort(z) * m.arange(5),
+    "sign": lambda m, z: m.sign(z) * z,
+    "power": lambda m, z: z ** (0.5 + 0.3j) + (1.5 + 0.5j) ** z,
+    "fft": lambda m, z: m.fft.fft(z) * W,
+    "rfft_of_parts": lambda m, z: m.abs(m.fft.rfft(m.real(z) * m.imag(z))),
+    "matrix": lambda m, z: m.outer(z, W) @ z,
+    "where": lambda m, z: m.where(m.abs(z) > 1, z, m.conj(z)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_LOSSES))
+def test_grad_of_real_loss_of_complex_input_matches_jax(name):
+    f = REAL_LOSSES[name]
+    want = jax.grad(_loss(jnp, f))(Z)
+    _close(funcgrad.grad(_loss(fnp, f))(Z), want, rtol=1e-9, atol=1e-11)
+    _close(funcgrad.jit(funcgrad.grad(_loss(fnp, f)))(Z), want, rtol=1e-9, atol=1e-11)
+
+
+def test_jax_documented_conventions():
+    # jax's autodiff cookbook: f(z) = |z|^2 has grad 2 conj(z); abs has conj(z) / |z|.
+    z = 3.0 + 4.0j
+    assert complex(funcgrad.grad(lambda z: fnp.abs(z) ** 2)(z)) == pytest.approx(6 - 8j)
+    assert complex(funcgrad.grad(fnp.abs)(z)) == pytest.approx(0.6 - 0.8j)
+    assert complex(funcgrad.grad(lambda z: fnp.real(z) ** 2 + fnp.imag(z) ** 2)(z)) == pytest.approx(6 - 8j)
+    # holomorphic: f'(z)
+    assert complex(funcgrad.grad(fnp.sin, holomorphic=True)(z)) == pytest.approx(complex(np.cos(z)))
+    assert complex(funcgrad.grad(lambda z: z**2, holomorphic=True)(1.0 + 1.0j)) == pytest.approx(2 + 2j)
+
+
+def _holo(m, z):
+    return m.exp(z) * z**2 + m.fft.fft(z)[::-1] * 1j
+
+
+def test_holomorphic_jacobians_and_second_derivatives_match_jax():
+    for ours, theirs in (
+        (funcgrad.jacfwd, jax.jacfwd),
+        (funcgrad.jacrev, jax.jacrev),
+        (funcgrad.hessian, jax.hessian),
+    ):
+        f = (
+            (lambda m: lambda z: m.sum(_holo(m, z)))
+            if ours is funcgrad.hessian
+            else (lambda m: lambda z: _holo(m, z))
+        )
+        _close(ours(f(fnp), holomorphic=True)(Z), theirs(f(jnp), holomorphic=True)(Z), rtol=1e-9, atol=1e-11)
+    g2 = funcgrad.grad(
+        lambda z: funcgrad.grad(lambda w: fnp.sum(_holo(fnp, w)), holomorphic=True)(z).sum(), holomorphic=True
+    )
+    j2 = jax.grad(
+        lambda z: jax.grad(lambda w: jnp.sum(_holo(jnp, w)), holomorphic=True)(z).sum(), holomorphic=True
+    )
+    _close(g2(Z), j2(Z), rtol=1e-9, atol=1e-11)
+
+
+def test_second_order_real_loss_matches_jax():
+    f = REAL_LOSSES["holomorphic_mix"]
+    ours = funcgrad.grad(lambda z: fnp.sum(fnp.abs(funcgrad.grad(_loss(fnp, f))(z)) ** 2))
+    theirs = jax.grad(lambda z: jnp.sum(jnp.abs(jax.grad(_loss(jnp, f))(z)) ** 2))
+    _close(ours(Z), theirs(Z), rtol=1e-8, atol=1e-10)
+
+
+def test_jvp_vjp_linearize_linear_transpose_match_jax():
+    t = W
+    f = lambda m: lambda z: m.fft.fft(z * m.conj(z) + m.sin(z))  # noqa: E731
+    _close(funcgrad.jvp(f(fnp), (Z,), (t,))[1], jax.jvp(f(jnp), (Z,), (t,))[1])
+    _close(funcgrad.vjp(f(fnp), Z)[1](t)[0], jax.vjp(f(jnp), Z)[1](t)[0])
+    _close(funcgrad.linearize(f(fnp), Z)[1](t), jax.linearize(f(jnp), Z)[1](t))
+    for lin in (
+        lambda m, x: m.real(x) * 2 - m.imag(x),
+        lambda m, x: m.conj(x) * (1 + 2j),
+        lambda m, x: m.fft.ifft(x, n=7),
+    ):
+        ct = lin(np, Z)
+        _close(
+            funcgrad.linear_transpose(lambda x, lin=lin: lin(fnp, x), Z)(ct)[0],
+            jax.linear_transpose(lambda x, lin=lin: lin(jnp, x), Z)(ct)[0],
+        )
+    # A real-to-complex linear map: its transpose takes complex cotangents to real ones.
+    real_in = Z.real
+    _close(
+        funcgrad.linear_transpose(lambda x: fnp.fft.rfft(x) * (1 + 2j), real_in)(W[:3])[0],
+        jax.linear_transpose(lambda x: jnp.fft.rfft(x) * (1 + 2j), real_in)(W[:3])[0],
+    )
+
+
+def test_vmap_and_jit_of_complex_gradients_match_jax():
+    f = REAL_LOSSES["trig"]
+    batch = np.stack([Z, W, Z * W])
+    want = jax.vmap(jax.grad(_loss(jnp, f)))(batch)
+    _close(funcgrad.vmap(funcgrad.grad(_loss(fnp, f)))(batch), want, rtol=1e-9, atol=1e-11)
+    _close(funcgrad.jit(funcgrad.vmap(funcgrad.grad(_loss(fnp, f))))(batch), want, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize(
+    "name, f",
+    [
+        ("holomorphic", lambda z: fnp.exp(z) * fnp.sin(z) / z),
+        ("real_out", lambda z: fnp.sum(fnp.abs(z) ** 3 * fnp.angle(z))),
+        ("parts", lambda z: fnp.real(z) * fnp.conj(z) + 1j * fnp.imag(z) ** 2),
+        ("fft", lambda z: fnp.fft.ifft(fnp.fft.fft(z) ** 2)),
+        ("mixed", lambda z: fnp.vdot(z, fnp.sqrt(z)) * fnp.linalg.norm(z)),
+    ],
+)
+def test_complex_derivatives_to_second_order_fwd_and_rev(name, f):
+    # autograd's check: forward and reverse derivatives, and their derivatives, against central
+    # finite differences in complex128 (funcgrad.testing.check_grads, jax.test_util semantics).
+    check_grads(f, (Z,), order=2, modes=("fwd", "rev"))
+
+
+def test_check_grads_catches_a_wrong_complex_rule():
+    @funcgrad.custom_jvp
+    def bad_conj(z):
+        return fnp.conj(z)
+
+    bad_conj.defjvp(lambda primals, tangents: (bad_conj(primals[0]), tangents[0]))  # forgot to conjugate
+    with pytest.raises(AssertionError):
+        check_grads(bad_conj, (Z,), order=1, modes=("fwd",))
+
+
+# ----------------------------------------------------------------------------------------------
+# Errors: complex where a real value is required
+
+
+def test_grad_of_complex_output_requires_holomorphic_as_in_jax():
+    for transform in (funcgrad.grad, funcgrad.value_and_grad):
+        with pytest.raises(TypeError, match="holomorphic=True"):
+            transform(lambda z: z**2)(1.0 + 1.0j)
+        with pytest.raises(TypeError):
+            getattr(jax, transform.__name__)(lambda z: z**2)(1.0 + 1.0j)
+    with pytest.raises(TypeError, match="holomorphic=True"):
+        funcgrad.jacrev(lambda z: z * 2)(Z)
+    with pytest.raises(TypeError, match="holomorphic=True"):
+        funcgrad.jacfwd(lambda z: z * 2)(Z)  # complex input without holomorphic
+    with pytest.raises(TypeError, match="complex"):
+        funcgrad.grad(lambda x: x, holomorphic=True)(1.0)  # holomorphic needs complex input
+
+
+@pytest.mark.parametrize(
+    "call, names",
+    [
+        (lambda: fnp.floor(Z), ("floor", "complex128")),
+        (lambda: fnp.ceil(Z), ("ceil", "complex128")),
+        (lambda: fnp.trunc(Z.astype(np.complex64)), ("trunc", "complex64")),
+        (lambda: fnp.clip(Z, 0, 1), ("clip", "complex128")),
+        (lambda: fnp.remainder(Z, 2), ("remainder", "complex128")),
+        (lambda: fnp.floor_divide(Z, 2), ("floor_divide", "complex128")),
+        (lambda: fnp.arctan2(Z, Z), ("arctan2", "complex128")),
+        (lambda: fnp.hypot(Z, Z), ("hypot", "complex128")),
+        (lambda: fnp.signbit(Z), ("signbit", "complex128")),
+        (lambda: fnp.isposinf(Z), ("isposinf", "complex128")),
+        (lambda: fnp.logaddexp(Z, Z), ("logaddexp", "complex128")),
+        (lambda: fnp.deg2rad(Z), ("deg2rad", "complex128")),
+        (lambda: fnp.median(Z), ("quantile", "complex128")),
+        (lambda: fnp.fft.rfft(Z), ("rfft", "complex128")),
+        (lambda: lax.lt(Z, Z), ("lt", "complex128")),
+        (lambda: lax.floor(Z), ("floor", "complex128")),
+        (lambda: lax.real(Z.real), ("real", "f64")),
+        (lambda: lax.complex(Z, Z), ("complex", "c128")),
+    ],
+)
+def test_complex_where_real_is_required_is_a_clear_type_error(call, names):
+    with pytest.raises(TypeError) as info:
+        call()
+    for name in names:
+        assert name in str(info.value), (name, str(info.value))
+    with pytest.raises(TypeError) as info:
+        funcgrad.jit(call)()  # the same error when traced, before anything reaches XLA
+    assert names[0] in str(info.value)
+
+
+def test_lax_complex_parts_follow_jax():
+    _close(lax.real(Z), np.real(Z))
+    _close(lax.imag(Z), np.imag(Z))
+    _close(lax.conj(Z), np.conj(Z))
+    _close(lax.complex(Z.real, Z.imag), Z)
+    _close(lax.conj(Z.real), np.asarray(jax.lax.conj(Z.real)))  # a real operand gives complex
+    _close(lax.max(Z, W), np.asarray(jax.lax.max(Z, W)))
+
+
+# ----------------------------------------------------------------------------------------------
+# linalg of complex matrices
+
+
+def test_linalg_of_complex_matrices_matches_numpy_and_jax():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    b = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+    _close(fnp.linalg.det(a), np.linalg.det(a))
+    _close(fnp.linalg.inv(a), np.linalg.inv(a), rtol=1e-9)
+    _close(fnp.linalg.solve(a, b), np.linalg.solve(a, b), rtol=1e-9)
+    sign, logabsdet = fnp.linalg.slogdet(a)
+    _close(sign, np.linalg.slogdet(a)[0])
+    _close(logabsdet, np.linalg.slogdet(a)[1])  # real
+    _close(fnp.linalg.svdvals(a), np.linalg.svd(a, compute_uv=False), rtol=1e-9)
+    _close(fnp.linalg.norm(a, 2), np.linalg.norm(a, 2), rtol=1e-9)
+    _close(fnp.linalg.matrix_norm(a, ord="nuc"), np.linalg.norm(a, "nuc"), rtol=1e-9)
+    for loss in (
+        lambda m: lambda x: m.abs(m.linalg.det(x)),
+        lambda m: lambda x: m.sum(m.linalg.svdvals(x)),
+        lambda m: lambda x: m.real(m.sum(m.linalg.inv(x) * b)),
+    ):
+        _close(funcgrad.grad(loss(fnp))(a), jax.grad(loss(jnp))(a), rtol=1e-8, atol=1e-10)
+
+
+def test_random_normal_of_complex_dtype_follows_jax():
+    import funcgrad.random as fr
+
+    for dtype in (np.complex64, np.complex128):
+        ours = funcgrad.jit(lambda k, d=dtype: fr.normal(k, (64,), d))(fr.PRNGKey(3))
+        theirs = np.asarray(jax.random.normal(jax.random.PRNGKey(3), (64,), dtype))
+        assert np.asarray(ours).dtype == dtype
+        np.testing.assert_array_equal(np.asarray(ours), theirs)  # compiled: bit for bit
+        np.testing.assert_allclose(np.asarray(fr.normal(fr.PRNGKey(3), (64,), dtype)), theirs, rtol=1e-5)
+
+
+def test_sigmoid_of_complex_is_holomorphic_as_in_jax():
+    z = Z - 0.5
+    _close(funcgrad.nn.sigmoid(z), np.asarray(jax.nn.sigmoid(z)))
+    got = funcgrad.grad(lambda z: fnp.sum(funcgrad.nn.sigmoid(z)), holomorphic=True)(z)
+    _close(got, jax.grad(lambda z: jnp.sum(jax.nn.sigmoid(z)), holomorphic=True)(z))

@@ -1,0 +1,171 @@
+"""Kernel: custom_jvp and custom_vjp with vmap, jit, higher-order differentiation and errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import custom_jvp, custom_vjp
+from _checks import assert_close, typecheck
+
+
+@custom_jvp
+def log1pexp(x):
+    return fnp.log(1.0 + fnp.exp(x))
+
+
+@log1pexp.defjvp
+def _log1pexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return log1pexp(x), t / (1.0 + fnp.exp(-x))
+
+
+def test_custom_jvp_is_used_and_stable():
+    # The naive derivative exp(x)/(1+exp(x)) is nan at x=1000; the rule gives 1.
+    assert float(funcgrad.grad(log1pexp)(1000.0)) == 1.0
+    assert math.isclose(float(funcgrad.grad(log1pexp)(0.3)), 1 / (1 + math.exp(-0.3)), rel_tol=1e-12)
+
+
+def test_custom_jvp_higher_order_vmap_and_jaxpr():
+    xs = fnp.array([-1.0, 0.0, 2.0])
+    g = funcgrad.vmap(funcgrad.grad(log1pexp))(xs)
+    assert_close(g, 1 / (1 + np.exp(-np.asarray(xs))))
+    gg = funcgrad.grad(funcgrad.grad(log1pexp))(0.5)
+    s = 1 / (1 + math.exp(-0.5))
+    assert math.isclose(float(gg), s * (1 - s), rel_tol=1e-9)
+    g_outer = funcgrad.grad(lambda x: funcgrad.vmap(log1pexp)(x).sum())(xs)
+    assert_close(g_outer, g)
+    jaxpr = funcgrad.make_jaxpr(log1pexp)(1.0)
+    assert "custom_jvp_call" in str(jaxpr)
+    typecheck(jaxpr)
+    typecheck(funcgrad.make_jaxpr(funcgrad.grad(log1pexp))(1.0))
+
+
+def test_custom_jvp_nondiff_argnums_and_defjvps():
+    @custom_jvp
+    def f(x, y):
+        return fnp.sin(x) * y
+
+    f.defjvps(lambda t, ans, x, y: fnp.cos(x) * y * t, lambda t, ans, x, y: fnp.sin(x) * t)
+    assert math.isclose(float(funcgrad.grad(f)(0.2, 3.0)), math.cos(0.2) * 3, rel_tol=1e-12)
+    assert math.isclose(float(funcgrad.grad(f, 1)(0.2, 3.0)), math.sin(0.2), rel_tol=1e-12)
+
+    def g_impl(n, x):
+        return x**n
+
+    g = custom_jvp(g_impl, nondiff_argnums=(0,))
+
+    @g.defjvp
+    def g_jvp(n, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return g(n, x), n * x ** (n - 1) * t
+
+    assert float(funcgrad.grad(lambda x: g(3, x))(2.0)) == 12.0
+
+
+@custom_vjp
+def clip_gradient(x):
+    return x
+
+
+def _clip_fwd(x):
+    return x, None
+
+
+def _clip_bwd(_, g):
+    return (fnp.maximum(fnp.minimum(g, 1.0), -1.0),)
+
+
+clip_gradient.defvjp(_clip_fwd, _clip_bwd)
+
+
+def test_custom_vjp_is_used():
+    f = lambda x: 10.0 * clip_gradient(x)
+    assert float(funcgrad.grad(f)(2.0)) == 1.0  # ct 10 clipped to 1
+    g = lambda x: clip_gradient(10.0 * x)
+    assert float(funcgrad.grad(g)(2.0)) == 10.0  # ct 1 passes unclipped, times 10
+    h = lambda x: clip_gradient(x) * 5.0
+    assert float(funcgrad.grad(h)(2.0)) == 1.0  # ct 5 clipped to 1
+
+
+@custom_vjp
+def my_square(x):
+    return x * x
+
+
+def _sq_fwd(x):
+    return x * x, x  # saved for backward
+
+
+def _sq_bwd(x, g):
+    return (2.0 * x * g,)
+
+
+my_square.defvjp(_sq_fwd, _sq_bwd)
+
+
+def test_custom_vjp_higher_order_and_vmap():
+    assert float(funcgrad.grad(my_square)(3.0)) == 6.0
+    assert float(funcgrad.grad(funcgrad.grad(my_square))(3.0)) == 2.0
+    xs = fnp.array([1.0, 2.0, 3.0])
+    assert_close(funcgrad.vmap(funcgrad.grad(my_square))(xs), 2 * np.asarray(xs))
+    assert_close(funcgrad.grad(lambda x: funcgrad.vmap(my_square)(x).sum())(xs), 2 * np.asarray(xs))
+    # Unbatched input inside vmap: the cotangent is summed over the batch.
+    w = 2.0
+    got = funcgrad.grad(lambda w: funcgrad.vmap(lambda x: my_square(w) * x)(xs).sum())(w)
+    assert math.isclose(float(got), 2 * w * float(np.sum(xs)), rel_tol=1e-12)
+
+
+def test_custom_vjp_pytree_residuals_and_outputs():
+    @custom_vjp
+    def f(params, x):
+        return {"y": params["a"] * x, "z": params["b"] + x}
+
+    def fwd(params, x):
+        return f(params, x), (params, x)
+
+    def bwd(res, ct):
+        params, x = res
+        return ({"a": ct["y"] * x, "b": ct["z"]}, ct["y"] * params["a"] + ct["z"])
+
+    f.defvjp(fwd, bwd)
+    loss = lambda p, x: (f(p, x)["y"] * 2.0 + f(p, x)["z"]).sum()
+    p = {"a": fnp.array([1.0, 2.0]), "b": fnp.array([3.0, 4.0])}
+    x = fnp.array([5.0, 6.0])
+    gp, gx = funcgrad.grad(loss, argnums=(0, 1))(p, x)
+    assert_close(gp["a"], 2 * np.asarray(x))
+    assert_close(gp["b"], np.ones(2))
+    assert_close(gx, 2 * np.asarray(p["a"]) + 1)
+
+
+def test_custom_vjp_forward_mode_errors_clearly():
+    with pytest.raises(TypeError, match="forward-mode"):
+        funcgrad.jvp(my_square, (1.0,), (1.0,))
+
+
+def test_custom_vjp_bwd_wrong_structure_errors():
+    @custom_vjp
+    def f(x, y):
+        return x * y
+
+    f.defvjp(lambda x, y: (x * y, (x, y)), lambda res, g: (g * res[1],))
+    with pytest.raises(TypeError, match="returned 1 cotangents.*2 differentiable"):
+        funcgrad.grad(f)(1.0, 2.0)
+
+    @custom_vjp
+    def h(x):
+        return x.sum()
+
+    h.defvjp(lambda x: (x.sum(), x), lambda x, g: (fnp.ones(3),))
+    with pytest.raises(ValueError, match="shape"):
+        funcgrad.grad(h)(fnp.ones(2))
+
+
+def test_custom_jvp_without_rule_errors():
+    f = custom_jvp(lambda x: x)
+    with pytest.raises(AttributeError, match="No JVP defined"):
+        f(1.0)

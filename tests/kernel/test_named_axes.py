@@ -1,0 +1,151 @@
+"""Named axes on one device: vmap(axis_name=) gives collectives their meaning, unbound names are
+NameErrors naming the axis and the names in scope, jitted and control-flow code inside a named
+vmap, make_jaxpr(axis_env=), and the one-device corners of shardings, shard_map, pmap and config.
+(Values, derivatives and transposes of each collective: tests/primitives/op_db/collectives.py; on 8 devices:
+tests/surface/spmd/.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.sharding import Mesh, NamedSharding, P, make_mesh
+
+
+def vmap_i(f, **kw):
+    return funcgrad.vmap(f, axis_name="i", **kw)
+
+
+def test_unbound_axis_names_are_name_errors_naming_the_names_in_scope():
+    with pytest.raises(NameError, match=r"unbound axis name 'j'\. The names in scope are \['i'\]"):
+        vmap_i(lambda x: lax.psum(x, "j"))(np.ones(3))
+    with pytest.raises(NameError, match="unbound axis name 'i'. No named axis is in scope"):
+        lax.psum(1.0, "i")
+    with pytest.raises(NameError, match="axis_index: unbound axis name 'k'"):
+        funcgrad.jit(vmap_i(lambda x: x * lax.axis_index("k")))(np.ones(3))
+    with pytest.raises(NameError, match="unbound axis name 'q'"):
+        lax.axis_size("q")
+
+
+def test_nested_names_and_tuples_of_names():
+    x = np.arange(6.0).reshape(2, 3)
+    f = funcgrad.vmap(vmap_i(lambda v: lax.psum(v, ("i", "j")) + 10 * lax.psum(v, "j")), axis_name="j")
+    np.testing.assert_allclose(f(x), x.sum() + 10 * np.broadcast_to(x.sum(0), (2, 3)))
+    idx = funcgrad.vmap(vmap_i(lambda v: lax.axis_index(("j", "i"))), axis_name="j")(x)
+    np.testing.assert_array_equal(idx, np.arange(6).reshape(2, 3))
+    size = funcgrad.vmap(vmap_i(lambda v: v * 0 + lax.axis_size(("i", "j"))), axis_name="j")(x)
+    assert np.all(np.asarray(size) == 6)
+
+
+def test_unbatched_operands_and_psum_of_one():
+    x = np.arange(4.0)
+    np.testing.assert_allclose(vmap_i(lambda v: lax.psum(1, "i") + 0 * v)(x), np.full(4, 4.0))
+    np.testing.assert_allclose(vmap_i(lambda v, c: lax.psum(c, "i") * v, in_axes=(0, None))(x, 2.0), 8 * x)
+    np.testing.assert_allclose(vmap_i(lambda v: lax.all_gather(7.0, "i") + 0 * v)(x), np.full((4, 4), 7.0))
+
+
+def test_jit_and_control_flow_inside_a_named_vmap():
+    x = np.arange(4.0)
+    f = funcgrad.jit(lambda v: v / lax.psum(v, "i"))
+    np.testing.assert_allclose(vmap_i(f)(x + 1), (x + 1) / (x + 1).sum())
+    # the jitted function's trace knows the axis size: another size retraces
+    g = funcgrad.jit(lambda v: lax.all_gather(v, "i"))
+    assert vmap_i(g)(x).shape == (4, 4) and vmap_i(g)(np.ones(2)).shape == (2, 2)
+    # a jitted collective over unbatched operands still sees the axis
+    h = funcgrad.jit(lambda c: lax.psum(c, "i"))
+    np.testing.assert_allclose(vmap_i(lambda v: h(3.0) + 0 * v)(x), np.full(4, 12.0))
+    loop = vmap_i(lambda v: lax.fori_loop(0, 3, lambda k, c: c + lax.psum(c, "i"), v))
+    want = x.copy()
+    for _ in range(3):
+        want = want + want.sum()
+    np.testing.assert_allclose(loop(x), want)
+    cond = vmap_i(lambda v: lax.cond(v > 1, lambda u: lax.pmax(u, "i"), lambda u: lax.pmin(u, "i"), v))
+    np.testing.assert_allclose(cond(x), [0.0, 0.0, 3.0, 3.0])
+
+
+def test_grad_through_collectives_matches_jax_semantics():
+    x = np.arange(3.0)
+    # per-lane gradient of a psum: psum transposes to psum (as JAX's vmap and pmap)
+    np.testing.assert_allclose(vmap_i(funcgrad.grad(lambda v: lax.psum(v, "i")))(x), [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(vmap_i(funcgrad.grad(lambda v: lax.pmean(v, "i")))(x), [1.0, 1.0, 1.0])
+    # gradient of the whole vmapped function
+    g = funcgrad.grad(lambda v: fnp.sum(vmap_i(lambda u: u * lax.psum(u, "i"))(v)))(x)
+    np.testing.assert_allclose(g, 2 * x.sum() * np.ones(3))
+    h = funcgrad.hessian(lambda v: fnp.sum(vmap_i(lambda u: lax.pmax(u, "i") * u)(v)))(
+        np.array([1.0, 3.0, 2.0])
+    )
+    np.testing.assert_allclose(h, [[0, 1, 0], [1, 2, 1], [0, 1, 0]])
+
+
+def test_make_jaxpr_with_an_axis_env_and_the_jaxpr_of_a_named_vmap():
+    closed = funcgrad.make_jaxpr(lambda x: lax.all_gather(x, "i", axis=0), axis_env=[("i", 4)])(np.ones(3))
+    assert "all_gather" in str(closed) and closed.out_avals[0].shape == (4, 3)
+    staged = funcgrad.make_jaxpr(vmap_i(lambda v: lax.psum(v, "i")))(np.ones(3))
+    assert "psum" not in str(staged) and "reduce_sum" in str(staged)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="axis_index_groups is not supported"):
+        vmap_i(lambda v: lax.psum(v, "i", axis_index_groups=[[0, 1]]))(np.ones(2))
+    with pytest.raises(ValueError, match="must equal the axis size 3"):
+        vmap_i(lambda v: lax.psum_scatter(v, "i"))(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="repeats a source or a destination"):
+        vmap_i(lambda v: lax.ppermute(v, "i", [(0, 1), (0, 2)]))(np.ones(3))
+    with pytest.raises(ValueError, match="permutation"):
+        vmap_i(lambda v: lax.pshuffle(v, "i", [0, 0, 1]))(np.ones(3))
+
+
+def test_one_device_mesh_shard_map_and_pmap():
+    mesh = make_mesh((1,), ("x",))
+    f = funcgrad.shard_map(
+        lambda b: lax.psum(b, "x") * lax.axis_size("x"), mesh=mesh, in_specs=P("x"), out_specs=P("x")
+    )
+    np.testing.assert_allclose(f(np.arange(4.0)), np.arange(4.0))
+    np.testing.assert_allclose(
+        funcgrad.grad(lambda v: fnp.sum(f(v) ** 2))(np.arange(4.0)), 2 * np.arange(4.0)
+    )
+    np.testing.assert_allclose(
+        funcgrad.pmap(lambda v: lax.psum(v, "d"), axis_name="d")(np.ones((1, 2))), [[1.0, 1.0]]
+    )
+    with pytest.raises(ValueError, match="needs 2 devices but 1 are available"):
+        funcgrad.pmap(lambda v: v)(np.ones(2))
+    y = funcgrad.device_put(np.arange(6.0).reshape(2, 3), NamedSharding(mesh, P(None, "x")))
+    assert y.sharding == NamedSharding(mesh, P(None, "x")) and np.asarray(y).sum() == 15.0
+    assert repr(mesh) == "Mesh('x': 1, axis_types=(Auto,))"
+    with pytest.raises(ValueError, match="one name per dimension"):
+        Mesh(np.array(funcgrad.devices()), ("a", "b"))
+
+
+def test_config_and_distributed_refuse_too_late_or_bad_values():
+    from funcgrad import config
+
+    assert config.jax_enable_x64 is True
+    assert config.read("jax_cpu_collectives_implementation") == "gloo"
+    with pytest.raises(ValueError, match="jax_enable_x64=False cannot be honoured"):
+        config.update("jax_enable_x64", False)
+    funcgrad.devices()  # the CPU backend exists now
+    with pytest.raises(RuntimeError, match="must be set before the first computation"):
+        config.update("jax_num_cpu_devices", 8)
+    with pytest.raises(AttributeError, match="unknown flag 'jax_bogus'"):
+        config.update("jax_bogus", 1)
+    with pytest.raises(ValueError, match="coordinator_address"):
+        funcgrad.distributed.initialize()
+    with pytest.raises(RuntimeError, match="before any computation"):
+        funcgrad.distributed.initialize("127.0.0.1:1234", 2, 0)
+    assert not funcgrad.distributed.is_initialized()
+
+
+def test_num_cpu_devices_from_config_in_a_fresh_process():
+    import subprocess
+    import sys
+
+    code = (
+        "import funcgrad; funcgrad.config.update('jax_num_cpu_devices', 4); "
+        "print(funcgrad.device_count(), funcgrad.local_device_count())"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "XLA_FLAGS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.split() == ["4", "4"], out.stderr

@@ -1,0 +1,109 @@
+"""Conventions of the elementwise primitives that finite differences cannot pin down: derivatives
+at kinks and boundaries (clamp, max/min ties, abs, pow at 0), integer division and remainder as XLA
+computes them, rounding, scalar operands (NOTE: [elementwise operand contract]) and batching with
+scalar predicates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from funcgrad.primitives import elementwise as ew
+
+import funcgrad
+from funcgrad.testing import check_grads
+from _checks import assert_close
+
+
+def grad(f, *args, argnums=0):
+    return funcgrad.grad(f, argnums=argnums)(*args)
+
+
+def test_clamp_gradient_passes_strictly_inside_as_in_jax():
+    lo, hi = np.float64(0.0), np.float64(1.0)
+    assert [float(grad(lambda x: ew.clamp(lo, x, hi), np.float64(v))) for v in (0.0, 0.5, 1.0, 2.0)] == [
+        0,
+        1,
+        0,
+        0,
+    ]
+    assert [float(grad(lambda a: ew.clamp(a, np.float64(0.5), hi), np.float64(v))) for v in (0.5, 0.7)] == [
+        0,
+        1,
+    ]
+    assert [float(grad(lambda b: ew.clamp(lo, np.float64(0.5), b), np.float64(v))) for v in (0.5, 0.3)] == [
+        0,
+        1,
+    ]
+    with pytest.raises(TypeError, match="clamp"):
+        funcgrad.make_jaxpr(lambda x: ew.clamp_p.bind(np.zeros(2), x, np.float64(1)))(np.zeros(3))
+
+
+def test_clamp_batches_scalar_bounds_and_scalar_operands():
+    los = np.array([-1.0, 0.0, 0.5])
+    got = funcgrad.vmap(lambda lo: ew.clamp(lo, np.float64(0.25), np.float64(1.0)))(los)
+    assert np.asarray(got).tolist() == [0.25, 0.25, 0.5]
+    got = funcgrad.vmap(lambda lo: ew.clamp(lo, np.array([0.0, 2.0]), np.float64(1.0)))(los)
+    assert np.asarray(got).tolist() == [[0.0, 1.0], [0.0, 1.0], [0.5, 1.0]]
+
+
+def test_pow_derivatives_at_zero_are_finite():
+    assert float(grad(lambda x: ew.pow_(x, np.float64(0.0)), np.float64(0.0))) == 0.0
+    assert float(grad(lambda y: ew.pow_(np.float64(0.0), y), np.float64(2.0))) == 0.0
+    assert float(grad(lambda x: ew.pow_(x, np.float64(2.0)), np.float64(0.0))) == 0.0
+    assert float(grad(lambda x: ew.pow_(x, np.float64(1.0)), np.float64(0.0))) == 1.0
+
+
+def test_max_min_ties_split_and_abs_at_zero():
+    gx, gy = funcgrad.grad(lambda x, y: ew.max_p.bind(x, y), argnums=(0, 1))(np.float64(2.0), np.float64(2.0))
+    assert (float(gx), float(gy)) == (0.5, 0.5)
+    assert float(grad(lambda x: ew.abs_p.bind(x), np.float64(0.0))) == 1.0  # as JAX: abs'(0) = 1
+
+
+def test_rem_gradient_and_scalar_operand_broadcasting():
+    gx, gy = funcgrad.grad(lambda x, y: ew.rem_p.bind(x, y), argnums=(0, 1))(np.float64(5.5), np.float64(2.0))
+    assert (float(gx), float(gy)) == (1.0, -2.0)
+    # x a scalar operand, y an array: x's tangent takes the result's shape.
+    _, t = funcgrad.jvp(
+        lambda x: ew.rem_p.bind(x, np.array([2.0, 3.0])), (np.float64(5.5),), (np.float64(1.0),)
+    )
+    assert np.asarray(t).tolist() == [1.0, 1.0]
+
+
+def test_integer_division_and_remainder_follow_xla():
+    x = np.array([7, -7, 7, -(2**31)], np.int32)
+    y = np.array([2, 2, 0, -1], np.int32)
+    assert np.asarray(ew.div(x, y)).tolist() == [3, -3, -1, -(2**31)]
+    assert np.asarray(ew.rem_p.bind(x, y)).tolist() == [1, -1, 7, 0]
+
+
+def test_round_methods():
+    x = np.array([0.5, 1.5, -0.5, 2.5, 0.49999999999999994])
+    assert np.asarray(ew.round_p.bind(x, rounding_method=0)).tolist() == [1.0, 2.0, -1.0, 3.0, 0.0]
+    assert np.asarray(ew.round_p.bind(x[:4], rounding_method=1)).tolist() == [0.0, 2.0, -0.0, 2.0]
+
+
+def test_integer_pow_checks_and_derivatives():
+    assert float(ew.integer_pow(np.float64(2.0), -2)) == 0.25
+    with pytest.raises(TypeError, match="negative powers"):
+        funcgrad.make_jaxpr(lambda x: ew.integer_pow(x, -1))(np.int32(2))
+    check_grads(lambda x: ew.integer_pow(x, 3), [np.array([0.0, -1.5, 2.0])], order=3)
+
+
+def test_polygamma_and_digamma_are_differentiable_to_any_order():
+    x = np.array([0.7, 1.5, 3.0])
+    check_grads(lambda v: ew.digamma_p.bind(v), [x], order=3)
+    check_grads(lambda v: ew.polygamma_p.bind(np.full(3, 2.0), v), [x], order=2)
+
+
+def test_select_n_batching_with_scalar_predicates():
+    cases = (np.zeros(3), np.ones(3))
+    preds = np.array([True, False])
+    got = funcgrad.vmap(lambda p: ew.select_n_p.bind(p, *cases))(preds)
+    assert np.asarray(got).tolist() == [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
+    xs = np.arange(6.0).reshape(2, 3)
+    got = funcgrad.vmap(lambda x: ew.select_n_p.bind(np.True_, x, -x))(xs)
+    assert_close(got, -xs)
+    got = funcgrad.vmap(lambda p, x: ew.select_n_p.bind(p, x, np.float64(7.0) * np.ones(())))(
+        preds, np.arange(2.0)
+    )
+    assert np.asarray(got).tolist() == [7.0, 1.0]

@@ -1,0 +1,99 @@
+"""jax.lax semantics of sort, the cumulative reductions and the reductions' gradient conventions,
+pinned with values checked against JAX: NaN order and stability of sort, the permutation-following
+JVP, cummax/cummin/cumprod gradients with ties and zeros, reduce_prod exact with zeros (to second
+order), max ties and argmax/argmin with NaN."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import sorting as so
+
+import funcgrad
+from funcgrad.testing import check_grads
+from _checks import assert_close
+
+TIES = np.array([1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 0.0])
+CT = np.arange(1.0, 8.0)
+
+
+def vjp(f, x, ct):
+    return np.asarray(funcgrad.vjp(f, x)[1](ct)[0])
+
+
+def test_sort_puts_nans_last_and_is_stable_for_equal_keys():
+    out = so.sort(np.array([3.0, np.nan, -0.0, 0.0, -np.inf, 1.0]))
+    assert np.asarray(out)[:-1].tolist() == [-np.inf, 0.0, 0.0, 1.0, 3.0] and np.isnan(np.asarray(out)[-1])
+    _, v = so.sort((np.array([0.0, -0.0, 0.0, -0.0]), np.arange(4.0)))
+    assert np.asarray(v).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_sort_many_operands_by_lexicographic_keys():
+    k1, k2, v = so.sort((np.array([1, 0, 1, 0]), np.array([2.0, 5.0, 1.0, 4.0]), np.arange(4)), num_keys=2)
+    assert np.asarray(v).tolist() == [3, 1, 2, 0]
+    keys, vals = so.sort_key_val(np.array([[2, 0, 1]]), np.array([[7, 8, 9]]), dimension=1)
+    assert np.asarray(vals).tolist() == [[8, 9, 7]]
+    assert isinstance(so.sort([np.zeros(2)]), tuple) and not isinstance(so.sort(np.zeros(2)), tuple)
+
+
+def test_sort_gradient_follows_the_permutation_including_ties():
+    g = funcgrad.grad(lambda x: red.reduce_sum(ew.mul(so.sort(x), np.arange(4.0)), (0,)))(
+        np.array([2.0, 1.0, 2.0, 0.0])
+    )
+    assert np.asarray(g).tolist() == [2.0, 1.0, 3.0, 0.0]  # as JAX
+    jaxpr = str(funcgrad.make_jaxpr(funcgrad.grad(lambda x: red.reduce_sum(so.sort(x), (0,))))(np.ones(3)))
+    assert "sort" in jaxpr
+
+
+@pytest.mark.parametrize(
+    "fn, forward, backward",
+    [
+        (so.cummax, [1.0, 10.0, 8.0, 0.0, 9.0, 0.0, 0.0], [0.0, 0.75, 2.25, 0.0, 12.0, 3.0, 10.0]),
+        (so.cummin, [15.0, 0.0, 0.0, 0.0, 0.0, 9.5, 3.5], [0.0, 0.0, 0.0, 0.0, 0.0, 10.5, 17.5]),
+        (so.cumprod, [376.0, 125.0, 123.0, 171.0, 90.0, 324.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0]),
+    ],
+)
+def test_cumulative_gradients_with_ties_and_zeros_match_jax(fn, forward, backward):
+    assert vjp(lambda x: fn(x), TIES, CT).tolist() == forward
+    assert vjp(lambda x: fn(x, reverse=True), TIES, CT).tolist() == backward
+
+
+def test_cumsum_transpose_is_the_reverse_cumsum_and_values():
+    assert np.asarray(so.cumsum(np.array([1, 2, 3]), reverse=True)).tolist() == [6, 5, 3]
+    assert vjp(lambda x: so.cumsum(x), np.ones(3), np.array([1.0, 2.0, 3.0])).tolist() == [6.0, 5.0, 3.0]
+    assert np.asarray(so.cumsum(np.ones((2, 3), np.int32), axis=1)).dtype == np.int32
+
+
+def test_cumprod_is_differentiable_to_higher_order_at_zeros():
+    x = np.array([[2.0, 0.0, 3.0, -1.0], [0.0, 0.0, 1.5, 2.0]])
+    check_grads(lambda v: so.cumprod(v, axis=1), [x], order=3)
+
+
+def test_reduce_prod_gradient_and_hessian_are_exact_with_zeros():
+    g = funcgrad.grad(lambda x: red.reduce_prod(x, (0,)))
+    assert np.asarray(g(np.array([2.0, 0.0, 3.0]))).tolist() == [0.0, 6.0, 0.0]
+    assert np.asarray(g(np.array([2.0, 0.0, 0.0]))).tolist() == [0.0, 0.0, 0.0]
+    h = funcgrad.jacfwd(g)(np.array([2.0, 0.0, 3.0]))
+    assert np.asarray(h).tolist() == [[0.0, 3.0, 0.0], [3.0, 0.0, 2.0], [0.0, 2.0, 0.0]]
+    x = np.array([[1.0, 0.0, 2.0], [0.5, -1.0, 0.0]])
+    check_grads(lambda v: red.reduce_prod(v, (0, 1)), [x], order=3)
+
+
+def test_reduce_max_ties_share_the_gradient_and_arg_reductions_pick_the_first():
+    g = funcgrad.grad(lambda x: red.reduce_max(x, (0,)))(np.array([1.0, 3.0, 3.0]))
+    assert_close(g, np.array([0.0, 0.5, 0.5]))
+    assert int(red.argmax(np.array([1.0, np.nan, 3.0, np.nan]), 0, np.int32)) == 1
+    assert int(red.argmin(np.array([1.0, 0.0, 0.0, 2.0]), 0, np.int32)) == 1
+    assert red.argmax(np.zeros((2, 3)), -1, np.int64).dtype == np.int64
+    with pytest.raises(ValueError, match="empty"):
+        red.argmax(np.zeros((2, 0)), 1, np.int32)
+
+
+def test_associative_scan_matches_cumulative_ops():
+    x = np.random.default_rng(0).standard_normal((3, 5))
+    assert_close(so.associative_scan(ew.add, x, axis=1), np.cumsum(x, 1))
+    assert_close(
+        so.associative_scan(ew.mul, x, axis=0, reverse=True), np.flip(np.cumprod(np.flip(x, 0), 0), 0)
+    )

@@ -1,0 +1,322 @@
+"""funcgrad.nn against NumPy/SciPy references (values, dtypes, finite-difference derivatives to
+second order, vmap, jit), plus its numerical-stability and derivative conventions: no overflow for
+large |x|, jax.nn's derivatives at the kinks, finite derivatives at -inf."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.special as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import funcgrad
+import funcgrad.nn as nn
+import funcgrad.numpy as fnp
+from _numpy_harness import (
+    F32,
+    F64,
+    FLOATS,
+    I32,
+    Case,
+    arr,
+    check_grads,
+    check_jit,
+    check_jit_grad,
+    check_values,
+    check_vmap,
+    shapes,
+)
+
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def _elu(x, alpha=1.0):
+    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
+
+
+def _gelu(x, approximate=True):
+    if approximate:
+        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1 + sp.erf(x / np.sqrt(2)))
+
+
+def _cast(f):
+    """References computed in float64 and cast back (the dtype check compares with the input's)."""
+    return lambda x, **kw: np.asarray(f(np.asarray(x, np.float64), **kw)).astype(
+        np.result_type(x, np.float32) if np.asarray(x).dtype.kind == "f" else np.float64
+    )
+
+
+def unary(lo=-4.0, hi=4.0, **kwargs):
+    return lambda rng, dt, shp: ([arr(rng, shp[0], dt, lo, hi)], dict(kwargs))
+
+
+def with_axis(lo=-4.0, hi=4.0):
+    def make(rng, dt, shp):
+        x = arr(rng, shp[0], dt, lo, hi)
+        return [x], {"axis": int(rng.integers(-x.ndim, x.ndim))}
+
+    return make
+
+
+def N(name, ref, make=None, dtypes=FLOATS, **kw):
+    return Case(name, getattr(nn, name), _cast(ref), make or unary(), dtypes=dtypes, **kw)
+
+
+def _glu(x, axis=-1):
+    a, b = np.split(x, 2, axis)
+    return a * sp.expit(b)
+
+
+def _standardize(x, axis=-1):
+    mean = np.mean(x, axis, keepdims=True)
+    var = np.mean(x**2, axis, keepdims=True) - mean**2
+    return (x - mean) / np.sqrt(var + 1e-5)
+
+
+def _logsumexp_make(rng, dt, shp):
+    x = arr(rng, shp[0], dt)
+    axis = [None, *range(-x.ndim, x.ndim)][rng.integers(x.ndim + 1)]
+    return [x, arr(rng, shp[0], dt, 0.5, 2.0)], {"axis": axis, "keepdims": bool(rng.integers(2))}
+
+
+def _one_hot_make(rng, dt, shp):
+    x = rng.integers(-1, 5, size=shp[0])
+    return [x], {"num_classes": 4, "axis": int(rng.integers(-x.ndim - 1, x.ndim + 1))}
+
+
+def _one_hot_ref(x, num_classes, axis):
+    out = (x[..., None] == np.arange(num_classes)).astype(np.float64)
+    return np.moveaxis(out, -1, axis)
+
+
+CASES = [
+    N("relu", lambda x: np.maximum(x, 0)),
+    N("relu6", lambda x: np.clip(x, 0, 6), unary(-3, 9)),
+    N("sigmoid", sp.expit),
+    N("log_sigmoid", lambda x: -np.logaddexp(0, -x)),
+    N("softplus", lambda x: np.logaddexp(x, 0)),
+    N("soft_sign", lambda x: x / (np.abs(x) + 1)),
+    N("silu", lambda x: x * sp.expit(x)),
+    N("swish", lambda x: x * sp.expit(x)),
+    N("elu", _elu),
+    N("elu", lambda x, alpha: _elu(x, alpha), unary(alpha=0.5), id="elu-alpha"),
+    N(
+        "celu",
+        lambda x, alpha: np.maximum(x, 0) + alpha * np.expm1(np.minimum(x, 0) / alpha),
+        unary(alpha=1.5),
+    ),
+    N("selu", lambda x: SELU_SCALE * _elu(x, SELU_ALPHA)),
+    N("gelu", _gelu),
+    N("gelu", lambda x, approximate: _gelu(x, approximate), unary(approximate=False), id="gelu-exact"),
+    N("glu", _glu, lambda rng, dt, shp: ([arr(rng, (*shp[0], 4), dt)], {"axis": -1}), id="glu"),
+    N(
+        "leaky_relu",
+        lambda x, negative_slope: np.where(x >= 0, x, negative_slope * x),
+        unary(negative_slope=0.2),
+    ),
+    N("hard_tanh", lambda x: np.clip(x, -1, 1)),
+    N("hard_sigmoid", lambda x: np.clip(x + 3, 0, 6) / 6, unary(-5, 5)),
+    N("hard_silu", lambda x: x * np.clip(x + 3, 0, 6) / 6, unary(-5, 5)),
+    N("hard_swish", lambda x: x * np.clip(x + 3, 0, 6) / 6, unary(-5, 5)),
+    N("mish", lambda x: x * np.tanh(np.logaddexp(x, 0))),
+    N("squareplus", lambda x: (x + np.sqrt(x**2 + 4)) / 2),
+    N("sparse_plus", lambda x: np.where(x <= -1, 0, np.where(x >= 1, x, (x + 1) ** 2 / 4))),
+    N("sparse_sigmoid", lambda x: np.where(x <= -1, 0, np.where(x >= 1, 1, (x + 1) / 2))),
+    N(
+        "softmax",
+        lambda x, axis: sp.softmax(x, axis=axis),
+        with_axis(),
+        shapes=shapes(min_dims=1, min_side=1),
+    ),
+    N(
+        "log_softmax",
+        lambda x, axis: sp.log_softmax(x, axis=axis),
+        with_axis(),
+        shapes=shapes(min_dims=1, min_side=1),
+    ),
+    # float32: jax.nn's variance E[x^2] - E[x]^2 cancels digits when the spread is small next to
+    # the mean (about log10(E[x^2] / var) of them); the reference is computed in float64.
+    N(
+        "standardize",
+        _standardize,
+        shapes=shapes(min_dims=1, min_side=2),
+        grad_rtol=1e-3,
+        rtol={np.dtype(np.float32): 1e-3},
+    ),
+    Case(
+        "logsumexp",
+        lambda a, b, **kw: nn.logsumexp(a, b=b, **kw),
+        lambda a, b, **kw: sp.logsumexp(a, b=b, **kw),
+        _logsumexp_make,
+        dtypes=FLOATS,
+        order=2,
+        shapes=shapes(min_dims=1, min_side=1),  # scipy: 0-d inputs get a dimension; empty ones fail
+    ),
+    Case(
+        "logsumexp",
+        lambda a, b, **kw: nn.logsumexp(a, **kw),
+        lambda a, b, **kw: sp.logsumexp(a, **kw),
+        _logsumexp_make,
+        dtypes=FLOATS,
+        id="logsumexp-no-b",
+        shapes=shapes(min_dims=1, min_side=1),
+    ),
+    Case("one_hot", nn.one_hot, _one_hot_ref, _one_hot_make, dtypes=(I32,), grad=False),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
+@given(data=st.data())
+def test_values_match_reference(case, data):
+    check_values(case, data)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=repr)
+@settings(max_examples=3)
+@given(data=st.data())
+def test_grads_match_finite_differences(case, data):
+    check_grads(case, data)
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
+@settings(max_examples=2)
+@given(data=st.data())
+def test_vmap_matches_loop(case, data):
+    check_vmap(case, data)
+
+
+@pytest.mark.parametrize("case", CASES, ids=repr)
+@settings(max_examples=1)
+@given(data=st.data())
+def test_jit_matches_eager(case, data):
+    check_jit(case, data)
+
+
+# ----------------------------------------------------------------------------------------------
+# Stability and derivative conventions
+
+BIG = np.array([-1e4, -800.0, -50.0, 0.0, 50.0, 800.0, 1e4])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sigmoid",
+        "log_sigmoid",
+        "softplus",
+        "silu",
+        "elu",
+        "celu",
+        "selu",
+        "gelu",
+        "mish",
+        "soft_sign",
+        "squareplus",
+    ],
+)
+def test_large_inputs_are_finite(name):
+    f = getattr(nn, name)
+    out = np.asarray(f(BIG))
+    assert np.all(np.isfinite(out)), (name, out)
+    g = np.asarray(funcgrad.vmap(funcgrad.grad(f))(BIG))
+    assert np.all(np.isfinite(g)), (name, g)
+
+
+def test_known_values_at_extremes():
+    np.testing.assert_array_equal(np.asarray(nn.softplus(np.array([-1e4, 1e4]))), [0.0, 1e4])
+    np.testing.assert_array_equal(np.asarray(nn.log_sigmoid(np.array([-1e4, 1e4]))), [-1e4, 0.0])
+    np.testing.assert_array_equal(np.asarray(nn.sigmoid(np.array([-1e4, 1e4]))), [0.0, 1.0])
+    np.testing.assert_allclose(float(nn.logsumexp(np.array([1e4, 1e4]))), 1e4 + np.log(2))
+    np.testing.assert_allclose(np.asarray(nn.log_softmax(np.array([1e4, 0.0]))), [0.0, -1e4])
+
+
+def test_derivatives_at_kinks():
+    d = lambda f, x: float(funcgrad.grad(f)(x))  # noqa: E731
+    assert d(nn.relu, 0.0) == 0.0 and d(nn.relu, 1.0) == 1.0
+    assert d(nn.relu6, 0.0) == 0.0 and d(nn.relu6, 6.0) == 0.0 and d(nn.relu6, 3.0) == 1.0
+    assert d(nn.hard_tanh, 0.5) == 1.0 and d(nn.hard_tanh, 2.0) == 0.0
+    assert d(nn.leaky_relu, -1.0) == 0.01
+    assert d(nn.elu, 0.0) == 1.0 or d(nn.elu, 0.0) == 1.0  # either side's slope is 1 at 0
+    # Second derivatives exist everywhere for the smooth ones.
+    for f in (nn.softplus, nn.sigmoid, nn.gelu, nn.mish, nn.silu):
+        assert np.isfinite(float(funcgrad.grad(funcgrad.grad(f))(0.3)))
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: nn.logsumexp(x),
+        lambda x: fnp.sum(nn.log_softmax(x)[1:]),
+        lambda x: nn.softmax(x)[1],
+        lambda x: nn.log_softmax(x)[1],
+    ],
+)
+@pytest.mark.parametrize("x", [[-np.inf, 0.0, 1.0], [-np.inf, -np.inf, 2.0]])
+def test_no_nan_gradients_at_minus_inf(f, x):
+    x = np.array(x)
+    g = np.asarray(funcgrad.grad(f)(x))
+    assert np.all(np.isfinite(g)), g
+    h = np.asarray(funcgrad.jacfwd(funcgrad.grad(lambda v: nn.logsumexp(v)))(x))
+    assert np.all(np.isfinite(h))
+
+
+def test_logsumexp_at_minus_inf():
+    g = np.asarray(funcgrad.grad(nn.logsumexp)(np.array([-np.inf, 0.0, 1.0])))
+    np.testing.assert_allclose(g, [0.0, *sp.softmax([0.0, 1.0])])  # -inf entries carry no weight
+    # All entries -inf: the value is -inf, the derivative is the uniform subgradient (not NaN).
+    x = np.full(3, -np.inf)
+    assert float(nn.logsumexp(x)) == -np.inf
+    np.testing.assert_allclose(np.asarray(funcgrad.grad(nn.logsumexp)(x)), 1 / 3)
+    assert np.all(np.isneginf(np.asarray(nn.log_softmax(x))))
+    assert np.all(np.isfinite(np.asarray(funcgrad.grad(lambda v: nn.log_softmax(v)[0])(x))))
+
+
+def test_logsumexp_of_empty_is_minus_inf():
+    assert float(nn.logsumexp(np.zeros(0))) == -np.inf
+    assert nn.logsumexp(np.zeros((2, 0)), axis=1).tolist() == [-np.inf, -np.inf]
+
+
+def test_softmax_and_log_softmax_where():
+    x = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    m = np.array([[True, True, False], [True, False, True]])
+    out = np.asarray(nn.softmax(x, where=m))
+    np.testing.assert_allclose(out[0], [*sp.softmax([1.0, 2.0]), 0.0])
+    np.testing.assert_allclose(out.sum(-1), 1.0)
+    lo = np.asarray(nn.log_softmax(x, where=m))
+    assert np.isneginf(lo[0, 2]) and np.isneginf(lo[1, 1])
+    np.testing.assert_allclose(float(nn.logsumexp(x[0], where=m[0])), sp.logsumexp([1.0, 2.0]))
+
+
+def test_logsumexp_signature():
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    b = np.array([[1.0, -1.0], [2.0, 0.0]])
+    out, sign = nn.logsumexp(a, axis=1, b=b, return_sign=True)
+    ref_out, ref_sign = sp.logsumexp(a, axis=1, b=b, return_sign=True)
+    np.testing.assert_allclose(np.asarray(out), ref_out)
+    np.testing.assert_array_equal(np.asarray(sign), ref_sign)
+    assert np.isnan(float(nn.logsumexp(np.array([1.0, 2.0]), b=np.array([1.0, -1.0]))))
+    assert nn.logsumexp(a, axis=(0, 1), keepdims=True).shape == (1, 1)
+    assert nn.logsumexp(a.astype(np.float32)).dtype == F32
+
+
+def test_dtypes_and_signatures():
+    x32 = np.linspace(-2, 2, 5).astype(np.float32)
+    for name in ("relu", "sigmoid", "softplus", "gelu", "silu", "log_softmax", "softmax", "standardize"):
+        assert getattr(nn, name)(x32).dtype == F32, name
+    assert nn.relu(np.array([-1, 2])).dtype == np.int64  # relu keeps integer dtypes
+    assert nn.one_hot(np.array([1]), 3, dtype=np.float32).dtype == F32
+    assert nn.one_hot(np.array([0, 1]), 2).dtype == F64
+    assert nn.glu(np.ones((2, 6)), axis=1).shape == (2, 3)
+    out = nn.standardize(np.ones((2, 3)), axis=0, mean=0.0, variance=1.0, epsilon=0.0)
+    np.testing.assert_allclose(np.asarray(out), 1.0)
+    with pytest.raises(ValueError):
+        nn.glu(np.ones(3))
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=repr)
+@settings(max_examples=1)
+@given(data=st.data())
+def test_jit_of_grad_matches_eager_grad(case, data):
+    check_jit_grad(case, data)

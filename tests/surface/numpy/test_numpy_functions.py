@@ -1,0 +1,747 @@
+"""NumPy compatibility of funcgrad.numpy's shape manipulation, joining/splitting, sorting and
+searching, indexing helpers, contractions and einsum, linalg.norm, differences/integration and the
+further functions of ``misc``: values and dtypes against NumPy, derivatives against finite
+differences, vmap against a loop, jit against eager."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.api import jit
+from funcgrad.testing import check_grads as check_function_grads
+from _numpy_harness import (
+    ALL,
+    F64,
+    I32,
+    NUMERIC,
+    Case,
+    arr,
+    check_grads,
+    check_jit,
+    check_values,
+    check_vmap,
+    check_zero_grad,
+    one,
+    pick_axis,
+    shapes,
+)
+from _numpy_harness import numpy_case as R
+
+NONEMPTY = shapes(min_side=1)
+
+
+def _perm(rng, ndim):
+    return tuple(int(i) for i in rng.permutation(ndim))
+
+
+def _reshape_make(rng, dt, shp):
+    x = arr(rng, shp[0], dt)
+    target = [x.size] if x.size else [0]
+    if x.size and x.size % 2 == 0:
+        target = [2, -1]
+    return [x], {"shape": tuple(target), "order": ["C", "F"][rng.integers(2)]}
+
+
+def _list_of(n, fn, **kwargs):
+    """A function of ``n`` arrays that calls ``fn`` on the list of them (concatenate, stack...)."""
+    return lambda *xs, **kw: fn(list(xs), **kwargs, **kw)
+
+
+def joined(name, n=3, same_shape=True, **kwargs):
+    fn = getattr(fnp, name)
+    ref = getattr(np, name)
+
+    def make(rng, dt, shp):
+        return [arr(rng, shp[0], dt) for _ in range(n)], {}
+
+    return Case(
+        name,
+        _list_of(n, fn, **kwargs),
+        _list_of(n, ref, **kwargs),
+        make,
+        dtypes=ALL,
+        shapes=shapes(
+            min_dims=1 if name not in ("stack", "vstack", "hstack", "dstack", "column_stack") else 0,
+            max_dims=3,
+        ),
+        id=f"{name}{kwargs or ''}",
+    )
+
+
+def _concat_make(rng, dt, shp):
+    ndim = len(shp[0])
+    axis = int(rng.integers(ndim))
+    parts = []
+    for _ in range(3):
+        s = list(shp[0])
+        s[axis] = int(rng.integers(0, 3))
+        parts.append(arr(rng, tuple(s), dt))
+    return parts, {"axis": axis}
+
+
+def _split_make(rng, dt, shp):
+    x = arr(rng, shp[0], dt)
+    axis = int(rng.integers(x.ndim))
+    n = x.shape[axis]
+    sections = [d for d in range(1, 5) if n % d == 0] or [1]
+    if rng.integers(2):
+        return [x], {"indices_or_sections": int(rng.choice(sections)), "axis": axis}
+    return [x], {"indices_or_sections": sorted(rng.integers(-1, n + 2, size=2).tolist()), "axis": axis}
+
+
+def _outputs(fn):
+    return lambda *a, **k: tuple(fn(*a, **k))
+
+
+MANIPULATION = [
+    R("reshape", _reshape_make, dtypes=ALL),
+    R("ravel", one(), dtypes=ALL),
+    R(
+        "transpose",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"axes": _perm(rng, len(shp[0]))}),
+        dtypes=ALL,
+    ),
+    R("permute_dims", lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"axes": _perm(rng, len(shp[0]))})),
+    R("matrix_transpose", one(), shapes=shapes(min_dims=2), dtypes=ALL),
+    R(
+        "swapaxes",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"axis1": 0, "axis2": -1}),
+        dtypes=ALL,
+        shapes=shapes(min_dims=1),
+    ),
+    R(
+        "moveaxis",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"source": 0, "destination": -1}),
+        shapes=shapes(min_dims=1),
+    ),
+    R("expand_dims", lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"axis": (0, -1)}), dtypes=ALL),
+    R("squeeze", one(), dtypes=ALL, shapes=shapes(max_side=2)),
+    R("broadcast_to", lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"shape": (2, *shp[0])}), dtypes=ALL),
+    R(
+        "broadcast_arrays",
+        lambda rng, dt, shp: ([arr(rng, s, dt) for s in shp], {}),
+        shapes=shapes(2),
+        fn=_outputs(fnp.broadcast_arrays),
+        ref=_outputs(np.broadcast_arrays),
+        dtypes=ALL,
+    ),
+    Case(
+        "concatenate",
+        lambda *xs, axis: fnp.concatenate(xs, axis),
+        lambda *xs, axis: np.concatenate(xs, axis),
+        _concat_make,
+        shapes=shapes(min_dims=1),
+        dtypes=ALL,
+        vmap=False,
+    ),
+    Case(
+        "concat",
+        lambda *xs, axis: fnp.concat(xs, axis=axis),
+        lambda *xs, axis: np.concat(xs, axis=axis),
+        _concat_make,
+        shapes=shapes(min_dims=1),
+        vmap=False,
+    ),
+    joined("stack"),
+    joined("stack", axis=-1),
+    joined("hstack"),
+    joined("vstack"),
+    joined("dstack"),
+    joined("column_stack", n=2),
+    R(
+        "split",
+        _split_make,
+        shapes=shapes(min_dims=1),
+        fn=_outputs(fnp.split),
+        ref=_outputs(np.split),
+        dtypes=ALL,
+    ),
+    R(
+        "array_split",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"indices_or_sections": int(rng.integers(1, 4))}),
+        shapes=shapes(min_dims=1),
+        fn=_outputs(fnp.array_split),
+        ref=_outputs(np.array_split),
+    ),
+    R(
+        "hsplit",
+        lambda rng, dt, shp: ([arr(rng, (2, 4), dt)], {"indices_or_sections": 2}),
+        fn=_outputs(fnp.hsplit),
+        ref=_outputs(np.hsplit),
+    ),
+    R(
+        "vsplit",
+        lambda rng, dt, shp: ([arr(rng, (4, 2), dt)], {"indices_or_sections": [1]}),
+        fn=_outputs(fnp.vsplit),
+        ref=_outputs(np.vsplit),
+    ),
+    R(
+        "unstack",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"axis": -1}),
+        shapes=shapes(min_dims=1),
+        fn=_outputs(fnp.unstack),
+        ref=_outputs(np.unstack),
+    ),
+    R(
+        "tile",
+        lambda rng, dt, shp: (
+            [arr(rng, shp[0], dt)],
+            {"reps": tuple(rng.integers(1, 3, size=rng.integers(1, 3)))},
+        ),
+        dtypes=ALL,
+    ),
+    R(
+        "repeat",
+        lambda rng, dt, shp: (
+            [arr(rng, shp[0], dt)],
+            {"repeats": int(rng.integers(0, 3)), "axis": pick_axis(rng, len(shp[0]), allow_tuple=False)},
+        ),
+        dtypes=ALL,
+    ),
+    R(
+        "repeat",
+        lambda rng, dt, shp: ([arr(rng, (3, 2), dt)], {"repeats": np.array([1, 0, 2]), "axis": 0}),
+        id="repeat-counts",
+    ),
+    R(
+        "flip",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"axis": pick_axis(rng, len(shp[0]))}),
+        dtypes=ALL,
+    ),
+    R("fliplr", one(), shapes=shapes(min_dims=2)),
+    R("flipud", one(), shapes=shapes(min_dims=1)),
+    R(
+        "roll",
+        lambda rng, dt, shp: (
+            [arr(rng, shp[0], dt)],
+            {"shift": int(rng.integers(-5, 6)), "axis": pick_axis(rng, len(shp[0]), allow_tuple=False)},
+        ),
+        dtypes=ALL,
+    ),
+    R(
+        "rot90",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"k": int(rng.integers(-3, 5))}),
+        shapes=shapes(min_dims=2),
+        dtypes=ALL,
+    ),
+    R(
+        "pad",
+        lambda rng, dt, shp: (
+            [arr(rng, shp[0], dt)],
+            {
+                "pad_width": int(rng.integers(0, 3)),
+                "mode": [
+                    "constant",
+                    "edge",
+                    "reflect",
+                    "symmetric",
+                    "wrap",
+                    "linear_ramp",
+                    "maximum",
+                    "mean",
+                ][rng.integers(8)],
+            },
+        ),
+        shapes=shapes(min_dims=1, min_side=2),
+        order=1,
+    ),
+    R("atleast_1d", one(), dtypes=ALL),
+    R("atleast_2d", one(), dtypes=ALL),
+    R("atleast_3d", one(), dtypes=ALL),
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# Sorting, searching, indexing helpers
+
+
+def _sorted_make(rng, dt, shp):
+    a = np.sort(arr(rng, (int(rng.integers(1, 6)),), dt))
+    return [a, arr(rng, shp[0], dt)], {"side": ["left", "right"][rng.integers(2)]}
+
+
+def _take_make(rng, dt, shp):
+    x = arr(rng, shp[0], dt)
+    axis = pick_axis(rng, x.ndim, allow_tuple=False)
+    n = x.size if axis is None else x.shape[axis]
+    idx = rng.integers(-n, n, size=(2,)) if n else np.zeros((0,), int)
+    return [x], {"indices": idx, "axis": axis}
+
+
+def _take_along_make(rng, dt, shp):
+    x = arr(rng, shp[0], dt)
+    axis = int(rng.integers(x.ndim))
+    return [x], {"indices": np.argsort(np.asarray(arr(rng, x.shape, F64)), axis=axis), "axis": axis}
+
+
+def _select_make(rng, dt, shp):
+    x = arr(rng, shp[0], dt)
+    return [x, arr(rng, shp[0], dt)], {}
+
+
+SORTING = [
+    R(
+        "sort",
+        lambda rng, dt, shp: (
+            [arr(rng, shp[0], dt)],
+            {"axis": pick_axis(rng, len(shp[0]), allow_tuple=False)},
+        ),
+        dtypes=ALL,
+    ),
+    R(
+        "argsort",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt, -2, 2)], {"axis": -1}),
+        shapes=shapes(min_dims=1),
+        ref=lambda a, axis: np.argsort(a, axis, kind="stable"),
+        dtypes=ALL,
+        grad=False,
+    ),
+    R(
+        "lexsort",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt, -2, 2), arr(rng, shp[0], dt, -2, 2)], {}),
+        fn=lambda a, b: fnp.lexsort((a, b)),
+        ref=lambda a, b: np.lexsort((a, b)),
+        shapes=shapes(min_dims=1),
+        dtypes=NUMERIC,
+        grad=False,
+    ),
+    R(
+        "partition",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"kth": int(rng.integers(shp[0][-1]))}),
+        fn=lambda a, kth: fnp.partition(a, kth)[..., kth],
+        ref=lambda a, kth: np.partition(a, kth)[..., kth],
+        shapes=shapes(min_dims=1, min_side=1),
+    ),
+    R("searchsorted", _sorted_make, dtypes=NUMERIC, grad=False, vmap=False),
+    R(
+        "digitize",
+        lambda rng, dt, shp: (
+            [arr(rng, shp[0], dt), np.sort(arr(rng, (4,), dt))[:: [1, -1][rng.integers(2)]]],
+            {"right": bool(rng.integers(2))},
+        ),
+        dtypes=NUMERIC,
+        grad=False,
+        vmap=False,
+    ),
+    R("take", _take_make, dtypes=ALL),
+    R("take_along_axis", _take_along_make, shapes=shapes(min_dims=1), dtypes=ALL),
+    R(
+        "put_along_axis",
+        lambda rng, dt, shp: (
+            [arr(rng, (3, 4), dt), arr(rng, (3, 1), dt)],
+            {"indices": rng.integers(0, 4, size=(3, 1)), "axis": 1},
+        ),
+        fn=lambda a, v, indices, axis: fnp.put_along_axis(a, indices, v, axis),
+        ref=lambda a, v, indices, axis: _np_put_along_axis(a, indices, v, axis),
+    ),
+    R(
+        "diagonal",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"offset": int(rng.integers(-2, 3))}),
+        shapes=shapes(min_dims=2),
+        dtypes=ALL,
+    ),
+    R(
+        "trace",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"offset": int(rng.integers(-2, 3))}),
+        shapes=shapes(min_dims=2),
+        dtypes=NUMERIC,
+    ),
+    R(
+        "nonzero",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt, -1, 1)], {}),
+        shapes=shapes(min_dims=1),
+        fn=_outputs(fnp.nonzero),
+        ref=_outputs(np.nonzero),
+        dtypes=ALL,
+        grad=False,
+        vmap=False,
+        jit=False,
+    ),
+    R(
+        "argwhere",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt, -1, 1)], {}),
+        dtypes=ALL,
+        grad=False,
+        vmap=False,
+        jit=False,
+        shapes=shapes(min_dims=1),
+    ),
+    R(
+        "where",
+        lambda rng, dt, shp: ([arr(rng, shp[0], B_), arr(rng, shp[1], dt), arr(rng, shp[2], dt)], {}),
+        shapes=shapes(3),
+        dtypes=ALL,
+    ),
+    R(
+        "select",
+        _select_make,
+        fn=lambda x, y: fnp.select([x > 1, x < -1], [x, y], 0.5),
+        ref=lambda x, y: np.select([x > 1, x < -1], [x, y], 0.5),
+    ),
+    R(
+        "piecewise",
+        one(),
+        fn=lambda x: fnp.piecewise(x, [x < 0, x > 1], [lambda v: v**2, lambda v: -v, 0.5]),
+        ref=lambda x: np.piecewise(x, [x < 0, x > 1], [lambda v: v**2, lambda v: -v, 0.5]),
+    ),
+]
+
+B_ = np.dtype(np.bool_)
+
+
+def _np_put_along_axis(a, indices, values, axis):
+    a = np.array(a)
+    np.put_along_axis(a, indices, values, axis)
+    return a
+
+
+# ----------------------------------------------------------------------------------------------
+# Contractions and linalg.norm
+
+
+def two(s1, s2, lo=-2.0, hi=2.0, **kwargs):
+    return lambda rng, dt, shp: ([arr(rng, s1, dt, lo, hi), arr(rng, s2, dt, lo, hi)], dict(kwargs))
+
+
+def _matmul_make(rng, dt, shp):
+    batch, (n, k, m), va, vb = shp
+    a_shape = [(k,), (n, k), (*batch, n, k)][va]
+    b_shape = [(k,), (k, m), (*batch[-1:], k, m)][vb]
+    return [arr(rng, a_shape, dt, -2, 2), arr(rng, b_shape, dt, -2, 2)], {}
+
+
+MATMUL_SHAPES = st.tuples(
+    shapes(max_dims=1, min_side=1).map(lambda s: s[0]),
+    st.tuples(*[st.integers(1, 3)] * 3),
+    st.integers(0, 2),
+    st.integers(0, 2),
+)
+CONV_SHAPES = st.tuples(st.integers(1, 5), st.integers(1, 5), st.sampled_from(["full", "same", "valid"]))
+
+
+def _conv_make(rng, dt, shp):
+    n, m, mode = shp
+    return [arr(rng, (n,), dt), arr(rng, (m,), dt)], {"mode": mode}
+
+
+def _norm_make(rng, dt, shp):
+    x = arr(rng, shp[0], dt, 0.5, 2.0) * np.where(rng.random(shp[0]) < 0.5, -1, 1).astype(dt)
+    if x.ndim == 1 and rng.integers(2):
+        return [x], {"ord": [None, 1, 2, 3, np.inf, -np.inf, 0.5][rng.integers(7)]}
+    if x.ndim == 2 and rng.integers(2):
+        return [x], {
+            "ord": [None, "fro", 1, -1, np.inf, -np.inf, 2, -2, "nuc"][rng.integers(9)],
+            "keepdims": bool(rng.integers(2)),
+        }
+    if x.ndim >= 2:
+        return [x], {"axis": (0, 1), "ord": ["fro", 1, np.inf, 2, "nuc"][rng.integers(5)]}
+    return [x], {"axis": None}
+
+
+EINSUMS = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("ij->", [(2, 3)]),
+    ("...ij,...jk->...ik", [(2, 1, 2, 3), (4, 3, 2)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
+    ("i,i", [(3,), (3,)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("iij,jk->ik", [(2, 2, 3), (3, 2)]),
+    ("ijk,ikj->i", [(2, 3, 4), (2, 4, 3)]),
+]
+
+
+def _einsum_case(spec, shapes_):
+    def make(rng, dt, shp):
+        return [arr(rng, s, dt, -2, 2) for s in shapes_], {}
+
+    return Case(
+        "einsum",
+        lambda *xs: fnp.einsum(spec, *xs),
+        lambda *xs: np.einsum(spec, *xs),
+        make,
+        dtypes=NUMERIC,
+        id=f"einsum[{spec}]",
+    )
+
+
+CONTRACTIONS = [
+    R("matmul", _matmul_make, shapes=MATMUL_SHAPES, dtypes=NUMERIC),
+    R("dot", two((2, 3), (4, 3, 2)), dtypes=NUMERIC),
+    R("dot", two((3,), (3,)), dtypes=NUMERIC, id="dot-vectors"),
+    R("vdot", two((2, 3), (3, 2)), dtypes=NUMERIC),
+    R("inner", two((2, 3), (4, 3)), dtypes=NUMERIC),
+    R("outer", two((2, 2), (3,)), dtypes=NUMERIC),
+    R("tensordot", two((2, 3, 4), (3, 4, 2), axes=2), dtypes=NUMERIC),
+    R("tensordot", two((2, 3), (3, 2), axes=([0, 1], [1, 0])), id="tensordot-pairs"),
+    R("kron", two((2, 2), (3,)), dtypes=NUMERIC),
+    R("cross", two((4, 3), (3,)), dtypes=NUMERIC),
+    # NumPy deprecates 2-vectors in cross; the reference is the scalar z-component.
+    R(
+        "cross",
+        two((2,), (2,)),
+        id="cross-2d",
+        ref=lambda a, b: a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
+    ),
+    R("vecdot", two((2, 3), (3,)), dtypes=NUMERIC),
+    R("matvec", two((4, 2, 3), (3,)), dtypes=NUMERIC),
+    R("vecmat", two((2,), (4, 2, 3)), dtypes=NUMERIC),
+    *[_einsum_case(spec, s) for spec, s in EINSUMS],
+    Case(
+        "linalg.norm",
+        fnp.linalg.norm,
+        np.linalg.norm,
+        _norm_make,
+        shapes=shapes(min_dims=1, max_dims=3, min_side=1),
+        dtypes=NUMERIC,
+        order=1,
+    ),
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# Differences, integration, convolution, interpolation
+
+
+def _interp_make(rng, dt, shp):
+    xp = np.sort(rng.uniform(-3, 3, size=int(rng.integers(1, 6))))
+    return [arr(rng, shp[0], dt, -4, 4), xp.astype(dt), arr(rng, xp.shape, dt)], {}
+
+
+NUMERIC_FUNCS = [
+    R(
+        "diff",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"n": int(rng.integers(0, 3)), "axis": -1}),
+        shapes=shapes(min_dims=1),
+        dtypes=ALL,
+    ),
+    R(
+        "diff",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt), arr(rng, shp[0][:-1] + (1,), dt)], {}),
+        fn=lambda a, p: fnp.diff(a, prepend=p, append=2.0),
+        ref=lambda a, p: np.diff(a, prepend=p, append=2.0),
+        shapes=shapes(min_dims=1),
+        id="diff-prepend",
+        expected_dtype=lambda dt: dt,  # the Python float 2.0 is weak (NumPy makes it a float64 array)
+    ),
+    R("ediff1d", one(), dtypes=NUMERIC),
+    R(
+        "gradient",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"edge_order": int(rng.integers(1, 3))}),
+        shapes=shapes(min_dims=1, min_side=3),
+        fn=_outputs(lambda *a, **k: _as_list(fnp.gradient(*a, **k))),
+        ref=_outputs(lambda *a, **k: _as_list(np.gradient(*a, **k))),
+    ),
+    R(
+        "trapezoid",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt), np.cumsum(arr(rng, shp[0][-1:], dt, 0.1, 1))], {}),
+        shapes=shapes(min_dims=1, min_side=1),
+    ),
+    R(
+        "convolve",
+        _conv_make,
+        shapes=CONV_SHAPES,
+        dtypes=NUMERIC,
+    ),
+    R(
+        "correlate",
+        _conv_make,
+        shapes=CONV_SHAPES,
+        dtypes=NUMERIC,
+    ),
+    # NumPy's interp always returns float64; float32 stays float32 here (as in jax.numpy).
+    R("interp", _interp_make, grad_argnums=(0, 2), vmap=False, expected_dtype=lambda dt: dt),
+]
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, list | tuple) else [x]
+
+
+MISC = [
+    R("append", lambda rng, dt, shp: ([arr(rng, shp[0], dt), arr(rng, shp[0], dt)], {}), dtypes=ALL),
+    R("fabs", one(), dtypes=NUMERIC),
+    R(
+        "bincount",
+        lambda rng, dt, shp: (
+            [rng.integers(0, 5, size=shp[0][:1]), arr(rng, shp[0][:1], dt)],
+            {"minlength": 6},
+        ),
+        fn=lambda x, w, **k: fnp.bincount(x, w, **k),
+        ref=lambda x, w, **k: np.bincount(x, w, **k),
+        grad_argnums=(1,),
+        vmap=False,
+        jit=False,
+        shapes=shapes(min_dims=1, max_dims=1, min_side=1),
+        expected_dtype=lambda dt: dt,  # NumPy sums weights in float64; float32 stays float32 here
+    ),
+    R(
+        "isin",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt, -3, 3), arr(rng, (4,), dt, -3, 3)], {}),
+        dtypes=(I32,),
+        grad=False,
+    ),
+    # NumPy's vander promotes with int64; the input dtype is kept here (as in jax.numpy).
+    R(
+        "vander",
+        lambda rng, dt, shp: ([arr(rng, shp[0][:1], dt)], {"N": 3}),
+        dtypes=NUMERIC,
+        shapes=shapes(min_dims=1),
+        expected_dtype=lambda dt: dt,
+    ),
+    R("polyval", lambda rng, dt, shp: ([arr(rng, (3,), dt), arr(rng, shp[0], dt)], {}), dtypes=NUMERIC),
+    R(
+        "cov",
+        lambda rng, dt, shp: ([arr(rng, (3, 5), dt)], {"rowvar": bool(rng.integers(2))}),
+        expected_dtype=lambda dt: dt,
+    ),  # NumPy computes cov in float64; float32 stays float32 here
+    R("corrcoef", lambda rng, dt, shp: ([arr(rng, (3, 5), dt)], {}), expected_dtype=lambda dt: dt),
+    R("nanargmax", lambda rng, dt, shp: ([arr(rng, (3, 4), dt)], {"axis": 1}), grad=False),
+    R(
+        "array_equiv",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt, 0, 1), arr(rng, shp[1], dt, 0, 1)], {}),
+        shapes=shapes(2),
+        dtypes=(I32,),
+        grad=False,
+    ),
+]
+
+
+VALUE_CASES = MANIPULATION + SORTING + CONTRACTIONS + NUMERIC_FUNCS + MISC
+GRAD_CASES = [c for c in VALUE_CASES if c.grad and F64 in c.dtypes]
+VMAP_CASES = [c for c in VALUE_CASES if c.vmap]
+JIT_CASES = [c for c in VALUE_CASES if c.jit]
+
+
+@pytest.mark.parametrize("case", VALUE_CASES, ids=repr)
+@given(data=st.data())
+def test_values_match_numpy(case, data):
+    check_values(case, data)
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
+@settings(max_examples=2)
+@given(data=st.data())
+def test_grads_match_finite_differences(case, data):
+    check_grads(case, data)
+
+
+@pytest.mark.parametrize("case", VMAP_CASES, ids=repr)
+@settings(max_examples=2)
+@given(data=st.data())
+def test_vmap_matches_loop(case, data):
+    check_vmap(case, data)
+
+
+@pytest.mark.parametrize("case", JIT_CASES, ids=repr)
+@settings(max_examples=1)
+@given(data=st.data())
+def test_jit_matches_eager(case, data):
+    check_jit(case, data)
+
+
+def test_utilities():
+    x = np.ones((2, 3))
+    assert fnp.shape(x) == (2, 3) and fnp.ndim(x) == 2 and fnp.size(x) == 6 and fnp.size(x, 1) == 3
+    assert fnp.broadcast_shapes((2, 1), (3,)) == (2, 3)
+    assert fnp.copy(x).shape == (2, 3)
+    assert (
+        fnp.pi == np.pi and fnp.e == np.e and np.isinf(fnp.inf) and np.isnan(fnp.nan) and fnp.newaxis is None
+    )
+    assert [a.tolist() for a in fnp.tril_indices(3, -1)] == [a.tolist() for a in np.tril_indices(3, -1)]
+    assert [a.tolist() for a in fnp.triu_indices(3, 1, 4)] == [a.tolist() for a in np.triu_indices(3, 1, 4)]
+    assert [a.tolist() for a in fnp.diag_indices(3, 3)] == [a.tolist() for a in np.diag_indices(3, 3)]
+    path, info = fnp.einsum_path("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))
+    assert len(path) == 2 and "Complete contraction" in str(info)
+
+
+def test_singular_values_and_derived():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 4, 3))
+    np.testing.assert_allclose(
+        np.asarray(fnp.linalg.svdvals(x)), np.linalg.svd(x, compute_uv=False), rtol=1e-12
+    )
+    np.testing.assert_allclose(np.asarray(jit(fnp.linalg.svdvals)(x)), np.linalg.svd(x, compute_uv=False))
+    np.testing.assert_allclose(float(fnp.linalg.cond(x[0])), np.linalg.cond(x[0]), rtol=1e-10)
+    assert int(fnp.linalg.matrix_rank(np.outer([1.0, 2.0], [3.0, 4.0, 5.0]))) == 1
+    # d(sum of singular values)/dx = U V^T for distinct singular values.
+    u, _, vt = np.linalg.svd(x[0], full_matrices=False)
+    g = funcgrad.grad(lambda v: fnp.linalg.norm(v, "nuc"))(x[0])
+    np.testing.assert_allclose(np.asarray(g), u @ vt, atol=1e-10)
+    check = funcgrad.vmap(lambda v: fnp.linalg.norm(v, 2))(x)
+    np.testing.assert_allclose(np.asarray(check), np.linalg.norm(x, 2, axis=(1, 2)))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 3), (2, 4, 4)])
+def test_det_inv_solve(shape):
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=shape)
+    b = rng.normal(size=shape[:-1])
+    L = fnp.linalg
+    np.testing.assert_allclose(np.asarray(L.det(a)), np.linalg.det(a), rtol=1e-10)
+    sign, logdet = L.slogdet(a)
+    ref_sign, ref_logdet = np.linalg.slogdet(a)
+    np.testing.assert_allclose(np.asarray(sign), ref_sign)
+    np.testing.assert_allclose(np.asarray(logdet), ref_logdet, rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(L.inv(a)), np.linalg.inv(a), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(L.solve(a, b[..., None])), np.linalg.solve(a, b[..., None]), rtol=1e-9
+    )
+    np.testing.assert_allclose(np.asarray(jit(L.det)(a)), np.linalg.det(a), rtol=1e-10)
+    # d det(a) / da = det(a) inv(a)^T; d solve / db = inv(a) (check_grads compares with differences).
+    check_function_grads(lambda m: L.det(m), [a], order=1)
+    check_function_grads(lambda m, v: L.solve(m, v[..., None]), [a, b], order=1)
+    assert float(L.det(np.array([[1.0, 2.0], [2.0, 4.0]]))) == 0.0
+
+
+def test_norm_gradient_at_zero_is_finite():
+    for kwargs in ({}, {"ord": 2}, {"ord": 3}, {"ord": "fro"}):
+        x = np.zeros(3) if "fro" not in kwargs.values() else np.zeros((2, 2))
+        g = funcgrad.grad(lambda v, kw=kwargs: fnp.linalg.norm(v, **kw))(x)
+        np.testing.assert_array_equal(np.asarray(g), 0.0)
+
+
+def test_traced_roll_and_repeat():
+    x = np.arange(10.0).reshape(2, 5)
+    for s in (0, 2, -3, 7):
+        np.testing.assert_array_equal(
+            np.asarray(jit(lambda v, s: fnp.roll(v, s, axis=1))(x, s)), np.roll(x, s, 1)
+        )
+        np.testing.assert_array_equal(np.asarray(jit(lambda v, s: fnp.roll(v, s))(x, s)), np.roll(x, s))
+    r = np.array([1, 0, 2, 1, 0])
+    out = jit(lambda v, r: fnp.repeat(v, r, axis=1, total_repeat_length=4))(x, r)
+    np.testing.assert_array_equal(np.asarray(out), np.repeat(x, r, axis=1))
+    out = fnp.repeat(x, r, axis=1, total_repeat_length=6)  # a shortfall repeats the last element
+    np.testing.assert_array_equal(np.asarray(out), np.repeat(x, [1, 0, 2, 1, 2], axis=1))
+    g = funcgrad.grad(lambda v, r: fnp.sum(fnp.repeat(v, r, total_repeat_length=3)))(
+        np.array([1.0, 2.0]), np.array([2, 1])
+    )
+    np.testing.assert_array_equal(np.asarray(g), [2.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        c
+        for c in VALUE_CASES
+        if c.name in ("argsort", "lexsort", "searchsorted", "digitize", "nonzero", "argwhere", "isin")
+    ],
+    ids=repr,
+)
+@settings(max_examples=2)
+@given(data=st.data())
+def test_integer_valued_functions_have_zero_grads(case, data):
+    check_zero_grad(case, data)
+
+
+def test_take_along_axis_defaults_to_the_last_axis():
+    x = np.array([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
+    idx = np.argsort(x)
+    np.testing.assert_array_equal(np.asarray(fnp.take_along_axis(x, idx)), np.take_along_axis(x, idx, -1))

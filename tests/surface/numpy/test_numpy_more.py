@@ -1,0 +1,410 @@
+"""NumPy compatibility of the further funcgrad.numpy modules: floating-point bits and integer
+number theory (floatbits), set operations (setops), polynomials and windows (polynomial),
+array editing (editing) and index tricks (index_tricks). Values and dtypes against NumPy,
+derivatives against finite differences, vmap against a loop, jit against eager."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.api import jit
+from funcgrad.core import ConcretizationTypeError
+from _numpy_harness import (
+    F64,
+    I32,
+    I64,
+    U8,
+    arr,
+    one,
+    shapes,
+    table_tests,
+)
+from _numpy_harness import numpy_case as R
+
+NONEMPTY = shapes(min_dims=1, min_side=1)
+TWO = shapes(2)
+
+
+def _two(lo=-3.0, hi=3.0):
+    return lambda rng, dt, shp: ([arr(rng, shp[0], dt, lo, hi), arr(rng, shp[1], dt, lo, hi)], {})
+
+
+def _ints(lo, hi):
+    return lambda rng, dt, shp: ([arr(rng, shp[0], dt, lo, hi), arr(rng, shp[1], dt, lo, hi)], {})
+
+
+def _poly(n1, n2):
+    return lambda rng, dt, shp: ([arr(rng, (n1,), dt), arr(rng, (n2,), dt)], {})
+
+
+def _polydiv_make(rng, dt, shp):
+    v = arr(rng, (3,), dt)
+    v[0] = 1.5 + rng.random()  # a leading coefficient away from zero
+    return [arr(rng, (5,), dt), v], {}
+
+
+def _frexp_make(rng, dt, shp):
+    x = arr(rng, shp[0], dt, -1e3, 1e3)
+    if x.size:
+        x.ravel()[0] = 0.0
+    return [x], {}
+
+
+def _ldexp_make(rng, dt, shp):
+    return [arr(rng, shp[0], dt), rng.integers(-20, 20, size=shp[1]).astype(np.int32)], {}
+
+
+def _bits_make(rng, dt, shp):
+    return [rng.integers(0, 256, size=(3, 10)).astype(np.uint8)], {"axis": int(rng.integers(-1, 2)) or None}
+
+
+def _insert_make(rng, dt, shp):
+    x = arr(rng, (3, 4), dt)
+    obj = [[1], 2, [0, 4, 2], slice(1, 3)][rng.integers(4)]
+    return [x, arr(rng, (3, 1), dt)], {"obj": obj, "axis": 1}
+
+
+def _delete_make(rng, dt, shp):
+    x = arr(rng, (4, 3), dt)
+    obj = [1, [0, 3], slice(None, None, 2), np.array([True, False, True, False])][rng.integers(4)]
+    return [x], {"obj": obj, "axis": 0}
+
+
+def _unwrap_make(rng, dt, shp):
+    return [np.cumsum(arr(rng, shp[0], dt, -3.0, 3.0), axis=-1) if shp[0] else arr(rng, shp[0], dt)], {}
+
+
+FLOATBITS = [
+    R("nextafter", _two(), shapes=TWO, grad=False),
+    R("spacing", one(-1e3, 1e3), grad=False),
+    R("frexp", _frexp_make, grad=False),
+    R("ldexp", _ldexp_make, shapes=TWO, grad_argnums=(0,)),
+    R("modf", one(-5, 5)),
+    R("gcd", _ints(-30, 30), shapes=TWO, dtypes=(I32, I64), grad=False),
+    R("lcm", _ints(-30, 30), shapes=TWO, dtypes=(I32, I64), grad=False),
+    R("bitwise_count", one(-1000, 1000), dtypes=(I32, U8), grad=False),
+    R("bitwise_invert", one(-1000, 1000), dtypes=(I32, U8), grad=False),
+    R("bitwise_left_shift", _ints(0, 7), shapes=TWO, dtypes=(I32,), grad=False),
+    R("bitwise_right_shift", _ints(0, 7), shapes=TWO, dtypes=(I32,), grad=False),
+    R("packbits", _bits_make, dtypes=(U8,), grad=False),
+    R("unpackbits", _bits_make, dtypes=(U8,), grad=False),
+    R("i0", one(-4, 4), rtol=1e-6),
+    R("unwrap", _unwrap_make, shapes=NONEMPTY),
+]
+
+POLYNOMIAL = [
+    R("polyadd", _poly(3, 5)),
+    R("polysub", _poly(4, 2)),
+    R("polymul", _poly(3, 4)),
+    R(
+        "polydiv",
+        _polydiv_make,
+        rtol=1e-4,
+        fn=lambda u, v: fnp.polydiv(u, v, trim_leading_zeros=True),
+        dtypes=(F64,),  # NumPy's float32 remainder keeps round-off where funcgrad eliminates exactly
+        grad=False,
+        vmap=False,
+        jit=False,
+    ),
+    R(
+        "polydiv",
+        _polydiv_make,
+        rtol=1e-4,
+        ref=lambda u, v: np.polydiv(u, v)[0],
+        fn=lambda u, v: fnp.polydiv(u, v)[0],
+        id="polydiv-quotient",
+    ),
+    # NumPy's polyder/polyint make float32 float64 (an int64 arange factor); funcgrad keeps it, as JAX
+    R(
+        "polyder",
+        lambda rng, dt, shp: ([arr(rng, (5,), dt)], {"m": int(rng.integers(0, 4))}),
+        expected_dtype=lambda dt: dt,
+    ),
+    R(
+        "polyint",
+        lambda rng, dt, shp: ([arr(rng, (4,), dt)], {"m": int(rng.integers(0, 3))}),
+        expected_dtype=lambda dt: dt,
+    ),
+    R("poly", lambda rng, dt, shp: ([arr(rng, (4,), dt)], {}), rtol=1e-4),
+    R("polyval", _poly(4, 3)),
+    R("polyfit", lambda rng, dt, shp: ([arr(rng, (8,), dt), arr(rng, (8,), dt)], {"deg": 2}), dtypes=(F64,)),
+    R(
+        "trim_zeros",
+        lambda rng, dt, shp: ([np.array([0, 0, 1.5, 0, 2, 0], dt)], {"trim": "fb"}),
+        vmap=False,
+        jit=False,
+        grad=False,
+    ),
+]
+
+
+def _window(name):
+    return R(
+        name,
+        lambda rng, dt, shp: ([], {"M": int(rng.integers(0, 9))}),
+        dtypes=(F64,),
+        grad=False,
+        ref=lambda M, name=name: getattr(np, name)(M),
+        fn=lambda M, name=name: getattr(fnp, name)(M),
+    )
+
+
+WINDOWS = [_window(n) for n in ("bartlett", "blackman", "hamming", "hanning")] + [
+    R(
+        "kaiser",
+        lambda rng, dt, shp: ([], {"M": int(rng.integers(0, 9)), "beta": float(rng.uniform(0, 10))}),
+        dtypes=(F64,),
+        grad=False,
+        rtol=1e-6,
+    )
+]
+
+EDITING = [
+    R(
+        "insert",
+        _insert_make,
+        fn=lambda a, v, obj, axis: fnp.insert(a, obj, v, axis=axis),
+        ref=lambda a, v, obj, axis: np.insert(a, obj, v, axis=axis),
+    ),
+    R("delete", _delete_make),
+    R("rollaxis", lambda rng, dt, shp: ([arr(rng, (2, 3, 4), dt)], {"axis": 2, "start": 0})),
+    R("resize", lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"new_shape": (3, 5)}), shapes=NONEMPTY),
+    R("dsplit", lambda rng, dt, shp: ([arr(rng, (2, 2, 6), dt)], {"indices_or_sections": [1, 4]})),
+    R(
+        "block",
+        lambda rng, dt, shp: ([arr(rng, (2, 2), dt), arr(rng, (2, 1), dt), arr(rng, (1, 3), dt)], {}),
+        fn=lambda a, b, c: fnp.block([[a, b], [c]]),
+        ref=lambda a, b, c: np.block([[a, b], [c]]),
+    ),
+    R(
+        "apply_over_axes",
+        lambda rng, dt, shp: ([arr(rng, (2, 3, 4), dt)], {"axes": [0, 2]}),
+        fn=lambda a, axes: fnp.apply_over_axes(fnp.sum, a, axes),
+        ref=lambda a, axes: np.apply_over_axes(np.sum, a, axes),
+    ),
+]
+
+VALUE_CASES = FLOATBITS + POLYNOMIAL + WINDOWS + EDITING
+VMAP_CASES = [c for c in VALUE_CASES if c.vmap and c not in WINDOWS]
+
+(
+    test_values_match_numpy,
+    test_grads_match_finite_differences,
+    test_vmap_matches_loop,
+    test_jit_matches_eager,
+) = table_tests(VALUE_CASES, vmap_cases=VMAP_CASES, value_examples=20)
+
+
+# ----------------------------------------------------------------------------------------------
+# floatbits edge values
+
+
+@np.errstate(over="ignore")
+def test_floatbits_edges_are_bit_exact():
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -5e-324, 1.0, np.finfo(np.float64).max])
+    for dt in (np.float32, np.float64):
+        x = specials.astype(dt)
+        for fn in ("spacing", "modf", "frexp"):
+            got, want = getattr(fnp, fn)(x), getattr(np, fn)(x)
+            for g, w in zip(
+                got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]
+            ):
+                np.testing.assert_array_equal(np.asarray(g), w, err_msg=f"{fn} {dt}")
+        y = np.array([1.0, -np.inf, np.nan, 0.0, np.inf, 2.0, 0.0, 1.0, 0.0], dt)
+        np.testing.assert_array_equal(np.asarray(fnp.nextafter(x, y)), np.nextafter(x, y))
+        e = np.array([3, -1100, 5, 1, 2000, 0, 1074, -1, -1], np.int32)
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(np.asarray(fnp.ldexp(x, e)), np.ldexp(x, e))
+
+
+def test_gcd_lcm_edges_and_unpackbits_count():
+    a = np.array([0, 0, -12, 7, 2**30], np.int64)
+    b = np.array([0, 5, 18, -21, 3 * 2**10], np.int64)
+    np.testing.assert_array_equal(np.asarray(fnp.gcd(a, b)), np.gcd(a, b))
+    np.testing.assert_array_equal(np.asarray(fnp.lcm(a, b)), np.lcm(a, b))
+    bits = np.array([[5, 255], [0, 128]], np.uint8)
+    for count in (None, 3, 12, -2):
+        for order in ("big", "little"):
+            np.testing.assert_array_equal(
+                np.asarray(fnp.unpackbits(bits, axis=1, count=count, bitorder=order)),
+                np.unpackbits(bits, axis=1, count=count, bitorder=order),
+            )
+    mask = np.array([[True, False, True], [False, False, True]])
+    np.testing.assert_array_equal(
+        np.asarray(fnp.packbits(mask, axis=1, bitorder="little")), np.packbits(mask, 1, "little")
+    )
+
+
+def test_i0_gradient_is_i1():
+    from scipy.special import i1
+
+    x = np.array([-2.5, -0.1, 0.0, 0.7, 3.0])
+    np.testing.assert_allclose(
+        np.asarray(funcgrad.vmap(funcgrad.grad(fnp.i0))(x)), i1(x), rtol=1e-12, atol=1e-15
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# setops
+
+
+SET_INPUTS = [
+    np.array([3, 1, 2, 3, 1, 5]),
+    np.array([2.0, np.nan, 1.0, np.nan, -0.0, 0.0]),
+    np.array([], np.int32),
+    np.array([[1, 2], [1, 2], [0, 5]]),
+]
+
+
+@pytest.mark.parametrize("x", SET_INPUTS, ids=["ints", "floats-nan", "empty", "matrix"])
+@pytest.mark.parametrize("axis", [None, 0])
+def test_unique_matches_numpy(x, axis):
+    if axis is not None and x.ndim < 1:
+        return
+    flags = {"return_index": True, "return_inverse": True, "return_counts": True}
+    want = np.unique(x, axis=axis, **flags)
+    got = fnp.unique(x, axis=axis, **flags)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    for fn in ("unique_values", "unique_counts", "unique_inverse", "unique_all"):
+        g, w = getattr(fnp, fn)(x), getattr(np, fn)(x)
+        if fn == "unique_values":  # NumPy >= 2.3 leaves them in hash order; funcgrad (as JAX) sorts
+            g, w = [np.sort(np.asarray(g), axis=None)], [np.sort(w, axis=None)]
+        for a, b in zip(g if isinstance(g, tuple) else [g], w if isinstance(w, tuple) else [w]):
+            np.testing.assert_array_equal(np.asarray(a), b, err_msg=fn)
+
+
+def test_unique_under_jit_with_size():
+    x = np.array([3, 1, 2, 3, 1, 5])
+    got = jit(lambda v: fnp.unique(v, size=6, fill_value=-1, return_counts=True))(x)
+    np.testing.assert_array_equal(np.asarray(got[0]), [1, 2, 3, 5, -1, -1])
+    np.testing.assert_array_equal(np.asarray(got[1]), [2, 1, 2, 1, 0, 0])
+    with pytest.raises(ConcretizationTypeError, match="size"):
+        jit(fnp.unique)(x)
+
+
+@pytest.mark.parametrize("fn", ["union1d", "intersect1d", "setdiff1d", "setxor1d"])
+def test_set_operations_match_numpy(fn):
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        a, b = rng.integers(0, 8, 7), rng.integers(0, 8, 5)
+        np.testing.assert_array_equal(np.asarray(getattr(fnp, fn)(a, b)), getattr(np, fn)(a, b))
+        n = len(getattr(np, fn)(a, b))
+        staged = jit(lambda x, y, n=n: getattr(fnp, fn)(x, y, size=n + 2, fill_value=99))(a, b)
+        np.testing.assert_array_equal(np.asarray(staged)[:n], getattr(np, fn)(a, b))
+        np.testing.assert_array_equal(np.asarray(staged)[n:], 99)
+    a, b = np.array([5, 1, 3, 1]), np.array([3, 3, 5, 7])
+    got, want = fnp.intersect1d(a, b, return_indices=True), np.intersect1d(a, b, return_indices=True)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
+# ----------------------------------------------------------------------------------------------
+# polynomial extras
+
+
+def test_polyfit_full_weights_and_cov():
+    rng = np.random.default_rng(1)
+    x, y, w = rng.uniform(-1, 1, 12), rng.normal(size=12), rng.uniform(0.5, 2, 12)
+    for kwargs in ({"full": True}, {"w": w}, {"cov": True}, {"cov": "unscaled", "w": w}):
+        got, want = fnp.polyfit(x, y, 3, **kwargs), np.polyfit(x, y, 3, **kwargs)
+        for g, e in zip(
+            got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]
+        ):
+            np.testing.assert_allclose(np.asarray(g), e, rtol=1e-8, atol=1e-10)
+    y2 = np.stack([y, 2 * y + 1], axis=1)
+    np.testing.assert_allclose(np.asarray(fnp.polyfit(x, y2, 2)), np.polyfit(x, y2, 2), rtol=1e-10)
+
+
+def test_trim_zeros_modes():
+    f = np.array([0, 0, 3, 0, 4, 0, 0])
+    for trim in ("f", "b", "fb", "bf"):
+        np.testing.assert_array_equal(np.asarray(fnp.trim_zeros(f, trim)), np.trim_zeros(f, trim))
+    np.testing.assert_array_equal(np.asarray(fnp.trim_zeros(np.zeros(3))), np.trim_zeros(np.zeros(3)))
+
+
+# ----------------------------------------------------------------------------------------------
+# editing and index tricks
+
+
+def test_insert_broadcasting_matches_numpy():
+    a = np.arange(12).reshape(3, 4)
+    for obj in (1, [1], [1, 3], [0, 0, 2], slice(1, 3), -1, [4], [-1, 0]):
+        for values in ([7, 8, 9], 7, [[7], [8], [9]]):
+            try:
+                want = np.insert(a, obj, values, axis=1)
+            except ValueError:
+                with pytest.raises(ValueError):
+                    fnp.insert(a, obj, values, axis=1)
+                continue
+            np.testing.assert_array_equal(np.asarray(fnp.insert(a, obj, values, axis=1)), want)
+    np.testing.assert_array_equal(np.asarray(fnp.insert(a, [0, 5], [-1, -2])), np.insert(a, [0, 5], [-1, -2]))
+    with pytest.raises(IndexError, match="out of bounds"):
+        fnp.insert(a, 9, 0, axis=1)
+
+
+def test_delete_with_traced_unique_positions():
+    a = np.arange(10.0)
+    got = jit(lambda x, i: fnp.delete(x, i, assume_unique_indices=True))(a, np.array([7, 2]))
+    np.testing.assert_array_equal(np.asarray(got), np.delete(a, [7, 2]))
+    with pytest.raises(ConcretizationTypeError):
+        jit(fnp.delete)(a, np.array([1]))
+
+
+def test_put_and_place():
+    a = np.arange(6.0)
+    for mode in ("clip", "wrap"):
+        want = a.copy()
+        np.put(want, [0, 9, -8], [10.0, 20.0, 30.0], mode=mode)
+        got = fnp.put(a, [0, 9, -8], [10.0, 20.0, 30.0], mode=mode, inplace=False)
+        np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(ValueError, match="inplace"):
+        fnp.put(a, [0], [1.0])
+    want = a.copy()
+    np.place(want, a > 1, [7.0, 8.0])
+    np.testing.assert_array_equal(np.asarray(fnp.place(a, a > 1, [7.0, 8.0], inplace=False)), want)
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_index_tricks_match_numpy():
+    def same(g, w):
+        if isinstance(w, tuple | list):
+            assert len(g) == len(w)
+            for a, b in zip(g, w):
+                same(a, b)
+        else:
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w))
+            assert np.asarray(g).shape == np.asarray(w).shape
+
+    same(fnp.r_[1:4, 0, [5, 6]], np.r_[1:4, 0, [5, 6]])
+    same(fnp.r_[-1:1:5j], np.r_[-1:1:5j])
+    same(fnp.r_["0,2", [1, 2], [3, 4]], np.r_["0,2", [1, 2], [3, 4]])
+    same(fnp.r_["1,2,0", [1, 2], [3, 4]], np.r_["1,2,0", [1, 2], [3, 4]])
+    same(fnp.r_["r", [1, 2], [3, 4]], np.r_["r", [1, 2], [3, 4]])
+    same(fnp.c_[[1, 2, 3], [4, 5, 6]], np.c_[[1, 2, 3], [4, 5, 6]])
+    same(fnp.c_[np.ones((2, 2)), 3 * np.ones((2, 1))], np.c_[np.ones((2, 2)), 3 * np.ones((2, 1))])
+    same(fnp.mgrid[0:3, 0:4], np.mgrid[0:3, 0:4])
+    same(fnp.mgrid[0:1:3j, 1:2:0.5], np.mgrid[0:1:3j, 1:2:0.5])
+    same(fnp.ogrid[0:3, 0:4], np.ogrid[0:3, 0:4])
+    same(fnp.ix_([0, 1], [2, 3, 4]), np.ix_([0, 1], [2, 3, 4]))
+    same(fnp.mask_indices(4, fnp.triu, 1), np.mask_indices(4, np.triu, 1))
+    same(fnp.fromfunction(lambda i, j: i + 2 * j, (3, 4)), np.fromfunction(lambda i, j: i + 2 * j, (3, 4)))
+    assert fnp.s_[1:2, ::3] == np.s_[1:2, ::3] and fnp.index_exp[1] == np.index_exp[1]
+    with pytest.raises(ValueError, match="depth"):
+        fnp.block([1, 2, [3, 4]])
+
+
+def test_r_concatenates_traced_arrays():
+    f = jit(lambda x: fnp.r_[x, 0.0, x[::-1]])
+    x = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(f(x)), [1.0, 2.0, 0.0, 2.0, 1.0])
+    np.testing.assert_array_equal(np.asarray(funcgrad.grad(lambda x: fnp.sum(fnp.r_[x, x] ** 2))(x)), 4 * x)
+
+
+def test_fromfunction_dtype():
+    got = fnp.fromfunction(lambda i: i * 2, (4,), dtype=np.int32)
+    assert np.asarray(got).dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(got), [0, 2, 4, 6])

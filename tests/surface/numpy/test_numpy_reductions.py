@@ -1,0 +1,325 @@
+"""NumPy compatibility of funcgrad.numpy's reductions, statistics and array creation: values and
+dtypes against NumPy, derivatives against finite differences, vmap against a loop, jit against
+eager."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import funcgrad
+import funcgrad.numpy as fnp
+from _numpy_harness import (
+    ALL,
+    F64,
+    NUMERIC,
+    arr,
+    check_grads,
+    check_jit,
+    check_values,
+    check_vmap,
+    check_zero_grad,
+    const,
+    one,
+    pick_axis,
+    reduction,
+    shapes,
+)
+from _numpy_harness import numpy_case as R
+
+NONEMPTY = shapes(min_side=1)
+
+
+def _ddof(rng, x):
+    return {"ddof": int(rng.integers(2))}
+
+
+def _no_keepdims(make):
+    def wrapped(rng, dtype, shp):
+        args, kwargs = make(rng, dtype, shp)
+        kwargs.pop("keepdims", None)
+        return args, kwargs
+
+    return wrapped
+
+
+def _singlepick_axis(make):
+    def wrapped(rng, dtype, shp):
+        args, kwargs = make(rng, dtype, shp)
+        if isinstance(kwargs.get("axis"), tuple):
+            kwargs["axis"] = 0
+        return args, kwargs
+
+    return wrapped
+
+
+def _quantile_make(scale):
+    def make(rng, dtype, shp):
+        x = arr(rng, shp[0], dtype)
+        method = ["linear", "lower", "higher", "nearest", "midpoint"][rng.integers(5)]
+        q = rng.uniform(0, 1, size=int(rng.integers(0, 3)) or ()) * scale
+        return [x], {
+            "q": q,
+            "axis": pick_axis(rng, x.ndim),
+            "method": method,
+            "keepdims": bool(rng.integers(2)),
+        }
+
+    return make
+
+
+def _average_make(rng, dtype, shp):
+    x = arr(rng, shp[0], dtype)
+    axis = pick_axis(rng, x.ndim, allow_tuple=False)
+    if axis is None or rng.integers(2):
+        w = arr(rng, x.shape, dtype, 0.5, 2.0)
+    else:
+        w = arr(rng, (x.shape[axis],), dtype, 0.5, 2.0)
+    return [x, w], {"axis": axis, "returned": bool(rng.integers(2))}
+
+
+REDUCTIONS = [
+    R("sum", dtypes=ALL),
+    R("prod", reduction(0.5, 1.5), dtypes=NUMERIC),
+    R("mean", dtypes=NUMERIC),
+    R("var", reduction(extra=_ddof), dtypes=NUMERIC, shapes=NONEMPTY),
+    R("std", reduction(extra=_ddof), dtypes=NUMERIC, shapes=shapes(min_side=2)),
+    R("max", dtypes=ALL, shapes=NONEMPTY),
+    R("min", dtypes=ALL, shapes=NONEMPTY),
+    R("amax", dtypes=NUMERIC, shapes=NONEMPTY),
+    R("amin", dtypes=NUMERIC, shapes=NONEMPTY),
+    R("ptp", dtypes=NUMERIC, shapes=NONEMPTY),
+    R("argmax", _singlepick_axis(reduction()), dtypes=ALL, shapes=NONEMPTY, grad=False),
+    R("argmin", _singlepick_axis(reduction()), dtypes=ALL, shapes=NONEMPTY, grad=False),
+    R("all", dtypes=ALL, grad=False),
+    R("any", dtypes=ALL, grad=False),
+    R("count_nonzero", reduction(-1, 1), dtypes=ALL, grad=False),
+    R("cumsum", _no_keepdims(_singlepick_axis(reduction())), dtypes=ALL),
+    R("cumprod", _no_keepdims(_singlepick_axis(reduction(0.5, 1.5))), dtypes=NUMERIC),
+    R(
+        "cumulative_sum",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"axis": 0, "include_initial": True}),
+        dtypes=NUMERIC,
+        shapes=shapes(min_dims=1),
+    ),
+    R(
+        "average",
+        _average_make,
+        shapes=NONEMPTY,
+        fn=lambda a, w, **k: fnp.average(a, weights=w, **k),
+        ref=lambda a, w, **k: np.average(a, weights=w, **k),
+    ),
+    R("median", reduction(allow_tuple=False), shapes=NONEMPTY),
+    R("quantile", _quantile_make(1.0), shapes=NONEMPTY, order=1),
+    R("percentile", _quantile_make(100.0), shapes=NONEMPTY, order=1),
+    R("nansum", reduction(nan=True), grad=False),
+    R("nanprod", reduction(0.5, 1.5, nan=True), grad=False),
+    R("nanmean", reduction(nan=True), grad=False),
+    R("nanmax", reduction(nan=True), shapes=NONEMPTY, grad=False),
+    R("nanmin", reduction(nan=True), shapes=NONEMPTY, grad=False),
+    R("nanvar", reduction(nan=True), grad=False),
+    R("nanstd", reduction(nan=True), grad=False),
+    R("nansum", reduction(), id="nansum-grad"),
+    R("nanmean", reduction(), shapes=NONEMPTY, id="nanmean-grad"),
+    R("nanmax", reduction(), shapes=NONEMPTY, id="nanmax-grad"),
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# Creation
+
+
+# ----------------------------------------------------------------------------------------------
+# Creation
+
+
+CREATION = [
+    R("zeros", const(shape=(2, 3)), grad=False),
+    R("ones", const(shape=4, dtype=np.int32), grad=False),
+    R(
+        "empty",
+        const(shape=(0, 2)),
+        grad=False,
+        check_dtype=True,
+        fn=lambda shape: fnp.zeros(shape),
+        ref=lambda shape: np.zeros(shape),
+    ),
+    R(
+        "full",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {}),
+        dtypes=ALL,
+        shapes=shapes(max_dims=1),
+        fn=lambda v: fnp.full((2, *np.shape(v)), v),
+        ref=lambda v: np.full((2, *np.shape(v)), v),
+    ),
+    R("zeros_like", one(), dtypes=ALL, grad=False),
+    R("ones_like", one(), dtypes=ALL, grad=False),
+    R(
+        "full_like",
+        one(),
+        dtypes=ALL,
+        fn=lambda a: fnp.full_like(a, 7),
+        ref=lambda a: np.full_like(a, 7),
+        grad=False,
+    ),
+    R("empty_like", one(), dtypes=ALL, fn=fnp.zeros_like, ref=np.zeros_like, grad=False),
+    R("array", one(), dtypes=ALL, fn=lambda a: fnp.array(a, ndmin=3), ref=lambda a: np.array(a, ndmin=3)),
+    R("asarray", one(), dtypes=ALL),
+    R("arange", const(start=1, stop=7, step=2), grad=False),
+    R("arange", const(start=0.5, stop=2.0, step=0.25), grad=False, id="arange-float"),
+    R(
+        "linspace",
+        lambda rng, dt, shp: (
+            [arr(rng, shp[0], dt), arr(rng, shp[0], dt)],
+            {
+                "num": int(rng.integers(0, 6)),
+                "endpoint": bool(rng.integers(2)),
+                "axis": -1 if len(shp[0]) and rng.integers(2) else 0,
+            },
+        ),
+        shapes=shapes(max_dims=2),
+    ),
+    R(
+        "logspace",
+        lambda rng, dt, shp: (
+            [arr(rng, shp[0], dt, -1, 1), arr(rng, shp[0], dt, -1, 1)],
+            {"num": int(rng.integers(1, 5)), "base": 2.0},
+        ),
+        shapes=shapes(max_dims=1),
+    ),
+    R(
+        "geomspace",
+        lambda rng, dt, shp: (
+            [arr(rng, shp[0], dt, 0.5, 2), arr(rng, shp[0], dt, 3, 5)],
+            {"num": int(rng.integers(1, 5))},
+        ),
+        shapes=shapes(max_dims=1),
+        expected_dtype=lambda dt: dt,  # float32 stays float32 (NumPy's geomspace computes in float64)
+    ),
+    R("eye", const(N=3, M=4, k=1), grad=False),
+    R("identity", const(n=3), grad=False),
+    R("tri", const(N=3, M=2, k=-1), grad=False),
+    R(
+        "tril",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"k": int(rng.integers(-2, 3))}),
+        dtypes=ALL,
+        shapes=shapes(min_dims=2),
+    ),
+    R(
+        "triu",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"k": int(rng.integers(-2, 3))}),
+        dtypes=ALL,
+        shapes=shapes(min_dims=2),
+    ),
+    R(
+        "diag",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"k": int(rng.integers(-2, 3))}),
+        dtypes=ALL,
+        shapes=shapes(min_dims=1, max_dims=2),
+    ),
+    R(
+        "diagflat",
+        lambda rng, dt, shp: ([arr(rng, shp[0], dt)], {"k": int(rng.integers(-2, 3))}),
+        dtypes=ALL,
+        shapes=shapes(max_dims=2),
+    ),
+    R(
+        "meshgrid",
+        lambda rng, dt, shp: (
+            [arr(rng, shp[0], dt), arr(rng, shp[1], dt)],
+            {"indexing": ["xy", "ij"][rng.integers(2)]},
+        ),
+        shapes=shapes(2, min_dims=1, max_dims=1, broadcast=False),
+        dtypes=ALL,
+    ),
+    R("indices", const(dimensions=(2, 3)), grad=False),
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# Shape manipulation, joining, splitting
+
+
+VALUE_CASES = REDUCTIONS + CREATION
+GRAD_CASES = [c for c in VALUE_CASES if c.grad and F64 in c.dtypes]
+VMAP_CASES = [c for c in VALUE_CASES if c.vmap]
+JIT_CASES = [c for c in VALUE_CASES if c.jit]
+
+
+@pytest.mark.parametrize("case", VALUE_CASES, ids=repr)
+@given(data=st.data())
+def test_values_match_numpy(case, data):
+    check_values(case, data)
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
+@settings(max_examples=2)
+@given(data=st.data())
+def test_grads_match_finite_differences(case, data):
+    check_grads(case, data)
+
+
+@pytest.mark.parametrize("case", VMAP_CASES, ids=repr)
+@settings(max_examples=2)
+@given(data=st.data())
+def test_vmap_matches_loop(case, data):
+    check_vmap(case, data)
+
+
+@pytest.mark.parametrize("case", JIT_CASES, ids=repr)
+@settings(max_examples=1)
+@given(data=st.data())
+def test_jit_matches_eager(case, data):
+    check_jit(case, data)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c for c in VALUE_CASES if c.name in ("argmax", "argmin", "all", "any", "count_nonzero")],
+    ids=repr,
+)
+@settings(max_examples=2)
+@given(data=st.data())
+def test_integer_valued_functions_have_zero_grads(case, data):
+    check_zero_grad(case, data)
+
+
+# nanquantile / nanpercentile / nanmedian: traceable, against NumPy on slices with NaNs.
+_NAN_ROWS = np.array(
+    [[1.0, 2.0, np.nan, 7.0], [4.0, 5.0, 6.0, 0.5], [np.nan] * 4, [3.0, np.nan, np.nan, 1.0]]
+)
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+@pytest.mark.parametrize("axis", [1, 0, None])
+@pytest.mark.parametrize("q", [0.5, np.array([0.1, 0.75])])
+def test_nanquantile_matches_numpy_eager_and_jit(method, axis, q):
+    expected = np.nanquantile(_NAN_ROWS, q, axis=axis, method=method)
+    got = fnp.nanquantile(_NAN_ROWS, q, axis=axis, method=method)
+    jitted = funcgrad.jit(lambda a: fnp.nanquantile(a, q, axis=axis, method=method))(_NAN_ROWS)
+    for g in (got, jitted):
+        np.testing.assert_allclose(np.asarray(g), expected, equal_nan=True)
+    kept = fnp.nanquantile(_NAN_ROWS, q, axis=axis, method=method, keepdims=True)
+    assert kept.shape == np.nanquantile(_NAN_ROWS, q, axis=axis, method=method, keepdims=True).shape
+
+
+def test_nanpercentile_nanmedian_dtypes_vmap_and_grad():
+    x32 = _NAN_ROWS.astype(np.float32)
+    assert fnp.nanpercentile(x32, 30, axis=1).dtype == np.float32  # a Python q is weak
+    np.testing.assert_allclose(
+        np.asarray(fnp.nanpercentile(_NAN_ROWS, 30, axis=1)), np.nanpercentile(_NAN_ROWS, 30, axis=1)
+    )
+    np.testing.assert_allclose(
+        np.asarray(funcgrad.vmap(fnp.nanmedian)(_NAN_ROWS)), np.nanmedian(_NAN_ROWS, axis=1)
+    )
+    # d nanmedian / dx: 1/2 on the two middle non-NaN values of an even count, 0 elsewhere.
+    x = np.array([1.0, np.nan, 3.0, 4.0, 0.0])
+    g = funcgrad.grad(fnp.nanmedian)(x)
+    np.testing.assert_array_equal(np.asarray(g), [0.5, 0.0, 0.5, 0.0, 0.0])
+    eps = 1e-6
+    fd = [
+        (float(fnp.nanmedian(x + eps * e)) - float(fnp.nanmedian(x - eps * e))) / (2 * eps) for e in np.eye(5)
+    ]
+    np.testing.assert_allclose(np.nan_to_num(fd), np.asarray(g), atol=1e-6)
