@@ -83,10 +83,12 @@ def take(
     """Elements of ``a`` at ``indices`` along ``axis`` (the flattened array if None).
 
     Out-of-bounds indices give ``fill_value`` (NaN for floats) by default, as in jax.numpy;
-    ``mode='clip'`` clamps and ``mode='wrap'`` wraps around.
+    ``mode='clip'`` clamps into range (a negative index to 0, as NumPy) and ``mode='wrap'`` wraps around.
 
     >>> take(np.array([[1, 2], [3, 4]]), np.array([1, 0]), axis=1).tolist()
     [[2, 1], [4, 3]]
+    >>> take(np.array([0.8, 1.5, 1.9]), np.array([-1, 5]), mode="clip").tolist()
+    [0.8, 1.9]
     >>> take(np.array([1.0, 2.0]), 5).item()
     nan
     """
@@ -102,6 +104,8 @@ def take(
     mode = _take_mode(mode)
     if mode == "wrap":
         indices, mode = remainder(indices, a.shape[axis]), "clip"
+    elif mode == "clip":
+        indices = _clip_indices(indices, a.shape[axis])
     index = (slice(None),) * axis + (indices,)
     return getitem(
         a,
@@ -111,6 +115,15 @@ def take(
         unique_indices=unique_indices,
         indices_are_sorted=indices_are_sorted,
     )
+
+
+def _clip_indices(indices, size):
+    """``indices`` clamped to ``[0, size - 1]``: ``take(mode='clip')`` clips a negative index to 0, as
+    NumPy and jax.numpy do, where ``x[i]`` (and ``take_along_axis``, in jax) first counts it from the end.
+    Clamping before the gather leaves getitem's end-relative normalisation nothing to do."""
+    dtype = aval(indices).dtype
+    hi = min(max(size - 1, 0), int(_dt.iinfo(dtype).max))
+    return ew.clamp_p.bind(np.zeros((), dtype), indices, np.asarray(hi, dtype))
 
 
 def _along_axis_index(arr_shape, indices, axis):
