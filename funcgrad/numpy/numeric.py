@@ -415,7 +415,12 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         )
         fp = concatenate([getitem(fp, slice(-1, None)), fp, getitem(fp, slice(0, 1))])
     n = xp.shape[0]
-    dtype = fp.dtype
+    # The result has the promoted dtype of every value that enters it (x and xp through the slope,
+    # fp, and left/right where given), as in jax.numpy: not fp's alone (a float64 xp with float32 x
+    # and fp gives float64, issue 33).
+    bounds = [asarray(v) for v in (left, right) if v is not None]
+    dtype = promote_args(x, fp, *bounds)[1].dtype
+    fp = convert(fp, dtype)
     if n == 1:
         out = broadcast_to(convert(getitem(fp, 0), dtype), x.shape)
     else:
