@@ -396,7 +396,10 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool):
         )
         others = [d for d in range(in_ndim) if d not in axes]
         work = st.transpose(a, (*others, *axes))
-        work = reshape(work, (*[a.shape[d] for d in others], -1))
+        # The reduced length is spelled out, not -1: with an empty kept axis, -1 is ambiguous
+        # (median of a (2, 0) array along axis 0 is an empty (0,) array, as in NumPy; issue 33).
+        reduced = int(np.prod([a.shape[d] for d in axes], dtype=np.int64))
+        work = reshape(work, (*[a.shape[d] for d in others], reduced))
     n = work.shape[-1]
     if n == 0:
         raise ValueError(f"{name} of an empty array (or empty axis)")
