@@ -5,16 +5,18 @@ on purpose: nothing here imports numpy or jaxlib, and no PJRT client is created.
 resolve lazily (module ``__getattr__``) from their submodules on first access:
 
 - ``runtime``: backends/devices (``resolve_device``), ``device_put``/``to_numpy``, ``compile`` ->
-  ``Executable``, ``hlo_text``
+  ``Executable``, ``hlo_text``; re-exported from its subjects ``backends``, ``transfers`` and
+  ``executables``
 - ``dtypes``: NumPy dtype <-> MLIR type strings, interned ``Aval``s, dense constants
 - ``compile_cache``: the opt-in persistent compilation cache
 - ``plugins``: CUDA PJRT plugin discovery
 - ``lapack``: registering jaxlib's CPU LAPACK kernels, once, when a module first calls one
 - ``emitter``: StableHLO text builders and the lowering-rule registry
 - ``lowering``: jaxpr -> StableHLO module text (rules in ``xla_bridge.rules``)
-- ``dispatch``: one route for a jitted call -- compiled-program cache, argument and output
-  buffers, the C++ and Python fast paths, the compiled ``jit`` primitive impl (see NOTE:
-  [dispatch registration])
+- ``dispatch``: the route table of a jitted call and its one argument split (the C hot path's
+  Python twin); ``execute``: the compiled-program cache, argument and output buffers, the
+  compiled ``jit`` primitive impl (see NOTE: [dispatch registration]); ``native``: jaxlib's C++
+  dispatcher
 - ``meshes`` (text), ``sharded`` (jaxlib shardings, sharded puts/reads, SPMD executables),
   ``spmd_route`` (which calls need several devices) and ``spmd`` (their route);
   ``distributed``: several processes
@@ -64,6 +66,9 @@ _LAZY = {
 
 _SUBMODULES = (
     "runtime",
+    "backends",
+    "transfers",
+    "executables",
     "dtypes",
     "compile_cache",
     "plugins",
@@ -71,6 +76,8 @@ _SUBMODULES = (
     "emitter",
     "lowering",
     "dispatch",
+    "execute",
+    "native",
     "meshes",
     "sharded",
     "spmd",
@@ -86,6 +93,7 @@ __all__ = [
     "Executable",
     "XlaBridgeError",
     "aval",
+    "backends",
     "clear_compile_cache",
     "compile",
     "compile_cache",
@@ -100,6 +108,8 @@ __all__ = [
     "dtype_from_mlir",
     "dtypes",
     "emitter",
+    "executables",
+    "execute",
     "get_backend",
     "get_cache_dir",
     "hlo_text",
@@ -108,6 +118,7 @@ __all__ = [
     "meshes",
     "mlir_element_type",
     "mlir_tensor_type",
+    "native",
     "normalize_platform",
     "plugins",
     "resolve_device",
@@ -117,6 +128,7 @@ __all__ = [
     "spmd",
     "spmd_route",
     "to_numpy",
+    "transfers",
 ]
 
 

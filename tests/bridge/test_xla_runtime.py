@@ -22,7 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # plain `pytest` from anywhere: make the packages importable
     sys.path.insert(0, str(ROOT))
 
-from funcgrad.xla_bridge import compile_cache, plugins, runtime  # noqa: E402
+from funcgrad.xla_bridge import backends, compile_cache, plugins, runtime  # noqa: E402
 from funcgrad.xla_bridge.dtypes import (  # noqa: E402
     SUPPORTED_DTYPES,
     dense_attr,
@@ -471,7 +471,8 @@ def test_cuda_plugin_package_found_without_running_it(tmp_path):
     (pkg / "xla_cuda_plugin.so").write_bytes(b"")
     proc = run_py(
         """
-        import json, xla_bridge as xb
+        import json
+        from funcgrad import xla_bridge as xb
         from funcgrad.xla_bridge import plugins
         p = plugins.find_cuda_plugin()
         try:
@@ -494,7 +495,7 @@ def test_cuda_plugin_package_found_without_running_it(tmp_path):
 def test_funcgrad_platform_env_selects_default(monkeypatch):
     monkeypatch.delenv("PJRT_NAMES_AND_LIBRARY_PATHS", raising=False)
     monkeypatch.setenv("FUNCGRAD_PLATFORM", "gpu")
-    monkeypatch.setattr(runtime, "_default_platform", None)
+    monkeypatch.setattr(backends, "_default_platform", None)  # (runtime re-exports it)
     assert xb.default_platform() == "cuda"
     if plugins.find_cuda_plugin() is None:
         with pytest.raises(xb.XlaBridgeError, match="pip install"):
@@ -518,7 +519,8 @@ def test_plugins_from_env_parsing():
 def test_import_is_cheap_and_lazy():
     proc = run_py(
         """
-        import json, sys, xla_bridge
+        import json, sys
+        from funcgrad import xla_bridge
         heavy = [m for m in ("numpy", "jaxlib", "jaxlib._jax") if m in sys.modules]
         xla_bridge.get_cache_dir  # a lazy attribute that does not need jaxlib
         from funcgrad.xla_bridge import runtime  # imports jaxlib, but must not start a client
@@ -618,7 +620,8 @@ def test_cache_unwritable_dir_only_warns(tmp_path, monkeypatch):
 def test_several_cpu_devices(tmp_path):
     proc = run_py(
         """
-        import json, numpy as np, xla_bridge as xb
+        import json, numpy as np
+        from funcgrad import xla_bridge as xb
         devs = xb.devices()
         text = '''func.func public @main(%a: tensor<2xf64>) -> tensor<2xf64> {
           %b = stablehlo.add %a, %a : tensor<2xf64>
