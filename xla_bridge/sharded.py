@@ -18,11 +18,16 @@ reads). Decisions, from shared/notes/jaxlib-spmd-facts.md:
   before running: XLA segfaults on a buffer on the wrong device instead of raising.
 
 # NOTE: [no jax import]
-# jaxlib's C++ ``_arrays`` (and the other per-shard routes) try ``import jax`` once per shard to
-# find jax's sharding classes and fall back to its own when that fails. funcgrad never imports jax,
-# so ``_no_jax`` makes that import fail fast for the duration of the call: a meta-path finder at
-# the front of ``sys.meta_path`` refuses ``jax``/``jax.*`` only while a thread-local flag is set.
-# Where jax is already imported (a test using it as an oracle), nothing is blocked.
+# A few jaxlib C++ entry points import jax lazily (``ArrayImpl._arrays`` for the aval class of its
+# per-shard arrays, ``unsafe_buffer_pointer``, ``_single_device_array_to_np_array_did_copy``) and
+# fall back to jaxlib's own classes when that import fails; each entry point tries once per
+# process and keeps the answer. Where jax is installed but not imported, that one try would
+# import all of jax (seconds, and jax's own process-wide settings) into a funcgrad program.
+# ``_no_jax()`` makes the try fail fast: for the duration of the call only, a finder at the front
+# of ``sys.meta_path`` refuses ``jax``/``jax.*`` in the calling thread (other threads import as
+# usual), and it is removed when the last such call returns. Nothing is installed at import
+# (importing funcgrad changes no process-wide state; tests/integration/test_import_side_effects.py),
+# and where jax is already imported (a test using it as an oracle) nothing is blocked.
 """
 
 from __future__ import annotations
@@ -74,6 +79,8 @@ _REPLICATED = xc.OpSharding.Type.REPLICATED
 
 
 class _NoJax(importlib.abc.MetaPathFinder):
+    """Refuses ``jax``/``jax.*`` in the thread that entered ``_no_jax`` (while it is installed)."""
+
     def __init__(self):
         self.state = threading.local()
 
@@ -84,16 +91,32 @@ class _NoJax(importlib.abc.MetaPathFinder):
 
 
 _guard = _NoJax()
-sys.meta_path.insert(0, _guard)
+_guard_lock = threading.Lock()
+_guard_users = 0  # threads inside ``_no_jax`` now: the finder is in sys.meta_path while > 0
 
 
 class _no_jax:
+    """NOTE: [no jax import]: inside the block, this thread's ``import jax`` fails at once."""
+
     def __enter__(self):
+        global _guard_users
         self.prev = getattr(_guard.state, "on", False)
-        _guard.state.on = "jax" not in sys.modules
+        self.installed = "jax" not in sys.modules
+        if self.installed:
+            with _guard_lock:
+                if _guard_users == 0:
+                    sys.meta_path.insert(0, _guard)
+                _guard_users += 1
+            _guard.state.on = True
 
     def __exit__(self, *exc):
-        _guard.state.on = self.prev
+        global _guard_users
+        if self.installed:
+            _guard.state.on = self.prev
+            with _guard_lock:
+                _guard_users -= 1
+                if _guard_users == 0 and _guard in sys.meta_path:
+                    sys.meta_path.remove(_guard)
 
 
 # ----------------------------------------------------------------------------------------------
