@@ -14,6 +14,10 @@ Cases (float32, batch 128):
   summed batch loss of the same model (the goal: at most 3x), and against the materialised
   clipped sum (``vmap(grad)``, norms, clip, sum) in funcgrad and in jax.
 
+``funcgrad+malloc`` is funcgrad with ``funcgrad.config.update("funcgrad_malloc_tuning", True)``
+(NOTE: [eager allocations]: an explicit, process-wide opt-in; plain ``funcgrad`` leaves malloc
+alone, as importing funcgrad always does).
+
 Every measurement runs in its own subprocess (one library per process) and the libraries take
 turns (round-robin), so load on the shared machine hits them alike; the number is the median over
 rounds of each round's median.
@@ -153,6 +157,11 @@ def work_numpy_floor(fresh, repeats):
 
 
 def worker(lib, case, repeats):
+    if lib == "funcgrad+malloc":  # the opt-in of NOTE: [eager allocations], in this process only
+        import funcgrad
+
+        funcgrad.config.update("funcgrad_malloc_tuning", True)
+        lib = "funcgrad"
     if case in ("mlp", "cnn"):
         if lib == "torch":
             return work_torch(case, repeats)
@@ -166,8 +175,8 @@ def worker(lib, case, repeats):
 
 MLP_BYTES = 4 * 128 * (64 * 256 + 256 + 256 * 256 + 256 + 256 * 10 + 10)
 CASE_LIBS = {
-    "mlp": ["funcgrad", "jax", "torch", "numpy_prealloc", "numpy_fresh"],
-    "cnn": ["funcgrad", "jax", "torch"],
+    "mlp": ["funcgrad", "funcgrad+malloc", "jax", "torch", "numpy_prealloc", "numpy_fresh"],
+    "cnn": ["funcgrad", "funcgrad+malloc", "jax", "torch"],
     "ghost_mlp": ["funcgrad:ghost", "funcgrad:batch_grad", "funcgrad:materialised", "jax:materialised"],
     "ghost_cnn": ["funcgrad:ghost", "funcgrad:batch_grad", "funcgrad:materialised", "jax:materialised"],
 }

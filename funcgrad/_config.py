@@ -1,9 +1,9 @@
 """``funcgrad.config`` and the configuration context managers (``jax.config`` and ``jax.disable_jit``,
 ``jax.debug_nans``, ``jax.numpy_rank_promotion``, ...).
 
-Layer: surface. Imports funcgrad.jitting, funcgrad.debug, funcgrad.numpy._core and xla_bridge --
-the modules that own the behaviour each flag switches (they keep their own state; this module
-validates values and hands them over).
+Layer: surface. Imports funcgrad.jitting, funcgrad.debug, funcgrad.numpy._core, xla_bridge and
+funcgrad.primitives._eager_memory -- the modules that own the behaviour each flag switches (they
+keep their own state; this module validates values and hands them over).
 
 Every flag is honoured, or refuses a value it cannot honour with an error naming the flag, the
 value and what to do instead:
@@ -38,6 +38,11 @@ value and what to do instead:
 ``jax_default_device``          None or the default device (others: use jit(device=) / device_put).
 ``jax_transfer_guard*``         "allow" (transfers are never guarded).
 ``jax_compilation_cache_dir``   the persistent compilation cache's directory (None: off).
+``funcgrad_malloc_tuning``      False (default): funcgrad leaves malloc alone. True: on Linux with
+                                glibc, large blocks stay in the heap instead of fresh mmap pages
+                                (``mallopt``), which speeds up per-example gradients and eager
+                                temporaries but is process-wide and keeps freed memory resident
+                                (NOTE: [eager allocations]); refused where malloc is not glibc's.
 ``jax_cpu_collectives_implementation``  "gloo" (funcgrad.distributed's CPU collectives).
 ``funcgrad_eager_program_cache``  True (default): eager ``grad`` records the function each call and
                                 reuses the derivative program of an equal recording (NOTE: [eager
@@ -65,6 +70,7 @@ from typing import Any
 from funcgrad import debug, jitting, xla_bridge
 from funcgrad.kernel import recording as _recording
 from funcgrad.numpy import _core as _numpy_core
+from funcgrad.primitives import _eager_memory
 from funcgrad.xla_bridge import runtime as _runtime
 
 __all__ = [
@@ -170,6 +176,17 @@ def _cpu_async_dispatch(v: bool | None) -> None:
             )
         return
     _runtime.configure_cpu_client(asynchronous=v)
+
+
+def _malloc_tuning(on: bool) -> None:
+    # NOTE: [eager allocations]: an explicit opt-in, never done at import.
+    if on and not _eager_memory.tune():
+        raise ValueError(
+            "funcgrad.config: funcgrad_malloc_tuning=True cannot be honoured: this process's malloc is "
+            "not glibc's (mallopt); leave it False"
+        )
+    if not on and _FLAGS["funcgrad_malloc_tuning"].value:
+        _eager_memory.restore()
 
 
 def _num_devices(v):
@@ -299,6 +316,7 @@ _FLAG_LIST = [
         _bool("funcgrad_eager_program_cache"),
         lambda v: setattr(_recording, "enabled", v),
     ),
+    _Flag("funcgrad_malloc_tuning", False, _bool("funcgrad_malloc_tuning"), _malloc_tuning),
     _Flag(
         "jax_compilation_cache_dir",
         None,

@@ -17,14 +17,11 @@ import pkgutil
 from types import ModuleType
 
 import numpy as np
-from funcgrad.primitives import _eager_memory
 
 from funcgrad import kernel
 from funcgrad.kernel import custom_derivatives as _custom_derivatives
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.core import Primitive
-
-_eager_memory.tune()  # NOTE: [eager allocations]
 
 
 def _family_names() -> list[str]:
