@@ -1,7 +1,7 @@
 """NumPy indexing of funcgrad arrays: ``x[idx]`` and the functional updates ``x.at[idx].set(y)``.
 
-Layer: surface. Imports ``funcgrad.numpy._core`` and the primitive catalog (structure, indexing,
-elementwise families).
+Layer: surface. Imports ``funcgrad.numpy._core``, ``ufuncs`` (``x.at[].divide``/``power``) and the
+primitive catalog (structure, indexing, elementwise families).
 
 # NOTE: [indexing semantics]
 # ``x[idx]`` supports NumPy's basic and advanced indexing: ints, slices (negative steps too),
@@ -35,10 +35,10 @@ from funcgrad.numpy._core import (
     broadcast_shapes,
     broadcast_to,
     constant,
-    convert,
     promote_args,
     select,
 )
+from funcgrad.numpy.ufuncs import power, true_divide
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import structure as st
@@ -394,12 +394,14 @@ def _selects_unique(x, idx) -> bool:
 
 
 def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices):
-    x = asarray(x)
-    y = asarray(y)
+    original = x = asarray(x)
+    # As jax.numpy: x and the update combine in their promoted dtype and the result converts back
+    # to x's dtype, so an int32 x.at[i].add(2.5) truncates the sum (-3 + 2.5 -> 0), not the update
+    # first (-3 + 2 -> -1; issue 33). The same holds for set, multiply, min and max.
+    x, y = promote_args(x, y)
     unique_indices = unique_indices or _selects_unique(x, idx)
     ids, scatter_mode = _flat_ids(x, idx, mode)
     target = ids.shape if hasattr(ids, "shape") else aval(ids).shape
-    y = convert(y, x.dtype) if aval(y).dtype != x.dtype else y
     yshape = aval(y).shape
     # NumPy allows an update with extra leading size-1 dimensions.
     while len(yshape) > len(target) and yshape[0] == 1:
@@ -413,7 +415,7 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices):
         ) from None
     m = int(np.prod(target, dtype=np.int64))
     if m == 0 or x.size == 0:
-        return x
+        return original
     flat = st.reshape(x, (x.size,))
     dn = ix.ScatterDimensionNumbers(
         update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
@@ -427,7 +429,10 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices):
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
     )
-    return st.reshape(out, x.shape)
+    out = st.reshape(out, x.shape)
+    if aval(out).dtype == aval(original).dtype:
+        return out
+    return ew.convert_element_type(out, aval(original).dtype, weak_type=aval(original).weak_type)
 
 
 class _IndexUpdateRef:
@@ -486,7 +491,7 @@ class _IndexUpdateRef:
         return _scatter(
             self.array,
             self.index,
-            ew.neg_p.bind(convert(values, aval(self.array).dtype)),
+            ew.neg_p.bind(values),
             ix.scatter_add,
             mode,
             indices_are_sorted,
@@ -506,30 +511,30 @@ class _IndexUpdateRef:
     mul = multiply
 
     def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x`` with ``x[idx] /= values`` (inexact dtypes).
+        """``x`` with ``x[idx] /= values``: true division, so an integer ``x`` gives a float result (as
+        jax.numpy); repeated indices divide repeatedly.
 
         >>> asarray([1.0, 2.0]).at[1].divide(4.0).tolist()
         [1.0, 0.5]
         """
         x = asarray(self.array)
-        if not _dt.is_inexact(x.dtype):
-            raise TypeError(f"x.at[...].divide requires an inexact dtype, got {x.dtype}")
         ones = constant(1, x.dtype, x.shape)
         denom = _scatter(ones, self.index, values, ix.scatter_mul, mode, indices_are_sorted, unique_indices)
-        return ew.div_p.bind(x, denom)
+        return true_divide(x, denom)
 
     def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x`` with ``x[idx] **= values`` (inexact dtypes).
+        """``x`` with ``x[idx] **= values``; repeated indices raise repeatedly (their exponents
+        multiply, as jax.numpy), and integer ``x`` takes exact integer powers.
 
         >>> asarray([2.0, 3.0]).at[0].power(3.0).tolist()
         [8.0, 3.0]
         """
         x = asarray(self.array)
-        if not _dt.is_inexact(x.dtype):
-            raise TypeError(f"x.at[...].power requires an inexact dtype, got {x.dtype}")
         ones = constant(1, x.dtype, x.shape)
-        exponent = _scatter(ones, self.index, values, ix.scatter, mode, indices_are_sorted, unique_indices)
-        return ew.pow_p.bind(x, exponent)
+        exponent = _scatter(
+            ones, self.index, values, ix.scatter_mul, mode, indices_are_sorted, unique_indices
+        )
+        return power(x, exponent)
 
     def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x`` with ``x[idx] = minimum(x[idx], values)``.
