@@ -11,6 +11,9 @@ gradient checks never sit on ties or kinks. Generic checks:
 - ``check_vmap``: ``vmap`` against a Python loop.
 - ``check_jit``: ``jit`` (XLA) against eager evaluation.
 - ``check_zero_grad``: integer/bool-valued functions have zero derivatives and do not break grad.
+
+A test module under tests/surface/ names its table ``CASES``; tests/surface/test_surface_cases.py
+finds every such table and runs the first four checks on it.
 """
 
 from __future__ import annotations
@@ -21,8 +24,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -293,31 +294,4 @@ def numpy_case(name, make=None, dtypes=FLOATS, ref=None, fn=None, **kw):
     """A ``Case`` for ``funcgrad.numpy.<name>`` against ``numpy.<name>``."""
     return Case(
         name, fn or getattr(fnp, name), ref or getattr(np, name), make or reduction(), dtypes=dtypes, **kw
-    )
-
-
-def table_tests(value_cases, *, grad_cases=None, vmap_cases=None, jit_cases=None, value_examples=None):
-    """The four generic tests of a table of ``Case``s -- values against the reference, derivatives
-    against finite differences, vmap against a loop, jit against eager -- parametrized over the
-    cases, for a test module to bind at top level under ``test_*`` names. The case lists default
-    to the value cases with ``grad`` (and float64), ``vmap`` and ``jit`` set."""
-    if grad_cases is None:
-        grad_cases = [c for c in value_cases if c.grad and F64 in c.dtypes]
-    vmap_cases = [c for c in value_cases if c.vmap] if vmap_cases is None else vmap_cases
-    jit_cases = [c for c in value_cases if c.jit] if jit_cases is None else jit_cases
-
-    def table(cases, check, examples):
-        @pytest.mark.parametrize("case", cases, ids=repr)
-        @settings(max_examples=examples) if examples else (lambda f: f)
-        @given(data=st.data())
-        def test(case, data):
-            check(case, data)
-
-        return test
-
-    return (
-        table(value_cases, check_values, value_examples),
-        table(grad_cases, check_grads, 2),
-        table(vmap_cases, check_vmap, 2),
-        table(jit_cases, check_jit, 1),
     )

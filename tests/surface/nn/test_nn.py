@@ -7,12 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.special as sp
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-import funcgrad
-import funcgrad.nn as nn
-import funcgrad.numpy as fnp
 from _numpy_harness import (
     F32,
     F64,
@@ -20,13 +14,15 @@ from _numpy_harness import (
     I32,
     Case,
     arr,
-    check_grads,
-    check_jit,
     check_jit_grad,
-    check_values,
-    check_vmap,
     shapes,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import funcgrad
+import funcgrad.nn as nn
+import funcgrad.numpy as fnp
 
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
@@ -91,6 +87,8 @@ def _one_hot_ref(x, num_classes, axis):
     return np.moveaxis(out, -1, axis)
 
 
+# The generic checks of this table (values, derivatives, vmap, jit) are tests/surface/test_surface_cases.py's.
+CASE_EXAMPLES = {"grads": 3}
 CASES = [
     N("relu", lambda x: np.maximum(x, 0)),
     N("relu6", lambda x: np.clip(x, 0, 6), unary(-3, 9)),
@@ -165,33 +163,6 @@ CASES = [
     ),
     Case("one_hot", nn.one_hot, _one_hot_ref, _one_hot_make, dtypes=(I32,), grad=False),
 ]
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-@given(data=st.data())
-def test_values_match_reference(case, data):
-    check_values(case, data)
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=repr)
-@settings(max_examples=3)
-@given(data=st.data())
-def test_grads_match_finite_differences(case, data):
-    check_grads(case, data)
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-@settings(max_examples=2)
-@given(data=st.data())
-def test_vmap_matches_loop(case, data):
-    check_vmap(case, data)
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-@settings(max_examples=1)
-@given(data=st.data())
-def test_jit_matches_eager(case, data):
-    check_jit(case, data)
 
 
 # ----------------------------------------------------------------------------------------------

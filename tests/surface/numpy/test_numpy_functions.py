@@ -7,13 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-import funcgrad
-import funcgrad.numpy as fnp
-from funcgrad.api import jit
-from funcgrad.testing import check_grads as check_function_grads
 from _numpy_harness import (
     ALL,
     F64,
@@ -21,16 +14,19 @@ from _numpy_harness import (
     NUMERIC,
     Case,
     arr,
-    check_grads,
-    check_jit,
-    check_values,
-    check_vmap,
     check_zero_grad,
     one,
     pick_axis,
     shapes,
 )
 from _numpy_harness import numpy_case as R
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.api import jit
+from funcgrad.testing import check_grads as check_function_grads
 
 NONEMPTY = shapes(min_side=1)
 
@@ -614,37 +610,8 @@ MISC = [
 ]
 
 
-VALUE_CASES = MANIPULATION + SORTING + CONTRACTIONS + NUMERIC_FUNCS + MISC
-GRAD_CASES = [c for c in VALUE_CASES if c.grad and F64 in c.dtypes]
-VMAP_CASES = [c for c in VALUE_CASES if c.vmap]
-JIT_CASES = [c for c in VALUE_CASES if c.jit]
-
-
-@pytest.mark.parametrize("case", VALUE_CASES, ids=repr)
-@given(data=st.data())
-def test_values_match_numpy(case, data):
-    check_values(case, data)
-
-
-@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
-@settings(max_examples=2)
-@given(data=st.data())
-def test_grads_match_finite_differences(case, data):
-    check_grads(case, data)
-
-
-@pytest.mark.parametrize("case", VMAP_CASES, ids=repr)
-@settings(max_examples=2)
-@given(data=st.data())
-def test_vmap_matches_loop(case, data):
-    check_vmap(case, data)
-
-
-@pytest.mark.parametrize("case", JIT_CASES, ids=repr)
-@settings(max_examples=1)
-@given(data=st.data())
-def test_jit_matches_eager(case, data):
-    check_jit(case, data)
+# The generic checks of this table (values, derivatives, vmap, jit) are tests/surface/test_surface_cases.py's.
+CASES = MANIPULATION + SORTING + CONTRACTIONS + NUMERIC_FUNCS + MISC
 
 
 def test_utilities():
@@ -730,7 +697,7 @@ def test_traced_roll_and_repeat():
     "case",
     [
         c
-        for c in VALUE_CASES
+        for c in CASES
         if c.name in ("argsort", "lexsort", "searchsorted", "digitize", "nonzero", "argwhere", "isin")
     ],
     ids=repr,

@@ -7,11 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import funcgrad
-import funcgrad.numpy as fnp
-from funcgrad.api import jit
-from funcgrad.core import ConcretizationTypeError
 from _numpy_harness import (
     F64,
     I32,
@@ -20,9 +15,13 @@ from _numpy_harness import (
     arr,
     one,
     shapes,
-    table_tests,
 )
 from _numpy_harness import numpy_case as R
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.api import jit
+from funcgrad.core import ConcretizationTypeError
 
 NONEMPTY = shapes(min_dims=1, min_side=1)
 TWO = shapes(2)
@@ -147,6 +146,7 @@ def _window(name):
         lambda rng, dt, shp: ([], {"M": int(rng.integers(0, 9))}),
         dtypes=(F64,),
         grad=False,
+        vmap=False,  # nothing to batch: the window's length is static
         ref=lambda M, name=name: getattr(np, name)(M),
         fn=lambda M, name=name: getattr(fnp, name)(M),
     )
@@ -158,6 +158,7 @@ WINDOWS = [_window(n) for n in ("bartlett", "blackman", "hamming", "hanning")] +
         lambda rng, dt, shp: ([], {"M": int(rng.integers(0, 9)), "beta": float(rng.uniform(0, 10))}),
         dtypes=(F64,),
         grad=False,
+        vmap=False,
         rtol=1e-6,
     )
 ]
@@ -187,15 +188,9 @@ EDITING = [
     ),
 ]
 
-VALUE_CASES = FLOATBITS + POLYNOMIAL + WINDOWS + EDITING
-VMAP_CASES = [c for c in VALUE_CASES if c.vmap and c not in WINDOWS]
-
-(
-    test_values_match_numpy,
-    test_grads_match_finite_differences,
-    test_vmap_matches_loop,
-    test_jit_matches_eager,
-) = table_tests(VALUE_CASES, vmap_cases=VMAP_CASES, value_examples=20)
+# The generic checks of this table (values, derivatives, vmap, jit) are tests/surface/test_surface_cases.py's.
+CASES = FLOATBITS + POLYNOMIAL + WINDOWS + EDITING
+CASE_EXAMPLES = {"values": 20}
 
 
 # ----------------------------------------------------------------------------------------------

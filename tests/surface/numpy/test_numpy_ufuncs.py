@@ -8,12 +8,6 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-import funcgrad
-import funcgrad.numpy as fnp
-from funcgrad.api import jit
 from _numpy_harness import (
     ALL,
     F32,
@@ -24,14 +18,16 @@ from _numpy_harness import (
     B,
     Case,
     arr,
-    check_grads,
-    check_jit,
     check_jit_grad,
-    check_values,
-    check_vmap,
     check_zero_grad,
     shapes,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.api import jit
 
 
 def unary(lo=-3.0, hi=3.0):
@@ -212,24 +208,13 @@ BOOL_VALUED_BINARY = [
     ),
 ]
 
-VALUE_CASES = UNARY + BOOL_VALUED_UNARY + BINARY + BOOL_VALUED_BINARY
+# The generic checks of this table (values, derivatives, vmap, jit) are tests/surface/test_surface_cases.py's.
+CASES = UNARY + BOOL_VALUED_UNARY + BINARY + BOOL_VALUED_BINARY
+CASE_EXAMPLES = {"grads": 3}
 GRAD_CASES = [c for c in UNARY + BINARY if c.grad]
 ZERO_GRAD_CASES = [c for c in BOOL_VALUED_UNARY + BOOL_VALUED_BINARY if F64 in c.dtypes] + [
     c for c in UNARY if c.name in ("floor", "ceil", "trunc", "fix", "rint", "round", "sign")
 ]
-
-
-@pytest.mark.parametrize("case", VALUE_CASES, ids=repr)
-@given(data=st.data())
-def test_values_match_numpy(case, data):
-    check_values(case, data)
-
-
-@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
-@settings(max_examples=3)
-@given(data=st.data())
-def test_grads_match_finite_differences(case, data):
-    check_grads(case, data)
 
 
 @pytest.mark.parametrize("case", ZERO_GRAD_CASES, ids=repr)
@@ -237,20 +222,6 @@ def test_grads_match_finite_differences(case, data):
 @given(data=st.data())
 def test_integer_valued_functions_have_zero_grads(case, data):
     check_zero_grad(case, data)
-
-
-@pytest.mark.parametrize("case", VALUE_CASES, ids=repr)
-@settings(max_examples=2)
-@given(data=st.data())
-def test_vmap_matches_loop(case, data):
-    check_vmap(case, data)
-
-
-@pytest.mark.parametrize("case", VALUE_CASES, ids=repr)
-@settings(max_examples=1)
-@given(data=st.data())
-def test_jit_matches_eager(case, data):
-    check_jit(case, data)
 
 
 # ----------------------------------------------------------------------------------------------
