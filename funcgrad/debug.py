@@ -180,7 +180,7 @@ class FiniteCheckTrace(core.EvalTrace):
 
     def process_primitive(self, primitive, args, params):
         # Call primitives whose impl is "evaluate the inner jaxpr" are checked equation by equation.
-        inner = params.get(primitive.call_jaxpr_param) if primitive.call_jaxpr_param else None
+        inner = params.get(primitive.traits.call_jaxpr_param) if primitive.traits.call_jaxpr_param else None
         if isinstance(inner, ClosedJaxpr):
             return core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
         with np.errstate(all="ignore"):

@@ -119,8 +119,8 @@ def _inline_differentiated_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     """``closed`` with each call marked ``differentiated`` replaced by the equations it calls."""
 
     def bind(prim, args, params):
-        if prim.call_jaxpr_param is not None and params.get("differentiated"):
-            inner = params[prim.call_jaxpr_param]
+        if prim.traits.call_jaxpr_param is not None and params.get("differentiated"):
+            inner = params[prim.traits.call_jaxpr_param]
             return core.eval_jaxpr(inner.jaxpr, inner.consts, *args, bind=bind)
         return prim.bind(*args, **params)
 
@@ -161,8 +161,8 @@ def _origin(jaxpr: ir.Jaxpr, var, arg_names, via: tuple[str, ...] = ()) -> Origi
         here = Origin("computed", eqn.primitive.name + suffix, eqn.primitive.name, eqn.source_info)
         # A call primitive's outputs are its inner jaxpr's outputs on its inputs. (A loop's outputs
         # are stacked per-iteration values instead: inside one only a computing equation is followed.)
-        is_call = eqn.primitive.call_jaxpr_param is not None
-        inner = eqn.params.get(eqn.primitive.call_jaxpr_param or "jaxpr")
+        is_call = eqn.primitive.traits.call_jaxpr_param is not None
+        inner = eqn.params.get(eqn.primitive.traits.call_jaxpr_param or "jaxpr")
         if not isinstance(inner, ClosedJaxpr) or len(inner.jaxpr.outvars) != len(eqn.outvars):
             return here
         sub = inner.jaxpr.outvars[eqn.outvars.index(var)]
@@ -415,7 +415,7 @@ class _DotWriter:
             label = eqn.primitive.name + (f"\n({', '.join(lits)})" if lits else "")
             tip = str(eqn.source_info) if eqn.source_info else eqn.primitive.name
             attrs = {}
-            if linear_inputs is not None and not reads_linear and not eqn.primitive.forwards_operands:
+            if linear_inputs is not None and not reads_linear and not eqn.primitive.traits.forwards_operands:
                 attrs = {"fillcolor": _FWD_COLOR}
                 tip = f"recomputed forward work: {tip}"
             nid = self.node(label, tooltip=tip, **attrs)

@@ -248,8 +248,8 @@ def _varying_env(jaxpr: ir.Jaxpr, ins: list) -> dict:
             out = [union - set(eqn.params["axis_name"])]
         elif p in _VARYING:
             out = [union | set(eqn.params["axis_name"])]
-        elif p.call_jaxpr_param is not None:
-            inner = eqn.params[p.call_jaxpr_param]
+        elif p.traits.call_jaxpr_param is not None:
+            inner = eqn.params[p.traits.call_jaxpr_param]
             inner = inner.jaxpr if isinstance(inner, ir.ClosedJaxpr) else inner
             out = _varying(inner, vin) if len(inner.invars) == len(vin) else [union] * len(eqn.outvars)
         else:

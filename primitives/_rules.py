@@ -26,6 +26,18 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 
 # ----------------------------------------------------------------------------------------------
+# Why a primitive's jet is the jet of its JVP rule (``PrimitiveTraits.taylor_from_jvp``): the
+# reasons several families share.
+
+JET_OF_SELECTION = (
+    "a selection of one operand's series by primal comparisons (its JVP rule is that selection)"
+)
+JET_OF_SPECIAL_FUNCTION = "a special function whose derivative is another special function of the family"
+JET_OF_MATRIX_RULE = "a matrix decomposition or solve: its JVP rule is a few solves and products"
+JET_OF_SUBPROGRAM = "carries a sub-program whose JVP rule transforms it (its jet follows that rule)"
+
+
+# ----------------------------------------------------------------------------------------------
 # Operand preparation
 
 
@@ -184,13 +196,20 @@ def unop(
     accepted: Callable[[np.dtype], bool] | None = _dt.is_inexact,
     result_dtype=None,
     uses_answer: bool = False,
+    **traits,
 ) -> Primitive:
     """Declare an elementwise unary primitive in one line.
 
     ``jvp(t, x)`` (or ``jvp(t, ans, x)`` with ``uses_answer``, as in ``defjvp``) is the tangent;
-    ``jvp=None`` marks the primitive as not differentiable.
+    ``jvp=None`` marks the primitive as not differentiable; ``traits`` are its facts
+    (``Primitive.def_traits``, NOTE: [primitive traits]).
+
+    >>> p = unop("demo_sin", np.sin, lambda t, x: t * np.cos(x), may_produce_nan=True)
+    >>> p.traits.may_produce_nan, p.traits.not_differentiable
+    (True, False)
     """
     p = Primitive(name)
+    p.def_traits(**traits)
     p.def_impl(impl)
     p.def_abstract_eval(unop_abstract_eval(name, accepted, result_dtype))
     p.def_batch(lambda axis_size, vals, dims, **params: (p.bind(*vals, **params), dims[0]))
@@ -208,9 +227,16 @@ def naryop(
     accepted: Callable[[np.dtype], bool] | None = None,
     result_dtype=None,
     differentiable: bool = True,
+    **traits,
 ) -> Primitive:
-    """Declare an elementwise n-ary primitive; ``jvps`` has one rule per operand."""
+    """Declare an elementwise n-ary primitive; ``jvps`` has one rule per operand; ``traits`` are
+    its facts (``Primitive.def_traits``, NOTE: [primitive traits]).
+
+    >>> naryop("demo_max", np.maximum, differentiable=False).traits.not_differentiable
+    True
+    """
     p = Primitive(name)
+    p.def_traits(**traits)
     p.def_impl(impl)
     p.def_abstract_eval(naryop_abstract_eval(name, accepted, result_dtype))
     p.def_batch(elementwise_batch(p))

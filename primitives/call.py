@@ -40,6 +40,7 @@ def _derive_params(params, jaxpr, derivation, n_args):
 
 
 jit_p = CallPrimitive("jit", _derive_params)
+jit_p.def_traits(sparse="call")
 jit_p.impl_takes_arrays = True
 
 

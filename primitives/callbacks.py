@@ -11,7 +11,7 @@ Layer: primitives. Imports the funcgrad kernel and numpy.
   ``"legacy_vectorized"`` (batched operands with the batch axis first, others unchanged); None
   refuses to be batched.
 - ``debug_callback_p``: a side effect (printing, recording) with no results. Equations of it
-  are never removed as dead code (``Primitive.has_side_effects``); differentiation calls it on
+  are never removed as dead code (``Primitive.traits.has_side_effects``); differentiation calls it on
   the primal values; ``vmap`` calls it once per batch element. ``ordered=True`` keeps the order
   of ordered callbacks within a compiled function body (a token chain).
 
@@ -118,6 +118,9 @@ def _batched(callback: HostCallback, dims, axis_size: int, method: str, result_a
 
 
 pure_callback_p = Primitive("pure_callback", multiple_results=True)
+pure_callback_p.def_traits(
+    taylor_from_jvp="a host function: its JVP rule raises the error that says to use custom_jvp"
+)
 
 
 def _results_impl(name: str):
@@ -176,7 +179,7 @@ def _pure_batch(axis_size, vals, dims, *, callback, result_avals, vmap_method):
 
 
 debug_callback_p = Primitive("debug_callback", multiple_results=True)
-debug_callback_p.has_side_effects = True
+debug_callback_p.def_traits(has_side_effects=True)
 
 
 @debug_callback_p.def_impl
@@ -216,7 +219,10 @@ def _discarding(callback: HostCallback) -> HostCallback:
 
 
 io_callback_p = Primitive("io_callback", multiple_results=True)
-io_callback_p.has_side_effects = True
+io_callback_p.def_traits(
+    has_side_effects=True,
+    taylor_from_jvp="a host function with side effects: its JVP rule raises the error that explains why",
+)
 
 
 io_callback_p.def_impl(_results_impl("io_callback"))

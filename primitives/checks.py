@@ -61,7 +61,7 @@ def _first_failure(pred, leaves, batch_ndim: int):
 
 
 check_p = Primitive("check", multiple_results=True)
-check_p.has_side_effects = True
+check_p.def_traits(has_side_effects=True)
 
 
 @check_p.def_impl

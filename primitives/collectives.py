@@ -1,15 +1,15 @@
 """Collectives over named axes: psum, pmax, pmin, all_gather, psum_scatter, all_to_all, ppermute,
 axis_index.
 
-Layer: primitives. Imports the funcgrad kernel (``batching`` for the named-axis table and the axis
-environment), numpy and the sibling families ``elementwise``, ``reductions`` and ``structure``.
+Layer: primitives. Imports the funcgrad kernel (``batching`` for the axis environment), numpy and the
+sibling families ``elementwise``, ``reductions`` and ``structure``.
 
 A collective computes across the instances of a named axis (NOTE: [named axes] in
 funcgrad/kernel/batching.py). It has two meanings, one per way of binding the axis:
 
-- under ``vmap(f, axis_name=n)`` the instances are the lanes of the batch: the rule in
-  ``batching.collective_rules`` (``_*_axis_rule`` here) computes the collective with ordinary
-  primitives over the batch dimension (psum is a ``reduce_sum`` over it, all_gather moves it, ...);
+- under ``vmap(f, axis_name=n)`` the instances are the lanes of the batch: the trait
+  ``collective_batch`` (``_*_axis_rule`` here, NOTE: [primitive traits]) computes the collective with
+  ordinary primitives over the batch dimension (psum is a ``reduce_sum`` over it, all_gather moves it, ...);
 - under ``shard_map``/``pmap`` the instances are devices: the equation stays in the staged body
   and lowers to a StableHLO collective over the mesh axis (xla_bridge/rules/collectives.py).
 
@@ -34,7 +34,7 @@ import numpy as np
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._rules import aval_of, move_to_front, to_front
+from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, move_to_front, to_front
 
 from funcgrad.kernel import batching
 from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear
@@ -129,16 +129,19 @@ def _times(x, n):
 
 
 psum_p = Primitive("psum")
+psum_p.def_traits(may_produce_nan=True)
 psum_p.def_impl(_unbound_impl("psum"))
 psum_p.def_abstract_eval(_same_aval("psum"))
 deflinear(psum_p, lambda ct, x, *, axis_name: [psum_p.bind(ct, axis_name=axis_name)])
 psum_p.def_batch(_elementwise_batch(psum_p))
-batching.collective_rules[psum_p] = _reduce_axis_rule(
-    psum_p,
-    lambda x, axes: (
-        red.reduce_or_p.bind(x, axes=axes) if aval_of(x).dtype == np.bool_ else red.reduce_sum(x, axes)
-    ),
-    _times,
+psum_p.def_traits(
+    collective_batch=_reduce_axis_rule(
+        psum_p,
+        lambda x, axes: (
+            red.reduce_or_p.bind(x, axes=axes) if aval_of(x).dtype == np.bool_ else red.reduce_sum(x, axes)
+        ),
+        _times,
+    )
 )
 
 
@@ -158,18 +161,20 @@ def _extremum_jvp(primitive):
 
 
 pmax_p = Primitive("pmax")
+pmax_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 pmax_p.def_impl(_unbound_impl("pmax"))
 pmax_p.def_abstract_eval(_same_aval("pmax"))
 pmax_p.def_jvp(_extremum_jvp(pmax_p))
 pmax_p.def_batch(_elementwise_batch(pmax_p))
-batching.collective_rules[pmax_p] = _reduce_axis_rule(pmax_p, red.reduce_max, lambda x, n: x)
+pmax_p.def_traits(collective_batch=_reduce_axis_rule(pmax_p, red.reduce_max, lambda x, n: x))
 
 pmin_p = Primitive("pmin")
+pmin_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 pmin_p.def_impl(_unbound_impl("pmin"))
 pmin_p.def_abstract_eval(_same_aval("pmin"))
 pmin_p.def_jvp(_extremum_jvp(pmin_p))
 pmin_p.def_batch(_elementwise_batch(pmin_p))
-batching.collective_rules[pmin_p] = _reduce_axis_rule(pmin_p, red.reduce_min, lambda x, n: x)
+pmin_p.def_traits(collective_batch=_reduce_axis_rule(pmin_p, red.reduce_min, lambda x, n: x))
 
 
 def psum(x, axis_name):
@@ -235,7 +240,7 @@ deflinear(
     ],
 )
 all_gather_p.def_batch(_all_gather_batch)
-batching.collective_rules[all_gather_p] = _all_gather_axis_rule
+all_gather_p.def_traits(collective_batch=_all_gather_axis_rule)
 
 
 def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False):
@@ -295,7 +300,7 @@ deflinear(
     ],
 )
 psum_scatter_p.def_batch(_psum_scatter_batch)
-batching.collective_rules[psum_scatter_p] = _psum_scatter_axis_rule
+psum_scatter_p.def_traits(collective_batch=_psum_scatter_axis_rule)
 
 
 def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, tiled: bool = False):
@@ -375,7 +380,7 @@ deflinear(
     ],
 )
 all_to_all_p.def_batch(_all_to_all_batch)
-batching.collective_rules[all_to_all_p] = _all_to_all_axis_rule
+all_to_all_p.def_traits(collective_batch=_all_to_all_axis_rule)
 
 
 def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, tiled: bool = False):
@@ -429,7 +434,7 @@ deflinear(
     ],
 )
 ppermute_p.def_batch(_elementwise_batch(ppermute_p))
-batching.collective_rules[ppermute_p] = _ppermute_axis_rule
+ppermute_p.def_traits(collective_batch=_ppermute_axis_rule)
 
 
 def ppermute(x, axis_name, perm):
@@ -465,7 +470,7 @@ axis_index_p.def_impl(_unbound_impl("axis_index"))
 axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
 defjvp_zero(axis_index_p)
 axis_index_p.def_batch(lambda axis_size, vals, dims, **params: (axis_index_p.bind(**params), None))
-batching.collective_rules[axis_index_p] = _axis_index_axis_rule
+axis_index_p.def_traits(collective_batch=_axis_index_axis_rule)
 
 
 def axis_index(axis_name):

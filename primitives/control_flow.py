@@ -66,9 +66,9 @@ __all__ = ["cond_p", "while_p", "scan_p", "ReverseModeWhileLoopError"]
 cond_p = Primitive("cond", multiple_results=True)
 while_p = Primitive("while", multiple_results=True)
 scan_p = Primitive("scan", multiple_results=True)
-cond_p.jaxpr_params = ("branches",)
-while_p.jaxpr_params = ("cond_jaxpr", "body_jaxpr")
-scan_p.jaxpr_params = ("jaxpr",)
+cond_p.def_traits(jaxpr_params=("branches",))
+while_p.def_traits(jaxpr_params=("cond_jaxpr", "body_jaxpr"))
+scan_p.def_traits(jaxpr_params=("jaxpr",))
 for _p in (cond_p, while_p, scan_p):
     # Eager impls receive Arrays as they are and interpret their jaxprs with NumPy (no compile).
     _p.impl_takes_arrays = True
@@ -378,7 +378,7 @@ cond_p.def_jvp(_cond_jvp)
 cond_p.def_partial_eval(_cond_partial_eval)
 cond_p.def_transpose(_cond_transpose)
 cond_p.def_batch(_cond_batch)
-cond_p.is_linear = True  # may appear in linear programs: its transpose transposes its branches
+cond_p.def_traits(linear=True)  # may appear in linear programs: its transpose transposes its branches
 
 # ----------------------------------------------------------------------------------------------
 # while
@@ -543,7 +543,7 @@ while_p.def_jvp(_while_jvp)
 while_p.def_partial_eval(_while_partial_eval)
 while_p.def_transpose(_while_transpose)
 while_p.def_batch(_while_batch)
-while_p.is_linear = True  # reaches the backward pass, whose transpose rule explains the fix
+while_p.def_traits(linear=True)  # reaches the backward pass, whose transpose rule explains the fix
 
 # ----------------------------------------------------------------------------------------------
 # scan
@@ -809,4 +809,4 @@ scan_p.def_jvp(_scan_jvp)
 scan_p.def_partial_eval(_scan_partial_eval)
 scan_p.def_transpose(_scan_transpose)
 scan_p.def_batch(_scan_batch)
-scan_p.is_linear = True  # may appear in linear programs: its transpose is a reverse scan
+scan_p.def_traits(linear=True)  # may appear in linear programs: its transpose is a reverse scan

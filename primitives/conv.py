@@ -603,14 +603,16 @@ def _batch(axis_size, vals, dims, *, dimension_numbers, feature_group_count, bat
 
 
 conv_general_dilated_p = Primitive("conv_general_dilated")
-conv_general_dilated_p.contraction = True  # checkpoint's dots_saveable keeps convolutions, as JAX's does
+conv_general_dilated_p.def_traits(
+    contraction=True, may_produce_nan=True
+)  # checkpoint's dots_saveable keeps convolutions, as JAX's does
 # Checked: an eager call raises the same shape errors as a traced one, before NumPy runs.
 conv_general_dilated_p.def_impl(checked_impl(_abstract_eval, _impl))
 conv_general_dilated_p.def_abstract_eval(_abstract_eval)
 conv_general_dilated_p.def_jvp(bilinear_jvp(conv_general_dilated_p))
 conv_general_dilated_p.def_transpose(_transpose)
 conv_general_dilated_p.def_batch(_batch)
-conv_general_dilated_p.is_linear = True  # bilinear: linear in each operand separately
+conv_general_dilated_p.def_traits(linear=True)  # bilinear: linear in each operand separately
 
 
 def conv_general_dilated(

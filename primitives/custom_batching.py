@@ -237,8 +237,11 @@ def _transpose_of_rule(rule, linear, ct_zero, call, name):
 
 
 custom_vmap_call_p = Primitive("custom_vmap_call", multiple_results=True)
-custom_vmap_call_p.call_jaxpr_param = "call"
-custom_vmap_call_p.jaxpr_params = ("call",)
+custom_vmap_call_p.def_traits(
+    call_jaxpr_param="call",
+    jaxpr_params=("call",),
+    taylor_from_jvp="its JVP rule binds calls whose rule is the vmap rule's JVP: jet keeps the rule",
+)
 custom_vmap_call_p.runs_user_rules = True
 custom_vmap_call_p.def_impl(_impl)
 custom_vmap_call_p.def_abstract_eval(_abstract_eval)

@@ -247,13 +247,15 @@ def _batch(axis_size, vals, dims, *, dimension_numbers, precision=None, preferre
 
 
 dot_general_p = Primitive("dot_general")
-dot_general_p.contraction = True  # what checkpoint's dots_saveable policy keeps
+dot_general_p.def_traits(
+    contraction=True, may_produce_nan=True, sparse="dot_general"
+)  # what checkpoint's dots_saveable policy keeps
 dot_general_p.def_impl(_impl)
 dot_general_p.def_abstract_eval(_abstract_eval)
 dot_general_p.def_jvp(bilinear_jvp(dot_general_p))
 dot_general_p.def_transpose(_transpose)
 dot_general_p.def_batch(_batch)
-dot_general_p.is_linear = True  # bilinear: linear in each operand separately
+dot_general_p.def_traits(linear=True)  # bilinear: linear in each operand separately
 
 
 def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from funcgrad.primitives import complex as _cx
 from funcgrad.primitives._rules import (
+    JET_OF_SELECTION,
+    JET_OF_SPECIAL_FUNCTION,
     aval_of,
     coerce_pair,
     elementwise_batch,
@@ -106,14 +108,15 @@ def select(pred, on_true, on_false):
 
 
 neg_p = Primitive("neg")
+neg_p.def_traits(sparse="zero_preserving")
 neg_p.def_impl(np.negative)
 neg_p.def_abstract_eval(lambda x: x)
 neg_p.def_batch(lambda axis_size, vals, dims: (neg(vals[0]), dims[0]))
 deflinear(neg_p, lambda ct, x: [neg(ct)])
 
-sign_p = unop("sign", np.sign, None, accepted=_numeric)
-floor_p = unop("floor", np.floor, None, accepted=_dt.is_float)
-ceil_p = unop("ceil", np.ceil, None, accepted=_dt.is_float)
+sign_p = unop("sign", np.sign, None, accepted=_numeric, sparse="zero_preserving")
+floor_p = unop("floor", np.floor, None, accepted=_dt.is_float, sparse="zero_preserving")
+ceil_p = unop("ceil", np.ceil, None, accepted=_dt.is_float, sparse="zero_preserving")
 
 
 def _round_impl(x, rounding_method=0):
@@ -125,7 +128,7 @@ def _round_impl(x, rounding_method=0):
     return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole).astype(np.result_type(x))
 
 
-round_p = unop("round", _round_impl, None, accepted=_dt.is_float)
+round_p = unop("round", _round_impl, None, accepted=_dt.is_float, sparse="zero_preserving")
 is_finite_p = unop("is_finite", np.isfinite, None, accepted=_dt.is_float, result_dtype=np.bool_)
 
 
@@ -147,7 +150,7 @@ def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
     return ShapedArray(x.shape, _dt.real_dtype(x.dtype), x.weak_type)
 
 
-abs_p = unop("abs", np.abs, _abs_jvp, uses_answer=True, accepted=_numeric)
+abs_p = unop("abs", np.abs, _abs_jvp, uses_answer=True, accepted=_numeric, sparse="zero_preserving")
 abs_p.def_abstract_eval(_abs_abstract_eval)  # |complex| is real
 abs_p.weak_type_rule = lambda params: True  # |weak complex| is a weak float
 
@@ -156,38 +159,97 @@ def sign(x):
     return sign_p.bind(x)
 
 
-exp_p = unop("exp", np.exp, lambda t, ans, x: mul(t, ans), uses_answer=True)
+exp_p = unop("exp", np.exp, lambda t, ans, x: mul(t, ans), uses_answer=True, may_produce_nan=True)
 exp2_p = unop(
     "exp2",
     np.exp2,
     lambda t, ans, x: mul(t, mul(ans, np.log(2.0).astype(aval_of(x).dtype))),
     uses_answer=True,
 )
-expm1_p = unop("expm1", np.expm1, lambda t, ans, x: mul(t, add(ans, 1)), uses_answer=True)
-log_p = unop("log", np.log, lambda t, x: div(t, x))
-log1p_p = unop("log1p", np.log1p, lambda t, x: div(t, add(x, 1)))
-sqrt_p = unop("sqrt", np.sqrt, lambda t, ans, x: div(t, mul(ans, 2)), uses_answer=True)
+expm1_p = unop(
+    "expm1",
+    np.expm1,
+    lambda t, ans, x: mul(t, add(ans, 1)),
+    uses_answer=True,
+    may_produce_nan=True,
+    sparse="zero_preserving",
+)
+log_p = unop("log", np.log, lambda t, x: div(t, x), may_produce_nan=True)
+log1p_p = unop(
+    "log1p", np.log1p, lambda t, x: div(t, add(x, 1)), may_produce_nan=True, sparse="zero_preserving"
+)
+sqrt_p = unop(
+    "sqrt",
+    np.sqrt,
+    lambda t, ans, x: div(t, mul(ans, 2)),
+    uses_answer=True,
+    may_produce_nan=True,
+    sparse="zero_preserving",
+)
 rsqrt_p = unop(
     "rsqrt",
     lambda x: (1 / np.sqrt(x)).astype(np.result_type(x)),
     lambda t, ans, x: mul(t, mul(div(ans, x), -0.5)),
     uses_answer=True,
+    may_produce_nan=True,
 )
 cbrt_p = unop(
-    "cbrt", np.cbrt, lambda t, ans, x: div(t, mul(square(ans), 3)), uses_answer=True, accepted=_dt.is_float
+    "cbrt",
+    np.cbrt,
+    lambda t, ans, x: div(t, mul(square(ans), 3)),
+    uses_answer=True,
+    accepted=_dt.is_float,
+    may_produce_nan=True,
+    sparse="zero_preserving",
 )
-sin_p = unop("sin", np.sin, lambda t, x: mul(t, cos(x)))
-cos_p = unop("cos", np.cos, lambda t, x: neg(mul(t, sin(x))))
-tan_p = unop("tan", np.tan, lambda t, ans, x: mul(t, add(square(ans), 1)), uses_answer=True)
-asin_p = unop("asin", np.arcsin, lambda t, x: mul(t, rsqrt(sub(1, square(x)))))
-acos_p = unop("acos", np.arccos, lambda t, x: neg(mul(t, rsqrt(sub(1, square(x))))))
-atan_p = unop("atan", np.arctan, lambda t, x: div(t, add(square(x), 1)))
-sinh_p = unop("sinh", np.sinh, lambda t, x: mul(t, cosh(x)))
-cosh_p = unop("cosh", np.cosh, lambda t, x: mul(t, sinh(x)))
-tanh_p = unop("tanh", np.tanh, lambda t, ans, x: mul(t, sub(1, square(ans))), uses_answer=True)
-asinh_p = unop("asinh", np.arcsinh, lambda t, x: mul(t, rsqrt(add(square(x), 1))))
-acosh_p = unop("acosh", np.arccosh, lambda t, x: mul(t, rsqrt(mul(sub(x, 1), add(x, 1)))))
-atanh_p = unop("atanh", np.arctanh, lambda t, x: div(t, sub(1, square(x))))
+sin_p = unop("sin", np.sin, lambda t, x: mul(t, cos(x)), may_produce_nan=True, sparse="zero_preserving")
+cos_p = unop("cos", np.cos, lambda t, x: neg(mul(t, sin(x))), may_produce_nan=True)
+tan_p = unop(
+    "tan",
+    np.tan,
+    lambda t, ans, x: mul(t, add(square(ans), 1)),
+    uses_answer=True,
+    may_produce_nan=True,
+    sparse="zero_preserving",
+)
+asin_p = unop(
+    "asin",
+    np.arcsin,
+    lambda t, x: mul(t, rsqrt(sub(1, square(x)))),
+    may_produce_nan=True,
+    sparse="zero_preserving",
+)
+acos_p = unop("acos", np.arccos, lambda t, x: neg(mul(t, rsqrt(sub(1, square(x))))), may_produce_nan=True)
+atan_p = unop(
+    "atan", np.arctan, lambda t, x: div(t, add(square(x), 1)), may_produce_nan=True, sparse="zero_preserving"
+)
+sinh_p = unop("sinh", np.sinh, lambda t, x: mul(t, cosh(x)), may_produce_nan=True, sparse="zero_preserving")
+cosh_p = unop("cosh", np.cosh, lambda t, x: mul(t, sinh(x)), may_produce_nan=True)
+tanh_p = unop(
+    "tanh",
+    np.tanh,
+    lambda t, ans, x: mul(t, sub(1, square(ans))),
+    uses_answer=True,
+    may_produce_nan=True,
+    sparse="zero_preserving",
+)
+asinh_p = unop(
+    "asinh",
+    np.arcsinh,
+    lambda t, x: mul(t, rsqrt(add(square(x), 1))),
+    may_produce_nan=True,
+    sparse="zero_preserving",
+)
+acosh_p = unop(
+    "acosh", np.arccosh, lambda t, x: mul(t, rsqrt(mul(sub(x, 1), add(x, 1)))), may_produce_nan=True
+)
+atanh_p = unop(
+    "atanh",
+    np.arctanh,
+    lambda t, x: div(t, sub(1, square(x))),
+    may_produce_nan=True,
+    sparse="zero_preserving",
+)
 
 
 def _logistic_impl(x):
@@ -204,6 +266,7 @@ logistic_p = unop(
     lambda t, ans, x: mul(t, mul(ans, sub(1, ans))),
     uses_answer=True,
     accepted=_float_or_complex,
+    may_produce_nan=True,
 )
 # Python floats, not np.float64: a rule's Python scalar takes its operand's dtype (coerce_pair),
 # where an np.float64 made float32 derivatives fail to bind (erf's second derivative in float32).
@@ -214,12 +277,15 @@ erf_p = unop(
     _special("erf"),
     lambda t, x: mul(t, mul(exp(neg(square(x))), _two_over_sqrt_pi)),
     accepted=_dt.is_float,
+    may_produce_nan=True,
+    sparse="zero_preserving",
 )
 erfc_p = unop(
     "erfc",
     _special("erfc"),
     lambda t, x: mul(t, mul(exp(neg(square(x))), -_two_over_sqrt_pi)),
     accepted=_dt.is_float,
+    may_produce_nan=True,
 )
 erf_inv_p = unop(
     "erf_inv",
@@ -227,9 +293,25 @@ erf_inv_p = unop(
     lambda t, ans, x: mul(t, mul(exp(square(ans)), _sqrt_pi_over_two)),
     uses_answer=True,
     accepted=_dt.is_float,
+    may_produce_nan=True,
+    sparse="zero_preserving",
 )
-lgamma_p = unop("lgamma", _special("gammaln"), lambda t, x: mul(t, digamma(x)), accepted=_dt.is_float)
-digamma_p = unop("digamma", _special("digamma"), lambda t, x: mul(t, polygamma1(x)), accepted=_dt.is_float)
+lgamma_p = unop(
+    "lgamma",
+    _special("gammaln"),
+    lambda t, x: mul(t, digamma(x)),
+    accepted=_dt.is_float,
+    taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
+    may_produce_nan=True,
+)
+digamma_p = unop(
+    "digamma",
+    _special("digamma"),
+    lambda t, x: mul(t, polygamma1(x)),
+    accepted=_dt.is_float,
+    taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
+    may_produce_nan=True,
+)
 
 
 def _polygamma1_impl(x):
@@ -252,6 +334,7 @@ polygamma_p = naryop(
     None,
     lambda t, m, x: mul(t, polygamma_p.bind(*coerce_pair(add(m, 1), x))),
     accepted=_dt.is_float,
+    taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
 )
 
 # trigamma, polygamma(1, x): digamma's derivative (kept as its own primitive for its lowering).
@@ -260,9 +343,12 @@ polygamma1_p = unop(
     _polygamma1_impl,
     lambda t, x: mul(t, polygamma_p.bind(scalar_like(2, x), x)),
     accepted=_dt.is_float,
+    taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
 )
 
-square_p = unop("square", np.square, lambda t, x: mul(t, mul(x, 2)), accepted=_numeric)
+square_p = unop(
+    "square", np.square, lambda t, x: mul(t, mul(x, 2)), accepted=_numeric, sparse="zero_preserving"
+)
 
 
 def _integer_pow_impl(x, y):
@@ -281,6 +367,7 @@ def _integer_pow_abstract_eval(x, *, y):
 
 
 integer_pow_p = Primitive("integer_pow")
+integer_pow_p.def_traits(may_produce_nan=True, sparse="positive_power")
 integer_pow_p.def_impl(_integer_pow_impl)
 integer_pow_p.def_abstract_eval(_integer_pow_abstract_eval)
 integer_pow_p.def_batch(lambda axis_size, vals, dims, *, y: (integer_pow_p.bind(vals[0], y=y), dims[0]))
@@ -331,12 +418,14 @@ def _sub_transpose(ct, x, y):
 
 
 add_p = Primitive("add")
+add_p.def_traits(may_produce_nan=True, sparse="sum")
 add_p.def_impl(np.add)
 add_p.def_abstract_eval(naryop_abstract_eval("add", None))
 add_p.def_batch(elementwise_batch(add_p))
 deflinear(add_p, _add_transpose)
 
 sub_p = Primitive("sub")
+sub_p.def_traits(may_produce_nan=True, sparse="difference")
 sub_p.def_impl(np.subtract)
 sub_p.def_abstract_eval(naryop_abstract_eval("sub", None))
 sub_p.def_batch(elementwise_batch(sub_p))
@@ -345,6 +434,7 @@ deflinear(sub_p, _sub_transpose)
 # add_any: adds tangents/cotangents (same avals); kept apart from `add` so backward programs say
 # where accumulation happens.
 add_any_p = Primitive("add_any")
+add_any_p.def_traits(sparse="sum")
 add_any_p.def_impl(np.add)
 add_any_p.def_abstract_eval(naryop_abstract_eval("add_any", None))
 add_any_p.def_batch(elementwise_batch(add_any_p))
@@ -388,6 +478,7 @@ def _mul_transpose(ct, x, y):
 
 
 mul_p = Primitive("mul")
+mul_p.def_traits(may_produce_nan=True, sparse="product")
 mul_p.def_impl(np.multiply)
 mul_p.identity_element = 1  # (x * 1 is x for every float, nan and -0.0 included)
 mul_p.def_abstract_eval(naryop_abstract_eval("mul", None))
@@ -419,6 +510,7 @@ def _int_div_rem(x, y):
 
 
 div_p = Primitive("div")
+div_p.def_traits(may_produce_nan=True, sparse="quotient")
 div_p.def_impl(_div_impl)
 div_p.def_abstract_eval(naryop_abstract_eval("div", None))
 div_p.def_batch(elementwise_batch(div_p))
@@ -446,6 +538,8 @@ rem_p = naryop(
     lambda t, x, y: _broadcast_like(t, x, y),
     lambda t, x, y: mul(neg(t), mul(sign(div(x, y)), floor(abs_(div(x, y))))),
     accepted=_real_numeric,
+    taylor_from_jvp="x - y * trunc(x / y): its JVP rule is linear with a piecewise-constant factor",
+    may_produce_nan=True,
 )
 
 
@@ -479,7 +573,7 @@ def _pow_jvp_y(t, x, y):
     return mul(t, mul(log_x, pow_(x, y)))
 
 
-pow_p = naryop("pow", np.power, _pow_jvp_x, _pow_jvp_y, accepted=_float_or_complex)
+pow_p = naryop("pow", np.power, _pow_jvp_x, _pow_jvp_y, accepted=_float_or_complex, may_produce_nan=True)
 
 
 def pow_(x, y):
@@ -524,14 +618,16 @@ def _min_weight(x, y):
     return add(lt, mul(eq, 0.5))
 
 
-max_p = naryop("max", np.maximum, *_minmax_jvp(_max_weight))
-min_p = naryop("min", np.minimum, *_minmax_jvp(_min_weight))
+max_p = naryop("max", np.maximum, *_minmax_jvp(_max_weight), taylor_from_jvp=JET_OF_SELECTION)
+min_p = naryop("min", np.minimum, *_minmax_jvp(_min_weight), taylor_from_jvp=JET_OF_SELECTION)
 atan2_p = naryop(
     "atan2",
     np.arctan2,
     lambda t, x, y: mul(t, div(y, add(square(x), square(y)))),
     lambda t, x, y: mul(t, div(neg(x), add(square(x), square(y)))),
     accepted=_dt.is_float,
+    taylor_from_jvp="its JVP rule is a few products and one quotient",
+    may_produce_nan=True,
 )
 nextafter_p = naryop("nextafter", np.nextafter, accepted=_dt.is_float, differentiable=False)
 and_p = naryop("and", np.bitwise_and, accepted=_integer_or_bool, differentiable=False)
@@ -707,11 +803,12 @@ def _convert_transpose(ct, x, *, new_dtype, weak_type=False):
 
 
 convert_element_type_p = Primitive("convert_element_type")
+convert_element_type_p.def_traits(sparse="zero_preserving")
 convert_element_type_p.def_impl(_convert_impl)
 convert_element_type_p.def_abstract_eval(_convert_abstract_eval)
 convert_element_type_p.def_jvp(_convert_jvp)
 convert_element_type_p.def_transpose(_convert_transpose)
-convert_element_type_p.is_linear = True
+convert_element_type_p.def_traits(linear=True)
 convert_element_type_p.def_batch(
     lambda axis_size, vals, dims, **params: (convert_element_type_p.bind(vals[0], **params), dims[0])
 )
@@ -733,6 +830,7 @@ convert = convert_element_type
 # clamp(lo, x, hi)
 
 clamp_p = Primitive("clamp")
+clamp_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 # min(max(x, lo), hi), as XLA (lo > hi gives hi); np.clip has the same convention.
 clamp_p.def_impl(lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi))
 
@@ -804,6 +902,7 @@ def clamp(lo, x, hi):
 # stop_gradient: the identity, with a zero derivative (PyTorch's no_grad / detach)
 
 stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.def_traits(sparse="zero_preserving")
 stop_gradient_p.def_impl(lambda x: x)
 stop_gradient_p.def_abstract_eval(lambda x: x)
 stop_gradient_p.def_batch(lambda axis_size, vals, dims: (stop_gradient_p.bind(vals[0]), dims[0]))

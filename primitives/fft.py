@@ -145,6 +145,7 @@ def _fft_batch(axis_size, vals, dims, *, fft_type, fft_lengths):
 
 
 fft_p = Primitive("fft")
+fft_p.def_traits(may_produce_nan=True)
 fft_p.def_impl(_fft_impl)
 fft_p.def_abstract_eval(_fft_abstract_eval)
 fft_p.def_batch(_fft_batch)

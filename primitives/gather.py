@@ -426,7 +426,7 @@ gather_p.def_abstract_eval(_gather_abstract_eval)
 gather_p.def_jvp(_linear_jvp(gather_p, (0,), tangent_params={"fill_value": 0}))
 gather_p.def_transpose(_gather_transpose)
 gather_p.def_batch(_gather_batch)
-gather_p.is_linear = True  # in the operand; the indices are integers
+gather_p.def_traits(linear=True)  # in the operand; the indices are integers
 
 
 def gather(
@@ -641,11 +641,12 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, 
 
 
 scatter_add_p = Primitive("scatter-add")
+scatter_add_p.def_traits(may_produce_nan=True)
 _declare_scatter(scatter_add_p, np.add, numeric_only=True)
 scatter_add_p.def_jvp(_linear_jvp(scatter_add_p, (0, 2)))
 scatter_add_p.def_transpose(_scatter_add_transpose)
 scatter_add_p.def_batch(_scatter_batch(scatter_add_p))
-scatter_add_p.is_linear = True  # jointly in operand and updates
+scatter_add_p.def_traits(linear=True)  # jointly in operand and updates
 
 
 def _scatter_binder(primitive, doc_name):

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from funcgrad.primitives import elementwise as ew
-from funcgrad.primitives._rules import to_front
+from funcgrad.primitives._rules import JET_OF_SUBPROGRAM, to_front
 
 from funcgrad.kernel import core
 from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal, jvp_flat
@@ -150,7 +150,7 @@ def _batch_rule(primitive):
 
 
 custom_linear_solve_p = Primitive("custom_linear_solve", multiple_results=True)
-custom_linear_solve_p.jaxpr_params = ("jaxprs",)
+custom_linear_solve_p.def_traits(jaxpr_params=("jaxprs",), may_produce_nan=True)
 custom_linear_solve_p.def_impl(_ls_impl)
 custom_linear_solve_p.def_abstract_eval(_ls_abstract_eval)
 custom_linear_solve_p.def_jvp(_ls_jvp)
@@ -192,7 +192,7 @@ def _root_jvp(primals, tangents, *, const_lengths, jaxprs):
 
 
 custom_root_p = Primitive("custom_root", multiple_results=True)
-custom_root_p.jaxpr_params = ("jaxprs",)
+custom_root_p.def_traits(jaxpr_params=("jaxprs",), taylor_from_jvp=JET_OF_SUBPROGRAM)
 custom_root_p.def_impl(_root_impl)
 custom_root_p.def_abstract_eval(_root_abstract_eval)
 custom_root_p.def_jvp(_root_jvp)

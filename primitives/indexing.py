@@ -139,7 +139,7 @@ dynamic_slice_p.def_abstract_eval(_dynamic_slice_abstract_eval)
 dynamic_slice_p.def_jvp(_linear_jvp(dynamic_slice_p, (0,)))
 dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
 dynamic_slice_p.def_batch(_dynamic_slice_batch)
-dynamic_slice_p.is_linear = True  # in the operand; the start indices are integers
+dynamic_slice_p.def_traits(linear=True)  # in the operand; the start indices are integers
 
 
 def _start_index_operands(name, x, start_indices, allow_negative_indices=True):
@@ -287,7 +287,7 @@ dynamic_update_slice_p.def_abstract_eval(_dus_abstract_eval)
 dynamic_update_slice_p.def_jvp(_linear_jvp(dynamic_update_slice_p, (0, 1)))
 dynamic_update_slice_p.def_transpose(_dus_transpose)
 dynamic_update_slice_p.def_batch(_dus_batch)
-dynamic_update_slice_p.is_linear = True  # jointly in operand and update
+dynamic_update_slice_p.def_traits(linear=True)  # jointly in operand and update
 
 
 def dynamic_update_slice(x, update, start_indices, *, allow_negative_indices: bool = True):

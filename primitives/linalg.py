@@ -31,7 +31,7 @@ from funcgrad.primitives import _matrix as mx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._rules import aval_of, move_to_front, to_front
+from funcgrad.primitives._rules import JET_OF_MATRIX_RULE, aval_of, move_to_front, to_front
 from funcgrad.primitives.control_flow import while_p
 
 from funcgrad.kernel import batching
@@ -126,6 +126,7 @@ def _cholesky_jvp(primals, tangents):
 
 
 cholesky_p = mx.lapack_primitive("cholesky", _cholesky_impl, _cholesky_abstract_eval)
+cholesky_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 cholesky_p.def_jvp(_cholesky_jvp)
 
 
@@ -388,6 +389,7 @@ def _lu_jvp(primals, tangents):
 
 
 lu_p = mx.lapack_primitive("lu", _lu_impl, _lu_abstract_eval, multiple_results=True)
+lu_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 lu_p.def_jvp(_lu_jvp)
 
 
@@ -503,6 +505,7 @@ def solve_square(a, b):
 
 
 qr_p = mx.lapack_primitive("qr", _qr_impl, _qr_abstract_eval, multiple_results=True)
+qr_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 qr_p.def_jvp(_qr_jvp)
 
 
@@ -539,6 +542,7 @@ def _geqrf_impl(a):
 
 
 geqrf_p = mx.lapack_primitive("geqrf", _geqrf_impl, _geqrf_abstract_eval, multiple_results=True)
+geqrf_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 mx.no_derivative(geqrf_p, "its packed reflectors are not a smooth function of the input (as in JAX); use qr")
 
 
@@ -641,6 +645,7 @@ def _hp_jvp(primals, tangents):
 
 
 householder_product_p = mx.lapack_primitive("householder_product", _hp_impl, _hp_abstract_eval)
+householder_product_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 householder_product_p.def_jvp(_hp_jvp)
 
 
@@ -774,6 +779,7 @@ def _td_transpose(ct, dl, d, du, b, *, perturb_singular=False):
 
 
 tridiagonal_solve_p = mx.lapack_primitive("tridiagonal_solve", _td_impl, _td_abstract_eval)
+tridiagonal_solve_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 tridiagonal_solve_p.def_jvp(_td_jvp)
 tridiagonal_solve_p.def_transpose(_td_transpose)
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 from funcgrad.primitives import elementwise as ew
-from funcgrad.primitives._rules import aval_of, checked_impl, to_front
+from funcgrad.primitives._rules import JET_OF_SELECTION, JET_OF_SUBPROGRAM, aval_of, checked_impl, to_front
 from funcgrad.primitives.sorting import exclusive_cumprod
 from funcgrad.primitives.structure import broadcast_in_dim, concatenate, reshape, slice_, transpose
 
@@ -73,6 +73,7 @@ def expand_reduced(y, in_shape, axes):
 
 
 reduce_sum_p = Primitive("reduce_sum")
+reduce_sum_p.def_traits(may_produce_nan=True, sparse="reduce_sum")
 
 
 # (The ufuncs' reduce methods directly: np.sum/np.max add a Python wrapper of about 1.5 us.)
@@ -134,12 +135,14 @@ def _reduce_impl(np_fn, identity):
 
 
 reduce_max_p = Primitive("reduce_max")
+reduce_max_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 reduce_max_p.def_impl(_reduce_impl(np.maximum.reduce, _max_identity))
 reduce_max_p.def_abstract_eval(lambda x, *, axes: _reduced_aval("reduce_max", x, axes))
 reduce_max_p.def_jvp(_minmax_jvp(reduce_max_p))
 reduce_max_p.def_batch(_batch_reduction(reduce_max_p))
 
 reduce_min_p = Primitive("reduce_min")
+reduce_min_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 reduce_min_p.def_impl(_reduce_impl(np.minimum.reduce, _min_identity))
 reduce_min_p.def_abstract_eval(lambda x, *, axes: _reduced_aval("reduce_min", x, axes))
 reduce_min_p.def_jvp(_minmax_jvp(reduce_min_p))
@@ -191,6 +194,9 @@ def _prod_jvp(primals, tangents, *, axes):
 
 
 reduce_prod_p = Primitive("reduce_prod")
+reduce_prod_p.def_traits(
+    taylor_from_jvp="its JVP rule is a product of prefix and suffix products", may_produce_nan=True
+)
 reduce_prod_p.def_impl(lambda x, *, axes: np.asarray(np.prod(x, axis=axes, dtype=np.result_type(x))))
 reduce_prod_p.def_abstract_eval(lambda x, *, axes: _reduced_aval("reduce_prod", x, axes))
 reduce_prod_p.def_jvp(_prod_jvp)
@@ -397,7 +403,7 @@ def _generic_batch(axis_size, vals, dims, *, jaxpr, dimensions):
 
 
 reduce_p = Primitive("reduce", multiple_results=True)
-reduce_p.jaxpr_params = ("jaxpr",)
+reduce_p.def_traits(jaxpr_params=("jaxpr",), taylor_from_jvp=JET_OF_SUBPROGRAM, may_produce_nan=True)
 reduce_p.def_impl(checked_impl(_generic_abstract_eval, _generic_impl))
 reduce_p.def_abstract_eval(_generic_abstract_eval)
 reduce_p.def_jvp(_generic_jvp)

@@ -39,7 +39,7 @@ def _everything_saveable(prim, *avals, **params):
 
 
 def _dots_saveable(prim, *avals, **params):
-    return prim.contraction
+    return prim.traits.contraction
 
 
 class checkpoint_policies:
@@ -157,14 +157,14 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved) -
 
 # optimization_barrier: the identity on any number of values, opaque to XLA's optimisations.
 optimization_barrier_p = Primitive("optimization_barrier", multiple_results=True)
-optimization_barrier_p.forwards_operands = True  # output i is input i
+optimization_barrier_p.def_traits(forwards_operands=True)  # output i is input i
 optimization_barrier_p.def_impl(lambda *args: list(args))
 optimization_barrier_p.def_abstract_eval(lambda *avals: list(avals))
 optimization_barrier_p.def_jvp(
     lambda primals, tangents: (optimization_barrier_p.bind(*primals), list(tangents))
 )
 optimization_barrier_p.def_transpose(lambda cts, *args: list(cts))
-optimization_barrier_p.is_linear = True
+optimization_barrier_p.def_traits(linear=True)
 optimization_barrier_p.def_batch(
     lambda axis_size, vals, dims: (optimization_barrier_p.bind(*vals), list(dims))
 )
@@ -182,4 +182,4 @@ def optimization_barrier(*args):
 
 checkpoint_p.def_transpose(_transpose)
 checkpoint_p.def_partial_eval(_partial_eval)
-checkpoint_p.is_linear = True  # may appear in linear programs (its transpose handles recompute)
+checkpoint_p.def_traits(linear=True)  # may appear in linear programs (its transpose handles recompute)

@@ -120,6 +120,7 @@ def _uniform_batch(axis_size, vals, dims, *, shape):
 
 
 rng_uniform_p = Primitive("rng_uniform")
+rng_uniform_p.def_traits(may_produce_nan=True)
 rng_uniform_p.def_impl(lambda a, b, **params: _compiled(rng_uniform_p, [a, b], params))
 rng_uniform_p.def_abstract_eval(_uniform_abstract_eval)
 defjvp_zero(rng_uniform_p)

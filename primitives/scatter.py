@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 from funcgrad.primitives import elementwise as ew
-from funcgrad.primitives._rules import aval_of
+from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of
 from funcgrad.primitives.gather import (
     ScatterDimensionNumbers,  # noqa: F401 - named in the doctests
     _declare_scatter,
@@ -83,11 +83,12 @@ def _scatter_jvp(primals, tangents, *, dimension_numbers, mode, **flags):
 
 
 scatter_p = Primitive("scatter")
+scatter_p.def_traits(may_produce_nan=True)
 _declare_scatter(scatter_p, None, numeric_only=False)
 scatter_p.def_jvp(_scatter_jvp)
 scatter_p.def_transpose(_scatter_transpose)
 scatter_p.def_batch(_scatter_batch(scatter_p))
-scatter_p.is_linear = True  # jointly in operand and updates (its JVP uses it only with unique indices)
+scatter_p.def_traits(linear=True)  # jointly in operand and updates (its JVP uses it only with unique indices)
 
 
 def _scatter_mul_jvp(primals, tangents, *, dimension_numbers, mode, **flags):
@@ -123,11 +124,14 @@ def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers, 
 
 
 scatter_mul_p = Primitive("scatter-mul")
+scatter_mul_p.def_traits(
+    taylor_from_jvp="its JVP rule is a scatter-mul of the tangents", may_produce_nan=True
+)
 _declare_scatter(scatter_mul_p, np.multiply, numeric_only=True)
 scatter_mul_p.def_jvp(_scatter_mul_jvp)
 scatter_mul_p.def_transpose(_scatter_mul_transpose)
 scatter_mul_p.def_batch(_scatter_batch(scatter_mul_p))
-scatter_mul_p.is_linear = True  # in the operand (its JVP scales operand tangents by the updates)
+scatter_mul_p.def_traits(linear=True)  # in the operand (its JVP scales operand tangents by the updates)
 
 
 def _scatter_extremal_jvp(primitive):
@@ -153,11 +157,13 @@ def _scatter_extremal_jvp(primitive):
 
 
 scatter_min_p = Primitive("scatter-min")
+scatter_min_p.def_traits(taylor_from_jvp=JET_OF_SELECTION, may_produce_nan=True)
 _declare_scatter(scatter_min_p, np.minimum, numeric_only=False)
 scatter_min_p.def_jvp(_scatter_extremal_jvp(scatter_min_p))
 scatter_min_p.def_batch(_scatter_batch(scatter_min_p))
 
 scatter_max_p = Primitive("scatter-max")
+scatter_max_p.def_traits(taylor_from_jvp=JET_OF_SELECTION, may_produce_nan=True)
 _declare_scatter(scatter_max_p, np.maximum, numeric_only=False)
 scatter_max_p.def_jvp(_scatter_extremal_jvp(scatter_max_p))
 scatter_max_p.def_batch(_scatter_batch(scatter_max_p))

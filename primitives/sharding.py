@@ -41,6 +41,7 @@ import math
 from funcgrad.primitives import collectives as co
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
+from funcgrad.primitives._rules import JET_OF_SUBPROGRAM
 from funcgrad.primitives.call import jit_p
 
 from funcgrad.kernel import batching, core
@@ -105,9 +106,9 @@ def _env(mesh):
 
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
-shard_map_p.jaxpr_params = ("jaxpr",)
+shard_map_p.def_traits(jaxpr_params=("jaxpr",), taylor_from_jvp=JET_OF_SUBPROGRAM)
 # The body's collectives name the mesh axes: bind them while its jaxpr is typechecked.
-shard_map_p.inner_axis_env = lambda params: _env(params["mesh"])
+shard_map_p.def_traits(inner_axis_env=lambda params: _env(params["mesh"]))
 
 
 def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs):
@@ -222,7 +223,7 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs):
 
 
 shard_map_p.def_transpose(_transpose)
-shard_map_p.is_linear = True  # may appear in linear programs: its transpose transposes its body
+shard_map_p.def_traits(linear=True)  # may appear in linear programs: its transpose transposes its body
 
 
 def _batch(axis_size, vals, dims, *, jaxpr, mesh, in_specs, out_specs):
@@ -312,7 +313,7 @@ def meshes_in(closed) -> list:
                 m = eqn.params["mesh"]
                 if m not in found:
                     found.append(m)
-            for sub in eqn.primitive.jaxpr_params:
+            for sub in eqn.primitive.traits.jaxpr_params:
                 v = eqn.params[sub]
                 for j in v if isinstance(v, tuple | list) else (v,):
                     walk(j.jaxpr if isinstance(j, ClosedJaxpr) else j)

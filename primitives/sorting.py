@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 from funcgrad.primitives import elementwise as ew
-from funcgrad.primitives._rules import aval_of, checked_impl, to_front
+from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, checked_impl, to_front
 from funcgrad.primitives.gather import GatherDimensionNumbers, GatherScatterMode, gather_p
 from funcgrad.primitives.structure import (
     broadcast_in_dim,
@@ -124,6 +124,7 @@ def _sort_batch(axis_size, vals, dims, *, dimension, **params):
 
 
 sort_p = Primitive("sort", multiple_results=True)
+sort_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 sort_p.def_impl(checked_impl(_sort_abstract_eval, _sort_impl))
 sort_p.def_abstract_eval(_sort_abstract_eval)
 sort_p.def_jvp(_sort_jvp)
@@ -273,12 +274,16 @@ def _declare(name, ufunc, numeric):
 
 
 cumsum_p = _declare("cumsum", np.add, numeric=True)
+cumsum_p.def_traits(may_produce_nan=True)
 deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum_p.bind(ct, axis=axis, reverse=not reverse)])
 cumprod_p = _declare("cumprod", np.multiply, numeric=True)
+cumprod_p.def_traits(taylor_from_jvp="its JVP rule is a cumulative sum of quotients", may_produce_nan=True)
 cumprod_p.def_jvp(_scan_jvp(cumprod_p, ew.mul))
 cummax_p = _declare("cummax", np.maximum, numeric=False)
+cummax_p.def_traits(taylor_from_jvp=JET_OF_SELECTION, may_produce_nan=True)
 cummax_p.def_jvp(_scan_jvp(cummax_p, lambda a, b: ew.max_p.bind(a, b)))
 cummin_p = _declare("cummin", np.minimum, numeric=False)
+cummin_p.def_traits(taylor_from_jvp=JET_OF_SELECTION, may_produce_nan=True)
 cummin_p.def_jvp(_scan_jvp(cummin_p, lambda a, b: ew.min_p.bind(a, b)))
 
 

@@ -16,7 +16,7 @@ refused (JAX's ``lax.zeta`` has none; ``funcgrad.scipy.special.zeta`` has one, f
 from __future__ import annotations
 
 import numpy as np
-from funcgrad.primitives._rules import aval_of, naryop, scalar_like, unop
+from funcgrad.primitives._rules import JET_OF_SPECIAL_FUNCTION, aval_of, naryop, scalar_like, unop
 from funcgrad.primitives.elementwise import abs_, add, div, lt_p, mul, neg, select, sign, sub
 
 from funcgrad.kernel import dtypes as _dt
@@ -50,6 +50,7 @@ zeta_p = naryop(
     _zeta_dx,
     lambda t, x, q: mul(t, mul(zeta_p.bind(add(x, 1), q), neg(x))),
     accepted=_dt.is_float,
+    taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
 )
 
 
@@ -59,6 +60,8 @@ bessel_i0e_p = unop(
     lambda t, ans, x: mul(t, sub(bessel_i1e_p.bind(x), mul(sign(x), ans))),
     uses_answer=True,
     accepted=_dt.is_float,
+    taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
+    may_produce_nan=True,
 )
 
 
@@ -71,4 +74,12 @@ def _bessel_i1e_jvp(t, ans, x):
     return mul(t, select(tiny, hooks.full_like(x, 0.5), d))
 
 
-bessel_i1e_p = unop("bessel_i1e", _scipy("i1e"), _bessel_i1e_jvp, uses_answer=True, accepted=_dt.is_float)
+bessel_i1e_p = unop(
+    "bessel_i1e",
+    _scipy("i1e"),
+    _bessel_i1e_jvp,
+    uses_answer=True,
+    accepted=_dt.is_float,
+    taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
+    may_produce_nan=True,
+)

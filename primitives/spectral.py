@@ -28,7 +28,7 @@ from funcgrad.primitives import _matrix as mx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._rules import aval_of
+from funcgrad.primitives._rules import JET_OF_MATRIX_RULE, aval_of
 from funcgrad.primitives.linalg import solve_square, sym_from_triangle
 
 from funcgrad.kernel.ad import Zero
@@ -134,6 +134,7 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
 
 
 eigh_p = mx.lapack_primitive("eigh", _eigh_impl, _eigh_abstract_eval, multiple_results=True)
+eigh_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 eigh_p.def_jvp(_eigh_jvp)
 
 
@@ -283,6 +284,7 @@ def _inv(x):
 
 
 svd_p = mx.lapack_primitive("svd", _svd_impl, _svd_abstract_eval, multiple_results=True)
+svd_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 svd_p.def_jvp(_svd_jvp)
 
 
@@ -404,6 +406,7 @@ def _eig_jvp(
 
 
 eig_p = mx.lapack_primitive("eig", _eig_impl, _eig_abstract_eval, multiple_results=True)
+eig_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 eig_p.def_jvp(_eig_jvp)
 
 
@@ -459,6 +462,7 @@ def _schur_impl(a, *, compute_schur_vectors):
 
 
 schur_p = mx.lapack_primitive("schur", _schur_impl, _schur_abstract_eval, multiple_results=True)
+schur_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 mx.no_derivative(schur_p, "the Schur form's ordering and block structure change discontinuously (as in JAX)")
 
 
@@ -502,6 +506,7 @@ def _hessenberg_impl(a):
 hessenberg_p = mx.lapack_primitive(
     "hessenberg", _hessenberg_impl, _hessenberg_abstract_eval, multiple_results=True
 )
+hessenberg_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 mx.no_derivative(hessenberg_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
 
 
@@ -551,6 +556,7 @@ def _tridiagonal_impl(a, *, lower):
 tridiagonal_p = mx.lapack_primitive(
     "tridiagonal", _tridiagonal_impl, _tridiagonal_abstract_eval, multiple_results=True
 )
+tridiagonal_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
 mx.no_derivative(tridiagonal_p, "its packed reflectors are not a smooth function of the input (as in JAX)")
 
 

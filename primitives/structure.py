@@ -123,6 +123,7 @@ def _reshape_batch(axis_size, vals, dims, *, new_sizes):
 
 
 reshape_p = Primitive("reshape")
+reshape_p.def_traits(sparse="reshape")
 reshape_p.reshapes_operand = True
 reshape_p.def_impl(lambda x, *, new_sizes: np.reshape(x, new_sizes))
 reshape_p.def_abstract_eval(_reshape_abstract_eval)
@@ -162,6 +163,7 @@ def _transpose_batch(axis_size, vals, dims, *, permutation):
 
 
 transpose_p = Primitive("transpose")
+transpose_p.def_traits(sparse="transpose")
 transpose_p.def_impl(lambda x, *, permutation: np.transpose(x, permutation))
 transpose_p.def_abstract_eval(_transpose_abstract_eval)
 deflinear(transpose_p, _transpose_transpose)
@@ -438,6 +440,7 @@ def _pad_batch(axis_size, vals, dims, *, padding_config):
 
 
 pad_p = Primitive("pad")
+pad_p.def_traits(may_produce_nan=True)
 pad_p.def_impl(checked_impl(_pad_abstract_eval, _pad_impl))
 pad_p.def_abstract_eval(_pad_abstract_eval)
 deflinear(pad_p, _pad_transpose)

@@ -31,7 +31,7 @@ monoid primitives above, as in JAX).
 from __future__ import annotations
 
 import numpy as np
-from funcgrad.primitives._rules import aval_of, checked_impl, to_front
+from funcgrad.primitives._rules import JET_OF_SELECTION, JET_OF_SUBPROGRAM, aval_of, checked_impl, to_front
 from funcgrad.primitives.conv import conv_general_vjp_lhs_padding, dilate_pad, dilate_shape, window_view
 from funcgrad.primitives.structure import pad, slice_
 
@@ -216,7 +216,7 @@ def _linear_window_primitive(name, abstract_eval, impl, transpose):
     p.def_jvp(_linear_jvp(p))
     p.def_transpose(transpose)
     p.def_batch(_batch_window(p))
-    p.is_linear = True
+    p.def_traits(linear=True)
     return p
 
 
@@ -233,6 +233,7 @@ def _linear_jvp(primitive):
 reduce_window_sum_p = _linear_window_primitive(
     "reduce_window_sum", _sum_abstract_eval, _sum_impl, _sum_transpose
 )
+reduce_window_sum_p.def_traits(may_produce_nan=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -270,7 +271,9 @@ def _chooser(kind):
 
 
 reduce_window_max_p = _chooser("ge")
+reduce_window_max_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 reduce_window_min_p = _chooser("le")
+reduce_window_min_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -379,6 +382,7 @@ def _gather_transpose(
 select_and_gather_add_p = _linear_window_primitive(
     "select_and_gather_add", _gather_abstract_eval, _gather_impl, _gather_transpose
 )
+select_and_gather_add_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -451,6 +455,7 @@ def _scatter_transpose(ct, s, x, *, select, window_dimensions, window_strides, p
 select_and_scatter_add_p = _linear_window_primitive(
     "select_and_scatter_add", _scatter_abstract_eval, _scatter_impl, _scatter_transpose
 )
+select_and_scatter_add_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -543,7 +548,7 @@ def _generic_batch(axis_size, vals, dims, *, jaxpr, **params):
 
 
 reduce_window_p = Primitive("reduce_window", multiple_results=True)
-reduce_window_p.jaxpr_params = ("jaxpr",)
+reduce_window_p.def_traits(jaxpr_params=("jaxpr",), taylor_from_jvp=JET_OF_SUBPROGRAM, may_produce_nan=True)
 reduce_window_p.def_impl(checked_impl(_generic_abstract_eval, _generic_impl))
 reduce_window_p.def_abstract_eval(_generic_abstract_eval)
 reduce_window_p.def_jvp(_generic_jvp)

@@ -12,7 +12,8 @@ batch element) and ``grad``: ``jit(checkify(f))``, ``checkify(jit(f))``, ``vmap(
 What is checked is chosen by ``errors``, a set of categories (combine them with ``|``):
 
 - ``user_checks``: the user's ``check``/``debug_check`` calls (the default);
-- ``nan_checks``: a primitive produced a NaN (the message names the primitive);
+- ``nan_checks``: a primitive that may make a NaN from operands without one
+  (``traits.may_produce_nan``, stated in its family file) produced one (the message names it);
 - ``div_checks``: a division by zero;
 - ``index_checks``: an out-of-bounds index of a gather, dynamic_slice, dynamic_update_slice or
   scatter (NumPy-style indexing clamps, so these are where a clamp or a fill happened);

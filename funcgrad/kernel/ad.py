@@ -124,7 +124,7 @@ def defjvp_zero(primitive: core.Primitive) -> None:
             return out, [Zero.from_primal_value(o) for o in out]
         return out, Zero.from_primal_value(out)
 
-    primitive.not_differentiable = True
+    primitive.def_traits(not_differentiable=True)
     primitive.def_jvp(jvp)
 
 
@@ -189,7 +189,7 @@ def deflinear(primitive: core.Primitive, transpose_rule: Callable) -> None:
             return [Zero(a.aval) if is_undefined_primal(a) else None for a in args]
         return transpose_rule(ct, *args, **params)
 
-    primitive.is_linear = True
+    primitive.def_traits(linear=True)
     primitive.def_jvp(jvp)
     primitive.def_transpose(transpose)
     primitive.def_taylor(linear_taylor(primitive))

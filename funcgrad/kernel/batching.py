@@ -15,7 +15,7 @@ whole batch with primitives — never a Python loop over lanes.
 # so a staging trace can type a collective (all_gather's output has the axis size) and an unbound
 # name is reported where it is used (``axis_size`` raises a NameError naming the axis and the
 # names in scope). The BatchTrace of that vmap gives every collective over ``name`` its meaning
-# through ``collective_rules[primitive](axis_size, axis_name, values, dims, **params)``, also
+# through its ``traits.collective_batch(axis_size, axis_name, values, dims, **params)``, also
 # when the operand is unbatched (``psum(1, 'i')`` is the axis size) or absent (``axis_index``).
 # A call or control-flow primitive whose jaxprs name the axis is batched even when no operand
 # is, so the collectives inside meet the rule; batch rules that batch a jaxpr read the name of
@@ -41,9 +41,6 @@ _value_and_dim = operator.attrgetter("val", "batch_dim")
 
 # ----------------------------------------------------------------------------------------------
 # Named axes (NOTE: [named axes])
-
-# The batching rule of each collective for the vmap that binds its axis (filled by the catalog).
-collective_rules: dict = {}
 
 
 class _AxisState(threading.local):
@@ -116,9 +113,11 @@ def current_axis_name():
 def mentions_axis(jaxpr, name) -> bool:
     """Whether a collective in ``jaxpr`` (or in a jaxpr it carries) names the axis ``name``."""
     for eqn in jaxpr.eqns:
-        if eqn.primitive in collective_rules and name in eqn.params["axis_name"]:
+        if eqn.primitive.traits.collective_batch is not None and name in eqn.params["axis_name"]:
             return True
-        if eqn.primitive.jaxpr_params and any(mentions_axis(j, name) for j in jaxprs_in_params(eqn.params)):
+        if eqn.primitive.traits.jaxpr_params and any(
+            mentions_axis(j, name) for j in jaxprs_in_params(eqn.params)
+        ):
             return True
     return False
 
@@ -132,7 +131,8 @@ def _lane_aval(x, dim) -> ShapedArray:
 
 def _jaxprs_mention(primitive, params, name) -> bool:
     return any(
-        mentions_axis(j, name) for j in jaxprs_in_params({k: params[k] for k in primitive.jaxpr_params})
+        mentions_axis(j, name)
+        for j in jaxprs_in_params({k: params[k] for k in primitive.traits.jaxpr_params})
     )
 
 
@@ -174,14 +174,16 @@ class BatchTrace(core.Trace):
     def _process_named(self, primitive, vals, dims, batched, params):
         # NOTE: [named axes]
         name = self.axis_name
-        collective = collective_rules.get(primitive)
+        collective = primitive.traits.collective_batch
         with core.set_current_trace(self.parent):
             if collective is not None and name in params["axis_name"]:
                 # The instance's operands are checked as a staged collective's would be.
                 primitive.abstract_eval(*map(_lane_aval, vals, dims), **params)
                 out, out_dim = collective(self.axis_size, name, vals, dims, **params)
                 return self._lift_all(primitive, out, out_dim)
-            if not batched and not (primitive.jaxpr_params and _jaxprs_mention(primitive, params, name)):
+            if not batched and not (
+                primitive.traits.jaxpr_params and _jaxprs_mention(primitive, params, name)
+            ):
                 return primitive.bind(*vals, **params)
             rule = primitive.batch
             if rule is None:

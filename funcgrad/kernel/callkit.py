@@ -90,15 +90,14 @@ class CallPrimitive(Primitive):
 
     >>> from funcgrad.kernel import ir
     >>> p = CallPrimitive("my_call")
-    >>> p.call_jaxpr_param, p.jaxpr_params
+    >>> p.traits.call_jaxpr_param, p.traits.jaxpr_params
     ('jaxpr', ('jaxpr',))
     """
 
     def __init__(self, name: str, derive_params: Callable = _same_params):
         super().__init__(name, multiple_results=True)
         self.derive_params = derive_params
-        self.call_jaxpr_param = "jaxpr"
-        self.jaxpr_params = ("jaxpr",)
+        self.def_traits(call_jaxpr_param="jaxpr", jaxpr_params=("jaxpr",))
         self.def_impl(lambda *args, jaxpr, **_: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
         self.def_abstract_eval(self._abstract_eval)
         self.def_jvp(self._jvp)

@@ -1,6 +1,6 @@
 """Primitives and the trace machinery: Primitive, Trace/Tracer, the current trace, eval_jaxpr.
 
-Layer: kernel (bottom). Imports numpy and the kernel modules ``ir``, ``dtypes``, ``array`` and
+Layer: kernel (bottom). Imports numpy and the kernel modules ``ir``, ``traits``, ``dtypes``, ``array`` and
 ``hooks``.
 
 Every value a transformation sees is either a concrete value (an ``Array``, a NumPy array or a
@@ -19,6 +19,7 @@ Python scalar) or a ``Tracer`` owned by one ``Trace``. ``Primitive.bind`` hands 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 from collections.abc import Sequence
@@ -60,6 +61,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, SourceInfo, Var
+from funcgrad.kernel.traits import PrimitiveTraits
 
 # ----------------------------------------------------------------------------------------------
 # Abstract values of concrete inputs
@@ -118,6 +120,10 @@ def is_array_like(x) -> bool:
 # Primitives
 
 
+# The facts of ``PrimitiveTraits``, and the loose attributes they replaced: set only by ``def_traits``.
+_TRAIT_NAMES = frozenset(f.name for f in dataclasses.fields(PrimitiveTraits)) | {"is_linear"}
+
+
 class Primitive:
     """A primitive operation and all of its rules.
 
@@ -154,31 +160,17 @@ class Primitive:
         self.batch = None
         self.taylor = None
         self.partial_eval = None
-        self.is_linear = False
-        self.not_differentiable = False
         self.impl_takes_arrays = False
         # A rule deciding the weak_type of eager results (see NOTE: [weak types]); default: the
         # result is weak when all inputs are weak and the dtype did not change.
         self.weak_type_rule = None
-        # Facts other layers ask about a primitive (never by its name string):
-        # - ``call_jaxpr_param``: the parameter holding the jaxpr of a call-like primitive whose
-        #   impl is "evaluate that jaxpr" (jit, checkpoint, custom_jvp_call, ...): the debugging
-        #   tools step into it equation by equation, introspection follows values through it.
-        # - ``jaxpr_params``: the parameters that hold jaxprs (set by the call-primitive kit and
-        #   the control-flow primitives); such primitives are tested by their own suites, not by
-        #   the array-level op_db.
-        # - ``forwards_operands``: output i is input i (an identity barrier): dependency sweeps
-        #   follow each operand to its own output instead of to all of them.
-        # - ``contraction``: a matrix-product-like contraction (``dot_general``), the values
-        #   checkpoint's ``dots_saveable`` policy keeps.
-        # - ``inner_axis_env``: ``params -> context manager`` binding the named axes its jaxprs
-        #   see (shard_map's mesh axes, NOTE: [named axes]) while the type checker reads them.
-        # - ``has_side_effects``: the equation does something besides computing its results (a
-        #   host callback that prints): dead-code elimination keeps it even when nothing reads
-        #   its results (it may have none).
+        # The facts other layers ask about (never by its name string): one frozen record, set with
+        # ``def_traits`` (NOTE: [primitive traits]).
+        self.traits = PrimitiveTraits()
+        # Facts only the eager program cache reads (NOTE: [eager grad program cache]):
         # - ``runs_user_rules``: its rules call the user's Python functions (custom_jvp,
         #   custom_vjp, custom_vmap), which must run on every eager call: eager grad does not
-        #   cache a program holding one (NOTE: [eager grad program cache]).
+        #   cache a program holding one.
         # - ``identity_element``: a value ``e`` with ``p(x, e) == p(e, x) == x`` exactly, in every
         #   floating-point case (``mul``: 1); ``kernel/simplify.py`` drops such equations.
         # - ``places_operand``: its result is its one operand placed along the dimensions
@@ -186,12 +178,6 @@ class Primitive:
         #   eager interpreter of cached programs lets NumPy's broadcasting stand for it.
         # - ``reshapes_operand``: its result is its one operand's elements, row-major, in another
         #   shape (``reshape``); ``kernel/simplify.py`` joins a reshape of a reshape into one.
-        self.call_jaxpr_param: str | None = None
-        self.jaxpr_params: tuple[str, ...] = ()
-        self.forwards_operands = False
-        self.contraction = False
-        self.inner_axis_env = None
-        self.has_side_effects = False
         self.runs_user_rules = False
         self.identity_element = None
         self.places_operand = False
@@ -230,6 +216,26 @@ class Primitive:
     def def_partial_eval(self, f):
         self.partial_eval = f
         return f
+
+    def def_traits(self, **facts) -> Primitive:
+        """State facts about this primitive (NOTE: [primitive traits]): the record is replaced by
+        one with ``facts`` changed; an unknown fact or a value of the wrong type is an error.
+
+        >>> p = Primitive("my_sin")
+        >>> p.def_traits(taylor_from_jvp="a demo").traits.taylor_from_jvp
+        'a demo'
+        """
+        self.traits = dataclasses.replace(self.traits, **facts)
+        return self
+
+    def __setattr__(self, name, value):
+        # A fact moved into ``traits`` set as a loose attribute would be read by nobody.
+        if name in _TRAIT_NAMES:
+            raise AttributeError(
+                f"Primitive.{name} is a fact of Primitive.traits: state it with "
+                f"def_traits({'linear' if name == 'is_linear' else name}=...) (NOTE: [primitive traits])"
+            )
+        object.__setattr__(self, name, value)
 
 
 # ----------------------------------------------------------------------------------------------

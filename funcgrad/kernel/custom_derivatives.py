@@ -349,8 +349,11 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
 
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
-custom_jvp_call_p.call_jaxpr_param = "call_jaxpr"
-custom_jvp_call_p.jaxpr_params = ("call_jaxpr",)
+custom_jvp_call_p.def_traits(
+    call_jaxpr_param="call_jaxpr",
+    jaxpr_params=("call_jaxpr",),
+    taylor_from_jvp="its series follow the user's custom JVP rule, by design",
+)
 custom_jvp_call_p.runs_user_rules = True
 custom_jvp_call_p.def_impl(
     lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
@@ -550,8 +553,7 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
 
 
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
-custom_vjp_call_p.call_jaxpr_param = "call_jaxpr"
-custom_vjp_call_p.jaxpr_params = ("call_jaxpr",)
+custom_vjp_call_p.def_traits(call_jaxpr_param="call_jaxpr", jaxpr_params=("call_jaxpr",))
 custom_vjp_call_p.runs_user_rules = True
 custom_vjp_call_p.def_impl(
     lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
@@ -578,12 +580,14 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
 
 
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
-custom_lin_p.jaxpr_params = ("bwd",)  # carries the backward function of a custom_vjp
+custom_lin_p.def_traits(jaxpr_params=("bwd",))  # carries the backward function of a custom_vjp
 custom_lin_p.runs_user_rules = True
 custom_lin_p.def_impl(_custom_lin_impl)
 custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **_: list(out_avals))
 custom_lin_p.def_transpose(_custom_lin_transpose)
-custom_lin_p.is_linear = True
+custom_lin_p.def_traits(
+    linear=True, taylor_from_jvp="the tangent of a custom_vjp call: its JVP rule raises the custom_vjp error"
+)
 custom_lin_p.def_jvp(lambda primals, tangents, **params: _custom_lin_impl(**params))
 
 

@@ -219,7 +219,7 @@ def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
             if v in env:
                 raise TypeError(f"jaxpr typecheck: variable {v} bound twice")
             env.add(v)
-        inner = eqn.primitive.inner_axis_env
+        inner = eqn.primitive.traits.inner_axis_env
         with inner(eqn.params) if inner is not None else contextlib.nullcontext():
             for sub in jaxprs_in_params(eqn.params):
                 typecheck_jaxpr(sub)
@@ -545,7 +545,7 @@ def forward_dependents(jaxpr: Jaxpr, seeds, *, per_operand: bool = True) -> tupl
         reads.append(hit)
         if not hit:
             continue
-        if per_operand and eqn.primitive.forwards_operands:
+        if per_operand and eqn.primitive.traits.forwards_operands:
             dependent.update(o for a, o in zip(eqn.invars, eqn.outvars) if a in dependent)
         else:
             dependent.update(eqn.outvars)
@@ -562,7 +562,7 @@ def backward_dependencies(eqns, outputs, stop=frozenset(), effects: bool = False
     used = []
     # (This sweep runs once per eager ``grad`` call: plain loops, no generators.)
     for eqn in reversed(eqns):
-        live = effects and eqn.primitive.has_side_effects
+        live = effects and eqn.primitive.traits.has_side_effects
         if not live:
             for v in eqn.outvars:
                 if v in needed:

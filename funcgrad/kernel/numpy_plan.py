@@ -87,7 +87,7 @@ class _Plan:
                 continue
             ins = tuple(slot(a) for a in eqn.invars)
             impl = prim.impl
-            inner = params.get(prim.call_jaxpr_param) if prim.call_jaxpr_param else None
+            inner = params.get(prim.traits.call_jaxpr_param) if prim.traits.call_jaxpr_param else None
             if type(inner) is ClosedJaxpr and len(inner.jaxpr.invars) == len(ins):
                 # A call whose impl evaluates its jaxpr (checkpoint, custom_jvp_call): by a plan
                 # of its own, so its values are dropped as early as the caller's.

@@ -82,7 +82,7 @@ def _runs_user_rules(primitive, params) -> bool:
     if primitive.runs_user_rules:
         # funcgrad's own custom_jvp functions are pure (NOTE: [library custom_jvp]).
         return not getattr(params.get("jvp"), "library_rule", False)
-    if primitive.jaxpr_params and primitive is not eager_call_p:  # (cached programs hold none)
+    if primitive.traits.jaxpr_params and primitive is not eager_call_p:  # (cached programs hold none)
         return any(_jaxpr_runs_user_rules(j) for j in jaxprs_in_params(params))
     return False
 
@@ -171,7 +171,7 @@ class RecordingTrace(core.Trace):
                 key.append((primitive, params_key(params), *[numbers[v] for v in atoms]))
             except TypeError:  # an unhashable parameter: this program is not cached
                 self.key = None
-        if (primitive.runs_user_rules or primitive.jaxpr_params) and not self.user_rules:
+        if (primitive.runs_user_rules or primitive.traits.jaxpr_params) and not self.user_rules:
             self.user_rules = _runs_user_rules(primitive, params)
         # Values without a derivative are concrete, as under the JVP trace (NOTE: [eager grad
         # program cache]).
@@ -181,7 +181,7 @@ class RecordingTrace(core.Trace):
             self.eqns.append(JaxprEqn(primitive, atoms, params, [var], None))
             if self.eager:
                 self._evaluate_pending()
-            if primitive.not_differentiable or not _dt.is_inexact(out.dtype):
+            if primitive.traits.not_differentiable or not _dt.is_inexact(out.dtype):
                 return self.concrete(var)
             return RecordingTracer(self, out, var)
         outvars = [Var(a) for a in out]
@@ -190,7 +190,7 @@ class RecordingTrace(core.Trace):
         self.eqns.append(JaxprEqn(primitive, atoms, params, outvars, None))
         if self.eager:
             self._evaluate_pending()
-        if primitive.not_differentiable:
+        if primitive.traits.not_differentiable:
             return [self.concrete(v) for v in outvars]
         return [
             RecordingTracer(self, v.aval, v) if _dt.is_inexact(v.aval.dtype) else self.concrete(v)

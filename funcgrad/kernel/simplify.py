@@ -62,7 +62,7 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
         prim = eqn.primitive
         ins = [read(a) for a in eqn.invars]
         single = not prim.multiple_results
-        if single and not prim.has_side_effects and not prim.jaxpr_params:
+        if single and not prim.traits.has_side_effects and not prim.traits.jaxpr_params:
             out = eqn.outvars[0]
             # A reshape or broadcast of the result of another: one equation from the original.
             source = producers.get(ins[0]) if ins and type(ins[0]) is Var else None
@@ -99,7 +99,7 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
                 if out in env:
                     continue
         key = None
-        if not prim.has_side_effects:
+        if not prim.traits.has_side_effects:
             try:
                 key = equation_key(prim, eqn.params, ins)
             except TypeError:

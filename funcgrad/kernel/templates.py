@@ -72,10 +72,10 @@ class Template:
             live = any(a in live_vars for a in eqn.invars if type(a) is not Literal)
             if live:
                 live_vars.update(eqn.outvars)
-                concrete = prim.not_differentiable or not all(
+                concrete = prim.traits.not_differentiable or not all(
                     _dt.is_inexact(v.aval.dtype) for v in eqn.outvars
                 )
-                if concrete or prim.jaxpr_params or prim.runs_user_rules:
+                if concrete or prim.traits.jaxpr_params or prim.runs_user_rules:
                     self.generic = True
             try:
                 pkey = params_key(eqn.params)

@@ -2,8 +2,9 @@
 
 Fails when a primitive in ``primitives.all_primitives()`` lacks an impl, an abstract eval, a JVP
 (or an explicit not-differentiable mark from ``defjvp_zero``), a batch rule, a transpose rule
-while declared linear, or a Taylor rule (``jet``) without being listed in ``TAYLOR_FROM_JVP`` with
-the reason it takes its series from its JVP rule. The lowering check reads
+while declared linear (``traits.linear``), or a Taylor rule (``jet``) without the reason, stated in its
+``traits.taylor_from_jvp``, why it takes its series from its JVP rule; and every primitive's traits
+record is well formed (NOTE: [primitive traits]). The lowering check reads
 ``xla_bridge.lowering.lowering_rules`` (a dict keyed by Primitive, filled by importing
 ``xla_bridge.rules``) and reports primitives without a lowering as an explicit xfail that names
 them, never a silent skip, until they all exist.
@@ -11,6 +12,7 @@ them, never a silent skip, until they all exist.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 
@@ -19,6 +21,7 @@ import pytest
 from funcgrad import primitives
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.traits import SPARSE_KINDS, PrimitiveTraits
 
 ALL = primitives.all_primitives()
 
@@ -41,7 +44,7 @@ def test_catalog_is_not_empty_and_names_are_unique():
         ("abstract_eval", lambda p: p.abstract_eval is not None),
         ("jvp (or defjvp_zero's not-differentiable mark)", lambda p: p.jvp is not None),
         ("batch", lambda p: p.batch is not None),
-        ("transpose (declared linear)", lambda p: not p.is_linear or p.transpose is not None),
+        ("transpose (declared linear)", lambda p: not p.traits.linear or p.transpose is not None),
     ],
 )
 def test_every_primitive_has_the_rule(rule, present):
@@ -49,59 +52,63 @@ def test_every_primitive_has_the_rule(rule, present):
     assert not missing, f"primitives without a {rule} rule: {missing}"
 
 
-# Primitives whose jet is the kernel's rule from the JVP rule (``taylor_from_jvp``: the jet, one
-# order lower, of the JVP rule), with the reason they have no series rule of their own. Every other
-# differentiable primitive has a ``taylor`` rule; not-differentiable ones have zero series.
-_SELECTIONS = "a selection of one operand's series by primal comparisons (its JVP rule is that selection)"
-_SPECIAL = "a special function whose derivative is another special function of the family"
-_MATRIX = "a matrix decomposition or solve: its JVP rule is a few solves and products"
-_SUBPROGRAM = "carries a sub-program whose JVP rule transforms it (its jet follows that rule)"
-TAYLOR_FROM_JVP = {
-    **dict.fromkeys(
-        ("max", "min", "clamp", "pmax", "pmin", "reduce_max", "reduce_min", "cummax", "cummin", "sort"),
-        _SELECTIONS,
-    ),
-    **dict.fromkeys(
-        ("reduce_window_max", "reduce_window_min", "select_and_gather_add", "select_and_scatter_add"),
-        _SELECTIONS,
-    ),
-    **dict.fromkeys(("scatter-max", "scatter-min"), _SELECTIONS),
-    **dict.fromkeys(
-        ("lgamma", "digamma", "polygamma", "trigamma", "zeta", "bessel_i0e", "bessel_i1e"), _SPECIAL
-    ),
-    **dict.fromkeys(
-        ("cholesky", "lu", "qr", "geqrf", "householder_product", "tridiagonal_solve"),
-        _MATRIX,
-    ),
-    **dict.fromkeys(("eigh", "svd", "eig", "schur", "hessenberg", "tridiagonal"), _MATRIX),
-    **dict.fromkeys(("custom_root", "shard_map", "reduce_window", "reduce"), _SUBPROGRAM),
-    "custom_jvp_call": "its series follow the user's custom JVP rule, by design",
-    "custom_vmap_call": "its JVP rule binds calls whose rule is the vmap rule's JVP: jet keeps the rule",
-    "custom_lin": "the tangent of a custom_vjp call: its JVP rule raises the custom_vjp error",
-    "pure_callback": "a host function: its JVP rule raises the error that says to use custom_jvp",
-    "io_callback": "a host function with side effects: its JVP rule raises the error that explains why",
-    "rem": "x - y * trunc(x / y): its JVP rule is linear with a piecewise-constant factor",
-    "atan2": "its JVP rule is a few products and one quotient",
-    "reduce_prod": "its JVP rule is a product of prefix and suffix products",
-    "cumprod": "its JVP rule is a cumulative sum of quotients",
-    "scatter-mul": "its JVP rule is a scatter-mul of the tangents",
-}
-
-
 def test_every_primitive_has_a_taylor_rule_or_a_reason():
-    missing = _missing(lambda p: p.taylor is not None or p.not_differentiable or p.name in TAYLOR_FROM_JVP)
-    assert not missing, (
-        f"primitives without a Taylor rule (def_taylor) for jet and not listed in TAYLOR_FROM_JVP: {missing}"
+    # A primitive without a series rule of its own states why its jet is the jet of its JVP rule
+    # (``traits.taylor_from_jvp``, in its family file): never a list of names kept here.
+    missing = _missing(
+        lambda p: p.taylor is not None or p.traits.not_differentiable or p.traits.taylor_from_jvp
     )
-    stale = sorted(n for n in TAYLOR_FROM_JVP if n in {p.name for p in ALL if p.taylor is not None})
-    assert not stale, f"listed in TAYLOR_FROM_JVP but they have a Taylor rule: {stale}"
-    no_jvp = sorted(n for n in TAYLOR_FROM_JVP if n in {p.name for p in ALL if p.jvp is None})
-    assert not no_jvp, f"listed in TAYLOR_FROM_JVP without a JVP rule: {no_jvp}"
+    assert not missing, (
+        "primitives without a Taylor rule (def_taylor) for jet and no traits.taylor_from_jvp reason: "
+        f"{missing}"
+    )
+    stale = _missing(lambda p: p.taylor is None or not p.traits.taylor_from_jvp)
+    assert not stale, f"a taylor_from_jvp reason but a Taylor rule of their own: {stale}"
+    no_jvp = _missing(lambda p: p.jvp is not None or not p.traits.taylor_from_jvp)
+    assert not no_jvp, f"a taylor_from_jvp reason without a JVP rule: {no_jvp}"
+    useless = _missing(lambda p: not (p.traits.not_differentiable and p.traits.taylor_from_jvp))
+    assert not useless, f"not differentiable (zero series) and a taylor_from_jvp reason: {useless}"
+
+
+def test_every_primitive_has_a_well_formed_traits_record():
+    # One frozen record per primitive (NOTE: [primitive traits]), its facts consistent with the rules.
+    assert all(type(p.traits) is PrimitiveTraits for p in ALL)
+    for p in ALL:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            p.traits.linear = True
+        assert "is_linear" not in vars(p) and "not_differentiable" not in vars(p), p
+        t = p.traits
+        if t.sparse is not None:
+            assert t.sparse in SPARSE_KINDS, p
+        if t.sparse == "call" or t.call_jaxpr_param is not None:
+            assert t.call_jaxpr_param in t.jaxpr_params, p
+        if t.collective_batch is not None:  # a collective names its axes and can be staged too
+            assert p.batch is not None and p.abstract_eval is not None, p
+    collectives = sorted(p.name for p in ALL if p.traits.collective_batch is not None)
+    assert {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"} <= set(collectives), collectives
+    nan = {p.name for p in ALL if p.traits.may_produce_nan}
+    assert {"log", "sqrt", "div", "dot_general", "psum"} <= nan and not nan & {"neg", "eq", "floor"}, nan
+    sparse_kinds = {p.traits.sparse for p in ALL} - {None}
+    assert sparse_kinds == set(SPARSE_KINDS), sparse_kinds ^ set(SPARSE_KINDS)
+
+
+def test_a_fact_is_stated_through_def_traits_only():
+    p = Primitive("traits_probe")
+    with pytest.raises(AttributeError, match="def_traits\\(linear="):
+        p.is_linear = True
+    with pytest.raises(TypeError):
+        p.def_traits(lineer=True)
+    with pytest.raises(TypeError, match="may_produce_nan"):
+        p.def_traits(may_produce_nan=1)
+    with pytest.raises(ValueError, match="SPARSE_KINDS"):
+        p.def_traits(sparse="mostly_zero")
+    before = p.traits
+    assert p.def_traits(linear=True) is p and p.traits.linear and not before.linear
 
 
 def test_not_differentiable_marks_come_with_a_zero_jvp():
     # defjvp_zero sets both; a mark without a rule (or a rule named otherwise) is a declaration bug.
-    inconsistent = _missing(lambda p: not p.not_differentiable or p.jvp is not None)
+    inconsistent = _missing(lambda p: not p.traits.not_differentiable or p.jvp is not None)
     assert not inconsistent, inconsistent
 
 

@@ -8,8 +8,8 @@ Layer: surface. Imports the kernel (``core.eval_jaxpr``'s pieces, ``ir``), funcg
 # ``sparsify(f)(*args)`` traces ``f`` with each BCOO argument stood in for by a dense value of its
 # shape and dtype, then interprets the jaxpr equation by equation. An equation none of whose
 # inputs is sparse binds its primitive as usual (so an outer jit/grad/vmap sees it); one with a
-# sparse input goes through the rule table below, which keeps results sparse where the result's
-# pattern is the input's:
+# sparse input goes through the rule of its primitive's ``traits.sparse`` kind (``_RULES`` below;
+# NOTE: [primitive traits]), which keeps results sparse where the result's pattern is the input's:
 #
 #   neg, and zero-preserving unary functions (sin, tan, tanh, sqrt, abs, sign, expm1, log1p, ...,
 #     integer_pow with y > 0, convert_element_type, square, ...)      -> BCOO, same indices
@@ -48,16 +48,10 @@ from funcgrad.experimental.sparse._bcoo import (
     bcoo_transpose,
 )
 from funcgrad.kernel import ir
+from funcgrad.kernel.traits import SPARSE_KINDS
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["sparsify"]
-
-# f(0) == 0: applied to the stored values only, the pattern stays the same.
-_ZERO_PRESERVING = {
-    "neg", "sin", "tan", "tanh", "sinh", "asin", "asinh", "atan", "atanh", "sqrt", "cbrt", "abs",
-    "sign", "expm1", "log1p", "floor", "ceil", "round", "square", "erf", "erf_inv", "stop_gradient",
-    "real", "imag", "conj",
-}  # fmt: skip
 
 
 def _is_sparse(x):
@@ -74,48 +68,66 @@ def _densify(values):
     return [v.todense() if isinstance(v, BCOO) else v for v in values]
 
 
+def _elementwise(x, eqn):
+    return _same_data(x, eqn.primitive.bind(x.data, **eqn.params))
+
+
+def _product(a, b, eqn):
+    if isinstance(a, BCOO):
+        return bcoo_multiply_dense(a, b.todense() if isinstance(b, BCOO) else b)
+    return bcoo_multiply_dense(b, a)
+
+
+def _sum(a, b, eqn, negate=False):
+    if not (isinstance(a, BCOO) and isinstance(b, BCOO)):
+        return None  # sparse + dense is dense (as jax)
+    if a.shape != b.shape or a.n_batch != b.n_batch or a.n_dense != b.n_dense:
+        return None
+    return add_bcoo(a, -b if negate else b)
+
+
+def _call(*values, eqn):
+    inner = eqn.params[eqn.primitive.traits.call_jaxpr_param]
+    jaxpr, consts = (inner.jaxpr, inner.consts) if isinstance(inner, ir.ClosedJaxpr) else (inner, [])
+    return _eval(jaxpr, consts, list(values))
+
+
+# One rule per kind of ``PrimitiveTraits.sparse`` (``SPARSE_KINDS``, stated on each primitive in its
+# family file): ``rule(*values, eqn) -> BCOO``, or None to densify. A kind's preconditions on the
+# operands (a sparse first operand, a scalar divisor, no dense dimensions) are checked here.
+_RULES = {
+    "zero_preserving": lambda x, eqn: _elementwise(x, eqn) if isinstance(x, BCOO) else None,
+    "positive_power": lambda x, eqn: _elementwise(x, eqn) if eqn.params["y"] > 0 else None,
+    "product": _product,
+    "quotient": lambda x, y, eqn: (
+        _same_data(x, x.data / y)
+        if isinstance(x, BCOO) and not isinstance(y, BCOO) and jnp.ndim(y) == 0
+        else None
+    ),
+    "sum": _sum,
+    "difference": lambda a, b, eqn: _sum(a, b, eqn, negate=True),
+    "reshape": lambda x, eqn: (
+        bcoo_reshape(x, new_sizes=eqn.params["new_sizes"])
+        if x.n_dense == 0 and eqn.params.get("dimensions") is None
+        else None
+    ),
+    "transpose": lambda x, eqn: bcoo_transpose(x, permutation=eqn.params["permutation"]),
+    "reduce_sum": lambda x, eqn: bcoo_reduce_sum(x, axes=eqn.params["axes"]),
+    "dot_general": lambda a, b, eqn: bcoo_dot_general(
+        a,
+        b,
+        dimension_numbers=eqn.params["dimension_numbers"],
+        preferred_element_type=eqn.params.get("preferred_element_type"),
+    ),
+    "call": _call,
+}
+assert _RULES.keys() == SPARSE_KINDS.keys(), "one sparsify rule per kind of PrimitiveTraits.sparse"
+
+
 def _sparse_rule(eqn, values):
     """The result of ``eqn`` on ``values`` (some of them BCOO), or None to densify."""
-    name, params = eqn.primitive.name, eqn.params
-    x = values[0]
-    if name in _ZERO_PRESERVING and len(values) == 1:
-        return _same_data(x, eqn.primitive.bind(x.data, **params))
-    if name == "integer_pow" and params["y"] > 0:
-        return _same_data(x, eqn.primitive.bind(x.data, **params))
-    if name == "convert_element_type":
-        return _same_data(x, eqn.primitive.bind(x.data, **params))
-    if name == "mul":
-        a, b = values
-        if isinstance(a, BCOO):
-            return bcoo_multiply_dense(a, b.todense() if isinstance(b, BCOO) else b)
-        return bcoo_multiply_dense(b, a)
-    if name == "div" and isinstance(x, BCOO) and not isinstance(values[1], BCOO) and jnp.ndim(values[1]) == 0:
-        return _same_data(x, x.data / values[1])
-    if name in ("add", "add_any", "sub"):
-        a, b = values
-        if not (isinstance(a, BCOO) and isinstance(b, BCOO)):
-            return None  # sparse + dense is dense (as jax)
-        if a.shape != b.shape or a.n_batch != b.n_batch or a.n_dense != b.n_dense:
-            return None
-        return add_bcoo(a, -b if name == "sub" else b)
-    if name == "reshape" and x.n_dense == 0 and params.get("dimensions") is None:
-        return bcoo_reshape(x, new_sizes=params["new_sizes"])
-    if name == "dot_general":
-        return bcoo_dot_general(
-            values[0],
-            values[1],
-            dimension_numbers=params["dimension_numbers"],
-            preferred_element_type=params.get("preferred_element_type"),
-        )
-    if name == "reduce_sum":
-        return bcoo_reduce_sum(x, axes=params["axes"])
-    if name == "transpose":
-        return bcoo_transpose(x, permutation=params["permutation"])
-    if name == "jit":
-        inner = params["jaxpr"]
-        jaxpr, consts = (inner.jaxpr, inner.consts) if isinstance(inner, ir.ClosedJaxpr) else (inner, [])
-        return _eval(jaxpr, consts, values)
-    return None
+    kind = eqn.primitive.traits.sparse
+    return None if kind is None else _RULES[kind](*values, eqn=eqn)
 
 
 def _eval(jaxpr, consts, args):

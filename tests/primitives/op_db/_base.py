@@ -56,7 +56,7 @@ class OpInfo:
     derivative_error: type[Exception] | None = None
     # A collective over this named axis: each argument's leading dimension holds the axis's
     # instances and the checks run ``op`` under ``vmap(op, axis_name=named_axis)`` (its jaxpr is
-    # made with that axis in ``make_jaxpr``'s ``axis_env``); see tests/op_db/collectives.py.
+    # made with that axis in ``make_jaxpr``'s ``axis_env``); see tests/primitives/op_db/collectives.py.
     named_axis: str | None = None
 
 
@@ -123,7 +123,7 @@ def in_axes_combinations(sample: Sample):
 
 
 def carries_jaxprs(primitive) -> bool:
-    """Primitives that take jaxprs, not arrays, as parameters (``Primitive.jaxpr_params``: jit,
+    """Primitives that take jaxprs, not arrays, as parameters (``Primitive.traits.jaxpr_params``: jit,
     checkpoint, the custom-derivative calls, control flow) are exercised from real programs by the
     kernel, custom-derivative and control-flow tests instead of this table."""
-    return bool(primitive.jaxpr_params)
+    return bool(primitive.traits.jaxpr_params)

@@ -37,7 +37,7 @@ from op_db._base import (
 def unary(prim, ref, gen=None, *, dtypes=FLOATS, op=None, name=None, params=None, **kw):
     sampler = _one(gen, **{k: (lambda shape, v=v: v) for k, v in (params or {}).items()})
     return OpInfo(name or prim.name, prim, op or prim.bind, ref, sampler, _shapes(), dtypes=dtypes,
-                  differentiable=not prim.not_differentiable, **kw)  # fmt: skip
+                  differentiable=not prim.traits.not_differentiable, **kw)  # fmt: skip
 
 
 def _uniform(lo, hi):
@@ -59,7 +59,7 @@ def binary(prim, ref, gen=None, *, dtypes=FLOATS, name=None, **kw):
     samples = (((3, 4), (False, False)), ((3, 4), (True, False)), ((), (False, False)))
     shapes = st.tuples(_shapes(), _SCALAR_MASKS)
     return OpInfo(name or prim.name, prim, prim.bind, ref, sampler, shapes, sample_shapes=samples,
-                  dtypes=dtypes, differentiable=not prim.not_differentiable, **kw)  # fmt: skip
+                  dtypes=dtypes, differentiable=not prim.traits.not_differentiable, **kw)  # fmt: skip
 
 
 def _pair(gx, gy):

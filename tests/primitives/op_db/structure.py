@@ -332,7 +332,7 @@ def _reduction(prim, fn, np_fn, axes_of, gen=None, *, name=None, identity=None, 
     # Rank >= 1: reducing a 0-d array over no axes is the identity (no equation is bound).
     return OpInfo(name or prim.name, prim, fn, _reduce_ref(np_fn, identity), _one(gen, axes=axes_of),
                   _shapes(min_dims=1), sample_shapes=((3, 4), (2, 0), (5,)), dtypes=dtypes,
-                  differentiable=not prim.not_differentiable, **kw)  # fmt: skip
+                  differentiable=not prim.traits.not_differentiable, **kw)  # fmt: skip
 
 
 def _all_axes(shape):

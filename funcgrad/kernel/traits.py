@@ -1,0 +1,121 @@
+"""What the transformations know about a primitive beyond its rules: one typed, frozen record.
+
+Layer: kernel (bottom). Imports nothing of funcgrad.
+
+# NOTE: [primitive traits]
+# A fact about a primitive that another layer asks about -- jet (its series come from its JVP
+# rule), checkify (it may make a NaN), sparsify (how a sparse operand passes through it), vmap
+# (the rule of a collective for the vmap that binds its axis), dead-code elimination (it has side
+# effects) -- is stated once, where the primitive is declared (its family file), with
+# ``Primitive.def_traits(...)``, and read from ``primitive.traits``. Never a list of names kept
+# elsewhere, never a switch on ``primitive.name``. The record is frozen: ``def_traits`` replaces
+# it, so a fact cannot change behind the back of a reader that holds it, and a misspelled fact is
+# a ``TypeError`` at declaration, not an attribute nobody reads. ``__post_init__`` checks each
+# fact's type; the completeness test checks the facts against the rules (a ``taylor_from_jvp``
+# reason needs a JVP rule and no Taylor rule of its own, a linear primitive a transpose rule).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+# How a sparse (BCOO) operand passes through a primitive under ``sparsify`` (NOTE: [sparsify] in
+# funcgrad/experimental/sparse/_transform.py, which has one rule per kind). A primitive without a
+# kind takes the dense form of its sparse operands.
+SPARSE_KINDS = {
+    "zero_preserving": "f(0) == 0 elementwise for every parameter: applied to the stored values",
+    "positive_power": "x ** y elementwise (integer_pow): zero preserving when y > 0",
+    "product": "an elementwise product: the result keeps the sparse factor's pattern",
+    "quotient": "x / y: a sparse x over a dense scalar y keeps x's pattern",
+    "sum": "x + y: two sparse operands of one layout concatenate their entries",
+    "difference": "x - y: two sparse operands of one layout concatenate x's and -y's entries",
+    "reshape": "a reshape of an operand without dense dimensions (bcoo_reshape)",
+    "transpose": "an axis permutation (bcoo_transpose)",
+    "reduce_sum": "a sum over axes (bcoo_reduce_sum)",
+    "dot_general": "a contraction with one or two sparse operands (bcoo_dot_general)",
+    "call": "a call of the jaxpr in its ``call_jaxpr_param``: that jaxpr is sparsified in turn",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class PrimitiveTraits:
+    """The facts about a primitive that transformations read (NOTE: [primitive traits]).
+
+    - ``linear``: linear in its (float) inputs jointly, or may appear in a linear program (control
+      flow, checkpoint): it needs a transpose rule (``deflinear`` sets it).
+    - ``not_differentiable``: its JVP is zero (``defjvp_zero`` sets it); jet gives zero series.
+    - ``taylor_from_jvp``: why its jet is the kernel's generic rule (the jet of its JVP rule, one
+      order lower, ``kernel/taylor.py``) instead of a ``def_taylor`` rule of its own.
+    - ``may_produce_nan``: it can make a NaN from operands without one (``checkify``'s
+      ``nan_checks`` test its results).
+    - ``sparse``: a key of ``SPARSE_KINDS``: how ``sparsify`` passes a sparse operand through it.
+    - ``collective_batch``: for a collective, ``rule(axis_size, axis_name, values, dims, **params)
+      -> (out, out_dim)``: its meaning under the vmap that binds its axis (NOTE: [named axes]).
+    - ``call_jaxpr_param``: the parameter holding the jaxpr of a call-like primitive whose impl is
+      "evaluate that jaxpr" (jit, checkpoint, custom_jvp_call, ...): the debugging tools step into
+      it equation by equation, introspection follows values through it.
+    - ``jaxpr_params``: the parameters that hold jaxprs (set by the call-primitive kit and the
+      control-flow primitives); such primitives are tested by their own suites, not by op_db.
+    - ``forwards_operands``: output i is input i (an identity barrier): dependency sweeps follow
+      each operand to its own output instead of to all of them.
+    - ``contraction``: a matrix-product-like contraction (``dot_general``, convolutions), the
+      values checkpoint's ``dots_saveable`` policy keeps.
+    - ``inner_axis_env``: ``params -> context manager`` binding the named axes its jaxprs see
+      (shard_map's mesh axes, NOTE: [named axes]) while the type checker reads them.
+    - ``has_side_effects``: the equation does something besides computing its results (a host
+      callback that prints): dead-code elimination keeps it even when nothing reads its results.
+
+    >>> t = PrimitiveTraits(linear=True)
+    >>> t.linear, t.taylor_from_jvp
+    (True, None)
+    >>> PrimitiveTraits(sparse="dense")
+    Traceback (most recent call last):
+    ...
+    ValueError: PrimitiveTraits: sparse must be one of SPARSE_KINDS or None, got 'dense'
+    """
+
+    linear: bool = False
+    not_differentiable: bool = False
+    taylor_from_jvp: str | None = None
+    may_produce_nan: bool = False
+    sparse: str | None = None
+    collective_batch: Callable | None = None
+    call_jaxpr_param: str | None = None
+    jaxpr_params: tuple[str, ...] = ()
+    forwards_operands: bool = False
+    contraction: bool = False
+    inner_axis_env: Callable | None = None
+    has_side_effects: bool = False
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            ok = _CHECKS[f.type](value)
+            if not ok:
+                raise TypeError(f"PrimitiveTraits: {f.name} must be {f.type}, got {value!r}")
+        if self.sparse is not None and self.sparse not in SPARSE_KINDS:
+            raise ValueError(
+                f"PrimitiveTraits: sparse must be one of SPARSE_KINDS or None, got {self.sparse!r}"
+            )
+        if self.taylor_from_jvp == "":
+            raise ValueError("PrimitiveTraits: taylor_from_jvp is the reason, a non-empty string")
+        if self.call_jaxpr_param is not None and self.call_jaxpr_param not in self.jaxpr_params:
+            raise ValueError(
+                f"PrimitiveTraits: call_jaxpr_param {self.call_jaxpr_param!r} is not one of jaxpr_params "
+                f"{self.jaxpr_params}"
+            )
+
+
+def _optional(kind) -> Callable[[Any], bool]:
+    return lambda v: v is None or isinstance(v, kind)
+
+
+# One type check per annotation (the annotations are strings under ``from __future__``).
+_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "bool": lambda v: type(v) is bool,
+    "str | None": _optional(str),
+    "Callable | None": lambda v: v is None or callable(v),
+    "tuple[str, ...]": lambda v: type(v) is tuple and all(type(s) is str for s in v),
+}
