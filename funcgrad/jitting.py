@@ -36,10 +36,13 @@ from funcgrad._shardings import PartitionSpec, Sharding, SingleDeviceSharding, s
 from funcgrad.kernel import batching, core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
-from funcgrad.xla_bridge.dispatch import Compiled, Dispatcher, Staged, compiled, needs_spmd, run, spmd
+from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged, set_call_redirect
+from funcgrad.xla_bridge.execute import Compiled, compiled, run
 from funcgrad.xla_bridge.lowering import lower_jaxpr
+from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
 
 __all__ = [
     "CacheInfo",
@@ -54,10 +57,6 @@ __all__ = [
 ]
 
 RETRACE_WARNING_THRESHOLD = 8
-
-
-class NonHashableStaticArgumentError(TypeError, ValueError):
-    """A static argument is not hashable (a ValueError in JAX, a TypeError in Python terms)."""
 
 
 class RetraceWarning(UserWarning):
@@ -139,8 +138,9 @@ def _argnums(name: str, what: str, given, n_positional: int | None) -> set[int]:
 # funcgrad.config's jit-related flags live here (``set_jit_flags``): ``log_compiles`` and
 # ``explain_cache_misses`` log (logger "funcgrad") on every trace (each trace compiles a program),
 # ``enable_checks`` type-checks every traced jaxpr, ``no_tracing`` refuses to trace. ``disable_jit``
-# and ``no_execution`` replace ``JittedFunction.__call__`` while they are set -- calling the Python
-# function, or refusing -- so a normal call pays nothing for them.
+# and ``no_execution`` set the route table's redirect row while they are set (the bridge's
+# ``set_call_redirect``, NOTE: [jitted call route]) -- calling the Python function, or refusing --
+# which every call reads once (a dict lookup, in C on the hot path); nothing is swapped on a class.
 _jit_flags = {
     "log_compiles": False,
     "explain_cache_misses": False,
@@ -159,19 +159,19 @@ def set_jit_flags(**flags) -> None:
         raise TypeError(f"set_jit_flags: unknown flags {sorted(unknown)}")
     _jit_flags.update({k: bool(v) for k, v in flags.items()})
     if _jit_flags["no_execution"]:
-        JittedFunction.__call__ = _refuse_execution
+        set_call_redirect(_refuse_execution)
     elif _jit_flags["disable_jit"]:
-        JittedFunction.__call__ = _call_python
+        set_call_redirect(_call_python)
     else:
-        JittedFunction.__call__ = Dispatcher.__call__
+        set_call_redirect(None)
 
 
-def _call_python(self, *args, **kwargs):
+def _call_python(self, args, kwargs):
     """``disable_jit``: run the function's Python, op by op (as JAX does)."""
     return self._fun(*args, **kwargs)
 
 
-def _refuse_execution(self, *args, **kwargs):
+def _refuse_execution(self, args, kwargs):
     raise RuntimeError(
         f"jit({self._name}) was called while no_execution is set (jax_no_execution): compiled "
         "programs may not run. Leave the no_execution() context, or use eval_shape/lower to inspect it."
@@ -254,40 +254,13 @@ class JittedFunction(Dispatcher):
         self._keys: list = []
         self._warned = False
         _live.add(self)
+        _functions.add(self)
 
     # -- staging (the one method the bridge's Dispatcher asks for) -----------------------------
 
     def _stage(self, args, kwargs):
         entry, flat, static_key, dyn_kwargs = self._entry(args, kwargs)
         return entry, flat, self._donated(len(entry.hoisted), len(flat), static_key, args, dyn_kwargs)
-
-    def _split(self, args, kwargs):
-        nargs = len(args)
-        statics = []
-        for i in self._static_argnums:
-            if nargs <= i < self._named_positional:
-                continue  # passed by keyword (or defaulted): handled with static_argnames
-            j = i % nargs if -nargs <= i < nargs else None
-            if j is None:
-                raise ValueError(
-                    f"jit({self._name}): static_argnums={self._static_argnums} refers to argument "
-                    f"{i}, but the function was called with {nargs} positional arguments"
-                )
-            statics.append((j, args[j]))
-        static_pos = {j for j, _ in statics}
-        dyn_args = tuple(a for i, a in enumerate(args) if i not in static_pos)
-        static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_argnames))
-        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
-        for where, v in [*statics, *static_kw]:
-            try:
-                hash(v)
-            except TypeError as e:
-                raise NonHashableStaticArgumentError(
-                    f"jit({self._name}): non-hashable static arguments are not supported: static "
-                    f"argument {where!r} must be hashable, got a "
-                    f"{type(v).__name__}. Make it a tuple, or pass it as a non-static argument."
-                ) from e
-        return tuple(statics), static_kw, dyn_args, dyn_kwargs
 
     def _arg_names(self, static_key, dyn_args, dyn_kwargs) -> list[str]:
         static_pos = dict(static_key)
@@ -742,7 +715,7 @@ def jit(
     return jitted
 
 
-_instances: collections.OrderedDict = collections.OrderedDict()
+_instances: collections.OrderedDict = register_cache("jit.instances", collections.OrderedDict())
 
 
 def _is_sharding_leaf(x) -> bool:
@@ -780,6 +753,10 @@ def _sharding_leaves(spec_tree, values, avals, where, what) -> list:
 
 _MAX_INSTANCES = 256
 _live: weakref.WeakSet = weakref.WeakSet()  # every JittedFunction alive, for clear_all_caches
+# Each jitted function's traced and compiled programs (NOTE: [caches have an owner]).
+_functions = register_cache(
+    "jit.functions", CacheGroup(clear_owner=lambda f: f.clear_cache(), size_of=lambda f: f._cache_size())
+)
 
 
 def clear_all_caches() -> None:
@@ -788,5 +765,5 @@ def clear_all_caches() -> None:
     for fun in list(_live):
         fun.clear_cache()
     _instances.clear()
-    xla_bridge.dispatch.clear_cache()
+    xla_bridge.execute.clear_cache()
     xla_bridge.runtime.clear_compile_cache()

@@ -4,18 +4,21 @@
  * objects its guards compare with, and the native dispatcher it calls is an opaque callable.
  *
  * HotCall is the base type of ``xla_bridge.dispatch.Dispatcher``. Calling an instance takes the
- * native routes of ``Dispatcher`` in C, under the same guards (the current trace is the eager
- * one, jax's config is not loaded, the dispatcher for the route is made):
+ * native route of the route table (NOTE: [jitted call route] in xla_bridge/dispatch.py) in C: it
+ * is the twin of ``Dispatcher._native_route`` (read it for the why of each step), under the same
+ * guards (no redirect is set, the current trace is the eager one, jax's config is not loaded, the
+ * dispatcher for the call is made), with the same keys:
  *
  *   - top-level leaves (NumPy arrays, scalars, Arrays holding a device buffer), no static or
- *     keyword arguments: ``_native_plain(*leaves)``, what ``dispatch._PythonHotCall.__call__``
- *     does in Python where this module is not built (read it for the why of each step);
+ *     keyword arguments: ``_native_plain(*leaves)``;
  *   - static arguments, containers or keyword arguments: ``_native(tree, statics, *leaves)``,
- *     built exactly as ``Dispatcher._dispatch`` builds it (statics split by ``_static_argnums``
- *     and ``_static_argnames``, containers flattened by the pytree registry, Arrays swapped for
- *     their buffers), so both paths share the dispatcher's cache entries.
+ *     split as ``Dispatcher._split`` splits (static positions as ``(position, value)`` pairs, static
+ *     keywords as sorted ``(name, value)`` pairs in a ``_KwStatics``), containers flattened by the
+ *     pytree registry, Arrays swapped for their buffers; so both twins share the cache entries
+ *     (tests/bridge/test_dispatch_routes.py drives both with the same cases).
  *
- *   Outputs: a dict (several) -> ``self._native_outputs(res)``, else
+ *   A call that passed a NumPy array waits for its outputs when ``_native_wait`` says so (NOTE:
+ *   [synchronous CPU dispatch]). Outputs: a dict (several) -> ``self._native_outputs(res)``, else
  *   ``Array._from_buffer(res, res.aval.weak_type)``. Anything else (a host-backed Array's first
  *   call, a missing static argument, an unhashable one, a dispatcher not made yet) goes to
  *   ``self._dispatch(args, kwargs)``, which words every error.
@@ -44,8 +47,9 @@ static PyObject *g_array;        /* funcgrad.Array */
 static PyObject *g_from_buffer;  /* Array._from_buffer */
 static PyObject *g_kw_statics;   /* dispatch._KwStatics */
 static PyObject *g_flatten;      /* the pytree registry's flatten: obj -> (leaves list, treedef) */
+static PyObject *g_call_state;   /* dispatch._call_state: {"redirect": None or a callable} */
 
-static PyObject *s_native_plain, *s_native, *s_static_argnums, *s_static_argnames, *s_named_positional, *s_trace, *s_buffer, *s_aval, *s_weak_type, *s_dispatch, *s_native_outputs;
+static PyObject *s_native_plain, *s_native, *s_static_argnums, *s_static_argnames, *s_named_positional, *s_trace, *s_buffer, *s_aval, *s_weak_type, *s_dispatch, *s_native_outputs, *s_redirect, *s_native_wait, *s_block;
 
 static PyObject *
 slow(HotCall *self, PyObject *args, PyObject *kwargs)
@@ -72,9 +76,9 @@ slow(HotCall *self, PyObject *args, PyObject *kwargs)
    scalar, an Array with a buffer), 0 when ``check_leaves`` and some element is not (a container:
    flatten first), 2 when an Array has no device buffer yet (the Python path makes and caches
    one), -1 on error. ``*out`` is set (new reference) only when the result is 1 and something
-   was replaced. */
+   was replaced. ``*host`` is set to 1 when a NumPy array was seen. */
 static int
-swap_buffers(PyObject *seq, int check_leaves, PyObject **out)
+swap_buffers(PyObject *seq, int check_leaves, PyObject **out, int *host)
 {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
@@ -84,6 +88,7 @@ swap_buffers(PyObject *seq, int check_leaves, PyObject **out)
         PyObject *x = items[i];
         PyObject *t = (PyObject *)Py_TYPE(x);
         if (t == g_ndarray) {
+            *host = 1;
             continue;
         }
         if (t == g_array) {
@@ -145,6 +150,54 @@ call_native(PyObject *native, PyObject *tree, PyObject *statics, PyObject *leave
     return res;
 }
 
+/* NOTE: [synchronous CPU dispatch]: a call that passed a NumPy array waits for its outputs when
+   the instance's ``_native_wait`` says so (dispatch._wait). Steals ``res``; NULL on error. */
+static PyObject *
+wait_outputs(PyObject *dict, PyObject *res, int host)
+{
+    if (res == NULL || !host) {
+        return res;
+    }
+    PyObject *wait = PyDict_GetItemWithError(dict, s_native_wait); /* borrowed */
+    int yes = wait != NULL ? PyObject_IsTrue(wait) : (PyErr_Occurred() ? -1 : 0);
+    if (yes <= 0) {
+        if (yes < 0) {
+            Py_DECREF(res);
+            return NULL;
+        }
+        return res;
+    }
+    if (PyDict_CheckExact(res)) {
+        PyObject *key, *bufs;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(res, &pos, &key, &bufs)) {
+            PyObject *seq = PySequence_Fast(bufs, "hot path: several outputs must be a list");
+            if (seq == NULL) {
+                Py_DECREF(res);
+                return NULL;
+            }
+            for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+                PyObject *r = PyObject_CallMethodNoArgs(PySequence_Fast_GET_ITEM(seq, i), s_block);
+                if (r == NULL) {
+                    Py_DECREF(seq);
+                    Py_DECREF(res);
+                    return NULL;
+                }
+                Py_DECREF(r);
+            }
+            Py_DECREF(seq);
+        }
+        return res;
+    }
+    PyObject *r = PyObject_CallMethodNoArgs(res, s_block);
+    if (r == NULL) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    Py_DECREF(r);
+    return res;
+}
+
 static PyObject *
 wrap_outputs(HotCall *self, PyObject *res)
 {
@@ -192,7 +245,8 @@ native_of(PyObject *dict, PyObject *key)
    is not a leaf (so the arguments are flattened without scanning them again). NULL with no error
    set: take the Python path. */
 static PyObject *
-tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyObject *snums, int has_containers)
+tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyObject *snums, int has_containers,
+           int host)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(args), ns = PyTuple_GET_SIZE(snums);
     PyObject *statics = NULL, *dyn = NULL, *tree = NULL, *leaves = NULL, *res = NULL;
@@ -224,7 +278,16 @@ tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyOb
                     break;
                 }
             }
-            if (PyList_Append(is_static ? statics : dyn, PyTuple_GET_ITEM(args, i)) < 0) {
+            int failed;
+            if (is_static) { /* a (position, value) pair, as Dispatcher._split makes it */
+                PyObject *pair = Py_BuildValue("(nO)", i, PyTuple_GET_ITEM(args, i));
+                failed = pair == NULL || PyList_Append(statics, pair) < 0;
+                Py_XDECREF(pair);
+            }
+            else {
+                failed = PyList_Append(dyn, PyTuple_GET_ITEM(args, i)) < 0;
+            }
+            if (failed) {
                 goto done;
             }
         }
@@ -297,7 +360,7 @@ tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyOb
         r = 0;
     }
     else {
-        r = swap_buffers(dyn, 1, &swapped);
+        r = swap_buffers(dyn, 1, &swapped, &host);
     }
     if (r < 0 || r == 2) {
         goto done;
@@ -319,7 +382,7 @@ tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyOb
         leaves = Py_NewRef(PyTuple_GET_ITEM(flat, 0));
         tree = Py_NewRef(PyTuple_GET_ITEM(flat, 1));
         Py_DECREF(flat);
-        r = swap_buffers(leaves, 0, &swapped); /* the flattened list is ours: edited in place */
+        r = swap_buffers(leaves, 0, &swapped, &host); /* the flattened list is ours: edited in place */
         Py_XDECREF(swapped);
         if (r != 1) {
             goto done;
@@ -352,7 +415,7 @@ tree_route(HotCall *self, PyObject *dict, PyObject *args, PyObject *kwargs, PyOb
         }
     }
     else if (res != NULL) {
-        res = wrap_outputs(self, res);
+        res = wrap_outputs(self, wait_outputs(dict, res, host));
     }
 done:
     Py_XDECREF(statics);
@@ -367,6 +430,13 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
 {
     if (g_state == NULL) {
         return slow(self, args, kwargs);
+    }
+    PyObject *redirect = PyDict_GetItemWithError(g_call_state, s_redirect); /* borrowed */
+    if (redirect != Py_None) {
+        if (redirect == NULL && PyErr_Occurred()) {
+            return NULL;
+        }
+        return slow(self, args, kwargs); /* a call-wide mode: the route table's redirect row */
     }
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) == 0) {
         kwargs = NULL;
@@ -392,7 +462,7 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     PyObject *res = NULL;
-    int has_containers = 0;
+    int has_containers = 0, host = 0;
     PyObject *snums = PyDict_GetItemWithError(dict, s_static_argnums); /* borrowed */
     if (snums == NULL || !PyTuple_Check(snums)) {
         goto slow_path;
@@ -400,7 +470,7 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
     if (PyTuple_GET_SIZE(snums) == 0 && kwargs == NULL) {
         /* The hot path proper: top-level leaves, the plain dispatcher. */
         PyObject *swapped;
-        int r = swap_buffers(args, 1, &swapped);
+        int r = swap_buffers(args, 1, &swapped, &host);
         if (r < 0) {
             goto done;
         }
@@ -421,7 +491,7 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
                 res = PyObject_Call(native, args, NULL);
             }
             Py_DECREF(native);
-            res = wrap_outputs(self, res);
+            res = wrap_outputs(self, wait_outputs(dict, res, host));
             goto done;
         }
         if (r == 2) {
@@ -429,7 +499,7 @@ HotCall_call(HotCall *self, PyObject *args, PyObject *kwargs)
         }
         has_containers = 1; /* r == 0 */
     }
-    res = tree_route(self, dict, args, kwargs, snums, has_containers);
+    res = tree_route(self, dict, args, kwargs, snums, has_containers, host);
     if (res != NULL || PyErr_Occurred()) {
         goto done;
     }
@@ -464,8 +534,10 @@ static PyObject *
 configure(PyObject *module, PyObject *args)
 {
     PyObject *state, *eval_trace, *jax_config, *ndarray, *scalars, *array, *from_buffer, *flatten, *kw_statics;
-    if (!PyArg_ParseTuple(args, "OOUOO!OOOO:configure", &state, &eval_trace, &jax_config, &ndarray,
-                          &PyFrozenSet_Type, &scalars, &array, &from_buffer, &flatten, &kw_statics)) {
+    PyObject *call_state;
+    if (!PyArg_ParseTuple(args, "OOUOO!OOOOO!:configure", &state, &eval_trace, &jax_config, &ndarray,
+                          &PyFrozenSet_Type, &scalars, &array, &from_buffer, &flatten, &kw_statics,
+                          &PyDict_Type, &call_state)) {
         return NULL;
     }
     if (!PyType_Check(kw_statics) || !PyType_IsSubtype((PyTypeObject *)kw_statics, &PyTuple_Type)
@@ -482,14 +554,15 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(g_from_buffer, Py_NewRef(from_buffer));
     Py_XSETREF(g_flatten, Py_NewRef(flatten));
     Py_XSETREF(g_kw_statics, Py_NewRef(kw_statics));
+    Py_XSETREF(g_call_state, Py_NewRef(call_state));
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(state, EvalTrace, jax_config_module_name, ndarray, scalar_types, Array, "
-     "Array._from_buffer, flatten, _KwStatics): the objects the hot path compares with and "
-     "calls."},
+     "Array._from_buffer, flatten, _KwStatics, call_state): the objects the hot path compares "
+     "with, calls and reads."},
     {NULL},
 };
 
@@ -511,6 +584,9 @@ module_exec(PyObject *module)
     INTERN(s_weak_type, "weak_type");
     INTERN(s_dispatch, "_dispatch");
     INTERN(s_native_outputs, "_native_outputs");
+    INTERN(s_redirect, "redirect");
+    INTERN(s_native_wait, "_native_wait");
+    INTERN(s_block, "block_until_ready");
 #undef INTERN
     if (PyType_Ready(&HotCall_type) < 0) {
         return -1;

@@ -308,9 +308,18 @@ cpu_client_options: dict = {}
 
 
 # NOTE: [synchronous CPU dispatch]
-# With one CPU device, the CPU client runs programs in the calling thread (``asynchronous=False``)
-# unless ``jax_cpu_enable_async_dispatch`` (or FUNCGRAD_CPU_ASYNC_DISPATCH=1) asks for jax's
-# default. PJRT's CPU client hands every program of 1000 or more estimated flops to a worker
+# The decision: with one CPU device (and ``cpu_async_dispatch()`` False) a jitted call returns
+# after its computation ends -- its time includes the work, its errors are raised by the call, and
+# a NumPy argument may be changed as soon as it returns. With several devices, with
+# ``jax_cpu_enable_async_dispatch`` (or FUNCGRAD_CPU_ASYNC_DISPATCH=1), or on a GPU, dispatch is
+# JAX's: a call may return first, and ``block_until_ready()`` or reading the value waits.
+# The CPU client runs a program in the calling thread (``asynchronous=False``) only when its inputs
+# are ready; PJRT copies a large NumPy argument in the background and runs a program waiting for
+# it in a worker thread, so the native route waits for the outputs of a call that passed NumPy
+# arrays (``xla_bridge.native.waits_for_results``; about 0.3 us); the other routes copy
+# arguments before they run (tests/bridge/test_dispatch_routes.py).
+# Why synchronous by default: unless asked, the CPU client runs programs in the calling thread
+# instead of jax's default. PJRT's CPU client hands every program of 1000 or more estimated flops to a worker
 # thread and the caller then waits for it: for the programs of a few microseconds that dominate
 # notebooks (a jitted jet or gradient at a scalar) that hand-off costs about as much as the
 # program (jit(jet) of order 8: 15 us asynchronous, 10 us synchronous). What asynchrony buys on a
@@ -347,9 +356,10 @@ def _requested_async() -> bool | None:
 
 
 def cpu_async_dispatch() -> bool:
-    """Whether the CPU client dispatches asynchronously (a worker thread runs each program that
-    is not trivially cheap, as in jax) or runs programs in the calling thread (funcgrad's
-    default with one CPU device; NOTE: [synchronous CPU dispatch]).
+    """Whether jitted calls on the CPU may return before their computation ends (a worker thread
+    runs each program that is not trivially cheap, as in jax), or return after it (funcgrad's
+    default with one CPU device: programs run in the calling thread; NOTE: [synchronous CPU
+    dispatch]).
 
     Example:
         >>> cpu_async_dispatch() in (True, False)

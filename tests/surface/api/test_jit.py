@@ -235,8 +235,8 @@ def test_top_level_leaves_of_every_kind_hit_the_native_cache():
 def test_general_path_shares_the_cache():
     f = jit(lambda x: x * 3.0)
     f(np.ones(2))
-    f._python_fast_call((np.ones(2),), {})  # the dispatch used when jax's config is loaded
-    close(f._python_fast_call((np.ones(2),), {}), [3.0, 3.0])
+    f._call((np.ones(2),), {})  # the staged route (taken while jax's config is loaded)
+    close(f._call((np.ones(2),), {}), [3.0, 3.0])
     assert f.cache_info().misses == 1
 
 

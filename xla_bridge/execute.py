@@ -1,0 +1,419 @@
+"""Compile a staged jaxpr once and run it on one device: the compiled-program cache, arguments
+moved to the device and outputs wrapped as Arrays, the compiled ``jit`` primitive impl.
+
+Layer: xla_bridge. May import the funcgrad kernel (``core``, ``ir``, ``array``, ``dtypes``,
+``partial_eval``), the primitive catalog (through ``spmd_route``), its siblings ``lowering``,
+``fastpath``, ``spmd_route`` and ``runtime`` (the latter on first use, see ``runtime()``). Never the
+surface, never ``dispatch`` (which routes a jitted call here, NOTE: [jitted call route]).
+
+Everything that turns values into device buffers and back is written here once: ``to_buffer``
+(checked conversion of one argument), ``fast_put`` (the native route's transfer of a host-backed
+Array, cached on it), outputs as ``Array._from_buffer``; so are the compiled-program cache
+(``compiled``) and the eager run (``run``).
+
+Importing this module hands the kernel (NOTE: [kernel registration]) ``jit_impl=jit_call`` (an
+eager ``jit`` equation compiles its jaxpr with XLA instead of interpreting it),
+``eager_compiled``, ``eager_on_devices`` and ``device_to_numpy`` (how a device-backed ``Array``
+reads itself back).
+
+# entry.
+
+# NOTE: [compiled jit cache]
+# ``compiled(closed, ...)`` caches one ``Compiled`` per (ClosedJaxpr object, device, donation).
+# ``funcgrad.jit`` reuses its traced ClosedJaxpr objects across calls, so a hit costs one dict
+# lookup; the entry keeps a reference to its jaxpr so that an ``id`` is never reused while the
+# entry lives. Jaxprs made afresh on each call (the JVP or transpose of a jit call inside an
+# eager ``grad``) miss here and are lowered again (~1 ms), but compile to the same module text,
+# which ``runtime.compile`` caches: XLA compiles each distinct program once.
+
+# NOTE: [argument buffers]
+# An ``Array`` is immutable, so the device buffer made for a host-backed Array is cached on it
+# (``Array._buffer``) and reused by later calls. NumPy arrays are mutable and Python scalars have
+# no slot, so they are copied to the device on every call. Outputs are Arrays holding only a
+# buffer (``Array._from_buffer``): chained jitted calls never go through the host, and host reads
+# are lazy (the ``device_to_numpy`` registered with the kernel).
+
+# NOTE: [donated arrays]
+# A donated argument's device buffer is consumed by the call (XLA reuses it for an output). A
+# device-backed Array passed there is dead afterwards: reading it, computing with it or passing
+# it to another call raises the error ``runtime.deleted_buffer_error`` words (what happened, and
+# the fix: use the output, pass a copy, or don't donate). A host-backed Array only loses the
+# device copy made for the call (``forget_donated``) and stays usable; NumPy arguments are copied
+# to the device anyway. Donating calls take the general path (never the fast paths), which
+# forgets the consumed buffers.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from funcgrad.xla_bridge.fastpath import prepend_constants
+from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
+from funcgrad.xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
+
+from funcgrad import kernel
+from funcgrad.kernel import core, ir
+from funcgrad.kernel import dtypes as _fdt
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.caches import bounded_put, register_cache
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
+
+__all__ = [
+    "Compiled",
+    "array_buffer",
+    "clear_cache",
+    "compiled",
+    "eager_compiled",
+    "fast_put",
+    "forget_donated",
+    "from_buffers",
+    "jit_call",
+    "run",
+    "runtime",
+    "to_buffer",
+]
+
+_runtime = None
+
+
+def runtime():
+    """``xla_bridge.runtime``, imported on first use.
+
+    Deferred for import time only (``import funcgrad`` must not load jaxlib's XLA extension until
+    something is compiled), not to dodge a cycle: runtime imports nothing of ours but its own
+    siblings.
+    """
+    global _runtime
+    if _runtime is None:
+        from funcgrad.xla_bridge import runtime as rt  # noqa: PLC0415 - import-time cost, see docstring
+
+        kernel.register(device_to_numpy=_make_to_numpy(rt.to_numpy))
+        _runtime = rt
+    return _runtime
+
+
+def _make_to_numpy(slow):
+    asarray = np.asarray
+
+    def to_numpy(buf):
+        # The common case first: a CPU buffer of a NumPy dtype is a zero-copy view through the
+        # buffer protocol. Anything else (ml_dtypes, other devices, deleted buffers) yields an
+        # array of another dtype or raises: the runtime's to_numpy handles (and explains) it.
+        try:
+            out = asarray(buf)
+            if out.dtype == buf.aval.dtype:
+                if out.flags.writeable:  # (it views the device buffer: never written through)
+                    out.flags.writeable = False
+                return out
+        except Exception:  # noqa: BLE001
+            pass
+        return _read_only(slow(buf))
+
+    return to_numpy
+
+
+def _read_only(value: np.ndarray) -> np.ndarray:
+    # The kernel's contract for device_to_numpy: Array.__array__ hands the value out as it is.
+    if value.flags.writeable:
+        value.flags.writeable = False
+    return value
+
+
+def _lazy_to_numpy(buf):
+    return _read_only(runtime().to_numpy(buf))
+
+
+if hooks.device_to_numpy is None:
+    kernel.register(device_to_numpy=_lazy_to_numpy)
+
+
+# ----------------------------------------------------------------------------------------------
+# Compiled programs (NOTE: [compiled jit cache])
+
+
+class Compiled:
+    """A jaxpr compiled for one device.
+
+    ``call(buffers)`` runs the executable on the jaxpr's argument buffers (hoisted constants are
+    prepended); ``in_avals`` are the jaxpr's input avals; ``out_weak`` the outputs' weak types.
+    """
+
+    __slots__ = (
+        "closed",
+        "executable",
+        "const_buffers",
+        "in_avals",
+        "in_xla_avals",
+        "out_weak",
+        "donate_argnums",
+        "text",
+        "device",
+        "call",
+    )
+
+    def __init__(self, closed, lowered, executable, const_buffers, device):
+        self.closed = closed
+        self.executable = executable
+        self.const_buffers = const_buffers
+        self.in_avals = closed.in_avals
+        self.in_xla_avals = lowered.in_avals[len(const_buffers) :]
+        self.out_weak = tuple(a.weak_type for a in closed.out_avals)
+        self.donate_argnums = lowered.donate_argnums
+        self.text = lowered.text
+        self.device = device
+        self.call = prepend_constants(executable.call, const_buffers)
+
+    def as_text(self) -> str:
+        return self.text
+
+
+_cache: dict = register_cache("xla_bridge.compiled_programs", {})  # NOTE: [caches have an owner]
+_CACHE_SIZE = 1024
+
+
+def compiled(closed: ir.ClosedJaxpr, name: str = "main", donated_invars=None, device=None) -> Compiled:
+    """The ``Compiled`` program of ``closed`` on ``device`` (default: the default device).
+
+    >>> import funcgrad
+    >>> cj = funcgrad.make_jaxpr(lambda x: x * 2.0)(np.ones(2))
+    >>> c = compiled(cj, "double")
+    >>> c is compiled(cj, "double")
+    True
+    """
+    rt = runtime()
+    if device is None:
+        device = rt._default_dev or rt.default_device()
+    donated = tuple(donated_invars) if donated_invars is not None and any(donated_invars) else None
+    key = (id(closed), device, donated)
+    hit = _cache.get(key)
+    if hit is not None and hit.closed is closed:
+        return hit
+    lowered = lower_jaxpr(closed, name, donated, platform=rt.normalize_platform(device.platform))
+    exe = rt.compile(
+        lowered.text,
+        lowered.in_avals,
+        lowered.out_avals,
+        device=device,
+        donate_argnums=lowered.donate_argnums,
+        host_callbacks=lowered.host_callbacks,
+    )
+    const_buffers = [rt.device_put(c, device) for c in lowered.const_args]
+    entry = Compiled(closed, lowered, exe, const_buffers, device)
+    if len(_cache) >= _CACHE_SIZE:
+        _cache.pop(next(iter(_cache)))  # oldest first
+    _cache[key] = entry
+    return entry
+
+
+def clear_cache() -> None:
+    """Forget compiled jaxprs (the runtime's executable cache is separate)."""
+    _cache.clear()
+
+
+# ----------------------------------------------------------------------------------------------
+# Arguments and results (NOTE: [argument buffers])
+
+_from_buffer = Array._from_buffer
+
+
+def from_buffers(buffers, weak) -> list:
+    """Device buffers as ``Array`` objects holding only the buffer."""
+    return [_from_buffer(b, w) for b, w in zip(buffers, weak)]
+
+
+def to_buffer(x, aval, device, name="argument"):
+    """A device buffer on ``device`` for argument ``x`` expected to have ``aval`` (shape and dtype
+    checked first; ``name`` words the errors).
+
+    Python scalars take the expected dtype (they are weakly typed); everything else must match.
+    """
+    rt = runtime()
+    t = type(x)
+    if t is Array:
+        b = x._buffer
+        if b is not None and not b.is_deleted():
+            if (tuple(b.aval.shape), b.aval.dtype) != (aval.shape, xla_dtype(aval.dtype)):
+                _mismatch(x, aval, name)
+            here = getattr(b._sharding, "_fg_device", None)
+            if here is not device:
+                # Another device: a copy; several devices: the value, assembled on the host.
+                b = rt.device_put(b if here is not None else x._numpy(), device)
+            return b
+        if x._value is None:
+            raise rt.deleted_buffer_error(b, f"jit call: {name}: ")
+        v = x._value
+        _check(v.shape, v.dtype, aval, name, x)
+        b = rt.device_put(_host(v, aval), device, weak_type=x.weak_type)
+        x._buffer = b  # Arrays are immutable: cache the transfer
+        return b
+    if t in (bool, int, float, complex):
+        want = np.dtype(aval.dtype)
+        if aval.shape != () or not _scalar_fits(x, want):
+            _mismatch(x, aval, name)
+        return rt.device_put(np.asarray(x, xla_dtype(want)), device, weak_type=True)
+    if isinstance(x, core.Tracer):
+        raise core.UnexpectedTracerError(core._leak_message(x))
+    v = np.asarray(x)
+    _check(v.shape, v.dtype, aval, name, x)
+    return rt.device_put(_host(v, aval), device)
+
+
+def _host(v, aval):
+    # float0 (tangents of integers) has no XLA type: it travels as bool zeros.
+    if v.dtype == _fdt.float0:
+        return np.zeros(v.shape, np.bool_)
+    return v
+
+
+def _scalar_fits(x, dtype) -> bool:
+    kind = _fdt.kind(dtype)
+    if type(x) is bool:
+        return True
+    if type(x) is int:
+        return kind in "iufc"
+    if type(x) is float:
+        return kind in "fc"
+    return kind == "c"
+
+
+def _check(shape, dtype, aval, name, x):
+    if tuple(shape) != tuple(aval.shape) or np.dtype(dtype) != np.dtype(aval.dtype):
+        _mismatch(x, aval, name)
+
+
+def _mismatch(x, aval, name):
+    got = core.get_aval(x) if not isinstance(x, Array) or x._value is not None else None
+    got_s = got.str_short() if got is not None else f"{_fdt.short_name(x.dtype)}{list(x.shape)}"
+    raise TypeError(
+        f"jit call: {name} is {got_s} but the compiled program expects {aval.str_short()}. "
+        "Call the jitted function (it retraces for new shapes/dtypes) instead of reusing a "
+        "compiled program with different inputs."
+    )
+
+
+def forget_donated(args, donated_invars) -> None:
+    """After a call that donated them, host-backed Arrays drop their (now deleted) buffer
+    (NOTE: [donated arrays])."""
+    for a, d in zip(args, donated_invars):
+        if d and type(a) is Array and a._value is not None:
+            a._buffer = None
+
+
+def run(c: Compiled, args, donated_invars=None, names=None) -> list:
+    """Run ``c`` eagerly on ``args`` (Arrays, NumPy arrays, scalars): each argument is checked and
+    moved to ``c``'s device, donated host copies are forgotten, the outputs are device Arrays."""
+    device = c.device
+    if names is None:
+        names = [f"argument {i}" for i in range(len(args))]
+    bufs = [to_buffer(a, av, device, n) for a, av, n in zip(args, c.in_avals, names)]
+    outs = c.call(bufs)
+    if c.donate_argnums:
+        forget_donated(args, donated_invars)
+    return from_buffers(outs, c.out_weak)
+
+
+def jit_call(*args, jaxpr, name, donated_invars, device=None, in_shardings=None, out_shardings=None):
+    """The eager impl of ``jit_p``: run ``jaxpr`` compiled by XLA (registered at import); on
+    several devices when it has shardings, holds a mesh or gets sharded arguments (NOTE: [SPMD
+    call route]).
+
+    >>> import funcgrad
+    >>> from funcgrad.primitives.call import jit_p
+    >>> cj = funcgrad.make_jaxpr(lambda x: x + 1.0)(1.0)
+    >>> [float(y) for y in jit_p.bind(2.0, jaxpr=cj, name="inc", donated_invars=(False,))]
+    [3.0]
+    """
+    if len(args) != len(jaxpr.in_avals):
+        raise TypeError(f"jit call '{name}' expects {len(jaxpr.in_avals)} arguments, got {len(args)}")
+    if needs_spmd(jaxpr, args, in_shardings, out_shardings):
+        return spmd().call(jaxpr, args, name, donated_invars, in_shardings, out_shardings)
+    return run(compiled(jaxpr, name, donated_invars, device), args, donated_invars)
+
+
+_single_programs: dict = register_cache("xla_bridge.single_programs", {})
+
+
+def eager_compiled(primitive, args, params):
+    """``primitive`` applied to concrete ``args`` as a compiled program of its own (registered
+    with the kernel as ``eager_compiled``): for what NumPy cannot compute on the host (NOTE:
+    [narrow dtypes on the host]), XLA's own random bit generator, and eager operations on values
+    over several devices (which ``jit_call`` runs there). The traced program is cached per
+    primitive, parameters and operand types, so its compiled form is too (NOTE: [compiled jit
+    cache]).
+
+    >>> import numpy as np, ml_dtypes
+    >>> from funcgrad.primitives.elementwise import neg_p
+    >>> eager_compiled(neg_p, [np.array([1, 2], ml_dtypes.uint4)], {})
+    Array([15, 14], dtype=uint4)
+    """
+    avals = [core.get_aval(a) for a in args]
+    try:
+        key = (primitive, tuple(sorted(params.items())), tuple(avals))
+        closed = _single_programs.get(key)
+    except TypeError:  # parameters that cannot key a cache: traced afresh
+        key = closed = None
+    if closed is None:
+
+        def one(*xs):
+            out = primitive.bind(*xs, **params)
+            return list(out) if primitive.multiple_results else [out]
+
+        closed = trace_to_jaxpr(one, avals, description=primitive.name)
+        if key is not None:
+            bounded_put(_single_programs, key, closed, 1024)
+    outs = jit_call(*args, jaxpr=closed, name=primitive.name, donated_invars=(False,) * len(args))
+    return outs if primitive.multiple_results else outs[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# The native route's transfer of a host-backed Array (NOTE: [argument buffers])
+
+
+def _first_fast_put(value: np.ndarray, weak_type: bool):
+    """Copy a NumPy array to the default device with no checks beyond the dtype; ``None`` when
+    the value needs ``to_buffer`` (unsupported dtype, non-native byte order, failure).
+
+    The first call builds the real function (it needs the runtime) and rebinds ``fast_put``."""
+    global fast_put
+    fast_put = _make_fast_put()
+    return fast_put(value, weak_type)
+
+
+fast_put = _first_fast_put
+
+
+def array_buffer(x: Array):
+    """The device buffer of ``x`` for the native route: its own, or one made from its host value
+    and cached on it (NOTE: [argument buffers]); ``None`` when ``to_buffer`` must convert it."""
+    b = x._buffer
+    if b is None:
+        b = x._buffer = fast_put(x._value, x.weak_type)
+    return b
+
+
+def _make_fast_put():
+    rt = runtime()
+    device = rt._default_dev or rt.default_device()
+    sharding, devices = rt.sharding(device), [device]
+    put, copy, aval, supported = rt._put, rt._COPY, rt.aval, rt._SUPPORTED
+
+    def fast_put(value, weak_type):
+        dt = value.dtype
+        if dt not in supported:
+            return None
+        try:
+            return put(aval(value.shape, dt, weak_type), sharding, [value], devices, True, True, copy, True)
+        except Exception:  # noqa: BLE001 - the general path reports it properly
+            return None
+
+    return fast_put
+
+
+kernel.register(
+    jit_impl=jit_call,
+    eager_on_devices=eager_on_devices,
+    eager_compiled=eager_compiled,
+    library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep,
+)
