@@ -302,7 +302,11 @@ def remainder(x1, x2, /):
         constant(0, _same_width_int(aval(x2).dtype)),
     )
     signed_zero = select(negative_divisor, constant(-0.0, aval(r).dtype), zero)
-    return select(ew.eq_p.bind(r, zero), signed_zero, r)
+    # The fix-up changes only the sign of a zero, so it keeps r's derivative (1 in x1, -x1/x2 in x2,
+    # as jax): signed_zero - (stop_gradient(r) - r) has signed_zero's value (subtracting +0.0 keeps a
+    # -0.0) and r's tangent. A plain select would zero the derivative at exact multiples (issue 33).
+    keep_tangent = ew.sub_p.bind(ew.stop_gradient_p.bind(r), r)
+    return select(ew.eq_p.bind(r, zero), ew.sub_p.bind(signed_zero, keep_tangent), r)
 
 
 def _same_width_int(dtype) -> np.dtype:

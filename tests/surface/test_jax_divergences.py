@@ -11,8 +11,9 @@ The root causes (see the commits tagged "issue 33"): relu/relu6 multiplied the t
 mask (inf * 0 = NaN) where jax selects; pow's d/dx rule masked all of y == 0, cutting its dependence
 on y; take(mode='clip') let getitem count a negative index from the end before clipping; interp took
 fp's dtype alone; quantile reshaped with -1 next to an empty axis; scatter's shape check (and the
-gather batch rule) did not allow an empty batching axis; fmax/fmin split a tie like maximum; and
-x.at[].op(y) converted y to x's dtype before combining instead of after.
+gather batch rule) did not allow an empty batching axis; fmax/fmin split a tie like maximum;
+x.at[].op(y) converted y to x's dtype before combining instead of after; and (a sibling) remainder's
+signed-zero fix-up was a select that zeroed the derivative at exact multiples.
 """
 
 from __future__ import annotations
@@ -159,6 +160,15 @@ def _at_divide_repeated(m):
     return m.np_.asarray(np.array([2.0, 3.0])).at[np.array([0, 0])].divide(np.array([2.0, 4.0]))
 
 
+X_REM = np.array([-1.0, 0.0, 0.5, 3.0, -3.0, 2.5])
+Y_REM = np.array([-1.0, -0.5, -0.25, 1.5, 1.5, -1.0])
+
+
+def _remainder_grads(m):
+    # Exact multiples (remainder 0, signed like the divisor) keep the derivative of x - y floor(x/y).
+    return m.api.grad(lambda x, y: m.np_.sum(m.np_.remainder(x, y)), argnums=(0, 1))(X_REM, Y_REM)
+
+
 # (name, program, the closed-form or NumPy answer)
 _INF = np.inf
 CASES = [
@@ -209,6 +219,7 @@ CASES = [
     ("at_add_jit", _at_add_jit, np.array([4, 0, 0], np.int32)),
     ("at_power_repeated", _at_power_repeated, np.array([2.0**6, 3.0])),
     ("at_divide_repeated", _at_divide_repeated, np.array([2.0 / 8.0, 3.0])),
+    ("remainder_grads", _remainder_grads, (np.ones(6), -np.floor(X_REM / Y_REM))),
 ]
 IDS = [c[0] for c in CASES]
 
