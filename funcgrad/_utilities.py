@@ -2,7 +2,7 @@
 ``ensure_compile_time_eval``, ``clear_caches``, ``live_arrays``, ``print_environment_info``.
 
 Layer: surface. Imports the kernel (the current trace, the source-info state equations record
-their scope in), ``funcgrad.jitting`` (its caches) and ``xla_bridge`` (platform names).
+their scope in, the cache registry), ``funcgrad.jitting`` and ``xla_bridge`` (platform names).
 
 >>> import funcgrad, funcgrad.numpy as fnp
 >>> typeof(fnp.ones((2, 3), dtype="float32"))
@@ -21,10 +21,9 @@ from collections.abc import Callable
 import numpy as np
 
 import funcgrad
-from funcgrad import jitting, xla_bridge
+from funcgrad import xla_bridge
 from funcgrad._devices import default_backend, devices
-from funcgrad.custom_derivatives import clear_conversion_cache
-from funcgrad.kernel import core
+from funcgrad.kernel import caches, core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config
 
@@ -129,16 +128,18 @@ def ensure_compile_time_eval():
 
 
 def clear_caches() -> None:
-    """Forget every traced and compiled program: each jitted function's cache, the compiled
-    executables and closure conversions. Later calls trace and compile again.
+    """Forget every traced and compiled program: empties every cache registered with the kernel's
+    registry (NOTE: [caches have an owner] in ``funcgrad/kernel/caches.py``) -- each jitted
+    function's cache, the compiled programs and executables, eager ``grad``'s programs and plans,
+    the surface templates, closure conversions. Later calls trace and compile again. The
+    persistent on-disk compilation cache is left alone, as in JAX.
 
     >>> import funcgrad
     >>> f = funcgrad.jit(lambda x: x + 1)
     >>> _ = f(1.0); clear_caches(); f.cache_info().currsize
     0
     """
-    jitting.clear_all_caches()
-    clear_conversion_cache()
+    caches.clear_all()
 
 
 def live_arrays(platform: str | None = None) -> list[Array]:

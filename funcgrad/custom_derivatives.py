@@ -23,6 +23,7 @@ from typing import Any
 from funcgrad.kernel import ad, core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.custom_derivatives import (
     CustomVJPPrimal,
     SymbolicZero,
@@ -52,7 +53,10 @@ def __dir__():  # the public names only, not this module's imports and helpers
 # closes over are all concrete, so a caller that compiles the converted function with ``jit``
 # (odeint does) reuses one function object -- and one compiled program -- across calls, as JAX's
 # cached conversion does. A conversion that hoisted tracers is specific to its trace: never cached.
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fun -> {(in_tree, avals): result}
+# fun -> {(in_tree, avals): result}
+_CACHE: weakref.WeakKeyDictionary = register_cache(
+    "custom_derivatives.closure_conversions", weakref.WeakKeyDictionary()
+)
 
 
 class _Converted:

@@ -46,6 +46,7 @@ from funcgrad.primitives.call import jit_p
 
 from funcgrad.kernel import batching, core
 from funcgrad.kernel.ad import Zero, deflinear, instantiate, is_undefined_primal
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.callkit import DerivedJaxprs, derived_jvp, derived_partial_eval, derived_transpose
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var
@@ -126,7 +127,7 @@ def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs):
 
 shard_map_p.def_abstract_eval(_abstract_eval)
 
-_programs: dict = {}
+_programs: dict = register_cache("primitives.shard_map_programs", {})  # NOTE: [caches have an owner]
 
 
 def _program(params, avals) -> ClosedJaxpr:
@@ -297,7 +298,7 @@ def _partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out_specs):
 shard_map_p.def_partial_eval(_partial_eval)
 
 
-_meshes: dict = {}
+_meshes: dict = register_cache("primitives.meshes_in", {})
 
 
 def meshes_in(closed) -> list:

@@ -1,9 +1,10 @@
 """Arrays over several devices: jaxlib shardings, sharded puts and reads, SPMD executables.
 
-Layer: xla_bridge (runtime half). May import: stdlib, numpy, jaxlib and its siblings ``runtime``,
-``dtypes``, ``compile_cache`` and ``dlpack``. Never jax, never funcgrad: the surface hands its
-``Mesh`` objects in and reads them back as opaque values (``MeshSharding._fg_mesh``), using only
-``mesh._flat`` (the devices in mesh order), ``mesh.devices.shape`` and ``mesh.axis_names``.
+Layer: xla_bridge (runtime half). May import: stdlib, numpy, jaxlib, its siblings ``runtime``,
+``dtypes``, ``compile_cache`` and ``dlpack``, and the kernel's cache registry. Never jax, nothing
+else of funcgrad: the surface hands its ``Mesh`` objects in and reads them back as opaque values
+(``MeshSharding._fg_mesh``), using only ``mesh._flat`` (the devices in mesh order),
+``mesh.devices.shape`` and ``mesh.axis_names``.
 
 A sharded value is one jaxlib ``ArrayImpl`` whose sharding is a ``MeshSharding`` (jaxlib's
 ``GSPMDSharding``: the device list and XLA's ``HloSharding``, plus the Python attributes jaxlib
@@ -41,6 +42,8 @@ import threading
 import numpy as np
 from jaxlib import _jax
 from jaxlib import xla_client as xc
+
+from funcgrad.kernel.caches import register_cache
 
 from . import compile_cache, runtime
 from .dlpack import dlpack_to_numpy
@@ -573,7 +576,7 @@ def _spmd_options(devices) -> xc.CompileOptions:
     return o
 
 
-_cache: dict = {}
+_cache: dict = register_cache("xla_bridge.spmd_executables", {})  # NOTE: [caches have an owner]
 
 
 def compile_spmd(text, in_avals, out_avals, devices, in_shardings, mesh=None, donate_argnums=()):

@@ -32,6 +32,7 @@ from funcgrad.xla_bridge.meshes import SpmdLowering
 
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import Var
 
 __all__ = [
@@ -141,7 +142,7 @@ class SpmdCompiled:
         return self.text
 
 
-_cache: dict = {}
+_cache: dict = register_cache("xla_bridge.spmd_programs", {})  # NOTE: [caches have an owner]
 
 
 def _spec_of(s, mesh, ndim):

@@ -32,6 +32,7 @@ from funcgrad.custom_derivatives import closure_convert, custom_vjp
 from funcgrad.flatten_util import ravel_pytree
 from funcgrad.jitting import jit
 from funcgrad.kernel import core
+from funcgrad.kernel.caches import register_cache
 from funcgrad.tree_util import tree_leaves, tree_map
 
 __all__ = ["odeint"]
@@ -160,7 +161,7 @@ def _odeint_wrapper_impl(func, rtol, atol, mxstep, hmax, y0, ts, *args):
 # Each (dynamics, tolerances) gets its own jitted integrator, kept in a small LRU: a program with
 # several ODEs compiles each once, and the retrace warning of one jit shared by unrelated problems
 # (which would count their first compilations as retraces) cannot fire.
-_WRAPPERS: collections.OrderedDict = collections.OrderedDict()
+_WRAPPERS: collections.OrderedDict = register_cache("experimental.ode_integrators", collections.OrderedDict())
 _MAX_WRAPPERS = 64
 
 

@@ -70,14 +70,15 @@ def register_cache(
 
     ``cache`` is a dict-like object (``clear()``, ``len()``), a ``functools.lru_cache`` function
     (``cache_clear()``, ``cache_info()``) or a ``CacheGroup``; or give ``clear=`` (and optionally
-    ``size=``) for a cache spread over other objects. Registering a name again replaces its entry
-    (a reloaded module's new cache). NOTE: [caches have an owner].
+    ``size=``) for a cache spread over other objects. Without ``cache`` and ``clear=`` it is a
+    decorator (``@register_cache(name)`` over ``@functools.lru_cache(...)``). Registering a name
+    again replaces its entry (a reloaded module's new cache). NOTE: [caches have an owner].
 
     >>> import functools
-    >>> @functools.lru_cache(maxsize=8)
+    >>> @register_cache("doc.square")
+    ... @functools.lru_cache(maxsize=8)
     ... def square(n):
     ...     return n * n
-    >>> square = register_cache("doc.square", square)
     >>> square(3), cache_sizes()["doc.square"]
     (9, 1)
     >>> clear_all(); cache_sizes()["doc.square"]
@@ -86,6 +87,8 @@ def register_cache(
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"register_cache: the name must be a non-empty string, got {name!r}")
+    if cache is None and clear is None:  # as a decorator, over ``functools.lru_cache``
+        return lambda fn: register_cache(name, fn, size=size)
     if clear is None:
         if hasattr(cache, "cache_clear") and hasattr(cache, "cache_info"):  # functools.lru_cache
             clear = cache.cache_clear
@@ -117,8 +120,10 @@ def unregister_cache(name: str) -> None:
 def registered_caches() -> dict[str, Any]:
     """The registered caches by name (the objects given to ``register_cache``).
 
-    >>> "kernel.numpy_plans" in registered_caches()  # once funcgrad is imported
+    >>> listed = register_cache("doc.listed", {})
+    >>> registered_caches()["doc.listed"] is listed
     True
+    >>> unregister_cache("doc.listed")
     """
     with _lock:
         return {name: e.obj for name, e in _registry.items()}

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel.caches import register_cache
+
 try:  # ml_dtypes ships with jaxlib; it is optional for the kernel itself.
     import ml_dtypes
 
@@ -212,7 +214,7 @@ def is_inexact(dtype) -> bool:
     return out
 
 
-_inexact: dict = {}
+_inexact: dict = register_cache("kernel.dtype_is_inexact", {})
 
 
 def real_dtype(dtype) -> np.dtype:

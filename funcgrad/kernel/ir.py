@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.caches import register_cache
 
 # ----------------------------------------------------------------------------------------------
 # Abstract values
@@ -335,7 +336,7 @@ def jaxpr_key(jaxpr: Jaxpr | ClosedJaxpr) -> tuple:
     return key
 
 
-_jaxpr_keys: dict = {}
+_jaxpr_keys: dict = register_cache("kernel.jaxpr_keys", {})  # NOTE: [caches have an owner]
 
 
 def literal_key(a: Literal) -> tuple:

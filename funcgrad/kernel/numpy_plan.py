@@ -14,6 +14,7 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.caches import bounded_put, register_cache
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, Var
 
@@ -264,7 +265,7 @@ def _numpy_plan(closed: ClosedJaxpr) -> _Plan | None:
     return plan
 
 
-_plans: dict = {}
+_plans: dict = register_cache("kernel.numpy_plans", {})  # NOTE: [caches have an owner]
 
 
 def _holds_narrow(j: Jaxpr) -> bool:
@@ -296,13 +297,3 @@ def eager_call_impl(*args, jaxpr: ClosedJaxpr):
     finally:
         core._FP_ERRORS.reset(token)
     return [Array._from_owned(np.asarray(vals[n]), w) for n, w in zip(plan.out_slots, plan.out_weak)]
-
-
-def bounded_put(d: dict, key, value, capacity: int) -> None:
-    """``d[key] = value``, first dropping the oldest entry when ``d`` holds ``capacity``."""
-    if len(d) >= capacity:
-        try:
-            d.pop(next(iter(d)), None)  # oldest first
-        except (RuntimeError, StopIteration):  # another thread changed it meanwhile
-            pass
-    d[key] = value

@@ -41,6 +41,7 @@ from typing import Any
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.caches import bounded_put, register_cache
 from funcgrad.kernel.callkit import CallPrimitive
 from funcgrad.kernel.ir import (
     ClosedJaxpr,
@@ -50,7 +51,7 @@ from funcgrad.kernel.ir import (
     jaxprs_in_params,
     params_key,
 )
-from funcgrad.kernel.numpy_plan import bounded_put, eager_call_impl
+from funcgrad.kernel.numpy_plan import eager_call_impl
 from funcgrad.kernel.partial_eval import StagingTracer
 from funcgrad.kernel.simplify import equation_key, simplify
 
@@ -97,7 +98,7 @@ def _jaxpr_runs_user_rules(jaxpr: Jaxpr) -> bool:
     return out
 
 
-_user_rules_memo: dict = {}
+_user_rules_memo: dict = register_cache("kernel.user_rules_memo", {})
 
 
 class RecordingTrace(core.Trace):
@@ -360,6 +361,14 @@ class ProgramCache:
         bounded_put(self.programs, key, entry, self.capacity)
         return entry
 
+    def clear(self) -> None:
+        """Forget every program and sighting (``funcgrad.clear_caches``)."""
+        self.seen.clear()
+        self.programs.clear()
+
+    def __len__(self) -> int:
+        return len(self.programs) + len(self.seen)
+
 
 def inline_eager_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     """``closed`` with every ``eager_call`` equation replaced by the equations of its program
@@ -428,7 +437,7 @@ class _Entry:
         return out
 
 
-program_cache = ProgramCache()
+program_cache = register_cache("kernel.eager_programs", ProgramCache())  # NOTE: [caches have an owner]
 # ``funcgrad.config.update("funcgrad_eager_program_cache", False)`` (or
 # FUNCGRAD_EAGER_PROGRAM_CACHE=0) turns recording off: every eager grad runs the JVP trace.
 enabled = os.environ.get("FUNCGRAD_EAGER_PROGRAM_CACHE", "1") != "0"

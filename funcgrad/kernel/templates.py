@@ -35,13 +35,16 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.caches import CacheGroup, bounded_put, register_cache
 from funcgrad.kernel.ir import ClosedJaxpr, Literal, params_key
-from funcgrad.kernel.numpy_plan import SlotTable, bounded_put
+from funcgrad.kernel.numpy_plan import SlotTable
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.recording import RecordingTrace, RecordingTracer
 
 _NO_TEMPLATE = object()
 _staging_lock = threading.RLock()
+# Each surface template's cache (NOTE: [caches have an owner]).
+_templates = register_cache("kernel.surface_templates", CacheGroup(lambda f: f.template_cache))
 # Whether templates apply now: the surface clears it while its promotion rules are not the
 # defaults (NOTE: [surface templates]).
 enabled = True
@@ -179,6 +182,7 @@ def surface_template(fn: Callable) -> Callable:
         return trace.replay(template, inputs)
 
     surface_function.template_cache = cache
+    _templates.add(surface_function)
     return surface_function
 
 

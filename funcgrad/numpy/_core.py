@@ -25,6 +25,7 @@ from funcgrad import _devices
 from funcgrad.kernel import core, ir, templates
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
 from funcgrad.primitives import elementwise as ew
@@ -184,6 +185,7 @@ def constant(value, dtype, shape=None) -> Array:
 # Promotion (NEP 50)
 
 
+@register_cache("numpy.result_type")
 @functools.lru_cache(maxsize=1024)
 def _result_type(pairs) -> tuple[np.dtype, bool]:
     # Promotion depends only on the (dtype, weak) pairs: cached, it costs a dict lookup per call.

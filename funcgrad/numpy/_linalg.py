@@ -25,6 +25,7 @@ import numpy as np
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.numpy import reductions
@@ -132,6 +133,7 @@ def cho_solve(c, b, lower: bool = True):
     return la.triangular_solve(c, x, left_side=True, lower=False)
 
 
+@register_cache("numpy.linalg_solve_jaxprs")
 @functools.lru_cache(maxsize=256)
 def _solve_jaxprs(a_aval, b_aval, lu_aval, perm_aval):
     """The operator, its transpose and the two LU solves of ``solve`` as jaxprs (NOTE: [solve's
@@ -159,6 +161,7 @@ def _solve(a, b):
     return x
 
 
+@register_cache("numpy.linalg_cho_jaxprs")
 @functools.lru_cache(maxsize=256)
 def _cho_jaxprs(a_aval, b_aval, c_aval, lower: bool):
     """``solve(assume_a='pos')``'s operator -- the Hermitian matrix of ``a``'s ``lower`` (or

@@ -1,0 +1,244 @@
+"""The cache registry (NOTE: [caches have an owner] in funcgrad/kernel/caches.py): every cache is
+registered where it is defined, ``funcgrad.clear_caches()`` empties each one, and a module-level
+cache that is not registered fails the source scan below."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pathlib
+import weakref
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.custom_derivatives as custom_derivatives
+import funcgrad.numpy as fnp
+import funcgrad.scipy.linalg
+from funcgrad.kernel import caches
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# Every cache the library keeps today, by registry name (a new one is added here by its author).
+KNOWN = {
+    "kernel.numpy_plans",
+    "kernel.user_rules_memo",
+    "kernel.eager_programs",
+    "kernel.surface_templates",
+    "kernel.jaxpr_keys",
+    "kernel.dtype_is_inexact",
+    "primitives.shard_map_programs",
+    "primitives.meshes_in",
+    "numpy.result_type",
+    "numpy.linalg_solve_jaxprs",
+    "numpy.linalg_cho_jaxprs",
+    "custom_derivatives.closure_conversions",
+    "experimental.ode_integrators",
+    "jit.instances",
+    "jit.functions",
+    "xla_bridge.compiled_programs",
+    "xla_bridge.single_programs",
+    "xla_bridge.executables",
+    "xla_bridge.spmd_programs",
+    "xla_bridge.spmd_executables",
+}
+
+# Module-level objects that look like caches (an empty dict at import, a memoised function) but are
+# not: forgetting them would break something or free nothing. (module, name) -> why.
+NOT_CACHES = {
+    ("funcgrad.kernel.caches", "_registry"): "the registry itself",
+    ("funcgrad.experimental._checkify_rules", "_SITE_CODES"): "error-site codes that compiled programs carry",
+    ("funcgrad.xla_bridge.backends", "_backends"): "the PJRT clients, which own every live buffer",
+    ("funcgrad.xla_bridge.backends", "cpu_client_options"): "options given before the CPU client starts",
+    ("funcgrad.xla_bridge.backends", "_shardings"): "one sharding per device, compared by identity",
+    ("funcgrad.xla_bridge.sharded", "_replicated"): "one sharding per devices and mesh, compared by identity",
+    ("funcgrad.xla_bridge.dtypes", "_avals"): "interned avals, compared by identity on every call",
+    ("funcgrad.xla_bridge.emitter", "lowering_rules"): "the lowering-rule table",
+    ("funcgrad.xla_bridge.emitter", "rule_modules"): "where each lowering rule was defined",
+    ("funcgrad.xla_bridge.plugins", "_loaded_plugins"): "PJRT plugins loaded into the process (once each)",
+    ("funcgrad.xla_bridge.plugins", "_plugin_apis"): "the loaded plugins' C APIs",
+    ("funcgrad.xla_bridge.distributed", "_state"): "the distributed runtime's service and client",
+}
+
+_DICT_LIKE = {"dict", "OrderedDict", "WeakKeyDictionary", "WeakValueDictionary", "defaultdict"}
+_MEMOISERS = {"lru_cache", "cache"}
+
+
+def _name(node) -> str | None:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+
+
+def _caches_in_source(source: str) -> list[str]:
+    """The module-level names of ``source`` bound to an empty dict-like object or a memoised
+    function: what a cache looks like where it is defined."""
+    found = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            value = node.value
+            empty = (isinstance(value, ast.Dict) and not value.keys) or (
+                isinstance(value, ast.Call)
+                and _name(value.func) in _DICT_LIKE
+                and not value.args
+                and not value.keywords
+            )
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if empty:
+                found += [t.id for t in targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.FunctionDef):
+            decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
+            if any(_name(d) in _MEMOISERS for d in decorators):
+                found.append(node.name)
+    return found
+
+
+def _module_level_caches():
+    """(module, name) of every such object in the library's source."""
+    for folder, package in (
+        ("funcgrad", "funcgrad"),
+        ("primitives", "funcgrad.primitives"),
+        ("xla_bridge", "funcgrad.xla_bridge"),
+    ):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = [p for p in path.relative_to(ROOT / folder).with_suffix("").parts if p != "__init__"]
+            module = ".".join([package, *parts])
+            yield from ((module, name) for name in _caches_in_source(path.read_text()))
+
+
+def _fill() -> dict:
+    """Run what fills the caches on one device; returns objects that must stay alive meanwhile."""
+    keep = {}
+    f = funcgrad.jit(lambda x: x * 2 + 1)
+    f(np.ones(3))
+    loss = lambda w: fnp.sum(fnp.tanh(w @ w) ** 2)  # noqa: E731
+    for _ in range(3):  # eager grad: recorded, then cached from the second sighting
+        funcgrad.grad(loss)(np.eye(3) * 0.5)
+    a, b = np.eye(3) * 2.0 + 0.1, np.ones(3)
+    funcgrad.grad(lambda a: fnp.sum(fnp.linalg.solve(a, b)))(a)
+    funcgrad.grad(lambda a: fnp.sum(funcgrad.scipy.linalg.solve(a @ a.T, b, assume_a="pos")))(a)
+    fnp.negative(np.array([1, 2], ml_dtypes.uint4))  # no NumPy kernel: compiled on its own
+    keep["converted"] = fun = lambda x: x * 2.0  # noqa: E731 - (held: the cache is weak in it)
+    custom_derivatives.closure_convert(fun, 1.0)
+    return keep
+
+
+def _fill_multi_device_routes() -> None:
+    from funcgrad.experimental import ode
+    from funcgrad.sharding import Mesh, NamedSharding
+    from funcgrad.sharding import PartitionSpec as P
+
+    mesh = Mesh(np.array(funcgrad.devices()[:1]), ("x",))
+    g = funcgrad.jit(lambda x: x * 3, in_shardings=NamedSharding(mesh, P("x")))
+    np.testing.assert_array_equal(g(np.ones(4)), 3.0)
+    sm = funcgrad.shard_map(lambda x: x * 2, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    np.testing.assert_array_equal(sm(np.ones(4)), 2.0)
+    ode._wrapper(lambda y, t: -y, 1e-6, 1e-6, 10, np.inf)  # one jitted integrator per problem
+
+
+def _import_every_cache_owner() -> None:
+    for module in {m for m, _ in _module_level_caches()} | {
+        "funcgrad.xla_bridge.spmd",
+        "funcgrad.experimental.ode",
+        "funcgrad.jitting",
+    }:
+        importlib.import_module(module)
+
+
+def test_the_registry_holds_every_known_cache():
+    _import_every_cache_owner()
+    missing = KNOWN - set(caches.registered_caches())
+    assert not missing, f"caches no longer registered: {sorted(missing)}"
+
+
+def test_clear_caches_empties_a_jit_call_and_an_eager_grad():
+    f = funcgrad.jit(lambda x: fnp.sin(x) * 2)
+    f(np.ones(2))
+    loss = lambda x: fnp.sum(fnp.exp(x) ** 2)  # noqa: E731
+    for _ in range(2):
+        funcgrad.grad(loss)(np.ones(2))
+    sizes = caches.cache_sizes()
+    for name in ("jit.functions", "xla_bridge.executables", "kernel.eager_programs"):
+        assert sizes[name] > 0, name
+    funcgrad.clear_caches()
+    assert f.cache_info().currsize == 0
+    assert {n: s for n, s in caches.cache_sizes().items() if s} == {}
+    # And everything still works afterwards, tracing and compiling again.
+    np.testing.assert_allclose(f(np.ones(2)), 2 * np.sin(1.0))
+    np.testing.assert_allclose(funcgrad.grad(loss)(np.ones(2)), 2 * np.exp(2.0))
+
+
+@pytest.mark.slow
+def test_clear_caches_empties_every_registered_cache():
+    keep = _fill()
+    _fill_multi_device_routes()
+    sizes = caches.cache_sizes()
+    # (kernel.dtype_is_inexact stays empty under NumPy 2: it is filled only when
+    # ``type(dtype) is np.dtype``, and NumPy 2's dtypes are subclasses such as Float64DType.)
+    empty = sorted(n for n in KNOWN - {"kernel.dtype_is_inexact"} if not sizes.get(n))
+    assert not empty, f"not filled by this test: {empty}"
+    funcgrad.clear_caches()
+    assert {n: s for n, s in caches.cache_sizes().items() if s} == {}
+    del keep
+
+
+def test_every_module_level_cache_is_registered():
+    _import_every_cache_owner()
+    registered = [obj for obj in caches.registered_caches().values()]
+    unregistered = []
+    for module, name in _module_level_caches():
+        obj = getattr(importlib.import_module(module), name)
+        if (module, name) in NOT_CACHES or any(obj is r for r in registered):
+            continue
+        unregistered.append(f"{module}.{name}")
+    assert not unregistered, (
+        f"module-level caches that are not registered: {unregistered}. Register each where it is "
+        "defined (funcgrad.kernel.caches.register_cache), or list it in NOT_CACHES with the reason"
+    )
+    stale = [f"{m}.{n}" for m, n in NOT_CACHES if not hasattr(importlib.import_module(m), n)]
+    assert not stale, f"NOT_CACHES names objects that no longer exist: {stale}"
+
+
+def test_the_scan_sees_a_new_cache():
+    # The scan above can fail: an unregistered empty dict or memoised function is seen, a
+    # registered one (wrapped where it is defined) is not.
+    source = """
+import collections, functools
+_memo: dict = {}
+_order = collections.OrderedDict()
+_table = {"a": 1}
+_kept = register_cache("x", {})
+
+@functools.lru_cache(maxsize=8)
+def f(x):
+    return x
+
+@register_cache("y")
+@functools.cache
+def g(x):
+    return x
+"""
+    assert _caches_in_source(source) == ["_memo", "_order", "f", "g"]
+
+
+def test_register_cache_forms():
+    d = caches.register_cache("test.dict", {})
+    d[1] = 2
+
+    class Owner:
+        def __init__(self):
+            self.memo = {"k": 1}
+
+    group = caches.register_cache("test.group", caches.CacheGroup(lambda o: o.memo))
+    owner = group.add(Owner())
+    assert caches.cache_sizes()["test.dict"] == 1 and caches.cache_sizes()["test.group"] == 1
+    caches.clear_all()
+    assert d == {} and owner.memo == {}
+    ref = weakref.ref(owner)
+    del owner
+    assert ref() is None and len(group) == 0  # the group holds its owners weakly
+    with pytest.raises(TypeError, match="clear"):
+        caches.register_cache("test.bad", object())
+    caches.unregister_cache("test.dict")
+    caches.unregister_cache("test.group")
+    assert "test.dict" not in caches.registered_caches()
