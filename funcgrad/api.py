@@ -20,8 +20,6 @@ import numpy as np
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
 from funcgrad import (
     _placement,  # installs Array.sharding, .devices(), ... (see its docstring)
-    lax,
-    parallel,
     xla_bridge,
 )
 from funcgrad._api_util import (
@@ -169,12 +167,11 @@ class VJPFunction:
     times (PyTorch's ``retain_graph=True``). ``.jaxpr`` is the linear program it transposes and
     ``.residuals`` the values it keeps (``ctx.save_for_backward``)."""
 
-    def __init__(self, lin: ad.LinearFunction, in_tree, out_tree, n_out: int, vma=None):
-        self._lin = lin
+    def __init__(self, lin: ad.LinearFunction, in_tree, out_tree, n_out: int):
+        self._lin = lin  # (its transpose follows the context's convention, NOTE: [transpose conventions])
         self._in_tree = in_tree
         self._out_tree = out_tree
         self._n_out = n_out
-        self._vma = vma  # inside a checked shard_map body (NOTE: [gradients inside shard_map])
 
     @property
     def jaxpr(self) -> ir.ClosedJaxpr:
@@ -207,15 +204,7 @@ class VJPFunction:
                     f"shape and dtype (e.g. .astype({expected.name}))"
                 )
         aux_zeros = [ad.Zero(a) for a in self._lin.out_avals[self._n_out :]]
-        if self._vma is not None:
-            in_sums, out_shares = self._vma
-            flat_ct = [ct if k == 1 else _ew.div(fnp.asarray(ct), k) for ct, k in zip(flat_ct, out_shares)]
         cts_in = self._lin.transpose([*flat_ct, *aux_zeros])
-        if self._vma is not None:
-            cts_in = [
-                ct if not axes or type(ct) is ad.Zero else lax.psum(ct, axes)
-                for ct, axes in zip(cts_in, in_sums)
-            ]
         out = [instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)]
         return tu.tree_unflatten(self._in_tree, out)
 
@@ -235,8 +224,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     flat, store = flat_fun(fun, in_tree, has_aux, transform="vjp")
     out_p, lin = ad.linearize_flat(flat, flat_p)
     out, aux = split_aux(out_p, store, has_aux)
-    vma = parallel.vma_adjustment(flat_p, out_p[: store["n_out"]])
-    fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"], vma)
+    lin = ad.in_context(lin, flat_p, out_p[: store["n_out"]])  # NOTE: [transpose conventions]
+    fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
     return (out, fn, aux) if has_aux else (out, fn)
 
 
@@ -253,8 +242,6 @@ def value_and_grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
-    *,
-    _name: str = "value_and_grad",
 ):
     """``(fun(*args), grad(fun)(*args))`` in one pass. ``holomorphic=True`` differentiates a
     holomorphic function of complex inputs (NOTE: [differentiation dtypes]).
@@ -264,6 +251,13 @@ def value_and_grad(
     >>> float(v), g.tolist()
     (5.0, [2.0, 4.0])
     """
+    return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, with_value=True)
+
+
+def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, *, with_value: bool):
+    """``value_and_grad``, and ``grad`` with ``with_value=False`` (which discards the value, so the
+    eager program cache need not keep it)."""
+    name = "value_and_grad" if with_value else "grad"  # (for messages only)
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
@@ -271,9 +265,8 @@ def value_and_grad(
         dyn = [args[i] for i in nums]
         _check_grad_inputs("grad", dyn, nums, holomorphic, allow_int)
         f = partial_over(fun, args, kwargs, nums)
-        with user_transformation(_name, fun):
+        with user_transformation(name, fun):
             # Eagerly, through a recorded program (NOTE: [eager grad program cache]).
-            with_value = _name != "grad"  # (grad discards it)
             recorded = None if holomorphic else recorded_value_and_grad(f, dyn, has_aux, with_value)
             if recorded is None:
                 out, f_vjp, aux = vjp(f, *dyn, has_aux=True) if has_aux else (*vjp(f, *dyn), None)
@@ -310,7 +303,7 @@ def grad(
     >>> complex(grad(lambda z: z ** 2, holomorphic=True)(1.0 + 2.0j))
     (2+4j)
     """
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, _name="grad")
+    vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, with_value=False)
 
     @functools.wraps(fun)
     def grad_f(*args, **kwargs):

@@ -27,9 +27,11 @@ along which it may differ. The same pass gives gradients taken *inside* the body
 # transposes compute, NOTE: [transposes of collectives]), an output invariant along axes A is
 # one of |A| identical copies, so its cotangent is shared (divided by |A|), and an input
 # invariant along axes B is broadcast, so its cotangent is the psum over B. ``vma_adjustment``
-# finds those axes for ``vjp`` (funcgrad/api.py) with the dataflow pass over the body staged so
-# far. So ``grad(lambda w: pmean(loss(w, x), "i"))(w)`` is the mean gradient and the gradient of a
-# local loss with respect to replicated parameters is the sum over devices, as in JAX 0.10.
+# finds those axes with the dataflow pass over the body staged so far, and the body makes
+# ``_LogicalLinear`` the transpose convention of every ``vjp`` inside it (NOTE: [transpose
+# conventions] in kernel/ad.py): ``vjp`` itself knows nothing of shard_map. So
+# ``grad(lambda w: pmean(loss(w, x), "i"))(w)`` is the mean gradient and the gradient of a local
+# loss with respect to replicated parameters is the sum over devices, as in JAX 0.10.
 
 ``pmap(f, axis_name=)`` maps ``f`` over the leading axis of its arguments, one device per index,
 like ``vmap`` with a named axis: it is ``jit`` of a ``shard_map`` over a one-dimensional mesh of
@@ -41,7 +43,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -50,24 +51,16 @@ from funcgrad import xla_bridge
 from funcgrad._api_util import flatten_outputs
 from funcgrad._shardings import Mesh, PartitionSpec, get_mesh
 from funcgrad.jitting import JittedFunction
-from funcgrad.kernel import batching, core, ir
+from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import StagingTracer, close_over_tracers, trace_to_jaxpr
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import collectives as co
+from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import sharding as shp
 from funcgrad.primitives import structure as st
 
 __all__ = ["pmap", "shard_map", "vma_adjustment"]
-
-
-class _Bodies(threading.local):
-    def __init__(self):
-        # (staging trace of a checked shard_map body, its input vars' varying axes, mesh)
-        self.stack: list = []
-
-
-_bodies = _Bodies()
 
 
 def _is_spec_leaf(x) -> bool:
@@ -175,12 +168,12 @@ def shard_map(
         seeds = [frozenset(n for dim in s for n in dim) for s in norm_in]
 
         def body(*leaves):
-            # NOTE: [gradients inside shard_map]: a vjp inside reads the body staged so far.
-            _bodies.stack.append((core.current_trace() if check else None, seeds, m))
-            try:
+            # NOTE: [gradients inside shard_map]: a vjp inside reads the body staged so far;
+            # unchecked (check_vma=False), it has pmap's meaning, also inside a checked body.
+            trace = core.current_trace()
+            convention = functools.partial(_logical_transpose, trace, seeds, m) if check else None
+            with ad.transpose_convention(convention):
                 out = f(*tu.tree_unflatten(in_tree, list(leaves)))
-            finally:
-                _bodies.stack.pop()
             out_leaves, out_tree = flatten_outputs(out, where)
             box.append(out_tree)
             return out_leaves
@@ -270,15 +263,11 @@ def _unwrap(x):
     return x
 
 
-def vma_adjustment(primals, outputs):
-    """For a vjp of ``outputs`` with respect to ``primals`` inside a checked shard_map body: the
-    mesh axes to psum each input's cotangent over and the factor to divide each output's
-    cotangent by (NOTE: [gradients inside shard_map]); ``None`` elsewhere."""
-    if not _bodies.stack:
-        return None
-    trace, seeds, mesh = _bodies.stack[-1]
-    if trace is None:
-        return None  # check_vma=False: pmap's meaning
+def vma_adjustment(trace, seeds, mesh, primals, outputs):
+    """For a vjp of ``outputs`` with respect to ``primals`` inside the checked shard_map body being
+    staged on ``trace`` (its inputs varying along ``seeds``): the mesh axes to psum each input's
+    cotangent over and the factor to divide each output's cotangent by (NOTE: [gradients inside
+    shard_map]); ``None`` when nothing needs adjusting."""
     builder = trace.builder
     env = dict(zip(builder.invars, seeds))
     ins = [env.get(v, frozenset()) for v in builder.invars]
@@ -300,6 +289,33 @@ def vma_adjustment(primals, outputs):
     if not any(in_sums) and all(k == 1 for k in out_shares):
         return None
     return in_sums, out_shares
+
+
+class _LogicalLinear(ad.LinearFunction):
+    """The linear map of a vjp inside a checked shard_map body, transposed as the logical function
+    (NOTE: [gradients inside shard_map]): an output's cotangent is shared among its ``out_shares``
+    identical copies, an input's is summed over the mesh axes ``in_sums`` it is broadcast along."""
+
+    __slots__ = ("in_sums", "out_shares")
+
+    def __init__(self, lin: ad.LinearFunction, in_sums, out_shares):
+        super().__init__(lin.closed, lin.in_avals, lin.out_avals, lin.out_zeros)
+        self.in_sums = in_sums
+        self.out_shares = out_shares
+
+    def transpose(self, cotangents):
+        shares = [*self.out_shares, *[1] * (len(cotangents) - len(self.out_shares))]  # (aux: zeros)
+        cts = [
+            c if k == 1 or type(c) is ad.Zero else ew.div(asarray(c), k) for c, k in zip(cotangents, shares)
+        ]
+        cts_in = super().transpose(cts)
+        return [ct if not a or type(ct) is ad.Zero else co.psum(ct, a) for ct, a in zip(cts_in, self.in_sums)]
+
+
+def _logical_transpose(trace, seeds, mesh, lin, primals, outputs):
+    """shard_map's transpose convention (NOTE: [transpose conventions] in kernel/ad.py)."""
+    adjustment = vma_adjustment(trace, seeds, mesh, primals, outputs)
+    return lin if adjustment is None else _LogicalLinear(lin, *adjustment)
 
 
 def _check_replication(closed, mesh, in_specs, out_specs, out_leaf_specs, where):

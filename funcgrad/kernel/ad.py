@@ -18,7 +18,9 @@ current trace, it can itself be differentiated, batched or staged.
 
 from __future__ import annotations
 
+import contextlib
 import operator
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -295,6 +297,48 @@ class LinearFunction:
     @property
     def residuals(self) -> list:
         return self.closed.consts
+
+
+# NOTE: [transpose conventions]
+# A context may give the transpose of a vjp taken inside it another meaning: inside a checked
+# shard_map body, a vjp is the transpose of the *logical* function (NOTE: [gradients inside
+# shard_map], funcgrad/parallel.py). Such a context pushes its rule while it traces its body
+# (``with transpose_convention(rule)``; ``None`` shadows an outer rule); ``rule(lin, primals,
+# outputs)`` returns the ``LinearFunction`` that ``vjp`` transposes: ``lin`` itself, or one whose
+# ``transpose`` adjusts the cotangents. ``vjp`` asks ``in_context``; neither it nor the kernel
+# names a context.
+
+
+class _Conventions(threading.local):
+    def __init__(self):
+        self.stack: list = []
+
+
+_conventions = _Conventions()
+
+
+@contextlib.contextmanager
+def transpose_convention(rule: Callable | None):
+    """Make ``rule`` the transpose convention of ``vjp`` while the block runs (NOTE: [transpose
+    conventions])."""
+    _conventions.stack.append(rule)
+    try:
+        yield
+    finally:
+        _conventions.stack.pop()
+
+
+def in_context(lin: LinearFunction, primals: Sequence[Any], outputs: Sequence[Any]) -> LinearFunction:
+    """The linear function a vjp of ``outputs`` with respect to ``primals`` transposes under the
+    innermost transpose convention (NOTE: [transpose conventions]): ``lin`` when there is none.
+
+    >>> lin = linearize_flat(lambda x: [x * 2.0], [1.0])[1]
+    >>> in_context(lin, [1.0], [2.0]) is lin
+    True
+    """
+    stack = _conventions.stack
+    rule = stack[-1] if stack else None
+    return lin if rule is None else rule(lin, primals, outputs)
 
 
 def linearize_flat(f: Callable, primals: Sequence[Any]) -> tuple[list, LinearFunction]:
