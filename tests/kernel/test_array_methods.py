@@ -415,3 +415,47 @@ def test_buffer_methods_do_not_import_jax():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "False"
+
+
+# ----------------------------------------------------------------------------------------------
+# DLPack export (found by the external suites)
+
+
+def test_dlpack_export_of_a_read_only_array():
+    # A DLPack < 1.0 consumer cannot be told the buffer is read-only: funcgrad hands it a copy
+    # (NumPy refused: "Cannot export readonly array").
+    for x in (
+        fnp.arange(4.0),
+        fnp.asarray(np.arange(4.0)) * 1.0,
+        funcgrad.jit(lambda v: v * 1.0)(np.arange(4.0)),
+    ):
+        np.testing.assert_array_equal(np.from_dlpack(x), [0.0, 1.0, 2.0, 3.0])
+        assert x.__dlpack__(stream=None, max_version=(1, 0)) is not None
+        assert x.__dlpack__() is not None
+    ro = np.arange(3.0)
+    ro.flags.writeable = False
+    y = funcgrad.Array(ro)
+    np.testing.assert_array_equal(np.from_dlpack(y), [0.0, 1.0, 2.0])
+
+
+# ----------------------------------------------------------------------------------------------
+# isinstance(x, funcgrad.Array) under transformations
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [funcgrad.jit, funcgrad.grad, funcgrad.vmap, lambda f: lambda x: funcgrad.jvp(f, (x,), (x,))[1]],
+)
+def test_isinstance_array_is_true_for_traced_values(transform):
+    # As jax.Array: user code may check isinstance(x, funcgrad.Array) inside transformations.
+    seen = []
+
+    def f(x):
+        seen.append((isinstance(x, funcgrad.Array), isinstance(x, fnp.ndarray)))
+        return fnp.sum(x * 2.0)
+
+    transform(f)(fnp.ones(3) if transform is funcgrad.vmap else fnp.float64(1.5))
+    assert seen and all(a and b for a, b in seen)
+    assert isinstance(fnp.ones(2), funcgrad.Array) and fnp.ndarray is funcgrad.Array
+    assert not isinstance(np.ones(2), funcgrad.Array) and not isinstance(1.0, funcgrad.Array)
+    assert funcgrad.Array.__name__ == "Array" and funcgrad.Array(np.arange(2.0)).tolist() == [0.0, 1.0]

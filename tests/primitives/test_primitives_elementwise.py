@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _checks import assert_close
 from funcgrad.primitives import elementwise as ew
 
 import funcgrad
+import funcgrad.numpy as fnp
 from funcgrad.testing import check_grads
-from _checks import assert_close
 
 
 def grad(f, *args, argnums=0):
@@ -107,3 +108,16 @@ def test_select_n_batching_with_scalar_predicates():
         preds, np.arange(2.0)
     )
     assert np.asarray(got).tolist() == [7.0, 1.0]
+
+
+def test_grad_abs_at_zero_is_one_as_in_jax():
+    assert float(funcgrad.grad(fnp.abs)(0.0)) == 1.0
+    assert float(funcgrad.grad(funcgrad.lax.abs)(0.0)) == 1.0
+    assert float(funcgrad.jit(funcgrad.grad(fnp.abs))(0.0)) == 1.0
+    x = np.array([-2.0, -0.0, 0.0, 3.0])
+    np.testing.assert_array_equal(funcgrad.vmap(funcgrad.grad(fnp.abs))(x), [-1.0, 1.0, 1.0, 1.0])
+    assert float(funcgrad.grad(lambda x: fnp.abs(x) ** 2)(-1.5)) == -3.0
+    # complex: d|z| = Re(conj(z) dz) / |z|, 0 at 0, as in JAX
+    g = funcgrad.grad(fnp.abs)(3.0 + 4.0j)
+    np.testing.assert_allclose(complex(g), (3.0 - 4.0j) / 5.0)
+    assert complex(funcgrad.grad(fnp.abs)(0j)) == 0

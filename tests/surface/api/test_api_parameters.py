@@ -295,3 +295,31 @@ def test_shape_dtype_struct_weak_type_is_part_of_the_type_as_in_jax():
     )
     assert ours == funcgrad.ShapeDtypeStruct((), np.float64, weak_type=True)
     assert repr(ours) == "ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True)"
+
+
+# ----------------------------------------------------------------------------------------------
+# has_aux: aux may hold non-array leaves
+
+
+def _with_metrics(x):
+    return fnp.sum(x**2), {"name": "l2", "count": 3, "v": x[0], "note": None, "tag": ("a", 1.5)}
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        lambda: funcgrad.grad(_with_metrics, has_aux=True)(fnp.arange(3.0))[1],
+        lambda: funcgrad.value_and_grad(_with_metrics, has_aux=True)(fnp.arange(3.0))[0][1],
+        lambda: funcgrad.vjp(_with_metrics, fnp.arange(3.0), has_aux=True)[2],
+        lambda: funcgrad.jvp(_with_metrics, (fnp.arange(3.0),), (fnp.ones(3),), has_aux=True)[2],
+        lambda: funcgrad.linearize(_with_metrics, fnp.arange(3.0), has_aux=True)[2],
+        lambda: funcgrad.jacfwd(_with_metrics, has_aux=True)(fnp.arange(3.0))[1],
+        lambda: funcgrad.jacrev(_with_metrics, has_aux=True)(fnp.arange(3.0))[1],
+    ],
+)
+def test_aux_may_hold_non_array_leaves(how):
+    # As in JAX: strings and other Python objects in aux come back as they are; arrays and
+    # numbers come back as arrays.
+    aux = how()
+    assert aux["name"] == "l2" and aux["note"] is None and aux["tag"][0] == "a"
+    assert float(aux["v"]) == 0.0 and int(aux["count"]) == 3 and float(aux["tag"][1]) == 1.5

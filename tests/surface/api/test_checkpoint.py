@@ -201,3 +201,9 @@ def test_checkpoint_backward_transforms_again(mlp_args):
     np.testing.assert_allclose(np.asarray(jit(funcgrad.vmap(grad(f)))(rows)), np.asarray(batched), rtol=1e-12)
     for r, b in zip(rows, np.asarray(batched)):
         np.testing.assert_allclose(np.asarray(grad(f)(r)), b, rtol=1e-12)
+
+
+def test_remat_is_the_function_not_a_module():
+    assert funcgrad.remat is funcgrad.checkpoint
+    g = funcgrad.grad(funcgrad.remat(lambda x: fnp.sin(x) ** 2))(1.0)
+    assert float(g) == pytest.approx(np.sin(2.0), rel=1e-15)

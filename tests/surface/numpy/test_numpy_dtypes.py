@@ -127,3 +127,66 @@ def test_ndarray_isinstance_covers_tracers():
     funcgrad.grad(lambda x: seen.append(isinstance(x, fnp.ndarray)) or fnp.sum(x))(np.ones(2))
     funcgrad.vmap(lambda x: seen.append(isinstance(x, fnp.ndarray)) or x)(np.ones(2))
     assert seen == [True, True]
+
+
+# ----------------------------------------------------------------------------------------------
+# Scalar types (numpy/scalar_types.py)
+
+
+NARROW = ["int1", "int2", "int4", "uint1", "uint2", "uint4", "float4_e2m1fn", "float6_e2m3fn",
+          "float6_e3m2fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+          "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", NARROW)
+def test_narrow_scalar_types_like_jax(name):
+    jnp = pytest.importorskip("jax.numpy")
+    ours, theirs = getattr(fnp, name), getattr(jnp, name)
+    assert np.dtype(ours.dtype) == np.dtype(theirs.dtype)
+    assert fnp.asarray(ours(1)).dtype == np.dtype(theirs.dtype)
+    for abstract in (
+        "floating",
+        "integer",
+        "signedinteger",
+        "unsignedinteger",
+        "inexact",
+        "number",
+        "generic",
+    ):
+        assert fnp.issubdtype(ours, getattr(fnp, abstract)) == jnp.issubdtype(
+            theirs, getattr(jnp, abstract)
+        ), (
+            name,
+            abstract,
+        )
+    limits = fnp.finfo if "float" in name else fnp.iinfo
+    jlimits = jnp.finfo if "float" in name else jnp.iinfo
+    assert float(limits(ours).max) == float(jlimits(theirs).max)
+
+
+def test_default_aliases_and_numpy_types():
+    assert fnp.bool is fnp.bool_ and fnp.bool(1).dtype == np.bool_
+    assert fnp.uint(3).dtype == np.uint64
+    assert fnp.object_ is np.object_ and fnp.character is np.character and fnp.flexible is np.flexible
+    assert fnp.ComplexWarning is np.exceptions.ComplexWarning
+    assert fnp.zeros(3, fnp.int4).dtype == fnp.int4.dtype
+    # Compiled programs take the 8-bit floats XLA's CPU backend stores.
+    x = fnp.asarray(np.array([1.0, 2.0], fnp.float8_e4m3fn.dtype))
+    assert funcgrad.jit(lambda a: a)(x).dtype == fnp.float8_e4m3fn.dtype
+
+
+@pytest.mark.parametrize("narrow", ["bfloat16", "float8_e4m3fn", "int4"])
+def test_issubdtype_of_a_narrow_type_against_every_abstract_type(narrow):
+    # issubdtype(bfloat16, complexfloating) raised "Converting np.complex to a dtype" (found adding
+    # dtypes.scalar_type_of)
+    jnp = pytest.importorskip("jax.numpy")
+    for abstract in (
+        np.generic,
+        np.number,
+        np.inexact,
+        np.floating,
+        np.complexfloating,
+        np.integer,
+        np.bool_,
+    ):
+        assert fnp.issubdtype(narrow, abstract) == jnp.issubdtype(narrow, abstract), abstract

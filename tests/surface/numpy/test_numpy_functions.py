@@ -712,3 +712,65 @@ def test_take_along_axis_defaults_to_the_last_axis():
     x = np.array([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
     idx = np.argsort(x)
     np.testing.assert_array_equal(np.asarray(fnp.take_along_axis(x, idx)), np.take_along_axis(x, idx, -1))
+
+
+# ----------------------------------------------------------------------------------------------
+# vectorize with a signature (numpy/misc.py) and einsum's interleaved form (numpy/contractions.py)
+
+
+_RNG = np.random.default_rng(0)
+
+
+def _close(got, want):
+    if isinstance(want, tuple | list):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w)
+    else:
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want, dtype=float), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "signature, fn, shapes",
+    [
+        ("(n,n),(n)->(n)", lambda m, v: m @ v, [(4, 3, 3), (3,)]),
+        ("(n),(n)->()", lambda u, v: (u * v).sum(), [(2, 1, 5), (3, 5)]),
+        ("(k)->(),()", lambda x: (x.min(), x.max()), [(4, 6)]),
+        ("()->(m)", lambda s: s * np.arange(3.0), [(2, 2)]),
+    ],
+)
+def test_vectorize_signature_matches_numpy(signature, fn, shapes):
+    args = [_RNG.normal(size=s) for s in shapes]
+    got = fnp.vectorize(fn, signature=signature)(*args)
+    want = np.vectorize(fn, signature=signature)(*args)
+    _close(got, want)
+    _close(funcgrad.jit(fnp.vectorize(fn, signature=signature))(*args), want)
+
+
+def test_vectorize_checks_core_dimensions_and_excludes():
+    f = fnp.vectorize(lambda m, v: m @ v, signature="(n,n),(n)->(n)")
+    with pytest.raises(ValueError, match="inconsistent size for core dimension 'n'"):
+        f(np.ones((2, 3, 3)), np.ones(4))
+    with pytest.raises(ValueError, match="core dimensions"):
+        f(np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="output 0"):
+        fnp.vectorize(lambda x: x[:2], signature="(n)->(n)")(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="not a valid gufunc signature"):
+        fnp.vectorize(lambda x: x, signature="(n)->(m")
+    scaled = fnp.vectorize(lambda x, s, scale=1.0: x * len(s) * scale, excluded={1})
+    assert scaled(np.arange(3.0), "ab", scale=np.array([[1.0], [2.0]])).tolist() == [[0, 2, 4], [0, 4, 8]]
+    g = funcgrad.grad(lambda v: fnp.sum(f(np.eye(3)[None].repeat(2, 0), v)))(np.ones(3))
+    assert g.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_einsum_interleaved_form_matches_numpy():
+    a, b = _RNG.random((2, 3, 4)), _RNG.random((4, 5))
+    for args in [
+        (a, [0, 1, 2], b, [2, 3], [0, 1, 3]),
+        (a, [Ellipsis, 2], b, [2, 3]),
+        (a, [0, 1, 2]),
+        (np.eye(3), [0, 0], []),
+    ]:
+        _close(fnp.einsum(*args), np.einsum(*args))
+    with pytest.raises(ValueError, match="integers"):
+        fnp.einsum(a, [0, 1, 99])

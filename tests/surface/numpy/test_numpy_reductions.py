@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.core import ConcretizationTypeError
 
 NONEMPTY = shapes(min_side=1)
 
@@ -289,3 +290,79 @@ def test_nanpercentile_nanmedian_dtypes_vmap_and_grad():
         (float(fnp.nanmedian(x + eps * e)) - float(fnp.nanmedian(x - eps * e))) / (2 * eps) for e in np.eye(5)
     ]
     np.testing.assert_allclose(np.nan_to_num(fd), np.asarray(g), atol=1e-6)
+
+
+# ----------------------------------------------------------------------------------------------
+# Histograms (numpy/histograms.py)
+
+
+RNG = np.random.default_rng(0)
+
+
+SAMPLE = RNG.normal(size=(60, 3))
+
+
+WEIGHTS = RNG.random(60)
+
+
+def _close(got, want):
+    if isinstance(want, tuple | list):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w)
+    else:
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want, dtype=float), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"bins": 4},
+        {"bins": [2, 3, 4]},
+        {"bins": 3, "range": [(-1, 1), (-2, 2), (0, 1)]},
+        {"bins": 3, "weights": WEIGHTS},
+        {"bins": 3, "density": True},
+        {"bins": [np.array([-3.0, 0.0, 3.0]), 2, np.linspace(-1, 1, 5)]},
+    ],
+)
+def test_histogramdd_matches_numpy(kwargs):
+    _close(fnp.histogramdd(SAMPLE, **kwargs), np.histogramdd(SAMPLE, **kwargs))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"bins": 5},
+        {"bins": [3, 4]},
+        {"bins": [-2.0, -1.0, 0.0, 1.0, 2.0]},
+        {"bins": 4, "density": True, "weights": WEIGHTS},
+        {"bins": (np.array([-3.0, 0.0, 3.0]), 3)},
+    ],
+)
+def test_histogram2d_matches_numpy(kwargs):
+    x, y = SAMPLE[:, 0], SAMPLE[:, 1]
+    _close(fnp.histogram2d(x, y, **kwargs), np.histogram2d(x, y, **kwargs))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"bins": 7}, {"bins": "auto"}, {"bins": "fd"}, {"bins": 3, "range": (0, 1)}, {"bins": [0, 1, 5.0]}],
+)
+def test_histogram_bin_edges_matches_numpy(kwargs):
+    x = SAMPLE[:, 0]
+    _close(fnp.histogram_bin_edges(x, **kwargs), np.histogram_bin_edges(x, **kwargs))
+    _close(fnp.histogram_bin_edges(np.array([3, 3]), 2), np.histogram_bin_edges(np.array([3, 3]), 2))
+
+
+def test_histograms_trace_and_differentiate_in_the_weights():
+    x, y = SAMPLE[:, 0], SAMPLE[:, 1]
+    _close(funcgrad.jit(lambda x: fnp.histogram_bin_edges(x, 4))(x), np.histogram_bin_edges(x, 4))
+    _close(funcgrad.jit(lambda x, y: fnp.histogram2d(x, y, 3)[0])(x, y), np.histogram2d(x, y, 3)[0])
+    g = funcgrad.grad(lambda w: fnp.histogram2d(x, y, 3, weights=w)[0][1, 1])(WEIGHTS)
+    h, xe, ye = np.histogram2d(x, y, 3)
+    inside = (np.searchsorted(xe, x, "right") == 2) & (np.searchsorted(ye, y, "right") == 2)
+    np.testing.assert_array_equal(np.asarray(g), inside.astype(float))
+    with pytest.raises(ConcretizationTypeError):
+        funcgrad.jit(lambda x: fnp.histogram_bin_edges(x, "auto"))(x)
+    with pytest.raises(ValueError, match="not finite"):
+        fnp.histogram_bin_edges(np.array([1.0, np.nan]), 3)

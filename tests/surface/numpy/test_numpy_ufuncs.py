@@ -4,6 +4,7 @@ integer/bool-valued functions, and special values (signed zeros, infinities, NaN
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -440,3 +441,124 @@ def test_log10_and_log2_within_one_ulp_of_numpy():
     for ours, theirs in ((fnp.log10, np.log10), (fnp.log2, np.log2)):
         want = theirs(x)
         assert np.all(np.abs(np.asarray(ours(x)) - want) <= np.spacing(np.abs(want)))
+
+
+# ----------------------------------------------------------------------------------------------
+# ufunc objects (numpy/ufunc_objects.py): fnp.add.reduce, .accumulate, .at, .outer, .reduceat
+
+
+def _close(got, want):
+    if isinstance(want, tuple | list):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w)
+    else:
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want, dtype=float), rtol=1e-12, atol=1e-12)
+
+
+def _pair():
+    f = lambda a, b: a * 0.5 + b  # noqa: E731
+    return fnp.frompyfunc(f, 2, 1, identity=0.0), np.frompyfunc(f, 2, 1, identity=0.0)
+
+
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_ufunc_reduce_and_accumulate_match_numpy(axis):
+    ours, theirs = _pair()
+    x = np.arange(12.0).reshape(3, 4)
+    _close(ours.reduce(x, axis=axis), theirs.reduce(x, axis=axis))
+    _close(ours.reduce(x, axis=axis, keepdims=True), theirs.reduce(x, axis=axis, keepdims=True))
+    _close(ours.reduce(x, axis=axis, initial=3.0), theirs.reduce(x, axis=axis, initial=3.0))
+    if axis is not None:
+        _close(ours.accumulate(x, axis=axis), theirs.accumulate(x, axis=axis))
+        mask = x > 4
+        _close(ours.reduce(x, axis=axis, where=mask), theirs.reduce(x, axis=axis, where=mask, initial=0.0))
+
+
+def test_ufunc_at_reduceat_outer_and_transformations():
+    ours, theirs = _pair()
+    a = np.arange(5.0)
+    want = a.copy()
+    theirs.at(want, [0, 0, 3], [1.0, 2.0, 3.0])
+    _close(ours.at(a, np.array([0, 0, 3]), np.array([1.0, 2.0, 3.0]), inplace=False), want)
+    x = np.arange(12.0).reshape(3, 4)
+    _close(ours.reduceat(x, [0, 2, 1], axis=1), theirs.reduceat(x, [0, 2, 1], axis=1))
+    _close(ours.outer(np.arange(3.0), np.arange(2.0)), theirs.outer(np.arange(3.0), np.arange(2.0)))
+    _close(funcgrad.jit(lambda x: ours.reduce(x, axis=1))(x), theirs.reduce(x, axis=1))
+    # d/dx of the fold: x0 is halved (n - 1) times in its row, the last element not at all.
+    g = funcgrad.grad(lambda x: fnp.sum(ours.reduce(x, axis=1)))(x)
+    _close(g, np.tile(0.5 ** np.arange(3, -1, -1.0), (3, 1)))
+    with pytest.raises(ValueError, match="inplace=False"):
+        ours.at(a, np.array([0]), 1.0)
+    with pytest.raises(ValueError, match="binary"):
+        fnp.frompyfunc(np.negative, 1, 1).reduce(a)
+    with pytest.raises(ValueError, match="initial"):
+        fnp.frompyfunc(lambda a, b: a + b, 2, 1).reduce(np.zeros((0,)))
+    two = fnp.frompyfunc(lambda v: (v, -v), 1, 2)(np.arange(3.0))
+    assert [t.tolist() for t in two] == [[0.0, 1.0, 2.0], [-0.0, -1.0, -2.0]]
+    assert repr(ours) == "<funcgrad.numpy.ufunc '<lambda>'>" and ours.nin == 2 and ours.nout == 1
+    assert fnp.ufunc(lambda a: a + 1, 1, 1, name="inc")(np.ones(2)).tolist() == [2.0, 2.0]
+
+
+_UFUNC_NAMES = (
+    "add multiply subtract maximum minimum logaddexp logaddexp2 logical_and logical_or logical_xor "
+    "bitwise_and bitwise_or bitwise_xor"
+).split()
+
+
+def _operands(name):
+    rng = np.random.default_rng(3)
+    if name.startswith("logical"):
+        return rng.random((3, 4)) > 0.5
+    if name.startswith("bitwise"):
+        return rng.integers(0, 16, (3, 4)).astype(np.int32)
+    return rng.standard_normal((3, 4))
+
+
+@pytest.mark.parametrize("name", _UFUNC_NAMES)
+def test_ufunc_methods_match_numpy(name):
+    ours, theirs = getattr(fnp, name), getattr(np, name)
+    assert isinstance(ours, fnp.ufunc) and ours.nin == 2 and ours.nout == 1
+    a = _operands(name)
+    close = functools.partial(np.testing.assert_allclose, rtol=1e-12, atol=1e-12)
+    close(np.asarray(ours(a, a[::-1])), theirs(a, a[::-1]))
+    for axis in (0, 1):
+        close(np.asarray(ours.reduce(a, axis=axis)), theirs.reduce(a, axis=axis))
+        close(np.asarray(ours.accumulate(a, axis=axis)), theirs.accumulate(a, axis=axis))
+    close(np.asarray(ours.outer(a[0], a[1])), theirs.outer(a[0], a[1]))
+    close(np.asarray(ours.reduceat(a[0], [0, 2])), theirs.reduceat(a[0], [0, 2]))
+    if name not in ("logaddexp", "logaddexp2"):
+        idx = np.array([0, 0, 2])
+        want = a[0].copy()
+        theirs.at(want, idx, a[1][:3])
+        close(np.asarray(ours.at(a[0], idx, a[1][:3], inplace=False)), want)
+        if ours.identity is not None:
+            assert ours.identity == theirs.identity
+
+
+def test_ufunc_objects_are_still_the_functions():
+    import inspect  # noqa: PLC0415
+
+    assert str(inspect.signature(fnp.add)) == "(x1, x2, /)" and fnp.add.__name__ == "add"
+    assert float(funcgrad.jit(fnp.add)(1.0, 2.0)) == 3.0 and int(fnp.negative(3)) == -3
+    g = funcgrad.grad(lambda x: fnp.add.reduce(fnp.multiply(x, x)))(fnp.arange(3.0))
+    np.testing.assert_allclose(np.asarray(g), [0.0, 2.0, 4.0])
+    g = funcgrad.grad(lambda x: fnp.sum(fnp.maximum.accumulate(x)))(fnp.array([1.0, 3.0, 2.0]))
+    np.testing.assert_allclose(np.asarray(g), [1.0, 2.0, 0.0])
+    batched = funcgrad.vmap(lambda r: fnp.add.reduce(r))(fnp.arange(6.0).reshape(2, 3))
+    np.testing.assert_allclose(np.asarray(batched), [3.0, 12.0])
+    with pytest.raises(ValueError, match="inplace=False"):
+        fnp.add.at(np.zeros(2), [0], 1.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# Found by the external suites (HIPS autograd's tests, the Array API suite, JAX's examples)
+
+
+@pytest.mark.parametrize("x, y", [(2.0, 2.0), (-3.0, 3.0), (0.5, -0.5), (3.0, 4.0), (1e-200, 1e-200)])
+def test_hypot_second_derivatives_at_equal_magnitudes(x, y):
+    # d2r/dx2 = y^2/r^3, d2r/dxdy = -xy/r^3: JAX's max/min formula splits the tie |x| == |y| and gets 0.
+    r = np.hypot(x, y)
+    h = funcgrad.hessian(fnp.hypot, argnums=(0, 1))(x, y)
+    u, v = x / r, y / r  # (scaled: r**3 underflows for tiny sides)
+    expected = [[v * v / r, -u * v / r], [-u * v / r, u * u / r]]
+    np.testing.assert_allclose(np.array([[float(v) for v in row] for row in h]), expected, rtol=1e-12)

@@ -207,3 +207,26 @@ def test_refusals_name_the_function():
         fs.ndtri(fnp.array([1, 2]))
     with pytest.raises(TypeError, match="lax.igamma"):
         lax.igamma(np.float32(1.0), np.float64(2.0))
+
+
+# ----------------------------------------------------------------------------------------------
+# Found by the external suites
+
+
+def test_special_functions_broadcast_their_arguments():
+    # scipy.special's functions are ufuncs; poisson.cdf with k (4, 3) and mu (4, 1) failed in lax.igammac
+    import scipy.special as sps
+    import scipy.stats as sst
+
+    import funcgrad.scipy.special as fsp
+    import funcgrad.scipy.stats as fst
+
+    rng = np.random.default_rng(0)
+    a, x = rng.uniform(0.5, 3, (4, 3)), rng.uniform(0.5, 3, (4, 1))
+    for name in ("gammainc", "gammaincc", "xlogy", "betaln", "poch"):
+        np.testing.assert_allclose(getattr(fsp, name)(a, x), getattr(sps, name)(a, x), rtol=1e-10)
+    np.testing.assert_allclose(fsp.betainc(a, x, 0.3), sps.betainc(a, x, 0.3), rtol=1e-10)
+    k = np.floor(a * 2)
+    np.testing.assert_allclose(fst.poisson.cdf(k, x), sst.poisson.cdf(k, x), rtol=1e-10)
+    g = funcgrad.grad(lambda mu: fnp.sum(fst.poisson.cdf(k, mu)))(x)
+    assert g.shape == (4, 1) and np.all(np.isfinite(g))

@@ -1,19 +1,15 @@
-"""NumPy compatibility of the further funcgrad.numpy modules: floating-point bits and integer
-number theory (floatbits), set operations (setops), polynomials and windows (polynomial),
-array editing (editing) and index tricks (index_tricks). Values and dtypes against NumPy,
-derivatives against finite differences, vmap against a loop, jit against eager."""
+"""NumPy compatibility of funcgrad.numpy's array editing (``numpy/editing.py``: insert, delete,
+put, place, block, ...), set operations (``numpy/setops.py``) and index tricks
+(``numpy/index_tricks.py``): values and dtypes against NumPy, derivatives against finite
+differences, vmap against a loop, jit against eager (the table), and each function's options,
+traced forms and errors."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from _numpy_harness import (
-    F64,
-    I32,
-    I64,
-    U8,
     arr,
-    one,
     shapes,
 )
 from _numpy_harness import numpy_case as R
@@ -24,40 +20,6 @@ from funcgrad.api import jit
 from funcgrad.core import ConcretizationTypeError
 
 NONEMPTY = shapes(min_dims=1, min_side=1)
-TWO = shapes(2)
-
-
-def _two(lo=-3.0, hi=3.0):
-    return lambda rng, dt, shp: ([arr(rng, shp[0], dt, lo, hi), arr(rng, shp[1], dt, lo, hi)], {})
-
-
-def _ints(lo, hi):
-    return lambda rng, dt, shp: ([arr(rng, shp[0], dt, lo, hi), arr(rng, shp[1], dt, lo, hi)], {})
-
-
-def _poly(n1, n2):
-    return lambda rng, dt, shp: ([arr(rng, (n1,), dt), arr(rng, (n2,), dt)], {})
-
-
-def _polydiv_make(rng, dt, shp):
-    v = arr(rng, (3,), dt)
-    v[0] = 1.5 + rng.random()  # a leading coefficient away from zero
-    return [arr(rng, (5,), dt), v], {}
-
-
-def _frexp_make(rng, dt, shp):
-    x = arr(rng, shp[0], dt, -1e3, 1e3)
-    if x.size:
-        x.ravel()[0] = 0.0
-    return [x], {}
-
-
-def _ldexp_make(rng, dt, shp):
-    return [arr(rng, shp[0], dt), rng.integers(-20, 20, size=shp[1]).astype(np.int32)], {}
-
-
-def _bits_make(rng, dt, shp):
-    return [rng.integers(0, 256, size=(3, 10)).astype(np.uint8)], {"axis": int(rng.integers(-1, 2)) or None}
 
 
 def _insert_make(rng, dt, shp):
@@ -71,97 +33,6 @@ def _delete_make(rng, dt, shp):
     obj = [1, [0, 3], slice(None, None, 2), np.array([True, False, True, False])][rng.integers(4)]
     return [x], {"obj": obj, "axis": 0}
 
-
-def _unwrap_make(rng, dt, shp):
-    return [np.cumsum(arr(rng, shp[0], dt, -3.0, 3.0), axis=-1) if shp[0] else arr(rng, shp[0], dt)], {}
-
-
-FLOATBITS = [
-    R("nextafter", _two(), shapes=TWO, grad=False),
-    R("spacing", one(-1e3, 1e3), grad=False),
-    R("frexp", _frexp_make, grad=False),
-    R("ldexp", _ldexp_make, shapes=TWO, grad_argnums=(0,)),
-    R("modf", one(-5, 5)),
-    R("gcd", _ints(-30, 30), shapes=TWO, dtypes=(I32, I64), grad=False),
-    R("lcm", _ints(-30, 30), shapes=TWO, dtypes=(I32, I64), grad=False),
-    R("bitwise_count", one(-1000, 1000), dtypes=(I32, U8), grad=False),
-    R("bitwise_invert", one(-1000, 1000), dtypes=(I32, U8), grad=False),
-    R("bitwise_left_shift", _ints(0, 7), shapes=TWO, dtypes=(I32,), grad=False),
-    R("bitwise_right_shift", _ints(0, 7), shapes=TWO, dtypes=(I32,), grad=False),
-    R("packbits", _bits_make, dtypes=(U8,), grad=False),
-    R("unpackbits", _bits_make, dtypes=(U8,), grad=False),
-    R("i0", one(-4, 4), rtol=1e-6),
-    R("unwrap", _unwrap_make, shapes=NONEMPTY),
-]
-
-POLYNOMIAL = [
-    R("polyadd", _poly(3, 5)),
-    R("polysub", _poly(4, 2)),
-    R("polymul", _poly(3, 4)),
-    R(
-        "polydiv",
-        _polydiv_make,
-        rtol=1e-4,
-        fn=lambda u, v: fnp.polydiv(u, v, trim_leading_zeros=True),
-        dtypes=(F64,),  # NumPy's float32 remainder keeps round-off where funcgrad eliminates exactly
-        grad=False,
-        vmap=False,
-        jit=False,
-    ),
-    R(
-        "polydiv",
-        _polydiv_make,
-        rtol=1e-4,
-        ref=lambda u, v: np.polydiv(u, v)[0],
-        fn=lambda u, v: fnp.polydiv(u, v)[0],
-        id="polydiv-quotient",
-    ),
-    # NumPy's polyder/polyint make float32 float64 (an int64 arange factor); funcgrad keeps it, as JAX
-    R(
-        "polyder",
-        lambda rng, dt, shp: ([arr(rng, (5,), dt)], {"m": int(rng.integers(0, 4))}),
-        expected_dtype=lambda dt: dt,
-    ),
-    R(
-        "polyint",
-        lambda rng, dt, shp: ([arr(rng, (4,), dt)], {"m": int(rng.integers(0, 3))}),
-        expected_dtype=lambda dt: dt,
-    ),
-    R("poly", lambda rng, dt, shp: ([arr(rng, (4,), dt)], {}), rtol=1e-4),
-    R("polyval", _poly(4, 3)),
-    R("polyfit", lambda rng, dt, shp: ([arr(rng, (8,), dt), arr(rng, (8,), dt)], {"deg": 2}), dtypes=(F64,)),
-    R(
-        "trim_zeros",
-        lambda rng, dt, shp: ([np.array([0, 0, 1.5, 0, 2, 0], dt)], {"trim": "fb"}),
-        vmap=False,
-        jit=False,
-        grad=False,
-    ),
-]
-
-
-def _window(name):
-    return R(
-        name,
-        lambda rng, dt, shp: ([], {"M": int(rng.integers(0, 9))}),
-        dtypes=(F64,),
-        grad=False,
-        vmap=False,  # nothing to batch: the window's length is static
-        ref=lambda M, name=name: getattr(np, name)(M),
-        fn=lambda M, name=name: getattr(fnp, name)(M),
-    )
-
-
-WINDOWS = [_window(n) for n in ("bartlett", "blackman", "hamming", "hanning")] + [
-    R(
-        "kaiser",
-        lambda rng, dt, shp: ([], {"M": int(rng.integers(0, 9)), "beta": float(rng.uniform(0, 10))}),
-        dtypes=(F64,),
-        grad=False,
-        vmap=False,
-        rtol=1e-6,
-    )
-]
 
 EDITING = [
     R(
@@ -189,57 +60,8 @@ EDITING = [
 ]
 
 # The generic checks of this table (values, derivatives, vmap, jit) are tests/surface/test_surface_cases.py's.
-CASES = FLOATBITS + POLYNOMIAL + WINDOWS + EDITING
+CASES = EDITING
 CASE_EXAMPLES = {"values": 20}
-
-
-# ----------------------------------------------------------------------------------------------
-# floatbits edge values
-
-
-@np.errstate(over="ignore")
-def test_floatbits_edges_are_bit_exact():
-    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -5e-324, 1.0, np.finfo(np.float64).max])
-    for dt in (np.float32, np.float64):
-        x = specials.astype(dt)
-        for fn in ("spacing", "modf", "frexp"):
-            got, want = getattr(fnp, fn)(x), getattr(np, fn)(x)
-            for g, w in zip(
-                got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]
-            ):
-                np.testing.assert_array_equal(np.asarray(g), w, err_msg=f"{fn} {dt}")
-        y = np.array([1.0, -np.inf, np.nan, 0.0, np.inf, 2.0, 0.0, 1.0, 0.0], dt)
-        np.testing.assert_array_equal(np.asarray(fnp.nextafter(x, y)), np.nextafter(x, y))
-        e = np.array([3, -1100, 5, 1, 2000, 0, 1074, -1, -1], np.int32)
-        with np.errstate(all="ignore"):
-            np.testing.assert_array_equal(np.asarray(fnp.ldexp(x, e)), np.ldexp(x, e))
-
-
-def test_gcd_lcm_edges_and_unpackbits_count():
-    a = np.array([0, 0, -12, 7, 2**30], np.int64)
-    b = np.array([0, 5, 18, -21, 3 * 2**10], np.int64)
-    np.testing.assert_array_equal(np.asarray(fnp.gcd(a, b)), np.gcd(a, b))
-    np.testing.assert_array_equal(np.asarray(fnp.lcm(a, b)), np.lcm(a, b))
-    bits = np.array([[5, 255], [0, 128]], np.uint8)
-    for count in (None, 3, 12, -2):
-        for order in ("big", "little"):
-            np.testing.assert_array_equal(
-                np.asarray(fnp.unpackbits(bits, axis=1, count=count, bitorder=order)),
-                np.unpackbits(bits, axis=1, count=count, bitorder=order),
-            )
-    mask = np.array([[True, False, True], [False, False, True]])
-    np.testing.assert_array_equal(
-        np.asarray(fnp.packbits(mask, axis=1, bitorder="little")), np.packbits(mask, 1, "little")
-    )
-
-
-def test_i0_gradient_is_i1():
-    from scipy.special import i1
-
-    x = np.array([-2.5, -0.1, 0.0, 0.7, 3.0])
-    np.testing.assert_allclose(
-        np.asarray(funcgrad.vmap(funcgrad.grad(fnp.i0))(x)), i1(x), rtol=1e-12, atol=1e-15
-    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -295,30 +117,6 @@ def test_set_operations_match_numpy(fn):
     got, want = fnp.intersect1d(a, b, return_indices=True), np.intersect1d(a, b, return_indices=True)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), w)
-
-
-# ----------------------------------------------------------------------------------------------
-# polynomial extras
-
-
-def test_polyfit_full_weights_and_cov():
-    rng = np.random.default_rng(1)
-    x, y, w = rng.uniform(-1, 1, 12), rng.normal(size=12), rng.uniform(0.5, 2, 12)
-    for kwargs in ({"full": True}, {"w": w}, {"cov": True}, {"cov": "unscaled", "w": w}):
-        got, want = fnp.polyfit(x, y, 3, **kwargs), np.polyfit(x, y, 3, **kwargs)
-        for g, e in zip(
-            got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]
-        ):
-            np.testing.assert_allclose(np.asarray(g), e, rtol=1e-8, atol=1e-10)
-    y2 = np.stack([y, 2 * y + 1], axis=1)
-    np.testing.assert_allclose(np.asarray(fnp.polyfit(x, y2, 2)), np.polyfit(x, y2, 2), rtol=1e-10)
-
-
-def test_trim_zeros_modes():
-    f = np.array([0, 0, 3, 0, 4, 0, 0])
-    for trim in ("f", "b", "fb", "bf"):
-        np.testing.assert_array_equal(np.asarray(fnp.trim_zeros(f, trim)), np.trim_zeros(f, trim))
-    np.testing.assert_array_equal(np.asarray(fnp.trim_zeros(np.zeros(3))), np.trim_zeros(np.zeros(3)))
 
 
 # ----------------------------------------------------------------------------------------------

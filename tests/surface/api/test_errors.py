@@ -1,0 +1,85 @@
+"""Errors as a user meets them (design.md, "Errors are part of the design"): NumPy called on a
+traced value names the transformation and the fix, a traced size suggests ``static_argnums``, and
+funcgrad.errors / funcgrad.typing / funcgrad.dlpack are the modules JAX has. (Each subject's own
+errors are tested with the subject: tests/surface/numpy/test_numpy_errors.py, tests/kernel/test_ir.py,
+tests/surface/api/test_jit.py, ...)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.core import ConcretizationTypeError
+
+
+def loss(x):
+    return np.sin(x)  # NumPy, not funcgrad.numpy
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("grad(loss)", lambda: funcgrad.grad(loss)(1.0)),
+        ("value_and_grad(loss)", lambda: funcgrad.value_and_grad(loss)(1.0)),
+        ("vmap(loss)", lambda: funcgrad.vmap(loss)(np.ones(2))),
+        ("jacrev(loss)", lambda: funcgrad.jacrev(loss)(1.0)),
+        ("jacfwd(loss)", lambda: funcgrad.jacfwd(loss)(1.0)),
+        ("hessian(loss)", lambda: funcgrad.hessian(loss)(1.0)),
+        ("jvp(loss)", lambda: funcgrad.jvp(loss, (1.0,), (1.0,))),
+        ("vjp(loss)", lambda: funcgrad.vjp(loss, 1.0)),
+        ("jit(loss)", lambda: funcgrad.jit(loss)(1.0)),
+        ("jit(loss)", lambda: funcgrad.grad(funcgrad.jit(loss))(1.0)),  # the innermost one
+    ],
+)
+def test_numpy_on_a_tracer_names_the_transformation_and_the_fix(name, call):
+    with pytest.raises(ConcretizationTypeError) as info:
+        call()
+    msg = str(info.value)
+    assert f"inside {name}" in msg
+    assert "use funcgrad.numpy" in msg and "numpy.asarray()" in msg
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x, n: fnp.zeros(n),
+        lambda x, n: fnp.ones((n, 2)),
+        lambda x, n: fnp.reshape(x, (n,)),
+        lambda x, n: fnp.broadcast_to(x, (n, 3)),
+    ],
+)
+def test_a_traced_size_suggests_static_argnums(f):
+    with pytest.raises(ConcretizationTypeError, match="static_argnums") as info:
+        funcgrad.jit(f)(np.ones(3), 3)
+    assert "depends on the argument n" in str(info.value)
+    assert funcgrad.jit(f, static_argnums=1)(np.ones(3), 3).shape[0] == 3
+
+
+def test_errors_typing_and_dlpack_modules_as_in_jax():
+    import funcgrad.dlpack  # noqa: PLC0415
+    from funcgrad import errors  # noqa: PLC0415
+    from funcgrad.typing import ArrayLike, DTypeLike  # noqa: PLC0415
+
+    cases = [
+        (errors.TracerArrayConversionError, lambda x: np.asarray(x)),
+        (errors.TracerIntegerConversionError, lambda x: list(range(x))),
+        (errors.TracerBoolConversionError, lambda x: 1 if x > 0 else 0),
+        (errors.ConcretizationTypeError, lambda x: float(x)),
+    ]
+    for cls, f in cases:
+        with pytest.raises(cls):
+            funcgrad.jit(f)(3)
+        assert issubclass(cls, errors.ConcretizationTypeError) and issubclass(cls, TypeError)
+    with pytest.raises(errors.NonConcreteBooleanIndexError):
+        funcgrad.jit(lambda x: x[x > 0])(fnp.arange(3.0))
+    from funcgrad.experimental import checkify  # noqa: PLC0415
+
+    assert checkify.JaxRuntimeError is errors.JaxRuntimeError
+    assert ArrayLike is not None and DTypeLike is not None
+    x = funcgrad.dlpack.from_dlpack(np.arange(3.0))
+    assert isinstance(x, funcgrad.Array) and x.tolist() == [0.0, 1.0, 2.0]
+    assert funcgrad.dlpack.is_supported_dtype(np.float32) and not funcgrad.dlpack.is_supported_dtype(
+        "float8_e4m3fn"
+    )

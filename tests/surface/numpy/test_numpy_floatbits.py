@@ -1,0 +1,133 @@
+"""NumPy compatibility of funcgrad.numpy's floating-point bits and integer number theory
+(``numpy/floatbits.py``: nextafter, spacing, frexp, ldexp, modf, gcd, lcm, the bitwise functions,
+packbits, i0, unwrap): values and dtypes against NumPy, bit-exact edge values, and derivatives."""
+
+from __future__ import annotations
+
+import numpy as np
+from _numpy_harness import (
+    I32,
+    I64,
+    U8,
+    arr,
+    one,
+    shapes,
+)
+from _numpy_harness import numpy_case as R
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+NONEMPTY = shapes(min_dims=1, min_side=1)
+TWO = shapes(2)
+
+
+def _two(lo=-3.0, hi=3.0):
+    return lambda rng, dt, shp: ([arr(rng, shp[0], dt, lo, hi), arr(rng, shp[1], dt, lo, hi)], {})
+
+
+def _ints(lo, hi):
+    return lambda rng, dt, shp: ([arr(rng, shp[0], dt, lo, hi), arr(rng, shp[1], dt, lo, hi)], {})
+
+
+def _frexp_make(rng, dt, shp):
+    x = arr(rng, shp[0], dt, -1e3, 1e3)
+    if x.size:
+        x.ravel()[0] = 0.0
+    return [x], {}
+
+
+def _ldexp_make(rng, dt, shp):
+    return [arr(rng, shp[0], dt), rng.integers(-20, 20, size=shp[1]).astype(np.int32)], {}
+
+
+def _bits_make(rng, dt, shp):
+    return [rng.integers(0, 256, size=(3, 10)).astype(np.uint8)], {"axis": int(rng.integers(-1, 2)) or None}
+
+
+def _unwrap_make(rng, dt, shp):
+    return [np.cumsum(arr(rng, shp[0], dt, -3.0, 3.0), axis=-1) if shp[0] else arr(rng, shp[0], dt)], {}
+
+
+FLOATBITS = [
+    R("nextafter", _two(), shapes=TWO, grad=False),
+    R("spacing", one(-1e3, 1e3), grad=False),
+    R("frexp", _frexp_make, grad=False),
+    R("ldexp", _ldexp_make, shapes=TWO, grad_argnums=(0,)),
+    R("modf", one(-5, 5)),
+    R("gcd", _ints(-30, 30), shapes=TWO, dtypes=(I32, I64), grad=False),
+    R("lcm", _ints(-30, 30), shapes=TWO, dtypes=(I32, I64), grad=False),
+    R("bitwise_count", one(-1000, 1000), dtypes=(I32, U8), grad=False),
+    R("bitwise_invert", one(-1000, 1000), dtypes=(I32, U8), grad=False),
+    R("bitwise_left_shift", _ints(0, 7), shapes=TWO, dtypes=(I32,), grad=False),
+    R("bitwise_right_shift", _ints(0, 7), shapes=TWO, dtypes=(I32,), grad=False),
+    R("packbits", _bits_make, dtypes=(U8,), grad=False),
+    R("unpackbits", _bits_make, dtypes=(U8,), grad=False),
+    R("i0", one(-4, 4), rtol=1e-6),
+    R("unwrap", _unwrap_make, shapes=NONEMPTY),
+]
+
+# The generic checks of this table (values, derivatives, vmap, jit) are tests/surface/test_surface_cases.py's.
+CASES = FLOATBITS
+CASE_EXAMPLES = {"values": 20}
+
+
+# ----------------------------------------------------------------------------------------------
+# edge values and derivatives
+
+
+@np.errstate(over="ignore")
+def test_floatbits_edges_are_bit_exact():
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -5e-324, 1.0, np.finfo(np.float64).max])
+    for dt in (np.float32, np.float64):
+        x = specials.astype(dt)
+        for fn in ("spacing", "modf", "frexp"):
+            got, want = getattr(fnp, fn)(x), getattr(np, fn)(x)
+            for g, w in zip(
+                got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]
+            ):
+                np.testing.assert_array_equal(np.asarray(g), w, err_msg=f"{fn} {dt}")
+        y = np.array([1.0, -np.inf, np.nan, 0.0, np.inf, 2.0, 0.0, 1.0, 0.0], dt)
+        np.testing.assert_array_equal(np.asarray(fnp.nextafter(x, y)), np.nextafter(x, y))
+        e = np.array([3, -1100, 5, 1, 2000, 0, 1074, -1, -1], np.int32)
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(np.asarray(fnp.ldexp(x, e)), np.ldexp(x, e))
+
+
+def test_gcd_lcm_edges_and_unpackbits_count():
+    a = np.array([0, 0, -12, 7, 2**30], np.int64)
+    b = np.array([0, 5, 18, -21, 3 * 2**10], np.int64)
+    np.testing.assert_array_equal(np.asarray(fnp.gcd(a, b)), np.gcd(a, b))
+    np.testing.assert_array_equal(np.asarray(fnp.lcm(a, b)), np.lcm(a, b))
+    bits = np.array([[5, 255], [0, 128]], np.uint8)
+    for count in (None, 3, 12, -2):
+        for order in ("big", "little"):
+            np.testing.assert_array_equal(
+                np.asarray(fnp.unpackbits(bits, axis=1, count=count, bitorder=order)),
+                np.unpackbits(bits, axis=1, count=count, bitorder=order),
+            )
+    mask = np.array([[True, False, True], [False, False, True]])
+    np.testing.assert_array_equal(
+        np.asarray(fnp.packbits(mask, axis=1, bitorder="little")), np.packbits(mask, 1, "little")
+    )
+
+
+def test_i0_gradient_is_i1():
+    from scipy.special import i1
+
+    x = np.array([-2.5, -0.1, 0.0, 0.7, 3.0])
+    np.testing.assert_allclose(
+        np.asarray(funcgrad.vmap(funcgrad.grad(fnp.i0))(x)), i1(x), rtol=1e-12, atol=1e-15
+    )
+
+
+def test_i0_derivatives_at_zero_with_abs_prime_one():
+    # i0 = exp(|x|) i0e(x): with JAX's abs'(0) = 1 the product rule gave i0'(0) = 1; i0' = i1 and
+    # i0'' = (i0 + i2) / 2 hold at every x, 0 included. (Found by HIPS autograd's suite.)
+    import scipy.special as sps
+
+    x = np.array([-1.5, -1e-3, 0.0, 1e-3, 2.0])
+    g = funcgrad.vmap(funcgrad.grad(fnp.i0))(x)
+    np.testing.assert_allclose(g, sps.i1(x), rtol=1e-12, atol=1e-15)
+    gg = funcgrad.vmap(funcgrad.grad(funcgrad.grad(fnp.i0)))(x)
+    np.testing.assert_allclose(gg, (sps.i0(x) + sps.iv(2, x)) / 2, rtol=1e-12)

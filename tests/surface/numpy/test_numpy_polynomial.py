@@ -1,0 +1,118 @@
+"""NumPy compatibility of funcgrad.numpy's polynomials and windows (``numpy/polynomial.py``):
+values and dtypes against NumPy, derivatives against finite differences, vmap against a loop, jit
+against eager (the table), and polyfit's and trim_zeros's options."""
+
+from __future__ import annotations
+
+import numpy as np
+from _numpy_harness import (
+    F64,
+    arr,
+)
+from _numpy_harness import numpy_case as R
+
+import funcgrad.numpy as fnp
+
+
+def _poly(n1, n2):
+    return lambda rng, dt, shp: ([arr(rng, (n1,), dt), arr(rng, (n2,), dt)], {})
+
+
+def _polydiv_make(rng, dt, shp):
+    v = arr(rng, (3,), dt)
+    v[0] = 1.5 + rng.random()  # a leading coefficient away from zero
+    return [arr(rng, (5,), dt), v], {}
+
+
+POLYNOMIAL = [
+    R("polyadd", _poly(3, 5)),
+    R("polysub", _poly(4, 2)),
+    R("polymul", _poly(3, 4)),
+    R(
+        "polydiv",
+        _polydiv_make,
+        rtol=1e-4,
+        fn=lambda u, v: fnp.polydiv(u, v, trim_leading_zeros=True),
+        dtypes=(F64,),  # NumPy's float32 remainder keeps round-off where funcgrad eliminates exactly
+        grad=False,
+        vmap=False,
+        jit=False,
+    ),
+    R(
+        "polydiv",
+        _polydiv_make,
+        rtol=1e-4,
+        ref=lambda u, v: np.polydiv(u, v)[0],
+        fn=lambda u, v: fnp.polydiv(u, v)[0],
+        id="polydiv-quotient",
+    ),
+    # NumPy's polyder/polyint make float32 float64 (an int64 arange factor); funcgrad keeps it, as JAX
+    R(
+        "polyder",
+        lambda rng, dt, shp: ([arr(rng, (5,), dt)], {"m": int(rng.integers(0, 4))}),
+        expected_dtype=lambda dt: dt,
+    ),
+    R(
+        "polyint",
+        lambda rng, dt, shp: ([arr(rng, (4,), dt)], {"m": int(rng.integers(0, 3))}),
+        expected_dtype=lambda dt: dt,
+    ),
+    R("poly", lambda rng, dt, shp: ([arr(rng, (4,), dt)], {}), rtol=1e-4),
+    R("polyval", _poly(4, 3)),
+    R("polyfit", lambda rng, dt, shp: ([arr(rng, (8,), dt), arr(rng, (8,), dt)], {"deg": 2}), dtypes=(F64,)),
+    R(
+        "trim_zeros",
+        lambda rng, dt, shp: ([np.array([0, 0, 1.5, 0, 2, 0], dt)], {"trim": "fb"}),
+        vmap=False,
+        jit=False,
+        grad=False,
+    ),
+]
+
+
+def _window(name):
+    return R(
+        name,
+        lambda rng, dt, shp: ([], {"M": int(rng.integers(0, 9))}),
+        dtypes=(F64,),
+        grad=False,
+        vmap=False,  # nothing to batch: the window's length is static
+        ref=lambda M, name=name: getattr(np, name)(M),
+        fn=lambda M, name=name: getattr(fnp, name)(M),
+    )
+
+
+WINDOWS = [_window(n) for n in ("bartlett", "blackman", "hamming", "hanning")] + [
+    R(
+        "kaiser",
+        lambda rng, dt, shp: ([], {"M": int(rng.integers(0, 9)), "beta": float(rng.uniform(0, 10))}),
+        dtypes=(F64,),
+        grad=False,
+        vmap=False,
+        rtol=1e-6,
+    )
+]
+
+# The generic checks of this table (values, derivatives, vmap, jit) are tests/surface/test_surface_cases.py's.
+CASES = POLYNOMIAL + WINDOWS
+CASE_EXAMPLES = {"values": 20}
+
+
+def test_polyfit_full_weights_and_cov():
+    rng = np.random.default_rng(1)
+    x, y, w = rng.uniform(-1, 1, 12), rng.normal(size=12), rng.uniform(0.5, 2, 12)
+    for kwargs in ({"full": True}, {"w": w}, {"cov": True}, {"cov": "unscaled", "w": w}):
+        got, want = fnp.polyfit(x, y, 3, **kwargs), np.polyfit(x, y, 3, **kwargs)
+        for g, e in zip(
+            got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]
+        ):
+            np.testing.assert_allclose(np.asarray(g), e, rtol=1e-8, atol=1e-10)
+    y2 = np.stack([y, 2 * y + 1], axis=1)
+    np.testing.assert_allclose(np.asarray(fnp.polyfit(x, y2, 2)), np.polyfit(x, y2, 2), rtol=1e-10)
+
+
+def test_trim_zeros_modes():
+    f = np.array([0, 0, 3, 0, 4, 0, 0])
+    for trim in ("f", "b", "fb", "bf"):
+        np.testing.assert_array_equal(np.asarray(fnp.trim_zeros(f, trim)), np.trim_zeros(f, trim))
+    np.testing.assert_array_equal(np.asarray(fnp.trim_zeros(np.zeros(3))), np.trim_zeros(np.zeros(3)))
