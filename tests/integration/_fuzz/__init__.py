@@ -1,0 +1,22 @@
+"""The differential fuzzer: random small programs run on funcgrad and on jax (the oracle), compared.
+
+A *case* is a program of 1-6 operations over 1-3 input arrays, drawn from two tables -- the primitive
+table (op_db, through the ``funcgrad.lax`` function of each elementwise primitive entry) and a table
+of public surface functions (``ops.SURFACE``: ``numpy``, ``lax``, ``nn``, ``scipy.special``,
+``linalg``, ``fft``, with their argument constraints) -- under a stack of 0-3 transformations (jit,
+vmap, grad, value_and_grad, jvp, vjp, jacfwd, jacrev, hessian). A case *is* its source text
+(``programs.Case.script``): the runner executes that text once with funcgrad's modules bound to the
+names ``T, np, lax, nn, special`` and once with jax's, so the reproducer printed for a failing case is
+exactly what ran.
+
+Modules, one job each:
+
+- ``ops``: the operation tables (surface functions, and the op_db bridge) and their argument rules;
+- ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,
+  NaN/inf where the operations are defined there; programs; transformation stacks) and ``Case``;
+- ``compare``: running both sides and comparing them (dtype-aware tolerances, exact NaN/inf positions);
+- ``divergences``: the ONE list of documented differences from jax, rendered into
+  docs/differences_from_jax.md.
+
+This package is test support: it imports jax (the oracle) and is never imported by funcgrad.
+"""

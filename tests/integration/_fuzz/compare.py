@@ -1,0 +1,182 @@
+"""Run a fuzzer case on funcgrad and on jax, compare, and classify the outcome.
+
+Comparison, leaf by leaf (containers compared by their structure, a list and a tuple alike): equal
+shapes; equal dtypes; NaN at the same positions; infinities at the same positions with the same sign;
+integers and booleans exactly; floating values within a tolerance of the *coarser* of the two dtypes
+(float64 1e-7, float32 2e-4, 16-bit 2e-2), relative to each value and, for cancellation, to the
+largest finite magnitude of jax's leaf. A difference is then looked up in the documented list
+(``divergences.DOCUMENTED``); nothing is excused by loosening a tolerance.
+
+Outcomes: ``agree``; ``invalid`` (jax rejects the case: nothing to compare); ``documented`` (a
+listed difference, named); ``error`` (funcgrad raises where jax does not) and ``mismatch`` -- these
+two fail the test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as onp
+
+from _fuzz import divergences
+from _fuzz.programs import HELPERS, Case
+
+_RTOL = {8: 1e-7, 4: 2e-4, 2: 2e-2}
+
+
+@dataclasses.dataclass
+class Mismatch:
+    kind: str  # structure | shape | dtype | nan | inf | value
+    leaf: int
+    fg: object
+    jax: object
+    detail: str = ""
+    excess: float = 0.0  # for "value": the largest error relative to the tolerance's scale
+
+
+@dataclasses.dataclass
+class Outcome:
+    status: str  # agree | invalid | documented | error | mismatch
+    case: Case
+    fg: object = None
+    jax: object = None
+    mismatch: Mismatch | None = None
+    divergence: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("agree", "invalid", "documented")
+
+    def message(self) -> str:
+        what = self.error or (
+            self.mismatch and f"{self.mismatch.kind} of leaf {self.mismatch.leaf}: {self.mismatch.detail}"
+        )
+        return (
+            f"funcgrad disagrees with jax ({self.status}): {what}\n  case: {self.case.describe()}\n"
+            f"  funcgrad: {self.fg!r}\n  jax:      {self.jax!r}\n"
+            f"--- standalone reproducer ---\n{self.case.script()}"
+        )
+
+
+_SIDES: dict = {}
+
+
+def _side(name):
+    if name not in _SIDES:
+        if name == "jax":
+            import jax
+
+            jax.config.update("jax_enable_x64", True)
+            import jax.nn
+            import jax.numpy
+            import jax.scipy.special
+
+            mods = (jax, jax.numpy, jax.lax, jax.nn, jax.scipy.special)
+        else:
+            import funcgrad
+            import funcgrad.lax
+            import funcgrad.nn
+            import funcgrad.numpy
+            import funcgrad.scipy.special
+
+            mods = (funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special)
+        ns = {}
+        exec(HELPERS, ns)
+        _SIDES[name] = (mods, ns)
+    return _SIDES[name]
+
+
+def run(case: Case, side: str):
+    """``case`` on one side: its output flattened to a list of NumPy arrays and a structure string."""
+    mods, helpers = _side(side)
+    ns = dict(helpers)
+    exec(case.build_source(), ns)
+    fn = ns["build"](*mods)
+    if side == "jax":
+        # jax's eager mode compiles each operation for each new shape, which makes it the fuzzer's
+        # main cost (~4x funcgrad's); one compiled program per case gives the same values (XLA either
+        # way) in a fraction of the time.
+        fn = mods[0].jit(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fn(*[x.copy() for x in case.inputs])
+        leaves = []
+        return _flatten(out, leaves), leaves
+
+
+def _flatten(tree, leaves):
+    if isinstance(tree, (tuple, list)):
+        return "(" + ",".join(_flatten(t, leaves) for t in tree) + ")"
+    if isinstance(tree, dict):
+        return "{" + ",".join(f"{k}:{_flatten(tree[k], leaves)}" for k in sorted(tree)) + "}"
+    leaves.append(onp.asarray(tree))
+    return "*"
+
+
+def _coarser_rtol(a, b):
+    sizes = [d.itemsize // (2 if d.kind == "c" else 1) for d in (a.dtype, b.dtype) if d.kind in "fc"]
+    return _RTOL.get(min(sizes), 2e-2) if sizes else 0.0
+
+
+def compare_leaf(i, fg, jx) -> Mismatch | None:
+    """The first way leaf ``i`` of funcgrad (``fg``) differs from jax's (``jx``), or None."""
+    if fg.shape != jx.shape:
+        return Mismatch("shape", i, fg.shape, jx.shape, f"{fg.shape} vs jax {jx.shape}")
+    rtol = _coarser_rtol(fg, jx)
+    if jx.dtype.kind not in "fc" or fg.dtype.kind not in "fc":
+        same = onp.array_equal(fg.astype(jx.dtype) if fg.dtype != jx.dtype else fg, jx)
+        if not same:
+            return Mismatch("value", i, fg, jx, "exact values differ")
+    else:
+        a, b = onp.asarray(fg, onp.complex128), onp.asarray(jx, onp.complex128)
+        for part in (onp.real, onp.imag):
+            x, y = part(a), part(b)
+            if not onp.array_equal(onp.isnan(x), onp.isnan(y)):
+                return Mismatch(
+                    "nan", i, fg, jx, f"NaN at {onp.argwhere(onp.isnan(x) != onp.isnan(y))[:4].tolist()}"
+                )
+            inf_x, inf_y = onp.where(onp.isinf(x), onp.sign(x), 0), onp.where(onp.isinf(y), onp.sign(y), 0)
+            if not onp.array_equal(inf_x, inf_y):
+                return Mismatch("inf", i, fg, jx, f"inf at {onp.argwhere(inf_x != inf_y)[:4].tolist()}")
+            fin = onp.isfinite(x) & onp.isfinite(y)
+            scale = onp.max(onp.abs(y[fin]), initial=0.0)
+            err = onp.abs(x[fin] - y[fin])
+            # relative to each value, and to a hundredth of the leaf's largest magnitude (cancellation)
+            excess = onp.max(err / (onp.abs(y[fin]) + 1e-2 * max(1.0, scale)), initial=0.0)
+            if excess > rtol:
+                return Mismatch(
+                    "value", i, fg, jx, f"relative error up to {excess:.3g} (rtol {rtol:g})", excess
+                )
+    if fg.dtype != jx.dtype:
+        return Mismatch("dtype", i, fg.dtype, jx.dtype, f"{fg.dtype} vs jax {jx.dtype}")
+    return None
+
+
+def check(case: Case) -> Outcome:
+    """Run ``case`` on both sides and classify the result (see the module docstring)."""
+    try:
+        jx_struct, jx = run(case, "jax")
+    except Exception as e:  # jax rejects this program: nothing to compare against
+        return Outcome("invalid", case, error=f"jax raised {type(e).__name__}: {e}")
+    try:
+        fg_struct, fg = run(case, "funcgrad")
+    except Exception as e:
+        outcome = Outcome("error", case, jax=jx, error=f"funcgrad raised {type(e).__name__}: {str(e)[:500]}")
+        return _classify(outcome)
+    if fg_struct != jx_struct:
+        m = Mismatch("structure", -1, fg_struct, jx_struct, f"{fg_struct} vs jax {jx_struct}")
+        return _classify(Outcome("mismatch", case, fg, jx, m))
+    for i, (a, b) in enumerate(zip(fg, jx)):
+        m = compare_leaf(i, a, b)
+        if m is not None:
+            return _classify(Outcome("mismatch", case, fg, jx, m))
+    return Outcome("agree", case, fg, jx)
+
+
+def _classify(outcome: Outcome) -> Outcome:
+    entry = divergences.match(outcome)
+    if entry is not None:
+        outcome.status, outcome.divergence = "documented", entry.name
+    return outcome

@@ -1,0 +1,160 @@
+"""The ONE list of documented differences between funcgrad and jax that the fuzzer accepts.
+
+Each entry names a deliberate difference (a rule funcgrad follows on purpose: NumPy 2's dtype rules, a
+derivative convention), says why, gives an example, and carries the predicate that recognises it in a
+fuzzer outcome. A difference not on this list fails the fuzzer; an entry is never a wider tolerance.
+docs/differences_from_jax.md shows this list (``render_table()``, between its markers); a test keeps
+the two equal, so ``python -m _fuzz.divergences`` (from tests/integration/) prints the table to paste.
+
+>>> [entry.name for entry in DOCUMENTED][:1]
+['numpy2-dtype-promotion']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Divergence:
+    name: str
+    what: str  # what differs, in one sentence
+    why: str  # the reason funcgrad differs on purpose
+    example: str  # a one-line illustration (funcgrad -> jax)
+    matches: Callable  # Outcome -> bool
+
+
+def _ops(outcome) -> set:
+    return {op.name for op in outcome.case.ops}
+
+
+def _kind(outcome) -> str | None:
+    return outcome.mismatch.kind if outcome.mismatch is not None else None
+
+
+# The float32 tolerance: a value computed in float32 on jax's side and in float64 on funcgrad's
+# (numpy2-dtype-promotion upstream) agrees to float32's precision, not float64's.
+_FLOAT32_RTOL = 2e-4
+
+
+def _dtype_rule(outcome) -> bool:
+    if not outcome.case.mixes_dtypes:
+        return False
+    m = outcome.mismatch
+    return m is not None and (m.kind == "dtype" or (m.kind == "value" and 0 < m.excess <= _FLOAT32_RTOL))
+
+
+_SCIPY_EDGE_OPS = {"lax.lgamma", "special.gammaln", "lax.digamma", "special.digamma", "lax.polygamma",
+                   "special.polygamma"}  # fmt: skip
+
+
+def _scipy_edges(outcome) -> bool:
+    return _kind(outcome) in ("nan", "inf") and bool(_ops(outcome) & _SCIPY_EDGE_OPS)
+
+
+_NORMS = {"np.linalg.norm", "np.vector_norm", "linalg.matrix_norm"}
+
+
+def _norm_at_zero(outcome) -> bool:
+    m = outcome.mismatch
+    derivative = any(kind not in ("jit", "vmap") for kind, _ in outcome.case.stack)
+    return (
+        derivative
+        and _kind(outcome) == "nan"
+        and bool(_ops(outcome) & _NORMS)
+        and bool(np.isnan(m.jax).any())
+    )
+
+
+def _trapezoid_of_inf(outcome) -> bool:
+    m = outcome.mismatch
+    has_inf = any(np.isinf(x).any() for x in outcome.case.inputs if x.dtype.kind in "fc")
+    return (
+        _kind(outcome) == "nan"
+        and "np.trapezoid" in _ops(outcome)
+        and has_inf
+        and bool(np.isnan(m.jax).any())
+    )
+
+
+def _subnormal_inputs(outcome) -> bool:
+    def subnormal(x):
+        if x.dtype.kind not in "fc":
+            return False
+        tiny = np.finfo(x.dtype).tiny
+        return bool(np.any((np.abs(x) < tiny) & (x != 0)))
+
+    return outcome.mismatch is not None and any(subnormal(x) for x in outcome.case.inputs)
+
+
+DOCUMENTED: list[Divergence] = [
+    Divergence(
+        "numpy2-dtype-promotion",
+        "Result dtypes of integer or boolean inputs to inexact functions and of mixed-dtype operands, "
+        "and values downstream of them (computed in float64 where jax computes in float32).",
+        "funcgrad.numpy follows NumPy 2's promotion (NEP 50), jax its own type lattice: an int32 array "
+        "with a float32 one gives float64 in NumPy (float32 in jax), `sin`/`mean`/`digamma` of int32 give "
+        "float64 (jax: float32), int32 with complex64 gives complex128 (jax: complex64). The values "
+        "agree to the precision of the narrower type.",
+        "`np.sin(np.int32(1)).dtype`: float64 (jax: float32)",
+        _dtype_rule,
+    ),
+    Divergence(
+        "scipy-special-edge-values",
+        "`lgamma`/`gammaln`, `digamma` and `polygamma` at poles and infinities.",
+        "funcgrad.scipy.special takes SciPy's value where SciPy and jax disagree at the edge of the "
+        "domain (NaN only where SciPy gives NaN).",
+        "`digamma(0.0)`: -inf (jax: nan); `digamma(-0.0)`: inf; `gammaln(-inf)`: -inf (jax: inf); "
+        "`polygamma(1, inf)`: 0 (jax: nan)",
+        _scipy_edges,
+    ),
+    Divergence(
+        "norm-subgradient-at-zero",
+        "Derivatives of vector and matrix 2-norms at the zero vector.",
+        "funcgrad's norms take the subgradient 0 at the zero vector (NOTE: [no NaN gradients]) where "
+        "jax's derivative is 0/0 = NaN.",
+        "`grad(np.linalg.norm)(np.zeros(2))`: [0, 0] (jax: [nan, nan])",
+        _norm_at_zero,
+    ),
+    Divergence(
+        "trapezoid-of-infinities",
+        "`trapezoid` of samples that hold an infinity.",
+        "funcgrad.numpy gives NumPy's value, the sum of the trapezoids; jax's constant-spacing shortcut "
+        "`sum(y) - (y[0] + y[-1]) / 2` gives inf - inf = NaN.",
+        "`np.trapezoid(np.array([inf, 0.0]))`: inf (NumPy: inf; jax: nan)",
+        _trapezoid_of_inf,
+    ),
+    Divergence(
+        "eager-subnormals",
+        "Eager results on subnormal floating-point inputs.",
+        "Eager funcgrad computes with NumPy, which keeps subnormal numbers; XLA's CPU backend (jax, and "
+        "funcgrad under `jit`) flushes them to zero.",
+        "`lax.rsqrt(np.float32(-7e-40))`: nan (jax: -inf, as of -0.0)",
+        _subnormal_inputs,
+    ),
+]
+
+BEGIN, END = "<!-- BEGIN documented divergences (tests/integration/_fuzz/divergences.py) -->", "<!-- END -->"
+
+
+def match(outcome):
+    """The first documented divergence that explains ``outcome``, or None."""
+    return next((entry for entry in DOCUMENTED if entry.matches(outcome)), None)
+
+
+def render_table() -> str:
+    """The markdown table of ``DOCUMENTED`` that docs/differences_from_jax.md shows.
+
+    >>> render_table().splitlines()[0]
+    '| name | what differs | why | example |'
+    """
+    rows = ["| name | what differs | why | example |", "|---|---|---|---|"]
+    rows += [f"| `{d.name}` | {d.what} | {d.why} | {d.example} |" for d in DOCUMENTED]
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(f"{BEGIN}\n{render_table()}\n{END}")

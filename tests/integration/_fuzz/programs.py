@@ -1,0 +1,329 @@
+"""The fuzzer's cases and the hypothesis strategies that draw them.
+
+A ``Case`` is a program (``steps``: lines ``v_k = <op applied to earlier names>`` over inputs ``x0..``),
+a stack of transformations (outermost first) and concrete inputs. Its ``script()`` is a standalone
+Python file that builds the transformed function for either library and prints both results; the
+runner (``compare``) executes the same text, so a shrunk failure's reproducer is what ran.
+
+Drawing (``cases``): the stack first (it decides whether input 0 must be a float and how large the
+inputs may be: each jacobian multiplies the output's size), then the input shapes (one base shape,
+with size-0 and size-1 dimensions, and broadcastable suffixes or scalars of it), dtypes, then 1-6
+operations, each checked by jax's abstract evaluation (``jax.eval_shape``) so only valid programs are
+kept, then the values: small numbers from a pool (so exact zeros, signed zeros and ties are common),
+and NaN/inf when every operation of the program is defined there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as onp
+from hypothesis import assume
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+TRANSFORMS = ("jit", "vmap", "grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian")
+DERIVATIVES = frozenset(TRANSFORMS[2:])
+# How many times a transformation multiplies the output's size by the input's (bounds the input size).
+_JACOBIAN_WEIGHT = {"jacfwd": 1, "jacrev": 1, "hessian": 2}
+_MAX_SIZE = {0: 24, 1: 12, 2: 6, 3: 3}
+
+# Helpers every script defines; each takes the side's modules explicitly.
+HELPERS = """
+def _float(T, np, out):
+    # Derivatives need real floating outputs: integers and booleans become float64, a complex value a
+    # real combination of its two parts.
+    def one(v):
+        if np.iscomplexobj(v):
+            return np.real(v) + 0.5 * np.imag(v)
+        if not np.issubdtype(np.result_type(v), np.floating):
+            return np.asarray(v).astype(np.float64)
+        return v
+    return T.tree_util.tree_map(one, out)
+
+
+def _scalar(T, np, out):
+    return sum(np.sum(v) for v in T.tree_util.tree_leaves(_float(T, np, out)))
+
+
+def _probe(np, v):
+    # A fixed tangent or cotangent of v's shape and dtype, with no zeros.
+    return np.reshape(0.5 + 0.25 * np.cos(np.arange(np.size(v))), np.shape(v)).astype(np.result_type(v))
+
+
+def _matrix(np, x, kind):
+    # A well-conditioned 2x2 matrix that depends smoothly on every element of x.
+    a = np.ravel(x)
+    a = a if np.issubdtype(a.dtype, np.floating) else a.astype(np.float64)
+    a = np.concatenate([a, np.zeros(4, a.dtype)])[:4] if a.shape[0] < 4 else a[:4] + 0.1 * np.sum(a[4:])
+    m = 0.5 * np.reshape(np.sin(a), (2, 2)) + 2.0 * np.eye(2, dtype=a.dtype)
+    if kind == "sym":
+        return (m + m.T) / 2
+    if kind == "spd":
+        return m @ m.T + np.eye(2, dtype=a.dtype)
+    return m
+
+
+def _grad(T, np, f):
+    return lambda x, *r: T.grad(lambda x: _scalar(T, np, f(x, *r)))(x)
+
+
+def _value_and_grad(T, np, f):
+    return lambda x, *r: T.value_and_grad(lambda x: _scalar(T, np, f(x, *r)))(x)
+
+
+def _jvp(T, np, f):
+    return lambda x, *r: T.jvp(lambda x: _float(T, np, f(x, *r)), (x,), (_probe(np, x),))
+
+
+def _vjp(T, np, f):
+    def g(x, *r):
+        out, pullback = T.vjp(lambda x: _float(T, np, f(x, *r)), x)
+        return out, pullback(T.tree_util.tree_map(lambda v: _probe(np, v), out))
+    return g
+
+
+def _jacfwd(T, np, f):
+    return lambda x, *r: T.jacfwd(lambda x: _float(T, np, f(x, *r)))(x)
+
+
+def _jacrev(T, np, f):
+    return lambda x, *r: T.jacrev(lambda x: _float(T, np, f(x, *r)))(x)
+
+
+def _hessian(T, np, f):
+    return lambda x, *r: T.hessian(lambda x: _scalar(T, np, f(x, *r)))(x)
+"""
+
+_PREAMBLE = '''"""A differential-fuzzer case: the same program on funcgrad and on jax (x64), side by side."""
+import numpy as onp
+import jax
+jax.config.update("jax_enable_x64", True)
+import jax.numpy, jax.lax, jax.nn, jax.scipy.special
+import funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special
+'''
+
+_MAIN = """
+SIDES = {
+    "funcgrad": (funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special),
+    "jax": (jax, jax.numpy, jax.lax, jax.nn, jax.scipy.special),
+}
+
+if __name__ == "__main__":
+    onp.set_printoptions(precision=17)
+    for side, modules in SIDES.items():
+        try:
+            out = build(*modules)(*inputs)
+            print(side, jax.tree_util.tree_map(lambda v: (onp.asarray(v), onp.asarray(v).dtype), out))
+        except Exception as e:
+            print(side, "raised", type(e).__name__, e)
+"""
+
+
+def _literal(x: onp.ndarray) -> str:
+    """Python source of an array, exact (float32 values are exact as Python floats) and with
+    NaN/inf written as float('nan') / float('inf')."""
+
+    def scalar(v):
+        if isinstance(v, complex):
+            return f"complex({scalar(v.real)}, {scalar(v.imag)})"
+        if isinstance(v, float) and not math.isfinite(v):
+            return f"float('{v}')"
+        return repr(v)
+
+    def nest(v):
+        return "[" + ", ".join(nest(u) for u in v) + "]" if isinstance(v, list) else scalar(v)
+
+    return f"onp.array({nest(x.ravel().tolist())}, dtype='{x.dtype}').reshape({x.shape})"
+
+
+@dataclasses.dataclass
+class Case:
+    inputs: list  # numpy arrays, with the batch axes of the stack's vmaps
+    steps: list  # (op name, Python expression) per line v_k
+    stack: list  # (transformation, argument) outermost first; vmap's argument is its in_axes
+    ops: tuple = ()  # the Op objects of the steps
+    mixes_dtypes: bool = False  # an integer/bool value or operands of different dtypes meet somewhere
+
+    def build_source(self) -> str:
+        args = ", ".join(f"x{i}" for i in range(len(self.inputs)))
+        lines = ["def build(T, np, lax, nn, special):", f"    def f({args}):"]
+        lines += [f"        v{k} = {expr}" for k, (_, expr) in enumerate(self.steps)]
+        lines.append(f"        return v{len(self.steps) - 1}")
+        for kind, arg in reversed(self.stack):
+            if kind == "jit":
+                lines.append("    f = T.jit(f)")
+            elif kind == "vmap":
+                lines.append(f"    f = T.vmap(f, in_axes={arg!r})")
+            else:
+                lines.append(f"    f = _{kind}(T, np, f)")
+        lines.append("    return f")
+        return "\n".join(lines) + "\n"
+
+    def script(self) -> str:
+        """The standalone reproducer: ``python script.py`` prints funcgrad's and jax's results."""
+        inputs = ",\n    ".join(_literal(x) for x in self.inputs)
+        return f"{_PREAMBLE}\n{HELPERS}\n\n{self.build_source()}\ninputs = [\n    {inputs},\n]\n{_MAIN}"
+
+    def describe(self) -> str:
+        stack = " o ".join(k for k, _ in self.stack) or "eager"
+        return f"{stack}: " + "; ".join(expr for _, expr in self.steps)
+
+    def __repr__(self):  # short: a failing test's message carries the whole script
+        return f"Case<{self.describe()}>"
+
+
+# ----------------------------------------------------------------------------------------------
+# Strategies
+
+_FINITE = [0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, -0.0, 3.0, 0.25, -1.5, 10.0, 1e-3, -3.0]
+_SPECIAL = [float("nan"), float("inf"), float("-inf")]
+_DTYPES = ["float64"] * 5 + ["float32"] * 3 + ["int32"] * 2 + ["bool", "complex128"]
+
+
+def _elements(dtype, specials):
+    if dtype == "bool":
+        return st.booleans()
+    if dtype == "int32":
+        return st.integers(-3, 5)
+    real = st.one_of(st.sampled_from(_FINITE), st.floats(-3, 3, width=32, allow_subnormal=False))
+    if specials:
+        real = st.one_of(real, st.sampled_from(_SPECIAL))
+    if dtype.startswith("complex"):
+        return st.builds(complex, st.sampled_from(_FINITE), st.sampled_from(_FINITE))
+    return real
+
+
+@st.composite
+def arrays(draw, shape, dtype, specials=False):
+    """An array of ``shape`` and ``dtype`` whose values come mostly from a small pool (zeros, signed
+    zeros and ties are common), NaN/inf among them when ``specials``."""
+    n = math.prod(shape)
+    values = draw(st.lists(_elements(dtype, specials), min_size=n, max_size=n))
+    return onp.array(values, dtype=dtype).reshape(shape)
+
+
+def stacks():
+    """0-3 transformations, outermost first (vmap's in_axes are drawn later, with the inputs)."""
+    return st.lists(st.sampled_from(TRANSFORMS), min_size=0, max_size=3)
+
+
+class _Abstract:
+    """jax's side of drawing: the helpers bound to jax, and abstract evaluation of one step."""
+
+    def __init__(self):
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        import jax.nn
+        import jax.numpy as jnp
+        import jax.scipy.special
+
+        self.jax = jax
+        self.ns = {"np": jnp, "lax": jax.lax, "nn": jax.nn, "special": jax.scipy.special, "T": jax}
+        exec(HELPERS, self.ns)
+        self.cache = {}
+
+    def eval_shape(self, expr, avals):
+        """The (shape, dtype) of ``expr`` over operands a0.. of ``avals``, or None where jax rejects
+        it (or it gives a tuple, or an intermediate over 200 elements)."""
+        key = (expr, tuple(avals))
+        if key not in self.cache:
+            names = ", ".join(f"a{i}" for i in range(len(avals)))
+            try:
+                fn = eval(f"lambda {names}: {expr}", self.ns)
+                structs = [self.jax.ShapeDtypeStruct(s, d) for s, d in avals]
+                out = self.jax.eval_shape(fn, *structs)
+                ok = hasattr(out, "shape") and math.prod(out.shape) <= 200
+                self.cache[key] = (tuple(out.shape), str(out.dtype)) if ok else None
+            except Exception:
+                self.cache[key] = None
+        return self.cache[key]
+
+
+_ABSTRACT: list = []
+
+
+def _abstract() -> _Abstract:
+    if not _ABSTRACT:
+        _ABSTRACT.append(_Abstract())
+    return _ABSTRACT[0]
+
+
+def _kind(dtype):
+    return onp.dtype(dtype).kind.replace("u", "i")
+
+
+@st.composite
+def cases(draw, ops, max_steps=6):
+    """A ``Case``: a stack of transformations, inputs, and a program of 1-``max_steps`` operations
+    drawn from ``ops`` (a list of ``ops.Op``) that jax's abstract evaluation accepts."""
+    stack = draw(stacks())
+    kinds = [k for k in stack]
+    differentiates = any(k in DERIVATIVES for k in kinds)
+    weight = sum(_JACOBIAN_WEIGHT.get(k, 0) for k in kinds)
+    max_size = _MAX_SIZE[min(weight, 3)]
+    base = draw(
+        hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3).filter(
+            lambda s: math.prod(s) <= max_size
+        )
+    )
+    n_inputs = draw(st.integers(1, 3))
+    shapes = [base] + [draw(st.sampled_from([base, (), base[1:], base[-1:]])) for _ in range(n_inputs - 1)]
+    dtypes = [
+        draw(st.sampled_from(["float64", "float32"] if differentiates and i == 0 else _DTYPES))
+        for i in range(n_inputs)
+    ]
+
+    abstract = _abstract()
+    values = [(f"x{i}", s, d) for i, (s, d) in enumerate(zip(shapes, dtypes))]
+    steps, used = [], []
+    n_steps = draw(st.integers(1, max_steps))
+    for k in range(n_steps):
+        for _attempt in range(6):
+            op = draw(st.sampled_from(ops))
+            first = len(values) - 1 - draw(st.integers(0, len(values) - 1))
+            picks = [first] + [
+                len(values) - 1 - draw(st.integers(0, len(values) - 1)) for _ in range(op.arity - 1)
+            ]
+            operands = [values[i] for i in picks]
+            if any(_kind(d) not in op.kinds for _, _, d in operands):
+                continue
+            params = draw(op.params(operands[0][1])) if op.params else {}
+            expr = op.render([f"a{i}" for i in range(op.arity)], params)
+            out = abstract.eval_shape(expr, [(s, d) for _, s, d in operands])
+            if out is None:
+                continue
+            steps.append((op.name, op.render([name for name, _, _ in operands], params)))
+            used.append((op, [d for _, _, d in operands], out[1]))
+            values.append((f"v{k}", *out))
+            break
+        if len(steps) <= k:
+            break
+    assume(steps)
+    specials = all(op.specials for op, _, _ in used) and draw(st.sampled_from([False, False, True]))
+    mixes = any(len(set(ds)) > 1 or any(_kind(d) in "bi" for d in ds) for _, ds, _ in used)
+
+    # vmap layers: each gets a batch size and in_axes; an input's batch axes come outermost first.
+    full_shapes = [list(s) for s in shapes]
+    resolved = []
+    for kind in stack:
+        if kind != "vmap":
+            resolved.append((kind, None, None))
+            continue
+        size = draw(st.sampled_from([2, 1, 3, 0]))
+        axes = tuple(draw(st.sampled_from([0, None])) for _ in range(n_inputs))
+        axes = axes if any(a == 0 for a in axes) else (0,) + axes[1:]
+        resolved.append((kind, axes if n_inputs > 1 else axes[0], size))
+    # prepend batch axes innermost first, so the outermost vmap's axis ends up leading
+    for entry in reversed(resolved):
+        if entry[0] == "vmap":
+            axes = entry[1] if isinstance(entry[1], tuple) else (entry[1],)
+            for i, a in enumerate(axes):
+                if a == 0:
+                    full_shapes[i].insert(0, entry[2])
+    if math.prod(full_shapes[0]) > 4 * max_size:
+        assume(False)
+    inputs = [draw(arrays(tuple(s), d, specials)) for s, d in zip(full_shapes, dtypes)]
+    return Case(inputs, steps, [(e[0], e[1]) for e in resolved], tuple(op for op, _, _ in used), mixes)
