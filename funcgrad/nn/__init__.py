@@ -356,11 +356,10 @@ def sparse_sigmoid(x):
     [0.0, 0.5, 1.0]
     """
     x = _inexact(x)
-    one = _const(1, x)
-    middle = ew.div_p.bind(ew.add_p.bind(x, one), _const(2, x))
-    return select(
-        ew.le_p.bind(x, ew.neg_p.bind(one)), _const(0, x), select(ew.ge_p.bind(x, one), one, middle)
-    )
+    # jax.nn's formula, 0.5 * clip(x + 1, 0, 2): max/min split the derivative at the kinks x = +-1
+    # (1/4 there, as in jax; a select would give 0).
+    clipped = ew.min_p.bind(ew.max_p.bind(ew.add_p.bind(x, _const(1, x)), _const(0, x)), _const(2, x))
+    return ew.mul_p.bind(_const(0.5, x), clipped)
 
 
 def identity(x):

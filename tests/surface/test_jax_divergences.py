@@ -13,7 +13,8 @@ on y; take(mode='clip') let getitem count a negative index from the end before c
 fp's dtype alone; quantile reshaped with -1 next to an empty axis; scatter's shape check (and the
 gather batch rule) did not allow an empty batching axis; fmax/fmin split a tie like maximum;
 x.at[].op(y) converted y to x's dtype before combining instead of after; and (a sibling) remainder's
-signed-zero fix-up was a select that zeroed the derivative at exact multiples.
+signed-zero fix-up was a select that zeroed the derivative at exact multiples, and sparse_sigmoid's
+selects gave 0 at its kinks where jax.nn's clip gives 1/4.
 """
 
 from __future__ import annotations
@@ -169,6 +170,10 @@ def _remainder_grads(m):
     return m.api.grad(lambda x, y: m.np_.sum(m.np_.remainder(x, y)), argnums=(0, 1))(X_REM, Y_REM)
 
 
+def _sparse_sigmoid_grad_kinks(m):
+    return m.api.vmap(m.api.grad(m.nn.sparse_sigmoid))(np.array([-2.0, -1.0, 0.0, 1.0, 2.0]))
+
+
 # (name, program, the closed-form or NumPy answer)
 _INF = np.inf
 CASES = [
@@ -220,6 +225,8 @@ CASES = [
     ("at_power_repeated", _at_power_repeated, np.array([2.0**6, 3.0])),
     ("at_divide_repeated", _at_divide_repeated, np.array([2.0 / 8.0, 3.0])),
     ("remainder_grads", _remainder_grads, (np.ones(6), -np.floor(X_REM / Y_REM))),
+    # 0.5 * clip(x + 1, 0, 2): the kinks get half of the slope 1/2 (max/min split ties), as jax.nn.
+    ("sparse_sigmoid_grad_kinks", _sparse_sigmoid_grad_kinks, np.array([0.0, 0.25, 0.5, 0.25, 0.0])),
 ]
 IDS = [c[0] for c in CASES]
 
