@@ -20,6 +20,7 @@ Python scalar) or a ``Tracer`` owned by one ``Trace``. ``Primitive.bind`` hands 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import threading
 from collections.abc import Sequence
@@ -375,19 +376,16 @@ class EvalTrace(Trace):
             else:
                 vals.append(a)
                 weak = False
-        if narrow and hooks.eager_compiled is not None:
-            # NOTE: [narrow dtypes on the host] (kind "V": ml_dtypes' types, bfloat16 stays here)
-            if any(type(v) is np.ndarray and v.dtype in _dt.COMPILED_ON_HOST for v in vals):
-                return hooks.eager_compiled(primitive, args, params)
-        if primitive.impl is None:
+        # NOTE: [one eager step]: the primitive's host step (its impl, or for narrow dtypes the
+        # kernel's wrapper of it), the function the cached-program interpreter calls too.
+        step = primitive.impl if not narrow else narrow_step(primitive)
+        if step is None:
             raise NotImplementedError(f"primitive '{primitive.name}' has no impl rule")
         token = _FP_ERRORS.set(_FP_QUIET)
         try:
-            out = primitive.impl(*vals, **params)
+            out = step(*vals, **params)
         finally:
             _FP_ERRORS.reset(token)
-        if narrow and primitive.abstract_eval is not None:
-            out = _in_abstract_dtypes(primitive, vals, params, out)
         if primitive.multiple_results:
             return [wrap_result(o, False) for o in out]
         if weak and args:
@@ -399,6 +397,49 @@ class EvalTrace(Trace):
 
 
 _PYTHON_SCALARS = frozenset(python_scalar_types)
+
+
+# NOTE: [one eager step]
+# Eager evaluation has two interpreters: ``EvalTrace`` (one primitive at a time, on Arrays) and
+# the interpreter of cached eager programs (``kernel/numpy_plan.py``: a whole program laid out as
+# slot-indexed steps over NumPy values). Both evaluate an equation through the same per-primitive
+# function on host values, its *host step*: ``primitive.impl`` itself, or, when an operand or a
+# result has a narrow dtype (NOTE: [narrow dtypes on the host]), ``narrow_step(primitive)`` --
+# the one place that computes such dtypes compiled (int4, float8) or casts NumPy's float32 result
+# back to bfloat16. Both run with NumPy's floating-point errors quiet (a NaN is a value, as in
+# XLA), and a primitive without an impl raises the same error from either (the program
+# interpreter leaves such programs to ``EvalTrace``). What differs is only bookkeeping: EvalTrace
+# wraps each result (its weak type from ``weak_type_rule``), the program interpreter wraps only
+# the program's outputs (their weak types from the program's avals).
+
+
+def narrow_step(primitive):
+    """The host step of ``primitive`` for operands of narrow dtypes (NOTE: [one eager step]):
+    ``step(*values, **params)`` on NumPy values, returning NumPy values of the dtypes abstract
+    evaluation gives; ``None`` when the primitive has no impl.
+
+    >>> import ml_dtypes
+    >>> p = Primitive("in_float32"); _ = p.def_impl(lambda x: x.astype(np.float32) * 2)
+    >>> _ = p.def_abstract_eval(lambda x: x)
+    >>> narrow_step(p)(np.ones(2, ml_dtypes.bfloat16)).dtype
+    dtype(bfloat16)
+    """
+    if primitive.impl is None:
+        return None
+    return functools.partial(_narrow_impl, primitive)
+
+
+def _narrow_impl(primitive, *vals, **params):
+    if hooks.eager_compiled is not None and any(
+        type(v) is np.ndarray and v.dtype in _dt.COMPILED_ON_HOST for v in vals
+    ):
+        # NOTE: [narrow dtypes on the host]: what NumPy cannot compute (int4, float8), XLA does.
+        out = hooks.eager_compiled(primitive, vals, params)
+        return [o._numpy() for o in out] if primitive.multiple_results else out._numpy()
+    out = primitive.impl(*vals, **params)
+    if primitive.abstract_eval is not None:
+        out = _in_abstract_dtypes(primitive, vals, params, out)
+    return out
 
 
 def _in_abstract_dtypes(primitive, vals, params, out):
