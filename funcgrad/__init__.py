@@ -1,8 +1,8 @@
 """funcgrad: composable function transformations — grad, vmap, jit — for NumPy programs.
 
 Layer: surface. Exports are resolved lazily (module ``__getattr__``), so ``import funcgrad``,
-``import funcgrad.primitives`` or ``import funcgrad.xla_bridge`` can each come first. ``__all__`` (and ``dir()``) is
-the public names and subpackages, never the helpers this module uses.
+``import funcgrad.primitives`` or ``import funcgrad.xla_bridge`` can each come first. ``__all__``
+(and ``dir()``) is the public names and subpackages, never the helpers this module uses.
 
 >>> import funcgrad, funcgrad.numpy as fnp
 >>> float(funcgrad.grad(fnp.sin)(0.0))
@@ -12,151 +12,93 @@ the public names and subpackages, never the helpers this module uses.
 from __future__ import annotations
 
 import importlib
+import os
 
 __version__ = "0.1.0"
 
-_API = {
-    name: "funcgrad.api"
-    for name in (
-        "grad",
-        "value_and_grad",
-        "vjp",
-        "jvp",
-        "linearize",
-        "linear_transpose",
-        "vmap",
-        "jacfwd",
-        "jacrev",
-        "jacobian",
-        "hessian",
-        "make_jaxpr",
-        "stop_gradient",
-        "jit",
-        "custom_jvp",
-        "custom_vjp",
-        "checkpoint",
-        "remat",
-        "eval_shape",
-        "device_put",
-        "device_get",
-        "block_until_ready",
-        "ShapeDtypeStruct",
-    )
-}
-_API.update(
-    {
-        # The isinstance/annotation type, true for tracers too (as jax.Array); "module:attribute"
-        "Array": "funcgrad.numpy._dtypes:PublicArray",
-        "typecheck_jaxpr": "funcgrad.kernel.ir",
-        "checkpoint_policies": "funcgrad._remat",
-        "devices": "funcgrad._devices",
-        "local_devices": "funcgrad._devices",
-        "device_count": "funcgrad._devices",
-        "local_device_count": "funcgrad._devices",
-        "process_index": "funcgrad._devices",
-        "process_count": "funcgrad._devices",
-        "process_indices": "funcgrad._devices",
-        "host_count": "funcgrad._devices",
-        "host_id": "funcgrad._devices",
-        "host_ids": "funcgrad._devices",
-        "Device": "funcgrad._devices",
-        "Shard": "funcgrad._placement",
-        "copy_to_host_async": "funcgrad._placement",
-        "default_backend": "funcgrad._devices",
-        "make_array_from_callback": "funcgrad._placement",
-        "make_array_from_single_device_arrays": "funcgrad._placement",
-        "make_array_from_process_local_data": "funcgrad._placement",
-        "reshard": "funcgrad._placement",
-        "shard_map": "funcgrad.parallel",
-        "pmap": "funcgrad.parallel",
-        "P": "funcgrad.sharding",
-        "NamedSharding": "funcgrad.sharding",
-        "make_mesh": "funcgrad.sharding",
-        "set_mesh": "funcgrad.sharding",
-    }
-)
-# Debugging and testing tools (funcgrad/introspect.py, debug.py, testing.py).
-_API.update({name: "funcgrad.introspect" for name in ("memory_report", "print_saved_residuals", "graph")})
-_API.update(
-    {"check_finite": "funcgrad.debug", "debug_nans": "funcgrad.debug", "check_grads": "funcgrad.testing"}
-)
-_API.update(
-    {"closure_convert": "funcgrad.custom_derivatives", "custom_gradient": "funcgrad.custom_derivatives"}
-)
-_API.update({"float0": "funcgrad.dtypes", "pure_callback": "funcgrad._callbacks"})
-_API.update({"fwd_and_bwd": "funcgrad._fwd_and_bwd"})
-# Taylor mode (funcgrad/experimental/jet.py).
-_API.update({"jet": "funcgrad.experimental.jet", "taylor_derivatives": "funcgrad.experimental.jet"})
-# Per-example gradient norms and DP-SGD's clipped sum by ghost clipping (funcgrad/per_example.py).
-_API.update({name: "funcgrad.per_example" for name in ("clipped_grad_sum", "per_example_norms")})
-# Scopes, compile-time evaluation, caches and environment (funcgrad/_utilities.py).
-_API.update(
-    {
-        name: "funcgrad._utilities"
-        for name in (
-            "clear_caches", "ensure_compile_time_eval", "live_arrays", "named_call", "named_scope",
-            "print_environment_info", "typeof",
-        )
-    }
+# NOTE: [derived namespaces]
+# A namespace's exports are stated by the modules that define them, never a second list here: each
+# module that gives funcgrad a top-level name lists it in ``_REEXPORTED`` (its whole ``__all__``
+# when it has no ``_REEXPORTED``), an entry ``"name:attribute"`` exporting ``attribute`` under
+# ``name``. The subpackages are the public modules in the folder, less the implementation modules
+# behind the top-level names (``_IMPLEMENTATION``). To stay lazy, ``import funcgrad`` imports none
+# of them: the declarations are read from the modules' source text on first use (both literals), and
+# the namespace tests check what is read against the imported modules.
+
+# The modules funcgrad re-exports names from (their declarations are read by ``_exports``).
+_SOURCES = (
+    "api", "_config", "_utilities", "_devices", "_placement", "_remat", "_callbacks", "_fwd_and_bwd",
+    "numpy._dtypes", "parallel", "sharding", "introspect", "debug", "testing", "custom_derivatives",
+    "dtypes", "per_example", "experimental.jet",
 )  # fmt: skip
-# The configuration object and its context managers (funcgrad/_config.py).
-_API.update(
-    {
-        name: "funcgrad._config"
-        for name in (
-            "config", "check_tracer_leaks", "checking_leaks", "debug_infs", "default_device",
-            "default_matmul_precision", "disable_jit", "enable_checks", "enable_x64", "explain_cache_misses",
-            "log_compiles", "no_execution", "no_tracing", "numpy_dtype_promotion", "numpy_rank_promotion",
-            "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
-            "transfer_guard_host_to_device",
-        )
-    }
-)  # fmt: skip
-_MODULES = {
-    "numpy",
-    "nn",
-    "lax",
-    "tree_util",
-    "tree",
-    "core",
-    "dtypes",
-    "random",
-    "optim",
-    "scipy",
-    "debug",
-    "testing",
-    "custom_derivatives",
-    "custom_batching",
-    "flatten_util",
-    "ops",
-    "experimental",
-    "sharding",
-    "distributed",
-    "image",
-    "errors",
-    "typing",
-    "dlpack",
-    "profiler",
-    "stages",
-}
+# Public modules of the folder that are implementation, not namespaces (and the layers below).
+_IMPLEMENTATION = frozenset(
+    {"api", "introspect", "jitting", "kernel", "parallel", "per_example", "primitives", "xla_bridge"}
+)
 
 
-# Everything above, resolved on first use; ``dir(funcgrad)`` shows exactly these names.
-__all__ = sorted([*_API, *_MODULES])
+def _declared(module: str) -> tuple[str, ...]:
+    """``module``'s ``_REEXPORTED`` (or ``__all__``), read from its source without importing it."""
+    import ast  # (only here: ``import funcgrad`` stays cheap)
+    import re
+
+    path = os.path.join(os.path.dirname(__file__), *module.split("."))
+    try:
+        with open(
+            path + ".py" if os.path.exists(path + ".py") else os.path.join(path, "__init__.py"),
+            encoding="utf-8",
+        ) as f:
+            source = f.read()
+    except OSError:  # no source file (a zip, a frozen build): import it instead
+        m = importlib.import_module(f"funcgrad.{module}")
+        return tuple(getattr(m, "_REEXPORTED", m.__all__))
+    for name in ("_REEXPORTED", "__all__"):
+        found = re.search(rf"^{name}(?:: [^=]+)? = (\(.*?\)|\[.*?\])$", source, re.M | re.S)
+        if found:
+            return tuple(ast.literal_eval(found.group(1)))
+    raise ImportError(f"funcgrad.{module} declares neither _REEXPORTED nor __all__ as a literal")
+
+
+def _exports() -> tuple[dict[str, tuple[str, str]], frozenset[str]]:
+    """The lazy tables: public name -> (module, attribute), and the subpackages."""
+    table = {}
+    for module in _SOURCES:
+        for entry in _declared(module):
+            name, _, attribute = entry.partition(":")
+            table[name] = (f"funcgrad.{module}", attribute or name)
+    folder = os.path.dirname(__file__)
+    modules = {
+        name.removesuffix(".py")
+        for name in os.listdir(folder)
+        if not name.startswith("_")
+        and (name.endswith(".py") or os.path.isfile(os.path.join(folder, name, "__init__.py")))
+    }
+    return table, frozenset(modules - _IMPLEMENTATION)
+
+
+_TABLES: list = []
+
+
+def _tables():
+    if not _TABLES:
+        _TABLES.append(_exports())
+    return _TABLES[0]
 
 
 def __getattr__(name):
-    if name in _API:
-        module, _, attribute = _API[name].partition(":")
-        value = getattr(importlib.import_module(module), attribute or name)
-        globals()[name] = value
-        return value
-    if name in _MODULES:
-        module = importlib.import_module(f"funcgrad.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'funcgrad' has no attribute '{name}'")
+    table, modules = _tables()
+    if name in table:
+        module, attribute = table[name]
+        value = getattr(importlib.import_module(module), attribute)
+    elif name in modules:
+        value = importlib.import_module(f"funcgrad.{name}")
+    elif name == "__all__":  # everything above, resolved on first use; ``dir(funcgrad)`` shows it
+        value = sorted([*table, *modules])
+    else:
+        raise AttributeError(f"module 'funcgrad' has no attribute '{name}'")
+    globals()[name] = value
+    return value
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
-    return list(__all__)
+    return list(globals().get("__all__") or __getattr__("__all__"))

@@ -37,6 +37,8 @@ from funcgrad.primitives.callbacks import (
 )
 
 __all__ = ["debug_callback", "debug_log", "debug_print", "io_callback", "pure_callback"]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = ("pure_callback",)
 
 _logger = logging.getLogger("funcgrad.debug")
 

@@ -21,6 +21,22 @@ from __future__ import annotations
 
 from funcgrad import xla_bridge
 
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = (
+    "devices",
+    "local_devices",
+    "device_count",
+    "local_device_count",
+    "process_index",
+    "process_count",
+    "process_indices",
+    "host_count",
+    "host_id",
+    "host_ids",
+    "Device",
+    "default_backend",
+)
+
 
 def devices(backend: str | None = None) -> list:
     """Every device of ``backend`` (``"cpu"`` or ``"cuda"``; default: the default backend), across

@@ -46,6 +46,15 @@ __all__ = [
     "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",
 ]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = (
+    "Shard",
+    "copy_to_host_async",
+    "make_array_from_callback",
+    "make_array_from_single_device_arrays",
+    "make_array_from_process_local_data",
+    "reshard",
+)
 
 
 def _sharded_buffer(x: Array):

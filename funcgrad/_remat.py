@@ -16,6 +16,8 @@ from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from funcgrad.primitives.remat import checkpoint_p, checkpoint_policies, resolve_policy
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_p"]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = ("checkpoint_policies",)
 
 
 def checkpoint(fun: Callable, *, policy=None, prevent_cse: bool = True, static_argnums=()):

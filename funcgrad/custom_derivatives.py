@@ -42,6 +42,8 @@ __all__ = [
     "custom_vjp",
     "custom_vjp_primal_tree_values",
 ]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = ("closure_convert", "custom_gradient")
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

@@ -53,6 +53,8 @@ __all__ = [
     "ValueStats",
     "visualize_array_sharding",
 ]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = ("check_finite", "debug_nans")
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

@@ -31,6 +31,8 @@ __all__ = [
     "result_type",
     "scalar_type_of",
 ]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = ("float0",)
 
 
 def itemsize_bits(dtype) -> int:

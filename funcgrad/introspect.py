@@ -37,10 +37,17 @@ from funcgrad._api_util import arg_paths, canonicalize, check_array_leaves
 from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.core import source_info_config
-from funcgrad.kernel.ir import ClosedJaxpr, Literal, Var
+from funcgrad.kernel.ir import (
+    ClosedJaxpr,
+    Literal,
+    Var,
+    typecheck_jaxpr,  # noqa: F401 - funcgrad.typecheck_jaxpr
+)
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
 __all__ = ["memory_report", "print_saved_residuals", "graph", "MemoryReport", "Residual", "Graph"]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = ("memory_report", "print_saved_residuals", "graph", "typecheck_jaxpr")
 
 # ----------------------------------------------------------------------------------------------
 # Tracing vjp abstractly

@@ -61,6 +61,8 @@ from funcgrad.primitives import sharding as shp
 from funcgrad.primitives import structure as st
 
 __all__ = ["pmap", "shard_map", "vma_adjustment"]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = ("shard_map", "pmap")
 
 
 def _is_spec_leaf(x) -> bool:

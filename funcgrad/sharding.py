@@ -40,6 +40,8 @@ __all__ = [
     "set_mesh",
     "use_mesh",
 ]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = ("P", "NamedSharding", "make_mesh", "set_mesh")
 
 
 def __dir__():  # the public names only

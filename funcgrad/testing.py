@@ -41,6 +41,8 @@ __all__ = [
     "float_dtypes",
     "DOMAINS",
 ]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = ("check_grads",)
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

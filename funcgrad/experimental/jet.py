@@ -34,6 +34,8 @@ from funcgrad.primitives import elementwise as _ew
 from funcgrad.primitives import structure as _st
 
 __all__ = ["fact", "jet", "jet2", "taylor_derivatives", "zero_series", "zero_term"]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = ("jet", "taylor_derivatives")
 
 
 class _ZeroTerm:

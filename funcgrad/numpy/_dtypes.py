@@ -63,6 +63,8 @@ __all__ = [
     "uint8",
     "unsignedinteger",
 ]
+# Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
+_REEXPORTED = ("Array:PublicArray",)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -109,3 +109,30 @@ def test_star_import_gives_all():
 def test_top_level_all_resolves_lazily():
     assert "grad" in funcgrad.__all__ and "numpy" in funcgrad.__all__
     assert "importlib" not in dir(funcgrad) and "annotations" not in dir(funcgrad)
+
+
+def test_top_level_names_are_read_from_the_modules_that_define_them():
+    # NOTE: [derived namespaces]: what funcgrad's lazy table reads from the source text is what the
+    # imported modules declare, and every name resolves to the defining module's object.
+    import importlib
+
+    table, modules = funcgrad._exports()
+    for module in funcgrad._SOURCES:
+        m = importlib.import_module(f"funcgrad.{module}")
+        declared = getattr(m, "_REEXPORTED", None) or m.__all__
+        assert funcgrad._declared(module) == tuple(declared), module
+        for entry in declared:
+            name, _, attribute = entry.partition(":")
+            assert getattr(funcgrad, name) is getattr(m, attribute or name), name
+    assert set(funcgrad.__all__) == set(table) | modules and not set(table) & modules
+    assert {"numpy", "lax", "nn", "experimental"} <= modules and not modules & {"api", "kernel", "jitting"}
+    assert all(isinstance(importlib.import_module(f"funcgrad.{m}"), types.ModuleType) for m in modules)
+
+
+def test_import_funcgrad_imports_none_of_its_modules():
+    import subprocess
+    import sys
+
+    code = "import sys, funcgrad; print(sorted(m for m in sys.modules if m.startswith('funcgrad.')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
