@@ -24,7 +24,6 @@ Layer: primitives. Imports the funcgrad kernel, numpy and sibling families.
 from __future__ import annotations
 
 import sys
-import warnings
 
 import numpy as np
 from funcgrad.primitives import dot
@@ -117,17 +116,6 @@ def T(x):
     """Swap the last two axes."""
     nd = aval_of(x).ndim
     return st.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
-
-
-# The eager impl of convert_element_type (NumPy's astype) warns that complex -> real discards the
-# imaginary part -- which is the point when it computes a real part, also when a backward pass or
-# a staged jaxpr evaluates it later. The warning is silenced for that one impl, not globally.
-warnings.filterwarnings(
-    "ignore",
-    message="Casting complex values to real discards the imaginary part",
-    category=np.exceptions.ComplexWarning,
-    module=r"funcgrad.primitives\.elementwise",
-)
 
 
 def _quiet_real_part(x):
