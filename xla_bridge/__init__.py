@@ -21,7 +21,9 @@ resolve lazily (module ``__getattr__``) from their submodules on first access:
   ``spmd_route`` (which calls need several devices) and ``spmd`` (their route);
   ``distributed``: several processes
 
-To export a new name, add it to ``_LAZY`` (name -> submodule) and ``__all__``. Example:
+A submodule exports a name here by listing it in its ``_REEXPORTED`` (NOTE: [derived namespaces]
+in funcgrad/__init__.py: read from the source text on first use, so nothing is imported for it);
+the submodules are the folder's public modules. Example:
 
     >>> from funcgrad import xla_bridge
     >>> xla_bridge.get_backend("cpu").platform
@@ -31,105 +33,38 @@ To export a new name, add it to ``_LAZY`` (name -> submodule) and ``__all__``. E
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
-# Public name -> submodule that defines it.
-_LAZY = {
-    # runtime
-    "XlaBridgeError": "runtime",
-    "Device": "runtime",
-    "Backend": "runtime",
-    "get_backend": "runtime",
-    "resolve_device": "runtime",
-    "hlo_text": "runtime",
-    "default_platform": "runtime",
-    "normalize_platform": "runtime",
-    "devices": "runtime",
-    "default_device": "runtime",
-    "device_put": "runtime",
-    "to_numpy": "runtime",
-    "Executable": "runtime",
-    "compile": "runtime",
-    "clear_compile_cache": "runtime",
-    "compile_cache_info": "runtime",
-    # dtypes
-    "Aval": "dtypes",
-    "aval": "dtypes",
-    "mlir_element_type": "dtypes",
-    "mlir_tensor_type": "dtypes",
-    "dtype_from_mlir": "dtypes",
-    "dense_attr": "dtypes",
-    # compile_cache
-    "set_cache_dir": "compile_cache",
-    "get_cache_dir": "compile_cache",
-}
+# The submodules whose ``_REEXPORTED`` names the package exports, and the folder's public modules
+# that are not listed in ``__all__`` (they are imported by name where needed).
+_SOURCES = ("runtime", "dtypes", "compile_cache")
+_UNLISTED = frozenset({"dlpack", "fastpath", "profiling"})
 
-_SUBMODULES = (
-    "runtime",
-    "backends",
-    "transfers",
-    "executables",
-    "dtypes",
-    "compile_cache",
-    "plugins",
-    "lapack",
-    "emitter",
-    "lowering",
-    "dispatch",
-    "execute",
-    "native",
-    "meshes",
-    "sharded",
-    "spmd",
-    "spmd_route",
-    "distributed",
-)
 
-# Kept equal to _LAZY + _SUBMODULES (tests/test_xla_runtime.py checks it).
-__all__ = [
-    "Aval",
-    "Device",
-    "Backend",
-    "Executable",
-    "XlaBridgeError",
-    "aval",
-    "backends",
-    "clear_compile_cache",
-    "compile",
-    "compile_cache",
-    "compile_cache_info",
-    "default_device",
-    "default_platform",
-    "dense_attr",
-    "device_put",
-    "devices",
-    "dispatch",
-    "distributed",
-    "dtype_from_mlir",
-    "dtypes",
-    "emitter",
-    "executables",
-    "execute",
-    "get_backend",
-    "get_cache_dir",
-    "hlo_text",
-    "lapack",
-    "lowering",
-    "meshes",
-    "mlir_element_type",
-    "mlir_tensor_type",
-    "native",
-    "normalize_platform",
-    "plugins",
-    "resolve_device",
-    "runtime",
-    "set_cache_dir",
-    "sharded",
-    "spmd",
-    "spmd_route",
-    "to_numpy",
-    "transfers",
-]
+def _declared(module: str) -> tuple[str, ...]:
+    """``module``'s ``_REEXPORTED``, read from its source without importing it (which would import
+    jaxlib)."""
+    import ast  # (only here: importing the package stays cheap)
+    import re
+
+    with open(os.path.join(os.path.dirname(__file__), f"{module}.py"), encoding="utf-8") as f:
+        found = re.search(r"^_REEXPORTED = (\(.*?\))$", f.read(), re.M | re.S)
+    return tuple(ast.literal_eval(found.group(1)))
+
+
+def _tables() -> dict:
+    """``_LAZY`` (public name -> submodule) and ``_SUBMODULES``, derived on first use."""
+    tables = globals()
+    if "_LAZY" not in tables:
+        folder = os.path.dirname(__file__)
+        public = {
+            n.removesuffix(".py") for n in os.listdir(folder) if n.endswith(".py") and not n.startswith("_")
+        }
+        tables["_SUBMODULES"] = tuple(sorted(public - _UNLISTED))
+        tables["_LAZY"] = {name: module for module in _SOURCES for name in _declared(module)}
+        tables["__all__"] = sorted({*tables["_LAZY"], *tables["_SUBMODULES"]})
+    return tables
 
 
 # NOTE: [dispatch registration]
@@ -142,15 +77,17 @@ if "funcgrad.primitives.call" in sys.modules:
 
 
 def __getattr__(name: str):
-    mod = _LAZY.get(name)
+    if name in ("_LAZY", "_SUBMODULES", "__all__"):
+        return _tables()[name]
+    mod = _tables()["_LAZY"].get(name)
     if mod is not None:
         value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
         globals()[name] = value  # later lookups skip __getattr__
         return value
-    if name in _SUBMODULES:
+    if name in _tables()["_SUBMODULES"]:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(_tables()["__all__"]))

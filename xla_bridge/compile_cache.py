@@ -49,6 +49,8 @@ __all__ = [
     "stats",
     "store",
 ]
+# Re-exported by the xla_bridge package (NOTE: [derived namespaces] in funcgrad/__init__.py).
+_REEXPORTED = ("set_cache_dir", "get_cache_dir")
 
 _ENV_VAR = "FUNCGRAD_COMPILATION_CACHE_DIR"
 _MAGIC = b"FGXC1\n"  # bump when the entry layout or key recipe changes

@@ -43,6 +43,8 @@ __all__ = [
     "mlir_tensor_type",
     "widening_module",
 ]
+# Re-exported by the xla_bridge package (NOTE: [derived namespaces] in funcgrad/__init__.py).
+_REEXPORTED = ("Aval", "aval", "mlir_element_type", "mlir_tensor_type", "dtype_from_mlir", "dense_attr")
 
 # Ordered so that the reverse mapping is unambiguous.
 _DTYPE_TO_MLIR: dict[np.dtype, str] = {

@@ -98,6 +98,25 @@ __all__ = [
     "started_backends",
     "to_numpy",
 ]
+# Re-exported by the xla_bridge package (NOTE: [derived namespaces] in funcgrad/__init__.py).
+_REEXPORTED = (
+    "XlaBridgeError",
+    "Device",
+    "Backend",
+    "get_backend",
+    "resolve_device",
+    "hlo_text",
+    "default_platform",
+    "normalize_platform",
+    "devices",
+    "default_device",
+    "device_put",
+    "to_numpy",
+    "Executable",
+    "compile",
+    "clear_compile_cache",
+    "compile_cache_info",
+)
 
 
 def __getattr__(name: str):

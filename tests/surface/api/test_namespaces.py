@@ -136,3 +136,17 @@ def test_import_funcgrad_imports_none_of_its_modules():
     code = "import sys, funcgrad; print(sorted(m for m in sys.modules if m.startswith('funcgrad.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_xla_bridge_names_are_read_from_its_submodules():
+    import importlib
+
+    from funcgrad import xla_bridge
+
+    for module in xla_bridge._SOURCES:
+        m = importlib.import_module(f"funcgrad.xla_bridge.{module}")
+        assert xla_bridge._declared(module) == m._REEXPORTED and set(m._REEXPORTED) <= set(m.__all__)
+        for name in m._REEXPORTED:
+            assert getattr(xla_bridge, name) is getattr(m, name), name
+    assert set(xla_bridge.__all__) == set(xla_bridge._LAZY) | set(xla_bridge._SUBMODULES)
+    assert {"runtime", "dispatch", "lowering"} <= set(xla_bridge._SUBMODULES)
