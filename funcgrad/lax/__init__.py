@@ -26,23 +26,11 @@ take their partner's dtype), so programs say exactly which primitives run.
 
 from __future__ import annotations
 
+import types
+
 from funcgrad import _control_flow
 from funcgrad._control_flow import *  # noqa: F403 - each module's public names are its __all__
-from funcgrad.lax import (  # noqa: F401 - linalg: a namespace of its own
-    convolution,
-    extras,
-    fourier,
-    implicit,
-    linalg,
-    ops,
-    parallel,
-    reducing,
-    rng,
-    slicing,
-    special,
-    utilities,
-    windowed,
-)
+from funcgrad.lax import linalg  # noqa: F401 - a namespace of its own
 from funcgrad.lax.convolution import *  # noqa: F403
 from funcgrad.lax.extras import *  # noqa: F403
 from funcgrad.lax.fourier import *  # noqa: F403
@@ -56,23 +44,17 @@ from funcgrad.lax.special import *  # noqa: F403
 from funcgrad.lax.utilities import *  # noqa: F403
 from funcgrad.lax.windowed import *  # noqa: F403
 
-__all__ = sorted(
-    {
-        *ops.__all__,
-        *slicing.__all__,
-        *_control_flow.__all__,
-        *convolution.__all__,
-        *windowed.__all__,
-        *fourier.__all__,
-        *implicit.__all__,
-        *special.__all__,
-        *parallel.__all__,
-        *extras.__all__,
-        *reducing.__all__,
-        *rng.__all__,
-        *utilities.__all__,
-    }
-)
+# Importing a submodule binds it in this package, so the modules are found here rather than listed
+# a second time (as in funcgrad.numpy): those with an ``__all__``, less the namespace ``linalg``.
+_MODULES = [
+    m
+    for m in list(globals().values())
+    if isinstance(m, types.ModuleType)
+    and (m.__name__.startswith(__name__ + ".") or m is _control_flow)
+    and hasattr(m, "__all__")
+    and m is not linalg
+]
+__all__ = sorted({name for module in _MODULES for name in module.__all__})
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
