@@ -27,9 +27,13 @@ from collections.abc import Callable
 from funcgrad.kernel import core
 from funcgrad.kernel.ad import Zero, is_undefined_primal, jvp_jaxpr, transpose_jaxpr
 from funcgrad.kernel.batching import batch_jaxpr, current_axis_name
+from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.partial_eval import partial_eval_jaxpr
 from funcgrad.kernel.taylor import jet_jaxpr
+
+# Every DerivedJaxprs' memo (NOTE: [caches have an owner]).
+_derived = register_cache("kernel.derived_jaxprs", CacheGroup(lambda d: d.entries))
 
 
 class DerivedJaxprs:
@@ -47,6 +51,7 @@ class DerivedJaxprs:
         self.fn = fn
         self.capacity = capacity
         self.entries: dict = {}
+        _derived.add(self)
 
     def __call__(self, closed, *flags):
         key = (id(closed), *flags)

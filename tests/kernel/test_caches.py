@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pathlib
+import sys
 import weakref
 
 import ml_dtypes
@@ -29,6 +30,7 @@ KNOWN = {
     "kernel.surface_templates",
     "kernel.jaxpr_keys",
     "kernel.dtype_is_inexact",
+    "kernel.derived_jaxprs",
     "primitives.shard_map_programs",
     "primitives.meshes_in",
     "numpy.result_type",
@@ -111,6 +113,7 @@ def _fill() -> dict:
     keep = {}
     f = funcgrad.jit(lambda x: x * 2 + 1)
     f(np.ones(3))
+    funcgrad.grad(lambda x: fnp.sum(f(x)))(np.ones(3))  # derives the JVP of the jitted program
     loss = lambda w: fnp.sum(fnp.tanh(w @ w) ** 2)  # noqa: E731
     for _ in range(3):  # eager grad: recorded, then cached from the second sighting
         funcgrad.grad(loss)(np.eye(3) * 0.5)
@@ -182,15 +185,33 @@ def test_clear_caches_empties_every_registered_cache():
     del keep
 
 
+def _is_registered(obj) -> bool:
+    """Registered itself, or an owner reached through a registered ``CacheGroup``."""
+    for r in caches.registered_caches().values():
+        if obj is r or (isinstance(r, caches.CacheGroup) and any(obj is o for o in r.owners())):
+            return True
+    return False
+
+
+# Classes whose module-level instances are caches (memo objects of their own).
+CACHE_CLASSES = ("DerivedJaxprs", "ProgramCache")
+
+
 def test_every_module_level_cache_is_registered():
     _import_every_cache_owner()
-    registered = [obj for obj in caches.registered_caches().values()]
     unregistered = []
     for module, name in _module_level_caches():
         obj = getattr(importlib.import_module(module), name)
-        if (module, name) in NOT_CACHES or any(obj is r for r in registered):
+        if (module, name) in NOT_CACHES or _is_registered(obj):
             continue
         unregistered.append(f"{module}.{name}")
+    # Module-level instances of the memo classes, in every module imported by now.
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith("funcgrad"):
+            continue
+        for name, obj in list(vars(module).items()):
+            if type(obj).__name__ in CACHE_CLASSES and not _is_registered(obj):
+                unregistered.append(f"{module_name}.{name}")
     assert not unregistered, (
         f"module-level caches that are not registered: {unregistered}. Register each where it is "
         "defined (funcgrad.kernel.caches.register_cache), or list it in NOT_CACHES with the reason"
