@@ -1,7 +1,9 @@
 """The NumPy interpreter of cached eager programs (NOTE: [eager grad program cache]): a program
-laid out once as slot-indexed steps, then run with the primitives' NumPy impls in one loop.
+laid out once as slot-indexed steps, then run in one loop, each step the primitive's host step --
+the same function ``EvalTrace`` calls (NOTE: [one eager step] in kernel/core.py), so narrow
+dtypes, floating-point errors and missing impls are handled in one place.
 
-Layer: kernel. Imports ``core``, ``ir``, ``array`` and ``hooks``.
+Layer: kernel. Imports ``core``, ``ir``, ``array``, ``dtypes``, ``caches`` and ``hooks``.
 """
 
 from __future__ import annotations
@@ -66,7 +68,10 @@ class _Plan:
         for v, c in zip(j.constvars, closed.consts):
             slot(v, c._numpy() if type(c) is Array else c)
         self.in_slots = [slot(v) for v in j.invars]
-        implicit = _numpy_broadcasts(j)
+        narrow = _holds_narrow(j)
+        # (NumPy's broadcasting standing for broadcast_in_dim is a liberty of plain NumPy steps;
+        # a narrow step checks its operands' shapes by abstract evaluation.)
+        implicit = {} if narrow else _numpy_broadcasts(j)
         slot_avals: dict = {}
         self.steps = []
         for eqn in j.eqns:
@@ -87,7 +92,11 @@ class _Plan:
                     self.steps.append(view)
                 continue
             ins = tuple(slot(a) for a in eqn.invars)
-            impl = prim.impl
+            # NOTE: [one eager step]: the host step EvalTrace would take for these operands.
+            if narrow and any(_dt.is_narrow(a.aval.dtype) for a in eqn.invars):
+                impl = core.narrow_step(prim)
+            else:
+                impl = prim.impl
             inner = params.get(prim.traits.call_jaxpr_param) if prim.traits.call_jaxpr_param else None
             if type(inner) is ClosedJaxpr and len(inner.jaxpr.invars) == len(ins):
                 # A call whose impl evaluates its jaxpr (checkpoint, custom_jvp_call): by a plan
@@ -257,9 +266,7 @@ def _numpy_plan(closed: ClosedJaxpr) -> _Plan | None:
     if hit is not None and hit[0] is closed:
         return hit[1]
     plan = None
-    if all(
-        e.primitive.impl is not None and not e.primitive.impl_takes_arrays for e in closed.jaxpr.eqns
-    ) and not _holds_narrow(closed.jaxpr):
+    if all(e.primitive.impl is not None and not e.primitive.impl_takes_arrays for e in closed.jaxpr.eqns):
         plan = _Plan(closed)
     bounded_put(_plans, id(closed), (closed, plan), 512)
     return plan
@@ -269,7 +276,7 @@ _plans: dict = register_cache("kernel.numpy_plans", {})  # NOTE: [caches have an
 
 
 def _holds_narrow(j: Jaxpr) -> bool:
-    # NOTE: [narrow dtypes on the host]: such programs run through EvalTrace, not this interpreter.
+    # NOTE: [narrow dtypes on the host]: their equations take core.narrow_step, as in EvalTrace.
     atoms = (*j.invars, *j.constvars, *(a for e in j.eqns for a in (*e.invars, *e.outvars)))
     return any(_dt.is_narrow(a.aval.dtype) for a in atoms)
 

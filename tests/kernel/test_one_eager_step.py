@@ -1,0 +1,69 @@
+"""NOTE: [one eager step]: EvalTrace and the interpreter of cached eager programs evaluate an
+equation through the same host step, so a program of narrow dtypes gives the same values and
+dtypes through either (the interpreter once left such programs out after it drifted: a repeated
+eager grad through a bfloat16 matmul returned float32)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.kernel import core, numpy_plan
+from funcgrad.kernel.array import Array
+
+
+def _both(f, *args):
+    closed = funcgrad.make_jaxpr(f)(*args)
+    plan = numpy_plan._numpy_plan(closed)
+    assert plan is not None  # the program interpreter takes narrow programs too
+    by_plan = numpy_plan.eager_call_impl(*args, jaxpr=closed)
+    by_eval = core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    return by_plan, by_eval
+
+
+@pytest.mark.parametrize(
+    "f, dtype",
+    [
+        (lambda a, b: fnp.tanh(a @ b) * 2 + a.sum(), ml_dtypes.bfloat16),  # NumPy's matmul: float32
+        (lambda a, b: -(a * b) + b, ml_dtypes.uint4),  # computed by XLA (NOTE: [narrow dtypes on the host])
+        (lambda a, b: a @ b + 1.5, np.float32),  # the plain impls
+    ],
+)
+def test_the_program_interpreter_and_evaltrace_agree(f, dtype):
+    a = np.arange(1, 5).reshape(2, 2).astype(dtype)
+    by_plan, by_eval = _both(f, a, a)
+    for p, e in zip(by_plan, by_eval, strict=True):
+        assert type(p) is Array and p.dtype == e.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(np.asarray(p).astype(np.float64), np.asarray(e).astype(np.float64))
+
+
+def test_both_interpreters_take_one_host_step_per_primitive():
+    from funcgrad.primitives.dot import dot_general_p
+    from funcgrad.primitives.elementwise import add_p
+
+    a = np.ones((2, 2), ml_dtypes.bfloat16)
+    closed = funcgrad.make_jaxpr(lambda x: x @ x + x)(a)
+    steps = [step[1] for step in numpy_plan._numpy_plan(closed).steps]
+    names = [getattr(s, "func", None) for s in steps]
+    assert names == [core._narrow_impl, core._narrow_impl]  # core.narrow_step, as EvalTrace takes
+    assert [s.args[0] for s in steps] == [dot_general_p, add_p]
+    plain = funcgrad.make_jaxpr(lambda x: x + x)(np.ones(2))
+    assert numpy_plan._numpy_plan(plain).steps[0][1] is add_p.impl  # the impl itself: no wrapper
+
+
+def test_repeated_eager_grads_of_narrow_programs_keep_their_dtype():
+    w = np.full((3, 2), 0.5, ml_dtypes.bfloat16)
+
+    def loss(x):
+        return fnp.sum(fnp.tanh(x @ w)).astype(np.float32)
+
+    x = np.ones((2, 3), ml_dtypes.bfloat16)
+    grads = [funcgrad.grad(loss)(x) for _ in range(3)]  # the 2nd and 3rd: the cached program
+    for g in grads:
+        assert g.dtype == ml_dtypes.bfloat16
+        np.testing.assert_array_equal(
+            np.asarray(g).astype(np.float32), np.asarray(grads[0]).astype(np.float32)
+        )
