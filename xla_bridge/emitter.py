@@ -13,7 +13,7 @@ here; ``xla_bridge.lowering`` imports the rules package and assembles whole modu
 # (``%v3``), ``ctx.avals_in``/``ctx.avals_out`` the equation's avals, ``ctx.fb`` the function
 # being emitted (use its helpers: ``emit``, ``const``, ``broadcast``, ``convert``, ...). A
 # primitive with ``multiple_results`` returns a list. Register with ``@register(primitive)``
-# in ``rules/<family>.py``, the family file of the primitive (tests/test_lowering.py checks that
+# in ``rules/<family>.py``, the family file of the primitive (tests/bridge/test_lowering.py checks that
 # the rule modules mirror the catalog); ``lowering_rules`` is the registry and ``rule_modules``
 # records which module registered each rule.
 """
@@ -58,7 +58,7 @@ __all__ = [
 
 lowering_rules: dict[Primitive, Callable] = {}
 # The module that registered each rule (``xla_bridge.rules.<family>``), checked against the
-# catalog's family of the primitive by tests/test_lowering.py.
+# catalog's family of the primitive by tests/bridge/test_lowering.py.
 rule_modules: dict[Primitive, str] = {}
 
 

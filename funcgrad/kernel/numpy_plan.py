@@ -143,7 +143,7 @@ def _step_inputs(step) -> tuple:
 # when the operand is a whole array a ufunc made (never an input, a constant or a view), every
 # reader of it is a ufunc (a reshape or transpose of it may be a view, alive after its last use),
 # and it has the result's shape and dtype. Measured: a 3-layer 512-wide program 15.4 -> 14.9 ms;
-# tests/test_surface_templates.py holds the view case to the uncached answer.
+# tests/kernel/test_surface_templates.py holds the view case to the uncached answer.
 
 
 def _reuse_dead_buffers(steps: list, slot_avals: dict, keep: set) -> list:

@@ -6,7 +6,7 @@ Layer: xla_bridge (compiler half). The rule modules import the primitive catalog
 
 ``rules/<family>.py`` lowers exactly the primitives declared in ``primitives/<family>.py``, and
 ``rules/custom_derivatives.py`` those declared in ``funcgrad/kernel/custom_derivatives.py``
-(tests/test_lowering.py checks both directions through ``emitter.rule_modules``). The list of
+(tests/bridge/test_lowering.py checks both directions through ``emitter.rule_modules``). The list of
 rule modules is this package's contents, not a hand-kept list; a module whose name starts with
 ``_`` would hold shared helpers. An ``ImportError`` raised by a rule module propagates: a
 missing family of lowerings is a bug, not something to skip.
