@@ -45,7 +45,8 @@ from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
 from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
-from funcgrad.primitives.control_flow import ReverseModeWhileLoopError, cond_p, scan_p, while_p
+from funcgrad.primitives.control_flow import ReverseModeWhileLoopError, cond_p, while_p
+from funcgrad.primitives.scan import scan_p
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "ReverseModeWhileLoopError"]
 

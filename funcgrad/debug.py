@@ -38,7 +38,8 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config, user_source_info
 from funcgrad.kernel.ir import ClosedJaxpr
-from funcgrad.primitives.control_flow import cond_p, scan_p, while_p
+from funcgrad.primitives.control_flow import cond_p, while_p
+from funcgrad.primitives.scan import scan_p
 
 __all__ = [
     "callback",

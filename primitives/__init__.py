@@ -37,7 +37,6 @@ from funcgrad.primitives import elementwise, reductions, structure  # noqa: E402
 
 # The Taylor rules (jet) of the families above, attached by importing them.
 importlib.import_module(f"{__name__}._taylor")
-importlib.import_module(f"{__name__}._taylor_control")
 
 
 def families() -> dict[str, ModuleType]:

@@ -2,7 +2,7 @@
 that carry the jaxprs of user functions (the surface functions are in
 ``funcgrad/lax/implicit.py``; lowering inlines the solver, ``xla_bridge/rules/implicit.py``).
 
-Layer: primitives. Imports the funcgrad kernel (core, ad, batching, callkit) and the elementwise
+Layer: primitives. Imports the funcgrad kernel (core, ad, batching, callkit, taylor) and the elementwise
 family.
 
 - ``custom_linear_solve_p.bind(*consts, *b, const_lengths, jaxprs)``: ``jaxprs`` is
@@ -33,11 +33,12 @@ from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives._rules import JET_OF_SUBPROGRAM, to_front
 
 from funcgrad.kernel import core
-from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal, jvp_flat
+from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal, is_zero_series, jvp_flat, zero_series
 from funcgrad.kernel.batching import batch_jaxpr
 from funcgrad.kernel.callkit import DerivedJaxprs
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.taylor import jet_flat
 
 __all__ = ["custom_linear_solve_p", "custom_root_p", "split_consts"]
 
@@ -197,3 +198,61 @@ custom_root_p.def_impl(_root_impl)
 custom_root_p.def_abstract_eval(_root_abstract_eval)
 custom_root_p.def_jvp(_root_jvp)
 _batch_rule(custom_root_p)
+
+
+def _linear_solve_taylor(primals, series, *, const_lengths, jaxprs):
+    """``M(c) x = b`` with ``M`` linear in ``x``: ``x_k = solve(b_k - sum_(j=1..k) M_j x_(k-j))``,
+    where ``M_j v`` is term ``j`` of ``t -> matvec(c(t), v)`` (a jet of the matvec jaxpr, one per
+    solution term). One solve per term, where the rule from the JVP rule solves ``2^K`` times."""
+    params = dict(const_lengths=const_lengths, jaxprs=jaxprs)
+    order = len(series[0])
+    outs = custom_linear_solve_p.bind(*primals, **params)
+    consts, b = split_consts(primals, const_lengths)
+    consts_s, b_s = split_consts(series, const_lengths)
+    flat_consts = [c for group in consts for c in group]
+    n = len(b)
+    x = [list(outs[:n])]  # x[k]: the k-th terms of the solution (None where zero)
+    matvec_terms: list[dict] = []  # matvec_terms[m][j]: M_j x_m, for j >= 1
+    operator_varies = any(not is_zero_series(s) for s in consts_s[0])
+
+    def run_matvec(*cs, v):
+        return core.eval_jaxpr(jaxprs[0].jaxpr, jaxprs[0].consts, *cs, *v)
+
+    for k in range(1, order + 1):
+        m = k - 1
+        if operator_varies and any(xi is not None for xi in x[m]):
+            v = [_instantiate_zero(xi, p) for xi, p in zip(x[m], outs[:n])]
+            _, mv = jet_flat(
+                lambda *cs, v=v: run_matvec(*cs, v=v),
+                consts[0],
+                [s[: order - m] for s in consts_s[0]],
+                order - m,
+            )
+            matvec_terms.append({j: [t[j - 1] for t in mv] for j in range(1, order - m + 1)})
+        else:
+            matvec_terms.append({})
+        rhs = []
+        for i in range(n):
+            r = None if type(b_s[i][k - 1]) is Zero else b_s[i][k - 1]
+            for j in range(1, k + 1):
+                t = matvec_terms[k - j].get(j)
+                if t is not None and type(t[i]) is not Zero:
+                    r = ew.neg(t[i]) if r is None else ew.sub(r, t[i])
+            rhs.append(r)
+        if all(r is None for r in rhs):
+            x.append([None] * n)
+            continue
+        rhs = [_instantiate_zero(r, p) for r, p in zip(rhs, b)]
+        x.append(list(custom_linear_solve_p.bind(*flat_consts, *rhs, **params)[:n]))
+    series_out = [
+        [Zero.from_primal_value(p) if x[k][i] is None else x[k][i] for k in range(1, order + 1)]
+        for i, p in enumerate(outs[:n])
+    ]
+    return outs, series_out + [zero_series(o, order) for o in outs[n:]]
+
+
+def _instantiate_zero(t, like):
+    return hooks.zeros(Zero.from_primal_value(like).aval) if t is None else t
+
+
+custom_linear_solve_p.def_taylor(_linear_solve_taylor)

@@ -47,6 +47,7 @@ from funcgrad.primitives import gather as ga
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import scatter as sc
 from funcgrad.primitives.checks import check_p
+from funcgrad.primitives.scan import scan_p
 
 # ----------------------------------------------------------------------------------------------
 # Error categories (the members of the sets passed as ``checkify(errors=...)``)
@@ -449,7 +450,7 @@ RULES = {
     custom_vjp_call_p: _custom_call_rule,
     ew.div_p: _div_rule,
     cf.cond_p: _cond_rule,
-    cf.scan_p: _scan_rule,
+    scan_p: _scan_rule,
     cf.while_p: _while_rule,
     ga.gather_p: _gather_rule,
     ix.dynamic_slice_p: _dynamic_slice_rule,

@@ -39,6 +39,7 @@ from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
+from funcgrad.kernel.taylor import jet_flat
 
 
 class SymbolicZero:
@@ -599,3 +600,13 @@ def _custom_lin_batch(axis_size, vals, dims, *, num_res, bwd, out_avals, name):
 
 
 custom_lin_p.def_batch(_custom_lin_batch)
+
+
+# Forward-mode derivatives of a custom_vjp function are those of its primal function (as JAX's jet
+# does), since only its reverse-mode rule is given.
+def _custom_vjp_call_taylor(primals, series, *, call_jaxpr, num_consts, **_):
+    run = lambda *xs: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *xs)  # noqa: E731
+    return jet_flat(run, primals, series, len(series[0]))
+
+
+custom_vjp_call_p.def_taylor(_custom_vjp_call_taylor)

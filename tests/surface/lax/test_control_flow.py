@@ -8,7 +8,9 @@ from __future__ import annotations
 import funcgrad.xla_bridge.runtime as rt
 import numpy as np
 import pytest
-from funcgrad.primitives.control_flow import cond_p, scan_p, while_p
+from _checks import assert_close, typecheck
+from funcgrad.primitives.control_flow import cond_p, while_p
+from funcgrad.primitives.scan import scan_p
 from funcgrad.xla_bridge.lowering import lower_jaxpr
 
 import funcgrad
@@ -18,7 +20,6 @@ from funcgrad._control_flow import map as lax_map
 from funcgrad.kernel import ir
 from funcgrad.kernel import tree_util as tu
 from funcgrad.testing import check_grads
-from _checks import assert_close, typecheck
 
 
 def _eqn_prims(closed) -> set:
