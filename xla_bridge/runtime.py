@@ -16,9 +16,9 @@ entry points; the runtime only uses the ones verified not to) and nothing of fun
 kernel's cache registry. A module-level variable that the runtime rebinds (the default device and
 platform) lives in ``backends``: read or patch it there, not through this module.
 
-Importing the runtime costs the jaxlib import (~0.1 s, mostly numpy + the C++ extension) but
-creates no client and changes nothing outside it; the CPU client is made on first use
-(``get_backend``).
+Importing the runtime costs the jaxlib import (~0.1 s, mostly numpy + the C++ extension) and the
+kernel package's (the cache registry's parent, ~0.03 s) but creates no client and changes nothing
+outside it; the CPU client is made on first use (``get_backend``).
 
 # NOTE: [buffers are jaxlib ArrayImpl]
 Device values are bare ``jaxlib._jax.ArrayImpl`` objects. Without jax they have ``.aval``,
