@@ -581,12 +581,14 @@ def pow_(x, y):
 
 
 def _minmax_jvp(select_x):
-    # Ties split the gradient equally between both operands, as JAX documents for max/min.
+    # Ties split the gradient equally between both operands, as JAX documents for max/min. Each
+    # operand's weight is computed on its own (not as 1 - the other's), so where either is NaN (the
+    # answer is NaN, equal to neither) both weights are 0, as jax's balanced_eq gives (issue 33).
     def rule_x(t, x, y):
         return mul(t, select_x(x, y))
 
     def rule_y(t, x, y):
-        return mul(t, sub(1, select_x(x, y)))
+        return mul(t, select_x(y, x))
 
     return rule_x, rule_y
 
