@@ -108,8 +108,12 @@ def _minmax_jvp(primitive):
             return ans, Zero.from_primal_value(ans)
         shape = aval_of(x).shape
         location = ew.convert(ew.eq_p.bind(x, expand_reduced(ans, shape, axes)), aval_of(x).dtype)
-        # An empty reduction has no ties to share: divide by max(count, 1), never 0/0.
-        counts = ew.max_p.bind(reduce_sum(location, axes), np.ones((), aval_of(x).dtype))
+        counts = reduce_sum(location, axes)
+        if any(shape[a] == 0 for a in axes):
+            # An empty reduction has no ties to share: divide by max(count, 1), never 0/0.
+            counts = ew.max_p.bind(counts, np.ones((), aval_of(x).dtype))
+        # Otherwise a count of 0 means the answer is NaN (equal to no element): the derivative is
+        # 0/0 = NaN, as jax's (issue 33).
         return ans, ew.div(reduce_sum(ew.mul(t, location), axes), counts)
 
     return jvp

@@ -527,7 +527,9 @@ def _vector_norm(x, axes, ord, keepdims):
     if ord is None or ord == 2:
         return safe_sqrt(reductions.sum(_abs2(x), axes, keepdims=keepdims))
     if ord == np.inf:
-        return reductions.max(absx, axes, keepdims=keepdims)
+        # initial=0 as jax.numpy: an empty vector has norm 0, and at the zero vector the initial value
+        # ties with every entry and takes its share of the derivative (jax's value there; issue 33).
+        return reductions.max(absx, axes, keepdims=keepdims, initial=0)
     if ord == -np.inf:
         return reductions.min(absx, axes, keepdims=keepdims)
     if ord == 0:
@@ -545,6 +547,11 @@ def _vector_norm(x, axes, ord, keepdims):
     return _safe_root(total, p)
 
 
+def _max_from_zero(sums, axis):
+    # As jax.numpy's matrix 1- and inf-norms: amax(..., initial=0) (see _vector_norm).
+    return reductions.max(sums, axis, keepdims=True, initial=0)
+
+
 def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
     axes = (row_axis, col_axis)
     if ord is None or ord == "fro" or ord == "f":
@@ -559,10 +566,12 @@ def _matrix_norm(x, row_axis, col_axis, ord, keepdims):
     absx = mx.abs_value(x)
     if ord in (1, -1):
         sums = reductions.sum(absx, row_axis, keepdims=True)
-        out = (reductions.max if ord == 1 else reductions.min)(sums, col_axis, keepdims=True)
+        out = _max_from_zero(sums, col_axis) if ord == 1 else reductions.min(sums, col_axis, keepdims=True)
     elif ord in (np.inf, -np.inf):
         sums = reductions.sum(absx, col_axis, keepdims=True)
-        out = (reductions.max if ord == np.inf else reductions.min)(sums, row_axis, keepdims=True)
+        out = (
+            _max_from_zero(sums, row_axis) if ord == np.inf else reductions.min(sums, row_axis, keepdims=True)
+        )
     else:
         raise ValueError(f"Invalid norm order {ord!r} for matrices")
     return out if keepdims else squeeze(out, axes)

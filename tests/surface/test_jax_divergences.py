@@ -13,8 +13,10 @@ on y; take(mode='clip') let getitem count a negative index from the end before c
 fp's dtype alone; quantile reshaped with -1 next to an empty axis; scatter's shape check (and the
 gather batch rule) did not allow an empty batching axis; fmax/fmin split a tie like maximum;
 x.at[].op(y) converted y to x's dtype before combining instead of after; and (a sibling) remainder's
-signed-zero fix-up was a select that zeroed the derivative at exact multiples, and sparse_sigmoid's
-selects gave 0 at its kinks where jax.nn's clip gives 1/4.
+signed-zero fix-up was a select that zeroed the derivative at exact multiples; sparse_sigmoid's
+selects gave 0 at its kinks where jax.nn's clip gives 1/4; max/min gave the whole derivative to the
+other operand where one is NaN (1 - the other's weight) and the max/min reductions divided by
+max(count, 1), hiding the NaN of a NaN maximum; the inf-norms lacked jax's initial=0.
 """
 
 from __future__ import annotations
@@ -174,6 +176,38 @@ def _sparse_sigmoid_grad_kinks(m):
     return m.api.vmap(m.api.grad(m.nn.sparse_sigmoid))(np.array([-2.0, -1.0, 0.0, 1.0, 2.0]))
 
 
+X_NAN = np.array([np.nan, 1.0, 3.0, 3.0, np.inf, -0.0, 2.0])
+Y_NAN = np.array([3.0, np.nan, 3.0, 1.0, np.inf, 0.0, np.nan])
+
+
+def _maximum_nan_grads(m):
+    # Where either operand is NaN neither gets the derivative (jax's balanced_eq); ties share it.
+    return m.api.grad(lambda x, y: m.np_.sum(m.np_.maximum(x, y)), argnums=(0, 1))(X_NAN, Y_NAN)
+
+
+def _minimum_nan_grads_jit(m):
+    f = m.api.grad(lambda x, y: m.np_.sum(m.np_.minimum(x, y)), argnums=(0, 1))
+    return m.api.jit(f)(X_NAN, Y_NAN)
+
+
+def _max_reduction_nan_grad(m):
+    # A NaN maximum equals no element: the derivative is 0/0 = NaN everywhere, as in jax.
+    return m.api.grad(lambda x: m.np_.max(x))(np.array([np.nan, 1.0, 3.0, 3.0]))
+
+
+def _max_reduction_ties_grad(m):
+    return m.api.vmap(m.api.grad(lambda x: m.np_.max(x)))(np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]))
+
+
+def _norm_inf_at_zero(m):
+    # jax's amax(abs(x), initial=0): the initial 0 ties with the four zeros.
+    return m.api.grad(lambda x: m.np_.linalg.norm(x, ord=np.inf))(np.zeros(4))
+
+
+def _matrix_norm_1_at_zero(m):
+    return m.api.grad(lambda x: m.np_.linalg.norm(x, ord=1))(np.zeros((2, 3)))
+
+
 # (name, program, the closed-form or NumPy answer)
 _INF = np.inf
 CASES = [
@@ -227,6 +261,20 @@ CASES = [
     ("remainder_grads", _remainder_grads, (np.ones(6), -np.floor(X_REM / Y_REM))),
     # 0.5 * clip(x + 1, 0, 2): the kinks get half of the slope 1/2 (max/min split ties), as jax.nn.
     ("sparse_sigmoid_grad_kinks", _sparse_sigmoid_grad_kinks, np.array([0.0, 0.25, 0.5, 0.25, 0.0])),
+    (
+        "maximum_nan_grads",
+        _maximum_nan_grads,
+        (np.array([0, 0, 0.5, 1, 0.5, 0.5, 0]), np.array([0, 0, 0.5, 0, 0.5, 0.5, 0])),
+    ),
+    (
+        "minimum_nan_grads_jit",
+        _minimum_nan_grads_jit,
+        (np.array([0, 0, 0.5, 0, 0.5, 0.5, 0]), np.array([0, 0, 0.5, 1, 0.5, 0.5, 0])),
+    ),
+    ("max_reduction_nan_grad", _max_reduction_nan_grad, np.full(4, np.nan)),
+    ("max_reduction_ties_grad", _max_reduction_ties_grad, np.array([[0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]])),
+    ("norm_inf_at_zero", _norm_inf_at_zero, np.full(4, 0.125)),
+    ("matrix_norm_1_at_zero", _matrix_norm_1_at_zero, np.full((2, 3), 1 / 6)),
 ]
 IDS = [c[0] for c in CASES]
 
