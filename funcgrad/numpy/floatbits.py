@@ -126,6 +126,13 @@ def frexp(x, /):
     m_bits = bitwise_or(bitwise_and(bits, bitwise_not(exp_mask)), half_exp)
     mantissa = bc.bitcast_convert_type(m_bits, dtype)
     special = (x == 0) | ~ew.is_finite_p.bind(x)
+    # The mantissa is x / 2**exponent, so its derivative is 2**-exponent (as in jax), which the bit
+    # manipulation above lacks: add a zero-valued term that carries it. Exact: x - stop_gradient(x)
+    # is 0 for the finite x of this branch, and the ratio a power of two (capped at the largest float
+    # for subnormal x, where 2**-exponent overflows and 0 * inf would spoil the value).
+    ratio = ew.stop_gradient_p.bind(mantissa / where3(special, 1, x).astype(dtype))
+    ratio = where3(special, 1, where3(ew.is_finite_p.bind(ratio), ratio, float(info.max))).astype(dtype)
+    mantissa = mantissa + (x - ew.stop_gradient_p.bind(x)) * ratio
     # The mantissa of a value is exact in the value's own format.
     return where3(special, x, mantissa).astype(original), where3(special, 0, exponent).astype(np.int32)
 

@@ -165,11 +165,17 @@ def test_a_wrong_answer_fails_with_a_reproducer():
 
 
 # Cases the fuzzer found, fixed since (each must now agree): (steps, inputs, stack).
-REGRESSIONS: list = []
+REGRESSIONS: list = [
+    # frexp's mantissa had a zero derivative (bit manipulation); it is 2**-exponent, as in jax
+    ([("np.frexp", "np.frexp(x0)[0]")], [np.array([1.0, 3.0, 0.3, -5.0, 0.0, np.inf])], [("jvp", None)]),
+    ([("np.frexp", "np.frexp(x0)[0]")], [np.float32([0.75, -6.0, 1e-3])], [("jit", None), ("grad", None)]),
+]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("steps, inputs, stack", REGRESSIONS, ids=[r[0][0][1] for r in REGRESSIONS])
+@pytest.mark.parametrize(
+    "steps, inputs, stack", REGRESSIONS, ids=[f"{r[0][0][1]}-{r[2]}" for r in REGRESSIONS]
+)
 def test_fuzzer_regressions(steps, inputs, stack):
     outcome = _check(_case(steps, inputs, stack))
     assert outcome.status == "agree", outcome.message()
