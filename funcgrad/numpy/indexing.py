@@ -398,6 +398,14 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices):
     # As jax.numpy: x and the update combine in their promoted dtype and the result converts back
     # to x's dtype, so an int32 x.at[i].add(2.5) truncates the sum (-3 + 2.5 -> 0), not the update
     # first (-3 + 2 -> -1; issue 33). The same holds for set, multiply, min and max.
+    if (
+        type(y) is int
+        and _dt.kind(x.dtype) in "iu"
+        and not _dt.iinfo(x.dtype).min <= y <= _dt.iinfo(x.dtype).max
+    ):
+        # A Python int that x's dtype cannot hold (u8.at[i].add(-3)) is a default-int array, as in
+        # jax: combined in int64 and wrapped on the way back, instead of NEP 50's OverflowError.
+        y = asarray(np.asarray(y))
     x, y = promote_args(x, y)
     unique_indices = unique_indices or _selects_unique(x, idx)
     ids, scatter_mode = _flat_ids(x, idx, mode)
