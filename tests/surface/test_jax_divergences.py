@@ -256,6 +256,9 @@ CASES = [
     ("at_divide_int", _at_op("divide", 2.5, X_AT.astype(np.int64)), np.array([4, -3, -2]) / 2.0),
     ("at_power_int", _at_op("power", 2.5), np.array([16, 9, 4], np.int32)),
     ("at_add_jit", _at_add_jit, np.array([4, 0, 0], np.int32)),
+    # A Python int out of the dtype's range combines as a default int and wraps (no OverflowError).
+    ("at_add_uint8_wraps", _at_op("add", -3, np.array([1, 2], np.uint8)), np.array([254, 255], np.uint8)),
+    ("at_set_int8_wraps", _at_op("set", 300, np.array([1, 2], np.int8)), np.array([44, 44], np.int8)),
     ("at_power_repeated", _at_power_repeated, np.array([2.0**6, 3.0])),
     ("at_divide_repeated", _at_divide_repeated, np.array([2.0 / 8.0, 3.0])),
     ("remainder_grads", _remainder_grads, (np.ones(6), -np.floor(X_REM / Y_REM))),
