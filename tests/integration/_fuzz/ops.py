@@ -88,7 +88,7 @@ def _b(fn, **kw):
 
 
 _UNARY_NP = """sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh exp exp2 expm1 log
-log2 log10 log1p sqrt cbrt square reciprocal abs negative positive sign floor ceil rint trunc fix sinc
+log2 log10 log1p sqrt cbrt square reciprocal abs negative positive sign floor ceil rint trunc sinc
 deg2rad rad2deg signbit isnan isinf isfinite fabs i0 logical_not conj real imag angle""".split()
 _COMPLEX_OK = set("sin cos exp log sqrt square negative abs conj real imag angle tanh".split())
 _BINARY_NP = """add subtract multiply divide true_divide floor_divide remainder fmod power float_power
@@ -326,6 +326,33 @@ SURFACE: list[Op] = [
     Op("lax.sort", f"lax.sort({U})"),
     Op("lax.rev", f"lax.rev({U}, (0,))"),
     Op("lax.reduce_max", f"lax.reduce_max({U}, (0,))"),
+    # control flow (the branches and bodies are fixed lambdas over the operands)
+    Op("lax.cond", f"lax.cond(np.sum({U}) > 0, lambda a: np.sin(a) * 2, lambda a: np.cos(a) - a, {U})"),
+    Op(
+        "lax.switch",
+        f"lax.switch({{i}}, [lambda a: a * a, lambda a: -a, np.tanh], {U})",
+        params=keyed(i=st.integers(-1, 3)),
+    ),
+    Op(
+        "lax.fori_loop",
+        f"lax.fori_loop(0, {{n}}, lambda i, a: a * 0.5 + np.sin(a) * i, {U})",
+        params=keyed(n=st.integers(0, 3)),
+    ),
+    Op(
+        "lax.scan",
+        f"lax.scan(lambda c, a: (c + a, c * a), np.zeros_like({U}[0]), {U})[{{i}}]",
+        params=keyed(i=st.integers(0, 1)),
+    ),
+    Op("lax.scan_reverse", f"lax.scan(lambda c, a: (c * 0.5 + a, np.sin(c)), {U}[0], {U}, reverse=True)[1]"),
+    Op("lax.map", f"lax.map(lambda a: np.sum(a * a), {U})"),
+    Op("lax.associative_scan", f"lax.associative_scan(np.add, {U}, axis={{axis}})", params=axis(none=False)),
+    Op(
+        "lax.while_loop",
+        f"lax.while_loop(lambda a: np.sum(np.abs(a)) < 4.0, lambda a: a * 2 + 0.5, {U})",
+        specials=False,
+    ),
+    Op("lax.select", f"lax.select({U} > {B}, {U}, {B})", arity=2),
+    Op("np.piecewise", f"np.piecewise({U}, [{U} < 0, {U} > 1], [lambda a: -a, lambda a: a * a, 0.5])"),
     # linear algebra and fft: each on a well-conditioned matrix built from the operand (_matrix)
     *(
         Op(
