@@ -288,18 +288,18 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     >>> trapezoid(np.array([1.0, 2.0, 3.0]), x=np.array([0.0, 1.0, 3.0])).item()
     6.5
     """
-    y = asarray(y)
-    (y,) = promote_args_inexact(y)
+    # The result has the promoted dtype of y and the spacing (x, or an array dx; a Python dx is weak),
+    # as NumPy and jax.numpy: a float32 y with float64 x integrates in float64 (issue 33).
+    if x is None:
+        y, d = promote_args_inexact(asarray(y), dx)
+    else:
+        y, x = promote_args_inexact(asarray(y), asarray(x))
     axis = normalize_axis(axis, y.ndim)
     n = y.shape[axis]
     total = ew.add_p.bind(_slice(y, 1, None, axis), _slice(y, None, n - 1, axis))
     if x is None:
-        d = asarray(dx)
-        (d,) = promote_args(convert(d, y.dtype) if d.dtype != y.dtype else d)
-        d = convert(d, y.dtype)
         summed = reductions.sum(ew.mul_p.bind(*_bcast(total, d)), axis=axis)
     else:
-        x = convert(asarray(x), y.dtype)
         if x.ndim == 1:
             d = diff(x)
             shape = [1] * y.ndim

@@ -102,6 +102,14 @@ def _interp_dtype_jit(m):
     return m.api.jit(m.np_.interp)(x, np.array([0.0, 1.0]), np.array([1.0, 2.0], np.float32))
 
 
+def _trapezoid_dtype(m):
+    return m.np_.trapezoid(np.array([1.0, 2.0, 4.0], np.float32), np.array([0.0, 1.0, 3.0]))
+
+
+def _trapezoid_dx_dtype_jit(m):
+    return m.api.jit(lambda y: m.np_.trapezoid(y, dx=np.float64(0.5)))(np.array([1.0, 2.0, 4.0], np.float32))
+
+
 def _median_empty(m):
     return m.np_.median(m.np_.ones((2, 0)), axis=0)
 
@@ -233,6 +241,9 @@ CASES = [
         np.interp(np.float32(0.25), np.array([0.0, 1.0]), np.array([1.0, 2.0], np.float32)),
     ),
     ("interp_dtype_jit", _interp_dtype_jit, np.array([1.25, 2.0])),
+    # Like interp, trapezoid's dtype is the promotion of y with the spacing (NumPy's and jax's).
+    ("trapezoid_dtype", _trapezoid_dtype, np.trapezoid(np.float32([1, 2, 4]), np.array([0.0, 1.0, 3.0]))),
+    ("trapezoid_dx_dtype_jit", _trapezoid_dx_dtype_jit, np.float64(2.25)),
     ("median_empty", _median_empty, np.median(np.ones((2, 0)), axis=0)),
     ("median_empty_jit", _median_empty_jit, np.zeros((0,))),
     ("pad_edge_jacrev", _pad_edge_jacrev, np.zeros((0, 3))),
