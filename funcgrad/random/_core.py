@@ -439,9 +439,13 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     dtype = _float_dtype(dtype, "random.truncated_normal")
     shape = check_broadcast_shapes("truncated_normal", shape, lower, upper)
     sqrt2 = np.asarray(np.sqrt(2.0), dtype)
+    # Multiplied by 1/sqrt(2) rounded to ``dtype``, not divided by sqrt(2): XLA's simplifier turns a
+    # division by a constant into that multiplication (not correctly rounded in float16), so this
+    # is what jax's jitted sampler computes, and eager and jit draw the same bits as jax's.
+    inv_sqrt2 = np.asarray(1.0 / np.sqrt(2.0), dtype)
     lower, upper = _to(lower, dtype), _to(upper, dtype)
-    a = lax.erf(lower / sqrt2)
-    b = lax.erf(upper / sqrt2)
+    a = lax.erf(lower * inv_sqrt2)
+    b = lax.erf(upper * inv_sqrt2)
     u = uniform(key, shape, dtype, a, b)
     out = sqrt2 * lax.erf_inv(u)
     lo = lax.nextafter(lax.stop_gradient(lower), np.asarray(np.inf, dtype))
