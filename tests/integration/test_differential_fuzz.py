@@ -152,8 +152,8 @@ def _case(steps, inputs, stack=()):
 
 @pytest.mark.slow
 def test_a_wrong_answer_fails_with_a_reproducer():
-    # funcgrad's side runs the same script: a program that differs between the libraries on purpose
-    # (funcgrad.numpy has no `float0`... use a difference in what the names mean: nn vs np) must fail.
+    # A program that computes something else on funcgrad's side (it asks which library T is) must be
+    # reported as a value mismatch, with a script that runs on its own.
     case = _case([("np.sum", "np.sum(x0) + (1.0 if T.__name__ == 'funcgrad' else 0.0)")], [np.ones(3)])
     outcome = compare.check(case)
     assert outcome.status == "mismatch" and outcome.mismatch.kind == "value"

@@ -79,11 +79,16 @@ def _has_input(outcome, test) -> bool:
 
 
 _NORMS = {"np.linalg.norm", "np.vector_norm", "linalg.matrix_norm"}
+_STDS = {"np.std", "np.std_ddof", "np.nanstd"}
 _POWERS = {"np.power", "np.float_power", "lax.pow", "np.scalar_pow", "np.rpow"}
 
 
 def _norm_at_zero(outcome) -> bool:
     return _differentiates(outcome) and bool(_ops(outcome) & _NORMS) and _nan_subset(outcome, fewer=True)
+
+
+def _std_at_zero_variance(outcome) -> bool:
+    return _differentiates(outcome) and bool(_ops(outcome) & _STDS) and _nan_subset(outcome, fewer=True)
 
 
 def _power_at_zero(outcome) -> bool:
@@ -157,6 +162,14 @@ DOCUMENTED: list[Divergence] = [
         "`sum(y) - (y[0] + y[-1]) / 2` gives inf - inf = NaN.",
         "`np.trapezoid(np.array([inf, 0.0]))`: inf (NumPy: inf; jax: nan)",
         _trapezoid_of_inf,
+    ),
+    Divergence(
+        "std-derivative-at-zero-variance",
+        "Derivatives of `std` and `nanstd` where the variance is 0 (or 0/0, with `ddof` = the count).",
+        "funcgrad's `std` is `safe_sqrt(var)`, whose derivative is taken as 0 (a subgradient) where the "
+        "variance is 0, like the norms'; jax's `sqrt` derivative there is 1/0 and the chain rule gives NaN.",
+        "`grad(np.std)(np.ones(3))`: [0, 0, 0] (jax: [nan, nan, nan])",
+        _std_at_zero_variance,
     ),
     Divergence(
         "power-derivatives-at-zero",
