@@ -254,7 +254,25 @@ sub = _binary(ew.sub_p, "sub", "np.array([1.0]), 2.0", "[-1.0]")
 mul = _binary(ew.mul_p, "mul", "np.array([3.0]), 2.0", "[6.0]")
 div = _binary(ew.div_p, "div", "np.array([-7]), 2", "[-3]")
 rem = _binary(ew.rem_p, "rem", "np.array([-7]), 2", "[-1]")
-pow = _binary(ew.pow_p, "pow", "np.array([2.0]), 3.0", "[8.0]")
+
+
+def pow(x, y):
+    """Elementwise ``x ** y`` (``lax.pow``): ``x`` floating or complex, ``y`` of ``x``'s dtype or an
+    integer array (as in jax; it is converted to ``x``'s dtype, and, being an integer, has no tangent).
+
+    >>> pow(np.array([2.0]), 3.0).tolist()
+    [8.0]
+    >>> pow(np.array([2.0, 4.0]), np.array([3, -1], np.int32)).tolist()
+    [8.0, 0.25]
+    """
+    if type(y) not in python_scalar_types and _dt.kind(aval(y).dtype) in "iu":
+        if type(x) in python_scalar_types:  # a Python base keeps its own kind (2.0 ** int32 is a float)
+            x = constant(x, _dt.python_scalar_dtype(x))
+        if _dt.is_inexact(aval(x).dtype):
+            y = ew.convert_element_type(y, aval(x).dtype)
+    return _bind(ew.pow_p, "pow", *_operands("pow", x, y))
+
+
 max = _binary(ew.max_p, "max", "np.array([1.0, 5.0]), np.array([3.0, 2.0])", "[3.0, 5.0]")
 min = _binary(ew.min_p, "min", "np.array([1.0, 5.0]), np.array([3.0, 2.0])", "[1.0, 2.0]")
 atan2 = _binary(ew.atan2_p, "atan2", "np.array([0.0]), 1.0", "[0.0]")

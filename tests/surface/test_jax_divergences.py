@@ -216,6 +216,14 @@ def _matrix_norm_1_at_zero(m):
     return m.api.grad(lambda x: m.np_.linalg.norm(x, ord=1))(np.zeros((2, 3)))
 
 
+X_POW = np.array([0.0, 0.5, 2.0, -1.5])
+N_POW = np.array([0, 1, 3, -2], np.int32)
+
+
+def _lax_pow_int_exponent(m):
+    return m.api.jit(m.api.vmap(m.api.value_and_grad(lambda x, n: m.api.lax.pow(x, n))))(X_POW, N_POW)
+
+
 # (name, program, the closed-form or NumPy answer)
 _INF = np.inf
 CASES = [
@@ -287,6 +295,12 @@ CASES = [
     ),
     ("max_reduction_nan_grad", _max_reduction_nan_grad, np.full(4, np.nan)),
     ("max_reduction_ties_grad", _max_reduction_ties_grad, np.array([[0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]])),
+    # lax.pow takes an integer exponent array, as jax (d/dx is n x^(n-1), 0 at n == 0).
+    (
+        "lax_pow_int_exponent",
+        _lax_pow_int_exponent,
+        (X_POW ** N_POW.astype(float), np.array([0.0, 1.0, 12.0, -2 * (-1.5) ** -3])),
+    ),
     ("norm_inf_at_zero", _norm_inf_at_zero, np.full(4, 0.125)),
     ("matrix_norm_1_at_zero", _matrix_norm_1_at_zero, np.full((2, 3), 1 / 6)),
 ]
