@@ -35,9 +35,6 @@ _FAMILIES: dict[str, ModuleType] = {
 
 from funcgrad.primitives import elementwise, reductions, structure  # noqa: E402 - the helpers below use them
 
-# The Taylor rules (jet) of the families above, attached by importing them.
-importlib.import_module(f"{__name__}._taylor")
-
 
 def families() -> dict[str, ModuleType]:
     """The catalog's family modules by name (``primitives/<family>.py``).

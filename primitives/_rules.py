@@ -272,3 +272,55 @@ def bilinear_jvp(primitive: Primitive) -> Callable:
         return out, total
 
     return jvp
+
+
+# ----------------------------------------------------------------------------------------------
+# Taylor series (jet) helpers: a series is one list ``[x0, x1, ..., xK]`` (primal first) in which
+# ``None`` is a zero term, so Cauchy sums skip products with a zero factor (NOTE: [Taylor
+# coefficients] and NOTE: [zero series] in funcgrad/kernel/taylor.py).
+
+
+def full_series(primal, terms) -> list:
+    """``[primal, *terms]`` with each ``Zero`` term as ``None``."""
+    return [primal, *(None if type(t) is Zero else t for t in terms)]
+
+
+def split_series(series: list):
+    """``(primal, kernel terms)`` of a full series (``None`` terms as ``Zero``)."""
+    y0 = series[0]
+    return y0, [Zero.from_primal_value(y0) if t is None else t for t in series[1:]]
+
+
+def series_add(a, b):
+    """``a + b`` of two terms, either of which may be ``None`` (zero)."""
+    if a is None:
+        return b
+    return a if b is None else hooks.add_any(a, b)
+
+
+def series_total(terms):
+    """The sum of ``terms`` (``None`` when all are zero)."""
+    out = None
+    for t in terms:
+        out = series_add(out, t)
+    return out
+
+
+def bilinear_taylor(primitive: Primitive) -> Callable:
+    """The Taylor rule of a primitive linear in each of two operands: the Cauchy product
+    ``y_k = sum_j f(a_j, b_(k-j))`` (``dot_general``, ``conv_general_dilated``)."""
+
+    def rule(primals, series, **params):
+        (a0, b0), (sa, sb) = primals, series
+        a, b = full_series(a0, sa), full_series(b0, sb)
+        out = [primitive.bind(a0, b0, **params)]
+        for k in range(1, len(a)):
+            terms = [
+                primitive.bind(a[j], b[k - j], **params)
+                for j in range(k + 1)
+                if a[j] is not None and b[k - j] is not None
+            ]
+            out.append(series_total(terms))
+        return split_series(out)
+
+    return rule

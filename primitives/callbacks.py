@@ -180,6 +180,9 @@ def _pure_batch(axis_size, vals, dims, *, callback, result_avals, vmap_method):
 
 debug_callback_p = Primitive("debug_callback", multiple_results=True)
 debug_callback_p.def_traits(has_side_effects=True)
+# A side effect with no results: it happens once, on the primal values (the rule from the JVP
+# rule would run it once per order).
+debug_callback_p.def_taylor(lambda primals, series, **params: (debug_callback_p.bind(*primals, **params), []))
 
 
 @debug_callback_p.def_impl

@@ -37,7 +37,7 @@ from funcgrad.primitives import structure as st
 from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, move_to_front, to_front
 
 from funcgrad.kernel import batching
-from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear
+from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear, linear_taylor
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
@@ -241,6 +241,7 @@ deflinear(
 )
 all_gather_p.def_batch(_all_gather_batch)
 all_gather_p.def_traits(collective_batch=_all_gather_axis_rule)
+all_gather_p.def_taylor(linear_taylor(all_gather_p))  # (linear in its inexact operands)
 
 
 def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False):
@@ -301,6 +302,7 @@ deflinear(
 )
 psum_scatter_p.def_batch(_psum_scatter_batch)
 psum_scatter_p.def_traits(collective_batch=_psum_scatter_axis_rule)
+psum_scatter_p.def_taylor(linear_taylor(psum_scatter_p))  # (linear in its inexact operands)
 
 
 def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, tiled: bool = False):
@@ -381,6 +383,7 @@ deflinear(
 )
 all_to_all_p.def_batch(_all_to_all_batch)
 all_to_all_p.def_traits(collective_batch=_all_to_all_axis_rule)
+all_to_all_p.def_taylor(linear_taylor(all_to_all_p))  # (linear in its inexact operands)
 
 
 def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, tiled: bool = False):
@@ -435,6 +438,7 @@ deflinear(
 )
 ppermute_p.def_batch(_elementwise_batch(ppermute_p))
 ppermute_p.def_traits(collective_batch=_ppermute_axis_rule)
+ppermute_p.def_taylor(linear_taylor(ppermute_p))  # (linear in its inexact operands)
 
 
 def ppermute(x, axis_name, perm):

@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 from funcgrad.primitives import elementwise as ew
-from funcgrad.primitives._rules import aval_of, bilinear_jvp, checked_impl
+from funcgrad.primitives._rules import aval_of, bilinear_jvp, bilinear_taylor, checked_impl
 from funcgrad.primitives.structure import broadcast_in_dim, reshape, rev, transpose
 from numpy.lib.stride_tricks import as_strided
 
@@ -613,6 +613,7 @@ conv_general_dilated_p.def_jvp(bilinear_jvp(conv_general_dilated_p))
 conv_general_dilated_p.def_transpose(_transpose)
 conv_general_dilated_p.def_batch(_batch)
 conv_general_dilated_p.def_traits(linear=True)  # bilinear: linear in each operand separately
+conv_general_dilated_p.def_taylor(bilinear_taylor(conv_general_dilated_p))
 
 
 def conv_general_dilated(

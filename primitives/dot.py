@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 
 import numpy as np
-from funcgrad.primitives._rules import aval_of, bilinear_jvp, move_to_front
+from funcgrad.primitives._rules import aval_of, bilinear_jvp, bilinear_taylor, move_to_front
 from funcgrad.primitives.structure import transpose
 
 from funcgrad.kernel.ad import instantiate, is_undefined_primal
@@ -256,6 +256,7 @@ dot_general_p.def_jvp(bilinear_jvp(dot_general_p))
 dot_general_p.def_transpose(_transpose)
 dot_general_p.def_batch(_batch)
 dot_general_p.def_traits(linear=True)  # bilinear: linear in each operand separately
+dot_general_p.def_taylor(bilinear_taylor(dot_general_p))
 
 
 def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None):

@@ -9,6 +9,9 @@ Each primitive is declared once with its impl, abstract eval, JVP and batch rule
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import numpy as np
 from funcgrad.primitives import complex as _cx
 from funcgrad.primitives._rules import (
@@ -17,19 +20,31 @@ from funcgrad.primitives._rules import (
     aval_of,
     coerce_pair,
     elementwise_batch,
+    full_series,
     naryop,
     naryop_abstract_eval,
     scalar_like,
+    split_series,
     to_front,
     unbroadcast,
     unop,
 )
 
+from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.ad import Zero, defjvp, defjvp_zero, deflinear, instantiate, is_undefined_primal
+from funcgrad.kernel.ad import (
+    Zero,
+    defjvp,
+    defjvp_zero,
+    deflinear,
+    instantiate,
+    is_undefined_primal,
+    linear_taylor,
+)
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.taylor import taylor_from_jvp
 
 
 def _special(name):
@@ -757,6 +772,7 @@ def _select_n_batch(axis_size, vals, dims):
 
 
 select_n_p.def_batch(_select_n_batch)
+select_n_p.def_taylor(linear_taylor(select_n_p))  # (linear in its inexact operands)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -815,6 +831,7 @@ convert_element_type_p.def_batch(
     lambda axis_size, vals, dims, **params: (convert_element_type_p.bind(vals[0], **params), dims[0])
 )
 convert_element_type_p.weak_type_rule = lambda params: params["weak_type"]
+convert_element_type_p.def_taylor(linear_taylor(convert_element_type_p))  # (linear in its inexact operands)
 
 
 def convert_element_type(x, dtype, weak_type: bool = False):
@@ -909,3 +926,322 @@ stop_gradient_p.def_impl(lambda x: x)
 stop_gradient_p.def_abstract_eval(lambda x: x)
 stop_gradient_p.def_batch(lambda axis_size, vals, dims: (stop_gradient_p.bind(vals[0]), dims[0]))
 defjvp_zero(stop_gradient_p)
+
+
+# ----------------------------------------------------------------------------------------------
+# Taylor rules (jet): recurrences on Taylor coefficients (NOTE: [Taylor coefficients] in
+# funcgrad/kernel/taylor.py). A series is one list ``[x0, x1, ..., xK]`` (primal first) where
+# ``None`` is a zero term, so the Cauchy sums skip products with a zero factor (NOTE: [zero
+# series]); each rule is one line where the math is one line.
+#
+# The recurrences come from one identity: for ``y = f(x)``, ``y' = f'(x) x'``, i.e.
+# ``k y_k = sum_(j=1..k) j x_j z_(k-j)`` with ``z = f'(x)`` (``_from_derivative``). ``z`` is a
+# series of ``x`` alone (``atan``: ``1/(1+x^2)``) or of ``y`` itself (``exp``: ``y``; ``tanh``:
+# ``1 - y^2``), computed one term ahead of ``y``. Powers use ``x y' = p y x'``, quotients
+# ``b q = a``. The selections (max, min, clamp, ...) and the special functions state in their
+# traits that their jet is the kernel's rule from the JVP rule (``taylor_from_jvp``); linear maps act
+# term by term (``linear_taylor``).
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return add(a, b)
+
+
+def _mul(a, b):
+    return None if a is None or b is None else mul(a, b)
+
+
+def _scale(a, c):
+    if a is None or c == 1:
+        return a
+    return mul(a, c)
+
+
+def _total(terms):
+    out = None
+    for t in terms:
+        out = _add(out, t)
+    return out
+
+
+def _cauchy(a: list, b: list, k: int, lo: int = 0):
+    """``sum_(j=lo..k) a_j b_(k-j)``."""
+    return _total(_mul(a[j], b[k - j]) for j in range(lo, k + 1))
+
+
+def _product(a: list, b: list, y0=None) -> list:
+    return [mul(a[0], b[0]) if y0 is None else y0] + [_cauchy(a, b, k) for k in range(1, len(a))]
+
+
+def _square_term(a: list, k: int):
+    """``(a * a)_k`` with each symmetric pair once: ``2 sum_(j<k/2) a_j a_(k-j) + a_(k/2)^2``."""
+    half = _scale(_total(_mul(a[j], a[k - j]) for j in range((k + 1) // 2)), 2)
+    return _add(half, _mul(a[k // 2], a[k // 2]) if k % 2 == 0 else None)
+
+
+def _square(a: list, y0=None) -> list:
+    return [mul(a[0], a[0]) if y0 is None else y0] + [_square_term(a, k) for k in range(1, len(a))]
+
+
+def _quotient(a: list, b: list, q0=None) -> list:
+    """``a / b``: ``q_k = (a_k - sum_(j=1..k) b_j q_(k-j)) / b_0``."""
+    q = [div(a[0], b[0]) if q0 is None else q0]
+    for k in range(1, len(a)):
+        num = _add(a[k], _scale(_cauchy(b, q, k, lo=1), -1))
+        q.append(None if num is None else div(num, b[0]))
+    return q
+
+
+def _affine(a: list, scale, shift) -> list:
+    """``scale * a + shift`` (``shift`` a constant: only the primal moves)."""
+    head = add(mul(a[0], scale) if scale != 1 else a[0], shift) if shift != 0 else _scale(a[0], scale)
+    return [head, *(_scale(t, scale) for t in a[1:])]
+
+
+def _from_derivative(x: list, y0, z: Callable[[list, int], object]) -> list:
+    """``y`` with ``y' = z x'``: ``y_k = (1/k) sum_(j=1..k) j x_j z_(k-j)``; ``z(y, m)`` gives
+    ``z_m`` from ``y_0..y_m``."""
+    jx = [None, *(_scale(t, j) for j, t in enumerate(x[1:], start=1))]
+    y, zs = [y0], []
+    for k in range(1, len(x)):
+        zs.append(z(y, k - 1))
+        y.append(_scale(_total(_mul(jx[j], zs[k - j]) for j in range(1, k + 1)), 1 / k))
+    return y
+
+
+def _power(x: list, p, y0, ratio=None) -> list:
+    """``y = x^p`` (``p`` a constant): ``y_k = (1/(k x_0)) sum_(j=1..k) ((p+1) j - k) x_j y_(k-j)``.
+
+    ``ratio``, when given, is ``y_0 / x_0 = x_0^(p-1)`` written without the division: the first
+    term is then ``p x_1 ratio``, the JVP rule's value, also at ``x_0 = 0`` (``sqrt``: ``x_1 / (2 y_0)``
+    is inf there, where ``y_0 / x_0`` is 0/0 = nan)."""
+    y = [y0]
+    for k in range(1, len(x)):
+        if k == 1 and ratio is not None:
+            y.append(None if x[1] is None else _scale(_mul(x[1], ratio), p))
+            continue
+        terms = []
+        for j in range(1, k + 1):
+            if x[j] is None or y[k - j] is None:
+                continue
+            c = sub(mul(add(p, 1), j), k) if not _is_number(p) else (p + 1) * j - k
+            terms.append(_scale(_mul(x[j], y[k - j]), c) if _is_number(c) else mul(_mul(x[j], y[k - j]), c))
+        s = _total(terms)
+        y.append(None if s is None else div(s, mul(x[0], k)))
+    return y
+
+
+def _is_number(c) -> bool:
+    return isinstance(c, int | float)
+
+
+def _from_x(x: list, y0, z_of_x: Callable[[list], list]) -> list:
+    """``_from_derivative`` when ``f'`` depends on ``x`` alone: ``z = z_of_x(x)`` to order
+    ``K - 1``."""
+    z = z_of_x(x[:-1])
+    return _from_derivative(x, y0, lambda y, m: z[m])
+
+
+def _exp(u: list, y0=None) -> list:
+    return _from_derivative(u, exp(u[0]) if y0 is None else y0, lambda y, m: y[m])
+
+
+def _reciprocal(u: list) -> list:
+    return _quotient([np.ones((), core.get_aval(u[0]).dtype)] + [None] * (len(u) - 1), u)
+
+
+def _log(x: list, y0=None) -> list:
+    """``log x``: ``y' = x'/x``."""
+    return _from_x(x, log_p.bind(x[0]) if y0 is None else y0, _reciprocal)
+
+
+def def_unary(primitive, series_fn: Callable) -> None:
+    """Give a unary primitive the Taylor rule ``series_fn(x, y0, **params) -> y`` (full series,
+    ``y0`` the primal output)."""
+
+    def rule(primals, series, **params):
+        (x0,), (s,) = primals, series
+        return split_series(series_fn(full_series(x0, s), primitive.bind(x0, **params), **params))
+
+    primitive.def_taylor(rule)
+
+
+# Unary
+
+
+def _sin_cos(x: list, sin0, cos0) -> tuple[list, list]:
+    """``s' = c x'``, ``c' = -s x'`` together."""
+    jx = [None, *(_scale(t, j) for j, t in enumerate(x[1:], start=1))]
+    s, c = [sin0], [cos0]
+    for k in range(1, len(x)):
+        s.append(_scale(_total(_mul(jx[j], c[k - j]) for j in range(1, k + 1)), 1 / k))
+        c.append(_scale(_total(_mul(jx[j], s[k - j]) for j in range(1, k + 1)), -1 / k))
+    return s, c
+
+
+def _sinh_cosh(x: list, sinh0, cosh0) -> tuple[list, list]:
+    jx = [None, *(_scale(t, j) for j, t in enumerate(x[1:], start=1))]
+    s, c = [sinh0], [cosh0]
+    for k in range(1, len(x)):
+        s.append(_scale(_total(_mul(jx[j], c[k - j]) for j in range(1, k + 1)), 1 / k))
+        c.append(_scale(_total(_mul(jx[j], s[k - j]) for j in range(1, k + 1)), 1 / k))
+    return s, c
+
+
+def _one_minus_square(y, m):  # z = 1 - y^2 (tanh)
+    sq = _square_term(y, m)
+    return sub(1, sq) if m == 0 else _scale(sq, -1)
+
+
+def _one_plus_square(y, m):  # z = 1 + y^2 (tan)
+    sq = _square_term(y, m)
+    return add(sq, 1) if m == 0 else sq
+
+
+def _logistic_z(y, m):  # z = y - y^2
+    return _add(y[m], _scale(_square_term(y, m), -1))
+
+
+def _sq_plus(c):
+    """``x^2 + c`` as a series."""
+    return lambda x: _affine(_square(x), 1, c)
+
+
+def _one_minus_sq(x):
+    return _affine(_square(x), -1, 1)
+
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+def_unary(exp_p, lambda x, y0: _exp(x, y0))
+def_unary(exp2_p, lambda x, y0: _exp(_affine(x, math.log(2.0), 0), y0))
+def_unary(expm1_p, lambda x, y0: _from_derivative(x, y0, lambda y, m: add(y[0], 1) if m == 0 else y[m]))
+def_unary(log_p, lambda x, y0: _log(x, y0))
+def_unary(log1p_p, lambda x, y0: _log(_affine(x, 1, 1), y0))
+def_unary(sqrt_p, lambda x, y0: _power(x, 0.5, y0, div(1, y0)))
+def_unary(rsqrt_p, lambda x, y0: _power(x, -0.5, y0, mul(y0, square(y0))))
+def_unary(cbrt_p, lambda x, y0: _power(x, 1 / 3, y0, div(1, square(y0))))
+def_unary(sin_p, lambda x, y0: _sin_cos(x, y0, cos(x[0]))[0])
+def_unary(cos_p, lambda x, y0: _sin_cos(x, sin(x[0]), y0)[1])
+def_unary(sinh_p, lambda x, y0: _sinh_cosh(x, y0, cosh(x[0]))[0])
+def_unary(cosh_p, lambda x, y0: _sinh_cosh(x, sinh(x[0]), y0)[1])
+def_unary(tan_p, lambda x, y0: _from_derivative(x, y0, _one_plus_square))
+def_unary(tanh_p, lambda x, y0: _from_derivative(x, y0, _one_minus_square))
+def_unary(logistic_p, lambda x, y0: _from_derivative(x, y0, _logistic_z))
+def_unary(atan_p, lambda x, y0: _from_x(x, y0, lambda u: _reciprocal(_sq_plus(1)(u))))
+def_unary(atanh_p, lambda x, y0: _from_x(x, y0, lambda u: _reciprocal(_one_minus_sq(u))))
+def_unary(asin_p, lambda x, y0: _from_x(x, y0, lambda u: _rsqrt(_one_minus_sq(u))))
+def_unary(
+    acos_p,
+    lambda x, y0: _from_x(x, y0, lambda u: _affine(_rsqrt(_one_minus_sq(u)), -1, 0)),
+)
+def_unary(asinh_p, lambda x, y0: _from_x(x, y0, lambda u: _rsqrt(_sq_plus(1)(u))))
+def_unary(acosh_p, lambda x, y0: _from_x(x, y0, lambda u: _rsqrt(_sq_plus(-1)(u))))
+def_unary(
+    erf_p,
+    lambda x, y0: _from_x(x, y0, lambda u: _affine(_exp(_affine(_square(u), -1, 0)), _TWO_OVER_SQRT_PI, 0)),
+)
+def_unary(
+    erfc_p,
+    lambda x, y0: _from_x(x, y0, lambda u: _affine(_exp(_affine(_square(u), -1, 0)), -_TWO_OVER_SQRT_PI, 0)),
+)
+def_unary(square_p, lambda x, y0: _square(x, y0))
+
+
+def _rsqrt(u: list) -> list:
+    return _power(u, -0.5, rsqrt(u[0]))
+
+
+def _erf_inv(x: list, y0) -> list:
+    """``y' = (sqrt(pi)/2) e x'`` with ``e = exp(y^2)``, which grows one term ahead of ``y``:
+    ``e_m = (1/m) sum_(j=1..m) j (y^2)_j e_(m-j)``."""
+    sq: list = []
+    e: list = []
+
+    def z(y, m):
+        sq.append(_square_term(y, m))
+        if m == 0:
+            e.append(exp(sq[0]))
+        else:
+            e.append(_scale(_total(_mul(_scale(sq[j], j), e[m - j]) for j in range(1, m + 1)), 1 / m))
+        return _scale(e[m], math.sqrt(math.pi) / 2)
+
+    return _from_derivative(x, y0, z)
+
+
+def_unary(erf_inv_p, _erf_inv)
+
+
+def _integer_pow(x: list, y0, *, y: int) -> list:
+    if y == 0:
+        return [y0] + [None] * (len(x) - 1)
+    n = abs(y)
+    result, base = None, x
+    while True:  # binary powering by Cauchy products: exact where x0 == 0, unlike x y' = p y x'
+        if n & 1:
+            result = base if result is None else _product(result, base)
+        n >>= 1
+        if not n:
+            break
+        base = _square(base)
+    if y < 0:
+        result = _reciprocal(result)
+    return [y0, *result[1:]]
+
+
+def_unary(integer_pow_p, _integer_pow)
+
+
+def _abs_rule(primals, series):
+    (x0,), (s,) = primals, series
+    if core.get_aval(x0).dtype.kind == "c":  # |z| of complex z: from the JVP rule
+        return taylor_from_jvp(abs_p, primals, series, {})
+    # The factor is -1 below 0 and +1 from 0 on (not sign(x0), which is 0 at 0): the JVP rule's
+    # right derivative abs'(0) = 1, which jax.experimental.jet's rule also takes.
+    dtype = core.get_aval(x0).dtype
+    below = lt_p.bind(x0, np.zeros((), dtype))
+    sign = select(below, hooks.full_like(x0, -1), hooks.full_like(x0, 1))
+    return split_series([abs_p.bind(x0), *(_mul(t, sign) for t in full_series(x0, s)[1:])])
+
+
+abs_p.def_taylor(_abs_rule)
+
+
+# Binary
+
+
+def _mul_rule(primals, series):
+    (a0, b0), (sa, sb) = primals, series
+    return split_series(_product(full_series(a0, sa), full_series(b0, sb), mul_p.bind(a0, b0)))
+
+
+def _div_rule(primals, series):
+    (a0, b0), (sa, sb) = primals, series
+    q0 = div_p.bind(a0, b0)
+    if not _dt.is_inexact(core.get_aval(q0).dtype):
+        return q0, [Zero.from_primal_value(q0)] * len(sa)
+    return split_series(_quotient(full_series(a0, sa), full_series(b0, sb), q0))
+
+
+def _pow_rule(primals, series):
+    (x0, p0), (sx, sp) = primals, series
+    y0 = pow_p.bind(x0, p0)
+    x = full_series(x0, sx)
+    if all(type(t) is Zero for t in sp):
+        c = core.concrete_value(p0)
+        if c is not None and c.ndim == 0 and c.dtype.kind == "f" and float(c).is_integer() and abs(c) <= 64:
+            # x ** 2.0: products, exact where x == 0 (x y' = p y x' divides by x)
+            return split_series(_integer_pow(x, y0, y=int(c)))
+        return split_series(_power(x, p0, y0))  # a constant exponent: x y' = p y x'
+
+    # x^p = exp(p log x)
+    return split_series(_exp(_product(full_series(p0, sp), _log(x)), y0))
+
+
+mul_p.def_taylor(_mul_rule)
+div_p.def_taylor(_div_rule)
+pow_p.def_taylor(_pow_rule)

@@ -33,7 +33,7 @@ import numpy as np
 from funcgrad.primitives._rules import aval_of, checked_impl, move_to_front, to_front
 
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
+from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal, linear_taylor
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
@@ -427,6 +427,7 @@ gather_p.def_jvp(_linear_jvp(gather_p, (0,), tangent_params={"fill_value": 0}))
 gather_p.def_transpose(_gather_transpose)
 gather_p.def_batch(_gather_batch)
 gather_p.def_traits(linear=True)  # in the operand; the indices are integers
+gather_p.def_taylor(linear_taylor(gather_p, {"fill_value": 0}))  # (linear in the operand)
 
 
 def gather(
@@ -647,6 +648,7 @@ scatter_add_p.def_jvp(_linear_jvp(scatter_add_p, (0, 2)))
 scatter_add_p.def_transpose(_scatter_add_transpose)
 scatter_add_p.def_batch(_scatter_batch(scatter_add_p))
 scatter_add_p.def_traits(linear=True)  # jointly in operand and updates
+scatter_add_p.def_taylor(linear_taylor(scatter_add_p))  # (linear in its inexact operands)
 
 
 def _scatter_binder(primitive, doc_name):

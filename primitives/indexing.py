@@ -54,7 +54,7 @@ from funcgrad.primitives.structure import (
     slice_in_dim,
 )
 
-from funcgrad.kernel.ad import Zero, is_undefined_primal
+from funcgrad.kernel.ad import Zero, is_undefined_primal, linear_taylor
 from funcgrad.kernel.core import Primitive, Tracer
 from funcgrad.kernel.ir import ShapedArray
 
@@ -140,6 +140,7 @@ dynamic_slice_p.def_jvp(_linear_jvp(dynamic_slice_p, (0,)))
 dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
 dynamic_slice_p.def_batch(_dynamic_slice_batch)
 dynamic_slice_p.def_traits(linear=True)  # in the operand; the start indices are integers
+dynamic_slice_p.def_taylor(linear_taylor(dynamic_slice_p))  # (linear in its inexact operands)
 
 
 def _start_index_operands(name, x, start_indices, allow_negative_indices=True):
@@ -288,6 +289,7 @@ dynamic_update_slice_p.def_jvp(_linear_jvp(dynamic_update_slice_p, (0, 1)))
 dynamic_update_slice_p.def_transpose(_dus_transpose)
 dynamic_update_slice_p.def_batch(_dus_batch)
 dynamic_update_slice_p.def_traits(linear=True)  # jointly in operand and update
+dynamic_update_slice_p.def_taylor(linear_taylor(dynamic_update_slice_p))  # (linear in its inexact operands)
 
 
 def dynamic_update_slice(x, update, start_indices, *, allow_negative_indices: bool = True):

@@ -31,7 +31,16 @@ from funcgrad.primitives import _matrix as mx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import structure as st
-from funcgrad.primitives._rules import JET_OF_MATRIX_RULE, aval_of, move_to_front, to_front
+from funcgrad.primitives._rules import (
+    JET_OF_MATRIX_RULE,
+    aval_of,
+    full_series,
+    move_to_front,
+    series_add,
+    series_total,
+    split_series,
+    to_front,
+)
 from funcgrad.primitives.control_flow import while_p
 
 from funcgrad.kernel import batching
@@ -245,6 +254,36 @@ defjvp(
 )
 triangular_solve_p.def_transpose(_ts_transpose)
 triangular_solve_p.def_batch(_ts_batch)
+
+
+def _triangular_solve_taylor(primals, series, **params):
+    """``op(A) X = B``: ``X_k = op(A_0)^-1 (B_k - sum_(j=1..k) op(A_j) X_(k-j))`` (``X op(A) = B``
+    on the right side), with ``A_j`` read as the solve reads ``A`` (its triangle; no diagonal when
+    ``unit_diagonal``). One solve per term, where the rule from the JVP rule solves ``2^K`` times."""
+    (a0, b0), (sa, sb) = primals, series
+    a, b = full_series(a0, sa), full_series(b0, sb)
+    off = 1 if params["unit_diagonal"] else 0
+
+    def op(m):
+        m = mx.tril(m, -off) if params["lower"] else mx.triu(m, off)
+        m = mx.T(m) if params["transpose_a"] else m
+        return mx.conj(m) if params["conjugate_a"] else m
+
+    ops = [None, *(None if t is None else op(t) for t in a[1:])]
+    x = [triangular_solve_p.bind(a0, b0, **params)]
+    for k in range(1, len(a)):
+        products = [
+            mx.matmul(ops[j], x[k - j]) if params["left_side"] else mx.matmul(x[k - j], ops[j])
+            for j in range(1, k + 1)
+            if ops[j] is not None and x[k - j] is not None
+        ]
+        total = series_total(products)
+        rhs = series_add(b[k], None if total is None else ew.mul(total, -1))
+        x.append(None if rhs is None else triangular_solve_p.bind(a0, rhs, **params))
+    return split_series(x)
+
+
+triangular_solve_p.def_taylor(_triangular_solve_taylor)
 
 
 def triangular_solve(

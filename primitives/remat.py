@@ -168,6 +168,7 @@ optimization_barrier_p.def_traits(linear=True)
 optimization_barrier_p.def_batch(
     lambda axis_size, vals, dims: (optimization_barrier_p.bind(*vals), list(dims))
 )
+optimization_barrier_p.def_taylor(ad.linear_taylor(optimization_barrier_p))
 
 
 def optimization_barrier(*args):

@@ -33,7 +33,7 @@ from funcgrad.primitives.gather import (
 )
 from funcgrad.primitives.structure import iota, reshape
 
-from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
+from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal, linear_taylor
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
@@ -89,6 +89,7 @@ scatter_p.def_jvp(_scatter_jvp)
 scatter_p.def_transpose(_scatter_transpose)
 scatter_p.def_batch(_scatter_batch(scatter_p))
 scatter_p.def_traits(linear=True)  # jointly in operand and updates (its JVP uses it only with unique indices)
+scatter_p.def_taylor(linear_taylor(scatter_p))  # (linear in its inexact operands)
 
 
 def _scatter_mul_jvp(primals, tangents, *, dimension_numbers, mode, **flags):

@@ -45,7 +45,7 @@ from funcgrad.primitives._rules import JET_OF_SUBPROGRAM
 from funcgrad.primitives.call import jit_p
 
 from funcgrad.kernel import batching, core
-from funcgrad.kernel.ad import Zero, deflinear, instantiate, is_undefined_primal
+from funcgrad.kernel.ad import Zero, deflinear, instantiate, is_undefined_primal, linear_taylor
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.callkit import DerivedJaxprs, derived_jvp, derived_partial_eval, derived_transpose
 from funcgrad.kernel.core import Primitive
@@ -348,3 +348,4 @@ sharding_constraint_p.def_batch(
         dims[0],
     )
 )
+sharding_constraint_p.def_taylor(linear_taylor(sharding_constraint_p))  # (linear in its inexact operands)

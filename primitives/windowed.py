@@ -37,7 +37,7 @@ from funcgrad.primitives.structure import pad, slice_
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal, jvp_jaxpr
+from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal, jvp_jaxpr, linear_taylor
 from funcgrad.kernel.batching import vmap_flat
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, ShapedArray
@@ -234,6 +234,7 @@ reduce_window_sum_p = _linear_window_primitive(
     "reduce_window_sum", _sum_abstract_eval, _sum_impl, _sum_transpose
 )
 reduce_window_sum_p.def_traits(may_produce_nan=True)
+reduce_window_sum_p.def_taylor(linear_taylor(reduce_window_sum_p))  # (linear in its inexact operands)
 
 
 # ----------------------------------------------------------------------------------------------

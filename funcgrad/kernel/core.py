@@ -145,8 +145,13 @@ class Primitive:
     - ``taylor(primals, series, **params) -> (primal_out, series_out)``: Taylor mode (``jet``);
       each series is a list of ``K`` Taylor coefficients, ``Zero`` allowed (``kernel/taylor.py``,
       NOTE: [Taylor coefficients]). Without one, ``jet`` uses the JVP rule (or zero series for a
-      not-differentiable primitive).
+      not-differentiable primitive); a catalog primitive then states why in its traits.
     - ``partial_eval`` (optional, higher-order primitives): see ``partial_eval.py``.
+
+    What transformations know about it beyond its rules is one frozen ``PrimitiveTraits`` record,
+    ``primitive.traits``, stated with ``def_traits`` (NOTE: [primitive traits])::
+
+        sin_p.def_traits(may_produce_nan=True, sparse="zero_preserving")
     """
 
     multiple_results = False
