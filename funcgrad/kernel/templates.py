@@ -7,10 +7,20 @@ Layer: kernel. Imports ``core``, ``ir``, ``partial_eval``, ``numpy_plan`` and ``
 # time in Python deciding *which* equations to bind: promotion, broadcasting, axis arithmetic.
 # Those decisions depend only on its array arguments' avals and on the values of its other
 # arguments (axes, Python scalars, dtypes) -- never on array values, which is what lets ``jit``
-# trace it. While eager ``grad`` records (NOTE: [eager grad program cache]), a function decorated
-# with ``surface_template`` therefore looks up the sub-program it staged before for the same
-# avals and static values and appends that program's equations to the recording directly
-# (``RecordingTrace.replay``), as ``jit(inline=True)`` does for ``jax.numpy`` functions.
+# trace it. While eager ``grad`` records (NOTE: [eager grad program cache]), a templated function
+# therefore looks up the sub-program it staged before for the same avals and static values and
+# appends that program's equations to the recording directly (``RecordingTrace.replay``), as
+# ``jit(inline=True)`` does for ``jax.numpy`` functions.
+#
+# Which functions are templated is a rule, not a choice per function: every public function (a
+# module-level function whose name has no leading underscore) defined in a surface module made of
+# compositions of primitives, which says so once, in its last line:
+# ``template_public_functions(globals())`` -- funcgrad.numpy's ufuncs, transcendental,
+# reductions, contractions, manipulation, indexing and lookup modules, funcgrad.nn and
+# funcgrad.scipy.special's elementary functions. A function added there is covered without a
+# mark; one that needs array values (``nonzero``), returns no arrays (``einsum_path``) or takes a
+# list (``concatenate``) is staged at most once per key and then runs itself, as below.
+# (tests/kernel/test_surface_templates.py checks the rule against those modules.)
 #
 # The key holds, per argument: the aval of a recorded tracer or of a constant array (whose value
 # reaches the equations as an argument, as it would anyway); the type and exact value of a
@@ -27,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import types
 import warnings
 from collections.abc import Callable
 
@@ -186,6 +197,29 @@ def surface_template(fn: Callable) -> Callable:
     return surface_function
 
 
+def template_public_functions(namespace: dict) -> None:
+    """Template every public function of the surface module whose ``globals()`` is ``namespace``
+    (NOTE: [surface templates]): each module-level function defined there whose name does not
+    start with an underscore is replaced by its ``surface_template``. Called once, as the last
+    line of such a module (its own functions then call each other through the templates too).
+
+    >>> ns = {"__name__": "doc_example"}
+    >>> exec("def double(x): return x * 2", ns); exec("def _helper(x): return x", ns)
+    >>> template_public_functions(ns)
+    >>> hasattr(ns["double"], "template_cache"), hasattr(ns["_helper"], "template_cache")
+    (True, False)
+    """
+    module = namespace["__name__"]
+    for name, value in list(namespace.items()):
+        if (
+            not name.startswith("_")
+            and type(value) is types.FunctionType
+            and value.__module__ == module
+            and not hasattr(value, "template_cache")
+        ):
+            namespace[name] = surface_template(value)
+
+
 def _is_input(a) -> bool:
     t = type(a)
     return t is RecordingTracer or t is np.ndarray or t is Array
@@ -226,4 +260,4 @@ def _stage(fn, args, kwargs, inputs) -> Template | object:
     return Template(closed, [type(a) is RecordingTracer for a in inputs], multiple[0])
 
 
-__all__ = ["Template", "surface_template"]
+__all__ = ["Template", "surface_template", "template_public_functions"]

@@ -21,7 +21,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
-from funcgrad.kernel.templates import surface_template
+from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import initializers
 from funcgrad.numpy._core import (
     asarray,
@@ -189,7 +189,6 @@ def selu(x):
     return ew.mul_p.bind(_const(_SELU_SCALE, x), elu(x, _SELU_ALPHA))
 
 
-@surface_template
 def gelu(x, approximate: bool = True):
     """Gaussian error linear unit: the tanh approximation by default (as jax.nn), or exact with erf.
 
@@ -225,7 +224,6 @@ def glu(x, axis: int = -1):
 # Sigmoids and smooth rectifiers
 
 
-@surface_template
 def sigmoid(x):
     """The logistic function ``1 / (1 + exp(-x))``, without overflow.
 
@@ -235,7 +233,6 @@ def sigmoid(x):
     return ew.logistic_p.bind(_inexact(x))
 
 
-@surface_template
 def softplus(x):
     """``log(1 + exp(x))`` computed as ``logaddexp(x, 0)`` (no overflow; derivative ``sigmoid``).
 
@@ -266,7 +263,6 @@ def soft_sign(x):
     return ew.div_p.bind(x, ew.add_p.bind(ew.abs_p.bind(x), _const(1, x)))
 
 
-@surface_template
 def silu(x):
     """Sigmoid linear unit ``x * sigmoid(x)`` (also called swish).
 
@@ -431,7 +427,6 @@ def _logsumexp_jvp(axes, where, primals, tangents):
     return out, fnp.sum(ew.mul_p.bind(t, weights), axes, keepdims=True, where=where)
 
 
-@surface_template
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
     """``log(sum(b * exp(a)))`` over ``axis`` without overflow (jax.scipy.special.logsumexp).
 
@@ -517,7 +512,6 @@ def _softmax_jvp(axes, where, primals, tangents):
     return y, ew.mul_p.bind(y, ew.sub_p.bind(t, total))
 
 
-@surface_template
 def softmax(x, axis=-1, where=None, initial=None):
     """``exp(x) / sum(exp(x))`` along ``axis`` (max-shifted); masked-out entries (``where``) are 0.
 
@@ -530,7 +524,6 @@ def softmax(x, axis=-1, where=None, initial=None):
     return call_custom(_softmax, x, axes, mask)
 
 
-@surface_template
 def log_softmax(x, axis=-1, where=None, initial=None):
     """``x - logsumexp(x)`` along ``axis`` (max-shifted); masked-out entries are ``-inf``.
 
@@ -757,3 +750,7 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
     ones = fnp.ones_like(x)
     count = fnp.sum(ones, axis=axis, keepdims=keepdims, where=where)
     return ew.sub_p.bind(lse, ew.log_p.bind(fnp.asarray(count, aval(lse).dtype)))
+
+
+# NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
+template_public_functions(globals())

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import opt_einsum
 
-from funcgrad.kernel.templates import surface_template
+from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     as_sequence,
@@ -58,7 +58,6 @@ def _dot_general(a, b, contract, batch=((), ()), preferred_element_type=None, pr
     return dt.dot_general(a, b, (contract, batch), preferred_element_type, precision)
 
 
-@surface_template
 def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands are vectors, leading axes broadcast.
     ``precision`` is ``jax.lax``'s (``None``, a ``lax.Precision``, ``'highest'``, ... or a pair).
@@ -107,7 +106,6 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     return out
 
 
-@surface_template
 def dot(a, b, *, precision=None, preferred_element_type=None):
     """NumPy's ``dot``: products of scalars, inner product of vectors, matrix products, and for N-D
     arrays a sum over the last axis of ``a`` and the second-to-last of ``b``.
@@ -130,7 +128,6 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     return _dot_general(a, b, ((a.ndim - 1,), (contract_b,)), ((), ()), preferred_element_type, precision)
 
 
-@surface_template
 def vdot(a, b, /, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays, conjugating ``a`` if it is complex (``sum(conj(a) * b)``).
 
@@ -143,7 +140,6 @@ def vdot(a, b, /, *, precision=None, preferred_element_type=None):
     return dot(a, b, precision=precision, preferred_element_type=preferred_element_type)
 
 
-@surface_template
 def inner(a, b, /, *, precision=None, preferred_element_type=None):
     """Inner product over the last axes of ``a`` and ``b``.
 
@@ -159,7 +155,6 @@ def inner(a, b, /, *, precision=None, preferred_element_type=None):
     return _dot_general(a, b, ((a.ndim - 1,), (b.ndim - 1,)), ((), ()), preferred_element_type, precision)
 
 
-@surface_template
 def outer(a, b, out=None):
     """Outer product of the flattened vectors.
 
@@ -170,7 +165,6 @@ def outer(a, b, out=None):
     return multiply(reshape(a, (a.shape[0], 1)), reshape(b, (1, b.shape[0])))
 
 
-@surface_template
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Sum products over the given axes (an int ``n``: the last ``n`` of ``a``, first ``n`` of ``b``).
 
@@ -359,7 +353,6 @@ def _interleaved_subscripts(first, rest) -> tuple[str, tuple]:
     return subscripts, tuple(operands)
 
 
-@surface_template
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None):
     """Einstein summation, planned by opt_einsum and lowered to pairwise ``dot_general``.
 
@@ -493,3 +486,7 @@ def _einsum_pair(a, la: str, b, lb: str, out_labels: str, preferred_element_type
     y = dt.dot_general(a, b, dn, preferred_element_type, precision)
     y_labels = result_labels(la, lb)
     return _to_order(y, y_labels, out_labels)
+
+
+# NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
+template_public_functions(globals())

@@ -28,7 +28,7 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
-from funcgrad.kernel.templates import surface_template
+from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
     asarray,
     aval,
@@ -189,7 +189,6 @@ def _static_slice(s: slice) -> slice:
 # Retrieval
 
 
-@surface_template
 def getitem(x, idx, *, mode=None, fill_value=None, unique_indices=False, indices_are_sorted=False):
     """``x[idx]`` with NumPy's indexing rules and JAX's out-of-bounds conventions (NOTE: [indexing
     semantics]).
@@ -593,3 +592,7 @@ class IndexUpdateHelper:
 
     def __repr__(self):
         return f"IndexUpdateHelper({self.array!r})"
+
+
+# NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
+template_public_functions(globals())

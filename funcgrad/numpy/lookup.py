@@ -17,7 +17,7 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
-from funcgrad.kernel.templates import surface_template
+from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,
@@ -403,7 +403,6 @@ def argwhere(a, *, size=None, fill_value=None):
     return stack(nonzero(a, size=size, fill_value=fill_value), axis=1)
 
 
-@surface_template
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """``x`` where ``condition`` else ``y`` (broadcast, NEP 50 promotion); with only ``condition``,
     ``nonzero(condition, size=..., fill_value=...)``.
@@ -477,3 +476,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     for cond, f in zip(conds, funclist[:n]):
         out = select_same_dtype(cond, evaluate(f), out)
     return out
+
+
+# NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
+template_public_functions(globals())

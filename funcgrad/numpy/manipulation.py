@@ -15,7 +15,7 @@ import builtins
 import numpy as np
 
 from funcgrad.kernel import core
-from funcgrad.kernel.templates import surface_template
+from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
     as_sequence,
     asarray,
@@ -73,7 +73,6 @@ __all__ = [
 ]
 
 
-@surface_template
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """Reshape ``a`` to ``shape`` (one entry may be -1); ``order='F'`` reads and writes column-major.
 
@@ -112,7 +111,6 @@ def _resolve_shape(shape, size: int) -> tuple[int, ...]:
     return shape
 
 
-@surface_template
 def ravel(a, order="C"):
     """Flatten ``a`` to 1-D.
 
@@ -123,7 +121,6 @@ def ravel(a, order="C"):
     return reshape(a, (a.size,), order=order)
 
 
-@surface_template
 def transpose(a, axes=None):
     """Permute the axes of ``a`` (reverse them by default).
 
@@ -163,7 +160,6 @@ def matrix_transpose(x, /):
     return swapaxes(x, -1, -2)
 
 
-@surface_template
 def swapaxes(a, axis1, axis2):
     """Interchange two axes.
 
@@ -177,7 +173,6 @@ def swapaxes(a, axis1, axis2):
     return st.transpose(a, tuple(perm))
 
 
-@surface_template
 def moveaxis(a, source, destination):
     """Move axes ``source`` to positions ``destination`` (ints or sequences).
 
@@ -197,7 +192,6 @@ def moveaxis(a, source, destination):
     return st.transpose(a, tuple(order))
 
 
-@surface_template
 def expand_dims(a, axis):
     """Insert size-1 axes at ``axis`` (an int or a tuple of positions in the result).
 
@@ -214,7 +208,6 @@ def expand_dims(a, axis):
     return st.reshape(a, tuple(shape))
 
 
-@surface_template
 def squeeze(a, axis=None):
     """Remove size-1 axes (all of them, or those in ``axis``, which must have size 1).
 
@@ -679,3 +672,7 @@ def rot90(m, k: int = 1, axes=(0, 1)):
     if k == 1:
         return st.transpose(flip(m, ax1), tuple(perm))
     return flip(st.transpose(m, tuple(perm)), ax1)
+
+
+# NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
+template_public_functions(globals())

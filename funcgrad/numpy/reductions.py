@@ -18,7 +18,7 @@ import numpy as np
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.templates import surface_template
+from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
     asarray,
     broadcast_args,
@@ -123,7 +123,6 @@ def _count(a, axes, where):
 # Sums and products
 
 
-@surface_template
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
     """Sum of the elements over ``axis``.
 
@@ -147,7 +146,6 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     return _keepdims(_round_to(res, target), in_shape, axes, keepdims)
 
 
-@surface_template
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
     """Product of the elements over ``axis`` (exact derivatives when some elements are zero).
 
@@ -207,7 +205,6 @@ def _identity(dtype, for_max: bool):
     return _dt.extremum_identity(dtype, for_max)
 
 
-@surface_template
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """Maximum over ``axis``; tied maxima share the gradient equally. NaNs propagate.
 
@@ -217,7 +214,6 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     return _extremum("max", red.reduce_max, "maximum", a, axis, out, keepdims, initial, where)
 
 
-@surface_template
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """Minimum over ``axis``; tied minima share the gradient equally. NaNs propagate.
 
@@ -352,7 +348,6 @@ def _float_dtype(dtype, requested=None) -> np.dtype:
     return np.dtype(dtype) if _dt.is_inexact(dtype) else _dt.default_float
 
 
-@surface_template
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean over ``axis`` (integers average in float64).
 
@@ -376,7 +371,6 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return _keepdims(_round_to(res, target), a.shape, axes, keepdims)
 
 
-@surface_template
 def var(
     a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None
 ):
@@ -418,7 +412,6 @@ def var(
 _mean_fn = mean
 
 
-@surface_template
 def std(
     a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None
 ):
@@ -560,3 +553,7 @@ def nanstd(
     """
     var_ = nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
     return safe_sqrt(var_)
+
+
+# NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
+template_public_functions(globals())

@@ -17,7 +17,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
-from funcgrad.kernel.templates import surface_template
+from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
     aval,
     broadcast_args,
@@ -89,7 +89,6 @@ __all__ = [
 
 
 def _unary_inexact(prim, name, example_in, summary=None, real_only=False):
-    @surface_template
     def f(x, /):
         (x,) = promote_args_inexact(x)
         if real_only:
@@ -619,3 +618,7 @@ def _close(a, b, rtol, atol, dtype):
     dtype = _dt.real_dtype(dtype)  # |complex| is real: so are the tolerances
     tol = ew.add_p.bind(constant(atol, dtype), ew.mul_p.bind(constant(rtol, dtype), ew.abs_p.bind(b)))
     return ew.le_p.bind(*broadcast_args(diff, tol))
+
+
+# NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
+template_public_functions(globals())

@@ -16,7 +16,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.core import concrete_value
-from funcgrad.kernel.templates import surface_template
+from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
     aval,
     broadcast_args,
@@ -91,7 +91,6 @@ def _is_unsigned(x) -> bool:
 # Arithmetic
 
 
-@surface_template
 def add(x1, x2, /):
     """Elementwise ``x1 + x2`` with NumPy broadcasting and NEP 50 promotion (bools: logical or).
 
@@ -104,7 +103,6 @@ def add(x1, x2, /):
     return (ew.or_p if _is_bool(x1) else ew.add_p).bind(x1, x2)
 
 
-@surface_template
 def subtract(x1, x2, /):
     """Elementwise ``x1 - x2``.
 
@@ -114,7 +112,6 @@ def subtract(x1, x2, /):
     return ew.sub_p.bind(*broadcast_args(*promote_args_numeric("subtract", x1, x2)))
 
 
-@surface_template
 def multiply(x1, x2, /):
     """Elementwise ``x1 * x2`` (bools: logical and).
 
@@ -125,7 +122,6 @@ def multiply(x1, x2, /):
     return (ew.and_p if _is_bool(x1) else ew.mul_p).bind(x1, x2)
 
 
-@surface_template
 def true_divide(x1, x2, /):
     """Elementwise ``x1 / x2``; integers divide in the default float, as in NumPy.
 
@@ -143,7 +139,6 @@ divide = _doc(
 )
 
 
-@surface_template
 def negative(x, /):
     """Elementwise ``-x``.
 
@@ -164,7 +159,6 @@ def positive(x, /):
     return x
 
 
-@surface_template
 def absolute(x, /):
     """Elementwise ``|x|``; for real ``x`` the derivative at 0 is 1 (the right derivative), as in
     JAX: ``grad(abs)(0.0) == 1.0``. For complex ``x`` it is ``Re(conj(x) dx) / |x|``, and 0 at 0.
@@ -186,7 +180,6 @@ abs = _doc(
 )
 
 
-@surface_template
 def sign(x, /):
     """Elementwise sign: -1, 0 or 1 (NaN for NaN); zero derivative.
 
@@ -197,7 +190,6 @@ def sign(x, /):
     return ew.sign_p.bind(x)
 
 
-@surface_template
 def square(x, /):
     """Elementwise ``x * x``.
 
@@ -208,7 +200,6 @@ def square(x, /):
     return x if _is_bool(x) else ew.square_p.bind(x)
 
 
-@surface_template
 def reciprocal(x, /):
     """Elementwise ``1 / x``, computed in floating point (integers promote, as in jax.numpy).
 
@@ -359,7 +350,6 @@ def _integer_power(x, y):
     return acc
 
 
-@surface_template
 def power(x1, x2, /):
     """Elementwise ``x1 ** x2``. A Python int exponent is exact repeated multiplication (with a
     correct derivative at 0); integer arrays use exact integer powers.
@@ -404,7 +394,6 @@ def float_power(x1, x2, /):
 # Extrema
 
 
-@surface_template
 def maximum(x1, x2, /):
     """Elementwise maximum, propagating NaNs; at ties the derivative is split equally.
 
@@ -414,7 +403,6 @@ def maximum(x1, x2, /):
     return elementwise(ew.max_p, x1, x2)
 
 
-@surface_template
 def minimum(x1, x2, /):
     """Elementwise minimum, propagating NaNs; at ties the derivative is split equally.
 
@@ -460,7 +448,6 @@ def fmin(x1, x2, /):
     return _nan_ignoring_extremum(ew.lt_p, x1, x2)
 
 
-@surface_template
 def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     """Clip values to ``[min, max]`` (either bound may be None), as ``minimum(maximum(arr, min), max)``.
 
@@ -648,3 +635,7 @@ def where3(condition, x, y):
     """Three-argument ``where``: promote ``x`` and ``y``, broadcast all three, select."""
     x, y = promote_args(x, y)
     return select(as_bool(condition), x, y)
+
+
+# NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
+template_public_functions(globals())

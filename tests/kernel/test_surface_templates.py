@@ -89,7 +89,64 @@ CASES = [
         ),
         A,
     ),
+    # Functions covered by the rule, never marked one by one (NOTE: [surface templates]).
+    (
+        "covered by the rule",
+        lambda x: (
+            fnp.sum(fnp.hypot(x, 2.0) + fnp.arctan2(x, 1.5) + fnp.nan_to_num(x) * fnp.floor(x))
+            + fnp.sum(fnp.concatenate([x, x]) * fnp.stack([x, x]).sum(0).sum())  # lists: the call itself
+            + fnp.sum(fnp.roll(x, 1, axis=0) * fnp.flip(x) + fnp.tile(x, (2, 1))[:4])
+            + fnp.sum(funcgrad.nn.relu(x) + funcgrad.nn.elu(x) + funcgrad.nn.standardize(x))
+            + fnp.trace(x[:3])
+            + fnp.sum(fnp.take(x, np.array([2, 0]), axis=1))
+            + funcgrad.scipy.special.xlogy(2.0, fnp.abs(x) + 1).sum()
+        ),
+        A,
+    ),
 ]
+
+
+def test_every_public_function_of_a_covered_module_is_templated():
+    # The rule, not a mark per function: each module that ends with template_public_functions
+    # has all its public functions templated -- those added later too.
+    import importlib
+    import inspect
+    import types
+
+    covered = 0
+    for name in (
+        "funcgrad.numpy.ufuncs",
+        "funcgrad.numpy.transcendental",
+        "funcgrad.numpy.reductions",
+        "funcgrad.numpy.contractions",
+        "funcgrad.numpy.manipulation",
+        "funcgrad.numpy.indexing",
+        "funcgrad.numpy.lookup",
+        "funcgrad.nn",
+        "funcgrad.scipy.special._elementary",
+    ):
+        module = importlib.import_module(name)
+        assert "template_public_functions(globals())" in inspect.getsource(module), name
+        for attr, value in vars(module).items():
+            original = getattr(value, "__wrapped__", value)
+            if (
+                attr.startswith("_")
+                or type(original) is not types.FunctionType
+                or original.__module__ != name
+            ):
+                continue
+            assert hasattr(value, "template_cache"), f"{name}.{attr}"
+            covered += 1
+    assert covered > 200
+    g = funcgrad.grad(lambda x: fnp.sum(fnp.hypot(x, 2.0) * funcgrad.nn.elu(x)))
+    for _ in range(2):
+        g(A)
+    assert fnp.hypot.template_cache and funcgrad.nn.elu.template_cache  # used while eager grad records
+    source = "".join(
+        inspect.getsource(importlib.import_module(m))
+        for m in ("funcgrad.numpy.ufuncs", "funcgrad.nn", "funcgrad.numpy.reductions")
+    )
+    assert "@surface_template" not in source  # no function is marked by hand
 
 
 @pytest.mark.parametrize("name,loss,x", CASES, ids=[c[0] for c in CASES])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.kernel.custom_derivatives import custom_jvp
-from funcgrad.kernel.templates import surface_template
+from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import log_softmax as _nn_log_softmax
 from funcgrad.nn import logsumexp as _nn_logsumexp
 from funcgrad.nn import softmax as _nn_softmax
@@ -176,7 +176,6 @@ def boxcox1p(x, lmbda):
     return _boxcox_of_log(fnp.log1p(x), lmbda)
 
 
-@surface_template
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """``log(sum(b * exp(a)))`` over ``axis``, computed stably (SciPy's signature).
 
@@ -203,3 +202,7 @@ def log_softmax(x, /, *, axis=None):
     [-0.69314718056, -0.69314718056]
     """
     return _nn_log_softmax(x, axis=axis)
+
+
+# NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
+template_public_functions(globals())
