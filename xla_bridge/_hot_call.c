@@ -17,8 +17,8 @@
  *     pytree registry, Arrays swapped for their buffers; so both twins share the cache entries
  *     (tests/bridge/test_dispatch_routes.py drives both with the same cases).
  *
- *   A call that passed a NumPy array waits for its outputs when ``_native_wait`` says so (NOTE:
- *   [synchronous CPU dispatch]). Outputs: a dict (several) -> ``self._native_outputs(res)``, else
+ *   A call that passed a NumPy array of ``_WAIT_BYTES`` or more waits for its outputs when
+ *   ``_native_wait`` says so (NOTE: [synchronous CPU dispatch]). Outputs: a dict (several) -> ``self._native_outputs(res)``, else
  *   ``Array._from_buffer(res, res.aval.weak_type)``. Anything else (a host-backed Array's first
  *   call, a missing static argument, an unhashable one, a dispatcher not made yet) goes to
  *   ``self._dispatch(args, kwargs)``, which words every error.
@@ -48,8 +48,9 @@ static PyObject *g_from_buffer;  /* Array._from_buffer */
 static PyObject *g_kw_statics;   /* dispatch._KwStatics */
 static PyObject *g_flatten;      /* the pytree registry's flatten: obj -> (leaves list, treedef) */
 static PyObject *g_call_state;   /* dispatch._call_state: {"redirect": None or a callable} */
+static Py_ssize_t g_wait_bytes;  /* dispatch._WAIT_BYTES: a NumPy argument this large makes a call wait */
 
-static PyObject *s_native_plain, *s_native, *s_static_argnums, *s_static_argnames, *s_named_positional, *s_trace, *s_buffer, *s_aval, *s_weak_type, *s_dispatch, *s_native_outputs, *s_redirect, *s_native_wait, *s_block;
+static PyObject *s_native_plain, *s_native, *s_static_argnums, *s_static_argnames, *s_named_positional, *s_trace, *s_buffer, *s_aval, *s_weak_type, *s_dispatch, *s_native_outputs, *s_redirect, *s_native_wait, *s_block, *s_nbytes;
 
 static PyObject *
 slow(HotCall *self, PyObject *args, PyObject *kwargs)
@@ -76,7 +77,7 @@ slow(HotCall *self, PyObject *args, PyObject *kwargs)
    scalar, an Array with a buffer), 0 when ``check_leaves`` and some element is not (a container:
    flatten first), 2 when an Array has no device buffer yet (the Python path makes and caches
    one), -1 on error. ``*out`` is set (new reference) only when the result is 1 and something
-   was replaced. ``*host`` is set to 1 when a NumPy array was seen. */
+   was replaced. ``*host`` is set to 1 when a NumPy array of ``wait_bytes`` or more was seen. */
 static int
 swap_buffers(PyObject *seq, int check_leaves, PyObject **out, int *host)
 {
@@ -88,7 +89,16 @@ swap_buffers(PyObject *seq, int check_leaves, PyObject **out, int *host)
         PyObject *x = items[i];
         PyObject *t = (PyObject *)Py_TYPE(x);
         if (t == g_ndarray) {
-            *host = 1;
+            if (!*host) { /* is it large enough for PJRT to copy it in the background? */
+                PyObject *nbytes = PyObject_GetAttr(x, s_nbytes);
+                Py_ssize_t n = nbytes != NULL ? PyLong_AsSsize_t(nbytes) : -1;
+                Py_XDECREF(nbytes);
+                if (n == -1 && PyErr_Occurred()) {
+                    Py_XDECREF(copy);
+                    return -1;
+                }
+                *host = n >= g_wait_bytes;
+            }
             continue;
         }
         if (t == g_array) {
@@ -535,9 +545,10 @@ configure(PyObject *module, PyObject *args)
 {
     PyObject *state, *eval_trace, *jax_config, *ndarray, *scalars, *array, *from_buffer, *flatten, *kw_statics;
     PyObject *call_state;
-    if (!PyArg_ParseTuple(args, "OOUOO!OOOOO!:configure", &state, &eval_trace, &jax_config, &ndarray,
+    Py_ssize_t wait_bytes;
+    if (!PyArg_ParseTuple(args, "OOUOO!OOOOO!n:configure", &state, &eval_trace, &jax_config, &ndarray,
                           &PyFrozenSet_Type, &scalars, &array, &from_buffer, &flatten, &kw_statics,
-                          &PyDict_Type, &call_state)) {
+                          &PyDict_Type, &call_state, &wait_bytes)) {
         return NULL;
     }
     if (!PyType_Check(kw_statics) || !PyType_IsSubtype((PyTypeObject *)kw_statics, &PyTuple_Type)
@@ -555,14 +566,15 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(g_flatten, Py_NewRef(flatten));
     Py_XSETREF(g_kw_statics, Py_NewRef(kw_statics));
     Py_XSETREF(g_call_state, Py_NewRef(call_state));
+    g_wait_bytes = wait_bytes;
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(state, EvalTrace, jax_config_module_name, ndarray, scalar_types, Array, "
-     "Array._from_buffer, flatten, _KwStatics, call_state): the objects the hot path compares "
-     "with, calls and reads."},
+     "Array._from_buffer, flatten, _KwStatics, call_state, wait_bytes): the objects the hot path "
+     "compares with, calls and reads."},
     {NULL},
 };
 
@@ -587,6 +599,7 @@ module_exec(PyObject *module)
     INTERN(s_redirect, "redirect");
     INTERN(s_native_wait, "_native_wait");
     INTERN(s_block, "block_until_ready");
+    INTERN(s_nbytes, "nbytes");
 #undef INTERN
     if (PyType_Ready(&HotCall_type) < 0) {
         return -1;

@@ -315,9 +315,9 @@ cpu_client_options: dict = {}
 # JAX's: a call may return first, and ``block_until_ready()`` or reading the value waits.
 # The CPU client runs a program in the calling thread (``asynchronous=False``) only when its inputs
 # are ready; PJRT copies a large NumPy argument in the background and runs a program waiting for
-# it in a worker thread, so the native route waits for the outputs of a call that passed NumPy
-# arrays (``xla_bridge.native.waits_for_results``; about 0.3 us); the other routes copy
-# arguments before they run (tests/bridge/test_dispatch_routes.py).
+# it in a worker thread, so the native route waits for the outputs of a call that passed a large
+# NumPy array (``xla_bridge.dispatch._WAIT_BYTES``); the other routes copy arguments before they
+# run (tests/bridge/test_dispatch_routes.py).
 # Why synchronous by default: unless asked, the CPU client runs programs in the calling thread
 # instead of jax's default. PJRT's CPU client hands every program of 1000 or more estimated flops to a worker
 # thread and the caller then waits for it: for the programs of a few microseconds that dominate

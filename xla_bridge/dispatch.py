@@ -40,8 +40,8 @@ primitive catalog (``primitives.call``: the ``jit`` call primitive), its sibling
 # call does not grow with the program.
 
 # NOTE: [synchronous CPU dispatch] (the runtime's half: which CPU client runs programs where) says
-# when a call returns after its computation ends; the native route keeps that promise for NumPy
-# arguments by waiting for its outputs (``native.waits_for_results``).
+# when a call returns after its computation ends; the native route keeps that promise for large
+# NumPy arguments by waiting for its outputs (``native.waits_for_results``, ``_WAIT_BYTES``).
 """
 
 from __future__ import annotations
@@ -117,6 +117,13 @@ _ndarray = np.ndarray
 _SCALARS = frozenset({float, int, bool, complex, np.float32, np.float64, np.int32, np.int64, np.bool_})
 _flatten = _registry.flatten
 _from_buffer = Array._from_buffer
+# A native call waits for its outputs (on a synchronous client) when it passed a NumPy array of at
+# least this many bytes: PJRT copies host arrays of 100 000 bytes or more in a worker thread and
+# runs a program waiting for one there too (measured, jaxlib 0.10.2: up to 100 000 bytes every
+# output was ready at return, from 104 000 none); smaller ones it copies in the call. A margin of
+# 25x, and tests/bridge/test_dispatch_routes.py checks both sides of it. (Waiting on an output
+# that is ready costs about 0.3 us, 4% of a call: small arguments need not pay it.)
+_WAIT_BYTES = 4096
 
 
 class _PythonHotCall:
@@ -134,7 +141,7 @@ if c_modules_wanted():
 
         _hot_call.configure(
             _state, _EvalTrace, JAX_CONFIG, _ndarray, _SCALARS, Array, _from_buffer, _flatten, _KwStatics,
-            _call_state,
+            _call_state, _WAIT_BYTES,
         )  # fmt: skip
         _HotCall = _hot_call.HotCall
 
@@ -269,7 +276,7 @@ class Dispatcher(_HotCall):
                     break
             if tree is None:
                 tree = len(dyn)  # top-level leaves: the C++ side flattens nothing
-        host = False  # a NumPy argument, which the C++ side transfers
+        host = False  # a NumPy argument the C++ side may copy in the background
         if any(type(x) is Array or type(x) is _ndarray for x in flat):
             flat = list(flat)
             for i, x in enumerate(flat):
@@ -277,7 +284,7 @@ class Dispatcher(_HotCall):
                     flat[i] = array_buffer(x)
                     if flat[i] is None:
                         return self._call(args, kwargs)
-                elif type(x) is _ndarray:
+                elif type(x) is _ndarray and x.nbytes >= _WAIT_BYTES:
                     host = True
         if self._plain and type(tree) is int and not statics:
             native = self._native_plain

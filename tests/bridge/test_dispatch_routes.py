@@ -174,3 +174,18 @@ def test_a_call_returns_after_its_computation_ends_with_one_cpu_device(route):
         x[0, 0] = 7.0  # the caller changes its array: the result already taken is the same
         assert float(out) == want
         x[0, 0] = 1e-3
+
+
+@pytest.mark.skipif(cpu_async_dispatch(), reason="this process dispatches asynchronously (several devices)")
+def test_small_numpy_arguments_are_copied_in_the_call_so_no_wait_is_needed():
+    # The other side of dispatch._WAIT_BYTES: below it the native route does not wait, because
+    # PJRT copies such arrays in the call and the program runs in the calling thread. Should a
+    # jaxlib copy smaller arrays in the background, this fails (lower _WAIT_BYTES then).
+    f = funcgrad.jit(_long)
+    x = np.full((30, 30), 1e-3)  # 7 200 bytes
+    small = np.full((16, 16), 1e-3)  # 2 048 bytes: below _WAIT_BYTES
+    assert small.nbytes < dispatch._WAIT_BYTES <= x.nbytes
+    f(small)
+    for _ in range(5):
+        assert f(small)._buffer.is_ready()
+        assert f._native_route((small,), {})._buffer.is_ready()
