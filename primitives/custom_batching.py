@@ -242,7 +242,7 @@ custom_vmap_call_p.def_traits(
     jaxpr_params=("call",),
     taylor_from_jvp="its JVP rule binds calls whose rule is the vmap rule's JVP: jet keeps the rule",
 )
-custom_vmap_call_p.runs_user_rules = True
+custom_vmap_call_p.def_traits(runs_user_rules=True)
 custom_vmap_call_p.def_impl(_impl)
 custom_vmap_call_p.def_abstract_eval(_abstract_eval)
 custom_vmap_call_p.def_batch(_batch)

@@ -91,7 +91,7 @@ def _bid_batch(axis_size, vals, dims, *, shape, broadcast_dimensions):
 
 
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
-broadcast_in_dim_p.places_operand = True  # (NumPy broadcasting may stand for it when interpreted)
+broadcast_in_dim_p.def_traits(places_operand=True)  # (NumPy broadcasting may stand for it when interpreted)
 broadcast_in_dim_p.def_impl(_bid_impl)
 broadcast_in_dim_p.def_abstract_eval(_bid_abstract_eval)
 deflinear(broadcast_in_dim_p, _bid_transpose)
@@ -124,7 +124,7 @@ def _reshape_batch(axis_size, vals, dims, *, new_sizes):
 
 reshape_p = Primitive("reshape")
 reshape_p.def_traits(sparse="reshape")
-reshape_p.reshapes_operand = True
+reshape_p.def_traits(reshapes_operand=True)
 reshape_p.def_impl(lambda x, *, new_sizes: np.reshape(x, new_sizes))
 reshape_p.def_abstract_eval(_reshape_abstract_eval)
 deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])

@@ -173,21 +173,6 @@ class Primitive:
         # The facts other layers ask about (never by its name string): one frozen record, set with
         # ``def_traits`` (NOTE: [primitive traits]).
         self.traits = PrimitiveTraits()
-        # Facts only the eager program cache reads (NOTE: [eager grad program cache]):
-        # - ``runs_user_rules``: its rules call the user's Python functions (custom_jvp,
-        #   custom_vjp, custom_vmap), which must run on every eager call: eager grad does not
-        #   cache a program holding one.
-        # - ``identity_element``: a value ``e`` with ``p(x, e) == p(e, x) == x`` exactly, in every
-        #   floating-point case (``mul``: 1); ``kernel/simplify.py`` drops such equations.
-        # - ``places_operand``: its result is its one operand placed along the dimensions
-        #   ``params["broadcast_dimensions"]`` of ``params["shape"]`` (``broadcast_in_dim``); the
-        #   eager interpreter of cached programs lets NumPy's broadcasting stand for it.
-        # - ``reshapes_operand``: its result is its one operand's elements, row-major, in another
-        #   shape (``reshape``); ``kernel/simplify.py`` joins a reshape of a reshape into one.
-        self.runs_user_rules = False
-        self.identity_element = None
-        self.places_operand = False
-        self.reshapes_operand = False
 
     def __repr__(self):
         return self.name

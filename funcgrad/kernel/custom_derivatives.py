@@ -355,7 +355,7 @@ custom_jvp_call_p.def_traits(
     jaxpr_params=("call_jaxpr",),
     taylor_from_jvp="its series follow the user's custom JVP rule, by design",
 )
-custom_jvp_call_p.runs_user_rules = True
+custom_jvp_call_p.def_traits(runs_user_rules=True)
 custom_jvp_call_p.def_impl(
     lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
 )
@@ -555,7 +555,7 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
 
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
 custom_vjp_call_p.def_traits(call_jaxpr_param="call_jaxpr", jaxpr_params=("call_jaxpr",))
-custom_vjp_call_p.runs_user_rules = True
+custom_vjp_call_p.def_traits(runs_user_rules=True)
 custom_vjp_call_p.def_impl(
     lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
 )
@@ -582,7 +582,7 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
 
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 custom_lin_p.def_traits(jaxpr_params=("bwd",))  # carries the backward function of a custom_vjp
-custom_lin_p.runs_user_rules = True
+custom_lin_p.def_traits(runs_user_rules=True)
 custom_lin_p.def_impl(_custom_lin_impl)
 custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **_: list(out_avals))
 custom_lin_p.def_transpose(_custom_lin_transpose)

@@ -76,7 +76,7 @@ class _Plan:
         self.steps = []
         for eqn in j.eqns:
             prim, params, out = eqn.primitive, eqn.params, eqn.outvars
-            if prim.places_operand and out[0] in implicit:
+            if prim.traits.places_operand and out[0] in implicit:
                 target = implicit[out[0]]
                 if target is None:
                     slot.alias(out[0], eqn.invars[0])
@@ -193,7 +193,7 @@ def _numpy_broadcasts(jaxpr: Jaxpr) -> dict:
     outputs = {a for a in jaxpr.outvars if type(a) is Var}
     candidates = {}
     for eqn in jaxpr.eqns:
-        if not eqn.primitive.places_operand or eqn.outvars[0] in outputs:
+        if not eqn.primitive.traits.places_operand or eqn.outvars[0] in outputs:
             continue
         out = eqn.outvars[0]
         users = readers.get(out, ())

@@ -80,7 +80,7 @@ class RecordingTracer(StagingTracer):
 
 
 def _runs_user_rules(primitive, params) -> bool:
-    if primitive.runs_user_rules:
+    if primitive.traits.runs_user_rules:
         # funcgrad's own custom_jvp functions are pure (NOTE: [library custom_jvp]).
         return not getattr(params.get("jvp"), "library_rule", False)
     if primitive.traits.jaxpr_params and primitive is not eager_call_p:  # (cached programs hold none)
@@ -172,7 +172,7 @@ class RecordingTrace(core.Trace):
                 key.append((primitive, params_key(params), *[numbers[v] for v in atoms]))
             except TypeError:  # an unhashable parameter: this program is not cached
                 self.key = None
-        if (primitive.runs_user_rules or primitive.traits.jaxpr_params) and not self.user_rules:
+        if (primitive.traits.runs_user_rules or primitive.traits.jaxpr_params) and not self.user_rules:
             self.user_rules = _runs_user_rules(primitive, params)
         # Values without a derivative are concrete, as under the JVP trace (NOTE: [eager grad
         # program cache]).

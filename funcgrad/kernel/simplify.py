@@ -66,16 +66,20 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
             out = eqn.outvars[0]
             # A reshape or broadcast of the result of another: one equation from the original.
             source = producers.get(ins[0]) if ins and type(ins[0]) is Var else None
-            if prim.reshapes_operand and source is not None and source.primitive.reshapes_operand:
+            if (
+                prim.traits.reshapes_operand
+                and source is not None
+                and source.primitive.traits.reshapes_operand
+            ):
                 ins = [source.invars[0]]
-            elif prim.places_operand and source is not None and source.primitive.places_operand:
+            elif prim.traits.places_operand and source is not None and source.primitive.traits.places_operand:
                 inner = source.params["broadcast_dimensions"]
                 outer = eqn.params["broadcast_dimensions"]
                 params = {**eqn.params, "broadcast_dimensions": tuple(outer[d] for d in inner)}
                 eqn = JaxprEqn(prim, [source.invars[0]], params, eqn.outvars, eqn.source_info)
                 ins = [source.invars[0]]
             if (
-                (prim.reshapes_operand or prim.places_operand)
+                (prim.traits.reshapes_operand or prim.traits.places_operand)
                 and type(ins[0]) is Var
                 and ins[0].aval == out.aval
             ):
@@ -90,7 +94,7 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
                     continue
                 except Exception:  # noqa: BLE001 - leave anything unusual to run at run time
                     pass
-            unit = prim.identity_element
+            unit = prim.traits.identity_element
             if unit is not None and len(ins) == 2:
                 for keep, other in ((ins[0], ins[1]), (ins[1], ins[0])):
                     if _is(other, unit) and type(keep) is Var and keep.aval == out.aval:

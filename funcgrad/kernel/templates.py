@@ -89,7 +89,7 @@ class Template:
                 concrete = prim.traits.not_differentiable or not all(
                     _dt.is_inexact(v.aval.dtype) for v in eqn.outvars
                 )
-                if concrete or prim.traits.jaxpr_params or prim.runs_user_rules:
+                if concrete or prim.traits.jaxpr_params or prim.traits.runs_user_rules:
                     self.generic = True
             try:
                 pkey = params_key(eqn.params)

@@ -66,6 +66,17 @@ class PrimitiveTraits:
       (shard_map's mesh axes, NOTE: [named axes]) while the type checker reads them.
     - ``has_side_effects``: the equation does something besides computing its results (a host
       callback that prints): dead-code elimination keeps it even when nothing reads its results.
+    - ``runs_user_rules``: its rules call the user's Python functions (custom_jvp, custom_vjp,
+      custom_vmap), which must run on every eager call: eager grad caches no program holding one
+      (NOTE: [eager grad program cache]) and a surface template replays it by binding.
+    - ``identity_element``: an ``e`` with ``p(x, e) == p(e, x) == x`` exactly, in every
+      floating-point case (``mul``: 1); ``kernel/simplify.py`` drops such equations.
+    - ``places_operand``: its result is its one operand placed along the dimensions
+      ``params["broadcast_dimensions"]`` of ``params["shape"]`` (``broadcast_in_dim``):
+      ``simplify`` joins two, and the interpreter of cached eager programs lets NumPy's
+      broadcasting stand for it.
+    - ``reshapes_operand``: its result is its one operand's elements, row-major, in another shape
+      (``reshape``); ``kernel/simplify.py`` joins a reshape of a reshape into one.
 
     >>> t = PrimitiveTraits(linear=True)
     >>> t.linear, t.taylor_from_jvp
@@ -88,6 +99,10 @@ class PrimitiveTraits:
     contraction: bool = False
     inner_axis_env: Callable | None = None
     has_side_effects: bool = False
+    runs_user_rules: bool = False
+    identity_element: int | None = None
+    places_operand: bool = False
+    reshapes_operand: bool = False
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -118,4 +133,5 @@ _CHECKS: dict[str, Callable[[Any], bool]] = {
     "str | None": _optional(str),
     "Callable | None": lambda v: v is None or callable(v),
     "tuple[str, ...]": lambda v: type(v) is tuple and all(type(s) is str for s in v),
+    "int | None": lambda v: v is None or type(v) is int,
 }

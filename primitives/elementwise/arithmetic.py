@@ -286,7 +286,7 @@ def _mul_transpose(ct, x, y):
 mul_p = Primitive("mul")
 mul_p.def_traits(may_produce_nan=True, sparse="product")
 mul_p.def_impl(np.multiply)
-mul_p.identity_element = 1  # (x * 1 is x for every float, nan and -0.0 included)
+mul_p.def_traits(identity_element=1)  # (x * 1 is x for every float, nan and -0.0 included)
 mul_p.def_abstract_eval(naryop_abstract_eval("mul", None))
 mul_p.def_batch(elementwise_batch(mul_p))
 defjvp(mul_p, lambda t, x, y: mul(t, y), lambda t, x, y: mul(x, t))
