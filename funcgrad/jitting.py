@@ -7,8 +7,9 @@ attribute when imported).
 
 This module owns the staging half of a jitted function; the bridge owns the call (NOTE: [jitted
 call route] in xla_bridge/dispatch.py). ``JittedFunction`` subclasses the bridge's ``Dispatcher``
-and implements its ``_stage``: split static arguments, flatten, look the input signature up in the
-trace cache and trace on a miss. Everything else here is the user API: the trace cache and its
+and implements its ``_stage``: split the arguments (the bridge's one split, ``Dispatcher._split``),
+flatten, look the input signature up in the trace cache and trace on a miss. Everything else
+here is the user API: the trace cache and its
 ``cache_info``, retrace warnings, the AOT API (``trace``, ``lower``, ``compile``, ``eval_shape``)
 and ``jit``'s parameters, each honoured or refused.
 

@@ -68,8 +68,9 @@ def _tables() -> dict:
 
 
 # NOTE: [dispatch registration]
-# ``xla_bridge.dispatch`` registers the compiled impl of the ``jit`` primitive and the device
-# read-back of ``funcgrad.Array`` with the kernel when imported. ``funcgrad.jit`` imports it; here
+# ``xla_bridge.dispatch`` (through ``execute``) registers the compiled impl of the ``jit``
+# primitive and the device read-back of ``funcgrad.Array`` with the kernel when imported.
+# ``funcgrad.jit`` imports it; here
 # it is imported only if the catalog is already loaded, because ``import funcgrad.xla_bridge`` alone must
 # not pull in numpy or the funcgrad kernel (tests/bridge/test_xla_runtime.py checks that it stays cheap).
 if "funcgrad.primitives.call" in sys.modules:

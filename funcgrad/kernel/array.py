@@ -39,9 +39,9 @@ from funcgrad.kernel.ir import ShapedArray
 #   one), NumPy falls back to ``Array.__array__``, which handles every case.
 # - ``xla_bridge._hot_call.HotCall``: the base of ``Dispatcher``, whose C ``__call__`` is the
 #   native-dispatch hot path (NOTE: [jitted call route]).
-# Both are optional: where they are not built (no C compiler), ``_PythonArrayBase`` and
-# ``dispatch._PythonHotCall`` below are the same code in Python. Every method of Array stays in
-# Python, and so does every decision the C code does not make.
+# Both are optional: where they are not built (no C compiler), ``_PythonArrayBase`` below and
+# ``Dispatcher._native_route`` (xla_bridge/dispatch.py) are the same code in Python. Every
+# method of Array stays in Python, and so does every decision the C code does not make.
 
 
 class _PythonArrayBase:
