@@ -205,11 +205,12 @@ def is_float(dtype) -> bool:
 
 def is_inexact(dtype) -> bool:
     """True for the dtypes that have derivatives (floating and complex)."""
-    known = _inexact.get(dtype) if type(dtype) is np.dtype else None
+    # (NumPy 2's dtypes are subclasses of np.dtype, such as Float64DType: isinstance, not type is)
+    known = _inexact.get(dtype) if isinstance(dtype, np.dtype) else None
     if known is not None:
         return known  # (asked for every traced value: a dict lookup)
     out = kind(dtype) in "fc"
-    if type(dtype) is np.dtype:
+    if isinstance(dtype, np.dtype):
         _inexact[dtype] = out
     return out
 

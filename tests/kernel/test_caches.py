@@ -176,9 +176,7 @@ def test_clear_caches_empties_every_registered_cache():
     keep = _fill()
     _fill_multi_device_routes()
     sizes = caches.cache_sizes()
-    # (kernel.dtype_is_inexact stays empty under NumPy 2: it is filled only when
-    # ``type(dtype) is np.dtype``, and NumPy 2's dtypes are subclasses such as Float64DType.)
-    empty = sorted(n for n in KNOWN - {"kernel.dtype_is_inexact"} if not sizes.get(n))
+    empty = sorted(n for n in KNOWN if not sizes.get(n))
     assert not empty, f"not filled by this test: {empty}"
     funcgrad.clear_caches()
     assert {n: s for n, s in caches.cache_sizes().items() if s} == {}
