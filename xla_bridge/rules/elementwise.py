@@ -1,4 +1,4 @@
-"""Lowering rules of the elementwise family (primitives/elementwise.py).
+"""Lowering rules of the elementwise family (primitives/elementwise/: arithmetic and transcendental).
 
 Layer: xla_bridge (compiler half). Imports the primitive catalog, numpy and
 ``xla_bridge.emitter``.

@@ -1,4 +1,4 @@
-"""op_db entries: the elementwise primitives (primitives/elementwise.py, bitcast.py)."""
+"""op_db entries: the elementwise primitives (primitives/elementwise/, bitcast.py)."""
 
 from __future__ import annotations
 
