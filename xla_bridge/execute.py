@@ -184,7 +184,7 @@ def compiled(closed: ir.ClosedJaxpr, name: str = "main", donated_invars=None, de
     """
     rt = runtime()
     if device is None:
-        device = rt._default_dev or rt.default_device()
+        device = rt.default_device()
     donated = tuple(donated_invars) if donated_invars is not None and any(donated_invars) else None
     key = (id(closed), device, donated)
     hit = _cache.get(key)
@@ -395,7 +395,7 @@ def array_buffer(x: Array):
 
 def _make_fast_put():
     rt = runtime()
-    device = rt._default_dev or rt.default_device()
+    device = rt.default_device()
     sharding, devices = rt.sharding(device), [device]
     put, copy, aval, supported = rt._put, rt._COPY, rt.aval, rt._SUPPORTED
 

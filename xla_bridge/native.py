@@ -104,5 +104,5 @@ def waits_for_results(device) -> bool:
     return before its computation ends (and read a NumPy argument the caller may change)."""
     rt = runtime()
     if device is None:
-        device = rt._default_dev or rt.default_device()
+        device = rt.default_device()
     return rt.normalize_platform(device.platform) == "cpu" and not rt.cpu_async_dispatch()
