@@ -102,7 +102,7 @@ def _scalar_type(np_type) -> _ScalarMeta:
     name = np.dtype(np_type).name if np.dtype(np_type).name != "bool" else "bool_"
     t = _ScalarMeta(name, (object,), {"dtype": np.dtype(np_type)})
     t.__module__ = "funcgrad.numpy"
-    t.__doc__ = f"The {name} scalar type: ``fnp.{name}(x)`` is a 0-d Array of dtype {name}."
+    t.__doc__ = f"The ``{name}`` scalar type: ``fnp.{name}(x)`` is a 0-d Array of dtype ``{name}``."
     return t
 
 

@@ -40,7 +40,7 @@ def real_inexact(name, *args):
 
 
 def expit(x):
-    """The logistic sigmoid ``1 / (1 + exp(-x))``, stable for large |x|.
+    """The logistic sigmoid ``1 / (1 + exp(-x))``, stable for large ``|x|``.
 
     >>> float(expit(0.0))
     0.5
