@@ -141,8 +141,12 @@ Precision = dt.Precision  # declared with the contraction primitives, which carr
 PrecisionLike = Precision | str | tuple | None
 
 
-def _operands(name, *args):
-    """Array operands of one dtype; Python scalars take the dtype of the array operands."""
+def _operands(name, *args, ones=False):
+    """Array operands of one dtype; Python scalars take the dtype of the array operands. With
+    ``ones`` (the n-ary arithmetic of jax 0.10: ``add``, ``max``, ``pow``, ...), operands of one rank
+    broadcast their size-1 dimensions: ``add`` of shapes (2, 1) and (1, 3) is (2, 3)."""
+    if ones:
+        args = _broadcast_ones(args)
     arrays = [a for a in args if type(a) not in python_scalar_types]
     if not arrays:
         dtype, weak = _dt.result_type(*[(_dt.python_scalar_dtype(a), True) for a in args])
@@ -176,6 +180,22 @@ def _operands(name, *args):
     return out
 
 
+def _broadcast_ones(args):
+    shapes = [aval(a).shape for a in args if type(a) not in python_scalar_types and aval(a).shape != ()]
+    if len({len(s) for s in shapes}) != 1 or len(set(shapes)) == 1:
+        return args  # nothing to do, or ranks differ (an error, worded by _operands)
+    target = tuple(next((d for d in sizes if d != 1), 1) for sizes in zip(*shapes))
+    if any(d not in (1, t) for s in shapes for d, t in zip(s, target)):
+        return args
+    dims = tuple(range(len(target)))
+    return [
+        a
+        if type(a) in python_scalar_types or aval(a).shape in ((), target)
+        else st.broadcast_in_dim_p.bind(asarray(a), shape=target, broadcast_dimensions=dims)
+        for a in args
+    ]
+
+
 def _bind_check(prim, name, *args, **params):
     """Check operands with the primitive's abstract evaluation (so eager mode raises like tracing)."""
     try:
@@ -204,7 +224,7 @@ def _unary(prim, name, doc_in, doc_out):
 
 def _binary(prim, name, doc_args, doc_out):
     def f(x, y):
-        return _bind(prim, name, *_operands(name, x, y))
+        return _bind(prim, name, *_operands(name, x, y, ones=True))
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (
@@ -270,7 +290,7 @@ def pow(x, y):
             x = constant(x, _dt.python_scalar_dtype(x))
         if _dt.is_inexact(aval(x).dtype):
             y = ew.convert_element_type(y, aval(x).dtype)
-    return _bind(ew.pow_p, "pow", *_operands("pow", x, y))
+    return _bind(ew.pow_p, "pow", *_operands("pow", x, y, ones=True))
 
 
 max = _binary(ew.max_p, "max", "np.array([1.0, 5.0]), np.array([3.0, 2.0])", "[3.0, 5.0]")
@@ -327,7 +347,7 @@ def complex(x, y):
     >>> complex(np.array([1.0]), 2.0).tolist()
     [(1+2j)]
     """
-    return _bind(cx.complex_p, "complex", *_operands("complex", x, y))
+    return _bind(cx.complex_p, "complex", *_operands("complex", x, y, ones=True))
 
 
 def conj(x):

@@ -169,6 +169,10 @@ REGRESSIONS: list = [
     # frexp's mantissa had a zero derivative (bit manipulation); it is 2**-exponent, as in jax
     ([("np.frexp", "np.frexp(x0)[0]")], [np.array([1.0, 3.0, 0.3, -5.0, 0.0, np.inf])], [("jvp", None)]),
     ([("np.frexp", "np.frexp(x0)[0]")], [np.float32([0.75, -6.0, 1e-3])], [("jit", None), ("grad", None)]),
+    # lax's n-ary arithmetic broadcasts size-1 dimensions of equal-rank operands, as jax 0.10's does
+    ([("lax.add", "lax.add(x0, x1)")], [np.ones((2, 1)), np.zeros((1, 3))], [("grad", None)]),
+    ([("lax.mul", "lax.mul(x0, x1)")], [np.ones(1), np.zeros(0)], [("jit", None)]),
+    ([("lax.pow", "lax.pow(x0, x1)")], [np.ones((3, 2, 1)), np.ones((3, 1, 2))], [("vmap", (0, 0))]),
 ]
 
 
