@@ -23,8 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "_ext"))
 
-import funcgrad  # noqa: E402
 import funcgrad_api  # noqa: E402
+
+import funcgrad  # noqa: E402
 
 project = "funcgrad"
 author = "the funcgrad authors"

@@ -48,6 +48,15 @@ settings.register_profile("dev", max_examples=60, deadline=None, suppress_health
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
+def pytest_configure(config):
+    """The fast tier, ``python -m pytest -m "not slow"`` (the ``slow`` marker: subprocesses, notebooks,
+    external suites, jax oracles, whole programs), is the edit-test loop: it draws the ``ci``
+    profile's bounded, derandomized examples unless ``HYPOTHESIS_PROFILE`` names another. CI runs
+    everything."""
+    if "HYPOTHESIS_PROFILE" not in os.environ and config.option.markexpr.replace(" ", "") == "notslow":
+        settings.load_profile("ci")
+
+
 def pytest_xdist_auto_num_workers(config):
     """``-n auto`` (pyproject's addopts): one test process per core, at most 4 -- each process
     compiles XLA programs with threads of its own and holds its own compiled-program caches, so

@@ -101,8 +101,10 @@ _OURS = ("funcgrad", "primitives", "xla_bridge")
 def _process_docstring(app, what, name, obj, options, lines):
     if what in ("data", "attribute"):
         doc = getattr(type(obj), "__doc__", None)
-        if doc and inspect.cleandoc(doc).splitlines() == [line for line in lines if line] or (
-            doc and lines and lines[0].strip() == inspect.cleandoc(doc).splitlines()[0].strip()
+        if (
+            doc
+            and inspect.cleandoc(doc).splitlines() == [line for line in lines if line]
+            or (doc and lines and lines[0].strip() == inspect.cleandoc(doc).splitlines()[0].strip())
         ):
             lines[:] = []
     module = getattr(obj, "__module__", None) or ""

@@ -145,6 +145,7 @@ def test_disable_jit_redirects_every_call_without_swapping_the_class():
     assert f.cache_info().hits == hits + 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pure", ["", "1"], ids=["c", "pure_python"])
 def test_in_a_fresh_process(pure):
     # A fresh interpreter without jax: the native route, so the C hot path (or, with

@@ -11,6 +11,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+# every test here starts processes or runs a whole program: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 SCRIPT = textwrap.dedent(
     """
     import numpy as np

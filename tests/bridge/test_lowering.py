@@ -119,6 +119,7 @@ def test_unary_special_values():
         check_primitive(prim, [x], {})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint32])
 @batched
 def test_integer_ops(dtype, rng):
@@ -198,6 +199,7 @@ def test_select_n_and_clamp(rng):
 CONVERT_DTYPES = [np.bool_, np.int8, np.int32, np.int64, np.uint8, np.float32, np.float64, np.complex64]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("src", CONVERT_DTYPES, ids=lambda d: np.dtype(d).name)
 @batched
 def test_convert_element_type(src):
@@ -223,6 +225,7 @@ def test_shape_primitives(rng):
     check_primitive(st.squeeze_p, [x], {"dimensions": (2,)})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "dtype", [np.float32, np.float64, np.int32, np.uint8, np.bool_], ids=lambda d: np.dtype(d).name
 )
@@ -392,6 +395,7 @@ def test_rule_modules_mirror_the_catalog_families():
     assert set(xla_bridge.rules.FAMILIES) == {f for f, m in owners.items() if _declared(m)}
 
 
+@pytest.mark.slow
 def test_an_import_error_in_a_rule_module_is_not_swallowed():
     # A rule module that fails to import makes the bridge fail loudly, not lose a family.
     code = (
@@ -439,6 +443,7 @@ def _tolerance(dtype):
     return dict(rtol=0, atol=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", _OPS, ids=[e.name for e in _OPS])
 def test_op_db_xla_matches_eager(entry):
     # Every sample of every dtype in one program: one XLA compile per entry keeps this fast.
@@ -466,6 +471,7 @@ def test_op_db_xla_matches_eager(entry):
         np.testing.assert_allclose(g, w, err_msg=entry.name, equal_nan=True, **_tolerance(g.dtype))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 13])
 @batched
 def test_cumulative_scan_lengths(n, rng):

@@ -463,6 +463,7 @@ def test_cuda_plugin_without_gpu_message_from_env(monkeypatch, tmp_path):
     assert str(so) in str(ei.value)
 
 
+@pytest.mark.slow
 @needs_no_gpu
 def test_cuda_plugin_package_found_without_running_it(tmp_path):
     pkg = tmp_path / "jax_plugins" / "xla_cuda12"
@@ -516,6 +517,7 @@ def test_plugins_from_env_parsing():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_import_is_cheap_and_lazy():
     proc = run_py(
         """
@@ -558,6 +560,7 @@ print(json.dumps({"stats": compile_cache.stats(), "out": out, "bf16": [float(v) 
 """
 
 
+@pytest.mark.slow
 def test_persistent_cache_and_no_jax(tmp_path):
     cache = tmp_path / "cache"
     env = {"FUNCGRAD_COMPILATION_CACHE_DIR": str(cache)}
@@ -617,6 +620,7 @@ def test_cache_unwritable_dir_only_warns(tmp_path, monkeypatch):
         assert compile_cache.load("k" * 64) is None
 
 
+@pytest.mark.slow
 def test_several_cpu_devices(tmp_path):
     proc = run_py(
         """
@@ -689,6 +693,7 @@ _DISPATCH_PROBE = """
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["default", "env", "config"])
 def test_cpu_dispatch_is_synchronous_unless_asked(how):
     code = _DISPATCH_PROBE
@@ -705,6 +710,7 @@ def test_cpu_dispatch_is_synchronous_unless_asked(how):
     assert "before the first computation" in out["late"] and "FUNCGRAD_CPU_ASYNC_DISPATCH" in out["late"]
 
 
+@pytest.mark.slow
 def test_several_cpu_devices_dispatch_asynchronously():
     # Synchronous executions of an 8-device program can starve its collectives' rendezvous on a
     # machine with fewer cores (NOTE: [synchronous CPU dispatch]): asynchronous by default, and

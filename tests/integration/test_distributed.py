@@ -17,6 +17,9 @@ from _distributed_common import batch, init_params, train_step
 
 import funcgrad
 
+# every test here starts processes or runs a whole program: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TIMEOUT = 240

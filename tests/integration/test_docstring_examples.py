@@ -28,6 +28,9 @@ import pytest
 import funcgrad
 from funcgrad import primitives, xla_bridge
 
+# every test here starts processes or runs a whole program: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 # The packages themselves and every module below them, but no ``__main__``: ``python -m`` entry

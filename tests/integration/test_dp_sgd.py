@@ -20,6 +20,9 @@ import funcgrad.numpy as fnp
 from funcgrad import lax, nn, random
 from funcgrad import tree_util as tu
 
+# every test here starts processes or runs a whole program: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 DN = ("NHWC", "HWIO", "NHWC")
 L2_CLIP, NOISE = 1.5, 1.1
 

@@ -1,4 +1,4 @@
-"""Bounded runs of the external-suite harnesses in tests/integration/suites/ (see tests/integration/suites/README.md): the autograd
+"""Bounded runs of the external-suite harnesses in tests/integration/suites/ (see its README.md): the autograd
 import shim on programs written as for HIPS autograd, the ``jax`` -> funcgrad alias on a program
 that uses JAX's own ``jax.example_libraries`` unchanged, and -- when checkouts of JAX's and
 autograd's repositories are named by ``FUNCGRAD_JAX_REPO`` / ``FUNCGRAD_AUTOGRAD_REPO`` -- a few of
@@ -13,6 +13,9 @@ import sys
 import textwrap
 
 import pytest
+
+# every test here starts processes or runs a whole program: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHIM = os.path.join(ROOT, "tests", "integration", "suites", "autograd_shim")

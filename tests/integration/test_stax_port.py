@@ -19,6 +19,9 @@ import funcgrad.numpy as fnp
 from funcgrad import random
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
+# every test here starts processes or runs a whole program: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
 jax.config.update("jax_enable_x64", True)
 

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from _checks import assert_close, typecheck
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,7 +15,6 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.kernel import core
 from funcgrad.testing import check_grads
-from _checks import assert_close, typecheck
 
 # A few functions with known derivatives: (f, df, domain)
 SCALAR_FUNS = [

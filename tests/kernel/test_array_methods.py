@@ -20,6 +20,9 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.core import ConcretizationTypeError
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
@@ -390,6 +393,7 @@ def test_buffer_methods_on_tracers_say_why_not():
         funcgrad.vmap(lambda v: v.unsafe_buffer_pointer())(np.ones((2, 2)))
 
 
+@pytest.mark.slow
 def test_buffer_methods_do_not_import_jax():
     # jaxlib's unsafe_buffer_pointer goes through a lazy ``import jax`` (NOTE: [no jax import]).
     code = textwrap.dedent(

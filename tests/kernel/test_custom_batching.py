@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _checks import assert_close
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import custom_batching
 from funcgrad.custom_batching import custom_vmap, sequential_vmap
-from _checks import assert_close
+
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from _checks import assert_close, typecheck
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import custom_jvp, custom_vjp
-from _checks import assert_close, typecheck
 
 
 @custom_jvp

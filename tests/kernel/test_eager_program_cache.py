@@ -305,6 +305,7 @@ def test_simplify_multiplication_by_one_keeps_the_result_type():
     assert s.jaxpr.outvars[0].aval == cj.jaxpr.outvars[0].aval
 
 
+@pytest.mark.slow
 def test_weak_types_match_jax_on_the_first_and_the_cached_calls(uncached):
     # jax.grad(lambda x: x * 2)(1.0) is Array(2., weak_type=True): a weak output seeds a weak
     # cotangent, and literals keep their weak type when the program is interpreted.
@@ -398,6 +399,7 @@ def test_eager_grads_in_threads_agree():
         np.testing.assert_allclose(a, b, rtol=1e-13)
 
 
+@pytest.mark.slow
 def test_derivative_suites_pass_with_every_eager_grad_through_the_cache():
     # Most tests call an eager grad once or twice, so they exercise the first-sighting path;
     # FUNCGRAD_EAGER_PROGRAM_CACHE=first caches from the first call, and these suites then check
@@ -408,7 +410,11 @@ def test_derivative_suites_pass_with_every_eager_grad_through_the_cache():
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {**os.environ, "FUNCGRAD_EAGER_PROGRAM_CACHE": "first"}
-    suites = ["tests/kernel/test_ad.py", "tests/kernel/test_custom_derivatives.py", "tests/surface/nn/test_nn.py"]
+    suites = [
+        "tests/kernel/test_ad.py",
+        "tests/kernel/test_custom_derivatives.py",
+        "tests/surface/nn/test_nn.py",
+    ]
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *suites],
         cwd=root,

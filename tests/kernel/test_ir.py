@@ -10,12 +10,12 @@ import sys
 
 import numpy as np
 import pytest
+from _checks import typecheck
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import tree_util as tu
-from _checks import typecheck
 
 # ----------------------------------------------------------------------------------------------
 # The printer and the type checker
@@ -220,6 +220,7 @@ def test_concretization_error_names_the_argument():
 # Import order (each package may be imported first)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "first",
     [

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import op_db
 import pytest
 
 import funcgrad
@@ -31,7 +32,6 @@ from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.taylor import jet_flat
 from funcgrad.scipy import special as fsp
-import op_db
 
 F64 = np.dtype(np.float64)
 ORDER = 5
@@ -194,6 +194,7 @@ def _euler(y0, k):
     return y + 0.1 * fnp.sum(ys)
 
 
+@pytest.mark.slow
 def test_jet_through_scan_euler_solver():
     _check_against_nested_jvp(lambda y0: _euler(y0, 0.5), np.float64(0.8), np.float64(1.0))
     # The series also flows through a closed-over parameter and through stacked xs.
@@ -220,6 +221,7 @@ def _newton_sqrt_while(a):
     return lax.while_loop(lambda c: c[0] < 8, body, (0, a))[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", [_newton_sqrt, _newton_sqrt_while], ids=["fori_loop", "while_loop"])
 def test_jet_through_newton_iteration(solver):
     _check_against_nested_jvp(solver, np.float64(2.0), np.float64(1.0))
@@ -238,6 +240,7 @@ def test_jet_through_cond_and_switch(x):
     _check_against_nested_jvp(g, np.float64(x), np.float64(1.0))
 
 
+@pytest.mark.slow
 def test_jet_through_jit_and_checkpoint():
     inner = funcgrad.jit(lambda z: fnp.sin(z) * fnp.exp(z))
     _check_against_nested_jvp(lambda y: inner(y) + funcgrad.checkpoint(fnp.tanh)(y), np.float64(0.3), 1.0)
@@ -424,6 +427,7 @@ def _jax():
     return jax, jax.numpy, jax_jet.jet
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     [

@@ -37,6 +37,9 @@ import funcgrad.numpy as fnp
 from funcgrad import lax as flax
 from funcgrad.experimental.jet import jet
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 # ----------------------------------------------------------------------------------------------
 # Bilinear: dot and conv
 

@@ -29,6 +29,9 @@ import funcgrad.numpy as fnp
 from funcgrad import lax as flax
 from funcgrad.experimental.jet import fact, jet, jet2, zero_series, zero_term
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 # ----------------------------------------------------------------------------------------------
 # Symbolic zeros, derivatives inside jet
 

@@ -138,6 +138,7 @@ def test_config_and_distributed_refuse_too_late_or_bad_values():
     assert not funcgrad.distributed.is_initialized()
 
 
+@pytest.mark.slow
 def test_num_cpu_devices_from_config_in_a_fresh_process():
     import subprocess
     import sys

@@ -15,6 +15,9 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax
 
+# every operation on every narrow dtype is compiled by XLA: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 NARROW_INTS = ["int4", "uint4", "int2", "uint2"]
 NARROW_FLOATS = [
     "float8_e4m3fn",

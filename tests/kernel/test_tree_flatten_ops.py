@@ -16,6 +16,9 @@ from funcgrad import ops, tree, tree_util
 from funcgrad.flatten_util import ravel_pytree
 from funcgrad.testing import check_grads
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jax = pytest.importorskip("jax")
 flatten_util = pytest.importorskip("jax.flatten_util")
 

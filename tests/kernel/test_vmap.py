@@ -7,13 +7,13 @@ import itertools
 
 import numpy as np
 import pytest
+from _checks import assert_close, typecheck
 from hypothesis import given
 from hypothesis import strategies as st
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.kernel import tree_util as tu
-from _checks import assert_close, typecheck
 
 
 def loop_vmap(f, in_axes, args):

@@ -28,7 +28,9 @@ profile in tests/conftest.py); derivative and vmap checks use the fixed samples 
 from __future__ import annotations
 
 import numpy as np
+import op_db
 import pytest
+from _checks import assert_close, typecheck
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 from hypothesis import given
@@ -40,8 +42,6 @@ from funcgrad.kernel import batching, core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import UndefinedPrimal, Zero, backward_pass, instantiate
 from funcgrad.testing import check_grads
-import op_db
-from _checks import assert_close, typecheck
 
 OPS = op_db.OPS
 F64 = np.dtype(np.float64)
@@ -175,14 +175,22 @@ def test_every_transpose_rule_is_dot_product_tested():
         for p in primitives.all_primitives()
         if p.transpose is not None and p not in tested and not op_db.carries_jaxprs(p)
     ]
-    assert not untested, f"transpose rules without a linear_argnums entry in tests/primitives/op_db/: {untested}"
+    assert not untested, (
+        f"transpose rules without a linear_argnums entry in tests/primitives/op_db/: {untested}"
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # Values and abstract evaluation
 
 
-@pytest.mark.parametrize("entry", OPS, ids=_ids(OPS))
+# XLA's counter-based generators draw thousands of bits per example: the slow tier checks them.
+_VALUE_OPS = [
+    pytest.param(e, marks=pytest.mark.slow) if e.name.startswith("rng_bit_generator") else e for e in OPS
+]
+
+
+@pytest.mark.parametrize("entry", _VALUE_OPS, ids=_ids(OPS))
 @given(data=st.data())
 def test_impl_matches_reference_and_abstract_eval(entry, data):
     dtype = data.draw(st.sampled_from(entry.dtypes), label="dtype")

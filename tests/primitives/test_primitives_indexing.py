@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _checks import assert_close
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as stc
 from funcgrad.primitives.elementwise import mul
 
 import funcgrad
-from _checks import assert_close
 
 ROWS = ix.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
 SROWS = ix.ScatterDimensionNumbers(

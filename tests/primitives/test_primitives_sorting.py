@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _checks import assert_close
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import sorting as so
 
 import funcgrad
 from funcgrad.testing import check_grads
-from _checks import assert_close
 
 TIES = np.array([1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 0.0])
 CT = np.arange(1.0, 8.0)
@@ -47,6 +47,7 @@ def test_sort_gradient_follows_the_permutation_including_ties():
     assert "sort" in jaxpr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fn, forward, backward",
     [

@@ -8,6 +8,9 @@ import pytest
 import funcgrad
 import funcgrad.random as fr
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
 jax.config.update("jax_enable_x64", True)
 jr = jax.random

@@ -179,7 +179,11 @@ def check(case: Case) -> Outcome:
             outcome = Outcome("mismatch", case, fg, jx, m)
         else:
             m = next((m for m in map(compare_leaf, range(len(fg)), fg, jx) if m is not None), None)
-            if m is not None and m.kind == "value" and _as_accurate_as_jax(case, m):
+            if (
+                m is not None
+                and m.kind == "value"
+                and (_as_accurate_as_jax(case, m) or _within_jitter(case, m))
+            ):
                 m = None
             outcome = Outcome("mismatch" if m else "agree", case, fg, jx, m)
         if outcome.status == "agree":
@@ -212,6 +216,34 @@ def _as_accurate_as_jax(case: Case, m: Mismatch) -> bool:
     rtol = _coarser_rtol(m.fg, m.jax)
     scale = onp.abs(ref[fin]) + 1e-2 * max(1.0, onp.max(onp.abs(ref[fin]), initial=0.0))
     return bool(onp.all(onp.abs(fg[fin] - ref[fin]) <= 2 * onp.abs(jx[fin] - ref[fin]) + rtol * scale))
+
+
+def _within_jitter(case: Case, m: Mismatch) -> bool:
+    """Whether the difference is smaller than jax's own response to moving the inputs by a few ulps.
+
+    Where a program cancels catastrophically (``x / x`` at ``x = 1e-20``, whose derivative is the
+    difference of two numbers near 1e19), its rounding error is far above any tolerance in every
+    precision, and no two implementations agree; jax's answers at inputs 8 ulps up and down measure
+    that error, and funcgrad's answer must lie within twice the spread they show (plus the tolerance).
+    A well-conditioned program has no spread, so nothing is excused there."""
+    answers = []
+    for sign in (1, -1):
+        moved = [
+            x * (1 + sign * 8 * onp.finfo(x.dtype).eps) if x.dtype.kind in "fc" else x for x in case.inputs
+        ]
+        try:
+            _, out = run(dataclasses.replace(case, inputs=moved), "jax", fast=True)
+        except Exception:
+            return False
+        if m.leaf >= len(out) or out[m.leaf].shape != m.jax.shape:
+            return False
+        answers.append(onp.asarray(out[m.leaf], onp.complex128))
+    fg, jx = onp.asarray(m.fg, onp.complex128), onp.asarray(m.jax, onp.complex128)
+    spread = onp.maximum(onp.abs(answers[0] - jx), onp.abs(answers[1] - jx))
+    fin = onp.isfinite(fg) & onp.isfinite(jx) & onp.isfinite(spread)
+    rtol = _coarser_rtol(m.fg, m.jax)
+    scale = onp.abs(jx[fin]) + 1e-2 * max(1.0, onp.max(onp.abs(jx[fin]), initial=0.0))
+    return bool(onp.all(onp.abs(fg[fin] - jx[fin]) <= 2 * spread[fin] + rtol * scale))
 
 
 def _classify(outcome: Outcome) -> Outcome:

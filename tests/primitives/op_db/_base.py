@@ -1,6 +1,6 @@
 """The machinery of the operator table: ``OpInfo``, ``Sample``, shape strategies and value generators.
 
-Family modules (``tests/op_db/<family>.py``, named like ``primitives/<family>.py``) build their
+Family modules (``tests/primitives/op_db/<family>.py``, named like ``primitives/<family>.py``) build their
 entries from these.
 """
 

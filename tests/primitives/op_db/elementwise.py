@@ -284,7 +284,7 @@ OPS = [
     # bfloat16's format (8 exponent, 7 mantissa bits) is ml_dtypes' rounding for normal values; the
     # derivative rounds the tangent the same way (JAX's rule), which differences cannot resolve, and
     # which rounds a Taylor coefficient (jet) and a derivative (nested jvp) differently: float32
-    # only here, float64 bit for bit against XLA in tests/test_jax_utilities.py.
+    # only here, float64 bit for bit against XLA in tests/surface/api/test_jax_utilities.py.
     OpInfo("reduce_precision", bc.reduce_precision_p, bc.reduce_precision_p.bind,
            lambda x, exponent_bits, mantissa_bits: x.astype(ml_dtypes.bfloat16).astype(x.dtype),
            _one(exponent_bits=lambda s: 8, mantissa_bits=lambda s: 7), _shapes(), dtypes=(F32,),

@@ -1,7 +1,8 @@
 """op_db entries: ``sharding_constraint`` (primitives/sharding.py) over a one-device mesh.
 
 The constraint is the identity on values, so the generic checks apply as to any linear op (its
-layouts on 8 devices: tests/surface/spmd/). ``shard_map`` carries a jaxpr and is tested by tests/surface/spmd/.
+layouts on 8 devices: tests/surface/spmd/). ``shard_map`` carries a jaxpr and is tested by
+tests/surface/spmd/.
 """
 
 from __future__ import annotations

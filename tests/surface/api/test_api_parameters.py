@@ -11,6 +11,9 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.custom_derivatives import CustomVJPPrimal, SymbolicZero, custom_jvp, custom_vjp
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy

@@ -57,6 +57,7 @@ def test_pure_callback_pytrees_kwargs_and_static_leaves():
     assert seen == [("Array", "hello")]  # funcgrad Arrays in, strings passed through
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all"])
 def test_pure_callback_vmap_methods_match_jax(method):
     jax = pytest.importorskip("jax")
@@ -230,6 +231,7 @@ def _run(imports):
     return result.stdout
 
 
+@pytest.mark.slow
 def test_debug_print_text_matches_jax():
     pytest.importorskip("jax")
     ours = _run("import funcgrad as lib, funcgrad.numpy as lnp")

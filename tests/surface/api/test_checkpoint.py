@@ -161,6 +161,7 @@ def deep_args():
     return params, rng.standard_normal((1024, 32)).astype(np.float32)
 
 
+@pytest.mark.slow
 def test_checkpoint_under_jit_plans_less_memory_and_keeps_the_gradients(deep_args):
     temp = {}
     for block in (None, 2):

@@ -155,6 +155,7 @@ print(json.dumps(seen))
 """
 
 
+@pytest.mark.slow
 def test_funcgrad_jit_is_the_function_whatever_ran_before():
     # The module implementing jit is funcgrad.jitting, so no import rebinds ``funcgrad.jit``:
     # help(funcgrad.jit) shows the function's docstring after a grad and after importing every
@@ -392,6 +393,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_device_places_the_computation():
     out = run_py(DEVICES_SCRIPT, {"FUNCGRAD_NUM_CPU_DEVICES": "2"})
     assert out["call"] == [1, 1] and out["aot"] == 1 and out["static"] == 1 and out["donated"] == 1
@@ -520,6 +522,7 @@ print(json.dumps({"stats": compile_cache.stats(), "out": out}))
 """
 
 
+@pytest.mark.slow
 def test_persistent_cache_skips_compilation_in_a_second_process(tmp_path):
     env = {"FUNCGRAD_COMPILATION_CACHE_DIR": str(tmp_path)}
     first = run_py(CACHED, env)
@@ -529,6 +532,7 @@ def test_persistent_cache_skips_compilation_in_a_second_process(tmp_path):
     assert first["out"] == second["out"]
 
 
+@pytest.mark.slow
 def test_experimental_compilation_cache_module_turns_the_cache_on(tmp_path):
     # jax's older switch: set_cache_dir in the program instead of the environment variable.
     code = CACHED.replace(

@@ -129,6 +129,7 @@ def test_top_level_names_are_read_from_the_modules_that_define_them():
     assert all(isinstance(importlib.import_module(f"funcgrad.{m}"), types.ModuleType) for m in modules)
 
 
+@pytest.mark.slow
 def test_import_funcgrad_imports_none_of_its_modules():
     import subprocess
     import sys

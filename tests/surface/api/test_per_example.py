@@ -83,6 +83,7 @@ def test_mlp_float64_exact(clip):
     )
 
 
+@pytest.mark.slow
 def test_mlp_float32_jit_matches_materialised():
     params, x, y, loss = _mlp(np.float32, sizes=(64, 256, 256, 10), batch=32)
     clipped = funcgrad.jit(funcgrad.clipped_grad_sum(loss, 0.5))
@@ -103,6 +104,7 @@ def _plan_of(loss, params, *example):
     return _plan(closed.jaxpr, len(flat))
 
 
+@pytest.mark.slow
 def test_cnn_matches_materialised_and_loop():
     params = cnn_init(funcgrad.random.PRNGKey(1))
     rng = np.random.default_rng(0)
@@ -204,6 +206,7 @@ def test_errors():
         funcgrad.per_example_norms(lambda w, x, y: fnp.sum(x @ w) + fnp.sum(y))(w, xs, np.ones(5))
 
 
+@pytest.mark.slow
 def test_per_sample_gradient_program_writes_each_weight_gradient_once():
     # NOTE: [cotangent without transpose]: the per-example weight gradient of ``h @ W`` is made in
     # W's layout (one broadcast multiply under jit), never a product followed by a transpose;

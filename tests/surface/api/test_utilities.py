@@ -132,6 +132,7 @@ def _custom_gradient_pair(lib, np_mod):
     return f, clip, pytree
 
 
+@pytest.mark.slow
 def test_custom_gradient_matches_jax():
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
@@ -181,6 +182,7 @@ def test_custom_gradient_errors():
         funcgrad.grad(bad)(1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argnums", [0, 1, (0, 1)])
 def test_fwd_and_bwd_match_jax_and_compile_once(argnums):
     jax = pytest.importorskip("jax")

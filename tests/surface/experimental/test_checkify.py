@@ -12,6 +12,9 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.experimental import checkify as C
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 jax_checkify = pytest.importorskip("jax.experimental.checkify")

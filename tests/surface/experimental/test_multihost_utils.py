@@ -10,6 +10,9 @@ import funcgrad
 from funcgrad.experimental import multihost_utils as mu
 from funcgrad.sharding import P, make_mesh
 
+# jax, the oracle, runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jmu = pytest.importorskip("jax.experimental.multihost_utils")
 
 TREE = {"a": np.arange(6.0).reshape(2, 3), "s": np.float32(2.5), "i": np.arange(3, dtype=np.int32)}

@@ -14,6 +14,9 @@ from funcgrad.custom_derivatives import closure_convert
 from funcgrad.experimental.ode import odeint
 from funcgrad.testing import check_grads
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 
 def pend(y, t, b, c):
     theta, omega = y[0], y[1]

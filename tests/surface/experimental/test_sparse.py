@@ -30,6 +30,9 @@ from funcgrad.experimental import sparse
 from funcgrad.experimental.sparse import BCOO
 from funcgrad.testing import check_grads
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy

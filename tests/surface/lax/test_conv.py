@@ -16,6 +16,9 @@ from funcgrad.primitives.conv import conv_general_dilated_p
 import funcgrad
 from funcgrad import lax
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
 jax.config.update("jax_enable_x64", True)
 jlax = jax.lax

@@ -157,6 +157,7 @@ def test_root_value_and_derivatives():
     check_grads(cube_root, (a,), order=2)
 
 
+@pytest.mark.slow
 def test_root_vector_system_and_transformations():
     m = np.array([[3.0, 1.0], [1.0, 2.0]])
 

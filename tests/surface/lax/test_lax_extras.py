@@ -10,6 +10,9 @@ import pytest
 import funcgrad
 from funcgrad import lax
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 jlax = jax.lax

@@ -10,6 +10,9 @@ import funcgrad
 from funcgrad.lax import linalg as fl
 from funcgrad.testing import check_grads
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 RNG = np.random.default_rng(5)
 
 

@@ -12,6 +12,9 @@ import funcgrad.nn as nn
 from funcgrad import random
 from funcgrad.testing import check_grads
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
 jax.config.update("jax_enable_x64", True)
 I, J = nn.initializers, jax.nn.initializers

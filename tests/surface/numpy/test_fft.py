@@ -18,6 +18,9 @@ from funcgrad import lax
 from funcgrad.scipy import fft as sfft
 from funcgrad.testing import check_grads
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy

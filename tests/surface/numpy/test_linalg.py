@@ -226,6 +226,7 @@ def test_gradient_of_jit_matches_eager():
     close(funcgrad.jit(funcgrad.grad(loss))(a), funcgrad.grad(loss)(a), rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_det_gradient_at_singular_matrices_matches_jax():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
@@ -240,6 +241,7 @@ def test_det_gradient_at_singular_matrices_matches_jax():
         assert np.all(np.isfinite(np.asarray(got)))
 
 
+@pytest.mark.slow
 def test_pinv_and_eigh_gradients_match_jax():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)

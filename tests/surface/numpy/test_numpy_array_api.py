@@ -24,6 +24,7 @@ def test_array_api_namespace_hooks():
         x.__array_namespace__(api_version="2021.12")
 
 
+@pytest.mark.slow
 def test_array_api_device_attributes_exist_with_only_funcgrad_numpy_imported():
     # The Array API suite imports funcgrad.numpy alone: .device and .to_device() must be there.
     import subprocess

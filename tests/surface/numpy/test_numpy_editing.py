@@ -103,6 +103,7 @@ def test_unique_under_jit_with_size():
         jit(fnp.unique)(x)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn", ["union1d", "intersect1d", "setdiff1d", "setxor1d"])
 def test_set_operations_match_numpy(fn):
     rng = np.random.default_rng(0)

@@ -15,6 +15,7 @@ from funcgrad.testing import check_grads
 X = np.linspace(0.2, 2.5, 7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, ours, ref, args",
     [

@@ -183,6 +183,7 @@ def test_structured_matrices_match_scipy():
     assert batched.shape == (3, 4, 2)
 
 
+@pytest.mark.slow
 def test_derivatives():
     spd, b, a = _spd(3), RNG.normal(size=(3, 2)), RNG.normal(size=(3, 3)) + 3 * np.eye(3)
     check_grads(lambda m, v: fsl.solve(m, v, assume_a="pos"), (spd, b), order=2)
@@ -195,6 +196,7 @@ def test_derivatives():
     check_grads(lambda m: fsl.lu(m)[1:], (a,), order=1)
 
 
+@pytest.mark.slow
 def test_expm_gradient_matches_jax():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)

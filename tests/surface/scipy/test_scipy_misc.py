@@ -32,6 +32,7 @@ def test_minimize_bfgs_finds_scipys_minimum():
     assert isinstance(res, optimize.OptimizeResults)
 
 
+@pytest.mark.slow
 def test_minimize_follows_jax_step_by_step():
     # The iterates are JAX's (same line search and update): JAX 0.10.2 gives these counts and x.
     res = optimize.minimize(rosen, np.array([-1.2, 1.0, 0.5, 0.3]), method="bfgs")
@@ -39,6 +40,7 @@ def test_minimize_follows_jax_step_by_step():
     assert (int(res.nit), int(res.nfev), int(res.njev)) == (33, 43, 43)
 
 
+@pytest.mark.slow
 def test_minimize_jit_vmap_args_and_options():
     def quad(x, a):
         return fnp.sum((x - a) ** 2 * fnp.arange(1.0, 4.0))

@@ -99,7 +99,8 @@ def test_transformations(name, mode):
 
 
 # ----------------------------------------------------------------------------------------------
-# funcgrad.numpy.convolve / correlate (the value/dtype tables are in tests/surface/numpy/test_numpy_functions.py)
+# funcgrad.numpy.convolve / correlate (the value/dtype tables are in
+# tests/surface/numpy/test_numpy_functions.py)
 
 
 @pytest.mark.parametrize("name", ["convolve", "correlate"])

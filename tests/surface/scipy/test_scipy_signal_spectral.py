@@ -19,6 +19,9 @@ jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test ex
 jax.config.update("jax_enable_x64", True)
 import jax.scipy.signal as js  # noqa: E402
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(3, 200))
 Y = RNG.normal(size=(3, 180))

@@ -26,6 +26,9 @@ import jax.scipy.cluster.vq as jvq  # noqa: E402
 import jax.scipy.interpolate as jinterp  # noqa: E402
 import jax.scipy.sparse.linalg as jsl  # noqa: E402
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 RNG = np.random.default_rng(0)
 N = 6
 _G = RNG.normal(size=(N, N))

@@ -108,6 +108,7 @@ def test_values_against_scipy(name, ours, ref, args, diff, order, rtol):
         np.testing.assert_allclose(g[ok], np.asarray(w)[ok], rtol=max(rtol, 2e-5) * 10, atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, ours, ref, args, diff, order, rtol", CASES, ids=[c[0] for c in CASES])
 def test_jit_and_vmap(name, ours, ref, args, diff, order, rtol):
     eager = _call(ours, *args)

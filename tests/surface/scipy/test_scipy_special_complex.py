@@ -17,6 +17,9 @@ jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test ex
 jax.config.update("jax_enable_x64", True)
 import jax.scipy.special as js  # noqa: E402
 
+# jax, the oracle, compiles and runs every case beside funcgrad: slow tier (pyproject's marker).
+pytestmark = pytest.mark.slow
+
 RNG = np.random.default_rng(0)
 Z = RNG.normal(size=3000) * np.exp(RNG.uniform(-3, 3, 3000)) + 1j * RNG.normal(size=3000) * np.exp(
     RNG.uniform(-3, 2, 3000)

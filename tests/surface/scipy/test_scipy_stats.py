@@ -106,6 +106,7 @@ def test_values(dist, fn, args, diff, kw):
     np.testing.assert_allclose(np.asarray(got32), want, rtol=2e-4, atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist, fn, args, diff, kw", CASES, ids=IDS)
 def test_jit_vmap_and_derivatives(dist, fn, args, diff, kw):
     ours = getattr(getattr(stats, dist), fn)
@@ -204,6 +205,7 @@ def test_mode_rankdata_sem():
         stats.rankdata(v, nan_policy="omit")
 
 
+@pytest.mark.slow
 def test_gaussian_kde():
     rng = np.random.default_rng(0)
     data = rng.normal(size=(2, 30))

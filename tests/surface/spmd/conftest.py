@@ -4,7 +4,8 @@ They are collected only in a process started with
 ``XLA_FLAGS=--xla_force_host_platform_device_count=8``: tests/integration/test_spmd.py starts one (the rest
 of the suite runs in one process with one device). Run them directly with::
 
-    XLA_FLAGS=--xla_force_host_platform_device_count=8 CI=true python -m pytest -p no:randomly tests/surface/spmd
+    XLA_FLAGS=--xla_force_host_platform_device_count=8 CI=true \
+        python -m pytest -p no:randomly tests/surface/spmd
 """
 
 from __future__ import annotations
