@@ -16,7 +16,8 @@ x.at[].op(y) converted y to x's dtype before combining instead of after; and (a 
 signed-zero fix-up was a select that zeroed the derivative at exact multiples; sparse_sigmoid's
 selects gave 0 at its kinks where jax.nn's clip gives 1/4; max/min gave the whole derivative to the
 other operand where one is NaN (1 - the other's weight) and the max/min reductions divided by
-max(count, 1), hiding the NaN of a NaN maximum; the inf-norms lacked jax's initial=0.
+max(count, 1), hiding the NaN of a NaN maximum; the inf-norms lacked jax's initial=0; trapezoid,
+like interp, took y's dtype alone; lax.pow refused an integer exponent array.
 """
 
 from __future__ import annotations
