@@ -148,7 +148,7 @@ def compare_leaf(i, fg, jx) -> Mismatch | None:
                     "value", i, fg, jx, f"relative error up to {excess:.3g} (rtol {rtol:g})", excess
                 )
     if fg.dtype != jx.dtype:
-        return Mismatch("dtype", i, fg.dtype, jx.dtype, f"{fg.dtype} vs jax {jx.dtype}")
+        return Mismatch("dtype", i, fg, jx, f"{fg.dtype} vs jax {jx.dtype}")
     return None
 
 

@@ -106,6 +106,29 @@ def _nan_where_jax_is_finite(outcome, names) -> bool:
     return bool(_ops(outcome) & names) and _has_input(outcome, np.isnan) and _nan_subset(outcome, fewer=False)
 
 
+def _derivative_order(outcome) -> int:
+    orders = {"grad": 1, "value_and_grad": 1, "jvp": 1, "vjp": 1, "jacfwd": 1, "jacrev": 1, "hessian": 2}
+    return sum(orders.get(kind, 0) for kind, _ in outcome.case.stack)
+
+
+def _i0_curvature_at_zero(outcome) -> bool:
+    return (
+        _kind(outcome) == "value"
+        and "np.i0" in _ops(outcome)
+        and _derivative_order(outcome) >= 2
+        and _has_input(outcome, lambda x: x == 0)
+    )
+
+
+def _numpy_result_dtype(names):
+    def matches(outcome) -> bool:
+        m = outcome.mismatch
+        wider = _kind(outcome) in ("dtype", "value") and m.fg.dtype.itemsize > m.jax.dtype.itemsize
+        return bool(_ops(outcome) & names) and wider
+
+    return matches
+
+
 def _ldexp_at_specials(outcome) -> bool:
     if _kind(outcome) not in ("value", "nan", "inf") or "np.ldexp" not in _ops(outcome):
         return False
@@ -179,6 +202,23 @@ DOCUMENTED: list[Divergence] = [
         "evaluates `y * x**(y-1)` and `log(x) * x**y` there, giving NaN at some orders.",
         "`grad(lambda x: x ** x)(0.0)`: 0.0 (jax: nan); third derivative of `x ** 2` at 0: 0.0 (jax: nan)",
         _power_at_zero,
+    ),
+    Divergence(
+        "numpy-result-dtypes",
+        "`searchsorted`'s index dtype and `float_power`'s result dtype.",
+        "funcgrad.numpy returns NumPy's dtypes: `searchsorted` gives int64 (NumPy's intp; jax: int32), "
+        "`float_power` computes in float64 (complex128) whatever its inputs, as its NumPy definition says "
+        "(jax keeps float32).",
+        "`np.float_power(np.float32(2), 3).dtype`: float64 (jax: float32)",
+        _numpy_result_dtype({"np.searchsorted", "np.float_power"}),
+    ),
+    Divergence(
+        "i0-second-derivative-at-zero",
+        "Second and higher derivatives of `i0` at 0.",
+        "funcgrad's `i0` is `exp(x * sign(x)) * i0e(x)`, whose derivatives are those of I0 everywhere: "
+        "`i0''(0) = 1/2`. jax's `exp(|x|) * i0e(x)` has a kink in each factor at 0 and gives 0.",
+        "`grad(grad(np.i0))(0.0)`: 0.5 (jax: 0.0)",
+        _i0_curvature_at_zero,
     ),
     Divergence(
         "bessel-i1e-derivative-at-nan",

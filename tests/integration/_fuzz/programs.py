@@ -187,7 +187,10 @@ def _elements(dtype, specials):
         return st.booleans()
     if dtype == "int32":
         return st.integers(-3, 5)
-    real = st.one_of(st.sampled_from(_FINITE), st.floats(-3, 3, width=32, allow_subnormal=False))
+    # Magnitudes below 1e-3 are left to the pool's 1e-3: at 1e-20 the quotient rule of x / x is the
+    # difference of two numbers near 1e19, whose rounding no two implementations share.
+    floats = st.floats(-3, 3, width=32, allow_subnormal=False).filter(lambda v: v == 0 or abs(v) >= 1e-3)
+    real = st.one_of(st.sampled_from(_FINITE), floats)
     if specials:
         real = st.one_of(real, st.sampled_from(_SPECIAL))
     if dtype.startswith("complex"):
