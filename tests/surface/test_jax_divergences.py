@@ -225,6 +225,12 @@ def _lax_pow_int_exponent(m):
     return m.api.jit(m.api.vmap(m.api.value_and_grad(lambda x, n: m.api.lax.pow(x, n))))(X_POW, N_POW)
 
 
+def _expn_fractional_order(m):
+    # 0 < n < 1 with 0 < x <= 1 is covered by none of expn's branches: NaN (as jax), not a leftover.
+    special = m.api.scipy.special
+    return special.expn(np.array([0.5, 0.5, 1.0]), np.array([0.25, 2.0, 1.0]))
+
+
 # (name, program, the closed-form or NumPy answer)
 _INF = np.inf
 CASES = [
@@ -301,6 +307,12 @@ CASES = [
         "lax_pow_int_exponent",
         _lax_pow_int_exponent,
         (X_POW ** N_POW.astype(float), np.array([0.0, 1.0, 12.0, -2 * (-1.5) ** -3])),
+    ),
+    # E_n(x) = x^(n-1) Gamma(1-n, x): E_0.5(2) = sqrt(pi) erfc(sqrt(2)) / sqrt(2); E_1(1) = exp1(1).
+    (
+        "expn_fractional_order",
+        _expn_fractional_order,
+        np.array([np.nan, 0.05702612399289224, 0.2193839343955205]),
     ),
     ("norm_inf_at_zero", _norm_inf_at_zero, np.full(4, 0.125)),
     ("matrix_norm_1_at_zero", _matrix_norm_1_at_zero, np.full((2, 3), 1 / 6)),

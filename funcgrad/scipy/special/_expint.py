@@ -465,7 +465,10 @@ def _expn_impl(n, x):
     out = fnp.where((n == 0) & (x >= 0), fnp.exp(-x) / x, out)
     out = fnp.where((x == 0) & (n >= 2), 1.0 / fnp.maximum(n - 1.0, 1.0), out)
     out = fnp.where((x == 0) & (n < 2), np.inf, out)
-    return fnp.where(nan, np.nan, out)
+    # 0 < n < 1 with 0 < x <= 1 has no branch above (the series needs n >= 1): NaN there, as jax,
+    # not the disabled series' leftover value (issue 33).
+    uncovered = ~(fraction | series | large_n | (n == 0) | (x == 0))
+    return fnp.where(nan | uncovered, np.nan, out)
 
 
 _expn = custom_jvp(lambda n, x: _expn_impl(n, x), nondiff_argnums=(0,))
