@@ -5,19 +5,27 @@
 Layer: surface. Imports its submodules and funcgrad._callbacks.
 """
 
-from funcgrad._callbacks import io_callback
-from funcgrad.experimental import checkify, compilation_cache, jet, mesh_utils, multihost_utils, ode, sparse
+import types
 
-__all__ = [
-    "checkify",
-    "compilation_cache",
-    "io_callback",
-    "jet",
-    "mesh_utils",
-    "multihost_utils",
-    "ode",
-    "sparse",
-]
+from funcgrad._callbacks import io_callback
+from funcgrad.experimental import (  # noqa: F401 - the namespace (__all__ below)
+    checkify,
+    compilation_cache,
+    jet,
+    mesh_utils,
+    multihost_utils,
+    ode,
+    sparse,
+)
+
+# The namespace is io_callback and the submodules imported above, found here rather than listed
+# a second time.
+__all__ = sorted(
+    n
+    for n, m in globals().items()
+    if m is io_callback
+    or (not n.startswith("_") and isinstance(m, types.ModuleType) and m.__name__ == f"{__name__}.{n}")
+)
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

@@ -8,7 +8,9 @@ cosine transforms), ``signal`` (convolutions), ``optimize`` (``minimize`` with B
 Layer: surface. Imports funcgrad.numpy, funcgrad.nn, funcgrad.lax, funcgrad.api and funcgrad.random.
 """
 
-from funcgrad.scipy import (
+import types
+
+from funcgrad.scipy import (  # noqa: F401 - the namespace (__all__ below)
     cluster,
     fft,
     integrate,
@@ -23,20 +25,12 @@ from funcgrad.scipy import (
     stats,
 )
 
-__all__ = [
-    "cluster",
-    "fft",
-    "integrate",
-    "interpolate",
-    "linalg",
-    "ndimage",
-    "optimize",
-    "signal",
-    "sparse",
-    "spatial",
-    "special",
-    "stats",
-]
+# The namespace is the subpackages imported above, found here rather than listed a second time.
+__all__ = sorted(
+    n
+    for n, m in globals().items()
+    if not n.startswith("_") and isinstance(m, types.ModuleType) and m.__name__ == f"{__name__}.{n}"
+)
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
