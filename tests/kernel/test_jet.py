@@ -71,6 +71,7 @@ C128 = np.dtype(np.complex128)
 _JET_CASES = [(e, d) for e in op_db.OPS if e.differentiable for d in (F64, C128) if d in e.dtypes]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry, dtype", _JET_CASES, ids=[f"{e.name}-{d.name}" for e, d in _JET_CASES])
 def test_taylor_rule_matches_nested_jvp(entry, dtype):
     rng = np.random.default_rng(0)
@@ -231,6 +232,7 @@ def test_jet_through_newton_iteration(solver):
     _close(s, exact, rtol=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("x", [0.7, -0.7])
 def test_jet_through_cond_and_switch(x):
     f = lambda y: lax.cond(y > 0, lambda z: fnp.sin(z) * z, lambda z: fnp.exp(z) + z**3, y)  # noqa: E731

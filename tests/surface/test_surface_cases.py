@@ -103,6 +103,7 @@ def test_vmap_matches_loop(case, examples):
     _run(check_vmap, case, examples)
 
 
+@pytest.mark.slow  # an XLA compilation per case and draw
 @pytest.mark.parametrize("case, examples", _params("jit", lambda c: c.jit))
 def test_jit_matches_eager(case, examples):
     _run(check_jit, case, examples)
