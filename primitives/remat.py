@@ -1,27 +1,39 @@
 """The ``checkpoint`` primitive (rematerialisation): a sub-program whose forward pass is recomputed
 during backward instead of having its residuals saved.
 
-Layer: primitives. Imports only the funcgrad kernel.
+Layer: primitives. Imports the funcgrad kernel and ``primitives.dot`` (the policies ask for
+``dot_general``).
 
 ``checkpoint_p`` is a ``CallPrimitive`` of the kernel's call-primitive kit (its JVP and batching
 rules are the kit's) carrying a closed jaxpr and a saving ``policy``. Its partial-evaluation rule is
 where the trade happens: it splits the jaxpr as usual into known (forward) and unknown (tangent)
-parts, then keeps as residuals only the values ``policy`` marks saveable; every other residual is
-recomputed inside the tangent program from the checkpoint's inputs. Its transpose is the backward
-program -- that recomputation as the non-linear prologue, then the transposed tangent work --
-bound as one ``checkpoint`` call with ``differentiated=True`` (the user's checkpoint has
-``differentiated=False``), which the compiler keeps apart from the forward pass (NOTE: [remat on
-XLA] in xla_bridge/rules/remat.py). The user-facing ``funcgrad.checkpoint`` lives in
-``funcgrad/_remat.py``.
+parts, then, walking back from each value the tangent part needs, saves a value whose equation
+``policy`` marks saveable and recomputes any other inside the tangent program from its operands
+(found the same way), down to the checkpoint's inputs -- JAX's rule, so a policy that saves a
+named value saves it even where the tangent part needs only values computed from it. Its
+transpose is the backward program -- that recomputation as the non-linear prologue, then the
+transposed tangent work -- bound as one ``checkpoint`` call with ``differentiated=True`` (the
+user's checkpoint has ``differentiated=False``), which the compiler keeps apart from the forward
+pass (NOTE: [remat on XLA] in xla_bridge/rules/remat.py). The user-facing ``funcgrad.checkpoint``
+lives in ``funcgrad/_remat.py``, ``funcgrad.ad_checkpoint`` gathers JAX's names.
 
-Policies: ``None`` or ``"nothing_saveable"`` (save only the inputs), ``"dots_saveable"`` (save
-outputs of ``dot_general``), ``"everything_saveable"``, or a predicate
-``policy(primitive, *in_avals, **params) -> bool``.
+``name_p`` (``checkpoint_name``) is the identity with a ``name`` parameter: the handle by which the
+name policies pick values.
+
+Policies (``checkpoint_policies``, JAX's names and meanings): a predicate
+``policy(primitive, *in_avals, **params)`` answering a bool, ``Saveable``, ``Recompute`` or
+``Offloadable(src, dst)`` (NOTE: [offload keeps the value in place]); funcgrad also takes ``None``
+(nothing saveable) and the names of the parameterless policies as strings.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import types
 from collections.abc import Callable
+from typing import NamedTuple
+
+from funcgrad.primitives.dot import dot_general_p
 
 from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel.callkit import CallPrimitive
@@ -29,33 +41,297 @@ from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.kernel.partial_eval import partial_eval_jaxpr, trace_to_jaxpr
 
+# ----------------------------------------------------------------------------------------------
+# checkpoint_name: the identity that gives a value a name the policies can ask about
 
-def _nothing_saveable(prim, *avals, **params):
-    return False
+name_p = Primitive("name")
+name_p.def_impl(lambda x, *, name: x)
+name_p.def_abstract_eval(lambda x, *, name: x)
+# The tangent passes through unnamed (as in JAX): a name marks a primal value, the one a policy may
+# save; the tangent program never holds a ``name`` equation.
+name_p.def_jvp(lambda primals, tangents, *, name: (name_p.bind(primals[0], name=name), tangents[0]))
+name_p.def_transpose(lambda ct, x, *, name: [ct])
+name_p.def_batch(lambda axis_size, vals, dims, *, name: (name_p.bind(vals[0], name=name), dims[0]))
+name_p.def_traits(
+    linear=True,  # the identity: a linear program (``linear_transpose``) may hold one
+    forwards_operands=True,
+    taylor_from_jvp="the identity: its series is its operand's, which its JVP passes through",
+)
 
 
-def _everything_saveable(prim, *avals, **params):
+def checkpoint_name(x, name: str):
+    """``x`` itself, named ``name`` for the saving policies (one array; the surface
+    ``funcgrad.ad_checkpoint.checkpoint_name`` takes pytrees).
+
+    >>> import numpy as np
+    >>> float(checkpoint_name(np.float64(2.0), "a"))
+    2.0
+    """
+    return name_p.bind(x, name=name)
+
+
+# ----------------------------------------------------------------------------------------------
+# Saving policies: ``policy(primitive, *in_avals, **params)`` says whether the outputs of one
+# equation may be saved. JAX's names and meanings (``jax.checkpoint_policies``).
+
+
+class _Decision:
+    """A policy's answer other than a bool: ``Saveable`` or ``Recompute`` (JAX's markers)."""
+
+    def __init__(self, name: str, saved: bool):
+        self.name, self.saved = name, saved
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+Saveable = _Decision("Saveable", True)
+Recompute = _Decision("Recompute", False)
+
+
+class Offloadable(NamedTuple):
+    """A policy's answer: save the value, moved from memory kind ``src`` to ``dst``.
+
+    # NOTE: [offload keeps the value in place]
+    # funcgrad's devices have one memory kind (the device's own, ``memory_kind="device"``; there is
+    # no ``pinned_host`` space to move a residual to), so an offloaded residual is saved where it
+    # is: an ``Offloadable`` answer means "saved", the same residuals and gradients as JAX's, the
+    # bytes counted in device memory instead of host memory.
+    """
+
+    src: str
+    dst: str
+
+
+def is_saved(decision) -> bool:
+    """A policy's answer as a bool: ``True``/``Saveable``/``Offloadable`` save, ``False``/``Recompute``
+    recompute.
+
+    >>> is_saved(Recompute), is_saved(Offloadable("device", "pinned_host")), is_saved(True)
+    (False, True, True)
+    """
+    if type(decision) is _Decision:
+        return decision.saved
+    if isinstance(decision, Offloadable):
+        return True  # NOTE: [offload keeps the value in place]
+    return bool(decision)
+
+
+def everything_saveable(*_, **__) -> bool:
+    """Save every value the backward pass needs (as if there were no checkpoint)."""
     return True
 
 
-def _dots_saveable(prim, *avals, **params):
-    return prim.traits.contraction
+def nothing_saveable(*_, **__) -> bool:
+    """Save nothing: recompute every value the backward pass needs from the checkpoint's inputs."""
+    return False
 
 
-class checkpoint_policies:
-    """Named saving policies (``checkpoint(f, policy=checkpoint_policies.dots_saveable)``)."""
+def _no_batch_dims(prim, params) -> bool:
+    if prim is not dot_general_p:
+        return False
+    (_, _), (lhs_batch, rhs_batch) = params["dimension_numbers"]
+    return not lhs_batch and not rhs_batch
 
-    nothing_saveable = staticmethod(_nothing_saveable)
-    everything_saveable = staticmethod(_everything_saveable)
-    dots_saveable = staticmethod(_dots_saveable)
+
+@dataclasses.dataclass(frozen=True)
+class DotsSaveable:
+    """Save the results of contractions (``dot_general`` and convolutions; with
+    ``only_if_no_batch_dims`` only ``dot_general`` without batch dimensions)."""
+
+    only_if_no_batch_dims: bool
+
+    def __call__(self, prim, *avals, **params) -> bool:
+        if self.only_if_no_batch_dims:
+            return _no_batch_dims(prim, params)
+        return prim.traits.contraction
 
 
+dots_saveable = DotsSaveable(False)
+dots_with_no_batch_dims_saveable = DotsSaveable(True)
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveOnlyTheseNames:
+    """Save only values named (``checkpoint_name``) with one of ``names``."""
+
+    names: frozenset
+
+    def __call__(self, prim, *avals, **params) -> bool:
+        return prim is name_p and params["name"] in self.names
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveAnyNamesButThese:
+    """Save only named values, except those named with one of ``names``."""
+
+    names: frozenset
+
+    def __call__(self, prim, *avals, **params) -> bool:
+        return prim is name_p and params["name"] not in self.names
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveAnythingExceptTheseNames:
+    """JAX 0.10's ``save_anything_except_these_names``: every value is saveable. (Refusing only the
+    named outputs would change nothing: the named value is then recomputed from its operand, which
+    is saved instead.)"""
+
+    names: frozenset
+
+    def __call__(self, prim, *avals, **params) -> bool:
+        return True
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveFromBothPolicies:
+    """Saveable where either policy says so (both must answer with a bool)."""
+
+    policy_1: Callable
+    policy_2: Callable
+
+    def __call__(self, prim, *avals, **params) -> bool:
+        out1 = self.policy_1(prim, *avals, **params)
+        out2 = self.policy_2(prim, *avals, **params)
+        if not (isinstance(out1, bool) and isinstance(out2, bool)):
+            raise ValueError(
+                "The return value of the policies should be a boolean. Got:"
+                f" {out1} and {out2}. Please write a custom policy function directly,"
+                " rather than using this helper function."
+            )
+        return out1 or out2
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveAndOffloadOnlyTheseNames:
+    """Names in ``saved`` are saved, names in ``offloaded`` offloaded (kept in place, NOTE: [offload
+    keeps the value in place]), everything else recomputed."""
+
+    saved: frozenset
+    offloaded: frozenset
+    src: str
+    dst: str
+
+    def __call__(self, prim, *avals, **params):
+        if prim is name_p and params["name"] in self.saved:
+            return Saveable
+        if prim is name_p and params["name"] in self.offloaded:
+            return Offloadable(src=self.src, dst=self.dst)
+        return Recompute
+
+
+@dataclasses.dataclass(frozen=True)
+class OffloadDotWithNoBatchDims:
+    """``dots_with_no_batch_dims_saveable``, its dots offloaded (kept in place, NOTE: [offload keeps
+    the value in place])."""
+
+    src: str
+    dst: str
+
+    def __call__(self, prim, *avals, **params):
+        return Offloadable(src=self.src, dst=self.dst) if _no_batch_dims(prim, params) else Recompute
+
+
+def save_only_these_names(*names_which_can_be_saved: str) -> SaveOnlyTheseNames:
+    """Save only named values, and only among the names given.
+
+    >>> save_only_these_names("a")(name_p, name="a"), save_only_these_names("a")(name_p, name="b")
+    (True, False)
+    """
+    return SaveOnlyTheseNames(frozenset(names_which_can_be_saved))
+
+
+def save_any_names_but_these(*names_not_to_save: str) -> SaveAnyNamesButThese:
+    """Save only named values (outputs of ``checkpoint_name``), excluding the names given.
+
+    >>> save_any_names_but_these("a")(name_p, name="b"), save_any_names_but_these("a")(name_p, name="a")
+    (True, False)
+    """
+    return SaveAnyNamesButThese(frozenset(names_not_to_save))
+
+
+def save_anything_except_these_names(*names_not_to_save: str) -> SaveAnythingExceptTheseNames:
+    """Save any values (not just named ones) excluding the names given; as in JAX 0.10, every value
+    is saveable (``SaveAnythingExceptTheseNames``).
+
+    >>> save_anything_except_these_names("a")(name_p, name="a")
+    True
+    """
+    return SaveAnythingExceptTheseNames(frozenset(names_not_to_save))
+
+
+def save_from_both_policies(policy_1: Callable, policy_2: Callable) -> SaveFromBothPolicies:
+    """Logical OR of the given policies: saveable iff saveable according to either.
+
+    >>> both = save_from_both_policies(dots_saveable, save_only_these_names("a"))
+    >>> both(name_p, name="a"), both(name_p, name="b")
+    (True, False)
+    """
+    return SaveFromBothPolicies(policy_1, policy_2)
+
+
+def save_and_offload_only_these_names(
+    *, names_which_can_be_saved, names_which_can_be_offloaded, offload_src, offload_dst
+) -> SaveAndOffloadOnlyTheseNames:
+    """``save_only_these_names``, with a second set of names offloaded from memory kind
+    ``offload_src`` to ``offload_dst`` instead of recomputed (on funcgrad's devices, saved in place:
+    NOTE: [offload keeps the value in place]).
+
+    >>> p = save_and_offload_only_these_names(names_which_can_be_saved=["y"],
+    ...     names_which_can_be_offloaded=["z"], offload_src="device", offload_dst="pinned_host")
+    >>> p(name_p, name="y"), p(name_p, name="z"), p(name_p, name="w")
+    (Saveable, Offloadable(src='device', dst='pinned_host'), Recompute)
+    """
+    saved, offloaded = frozenset(names_which_can_be_saved), frozenset(names_which_can_be_offloaded)
+    intersection = saved & offloaded
+    if intersection:
+        raise ValueError(
+            "The names should be exclusive and should not intersect in"
+            " `names_which_can_be_saved` and `names_which_can_be_offloaded`. Got"
+            f" names_which_can_be_saved={set(saved)},"
+            f" names_which_can_be_offloaded={set(offloaded)} and the"
+            f" intersection={set(intersection)}"
+        )
+    return SaveAndOffloadOnlyTheseNames(saved, offloaded, offload_src, offload_dst)
+
+
+def offload_dot_with_no_batch_dims(offload_src, offload_dst) -> OffloadDotWithNoBatchDims:
+    """``dots_with_no_batch_dims_saveable``, but offloaded from memory kind ``offload_src`` to
+    ``offload_dst`` instead of recomputed (saved in place here: NOTE: [offload keeps the value in
+    place]).
+
+    >>> offload_dot_with_no_batch_dims("device", "pinned_host")(name_p, name="a")
+    Recompute
+    """
+    return OffloadDotWithNoBatchDims(offload_src, offload_dst)
+
+
+checkpoint_policies = types.SimpleNamespace(
+    everything_saveable=everything_saveable,
+    nothing_saveable=nothing_saveable,
+    dots_saveable=dots_saveable,
+    checkpoint_dots=dots_saveable,
+    dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
+    checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims,
+    save_anything_except_these_names=save_anything_except_these_names,
+    save_any_names_but_these=save_any_names_but_these,
+    save_only_these_names=save_only_these_names,
+    save_from_both_policies=save_from_both_policies,
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
+)
+"""JAX's saving policies by name (``checkpoint(f, policy=checkpoint_policies.dots_saveable)``)."""
+
+# funcgrad also takes a policy by its name (the string forms).
 _NAMED = {
-    None: _nothing_saveable,
-    "nothing_saveable": _nothing_saveable,
-    "everything_saveable": _everything_saveable,
-    "dots_saveable": _dots_saveable,
-    "dots": _dots_saveable,
+    None: nothing_saveable,
+    "nothing_saveable": nothing_saveable,
+    "everything_saveable": everything_saveable,
+    "dots_saveable": dots_saveable,
+    "checkpoint_dots": dots_saveable,
+    "dots": dots_saveable,
+    "dots_with_no_batch_dims_saveable": dots_with_no_batch_dims_saveable,
+    "checkpoint_dots_with_no_batch_dims": dots_with_no_batch_dims_saveable,
 }
 
 
@@ -66,8 +342,8 @@ def resolve_policy(policy) -> Callable:
         return _NAMED[policy]
     except (KeyError, TypeError):
         raise ValueError(
-            f"checkpoint: unknown policy {policy!r}; use None, 'nothing_saveable', "
-            "'dots_saveable', 'everything_saveable' or a predicate(primitive, *avals, **params)"
+            f"checkpoint: unknown policy {policy!r}; use None, a policy of checkpoint_policies, one of "
+            f"{sorted(k for k in _NAMED if k)} or a predicate(primitive, *avals, **params)"
         ) from None
 
 
@@ -103,38 +379,61 @@ def _fenced_transpose(closed: ClosedJaxpr, linear, fence: bool) -> ClosedJaxpr:
 
 def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
     known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns, instantiate=False)
-    saveable = resolve_policy(policy)
     kj = known.jaxpr
     n_known_out = len(kj.outvars) - num_res
     res_vars = kj.outvars[n_known_out:]
-    producers = {v: e for e in kj.eqns for v in e.outvars}
-    # Residuals that are inputs or constants of the known jaxpr are available anyway; of the
-    # others, the policy decides which are saved and which are recomputed.
-    saved = [
-        v in producers
-        and saveable(producers[v].primitive, *[a.aval for a in producers[v].invars], **producers[v].params)
-        for v in res_vars
-    ]
-    # Forward: run the known part now (it computes every residual; unsaved ones are dropped).
+    saved = _saved_residuals(kj, res_vars, resolve_policy(policy))
+    # Forward: the known outputs and the saved values, nothing else (DCE drops the rest).
+    forward = ad.dce(
+        ClosedJaxpr(
+            Jaxpr(kj.constvars, kj.invars, kj.eqns, [*kj.outvars[:n_known_out], *saved]), known.consts
+        )
+    )
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     with core.set_current_trace(trace.parent):
-        known_outs = core.eval_jaxpr(kj, known.consts, *known_args)
-    res_vals = known_outs[n_known_out:]
-    # Tangent program: recompute the unsaved residuals from the known inputs and saved ones.
-    recompute_jaxpr = _recompute_then(known, unknown, res_vars, saved)
-    saved_vals = [r for r, s in zip(res_vals, saved) if s]
-    staged_args = [*known_args, *saved_vals, *(a for a, uk in zip(args, unknowns) if uk)]
+        outs = core.eval_jaxpr(forward.jaxpr, forward.consts, *known_args)
+    known_outs, saved_vals = outs[:n_known_out], outs[n_known_out:]
+    # Tangent program: recompute the unsaved residuals from the known inputs and saved values; the
+    # known inputs it does not read are not passed (they would be residuals of an enclosing vjp).
+    recompute_jaxpr, used_inputs = _recompute_then(known, unknown, res_vars, saved)
+    used_args = [a for a, used in zip(known_args, used_inputs) if used]
+    staged_args = [*used_args, *saved_vals, *(a for a, uk in zip(args, unknowns) if uk)]
     params = dict(jaxpr=recompute_jaxpr, policy=policy, differentiated=differentiated)
     outs_unknown = trace.stage(checkpoint_p, staged_args, params)
-    it_k, it_u = iter(known_outs[:n_known_out]), iter(outs_unknown)
+    it_k, it_u = iter(known_outs), iter(outs_unknown)
     return [next(it_u) if uk else next(it_k) for uk in out_unknowns]
 
 
-def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved) -> ClosedJaxpr:
-    """A jaxpr over (known inputs, saved residuals, unknown inputs) that recomputes the unsaved
-    residuals with the known jaxpr's equations, then runs the unknown jaxpr."""
+def _saved_residuals(kj: Jaxpr, res_vars, policy) -> list[Var]:
+    """The values of the known jaxpr ``kj`` to save so that the tangent program can compute
+    ``res_vars``: walking back from each, a value whose equation the policy marks saveable is saved;
+    any other is recomputed from its equation's operands, found the same way. Inputs and constants
+    are available anyway. (JAX's ``partial_eval_jaxpr_custom``: a policy that saves only named values
+    saves the named value a needed ``cos`` is recomputed from.)"""
+    producers = {v: (i, e) for i, e in enumerate(kj.eqns) for v in e.outvars}
+    decided: dict[int, bool] = {}
+    saved, seen = [], set()
+    stack = [v for v in res_vars if type(v) is Var]
+    while stack:
+        v = stack.pop()
+        if v in seen or v not in producers:
+            continue
+        seen.add(v)
+        i, e = producers[v]
+        if i not in decided:
+            decided[i] = is_saved(policy(e.primitive, *[a.aval for a in e.invars], **e.params))
+        if decided[i]:
+            saved.append(v)
+        else:
+            stack.extend(a for a in e.invars if type(a) is Var)
+    return sorted(saved, key=lambda v: (producers[v][0], producers[v][1].outvars.index(v)))
+
+
+def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved_vars):
+    """A jaxpr over (the known inputs it reads, saved values, unknown inputs) that recomputes the
+    unsaved residuals with the known jaxpr's equations, then runs the unknown jaxpr; and which known
+    inputs it reads."""
     kj, uj = known.jaxpr, unknown.jaxpr
-    saved_vars = [v for v, s in zip(res_vars, saved) if s]
     cut = set(saved_vars) | set(kj.invars) | set(kj.constvars)
     recompute = ir.backward_dependencies(kj.eqns, res_vars, stop=cut)[1]
     # Rename: the unknown jaxpr's residual inputs are the known jaxpr's residual variables.
@@ -145,14 +444,14 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved) -
         return rename.get(a, a) if type(a) is Var else a
 
     tangent_eqns = [e._replace(invars=[sub(a) for a in e.invars]) for e in uj.eqns]
-    jaxpr = Jaxpr(
-        [*kj.constvars, *uj.constvars],
-        [*kj.invars, *saved_vars, *uj.invars[n_res:]],
-        [*recompute, *tangent_eqns],
-        [sub(v) for v in uj.outvars],
-    )
-    closed = ClosedJaxpr(jaxpr, [*known.consts, *unknown.consts])
-    return ad.dce(closed)
+    outvars = [sub(v) for v in uj.outvars]
+    jaxpr = Jaxpr([*kj.constvars, *uj.constvars], [], [*recompute, *tangent_eqns], outvars)
+    closed = ad.dce(ClosedJaxpr(jaxpr, [*known.consts, *unknown.consts]))
+    j = closed.jaxpr
+    read = {a for e in j.eqns for a in e.invars if type(a) is Var} | set(outvars)
+    used_inputs = [v in read for v in kj.invars]
+    inputs = [*(v for v, used in zip(kj.invars, used_inputs) if used), *saved_vars, *uj.invars[n_res:]]
+    return ClosedJaxpr(Jaxpr(j.constvars, inputs, j.eqns, j.outvars), closed.consts), used_inputs
 
 
 # optimization_barrier: the identity on any number of values, opaque to XLA's optimisations.

@@ -4,7 +4,8 @@
 recomputed, in the jaxpr the transformations produced. A *differentiated* ``checkpoint`` (the
 backward program of a checkpoint: recomputation, then the transposed tangent work) is lowered
 inside a conditional XLA cannot resolve at compile time (NOTE: [remat on XLA]).
-``optimization_barrier`` becomes ``stablehlo.optimization_barrier``.
+``optimization_barrier`` becomes ``stablehlo.optimization_barrier``; ``name`` (``checkpoint_name``)
+is the identity (partial evaluation has already read the name).
 
 Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.emitter``.
 
@@ -28,7 +29,7 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 from __future__ import annotations
 
 import numpy as np
-from funcgrad.primitives.remat import checkpoint_p, optimization_barrier_p
+from funcgrad.primitives.remat import checkpoint_p, name_p, optimization_barrier_p
 from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
 
 _U32 = tensor_type((), np.uint32)
@@ -68,3 +69,8 @@ def _optimization_barrier(ctx, *args):
         return []
     types = ", ".join(aval_type(a) for a in ctx.avals_in)
     return ctx.fb.emit_results(f"stablehlo.optimization_barrier {', '.join(args)} : {types}", len(args))
+
+
+@register(name_p)
+def _name(ctx, x, *, name):
+    return x  # checkpoint_name is the identity once partial evaluation has read the name

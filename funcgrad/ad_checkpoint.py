@@ -1,0 +1,136 @@
+"""``funcgrad.ad_checkpoint``: JAX's ``jax.ad_checkpoint`` -- ``checkpoint`` (alias ``remat``),
+``checkpoint_name``, ``checkpoint_policies`` and ``print_saved_residuals``.
+
+Layer: surface. Imports the primitive catalog's rematerialisation family (``primitives.remat``:
+the ``checkpoint`` and ``name`` primitives and the policies), the kernel's pytrees, the surface's
+``checkpoint`` (``funcgrad._remat``) and the staged vjp programs of ``funcgrad.introspect``.
+
+What a policy saves is decided when ``checkpoint``'s partial evaluation splits the program, so it
+is the same eagerly, under ``jit`` (the compiled backward program recomputes what was not saved:
+NOTE: [remat on XLA]) and in ``print_saved_residuals``. The offload policies save in place on
+funcgrad's devices, which have one memory kind (NOTE: [offload keeps the value in place] in
+primitives/remat.py).
+
+``print_saved_residuals`` prints JAX's lines (``f64[5,4] from the argument W1``, ``f64[5] output of
+sin from file.py:3 (g)``, ``f64[5] named 'a' from ...``), the source without JAX's column;
+``funcgrad.print_saved_residuals`` (``funcgrad.introspect``) is the table with bytes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+from funcgrad._remat import checkpoint, remat
+from funcgrad.introspect import trace_vjp
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.ir import Literal
+from funcgrad.primitives.remat import Offloadable, Recompute, Saveable, checkpoint_policies, name_p
+
+__all__ = [
+    "checkpoint",
+    "remat",
+    "checkpoint_name",
+    "checkpoint_policies",
+    "print_saved_residuals",
+    "saved_residuals",
+    "Offloadable",
+    "Recompute",
+    "Saveable",
+]
+
+
+def checkpoint_name(x, name: str):
+    """``x`` unchanged (a pytree of arrays), each leaf named ``name`` for the saving policies
+    (``checkpoint_policies.save_only_these_names(name)`` and the other name policies).
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> def f(x):
+    ...     y = checkpoint_name(fnp.sin(x), "y")
+    ...     return fnp.cos(y)
+    >>> g = funcgrad.checkpoint(f, policy=checkpoint_policies.save_only_these_names("y"))
+    >>> round(float(funcgrad.grad(g)(1.0)), 6)
+    -0.402165
+    """
+    return tu.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
+
+
+def _arg_names(fun: Callable, args: tuple, kwargs: dict) -> list[str]:
+    """JAX's names of the leaves of ``(args, kwargs)``: the parameter's name and the path inside it
+    (``params[0]['w']``, ``rest[1]`` for ``*rest``, ``k`` for a keyword)."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        params = ()
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), "args")
+    out = []
+    for path, _ in tu.tree_leaves_with_path(tuple(args)):
+        i, rest = path[0].idx, tu.keystr(path[1:])
+        out.append(
+            f"{positional[i]}{rest}" if i < len(positional) else f"{star}[{i - len(positional)}]{rest}"
+        )
+    for path, _ in tu.tree_leaves_with_path(kwargs):
+        out.append(f"{path[0].key}{tu.keystr(path[1:])}")
+    return out
+
+
+def _summarize(info) -> str:
+    return "" if info is None else f"{info.file}:{info.line} ({info.function})"
+
+
+def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
+    """``(aval, description)`` of each value ``vjp(f, *args, **kwargs)`` saves for the backward pass:
+    literals, then constants, then arguments, then computed values in program order (JAX's order).
+    Nothing is computed: the forward pass is traced abstractly.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [(a.str_short(), d) for a, d in saved_residuals(lambda x: fnp.sin(x) * x, fnp.ones(2))][0]
+    ('f64[2]', 'from the argument x')
+    """
+    leaves, in_tree = tu.tree_flatten((args, kwargs))
+    names = _arg_names(f, args, kwargs)
+
+    def flat_f(*xs):
+        a, k = tu.tree_unflatten(in_tree, xs)
+        return f(*a, **k)
+
+    programs = trace_vjp(flat_f, *leaves)
+    jaxpr = programs.forward.jaxpr
+    res = jaxpr.outvars[programs.n_out :]
+    res_vars = {v for v in res if type(v) is not Literal}
+    out = [(v.aval, "from a literal") for v in res if type(v) is Literal]
+    out += [(v.aval, "from a constant") for v in jaxpr.constvars if v in res_vars]
+    for i, v in enumerate(jaxpr.invars):
+        if v in res_vars:
+            name = names[i] if i < len(names) else None
+            out.append(
+                (v.aval, f"from the argument {name}" if name else f"from the argument at flattened index {i}")
+            )
+    for eqn in jaxpr.eqns:
+        for v in eqn.outvars:
+            if v not in res_vars:
+                continue
+            src = _summarize(eqn.source_info)
+            if eqn.primitive is name_p:
+                out.append((v.aval, f"named '{eqn.params['name']}' from {src}"))
+            elif eqn.primitive.name == "jit":
+                out.append((v.aval, f"output of jitted function '{eqn.params.get('name')}' from {src}"))
+            else:
+                out.append((v.aval, f"output of {eqn.primitive.name} from {src}"))
+    return out
+
+
+def print_saved_residuals(f: Callable, *args, **kwargs) -> None:
+    """Print one line per value ``vjp(f, *args, **kwargs)`` saves for the backward pass, as JAX's
+    ``jax.ad_checkpoint.print_saved_residuals`` does (``saved_residuals``).
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> def g(W, x):
+    ...     return fnp.sin(fnp.dot(W, x))
+    >>> print_saved_residuals(funcgrad.checkpoint(g), fnp.ones((5, 4)), fnp.ones(4))
+    f64[5,4] from the argument W
+    f64[4] from the argument x
+    """
+    for aval, src in saved_residuals(f, *args, **kwargs):
+        print(f"{aval.str_short()} {src}")
