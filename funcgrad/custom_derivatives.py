@@ -172,7 +172,7 @@ def custom_gradient(fun: Callable) -> Callable:
     >>> @custom_gradient
     ... def f(x):
     ...     return x ** 2, lambda g: (g * x,)
-    >>> f(3.0).tolist(), funcgrad.grad(f)(3.0).tolist()
+    >>> f(3.0), funcgrad.grad(f)(3.0).tolist()  # (called eagerly, ``fun`` runs on the float)
     (9.0, 3.0)
     """
     name = getattr(fun, "__name__", "custom_gradient")

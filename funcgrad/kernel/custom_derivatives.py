@@ -1,6 +1,13 @@
 """``custom_jvp`` and ``custom_vjp``: user-defined derivative rules.
 
-Layer: kernel (it declares three primitives and uses only the kernel's transformations).
+Layer: kernel (it declares three primitives and uses only the kernel's transformations; which
+trace does what with a call is ``custom_dispatch.py``'s job).
+
+A call is evaluated as the current trace decides, as in JAX (NOTE: [custom calls follow the
+trace]): without a transformation the Python function simply runs on the values given; under
+forward mode (``jvp``, and the ``linearize`` behind ``grad``/``vjp``) the user's rule runs on the
+primals and tangents (concrete primals under eager differentiation); under staging, ``vmap`` and
+``jet`` the primal function is traced to a jaxpr and one of these primitives is bound:
 
 - ``custom_jvp_call`` carries the primal function as a jaxpr and the user's JVP as a Python
   callable. Forward mode calls the rule; every other transformation works on the jaxpr (batching
@@ -11,8 +18,10 @@ Layer: kernel (it declares three primitives and uses only the kernel's transform
   differentiates ``bwd`` itself, as JAX does. Forward mode (``jvp``) of a custom_vjp function
   raises a clear error, since only a VJP is known.
 
-Values a custom function closes over that are being transformed (tracers) are passed to the
-primitive as leading arguments ("consts"), so no transformation misses them.
+When traced, values a custom function closes over that are being transformed (tracers) are passed
+to the primitive as leading arguments ("consts"), so no transformation misses them. A rule that is
+run directly differentiates only the explicit arguments, as JAX's (a closed-over value being
+differentiated is an ``UnexpectedTracerError`` there too; ``closure_convert`` makes it explicit).
 
 # NOTE: [symbolic zeros in custom rules]
 # ``defjvp(rule, symbolic_zeros=True)`` and ``defvjp(fwd, bwd, symbolic_zeros=True)`` follow JAX:
@@ -34,9 +43,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from funcgrad.kernel import ad, batching, core, ir
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.custom_dispatch import process_custom_call
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from funcgrad.kernel.taylor import jet_flat
@@ -163,6 +174,73 @@ def _forward_attr(self, name):
 
 
 # ----------------------------------------------------------------------------------------------
+# A call of a custom function, as the traces see it (NOTE: [custom calls follow the trace])
+
+
+class _CustomCall:
+    """A custom_jvp/custom_vjp function applied to its (keyword-resolved) arguments: the protocol of
+    ``custom_dispatch.CustomCall``."""
+
+    __slots__ = ("custom", "args", "name", "nondiff", "dyn", "flat", "in_tree")
+
+    def __init__(self, custom, args, name: str):
+        self.custom, self.args, self.name = custom, args, name
+        self.nondiff, self.dyn = _split_nondiff(args, custom.nondiff_argnums)
+        self.flat, self.in_tree = tu.tree_flatten(self.dyn)
+
+    def with_flat(self, flat):
+        dyn = tu.tree_unflatten(self.in_tree, list(flat))
+        return type(self)(self.custom, tuple(_merge(self.nondiff, dyn, len(self.args))), self.name)
+
+    def run(self):
+        return self.custom.fun(*self.args)
+
+    def staged(self):
+        return self.custom._bind_staged(self.args, self.name)
+
+    def bind_linearized(self, out_tree, out_primals, lin, out_zeros, own):
+        """Bind, on the current trace (a recording), one ``custom_jvp_call`` whose value is
+        ``out_primals`` and whose JVP applies the linear jaxpr ``lin`` to the tangents of the
+        arguments marked ``own``: the call linearized at its concrete arguments, replayed when the
+        recording is differentiated (NOTE: [custom calls follow the trace])."""
+        out_avals = [core.get_aval(p) for p in out_primals]
+        out_vars = [ir.Var(a) for a in out_avals]
+        in_vars = [ir.Var(core.get_aval(x)) for x in self.flat]
+        value = ir.ClosedJaxpr(ir.Jaxpr(out_vars, in_vars, [], out_vars), list(out_primals))
+
+        def linearized(primals, tangents):
+            ts = [ad.instantiate(t) for t, o in zip(tangents, own) if o]
+            outs = iter(core.eval_jaxpr(lin.jaxpr, lin.consts, *ts))
+            t_out = [Zero(ad.tangent_aval(a)) if z else next(outs) for a, z in zip(out_avals, out_zeros)]
+            return list(out_primals), t_out
+
+        linearized.__name__ = f"linearized({self.name})"
+        outs = custom_jvp_call_p.bind(
+            *self.flat, call_jaxpr=value, jvp=linearized, num_consts=0, name=self.name
+        )
+        return tu.tree_unflatten(out_tree, outs)
+
+
+class _CustomJVPCall(_CustomCall):
+    __slots__ = ()
+
+    def jvp_now(self, primals, tangents):
+        box: list = []
+        p_out, t_out = _jvp_rule(self.custom, self.nondiff, self.in_tree, self.name, box)(primals, tangents)
+        return box[0], p_out, t_out
+
+
+class _CustomVJPCall(_CustomCall):
+    __slots__ = ()
+
+    def jvp_now(self, primals, tangents):
+        box: list = []
+        fwd, bwd = _vjp_rules(self.custom, self.nondiff, self.dyn, self.in_tree, self.name, box)
+        y, t_out = _fwd_and_lin(fwd, bwd, primals, tangents, None, self.name)
+        return box[0], y, t_out
+
+
+# ----------------------------------------------------------------------------------------------
 # custom_jvp
 
 
@@ -259,6 +337,13 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
         args = _resolve_args(self.fun, args, kwargs)
+        if self._library:  # pure: traced once per signature, under every trace (NOTE: [library custom_jvp])
+            return self._bind_staged(args, name)
+        return process_custom_call(_CustomJVPCall(self, args, name))
+
+    def _bind_staged(self, args, name):
+        """Trace the primal function to a jaxpr and bind ``custom_jvp_call`` with it on the current
+        trace (NOTE: [custom calls follow the trace])."""
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree = tu.tree_flatten(dyn)
         memo_key = self._memo_key(nondiff, flat, in_tree)
@@ -268,35 +353,7 @@ class custom_jvp:
             outs = custom_jvp_call_p.bind(*flat, call_jaxpr=closed, jvp=jvp_flat, num_consts=0, name=name)
             return tu.tree_unflatten(out_tree, outs)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
-        user_jvp, symbolic = self.jvp, self.symbolic_zeros
-        out_avals = closed.out_avals
-
-        def jvp_flat(primals, tangents):
-            p = tu.tree_unflatten(in_tree, primals)
-            t = tu.tree_unflatten(in_tree, [_zero_to_user(x, symbolic) for x in tangents])
-            nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
-            out = user_jvp(*nondiff_vals, tuple(p), tuple(t))
-            if not (isinstance(out, tuple | list) and len(out) == 2):
-                raise TypeError(f"custom_jvp rule of {name} must return a pair (primal_out, tangent_out)")
-            p_out, t_out = out
-            p_leaves, p_tree = tu.tree_flatten(p_out)
-            t_leaves, t_tree = tu.tree_flatten(t_out)
-            if p_tree != out_tree or t_tree != out_tree:
-                raise TypeError(
-                    f"custom_jvp rule of {name} must return primal and tangent outputs with the "
-                    f"function's output structure {out_tree}; got {p_tree} and {t_tree}"
-                )
-            t_leaves = [_zero_from_user(x) for x in t_leaves]
-            for i, (tl, aval) in enumerate(zip(t_leaves, out_avals)):
-                ta = tl.aval if type(tl) is Zero else core.get_aval(tl)
-                if ta.shape != aval.shape:
-                    raise TypeError(
-                        f"custom_jvp rule of {name}: tangent output {i} has shape {ta.shape}, "
-                        f"expected {aval.shape} (the primal output's shape)"
-                    )
-            return p_leaves, t_leaves
-
-        jvp_flat.__name__ = getattr(user_jvp, "__name__", "jvp")
+        jvp_flat = _jvp_rule(self, nondiff, in_tree, name, [out_tree])
         if memo_key is not None and not consts and len(self._traces) < 64:
             jvp_flat.library_rule = True
             self._traces[memo_key] = (closed, out_tree, jvp_flat)
@@ -304,6 +361,62 @@ class custom_jvp:
             *consts, *flat, call_jaxpr=closed, jvp=jvp_flat, num_consts=len(consts), name=name
         )
         return tu.tree_unflatten(out_tree, outs)
+
+
+def _jvp_rule(custom: custom_jvp, nondiff: dict, in_tree, name: str, out_tree_box: list):
+    """The user's JVP rule on flat leaves: ``jvp_flat(primals, tangents) -> (primals_out,
+    tangents_out)``, kernel ``Zero`` tangents converted both ways (NOTE: [symbolic zeros in custom
+    rules]) and its results checked as JAX checks them. ``out_tree_box`` holds the primal
+    function's output structure when it was traced; otherwise the rule's primal output states it
+    (and is appended)."""
+    user_jvp, symbolic = custom.jvp, custom.symbolic_zeros
+    rule_name = getattr(user_jvp, "__name__", "jvp")
+
+    def jvp_flat(primals, tangents):
+        p = tu.tree_unflatten(in_tree, primals)
+        t = tu.tree_unflatten(in_tree, [_zero_to_user(x, symbolic) for x in tangents])
+        nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
+        out = user_jvp(*nondiff_vals, tuple(p), tuple(t))
+        if not (isinstance(out, tuple | list) and len(out) == 2):
+            raise TypeError(
+                f"Custom JVP rule {rule_name} for function {name} must produce a pair (list or tuple "
+                f"of length two) representing primal and tangent outputs, but got {out!r}."
+            )
+        p_out, t_out = out
+        p_leaves, p_tree = tu.tree_flatten(p_out)
+        t_leaves, t_tree = tu.tree_flatten(t_out)
+        if p_tree != t_tree:
+            raise TypeError(
+                f"Custom JVP rule {rule_name} for function {name} must produce primal and tangent "
+                f"outputs with equal container (pytree) structures, but got {p_tree} and {t_tree} "
+                "respectively."
+            )
+        if out_tree_box and p_tree != out_tree_box[0]:
+            raise TypeError(
+                f"Custom JVP rule {rule_name} for function {name} must produce primal outputs with "
+                f"the function's output structure {out_tree_box[0]}; got {p_tree}"
+            )
+        if not out_tree_box:
+            out_tree_box.append(p_tree)
+        t_leaves = [_zero_from_user(x) for x in t_leaves]
+        for p_leaf, t_leaf in zip(p_leaves, t_leaves):
+            _check_tangent(name, core.get_aval(p_leaf), t_leaf)
+        return p_leaves, t_leaves
+
+    jvp_flat.__name__ = rule_name
+    return jvp_flat
+
+
+def _check_tangent(name: str, primal_aval, t) -> None:
+    want = ad.tangent_aval(primal_aval)
+    got = t.aval if type(t) is Zero else core.get_aval(t)
+    # (Integer outputs are not checked for dtype: their tangent may be float0 or zeros of any type.)
+    if got.shape != want.shape or (_dt.is_inexact(want.dtype) and got.dtype != want.dtype):
+        raise TypeError(
+            f"Custom JVP rule of {name} must produce primal and tangent outputs with corresponding "
+            f"shapes and dtypes. Expected {want.str_short()} (tangent type of "
+            f"{primal_aval.str_short()}) but got {got.str_short()}."
+        )
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, name):
@@ -423,77 +536,95 @@ class custom_vjp:
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
         args = _resolve_args(self.fun, args, kwargs)
+        return process_custom_call(_CustomVJPCall(self, args, name))
+
+    def _bind_staged(self, args, name):
+        """Trace the primal function to a jaxpr and bind ``custom_vjp_call`` with it on the current
+        trace (NOTE: [custom calls follow the trace])."""
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
-        user_fwd, user_bwd, n_args, symbolic = self.fwd, self.bwd, len(args), self.symbolic_zeros
-        in_avals = [core.get_aval(x) for x in flat]
-        nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
-        res_tree_box: list = []
-
-        def fwd_flat(perturbed, *primals):
-            if symbolic:
-                primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
-            out = user_fwd(*_merge(nondiff, tu.tree_unflatten(in_tree, primals), n_args))
-            if not (isinstance(out, tuple | list) and len(out) == 2):
-                raise TypeError(f"custom_vjp fwd of {name} must return a pair (output, residuals)")
-            y, res = out
-            y_leaves, y_tree = tu.tree_flatten(y)
-            if y_tree != out_tree:
-                raise TypeError(
-                    f"custom_vjp fwd of {name} must return an output with the function's structure "
-                    f"{out_tree}, got {y_tree}"
-                )
-            res_leaves, res_tree = tu.tree_flatten(res)
-            res_tree_box.append(res_tree)
-            return [*y_leaves, *res_leaves]
-
-        def bwd_flat(res_leaves, ct_leaves):
-            res = tu.tree_unflatten(res_tree_box[-1], res_leaves)
-            ct = tu.tree_unflatten(out_tree, [_zero_to_user(c, symbolic) for c in ct_leaves])
-            cts = user_bwd(*nondiff_vals, res, ct)
-            if not isinstance(cts, tuple | list):
-                raise TypeError(
-                    f"custom_vjp bwd of {name} must return a tuple with one cotangent per "
-                    f"differentiable argument ({len(dyn)}), got {type(cts).__name__}"
-                )
-            if len(cts) != len(dyn):
-                raise TypeError(
-                    f"custom_vjp bwd of {name} returned {len(cts)} cotangents, but the function has "
-                    f"{len(dyn)} differentiable argument{'s' if len(dyn) != 1 else ''}"
-                )
-            leaves = []
-            for i, (c, d) in enumerate(zip(cts, dyn)):
-                d_leaves, d_tree = tu.tree_flatten(d)
-                if c is None:
-                    leaves.extend([None] * len(d_leaves))
-                    continue
-                c_leaves, c_tree = tu.tree_flatten(c, lambda x: x is None)
-                if c_tree != d_tree:
-                    raise TypeError(
-                        f"custom_vjp bwd of {name}: cotangent {i} has structure {c_tree} but "
-                        f"argument {i} has structure {d_tree}"
-                    )
-                leaves.extend(c_leaves)
-            out = []
-            for j, (c, aval) in enumerate(zip(leaves, in_avals)):
-                if c is None or type(c) is SymbolicZero:
-                    out.append(Zero(ad.tangent_aval(aval)))
-                    continue
-                ca = core.get_aval(c)
-                if ca.shape != aval.shape:
-                    raise ValueError(
-                        f"custom_vjp bwd of {name} returned a cotangent of shape {ca.shape} for "
-                        f"an input of shape {aval.shape} (input leaf {j})"
-                    )
-                out.append(c)
-            return out
-
-        fwd_flat.__name__ = getattr(user_fwd, "__name__", "fwd")
-        bwd_flat.__name__ = getattr(user_bwd, "__name__", "bwd")
+        fwd_flat, bwd_flat = _vjp_rules(self, nondiff, dyn, in_tree, name, [out_tree])
         outs = custom_vjp_call_p.bind(
             *consts, *flat, call_jaxpr=closed, fwd=fwd_flat, bwd=bwd_flat, num_consts=len(consts), name=name
         )
         return tu.tree_unflatten(out_tree, outs)
+
+
+def _vjp_rules(custom: custom_vjp, nondiff: dict, dyn, in_tree, name: str, out_tree_box: list):
+    """The user's ``fwd`` and ``bwd`` on flat leaves: ``fwd_flat(perturbed, *primals) -> [*out,
+    *residuals]`` and ``bwd_flat(residuals, cotangents) -> cotangents`` (kernel ``Zero``s
+    converted both ways, results checked). ``out_tree_box`` holds the primal function's output
+    structure when it was traced; otherwise ``fwd``'s output states it (and is appended)."""
+    user_fwd, user_bwd, symbolic = custom.fwd, custom.bwd, custom.symbolic_zeros
+    n_args = len(nondiff) + len(dyn)
+    in_avals = [core.get_aval(x) for x in tu.tree_leaves(dyn)]
+    nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
+    res_tree_box: list = []
+
+    def fwd_flat(perturbed, *primals):
+        if symbolic:
+            primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
+        out = user_fwd(*_merge(nondiff, tu.tree_unflatten(in_tree, primals), n_args))
+        if not (isinstance(out, tuple | list) and len(out) == 2):
+            raise TypeError(f"custom_vjp fwd of {name} must return a pair (output, residuals)")
+        y, res = out
+        y_leaves, y_tree = tu.tree_flatten(y)
+        if not out_tree_box:
+            out_tree_box.append(y_tree)
+        elif y_tree != out_tree_box[0]:
+            raise TypeError(
+                f"custom_vjp fwd of {name} must return an output with the function's structure "
+                f"{out_tree_box[0]}, got {y_tree}"
+            )
+        res_leaves, res_tree = tu.tree_flatten(res)
+        res_tree_box.append(res_tree)
+        return [*y_leaves, *res_leaves]
+
+    def bwd_flat(res_leaves, ct_leaves):
+        res = tu.tree_unflatten(res_tree_box[-1], res_leaves)
+        ct = tu.tree_unflatten(out_tree_box[0], [_zero_to_user(c, symbolic) for c in ct_leaves])
+        cts = user_bwd(*nondiff_vals, res, ct)
+        if not isinstance(cts, tuple | list):
+            raise TypeError(
+                f"custom_vjp bwd of {name} must return a tuple with one cotangent per "
+                f"differentiable argument ({len(dyn)}), got {type(cts).__name__}"
+            )
+        if len(cts) != len(dyn):
+            raise TypeError(
+                f"custom_vjp bwd of {name} returned {len(cts)} cotangents, but the function has "
+                f"{len(dyn)} differentiable argument{'s' if len(dyn) != 1 else ''}"
+            )
+        leaves = []
+        for i, (c, d) in enumerate(zip(cts, dyn)):
+            d_leaves, d_tree = tu.tree_flatten(d)
+            if c is None:
+                leaves.extend([None] * len(d_leaves))
+                continue
+            c_leaves, c_tree = tu.tree_flatten(c, lambda x: x is None)
+            if c_tree != d_tree:
+                raise TypeError(
+                    f"custom_vjp bwd of {name}: cotangent {i} has structure {c_tree} but "
+                    f"argument {i} has structure {d_tree}"
+                )
+            leaves.extend(c_leaves)
+        out = []
+        for j, (c, aval) in enumerate(zip(leaves, in_avals)):
+            if c is None or type(c) is SymbolicZero:
+                out.append(Zero(ad.tangent_aval(aval)))
+                continue
+            ca = core.get_aval(c)
+            if ca.shape != aval.shape:
+                raise ValueError(
+                    f"custom_vjp bwd of {name} returned a cotangent of shape {ca.shape} for "
+                    f"an input of shape {aval.shape} (input leaf {j})"
+                )
+            out.append(c)
+        return out
+
+    fwd_flat.__name__ = getattr(user_fwd, "__name__", "fwd")
+    fwd_flat.count_out = lambda: out_tree_box[0].num_leaves
+    bwd_flat.__name__ = getattr(user_bwd, "__name__", "bwd")
+    return fwd_flat, bwd_flat
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts, name):
@@ -502,14 +633,23 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
             f"custom_vjp function {name} closes over a value that is being differentiated; its "
             "bwd rule cannot return a cotangent for it. Pass that value as an explicit argument."
         )
-    args = primals[num_consts:]
-    n_out = len(call_jaxpr.out_avals)
-    perturbed = tuple(type(t) is not Zero for t in tangents[num_consts:])
+    return _fwd_and_lin(
+        fwd, bwd, primals[num_consts:], tangents[num_consts:], len(call_jaxpr.out_avals), name
+    )
+
+
+def _fwd_and_lin(fwd, bwd, args, tangents, n_out: int | None, name: str):
+    """A custom_vjp call's JVP: run ``fwd`` now and emit ``custom_lin`` over the tangents, whose
+    transpose is ``bwd``. ``n_out=None``: ``fwd`` states the number of outputs (through the
+    structure it records, read by ``count_out``)."""
+    perturbed = tuple(type(t) is not Zero for t in tangents)
     outs = fwd(perturbed, *args)
+    if n_out is None:
+        n_out = fwd.count_out()
     y, res = outs[:n_out], outs[n_out:]
-    t_args = [ad.instantiate(t) for t in tangents[num_consts:]]
-    out_avals = [ad.tangent_aval(a) for a in call_jaxpr.out_avals]
-    t_out = custom_lin_p.bind(*res, *t_args, num_res=len(res), bwd=bwd, out_avals=tuple(out_avals), name=name)
+    t_args = [ad.instantiate(t) for t in tangents]
+    out_avals = tuple(ad.tangent_aval(core.get_aval(v)) for v in y)
+    t_out = custom_lin_p.bind(*res, *t_args, num_res=len(res), bwd=bwd, out_avals=out_avals, name=name)
     return list(y), t_out
 
 
