@@ -36,7 +36,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
-    "sphinx.ext.mathjax",
+    "mathml_math",
     "myst_nb",
     "funcgrad_api",
 ]
@@ -82,6 +82,13 @@ html_theme_options = {
     "navbar_align": "left",
 }
 html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["funcgrad.css"]
+html_favicon = "_static/favicon.svg"
+html_context = {"default_mode": "auto"}  # (the theme logs an error for an unset mode)
+
+# --- math: MathML written at build time (_ext/mathml_math.py), so no page needs a CDN or a script -----
+html_math_renderer = "mathml"
 
 
 # --- links that leave the site -------------------------------------------------------------------
