@@ -19,6 +19,7 @@ sin from file.py:3 (g)``, ``f64[5] named 'a' from ...``), the source without JAX
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 
 from funcgrad._remat import checkpoint, remat
@@ -50,7 +51,7 @@ def checkpoint_name(x, name: str):
     ...     return fnp.cos(y)
     >>> g = funcgrad.checkpoint(f, policy=checkpoint_policies.save_only_these_names("y"))
     >>> round(float(funcgrad.grad(g)(1.0)), 6)
-    -0.402165
+    -0.402862
     """
     return tu.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
 
@@ -79,6 +80,31 @@ def _summarize(info) -> str:
     return "" if info is None else f"{info.file}:{info.line} ({info.function})"
 
 
+def _forwarded_inputs(jaxpr) -> dict:
+    """Outputs of call equations (``jit``) that are one of the call's inputs passed through (a
+    residual jit's partial evaluation returns), mapped to that input: JAX forwards them, so its
+    listing names the argument."""
+    out: dict = {}
+    for eqn in jaxpr.eqns:
+        param = eqn.primitive.traits.call_jaxpr_param
+        inner = eqn.params.get(param) if param else None
+        if inner is None or len(inner.jaxpr.invars) != len(eqn.invars):
+            continue
+        position = {v: i for i, v in enumerate(inner.jaxpr.invars)}
+        for v, o in zip(eqn.outvars, inner.jaxpr.outvars):
+            if type(o) is not Literal and o in position:
+                a = eqn.invars[position[o]]
+                out[v] = out.get(a, a)
+    return out
+
+
+def _user_name(name) -> str:
+    """``'g'`` from a transformed call's name (``'jvp(g)'``), as JAX names the jitted function."""
+    while isinstance(name, str) and (m := re.fullmatch(r"\w+\((.*)\)", name)):
+        name = m.group(1)
+    return str(name)
+
+
 def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
     """``(aval, description)`` of each value ``vjp(f, *args, **kwargs)`` saves for the backward pass:
     literals, then constants, then arguments, then computed values in program order (JAX's order).
@@ -97,7 +123,8 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
 
     programs = trace_vjp(flat_f, *leaves)
     jaxpr = programs.forward.jaxpr
-    res = jaxpr.outvars[programs.n_out :]
+    forwarded = _forwarded_inputs(jaxpr)
+    res = [forwarded.get(v, v) if type(v) is not Literal else v for v in jaxpr.outvars[programs.n_out :]]
     res_vars = {v for v in res if type(v) is not Literal}
     out = [(v.aval, "from a literal") for v in res if type(v) is Literal]
     out += [(v.aval, "from a constant") for v in jaxpr.constvars if v in res_vars]
@@ -115,7 +142,9 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
             if eqn.primitive is name_p:
                 out.append((v.aval, f"named '{eqn.params['name']}' from {src}"))
             elif eqn.primitive.name == "jit":
-                out.append((v.aval, f"output of jitted function '{eqn.params.get('name')}' from {src}"))
+                out.append(
+                    (v.aval, f"output of jitted function '{_user_name(eqn.params.get('name'))}' from {src}")
+                )
             else:
                 out.append((v.aval, f"output of {eqn.primitive.name} from {src}"))
     return out

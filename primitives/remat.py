@@ -382,20 +382,17 @@ def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
     kj = known.jaxpr
     n_known_out = len(kj.outvars) - num_res
     res_vars = kj.outvars[n_known_out:]
-    saved = _saved_residuals(kj, res_vars, resolve_policy(policy))
+    plan = _plan(kj, res_vars, resolve_policy(policy))
     # Forward: the known outputs and the saved values, nothing else (DCE drops the rest).
-    forward = ad.dce(
-        ClosedJaxpr(
-            Jaxpr(kj.constvars, kj.invars, kj.eqns, [*kj.outvars[:n_known_out], *saved]), known.consts
-        )
-    )
+    fwd = Jaxpr(kj.constvars, kj.invars, plan.forward_eqns, [*kj.outvars[:n_known_out], *plan.saved])
+    forward = ad.dce(ClosedJaxpr(fwd, known.consts))
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     with core.set_current_trace(trace.parent):
         outs = core.eval_jaxpr(forward.jaxpr, forward.consts, *known_args)
     known_outs, saved_vals = outs[:n_known_out], outs[n_known_out:]
     # Tangent program: recompute the unsaved residuals from the known inputs and saved values; the
     # known inputs it does not read are not passed (they would be residuals of an enclosing vjp).
-    recompute_jaxpr, used_inputs = _recompute_then(known, unknown, res_vars, saved)
+    recompute_jaxpr, used_inputs = _recompute_then(known, unknown, res_vars, plan)
     used_args = [a for a, used in zip(known_args, used_inputs) if used]
     staged_args = [*used_args, *saved_vals, *(a for a, uk in zip(args, unknowns) if uk)]
     params = dict(jaxpr=recompute_jaxpr, policy=policy, differentiated=differentiated)
@@ -404,38 +401,77 @@ def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
     return [next(it_u) if uk else next(it_k) for uk in out_unknowns]
 
 
-def _saved_residuals(kj: Jaxpr, res_vars, policy) -> list[Var]:
-    """The values of the known jaxpr ``kj`` to save so that the tangent program can compute
-    ``res_vars``: walking back from each, a value whose equation the policy marks saveable is saved;
-    any other is recomputed from its equation's operands, found the same way. Inputs and constants
-    are available anyway. (JAX's ``partial_eval_jaxpr_custom``: a policy that saves only named values
-    saves the named value a needed ``cos`` is recomputed from.)"""
-    producers = {v: (i, e) for i, e in enumerate(kj.eqns) for v in e.outvars}
-    decided: dict[int, bool] = {}
-    saved, seen = [], set()
-    stack = [v for v in res_vars if type(v) is Var]
-    while stack:
-        v = stack.pop()
-        if v in seen or v not in producers:
+class _Plan(NamedTuple):
+    saved: list  # the values to save (variables of forward_eqns)
+    forward_eqns: list  # the known equations, calls rewritten to also return their saved values
+    recompute_eqns: list  # the known equations, calls rewritten to recompute from saved values
+
+
+def _plan(kj: Jaxpr, needed_outs, policy) -> _Plan:
+    """Which values of the known jaxpr ``kj`` to save so that the tangent program can compute
+    ``needed_outs``: walking back from each, a value whose equation the policy marks saveable is
+    saved; any other is recomputed from its equation's operands, found the same way. Inputs and
+    constants are available anyway. (JAX's ``partial_eval_jaxpr_custom``: a policy that saves only
+    named values saves the named value a needed ``cos`` is recomputed from.) A call (``jit``) is
+    planned inside, with the same policy: it returns the values saved in it as extra outputs, and
+    the recomputation calls the rest of it on them."""
+    needed = {v for v in needed_outs if type(v) is Var}
+    saved: list = []
+    forward_eqns, recompute_eqns = list(kj.eqns), list(kj.eqns)
+    for i in range(len(kj.eqns) - 1, -1, -1):
+        e = kj.eqns[i]
+        wanted = [v in needed for v in e.outvars]
+        if not any(wanted):
             continue
-        seen.add(v)
-        i, e = producers[v]
-        if i not in decided:
-            decided[i] = is_saved(policy(e.primitive, *[a.aval for a in e.invars], **e.params))
-        if decided[i]:
-            saved.append(v)
+        if isinstance(e.primitive, CallPrimitive) and e.primitive is not checkpoint_p:
+            inner_needed = _plan_call(e, wanted, policy, i, forward_eqns, recompute_eqns, saved)
+            needed.update(a for a in inner_needed if type(a) is Var)
+        elif is_saved(policy(e.primitive, *[a.aval for a in e.invars], **e.params)):
+            saved.extend(v for v, w in zip(e.outvars, wanted) if w)
         else:
-            stack.extend(a for a in e.invars if type(a) is Var)
-    return sorted(saved, key=lambda v: (producers[v][0], producers[v][1].outvars.index(v)))
+            needed.update(a for a in e.invars if type(a) is Var)
+    saved.reverse()  # (found last to first)
+    return _Plan(saved, forward_eqns, recompute_eqns)
 
 
-def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved_vars):
+def _plan_call(e, wanted, policy, i, forward_eqns, recompute_eqns, saved) -> list:
+    """Plan the call equation ``e`` (``kj.eqns[i]``) whose outputs ``wanted`` are needed: rewrite it
+    in ``forward_eqns`` and ``recompute_eqns``, add the values it saves to ``saved`` (reversed) and
+    return the operands of ``e`` the recomputation reads."""
+    inner: ClosedJaxpr = e.params[e.primitive.traits.call_jaxpr_param]
+    ij = inner.jaxpr
+    inner_outs = [o for o, w in zip(ij.outvars, wanted) if w]
+    sub = _plan(ij, inner_outs, policy)
+    # The recomputation: the needed outputs from the operands it reads and the saved values.
+    cut = set(sub.saved) | set(ij.invars) | set(ij.constvars)
+    eqns = ir.backward_dependencies(sub.recompute_eqns, inner_outs, stop=cut)[1]
+    read = {a for q in eqns for a in q.invars if type(a) is Var} | {o for o in inner_outs if type(o) is Var}
+    used = [v in read for v in ij.invars]
+    if not sub.saved:  # nothing saved inside: the recomputation calls it as it is
+        return list(e.invars)
+    outer_saved = [Var(v.aval) for v in sub.saved]
+    fj = Jaxpr(ij.constvars, ij.invars, sub.forward_eqns, [*ij.outvars, *sub.saved])
+    fparams = e.primitive.derive_params(e.params, ClosedJaxpr(fj, inner.consts), "known", len(e.invars))
+    forward_eqns[i] = e._replace(params=fparams, outvars=[*e.outvars, *outer_saved])
+    rj = Jaxpr(ij.constvars, [*(v for v, u in zip(ij.invars, used) if u), *sub.saved], eqns, inner_outs)
+    operands = [*(a for a, u in zip(e.invars, used) if u), *outer_saved]
+    rparams = e.primitive.derive_params(
+        e.params, ad.dce(ClosedJaxpr(rj, inner.consts)), "unknown", len(operands)
+    )
+    recompute_eqns[i] = e._replace(
+        invars=operands, params=rparams, outvars=[v for v, w in zip(e.outvars, wanted) if w]
+    )
+    saved.extend(reversed(outer_saved))
+    return [a for a, u in zip(e.invars, used) if u]
+
+
+def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, plan: _Plan):
     """A jaxpr over (the known inputs it reads, saved values, unknown inputs) that recomputes the
     unsaved residuals with the known jaxpr's equations, then runs the unknown jaxpr; and which known
     inputs it reads."""
     kj, uj = known.jaxpr, unknown.jaxpr
-    cut = set(saved_vars) | set(kj.invars) | set(kj.constvars)
-    recompute = ir.backward_dependencies(kj.eqns, res_vars, stop=cut)[1]
+    cut = set(plan.saved) | set(kj.invars) | set(kj.constvars)
+    recompute = ir.backward_dependencies(plan.recompute_eqns, res_vars, stop=cut)[1]
     # Rename: the unknown jaxpr's residual inputs are the known jaxpr's residual variables.
     n_res = len(res_vars)
     rename = dict(zip(uj.invars[:n_res], res_vars))
@@ -450,7 +486,7 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, saved_va
     j = closed.jaxpr
     read = {a for e in j.eqns for a in e.invars if type(a) is Var} | set(outvars)
     used_inputs = [v in read for v in kj.invars]
-    inputs = [*(v for v, used in zip(kj.invars, used_inputs) if used), *saved_vars, *uj.invars[n_res:]]
+    inputs = [*(v for v, used in zip(kj.invars, used_inputs) if used), *plan.saved, *uj.invars[n_res:]]
     return ClosedJaxpr(Jaxpr(j.constvars, inputs, j.eqns, j.outvars), closed.consts), used_inputs
 
 
