@@ -393,7 +393,6 @@ def test_buffer_methods_on_tracers_say_why_not():
         funcgrad.vmap(lambda v: v.unsafe_buffer_pointer())(np.ones((2, 2)))
 
 
-@pytest.mark.slow
 def test_buffer_methods_do_not_import_jax():
     # jaxlib's unsafe_buffer_pointer goes through a lazy ``import jax`` (NOTE: [no jax import]).
     code = textwrap.dedent(
