@@ -123,15 +123,61 @@ def _zero_from_user(t):
     return Zero(t.aval) if type(t) is SymbolicZero else t
 
 
-def _resolve_args(fun, args, kwargs):
-    if not kwargs:
-        return args
+def _defaults_signature(fun):
+    """``fun``'s signature when calls must be bound to it (keyword arguments or defaults), else
+    ``None``: JAX maps a call to positional arguments with ``inspect.signature``."""
     try:
-        bound = inspect.signature(fun).bind(*args, **kwargs)
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):  # (a callable without a signature: positional calls only)
+        return None
+    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
+    if any(p.default is not p.empty or p.kind in kinds for p in sig.parameters.values()):
+        return sig
+    return None
+
+
+def _resolve_args(custom, args, kwargs):
+    """The call's arguments as positional ones, defaults filled in (the rules receive them all).
+
+    >>> f = custom_jvp(lambda x, y=2.0: x * y)
+    >>> _resolve_args(f, (1.0,), {}), _resolve_args(f, (1.0,), {"y": 3.0})
+    ((1.0, 2.0), (1.0, 3.0))
+    """
+    sig = custom._signature
+    if sig is None:
+        if kwargs:
+            sig = inspect.signature(custom.fun)  # (its error names the unexpected keyword)
+        else:
+            return args
+    name = getattr(custom.fun, "__name__", "custom function")
+    try:
+        bound = sig.bind(*args, **kwargs)
     except TypeError as e:
-        raise TypeError(f"{getattr(fun, '__name__', 'custom function')}: {e}") from e
+        raise TypeError(f"{name}: {e}") from e
     bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(
+            f"{name}: keyword arguments could not be resolved to positions ({', '.join(bound.kwargs)}); "
+            "a custom_jvp/custom_vjp function is called with positional arguments"
+        )
     return bound.args
+
+
+def _nondiff_positions(fun, nondiff_argnums, nondiff_argnames) -> tuple[int, ...]:
+    """``nondiff_argnums`` with the positions of the ``nondiff_argnames`` added (JAX's
+    ``nondiff_argnames``: parameters named in ``fun``'s signature), sorted.
+
+    >>> _nondiff_positions(lambda f, x, n: x, (0,), ("n",))
+    (0, 2)
+    """
+    positions = set(nondiff_argnums)
+    if nondiff_argnames:
+        params = list(inspect.signature(fun).parameters)
+        for name in nondiff_argnames:
+            if name not in params:
+                raise ValueError(f"nondiff_argnames: {fun} has no parameter named {name!r}")
+            positions.add(params.index(name))
+    return tuple(sorted(positions))
 
 
 def _split_nondiff(args, nondiff_argnums):
@@ -259,10 +305,13 @@ class custom_jvp:
     2.0
     """
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    def __init__(
+        self, fun: Callable, nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()
+    ):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
+        self._signature = _defaults_signature(fun)
         self.jvp = None
         self.symbolic_zeros = False
         self._library = False  # primal and rules are funcgrad's own code (NOTE: [library custom_jvp])
@@ -336,7 +385,7 @@ class custom_jvp:
         name = getattr(self.fun, "__name__", "custom_jvp")
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-        args = _resolve_args(self.fun, args, kwargs)
+        args = _resolve_args(self, args, kwargs)
         if self._library:  # pure: traced once per signature, under every trace (NOTE: [library custom_jvp])
             return self._bind_staged(args, name)
         return process_custom_call(_CustomJVPCall(self, args, name))
@@ -497,20 +546,27 @@ class custom_vjp:
     6.0
     """
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    def __init__(
+        self, fun: Callable, nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()
+    ):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
+        self._signature = _defaults_signature(fun)
         self.fwd = None
         self.bwd = None
         self.symbolic_zeros = False
 
-    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
+    def defvjp(
+        self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False, optimize_remat: bool = False
+    ) -> None:
         """``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, ct) -> tuple``
         with one cotangent per differentiable argument (``None`` for zero). With
         ``symbolic_zeros=True``, ``fwd`` gets each differentiable leaf as
         ``CustomVJPPrimal(value, perturbed)`` and ``bwd`` a ``SymbolicZero`` for each output
-        cotangent known to be zero (NOTE: [symbolic zeros in custom rules]).
+        cotangent known to be zero (NOTE: [symbolic zeros in custom rules]). ``optimize_remat``
+        is accepted for JAX's signature and has no effect here (in JAX it is an optimisation of
+        how ``fwd`` is recomputed under ``remat``; the derivatives are the same).
 
         >>> import funcgrad
         >>> f = custom_vjp(lambda x, y: x * y)
@@ -535,7 +591,7 @@ class custom_vjp:
         name = getattr(self.fun, "__name__", "custom_vjp")
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-        args = _resolve_args(self.fun, args, kwargs)
+        args = _resolve_args(self, args, kwargs)
         return process_custom_call(_CustomVJPCall(self, args, name))
 
     def _bind_staged(self, args, name):

@@ -1,0 +1,506 @@
+"""custom_jvp / custom_vjp evaluate as JAX's do (NOTE: [custom calls follow the trace]): the
+examples of JAX's "Custom derivative rules" tutorial, each written once against a library
+namespace and run on funcgrad and on jax 0.10.2 (the oracle), comparing the numbers, which
+rules ran how often (the examples' ``print`` side effects), what the rules received, and the
+Python types of eager results."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import types
+from collections import namedtuple
+from functools import partial
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import lax as flax
+
+Point = namedtuple("Point", ["x", "y"])
+
+
+def _funcgrad():
+    return types.SimpleNamespace(
+        custom_jvp=funcgrad.custom_jvp,
+        custom_vjp=funcgrad.custom_vjp,
+        grad=funcgrad.grad,
+        jvp=funcgrad.jvp,
+        vjp=funcgrad.vjp,
+        jit=funcgrad.jit,
+        vmap=funcgrad.vmap,
+        np=fnp,
+        while_loop=flax.while_loop,
+    )
+
+
+@pytest.fixture(scope="module")
+def jax_lib():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    return types.SimpleNamespace(
+        custom_jvp=jax.custom_jvp,
+        custom_vjp=jax.custom_vjp,
+        grad=jax.grad,
+        jvp=jax.jvp,
+        vjp=jax.vjp,
+        jit=jax.jit,
+        vmap=jax.vmap,
+        np=jnp,
+        while_loop=jax.lax.while_loop,
+    )
+
+
+def _run(example, lib):
+    """The example's results and what it printed (its rules' side effects)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        results = example(lib)
+    return results, out.getvalue().split("\n")
+
+
+def _leaves(x):
+    if isinstance(x, dict):
+        return [leaf for k in sorted(x) for leaf in _leaves(x[k])]
+    if isinstance(x, tuple | list):
+        return [leaf for item in x for leaf in _leaves(item)]
+    return [x]
+
+
+def _same(ours, theirs):
+    a, b = _leaves(ours), _leaves(theirs)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-12, atol=1e-14)
+
+
+# ----------------------------------------------------------------------------------------------
+# The tutorial's examples, each a function of a library namespace
+
+
+def summary_custom_jvp(L):
+    @L.custom_jvp
+    def f(x, y):
+        return L.np.sin(x) * y
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, y = primals
+        x_dot, y_dot = tangents
+        return f(x, y), L.np.cos(x) * x_dot * y + L.np.sin(x) * y_dot
+
+    g = L.custom_jvp(lambda x, y: L.np.sin(x) * y)
+    g.defjvps(lambda x_dot, ans, x, y: L.np.cos(x) * x_dot * y, lambda y_dot, ans, x, y: L.np.sin(x) * y_dot)
+    return [
+        f(2.0, 3.0),
+        L.jvp(f, (2.0, 3.0), (1.0, 0.0)),
+        L.grad(f)(2.0, 3.0),
+        L.jvp(g, (2.0, 3.0), (1.0, 0.0)),
+    ]
+
+
+def summary_custom_vjp(L):
+    @L.custom_vjp
+    def f(x, y):
+        return L.np.sin(x) * y
+
+    def f_fwd(x, y):
+        return f(x, y), (L.np.cos(x), L.np.sin(x), y)
+
+    def f_bwd(res, g):
+        cos_x, sin_x, y = res
+        return (cos_x * g * y, sin_x * g)
+
+    f.defvjp(f_fwd, f_bwd)
+    return [f(2.0, 3.0), L.grad(f)(2.0, 3.0), L.grad(f, (0, 1))(2.0, 3.0)]
+
+
+def numerical_stability(L):
+    @L.custom_jvp
+    def log1pexp(x):
+        return L.np.log(1.0 + L.np.exp(x))
+
+    @log1pexp.defjvp
+    def log1pexp_jvp(primals, tangents):
+        (x,), (x_dot,) = primals, tangents
+        return log1pexp(x), (1 - 1 / (1 + L.np.exp(x))) * x_dot
+
+    return [
+        L.grad(log1pexp)(100.0),
+        L.jit(log1pexp)(3.0),
+        L.jit(L.grad(log1pexp))(3.0),
+        L.vmap(L.jit(L.grad(log1pexp)))(L.np.arange(3.0)),
+    ]
+
+
+def differentiation_convention(L):
+    @L.custom_jvp
+    def f(x):
+        return x / (1 + L.np.sqrt(x))
+
+    f.defjvps(lambda t, ans, x: ((L.np.sqrt(x) + 2) / (2 * (L.np.sqrt(x) + 1) ** 2)) * t)
+    return [L.grad(f)(0.0), L.grad(f)(4.0)]
+
+
+def gradient_clipping(L):
+    @L.custom_vjp
+    def clip_gradient(lo, hi, x):
+        return x
+
+    clip_gradient.defvjp(lambda lo, hi, x: (x, (lo, hi)), lambda res, g: (None, None, L.np.clip(g, *res)))
+
+    def clip_sin(x):
+        return L.np.sin(clip_gradient(-0.75, 0.75, x))
+
+    t = L.np.linspace(0, 10, 50)
+    return [clip_sin(t), L.vmap(L.grad(clip_sin))(t)]
+
+
+def implicit_fixed_point(L):
+    @partial(L.custom_vjp, nondiff_argnums=(0,))
+    def fixed_point(f, a, x_guess):
+        def cond_fun(carry):
+            x_prev, x = carry
+            return L.np.abs(x_prev - x) > 1e-6
+
+        def body_fun(carry):
+            _, x = carry
+            return x, f(a, x)
+
+        _, x_star = L.while_loop(cond_fun, body_fun, (x_guess, f(a, x_guess)))
+        return x_star
+
+    def fixed_point_fwd(f, a, x_init):
+        x_star = fixed_point(f, a, x_init)
+        return x_star, (a, x_star)
+
+    def rev_iter(f, packed, u):
+        a, x_star, x_star_bar = packed
+        _, vjp_x = L.vjp(lambda x: f(a, x), x_star)
+        return x_star_bar + vjp_x(u)[0]
+
+    def fixed_point_rev(f, res, x_star_bar):
+        a, x_star = res
+        _, vjp_a = L.vjp(lambda a: f(a, x_star), a)
+        (a_bar,) = vjp_a(fixed_point(partial(rev_iter, f), (a, x_star, x_star_bar), x_star_bar))
+        return a_bar, L.np.zeros_like(x_star)
+
+    fixed_point.defvjp(fixed_point_fwd, fixed_point_rev)
+
+    def newton_sqrt(a):
+        return fixed_point(lambda a, x: 0.5 * (x + a / x), a, a)
+
+    return [
+        newton_sqrt(2.0),
+        L.jit(L.vmap(newton_sqrt))(L.np.array([1.0, 2.0, 3.0, 4.0])),
+        L.grad(newton_sqrt)(2.0),
+        L.grad(L.grad(newton_sqrt))(2.0),
+    ]
+
+
+def side_effects_custom_jvp(L):
+    @L.custom_jvp
+    def f(x):
+        print("called f!")
+        return L.np.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        print("called f_jvp!")
+        (x,), (t,) = primals, tangents
+        return f(x), L.np.cos(x) * t
+
+    out = []
+    for name, thunk in [
+        ("eager", lambda: f(3.0)),
+        ("vmap", lambda: L.vmap(f)(L.np.arange(3.0))),
+        ("jit", lambda: L.jit(f)(3.0)),
+        ("jvp", lambda: L.jvp(f, (3.0,), (1.0,))),
+        ("grad", lambda: L.grad(f)(3.0)),
+        ("grad-of-grad", lambda: L.grad(L.grad(f))(3.0)),
+    ]:
+        print(f"-- {name}")
+        out.append(thunk())
+    return out
+
+
+def python_control_flow(L):
+    @L.custom_jvp
+    def f(x):
+        if x > 0:
+            return L.np.sin(x)
+        else:
+            return L.np.cos(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (x_dot,) = primals, tangents
+        ans = f(x)
+        if x > 0:
+            return ans, 2 * x_dot
+        else:
+            return ans, 3 * x_dot
+
+    return [
+        f(1.0),
+        f(-1.0),
+        L.grad(f)(1.0),
+        L.grad(f)(-1.0),
+        L.jvp(f, (1.0,), (1.0,)),
+        L.vjp(f, -1.0)[1](1.0),
+    ]
+
+
+def side_effects_custom_vjp(L):
+    @L.custom_vjp
+    def f(x):
+        print("called f!")
+        return L.np.sin(x)
+
+    def f_fwd(x):
+        print("called f_fwd!")
+        return f(x), L.np.cos(x)
+
+    def f_bwd(cos_x, y_bar):
+        print("called f_bwd!")
+        return (cos_x * y_bar,)
+
+    f.defvjp(f_fwd, f_bwd)
+    print("-- eager")
+    out = [f(3.0)]
+    print("-- grad")
+    out.append(L.grad(f)(3.0))
+    print("-- vjp")
+    y, f_vjp = L.vjp(f, 3.0)
+    out.append(y)
+    print("-- vjp function")
+    out.append(f_vjp(1.0))
+    return out
+
+
+def pytree_containers(L):
+    @L.custom_jvp
+    def f(pt):
+        x, y = pt.x, pt.y
+        return {"a": x**2, "b": (L.np.sin(x), L.np.cos(y))}
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (pt,), (pt_dot,) = primals, tangents
+        ans_dot = {
+            "a": 2 * pt.x * pt_dot.x,
+            "b": (L.np.cos(pt.x) * pt_dot.x, -L.np.sin(pt.y) * pt_dot.y),
+        }
+        return f(pt), ans_dot
+
+    @L.custom_vjp
+    def h(pt):
+        x, y = pt.x, pt.y
+        return {"a": x**2, "b": (L.np.sin(x), L.np.cos(y))}
+
+    def h_bwd(pt, g):
+        a_bar, (b0_bar, b1_bar) = g["a"], g["b"]
+        return (Point(2 * pt.x * a_bar + L.np.cos(pt.x) * b0_bar, -L.np.sin(pt.y) * b1_bar),)
+
+    h.defvjp(lambda pt: (h(pt), pt), h_bwd)
+
+    def fun(g, pt):
+        dct = g(pt)
+        return dct["a"] + dct["b"][0]
+
+    pt = Point(1.0, 2.0)
+    return [f(pt), L.grad(partial(fun, f))(pt), h(pt), L.grad(partial(fun, h))(pt)]
+
+
+def nondiff_arguments(L):
+    @partial(L.custom_jvp, nondiff_argnums=(0,))
+    def app(f, x):
+        return f(x)
+
+    @app.defjvp
+    def app_jvp(f, primals, tangents):
+        (x,), (x_dot,) = primals, tangents
+        return f(x), 2.0 * x_dot
+
+    @partial(L.custom_jvp, nondiff_argnums=(0, 2))
+    def app2(f, x, g):
+        return f(g(x))
+
+    @app2.defjvp
+    def app2_jvp(f, g, primals, tangents):
+        (x,), (x_dot,) = primals, tangents
+        return f(g(x)), 3.0 * x_dot
+
+    @partial(L.custom_vjp, nondiff_argnums=(0,))
+    def app3(f, x):
+        return f(x)
+
+    app3.defvjp(lambda f, x: (f(x), x), lambda f, x, g: (5 * g,))
+    cube, times5 = (lambda x: x**3), (lambda y: 5 * y)
+    return [
+        app(cube, 3.0),
+        L.grad(app, 1)(cube, 3.0),
+        app2(cube, 3.0, times5),
+        L.grad(app2, 1)(cube, 3.0, times5),
+        app3(lambda x: x**2, 4.0),
+        L.grad(app3, 1)(lambda x: x**2, 4.0),
+    ]
+
+
+def keyword_arguments(L):
+    @L.custom_jvp
+    def f(x, y=2.0):
+        return x**2 * y
+
+    f.defjvps(lambda x_dot, ans, x, y: 2 * x * y * x_dot, None)
+
+    @L.custom_vjp
+    def g(x, y=2.0):
+        return x * y
+
+    g.defvjp(lambda x, y=2.0: (x * y, (x, y)), lambda res, ct: (res[1] * ct, res[0] * ct))
+    return [f(3.0), f(3.0, y=4.0), L.grad(f)(3.0), L.grad(lambda x: f(x, y=4.0))(3.0), L.grad(g)(3.0, y=5.0)]
+
+
+EXAMPLES = [
+    summary_custom_jvp,
+    summary_custom_vjp,
+    numerical_stability,
+    differentiation_convention,
+    gradient_clipping,
+    implicit_fixed_point,
+    side_effects_custom_jvp,
+    python_control_flow,
+    side_effects_custom_vjp,
+    pytree_containers,
+    nondiff_arguments,
+    keyword_arguments,
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.__name__)
+def test_tutorial_example_matches_jax(example, jax_lib):
+    ours, our_log = _run(example, _funcgrad())
+    theirs, their_log = _run(example, jax_lib)
+    _same(ours, theirs)
+    assert our_log == their_log  # the rules ran as often, in the same order
+
+
+# ----------------------------------------------------------------------------------------------
+# Closed forms (fast tier, no jax)
+
+
+def test_an_eager_call_runs_the_function_once_on_the_values_given():
+    seen = []
+
+    @funcgrad.custom_jvp
+    def f(x):
+        seen.append(x)
+        return 2.0 if x > 0 else -1.0
+
+    f.defjvp(lambda p, t: (f(*p), 0.0 * t[0]))
+    assert f(1.0) == 2.0 and type(f(1.0)) is float  # a Python float result stays one
+    assert f(-3.0) == -1.0
+    assert seen == [1.0, 1.0, -3.0] and all(type(x) is float for x in seen)
+
+
+def test_the_rule_receives_concrete_primals_under_eager_differentiation():
+    kinds = []
+
+    @funcgrad.custom_jvp
+    def f(x):
+        return x**3
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        kinds.append(isinstance(x, funcgrad.core.Tracer))
+        scale = 3.0 if float(x) > 0 else -1.0  # Python on the primal value
+        return f(x), scale * x**2 * t
+
+    assert float(funcgrad.grad(f)(2.0)) == 12.0
+    assert float(funcgrad.jvp(f, (2.0,), (1.0,))[1]) == 12.0
+    assert float(funcgrad.vjp(f, -2.0)[1](1.0)[0]) == -4.0
+    assert float(funcgrad.linearize(f, 2.0)[1](1.0)) == 12.0
+    assert float(funcgrad.jacfwd(f)(2.0)) == 12.0
+    assert kinds == [False] * 5
+
+
+def test_grad_of_grad_runs_the_rule_on_the_outer_values():
+    @funcgrad.custom_jvp
+    def f(x):
+        return fnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return f(x), fnp.cos(x) * t if x > 0 else 0.0 * t
+
+    assert math.isclose(float(funcgrad.grad(funcgrad.grad(f))(1.0)), -math.sin(1.0), rel_tol=1e-12)
+    assert float(funcgrad.grad(funcgrad.grad(f))(-1.0)) == 0.0
+
+
+def test_a_custom_vjp_runs_fwd_and_bwd_once_per_grad():
+    calls = []
+
+    @funcgrad.custom_vjp
+    def f(x):
+        calls.append("f")
+        return fnp.sin(x)
+
+    def f_fwd(x):
+        calls.append("fwd")
+        return f(x), fnp.cos(x) if x > 0 else -fnp.cos(x)
+
+    def f_bwd(c, g):
+        calls.append("bwd")
+        return (c * g,)
+
+    f.defvjp(f_fwd, f_bwd)
+    assert math.isclose(float(funcgrad.grad(f)(1.0)), math.cos(1.0), rel_tol=1e-14)
+    assert math.isclose(float(funcgrad.grad(f)(-1.0)), -math.cos(1.0), rel_tol=1e-14)
+    assert calls == ["fwd", "f", "bwd"] * 2
+
+
+def test_jit_and_vmap_still_trace_the_function():
+    @funcgrad.custom_jvp
+    def f(x):
+        return fnp.sin(x)
+
+    f.defjvps(lambda t, ans, x: 2.0 * t)
+    assert "custom_jvp_call" in str(funcgrad.make_jaxpr(f)(1.0))
+    np.testing.assert_allclose(funcgrad.vmap(funcgrad.grad(f))(fnp.ones(3)), 2.0 * np.ones(3))
+    assert float(funcgrad.jit(funcgrad.grad(f))(0.3)) == 2.0
+
+
+def test_a_rule_returning_the_wrong_tangent_is_a_type_error():
+    f = funcgrad.custom_jvp(lambda x: x)
+    f.defjvp(lambda p, t: (p[0], fnp.ones(3)))
+    with pytest.raises(TypeError, match=r"corresponding shapes and dtypes.*f64\[3\]"):
+        funcgrad.jvp(f, (2.0,), (1.0,))
+    f.defjvp(lambda p, t: (p[0], fnp.asarray(t[0], np.float32)))
+    with pytest.raises(TypeError, match="corresponding shapes and dtypes"):
+        funcgrad.grad(f)(np.float64(2.0))
+    f.defjvp(lambda p, t: ((p[0], p[0]), t[0]))
+    with pytest.raises(TypeError, match="equal container"):
+        funcgrad.jvp(f, (2.0,), (1.0,))
+
+
+def test_nondiff_argnames():
+    @partial(funcgrad.custom_jvp, nondiff_argnames=("n",))
+    def power(x, n):
+        return x**n
+
+    @power.defjvp
+    def power_jvp(n, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return power(x, n), n * x ** (n - 1) * t
+
+    assert power.nondiff_argnums == (1,)
+    assert float(funcgrad.grad(power)(2.0, 3)) == 12.0
