@@ -44,8 +44,8 @@ def _dtype_rule(outcome) -> bool:
     if not outcome.case.mixes_dtypes:
         return False
     m = outcome.mismatch
-    if outcome.status == "error":  # a lax function that wants equal dtypes gets NumPy 2's wider one
-        return "dtype" in (outcome.error or "")
+    if outcome.status == "error":  # a strict lax function gets NumPy 2's dtype where jax's differs
+        return (outcome.error or "").startswith("funcgrad raised TypeError: lax.")
     if m is None or m.kind not in ("dtype", "value"):
         return False
     # a value computed in another precision upstream: agrees to float32's precision, or is of
@@ -54,7 +54,7 @@ def _dtype_rule(outcome) -> bool:
 
 
 _SCIPY_EDGE_OPS = {"lax.lgamma", "special.gammaln", "special.gamma", "lax.digamma", "special.digamma",
-                   "lax.polygamma", "special.polygamma"}  # fmt: skip
+                   "lax.polygamma", "special.polygamma", "lax.zeta"}  # fmt: skip
 
 
 def _scipy_edges(outcome) -> bool:
@@ -156,18 +156,20 @@ DOCUMENTED: list[Divergence] = [
         "and values downstream of them (computed in float64 where jax computes in float32).",
         "funcgrad.numpy follows NumPy 2's promotion (NEP 50), jax its own type lattice: an int32 array "
         "with a float32 one gives float64 in NumPy (float32 in jax), `sin`/`mean`/`digamma` of int32 give "
-        "float64 (jax: float32), int32 with complex64 gives complex128 (jax: complex64). The values "
-        "agree to the precision of the narrower type.",
+        "float64 (jax: float32), int32 with complex64 gives complex128 (jax: complex64), `convolve` and "
+        "`correlate` of integers stay integers (jax: float32). The values agree to the precision of the "
+        "narrower type; a strict `lax` function downstream (equal dtypes, floats only) may then refuse "
+        "the NumPy dtype where it accepts jax's.",
         "`np.sin(np.int32(1)).dtype`: float64 (jax: float32)",
         _dtype_rule,
     ),
     Divergence(
         "scipy-special-edge-values",
-        "`lgamma`/`gammaln`, `digamma` and `polygamma` at poles and infinities.",
+        "`lgamma`/`gammaln`, `digamma`, `polygamma` and `zeta` at poles and infinities.",
         "funcgrad.scipy.special takes SciPy's value where SciPy and jax disagree at the edge of the "
         "domain (NaN only where SciPy gives NaN).",
         "`digamma(0.0)`: -inf (jax: nan); `digamma(-0.0)`: inf; `gammaln(-inf)`: -inf (jax: inf); "
-        "`polygamma(1, inf)`: 0 (jax: nan)",
+        "`polygamma(1, inf)`: 0 (jax: nan); `zeta(0, 0)`: nan (jax: inf); `zeta(2, inf)`: 0 (jax: nan)",
         _scipy_edges,
     ),
     Divergence(
