@@ -6,7 +6,8 @@ Build: ``sphinx-build -W --keep-going -b html docs docs/_build/html`` (README, `
   (``_ext/funcgrad_api.py``), never from a hand-kept list.
 - The notebooks (``notebooks/*.ipynb``, committed with their outputs) are copied into
   ``docs/notebooks/`` and rendered from their stored outputs, in the order of their file names
-  (the order they teach). Set ``FUNCGRAD_DOCS_EXECUTE_NOTEBOOKS=1`` to re-execute them at build time.
+  (the order they teach). Set ``FUNCGRAD_DOCS_EXECUTE_NOTEBOOKS=1`` to re-execute them at build time
+  (that needs the ``notebooks`` extra too, and several minutes).
 - The guides (``guides/*.md``) are MyST-NB pages whose ``{code-cell}`` blocks run at build time: a
   failing example fails the build.
 """

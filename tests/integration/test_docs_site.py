@@ -13,6 +13,7 @@ pipe (``--remote-debugging-pipe``); no browser is downloaded. Without the ``docs
 from __future__ import annotations
 
 import base64
+import fcntl
 import functools
 import html.parser
 import http.server
@@ -55,12 +56,22 @@ def _extension():
 def site(tmp_path_factory) -> Path:
     if os.environ.get("FUNCGRAD_DOCS_SITE"):  # a site built already (by the README's command): check it
         return Path(os.environ["FUNCGRAD_DOCS_SITE"]).resolve()
-    out = tmp_path_factory.mktemp("docs_site")
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html"]
-    command += ["-d", str(out / "doctrees"), str(DOCS), str(out / "html")]
-    env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_DOCS_EXECUTE_NOTEBOOKS"}
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT, env=env)
-    assert proc.returncode == 0, f"the site does not build:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+    # One build per run, shared by pytest-xdist's workers (the folder above each worker's basetemp is
+    # common to them) and made under a lock: the build also writes its generated sources under docs/.
+    base = tmp_path_factory.getbasetemp()
+    out = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "docs_site"
+    out.mkdir(exist_ok=True)
+    with open(out / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "built").exists():
+            command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html"]
+            command += ["-d", str(out / "doctrees"), str(DOCS), str(out / "html")]
+            env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_DOCS_EXECUTE_NOTEBOOKS"}
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT, env=env)
+            assert proc.returncode == 0, (
+                f"the site does not build:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+            )
+            (out / "built").touch()
     return out / "html"
 
 
@@ -350,8 +361,11 @@ def browser(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(site):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *args: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(site))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
