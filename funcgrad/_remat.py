@@ -8,10 +8,13 @@ Layer: surface. Imports the kernel and the primitive catalog (``primitives.remat
 from __future__ import annotations
 
 import functools
+import inspect
+import weakref
 from collections.abc import Callable
 
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from funcgrad.primitives.remat import checkpoint_p, checkpoint_policies, resolve_policy
 
@@ -20,13 +23,27 @@ __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_p"]
 _REEXPORTED = ("checkpoint_policies",)
 
 
-def checkpoint(fun: Callable, *, policy=None, prevent_cse: bool = True, static_argnums=()):
+# NOTE: [checkpoint trace cache]
+# ``checkpoint`` stages ``fun`` once per (argument structure, avals, static arguments) when the
+# staged program closes over no tracer, as JAX caches its checkpoint's trace per function: an eager
+# call does not re-trace, and the programs derived from the staged one (JVP, partial evaluation)
+# are found again by identity (NOTE: [derived jaxpr cache]). As in JAX, a function that reads a
+# global changed since its first call with those types keeps that first call's program (JAX's
+# gradient-checkpointing tutorial shows it). A trace that hoisted tracers belongs to its trace:
+# never cached. fun -> {key: (closed jaxpr, out_tree)}
+_TRACES: weakref.WeakKeyDictionary = register_cache("remat.traces", weakref.WeakKeyDictionary())
+
+
+def checkpoint(
+    fun: Callable, *, prevent_cse: bool = True, policy=None, static_argnums=(), static_argnames=()
+):
     """Make ``fun`` recompute its forward pass during backward instead of storing residuals.
 
-    ``policy`` chooses what is saved anyway (``checkpoint_policies``). ``static_argnums`` are
-    passed to ``fun`` unchanged. ``prevent_cse``: the recomputation always runs behind an
-    optimisation barrier (NOTE: [remat barrier]), which is what ``prevent_cse=True`` asks for;
-    ``False`` is, as in JAX, only a permission to drop the barrier, so it changes nothing here.
+    ``policy`` chooses what is saved anyway (``checkpoint_policies``, JAX's policies; a predicate
+    ``policy(primitive, *avals, **params)``). ``static_argnums``/``static_argnames`` are passed to
+    ``fun`` unchanged. ``prevent_cse``: the recomputation always runs behind an optimisation
+    barrier (NOTE: [remat barrier]), which is what ``prevent_cse=True`` asks for; ``False`` is, as
+    in JAX, only a permission to drop the barrier, so it changes nothing here.
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> f = checkpoint(lambda x: fnp.sin(fnp.sin(x)))
@@ -35,28 +52,62 @@ def checkpoint(fun: Callable, *, policy=None, prevent_cse: bool = True, static_a
     """
     resolve_policy(policy)
     statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    static_names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    if static_names:
+        try:
+            params = list(inspect.signature(fun).parameters)
+        except (TypeError, ValueError):
+            params = []
+        statics += tuple(
+            params.index(n) for n in static_names if n in params and params.index(n) not in statics
+        )
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         dyn_idx = [i for i in range(len(args)) if i not in statics]
-        flat, in_tree = tu.tree_flatten(([args[i] for i in dyn_idx], kwargs))
-        out_tree_box = []
+        static_kw = {k: v for k, v in kwargs.items() if k in static_names}
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in static_names}
+        flat, in_tree = tu.tree_flatten(([args[i] for i in dyn_idx], dyn_kw))
 
         def flat_fun(*leaves):
             d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)
             full = list(args)
             for i, a in zip(dyn_idx, d_args):
                 full[i] = a
-            out_leaves, out_tree = tu.tree_flatten(fun(*full, **d_kwargs))
+            out_leaves, out_tree = tu.tree_flatten(fun(*full, **d_kwargs, **static_kw))
             out_tree_box.append(out_tree)
             return out_leaves
 
-        closed = trace_to_jaxpr(flat_fun, [core.get_aval(x) for x in flat])
-        closed, hoisted = close_over_tracers(closed)
+        avals = tuple(core.get_aval(x) for x in flat)
+        key = _cache_key(in_tree, avals, [args[i] for i in statics if i < len(args)], static_kw)
+        try:
+            per_fun = _TRACES.setdefault(fun, {}) if key is not None else None
+        except TypeError:  # a function that cannot be weakly referenced
+            per_fun = None
+        hit = per_fun.get(key) if per_fun is not None else None
+        if hit is not None:
+            closed, out_tree, hoisted = hit[0], hit[1], []
+        else:
+            out_tree_box: list = []
+            closed = trace_to_jaxpr(flat_fun, list(avals))
+            closed, hoisted = close_over_tracers(closed)
+            out_tree = out_tree_box[0]
+            if per_fun is not None and not hoisted:
+                per_fun[key] = (closed, out_tree)
         outs = checkpoint_p.bind(*hoisted, *flat, jaxpr=closed, policy=policy, differentiated=False)
-        return tu.tree_unflatten(out_tree_box[0], outs)
+        return tu.tree_unflatten(out_tree, outs)
 
     return wrapped
+
+
+def _cache_key(in_tree, avals, static_args, static_kw):
+    """The trace cache key (NOTE: [checkpoint trace cache]), or None for unhashable statics."""
+    key = (in_tree, avals, tuple(static_args), tuple(sorted(static_kw.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 remat = checkpoint

@@ -484,3 +484,33 @@ def test_the_jax_gradient_checkpointing_tutorial_gives_jaxs_output():
                 np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
         else:
             np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-14)
+
+
+# ----------------------------------------------------------------------------------------------
+# checkpoint traces once per argument types (NOTE: [checkpoint trace cache])
+
+
+def test_checkpoint_traces_its_function_once_per_argument_types():
+    calls = []
+
+    def f(x, *, scale):
+        calls.append(scale)
+        return fnp.sin(x) * scale
+
+    g = funcgrad.checkpoint(f, static_argnames="scale")
+    assert float(g(1.0, scale=2.0)) == pytest.approx(2 * np.sin(1.0), rel=1e-15)
+    g(2.0, scale=2.0)
+    assert float(funcgrad.grad(lambda x: g(x, scale=2.0))(1.0)) == pytest.approx(2 * np.cos(1.0), rel=1e-15)
+    assert calls == [2.0]
+    g(fnp.ones(3), scale=2.0)  # other types: traced again
+    g(1.0, scale=3.0)  # another static argument: traced again
+    assert calls == [2.0, 2.0, 3.0]
+
+    # A function closing over a tracer of an enclosing transformation is traced on every call.
+    def outer(a):
+        return funcgrad.checkpoint(lambda x: fnp.sin(a * x))(2.0)
+
+    assert float(funcgrad.grad(outer)(0.5)) == pytest.approx(2 * np.cos(1.0), rel=1e-15)
+    assert float(funcgrad.grad(outer)(0.25)) == pytest.approx(2 * np.cos(0.5), rel=1e-15)
+    h = funcgrad.checkpoint(lambda x, n: x**n, static_argnums=1)
+    assert float(funcgrad.grad(h)(2.0, 3)) == 12.0
