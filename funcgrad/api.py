@@ -525,10 +525,21 @@ def _assemble_jacobian(jac_leaves, out_avals, in_avals, in_tree, out_tree, singl
         blocks = []
         for ia, start, stop in zip(in_avals, offsets[:-1], offsets[1:]):
             piece = fnp.reshape(jac[..., int(start) : int(stop)], (*oa.shape, *ia.shape))
-            blocks.append(to_public(piece))
+            blocks.append(to_public(_typed_like(piece, oa)))
         tree = tu.tree_unflatten(in_tree, blocks)
         per_out.append(tree[0] if single_arg else tree)
     return tu.tree_unflatten(out_tree, per_out)
+
+
+def _typed_like(block, example: ir.ShapedArray):
+    """A Jacobian block with the weak type of the leaf JAX types it after (jacfwd: the output
+    leaf, jacrev: the input leaf), so ``jacfwd(jnp.sin)(1.0)`` is weakly typed as in JAX."""
+    aval = core.get_aval(block)
+    if aval.dtype != example.dtype or aval.weak_type == example.weak_type:
+        return block
+    if type(block) is Array:  # (eagerly a result's weak type follows its operands': set it here)
+        return Array._from_owned(block._numpy(), example.weak_type)
+    return _ew.convert_element_type(block, example.dtype, example.weak_type)
 
 
 def jacrev(
@@ -575,7 +586,7 @@ def jacrev(
         per_out = []
         for oa, start, stop in zip(out_avals, m_off[:-1], m_off[1:]):
             blocks = [
-                to_public(fnp.reshape(ct[int(start) : int(stop)], (*oa.shape, *ia.shape)))
+                to_public(_typed_like(fnp.reshape(ct[int(start) : int(stop)], (*oa.shape, *ia.shape)), ia))
                 for ct, ia in zip(cts, in_avals)
             ]
             tree = tu.tree_unflatten(in_tree, blocks)

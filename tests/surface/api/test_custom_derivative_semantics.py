@@ -504,3 +504,32 @@ def test_nondiff_argnames():
 
     assert power.nondiff_argnums == (1,)
     assert float(funcgrad.grad(power)(2.0, 3)) == 12.0
+
+
+@pytest.mark.slow
+def test_weak_types_of_derivatives_match_jax(jax_lib):
+    L, F = jax_lib, _funcgrad()
+
+    def cases(L):
+        f = L.custom_jvp(lambda x: L.np.sin(x))
+        f.defjvps(lambda t, ans, x: L.np.cos(x) * t)
+        jac = {"jacfwd": funcgrad.jacfwd, "jacrev": funcgrad.jacrev}
+        if L is not F:
+            import jax
+
+            jac = {"jacfwd": jax.jacfwd, "jacrev": jax.jacrev}
+        return [
+            L.grad(f)(1.0),
+            L.jvp(f, (1.0,), (1.0,))[1],
+            L.grad(lambda z: L.np.abs(z) ** 2)(1.0 + 2.0j),
+            L.grad(lambda z: z**2, holomorphic=True)(1.0 + 2.0j),
+            L.grad(lambda x: L.np.real(L.np.exp(1j * x)))(1.0),
+            jac["jacfwd"](L.np.sin)(1.0),
+            jac["jacrev"](L.np.sin)(1.0),
+            jac["jacfwd"](f)(1.0),
+            jac["jacrev"](lambda x: (x**3).sum())(L.np.ones(2)),
+        ]
+
+    ours, theirs = cases(F), cases(L)
+    _same(ours, theirs)
+    assert [(a.dtype, a.weak_type) for a in ours] == [(b.dtype, b.weak_type) for b in theirs]
