@@ -262,30 +262,39 @@ class Dispatcher(_HotCall):
         """The native route in Python: the twin of ``_hot_call.c`` (same keys, same dispatchers),
         and its fallback for what it leaves to Python (a host-backed Array's first transfer, a
         dispatcher not made yet, an error to word)."""
-        static_key, static_kw, dyn, dyn_kw = self._split(args, kwargs, check=False)
-        statics = _KwStatics(static_key, static_kw) if kwargs else static_key
-        tree = None
+        if kwargs or self._static_argnums:
+            static_key, static_kw, dyn, dyn_kw = self._split(args, kwargs, check=False)
+            statics = _KwStatics(static_key, static_kw) if kwargs else static_key
+        else:  # (no split to make: kept to a few bytecodes, the pure-Python hot path)
+            statics, dyn = (), args
         if kwargs:
             flat, tree = _flatten((dyn, dyn_kw))
         else:
-            flat = dyn
+            flat, tree = dyn, len(dyn)  # top-level leaves: the C++ side flattens nothing
             for x in dyn:
                 t = type(x)
-                if t is not _ndarray and t not in _SCALARS and t is not Array:
+                if t is not _ndarray and t is not Array and t not in _SCALARS:
                     flat, tree = _flatten(dyn)  # containers: flatten here, so Arrays are seen
                     break
-            if tree is None:
-                tree = len(dyn)  # top-level leaves: the C++ side flattens nothing
         host = False  # a NumPy argument the C++ side may copy in the background
-        if any(type(x) is Array or type(x) is _ndarray for x in flat):
-            flat = list(flat)
-            for i, x in enumerate(flat):
-                if type(x) is Array:
-                    flat[i] = array_buffer(x)
-                    if flat[i] is None:
-                        return self._call(args, kwargs)
-                elif type(x) is _ndarray and x.nbytes >= _WAIT_BYTES:
-                    host = True
+        swapped = None
+        i = 0
+        for x in flat:  # (a loop, not a comprehension: a 3.11 comprehension is a function call)
+            t = type(x)
+            if t is Array:
+                b = x._buffer
+                if b is None:
+                    b = array_buffer(x)
+                    if b is None:
+                        return self._call(args, kwargs)  # to_buffer converts (and words) it
+                if swapped is None:
+                    swapped = list(flat)  # never the caller's own sequence
+                swapped[i] = b
+            elif t is _ndarray and not host and x.nbytes >= _WAIT_BYTES:
+                host = True
+            i += 1
+        if swapped is not None:
+            flat = swapped
         if self._plain and type(tree) is int and not statics:
             native = self._native_plain
             if native is None:
