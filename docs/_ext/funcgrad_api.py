@@ -65,9 +65,15 @@ def _page(name: str, names: list[str]) -> str:
         lines += [f"   {n}" for n in sorted(names, key=str.lower)]
         lines.append("")
     for n in sorted(names, key=str.lower):
-        directive = _directive(getattr(module, n))
+        value = getattr(module, n)
+        directive = _directive(value)
         if directive:
-            lines += [f".. {directive}:: {n}", ""]
+            lines += [f".. {directive}:: {n}"]
+            # A class of funcgrad's own shows its public methods and properties (those with a
+            # docstring), under the class's public name: ``funcgrad.Array.sum``, ``.at``, ``.shape``.
+            if directive == "autoclass" and getattr(value, "__module__", "").startswith(_OURS):
+                lines += ["   :members:"]
+            lines.append("")
     return "\n".join(lines)
 
 
