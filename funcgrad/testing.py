@@ -158,12 +158,14 @@ def _inner(xs, ys) -> float:
     return total
 
 
-def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg: str = "JVP") -> None:
-    """``f_jvp(primals, tangents)`` against ``f`` and a central difference along a random tangent.
+def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg: str = "") -> None:
+    """``f_jvp(primals, tangents)`` against ``f`` and a central difference along a random tangent
+    (``jax.test_util.check_jvp``'s signature; ``err_msg`` prefixes the failure message).
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> check_jvp(fnp.exp, lambda p, t: funcgrad.jvp(fnp.exp, p, t), (np.array([0.0, 1.0]),))
     """
+    err_msg = err_msg or "JVP"
     rng = np.random.default_rng(0)
     tangent = _rand_like(rng, args)
     v_out, t_out = f_jvp(args, tangent)
@@ -171,12 +173,14 @@ def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg: str = "JVP
     check_close(t_out, numerical_jvp(f, args, tangent, eps), atol, rtol, f"{err_msg} tangent")
 
 
-def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg: str = "VJP") -> None:
-    """The dot-product test: ``<t, vjp(ct)> == <jvp_numerical(t), ct>`` for random ``t``, ``ct``.
+def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg: str = "") -> None:
+    """The dot-product test: ``<t, vjp(ct)> == <jvp_numerical(t), ct>`` for random ``t``, ``ct``
+    (``jax.test_util.check_vjp``'s signature; ``err_msg`` prefixes the failure message).
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> check_vjp(fnp.tanh, lambda *a: funcgrad.vjp(fnp.tanh, *a), (np.array([0.0, 1.0]),))
     """
+    err_msg = err_msg or "VJP"
     rng = np.random.default_rng(0)
     v_out, vjp_fn = f_vjp(*args)
     check_close(v_out, f(*args), atol, rtol, f"{err_msg} primal")
