@@ -400,7 +400,8 @@ def test_an_import_error_in_a_rule_module_is_not_swallowed():
     # A rule module that fails to import makes the bridge fail loudly, not lose a family.
     code = (
         "import sys, funcgrad.primitives; sys.modules['funcgrad.primitives.bitcast'] = None\n"
-        "try:\n    import funcgrad.xla_bridge.lowering\nexcept ImportError as e:\n    print('raised', e.name)\n"
+        "try:\n    import funcgrad.xla_bridge.lowering\n"
+        "except ImportError as e:\n    print('raised', e.name)\n"
     )
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     proc = subprocess.run(
