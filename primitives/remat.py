@@ -1,8 +1,8 @@
 """The ``checkpoint`` primitive (rematerialisation): a sub-program whose forward pass is recomputed
 during backward instead of having its residuals saved.
 
-Layer: primitives. Imports the funcgrad kernel and ``primitives.dot`` (the policies ask for
-``dot_general``).
+Layer: primitives. Imports the funcgrad kernel, ``primitives.dot`` (the policies ask for
+``dot_general``) and ``primitives.scan`` (a policy applies inside a scan's body).
 
 ``checkpoint_p`` is a ``CallPrimitive`` of the kernel's call-primitive kit (its JVP and batching
 rules are the kit's) carrying a closed jaxpr and a saving ``policy``. Its partial-evaluation rule is
@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from funcgrad.primitives.dot import dot_general_p
+from funcgrad.primitives.scan import scan_p
 
 from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel.callkit import CallPrimitive
@@ -426,6 +427,12 @@ def _plan(kj: Jaxpr, needed_outs, policy) -> _Plan:
         if isinstance(e.primitive, CallPrimitive) and e.primitive is not checkpoint_p:
             inner_needed = _plan_call(e, wanted, policy, i, forward_eqns, recompute_eqns, saved)
             needed.update(a for a in inner_needed if type(a) is Var)
+        elif e.primitive is scan_p:
+            needed.update(
+                a
+                for a in _plan_scan(e, wanted, policy, i, forward_eqns, recompute_eqns, saved)
+                if type(a) is Var
+            )
         elif is_saved(policy(e.primitive, *[a.aval for a in e.invars], **e.params)):
             saved.extend(v for v, w in zip(e.outvars, wanted) if w)
         else:
@@ -463,6 +470,49 @@ def _plan_call(e, wanted, policy, i, forward_eqns, recompute_eqns, saved) -> lis
     )
     saved.extend(reversed(outer_saved))
     return [a for a, u in zip(e.invars, used) if u]
+
+
+def _plan_scan(e, wanted, policy, i, forward_eqns, recompute_eqns, saved) -> list:
+    """Plan the scan equation ``e`` (``kj.eqns[i]``) inside its body, as ``_plan_call`` a call: the
+    values the policy saves in an iteration leave the forward scan stacked, as extra outputs; the
+    recomputation is a scan over them that carries the carries again and returns the needed
+    outputs. (JAX's scan rule: a named value inside a checkpointed scan is saved per iteration.)
+    Returns the operands of ``e`` the recomputation reads."""
+    body: ClosedJaxpr = e.params["jaxpr"]
+    bj = body.jaxpr
+    n_carry, length = e.params["num_carry"], e.params["length"]
+    wanted_ys = [w for w in wanted[n_carry:]]
+    needed = [*bj.outvars[:n_carry], *(o for o, w in zip(bj.outvars[n_carry:], wanted_ys) if w)]
+    sub = _plan(bj, needed, policy)
+    inner_saved = set(sub.saved)
+    if not sub.saved or (
+        not any(wanted[:n_carry])
+        and all(o in inner_saved for o, w in zip(bj.outvars[n_carry:], wanted_ys) if w)
+    ):
+        # Nothing saved inside (the scan is recomputed as it is), or every needed output is saved
+        # inside: the scan's own outputs are those saved values.
+        if sub.saved:
+            saved.extend(reversed([v for v, w in zip(e.outvars, wanted) if w]))
+            return []
+        return list(e.invars)
+    stacked = [
+        Var(ir.ShapedArray((length, *v.aval.shape), v.aval.dtype, v.aval.weak_type)) for v in sub.saved
+    ]
+    fj = Jaxpr(bj.constvars, bj.invars, sub.forward_eqns, [*bj.outvars, *sub.saved])
+    forward_eqns[i] = e._replace(
+        params={**e.params, "jaxpr": ClosedJaxpr(fj, body.consts)}, outvars=[*e.outvars, *stacked]
+    )
+    cut = inner_saved | set(bj.invars) | set(bj.constvars)
+    eqns = ir.backward_dependencies(sub.recompute_eqns, needed, stop=cut)[1]
+    rj = Jaxpr(bj.constvars, [*bj.invars, *sub.saved], eqns, needed)
+    carries = [v if w else Var(v.aval) for v, w in zip(e.outvars[:n_carry], wanted[:n_carry])]
+    recompute_eqns[i] = e._replace(
+        invars=[*e.invars, *stacked],
+        params={**e.params, "jaxpr": ad.dce(ClosedJaxpr(rj, body.consts))},
+        outvars=[*carries, *(v for v, w in zip(e.outvars[n_carry:], wanted_ys) if w)],
+    )
+    saved.extend(reversed(stacked))
+    return list(e.invars)
 
 
 def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, plan: _Plan):

@@ -514,3 +514,51 @@ def test_checkpoint_traces_its_function_once_per_argument_types():
     assert float(funcgrad.grad(outer)(0.25)) == pytest.approx(2 * np.cos(0.5), rel=1e-15)
     h = funcgrad.checkpoint(lambda x, n: x**n, static_argnums=1)
     assert float(funcgrad.grad(h)(2.0, 3)) == 12.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", ["h", "y", "any names", "dots", "nothing"])
+def test_a_policy_applies_inside_a_scan_as_in_jax(policy):
+    # A named value inside a checkpointed scan is saved per iteration (stacked), the rest recomputed
+    # by a scan over the saved values. (JAX lists them as outputs of ``closed_call``, the call it
+    # wraps its scan's known part in; funcgrad as outputs of ``scan``. everything_saveable is left
+    # out: it saves what the scan saves without a checkpoint, where funcgrad's scan keeps one
+    # stacked value fewer than jax's.)
+    jax = _jax()
+    from jax.ad_checkpoint import checkpoint_name as jax_name
+
+    def model(np_, lax, name):
+        def f(W, c0, xs):
+            def g(c, x):
+                h = name(np_.tanh(np_.dot(W, c) + x), "h")
+                y = name(np_.sin(h) * x, "y")
+                return h * 0.5 + y, np_.sum(y * y)
+
+            c, ys = lax.scan(g, c0, xs, reverse=True)
+            return (c * c).sum() + ys.sum()
+
+        return f
+
+    def pick(ns):
+        return {
+            "h": ns.save_only_these_names("h"),
+            "y": ns.save_only_these_names("y"),
+            "any names": ns.save_any_names_but_these(),
+            "dots": ns.dots_saveable,
+            "nothing": ns.nothing_saveable,
+        }[policy]
+
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal((3, 3)), rng.standard_normal(3), rng.standard_normal((4, 3)))
+    theirs_f = jax.checkpoint(model(jax.numpy, jax.lax, jax_name), policy=pick(jax.checkpoint_policies))
+    ours_f = funcgrad.checkpoint(model(fnp, funcgrad.lax, checkpoint_name), policy=pick(cp))
+    theirs = [
+        t.replace("closed_call", "scan")
+        for t in _printed(jax.ad_checkpoint.print_saved_residuals, theirs_f, *args)
+    ]
+    assert _printed(print_saved_residuals, ours_f, *args) == theirs
+    want = jax.grad(theirs_f, argnums=(0, 1, 2))(*args)
+    g = funcgrad.grad(ours_f, argnums=(0, 1, 2))
+    for got, jitted, w in zip(g(*args), funcgrad.jit(g)(*args), want):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(w), rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(np.asarray(jitted), np.asarray(w), rtol=1e-12, atol=1e-13)
