@@ -12,6 +12,7 @@ transformation, the argument (by position and pytree path) and the fix.
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Sequence
 
@@ -207,6 +208,22 @@ class VJPFunction:
         cts_in = self._lin.transpose([*flat_ct, *aux_zeros])
         out = [instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)]
         return tu.tree_unflatten(self._in_tree, out)
+
+
+def _vjp_function_unflatten(aux, residuals) -> VJPFunction:
+    lin, in_tree, out_tree, n_out = aux
+    lin = copy.copy(lin)  # (a context's LinearFunction keeps its class, NOTE: [transpose conventions])
+    lin.closed = ir.ClosedJaxpr(lin.closed.jaxpr, list(residuals))
+    return VJPFunction(lin, in_tree, out_tree, n_out)
+
+
+# As JAX's: the vjp function is a pytree whose leaves are its residuals (what make_jaxpr of a vjp
+# returns, and what JAX's gradient-checkpointing tutorial flattens to print the backward program).
+tu.register_pytree_node(
+    VJPFunction,
+    lambda f: (list(f.residuals), (f._lin, f._in_tree, f._out_tree, f._n_out)),
+    _vjp_function_unflatten,
+)
 
 
 def vjp(fun: Callable, *primals, has_aux: bool = False):

@@ -562,3 +562,56 @@ def test_a_policy_applies_inside_a_scan_as_in_jax(policy):
     for got, jitted, w in zip(g(*args), funcgrad.jit(g)(*args), want):
         np.testing.assert_allclose(np.asarray(got), np.asarray(w), rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(np.asarray(jitted), np.asarray(w), rtol=1e-12, atol=1e-13)
+
+
+def _print_fwd_bwd(jax, tree_flatten, tree_unflatten, f, *args):
+    """The tutorial's ``print_fwd_bwd`` (without ``rich``): the forward program of ``vjp`` and the
+    backward program made from the vjp function's leaves (its residuals)."""
+    args, in_tree = tree_flatten((args, {}))
+
+    def f_(*args):
+        args, kwargs = tree_unflatten(in_tree, args)
+        return f(*args, **kwargs)
+
+    fwd = jax.make_jaxpr(lambda *args: jax.vjp(f_, *args))(*args).jaxpr
+    y, f_vjp = jax.vjp(f_, *args)
+    res, res_tree = tree_flatten(f_vjp)
+
+    def g_(*args):
+        *res, y = args
+        return tree_unflatten(res_tree, res)(y)
+
+    bwd = jax.make_jaxpr(g_)(*res, y).jaxpr
+    return fwd, bwd, len(res), g_(*res, y)
+
+
+@pytest.mark.slow
+def test_the_tutorials_print_fwd_bwd_runs():
+    # The vjp function is a pytree of its residuals, as JAX's: recursive checkpointing recomputes
+    # (more sin equations in the backward program than without it) and keeps fewer residuals.
+    jax = _jax()
+    from funcgrad.tree_util import tree_flatten, tree_unflatten
+
+    def chain(n, remat):
+        def rec(funs):
+            if len(funs) == 1:
+                return funs[0]
+            if len(funs) == 2:
+                return lambda x: funs[0](funs[1](x))
+            f1, f2 = rec(funs[: len(funs) // 2]), rec(funs[len(funs) // 2 :])
+            return lambda x: f1(remat(f2)(x))
+
+        return rec
+
+    x = fnp.ones(3) * 3.0
+    out = {}
+    for label, n_remat in (("plain", lambda f: f), ("recursive", funcgrad.checkpoint)):
+        f = chain(8, n_remat)([fnp.sin] * 8)
+        fwd, bwd, n_res, ct = _print_fwd_bwd(funcgrad, tree_flatten, tree_unflatten, f, x)
+        out[label] = (str(bwd).count("sin"), n_res)
+        jf = chain(8, (lambda f: f) if label == "plain" else jax.checkpoint)([jax.numpy.sin] * 8)
+        y, jf_vjp = jax.vjp(jf, np.ones(3) * 3.0)
+        want = jf_vjp(y)  # (the tutorial's cotangent is the output)
+        np.testing.assert_allclose(np.asarray(ct[0]), np.asarray(want[0]), rtol=1e-13)
+    assert out["plain"][0] == 0 and out["recursive"][0] > 0
+    assert out["recursive"][1] < out["plain"][1]
