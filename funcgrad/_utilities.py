@@ -1,5 +1,6 @@
 """Top-level utilities of JAX's namespace: ``typeof``, ``named_scope``/``named_call``,
-``ensure_compile_time_eval``, ``clear_caches``, ``live_arrays``, ``print_environment_info``.
+``ensure_compile_time_eval``, ``clear_caches``, ``live_arrays``, ``effects_barrier``,
+``print_environment_info``.
 
 Layer: surface. Imports the kernel (the current trace, the source-info state equations record
 their scope in, the cache registry), ``funcgrad.jitting`` and ``xla_bridge`` (platform names).
@@ -29,6 +30,7 @@ from funcgrad.kernel.core import source_info_config
 
 __all__ = [
     "clear_caches",
+    "effects_barrier",
     "ensure_compile_time_eval",
     "live_arrays",
     "named_call",
@@ -160,6 +162,23 @@ def live_arrays(platform: str | None = None) -> list[Array]:
     if want not in known:
         raise ValueError(f"live_arrays: no backend {platform!r}; the backends are {sorted(known)}")
     return [a for a in arrays if _platform_of(a, default) == want]
+
+
+def effects_barrier() -> None:
+    """Wait until every computation dispatched so far whose results are alive has finished, and
+    with it the host callbacks it runs (``debug.print``, ``debug.callback``, ``io_callback``), as
+    ``jax.effects_barrier`` does. With one CPU device funcgrad runs programs in the calling thread
+    (NOTE: [synchronous CPU dispatch]), so there is nothing to wait for; with several, or on a
+    GPU, a jitted call may return before its program ends. (A program whose results were all
+    dropped is not waited for: funcgrad keeps no runtime tokens, it waits on the arrays.)
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> y = funcgrad.jit(lambda x: x * 2.0)(fnp.ones(3))
+    >>> effects_barrier()
+    """
+    for obj in gc.get_objects():
+        if type(obj) is Array and obj._buffer is not None:
+            obj._buffer.block_until_ready()
 
 
 def _platform_of(a: Array, default: str) -> str:

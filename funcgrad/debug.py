@@ -1,5 +1,6 @@
 """NaN and Inf hunting: ``check_finite(f)(*args)`` and the ``debug_nans()`` context; and JAX's
-``debug.print``/``debug.callback``/``debug.log`` (defined in ``funcgrad/_callbacks.py``).
+``debug.print``/``debug.callback``/``debug.log`` (defined in ``funcgrad/_callbacks.py``) and
+``debug.breakpoint`` (``funcgrad/_debugger.py``).
 
 Layer: surface. Imports the kernel (core, partial_eval, tree_util, dtypes) and funcgrad.api.
 
@@ -31,6 +32,7 @@ from funcgrad import api
 from funcgrad._callbacks import debug_callback as callback
 from funcgrad._callbacks import debug_log as log
 from funcgrad._callbacks import debug_print as print  # noqa: A004 - JAX's name: funcgrad.debug.print
+from funcgrad._debugger import breakpoint  # noqa: A004 - JAX's name: funcgrad.debug.breakpoint
 from funcgrad._placement import visualize_array_sharding  # noqa: F401 - re-exported (JAX's jax.debug)
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
@@ -42,6 +44,7 @@ from funcgrad.primitives.control_flow import cond_p, while_p
 from funcgrad.primitives.scan import scan_p
 
 __all__ = [
+    "breakpoint",
     "callback",
     "check_finite",
     "log",

@@ -82,6 +82,25 @@ class ShapeDtypeStruct:
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
+    @classmethod
+    def like(cls, x) -> ShapeDtypeStruct:
+        """The shape, dtype and weak type of ``x`` (an array, a traced value, a Python or NumPy
+        scalar, another ``ShapeDtypeStruct``), as ``jax.ShapeDtypeStruct.like``.
+
+        >>> ShapeDtypeStruct.like(np.ones(2, np.float32))
+        ShapeDtypeStruct(shape=(2,), dtype=float32)
+        >>> ShapeDtypeStruct.like(1.0)
+        ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True)
+        """
+        if isinstance(x, ShapeDtypeStruct):
+            return cls(x.shape, x.dtype, x.weak_type)
+        try:
+            aval = core.get_aval(x)
+        except TypeError:  # (another library's shape-and-dtype struct)
+            return cls(x.shape, x.dtype, getattr(x, "weak_type", False))
+        # (JAX's Python bools are not weakly typed: only int, float and complex are.)
+        return cls(aval.shape, aval.dtype, aval.weak_type and aval.dtype != np.bool_)
+
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"

@@ -1,0 +1,79 @@
+"""``effects_barrier`` (waits for dispatched programs and their host callbacks) and
+``ShapeDtypeStruct.like``, against jax."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import ShapeDtypeStruct
+
+
+def test_effects_barrier_after_a_callback():
+    seen = []
+    y = funcgrad.jit(lambda x: funcgrad.debug.callback(seen.append, x) or x * 2.0)(fnp.ones(3))
+    assert funcgrad.effects_barrier() is None
+    assert len(seen) == 1 and float(y[0]) == 2.0
+
+
+@pytest.mark.slow
+def test_effects_barrier_with_asynchronous_dispatch():
+    # Several CPU devices: funcgrad dispatches asynchronously (NOTE: [synchronous CPU dispatch]).
+    code = textwrap.dedent(
+        """
+        import time
+        import funcgrad, funcgrad.numpy as fnp
+        seen = []
+        def slow(x):
+            time.sleep(0.2)
+            seen.append(float(x[0, 0]))
+        f = funcgrad.jit(lambda x: funcgrad.debug.callback(slow, x) or (x @ x.T).sum())
+        ys = [f(fnp.full((200, 200), float(i))) for i in range(3)]
+        funcgrad.effects_barrier()
+        assert seen == [0.0, 1.0, 2.0], seen
+        print("ok")
+        """
+    )
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "value, want",
+    [
+        (np.ones((2, 3), np.float32), ShapeDtypeStruct((2, 3), np.float32)),
+        (1.0, ShapeDtypeStruct((), np.float64, weak_type=True)),
+        (3, ShapeDtypeStruct((), np.int64, weak_type=True)),
+        (np.int8(3), ShapeDtypeStruct((), np.int8)),
+        (ShapeDtypeStruct((4,), np.int32), ShapeDtypeStruct((4,), np.int32)),
+    ],
+)
+def test_shape_dtype_struct_like(value, want):
+    assert ShapeDtypeStruct.like(value) == want
+    assert ShapeDtypeStruct.like(
+        funcgrad.numpy.asarray(value) if not isinstance(value, ShapeDtypeStruct) else value
+    )
+
+
+def test_shape_dtype_struct_like_of_a_traced_value_and_of_an_array():
+    got = []
+    funcgrad.jit(lambda x: got.append(ShapeDtypeStruct.like(x)) or x)(fnp.ones(2))
+    assert got == [ShapeDtypeStruct((2,), np.float64)]
+    assert ShapeDtypeStruct.like(fnp.arange(3)) == ShapeDtypeStruct((3,), np.int64)
+
+
+@pytest.mark.slow
+def test_shape_dtype_struct_like_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    for value in [np.ones((2, 3), np.float32), 1.0, 3, np.int8(3), True, 1j, np.zeros((0, 2))]:
+        ours, theirs = ShapeDtypeStruct.like(value), jax.ShapeDtypeStruct.like(value)
+        assert (ours.shape, ours.dtype, ours.weak_type) == (theirs.shape, theirs.dtype, theirs.weak_type)
