@@ -357,7 +357,10 @@ _pinv_custom = custom_jvp(_pinv_impl, nondiff_argnums=(1, 2))
 @_pinv_custom.defjvp
 def _pinv_jvp(rtol, hermitian, primals, tangents):
     (a,), (da,) = primals, tangents
-    p = _pinv_impl(a, rtol, hermitian)
+    # The pseudo-inverse with this same rule (not the SVD composition): higher derivatives then come
+    # from this formula too, as in jax, instead of the SVD's, which are NaN where singular values
+    # repeat (the Hessian of pinv at 2 * I was NaN).
+    p = _pinv_custom(a, rtol, hermitian)
     if hermitian:
         a, da = _la.symmetrize(a), _la.symmetrize(da)
     h = _la.H

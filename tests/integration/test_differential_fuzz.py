@@ -159,6 +159,13 @@ REGRESSIONS: list = [
     ([("lax.add", "lax.add(x0, x1)")], [np.ones((2, 1)), np.zeros((1, 3))], [("grad", None)]),
     ([("lax.mul", "lax.mul(x0, x1)")], [np.ones(1), np.zeros(0)], [("jit", None)]),
     ([("lax.pow", "lax.pow(x0, x1)")], [np.ones((3, 2, 1)), np.ones((3, 1, 2))], [("vmap", (0, 0))]),
+    # pinv's second derivative came from the SVD's (NaN at the repeated singular values of 2 * I)
+    ([("linalg.pinv", "np.linalg.pinv(_matrix(np, x0, 'any'))")], [np.array(0.0)], [("hessian", None)]),
+    (
+        [("linalg.pinv", "np.linalg.pinv(_matrix(np, x0, 'any'))")],
+        [np.float32([0.0, 0.5])],
+        [("jacfwd", None), ("jacrev", None)],
+    ),
 ]
 
 

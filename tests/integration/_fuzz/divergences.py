@@ -123,8 +123,9 @@ def _i0_curvature_at_zero(outcome) -> bool:
 def _numpy_result_dtype(names):
     def matches(outcome) -> bool:
         m = outcome.mismatch
-        wider = _kind(outcome) in ("dtype", "value") and m.fg.dtype.itemsize > m.jax.dtype.itemsize
-        return bool(_ops(outcome) & names) and wider
+        return (
+            bool(_ops(outcome) & names) and _kind(outcome) in ("dtype", "value") and m.fg.dtype != m.jax.dtype
+        )
 
     return matches
 
@@ -207,12 +208,12 @@ DOCUMENTED: list[Divergence] = [
     ),
     Divergence(
         "numpy-result-dtypes",
-        "`searchsorted`'s index dtype and `float_power`'s result dtype.",
+        "`searchsorted`'s index dtype, `float_power`'s and `angle`'s result dtypes.",
         "funcgrad.numpy returns NumPy's dtypes: `searchsorted` gives int64 (NumPy's intp; jax: int32), "
         "`float_power` computes in float64 (complex128) whatever its inputs, as its NumPy definition says "
-        "(jax keeps float32).",
+        "(jax keeps float32), `angle` of float32 stays float32 (jax: float64).",
         "`np.float_power(np.float32(2), 3).dtype`: float64 (jax: float32)",
-        _numpy_result_dtype({"np.searchsorted", "np.float_power"}),
+        _numpy_result_dtype({"np.searchsorted", "np.float_power", "np.angle"}),
     ),
     Divergence(
         "i0-second-derivative-at-zero",
