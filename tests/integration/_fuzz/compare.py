@@ -196,8 +196,9 @@ def _as_accurate_as_jax(case: Case, m: Mismatch) -> bool:
 
     float32 results of an ill-conditioned program (a pole, cancellation) differ by more than float32's
     tolerance between any two correct implementations; the same program on inputs widened to float64
-    (jax, compiled) tells which errors are rounding: funcgrad's error from it may be at most twice
-    jax's, plus the tolerance. Wide leaves (float64) are not excused."""
+    (jax, compiled) tells which errors are rounding: funcgrad's error from it may be at most four
+    times jax's (two float32 roundings of an intermediate near a pole differ by such factors: arccos
+    of a float32 cos(0.001)), plus the tolerance. Wide leaves (float64) are not excused."""
     if _coarser_rtol(m.fg, m.jax) <= _RTOL[8] or m.fg.dtype != m.jax.dtype:
         return False
     wide = [
@@ -215,7 +216,7 @@ def _as_accurate_as_jax(case: Case, m: Mismatch) -> bool:
     fin = onp.isfinite(ref) & onp.isfinite(fg) & onp.isfinite(jx)
     rtol = _coarser_rtol(m.fg, m.jax)
     scale = onp.abs(ref[fin]) + 1e-2 * max(1.0, onp.max(onp.abs(ref[fin]), initial=0.0))
-    return bool(onp.all(onp.abs(fg[fin] - ref[fin]) <= 2 * onp.abs(jx[fin] - ref[fin]) + rtol * scale))
+    return bool(onp.all(onp.abs(fg[fin] - ref[fin]) <= 4 * onp.abs(jx[fin] - ref[fin]) + rtol * scale))
 
 
 def _within_jitter(case: Case, m: Mismatch) -> bool:
