@@ -2,7 +2,8 @@
 during backward instead of having its residuals saved.
 
 Layer: primitives. Imports the funcgrad kernel, ``primitives.dot`` (the policies ask for
-``dot_general``) and ``primitives.scan`` (a policy applies inside a scan's body).
+``dot_general``), ``primitives.scan`` and ``primitives.control_flow`` (a policy applies inside a
+scan's body and a cond's branches).
 
 ``checkpoint_p`` is a ``CallPrimitive`` of the kernel's call-primitive kit (its JVP and batching
 rules are the kit's) carrying a closed jaxpr and a saving ``policy``. Its partial-evaluation rule is
@@ -33,6 +34,7 @@ import types
 from collections.abc import Callable
 from typing import NamedTuple
 
+from funcgrad.primitives.control_flow import _merge_residuals, cond_p
 from funcgrad.primitives.dot import dot_general_p
 from funcgrad.primitives.scan import scan_p
 
@@ -427,6 +429,12 @@ def _plan(kj: Jaxpr, needed_outs, policy) -> _Plan:
         if isinstance(e.primitive, CallPrimitive) and e.primitive is not checkpoint_p:
             inner_needed = _plan_call(e, wanted, policy, i, forward_eqns, recompute_eqns, saved)
             needed.update(a for a in inner_needed if type(a) is Var)
+        elif e.primitive is cond_p:
+            needed.update(
+                a
+                for a in _plan_cond(e, wanted, policy, i, forward_eqns, recompute_eqns, saved)
+                if type(a) is Var
+            )
         elif e.primitive is scan_p:
             needed.update(
                 a
@@ -510,6 +518,63 @@ def _plan_scan(e, wanted, policy, i, forward_eqns, recompute_eqns, saved) -> lis
         invars=[*e.invars, *stacked],
         params={**e.params, "jaxpr": ad.dce(ClosedJaxpr(rj, body.consts))},
         outvars=[*carries, *(v for v, w in zip(e.outvars[n_carry:], wanted_ys) if w)],
+    )
+    saved.extend(reversed(stacked))
+    return list(e.invars)
+
+
+def _plan_cond(e, wanted, policy, i, forward_eqns, recompute_eqns, saved) -> list:
+    """Plan the cond equation ``e`` (``kj.eqns[i]``) inside each branch, as ``_plan_call`` a call:
+    the values a branch saves leave the forward cond in residual slots shared by type across
+    branches (a branch fills the other branches' slots with zeros, as the cond's own partial
+    evaluation does); the recomputation is a cond over them. Returns the operands of ``e`` the
+    recomputation reads."""
+    branches = e.params["branches"]
+    outs = [[o for o, w in zip(b.jaxpr.outvars, wanted) if w] for b in branches]
+    subs = [_plan(b.jaxpr, o, policy) for b, o in zip(branches, outs)]
+    if not any(sub.saved for sub in subs):
+        return list(e.invars)  # nothing saved inside: the recomputation runs the cond as it is
+    if all(all(v in set(sub.saved) for v in o) for sub, o in zip(subs, outs)):
+        saved.extend(reversed([v for v, w in zip(e.outvars, wanted) if w]))  # its outputs are saved
+        return []
+    slots, maps = _merge_residuals([[v.aval for v in sub.saved] for sub in subs])
+    in_avals = branches[0].in_avals
+
+    def forward_branch(b, sub, m):
+        fj = ClosedJaxpr(
+            Jaxpr(b.jaxpr.constvars, b.jaxpr.invars, sub.forward_eqns, [*b.jaxpr.outvars, *sub.saved]),
+            b.consts,
+        )
+
+        def fn(*xs):
+            vals = core.eval_jaxpr(fj.jaxpr, fj.consts, *xs)
+            slot_vals = [None] * len(slots)
+            for k, r in zip(m, vals[len(b.jaxpr.outvars) :]):
+                slot_vals[k] = r
+            zeros = [ad.instantiate(ad.Zero(a)) if v is None else v for v, a in zip(slot_vals, slots)]
+            return [*vals[: len(b.jaxpr.outvars)], *zeros]
+
+        return trace_to_jaxpr(fn, in_avals)
+
+    def recompute_branch(b, sub, m, o):
+        cut = set(sub.saved) | set(b.jaxpr.invars) | set(b.jaxpr.constvars)
+        eqns = ir.backward_dependencies(sub.recompute_eqns, o, stop=cut)[1]
+        rj = Jaxpr(b.jaxpr.constvars, [*b.jaxpr.invars, *sub.saved], eqns, o)
+
+        def fn(*xs):
+            ops, res = xs[: len(in_avals)], xs[len(in_avals) :]
+            return core.eval_jaxpr(rj, b.consts, *ops, *[res[k] for k in m])
+
+        return trace_to_jaxpr(fn, [*in_avals, *slots])
+
+    stacked = [Var(a) for a in slots]
+    fwd = tuple(forward_branch(b, sub, m) for b, sub, m in zip(branches, subs, maps))
+    forward_eqns[i] = e._replace(params={**e.params, "branches": fwd}, outvars=[*e.outvars, *stacked])
+    rec = tuple(recompute_branch(b, sub, m, o) for b, sub, m, o in zip(branches, subs, maps, outs))
+    recompute_eqns[i] = e._replace(
+        invars=[*e.invars, *stacked],
+        params={**e.params, "branches": rec},
+        outvars=[v for v, w in zip(e.outvars, wanted) if w],
     )
     saved.extend(reversed(stacked))
     return list(e.invars)

@@ -615,3 +615,38 @@ def test_the_tutorials_print_fwd_bwd_runs():
         np.testing.assert_allclose(np.asarray(ct[0]), np.asarray(want[0]), rtol=1e-13)
     assert out["plain"][0] == 0 and out["recursive"][0] > 0
     assert out["recursive"][1] < out["plain"][1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pred", [True, False])
+@pytest.mark.parametrize("policy", ["q", "dots", "nothing"])
+def test_a_policy_applies_inside_a_conds_branches_as_in_jax(policy, pred):
+    jax = _jax()
+    from jax.ad_checkpoint import checkpoint_name as jax_name
+
+    def model(np_, lax, name):
+        def h(x, p):
+            def yes(x):
+                return np_.sin(name(np_.dot(x, x) * x, "q"))
+
+            def no(x):
+                return np_.cos(name(x * x, "r")) * x
+
+            return lax.cond(p, yes, no, x).sum()
+
+        return h
+
+    def pick(ns):
+        return {"q": ns.save_only_these_names("q"), "dots": ns.dots_saveable, "nothing": ns.nothing_saveable}[
+            policy
+        ]
+
+    x = np.array([0.3, -0.2, 0.5])
+    theirs_f = jax.checkpoint(model(jax.numpy, jax.lax, jax_name), policy=pick(jax.checkpoint_policies))
+    ours_f = funcgrad.checkpoint(model(fnp, funcgrad.lax, checkpoint_name), policy=pick(cp))
+    theirs = _printed(jax.ad_checkpoint.print_saved_residuals, theirs_f, x, pred)
+    assert _printed(print_saved_residuals, ours_f, x, pred) == theirs
+    want = jax.grad(theirs_f)(x, pred)
+    g = funcgrad.grad(ours_f)
+    np.testing.assert_allclose(np.asarray(g(x, pred)), np.asarray(want), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(funcgrad.jit(g)(x, pred)), np.asarray(want), rtol=1e-12)
