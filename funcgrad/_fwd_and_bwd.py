@@ -1,12 +1,12 @@
 """``fwd_and_bwd``: a function's forward pass (returning its residuals) and backward pass as two
 functions, each compiled once (JAX's ``jax.fwd_and_bwd``).
 
-Layer: surface. Imports ``funcgrad.api`` (``vjp``, ``jit``, ``VJPFunction``) and the kernel's
-linear functions and pytree registry.
+Layer: surface. Imports ``funcgrad.api`` (``vjp``, ``jit``).
 
-The residuals are ``vjp``'s backward function, made a pytree here: its leaves are the values the
-backward pass keeps, its structure the linear program (so a jitted forward pass can return it
-and a jitted backward pass can take it, compiled once for all calls with the same structure).
+The residuals are ``vjp``'s backward function, a pytree (``funcgrad.api`` registers it): its
+leaves are the values the backward pass keeps, its structure the linear program (so a jitted
+forward pass can return it and a jitted backward pass can take it, compiled once for all calls
+with the same structure).
 
 >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
 >>> fwd, bwd = fwd_and_bwd(lambda x, w: fnp.tanh(x @ w), argnums=1)
@@ -19,33 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from funcgrad.api import VJPFunction, jit, vjp
-from funcgrad.kernel import ad
-from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.ir import ClosedJaxpr
+from funcgrad.api import jit, vjp
 
 __all__ = ["fwd_and_bwd"]
-
-
-def _flatten_vjp(f: VJPFunction):
-    lin = f._lin
-    others = tuple(sorted((k, v) for k, v in vars(f).items() if k != "_lin"))
-    static = (lin.closed.jaxpr, tuple(lin.in_avals), tuple(lin.out_avals), tuple(lin.out_zeros), others)
-    return list(lin.closed.consts), static
-
-
-def _unflatten_vjp(static, residuals) -> VJPFunction:
-    jaxpr, in_avals, out_avals, out_zeros, others = static
-    f = object.__new__(VJPFunction)
-    for k, v in others:
-        setattr(f, k, v)
-    f._lin = ad.LinearFunction(
-        ClosedJaxpr(jaxpr, list(residuals)), list(in_avals), list(out_avals), list(out_zeros)
-    )
-    return f
-
-
-tu.register_pytree_node(VJPFunction, _flatten_vjp, _unflatten_vjp)
 
 
 def fwd_and_bwd(

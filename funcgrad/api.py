@@ -12,7 +12,6 @@ transformation, the argument (by position and pytree path) and the fix.
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Callable, Sequence
 
@@ -210,20 +209,29 @@ class VJPFunction:
         return tu.tree_unflatten(self._in_tree, out)
 
 
-def _vjp_function_unflatten(aux, residuals) -> VJPFunction:
-    lin, in_tree, out_tree, n_out = aux
-    lin = copy.copy(lin)  # (a context's LinearFunction keeps its class, NOTE: [transpose conventions])
-    lin.closed = ir.ClosedJaxpr(lin.closed.jaxpr, list(residuals))
-    return VJPFunction(lin, in_tree, out_tree, n_out)
+def _flatten_vjp(f: VJPFunction):
+    lin = f._lin
+    others = tuple(sorted((k, v) for k, v in vars(f).items() if k != "_lin"))
+    static = (lin.closed.jaxpr, tuple(lin.in_avals), tuple(lin.out_avals), tuple(lin.out_zeros), others)
+    return list(lin.closed.consts), static
 
 
-# As JAX's: the vjp function is a pytree whose leaves are its residuals (what make_jaxpr of a vjp
-# returns, and what JAX's gradient-checkpointing tutorial flattens to print the backward program).
-tu.register_pytree_node(
-    VJPFunction,
-    lambda f: (list(f.residuals), (f._lin, f._in_tree, f._out_tree, f._n_out)),
-    _vjp_function_unflatten,
-)
+def _unflatten_vjp(static, residuals) -> VJPFunction:
+    jaxpr, in_avals, out_avals, out_zeros, others = static
+    f = object.__new__(VJPFunction)
+    for k, v in others:
+        setattr(f, k, v)
+    f._lin = ad.LinearFunction(
+        ir.ClosedJaxpr(jaxpr, list(residuals)), list(in_avals), list(out_avals), list(out_zeros)
+    )
+    return f
+
+
+# As JAX's, the vjp function is a pytree: its leaves are the values the backward pass keeps, its
+# structure the linear program (so a jitted forward pass can return it and a jitted backward pass
+# take it, compiled once per structure: ``fwd_and_bwd``; ``make_jaxpr`` of a ``vjp`` returns it,
+# and JAX's gradient-checkpointing tutorial flattens it to print the backward program).
+tu.register_pytree_node(VJPFunction, _flatten_vjp, _unflatten_vjp)
 
 
 def vjp(fun: Callable, *primals, has_aux: bool = False):
