@@ -52,7 +52,7 @@ for _source in sorted(glob.glob(os.path.join(ROOT, "notebooks", "*.ipynb"))):
     if not os.path.exists(_target) or open(_source, "rb").read() != open(_target, "rb").read():
         shutil.copyfile(_source, _target)
 
-exclude_patterns = ["_build", "_ext", "README_section.md", "**.ipynb_checkpoints", "jupyter_execute"]
+exclude_patterns = ["_build", "_ext", "**.ipynb_checkpoints", "jupyter_execute"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 
 # --- autodoc -------------------------------------------------------------------------------------
