@@ -148,16 +148,21 @@ def _operands(name, *args, ones=False):
     if ones:
         args = _broadcast_ones(args)
     arrays = [a for a in args if type(a) not in python_scalar_types]
-    if not arrays:
-        dtype, weak = _dt.result_type(*[(_dt.python_scalar_dtype(a), True) for a in args])
-        return [constant(a, dtype) for a in args]
-    dtypes = {aval(a).dtype for a in arrays}
-    if len(dtypes) > 1:
+    # As jax 0.10's lax: a Python scalar has its default dtype (int64, float64, complex128, bool),
+    # which must be the other operands' too -- lax.add(int32 array, 1) and lax.add(float32 array,
+    # 1.0) are TypeErrors there, and a Python float is never truncated into an integer array.
+    arg_dtypes = [
+        _dt.python_scalar_dtype(a) if type(a) in python_scalar_types else aval(a).dtype for a in args
+    ]
+    if len(set(arg_dtypes)) > 1:
         raise TypeError(
             f"lax.{name} requires arguments to have the same dtypes, got "
-            + ", ".join(aval(a).dtype.name for a in arrays)
-            + " (use convert_element_type first)"
+            + ", ".join(np.dtype(d).name for d in arg_dtypes)
+            + " (use convert_element_type first; funcgrad.numpy promotes dtypes)"
         )
+    if not arrays:
+        return [constant(a, arg_dtypes[0]) for a in args]
+    dtypes = {aval(a).dtype for a in arrays}
     (dtype,) = dtypes
     shapes = {aval(a).shape for a in arrays if aval(a).shape != ()}
     if len(shapes) > 1:
@@ -285,6 +290,8 @@ def pow(x, y):
     >>> pow(np.array([2.0, 4.0]), np.array([3, -1], np.int32)).tolist()
     [8.0, 0.25]
     """
+    if type(y) is int and type(x) not in python_scalar_types and _dt.is_inexact(aval(x).dtype):
+        y = constant(y, _dt.python_scalar_dtype(y))  # (a Python int exponent is an int64 array)
     if type(y) not in python_scalar_types and _dt.kind(aval(y).dtype) in "iu":
         if type(x) in python_scalar_types:  # a Python base keeps its own kind (2.0 ** int32 is a float)
             x = constant(x, _dt.python_scalar_dtype(x))

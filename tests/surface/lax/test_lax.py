@@ -102,7 +102,9 @@ def test_integer_and_bitwise_ops():
     np.testing.assert_array_equal(np.asarray(lax.bitwise_not(a)), ~a)
     np.testing.assert_array_equal(np.asarray(lax.shift_left(a, 1)), a << 1)
     np.testing.assert_array_equal(np.asarray(lax.shift_right_arithmetic(a, 1)), a >> 1)
-    np.testing.assert_array_equal(np.asarray(lax.shift_right_logical(np.array([-8], np.int32), 28)), [15])
+    np.testing.assert_array_equal(
+        np.asarray(lax.shift_right_logical(np.array([-8], np.int32), np.int32(28))), [15]
+    )
     np.testing.assert_array_equal(np.asarray(lax.integer_pow(a, 3)), a**3)
     np.testing.assert_array_equal(np.asarray(lax.round(np.array([0.5, -1.5, 2.5]))), [1.0, -2.0, 3.0])
     np.testing.assert_array_equal(
@@ -124,9 +126,17 @@ def test_strictness():
         lax.reshape(np.ones(6), (4,))
     with pytest.raises(TypeError):
         lax.broadcast_in_dim(np.ones(3), (2, 4), (1,))
-    # Python scalars take the array's dtype (weak typing).
-    assert lax.add(np.ones(2, np.float32), 1.0).dtype == np.float32
-    assert lax.mul(np.ones(2, np.int32), 2).dtype == np.int32
+    # As jax 0.10's lax: a Python scalar has its default dtype, which must match (no truncation of
+    # a float into an integer array, no weak promotion); equal defaults combine.
+    for op, x, y in [
+        (lax.add, np.ones(2, np.int64), 1.0),
+        (lax.add, np.ones(2, np.float32), 1.0),
+        (lax.mul, np.ones(2, np.int32), 2),
+        (lax.add, 1, 1.0),
+    ]:
+        with pytest.raises(TypeError, match="same dtypes"):
+            op(x, y)
+    assert lax.add(np.ones(2), 1.0).dtype == np.float64 and lax.mul(np.ones(2, np.int64), 2).dtype == np.int64
 
 
 def test_selection_and_conversion():
