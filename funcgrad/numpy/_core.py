@@ -301,8 +301,9 @@ def _broadcast_tuples(shapes) -> tuple[int, ...] | None:
 
 def static_shape(shape, what: str = "shape") -> tuple[int, ...]:
     """``shape`` (an int or a sequence of ints) as a tuple of Python ints. A traced value in it
-    raises a ConcretizationTypeError saying which transformation traced it and that shapes are
-    static: make the size a static argument (``jit(f, static_argnums=...)``)."""
+    raises a TypeError (JAX's type for a traced shape, not a ConcretizationTypeError) saying which
+    transformation traced it and that shapes are static: make the size a static argument
+    (``jit(f, static_argnums=...)``)."""
     if isinstance(shape, int | np.integer) or (hasattr(shape, "ndim") and shape.ndim == 0):
         shape = (shape,)
     try:
@@ -315,8 +316,9 @@ def static_shape(shape, what: str = "shape") -> tuple[int, ...]:
             trace = s._trace
             where = trace.describe() if hasattr(trace, "describe") else "a transformation"
             origin = trace.describe_origin(s) if hasattr(trace, "describe_origin") else ""
-            raise core.ConcretizationTypeError(
-                f"{what} must be concrete integers, but it holds a traced value ({s.aval.str_short()}) "
+            raise TypeError(
+                "Shapes must be 1D sequences of concrete values of integer type: "
+                f"{what} holds a traced value ({s.aval.str_short()}) "
                 f"inside {where}.{origin}\nShapes are static (as in JAX): pass the size as a static argument "
                 "(jit(f, static_argnums=...) or static_argnames=...), or compute it outside the transformed "
                 "function."

@@ -51,8 +51,9 @@ def test_numpy_on_a_tracer_names_the_transformation_and_the_fix(name, call):
     ],
 )
 def test_a_traced_size_suggests_static_argnums(f):
-    with pytest.raises(ConcretizationTypeError, match="static_argnums") as info:
+    with pytest.raises(TypeError, match="static_argnums") as info:
         funcgrad.jit(f)(np.ones(3), 3)
+    assert type(info.value) is TypeError  # (jax's type for a traced shape)
     assert "depends on the argument n" in str(info.value)
     assert funcgrad.jit(f, static_argnums=1)(np.ones(3), 3).shape[0] == 3
 
