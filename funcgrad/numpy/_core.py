@@ -471,10 +471,15 @@ def normalize_axes(axis, ndim: int, name: str = "axis") -> tuple[int, ...]:
     return tuple(sorted(axes))
 
 
-def concrete_int(x, what: str) -> int:
-    """A Python int from a static value; a clear error if ``x`` is traced."""
+def concrete_int(x, what: str, error: type[Exception] = core.ConcretizationTypeError) -> int:
+    """A Python int from a static value; a clear error if ``x`` is traced (``error``: JAX raises a
+    ConcretizationTypeError for a traced size or count, a TypeError for a traced dimension).
+
+    >>> concrete_int(np.int32(3), "n")
+    3
+    """
     if isinstance(x, core.Tracer):
-        raise core.ConcretizationTypeError(
+        raise error(
             f"{what} must be a concrete integer, but a traced value was given ({x.aval.str_short()}). "
             "Make it static (jit(f, static_argnums=...)) or use a fixed size."
         )

@@ -15,6 +15,7 @@ import functools
 
 import numpy as np
 
+from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
@@ -196,8 +197,8 @@ def _static_scalar(x, what):
     value = x._numpy() if isinstance(x, Array) else None
     if value is None and not is_array(x):
         value = np.asarray(x)
-    if value is None:
-        raise TypeError(
+    if value is None:  # (jax's type for a traced arange bound)
+        raise core.ConcretizationTypeError(
             f"{what} must be concrete (a Python number or a concrete array), got a traced value "
             f"{aval(x).str_short()}; arange's length must be static. Use jit(..., static_argnums=...) "
             "or linspace, whose endpoints may be traced."
@@ -350,8 +351,8 @@ def eye(N, M=None, k: int = 0, dtype=None, *, device=None):
     >>> eye(2, 3, k=1).tolist()
     [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """
-    N = concrete_int(N, "eye's N")
-    M = N if M is None else concrete_int(M, "eye's M")
+    N = concrete_int(N, "eye's N", TypeError)  # (a dimension: jax's TypeError when traced)
+    M = N if M is None else concrete_int(M, "eye's M", TypeError)
     return Array._from_owned(np.eye(N, M, concrete_int(k, "eye's k"), dtype=_dtype(dtype)))
 
 

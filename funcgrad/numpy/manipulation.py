@@ -490,7 +490,7 @@ def tile(A, reps):
     [[1, 2], [1, 2]]
     """
     A = asarray(A)
-    reps = tuple(concrete_int(r, "tile's reps") for r in as_sequence(reps))
+    reps = tuple(concrete_int(r, "tile's reps", TypeError) for r in as_sequence(reps))
     ndim = builtins.max(A.ndim, len(reps))
     reps = (1,) * (ndim - len(reps)) + reps
     A = reshape(A, (1,) * (ndim - A.ndim) + A.shape)

@@ -28,7 +28,7 @@ from funcgrad.jitting import jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
-from funcgrad.numpy._core import TypePromotionError
+from funcgrad.numpy._core import TypePromotionError, static_shape
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -154,7 +154,7 @@ def _shape(shape) -> tuple[int, ...]:
         return ()
     if isinstance(shape, int | np.integer):
         return (int(shape),)
-    return tuple(int(s) for s in shape)
+    return static_shape(shape)  # (a traced dimension is jax's TypeError)
 
 
 # ----------------------------------------------------------------------------------------------
