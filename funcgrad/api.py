@@ -735,7 +735,7 @@ def device_put(x, device=None):
         try:
             xla_bridge.resolve_device(device=device)
         except (TypeError, ValueError) as e:
-            raise TypeError(
+            raise ValueError(  # (jax's type for a device that is not one)
                 f"device_put: device must be one of funcgrad.devices() (or None), e.g. "
                 f"funcgrad.devices('cpu')[0] ({e})"
             ) from None

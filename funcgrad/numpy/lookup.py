@@ -100,7 +100,7 @@ def take(
     axis = normalize_axis(axis, a.ndim)
     indices = asarray(indices)
     if indices.dtype.kind not in "iu":
-        raise TypeError(f"take: indices must be integers, got {indices.dtype}")
+        raise ValueError(f"take: indices must be integers, got {indices.dtype}")  # (jax's type)
     mode = _take_mode(mode)
     if mode == "wrap":
         indices, mode = remainder(indices, a.shape[axis]), "clip"

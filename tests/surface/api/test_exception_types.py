@@ -27,6 +27,8 @@ def _cases(lib, np_mod, lax):
         "lax int + float": lambda: lax.add(np_mod.arange(3), 1.0),
         "lax f32 + f64": lambda: lax.add(np_mod.ones(3, np_mod.float32), np_mod.ones(3)),
         "lax i32 + int": lambda: lax.mul(np_mod.ones(3, np_mod.int32), 2),
+        "take float indices": lambda: np_mod.take(np_mod.ones(3), np_mod.ones(2)),
+        "device_put a string": lambda: lib.device_put(np_mod.ones(2), "cpu"),
     }
 
 
@@ -42,7 +44,6 @@ def test_exception_type_matches_jax(name):
     with pytest.raises(Exception) as ours:
         _cases(funcgrad, fnp, flax)[name]()
     assert type(ours.value).__name__ == type(theirs.value).__name__
-    assert isinstance(ours.value, TypeError)
 
 
 def test_a_traced_dimension_names_the_fix():
