@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from funcgrad import primitives as _primitives  # noqa: F401 - registers the kernel's array operations
 from funcgrad.kernel import ad, core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -41,6 +42,7 @@ __all__ = [
     "custom_jvp",
     "custom_vjp",
     "custom_vjp_primal_tree_values",
+    "zero_from_primal",
 ]
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
 _REEXPORTED = ("closure_convert", "custom_gradient")
@@ -145,6 +147,21 @@ def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list[Any]]:
 def clear_conversion_cache() -> None:
     """Forget the cached closure conversions (NOTE: [closure conversion cache])."""
     _CACHE.clear()
+
+
+def zero_from_primal(val, symbolic_zeros: bool = False):
+    """The zero tangent of each leaf of ``val``: a ``SymbolicZero`` with ``symbolic_zeros=True``,
+    else an array of zeros of the leaf's tangent type (``float0`` for integers), as JAX's.
+
+    >>> zero_from_primal({"a": 1.0})["a"].tolist(), zero_from_primal(1.0, symbolic_zeros=True)
+    (0.0, SymbolicZero(f64[]))
+    """
+
+    def leaf(x):
+        z = SymbolicZero.from_primal_value(x)
+        return z if symbolic_zeros else z.instantiate()
+
+    return tu.tree_map(leaf, val)
 
 
 class _GradientRule:

@@ -533,3 +533,13 @@ def test_weak_types_of_derivatives_match_jax(jax_lib):
     ours, theirs = cases(F), cases(L)
     _same(ours, theirs)
     assert [(a.dtype, a.weak_type) for a in ours] == [(b.dtype, b.weak_type) for b in theirs]
+
+
+def test_zero_from_primal():
+    from funcgrad.custom_derivatives import SymbolicZero, zero_from_primal
+
+    zeros = zero_from_primal({"a": np.ones(2, np.float32), "b": 3})
+    assert zeros["a"].dtype == np.float32 and np.asarray(zeros["a"]).tolist() == [0.0, 0.0]
+    assert np.asarray(zeros["b"]).dtype == funcgrad.dtypes.float0
+    z = zero_from_primal(1.0, symbolic_zeros=True)
+    assert type(z) is SymbolicZero and z.shape == () and z.dtype == np.float64
