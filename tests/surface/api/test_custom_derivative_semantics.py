@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import sys
 import types
 from collections import namedtuple
 from functools import partial
@@ -543,3 +544,25 @@ def test_zero_from_primal():
     assert np.asarray(zeros["b"]).dtype == funcgrad.dtypes.float0
     z = zero_from_primal(1.0, symbolic_zeros=True)
     assert type(z) is SymbolicZero and z.shape == () and z.dtype == np.float64
+
+
+def test_pdb_in_a_custom_vjp_backward_pass():
+    # The tutorial's debugging example: pdb stops in bwd, on the concrete residual and cotangent
+    # (a Pdb given scripted input: pytest replaces pdb.set_trace with its own).
+    import pdb
+
+    out = io.StringIO()
+
+    @funcgrad.custom_vjp
+    def debug(x):
+        return x
+
+    def debug_bwd(x, g):
+        pdb.Pdb(stdin=io.StringIO("p float(x)\np float(g)\nc\n"), stdout=out).set_trace()
+        return (g,)
+
+    debug.defvjp(lambda x: (x, x), debug_bwd)
+    got = funcgrad.grad(lambda x: fnp.sin(debug(x**2)))(3.0)
+    sys.settrace(None)
+    assert "9.0" in out.getvalue() and repr(float(np.cos(9.0))) in out.getvalue()
+    assert math.isclose(float(got), 6.0 * math.cos(9.0), rel_tol=1e-14)
