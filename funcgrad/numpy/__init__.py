@@ -73,8 +73,8 @@ from funcgrad.numpy.ufuncs import *  # noqa: F403
 
 # Importing a submodule binds it in this package, so the modules are found here rather than listed
 # a second time: those with an ``__all__`` (the public subpackages aside: they stay namespaces of
-# their own) make up this namespace. (tests/surface/api/test_namespaces.py checks that each one is star-imported
-# above.)
+# their own) make up this namespace. (tests/surface/api/test_namespaces.py checks that each one is
+# star-imported above.)
 _SUBPACKAGES = (fft, linalg)
 _MODULES = [
     m

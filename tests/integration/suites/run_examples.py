@@ -1,9 +1,10 @@
 """Run the example programs of JAX's and HIPS autograd's repositories, unchanged, and report which
-run: on funcgrad (``import jax`` aliased to funcgrad by tests/integration/suites/examples/jax_alias.py; ``import
-autograd`` is tests/integration/suites/autograd_shim) or, for comparison, on the real jax / autograd.
+run: on funcgrad (``import jax`` aliased to funcgrad by
+tests/integration/suites/examples/jax_alias.py; ``import autograd`` is
+tests/integration/suites/autograd_shim) or, for comparison, on the real jax / autograd.
 
-    python tests/integration/suites/run_examples.py --jax-repo J --autograd-repo A [--backend funcgrad|reference]
-                                  [--timeout 60] [--only NAME ...]
+    python tests/integration/suites/run_examples.py --jax-repo J --autograd-repo A \
+        [--backend funcgrad|reference] [--timeout 60] [--only NAME ...]
 
 J and A are checkouts (or bare git dirs: the files are read with ``git show HEAD:...``).
 The programs' data downloads are replaced by random data of the same shapes (examples/fake_data.py;

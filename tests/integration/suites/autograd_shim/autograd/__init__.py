@@ -1,5 +1,6 @@
 """An import shim: HIPS autograd's API on funcgrad, so that autograd programs and autograd's own
-test suite run unchanged (``PYTHONPATH=tests/integration/suites/autograd_shim``; see ``tests/integration/suites/README.md``).
+test suite run unchanged (``PYTHONPATH=tests/integration/suites/autograd_shim``; see
+``tests/integration/suites/README.md``).
 
 It lives outside the library on purpose: it is a harness that maps names, and every derivative
 comes from funcgrad. ``autograd.numpy`` is ``funcgrad.numpy``; ``grad``, ``jacobian``,
