@@ -3,8 +3,9 @@ path and its Python twin ``Dispatcher._native_route`` driven by the same cases (
 cache entries), the one argument split, the redirect row, and what a call's return means (NOTE:
 [synchronous CPU dispatch]).
 
-The native route exists only while jax's config is not loaded; in a test process where another
-test imported jax, the twin tests run themselves again in a fresh interpreter."""
+The native route exists only while jax's config is not loaded. Another test of the same worker may
+import jax at any time, so the in-process twin tests look at that when they run (and skip), and
+a slow test always runs them again in a fresh interpreter without jax."""
 
 from __future__ import annotations
 
@@ -22,7 +23,13 @@ import funcgrad
 import funcgrad.numpy as fnp
 
 ROOT = Path(__file__).resolve().parents[2]
-JAX_LOADED = "jax._src.config" in sys.modules
+
+
+def jax_loaded() -> bool:
+    """Whether jax's config is loaded in this process now (it takes the native route away)."""
+    return "jax._src.config" in sys.modules
+
+
 C_BUILT = dispatch._HotCall is not dispatch._PythonHotCall
 
 
@@ -73,16 +80,18 @@ def _run_twins(first: str) -> None:
         assert f._native_calls == 4, name
 
 
-@pytest.mark.skipif(JAX_LOADED, reason="jax owns jaxlib's dispatch state here; run in a fresh process")
 @pytest.mark.parametrize("first", ["c", "python"])
 def test_the_c_route_and_its_python_twin_share_results_and_cache_entries(first):
+    if jax_loaded():
+        pytest.skip("jax owns jaxlib's dispatch state here: test_in_a_fresh_process_without_jax runs this")
     if not C_BUILT:
         pytest.skip("the C hot path is not built: both routes are the Python twin")
     _run_twins(first)
 
 
-@pytest.mark.skipif(JAX_LOADED, reason="jax owns jaxlib's dispatch state here; run in a fresh process")
 def test_the_twins_word_errors_the_same_way():
+    if jax_loaded():
+        pytest.skip("jax owns jaxlib's dispatch state here: test_in_a_fresh_process_without_jax runs this")
     f = funcgrad.jit(lambda a, n: a * len(n), static_argnums=1)
     f(np.ones(2), (1, 2))
     for call in (lambda: f(np.ones(2), [1, 2]), lambda: f._native_route((np.ones(2), [1, 2]), {})):
@@ -93,9 +102,8 @@ def test_the_twins_word_errors_the_same_way():
             call()  # the static argument is missing
 
 
+@pytest.mark.slow
 def test_in_a_fresh_process_without_jax():
-    if not JAX_LOADED:
-        pytest.skip("this process already runs the twin tests without jax")
     cmd = [
         sys.executable,
         "-m",
@@ -158,7 +166,7 @@ def test_a_call_returns_after_its_computation_ends_with_one_cpu_device(route):
     # A large NumPy argument is copied by PJRT in the background, and a program waiting for its
     # input then runs in a worker thread: without the native route's wait the call returned at
     # once (0.15 ms for 15 ms of work) and read the argument after the caller had changed it.
-    if route == "python twin" and JAX_LOADED:
+    if route == "python twin" and jax_loaded():
         pytest.skip("the native route is not usable while jax's config is loaded")
     f = funcgrad.jit(_long)
     x = np.full((400, 400), 1e-3)
