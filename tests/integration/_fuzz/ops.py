@@ -348,7 +348,9 @@ SURFACE: list[Op] = [
     Op("lax.associative_scan", f"lax.associative_scan(np.add, {U}, axis={{axis}})", params=axis(none=False)),
     Op(
         "lax.while_loop",
-        f"lax.while_loop(lambda a: np.sum(np.abs(a)) < 4.0, lambda a: a * 2 + 0.5, {U})",
+        # at most 3 trips: a * 2 + 0.5 has the fixed point -0.5 (and an empty a sums to 0 forever)
+        f"lax.while_loop(lambda c: (c[0] < 3) & (np.sum(np.abs(c[1])) < 4.0), "
+        f"lambda c: (c[0] + 1, c[1] * 2 + 0.5), (0, {U}))[1]",
         specials=False,
     ),
     Op("lax.select", f"lax.select({U} > {B}, {U}, {B})", arity=2),
