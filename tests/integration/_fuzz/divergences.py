@@ -106,6 +106,12 @@ def _nan_where_jax_is_finite(outcome, names) -> bool:
     return bool(_ops(outcome) & names) and _has_input(outcome, np.isnan) and _nan_subset(outcome, fewer=False)
 
 
+def _log_softmax_of_all_minus_inf(outcome) -> bool:
+    """funcgrad has fewer NaNs than jax in a program with a log_softmax: a slice whose entries are all
+    -inf stays -inf in funcgrad, where jax computes -inf - -inf = NaN."""
+    return "nn.log_softmax" in _ops(outcome) and _nan_subset(outcome, fewer=True)
+
+
 def _derivative_order(outcome) -> int:
     orders = {"grad": 1, "value_and_grad": 1, "jvp": 1, "vjp": 1, "jacfwd": 1, "jacrev": 1, "hessian": 2}
     return sum(orders.get(kind, 0) for kind, _ in outcome.case.stack)
@@ -238,6 +244,14 @@ DOCUMENTED: list[Divergence] = [
         "unchanged at 0, inf and NaN, so its derivative is 1 there.",
         "`grad(lambda x: np.ldexp(x, 2))(0.0)`: 4.0 (jax: 1.0)",
         _ldexp_at_specials,
+    ),
+    Divergence(
+        "log-softmax-of-an-all-minus-inf-slice",
+        "`nn.log_softmax` of a slice whose entries are all -inf, and what is computed from it.",
+        "funcgrad keeps such a slice at -inf (every choice is equally impossible, as in a fully masked "
+        "attention row), so later steps see -inf rather than NaN; jax computes -inf - -inf = NaN.",
+        "`nn.log_softmax(np.array([-np.inf]))`: [-inf] (jax: [nan])",
+        _log_softmax_of_all_minus_inf,
     ),
     Divergence(
         "fft-of-empty-axis",
