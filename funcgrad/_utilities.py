@@ -177,7 +177,8 @@ def effects_barrier() -> None:
     >>> effects_barrier()
     """
     for obj in gc.get_objects():
-        if type(obj) is Array and obj._buffer is not None:
+        # A deleted or donated buffer has no computation left to wait for (and refuses the wait).
+        if type(obj) is Array and obj._buffer is not None and not obj._buffer.is_deleted():
             obj._buffer.block_until_ready()
 
 
