@@ -25,7 +25,6 @@ import functools
 import inspect
 import logging
 import warnings
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -273,7 +272,6 @@ class JittedFunction(Dispatcher):
         self._misses = 0
         self._keys: list = []
         self._warned = False
-        _live.add(self)
         _functions.add(self)
 
     # -- staging (the one method the bridge's Dispatcher asks for) -----------------------------
@@ -772,18 +770,7 @@ def _sharding_leaves(spec_tree, values, avals, where, what) -> list:
 
 
 _MAX_INSTANCES = 256
-_live: weakref.WeakSet = weakref.WeakSet()  # every JittedFunction alive, for clear_all_caches
 # Each jitted function's traced and compiled programs (NOTE: [caches have an owner]).
 _functions = register_cache(
     "jit.functions", CacheGroup(clear_owner=lambda f: f.clear_cache(), size_of=lambda f: f._cache_size())
 )
-
-
-def clear_all_caches() -> None:
-    """Forget every jitted function's traced and compiled programs, the bridge's compiled
-    programs and the runtime's in-memory executables (funcgrad.clear_caches)."""
-    for fun in list(_live):
-        fun.clear_cache()
-    _instances.clear()
-    xla_bridge.execute.clear_cache()
-    xla_bridge.runtime.clear_compile_cache()
