@@ -3,7 +3,11 @@
 Layer: surface. Re-exports the classes where they are defined: the kernel's tracer errors
 (funcgrad/kernel/core.py), indexing's NonConcreteBooleanIndexError and the runtime check failure
 of ``checkify`` (primitives/checks.py). Each tracer error is a ``ConcretizationTypeError`` (a
-``TypeError``), so catching that catches them all. XLA's own failures (compiling, running,
+``TypeError``), so catching that catches them all; as in JAX, ``JAXTypeError`` is the base of the
+``TypeError`` subclasses (the tracer errors, ``UnexpectedTracerError``, ``KeyReuseError``) and
+``JAXIndexError`` of ``NonConcreteBooleanIndexError``. ``JaxprTypeError`` is what the jaxpr type
+checker raises, ``InconclusiveDimensionOperation`` what a comparison of symbolic dimensions with no
+single answer raises. XLA's own failures (compiling, running,
 transferring) raise ``xla_bridge.XlaBridgeError``, a ``RuntimeError`` with the phase and a hint.
 
 >>> import funcgrad, numpy as np
@@ -18,6 +22,11 @@ from __future__ import annotations
 
 from funcgrad.kernel.core import (
     ConcretizationTypeError,
+    InconclusiveDimensionOperation,
+    JAXIndexError,
+    JAXTypeError,
+    JaxprTypeError,
+    KeyReuseError,
     TracerArrayConversionError,
     TracerBoolConversionError,
     TracerIntegerConversionError,
@@ -28,6 +37,11 @@ from funcgrad.primitives.checks import JaxRuntimeError
 
 __all__ = [
     "ConcretizationTypeError",
+    "InconclusiveDimensionOperation",
+    "JAXIndexError",
+    "JAXTypeError",
+    "JaxprTypeError",
+    "KeyReuseError",
     "JaxRuntimeError",
     "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",

@@ -233,11 +233,31 @@ class Primitive:
 # Traces and tracers
 
 
-class UnexpectedTracerError(Exception):
+class JAXTypeError(TypeError):
+    """The base of funcgrad's (and JAX's) ``TypeError`` subclasses: the tracer errors, KeyReuseError."""
+
+
+class JAXIndexError(IndexError):
+    """The base of funcgrad's (and JAX's) ``IndexError`` subclasses (NonConcreteBooleanIndexError)."""
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr is ill-typed: an equation's inputs or outputs disagree with its primitive's rule."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """A comparison or operation on a symbolic dimension has no answer valid for all its values."""
+
+
+class KeyReuseError(JAXTypeError):
+    """A PRNG key was consumed twice (raised where key-reuse checking is on)."""
+
+
+class UnexpectedTracerError(JAXTypeError):
     """A tracer was used after the transformation that created it had finished."""
 
 
-class ConcretizationTypeError(TypeError):
+class ConcretizationTypeError(JAXTypeError):
     """A traced value was used where a concrete Python value is required."""
 
 

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 
-class NonConcreteBooleanIndexError(IndexError):
+class NonConcreteBooleanIndexError(core.JAXIndexError):
     """A boolean mask with a traced value was used as an index (its result shape is unknown)."""
 
 
