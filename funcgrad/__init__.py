@@ -31,9 +31,20 @@ _SOURCES = (
     "numpy._dtypes", "parallel", "sharding", "introspect", "debug", "testing", "custom_derivatives",
     "dtypes", "per_example", "experimental.jet",
 )  # fmt: skip
-# Public modules of the folder that are implementation, not namespaces (and the layers below).
+# Public modules of the folder that are implementation, not namespaces (and the layers below), and
+# ``as_jax``: an opt-in switch whose import installs the ``import jax`` alias, so never an attribute.
 _IMPLEMENTATION = frozenset(
-    {"api", "introspect", "jitting", "kernel", "parallel", "per_example", "primitives", "xla_bridge"}
+    {
+        "api",
+        "as_jax",
+        "introspect",
+        "jitting",
+        "kernel",
+        "parallel",
+        "per_example",
+        "primitives",
+        "xla_bridge",
+    }
 )
 
 

@@ -1,0 +1,180 @@
+"""``funcgrad.as_jax``: an opt-in alias under which ``import jax`` is funcgrad, for running code and
+libraries written for JAX (optax, equinox, flax, ...) unchanged.
+
+Layer: surface, and outside every namespace: nothing in funcgrad imports this package, and
+``import funcgrad`` never activates it (``funcgrad.as_jax`` is not one of ``funcgrad``'s lazy
+attributes). It imports ``funcgrad`` lazily (through the import system, on the first ``jax.X``) and
+the standard library.
+
+Usage -- one of, before anything imports ``jax``::
+
+    import funcgrad.as_jax          # at the top of a script or notebook: installs the alias
+    funcgrad.as_jax.install()       # the same, explicitly (idempotent)
+
+    python -m funcgrad.as_jax script.py [args]      # run a script under the alias
+    python -m funcgrad.as_jax -m pytest tests/       # run a module (here: a library's tests)
+    python -m funcgrad.as_jax -c "import jax; ..."   # run a command
+
+What it does, for the rest of the process (there is no uninstall: modules imported under the alias
+keep references to funcgrad's objects):
+
+- ``import jax`` gives a module ``jax`` whose attributes are ``funcgrad``'s (``jax.grad is
+  funcgrad.grad``), and which reports the JAX version whose API funcgrad follows
+  (``jax.__version__ == "0.10.2"``, ``jax.__version_info__``, ``jax.version``), so that libraries'
+  version checks pass. It is a module of its own only so that it can carry that version; every
+  submodule ``jax.X.Y`` *is* ``funcgrad.X.Y`` (the same module object: ``sys.modules["jax.numpy"]
+  is funcgrad.numpy``), so a rule a library registers in ``jax.interpreters.ad.primitive_jvps``
+  is registered with funcgrad.
+- ``jaxlib`` is the real jaxlib that funcgrad runs on (its version is the one funcgrad was built
+  against, so ``jaxlib.version`` checks pass as they are).
+- A few modules under ``jax._src`` that libraries import as if they were public exist under the
+  alias only (they live in ``funcgrad/as_jax/_jax/``, never in funcgrad's own namespaces), each
+  doing what JAX's does or nothing where nothing is right: ``traceback_util``
+  (``register_exclusion``, ``api_boundary``, ``include_frame``), ``dispatch`` (empty: funcgrad has
+  no runtime tokens to wait for at exit), ``dtypes`` (funcgrad's), ``tree_util._registry`` (a view
+  of funcgrad's pytree registry), ``state.types.AbstractRef``, ``checkify`` (funcgrad's),
+  ``lib.mlir.ir`` and ``lib.mlir.dialects.hlo`` (jaxlib's own MLIR bindings, for lowering rules
+  written with MLIR builders), and ``jax.lib`` / ``jax.version``. Any other ``jax._src.X`` raises
+  ``ModuleNotFoundError`` naming it as a JAX internal, as do the ``jax.X`` that funcgrad lacks.
+
+Limits: the alias is refused (``ImportError``) when the real ``jax`` is already imported in the
+process, since two ``jax`` modules would mix arrays and tracers of two libraries; install it first.
+Code that reads JAX internals beyond the public API and the documented extension API
+(``jax.extend``, ``jax.core``, ``jax.interpreters``) -- private attributes of jaxprs, ``jax._src``
+modules other than the ones above, the C++ ``jaxlib._jax`` types of JAX's own arrays -- sees
+funcgrad's objects or a ``ModuleNotFoundError``. The alias makes names resolve; what funcgrad
+computes is documented in docs/differences_from_jax.md.
+
+>>> import sys, subprocess
+>>> code = "import funcgrad.as_jax, jax, funcgrad; print(jax.__version__, jax.grad is funcgrad.grad)"
+>>> subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+'0.10.2 True\\n'
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+
+__all__ = ["JAX_VERSION", "install", "installed"]
+
+# The JAX release whose public API funcgrad follows (the oracle its tests compare against).
+JAX_VERSION = "0.10.2"
+
+_SHIMS = "funcgrad.as_jax._jax"  # the alias-only modules, laid out as JAX's (``_src/...``, ``lib``)
+
+
+class _JaxModule(types.ModuleType):
+    """The module ``jax``: funcgrad's attributes, JAX's version, and the alias-only submodules."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        funcgrad = importlib.import_module("funcgrad")
+        try:
+            return getattr(funcgrad, name)
+        except AttributeError:
+            pass
+        try:  # ``jax._src``, ``jax.lib``, ``jax.version``: read as attributes without an import
+            return importlib.import_module(f"jax.{name}")
+        except ModuleNotFoundError:
+            raise AttributeError(
+                f"module 'jax' (funcgrad through funcgrad.as_jax) has no attribute {name!r}"
+            ) from None
+
+    def __dir__(self):
+        return sorted({*dir(importlib.import_module("funcgrad")), "__version__", "__version_info__"})
+
+
+def _make_jax_module() -> _JaxModule:
+    module = _JaxModule("jax", "funcgrad through funcgrad.as_jax (see funcgrad.as_jax's docstring)")
+    module.__version__ = JAX_VERSION
+    module.__version_info__ = tuple(int(p) for p in JAX_VERSION.split("."))
+    module.__path__ = []  # a package: ``jax.X`` are found by _AliasFinder, not on a path
+    module.__spec__ = importlib.machinery.ModuleSpec("jax", _Existing(module), is_package=True)
+    module.__loader__ = module.__spec__.loader
+    return module
+
+
+class _Existing(importlib.abc.Loader):
+    """A loader whose module is an object that already exists (funcgrad's module of that name)."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        pass
+
+
+def _find(name: str):
+    """The module ``name`` if it can be imported, else None (a missing parent is missing too)."""
+    try:
+        return importlib.util.find_spec(name) and importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name and (name == e.name or name.startswith(e.name + ".")):
+            return None
+        raise
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    """``jax.X.Y`` -> ``funcgrad.X.Y``, else the alias-only ``funcgrad.as_jax._jax.X.Y``."""
+
+    def find_spec(self, name, path=None, target=None):
+        if not name.startswith("jax."):
+            return None
+        rest = name[len("jax.") :]
+        module = None if rest.startswith("_") else _find(f"funcgrad.{rest}")
+        if module is None:
+            module = _find(f"{_SHIMS}.{rest}")
+        if module is None:
+            what = (
+                "a JAX internal that funcgrad does not provide"
+                if rest.startswith("_")
+                else (f"funcgrad has no funcgrad.{rest}")
+            )
+            raise ModuleNotFoundError(f"No module named {name!r} under funcgrad.as_jax ({what})", name=name)
+        return importlib.machinery.ModuleSpec(name, _Existing(module), is_package=hasattr(module, "__path__"))
+
+
+def installed() -> bool:
+    """Whether the alias is active in this process (``import jax`` gives funcgrad).
+
+    >>> import funcgrad.as_jax as as_jax
+    >>> isinstance(as_jax.installed(), bool)
+    True
+    """
+    return isinstance(sys.modules.get("jax"), _JaxModule)
+
+
+def install() -> None:
+    """Make ``import jax`` and every ``jax.X.Y`` resolve to funcgrad for the rest of the process.
+
+    Idempotent. Raises ``ImportError`` when the real jax is already imported (install the alias
+    before anything imports jax: first line of the script, or ``python -m funcgrad.as_jax``).
+
+    >>> import funcgrad.as_jax as as_jax
+    >>> callable(as_jax.install)
+    True
+    """
+    if installed():
+        return
+    real = sorted(n for n in sys.modules if n == "jax" or n.startswith("jax."))
+    if real:
+        raise ImportError(
+            "funcgrad.as_jax: the real jax is already imported in this process "
+            f"({', '.join(real[:3])}{', ...' if len(real) > 3 else ''}), so `import jax` cannot be "
+            "made to mean funcgrad any more. Install the alias before anything imports jax: put "
+            "`import funcgrad.as_jax` first, or run the program with `python -m funcgrad.as_jax`."
+        )
+    sys.meta_path.insert(0, _AliasFinder())
+    sys.modules["jax"] = _make_jax_module()
+
+
+install()

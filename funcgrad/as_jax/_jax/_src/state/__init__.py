@@ -1,0 +1,1 @@
+"""``jax._src.state`` under the alias (only ``types``)."""
