@@ -33,7 +33,7 @@ import numpy as np
 from funcgrad import xla_bridge
 from funcgrad._api_util import explain_concretization, flatten_outputs
 from funcgrad._shardings import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
-from funcgrad.kernel import batching, core
+from funcgrad.kernel import batching, core, monitoring
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import CacheGroup, register_cache
@@ -326,7 +326,8 @@ class JittedFunction(Dispatcher):
             _logger.warning(
                 "Compiling jit(%s) for arguments (%s)", name, ", ".join(a.str_short() for a in avals)
             )
-        closed = trace_to_jaxpr(flat_fun, avals, names, f"jit({name})")
+        with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, fun_name=name):
+            closed = trace_to_jaxpr(flat_fun, avals, names, f"jit({name})")
         if _jit_flags["enable_checks"]:
             typecheck_jaxpr(closed.jaxpr)
         closed, hoisted = close_over_tracers(closed)

@@ -34,9 +34,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import threading
+import time
 import warnings
+
+from funcgrad.kernel import monitoring
 
 __all__ = [
     "CompilationCacheWarning",
@@ -256,7 +260,10 @@ def compile_or_load(module, client, device_list, compile_options, devices, compi
         'compiled'
     """
     if get_cache_dir() is None:
-        return compile_fn()
+        _note_task("/jax/compilation_cache/task_disabled_cache")
+        return timed_compile(module, compile_fn)
+    _note_task("/jax/compilation_cache/tasks_using_cache")
+    monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")
     key = cache_key(
         module,
         platform=client.platform,
@@ -264,16 +271,22 @@ def compile_or_load(module, client, device_list, compile_options, devices, compi
         compile_options=compile_options.SerializeAsString(),
         devices=devices,
     )
+    start = time.monotonic()
     blob = load(key)
     if blob is not None:
         try:
-            return client.deserialize_executable(blob, device_list, compile_options)
+            loaded = client.deserialize_executable(blob, device_list, compile_options)
+            monitoring.record_event("/jax/compilation_cache/cache_hits")
+            monitoring.record_event_duration_secs(
+                "/jax/compilation_cache/cache_retrieval_time_sec", time.monotonic() - start
+            )
+            return loaded
         # Any failure (e.g. an entry from an incompatible build) means: recompile.
         except Exception as e:  # noqa: BLE001
             _count("errors")
             _warn(f"compilation cache: cannot load entry {key} ({e}); recompiling.")
             _discard(_path(get_cache_dir() or "", key))
-    loaded = compile_fn()
+    loaded = timed_compile(module, compile_fn)
     try:
         data = loaded.serialize()
     # Some executables (e.g. with host callbacks) can't be serialized: just don't cache them.
@@ -281,5 +294,32 @@ def compile_or_load(module, client, device_list, compile_options, devices, compi
         _count("errors")
         _warn(f"compilation cache: executable not serializable ({e}); not caching.")
         return loaded
+    monitoring.record_event("/jax/compilation_cache/cache_misses")
     store(key, data)
     return loaded
+
+
+_tasks_noted: set[str] = set()
+
+
+def _note_task(event: str) -> None:
+    """Record JAX's once-per-process event of whether compiles use the persistent cache."""
+    if event not in _tasks_noted:
+        _tasks_noted.add(event)
+        monitoring.record_event(event)
+
+
+_MODULE_NAME = re.compile(r"module @([\w.$-]+)")
+
+
+def timed_compile(module, compile_fn):
+    """``compile_fn()`` timed as JAX's backend-compile event, ``fun_name`` the module's name
+    (NOTE: [monitoring events]).
+
+    Example:
+        >>> timed_compile("module @jit_f {}", lambda: "compiled")
+        'compiled'
+    """
+    found = _MODULE_NAME.search(module[:400]) if isinstance(module, str) else None
+    with monitoring.timed_event(monitoring.BACKEND_COMPILE_EVENT, fun_name=found[1] if found else "module"):
+        return compile_fn()

@@ -341,7 +341,9 @@ def compile(
     try:
         if host_callbacks:
             module = _mlir_module(module_text)
-            loaded = client.compile_and_load(module, device_list, opts, list(host_callbacks))
+            loaded = compile_cache.timed_compile(
+                module_text, lambda: client.compile_and_load(module, device_list, opts, list(host_callbacks))
+            )
         else:
             loaded = compile_cache.compile_or_load(
                 module_text,
