@@ -1,0 +1,307 @@
+"""Run JAX's documentation notebooks unchanged, cell by cell, on jax and on funcgrad; compare.
+
+Harness only (nothing under ``funcgrad/`` imports it). Each MyST document of JAX's ``docs/`` is
+converted with jupytext and executed twice with nbclient on the ``python3`` kernel: once as
+written (real jax), once with funcgrad answering ``import jax`` (``funcgrad.as_jax``). Every code
+cell is then classified (jax runs with ``JAX_ENABLE_X64=1``: funcgrad is always 64-bit, so jax's
+64-bit numbers are the ones to match):
+
+- ``same``: ran on both, and the printed text (stdout and the cell's value) agrees, numbers to a
+  relative 1e-4 (float32 printing), memory addresses and timings ignored;
+- ``differs``: ran on both, printed something else (the two texts are in the report);
+- ``fails``: ran on jax, raised on funcgrad (the exception is in the report);
+- ``expected-error``: raised on jax too (a cell that demonstrates an error); funcgrad's exception
+  type is compared and reported;
+- ``jax-fails``: raised on jax only (a cell that needs an accelerator, a dataset, a network).
+
+Usage::
+
+    python tests/integration/suites/jax_docs/run_jax_docs.py --jax-repo /path/to/jax \\
+        [--ref jax-v0.10.2] [--report report.md] [--json out.json] [DOC ...]
+
+``DOC`` is a path under ``docs/`` (``notebooks/autodiff_cookbook.md``); without one, the
+documents of ``TUTORIALS`` run. A document file may also be given by its path on disk
+(``--file x.md``), which is how the suite's bounded test drives the harness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+
+# The tutorials issue 30 names, and the other user-facing MyST documents of JAX 0.10.2 that run on
+# a CPU (Pallas, colocated Python, CUTLASS and host offloading need accelerators or runtimes).
+TUTORIALS = [
+    "quickstart.md",
+    "key-concepts.md",
+    "jit-compilation.md",
+    "automatic-vectorization.md",
+    "automatic-differentiation.md",
+    "random-numbers.md",
+    "pytrees.md",
+    "custom_pytrees.md",
+    "control-flow.md",
+    "stateful-computations.md",
+    "jaxpr.md",
+    "tracing.md",
+    "debugging.md",
+    "debugging/flags.md",
+    "external-callbacks.md",
+    "gradient-checkpointing.md",
+    "higher-order.md",
+    "jacobian-vector-products.md",
+    "complex-differentiation.md",
+    "jax-primitives.md",
+    "ffi.md",
+    "parallel.md",
+    "jep/9407-type-promotion.md",
+    "notebooks/autodiff_cookbook.md",
+    "notebooks/Custom_derivative_rules_for_Python_code.md",
+    "notebooks/autodiff_remat.md",
+    "notebooks/thinking_in_jax.md",
+    "notebooks/Common_Gotchas_in_JAX.md",
+    "notebooks/convolutions.md",
+    "notebooks/vmapped_log_probs.md",
+    "notebooks/Writing_custom_interpreters_in_Jax.md",
+    "notebooks/Neural_Network_and_Data_Loading.md",
+    "notebooks/shard_map.md",
+]
+
+# Run first in each kernel: a headless matplotlib, and (funcgrad's run) the alias.
+_PRELUDE = "import matplotlib\nmatplotlib.use('Agg')\n"
+_ALIAS = f"""try:
+    import funcgrad.as_jax
+except ModuleNotFoundError:  # before the public alias existed: the examples harness's alias
+    import sys
+    sys.path.insert(0, {os.path.join(ROOT, "tests", "integration", "suites", "examples")!r})
+    import jax_alias
+    jax_alias.install()
+"""
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")
+_TIMING = re.compile(r"(per loop|loops? each|[µmn]s ±|\d+(\.\d+)? ?(µs|ms|ns)\b)")
+
+
+@dataclass
+class CellResult:
+    index: int
+    first_line: str
+    status: str
+    jax_text: str = ""
+    funcgrad_text: str = ""
+    jax_error: str = ""
+    funcgrad_error: str = ""
+
+
+@dataclass
+class DocResult:
+    doc: str
+    seconds: dict = field(default_factory=dict)
+    cells: list = field(default_factory=list)
+
+    def counts(self) -> dict:
+        out: dict = {}
+        for c in self.cells:
+            out[c.status] = out.get(c.status, 0) + 1
+        return out
+
+
+def read_document(jax_repo: str | None, ref: str, doc: str, file: str | None = None):
+    """The notebook of one MyST document, from a git checkout at ``ref`` or from a file."""
+    if file is not None:
+        with open(file) as f:
+            text = f.read()
+    else:
+        text = subprocess.run(
+            ["git", "-C", jax_repo, "show", f"{ref}:docs/{doc}"], check=True, capture_output=True, text=True
+        ).stdout
+    return jupytext.reads(text, fmt="md:myst")
+
+
+def _cell_outcome(cell) -> tuple[str, str]:
+    """(printed text, error) of an executed cell: stdout, the value's text/plain; the exception."""
+    text, error = [], ""
+    for out in cell.get("outputs", []):
+        kind = out.get("output_type")
+        if kind == "stream" and out.get("name") == "stdout":
+            text.append(out.get("text", ""))
+        elif kind in ("execute_result", "display_data"):
+            plain = out.get("data", {}).get("text/plain")
+            if plain and "<Figure" not in plain and "matplotlib" not in plain:
+                text.append(plain if isinstance(plain, str) else "".join(plain))
+        elif kind == "error":
+            error = f"{out.get('ename')}: {out.get('evalue', '')}".strip()
+    return "".join(text), error
+
+
+def execute(nb, *, alias: bool, workdir: str, timeout: float) -> tuple[list, float]:
+    """Execute a copy of ``nb`` (errors allowed); the executed code cells and the wall time."""
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    prelude = _PRELUDE + (_ALIAS if alias else "")
+    nb.cells.insert(0, nbformat.v4.new_code_cell(prelude))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    # funcgrad is always 64-bit (docs/differences_from_jax.md): the oracle is jax with x64 on, so
+    # that dtypes and printed digits are comparable.
+    env["JAX_ENABLE_X64"] = "1"
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=timeout,
+        allow_errors=True,
+        resources={"metadata": {"path": workdir}},
+    )
+    start = time.perf_counter()
+    old = dict(os.environ)
+    os.environ.update(env)  # the kernel inherits the harness's environment
+    try:
+        client.execute(cwd=workdir)
+    except Exception as e:  # a dead kernel or a timeout ends the document; later cells count as not run
+        print(f"  kernel stopped: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    cells = [c for c in nb.cells[1:] if c.cell_type == "code"]
+    return cells, time.perf_counter() - start
+
+
+def _numbers_agree(a: str, b: str, rtol: float, atol: float) -> bool:
+    x, y = float(a), float(b)
+    if math.isnan(x) or math.isnan(y):
+        return math.isnan(x) and math.isnan(y)
+    return x == y or abs(x - y) <= atol + rtol * max(abs(x), abs(y))
+
+
+def texts_agree(jax_text: str, funcgrad_text: str, rtol: float = 1e-4, atol: float = 1e-6) -> bool:
+    """Whether two printed outputs say the same: same words, numbers to ``rtol``/``atol``.
+
+    >>> texts_agree("Array([1.0000001, 2.], dtype=float32)", "Array([1.       , 2.], dtype=float32)")
+    True
+    >>> texts_agree("[1. 2.]", "[1. 3.]")
+    False
+    """
+    a, b = _ADDRESS.sub("0x", jax_text), _ADDRESS.sub("0x", funcgrad_text)
+    na, nb = _NUMBER.findall(a), _NUMBER.findall(b)
+    words_a = " ".join(_NUMBER.sub(" # ", a).split())
+    words_b = " ".join(_NUMBER.sub(" # ", b).split())
+    if words_a != words_b or len(na) != len(nb):
+        return False
+    return all(_numbers_agree(p, q, rtol, atol) for p, q in zip(na, nb))
+
+
+def compare(doc: str, jax_cells, funcgrad_cells) -> DocResult:
+    result = DocResult(doc)
+    for i, (jc, fc) in enumerate(zip(jax_cells, funcgrad_cells)):
+        first = next((ln for ln in jc.source.splitlines() if ln.strip() and not ln.startswith("#")), "")[:80]
+        jt, je = _cell_outcome(jc)
+        ft, fe = _cell_outcome(fc)
+        ran_j, ran_f = bool(jc.get("execution_count")), bool(fc.get("execution_count"))
+        if not ran_j or je:
+            status = "jax-fails" if not (ran_f and fe) else "expected-error"
+            if je and fe and je.split(":")[0] != fe.split(":")[0]:
+                status = "expected-error (other type)"
+            if je and not fe and ran_f:
+                status = "jax-fails"
+        elif not ran_f or fe:
+            status = "fails"
+        elif _TIMING.search(jt) or texts_agree(jt, ft):
+            status = "same"
+        else:
+            status = "differs"
+        result.cells.append(CellResult(i, first, status, jt[:600], ft[:600], je[:300], fe[:300]))
+    return result
+
+
+def run_document(jax_repo, ref, doc, *, file=None, timeout=240.0) -> DocResult:
+    nb = read_document(jax_repo, ref, doc, file)
+    with tempfile.TemporaryDirectory() as work:
+        jax_cells, tj = execute(nb, alias=False, workdir=work, timeout=timeout)
+    with tempfile.TemporaryDirectory() as work:
+        fg_cells, tf = execute(nb, alias=True, workdir=work, timeout=timeout)
+    result = compare(doc, jax_cells, fg_cells)
+    result.seconds = {"jax": round(tj, 1), "funcgrad": round(tf, 1)}
+    return result
+
+
+def report(results: list[DocResult]) -> str:
+    lines = [
+        "| document | cells | ran on jax | same | differs | fails on funcgrad | jax s | funcgrad s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    totals = dict.fromkeys(("cells", "ran", "same", "differs", "fails"), 0)
+    for r in results:
+        c = r.counts()
+        ran = c.get("same", 0) + c.get("differs", 0) + c.get("fails", 0)
+        row = dict(cells=len(r.cells), ran=ran, same=c.get("same", 0), differs=c.get("differs", 0), fails=c.get("fails", 0))
+        for k in totals:
+            totals[k] += row[k]
+        lines.append(
+            f"| {r.doc} | {row['cells']} | {ran} | {row['same']} | {row['differs']} | {row['fails']} "
+            f"| {r.seconds.get('jax', '')} | {r.seconds.get('funcgrad', '')} |"
+        )
+    lines.append(
+        f"| **all** | {totals['cells']} | {totals['ran']} | {totals['same']} | {totals['differs']} | {totals['fails']} | | |"
+    )
+    lines.append("")
+    for r in results:
+        bad = [c for c in r.cells if c.status in ("fails", "differs", "expected-error (other type)")]
+        if not bad:
+            continue
+        lines.append(f"### {r.doc}")
+        for c in bad:
+            what = c.funcgrad_error or f"jax printed {c.jax_text[:200]!r}, funcgrad {c.funcgrad_text[:200]!r}"
+            if c.status.startswith("expected"):
+                what = f"jax: {c.jax_error[:120]} / funcgrad: {c.funcgrad_error[:120]}"
+            lines.append(f"- cell {c.index} `{c.first_line}` ({c.status}): {what}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("docs", nargs="*", help="documents under docs/ (default: TUTORIALS)")
+    p.add_argument("--jax-repo", help="a git checkout of github.com/jax-ml/jax")
+    p.add_argument("--ref", default="jax-v0.10.2")
+    p.add_argument("--file", help="run one MyST file from disk instead")
+    p.add_argument("--report", help="write the Markdown report here")
+    p.add_argument("--json", help="write every cell's result here")
+    p.add_argument("--timeout", type=float, default=240.0, help="seconds per cell")
+    args = p.parse_args(argv)
+    if args.file is None and args.jax_repo is None:
+        p.error("give --jax-repo (a checkout of jax-ml/jax) or --file")
+    docs = [args.file] if args.file else (args.docs or TUTORIALS)
+    results = []
+    for doc in docs:
+        print(f"{doc} ...", file=sys.stderr, flush=True)
+        r = run_document(args.jax_repo, args.ref, doc, file=args.file, timeout=args.timeout)
+        print(f"  {r.counts()} {r.seconds}", file=sys.stderr, flush=True)
+        results.append(r)
+    text = report(results)
+    if args.report:
+        with open(args.report, "w") as f:
+            f.write(text + "\n")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([dict(doc=r.doc, seconds=r.seconds, cells=[asdict(c) for c in r.cells]) for r in results], f, indent=1)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
