@@ -37,7 +37,6 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
-import jupytext
 import nbformat
 from nbclient import NotebookClient
 
@@ -123,6 +122,8 @@ class DocResult:
 
 def read_document(jax_repo: str | None, ref: str, doc: str, file: str | None = None):
     """The notebook of one MyST document, from a git checkout at ``ref`` or from a file."""
+    import jupytext  # (here: the harness's one extra dependency, needed only to read MyST)
+
     if file is not None:
         with open(file) as f:
             text = f.read()
