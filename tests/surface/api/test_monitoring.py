@@ -85,8 +85,8 @@ def test_registry_as_jax():
     jax = pytest.importorskip("jax")
     for mon in (monitoring, jax.monitoring):
         log = []
-        a = lambda e, **kw: log.append(("a", e, kw))  # noqa: E731
-        b = lambda e, **kw: log.append(("b", e, kw))  # noqa: E731
+        a = lambda e, log=log, **kw: log.append(("a", e, kw))  # noqa: E731
+        b = lambda e, log=log, **kw: log.append(("b", e, kw))  # noqa: E731
         mon.register_event_listener(a)
         mon.register_event_listener(b)
         mon.record_event("/x", k=1)
