@@ -3,7 +3,7 @@
 Layer: xla_bridge (compiler half). May import: stdlib, numpy, jaxlib's MLIR Python bindings
 (``jaxlib.mlir``: the one module of the compiler half that does, and only when a library asks for
 it: ``funcgrad.interpreters.mlir`` imports it), the funcgrad kernel and the siblings
-``emitter``, ``lowering`` and ``dtypes``. Never the surface, never jax.
+``emitter``, ``lowering``, ``dtypes`` and ``ffi``. Never the surface, never jax.
 
 # NOTE: [spliced lowering rules]
 # funcgrad emits StableHLO as text (xla_bridge/lowering.py says why). A rule written as JAX's
@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from funcgrad.xla_bridge import ffi as _xffi
 from funcgrad.xla_bridge.dtypes import dense_attr
 from funcgrad.xla_bridge.emitter import (
     LoweringError,
@@ -55,6 +56,7 @@ __all__ = [
     "aval_to_ir_type",
     "dtype_to_ir_type",
     "emit_python_callback",
+    "ffi_custom_call",
     "ir_attribute",
     "ir_constant",
     "jaxpr_subcomp",
@@ -637,3 +639,69 @@ def emit_python_callback(
     if token is not None:
         new_token, results = results[0], results[1:]
     return results, new_token, host
+
+
+# ----------------------------------------------------------------------------------------------
+# FFI custom calls from a rule (funcgrad.ffi.build_ffi_lowering_function)
+
+
+def _default_layouts(avals):
+    return [tuple(reversed(range(len(a.shape)))) for a in avals]
+
+
+def ffi_custom_call(
+    ctx: LoweringRuleContext,
+    target: str,
+    operands: Sequence,
+    params: dict,
+    *,
+    operand_layouts=None,
+    result_layouts=None,
+    backend_config=None,
+    api_version: int = 4,
+    has_side_effect: bool = False,
+    operand_output_aliases: dict | None = None,
+    result_types=None,
+    **unused,
+):
+    """The ``stablehlo.custom_call`` op of an FFI target, built with the bindings (the attributes
+    as in NOTE: [FFI custom call form]); ``params`` become the handler's attributes."""
+    if result_types is None:
+        result_types = [aval_to_ir_type(a) for a in ctx.avals_out]
+    if api_version >= 4:
+        if backend_config is not None and not isinstance(backend_config, dict):
+            raise ValueError("When api_version >= 4, backend_config must be a dictionary.")
+        entries = {**(backend_config or {}), **params}
+        texts = []
+        for k, v in sorted(entries.items()):
+            texts.append(f"{_xffi._key(k)} = {v if isinstance(v, ir.Attribute) else _xffi.attribute_text(v)}")
+        config = ir.Attribute.parse("{" + ", ".join(texts) + "}")
+    else:
+        if params:
+            raise ValueError(
+                "The use of ffi_call attributes requires a custom call API version of at least 4; "
+                f"got api_version={api_version}."
+            )
+        config = ir.StringAttr.get(backend_config or "")
+    in_layouts = operand_layouts if operand_layouts is not None else _default_layouts(ctx.avals_in)
+    out_layouts = result_layouts if result_layouts is not None else _default_layouts(ctx.avals_out)
+    in_layouts = [lay if lay is not None else d for lay, d in zip(in_layouts, _default_layouts(ctx.avals_in))]
+    out_layouts = [
+        lay if lay is not None else d for lay, d in zip(out_layouts, _default_layouts(ctx.avals_out))
+    ]
+    aliases = []
+    for i, o in sorted((operand_output_aliases or {}).items()):
+        aliases.append(hlo.OutputOperandAlias.get([o] if len(result_types) > 1 else [], i, []))
+    i32 = ir.IntegerType.get_signless(32)
+    return hlo.CustomCallOp(
+        list(result_types),
+        list(operands),
+        call_target_name=ir.StringAttr.get(target),
+        has_side_effect=ir.BoolAttr.get(bool(has_side_effect)),
+        backend_config=config,
+        api_version=ir.IntegerAttr.get(i32, int(api_version)),
+        called_computations=ir.ArrayAttr.get([]),
+        operand_layouts=ir.ArrayAttr.get([ir.Attribute.parse(_xffi._layout(lay)) for lay in in_layouts]),
+        result_layouts=ir.ArrayAttr.get([ir.Attribute.parse(_xffi._layout(lay)) for lay in out_layouts]),
+        output_operand_aliases=ir.ArrayAttr.get(aliases),
+    )

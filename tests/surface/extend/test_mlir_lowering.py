@@ -192,7 +192,8 @@ def test_module_helpers():
     # merge: the lowered main becomes a private function of another module
     with mlir.make_ir_context() as ctx, mlir.ir.Location.unknown():
         dst = mlir.ir.Module.parse(
-            "module {\n func.func private @f(%a: tensor<f32>) -> tensor<f32> {\n return %a : tensor<f32>\n }\n}"
+            "module {\n func.func private @f(%a: tensor<f32>) -> tensor<f32> {\n"
+            " return %a : tensor<f32>\n }\n}"
         )
         src = mlir.ir.Module.parse(text)
         name = mlir.merge_mlir_modules(dst, "f", src)

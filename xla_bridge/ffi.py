@@ -1,0 +1,233 @@
+"""XLA's typed FFI: registering a user's C/C++ handlers with jaxlib and lowering a call to one.
+
+Layer: xla_bridge. May import: stdlib, numpy, jaxlib (``xla_client``, ``_jax``), the funcgrad
+kernel and the siblings ``emitter`` and ``dtypes``. Never the surface, never jax.
+
+The surface (``funcgrad/ffi.py``) defines the ``ffi_call`` primitive and its transformation rules,
+as JAX defines it outside its primitive catalog; this module holds what talks to XLA: the
+registrations (``register_target``, ``register_type``, ``register_batch_partitionable``), the
+headers (``include_dir``), and ``lower_ffi_call``, the text lowering rule of the primitive.
+
+# NOTE: [FFI custom call form]
+# A call of a typed-FFI handler is ``stablehlo.custom_call @target(...)`` with ``api_version =
+# 4 : i32`` (StableHLO's API_VERSION_TYPED_FFI) and the keyword arguments of the call as the
+# dictionary ``backend_config = {eps = 1.0e-05 : f32, ...}``, which XLA decodes into the
+# handler's typed attributes (JAX writes the same dictionary as ``mhlo.backend_config`` beside
+# api_version 1; XLA reads both forms the same way, and funcgrad's host callbacks already use
+# this one). Python values become attributes as JAX converts them: ``int`` -> ``i64``, ``float``
+# -> ``f64``, ``bool`` -> ``i1``, NumPy scalars keep their dtype, NumPy arrays become dense
+# elements, ``str`` a string, dicts dictionaries. Layouts are minor-to-major ``dense<...> :
+# tensor<Nxindex>``; ``input_output_aliases`` become ``output_operand_aliases``. A legacy
+# target (api_version < 4) gets its opaque ``backend_config`` string instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+import jaxlib
+import numpy as np
+from funcgrad.xla_bridge.dtypes import dense_attr
+from funcgrad.xla_bridge.emitter import LoweringError, aval_type
+from jaxlib import _jax
+from jaxlib import xla_client as xc
+
+__all__ = [
+    "HashableAttribute",
+    "attribute_text",
+    "include_dir",
+    "is_registered",
+    "lower_ffi_call",
+    "register_batch_partitionable",
+    "register_target",
+    "register_type",
+]
+
+# funcgrad's platform names -> XLA's (jaxlib keys its FFI registry by the latter).
+_XLA_PLATFORMS = {"cpu": "Host", "host": "Host", "cuda": "CUDA", "gpu": "CUDA", "rocm": "ROCM"}
+
+
+def include_dir() -> str:
+    """The folder of the C/C++ headers jaxlib ships (``xla/ffi/api/ffi.h``): compile a handler
+    with ``-I`` this folder.
+
+    >>> os.path.exists(os.path.join(include_dir(), "xla", "ffi", "api", "ffi.h"))
+    True
+    """
+    return os.path.join(os.path.dirname(os.path.abspath(jaxlib.__file__)), "include")
+
+
+def register_target(name: str, fn, platform: str = "cpu", api_version: int = 1, **kwargs) -> None:
+    """Register ``fn`` (a PyCapsule of a handler, or a dict of them by FFI stage) as the custom
+    call target ``name`` on ``platform`` (api_version 1: typed FFI; 0: the legacy custom call)."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"register_ffi_target: the target name must be a non-empty str, got {name!r}")
+    xc.register_custom_call_target(name, fn, platform=platform, api_version=api_version, **kwargs)
+    _registered.add((name, _XLA_PLATFORMS.get(platform, platform)))
+
+
+# Targets registered through funcgrad: jaxlib queues a registration made before the platform's
+# client exists (and lists only typed-FFI handlers), so its registry alone cannot tell.
+_registered: set[tuple[str, str]] = set()
+
+
+def register_type(name: str, type_registration, platform: str = "cpu") -> None:
+    """Register a user type for FFI handlers (``{"type_id": capsule, "type_info": capsule}``)."""
+    return xc.register_custom_type(name, type_registration, platform=platform)
+
+
+def register_batch_partitionable(name: str) -> None:
+    """Let the partitioner run target ``name`` on each shard of a batch-sharded operand."""
+    xc.register_custom_call_as_batch_partitionable(name)
+
+
+def is_registered(name: str, platform: str) -> bool:
+    """Whether XLA has an FFI handler ``name`` for ``platform`` (or a legacy target of it)."""
+    xla_platform = _XLA_PLATFORMS.get(platform, platform)
+    if (name, xla_platform) in _registered:
+        return True
+    try:
+        return name in _jax.custom_call_targets(xla_platform)
+    except Exception:  # a platform jaxlib has no registry for: let XLA decide at compile time
+        return True
+
+
+# ----------------------------------------------------------------------------------------------
+# Attributes as text
+
+
+class HashableAttribute:
+    """A NumPy array or dict attribute of an FFI call, hashable by value (the call's parameters
+    key the compiled-program caches)."""
+
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value):
+        self.value = value
+        if isinstance(value, np.ndarray):
+            self._key = ("array", value.dtype.str, value.shape, value.tobytes())
+        else:
+            items = (
+                (k, HashableAttribute(v) if isinstance(v, np.ndarray | dict) else v) for k, v in value.items()
+            )
+            self._key = ("dict", tuple(sorted(items, key=lambda kv: kv[0])))
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __eq__(self, other):
+        return isinstance(other, HashableAttribute) and self._key == other._key
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+def _string(s: str) -> str:
+    out = []
+    for b in s.encode("utf-8"):
+        c = chr(b)
+        out.append(c if 32 <= b < 127 and c not in '"\\' else f"\\{b:02X}")
+    return '"' + "".join(out) + '"'
+
+
+def attribute_text(value) -> str:
+    """The MLIR attribute text of a keyword argument of an FFI call (NOTE: [FFI custom call form]).
+
+    >>> attribute_text(np.float32(0.5)), attribute_text(3), attribute_text(True), attribute_text("a")
+    ('0.5 : f32', '3 : i64', 'true', '"a"')
+    >>> attribute_text(np.arange(3, dtype=np.int32))
+    'dense<[0, 1, 2]> : tensor<3xi32>'
+    """
+    if isinstance(value, HashableAttribute):
+        value = value.value
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, int):
+        return f"{int(value)} : i64"
+    if isinstance(value, float):
+        value = np.float64(value)
+    if isinstance(value, np.generic):
+        m = re.fullmatch(r"dense<(.*)> : tensor<(.*)>", dense_attr(np.asarray(value)))
+        literal, type_ = m.group(1), m.group(2)
+        if value.dtype.kind == "f" and re.fullmatch(r"-?[0-9]+", literal):
+            literal += ".0"
+        return f"{literal} : {type_}"
+    if isinstance(value, np.ndarray):
+        return dense_attr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)} = {attribute_text(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(attribute_text(v) for v in value) + "]"
+    raise TypeError(
+        f"an FFI attribute cannot be a {type(value).__name__} ({value!r}): pass a bool, int, float, str, "
+        "NumPy scalar or array, or a dict of these"
+    )
+
+
+def _key(k) -> str:
+    if not isinstance(k, str):
+        raise TypeError(f"FFI attribute names must be str, got {k!r}")
+    return k if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", k) else _string(k)
+
+
+def _layout(minor_to_major: Sequence[int]) -> str:
+    n = len(minor_to_major)
+    body = "" if n == 0 else "[" + ", ".join(str(int(d)) for d in minor_to_major) + "]"
+    return f"dense<{body}> : tensor<{n}xindex>"
+
+
+# ----------------------------------------------------------------------------------------------
+# The lowering rule
+
+
+def lower_ffi_call(
+    ctx,
+    *args,
+    result_avals,
+    target_name: str,
+    has_side_effect: bool,
+    input_layouts,
+    output_layouts,
+    input_output_aliases,
+    custom_call_api_version: int,
+    legacy_backend_config,
+    attributes,
+    vmap_method=None,
+):
+    """The custom call of an ``ffi_call`` equation (NOTE: [FFI custom call form])."""
+    platform = ctx.fb.module.platform
+    if custom_call_api_version >= 4 and not is_registered(target_name, platform):
+        raise LoweringError(
+            f"no FFI target named {target_name!r} is registered for the platform {platform!r}: register "
+            f"the handler first with funcgrad.ffi.register_ffi_target({target_name!r}, "
+            f"funcgrad.ffi.pycapsule(lib.Handler), platform={platform!r})"
+        )
+    in_types = [aval_type(a) for a in ctx.avals_in]
+    out_types = [aval_type(a) for a in ctx.avals_out]
+    attrs = []
+    if custom_call_api_version >= 4:
+        config = ", ".join(f"{_key(k)} = {attribute_text(v)}" for k, v in attributes)
+        attrs.append(f"api_version = {int(custom_call_api_version)} : i32, backend_config = {{{config}}}")
+    else:
+        attrs.append(f"api_version = {int(custom_call_api_version)} : i32")
+        attrs.append(f"backend_config = {_string(legacy_backend_config or '')}")
+    attrs.append(f"has_side_effect = {'true' if has_side_effect else 'false'}")
+    attrs.append("operand_layouts = [" + ", ".join(_layout(lay) for lay in input_layouts) + "]")
+    attrs.append("result_layouts = [" + ", ".join(_layout(lay) for lay in output_layouts) + "]")
+    if input_output_aliases:
+        many = len(out_types) > 1
+        aliases = ", ".join(
+            f"#stablehlo.output_operand_alias<output_tuple_indices = [{o if many else ''}], "
+            f"operand_index = {i}, operand_tuple_indices = []>"
+            for i, o in input_output_aliases
+        )
+        attrs.append(f"output_operand_aliases = [{aliases}]")
+    rhs = (
+        f"stablehlo.custom_call @{target_name}({', '.join(args)}) {{{', '.join(attrs)}}} : "
+        f"({', '.join(in_types)}) -> ({', '.join(out_types)})"
+    )
+    return ctx.fb.emit_results(rhs, len(out_types))
