@@ -21,6 +21,7 @@ retraced more than ``RETRACE_WARNING_THRESHOLD`` times warns once, naming what c
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import inspect
 import logging
@@ -45,6 +46,7 @@ from funcgrad.xla_bridge.lowering import lower_jaxpr
 from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
 
 __all__ = [
+    "ArgInfo",
     "CacheInfo",
     "CompiledCall",
     "JittedFunction",
@@ -418,7 +420,12 @@ class JittedFunction(Dispatcher):
         { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
         """
         staged, flat, donated = self._stage(args, kwargs)
-        return Traced(self, staged, donated, flat)
+        _, _, dyn_args, dyn_kwargs = self._split(args, kwargs)
+        _, tree = tu.tree_flatten((tuple(dyn_args), dict(dyn_kwargs)))
+        n_h = len(staged.hoisted)
+        flags = tuple(donated)[n_h:]
+        infos = [ArgInfo(a, bool(d)) for a, d in zip(staged.closed.in_avals[n_h:], flags)]
+        return Traced(self, staged, donated, flat, tu.tree_unflatten(tree, infos))
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower to StableHLO for these arguments; ``.as_text()``, ``.compile()``.
@@ -464,10 +471,37 @@ class JittedFunction(Dispatcher):
         return f"<jitted function {self._name}>"
 
 
-class Traced:
-    """A traced jitted call: ``.jaxpr`` (ClosedJaxpr), ``.in_avals``, ``.out_info``, ``.lower()``."""
+@dataclasses.dataclass(frozen=True)
+class ArgInfo:
+    """One array argument of a traced, lowered or compiled call (``jax.stages.ArgInfo``): its
+    abstract value and whether it is donated. ``args_info`` of a ``Traced``/``Lowered``/
+    ``Compiled`` is the ``(args, kwargs)`` tree of them, static arguments left out.
 
-    def __init__(self, fun: JittedFunction, staged: Staged, donated, flat=()):
+    >>> import funcgrad.numpy as fnp
+    >>> f = jit(lambda x, n: x * n, static_argnums=1, donate_argnums=0)
+    >>> (info,), kwargs = f.trace(fnp.ones(3), 2).args_info
+    >>> info.shape, info.dtype, info.donated, kwargs
+    ((3,), dtype('float64'), True, {})
+    """
+
+    _aval: Any
+    donated: bool
+
+    @property
+    def shape(self):
+        return self._aval.shape
+
+    @property
+    def dtype(self):
+        return self._aval.dtype
+
+
+class Traced:
+    """A traced jitted call: ``.jaxpr`` (ClosedJaxpr), ``.in_avals``, ``.out_info``,
+    ``.args_info``, ``.lower()``."""
+
+    def __init__(self, fun: JittedFunction, staged: Staged, donated, flat=(), args_info=None):
+        self.args_info = args_info
         self._fun = fun
         self._staged = staged
         self._donated = donated
@@ -482,7 +516,9 @@ class Traced:
                 f"jit({self._fun._name}).lower: the function closes over a value traced by an "
                 "enclosing transformation; lower it outside of grad/vmap/jit"
             )
-        return Lowered(self._fun, self._staged, self._donated, self._flat)
+        lowered = Lowered(self._fun, self._staged, self._donated, self._flat)
+        lowered.args_info = self.args_info
+        return lowered
 
     def __str__(self):
         return str(self.jaxpr)
@@ -493,6 +529,8 @@ _DIALECTS = (None, "stablehlo", "hlo")
 
 class Lowered:
     """A lowered jitted call: ``.as_text()`` (StableHLO, or XLA's HLO), ``.compile()``."""
+
+    args_info = None  # the Traced's (ArgInfo tree), set by Traced.lower
 
     def __init__(self, fun: JittedFunction, staged: Staged, donated, flat=()):
         self._fun = fun
@@ -538,12 +576,19 @@ class Lowered:
         arguments like these."""
         f = self._fun
         if self._spmd is not None:
-            return CompiledCall(f, self._staged, self._spmd)
-        return CompiledCall(f, self._staged, compiled(self._staged.closed, f._name, self._donated, f._device))
+            out = CompiledCall(f, self._staged, self._spmd)
+        else:
+            out = CompiledCall(
+                f, self._staged, compiled(self._staged.closed, f._name, self._donated, f._device)
+            )
+        out.args_info = getattr(self, "args_info", None)
+        return out
 
 
 class CompiledCall:
     """A compiled jitted call; call it with arguments of the lowered shapes/dtypes."""
+
+    args_info = None  # the Lowered's (ArgInfo tree), set by Lowered.compile
 
     def __init__(self, fun: JittedFunction, staged: Staged, c):
         self._fun = fun
