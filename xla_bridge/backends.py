@@ -40,6 +40,7 @@ __all__ = [
     "XlaBridgeError",
     "backend_started",
     "chosen_default_platform",
+    "compile_options",
     "configure_cpu_client",
     "cpu_async_dispatch",
     "cpu_client_options",
@@ -469,6 +470,33 @@ def resolve_device(device=None, backend: str | None = None):
         return get_backend(backend).default_device
     except XlaBridgeError as e:
         raise ValueError(f"backend={backend!r} is not available: {e}") from None
+
+
+def compile_options(
+    num_replicas: int, num_partitions: int, device_assignment=None, env_options_overrides=None
+):
+    """XLA's ``CompileOptions`` for ``num_replicas`` x ``num_partitions`` devices (JAX's
+    ``get_compile_options``, behind ``funcgrad.extend.backend``): SPMD partitioning with Shardy
+    when there are several partitions; ``device_assignment`` an array of device ids of shape
+    ``(num_replicas, num_partitions)``; ``env_options_overrides`` XLA debug options by name.
+
+    >>> o = compile_options(1, 2, np.array([[0, 1]]))
+    >>> o.num_partitions, o.device_assignment.computation_count()
+    (2, 2)
+    """
+    opts = xc.CompileOptions()
+    opts.num_replicas = num_replicas
+    opts.num_partitions = num_partitions
+    build = opts.executable_build_options
+    if num_partitions > 1:
+        build.use_spmd_partitioning = True
+        build.use_shardy_partitioner = True
+    if device_assignment is not None:
+        ids = np.asarray([getattr(d, "id", d) for d in np.ravel(device_assignment)], np.int64)
+        opts.device_assignment = xc.DeviceAssignment.create(ids.reshape(num_replicas, num_partitions))
+    if env_options_overrides:
+        opts.env_option_overrides = [(k, str(v)) for k, v in env_options_overrides.items()]
+    return opts
 
 
 def _backend_of(device) -> Backend:
