@@ -35,6 +35,12 @@ float InverseRms(float eps, int64_t n, const float* x) {
 }
 
 ffi::Error RmsNormImpl(float eps, ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y) {
+  // The caller declares the result's shape (ffi_call's result_shape_dtypes): check it.
+  auto xd = x.dimensions();
+  auto yd = y->dimensions();
+  bool same = xd.size() == yd.size();
+  for (size_t i = 0; same && i < xd.size(); ++i) same = xd[i] == yd[i];
+  if (!same) return ffi::Error::InvalidArgument("rms_norm: the result must have the shape of x");
   auto [rows, n] = RowsAndLength(x);
   if (n == 0) return ffi::Error::Success();
   const float* in = x.typed_data();

@@ -1,0 +1,287 @@
+"""``funcgrad.ffi``: a C++ kernel built against the XLA FFI headers that jaxlib ships
+(tests/_support/ffi/rms_norm.cc, RMS normalisation as in JAX's FFI tutorial) called from eager
+code, ``jit``, ``vmap`` (each ``vmap_method``) and ``grad`` through ``custom_vjp``, against a NumPy
+reference; the lowered custom call and the errors of a wrong call without compiling anything."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pathlib
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from funcgrad.xla_bridge.emitter import LoweringError
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import ffi
+from funcgrad.interpreters import mlir
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ShapedArray
+
+SOURCE = pathlib.Path(__file__).resolve().parents[1] / "_support" / "ffi" / "rms_norm.cc"
+EPS = np.float32(1e-5)
+RNG = np.random.default_rng(0)
+# A target jaxlib registers itself (the Python host callback): calls to it can be lowered to text
+# without building anything; they are never compiled here.
+KNOWN = "xla_ffi_python_cpu_callback"
+
+
+def rms_norm_ref(x, eps=EPS):
+    x = np.asarray(x, np.float64)
+    return x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + eps)
+
+
+def rms_norm_vjp_ref(x, ct, eps=EPS):
+    x, ct = np.asarray(x, np.float64), np.asarray(ct, np.float64)
+    r = 1 / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + eps)
+    return r * ct - x * r**3 * np.mean(x * ct, axis=-1, keepdims=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# Without a compiler: the lowered call and the errors
+
+
+def test_include_dir_has_the_ffi_headers():
+    assert (pathlib.Path(ffi.include_dir()) / "xla" / "ffi" / "api" / "ffi.h").is_file()
+    from funcgrad.extend import ffi as extend_ffi
+
+    assert extend_ffi.ffi_call is ffi.ffi_call and extend_ffi.include_dir is ffi.include_dir
+
+
+def test_lowered_custom_call_attributes_layouts_and_aliases():
+    def f(x, y):
+        call = ffi.ffi_call(
+            KNOWN,
+            (funcgrad.ShapeDtypeStruct(x.shape, x.dtype), funcgrad.ShapeDtypeStruct((), np.float32)),
+            has_side_effect=True,
+            input_layouts=[(1, 0), None],
+            output_layouts=[(1, 0), None],
+            input_output_aliases={0: 0},
+        )
+        return call(x, y, eps=np.float32(0.5), n=3, flag=True, name="abc", arr=np.arange(3, dtype=np.int32))
+
+    text = funcgrad.jit(f).lower(np.ones((2, 3), np.float32), np.float32(1)).as_text()
+    line = next(ln for ln in text.splitlines() if "custom_call" in ln)
+    assert f"stablehlo.custom_call @{KNOWN}(%arg0, %arg1)" in line
+    assert "api_version = 4 : i32" in line and "has_side_effect = true" in line
+    assert (
+        "backend_config = {arr = dense<[0, 1, 2]> : tensor<3xi32>, eps = 0.5 : f32, flag = true, "
+        'n = 3 : i64, name = "abc"}' in line
+    )
+    # major-to-minor (1, 0) is XLA's minor-to-major [0, 1]; a scalar has the empty layout
+    assert "operand_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]" in line
+    assert "output_tuple_indices = [0], operand_index = 0" in line
+    # a side-effecting call stays in the program when its result is unused
+    jaxpr = funcgrad.make_jaxpr(lambda x, y: (f(x, y), x)[1])(np.ones((2, 3), np.float32), np.float32(1))
+    assert "ffi_call_effect" in str(jaxpr)
+    text = (
+        funcgrad.jit(lambda x, y: (f(x, y), x * 2)[1])
+        .lower(np.ones((2, 3), np.float32), np.float32(1))
+        .as_text()
+    )
+    assert "custom_call" in text
+
+
+def test_legacy_api_version_takes_an_opaque_backend_config():
+    call = ffi.ffi_call(
+        KNOWN,
+        funcgrad.ShapeDtypeStruct((2,), np.float64),
+        custom_call_api_version=2,
+        legacy_backend_config="opaque",
+    )
+    text = funcgrad.jit(call).lower(np.ones(2)).as_text()
+    assert 'api_version = 2 : i32, backend_config = "opaque"' in text
+    with pytest.raises(
+        ValueError, match="legacy_backend_config parameter requires custom_call_api_version < 4"
+    ):
+        ffi.ffi_call(KNOWN, np.zeros(2), legacy_backend_config="x")
+
+
+def test_errors_of_a_wrong_call():
+    x = np.ones(3, np.float32)
+    with pytest.raises(
+        LoweringError, match="no FFI target named 'not_registered_anywhere'.*register_ffi_target"
+    ):
+        funcgrad.jit(ffi.ffi_call("not_registered_anywhere", x))(x)
+    with pytest.raises(LoweringError, match="no FFI target named 'not_registered_anywhere'"):
+        ffi.ffi_call("not_registered_anywhere", x)(x)  # eager: compiled, so the same error
+    with pytest.raises(ValueError, match="must have 'shape' and 'dtype'.*position 1"):
+        ffi.ffi_call(KNOWN, [x, (3,)])
+    with pytest.raises(ValueError, match="negative dimension"):
+        ffi.ffi_call(KNOWN, funcgrad.ShapeDtypeStruct((-1,), np.float32))
+    with pytest.raises(ValueError, match="vmap_method must be one of"):
+        ffi.ffi_call(KNOWN, x, vmap_method="vectorized")
+    with pytest.raises(
+        ValueError, match="referring to an input of float32\\[3\\] and an output of float64\\[3\\]"
+    ):
+        ffi.ffi_call(KNOWN, np.zeros(3), input_output_aliases={0: 0})(x)
+    with pytest.raises(ValueError, match="output index 2 outside the range"):
+        ffi.ffi_call(KNOWN, x, input_output_aliases={0: 2})(x)
+    with pytest.raises(
+        ValueError, match="number of input \\(1\\) must equal the number of input layouts \\(2\\)"
+    ):
+        ffi.ffi_call(KNOWN, x, input_layouts=[None, None])(x)
+    with pytest.raises(TypeError, match="Non-hashable keyword argument"):
+        ffi.ffi_call(KNOWN, x)(x, bad=[1, 2])
+    call = ffi.ffi_call(KNOWN, x)
+    with pytest.raises(NotImplementedError, match="vmap_method= one of"):
+        funcgrad.vmap(call)(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="cannot be differentiated.*custom_vjp"):
+        funcgrad.grad(lambda v: fnp.sum(call(v)))(x)
+    with pytest.raises(ValueError, match="register_ffi_type"):
+        ffi.register_ffi_type_id("t", None)
+
+
+# ----------------------------------------------------------------------------------------------
+# The C++ kernel
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    """Builds tests/_support/ffi/rms_norm.cc with the system's C++ compiler and registers its
+    handlers (the build takes several seconds: every test using it is in the slow tier)."""
+    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no C++ compiler on this machine (g++, c++ or clang++)")
+    out = tmp_path_factory.mktemp("ffi") / "librms_norm.so"
+    cmd = [
+        cxx,
+        "-O1",
+        "-std=c++17",
+        "-shared",
+        "-fPIC",
+        "-w",
+        "-I",
+        ffi.include_dir(),
+        str(SOURCE),
+        "-o",
+        str(out),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lib = ctypes.cdll.LoadLibrary(str(out))
+    for name, handler in [
+        ("test_rms_norm", lib.RmsNorm),
+        ("test_rms_norm_fwd", lib.RmsNormFwd),
+        ("test_rms_norm_bwd", lib.RmsNormBwd),
+        ("test_scale_rows", lib.ScaleRows),
+    ]:
+        ffi.register_ffi_target(name, ffi.pycapsule(handler), platform="cpu")
+    return lib
+
+
+def rms_norm(x, vmap_method="broadcast_all", shape=None):
+    out = funcgrad.ShapeDtypeStruct(x.shape if shape is None else shape, x.dtype)
+    return ffi.ffi_call("test_rms_norm", out, vmap_method=vmap_method)(x, eps=EPS)
+
+
+@pytest.mark.slow
+def test_eager_and_jit_against_numpy(kernel):
+    x = RNG.normal(size=(3, 5)).astype(np.float32)
+    for got in (rms_norm(x), funcgrad.jit(rms_norm)(x), funcgrad.jit(rms_norm)(funcgrad.numpy.asarray(x))):
+        assert got.dtype == np.float32 and got.shape == x.shape
+        np.testing.assert_allclose(got, rms_norm_ref(x), rtol=2e-6)
+    # the result aliasing its input (the kernel finishes reading a row before writing it)
+    aliased = ffi.ffi_call("test_rms_norm", x, input_output_aliases={0: 0})
+    np.testing.assert_allclose(funcgrad.jit(lambda v: aliased(v * 1, eps=EPS))(x), rms_norm_ref(x), rtol=2e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "method", ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized"]
+)
+def test_vmap_methods(kernel, method):
+    x = RNG.normal(size=(4, 3, 5)).astype(np.float32)
+    f = lambda v: rms_norm(v, method)  # noqa: E731
+    np.testing.assert_allclose(funcgrad.jit(funcgrad.vmap(f))(x), rms_norm_ref(x), rtol=2e-6)
+    # a batch axis that is not the leading one, eagerly, and nested vmaps
+    got = funcgrad.vmap(f, in_axes=1, out_axes=1)(x)
+    np.testing.assert_allclose(got, rms_norm_ref(x.transpose(1, 0, 2)).transpose(1, 0, 2), rtol=2e-6)
+    np.testing.assert_allclose(funcgrad.vmap(funcgrad.vmap(f))(x), rms_norm_ref(x), rtol=2e-6)
+
+
+@pytest.mark.slow
+def test_vmap_methods_with_an_unbatched_operand(kernel):
+    # scale_rows(x, s) needs one s per row of x: what each method hands the kernel differs.
+    x = RNG.normal(size=(4, 3, 2))
+    s = RNG.normal(size=(3,))
+    want = x * s[None, :, None]
+
+    def scale(method):
+        return lambda a, b: ffi.ffi_call(
+            "test_scale_rows", funcgrad.ShapeDtypeStruct(a.shape, a.dtype), vmap_method=method
+        )(a, b)
+
+    for method in ("sequential", "sequential_unrolled", "broadcast_all"):
+        got = funcgrad.jit(funcgrad.vmap(scale(method), in_axes=(0, None)))(x, s)
+        np.testing.assert_allclose(got, want, rtol=1e-15, err_msg=method)
+    # expand_dims gives the kernel s with a leading axis of 1 (3 values for 12 rows): the
+    # kernel's own error reaches the caller
+    with pytest.raises(Exception, match="scale_rows: s must have one element per row of x"):
+        funcgrad.jit(funcgrad.vmap(scale("expand_dims"), in_axes=(0, None)))(x, s)
+
+
+@funcgrad.custom_vjp
+def rms_norm_diff(x):
+    return rms_norm(x)
+
+
+def _fwd(x):
+    y, res = ffi.ffi_call(
+        "test_rms_norm_fwd",
+        (funcgrad.ShapeDtypeStruct(x.shape, x.dtype), funcgrad.ShapeDtypeStruct(x.shape[:-1], x.dtype)),
+        vmap_method="broadcast_all",
+    )(x, eps=EPS)
+    return y, (res, x)
+
+
+def _bwd(res, ct):
+    r, x = res
+    return (
+        ffi.ffi_call(
+            "test_rms_norm_bwd", funcgrad.ShapeDtypeStruct(ct.shape, ct.dtype), vmap_method="broadcast_all"
+        )(r, x, ct),
+    )
+
+
+rms_norm_diff.defvjp(_fwd, _bwd)
+
+
+@pytest.mark.slow
+def test_grad_through_custom_vjp(kernel):
+    x = RNG.normal(size=(3, 5)).astype(np.float32)
+    w = RNG.normal(size=(3, 5)).astype(np.float32)
+    loss = lambda v: fnp.sum(rms_norm_diff(v) * w)  # noqa: E731
+    want = rms_norm_vjp_ref(x, w)
+    np.testing.assert_allclose(funcgrad.grad(loss)(x), want, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(funcgrad.jit(funcgrad.grad(loss))(x), want, rtol=1e-4, atol=1e-6)
+    # per-example gradients: vmap of grad (the fwd and bwd kernels batched by broadcast_all)
+    xs = RNG.normal(size=(4, 3, 5)).astype(np.float32)
+    per = funcgrad.jit(funcgrad.vmap(funcgrad.grad(loss)))(xs)
+    np.testing.assert_allclose(per, rms_norm_vjp_ref(xs, np.broadcast_to(w, xs.shape)), rtol=1e-4, atol=1e-6)
+    # the primal value through the custom_vjp is the kernel's
+    np.testing.assert_allclose(funcgrad.jit(rms_norm_diff)(x), rms_norm_ref(x), rtol=2e-6)
+
+
+@pytest.mark.slow
+def test_wrong_result_shape_is_the_kernels_error(kernel):
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(Exception, match="rms_norm: the result must have the shape of x"):
+        funcgrad.jit(lambda v: rms_norm(v, shape=(3, 2)))(x)
+
+
+@pytest.mark.slow
+def test_ffi_lowering_of_a_library_primitive(kernel):
+    # A primitive of a library's own whose lowering is ffi_lowering (jaxlib's MLIR bindings).
+    p = Primitive("test_ffi_rms_norm_p")
+    p.def_impl(lambda x, *, eps: rms_norm_ref(x, eps).astype(x.dtype))
+    p.def_abstract_eval(lambda x, *, eps: ShapedArray(x.shape, x.dtype))
+    mlir.register_lowering(p, ffi.ffi_lowering("test_rms_norm"), platform="cpu")
+    x = RNG.normal(size=(2, 6)).astype(np.float32)
+    lowered = funcgrad.jit(lambda v: p.bind(v, eps=EPS)).lower(x).as_text()
+    assert "stablehlo.custom_call @test_rms_norm" in lowered
+    np.testing.assert_allclose(funcgrad.jit(lambda v: p.bind(v, eps=EPS))(x), rms_norm_ref(x), rtol=2e-6)
