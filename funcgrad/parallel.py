@@ -47,6 +47,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from funcgrad import _shard_map_eager as _eager
 from funcgrad import xla_bridge
 from funcgrad._api_util import flatten_outputs
 from funcgrad._shardings import Mesh, PartitionSpec, get_mesh
@@ -65,11 +66,22 @@ __all__ = ["pmap", "shard_map", "vma_adjustment"]
 _REEXPORTED = ("shard_map", "pmap")
 
 
+class _InferType:
+    """``in_specs``' default (JAX's ``Infer``): the specs come from the arguments' shardings, which
+    needs every manual mesh axis to be ``Explicit``."""
+
+    def __repr__(self):
+        return "Infer"
+
+
+Infer = _InferType()
+
+
 def _is_spec_leaf(x) -> bool:
-    return x is None or isinstance(x, PartitionSpec)
+    return x is None or isinstance(x, PartitionSpec) or x is Infer
 
 
-def _flat_specs(specs, tree_values, what, where) -> list:
+def _flat_specs(specs, tree_values, what, where, allow_none) -> list:
     try:
         leaves = tu.broadcast_prefix(specs, tree_values, is_leaf=_is_spec_leaf)
     except ValueError:
@@ -78,49 +90,153 @@ def _flat_specs(specs, tree_values, what, where) -> list:
             f"{'arguments' if what == 'in_specs' else 'outputs'} ({tu.tree_structure(tree_values)}) made of "
             f"PartitionSpecs, got {specs!r}"
         ) from None
-    out = []
-    for s in leaves:
-        if s is None:
-            s = PartitionSpec()
-        if not isinstance(s, PartitionSpec):
-            raise TypeError(f"{where}: {what} leaves must be PartitionSpecs (P(...)), got {s!r}")
-        out.append(s)
-    return out
+    for path, s in zip(_paths(tree_values, what), leaves):
+        if s is None and not allow_none:
+            raise TypeError(
+                f"{where}: {what}{path} is None: give a PartitionSpec (P() for a replicated value)"
+            )
+        if s is not None and not isinstance(s, PartitionSpec):
+            raise TypeError(
+                f"{where}: {what}{path} is {s!r} of type {type(s).__name__}; the leaves of {what} must be "
+                "PartitionSpecs (P(...))"
+            )
+    return leaves
 
 
-def _normalize(spec: PartitionSpec, ndim, mesh, where) -> tuple:
+def _paths(tree_values, what) -> list[str]:
+    """``[i]...`` key paths of the leaves of the arguments (or outputs), for error messages."""
+    return [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(tree_values)]
+
+
+def _normalize(spec: PartitionSpec, ndim, mesh, manual, where) -> tuple:
+    if len(spec) > ndim:
+        raise ValueError(
+            f"{where} is {spec!r}, which has {len(spec)} entries, but the value has rank {ndim}: a spec "
+            f"names at most one entry per dimension (drop entries, or reshape the value to rank {len(spec)})"
+        )
     norm = spec._normalized(ndim, where)
     names = [n for dim in norm for n in dim]
     for n in names:
         if n not in mesh.axis_names:
             raise ValueError(
-                f"{where}: {spec!r} names the axis {n!r}, which the mesh lacks (its axes: {mesh.axis_names})"
+                f"{where} is {spec!r}, which names the axis {n!r}, which the mesh lacks (its axes: "
+                f"{mesh.axis_names}); use one of them"
+            )
+        if n not in manual:
+            raise ValueError(
+                f"{where} is {spec!r}, which names the axis {n!r}, but the shard_map is manual over "
+                f"{set(manual)} only (axis_names=): name only manual axes in the specs, or add {n!r} to "
+                "axis_names"
             )
     if len(set(names)) != len(names):
-        raise ValueError(f"{where}: {spec!r} uses a mesh axis twice")
+        raise ValueError(f"{where} is {spec!r}, which uses a mesh axis twice; name each axis at most once")
     return norm
+
+
+def _resolve_mesh(mesh, axis_names, where):
+    m = mesh if mesh is not None else get_mesh()
+    if m is None:
+        raise ValueError(
+            f"{where}: no mesh: pass mesh=..., or set one with funcgrad.sharding.set_mesh(mesh) (or "
+            "`with funcgrad.sharding.use_mesh(mesh):`)"
+        )
+    if not isinstance(m, Mesh):
+        raise TypeError(f"{where}: mesh must be a funcgrad.sharding.Mesh, got {type(m).__name__}")
+    if axis_names is None:
+        axis_names = frozenset()
+    if isinstance(axis_names, str) or not isinstance(axis_names, set | frozenset | tuple | list):
+        raise TypeError(f"{where}: axis_names must be a set of mesh axis names, got {axis_names!r}")
+    names = frozenset(axis_names) or frozenset(m.axis_names)
+    unknown = sorted(str(n) for n in names if n not in m.axis_names)
+    if unknown:
+        raise ValueError(
+            f"{where}: axis_names={set(axis_names)} must be a subset of the mesh's axes {m.axis_names} "
+            f"(unknown: {unknown})"
+        )
+    outer = {n for n, _ in batching.axis_env()} & names
+    if outer:
+        raise ValueError(
+            f"{where}: the mesh axes {sorted(map(str, outer))} are already manual here (an enclosing "
+            "shard_map/pmap binds them): a nested shard_map is manual over other axes (axis_names=)"
+        )
+    return m, shp.manual_of(m, names)
+
+
+def _axis_types(mesh, manual) -> list:
+    types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", ()) or ()))
+    return [types.get(n) for n in manual]
+
+
+def _inferred_spec(x, mesh, manual, where, path):
+    """The spec of an argument under ``in_specs=Infer``: its sharding's spec over ``mesh``, kept
+    to the manual axes (an unsharded value is ``P()``)."""
+    s = _sharding_of(x)
+    if s is None or getattr(s, "mesh", None) is None:
+        return PartitionSpec()
+    if getattr(s.mesh, "axis_names", None) != mesh.axis_names or getattr(s.mesh, "_flat", None) != mesh._flat:
+        raise ValueError(
+            f"{where}: argument{path} is sharded over another mesh ({s.mesh}) than the shard_map's ({mesh}); "
+            "reshard it onto this mesh first (funcgrad.sharding.reshard / device_put)"
+        )
+    out = []
+    for p in s.spec:
+        names = () if p is None else (p if isinstance(p, tuple) else (p,))
+        kept = tuple(n for n in names if n in manual)
+        out.append(None if not kept else kept[0] if len(kept) == 1 else kept)
+    return PartitionSpec(*out)
+
+
+def _sharding_of(x):
+    if isinstance(x, core.Tracer):
+        return getattr(x.aval, "sharding", None)
+    s = getattr(x, "sharding", None) if isinstance(x, core.Array) else None
+    return s
+
+
+def _specs_of_args(specs, args, mesh, manual, where) -> list:
+    """One spec per argument leaf: a PartitionSpec, or ``None`` for a static (unmapped) leaf."""
+    leaves = tu.tree_leaves(args)
+    if specs is Infer:
+        types = _axis_types(mesh, manual)
+        explicit = [t for t in types if t is not None and getattr(t, "name", "") == "Explicit"]
+        if len(explicit) != len(manual):
+            kinds = ", ".join(str(getattr(t, "name", t)) for t in types)
+            raise TypeError(
+                f"{where}: shard_map in_specs argument must be a pytree of `PartitionSpec` instances, but it "
+                f"was not given while axis_names={set(manual)} are of type {kinds}: pass in_specs= (one "
+                "PartitionSpec per argument, P() for a replicated one); in_specs can be left out only "
+                "when every manual mesh axis is AxisType.Explicit"
+            )
+        return [_inferred_spec(x, mesh, manual, where, p) for x, p in zip(leaves, _paths(args, ""))]
+    return _flat_specs(specs, args, "in_specs", where, allow_none=True)
 
 
 def shard_map(
     f: Callable | None = None,
-    mesh: Mesh | None = None,
-    in_specs=None,
-    out_specs=None,
+    /,
     *,
+    out_specs=None,
+    in_specs=Infer,
+    mesh: Mesh | None = None,
+    axis_names=frozenset(),
     check_vma: bool = True,
-    axis_names=None,
     check_rep: bool | None = None,
 ):
-    """Map ``f`` over the devices of ``mesh``: each runs ``f`` on its blocks of the arguments
-    (``in_specs``: a PartitionSpec per argument, or a pytree prefix) and returns its blocks of the
-    outputs (``out_specs``). Collectives over the mesh axes communicate between devices.
+    """Map ``f`` over the devices of ``mesh`` (default: the mesh set with ``set_mesh``/``use_mesh``):
+    each device runs ``f`` on its blocks of the arguments (``in_specs``: a PartitionSpec per
+    argument, or a pytree prefix; a ``None`` leaf passes that argument through unmapped, as a
+    static Python value; left out, the specs are the arguments' own shardings, which needs
+    ``Explicit`` mesh axes) and returns its blocks of the outputs (``out_specs``). Collectives over
+    the manual mesh axes (``axis_names``: default all) communicate between devices; the other
+    axes stay automatic. Called outside ``jit``, ``f`` runs eagerly per device, as JAX's does:
+    a ``print`` inside shows each device's block.
 
     >>> import funcgrad, numpy as np
     >>> from funcgrad import lax
     >>> from funcgrad.sharding import P, make_mesh
     >>> mesh = make_mesh((1,), ("x",))
     >>> f = shard_map(lambda a: lax.psum(a.sum(), "x"), mesh=mesh, in_specs=P("x"), out_specs=P())
-    >>> float(f(np.arange(4.0)))
+    >>> float(funcgrad.jit(f)(np.arange(4.0)))
     6.0
     """
     if f is None:
@@ -134,38 +250,47 @@ def shard_map(
             check_rep=check_rep,
         )
     if not callable(f):
-        raise TypeError(f"shard_map expects a callable, got {type(f).__name__}")
-    if out_specs is None:
-        raise TypeError(
-            "shard_map: out_specs is required (a PartitionSpec or a pytree prefix of the outputs)"
-        )
+        raise TypeError(f"shard_map requires a callable for its first argument, got {type(f).__name__}")
     check = check_vma if check_rep is None else check_rep
     name = getattr(f, "__name__", type(f).__name__)
     where = f"shard_map({name})"
+    if in_specs is None:
+        in_specs_ = None  # every argument static (JAX: a None leaf is not mapped)
+    else:
+        in_specs_ = in_specs
 
     @functools.wraps(f)
     def mapped(*args):
-        m = mesh if mesh is not None else get_mesh()
-        if m is None:
-            raise ValueError(f"{where}: no mesh: pass mesh=... or call inside `with mesh:`")
-        if not isinstance(m, Mesh):
-            raise TypeError(f"{where}: mesh must be a funcgrad.sharding.Mesh, got {type(m).__name__}")
-        if axis_names is not None and set(axis_names) != set(m.axis_names):
-            raise ValueError(
-                f"{where}: axis_names={set(axis_names)} would leave mesh axes to the partitioner; funcgrad's "
-                f"shard_map is manual over every mesh axis ({m.axis_names}): leave axis_names out"
-            )
+        m, manual = _resolve_mesh(mesh, axis_names, where)
         flat, in_tree = tu.tree_flatten(args)
-        flat = [asarray(x) for x in flat]
-        specs = _infer_in_specs(args, m, where) if in_specs is None else in_specs
-        leaf_specs = _flat_specs(specs, args, "in_specs", where)
+        if in_specs_ is None:
+            leaf_specs = [None] * len(flat)
+        else:
+            leaf_specs = _specs_of_args(in_specs_, args, m, manual, where)
+        paths = _paths(args, "in_specs")
+        dyn_pos = [i for i, s in enumerate(leaf_specs) if s is not None]
+        dyn = [asarray(flat[i]) for i in dyn_pos]
         norm_in = []
         blocks = []
-        for i, (x, s) in enumerate(zip(flat, leaf_specs)):
+        for i, x in zip(dyn_pos, dyn):
             aval = core.get_aval(x)
-            spec = _normalize(s, aval.ndim, m, f"{where} in_specs")
+            s = leaf_specs[i]
+            spec = _normalize(
+                s, aval.ndim, m, manual, f"{where}: in_specs{paths[i]} (for argument{paths[i]})"
+            )
             norm_in.append(spec)
-            blocks.append(shp.block_aval(aval, m, spec, f"{where}: argument {i} ({aval.str_short()}, {s!r})"))
+            blocks.append(
+                shp.block_aval(aval, m, spec, f"{where}: argument{paths[i]} ({aval.str_short()}, {s!r})")
+            )
+
+        def rebuild(dyn_leaves):
+            full = list(flat)
+            for i, v in zip(dyn_pos, dyn_leaves):
+                full[i] = v
+            return tu.tree_unflatten(in_tree, full)
+
+        if _eager.runs_eagerly():
+            return _run_eagerly(f, rebuild, dyn, norm_in, out_specs, m, manual, check, where)
         box = []
         seeds = [frozenset(n for dim in s for n in dim) for s in norm_in]
 
@@ -173,56 +298,70 @@ def shard_map(
             # NOTE: [gradients inside shard_map]: a vjp inside reads the body staged so far;
             # unchecked (check_vma=False), it has pmap's meaning, also inside a checked body.
             trace = core.current_trace()
-            convention = functools.partial(_logical_transpose, trace, seeds, m) if check else None
+            convention = functools.partial(_logical_transpose, trace, seeds, m, manual) if check else None
             with ad.transpose_convention(convention):
-                out = f(*tu.tree_unflatten(in_tree, list(leaves)))
+                out = f(*rebuild(leaves))
             out_leaves, out_tree = flatten_outputs(out, where)
             box.append(out_tree)
             return out_leaves
 
-        with batching.extend_axis_env(shp.mesh_frames(m)):
+        with batching.extend_axis_env(shp.mesh_frames(m, manual)):
             closed = trace_to_jaxpr(body, blocks, description=where)
         closed, hoisted = close_over_tracers(closed)
         out_tree = box[0]
-        shaped = tu.tree_unflatten(out_tree, list(range(len(closed.out_avals))))
-        out_leaf_specs = _flat_specs(out_specs, shaped, "out_specs", where)
-        norm_out = tuple(
-            _normalize(s, a.ndim, m, f"{where} out_specs") for s, a in zip(out_leaf_specs, closed.out_avals)
-        )
+        shaped = tu.tree_unflatten(out_tree, list(closed.out_avals))
+        norm_out, out_leaf_specs = out_specs_of(out_specs, shaped, m, manual, where)
         hoisted_specs = tuple(((),) * core.get_aval(h).ndim for h in hoisted)
         if check:
-            _check_replication(closed, m, (*hoisted_specs, *norm_in), norm_out, out_leaf_specs, where)
+            _check_replication(closed, m, (*hoisted_specs, *norm_in), norm_out, out_leaf_specs, where, shaped)
         outs = shp.shard_map_p.bind(
             *hoisted,
-            *flat,
+            *dyn,
             jaxpr=closed,
             mesh=m,
             in_specs=(*hoisted_specs, *norm_in),
             out_specs=norm_out,
+            manual_axes=manual,
         )
         return tu.tree_unflatten(out_tree, outs)
 
     return mapped
 
 
-def _infer_in_specs(args, mesh, where):
-    """in_specs from the arguments' own NamedShardings over ``mesh`` (JAX infers them the same way)."""
-    specs = []
-    for x in tu.tree_leaves(args):
-        s = getattr(x, "sharding", None) if not isinstance(x, core.Tracer) else None
-        if s is None or getattr(s, "mesh", None) != mesh:
-            raise ValueError(
-                f"{where}: in_specs is required unless every argument is an Array sharded over the mesh "
-                f"(got {type(x).__name__} {getattr(x, 'shape', '')} laid out as {s})"
-            )
-        specs.append(s.spec)
-    return tu.tree_unflatten(tu.tree_structure(args), specs)
+def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where):
+    """NOTE: [eager shard_map] (funcgrad/_shard_map_eager.py)."""
+    with core.new_trace(_eager.ShardMapTrace, mesh, manual, check, shard_map, eqn_varying) as trace:
+        ins = trace.enter(dyn, norm_in)
+        convention = functools.partial(_eager_logical_transpose, trace) if check else None
+        with batching.extend_axis_env(shp.mesh_frames(mesh, manual)), ad.transpose_convention(convention):
+            out = f(*rebuild(ins))
+        out_leaves, out_tree = flatten_outputs(out, where)
+        pairs = [trace.stacked(o) for o in out_leaves]
+    avals = [core.get_aval(s) for s, _ in pairs]
+    shaped = tu.tree_unflatten(out_tree, [a.update(shape=a.shape[1:]) for a in avals])
+    norm_out, out_leaf_specs = out_specs_of(out_specs, shaped, mesh, manual, where)
+    if check:
+        check_out_vma([v for _, v in pairs], norm_out, out_leaf_specs, where, _paths(shaped, ""))
+    return tu.tree_unflatten(out_tree, [trace.leave(s, spec) for (s, _), spec in zip(pairs, norm_out)])
+
+
+def out_specs_of(out_specs, shaped, mesh, manual, where):
+    """The normalized out specs of outputs ``shaped`` (a pytree of avals), and the user's leaves."""
+    leaves = _flat_specs(out_specs, shaped, "out_specs", where, allow_none=False)
+    paths = _paths(shaped, "out_specs")
+    norm = tuple(
+        _normalize(s, a.ndim, mesh, manual, f"{where}: out_specs{p} (for output{p}, {a.str_short()})")
+        for s, a, p in zip(leaves, tu.tree_leaves(shaped), paths)
+    )
+    return norm, leaves
 
 
 # ----------------------------------------------------------------------------------------------
 # check_vma: along which mesh axes may each value differ between devices?
 
-_REDUCING = {co.psum_p, co.pmax_p, co.pmin_p, co.all_gather_p}
+# As in JAX 0.10, all_gather's result still varies along its axes (each device holds its own
+# copy; out_specs=P() after it needs check_vma=False or a psum/pmean).
+_REDUCING = {co.psum_p, co.pmax_p, co.pmin_p}
 _VARYING = {co.axis_index_p, co.ppermute_p, co.psum_scatter_p, co.all_to_all_p}
 
 
@@ -237,25 +376,30 @@ def _varying_env(jaxpr: ir.Jaxpr, ins: list) -> dict:
         env[v] = frozenset()
     for eqn in jaxpr.eqns:
         vin = [env.get(a, frozenset()) if isinstance(a, ir.Var) else frozenset() for a in eqn.invars]
-        union = frozenset().union(*vin)
-        p = eqn.primitive
-        if p in _REDUCING:
-            out = [union - set(eqn.params["axis_name"])]
-        elif p in _VARYING:
-            out = [union | set(eqn.params["axis_name"])]
-        elif p.traits.call_jaxpr_param is not None:
-            inner = eqn.params[p.traits.call_jaxpr_param]
-            inner = inner.jaxpr if isinstance(inner, ir.ClosedJaxpr) else inner
-            out = _varying(inner, vin) if len(inner.invars) == len(vin) else [union] * len(eqn.outvars)
-        else:
-            out = [union] * len(eqn.outvars)
-        env.update(zip(eqn.outvars, out))
+        env.update(zip(eqn.outvars, eqn_varying(eqn.primitive, eqn.params, vin, len(eqn.outvars))))
     return env
+
+
+def eqn_varying(p, params, vin, n_out) -> list:
+    """The mesh axes each output of one equation may vary along, given its inputs'."""
+    union = frozenset().union(*vin)
+    if p in _REDUCING:
+        return [union - set(params["axis_name"])]
+    if p in _VARYING:
+        return [union | set(params["axis_name"])]
+    if p is shp.shard_map_p:
+        # A nested shard_map: its outputs vary along the enclosing axes its inputs vary along.
+        return [union] * n_out
+    if p.traits.call_jaxpr_param is not None:
+        inner = params[p.traits.call_jaxpr_param]
+        inner = inner.jaxpr if isinstance(inner, ir.ClosedJaxpr) else inner
+        return _varying(inner, vin) if len(inner.invars) == len(vin) else [union] * n_out
+    return [union] * n_out
 
 
 def _unwrap(x):
     """The value a transformation's tracer carries (a JVP tracer's primal, a batch tracer's value)."""
-    while isinstance(x, core.Tracer) and not isinstance(x, StagingTracer):
+    while isinstance(x, core.Tracer) and not isinstance(x, StagingTracer | _eager.ShardMapTracer):
         inner = getattr(x, "primal", None)
         if inner is None:
             inner = getattr(x, "val", None)
@@ -265,7 +409,7 @@ def _unwrap(x):
     return x
 
 
-def vma_adjustment(trace, seeds, mesh, primals, outputs):
+def vma_adjustment(trace, seeds, mesh, primals, outputs, manual=None):
     """For a vjp of ``outputs`` with respect to ``primals`` inside the checked shard_map body being
     staged on ``trace`` (its inputs varying along ``seeds``): the mesh axes to psum each input's
     cotangent over and the factor to divide each output's cotangent by (NOTE: [gradients inside
@@ -274,7 +418,8 @@ def vma_adjustment(trace, seeds, mesh, primals, outputs):
     env = dict(zip(builder.invars, seeds))
     ins = [env.get(v, frozenset()) for v in builder.invars]
     jaxpr = ir.Jaxpr(builder.const_list, builder.invars, builder.eqns, [])
-    everything = frozenset(mesh.axis_names)
+    manual = tuple(mesh.axis_names) if manual is None else tuple(manual)
+    everything = frozenset(manual)
     known = _varying_env(jaxpr, ins)
     sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
 
@@ -286,7 +431,7 @@ def vma_adjustment(trace, seeds, mesh, primals, outputs):
             return known.get(x.var, frozenset())
         return everything  # a value of another transformation: assume it differs between devices
 
-    in_sums = [tuple(n for n in mesh.axis_names if n not in varying(p)) for p in primals]
+    in_sums = [tuple(n for n in manual if n not in varying(p)) for p in primals]
     out_shares = [math.prod(sizes[n] for n in everything - varying(o)) for o in outputs]
     if not any(in_sums) and all(k == 1 for k in out_shares):
         return None
@@ -314,23 +459,47 @@ class _LogicalLinear(ad.LinearFunction):
         return [ct if not a or type(ct) is ad.Zero else co.psum(ct, a) for ct, a in zip(cts_in, self.in_sums)]
 
 
-def _logical_transpose(trace, seeds, mesh, lin, primals, outputs):
+def _logical_transpose(trace, seeds, mesh, manual, lin, primals, outputs):
     """shard_map's transpose convention (NOTE: [transpose conventions] in kernel/ad.py)."""
-    adjustment = vma_adjustment(trace, seeds, mesh, primals, outputs)
+    adjustment = vma_adjustment(trace, seeds, mesh, primals, outputs, manual)
     return lin if adjustment is None else _LogicalLinear(lin, *adjustment)
 
 
-def _check_replication(closed, mesh, in_specs, out_specs, out_leaf_specs, where):
+def _eager_logical_transpose(trace, lin, primals, outputs):
+    """The transpose convention of a vjp inside an eager shard_map body: as
+    ``_logical_transpose``, with the varying axes its tracers carry (NOTE: [eager shard_map])."""
+    manual = trace.manual
+    sizes = dict(zip(trace.mesh.axis_names, trace.mesh.devices.shape))
+
+    def varying(x):
+        x = _unwrap(x)
+        if type(x) is _eager.ShardMapTracer and x._trace is trace:
+            return x.vma
+        return frozenset(manual) if isinstance(x, core.Tracer) else frozenset()
+
+    in_sums = [tuple(n for n in manual if n not in varying(p)) for p in primals]
+    out_shares = [math.prod(sizes[n] for n in manual if n not in varying(o)) for o in outputs]
+    if not any(in_sums) and all(k == 1 for k in out_shares):
+        return lin
+    return _LogicalLinear(lin, in_sums, out_shares)
+
+
+def _check_replication(closed, mesh, in_specs, out_specs, out_leaf_specs, where, shaped):
     ins = [frozenset(n for dim in s for n in dim) for s in in_specs]
     outs = _varying(closed.jaxpr, ins)
+    check_out_vma(outs, out_specs, out_leaf_specs, where, _paths(shaped, ""))
+
+
+def check_out_vma(outs, out_specs, out_leaf_specs, where, paths):
+    """Refuse an output that may differ along a mesh axis its out spec leaves out (check_vma)."""
     for i, (vary, spec, user_spec) in enumerate(zip(outs, out_specs, out_leaf_specs)):
         mentioned = {n for dim in spec for n in dim}
         missing = sorted(set(vary) - mentioned, key=str)
         if missing:
             raise ValueError(
-                f"{where}: output {i} has out_specs {user_spec!r}, which says it is the same on every device "
-                f"along the mesh axes {missing}, but it may differ along them (nothing reduced it over "
-                "them, e.g. with lax.psum/pmean/all_gather). Name the axes in out_specs to keep each "
+                f"{where}: output{paths[i]} has out_specs {user_spec!r}, which says it is the same on every "
+                f"device along the mesh axes {missing}, but it may differ along them (nothing reduced "
+                "it over them, e.g. with lax.psum/pmean). Name the axes in out_specs to keep each "
                 "device's block, reduce "
                 "over them, or pass check_vma=False if you know the values agree."
             )

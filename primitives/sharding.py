@@ -59,9 +59,19 @@ def mesh_sizes(mesh) -> dict:
     return dict(zip(mesh.axis_names, mesh.devices.shape))
 
 
-def mesh_frames(mesh) -> list:
-    """The named axes a shard_map body over ``mesh`` sees: ``[(name, size), ...]``."""
-    return list(zip(mesh.axis_names, mesh.devices.shape))
+def mesh_frames(mesh, manual_axes=None) -> list:
+    """The named axes a shard_map body over ``mesh`` sees: ``[(name, size), ...]``, those of
+    ``manual_axes`` (default: every axis) in mesh order."""
+    return [
+        (n, k) for n, k in zip(mesh.axis_names, mesh.devices.shape) if manual_axes is None or n in manual_axes
+    ]
+
+
+def manual_of(mesh, manual_axes) -> tuple:
+    """``manual_axes`` in mesh order (``None``: every axis of ``mesh``)."""
+    if manual_axes is None:
+        return tuple(mesh.axis_names)
+    return tuple(n for n in mesh.axis_names if n in manual_axes)
 
 
 def _factors(mesh, spec) -> list[int]:
@@ -89,17 +99,17 @@ def global_aval(aval: ShapedArray, mesh, spec) -> ShapedArray:
     return ShapedArray(shape, aval.dtype, aval.weak_type)
 
 
-def _unmentioned(mesh, spec) -> tuple:
+def _unmentioned(mesh, spec, manual_axes) -> tuple:
     used = {n for dim in spec for n in dim}
-    return tuple(n for n in mesh.axis_names if n not in used)
+    return tuple(n for n in manual_of(mesh, manual_axes) if n not in used)
 
 
 def _insert(spec, d):
     return (*spec[:d], (), *spec[d:])
 
 
-def _env(mesh):
-    return batching.extend_axis_env(mesh_frames(mesh))
+def _env(mesh, manual_axes=None):
+    return batching.extend_axis_env(mesh_frames(mesh, manual_axes))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -109,10 +119,10 @@ def _env(mesh):
 shard_map_p = Primitive("shard_map", multiple_results=True)
 shard_map_p.def_traits(jaxpr_params=("jaxpr",), taylor_from_jvp=JET_OF_SUBPROGRAM)
 # The body's collectives name the mesh axes: bind them while its jaxpr is typechecked.
-shard_map_p.def_traits(inner_axis_env=lambda params: _env(params["mesh"]))
+shard_map_p.def_traits(inner_axis_env=lambda params: _env(params["mesh"], params["manual_axes"]))
 
 
-def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs):
+def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, manual_axes):
     if len(avals) != len(jaxpr.in_avals):
         raise TypeError(f"shard_map expects {len(jaxpr.in_avals)} arguments, got {len(avals)}")
     for i, (a, spec, want) in enumerate(zip(avals, in_specs, jaxpr.in_avals)):
@@ -132,7 +142,13 @@ _programs: dict = register_cache("primitives.shard_map_programs", {})  # NOTE: [
 
 def _program(params, avals) -> ClosedJaxpr:
     """A one-equation jaxpr calling shard_map (what an eager shard_map compiles), memoised."""
-    key = (id(params["jaxpr"]), params["in_specs"], params["out_specs"], params["mesh"])
+    key = (
+        id(params["jaxpr"]),
+        params["in_specs"],
+        params["out_specs"],
+        params["mesh"],
+        params["manual_axes"],
+    )
     hit = _programs.get(key)
     if hit is not None and hit[0] is params["jaxpr"]:
         return hit[1]
@@ -155,14 +171,16 @@ shard_map_p.def_impl(_impl)
 shard_map_p.impl_takes_arrays = True
 
 
-def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs):
+def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, manual_axes):
     nonzeros = tuple(type(t) is not Zero for t in tangents)
-    with _env(mesh):
+    with _env(mesh, manual_axes):
         jvp_closed, out_nonzeros = derived_jvp(jaxpr, nonzeros)
     args = [*primals, *(t for t in tangents if type(t) is not Zero)]
     specs = (*in_specs, *(s for s, nz in zip(in_specs, nonzeros) if nz))
     outs_spec = (*out_specs, *(s for s, nz in zip(out_specs, out_nonzeros) if nz))
-    outs = shard_map_p.bind(*args, jaxpr=jvp_closed, mesh=mesh, in_specs=specs, out_specs=outs_spec)
+    outs = shard_map_p.bind(
+        *args, jaxpr=jvp_closed, mesh=mesh, in_specs=specs, out_specs=outs_spec, manual_axes=manual_axes
+    )
     n = len(out_specs)
     out_primals, nz = outs[:n], iter(outs[n:])
     return out_primals, [
@@ -173,16 +191,18 @@ def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs):
 shard_map_p.def_jvp(_jvp)
 
 
-def _transposed_body(jaxpr, mesh, in_specs, out_specs, linear, ct_zero):
+def _transposed_body(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes):
     # NOTE: [shard_map transpose]
-    with _env(mesh):
+    with _env(mesh, manual_axes):
         transposed = derived_transpose(jaxpr, linear, ct_zero)
         sizes = mesh_sizes(mesh)
         n_nonlin = sum(not lin for lin in linear)
         ct_scale = [
-            math.prod(sizes[n] for n in _unmentioned(mesh, s)) for s, z in zip(out_specs, ct_zero) if not z
+            math.prod(sizes[n] for n in _unmentioned(mesh, s, manual_axes))
+            for s, z in zip(out_specs, ct_zero)
+            if not z
         ]
-        sums = [_unmentioned(mesh, s) for s, lin in zip(in_specs, linear) if lin]
+        sums = [_unmentioned(mesh, s, manual_axes) for s, lin in zip(in_specs, linear) if lin]
 
         def body(*args):
             nonlin, cts = args[:n_nonlin], args[n_nonlin:]
@@ -194,18 +214,18 @@ def _transposed_body(jaxpr, mesh, in_specs, out_specs, linear, ct_zero):
 
 
 _derived_transpose = DerivedJaxprs(
-    lambda closed, mesh, in_specs, out_specs, linear, ct_zero: _transposed_body(
-        closed, mesh, in_specs, out_specs, linear, ct_zero
+    lambda closed, mesh, in_specs, out_specs, linear, ct_zero, manual_axes: _transposed_body(
+        closed, mesh, in_specs, out_specs, linear, ct_zero, manual_axes
     )
 )
 
 
-def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs):
+def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     linear = tuple(is_undefined_primal(a) for a in args)
     ct_zero = tuple(type(ct) is Zero for ct in cts)
     if all(ct_zero):
         return [Zero(a.aval) if lin else None for a, lin in zip(args, linear)]
-    body = _derived_transpose(jaxpr, mesh, in_specs, out_specs, linear, ct_zero)
+    body = _derived_transpose(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes)
     call_args = [*(a for a in args if not is_undefined_primal(a)), *(c for c in cts if type(c) is not Zero)]
     specs = (
         *(s for s, lin in zip(in_specs, linear) if not lin),
@@ -218,6 +238,7 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs):
             mesh=mesh,
             in_specs=specs,
             out_specs=tuple(s for s, lin in zip(in_specs, linear) if lin),
+            manual_axes=manual_axes,
         )
     )
     return [next(outs) if lin else None for lin in linear]
@@ -227,26 +248,28 @@ shard_map_p.def_transpose(_transpose)
 shard_map_p.def_traits(linear=True)  # may appear in linear programs: its transpose transposes its body
 
 
-def _batch(axis_size, vals, dims, *, jaxpr, mesh, in_specs, out_specs):
-    with _env(mesh):
+def _batch(axis_size, vals, dims, *, jaxpr, mesh, in_specs, out_specs, manual_axes):
+    with _env(mesh, manual_axes):
         batched, out_dims = batching.batch_jaxpr(jaxpr, axis_size, list(dims), instantiate=False)
     specs = tuple(s if d is None else _insert(s, d) for s, d in zip(in_specs, dims))
     outs_spec = tuple(s if d is None else _insert(s, d) for s, d in zip(out_specs, out_dims))
-    outs = shard_map_p.bind(*vals, jaxpr=batched, mesh=mesh, in_specs=specs, out_specs=outs_spec)
+    outs = shard_map_p.bind(
+        *vals, jaxpr=batched, mesh=mesh, in_specs=specs, out_specs=outs_spec, manual_axes=manual_axes
+    )
     return outs, out_dims
 
 
 shard_map_p.def_batch(_batch)
 
 
-def _residual_spec(mesh, aval):
-    """A residual block ``(1, *shape)``: its leading dimension split over every mesh axis."""
-    return (tuple(mesh.axis_names), *(((),) * (aval.ndim - 1)))
+def _residual_spec(mesh, aval, manual_axes):
+    """A residual block ``(1, *shape)``: its leading dimension split over every manual mesh axis."""
+    return (manual_of(mesh, manual_axes), *(((),) * (aval.ndim - 1)))
 
 
-def _split_residuals(known, n_known_outs, mesh):
+def _split_residuals(known, n_known_outs, mesh, manual_axes):
     """The known body with each residual given a leading block dimension of size 1."""
-    with _env(mesh):
+    with _env(mesh, manual_axes):
 
         def body(*args):
             outs = core.eval_jaxpr(known.jaxpr, known.consts, *args)
@@ -256,8 +279,8 @@ def _split_residuals(known, n_known_outs, mesh):
         return trace_to_jaxpr(body, known.in_avals)
 
 
-def _join_residuals(unknown, num_res, mesh):
-    with _env(mesh):
+def _join_residuals(unknown, num_res, mesh, manual_axes):
+    with _env(mesh, manual_axes):
         res_avals = unknown.in_avals[:num_res]
 
         def body(*args):
@@ -268,28 +291,35 @@ def _join_residuals(unknown, num_res, mesh):
         return trace_to_jaxpr(body, [*in_avals, *unknown.in_avals[num_res:]])
 
 
-_derived_split = DerivedJaxprs(lambda closed, n, mesh: _split_residuals(closed, n, mesh))
-_derived_join = DerivedJaxprs(lambda closed, n, mesh: _join_residuals(closed, n, mesh))
+_derived_split = DerivedJaxprs(lambda closed, n, mesh, manual: _split_residuals(closed, n, mesh, manual))
+_derived_join = DerivedJaxprs(lambda closed, n, mesh, manual: _join_residuals(closed, n, mesh, manual))
 
 
-def _partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out_specs):
-    with _env(mesh):
+def _partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out_specs, manual_axes):
+    with _env(mesh, manual_axes):
         known, unknown, out_unknowns, num_res = derived_partial_eval(jaxpr, tuple(unknowns))
     n_known_outs = len(known.out_avals) - num_res
-    known = _derived_split(known, n_known_outs, mesh)
-    unknown = _derived_join(unknown, num_res, mesh)
-    res_specs = tuple(_residual_spec(mesh, a) for a in unknown.in_avals[:num_res])
+    known = _derived_split(known, n_known_outs, mesh, manual_axes)
+    unknown = _derived_join(unknown, num_res, mesh, manual_axes)
+    res_specs = tuple(_residual_spec(mesh, a, manual_axes) for a in unknown.in_avals[:num_res])
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     known_in = tuple(s for s, uk in zip(in_specs, unknowns) if not uk)
     known_out = (*(s for s, uk in zip(out_specs, out_unknowns) if not uk), *res_specs)
     with core.set_current_trace(trace.parent):
         known_outs = shard_map_p.bind(
-            *known_args, jaxpr=known, mesh=mesh, in_specs=known_in, out_specs=known_out
+            *known_args,
+            jaxpr=known,
+            mesh=mesh,
+            in_specs=known_in,
+            out_specs=known_out,
+            manual_axes=manual_axes,
         )
     unknown_args = [*known_outs[n_known_outs:], *(a for a, uk in zip(args, unknowns) if uk)]
     unknown_in = (*res_specs, *(s for s, uk in zip(in_specs, unknowns) if uk))
     unknown_out = tuple(s for s, uk in zip(out_specs, out_unknowns) if uk)
-    params = dict(jaxpr=unknown, mesh=mesh, in_specs=unknown_in, out_specs=unknown_out)
+    params = dict(
+        jaxpr=unknown, mesh=mesh, in_specs=unknown_in, out_specs=unknown_out, manual_axes=manual_axes
+    )
     unknown_outs = trace.stage(shard_map_p, unknown_args, params)
     it_known, it_unknown = iter(known_outs[:n_known_outs]), iter(unknown_outs)
     return [next(it_unknown) if uk else next(it_known) for uk in out_unknowns]

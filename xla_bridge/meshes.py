@@ -12,10 +12,11 @@ device assignment; partition ``p`` runs on device ``device_ids[p]``). Lowering r
   whose devices are not the assignment in order gets ``device_ids=[...]``);
 - ``sharding(mesh, spec)`` writes a Shardy sharding (``<@mesh, [{"x"}, {}]>``; ``spec`` has one tuple
   of axis names per dimension);
-- ``manual``: the meshes of the enclosing ``sdy.manual_computation`` bodies (shard_map), whose
-  axes the collectives name: ``replica_groups``, ``permute_pairs`` and ``coordinates`` turn axis
-  names into partition ids (a group lists the partitions that differ only along the named axes,
-  in row-major order of the names: the all-reduce of ``psum(x, 'b')`` on a (2, 4) mesh of
+- ``manual``: the meshes (with their manual axes) of the enclosing ``sdy.manual_computation``
+  bodies (shard_map, nested ones manual over further axes), whose axes the collectives name:
+  ``replica_groups``, ``permute_pairs`` and ``coordinates`` turn axis names into partition ids
+  (a group lists the partitions that differ only along the named axes, in row-major order of
+  the names: the all-reduce of ``psum(x, 'b')`` on a (2, 4) mesh of
   ("a", "b") runs over ``[[0, 1, 2, 3], [4, 5, 6, 7]]``);
 - ``channel()``: a fresh channel handle (SPMD collectives use ``type = 1``, device to device,
   with ``use_global_device_ids``: jax's form, verified in shared/notes/jaxlib-spmd-facts.md C6).
@@ -42,7 +43,7 @@ class SpmdLowering:
         self._position = {d: i for i, d in enumerate(self.device_ids)}
         self._meshes: dict = {}
         self._lines: list[str] = []
-        self.manual: list = []
+        self.manual: list = []  # (mesh, manual axis names) of the enclosing manual bodies
         self._channels = itertools.count(1)
 
     @property
@@ -93,16 +94,22 @@ class SpmdLowering:
 
     # -- collectives over the axes of the enclosing manual computation -----------------------
 
+    def manual_axes(self) -> tuple:
+        """The mesh axes the enclosing manual bodies (nested shard_maps) are manual over."""
+        return tuple(n for _, names in self.manual for n in names)
+
     def _manual_mesh(self, axis_names, what):
         if not self.manual:
             raise ValueError(
                 f"{what} over {axis_names} outside a shard_map/pmap body: nothing binds these axis names here"
             )
-        mesh = self.manual[-1]
-        missing = [n for n in axis_names if n not in mesh.axis_names]
+        mesh = self.manual[-1][0]
+        manual = self.manual_axes()
+        missing = [n for n in axis_names if n not in manual]
         if missing:
             raise ValueError(
-                f"{what}: the axis {missing[0]!r} is not an axis of the mesh {tuple(mesh.axis_names)}"
+                f"{what}: the axis {missing[0]!r} is not a manual axis here (the manual axes: {manual}; the "
+                f"mesh: {tuple(mesh.axis_names)}); name it in the shard_map's axis_names"
             )
         return mesh
 

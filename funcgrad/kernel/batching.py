@@ -68,6 +68,20 @@ class extend_axis_env:
         del _axes.frames[self.n :]
 
 
+class cleared_axis_env:
+    """No named axes in scope for the dynamic extent of a ``with`` block (an eager shard_map runs
+    each primitive of its body as a program of its own, outside the body's axes), restored after."""
+
+    __slots__ = ("saved",)
+
+    def __enter__(self):
+        self.saved = list(_axes.frames)
+        del _axes.frames[:]
+
+    def __exit__(self, *exc):
+        _axes.frames[:] = self.saved
+
+
 def axis_env() -> tuple:
     """The named axes in scope, outermost first: ``((name, size), ...)``."""
     return tuple(_axes.frames)

@@ -1,5 +1,6 @@
 """Lowering rules of sharded programs (primitives/sharding.py): ``shard_map`` becomes a Shardy
-``sdy.manual_computation`` over all the mesh's axes, ``sharding_constraint`` a
+``sdy.manual_computation`` over its manual axes (all the mesh's axes, or those ``axis_names=``
+chose; a shard_map nested in another is manual over further axes), ``sharding_constraint`` a
 ``sdy.sharding_constraint``.
 
 Layer: xla_bridge (compiler half). Imports the primitive catalog, ``xla_bridge.emitter`` and
@@ -26,20 +27,25 @@ def _types(ts) -> str:
 
 
 @register(shard_map_p)
-def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs):
+def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     fb = ctx.fb
     spmd = fb.module.spmd
     if spmd is None:
         raise LoweringError("shard_map: the program must be lowered for its mesh's devices (an SpmdLowering)")
-    if spmd.manual:
-        raise LoweringError("shard_map inside another shard_map (or pmap) body is not supported")
+    manual_axes = tuple(mesh.axis_names) if manual_axes is None else tuple(manual_axes)
+    outer = set(spmd.manual_axes())
+    if outer & set(manual_axes):
+        raise LoweringError(
+            f"a shard_map manual over {sorted(outer & set(manual_axes))} inside a shard_map (or pmap) that "
+            "is already manual over them: the inner one's axis_names must be other mesh axes"
+        )
     sym = spmd.mesh_symbol(mesh)
     ins = ", ".join(f"<{sym}, {sdy_dims(s)}>" for s in in_specs)
     outs = ", ".join(f"<{sym}, {sdy_dims(s)}>" for s in out_specs)
-    manual = "{" + ", ".join(f'"{n}"' for n in mesh.axis_names) + "}"
+    manual = "{" + ", ".join(f'"{n}"' for n in manual_axes) + "}"
     r = fb.region()
     block_args = [r.fresh() for _ in args]
-    spmd.manual.append(mesh)
+    spmd.manual.append((mesh, manual_axes))
     try:
         results = lower_closed(r, jaxpr, block_args)
     finally:

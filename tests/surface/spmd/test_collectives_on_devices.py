@@ -48,7 +48,10 @@ def test_psum_pmean_pmax_pmin(x):
 @pytest.mark.parametrize("axis,tiled", [(0, False), (1, False), (0, True), (1, True)])
 def test_all_gather(x, axis, tiled):
     b = blocks(x)
-    got = np.asarray(sm(lambda a: lax.all_gather(a, "x", axis=axis, tiled=tiled), out_specs=P())(x))
+    # all_gather's result varies along its axis for check_vma (JAX 0.10): P() needs check_vma=False
+    got = np.asarray(
+        sm(lambda a: lax.all_gather(a, "x", axis=axis, tiled=tiled), out_specs=P(), check_vma=False)(x)
+    )
     want = np.moveaxis(b, 0, axis)
     if tiled:
         want = np.concatenate(list(b), axis=axis)
@@ -122,6 +125,7 @@ def test_collectives_over_one_axis_of_a_2d_mesh(rng):
         mesh=MESH2,
         in_specs=P("a", "b"),
         out_specs=(P("a", None), P(None, "b")),
+        check_vma=False,  # all_gather's result still varies along "a" (JAX 0.10)
     )
     s, g = f(y)
     assert np.allclose(s, np.repeat(y.sum(1, keepdims=True), 1, axis=1))
@@ -137,7 +141,10 @@ def test_gradients_through_collectives_match_finite_differences(x):
         ),
         "pmax": sm(lambda a, w: lax.pmax(a @ w, "x"), in_specs=(P("x"), P()), out_specs=P()),
         "all_gather": sm(
-            lambda a, w: lax.all_gather(a * w, "x", tiled=True) ** 2, in_specs=(P("x"), P()), out_specs=P()
+            lambda a, w: lax.all_gather(a * w, "x", tiled=True) ** 2,
+            in_specs=(P("x"), P()),
+            out_specs=P(),
+            check_vma=False,
         ),
         "psum_scatter": sm(
             lambda a, w: lax.psum_scatter(

@@ -1,0 +1,237 @@
+"""Eager ``shard_map``: an un-jitted call runs its body per device, one primitive at a time.
+
+Layer: surface. Imports numpy, the kernel (``core``, ``batching``, ``caches``, ``ir``), the
+primitive catalog (``structure``: the reshapes that add and drop the device dimension) and
+``funcgrad.jitting``. The staged ``shard_map`` (``funcgrad.parallel``, which imports this module)
+is handed in as ``staged``.
+
+# NOTE: [eager shard_map]
+# As in JAX 0.10, ``shard_map(f, ...)(x)`` outside ``jit`` does not stage ``f``: it runs ``f`` with a
+# ``ShardMapTrace`` current, whose tracers hold every device's block at once, stacked along a
+# leading dimension split over the manual mesh axes (row-major in mesh order), so block ``k``
+# lives on the devices at manual coordinate ``k``. Each primitive the body binds runs on the
+# devices as a small compiled shard_map of that one primitive (cached per primitive, parameters
+# and operand kinds), so collectives are the same StableHLO collectives as in a jitted
+# shard_map and every value stays on its device. A tracer knows along which manual axes its
+# blocks may differ (``vma``, the same rule as the staged check, ``parallel.eqn_varying``), which
+# gives ``check_vma``'s error at the end and lets an invariant value be used as a Python value
+# (``if x > 0:``, ``float(x)``). ``print(x)`` shows each device's block, in JAX's words:
+# ``On cpu:0 at mesh coordinates (x,) = (0,):`` and the block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad._shardings import PartitionSpec
+from funcgrad.jitting import JittedFunction
+from funcgrad.kernel import batching, core
+from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.ir import ShapedArray
+from funcgrad.primitives import structure as st
+
+__all__ = ["ShardMapTrace", "ShardMapTracer", "runs_eagerly", "spec_of_norm"]
+
+
+def runs_eagerly() -> bool:
+    """Whether a shard_map called now runs per device (outside ``jit`` and every transformation)."""
+    return type(core.current_trace()) is core.EvalTrace
+
+
+def spec_of_norm(norm) -> PartitionSpec:
+    """The PartitionSpec of a normalized spec (one tuple of axis names per dimension)."""
+    return PartitionSpec(*[None if not d else d[0] if len(d) == 1 else tuple(d) for d in norm])
+
+
+_programs: dict = register_cache("parallel.eager_shard_map_programs", {})  # NOTE: [caches have an owner]
+
+
+def _add_device_dim(x):
+    return st.reshape(x, (1, *core.get_aval(x).shape))
+
+
+def _drop_device_dim(x):
+    return st.reshape(x, core.get_aval(x).shape[1:])
+
+
+def _sig(x) -> tuple:
+    """What a program is compiled for (one jitted function per signature: no retracing)."""
+    a = core.get_aval(x)
+    return (a.shape, a.dtype, a.weak_type, type(x) is not core.Array)
+
+
+class ShardMapTrace(core.Trace):
+    """The trace of an eager shard_map body (NOTE: [eager shard_map])."""
+
+    def __init__(self, parent, mesh, manual, check, staged, eqn_varying):
+        super().__init__(parent)
+        self.mesh = mesh
+        self.manual = tuple(manual)
+        self.check = check
+        self.staged = staged  # funcgrad.parallel.shard_map
+        self.eqn_varying = eqn_varying
+        self.lead = PartitionSpec(self.manual)  # the stacked blocks' leading dimension
+
+    def describe(self) -> str:
+        return "an eager shard_map body"
+
+    def _jitted(self, body, in_specs, out_specs):
+        sm = self.staged(
+            body,
+            mesh=self.mesh,
+            in_specs=in_specs,
+            out_specs=out_specs,
+            axis_names=frozenset(self.manual),
+            check_vma=False,
+        )
+        return JittedFunction(sm)
+
+    def _program(self, key, make):
+        try:
+            hit = _programs.get(key)
+        except TypeError:  # parameters that cannot be hashed: compile without caching
+            return make()
+        if hit is None:
+            hit = make()
+            if len(_programs) > 512:
+                _programs.pop(next(iter(_programs)))
+            _programs[key] = hit
+        return hit
+
+    def _run(self, program, *args):
+        with core.set_current_trace(self.parent), batching.cleared_axis_env():
+            return program(*args)
+
+    # -- in and out ------------------------------------------------------------------------
+
+    def enter(self, values, norm_specs) -> list:
+        """Tracers of the arguments ``values`` (global arrays split as ``norm_specs``)."""
+        out = []
+        for x, norm in zip(values, norm_specs):
+            spec = spec_of_norm(norm)
+            key = ("enter", self.mesh, self.manual, spec, _sig(x))
+            prog = self._program(key, lambda spec=spec: self._jitted(_add_device_dim, (spec,), self.lead))
+            vma = frozenset(n for d in norm for n in d)
+            out.append(
+                ShardMapTracer(self, self._run(prog, x), vma if self.check else frozenset(self.manual))
+            )
+        return out
+
+    def stacked(self, x):
+        """``(stacked blocks, vma)`` of an output or operand of the body."""
+        if type(x) is ShardMapTracer and x._trace is self:
+            return x._stacked, x.vma
+        if isinstance(x, core.Tracer):
+            core.check_foreign_tracer(self, x)
+        key = ("const", self.mesh, self.manual, _sig(x))
+        prog = self._program(key, lambda: self._jitted(_add_device_dim, (PartitionSpec(),), self.lead))
+        return self._run(prog, x), frozenset()
+
+    def leave(self, stacked, norm_spec):
+        """The global array of one output from its stacked blocks, laid out as ``norm_spec``."""
+        spec = spec_of_norm(norm_spec)
+        key = ("leave", self.mesh, self.manual, spec, _sig(stacked))
+        prog = self._program(key, lambda: self._jitted(_drop_device_dim, (self.lead,), spec))
+        return self._run(prog, stacked)
+
+    # -- the body's primitives ---------------------------------------------------------------
+
+    def process_primitive(self, primitive, args, params):
+        vals, vmas, _ = self.unpack(args, ShardMapTracer, lambda t: (t._stacked, t.vma))
+        own = tuple(v is not None for v in vmas)
+        vin = [v if v is not None else frozenset() for v in vmas]
+        try:
+            sig = tuple(_sig(v) for v in vals)
+            key = ("prim", primitive, tuple(sorted(params.items())), own, self.mesh, self.manual, sig)
+            hash(key)
+        except TypeError:
+            key = [None]  # unhashable: _program compiles without caching
+
+        def make():
+            def body(*xs):
+                ys = [_drop_device_dim(x) if o else x for x, o in zip(xs, own)]
+                out = primitive.bind(*ys, **params)
+                outs = out if primitive.multiple_results else [out]
+                return [_add_device_dim(o) for o in outs]
+
+            specs = tuple(self.lead if o else PartitionSpec() for o in own)
+            return self._jitted(body, specs, self.lead)
+
+        outs = self._run(self._program(key, make), *vals)
+        if self.check:
+            out_vma = self.eqn_varying(primitive, params, vin, len(outs))
+        else:
+            out_vma = [frozenset(self.manual)] * len(outs)
+        tracers = [ShardMapTracer(self, o, v) for o, v in zip(outs, out_vma)]
+        return tracers if primitive.multiple_results else tracers[0]
+
+
+class ShardMapTracer(core.Tracer):
+    """Every device's block of one value of an eager shard_map body (NOTE: [eager shard_map]):
+    ``_stacked`` (the blocks along a leading dimension) and ``vma`` (the manual axes along which
+    the blocks may differ)."""
+
+    __slots__ = ("_stacked", "vma", "_aval")
+
+    def __init__(self, trace, stacked, vma):
+        self._trace = trace
+        self._stacked = stacked
+        self.vma = frozenset(vma)
+        a = core.get_aval(stacked)
+        self._aval = ShapedArray(a.shape[1:], a.dtype, a.weak_type)
+
+    @property
+    def aval(self):
+        return self._aval
+
+    def _blocks(self) -> np.ndarray:
+        with core.set_current_trace(self._trace.parent):
+            return np.asarray(self._stacked)
+
+    def __str__(self) -> str:
+        trace = self._trace
+        mesh = trace.mesh
+        names = list(mesh.axis_names)
+        sizes = dict(zip(names, mesh.devices.shape))
+        blocks = self._blocks()
+        axis_names = f"({', '.join(map(str, names))},)"
+        parts = []
+        for idx, device in np.ndenumerate(mesh.devices):
+            k = 0
+            for n, i in zip(names, idx):
+                if n in trace.manual:
+                    k = k * sizes[n] + i
+            parts.append(f"On {device} at mesh coordinates {axis_names} = {idx}:\n{blocks[k]}\n")
+        return "\n".join(parts)
+
+    __repr__ = __str__
+
+    def _concrete(self, what, usage):
+        if self._trace.check and not self.vma:
+            return self._blocks()[0]
+        raise core.ConcretizationTypeError(
+            self._concretization_message(what, usage)
+            + " Inside an eager shard_map only a value that is the same on every device (reduced with "
+            "psum/pmean/all_gather, or not computed from a mapped argument) has a Python value."
+        )
+
+    def __bool__(self):
+        return bool(self._concrete("bool()", "if/while/and/or"))
+
+    def __float__(self):
+        return float(self._concrete("float()", "float(x)"))
+
+    def __int__(self):
+        return int(self._concrete("int()", "int(x)"))
+
+    def __complex__(self):
+        return complex(self._concrete("complex()", "complex(x)"))
+
+    def __index__(self):
+        return int(self._concrete("__index__", "using it as an index or size"))
+
+    def item(self):
+        return self._concrete("item()", "x.item()").item()
+
+    def tolist(self):
+        return self._concrete("tolist()", "x.tolist()").tolist()
