@@ -30,7 +30,10 @@ from contextlib import contextmanager
 from funcgrad.xla_bridge import profiling
 
 __all__ = [
+    "ProfileData",
+    "ProfileEvent",
     "ProfileOptions",
+    "ProfilePlane",
     "StepTraceAnnotation",
     "TraceAnnotation",
     "annotate_function",
@@ -41,6 +44,7 @@ __all__ = [
     "stop_server",
     "stop_trace",
     "trace",
+    "register_subprocess",
 ]
 
 
@@ -49,6 +53,14 @@ def __dir__():  # the public names only, not this module's imports and helpers
 
 
 ProfileOptions = profiling.ProfileOptions
+
+# A collected trace read back in Python, as JAX's (jaxlib's classes): ``ProfileData.from_file`` of
+# an ``*.xplane.pb`` (or ``from_serialized_xspace`` of its bytes) has ``planes`` (``/host:CPU``,
+# a device's ...), each ``ProfilePlane`` has ``lines`` of ``ProfileEvent`` (``name``,
+# ``start_ns``, ``duration_ns``, ``stats``), e.g. every ``TraceAnnotation`` span with its metadata.
+ProfileData = profiling.ProfileData
+ProfileEvent = profiling.ProfileEvent
+ProfilePlane = profiling.ProfilePlane
 
 
 class _State:
@@ -222,3 +234,17 @@ def save_device_memory_profile(filename, backend: str | None = None) -> None:
     """
     with open(filename, "wb") as f:
         f.write(device_memory_profile(backend))
+
+
+def register_subprocess(pid: int, port: int) -> Callable[[], None]:
+    """Profile the child process ``pid`` (whose profiler server listens on ``port``: it called
+    ``start_server(port)``) together with this one: a trace taken here, by ``trace`` or by this
+    process's server, asks the child's server too and merges its events (CPU activity only, as in
+    JAX). Returns a function that unregisters it (also done when that function is garbage
+    collected). ``RuntimeError`` if the child cannot be reached within jaxlib's 30 s deadline or
+    is already registered.
+
+    >>> callable(register_subprocess)
+    True
+    """
+    return profiling.register_subprocess(pid, port)

@@ -12,14 +12,30 @@ profile plugin reads it) and ``<host>.trace.json.gz`` (a Chrome/Perfetto trace).
 from __future__ import annotations
 
 from funcgrad.xla_bridge import runtime
-from jaxlib import _profiler
+from jaxlib import _profile_data, _profiler
 
-__all__ = ["ProfileOptions", "ProfilerSession", "TraceMe", "heap_profile", "start_server"]
+__all__ = [
+    "ProfileData",
+    "ProfileEvent",
+    "ProfileOptions",
+    "ProfilePlane",
+    "ProfilerSession",
+    "TraceMe",
+    "heap_profile",
+    "register_subprocess",
+    "start_server",
+]
 
 ProfileOptions = _profiler.ProfileOptions
 ProfilerSession = _profiler.ProfilerSession
 TraceMe = _profiler.TraceMe
 start_server = _profiler.start_server
+# A collected profile read back in Python (planes of lines of timed events), and the registration
+# of a child process's profiler server, as jaxlib provides them.
+ProfileData = _profile_data.ProfileData
+ProfileEvent = _profile_data.ProfileEvent
+ProfilePlane = _profile_data.ProfilePlane
+register_subprocess = _profiler.register_subprocess
 
 
 def heap_profile(platform: str | None = None) -> bytes:
