@@ -1,7 +1,8 @@
 """``funcgrad.core``: the IR and trace types that users of ``jax.core`` reach for.
 
 Layer: surface. Re-exports names of the kernel (``funcgrad/kernel/ir.py`` and ``core.py``), where
-they are defined and documented.
+they are defined and documented, and ``ensure_compile_time_eval`` (``funcgrad/_utilities.py``);
+defines JAX's ``AbstractValue`` as the abstract base class of funcgrad's avals.
 
 >>> import funcgrad, funcgrad.numpy as fnp
 >>> closed = funcgrad.make_jaxpr(fnp.sin)(1.0)
@@ -11,9 +12,17 @@ they are defined and documented.
 
 from __future__ import annotations
 
+import abc
+import contextlib
+import operator
+from typing import Any
+
+from funcgrad._utilities import ensure_compile_time_eval
+from funcgrad.kernel import core as _core
 from funcgrad.kernel.core import (
     ConcretizationTypeError,
     EvalTrace,
+    InconclusiveDimensionOperation,
     Primitive,
     Trace,
     Tracer,
@@ -35,25 +44,93 @@ from funcgrad.kernel.ir import (
 )
 
 __all__ = [
+    "AbstractValue",
+    "Atom",
     "ClosedJaxpr",
     "ConcretizationTypeError",
     "EvalTrace",
     "Jaxpr",
     "JaxprEqn",
     "Literal",
+    "ParamDict",
     "Primitive",
     "ShapedArray",
     "Trace",
     "Tracer",
     "TracerBoolConversionError",
     "UnexpectedTracerError",
+    "Value",
     "Var",
+    "ensure_compile_time_eval",
+    "eval_context",
     "eval_jaxpr",
     "get_aval",
     "jaxprs_in_params",
+    "max_dim",
+    "min_dim",
     "pp_jaxpr",
     "typecheck_jaxpr",
 ]
+
+
+class AbstractValue(abc.ABC):  # noqa: B024 - a marker base: avals share no abstract method
+    """The type of every abstract value: ``isinstance(aval, AbstractValue)`` holds for funcgrad's
+    ``ShapedArray`` (registered as a virtual subclass, so the kernel's aval stays a plain class).
+
+    >>> isinstance(ShapedArray((2,), "float32"), AbstractValue), isinstance(1.0, AbstractValue)
+    (True, False)
+    """
+
+
+AbstractValue.register(ShapedArray)
+
+ParamDict = dict[str, Any]  # an equation's parameters
+Value = Any  # a concrete value bound to a variable
+Atom = Var | Literal  # an operand of an equation
+
+
+@contextlib.contextmanager
+def eval_context():
+    """Inside the block, primitives are evaluated at once on concrete values, whatever
+    transformation is active outside (JAX's ``eval_context``; ``ensure_compile_time_eval`` is the
+    same with an error message for traced values).
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> @funcgrad.jit
+    ... def f(x):
+    ...     with eval_context():
+    ...         n = int(fnp.sum(fnp.ones(3)))
+    ...     return x * n
+    >>> float(f(2.0))
+    6.0
+    """
+    with _core.set_current_trace(_core.EvalTrace(None)):
+        yield
+
+
+def _dim(d, fn: str) -> int:
+    try:
+        return operator.index(d)
+    except TypeError:
+        raise InconclusiveDimensionOperation(
+            f"core.{fn}: dimension {d!r} is not an integer (funcgrad's shapes are concrete: it has "
+            "no symbolic dimensions)"
+        ) from None
+
+
+def max_dim(d1, d2) -> int:
+    """``max(d1, d2)`` of two dimension sizes (JAX's helper that also accepts symbolic sizes;
+    funcgrad's sizes are integers).
+
+    >>> max_dim(3, 5), min_dim(3, 5)
+    (5, 3)
+    """
+    return max(_dim(d1, "max_dim"), _dim(d2, "max_dim"))
+
+
+def min_dim(d1, d2) -> int:
+    """``min(d1, d2)`` of two dimension sizes (see ``max_dim``)."""
+    return min(_dim(d1, "min_dim"), _dim(d2, "min_dim"))
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

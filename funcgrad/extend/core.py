@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import primitives as _catalog
+from funcgrad.core import AbstractValue
 from funcgrad.extend import linear_util as lu
 from funcgrad.kernel import batching as _batching
 from funcgrad.kernel import callkit as _callkit
@@ -121,7 +122,7 @@ Effects = set
 no_effects: frozenset = frozenset()
 
 
-class AbstractToken:
+class AbstractToken(AbstractValue):
     """The abstract value of an ordering token (JAX's ``AbstractToken``): funcgrad orders side
     effects by data dependence and has no token values, so nothing produces one."""
 
