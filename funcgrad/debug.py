@@ -33,7 +33,7 @@ from funcgrad._callbacks import debug_callback as callback
 from funcgrad._callbacks import debug_log as log
 from funcgrad._callbacks import debug_print as print  # noqa: A004 - JAX's name: funcgrad.debug.print
 from funcgrad._debugger import breakpoint  # noqa: A004 - JAX's name: funcgrad.debug.breakpoint
-from funcgrad._placement import visualize_array_sharding  # noqa: F401 - re-exported (JAX's jax.debug)
+from funcgrad._visualize import inspect_array_sharding, visualize_array_sharding, visualize_sharding
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -55,7 +55,9 @@ __all__ = [
     "FiniteCheckTrace",
     "InfCheckTrace",
     "ValueStats",
+    "inspect_array_sharding",
     "visualize_array_sharding",
+    "visualize_sharding",
 ]
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
 _REEXPORTED = ("check_finite", "debug_nans")
