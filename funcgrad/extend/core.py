@@ -522,7 +522,9 @@ class CallPrimitive(_callkit.CallPrimitive):
 
     def __init__(self, name: str):
         super().__init__(name)
-        _emitter.register(self)(_lower_call)
+        # Into the emitter's table directly: ``register`` would record this module as the
+        # primitive's catalog family (``rule_modules``), and a user's primitive has none.
+        _emitter.lowering_rules[self] = _lower_call
 
     def bind(self, *args, **params):
         if "jaxpr" in params:  # a re-bind by a rule of the kit (jvp, batch, ...)
