@@ -1,0 +1,507 @@
+"""``funcgrad.export.export`` and the ``Exported`` object (JAX's ``jax.export``): a jitted
+function lowered to a portable StableHLO artifact with its calling convention, and called back
+from funcgrad eagerly or inside ``jit``.
+
+Layer: surface. Imports the kernel, the catalog's ``primitives.exported``, ``xla_bridge``
+(``lowering``, ``portable``, ``emitter``), ``funcgrad.jitting`` and ``funcgrad.api`` (``vjp``).
+
+Exporting traces the jitted function once for the given arguments (arrays or
+``ShapeDtypeStruct``), lowers the program with funcgrad's emitter once per target platform, and
+writes the module as JAX's callers expect it (NOTE: [the exported calling convention]).
+Calling an ``Exported`` checks the arguments against ``in_avals`` (structure, rank, dtype,
+sizes, binding each symbolic dimension once), prepares the module for the concrete shapes
+(NOTE: [embedding an exported module], cached per argument signature) and binds
+``call_exported_p``; with an exported VJP the call is a ``custom_vjp`` whose backward pass calls
+``Exported.vjp()``, as in JAX.
+
+# NOTE: [the exported calling convention]
+# Version 10 of JAX's convention (versions 9 and 10 are read): ``@main`` takes, in order, the
+# platform index (an ``i32`` scalar with ``jax.global_constant = "_platform_index"``) when the
+# module was lowered for several platforms, one token per ordered effect (funcgrad exports
+# none), then the arguments listed in ``module_kept_var_idx``; it returns the results (each with
+# a ``jax.result_info`` naming its pytree path). The module says
+# ``jax.uses_shape_polymorphism``. A module for several platforms is a ``stablehlo.case`` on the
+# index over one lowering per platform. funcgrad writes all arguments (none is dropped), one
+# device, no shardings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad import xla_bridge
+from funcgrad.api import vjp as _vjp
+from funcgrad.custom_derivatives import custom_vjp
+from funcgrad.export._shape_poly import DimExpr, is_symbolic_dim
+from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit
+from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.dtypes import float0
+from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from funcgrad.primitives.exported import ExportedCallee, call_exported_p
+from funcgrad.xla_bridge import portable
+from funcgrad.xla_bridge.emitter import aval_type
+from funcgrad.xla_bridge.lowering import lower_jaxpr
+
+__all__ = [
+    "DisabledSafetyCheck",
+    "Exported",
+    "default_export_platform",
+    "export",
+    "maximum_supported_calling_convention_version",
+    "minimum_supported_calling_convention_version",
+]
+
+minimum_supported_calling_convention_version = 9
+maximum_supported_calling_convention_version = 10
+_CALLING_CONVENTION_VERSION = 10
+
+# The platforms JAX names, and those funcgrad's emitter lowers for.
+_KNOWN_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+_LOWERABLE = ("cpu", "cuda")
+
+
+class DisabledSafetyCheck:
+    """A safety check to skip (JAX's ``jax.export.DisabledSafetyCheck``): ``platform()`` lets an
+    ``Exported`` be called on a platform it was not exported for; ``custom_call(name)`` allows a
+    custom call target at export; ``shape_assertions()`` skips the shape checks of a
+    polymorphic module when it is called.
+
+    >>> DisabledSafetyCheck.platform(), DisabledSafetyCheck.custom_call("my_kernel").is_custom_call()
+    (platform, 'my_kernel')
+    """
+
+    def __init__(self, _impl: str):
+        self._impl = _impl
+
+    @classmethod
+    def platform(cls) -> DisabledSafetyCheck:
+        return cls("platform")
+
+    @classmethod
+    def custom_call(cls, target_name: str) -> DisabledSafetyCheck:
+        return cls(f"custom_call:{target_name}")
+
+    @classmethod
+    def shape_assertions(cls) -> DisabledSafetyCheck:
+        return cls("shape_assertions")
+
+    def is_custom_call(self) -> str | None:
+        m = re.match(r"custom_call:(.+)$", self._impl)
+        return m.group(1) if m else None
+
+    def __str__(self):
+        return self._impl
+
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        return isinstance(other, DisabledSafetyCheck) and self._impl == other._impl
+
+    def __hash__(self):
+        return hash(self._impl)
+
+
+def default_export_platform() -> str:
+    """The platform ``export`` lowers for when none is given: the default backend's.
+
+    >>> default_export_platform() in ("cpu", "cuda")
+    True
+    """
+    return xla_bridge.normalize_platform(xla_bridge.default_platform())
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Exported:
+    """A function lowered to StableHLO with its calling convention (``jax.export.Exported``).
+
+    ``fun_name``; ``in_tree``/``out_tree`` (the pytrees of ``(args, kwargs)`` and of the
+    result); ``in_avals``/``out_avals`` (flat, possibly with symbolic dimensions);
+    ``in_shardings_hlo``/``out_shardings_hlo`` (None per value: one device); ``nr_devices``;
+    ``platforms``; ``ordered_effects``/``unordered_effects``; ``disabled_safety_checks``;
+    ``mlir_module_serialized`` (the portable artifact); ``calling_convention_version``;
+    ``module_kept_var_idx`` (the arguments ``@main`` takes); ``uses_global_constants``.
+    ``mlir_module()`` is its text, ``call`` runs it, ``vjp()`` is the exported VJP,
+    ``serialize()`` writes it in JAX's format.
+    """
+
+    fun_name: str
+    in_tree: Any
+    in_avals: tuple
+    out_tree: Any
+    out_avals: tuple
+    in_shardings_hlo: tuple
+    out_shardings_hlo: tuple
+    nr_devices: int
+    platforms: tuple[str, ...]
+    ordered_effects: tuple
+    unordered_effects: tuple
+    disabled_safety_checks: tuple
+    mlir_module_serialized: bytes
+    calling_convention_version: int
+    module_kept_var_idx: tuple[int, ...]
+    uses_global_constants: bool
+    _get_vjp: Callable | None = None
+
+    def mlir_module(self) -> str:
+        """The module's StableHLO text."""
+        return portable.deserialize(self.mlir_module_serialized)
+
+    def __str__(self):
+        avals = _avals_str(self.in_avals)
+        return f"Exported(fun_name={self.fun_name}, platforms={self.platforms}, in_avals={avals})"
+
+    def has_vjp(self) -> bool:
+        """Whether ``vjp()`` is available (not after deserializing with ``vjp_order=0``)."""
+        return self._get_vjp is not None
+
+    def vjp(self) -> Exported:
+        """The exported VJP: takes the primal arguments and the output cotangents (flat), returns
+        the input cotangents (flat)."""
+        if self._get_vjp is None:
+            raise ValueError(
+                f"No VJP is available for {self.fun_name}: it was deserialized from a serialization "
+                "without one; serialize with vjp_order >= 1 to differentiate it"
+            )
+        return self._get_vjp(self)
+
+    def serialize(self, vjp_order: int = 0) -> bytearray:
+        """JAX's flatbuffer serialization (``jax.export.deserialize`` reads it), with the VJPs up to
+        ``vjp_order`` (2 allows ``grad(grad(...))`` of the deserialized function)."""
+        from funcgrad.export._serialization import serialize
+
+        return serialize(self, vjp_order=vjp_order)
+
+    def call(self, *args, **kwargs):
+        """Call the exported function on arrays (eagerly, or inside ``jit``/``grad``/``vmap``):
+        arguments with the pytree structure, ranks and dtypes it was exported for; symbolic
+        dimensions take the sizes of the arguments."""
+        return _call(self, args, kwargs)
+
+
+def _avals_str(avals) -> str:
+    return f"({', '.join(a.str_short() for a in avals)})"
+
+
+# ----------------------------------------------------------------------------------------------
+# Exporting
+
+
+def export(
+    fun_jit, *, platforms: Sequence[str] | None = None, disabled_checks: Sequence[DisabledSafetyCheck] = ()
+):
+    """Export a jitted function: ``export(jit(f))(*args, **kwargs)`` is an ``Exported`` for
+    arguments shaped like ``args`` (arrays or ``ShapeDtypeStruct``). ``platforms``: the targets
+    (default: ``default_export_platform()``); a module for several carries one lowering each.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> exp = export(funcgrad.jit(fnp.sin))(funcgrad.ShapeDtypeStruct((3,), np.float32))
+    >>> exp.in_avals, exp.platforms
+    ((ShapedArray(f32[3]),), ('cpu',))
+    >>> exp.call(np.zeros(3, np.float32))
+    Array([0., 0., 0.], dtype=float32)
+    """
+    if not isinstance(fun_jit, JittedFunction):
+        raise TypeError(
+            f"Function to be exported must be the result of `jit` but is: {fun_jit!r}. Wrap it "
+            "first: funcgrad.export.export(funcgrad.jit(f))"
+        )
+    targets = _check_platforms(platforms)
+    checks = tuple(disabled_checks)
+    for c in checks:
+        if not isinstance(c, DisabledSafetyCheck):
+            raise TypeError(f"disabled_checks: {c!r} is not a DisabledSafetyCheck")
+
+    def do_export(*args_specs, **kwargs_specs) -> Exported:
+        return _export(fun_jit, targets, checks, args_specs, kwargs_specs)
+
+    return do_export
+
+
+def _check_platforms(platforms) -> tuple[str, ...]:
+    if platforms is None:
+        return (default_export_platform(),)
+    if isinstance(platforms, str):
+        raise TypeError(f"platforms must be a sequence of platform names, e.g. ['cpu'], not {platforms!r}")
+    out = []
+    for p in platforms:
+        q = xla_bridge.normalize_platform(str(p))
+        if q not in _KNOWN_PLATFORMS:
+            raise ValueError(f"Unknown platform {p!r}: export lowers for {', '.join(_LOWERABLE)}")
+        if q not in _LOWERABLE:
+            raise ValueError(
+                f"funcgrad cannot lower for the platform {p!r}: its emitter targets {', '.join(_LOWERABLE)}"
+            )
+        if q in out:
+            raise ValueError(f"platforms: {p!r} is given twice")
+        out.append(q)
+    if not out:
+        raise ValueError("platforms: give at least one platform")
+    return tuple(out)
+
+
+def _spec_aval(x, where: str) -> ShapedArray:
+    if isinstance(x, core.Tracer):
+        raise TypeError(f"export: {where} is a traced value; export outside of jit/grad/vmap")
+    if core.is_array_like(x) or isinstance(x, bool | int | float | complex | np.generic):
+        return core.get_aval(x)
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is None or dtype is None:
+        raise TypeError(
+            f"export: {where} is a {type(x).__name__}; pass an array or a ShapeDtypeStruct "
+            "(static arguments go in static_argnums/static_argnames of the jit)"
+        )
+    shape = tuple(shape)
+    if any(is_symbolic_dim(d) for d in shape):
+        raise ValueError(
+            f"export: {where} has the symbolic shape {shape}; funcgrad traces with concrete shapes "
+            "and exports for one size per dimension (export once per size, or export with "
+            "jax.export: a polymorphic artifact from JAX deserializes and runs here for any size)"
+        )
+    return ShapedArray(tuple(int(d) for d in shape), np.dtype(dtype), bool(getattr(x, "weak_type", False)))
+
+
+def _export(fun_jit, targets, checks, args, kwargs) -> Exported:
+    static_key, static_kw, dyn_args, dyn_kwargs = fun_jit._split(args, kwargs)
+    statics = dict(static_key)
+    n_total = len(dyn_args) + len(statics)
+    flat, in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
+    names = fun_jit._arg_names(static_key, dyn_args, dyn_kwargs)
+    in_avals = tuple(_spec_aval(x, f"argument {n}") for x, n in zip(flat, names))
+    name = fun_jit._name
+    out_box = []
+
+    def flat_fun(*leaves):
+        d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)
+        it = iter(d_args)
+        full = [statics[i] if i in statics else next(it) for i in range(n_total)]
+        out = fun_jit(*full, **d_kwargs, **dict(static_kw))
+        out_leaves, out_tree = tu.tree_flatten(out)
+        out_box.append(out_tree)
+        return out_leaves
+
+    closed = trace_to_jaxpr(flat_fun, in_avals, names, f"export({name})")
+    if any(isinstance(c, core.Tracer) for c in closed.consts):
+        raise TypeError(
+            f"export({name}): the function closes over a traced value; export it outside transformations"
+        )
+    out_tree = out_box[0]
+    out_avals = tuple(closed.out_avals)
+    texts = []
+    for p in targets:
+        lowered = lower_jaxpr(closed, name, platform=p)
+        if lowered.const_args or lowered.host_callbacks:
+            raise ValueError(
+                f"export({name}): the program calls back into Python (pure_callback/io_callback/"
+                "debug) or holds hoisted constants; an exported module must be self-contained"
+            )
+        texts.append(lowered.text)
+    text = texts[0] if len(texts) == 1 else portable.multi_platform(texts)
+    paths = [
+        p for p, _ in tu.tree_flatten_with_path(tu.tree_unflatten(out_tree, list(range(len(out_avals)))))[0]
+    ]
+    infos = [f"result{tu.keystr(p)}" for p in paths]
+    text = portable.annotate_for_export(text, infos)
+    blob = portable.serialize(text)
+    n_in = len(in_avals)
+    return Exported(
+        fun_name=name,
+        in_tree=in_tree,
+        in_avals=in_avals,
+        out_tree=out_tree,
+        out_avals=out_avals,
+        in_shardings_hlo=(None,) * n_in,
+        out_shardings_hlo=(None,) * len(out_avals),
+        nr_devices=1,
+        platforms=targets,
+        ordered_effects=(),
+        unordered_effects=(),
+        disabled_safety_checks=checks,
+        mlir_module_serialized=blob,
+        calling_convention_version=_CALLING_CONVENTION_VERSION,
+        module_kept_var_idx=tuple(range(n_in)),
+        uses_global_constants=False,
+        _get_vjp=_exported_vjp,
+    )
+
+
+def _tangent_aval(a) -> ShapedArray:
+    if np.issubdtype(a.dtype, np.inexact):
+        return ShapedArray(a.shape, a.dtype)
+    return ShapedArray(a.shape, float0)
+
+
+def _exported_vjp(primal: Exported) -> Exported:
+    """Export the VJP of ``primal``: ``(*args, *out_cts) -> in_cts`` (flat), as JAX's."""
+    n = len(primal.in_avals)
+
+    def fun_vjp(*args_and_cts):
+        args, cts = args_and_cts[:n], args_and_cts[n:]
+        _, pullback = _vjp(lambda *xs: list(_call_flat(primal, xs)), *args)
+        return list(pullback(list(cts)))
+
+    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in primal.in_avals]
+    specs += [ShapeDtypeStruct(t.shape, t.dtype) for t in map(_tangent_aval, primal.out_avals)]
+    fun_vjp.__name__ = f"vjp_{primal.fun_name}"
+    return export(jit(fun_vjp), platforms=primal.platforms, disabled_checks=primal.disabled_safety_checks)(
+        *specs
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Calling
+
+
+# Prepared modules by (Exported, argument signature, platform): preparing parses, refines and
+# prints the module (milliseconds), a call with a prepared signature costs a dict lookup.
+_prepared: dict = register_cache("export.prepared", {})
+
+
+def _call(exp: Exported, args, kwargs):
+    flat, in_tree = tu.tree_flatten((args, kwargs))
+    if in_tree != exp.in_tree:
+        raise ValueError(
+            f"The invocation args and kwargs must have the same pytree structure as when the "
+            f"function '{exp.fun_name}' was exported: it was exported for {exp.in_tree} and is "
+            f"called with {in_tree}"
+        )
+    outs = _call_flat(exp, flat)
+    return tu.tree_unflatten(exp.out_tree, outs)
+
+
+def _call_flat(exp: Exported, flat):
+    flat = list(flat)
+    callee = _callee(exp, [core.get_aval(x) for x in flat])
+    if exp.has_vjp():
+        return _differentiable(exp, callee)(*flat)
+    return call_exported_p.bind(*flat, callee=callee)
+
+
+def _differentiable(exp: Exported, callee: ExportedCallee):
+    @custom_vjp
+    def f(*xs):
+        return call_exported_p.bind(*xs, callee=callee)
+
+    def fwd(*xs):
+        return f(*xs), xs
+
+    def bwd(xs, cts):
+        vjp_exp = exp.vjp()
+        return tuple(_call_flat(vjp_exp, [*xs, *_fix_float0(cts, vjp_exp.in_avals[len(xs) :])]))
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def _fix_float0(cts, avals):
+    return [np.zeros(a.shape, float0) if a.dtype == float0 else c for c, a in zip(cts, avals)]
+
+
+def _callee(exp: Exported, avals) -> ExportedCallee:
+    name = exp.fun_name
+    if len(avals) != len(exp.in_avals):
+        raise ValueError(f"{name}: called with {len(avals)} arrays, it was exported for {len(exp.in_avals)}")
+    env: dict = {}
+    for i, (a, want) in enumerate(zip(avals, exp.in_avals)):
+        if a.dtype != want.dtype:
+            raise TypeError(
+                f"Function {name} was exported for an input of dtype {want.dtype} at args[{i}] "
+                f"({want.str_short()}) but is called with {a.str_short()}: cast the argument "
+                f"(x.astype({want.dtype.name!r}))"
+            )
+        if len(a.shape) != len(want.shape):
+            raise ValueError(
+                f"Function {name} was exported for an input of rank {len(want.shape)} at args[{i}] "
+                f"({want.str_short()}) but is called with {a.str_short()}"
+            )
+        for k, (d, w) in enumerate(zip(a.shape, want.shape)):
+            _bind_dim(name, i, k, d, w, env, want, a)
+    if exp.ordered_effects:
+        raise ValueError(
+            f"{name} was exported with ordered effects {exp.ordered_effects}: funcgrad cannot call it"
+        )
+    if exp.nr_devices != 1:
+        raise ValueError(
+            f"{name} was exported for {exp.nr_devices} devices; funcgrad calls exported modules on one device"
+        )
+    if (
+        not minimum_supported_calling_convention_version
+        <= exp.calling_convention_version
+        <= (maximum_supported_calling_convention_version)
+    ):
+        raise ValueError(
+            f"{name} uses calling convention version {exp.calling_convention_version}; funcgrad "
+            f"reads versions {minimum_supported_calling_convention_version} to "
+            f"{maximum_supported_calling_convention_version}"
+        )
+    platform = default_export_platform()
+    if platform in exp.platforms:
+        index = exp.platforms.index(platform)
+    elif DisabledSafetyCheck.platform() in exp.disabled_safety_checks:
+        index = 0
+    else:
+        raise ValueError(
+            f"Function '{name}' was exported for platforms '{exp.platforms}' but it is used on "
+            f"'{(platform,)}': export it for this platform (platforms=[{platform!r}, ...]) or "
+            "disable the check with DisabledSafetyCheck.platform()"
+        )
+    kept = exp.module_kept_var_idx
+    key = (exp, tuple((a.shape, a.dtype) for a in avals), platform)
+    callee = _prepared.get(key)
+    if callee is not None:
+        return callee
+    arg_types = [aval_type(avals[i]) for i in kept]
+    multi = len(exp.platforms) > 1
+    if multi:
+        arg_types.insert(0, "tensor<i32>")
+    try:
+        em = portable.embeddable(exp.mlir_module_serialized, arg_types)
+    except ValueError as e:
+        raise ValueError(
+            f"{name}: the exported module cannot be called with {_avals_str(avals)}: {e}"
+        ) from None
+    out_avals = []
+    for (shape, _), want in zip(em.out_shapes, exp.out_avals):
+        out_avals.append(ShapedArray(tuple(shape), want.dtype))
+    callee = ExportedCallee(name, [ShapedArray(a.shape, a.dtype) for a in avals], out_avals, em,
+                            index if multi else None, kept)  # fmt: skip
+    _prepared[key] = callee
+    return callee
+
+
+def _bind_dim(name, i, k, d, w, env, want, a):
+    """Check dimension ``k`` of argument ``i`` (size ``d``) against the exported ``w``: equal
+    sizes, or a symbolic dimension whose variables take consistent values."""
+    if not isinstance(w, DimExpr):
+        if d != w:
+            raise ValueError(
+                f"Function {name} was exported for an input of shape {want.str_short()} at args[{i}] "
+                f"but is called with {a.str_short()}: dimension {k} must be {w}"
+            )
+        return
+    vars_ = w.variables()
+    if len(vars_) == 1:
+        (v,) = vars_
+        coeff = w.terms.get((v,), 0)
+        if set(w.terms) <= {(v,), ()} and coeff:
+            size, rem = divmod(d - w.terms.get((), 0), coeff)
+            if rem or size < 1:
+                raise ValueError(
+                    f"Function {name}: dimension {k} of args[{i}] is {d}, which {w} cannot equal "
+                    f"for an integer {v} >= 1"
+                )
+            if v in env and env[v] != size:
+                raise ValueError(
+                    f"Function {name}: the dimension variable '{v}' is {env[v]} from an earlier "
+                    f"argument and {size} from dimension {k} of args[{i}] ({a.str_short()}); "
+                    "arguments must agree on it"
+                )
+            env[v] = size
+    # Other expressions are checked by the module's own shape assertions at refinement.

@@ -1,0 +1,400 @@
+"""Symbolic dimensions of ``funcgrad.export`` (JAX's ``jax.export`` shape polymorphism):
+``symbolic_shape``, ``symbolic_args_specs``, ``is_symbolic_dim``, ``SymbolicScope``.
+
+Layer: surface. Imports numpy and funcgrad's kernel pytrees and ``ShapeDtypeStruct``.
+
+A dimension expression (``DimExpr``) is a polynomial with integer coefficients over named
+dimension variables (``b``, ``2*b + 1``, ``b*h``), written and printed as JAX writes it, so the
+shapes of a serialized ``Exported`` read back the same in both libraries. It supports the
+arithmetic shapes need (``+``, ``-``, ``*`` by integers and expressions, comparisons where they
+are decided for every value >= 1 of the variables) and ``evaluate(env)`` to a concrete size.
+
+funcgrad traces with concrete shapes: an ``Exported`` with symbolic dimensions comes from
+``jax.export`` (deserialized) and is called here with concrete shapes, where jaxlib's shape
+refinement specialises its module (NOTE: [embedding an exported module]). ``export`` itself
+refuses symbolic argument shapes with an error that says so.
+
+>>> b, four = symbolic_shape("b, 4")
+>>> is_symbolic_dim(b), is_symbolic_dim(four), str(2 * b + 1)
+(True, False, '2*b + 1')
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from funcgrad.jitting import ShapeDtypeStruct
+from funcgrad.kernel import tree_util as tu
+
+__all__ = [
+    "DimExpr",
+    "InconclusiveDimensionOperation",
+    "SymbolicScope",
+    "is_symbolic_dim",
+    "symbolic_args_specs",
+    "symbolic_shape",
+]
+
+
+class InconclusiveDimensionOperation(ValueError):
+    """A comparison of symbolic dimensions that is not decided for every value of the variables."""
+
+
+class SymbolicScope:
+    """The scope of dimension variables: expressions combine only within one scope, and the
+    scope's ``constraints`` (strings such as ``"b >= 4"``, ``"b <= 64"``) are kept with them.
+
+    >>> scope = SymbolicScope(["b >= 4"])
+    >>> (b,) = symbolic_shape("b", scope=scope)
+    >>> b.scope is scope, scope.constraints
+    (True, ('b >= 4',))
+    """
+
+    def __init__(self, constraints_str: Sequence[str] = ()):
+        if isinstance(constraints_str, str):
+            raise ValueError(
+                "SymbolicScope: constraints must be a sequence of strings, e.g. ['b >= 4'], not "
+                f"one string {constraints_str!r}"
+            )
+        for c in constraints_str:
+            if not re.fullmatch(r"\s*[^<>=]+\s*(>=|<=|==)\s*[^<>=]+\s*", c):
+                raise ValueError(
+                    f"SymbolicScope: cannot parse the constraint {c!r}: write 'e1 >= e2', 'e1 <= e2' "
+                    "or 'e1 == e2'"
+                )
+        self.constraints = tuple(constraints_str)
+
+    def __repr__(self):
+        return f"SymbolicScope({list(self.constraints)})"
+
+
+_DEFAULT_SCOPE = None
+
+
+def _default_scope() -> SymbolicScope:
+    global _DEFAULT_SCOPE
+    if _DEFAULT_SCOPE is None:
+        _DEFAULT_SCOPE = SymbolicScope()
+    return _DEFAULT_SCOPE
+
+
+class DimExpr:
+    """A symbolic dimension: ``{monomial: coefficient}``, a monomial being a sorted tuple of
+    variable names (``()`` is the constant term)."""
+
+    __slots__ = ("terms", "scope")
+
+    def __init__(self, terms: dict, scope: SymbolicScope):
+        self.terms = {m: c for m, c in terms.items() if c != 0}
+        self.scope = scope
+
+    # -- construction ------------------------------------------------------------------------
+
+    @staticmethod
+    def variable(name: str, scope: SymbolicScope) -> DimExpr:
+        return DimExpr({(name,): 1}, scope)
+
+    def _lift(self, other) -> DimExpr:
+        if isinstance(other, DimExpr):
+            if other.scope is not self.scope:
+                raise ValueError(
+                    f"Invalid mixing of symbolic scopes: {self} and {other} come from different "
+                    "SymbolicScope objects; create both shapes with the same scope= (or in one "
+                    "symbolic_shape string)"
+                )
+            return other
+        if isinstance(other, int | np.integer):
+            return DimExpr({(): int(other)}, self.scope)
+        return NotImplemented
+
+    @staticmethod
+    def normalize(terms: dict, scope) -> DimExpr | int:
+        e = DimExpr(terms, scope)
+        if not e.terms:
+            return 0
+        if set(e.terms) == {()}:
+            return e.terms[()]
+        return e
+
+    # -- arithmetic ---------------------------------------------------------------------------
+
+    def __add__(self, other):
+        o = self._lift(other)
+        if o is NotImplemented:
+            return o
+        t = dict(self.terms)
+        for m, c in o.terms.items():
+            t[m] = t.get(m, 0) + c
+        return DimExpr.normalize(t, self.scope)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return DimExpr.normalize({m: -c for m, c in self.terms.items()}, self.scope)
+
+    def __sub__(self, other):
+        o = self._lift(other)
+        return o if o is NotImplemented else self + (-o if isinstance(o, DimExpr) else -o)
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __mul__(self, other):
+        o = self._lift(other)
+        if o is NotImplemented:
+            return o
+        t: dict = {}
+        for m1, c1 in self.terms.items():
+            for m2, c2 in o.terms.items():
+                m = tuple(sorted(m1 + m2))
+                t[m] = t.get(m, 0) + c1 * c2
+        return DimExpr.normalize(t, self.scope)
+
+    __rmul__ = __mul__
+
+    # -- comparison ---------------------------------------------------------------------------
+
+    def _nonneg(self, other) -> bool | None:
+        """Whether ``self - other >= 0`` for every value >= 1 of the variables (None: undecided)."""
+        d = self - other
+        if not isinstance(d, DimExpr):
+            return d >= 0
+        # With every variable >= 1, a polynomial with non-negative coefficients is at least the
+        # sum of its coefficients; one with only non-positive non-constant terms, at most that.
+        low = sum(d.terms.values())
+        if all(c >= 0 for m, c in d.terms.items() if m):
+            return True if low >= 0 else None
+        if all(c <= 0 for m, c in d.terms.items() if m):
+            return False if low < 0 else None
+        return None
+
+    def _decide(self, other, op: str) -> bool:
+        if op == ">=":
+            r = self._nonneg(other)
+        else:  # ">"
+            r = self._nonneg(other + 1 if not isinstance(other, DimExpr) else other + 1)
+        if r is None:
+            raise InconclusiveDimensionOperation(
+                f"Symbolic dimension comparison '{self}' {op} '{other}' is inconclusive: it holds "
+                "for some values of the dimension variables only. Add a constraint to the "
+                "SymbolicScope, or avoid comparing symbolic dimensions."
+            )
+        return r
+
+    def __ge__(self, other):
+        return self._decide(other, ">=")
+
+    def __gt__(self, other):
+        return self._decide(other, ">")
+
+    def __le__(self, other):
+        return (-self)._decide(-other if isinstance(other, DimExpr) else -other, ">=")
+
+    def __lt__(self, other):
+        return (-self)._decide(-other if isinstance(other, DimExpr) else -other, ">")
+
+    def __eq__(self, other):
+        if isinstance(other, DimExpr):
+            return self.scope is other.scope and self.terms == other.terms
+        if isinstance(other, int | np.integer):
+            return False  # a non-constant expression is not a number
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.terms.items())))
+
+    # -- evaluation and printing ------------------------------------------------------------------
+
+    def evaluate(self, env: dict) -> int:
+        """The size for the variable values ``env`` (``{"b": 3}``).
+
+        >>> (b,) = symbolic_shape("b")
+        >>> (2 * b + 1).evaluate({"b": 3})
+        7
+        """
+        total = 0
+        for m, c in self.terms.items():
+            v = c
+            for name in m:
+                if name not in env:
+                    raise KeyError(f"no value for the dimension variable {name!r}")
+                v *= int(env[name])
+            total += v
+        return total
+
+    def variables(self) -> set[str]:
+        return {n for m in self.terms for n in m}
+
+    def __int__(self):
+        raise InconclusiveDimensionOperation(
+            f"Symbolic dimension '{self}' used where a concrete integer is needed"
+        )
+
+    def __str__(self):
+        def mono(m):
+            parts = []
+            for name in dict.fromkeys(m):
+                k = m.count(name)
+                parts.append(name if k == 1 else f"{name}^{k}")
+            return "*".join(parts)
+
+        monos = sorted((m for m in self.terms if m), key=lambda m: (-len(m), m))
+        out = []
+        for m in monos:
+            c = self.terms[m]
+            body = mono(m) if abs(c) == 1 else f"{abs(c)}*{mono(m)}"
+            out.append(("- " if c < 0 else "+ ") + body)
+        const = self.terms.get((), 0)
+        if const:
+            out.append(("- " if const < 0 else "+ ") + str(abs(const)))
+        s = " ".join(out)
+        return s[2:] if s.startswith("+ ") else "-" + s[2:]
+
+    __repr__ = __str__
+
+
+def is_symbolic_dim(p) -> bool:
+    """Whether ``p`` is a symbolic dimension (not an integer).
+
+    >>> is_symbolic_dim(symbolic_shape("n")[0]), is_symbolic_dim(3)
+    (True, False)
+    """
+    return isinstance(p, DimExpr)
+
+
+_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.USub, ast.UAdd,
+            ast.Name, ast.Load, ast.Constant, ast.Pow)  # fmt: skip
+
+
+def _parse_dim(text: str, scope: SymbolicScope, where: str):
+    src = text.strip().replace("^", "**")
+    try:
+        tree = ast.parse(src, mode="eval")
+    except SyntaxError:
+        tree = None
+    if tree is None or not all(isinstance(n, _ALLOWED) for n in ast.walk(tree)):
+        raise ValueError(
+            f"syntax error in symbolic shape {where!r} in dimension {text.strip()!r}: a dimension is "
+            "an integer or an expression of variables with +, - and * (e.g. 'b', '2*b + 1')"
+        )
+
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant):
+            if not isinstance(node.value, int):
+                raise ValueError(f"symbolic shape {where!r}: {node.value!r} is not an integer")
+            return node.value
+        if isinstance(node, ast.Name):
+            return DimExpr.variable(node.id, scope)
+        if isinstance(node, ast.UnaryOp):
+            v = ev(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        a, b = ev(node.left), ev(node.right)
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        if not isinstance(b, int) or b < 0:
+            raise ValueError(f"symbolic shape {where!r}: the exponent must be a non-negative integer")
+        r = 1
+        for _ in range(b):
+            r = a * r
+        return r
+
+    return ev(tree)
+
+
+def symbolic_shape(
+    shape_spec: str | None,
+    *,
+    constraints: Sequence[str] = (),
+    scope: SymbolicScope | None = None,
+    like: Sequence[int | None] | None = None,
+) -> tuple:
+    """The shape that the string ``shape_spec`` describes, dimensions separated by commas: an
+    integer, or an expression of dimension variables (``"b, 4"``, ``"(b, 2*b + 1)"``). ``_`` and
+    a trailing ``...`` take the sizes of ``like``. ``constraints`` make a new scope; ``scope``
+    joins an existing one (not both).
+
+    >>> symbolic_shape("b, 2*b, 4")
+    (b, 2*b, 4)
+    >>> symbolic_shape("_, b", like=(3, None))
+    (3, b)
+    """
+    if constraints and scope is not None:
+        raise ValueError("symbolic_shape: pass constraints= or scope=, not both")
+    if scope is None:
+        scope = SymbolicScope(constraints) if constraints else _default_scope()
+    if shape_spec is None:
+        if like is None:
+            raise ValueError("symbolic_shape: shape_spec None needs like=")
+        shape_spec = ", ".join("_" for _ in like)
+    if not isinstance(shape_spec, str):
+        raise ValueError(f"symbolic_shape: the shape specification must be a string, got {shape_spec!r}")
+    spec = shape_spec.strip()
+    if spec.startswith("(") and spec.endswith(")"):
+        spec = spec[1:-1]
+    parts = [p for p in (q.strip() for q in spec.split(",")) if p] if spec else []
+    if parts and parts[-1] == "...":
+        if like is None:
+            raise ValueError(f"symbolic shape {shape_spec!r}: '...' needs like=")
+        parts = parts[:-1] + ["_"] * (len(like) - len(parts) + 1)
+    if like is not None and len(like) != len(parts):
+        raise ValueError(f"symbolic shape {shape_spec!r} has {len(parts)} dimensions, like= has {len(like)}")
+    dims = []
+    for i, p in enumerate(parts):
+        if p == "_":
+            if like is None or like[i] is None:
+                raise ValueError(f"symbolic shape {shape_spec!r}: '_' needs a known size in like=")
+            dims.append(int(like[i]))
+            continue
+        d = _parse_dim(p, scope, shape_spec)
+        if like is not None and like[i] is not None and not isinstance(d, DimExpr) and d != like[i]:
+            raise ValueError(
+                f"symbolic shape {shape_spec!r}: dimension {i} is {d}, the actual size is {like[i]}"
+            )
+        dims.append(d)
+    return tuple(dims)
+
+
+def symbolic_args_specs(
+    args, shapes_specs, constraints: Sequence[str] = (), scope: SymbolicScope | None = None
+):
+    """``ShapeDtypeStruct`` stand-ins for ``args`` (a pytree of arrays or shape-and-dtype
+    objects) with the shapes ``shapes_specs`` give (one string for all, or a pytree prefix of
+    ``args`` with one string or None per array); one scope for all.
+
+    >>> import numpy as np
+    >>> symbolic_args_specs((np.ones((3, 4)), np.ones(4)), ("b, 4", None))
+    (ShapeDtypeStruct(shape=(b, 4), dtype=float64), ShapeDtypeStruct(shape=(4,), dtype=float64))
+    """
+    if constraints and scope is not None:
+        raise ValueError("symbolic_args_specs: pass constraints= or scope=, not both")
+    if scope is None:
+        scope = SymbolicScope(constraints)
+    leaves, tree = tu.tree_flatten(args)
+    if isinstance(shapes_specs, str) or shapes_specs is None:
+        specs = [shapes_specs] * len(leaves)
+    else:
+        try:
+            specs = tu.broadcast_prefix(shapes_specs, args, is_leaf=lambda s: s is None or isinstance(s, str))
+        except ValueError as e:
+            raise ValueError(
+                f"symbolic_args_specs: shapes_specs must be a string or a pytree prefix of the arguments: {e}"
+            ) from None
+    out = []
+    for leaf, spec in zip(leaves, specs):
+        shape = tuple(np.shape(leaf)) if not hasattr(leaf, "shape") else tuple(leaf.shape)
+        dtype = leaf.dtype if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
+        if spec is None:
+            out.append(ShapeDtypeStruct(shape, dtype))
+        else:
+            out.append(ShapeDtypeStruct(symbolic_shape(spec, scope=scope, like=shape), dtype))
+    return tu.tree_unflatten(tree, out)

@@ -1,0 +1,364 @@
+"""Portable StableHLO artifacts: the serialized modules of ``funcgrad.export`` and JAX's
+``jax.export``, and the module surgery that lets one be called from another program.
+
+Layer: xla_bridge (compiler half that needs jaxlib's MLIR bindings). May import: stdlib and jaxlib
+(``jaxlib.mlir`` and ``jaxlib._jax.mlir``). It never imports the kernel, the catalog or the surface:
+it takes and returns module text, bytes and plain tuples.
+
+- ``serialize``/``deserialize``: StableHLO's portable artifact (versioned MLIR bytecode, the
+  ``mlir_module_serialized`` of an ``Exported``), written at the version StableHLO guarantees for
+  four weeks of consumers, as JAX writes it.
+- ``annotate_for_export``: the attributes JAX's callers read on an exported module
+  (``jax.uses_shape_polymorphism`` on the module, ``jax.result_info`` on ``@main``'s results).
+- ``embeddable``: an artifact prepared to be called from funcgrad's module text (NOTE: [embedding
+  an exported module]).
+- ``refine``: jaxlib's shape refinement pass (``jax.extend.mlir.refine_polymorphic_shapes``).
+
+# NOTE: [embedding an exported module]
+# An exported module is called from a funcgrad program as private functions of the caller's
+# module plus one ``func.call`` (xla_bridge/rules/exported.py). ``embeddable`` prepares the callee
+# once per (artifact, concrete argument types): when ``@main`` has dynamic dimensions (shape
+# polymorphism) it is wrapped in a ``@main`` of the concrete types and jaxlib's refinement pass
+# specialises every function (checking and removing the shape assertions, as JAX does before it
+# compiles); then every function is renamed with a prefix unique in the process, so that two
+# embedded modules, or one embedded twice with different types, never share a symbol; the text
+# is printed without locations. The caller's rule only appends the functions and emits the call.
+
+>>> text = ("module @m {\\n  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {\\n"
+...         "    %0 = stablehlo.negate %arg0 : tensor<2xf32>\\n    return %0 : tensor<2xf32>\\n  }\\n}\\n")
+>>> blob = serialize(text)
+>>> "stablehlo.negate" in deserialize(blob)
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+from jaxlib import _jax
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+from jaxlib.mlir.dialects import chlo, mhlo, sdy, stablehlo
+
+__all__ = [
+    "Embedded",
+    "annotate_for_export",
+    "bytecode",
+    "deserialize",
+    "embeddable",
+    "hlo_to_stablehlo",
+    "make_context",
+    "multi_platform",
+    "parse",
+    "refine",
+    "serialize",
+    "target_version",
+]
+
+_registry = None
+_lock = threading.Lock()
+_prefixes = itertools.count()
+
+
+def make_context() -> ir.Context:
+    """An MLIR context with the dialects exported modules use (func, stablehlo, chlo, mhlo, sdy)."""
+    global _registry
+    with _lock:
+        if _registry is None:
+            _registry = ir.DialectRegistry()
+            _jax_mlir_ext.register_dialects(_registry)
+    ctx = ir.Context()
+    ctx.append_dialect_registry(_registry)
+    ctx.load_all_available_dialects()
+    sdy.register_dialect(ctx)
+    mhlo.register_mhlo_dialect(ctx)
+    chlo.register_dialect(ctx)
+    stablehlo.register_dialect(ctx)
+    return ctx
+
+
+def target_version() -> str:
+    """The StableHLO version artifacts are written at: one every consumer of the last four weeks
+    reads (``jax.export`` writes the same).
+
+    >>> target_version().count(".")
+    2
+    """
+    return stablehlo.get_version_from_compatibility_requirement(
+        stablehlo.StablehloCompatibilityRequirement.WEEK_4
+    )
+
+
+def parse(module: str | bytes, ctx: ir.Context) -> ir.Module:
+    """``module`` (text or MLIR bytecode, not a portable artifact) parsed in ``ctx``."""
+    with ctx:
+        return ir.Module.parse(module)
+
+
+def bytecode(module: ir.Module) -> bytes:
+    """MLIR bytecode of ``module`` (the form jaxlib's passes take)."""
+    import io
+
+    out = io.BytesIO()
+    module.operation.write_bytecode(file=out)
+    return out.getvalue()
+
+
+def serialize(module_text: str) -> bytes:
+    """The portable artifact of a StableHLO module given as text."""
+    return _jax.mlir.serialize_portable_artifact(module_text, target_version())
+
+
+def deserialize(blob: bytes, debug_info: bool = False) -> str:
+    """The text of a portable artifact (or of plain MLIR bytecode)."""
+    ctx = make_context()
+    with ctx:
+        module = _load(blob, ctx)
+        return module.operation.get_asm(enable_debug_info=debug_info)
+
+
+def _load(blob: bytes, ctx: ir.Context) -> ir.Module:
+    try:
+        return stablehlo.deserialize_portable_artifact(ctx, bytes(blob))
+    except Exception:  # not a portable artifact: plain bytecode or text
+        return ir.Module.parse(bytes(blob))
+
+
+def annotate_for_export(module_text: str, result_infos, uses_shape_polymorphism: bool = False) -> str:
+    """``module_text`` with the attributes JAX's ``Exported.call`` and tools read: the module's
+    ``jax.uses_shape_polymorphism`` and a ``jax.result_info`` (the result's pytree path) per result
+    of ``@main``."""
+    ctx = make_context()
+    with ctx:
+        module = ir.Module.parse(module_text)
+        module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(uses_shape_polymorphism)
+        main = _main(module)
+        old = main.attributes["res_attrs"] if "res_attrs" in main.attributes else None
+        dicts = []
+        for i, info in enumerate(result_infos):
+            entries = {} if old is None else {a.name: a.attr for a in ir.DictAttr(old[i])}
+            entries["jax.result_info"] = ir.StringAttr.get(info)
+            dicts.append(ir.DictAttr.get(entries))
+        if dicts:
+            main.attributes["res_attrs"] = ir.ArrayAttr.get(dicts)
+        return module.operation.get_asm(enable_debug_info=False)
+
+
+def _main(module: ir.Module):
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            return op
+    raise ValueError("the module has no @main function")
+
+
+class Embedded:
+    """An exported module prepared to be called from a funcgrad module (NOTE: [embedding an
+    exported module]): ``main`` (the symbol to call), ``functions`` (text of the module's top-level
+    operations, each a list of lines, to append to the caller's module), ``symbols`` (every symbol
+    they define), ``in_types``/``out_types`` (MLIR types of ``main``'s parameters and results,
+    static) and ``out_shapes`` (``(shape, element type)`` per result)."""
+
+    __slots__ = ("main", "functions", "symbols", "in_types", "out_types", "out_shapes")
+
+    def __init__(self, main, functions, symbols, in_types, out_types, out_shapes):
+        self.main = main
+        self.functions = functions
+        self.symbols = symbols
+        self.in_types = in_types
+        self.out_types = out_types
+        self.out_shapes = out_shapes
+
+    def __repr__(self):
+        return f"Embedded(@{self.main})"
+
+
+def embeddable(blob: bytes, arg_types) -> Embedded:
+    """Prepare the artifact ``blob`` to be called with arguments of the MLIR types ``arg_types``
+    (strings such as ``"tensor<3x4xf32>"``, one per parameter of its ``@main``, the platform
+    index included). Raises ``ValueError`` when the types do not fit (a wrong rank or a static
+    dimension that differs) or shape refinement fails (a shape assertion of the module)."""
+    ctx = make_context()
+    with ctx:
+        module = _load(blob, ctx)
+        main = _main(module)
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        params = [str(t) for t in ftype.inputs]
+        if len(params) != len(arg_types):
+            raise ValueError(f"the module's @main takes {len(params)} arguments, {len(arg_types)} were given")
+        for i, (have, want) in enumerate(zip(params, arg_types)):
+            if not _fits(have, want):
+                raise ValueError(
+                    f"argument {i} of type {want} does not fit the module's parameter type {have}"
+                )
+        dynamic = any("?" in p for p in params) or any("?" in str(t) for t in ftype.results)
+        if dynamic:
+            module = _refined(module, ctx, arg_types)
+        prefix = f"_fg_exported{next(_prefixes)}_"
+        symbols = []
+        table_op = module.operation
+        for op in list(module.body.operations):
+            if "sym_name" not in op.attributes:
+                continue
+            old = ir.StringAttr(op.attributes["sym_name"]).value
+            new = prefix + old
+            ir.SymbolTable.replace_all_symbol_uses(old, new, table_op)
+            op.attributes["sym_name"] = ir.StringAttr.get(new)
+            if op.operation.name == "func.func":
+                op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            symbols.append(new)
+        main = next(
+            op
+            for op in module.body.operations
+            if ir.StringAttr(op.attributes["sym_name"]).value == prefix + "main"
+        )
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        out_types = [str(t) for t in ftype.results]
+        out_shapes = []
+        for t in ftype.results:
+            rt = ir.RankedTensorType(t)
+            out_shapes.append((tuple(rt.shape), str(rt.element_type)))
+        functions = [
+            op.operation.get_asm(enable_debug_info=False).rstrip("\n").split("\n")
+            for op in module.body.operations
+        ]
+        return Embedded(
+            prefix + "main", functions, tuple(symbols), [str(t) for t in ftype.inputs], out_types, out_shapes
+        )
+
+
+def multi_platform(texts: list[str]) -> str:
+    """One module from the lowerings ``texts`` of one program for several platforms (NOTE: [the
+    exported calling convention] in funcgrad/export/_exported.py): a ``@main`` taking the platform
+    index first that runs the lowering of that index (``stablehlo.case``)."""
+    ctx = make_context()
+    with ctx:
+        bodies, in_types, out_types, attrs = [], None, None, ""
+        for k, text in enumerate(texts):
+            module = ir.Module.parse(text)
+            if k == 0 and "mhlo.num_partitions" in module.operation.attributes:
+                attrs = " attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}"
+            ftype = ir.FunctionType(ir.TypeAttr(_main(module).attributes["function_type"]).value)
+            ins, outs = [str(t) for t in ftype.inputs], [str(t) for t in ftype.results]
+            if in_types is None:
+                in_types, out_types = ins, outs
+            elif (ins, outs) != (in_types, out_types):
+                raise ValueError("the lowerings for the platforms have different signatures (internal error)")
+            prefix = f"_platform{k}_"
+            for op in list(module.body.operations):
+                old = ir.StringAttr(op.attributes["sym_name"]).value
+                ir.SymbolTable.replace_all_symbol_uses(old, prefix + old, module.operation)
+                op.attributes["sym_name"] = ir.StringAttr.get(prefix + old)
+                op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+                bodies.append(op.operation.get_asm(enable_debug_info=False))
+    if not out_types:
+        raise ValueError("a program without results cannot be exported for several platforms")
+    params = ", ".join(f"%arg{i + 1}: {t}" for i, t in enumerate(in_types))
+    call_args = ", ".join(f"%arg{i + 1}" for i in range(len(in_types)))
+    sig = f"({', '.join(in_types)}) -> ({', '.join(out_types)})"
+    n = len(out_types)
+    branches = []
+    results = ", ".join(f"%a#{j}" for j in range(n))
+    out_sig = ", ".join(out_types)
+    for k in range(len(texts)):
+        branches.append(
+            "\n".join(
+                [
+                    "{",
+                    f"      %a:{n} = func.call @_platform{k}_main({call_args}) : {sig}",
+                    f'      "stablehlo.return"({results}) : ({out_sig}) -> ()',
+                    "    }",
+                ]
+            )
+        )
+    lines = [
+        f"module @jit_multi_platform{attrs} {{",
+        '  func.func public @main(%arg0: tensor<i32> {jax.global_constant = "_platform_index"}'
+        + (", " + params if params else "")
+        + f") -> ({', '.join(out_types)}) {{",
+        f'    %r:{n} = "stablehlo.case"(%arg0) ({", ".join(branches)}) : (tensor<i32>) -> ({out_sig})',
+        f"    return {', '.join(f'%r#{j}' for j in range(n))} : {', '.join(out_types)}",
+        "  }",
+        *bodies,
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _fits(param: str, arg: str) -> bool:
+    """Whether an argument of type ``arg`` may be passed for a parameter of type ``param`` (equal,
+    or equal up to the parameter's dynamic ``?`` dimensions)."""
+    if param == arg:
+        return True
+    if not (param.startswith("tensor<") and arg.startswith("tensor<")):
+        return False
+    p, a = param[7:-1].split("x"), arg[7:-1].split("x")
+    return len(p) == len(a) and all(x == "?" or x == y for x, y in zip(p, a))
+
+
+def _refined(module: ir.Module, ctx: ir.Context, arg_types) -> ir.Module:
+    """``module`` specialised to arguments of ``arg_types``: its ``@main`` becomes a private
+    ``@_fg_poly_main`` called from a new ``@main`` of the concrete types, then jaxlib's refinement
+    pass runs (checking the shape assertions)."""
+    main = _main(module)
+    ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+    ir.SymbolTable.replace_all_symbol_uses("main", "_fg_poly_main", module.operation)
+    main.attributes["sym_name"] = ir.StringAttr.get("_fg_poly_main")
+    main.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    body = [op.operation.get_asm(enable_debug_info=False) for op in module.body.operations]
+    args = ", ".join(f"%arg{i}: {t}" for i, t in enumerate(arg_types))
+    results = [str(t) for t in ftype.results]
+    # The callee takes its declared (dynamic) types: a convert makes each static argument one.
+    lines = []
+    operands = []
+    for i, (t, want) in enumerate(zip(arg_types, [str(t) for t in ftype.inputs])):
+        if t == want:
+            operands.append(f"%arg{i}")
+        else:
+            lines.append(f"    %c{i} = stablehlo.convert %arg{i} : ({t}) -> {want}")
+            operands.append(f"%c{i}")
+    call = (
+        f"func.call @_fg_poly_main({', '.join(operands)}) : ({', '.join(str(t) for t in ftype.inputs)})"
+        f" -> ({', '.join(results)})"
+    )
+    if results:
+        lines.append(f"    %r:{len(results)} = {call}")
+        ret = f"    return {', '.join(f'%r#{j}' for j in range(len(results)))} : {', '.join(results)}"
+    else:
+        lines.append(f"    {call}")
+        ret = "    return"
+    text = "\n".join(
+        [
+            "module @fg_refine {",
+            f"  func.func public @main({args}) -> ({', '.join(results)}) {{",
+            *lines,
+            ret,
+            "  }",
+            *body,
+            "}",
+        ]
+    )
+    refined = refine(text)
+    return ir.Module.parse(refined, context=ctx)
+
+
+def refine(module: str | bytes) -> str:
+    """jaxlib's shape refinement of a module whose ``@main`` has static parameter types: every
+    dynamic shape inside becomes static, and the shape assertions are checked and removed.
+    Returns the refined module's text; raises ``ValueError`` naming the failure."""
+    ctx = make_context()
+    with ctx:
+        m = ir.Module.parse(module)
+        try:
+            out = _jax.mlir.refine_polymorphic_shapes(
+                bytecode(m), enable_shape_assertions=True, validate_static_shapes=True
+            )
+        except Exception as e:
+            raise ValueError(f"shape refinement of the exported module failed: {e}") from None
+        return ir.Module.parse(out).operation.get_asm(enable_debug_info=False)
+
+
+def hlo_to_stablehlo(hlo_module_proto: bytes) -> str:
+    """The StableHLO text of an XLA ``HloModuleProto`` (serialized)."""
+    out = _jax.mlir.hlo_to_stablehlo(hlo_module_proto)
+    return deserialize(out)
