@@ -75,3 +75,59 @@ def test_two_processes_run_one_program():
         assert out["global_shape"] == [8, 3] and out["global_whole"] == x.tolist()
         assert out["local_back"] == x[4 * pid : 4 * pid + 4].tolist() and out["local_devices"] == 4
         assert out["partial"] == [[0.0, 0.0], [1.0, 10.0]]
+
+
+# A process of test_initialize_detects_a_slurm_step: initialize() with no arguments, then a psum
+# over the 4 devices of both processes (2 each).
+_SLURM_WORKER = """
+import json, numpy as np, funcgrad
+funcgrad.distributed.initialize(initialization_timeout=60, heartbeat_timeout_seconds=10,
+                                shutdown_timeout_seconds=30)
+from funcgrad import lax
+from funcgrad.sharding import AxisType, P, make_mesh
+mesh = make_mesh((4,), ("x",), (AxisType.Auto,))
+f = funcgrad.jit(funcgrad.shard_map(lambda b: lax.psum(b, "x"), mesh=mesh, in_specs=P("x"), out_specs=P()))
+x = funcgrad.make_array_from_process_local_data(
+    funcgrad.sharding.NamedSharding(mesh, P("x")), np.arange(2.0) + 2 * funcgrad.process_index()
+)
+out = np.asarray(f(x).addressable_shards[0].data).tolist()
+print(json.dumps({"index": funcgrad.process_index(), "count": funcgrad.process_count(),
+                  "devices": funcgrad.device_count(), "psum": out}))
+"""
+
+
+def test_initialize_detects_a_slurm_step():
+    # The variables SLURM sets for a 2-task step on one node; the coordinator port is forced free.
+    port = _free_port()
+    base = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("SLURM_")}
+    base["PYTHONPATH"] = ROOT
+    base["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+    base.update(SLURM_JOB_ID="4242", SLURM_STEP_NODELIST="127.0.0.1", SLURM_NTASKS="2")
+    base["JAX_COORDINATOR_PORT"] = str(port)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SLURM_WORKER],
+            cwd=ROOT,
+            env={**base, "SLURM_PROCID": str(pid), "SLURM_LOCALID": str(pid)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for pid in (0, 1)
+    ]
+    outputs = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=TIMEOUT)
+            assert p.returncode == 0, f"worker failed (rc {p.returncode}):\n{err[-4000:]}"
+            outputs.append(json.loads([line for line in out.splitlines() if line.startswith("{")][-1]))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the 2-process SLURM-style program did not finish within {TIMEOUT} s")
+    finally:
+        for p in procs:  # only the processes this test started
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    for pid, out in enumerate(outputs):
+        assert (out["index"], out["count"], out["devices"]) == (pid, 2, 4)
+        assert out["psum"] == [0.0 + 1.0 + 2.0 + 3.0]
