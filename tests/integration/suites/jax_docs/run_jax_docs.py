@@ -45,7 +45,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.d
 # The tutorials issue 30 names, and the other user-facing MyST documents of JAX 0.10.2 that run on
 # a CPU (Pallas, colocated Python, CUTLASS and host offloading need accelerators or runtimes).
 TUTORIALS = [
-    "quickstart.md",
     "key-concepts.md",
     "jit-compilation.md",
     "automatic-vectorization.md",
