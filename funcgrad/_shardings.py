@@ -11,15 +11,18 @@ out replicate the array over them. XLA's SPMD partitioner (Shardy) does the rest
 function of sharded arrays is compiled once for all devices and the partitioner inserts the
 communication (``funcgrad.jit(in_shardings=, out_shardings=)``, ``device_put(x, sharding)``).
 
-Differences from JAX, by design: every mesh axis is partitioned automatically (``AxisType.Auto``;
-``AxisType.Explicit`` is accepted and behaves the same: sharding-in-types is not implemented),
-and ``memory_kind`` is always the device's default memory.
+Mesh axes are ``Explicit`` (``make_mesh``'s default, as JAX's), ``Auto`` (``Mesh``'s default) or
+``Manual``. On explicit axes an array's sharding is part of its type (``typeof(x).sharding``, a
+``NamedSharding`` over the mesh's ``AbstractMesh``): ``type_sharding`` makes those types and
+``_apply_sharding``, registered with the kernel, types each staged equation's results by its
+primitive's sharding rule (NOTE: [sharding in types] in kernel/ir.py). ``memory_kind`` is always
+the device's default memory.
 
 >>> import funcgrad, numpy as np
 >>> mesh = make_mesh((1,), ("x",))
 >>> s = NamedSharding(mesh, P("x"))
 >>> s
-NamedSharding(mesh=Mesh('x': 1, axis_types=(Auto,)), spec=P('x',), memory_kind=device)
+NamedSharding(mesh=Mesh('x': 1, axis_types=(Explicit,)), spec=P('x',), memory_kind=device)
 >>> s.shard_shape((4, 2))
 (4, 2)
 """
@@ -34,8 +37,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from funcgrad import xla_bridge
+from funcgrad import kernel, xla_bridge
+from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.caches import register_cache
+from funcgrad.primitives import _sharding_rules as sr
 
 
 def _sh():
@@ -44,16 +50,21 @@ def _sh():
 
 
 __all__ = [
+    "AbstractMesh",
     "AxisType",
+    "ManualAxisType",
     "Mesh",
     "NamedSharding",
     "P",
     "PartitionSpec",
     "Sharding",
     "SingleDeviceSharding",
+    "get_abstract_mesh",
     "get_mesh",
     "make_mesh",
+    "make_single_device_sharding",
     "set_mesh",
+    "use_abstract_mesh",
     "use_mesh",
 ]
 
@@ -90,7 +101,7 @@ class PartitionSpec(tuple):
 
     UNCONSTRAINED = _Unconstrained()
 
-    def __new__(cls, *partitions):
+    def __new__(cls, *partitions, unreduced=frozenset(), reduced=frozenset()):
         norm = []
         for p in partitions:
             if isinstance(p, list):
@@ -98,15 +109,54 @@ class PartitionSpec(tuple):
             if isinstance(p, tuple) and len(p) == 0:
                 p = None
             norm.append(p)
-        return super().__new__(cls, norm)
+        self = super().__new__(cls, norm)
+        self._unreduced = _axis_set(unreduced, "unreduced")
+        self._reduced = _axis_set(reduced, "reduced")
+        both = self._unreduced & self._reduced
+        if both:
+            raise ValueError(f"PartitionSpec: the mesh axes {sorted(both)} are both unreduced and reduced")
+        used = set(self._names())
+        clash = (self._unreduced | self._reduced) & used
+        if clash:
+            raise ValueError(
+                f"PartitionSpec: the mesh axes {sorted(clash)} both shard a dimension and are "
+                "unreduced/reduced; an axis has one role"
+            )
+        return self
+
+    # Axes over which the value is a partial sum still to be added (``unreduced``) or a copy
+    # that is already complete (``reduced``): JAX 0.10's spec fields, kept in the spec and its type.
+    unreduced = property(lambda self: self._unreduced)
+    reduced = property(lambda self: self._reduced)
+
+    def __eq__(self, other):
+        if isinstance(other, PartitionSpec):
+            return (
+                tuple.__eq__(self, other)
+                and self._unreduced == other._unreduced
+                and self._reduced == other._reduced
+            )
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash((tuple(self), self._unreduced, self._reduced))
 
     def __repr__(self):
-        return "P" + tuple.__repr__(self)
+        inner = ", ".join(map(repr, self))
+        for name, axes in (("unreduced", self._unreduced), ("reduced", self._reduced)):
+            if axes:
+                inner += (", " if inner else "") + f"{name}={{{', '.join(map(repr, sorted(axes)))}}}"
+        if len(self) == 1 and not (self._unreduced or self._reduced):
+            inner += ","
+        return f"P({inner})"
 
     __str__ = __repr__
 
     def __reduce__(self):
-        return (PartitionSpec, tuple(self))
+        return (_make_spec, (tuple(self), self._unreduced, self._reduced))
 
     def _normalized(self, ndim: int, where: str = "PartitionSpec") -> tuple:
         """One tuple of axis names per dimension of a rank-``ndim`` array."""
@@ -137,6 +187,22 @@ class PartitionSpec(tuple):
 P = PartitionSpec
 
 
+def _axis_set(axes, what) -> frozenset:
+    if isinstance(axes, str):
+        axes = (axes,)
+    try:
+        out = frozenset(axes)
+    except TypeError:
+        raise TypeError(f"PartitionSpec: {what}= must be a set of mesh axis names, got {axes!r}") from None
+    if not all(isinstance(a, str) for a in out):
+        raise TypeError(f"PartitionSpec: {what}= must be a set of mesh axis names, got {axes!r}")
+    return out
+
+
+def _make_spec(parts, unreduced, reduced):
+    return PartitionSpec(*parts, unreduced=unreduced, reduced=reduced)
+
+
 # ----------------------------------------------------------------------------------------------
 # Mesh
 
@@ -157,16 +223,136 @@ def _check_device(d, where):
 class _MeshContext(threading.local):
     def __init__(self):
         self.stack: list[Mesh] = []
+        self.abstract: list[AbstractMesh] = []
 
 
 _context = _MeshContext()
 
 
-class Mesh:
-    """Named axes over an n-d array of devices (``devices.shape`` gives each axis's size).
+def _types_of(axis_types, n: int, default, where: str) -> tuple:
+    if axis_types is None:
+        return (default,) * n
+    if isinstance(axis_types, AxisType):
+        return (axis_types,) * n
+    axis_types = tuple(axis_types)
+    if len(axis_types) != n or not all(isinstance(t, AxisType) for t in axis_types):
+        raise ValueError(f"{where}: axis_types must be one AxisType per axis ({n}), got {axis_types}")
+    return axis_types
 
-    ``with mesh:`` (or ``use_mesh(mesh)``) makes it the mesh of ``shard_map`` and of bare
-    ``PartitionSpec`` shardings in ``jit``.
+
+def _mesh_repr(kind, names, sizes, types) -> str:
+    if not names:
+        return f"{kind}((), axis_types=())"
+    axes = ", ".join(f"{n!r}: {s}" for n, s in zip(names, sizes))
+    shown = ", ".join(map(repr, types)) + ("," if len(types) == 1 else "")
+    return f"{kind}({axes}, axis_types=({shown}))"
+
+
+class AbstractMesh:
+    """A mesh's axis names, sizes and types without its devices: what an array's type holds
+    (``typeof(x).sharding.mesh``) and what tracing needs (``get_abstract_mesh()``).
+
+    >>> am = AbstractMesh((2, 4), ("x", "y"), axis_types=AxisType.Explicit)
+    >>> am
+    AbstractMesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit))
+    >>> dict(am.shape), am.size, am.explicit_axes
+    ({'x': 2, 'y': 4}, 8, ('x', 'y'))
+    """
+
+    def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None):
+        axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        axis_sizes = tuple(int(n) for n in axis_sizes)
+        if len(axis_sizes) != len(axis_names):
+            raise ValueError(
+                f"AbstractMesh: {len(axis_sizes)} axis sizes {axis_sizes} but names {axis_names}"
+            )
+        if len(set(axis_names)) != len(axis_names):
+            raise ValueError(f"AbstractMesh: axis names must be unique, got {axis_names}")
+        self.axis_sizes = axis_sizes
+        self.axis_names = axis_names
+        self.axis_types = _types_of(axis_types, len(axis_names), AxisType.Auto, "AbstractMesh")
+        self.abstract_device = abstract_device
+        self._key = (axis_sizes, axis_names, self.axis_types)
+        self._hash = hash(self._key)
+        self.explicit_axes = tuple(n for n, t in zip(axis_names, self.axis_types) if t is AxisType.Explicit)
+        self.auto_axes = tuple(n for n, t in zip(axis_names, self.axis_types) if t is AxisType.Auto)
+        self.manual_axes = tuple(n for n, t in zip(axis_names, self.axis_types) if t is AxisType.Manual)
+
+    shape = property(lambda self: collections.OrderedDict(zip(self.axis_names, self.axis_sizes)))
+    shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
+    size = property(lambda self: math.prod(self.axis_sizes))
+    empty = property(lambda self: not self.axis_names)
+    abstract_mesh = property(lambda self: self)
+
+    def update_axis_types(self, types: dict) -> AbstractMesh:
+        """The same mesh with some axes' types changed (``{name: AxisType}``)."""
+        new = tuple(types.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
+        return AbstractMesh(self.axis_sizes, self.axis_names, new)
+
+    def __eq__(self, other):
+        return self is other or (isinstance(other, AbstractMesh) and self._key == other._key)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return _mesh_repr("AbstractMesh", self.axis_names, self.axis_sizes, self.axis_types)
+
+    def __enter__(self):
+        _context.abstract.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _context.abstract.pop()
+
+
+_EMPTY = AbstractMesh((), ())
+
+
+class ManualAxisType:
+    """How a value varies over the manual axes of a ``shard_map`` body (JAX's record):
+    ``varying``, ``unreduced`` and ``reduced`` sets of axis names.
+
+    >>> ManualAxisType(varying={"x"}).varying
+    frozenset({'x'})
+    """
+
+    __slots__ = ("varying", "unreduced", "reduced")
+
+    def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        self.varying, self.unreduced, self.reduced = (
+            frozenset(varying),
+            frozenset(unreduced),
+            frozenset(reduced),
+        )
+        for a, b, an, bn in (
+            (self.varying, self.unreduced, "varying", "unreduced"),
+            (self.varying, self.reduced, "varying", "reduced"),
+        ):
+            if a & b:
+                raise ValueError(f"{an} and {bn} cannot have common mesh axes. Got {an}={a} and {bn}={b}")
+
+    def __eq__(self, other):
+        return isinstance(other, ManualAxisType) and (self.varying, self.unreduced, self.reduced) == (
+            other.varying,
+            other.unreduced,
+            other.reduced,
+        )
+
+    def __hash__(self):
+        return hash((self.varying, self.unreduced, self.reduced))
+
+    def __repr__(self):
+        sets = (set(self.varying), set(self.unreduced), set(self.reduced))
+        return "ManualAxisType(varying={}, unreduced={}, reduced={})".format(*sets)
+
+
+class Mesh:
+    """Named axes over an n-d array of devices (``devices.shape`` gives each axis's size), each
+    ``Auto`` (the default here, as in JAX's ``Mesh``), ``Explicit`` or ``Manual``.
+
+    ``set_mesh(mesh)`` / ``with use_mesh(mesh):`` (or ``with mesh:``) makes it the mesh of
+    ``shard_map``, of bare ``PartitionSpec`` shardings and of ``out_sharding=``.
 
     >>> import funcgrad
     >>> m = Mesh(np.array(funcgrad.devices()[:1]).reshape(1, 1), ("a", "b"))
@@ -193,18 +379,12 @@ class Mesh:
             _check_device(d, "Mesh")
         if len({id(d) for d in flat}) != len(flat):
             raise ValueError(f"Mesh: a device appears twice in {devs.tolist()}")
-        if axis_types is None:
-            axis_types = (AxisType.Auto,) * len(axis_names)
-        elif isinstance(axis_types, AxisType):
-            axis_types = (axis_types,) * len(axis_names)
-        axis_types = tuple(axis_types)
-        if len(axis_types) != len(axis_names) or not all(isinstance(t, AxisType) for t in axis_types):
-            raise ValueError(f"Mesh: axis_types must be one AxisType per axis, got {axis_types}")
         self.devices = devs
         self.axis_names = axis_names
-        self.axis_types = axis_types
+        self.axis_types = _types_of(axis_types, len(axis_names), AxisType.Auto, "Mesh")
         self._flat = tuple(flat)
-        self._key = (tuple(d.id for d in flat), devs.shape, axis_names)
+        self._key = (tuple(d.id for d in flat), devs.shape, axis_names, self.axis_types)
+        self.abstract_mesh = AbstractMesh(devs.shape, axis_names, self.axis_types)
 
     @property
     def shape(self) -> collections.OrderedDict:
@@ -221,6 +401,16 @@ class Mesh:
     @property
     def size(self) -> int:
         return int(self.devices.size)
+
+    empty = property(lambda self: False)
+    explicit_axes = property(lambda self: self.abstract_mesh.explicit_axes)
+    auto_axes = property(lambda self: self.abstract_mesh.auto_axes)
+    manual_axes = property(lambda self: self.abstract_mesh.manual_axes)
+
+    def update_axis_types(self, types: dict) -> Mesh:
+        """The same devices with some axes' types changed (``{name: AxisType}``)."""
+        new = tuple(types.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
+        return Mesh(self.devices, self.axis_names, new)
 
     @property
     def device_ids(self) -> np.ndarray:
@@ -264,9 +454,7 @@ class Mesh:
         return hash(self._key)
 
     def __repr__(self):
-        axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.devices.shape))
-        types = ", ".join(map(repr, self.axis_types)) + ("," if len(self.axis_types) == 1 else "")
-        return f"Mesh({axes}, axis_types=({types}))"
+        return _mesh_repr("Mesh", self.axis_names, self.devices.shape, self.axis_types)
 
     def __enter__(self):
         _context.stack.append(self)
@@ -277,12 +465,38 @@ class Mesh:
 
 
 def get_mesh() -> Mesh | None:
-    """The mesh of the innermost ``with mesh:`` / ``use_mesh`` block (``None`` outside one)."""
+    """The mesh set with ``set_mesh`` or the innermost ``use_mesh`` / ``with mesh:`` block
+    (``None`` when there is none)."""
     return _context.stack[-1] if _context.stack else None
 
 
+def get_abstract_mesh() -> AbstractMesh:
+    """The abstract mesh in scope: the innermost ``use_abstract_mesh``, else the set mesh's,
+    else an empty one (``.empty``).
+
+    >>> get_abstract_mesh().empty
+    True
+    """
+    if _context.abstract:
+        return _context.abstract[-1]
+    m = get_mesh()
+    return _EMPTY if m is None else m.abstract_mesh
+
+
+def use_abstract_mesh(mesh: AbstractMesh):
+    """``with use_abstract_mesh(am):`` -- trace with ``am`` as the abstract mesh in scope.
+
+    >>> with use_abstract_mesh(AbstractMesh((2,), ("x",))):
+    ...     get_abstract_mesh().axis_names
+    ('x',)
+    """
+    if not isinstance(mesh, AbstractMesh):
+        raise TypeError(f"use_abstract_mesh expects an AbstractMesh, got {type(mesh).__name__}")
+    return mesh
+
+
 class use_mesh:
-    """``with use_mesh(mesh):`` -- the same as ``with mesh:``."""
+    """``with use_mesh(mesh):`` -- ``mesh`` is the mesh in scope inside the block."""
 
     def __init__(self, mesh: Mesh):
         if not isinstance(mesh, Mesh):
@@ -296,34 +510,60 @@ class use_mesh:
         self.mesh.__exit__(*exc)
 
 
-def set_mesh(mesh: Mesh | None) -> None:
-    """Make ``mesh`` the mesh in scope for the rest of the program (``None`` clears it)."""
-    _context.stack.clear()
-    if mesh is not None:
-        _context.stack.append(mesh)
+class set_mesh:
+    """Make ``mesh`` the mesh in scope for the rest of the program (``None`` clears it); used as
+    ``with set_mesh(mesh):`` it is restored to the previous one at the end of the block.
+
+    >>> m = make_mesh((1,), ("x",))
+    >>> with set_mesh(m):
+    ...     get_mesh() is m
+    True
+    >>> get_mesh() is None
+    True
+    """
+
+    def __init__(self, mesh: Mesh | None):
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise TypeError(f"set_mesh expects a Mesh (or None), got {type(mesh).__name__}")
+        self.mesh = mesh
+        self._previous = list(_context.stack)
+        _context.stack[:] = [] if mesh is None else [mesh]
+
+    def __enter__(self):
+        return self.mesh
+
+    def __exit__(self, *exc):
+        _context.stack[:] = self._previous
+
+    def __repr__(self):
+        return f"set_mesh({self.mesh!r})"
 
 
-def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence, *, devices=None, axis_types=None) -> Mesh:
-    """A mesh of ``axis_shapes`` over ``devices`` (default: ``funcgrad.devices()``, which must have
-    exactly ``prod(axis_shapes)`` elements unless ``devices`` picks them).
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence, axis_types=None, *, devices=None) -> Mesh:
+    """A mesh of ``axis_shapes`` over ``devices`` (default: the first ``prod(axis_shapes)`` of
+    ``funcgrad.devices()``), its axes ``Explicit`` unless ``axis_types`` says otherwise (JAX's
+    default).
 
-    >>> dict(make_mesh((1,), ("data",)).shape)
-    {'data': 1}
+    >>> m = make_mesh((1,), ("data",))
+    >>> dict(m.shape), m.axis_types
+    ({'data': 1}, (Explicit,))
     """
     axis_shapes = tuple(int(s) for s in axis_shapes)
     axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
     if len(axis_shapes) != len(axis_names):
         raise ValueError(f"make_mesh: {len(axis_shapes)} axis sizes {axis_shapes} but names {axis_names}")
+    axis_types = _types_of(axis_types, len(axis_names), AxisType.Explicit, "make_mesh")
     n = math.prod(axis_shapes)
+    given = devices is not None
     devices = list(xla_bridge.get_backend().global_devices if devices is None else devices)
-    if len(devices) != n:
+    if len(devices) < n or (given and len(devices) != n):
         raise ValueError(
             f"make_mesh: the mesh {dict(zip(axis_names, axis_shapes))} needs {n} devices but {len(devices)} "
-            f"are available (funcgrad.devices()); on a CPU, start with "
+            f"{'were given' if given else 'are available (funcgrad.devices())'}; on a CPU, start with "
             f"XLA_FLAGS=--xla_force_host_platform_device_count={n} or call "
-            f'funcgrad.config.update("jax_num_cpu_devices", {n}) before first use, or pass devices='
+            f'funcgrad.config.update("jax_num_cpu_devices", {n}) before first use'
         )
-    return Mesh(np.array(devices, dtype=object).reshape(axis_shapes), axis_names, axis_types)
+    return Mesh(np.array(devices[:n], dtype=object).reshape(axis_shapes), axis_names, axis_types)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -431,10 +671,11 @@ class NamedSharding(Sharding):
     (P(None, 'x'), True, 1)
     """
 
-    def __init__(self, mesh: Mesh, spec=None, *, memory_kind=None):
-        if not isinstance(mesh, Mesh):
+    def __init__(self, mesh: Mesh | AbstractMesh, spec=None, *, memory_kind=None):
+        if not isinstance(mesh, Mesh | AbstractMesh):
             raise TypeError(
-                f"NamedSharding: mesh must be a funcgrad.sharding.Mesh, got {type(mesh).__name__}"
+                "NamedSharding: mesh must be a funcgrad.sharding.Mesh (or AbstractMesh), got "
+                f"{type(mesh).__name__}"
             )
         if spec is None:
             spec = PartitionSpec()
@@ -445,7 +686,7 @@ class NamedSharding(Sharding):
                 raise TypeError(f"NamedSharding: spec must be a PartitionSpec (P(...)), got {spec!r}")
         _check_memory_kind(memory_kind, "NamedSharding")
         names = spec._names()
-        missing = [n for n in names if n not in mesh.axis_names]
+        missing = [n for n in (*names, *sorted(spec.unreduced | spec.reduced)) if n not in mesh.axis_names]
         if missing:
             raise ValueError(
                 f"NamedSharding: {spec!r} names the axis {missing[0]!r}, which the mesh lacks (its axes are "
@@ -456,7 +697,8 @@ class NamedSharding(Sharding):
             raise ValueError(f"NamedSharding: {spec!r} uses the mesh axis {twice[0]!r} more than once")
         self.mesh = mesh
         self.spec = spec
-        self._device_assignment = mesh._flat
+        # An abstract mesh has no devices: such a sharding is a type (``typeof(x).sharding``).
+        self._device_assignment = getattr(mesh, "_flat", ())
         self._bridges: dict = {}
 
     @property
@@ -483,6 +725,11 @@ class NamedSharding(Sharding):
     def _bridge(self, ndim):
         b = self._bridges.get(ndim)
         if b is None:
+            if not isinstance(self.mesh, Mesh):
+                raise ValueError(
+                    f"{self!r} is over an abstract mesh (a type, without devices): build it over a concrete "
+                    "Mesh (funcgrad.sharding.make_mesh) to place values"
+                )
             spec = self.spec._normalized(ndim, f"NamedSharding(spec={self.spec!r})")
             b = self._bridges[ndim] = _sh().named_sharding(self.mesh, spec, user=self)
         return b
@@ -490,10 +737,17 @@ class NamedSharding(Sharding):
     def with_spec(self, spec) -> NamedSharding:
         return NamedSharding(self.mesh, spec)
 
+    def update(self, *, mesh=None, spec=None) -> NamedSharding:
+        return NamedSharding(self.mesh if mesh is None else mesh, self.spec if spec is None else spec)
+
     def __eq__(self, other):
+        if self is other:
+            return True
         if not isinstance(other, NamedSharding):
             return False
         if self.mesh != other.mesh:
+            return False
+        if (self.spec.unreduced, self.spec.reduced) != (other.spec.unreduced, other.spec.reduced):
             return False
         n = max(len(self.spec), len(other.spec))
         return self.spec._normalized(n) == other.spec._normalized(n)
@@ -502,7 +756,7 @@ class NamedSharding(Sharding):
         spec = list(self.spec._normalized(len(self.spec)))
         while spec and not spec[-1]:
             spec.pop()
-        return hash((self.mesh, tuple(spec)))
+        return hash((self.mesh, tuple(spec), self.spec.unreduced))
 
     def __repr__(self):
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
@@ -583,3 +837,105 @@ def from_bridge(bridge, ndim: int) -> Sharding:
             bridge._fg_user = s
             return s
     return _CompiledSharding(bridge, ndim)
+
+
+def make_single_device_sharding(device) -> SingleDeviceSharding:
+    """The whole array on ``device`` (JAX's ``jax.sharding.make_single_device_sharding``).
+
+    >>> import funcgrad
+    >>> make_single_device_sharding(funcgrad.devices()[0]).device_set == {funcgrad.devices()[0]}
+    True
+    """
+    return SingleDeviceSharding(device)
+
+
+def resolve(s, where: str, name: str = "the value"):
+    """``s`` as a ``Sharding``: a bare ``PartitionSpec`` is a ``NamedSharding`` over the mesh in
+    scope (``set_mesh``/``use_mesh``); errors name ``where``, ``name`` and the fix."""
+    if isinstance(s, PartitionSpec):
+        mesh = get_mesh()
+        if mesh is None:
+            raise ValueError(
+                f"{where}: {name} has the bare {s!r}, which needs a mesh: call "
+                "funcgrad.sharding.set_mesh(mesh) "
+                f"(or use `with funcgrad.sharding.use_mesh(mesh):`), or pass NamedSharding(mesh, {s!r})"
+            )
+        return NamedSharding(mesh, s)
+    if isinstance(s, Sharding):
+        return s
+    raise TypeError(f"{where}: {name} must be a Sharding or a PartitionSpec, got {s!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Sharding in types (NOTE: [sharding in types] in kernel/ir.py)
+
+# (abstract mesh, entries, unreduced) -> the interned NamedSharding of avals
+_typed: dict = register_cache("sharding.type_shardings", {})  # NOTE: [caches have an owner]
+
+
+def _entry(dim: tuple):
+    return None if not dim else (dim[0] if len(dim) == 1 else tuple(dim))
+
+
+def type_sharding(am: AbstractMesh, spec, unreduced=frozenset()) -> NamedSharding | None:
+    """The sharding an aval holds for ``spec`` (one tuple of axis names per dimension) over
+    ``am``: its explicit axes only, one entry per dimension; ``None`` when ``am`` has no explicit
+    axis (the Auto mode's types are unchanged). Interned, so equal types are usually one object."""
+    explicit = am.explicit_axes
+    if not explicit:
+        return None
+    entries = tuple(_entry(tuple(n for n in dim if n in explicit)) for dim in spec)
+    unreduced = frozenset(unreduced) & frozenset(explicit)
+    key = (am, entries, unreduced)
+    s = _typed.get(key)
+    if s is None:
+        if len(_typed) > 4096:
+            _typed.clear()
+        s = _typed[key] = NamedSharding(am, PartitionSpec(*entries, unreduced=unreduced))
+    return s
+
+
+def _apply_sharding(primitive, avals_in, out, params):
+    """The kernel's ``apply_sharding`` hook: ``out`` typed by ``primitive``'s sharding rule."""
+    outs = list(out) if primitive.multiple_results else [out]
+    if primitive.sharding_from_params:
+        am = params["mesh"].abstract_mesh
+    else:
+        am = None
+        for a in avals_in:
+            s = a.sharding
+            if s is not None:
+                if am is None:
+                    am = s.mesh
+                elif s.mesh != am:
+                    raise sr.ShardingTypeError(
+                        f"{primitive.name}: Mesh for all inputs should be equal. Got one mesh: {am} and "
+                        "another "
+                        f"mesh: {s.mesh}. Reshard the operands onto one mesh (funcgrad.sharding.reshard)."
+                    )
+    specs = sr.out_specs(primitive, avals_in, outs, params)
+    new = []
+    for o, spec in zip(outs, specs):
+        if type(o) is not core.ShapedArray:
+            new.append(o)
+            continue
+        if len(spec) != o.ndim:
+            spec = ((),) * o.ndim
+        new.append(core.ShapedArray(o.shape, o.dtype, o.weak_type, type_sharding(am, spec)))
+    return new if primitive.multiple_results else new[0]
+
+
+def _buffer_sharding(buffer, ndim: int):
+    """The kernel's ``aval_sharding`` hook: the type of a device buffer's sharding (``None``
+    unless it is over a mesh with explicit axes)."""
+    b = buffer._sharding
+    mesh = getattr(b, "_fg_mesh", None)
+    if mesh is None or not isinstance(mesh, Mesh) or not mesh.abstract_mesh.explicit_axes:
+        return None
+    s = from_bridge(b, ndim)
+    if not isinstance(s, NamedSharding):
+        return type_sharding(mesh.abstract_mesh, ((),) * ndim)
+    return type_sharding(mesh.abstract_mesh, s.spec._normalized(ndim))
+
+
+kernel.register(sharding_types=(_apply_sharding, _buffer_sharding))

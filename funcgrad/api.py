@@ -41,7 +41,7 @@ from funcgrad._api_util import (
 )
 from funcgrad._eager_grad import recorded_value_and_grad
 from funcgrad._remat import checkpoint, remat  # noqa: F401 - re-exported
-from funcgrad._shardings import Sharding
+from funcgrad._shardings import PartitionSpec, Sharding
 from funcgrad.jitting import ShapeDtypeStruct, jit  # noqa: F401 - re-exported
 from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import dtypes as _dt
@@ -728,7 +728,8 @@ def device_put(x, device=None):
     """
     if device is not None and not isinstance(device, xla_bridge.sharded.Device):
         if any(
-            isinstance(s, Sharding) for s in tu.tree_leaves(device, is_leaf=lambda s: isinstance(s, Sharding))
+            isinstance(s, Sharding | PartitionSpec)  # a bare spec: over the mesh in scope (set_mesh)
+            for s in tu.tree_leaves(device, is_leaf=lambda s: isinstance(s, Sharding | PartitionSpec))
         ):
             return _placement.device_put_sharded(x, device)
     if device is not None:

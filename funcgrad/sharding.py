@@ -1,8 +1,10 @@
 """``funcgrad.sharding``: JAX's sharding names (``jax.sharding``).
 
 Layer: surface. Re-exports the sharding values of ``funcgrad/_shardings.py`` and ``reshard`` from the
-placement functions of ``funcgrad/_placement.py`` (which build on those values), so neither module
-has to reach the other lazily.
+placement functions of ``funcgrad/_placement.py`` (which build on those values), and defines
+``auto_axes``/``explicit_axes``, which switch mesh axes between JAX 0.10's ``Explicit`` and ``Auto``
+modes inside a function (NOTE: [sharding in types] in kernel/ir.py); they stage the function with
+``funcgrad.jitting``.
 
 >>> from funcgrad.sharding import Mesh, NamedSharding, PartitionSpec, reshard
 >>> callable(reshard)
@@ -11,37 +13,127 @@ True
 
 from __future__ import annotations
 
-from funcgrad._placement import reshard
+import functools
+
+from funcgrad import jitting
+from funcgrad._placement import recast, reshard
 from funcgrad._shardings import (
+    AbstractMesh,
     AxisType,
+    ManualAxisType,
     Mesh,
     NamedSharding,
     P,
     PartitionSpec,
     Sharding,
     SingleDeviceSharding,
+    get_abstract_mesh,
     get_mesh,
     make_mesh,
+    make_single_device_sharding,
     set_mesh,
+    use_abstract_mesh,
     use_mesh,
 )
+from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
 
 __all__ = [
+    "AbstractMesh",
     "AxisType",
+    "ManualAxisType",
     "Mesh",
     "NamedSharding",
     "P",
     "PartitionSpec",
     "Sharding",
     "SingleDeviceSharding",
+    "auto_axes",
+    "explicit_axes",
+    "get_abstract_mesh",
     "get_mesh",
     "make_mesh",
+    "make_single_device_sharding",
     "reshard",
     "set_mesh",
+    "use_abstract_mesh",
     "use_mesh",
 ]
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
 _REEXPORTED = ("P", "NamedSharding", "make_mesh", "set_mesh")
+
+
+def _mesh_for(where: str) -> Mesh:
+    mesh = get_mesh()
+    if mesh is None:
+        raise ValueError(
+            f"{where} needs a mesh in scope: call funcgrad.sharding.set_mesh(mesh) (or use "
+            "`with funcgrad.sharding.use_mesh(mesh):`) first"
+        )
+    return mesh
+
+
+def _axes(axes, mesh: Mesh, default: tuple, where: str) -> tuple:
+    axes = default if axes is None else ((axes,) if isinstance(axes, str) else tuple(axes))
+    missing = [a for a in axes if a not in mesh.axis_names]
+    if missing:
+        raise ValueError(f"{where}: {missing[0]!r} is not an axis of the mesh in scope {mesh!r}")
+    return axes
+
+
+def _switched(f, types: AxisType, axes, arg_spec, out_spec, where: str):
+    """``f`` run with the mesh's ``axes`` of type ``types``: arguments are recast onto that mesh
+    (as ``arg_spec`` says, else as they are), results back onto the caller's mesh."""
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        outer = _mesh_for(where)
+        inner = outer.update_axis_types({a: types for a in _axes(axes, outer, outer.axis_names, where)})
+
+        def body(*args):
+            args = recast(args, inner, arg_spec, where)
+            with use_mesh(inner):
+                out = f(*args, **kwargs)
+            return recast(out, outer, out_spec, where)
+
+        if any(isinstance(x, core.Tracer) for x in tu.tree_leaves(args)):
+            return body(*args)
+        return jitting.jit(body)(*args)
+
+    return wrapped
+
+
+def auto_axes(f=None, /, *, axes=None, out_sharding=None):
+    """``f`` with the mesh axes ``axes`` (default: all) in ``Auto`` mode: inside, XLA's
+    partitioner decides their shardings; the results come back typed as ``out_sharding`` (a
+    ``PartitionSpec`` or sharding over the mesh in scope; default: as the partitioner left them,
+    typed replicated). JAX's ``jax.sharding.auto_axes``.
+
+    >>> import funcgrad, funcgrad.numpy, numpy as np
+    >>> with set_mesh(make_mesh((1,), ("x",))):
+    ...     y = auto_axes(lambda a: a * 2, out_sharding=P("x"))(np.arange(2.0))
+    >>> y.tolist()
+    [0.0, 2.0]
+    """
+    if f is None:
+        return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
+    return _switched(f, AxisType.Auto, axes, None, out_sharding, "auto_axes")
+
+
+def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
+    """``f`` with the mesh axes ``axes`` (default: all) in ``Explicit`` mode: its arguments are
+    typed as ``in_sharding`` (a ``PartitionSpec``, or a pytree prefix of them) and its results go
+    back to the caller's (``Auto``) mode. JAX's ``jax.sharding.explicit_axes``.
+
+    >>> import funcgrad, funcgrad.numpy, numpy as np
+    >>> with set_mesh(make_mesh((1,), ("x",), (AxisType.Auto,))):
+    ...     y = explicit_axes(lambda a: a * 2, in_sharding=P("x"))(np.arange(2.0))
+    >>> y.tolist()
+    [0.0, 2.0]
+    """
+    if f is None:
+        return functools.partial(explicit_axes, axes=axes, in_sharding=in_sharding)
+    return _switched(f, AxisType.Explicit, axes, in_sharding, None, "explicit_axes")
 
 
 def __dir__():  # the public names only

@@ -34,6 +34,7 @@ _FAMILIES: dict[str, ModuleType] = {
 }
 
 from funcgrad.primitives import elementwise, reductions, structure  # noqa: E402 - the helpers below use them
+from funcgrad.primitives import _sharding_rules  # noqa: E402 - installs the rules on the families above
 
 
 def families() -> dict[str, ModuleType]:
@@ -78,6 +79,10 @@ kernel.register(
         sum_to_scalar=lambda x: reductions.reduce_sum(x, tuple(range(elementwise.aval_of(x).ndim))),
     ),
 )
+
+
+# Each primitive's output sharding on explicit mesh axes, by kind (NOTE: [sharding in types]).
+_sharding_rules.install(_FAMILIES)
 
 
 def primitives_of(module: ModuleType) -> list[Primitive]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 
 import numpy as np
+from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives._rules import aval_of, bilinear_jvp, bilinear_taylor, move_to_front
 from funcgrad.primitives.structure import transpose
 
@@ -192,12 +193,23 @@ def _transpose_lhs(g, x_aval, y, *, dimension_numbers, precision, preferred_elem
         # multiply; a transpose after it would cost a strided copy of the largest array.
         swapped = ((tuple(y_kept), tuple(ans_y)), (tuple(y_batch), tuple(ans_batch)))
         flipped = None if precision is None else precision[::-1]
-        return dot_general(y, g, swapped, preferred_element_type=x_aval.dtype, precision=flipped)
-    prod = dot_general(g, y, dims, preferred_element_type=x_aval.dtype, precision=precision)
+        # The cotangent has its primal's sharding type (NOTE: [sharding in types]).
+        with _sharding_rules.contraction_out(_typed_spec(x_aval, identity)):
+            return dot_general(y, g, swapped, preferred_element_type=x_aval.dtype, precision=flipped)
     order = [*x_batch, *x_kept, *x_contract_sorted_by_y]
+    with _sharding_rules.contraction_out(_typed_spec(x_aval, order)):
+        prod = dot_general(g, y, dims, preferred_element_type=x_aval.dtype, precision=precision)
     if order == identity:
         return prod
     return transpose(prod, tuple(int(a) for a in np.argsort(order)))
+
+
+def _typed_spec(x_aval, order):
+    """The sharding type of ``x_aval`` with its dimensions in ``order`` (None when untyped)."""
+    if x_aval.sharding is None:
+        return None
+    spec = _sharding_rules.spec_of(x_aval)
+    return tuple(spec[d] for d in order)
 
 
 def _transpose(ct, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):

@@ -438,8 +438,34 @@ def lower_jaxpr_body(
             raise LoweringError(
                 f"lowering of {prim.name} returned {len(outs)} values, expected {len(eqn.outvars)}"
             )
+        spmd = fb.module.spmd
+        if spmd is not None and not spmd.manual:
+            outs = list(outs)
+            for i, v in enumerate(eqn.outvars):
+                if v.aval.sharding is not None:
+                    outs[i] = typed_constraint(fb, outs[i], v.aval)
         env.update(zip(eqn.outvars, outs))
     return [read(a) for a in jaxpr.outvars]
+
+
+def typed_constraint(fb: FunctionBuilder, x: str, aval) -> str:
+    """``x`` constrained to the sharding of its type (NOTE: [sharding in types]): an
+    ``sdy.sharding_constraint`` on the program's mesh, so XLA's partitioner lays each value out
+    as the sharding rules typed it. A dimension is closed (``{"x"}``, ``{}``) on a mesh whose axes
+    are all explicit, open (``{"x", ?}``) where auto axes may still split it."""
+    spmd = fb.module.spmd
+    mesh, am = spmd.mesh, aval.sharding.mesh
+    if mesh is None or (tuple(mesh.axis_names), tuple(mesh.devices.shape)) != (am.axis_names, am.axis_sizes):
+        return x  # the program's devices carry another mesh: the partitioner decides
+    is_open = any(t.name != "Explicit" for t in mesh.axis_types)
+    dims = []
+    for d in range(aval.ndim):
+        p = aval.sharding.spec[d] if d < len(aval.sharding.spec) else None
+        names = () if p is None else (p if isinstance(p, tuple) else (p,))
+        inner = ", ".join(f'"{n}"' for n in names)
+        dims.append("{" + inner + (", ?" if inner and is_open else ("?" if is_open else "")) + "}")
+    sharding = f"<{spmd.mesh_symbol(mesh)}, [{', '.join(dims)}]>"
+    return fb.emit(f"sdy.sharding_constraint {x} {sharding} : {aval_type(aval)}")
 
 
 def lower_closed(fb: FunctionBuilder, closed: ClosedJaxpr, args: Sequence[str]) -> list[str]:

@@ -155,6 +155,18 @@ def _spec_of(s, mesh, ndim):
     return str(s._fg_hlo)
 
 
+def _typed_spec(aval, mesh):
+    """``(mesh, spec)`` of a result typed with a sharding on explicit mesh axes (NOTE: [sharding
+    in types]), or None: the partitioner chooses."""
+    s = aval.sharding
+    if s is None or mesh is None or tuple(mesh.axis_names) != s.mesh.axis_names:
+        return None
+    if any(t.name != "Explicit" for t in mesh.axis_types):
+        return None  # auto axes may still split it: left to the partitioner
+    spec = [() if p is None else (p if isinstance(p, tuple) else (p,)) for p in s.spec]
+    return (mesh, tuple(spec) + ((),) * (aval.ndim - len(spec)))
+
+
 def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=None) -> SpmdCompiled:
     """The program of ``closed`` for ``devices`` with these shardings (cached)."""
     out_shardings = tuple(out_shardings) if out_shardings is not None else (None,) * len(closed.out_avals)
@@ -170,7 +182,8 @@ def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=N
     spmd = SpmdLowering([d.id for d in devices], mesh)
     arg_specs = [_spec_of(s, mesh, a.ndim) for s, a in zip(in_shardings, closed.in_avals)]
     out_specs = [
-        None if s is None else _spec_of(s, mesh, a.ndim) for s, a in zip(out_shardings, closed.out_avals)
+        _typed_spec(a, mesh) if s is None else _spec_of(s, mesh, a.ndim)
+        for s, a in zip(out_shardings, closed.out_avals)
     ]
     platform = sharded.runtime.normalize_platform(devices[0].platform)
     lowered = lower_jaxpr(closed, name, donated_t, spmd, arg_specs, out_specs, platform)

@@ -35,6 +35,7 @@ def register(
     eager_on_devices: Callable | None = None,
     eager_compiled: Callable | None = None,
     library_dir: str | None = None,
+    sharding_types: tuple[Callable, Callable] | None = None,
     array_methods: dict[str, Callable] | None = None,
     array_properties: dict[str, Callable] | None = None,
 ) -> None:
@@ -48,6 +49,9 @@ def register(
       over several devices stay there, as computation follows data in JAX);
     - ``eager_compiled``: how an eager primitive runs compiled on its own (``xla_bridge``), for
       operands NumPy cannot compute (NOTE: [narrow dtypes on the host]);
+    - ``sharding_types``: ``(apply_sharding, aval_sharding)``, the output shardings of a staged
+      equation and the sharding of a device buffer's abstract value on explicit mesh axes (the
+      surface's ``funcgrad._shardings``, NOTE: [sharding in types]);
     - ``library_dir``: a directory whose frames are library code, skipped in source lines;
     - ``array_methods`` / ``array_properties``: operators, methods and properties installed on
       ``Array`` and on every ``Tracer`` (the NumPy surface).
@@ -70,6 +74,8 @@ def register(
         hooks.eager_on_devices = eager_on_devices
     if eager_compiled is not None:
         hooks.eager_compiled = eager_compiled
+    if sharding_types is not None:
+        hooks.apply_sharding, hooks.aval_sharding = sharding_types
     if library_dir is not None and library_dir not in hooks.library_dirs:
         hooks.library_dirs = (*hooks.library_dirs, library_dir)
     for cls in (_Array, _core.Tracer):

@@ -134,7 +134,11 @@ class Array(_ArrayBase):
         """
         aval = self._aval
         if aval is None:
-            aval = self._aval = ShapedArray(self.shape, self.dtype, self.weak_type)
+            b = self._buffer
+            sharding = None
+            if b is not None and hooks.aval_sharding is not None:
+                sharding = hooks.aval_sharding(b, self.ndim)  # NOTE: [sharding in types]
+            aval = self._aval = ShapedArray(self.shape, self.dtype, self.weak_type, sharding)
         return aval
 
     ndim = property(lambda self: len(self.shape))

@@ -81,7 +81,11 @@ def get_aval(x) -> ShapedArray:
             v = x._value
             if v is None:
                 v = x._buffer.aval
-            aval = x._aval = ShapedArray(v.shape, v.dtype, x.weak_type)
+            b = x._buffer
+            sharding = None
+            if b is not None and hooks.aval_sharding is not None:
+                sharding = hooks.aval_sharding(b, len(v.shape))  # NOTE: [sharding in types]
+            aval = x._aval = ShapedArray(v.shape, v.dtype, x.weak_type, sharding)
         return aval
     if t is np.ndarray:
         return ShapedArray(x.shape, x.dtype)
@@ -166,6 +170,11 @@ class Primitive:
         self.batch = None
         self.taylor = None
         self.partial_eval = None
+        # ``rule(avals_in, avals_out, **params) -> spec(s)``: its output sharding on explicit
+        # mesh axes (NOTE: [sharding in types]); ``sharding_from_params``: it sets one from its
+        # params even for unsharded operands (``reshard``).
+        self.sharding_rule = None
+        self.sharding_from_params = False
         self.impl_takes_arrays = False
         # A rule deciding the weak_type of eager results (see NOTE: [weak types]); default: the
         # result is weak when all inputs are weak and the dtype did not change.
@@ -206,6 +215,13 @@ class Primitive:
 
     def def_partial_eval(self, f):
         self.partial_eval = f
+        return f
+
+    def def_sharding_rule(self, f, *, from_params: bool = False):
+        """Its output sharding on explicit mesh axes: ``f(avals_in, avals_out, **params)`` gives
+        one spec per result (a tuple per dimension of mesh axis names; NOTE: [sharding in types])."""
+        self.sharding_rule = f
+        self.sharding_from_params = from_params
         return f
 
     def def_traits(self, **facts) -> Primitive:

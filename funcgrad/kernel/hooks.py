@@ -47,6 +47,11 @@ class KernelHooks:
         # (primitive, args, params) -> outputs of the primitive compiled alone, for what NumPy
         # cannot compute (NOTE: [narrow dtypes on the host]); None: computed with NumPy.
         self.eager_compiled = None
+        # NOTE: [sharding in types] (the surface's ``funcgrad._shardings``):
+        # (primitive, avals_in, out, params) -> out with its shardings on explicit mesh axes;
+        # (buffer, ndim) -> the sharding of a device buffer's abstract value, or None.
+        self.apply_sharding = None
+        self.aval_sharding = None
         self.library_dirs: tuple[str, ...] = ()
 
     def __getattr__(self, name):

@@ -36,35 +36,44 @@ from funcgrad.kernel.caches import register_cache
 
 
 class ShapedArray:
-    """The abstract value of an array: shape, dtype and whether its dtype is weak.
+    """The abstract value of an array: shape, dtype, whether its dtype is weak, and its sharding
+    over the *explicit* axes of a mesh (``None``: none, the Auto mode; NOTE: [sharding in types]).
 
     >>> ShapedArray((3,), np.float32).str_short()
     'f32[3]'
     """
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
+    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
         # Fast path: shapes from NumPy are already tuples of ints (this is on the eager hot path).
         self.shape = shape if type(shape) is tuple else tuple(int(d) for d in shape)
         self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.weak_type = weak_type
+        self.sharding = sharding
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
     def str_short(self) -> str:
-        return f"{_dt.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+        if self.sharding is None:
+            return f"{_dt.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+        return f"{_dt.short_name(self.dtype)}[{','.join(_sharded_dims(self.shape, self.sharding.spec))}]"
 
-    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=None) -> ShapedArray:
+        # A new shape drops the sharding (it described the old dimensions); a new dtype or weak
+        # type keeps it (NOTE: [sharding in types]).
+        if sharding is None and (shape is None or tuple(shape) == self.shape):
+            sharding = self.sharding
         return ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
+            sharding,
         )
 
     def strip_weak_type(self) -> ShapedArray:
-        return ShapedArray(self.shape, self.dtype, False) if self.weak_type else self
+        return ShapedArray(self.shape, self.dtype, False, self.sharding) if self.weak_type else self
 
     def __eq__(self, other):
         return (
@@ -72,13 +81,41 @@ class ShapedArray:
             and self.shape == other.shape
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
+            and (self.sharding is other.sharding or self.sharding == other.sharding)
         )
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        if self.sharding is None:
+            return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self.weak_type, self.sharding))
 
     def __repr__(self):
         return f"ShapedArray({self.str_short()}{', weak_type=True' if self.weak_type else ''})"
+
+
+# NOTE: [sharding in types]
+# On the Explicit axes of a mesh (JAX 0.10's sharding in types), an array's sharding is part of
+# its abstract value: ``ShapedArray.sharding`` is a ``funcgrad.sharding.NamedSharding`` over the
+# mesh's ``AbstractMesh`` whose spec names only explicit axes (one entry per dimension); ``None``
+# everywhere else, so Auto-mode programs are typed, cached and lowered exactly as before. The
+# kernel reads it duck-typed (``.spec``) and never builds one: the staging trace asks
+# ``hooks.apply_sharding`` for the output shardings of an equation with a sharded operand (the
+# primitive's ``sharding_rule``, primitives/_sharding_rules.py), the bridge writes them as
+# ``sdy.sharding_constraint``s so XLA's partitioner follows them, and printing shows ``f32[8@x,4]``.
+# A changed shape drops the sharding (``update``): only a sharding rule says how it carries over.
+
+
+def _sharded_dims(shape, spec) -> list[str]:
+    out = []
+    for d, n in enumerate(shape):
+        p = spec[d] if d < len(spec) else None
+        if p is None or (isinstance(p, tuple) and not p):
+            out.append(str(n))
+        elif isinstance(p, tuple):
+            out.append(f"{n}@({','.join(p)})" if len(p) > 1 else f"{n}@{p[0]}")
+        else:
+            out.append(f"{n}@{p}")
+    return out
 
 
 # ----------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from funcgrad.kernel import core, ir
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import Tracer, source_info_config, user_source_info
 from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 
 # ----------------------------------------------------------------------------------------------
@@ -146,7 +147,12 @@ class StagingTrace(core.Trace):
 
     def stage(self, primitive, args, params):
         atoms = [self.builder.to_atom(self, a) for a in args]
-        out = primitive.abstract_eval(*[a.aval for a in atoms], **params)
+        avals = [a.aval for a in atoms]
+        out = primitive.abstract_eval(*avals, **params)
+        if hooks.apply_sharding is not None:
+            # NOTE: [sharding in types]: an explicitly sharded operand types the results too.
+            if primitive.sharding_from_params or any(a.sharding is not None for a in avals):
+                out = hooks.apply_sharding(primitive, avals, out, params)
         source = self.record_source or source_info_config.in_linearize
         if primitive.multiple_results:
             return self.builder.add_eqn(self, primitive, atoms, params, out, source)

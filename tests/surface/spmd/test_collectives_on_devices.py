@@ -9,11 +9,11 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.sharding import P, make_mesh
+from funcgrad.sharding import AxisType, P, make_mesh
 from funcgrad.testing import check_grads
 
-MESH = make_mesh((8,), ("x",))
-MESH2 = make_mesh((2, 4), ("a", "b"))
+MESH = make_mesh((8,), ("x",), (AxisType.Auto,))  # the Auto mode: XLA decides
+MESH2 = make_mesh((2, 4), ("a", "b"), (AxisType.Auto,) * 2)
 
 
 def sm(f, in_specs=P("x"), out_specs=P("x"), mesh=MESH, **kw):

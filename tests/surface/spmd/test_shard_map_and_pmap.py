@@ -9,11 +9,11 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.sharding import NamedSharding, P, make_mesh
+from funcgrad.sharding import AxisType, NamedSharding, P, make_mesh
 from funcgrad.testing import check_grads
 
-MESH = make_mesh((8,), ("x",))
-MESH2 = make_mesh((4, 2), ("x", "y"))
+MESH = make_mesh((8,), ("x",), (AxisType.Auto,))  # the Auto mode: XLA decides
+MESH2 = make_mesh((4, 2), ("x", "y"), (AxisType.Auto,) * 2)
 
 
 def test_the_shard_map_tutorial_matmul():

@@ -10,9 +10,9 @@ import numpy as np
 
 import funcgrad as jax
 import funcgrad.numpy as jnp
-from funcgrad.sharding import P
+from funcgrad.sharding import AxisType, P
 
-MESH = jax.make_mesh((8,), ("batch",))
+MESH = jax.make_mesh((8,), ("batch",), (AxisType.Auto,))  # the tutorial's Auto-mode mesh
 
 
 def init_layer(rng, n_in, n_out):
@@ -79,7 +79,7 @@ def test_fsdp(rng):
 
 
 def test_tensor_parallelism(rng):
-    mesh = jax.make_mesh((8,), ("feats",))
+    mesh = jax.make_mesh((8,), ("feats",), (AxisType.Auto,))
     params, batch = init(rng, [16, 32, 32, 8], 4)
 
     @partial(

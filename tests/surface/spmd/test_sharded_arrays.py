@@ -14,10 +14,10 @@ from jaxlib import xla_client
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax, xla_bridge
-from funcgrad.sharding import Mesh, NamedSharding, P, SingleDeviceSharding, make_mesh
+from funcgrad.sharding import AxisType, Mesh, NamedSharding, P, SingleDeviceSharding, make_mesh
 
-MESH = make_mesh((8,), ("x",))
-MESH2 = make_mesh((2, 4), ("a", "b"))
+MESH = make_mesh((8,), ("x",), (AxisType.Auto,))  # the Auto mode: XLA decides
+MESH2 = make_mesh((2, 4), ("a", "b"), (AxisType.Auto,) * 2)
 
 
 def test_devices():

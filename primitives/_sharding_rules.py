@@ -1,0 +1,366 @@
+"""Sharding rules: the output sharding of each primitive on the explicit axes of a mesh.
+
+Layer: primitives (a helper module). Imports only the funcgrad kernel; ``install()`` reads the
+catalog's family modules, which the package has imported by then.
+
+JAX 0.10's sharding in types (NOTE: [sharding in types] in kernel/ir.py): when an operand is
+sharded over explicit mesh axes, every equation's results are typed with a sharding too, given by
+the primitive's ``sharding_rule`` slot. Here a *spec* is normalized: one tuple of mesh axis names
+per dimension (``(("x",), ())`` is ``P('x', None)``); a rule gets the operands' and results'
+avals (their shardings read duck-typed: ``.spec``, ``.mesh.shape``) and the primitive's params,
+and returns one spec per result, or raises ``ShardingTypeError`` where JAX asks for
+``out_sharding=`` because the result's sharding would be ambiguous.
+
+One general mechanism, with defaults by kind of primitive instead of a rule per name:
+
+- elementwise (declared by ``unop``/``naryop``, and every primitive ``install`` gives
+  ``broadcasting``): dimension by dimension the operands' shardings must agree (a dimension of
+  size 1 left whole does not count), as JAX's ``broadcasting_sharding_rule``;
+- reductions (an ``axes`` param): the reduced dimensions leave the spec;
+- structure: ``broadcast_in_dim``, ``reshape`` (split or merge of one dimension, unit
+  dimensions), ``transpose``, ``squeeze``, ``rev``, ``concatenate``, ``cumsum``-like scans;
+- ``dot_general``: batch dimensions, then the free dimensions of each side; sharded contracting
+  dimensions on both sides are ambiguous (JAX's error, asking for ``out_sharding=``);
+- any other primitive: a result shaped as its first operand keeps that operand's sharding;
+  otherwise the result is replicated (the values are right; the partitioner gathers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+
+from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.ir import ShapedArray
+
+__all__ = [
+    "ShardingTypeError",
+    "broadcasting",
+    "contraction_out",
+    "dot_general_rule",
+    "install",
+    "out_specs",
+    "reduction",
+    "spec_of",
+]
+
+
+class ShardingTypeError(Exception):
+    """An operation whose result sharding is ill-defined on explicit mesh axes (JAX's
+    ``ShardingTypeError``): reshard an operand, or give the result's ``out_sharding=``."""
+
+
+def _entry(p) -> tuple:
+    if p is None:
+        return ()
+    if isinstance(p, tuple):
+        return tuple(p)
+    if isinstance(p, str):
+        return (p,)
+    return ()  # PartitionSpec.UNCONSTRAINED
+
+
+def spec_of(aval: ShapedArray) -> tuple:
+    """The normalized spec of ``aval`` (all ``()`` when it has no sharding)."""
+    s = aval.sharding
+    if s is None:
+        return ((),) * aval.ndim
+    spec = tuple(_entry(p) for p in s.spec)
+    return spec + ((),) * (aval.ndim - len(spec))
+
+
+def _show(spec) -> str:
+    return str(tuple(None if not d else (d[0] if len(d) == 1 else d) for d in spec))
+
+
+def _mesh_shape(avals) -> dict:
+    for a in avals:
+        if a.sharding is not None:
+            return dict(a.sharding.mesh.shape)
+    return {}
+
+
+# ----------------------------------------------------------------------------------------------
+# Rules
+
+
+def broadcasting(name: str):
+    """Elementwise operands of equal rank (rank-0 ones do not count): per dimension, the
+    sharding they agree on; a whole dimension of size 1 defers to the others."""
+
+    def rule(avals_in, avals_out, **params):
+        ranked = [a for a in avals_in if a.ndim]
+        if not ranked:
+            return [((),) * a.ndim for a in avals_out]
+        specs = [spec_of(a) for a in ranked]
+        out = []
+        for d in range(ranked[0].ndim):
+            chosen = ()
+            for s in specs:
+                if d >= len(s) or not s[d]:
+                    continue
+                if chosen and s[d] != chosen:
+                    shown = ", ".join(_show(s) for s in specs)
+                    raise ShardingTypeError(
+                        f"{name} got incompatible shardings for broadcasting: {shown}. Reshard one "
+                        "operand to the other's sharding first (funcgrad.sharding.reshard)."
+                    )
+                chosen = s[d]
+            out.append(chosen)
+        return [tuple(out)[: a.ndim] if a.ndim == len(out) else ((),) * a.ndim for a in avals_out]
+
+    return rule
+
+
+def reduction(avals_in, avals_out, *, axes=(), **params):
+    """The reduced dimensions leave the operand's spec."""
+    spec = spec_of(avals_in[0])
+    kept = tuple(p for d, p in enumerate(spec) if d not in set(axes))
+    return [kept if len(kept) == a.ndim else ((),) * a.ndim for a in avals_out]
+
+
+def _same_as_operand(avals_in, avals_out, **params):
+    """A result shaped as the first operand keeps its sharding; others are replicated."""
+    first = avals_in[0] if avals_in else None
+    out = []
+    for a in avals_out:
+        if first is not None and a.shape == first.shape:
+            out.append(spec_of(first))
+        else:
+            out.append(((),) * a.ndim)
+    return out
+
+
+def _broadcast_in_dim(avals_in, avals_out, *, shape, broadcast_dimensions, **params):
+    x = avals_in[0]
+    spec = spec_of(x)
+    out = [()] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        if x.shape[i] == shape[d]:
+            out[d] = spec[i]
+    return [tuple(out)]
+
+
+def _transpose(avals_in, avals_out, *, permutation, **params):
+    spec = spec_of(avals_in[0])
+    return [tuple(spec[p] for p in permutation)]
+
+
+def _squeeze(avals_in, avals_out, *, dimensions, **params):
+    spec = spec_of(avals_in[0])
+    drop = {d % len(spec) for d in dimensions}
+    return [tuple(p for d, p in enumerate(spec) if d not in drop)]
+
+
+def _concatenate(avals_in, avals_out, *, dimension, **params):
+    (spec,) = broadcasting("concatenate")(avals_in, avals_out)
+    if spec[dimension]:
+        raise ShardingTypeError(
+            f"concatenate along dimension {dimension}, which is sharded over {spec[dimension]}: the "
+            "result's sharding is ambiguous. Reshard the operands so that dimension is whole, or give "
+            "the result's out_sharding."
+        )
+    return [spec]
+
+
+def _reshape_error(x, new_sizes):
+    return ShardingTypeError(
+        "This reshape is not supported. Please specify the sharding of the output via the "
+        f"`out_sharding` argument of funcgrad.numpy.reshape (or reshard the operand first). Got operand "
+        f"type: {x.str_short()}, new sizes: {tuple(new_sizes)}"
+    )
+
+
+def _take_axes(axes, size, sizes, x, new_sizes):
+    """Assign mesh axes (major first) to a dimension of ``size``; each must divide what is left."""
+    taken = []
+    axes = list(axes)
+    while size > 1 and axes:
+        n = axes.pop(0)
+        size, rem = divmod(size, sizes[n])
+        if rem:
+            raise _reshape_error(x, new_sizes)
+        taken.append(n)
+    return tuple(taken), axes
+
+
+def _reshape(avals_in, avals_out, *, new_sizes, **params):
+    """JAX's rules: unit dimensions come and go; one dimension split into several puts its axes on
+    the leading pieces; several merged into one concatenate their axes (only the first may be
+    partial); anything else is ambiguous."""
+    x = avals_in[0]
+    spec = spec_of(x)
+    new_sizes = tuple(new_sizes)
+    if not any(spec):
+        return [((),) * len(new_sizes)]
+    sizes = _mesh_shape(avals_in)
+    # Group the dimensions of equal products: each group is one dim -> many, or many -> one.
+    out: list = []
+    i = j = 0
+    shape = x.shape
+    while i < len(shape) or j < len(new_sizes):
+        if i < len(shape) and shape[i] == 1 and (j >= len(new_sizes) or new_sizes[j] != 1 or not spec[i]):
+            if j < len(new_sizes) and new_sizes[j] == 1:
+                out.append(())
+                j += 1
+            i += 1
+            continue
+        if j < len(new_sizes) and new_sizes[j] == 1:
+            out.append(())
+            j += 1
+            continue
+        gi, gj = [i], [j]
+        a, b = shape[i], new_sizes[j]
+        i += 1
+        j += 1
+        while a != b:
+            if a < b:
+                a *= shape[i]
+                gi.append(i)
+                i += 1
+            else:
+                b *= new_sizes[j]
+                gj.append(j)
+                j += 1
+        axes = [p for d in gi for p in spec[d]]
+        if len(gi) > 1 and len(gj) > 1:
+            if axes:
+                raise _reshape_error(x, new_sizes)
+            out.extend([()] * len(gj))
+            continue
+        if len(gi) > 1:
+            # A merge: every operand dimension but the first must be wholly split by its axes.
+            for d in gi[1:]:
+                if spec[d] and math.prod(sizes[n] for n in spec[d]) != shape[d]:
+                    raise _reshape_error(x, new_sizes)
+            for k, d in enumerate(gi):
+                if not spec[d] and any(spec[e] for e in gi[k + 1 :]):
+                    raise _reshape_error(x, new_sizes)
+        pieces = []
+        left = axes
+        for d in gj:
+            taken, left = _take_axes(left, new_sizes[d], sizes, x, new_sizes)
+            pieces.append(taken)
+        if left:
+            raise _reshape_error(x, new_sizes)
+        out.extend(pieces)
+    return [tuple(out)]
+
+
+_contraction_out: contextvars.ContextVar = contextvars.ContextVar("contraction_out", default=None)
+
+
+@contextlib.contextmanager
+def contraction_out(spec):
+    """Within the block, a contraction (``dot_general``) result is typed ``spec`` (normalized)
+    instead of by its rule: ``out_sharding=`` of ``dot``/``einsum``/``matmul``, and the
+    transpose of a product, whose cotangent has its primal operand's type (as in JAX).
+
+    >>> with contraction_out((("x",), ())):
+    ...     _contraction_out.get()
+    (('x',), ())
+    """
+    token = _contraction_out.set(None if spec is None else tuple(tuple(d) for d in spec))
+    try:
+        yield
+    finally:
+        _contraction_out.reset(token)
+
+
+def dot_general_rule(avals_in, avals_out, *, dimension_numbers, **params):
+    """Batch dimensions (which must agree), then the free dimensions of the lhs and of the rhs;
+    contracting dimensions sharded on both sides are ambiguous (JAX's error)."""
+    wanted = _contraction_out.get()
+    if wanted is not None and len(wanted) == avals_out[0].ndim:
+        return [wanted]
+    lhs, rhs = avals_in[:2]
+    ls, rs = spec_of(lhs), spec_of(rhs)
+    (lc, rc), (lb, rb) = dimension_numbers
+    lcs, rcs = tuple(ls[i] for i in lc), tuple(rs[i] for i in rc)
+    lbs, rbs = tuple(ls[i] for i in lb), tuple(rs[i] for i in rb)
+    for a, b in zip(lbs, rbs):
+        if a and b and a != b:
+            raise ShardingTypeError(
+                "dot_general requires lhs batch dimensions and rhs batch dimensions to have the consistent "
+                f"sharding, got {_show(lbs)} and {_show(rbs)}."
+            )
+    for a, b in zip(lcs, rcs):
+        if a and b and a != b:
+            raise ShardingTypeError(
+                "dot_general requires contracting dimensions to have consistent sharding, got "
+                f"{_show(lcs)} and {_show(rcs)}."
+            )
+        if a and b:
+            raise ShardingTypeError(
+                "Contracting dimensions are sharded and it is ambiguous how the output should be sharded. "
+                "Please specify the output sharding via the `out_sharding` parameter. Got "
+                f"lhs_contracting_spec={_show(lcs)} and rhs_contracting_spec={_show(rcs)}"
+            )
+    batch = tuple(a or b for a, b in zip(lbs, rbs))
+    lfree = tuple(p for d, p in enumerate(ls) if d not in set(lc) | set(lb))
+    rfree = tuple(p for d, p in enumerate(rs) if d not in set(rc) | set(rb))
+    out = batch + lfree + rfree
+    used = [n for p in out for n in p]
+    if len(used) != len(set(used)):
+        shown = ", ".join(a.str_short() for a in (lhs, rhs))
+        o = avals_out[0]
+        bad = ",".join(
+            f"{n}@{p[0]}" if len(p) == 1 else (f"{n}@({','.join(p)})" if p else str(n))
+            for n, p in zip(o.shape, out)
+        )
+        raise ShardingTypeError(
+            f"dot_general operation with inputs: {shown} produces an illegally sharded result: "
+            f"{o.str_short().split('[')[0]}[{bad}]. Give the result's out_sharding, or reshard an operand."
+        )
+    return [out]
+
+
+def _from_params(avals_in, avals_out, *, spec, **params):
+    """``reshard``/``sharding_constraint``: the spec its params name (its explicit axes are kept
+    by ``out_specs``'s caller)."""
+    return [tuple(spec)]
+
+
+# ----------------------------------------------------------------------------------------------
+# The table
+
+
+def out_specs(primitive, avals_in, avals_out, params) -> list:
+    """One normalized spec per result of ``primitive``: its rule, or the default (a result whose
+    abstract evaluation typed it keeps that type -- call primitives type theirs by tracing their
+    body -- else it is typed as its first operand when shaped alike, else replicated)."""
+    rule = primitive.sharding_rule
+    if rule is not None:
+        return rule(avals_in, avals_out, **params)
+    out = []
+    for a, same in zip(avals_out, _same_as_operand(avals_in, avals_out)):
+        out.append(spec_of(a) if a.sharding is not None else same)
+    return out
+
+
+def install(families) -> None:
+    """Give the catalog's primitives their sharding rules, by kind: every primitive of the
+    elementwise families broadcasts; every reduction drops its reduced axes; the structural,
+    contraction and resharding primitives get the rules above. Keyed by the primitive objects."""
+
+    def prims(*names):
+        for name in names:
+            m = families.get(name)
+            if m is not None:
+                yield from (p for p in vars(m).values() if isinstance(p, Primitive))
+
+    for p in prims("elementwise", "complex", "special", "bitcast"):
+        if p.sharding_rule is None and not p.multiple_results:
+            p.def_sharding_rule(broadcasting(p.name))
+    for p in prims("reductions"):
+        if p.sharding_rule is None and not p.traits.jaxpr_params:
+            p.def_sharding_rule(reduction)
+    st = families["structure"]
+    st.broadcast_in_dim_p.def_sharding_rule(_broadcast_in_dim)
+    st.reshape_p.def_sharding_rule(_reshape)
+    st.transpose_p.def_sharding_rule(_transpose)
+    st.squeeze_p.def_sharding_rule(_squeeze)
+    st.concatenate_p.def_sharding_rule(_concatenate)
+    families["dot"].dot_general_p.def_sharding_rule(dot_general_rule)
+    families["sharding"].sharding_constraint_p.def_sharding_rule(_from_params, from_params=True)
