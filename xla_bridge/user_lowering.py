@@ -67,16 +67,12 @@ __all__ = [
     "module_to_bytecode",
     "module_to_string",
     "register_user_lowering",
-    "user_rules",
 ]
 
 # Platforms a rule may be registered for, and what JAX's aliases among them mean.
 _PLATFORM_ALIASES = {"gpu": ("cuda", "rocm")}
 # Python callbacks on each platform (as xla_bridge/rules/callbacks.py).
 _CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "cuda": "xla_ffi_python_gpu_callback"}
-
-# The rules registered through ``register_user_lowering``: primitive -> {platform or None: rule}.
-user_rules: dict[Any, dict[str | None, Callable]] = {}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -341,12 +337,12 @@ def register_user_lowering(prim, rule: Callable, platform: str | None = None) ->
     """
     if not callable(rule):
         raise TypeError(f"register_lowering: the rule for {prim} must be callable, got {rule!r}")
-    rules = user_rules.get(prim)
+    # The per-platform rules live on the primitive's one entry of the emitter's table (no second
+    # registry): a dispatcher holding them, made on the first registration.
+    current = lowering_rules.get(prim)
+    rules = getattr(current, "platform_rules", None)
     if rules is None:
-        builtin = lowering_rules.get(prim)
-        rules = user_rules[prim] = {}
-        if builtin is not None:
-            rules[None] = _TextRule(builtin)
+        rules = {} if current is None else {None: _TextRule(current)}
         lowering_rules[prim] = _dispatcher(prim, rules)
     for p in _PLATFORM_ALIASES.get(platform, (platform,)):
         rules[p] = rule
@@ -378,6 +374,7 @@ def _dispatcher(prim, rules):
         return outs if prim.multiple_results else outs[0]
 
     user_lowering.__name__ = f"user_lowering_{prim.name}"
+    user_lowering.platform_rules = rules
     return user_lowering
 
 

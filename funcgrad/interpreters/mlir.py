@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray
 from funcgrad.sharding import Mesh
 from funcgrad.xla_bridge import user_lowering as _ul
 from funcgrad.xla_bridge.user_lowering import (
@@ -144,7 +144,7 @@ def _shaped_ir_type(aval):
 
 
 # JAX's table: aval type -> its IR type(s); funcgrad's avals are ShapedArrays (and subclasses).
-ir_type_handlers: dict[type, Callable] = {}
+ir_type_handlers: dict[type, Callable] = {ShapedArray: _shaped_ir_type}
 
 
 def _handler(aval):
@@ -216,7 +216,12 @@ def i64_attr(i) -> ir.IntegerAttr:
 # Constants
 
 
-_constant_handlers: dict[type, ConstantHandler] = {}
+def _array_constant(val) -> tuple[ir.Value, ...]:
+    return (_ul.ir_constant(np.asarray(val)),)
+
+
+# JAX's table of ``register_constant_handler``: value type -> its IR constant(s).
+_constant_handlers: dict[type, ConstantHandler] = {np.ndarray: _array_constant, np.generic: _array_constant}
 
 
 def register_constant_handler(type_: type, handler_fun: ConstantHandler) -> None:
@@ -231,8 +236,8 @@ def ir_constants(val, **kwargs) -> tuple[ir.Value, ...]:
         handler = _constant_handlers.get(t)
         if handler is not None:
             return tuple(handler(val))
-    if hasattr(val, "__array__") or isinstance(val, int | float | complex | bool | np.generic | list | tuple):
-        return (_ul.ir_constant(np.asarray(val)),)
+    if hasattr(val, "__array__") or isinstance(val, int | float | complex | bool | list | tuple):
+        return _array_constant(val)
     raise TypeError(f"no constant handler for a value of type {type(val).__name__}")
 
 
