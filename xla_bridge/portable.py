@@ -176,7 +176,7 @@ class Embedded:
 def embeddable(blob: bytes, arg_types) -> Embedded:
     """Prepare the artifact ``blob`` to be called with arguments of the MLIR types ``arg_types``
     (strings such as ``"tensor<3x4xf32>"``, one per parameter of its ``@main``, the platform
-    index included). Raises ``ValueError`` when the types do not fit (a wrong rank or a static
+    index included; None takes the parameter's type). Raises ``ValueError`` when the types do not fit (a wrong rank or a static
     dimension that differs) or shape refinement fails (a shape assertion of the module)."""
     ctx = make_context()
     with ctx:
@@ -186,6 +186,8 @@ def embeddable(blob: bytes, arg_types) -> Embedded:
         params = [str(t) for t in ftype.inputs]
         if len(params) != len(arg_types):
             raise ValueError(f"the module's @main takes {len(params)} arguments, {len(arg_types)} were given")
+        # None: the parameter's own type (the platform index is i32, or i64 under JAX's x64).
+        arg_types = [p if t is None else t for p, t in zip(params, arg_types)]
         for i, (have, want) in enumerate(zip(params, arg_types)):
             if not _fits(have, want):
                 raise ValueError(
@@ -250,7 +252,8 @@ def multi_platform(texts: list[str]) -> str:
                 ir.SymbolTable.replace_all_symbol_uses(old, prefix + old, module.operation)
                 op.attributes["sym_name"] = ir.StringAttr.get(prefix + old)
                 op.attributes["sym_visibility"] = ir.StringAttr.get("private")
-                bodies.append(op.operation.get_asm(enable_debug_info=False))
+            # (printed after every rename: a function's body refers to symbols renamed later)
+            bodies.extend(op.operation.get_asm(enable_debug_info=False) for op in module.body.operations)
     if not out_types:
         raise ValueError("a program without results cannot be exported for several platforms")
     params = ", ".join(f"%arg{i + 1}: {t}" for i, t in enumerate(in_types))

@@ -28,6 +28,7 @@ sizes, binding each symbolic dimension once), prepares the module for the concre
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -328,7 +329,7 @@ def _export(fun_jit, targets, checks, args, kwargs) -> Exported:
         calling_convention_version=_CALLING_CONVENTION_VERSION,
         module_kept_var_idx=tuple(range(n_in)),
         uses_global_constants=False,
-        _get_vjp=_exported_vjp,
+        _get_vjp=functools.partial(_exported_vjp, closed),
     )
 
 
@@ -338,13 +339,18 @@ def _tangent_aval(a) -> ShapedArray:
     return ShapedArray(a.shape, float0)
 
 
-def _exported_vjp(primal: Exported) -> Exported:
-    """Export the VJP of ``primal``: ``(*args, *out_cts) -> in_cts`` (flat), as JAX's."""
+def _exported_vjp(closed, primal: Exported) -> Exported:
+    """Export the VJP of ``primal``, the program ``closed``: ``(*args, *out_cts) -> in_cts``
+    (flat), as JAX's. It differentiates the traced program, never the exported call (whose
+    derivative is this function)."""
     n = len(primal.in_avals)
+
+    def program(*xs):
+        return list(core.eval_jaxpr(closed.jaxpr, closed.consts, *xs))
 
     def fun_vjp(*args_and_cts):
         args, cts = args_and_cts[:n], args_and_cts[n:]
-        _, pullback = _vjp(lambda *xs: list(_call_flat(primal, xs)), *args)
+        _, pullback = _vjp(program, *args)
         return list(pullback(list(cts)))
 
     specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in primal.in_avals]
@@ -460,7 +466,7 @@ def _callee(exp: Exported, avals) -> ExportedCallee:
     arg_types = [aval_type(avals[i]) for i in kept]
     multi = len(exp.platforms) > 1
     if multi:
-        arg_types.insert(0, "tensor<i32>")
+        arg_types.insert(0, None)  # the platform index, of the module's own integer type
     try:
         em = portable.embeddable(exp.mlir_module_serialized, arg_types)
     except ValueError as e:
