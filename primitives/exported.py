@@ -88,8 +88,8 @@ def _abstract_eval(*avals, callee):
 @call_exported_p.def_jvp
 def _jvp(primals, tangents, *, callee):
     raise ValueError(
-        f"call_exported: the exported module {callee.name} is differentiated through its exported VJP: call it "
-        "with Exported.call (which uses Exported.vjp()); an Exported deserialized without a VJP "
+        f"call_exported: the exported module {callee.name} is differentiated through its exported "
+        "VJP: call it with Exported.call (which uses Exported.vjp()); an Exported deserialized without a VJP "
         "(serialize(vjp_order=0)) cannot be differentiated -- serialize with vjp_order >= 1"
     )
 

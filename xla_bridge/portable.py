@@ -176,8 +176,9 @@ class Embedded:
 def embeddable(blob: bytes, arg_types) -> Embedded:
     """Prepare the artifact ``blob`` to be called with arguments of the MLIR types ``arg_types``
     (strings such as ``"tensor<3x4xf32>"``, one per parameter of its ``@main``, the platform
-    index included; None takes the parameter's type). Raises ``ValueError`` when the types do not fit (a wrong rank or a static
-    dimension that differs) or shape refinement fails (a shape assertion of the module)."""
+    index included; None takes the parameter's type). Raises ``ValueError`` when the types do not
+    fit (a wrong rank or a static dimension that differs) or shape refinement fails (a shape
+    assertion of the module)."""
     ctx = make_context()
     with ctx:
         module = _load(blob, ctx)
