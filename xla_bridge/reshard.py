@@ -1,0 +1,60 @@
+"""Moving a value over several devices to another layout on those devices, without the host.
+
+Layer: xla_bridge (runtime half). Imports the kernel (``ir``: the identity program) and the
+siblings ``sharded`` (shardings, layouts) and ``spmd`` (compiling a program for several devices).
+
+# NOTE: [device-to-device resharding]
+# ``device_put``/``reshard`` of an Array that already lives on the target's devices (another
+# partition spec, another mesh over the same devices, a replicated copy becoming split) runs a
+# program of no equations -- the identity, compiled with the value's layout on its parameter
+# and the target's on its result -- so XLA's partitioner moves the shards with collectives
+# (all-to-all, all-gather, collective-permute: jax's ``_reshard`` is the same identity
+# program). Nothing is read back to the host. The program is cached per (aval, source layout,
+# target layout) by ``spmd.compiled``'s cache and the executable cache. Values on other devices
+# (a different device set) have no one program that holds both ends: ``reshard`` answers
+# ``None`` and the caller copies through the host.
+"""
+
+from __future__ import annotations
+
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
+
+from . import sharded, spmd
+
+__all__ = ["reshard"]
+
+_identities: dict = {}
+
+
+def _identity(shape, dtype) -> ClosedJaxpr:
+    key = (tuple(shape), str(dtype))
+    hit = _identities.get(key)
+    if hit is None:
+        v = Var(ShapedArray(tuple(shape), dtype))
+        hit = _identities[key] = ClosedJaxpr(Jaxpr([], [v], [], [v]), [])
+    return hit
+
+
+def reshard(buf, target: sharded.MeshSharding):
+    """``buf`` (a sharded jaxlib array) laid out as ``target`` by a compiled program on the
+    devices (NOTE: [device-to-device resharding]); ``buf`` itself when its sharding is ``target``;
+    ``None`` when the two do not live on one set of devices (copy through the host then).
+
+    >>> import numpy as np
+    >>> from funcgrad import xla_bridge
+    >>> b = xla_bridge.device_put(np.arange(4.0), xla_bridge.devices()[0])
+    >>> reshard(b, b._sharding) is b
+    True
+    """
+    src = buf._sharding
+    if src is target:
+        return buf
+    if type(src) is not sharded.MeshSharding or type(target) is not sharded.MeshSharding:
+        return None
+    if set(src._fg_devs) != set(target._fg_devs):
+        return None
+    closed = _identity(buf.aval.shape, buf.aval.dtype)
+    mesh = target._fg_mesh if target._fg_mesh is not None else src._fg_mesh
+    program = spmd.compiled(closed, "reshard", None, target._fg_devs, mesh, [src], [target])
+    (out,) = program.call([buf])
+    return out
