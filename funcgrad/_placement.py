@@ -432,9 +432,11 @@ def device_put_sharded(x, shardings):
 
 
 def reshard(x, out_shardings):
-    """``x`` (a pytree) laid out as ``out_shardings`` (one ``NamedSharding`` or ``PartitionSpec``,
-    or a pytree prefix of them): a sharded copy outside a transformation, a sharding constraint
-    inside ``jit`` (JAX's ``jax.sharding.reshard``).
+    """``x`` (a pytree) laid out as ``out_shardings`` (one ``NamedSharding`` or ``PartitionSpec``
+    over the mesh in scope, or a pytree prefix of them): a sharded copy outside a
+    transformation, a sharding constraint inside ``jit`` that also sets the value's type on
+    explicit mesh axes (JAX's ``jax.sharding.reshard``). Resharding onto a mesh of other axes
+    than the value's type is an error.
 
     >>> import funcgrad, numpy as np
     >>> from funcgrad.sharding import NamedSharding, P, make_mesh
@@ -442,7 +444,56 @@ def reshard(x, out_shardings):
     >>> reshard(np.arange(2.0), s).sharding == s
     True
     """
+    leaves, tree = tu.tree_flatten(x)
+    paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(x)]
+    for v, s, path in zip(leaves, sharding_leaves(out_shardings, x, "reshard", "out_shardings"), paths):
+        if not isinstance(s, NamedSharding):
+            continue
+        have = _type_sharding(v)
+        if have is not None and (have.mesh.axis_names, have.mesh.axis_sizes) != (
+            s.mesh.axis_names,
+            s.mesh.abstract_mesh.axis_sizes,
+        ):
+            raise ValueError(
+                f"reshard: x{path} ({core.get_aval(v).str_short()}) is typed over the mesh {have.mesh} but "
+                f"{s.spec!r} is over {s.mesh.abstract_mesh}: resharding across meshes is not supported; "
+                "device_put the value onto the new mesh's devices outside jit (funcgrad.device_put(x, "
+                "NamedSharding(new_mesh, spec))), or reshard over the value's own mesh"
+            )
     return with_sharding_constraint(x, out_shardings)
+
+
+def _type_sharding(v):
+    """The sharding in ``v``'s type (NOTE: [sharding in types]), or None."""
+    if isinstance(v, Array | core.Tracer):
+        return core.get_aval(v).sharding
+    return None
+
+
+def recast(tree, mesh, shardings, where: str):
+    """Every leaf of ``tree`` (values being traced) typed over ``mesh`` (the same devices with
+    other axis types: ``auto_axes``/``explicit_axes``): as ``shardings`` says (a spec or sharding,
+    or a pytree prefix of them), else as its type or its layout already is."""
+    leaves, treedef = tu.tree_flatten(tree)
+    if shardings is None:
+        wanted = [None] * len(leaves)
+    else:
+        with mesh:  # a bare PartitionSpec is over the mesh being switched to
+            wanted = sharding_leaves(shardings, tree, where, "the sharding")
+    out = []
+    for v, s in zip(leaves, wanted):
+        if not isinstance(v, Array | core.Tracer):
+            v = Array._from_owned(np.asarray(v), type(v) in python_scalar_types)
+        ndim = v.ndim
+        if s is not None:
+            spec = s.spec._normalized(ndim, where)
+        else:
+            have = _type_sharding(v)
+            if have is None and isinstance(v, Array) and _sharded_buffer(v) is not None:
+                have = _sharding(v)
+            spec = have.spec._normalized(ndim, where) if isinstance(have, NamedSharding) else ((),) * ndim
+        out.append(shp.sharding_constraint_p.bind(v, mesh=mesh, spec=spec))
+    return tu.tree_unflatten(treedef, out)
 
 
 def _named(sharding, where) -> NamedSharding:
