@@ -315,6 +315,10 @@ class LoweringRuleContext:
     jaxpr_eqn_ctx: Any = None
     const_lowering: Any = None
 
+    @property
+    def platform(self) -> str:
+        return self.module_context.platforms[0]
+
     def set_tokens_out(self, tokens_out: TokenSet) -> None:
         self.tokens_out = tokens_out
 
@@ -425,10 +429,18 @@ def splice(fctx, rule: Callable, operands: Sequence[str], params: dict) -> list[
             raise LoweringError(
                 f"the lowering rule {rule_name} of the primitive '{prim.name}' built invalid MLIR: {e}"
             ) from None
-        for op in module.body.operations:
-            if _is_declaration(op):
-                continue
-            text = op.get_asm(enable_debug_info=False)
+        texts = [
+            op.get_asm(enable_debug_info=False) for op in module.body.operations if not _is_declaration(op)
+        ]
+    # An equation lowered to the same functions as an earlier one calls those (the module stays
+    # proportional to the distinct code, as for nested jit calls).
+    key = tuple(t.replace(f"@{sym}(", "@(") for t in texts)
+    seen = mb.__dict__.setdefault("spliced_functions", {})
+    if key in seen:
+        sym = seen[key]
+    else:
+        seen[key] = sym
+        for text in texts:
             mb.functions.append(["  " + line for line in text.rstrip("\n").splitlines()])
     rhs = f"func.call @{sym}({', '.join(operands)}) : ({', '.join(in_texts)}) -> ({', '.join(out_texts)})"
     return fctx.fb.emit_results(rhs, len(out_texts))

@@ -11,6 +11,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad import lax
 from funcgrad.interpreters import mlir
 from funcgrad.kernel import ad as kad
 from funcgrad.kernel.core import Primitive
@@ -199,3 +200,31 @@ def test_module_helpers():
         name = mlir.merge_mlir_modules(dst, "f", src)
         assert name == "f_1" and "func.func private @f_1" in mlir.module_to_string(dst)
     del ctx
+
+
+def test_bindings_rule_inside_control_flow_and_nested_jit():
+    def f(x):
+        def body(c, xi):
+            return c + bindings_p.bind(xi, xi, c), bindings_p.bind(c, c, xi)
+
+        c, ys = lax.scan(body, 0.0, x)
+        z = lax.cond(c > 1, lambda v: bindings_p.bind(v, v, v), lambda v: -v, c)
+        w = funcgrad.jit(lambda v: bindings_p.bind(v, v, v) + bindings_p.bind(v, 2.0 * v, v))(x)
+        return c, ys, z, w
+
+    def ref(x):
+        c, ys = 0.0, []
+        for xi in x:
+            c, y = c + (xi * xi + c), c * c + xi
+            ys.append(y)
+        z = c * c + c if c > 1 else -c
+        return c, np.array(ys), z, x * x + x + 2 * x * x + x
+
+    x = np.arange(4.0) / 3
+    for got in (funcgrad.jit(f)(x), f(x)):
+        for g, w in zip(got, ref(x)):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+    # one spliced function per distinct (operand types, rule output): the scalar one and the
+    # vector one, beside the nested jit's function
+    text = funcgrad.jit(f).lower(x).as_text()
+    assert text.count("func.func private") == 3, text
