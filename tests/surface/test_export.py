@@ -79,18 +79,22 @@ def test_static_arguments_are_baked_in():
     np.testing.assert_allclose(exp.call(np.array([1.0, 2.0, 3.0])), [1.0, 8.0, 27.0])
 
 
+def _check_grads(e, x):
+    g = funcgrad.grad(lambda x: e.call(x, 2.0).sum())(x)
+    np.testing.assert_allclose(g, 2 * np.cos(x), rtol=1e-14)
+    gy = funcgrad.grad(lambda y: e.call(x, y).sum())(2.0)
+    np.testing.assert_allclose(gy, np.sin(x).sum(), rtol=1e-14)
+    # second order, through the VJP of the VJP
+    gg = funcgrad.grad(lambda x: funcgrad.grad(lambda z: e.call(z, 2.0).sum())(x).sum())(x)
+    np.testing.assert_allclose(gg, -2 * np.sin(x), rtol=1e-13)
+
+
 def test_grad_through_exported_vjp_matches_closed_form():
     exp = export.export(funcgrad.jit(lambda x, y: fnp.sin(x) * y))(np.ones(3), 2.0)
     x = np.array([0.1, 0.5, 1.3])
     back = export.deserialize(exp.serialize(vjp_order=2))
     for e in (exp, back):
-        g = funcgrad.grad(lambda x: e.call(x, 2.0).sum())(x)
-        np.testing.assert_allclose(g, 2 * np.cos(x), rtol=1e-14)
-        gy = funcgrad.grad(lambda y: e.call(x, y).sum())(2.0)
-        np.testing.assert_allclose(gy, np.sin(x).sum(), rtol=1e-14)
-        # second order, through the VJP of the VJP
-        gg = funcgrad.grad(lambda x: funcgrad.grad(lambda z: e.call(z, 2.0).sum())(x).sum())(x)
-        np.testing.assert_allclose(gg, -2 * np.sin(x), rtol=1e-13)
+        _check_grads(e, x)
     np.testing.assert_allclose(
         funcgrad.jit(funcgrad.grad(lambda x: back.call(x, 2.0).sum()))(x), 2 * np.cos(x)
     )
