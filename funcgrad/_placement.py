@@ -25,20 +25,33 @@ functions keep values sharded on the devices).
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 
 import funcgrad.xla_bridge.dispatch  # noqa: F401 - registers Array's device read-back (NOTE: [dispatch registration])
 from funcgrad import kernel, xla_bridge
-from funcgrad._shardings import NamedSharding, Sharding, SingleDeviceSharding, from_bridge, sharding_leaves
+from funcgrad._shardings import (
+    NamedSharding,
+    Sharding,
+    SingleDeviceSharding,
+    from_bridge,
+    resolve,
+    sharding_leaves,
+)
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives import sharding as shp
 
 __all__ = [
     "Shard",
     "reshard",
+    "recast",
+    "takes_out_sharding",
     "visualize_array_sharding",
     "with_sharding_constraint",
     "device_put_sharded",
@@ -706,3 +719,48 @@ def with_sharding_constraint(x, shardings):
         spec = s.spec._normalized(v.ndim, "with_sharding_constraint")
         out.append(shp.sharding_constraint_p.bind(v, mesh=s.mesh, spec=spec))
     return tu.tree_unflatten(tree, out)
+
+
+def takes_out_sharding(f=None, *, typed_result: bool = False):
+    """Give ``f`` JAX's keyword ``out_sharding=`` (a ``NamedSharding``, or a ``PartitionSpec``
+    over the mesh in scope): its result is resharded to it (a sharding constraint under ``jit``,
+    on explicit mesh axes also the result's type). With ``typed_result`` (a contraction or
+    reshape, whose result type may be ambiguous: NOTE: [sharding in types]), the primitive's
+    result is typed ``out_sharding`` directly instead of by its sharding rule.
+
+    >>> import funcgrad.numpy as fnp
+    >>> ones3 = takes_out_sharding(lambda n: fnp.ones(n))
+    >>> ones3(3, out_sharding=None).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    if f is None:
+        return functools.partial(takes_out_sharding, typed_result=typed_result)
+
+    @functools.wraps(f)
+    def wrapped(*args, out_sharding=None, **kwargs):
+        if out_sharding is None:
+            return f(*args, **kwargs)
+        name = getattr(f, "__name__", "function")
+        s = resolve(out_sharding, name, "out_sharding")
+        if not isinstance(s, NamedSharding):
+            return device_put_sharded(f(*args, **kwargs), s)
+        if typed_result:
+            with _sharding_rules.contraction_out(tuple(s.spec)):
+                out = f(*args, **kwargs)
+        else:
+            out = f(*args, **kwargs)
+        return reshard(out, s)
+
+    try:
+        sig = inspect.signature(f)
+        params = list(sig.parameters.values())
+        if "out_sharding" not in sig.parameters:
+            extra = inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)
+            at = next(
+                (i for i, p in enumerate(params) if p.kind is inspect.Parameter.VAR_KEYWORD), len(params)
+            )
+            params.insert(at, extra)
+        wrapped.__signature__ = sig.replace(parameters=params)
+    except (TypeError, ValueError):
+        pass
+    return wrapped

@@ -189,6 +189,9 @@ def _reshape(avals_in, avals_out, *, new_sizes, **params):
     """JAX's rules: unit dimensions come and go; one dimension split into several puts its axes on
     the leading pieces; several merged into one concatenate their axes (only the first may be
     partial); anything else is ambiguous."""
+    wanted = _overridden(len(new_sizes))
+    if wanted is not None:
+        return [wanted]
     x = avals_in[0]
     spec = spec_of(x)
     new_sizes = tuple(new_sizes)
@@ -253,26 +256,34 @@ _contraction_out: contextvars.ContextVar = contextvars.ContextVar("contraction_o
 
 @contextlib.contextmanager
 def contraction_out(spec):
-    """Within the block, a contraction (``dot_general``) result is typed ``spec`` (normalized)
-    instead of by its rule: ``out_sharding=`` of ``dot``/``einsum``/``matmul``, and the
-    transpose of a product, whose cotangent has its primal operand's type (as in JAX).
+    """Within the block, a ``dot_general`` or ``reshape`` result is typed ``spec`` (one entry per
+    dimension: a name, a tuple of names, ``None`` or ``()``) instead of by its rule:
+    ``out_sharding=`` of ``dot``/``einsum``/``matmul``/``reshape``, and the transpose of a product,
+    whose cotangent has its primal operand's type (as in JAX).
 
     >>> with contraction_out((("x",), ())):
-    ...     _contraction_out.get()
+    ...     _overridden(2)
     (('x',), ())
     """
-    token = _contraction_out.set(None if spec is None else tuple(tuple(d) for d in spec))
+    token = _contraction_out.set(None if spec is None else tuple(_entry(d) for d in spec))
     try:
         yield
     finally:
         _contraction_out.reset(token)
 
 
+def _overridden(ndim: int):
+    wanted = _contraction_out.get()
+    if wanted is None or len(wanted) > ndim:
+        return None
+    return wanted + ((),) * (ndim - len(wanted))
+
+
 def dot_general_rule(avals_in, avals_out, *, dimension_numbers, **params):
     """Batch dimensions (which must agree), then the free dimensions of the lhs and of the rhs;
     contracting dimensions sharded on both sides are ambiguous (JAX's error)."""
-    wanted = _contraction_out.get()
-    if wanted is not None and len(wanted) == avals_out[0].ndim:
+    wanted = _overridden(avals_out[0].ndim)
+    if wanted is not None:
         return [wanted]
     lhs, rhs = avals_in[:2]
     ls, rs = spec_of(lhs), spec_of(rhs)

@@ -209,7 +209,7 @@ def _typed_spec(x_aval, order):
     if x_aval.sharding is None:
         return None
     spec = _sharding_rules.spec_of(x_aval)
-    return tuple(spec[d] for d in order)
+    return tuple(spec[d] for d in order)  # (a normalized spec: contraction_out takes it as it is)
 
 
 def _transpose(ct, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):

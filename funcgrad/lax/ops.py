@@ -16,6 +16,7 @@ import enum
 
 import numpy as np
 
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -556,6 +557,7 @@ def argmin(operand, axis: int, index_dtype):
 # Contractions
 
 
+@takes_out_sharding(typed_result=True)
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """General tensor contraction: ``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch,
     rhs_batch))``; the result has the batch dims, then lhs's free dims, then rhs's. ``precision``
@@ -589,6 +591,7 @@ def batch_matmul(lhs, rhs, precision=None):
     return dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (batch, batch)), precision)
 
 
+@takes_out_sharding(typed_result=True)
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
     """Vector/matrix products of rank-1 and rank-2 operands (``lax.dot``).
 
@@ -606,6 +609,7 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
 # Shapes
 
 
+@takes_out_sharding
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
     """Broadcast ``operand`` to ``shape``; operand dim ``i`` becomes result dim
     ``broadcast_dimensions[i]``.
@@ -653,6 +657,7 @@ def broadcast(operand, sizes):
     return st.broadcast_in_dim(operand, (*sizes, *operand.shape), dims)
 
 
+@takes_out_sharding(typed_result=True)
 def reshape(operand, new_sizes, dimensions=None):
     """Reshape (row-major) to ``new_sizes``, after permuting by ``dimensions`` if given.
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import opt_einsum
 
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
@@ -58,6 +59,7 @@ def _dot_general(a, b, contract, batch=((), ()), preferred_element_type=None, pr
     return dt.dot_general(a, b, (contract, batch), preferred_element_type, precision)
 
 
+@takes_out_sharding(typed_result=True)
 def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands are vectors, leading axes broadcast.
     ``precision`` is ``jax.lax``'s (``None``, a ``lax.Precision``, ``'highest'``, ... or a pair).
@@ -106,6 +108,7 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     return out
 
 
+@takes_out_sharding(typed_result=True)
 def dot(a, b, *, precision=None, preferred_element_type=None):
     """NumPy's ``dot``: products of scalars, inner product of vectors, matrix products, and for N-D
     arrays a sum over the last axis of ``a`` and the second-to-last of ``b``.
@@ -165,6 +168,7 @@ def outer(a, b, out=None):
     return multiply(reshape(a, (a.shape[0], 1)), reshape(b, (1, b.shape[0])))
 
 
+@takes_out_sharding(typed_result=True)
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Sum products over the given axes (an int ``n``: the last ``n`` of ``a``, first ``n`` of ``b``).
 
@@ -353,6 +357,7 @@ def _interleaved_subscripts(first, rest) -> tuple[str, tuple]:
     return subscripts, tuple(operands)
 
 
+@takes_out_sharding(typed_result=True)
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None):
     """Einstein summation, planned by opt_einsum and lowered to pairwise ``dot_general``.
 

@@ -15,6 +15,7 @@ import functools
 
 import numpy as np
 
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -81,7 +82,7 @@ def _honours_device(fn):
         out = fn(*args, **kwargs)
         return out if device is None else place_on(out, device, fn.__name__)
 
-    return placed
+    return takes_out_sharding(placed)
 
 
 def _dtype(dtype, default=_dt.default_float) -> np.dtype:

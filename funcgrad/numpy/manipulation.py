@@ -14,6 +14,7 @@ import builtins
 
 import numpy as np
 
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import core
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
@@ -73,6 +74,7 @@ __all__ = [
 ]
 
 
+@takes_out_sharding(typed_result=True)
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """Reshape ``a`` to ``shape`` (one entry may be -1); ``order='F'`` reads and writes column-major.
 
@@ -111,6 +113,7 @@ def _resolve_shape(shape, size: int) -> tuple[int, ...]:
     return shape
 
 
+@takes_out_sharding
 def ravel(a, order="C"):
     """Flatten ``a`` to 1-D.
 
@@ -500,6 +503,7 @@ def tile(A, reps):
     return st.reshape(out, tuple(r * s for r, s in zip(reps, A.shape)))
 
 
+@takes_out_sharding
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     """Repeat each element ``repeats`` times (an int, or one count per element along ``axis``).
 
