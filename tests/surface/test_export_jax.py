@@ -1,0 +1,148 @@
+"""funcgrad.export against jax.export (the oracle): an artifact exported by funcgrad deserializes
+and runs in JAX, and one exported by JAX deserializes and runs in funcgrad -- eagerly, inside
+jit, under grad (the serialized VJPs) -- with the same values; JAX's shape-polymorphic artifacts
+run here for several sizes (jaxlib's shape refinement), their shape assertions included.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import export
+
+jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+pytest.importorskip("flatbuffers", reason="JAX serializes Exported with flatbuffers")
+import jax.numpy as jnp  # noqa: E402
+from jax import export as jexport  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+X = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+
+
+def test_funcgrad_artifact_runs_in_jax():
+    exp = export.export(funcgrad.jit(lambda x, y: (fnp.sin(x) * y, {"s": fnp.sum(x * x)})))(X, 2.0)
+    blob = exp.serialize(vjp_order=1)
+    jexp = jexport.deserialize(bytearray(blob))
+    assert jexp.fun_name == "<lambda>" and jexp.platforms == exp.platforms
+    assert [(a.shape, a.dtype) for a in jexp.in_avals] == [(a.shape, a.dtype) for a in exp.in_avals]
+    assert jexp.out_tree == jax.tree_util.tree_structure((0, {"s": 0}))
+    got = jexp.call(X, 1.5)
+    want = exp.call(X, 1.5)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-15)
+    np.testing.assert_allclose(got[1]["s"], np.sum(X * X), rtol=1e-15)
+    # embedded in a JAX program, and differentiated by JAX through funcgrad's exported VJP
+    np.testing.assert_allclose(jax.jit(lambda x: jexp.call(x, 2.0)[0] * 3)(X), np.sin(X) * 6, rtol=1e-14)
+    g = jax.grad(lambda x: jexp.call(x, 2.0)[1]["s"] + jexp.call(x, 2.0)[0].sum())(X)
+    np.testing.assert_allclose(g, 2 * X + 2 * np.cos(X), rtol=1e-14)
+
+
+def test_jax_artifact_runs_in_funcgrad():
+    def f(x, y):
+        return {"a": jnp.tanh(x) @ y, "b": (x.sum(), jnp.exp(y))}
+
+    y = np.arange(8.0).reshape(4, 2) / 8
+    jexp = jexport.export(jax.jit(f))(X, y)
+    exp = export.deserialize(jexp.serialize(vjp_order=2))
+    assert exp.fun_name == "f" and exp.calling_convention_version == jexp.calling_convention_version
+    assert exp.in_tree == funcgrad.tree_util.tree_structure(((0, 0), {}))
+    want = jax.jit(f)(X, y)
+    for got in (exp.call(X, y), funcgrad.jit(exp.call)(X, y)):
+        np.testing.assert_allclose(got["a"], want["a"], rtol=1e-14)
+        np.testing.assert_allclose(got["b"][0], want["b"][0], rtol=1e-14)
+        np.testing.assert_allclose(got["b"][1], want["b"][1], rtol=1e-14)
+
+    # grad (JAX's serialized VJP, first and second order) against jax.grad of the function
+    def loss_fg(x):
+        return exp.call(x, y)["a"].sum()
+
+    def loss_jax(x):
+        return f(x, y)["a"].sum()
+
+    np.testing.assert_allclose(funcgrad.grad(loss_fg)(X), jax.grad(loss_jax)(X), rtol=1e-13)
+    hvp_fg = funcgrad.grad(lambda x: (funcgrad.grad(loss_fg)(x) ** 2).sum())(X)
+    hvp_jax = jax.grad(lambda x: (jax.grad(loss_jax)(x) ** 2).sum())(X)
+    np.testing.assert_allclose(hvp_fg, hvp_jax, rtol=1e-12)
+
+
+def test_jax_shape_polymorphic_artifact_with_two_batch_sizes():
+    def f(x):
+        return jnp.sin(x).sum(axis=1) * x.shape[0]
+
+    spec = jax.ShapeDtypeStruct(jexport.symbolic_shape("b, 4"), np.float32)
+    jexp = jexport.export(jax.jit(f))(spec)
+    exp = export.deserialize(jexp.serialize())
+    (b, four) = exp.in_avals[0].shape
+    assert export.is_symbolic_dim(b) and str(b) == "b" and four == 4
+    assert str(exp.out_avals[0].shape[0]) == "b"
+    for n in (2, 7):
+        x = np.linspace(0, 1, 4 * n, dtype=np.float32).reshape(n, 4)
+        want = np.sin(x).sum(axis=1) * n
+        np.testing.assert_allclose(exp.call(x), want, rtol=1e-6)
+        np.testing.assert_allclose(funcgrad.jit(lambda x: exp.call(x) + 1)(x), want + 1, rtol=1e-6)
+        assert exp.call(x).shape == (n,)
+    with pytest.raises(ValueError, match="dimension 1 must be 4"):
+        exp.call(np.ones((3, 5), np.float32))
+
+
+def test_jax_shape_assertions_are_checked():
+    spec = jax.ShapeDtypeStruct(jexport.symbolic_shape("2*b"), np.float32)
+    jexp = jexport.export(jax.jit(lambda x: x.reshape(2, -1).sum(0)))(spec)
+    exp = export.deserialize(jexp.serialize())
+    np.testing.assert_allclose(exp.call(np.arange(6, dtype=np.float32)), [3.0, 5.0, 7.0])
+    with pytest.raises(ValueError, match="cannot equal"):
+        exp.call(np.arange(5, dtype=np.float32))
+    # a constraint of the symbolic scope, checked by the module's own assertion at refinement
+    spec = jax.ShapeDtypeStruct(jexport.symbolic_shape("b", constraints=["b >= 4"]), np.float32)
+    bounded = export.deserialize(jexport.export(jax.jit(lambda x: x * 2))(spec).serialize())
+    np.testing.assert_allclose(bounded.call(np.ones(5, np.float32)), np.full(5, 2.0))
+    with pytest.raises(ValueError, match="symbolic shape constraint b >= 4"):
+        bounded.call(np.ones(2, np.float32))
+    # two arguments that disagree on a dimension variable
+    specs = jexport.symbolic_args_specs((np.ones(3), np.ones(3)), "n")
+    jexp2 = jexport.export(jax.jit(lambda a, b: a * b))(*specs)
+    exp2 = export.deserialize(jexp2.serialize())
+    np.testing.assert_allclose(exp2.call(np.full(4, 2.0), np.full(4, 3.0)), np.full(4, 6.0))
+    with pytest.raises(ValueError, match="'n'"):
+        exp2.call(np.ones(4), np.ones(5))
+
+
+def test_jax_multi_platform_and_dropped_arguments():
+    jexp = jexport.export(jax.jit(lambda a, unused, c: a * c), platforms=["cuda", "cpu"])(
+        np.ones(3), np.ones(2), np.ones(3)
+    )
+    exp = export.deserialize(jexp.serialize(vjp_order=1))
+    assert exp.platforms == ("cuda", "cpu") and exp.module_kept_var_idx == (0, 2)
+    a = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(exp.call(a, np.ones(2), a), a * a)
+    np.testing.assert_allclose(funcgrad.grad(lambda a: exp.call(a, np.ones(2), a).sum())(a), 2 * a)
+
+
+def test_funcgrad_multi_platform_artifact_in_jax():
+    exp = export.export(funcgrad.jit(lambda x: fnp.cos(x) * 2), platforms=["cpu", "cuda"])(np.ones(3))
+    jexp = jexport.deserialize(bytearray(exp.serialize()))
+    assert jexp.platforms == ("cpu", "cuda")
+    np.testing.assert_allclose(jexp.call(np.array([0.0, 1.0, 2.0])), 2 * np.cos([0.0, 1.0, 2.0]))
+
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+def test_namedtuples_cross_with_one_serialized_name():
+    export.register_namedtuple_serialization(Pair, serialized_name="tests.export_jax.Pair")
+    jexport.register_namedtuple_serialization(Pair, serialized_name="tests.export_jax.Pair")
+    exp = export.export(funcgrad.jit(lambda p: Pair(p.second, p.first + 1)))(Pair(np.ones(2), np.zeros(3)))
+    jexp = jexport.deserialize(bytearray(exp.serialize()))
+    out = jexp.call(Pair(np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0])))
+    assert type(out) is Pair
+    np.testing.assert_allclose(out.first, [3.0, 4.0, 5.0])
+    np.testing.assert_allclose(out.second, [2.0, 3.0])
+    back = export.deserialize(
+        jexport.export(jax.jit(lambda p: p.first * 2))(Pair(np.ones(2), 1.0)).serialize()
+    )
+    np.testing.assert_allclose(back.call(Pair(np.array([1.0, 4.0]), 1.0)), [2.0, 8.0])
