@@ -1,0 +1,68 @@
+"""GradBench's gradient-descent solver for the particle and saddle evals, as one ``lax.while_loop``
+(benchmark code).
+
+The rules are GradBench's (``cpp/gradbench/gd.hpp``, ``tools/futhark/solver.fut``): start with step
+``eta = 1e-5``; stop when the gradient's norm or the step's length is at most ``1e-5``; after ten
+accepted steps double ``eta``; on a step that does not lower the objective halve ``eta``. The
+objective and gradient at a trial point run under a ``lax.cond``, so iterations that only change
+``eta`` cost nothing. ``grad`` is how the gradient is taken (forward or reverse mode: the evals'
+point). ``max_steps`` bounds the loop for the case where an outer reverse-mode derivative has to
+go through this solver (funcgrad's ``while_loop`` is reverse-differentiable only with a bound).
+"""
+
+import funcgrad.numpy as jnp
+from funcgrad import lax
+
+
+def argmin(grad, f, x0, *, max_steps=None):
+    """The point where gradient descent from ``x0`` on ``f`` stops; ``grad(f)`` gives the
+    gradient function."""
+    g = grad(f)
+    tol = 1e-5
+
+    def cond(state):
+        return state[5]
+
+    def body(state):
+        x, fx, gx, eta, i, _ = state
+        small = jnp.sqrt(jnp.sum(gx * gx)) <= tol
+        bump = ~small & (i == 10)
+        x_new = x - eta * gx
+        close = jnp.sqrt(jnp.sum((x - x_new) ** 2)) <= tol
+        trial = ~small & ~bump & ~close
+        f_new, g_new = lax.cond(trial, lambda x: (f(x), g(x)), lambda x: (fx, gx), x_new)
+        better = trial & (f_new < fx)
+        worse = trial & ~(f_new < fx)
+        return (
+            jnp.where(better, x_new, x),
+            jnp.where(better, f_new, fx),
+            jnp.where(better, g_new, gx),
+            jnp.where(bump, 2.0 * eta, jnp.where(worse, 0.5 * eta, eta)),
+            jnp.where(bump | worse, 0, jnp.where(better, i + 1, i)),
+            bump | trial,
+        )
+
+    init = (x0, f(x0), g(x0), jnp.asarray(1e-5, x0.dtype), jnp.asarray(0), jnp.asarray(True))
+    return lax.while_loop(cond, body, init, max_steps=max_steps)[0]
+
+
+def argmax(grad, f, x0, *, max_steps=None):
+    return argmin(grad, lambda x: -f(x), x0, max_steps=max_steps)
+
+
+def max_value(grad, f, x0, *, max_steps=None):
+    return f(argmax(grad, f, x0, max_steps=max_steps))
+
+
+def grad_reverse(f):
+    """Gradient of a scalar function by reverse mode (one backward pass)."""
+    import funcgrad
+
+    return funcgrad.grad(f)
+
+
+def grad_forward(f):
+    """Gradient of a scalar function by forward mode (one ``jvp`` per input, batched)."""
+    import funcgrad
+
+    return funcgrad.jacfwd(f)
