@@ -57,12 +57,15 @@ from funcgrad.xla_bridge.user_lowering import (
 )
 
 __all__ = [
+    "AxisContext",
     "ConstantHandler",
     "DEVICE_TO_DEVICE_TYPE",
     "LoweringParameters",
     "LoweringResult",
+    "LoweringRule",
     "LoweringRuleContext",
     "Mesh",
+    "MeshAxisName",
     "ModuleContext",
     "RECV_FROM_HOST_TYPE",
     "SEND_TO_HOST_TYPE",
@@ -83,6 +86,7 @@ __all__ = [
     "flatten_ir_values",
     "i32_attr",
     "i64_attr",
+    "ir",
     "ir_attribute",
     "ir_constant",
     "ir_constants",
@@ -107,6 +111,8 @@ __all__ = [
 Value = ir.Value
 Token = ir.Value
 ConstantHandler = Callable[[Any], Sequence[ir.Value]]
+LoweringRule = Callable[..., Sequence[Any]]
+MeshAxisName = Any
 
 # Kinds of XLA channels (JAX's constants, used by send/recv lowerings).
 DEVICE_TO_DEVICE_TYPE = 1
@@ -410,6 +416,7 @@ class _EffectTypeSet:
 
 
 lowerable_effects = _EffectTypeSet()
+AxisContext = SPMDAxisContext | ShardingContext
 
 
 def _closed(jaxpr) -> ClosedJaxpr:
