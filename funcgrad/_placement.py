@@ -483,6 +483,16 @@ def _type_sharding(v):
     return None
 
 
+def retyped(x, aval):
+    """``x`` (an Array) typed ``aval`` (the same buffer): a program's result on explicit mesh
+    axes whose type its program dropped (``explicit_axes``)."""
+    if not isinstance(x, Array) or x._buffer is None:
+        return x
+    out = Array._from_buffer(x._buffer, x.weak_type)
+    out._aval = core.ShapedArray(x.shape, x.dtype, x.weak_type, aval.sharding)
+    return out
+
+
 def recast(tree, mesh, shardings, where: str):
     """Every leaf of ``tree`` (values being traced) typed over ``mesh`` (the same devices with
     other axis types: ``auto_axes``/``explicit_axes``): as ``shardings`` says (a spec or sharding,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 
 from funcgrad import jitting
-from funcgrad._placement import recast, reshard
+from funcgrad._placement import recast, reshard, retyped
 from funcgrad._shardings import (
     AbstractMesh,
     AxisType,
@@ -98,7 +98,17 @@ def _switched(f, types: AxisType, axes, arg_spec, out_spec, where: str):
 
         if any(isinstance(x, core.Tracer) for x in tu.tree_leaves(args)):
             return body(*args)
-        return jitting.jit(body)(*args)
+        jf = jitting.jit(body)
+        out = jf(*args)
+        # A result's type is its program's: the devices' layout is shared by both meshes.
+        traced = jf.trace(*args).jaxpr.out_avals if types is AxisType.Explicit else None
+        return (
+            out
+            if traced is None
+            else tu.tree_unflatten(
+                tu.tree_structure(out), [retyped(x, a) for x, a in zip(tu.tree_leaves(out), traced)]
+            )
+        )
 
     return wrapped
 

@@ -1,0 +1,255 @@
+"""JAX 0.10's explicit sharding (sharding in types, issue 29) on 8 CPU devices, with jax 0.10.2 as
+the oracle in the same process: the types (``typeof(x).str_short()``: ``f32[8@x,4@y]``) and the
+values of the same programs, eagerly and under ``jit``, the errors where the result's sharding is
+ambiguous, ``out_sharding=``, ``reshard``, ``auto_axes``/``explicit_axes`` and the mesh API."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from funcgrad.primitives._sharding_rules import ShardingTypeError
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import sharding as fs
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+js = jax.sharding
+
+X = np.arange(32, dtype=np.float32).reshape(8, 4)
+W = (np.arange(32, dtype=np.float32).reshape(4, 8) - 10.0) / 7.0
+
+
+@pytest.fixture(scope="module")
+def meshes():
+    return fs.make_mesh((2, 4), ("x", "y")), jax.make_mesh((2, 4), ("x", "y"))
+
+
+def _both(meshes, build, *specs_and_arrays):
+    """Run ``build(np_module, put)`` under each library's mesh; ``put(array, spec)`` places."""
+    fm, jm = meshes
+    with fs.set_mesh(fm):
+        ours = build(fnp, lambda a, *s: funcgrad.device_put(a, fs.P(*s)), funcgrad, fs)
+    with jax.set_mesh(jm):
+        theirs = build(jnp, lambda a, *s: jax.device_put(a, js.PartitionSpec(*s)), jax, js)
+    return ours, theirs
+
+
+def _padded(x):
+    spec = tuple(x.sharding.spec)
+    return spec + (None,) * (x.ndim - len(spec))
+
+
+def _type(x, lib):
+    t = lib.typeof(x)
+    return t.str_short(short_dtypes=True) if lib is jax else t.str_short()
+
+
+def test_the_mesh_api_follows_jax():
+    m = fs.make_mesh((2, 2), ("a", "b"))  # fewer devices than there are: the first four
+    assert (
+        m.axis_types
+        == (fs.AxisType.Explicit,) * 2
+        == tuple(fs.AxisType[t.name] for t in jax.make_mesh((2, 2), ("a", "b")).axis_types)
+    )
+    assert [d.id for d in m.devices.flat] == [0, 1, 2, 3]
+    auto = fs.make_mesh((8,), ("x",), (fs.AxisType.Auto,))  # axis_types is the third positional
+    assert auto.axis_types == (fs.AxisType.Auto,)
+    assert fs.Mesh(np.array(funcgrad.devices()), ("x",)).axis_types == (fs.AxisType.Auto,)  # Mesh's default
+    with pytest.raises(ValueError, match="needs 16 devices"):
+        fs.make_mesh((16,), ("x",))
+    am = m.abstract_mesh
+    assert (repr(am), dict(am.shape), am.size) == (
+        "AbstractMesh('a': 2, 'b': 2, axis_types=(Explicit, Explicit))",
+        {"a": 2, "b": 2},
+        4,
+    )
+    assert fs.get_abstract_mesh().empty and fs.get_mesh() is None
+    with fs.set_mesh(m) as got:  # set_mesh is also a context manager, restoring the previous mesh
+        assert got is m and fs.get_mesh() is m and fs.get_abstract_mesh() == am
+        with fs.use_abstract_mesh(fs.AbstractMesh((8,), ("z",))):
+            assert fs.get_abstract_mesh().axis_names == ("z",)
+        with fs.use_mesh(auto):
+            assert fs.get_mesh() is auto
+    assert fs.get_mesh() is None
+    fs.set_mesh(m)  # and a plain call
+    try:
+        assert fs.get_mesh() is m
+    finally:
+        fs.set_mesh(None)
+    s = fs.make_single_device_sharding(funcgrad.devices()[3])
+    assert s.device_set == {funcgrad.devices()[3]}
+    p = fs.P("x", None, unreduced={"y"})
+    jp = js.PartitionSpec("x", None, unreduced={"y"})
+    assert (repr(p), p.unreduced, p.reduced) == (repr(jp), jp.unreduced, jp.reduced)
+    assert p != fs.P("x", None) and fs.P("x") == fs.P("x")
+
+
+# Eagerly every operation compiles on its own, for both libraries: the slow tier.
+@pytest.mark.parametrize("jitted", [pytest.param(False, marks=pytest.mark.slow), True])
+def test_types_and_values_of_each_rule_match_jax(meshes, jitted):
+    def build(np_, put, lib, sh):
+        x = put(X, "x", "y")
+        w = put(W, "y", None)  # contracted over 'y' on one side only: no ambiguity
+        col = put(X[:, :1], "x", None)
+        row = put(X[:1, :], None, "y")
+        xr = put(X, "x", None)
+        wr = put(W, None, None)
+        xt = put(X.T.copy(), "y", "x")
+
+        def program(x, w, col, row, xr, wr, xt):
+            return {
+                "sin": np_.sin(x) * 2 + 1,
+                "broadcast": col + row,
+                "sum0": x.sum(0),
+                "sum1": np_.sum(x, axis=1),
+                "max": np_.max(x, axis=0),
+                "mean": np_.mean(x, axis=(0, 1)),
+                "transpose": x.T,
+                "merge": x.reshape(32),
+                "split": x.reshape(2, 4, 4),
+                "expand": x[None],
+                "squeeze": np_.squeeze(x[None], 0),
+                "dot_free": np_.dot(xr, wr),
+                "dot_one_side": x @ wr,
+                "dot_transposed": xt.T @ wr,
+                "einsum": np_.einsum("ij,jk->ik", xr, wr),
+                "astype": x.astype(np_.int32),
+                "where": np_.where(x > 3, x, 0.0),
+                "concat": np_.concatenate([xr, xr], axis=1),
+            }
+
+        f = lib.jit(program) if jitted else program
+        return f(x, w, col, row, xr, wr, xt)
+
+    ours, theirs = _both(meshes, build)
+    assert ours.keys() == theirs.keys()
+    for k in ours:
+        assert _type(ours[k], funcgrad) == _type(theirs[k], jax), k
+        np.testing.assert_allclose(np.asarray(ours[k]), np.asarray(theirs[k]), rtol=1e-6, err_msg=k)
+        assert _padded(ours[k]) == _padded(theirs[k]), k  # the data is laid out as the type says
+
+
+def test_ambiguous_shardings_raise_jaxs_errors(meshes):
+    fm, _ = meshes
+    with fs.set_mesh(fm):
+        x = funcgrad.device_put(X, fs.P("x", "y"))
+        w = funcgrad.device_put(W, fs.P("y", None))
+        with pytest.raises(ShardingTypeError, match="Contracting dimensions are sharded and it is ambiguous"):
+            fnp.dot(x, w)
+        with pytest.raises(ShardingTypeError, match="Contracting dimensions are sharded"):
+            funcgrad.jit(fnp.matmul)(x, w)
+        # The fix JAX asks for: out_sharding=.
+        out = fnp.dot(x, w, out_sharding=fs.P("x", None))
+        assert _type(out, funcgrad) == "f32[8@x,8]"
+        np.testing.assert_allclose(out, X @ W, rtol=1e-5)
+        xc = funcgrad.device_put(X, fs.P("x", None))
+        with pytest.raises(ShardingTypeError, match="illegally sharded result"):
+            fnp.dot(xc, funcgrad.device_put(W, fs.P(None, "x")))
+        with pytest.raises(ShardingTypeError, match="incompatible shardings for broadcasting"):
+            x + funcgrad.device_put(X, fs.P("y", "x"))
+        with pytest.raises(ShardingTypeError, match="This reshape is not supported"):
+            funcgrad.jit(lambda a: a.reshape(4, 8))(x)
+        # Placement errors name the value, the spec and the fix.
+        with pytest.raises(ValueError, match="has 3 entries but the array has rank 2"):
+            funcgrad.device_put(X, fs.P("x", "y", None))
+        with pytest.raises(ValueError, match="names the axis 'z', which the mesh lacks"):
+            funcgrad.device_put(X, fs.P("z"))
+        other = fs.make_mesh((4, 2), ("a", "b"))
+        with pytest.raises(ValueError, match=r"reshard: x \(f32\[8@x,4@y\]\).*across meshes"):
+            fs.reshard(x, fs.NamedSharding(other, fs.P("a")))
+    with pytest.raises(ValueError, match="needs a mesh"):
+        funcgrad.device_put(X, fs.P("x"))
+
+
+@pytest.mark.slow
+def test_out_sharding_reshard_and_the_printed_jaxpr(meshes):
+    def build(np_, put, lib, sh):
+        x = put(X, "x", "y")
+        w = put(W, "y", None)
+        P = sh.PartitionSpec
+        f = lib.jit(lambda a, b: np_.einsum("ij,jk->ik", a, b, out_sharding=P(None, "x")))
+        return {
+            "dot": np_.dot(x, w, out_sharding=P("x", "y")),
+            "einsum": f(x, w),
+            "zeros": np_.zeros((8, 4), dtype=np_.float32, out_sharding=P("y")),
+            "ones": np_.ones((8, 4), dtype=np_.float32),
+            "reshape": np_.reshape(x, (32,), out_sharding=P("y")),
+            "reshard": sh.reshard(x, P(None, "x")),
+            "reshard_jit": lib.jit(lambda a: sh.reshard(a * 2, P("y", None)))(x),
+        }
+
+    ours, theirs = _both(meshes, build)
+    for k in ours:
+        assert _type(ours[k], funcgrad) == _type(theirs[k], jax), k
+        np.testing.assert_allclose(np.asarray(ours[k]), np.asarray(theirs[k]), rtol=1e-5, err_msg=k)
+    fm, _ = meshes
+    with fs.set_mesh(fm):
+        x = funcgrad.device_put(X, fs.P("x", "y"))
+        text = str(funcgrad.make_jaxpr(lambda a: fnp.sin(a).sum(0))(x))
+        assert "a:f32[8@x,4@y]" in text and "f32[4@y] = reduce_sum" in text
+        lowered = funcgrad.jit(lambda a: fnp.sin(a).sum(0)).lower(x).as_text()
+        assert "sdy.sharding_constraint" in lowered and '[{"y"}]' in lowered
+
+
+def test_data_parallel_mlp_gradients_match_jax(meshes):
+    rng = np.random.RandomState(0)
+    params = [(rng.randn(16, 32).astype(np.float32) * 0.1, np.zeros(32, np.float32)),
+              (rng.randn(32, 4).astype(np.float32) * 0.1, np.zeros(4, np.float32))]  # fmt: skip
+    batch = rng.randn(64, 16).astype(np.float32)
+
+    def build(np_, put, lib, sh):
+        ps = [(put(w), put(b)) for w, b in params]
+        xs = put(batch, ("x", "y"))
+
+        def loss(ps, xs):
+            h = xs
+            for w, b in ps:
+                h = np_.tanh(h @ w + b)
+            return np_.mean(h**2)
+
+        return lib.jit(lib.value_and_grad(loss))(ps, xs)
+
+    (l1, g1), (l2, g2) = _both(meshes, build)
+    np.testing.assert_allclose(l1, l2, rtol=1e-5)
+    for a, b in zip(funcgrad.tree.leaves(g1), jax.tree.leaves(g2)):
+        assert _type(a, funcgrad) == _type(b, jax)
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-7)
+
+
+def test_auto_axes_and_explicit_axes_match_jax(meshes):
+    def build(np_, put, lib, sh):
+        x = put(X, "x", "y")
+        P = sh.PartitionSpec
+        # Inside auto_axes, the partitioner shards freely; the result comes back typed P('x').
+        y = sh.auto_axes(lambda a: (a * 2).reshape(4, 8), out_sharding=P("x"))(x)
+        z = lib.jit(sh.auto_axes(lambda a: np_.sum(a, axis=1), out_sharding=P("y")))(x)
+        return y, z
+
+    (y1, z1), (y2, z2) = _both(meshes, build)
+    assert (_type(y1, funcgrad), _type(z1, funcgrad)) == (_type(y2, jax), _type(z2, jax))
+    np.testing.assert_allclose(y1, y2)
+    np.testing.assert_allclose(z1, z2)
+
+    am = fs.make_mesh((2, 4), ("x", "y"), (fs.AxisType.Auto,) * 2)
+    with fs.set_mesh(am):
+        seen = []
+
+        def inner(a):
+            seen.append(funcgrad.typeof(a).str_short())
+            return a * 3
+
+        out = fs.explicit_axes(inner, in_sharding=fs.P("x", "y"))(X)
+        assert seen == ["f32[8@x,4@y]"]  # explicit inside
+        assert funcgrad.typeof(out).sharding is None  # Auto outside: no sharding in the type
+        np.testing.assert_allclose(out, X * 3)
+
+
+def test_auto_mode_is_unchanged():
+    m = fs.make_mesh((8,), ("x",), (fs.AxisType.Auto,))
+    x = funcgrad.device_put(X, fs.NamedSharding(m, fs.P("x")))
+    assert funcgrad.typeof(x).sharding is None and funcgrad.typeof(x).str_short() == "f32[8,4]"
+    f = funcgrad.jit(lambda a: fnp.sin(a) @ fnp.ones((4, 2), np.float32))
+    assert "sdy.sharding_constraint" not in f.lower(x).as_text()
+    np.testing.assert_allclose(f(x), np.sin(X) @ np.ones((4, 2)), rtol=1e-5)
