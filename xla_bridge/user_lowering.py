@@ -265,6 +265,12 @@ class ModuleContext:
     def get_backend(self):
         return self.backend
 
+    def add_keepalive(self, keepalive) -> None:
+        self.keepalives.append(keepalive)
+
+    def add_host_callback(self, host_callback) -> None:
+        self.host_callbacks.append(host_callback)
+
     def replace(self, **changes) -> ModuleContext:
         return dataclasses.replace(self, **changes)
 
