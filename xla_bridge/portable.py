@@ -37,12 +37,16 @@ import itertools
 import threading
 
 from jaxlib import _jax
-from jaxlib.mlir import ir
+from jaxlib.mlir import dialects, ir, passmanager
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import chlo, mhlo, sdy, stablehlo
 
 __all__ = [
     "Embedded",
+    "dialects",
+    "ir",
+    "passmanager",
+    "raw",
     "annotate_for_export",
     "bytecode",
     "deserialize",
@@ -360,6 +364,10 @@ def refine(module: str | bytes) -> str:
         except Exception as e:
             raise ValueError(f"shape refinement of the exported module failed: {e}") from None
         return ir.Module.parse(out).operation.get_asm(enable_debug_info=False)
+
+
+# jaxlib's functions themselves, JAX's ``jax.extend.mlir`` names (funcgrad.extend.mlir re-exports them).
+raw = _jax.mlir
 
 
 def hlo_to_stablehlo(hlo_module_proto: bytes) -> str:
