@@ -33,6 +33,7 @@ from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.bitcast import bitcast_convert_type
+from funcgrad.random._keys import KeyArray, resolve_impl
 
 __all__ = [
     "PRNGKey",
@@ -136,6 +137,9 @@ def _iota_2x32(shape: tuple[int, ...]):
 
 
 def _random_bits(key, bit_width: int, shape: tuple[int, ...]):
+    if type(key) is KeyArray:  # another implementation's key (NOTE: [PRNG implementations])
+        _single(key, "random_bits")
+        return key._impl.random_bits(key._base_array, bit_width, shape)
     k0, k1 = _key_halves(key)
     hi, lo = _iota_2x32(shape)
     if hi.shape == ():
@@ -162,19 +166,39 @@ def _shape(shape) -> tuple[int, ...]:
 
 
 def _check_impl(name, impl):
-    if impl not in (None, "threefry2x32"):
-        raise ValueError(
-            f"random.{name}: impl={impl!r} is not available; funcgrad implements 'threefry2x32' only"
+    """The PRNGImpl ``impl`` names, or None for threefry's raw keys (NOTE: [PRNG implementations])."""
+    return resolve_impl(impl, name)
+
+
+def _single(keys: KeyArray, name: str) -> None:
+    if keys.shape:
+        raise TypeError(
+            f"random.{name} expected a single key, got a key array of shape {keys.shape}; split "
+            "batches of keys with vmap"
         )
 
 
+def _seed_data(seed, impl):
+    """Raw key data of ``impl`` seeded with ``seed`` (JAX converts the seed to int64 first)."""
+    if not isinstance(seed, core.Tracer):
+        if np.ndim(seed):
+            raise TypeError(
+                f"random.key accepts a scalar seed, got an array of shape {np.shape(seed)}; use vmap"
+            )
+        seed = np.asarray(int(np.asarray(seed)) if isinstance(seed, int) else seed)
+    return impl.seed(seed)
+
+
 def PRNGKey(seed, *, impl=None) -> Array:
-    """A key from an integer seed: ``uint32[2]`` holding the seed's high and low 32-bit words.
+    """A key from an integer seed: ``uint32[2]`` holding the seed's high and low 32-bit words
+    (another ``impl``'s raw key data, as JAX's ``PRNGKey``: ``uint32[4]`` for ``"rbg"``).
 
     >>> PRNGKey(42).tolist()
     [0, 42]
     """
-    _check_impl("PRNGKey", impl)
+    other = _check_impl("PRNGKey", impl)
+    if other is not None:
+        return _seed_data(seed, other)
     if np.ndim(seed) if not isinstance(seed, core.Tracer) else _aval(seed).ndim:
         raise TypeError(
             f"random.PRNGKey accepts a scalar seed, got an array of shape {np.shape(seed)}; use vmap"
@@ -200,7 +224,10 @@ def key(seed, *, impl=None, dtype=None) -> Array:
     """
     if impl is not None and dtype is not None:
         raise ValueError("random.key: give impl or dtype, not both")
-    return PRNGKey(seed, impl=impl if dtype is None else _impl_of_dtype(dtype))
+    other = _check_impl("key", impl if dtype is None else _impl_of_dtype(dtype))
+    if other is not None:  # a typed key of that implementation (NOTE: [PRNG implementations])
+        return KeyArray(other, _seed_data(seed, other))
+    return PRNGKey(seed)
 
 
 def _impl_of_dtype(dtype):
@@ -208,6 +235,8 @@ def _impl_of_dtype(dtype):
 
 
 def _check_keys(name, keys):
+    if type(keys) is KeyArray:
+        return keys._base_array
     keys = _as_key(keys)
     shape = _aval(keys).shape
     if not shape or shape[-1] != 2:
@@ -232,7 +261,16 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
     >>> wrap_key_data(key_data(PRNGKey(3))).tolist()
     [0, 3]
     """
-    _check_impl("wrap_key_data", impl if dtype is None else _impl_of_dtype(dtype))
+    other = _check_impl("wrap_key_data", impl if dtype is None else _impl_of_dtype(dtype))
+    if other is not None:
+        data = _as_key(key_bits_array)
+        nd = len(other.key_shape)
+        if tuple(_aval(data).shape[len(_aval(data).shape) - nd :]) != tuple(other.key_shape):
+            raise TypeError(
+                f"random.wrap_key_data: {other.name} keys have data of shape (..., "
+                f"{', '.join(map(str, other.key_shape))}), got {_aval(data).str_short()}"
+            )
+        return KeyArray(other, data)
     return _check_keys("wrap_key_data", key_bits_array)
 
 
@@ -242,6 +280,8 @@ def key_impl(keys) -> str:
     >>> key_impl(PRNGKey(0))
     'threefry2x32'
     """
+    if type(keys) is KeyArray:
+        return keys._impl.name
     _check_keys("key_impl", keys)
     return "threefry2x32"
 
@@ -252,8 +292,8 @@ def key_dtype(impl=None) -> np.dtype:
     >>> key_dtype()
     dtype('uint32')
     """
-    _check_impl("key_dtype", impl)
-    return _U32
+    other = _check_impl("key_dtype", impl)
+    return _U32 if other is None else f"key<{other.tag}>"
 
 
 def clone(key):
@@ -262,6 +302,8 @@ def clone(key):
     >>> clone(PRNGKey(1)).tolist()
     [0, 1]
     """
+    if type(key) is KeyArray:
+        return key
     return _check_keys("clone", key)
 
 
@@ -272,6 +314,9 @@ def split(key, num: int | Sequence[int] = 2):
     (2, 2)
     """
     shape = _shape(num)
+    if type(key) is KeyArray:
+        _single(key, "split")
+        return KeyArray(key._impl, key._impl.split(key._base_array, shape))
     k0, k1 = _key_halves(key)
     hi, lo = _iota_2x32(shape)
     b0, b1 = _threefry2x32(k0, k1, hi, lo)
@@ -285,11 +330,14 @@ def fold_in(key, data):
     >>> fold_in(PRNGKey(0), 1).shape
     (2,)
     """
-    k0, k1 = _key_halves(key)
     if isinstance(data, core.Tracer | Array):
         d = ew.convert_element_type(data, _U32)
     else:
         d = _u32(int(data) & 0xFFFFFFFF)
+    if type(key) is KeyArray:
+        _single(key, "fold_in")
+        return KeyArray(key._impl, key._impl.fold_in(key._base_array, d))
+    k0, k1 = _key_halves(key)
     b0, b1 = _threefry2x32(k0, k1, _u32(0), d)
     return st.concatenate([st.reshape(b0, (1,)), st.reshape(b1, (1,))], 0)
 

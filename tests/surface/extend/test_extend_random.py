@@ -1,0 +1,120 @@
+"""funcgrad.extend.random: JAX's PRNG implementations (threefry, rbg, unsafe_rbg) and user ones
+(define_prng_impl) usable with funcgrad.random.key/wrap_key_data and every sampler, against jax."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+import funcgrad.random as fr
+from funcgrad.extend import random as fer
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+jr = jax.random
+
+
+@pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg"])
+def test_rbg_keys_as_jax(impl):
+    ours = {"rbg": fer.rbg_prng_impl, "unsafe_rbg": fer.unsafe_rbg_prng_impl}[impl]
+    jk = jr.key(3, impl=impl)
+    for fk in (fr.key(3, impl=impl), fr.key(3, impl=ours), fer.seed_with_impl(ours, 3)):
+        assert fr.key_impl(fk) == impl and fk.shape == ()
+        np.testing.assert_array_equal(fr.key_data(fk), jr.key_data(jk))
+        np.testing.assert_array_equal(fr.key_data(fr.split(fk, 3)), jr.key_data(jr.split(jk, 3)))
+        np.testing.assert_array_equal(fr.key_data(fr.fold_in(fk, 7)), jr.key_data(jr.fold_in(jk, 7)))
+    fk = fr.key(3, impl=impl)
+    np.testing.assert_array_equal(fr.bits(fk, (5,), np.uint32), jr.bits(jk, (5,), np.uint32))
+    np.testing.assert_allclose(fr.normal(fk, (4,)), jr.normal(jk, (4,)), rtol=1e-12)
+    np.testing.assert_allclose(fr.gamma(fk, 2.0, (3,)), jr.gamma(jk, 2.0, (3,)), rtol=1e-10)
+    np.testing.assert_array_equal(fr.randint(fk, (5,), 0, 10), jr.randint(jk, (5,), 0, 10))
+    np.testing.assert_array_equal(fr.permutation(fk, 6), jr.permutation(jk, 6))
+    # jit of a key array: the impl is static, the data traced
+    np.testing.assert_allclose(
+        funcgrad.jit(lambda k: fr.uniform(k, (3,)))(fk), jax.jit(lambda k: jr.uniform(k, (3,)))(jk)
+    )
+    # raw data back to keys, and PRNGKey's raw data of this impl
+    data = np.arange(4, dtype=np.uint32)
+    np.testing.assert_array_equal(
+        fr.key_data(fr.split(fr.wrap_key_data(data, impl=impl))),
+        jr.key_data(jr.split(jr.wrap_key_data(data, impl=impl))),
+    )
+    np.testing.assert_array_equal(fr.PRNGKey(3, impl=impl), jr.PRNGKey(3, impl=impl))
+
+
+def test_vmap_over_rbg_keys_is_the_loop():
+    # funcgrad batches an implementation's functions, so vmap draws what a loop over keys draws
+    # (jax's batched RngBitGenerator does not: its vmap differs from its own loop for rbg).
+    keys = fr.split(fr.key(1, impl="rbg"), 3)
+    batched = funcgrad.vmap(lambda k: fr.normal(k, (2,)))(keys)
+    looped = np.stack([fr.normal(k, (2,)) for k in keys])
+    np.testing.assert_allclose(batched, looped)
+    jlooped = np.stack([jr.normal(k, (2,)) for k in jr.split(jr.key(1, impl="rbg"), 3)])
+    np.testing.assert_allclose(looped, jlooped, rtol=1e-12)
+
+
+def test_threefry_impl_is_the_default():
+    impl = fer.threefry_prng_impl
+    assert impl.key_shape == (2,) and impl.name == "threefry2x32"
+    np.testing.assert_array_equal(fr.key(5, impl=impl), fr.PRNGKey(5))
+    np.testing.assert_array_equal(
+        fer.random_seed(np.arange(3), impl),
+        np.stack([jr.key_data(jr.key(i)) for i in range(3)]),
+    )
+    np.testing.assert_array_equal(
+        impl.random_bits(fr.PRNGKey(2), 32, (3,)), jr.bits(jr.key(2), (3,), np.uint32)
+    )
+
+
+def test_threefry_2x32_as_jax():
+    from jax.extend.random import threefry_2x32 as theirs
+
+    count = np.arange(7, dtype=np.uint32).reshape(7, 1)
+    key = (np.uint32(11), np.uint32(12345))
+    np.testing.assert_array_equal(fer.threefry_2x32(key, count), theirs(key, count))
+    with pytest.raises(TypeError, match="uint32"):
+        fer.threefry_2x32((1, 2), count)
+
+
+def _counter_impl(module):
+    return module.define_prng_impl(
+        key_shape=(2,),
+        seed=lambda s: (
+            fnp.stack([fnp.asarray(s, np.uint32), fnp.asarray(0, np.uint32)])
+            if module is fer
+            else jax.numpy.stack([jax.numpy.asarray(s, np.uint32), jax.numpy.asarray(0, np.uint32)])
+        ),
+        split=lambda k, shape: (k + np.arange(1, 1 + int(np.prod(shape)), dtype=np.uint32)[:, None]).reshape(
+            (*shape, 2)
+        ),
+        fold_in=lambda k, d: k ^ d,
+        random_bits=lambda k, w, shape: (
+            (k[0] * np.uint32(2654435761) + np.arange(int(np.prod(shape)), dtype=np.uint32))
+            .reshape(shape)
+            .astype(f"uint{w}")
+        ),
+        name="counter",
+        tag="ctr",
+    )
+
+
+def test_define_prng_impl_as_jax():
+    ours, theirs = _counter_impl(fer), _counter_impl(jax.extend.random)
+    fk, jk = fr.key(9, impl=ours), jr.key(9, impl=theirs)
+    assert str(ours) == str(theirs) == "ctr"
+    np.testing.assert_array_equal(fr.key_data(fk), jr.key_data(jk))
+    np.testing.assert_array_equal(fr.key_data(fr.split(fk, 4)), jr.key_data(jr.split(jk, 4)))
+    np.testing.assert_array_equal(fr.key_data(fr.fold_in(fk, 3)), jr.key_data(jr.fold_in(jk, 3)))
+    np.testing.assert_array_equal(fr.bits(fk, (3,), np.uint32), jr.bits(jk, (3,), np.uint32))
+    np.testing.assert_allclose(fr.uniform(fk, (3,)), jr.uniform(jk, (3,)))
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="unknown PRNG implementation 'nope'"):
+        fr.key(0, impl="nope")
+    with pytest.raises(TypeError, match=r"rbg keys have data of shape \(\.\.\., 4\)"):
+        fr.wrap_key_data(np.zeros(2, np.uint32), impl="rbg")
+    with pytest.raises(TypeError, match="expected a single key"):
+        fr.normal(fr.split(fr.key(0, impl="rbg"), 2), (2,))
