@@ -27,8 +27,12 @@ binomial, multinomial, geometric, Rademacher).
 
 from __future__ import annotations
 
-from funcgrad.random import _continuous, _core, _discrete
-from funcgrad.random import _impls  # noqa: F401 - registers "threefry2x32", "rbg", "unsafe_rbg"
+from funcgrad.random import (
+    _continuous,
+    _core,
+    _discrete,
+    _impls,  # noqa: F401 - registers "threefry2x32", "rbg", "unsafe_rbg"
+)
 from funcgrad.random._continuous import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.random._core import *  # noqa: F403
 from funcgrad.random._discrete import *  # noqa: F403
