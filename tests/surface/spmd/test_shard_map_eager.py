@@ -1,101 +1,97 @@
-"""JAX 0.10's shard_map surface on 8 devices, against jax as the oracle: keyword defaults
-(mesh from use_mesh/set_mesh, in_specs inferred or None for static arguments), an un-jitted call
-running per device (``print`` shows each device's block in jax's words), partially manual meshes,
-nested shard_maps, and errors that name the argument, the spec and the fix."""
+"""JAX 0.10's shard_map surface on 8 devices, against jax 0.10.2 (run in a subprocess,
+``_jax_oracle``): keyword defaults (mesh from use_mesh/set_mesh, in_specs inferred or None for
+static arguments), an un-jitted call running per device (``print`` shows each device's block in
+jax's words), partially manual meshes, nested shard_maps, and errors that name the argument, the
+spec and the fix."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 
-import jax
 import numpy as np
 import pytest
+from _jax_oracle import run_jax
+from _shard_map_programs import COLLECTIVES, control, gradient, partial_manual, printing
 
 import funcgrad
 from funcgrad import lax
 from funcgrad.sharding import AxisType, NamedSharding, P, make_mesh
 
 MESH = make_mesh((4, 2), ("x", "y"), (AxisType.Auto,) * 2)
-JMESH = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
-JP = jax.sharding.PartitionSpec
 X = np.arange(16.0).reshape(8, 2)
 
+ORACLE = """
+import contextlib, io, json, numpy as np, jax
+from jax.sharding import PartitionSpec as P, AxisType
+L = jax
+X = np.arange(16.0).reshape(8, 2)
+mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+from _shard_map_programs import COLLECTIVES, control, gradient, partial_manual, printing
+sm = lambda f, i, o, **kw: jax.shard_map(f, mesh=mesh, in_specs=i, out_specs=o, **kw)
+out = {}
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    r = sm(printing(L), (P("x", "y"), P()), P("x"))(X[:4], 1.0)
+out["print"] = [buf.getvalue(), np.asarray(r).tolist()]
+for jit in (False, True):
+    vals = []
+    for make, i, o in COLLECTIVES:
+        f = sm(make(L), P(*i), P(*o))
+        vals.append(np.asarray((jax.jit(f) if jit else f)(X)).tolist())
+    out[f"collectives{jit}"] = vals
+out["control"] = np.asarray(sm(control(L), P("x"), P("x"))(X)).tolist()
+out["grad"] = np.asarray(sm(gradient(L), (P(), P("x", "y")), P())(np.ones((2, 1)), X)).tolist()
+out["static"] = np.asarray(sm(lambda a, k: a * k, (P("x"), None), P("x"))(X, 3)).tolist()
+out["partial"] = np.asarray(sm(partial_manual(L), P("x"), P(), axis_names={"x"})(X)).tolist()
+print(json.dumps(out))
+"""
 
-def both(body_fg, body_jax, in_specs, out_specs, *args, jit=False, **kw):
-    """The same shard_map in funcgrad and in jax, on ``args``."""
-    f = funcgrad.shard_map(body_fg, mesh=MESH, in_specs=in_specs, out_specs=out_specs, **kw)
-    jspec = lambda s: JP(*s) if isinstance(s, P) else s  # noqa: E731
-    jin = jax.tree_util.tree_map(jspec, in_specs, is_leaf=lambda s: isinstance(s, P))
-    jout = jax.tree_util.tree_map(jspec, out_specs, is_leaf=lambda s: isinstance(s, P))
-    g = jax.shard_map(body_jax, mesh=JMESH, in_specs=jin, out_specs=jout, **kw)
-    if jit:
-        f, g = funcgrad.jit(f), jax.jit(g)
-    return f(*args), g(*args)
+
+@pytest.fixture(scope="module")
+def jax_out():
+    return run_jax(ORACLE)
 
 
-def test_eager_print_shows_each_devices_block(capsys):
-    def body(lib):
-        def f(a, b):
-            print(a)
-            return lib.lax.psum(a + b, "y")
+def sm(f, in_specs, out_specs, **kw):
+    return funcgrad.shard_map(f, mesh=MESH, in_specs=in_specs, out_specs=out_specs, **kw)
 
-        return f
 
-    got, want = both(body(funcgrad), body(jax), (P("x", "y"), P()), P("x"), X[:4], 1.0)
-    printed = capsys.readouterr().out
+def test_eager_print_shows_each_devices_block(jax_out):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        got = sm(printing(funcgrad), (P("x", "y"), P()), P("x"))(X[:4], 1.0)
+    want_text, want = jax_out["print"]
     np.testing.assert_allclose(got, want)
-    fg_part, jax_part = printed[: len(printed) // 2], printed[len(printed) // 2 :]
-    assert fg_part == jax_part
-    assert fg_part.startswith("On cpu:0 at mesh coordinates (x, y,) = (0, 0):\n[[0.]]\n")
+    assert buf.getvalue() == want_text
+    assert want_text.startswith("On cpu:0 at mesh coordinates (x, y,) = (0, 0):\n[[0.]]\n")
 
 
 @pytest.mark.parametrize("jit", [False, True])
-def test_collectives_eager_and_jitted_equal_jax(jit):
-    perm = [(i, (i + 1) % 4) for i in range(4)]
-    cases = [
-        (lambda L: lambda a: L.lax.all_gather(a, "x", tiled=True), P("x"), P("x")),
-        (lambda L: lambda a: L.lax.ppermute(a, "x", perm), P("x"), P("x")),
-        (lambda L: lambda a: a + L.lax.axis_index("x"), P("x"), P("x")),
-        (lambda L: lambda a: L.lax.psum_scatter(a, "x", tiled=True), P(), P("x")),
-        (lambda L: lambda a: L.lax.pmax(a, ("x", "y")), P("x", "y"), P()),
-        (lambda L: lambda a: L.lax.pmean(a.sum(0, keepdims=True), "x"), P("x"), P()),
-    ]
-    for make, i, o in cases:
-        got, want = both(make(funcgrad), make(jax), i, o, X, jit=jit)
-        np.testing.assert_allclose(got, want)
+def test_collectives_eager_and_jitted_equal_jax(jax_out, jit):
+    for (make, i, o), want in zip(COLLECTIVES, jax_out[f"collectives{jit}"]):
+        f = sm(make(funcgrad), P(*i), P(*o))
+        np.testing.assert_allclose((funcgrad.jit(f) if jit else f)(X), want)
 
 
-def test_python_control_flow_on_an_invariant_value_runs_eagerly():
-    def body(L):
-        return lambda a: a * 2 if L.lax.psum(1, "x") == 4 else a
-
-    got, want = both(body(funcgrad), body(jax), P("x"), P("x"), X)
-    np.testing.assert_allclose(got, want)
+def test_python_control_flow_on_an_invariant_value_runs_eagerly(jax_out):
+    np.testing.assert_allclose(sm(control(funcgrad), P("x"), P("x"))(X), jax_out["control"])
     with pytest.raises(funcgrad.errors.ConcretizationTypeError, match="same on every device"):
-        funcgrad.shard_map(lambda a: a if a.sum() > 0 else -a, mesh=MESH, in_specs=P("x"), out_specs=P("x"))(
-            X
-        )
+        sm(lambda a: a if a.sum() > 0 else -a, P("x"), P("x"))(X)
 
 
 @pytest.mark.slow  # (each primitive of the eager body compiles: ~6 s on a loaded machine)
-def test_gradients_inside_an_eager_body_are_jaxs():
-    def body(L):
-        def g(w, a):
-            return L.grad(lambda w: L.lax.pmean(L.numpy.sum(a * w), ("x", "y")))(w)
-
-        return g
-
-    w = np.ones((2, 1))
-    for jit in (False, True):
-        got, want = both(body(funcgrad), body(jax), (P(), P("x", "y")), P(), w, X, jit=jit)
-        np.testing.assert_allclose(got, want)
+def test_gradients_inside_an_eager_body_are_jaxs(jax_out):
+    f = sm(gradient(funcgrad), (P(), P("x", "y")), P())
+    for g in (f, funcgrad.jit(f)):
+        np.testing.assert_allclose(g(np.ones((2, 1)), X), jax_out["grad"])
 
 
-def test_static_arguments_defaults_and_decorator():
-    got, want = both(lambda a, k: a * k, lambda a, k: a * k, (P("x"), None), P("x"), X, 3)
-    np.testing.assert_allclose(got, want)
-    assert funcgrad.shard_map(lambda a: a, mesh=MESH, in_specs=None, out_specs=P())(3.0) == 3.0
-    assert funcgrad.shard_map(lambda a: None, mesh=MESH, in_specs=P("x"), out_specs=None)(X) is None
+def test_static_arguments_defaults_and_decorator(jax_out):
+    np.testing.assert_allclose(sm(lambda a, k: a * k, (P("x"), None), P("x"))(X, 3), jax_out["static"])
+    assert sm(lambda a: a, None, P())(3.0) == 3.0
+    assert sm(lambda a: None, P("x"), None)(X) is None
 
     with funcgrad.sharding.use_mesh(MESH):
 
@@ -108,13 +104,10 @@ def test_static_arguments_defaults_and_decorator():
         funcgrad.shard_map(lambda a: a, mesh=MESH, out_specs=P())(X)
 
 
-def test_partially_manual_and_nested():
-    def partial_body(L):
-        return lambda a: L.lax.psum(a, "x")
-
-    for jit in (False, True):
-        got, want = both(partial_body(funcgrad), partial_body(jax), P("x"), P(), X, axis_names={"x"}, jit=jit)
-        np.testing.assert_allclose(got, want)
+def test_partially_manual_and_nested(jax_out):
+    f = sm(partial_manual(funcgrad), P("x"), P(), axis_names={"x"})
+    for g in (f, funcgrad.jit(f)):
+        np.testing.assert_allclose(g(X), jax_out["partial"])
 
     def outer(a):
         inner = funcgrad.shard_map(
@@ -122,7 +115,7 @@ def test_partially_manual_and_nested():
         )
         return inner(a) * 2
 
-    nest = funcgrad.shard_map(outer, mesh=MESH, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
+    nest = sm(outer, P("x"), P("x"), axis_names={"x"})
     want = X.sum(1, keepdims=True) * 2
     np.testing.assert_allclose(funcgrad.jit(nest)(X), want)
     np.testing.assert_allclose(nest(X), want)
@@ -131,26 +124,25 @@ def test_partially_manual_and_nested():
 
 
 def test_errors_name_the_argument_the_spec_and_the_fix():
-    sm = functools.partial(funcgrad.shard_map, mesh=MESH)
     with pytest.raises(ValueError, match=r"in_specs\[0\].*P\('z',\).*axis 'z'.*its axes: \('x', 'y'\)"):
-        sm(lambda a: a, in_specs=P("z"), out_specs=P("z"))(X)
+        sm(lambda a: a, P("z"), P("z"))(X)
     with pytest.raises(ValueError, match=r"in_specs\[0\].*3 entries.*rank 2"):
-        sm(lambda a: a, in_specs=P("x", "y", None), out_specs=P("x"))(X)
+        sm(lambda a: a, P("x", "y", None), P("x"))(X)
     with pytest.raises(ValueError, match=r"out_specs P\(\).*mesh axes \['x'\].*check_vma=False"):
-        sm(lambda a: a, in_specs=P("x"), out_specs=P())(X)
+        sm(lambda a: a, P("x"), P())(X)
     with pytest.raises(ValueError, match=r"in_specs must be a PartitionSpec or a pytree prefix"):
-        sm(lambda a, b: a, in_specs=(P("x"),), out_specs=P())(X, X)
+        sm(lambda a, b: a, (P("x"),), P())(X, X)
     with pytest.raises(ValueError, match=r"manual over \{'x'\} only"):
-        sm(lambda a: a, in_specs=P("y"), out_specs=P("y"), axis_names={"x"})(X)
+        sm(lambda a: a, P("y"), P("y"), axis_names={"x"})(X)
     with pytest.raises(ValueError, match=r"subset of the mesh's axes"):
-        sm(lambda a: a, in_specs=P("x"), out_specs=P("x"), axis_names={"q"})(X)
+        sm(lambda a: a, P("x"), P("x"), axis_names={"q"})(X)
     with pytest.raises(ValueError, match=r"not divisible by 4"):
-        sm(lambda a: a, in_specs=P("x"), out_specs=P("x"))(np.ones(6))
+        sm(lambda a: a, P("x"), P("x"))(np.ones(6))
     with pytest.raises(ValueError, match="no mesh"):
         funcgrad.shard_map(lambda a: a, in_specs=P("x"), out_specs=P("x"))(X)
 
 
 def test_eager_result_sharding_and_values_stay_on_devices():
-    out = funcgrad.shard_map(lambda a: a * 2, mesh=MESH, in_specs=P("x", "y"), out_specs=P("x", "y"))(X)
+    out = sm(lambda a: a * 2, P("x", "y"), P("x", "y"))(X)
     assert out.sharding == NamedSharding(MESH, P("x", "y"))
     np.testing.assert_allclose(out, X * 2)
