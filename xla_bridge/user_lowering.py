@@ -581,7 +581,7 @@ def jaxpr_subcomp(ctx: ModuleContext, jaxpr, name_stack, tokens, consts, *args, 
     if len(values) != len(consts):
         consts = [c if isinstance(c, ir.Value) else ir_constant(c) for c in consts]
     # The constvars become leading parameters of the private function.
-    flat = Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns)
+    flat = Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.eqns, jaxpr.outvars)
     outs = _call_emitted(ctx, ClosedJaxpr(flat, []), [*consts, *args], "jaxpr_subcomp")
     return outs, tokens
 

@@ -228,3 +228,26 @@ def test_bindings_rule_inside_control_flow_and_nested_jit():
     # vector one, beside the nested jit's function
     text = funcgrad.jit(f).lower(x).as_text()
     assert text.count("func.func private") == 3, text
+
+
+def test_jaxpr_subcomp_lower_jaxpr_to_fun_and_core_call_lowering_inside_a_rule():
+    from jaxlib.mlir.dialects import func
+
+    p = Primitive("test_mlir_subcomp")
+    p.def_impl(lambda x: np.sin(x) * 3 + np.cos(x) + x)
+    p.def_abstract_eval(_same_aval)
+
+    def rule(ctx, x):
+        zeros = np.zeros(ctx.avals_in[0].shape)
+        sin3 = funcgrad.make_jaxpr(lambda v: fnp.sin(v) * 3.0)(zeros)
+        (a,), _ = mlir.jaxpr_subcomp(ctx.module_context, sin3.jaxpr, None, mlir.TokenSet(), sin3.consts, x)
+        fn = mlir.lower_jaxpr_to_fun(ctx.module_context, "cosfn", funcgrad.make_jaxpr(fnp.cos)(zeros))
+        b = func.CallOp(fn, [x]).results[0]
+        (c,) = mlir.core_call_lowering(
+            ctx, x, name="ident", call_jaxpr=funcgrad.make_jaxpr(lambda v: v * 1.0)(zeros)
+        )
+        return [hlo.AddOp(hlo.AddOp(a, b), c).result]
+
+    mlir.register_lowering(p, rule)
+    x = np.arange(3.0)
+    np.testing.assert_allclose(funcgrad.jit(p.bind)(x), np.sin(x) * 3 + np.cos(x) + x, rtol=1e-14)
