@@ -292,14 +292,16 @@ SMALL_INPUTS = {
     "ba": "from gradbench.evals.ba.run import parse; from pathlib import Path; "
     "print(json.dumps(parse(next(Path('evals/ba/data').glob('ba1_*.txt')))))",
     "ht": "from gradbench.evals.ht import io; from pathlib import Path; "
-    "d = Path('evals/ht/data/complicated_small'); print(json.dumps(io.read_hand_instance(d / 'model', next(d.glob('hand1_*.txt')), True).to_dict()))",
+    "d = Path('evals/ht/data/complicated_small'); "
+    "h = io.read_hand_instance(d / 'model', next(d.glob('hand1_*.txt')), True); print(json.dumps(h.to_dict()))",
     "lstm": "import numpy as np; from gradbench.evals.lstm.run import gen_lstm; np.random.seed(1); "
     "print(json.dumps(gen_lstm('the quick brown fox jumps over the lazy dog' * 3, 2, 64).to_dict()))",
     "kmeans": "import numpy as np; p = np.random.default_rng(1).random((200, 4)).tolist(); "
     "print(json.dumps({'points': p, 'centroids': p[-10:]}))",
     "llsq": "import numpy as np; x = np.random.default_rng(1).random(16).tolist(); "
     "print(json.dumps({'x': x, 'n': 64}))",
-    "lse": "import numpy as np; x = np.random.default_rng(1).random(1000).tolist(); print(json.dumps({'x': x}))",
+    "lse": "import numpy as np; x = np.random.default_rng(1).random(1000).tolist(); "
+    "print(json.dumps({'x': x}))",
     "ode": "import numpy as np; x = np.random.default_rng(1).random(100).tolist(); "
     "print(json.dumps({'x': x, 's': 10}))",
     "det": "import numpy as np; a = np.random.default_rng(1).random(49).tolist(); "
