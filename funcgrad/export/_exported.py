@@ -176,15 +176,18 @@ class Exported:
     def serialize(self, vjp_order: int = 0) -> bytearray:
         """JAX's flatbuffer serialization (``jax.export.deserialize`` reads it), with the VJPs up to
         ``vjp_order`` (2 allows ``grad(grad(...))`` of the deserialized function)."""
-        from funcgrad.export._serialization import serialize
-
-        return serialize(self, vjp_order=vjp_order)
+        # The format lives in funcgrad/export/_serialization.py, which imports this module and
+        # registers its writer here when it is imported (the package imports it).
+        return _serializer[0](self, vjp_order=vjp_order)
 
     def call(self, *args, **kwargs):
         """Call the exported function on arrays (eagerly, or inside ``jit``/``grad``/``vmap``):
         arguments with the pytree structure, ranks and dtypes it was exported for; symbolic
         dimensions take the sizes of the arguments."""
         return _call(self, args, kwargs)
+
+
+_serializer: list = []
 
 
 def _avals_str(avals) -> str:

@@ -36,6 +36,7 @@ import numpy as np
 from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
+from funcgrad.export import _exported
 from funcgrad.export._exported import DisabledSafetyCheck, Exported
 from funcgrad.export._shape_poly import SymbolicScope, symbolic_shape
 from funcgrad.kernel import tree_util as tu
@@ -309,6 +310,9 @@ def _write_tree(b, treedef) -> int:
     if aux is not None:
         b.PrependUOffsetTRelativeSlot(4, aux, 0)
     return b.EndObject()
+
+
+_exported._serializer[:] = [serialize]  # Exported.serialize writes with it
 
 
 # ----------------------------------------------------------------------------------------------
