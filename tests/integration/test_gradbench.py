@@ -293,7 +293,8 @@ SMALL_INPUTS = {
     "print(json.dumps(parse(next(Path('evals/ba/data').glob('ba1_*.txt')))))",
     "ht": "from gradbench.evals.ht import io; from pathlib import Path; "
     "d = Path('evals/ht/data/complicated_small'); "
-    "h = io.read_hand_instance(d / 'model', next(d.glob('hand1_*.txt')), True); print(json.dumps(h.to_dict()))",
+    "h = io.read_hand_instance(d / 'model', next(d.glob('hand1_*.txt')), True); "
+    "print(json.dumps(h.to_dict()))",
     "lstm": "import numpy as np; from gradbench.evals.lstm.run import gen_lstm; np.random.seed(1); "
     "print(json.dumps(gen_lstm('the quick brown fox jumps over the lazy dog' * 3, 2, 64).to_dict()))",
     "kmeans": "import numpy as np; p = np.random.default_rng(1).random((200, 4)).tolist(); "
