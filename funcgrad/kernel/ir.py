@@ -432,7 +432,7 @@ class _HeldWeakly:
 # The printer
 
 _RESERVED = frozenset({"in", "let", "if", "do"})
-_WIDTH = 100  # JAX uses 80; 100 keeps two-equation programs on one line, as the spec example shows
+_WIDTH = 80  # JAX's width: a jaxpr prints on one line exactly when JAX prints it on one line
 
 
 class _Names:
