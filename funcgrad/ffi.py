@@ -123,7 +123,14 @@ def _declared(*avals, result_avals, **params):
 
 def _impl(primitive):
     def impl(*args, **params):
-        return _execute.eager_compiled(primitive, list(args), params)
+        try:
+            return _execute.eager_compiled(primitive, list(args), params)
+        except Exception as e:
+            # XLA reports what the handler could not decode (operand dtypes, missing attributes);
+            # say which call it was.
+            avals = [core.get_aval(a) for a in args]
+            e.add_note(f"(in the FFI call to {params['target_name']!r} on operands {avals})")
+            raise
 
     return impl
 

@@ -272,6 +272,12 @@ def test_wrong_result_shape_is_the_kernels_error(kernel):
     x = np.ones((2, 3), np.float32)
     with pytest.raises(Exception, match="rms_norm: the result must have the shape of x"):
         funcgrad.jit(lambda v: rms_norm(v, shape=(3, 2)))(x)
+    # operands and attributes the handler cannot decode: XLA's message, and which call it was
+    with pytest.raises(Exception, match="Wrong buffer dtype: expected F32 but got F64") as info:
+        ffi.ffi_call("test_rms_norm", x.astype(np.float64))(x.astype(np.float64), eps=EPS)
+    assert "in the FFI call to 'test_rms_norm'" in "".join(info.value.__notes__)
+    with pytest.raises(Exception, match="Wrong number of attributes: expected 1 but got 0"):
+        funcgrad.jit(ffi.ffi_call("test_rms_norm", x))(x)
 
 
 @pytest.mark.slow
