@@ -29,10 +29,13 @@ from funcgrad.kernel.custom_derivatives import (
     CustomVJPPrimal,
     SymbolicZero,
     custom_jvp,
+    custom_jvp_call_p,
     custom_vjp,
+    custom_vjp_call_p,
     custom_vjp_primal_tree_values,
 )
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from funcgrad.primitives.linear_call import TransposeThunk, linear_call_p
 
 __all__ = [
     "CustomVJPPrimal",
@@ -40,8 +43,11 @@ __all__ = [
     "closure_convert",
     "custom_gradient",
     "custom_jvp",
+    "custom_jvp_call_p",
     "custom_vjp",
+    "custom_vjp_call_p",
     "custom_vjp_primal_tree_values",
+    "linear_call",
     "zero_from_primal",
 ]
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
@@ -227,3 +233,89 @@ def custom_gradient(fun: Callable) -> Callable:
     wrapped = custom_vjp(primal)
     wrapped.defvjp(fwd, bwd)
     return wrapped
+
+
+def _flat_call(fun, trees, out_box):
+    """``fun`` on flat leaves: the leaves split by ``trees``' sizes and unflattened, its output
+    flattened (its tree into ``out_box``)."""
+
+    def flat(*leaves):
+        args, i = [], 0
+        for tree in trees:
+            args.append(tu.tree_unflatten(tree, leaves[i : i + tree.num_leaves]))
+            i += tree.num_leaves
+        out_leaves, out_tree = tu.tree_flatten(fun(*args))
+        out_box.append(out_tree)
+        return out_leaves
+
+    return flat
+
+
+def linear_call(fun: Callable, fun_transpose: Callable, residual_args, linear_args):
+    """``fun(residual_args, linear_args)``, where ``fun`` is linear in ``linear_args``, with
+    ``fun_transpose(residual_args, cotangents)`` as its transpose (JAX's ``linear_call``).
+
+    ``grad``/``vjp``/``linear_transpose`` through the call use ``fun_transpose`` instead of
+    transposing ``fun``; the transpose of that is ``fun`` again. The JVP is the same call on the
+    tangents of ``linear_args`` (the residuals are not differentiated). ``fun_transpose`` is traced
+    only when a transpose is needed; its output must have the structure and types of
+    ``linear_args``. Works eagerly, under ``jit`` (the call is inlined) and under ``grad``; like
+    JAX's, it has no ``vmap`` rule.
+
+    >>> import funcgrad, funcgrad.numpy
+    >>> def f(r, x):
+    ...     return x / r
+    >>> def t(r, ct):
+    ...     return ct / r
+    >>> def div_add(x, denom):
+    ...     return x + linear_call(f, t, denom, x)
+    >>> float(div_add(9.0, 3.0))
+    12.0
+    >>> (x,) = funcgrad.linear_transpose(lambda x: div_add(x, 3.0), 1.0)(18.0)
+    >>> float(x)
+    24.0
+    >>> def custom_id(x):
+    ...     return linear_call(lambda _, x: x, lambda _, ct: 7.0, (), x)
+    >>> float(funcgrad.grad(custom_id)(1.0))
+    7.0
+    """
+    res_leaves, res_tree = tu.tree_flatten(residual_args)
+    lin_leaves, lin_tree = tu.tree_flatten(linear_args)
+    res_avals = [core.get_aval(x) for x in res_leaves]
+    lin_avals = [core.get_aval(x) for x in lin_leaves]
+    out_box: list = []
+    callee = trace_to_jaxpr(
+        _flat_call(fun, (res_tree, lin_tree), out_box),
+        [*res_avals, *lin_avals],
+        description="linear_call fun",
+    )
+    out_tree = out_box[0]
+
+    def make_transpose():
+        t_box: list = []
+        closed = trace_to_jaxpr(
+            _flat_call(fun_transpose, (res_tree, out_tree), t_box),
+            [*res_avals, *callee.out_avals],
+            description="linear_call fun_transpose",
+        )
+        if t_box[0] != lin_tree:
+            raise TypeError(
+                "linear_call: transpose output pytree structure must match that of linear inputs, "
+                f"got output structure {t_box[0]} and input structure {lin_tree}."
+            )
+        for i, (got, want) in enumerate(zip(closed.out_avals, lin_avals)):
+            if (got.shape, got.dtype) != (want.shape, want.dtype):
+                raise TypeError(
+                    f"linear_call: fun_transpose's output {i} is {got.str_short()}, but the linear "
+                    f"argument it is the cotangent of is {want.str_short()}"
+                )
+        return closed
+
+    outs = linear_call_p.bind(
+        *res_leaves,
+        *lin_leaves,
+        callee=callee,
+        transpose=TransposeThunk(make_transpose),
+        num_res=len(res_leaves),
+    )
+    return tu.tree_unflatten(out_tree, outs)

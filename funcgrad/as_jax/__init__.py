@@ -33,8 +33,12 @@ keep references to funcgrad's objects):
   (``register_exclusion``, ``api_boundary``, ``include_frame``), ``dispatch`` (empty: funcgrad has
   no runtime tokens to wait for at exit), ``dtypes`` (funcgrad's), ``tree_util._registry`` (a view
   of funcgrad's pytree registry), ``state.types.AbstractRef``, ``checkify`` (funcgrad's),
-  ``lib.mlir.ir`` and ``lib.mlir.dialects.hlo`` (jaxlib's own MLIR bindings, for lowering rules
-  written with MLIR builders), and ``jax.lib`` / ``jax.version``. Any other ``jax._src.X`` raises
+  ``lib.mlir.ir`` and ``lib.mlir.dialects.hlo`` (jaxlib's own MLIR bindings, the ones funcgrad
+  splices user lowering rules from; also ``dialects.func``, ``chlo``, ``mhlo``, ``sdy``), and
+  ``jax.lib`` (empty, as JAX 0.10's) / ``jax.version``; ``jax.Ref`` and ``jax.new_ref`` (funcgrad has
+  no mutable array references: nothing is a ``Ref``, ``new_ref`` raises ``NotImplementedError``);
+  ``jax.experimental.hijax`` (its names, so that flax's nnx imports; binding a ``HiPrimitive``
+  raises ``NotImplementedError``). Any other ``jax._src.X`` raises
   ``ModuleNotFoundError`` naming it as a JAX internal, as do the ``jax.X`` that funcgrad lacks.
 
 Limits: the alias is refused (``ImportError``) when the real ``jax`` is already imported in the
@@ -79,12 +83,12 @@ class _JaxModule(types.ModuleType):
             return getattr(funcgrad, name)
         except AttributeError:
             pass
-        try:  # ``jax._src``, ``jax.lib``, ``jax.version``: read as attributes without an import
+        toplevel = importlib.import_module(f"{_SHIMS}._toplevel")
+        if name in toplevel.__all__:  # ``jax.Ref``, ``jax.new_ref``: see that module
+            return getattr(toplevel, name)
+        if _find(f"{_SHIMS}.{name}") is not None:  # ``jax._src``, ``jax.lib``, ``jax.version``
             return importlib.import_module(f"jax.{name}")
-        except ModuleNotFoundError:
-            raise AttributeError(
-                f"module 'jax' (funcgrad through funcgrad.as_jax) has no attribute {name!r}"
-            ) from None
+        raise AttributeError(f"module 'jax' (funcgrad through funcgrad.as_jax) has no attribute {name!r}")
 
     def __dir__(self):
         return sorted({*dir(importlib.import_module("funcgrad")), "__version__", "__version_info__"})
@@ -123,16 +127,26 @@ def _find(name: str):
         raise
 
 
+def _held(name: str):
+    """A module that the (already imported) parent of ``name`` holds as an attribute, else None:
+    ``jax._src.lib.mlir.ir`` is jaxlib's ``ir`` module, held by the shim ``jax._src.lib.mlir``."""
+    parent, _, child = name.rpartition(".")
+    held = vars(sys.modules[parent]).get(child) if parent in sys.modules else None
+    return held if isinstance(held, types.ModuleType) else None
+
+
 class _AliasFinder(importlib.abc.MetaPathFinder):
     """``jax.X.Y`` -> ``funcgrad.X.Y``, else the alias-only ``funcgrad.as_jax._jax.X.Y``."""
 
     def find_spec(self, name, path=None, target=None):
+        if name.startswith("funcgrad.") and not name.startswith("funcgrad.as_jax"):
+            return self._shim_under_funcgrad_name(name, path)
         if not name.startswith("jax."):
             return None
         rest = name[len("jax.") :]
         module = None if rest.startswith("_") else _find(f"funcgrad.{rest}")
         if module is None:
-            module = _find(f"{_SHIMS}.{rest}")
+            module = _find(f"{_SHIMS}.{rest}") or _held(name)
         if module is None:
             what = (
                 "a JAX internal that funcgrad does not provide"
@@ -140,6 +154,18 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
                 else (f"funcgrad has no funcgrad.{rest}")
             )
             raise ModuleNotFoundError(f"No module named {name!r} under funcgrad.as_jax ({what})", name=name)
+        return importlib.machinery.ModuleSpec(name, _Existing(module), is_package=hasattr(module, "__path__"))
+
+    @staticmethod
+    def _shim_under_funcgrad_name(name, path):
+        # ``from jax.experimental import hijax`` asks for ``funcgrad.experimental.hijax`` (the
+        # parent module's own name): an alias-only module answers there too, where funcgrad has
+        # none of that name (funcgrad's own modules are found first, by the path finder).
+        if importlib.machinery.PathFinder.find_spec(name, path) is not None:
+            return None
+        module = _find(f"{_SHIMS}.{name[len('funcgrad.') :]}")
+        if module is None:
+            return None
         return importlib.machinery.ModuleSpec(name, _Existing(module), is_package=hasattr(module, "__path__"))
 
 

@@ -10,8 +10,9 @@ and its friends), ``funcgrad.lax.windowed`` (``reduce_window``), ``funcgrad.lax.
 ``reduce``), ``funcgrad.lax.rng`` (XLA's ``rng_bit_generator``, ``rng_uniform``), ``funcgrad.lax.special``
 (incomplete gamma/beta, zeta, Bessel), ``funcgrad.lax.parallel`` (collectives over named axes:
 ``psum``, ``all_gather``, ``axis_index``, ...) and ``funcgrad.lax.utilities`` (``empty``, ``dtype``,
-``optimization_barrier``, ``reduce_precision``). ``__all__`` is the union of the modules' ``__all__``
-(a new function is listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
+``optimization_barrier``, ``reduce_precision``), and ``funcgrad.lax.primitive_objects`` (the
+primitives themselves, ``add_p``, ``stop_gradient_p``, ...). ``__all__`` is the union of the
+modules' ``__all__`` (a new function is listed once, in its module) and ``dir(funcgrad.lax)`` is ``__all__``.
 ``funcgrad.lax.linalg`` (``jax.lax.linalg``) is a namespace of its own, like
 ``funcgrad.numpy.linalg``.
 
@@ -37,6 +38,7 @@ from funcgrad.lax.fourier import *  # noqa: F403
 from funcgrad.lax.implicit import *  # noqa: F403
 from funcgrad.lax.ops import *  # noqa: F403
 from funcgrad.lax.parallel import *  # noqa: F403
+from funcgrad.lax.primitive_objects import *  # noqa: F403
 from funcgrad.lax.reducing import *  # noqa: F403
 from funcgrad.lax.rng import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
