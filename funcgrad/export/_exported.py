@@ -159,6 +159,23 @@ class Exported:
         avals = _avals_str(self.in_avals)
         return f"Exported(fun_name={self.fun_name}, platforms={self.platforms}, in_avals={avals})"
 
+    def in_shardings_jax(self, mesh=None) -> tuple:
+        """The input shardings as funcgrad shardings: None for each (a one-device export
+        places nothing)."""
+        return self._shardings(self.in_shardings_hlo)
+
+    def out_shardings_jax(self, mesh=None) -> tuple:
+        """The output shardings as funcgrad shardings: None for each (a one-device export)."""
+        return self._shardings(self.out_shardings_hlo)
+
+    def _shardings(self, hlo) -> tuple:
+        if any(s is not None for s in hlo):
+            raise ValueError(
+                f"{self.fun_name} was exported with shardings for {self.nr_devices} devices; funcgrad "
+                "reads one-device exports"
+            )
+        return tuple(hlo)
+
     def has_vjp(self) -> bool:
         """Whether ``vjp()`` is available (not after deserializing with ``vjp_order=0``)."""
         return self._get_vjp is not None

@@ -228,3 +228,14 @@ def test_symbolic_shapes():
     assert specs["b"].shape == (2,) and specs["b"].dtype == np.float32
     n, k = specs["a"].shape
     assert export.is_symbolic_dim(n) and str(n) == "n" and k == 4
+
+
+def test_integer_arguments_and_results_get_float0_cotangents():
+    exp = export.export(funcgrad.jit(lambda x, i: (x * i, i + 1)))(np.ones(3), np.int32(2))
+    vjp = exp.vjp()
+    assert [a.dtype for a in vjp.in_avals] == [np.float64, np.int32, np.float64, funcgrad.dtypes.float0]
+    assert [a.dtype for a in vjp.out_avals] == [np.float64, funcgrad.dtypes.float0]
+    back = export.deserialize(exp.serialize(vjp_order=1))
+    g = funcgrad.grad(lambda x: back.call(x, np.int32(3))[0].sum())(np.ones(3))
+    np.testing.assert_allclose(g, [3.0, 3.0, 3.0])
+    assert exp.in_shardings_jax() == (None, None) and exp.out_shardings_jax() == (None, None)

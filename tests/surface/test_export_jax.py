@@ -146,3 +146,43 @@ def test_namedtuples_cross_with_one_serialized_name():
         jexport.export(jax.jit(lambda p: p.first * 2))(Pair(np.ones(2), 1.0)).serialize()
     )
     np.testing.assert_allclose(back.call(Pair(np.array([1.0, 4.0]), 1.0)), [2.0, 8.0])
+
+
+@pytest.mark.slow
+def test_jax_artifact_with_lapack_fft_and_rng_runs_in_a_process_without_jax(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    a = np.array([[4.0, 1.0], [1.0, 3.0]])
+
+    def f(m):
+        return (
+            jnp.linalg.cholesky(m),
+            jnp.linalg.inv(m),
+            jnp.fft.fft(m),
+            jax.random.normal(jax.random.key(0), (2,)),
+        )
+
+    jexp = jexport.export(jax.jit(f))(a)
+    path = tmp_path / "f.bin"
+    path.write_bytes(jexp.serialize(vjp_order=1))
+    want = [np.asarray(w) for w in jax.jit(f)(a)]
+    np.save(tmp_path / "want.npy", np.concatenate([w.ravel().astype(np.complex128) for w in want]))
+    code = f"""
+import sys, numpy as np, funcgrad
+from funcgrad import export
+e = export.deserialize(open({str(path)!r}, "rb").read())
+a = np.array([[4.0, 1.0], [1.0, 3.0]])
+got = np.concatenate([np.asarray(o).ravel().astype(np.complex128) for o in e.call(a)])
+want = np.load({str(tmp_path / "want.npy")!r})
+np.testing.assert_allclose(got, want, rtol=1e-12)
+inv = np.linalg.inv(a)
+np.testing.assert_allclose(funcgrad.grad(lambda m: e.call(m)[1].sum())(a), -inv.T @ np.ones((2, 2)) @ inv.T, rtol=1e-12)
+assert "jax" not in sys.modules
+print("ok")
+"""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": root}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]
