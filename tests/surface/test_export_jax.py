@@ -178,7 +178,8 @@ got = np.concatenate([np.asarray(o).ravel().astype(np.complex128) for o in e.cal
 want = np.load({str(tmp_path / "want.npy")!r})
 np.testing.assert_allclose(got, want, rtol=1e-12)
 inv = np.linalg.inv(a)
-np.testing.assert_allclose(funcgrad.grad(lambda m: e.call(m)[1].sum())(a), -inv.T @ np.ones((2, 2)) @ inv.T, rtol=1e-12)
+g = funcgrad.grad(lambda m: e.call(m)[1].sum())(a)
+np.testing.assert_allclose(g, -inv.T @ np.ones((2, 2)) @ inv.T, rtol=1e-12)
 assert "jax" not in sys.modules
 print("ok")
 """
