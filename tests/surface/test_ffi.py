@@ -291,3 +291,34 @@ def test_ffi_lowering_of_a_library_primitive(kernel):
     lowered = funcgrad.jit(lambda v: p.bind(v, eps=EPS)).lower(x).as_text()
     assert "stablehlo.custom_call @test_rms_norm" in lowered
     np.testing.assert_allclose(funcgrad.jit(lambda v: p.bind(v, eps=EPS))(x), rms_norm_ref(x), rtol=2e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "method", ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized"]
+)
+def test_vmap_methods_match_jax(kernel, method):
+    # jax (the oracle) calls the same registered handler: what each vmap_method hands the kernel,
+    # with an unbatched operand, gives jax's values, or fails where jax's fails.
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    x = RNG.normal(size=(4, 3, 2))
+    s = RNG.normal(size=(3,))
+
+    def scale(lib):
+        sds = lib.ShapeDtypeStruct
+        ffi_call = lib.ffi.ffi_call
+        return lambda a, b: ffi_call("test_scale_rows", sds(a.shape, a.dtype), vmap_method=method)(a, b)
+
+    def run(lib):
+        try:
+            return np.asarray(lib.jit(lib.vmap(scale(lib), in_axes=(0, None)))(x, s))
+        except Exception as e:  # noqa: BLE001 - the kernel's refusal is the outcome compared
+            return "scale_rows: s must have one element per row of x" in str(e)
+
+    jax.config.update("jax_enable_x64", True)  # (as the suite's other jax oracles do)
+    want = run(jax)
+    got = run(funcgrad)
+    if isinstance(want, bool):
+        assert got is want is True
+    else:
+        np.testing.assert_array_equal(got, want)
