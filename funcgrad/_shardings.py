@@ -831,7 +831,9 @@ def from_bridge(bridge, ndim: int) -> Sharding:
         spec = _sh().spec_of(bridge, ndim)
         if spec is not None:
             entries = [None if not dim else (dim[0] if len(dim) == 1 else dim) for dim in spec]
-            while entries and entries[-1] is None:
+            # On explicit axes the spec is the type's, one entry per dimension (as JAX's);
+            # otherwise trailing whole dimensions are left out.
+            while entries and entries[-1] is None and not mesh.abstract_mesh.explicit_axes:
                 entries.pop()
             s = NamedSharding(mesh, PartitionSpec(*entries))
             bridge._fg_user = s
