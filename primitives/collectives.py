@@ -43,6 +43,7 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 
 __all__ = [
+    "groups_param",
     "all_gather",
     "all_gather_p",
     "all_to_all",
@@ -64,12 +65,35 @@ def _names(axis_name) -> tuple:
     return axis_name if isinstance(axis_name, tuple) else (axis_name,)
 
 
-def _size(axis_name, what) -> int:
-    return batching.axis_size(tuple(axis_name), what)
+def _size(axis_name, what, groups=None) -> int:
+    n = batching.axis_size(tuple(axis_name), what)
+    if groups is None:
+        return n
+    # NOTE: [axis_index_groups]: the instances of the axis split into groups of one size; the
+    # collective runs within each group (under shard_map and pmap; vmap refuses them, as JAX).
+    flat = sorted(i for g in groups for i in g)
+    if flat != list(range(n)):
+        raise ValueError(
+            f"{what}: axis_index_groups {list(map(list, groups))} must cover the indices of the axis "
+            f"{axis_name} (size {n}) exactly once"
+        )
+    if len({len(g) for g in groups}) != 1:
+        raise ValueError(
+            f"{what}: all axis_index_groups must have the same size, got {list(map(list, groups))}"
+        )
+    return len(groups[0])
+
+
+def _no_groups_under_vmap(groups, what):
+    if groups is not None:
+        raise NotImplementedError(
+            f"{what}: axis_index_groups is not supported under vmap (as in JAX); use it inside shard_map "
+            "or pmap, or split the axis into two named axes and reduce over one of them"
+        )
 
 
 def _unbound_impl(name):
-    def impl(*args, axis_name, **params):
+    def impl(*args, axis_name, **params):  # (axis_index_groups, if any, is among params)
         # Reached only when no vmap bound the axis (shard_map and pmap bodies are compiled).
         for n in axis_name:
             batching.axis_size(n, name)
@@ -95,15 +119,16 @@ def _single(axis_name, name, what):
 
 
 def _same_aval(what):
-    def abstract_eval(x, *, axis_name):
-        _size(axis_name, what)
+    def abstract_eval(x, *, axis_name, axis_index_groups=None):
+        _size(axis_name, what, axis_index_groups)
         return x
 
     return abstract_eval
 
 
 def _reduce_axis_rule(primitive, reduce, unbatched):
-    def rule(axis_size, name, vals, dims, *, axis_name):
+    def rule(axis_size, name, vals, dims, *, axis_name, axis_index_groups=None):
+        _no_groups_under_vmap(axis_index_groups, primitive.name)
         (x,), (d,) = vals, dims
         y = unbatched(x, axis_size) if d is None else reduce(x, (d,))
         rest = _rest(axis_name, name)
@@ -132,7 +157,7 @@ psum_p = Primitive("psum")
 psum_p.def_traits(may_produce_nan=True)
 psum_p.def_impl(_unbound_impl("psum"))
 psum_p.def_abstract_eval(_same_aval("psum"))
-deflinear(psum_p, lambda ct, x, *, axis_name: [psum_p.bind(ct, axis_name=axis_name)])
+deflinear(psum_p, lambda ct, x, **params: [psum_p.bind(ct, **params)])
 psum_p.def_batch(_elementwise_batch(psum_p))
 psum_p.def_traits(
     collective_batch=_reduce_axis_rule(
@@ -147,15 +172,15 @@ psum_p.def_traits(
 
 def _extremum_jvp(primitive):
     # The tangent of the winning instance; ties share it equally (reduce_max's convention).
-    def jvp(primals, tangents, *, axis_name):
+    def jvp(primals, tangents, **params):
         (x,), (t,) = primals, tangents
-        ans = primitive.bind(x, axis_name=axis_name)
+        ans = primitive.bind(x, **params)
         if type(t) is Zero:
             return ans, Zero.from_primal_value(ans)
         dtype = aval_of(x).dtype
         at = ew.convert_element_type(ew.eq_p.bind(x, ans), dtype)
-        count = psum_p.bind(at, axis_name=axis_name)
-        return ans, ew.div(psum_p.bind(ew.mul(t, at), axis_name=axis_name), count)
+        count = psum_p.bind(at, **params)
+        return ans, ew.div(psum_p.bind(ew.mul(t, at), **params), count)
 
     return jvp
 
@@ -177,17 +202,25 @@ pmin_p.def_batch(_elementwise_batch(pmin_p))
 pmin_p.def_traits(collective_batch=_reduce_axis_rule(pmin_p, red.reduce_min, lambda x, n: x))
 
 
-def psum(x, axis_name):
+def groups_param(axis_index_groups) -> dict:
+    """The ``axis_index_groups`` parameter of a collective's equation: absent when ``None`` (so
+    jaxprs without groups read as before), else a tuple of tuples of ints."""
+    if axis_index_groups is None:
+        return {}
+    return {"axis_index_groups": tuple(tuple(int(i) for i in g) for g in axis_index_groups)}
+
+
+def psum(x, axis_name, axis_index_groups=None):
     """Sum ``x`` over the instances of the named axis (or axes) ``axis_name``."""
-    return psum_p.bind(x, axis_name=_names(axis_name))
+    return psum_p.bind(x, axis_name=_names(axis_name), **groups_param(axis_index_groups))
 
 
 # ----------------------------------------------------------------------------------------------
 # all_gather / psum_scatter
 
 
-def _all_gather_abstract_eval(x, *, axis_name, axis, tiled):
-    n = _size(axis_name, "all_gather")
+def _all_gather_abstract_eval(x, *, axis_name, axis, tiled, axis_index_groups=None):
+    n = _size(axis_name, "all_gather", axis_index_groups)
     if tiled:
         if not 0 <= axis < x.ndim:
             raise ValueError(f"all_gather: axis={axis} out of range for {x.str_short()} (tiled=True)")
@@ -206,7 +239,8 @@ def _merge(x, axis):
     return st.reshape(x, (*shape[:axis], shape[axis] * shape[axis + 1], *shape[axis + 2 :]))
 
 
-def _all_gather_axis_rule(axis_size, name, vals, dims, *, axis_name, axis, tiled):
+def _all_gather_axis_rule(axis_size, name, vals, dims, *, axis_name, axis, tiled, axis_index_groups=None):
+    _no_groups_under_vmap(axis_index_groups, "all_gather")
     (x,), (d,) = vals, dims
     y = hooks.broadcast_batch(x, axis_size, axis) if d is None else st.moveaxis(x, d, axis)
     rest = _rest(axis_name, name)
@@ -225,9 +259,9 @@ def _all_gather_axis_rule(axis_size, name, vals, dims, *, axis_name, axis, tiled
     return (_merge(y, axis) if tiled else y), None
 
 
-def _all_gather_batch(axis_size, vals, dims, *, axis_name, axis, tiled):
+def _all_gather_batch(axis_size, vals, dims, *, axis, **params):
     x = move_to_front(vals[0], dims[0])
-    return all_gather_p.bind(x, axis_name=axis_name, axis=axis + 1, tiled=tiled), 0
+    return all_gather_p.bind(x, axis=axis + 1, **params), 0
 
 
 all_gather_p = Primitive("all_gather")
@@ -235,9 +269,7 @@ all_gather_p.def_impl(_unbound_impl("all_gather"))
 all_gather_p.def_abstract_eval(_all_gather_abstract_eval)
 deflinear(
     all_gather_p,
-    lambda ct, x, *, axis_name, axis, tiled: [
-        psum_scatter_p.bind(ct, axis_name=axis_name, scatter_dimension=axis, tiled=tiled)
-    ],
+    lambda ct, x, *, axis, **params: [psum_scatter_p.bind(ct, scatter_dimension=axis, **params)],
 )
 all_gather_p.def_batch(_all_gather_batch)
 all_gather_p.def_traits(collective_batch=_all_gather_axis_rule)
@@ -250,8 +282,8 @@ def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False):
     return all_gather_p.bind(x, axis_name=_names(axis_name), axis=axis, tiled=tiled)
 
 
-def _psum_scatter_abstract_eval(x, *, axis_name, scatter_dimension, tiled):
-    n = _size(axis_name, "psum_scatter")
+def _psum_scatter_abstract_eval(x, *, axis_name, scatter_dimension, tiled, axis_index_groups=None):
+    n = _size(axis_name, "psum_scatter", axis_index_groups)
     s = scatter_dimension
     if not 0 <= s < x.ndim:
         raise ValueError(f"psum_scatter: scatter_dimension={s} out of range for {x.str_short()}")
@@ -273,7 +305,10 @@ def _psum_scatter_abstract_eval(x, *, axis_name, scatter_dimension, tiled):
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-def _psum_scatter_axis_rule(axis_size, name, vals, dims, *, axis_name, scatter_dimension, tiled):
+def _psum_scatter_axis_rule(
+    axis_size, name, vals, dims, *, axis_name, scatter_dimension, tiled, axis_index_groups=None
+):
+    _no_groups_under_vmap(axis_index_groups, "psum_scatter")
     _single(axis_name, name, "psum_scatter")
     (x,), (d,) = vals, dims
     total = _times(x, axis_size) if d is None else red.reduce_sum(x, (d,))
@@ -284,11 +319,9 @@ def _psum_scatter_axis_rule(axis_size, name, vals, dims, *, axis_name, scatter_d
     return total, s
 
 
-def _psum_scatter_batch(axis_size, vals, dims, *, axis_name, scatter_dimension, tiled):
+def _psum_scatter_batch(axis_size, vals, dims, *, scatter_dimension, **params):
     x = move_to_front(vals[0], dims[0])
-    return psum_scatter_p.bind(
-        x, axis_name=axis_name, scatter_dimension=scatter_dimension + 1, tiled=tiled
-    ), 0
+    return psum_scatter_p.bind(x, scatter_dimension=scatter_dimension + 1, **params), 0
 
 
 psum_scatter_p = Primitive("psum_scatter")
@@ -296,9 +329,7 @@ psum_scatter_p.def_impl(_unbound_impl("psum_scatter"))
 psum_scatter_p.def_abstract_eval(_psum_scatter_abstract_eval)
 deflinear(
     psum_scatter_p,
-    lambda ct, x, *, axis_name, scatter_dimension, tiled: [
-        all_gather_p.bind(ct, axis_name=axis_name, axis=scatter_dimension, tiled=tiled)
-    ],
+    lambda ct, x, *, scatter_dimension, **params: [all_gather_p.bind(ct, axis=scatter_dimension, **params)],
 )
 psum_scatter_p.def_batch(_psum_scatter_batch)
 psum_scatter_p.def_traits(collective_batch=_psum_scatter_axis_rule)
@@ -317,8 +348,8 @@ def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, tiled: bool = Fals
 # all_to_all
 
 
-def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, tiled):
-    n = _size(axis_name, "all_to_all")
+def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, tiled, axis_index_groups=None):
+    n = _size(axis_name, "all_to_all", axis_index_groups)
     nd = x.ndim
     if not 0 <= split_axis < nd:
         raise ValueError(f"all_to_all: split_axis={split_axis} out of range for {x.str_short()}")
@@ -346,7 +377,10 @@ def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, tiled):
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-def _all_to_all_axis_rule(axis_size, name, vals, dims, *, axis_name, split_axis, concat_axis, tiled):
+def _all_to_all_axis_rule(
+    axis_size, name, vals, dims, *, axis_name, split_axis, concat_axis, tiled, axis_index_groups=None
+):
+    _no_groups_under_vmap(axis_index_groups, "all_to_all")
     _single(axis_name, name, "all_to_all")
     (x,), (d,) = vals, dims
     a = to_front(x, d, axis_size)  # a[j, ...]: the value of instance j
@@ -362,11 +396,9 @@ def _all_to_all_axis_rule(axis_size, name, vals, dims, *, axis_name, split_axis,
     return st.moveaxis(b, 1, 1 + concat_axis), 0
 
 
-def _all_to_all_batch(axis_size, vals, dims, *, axis_name, split_axis, concat_axis, tiled):
+def _all_to_all_batch(axis_size, vals, dims, *, split_axis, concat_axis, **params):
     x = move_to_front(vals[0], dims[0])
-    out = all_to_all_p.bind(
-        x, axis_name=axis_name, split_axis=split_axis + 1, concat_axis=concat_axis + 1, tiled=tiled
-    )
+    out = all_to_all_p.bind(x, split_axis=split_axis + 1, concat_axis=concat_axis + 1, **params)
     return out, 0
 
 
@@ -375,10 +407,8 @@ all_to_all_p.def_impl(_unbound_impl("all_to_all"))
 all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
 deflinear(
     all_to_all_p,
-    lambda ct, x, *, axis_name, split_axis, concat_axis, tiled: [
-        all_to_all_p.bind(
-            ct, axis_name=axis_name, split_axis=concat_axis, concat_axis=split_axis, tiled=tiled
-        )
+    lambda ct, x, *, split_axis, concat_axis, **params: [
+        all_to_all_p.bind(ct, split_axis=concat_axis, concat_axis=split_axis, **params)
     ],
 )
 all_to_all_p.def_batch(_all_to_all_batch)

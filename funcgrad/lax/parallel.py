@@ -65,12 +65,22 @@ def _names(axis_name, what) -> tuple:
     return names
 
 
-def _no_groups(axis_index_groups, what):
-    if axis_index_groups is not None:
+def _groups(axis_index_groups, what) -> dict:
+    """The ``axis_index_groups`` parameter (NOTE: [axis_index_groups] in primitives/collectives.py):
+    JAX's checks here, the rest in the primitive's abstract evaluation."""
+    if axis_index_groups is None:
+        return {}
+    try:
+        groups = [[int(i) for i in g] for g in axis_index_groups]
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{what}: axis_index_groups must be a list of lists of ints, got {axis_index_groups!r}"
+        ) from None
+    if not groups or not all(groups):
         raise ValueError(
-            f"{what}: axis_index_groups is not supported; split the axis into two mesh axes (or two "
-            "nested vmaps) and reduce over one of them instead"
+            f"{what}: axis_index_groups must be non-empty lists of indices, got {axis_index_groups!r}"
         )
+    return co.groups_param(groups)
 
 
 def _leaves(x):
@@ -89,8 +99,8 @@ def psum(x, axis_name, *, axis_index_groups=None):
     [3.0, 3.0, 3.0]
     """
     names = _names(axis_name, "psum")
-    _no_groups(axis_index_groups, "psum")
-    return tu.tree_map(lambda v: co.psum_p.bind(v, axis_name=names), _leaves(x))
+    g = _groups(axis_index_groups, "psum")
+    return tu.tree_map(lambda v: co.psum_p.bind(v, axis_name=names, **g), _leaves(x))
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
@@ -101,11 +111,11 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     [1.5, 1.5]
     """
     names = _names(axis_name, "pmean")
-    _no_groups(axis_index_groups, "pmean")
-    n = batching.axis_size(names, "pmean")
+    g = _groups(axis_index_groups, "pmean")
+    n = len(g["axis_index_groups"][0]) if g else batching.axis_size(names, "pmean")
 
     def mean(v):
-        s = co.psum_p.bind(v, axis_name=names)
+        s = co.psum_p.bind(v, axis_name=names, **g)
         dtype = asarray(s).dtype
         if not _dt.is_inexact(dtype):
             s = ew.convert_element_type(s, np.float64)
@@ -123,8 +133,8 @@ def pmax(x, axis_name, *, axis_index_groups=None):
     [5.0, 5.0, 5.0]
     """
     names = _names(axis_name, "pmax")
-    _no_groups(axis_index_groups, "pmax")
-    return tu.tree_map(lambda v: co.pmax_p.bind(v, axis_name=names), _leaves(x))
+    g = _groups(axis_index_groups, "pmax")
+    return tu.tree_map(lambda v: co.pmax_p.bind(v, axis_name=names, **g), _leaves(x))
 
 
 def pmin(x, axis_name, *, axis_index_groups=None):
@@ -135,8 +145,8 @@ def pmin(x, axis_name, *, axis_index_groups=None):
     [1.0, 1.0, 1.0]
     """
     names = _names(axis_name, "pmin")
-    _no_groups(axis_index_groups, "pmin")
-    return tu.tree_map(lambda v: co.pmin_p.bind(v, axis_name=names), _leaves(x))
+    g = _groups(axis_index_groups, "pmin")
+    return tu.tree_map(lambda v: co.pmin_p.bind(v, axis_name=names, **g), _leaves(x))
 
 
 def _axis(axis, ndim, what, extra=0):
@@ -157,11 +167,11 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bo
     [[1.0, 2.0], [1.0, 2.0]]
     """
     names = _names(axis_name, "all_gather")
-    _no_groups(axis_index_groups, "all_gather")
+    g = _groups(axis_index_groups, "all_gather")
 
     def gather(v):
         a = _axis(axis, np.ndim(v), "all_gather", extra=0 if tiled else 1)
-        return co.all_gather_p.bind(v, axis_name=names, axis=a, tiled=bool(tiled))
+        return co.all_gather_p.bind(v, axis_name=names, axis=a, tiled=bool(tiled), **g)
 
     return tu.tree_map(gather, _leaves(x))
 
@@ -177,11 +187,11 @@ def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=
     [4.0, 6.0]
     """
     names = _names(axis_name, "psum_scatter")
-    _no_groups(axis_index_groups, "psum_scatter")
+    g = _groups(axis_index_groups, "psum_scatter")
 
     def scatter(v):
         s = _axis(scatter_dimension, np.ndim(v), "psum_scatter")
-        return co.psum_scatter_p.bind(v, axis_name=names, scatter_dimension=s, tiled=bool(tiled))
+        return co.psum_scatter_p.bind(v, axis_name=names, scatter_dimension=s, tiled=bool(tiled), **g)
 
     return tu.tree_map(scatter, _leaves(x))
 
@@ -200,13 +210,13 @@ def all_to_all(
     [[1.0, 3.0], [2.0, 4.0]]
     """
     names = _names(axis_name, "all_to_all")
-    _no_groups(axis_index_groups, "all_to_all")
+    g = _groups(axis_index_groups, "all_to_all")
 
     def swap(v):
         nd = np.ndim(v)
         s = _axis(split_axis, nd, "all_to_all")
         c = _axis(concat_axis, nd, "all_to_all")
-        return co.all_to_all_p.bind(v, axis_name=names, split_axis=s, concat_axis=c, tiled=bool(tiled))
+        return co.all_to_all_p.bind(v, axis_name=names, split_axis=s, concat_axis=c, tiled=bool(tiled), **g)
 
     return tu.tree_map(swap, _leaves(x))
 

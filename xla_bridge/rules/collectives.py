@@ -31,11 +31,23 @@ def _spmd(ctx, what):
     return spmd
 
 
-def _attrs(spmd, axis_name, what, global_ids=True) -> str:
+def _groups(spmd, axis_name, what, axis_index_groups=None) -> np.ndarray:
+    """``[n_groups, group_size]`` partition ids of a collective over ``axis_name``; with
+    ``axis_index_groups`` (NOTE: [axis_index_groups] in primitives/collectives.py) each row of the
+    axis is split into those groups of its indices."""
     try:
-        groups = spmd.replica_groups(axis_name, what)
+        g = spmd.groups(axis_name, what)
     except ValueError as e:
         raise LoweringError(str(e)) from None
+    if axis_index_groups is None:
+        return g
+    return np.array([row[list(grp)] for row in g for grp in axis_index_groups], np.int64)
+
+
+def _attrs(spmd, axis_name, what, global_ids=True, axis_index_groups=None) -> str:
+    g = _groups(spmd, axis_name, what, axis_index_groups)
+    rows = ", ".join("[" + ", ".join(map(str, r)) + "]" for r in g)
+    groups = f"dense<[{rows}]> : tensor<{g.shape[0]}x{g.shape[1]}xi64>"
     ids = ", use_global_device_ids" if global_ids else ""
     handle = f"#stablehlo.channel_handle<handle = {spmd.channel()}, type = 1>"
     return f"replica_groups = {groups}, channel_handle = {handle}{ids}"
@@ -54,7 +66,7 @@ def _reshape(fb, x, aval, shape):
     return fb.emit(f"stablehlo.reshape {x} : ({aval_type(aval)}) -> {tensor_type(shape, aval.dtype)}")
 
 
-def _all_reduce(ctx, x, axis_name, op, what):
+def _all_reduce(ctx, x, axis_name, op, what, axis_index_groups=None):
     spmd = _spmd(ctx, what)
     fb = ctx.fb
     a = ctx.avals_in[0]
@@ -63,24 +75,24 @@ def _all_reduce(ctx, x, axis_name, op, what):
     t = aval_type(a)
     return fb.emit(
         f'"stablehlo.all_reduce"({x}) ({{\n{region}\n{fb.indent}}}) '
-        f"{{{_attrs(spmd, axis_name, what)}}} : ({t}) -> {t}"
+        f"{{{_attrs(spmd, axis_name, what, axis_index_groups=axis_index_groups)}}} : ({t}) -> {t}"
     )
 
 
-def _psum(ctx, x, *, axis_name):
+def _psum(ctx, x, *, axis_name, axis_index_groups=None):
     op = "stablehlo.or" if ctx.avals_in[0].dtype == np.bool_ else "stablehlo.add"
-    return _all_reduce(ctx, x, axis_name, op, "psum")
+    return _all_reduce(ctx, x, axis_name, op, "psum", axis_index_groups)
 
 
-def _pmax(ctx, x, *, axis_name):
-    return _all_reduce(ctx, x, axis_name, "stablehlo.maximum", "pmax")
+def _pmax(ctx, x, *, axis_name, axis_index_groups=None):
+    return _all_reduce(ctx, x, axis_name, "stablehlo.maximum", "pmax", axis_index_groups)
 
 
-def _pmin(ctx, x, *, axis_name):
-    return _all_reduce(ctx, x, axis_name, "stablehlo.minimum", "pmin")
+def _pmin(ctx, x, *, axis_name, axis_index_groups=None):
+    return _all_reduce(ctx, x, axis_name, "stablehlo.minimum", "pmin", axis_index_groups)
 
 
-def _all_gather(ctx, x, *, axis_name, axis, tiled):
+def _all_gather(ctx, x, *, axis_name, axis, tiled, axis_index_groups=None):
     spmd = _spmd(ctx, "all_gather")
     fb = ctx.fb
     a, out = ctx.avals_in[0], ctx.avals_out[0]
@@ -88,11 +100,11 @@ def _all_gather(ctx, x, *, axis_name, axis, tiled):
         shape = (*a.shape[:axis], 1, *a.shape[axis:])
         x = _reshape(fb, x, a, shape)
         a = a.update(shape=shape)
-    attrs = f"all_gather_dim = {axis} : i64, {_attrs(spmd, axis_name, 'all_gather')}"
+    attrs = f"all_gather_dim = {axis} : i64, {_attrs(spmd, axis_name, 'all_gather', True, axis_index_groups)}"
     return fb.emit(f'"stablehlo.all_gather"({x}) {{{attrs}}} : ({aval_type(a)}) -> {aval_type(out)}')
 
 
-def _psum_scatter(ctx, x, *, axis_name, scatter_dimension, tiled):
+def _psum_scatter(ctx, x, *, axis_name, scatter_dimension, tiled, axis_index_groups=None):
     spmd = _spmd(ctx, "psum_scatter")
     fb = ctx.fb
     a, out = ctx.avals_in[0], ctx.avals_out[0]
@@ -101,7 +113,9 @@ def _psum_scatter(ctx, x, *, axis_name, scatter_dimension, tiled):
     op = "stablehlo.or" if a.dtype == np.bool_ else "stablehlo.add"
     region = _reducer(fb, op, dtype)
     scattered = out.shape if tiled else (*out.shape[:s], 1, *out.shape[s:])
-    attrs = f"scatter_dimension = {s} : i64, {_attrs(spmd, axis_name, 'psum_scatter')}"
+    attrs = (
+        f"scatter_dimension = {s} : i64, {_attrs(spmd, axis_name, 'psum_scatter', True, axis_index_groups)}"
+    )
     y = fb.emit(
         f'"stablehlo.reduce_scatter"({x}) ({{\n{region}\n{fb.indent}}}) {{{attrs}}} : '
         f"({aval_type(a)}) -> {tensor_type(scattered, a.dtype)}"
@@ -109,11 +123,11 @@ def _psum_scatter(ctx, x, *, axis_name, scatter_dimension, tiled):
     return y if tiled else _reshape(fb, y, out.update(shape=scattered), out.shape)
 
 
-def _all_to_all(ctx, x, *, axis_name, split_axis, concat_axis, tiled):
+def _all_to_all(ctx, x, *, axis_name, split_axis, concat_axis, tiled, axis_index_groups=None):
     spmd = _spmd(ctx, "all_to_all")
     fb = ctx.fb
     a, out = ctx.avals_in[0], ctx.avals_out[0]
-    n = len(spmd.groups(axis_name, "all_to_all")[0])
+    n = len(_groups(spmd, axis_name, "all_to_all", axis_index_groups)[0])
     s, c = split_axis, concat_axis
     if not tiled:
         # A unit dimension where the gathered axis goes (c in the output, which lacks s).
@@ -128,7 +142,7 @@ def _all_to_all(ctx, x, *, axis_name, split_axis, concat_axis, tiled):
     mid[c] *= n
     attrs = (
         f"split_dimension = {s} : i64, concat_dimension = {c} : i64, split_count = {n} : i64, "
-        f"{_attrs(spmd, axis_name, 'all_to_all', global_ids=False)}"
+        f"{_attrs(spmd, axis_name, 'all_to_all', False, axis_index_groups)}"
     )
     y = fb.emit(f'"stablehlo.all_to_all"({x}) {{{attrs}}} : ({aval_type(a)}) -> {tensor_type(mid, a.dtype)}')
     return y if tiled else _reshape(fb, y, out.update(shape=tuple(mid)), out.shape)
