@@ -220,14 +220,46 @@ class DimExpr:
         for m, c in self.terms.items():
             v = c
             for name in m:
-                if name not in env:
-                    raise KeyError(f"no value for the dimension variable {name!r}")
-                v *= int(env[name])
+                v *= _value_of(name, env)
             total += v
         return total
 
     def variables(self) -> set[str]:
-        return {n for m in self.terms for n in m}
+        """The dimension variables the expression depends on (inside operations too)."""
+        out: set[str] = set()
+        for m in self.terms:
+            for name in m:
+                if name in _ATOMS:
+                    for arg in _ATOMS[name][1]:
+                        out |= arg.variables() if isinstance(arg, DimExpr) else set()
+                else:
+                    out.add(name)
+        return out
+
+    def _divmod_atom(self, other, op: str):
+        o = other if isinstance(other, DimExpr) else int(other)
+        if (
+            op == "floordiv"
+            and isinstance(o, int)
+            and o != 0
+            and all(c % o == 0 for c in self.terms.values())
+        ):
+            return DimExpr.normalize({m: c // o for m, c in self.terms.items()}, self.scope)
+        if op == "mod" and isinstance(o, int) and o != 0 and all(c % o == 0 for c in self.terms.values()):
+            return 0
+        return _atom(op, (self, o), self.scope)
+
+    def __floordiv__(self, other):
+        return self._divmod_atom(other, "floordiv")
+
+    def __rfloordiv__(self, other):
+        return _atom("floordiv", (int(other), self), self.scope)
+
+    def __mod__(self, other):
+        return self._divmod_atom(other, "mod")
+
+    def __rmod__(self, other):
+        return _atom("mod", (int(other), self), self.scope)
 
     def __int__(self):
         raise InconclusiveDimensionOperation(
@@ -252,9 +284,39 @@ class DimExpr:
         if const:
             out.append(("- " if const < 0 else "+ ") + str(abs(const)))
         s = " ".join(out)
-        return s[2:] if s.startswith("+ ") else "-" + s[2:]
+        return s[2:] if s.startswith("+ ") else s  # (JAX writes a leading minus as "- b + 5")
 
     __repr__ = __str__
+
+
+# Operations that are not polynomials (``floordiv``, ``mod``, ``max``, ``min``), as JAX writes
+# them: each distinct application is an opaque factor named by its text (``floordiv(b + 1, 2)``),
+# recorded here with its operands so that it evaluates and names its variables.
+_ATOMS: dict[str, tuple[str, tuple]] = {}
+_OPS = {
+    "floordiv": lambda a, b: a // b,
+    "mod": lambda a, b: a % b,
+    "max": max,
+    "min": min,
+}
+
+
+def _atom(op: str, args: tuple, scope) -> DimExpr | int:
+    if all(not isinstance(a, DimExpr) for a in args):
+        return _OPS[op](*args)
+    name = f"{op}({', '.join(str(a) for a in args)})"
+    _ATOMS.setdefault(name, (op, args))
+    return DimExpr({(name,): 1}, scope)
+
+
+def _value_of(name: str, env: dict) -> int:
+    if name in _ATOMS:
+        op, args = _ATOMS[name]
+        vals = [a.evaluate(env) if isinstance(a, DimExpr) else int(a) for a in args]
+        return int(_OPS[op](*vals))
+    if name not in env:
+        raise KeyError(f"no value for the dimension variable {name!r}")
+    return int(env[name])
 
 
 def is_symbolic_dim(p) -> bool:
@@ -267,7 +329,7 @@ def is_symbolic_dim(p) -> bool:
 
 
 _ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.USub, ast.UAdd,
-            ast.Name, ast.Load, ast.Constant, ast.Pow)  # fmt: skip
+            ast.Name, ast.Load, ast.Constant, ast.Pow, ast.FloorDiv, ast.Mod, ast.Call)  # fmt: skip
 
 
 def _parse_dim(text: str, scope: SymbolicScope, where: str):
@@ -279,7 +341,8 @@ def _parse_dim(text: str, scope: SymbolicScope, where: str):
     if tree is None or not all(isinstance(n, _ALLOWED) for n in ast.walk(tree)):
         raise ValueError(
             f"syntax error in symbolic shape {where!r} in dimension {text.strip()!r}: a dimension is "
-            "an integer or an expression of variables with +, - and * (e.g. 'b', '2*b + 1')"
+            "an integer or an expression of variables with +, -, *, //, % and floordiv/mod/max/min "
+            "(e.g. 'b', '2*b + 1', 'floordiv(b, 2)')"
         )
 
     def ev(node):
@@ -294,7 +357,19 @@ def _parse_dim(text: str, scope: SymbolicScope, where: str):
         if isinstance(node, ast.UnaryOp):
             v = ev(node.operand)
             return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.Call):
+            fn = node.func.id if isinstance(node.func, ast.Name) else None
+            if fn not in _OPS or len(node.args) != 2 or node.keywords:
+                raise ValueError(
+                    f"syntax error in symbolic shape {where!r}: unknown operation in {text.strip()!r} "
+                    f"(known: {', '.join(_OPS)} of two operands)"
+                )
+            return _atom(fn, tuple(ev(x) for x in node.args), scope)
         a, b = ev(node.left), ev(node.right)
+        if isinstance(node.op, ast.FloorDiv):
+            return a // b if isinstance(a, DimExpr) else _atom("floordiv", (a, b), scope)
+        if isinstance(node.op, ast.Mod):
+            return a % b if isinstance(a, DimExpr) else _atom("mod", (a, b), scope)
         if isinstance(node.op, ast.Add):
             return a + b
         if isinstance(node.op, ast.Sub):
@@ -309,6 +384,18 @@ def _parse_dim(text: str, scope: SymbolicScope, where: str):
         return r
 
     return ev(tree)
+
+
+def _split_top(spec: str) -> list[str]:
+    """``spec`` split at the commas outside parentheses (``"max(b, 4), c"`` has two dimensions)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(spec):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(spec[start:i])
+            start = i + 1
+    parts.append(spec[start:])
+    return parts
 
 
 def symbolic_shape(
@@ -341,7 +428,7 @@ def symbolic_shape(
     spec = shape_spec.strip()
     if spec.startswith("(") and spec.endswith(")"):
         spec = spec[1:-1]
-    parts = [p for p in (q.strip() for q in spec.split(",")) if p] if spec else []
+    parts = [p for p in (q.strip() for q in _split_top(spec)) if p] if spec else []
     if parts and parts[-1] == "...":
         if like is None:
             raise ValueError(f"symbolic shape {shape_spec!r}: '...' needs like=")

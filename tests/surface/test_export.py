@@ -216,6 +216,11 @@ def test_symbolic_shapes():
     with pytest.raises(export._shape_poly.InconclusiveDimensionOperation):
         _ = b >= 2
     assert (3 * b + 2).evaluate({"b": 5}) == 17
+    # the non-polynomial operations, printed (and parsed) as JAX writes them
+    assert str((b + 1) // 2) == "floordiv(b + 1, 2)" and str(b % 3) == "mod(b, 3)"
+    assert (2 * b) // 2 == b and ((b + 1) // 2).evaluate({"b": 6}) == 3
+    (m,) = export.symbolic_shape("max(b, 4)")
+    assert str(m) == "max(b, 4)" and m.evaluate({"b": 2}) == 4 and m.evaluate({"b": 9}) == 9
     (c,) = export.symbolic_shape("c", scope=export.SymbolicScope(["c >= 2"]))
     with pytest.raises(ValueError, match="mixing of symbolic scopes"):
         _ = b + c

@@ -90,6 +90,20 @@ def test_jax_shape_polymorphic_artifact_with_two_batch_sizes():
         exp.call(np.ones((3, 5), np.float32))
 
 
+def test_jax_artifact_with_non_polynomial_dimensions():
+    spec = jax.ShapeDtypeStruct(jexport.symbolic_shape("b, c"), np.float32)
+    jexp = jexport.export(jax.jit(lambda x: (x[::2], jnp.concatenate([x, x], axis=1))))(spec)
+    exp = export.deserialize(jexp.serialize())
+    assert [str(d) for d in exp.out_avals[0].shape] == [str(d) for d in jexp.out_avals[0].shape]
+    assert str(exp.out_avals[0].shape[0]) == "floordiv(b + 1, 2)" and str(exp.out_avals[1].shape[1]) == "2*c"
+    x = np.arange(15, dtype=np.float32).reshape(5, 3)
+    halves, doubled = exp.call(x)
+    np.testing.assert_allclose(halves, x[::2])
+    np.testing.assert_allclose(doubled, np.concatenate([x, x], axis=1))
+    env = {"b": 5, "c": 3}
+    assert tuple(d.evaluate(env) for d in exp.out_avals[0].shape) == halves.shape == (3, 3)
+
+
 def test_jax_shape_assertions_are_checked():
     spec = jax.ShapeDtypeStruct(jexport.symbolic_shape("2*b"), np.float32)
     jexp = jexport.export(jax.jit(lambda x: x.reshape(2, -1).sum(0)))(spec)
