@@ -423,7 +423,13 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axi
                 f"{in_axes!r} does not match the arguments' structure {tu.tree_structure(args)}"
             ) from e
         paths = arg_paths((*args, kwargs))
-        check_array_leaves("vmap", flat_args, paths)
+        # Only mapped leaves must be arrays: an unmapped (``None``) leaf reaches ``fun`` as it is,
+        # as in JAX (equinox vmaps a model whose activation function is a leaf, with in_axes None).
+        check_array_leaves(
+            "vmap",
+            [x for x, d in zip(flat_args, in_dims) if d is not None],
+            lambda: [p for p, d in zip(paths, in_dims) if d is not None],
+        )
         flat_args = canonicalize(flat_args)
         sizes: dict[int, list[str]] = {}
         dims = []

@@ -1,0 +1,65 @@
+"""Small surface additions that JAX libraries (equinox, flax, optax) rely on, found by running them
+through ``funcgrad.as_jax`` (issue 28): vmap passes unmapped non-array leaves through to the
+function, as JAX does; ``funcgrad.lax`` exports the primitive objects under JAX's names;
+``funcgrad.custom_derivatives`` exports its call primitives; ``funcgrad.experimental.layout``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.experimental import layout
+
+
+def test_vmap_unmapped_leaf_may_be_a_function():
+    # equinox vmaps a model whose activation is a leaf, with in_axes=None for the model
+    model = {"w": fnp.array([2.0, 3.0]), "act": fnp.tanh}
+    x = np.linspace(-1.0, 1.0, 4)
+    got = funcgrad.vmap(lambda m, xi: m["act"](m["w"] * xi), in_axes=(None, 0))(model, x)
+    want = np.stack([np.tanh(np.array([2.0, 3.0]) * xi) for xi in x])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    # per-example gradients of such a model: vmap(grad) vs a loop of grads
+    g = funcgrad.vmap(funcgrad.grad(lambda w, act, xi: act(w * xi).sum()), in_axes=(None, None, 0))
+    per = g(model["w"], fnp.tanh, x)
+    loop = np.stack([funcgrad.grad(lambda w, xi=xi: fnp.tanh(w * xi).sum())(model["w"]) for xi in x])
+    np.testing.assert_allclose(per, loop, rtol=1e-12)
+
+
+def test_vmap_mapped_leaf_must_still_be_an_array():
+    with pytest.raises(TypeError, match=r"args\[0\] is a function"):
+        funcgrad.vmap(lambda f, x: f(x), in_axes=(0, 0))(fnp.sin, fnp.arange(3.0))
+
+
+def test_lax_primitive_objects_are_the_catalogs():
+    from funcgrad.extend.core import primitives
+
+    assert lax.stop_gradient_p is primitives.stop_gradient_p
+    assert lax.scatter_add_p.name == "scatter-add"
+    assert lax.add_p.bind(np.float64(1.5), np.float64(2.0)) == 3.5
+    assert all(getattr(lax, n).name.replace("-", "_") + "_p" == n for n in lax.__all__ if n.endswith("_p"))
+
+
+def test_custom_derivatives_call_primitives():
+    from funcgrad import custom_derivatives as cd
+
+    f = cd.custom_jvp(lambda x: fnp.sin(x))
+    f.defjvps(lambda t, ans, x: 2.0 * t)
+    jaxpr = funcgrad.make_jaxpr(f)(1.0)
+    assert cd.custom_jvp_call_p in {e.primitive for e in jaxpr.eqns}
+    assert cd.custom_vjp_call_p.name == "custom_vjp_call"
+
+
+def test_layout_records():
+    fmt = layout.Format(layout.Layout((1, 0)), None)
+    assert fmt == layout.Format(layout.Layout((1, 0))) and hash(fmt) == hash(
+        layout.Format(layout.Layout((1, 0)))
+    )
+    assert layout.Layout((1, 0)).update(major_to_minor=(0, 1)).major_to_minor == (0, 1)
+    x = np.ones((2, 3))
+    assert layout.with_layout_constraint(x, layout.Layout((1, 0))) is x
+    with pytest.raises(ValueError, match="row-major"):
+        layout.with_layout_constraint(x, layout.Layout((0, 1)))
