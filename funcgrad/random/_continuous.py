@@ -20,6 +20,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import api, lax
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.numpy._core import call_custom, concrete_int
@@ -140,6 +141,7 @@ def _gamma(name, key, a, shape, dtype, log_space):
     return call_custom(_gamma_sample, key, a, log_space)
 
 
+@takes_out_sharding
 def gamma(key, a, shape=None, dtype=None):
     """Gamma(``a``, 1) samples, differentiable in ``a`` (reparameterised: the derivative of each
     sample at fixed CDF value).
@@ -150,6 +152,7 @@ def gamma(key, a, shape=None, dtype=None):
     return _gamma("gamma", key, a, shape, dtype, False)
 
 
+@takes_out_sharding
 def loggamma(key, a, shape=None, dtype=None):
     """The logarithm of Gamma(``a``, 1) samples, computed without underflow for small ``a``.
 
@@ -159,6 +162,7 @@ def loggamma(key, a, shape=None, dtype=None):
     return _gamma("loggamma", key, a, shape, dtype, True)
 
 
+@takes_out_sharding
 def beta(key, a, b, shape=None, dtype=None):
     """Beta(``a``, ``b``) samples from two log-gamma draws (stable for small parameters).
 
@@ -178,6 +182,7 @@ def beta(key, a, b, shape=None, dtype=None):
     return gamma_a / (gamma_a + gamma_b)
 
 
+@takes_out_sharding
 def dirichlet(key, alpha, shape=None, dtype=None):
     """Dirichlet(``alpha``) samples (``alpha``'s last axis is the categories); ``shape`` is the
     batch shape, broadcast with ``alpha.shape[:-1]``.
@@ -201,6 +206,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     return e / fnp.sum(e, axis=-1, keepdims=True)
 
 
+@takes_out_sharding
 def chisquare(key, df, shape=None, dtype=None):
     """Chi-squared samples with ``df`` degrees of freedom: ``2 Gamma(df / 2)``.
 
@@ -214,6 +220,7 @@ def chisquare(key, df, shape=None, dtype=None):
     return fnp.exp(loggamma(key, half_df, shape, dtype)) * 2.0
 
 
+@takes_out_sharding
 def f(key, dfnum, dfden, shape=None, dtype=None):
     """F-distribution samples: the ratio of two scaled chi-squared variates.
 
@@ -230,6 +237,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
     return (chi2_dfn / dfnum) / (chi2_dfd / dfden)
 
 
+@takes_out_sharding
 def t(key, df, shape=None, dtype=None):
     """Student's t samples with ``df`` degrees of freedom: ``normal * sqrt(df / 2 / Gamma(df / 2))``.
 
@@ -251,6 +259,7 @@ def t(key, df, shape=None, dtype=None):
 # Transformations of one uniform or normal draw
 
 
+@takes_out_sharding
 def cauchy(key, shape=(), dtype=None):
     """Standard Cauchy samples ``tan(pi (u - 1/2))``.
 
@@ -262,6 +271,7 @@ def cauchy(key, shape=(), dtype=None):
     return fnp.tan(np.asarray(np.pi, dtype) * (u - 0.5))
 
 
+@takes_out_sharding
 def laplace(key, shape=(), dtype=None):
     """Standard Laplace samples ``sign(u) log1p(-|u|)``, ``u`` uniform on (-1, 1).
 
@@ -273,6 +283,7 @@ def laplace(key, shape=(), dtype=None):
     return fnp.sign(u) * fnp.log1p(-fnp.abs(u))
 
 
+@takes_out_sharding
 def logistic(key, shape=(), dtype=None):
     """Standard logistic samples ``log(u) - log1p(-u)``.
 
@@ -284,6 +295,7 @@ def logistic(key, shape=(), dtype=None):
     return fnp.log(x) - fnp.log1p(-x)
 
 
+@takes_out_sharding
 def pareto(key, b, shape=None, dtype=None):
     """Pareto samples with shape ``b``: ``exp(E / b)``, ``E`` exponential.
 
@@ -296,6 +308,7 @@ def pareto(key, b, shape=None, dtype=None):
     return fnp.exp(exponential(key, shape, dtype) / _to(b, dtype))
 
 
+@takes_out_sharding
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     """Log-normal samples ``exp(sigma * normal)``.
 
@@ -308,6 +321,7 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     return fnp.exp(normal(key, shape, dtype) * _to(sigma, dtype))
 
 
+@takes_out_sharding
 def maxwell(key, shape=(), dtype=None):
     """Maxwell samples: the norm of a 3-D standard normal vector.
 
@@ -350,6 +364,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
     return fnp.power(-fnp.log1p(-u), 1.0 / fnp.asarray(concentration)) * scale
 
 
+@takes_out_sharding
 def rayleigh(key, scale, shape=None, dtype=None):
     """Rayleigh samples ``scale * sqrt(-2 log u)``.
 
@@ -363,6 +378,7 @@ def rayleigh(key, scale, shape=None, dtype=None):
     return _to(scale, dtype, shape) * fnp.sqrt(fnp.log(u) * -2.0)
 
 
+@takes_out_sharding
 def wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian) samples with unit scale (Michael, Schucany & Haas).
 
@@ -384,6 +400,7 @@ def wald(key, mean, shape=None, dtype=None):
     return fnp.where(z <= mean / (mean + x), x, mean_sq / x)
 
 
+@takes_out_sharding
 def triangular(key, left, mode, right, shape=None, dtype=None):
     """Triangular samples on ``[left, right]`` with peak at ``mode`` (inverse CDF).
 
@@ -402,6 +419,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
     return fnp.where(u < fc, out1, out2)
 
 
+@takes_out_sharding
 def generalized_normal(key, p: float, shape=(), dtype=None):
     """Generalized normal samples with density ``p / (2 Gamma(1/p)) exp(-|x|**p)``.
 
@@ -416,6 +434,7 @@ def generalized_normal(key, p: float, shape=(), dtype=None):
     return r * g ** (1 / p)
 
 
+@takes_out_sharding
 def ball(key, d: int, p: float = 2, shape=(), dtype=None):
     """Points drawn uniformly from the unit ``p``-norm ball in ``d`` dimensions (shape ``(*shape, d)``).
 
@@ -436,6 +455,7 @@ def ball(key, d: int, p: float = 2, shape=(), dtype=None):
 # Multivariate
 
 
+@takes_out_sharding
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "cholesky"):
     """Multivariate normal samples ``mean + factor @ normal`` with ``cov = factor factor^T``
     (``method``: ``"cholesky"``, ``"eigh"`` or ``"svd"``); ``shape`` is the batch shape, broadcast
@@ -481,6 +501,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
     return mean + fnp.einsum("...ij,...j->...i", factor, samples)
 
 
+@takes_out_sharding
 def orthogonal(key, n: int, shape=(), dtype=None, m: int | None = None):
     """Random matrices with orthonormal columns (rows, if ``n < m``), uniformly distributed (Haar
     measure): the Q of a QR decomposition of a normal matrix, signs fixed by R's diagonal.

@@ -24,6 +24,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.jitting import jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
@@ -342,6 +343,7 @@ def fold_in(key, data):
     return st.concatenate([st.reshape(b0, (1,)), st.reshape(b1, (1,))], 0)
 
 
+@takes_out_sharding
 def bits(key, shape=(), dtype=np.uint32):
     """Uniform random bits of an unsigned integer ``dtype``."""
     dtype = np.dtype(dtype)
@@ -424,6 +426,7 @@ def _to(x, dtype, shape=None):
     return x if shape is None or x.shape == tuple(shape) else fnp.broadcast_to(x, shape)
 
 
+@takes_out_sharding
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     """Uniform floats in ``[minval, maxval)`` (bounds broadcast against ``shape``).
 
@@ -470,6 +473,7 @@ def _sampler(fn, static_argnums):
 _uniform_compiled = _sampler(_uniform, (1, 2))
 
 
+@takes_out_sharding
 def normal(key, shape=(), dtype=None):
     """Standard normal samples (inverse-CDF of a uniform, as JAX does). A complex ``dtype`` gives
     the standard complex normal ``(re + 1j im) / sqrt(2)`` from the two keys of ``split(key)``
@@ -505,6 +509,7 @@ _normal_compiled = _sampler(_normal, (1, 2))
 _bits_compiled = _sampler(_random_bits, (1, 2))
 
 
+@takes_out_sharding
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Normal samples truncated to ``[lower, upper]`` (bounds broadcast; ``shape`` defaults to theirs).
 
@@ -532,6 +537,7 @@ def _truncated_normal(key, lower, upper, shape, dtype):
 _truncated_normal_compiled = _sampler(_truncated_normal, (3, 4))
 
 
+@takes_out_sharding
 def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
     """Booleans that are True with probability ``p`` (``mode="high"`` resolves probabilities below
     the float's resolution with a second uniform).
@@ -560,6 +566,7 @@ def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
     return u < p
 
 
+@takes_out_sharding
 def exponential(key, shape=(), dtype=None):
     """Exponential(1) samples: ``-log1p(-u)``.
 
@@ -599,6 +606,7 @@ def _safe_int_to_float32(bits):
     return lax.bitcast_convert_type(lax.bitwise_or(exp, mantissa), np.float32)
 
 
+@takes_out_sharding
 def gumbel(key, shape=(), dtype=None, mode: str | None = None):
     """Standard Gumbel samples ``-log(-log(u))``; ``mode="high"`` (or ``"highest"``, float32) draws
     more random bits to resolve the far tail, as JAX's.
@@ -630,6 +638,7 @@ def gumbel(key, shape=(), dtype=None, mode: str | None = None):
     return ew.neg(ew.log_p.bind(ew.neg(ew.log_p.bind(u))))
 
 
+@takes_out_sharding
 def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, mode: str | None = None):
     """Category indices drawn with probabilities ``softmax(logits)`` along ``axis`` (the Gumbel-max
     trick). ``shape`` must broadcast with the logits' batch shape: leading extra dimensions draw
@@ -667,6 +676,7 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
     return fnp.moveaxis(indices, -1, 0).reshape(shape)
 
 
+@takes_out_sharding
 def randint(key, shape, minval, maxval, dtype=None):
     """Uniform integers in ``[minval, maxval)`` (bounds broadcast against ``shape``).
 

@@ -18,6 +18,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import concrete_int, normalize_axis
@@ -54,6 +55,7 @@ def _shuffle(key, x, axis):
     return x
 
 
+@takes_out_sharding
 def permutation(key, x, axis: int = 0, independent: bool = False):
     """A random permutation of ``arange(x)`` (an int ``x``) or of ``x`` along ``axis``; with
     ``independent=True`` each slice along the other axes is shuffled independently.
@@ -131,6 +133,7 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0, mode: 
     return result.reshape(out_shape)
 
 
+@takes_out_sharding
 def rademacher(key, shape=(), dtype=None):
     """Rademacher samples: -1 or +1 with equal probability.
 
@@ -146,6 +149,7 @@ def rademacher(key, shape=(), dtype=None):
     return (2 * b - 1).astype(dtype)
 
 
+@takes_out_sharding
 def geometric(key, p, shape=None, dtype=None):
     """Geometric samples: the number of Bernoulli(``p``) trials up to the first success (>= 1).
 
@@ -215,6 +219,7 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
     return lax.while_loop(cond, body, init)[1].astype(dtype)
 
 
+@takes_out_sharding
 def poisson(key, lam, shape=None, dtype=None):
     """Poisson samples with mean ``lam`` (computed in float32, as JAX does).
 

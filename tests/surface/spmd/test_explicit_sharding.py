@@ -253,3 +253,21 @@ def test_auto_mode_is_unchanged():
     f = funcgrad.jit(lambda a: fnp.sin(a) @ fnp.ones((4, 2), np.float32))
     assert "sdy.sharding_constraint" not in f.lower(x).as_text()
     np.testing.assert_allclose(f(x), np.sin(X) @ np.ones((4, 2)), rtol=1e-5)
+
+
+def test_random_samplers_take_out_sharding(meshes):
+    def build(np_, put, lib, sh):
+        P = sh.PartitionSpec
+        k = lib.random.key(0) if lib is jax else lib.random.PRNGKey(0)
+        return {
+            "normal": lib.random.normal(k, (8, 4), dtype=np_.float32, out_sharding=P("x", "y")),
+            "uniform": lib.jit(
+                lambda k: lib.random.uniform(k, (8, 4), np_.float32, out_sharding=P(None, "y"))
+            )(k),
+        }
+
+    ours, theirs = _both(meshes, build)
+    for k in ours:
+        assert _type(ours[k], funcgrad) == _type(theirs[k], jax), k
+        assert _padded(ours[k]) == _padded(theirs[k]), k
+        np.testing.assert_allclose(np.asarray(ours[k]), np.asarray(theirs[k]), rtol=1e-6, err_msg=k)
