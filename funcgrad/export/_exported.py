@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -388,6 +389,7 @@ def _exported_vjp(closed, primal: Exported) -> Exported:
 # Prepared modules by (Exported, argument signature, platform): preparing parses, refines and
 # prints the module (milliseconds), a call with a prepared signature costs a dict lookup.
 _prepared: dict = register_cache("export.prepared", {})
+_jitted = register_cache("export.callers", weakref.WeakKeyDictionary())
 
 
 def _call(exp: Exported, args, kwargs):
@@ -398,8 +400,17 @@ def _call(exp: Exported, args, kwargs):
             f"function '{exp.fun_name}' was exported: it was exported for {exp.in_tree} and is "
             f"called with {in_tree}"
         )
-    outs = _call_flat(exp, flat)
-    return tu.tree_unflatten(exp.out_tree, outs)
+    fn = _jitted.get(exp)
+    if fn is None:
+        # One jitted caller per Exported: an eager call is then one cached executable (the
+        # module embedded once per argument signature), not a custom_vjp and a primitive
+        # dispatched each time; under a transformation it is a nested jit like any other.
+        def flat_call(*xs):
+            return _call_flat(exp, xs)
+
+        flat_call.__name__ = flat_call.__qualname__ = re.sub(r"\W", "_", exp.fun_name) or "exported"
+        fn = _jitted[exp] = jit(flat_call)
+    return tu.tree_unflatten(exp.out_tree, fn(*flat))
 
 
 def _call_flat(exp: Exported, flat):
