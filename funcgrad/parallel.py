@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -173,7 +174,9 @@ def _inferred_spec(x, mesh, manual, where, path):
     s = _sharding_of(x)
     if s is None or getattr(s, "mesh", None) is None:
         return PartitionSpec()
-    if getattr(s.mesh, "axis_names", None) != mesh.axis_names or getattr(s.mesh, "_flat", None) != mesh._flat:
+    if tuple(getattr(s.mesh, "axis_names", ())) != tuple(mesh.axis_names) or dict(s.mesh.shape) != dict(
+        mesh.shape
+    ):
         raise ValueError(
             f"{where}: argument{path} is sharded over another mesh ({s.mesh}) than the shard_map's ({mesh}); "
             "reshard it onto this mesh first (funcgrad.sharding.reshard / device_put)"
@@ -299,7 +302,7 @@ def shard_map(
             # unchecked (check_vma=False), it has pmap's meaning, also inside a checked body.
             trace = core.current_trace()
             convention = functools.partial(_logical_transpose, trace, seeds, m, manual) if check else None
-            with ad.transpose_convention(convention):
+            with ad.transpose_convention(convention), _inside_body():
                 out = f(*rebuild(leaves))
             out_leaves, out_tree = flatten_outputs(out, where)
             box.append(out_tree)
@@ -333,7 +336,8 @@ def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where
     with core.new_trace(_eager.ShardMapTrace, mesh, manual, check, shard_map, eqn_varying) as trace:
         ins = trace.enter(dyn, norm_in)
         convention = functools.partial(_eager_logical_transpose, trace) if check else None
-        with batching.extend_axis_env(shp.mesh_frames(mesh, manual)), ad.transpose_convention(convention):
+        frames = batching.extend_axis_env(shp.mesh_frames(mesh, manual))
+        with frames, ad.transpose_convention(convention), _inside_body():
             out = f(*rebuild(ins))
         out_leaves, out_tree = flatten_outputs(out, where)
         pairs = [trace.stacked(o) for o in out_leaves]
@@ -511,6 +515,23 @@ def check_out_vma(outs, out_specs, out_leaf_specs, where, paths):
 _anonymous = itertools.count()
 
 
+class _BodyDepth(threading.local):
+    depth = 0
+
+
+_bodies = _BodyDepth()
+
+
+class _inside_body:
+    """Marks the tracing of a shard_map (or pmap) body: a pmap there is refused, as in JAX."""
+
+    def __enter__(self):
+        _bodies.depth += 1
+
+    def __exit__(self, *exc):
+        _bodies.depth -= 1
+
+
 def pmap(
     fun: Callable,
     axis_name=None,
@@ -548,6 +569,12 @@ def pmap(
         devices = xla_bridge.devices(backend)
 
     def run(*args):
+        if _bodies.depth:
+            raise ValueError(
+                f"{where} is called inside a shard_map or pmap body: a pmap cannot be nested there (JAX 0.10 "
+                "refuses it too); map the inner axis with vmap(..., axis_name=...) or use one shard_map over "
+                "a mesh with both axes (axis_names= for a partially manual one, nested shard_maps for more)"
+            )
         dyn = [a for i, a in enumerate(args) if i not in statics]
         if isinstance(in_axes, list):
             axes_spec = tuple(in_axes)

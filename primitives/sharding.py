@@ -136,6 +136,10 @@ def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, manual_axes):
 
 
 shard_map_p.def_abstract_eval(_abstract_eval)
+# On explicit mesh axes (NOTE: [sharding in types]) the results are typed as out_specs says.
+shard_map_p.def_sharding_rule(
+    lambda avals_in, avals_out, *, out_specs, **params: list(out_specs), from_params=True
+)
 
 _programs: dict = register_cache("primitives.shard_map_programs", {})  # NOTE: [caches have an owner]
 

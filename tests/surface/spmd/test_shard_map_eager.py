@@ -146,3 +146,23 @@ def test_eager_result_sharding_and_values_stay_on_devices():
     out = sm(lambda a: a * 2, P("x", "y"), P("x", "y"))(X)
     assert out.sharding == NamedSharding(MESH, P("x", "y"))
     np.testing.assert_allclose(out, X * 2)
+
+
+def test_in_specs_inferred_on_explicit_axes_and_results_typed():
+    # JAX 0.10's default: make_mesh's axes are Explicit, in_specs may be left out (the arguments'
+    # shardings), and a jitted shard_map's results are typed as out_specs says.
+    mesh = make_mesh((2, 4), ("X", "Y"))
+    with funcgrad.sharding.use_mesh(mesh):
+        a = funcgrad.device_put(np.arange(8 * 16.0).reshape(8, 16), P("X", "Y"))
+        total = funcgrad.shard_map(lambda y: lax.psum(y.sum(keepdims=True), ("X", "Y")), out_specs=P())
+        np.testing.assert_allclose(total(a), [[np.arange(8 * 16.0).sum()]])
+        np.testing.assert_allclose(funcgrad.jit(total)(a), [[np.arange(8 * 16.0).sum()]])
+
+        def double(x):
+            out = funcgrad.shard_map(lambda y: y * 2, out_specs=P("X", "Y"))(x)
+            assert funcgrad.typeof(out).sharding.spec == P("X", "Y")
+            return out
+
+        out = funcgrad.jit(double)(a)
+        np.testing.assert_allclose(out, np.arange(8 * 16.0).reshape(8, 16) * 2)
+        assert out.sharding == NamedSharding(mesh, P("X", "Y"))
