@@ -18,11 +18,17 @@ One general mechanism, with defaults by kind of primitive instead of a rule per 
   size 1 left whole does not count), as JAX's ``broadcasting_sharding_rule``;
 - reductions (an ``axes`` param): the reduced dimensions leave the spec;
 - structure: ``broadcast_in_dim``, ``reshape`` (split or merge of one dimension, unit
-  dimensions), ``transpose``, ``squeeze``, ``rev``, ``concatenate``, ``cumsum``-like scans;
+  dimensions), ``transpose``, ``squeeze``, ``concatenate``; ``slice``/``dynamic_slice``/``pad``
+  keep a dimension's sharding while it still splits evenly; ``cumsum``-like scans and ``sort``
+  need their dimension whole;
 - ``dot_general``: batch dimensions, then the free dimensions of each side; sharded contracting
   dimensions on both sides are ambiguous (JAX's error, asking for ``out_sharding=``);
-- any other primitive: a result shaped as its first operand keeps that operand's sharding;
-  otherwise the result is replicated (the values are right; the partitioner gathers).
+- any other primitive (``gather``, ``scatter``, ``rev``, ...): a result shaped as its first
+  operand keeps that operand's sharding; otherwise the result is replicated (the values are
+  right; the partitioner gathers). Where JAX raises for a gather or scatter with sharded
+  operands, funcgrad replicates instead.
+
+A result whose spec names a mesh axis twice is JAX's "illegally sharded result" error.
 """
 
 from __future__ import annotations
@@ -327,6 +333,72 @@ def dot_general_rule(avals_in, avals_out, *, dimension_numbers, **params):
     return [out]
 
 
+def _k(sizes, names) -> int:
+    return math.prod(sizes[n] for n in names)
+
+
+def _cut(what: str):
+    """``slice``/``dynamic_slice``/``pad``: a dimension keeps its sharding when its new size still
+    splits evenly over its axes (JAX's rule); otherwise JAX has no answer and says so."""
+
+    def rule(avals_in, avals_out, **params):
+        x, out = avals_in[0], avals_out[0]
+        spec, sizes = spec_of(x), _mesh_shape(avals_in)
+        new = []
+        for d, (n_in, n_out, names) in enumerate(zip(x.shape, out.shape, spec)):
+            if n_in == n_out or not names:
+                new.append(names if n_in == n_out else ())
+            elif n_out % _k(sizes, names) == 0:
+                new.append(names)
+            else:
+                raise ShardingTypeError(
+                    f"{what} on sharded dims where out dim ({n_out}) is not divisible by mesh axes "
+                    f"({_k(sizes, names)}) with spec ({','.join(names)}) is not implemented. Got input type="
+                    f"{x.str_short()} and output shape {out.shape}. Reshard the operand so that dimension "
+                    f"{d} is whole first (funcgrad.sharding.reshard)."
+                )
+        return [tuple(new)]
+
+    return rule
+
+
+_ALONG = {
+    "sort": "Arguments to sort must be unsharded over the sorting dimension.",
+    None: "Input should be unsharded over the axis being reduced.",
+}
+
+
+def _scatter(avals_in, avals_out, **params):
+    """A scatter into an operand sharded on explicit axes has no unambiguous result sharding
+    (JAX's error); into a whole operand, the result is typed as the operand."""
+    x = avals_in[0]
+    if any(spec_of(x)):
+        raise ShardingTypeError(
+            "Use `.at[...].set/add/mul/...` on an operand that is not sharded: the out sharding of the "
+            f"scatter update could not be resolved unambiguously. Got operand type={x.str_short()}; reshard "
+            "it to P() first (funcgrad.sharding.reshard) and reshard the result after."
+        )
+    return [spec_of(x)] + [((),) * a.ndim for a in avals_out[1:]]
+
+
+def _along_unsharded(what: str, param: str):
+    """``cumsum``-like scans and ``sort``: the dimension they run along must be whole (JAX's
+    rule); each result has its operand's type."""
+
+    def rule(avals_in, avals_out, **params):
+        axis = params[param]
+        for a in avals_in:
+            spec = spec_of(a)
+            if a.ndim and spec[axis % a.ndim]:
+                raise ShardingTypeError(
+                    f"{_ALONG.get(what, _ALONG[None])} Got input type={a.str_short()} and axis={axis}. "
+                    "Reshard that axis whole first (funcgrad.sharding.reshard)."
+                )
+        return [spec_of(a) for a in avals_in[: len(avals_out)]]
+
+    return rule
+
+
 def _from_params(avals_in, avals_out, *, spec, **params):
     """``reshard``/``sharding_constraint``: the spec its params name (its explicit axes are kept
     by ``out_specs``'s caller)."""
@@ -343,10 +415,25 @@ def out_specs(primitive, avals_in, avals_out, params) -> list:
     body -- else it is typed as its first operand when shaped alike, else replicated)."""
     rule = primitive.sharding_rule
     if rule is not None:
-        return rule(avals_in, avals_out, **params)
-    out = []
-    for a, same in zip(avals_out, _same_as_operand(avals_in, avals_out)):
-        out.append(spec_of(a) if a.sharding is not None else same)
+        out = rule(avals_in, avals_out, **params)
+    else:
+        out = [
+            spec_of(a) if a.sharding is not None else same
+            for a, same in zip(avals_out, _same_as_operand(avals_in, avals_out))
+        ]
+    for a, spec in zip(avals_out, out):
+        used = [n for d in spec for n in d]
+        if len(used) != len(set(used)):
+            shown = ", ".join(x.str_short() for x in avals_in)
+            bad = ",".join(
+                f"{n}@{d[0]}" if len(d) == 1 else (f"{n}@({','.join(d)})" if d else str(n))
+                for n, d in zip(a.shape, spec)
+            )
+            raise ShardingTypeError(
+                f"{primitive.name} operation with inputs: {shown} produces an illegally sharded result: "
+                f"{a.str_short().split('[')[0]}[{bad}]. Reshard an operand so that a mesh axis splits one "
+                "dimension only."
+            )
     return out
 
 
@@ -373,5 +460,15 @@ def install(families) -> None:
     st.transpose_p.def_sharding_rule(_transpose)
     st.squeeze_p.def_sharding_rule(_squeeze)
     st.concatenate_p.def_sharding_rule(_concatenate)
+    st.slice_p.def_sharding_rule(_cut("slicing"))
+    st.pad_p.def_sharding_rule(_cut("padding"))
+    families["indexing"].dynamic_slice_p.def_sharding_rule(_cut("dynamic_slice"))
+    srt = families["sorting"]
+    for p in (srt.cumsum_p, srt.cumprod_p, srt.cummax_p, srt.cummin_p):
+        p.def_sharding_rule(_along_unsharded(p.name, "axis"))
+    srt.sort_p.def_sharding_rule(_along_unsharded("sort", "dimension"))
+    for p in prims("scatter"):
+        if p.sharding_rule is None:
+            p.def_sharding_rule(_scatter)
     families["dot"].dot_general_p.def_sharding_rule(dot_general_rule)
     families["sharding"].sharding_constraint_p.def_sharding_rule(_from_params, from_params=True)

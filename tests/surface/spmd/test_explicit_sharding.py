@@ -255,6 +255,7 @@ def test_auto_mode_is_unchanged():
     np.testing.assert_allclose(f(x), np.sin(X) @ np.ones((4, 2)), rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_random_samplers_take_out_sharding(meshes):
     def build(np_, put, lib, sh):
         P = sh.PartitionSpec
@@ -271,3 +272,40 @@ def test_random_samplers_take_out_sharding(meshes):
         assert _type(ours[k], funcgrad) == _type(theirs[k], jax), k
         assert _padded(ours[k]) == _padded(theirs[k]), k
         np.testing.assert_allclose(np.asarray(ours[k]), np.asarray(theirs[k]), rtol=1e-6, err_msg=k)
+
+
+_MORE = {
+    "slice_even": lambda n, x: x[2:6],
+    "slice_uneven": lambda n, x: x[:, 1:3],
+    "index": lambda n, x: x[0],
+    "cumsum_sharded_axis": lambda n, x: n.cumsum(x, axis=0),
+    "sort_sharded_axis": lambda n, x: n.sort(x, axis=1),
+    "pad_sharded_dim": lambda n, x: n.pad(x, ((0, 0), (1, 1))),
+    "pad_whole_dim": lambda n, x: n.pad(x, ((0, 0), (0, 0))) * 1,
+    "outer_reuses_an_axis": lambda n, x: x[:, :, None] * x[:, None, :],
+    "flip": lambda n, x: n.flip(x, 0),
+    "stack": lambda n, x: n.stack([x, x]),
+    "var": lambda n, x: n.var(x, axis=0),
+    "clip": lambda n, x: n.clip(x, 1, 5),
+    "swapaxes": lambda n, x: n.swapaxes(x, 0, 1),
+    "argmax": lambda n, x: n.argmax(x, axis=0),
+    "scatter": lambda n, x: x.at[0, 0].set(1.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_MORE))
+def test_more_rules_agree_with_jax_or_both_raise(meshes, case):
+    def build(np_, put, lib, sh):
+        x = put(X, "x", "y")
+        try:
+            out = lib.jit(lambda a: _MORE[case](np_, a))(x)
+        except Exception as e:  # noqa: BLE001 - which error is compared below
+            return type(e).__name__
+        return _type(out, lib).split("[")[1], np.asarray(out)
+
+    ours, theirs = _both(meshes, build)
+    if isinstance(theirs, str):
+        assert ours == theirs == "ShardingTypeError"
+    else:
+        assert ours[0] == theirs[0]  # the shape and sharding (jax's argmax is int32 without x64)
+        np.testing.assert_allclose(ours[1], theirs[1])
