@@ -75,6 +75,20 @@ class ShapedArray:
     def strip_weak_type(self) -> ShapedArray:
         return ShapedArray(self.shape, self.dtype, False, self.sharding) if self.weak_type else self
 
+    def to_tangent_aval(self) -> ShapedArray:
+        """The aval of a tangent of this value: the same, with ``float0`` for an integer or
+        boolean dtype (JAX's method; libraries make their symbolic zeros with it).
+
+        >>> ShapedArray((2,), np.int32).to_tangent_aval().dtype == _dt.float0
+        True
+        """
+        tangent = _dt.tangent_dtype(self.dtype)
+        return (
+            self if tangent == self.dtype else ShapedArray(self.shape, tangent, self.weak_type, self.sharding)
+        )
+
+    to_ct_aval = to_tangent_aval  # a cotangent has its tangent's type
+
     def __eq__(self, other):
         return (
             type(other) is ShapedArray
