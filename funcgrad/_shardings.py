@@ -941,3 +941,21 @@ def _buffer_sharding(buffer, ndim: int):
 
 
 kernel.register(sharding_types=(_apply_sharding, _buffer_sharding))
+
+
+def with_default_sharding(x, aval):
+    """``aval`` as ``typeof`` shows it: where its type holds no sharding (the Auto mode, one
+    device), JAX's answer -- replicated (``P(None, ...)``) over the abstract mesh of the array's
+    mesh, else of the mesh in scope (empty outside one)."""
+    if aval.sharding is not None or type(aval) is not core.ShapedArray:
+        return aval
+    am = None
+    b = getattr(x, "_buffer", None)
+    if b is not None:
+        mesh = getattr(b._sharding, "_fg_mesh", None)
+        if isinstance(mesh, Mesh):
+            am = mesh.abstract_mesh
+    if am is None:
+        am = get_abstract_mesh()
+    spec = PartitionSpec(*([None] * aval.ndim))
+    return core.ShapedArray(aval.shape, aval.dtype, aval.weak_type, NamedSharding(am, spec))

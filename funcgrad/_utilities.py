@@ -24,6 +24,7 @@ import numpy as np
 import funcgrad
 from funcgrad import xla_bridge
 from funcgrad._devices import default_backend, devices
+from funcgrad._shardings import with_default_sharding  # typeof's sharding where the type has none
 from funcgrad.kernel import caches, core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config
@@ -41,7 +42,9 @@ __all__ = [
 
 
 def typeof(x) -> core.ShapedArray:
-    """The abstract value (shape, dtype, weak type) of an array, a scalar or a traced value.
+    """The abstract value (shape, dtype, weak type, sharding) of an array, a scalar or a traced
+    value; ``.sharding`` is a ``NamedSharding`` over an abstract mesh, as JAX's (replicated where
+    the type holds none, NOTE: [sharding in types]).
 
     >>> import funcgrad
     >>> typeof(1.0)
@@ -49,8 +52,10 @@ def typeof(x) -> core.ShapedArray:
     >>> funcgrad.jit(lambda x: print(typeof(x)) or x)(np.zeros(3, np.int32)).shape
     ShapedArray(i32[3])
     (3,)
+    >>> typeof(np.zeros((2, 3))).sharding.spec
+    P(None, None)
     """
-    return core.get_aval(x)
+    return with_default_sharding(x, core.get_aval(x))
 
 
 @contextlib.contextmanager

@@ -242,14 +242,23 @@ def test_auto_axes_and_explicit_axes_match_jax(meshes):
 
         out = fs.explicit_axes(inner, in_sharding=fs.P("x", "y"))(X)
         assert seen == ["f32[8@x,4@y]"]  # explicit inside
-        assert funcgrad.typeof(out).sharding is None  # Auto outside: no sharding in the type
+        assert out.aval.sharding is None  # Auto outside: no sharding in the type
+        assert funcgrad.typeof(out).sharding.spec == fs.P(None, None)
         np.testing.assert_allclose(out, X * 3)
 
 
 def test_auto_mode_is_unchanged():
     m = fs.make_mesh((8,), ("x",), (fs.AxisType.Auto,))
     x = funcgrad.device_put(X, fs.NamedSharding(m, fs.P("x")))
-    assert funcgrad.typeof(x).sharding is None and funcgrad.typeof(x).str_short() == "f32[8,4]"
+    assert x.aval.sharding is None and funcgrad.typeof(x).str_short() == "f32[8,4]"
+    jm = jax.make_mesh((8,), ("x",), (js.AxisType.Auto,))
+    jt = jax.typeof(jax.device_put(X, js.NamedSharding(jm, js.PartitionSpec("x"))))
+    t = funcgrad.typeof(x)  # as jax shows it: replicated over the Auto mesh
+    assert (tuple(t.sharding.spec), repr(t.sharding.mesh)) == (
+        tuple(jt.sharding.spec),
+        "AbstractMesh('x': 8, axis_types=(Auto,))",
+    )
+    assert [a.name for a in jt.sharding.mesh.axis_types] == ["Auto"]
     f = funcgrad.jit(lambda a: fnp.sin(a) @ fnp.ones((4, 2), np.float32))
     assert "sdy.sharding_constraint" not in f.lower(x).as_text()
     np.testing.assert_allclose(f(x), np.sin(X) @ np.ones((4, 2)), rtol=1e-5)
