@@ -122,6 +122,13 @@ def deserialize(blob: bytes, debug_info: bool = False) -> str:
         return module.operation.get_asm(enable_debug_info=debug_info)
 
 
+def load(blob: bytes) -> ir.Module:
+    """The ``ir.Module`` of a portable artifact, in a fresh context with the dialects loaded."""
+    ctx = make_context()
+    with ctx:
+        return _load(blob, ctx)
+
+
 def _load(blob: bytes, ctx: ir.Context) -> ir.Module:
     try:
         return stablehlo.deserialize_portable_artifact(ctx, bytes(blob))

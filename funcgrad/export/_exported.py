@@ -152,9 +152,12 @@ class Exported:
     uses_global_constants: bool
     _get_vjp: Callable | None = None
 
-    def mlir_module(self) -> str:
-        """The module's StableHLO text."""
-        return portable.deserialize(self.mlir_module_serialized)
+    def mlir_module(self, serialized: bool = True):
+        """The module's StableHLO text (``serialized=False``: an ``ir.Module`` of jaxlib's MLIR
+        bindings, in a context of its own)."""
+        if serialized:
+            return portable.deserialize(self.mlir_module_serialized)
+        return portable.load(self.mlir_module_serialized)
 
     def __str__(self):
         avals = _avals_str(self.in_avals)
@@ -234,6 +237,11 @@ def export(
         raise TypeError(
             f"Function to be exported must be the result of `jit` but is: {fun_jit!r}. Wrap it "
             "first: funcgrad.export.export(funcgrad.jit(f))"
+        )
+    if fun_jit._in_shardings is not None or fun_jit._out_shardings is not None:
+        raise ValueError(
+            f"export: jit({fun_jit._name}) has in_shardings/out_shardings; funcgrad exports programs "
+            "for one device (export the function without shardings)"
         )
     targets = _check_platforms(platforms)
     checks = tuple(disabled_checks)

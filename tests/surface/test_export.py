@@ -47,6 +47,8 @@ def test_exported_fields_and_module():
     assert "func.func public @main" in text and "stablehlo.sine" in text
     assert 'jax.result_info = "result[0]"' in text and "jax.result_info = \"result[1]['total']\"" in text
     assert "jax.uses_shape_polymorphism = false" in text
+    module = exp.mlir_module(serialized=False)
+    assert "stablehlo.sine" in str(module) and len(module.body.operations) >= 1
 
 
 def test_roundtrip_values_eager_and_jit():
@@ -169,6 +171,11 @@ def test_bad_input_errors():
         export.export(funcgrad.jit(fnp.sin))(
             funcgrad.ShapeDtypeStruct(export.symbolic_shape("b"), np.float32)
         )
+    sharded = funcgrad.jit(
+        fnp.sin, in_shardings=funcgrad.sharding.SingleDeviceSharding(funcgrad.devices()[0])
+    )
+    with pytest.raises(ValueError, match="one device"):
+        export.export(sharded)
     with pytest.raises(TypeError, match="ShapeDtypeStruct"):
         export.export(funcgrad.jit(fnp.sin))("not an array")
 
