@@ -85,16 +85,27 @@ def _switched(f, types: AxisType, axes, arg_spec, out_spec, where: str):
     """``f`` run with the mesh's ``axes`` of type ``types``: arguments are recast onto that mesh
     (as ``arg_spec`` says, else as they are), results back onto the caller's mesh."""
 
+    given = "out_sharding" if types is AxisType.Auto else "in_sharding"
+
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
+        spec = kwargs.pop(given, None)  # as in JAX: also a keyword of the call
+        ins, outs = arg_spec, out_spec
+        if spec is not None:
+            ins, outs = (ins, spec) if types is AxisType.Auto else (spec, outs)
+        if (outs if types is AxisType.Auto else ins) is None:
+            raise TypeError(f"{where}: Missing required keyword argument: '{given}'")
         outer = _mesh_for(where)
-        inner = outer.update_axis_types({a: types for a in _axes(axes, outer, outer.axis_names, where)})
+        chosen = _axes(axes, outer, outer.axis_names, where)
+        if all(t is types for n, t in zip(outer.axis_names, outer.axis_types) if n in chosen):
+            return f(*args, **kwargs)  # already in that mode
+        inner = outer.update_axis_types({a: types for a in chosen})
 
         def body(*args):
-            args = recast(args, inner, arg_spec, where)
+            args = recast(args, inner, ins, where)
             with use_mesh(inner):
                 out = f(*args, **kwargs)
-            return recast(out, outer, out_spec, where)
+            return recast(out, outer, outs, where)
 
         if any(isinstance(x, core.Tracer) for x in tu.tree_leaves(args)):
             return body(*args)
@@ -116,8 +127,8 @@ def _switched(f, types: AxisType, axes, arg_spec, out_spec, where: str):
 def auto_axes(f=None, /, *, axes=None, out_sharding=None):
     """``f`` with the mesh axes ``axes`` (default: all) in ``Auto`` mode: inside, XLA's
     partitioner decides their shardings; the results come back typed as ``out_sharding`` (a
-    ``PartitionSpec`` or sharding over the mesh in scope; default: as the partitioner left them,
-    typed replicated). JAX's ``jax.sharding.auto_axes``.
+    ``PartitionSpec`` or sharding over the mesh in scope, here or as a keyword of the call).
+    JAX's ``jax.sharding.auto_axes``.
 
     >>> import funcgrad, funcgrad.numpy, numpy as np
     >>> with set_mesh(make_mesh((1,), ("x",))):
@@ -132,8 +143,9 @@ def auto_axes(f=None, /, *, axes=None, out_sharding=None):
 
 def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
     """``f`` with the mesh axes ``axes`` (default: all) in ``Explicit`` mode: its arguments are
-    typed as ``in_sharding`` (a ``PartitionSpec``, or a pytree prefix of them) and its results go
-    back to the caller's (``Auto``) mode. JAX's ``jax.sharding.explicit_axes``.
+    typed as ``in_sharding`` (a ``PartitionSpec``, or a pytree prefix of them; here or as a
+    keyword of the call) and its results go back to the caller's (``Auto``) mode. JAX's
+    ``jax.sharding.explicit_axes``.
 
     >>> import funcgrad, funcgrad.numpy, numpy as np
     >>> with set_mesh(make_mesh((1,), ("x",), (AxisType.Auto,))):

@@ -318,3 +318,43 @@ def test_more_rules_agree_with_jax_or_both_raise(meshes, case):
     else:
         assert ours[0] == theirs[0]  # the shape and sharding (jax's argmax is int32 without x64)
         np.testing.assert_allclose(ours[1], theirs[1])
+
+
+def test_the_tutorials_mixture_of_modes_matches_jax():
+    """JAX's explicit-sharding tutorial, "Using a mixture of sharding modes": auto over one axis,
+    explicit over the other, inside a jitted function."""
+
+    def run(lib, sh, np_):
+        seen = []
+        mesh = lib.make_mesh((2, 4), ("X", "Y"), axis_types=(sh.AxisType.Explicit,) * 2)
+
+        def g(y):
+            am = sh.get_abstract_mesh()
+            seen.append((_type(y, lib), tuple(t.name for t in am.axis_types)))
+            return y * 2
+
+        g = sh.auto_axes(g, axes="X")
+
+        @lib.jit
+        def f(arr1):
+            x = np_.sin(arr1)
+            z = g(x, out_sharding=sh.PartitionSpec("X", "Y"))
+            seen.append(_type(z, lib))
+            return z + 1
+
+        with sh.set_mesh(mesh):
+            some_x = sh.reshard(np.arange(16.0, dtype=np.float32).reshape(4, 4), sh.PartitionSpec("X", "Y"))
+            out = f(some_x)
+            seen.append(_type(out, lib))
+            with pytest.raises(Exception, match="incompatible shardings|illegally sharded"):
+                sh.reshard(np.ones((4, 4), np.float32), sh.PartitionSpec("X", None)) + sh.reshard(
+                    np.ones((4, 4), np.float32), sh.PartitionSpec(None, "X")
+                )
+        return seen, np.asarray(out)
+
+    ours, theirs = run(funcgrad, fs, fnp), run(jax, js, jnp)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+    with pytest.raises(TypeError, match="Missing required keyword argument: 'out_sharding'"):
+        with fs.set_mesh(fs.make_mesh((8,), ("x",))):
+            fs.auto_axes(lambda a: a)(np.ones(8))
