@@ -336,6 +336,12 @@ class Trace:
         finally:
             _state.trace = prev
 
+    @property
+    def main(self):
+        """This trace's tag (JAX's ``Trace.main``, kept for libraries that tell their own tracers
+        apart with ``tracer._trace.main is main``)."""
+        return self.tag
+
     def is_ancestor_of(self, other: Trace) -> bool:
         t = other
         while t is not None:
