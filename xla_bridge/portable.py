@@ -184,12 +184,12 @@ class Embedded:
         return f"Embedded(@{self.main})"
 
 
-def embeddable(blob: bytes, arg_types) -> Embedded:
+def embeddable(blob: bytes, arg_types, shape_assertions: bool = True) -> Embedded:
     """Prepare the artifact ``blob`` to be called with arguments of the MLIR types ``arg_types``
     (strings such as ``"tensor<3x4xf32>"``, one per parameter of its ``@main``, the platform
     index included; None takes the parameter's type). Raises ``ValueError`` when the types do not
     fit (a wrong rank or a static dimension that differs) or shape refinement fails (a shape
-    assertion of the module)."""
+    assertion of the module; ``shape_assertions=False`` skips those checks)."""
     ctx = make_context()
     with ctx:
         module = _load(blob, ctx)
@@ -207,7 +207,7 @@ def embeddable(blob: bytes, arg_types) -> Embedded:
                 )
         dynamic = any("?" in p for p in params) or any("?" in str(t) for t in ftype.results)
         if dynamic:
-            module = _refined(module, ctx, arg_types)
+            module = _refined(module, ctx, arg_types, shape_assertions)
         prefix = f"_fg_exported{next(_prefixes)}_"
         symbols = []
         table_op = module.operation
@@ -311,7 +311,7 @@ def _fits(param: str, arg: str) -> bool:
     return len(p) == len(a) and all(x == "?" or x == y for x, y in zip(p, a))
 
 
-def _refined(module: ir.Module, ctx: ir.Context, arg_types) -> ir.Module:
+def _refined(module: ir.Module, ctx: ir.Context, arg_types, shape_assertions: bool) -> ir.Module:
     """``module`` specialised to arguments of ``arg_types``: its ``@main`` becomes a private
     ``@_fg_poly_main`` called from a new ``@main`` of the concrete types, then jaxlib's refinement
     pass runs (checking the shape assertions)."""
@@ -353,11 +353,11 @@ def _refined(module: ir.Module, ctx: ir.Context, arg_types) -> ir.Module:
             "}",
         ]
     )
-    refined = refine(text)
+    refined = refine(text, shape_assertions)
     return ir.Module.parse(refined, context=ctx)
 
 
-def refine(module: str | bytes) -> str:
+def refine(module: str | bytes, shape_assertions: bool = True) -> str:
     """jaxlib's shape refinement of a module whose ``@main`` has static parameter types: every
     dynamic shape inside becomes static, and the shape assertions are checked and removed.
     Returns the refined module's text; raises ``ValueError`` naming the failure."""
@@ -366,7 +366,7 @@ def refine(module: str | bytes) -> str:
         m = ir.Module.parse(module)
         try:
             out = _jax.mlir.refine_polymorphic_shapes(
-                bytecode(m), enable_shape_assertions=True, validate_static_shapes=True
+                bytecode(m), enable_shape_assertions=shape_assertions, validate_static_shapes=True
             )
         except Exception as e:
             raise ValueError(f"shape refinement of the exported module failed: {e}") from None

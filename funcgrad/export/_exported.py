@@ -507,7 +507,8 @@ def _callee(exp: Exported, avals) -> ExportedCallee:
     if multi:
         arg_types.insert(0, None)  # the platform index, of the module's own integer type
     try:
-        em = portable.embeddable(exp.mlir_module_serialized, arg_types)
+        checks = DisabledSafetyCheck.shape_assertions() not in exp.disabled_safety_checks
+        em = portable.embeddable(exp.mlir_module_serialized, arg_types, shape_assertions=checks)
     except ValueError as e:
         raise ValueError(
             f"{name}: the exported module cannot be called with {_avals_str(avals)}: {e}"
