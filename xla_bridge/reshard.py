@@ -1,6 +1,6 @@
 """Moving a value over several devices to another layout on those devices, without the host.
 
-Layer: xla_bridge (runtime half). Imports the kernel (``ir``: the identity program) and the
+Layer: xla_bridge (runtime half). Imports the kernel (``ir``: the identity program; ``caches``) and the
 siblings ``sharded`` (shardings, layouts) and ``spmd`` (compiling a program for several devices).
 
 # NOTE: [device-to-device resharding]
@@ -17,13 +17,14 @@ siblings ``sharded`` (shardings, layouts) and ``spmd`` (compiling a program for 
 
 from __future__ import annotations
 
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
 
 from . import sharded, spmd
 
 __all__ = ["reshard"]
 
-_identities: dict = {}
+_identities: dict = register_cache("xla_bridge.reshard_identities", {})  # NOTE: [caches have an owner]
 
 
 def _identity(shape, dtype) -> ClosedJaxpr:

@@ -135,7 +135,9 @@ def _fill_multi_device_routes() -> None:
     g = funcgrad.jit(lambda x: x * 3, in_shardings=NamedSharding(mesh, P("x")))
     np.testing.assert_array_equal(g(np.ones(4)), 3.0)
     sm = funcgrad.shard_map(lambda x: x * 2, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
-    np.testing.assert_array_equal(sm(np.ones(4)), 2.0)
+    np.testing.assert_array_equal(sm(np.ones(4)), 2.0)  # eager: per device (NOTE: [eager shard_map])
+    # under grad the shard_map equation runs as its compiled one-equation program
+    np.testing.assert_array_equal(funcgrad.grad(lambda x: sm(x).sum())(np.ones(4)), 2.0)
     ode._wrapper(lambda y, t: -y, 1e-6, 1e-6, 10, np.inf)  # one jitted integrator per problem
 
 
