@@ -17,17 +17,27 @@ import numpy as np
 
 from funcgrad.kernel.dtypes import bfloat16, float0
 from funcgrad.numpy._core import TypePromotionError
-from funcgrad.numpy._dtypes import canonicalize_dtype, finfo, iinfo, issubdtype, result_type
+from funcgrad.numpy._dtypes import (
+    canonicalize_dtype,
+    extended,
+    finfo,
+    iinfo,
+    issubdtype,
+    prng_key,
+    result_type,
+)
 
 __all__ = [
     "TypePromotionError",
     "bfloat16",
     "canonicalize_dtype",
+    "extended",
     "finfo",
     "float0",
     "iinfo",
     "issubdtype",
     "itemsize_bits",
+    "prng_key",
     "result_type",
     "scalar_type_of",
 ]

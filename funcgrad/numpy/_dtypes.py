@@ -252,12 +252,23 @@ def can_cast(from_, to, casting: str = "safe") -> bool:
     return bool(np.can_cast(canonicalize_dtype(from_), canonicalize_dtype(to), casting))
 
 
-def issubdtype(arg1, arg2) -> bool:
-    """NumPy's ``issubdtype`` accepting funcgrad's scalar types.
+class extended(np.generic):  # noqa: N801 - JAX's name (``jax.dtypes.extended``)
+    """The category of dtypes that are not NumPy's: the typed PRNG keys' ``key<impl>``."""
 
-    >>> issubdtype(float32, floating)
-    True
+
+class prng_key(extended):  # noqa: N801 - JAX's name (``jax.dtypes.prng_key``)
+    """The category of typed PRNG keys' dtypes (``key<rbg>``; funcgrad's default threefry keys
+    are raw ``uint32`` data, NOTE: [random keys are data], so not of this category)."""
+
+
+def issubdtype(arg1, arg2) -> bool:
+    """NumPy's ``issubdtype`` accepting funcgrad's scalar types and typed keys' ``key<impl>``.
+
+    >>> issubdtype(float32, floating), issubdtype("key<rbg>", prng_key), issubdtype(float32, prng_key)
+    (True, True, False)
     """
+    if isinstance(arg1, str) and arg1.startswith("key<"):  # a typed key's dtype (random/_keys.py)
+        return isinstance(arg2, type) and issubclass(prng_key, arg2)
     arg1 = canonicalize_dtype(arg1)
     if isinstance(arg2, _ScalarMeta):
         arg2 = arg2.dtype

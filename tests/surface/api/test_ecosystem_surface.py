@@ -63,3 +63,15 @@ def test_layout_records():
     assert layout.with_layout_constraint(x, layout.Layout((1, 0))) is x
     with pytest.raises(ValueError, match="row-major"):
         layout.with_layout_constraint(x, layout.Layout((0, 1)))
+
+
+def test_dtypes_prng_key_and_extended_categories():
+    # optax's canonicalize_key asks issubdtype(key.dtype, jax.dtypes.prng_key)
+    from funcgrad import dtypes, random
+
+    typed = random.key(0, impl="rbg")
+    assert dtypes.issubdtype(typed.dtype, dtypes.prng_key) and dtypes.issubdtype(typed.dtype, dtypes.extended)
+    assert not dtypes.issubdtype(typed.dtype, np.floating)
+    for t in (np.float32, np.int32, np.uint32, np.bool_):
+        assert not dtypes.issubdtype(t, dtypes.prng_key) and not dtypes.issubdtype(t, dtypes.extended)
+    assert issubclass(dtypes.prng_key, dtypes.extended) and issubclass(dtypes.extended, np.generic)

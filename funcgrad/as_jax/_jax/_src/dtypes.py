@@ -1,8 +1,8 @@
 """``jax._src.dtypes`` under the alias: funcgrad's ``dtypes`` module (``TypePromotionError``,
 ``finfo``, ``issubdtype``, ...), the same objects, and the few internal names libraries subclass
-or call at import (flax's fp8 helpers): ``DType``, ``extended`` and ``ExtendedDType`` (the category and base
-class of dtypes with a custom physical representation; funcgrad defines none, so these are bare
-classes that no funcgrad dtype belongs to) and ``supports_inf``.
+or call at import (flax's fp8 helpers): ``DType``, ``ExtendedDType`` (the base class of an extended
+dtype's description; funcgrad's typed keys are the only extended dtypes and do not use it) and
+``supports_inf``.
 
 >>> supports_inf("float32"), supports_inf("int32")
 (True, False)
@@ -13,13 +13,9 @@ import numpy as np
 from funcgrad.dtypes import *  # noqa: F403
 from funcgrad.dtypes import __all__ as _public
 
-__all__ = [*_public, "DType", "ExtendedDType", "extended", "supports_inf"]
+__all__ = [*_public, "DType", "ExtendedDType", "supports_inf"]
 
 DType = np.dtype  # (JAX's type alias for a dtype)
-
-
-class extended(np.generic):  # noqa: N801 - JAX's name
-    """The abstract scalar category of extended dtypes (none in funcgrad)."""
 
 
 class ExtendedDType:
