@@ -538,7 +538,15 @@ class LowerFunRule:
 
     def emit_inline(self, fctx, operands, params) -> list[str]:
         """The text path: registered directly, the jaxpr is emitted inline in the caller."""
-        return lower_closed(fctx.fb, self.trace(fctx.avals_in, params), operands)
+        closed = self.trace(fctx.avals_in, params)
+        got = [aval_type(a) for a in closed.out_avals]
+        want = [aval_type(a) for a in fctx.avals_out]
+        if got != want:
+            raise LoweringError(
+                f"{self.__name__}, the lowering of '{fctx.primitive.name}', computes "
+                f"{', '.join(got) or 'nothing'}; its abstract evaluation declares {', '.join(want) or 'nothing'}"
+            )
+        return lower_closed(fctx.fb, closed, operands)
 
     def __call__(self, ctx: LoweringRuleContext, *args, **params):
         """The bindings path: called from a rule with ``ir.Value`` operands."""

@@ -171,6 +171,17 @@ def test_clear_errors():
     with pytest.raises(LoweringError, match="not for 'cpu'"):
         funcgrad.jit(tpu_only.bind)(np.zeros(3))
 
+    wrong_dtype = Primitive("test_mlir_lower_fun_dtype")
+    wrong_dtype.def_impl(lambda x: x)
+    wrong_dtype.def_abstract_eval(_same_aval)
+    mlir.register_lowering(
+        wrong_dtype, mlir.lower_fun(lambda x: x.astype(np.float32), multiple_results=False)
+    )
+    with pytest.raises(
+        LoweringError, match=r"lower_fun\(<lambda>\).*computes tensor<3xf32>.*declares tensor<3xf64>"
+    ):
+        funcgrad.jit(wrong_dtype.bind)(np.zeros(3))
+
     raises = Primitive("test_mlir_raises")
     raises.def_impl(lambda x: x)
     raises.def_abstract_eval(_same_aval)
