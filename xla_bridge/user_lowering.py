@@ -544,7 +544,8 @@ class LowerFunRule:
         if got != want:
             raise LoweringError(
                 f"{self.__name__}, the lowering of '{fctx.primitive.name}', computes "
-                f"{', '.join(got) or 'nothing'}; its abstract evaluation declares {', '.join(want) or 'nothing'}"
+                f"{', '.join(got) or 'nothing'}; its abstract evaluation declares "
+                f"{', '.join(want) or 'nothing'}"
             )
         return lower_closed(fctx.fb, closed, operands)
 
