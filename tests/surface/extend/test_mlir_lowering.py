@@ -145,6 +145,23 @@ def test_python_callback_from_a_rule():
     np.testing.assert_array_equal(funcgrad.jit(p.bind)(x), x * x)
     np.testing.assert_array_equal(calls[0], x)
 
+    # ordered: the call takes a token and returns a new one
+    q = Primitive("test_mlir_host_square_ordered")
+    q.def_impl(lambda x: x * x)
+    q.def_abstract_eval(_same_aval)
+
+    def ordered_rule(ctx, x):
+        token = hlo.CreateTokenOp().result
+        outs, new_token, _ = mlir.emit_python_callback(
+            ctx, host, token, [x], ctx.avals_in, ctx.avals_out, has_side_effect=True
+        )
+        assert str(new_token.type) == "!stablehlo.token"
+        return outs
+
+    mlir.register_lowering(q, ordered_rule)
+    np.testing.assert_array_equal(funcgrad.jit(q.bind)(x + 1), (x + 1) ** 2)
+    np.testing.assert_array_equal(calls[-1], x + 1)
+
 
 def test_clear_errors():
     bad_type = Primitive("test_mlir_bad_type")
