@@ -681,9 +681,12 @@ def make_jaxpr(
         f = partial_over(fun, args, kwargs, nums)
         flat_in, in_tree = tu.tree_flatten(dyn)
         names = named_arg_paths(fun, dyn, nums)
-        check_array_leaves("make_jaxpr", flat_in, names)
+        # (a ShapeDtypeStruct stands for its abstract value, its sharding included, as in JAX)
+        check_array_leaves(
+            "make_jaxpr", [0 if isinstance(x, ShapeDtypeStruct) else x for x in flat_in], names
+        )
         flat, store = flat_fun(f, in_tree)
-        avals = [core.get_aval(x) for x in flat_in]
+        avals = [x.aval if isinstance(x, ShapeDtypeStruct) else core.get_aval(x) for x in flat_in]
         with batching.extend_axis_env(frames):
             closed = trace_to_jaxpr(flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})")
         if return_shape:
@@ -704,12 +707,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
     ShapeDtypeStruct(shape=(3, 3), dtype=float32)
     """
     flat_in, in_tree = tu.tree_flatten((args, kwargs), lambda x: isinstance(x, ShapeDtypeStruct))
-    avals = [
-        ir.ShapedArray(x.shape, x.dtype, getattr(x, "weak_type", False))
-        if isinstance(x, ShapeDtypeStruct)
-        else core.get_aval(x)
-        for x in flat_in
-    ]
+    avals = [x.aval if isinstance(x, ShapeDtypeStruct) else core.get_aval(x) for x in flat_in]
     flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
     closed = trace_to_jaxpr(flat, avals)
     return tu.tree_unflatten(

@@ -33,7 +33,15 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._api_util import explain_concretization, flatten_outputs
-from funcgrad._shardings import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
+from funcgrad._shardings import (
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    SingleDeviceSharding,
+    sharding_leaves,
+    type_sharding,
+)
 from funcgrad.kernel import batching, core, monitoring
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
@@ -73,12 +81,25 @@ class ShapeDtypeStruct:
     (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True))
     """
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
+    def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = weak_type
+        self.sharding = sharding  # a Sharding or PartitionSpec (over the mesh in scope), or None
+
+    @property
+    def aval(self) -> core.ShapedArray:
+        """The abstract value it stands for; a ``sharding`` over explicit mesh axes is part of it
+        (NOTE: [sharding in types]), as when ``make_jaxpr`` traces JAX's explicit-sharding types."""
+        aval = core.ShapedArray(self.shape, self.dtype, self.weak_type)
+        if self.sharding is None:
+            return aval
+        s = self.sharding
+        if isinstance(s, PartitionSpec):
+            s = _resolve_spec(s)
+        return _typed_as(aval, s)
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -319,6 +340,13 @@ class JittedFunction(Dispatcher):
             return out_leaves
 
         avals = [core.get_aval(x) for x in flat]
+        user_ins = None
+        if self._in_shardings is not None:
+            n_pos = len(tu.tree_leaves(dyn_args))
+            user_ins = _sharding_leaves(
+                self._in_shardings, dyn_args, avals[:n_pos], f"jit({name})", "in_shardings"
+            )
+            # (As in JAX, an argument keeps its own type: in_shardings place it, they do not retype it.)
         if _jit_flags["no_tracing"]:
             raise RuntimeError(
                 f"jit({name}) must be traced for arguments ({', '.join(a.str_short() for a in avals)}), but "
@@ -334,12 +362,8 @@ class JittedFunction(Dispatcher):
             typecheck_jaxpr(closed.jaxpr)
         closed, hoisted = close_over_tracers(closed)
         ins, outs = None, None
-        if self._in_shardings is not None:
-            n_pos = len(tu.tree_leaves(dyn_args))
-            ins = _sharding_leaves(
-                self._in_shardings, dyn_args, avals[:n_pos], f"jit({name})", "in_shardings"
-            )
-            ins = (None,) * len(hoisted) + tuple(ins) + (None,) * (len(flat) - n_pos)
+        if user_ins is not None:
+            ins = (None,) * len(hoisted) + tuple(user_ins) + (None,) * (len(flat) - len(user_ins))
         if self._out_shardings is not None:
             out_avals = closed.out_avals
             shaped = tu.tree_unflatten(out_tree_box[0], list(range(len(out_avals))))
@@ -640,15 +664,36 @@ class CompiledCall:
         return self._compiled.executable.cost_analysis()
 
 
+def _resolve_spec(spec):
+    return sharding_leaves(spec, 0, "ShapeDtypeStruct", "sharding")[0]
+
+
+def _typed_as(aval, s):
+    """``aval`` typed by the sharding ``s`` (a ``NamedSharding`` over a mesh with explicit axes;
+    NOTE: [sharding in types]; ``s`` may be its bridge sharding); otherwise ``aval`` as it is."""
+    s = getattr(s, "_fg_user", s)
+    if not isinstance(s, NamedSharding) or not isinstance(s.mesh, Mesh) or not s.mesh.explicit_axes:
+        return aval
+    return aval.update(
+        sharding=type_sharding(s.mesh.abstract_mesh, s.spec._normalized(aval.ndim, "in_shardings"))
+    )
+
+
 def _aval_key(x):
     t = type(x)
     if t is Array:
-        return (x.shape, x.dtype, x.weak_type)
+        # A sharded value's type holds its sharding on explicit mesh axes (NOTE: [sharding in types]).
+        s = None if x._buffer is None else core.get_aval(x).sharding
+        return (x.shape, x.dtype, x.weak_type) if s is None else (x.shape, x.dtype, x.weak_type, s)
     if t in (int, float, bool, complex):
         return ((), t, True)
     if isinstance(x, core.Tracer):
         a = x.aval
-        return (a.shape, a.dtype, a.weak_type)
+        return (
+            (a.shape, a.dtype, a.weak_type)
+            if a.sharding is None
+            else (a.shape, a.dtype, a.weak_type, a.sharding)
+        )
     return (np.shape(x), np.result_type(x), False)
 
 

@@ -358,3 +358,18 @@ def test_the_tutorials_mixture_of_modes_matches_jax():
     with pytest.raises(TypeError, match="Missing required keyword argument: 'out_sharding'"):
         with fs.set_mesh(fs.make_mesh((8,), ("x",))):
             fs.auto_axes(lambda a: a)(np.ones(8))
+
+
+def test_types_key_the_jit_cache_and_shape_dtype_structs_carry_them(meshes):
+    fm, jm = meshes
+    with fs.set_mesh(fm):
+        f = funcgrad.jit(lambda a: fnp.sin(a) * 2)
+        a = funcgrad.device_put(X, fs.P("x", "y"))
+        b = funcgrad.device_put(X, fs.P("y", "x"))
+        assert (_type(f(a), funcgrad), _type(f(b), funcgrad)) == ("f32[8@x,4@y]", "f32[8@y,4@x]")
+        s = funcgrad.ShapeDtypeStruct((8, 4), np.float32, sharding=fs.NamedSharding(fm, fs.P("x")))
+        ours = str(funcgrad.make_jaxpr(lambda v: v * 2)(s))
+    with jax.set_mesh(jm):
+        s = jax.ShapeDtypeStruct((8, 4), np.float32, sharding=js.NamedSharding(jm, js.PartitionSpec("x")))
+        theirs = str(jax.make_jaxpr(lambda v: v * 2)(s))
+    assert ours == theirs
