@@ -47,9 +47,11 @@ from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import float0
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from funcgrad.primitives.elementwise import convert_element_type
 from funcgrad.primitives.exported import ExportedCallee, call_exported_p
 from funcgrad.xla_bridge import portable
-from funcgrad.xla_bridge.emitter import aval_type
+from funcgrad.xla_bridge.emitter import LoweringError, aval_type
+from funcgrad.xla_bridge.lapack import needs_lapack
 from funcgrad.xla_bridge.lowering import lower_jaxpr
 
 __all__ = [
@@ -65,9 +67,9 @@ minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
 _CALLING_CONVENTION_VERSION = 10
 
-# The platforms JAX names, and those funcgrad's emitter lowers for.
+# The platforms JAX names. funcgrad's rules are the same for all but a few (dense linear algebra:
+# LAPACK on the CPU, cuSOLVER on CUDA), which raise a LoweringError for a platform they lack.
 _KNOWN_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
-_LOWERABLE = ("cpu", "cuda")
 
 
 class DisabledSafetyCheck:
@@ -264,11 +266,7 @@ def _check_platforms(platforms) -> tuple[str, ...]:
     for p in platforms:
         q = xla_bridge.normalize_platform(str(p))
         if q not in _KNOWN_PLATFORMS:
-            raise ValueError(f"Unknown platform {p!r}: export lowers for {', '.join(_LOWERABLE)}")
-        if q not in _LOWERABLE:
-            raise ValueError(
-                f"funcgrad cannot lower for the platform {p!r}: its emitter targets {', '.join(_LOWERABLE)}"
-            )
+            raise ValueError(f"Unknown platform {p!r}: export lowers for {', '.join(_KNOWN_PLATFORMS)}")
         if q in out:
             raise ValueError(f"platforms: {p!r} is given twice")
         out.append(q)
@@ -326,7 +324,15 @@ def _export(fun_jit, targets, checks, args, kwargs) -> Exported:
     out_avals = tuple(closed.out_avals)
     texts = []
     for p in targets:
-        lowered = lower_jaxpr(closed, name, platform=p)
+        try:
+            lowered = lower_jaxpr(closed, name, platform=p)
+        except LoweringError as e:
+            raise ValueError(f"export({name}): cannot lower for the platform {p!r}: {e}") from None
+        if p not in ("cpu", "cuda") and needs_lapack(lowered.text):
+            raise ValueError(
+                f"export({name}): cannot lower for the platform {p!r}: the program uses dense linear "
+                "algebra, which funcgrad lowers to jaxlib's LAPACK (cpu) or cuSOLVER (cuda) kernels only"
+            )
         if lowered.const_args or lowered.host_callbacks:
             raise ValueError(
                 f"export({name}): the program calls back into Python (pure_callback/io_callback/"
@@ -421,8 +427,28 @@ def _call(exp: Exported, args, kwargs):
     return tu.tree_unflatten(exp.out_tree, fn(*flat))
 
 
+def _weak_to_exported(x, want):
+    """A weakly typed argument (a Python scalar) of the exported dtype's kind takes that dtype, as
+    JAX's Python scalars do (funcgrad's Python floats are float64, an export's often float32)."""
+    a = core.get_aval(x)
+    if a.weak_type and a.dtype != want.dtype and _kind(a.dtype) == _kind(want.dtype):
+        return convert_element_type(x, want.dtype)
+    return x
+
+
+def _kind(dtype) -> str:
+    dtype = np.dtype(dtype)
+    return (
+        "c" if dtype.kind == "c" else "f" if dtype.kind in "fV" else "i" if dtype.kind in "iu" else dtype.kind
+    )
+
+
 def _call_flat(exp: Exported, flat):
-    flat = list(flat)
+    flat = (
+        [_weak_to_exported(x, want) for x, want in zip(flat, exp.in_avals)]
+        if len(flat) == len(exp.in_avals)
+        else list(flat)
+    )
     callee = _callee(exp, [core.get_aval(x) for x in flat])
     if exp.has_vjp():
         return _differentiable(exp, callee)(*flat)

@@ -67,6 +67,19 @@ def test_roundtrip_values_eager_and_jit():
     assert "func.call" in g.lower(X).as_text()
 
 
+def test_python_scalars_take_the_exported_dtype():
+    # JAX's documented example: an export for float32 called with Python floats
+    exp = export.deserialize(
+        export.export(funcgrad.jit(lambda x: 2 * x * x))(
+            funcgrad.ShapeDtypeStruct((), np.float32)
+        ).serialize()
+    )
+    out = 3.0 * exp.call(1.0 * 4.0)
+    assert out.dtype == np.float32 and float(out) == 96.0
+    with pytest.raises(TypeError, match="dtype float32"):
+        exp.call(np.float64(4.0))  # a NumPy float64 is not weakly typed: no silent cast
+
+
 def test_large_constants_are_embedded_in_the_module():
     table = fnp.asarray(np.arange(5000.0))
     exp = export.export(funcgrad.jit(lambda i: table[i] * 2))(np.int32(0))
@@ -149,8 +162,14 @@ def test_platform_checks():
     np.testing.assert_allclose(relaxed.call(np.full(2, 0.5)), np.sin([0.5, 0.5]))
     back = export.deserialize(relaxed.serialize())
     assert back.disabled_safety_checks == (export.DisabledSafetyCheck.platform(),)
+    # JAX's documented example: export for a TPU here, run it with the platform check disabled
+    tpu = export.export(funcgrad.jit(fnp.cos), platforms=["tpu"])(1.0)
+    with pytest.raises(ValueError, match=r"exported for platforms '\('tpu',\)'"):
+        tpu.call(1.0)
+    multi = export.export(funcgrad.jit(fnp.cos), platforms=["tpu", "cpu", "cuda"])(1.0)
+    np.testing.assert_allclose(multi.call(1.0), np.cos(1.0))
     with pytest.raises(ValueError, match="cannot lower for the platform 'tpu'"):
-        export.export(funcgrad.jit(fnp.sin), platforms=["tpu"])
+        export.export(funcgrad.jit(fnp.linalg.cholesky), platforms=["tpu"])(np.eye(2))
     with pytest.raises(ValueError, match="Unknown platform"):
         export.export(funcgrad.jit(fnp.sin), platforms=["abacus"])
 
