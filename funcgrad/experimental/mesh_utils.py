@@ -14,14 +14,21 @@ from __future__ import annotations
 
 import collections
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from funcgrad import xla_bridge
 
-__all__ = ["create_device_mesh", "create_hybrid_device_mesh"]
+__all__ = ["create_device_mesh", "create_hybrid_device_mesh", "device_kind_handler_dict"]
+
+# Mesh builders by ``device.device_kind`` (JAX's hook): ``create_device_mesh`` calls the handler of
+# its last device's kind as ``handler(mesh_shape, devices, contiguous_submeshes=...)`` and uses
+# its array unless it returns None. JAX's entries are TPU generations, which read the chips'
+# torus coordinates; funcgrad's backends (CPU, CUDA) have no such topology, so it starts empty
+# and a program may register its own device kind's layout.
+device_kind_handler_dict: dict[str, Callable[..., np.ndarray | None]] = {}
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
@@ -48,16 +55,22 @@ def create_device_mesh(
     """An array of ``devices`` (default: all devices, ``funcgrad.devices()``) of shape
     ``mesh_shape``, for ``funcgrad.sharding.Mesh``. ``contiguous_submeshes`` and
     ``allow_split_physical_axes`` concern TPU tori; CPU and GPU devices have no physical layout,
-    so any order is as good and they change nothing.
+    so any order is as good and they change nothing. A handler registered in
+    ``device_kind_handler_dict`` for the devices' kind is asked first (None: this default).
 
     >>> import funcgrad
     >>> mesh = create_device_mesh((1,))
     >>> mesh.shape, mesh[0] == funcgrad.devices()[0]
     ((1,), True)
     """
-    del contiguous_submeshes, allow_split_physical_axes  # no physical topology off TPUs
+    del allow_split_physical_axes  # no physical topology off TPUs
     sizes = _axis_sizes("create_device_mesh", mesh_shape)
     devices = list(xla_bridge.get_backend().global_devices if devices is None else devices)
+    handler = device_kind_handler_dict.get(devices[-1].device_kind) if devices else None
+    if handler is not None and math.prod(sizes) == len(devices):
+        result = handler(sizes, devices, contiguous_submeshes=contiguous_submeshes)
+        if result is not None:
+            return result
     if math.prod(sizes) != len(devices):
         raise ValueError(
             f"create_device_mesh: {len(devices)} devices cannot fill a mesh of shape {sizes} "

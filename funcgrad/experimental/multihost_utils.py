@@ -13,6 +13,7 @@ conversions.
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from typing import Any
 
@@ -20,17 +21,50 @@ import numpy as np
 
 from funcgrad import _devices, _placement, api, jitting
 from funcgrad import _shardings as shardings
+from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.tree_util import tree_flatten, tree_unflatten
+from funcgrad.xla_bridge import distributed as _distributed
+
+# JAX's module exposes these helpers under the same names (``multihost_utils.P`` etc.).
+P = shardings.P
 
 __all__ = [
+    "P",
+    "ProcessFailureError",
     "assert_equal",
     "broadcast_one_to_all",
     "global_array_to_host_local_array",
+    "global_array_to_host_local_array_impl",
+    "gtl_abstract_eval",
     "host_local_array_to_global_array",
+    "host_local_array_to_global_array_impl",
+    "live_devices",
+    "ltg_abstract_eval",
+    "ltg_batcher",
     "process_allgather",
+    "reached_preemption_sync_point",
+    "safe_zip",
     "sync_global_devices",
+    "tree_flatten",
+    "tree_unflatten",
 ]
+
+
+def safe_zip(*args):
+    """``zip`` that refuses sequences of different lengths (JAX's ``util.safe_zip``).
+
+    >>> safe_zip([1, 2], "ab")
+    [(1, 'a'), (2, 'b')]
+    >>> safe_zip([1], [1, 2])
+    Traceback (most recent call last):
+    ValueError: safe_zip: length mismatch: [1, 2]
+    """
+    args = [list(a) for a in args]
+    if len({len(a) for a in args}) > 1:
+        raise ValueError(f"safe_zip: length mismatch: {[len(a) for a in args]}")
+    return list(zip(*args))
 
 
 def __dir__():  # the public names only, not this module's imports and helpers
@@ -175,14 +209,97 @@ def host_local_array_to_global_array(local_inputs: Any, global_mesh: shardings.M
     [0.0, 1.0, 2.0, 3.0]
     """
     leaves, specs, treedef = _spec_tree(pspecs, local_inputs)
-    out = []
-    for x, spec in zip(leaves, specs):
-        if isinstance(x, Array) and not x.is_fully_addressable:
-            out.append(x)
-            continue
-        sharding = shardings.NamedSharding(global_mesh, spec)
-        out.append(_placement.make_array_from_process_local_data(sharding, np.asarray(x)))
+    out = [
+        host_local_array_to_global_array_impl(x, global_mesh=global_mesh, pspec=s)
+        for x, s in zip(leaves, specs)
+    ]
     return tu.tree_unflatten(treedef, out)
+
+
+def _check_pspec(pspec):
+    if pspec is None:
+        raise ValueError(
+            "`None` is not a valid input to the pspecs argument. Please use "
+            "funcgrad.sharding.PartitionSpec() if you wanted to replicate your input."
+        )
+
+
+def host_local_array_to_global_array_impl(arr, *, global_mesh: shardings.Mesh, pspec):
+    """One array of ``host_local_array_to_global_array``: this process's part ``arr`` laid out
+    by ``pspec`` over ``global_mesh``, as a global Array (a global Array passes through).
+
+    >>> from funcgrad.sharding import make_mesh
+    >>> mesh = make_mesh((1,), ("x",))
+    >>> host_local_array_to_global_array_impl(np.ones(2), global_mesh=mesh, pspec=P()).shape
+    (2,)
+    """
+    _check_pspec(pspec)
+    if isinstance(arr, Array) and not arr.is_fully_addressable:
+        return arr
+    sharding = shardings.NamedSharding(global_mesh, pspec)
+    return _placement.make_array_from_process_local_data(sharding, np.asarray(arr))
+
+
+def _scale_shape(shape, mesh, pspec, up: bool):
+    """``shape`` with each dimension that ``pspec`` shards multiplied (``up``: local to global)
+    or divided by how many times the global mesh's axes outnumber the local mesh's."""
+    glob, loc = mesh.shape, mesh.local_mesh.shape
+    out = list(shape)
+    for d, axes in enumerate(tuple(pspec)[: len(shape)]):
+        if axes is None:
+            continue
+        factor = 1
+        for a in (axes,) if isinstance(axes, str) else axes:
+            factor *= glob[a] // loc[a]
+        if up:
+            out[d] *= factor
+        elif out[d] % factor:
+            raise ValueError(f"dimension {d} of size {out[d]} does not split over {factor} processes")
+        else:
+            out[d] //= factor
+    return tuple(out)
+
+
+def ltg_abstract_eval(arr, *, global_mesh: shardings.Mesh, pspec):
+    """The global array's type (``ShapedArray``) of a host-local ``arr`` (JAX's abstract eval of
+    host_local_array_to_global_array): each dimension ``pspec`` shards grows by the number of
+    processes along those mesh axes.
+
+    >>> from funcgrad.sharding import make_mesh
+    >>> ltg_abstract_eval(np.ones((4, 3)), global_mesh=make_mesh((1,), ("x",)), pspec=P("x"))
+    ShapedArray(f64[4,3])
+    """
+    a = core.get_aval(arr)
+    return core.ShapedArray(_scale_shape(a.shape, global_mesh, pspec, True), a.dtype)
+
+
+def gtl_abstract_eval(arr, *, global_mesh: shardings.Mesh, pspec):
+    """The host-local part's type of a global ``arr`` (the inverse of ``ltg_abstract_eval``).
+
+    >>> from funcgrad.sharding import make_mesh
+    >>> gtl_abstract_eval(np.ones((4, 3)), global_mesh=make_mesh((1,), ("x",)), pspec=P("x"))
+    ShapedArray(f64[4,3])
+    """
+    a = core.get_aval(arr)
+    return core.ShapedArray(_scale_shape(a.shape, global_mesh, pspec, False), a.dtype)
+
+
+def ltg_batcher(insert_axis, axis_data, vals_in, dims_in, global_mesh, pspec):
+    """JAX's batching rule of host_local_array_to_global_array: the batch dimension ``d`` of the
+    one operand gets its own entry in the partition spec (``axis_data.spmd_name``, None:
+    replicated); returns ``(global array, d)``.
+
+    >>> from funcgrad.sharding import make_mesh
+    >>> y, d = ltg_batcher(False, None, [np.ones((2, 3))], [0], make_mesh((1,), ("x",)), P("x"))
+    >>> y.shape, d
+    ((2, 3), 0)
+    """
+    del insert_axis
+    (x,), (d,) = vals_in, dims_in
+    spec = list(pspec)
+    if d is not None:
+        spec.insert(d, getattr(axis_data, "spmd_name", None))
+    return host_local_array_to_global_array_impl(x, global_mesh=global_mesh, pspec=P(*spec)), d
 
 
 def global_array_to_host_local_array(global_inputs: Any, global_mesh: shardings.Mesh, pspecs: Any) -> Any:
@@ -196,25 +313,120 @@ def global_array_to_host_local_array(global_inputs: Any, global_mesh: shardings.
     [0.0, 1.0, 2.0, 3.0]
     """
     leaves, specs, treedef = _spec_tree(pspecs, global_inputs)
-    local_mesh = global_mesh.local_mesh
-    out = []
-    for x, spec in zip(leaves, specs):
-        if not isinstance(x, Array):
-            raise TypeError(
-                f"global_array_to_host_local_array expects funcgrad Arrays, got {type(x).__name__}"
-            )
-        shards = x.addressable_shards
-        origin = [min(s.index[k].start or 0 for s in shards) for k in range(x.ndim)]
-        ends = [
-            max(s.index[k].stop if s.index[k].stop is not None else x.shape[k] for s in shards)
-            for k in range(x.ndim)
-        ]
-        local = np.empty([e - o for o, e in zip(origin, ends)], dtype=x.dtype)
-        for s in shards:
-            ix = tuple(
-                slice((sl.start or 0) - o, (sl.stop if sl.stop is not None else n) - o)
-                for sl, o, n in zip(s.index, origin, x.shape)
-            )
-            local[ix] = np.asarray(s.data)
-        out.append(api.device_put(local, shardings.NamedSharding(local_mesh, spec)))
+    out = [
+        global_array_to_host_local_array_impl(x, global_mesh=global_mesh, pspec=s)
+        for x, s in zip(leaves, specs)
+    ]
     return tu.tree_unflatten(treedef, out)
+
+
+def global_array_to_host_local_array_impl(arr, *, global_mesh: shardings.Mesh, pspec):
+    """One array of ``global_array_to_host_local_array``: this process's part of the global
+    Array ``arr``, over the mesh's local devices (a NumPy array is split as ``pspec`` says).
+
+    >>> from funcgrad.sharding import make_mesh
+    >>> mesh = make_mesh((1,), ("x",))
+    >>> global_array_to_host_local_array_impl(np.arange(2.0), global_mesh=mesh, pspec=P("x"))
+    Array([0., 1.], dtype=float64)
+    """
+    _check_pspec(pspec)
+    local_mesh = global_mesh.local_mesh
+    x = arr
+    if not isinstance(x, Array):  # a NumPy global value (every process holds all of it)
+        x = api.device_put(np.asarray(x), shardings.NamedSharding(global_mesh, pspec))
+    shards = x.addressable_shards
+    origin = [min(s.index[k].start or 0 for s in shards) for k in range(x.ndim)]
+    ends = [
+        max(s.index[k].stop if s.index[k].stop is not None else x.shape[k] for s in shards)
+        for k in range(x.ndim)
+    ]
+    local = np.empty([e - o for o, e in zip(origin, ends)], dtype=x.dtype)
+    for s in shards:
+        ix = tuple(
+            slice((sl.start or 0) - o, (sl.stop if sl.stop is not None else n) - o)
+            for sl, o, n in zip(s.index, origin, x.shape)
+        )
+        local[ix] = np.asarray(s.data)
+    return api.device_put(local, shardings.NamedSharding(local_mesh, pspec))
+
+
+def reached_preemption_sync_point(step_id: int) -> bool:
+    """Whether every process has reached the step at which to save a checkpoint after a
+    preemption notice (JAX's). Without the distributed runtime (one process) no notice can be
+    shared: ``False``, as in JAX. With it, funcgrad starts no preemption sync manager, so this is
+    JAX's error for that case (``jax_enable_preemption_service`` off).
+
+    >>> reached_preemption_sync_point(0)
+    False
+    """
+    if _distributed.client() is None:
+        return False
+    raise RuntimeError(
+        "Preemption sync manager has not been initialized: funcgrad.distributed.initialize does not "
+        "start JAX's preemption service; save checkpoints on a schedule instead"
+    )
+
+
+class ProcessFailureError(Exception):
+    """Raised by ``live_devices`` when processes failed during its block; ``failed_devices`` is
+    the set of their devices.
+
+    >>> ProcessFailureError({"d1"}).failed_devices
+    {'d1'}
+    """
+
+    def __init__(self, failed_devices: set):
+        self.failed_devices = failed_devices
+        super().__init__(f"Devices failed: {failed_devices}")
+
+
+def _alive(client, devices) -> dict:
+    """The devices whose process is live, each with its process's incarnation."""
+    process_ids = {d.process_index for d in devices}
+    if _devices.process_index() not in process_ids:
+        raise ValueError("Provided devices do not have any local devices.")
+    live = client.get_live_nodes(sorted(process_ids))
+    return {d: live[d.process_index] for d in devices if d.process_index in live}
+
+
+class _LiveDevices:
+    """``with live_devices(devices) as alive:`` -- JAX's barrier over the processes of
+    ``devices`` that yields the live ones (sorted by id), and raises ``ProcessFailureError`` on
+    every process if any of them failed during the block (JAX's semantics; needs
+    ``funcgrad.distributed.initialize``: ``RuntimeError`` without it, as in JAX).
+
+    >>> import funcgrad
+    >>> with live_devices(funcgrad.devices()) as alive:
+    ...     pass
+    Traceback (most recent call last):
+    RuntimeError: Distributed funcgrad not initialized (funcgrad.distributed.initialize).
+    """
+
+    def __init__(self):
+        self.devices = None
+
+    @contextlib.contextmanager
+    def __call__(self, devices):
+        client = _distributed.client()
+        if client is None:
+            raise RuntimeError("Distributed funcgrad not initialized (funcgrad.distributed.initialize).")
+        if not devices:
+            raise ValueError("No devices provided.")
+        if self.devices is None:
+            self.devices = _alive(client, devices)
+        exception = None
+        try:
+            yield sorted(self.devices, key=lambda d: d.id)
+        except Exception as e:  # noqa: BLE001 - re-raised below, after the barrier
+            exception = e
+        finally:
+            old, new = self.devices, _alive(client, devices)
+            self.devices = new
+            failed = {d for d in old if d not in new or new[d] != old[d]}
+            if failed:
+                raise ProcessFailureError(failed) from exception
+            if exception is not None:
+                raise exception
+
+
+live_devices = _LiveDevices()
