@@ -171,6 +171,9 @@ def kernel(tmp_path_factory):
         ("test_scale_rows", lib.ScaleRows),
     ]:
         ffi.register_ffi_target(name, ffi.pycapsule(handler), platform="cpu")
+    ffi.register_ffi_target(
+        "test_legacy_double", ffi.pycapsule(lib.LegacyDouble), platform="cpu", api_version=0
+    )
     return lib
 
 
@@ -322,3 +325,12 @@ def test_vmap_methods_match_jax(kernel, method):
         assert got is want is True
     else:
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.slow
+def test_legacy_custom_call(kernel):
+    # a target of the custom-call API before the typed FFI: its opaque backend config string
+    x = np.arange(5.0)
+    call = ffi.ffi_call("test_legacy_double", x, custom_call_api_version=3, legacy_backend_config="5")
+    np.testing.assert_array_equal(funcgrad.jit(call)(x), 2 * x)
+    np.testing.assert_array_equal(call(x), 2 * x)

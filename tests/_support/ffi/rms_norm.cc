@@ -6,6 +6,7 @@
 //   rms_norm_fwd(x; eps)        (y, r) with r = 1 / sqrt(mean(x^2, -1) + eps) per row
 //   rms_norm_bwd(r, x, ct_y)    ct_x = r * ct_y - x * r^3 * mean(x * ct_y, -1)
 //   scale_rows(x, s)            y = x * s[..., None] (batched operands: leading axes shared)
+//   LegacyDouble                y = 2 * x (the legacy custom-call API, api_version 3)
 
 #include <cmath>
 #include <cstdint>
@@ -116,3 +117,15 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(ScaleRows, ScaleRowsImpl,
                                   .Arg<ffi::Buffer<ffi::F64>>()
                                   .Arg<ffi::Buffer<ffi::F64>>()
                                   .Ret<ffi::Buffer<ffi::F64>>());
+
+// A legacy custom call (before the typed FFI; custom_call_api_version=3, "status returning
+// unified"): out = in * 2 over the number of elements given as the opaque backend config string.
+struct XlaCustomCallStatus_;
+extern "C" void LegacyDouble(void* out, const void** in, const char* opaque, size_t opaque_len,
+                             XlaCustomCallStatus_* status) {
+  int64_t n = 0;
+  for (size_t i = 0; i < opaque_len; ++i) n = n * 10 + (opaque[i] - '0');
+  const double* x = static_cast<const double*>(in[0]);
+  double* y = static_cast<double*>(out);
+  for (int64_t i = 0; i < n; ++i) y[i] = 2.0 * x[i];
+}
