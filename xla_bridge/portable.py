@@ -244,11 +244,14 @@ def embeddable(blob: bytes, arg_types, shape_assertions: bool = True) -> Embedde
 def multi_platform(texts: list[str]) -> str:
     """One module from the lowerings ``texts`` of one program for several platforms (NOTE: [the
     exported calling convention] in funcgrad/export/_exported.py): a ``@main`` taking the platform
-    index first that runs the lowering of that index (``stablehlo.case``)."""
+    index first that runs the lowering of that index (``stablehlo.case``). Platforms whose
+    lowerings are the same text share one copy (most programs: then there is no ``case``)."""
+    unique = list(dict.fromkeys(texts))
+    owner = [unique.index(t) for t in texts]
     ctx = make_context()
     with ctx:
         bodies, in_types, out_types, attrs = [], None, None, ""
-        for k, text in enumerate(texts):
+        for k, text in enumerate(unique):
             module = ir.Module.parse(text)
             if k == 0 and "mhlo.num_partitions" in module.operation.attributes:
                 attrs = " attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}"
@@ -266,7 +269,7 @@ def multi_platform(texts: list[str]) -> str:
                 op.attributes["sym_visibility"] = ir.StringAttr.get("private")
             # (printed after every rename: a function's body refers to symbols renamed later)
             bodies.extend(op.operation.get_asm(enable_debug_info=False) for op in module.body.operations)
-    if not out_types:
+    if not out_types and len(unique) > 1:
         raise ValueError("a program without results cannot be exported for several platforms")
     params = ", ".join(f"%arg{i + 1}: {t}" for i, t in enumerate(in_types))
     call_args = ", ".join(f"%arg{i + 1}" for i in range(len(in_types)))
@@ -275,7 +278,7 @@ def multi_platform(texts: list[str]) -> str:
     branches = []
     results = ", ".join(f"%a#{j}" for j in range(n))
     out_sig = ", ".join(out_types)
-    for k in range(len(texts)):
+    for k in owner:
         branches.append(
             "\n".join(
                 [
@@ -291,8 +294,14 @@ def multi_platform(texts: list[str]) -> str:
         '  func.func public @main(%arg0: tensor<i32> {jax.global_constant = "_platform_index"}'
         + (", " + params if params else "")
         + f") -> ({', '.join(out_types)}) {{",
-        f'    %r:{n} = "stablehlo.case"(%arg0) ({", ".join(branches)}) : (tensor<i32>) -> ({out_sig})',
-        f"    return {', '.join(f'%r#{j}' for j in range(n))} : {', '.join(out_types)}",
+        *(
+            [f'    %r:{n} = "stablehlo.case"(%arg0) ({", ".join(branches)}) : (tensor<i32>) -> ({out_sig})']
+            if len(unique) > 1
+            else [f"    %r:{n} = func.call @_platform0_main({call_args}) : {sig}" if n else ""]
+        ),
+        f"    return {', '.join(f'%r#{j}' for j in range(n))} : {', '.join(out_types)}"
+        if n
+        else "    return",
         "  }",
         *bodies,
         "}",

@@ -147,8 +147,15 @@ def test_vmap_of_an_exported_call_matches_a_loop():
 def test_multi_platform_module_runs_here():
     exp = export.export(funcgrad.jit(lambda x: fnp.exp(x) - 1), platforms=["cpu", "cuda"])(np.ones(2))
     assert exp.platforms == ("cpu", "cuda")
-    assert '"_platform_index"' in exp.mlir_module() and "stablehlo.case" in exp.mlir_module()
+    # the same lowering on both platforms: one copy, no case on the index
+    assert '"_platform_index"' in exp.mlir_module() and "stablehlo.case" not in exp.mlir_module()
     np.testing.assert_allclose(exp.call(np.array([0.0, 1.0])), [0.0, np.e - 1])
+    # LAPACK on the CPU, cuSOLVER on CUDA: a case on the platform index picks the CPU's here
+    a = np.array([[4.0, 1.0], [1.0, 3.0]])
+    chol = export.export(funcgrad.jit(fnp.linalg.cholesky), platforms=["cpu", "cuda"])(a)
+    text = chol.mlir_module()
+    assert "stablehlo.case" in text and "@lapack_" in text and "@cusolver" in text
+    np.testing.assert_allclose(chol.call(a), np.linalg.cholesky(a), rtol=1e-14)
 
 
 def test_platform_checks():
