@@ -4,12 +4,11 @@ Layer: surface. Imports the kernel (``ad``, ``core``, ``ir``), ``funcgrad.primit
 and the rule-table views (NOTE: [rule tables are views]).
 
 ``primitive_jvps[p] = rule`` and ``primitive_transposes[p] = rule`` set the JVP and transpose slots
-of the funcgrad primitive ``p``; JAX's rule signatures are funcgrad's (Autodidax's), so the rule
-is stored as written:
+of the funcgrad primitive ``p``; JAX's rule signatures are funcgrad's (Autodidax's):
 
-- JVP: ``rule(primals, tangents, **params) -> (primal_out, tangent_out)``; the tangent of an
-  input that is not differentiated arrives as a symbolic ``Zero`` (``Zero.aval`` its aval), and a
-  rule may return ``Zero`` for an output.
+- JVP: ``rule(primals, tangents, **params) -> (primal_out, tangent_out)``, primals and tangents
+  as tuples (as JAX passes them); the tangent of an input that is not differentiated arrives as a
+  symbolic ``Zero`` (``Zero.aval`` its aval), and a rule may return ``Zero`` for an output.
 - transpose: ``rule(cotangent, *args, **params) -> one cotangent per input``: the linear inputs
   are ``UndefinedPrimal``\\s, and an input that is not linear gets ``None``.
 
@@ -111,7 +110,16 @@ def _mark_linear(p):
         p.def_traits(linear=True)
 
 
-primitive_jvps = RuleTable("ad.primitive_jvps", "jvp", lambda p, rule: rule, lambda p, rule: rule)
+def _jvp_from_jax(p, rule):
+    # JAX hands a JVP rule its primals and tangents as tuples (funcgrad's kernel: lists); rules
+    # that build pytrees of them (equinox's vmapped rules) depend on it.
+    def jvp(primals, tangents, **params):
+        return rule(tuple(primals), tuple(tangents), **params)
+
+    return jvp
+
+
+primitive_jvps = RuleTable("ad.primitive_jvps", "jvp", _jvp_from_jax, lambda p, rule: rule)
 primitive_transposes = RuleTable(
     "ad.primitive_transposes",
     "transpose",
