@@ -88,6 +88,11 @@ def is_registered(name: str, platform: str) -> bool:
     xla_platform = _XLA_PLATFORMS.get(platform, platform)
     if (name, xla_platform) in _registered:
         return True
+    # Registered through jaxlib's xla_client directly, before the platform's client started:
+    # still queued there (a private list; absent from other jaxlib versions, then not consulted).
+    pending = getattr(xc, "_custom_callback", {}).get(xla_platform, ())
+    if any(entry[0] == name for entry in pending):
+        return True
     try:
         return name in _jax.custom_call_targets(xla_platform)
     except Exception:  # a platform jaxlib has no registry for: let XLA decide at compile time
