@@ -50,6 +50,11 @@ def _add_device_dim(x):
     return st.reshape(x, (1, *core.get_aval(x).shape))
 
 
+def _block_aval(x) -> ShapedArray:
+    a = core.get_aval(x)
+    return ShapedArray(a.shape[1:], a.dtype, a.weak_type)
+
+
 def _drop_device_dim(x):
     return st.reshape(x, core.get_aval(x).shape[1:])
 
@@ -152,12 +157,18 @@ class ShardMapTrace(core.Trace):
                 ys = [_drop_device_dim(x) if o else x for x, o in zip(xs, own)]
                 out = primitive.bind(*ys, **params)
                 outs = out if primitive.multiple_results else [out]
-                return [_add_device_dim(o) for o in outs]
+                # A primitive without results (debug.print's callback) gets a placeholder one, so
+                # its program is not an equation without outputs, which dead-code elimination drops.
+                return [_add_device_dim(o) for o in outs] or [_add_device_dim(np.zeros((), np.int8))]
 
             specs = tuple(self.lead if o else PartitionSpec() for o in own)
             return self._jitted(body, specs, self.lead)
 
         outs = self._run(self._program(key, make), *vals)
+        if primitive.multiple_results and len(outs) == 1 and core.get_aval(outs[0]).dtype == np.int8:
+            blocks = [_block_aval(v) if o else core.get_aval(v) for v, o in zip(vals, own)]
+            if not primitive.abstract_eval(*blocks, **params):
+                outs = []  # (the placeholder of a primitive without results)
         if self.check:
             out_vma = self.eqn_varying(primitive, params, vin, len(outs))
         else:

@@ -1,10 +1,11 @@
 """Arrays over several devices: jaxlib shardings, sharded puts and reads, SPMD executables.
 
 Layer: xla_bridge (runtime half). May import: stdlib, numpy, jaxlib, its siblings ``runtime``,
-``dtypes``, ``compile_cache`` and ``dlpack``, and the kernel's cache registry. Never jax, nothing
-else of funcgrad: the surface hands its ``Mesh`` objects in and reads them back as opaque values
-(``MeshSharding._fg_mesh``), using only ``mesh._flat`` (the devices in mesh order),
-``mesh.devices.shape`` and ``mesh.axis_names``.
+``dtypes``, ``compile_cache``, ``executables`` (parsing a module with host callbacks) and
+``dlpack``, and the kernel's cache registry. Never jax, nothing else of funcgrad: the surface
+hands its ``Mesh`` objects in and reads them back as opaque values (``MeshSharding._fg_mesh``),
+using only ``mesh._flat`` (the devices in mesh order), ``mesh.devices.shape`` and
+``mesh.axis_names``.
 
 A sharded value is one jaxlib ``ArrayImpl`` whose sharding is a ``MeshSharding`` (jaxlib's
 ``GSPMDSharding``: the device list and XLA's ``HloSharding``, plus the Python attributes jaxlib
@@ -48,6 +49,7 @@ from funcgrad.kernel.caches import register_cache
 from . import compile_cache, runtime
 from .dlpack import dlpack_to_numpy
 from .dtypes import aval
+from .executables import _mlir_module
 
 __all__ = [
     "Device",
@@ -579,11 +581,16 @@ def _spmd_options(devices) -> xc.CompileOptions:
 _cache: dict = register_cache("xla_bridge.spmd_executables", {})  # NOTE: [caches have an owner]
 
 
-def compile_spmd(text, in_avals, out_avals, devices, in_shardings, mesh=None, donate_argnums=()):
+def compile_spmd(
+    text, in_avals, out_avals, devices, in_shardings, mesh=None, donate_argnums=(), host_callbacks=()
+):
     """Compile an SPMD module for ``devices``; output shardings come from XLA (the partitioner's
-    choice where the module does not fix them), over ``mesh`` for the surface to name."""
+    choice where the module does not fix them), over ``mesh`` for the surface to name.
+    ``host_callbacks``: the Python functions of the module's host-callback custom calls (a
+    ``debug.print`` in a shard_map body); without them XLA would call a missing function."""
     devices = tuple(devices)
-    key = (text, tuple(d.id for d in devices), tuple(donate_argnums))
+    host_callbacks = tuple(host_callbacks)
+    key = (text, tuple(d.id for d in devices), tuple(donate_argnums), host_callbacks)
     hit = _cache.get(key)
     if hit is not None:
         return hit
@@ -591,14 +598,20 @@ def compile_spmd(text, in_avals, out_avals, devices, in_shardings, mesh=None, do
     opts = _spmd_options(devices)
     device_list = xc.DeviceList(devices)
     try:
-        loaded = compile_cache.compile_or_load(
-            text,
-            client,
-            device_list,
-            opts,
-            [(d.device_kind, d.id) for d in devices],
-            lambda: client.compile_and_load(text, device_list, opts),
-        )
+        if host_callbacks:
+            module = _mlir_module(text)
+            loaded = compile_cache.timed_compile(
+                text, lambda: client.compile_and_load(module, device_list, opts, list(host_callbacks))
+            )
+        else:
+            loaded = compile_cache.compile_or_load(
+                text,
+                client,
+                device_list,
+                opts,
+                [(d.device_kind, d.id) for d in devices],
+                lambda: client.compile_and_load(text, device_list, opts),
+            )
     except _jax.JaxRuntimeError as e:
         raise runtime.XlaBridgeError(
             f"XLA failed to compile an SPMD program for {len(devices)} devices:\n  {e}",

@@ -191,7 +191,14 @@ def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=N
     const_sharding = sharded.replicated(devices, mesh)
     params = [const_sharding] * n_const + list(in_shardings)
     exe = sharded.compile_spmd(
-        lowered.text, lowered.in_avals, lowered.out_avals, devices, params, mesh, lowered.donate_argnums
+        lowered.text,
+        lowered.in_avals,
+        lowered.out_avals,
+        devices,
+        params,
+        mesh,
+        lowered.donate_argnums,
+        lowered.host_callbacks,
     )
     # Requested output shardings keep their identity (the surface's NamedSharding objects).
     for j, s in enumerate(out_shardings):

@@ -166,3 +166,18 @@ def test_in_specs_inferred_on_explicit_axes_and_results_typed():
         out = funcgrad.jit(double)(a)
         np.testing.assert_allclose(out, np.arange(8 * 16.0).reshape(8, 16) * 2)
         assert out.sharding == NamedSharding(mesh, P("X", "Y"))
+
+
+def test_debug_print_in_a_shard_map_body_prints_per_device(capfd):
+    # The SPMD program hands XLA the module's host callbacks (it crashed without them).
+    def body(a):
+        funcgrad.debug.print("block sum {}", a.sum())
+        return a
+
+    f = sm(body, P("x"), P("x"))
+    for g in (funcgrad.jit(f), f):
+        np.testing.assert_allclose(g(X), X)
+        funcgrad.effects_barrier()
+        lines = sorted(capfd.readouterr().out.splitlines())
+        want = sorted({f"block sum {X[2 * i : 2 * i + 2].sum()}" for i in range(4)})
+        assert sorted(set(lines)) == want and len(lines) == 8  # each of the 8 devices prints its block's sum
