@@ -450,9 +450,9 @@ def _call_flat(exp: Exported, flat):
         else list(flat)
     )
     callee = _callee(exp, [core.get_aval(x) for x in flat])
-    if exp.has_vjp():
-        return _differentiable(exp, callee)(*flat)
-    return call_exported_p.bind(*flat, callee=callee)
+    # Always through the custom_vjp, as JAX's: without a VJP, reverse mode says "No VJP is
+    # available" when it asks for it.
+    return _differentiable(exp, callee)(*flat)
 
 
 def _differentiable(exp: Exported, callee: ExportedCallee):

@@ -132,7 +132,7 @@ def test_grad_against_finite_differences():
 def test_without_a_serialized_vjp_grad_says_how():
     back = export.deserialize(export.export(funcgrad.jit(fnp.sin))(np.ones(2)).serialize())
     assert not back.has_vjp()
-    with pytest.raises(ValueError, match="vjp_order"):
+    with pytest.raises(ValueError, match="No VJP is available.*vjp_order"):
         funcgrad.grad(lambda x: back.call(x).sum())(np.ones(2))
 
 
