@@ -402,7 +402,8 @@ def _exported_vjp(closed, primal: Exported) -> Exported:
 
 # Prepared modules by (Exported, argument signature, platform): preparing parses, refines and
 # prints the module (milliseconds), a call with a prepared signature costs a dict lookup.
-_prepared: dict = register_cache("export.prepared", {})
+# (Held per Exported, weakly: a dropped Exported takes its prepared modules with it.)
+_prepared = register_cache("export.prepared", weakref.WeakKeyDictionary())
 _jitted = register_cache("export.callers", weakref.WeakKeyDictionary())
 
 
@@ -524,8 +525,8 @@ def _callee(exp: Exported, avals) -> ExportedCallee:
             "disable the check with DisabledSafetyCheck.platform()"
         )
     kept = exp.module_kept_var_idx
-    key = (exp, tuple((a.shape, a.dtype) for a in avals), platform)
-    callee = _prepared.get(key)
+    key = (tuple((a.shape, a.dtype) for a in avals), platform)
+    callee = _prepared.get(exp, {}).get(key)
     if callee is not None:
         return callee
     arg_types = [aval_type(avals[i]) for i in kept]
@@ -544,7 +545,7 @@ def _callee(exp: Exported, avals) -> ExportedCallee:
         out_avals.append(ShapedArray(tuple(shape), want.dtype))
     callee = ExportedCallee(name, [ShapedArray(a.shape, a.dtype) for a in avals], out_avals, em,
                             index if multi else None, kept)  # fmt: skip
-    _prepared[key] = callee
+    _prepared.setdefault(exp, {})[key] = callee
     return callee
 
 
