@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -43,7 +42,7 @@ from funcgrad.export._shape_poly import DimExpr, is_symbolic_dim
 from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.dtypes import float0
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
@@ -153,6 +152,11 @@ class Exported:
     module_kept_var_idx: tuple[int, ...]
     uses_global_constants: bool
     _get_vjp: Callable | None = None
+
+    def __post_init__(self):
+        # Prepared modules by argument signature, and the jitted caller (not fields: caches).
+        object.__setattr__(self, "_calls", {})
+        _calls_group.add(self)
 
     def mlir_module(self, serialized: bool = True):
         """The module's StableHLO text (``serialized=False``: an ``ir.Module`` of jaxlib's MLIR
@@ -402,9 +406,9 @@ def _exported_vjp(closed, primal: Exported) -> Exported:
 
 # Prepared modules by (Exported, argument signature, platform): preparing parses, refines and
 # prints the module (milliseconds), a call with a prepared signature costs a dict lookup.
-# (Held per Exported, weakly: a dropped Exported takes its prepared modules with it.)
-_prepared = register_cache("export.prepared", weakref.WeakKeyDictionary())
-_jitted = register_cache("export.callers", weakref.WeakKeyDictionary())
+# Each Exported keeps them in its own ``_calls`` dict (with its jitted caller under "caller"), so a
+# dropped Exported takes them with it; the group empties them all on clear_caches().
+_calls_group = register_cache("export.calls", CacheGroup(lambda exp: exp._calls))
 
 
 def _call(exp: Exported, args, kwargs):
@@ -415,7 +419,7 @@ def _call(exp: Exported, args, kwargs):
             f"function '{exp.fun_name}' was exported: it was exported for {exp.in_tree} and is "
             f"called with {in_tree}"
         )
-    fn = _jitted.get(exp)
+    fn = exp._calls.get("caller")
     if fn is None:
         # One jitted caller per Exported: an eager call is then one cached executable (the
         # module embedded once per argument signature), not a custom_vjp and a primitive
@@ -424,7 +428,7 @@ def _call(exp: Exported, args, kwargs):
             return _call_flat(exp, xs)
 
         flat_call.__name__ = flat_call.__qualname__ = re.sub(r"\W", "_", exp.fun_name) or "exported"
-        fn = _jitted[exp] = jit(flat_call)
+        fn = exp._calls["caller"] = jit(flat_call)
     return tu.tree_unflatten(exp.out_tree, fn(*flat))
 
 
@@ -526,7 +530,7 @@ def _callee(exp: Exported, avals) -> ExportedCallee:
         )
     kept = exp.module_kept_var_idx
     key = (tuple((a.shape, a.dtype) for a in avals), platform)
-    callee = _prepared.get(exp, {}).get(key)
+    callee = exp._calls.get(key)
     if callee is not None:
         return callee
     arg_types = [aval_type(avals[i]) for i in kept]
@@ -545,7 +549,7 @@ def _callee(exp: Exported, avals) -> ExportedCallee:
         out_avals.append(ShapedArray(tuple(shape), want.dtype))
     callee = ExportedCallee(name, [ShapedArray(a.shape, a.dtype) for a in avals], out_avals, em,
                             index if multi else None, kept)  # fmt: skip
-    _prepared.setdefault(exp, {})[key] = callee
+    exp._calls[key] = callee
     return callee
 
 
