@@ -11,8 +11,10 @@ writes the module as JAX's callers expect it (NOTE: [the exported calling conven
 Calling an ``Exported`` checks the arguments against ``in_avals`` (structure, rank, dtype,
 sizes, binding each symbolic dimension once), prepares the module for the concrete shapes
 (NOTE: [embedding an exported module], cached per argument signature) and binds
-``call_exported_p``; with an exported VJP the call is a ``custom_vjp`` whose backward pass calls
-``Exported.vjp()``, as in JAX.
+``call_exported_p`` inside a ``custom_vjp`` whose backward pass calls ``Exported.vjp()``, as in
+JAX; an eager call runs one jitted caller per ``Exported``. Python scalars take the exported
+dtype of their kind. Exporting needs concrete shapes (funcgrad traces with them); symbolic
+shapes come with JAX's artifacts, which run here for any sizes they allow.
 
 # NOTE: [the exported calling convention]
 # Version 10 of JAX's convention (versions 9 and 10 are read): ``@main`` takes, in order, the
@@ -21,8 +23,9 @@ sizes, binding each symbolic dimension once), prepares the module for the concre
 # none), then the arguments listed in ``module_kept_var_idx``; it returns the results (each with
 # a ``jax.result_info`` naming its pytree path). The module says
 # ``jax.uses_shape_polymorphism``. A module for several platforms is a ``stablehlo.case`` on the
-# index over one lowering per platform. funcgrad writes all arguments (none is dropped), one
-# device, no shardings.
+# index over one lowering per distinct lowering (platforms lowered alike share one copy, then
+# the index is unused). funcgrad writes all arguments (none is dropped), one device, no
+# shardings.
 """
 
 from __future__ import annotations
