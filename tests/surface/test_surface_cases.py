@@ -33,8 +33,14 @@ DEFAULT_EXAMPLES = {"values": None, "grads": 2, "vmap": 2, "jit": 1}
 
 
 def _declares_cases(path: Path) -> bool:
+    """Whether the module builds a harness ``CASES`` table: it imports ``_numpy_harness`` and
+    assigns ``CASES`` (a ``CASES`` of another kind, e.g. an SPMD test's layouts, is not imported:
+    such a module may need 8 devices at import)."""
     tree = ast.parse(path.read_text(), str(path))
-    return any(
+    uses_harness = any(
+        isinstance(node, ast.ImportFrom) and node.module == "_numpy_harness" for node in tree.body
+    )
+    return uses_harness and any(
         isinstance(node, ast.Assign)
         and any(isinstance(t, ast.Name) and t.id == "CASES" for t in node.targets)
         for node in tree.body
