@@ -6,7 +6,9 @@ messages on stdout, reads the replies on stdin and validates each answer against
 each line between them, and records every message, reply and the eval's verdict. Tools:
 
 - ``funcgrad``: this repository's tool, ``bench/gradbench/tool.py``;
-- ``jax``, ``pytorch``: GradBench's Python tools, run unchanged from the checkout;
+- ``jax``, ``pytorch``: GradBench's Python tools, run unchanged from the checkout except that
+  ``waiting.py`` makes their timed region wait for the result (``jax-nowait``, ``pytorch-nowait``:
+  exactly as GradBench runs them, timing JAX's dispatch only);
 - ``manual``: GradBench's hand-written C++ tool, through its ``cpp.py`` (which rebuilds the
   eval's binary with ``make`` on ``define``).
 
@@ -42,6 +44,7 @@ from collections import defaultdict
 HERE = os.path.dirname(os.path.abspath(__file__))
 EVALS = ("hello", "gmm", "ba", "ht", "kmeans", "llsq", "lse", "lstm", "ode", "det", "particle", "saddle")
 TOOLS = ("funcgrad", "jax", "pytorch", "manual")
+EXTRA_TOOLS = ("finite",)
 # (primal, derivative) function names per eval; particle and saddle have four derivative variants
 FUNCTIONS = {
     "hello": ("square", "double"),
@@ -63,10 +66,13 @@ def tool_command(tool: str, checkout: str) -> list[str]:
     py = sys.executable
     if tool == "funcgrad":
         return [py, os.path.join(HERE, "tool.py")]
-    if tool in ("jax", "pytorch"):
-        return [py, os.path.join(checkout, "python/gradbench/gradbench/tools", tool, "run.py")]
-    if tool == "manual":
-        return [py, os.path.join(checkout, "python/gradbench/gradbench/cpp.py"), "manual"]
+    if tool in ("jax", "pytorch"):  # unchanged, but their timings wait for the result (waiting.py)
+        script = os.path.join(checkout, "python/gradbench/gradbench/tools", tool, "run.py")
+        return [py, os.path.join(HERE, "waiting.py"), script]
+    if tool in ("jax-nowait", "pytorch-nowait"):  # exactly as GradBench runs them
+        return [py, os.path.join(checkout, "python/gradbench/gradbench/tools", tool.split("-")[0], "run.py")]
+    if tool in ("manual", "finite"):  # C++ tools; ``finite`` (finite differences) covers particle, saddle
+        return [py, os.path.join(checkout, "python/gradbench/gradbench/cpp.py"), tool]
     raise SystemExit(f"unknown tool {tool!r}; choose from {TOOLS}")
 
 
@@ -288,7 +294,7 @@ def table(paths: list[str]) -> str:
 
     for ev in EVALS:
         prim, der = FUNCTIONS[ev]
-        for tool in TOOLS:
+        for tool in TOOLS + EXTRA_TOOLS:
             key = (ev, tool)
             if key not in valid and key not in status:
                 if not any(r["eval"] == ev and r["tool"] == tool for r in recs):
@@ -300,7 +306,7 @@ def table(paths: list[str]) -> str:
             if prim is None:  # particle, saddle: four variants
                 pcell = "-"
                 dcell = ", ".join(f"{fn} {fmt(t)}" for (fn, _), t in sorted(ts.items())) or "-"
-                cells = ["-", "-", "-", ratio(ev, "*", ["manual"]) if tool == "funcgrad" else ""]
+                cells = ["-", "-", "-", ratio(ev, "*", ["manual", "finite"]) if tool == "funcgrad" else ""]
             else:
                 pcell = fmt(geomean([t for (fn, _), t in ts.items() if fn == prim]))
                 dcell = fmt(geomean([t for (fn, _), t in ts.items() if fn == der]))

@@ -10,7 +10,6 @@ function), assembled into GradBench's compressed-row layout (``rows`` offsets, `
 inside the compiled program. GradBench compares the first 30 entries and the last of each array.
 """
 
-
 import numpy as np
 
 import funcgrad

@@ -5,7 +5,6 @@ The objective is ``0.5 * sum_i (sign(t_i) - sum_j x_j t_i**j)**2`` over ``n`` po
 degree axis), the primal is one matrix-vector product and the gradient one more.
 """
 
-
 import numpy as np
 
 import funcgrad
