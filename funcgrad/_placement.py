@@ -483,14 +483,12 @@ def _type_sharding(v):
     return None
 
 
-def retyped(x, aval):
-    """``x`` (an Array) typed ``aval`` (the same buffer): a program's result on explicit mesh
-    axes whose type its program dropped (``explicit_axes``)."""
+def retyped(x):
+    """``x`` (an Array) with its type made afresh in the mesh context in scope (the same buffer):
+    inside ``auto_axes``/``explicit_axes`` a value is typed as the switched mesh's axes are."""
     if not isinstance(x, Array) or x._buffer is None:
         return x
-    out = Array._from_buffer(x._buffer, x.weak_type)
-    out._aval = core.ShapedArray(x.shape, x.dtype, x.weak_type, aval.sharding)
-    return out
+    return Array._from_buffer(x._buffer, x.weak_type)
 
 
 def recast(tree, mesh, shardings, where: str):

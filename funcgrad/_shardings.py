@@ -932,12 +932,25 @@ def _buffer_sharding(buffer, ndim: int):
     unless it is over a mesh with explicit axes)."""
     b = buffer._sharding
     mesh = getattr(b, "_fg_mesh", None)
-    if mesh is None or not isinstance(mesh, Mesh) or not mesh.abstract_mesh.explicit_axes:
+    if mesh is None or not isinstance(mesh, Mesh):
+        return None
+    am = mesh.abstract_mesh
+    scope = get_mesh()
+    if (
+        scope is not None
+        and scope is not mesh
+        and scope._flat == mesh._flat
+        and scope.axis_names == mesh.axis_names
+    ):
+        # The same devices and axes in scope with other types (inside auto_axes/explicit_axes):
+        # the value is typed as that mesh's axes are.
+        am = scope.abstract_mesh
+    if not am.explicit_axes:
         return None
     s = from_bridge(b, ndim)
     if not isinstance(s, NamedSharding):
-        return type_sharding(mesh.abstract_mesh, ((),) * ndim)
-    return type_sharding(mesh.abstract_mesh, s.spec._normalized(ndim))
+        return type_sharding(am, ((),) * ndim)
+    return type_sharding(am, s.spec._normalized(ndim))
 
 
 kernel.register(sharding_types=(_apply_sharding, _buffer_sharding))

@@ -3,8 +3,8 @@
 Layer: surface. Re-exports the sharding values of ``funcgrad/_shardings.py`` and ``reshard`` from the
 placement functions of ``funcgrad/_placement.py`` (which build on those values), and defines
 ``auto_axes``/``explicit_axes``, which switch mesh axes between JAX 0.10's ``Explicit`` and ``Auto``
-modes inside a function (NOTE: [sharding in types] in kernel/ir.py); they stage the function with
-``funcgrad.jitting``.
+modes inside a function (NOTE: [sharding in types] in kernel/ir.py): eagerly the values keep their
+layout and are typed as the switched mesh says; under a trace, ``reshard``s retype them.
 
 >>> from funcgrad.sharding import Mesh, NamedSharding, PartitionSpec, reshard
 >>> callable(reshard)
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 
-from funcgrad import jitting
 from funcgrad._placement import recast, reshard, retyped
 from funcgrad._shardings import (
     AbstractMesh,
@@ -109,17 +108,18 @@ def _switched(f, types: AxisType, axes, arg_spec, out_spec, where: str):
 
         if any(isinstance(x, core.Tracer) for x in tu.tree_leaves(args)):
             return body(*args)
-        jf = jitting.jit(body)
-        out = jf(*args)
-        # A result's type is its program's: the devices' layout is shared by both meshes.
-        traced = jf.trace(*args).jaxpr.out_avals if types is AxisType.Explicit else None
-        return (
-            out
-            if traced is None
-            else tu.tree_unflatten(
-                tu.tree_structure(out), [retyped(x, a) for x, a in zip(tu.tree_leaves(out), traced)]
-            )
-        )
+        # Eagerly, as JAX: the values keep their layout (``x.sharding``) and are typed as the
+        # switched mesh's axes are (``typeof(x).sharding``) inside.
+        with use_mesh(inner):
+            if ins is None:
+                args = tu.tree_map(retyped, args)
+            else:
+                args = tu.tree_map(retyped, reshard(args, ins))
+            out = f(*args, **kwargs)
+        if outs is not None:
+            with use_mesh(outer):
+                return reshard(out, outs)
+        return tu.tree_map(retyped, out)
 
     return wrapped
 

@@ -373,3 +373,33 @@ def test_types_key_the_jit_cache_and_shape_dtype_structs_carry_them(meshes):
         s = jax.ShapeDtypeStruct((8, 4), np.float32, sharding=js.NamedSharding(jm, js.PartitionSpec("x")))
         theirs = str(jax.make_jaxpr(lambda v: v * 2)(s))
     assert ours == theirs
+
+
+def test_concrete_shardings_may_mention_auto_axes_as_in_the_tutorial():
+    """JAX's tutorial, "Concrete array shardings can mention Auto mesh axis": eagerly inside
+    auto_axes a value keeps its layout (``x.sharding``) while its type is replicated."""
+
+    def run(lib, sh, np_):
+        seen = []
+
+        def compare(x):
+            seen.append((tuple(x.sharding.spec), tuple(lib.typeof(x).sharding.spec)))
+
+        with sh.set_mesh(lib.make_mesh((2, 4), ("X", "Y"))):
+            my_array = np_.sin(sh.reshard(np.arange(8.0, dtype=np.float32), sh.PartitionSpec("X")))
+            compare(my_array)
+
+            @sh.auto_axes
+            def check_in_auto_context(x):
+                compare(x)
+                y = x * 2
+                seen.append(tuple(lib.typeof(y).sharding.spec))
+                return y
+
+            out = check_in_auto_context(my_array, out_sharding=sh.PartitionSpec("X"))
+            seen.append(_type(out, lib))
+        return seen, np.asarray(out)
+
+    ours, theirs = run(funcgrad, fs, fnp), run(jax, js, jnp)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
