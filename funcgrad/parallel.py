@@ -62,9 +62,9 @@ from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import sharding as shp
 from funcgrad.primitives import structure as st
 
-__all__ = ["pmap", "shard_map", "vma_adjustment"]
+__all__ = ["pmap", "shard_map", "smap", "vma_adjustment"]
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
-_REEXPORTED = ("shard_map", "pmap")
+_REEXPORTED = ("shard_map", "smap", "pmap")
 
 
 class _InferType:
@@ -347,6 +347,44 @@ def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where
     if check:
         check_out_vma([v for _, v in pairs], norm_out, out_leaf_specs, where, _paths(shaped, ""))
     return tu.tree_unflatten(out_tree, [trace.leave(s, spec) for (s, _), spec in zip(pairs, norm_out)])
+
+
+def smap(f: Callable | None = None, /, *, in_axes=Infer, out_axes, axis_name):
+    """JAX's single-axis ``shard_map``: manual over the one mesh axis ``axis_name`` of the mesh in
+    scope (the others stay automatic), mapping positional axis ``in_axes`` of the arguments (an
+    int for all, ``None``: not mapped, or a tuple per argument; left out: inferred from the
+    arguments' shardings on an Explicit axis) and placing the mapped axis at ``out_axes``.
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad import lax
+    >>> from funcgrad.sharding import AxisType, make_mesh, use_mesh
+    >>> with use_mesh(make_mesh((1,), ("i",), (AxisType.Auto,))):
+    ...     f = smap(lambda a: lax.psum(a, "i"), in_axes=0, out_axes=0, axis_name="i")
+    ...     funcgrad.jit(f)(np.arange(3.0)).tolist()
+    [0.0, 1.0, 2.0]
+    """
+    if f is None:
+        return functools.partial(smap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+    if isinstance(axis_name, list | tuple):
+        raise TypeError(f"smap: axis_name should be one name (a str or another hashable), got {axis_name!r}")
+
+    def check(tree, what, allow_infer):
+        for leaf in tu.tree_leaves(tree):
+            if not isinstance(leaf, int) or isinstance(leaf, bool):
+                raise TypeError(
+                    f"smap: {what} must be an int, None{', Infer' if allow_infer else ''} or a (nested) "
+                    f"container of them, got {tree!r}"
+                )
+
+    def spec(axis):
+        return PartitionSpec() if axis is None else PartitionSpec(*[None] * axis, axis_name)
+
+    if in_axes is not Infer:
+        check(in_axes, "in_axes", True)
+    check(out_axes, "out_axes", False)
+    in_specs = in_axes if in_axes is Infer else tu.tree_map(spec, in_axes, is_leaf=lambda x: x is None)
+    out_specs = tu.tree_map(spec, out_axes, is_leaf=lambda x: x is None)
+    return shard_map(f, in_specs=in_specs, out_specs=out_specs, axis_names={axis_name})
 
 
 def out_specs_of(out_specs, shaped, mesh, manual, where):

@@ -181,3 +181,16 @@ def test_debug_print_in_a_shard_map_body_prints_per_device(capfd):
         lines = sorted(capfd.readouterr().out.splitlines())
         want = sorted({f"block sum {X[2 * i : 2 * i + 2].sum()}" for i in range(4)})
         assert sorted(set(lines)) == want and len(lines) == 8  # each of the 8 devices prints its block's sum
+
+
+def test_smap_maps_one_mesh_axis():
+    # jax.smap: shard_map manual over one axis of the mesh in scope, axes given as in vmap
+    with funcgrad.sharding.use_mesh(MESH):
+        f = funcgrad.smap(lambda a: lax.psum(a, "x"), in_axes=0, out_axes=None, axis_name="x")
+        want = X.reshape(4, 2, 2).sum(0)
+        np.testing.assert_allclose(funcgrad.jit(f)(X), want)
+        np.testing.assert_allclose(f(X), want)
+        g = funcgrad.smap(lambda a, b: a * b, in_axes=(1, None), out_axes=1, axis_name="y")
+        np.testing.assert_allclose(funcgrad.jit(g)(X, 2.0), X * 2)
+    with pytest.raises(TypeError, match="one name"):
+        funcgrad.smap(lambda a: a, in_axes=0, out_axes=0, axis_name=("x", "y"))
