@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.numpy._core import asarray, canonicalize_dtype, promote_args
 from funcgrad.numpy.contractions import einsum
 from funcgrad.primitives import conv as cv
@@ -135,6 +136,7 @@ def _spatial(values, n, name, what):
     return values
 
 
+@takes_out_sharding
 def conv_general_dilated(
     lhs,
     rhs,

@@ -473,6 +473,7 @@ def _axes(axes, ndim, name):
     return tuple(sorted(a % ndim for a in axes))
 
 
+@takes_out_sharding
 def reduce_sum(operand, axes):
     """Sum over ``axes`` (no dtype change).
 
@@ -645,6 +646,7 @@ def broadcast_to_rank(x, rank: int):
     return st.reshape(x, (1,) * (rank - x.ndim) + tuple(x.shape))
 
 
+@takes_out_sharding
 def broadcast(operand, sizes):
     """Add leading dimensions of ``sizes``.
 
@@ -727,6 +729,7 @@ def iota(dtype, size: int):
     return st.iota(canonicalize_dtype(dtype), int(size))
 
 
+@takes_out_sharding
 def broadcasted_iota(dtype, shape, dimension: int):
     """An array of ``shape`` counting 0, 1, ... along ``dimension``.
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.lax import extras as lax_extras
@@ -73,6 +74,7 @@ def _monoid(op, init, x, dims):
     return None
 
 
+@takes_out_sharding
 def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int]):
     """Reduce ``operands`` over ``dimensions`` with ``computation``, starting from
     ``init_values`` (XLA's Reduce; ``jax.lax.reduce``).

@@ -16,6 +16,7 @@ import re
 
 import numpy as np
 
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -103,6 +104,7 @@ def fabs(x, /):
 # Counting and set-like functions
 
 
+@takes_out_sharding
 def bincount(x, weights=None, minlength: int = 0, *, length=None):
     """Counts (or summed ``weights``) of each non-negative integer in ``x``.
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.numpy import reductions
@@ -453,6 +454,7 @@ def _per_slice(sorted_, idx):
     return getitem(sorted_, (idx, *iotas))
 
 
+@takes_out_sharding
 def percentile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None
 ):
