@@ -2,10 +2,10 @@
 
 Layer: xla_bridge. May import the funcgrad kernel (``ir``, ``array``, ``core``), the primitive
 catalog (``primitives.sharding``: the meshes a jaxpr holds) and the siblings ``fastpath``,
-``lowering``, ``meshes``, ``runtime`` and ``sharded`` (never ``dispatch``, which imports it on first
-use: it loads jaxlib). Never the surface: shardings arrive as ``sharded.MeshSharding`` objects
-(the surface's ``NamedSharding._bridge``), meshes as opaque values read through ``mesh._flat``,
-``mesh.devices`` and ``mesh.axis_names``.
+``lowering``, ``meshes``, ``reshard``, ``runtime`` and ``sharded`` (never ``dispatch``, which
+imports it on first use: it loads jaxlib). Never the surface: shardings arrive as
+``sharded.MeshSharding`` objects (the surface's ``NamedSharding._bridge``), meshes as opaque
+values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
 
 # NOTE: [SPMD call route]
 # ``dispatch`` hands a call here when its program must run on several devices: the jitted
@@ -16,8 +16,9 @@ use: it loads jaxlib). Never the surface: shardings arrive as ``sharded.MeshShar
 # a whole copy on every device (as JAX treats uncommitted values). ``compiled`` lowers the jaxpr
 # with Shardy annotations (``sdy.sharding`` on @main's parameters and requested results) and
 # compiles it once per (jaxpr, shardings); the partitioner inserts the communication. ``run``
-# moves each argument to its sharding (resharding through the host when it is laid out
-# otherwise) before the executable's own checks (NOTE in xla_bridge/sharded.py: XLA would crash
+# moves each argument to its sharding (on the devices when it is laid out otherwise there,
+# NOTE: [device-to-device resharding]; through the host from other devices) before the
+# executable's own checks (NOTE in xla_bridge/sharded.py: XLA would crash
 # on a buffer on the wrong device).
 """
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 from funcgrad.primitives.sharding import meshes_in, shard_map_p
-from funcgrad.xla_bridge import sharded
+from funcgrad.xla_bridge import reshard, sharded
 from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
 from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.meshes import SpmdLowering
@@ -221,6 +222,10 @@ def to_sharded_buffer(x, s, aval, name: str = "argument"):
             if have is s or (have._fg_devs == s._fg_devs and sharded.same_layout(have, s, aval.ndim)):
                 _check_aval(b.aval, aval, name)
                 return b
+            _check_aval(b.aval, aval, name)
+            moved = reshard.reshard(b, s)  # NOTE: [device-to-device resharding]
+            if moved is not None:
+                return moved
         value = x._numpy()
         weak = x.weak_type
     elif isinstance(x, core.Tracer):
