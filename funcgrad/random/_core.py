@@ -228,6 +228,10 @@ def key(seed, *, impl=None, dtype=None) -> Array:
     other = _check_impl("key", impl if dtype is None else _impl_of_dtype(dtype))
     if other is not None:  # a typed key of that implementation (NOTE: [PRNG implementations])
         return KeyArray(other, _seed_data(seed, other))
+    # A key is its raw ``uint32[2]`` data here, so ``key(k)`` of a key is ``k`` (libraries written
+    # for typed keys, e.g. optax's canonicalize_key, re-wrap a key that they cannot tell from data).
+    if getattr(seed, "dtype", None) == _U32 and tuple(getattr(seed, "shape", ())) == (2,):
+        return seed
     return PRNGKey(seed)
 
 

@@ -75,3 +75,16 @@ def test_dtypes_prng_key_and_extended_categories():
     for t in (np.float32, np.int32, np.uint32, np.bool_):
         assert not dtypes.issubdtype(t, dtypes.prng_key) and not dtypes.issubdtype(t, dtypes.extended)
     assert issubclass(dtypes.prng_key, dtypes.extended) and issubclass(dtypes.extended, np.generic)
+
+
+def test_key_of_a_key_is_the_key():
+    # funcgrad's default keys are raw uint32[2] data; optax re-wraps keys with random.key(key)
+    from funcgrad import random
+
+    k = random.key(3)
+    assert random.key(k) is k
+    np.testing.assert_array_equal(random.normal(random.key(k), (3,)), random.normal(k, (3,)))
+    under_jit = funcgrad.jit(lambda k: random.uniform(random.key(k), (2,)))(k)
+    np.testing.assert_array_equal(under_jit, random.uniform(k, (2,)))
+    with pytest.raises(TypeError, match="scalar seed"):
+        random.key(np.zeros((3,), np.uint32))
