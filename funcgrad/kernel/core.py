@@ -189,6 +189,20 @@ class Primitive:
     def bind(self, *args, **params):
         return _state.trace.process_primitive(self, args, params)
 
+    def bind_with_trace(self, trace: Trace, args, params: dict):
+        """Process this primitive on ``trace`` (JAX's method): ``bind`` with ``trace`` current."""
+        prev = _state.trace
+        _state.trace = trace
+        try:
+            return trace.process_primitive(self, args, params)
+        finally:
+            _state.trace = prev
+
+    def get_bind_params(self, params: dict) -> dict:
+        """The parameters to bind this primitive with, given those of one of its equations (JAX's
+        method, which turns a call's jaxpr into a function; funcgrad binds the jaxpr itself)."""
+        return dict(params)
+
     def def_impl(self, f):
         self.impl = f
         return f

@@ -497,3 +497,18 @@ def test_funcgrad_core_additions():
     with pytest.raises(ec.InconclusiveDimensionOperation, match="not an integer"):
         fcore.max_dim("n", 2)
     assert fcore.ParamDict == dict[str, object] or fcore.ParamDict.__origin__ is dict
+
+
+def test_bind_with_trace_and_get_bind_params():
+    from funcgrad.primitives.elementwise import sin_p
+
+    def f(x):
+        trace = ec.find_top_trace([x])
+        with ec.take_current_trace():
+            return sin_p.bind_with_trace(trace, (x,), {})
+
+    np.testing.assert_allclose(float(funcgrad.grad(f)(0.3)), np.cos(0.3), rtol=1e-15)
+    eqn = funcgrad.make_jaxpr(funcgrad.jit(fnp.sin))(1.0).eqns[0]
+    params = eqn.primitive.get_bind_params(eqn.params)
+    assert params == eqn.params and params is not eqn.params
+    assert float(eqn.primitive.bind(0.0, **params)[0]) == 0.0
