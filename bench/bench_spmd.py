@@ -287,7 +287,7 @@ def main():
         print(f"{'collectives in the optimized HLO':<36} {'funcgrad':>24} {'jax':>24}")
         for case in ("dp_step", "tf_step"):
             got = {
-                lib: _timing.run_script(__file__, ["--collectives", lib, case], ROOT, env)[0]["counts"]
+                lib: _timing.run_script(__file__, ["--count-collectives", lib, case], ROOT, env)[0]["counts"]
                 for lib in libs
             }
             shown = [", ".join(f"{k} {v}" for k, v in got[lib].items()) or "none" for lib in libs]
@@ -315,7 +315,7 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         lib, case, repeats = sys.argv[2], sys.argv[3], int(sys.argv[4])
         print(json.dumps({"seconds": WORKERS[case](_lib(lib), repeats)}))
-    elif len(sys.argv) > 1 and sys.argv[1] == "--collectives" and len(sys.argv) == 4:
+    elif len(sys.argv) == 4 and sys.argv[1] == "--count-collectives":
         print(json.dumps({"counts": work_collectives(_lib(sys.argv[2]), sys.argv[3])}))
     else:
         main()

@@ -31,7 +31,11 @@ import inspect
 import numpy as np
 
 import funcgrad.xla_bridge.dispatch  # noqa: F401 - registers Array's device read-back (NOTE: [dispatch registration])
-from funcgrad import kernel, xla_bridge
+from funcgrad import (
+    _sharding_types,  # noqa: F401 - registers the types of sharded values with the kernel
+    kernel,
+    xla_bridge,
+)
 from funcgrad._shardings import (
     NamedSharding,
     Sharding,

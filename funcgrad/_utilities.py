@@ -24,7 +24,7 @@ import numpy as np
 import funcgrad
 from funcgrad import xla_bridge
 from funcgrad._devices import default_backend, devices
-from funcgrad._shardings import with_default_sharding  # typeof's sharding where the type has none
+from funcgrad._sharding_types import with_default_sharding  # typeof's sharding where the type has none
 from funcgrad.kernel import caches, core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config

@@ -33,6 +33,7 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._api_util import explain_concretization, flatten_outputs
+from funcgrad._sharding_types import type_sharding
 from funcgrad._shardings import (
     Mesh,
     NamedSharding,
@@ -40,7 +41,6 @@ from funcgrad._shardings import (
     Sharding,
     SingleDeviceSharding,
     sharding_leaves,
-    type_sharding,
 )
 from funcgrad.kernel import batching, core, monitoring
 from funcgrad.kernel import tree_util as tu

@@ -1,0 +1,134 @@
+"""Sharding in types (NOTE: [sharding in types] in kernel/ir.py): the shardings that abstract
+values hold on the explicit axes of a mesh, and the two hooks the kernel asks for them.
+
+Layer: surface. Imports the kernel (``core``, registration, the cache registry), the primitive
+catalog's sharding rules (``primitives/_sharding_rules.py``) and ``funcgrad._shardings`` (the
+mesh and sharding values). Importing it registers ``_apply_sharding`` (a staged equation's result
+types, by its primitive's sharding rule) and ``_buffer_sharding`` (a device buffer's type) with
+the kernel; ``funcgrad.jitting`` and ``funcgrad._placement`` import it.
+
+>>> from funcgrad.sharding import AbstractMesh, AxisType
+>>> type_sharding(AbstractMesh((2,), ("x",), AxisType.Explicit), (("x",), ())).spec
+P('x', None)
+"""
+
+from __future__ import annotations
+
+from funcgrad import kernel
+from funcgrad._shardings import (
+    AbstractMesh,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    from_bridge,
+    get_abstract_mesh,
+    get_mesh,
+)
+from funcgrad.kernel import core
+from funcgrad.kernel.caches import register_cache
+from funcgrad.primitives import _sharding_rules as sr
+
+__all__ = ["type_sharding", "with_default_sharding"]
+
+
+# (abstract mesh, entries, unreduced) -> the interned NamedSharding of avals
+_typed: dict = register_cache("sharding.type_shardings", {})  # NOTE: [caches have an owner]
+
+
+def _entry(dim: tuple):
+    return None if not dim else (dim[0] if len(dim) == 1 else tuple(dim))
+
+
+def type_sharding(am: AbstractMesh, spec, unreduced=frozenset()) -> NamedSharding | None:
+    """The sharding an aval holds for ``spec`` (one tuple of axis names per dimension) over
+    ``am``: its explicit axes only, one entry per dimension; ``None`` when ``am`` has no explicit
+    axis (the Auto mode's types are unchanged). Interned, so equal types are usually one object."""
+    explicit = am.explicit_axes
+    if not explicit:
+        return None
+    entries = tuple(_entry(tuple(n for n in dim if n in explicit)) for dim in spec)
+    unreduced = frozenset(unreduced) & frozenset(explicit)
+    key = (am, entries, unreduced)
+    s = _typed.get(key)
+    if s is None:
+        if len(_typed) > 4096:
+            _typed.clear()
+        s = _typed[key] = NamedSharding(am, PartitionSpec(*entries, unreduced=unreduced))
+    return s
+
+
+def _apply_sharding(primitive, avals_in, out, params):
+    """The kernel's ``apply_sharding`` hook: ``out`` typed by ``primitive``'s sharding rule."""
+    outs = list(out) if primitive.multiple_results else [out]
+    if primitive.sharding_from_params:
+        am = params["mesh"].abstract_mesh
+    else:
+        am = None
+        for a in avals_in:
+            s = a.sharding
+            if s is not None:
+                if am is None:
+                    am = s.mesh
+                elif s.mesh != am:
+                    raise sr.ShardingTypeError(
+                        f"{primitive.name}: Mesh for all inputs should be equal. Got one mesh: {am} and "
+                        "another "
+                        f"mesh: {s.mesh}. Reshard the operands onto one mesh (funcgrad.sharding.reshard)."
+                    )
+    specs = sr.out_specs(primitive, avals_in, outs, params)
+    new = []
+    for o, spec in zip(outs, specs):
+        if type(o) is not core.ShapedArray:
+            new.append(o)
+            continue
+        if len(spec) != o.ndim:
+            spec = ((),) * o.ndim
+        new.append(core.ShapedArray(o.shape, o.dtype, o.weak_type, type_sharding(am, spec)))
+    return new if primitive.multiple_results else new[0]
+
+
+def _buffer_sharding(buffer, ndim: int):
+    """The kernel's ``aval_sharding`` hook: the type of a device buffer's sharding (``None``
+    unless it is over a mesh with explicit axes)."""
+    b = buffer._sharding
+    mesh = getattr(b, "_fg_mesh", None)
+    if mesh is None or not isinstance(mesh, Mesh):
+        return None
+    am = mesh.abstract_mesh
+    scope = get_mesh()
+    if (
+        scope is not None
+        and scope is not mesh
+        and scope._flat == mesh._flat
+        and scope.axis_names == mesh.axis_names
+    ):
+        # The same devices and axes in scope with other types (inside auto_axes/explicit_axes):
+        # the value is typed as that mesh's axes are.
+        am = scope.abstract_mesh
+    if not am.explicit_axes:
+        return None
+    s = from_bridge(b, ndim)
+    if not isinstance(s, NamedSharding):
+        return type_sharding(am, ((),) * ndim)
+    return type_sharding(am, s.spec._normalized(ndim))
+
+
+kernel.register(sharding_types=(_apply_sharding, _buffer_sharding))
+
+
+def with_default_sharding(x, aval):
+    """``aval`` as ``typeof`` shows it: where its type holds no sharding (the Auto mode, one
+    device), JAX's answer -- replicated (``P(None, ...)``) over the abstract mesh of the array's
+    mesh, else of the mesh in scope (empty outside one)."""
+    if aval.sharding is not None or type(aval) is not core.ShapedArray:
+        return aval
+    am = None
+    b = getattr(x, "_buffer", None)
+    if b is not None:
+        mesh = getattr(b._sharding, "_fg_mesh", None)
+        if isinstance(mesh, Mesh):
+            am = mesh.abstract_mesh
+    if am is None:
+        am = get_abstract_mesh()
+    spec = PartitionSpec(*([None] * aval.ndim))
+    return core.ShapedArray(aval.shape, aval.dtype, aval.weak_type, NamedSharding(am, spec))
