@@ -13,9 +13,9 @@ and returns one spec per result, or raises ``ShardingTypeError`` where JAX asks 
 
 One general mechanism, with defaults by kind of primitive instead of a rule per name:
 
-- elementwise (declared by ``unop``/``naryop``, and every primitive ``install`` gives
-  ``broadcasting``): dimension by dimension the operands' shardings must agree (a dimension of
-  size 1 left whole does not count), as JAX's ``broadcasting_sharding_rule``;
+- elementwise (every primitive of the ``elementwise``, ``complex``, ``special`` and ``bitcast``
+  families): dimension by dimension the operands' shardings must agree (a dimension of size 1
+  left whole does not count), as JAX's ``broadcasting_sharding_rule``;
 - reductions (an ``axes`` param): the reduced dimensions leave the spec;
 - structure: ``broadcast_in_dim``, ``reshape`` (split or merge of one dimension, unit
   dimensions), ``transpose``, ``squeeze``, ``concatenate``; ``slice``/``dynamic_slice``/``pad``
@@ -23,10 +23,12 @@ One general mechanism, with defaults by kind of primitive instead of a rule per 
   need their dimension whole;
 - ``dot_general``: batch dimensions, then the free dimensions of each side; sharded contracting
   dimensions on both sides are ambiguous (JAX's error, asking for ``out_sharding=``);
-- any other primitive (``gather``, ``scatter``, ``rev``, ...): a result shaped as its first
-  operand keeps that operand's sharding; otherwise the result is replicated (the values are
-  right; the partitioner gathers). Where JAX raises for a gather or scatter with sharded
-  operands, funcgrad replicates instead.
+- ``scatter``: into a sharded operand it is JAX's error; into a whole one, typed as the operand;
+- any other primitive (``gather``, ``rev``, control flow, calls, ...): a result its abstract
+  evaluation typed (a call's body was traced with types) keeps that type; else a result shaped
+  as its first operand keeps that operand's sharding; else it is replicated (the values are
+  right; the partitioner gathers). Where JAX raises for a gather with sharded operands, funcgrad
+  replicates instead.
 
 A result whose spec names a mesh axis twice is JAX's "illegally sharded result" error.
 """
