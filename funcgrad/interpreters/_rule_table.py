@@ -12,6 +12,9 @@ list its primitives).
 # was written; for a primitive whose slot was filled the funcgrad way (the catalog), it returns
 # the slot adapted to JAX's signature (``from_slot``), so a library can call a built-in rule. The
 # rule as written is remembered on the primitive (``_jax_rules``), never in a table of its own.
+# Replacing a rule that was already set empties every cache of traced and compiled programs
+# (``before_replacing``): an eager grad's derivative program or a jitted program made with the old
+# rule must not be replayed. A first registration (a library's import) clears nothing.
 """
 
 from __future__ import annotations
@@ -19,11 +22,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, MutableMapping
 
 from funcgrad import primitives as _primitives
+from funcgrad.kernel import caches as _caches
 from funcgrad.kernel.core import Primitive
 
 
 def _catalog() -> list[Primitive]:
     return _primitives.all_primitives()
+
+
+def before_replacing(p: Primitive, *slots: str) -> None:
+    """Empty the program caches if one of ``p``'s ``slots`` already holds a rule (NOTE: [rule
+    tables are views]).
+
+    >>> p = Primitive("fresh"); before_replacing(p, "jvp")  # nothing set: nothing cleared
+    """
+    if any(getattr(p, slot, None) is not None for slot in slots):
+        _caches.clear_all()
 
 
 class RuleTable(MutableMapping):
@@ -70,6 +84,7 @@ class RuleTable(MutableMapping):
         self._check(p)
         if not callable(rule):
             raise TypeError(f"{self.name}[{p.name}]: a rule must be callable, got {type(rule).__name__}")
+        before_replacing(p, self.slot)
         setattr(p, self.slot, self.to_slot(p, rule))
         rules = p.__dict__.setdefault("_jax_rules", {})
         rules[self.name] = (rule, getattr(p, self.slot))
@@ -108,6 +123,7 @@ class RuleTable(MutableMapping):
         self._check(p)
         if p not in self:
             raise KeyError(p)
+        before_replacing(p, self.slot)
         setattr(p, self.slot, None)
         p.__dict__.get("_jax_rules", {}).pop(self.name, None)
 
@@ -140,9 +156,11 @@ class WriteOnlyTable:
     def __setitem__(self, p, rule):
         if not isinstance(p, Primitive):
             raise TypeError(f"{self.name}: keys are primitives, got {type(p).__name__}")
+        before_replacing(p, self.slot)
         setattr(p, self.slot, self.to_slot(p, rule))
 
     def __delitem__(self, p):
+        before_replacing(p, self.slot)
         setattr(p, self.slot, None)
 
     def __repr__(self):

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from funcgrad.interpreters._rule_table import RuleTable
+from funcgrad.interpreters._rule_table import RuleTable, before_replacing
 from funcgrad.kernel import ad as _ad
 from funcgrad.kernel.ad import (
     JVPTrace,
@@ -161,6 +161,7 @@ def defjvp(primitive, *jvprules: Callable | None) -> None:
     >>> float(funcgrad.grad(cube_p.bind)(2.0))
     12.0
     """
+    before_replacing(primitive, "jvp")
     _ad.defjvp(primitive, *jvprules)
 
 
@@ -176,6 +177,7 @@ def defjvp2(primitive, *jvprules: Callable | None) -> None:
     >>> round(float(funcgrad.grad(exp_p.bind)(1.0)), 6)
     2.718282
     """
+    before_replacing(primitive, "jvp")
     _ad.defjvp(primitive, *jvprules, uses_answer=True)
 
 
@@ -191,12 +193,14 @@ def deflinear(primitive, transpose_rule: Callable) -> None:
     >>> float(funcgrad.grad(neg2_p.bind)(2.0))
     -1.0
     """
+    before_replacing(primitive, "jvp", "transpose")
     _ad.deflinear(primitive, lambda ct, *args, **params: transpose_rule(ct, **params))
 
 
 def deflinear2(primitive, transpose_rule: Callable) -> None:
     """Like ``deflinear``, with ``transpose_rule(cotangent, *args, **params)`` seeing the inputs
     (``UndefinedPrimal`` for the linear ones). Example: this module's docstring."""
+    before_replacing(primitive, "jvp", "transpose")
     _ad.deflinear(primitive, transpose_rule)
 
 
@@ -213,6 +217,7 @@ def defbilinear(primitive, lhs_rule: Callable, rhs_rule: Callable) -> None:
     >>> [float(g) for g in funcgrad.grad(mul_p.bind, argnums=(0, 1))(2.0, 5.0)]
     [5.0, 2.0]
     """
+    before_replacing(primitive, "jvp", "transpose")
     _ad.defjvp(
         primitive,
         lambda g, x, y, **params: primitive.bind(g, y, **params),

@@ -512,3 +512,21 @@ def test_bind_with_trace_and_get_bind_params():
     params = eqn.primitive.get_bind_params(eqn.params)
     assert params == eqn.params and params is not eqn.params
     assert float(eqn.primitive.bind(0.0, **params)[0]) == 0.0
+
+
+def test_replacing_a_rule_forgets_programs_made_with_the_old_one():
+    p = ec.Primitive("test_extend_replaced_rule")
+    p.def_impl(lambda x: 2 * x)
+    p.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: 2 * x, multiple_results=False))
+    ad.primitive_jvps[p] = lambda ps, ts: (p.bind(*ps), ts[0] * 2.0)
+
+    def f(x):
+        return p.bind(x) * x
+
+    jitted = funcgrad.jit(funcgrad.grad(f))
+    for _ in range(2):  # the second eager call replays the recorded derivative program
+        assert float(funcgrad.grad(f)(3.0)) == 12.0
+    assert float(jitted(3.0)) == 12.0
+    ad.primitive_jvps[p] = lambda ps, ts: (p.bind(*ps), ts[0] * 100.0)  # a deliberately wrong rule
+    assert float(funcgrad.grad(f)(3.0)) == 306.0 and float(jitted(3.0)) == 306.0
