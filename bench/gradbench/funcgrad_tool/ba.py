@@ -18,7 +18,6 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as jnp
-
 from funcgrad_tool.runs import evaluation
 
 N_CAM = 11
