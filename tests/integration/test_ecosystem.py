@@ -1,0 +1,187 @@
+"""JAX's ecosystem on funcgrad through the opt-in alias ``funcgrad.as_jax`` (issue 28): the alias's
+behaviour, and a bounded piece of what tests/integration/suites/ecosystem/ runs in full.
+
+- the alias: ``import jax`` is funcgrad only when asked; JAX's version; the same module objects for
+  every ``jax.X.Y``; the ``jax._src`` helpers libraries import; refused after the real jax; the
+  ``python -m funcgrad.as_jax`` runner (script, ``-m``, ``-c``); its docstring examples;
+- equinox + optax (float64 on both sides): a model trained on funcgrad gives jax's losses, and
+  per-example gradients by ``vmap(grad)`` equal a loop;
+- a handful of optax's own tests, from the installed optax package (its wheel ships them), run
+  unchanged through the alias.
+
+Each test starts a process (the alias changes what ``import jax`` means for a whole process, and
+this process has the real jax imported as the oracle): slow tier.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+ALIAS = [sys.executable, "-m", "funcgrad.as_jax"]
+
+
+def run(command, timeout=600, cwd=None):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), FUNCGRAD_PLATFORM="cpu", JAX_PLATFORMS="cpu")
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+    return proc
+
+
+def run_json(command, **kw):
+    proc = run(command, **kw)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+ALIAS_BEHAVIOUR = textwrap.dedent(
+    """
+    import json, sys
+    import funcgrad
+    assert "jax" not in sys.modules
+    import funcgrad.as_jax
+    import jax, jax.numpy as jnp, jax.extend.core, jax.interpreters.ad, jax.tree_util
+    import jax._src.traceback_util as tb
+    from jax._src.tree_util import _registry
+    from jax._src.lib.mlir import ir
+    from jax._src.lib.mlir.dialects import hlo
+    out = {
+        "version": jax.__version__, "info": list(jax.__version_info__),
+        "version_module": jax.version.__version__,
+        "same": [jax.numpy is funcgrad.numpy, jax.extend.core is funcgrad.extend.core,
+                 jax.interpreters.ad is funcgrad.interpreters.ad, jax.grad is funcgrad.grad,
+                 sys.modules["jax.tree_util"] is funcgrad.tree_util],
+        "grad": float(jax.grad(jnp.sin)(0.0)),
+        "registry": [tuple in _registry, dict in _registry, int in _registry],
+        "mlir": [ir.__name__, hlo.__name__],
+        "installed": funcgrad.as_jax.installed(),
+    }
+    tb.register_exclusion("/nowhere")
+    out["exclusion"] = "/nowhere" in tb._exclude_paths
+    for name in ("jax._src.interpreters.pxla", "jax.no_such_module"):
+        try:
+            __import__(name)
+            out[name] = "imported"
+        except ModuleNotFoundError as e:
+            out[name] = str(e)
+    print(json.dumps(out))
+    """
+)
+
+
+def test_alias_makes_jax_funcgrad():
+    out = run_json([sys.executable, "-c", ALIAS_BEHAVIOUR])
+    assert out["version"] == "0.10.2" and out["info"] == [0, 10, 2] and out["version_module"] == "0.10.2"
+    assert all(out["same"]) and out["installed"] and out["exclusion"]
+    assert out["grad"] == 1.0
+    assert out["registry"] == [True, True, False]
+    assert out["mlir"] == ["jaxlib.mlir.ir", "jaxlib.mlir.dialects.stablehlo"]
+    assert "a JAX internal that funcgrad does not provide" in out["jax._src.interpreters.pxla"]
+    assert "funcgrad has no funcgrad.no_such_module" in out["jax.no_such_module"]
+
+
+def test_alias_is_opt_in_and_refused_after_real_jax():
+    # import funcgrad alone leaves `import jax` alone
+    code = "import funcgrad, funcgrad.numpy, jax; print(jax.__file__)"
+    proc = run([sys.executable, "-c", code])
+    assert proc.returncode == 0 and "site-packages" in proc.stdout, proc.stderr[-2000:]
+    # the alias after the real jax: a clear ImportError, not two jax modules
+    proc = run([sys.executable, "-c", "import jax; import funcgrad.as_jax"])
+    assert proc.returncode != 0
+    assert "the real jax is already imported" in proc.stderr and "python -m funcgrad.as_jax" in proc.stderr
+
+
+def test_runner_script_module_and_command(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text("import sys, jax\nprint(jax.__version__, __name__, sys.argv[1:])\n")
+    proc = run([*ALIAS, str(script), "a", "b"])
+    assert proc.returncode == 0 and proc.stdout.split() == ["0.10.2", "__main__", "['a',", "'b']"], (
+        proc.stderr
+    )
+    proc = run([*ALIAS, "-c", "import jax, funcgrad; print(jax.vmap is funcgrad.vmap)"])
+    assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stderr
+    (tmp_path / "mod_under_alias.py").write_text("import jax\nprint('module', jax.__version__)\n")
+    proc = run([*ALIAS, "-m", "mod_under_alias"], cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "module 0.10.2", proc.stderr
+    assert run([*ALIAS]).returncode == 2  # no program: usage
+
+
+def test_alias_docstring_examples():
+    code = textwrap.dedent(
+        """
+        import doctest, importlib, pkgutil, funcgrad.as_jax as a
+        names = ["funcgrad.as_jax"] + [m.name for m in pkgutil.walk_packages(a.__path__, "funcgrad.as_jax.")
+                                       if not m.name.endswith("__main__")]
+        failed = attempted = 0
+        for n in names:
+            r = doctest.testmod(importlib.import_module(n), optionflags=doctest.ELLIPSIS)
+            failed += r.failed; attempted += r.attempted
+        print(failed, attempted)
+        """
+    )
+    proc = run([sys.executable, "-c", code])
+    failed, attempted = map(int, proc.stdout.split()[-2:])
+    assert failed == 0 and attempted >= 8, proc.stdout[-3000:]
+
+
+# equinox's documented training step (filter_jit, filter_value_and_grad, optax), float64 both sides
+EQUINOX_OPTAX = textwrap.dedent(
+    """
+    import json, sys
+    if sys.argv[1] == "funcgrad":
+        import funcgrad.as_jax
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp, equinox as eqx, optax, numpy as np
+    model = eqx.nn.MLP(in_size=4, out_size=1, width_size=16, depth=2, key=jax.random.PRNGKey(0))
+    x = jax.random.normal(jax.random.PRNGKey(1), (32, 4)); y = jnp.sin(x.sum(1, keepdims=True))
+    def loss(model, x, y):
+        return jnp.mean((jax.vmap(model)(x) - y) ** 2)
+    opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-2))
+    state = opt.init(eqx.filter(model, eqx.is_array))
+    @eqx.filter_jit
+    def step(model, state):
+        l, g = eqx.filter_value_and_grad(loss)(model, x, y)
+        updates, state = opt.update(g, state, model)
+        return eqx.apply_updates(model, updates), state, l
+    losses = []
+    for _ in range(15):
+        model, state, l = step(model, state)
+        losses.append(float(l))
+    params, static = eqx.partition(model, eqx.is_array)
+    ex = lambda p, xi, yi: loss(eqx.combine(p, static), xi[None], yi[None])
+    per = jax.vmap(jax.grad(ex), in_axes=(None, 0, 0))(params, x, y)
+    per0 = jax.grad(ex)(params, x[5], y[5])
+    match = all(np.allclose(a[5], b, rtol=1e-10, atol=1e-13)
+                for a, b in zip(jax.tree_util.tree_leaves(per), jax.tree_util.tree_leaves(per0)))
+    print(json.dumps({"losses": losses, "per_example_matches_loop": match}))
+    """
+)
+
+
+def test_equinox_optax_training_gives_jax_numbers():
+    on_jax = run_json([sys.executable, "-c", EQUINOX_OPTAX, "jax"])
+    on_funcgrad = run_json([sys.executable, "-c", EQUINOX_OPTAX, "funcgrad"])
+    assert on_funcgrad["per_example_matches_loop"] and on_jax["per_example_matches_loop"]
+    assert on_funcgrad["losses"][-1] < 0.5 * on_funcgrad["losses"][0]
+    assert on_funcgrad["losses"] == pytest.approx(on_jax["losses"], rel=1e-9)
+
+
+# optax's own tests from the installed package (its wheel ships optax/_src/*_test.py)
+OPTAX_TESTS = ["optax._src.base_test", "optax._src.combine_test", "optax._src.update_test"]
+
+
+def test_optax_own_tests_through_the_alias(tmp_path):
+    pytest_args = ["-q", "-p", "no:cacheprovider", "-o", "addopts=", "--pyargs", *OPTAX_TESTS]
+    proc = run([*ALIAS, "-m", "pytest", *pytest_args], cwd=tmp_path, timeout=900)
+    tail = proc.stdout.strip().splitlines()[-1]
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert " passed" in tail and "failed" not in tail, tail
