@@ -95,7 +95,9 @@ def fromdense(mat, nse, n_batch, n_dense, index_dtype):
         mask = m != 0
         if n_dense:
             mask = mask.any(axis=tuple(range(n_sparse, m.ndim)))
-        cols = jnp.nonzero(mask, size=nse, fill_value=tuple(m.shape[:n_sparse]))
+        # a tuple: one index array per dimension (nonzero of a traced mask gives a list, which
+        # ``.at[...]`` would read as one array index)
+        cols = tuple(jnp.nonzero(mask, size=nse, fill_value=tuple(m.shape[:n_sparse])))
         indices = (
             jnp.stack(cols, axis=1).astype(index_dtype) if nse else jnp.zeros((0, n_sparse), index_dtype)
         )
