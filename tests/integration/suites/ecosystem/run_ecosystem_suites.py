@@ -54,7 +54,7 @@ def test_files(checkout: str, library: str, patterns: list[str] | None) -> list[
     return files
 
 
-def run_file(checkout: str, backend: str, file: str, timeout: float, extra: list[str]) -> dict[str, tuple]:
+def run_file(checkout: str, backend: str, file: str, *, timeout: float, extra: list[str]) -> dict[str, tuple]:
     """{test id: (outcome, message)} for one file on one backend."""
     with tempfile.TemporaryDirectory(prefix="ecosystem-") as tmp:
         xml = os.path.join(tmp, "report.xml")
@@ -100,6 +100,21 @@ def parse_junit(xml: str, file: str) -> dict[str, tuple]:
     return results
 
 
+def run_pair(checkout, backends, file, timeout, extra):
+    return {b: run_file(checkout, b, file, timeout=timeout, extra=extra) for b in backends}
+
+
+def summary(results: dict[str, tuple]) -> str:
+    c = counts(results)
+    return f"{c['passed']}p {c['failed']}f {c['error']}e {c['skipped']}s"
+
+
+def write(path: str, report: dict) -> None:
+    with open(path, "w") as f:
+        json.dump({lib: {b: {t: list(r) for t, r in res.items()} for b, res in side.items()}
+                   for lib, side in report.items()}, f, indent=1)  # fmt: skip
+
+
 def counts(results: dict[str, tuple]) -> dict[str, int]:
     out = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
     for outcome, _ in results.values():
@@ -115,6 +130,9 @@ def main(argv=None) -> int:
     parser.add_argument("--libs", nargs="+", default=list(LIBRARIES), choices=list(LIBRARIES))
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=list(BACKENDS))
     parser.add_argument("--files", nargs="*", help="only test files whose path contains one of these")
+    parser.add_argument(
+        "--exclude", nargs="*", default=[], help="leave out files whose path contains one of these"
+    )
     parser.add_argument("--timeout", type=float, default=900, help="seconds per test file and backend")
     parser.add_argument("--jobs", type=int, default=2, help="test files run at once")
     parser.add_argument("--out", help="write the full per-test results as JSON here")
@@ -124,19 +142,25 @@ def main(argv=None) -> int:
     report = {}
     for library in args.libs:
         checkout = os.path.join(args.root, library)
-        files = test_files(checkout, library, args.files)
-        side = {}
+        files = [
+            f for f in test_files(checkout, library, args.files) if not any(x in f for x in args.exclude)
+        ]
+        side = report[library] = {b: {} for b in args.backends}
+        # File by file, every backend in turn, the JSON rewritten after each: a run cut short
+        # still reports both sides of the files it finished.
+        one = functools.partial(
+            run_pair, checkout, args.backends, timeout=args.timeout, extra=args.pytest_args
+        )
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            for file, pair in zip(files, pool.map(one, files)):
+                for backend, results in pair.items():
+                    side[backend].update(results)
+                line = "  ".join(f"{b}: {summary(pair[b])}" for b in args.backends)
+                print(f"{library:8s} {file}: {line}", flush=True)
+                if args.out:
+                    write(args.out, report)
         for backend in args.backends:
-            results = {}
-            with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-                one = functools.partial(
-                    run_file, checkout, backend, timeout=args.timeout, extra=args.pytest_args
-                )
-                for part in pool.map(one, files):
-                    results.update(part)
-            side[backend] = results
-            print(f"{library:8s} {backend:9s} {len(files)} files: {counts(results)}", flush=True)
-        report[library] = side
+            print(f"{library:8s} {backend:9s} {len(files)} files: {counts(side[backend])}", flush=True)
         if set(side) == set(BACKENDS):
             regressions = sorted(
                 t
@@ -147,16 +171,6 @@ def main(argv=None) -> int:
             for t in regressions:
                 outcome, message = side["funcgrad"].get(t, ("missing", ""))
                 print(f"  {t}: {outcome}: {message}")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(
-                {
-                    lib: {b: {t: list(r) for t, r in res.items()} for b, res in side.items()}
-                    for lib, side in report.items()
-                },
-                f,
-                indent=1,
-            )
     return 0
 
 
