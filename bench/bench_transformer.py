@@ -1,0 +1,365 @@
+"""A GPT-style training step: funcgrad vs jax vs torch (eager and ``torch.compile``).
+
+Run: ``python bench/bench_transformer.py`` (``--quick`` for fewer rounds and repeats; ``--cases``
+to pick some of ``step,eager,per_example``).
+
+The model (float32, 3.3 M parameters): a decoder with vocabulary 256, context 128, width 256,
+4 heads, 4 layers, pre-LayerNorm, a GELU (tanh form) MLP of width 1024, causal softmax attention
+written with ``numpy`` ops (no fused attention), a separate output projection and the mean
+next-token cross-entropy; batch 8. Every library starts from the same weights (NumPy's RNG), and
+the losses and gradient norms are checked to agree (float32 tolerance) before anything is timed.
+
+Rows:
+
+- ``step``: ``jit(value_and_grad(loss))`` plus an SGD update written in tree ops, inside the same
+  jitted function, steady state (torch: ``loss.backward()`` plus ``torch._foreach_add_``, eager,
+  and with ``torch.compile`` of the loss, whose backward AOTAutograd compiles too);
+- ``first call``: that step's first call in a fresh process, tracing and compilation included
+  (the imports not);
+- ``eager grad``: ``grad(loss)`` without ``jit`` (torch: ``loss.backward()``);
+- ``per-example``: the 8 sequences' gradients, ``jit(vmap(grad(loss_single)))`` (torch:
+  ``torch.func.vmap(torch.func.grad(...))``, eager).
+
+Every measurement runs in its own subprocess (one library per process), the libraries taking
+turns (round-robin) so that load on the shared machine hits them alike; each figure is the median
+over rounds of each round's median. The output starts with ``uptime``'s load averages: this
+workload is compute-bound, so read the ratios, not the absolute times, on a loaded machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from _timing import block, fmt, median_time, run_script  # noqa: E402
+
+VOCAB, CTX, WIDTH, HEADS, LAYERS, BATCH = 256, 128, 256, 4, 4, 8
+LR = 1e-3
+
+# ----------------------------------------------------------------------------------------------
+# The problem, in NumPy (shared by every library)
+
+
+def numpy_problem():
+    """(params: dict name -> float32 array, tokens (B, T) int32, one-hot targets (B, T, V))."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+
+    def dense(m, n):
+        return (rng.standard_normal((m, n)) * 0.02).astype(np.float32)
+
+    p = {
+        "wte": (rng.standard_normal((VOCAB, WIDTH)) * 0.02).astype(np.float32),
+        "wpe": (rng.standard_normal((CTX, WIDTH)) * 0.01).astype(np.float32),
+        "lnf_g": np.ones(WIDTH, np.float32),
+        "lnf_b": np.zeros(WIDTH, np.float32),
+        "head": dense(WIDTH, VOCAB),
+    }
+    for i in range(LAYERS):
+        p[f"l{i}_ln1_g"] = np.ones(WIDTH, np.float32)
+        p[f"l{i}_ln1_b"] = np.zeros(WIDTH, np.float32)
+        p[f"l{i}_qkv"] = dense(WIDTH, 3 * WIDTH)
+        p[f"l{i}_qkv_b"] = np.zeros(3 * WIDTH, np.float32)
+        p[f"l{i}_o"] = dense(WIDTH, WIDTH)
+        p[f"l{i}_o_b"] = np.zeros(WIDTH, np.float32)
+        p[f"l{i}_ln2_g"] = np.ones(WIDTH, np.float32)
+        p[f"l{i}_ln2_b"] = np.zeros(WIDTH, np.float32)
+        p[f"l{i}_fc"] = dense(WIDTH, 4 * WIDTH)
+        p[f"l{i}_fc_b"] = np.zeros(4 * WIDTH, np.float32)
+        p[f"l{i}_proj"] = dense(4 * WIDTH, WIDTH)
+        p[f"l{i}_proj_b"] = np.zeros(WIDTH, np.float32)
+    tokens = rng.integers(0, VOCAB, size=(BATCH, CTX + 1))
+    x = tokens[:, :-1].astype(np.int32)
+    y = np.eye(VOCAB, dtype=np.float32)[tokens[:, 1:]]
+    return p, x, y
+
+
+def make_loss(jnp):
+    """The model's mean next-token cross-entropy in a NumPy-like namespace (funcgrad.numpy,
+    jax.numpy; torch gets its own transcription in ``torch_loss``)."""
+    import numpy as np
+
+    causal = np.tril(np.ones((CTX, CTX), dtype=bool))
+    hd = WIDTH // HEADS
+
+    def layer_norm(h, g, b):
+        mu = jnp.mean(h, axis=-1, keepdims=True)
+        var = jnp.mean((h - mu) ** 2, axis=-1, keepdims=True)
+        return (h - mu) / jnp.sqrt(var + 1e-5) * g + b
+
+    def gelu(h):
+        return 0.5 * h * (1.0 + jnp.tanh(0.7978845608 * (h + 0.044715 * h**3)))
+
+    def attention(h, p, i):
+        B, T, _ = h.shape
+        qkv = h @ p[f"l{i}_qkv"] + p[f"l{i}_qkv_b"]
+        qkv = jnp.transpose(jnp.reshape(qkv, (B, T, 3, HEADS, hd)), (2, 0, 3, 1, 4))
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        s = (q @ jnp.swapaxes(k, -1, -2)) * (1.0 / math.sqrt(hd))
+        s = jnp.where(causal[:T, :T], s, -1e9)
+        s = jnp.exp(s - jnp.max(s, axis=-1, keepdims=True))
+        a = s / jnp.sum(s, axis=-1, keepdims=True)
+        o = jnp.reshape(jnp.transpose(a @ v, (0, 2, 1, 3)), (B, T, WIDTH))
+        return o @ p[f"l{i}_o"] + p[f"l{i}_o_b"]
+
+    def loss(p, x, y):
+        T = x.shape[1]
+        h = p["wte"][x] + p["wpe"][:T]
+        for i in range(LAYERS):
+            h = h + attention(layer_norm(h, p[f"l{i}_ln1_g"], p[f"l{i}_ln1_b"]), p, i)
+            m = gelu(layer_norm(h, p[f"l{i}_ln2_g"], p[f"l{i}_ln2_b"]) @ p[f"l{i}_fc"] + p[f"l{i}_fc_b"])
+            h = h + m @ p[f"l{i}_proj"] + p[f"l{i}_proj_b"]
+        logits = layer_norm(h, p["lnf_g"], p["lnf_b"]) @ p["head"]
+        z = logits - jnp.max(logits, axis=-1, keepdims=True)
+        logp = z - jnp.log(jnp.sum(jnp.exp(z), axis=-1, keepdims=True))
+        return -jnp.sum(logp * y) / (x.shape[0] * T)
+
+    return loss
+
+
+def torch_loss():
+    import numpy as np
+    import torch
+
+    causal = torch.tensor(np.tril(np.ones((CTX, CTX), dtype=bool)))
+    hd = WIDTH // HEADS
+
+    def layer_norm(h, g, b):
+        mu = h.mean(-1, keepdim=True)
+        var = ((h - mu) ** 2).mean(-1, keepdim=True)
+        return (h - mu) / torch.sqrt(var + 1e-5) * g + b
+
+    def gelu(h):
+        return 0.5 * h * (1.0 + torch.tanh(0.7978845608 * (h + 0.044715 * h**3)))
+
+    def attention(h, p, i):
+        B, T, _ = h.shape
+        qkv = h @ p[f"l{i}_qkv"] + p[f"l{i}_qkv_b"]
+        qkv = qkv.reshape(B, T, 3, HEADS, hd).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        s = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(hd))
+        s = torch.where(causal[:T, :T], s, -1e9)
+        s = torch.exp(s - s.amax(-1, keepdim=True))
+        a = s / s.sum(-1, keepdim=True)
+        o = (a @ v).permute(0, 2, 1, 3).reshape(B, T, WIDTH)
+        return o @ p[f"l{i}_o"] + p[f"l{i}_o_b"]
+
+    def loss(p, x, y):
+        T = x.shape[1]
+        h = p["wte"][x] + p["wpe"][:T]
+        for i in range(LAYERS):
+            h = h + attention(layer_norm(h, p[f"l{i}_ln1_g"], p[f"l{i}_ln1_b"]), p, i)
+            m = gelu(layer_norm(h, p[f"l{i}_ln2_g"], p[f"l{i}_ln2_b"]) @ p[f"l{i}_fc"] + p[f"l{i}_fc_b"])
+            h = h + m @ p[f"l{i}_proj"] + p[f"l{i}_proj_b"]
+        logits = layer_norm(h, p["lnf_g"], p["lnf_b"]) @ p["head"]
+        z = logits - logits.amax(-1, keepdim=True)
+        logp = z - torch.log(torch.exp(z).sum(-1, keepdim=True))
+        return -(logp * y).sum() / (x.shape[0] * T)
+
+    return loss
+
+
+# ----------------------------------------------------------------------------------------------
+# Workers (one library per process)
+
+
+def _jaxlike(lib):
+    if lib == "jax":
+        import jax
+        import jax.numpy as jnp
+
+        return jnp, jax, jax.tree_util
+    import funcgrad
+    import funcgrad.numpy as fnp
+    from funcgrad import tree_util
+
+    return fnp, funcgrad, tree_util
+
+
+def work_jaxlike(lib, case, repeats):
+    jnp, J, tree = _jaxlike(lib)
+    import numpy as np
+
+    p, x, y = numpy_problem()
+    loss = make_loss(jnp)
+    p = {k: jnp.asarray(v) for k, v in p.items()}
+    x, y = jnp.asarray(x), jnp.asarray(y)
+    if case == "check":
+        val, g = J.value_and_grad(loss)(p, x, y)
+        norm = math.sqrt(sum(float(np.sum(np.asarray(v, np.float64) ** 2)) for v in g.values()))
+        return {"loss": float(val), "grad_norm": norm}
+    if case == "step":
+
+        def step(p, x, y):
+            val, g = J.value_and_grad(loss)(p, x, y)
+            return val, tree.tree_map(lambda w, d: w - LR * d, p, g)
+
+        f = J.jit(step)
+        t0 = time.perf_counter()
+        block(list(f(p, x, y)[1].values()))
+        first = time.perf_counter() - t0
+        t = median_time(lambda: block(list(f(p, x, y)[1].values())), warmup=2, repeats=repeats)
+        return {"seconds": t, "first": first}
+    if case == "eager":
+        f = J.grad(loss)
+        return {"seconds": median_time(lambda: block(list(f(p, x, y).values())), warmup=2, repeats=repeats)}
+    if case == "per_example":
+
+        def loss_single(p, xi, yi):
+            return loss(p, xi[None], yi[None])
+
+        f = J.jit(J.vmap(J.grad(loss_single), in_axes=(None, 0, 0)))
+        return {"seconds": median_time(lambda: block(list(f(p, x, y).values())), warmup=2, repeats=repeats)}
+    raise ValueError(case)
+
+
+def work_torch(compiled, case, repeats):
+    import numpy as np
+    import torch
+
+    torch.manual_seed(0)
+    p, x, y = numpy_problem()
+    p = {k: torch.tensor(v, requires_grad=True) for k, v in p.items()}
+    x, y = torch.tensor(x, dtype=torch.long), torch.tensor(y)
+    loss = torch_loss()
+    if compiled:
+        loss = torch.compile(loss)
+    params = list(p.values())
+    if case == "check":
+        val = loss(p, x, y)
+        val.backward()
+        norm = math.sqrt(sum(float(np.sum(w.grad.numpy().astype(np.float64) ** 2)) for w in params))
+        return {"loss": float(val), "grad_norm": norm}
+    if case in ("step", "eager"):
+
+        def run():
+            for w in params:
+                w.grad = None
+            val = loss(p, x, y)
+            val.backward()
+            if case == "step":
+                with torch.no_grad():
+                    torch._foreach_add_(params, [w.grad for w in params], alpha=-LR)
+            return val
+
+        t0 = time.perf_counter()
+        run()
+        first = time.perf_counter() - t0
+        return {"seconds": median_time(run, warmup=2, repeats=repeats), "first": first}
+    if case == "per_example":
+        from torch.func import grad, vmap
+
+        detached = {k: v.detach() for k, v in p.items()}
+
+        def loss_single(p, xi, yi):
+            return loss(p, xi[None], yi[None])
+
+        f = vmap(grad(loss_single), in_dims=(None, 0, 0))
+        return {"seconds": median_time(lambda: f(detached, x, y), warmup=2, repeats=repeats)}
+    raise ValueError(case)
+
+
+def worker(lib, case, repeats):
+    if lib.startswith("torch"):
+        return work_torch(lib == "torch.compile", case, repeats)
+    return work_jaxlike(lib, case, repeats)
+
+
+# ----------------------------------------------------------------------------------------------
+# Driver
+
+CASE_LIBS = {
+    "step": ["funcgrad", "jax", "torch", "torch.compile"],
+    "eager": ["funcgrad", "jax", "torch"],
+    "per_example": ["funcgrad", "jax", "torch"],
+}
+
+
+def check(libs):
+    """Every library's loss and gradient norm at the shared initial weights, compared with
+    funcgrad's (float32 tolerance); raises on a disagreement."""
+    got = {}
+    for lib in libs:
+        try:
+            got[lib], _ = run_script(__file__, ["--worker", lib, "check", 1], ROOT, timeout=900)
+        except RuntimeError as e:
+            print(f"  check {lib}: failed ({str(e).splitlines()[-1]})", file=sys.stderr)
+    ref = got["funcgrad"]
+    for lib, r in got.items():
+        print(f"  check {lib}: loss {r['loss']:.6f}, |grad| {r['grad_norm']:.6f}", file=sys.stderr)
+        for key in ("loss", "grad_norm"):
+            if not math.isclose(r[key], ref[key], rel_tol=2e-4):
+                raise SystemExit(f"{lib}'s {key} {r[key]} disagrees with funcgrad's {ref[key]}")
+    return set(got)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--cases", default=",".join(CASE_LIBS))
+    args = ap.parse_args()
+    rounds = args.rounds or (1 if args.quick else 3)
+    repeats = 3 if args.quick else 7
+    have = {lib: importlib.util.find_spec(lib) is not None for lib in ("jax", "torch")}
+    cases = args.cases.split(",")
+    libs = [
+        lib
+        for lib in dict.fromkeys(sum((CASE_LIBS[c] for c in cases), []))
+        if have.get(lib.split(".")[0], True)
+    ]
+    load = [subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()]
+    ok = check(libs)
+    samples: dict = {}
+    for _ in range(rounds):
+        for case in cases:
+            for lib in CASE_LIBS[case]:
+                if lib not in ok:
+                    continue
+                try:
+                    r, _ = run_script(__file__, ["--worker", lib, case, repeats], ROOT, timeout=900)
+                except RuntimeError as e:
+                    print(f"  {case} {lib}: failed ({str(e).splitlines()[-1]})", file=sys.stderr)
+                    continue
+                samples.setdefault(("step" if case == "step" else case, lib), []).append(r["seconds"])
+                if case == "step":
+                    samples.setdefault(("first call", lib), []).append(r["first"])
+                print(f"  {case} {lib}: {fmt(r['seconds'])}", file=sys.stderr)
+        load.append(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    report({k: statistics.median(v) for k, v in samples.items()}, rounds)
+    print("\nload (uptime) before and after each round:\n  " + "\n  ".join(load))
+
+
+def report(res, rounds):
+    print(f"\n## transformer (3.3 M params, batch {BATCH}, float32; median of {rounds} round(s))\n")
+    print(f"{'row':<14} {'library':<15} {'median':>10} {'funcgrad / this':>16}")
+    print("-" * 58)
+    for row in ("step", "first call", "eager", "per_example"):
+        base = res.get((row, "funcgrad"))
+        for (r, lib), t in res.items():
+            if r != row:
+                continue
+            ratio = f"{base / t:>15.2f}x" if base is not None and lib != "funcgrad" else ""
+            print(f"{row:<14} {lib:<15} {fmt(t):>10} {ratio:>16}")
+    print(
+        "goals: step <= 1.0x the best of jax/torch/torch.compile; first call <= 1.0x jax; "
+        "eager <= 1.0x torch; per_example <= 0.5x jax"
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        lib, case, repeats = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        print(json.dumps(worker(lib, case, repeats)))
+    else:
+        main()
