@@ -32,6 +32,7 @@ Layer: surface. Imports the kernel (``core.eval_jaxpr``'s pieces, ``ir``), funcg
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -51,7 +52,29 @@ from funcgrad.kernel import ir
 from funcgrad.kernel.traits import SPARSE_KINDS
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["sparsify"]
+__all__ = ["SparseTracer", "sparsify"]
+
+# The stand-ins of sparse arguments while ``sparsify`` traces its function, per thread (nested
+# sparsify calls push and pop their own).
+_standins = threading.local()
+
+
+class _SparseTracerMeta(type):
+    def __instancecheck__(cls, obj):
+        return any(obj is t for frame in getattr(_standins, "stack", ()) for t in frame)
+
+
+class SparseTracer(metaclass=_SparseTracerMeta):
+    """What a sparse argument is inside a function ``sparsify`` traces (JAX's ``SparseTracer``):
+    ``isinstance(x, SparseTracer)`` tells a function which of its arguments are sparse. funcgrad's
+    ``sparsify`` traces with dense stand-ins (NOTE: [sparsify]), so such an ``x`` is the staging
+    tracer of its stand-in: ``shape``, ``dtype``, ``ndim`` and ``aval`` as the BCOO's.
+
+    >>> import funcgrad.numpy as jnp
+    >>> x = BCOO.fromdense(jnp.array([0.0, 2.0]))
+    >>> sparsify(lambda a, b: (isinstance(a, SparseTracer), isinstance(b, SparseTracer)))(x, jnp.ones(2))
+    (True, False)
+    """
 
 
 def _is_sparse(x):
@@ -181,7 +204,13 @@ def sparsify(f):
         out_tree = []
 
         def flat_f(*flat):
-            out = f(*tree_unflatten(tree, list(flat)), **kwargs)
+            frame = [t for t, leaf in zip(flat, leaves) if isinstance(leaf, BCOO)]
+            stack = _standins.__dict__.setdefault("stack", [])
+            stack.append(frame)
+            try:
+                out = f(*tree_unflatten(tree, list(flat)), **kwargs)
+            finally:
+                stack.pop()
             out_leaves, treedef = tree_flatten(out)
             out_tree.append(treedef)
             return out_leaves

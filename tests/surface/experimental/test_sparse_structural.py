@@ -146,3 +146,19 @@ def test_bcsr_under_jit_and_warning_class():
     np.testing.assert_allclose(out, dense @ np.ones(4))
     assert issubclass(fs.CuSparseEfficiencyWarning, fs.SparseEfficiencyWarning)
     assert issubclass(js.CuSparseEfficiencyWarning, js.SparseEfficiencyWarning)
+
+
+def test_sparse_tracer_marks_the_sparse_arguments_as_jax():
+    x = fs.BCOO.fromdense(np.array([[0.0, 1.0], [2.0, 0.0]]))
+    jx = js.BCOO.fromdense(np.array([[0.0, 1.0], [2.0, 0.0]]))
+    seen = {}
+
+    def f(tracer_type, m, v, key):
+        seen[key] = (isinstance(m, tracer_type), isinstance(v, tracer_type), tuple(m.shape))
+        return m @ v
+
+    out = fs.sparsify(lambda m, v: f(fs.SparseTracer, m, v, "ours"))(x, np.ones(2))
+    jout = js.sparsify(lambda m, v: f(js.SparseTracer, m, v, "theirs"))(jx, np.ones(2))
+    assert seen["ours"] == seen["theirs"] == (True, False, (2, 2))
+    np.testing.assert_allclose(out, jout)
+    assert not isinstance(x, fs.SparseTracer)  # only inside sparsify's trace
