@@ -321,6 +321,10 @@ def table(paths: list[str]) -> str:
                     else ["", "", "", ""]
                 )
             lines.append(f"| {ev} | {tool} | {vcell} | {pcell} | {dcell} | " + " | ".join(cells) + " |")
+    loads = [r["loadavg"][0] for r in recs if r["kind"] == "load"]
+    if loads:
+        span = f"{min(loads):.1f} to {max(loads):.1f}"
+        lines.append(f"\n1-minute load average at the start of each (eval, tool) run: {span}")
     return "\n".join(lines)
 
 

@@ -382,3 +382,15 @@ def test_server_speaks_the_protocol():
     assert replies[0]["tool"] == "funcgrad" and replies[1]["success"]
     assert replies[2]["output"] == 9.0 and replies[2]["timings"][0]["name"] == "evaluate"
     assert replies[4]["success"] is False and "no_such_eval" in replies[4]["error"]
+
+
+def test_bounded_solver_reports_nonconvergence_as_nan():
+    """A reverse-differentiable (bounded) solve that hits its bound must not return a wrong point."""
+    import funcgrad
+    import funcgrad.numpy as jnp
+
+    solver = tool("solver")
+    f = lambda x: jnp.sum((x - 3.0) ** 2)  # noqa: E731
+    x0 = jnp.array([0.0, 0.0])
+    assert np.isnan(np.asarray(solver.argmin(funcgrad.grad, f, x0, max_steps=3))).all()
+    np.testing.assert_allclose(solver.argmin(funcgrad.grad, f, x0, max_steps=5000), [3.0, 3.0], atol=1e-4)

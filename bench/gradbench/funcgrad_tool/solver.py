@@ -7,7 +7,8 @@ accepted steps double ``eta``; on a step that does not lower the objective halve
 objective and gradient at a trial point run under a ``lax.cond``, so iterations that only change
 ``eta`` cost nothing. ``grad`` is how the gradient is taken (forward or reverse mode: the evals'
 point). ``max_steps`` bounds the loop for the case where an outer reverse-mode derivative has to
-go through this solver (funcgrad's ``while_loop`` is reverse-differentiable only with a bound).
+go through this solver (funcgrad's ``while_loop`` is reverse-differentiable only with a bound); a
+solve still running at its bound returns NaN, which fails the eval's validation loudly.
 """
 
 import funcgrad.numpy as jnp
@@ -43,7 +44,9 @@ def argmin(grad, f, x0, *, max_steps=None):
         )
 
     init = (x0, f(x0), g(x0), jnp.asarray(1e-5, x0.dtype), jnp.asarray(0), jnp.asarray(True))
-    return lax.while_loop(cond, body, init, max_steps=max_steps)[0]
+    x, *_, running = lax.while_loop(cond, body, init, max_steps=max_steps)
+    # a bounded loop that hit its bound has not converged: NaN, never a silently wrong answer
+    return x if max_steps is None else jnp.where(running, jnp.nan, x)
 
 
 def argmax(grad, f, x0, *, max_steps=None):
