@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad._shardings import PartitionSpec
+from funcgrad._shardings import ManualAxisType, PartitionSpec
 from funcgrad.jitting import JittedFunction
 from funcgrad.kernel import batching, core
 from funcgrad.kernel.caches import register_cache
@@ -177,6 +177,25 @@ class ShardMapTrace(core.Trace):
         return tracers if primitive.multiple_results else tracers[0]
 
 
+class ManualAval(ShapedArray):
+    """The abstract value of an eager shard_map body's value: a block's, plus JAX's
+    ``manual_axis_type`` (``typeof(x).manual_axis_type.varying``: the manual axes it varies
+    along), shown as ``{V:i}`` after the shape."""
+
+    __slots__ = ("manual_axis_type", "_order")
+
+    def __init__(self, shape, dtype, weak_type, varying, mesh_axes):
+        super().__init__(shape, dtype, weak_type)
+        self.manual_axis_type = ManualAxisType(varying=varying)
+        self._order = tuple(n for n in mesh_axes if n in varying)
+
+    def __str__(self) -> str:
+        names = self._order
+        if not names:
+            return super().__str__()
+        return super().__str__() + "{V:" + (names[0] if len(names) == 1 else f"({','.join(names)})") + "}"
+
+
 class ShardMapTracer(core.Tracer):
     """Every device's block of one value of an eager shard_map body (NOTE: [eager shard_map]):
     ``_stacked`` (the blocks along a leading dimension) and ``vma`` (the manual axes along which
@@ -189,7 +208,8 @@ class ShardMapTracer(core.Tracer):
         self._stacked = stacked
         self.vma = frozenset(vma)
         a = core.get_aval(stacked)
-        self._aval = ShapedArray(a.shape[1:], a.dtype, a.weak_type)
+        names = [str(n) for n in trace.mesh.axis_names]
+        self._aval = ManualAval(a.shape[1:], a.dtype, a.weak_type, {str(n) for n in self.vma}, names)
 
     @property
     def aval(self):

@@ -316,7 +316,9 @@ def shard_map(
         norm_out, out_leaf_specs = out_specs_of(out_specs, shaped, m, manual, where)
         hoisted_specs = tuple(((),) * core.get_aval(h).ndim for h in hoisted)
         if check:
-            _check_replication(closed, m, (*hoisted_specs, *norm_in), norm_out, out_leaf_specs, where, shaped)
+            _check_replication(
+                closed, m, manual, (*hoisted_specs, *norm_in), norm_out, out_leaf_specs, where, shaped
+            )
         outs = shp.shard_map_p.bind(
             *hoisted,
             *dyn,
@@ -345,7 +347,9 @@ def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where
     shaped = tu.tree_unflatten(out_tree, [a.update(shape=a.shape[1:]) for a in avals])
     norm_out, out_leaf_specs = out_specs_of(out_specs, shaped, mesh, manual, where)
     if check:
-        check_out_vma([v for _, v in pairs], norm_out, out_leaf_specs, where, _paths(shaped, ""))
+        check_out_vma(
+            [v for _, v in pairs], norm_out, out_leaf_specs, where, _paths(shaped, ""), mesh, manual
+        )
     return tu.tree_unflatten(out_tree, [trace.leave(s, spec) for (s, _), spec in zip(pairs, norm_out)])
 
 
@@ -526,25 +530,51 @@ def _eager_logical_transpose(trace, lin, primals, outputs):
     return _LogicalLinear(lin, in_sums, out_shares)
 
 
-def _check_replication(closed, mesh, in_specs, out_specs, out_leaf_specs, where, shaped):
+def _check_replication(closed, mesh, manual, in_specs, out_specs, out_leaf_specs, where, shaped):
     ins = [frozenset(n for dim in s for n in dim) for s in in_specs]
     outs = _varying(closed.jaxpr, ins)
-    check_out_vma(outs, out_specs, out_leaf_specs, where, _paths(shaped, ""))
+    check_out_vma(outs, out_specs, out_leaf_specs, where, _paths(shaped, ""), mesh, manual)
 
 
-def check_out_vma(outs, out_specs, out_leaf_specs, where, paths):
-    """Refuse an output that may differ along a mesh axis its out spec leaves out (check_vma)."""
-    for i, (vary, spec, user_spec) in enumerate(zip(outs, out_specs, out_leaf_specs)):
+def check_out_vma(outs, out_specs, out_leaf_specs, where, paths, mesh=None, manual=()):
+    """Refuse an output that may differ along a mesh axis its out spec leaves out (check_vma),
+    in JAX's words, with the fixes."""
+    msgs = []
+    for vary, spec, user_spec, path in zip(outs, out_specs, out_leaf_specs, paths):
         mentioned = {n for dim in spec for n in dim}
-        missing = sorted(set(vary) - mentioned, key=str)
-        if missing:
-            raise ValueError(
-                f"{where}: output{paths[i]} has out_specs {user_spec!r}, which says it is the same on every "
-                f"device along the mesh axes {missing}, but it may differ along them (nothing reduced "
-                "it over them, e.g. with lax.psum/pmean). Name the axes in out_specs to keep each "
-                "device's block, reduce "
-                "over them, or pass check_vma=False if you know the values agree."
+        missing = [n for n in manual if n in vary and n not in mentioned]
+        if not missing:
+            continue
+        unmentioned = [n for n in manual if n not in mentioned]
+        if len(unmentioned) > 1:
+            need = ",".join(str(n) for n in manual if n in mentioned)
+            got = ",".join(str(n) for n in manual if n in vary)
+            msgs.append(
+                f"out_specs{path} is {user_spec!r} which implies that the corresponding output value is only "
+                f"varying across mesh axes {{{need}}} and not {{{','.join(map(str, missing))}}}, but it was "
+                f"inferred to be possibly varying over {{{got}}}"
             )
+        else:
+            msgs.append(
+                f"out_specs{path} is {user_spec!r} which implies that the corresponding output value is "
+                f"replicated across mesh axis {missing[0]!r}, but could not infer replication over any axes"
+            )
+    if not msgs:
+        return
+    if len(msgs) > 1:
+        msgs = [f"* {m}" for m in msgs]
+    name = where[len("shard_map(") : -1] if where.startswith("shard_map(") else where
+    shape = tuple(mesh.devices.shape) if mesh is not None else ()
+    names = tuple(mesh.axis_names) if mesh is not None else ()
+    raise ValueError(
+        f"shard_map applied to the function '{name}' was given out_specs which require replication which "
+        "can't be statically inferred given the mesh:\n\n"
+        f"The mesh given has shape {shape} with corresponding axis names {names}.\n\n"
+        + "\n\n".join(msgs)
+        + "\n\nCheck if these output values are meant to be replicated over those mesh axes: reduce them "
+        "(lax.psum, lax.pmean), or name the axes in out_specs to keep each device's block. If they are "
+        "equal by construction, disable the check with check_vma=False."
+    )
 
 
 # ----------------------------------------------------------------------------------------------

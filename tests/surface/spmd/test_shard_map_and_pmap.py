@@ -116,9 +116,9 @@ def test_vmap_of_shard_map_and_shard_map_of_vmap(rng):
 
 
 def test_check_vma_refuses_an_output_that_differs_between_devices():
-    with pytest.raises(ValueError, match="may differ along them"):
+    with pytest.raises(ValueError, match="could not infer replication"):
         funcgrad.shard_map(lambda b: b, mesh=MESH, in_specs=P("x"), out_specs=P())(np.arange(8.0))
-    with pytest.raises(ValueError, match="may differ along them"):
+    with pytest.raises(ValueError, match="could not infer replication"):
         funcgrad.shard_map(lambda b: b * lax.axis_index("x"), mesh=MESH, in_specs=P(), out_specs=P())(1.0)
     # check_vma=False: the output is any device's block (device 0's here)
     out = funcgrad.shard_map(lambda b: b, mesh=MESH, in_specs=P("x"), out_specs=P(), check_vma=False)(

@@ -128,7 +128,10 @@ def test_errors_name_the_argument_the_spec_and_the_fix():
         sm(lambda a: a, P("z"), P("z"))(X)
     with pytest.raises(ValueError, match=r"in_specs\[0\].*3 entries.*rank 2"):
         sm(lambda a: a, P("x", "y", None), P("x"))(X)
-    with pytest.raises(ValueError, match=r"out_specs P\(\).*mesh axes \['x'\].*check_vma=False"):
+    with pytest.raises(
+        ValueError,
+        match=r"(?s)out_specs is P\(\) .*varying across mesh axes \{\} and not \{x\}.*check_vma=False",
+    ):
         sm(lambda a: a, P("x"), P())(X)
     with pytest.raises(ValueError, match=r"in_specs must be a PartitionSpec or a pytree prefix"):
         sm(lambda a, b: a, (P("x"),), P())(X, X)
@@ -194,3 +197,16 @@ def test_smap_maps_one_mesh_axis():
         np.testing.assert_allclose(funcgrad.jit(g)(X, 2.0), X * 2)
     with pytest.raises(TypeError, match="one name"):
         funcgrad.smap(lambda a: a, in_axes=0, out_axes=0, axis_name=("x", "y"))
+
+
+def test_eager_values_carry_their_manual_axis_type(capsys):
+    # JAX's shard_map tutorial: typeof(y).manual_axis_type.varying, printed as {V:...}
+    def body(a):
+        print(funcgrad.typeof(a))
+        y = lax.psum(a, "y")
+        assert funcgrad.typeof(y).manual_axis_type.varying == {"x"}
+        print(funcgrad.typeof(y))
+        return y
+
+    sm(body, P("x", "y"), P("x"))(X)
+    assert capsys.readouterr().out == "float64[2,1]{V:(x,y)}\nfloat64[2,1]{V:x}\n"
