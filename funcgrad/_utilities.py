@@ -50,7 +50,7 @@ def typeof(x) -> core.ShapedArray:
     >>> typeof(1.0)
     ShapedArray(f64[], weak_type=True)
     >>> funcgrad.jit(lambda x: print(typeof(x)) or x)(np.zeros(3, np.int32)).shape
-    ShapedArray(i32[3])
+    int32[3]
     (3,)
     >>> typeof(np.zeros((2, 3))).sharding.spec
     P(None, None)

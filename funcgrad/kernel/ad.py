@@ -213,6 +213,9 @@ class JVPTracer(core.PrimalTracer):
         self.tangent = tangent
         self._aval = None
 
+    def _jax_repr(self):  # (Tracer.__repr__)
+        return f"JVPTracer(primal={self.primal}, tangent={self.tangent})"
+
 
 class JVPTrace(core.Trace):
     """Forward mode: each tracer carries a primal and a tangent (see NOTE: [current trace])."""

@@ -158,6 +158,9 @@ class BatchTracer(Tracer):
         self.val = val
         self.batch_dim = batch_dim
 
+    def _jax_repr(self):  # (Tracer.__repr__)
+        return f"VmapTracer(aval={self.aval}, batched={core.get_aval(self.val)})"
+
     @property
     def aval(self):
         aval = core.get_aval(self.val)

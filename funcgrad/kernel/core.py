@@ -632,6 +632,12 @@ class Tracer:
         )
 
     def __repr__(self):
+        # Each transformation's tracer names itself as JAX 0.10's does (``JitTracer(~float64[])``,
+        # ``JVPTracer(primal=..., tangent=...)``, ...): a ``print`` in a traced function shows what
+        # JAX's documentation shows. Tracers of other traces keep the generic form.
+        jax_form = getattr(self, "_jax_repr", None)
+        if jax_form is not None:
+            return jax_form()
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
 
     def __hash__(self):

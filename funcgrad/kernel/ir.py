@@ -106,6 +106,18 @@ class ShapedArray:
     def __repr__(self):
         return f"ShapedArray({self.str_short()}{', weak_type=True' if self.weak_type else ''})"
 
+    def __str__(self):
+        """JAX's text of a type, as ``print(typeof(x))`` shows it: the dtype's full name, ``~`` for
+        a weak type, the sharded dimensions (``float32[8@x,4]``).
+
+        >>> print(ShapedArray((), np.float64, weak_type=True)), print(ShapedArray((2, 3), np.int32))
+        ~float64[]
+        int32[2,3]
+        (None, None)
+        """
+        dims = map(str, self.shape) if self.sharding is None else _sharded_dims(self.shape, self.sharding.spec)
+        return f"{'~' if self.weak_type else ''}{self.dtype.name}[{','.join(dims)}]"
+
 
 # NOTE: [sharding in types]
 # On the Explicit axes of a mesh (JAX 0.10's sharding in types), an array's sharding is part of

@@ -59,6 +59,9 @@ class StagingTracer(Tracer):
     def aval(self):
         return self._aval
 
+    def _jax_repr(self):  # (Tracer.__repr__)
+        return f"JitTracer({self._aval})"
+
 
 def _is_literal_value(x) -> bool:
     t = type(x)

@@ -78,6 +78,12 @@ class RecordingTracer(StagingTracer):
 
     __slots__ = ()
 
+    def _jax_repr(self):  # (Tracer.__repr__) JAX's GradTracer: the primal where it is known
+        trace = self._trace
+        value = trace.values.get(self.var, trace.sources.get(self.var, trace))
+        tangent = f"typeof(tangent)={self._aval.str_short()}"
+        return f"GradTracer({tangent})" if value is trace else f"GradTracer(primal={value}, {tangent})"
+
 
 def _runs_user_rules(primitive, params) -> bool:
     if primitive.traits.runs_user_rules:
