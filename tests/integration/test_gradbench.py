@@ -361,6 +361,7 @@ def test_validates_against_gradbench(ev):
         assert verdict["valid"], f"{ev}.{function}: {verdict['error']}"
 
 
+@pytest.mark.slow
 def test_server_speaks_the_protocol():
     """start / define / evaluate / analysis through the real entry point, one line each."""
     messages = [
