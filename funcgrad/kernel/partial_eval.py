@@ -151,7 +151,14 @@ class StagingTrace(core.Trace):
     def stage(self, primitive, args, params):
         atoms = [self.builder.to_atom(self, a) for a in args]
         avals = [a.aval for a in atoms]
-        out = primitive.abstract_eval(*avals, **params)
+        rule = primitive.abstract_eval
+        if rule is None:
+            raise NotImplementedError(
+                f"Abstract evaluation for '{primitive.name}' not implemented: it can run eagerly, "
+                "but staging it (jit, make_jaxpr, control flow, reverse mode) needs its output "
+                "shapes and dtypes: declare them with def_abstract_eval"
+            )
+        out = rule(*avals, **params)
         if hooks.apply_sharding is not None:
             # NOTE: [sharding in types]: an explicitly sharded operand types the results too.
             if primitive.sharding_from_params or any(a.sharding is not None for a in avals):

@@ -530,3 +530,18 @@ def test_replacing_a_rule_forgets_programs_made_with_the_old_one():
     assert float(jitted(3.0)) == 12.0
     ad.primitive_jvps[p] = lambda ps, ts: (p.bind(*ps), ts[0] * 100.0)  # a deliberately wrong rule
     assert float(funcgrad.grad(f)(3.0)) == 306.0 and float(jitted(3.0)) == 306.0
+
+
+def test_missing_rules_are_named():
+    p = ec.Primitive("test_extend_bare")
+    p.def_impl(lambda x: 2 * x)
+    assert float(p.bind(1.5)) == 3.0  # eager needs only the impl
+    with pytest.raises(NotImplementedError, match="Abstract evaluation for 'test_extend_bare'"):
+        funcgrad.jit(p.bind)(1.0)
+    p.def_abstract_eval(lambda x: x)
+    with pytest.raises(NotImplementedError, match="test_extend_bare"):
+        funcgrad.grad(p.bind)(1.0)
+    with pytest.raises(NotImplementedError, match="test_extend_bare"):
+        funcgrad.vmap(p.bind)(np.ones(2))
+    with pytest.raises(NotImplementedError, match="test_extend_bare"):  # no lowering
+        funcgrad.jit(p.bind)(1.0)
