@@ -262,7 +262,7 @@ def promote_args_numeric(name, *args) -> list:
 
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:
-    """NumPy's broadcasting of shapes, with NumPy's error.
+    """NumPy's broadcasting of shapes, with JAX's error (``Incompatible shapes for broadcasting``).
 
     >>> broadcast_shapes((3, 1), (4,))
     (3, 4)
@@ -275,9 +275,7 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        raise ValueError(
-            "operands could not be broadcast together with shapes " + " ".join(str(s) for s in shapes)
-        ) from None
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
 
 
 def _broadcast_tuples(shapes) -> tuple[int, ...] | None:

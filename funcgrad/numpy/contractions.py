@@ -85,11 +85,7 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     if b_vec:
         b = reshape(b, (b.shape[0], 1))
     if a.shape[-1] != b.shape[-2]:
-        raise ValueError(
-            f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
-            f"(n?,k),(k,m?)->(n?,m?) (size {b.shape[-2]} is different from {a.shape[-1]}); shapes "
-            f"{a.shape} and {b.shape}"
-        )
+        raise _contraction_mismatch("matmul", (a.shape[-1],), (b.shape[-2],))
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     nb = len(batch)
     if b.ndim == 2:
@@ -109,6 +105,15 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
 
 
 @takes_out_sharding(typed_result=True)
+def _contraction_mismatch(name, lhs, rhs) -> TypeError:
+    # JAX's exception and words (its ``dot_general`` shape check): code written for JAX catches
+    # TypeError here, as JAX's MNIST tutorial does around a batch of the wrong shape.
+    return TypeError(
+        f"dot_general requires contracting dimensions to have the same shape, got {lhs} and {rhs}. "
+        f"(in {name})"
+    )
+
+
 def dot(a, b, *, precision=None, preferred_element_type=None):
     """NumPy's ``dot``: products of scalars, inner product of vectors, matrix products, and for N-D
     arrays a sum over the last axis of ``a`` and the second-to-last of ``b``.
@@ -124,10 +129,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
         return multiply(a, b)
     contract_b = 0 if b.ndim == 1 else b.ndim - 2
     if a.shape[-1] != b.shape[contract_b]:
-        raise ValueError(
-            f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
-            f"{b.shape[contract_b]} (dim {contract_b})"
-        )
+        raise _contraction_mismatch("dot", (a.shape[-1],), (b.shape[contract_b],))
     return _dot_general(a, b, ((a.ndim - 1,), (contract_b,)), ((), ()), preferred_element_type, precision)
 
 
@@ -154,7 +156,7 @@ def inner(a, b, /, *, precision=None, preferred_element_type=None):
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     if a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"inner: shapes {a.shape} and {b.shape} not aligned on their last axes")
+        raise _contraction_mismatch("inner", (a.shape[-1],), (b.shape[-1],))
     return _dot_general(a, b, ((a.ndim - 1,), (b.ndim - 1,)), ((), ()), preferred_element_type, precision)
 
 
@@ -191,11 +193,8 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
         cb = tuple(normalize_axis(x, b.ndim) for x in as_sequence(axes[1]))
         if len(ca) != len(cb):
             raise TypeError("tensordot: the two sequences of axes must have the same length")
-    for i, j in zip(ca, cb):
-        if a.shape[i] != b.shape[j]:
-            raise ValueError(
-                f"tensordot: shape mismatch for sum: axis {i} of {a.shape} vs axis {j} of {b.shape}"
-            )
+    if any(a.shape[i] != b.shape[j] for i, j in zip(ca, cb)):
+        raise _contraction_mismatch("tensordot", tuple(a.shape[i] for i in ca), tuple(b.shape[j] for j in cb))
     return _dot_general(a, b, (ca, cb), ((), ()), preferred_element_type, precision)
 
 
