@@ -65,15 +65,18 @@ class _SparseTracerMeta(type):
 
 
 class SparseTracer(metaclass=_SparseTracerMeta):
-    """What a sparse argument is inside a function ``sparsify`` traces (JAX's ``SparseTracer``):
-    ``isinstance(x, SparseTracer)`` tells a function which of its arguments are sparse. funcgrad's
-    ``sparsify`` traces with dense stand-ins (NOTE: [sparsify]), so such an ``x`` is the staging
-    tracer of its stand-in: ``shape``, ``dtype``, ``ndim`` and ``aval`` as the BCOO's.
+    """The arguments of a function ``sparsify(f, use_tracer=True)`` traces (JAX's
+    ``SparseTracer``: there every argument, sparse or dense, is one; with the default
+    ``use_tracer=False`` -- JAX's jaxpr interpreter, and funcgrad's -- none is). funcgrad traces
+    with dense stand-ins (NOTE: [sparsify]), so such an ``x`` is the staging tracer of its
+    stand-in: ``shape``, ``dtype``, ``ndim`` and ``aval`` as the argument's.
 
     >>> import funcgrad.numpy as jnp
     >>> x = BCOO.fromdense(jnp.array([0.0, 2.0]))
-    >>> sparsify(lambda a, b: (isinstance(a, SparseTracer), isinstance(b, SparseTracer)))(x, jnp.ones(2))
-    (True, False)
+    >>> sparsify(lambda a: isinstance(a, SparseTracer), use_tracer=True)(x)
+    True
+    >>> sparsify(lambda a: isinstance(a, SparseTracer))(x)
+    False
     """
 
 
@@ -175,9 +178,11 @@ def _eval(jaxpr, consts, args):
     return [read(v) for v in jaxpr.outvars]
 
 
-def sparsify(f):
+def sparsify(f, use_tracer: bool = False):
     """``f`` made to accept BCOO arguments (NOTE: [sparsify]): sparse in, sparse out where the
-    rules keep the pattern, dense otherwise.
+    rules keep the pattern, dense otherwise. ``use_tracer`` (JAX's choice between its tracer and
+    its interpreter) computes the same; with it the arguments are ``SparseTracer`` instances
+    while ``f`` runs, as in JAX.
 
     >>> import funcgrad.numpy as jnp
     >>> x = BCOO.fromdense(jnp.array([[1.0, 0.0], [0.0, 2.0]]))
@@ -204,7 +209,7 @@ def sparsify(f):
         out_tree = []
 
         def flat_f(*flat):
-            frame = [t for t, leaf in zip(flat, leaves) if isinstance(leaf, BCOO)]
+            frame = list(flat) if use_tracer else []
             stack = _standins.__dict__.setdefault("stack", [])
             stack.append(frame)
             try:

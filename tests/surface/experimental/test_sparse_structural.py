@@ -157,8 +157,11 @@ def test_sparse_tracer_marks_the_sparse_arguments_as_jax():
         seen[key] = (isinstance(m, tracer_type), isinstance(v, tracer_type), tuple(m.shape))
         return m @ v
 
-    out = fs.sparsify(lambda m, v: f(fs.SparseTracer, m, v, "ours"))(x, np.ones(2))
-    jout = js.sparsify(lambda m, v: f(js.SparseTracer, m, v, "theirs"))(jx, np.ones(2))
-    assert seen["ours"] == seen["theirs"] == (True, False, (2, 2))
-    np.testing.assert_allclose(out, jout)
+    for use_tracer in (False, True):
+        out = fs.sparsify(lambda m, v: f(fs.SparseTracer, m, v, "ours"), use_tracer=use_tracer)(x, np.ones(2))
+        jout = js.sparsify(lambda m, v: f(js.SparseTracer, m, v, "theirs"), use_tracer=use_tracer)(
+            jx, np.ones(2)
+        )
+        assert seen["ours"] == seen["theirs"] == (use_tracer, use_tracer, (2, 2))
+        np.testing.assert_allclose(out, jout)
     assert not isinstance(x, fs.SparseTracer)  # only inside sparsify's trace
