@@ -38,7 +38,9 @@ _PRED = tensor_type((), np.bool_)
 
 @register(checkpoint_p)
 def _checkpoint(ctx, *args, jaxpr, policy, differentiated):
-    if not differentiated or not ctx.avals_out:
+    if not differentiated or not ctx.avals_out or ctx.fb.module.spmd is not None:
+        # (A program for several devices cannot read partition_id outside a manual computation:
+        # XLA's SPMD partitioner refuses it, so there the body is inlined as it is.)
         return lower_closed(ctx.fb, jaxpr, args)
     fb = ctx.fb
     out_types = [aval_type(a) for a in ctx.avals_out]

@@ -403,3 +403,26 @@ def test_concrete_shardings_may_mention_auto_axes_as_in_the_tutorial():
     ours, theirs = run(funcgrad, fs, fnp), run(jax, js, jnp)
     assert ours[0] == theirs[0]
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+
+
+def test_control_flow_gradients_and_checkpoint_on_sharded_values_match_jax(meshes):
+    def build(np_, put, lib, sh):
+        x = put(X, "x", None)
+        lax = lib.lax
+
+        def program(a):
+            return {
+                "fori": lax.fori_loop(0, 3, lambda i, c: c * 2 + a, np_.zeros_like(a)),
+                "cond": lax.cond(True, lambda b: b * 2, lambda b: b + 1, a),
+                "scan": lax.scan(lambda c, _: (c + a, None), a, None, length=3)[0],
+                "grad": lib.grad(lambda b: np_.sum(np_.sin(b) ** 2))(a),
+                # (a differentiated checkpoint over several devices: it failed to compile before)
+                "remat": lib.grad(lambda b: np_.sum(lib.checkpoint(lambda c: np_.sin(c) * c)(b)))(a),
+            }
+
+        return lib.jit(program)(x)
+
+    ours, theirs = _both(meshes, build)
+    for k in ours:
+        assert _type(ours[k], funcgrad) == _type(theirs[k], jax), k
+        np.testing.assert_allclose(np.asarray(ours[k]), np.asarray(theirs[k]), rtol=1e-5, err_msg=k)
