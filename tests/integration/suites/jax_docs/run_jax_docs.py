@@ -91,6 +91,8 @@ except ModuleNotFoundError:  # before the public alias existed: the examples har
 """
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # colours (jax prints jaxprs and rich tables in colour)
+_CELL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py")  # a cell's file name differs per kernel
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")
 _TIMING = re.compile(r"(per loop|loops? each|[µmn]s ±|\d+(\.\d+)? ?(µs|ms|ns)\b)")
 
@@ -195,8 +197,10 @@ def texts_agree(jax_text: str, funcgrad_text: str, rtol: float = 1e-4, atol: flo
     True
     >>> texts_agree("[1. 2.]", "[1. 3.]")
     False
+    >>> texts_agree("\x1b[34;1mlambda\x1b[39;22m a", "lambda a")
+    True
     """
-    a, b = _ADDRESS.sub("0x", jax_text), _ADDRESS.sub("0x", funcgrad_text)
+    a, b = (_CELL_FILE.sub("<cell>", _ADDRESS.sub("0x", _ANSI.sub("", t))) for t in (jax_text, funcgrad_text))
     na, nb = _NUMBER.findall(a), _NUMBER.findall(b)
     words_a = " ".join(_NUMBER.sub(" # ", a).split())
     words_b = " ".join(_NUMBER.sub(" # ", b).split())
