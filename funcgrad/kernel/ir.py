@@ -157,7 +157,9 @@ class Var:
         self.aval = aval
 
     def __repr__(self):
-        return f"Var({self.aval.str_short()})"
+        # As JAX prints a variable: its identity and its type with the dtype's full name.
+        aval = self.aval
+        return f"Var(id={id(self)}):{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
 class Literal:
@@ -235,6 +237,7 @@ class ClosedJaxpr:
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
+    literals = property(lambda self: self.consts)  # JAX 0.10's name for the constants
 
     def __str__(self):
         return str(self.jaxpr)
