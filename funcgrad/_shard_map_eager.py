@@ -21,6 +21,8 @@ is handed in as ``staged``.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from funcgrad._shardings import ManualAxisType, PartitionSpec
@@ -30,7 +32,19 @@ from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.primitives import structure as st
 
-__all__ = ["ShardMapTrace", "ShardMapTracer", "runs_eagerly", "spec_of_norm"]
+__all__ = ["ManualAval", "ShardMapTrace", "ShardMapTracer", "in_own_program", "runs_eagerly", "spec_of_norm"]
+
+
+class _Programs(threading.local):
+    depth = 0
+
+
+_own = _Programs()
+
+
+def in_own_program() -> bool:
+    """Whether an eager shard_map's own per-primitive program is being traced or run now."""
+    return _own.depth > 0
 
 
 def runs_eagerly() -> bool:
@@ -104,8 +118,12 @@ class ShardMapTrace(core.Trace):
         return hit
 
     def _run(self, program, *args):
-        with core.set_current_trace(self.parent), batching.cleared_axis_env():
-            return program(*args)
+        _own.depth += 1
+        try:
+            with core.set_current_trace(self.parent), batching.cleared_axis_env():
+                return program(*args)
+        finally:
+            _own.depth -= 1
 
     # -- in and out ------------------------------------------------------------------------
 

@@ -281,6 +281,7 @@ def shard_map(
             spec = _normalize(
                 s, aval.ndim, m, manual, f"{where}: in_specs{paths[i]} (for argument{paths[i]})"
             )
+            _check_typed_match(x, spec, m, manual, paths[i])
             norm_in.append(spec)
             blocks.append(
                 shp.block_aval(aval, m, spec, f"{where}: argument{paths[i]} ({aval.str_short()}, {s!r})")
@@ -389,6 +390,30 @@ def smap(f: Callable | None = None, /, *, in_axes=Infer, out_axes, axis_name):
     in_specs = in_axes if in_axes is Infer else tu.tree_map(spec, in_axes, is_leaf=lambda x: x is None)
     out_specs = tu.tree_map(spec, out_axes, is_leaf=lambda x: x is None)
     return shard_map(f, in_specs=in_specs, out_specs=out_specs, axis_names={axis_name})
+
+
+def _check_typed_match(x, norm, mesh, manual, path):
+    """JAX 0.10: over a fully manual mesh of Explicit axes, an argument whose sharding (its type)
+    is over that mesh must be split as its in_specs says -- shard_map does not reshard it
+    silently. (An argument without such a sharding is taken as laid out by in_specs.)"""
+    if set(manual) != set(mesh.axis_names) or _eager.in_own_program():
+        return  # (an eager shard_map's own programs move blocks on purpose)
+    if not all(getattr(t, "name", "") == "Explicit" for t in _axis_types(mesh, manual)):
+        return
+    s = _sharding_of(x)
+    if s is None or getattr(s, "mesh", None) is None or getattr(s, "spec", None) is None:
+        return
+    if tuple(getattr(s.mesh, "axis_names", ())) != tuple(mesh.axis_names):
+        return
+    have = s.spec._normalized(len(norm))
+    if tuple(have) != tuple(norm):
+        raise ValueError(
+            f"in_specs passed to shard_map: {_eager.spec_of_norm(norm)} does not match the specs of "
+            f"the input: {_eager.spec_of_norm(have)} for arg{path}: {core.get_aval(x).str_short()}. "
+            "`in_specs` is an optional argument so you can omit specifying it and shard_map will infer "
+            "the in_specs from the arguments. If you want to reshard your inputs, you can use "
+            "`funcgrad.sharding.reshard` on the arguments and then pass those args to shard_map."
+        )
 
 
 def out_specs_of(out_specs, shaped, mesh, manual, where):

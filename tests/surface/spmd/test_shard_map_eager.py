@@ -210,3 +210,20 @@ def test_eager_values_carry_their_manual_axis_type(capsys):
 
     sm(body, P("x", "y"), P("x"))(X)
     assert capsys.readouterr().out == "float64[2,1]{V:(x,y)}\nfloat64[2,1]{V:x}\n"
+
+
+def test_an_argument_typed_over_the_mesh_must_match_its_in_specs():
+    # JAX 0.10 (Explicit axes, fully manual): shard_map does not reshard an argument silently
+    mesh = make_mesh((2, 4), ("X", "Y"))
+    with funcgrad.sharding.use_mesh(mesh):
+        a = funcgrad.device_put(np.arange(8 * 16.0).reshape(8, 16), P("X", "Y"))
+        w = funcgrad.device_put(np.ones(16), P("Y"))
+        f = funcgrad.shard_map(lambda y: y, in_specs=P("Y", "X"), out_specs=P("Y", "X"))
+        for g in (f, funcgrad.jit(f)):
+            with pytest.raises(
+                ValueError, match=r"in_specs passed to shard_map: P\('Y', 'X'\) does not match"
+            ):
+                g(a)
+        # a value typed over the mesh, closed over by an eager body, is used as it is
+        h = funcgrad.shard_map(lambda y: y * w.sum(), in_specs=P("X", "Y"), out_specs=P("X", "Y"))
+        np.testing.assert_allclose(h(a), np.arange(8 * 16.0).reshape(8, 16) * 16)
