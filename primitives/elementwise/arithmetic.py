@@ -167,7 +167,24 @@ square_p = unop(
 
 
 def _integer_pow_impl(x, y):
-    return np.power(x, y) if y >= 0 else (1 / np.power(x, -y)).astype(np.result_type(x))
+    # Repeated squaring, as XLA lowers integer_pow: NumPy's float power calls libm's pow per
+    # element, which takes a slow path for negative bases (x**3 of a (8, 128, 1024) float32
+    # activation: ~50 ms against ~0.7 ms for x*x*x; a GELU's cube dominated an eager transformer
+    # gradient).
+    x = np.asarray(x)
+    n = abs(y)
+    result, base = None, x
+    while n:
+        if n & 1:
+            result = base if result is None else result * base
+        n >>= 1
+        if n:
+            base = base * base
+    if result is None:  # y == 0
+        return np.ones_like(x)
+    if result is x:
+        result = x.copy()
+    return result if y >= 0 else (1 / result).astype(np.result_type(x))
 
 
 def _integer_pow_abstract_eval(x, *, y):
