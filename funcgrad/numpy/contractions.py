@@ -104,7 +104,6 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     return out
 
 
-@takes_out_sharding(typed_result=True)
 def _contraction_mismatch(name, lhs, rhs) -> TypeError:
     # JAX's exception and words (its ``dot_general`` shape check): code written for JAX catches
     # TypeError here, as JAX's MNIST tutorial does around a batch of the wrong shape.
@@ -114,6 +113,7 @@ def _contraction_mismatch(name, lhs, rhs) -> TypeError:
     )
 
 
+@takes_out_sharding(typed_result=True)
 def dot(a, b, *, precision=None, preferred_element_type=None):
     """NumPy's ``dot``: products of scalars, inner product of vectors, matrix products, and for N-D
     arrays a sum over the last axis of ``a`` and the second-to-last of ``b``.
