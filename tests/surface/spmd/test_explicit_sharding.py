@@ -426,3 +426,25 @@ def test_control_flow_gradients_and_checkpoint_on_sharded_values_match_jax(meshe
     for k in ours:
         assert _type(ours[k], funcgrad) == _type(theirs[k], jax), k
         np.testing.assert_allclose(np.asarray(ours[k]), np.asarray(theirs[k]), rtol=1e-5, err_msg=k)
+
+
+# funcgrad's own hot paths call these, so they do not take out_sharding (README: differences).
+_WITHOUT_OUT_SHARDING = {"array", "asarray", "broadcast_to", "ragged_dot_general", "rng_bit_generator"}
+
+
+def test_out_sharding_is_taken_wherever_jax_takes_it():
+    import inspect  # noqa: PLC0415 - only this test reads signatures
+
+    missing = []
+    for ours, theirs in ((fnp, jnp), (funcgrad.random, jax.random), (funcgrad.lax, jax.lax)):
+        for name in dir(theirs):
+            try:
+                takes = "out_sharding" in inspect.signature(getattr(theirs, name)).parameters
+            except (TypeError, ValueError):
+                continue
+            if not takes or name in _WITHOUT_OUT_SHARDING:
+                continue
+            f = getattr(ours, name, None)
+            if f is None or "out_sharding" not in inspect.signature(f).parameters:
+                missing.append(f"{theirs.__name__}.{name}")
+    assert not missing
