@@ -136,7 +136,13 @@ def full(shape, fill_value, dtype=None, *, device=None):
 
 
 def _like(a, dtype, shape):
-    a_aval = aval(a)
+    try:
+        a_aval = aval(a)
+    except TypeError:  # as in JAX, any value with a shape and a dtype (a ShapeDtypeStruct) will do
+        if not (hasattr(a, "shape") and hasattr(a, "dtype")):
+            raise
+        out_shape = tuple(a.shape) if shape is None else _shape(shape)
+        return out_shape, canonicalize_dtype(a.dtype if dtype is None else dtype), False
     out_shape = a_aval.shape if shape is None else _shape(shape)
     out_dtype = a_aval.dtype if dtype is None else canonicalize_dtype(dtype)
     weak = a_aval.weak_type and dtype is None

@@ -88,3 +88,17 @@ def test_key_of_a_key_is_the_key():
     np.testing.assert_array_equal(under_jit, random.uniform(k, (2,)))
     with pytest.raises(TypeError, match="scalar seed"):
         random.key(np.zeros((3,), np.uint32))
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "full_like"])
+def test_like_functions_take_a_shape_dtype_struct(name):
+    # optax's factorized init calls jnp.zeros_like on ShapeDtypeStructs, as jax allows
+    spec = funcgrad.ShapeDtypeStruct((2, 3), np.float32)
+    args = (spec, 2.5) if name == "full_like" else (spec,)
+    out = getattr(fnp, name)(*args)
+    assert out.shape == (2, 3) and out.dtype == np.float32
+    if name != "empty_like":
+        np.testing.assert_array_equal(out, {"zeros_like": 0.0, "ones_like": 1.0, "full_like": 2.5}[name])
+    assert getattr(fnp, name)(*args, dtype=np.int32, shape=(4,)).dtype == np.int32
+    with pytest.raises(TypeError):
+        fnp.zeros_like(object())
