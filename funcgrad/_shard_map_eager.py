@@ -32,7 +32,15 @@ from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.primitives import structure as st
 
-__all__ = ["ManualAval", "ShardMapTrace", "ShardMapTracer", "in_own_program", "runs_eagerly", "spec_of_norm"]
+__all__ = [
+    "ManualAval",
+    "ShardMapTrace",
+    "ShardMapTracer",
+    "in_own_program",
+    "mark_varying",
+    "runs_eagerly",
+    "spec_of_norm",
+]
 
 
 class _Programs(threading.local):
@@ -77,6 +85,14 @@ def _sig(x) -> tuple:
     """What a program is compiled for (one jitted function per signature: no retracing)."""
     a = core.get_aval(x)
     return (a.shape, a.dtype, a.weak_type, type(x) is not core.Array)
+
+
+def mark_varying(x, names):
+    """``pvary``/``pcast(to="varying")`` of a value of an eager body: the same blocks, varying
+    along ``names`` too (its ``manual_axis_type``); any other value as it is."""
+    if type(x) is ShardMapTracer and x._trace.check:
+        return ShardMapTracer(x._trace, x._stacked, x.vma | frozenset(names))
+    return x
 
 
 class ShardMapTrace(core.Trace):

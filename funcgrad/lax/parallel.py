@@ -4,8 +4,9 @@
 
 Layer: surface. Imports the kernel (``batching``'s axis environment, pytrees), the primitive
 catalog (``primitives.collectives``, ``primitives.sharding`` and a few array primitives),
-``funcgrad.numpy._core`` and ``funcgrad._placement`` (``with_sharding_constraint`` lives there,
-beside the other functions that place values).
+``funcgrad.numpy._core``, ``funcgrad._placement`` (``with_sharding_constraint`` lives there,
+beside the other functions that place values) and ``funcgrad._shard_map_eager`` (``pvary`` marks
+an eager shard_map body's value as varying).
 
 A named axis is bound by ``vmap(f, axis_name=...)``, by ``shard_map`` (the mesh's axis names) or by
 ``pmap(f, axis_name=...)``; a collective computes across the instances of that axis -- the lanes
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad import _shard_map_eager as _eager
 from funcgrad._placement import with_sharding_constraint  # noqa: F401 - jax.lax's name; it places values
 from funcgrad.kernel import batching
 from funcgrad.kernel import dtypes as _dt
@@ -287,14 +289,16 @@ def pbroadcast(x, axis_name, source: int):
 
 def pvary(x, axis_name):
     """Mark ``x`` as varying along ``axis_name`` (JAX's type annotation for ``check_vma``): the
-    identity here, where values carry no such type (the names must be bound).
+    identity on values; in an eager shard_map body the value's ``manual_axis_type`` gains the
+    names (the names must be bound).
 
     >>> import funcgrad, numpy as np
     >>> funcgrad.vmap(lambda x: pvary(x, "i"), axis_name="i")(np.ones(2)).tolist()
     [1.0, 1.0]
     """
-    batching.axis_size(_names(axis_name, "pvary"), "pvary")
-    return x
+    names = _names(axis_name, "pvary")
+    batching.axis_size(names, "pvary")
+    return tu.tree_map(lambda v: _eager.mark_varying(v, names), x)
 
 
 def pcast(x, axis_name, *, to):
@@ -307,8 +311,9 @@ def pcast(x, axis_name, *, to):
     """
     if to not in ("varying", "invariant", "unreduced", "reduced"):
         raise ValueError(f"pcast: to must be 'varying' or 'invariant', got {to!r}")
-    batching.axis_size(_names(axis_name, "pcast"), "pcast")
-    return x
+    names = _names(axis_name, "pcast")
+    batching.axis_size(names, "pcast")
+    return tu.tree_map(lambda v: _eager.mark_varying(v, names), x) if to == "varying" else x
 
 
 def axis_index(axis_name):

@@ -227,3 +227,15 @@ def test_an_argument_typed_over_the_mesh_must_match_its_in_specs():
         # a value typed over the mesh, closed over by an eager body, is used as it is
         h = funcgrad.shard_map(lambda y: y * w.sum(), in_specs=P("X", "Y"), out_specs=P("X", "Y"))
         np.testing.assert_allclose(h(a), np.arange(8 * 16.0).reshape(8, 16) * 16)
+
+
+def test_pcast_and_pvary_mark_an_eager_value_varying(capsys):
+    def body(a):
+        y = lax.pcast(a, "x", to="varying")
+        z = lax.pvary(a, ("x", "y"))
+        print(funcgrad.typeof(a), funcgrad.typeof(y), funcgrad.typeof(z))
+        return y
+
+    out = sm(body, P(), P("x"))(np.ones(2))
+    assert capsys.readouterr().out == "float64[2] float64[2]{V:x} float64[2]{V:(x,y)}\n"
+    np.testing.assert_allclose(out, np.ones(8))
