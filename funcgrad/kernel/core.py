@@ -179,6 +179,11 @@ class Primitive:
         # A rule deciding the weak_type of eager results (see NOTE: [weak types]); default: the
         # result is weak when all inputs are weak and the dtype did not change.
         self.weak_type_rule = None
+        # ``rule(params, args) -> bool``: the eager result's weak type from the operands themselves,
+        # for a primitive whose abstract eval does not follow "all inputs weak" (convert_element_type
+        # sets it from its parameter, select_n from its cases, not its predicate); replaces both
+        # the default and ``weak_type_rule``, so eager results type as staged ones.
+        self.weak_type_of = None
         # The facts other layers ask about (never by its name string): one frozen record, set with
         # ``def_traits`` (NOTE: [primitive traits]).
         self.traits = PrimitiveTraits()
@@ -434,7 +439,9 @@ class EvalTrace(Trace):
             _FP_ERRORS.reset(token)
         if primitive.multiple_results:
             return [wrap_result(o, False) for o in out]
-        if weak and args:
+        if primitive.weak_type_of is not None:
+            weak = primitive.weak_type_of(params, args)
+        elif weak and args:
             rule = primitive.weak_type_rule
             weak = rule(params) if rule is not None else _same_dtype_as_first(out, args[0])
         if type(out) is np.ndarray:  # (wrap_result, inlined for the common case)

@@ -13,6 +13,7 @@ before binding, so a mistake raises a ``TypeError`` in eager mode too, as in JAX
 from __future__ import annotations
 
 import enum
+import math
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import python_scalar_types
-from funcgrad.numpy._core import asarray, aval, canonicalize_dtype, constant, promote_args
+from funcgrad.numpy._core import asarray, aval, canonicalize_dtype, constant, promote_args, static_shape
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import dot as dt
@@ -619,7 +620,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
     [[1, 2], [1, 2], [1, 2]]
     """
     operand = asarray(operand)
-    shape = tuple(int(s) for s in shape)
+    shape = static_shape(shape, "lax.broadcast_in_dim's shape")  # traced: jax's TypeError
     dims = tuple(int(d) for d in broadcast_dimensions)
     _bind_check(st.broadcast_in_dim_p, "broadcast_in_dim", operand, shape=shape, broadcast_dimensions=dims)
     return st.broadcast_in_dim(operand, shape, dims)
@@ -669,7 +670,13 @@ def reshape(operand, new_sizes, dimensions=None):
     operand = asarray(operand)
     if dimensions is not None:
         operand = st.transpose(operand, tuple(dimensions))
-    new_sizes = tuple(int(s) for s in new_sizes)
+    new_sizes = static_shape(new_sizes, "lax.reshape's new_sizes")  # traced: jax's TypeError
+    size, new_size = math.prod(operand.shape), math.prod(new_sizes)
+    if size != new_size:  # jax's lax.reshape raises ValueError here (issue 30)
+        raise ValueError(
+            f"lax.reshape: total size must be unchanged, got new_sizes {new_sizes} (of total size "
+            f"{new_size}) for shape {tuple(operand.shape)} (of total size {size})"
+        )
     _bind_check(st.reshape_p, "reshape", operand, new_sizes=new_sizes)
     return st.reshape(operand, new_sizes)
 

@@ -99,17 +99,18 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 def _resolve_shape(shape, size: int) -> tuple[int, ...]:
     shape = static_shape(shape, "the new shape")
     unknown = [i for i, s in enumerate(shape) if s == -1]
+    # jax.numpy raises TypeError for an impossible new shape (NumPy: ValueError); issue 30
     if len(unknown) > 1:
-        raise ValueError("can only specify one unknown dimension")
+        raise TypeError("can only specify one unknown dimension")
     if builtins.any(s < -1 for s in shape):
         raise ValueError(f"negative dimensions not allowed in shape {shape}")
     if unknown:
         known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
         if known == 0 or size % known:
-            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+            raise TypeError(f"cannot reshape array of size {size} into shape {shape}")
         shape = tuple(size // known if s == -1 else s for s in shape)
     if int(np.prod(shape, dtype=np.int64)) != size:
-        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        raise TypeError(f"cannot reshape array of size {size} into shape {shape}")
     return shape
 
 
@@ -134,11 +135,12 @@ def transpose(a, axes=None):
     if axes is None:
         return st.transpose(a, tuple(reversed(range(a.ndim))))
     axes = tuple(as_sequence(axes))
+    # TypeError for a bad permutation, as jax.numpy (NumPy: ValueError); issue 30
     if len(axes) != a.ndim:
-        raise ValueError(f"axes don't match array: {axes} for an array of dimension {a.ndim}")
+        raise TypeError(f"axes don't match array: {axes} for an array of dimension {a.ndim}")
     perm = tuple(normalize_axis(x, a.ndim) for x in axes)
     if len(set(perm)) != len(perm):
-        raise ValueError(f"repeated axis in transpose: {axes}")
+        raise TypeError(f"repeated axis in transpose: {axes}")
     return st.transpose(a, perm)
 
 
@@ -265,8 +267,8 @@ def concatenate(arrays, axis=0, dtype=None):
     if ndim == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
     for i, x in enumerate(arrays):
-        if x.ndim != ndim:
-            raise ValueError(
+        if x.ndim != ndim:  # TypeError as jax.numpy's (NumPy: ValueError); issue 30
+            raise TypeError(
                 "all the input arrays must have same number of dimensions, but the array at index 0 has "
                 f"{ndim} dimension(s) and the array at index {i} has {x.ndim} dimension(s)"
             )
@@ -274,7 +276,7 @@ def concatenate(arrays, axis=0, dtype=None):
     for i, x in enumerate(arrays):
         for d in range(ndim):
             if d != axis and x.shape[d] != arrays[0].shape[d]:
-                raise ValueError(
+                raise TypeError(
                     "all the input array dimensions except for the concatenation axis must match exactly, "
                     f"but along dimension {d}, the array at index 0 has size {arrays[0].shape[d]} and the "
                     f"array at index {i} has size {x.shape[d]}"

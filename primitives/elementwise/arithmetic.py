@@ -525,6 +525,8 @@ select_n_p.def_impl(_select_n_impl)
 select_n_p.def_abstract_eval(_select_n_abstract_eval)
 select_n_p.def_jvp(_select_n_jvp)
 select_n_p.def_transpose(_select_n_transpose)
+# Eager results weak as the staged ones: when every case is (the predicate does not count).
+select_n_p.weak_type_of = lambda params, args: all(aval_of(c).weak_type for c in args[1:])
 
 
 def _select_n_batch(axis_size, vals, dims):
@@ -601,6 +603,8 @@ convert_element_type_p.def_batch(
     lambda axis_size, vals, dims, **params: (convert_element_type_p.bind(vals[0], **params), dims[0])
 )
 convert_element_type_p.weak_type_rule = lambda params: params["weak_type"]
+# ``weak_type=True`` makes the result weak whatever the operand, eagerly as when staged.
+convert_element_type_p.weak_type_of = lambda params, args: params["weak_type"]
 convert_element_type_p.def_taylor(linear_taylor(convert_element_type_p))  # (linear in its inexact operands)
 
 

@@ -29,6 +29,22 @@ def _cases(lib, np_mod, lax):
         "lax i32 + int": lambda: lax.mul(np_mod.ones(3, np_mod.int32), 2),
         "take float indices": lambda: np_mod.take(np_mod.ones(3), np_mod.ones(2)),
         "device_put a string": lambda: lib.device_put(np_mod.ones(2), "cpu"),
+        # bad shapes and permutations: jax.numpy's TypeError, jax.lax.reshape's ValueError
+        "reshape size": lambda: np_mod.reshape(np_mod.ones(4), (3,)),
+        "reshape two -1": lambda: np_mod.reshape(np_mod.ones(4), (-1, -1)),
+        "method reshape size": lambda: np_mod.ones(4).reshape(5),
+        "lax.reshape size": lambda: lax.reshape(np_mod.ones(4), (3,)),
+        "lax.reshape traced": lambda: lib.jit(lambda x, n: lax.reshape(x, (n,)))(np_mod.ones(4), 4),
+        "lax.broadcast_in_dim traced": lambda: lib.jit(lambda x, n: lax.broadcast_in_dim(x, (n,), ()))(
+            1.0, 2
+        ),
+        "concatenate shapes": lambda: np_mod.concatenate([np_mod.ones((2, 3)), np_mod.ones((2, 4))]),
+        "concatenate ndim": lambda: np_mod.concatenate([np_mod.ones((2, 3)), np_mod.ones(3)]),
+        "concatenate 0-d": lambda: np_mod.concatenate([np_mod.ones(()), np_mod.ones(())]),
+        "transpose axes length": lambda: np_mod.transpose(np_mod.ones((2, 3)), (0,)),
+        "transpose repeated": lambda: np_mod.transpose(np_mod.ones((2, 3)), (0, 0)),
+        "method transpose": lambda: np_mod.ones((2, 3)).transpose(1, 1),
+        "lax.transpose": lambda: lax.transpose(np_mod.ones((2, 3)), (0,)),
     }
 
 
@@ -52,3 +68,30 @@ def test_a_traced_dimension_names_the_fix():
     assert type(info.value) is TypeError
     assert funcgrad.jit(lambda n: fnp.zeros((n, 2)), static_argnums=0)(3).shape == (3, 2)
     assert np.asarray(flax.add(fnp.arange(3), 1)).tolist() == [1, 2, 3]
+
+
+def _weak_cases(lib, np_mod):
+    return {
+        "hessian of a Python float": lambda: lib.hessian(np_mod.sin)(1.0),
+        "hessian of x**3": lambda: lib.hessian(lambda x: x**3)(2.0),
+        "hessian of an array": lambda: lib.hessian(lambda x: (x**3).sum())(np.ones(2)),
+        "jacfwd(jacrev)": lambda: lib.jacfwd(lib.jacrev(np_mod.sin))(0.5),
+        "grad real": lambda: lib.grad(lambda x: np_mod.real(x * (1 + 2j)))(1.5),
+        "grad imag": lambda: lib.grad(lambda x: np_mod.imag(np_mod.exp(1j * x)))(0.3),
+        "grad angle": lambda: lib.grad(lambda x: np_mod.angle(x * (1 + 2j)))(1.5),
+        "grad abs complex": lambda: lib.grad(lambda x: np_mod.abs(np_mod.exp(1j * x)))(0.3),
+        "jit hessian": lambda: lib.jit(lib.hessian(np_mod.sin))(1.0),
+    }
+
+
+@pytest.mark.parametrize("name", list(_weak_cases(funcgrad, fnp)))
+def test_weak_type_matches_jax(name):
+    # eager results type as staged ones: select_n's result is weak when its cases are, and
+    # convert_element_type(weak_type=True) is weak whatever its operand (Primitive.weak_type_of)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    ours, theirs = _weak_cases(funcgrad, fnp)[name](), _weak_cases(jax, jnp)[name]()
+    assert (ours.weak_type, np.dtype(ours.dtype)) == (theirs.weak_type, np.dtype(theirs.dtype))
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-12, atol=1e-15)

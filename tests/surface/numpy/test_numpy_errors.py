@@ -39,17 +39,20 @@ def test_bad_axis(transform):
 
 
 def test_shape_errors():
-    with pytest.raises(ValueError, match="cannot reshape array of size 6 into shape"):
+    # TypeError as jax.numpy raises (NumPy: ValueError); tests/surface/api/test_exception_types.py
+    with pytest.raises(TypeError, match="cannot reshape array of size 6 into shape"):
         fnp.reshape(np.ones(6), (4,))
-    with pytest.raises(ValueError, match="can only specify one unknown dimension"):
+    with pytest.raises(TypeError, match="can only specify one unknown dimension"):
         fnp.reshape(np.ones(6), (-1, -1))
-    with pytest.raises(TypeError, match=r"contracting dimensions to have the same shape, got \(3,\) and \(4,\)"):
+    with pytest.raises(
+        TypeError, match=r"contracting dimensions to have the same shape, got \(3,\) and \(4,\)"
+    ):
         fnp.matmul(np.ones((2, 3)), np.ones((4, 2)))
     with pytest.raises(ValueError, match="scalars are not allowed"):
         fnp.matmul(np.ones(2), 2.0)
-    with pytest.raises(ValueError, match="along dimension 1"):
+    with pytest.raises(TypeError, match="along dimension 1"):  # jax.numpy's type (NumPy: ValueError)
         fnp.concatenate([np.ones((2, 3)), np.ones((2, 4))])
-    with pytest.raises(ValueError, match="same number of dimensions"):
+    with pytest.raises(TypeError, match="same number of dimensions"):
         fnp.concatenate([np.ones((2, 3)), np.ones(3)])
     with pytest.raises(ValueError, match="same shape"):
         fnp.stack([np.ones(2), np.ones(3)])
@@ -58,7 +61,9 @@ def test_shape_errors():
     with pytest.raises(ValueError, match="size not equal to one"):
         fnp.squeeze(np.ones((2, 1)), axis=0)
     # JAX's exception type and words (TypeError: code written for JAX catches that)
-    with pytest.raises(TypeError, match=r"contracting dimensions to have the same shape, got \(3,\) and \(4,\)"):
+    with pytest.raises(
+        TypeError, match=r"contracting dimensions to have the same shape, got \(3,\) and \(4,\)"
+    ):
         fnp.dot(np.ones(3), np.ones(4))
     for contraction in (fnp.matmul, fnp.inner, lambda a, b: fnp.tensordot(a, b, 1)):
         with pytest.raises(TypeError, match="contracting dimensions"):
