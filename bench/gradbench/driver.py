@@ -224,11 +224,10 @@ def run_pair(eval_name: str, tool: str, checkout: str, eval_args: list[str], tim
 
 def steady(timings_ns: list[int]) -> float | None:
     """Seconds per run in steady state: the median of the runs after the first (which includes
-    tracing and compilation), or the only run."""
-    if not timings_ns:
+    tracing and compilation); None for a single run (it validates, but gives no steady time)."""
+    if len(timings_ns) < 2:
         return None
-    rest = timings_ns[1:] or timings_ns
-    return statistics.median(rest) / 1e9
+    return statistics.median(timings_ns[1:]) / 1e9
 
 
 def load(paths: list[str]) -> list[dict]:
@@ -267,7 +266,8 @@ def table(paths: list[str]) -> str:
             t = steady(r["timings_ns"])
             wk = (r["function"], r["description"])
             old = times[key].get(wk)
-            times[key][wk] = t if old is None else min(old, t)
+            if t is not None:
+                times[key][wk] = t if old is None else min(old, t)
     lines = [
         "| eval | tool | validated | primal (geomean) | derivative (geomean) | primal vs best(jax,torch)"
         " | derivative vs best(jax,torch) | primal vs manual | derivative vs manual |",
