@@ -29,6 +29,7 @@ from collections.abc import Callable, MutableMapping
 
 import numpy as np
 
+from funcgrad import primitives as _primitives
 from funcgrad._api_util import canonicalize, check_array_leaves, flat_fun, to_public
 from funcgrad.kernel import ad, core
 from funcgrad.kernel import dtypes as _dt
@@ -373,9 +374,7 @@ class _JetRules(MutableMapping):
         primitive.taylor = None
 
     def _known(self):
-        from funcgrad import primitives  # noqa: PLC0415 - the catalog, loaded with funcgrad.jet anyway
-
-        return [p for p in primitives.all_primitives() if p.taylor is not None]
+        return [p for p in _primitives.all_primitives() if p.taylor is not None]
 
     def __iter__(self):
         return iter(self._known())
