@@ -260,6 +260,8 @@ def table(paths: list[str]) -> str:
             continue
         if r["kind"] != "evaluate":
             continue
+        if r["success"] and r["valid"] is None:
+            continue  # answered, but the eval was stopped before it analysed the answer
         valid[key][1] += 1
         if r["success"] and r["valid"]:
             valid[key][0] += 1
@@ -290,7 +292,7 @@ def table(paths: list[str]) -> str:
             if peers:
                 rs.append(t / min(peers))
         g = geomean(rs)
-        return "-" if g is None else f"{g:.2f}x ({len(rs)})"
+        return "-" if g is None else f"{g:.3g}x ({len(rs)})"
 
     for ev in EVALS:
         prim, der = FUNCTIONS[ev]
