@@ -22,7 +22,10 @@ Rows:
 
 Every measurement runs in its own subprocess (one library per process), the libraries taking
 turns (round-robin) so that load on the shared machine hits them alike; each figure is the median
-over rounds of each round's median. The output starts with ``uptime``'s load averages: this
+over rounds of each round's median. ``--threads 1`` runs every worker single-threaded (BLAS,
+OpenMP, torch's intra-op pool, XLA's Eigen pool, pinned to one core): on a loaded shared machine
+the libraries' thread pools (torch's spinning OpenMP workers above all) measure the load more
+than the work. The output starts with ``uptime``'s load averages: this
 workload is compute-bound, so read the ratios, not the absolute times, on a loaded machine.
 """
 
@@ -227,6 +230,8 @@ def work_torch(compiled, case, repeats):
     import numpy as np
     import torch
 
+    if os.environ.get("BENCH_THREADS"):
+        torch.set_num_threads(int(os.environ["BENCH_THREADS"]))
     torch.manual_seed(0)
     p, x, y = numpy_problem()
     p = {k: torch.tensor(v, requires_grad=True) for k, v in p.items()}
@@ -270,6 +275,8 @@ def work_torch(compiled, case, repeats):
 
 
 def worker(lib, case, repeats):
+    if os.environ.get("BENCH_THREADS") == "1" and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     if lib.startswith("torch"):
         return work_torch(lib == "torch.compile", case, repeats)
     return work_jaxlike(lib, case, repeats)
@@ -285,13 +292,13 @@ CASE_LIBS = {
 }
 
 
-def check(libs):
+def check(libs, env):
     """Every library's loss and gradient norm at the shared initial weights, compared with
     funcgrad's (float32 tolerance); raises on a disagreement."""
     got = {}
     for lib in libs:
         try:
-            got[lib], _ = run_script(__file__, ["--worker", lib, "check", 1], ROOT, timeout=900)
+            got[lib], _ = run_script(__file__, ["--worker", lib, "check", 1], ROOT, env, timeout=1800)
         except RuntimeError as e:
             print(f"  check {lib}: failed ({str(e).splitlines()[-1]})", file=sys.stderr)
     ref = got["funcgrad"]
@@ -308,7 +315,16 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--cases", default=",".join(CASE_LIBS))
+    ap.add_argument(
+        "--threads", type=int, default=None, help="threads per worker (default: each library's own)"
+    )
     args = ap.parse_args()
+    env = {}
+    if args.threads:
+        n = str(args.threads)
+        env = {"BENCH_THREADS": n, "OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n}
+        if args.threads == 1:
+            env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
     rounds = args.rounds or (1 if args.quick else 3)
     repeats = 3 if args.quick else 7
     have = {lib: importlib.util.find_spec(lib) is not None for lib in ("jax", "torch")}
@@ -319,7 +335,7 @@ def main():
         if have.get(lib.split(".")[0], True)
     ]
     load = [subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()]
-    ok = check(libs)
+    ok = check(libs, env)
     samples: dict = {}
     for _ in range(rounds):
         for case in cases:
@@ -327,7 +343,7 @@ def main():
                 if lib not in ok:
                     continue
                 try:
-                    r, _ = run_script(__file__, ["--worker", lib, case, repeats], ROOT, timeout=900)
+                    r, _ = run_script(__file__, ["--worker", lib, case, repeats], ROOT, env, timeout=1800)
                 except RuntimeError as e:
                     print(f"  {case} {lib}: failed ({str(e).splitlines()[-1]})", file=sys.stderr)
                     continue
@@ -336,6 +352,7 @@ def main():
                     samples.setdefault(("first call", lib), []).append(r["first"])
                 print(f"  {case} {lib}: {fmt(r['seconds'])}", file=sys.stderr)
         load.append(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    print(f"threads per worker: {args.threads or 'library defaults'}")
     report({k: statistics.median(v) for k, v in samples.items()}, rounds)
     print("\nload (uptime) before and after each round:\n  " + "\n  ".join(load))
 
