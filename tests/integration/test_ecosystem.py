@@ -185,3 +185,82 @@ def test_optax_own_tests_through_the_alias(tmp_path):
     tail = proc.stdout.strip().splitlines()[-1]
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert " passed" in tail and "failed" not in tail, tail
+
+
+# JAX's tutorial "Defining new JAX primitives" (multiply_add), written as the tutorial does: the
+# rules go into jax.interpreters' tables, the lowering is built with jaxlib's MLIR `hlo` builders.
+MULTIPLY_ADD = textwrap.dedent(
+    """
+    import json
+    import numpy as np
+    import jax
+    from jax import numpy as jnp
+    from jax.extend import core
+    from jax.interpreters import ad, batching, mlir
+    from jax._src.lib.mlir.dialects import hlo
+    from jax._src import api; assert api.jit is jax.jit
+
+    multiply_add_p = core.Primitive("multiply_add")
+    def multiply_add_prim(x, y, z):
+        return multiply_add_p.bind(x, y, z)
+    def multiply_add_impl(x, y, z):
+        return np.add(np.multiply(x, y), z)
+    multiply_add_p.def_impl(multiply_add_impl)
+    def multiply_add_abstract_eval(xs, ys, zs):
+        assert xs.shape == ys.shape == zs.shape
+        return core.ShapedArray(xs.shape, xs.dtype)
+    multiply_add_p.def_abstract_eval(multiply_add_abstract_eval)
+    def multiply_add_lowering(ctx, xc, yc, zc):
+        return [hlo.AddOp(hlo.MulOp(xc, yc), zc).result]
+    mlir.register_lowering(multiply_add_p, multiply_add_lowering, platform="cpu")
+    def multiply_add_value_and_jvp(arg_values, arg_tangents):
+        x, y, z = arg_values
+        xt, yt, zt = arg_tangents
+        primal_out = multiply_add_prim(x, y, z)
+        def make_zero(tan):
+            return jax.lax.zeros_like_array(x) if type(tan) is ad.Zero else tan
+        inner = multiply_add_prim(x, make_zero(yt), make_zero(zt))
+        output_tangent = multiply_add_prim(make_zero(xt), y, inner)
+        return (primal_out, output_tangent)
+    ad.primitive_jvps[multiply_add_p] = multiply_add_value_and_jvp
+    def multiply_add_transpose(ct, x, y, z):
+        if not ad.is_undefined_primal(x):
+            assert ad.is_undefined_primal(y)
+            zeros = jax.lax.zeros_like_array(x)
+            ct_y = ad.Zero(y.aval) if type(ct) is ad.Zero else multiply_add_prim(x, ct, zeros)
+            res = None, ct_y, ct
+        else:
+            assert ad.is_undefined_primal(x)
+            zeros = jax.lax.zeros_like_array(y)
+            ct_x = ad.Zero(x.aval) if type(ct) is ad.Zero else multiply_add_prim(ct, y, zeros)
+            res = ct_x, None, ct
+        return res
+    ad.primitive_transposes[multiply_add_p] = multiply_add_transpose
+    def multiply_add_batch(vector_arg_values, batch_axes):
+        assert batch_axes[0] == batch_axes[1]
+        assert batch_axes[0] == batch_axes[2]
+        return multiply_add_prim(*vector_arg_values), batch_axes[0]
+    batching.primitive_batchers[multiply_add_p] = multiply_add_batch
+    def square_add_prim(a, b):
+        return multiply_add_prim(a, a, b)
+    x, y = np.array([2.0, 3.0]), np.array([10.0, 20.0])
+    out = {
+        "eager": float(square_add_prim(2.0, 10.0)),
+        "jit": float(jax.jit(square_add_prim)(2.0, 10.0)),
+        "jvp": [float(v) for v in jax.jvp(square_add_prim, (2.0, 10.0), (1.0, 1.0))],
+        "grad": float(jax.grad(square_add_prim)(2.0, 10.0)),
+        "jit_grad": float(jax.jit(jax.grad(square_add_prim))(2.0, 10.0)),
+        "vmap": np.asarray(jax.vmap(square_add_prim)(x, y)).tolist(),
+        "jit_vmap": np.asarray(jax.jit(jax.vmap(square_add_prim))(x, y)).tolist(),
+    }
+    print(json.dumps(out))
+    """
+)
+
+
+def test_jax_primitive_tutorial_runs_unchanged():
+    out = run_json([*ALIAS, "-c", MULTIPLY_ADD])
+    assert out == {
+        "eager": 14.0, "jit": 14.0, "jvp": [14.0, 5.0], "grad": 4.0, "jit_grad": 4.0,
+        "vmap": [14.0, 29.0], "jit_vmap": [14.0, 29.0],
+    }  # fmt: skip
