@@ -31,7 +31,8 @@ keep references to funcgrad's objects):
   alias only (they live in ``funcgrad/as_jax/_jax/``, never in funcgrad's own namespaces), each
   doing what JAX's does or nothing where nothing is right: ``traceback_util``
   (``register_exclusion``, ``api_boundary``, ``include_frame``), ``dispatch`` (empty: funcgrad has
-  no runtime tokens to wait for at exit), ``dtypes`` (funcgrad's), ``tree_util._registry`` (a view
+  no runtime tokens to wait for at exit), ``dtypes`` (funcgrad's, with ``ExtendedDType``,
+  ``supports_inf``), ``core`` and ``api`` (funcgrad's), ``tree_util._registry`` (a view
   of funcgrad's pytree registry), ``state.types.AbstractRef``, ``checkify`` (funcgrad's),
   ``lib.mlir.ir`` and ``lib.mlir.dialects.hlo`` (jaxlib's own MLIR bindings, the ones funcgrad
   splices user lowering rules from; also ``dialects.func``, ``chlo``, ``mhlo``, ``sdy``), and
@@ -46,7 +47,10 @@ process, since two ``jax`` modules would mix arrays and tracers of two libraries
 Code that reads JAX internals beyond the public API and the documented extension API
 (``jax.extend``, ``jax.core``, ``jax.interpreters``) -- private attributes of jaxprs, ``jax._src``
 modules other than the ones above, the C++ ``jaxlib._jax`` types of JAX's own arrays -- sees
-funcgrad's objects or a ``ModuleNotFoundError``. The alias makes names resolve; what funcgrad
+funcgrad's objects or a ``ModuleNotFoundError``. funcgrad's own differences stay: it always
+computes with 64-bit types (``jax.config.update("jax_enable_x64", False)`` is refused), and its
+default ``jax.random.key`` is raw ``uint32[2]`` data, not a typed key (flax's ``nnx.Rngs`` asks for a
+typed one). The alias makes names resolve; what funcgrad
 computes is documented in docs/differences_from_jax.md.
 
 >>> import sys, subprocess
