@@ -33,6 +33,7 @@ def _same(ours, theirs):
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow  # jax, the oracle, compiles each case: slow tier
 @pytest.mark.parametrize("n_batch", [0, 1])
 def test_slicing_family_as_jax(n_batch):
     dense = _mat((3, 4, 5))
@@ -45,6 +46,7 @@ def test_slicing_family_as_jax(n_batch):
     _same(fs.bcoo_squeeze(y, dimensions=(1,)), js.bcoo_squeeze(jy, dimensions=(1,)))
 
 
+@pytest.mark.slow  # jax, the oracle, compiles each case: slow tier
 def test_broadcast_concatenate_multiply_as_jax():
     x, jx = _pair(_mat((3, 4)))
     _same(
@@ -61,6 +63,7 @@ def test_broadcast_concatenate_multiply_as_jax():
     _same(fs.bcoo_multiply_sparse(x, y), js.bcoo_multiply_sparse(jx, jy))
 
 
+@pytest.mark.slow  # jax, the oracle, compiles each case: slow tier
 def test_gather_dot_general_sampled_and_conv_as_jax():
     dense = _mat((5, 3))
     x, jx = _pair(dense)
@@ -107,6 +110,7 @@ def test_jit_and_grad_through_structural_ops():
     np.testing.assert_allclose(gj, g)
 
 
+@pytest.mark.slow  # jax, the oracle, compiles each case: slow tier
 @pytest.mark.parametrize("n_batch", [0, 1])
 def test_bcsr_as_jax(n_batch):
     dense = _mat((2, 3, 4)) if n_batch else _mat((3, 4))

@@ -16,6 +16,7 @@ jax.config.update("jax_enable_x64", True)
 jr = jax.random
 
 
+@pytest.mark.slow  # jax, the oracle, compiles each sampler: slow tier
 @pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg"])
 def test_rbg_keys_as_jax(impl):
     ours = {"rbg": fer.rbg_prng_impl, "unsafe_rbg": fer.unsafe_rbg_prng_impl}[impl]
