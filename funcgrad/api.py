@@ -707,7 +707,15 @@ def eval_shape(fun: Callable, *args, **kwargs):
     ShapeDtypeStruct(shape=(3, 3), dtype=float32)
     """
     flat_in, in_tree = tu.tree_flatten((args, kwargs), lambda x: isinstance(x, ShapeDtypeStruct))
-    avals = [x.aval if isinstance(x, ShapeDtypeStruct) else core.get_aval(x) for x in flat_in]
+    # an abstract value (``ShapedArray``) stands for itself, as in JAX (flax passes one)
+    avals = [
+        x.aval
+        if isinstance(x, ShapeDtypeStruct)
+        else x
+        if isinstance(x, ir.ShapedArray)
+        else core.get_aval(x)
+        for x in flat_in
+    ]
     flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
     closed = trace_to_jaxpr(flat, avals)
     return tu.tree_unflatten(

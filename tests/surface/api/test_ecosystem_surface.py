@@ -102,3 +102,11 @@ def test_like_functions_take_a_shape_dtype_struct(name):
     assert getattr(fnp, name)(*args, dtype=np.int32, shape=(4,)).dtype == np.int32
     with pytest.raises(TypeError):
         fnp.zeros_like(object())
+
+
+def test_eval_shape_takes_an_abstract_value():
+    # flax's ConvLocal asks eval_shape about a kernel given as a ShapedArray, as jax allows
+    from funcgrad.core import ShapedArray
+
+    out = funcgrad.eval_shape(lambda x, w: x @ w, np.ones((2, 3)), ShapedArray((3, 5), np.float32))
+    assert out.shape == (2, 5) and out.dtype == np.float64
