@@ -124,9 +124,13 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
     v, w = outs if (lo, hi) == (0, n) else eigh_p.bind(a, subset_by_index=None, **params)
     dtype = aval_of(a).dtype
     da = sym_from_triangle(da, lower)
-    vdag_da_v = mx.matmul(mx.matmul(mx.H(v), da), v)
+    da_v = mx.matmul(da, v)
+    vdag_da_v = mx.matmul(mx.H(v), da_v)
     dv = mx.matmul(v, ew.mul(ew.convert_element_type(_reciprocal_gaps(w), dtype), vdag_da_v))
-    dw = mx.real(mx.diagonal(vdag_da_v))
+    # dw_i = (V^H dA V)_ii = sum_k conj(V_ki) (dA V)_ki: one product on dw's linear path, not two,
+    # so an eigenvalue-only gradient transposes to (V diag(ct)) V^H, one matmul (dv's products
+    # are dead code then), rather than a second full product with a dense diagonal.
+    dw = mx.real(red.reduce_sum(ew.mul(mx.conj(v), da_v), (aval_of(v).ndim - 2,)))
     if (lo, hi) != (0, n):
         nd = aval_of(a).ndim
         dv, dw = st.slice_in_dim(dv, lo, hi, 1, nd - 1), st.slice_in_dim(dw, lo, hi, 1, nd - 2)
