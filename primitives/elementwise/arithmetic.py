@@ -604,7 +604,7 @@ convert_element_type_p.def_batch(
 )
 convert_element_type_p.weak_type_rule = lambda params: params["weak_type"]
 # ``weak_type=True`` makes the result weak whatever the operand, eagerly as when staged.
-convert_element_type_p.weak_type_of = lambda params, args: params["weak_type"]
+convert_element_type_p.weak_type_of = lambda params, args: params.get("weak_type", False)
 convert_element_type_p.def_taylor(linear_taylor(convert_element_type_p))  # (linear in its inexact operands)
 
 
