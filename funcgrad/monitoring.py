@@ -17,7 +17,7 @@ and a scalar start time with ``fun_name``; and, with the persistent compilation 
 >>> def listener(event, duration, **kwargs):
 ...     durations[event] = duration
 >>> register_event_duration_secs_listener(listener)
->>> _ = funcgrad.jit(lambda x: fnp.sin(x) * 3.0)(fnp.arange(7.0))
+>>> _ = funcgrad.jit(lambda x: fnp.sin(x) * 3.0171)(fnp.arange(7.0))  # a program not compiled before
 >>> sorted(e.rsplit("/", 1)[1] for e in durations)
 ['backend_compile_duration', 'jaxpr_to_mlir_module_duration', 'jaxpr_trace_duration']
 >>> unregister_event_duration_listener(listener)
