@@ -226,6 +226,8 @@ def key(seed, *, impl=None, dtype=None) -> Array:
     if impl is not None and dtype is not None:
         raise ValueError("random.key: give impl or dtype, not both")
     other = _check_impl("key", impl if dtype is None else _impl_of_dtype(dtype))
+    if type(seed) is KeyArray and (other is None or other == seed._impl):
+        return seed  # a key of another implementation is its own key, as raw threefry keys are below
     if other is not None:  # a typed key of that implementation (NOTE: [PRNG implementations])
         return KeyArray(other, _seed_data(seed, other))
     # A key is its raw ``uint32[2]`` data here, so ``key(k)`` of a key is ``k`` (libraries written
