@@ -64,18 +64,30 @@ NOT_CACHES = {
     ("funcgrad.xla_bridge.distributed", "_state"): "the distributed runtime's service and client",
     # Registries that users or libraries fill (JAX's public tables): clearing them would drop rules.
     ("funcgrad.experimental.jet", "call_param_updaters"): "JAX's table of call-parameter updaters for jet",
-    ("funcgrad.experimental.mesh_utils", "device_kind_handler_dict"): "mesh layouts registered per device kind",
+    (
+        "funcgrad.experimental.mesh_utils",
+        "device_kind_handler_dict",
+    ): "mesh layouts registered per device kind",
     ("funcgrad.export._serialization", "_serializers"): "registered pytree-node serializers",
     ("funcgrad.export._serialization", "_deserializers"): "registered pytree-node deserializers",
-    ("funcgrad.export._shape_poly", "_ATOMS"): "the operands of each named non-polynomial dimension atom, read by live DimExprs",
+    (
+        "funcgrad.export._shape_poly",
+        "_ATOMS",
+    ): "the operands of each named non-polynomial dimension atom, read by live DimExprs",
     ("funcgrad.extend.backend", "_factories"): "backend factories registered with register_backend_factory",
     ("funcgrad.extend.backend", "_made"): "the backends those factories made (they own buffers)",
     ("funcgrad.interpreters.batching", "vmappables"): "types registered with register_vmappable",
     ("funcgrad.interpreters.batching", "_vmappable_handlers"): "the handlers of those types",
     ("funcgrad.interpreters.partial_eval", "dce_rules"): "JAX's dead-code rule table",
-    ("funcgrad.interpreters.partial_eval", "partial_eval_jaxpr_custom_rules"): "JAX's partial-eval rule table",
+    (
+        "funcgrad.interpreters.partial_eval",
+        "partial_eval_jaxpr_custom_rules",
+    ): "JAX's partial-eval rule table",
     ("funcgrad.random._keys", "PRNGS"): "the PRNG implementations by name",
-    ("funcgrad.as_jax._jax.experimental.hijax", "_HITYPES"): "types registered through the alias's hijax shim",
+    (
+        "funcgrad.as_jax._jax.experimental.hijax",
+        "_HITYPES",
+    ): "types registered through the alias's hijax shim",
 }
 
 _DICT_LIKE = {"dict", "OrderedDict", "WeakKeyDictionary", "WeakValueDictionary", "defaultdict"}
