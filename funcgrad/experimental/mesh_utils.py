@@ -66,7 +66,7 @@ def create_device_mesh(
     del allow_split_physical_axes  # no physical topology off TPUs
     sizes = _axis_sizes("create_device_mesh", mesh_shape)
     devices = list(xla_bridge.get_backend().global_devices if devices is None else devices)
-    handler = device_kind_handler_dict.get(devices[-1].device_kind) if devices else None
+    handler = device_kind_handler_dict.get(getattr(devices[-1], "device_kind", None)) if devices else None
     if handler is not None and math.prod(sizes) == len(devices):
         result = handler(sizes, devices, contiguous_submeshes=contiguous_submeshes)
         if result is not None:
