@@ -97,20 +97,36 @@ def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] 
     return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
 
 
-def tree_flatten_with_path(tree: Any, is_leaf: Callable | None = None):
-    """``([(key_path, leaf), ...], treedef)``; key paths are tuples of Sequence/Dict/GetAttr keys."""
-    return registry.flatten_with_path(tree, is_leaf)
+def _path_predicate(is_leaf: Callable | None, is_leaf_takes_path: bool):
+    # jaxlib's flatten_with_path calls its predicate as ``(key_path, node)``; JAX's ``is_leaf`` takes
+    # the node alone unless ``is_leaf_takes_path=True``.
+    if is_leaf is None or is_leaf_takes_path:
+        return is_leaf
+    return lambda _, x: is_leaf(x)
 
 
-def tree_leaves_with_path(tree: Any, is_leaf: Callable | None = None) -> list:
+def tree_flatten_with_path(tree: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False):
+    """``([(key_path, leaf), ...], treedef)``; key paths are tuples of Sequence/Dict/GetAttr keys.
+
+    >>> tree_flatten_with_path({"a": (1, 2)}, is_leaf=lambda x: isinstance(x, tuple))[0]
+    [((DictKey(key='a'),), (1, 2))]
+    """
+    return registry.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))
+
+
+def tree_leaves_with_path(
+    tree: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False
+) -> list:
     """``[(key_path, leaf), ...]``: ``tree_leaves_with_path({'a': [5]})`` pairs ``5`` with
     ``(DictKey('a'), SequenceKey(0))``."""
-    return registry.flatten_with_path(tree, is_leaf)[0]
+    return registry.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))[0]
 
 
-def tree_map_with_path(f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None) -> Any:
+def tree_map_with_path(
+    f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False
+) -> Any:
     """Like ``tree_map`` but ``f(key_path, leaf, *others)``."""
-    pairs, treedef = registry.flatten_with_path(tree, is_leaf)
+    pairs, treedef = registry.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))
     others = [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten(f(kp, x, *xs) for (kp, x), *xs in zip(pairs, *others))
 

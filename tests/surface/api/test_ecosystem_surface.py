@@ -110,3 +110,21 @@ def test_eval_shape_takes_an_abstract_value():
 
     out = funcgrad.eval_shape(lambda x, w: x @ w, np.ones((2, 3)), ShapedArray((3, 5), np.float32))
     assert out.shape == (2, 5) and out.dtype == np.float64
+
+
+def test_with_path_is_leaf_takes_the_node_unless_asked():
+    # optax and flax pass a one-argument is_leaf to tree_*_with_path, as jax's API defines it
+    import jax.tree_util as jtu
+
+    from funcgrad import tree_util as ftu
+
+    tree = {"a": (1, 2), "b": [3, {"c": 4}]}
+    node = lambda x: isinstance(x, tuple)  # noqa: E731
+    with_path = lambda p, x: len(p) == 2  # noqa: E731
+    for name in ("tree_flatten_with_path", "tree_leaves_with_path"):
+        got, want = getattr(ftu, name)(tree, is_leaf=node), getattr(jtu, name)(tree, is_leaf=node)
+        assert str(got) == str(want)
+        kw = dict(is_leaf=with_path, is_leaf_takes_path=True)
+        assert str(getattr(ftu, name)(tree, **kw)) == str(getattr(jtu, name)(tree, **kw))
+    f = lambda p, x: len(p)  # noqa: E731
+    assert ftu.tree_map_with_path(f, tree, is_leaf=node) == jtu.tree_map_with_path(f, tree, is_leaf=node)
