@@ -564,7 +564,7 @@ def _pp(jaxpr: Jaxpr, names: _Names, indent: int, source_info) -> str:
     consts = " ".join(_binder(names, v) for v in jaxpr.constvars)
     ins = " ".join(_binder(names, v) for v in jaxpr.invars)
     eqns = [_pp_eqn(e, names, indent + 4, source_info) for e in jaxpr.eqns]
-    outs = " ".join(_atom(names, a) for a in jaxpr.outvars)
+    outs = ", ".join(_atom(names, a) for a in jaxpr.outvars)
     outs = f"({outs},)" if len(jaxpr.outvars) == 1 else f"({outs})"
     head = f"{{ lambda {consts}; {ins}. let"
     # Like JAX's layout: a jaxpr that fits on one line is printed on one line.
