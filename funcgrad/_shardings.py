@@ -33,6 +33,7 @@ import enum
 import math
 import threading
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -244,6 +245,22 @@ def _mesh_repr(kind, names, sizes, types) -> str:
     return f"{kind}({axes}, axis_types=({shown}))"
 
 
+class _AbstractDevice(NamedTuple):
+    """The kind of device an abstract mesh stands for (JAX's ``AbstractDevice``)."""
+
+    device_kind: str
+    num_cores: int | None
+    platform: str
+
+    @staticmethod
+    def of(device) -> _AbstractDevice:
+        return _AbstractDevice(
+            getattr(device, "device_kind", None),
+            getattr(device, "num_cores", None),
+            getattr(device, "platform", None),
+        )
+
+
 class AbstractMesh:
     """A mesh's axis names, sizes and types without its devices: what an array's type holds
     (``typeof(x).sharding.mesh``) and what tracing needs (``get_abstract_mesh()``).
@@ -283,7 +300,7 @@ class AbstractMesh:
     def update_axis_types(self, types: dict) -> AbstractMesh:
         """The same mesh with some axes' types changed (``{name: AxisType}``)."""
         new = tuple(types.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
-        return AbstractMesh(self.axis_sizes, self.axis_names, new)
+        return AbstractMesh(self.axis_sizes, self.axis_names, new, abstract_device=self.abstract_device)
 
     def __eq__(self, other):
         return self is other or (isinstance(other, AbstractMesh) and self._key == other._key)
@@ -292,7 +309,13 @@ class AbstractMesh:
         return self._hash
 
     def __repr__(self):
-        return _mesh_repr("AbstractMesh", self.axis_names, self.axis_sizes, self.axis_types)
+        text = _mesh_repr("AbstractMesh", self.axis_names, self.axis_sizes, self.axis_types)
+        device = self.abstract_device
+        if device is None:  # (a mesh made by hand, as JAX prints one)
+            return text
+        # The abstract mesh of a concrete mesh names its kind of device, as JAX's does.
+        kind = f"device_kind={device.device_kind}, num_cores={device.num_cores}, platform={device.platform}"
+        return f"{text[:-1]}, {kind})"
 
     def __enter__(self):
         _context.abstract.append(self)
@@ -380,7 +403,13 @@ class Mesh:
         self.axis_types = _types_of(axis_types, len(axis_names), AxisType.Auto, "Mesh")
         self._flat = tuple(flat)
         self._key = (tuple(d.id for d in flat), devs.shape, axis_names, self.axis_types)
-        self.abstract_mesh = AbstractMesh(devs.shape, axis_names, self.axis_types)
+        first = devs.flat[0] if devs.size else None
+        self.abstract_mesh = AbstractMesh(
+            devs.shape,
+            axis_names,
+            self.axis_types,
+            abstract_device=None if first is None else _AbstractDevice.of(first),
+        )
 
     @property
     def shape(self) -> collections.OrderedDict:
@@ -755,6 +784,8 @@ class NamedSharding(Sharding):
         return hash((self.mesh, tuple(spec), self.spec.unreduced))
 
     def __repr__(self):
+        if isinstance(self.mesh, AbstractMesh):  # a type's sharding has no memory (as JAX prints it)
+            return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
 
 

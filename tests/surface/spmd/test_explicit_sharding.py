@@ -61,7 +61,8 @@ def test_the_mesh_api_follows_jax():
         fs.make_mesh((16,), ("x",))
     am = m.abstract_mesh
     assert (repr(am), dict(am.shape), am.size) == (
-        "AbstractMesh('a': 2, 'b': 2, axis_types=(Explicit, Explicit))",
+        # as jax prints a concrete mesh's abstract mesh: with its kind of device
+        "AbstractMesh('a': 2, 'b': 2, axis_types=(Explicit, Explicit), device_kind=cpu, num_cores=None, platform=cpu)",
         {"a": 2, "b": 2},
         4,
     )
@@ -256,7 +257,7 @@ def test_auto_mode_is_unchanged():
     t = funcgrad.typeof(x)  # as jax shows it: replicated over the Auto mesh
     assert (tuple(t.sharding.spec), repr(t.sharding.mesh)) == (
         tuple(jt.sharding.spec),
-        "AbstractMesh('x': 8, axis_types=(Auto,))",
+        repr(jt.sharding.mesh),
     )
     assert [a.name for a in jt.sharding.mesh.axis_types] == ["Auto"]
     f = funcgrad.jit(lambda a: fnp.sin(a) @ fnp.ones((4, 2), np.float32))
