@@ -4,7 +4,7 @@ Layer: surface. Re-exports the sharding values of ``funcgrad/_shardings.py`` and
 placement functions of ``funcgrad/_placement.py`` (which build on those values), and defines
 ``auto_axes``/``explicit_axes``, which switch mesh axes between JAX 0.10's ``Explicit`` and ``Auto``
 modes inside a function (NOTE: [sharding in types] in kernel/ir.py): eagerly the values keep their
-layout and are typed as the switched mesh says; under a trace, ``reshard``s retype them.
+layout and are typed as the switched mesh says; under a trace, calls of ``reshard`` retype them.
 
 >>> from funcgrad.sharding import Mesh, NamedSharding, PartitionSpec, reshard
 >>> callable(reshard)

@@ -49,6 +49,8 @@ def namespaces() -> dict[str, list[str]]:
 def _directive(value) -> str:
     if isinstance(value, types.ModuleType):
         return ""
+    if getattr(value, "__origin__", None) is not None:  # a type alias (``dict[str, Any]``): data
+        return "autodata"
     if inspect.isclass(value):
         return "autoclass"
     if callable(value):
@@ -106,13 +108,14 @@ _OURS = ("funcgrad", "primitives", "xla_bridge")
 
 def _process_docstring(app, what, name, obj, options, lines):
     if what in ("data", "attribute"):
-        doc = getattr(type(obj), "__doc__", None)
-        if (
-            doc
-            and inspect.cleandoc(doc).splitlines() == [line for line in lines if line]
-            or (doc and lines and lines[0].strip() == inspect.cleandoc(doc).splitlines()[0].strip())
-        ):
-            lines[:] = []
+        # (A type alias such as ``dict[str, Any]`` forwards its origin's docstring: dropped too.)
+        for doc in (getattr(type(obj), "__doc__", None), getattr(getattr(obj, "__origin__", None), "__doc__", None)):
+            if (
+                doc
+                and inspect.cleandoc(doc).splitlines() == [line for line in lines if line]
+                or (doc and lines and lines[0].strip() == inspect.cleandoc(doc).splitlines()[0].strip())
+            ):
+                lines[:] = []
     module = getattr(obj, "__module__", None) or ""
     if not module.startswith(_OURS):
         lines[:] = [_REF.sub(lambda m: f"``{(m.group(1) or m.group(2)).strip()}``", line) for line in lines]

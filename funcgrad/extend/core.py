@@ -551,7 +551,7 @@ def _primitives_module() -> types.ModuleType:
         "(``jax.extend.core.primitives``).",
     )
     for p in _catalog.all_primitives():
-        setattr(module, f"{p.name}_p", p)
+        setattr(module, f"{p.name.replace('-', '_')}_p", p)  # JAX's names: scatter-add is scatter_add_p
     module.add_jaxvals_p = _catalog.elementwise.add_any_p
     module.__all__ = sorted(n for n in vars(module) if n.endswith("_p"))
     return module

@@ -25,13 +25,12 @@ from __future__ import annotations
 from funcgrad.xla_bridge import portable
 from funcgrad.xla_bridge.emitter import aval_type
 
+# (``ir``, ``passmanager`` and ``dialects`` are jaxlib's MLIR modules, reachable as attributes as in
+# JAX; they are not funcgrad's API, so not in ``__all__`` and not documented here.)
 __all__ = [
     "deserialize_portable_artifact",
-    "dialects",
     "hlo_to_stablehlo",
-    "ir",
     "lower_with_sharding_in_types",
-    "passmanager",
     "refine_polymorphic_shapes",
     "serialize_portable_artifact",
 ]

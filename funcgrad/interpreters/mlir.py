@@ -86,7 +86,6 @@ __all__ = [
     "flatten_ir_values",
     "i32_attr",
     "i64_attr",
-    "ir",
     "ir_attribute",
     "ir_constant",
     "ir_constants",
