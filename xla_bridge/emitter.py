@@ -424,7 +424,9 @@ def lower_jaxpr_body(
         prim = eqn.primitive
         rule = lowering_rules.get(prim)
         if rule is None:
-            raise LoweringError(
+            # Exactly NotImplementedError, as JAX raises it for a primitive without a lowering (its
+            # primitives tutorial checks the type with ``is``).
+            raise NotImplementedError(
                 f"primitive '{prim.name}' has no XLA lowering rule (xla_bridge.emitter."
                 "lowering_rules); it can run eagerly but not under jit"
             )
