@@ -9,26 +9,7 @@ True
 
 from __future__ import annotations
 
-from funcgrad.ffi import (
-    build_ffi_lowering_function,
-    ffi_call,
-    ffi_lowering,
-    include_dir,
-    pycapsule,
-    register_ffi_target,
-    register_ffi_target_as_batch_partitionable,
-    register_ffi_type,
-    register_ffi_type_id,
-)
+from funcgrad import ffi as _ffi
+from funcgrad.ffi import *  # noqa: F403 - the same names, listed once in funcgrad.ffi
 
-__all__ = [
-    "build_ffi_lowering_function",
-    "ffi_call",
-    "ffi_lowering",
-    "include_dir",
-    "pycapsule",
-    "register_ffi_target",
-    "register_ffi_target_as_batch_partitionable",
-    "register_ffi_type",
-    "register_ffi_type_id",
-]
+__all__ = list(_ffi.__all__)
