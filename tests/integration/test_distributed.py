@@ -31,20 +31,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_two_processes_run_one_program():
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["PYTHONPATH"] = os.pathsep.join([ROOT, HERE])
+def _run_two(commands, envs, what: str) -> list[dict]:
+    """Start the two processes (``commands[i]`` with ``envs[i]``), wait for both within
+    ``TIMEOUT`` and return the last JSON line each printed; kill only what this test started."""
     procs = [
-        subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "_distributed_worker.py"), str(pid), str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for pid in (0, 1)
+        subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for cmd, env in zip(commands, envs, strict=True)
     ]
     outputs = []
     try:
@@ -53,12 +45,27 @@ def test_two_processes_run_one_program():
             assert p.returncode == 0, f"worker failed (rc {p.returncode}):\n{err[-4000:]}"
             outputs.append(json.loads([line for line in out.splitlines() if line.startswith("{")][-1]))
     except subprocess.TimeoutExpired:
-        pytest.fail(f"the 2-process program did not finish within {TIMEOUT} s")
+        pytest.fail(f"{what} did not finish within {TIMEOUT} s")
     finally:
         for p in procs:  # only the processes this test started
             if p.poll() is None:
                 p.kill()
                 p.wait()
+    return outputs
+
+
+def test_two_processes_run_one_program():
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, HERE])
+    outputs = _run_two(
+        [
+            [sys.executable, os.path.join(HERE, "_distributed_worker.py"), str(pid), str(port)]
+            for pid in (0, 1)
+        ],
+        [env, env],
+        "the 2-process program",
+    )
     x = np.arange(8 * 3.0).reshape(8, 3)
     want_params, want_loss = train_step(init_params(), *batch())
     for pid, out in enumerate(outputs):
@@ -104,30 +111,11 @@ def test_initialize_detects_a_slurm_step():
     base["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
     base.update(SLURM_JOB_ID="4242", SLURM_STEP_NODELIST="127.0.0.1", SLURM_NTASKS="2")
     base["JAX_COORDINATOR_PORT"] = str(port)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _SLURM_WORKER],
-            cwd=ROOT,
-            env={**base, "SLURM_PROCID": str(pid), "SLURM_LOCALID": str(pid)},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for pid in (0, 1)
-    ]
-    outputs = []
-    try:
-        for p in procs:
-            out, err = p.communicate(timeout=TIMEOUT)
-            assert p.returncode == 0, f"worker failed (rc {p.returncode}):\n{err[-4000:]}"
-            outputs.append(json.loads([line for line in out.splitlines() if line.startswith("{")][-1]))
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"the 2-process SLURM-style program did not finish within {TIMEOUT} s")
-    finally:
-        for p in procs:  # only the processes this test started
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+    outputs = _run_two(
+        [[sys.executable, "-c", _SLURM_WORKER]] * 2,
+        [{**base, "SLURM_PROCID": str(pid), "SLURM_LOCALID": str(pid)} for pid in (0, 1)],
+        "the 2-process SLURM-style program",
+    )
     for pid, out in enumerate(outputs):
         assert (out["index"], out["count"], out["devices"]) == (pid, 2, 4)
         assert out["psum"] == [0.0 + 1.0 + 2.0 + 3.0]
