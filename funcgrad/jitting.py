@@ -190,8 +190,16 @@ _jit_flags = {
     "no_tracing": False,
     "disable_jit": False,
     "no_execution": False,
+    "user_context": False,
 }
 _logger = logging.getLogger("funcgrad")
+
+# ``funcgrad.make_user_context``'s contexts (funcgrad.config): their current values are part of
+# every trace cache key, so a function traced under one value is traced again under another (JAX
+# keys its jit cache on them). The native route's key knows nothing of them: while any context is
+# away from its default (the ``user_context`` flag), calls take the staged route, whose key holds
+# them, and the native cache, filled under the defaults, is not consulted.
+user_contexts: list = []
 
 
 def set_jit_flags(**flags) -> None:
@@ -204,8 +212,15 @@ def set_jit_flags(**flags) -> None:
         set_call_redirect(_refuse_execution)
     elif _jit_flags["disable_jit"]:
         set_call_redirect(_call_python)
+    elif _jit_flags["user_context"]:
+        set_call_redirect(_call_staged)
     else:
         set_call_redirect(None)
+
+
+def _call_staged(self, args, kwargs):
+    """A user context is set: the staged route, whose trace cache key holds its value."""
+    return self._call(args, kwargs)
 
 
 def _call_python(self, args, kwargs):
@@ -384,6 +399,8 @@ class JittedFunction(Dispatcher):
                 )
         # The named axes in scope type the collectives inside (NOTE: [named axes]).
         key = (in_tree, tuple(_aval_key(x) for x in flat), static_key, static_kw, batching.axis_env())
+        if user_contexts:
+            key += (tuple(c.value for c in user_contexts),)
         entry = self._cache.get(key)
         if entry is None:
             self._misses += 1
@@ -574,39 +591,92 @@ class Lowered:
                 platform = xla_bridge.normalize_platform(fun._device.platform)
             self._text = lower_jaxpr(staged.closed, fun._name, donated, platform=platform).text
 
-    def as_text(self, dialect: str | None = None) -> str:
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """The module text: StableHLO (``dialect`` None or ``"stablehlo"``), or XLA's HLO before
-        optimisation (``"hlo"``).
+        optimisation (``"hlo"``). ``debug_info`` is accepted for JAX's signature; funcgrad's
+        modules carry no source locations, so the text is the same.
 
         >>> import funcgrad.numpy as fnp
         >>> jit(fnp.sin).lower(1.0).as_text("hlo").startswith("HloModule")
         True
         """
-        if dialect not in _DIALECTS:
-            raise ValueError(
-                f"as_text: dialect={dialect!r} is not supported; use None or 'stablehlo' (the "
-                "StableHLO module) or 'hlo' (XLA's HLO)"
-            )
+        _check_dialect(dialect)
         if dialect == "hlo":
             return xla_bridge.hlo_text(self._text)
         return self._text
 
-    def compiler_ir(self, dialect: str | None = None) -> str:
-        """The same text as ``as_text(dialect)`` (funcgrad's IR is the text itself)."""
-        return self.as_text(dialect)
+    def compiler_ir(self, dialect: str | None = None):
+        """The program as the compiler's objects, as JAX's: for ``"stablehlo"`` (or None) jaxlib's
+        MLIR ``ir.Module`` (``str()`` prints it), for ``"hlo"`` jaxlib's ``XlaComputation``
+        (``.as_hlo_text()``, ``.as_serialized_hlo_module_proto()``).
 
-    def compile(self) -> CompiledCall:
+        >>> import funcgrad.numpy as fnp
+        >>> lowered = jit(fnp.sin).lower(1.0)
+        >>> lowered.compiler_ir("hlo").as_hlo_text().startswith("HloModule")
+        True
+        >>> "stablehlo.sine" in str(lowered.compiler_ir())
+        True
+        """
+        _check_dialect(dialect)
+        if dialect == "hlo":
+            return xla_bridge.hlo_computation(self._text)
+        return xla_bridge.mlir_module(self._text)
+
+    def compile(self, compiler_options: dict | None = None) -> CompiledCall:
         """Compile with XLA (cached) on the function's device; the result is callable with
-        arguments like these."""
+        arguments like these. ``compiler_options``: XLA's options by name, as JAX's
+        (``{"xla_cpu_enable_fast_math": True}``); XLA refuses an unknown name or a bad value with
+        an ``XlaBridgeError`` (a ``funcgrad.errors.JaxRuntimeError``).
+
+        >>> import funcgrad.numpy as fnp
+        >>> c = jit(lambda x: 2 * x).lower(fnp.ones(2)).compile({"xla_cpu_enable_fast_math": True})
+        >>> c(fnp.ones(2)).tolist()
+        [2.0, 2.0]
+        """
         f = self._fun
+        options = _compiler_options(compiler_options)
         if self._spmd is not None:
+            if options:
+                raise ValueError(
+                    f"jit({f._name}).lower(...).compile: compiler_options are not supported yet for "
+                    "a program over several devices (sharded inputs or in/out_shardings); compile "
+                    "it without them"
+                )
             out = CompiledCall(f, self._staged, self._spmd)
         else:
             out = CompiledCall(
-                f, self._staged, compiled(self._staged.closed, f._name, self._donated, f._device)
+                f,
+                self._staged,
+                compiled(self._staged.closed, f._name, self._donated, f._device, compiler_options=options),
             )
         out.args_info = getattr(self, "args_info", None)
         return out
+
+
+def _check_dialect(dialect) -> None:
+    if dialect not in _DIALECTS:
+        raise ValueError(
+            f"unknown dialect: {dialect!r}; use None or 'stablehlo' (the StableHLO module) or "
+            "'hlo' (XLA's HLO)"
+        )
+
+
+def _compiler_options(options) -> dict | None:
+    """``Lowered.compile``'s ``compiler_options`` checked: a dict of option names to a bool, int,
+    float or str each (what XLA's option parser takes)."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise TypeError(
+            f"compile: compiler_options must be a dict of XLA option names to values, got {type(options).__name__}"
+        )
+    for name, value in options.items():
+        if not isinstance(name, str) or not isinstance(value, (bool, int, float, str)):
+            raise TypeError(
+                f"compile: compiler_options entry {name!r}: {value!r} must be an option name (str) "
+                "with a bool, int, float or str value"
+            )
+    return options
 
 
 class CompiledCall:
@@ -717,6 +787,8 @@ def _explain(old, new, names) -> str:
         return f"argument {name} changed weak type from {a[2]} to {b[2]} (a Python scalar vs an array)"
     if len(old) > 4 and old[4] != new[4]:
         return f"the named axes in scope changed from {old[4]} to {new[4]}"
+    if len(old) > 5 and len(new) > 5 and old[5] != new[5]:
+        return f"the user contexts' values changed from {old[5]} to {new[5]}"
     return "an unknown change"
 
 

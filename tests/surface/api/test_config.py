@@ -176,3 +176,46 @@ def test_parse_flags_with_absl(monkeypatch):
         assert config.jax_numpy_rank_promotion == "warn"
     finally:
         config.update("jax_numpy_rank_promotion", "allow")
+
+
+@pytest.mark.parametrize("lib", ["funcgrad", "jax"])
+def test_make_user_context_keys_the_jit_cache(lib):
+    # The same program on funcgrad and on jax (the oracle): the traces each value causes and the
+    # results must agree.
+    if lib == "jax":
+        jax = pytest.importorskip("jax")
+        mod = jax
+    else:
+        mod = funcgrad
+    ctx = mod.make_user_context(default_value=1)
+    traces = []
+
+    @mod.jit
+    def f(x):
+        traces.append(ctx.value)
+        return x * ctx.value
+
+    results = [float(f(2.0))]
+    with ctx(3):
+        results.append(float(f(2.0)))
+        results.append(float(f(2.0)))  # same value: cached
+        with ctx(1):
+            results.append(float(f(2.0)))  # the default's program again
+    results.append(float(f(2.0)))
+    ctx.set_global(5)
+    try:
+        assert ctx.get_global() == 5 and ctx.value == 5
+        results.append(float(f(2.0)))
+        import threading
+
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(ctx.value))
+        with ctx(7):  # a local value is this thread's only
+            t.start()
+            t.join()
+        assert seen == [5]
+    finally:
+        ctx.set_global(1)
+    results.append(float(f(2.0)))
+    assert results == [2.0, 6.0, 6.0, 2.0, 2.0, 10.0, 2.0]
+    assert traces == [1, 3, 5]
