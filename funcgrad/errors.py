@@ -7,8 +7,12 @@ of ``checkify`` (primitives/checks.py). Each tracer error is a ``ConcretizationT
 ``TypeError`` subclasses (the tracer errors, ``UnexpectedTracerError``, ``KeyReuseError``) and
 ``JAXIndexError`` of ``NonConcreteBooleanIndexError``. ``JaxprTypeError`` is what the jaxpr type
 checker raises, ``InconclusiveDimensionOperation`` what a comparison of symbolic dimensions with no
-single answer raises. XLA's own failures (compiling, running,
-transferring) raise ``xla_bridge.XlaBridgeError``, a ``RuntimeError`` with the phase and a hint.
+single answer raises. XLA's own failures (compiling, running, transferring) raise
+``xla_bridge.XlaBridgeError``, a ``RuntimeError`` with the phase and a hint; as in JAX,
+``JaxRuntimeError`` is jaxlib's runtime error class and ``XlaBridgeError`` subclasses it, so
+``except JaxRuntimeError`` around a jitted call catches them (a host callback that raised, a bad
+``compiler_options`` entry). ``checkify``'s ``JaxRuntimeError`` is another class, a ``ValueError``,
+as in JAX.
 
 >>> import funcgrad, numpy as np
 >>> try:
@@ -24,8 +28,8 @@ from funcgrad.kernel.core import (
     ConcretizationTypeError,
     InconclusiveDimensionOperation,
     JAXIndexError,
-    JAXTypeError,
     JaxprTypeError,
+    JAXTypeError,
     KeyReuseError,
     TracerArrayConversionError,
     TracerBoolConversionError,
@@ -33,7 +37,7 @@ from funcgrad.kernel.core import (
     UnexpectedTracerError,
 )
 from funcgrad.numpy.indexing import NonConcreteBooleanIndexError
-from funcgrad.primitives.checks import JaxRuntimeError
+from funcgrad.xla_bridge.runtime import JaxRuntimeError
 
 __all__ = [
     "ConcretizationTypeError",

@@ -37,6 +37,7 @@ __all__ = [
     "Backend",
     "DONATED",
     "Device",
+    "JaxRuntimeError",
     "XlaBridgeError",
     "backend_started",
     "chosen_default_platform",
@@ -58,10 +59,16 @@ __all__ = [
 ArrayImpl = _jax.ArrayImpl
 Device = _jax.Device  # the class of every device object (``funcgrad.Device``, ``jax.Device``)
 _JaxRuntimeError = _jax.JaxRuntimeError  # == xc.XlaRuntimeError
+# jaxlib's runtime error class, the one ``jax.errors.JaxRuntimeError`` names (funcgrad.errors too).
+JaxRuntimeError = _jax.JaxRuntimeError
 
 
-class XlaBridgeError(RuntimeError):
+class XlaBridgeError(_JaxRuntimeError):
     """An XLA failure (backend start, compile, execute, transfer) with what failed and a hint.
+
+    A ``RuntimeError`` and, as in JAX, a ``JaxRuntimeError`` (jaxlib's class, the one
+    ``funcgrad.errors.JaxRuntimeError`` names), so code written for JAX that catches
+    ``jax.errors.JaxRuntimeError`` around a jitted call catches funcgrad's runtime failures too.
 
     Attributes: ``phase`` ("backend", "compile", "execute", "transfer"), ``platform`` and, for
     compile errors, ``module_text``.

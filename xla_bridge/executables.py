@@ -52,7 +52,15 @@ from .backends import (
 )
 from .dtypes import Aval, aval, main_signature, mlir_tensor_type
 
-__all__ = ["Executable", "clear_compile_cache", "compile", "compile_cache_info", "hlo_text"]
+__all__ = [
+    "Executable",
+    "clear_compile_cache",
+    "compile",
+    "compile_cache_info",
+    "hlo_computation",
+    "hlo_text",
+    "mlir_module",
+]
 
 _lock = threading.Lock()
 
@@ -271,7 +279,14 @@ _mem_stats = {"hits": 0, "misses": 0}
 
 
 def compile(
-    module_text, in_avals, out_avals, *, device=None, donate_argnums=(), host_callbacks=()
+    module_text,
+    in_avals,
+    out_avals,
+    *,
+    device=None,
+    donate_argnums=(),
+    host_callbacks=(),
+    compiler_options=None,
 ) -> Executable:
     """Compile a StableHLO module (MLIR text) for one device; cached in memory and on disk.
 
@@ -280,6 +295,9 @@ def compile(
     checked against the text's signature. See NOTE: [donation] for ``donate_argnums``.
     ``host_callbacks``: the Python functions of the module's host-callback custom calls (by
     their ``index``); such a module is cached in memory only, per functions, never on disk.
+    ``compiler_options``: XLA's options by name (``{"xla_cpu_enable_fast_math": True}``), as
+    JAX's ``Lowered.compile(compiler_options=)``: set as the compile options' environment
+    overrides; XLA refuses an unknown name or a bad value (``XlaBridgeError``, phase "compile").
 
     Example:
         >>> from funcgrad.xla_bridge.transfers import device_put, to_numpy
@@ -297,7 +315,8 @@ def compile(
     outs = tuple(_as_aval(a) for a in out_avals)
     donate = tuple(sorted({int(i) for i in donate_argnums}))
     host_callbacks = tuple(host_callbacks)
-    key = (module_text, backend.platform, device.id, donate, ins, outs, host_callbacks)
+    overrides = _option_overrides(compiler_options)
+    key = (module_text, backend.platform, device.id, donate, ins, outs, host_callbacks, overrides)
     exe = _exe_cache.get(key)
     if exe is not None:
         _mem_stats["hits"] += 1
@@ -332,6 +351,8 @@ def compile(
         except plugins.PluginError as e:
             raise XlaBridgeError(str(e), phase="compile", platform=backend.platform) from None
     opts = backend.compile_options(device)
+    if overrides:
+        opts.env_option_overrides = list(overrides)
     device_list = xc.DeviceList((device,))
     client = backend.client
 
@@ -361,6 +382,39 @@ def compile(
             _exe_cache.pop(next(iter(_exe_cache)))  # oldest first: dicts keep insertion order
         _exe_cache[key] = exe
     return exe
+
+
+def _option_overrides(options) -> tuple:
+    """``compiler_options`` as sorted (name, value) pairs (a cache key part); a bool, int, float
+    or str value each, as XLA's option parser takes them."""
+    if not options:
+        return ()
+    if not isinstance(options, dict):
+        raise TypeError(f"compiler_options must be a dict of XLA option names to values, got {options!r}")
+    pairs = []
+    for name, value in options.items():
+        if not isinstance(name, str) or not isinstance(value, (bool, int, float, str)):
+            raise TypeError(
+                f"compiler_options: {name!r}: {value!r} is not an option name (str) with a bool, "
+                "int, float or str value"
+            )
+        pairs.append((name, value))
+    return tuple(sorted(pairs, key=lambda p: p[0]))
+
+
+def mlir_module(module_text: str):
+    """The StableHLO text parsed into jaxlib's MLIR ``ir.Module`` (in a fresh context with the
+    stablehlo, chlo, mhlo and sdy dialects), what JAX's ``Lowered.compiler_ir("stablehlo")``
+    returns; ``str()`` of it prints the module.
+
+    Example:
+        >>> m = mlir_module('''func.func public @main(%a: tensor<f64>) -> tensor<f64> {
+        ...   return %a : tensor<f64>
+        ... }''')
+        >>> "func.func public @main" in str(m)
+        True
+    """
+    return _mlir_module(module_text)
 
 
 def _mlir_module(module_text: str):
@@ -418,8 +472,22 @@ def hlo_text(module_text: str) -> str:
         ... }''').strip().splitlines()[0])
         HloModule ...
     """
+    return hlo_computation(module_text).as_hlo_text()
+
+
+def hlo_computation(module_text: str):
+    """jaxlib's ``XlaComputation`` of a StableHLO module (what JAX's
+    ``Lowered.compiler_ir("hlo")`` returns): ``.as_hlo_text()``, ``.as_serialized_hlo_module_proto()``,
+    ``.program_shape()``, ...
+
+    Example:
+        >>> c = hlo_computation('''func.func public @main(%a: tensor<f64>) -> tensor<f64> {
+        ...   return %a : tensor<f64>
+        ... }''')
+        >>> c.as_hlo_text().startswith("HloModule")
+        True
+    """
     try:
-        computation = _jax.mlir.mlir_module_to_xla_computation(module_text, False, False)
+        return _jax.mlir.mlir_module_to_xla_computation(module_text, False, False)
     except _JaxRuntimeError as e:
         raise XlaBridgeError(f"converting a StableHLO module to HLO failed: {e}", phase="compile") from None
-    return computation.as_hlo_text()

@@ -173,8 +173,11 @@ _cache: dict = register_cache("xla_bridge.compiled_programs", {})  # NOTE: [cach
 _CACHE_SIZE = 1024
 
 
-def compiled(closed: ir.ClosedJaxpr, name: str = "main", donated_invars=None, device=None) -> Compiled:
-    """The ``Compiled`` program of ``closed`` on ``device`` (default: the default device).
+def compiled(
+    closed: ir.ClosedJaxpr, name: str = "main", donated_invars=None, device=None, compiler_options=None
+) -> Compiled:
+    """The ``Compiled`` program of ``closed`` on ``device`` (default: the default device);
+    ``compiler_options``: XLA's options by name (``runtime.compile``'s), part of the cache key.
 
     >>> import funcgrad
     >>> cj = funcgrad.make_jaxpr(lambda x: x * 2.0)(np.ones(2))
@@ -186,7 +189,8 @@ def compiled(closed: ir.ClosedJaxpr, name: str = "main", donated_invars=None, de
     if device is None:
         device = rt.default_device()
     donated = tuple(donated_invars) if donated_invars is not None and any(donated_invars) else None
-    key = (id(closed), device, donated)
+    options = tuple(sorted(compiler_options.items())) if compiler_options else ()
+    key = (id(closed), device, donated, *options)
     hit = _cache.get(key)
     if hit is not None and hit.closed is closed:
         return hit
@@ -198,6 +202,7 @@ def compiled(closed: ir.ClosedJaxpr, name: str = "main", donated_invars=None, de
         device=device,
         donate_argnums=lowered.donate_argnums,
         host_callbacks=lowered.host_callbacks,
+        compiler_options=compiler_options,
     )
     const_buffers = [rt.device_put(c, device) for c in lowered.const_args]
     entry = Compiled(closed, lowered, exe, const_buffers, device)

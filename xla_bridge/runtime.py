@@ -35,6 +35,7 @@ from .backends import (
     ArrayImpl,
     Backend,
     Device,
+    JaxRuntimeError,
     XlaBridgeError,
     _backend_of,  # noqa: F401 - read by funcgrad._shardings (a device's backend)
     _backends,  # noqa: F401 - read by tests (which backends have started)
@@ -54,7 +55,15 @@ from .backends import (
     started_backends,
 )
 from .dtypes import Aval, aval
-from .executables import Executable, clear_compile_cache, compile, compile_cache_info, hlo_text
+from .executables import (
+    Executable,
+    clear_compile_cache,
+    compile,
+    compile_cache_info,
+    hlo_computation,
+    hlo_text,
+    mlir_module,
+)
 from .transfers import (
     _COPY,  # noqa: F401 - (these four: read by the dispatch fast paths)
     _SUPPORTED,  # noqa: F401
@@ -73,6 +82,7 @@ __all__ = [
     "DONATED",
     "Device",
     "Executable",
+    "JaxRuntimeError",
     "XlaBridgeError",
     "aval",
     "backend_started",
@@ -89,8 +99,10 @@ __all__ = [
     "device_put",
     "devices",
     "get_backend",
+    "hlo_computation",
     "hlo_text",
     "host_copy",
+    "mlir_module",
     "normalize_platform",
     "resolve_device",
     "result_handler",
@@ -101,6 +113,9 @@ __all__ = [
 # Re-exported by the xla_bridge package (NOTE: [derived namespaces] in funcgrad/__init__.py).
 _REEXPORTED = (
     "XlaBridgeError",
+    "JaxRuntimeError",
+    "hlo_computation",
+    "mlir_module",
     "Device",
     "Backend",
     "get_backend",

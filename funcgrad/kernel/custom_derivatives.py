@@ -511,7 +511,55 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
     return outs, [0] * len(outs)
 
 
-custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+class _Subfun:
+    """A function called as JAX's ``lu.WrappedFun`` is (``call_wrapped``): the ``subfuns`` of a
+    ``custom_jvp_call``'s bind parameters, for interpreters written for JAX."""
+
+    __slots__ = ("_f", "__name__")
+
+    def __init__(self, f, name):
+        self._f = f
+        self.__name__ = name
+
+    def call_wrapped(self, *args):
+        return self._f(*args)
+
+    __call__ = call_wrapped
+
+
+class _CustomJVPCallPrimitive(Primitive):
+    """``custom_jvp_call``. Its equations hold the primal jaxpr and the rule (``call_jaxpr``,
+    ``jvp``); ``get_bind_params`` adds JAX's ``subfuns`` -- the primal function and the JVP in
+    JAX's flat convention (``jvp(*primals, *tangents) -> [*primals_out, *tangents_out]``), both
+    with ``call_wrapped`` -- for interpreters written for JAX (equinox's finalisation calls
+    ``subfuns[0].call_wrapped(*args)``); ``bind`` ignores ``subfuns``, as the jaxpr and rule are
+    still among the parameters."""
+
+    def get_bind_params(self, params: dict) -> dict:
+        out = dict(params)
+        closed, jvp, nc = params["call_jaxpr"], params["jvp"], params["num_consts"]
+
+        def fun(*args):
+            return core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+        def flat_jvp(*xs):
+            n = len(xs) // 2
+            p_out, t_out = jvp(list(xs[nc:n]), list(xs[n + nc :]))
+            return [*p_out, *[ad.instantiate(t) for t in t_out]]
+
+        out["subfuns"] = (_Subfun(fun, params["name"]), _Subfun(flat_jvp, f"jvp({params['name']})"))
+        return out
+
+    def bind(self, *args, **params):
+        params.pop("subfuns", None)
+        return super().bind(*args, **params)
+
+    def bind_with_trace(self, trace, args, params: dict):
+        params = {k: v for k, v in params.items() if k != "subfuns"}
+        return super().bind_with_trace(trace, args, params)
+
+
+custom_jvp_call_p = _CustomJVPCallPrimitive("custom_jvp_call", multiple_results=True)
 custom_jvp_call_p.def_traits(
     call_jaxpr_param="call_jaxpr",
     jaxpr_params=("call_jaxpr",),

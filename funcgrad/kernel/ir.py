@@ -199,6 +199,17 @@ class JaxprEqn(NamedTuple):
     outvars: list[Var]
     source_info: SourceInfo | None = None
 
+    # JAX's equations also carry effects; funcgrad's carry none (a primitive's side effects are a
+    # trait, NOTE: [primitive traits]), so code written for JAX reads an empty set.
+    effects = property(lambda self: frozenset())
+
+    def replace(self, **changes) -> JaxprEqn:
+        """A copy with the given fields changed (JAX's ``JaxprEqn.replace``; ``effects`` and
+        ``ctx`` are accepted and dropped, as funcgrad's IR has neither)."""
+        changes.pop("effects", None)
+        changes.pop("ctx", None)
+        return self._replace(**changes)
+
 
 class Jaxpr:
     """A typed program: ``{ lambda constvars ; invars. let eqns in (outvars) }``."""

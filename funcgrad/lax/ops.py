@@ -23,6 +23,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._core import asarray, aval, canonicalize_dtype, constant, promote_args, static_shape
+from funcgrad.numpy._core import broadcast_shapes as _np_broadcast_shapes
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import dot as dt
@@ -627,12 +628,13 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
 
 
 def broadcast_shapes(*shapes):
-    """The shape the given shapes broadcast to (NumPy's rules).
+    """The shape the given shapes broadcast to (NumPy's rules); shapes that do not broadcast raise
+    JAX's ``ValueError`` (``Incompatible shapes for broadcasting: shapes=[...]``).
 
     >>> broadcast_shapes((2, 1), (3,))
     (2, 3)
     """
-    return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    return _np_broadcast_shapes(*[tuple(s) for s in shapes])
 
 
 def broadcast_to_rank(x, rank: int):

@@ -417,12 +417,30 @@ def test_keep_unused_and_inline_are_honoured():
 
 def test_lowered_text_dialects():
     lowered = jit(lambda x: fnp.sin(x) * 2.0).lower(np.ones(3))
-    assert lowered.as_text() == lowered.as_text("stablehlo") == lowered.compiler_ir()
+    assert lowered.as_text() == lowered.as_text("stablehlo") == lowered.as_text(debug_info=True)
     assert "stablehlo.sine" in lowered.as_text()
     hlo = lowered.as_text("hlo")
     assert hlo.startswith("HloModule") and "sine(" in hlo
-    with pytest.raises(ValueError, match="dialect='mhlo'"):
-        lowered.as_text("mhlo")
+    # compiler_ir gives the compiler's objects, as JAX's: an MLIR module and an XlaComputation.
+    assert "stablehlo.sine" in str(lowered.compiler_ir()) and "stablehlo.sine" in str(
+        lowered.compiler_ir("stablehlo")
+    )
+    assert lowered.compiler_ir("hlo").as_hlo_text() == hlo
+    for bad in (lowered.as_text, lowered.compiler_ir):
+        with pytest.raises(ValueError, match="unknown dialect: 'mhlo'"):
+            bad("mhlo")
+
+
+def test_lowered_compile_compiler_options():
+    lowered = jit(lambda x: 2.0 * x).lower(np.ones(3))
+    close(lowered.compile(compiler_options={"xla_cpu_enable_fast_math": True})(np.ones(3)), 2 * np.ones(3))
+    # XLA refuses an unknown option or a bad value; as in JAX the error is a JaxRuntimeError.
+    with pytest.raises(funcgrad.errors.JaxRuntimeError, match="No such compile option: 'not an option'"):
+        lowered.compile(compiler_options={"not an option": "1"})
+    with pytest.raises(funcgrad.errors.JaxRuntimeError, match="not a valid bool value"):
+        lowered.compile(compiler_options={"xla_cpu_enable_fast_math": "maybe"})
+    with pytest.raises(TypeError, match="compiler_options must be a dict"):
+        lowered.compile(compiler_options=[("xla_cpu_enable_fast_math", True)])
 
 
 # ----------------------------------------------------------------------------------------------
