@@ -43,6 +43,44 @@ def canonicalize(leaves) -> list:
     ]
 
 
+def abstractify(x) -> ir.ShapedArray:
+    """The abstract value a leaf stands for at an abstract entry point (``make_jaxpr``,
+    ``eval_shape``, ``linear_transpose``): as in JAX, a ``ShapedArray`` stands for itself and a
+    ``ShapeDtypeStruct`` (anything with an ``aval``, or with ``shape`` and ``dtype``) for its
+    abstract value; a value for its own.
+
+    >>> abstractify(ir.ShapedArray((2,), np.float32)), abstractify(1.0)
+    (ShapedArray(float32[2]), ShapedArray(float64[], weak_type=True))
+    """
+    if isinstance(x, ir.ShapedArray):
+        return x
+    if core.is_array_like(x) or isinstance(x, core.Tracer):
+        return core.get_aval(x)
+    aval = getattr(x, "aval", None)  # funcgrad's ShapeDtypeStruct (its sharding is part of it)
+    if isinstance(aval, ir.ShapedArray):
+        return aval
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if isinstance(shape, tuple) and dtype is not None:  # another library's shape-and-dtype struct
+        return ir.ShapedArray(shape, np.dtype(dtype), bool(getattr(x, "weak_type", False)))
+    return core.get_aval(x)  # (its error names the type)
+
+
+def is_abstract(x) -> bool:
+    """Whether ``x`` is an abstract stand-in (``ShapedArray``, ``ShapeDtypeStruct``) rather than a
+    value: ``abstractify`` takes it, the array checks do not.
+
+    >>> is_abstract(ir.ShapedArray((), np.float32)), is_abstract(np.ones(2))
+    (True, False)
+    """
+    if isinstance(x, ir.ShapedArray):
+        return True
+    if core.is_array_like(x) or isinstance(x, core.Tracer):
+        return False
+    return isinstance(getattr(x, "aval", None), ir.ShapedArray) or (
+        isinstance(getattr(x, "shape", None), tuple) and isinstance(getattr(x, "dtype", None), np.dtype)
+    )
+
+
 def check_array_leaves(name: str, leaves, paths, what="argument"):
     """``paths``: the leaves' names, or a function computing them (only called on an error, since
     naming leaves costs more than checking them on the eager hot path)."""

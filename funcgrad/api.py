@@ -23,6 +23,7 @@ from funcgrad import (
     xla_bridge,
 )
 from funcgrad._api_util import (
+    abstractify,
     arg_paths,
     canonicalize,
     check_array_leaves,
@@ -31,6 +32,7 @@ from funcgrad._api_util import (
     check_scalar_output,
     flat_fun,
     instantiate_public,
+    is_abstract,
     named_arg_paths,
     normalize_argnums,
     partial_over,
@@ -364,7 +366,7 @@ def linear_transpose(fun: Callable, *primals):
     3.0
     """
     flat_p, in_tree = tu.tree_flatten(primals)
-    in_avals = [core.get_aval(p) for p in flat_p]
+    in_avals = [abstractify(p) for p in flat_p]  # values or, as in JAX, ShapedArray/ShapeDtypeStruct
     flat, store = flat_fun(fun, in_tree)
     closed = trace_to_jaxpr(flat, [a.strip_weak_type() for a in in_avals])
     out_avals = closed.out_avals
@@ -681,12 +683,11 @@ def make_jaxpr(
         f = partial_over(fun, args, kwargs, nums)
         flat_in, in_tree = tu.tree_flatten(dyn)
         names = named_arg_paths(fun, dyn, nums)
-        # (a ShapeDtypeStruct stands for its abstract value, its sharding included, as in JAX)
-        check_array_leaves(
-            "make_jaxpr", [0 if isinstance(x, ShapeDtypeStruct) else x for x in flat_in], names
-        )
+        # (a ShapeDtypeStruct or ShapedArray stands for its abstract value, a ShapeDtypeStruct's
+        # sharding included, as in JAX)
+        check_array_leaves("make_jaxpr", [0 if is_abstract(x) else x for x in flat_in], names)
         flat, store = flat_fun(f, in_tree)
-        avals = [x.aval if isinstance(x, ShapeDtypeStruct) else core.get_aval(x) for x in flat_in]
+        avals = [abstractify(x) for x in flat_in]
         with batching.extend_axis_env(frames):
             closed = trace_to_jaxpr(flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})")
         if return_shape:
@@ -708,14 +709,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
     """
     flat_in, in_tree = tu.tree_flatten((args, kwargs), lambda x: isinstance(x, ShapeDtypeStruct))
     # an abstract value (``ShapedArray``) stands for itself, as in JAX (flax passes one)
-    avals = [
-        x.aval
-        if isinstance(x, ShapeDtypeStruct)
-        else x
-        if isinstance(x, ir.ShapedArray)
-        else core.get_aval(x)
-        for x in flat_in
-    ]
+    avals = [abstractify(x) for x in flat_in]
     flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
     closed = trace_to_jaxpr(flat, avals)
     return tu.tree_unflatten(

@@ -203,6 +203,10 @@ def dtype_and_weak(x) -> tuple[np.dtype, bool]:
         return x.dtype, x.weak_type
     if isinstance(x, np.ndarray | np.generic):
         return x.dtype, False
+    dtype = getattr(x, "dtype", None)
+    if isinstance(dtype, np.dtype) and not core.is_array_like(x):
+        # As JAX's result_type: anything with a dtype (a ShapeDtypeStruct, a ShapedArray) has it.
+        return dtype, False
     return core.get_aval(x).dtype, False
 
 

@@ -496,8 +496,13 @@ def iscomplexobj(x):
     >>> iscomplexobj(np.ones(2))
     False
     """
+    if x is None:
+        return False
     if isinstance(x, list | tuple):
         return bool(np.iscomplexobj(x))
+    dtype = getattr(x, "dtype", None)  # as JAX: anything with a dtype (a ShapeDtypeStruct, an aval)
+    if isinstance(dtype, np.dtype):
+        return dtype.kind == "c"
     return aval(x).dtype.kind == "c"
 
 

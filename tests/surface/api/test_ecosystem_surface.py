@@ -112,6 +112,35 @@ def test_eval_shape_takes_an_abstract_value():
     assert out.shape == (2, 5) and out.dtype == np.float64
 
 
+def test_abstract_entry_points_take_avals_and_structs_as_jax():
+    # equinox's noinline/filter_primitive transposes with ShapedArrays, its closure_convert and
+    # optax's init(ShapeDtypeStruct) ask result_type/iscomplexobj about structs: compare with jax.
+    import jax
+
+    from funcgrad.core import ShapedArray
+
+    f = lambda x, y: (3.0 * x + y.sum()).astype(np.float32)  # noqa: E731
+    ours = (ShapedArray((2,), np.float32), funcgrad.ShapeDtypeStruct((3,), np.float32))
+    theirs = (jax.core.ShapedArray((2,), np.float32), jax.ShapeDtypeStruct((3,), np.float32))
+    assert str(funcgrad.make_jaxpr(f)(*ours)) == str(jax.make_jaxpr(f)(*theirs))
+    assert str(funcgrad.eval_shape(f, *ours)) == str(jax.eval_shape(f, *theirs))
+    t = funcgrad.linear_transpose(lambda x: 3.0 * x, ShapedArray((2,), np.float32))
+    want = jax.linear_transpose(lambda x: 3.0 * x, jax.core.ShapedArray((2,), np.float32))
+    (got,), (exp,) = t(np.ones(2, np.float32)), want(np.ones(2, np.float32))
+    assert got.dtype == exp.dtype and np.array_equal(got, exp)
+    for dt in (np.float32, np.int16, np.complex64):
+        ours, theirs = funcgrad.ShapeDtypeStruct((2,), dt), jax.ShapeDtypeStruct((2,), dt)
+        assert fnp.result_type(ours, 2) == jax.numpy.result_type(theirs, 2)
+        assert fnp.iscomplexobj(ours) == jax.numpy.iscomplexobj(theirs)
+    assert fnp.iscomplexobj(None) is jax.numpy.iscomplexobj(None) is False
+    # optax asserts JAX's message for shapes that do not broadcast
+    for bs in (lax.broadcast_shapes, fnp.broadcast_shapes):
+        with pytest.raises(
+            ValueError, match=r"^Incompatible shapes for broadcasting: shapes=\[\(2,\), \(3,\)\]$"
+        ):
+            bs((2,), (3,))
+
+
 def test_with_path_is_leaf_takes_the_node_unless_asked():
     # optax and flax pass a one-argument is_leaf to tree_*_with_path, as jax's API defines it
     import jax.tree_util as jtu
