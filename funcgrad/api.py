@@ -111,7 +111,9 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         expected = _dt.tangent_dtype(pa.dtype)
         if pa.shape != ta.shape:
             raise ValueError(f"jvp: tangent {path} has shape {ta.shape} but its primal has shape {pa.shape}")
-        if ta.dtype != expected and not (expected != _dt.float0 and ta.weak_type):
+        # A Python scalar's (weak) tangent of the primal's kind passes, whatever its width (JAX
+        # gives it the primal's width); another kind (an int tangent of a float) is JAX's TypeError.
+        if ta.dtype != expected and not (ta.weak_type and ta.dtype.kind == expected.kind != "V"):
             raise TypeError(
                 f"jvp: tangent {path} has dtype {ta.dtype.name} but its primal has dtype "
                 f"{pa.dtype.name}, whose tangents have dtype {expected.name}"

@@ -77,17 +77,17 @@ def test_dtypes_prng_key_and_extended_categories():
     assert issubclass(dtypes.prng_key, dtypes.extended) and issubclass(dtypes.extended, np.generic)
 
 
-def test_key_of_a_key_is_the_key():
-    # funcgrad's default keys are raw uint32[2] data; optax re-wraps keys with random.key(key)
-    from funcgrad import random
+def test_typed_keys_as_optax_canonicalize_key_sees_them():
+    # optax's canonicalize_key keeps a key whose dtype is under prng_key and calls key(seed)
+    # otherwise; as in JAX, key() of a key (typed or raw data) is refused
+    from funcgrad import dtypes, random
 
     k = random.key(3)
-    assert random.key(k) is k
-    np.testing.assert_array_equal(random.normal(random.key(k), (3,)), random.normal(k, (3,)))
-    under_jit = funcgrad.jit(lambda k: random.uniform(random.key(k), (2,)))(k)
-    np.testing.assert_array_equal(under_jit, random.uniform(k, (2,)))
-    with pytest.raises(TypeError, match="scalar seed"):
-        random.key(np.zeros((3,), np.uint32))
+    assert isinstance(k, funcgrad.Array) and dtypes.issubdtype(k.dtype, dtypes.prng_key)
+    assert not dtypes.issubdtype(random.PRNGKey(3).dtype, dtypes.prng_key)
+    for bad in (k, random.PRNGKey(3), np.zeros((3,), np.uint32)):
+        with pytest.raises(TypeError, match="scalar seed"):
+            random.key(bad)
 
 
 @pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "full_like"])
@@ -139,6 +139,21 @@ def test_abstract_entry_points_take_avals_and_structs_as_jax():
             ValueError, match=r"^Incompatible shapes for broadcasting: shapes=\[\(2,\), \(3,\)\]$"
         ):
             bs((2,), (3,))
+
+
+def test_jvp_refuses_a_tangent_of_another_kind_as_jax():
+    # equinox's filter_jvp test passes an integer tangent for a float primal and expects TypeError
+    import jax
+
+    f = lambda x: 2.0 * x  # noqa: E731
+    for bad in (fnp.array(5), 5):
+        with pytest.raises(TypeError):
+            jax.jvp(f, (jax.numpy.array(1.0),), (bad,))
+        with pytest.raises(TypeError, match="tangent args\\[0\\] has dtype int64"):
+            funcgrad.jvp(f, (fnp.array(1.0),), (bad,))
+    # a Python float's (weak) tangent of a float primal is taken, at the primal's width
+    out = funcgrad.jvp(f, (fnp.array(1.0, np.float32),), (1.0,))
+    assert [o.dtype for o in out] == [np.float32, np.float32] and float(out[1]) == 2.0
 
 
 def test_with_path_is_leaf_takes_the_node_unless_asked():
