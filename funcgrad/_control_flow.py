@@ -317,9 +317,13 @@ def scan(
     unroll: int | bool = 1,
     *,
     checkpoint: bool | str | Callable = False,
+    _split_transpose: bool = False,
 ):
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
     ``(final carry, stacked ys)``, like ``jax.lax.scan``.
+
+    ``_split_transpose`` is JAX's private hint on how to split the transposed loop (flax passes
+    it); it changes no value, so it is accepted and has no effect.
 
     ``checkpoint=True`` (or a ``funcgrad.checkpoint`` policy) stores only the carries per step and
     recomputes each step's forward pass during backward; ``checkpoint="sqrt"`` stores

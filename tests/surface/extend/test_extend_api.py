@@ -545,3 +545,76 @@ def test_missing_rules_are_named():
         funcgrad.vmap(p.bind)(np.ones(2))
     with pytest.raises(NotImplementedError, match="test_extend_bare"):  # no lowering
         funcgrad.jit(p.bind)(1.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# What JAX libraries read of equations and call primitives (equinox's finalise_jaxpr), and
+# funcgrad.api_util (flax's lazy_init, partial_eval_by_shape and axes_scan)
+
+
+def test_equation_effects_replace_and_custom_jvp_subfuns():
+    closed = funcgrad.make_jaxpr(lambda x: fnp.sin(x) * 2.0)(1.0)
+    eqn = closed.jaxpr.eqns[0]
+    assert eqn.effects == ec.no_effects == frozenset()
+    new = eqn.replace(params={}, effects=set(), ctx=None)
+    assert new.primitive is eqn.primitive and new.params == {} and new.outvars == eqn.outvars
+
+    @funcgrad.custom_jvp
+    def f(x):
+        return fnp.sin(x)
+
+    f.defjvp(lambda p, t: (fnp.sin(p[0]), 10.0 * t[0]))
+    (call,) = [e for e in funcgrad.make_jaxpr(f)(0.5).jaxpr.eqns if e.primitive.name == "custom_jvp_call"]
+    params = call.primitive.get_bind_params(call.params)
+    fun, jvp = params["subfuns"]  # JAX's calling convention: WrappedFun-like, flat arguments
+    np.testing.assert_allclose(fun.call_wrapped(0.5)[0], np.sin(0.5), rtol=1e-15)
+    p_out, t_out = jvp.call_wrapped(0.5, 1.0)
+    np.testing.assert_allclose([p_out, t_out], [np.sin(0.5), 10.0], rtol=1e-15)
+    # binding with the subfuns among the parameters (a JAX-style interpreter) ignores them
+    out = funcgrad.jvp(lambda x: call.primitive.bind(x, **params)[0], (0.5,), (1.0,))
+    np.testing.assert_allclose(out, [np.sin(0.5), 10.0], rtol=1e-15)
+
+
+def test_api_util_against_jax():
+    import jax
+    import jax.api_util as japi
+    import jax.extend.linear_util as jlu
+
+    from funcgrad import api_util as fapi
+    from funcgrad import tree_util as ftu
+
+    tree = ((1.0, (2.0, 3.0)), {"k": 4.0, "a": (5.0, 6.0)})
+    (fleaves, ftree), (jleaves, jtree) = ftu.tree_flatten(tree), jax.tree_util.tree_flatten(tree)
+
+    def g(x, yz, **kw):
+        return {"s": x + yz[0] * yz[1], "k": kw["k"] + sum(kw["a"])}
+
+    for ours, theirs in ((fapi, lu), (japi, jlu)):
+        leaves, t = (fleaves, ftree) if ours is fapi else (jleaves, jtree)
+        fun, out_tree = ours.flatten_fun(theirs.wrap_init(g, debug_info=None), t)
+        assert fun.call_wrapped(*leaves) == [15.0, 7.0] and str(out_tree()).endswith("{'k': *, 's': *})")
+    _, fargs = ftu.tree_flatten((1.0, (2.0, 3.0)))
+    fun, out_tree = fapi.flatten_fun_nokwargs(
+        lu.wrap_init(lambda a, bc: (a, bc[0] + bc[1])), ftu.tree_structure((1.0, (2.0, 3.0)))
+    )
+    assert fun.call_wrapped(1.0, 2.0, 3.0) == [1.0, 5.0] and out_tree().num_leaves == 2
+    assert fapi.donation_vector((1,), ("k",), ftree) == japi.donation_vector((1,), ("k",), jtree)
+    assert fapi.rebase_donate_argnums((3, 4), (0, 1)) == japi.rebase_donate_argnums((3, 4), (0, 1))
+    with pytest.raises(ValueError, match="cannot intersect"):
+        fapi.rebase_donate_argnums((1,), (1,))
+
+    def h(x, y, *, scale):
+        return x
+
+    fi = fapi.debug_info("jit", h, (1.0, {"w": 2.0}), {"scale": 3}, static_argnames=("scale",))
+    ji = japi.debug_info("jit", h, (1.0, {"w": 2.0}), {"scale": 3}, static_argnames=("scale",))
+    assert (fi.traced_for, fi.func_src_info, fi.arg_names) == (ji.traced_for, ji.func_src_info, ji.arg_names)
+    fun, dyn = fapi.argnums_partial(lu.wrap_init(lambda a, b, c: a * b + c), (0, 2), (2.0, 10.0, 1.0))
+    assert dyn == (2.0, 1.0) and fun.call_wrapped(*dyn) == 21.0
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        fapi.argnums_partial(lu.wrap_init(lambda a, b: a), (0,), (1.0, [2]))
+    assert fapi.flatten_axes("in_axes", ftu.tree_structure(((1, 2), 3)), (0, None)) == japi.flatten_axes(
+        "in_axes", jax.tree_util.tree_structure(((1, 2), 3)), (0, None)
+    )
+    aval = fapi.shaped_abstractify(funcgrad.ShapeDtypeStruct((2,), np.float32))
+    assert str(aval) == str(japi.shaped_abstractify(jax.ShapeDtypeStruct((2,), np.float32)))
