@@ -74,7 +74,7 @@ if MODE != "numpy":
     + textwrap.indent(USE_FUNCGRAD, "    ")
     + """
 start = rss_mib()
-big = np.ones(2 << 30, np.uint8)  # 2 GiB, every page touched
+big = np.ones(512 << 20, np.uint8)  # 512 MiB (far above glibc's 32 MiB mmap ceiling), every page touched
 later = np.ones(1 << 20)  # allocated after it, as a notebook goes on
 peak = rss_mib()
 del big
@@ -86,12 +86,12 @@ print(json.dumps({"start": start, "peak": peak, "end": rss_mib()}))
 @needs_glibc
 def test_deleting_a_large_array_returns_its_memory_with_funcgrad_imported():
     out, _ = _run(RSS, "default")
-    assert out["peak"] - out["start"] > 1900  # the array was resident
+    assert out["peak"] - out["start"] > 480  # the array was resident
     assert out["end"] - out["start"] < 100, out  # and its memory went back to the system
     # The opt-in is what kept it (NOTE: [eager allocations]): with it, the freed block stays in the
     # heap under the array allocated after it -- which is why it is not done at import.
     tuned, _ = _run(RSS, "tuned")
-    assert tuned["end"] - tuned["start"] > 1900, tuned
+    assert tuned["end"] - tuned["start"] > 480, tuned
 
 
 MMAP = (
