@@ -27,7 +27,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import python_scalar_types
-from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
+from funcgrad.numpy._dtypes import ExtendedArray, canonicalize_dtype, dtype_and_weak
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 
@@ -82,6 +82,10 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     >>> asarray(2.0)
     Array(2., dtype=float64, weak_type=True)
     """
+    if isinstance(a, ExtendedArray):  # typed PRNG keys are arrays already (ExtendedArray)
+        if dtype is None or dtype == a.dtype:
+            return a
+        raise TypeError(f"asarray: cannot convert an array of dtype {a.dtype} to {dtype}")
     if device is not None:
         return place_on(asarray(a, dtype, order, copy=copy), device, "asarray")
     if dtype is not None:
@@ -338,6 +342,8 @@ def broadcast_to(array, shape):
     >>> broadcast_to(asarray([1, 2]), (3, 2)).shape
     (3, 2)
     """
+    if isinstance(array, ExtendedArray):
+        return array._numpy_function(broadcast_to, (array, shape), {})
     x = array if is_array(array) else asarray(array)
     shape = _as_shape(shape)
     xs = shape_of(x)

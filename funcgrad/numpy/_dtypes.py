@@ -146,12 +146,38 @@ dtype = np.dtype
 # ndarray: the array type as seen by user code (concrete Arrays and traced values alike)
 
 
+class ExtendedArray:
+    """The base of arrays whose dtype is an extended dtype (JAX's ``dtypes.extended``): the typed
+    PRNG keys of funcgrad/random/_keys.py (NOTE: [PRNG implementations]). They are
+    ``funcgrad.Array`` instances for ``isinstance``; funcgrad.numpy's structural functions
+    (``asarray``, ``reshape``, ``transpose``, ``expand_dims``, ``squeeze``, ``broadcast_to``,
+    ``concatenate``, ``stack``, ``where``) hand them to ``_numpy_function(func, args, kwargs)``,
+    which applies ``func`` to their data."""
+
+    __slots__ = ()
+
+    def _numpy_function(self, func, args, kwargs):
+        raise NotImplementedError
+
+
+def extended_in(args) -> ExtendedArray | None:
+    """The first extended-dtype array among ``args`` (and the items of a list or tuple there)."""
+    for a in args:
+        if isinstance(a, ExtendedArray):
+            return a
+        if isinstance(a, list | tuple):
+            for b in a:
+                if isinstance(b, ExtendedArray):
+                    return b
+    return None
+
+
 class _NdarrayMeta(type):
     def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, Array | core.Tracer)
+        return isinstance(obj, Array | core.Tracer | ExtendedArray)
 
     def __subclasscheck__(cls, sub) -> bool:
-        return issubclass(sub, Array | core.Tracer)
+        return issubclass(sub, Array | core.Tracer | ExtendedArray)
 
     def __call__(cls, *args, **kwargs):
         return Array(*args, **kwargs)  # funcgrad.Array(value): a concrete Array, as before
@@ -261,8 +287,8 @@ class extended(np.generic):  # noqa: N801 - JAX's name (``jax.dtypes.extended``)
 
 
 class prng_key(extended):  # noqa: N801 - JAX's name (``jax.dtypes.prng_key``)
-    """The category of typed PRNG keys' dtypes (``key<rbg>``; funcgrad's default threefry keys
-    are raw ``uint32`` data, NOTE: [random keys are data], so not of this category)."""
+    """The category of typed PRNG keys' dtypes (``key<fry>`` of ``random.key(0)``; the raw
+    ``uint32`` data of ``random.PRNGKey(0)`` is not of this category)."""
 
 
 def issubdtype(arg1, arg2) -> bool:
@@ -273,6 +299,10 @@ def issubdtype(arg1, arg2) -> bool:
     """
     if isinstance(arg1, str) and arg1.startswith("key<"):  # a typed key's dtype (random/_keys.py)
         return isinstance(arg2, type) and issubclass(prng_key, arg2)
+    if _is_extended(arg1):  # an extended dtype object: a typed key's ``key<impl>`` (KeyTy)
+        return issubclass(arg1.type, arg2) if isinstance(arg2, type) else arg1 == arg2
+    if _is_extended(arg2):
+        return False
     arg1 = canonicalize_dtype(arg1)
     if isinstance(arg2, _ScalarMeta):
         arg2 = arg2.dtype
@@ -282,6 +312,11 @@ def issubdtype(arg1, arg2) -> bool:
             return arg2 in parents
         return np.dtype(arg2) == arg1
     return bool(np.issubdtype(arg1, arg2))
+
+
+def _is_extended(dtype) -> bool:
+    kind = getattr(dtype, "type", None)
+    return not isinstance(dtype, np.dtype | type) and isinstance(kind, type) and issubclass(kind, extended)
 
 
 _ABSTRACT = (

@@ -31,6 +31,7 @@ from funcgrad.numpy._core import (
     promote_args,
 )
 from funcgrad.numpy._core import select as select_same_dtype
+from funcgrad.numpy._dtypes import extended_in
 from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
 from funcgrad.numpy.manipulation import moveaxis, ravel, reshape, stack
 from funcgrad.numpy.sorting import cumsum
@@ -422,6 +423,8 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError("Either both or neither of x and y should be given")
     if size is not None or fill_value is not None:
         raise ValueError("size and fill_value are only valid with the one-argument form of where")
+    if (keys := extended_in((x, y))) is not None:  # typed PRNG keys (ExtendedArray)
+        return keys._numpy_function(where3, (condition, x, y), {})
     return where3(condition, x, y)
 
 

@@ -31,6 +31,7 @@ from funcgrad.numpy._core import (
     select,
     static_shape,
 )
+from funcgrad.numpy._dtypes import ExtendedArray, extended_in
 from funcgrad.numpy.indexing import getitem
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
@@ -87,6 +88,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         shape = newshape
     if shape is None:
         raise TypeError("reshape() missing required argument 'shape'")
+    if isinstance(a, ExtendedArray):  # typed PRNG keys (ExtendedArray)
+        return a._numpy_function(reshape, (a, shape), {"order": order})
     a = asarray(a)
     shape = _resolve_shape(shape, a.size)
     if order == "F":
@@ -131,6 +134,8 @@ def transpose(a, axes=None):
     >>> transpose(np.ones((2, 3, 4)), (1, 0, 2)).shape
     (3, 2, 4)
     """
+    if isinstance(a, ExtendedArray):
+        return a._numpy_function(transpose, (a, axes), {})
     a = asarray(a)
     if axes is None:
         return st.transpose(a, tuple(reversed(range(a.ndim))))
@@ -203,6 +208,8 @@ def expand_dims(a, axis):
     >>> expand_dims(np.ones(3), (0, 2)).shape
     (1, 3, 1)
     """
+    if isinstance(a, ExtendedArray):
+        return a._numpy_function(expand_dims, (a, axis), {})
     a = asarray(a)
     axes = as_sequence(axis)
     ndim = a.ndim + len(axes)
@@ -219,6 +226,8 @@ def squeeze(a, axis=None):
     >>> squeeze(np.ones((1, 3, 1))).shape
     (3,)
     """
+    if isinstance(a, ExtendedArray):
+        return a._numpy_function(squeeze, (a, axis), {})
     a = asarray(a)
     if axis is None:
         axes = tuple(i for i, s in enumerate(a.shape) if s == 1)
@@ -254,6 +263,9 @@ def concatenate(arrays, axis=0, dtype=None):
     >>> concatenate([np.array([1, 2]), np.array([3])]).tolist()
     [1, 2, 3]
     """
+    arrays = list(arrays)
+    if (keys := extended_in(arrays)) is not None:  # typed PRNG keys (ExtendedArray)
+        return keys._numpy_function(concatenate, (arrays, axis), {})
     arrays = [asarray(x) for x in arrays]
     if not arrays:
         raise ValueError("need at least one array to concatenate")

@@ -3,12 +3,14 @@
 Layer: surface. Imports the kernel, the primitive catalog, funcgrad.numpy, funcgrad.lax and
 funcgrad.nn.
 
-Keys are ``uint32[2]`` arrays (``PRNGKey(0)``; ``key`` is an alias). Every function is a pure
-function of its key, built from threefry2x32 written with ``add``/``xor``/shift primitives, so it
-runs eagerly with NumPy, compiles under ``jit`` and batches under ``vmap``. The bit streams follow
-JAX's threefry implementation with ``jax_threefry_partitionable`` (JAX's default) and 64-bit types
-enabled, and every sampler follows JAX's algorithm, so ``funcgrad.random.gamma(PRNGKey(0), 2.0)``
-draws JAX's value with ``jax_enable_x64`` (tests check this against JAX).
+Keys are typed key arrays, ``key(0)`` (shape ``()``, dtype ``key<fry>``, as JAX's), or their raw
+``uint32[2]`` data, ``PRNGKey(0)``; every function takes either and draws the same numbers from
+both (NOTE: [PRNG implementations]). Every function is a pure function of its key, built from
+threefry2x32 written with ``add``/``xor``/shift primitives, so it runs eagerly with NumPy, compiles
+under ``jit`` and batches under ``vmap``. The bit streams follow JAX's threefry implementation with
+``jax_threefry_partitionable`` (JAX's default) and 64-bit types enabled, and every sampler follows
+JAX's algorithm, so ``funcgrad.random.gamma(PRNGKey(0), 2.0)`` draws JAX's value with
+``jax_enable_x64`` (tests check this against JAX).
 
 Modules: ``_core`` (keys, bits, uniform, normal, truncated normal, Bernoulli, exponential, Gumbel,
 categorical, randint), ``_continuous`` (gamma family with reparameterised derivatives, Cauchy,
@@ -17,12 +19,13 @@ normal, ball, multivariate normal, orthogonal), ``_discrete`` (permutation, choi
 binomial, multinomial, geometric, Rademacher).
 
 # NOTE: [random keys are data]
-# A key is an ordinary uint32 array: split it, never reuse it. Splitting and drawing are
-# deterministic functions of the key, so they can be differentiated around (they have zero
-# gradients), staged, and vmapped over a batch of keys.
+# A key is a value (a typed key array over uint32 data, or that data): split it, never reuse
+# it. Splitting and drawing are deterministic functions of the key, so they can be
+# differentiated around (they have zero gradients), staged, and vmapped over a batch of keys.
 
->>> normal(PRNGKey(0), (2,)).shape
-(2,)
+>>> k1, k2 = split(key(0))
+>>> k1.shape, normal(k2, (2,)).shape, normal(PRNGKey(0), (2,)).shape
+((), (2,), (2,))
 """
 
 from __future__ import annotations

@@ -2,17 +2,18 @@
 
 Layer: surface. Imports the kernel, the primitive catalog and funcgrad.numpy.
 
-Keys are ``uint32[2]`` arrays (``PRNGKey(0)``; ``key`` is an alias). Every function is a pure
-function of its key, built from threefry2x32 written with ``add``/``xor``/shift primitives, so it
-runs eagerly with NumPy, compiles under ``jit`` and batches under ``vmap``. The bit streams follow
-JAX's threefry implementation with ``jax_threefry_partitionable`` (JAX's default) and 64-bit types
-enabled, so ``funcgrad.random.normal(PRNGKey(0), (3,))`` equals JAX's value with
-``jax_enable_x64`` (a test checks this against JAX).
+Keys are typed key arrays (``key(0)``, funcgrad/random/_keys.py) or their raw ``uint32[2]`` data
+(``PRNGKey(0)``); NOTE: [PRNG implementations]. Every function is a pure function of its key, built
+from threefry2x32 written with ``add``/``xor``/shift primitives, so it runs eagerly with NumPy,
+compiles under ``jit`` and batches under ``vmap``. The bit streams follow JAX's threefry
+implementation with ``jax_threefry_partitionable`` (JAX's default) and 64-bit types enabled, so
+``funcgrad.random.normal(PRNGKey(0), (3,))`` equals JAX's value with ``jax_enable_x64`` (a test
+checks this against JAX).
 
 # NOTE: [random keys are data]
-# A key is an ordinary uint32 array: split it, never reuse it. Splitting and drawing are
-# deterministic functions of the key, so they can be differentiated around (they have zero
-# gradients), staged, and vmapped over a batch of keys.
+# A key is a value (a typed key array over uint32 data, or that data): split it, never reuse
+# it. Splitting and drawing are deterministic functions of the key, so they can be
+# differentiated around (they have zero gradients), staged, and vmapped over a batch of keys.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.bitcast import bitcast_convert_type
-from funcgrad.random._keys import KeyArray, resolve_impl
+from funcgrad.random._keys import KeyArray, KeyTy, PRNGImpl, register_prng, resolve_impl
 
 __all__ = [
     "PRNGKey",
@@ -94,30 +95,11 @@ def _threefry2x32(k0, k1, x0, x1):
     return x0, x1
 
 
-def _key_halves(key):
-    key = _as_key(key)
-    if _aval(key).shape != (2,):
-        raise TypeError(
-            f"funcgrad.random expected a single key of shape (2,) and dtype uint32, got "
-            f"{_aval(key).str_short()}. Split batches of keys with vmap, e.g. "
-            "vmap(lambda k: random.normal(k, shape))(keys)."
-        )
-    k0 = st.reshape(st.slice_(key, (0,), (1,)), ())
-    k1 = st.reshape(st.slice_(key, (1,), (2,)), ())
+def _key_halves(data):
+    """The two uint32 words of one raw threefry key ``uint32[2]``."""
+    k0 = st.reshape(st.slice_(data, (0,), (1,)), ())
+    k1 = st.reshape(st.slice_(data, (1,), (2,)), ())
     return k0, k1
-
-
-def _as_key(key):
-    if isinstance(key, core.Tracer | Array):
-        if _aval(key).dtype != _U32:
-            raise TypeError(f"a PRNG key must have dtype uint32, got {_aval(key).dtype.name}")
-        return key
-    arr = np.asarray(key)
-    if arr.dtype != _U32:
-        raise TypeError(
-            f"a PRNG key must be a uint32 array made by funcgrad.random.PRNGKey, got {arr.dtype.name}"
-        )
-    return arr
 
 
 def _iota_2x32(shape: tuple[int, ...]):
@@ -137,11 +119,9 @@ def _iota_2x32(shape: tuple[int, ...]):
     return zeros, lo
 
 
-def _random_bits(key, bit_width: int, shape: tuple[int, ...]):
-    if type(key) is KeyArray:  # another implementation's key (NOTE: [PRNG implementations])
-        _single(key, "random_bits")
-        return key._impl.random_bits(key._base_array, bit_width, shape)
-    k0, k1 = _key_halves(key)
+def _threefry_bits(data, bit_width: int, shape: tuple[int, ...]):
+    """Random bits of one raw threefry key (NOTE: [PRNG implementations]: its ``random_bits``)."""
+    k0, k1 = _key_halves(data)
     hi, lo = _iota_2x32(shape)
     if hi.shape == ():
         hi, lo = st.broadcast_in_dim(hi, shape, ()), st.broadcast_in_dim(lo, shape, ())
@@ -150,8 +130,30 @@ def _random_bits(key, bit_width: int, shape: tuple[int, ...]):
         b0 = ew.convert_element_type(b0, _U64)
         b1 = ew.convert_element_type(b1, _U64)
         return ew.or_p.bind(ew.shift_left_p.bind(b0, np.asarray(32, _U64)), b1)
+    if bit_width not in _UINT:
+        raise TypeError(f"random bits need an 8-, 16-, 32- or 64-bit width, got {bit_width}")
     bits = ew.xor_p.bind(b0, b1)
     return bits if bit_width == 32 else ew.convert_element_type(bits, _UINT[bit_width])
+
+
+def _threefry_split(data, shape: tuple[int, ...]):
+    k0, k1 = _key_halves(data)
+    hi, lo = _iota_2x32(shape)
+    b0, b1 = _threefry2x32(k0, k1, hi, lo)
+    nd = len(shape)
+    return st.concatenate([st.expand_dims(b0, (nd,)), st.expand_dims(b1, (nd,))], nd)
+
+
+def _threefry_fold_in(data, d):
+    k0, k1 = _key_halves(data)
+    b0, b1 = _threefry2x32(k0, k1, _u32(0), d)
+    return st.concatenate([st.reshape(b0, (1,)), st.reshape(b1, (1,))], 0)
+
+
+def _random_bits(key, bit_width: int, shape: tuple[int, ...]):
+    """Random bits of one key, typed or raw (every sampler draws through this)."""
+    keys = _typed(key, "sampler")
+    return keys._impl.random_bits(keys._base_array, bit_width, shape)
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -166,44 +168,68 @@ def _shape(shape) -> tuple[int, ...]:
 # Keys
 
 
-def _check_impl(name, impl):
-    """The PRNGImpl ``impl`` names, or None for threefry's raw keys (NOTE: [PRNG implementations])."""
-    return resolve_impl(impl, name)
-
-
-def _single(keys: KeyArray, name: str) -> None:
-    if keys.shape:
+def _raw_data(data, name: str, impl=None):
+    """``data`` checked as raw uint32 key data of ``impl`` (threefry by default): shape
+    ``(..., *impl.key_shape)``."""
+    impl = impl or threefry_prng_impl
+    if isinstance(data, KeyArray):
         raise TypeError(
-            f"random.{name} expected a single key, got a key array of shape {keys.shape}; split "
-            "batches of keys with vmap"
+            f"random.{name} expected raw uint32 key data, got a typed key array of dtype {data.dtype}; "
+            "use random.key_data(keys) for its data"
+        )
+    if not isinstance(data, core.Tracer | Array):
+        data = fnp.asarray(data)
+    aval = _aval(data)
+    if aval.dtype != _U32:
+        raise TypeError(
+            f"random.{name}: invalid PRNG key data: expected dtype uint32, got {aval.dtype.name}. "
+            "Make keys with random.key(seed) (or raw data with random.PRNGKey(seed))"
+        )
+    nd = len(impl.key_shape)
+    if tuple(aval.shape[len(aval.shape) - nd :]) != tuple(impl.key_shape) or aval.ndim < nd:
+        raise TypeError(
+            f"random.{name}: invalid PRNG key data: expected a shape ending in {tuple(impl.key_shape)} "
+            f"({impl.name} keys), got {aval.str_short()}"
+        )
+    return data
+
+
+def _typed(key, name: str, single: bool = True) -> KeyArray:
+    """``key`` as a typed key array: itself, or raw threefry data wrapped (NOTE: [PRNG
+    implementations]); with ``single``, exactly one key."""
+    keys = key if type(key) is KeyArray else KeyArray(threefry_prng_impl, _raw_data(key, name))
+    if single and keys.shape:
+        raise ValueError(
+            f"funcgrad.random's {name} accepts a single key, but was given a key array of shape "
+            f"{keys.shape} != (). "
+            "Use vmap for batching, e.g. vmap(lambda k: random.normal(k, shape))(keys)."
+        )
+    return keys
+
+
+def _same_kind(key, keys: KeyArray):
+    """``keys`` (a result) in the form of the argument ``key``: typed, or raw data."""
+    return keys if type(key) is KeyArray else keys._base_array
+
+
+def _check_impl(name, impl) -> PRNGImpl:
+    """The PRNGImpl ``impl`` names (NOTE: [PRNG implementations]); threefry by default."""
+    return resolve_impl(impl, name) or threefry_prng_impl
+
+
+def _check_seed(seed, name: str):
+    if isinstance(seed, KeyArray):
+        raise TypeError(f"random.{name} accepts a scalar seed, but was given a PRNG key")
+    ndim = _aval(seed).ndim if isinstance(seed, core.Tracer | Array) else np.ndim(seed)
+    if ndim:
+        raise TypeError(
+            f"random.{name} accepts a scalar seed, but was given an array of shape {np.shape(seed)} != (). "
+            "Use vmap for batching"
         )
 
 
-def _seed_data(seed, impl):
-    """Raw key data of ``impl`` seeded with ``seed`` (JAX converts the seed to int64 first)."""
-    if not isinstance(seed, core.Tracer):
-        if np.ndim(seed):
-            raise TypeError(
-                f"random.key accepts a scalar seed, got an array of shape {np.shape(seed)}; use vmap"
-            )
-        seed = np.asarray(int(np.asarray(seed)) if isinstance(seed, int) else seed)
-    return impl.seed(seed)
-
-
-def PRNGKey(seed, *, impl=None) -> Array:
-    """A key from an integer seed: ``uint32[2]`` holding the seed's high and low 32-bit words
-    (another ``impl``'s raw key data, as JAX's ``PRNGKey``: ``uint32[4]`` for ``"rbg"``).
-
-    >>> PRNGKey(42).tolist()
-    [0, 42]
-    """
-    other = _check_impl("PRNGKey", impl)
-    if other is not None:
-        return _seed_data(seed, other)
-    if np.ndim(seed) if not isinstance(seed, core.Tracer) else _aval(seed).ndim:
-        raise TypeError(
-            f"random.PRNGKey accepts a scalar seed, got an array of shape {np.shape(seed)}; use vmap"
-        )
+def _threefry_seed(seed):
+    """Raw threefry key data ``uint32[2]``: the seed's high and low 32-bit words (as int64)."""
     if isinstance(seed, core.Tracer):
         s = ew.convert_element_type(seed, np.int64)
         lo = ew.convert_element_type(s, _U32)
@@ -216,137 +242,120 @@ def PRNGKey(seed, *, impl=None) -> Array:
     return Array._from_owned(np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=_U32))
 
 
-def key(seed, *, impl=None, dtype=None) -> Array:
-    """A key from an integer seed (``PRNGKey``: funcgrad's keys are raw ``uint32[2]`` arrays, the
-    data of JAX's typed keys).
+threefry_prng_impl = register_prng(
+    PRNGImpl(
+        key_shape=(2,),
+        seed=_threefry_seed,
+        split=_threefry_split,
+        random_bits=_threefry_bits,
+        fold_in=_threefry_fold_in,
+        name="threefry2x32",
+        tag="fry",
+    )
+)
 
-    >>> key(0).tolist()
-    [0, 0]
+
+def PRNGKey(seed, *, impl=None) -> Array:
+    """A key as raw data from an integer seed: ``uint32[2]`` holding the seed's high and low 32-bit
+    words (another ``impl``'s raw key data, as JAX's ``PRNGKey``: ``uint32[4]`` for ``"rbg"``).
+    Every function of funcgrad.random accepts it where a key goes; ``key(seed)`` is the typed key.
+
+    >>> PRNGKey(42).tolist()
+    [0, 42]
+    """
+    spec = _check_impl("PRNGKey", impl)
+    _check_seed(seed, "PRNGKey")
+    return spec.seed(seed)
+
+
+def key(seed, *, impl=None, dtype=None) -> KeyArray:
+    """A typed key from an integer seed: a key array of shape ``()`` and dtype ``key<fry>``
+    (threefry2x32; ``impl="rbg"``/``"unsafe_rbg"`` or a ``define_prng_impl`` spec for another
+    generator), as JAX's ``jax.random.key``. Its ``key_data`` is ``PRNGKey(seed)``.
+
+    >>> k = key(0)
+    >>> k.shape, k.dtype, key_data(k).tolist()
+    ((), key<fry>, [0, 0])
     """
     if impl is not None and dtype is not None:
         raise ValueError("random.key: give impl or dtype, not both")
-    other = _check_impl("key", impl if dtype is None else _impl_of_dtype(dtype))
-    if type(seed) is KeyArray and (other is None or other == seed._impl):
-        return seed  # a key of another implementation is its own key, as raw threefry keys are below
-    if other is not None:  # a typed key of that implementation (NOTE: [PRNG implementations])
-        return KeyArray(other, _seed_data(seed, other))
-    # A key is its raw ``uint32[2]`` data here, so ``key(k)`` of a key is ``k`` (libraries written
-    # for typed keys, e.g. optax's canonicalize_key, re-wrap a key that they cannot tell from data).
-    if getattr(seed, "dtype", None) == _U32 and tuple(getattr(seed, "shape", ())) == (2,):
-        return seed
-    return PRNGKey(seed)
-
-
-def _impl_of_dtype(dtype):
-    return "threefry2x32" if dtype in (None, "threefry2x32") or np.dtype(dtype) == _U32 else dtype
-
-
-def _check_keys(name, keys):
-    if type(keys) is KeyArray:
-        return keys._base_array
-    keys = _as_key(keys)
-    shape = _aval(keys).shape
-    if not shape or shape[-1] != 2:
-        raise TypeError(
-            f"random.{name}: expected keys of shape (..., 2) and dtype uint32, got {_aval(keys).str_short()}"
-        )
-    return keys
+    spec = _check_impl("key", impl if dtype is None else dtype)
+    _check_seed(seed, "key")
+    return KeyArray(spec, spec.seed(seed))
 
 
 def key_data(keys):
-    """The raw ``uint32`` data of ``keys`` (shape ``(..., 2)``; funcgrad's keys are this data).
+    """The raw ``uint32`` data of ``keys`` (shape ``(*keys.shape, 2)`` for threefry); raw data is
+    returned as it is.
 
-    >>> key_data(PRNGKey(3)).tolist()
+    >>> key_data(key(3)).tolist()
     [0, 3]
     """
-    return _check_keys("key_data", keys)
+    return keys._base_array if type(keys) is KeyArray else _raw_data(keys, "key_data")
 
 
-def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
-    """Keys from their raw ``uint32[..., 2]`` data (the inverse of ``key_data``).
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> KeyArray:
+    """Typed keys from their raw ``uint32[..., 2]`` data (the inverse of ``key_data``).
 
-    >>> wrap_key_data(key_data(PRNGKey(3))).tolist()
-    [0, 3]
+    >>> wrap_key_data(PRNGKey(3))
+    Array((), dtype=key<fry>) overlaying:
+    [0 3]
     """
-    other = _check_impl("wrap_key_data", impl if dtype is None else _impl_of_dtype(dtype))
-    if other is not None:
-        data = _as_key(key_bits_array)
-        nd = len(other.key_shape)
-        if tuple(_aval(data).shape[len(_aval(data).shape) - nd :]) != tuple(other.key_shape):
-            raise TypeError(
-                f"random.wrap_key_data: {other.name} keys have data of shape (..., "
-                f"{', '.join(map(str, other.key_shape))}), got {_aval(data).str_short()}"
-            )
-        return KeyArray(other, data)
-    return _check_keys("wrap_key_data", key_bits_array)
+    spec = _check_impl("wrap_key_data", impl if dtype is None else dtype)
+    return KeyArray(spec, _raw_data(key_bits_array, "wrap_key_data", spec))
 
 
 def key_impl(keys) -> str:
-    """The generator of ``keys``: ``"threefry2x32"``.
+    """The name of the generator of ``keys``: ``"threefry2x32"`` (also for raw data).
 
-    >>> key_impl(PRNGKey(0))
-    'threefry2x32'
+    >>> key_impl(key(0)), key_impl(key(0, impl="rbg"))
+    ('threefry2x32', 'rbg')
     """
-    if type(keys) is KeyArray:
-        return keys._impl.name
-    _check_keys("key_impl", keys)
-    return "threefry2x32"
+    return _typed(keys, "key_impl", single=False)._impl.name
 
 
-def key_dtype(impl=None) -> np.dtype:
-    """The dtype of keys of generator ``impl``: ``uint32`` (keys are raw ``uint32[2]`` arrays here).
+def key_dtype(impl=None) -> KeyTy:
+    """The dtype of typed keys of generator ``impl`` (``key<fry>`` by default).
 
-    >>> key_dtype()
-    dtype('uint32')
+    >>> key_dtype(), key_dtype("rbg")
+    (key<fry>, key<rbg>)
     """
-    other = _check_impl("key_dtype", impl)
-    return _U32 if other is None else f"key<{other.tag}>"
+    return KeyTy(_check_impl("key_dtype", impl))
 
 
 def clone(key):
-    """A copy of ``key`` (JAX's marker for reusing a key deliberately; keys are values here).
+    """``key`` itself (JAX's marker for reusing a key deliberately; keys are values here).
 
-    >>> clone(PRNGKey(1)).tolist()
-    [0, 1]
+    >>> clone(key(1)).shape
+    ()
     """
-    if type(key) is KeyArray:
-        return key
-    return _check_keys("clone", key)
+    return _same_kind(key, _typed(key, "clone", single=False))
 
 
 def split(key, num: int | Sequence[int] = 2):
-    """``num`` new independent keys from ``key`` (shape ``(num, 2)``).
+    """``num`` new independent keys from ``key`` (typed keys of shape ``(num,)``, or raw data of
+    shape ``(num, 2)`` from raw data).
 
-    >>> split(PRNGKey(0)).shape
-    (2, 2)
+    >>> split(key(0)).shape, split(PRNGKey(0)).shape
+    ((2,), (2, 2))
     """
     shape = _shape(num)
-    if type(key) is KeyArray:
-        _single(key, "split")
-        return KeyArray(key._impl, key._impl.split(key._base_array, shape))
-    k0, k1 = _key_halves(key)
-    hi, lo = _iota_2x32(shape)
-    b0, b1 = _threefry2x32(k0, k1, hi, lo)
-    nd = len(shape)
-    return st.concatenate([st.expand_dims(b0, (nd,)), st.expand_dims(b1, (nd,))], nd)
+    keys = _typed(key, "split")
+    return _same_kind(key, KeyArray(keys._impl, keys._impl.split(keys._base_array, shape)))
 
 
 def fold_in(key, data):
     """A new key derived from ``key`` and the integer ``data`` (e.g. a step counter).
 
-    >>> fold_in(PRNGKey(0), 1).shape
-    (2,)
+    >>> fold_in(key(0), 1).shape, fold_in(PRNGKey(0), 1).shape
+    ((), (2,))
     """
     if isinstance(data, core.Tracer | Array):
         d = ew.convert_element_type(data, _U32)
     else:
         d = _u32(int(data) & 0xFFFFFFFF)
-    if type(key) is KeyArray:
-        _single(key, "fold_in")
-        return KeyArray(key._impl, key._impl.fold_in(key._base_array, d))
-    k0, k1 = _key_halves(key)
-    b0, b1 = _threefry2x32(k0, k1, _u32(0), d)
-    return st.concatenate([st.reshape(b0, (1,)), st.reshape(b1, (1,))], 0)
+    keys = _typed(key, "fold_in")
+    return _same_kind(key, KeyArray(keys._impl, keys._impl.fold_in(keys._base_array, d)))
 
 
 @takes_out_sharding
@@ -469,11 +478,24 @@ def _uniform(key, shape, dtype, minval, maxval):
 
 
 def _sampler(fn, static_argnums):
-    """``fn`` compiled (NOTE: [compiled samplers]). Its retraces follow the caller's shapes and
-    dtypes, which the caller chose on purpose, so it never raises jit's retrace warning."""
-    compiled = jit(fn, static_argnums=static_argnums)
+    """``fn(key, ...)`` compiled (NOTE: [compiled samplers]). A typed key enters as its raw data
+    with its implementation static, so typed keys take jit's fast route for plain arrays, as raw
+    data does. Its retraces follow the caller's shapes and dtypes, which the caller chose on
+    purpose, so it never raises jit's retrace warning."""
+
+    def on_data(data, impl, *args):
+        return fn(data if impl is None else KeyArray(impl, data), *args)
+
+    on_data.__name__ = on_data.__qualname__ = fn.__name__
+    compiled = jit(on_data, static_argnums=(1, *(i + 1 for i in static_argnums)))
     compiled._warned = True  # the warning's once-only flag: already given
-    return compiled
+
+    def call(key, *args):
+        if type(key) is KeyArray:
+            return compiled(key._base_array, key._impl, *args)
+        return compiled(key, None, *args)
+
+    return call
 
 
 _uniform_compiled = _sampler(_uniform, (1, 2))

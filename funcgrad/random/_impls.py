@@ -34,33 +34,23 @@ __all__ = [
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 
-threefry_prng_impl = register_prng(
-    PRNGImpl(
-        key_shape=(2,),
-        seed=_core.PRNGKey,
-        split=_core.split,
-        random_bits=_core._random_bits,
-        fold_in=_core.fold_in,
-        name="threefry2x32",
-        tag="fry",
-    )
-)
+threefry_prng_impl = _core.threefry_prng_impl  # defined beside the threefry functions
 
 
 def _rbg_seed(seed):
-    half = _core.PRNGKey(seed)
+    half = _core._threefry_seed(seed)
     return fnp.concatenate([half, half])
 
 
 def _rbg_split(key, shape):
     halves = fnp.reshape(key, (2, 2))
-    parts = [_core.split(halves[i], shape) for i in range(2)]  # each (*shape, 2)
+    parts = [_core._threefry_split(halves[i], shape) for i in range(2)]  # each (*shape, 2)
     return fnp.reshape(fnp.stack(parts, axis=len(shape)), (*shape, 4))
 
 
 def _rbg_fold_in(key, data):
     halves = fnp.reshape(key, (2, 2))
-    return fnp.reshape(fnp.stack([_core.fold_in(halves[i], data) for i in range(2)]), (4,))
+    return fnp.reshape(fnp.stack([_core._threefry_fold_in(halves[i], data) for i in range(2)]), (4,))
 
 
 def _rbg_random_bits(key, bit_width, shape):
@@ -136,14 +126,13 @@ def threefry_2x32(keypair, count):
 
 
 def random_seed(seeds, impl):
-    """Keys of ``impl`` from an integer seed or an array of seeds (one key each, JAX's
-    ``jax.extend.random.random_seed``). Threefry keys are funcgrad's raw ``uint32[..., 2]`` data;
-    other implementations' are key arrays (NOTE: [PRNG implementations]).
+    """Typed keys of ``impl`` from an integer seed or an array of seeds (one key each, JAX's
+    ``jax.extend.random.random_seed``; NOTE: [PRNG implementations]).
 
     >>> random_seed(7, rbg_prng_impl).shape
     ()
     >>> random_seed(np.arange(3), threefry_prng_impl).shape
-    (3, 2)
+    (3,)
     """
     spec = resolve_impl(impl, "random_seed") or threefry_prng_impl
     seeds_arr = fnp.asarray(np.int64(seeds) if isinstance(seeds, int) else seeds)
@@ -156,13 +145,14 @@ def random_seed(seeds, impl):
         data = fnp.reshape(data, (*shape, *spec.key_shape))
     else:
         data = spec.seed(seeds_arr)
-    return data if spec is threefry_prng_impl else KeyArray(spec, data)
+    return KeyArray(spec, data)
 
 
 def seed_with_impl(impl, seed):
     """``random_seed(seed, impl)`` (JAX's argument order).
 
-    >>> seed_with_impl(threefry_prng_impl, 5).tolist()
-    [0, 5]
+    >>> seed_with_impl(threefry_prng_impl, 5)
+    Array((), dtype=key<fry>) overlaying:
+    [0 5]
     """
     return random_seed(seed, impl)

@@ -1,30 +1,42 @@
-"""PRNG implementations and the keys of the ones other than threefry (``jax.extend.random``'s
-``PRNGImpl``, and JAX's typed key arrays for them).
+"""PRNG implementations and typed key arrays (``jax.extend.random``'s ``PRNGImpl``; JAX's typed
+keys, ``random.key(0)``, of dtype ``key<fry>``).
 
-Layer: surface. Imports the kernel's pytree registry only; the implementations themselves (threefry,
-rbg, unsafe_rbg) are built in funcgrad/random/_impls.py, user ones by
-``funcgrad.extend.random.define_prng_impl``.
+Layer: surface. Imports the kernel (pytree registry, ``get_aval``) and funcgrad.numpy; the
+implementations themselves (threefry, rbg, unsafe_rbg) are built in funcgrad/random/_impls.py, user
+ones by ``funcgrad.extend.random.define_prng_impl``.
 
 # NOTE: [PRNG implementations]
 # A PRNGImpl names four pure functions on raw uint32 key data of shape ``key_shape``: seed,
-# split, fold_in, random_bits. funcgrad's default generator, threefry2x32, keeps its keys raw
-# (uint32[2], NOTE: [random keys are data]); a key of any other implementation is a ``KeyArray``,
-# a pytree holding the raw data as its one leaf and the implementation as static aux data, so it
-# crosses jit, vmap and grad like any array, and funcgrad.random's split/fold_in/bits dispatch on
-# it to the implementation's functions (every sampler draws through those three).
+# split, fold_in, random_bits. A typed key (``random.key(0)``, ``wrap_key_data``, any impl
+# including the default threefry2x32) is a ``KeyArray``: a pytree node holding the raw data
+# (shape ``(*batch, *key_shape)``) as its one leaf and the implementation as static aux data, so it
+# crosses jit, vmap, scan, grad and checkpoint like any array, and funcgrad.random's
+# split/fold_in/bits dispatch on it to the implementation's functions (every sampler draws through
+# those three). Its ``shape`` is the batch shape and its dtype the extended dtype ``KeyTy``
+# (``key<fry>``), as JAX's; funcgrad.numpy's structural functions reach it through
+# ``ExtendedArray._numpy_function`` (funcgrad/numpy/_dtypes.py). Raw ``uint32[..., 2]`` threefry
+# data (``random.PRNGKey``) is accepted everywhere a key is and draws the same numbers.
+# Where it differs from JAX's typed keys, because the data is the pytree's leaf: tree_leaves(key)
+# gives the uint32 data, jaxprs show u32[..., 2], vmap's in_axes/out_axes count from the front
+# only (a negative axis would name a data axis), and a vjp's cotangent for a key is a KeyArray of
+# float0 data.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
+import funcgrad.numpy as fnp
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.dtypes import float0
+from funcgrad.numpy._dtypes import ExtendedArray, prng_key
 
-__all__ = ["KeyArray", "PRNGImpl", "PRNGS", "register_prng", "resolve_impl"]
+__all__ = ["KeyArray", "KeyTy", "PRNGImpl", "PRNGS", "register_prng", "resolve_impl"]
 
 
 class PRNGImpl(NamedTuple):
@@ -65,10 +77,12 @@ def register_prng(impl: PRNGImpl) -> PRNGImpl:
 
 
 def resolve_impl(impl, where: str) -> PRNGImpl | None:
-    """The PRNGImpl ``impl`` names (a name, a PRNGImpl or a ``define_prng_impl`` spec), or None
-    for funcgrad's raw threefry keys (``impl`` None or threefry)."""
+    """The PRNGImpl ``impl`` names (a name, a PRNGImpl, a ``define_prng_impl`` spec or a key
+    dtype), or None for the default (threefry2x32)."""
     if impl is None:
         return None
+    if isinstance(impl, KeyTy):
+        return impl._impl
     spec = getattr(impl, "_impl", impl)  # a PRNGSpec wraps its PRNGImpl
     if isinstance(spec, str):
         if spec not in PRNGS:
@@ -79,33 +93,92 @@ def resolve_impl(impl, where: str) -> PRNGImpl | None:
         spec = PRNGS[spec]
     if not isinstance(spec, PRNGImpl):
         raise TypeError(f"random.{where}: impl must be a name or a PRNG implementation, got {impl!r}")
-    return None if spec.name == "threefry2x32" else spec
+    return spec
 
 
-class KeyArray:
-    """Keys of a PRNG implementation other than threefry: the raw ``uint32`` data (shape
-    ``(*batch, *impl.key_shape)``) and the implementation. ``shape`` is the batch shape, as for
-    JAX's typed keys; index it, iterate it, ``key_data`` gives the raw data back.
+class KeyTy:
+    """The dtype of typed keys of one implementation, ``key<fry>`` for threefry (JAX's extended
+    dtype ``KeyTy``): under ``funcgrad.dtypes.prng_key`` and ``extended`` for ``issubdtype``,
+    not a NumPy dtype.
+
+    >>> from funcgrad import random, dtypes
+    >>> d = random.key(0).dtype
+    >>> d, d.name, dtypes.issubdtype(d, dtypes.prng_key), d == random.key(1).dtype
+    (key<fry>, 'key<fry>', True, True)
+    """
+
+    __slots__ = ("_impl",)
+    type = prng_key
+
+    def __init__(self, impl: PRNGImpl):
+        self._impl = impl
+
+    @property
+    def name(self) -> str:
+        return f"key<{self._impl.tag}>"
+
+    @property
+    def itemsize(self) -> int:
+        return 4 * math.prod(self._impl.key_shape)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is KeyTy and other._impl == self._impl
+
+    def __hash__(self) -> int:
+        return hash(("key", self._impl.tag))
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+def _key_error(op: str):
+    def refuse(self, *args, **kwargs):
+        dtypes = ", ".join(str(getattr(a, "dtype", type(a).__name__)) for a in (self, *args))
+        raise TypeError(
+            f"{op} does not accept dtypes {dtypes}: a PRNG key is not a number; draw numbers from it "
+            "with funcgrad.random, or take its raw bits with random.key_data(key)"
+        )
+
+    refuse.__name__ = op
+    return refuse
+
+
+class KeyArray(ExtendedArray):
+    """An array of typed PRNG keys (JAX's ``PRNGKeyArray``): the raw ``uint32`` data (shape
+    ``(*shape, *impl.key_shape)``) and the implementation. ``shape`` is the batch shape and the
+    dtype ``key<impl>``; index, iterate and reshape it as an array; ``random.key_data`` gives the
+    raw data back. Arithmetic on keys is refused, as in JAX.
 
     >>> from funcgrad import random
-    >>> k = random.key(0, impl="rbg")
-    >>> k.shape, random.key_data(k).shape, random.key_impl(k)
-    ((), (4,), 'rbg')
-    >>> random.split(k, 3).shape
-    (3,)
+    >>> k = random.key(0)
+    >>> k.shape, k.dtype, random.key_data(k).tolist()
+    ((), key<fry>, [0, 0])
+    >>> keys = random.split(k, 4)
+    >>> keys.shape, keys[1].shape, keys.reshape(2, 2).shape, k[None].shape
+    ((4,), (), (2, 2), (1,))
+    >>> print(k)
+    Array((), dtype=key<fry>) overlaying:
+    [0 0]
     """
 
     __slots__ = ("_base_array", "_impl")
+    __array_priority__ = 1000  # NumPy's operators defer to ours, which refuse
 
     def __init__(self, impl: PRNGImpl, base_array):
         self._impl = impl
         self._base_array = base_array
 
+    # -- what it is --------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        nd = len(self._impl.key_shape)
-        full = core.get_aval(self._base_array).shape
-        return tuple(full[: len(full) - nd])
+        full = tuple(self._base_array.shape)
+        return full[: len(full) - len(self._impl.key_shape)]
+
+    @property
+    def dtype(self) -> KeyTy:
+        return KeyTy(self._impl)
 
     @property
     def ndim(self) -> int:
@@ -113,33 +186,223 @@ class KeyArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
-    def dtype(self) -> str:
-        return f"key<{self._impl.tag}>"
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
 
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of a single key (a key array of shape ())")
-        return self.shape[0]
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
 
-    def __getitem__(self, index):
-        if not self.shape:
-            raise TypeError("a single key (shape ()) cannot be indexed")
-        if not isinstance(index, tuple):
-            index = (index,)
-        return KeyArray(self._impl, self._base_array[(*index, Ellipsis)])
+    @property
+    def weak_type(self) -> bool:
+        return False
 
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
+    @property
+    def sharding(self):
+        return self._base_array.sharding
+
+    def devices(self):
+        return self._base_array.devices()
+
+    def block_until_ready(self):
+        self._base_array.block_until_ready()
+        return self
+
+    def copy(self):
+        return self
 
     def __repr__(self) -> str:
-        return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self._base_array!r}"
+        if isinstance(self._base_array, core.Tracer):
+            return f"Traced<{self.dtype}{list(self.shape)}>(data: {self._base_array!r})"
+        if not hasattr(self._base_array, "shape"):  # a tree utility's placeholder
+            return f"KeyArray({self._impl.tag}, {self._base_array!r})"
+        if not isinstance(self._base_array, np.ndarray | fnp.ndarray):  # e.g. eval_shape's result
+            return f"{type(self._base_array).__name__}(shape={self.shape}, dtype={self.dtype})"
+        return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{np.asarray(self._base_array)}"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return repr(self)
+
+    # -- as an array of keys -----------------------------------------------------------------
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object (a single key, shape ())")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, index):
+        index = index if isinstance(index, tuple) else (index,)
+        used = sum(
+            np.ndim(i) if getattr(i, "dtype", None) == np.bool_ else 1
+            for i in index
+            if i is not None and i is not Ellipsis
+        )
+        if used > self.ndim:
+            raise IndexError(
+                f"Too many indices: key array is {self.ndim}-dimensional, but {used} were indexed"
+            )
+        trailing = (slice(None),) * len(self._impl.key_shape)
+        if not any(i is Ellipsis for i in index):
+            index = (*index, Ellipsis)
+        return KeyArray(self._impl, self._base_array[(*index, *trailing)])
+
+    @property
+    def at(self):
+        return _KeyAt(self)
+
+    def reshape(self, *shape, order="C"):
+        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return fnp.reshape(self, shape, order=order)
+
+    def ravel(self, order="C"):
+        return fnp.reshape(self, (self.size,), order=order)
+
+    flatten = ravel
+
+    def transpose(self, *axes):
+        axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None)
+        return fnp.transpose(self, axes)
+
+    @property
+    def T(self):  # noqa: N802 - NumPy's name
+        return fnp.transpose(self)
+
+    def squeeze(self, axis=None):
+        return fnp.squeeze(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int):
+        return fnp.swapaxes(self, axis1, axis2)
+
+    def _words(self):
+        """The data as ``key_size`` arrays of the key array's shape, one per uint32 word."""
+        n = math.prod(self._impl.key_shape)
+        flat = fnp.reshape(self._base_array, (*self.shape, n))
+        return [flat[..., w] for w in range(n)]
+
+    def _numpy_function(self, func, args, kwargs):
+        """``func`` (a structural funcgrad.numpy function: it moves elements, never computes
+        with them) of arguments holding key arrays of this implementation: applied to each
+        uint32 word of the keys' data, where each word is an array of the keys' shape, so
+        ``func``'s shapes and axes mean what they mean for the keys; the words are stacked back."""
+
+        def words(x):
+            if isinstance(x, KeyArray):
+                if x._impl != self._impl:
+                    raise TypeError(f"{func.__name__}: keys of different kinds, {self.dtype} and {x.dtype}")
+                return x._words()
+            return None
+
+        def pick(x, w):
+            if isinstance(x, list | tuple):
+                return type(x)(pick(y, w) for y in x)
+            return x if not isinstance(x, KeyArray) else split_words[id(x)][w]
+
+        split_words = {}
+        for a in args:
+            for x in a if isinstance(a, list | tuple) else (a,):
+                ws = words(x)
+                if ws is not None:
+                    split_words[id(x)] = ws
+                elif isinstance(x, core.Tracer | fnp.ndarray) and x.dtype != np.bool_:  # (a condition)
+                    raise TypeError(
+                        f"{func.__name__} does not accept dtypes {self.dtype}, "
+                        f"{getattr(x, 'dtype', type(x).__name__)}: keys combine with keys only"
+                    )
+        n = math.prod(self._impl.key_shape)
+        outs = [func(*[pick(a, w) for a in args], **kwargs) for w in range(n)]
+        data = fnp.stack(outs, axis=-1)
+        return KeyArray(self._impl, fnp.reshape(data, (*data.shape[:-1], *self._impl.key_shape)))
+
+    # -- what keys are not -------------------------------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "a PRNG key array cannot be converted to a NumPy array; use random.key_data(keys) for "
+            "its raw uint32 data"
+        )
+
+    def astype(self, dtype):
+        raise TypeError(
+            f"a PRNG key array cannot be cast to {dtype}; use random.key_data(keys) for its raw data"
+        )
+
+    def __bool__(self):
+        raise TypeError("a PRNG key array cannot be converted to a boolean")
+
+    def __eq__(self, other):
+        if not isinstance(other, KeyArray) or other._impl != self._impl:
+            _key_error("equal")(self, other)
+        equal = fnp.equal(self._base_array, other._base_array)
+        return fnp.all(equal, axis=tuple(range(-len(self._impl.key_shape), 0)))
+
+    def __ne__(self, other):
+        if not isinstance(other, KeyArray) or other._impl != self._impl:
+            _key_error("not_equal")(self, other)
+        return fnp.logical_not(self == other)
+
+    __hash__ = None  # an array: unhashable, as JAX's keys
 
 
-tu.register_pytree_node(
-    KeyArray,
-    lambda k: ((k._base_array,), k._impl),
-    lambda impl, children: KeyArray(impl, children[0]),
-)
+for _op in (
+    "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift lt le gt ge divmod "
+    "radd rsub rmul rtruediv rfloordiv rmod rpow rmatmul rand ror rxor rlshift rrshift rdivmod"
+).split():
+    setattr(
+        KeyArray,
+        f"__{_op}__",
+        _key_error(_op.removeprefix("r") if _op.startswith("r") and _op != "rshift" else _op),
+    )
+for _op in ("neg", "pos", "abs", "invert", "int", "float", "complex", "index"):
+    setattr(KeyArray, f"__{_op}__", _key_error(_op))
+
+
+class _KeyAt:
+    """``keys.at[index].set(new_keys)`` / ``.get()``, on the data (JAX's functional update)."""
+
+    __slots__ = ("_keys",)
+
+    def __init__(self, keys: KeyArray):
+        self._keys = keys
+
+    def __getitem__(self, index):
+        return _KeyAtIndex(self._keys, index if isinstance(index, tuple) else (index,))
+
+
+class _KeyAtIndex:
+    __slots__ = ("_index", "_keys")
+
+    def __init__(self, keys: KeyArray, index: tuple):
+        self._keys, self._index = keys, index
+
+    def get(self, **kwargs):
+        return self._keys[self._index]
+
+    def set(self, values, **kwargs):
+        keys = self._keys
+        if not isinstance(values, KeyArray) or values._impl != keys._impl:
+            raise TypeError(f"keys.at[...].set: the new values must be keys of dtype {keys.dtype}")
+        trailing = (slice(None),) * len(keys._impl.key_shape)
+        index = self._index if any(i is Ellipsis for i in self._index) else (*self._index, Ellipsis)
+        data = keys._base_array.at[(*index, *trailing)].set(values._base_array, **kwargs)
+        return KeyArray(keys._impl, data)
+
+
+def _unflatten(impl: PRNGImpl, children):
+    """A key array again from its data leaf (whatever the leaf is: tree utilities unflatten with
+    placeholders), except a float0 cotangent, which is float0 of the keys' shape (JAX's
+    cotangent of keys)."""
+    (leaf,) = children
+    if getattr(leaf, "dtype", None) == float0 and hasattr(leaf, "shape"):
+        return np.zeros(tuple(leaf.shape)[: len(leaf.shape) - len(impl.key_shape)], float0)
+    return KeyArray(impl, leaf)
+
+
+tu.register_pytree_node(KeyArray, lambda k: ((k._base_array,), k._impl), _unflatten)

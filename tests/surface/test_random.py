@@ -66,8 +66,10 @@ def test_vmap_over_keys_matches_loop():
 def test_bad_key_errors():
     with pytest.raises(TypeError, match="uint32"):
         fr.normal(np.array([0, 1]), (2,))
-    with pytest.raises(TypeError, match="shape \\(2,\\)"):
-        fr.normal(fr.split(fr.PRNGKey(0), 3), (2,))
+    # a batch of keys is refused with JAX's ValueError (typed keys or raw data alike)
+    for keys in (fr.split(fr.PRNGKey(0), 3), fr.split(fr.key(0), 3)):
+        with pytest.raises(ValueError, match="single key.*shape \\(3,\\)"):
+            fr.normal(keys, (2,))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -215,11 +217,12 @@ def test_linalg_based_samplers():
 
 
 def test_key_utilities_and_errors():
-    k = fr.PRNGKey(5)
-    assert fr.key_impl(k) == "threefry2x32" and fr.key_dtype() == np.uint32
-    np.testing.assert_array_equal(np.asarray(fr.wrap_key_data(fr.key_data(k))), np.asarray(k))
-    np.testing.assert_array_equal(np.asarray(fr.clone(k)), np.asarray(k))
-    np.testing.assert_array_equal(np.asarray(fr.key(5)), np.asarray(jr.key_data(jr.key(5))))
+    k = fr.PRNGKey(5)  # raw data (typed keys: tests/surface/random_keys/test_typed_keys.py)
+    assert fr.key_impl(k) == fr.key_impl(fr.key(5)) == jr.key_impl(jr.PRNGKey(5)) == "threefry2x32"
+    assert str(fr.key_dtype()) == str(jr.key_dtype()) == "key<fry>"
+    np.testing.assert_array_equal(fr.key_data(fr.wrap_key_data(k)), k)
+    np.testing.assert_array_equal(fr.clone(k), k)
+    np.testing.assert_array_equal(fr.key_data(fr.key(5)), jr.key_data(jr.key(5)))
     with pytest.raises(ValueError, match="unknown PRNG implementation"):
         fr.PRNGKey(0, impl="threefry")  # the name is threefry2x32 (rbg/unsafe_rbg: test_extend_random)
     with pytest.raises(ValueError, match="parameter shapes"):

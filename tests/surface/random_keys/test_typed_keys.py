@@ -1,0 +1,162 @@
+"""Typed PRNG keys (``random.key(0)``: shape ``()``, dtype ``key<fry>``) against jax 0.10.2: the
+key functions, indexing and funcgrad.numpy's structural functions, the transformations, and the
+errors where JAX refuses (NOTE: [PRNG implementations])."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+import funcgrad.random as fr
+from funcgrad import dtypes as fdt
+
+jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+jax.config.update("jax_enable_x64", True)
+jr, jnp = jax.random, jax.numpy
+
+
+def same_keys(ours, theirs):
+    assert ours.shape == theirs.shape and str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_array_equal(fr.key_data(ours), jr.key_data(theirs))
+
+
+def test_key_is_typed_as_jax():
+    k, jk = fr.key(0), jr.key(0)
+    same_keys(k, jk)
+    assert k.ndim == 0 and k.size == 1 and k.itemsize == jk.itemsize == 8
+    assert isinstance(k, funcgrad.Array) and not isinstance(fr.PRNGKey(0).dtype, type(k.dtype))
+    assert k.dtype != np.uint32 and k.dtype == fr.key(1).dtype != fr.key(0, impl="rbg").dtype
+    assert fdt.issubdtype(k.dtype, fdt.prng_key) and fnp.issubdtype(k.dtype, fdt.extended)
+    assert not fnp.issubdtype(k.dtype, np.integer) and not fnp.issubdtype(np.uint32, fdt.prng_key)
+    assert fnp.issubdtype(k.dtype, k.dtype)
+    assert repr(k) == str(k) == repr(jk) == "Array((), dtype=key<fry>) overlaying:\n[0 0]"
+    assert repr(fr.split(k, 2)) == repr(jr.split(jk, 2))
+    # raw data and typed keys: the same bits, the same draws; typed in, typed out
+    np.testing.assert_array_equal(fr.key_data(k), fr.PRNGKey(0))
+    same_keys(fr.wrap_key_data(fr.PRNGKey(3)), jr.wrap_key_data(jr.PRNGKey(3)))
+    same_keys(fr.wrap_key_data(np.zeros((3, 2), np.uint32)), jr.wrap_key_data(jnp.zeros((3, 2), jnp.uint32)))
+    same_keys(fr.clone(k), jr.clone(jk))
+    assert fr.key_impl(k) == jr.key_impl(jk) == "threefry2x32"
+    for ours, theirs in [(fr.split(k), jr.split(jk)), (fr.split(k, (2, 3)), jr.split(jk, (2, 3)))]:
+        same_keys(ours, theirs)
+    same_keys(fr.fold_in(k, 3), jr.fold_in(jk, 3))
+    np.testing.assert_array_equal(fr.split(fr.PRNGKey(0)), fr.key_data(fr.split(k)))
+    np.testing.assert_array_equal(fr.normal(k, (3,)), fr.normal(fr.PRNGKey(0), (3,)))
+    np.testing.assert_array_equal(fr.normal(k, (3,)), jr.normal(jk, (3,)))
+    np.testing.assert_array_equal(fr.randint(k, (4,), 0, 9), jr.randint(jk, (4,), 0, 9))
+    np.testing.assert_array_equal(fr.permutation(k, 5), jr.permutation(jk, 5))
+    np.testing.assert_allclose(fr.gamma(k, 2.0, (2,)), jr.gamma(jk, 2.0, (2,)), rtol=1e-12)
+
+
+def test_key_arrays_index_and_reshape_as_jax():
+    ks, jks = fr.split(fr.key(1), 4), jr.split(jr.key(1), 4)
+    for idx in (1, -1, slice(1, 3), np.array([3, 0]), (None,), Ellipsis, (Ellipsis, None)):
+        same_keys(ks[idx], jks[idx])
+    same_keys(fr.key(0)[None], jr.key(0)[None])
+    same_keys(fr.key(0)[...], jr.key(0)[...])
+    assert [k.shape for k in ks] == [()] * 4 and len(ks) == 4
+    same_keys(list(ks)[2], jks[2])
+    same_keys(ks.reshape(2, 2), jks.reshape(2, 2))
+    same_keys(ks.reshape((2, -1)).T, jks.reshape((2, -1)).T)
+    same_keys(ks.reshape(2, 2).ravel(), jks.reshape(2, 2).ravel())
+    same_keys(ks.at[0].set(fr.key(9)), jks.at[0].set(jr.key(9)))
+    k, jk = fr.key(2), jr.key(2)
+    cases = [
+        (lambda m, k, ks: m.stack([k, k]), None),
+        (lambda m, k, ks: m.stack([ks, ks], axis=1), None),
+        (lambda m, k, ks: m.concatenate([ks, ks[:2]]), None),
+        (lambda m, k, ks: m.broadcast_to(k, (3, 2)), None),
+        (lambda m, k, ks: m.reshape(ks, (2, 2)), None),
+        (lambda m, k, ks: m.expand_dims(ks, 1), None),
+        (lambda m, k, ks: m.squeeze(ks[None]), None),
+        (lambda m, k, ks: m.transpose(m.reshape(ks, (2, 2))), None),
+        (lambda m, k, ks: m.where(np.array([True, False, True, False]), ks, m.stack([k] * 4)), None),
+        (lambda m, k, ks: m.asarray(ks), None),
+    ]
+    for case, _ in cases:
+        same_keys(case(fnp, k, ks), case(jnp, jk, jks))
+    np.testing.assert_array_equal(ks == ks, jks == jks)
+    np.testing.assert_array_equal(ks[0] != ks[1], jks[0] != jks[1])
+
+
+def test_key_refusals_as_jax():
+    k = fr.key(0)
+    for bad in (
+        lambda: k + 1,
+        lambda: k * k,
+        lambda: -k,
+        lambda: k < k,
+        lambda: k == fr.PRNGKey(0),
+        lambda: k == fr.key(0, impl="rbg"),
+        lambda: np.asarray(k),
+        lambda: bool(k),
+        lambda: int(k),
+        lambda: hash(k),
+        lambda: len(k),
+        lambda: fr.key(k),
+        lambda: fr.PRNGKey(k),
+        lambda: fr.key(fr.PRNGKey(0)),
+        lambda: fr.wrap_key_data(k),
+        lambda: fr.wrap_key_data(np.zeros(2, np.int32)),
+        lambda: fr.wrap_key_data(np.zeros(3, np.uint32)),
+        lambda: fr.normal(np.zeros(2, np.int32)),
+        lambda: fnp.concatenate([fr.split(k), fr.split(fr.PRNGKey(0))]),
+    ):
+        with pytest.raises(TypeError):
+            bad()
+    with pytest.raises(IndexError, match="Too many indices"):
+        k[0]
+    with pytest.raises(ValueError, match="split accepts a single key"):
+        fr.split(fr.split(k, 3))
+    with pytest.raises(ValueError, match="accepts a single key, but was given a key array of shape \\(3,\\)"):
+        fr.normal(fr.split(k, 3))
+
+
+def test_typed_keys_through_transformations():
+    k, jk = fr.key(0), jr.key(0)
+    same_keys(funcgrad.jit(lambda k: fr.split(k))(k), jax.jit(lambda k: jr.split(k))(jk))
+    np.testing.assert_array_equal(funcgrad.jit(fr.normal)(k), jax.jit(jr.normal)(jk))
+    keys, jkeys = fr.split(k, 8), jr.split(jk, 8)
+    np.testing.assert_array_equal(
+        funcgrad.vmap(lambda k: fr.normal(k))(keys), jax.vmap(lambda k: jr.normal(k))(jkeys)
+    )
+    same_keys(funcgrad.vmap(lambda k: fr.fold_in(k, 1))(keys), jax.vmap(lambda k: jr.fold_in(k, 1))(jkeys))
+    same_keys(
+        funcgrad.vmap(lambda k: fr.split(k), out_axes=1)(keys[:3]),
+        jax.vmap(lambda k: jr.split(k), out_axes=1)(jkeys[:3]),
+    )
+
+    def step(m):
+        return lambda c, _: (m.split(c)[0], m.normal(c))
+
+    (ck, xs), (jck, jxs) = (
+        funcgrad.lax.scan(step(fr), k, None, length=3),
+        jax.lax.scan(step(jr), jk, None, length=3),
+    )
+    same_keys(ck, jck)
+    np.testing.assert_array_equal(xs, jxs)
+    same_keys(
+        funcgrad.lax.fori_loop(0, 3, lambda i, c: fr.fold_in(c, i), k),
+        jax.lax.fori_loop(0, 3, lambda i, c: jr.fold_in(c, i), jk),
+    )
+    same_keys(
+        funcgrad.lax.cond(True, lambda: k, lambda: fr.key(1)),
+        jax.lax.cond(True, lambda: jk, lambda: jr.key(1)),
+    )
+    # keys are not differentiable: a function of a key and x differentiates w.r.t. x
+    np.testing.assert_allclose(
+        funcgrad.grad(lambda x, k: x * fr.normal(k))(1.5, k), jax.grad(lambda x, k: x * jr.normal(k))(1.5, jk)
+    )
+    with pytest.raises(TypeError, match="grad requires real"):
+        funcgrad.grad(lambda k, x: x * fr.normal(k))(k, 1.0)
+    ct_key, ct_x = funcgrad.vjp(lambda k, x: x * fr.normal(k), k, 1.0)[1](1.0)
+    jct_key, _ = jax.vjp(lambda k, x: x * jr.normal(k), jk, 1.0)[1](1.0)
+    assert ct_key.dtype == jct_key.dtype == fdt.float0 and ct_key.shape == jct_key.shape == ()
+    np.testing.assert_allclose(
+        funcgrad.checkpoint(lambda k, x: x * fr.normal(k))(k, 2.0),
+        jax.checkpoint(lambda k, x: x * jr.normal(k))(jk, 2.0),
+    )
+    shape = funcgrad.eval_shape(fr.split, k)
+    assert shape.shape == (2,) and str(shape.dtype) == "key<fry>"
