@@ -38,10 +38,11 @@ import numpy as np
 
 from funcgrad._api_util import flatten_outputs
 from funcgrad._remat import checkpoint as _checkpoint
+from funcgrad._sharding_types import check_carry_types, scan_step_avals
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -107,6 +108,10 @@ def _trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_o
                     "(.astype) so they agree."
                 )
             new_avals.append(o if a.weak_type else a)
+        # On explicit mesh axes a sharding is part of the type (NOTE: [sharding in types]).
+        check_carry_types(
+            what.rsplit(" ", 1)[0], fun, paths, carry_avals, jaxpr.out_avals[: len(carry_avals)]
+        )
         if new_avals == carry_avals:
             break
         carry_avals = new_avals
@@ -360,7 +365,7 @@ def scan(
         return _scan_sqrt(f, init, xs, length, reverse, unroll)
     if checkpoint is not False and checkpoint is not None:
         f = _checkpoint(f, policy=None if checkpoint is True else checkpoint)
-    x_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in xs_avals]
+    x_avals = scan_step_avals(xs_avals)
     trees = {}
 
     def carry_tree_of(out_tree):

@@ -37,10 +37,14 @@ from funcgrad import (
     xla_bridge,
 )
 from funcgrad._shardings import (
+    AxisType,
     NamedSharding,
+    PartitionSpec,
     Sharding,
     SingleDeviceSharding,
+    concrete_mesh,
     from_bridge,
+    get_abstract_mesh,
     resolve,
     sharding_leaves,
 )
@@ -99,8 +103,19 @@ def _array_only(what):
     return check
 
 
+def _no_attribute(x, name: str):
+    """JAX's answer to ``.sharding``/``.device`` of a traced value: an ``AttributeError`` (so that
+    ``hasattr``/``getattr(x, name, None)`` work, as libraries rely on), pointing at ``typeof``."""
+    if not isinstance(x, Array):
+        shown = str(core.get_aval(x)).lstrip("~")
+        raise AttributeError(
+            f"The '{name}' attribute is not available on traced array with shape {shown}. To query "
+            "sharding information on tracers, use `funcgrad.typeof(x)`."
+        )
+
+
 def _sharding(x) -> Sharding:
-    _array_only(".sharding")(x)
+    _no_attribute(x, "sharding")
     b = _sharded_buffer(x)
     if b is not None:
         return from_bridge(b._sharding, x.ndim)
@@ -116,7 +131,7 @@ def _devices(x) -> set:
 
 
 def _device(x):
-    _array_only(".device")(x)
+    _no_attribute(x, "device")
     b = _sharded_buffer(x)
     if b is not None:
         return _sharding(x)  # as in JAX: an array on several devices answers with its sharding
@@ -467,9 +482,14 @@ def reshard(x, out_shardings):
         if not isinstance(s, NamedSharding):
             continue
         have = _type_sharding(v)
-        if have is not None and (have.mesh.axis_names, have.mesh.axis_sizes) != (
-            s.mesh.axis_names,
-            s.mesh.abstract_mesh.axis_sizes,
+        renamed = (
+            get_abstract_mesh() == s.mesh.abstract_mesh and have is not None and have.mesh.size == s.mesh.size
+        )
+        if (
+            have is not None
+            and not renamed  # onto the abstract mesh in scope (use_abstract_mesh): the same devices
+            and (have.mesh.axis_names, have.mesh.axis_sizes)
+            != (s.mesh.axis_names, s.mesh.abstract_mesh.axis_sizes)
         ):
             raise ValueError(
                 f"reshard: x{path} ({core.get_aval(v).str_short()}) is typed over the mesh {have.mesh} but "
@@ -477,7 +497,7 @@ def reshard(x, out_shardings):
                 "device_put the value onto the new mesh's devices outside jit (funcgrad.device_put(x, "
                 "NamedSharding(new_mesh, spec))), or reshard over the value's own mesh"
             )
-    return with_sharding_constraint(x, out_shardings)
+    return _constrain(x, out_shardings, strict=False)
 
 
 def _type_sharding(v):
@@ -692,17 +712,29 @@ def with_sharding_constraint(x, shardings):
     """Ask XLA's partitioner to lay out ``x`` (a pytree) as ``shardings`` (one ``NamedSharding``,
     a ``PartitionSpec`` inside ``with mesh:``, or a pytree prefix of ``x`` of them) at this point
     of a jitted function; the values are unchanged. Outside a transformation it is
-    ``device_put(x, shardings)``.
+    ``device_put(x, shardings)``. As in JAX 0.10, it names ``Auto`` mesh axes only; under a mesh
+    whose axes are all ``Explicit`` it asserts that ``x`` is typed ``shardings`` already (use
+    ``reshard`` to move data).
 
     >>> import funcgrad, numpy as np
-    >>> from funcgrad.sharding import NamedSharding, P, make_mesh
-    >>> s = NamedSharding(make_mesh((1,), ("x",)), P("x"))
+    >>> from funcgrad.sharding import AxisType, NamedSharding, P, make_mesh
+    >>> s = NamedSharding(make_mesh((1,), ("x",), (AxisType.Auto,)), P("x"))
     >>> out = funcgrad.jit(lambda a: with_sharding_constraint(a * 2, s))(np.ones(2))
     >>> out.sharding.is_equivalent_to(s, 1)  # on one device XLA reports P(), as in JAX
     True
     """
+    return _constrain(x, shardings, strict=True)
+
+
+def _constrain(x, shardings, *, strict: bool):
+    """``with_sharding_constraint`` (``strict``: JAX 0.10's rules for explicit axes, below) and
+    ``reshard`` (not strict: it moves data and sets the type)."""
     leaves, tree = tu.tree_flatten(x)
     out = []
+    # JAX 0.10: under a mesh whose axes are all Explicit, the constraint is an assertion on the
+    # type; otherwise it may name Auto axes only (NOTE: [sharding in types]).
+    scope = get_abstract_mesh()
+    asserts = strict and scope.are_all_axes_explicit
     for v, s in zip(leaves, sharding_leaves(shardings, x, "with_sharding_constraint")):
         if s is None:
             out.append(v)
@@ -713,6 +745,17 @@ def with_sharding_constraint(x, shardings):
         if not isinstance(s, NamedSharding):
             raise TypeError(
                 f"with_sharding_constraint: expected a NamedSharding or a PartitionSpec, got {s!r}"
+            )
+        if asserts:
+            _assert_sharding(v, s)
+            out.append(v)
+            continue
+        types = dict(zip(s.mesh.axis_names, s.mesh.axis_types))
+        if strict and any(types.get(n) is not AxisType.Auto for n in s.spec._names()):
+            raise ValueError(
+                "The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto axes "
+                f"of the mesh. Got spec={s.spec!r} and mesh={s.mesh.abstract_mesh!r}. You probably meant "
+                "to use `reshard` API?"
             )
         if not isinstance(v, Array | core.Tracer):  # a NumPy array or a Python scalar
             v = Array._from_owned(np.asarray(v), type(v) in python_scalar_types)
@@ -731,6 +774,47 @@ def with_sharding_constraint(x, shardings):
         spec = s.spec._normalized(v.ndim, "with_sharding_constraint")
         out.append(shp.sharding_constraint_p.bind(v, mesh=s.mesh, spec=spec))
     return tu.tree_unflatten(tree, out)
+
+
+def sharded_like(out, a):
+    """``out`` (made by ``zeros_like``/``ones_like``/``full_like`` of ``a``, the same shape)
+    sharded as ``a``'s type is on explicit mesh axes (NOTE: [sharding in types]), as JAX's
+    ``full_like`` keeps its argument's sharding; otherwise ``out`` as it is.
+
+    >>> import numpy as np
+    >>> sharded_like(np.zeros(2), np.ones(2)).tolist()
+    [0.0, 0.0]
+    """
+    if not isinstance(a, Array | core.Tracer):
+        return out
+    s = core.get_aval(a).sharding
+    if s is None or core.get_aval(out).shape != core.get_aval(a).shape:
+        return out
+    b = _sharded_buffer(a) if isinstance(a, Array) else None
+    if b is not None:
+        target = from_bridge(b._sharding, a.ndim)
+    else:
+        mesh = concrete_mesh(s.mesh, "zeros_like")
+        if mesh is None:
+            return out
+        target = NamedSharding(mesh, s.spec)
+    return _constrain(out, target, strict=False)
+
+
+def _assert_sharding(v, s: NamedSharding) -> None:
+    """``with_sharding_constraint`` on explicit axes: ``v``'s type must already be ``s`` (JAX's
+    AssertionError otherwise; ``reshard`` is the operation that moves data)."""
+    aval = core.get_aval(v)
+    have = _sharding_rules.spec_of(aval)
+    given = tuple(s.spec) + (None,) * (aval.ndim - len(s.spec))
+    want = s.spec._normalized(aval.ndim, "with_sharding_constraint")
+    if any(g is not PartitionSpec.UNCONSTRAINED and h != w for h, w, g in zip(have, want, given)):
+        shown = PartitionSpec(*(None if not d else d[0] if len(d) == 1 else d for d in have))
+        raise AssertionError(
+            "`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The "
+            f"array sharding: {shown!r} did not match the sharding provided: {PartitionSpec(*given)!r}. "
+            "Please use `funcgrad.sharding.reshard` to shard your input to the sharding you want."
+        )
 
 
 def takes_out_sharding(f=None, *, typed_result: bool = False):

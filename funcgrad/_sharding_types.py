@@ -14,12 +14,15 @@ P('x', None)
 
 from __future__ import annotations
 
+import inspect
+
 from funcgrad import kernel
 from funcgrad._shardings import (
     AbstractMesh,
     Mesh,
     NamedSharding,
     PartitionSpec,
+    concrete_mesh,
     from_bridge,
     get_abstract_mesh,
     get_mesh,
@@ -28,7 +31,13 @@ from funcgrad.kernel import core
 from funcgrad.kernel.caches import register_cache
 from funcgrad.primitives import _sharding_rules as sr
 
-__all__ = ["type_sharding", "with_default_sharding"]
+__all__ = [
+    "check_carry_types",
+    "renamed_out_shardings",
+    "scan_step_avals",
+    "type_sharding",
+    "with_default_sharding",
+]
 
 
 # (abstract mesh, entries, unreduced) -> the interned NamedSharding of avals
@@ -132,3 +141,85 @@ def with_default_sharding(x, aval):
         am = get_abstract_mesh()
     spec = PartitionSpec(*([None] * aval.ndim))
     return core.ShapedArray(aval.shape, aval.dtype, aval.weak_type, NamedSharding(am, spec))
+
+
+def scan_step_avals(avals, where: str = "scan") -> list:
+    """The type of one step of each scanned array: its leading dimension dropped, the sharding
+    of the others kept. That leading dimension must be whole (JAX's rule: each step would
+    otherwise live on some devices only).
+
+    >>> import numpy as np
+    >>> scan_step_avals([core.ShapedArray((3, 2), np.dtype("float32"))])
+    [ShapedArray(float32[2])]
+    """
+    out = []
+    for a in avals:
+        s = a.sharding
+        if s is None:
+            out.append(core.ShapedArray(a.shape[1:], a.dtype, a.weak_type))
+            continue
+        spec = sr.spec_of(a)
+        if spec[0]:
+            shown = ", ".join(str(b.sharding.spec) if b.sharding is not None else "P()" for b in avals)
+            if where == "scan":
+                raise ValueError(f"0th dimension of all xs should be replicated. Got {shown}")
+            raise ValueError(f"0th dimension of leaf passed to `{where}` should be replicated. Got {a}")
+        out.append(core.ShapedArray(a.shape[1:], a.dtype, a.weak_type, type_sharding(s.mesh, spec[1:])))
+    return out
+
+
+def check_carry_types(what: str, fun, paths, carry_in, carry_out) -> None:
+    """JAX's check that a loop body returns its carry sharded as it took it (on explicit mesh
+    axes a carry's sharding is part of its type): a ``TypeError`` naming each mismatch."""
+
+    def plain(a):
+        return str(a).lstrip("~")
+
+    diffs = []
+    for path, a, o in zip(paths, carry_in, carry_out):
+        if type(a) is core.ShapedArray and type(o) is core.ShapedArray and sr.spec_of(a) != sr.spec_of(o):
+            diffs.append((path, a, o))
+    if not diffs:
+        return
+    try:
+        name = next(iter(inspect.signature(fun).parameters))
+    except (StopIteration, TypeError, ValueError):
+        name = None
+    lines = []
+    for path, a, o in diffs:
+        path = "" if path in ("", "()", "(the value)") else path
+        who = (
+            (f"the input carry component {name}{path}" if path else f"the input carry {name}")
+            if name
+            else (f"the input carry at path {path}" if path else "the input carry")
+        )
+        lines.append(
+            f"{who} has type {plain(a)} but the corresponding output carry component has type {plain(o)}"
+        )
+    if len(lines) == 1:
+        differences = lines[0][0].upper() + lines[0][1:] + ".\n"
+    else:
+        differences = "\n".join(f"  * {d};\n" for d in lines[:-1]) + f"  * {lines[-1]}.\n"
+    raise TypeError(
+        f"{what} function carry input and carry output must have equal types, but they differ:\n\n"
+        f"{differences}\nRevise the function so that all output types match the corresponding input types. "
+        "(On explicit mesh axes a sharding is part of the type: reshard the initial carry or the body's "
+        "result so they agree.)"
+    )
+
+
+def renamed_out_shardings(out_avals):
+    """The output shardings of a jitted function whose results are typed over an abstract mesh
+    other than the mesh in scope's (traced under ``use_abstract_mesh``, as in JAX's parallel
+    programming tutorial): each over the mesh in scope laid out as its type's mesh, so the
+    results carry that mesh; ``None`` when there is none (the common case, left to XLA)."""
+    mesh = get_mesh()
+    if mesh is None:
+        return None
+    mine = mesh.abstract_mesh
+    outs = [None] * len(out_avals)
+    for i, a in enumerate(out_avals):
+        s = getattr(a, "sharding", None)
+        if s is not None and s.mesh != mine and s.mesh.size == mesh.size:
+            outs[i] = NamedSharding(concrete_mesh(s.mesh), s.spec)._bridge(a.ndim)
+    return tuple(outs) if any(o is not None for o in outs) else None

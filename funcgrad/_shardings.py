@@ -317,6 +317,25 @@ class AbstractMesh:
         kind = f"device_kind={device.device_kind}, num_cores={device.num_cores}, platform={device.platform}"
         return f"{text[:-1]}, {kind})"
 
+    # As JAX's: an abstract mesh has no devices; these say so (a ValueError, not AttributeError).
+    devices = property(lambda self: _no_devices("devices"))
+    device_ids = property(lambda self: _no_devices("device_ids"))
+    is_multi_process = property(lambda self: _no_devices("is_multi_process"))
+    local_devices = property(lambda self: _no_devices("local_devices"))
+    local_mesh = property(lambda self: _no_devices("local_mesh"))
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        return bool(self.axis_names) and len(self.explicit_axes) == len(self.axis_names)
+
+    @property
+    def are_all_axes_auto(self) -> bool:
+        return bool(self.axis_names) and len(self.auto_axes) == len(self.axis_names)
+
+    @property
+    def are_all_axes_manual(self) -> bool:
+        return bool(self.axis_names) and len(self.manual_axes) == len(self.axis_names)
+
     def __enter__(self):
         _context.abstract.append(self)
         return self
@@ -326,6 +345,13 @@ class AbstractMesh:
 
 
 _EMPTY = AbstractMesh((), ())
+
+
+def _no_devices(name: str):
+    raise ValueError(
+        f"AbstractMesh does not implement {name}: it holds no devices. Use the concrete mesh "
+        "(funcgrad.sharding.get_mesh(), or an array's .sharding.mesh) instead."
+    )
 
 
 class ManualAxisType:
@@ -487,6 +513,38 @@ class Mesh:
 
     def __exit__(self, *exc):
         _context.stack.pop()
+
+
+_laid_out: dict = {}  # (concrete mesh, abstract mesh) -> the concrete mesh laid out as the abstract one
+
+
+def concrete_mesh(am: AbstractMesh | None = None, where: str = "sharding") -> Mesh | None:
+    """The mesh that places values: the mesh in scope, laid out as ``am`` (default: the abstract
+    mesh in scope, ``use_abstract_mesh``) when that differs -- its devices in order, reshaped to
+    ``am``'s axes, as JAX maps an abstract mesh onto the set mesh's devices. ``None`` without a
+    mesh in scope.
+
+    >>> with set_mesh(make_mesh((1,), ("x",))):
+    ...     with use_abstract_mesh(AbstractMesh((1,), ("a",), AxisType.Explicit)):
+    ...         concrete_mesh().axis_names
+    ('a',)
+    """
+    mesh = get_mesh()
+    if am is None:
+        am = _context.abstract[-1] if _context.abstract else None
+    if mesh is None or am is None or am.empty or mesh.abstract_mesh == am:
+        return mesh
+    if am.size != mesh.size:
+        raise ValueError(
+            f"{where}: the abstract mesh {am!r} has {am.size} devices but the mesh in scope {mesh!r} has "
+            f"{mesh.size}; an abstract mesh may rename and reshape the mesh's axes, not change its size"
+        )
+    key = (mesh, am)
+    out = _laid_out.get(key)
+    if out is None:
+        devices = np.array(list(mesh.devices.flat), dtype=object).reshape(am.axis_sizes)
+        out = _laid_out[key] = Mesh(devices, am.axis_names, am.axis_types)
+    return out
 
 
 def get_mesh() -> Mesh | None:
@@ -830,13 +888,15 @@ def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> lis
     out = []
     for s in leaves:
         if isinstance(s, PartitionSpec):
-            mesh = get_mesh()
+            mesh = concrete_mesh(where=where)
             if mesh is None:
                 raise ValueError(
                     f"{where}: {what} has the bare {s!r}, which needs a mesh: use NamedSharding(mesh, {s!r}) "
                     "or call inside `with mesh:`"
                 )
             s = NamedSharding(mesh, s)
+        elif isinstance(s, NamedSharding) and isinstance(s.mesh, AbstractMesh):
+            s = _on_devices(s, where)
         elif s is not None and not isinstance(s, Sharding):
             raise TypeError(
                 f"{where}: {what} leaves must be Shardings (NamedSharding(mesh, P(...))), PartitionSpecs or "
@@ -844,6 +904,18 @@ def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> lis
             )
         out.append(s)
     return out
+
+
+def _on_devices(s: NamedSharding, where: str) -> NamedSharding:
+    """A sharding over an abstract mesh (``typeof(x).sharding``) used to place values: over the
+    mesh in scope laid out as that abstract mesh (JAX's rule)."""
+    mesh = concrete_mesh(s.mesh, where)
+    if mesh is None:
+        raise ValueError(
+            f"{where}: {s!r} is over an abstract mesh, which holds no devices: call "
+            "funcgrad.sharding.set_mesh(mesh) first, or give a NamedSharding over a concrete Mesh"
+        )
+    return NamedSharding(mesh, s.spec)
 
 
 def from_bridge(bridge, ndim: int) -> Sharding:
@@ -882,7 +954,7 @@ def resolve(s, where: str, name: str = "the value"):
     """``s`` as a ``Sharding``: a bare ``PartitionSpec`` is a ``NamedSharding`` over the mesh in
     scope (``set_mesh``/``use_mesh``); errors name ``where``, ``name`` and the fix."""
     if isinstance(s, PartitionSpec):
-        mesh = get_mesh()
+        mesh = concrete_mesh(where=where)
         if mesh is None:
             raise ValueError(
                 f"{where}: {name} has the bare {s!r}, which needs a mesh: call "
@@ -890,6 +962,8 @@ def resolve(s, where: str, name: str = "the value"):
                 f"(or use `with funcgrad.sharding.use_mesh(mesh):`), or pass NamedSharding(mesh, {s!r})"
             )
         return NamedSharding(mesh, s)
+    if isinstance(s, NamedSharding) and isinstance(s.mesh, AbstractMesh):
+        return _on_devices(s, where)
     if isinstance(s, Sharding):
         return s
     raise TypeError(f"{where}: {name} must be a Sharding or a PartitionSpec, got {s!r}")

@@ -7,7 +7,7 @@ their scope in, the cache registry), ``funcgrad.jitting`` and ``xla_bridge`` (pl
 
 >>> import funcgrad, funcgrad.numpy as fnp
 >>> typeof(fnp.ones((2, 3), dtype="float32"))
-ShapedArray(f32[2,3])
+ShapedArray(float32[2,3])
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def typeof(x) -> core.ShapedArray:
 
     >>> import funcgrad
     >>> typeof(1.0)
-    ShapedArray(f64[], weak_type=True)
+    ShapedArray(float64[], weak_type=True)
     >>> funcgrad.jit(lambda x: print(typeof(x)) or x)(np.zeros(3, np.int32)).shape
     int32[3]
     (3,)

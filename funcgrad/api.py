@@ -52,6 +52,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.primitives import elementwise as _ew
+from funcgrad.primitives import sharding as _sharding_prims
 
 __all__ = [
     "grad",
@@ -394,9 +395,13 @@ def _mapped_size(leaf, axis):
     return core.get_aval(leaf).shape[axis]
 
 
-def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axis_name=None):
+def vmap(
+    fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axis_name=None, spmd_axis_name=None
+):
     """Vectorise ``fun`` over the ``in_axes`` of its arguments (a pytree prefix; ``None`` means
-    broadcast); outputs get their mapped axis at ``out_axes``.
+    broadcast); outputs get their mapped axis at ``out_axes``. ``spmd_axis_name`` (a mesh axis
+    name or a tuple of them) splits the mapped dimension of the sharding constraints inside over
+    those mesh axes, as JAX's.
 
     >>> import funcgrad.numpy as fnp
     >>> vmap(lambda x, y: x @ y, in_axes=(0, None))(fnp.ones((5, 3)), fnp.ones(3)).shape
@@ -404,6 +409,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axi
     """
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
+    spmd = _spmd_names(spmd_axis_name)
     if not (in_axes is None or isinstance(in_axes, int | tuple | dict)):
         raise TypeError(
             f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
@@ -453,6 +459,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axi
             d = int(d) % ndim
             dims.append(d)
             sizes.setdefault(_mapped_size(leaf, d), []).append(path)
+            if spmd:
+                _check_spmd_axis(spmd, core.get_aval(leaf), d)
         if len(sizes) > 1:
             detail = "; ".join(f"{', '.join(p)} have size {s}" for s, p in sizes.items())
             raise ValueError(f"vmap got inconsistent sizes for the mapped axis: {detail}")
@@ -477,10 +485,37 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axi
                     f"outputs' structure {store['out_tree']}"
                 ) from e
 
-        outs = batching.vmap_flat(flat, size, dims, out_dims, flat_args, axis_name)
+        with _sharding_prims.spmd_axis_name(spmd):
+            outs = batching.vmap_flat(flat, size, dims, out_dims, flat_args, axis_name)
         return tu.tree_unflatten(store["out_tree"], [to_public(o) for o in outs])
 
     return vmapped
+
+
+def _spmd_names(spmd_axis_name) -> tuple:
+    if spmd_axis_name is None:
+        return ()
+    names = (spmd_axis_name,) if isinstance(spmd_axis_name, str) else spmd_axis_name
+    if not isinstance(names, tuple | list) or not all(isinstance(n, str) for n in names):
+        raise TypeError(
+            f"vmap: spmd_axis_name must be a mesh axis name or a tuple of them, got {spmd_axis_name!r}"
+        )
+    return tuple(names)
+
+
+def _check_spmd_axis(spmd: tuple, aval, d: int) -> None:
+    """JAX's rule: a mapped dimension already split over explicit mesh axes must be split over
+    ``spmd_axis_name`` itself."""
+    s = getattr(aval, "sharding", None)
+    if s is None:
+        return
+    entry = tuple(s.spec)[d] if d < len(s.spec) else None
+    have = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+    if have and have != spmd:
+        raise ValueError(
+            "Only one of spmd_axis_name or arrays sharded on `Explicit` mesh axis type is allowed. Got "
+            f"spmd_axis_name={spmd} and arrays sharded on explicit_mesh_axis={have}"
+        )
 
 
 # ----------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._api_util import explain_concretization, flatten_outputs
-from funcgrad._sharding_types import type_sharding
+from funcgrad._sharding_types import renamed_out_shardings, type_sharding
 from funcgrad._shardings import (
     Mesh,
     NamedSharding,
@@ -385,6 +385,8 @@ class JittedFunction(Dispatcher):
             outs = tuple(
                 _sharding_leaves(self._out_shardings, shaped, out_avals, f"jit({name})", "out_shardings")
             )
+        else:
+            outs = renamed_out_shardings(closed.out_avals)
         return Staged(closed, out_tree_box[0], hoisted, ins, outs)
 
     def _entry(self, args, kwargs):

@@ -23,14 +23,17 @@ One general mechanism, with defaults by kind of primitive instead of a rule per 
   need their dimension whole;
 - ``dot_general``: batch dimensions, then the free dimensions of each side; sharded contracting
   dimensions on both sides are ambiguous (JAX's error, asking for ``out_sharding=``);
-- ``scatter``: into a sharded operand it is JAX's error; into a whole one, typed as the operand;
-- any other primitive (``gather``, ``rev``, control flow, calls, ...): a result its abstract
-  evaluation typed (a call's body was traced with types) keeps that type; else a result shaped
-  as its first operand keeps that operand's sharding; else it is replicated (the values are
-  right; the partitioner gathers). Where JAX raises for a gather with sharded operands, funcgrad
-  replicates instead.
+- ``gather``/``scatter``: JAX's rules -- the dimensions indexed into and the indices' query
+  dimensions must be whole, batch dimensions must agree; else ambiguous (JAX's error asking for
+  ``.at[...].get(out_sharding=)``); ``dynamic_update_slice`` needs its update sharded as its
+  operand; ``scan``'s stacked outputs have a whole leading dimension;
+- any other primitive (``rev``, control flow, calls, ...): a result its abstract evaluation
+  typed (a call's body was traced with types) keeps that type; else a result shaped as its first
+  operand keeps that operand's sharding; else it is replicated (the values are right; the
+  partitioner gathers).
 
-A result whose spec names a mesh axis twice is JAX's "illegally sharded result" error.
+A result whose spec names a mesh axis twice is JAX's "illegally sharded result" error (its text
+as JAX's: the fix is to reshard an operand, or give the result's ``out_sharding=``).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ __all__ = [
     "broadcasting",
     "contraction_out",
     "dot_general_rule",
+    "indexing_out",
     "install",
     "out_specs",
     "reduction",
@@ -330,7 +334,7 @@ def dot_general_rule(avals_in, avals_out, *, dimension_numbers, **params):
         )
         raise ShardingTypeError(
             f"dot_general operation with inputs: {shown} produces an illegally sharded result: "
-            f"{o.str_short().split('[')[0]}[{bad}]. Give the result's out_sharding, or reshard an operand."
+            f"{o.str_short().split('[')[0]}[{bad}]"
         )
     return [out]
 
@@ -370,17 +374,128 @@ _ALONG = {
 }
 
 
-def _scatter(avals_in, avals_out, **params):
-    """A scatter into an operand sharded on explicit axes has no unambiguous result sharding
-    (JAX's error); into a whole operand, the result is typed as the operand."""
-    x = avals_in[0]
-    if any(spec_of(x)):
+_ambiguous_ok: contextvars.ContextVar = contextvars.ContextVar("ambiguous_ok", default=False)
+
+
+@contextlib.contextmanager
+def indexing_out():
+    """Within the block, a ``gather`` or ``scatter`` whose result sharding would be ambiguous is
+    typed replicated instead of raising: ``x.at[idx].get(out_sharding=)`` (and ``.set``/``.add``
+    ...) gives the result's sharding itself and reshards to it after (JAX's way out of the error).
+
+    >>> with indexing_out():
+    ...     _ambiguous_ok.get()
+    True
+    """
+    token = _ambiguous_ok.set(True)
+    try:
+        yield
+    finally:
+        _ambiguous_ok.reset(token)
+
+
+def _gather(avals_in, avals_out, *, dimension_numbers, slice_sizes, **params):
+    """JAX's gather rule: the operand's dimensions that are indexed into must be whole (or taken
+    whole by the slice), the indices' dimensions other than batch ones must be whole, and paired
+    batch dimensions must agree; then each window dimension of the result keeps its operand
+    dimension's sharding and each other dimension its indices dimension's. Else ambiguous."""
+    operand, indices = avals_in[:2]
+    out = avals_out[0]
+    ospec, ispec = spec_of(operand), list(spec_of(indices))
+    if not any(ospec) and not any(ispec):
+        return [((),) * out.ndim]
+    dn = dimension_numbers
+    obatch, ibatch = tuple(dn.operand_batching_dims), tuple(dn.start_indices_batching_dims)
+    resolvable = (
+        all(slice_sizes[d] == operand.shape[d] or not ospec[d] for d in dn.start_index_map)
+        and all(not ispec[i] or not ospec[o] or ispec[i] == ospec[o] for o, i in zip(obatch, ibatch))
+        and all(not p for i, p in enumerate(ispec) if i not in ibatch)
+    )
+    if not resolvable:
+        if _ambiguous_ok.get():
+            return [((),) * out.ndim]
         raise ShardingTypeError(
-            "Use `.at[...].set/add/mul/...` on an operand that is not sharded: the out sharding of the "
-            f"scatter update could not be resolved unambiguously. Got operand type={x.str_short()}; reshard "
-            "it to P() first (funcgrad.sharding.reshard) and reshard the result after."
+            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather indexing as "
+            "out sharding could not be resolved unambiguously (or would require collectives on inputs). "
+            f"Got operand=ShapedArray({operand}), indices=ShapedArray({indices})"
         )
-    return [spec_of(x)] + [((),) * a.ndim for a in avals_out[1:]]
+    for o, i in zip(obatch, ibatch):
+        ispec[i] = ispec[i] or ospec[o]
+    window = iter(d for d in range(operand.ndim) if d not in set(dn.collapsed_slice_dims) | set(obatch))
+    batch = iter(ispec)
+    offset = set(dn.offset_dims)
+    return [tuple(ospec[next(window)] if k in offset else next(batch) for k in range(out.ndim))]
+
+
+def _scatter(avals_in, avals_out, *, dimension_numbers, **params):
+    """JAX's scatter rule (the gather rule read backwards): batch dimensions of the operand,
+    indices and updates must agree; window dimensions of the updates must match the operand's
+    (or both be whole); the dimensions the updates are inserted along, the query dimensions of the
+    indices and updates, and the index vector must be whole. The result keeps the operand's
+    sharding, completed by the indices' and updates'. Else ambiguous."""
+    operand, indices, updates = avals_in[:3]
+    ospec, ispec, uspec = spec_of(operand), spec_of(indices), spec_of(updates)
+    rest = [((),) * a.ndim for a in avals_out[1:]]
+    if not any(ospec) and not any(ispec) and not any(uspec):
+        return [ospec] + rest
+    dn = dimension_numbers
+    obatch, ibatch = tuple(dn.operand_batching_dims), tuple(dn.scatter_indices_batching_dims)
+    uwin, inserted = tuple(dn.update_window_dims), set(dn.inserted_window_dims)
+    ivd = indices.ndim - 1
+    query = list(range(ivd))  # the updates' dimensions: the indices' query dimensions + windows
+    for w in uwin:
+        query.insert(w, None)
+    ubatch = tuple(query.index(i) for i in ibatch)
+    owin = [d for d in range(operand.ndim) if d not in inserted and d not in obatch]
+
+    def agree(*ps):
+        return len({p for p in ps if p}) <= 1
+
+    resolvable = (
+        all(agree(ospec[o], ispec[i], uspec[u]) for o, i, u in zip(obatch, ibatch, ubatch))
+        and all(
+            (updates.shape[u] == operand.shape[o] and uspec[u] == ospec[o]) or (not uspec[u] and not ospec[o])
+            for u, o in zip(uwin, owin)
+        )
+        and all(not ospec[d] for d in inserted)
+        and all(not p for u, p in enumerate(uspec) if u not in ubatch and u not in uwin)
+        and all(not p for i, p in enumerate(ispec[:ivd]) if i not in ibatch)
+        and not ispec[ivd]
+    )
+    if not resolvable:
+        if _ambiguous_ok.get():
+            return [((),) * operand.ndim] + rest
+        raise ShardingTypeError(
+            "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for the scatter "
+            "update as out sharding could not be resolved unambiguously (or would require collectives on "
+            f"inputs). Got operand=ShapedArray({operand}), indices=ShapedArray({indices}), "
+            f"updates=ShapedArray({updates})"
+        )
+    out = list(ospec)
+    for o, i, u in zip(obatch, ibatch, ubatch):
+        out[o] = out[o] or ispec[i] or uspec[u]
+    for u, o in zip(uwin, owin):
+        out[o] = out[o] or uspec[u]
+    return [tuple(out)] + rest
+
+
+def _dynamic_update_slice(avals_in, avals_out, **params):
+    """The update must be sharded as the operand is (JAX's rule); the result is too."""
+    x, u = avals_in[:2]
+    if spec_of(x) != spec_of(u) and (any(spec_of(x)) or any(spec_of(u))):
+        raise ShardingTypeError(
+            "dynamic_update_slice operand sharding must be equal to update sharding, got operand sharding "
+            f"{x.str_short()} and update sharding {u.str_short()}. Reshard the update to the operand's "
+            "sharding first (funcgrad.sharding.reshard)."
+        )
+    return [spec_of(x)]
+
+
+def _scan(avals_in, avals_out, *, jaxpr, num_carry, **params):
+    """The body was traced with types: the carries are typed as the body returns them, the
+    stacked outputs as the body's per-step outputs with a whole leading (stacking) dimension."""
+    outs = jaxpr.out_avals
+    return [spec_of(o) for o in outs[:num_carry]] + [((),) + spec_of(o) for o in outs[num_carry:]]
 
 
 def _along_unsharded(what: str, param: str):
@@ -433,8 +548,7 @@ def out_specs(primitive, avals_in, avals_out, params) -> list:
             )
             raise ShardingTypeError(
                 f"{primitive.name} operation with inputs: {shown} produces an illegally sharded result: "
-                f"{a.str_short().split('[')[0]}[{bad}]. Reshard an operand so that a mesh axis splits one "
-                "dimension only."
+                f"{a.str_short().split('[')[0]}[{bad}]"
             )
     return out
 
@@ -469,8 +583,12 @@ def install(families) -> None:
     for p in (srt.cumsum_p, srt.cumprod_p, srt.cummax_p, srt.cummin_p):
         p.def_sharding_rule(_along_unsharded(p.name, "axis"))
     srt.sort_p.def_sharding_rule(_along_unsharded("sort", "dimension"))
-    for p in prims("scatter"):
-        if p.sharding_rule is None:
+    for p in prims("scatter", "indexing", "gather"):
+        if p.sharding_rule is None and p.name.startswith("scatter"):
             p.def_sharding_rule(_scatter)
+        elif p.sharding_rule is None and p.name == "gather":
+            p.def_sharding_rule(_gather)
+    families["indexing"].dynamic_update_slice_p.def_sharding_rule(_dynamic_update_slice)
+    families["scan"].scan_p.def_sharding_rule(_scan)
     families["dot"].dot_general_p.def_sharding_rule(dot_general_rule)
     families["sharding"].sharding_constraint_p.def_sharding_rule(_from_params, from_params=True)

@@ -171,12 +171,18 @@ def _bind_numpy(prim, args, params):
     return prim.impl(*args, **params)
 
 
-def _quiet(impl):
+def _quiet(impl, primitive=None):
     """An eager loop impl run without NumPy's floating-point warnings: the kernel silences them for
     each primitive it evaluates (NOTE: [IEEE special values]), but loops take Arrays and bypass
-    that, so a NaN in an iteration would warn where a primitive outside the loop does not."""
+    that, so a NaN in an iteration would warn where a primitive outside the loop does not. With
+    an operand sharded over several devices the loop runs there instead, compiled, as any eager
+    primitive does (its results keep their shardings, as JAX's)."""
 
     def run(*args, **params):
+        if primitive is not None and hooks.eager_on_devices is not None:
+            out = hooks.eager_on_devices(primitive, args, params)
+            if out is not NotImplemented:
+                return out
         with np.errstate(all="ignore"):
             return impl(*args, **params)
 
@@ -364,7 +370,7 @@ def _cond_batch(axis_size, vals, dims, *, branches):
     return outs, [0 if b else None for b in out_b]
 
 
-cond_p.def_impl(_quiet(_cond_impl))
+cond_p.def_impl(_quiet(_cond_impl, cond_p))
 cond_p.def_abstract_eval(_cond_abstract_eval)
 cond_p.def_jvp(_cond_jvp)
 cond_p.def_partial_eval(_cond_partial_eval)
@@ -529,7 +535,7 @@ def _while_batch(axis_size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
     return outs, [0] * len(outs)
 
 
-while_p.def_impl(_quiet(_while_impl))
+while_p.def_impl(_quiet(_while_impl, while_p))
 while_p.def_abstract_eval(_while_abstract_eval)
 while_p.def_jvp(_while_jvp)
 while_p.def_partial_eval(_while_partial_eval)

@@ -324,7 +324,7 @@ def _scan_batch(axis_size, vals, dims, *, jaxpr, num_consts, num_carry, length, 
     return outs, [0 if b else None for b in carry_b] + [None if d is None else 1 for d in out_dims[ncar:]]
 
 
-scan_p.def_impl(_quiet(_scan_impl))
+scan_p.def_impl(_quiet(_scan_impl, scan_p))
 scan_p.def_abstract_eval(_scan_abstract_eval)
 scan_p.def_jvp(_scan_jvp)
 scan_p.def_partial_eval(_scan_partial_eval)

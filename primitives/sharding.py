@@ -36,6 +36,8 @@ rules transform the body and bind shard_map again:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 from funcgrad.primitives import collectives as co
@@ -52,7 +54,7 @@ from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
-__all__ = ["mesh_frames", "meshes_in", "shard_map_p", "sharding_constraint_p"]
+__all__ = ["mesh_frames", "meshes_in", "shard_map_p", "sharding_constraint_p", "spmd_axis_name"]
 
 
 def mesh_sizes(mesh) -> dict:
@@ -104,8 +106,32 @@ def _unmentioned(mesh, spec, manual_axes) -> tuple:
     return tuple(n for n in manual_of(mesh, manual_axes) if n not in used)
 
 
-def _insert(spec, d):
-    return (*spec[:d], (), *spec[d:])
+def _insert(spec, d, names=()):
+    return (*spec[:d], tuple(names), *spec[d:])
+
+
+_spmd_axes: contextvars.ContextVar = contextvars.ContextVar("spmd_axes", default=())
+
+
+@contextlib.contextmanager
+def spmd_axis_name(names: tuple):
+    """While ``vmap(..., spmd_axis_name=names)`` traces, a sharding constraint it batches splits
+    the new (mapped) dimension over the mesh axes ``names`` (JAX's ``spmd_axis_name``).
+
+    >>> with spmd_axis_name(("x",)):
+    ...     _spmd_axes.get()
+    ('x',)
+    """
+    token = _spmd_axes.set(tuple(names))
+    try:
+        yield
+    finally:
+        _spmd_axes.reset(token)
+
+
+def _constraint_batch(axis_size, vals, dims, *, mesh, spec):
+    names = tuple(n for n in _spmd_axes.get() if n in mesh.axis_names and all(n not in p for p in spec))
+    return sharding_constraint_p.bind(vals[0], mesh=mesh, spec=_insert(spec, dims[0], names)), dims[0]
 
 
 def _env(mesh, manual_axes=None):
@@ -376,10 +402,5 @@ deflinear(
     sharding_constraint_p,
     lambda ct, x, *, mesh, spec: [sharding_constraint_p.bind(instantiate(ct), mesh=mesh, spec=spec)],
 )
-sharding_constraint_p.def_batch(
-    lambda axis_size, vals, dims, *, mesh, spec: (
-        sharding_constraint_p.bind(vals[0], mesh=mesh, spec=_insert(spec, dims[0])),
-        dims[0],
-    )
-)
+sharding_constraint_p.def_batch(_constraint_batch)
 sharding_constraint_p.def_taylor(linear_taylor(sharding_constraint_p))  # (linear in its inexact operands)

@@ -267,7 +267,7 @@ def ltg_abstract_eval(arr, *, global_mesh: shardings.Mesh, pspec):
 
     >>> from funcgrad.sharding import make_mesh
     >>> ltg_abstract_eval(np.ones((4, 3)), global_mesh=make_mesh((1,), ("x",)), pspec=P("x"))
-    ShapedArray(f64[4,3])
+    ShapedArray(float64[4,3])
     """
     a = core.get_aval(arr)
     return core.ShapedArray(_scale_shape(a.shape, global_mesh, pspec, True), a.dtype)
@@ -278,7 +278,7 @@ def gtl_abstract_eval(arr, *, global_mesh: shardings.Mesh, pspec):
 
     >>> from funcgrad.sharding import make_mesh
     >>> gtl_abstract_eval(np.ones((4, 3)), global_mesh=make_mesh((1,), ("x",)), pspec=P("x"))
-    ShapedArray(f64[4,3])
+    ShapedArray(float64[4,3])
     """
     a = core.get_aval(arr)
     return core.ShapedArray(_scale_shape(a.shape, global_mesh, pspec, False), a.dtype)

@@ -238,7 +238,7 @@ def export(
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> exp = export(funcgrad.jit(fnp.sin))(funcgrad.ShapeDtypeStruct((3,), np.float32))
     >>> exp.in_avals, exp.platforms
-    ((ShapedArray(f32[3]),), ('cpu',))
+    ((ShapedArray(float32[3]),), ('cpu',))
     >>> exp.call(np.zeros(3, np.float32))
     Array([0., 0., 0.], dtype=float32)
     """

@@ -290,7 +290,7 @@ def mapped_aval(size: int, axis: int | None, aval: ShapedArray) -> ShapedArray:
     """``aval`` with its mapped axis ``axis`` (of length ``size``) removed; ``None``: unchanged.
 
     >>> mapped_aval(3, 1, ShapedArray((2, 3, 4), "float32"))
-    ShapedArray(f32[2,4])
+    ShapedArray(float32[2,4])
     """
     if axis is None:
         return aval
@@ -305,7 +305,7 @@ def unmapped_aval(size: int, axis: int | None, aval: ShapedArray, explicit_mesh_
     """``aval`` with an axis of length ``size`` inserted at ``axis``; ``None``: unchanged.
 
     >>> unmapped_aval(3, 0, ShapedArray((2,), "float32"))
-    ShapedArray(f32[3,2])
+    ShapedArray(float32[3,2])
     """
     del explicit_mesh_axis
     if axis is None:

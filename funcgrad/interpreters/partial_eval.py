@@ -115,7 +115,7 @@ def trace_to_jaxpr_dynamic(fun, in_avals: Sequence[Any], *, keep_inputs=None, lo
     >>> jaxpr, out_avals, consts = trace_to_jaxpr_dynamic(f, [ShapedArray((2,), "float32")])
     >>> print(jaxpr), out_avals
     { lambda ; a:f32[2]. let b:f32[2] = cos a in (b,) }
-    (None, [ShapedArray(f32[2])])
+    (None, [ShapedArray(float32[2])])
     """
     del lower, auto_dce
     call = _call(fun)

@@ -164,8 +164,14 @@ class BatchTracer(Tracer):
     @property
     def aval(self):
         aval = core.get_aval(self.val)
-        shape = aval.shape[: self.batch_dim] + aval.shape[self.batch_dim + 1 :]
-        return ShapedArray(shape, aval.dtype, aval.weak_type)
+        bd = self.batch_dim
+        shape = aval.shape[:bd] + aval.shape[bd + 1 :]
+        s = aval.sharding
+        if s is not None:
+            # One example's type keeps the other dimensions' shardings (NOTE: [sharding in types]).
+            spec = (*s.spec, *([None] * (aval.ndim - len(s.spec))))
+            s = s.with_spec(type(s.spec)(*spec[:bd], *spec[bd + 1 :]))
+        return ShapedArray(shape, aval.dtype, aval.weak_type, s)
 
 
 class BatchTrace(core.Trace):

@@ -104,7 +104,8 @@ class ShapedArray:
         return hash((self.shape, self.dtype, self.weak_type, self.sharding))
 
     def __repr__(self):
-        return f"ShapedArray({self.str_short()}{', weak_type=True' if self.weak_type else ''})"
+        # As JAX's: the dtype's full name (``ShapedArray(float32[8@x,4])``).
+        return f"ShapedArray({str(self).lstrip('~')}{', weak_type=True' if self.weak_type else ''})"
 
     def __str__(self):
         """JAX's text of a type, as ``print(typeof(x))`` shows it: the dtype's full name, ``~`` for

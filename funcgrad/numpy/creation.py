@@ -15,7 +15,7 @@ import functools
 
 import numpy as np
 
-from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
+from funcgrad._placement import sharded_like, takes_out_sharding  # JAX 0.10's explicit sharding
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -157,7 +157,7 @@ def zeros_like(a, dtype=None, shape=None, *, device=None):
     [0, 0]
     """
     shape, dtype, weak = _like(a, dtype, shape)
-    return Array._from_owned(np.zeros(shape, dtype), weak)
+    return sharded_like(Array._from_owned(np.zeros(shape, dtype), weak), a)
 
 
 @_honours_device
@@ -168,7 +168,7 @@ def ones_like(a, dtype=None, shape=None, *, device=None):
     [1.0, 1.0]
     """
     shape, dtype, weak = _like(a, dtype, shape)
-    return Array._from_owned(np.ones(shape, dtype), weak)
+    return sharded_like(Array._from_owned(np.ones(shape, dtype), weak), a)
 
 
 @_honours_device
@@ -190,8 +190,8 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     """
     shape, dtype, weak = _like(a, dtype, shape)
     if is_array(fill_value) and not isinstance(fill_value, Array):
-        return broadcast_to(convert(fill_value, dtype), shape)
-    return Array._from_owned(np.full(shape, np.asarray(fill_value), dtype), weak)
+        return sharded_like(broadcast_to(convert(fill_value, dtype), shape), a)
+    return sharded_like(Array._from_owned(np.full(shape, np.asarray(fill_value), dtype), weak), a)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -23,8 +23,12 @@ primitive catalog (structure, indexing, elementwise families).
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 
+from funcgrad._placement import reshard
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -42,6 +46,7 @@ from funcgrad.numpy.ufuncs import power, true_divide
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import structure as st
+from funcgrad.primitives._sharding_rules import indexing_out
 
 __all__ = [
     "NonConcreteBooleanIndexError",
@@ -442,6 +447,25 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices):
     return ew.convert_element_type(out, aval(original).dtype, weak_type=aval(original).weak_type)
 
 
+def _takes_out_sharding(method):
+    """JAX's ``out_sharding=`` of ``x.at[idx].get/set/add/...``: the result's sharding, given
+    where the gather's or scatter's would be ambiguous on explicit mesh axes (NOTE: [sharding in
+    types]); the operation is typed replicated inside and resharded to it."""
+
+    @functools.wraps(method)
+    def wrapped(self, *args, out_sharding=None, **kwargs):
+        if out_sharding is None:
+            return method(self, *args, **kwargs)
+        with indexing_out():
+            out = method(self, *args, **kwargs)
+        return reshard(out, out_sharding)
+
+    sig = inspect.signature(method)
+    extra = inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)
+    wrapped.__signature__ = sig.replace(parameters=[*sig.parameters.values(), extra])
+    return wrapped
+
+
 class _IndexUpdateRef:
     """``x.at[idx]``: functional, differentiable updates of ``x`` at ``idx`` (NOTE: [indexing
     semantics]). Out-of-bounds updates are dropped unless ``mode='clip'``."""
@@ -455,6 +479,7 @@ class _IndexUpdateRef:
     def __repr__(self):
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
+    @_takes_out_sharding
     def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
         """``x[idx]``; ``mode='fill'`` returns ``fill_value`` (NaN by default) out of bounds.
 
@@ -470,6 +495,7 @@ class _IndexUpdateRef:
             indices_are_sorted=indices_are_sorted,
         )
 
+    @_takes_out_sharding
     def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x`` with ``x[idx] = values``.
 
@@ -478,6 +504,7 @@ class _IndexUpdateRef:
         """
         return _scatter(self.array, self.index, values, ix.scatter, mode, indices_are_sorted, unique_indices)
 
+    @_takes_out_sharding
     def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x`` with ``x[idx] += values`` (repeated indices accumulate).
 
@@ -488,6 +515,7 @@ class _IndexUpdateRef:
             self.array, self.index, values, ix.scatter_add, mode, indices_are_sorted, unique_indices
         )
 
+    @_takes_out_sharding
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x`` with ``x[idx] -= values``.
 
@@ -505,6 +533,7 @@ class _IndexUpdateRef:
             unique_indices,
         )
 
+    @_takes_out_sharding
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x`` with ``x[idx] *= values``.
 
@@ -517,6 +546,7 @@ class _IndexUpdateRef:
 
     mul = multiply
 
+    @_takes_out_sharding
     def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x`` with ``x[idx] /= values``: true division, so an integer ``x`` gives a float result (as
         jax.numpy); repeated indices divide repeatedly.
@@ -529,6 +559,7 @@ class _IndexUpdateRef:
         denom = _scatter(ones, self.index, values, ix.scatter_mul, mode, indices_are_sorted, unique_indices)
         return true_divide(x, denom)
 
+    @_takes_out_sharding
     def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x`` with ``x[idx] **= values``; repeated indices raise repeatedly (their exponents
         multiply, as jax.numpy), and integer ``x`` takes exact integer powers.
@@ -543,6 +574,7 @@ class _IndexUpdateRef:
         )
         return power(x, exponent)
 
+    @_takes_out_sharding
     def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x`` with ``x[idx] = minimum(x[idx], values)``.
 
@@ -553,6 +585,7 @@ class _IndexUpdateRef:
             self.array, self.index, values, ix.scatter_min, mode, indices_are_sorted, unique_indices
         )
 
+    @_takes_out_sharding
     def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x`` with ``x[idx] = maximum(x[idx], values)``.
 

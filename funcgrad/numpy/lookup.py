@@ -37,6 +37,7 @@ from funcgrad.numpy.manipulation import moveaxis, ravel, reshape, stack
 from funcgrad.numpy.sorting import cumsum
 from funcgrad.numpy.ufuncs import as_bool, remainder, where3
 from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import gather as ix
 
 __all__ = [
     "argwhere",
@@ -169,7 +170,32 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     mode = _take_mode(mode)
     if mode == "wrap":
         indices, mode = remainder(indices, arr.shape[axis]), "clip"
-    return getitem(arr, _along_axis_index(arr.shape, indices, axis), mode=mode, fill_value=fill_value)
+    index = _along_axis_index(arr.shape, indices, axis)
+    if aval(arr).sharding is not None and all(
+        i == 1 or i == a for d, (i, a) in enumerate(zip(aval(indices).shape, arr.shape)) if d != axis
+    ):
+        return _take_along_batched(arr, indices, axis, mode, fill_value)
+    return getitem(arr, index, mode=mode, fill_value=fill_value)
+
+
+def _take_along_batched(arr, indices, axis, mode, fill_value):
+    """``take_along_axis`` as JAX writes it: one gather whose other dimensions are batch
+    dimensions of the operand and the indices, so that on explicit mesh axes they keep their
+    shardings (NOTE: [sharding in types]) where an index built from iotas would be ambiguous."""
+    n = arr.shape[axis]
+    shape = tuple(s if d == axis else arr.shape[d] for d, s in enumerate(aval(indices).shape))
+    idx = broadcast_to(indices, shape)
+    idx = where3(idx < 0, idx + n, idx)  # negative indices count from the end, as NumPy's
+    idx = reshape(idx, (*shape, 1))
+    batch = tuple(d for d in range(arr.ndim) if d != axis)
+    dn = ix.GatherDimensionNumbers(
+        offset_dims=(),
+        collapsed_slice_dims=(axis,),
+        start_index_map=(axis,),
+        operand_batching_dims=batch,
+        start_indices_batching_dims=batch,
+    )
+    return ix.gather(arr, idx, dn, (1,) * arr.ndim, mode=mode, fill_value=fill_value)
 
 
 def put_along_axis(arr, indices, values, axis, inplace=False, *, mode=None):

@@ -449,3 +449,99 @@ def test_out_sharding_is_taken_wherever_jax_takes_it():
             if f is None or "out_sharding" not in inspect.signature(f).parameters:
                 missing.append(f"{theirs.__name__}.{name}")
     assert not missing
+
+
+def _gather_scan_and_constraint_cases(np_, put, lib, sh):
+    """Each case's type, or the name of the error it raises: JAX 0.10's gather/scatter rules,
+    scan over typed operands and with_sharding_constraint as an assertion on explicit axes."""
+    P = sh.PartitionSpec
+    x, x2 = put(X, "x", "y"), put(X, None, "y")
+    idx = np.array([0, 3, 5, 1])
+    lax = lib.lax
+
+    def step(c, row):
+        return c + row, c * row
+
+    cases = {
+        "gather_whole_dim": lambda: x2[idx],
+        "gather_sharded_dim": lambda: x[idx],
+        "gather_out_sharding": lambda: x.at[idx].get(out_sharding=P(None, "y")),
+        "take_along_axis": lambda: np_.take_along_axis(x2, np.zeros((8, 4), np.int32), axis=0),
+        "scatter_sharded": lambda: x.at[idx].add(1.0),
+        "scatter_out_sharding": lambda: x.at[idx].add(1.0, out_sharding=P("x", "y")),
+        "scan_sharded_leading_dim": lambda: lax.scan(step, np_.zeros(4), x)[1],
+        "scan_carry_changes_type": lambda: lax.scan(step, np_.zeros(4, np_.float32), x2)[0],
+        "scan_ys": lambda: lax.scan(step, put(np.zeros(4, np.float32), "y"), x2)[1],
+        "scan_carry": lambda: lax.scan(step, put(np.zeros(4, np.float32), "y"), x2)[0],
+        "scan_jit": lambda: lib.jit(lambda c, xs: lax.scan(step, c, xs)[1])(
+            put(np.zeros(4, np.float32), "y"), x2
+        ),
+        "zeros_like": lambda: np_.zeros_like(x),
+        "constraint_matches": lambda: lax.with_sharding_constraint(x, P("x", "y")),
+        "constraint_differs": lambda: lax.with_sharding_constraint(x, P("y", "x")),
+        "constraint_differs_jit": lambda: lib.jit(lambda a: lax.with_sharding_constraint(a, P(None, "y")))(x),
+    }
+    out = {}
+    for name, case in cases.items():
+        try:
+            r = case()
+        except Exception as e:  # noqa: BLE001 - which error is compared
+            out[name] = type(e).__name__
+        else:
+            out[name] = (_type(r, lib), np.asarray(r).tolist())
+    return out
+
+
+def test_gather_scan_and_constraints_follow_jaxs_rules(meshes):
+    ours, theirs = _both(meshes, _gather_scan_and_constraint_cases)
+    assert ours == theirs
+    assert (
+        theirs["gather_sharded_dim"] == "ShardingTypeError"
+        and theirs["scan_sharded_leading_dim"] == "ValueError"
+    )
+    assert theirs["constraint_differs"] == "AssertionError"
+
+
+def test_tracers_vmap_spmd_axis_name_and_abstract_meshes_follow_jax(meshes):
+    def build(np_, put, lib, sh):
+        P = sh.PartitionSpec
+        x, xr = put(X, "x", "y"), put(X)
+        inner = []
+
+        def f(a):
+            inner.append((_type(a, lib), hasattr(a, "sharding")))
+            return a * 2
+
+        out = {
+            "spmd_sharded": _type(lib.vmap(f, spmd_axis_name="x")(x), lib),
+            "spmd_replicated": _type(lib.jit(lib.vmap(f, spmd_axis_name="x"))(xr), lib),
+            "spmd_tuple": _type(lib.vmap(f, spmd_axis_name=("x", "y"))(put(X, ("x", "y"))), lib),
+        }
+        try:
+            lib.vmap(f, spmd_axis_name="y")(x)
+        except ValueError as e:
+            out["spmd_mismatch"] = str(e)
+
+        @lib.jit
+        def renamed(a):
+            am = sh.AbstractMesh((8,), ("A",), (sh.AxisType.Explicit,))
+            with sh.use_abstract_mesh(am):
+                return sh.reshard(a, P("A", None)) * 2
+
+        z = renamed(x)
+        out["renamed"] = (_type(z, lib), np.asarray(z).tolist(), z.sharding.mesh.axis_names)
+        try:
+            sh.get_abstract_mesh().devices
+        except ValueError as e:
+            out["abstract_devices"] = str(e).split(":")[0]
+        auto = lib.make_mesh((2, 4), ("x", "y"), (sh.AxisType.Auto,) * 2)
+        with sh.set_mesh(auto):
+            g = lib.jit(lib.vmap(lambda a: lib.lax.with_sharding_constraint(a, P("y")), spmd_axis_name="x"))
+            out["spmd_auto"] = tuple(g(put(X)).sharding.spec)
+        return out, inner
+
+    ours, theirs = _both(meshes, build)
+    assert ours == theirs
+    with fs.set_mesh(meshes[0]):
+        with pytest.raises(AttributeError, match="'sharding' attribute is not available on traced array"):
+            funcgrad.jit(lambda a: a.sharding)(funcgrad.device_put(X, fs.P("x")))
