@@ -28,6 +28,7 @@ from funcgrad._sharding_types import with_default_sharding  # typeof's sharding 
 from funcgrad.kernel import caches, core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config
+from funcgrad.numpy._dtypes import ExtendedArray
 
 __all__ = [
     "clear_caches",
@@ -55,6 +56,8 @@ def typeof(x) -> core.ShapedArray:
     >>> typeof(np.zeros((2, 3))).sharding.spec
     P(None, None)
     """
+    if isinstance(x, ExtendedArray):  # typed PRNG keys: ShapedArray(key<fry>[])
+        return x.aval
     return with_default_sharding(x, core.get_aval(x))
 
 

@@ -34,6 +34,7 @@ import funcgrad.numpy as fnp
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import float0
+from funcgrad.kernel.ir import ShapedArray
 from funcgrad.numpy._dtypes import ExtendedArray, prng_key
 
 __all__ = ["KeyArray", "KeyTy", "PRNGImpl", "PRNGS", "register_prng", "resolve_impl"]
@@ -133,6 +134,30 @@ class KeyTy:
     __str__ = __repr__
 
 
+class KeyShapedArray(ShapedArray):
+    """The abstract value of a key array (``typeof(random.key(0))``): its shape and ``key<impl>``
+    dtype, printed as JAX prints it, ``ShapedArray(key<fry>[])``."""
+
+    __slots__ = ()
+
+    def __init__(self, shape, dtype: KeyTy):
+        self.shape, self.dtype, self.weak_type, self.sharding = tuple(shape), dtype, False, None
+
+    def str_short(self) -> str:
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+    __str__ = str_short
+
+    def __repr__(self) -> str:
+        return f"ShapedArray({self.str_short()})"
+
+    def __eq__(self, other) -> bool:
+        return type(other) is KeyShapedArray and (self.shape, self.dtype) == (other.shape, other.dtype)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype))
+
+
 def _key_error(op: str):
     def refuse(self, *args, **kwargs):
         dtypes = ", ".join(str(getattr(a, "dtype", type(a).__name__)) for a in (self, *args))
@@ -201,6 +226,10 @@ class KeyArray(ExtendedArray):
         return False
 
     @property
+    def aval(self) -> KeyShapedArray:
+        return KeyShapedArray(self.shape, self.dtype)
+
+    @property
     def sharding(self):
         return self._base_array.sharding
 
@@ -240,6 +269,8 @@ class KeyArray(ExtendedArray):
         return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, index):
+        if index is Ellipsis:
+            return self  # as JAX's: keys[...] is keys (flax's Variable reads keys so)
         index = index if isinstance(index, tuple) else (index,)
         used = sum(
             np.ndim(i) if getattr(i, "dtype", None) == np.bool_ else 1

@@ -78,6 +78,11 @@ def test_key_arrays_index_and_reshape_as_jax():
     for case, _ in cases:
         same_keys(case(fnp, k, ks), case(jnp, jk, jks))
     np.testing.assert_array_equal(ks == ks, jks == jks)
+    assert k[...] is k and jk[...] is jk  # flax's Variable reads keys with [...]
+    assert repr(funcgrad.typeof(ks)) == repr(jax.typeof(jks)) == "ShapedArray(key<fry>[4])"
+    for name in ("allclose", "array_equal"):
+        assert bool(getattr(fnp, name)(k, fr.key(3))) == bool(getattr(jnp, name)(jk, jr.key(3))) is False
+        assert bool(getattr(fnp, name)(ks, ks)) and bool(getattr(jnp, name)(jks, jks))
     np.testing.assert_array_equal(ks[0] != ks[1], jks[0] != jks[1])
 
 
