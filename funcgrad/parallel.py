@@ -395,21 +395,24 @@ def smap(f: Callable | None = None, /, *, in_axes=Infer, out_axes, axis_name):
 def _check_typed_match(x, norm, mesh, manual, path):
     """JAX 0.10: over a fully manual mesh of Explicit axes, an argument whose sharding (its type)
     is over that mesh must be split as its in_specs says -- shard_map does not reshard it
-    silently. (An argument without such a sharding is taken as laid out by in_specs.)"""
+    silently; an argument without such a sharding is replicated (its type), as in JAX."""
     if set(manual) != set(mesh.axis_names) or _eager.in_own_program():
         return  # (an eager shard_map's own programs move blocks on purpose)
     if not all(getattr(t, "name", "") == "Explicit" for t in _axis_types(mesh, manual)):
         return
     s = _sharding_of(x)
     if s is None or getattr(s, "mesh", None) is None or getattr(s, "spec", None) is None:
+        # Unsharded (a NumPy value, an array on one device): its type is replicated (JAX's rule).
+        have = ((),) * len(norm)
+    elif tuple(getattr(s.mesh, "axis_names", ())) != tuple(mesh.axis_names):
         return
-    if tuple(getattr(s.mesh, "axis_names", ())) != tuple(mesh.axis_names):
-        return
-    have = s.spec._normalized(len(norm))
+    else:
+        have = s.spec._normalized(len(norm))
     if tuple(have) != tuple(norm):
+        shown = str(core.get_aval(x)).lstrip("~")
         raise ValueError(
             f"in_specs passed to shard_map: {_eager.spec_of_norm(norm)} does not match the specs of "
-            f"the input: {_eager.spec_of_norm(have)} for arg{path}: {core.get_aval(x).str_short()}. "
+            f"the input: {_eager.spec_of_norm(have)} for arg: {shown}. "
             "`in_specs` is an optional argument so you can omit specifying it and shard_map will infer "
             "the in_specs from the arguments. If you want to reshard your inputs, you can use "
             "`funcgrad.sharding.reshard` on the arguments and then pass those args to shard_map."

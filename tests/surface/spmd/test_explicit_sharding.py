@@ -545,3 +545,13 @@ def test_tracers_vmap_spmd_axis_name_and_abstract_meshes_follow_jax(meshes):
     with fs.set_mesh(meshes[0]):
         with pytest.raises(AttributeError, match="'sharding' attribute is not available on traced array"):
             funcgrad.jit(lambda a: a.sharding)(funcgrad.device_put(X, fs.P("x")))
+
+
+def test_shard_map_in_specs_must_match_an_unsharded_arguments_type():
+    """JAX's shard_map tutorial: on a fully manual Explicit mesh, an argument's type (replicated
+    for an unsharded array) must be split as in_specs says."""
+    with fs.set_mesh(fs.make_mesh((2,), ("i",))):
+        f = funcgrad.shard_map(lambda a: a * 2, in_specs=fs.P("i"), out_specs=fs.P("i"))
+        with pytest.raises(ValueError, match=r"P\('i',\) does not match the specs of the input: P\(None,\)"):
+            f(np.arange(6.0))
+        np.testing.assert_allclose(f(funcgrad.device_put(np.arange(6.0), fs.P("i"))), np.arange(6.0) * 2)
