@@ -85,7 +85,11 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None):
         self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
+        # An extended dtype (a typed key's key<fry>: funcgrad/random/_keys.py KeyTy) is kept as is.
+        extended = not isinstance(dtype, np.dtype | type | str) and isinstance(
+            getattr(dtype, "type", None), type
+        )
+        self.dtype = dtype if extended else np.dtype(dtype)
         self.weak_type = weak_type
         self.sharding = sharding  # a Sharding or PartitionSpec (over the mesh in scope), or None
 

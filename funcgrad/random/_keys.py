@@ -31,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.jitting import ShapeDtypeStruct
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import float0
@@ -431,6 +432,8 @@ def _unflatten(impl: PRNGImpl, children):
     placeholders), except a float0 cotangent, which is float0 of the keys' shape (JAX's
     cotangent of keys)."""
     (leaf,) = children
+    if type(leaf) is ShapeDtypeStruct and leaf.dtype == np.uint32:  # eval_shape's result, as JAX's
+        return ShapeDtypeStruct(leaf.shape[: len(leaf.shape) - len(impl.key_shape)], KeyTy(impl))
     if getattr(leaf, "dtype", None) == float0 and hasattr(leaf, "shape"):
         return np.zeros(tuple(leaf.shape)[: len(leaf.shape) - len(impl.key_shape)], float0)
     return KeyArray(impl, leaf)

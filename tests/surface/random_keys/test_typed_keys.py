@@ -164,4 +164,5 @@ def test_typed_keys_through_transformations():
         jax.checkpoint(lambda k, x: x * jr.normal(k))(jk, 2.0),
     )
     shape = funcgrad.eval_shape(fr.split, k)
-    assert shape.shape == (2,) and str(shape.dtype) == "key<fry>"
+    assert shape == funcgrad.ShapeDtypeStruct((2,), k.dtype)
+    assert repr(shape) == repr(jax.eval_shape(jr.split, jk)) == "ShapeDtypeStruct(shape=(2,), dtype=key<fry>)"
