@@ -40,7 +40,6 @@ from funcgrad._api_util import flatten_outputs
 from funcgrad._remat import checkpoint as _checkpoint
 from funcgrad._sharding_types import check_carry_types, scan_step_avals
 from funcgrad.kernel import core
-from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
@@ -269,43 +268,59 @@ def _concrete_int(x):
     return int(v)
 
 
+def _bound_type(x):
+    """(dtype, weak) of a fori_loop bound."""
+    aval = core.get_aval(x)
+    if aval.shape != () or aval.dtype.kind not in "iu":
+        raise TypeError(f"fori_loop: bounds must be integer scalars, got {aval.str_short()}")
+    return aval.dtype, aval.weak_type
+
+
 def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool | None = None):
     """``for i in range(lower, upper): val = body_fun(i, val)``.
 
-    With concrete bounds (Python ints) it is a ``scan`` (reverse-mode differentiable); with
-    traced bounds a ``while_loop``.
+    As in JAX: with concrete bounds it is a ``scan`` over ``upper - lower`` steps whose counter
+    starts at the Python int ``lower`` (reverse-mode differentiable); with traced bounds a
+    ``while_loop`` over ``(i, upper, val)``. The bounds' dtypes must agree, except that a weakly
+    typed bound (a Python int) takes the other's.
 
     >>> import funcgrad
     >>> f = lambda x: fori_loop(0, 3, lambda i, v: v * x, 1.0)
     >>> float(f(2.0)), float(funcgrad.grad(f)(2.0))
     (8.0, 12.0)
     """
+    (lo_dtype, lo_weak), (hi_dtype, hi_weak) = _bound_type(lower), _bound_type(upper)
+    if lo_dtype == hi_dtype:
+        dtype = lo_dtype
+    elif lo_weak and not hi_weak:
+        dtype = hi_dtype
+    elif hi_weak and not lo_weak:
+        dtype = lo_dtype
+    else:
+        raise TypeError(
+            f"fori_loop: lower and upper must have equal types, got {lo_dtype.name} and {hi_dtype.name}"
+        )
     lo, hi = _concrete_int(lower), _concrete_int(upper)
-    weak = isinstance(lower, int) and isinstance(upper, int)
-    dtype = (
-        _dt.default_int if weak else np.result_type(core.get_aval(lower).dtype, core.get_aval(upper).dtype)
-    )
-
-    def next_i(i):
-        return ew.convert_element_type(ew.add(i, np.ones((), dtype)), dtype, weak)
-
     if lo is not None and hi is not None:
 
         def scan_body(carry, _):
             i, val = carry
-            return (next_i(i), body_fun(i, val)), None
+            return (i + 1, body_fun(i, val)), None
 
-        i0 = lo if weak else np.asarray(lo, dtype)
-        (_, out), _ = scan(scan_body, (i0, init_val), None, length=max(0, hi - lo), unroll=unroll or 1)
+        (_, out), _ = scan(scan_body, (lo, init_val), None, length=max(0, hi - lo), unroll=unroll or 1)
         return out
-    lower = ew.convert_element_type(lower, dtype, weak)
-    upper = ew.convert_element_type(upper, dtype, weak)
+    if unroll not in (None, False, 1):
+        raise ValueError("fori_loop: unroll needs loop bounds known at trace time (Python ints)")
+    if lo_dtype != dtype:
+        lower = ew.convert_element_type(lower, dtype)
+    if hi_dtype != dtype:
+        upper = ew.convert_element_type(upper, dtype)
 
     def body(carry):
-        i, val = carry
-        return next_i(i), body_fun(i, val)
+        i, hi_, val = carry
+        return ew.add(i, np.ones((), core.get_aval(i).dtype)), hi_, body_fun(i, val)
 
-    _, out = while_loop(lambda c: ew.lt_p.bind(c[0], upper), body, (lower, init_val))
+    _, _, out = while_loop(lambda c: ew.lt_p.bind(c[0], c[1]), body, (lower, upper, init_val))
     return out
 
 

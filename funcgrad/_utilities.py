@@ -74,9 +74,7 @@ def named_scope(name: str):
     ...         with named_scope("act"):
     ...             return fnp.tanh(x)
     >>> print(funcgrad.make_jaxpr(f)(1.0).pretty_print(name_stack=True))
-    { lambda ; a:f64[]. let
-        b:f64[] = tanh a  # [layer1/act]
-      in (b,) }
+    { lambda ; a:f64[]. let b:f64[] = tanh a in (b,) } # [layer1/act]
     """
     if not isinstance(name, str):
         raise TypeError(f"named_scope: the name must be a string, got {type(name).__name__}")
@@ -94,9 +92,7 @@ def named_call(fun: Callable, *, name: str | None = None) -> Callable:
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> g = named_call(fnp.exp, name="head")
     >>> print(funcgrad.make_jaxpr(g)(0.0).pretty_print(name_stack=True))
-    { lambda ; a:f64[]. let
-        b:f64[] = exp a  # [head]
-      in (b,) }
+    { lambda ; a:f64[]. let b:f64[] = exp a in (b,) } # [head]
     """
     if not callable(fun):
         raise TypeError(f"named_call expects a callable, got {type(fun).__name__}")

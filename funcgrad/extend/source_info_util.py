@@ -21,9 +21,7 @@ re-interpreted equations]). This module is JAX's view of that state:
 ...     with extend_name_stack("block"), transform_name_stack("jvp"), extend_name_stack("inner"):
 ...         return fnp.sin(x)
 >>> print(funcgrad.make_jaxpr(f)(1.0).pretty_print(name_stack=True))
-{ lambda ; a:f64[]. let
-    b:f64[] = sin a  # [block/jvp(inner)]
-  in (b,) }
+{ lambda ; a:f64[]. let b:f64[] = sin a in (b,) } # [block/jvp(inner)]
 """
 
 from __future__ import annotations

@@ -294,7 +294,12 @@ def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
         base = promote_types(*strong)
         return (_weak_into_narrow(base, weak) if weak else base), False
     standins = [_WEAK_STANDIN[kind(d)] for d in weak]
-    return np.result_type(*strong, *standins), False
+    # JAX's lattice puts a weak kind above every strong dtype of a lower kind up to integers: bool
+    # and a Python int make a weak int, an int array and a Python float a weak float (i64 + f* is
+    # f*); a strong float with a Python complex is a strong complex.
+    top_strong = max(_RANK[kind(d)] for d in strong)
+    lifted = bool(weak) and top_strong <= 1 and max(_RANK[kind(d)] for d in weak) > top_strong
+    return np.result_type(*strong, *standins), lifted
 
 
 _RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}

@@ -1,6 +1,7 @@
 """The IR: abstract values, Var/Literal/JaxprEqn/Jaxpr/ClosedJaxpr, the type checker and the printer.
 
-Layer: kernel (bottom). Imports only numpy and ``funcgrad.kernel.dtypes``.
+Layer: kernel (bottom). Imports only numpy, ``funcgrad.kernel.dtypes`` and ``funcgrad.kernel.pretty``
+(the printer's layout).
 
 A jaxpr is a typed SSA program of primitive equations. Primitives themselves (with their rules and
 ``bind``) live in ``core``, beside the traces that ``bind`` dispatches to; the IR only refers to
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import string
 import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import pretty
 from funcgrad.kernel.caches import register_cache
 
 # ----------------------------------------------------------------------------------------------
@@ -58,7 +59,8 @@ class ShapedArray:
     def str_short(self) -> str:
         if self.sharding is None:
             return f"{_dt.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
-        return f"{_dt.short_name(self.dtype)}[{','.join(_sharded_dims(self.shape, self.sharding.spec))}]"
+        dims = ",".join(_sharded_dims(self.shape, self.sharding.spec))
+        return f"{_dt.short_name(self.dtype)}[{dims}]{_unreduced_suffix(self.sharding)}"
 
     def update(self, shape=None, dtype=None, weak_type=None, sharding=None) -> ShapedArray:
         # A new shape drops the sharding (it described the old dimensions); a new dtype or weak
@@ -116,8 +118,11 @@ class ShapedArray:
         int32[2,3]
         (None, None)
         """
-        dims = map(str, self.shape) if self.sharding is None else _sharded_dims(self.shape, self.sharding.spec)
-        return f"{'~' if self.weak_type else ''}{self.dtype.name}[{','.join(dims)}]"
+        dims = (
+            map(str, self.shape) if self.sharding is None else _sharded_dims(self.shape, self.sharding.spec)
+        )
+        suffix = "" if self.sharding is None else _unreduced_suffix(self.sharding)
+        return f"{'~' if self.weak_type else ''}{self.dtype.name}[{','.join(dims)}]{suffix}"
 
 
 # NOTE: [sharding in types]
@@ -130,6 +135,15 @@ class ShapedArray:
 # primitive's ``sharding_rule``, primitives/_sharding_rules.py), the bridge writes them as
 # ``sdy.sharding_constraint``s so XLA's partitioner follows them, and printing shows ``f32[8@x,4]``.
 # A changed shape drops the sharding (``update``): only a sharding rule says how it carries over.
+
+
+def _unreduced_suffix(sharding) -> str:
+    """JAX's ``{U:y}`` / ``{U:(x,y)}`` after a type unreduced over mesh axes (in mesh order)."""
+    unreduced = getattr(sharding.spec, "unreduced", None)
+    if not unreduced:
+        return ""
+    names = [n for n in sharding.mesh.axis_names if n in unreduced]
+    return f"{{U:{names[0] if len(names) == 1 else '(' + ','.join(names) + ')'}}}"
 
 
 def _sharded_dims(shape, spec) -> list[str]:
@@ -470,133 +484,19 @@ class _HeldWeakly:
 
 
 # ----------------------------------------------------------------------------------------------
-# The printer
-
-_RESERVED = frozenset({"in", "let", "if", "do"})
-_WIDTH = 80  # JAX's width: a jaxpr prints on one line exactly when JAX prints it on one line
-
-
-class _Names:
-    """Names variables in order of first appearance, skipping words of the printed syntax."""
-
-    def __init__(self):
-        self.names: dict[Var, str] = {}
-        self.count = 0
-
-    def __call__(self, v: Var) -> str:
-        name = self.names.get(v)
-        if name is None:
-            name = _nth_name(self.count)
-            self.count += 1
-            while name in _RESERVED:
-                name = _nth_name(self.count)
-                self.count += 1
-            self.names[v] = name
-        return name
-
-
-def _nth_name(n: int) -> str:
-    letters = string.ascii_lowercase
-    s = ""
-    while True:
-        s = letters[n % 26] + s
-        n = n // 26
-        if n == 0:
-            return s
-        # After 'z' comes 'ba' (not 'aa'), like JAX.
-
-
-def _binder(names, v) -> str:
-    return f"{names(v)}:{v.aval.str_short()}"
-
-
-def _atom(names, a) -> str:
-    if type(a) is Literal:
-        return f"{_literal_str(a.val)}:{a.aval.str_short()}"
-    return names(a)
-
-
-def _literal_str(val) -> str:
-    v = np.asarray(val)
-    if v.dtype == np.bool_:
-        return str(bool(v))
-    if v.dtype.kind in "iu":
-        return str(int(v))
-    if v.dtype.kind == "f":
-        return repr(float(v))
-    return str(v.item())
-
-
-def _param_str(value, names, indent: int, source_info) -> str:
-    if isinstance(value, ClosedJaxpr | Jaxpr):
-        jaxpr = value.jaxpr if isinstance(value, ClosedJaxpr) else value
-        return _pp(jaxpr, names, indent, source_info)
-    if isinstance(value, tuple) and value and isinstance(value[0], ClosedJaxpr | Jaxpr):
-        inner = [_param_str(v, names, indent + 2, source_info) for v in value]
-        pad = " " * (indent + 2)
-        return "(\n" + "".join(f"{pad}{s}\n" for s in inner) + " " * indent + ")"
-    if isinstance(value, np.dtype):
-        return value.name
-    if isinstance(value, type) and issubclass(value, np.generic):
-        return np.dtype(value).name
-    if callable(value) and hasattr(value, "__name__"):
-        return value.__name__
-    return str(value)
-
-
-def _pp_eqn(eqn: JaxprEqn, names, indent: int, source_info) -> str:
-    lhs = " ".join(_binder(names, v) for v in eqn.outvars) or "_"
-    rhs_args = " ".join(_atom(names, a) for a in eqn.invars)
-    params = sorted(eqn.params.items())
-    has_jaxpr = any(jaxprs_in_params({k: v}) for k, v in params)
-    if not params:
-        head = eqn.primitive.name
-    elif has_jaxpr:
-        # Higher-order equations print their parameters one per line, inner jaxprs indented.
-        pad = " " * (indent + 2)
-        body = "".join(f"{pad}{k}={_param_str(v, names, indent + 2, source_info)}\n" for k, v in params)
-        head = f"{eqn.primitive.name}[\n{body}{' ' * indent}]"
-    else:
-        head = (
-            f"{eqn.primitive.name}["
-            + " ".join(f"{k}={_param_str(v, names, indent, source_info)}" for k, v in params)
-            + "]"
-        )
-    line = f"{lhs} = {head} {rhs_args}".rstrip()
-    # ``source_info`` is (show the line, show the scope); see pp_jaxpr.
-    info = eqn.source_info
-    if info is not None and source_info[0]:
-        line += f"  # {info}" if source_info[1] else f"  # {info._replace(name_stack='')}"
-    elif info is not None and source_info[1] and info.name_stack:
-        line += f"  # [{info.name_stack}]"
-    return line
-
-
-def _pp(jaxpr: Jaxpr, names: _Names, indent: int, source_info) -> str:
-    consts = " ".join(_binder(names, v) for v in jaxpr.constvars)
-    ins = " ".join(_binder(names, v) for v in jaxpr.invars)
-    eqns = [_pp_eqn(e, names, indent + 4, source_info) for e in jaxpr.eqns]
-    outs = ", ".join(_atom(names, a) for a in jaxpr.outvars)
-    outs = f"({outs},)" if len(jaxpr.outvars) == 1 else f"({outs})"
-    head = f"{{ lambda {consts}; {ins}. let"
-    # Like JAX's layout: a jaxpr that fits on one line is printed on one line.
-    one_line = f"{head} {'; '.join(eqns)} in {outs} }}"
-    if indent + len(one_line) <= _WIDTH and not any("\n" in e or "  #" in e for e in eqns):
-        return one_line
-    pad = " " * (indent + 4)
-    body = "".join(f"\n{pad}{e}" for e in eqns)
-    return f"{head}{body}\n{' ' * (indent + 2)}in {outs} }}"
+# The printer (funcgrad.kernel.pretty lays jaxprs out as JAX does, NOTE: [printed jaxprs])
 
 
 def pp_jaxpr(jaxpr: Jaxpr, *, source_info: bool = False, name_stack: bool = False) -> str:
-    """The text of ``jaxpr``; with ``source_info=True`` each equation ends in ``# file:line``,
-    with ``name_stack=True`` in the ``named_scope`` names it was staged under (``# [outer/inner]``).
+    """The text of ``jaxpr``, as JAX prints it; with ``source_info=True`` each equation's line is
+    followed by ``# file:line (function)``, with ``name_stack=True`` by the ``named_scope`` names it
+    was staged under (``# [outer/inner]``), in a column after the longest line.
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> print(pp_jaxpr(funcgrad.make_jaxpr(fnp.sin)(1.0).jaxpr))
     { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
     """
-    return _pp(jaxpr, _Names(), 0, (source_info, name_stack))
+    return pretty.pp_jaxpr_text(jaxpr, source_info=source_info, name_stack=name_stack)
 
 
 # ----------------------------------------------------------------------------------------------

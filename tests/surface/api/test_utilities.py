@@ -33,7 +33,7 @@ def test_named_scopes_nest_and_show_in_jaxprs():
     text = jaxpr.pretty_print(name_stack=True)
     assert "# [block/inner]" in text and "# [head]" in text
     assert "[block]" not in str(jaxpr)  # plain printing is unchanged
-    assert "[block] " in jaxpr.pretty_print(source_info=True, name_stack=True)
+    assert "# [block]\n" in jaxpr.pretty_print(source_info=True, name_stack=True)
     assert "[block]" not in jaxpr.pretty_print(source_info=True)
     # The scope is left on exit, also when the block raises.
     with pytest.raises(ZeroDivisionError), funcgrad.named_scope("x"):
