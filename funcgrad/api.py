@@ -22,6 +22,7 @@ from funcgrad import (
     _placement,  # installs Array.sharding, .devices(), ... (see its docstring)
     xla_bridge,
 )
+from funcgrad import tree_util as _public_tree_util
 from funcgrad._api_util import (
     abstractify,
     arg_paths,
@@ -150,17 +151,39 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     n = store["n_out"]
     out, aux = split_aux(out_p, store, has_aux)
 
-    def f_jvp(*tangents):
-        flat_t, t_tree = tu.tree_flatten(tangents)
-        if t_tree != in_tree:
-            raise TypeError(f"linearize: tangents must have the primals' structure {in_tree}, got {t_tree}")
-        outs = lin(*flat_t)
-        return tu.tree_unflatten(
-            store["out_tree"], [instantiate_public(o, a) for o, a in zip(outs[:n], lin.out_avals[:n])]
-        )
-
+    # As JAX's, f_jvp is a ``tree_util.Partial`` whose leaves are the residuals, so it can be
+    # returned from jit or vmap (equinox's checkpointed while_loop returns it from a jitted call).
+    jvp_of = _LinearizedJVP(
+        lin.closed.jaxpr, lin.in_avals, lin.out_avals, lin.out_zeros, in_tree, store["out_tree"], n
+    )
+    f_jvp = _public_tree_util.Partial(jvp_of, *lin.closed.consts)
     f_jvp.jaxpr = lin.closed
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+class _LinearizedJVP:
+    """The function of ``linearize``'s ``f_jvp``: ``(*residuals, *tangents) -> output tangents``
+    (its static part: the linear jaxpr and the trees; hashed by identity)."""
+
+    def __init__(self, jaxpr, in_avals, out_avals, out_zeros, in_tree, out_tree, n_out):
+        self.jaxpr, self.in_tree, self.out_tree, self.n_out = jaxpr, in_tree, out_tree, n_out
+        self.avals = (list(in_avals), list(out_avals), list(out_zeros))
+        self.__name__ = "f_jvp"
+
+    def __call__(self, *args):
+        k = len(self.jaxpr.constvars)
+        residuals, tangents = args[:k], args[k:]
+        flat_t, t_tree = tu.tree_flatten(tangents)
+        if t_tree != self.in_tree:
+            raise TypeError(
+                f"linearize: tangents must have the primals' structure {self.in_tree}, got {t_tree}"
+            )
+        lin = ad.LinearFunction(ir.ClosedJaxpr(self.jaxpr, list(residuals)), *self.avals)
+        outs = lin(*flat_t)
+        n = self.n_out
+        return tu.tree_unflatten(
+            self.out_tree, [instantiate_public(o, a) for o, a in zip(outs[:n], lin.out_avals[:n])]
+        )
 
 
 # ----------------------------------------------------------------------------------------------

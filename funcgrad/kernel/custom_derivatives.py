@@ -700,17 +700,27 @@ def _vjp_rules(custom: custom_vjp, nondiff: dict, dyn, in_tree, name: str, out_t
             )
         leaves = []
         for i, (c, d) in enumerate(zip(cts, dyn)):
-            d_leaves, d_tree = tu.tree_flatten(d)
-            if c is None:
-                leaves.extend([None] * len(d_leaves))
-                continue
+            # As in JAX, None stands for zeros of the whole subtree where it is (also where the
+            # argument itself has a None, an empty subtree).
             c_leaves, c_tree = tu.tree_flatten(c, lambda x: x is None)
-            if c_tree != d_tree:
+            try:
+                subtrees = c_tree.flatten_up_to(d)
+            except ValueError:
+                subtrees = None
+            for leaf, sub in zip(c_leaves, subtrees or ()):
+                n = len(tu.tree_leaves(sub))
+                if leaf is None:
+                    leaves.extend([None] * n)
+                elif tu.treedef_is_leaf(tu.tree_structure(sub)):
+                    leaves.append(leaf)
+                else:  # one value for a subtree of several: not a cotangent of it
+                    subtrees = None
+                    break
+            if subtrees is None:
                 raise TypeError(
                     f"custom_vjp bwd of {name}: cotangent {i} has structure {c_tree} but "
-                    f"argument {i} has structure {d_tree}"
+                    f"argument {i} has structure {tu.tree_structure(d)}"
                 )
-            leaves.extend(c_leaves)
         out = []
         for j, (c, aval) in enumerate(zip(leaves, in_avals)):
             if c is None or type(c) is SymbolicZero:
@@ -746,7 +756,9 @@ def _fwd_and_lin(fwd, bwd, args, tangents, n_out: int | None, name: str):
     """A custom_vjp call's JVP: run ``fwd`` now and emit ``custom_lin`` over the tangents, whose
     transpose is ``bwd``. ``n_out=None``: ``fwd`` states the number of outputs (through the
     structure it records, read by ``count_out``)."""
-    perturbed = tuple(type(t) is not Zero for t in tangents)
+    # An integer (or bool) argument is never perturbed: its tangent is float0 zeros, which JAX
+    # keeps symbolic (equinox's filter_custom_vjp asserts its non-float arguments unperturbed).
+    perturbed = tuple(type(t) is not Zero and core.get_aval(t).dtype != _dt.float0 for t in tangents)
     outs = fwd(perturbed, *args)
     if n_out is None:
         n_out = fwd.count_out()

@@ -172,3 +172,41 @@ def test_with_path_is_leaf_takes_the_node_unless_asked():
         assert str(getattr(ftu, name)(tree, **kw)) == str(getattr(jtu, name)(tree, **kw))
     f = lambda p, x: len(p)  # noqa: E731
     assert ftu.tree_map_with_path(f, tree, is_leaf=node) == jtu.tree_map_with_path(f, tree, is_leaf=node)
+
+
+def test_linearize_function_is_a_pytree_of_residuals():
+    # As JAX's (a tree_util.Partial): equinox's checkpointed while_loop returns it from jit/vmap
+    x = np.linspace(0.1, 1.0, 3)
+    y, f_jvp = funcgrad.linearize(fnp.sin, x)
+    assert isinstance(f_jvp, funcgrad.tree_util.Partial) and len(funcgrad.tree_util.tree_leaves(f_jvp)) >= 1
+    out, f2 = funcgrad.jit(funcgrad.vmap(lambda v: funcgrad.linearize(fnp.sin, v)))(x)
+    np.testing.assert_allclose(out, np.sin(x), rtol=1e-15)
+    np.testing.assert_allclose(f2(np.ones(3)), np.cos(x), rtol=1e-15)  # vmapped residuals, one tangent each
+    np.testing.assert_allclose(
+        funcgrad.jit(lambda f, t: f(t))(f_jvp, 2 * np.ones(3)), 2 * np.cos(x), rtol=1e-15
+    )
+
+
+def test_custom_vjp_symbolic_zeros_and_none_cotangents_as_jax():
+    # equinox's filter_custom_vjp: an integer argument is never perturbed; a bwd may return None
+    # for a subtree, also where the argument itself holds a None (equinox's partitioned trees)
+    import jax
+
+    seen = {}
+    for lib in (funcgrad, jax):
+
+        @lib.custom_vjp
+        def f(x, n):
+            return x[0] * n
+
+        def fwd(x, n, name=lib.__name__):
+            seen[name] = (x[0].perturbed, x[1], n.perturbed)
+            return x[0].value * n.value, n.value
+
+        def bwd(n, g):
+            return ((g * n, None), None)
+
+        f.defvjp(fwd, bwd, symbolic_zeros=True)
+        grads = lib.grad(lambda a: f((a, None), 3))(2.0)
+        assert float(grads) == 3.0
+    assert seen["funcgrad"] == seen["jax"] == (True, None, False)
