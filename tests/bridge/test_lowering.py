@@ -523,6 +523,27 @@ def test_gather_modes_out_of_bounds():
 
 
 @batched
+def test_dot_general_merges_adjacent_contracting_dimensions(rng):
+    # NOTE: [one contracting dimension on the CPU]: runs adjacent and in order in both operands
+    # become one dimension; anything else (another order, a batch) is left as it is.
+    cases = [
+        ((2, 3, 4), (2, 3, 5), (((0, 1), (0, 1)), ((), ())), 1),
+        ((2, 3, 4), (3, 2, 5), (((0, 1), (1, 0)), ((), ())), 2),
+        ((6, 2, 3, 4), (6, 5, 2, 3), (((1, 2), (2, 3)), ((0,), (0,))), 1),
+        ((2, 3, 4, 5, 2), (4, 5, 2, 3), (((0, 1, 2, 3), (2, 3, 0, 1)), ((), ())), 2),
+        ((2, 0, 4), (2, 0, 5), (((0, 1), (0, 1)), ((), ())), 1),
+    ]
+    for ls, rs, dn, n_contracting in cases:
+        params = {"dimension_numbers": dn, "preferred_element_type": None}
+        check_primitive(dt.dot_general_p, [rng.standard_normal(ls), rng.standard_normal(rs)], params)
+        bind = functools.partial(dt.dot_general_p.bind, **params)
+        closed = funcgrad.make_jaxpr(bind)(np.zeros(ls), np.zeros(rs))
+        (line,) = [ln for ln in lower_jaxpr(closed).text.splitlines() if "stablehlo.dot_general" in ln]
+        lhs_dims = line.split("contracting_dims = [")[1].split("]")[0]
+        assert len(lhs_dims.split(",")) == n_contracting, line
+
+
+@batched
 def test_dot_general_without_contraction_is_a_broadcast_multiply(rng):
     a, b = rng.standard_normal((2, 1, 3)), rng.standard_normal((2, 1, 4))
     dn = (((1,), (1,)), ((0,), (0,)))
