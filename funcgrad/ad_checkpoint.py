@@ -77,7 +77,7 @@ def _arg_names(fun: Callable, args: tuple, kwargs: dict) -> list[str]:
 
 
 def _summarize(info) -> str:
-    return "" if info is None else f"{info.file}:{info.line} ({info.function})"
+    return "" if info is None else str(info._replace(name_stack=""))
 
 
 def _forwarded_inputs(jaxpr) -> dict:

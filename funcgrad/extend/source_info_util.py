@@ -267,15 +267,16 @@ def current() -> SourceInfo:
 
 
 def summarize(source_info, num_frames: int = 1) -> str:
-    """``file:line (function)`` of a source record.
+    """``file:line:column (function)`` of a source record (``file:line (function)`` without a
+    column).
 
-    >>> summarize(SourceInfo("f.py", 3, "g"))
-    'f.py:3 (g)'
+    >>> summarize(SourceInfo("f.py", 3, "g")), summarize(SourceInfo("f.py", 3, "g", "", 4))
+    ('f.py:3 (g)', 'f.py:3:4 (g)')
     """
     del num_frames
     if source_info is None:
         return "unknown"
-    return f"{source_info.file}:{source_info.line} ({source_info.function})"
+    return str(_ir.SourceInfo(*source_info)._replace(name_stack=""))
 
 
 def register_exclusion(path: str) -> None:

@@ -723,7 +723,12 @@ def user_source_info() -> SourceInfo | None:
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(library) and "<frozen" not in filename:
-            return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name, source_info_config.name_stack)
+            # The column of the call being made, as JAX reports it (the instruction's position).
+            pos = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None), None)
+            column = pos[2] if pos is not None else None
+            return SourceInfo(
+                filename, frame.f_lineno, frame.f_code.co_name, source_info_config.name_stack, column
+            )
         frame = frame.f_back
     return None
 

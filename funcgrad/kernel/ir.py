@@ -194,16 +194,19 @@ Atom = Var | Literal
 
 
 class SourceInfo(NamedTuple):
-    """Where the user's code created an equation: file, line and function, and the enclosing
-    ``named_scope`` names (``"outer/inner"``, empty outside any scope)."""
+    """Where the user's code created an equation: file, line and function, the enclosing
+    ``named_scope`` names (``"outer/inner"``, empty outside any scope), and the column the call
+    starts at (0-based, as JAX prints it: ``file:line:column (function)``; None where unknown)."""
 
     file: str
     line: int
     function: str
     name_stack: str = ""
+    column: int | None = None
 
     def __str__(self):
-        where = f"{self.file}:{self.line} ({self.function})"
+        at = f"{self.line}" if self.column is None else f"{self.line}:{self.column}"
+        where = f"{self.file}:{at} ({self.function})"
         return f"[{self.name_stack}] {where}" if self.name_stack else where
 
 

@@ -62,7 +62,8 @@ def test_every_staged_equation_records_the_user_line():
     closed = make_jaxpr(f)(np.ones(3))
     assert lines_of(closed) == {line_of("f:sin"), line_of("f:mul-sum")}
     text = pp_jaxpr(closed.jaxpr, source_info=True)
-    assert f"test_introspect.py:{line_of('f:sin')} (f)" in text
+    # file:line:column, the column where the call starts (0-based), as JAX prints it
+    assert f"test_introspect.py:{line_of('f:sin')}:8 (f)" in text
 
 
 def test_backward_equations_point_at_the_forward_line_they_differentiate():
