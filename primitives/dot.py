@@ -150,6 +150,12 @@ def _impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type
         # tensordot orders the result as lhs free dims then rhs free dims, like dot_general.
         return np.tensordot(lhs, rhs, axes=(list(lc), list(rc)))
     lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
+    if len(lf) == 1 and len(rf) == 1 and len(lc) == 1:
+        # One matrix product per batch element, on transposed views: np.matmul reads each matrix
+        # through its strides (BLAS's leading dimension), where merging the batch axes of a view
+        # (attention's heads split from one projection) would copy both operands first.
+        out = np.matmul(np.transpose(lhs, (*lb, *lf, *lc)), np.transpose(rhs, (*rb, *rc, *rf)))
+        return out if preferred_element_type is None else out.astype(preferred_element_type, copy=False)
     # As a batched matmul: (batch, free, contract) @ (batch, contract, free) uses BLAS.
     bshape = [lhs.shape[d] for d in lb]
     lfs, rfs = [lhs.shape[d] for d in lf], [rhs.shape[d] for d in rf]
