@@ -726,8 +726,9 @@ def user_source_info() -> SourceInfo | None:
             # The column of the call being made, as JAX reports it (the instruction's position).
             pos = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None), None)
             column = pos[2] if pos is not None else None
+            # (The qualified name, ``outer.<locals>.f``, as JAX names the function.)
             return SourceInfo(
-                filename, frame.f_lineno, frame.f_code.co_name, source_info_config.name_stack, column
+                filename, frame.f_lineno, frame.f_code.co_qualname, source_info_config.name_stack, column
             )
         frame = frame.f_back
     return None

@@ -128,7 +128,7 @@ def test_scan_checkpoint_keeps_fewer_bytes_and_the_same_gradients(ck, expected):
     if ck is False:
         # The per-step values are attributed to the lines of the scan body.
         inner = [r for r in report.rows if "(in scan)" in r.origin]
-        assert inner and all(r.source_info.function == "step" for r in inner)
+        assert inner and all(r.source_info.function == "rnn.<locals>.step" for r in inner)
 
 
 # ----------------------------------------------------------------------------------------------
