@@ -97,6 +97,9 @@ def get_aval(x) -> ShapedArray:
         return ShapedArray(x.shape, x.dtype, x.weak_type)
     if isinstance(x, python_scalar_types):
         return _python_scalar_aval(x)
+    aval = getattr(x, "aval", None)  # an array of an extended dtype (typed keys: ShapedArray(key<fry>[]))
+    if isinstance(aval, ShapedArray) and not isinstance(aval.dtype, np.dtype):
+        return aval
     if hasattr(x, "__array__") or isinstance(x, list | tuple):
         arr = np.asarray(x)
         if arr.dtype == object:

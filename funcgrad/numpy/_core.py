@@ -86,6 +86,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         if dtype is None or dtype == a.dtype:
             return a
         raise TypeError(f"asarray: cannot convert an array of dtype {a.dtype} to {dtype}")
+    if isinstance(a, list | tuple) and a and isinstance(a[0], ExtendedArray) and dtype is None:
+        return a[0]._numpy_function(concat_new_axis, (list(a),), {})  # a list of keys: stacked
     if device is not None:
         return place_on(asarray(a, dtype, order, copy=copy), device, "asarray")
     if dtype is not None:

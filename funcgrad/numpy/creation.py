@@ -37,7 +37,7 @@ from funcgrad.numpy._core import (
     shape_of,
     static_shape,
 )
-from funcgrad.numpy._dtypes import result_type
+from funcgrad.numpy._dtypes import ExtendedArray, result_type
 from funcgrad.numpy.transcendental import floor
 from funcgrad.numpy.ufuncs import power
 from funcgrad.primitives import elementwise as ew
@@ -156,6 +156,8 @@ def zeros_like(a, dtype=None, shape=None, *, device=None):
     >>> zeros_like(np.array([1, 2])).tolist()
     [0, 0]
     """
+    if isinstance(a, ExtendedArray) and dtype is None:  # typed PRNG keys: keys of zero data, as JAX's
+        return a._numpy_function(zeros_like, (a,), {"shape": shape})
     shape, dtype, weak = _like(a, dtype, shape)
     return sharded_like(Array._from_owned(np.zeros(shape, dtype), weak), a)
 
@@ -167,6 +169,8 @@ def ones_like(a, dtype=None, shape=None, *, device=None):
     >>> ones_like(np.array([1.5, 2.5])).tolist()
     [1.0, 1.0]
     """
+    if isinstance(a, ExtendedArray) and dtype is None:
+        return a._numpy_function(ones_like, (a,), {"shape": shape})
     shape, dtype, weak = _like(a, dtype, shape)
     return sharded_like(Array._from_owned(np.ones(shape, dtype), weak), a)
 

@@ -31,7 +31,7 @@ from funcgrad.numpy._core import (
     promote_args,
 )
 from funcgrad.numpy._core import select as select_same_dtype
-from funcgrad.numpy._dtypes import extended_in
+from funcgrad.numpy._dtypes import ExtendedArray, extended_in
 from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
 from funcgrad.numpy.manipulation import moveaxis, ravel, reshape, stack
 from funcgrad.numpy.sorting import cumsum
@@ -94,6 +94,9 @@ def take(
     >>> take(np.array([1.0, 2.0]), 5).item()
     nan
     """
+    if isinstance(a, ExtendedArray):  # typed PRNG keys (ExtendedArray)
+        kw = {"mode": mode, "unique_indices": unique_indices, "indices_are_sorted": indices_are_sorted}
+        return a._numpy_function(take, (a, indices, axis), kw)
     if out is not None:
         raise NotImplementedError("take: the out argument is not supported")
     a = asarray(a)
@@ -449,9 +452,16 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError("Either both or neither of x and y should be given")
     if size is not None or fill_value is not None:
         raise ValueError("size and fill_value are only valid with the one-argument form of where")
-    if (keys := extended_in((x, y))) is not None:  # typed PRNG keys (ExtendedArray)
-        return keys._numpy_function(where3, (condition, x, y), {})
+    if (keys := extended_in((x, y))) is not None:  # typed PRNG keys (ExtendedArray): with keys only
+        return keys._numpy_function(_where_pair, (condition, [x, y]), {})
     return where3(condition, x, y)
+
+
+def _where_pair(condition, pair):
+    return where3(condition, *pair)
+
+
+_where_pair.__name__ = "where"  # (its errors name where)
 
 
 def select(condlist, choicelist, default=0):

@@ -176,6 +176,8 @@ def swapaxes(a, axis1, axis2):
     >>> swapaxes(np.ones((2, 3, 4)), 0, 2).shape
     (4, 3, 2)
     """
+    if isinstance(a, ExtendedArray):  # typed PRNG keys (ExtendedArray)
+        return a._numpy_function(swapaxes, (a, axis1, axis2), {})
     a = asarray(a)
     perm = list(range(a.ndim))
     i, j = normalize_axis(axis1, a.ndim, "axis1"), normalize_axis(axis2, a.ndim, "axis2")
@@ -189,6 +191,8 @@ def moveaxis(a, source, destination):
     >>> moveaxis(np.ones((2, 3, 4)), 0, -1).shape
     (3, 4, 2)
     """
+    if isinstance(a, ExtendedArray):
+        return a._numpy_function(moveaxis, (a, source, destination), {})
     a = asarray(a)
     src = [normalize_axis(s, a.ndim, "source") for s in as_sequence(source)]
     dst = [normalize_axis(d, a.ndim, "destination") for d in as_sequence(destination)]
@@ -506,6 +510,8 @@ def tile(A, reps):
     >>> tile(np.array([1, 2]), (2, 1)).tolist()
     [[1, 2], [1, 2]]
     """
+    if isinstance(A, ExtendedArray):
+        return A._numpy_function(tile, (A, reps), {})
     A = asarray(A)
     reps = tuple(concrete_int(r, "tile's reps", TypeError) for r in as_sequence(reps))
     ndim = builtins.max(A.ndim, len(reps))
@@ -529,6 +535,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     Under ``jit`` with traced ``repeats``, pass a static ``total_repeat_length`` (the result's length:
     extra counts are cut, a shortfall repeats the last element).
     """
+    if isinstance(a, ExtendedArray):
+        return a._numpy_function(repeat, (a, repeats, axis), {"total_repeat_length": total_repeat_length})
     a = asarray(a)
     if axis is None:
         a = ravel(a)
@@ -586,6 +594,8 @@ def flip(m, axis=None):
     >>> flip(np.array([[1, 2], [3, 4]]), 1).tolist()
     [[2, 1], [4, 3]]
     """
+    if isinstance(m, ExtendedArray):
+        return m._numpy_function(flip, (m, axis), {})
     m = asarray(m)
     axes = normalize_axes(axis, m.ndim)
     return st.rev(m, axes) if axes else m

@@ -339,12 +339,12 @@ class KeyArray(ExtendedArray):
             return x if not isinstance(x, KeyArray) else split_words[id(x)][w]
 
         split_words = {}
-        for a in args:
+        for a in args:  # keys are joined with keys only: non-keys in a list of arrays are refused
             for x in a if isinstance(a, list | tuple) else (a,):
                 ws = words(x)
                 if ws is not None:
                     split_words[id(x)] = ws
-                elif isinstance(x, core.Tracer | fnp.ndarray) and x.dtype != np.bool_:  # (a condition)
+                elif isinstance(a, list | tuple) and isinstance(x, core.Tracer | fnp.ndarray | np.ndarray):
                     raise TypeError(
                         f"{func.__name__} does not accept dtypes {self.dtype}, "
                         f"{getattr(x, 'dtype', type(x).__name__)}: keys combine with keys only"

@@ -73,11 +73,21 @@ def test_key_arrays_index_and_reshape_as_jax():
         (lambda m, k, ks: m.squeeze(ks[None]), None),
         (lambda m, k, ks: m.transpose(m.reshape(ks, (2, 2))), None),
         (lambda m, k, ks: m.where(np.array([True, False, True, False]), ks, m.stack([k] * 4)), None),
+        (lambda m, k, ks: m.asarray([k, k, k]), None),
+        (lambda m, k, ks: m.moveaxis(m.reshape(ks, (2, 2)), 0, 1), None),
+        (lambda m, k, ks: m.swapaxes(m.reshape(ks, (2, 2)), 0, 1), None),
+        (lambda m, k, ks: m.flip(ks), None),
+        (lambda m, k, ks: m.tile(k, (2,)), None),
+        (lambda m, k, ks: m.repeat(ks, 2), None),
+        (lambda m, k, ks: m.take(ks, np.array([3, 1])), None),
+        (lambda m, k, ks: m.zeros_like(ks), None),
+        (lambda m, k, ks: m.ones_like(k), None),
         (lambda m, k, ks: m.asarray(ks), None),
     ]
     for case, _ in cases:
         same_keys(case(fnp, k, ks), case(jnp, jk, jks))
     np.testing.assert_array_equal(ks == ks, jks == jks)
+    assert (fnp.shape(ks), fnp.ndim(ks), fnp.size(ks)) == (jnp.shape(jks), jnp.ndim(jks), jnp.size(jks))
     assert k[...] is k and jk[...] is jk  # flax's Variable reads keys with [...]
     assert repr(funcgrad.typeof(ks)) == repr(jax.typeof(jks)) == "ShapedArray(key<fry>[4])"
     for name in ("allclose", "array_equal"):
