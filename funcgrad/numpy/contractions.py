@@ -56,7 +56,9 @@ __all__ = [
 
 
 def _dot_general(a, b, contract, batch=((), ()), preferred_element_type=None, precision=None):
-    return dt.dot_general(a, b, (contract, batch), preferred_element_type, precision)
+    # As jax.numpy's contractions, the product's type is stated: the operands' (promoted) dtype
+    # unless the caller asks for another (jaxprs then read as JAX's).
+    return dt.dot_general(a, b, (contract, batch), preferred_element_type or a.dtype, precision)
 
 
 @takes_out_sharding(typed_result=True)
@@ -487,7 +489,7 @@ def _einsum_pair(a, la: str, b, lb: str, out_labels: str, preferred_element_type
         (tuple(la.index(x) for x in contract), tuple(lb.index(x) for x in contract)),
         (tuple(la.index(x) for x in batch), tuple(lb.index(x) for x in batch)),
     )
-    y = dt.dot_general(a, b, dn, preferred_element_type, precision)
+    y = dt.dot_general(a, b, dn, preferred_element_type or a.dtype, precision)
     y_labels = result_labels(la, lb)
     return _to_order(y, y_labels, out_labels)
 
