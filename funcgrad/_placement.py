@@ -36,6 +36,7 @@ from funcgrad import (
     kernel,
     xla_bridge,
 )
+from funcgrad import _sharding_unreduced as _unreduced
 from funcgrad._shardings import (
     AxisType,
     NamedSharding,
@@ -416,6 +417,11 @@ kernel.register(
 # Putting values on devices
 
 
+# NOTE: [unreduced values] (funcgrad/_sharding_unreduced.py): reducing a traced unreduced value
+# and a contraction left unreduced are built on shard_map; funcgrad.sharding registers them here.
+unreduced_ops: dict = {}
+
+
 def _put_leaf(v, s: Sharding, path: str):
     from_array = isinstance(v, Array)
     weak = v.weak_type if from_array else type(v) in (bool, int, float, complex)
@@ -423,6 +429,16 @@ def _put_leaf(v, s: Sharding, path: str):
         if isinstance(s, NamedSharding):
             return with_sharding_constraint(v, s)
         return v
+    if from_array and _unreduced.unreduced_of(v):  # its value: the sums of its groups
+        v = Array._from_owned(_unreduced.reduced_value(v), weak)
+    if isinstance(s, NamedSharding) and s.spec.unreduced:
+        try:
+            s.shard_shape(v.shape)
+        except ValueError as e:
+            raise ValueError(f"device_put: x{path}: {e}") from None
+        held = _unreduced.held_blocks(v) if from_array else None
+        value = v._numpy() if from_array else np.asarray(v)
+        return Array._from_buffer(_unreduced.put_unreduced(np.asarray(value), s, held), weak)
     if from_array and isinstance(s, NamedSharding) and _sharded_buffer(v) is not None:
         # Already on devices: moved there by a compiled program when the devices are the same
         # (NOTE: [device-to-device resharding] in xla_bridge/reshard.py), not through the host.
@@ -763,6 +779,20 @@ def _constrain(x, shardings, *, strict: bool):
             s.shard_shape(v.shape)
         except ValueError as e:
             raise ValueError(f"with_sharding_constraint: {e}") from None
+        if s.spec.unreduced or (isinstance(v, core.Tracer) and _unreduced.unreduced_type(v)):
+            if isinstance(v, core.Tracer):
+                if s.spec.unreduced:
+                    raise NotImplementedError(
+                        "reshard/with_sharding_constraint to an unreduced sharding inside a transformation "
+                        "(jit, grad, vmap) is not supported by funcgrad; place unreduced values outside it"
+                    )
+                v = unreduced_ops["reduce_traced"](v)
+            else:
+                out.append(_put_leaf(v, s, ""))
+                continue
+        if isinstance(v, Array) and _unreduced.unreduced_of(v):
+            out.append(_put_leaf(v, s, ""))  # reduced: the sums of its groups
+            continue
         if not isinstance(v, core.Tracer):
             # NOTE: [device-to-device resharding]: a value already on the devices stays there.
             b = _sharded_buffer(v)
@@ -840,6 +870,8 @@ def takes_out_sharding(f=None, *, typed_result: bool = False):
         s = resolve(out_sharding, name, "out_sharding")
         if not isinstance(s, NamedSharding):
             return device_put_sharded(f(*args, **kwargs), s)
+        if s.spec.unreduced:
+            return unreduced_ops["result"](f, name, s, args, kwargs)
         if typed_result:
             with _sharding_rules.contraction_out(tuple(s.spec)):
                 out = f(*args, **kwargs)

@@ -84,6 +84,15 @@ def _apply_sharding(primitive, avals_in, out, params):
                         "another "
                         f"mesh: {s.mesh}. Reshard the operands onto one mesh (funcgrad.sharding.reshard)."
                     )
+    for a in avals_in:
+        s = a.sharding
+        if s is not None and s.spec.unreduced and primitive.name != "shard_map":
+            # NOTE: [unreduced values]: only reshard computes on them here.
+            raise sr.ShardingTypeError(
+                f"{primitive.name} of an unreduced value ({a}) is not "
+                "supported by funcgrad: reduce it first with funcgrad.sharding.reshard(x, P(...)) to a "
+                "sharding without unreduced axes"
+            )
     specs = sr.out_specs(primitive, avals_in, outs, params)
     new = []
     for o, spec in zip(outs, specs):
@@ -119,7 +128,7 @@ def _buffer_sharding(buffer, ndim: int):
     s = from_bridge(b, ndim)
     if not isinstance(s, NamedSharding):
         return type_sharding(am, ((),) * ndim)
-    return type_sharding(am, s.spec._normalized(ndim))
+    return type_sharding(am, s.spec._normalized(ndim), s.spec.unreduced)
 
 
 kernel.register(sharding_types=(_apply_sharding, _buffer_sharding))

@@ -5,6 +5,9 @@ placement functions of ``funcgrad/_placement.py`` (which build on those values),
 ``auto_axes``/``explicit_axes``, which switch mesh axes between JAX 0.10's ``Explicit`` and ``Auto``
 modes inside a function (NOTE: [sharding in types] in kernel/ir.py): eagerly the values keep their
 layout and are typed as the switched mesh says; under a trace, calls of ``reshard`` retype them.
+It also registers with the placement functions the two operations on unreduced values that are
+built on ``shard_map`` (``funcgrad.parallel``) and ``psum`` (``funcgrad.lax``): NOTE: [unreduced
+values] in funcgrad/_sharding_unreduced.py.
 
 >>> from funcgrad.sharding import Mesh, NamedSharding, PartitionSpec, reshard
 >>> callable(reshard)
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import functools
 
+from funcgrad import _placement, parallel, xla_bridge
+from funcgrad import lax as _lax
 from funcgrad._placement import recast, reshard, retyped
 from funcgrad._shardings import (
     AbstractMesh,
@@ -26,6 +31,7 @@ from funcgrad._shardings import (
     PartitionSpec,
     Sharding,
     SingleDeviceSharding,
+    concrete_mesh,
     get_abstract_mesh,
     get_mesh,
     make_mesh,
@@ -36,6 +42,7 @@ from funcgrad._shardings import (
 )
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
 
 __all__ = [
     "AbstractMesh",
@@ -156,6 +163,58 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
     if f is None:
         return functools.partial(explicit_axes, axes=axes, in_sharding=in_sharding)
     return _switched(f, AxisType.Explicit, axes, in_sharding, None, "explicit_axes")
+
+
+def _unreduced_result(f, name: str, s: NamedSharding, args, kwargs):
+    """``f(*args, out_sharding=s)`` with ``s`` unreduced (a contraction over the unreduced axes,
+    as JAX's ``dot(..., out_sharding=P('x', None, unreduced={'y'}))``): each device's result on
+    its own blocks, left unsummed (NOTE: [unreduced values]). Eagerly only."""
+    leaves = tu.tree_leaves((args, kwargs))
+    if any(isinstance(a, core.Tracer) for a in leaves):
+        raise NotImplementedError(
+            f"{name}: an unreduced out_sharding inside a transformation (jit, grad, vmap) is not "
+            "supported by funcgrad; compute it eagerly, or give a reduced out_sharding"
+        )
+    specs = []
+    for a in args:
+        t = core.get_aval(a).sharding if isinstance(a, Array) else None
+        specs.append(PartitionSpec() if t is None else PartitionSpec(*t.spec))
+    plain = PartitionSpec(*s.spec)
+    local = parallel.shard_map(
+        lambda *blocks: f(*blocks, **kwargs),
+        mesh=s.mesh,
+        in_specs=tuple(specs),
+        out_specs=plain,
+        check_vma=False,
+    )(*args)
+    b = local._buffer
+    blocks, devices = [], []
+    for device, _, arr in xla_bridge.sharded.shards(b):
+        blocks.append(xla_bridge.sharded.block_numpy(arr))
+        devices.append(device)
+    buf = xla_bridge.sharded.put_blocks(blocks, devices, local.shape, local.dtype, s._bridge(local.ndim))
+    return Array._from_buffer(buf, local.weak_type)
+
+
+def _reduce_traced(v):
+    """An unreduced value being traced, reduced: each device's block summed over the unreduced
+    axes (a ``psum`` in a ``shard_map`` over the whole mesh, whose blocks are the devices' partial
+    values; NOTE: [unreduced values])."""
+    t = core.get_aval(v).sharding
+    mesh = concrete_mesh(t.mesh, "reshard")
+    if mesh is None:
+        raise ValueError(
+            "reshard of an unreduced value under jit needs the mesh set (funcgrad.sharding.set_mesh)"
+        )
+    spec = PartitionSpec(*t.spec)
+    axes = tuple(n for n in mesh.axis_names if n in t.spec.unreduced)
+    summed = parallel.shard_map(
+        lambda b: _lax.psum(b, axes), mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False
+    )
+    return summed(v)
+
+
+_placement.unreduced_ops.update(result=_unreduced_result, reduce_traced=_reduce_traced)
 
 
 def __dir__():  # the public names only

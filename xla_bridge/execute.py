@@ -101,6 +101,9 @@ def _make_to_numpy(slow):
         # The common case first: a CPU buffer of a NumPy dtype is a zero-copy view through the
         # buffer protocol. Anything else (ml_dtypes, other devices, deleted buffers) yields an
         # array of another dtype or raises: the runtime's to_numpy handles (and explains) it.
+        user = getattr(buf._sharding, "_fg_user", None)
+        if user is not None and getattr(getattr(user, "spec", None), "unreduced", None):
+            return slow(buf)  # (it refuses: NOTE: [unreduced values] in funcgrad/_sharding_unreduced.py)
         try:
             out = asarray(buf)
             if out.dtype == buf.aval.dtype:

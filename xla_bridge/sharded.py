@@ -448,6 +448,15 @@ def read(buf) -> np.ndarray:
     """The whole value of a sharded ArrayImpl, assembled from every shard."""
     s = buf._sharding
     shape, dtype = tuple(buf.aval.shape), buf.aval.dtype
+    unreduced = getattr(getattr(getattr(s, "_fg_user", None), "spec", None), "unreduced", None)
+    if unreduced:
+        # NOTE: [unreduced values] (funcgrad/_sharding_unreduced.py): the value is a sum of blocks.
+        raise NotImplementedError(
+            f"this {dtype}{list(shape)} array is unreduced over mesh axes {sorted(unreduced)}: its value is "
+            "the sum of its devices' blocks and is not read whole (as in JAX). Reduce it first with "
+            "funcgrad.sharding.reshard(x, P(...)) to a sharding without unreduced axes, or read its "
+            ".addressable_shards"
+        )
     parts = shards(buf)
     replicated_ = s._fg_hlo.is_replicated()
     if len(parts) != len(s._fg_devs) and not replicated_:

@@ -200,15 +200,21 @@ class Array(_ArrayBase):
         raise TypeError("unhashable type: 'funcgrad.Array' (use .tolist() or a tuple of values)")
 
     def __repr__(self):
-        value = self._numpy()
         extra = ", weak_type=True" if self.weak_type else ""
+        try:
+            value = self._numpy()
+        except NotImplementedError:  # an unreduced value is not read whole: JAX's form
+            return f"Array(shape={self.shape}, dtype={self.dtype.name}{extra}, sharding={self.sharding})"
         if value.size == 0 and value.ndim:
             return f"Array([], shape={value.shape}, dtype={value.dtype.name}{extra})"
         body = np.array2string(value, separator=", ", prefix="Array(")
         return f"Array({body}, dtype={value.dtype.name}{extra})"
 
     def __str__(self):
-        return str(self._numpy())
+        try:
+            return str(self._numpy())
+        except NotImplementedError:
+            return repr(self)
 
     def __format__(self, spec):
         value = self._numpy()

@@ -531,7 +531,7 @@ def test_tracers_vmap_spmd_axis_name_and_abstract_meshes_follow_jax(meshes):
         z = renamed(x)
         out["renamed"] = (_type(z, lib), np.asarray(z).tolist(), z.sharding.mesh.axis_names)
         try:
-            sh.get_abstract_mesh().devices
+            out["abstract_devices"] = sh.get_abstract_mesh().devices
         except ValueError as e:
             out["abstract_devices"] = str(e).split(":")[0]
         auto = lib.make_mesh((2, 4), ("x", "y"), (sh.AxisType.Auto,) * 2)
@@ -555,3 +555,46 @@ def test_shard_map_in_specs_must_match_an_unsharded_arguments_type():
         with pytest.raises(ValueError, match=r"P\('i',\) does not match the specs of the input: P\(None,\)"):
             f(np.arange(6.0))
         np.testing.assert_allclose(f(funcgrad.device_put(np.arange(6.0), fs.P("i"))), np.arange(6.0) * 2)
+
+
+def test_unreduced_values_are_placed_reduced_and_contracted_as_jaxs():
+    """P(..., unreduced=): the value is the sum of the devices' blocks (JAX's parallel-programming
+    tutorial): placing it, the blocks, its type, reshard to reduce (eagerly and under jit), a
+    contraction left unreduced by out_sharding=, and the errors where funcgrad does not compute."""
+
+    def run(lib, sh, np_):
+        P = sh.PartitionSpec
+        with sh.set_mesh(lib.make_mesh((4, 2), ("X", "Y"))):
+            x = lib.device_put(X, P("X", "Y"))
+            y = lib.device_put(x, P("X", None, unreduced={"Y"}))
+            y2 = lib.device_put(X, P("X", None, unreduced={"Y"}))
+            w = lib.device_put(W, P("Y", None))
+            c = np_.dot(x, w, out_sharding=P("X", None, unreduced={"Y"}))
+            out = {
+                "type": str(lib.typeof(y)),
+                "blocks": [np.asarray(s.data).tolist() for s in y.addressable_shards],
+                "blocks_host": [np.asarray(s.data).tolist() for s in y2.addressable_shards[:2]],
+                "reduced": np.asarray(sh.reshard(y, P("X", None))).tolist(),
+                "reduced_jit": np.asarray(lib.jit(lambda a: sh.reshard(a, P("X", "Y")))(y2)).tolist(),
+                "dot": (str(lib.typeof(c)), np.asarray(sh.reshard(c, P("X", None))).tolist()),
+                "repr": repr(y).split("sharding=")[0],
+            }
+            try:
+                y * 2
+            except Exception as e:  # noqa: BLE001 - which error is compared
+                out["mul"] = type(e).__name__
+        return out
+
+    ours, theirs = run(funcgrad, fs, fnp), run(jax, js, jnp)
+    for k in theirs:
+        if k in ("reduced", "reduced_jit", "dot"):
+            np.testing.assert_allclose(
+                np.asarray(ours[k][-1]), np.asarray(theirs[k][-1]), rtol=1e-5, err_msg=k
+            )
+        else:
+            assert ours[k] == theirs[k], k
+    assert ours["dot"][0] == theirs["dot"][0] == "float32[8@X,8]{U:Y}"
+    with fs.set_mesh(fs.make_mesh((4, 2), ("X", "Y"))):
+        y = funcgrad.device_put(X, fs.P("X", None, unreduced={"Y"}))
+        with pytest.raises(NotImplementedError, match="unreduced over mesh axes"):
+            np.asarray(y)
