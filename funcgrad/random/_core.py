@@ -197,7 +197,18 @@ def _raw_data(data, name: str, impl=None):
 def _typed(key, name: str, single: bool = True) -> KeyArray:
     """``key`` as a typed key array: itself, or raw threefry data wrapped (NOTE: [PRNG
     implementations]); with ``single``, exactly one key."""
-    keys = key if type(key) is KeyArray else KeyArray(threefry_prng_impl, _raw_data(key, name))
+    if type(key) is KeyArray:
+        keys = key
+        data_shape = tuple(key._base_array.shape)
+        if data_shape[len(data_shape) - len(key._impl.key_shape) :] != tuple(key._impl.key_shape):
+            raise ValueError(
+                f"funcgrad.random's {name}: a {key.dtype} key array holds data of shape {data_shape}, "
+                f"which does not end in {tuple(key._impl.key_shape)}: vmap's in_axes/out_axes over key "
+                "arrays must name their axes from the front (non-negative), as the keys' data has its "
+                "own trailing axes"
+            )
+    else:
+        keys = KeyArray(threefry_prng_impl, _raw_data(key, name))
     if single and keys.shape:
         raise ValueError(
             f"funcgrad.random's {name} accepts a single key, but was given a key array of shape "

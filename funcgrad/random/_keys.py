@@ -159,11 +159,22 @@ class KeyShapedArray(ShapedArray):
         return hash((self.shape, self.dtype))
 
 
+def _dtype_name(x) -> str:
+    """The dtype JAX's errors name for an operand (a Python scalar's default dtype)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        try:
+            dtype = fnp.asarray(x).dtype
+        except TypeError:
+            return type(x).__name__
+    return str(dtype)
+
+
 def _key_error(op: str):
     def refuse(self, *args, **kwargs):
-        dtypes = ", ".join(str(getattr(a, "dtype", type(a).__name__)) for a in (self, *args))
+        dtypes = ", ".join(map(_dtype_name, (self, *args)))
         raise TypeError(
-            f"{op} does not accept dtypes {dtypes}: a PRNG key is not a number; draw numbers from it "
+            f"{op} does not accept dtypes {dtypes}. A PRNG key is not a number: draw numbers from it "
             "with funcgrad.random, or take its raw bits with random.key_data(key)"
         )
 

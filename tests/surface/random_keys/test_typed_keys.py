@@ -121,6 +121,14 @@ def test_key_refusals_as_jax():
     ):
         with pytest.raises(TypeError):
             bad()
+    for bad in (lambda m: m.key(0) + 1, lambda m: m.key(0) == m.PRNGKey(0)):  # JAX's words
+        with pytest.raises(TypeError) as want:
+            bad(jr)
+        with pytest.raises(TypeError) as got:
+            bad(fr)
+        assert str(got.value).startswith(str(want.value))
+    with pytest.raises(ValueError, match="in_axes/out_axes"):  # (JAX maps key axes from the back too)
+        funcgrad.vmap(fr.normal, in_axes=-1)(fr.split(k, 3))
     with pytest.raises(IndexError, match="Too many indices"):
         k[0]
     with pytest.raises(ValueError, match="split accepts a single key"):
