@@ -16,7 +16,10 @@ width (rich would wrap them).
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Sequence
+
+import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._shardings import NamedSharding, PartitionSpec, SingleDeviceSharding, get_mesh
@@ -43,10 +46,8 @@ def _cell(text: str, width: int, top: int, bottom: int, left: int, right: int) -
     return [blank] * top + [line] + [blank] * bottom
 
 
-def render_sharding(
-    shape: Sequence[int], sharding, *, scale: float = 1.0, min_width: int = 9, max_width: int = 80
-) -> str:
-    """The text ``visualize_sharding`` prints (without colours)."""
+def _layout(shape, sharding, scale: float, min_width: int, max_width: int):
+    """The table's rows and columns and each cell's ``(text, top, bottom, left, right)``."""
     shape = tuple(int(d) for d in shape)
     if len(shape) not in (1, 2):
         raise ValueError(
@@ -81,8 +82,16 @@ def render_sharding(
         right = left + rem
         top, rem = divmod(height - 2, 2)
         bottom = top + rem
-        left, right, top, bottom = (max(v, 0) for v in (left, right, top, bottom))
         laid[i, j] = (text, top, bottom, left, right)
+    return rows, cols, laid
+
+
+def render_sharding(
+    shape: Sequence[int], sharding, *, scale: float = 1.0, min_width: int = 9, max_width: int = 80
+) -> str:
+    """The text ``visualize_sharding`` prints (without colours)."""
+    rows, cols, laid = _layout(shape, sharding, scale, min_width, max_width)
+    laid = {k: (t, *(max(v, 0) for v in pads)) for k, (t, *pads) in laid.items()}
     col_w = [
         max(len(laid[i, j][0]) + laid[i, j][3] + laid[i, j][4] for i in range(rows)) for j in range(cols)
     ]
@@ -111,8 +120,9 @@ def visualize_sharding(
     color_map=None,
 ) -> None:
     """Print which devices hold which part of an array of ``shape`` (1-D or 2-D) laid out as
-    ``sharding``: JAX's table, in plain text (``use_color`` and ``color_map`` are accepted for
-    JAX's signature; the picture has no colours).
+    ``sharding``: JAX's table -- in plain text, or, where ``rich`` is installed and the output
+    shows colours (a colour terminal, a notebook) and ``use_color``, in JAX's colours
+    (``color_map``, default matplotlib's ``tab20b``).
 
     >>> import funcgrad
     >>> from funcgrad.sharding import SingleDeviceSharding
@@ -121,8 +131,69 @@ def visualize_sharding(
     │ CPU 0 │
     └───────┘
     """
-    del use_color, color_map
+    console = _colour_console(max_width) if use_color else None
+    if console is not None and (color_map is not None or _default_colours() is not None):
+        _print_in_colour(
+            console, shape, sharding, scale, min_width, max_width, color_map or _default_colours()
+        )
+        return
     print(render_sharding(shape, sharding, scale=scale, min_width=min_width, max_width=max_width))
+
+
+def _colour_console(width: int):
+    """A ``rich`` console when ``rich`` is installed and the output shows colours (a colour
+    terminal, a notebook), else ``None``: then the table is the plain text above, as JAX's is."""
+    if importlib.util.find_spec("rich") is None:
+        return None
+    import rich.console  # noqa: PLC0415 - import-time cost: an optional dependency, loaded on first use
+
+    console = rich.console.Console(width=width)
+    return console if console.color_system is not None else None
+
+
+def _default_colours():
+    """JAX's colour map (matplotlib's ``tab20b``), or ``None`` without matplotlib."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return None
+    import matplotlib  # noqa: PLC0415 - import-time cost: an optional dependency, loaded on first use
+
+    return matplotlib.colormaps["tab20b"]
+
+
+def _print_in_colour(console, shape, sharding, scale, min_width, max_width, colour_map) -> None:
+    """The table as JAX prints it in colour: each cell's devices on a coloured block one
+    character larger on each side, the colours taken from ``colour_map`` in JAX's order."""
+    import rich.align  # noqa: PLC0415 - import-time cost: an optional dependency, loaded on first use
+    import rich.padding  # noqa: PLC0415 - import-time cost: as above
+    import rich.style  # noqa: PLC0415 - import-time cost: as above
+    import rich.table  # noqa: PLC0415 - import-time cost: as above
+
+    rows, cols, laid = _layout(shape, sharding, scale, min_width, max_width)
+    n = rows * cols
+    values = np.linspace(0, 1, n)
+    order, k = [], 0
+    for _ in range(n):  # JAX's walk through the colour map: neighbours get distant colours
+        order.append(values[k])
+        k = (k + n // 2 + (n % 2 == 0)) % n
+    table = rich.table.Table(
+        show_header=False, show_lines=False, padding=0, highlight=False, pad_edge=False, box=None
+    )
+    colours = iter(order)
+    for i in range(rows):
+        row = []
+        for j in range(cols):
+            text, top, bottom, left, right = laid[i, j]
+            r, g, b = (int(c * 255) for c in colour_map(next(colours))[:3])
+            bright = r * 0.299 + g * 0.587 + b * 0.114 > 186
+            style = rich.style.Style(
+                bgcolor=f"#{r:02X}{g:02X}{b:02X}", color="#000000" if bright else "#ffffff"
+            )
+            pads = tuple(max(v + 1, 0) for v in (top, right, bottom, left))
+            row.append(
+                rich.padding.Padding(rich.align.Align(text, "center", vertical="middle"), pads, style=style)
+            )
+        table.add_row(*row)
+    console.print(table, end="\n\n")
 
 
 def visualize_array_sharding(arr, **kwargs) -> None:

@@ -98,3 +98,30 @@ def test_inspect_array_sharding_eagerly_and_under_jit():
         out = funcgrad.jit(f)(x)
     np.testing.assert_allclose(out, 2.0)
     assert len(seen) == 2 and isinstance(seen[1], funcgrad.sharding.Sharding)
+
+
+COLOUR_ORACLE = """
+import contextlib, io, json, os, numpy as np, jax
+from jax.sharding import PartitionSpec as P, AxisType
+os.environ.update(FORCE_COLOR="1", COLORTERM="truecolor")  # as a notebook or a colour terminal shows it
+mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+out = []
+for spec in (P("x", "y"), P(("x", "y"))):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        jax.debug.visualize_sharding((8, 4), jax.NamedSharding(mesh, spec))
+    out.append(buf.getvalue())
+print(json.dumps(out))
+"""
+
+
+def test_the_table_in_colour_is_jaxs(capsys, monkeypatch):
+    pytest.importorskip("rich")
+    pytest.importorskip("matplotlib")
+    want = run_jax(COLOUR_ORACLE)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLORTERM", "truecolor")
+    for spec, text in zip((P("x", "y"), P(("x", "y"))), want):
+        funcgrad.debug.visualize_sharding((8, 4), NamedSharding(MESH, spec))
+        got = capsys.readouterr().out
+        assert "\x1b[" in got and got == text
