@@ -42,6 +42,7 @@ Decisions (and why):
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 
 import funcgrad.xla_bridge.rules  # noqa: F401 - registers every lowering rule with the emitter
@@ -149,6 +150,7 @@ def lower_jaxpr(
     # one (XLA then writes the result in place), else let XLA pick (jax.buffer_donor).
     attrs = [""] * len(in_avals)
     donate = []
+    unused = []  # donated inputs no output of one device's program can reuse
     if donated_invars is not None and any(donated_invars):
         claimed = set()
         for i, d in enumerate(donated_invars):
@@ -160,9 +162,17 @@ def lower_jaxpr(
             match = next((j for j, ot in enumerate(out_types) if ot == t and j not in claimed), None)
             if match is None:
                 attrs[k] = " {jax.buffer_donor = true}"
+                unused.append(str(in_avals[k]))
             else:
                 claimed.add(match)
                 attrs[k] = f" {{tf.aliasing_output = {match} : i32}}"
+    if unused and spmd is None:
+        # JAX's warning (a program over several devices leaves the choice to XLA, as JAX does).
+        warnings.warn(
+            f"Some donated buffers were not usable: {', '.join(unused)}.\n"
+            "See an explanation at https://docs.jax.dev/en/latest/faq.html#buffer-donation.",
+            stacklevel=2,
+        )
     results = list(out_types)
     if spmd is not None:
         attrs, results = _sharding_attrs(spmd, attrs, results, in_avals, n_h, arg_shardings, result_shardings)

@@ -431,6 +431,16 @@ def test_lowered_text_dialects():
             bad("mhlo")
 
 
+def test_unusable_donation_warns_as_jax():
+    # JAX's warning when no output can reuse a donated buffer (equinox's donate="warn" test)
+    f = jit(lambda x, y: x + fnp.sum(y), donate_argnums=(0, 1))
+    with pytest.warns(UserWarning, match=r"^Some donated buffers were not usable: float64\[10\]\.\n"):
+        close(f(np.ones(()), np.ones(10)), 11.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a usable donation (an output of the same type) is quiet
+        close(jit(lambda x: 2 * x, donate_argnums=0)(np.ones(3)), 2 * np.ones(3))
+
+
 def test_lowered_compile_compiler_options():
     lowered = jit(lambda x: 2.0 * x).lower(np.ones(3))
     close(lowered.compile(compiler_options={"xla_cpu_enable_fast_math": True})(np.ones(3)), 2 * np.ones(3))
