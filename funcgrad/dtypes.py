@@ -2,7 +2,8 @@
 
 Layer: surface. ``float0`` and ``bfloat16`` come from the kernel's dtype rules
 (``funcgrad/kernel/dtypes.py``, NOTE: [weak types]); the rest are the NumPy surface's functions,
-which follow NumPy 2's promotion (NEP 50).
+which follow NumPy 2's promotion (NEP 50). As JAX's, ``bfloat16`` is the scalar type (ml_dtypes'),
+so ``isinstance(x, bfloat16)`` and ``bfloat16(1.5)`` work; ``np.dtype(bfloat16)`` is the dtype.
 
 >>> import numpy as np
 >>> result_type(np.float32, 2.0)
@@ -15,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.kernel.dtypes import bfloat16, float0
+from funcgrad.kernel.dtypes import bfloat16 as _bfloat16_dtype
+from funcgrad.kernel.dtypes import float0
 from funcgrad.numpy._core import TypePromotionError
 from funcgrad.numpy._dtypes import (
     canonicalize_dtype,
@@ -26,6 +28,8 @@ from funcgrad.numpy._dtypes import (
     prng_key,
     result_type,
 )
+
+bfloat16 = _bfloat16_dtype.type  # the scalar type, as jax.dtypes.bfloat16
 
 __all__ = [
     "TypePromotionError",

@@ -14,6 +14,7 @@ follows NumPy's print options, which funcgrad's array printing uses too.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from funcgrad.numpy._core import asarray
@@ -48,15 +49,23 @@ iterable = np.iterable
 
 def load(file, *args, **kwargs):
     """An array saved with ``save`` (``.npy``) as a funcgrad Array; an ``.npz`` archive comes back
-    as NumPy's lazy ``NpzFile`` (index it, then ``asarray``).
+    as NumPy's lazy ``NpzFile`` (index it, then ``asarray``). As JAX's, a ``bfloat16`` array (which
+    NumPy writes as 2-byte void, ``|V2``) comes back as ``bfloat16``.
 
-    >>> import io
+    >>> import io, ml_dtypes
     >>> buf = io.BytesIO(); save(buf, np.arange(3.0)); _ = buf.seek(0)
     >>> load(buf).tolist()
     [0.0, 1.0, 2.0]
+    >>> buf = io.BytesIO(); save(buf, np.ones(2, ml_dtypes.bfloat16)); _ = buf.seek(0)
+    >>> load(buf).dtype
+    dtype(bfloat16)
     """
     out = np.load(file, *args, **kwargs)
-    return asarray(out) if isinstance(out, np.ndarray) else out
+    if not isinstance(out, np.ndarray):
+        return out
+    if out.dtype == np.dtype("V2"):
+        out = out.view(ml_dtypes.bfloat16)
+    return asarray(out)
 
 
 def frombuffer(buffer, dtype=float, count: int = -1, offset: int = 0):

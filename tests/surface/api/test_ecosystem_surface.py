@@ -210,3 +210,20 @@ def test_custom_vjp_symbolic_zeros_and_none_cotangents_as_jax():
         grads = lib.grad(lambda a: f((a, None), 3))(2.0)
         assert float(grads) == 3.0
     assert seen["funcgrad"] == seen["jax"] == (True, None, False)
+
+
+def test_bfloat16_is_the_scalar_type_and_survives_save_load():
+    # equinox's serialisation: isinstance(x, jax.dtypes.bfloat16), then jnp.save/jnp.load
+    import io
+
+    import jax
+
+    assert funcgrad.dtypes.bfloat16 is jax.dtypes.bfloat16 and isinstance(
+        funcgrad.dtypes.bfloat16(1.5), type(jax.dtypes.bfloat16(1.5))
+    )
+    for lib in (fnp, jax.numpy):
+        buf = io.BytesIO()
+        lib.save(buf, lib.asarray(np.array([1.5, -2.0], jax.dtypes.bfloat16)))
+        buf.seek(0)
+        out = lib.load(buf)
+        assert out.dtype == np.dtype(jax.dtypes.bfloat16) and out.tolist() == [1.5, -2.0]
