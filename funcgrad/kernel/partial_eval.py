@@ -196,7 +196,7 @@ class PartialEvalTrace(StagingTrace):
         super().__init__(parent, builder, description)
         # Under jit/make_jaxpr tracing is paid once, so the linear equations record their source
         # lines too (the transposed, backward equations inherit them); eager grad skips the cost.
-        self.record_source = _under_staging(parent)
+        self.record_source = under_staging(parent)
 
     def process_primitive(self, primitive, args, params):
         for a in args:
@@ -212,7 +212,9 @@ class PartialEvalTrace(StagingTrace):
         return isinstance(x, StagingTracer) and x._trace is self
 
 
-def _under_staging(trace) -> bool:
+def under_staging(trace) -> bool:
+    """Whether ``trace`` is, or runs inside, a trace staging a program (``jit``, ``make_jaxpr``):
+    what is computed there ends up in a jaxpr, not in an eager result."""
     while trace is not None:
         if isinstance(trace, StagingTrace) and trace.record_source:
             return True

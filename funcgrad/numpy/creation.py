@@ -4,7 +4,9 @@ Layer: surface. Imports ``funcgrad.numpy._core``, ``ufuncs``/``transcendental`` 
 catalog.
 
 Shapes are static (Python ints), so creation functions whose values depend only on shapes return
-concrete Arrays computed by NumPy; they become constants of a traced program. Functions whose
+concrete Arrays computed by NumPy; under ``jit``/``make_jaxpr`` the filled ones (``zeros``,
+``ones``, ``full``, ``*_like``) are instead a ``broadcast_in_dim`` of the scalar staged into the
+program, as JAX stages them (no array-sized constant is captured, and the jaxpr reads as JAX's). Functions whose
 *values* may be traced (``full``, ``linspace``, ``tril``...) are compositions of primitives and are
 differentiable in those values.
 """
@@ -20,6 +22,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.kernel.partial_eval import under_staging
 from funcgrad.numpy._core import (
     asarray,
     aval,
@@ -85,6 +88,14 @@ def _honours_device(fn):
     return takes_out_sharding(placed)
 
 
+def _filled(shape, value, dtype, weak: bool = False):
+    """``shape`` filled with the scalar ``value``: computed by NumPy eagerly; under a staging trace
+    a ``broadcast_in_dim`` of the scalar (see the module docstring)."""
+    if shape and under_staging(core.current_trace()):
+        return st.broadcast_in_dim(Array._from_owned(np.asarray(value, dtype), weak), shape, ())
+    return Array._from_owned(np.full(shape, value, dtype), weak)
+
+
 def _dtype(dtype, default=_dt.default_float) -> np.dtype:
     return default if dtype is None else canonicalize_dtype(dtype)
 
@@ -96,7 +107,7 @@ def zeros(shape, dtype=None, *, device=None):
     >>> zeros((2, 3)).shape, zeros(2, int).dtype
     ((2, 3), dtype('int64'))
     """
-    return Array._from_owned(np.zeros(_shape(shape), _dtype(dtype)))
+    return _filled(_shape(shape), 0, _dtype(dtype))
 
 
 @_honours_device
@@ -106,7 +117,7 @@ def ones(shape, dtype=None, *, device=None):
     >>> ones(3).tolist()
     [1.0, 1.0, 1.0]
     """
-    return Array._from_owned(np.ones(_shape(shape), _dtype(dtype)))
+    return _filled(_shape(shape), 1, _dtype(dtype))
 
 
 @_honours_device
@@ -132,7 +143,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
     value = asarray(fill_value) if dtype is None else asarray(fill_value, canonicalize_dtype(dtype))
     if not isinstance(value, Array) or value.ndim:
         return broadcast_to(value, shape)
-    return Array._from_owned(np.broadcast_to(value._numpy(), shape).copy(), value.weak_type)
+    return _filled(shape, value._numpy(), value.dtype, value.weak_type)
 
 
 def _like(a, dtype, shape):
@@ -159,7 +170,7 @@ def zeros_like(a, dtype=None, shape=None, *, device=None):
     if isinstance(a, ExtendedArray) and dtype is None:  # typed PRNG keys: keys of zero data, as JAX's
         return a._numpy_function(zeros_like, (a,), {"shape": shape})
     shape, dtype, weak = _like(a, dtype, shape)
-    return sharded_like(Array._from_owned(np.zeros(shape, dtype), weak), a)
+    return sharded_like(_filled(shape, 0, dtype, weak), a)
 
 
 @_honours_device
@@ -172,7 +183,7 @@ def ones_like(a, dtype=None, shape=None, *, device=None):
     if isinstance(a, ExtendedArray) and dtype is None:
         return a._numpy_function(ones_like, (a,), {"shape": shape})
     shape, dtype, weak = _like(a, dtype, shape)
-    return sharded_like(Array._from_owned(np.ones(shape, dtype), weak), a)
+    return sharded_like(_filled(shape, 1, dtype, weak), a)
 
 
 @_honours_device
@@ -195,7 +206,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     shape, dtype, weak = _like(a, dtype, shape)
     if is_array(fill_value) and not isinstance(fill_value, Array):
         return sharded_like(broadcast_to(convert(fill_value, dtype), shape), a)
-    return sharded_like(Array._from_owned(np.full(shape, np.asarray(fill_value), dtype), weak), a)
+    return sharded_like(_filled(shape, np.asarray(fill_value), dtype, weak), a)
 
 
 # ----------------------------------------------------------------------------------------------
