@@ -6,9 +6,9 @@ catalog.
 Shapes are static (Python ints), so creation functions whose values depend only on shapes return
 concrete Arrays computed by NumPy; under ``jit``/``make_jaxpr`` the filled ones (``zeros``,
 ``ones``, ``full``, ``*_like``) are instead a ``broadcast_in_dim`` of the scalar staged into the
-program, as JAX stages them (no array-sized constant is captured, and the jaxpr reads as JAX's). Functions whose
-*values* may be traced (``full``, ``linspace``, ``tril``...) are compositions of primitives and are
-differentiable in those values.
+program, as JAX stages them (no array-sized constant is captured, and the jaxpr reads as JAX's).
+Functions whose *values* may be traced (``full``, ``linspace``, ``tril``...) are compositions of
+primitives and are differentiable in those values.
 """
 
 from __future__ import annotations
