@@ -41,6 +41,7 @@ from funcgrad._remat import checkpoint as _checkpoint
 from funcgrad._sharding_types import check_carry_types, scan_step_avals
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
 from funcgrad.primitives import elementwise as ew
@@ -83,6 +84,16 @@ def _subtrees(out_tree, what: str):
     return tu.tree_structure(pair[0]), tu.tree_structure(pair[1])
 
 
+def _convert_init(x, dtype, weak: bool):
+    """A promoted initial carry: a concrete value (a Python scalar) converted now, as JAX does (no
+    equation: it is a literal of the new type); a traced one by ``convert_element_type``."""
+    if not isinstance(x, core.Tracer):
+        value = core.concrete_value(x)
+        if value is not None:
+            return Array._from_owned(np.asarray(value, dtype), weak)
+    return ew.convert_element_type(x, dtype, weak)
+
+
 def _trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_of):
     """Trace a loop body whose carry must keep its type; weakly typed carries take the body's
     dtype (the body is traced again then). Returns (jaxpr, consts, out_tree, carry leaves)."""
@@ -106,7 +117,9 @@ def _trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_o
                     f"{o.str_short()} on output. Cast the initial value or the body's result "
                     "(.astype) so they agree."
                 )
-            new_avals.append(o if a.weak_type else a)
+            # As JAX: only a weakly typed carry whose dtype the body changes is promoted (and the
+            # body traced again); a weak input carry with a strong output of its dtype stays.
+            new_avals.append(o if a.weak_type and a.dtype != o.dtype else a)
         # On explicit mesh axes a sharding is part of the type (NOTE: [sharding in types]).
         check_carry_types(
             what.rsplit(" ", 1)[0], fun, paths, carry_avals, jaxpr.out_avals[: len(carry_avals)]
@@ -115,7 +128,7 @@ def _trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_o
             break
         carry_avals = new_avals
     init_flat = [
-        x if core.get_aval(x) == a else ew.convert_element_type(x, a.dtype, a.weak_type)
+        x if core.get_aval(x) == a else _convert_init(x, a.dtype, a.weak_type)
         for x, a in zip(init_flat, carry_avals)
     ]
     return jaxpr, consts, out_tree, init_flat

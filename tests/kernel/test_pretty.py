@@ -129,3 +129,25 @@ def test_fori_loop_values_and_bound_types():
         lax.fori_loop(np.int32(0), np.int64(3), lambda i, c: c, 0.0)
     with pytest.raises(ValueError, match="unroll"):
         funcgrad.jit(lambda n: lax.fori_loop(0, n, lambda i, c: c, 0.0, unroll=2))(3)
+
+
+def test_loops_keep_weak_carries_and_literal_inits_as_jax():
+    # A Python-scalar initial carry stays a literal (promoted without an equation when the body
+    # changes its dtype); a weak carry whose body makes it strong is not retraced (JAX's typematch).
+    def prog(m):
+        def f(arr, n):
+            ones = m.numpy.ones(arr.shape)
+            total = m.lax.fori_loop(0, n, lambda i, c: c + ones * 3.0 + arr, arr + ones)
+            c, ys = m.lax.scan(lambda c, a: (c + a * 2.0, c), 0.0, arr)
+            return total, c, ys
+
+        return f
+
+    args = (np.ones(4), 3)
+    assert str(funcgrad.make_jaxpr(prog(funcgrad))(*args)) == str(jax.make_jaxpr(prog(jax))(*args))
+    ours, theirs = funcgrad.jit(prog(funcgrad))(*args), jax.jit(prog(jax))(*args)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    g = lambda m: m.grad(lambda x: m.lax.scan(lambda c, y: (c * y + m.numpy.sin(c), c), 0.5, x)[0])
+    x = np.linspace(0.1, 1.0, 5)
+    np.testing.assert_allclose(g(funcgrad)(x), g(jax)(x), rtol=1e-12)
