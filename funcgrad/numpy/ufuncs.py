@@ -31,6 +31,7 @@ from funcgrad.numpy._core import (
     select,
     shape_of,
 )
+from funcgrad.numpy._dtypes import extended_in
 from funcgrad.numpy.complexes import lexicographic, reject_complex
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import elementwise as ew
@@ -486,8 +487,13 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
 # Comparisons (boolean results, zero derivatives)
 
 
+_SYM_DUNDER = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+
+
 def _compare(prim, name, sym, f=None):
     def elementwise_compare(x1, x2, /):
+        if (keys := extended_in((x1, x2))) is not None:  # typed PRNG keys: their own == and != (JAX's)
+            return getattr(keys, f"__{_SYM_DUNDER[sym]}__")(x2 if keys is x1 else x1)
         return elementwise(prim, x1, x2)
 
     f = f or elementwise_compare

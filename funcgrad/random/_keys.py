@@ -210,7 +210,10 @@ class KeyArray(ExtendedArray):
     # -- what it is --------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        full = tuple(self._base_array.shape)
+        full = getattr(self._base_array, "shape", None)
+        if full is None:  # a tree utility's placeholder (e.g. tree_map(lambda x: None, keys))
+            return ()
+        full = tuple(full)
         return full[: len(full) - len(self._impl.key_shape)]
 
     @property

@@ -87,6 +87,8 @@ def test_key_arrays_index_and_reshape_as_jax():
     for case, _ in cases:
         same_keys(case(fnp, k, ks), case(jnp, jk, jks))
     np.testing.assert_array_equal(ks == ks, jks == jks)
+    np.testing.assert_array_equal(fnp.not_equal(ks, ks[::-1]), jnp.not_equal(jks, jks[::-1]))
+    assert bool(fnp.equal(k, fr.key(2))) and bool(jnp.equal(jk, jr.key(2)))
     assert (fnp.shape(ks), fnp.ndim(ks), fnp.size(ks)) == (jnp.shape(jks), jnp.ndim(jks), jnp.size(jks))
     assert k[...] is k and jk[...] is jk  # flax's Variable reads keys with [...]
     assert repr(funcgrad.typeof(ks)) == repr(jax.typeof(jks)) == "ShapedArray(key<fry>[4])"
