@@ -138,15 +138,32 @@ def _trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_o
 # cond and switch
 
 
-def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
+_NO_OPERAND = object()
+
+
+def _operands(operands: tuple, operand, what: str) -> tuple:
+    """JAX's older single ``operand=`` keyword (still accepted by JAX 0.10's cond and switch)."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(
+            f"{what}: if 'operand' keyword is passed then no positional operands can be passed, got "
+            f"operand={operand!r} and positional operands {operands}"
+        )
+    return (operand,)
+
+
+def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_OPERAND):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, as one ``cond``
     primitive: both branches are traced (they must return the same types), only one runs.
+    ``operand=x`` (JAX's older form) is ``cond(pred, true_fun, false_fun, x)``.
 
     >>> import funcgrad
     >>> f = lambda x: cond(x > 0, lambda y: y * 2.0, lambda y: -y, x)
     >>> float(f(3.0)), float(f(-1.0)), float(funcgrad.grad(f)(3.0))
     (6.0, 1.0, 2.0)
     """
+    operands = _operands(operands, operand, "cond")
     aval = core.get_aval(pred)
     if aval.shape != ():
         raise TypeError(
@@ -161,12 +178,14 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
     return _bind_cond(index, [false_fun, true_fun], operands, ["false_fun", "true_fun"], "cond")
 
 
-def switch(index, branches: Sequence[Callable], *operands):
-    """``branches[index](*operands)`` with ``index`` clamped to ``[0, len(branches) - 1]``.
+def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
+    """``branches[index](*operands)`` with ``index`` clamped to ``[0, len(branches) - 1]``
+    (``operand=x``, JAX's older form, is one operand ``x``).
 
     >>> float(switch(5, [lambda x: x, lambda x: x * 10.0], 2.0))
     20.0
     """
+    operands = _operands(operands, operand, "switch")
     branches = list(branches)
     if not branches:
         raise ValueError("switch: branches must be a non-empty sequence of callables")

@@ -227,3 +227,16 @@ def test_bfloat16_is_the_scalar_type_and_survives_save_load():
         buf.seek(0)
         out = lib.load(buf)
         assert out.dtype == np.dtype(jax.dtypes.bfloat16) and out.tolist() == [1.5, -2.0]
+
+
+def test_cond_and_switch_take_the_older_operand_keyword_as_jax():
+    # optax's schedules and transforms call lax.cond(pred, f, g, operand=x)
+    import jax
+
+    for lib in (lax, jax.lax):
+        assert float(lib.cond(True, lambda x: x * 2.0, lambda x: x, operand=3.0)) == 6.0
+        assert float(lib.switch(1, [lambda x: x, lambda x: -x], operand=2.0)) == -2.0
+        with pytest.raises(TypeError, match="if 'operand' keyword is passed then no positional operands"):
+            lib.cond(True, lambda x: x, lambda x: x, 1.0, operand=2.0)
+    g = funcgrad.grad(lambda x: lax.cond(x > 0, lambda y: y * y, lambda y: -y, operand=x))
+    assert float(g(3.0)) == 6.0
