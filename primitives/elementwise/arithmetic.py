@@ -41,6 +41,7 @@ from funcgrad.kernel.ad import (
     is_undefined_primal,
     linear_taylor,
 )
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
@@ -614,6 +615,10 @@ def convert_element_type(x, dtype, weak_type: bool = False):
     aval = aval_of(x)
     if aval.dtype == dtype and aval.weak_type == weak_type and type(x) not in _dt.python_scalar_types:
         return x
+    if type(x) in _dt.python_scalar_types or isinstance(x, np.generic):
+        # A constant scalar is converted now (JAX folds it: a jaxpr shows a literal of the new
+        # type, not a conversion equation).
+        return Array._from_owned(np.asarray(x).astype(dtype), weak_type)
     return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak_type)
 
 
