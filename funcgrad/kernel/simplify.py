@@ -36,6 +36,46 @@ def _is(a, value) -> bool:
         return False
 
 
+# NOTE: [folded arrays]
+# Derivative programs build arrays that depend on no input: the masks of ``tril``/``triu``/``eye``
+# (two iotas, a comparison, a select against a broadcast zero) in the rules of cholesky, eigh or
+# triangular solves, the broadcast scalars that ``select_n`` picks from. A cached eager program
+# would rebuild them on every call (the eager GP value-and-gradient at n=500: five 500x500 masks
+# and zero arrays a call). ``simplify`` computes each such equation once, when its operands are
+# literals or values folded before it, and keeps the value as a constant of the program: a
+# broadcast stays a broadcast view (no memory, NumPy reads it with stride 0), any other result is
+# kept up to ``_FOLD_LIMIT`` bytes, ``_FOLD_BUDGET`` in all per program (the cache holds them).
+# Operand-free equations fold too (``iota``); effects, nested programs and several results never.
+_FOLD_LIMIT = 8 << 20
+_FOLD_BUDGET = 32 << 20
+
+
+def _fold_array(prim, params, ins, out, folded: dict, budget: list) -> bool:
+    """Fold ``out = prim(*ins)`` into ``folded`` when every operand is known (NOTE: [folded
+    arrays]); False when it stays an equation."""
+    if not out.aval.shape or prim.impl is None or prim.impl_takes_arrays:
+        return False
+    if any(not (type(a) is Literal or a in folded) for a in ins):
+        return False
+    vals = [a.val if type(a) is Literal else folded[a] for a in ins]
+    try:
+        if prim.traits.places_operand and vals and np.ndim(vals[0]) == 0:
+            value = np.broadcast_to(np.asarray(vals[0], out.aval.dtype), out.aval.shape)
+        else:
+            nbytes = out.aval.size * np.dtype(out.aval.dtype).itemsize
+            if nbytes > min(_FOLD_LIMIT, budget[0]):
+                return False
+            with core.set_current_trace(core.EvalTrace(None)):
+                value = np.asarray(core.concrete_value(prim.bind(*vals, **params)))
+            budget[0] -= nbytes
+    except Exception:  # noqa: BLE001 - leave anything unusual to run at run time
+        return False
+    if value.shape != out.aval.shape or value.dtype != out.aval.dtype:
+        return False
+    folded[out] = value
+    return True
+
+
 def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
     """``closed`` with constant 0-d equations folded, ``p(x, e)`` replaced by ``x`` where ``e`` is
     ``p``'s ``identity_element`` (and the result's type is ``x``'s), a reshape of a reshape (a
@@ -51,6 +91,8 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
     """
     jaxpr = closed.jaxpr
     env: dict[Var, object] = {}  # a var -> the atom that replaces it
+    folded: dict[Var, np.ndarray] = {}  # a var -> its value, computed here (NOTE: [folded arrays])
+    budget = [_FOLD_BUDGET]
     seen: dict = dict(known) if known else {}
     eqns: list[JaxprEqn] = []
     producers: dict[Var, JaxprEqn] = {}  # a var -> the kept equation that computes it
@@ -94,6 +136,8 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
                     continue
                 except Exception:  # noqa: BLE001 - leave anything unusual to run at run time
                     pass
+            if _fold_array(prim, eqn.params, ins, out, folded, budget):
+                continue
             unit = prim.traits.identity_element
             if unit is not None and len(ins) == 2:
                 for keep, other in ((ins[0], ins[1]), (ins[1], ins[0])):
@@ -120,7 +164,7 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
     outvars = [read(a) for a in jaxpr.outvars]
     # Outputs stay variables (every consumer of a jaxpr expects them to): a folded output becomes
     # a constant.
-    constvars, consts = list(jaxpr.constvars), list(closed.consts)
+    constvars, consts = [*jaxpr.constvars, *folded], [*closed.consts, *folded.values()]
     for i, a in enumerate(outvars):
         if type(a) is Literal:
             v = Var(a.aval)

@@ -298,6 +298,31 @@ def test_simplify_folds_constants_and_keeps_side_effects():
     assert names.count("mul") == 1  # 2.0 * 3.0 folded
 
 
+def test_simplify_folds_input_free_arrays_and_the_gradient_is_unchanged(uncached):
+    # NOTE: [folded arrays]: tril's mask (iotas, a comparison) and the broadcast zero it selects
+    # against depend on no input; they become constants, the broadcast one a stride-0 view.
+    from funcgrad import lax
+
+    def f(a):
+        i, j = (lax.broadcasted_iota(np.int32, (4, 4), d) for d in (0, 1))
+        lower = fnp.where(j <= i, a, 0.0)
+        return fnp.sum(lower**2) + fnp.sum(fnp.where(i == j, a, 0.0))
+
+    cj = funcgrad.make_jaxpr(funcgrad.value_and_grad(f))(np.ones((4, 4)))
+    assert "iota" in _eqn_names(cj)
+    s = simplify(cj)
+    assert not {"iota", "broadcast_in_dim"} & set(_eqn_names(s))
+    assert any(np.asarray(c).strides == (0, 0) for c in s.consts)
+    a = np.arange(16.0).reshape(4, 4) - 5
+    cached = _calls(funcgrad.value_and_grad(f), a)
+    with uncached:
+        want = funcgrad.value_and_grad(f)(a)
+    np.testing.assert_allclose(want[1], 2 * np.tril(a) + np.eye(4), rtol=1e-15)
+    for val, g in cached:
+        assert float(val) == float(want[0])
+        np.testing.assert_array_equal(g, want[1])
+
+
 def test_simplify_multiplication_by_one_keeps_the_result_type():
     # x (weak f64[]) * 1.0 (f32) is f32, not x: it must stay.
     cj = funcgrad.make_jaxpr(lambda x: x * np.float32(1.0))(np.float64(2.0))
