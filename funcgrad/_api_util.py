@@ -9,6 +9,7 @@ the surface, so ``api``, ``introspect`` and ``debug`` can all use it.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import threading
 from collections.abc import Callable, Sequence
@@ -41,6 +42,35 @@ def canonicalize(leaves) -> list:
         Array._from_owned(np.asarray(x), weak_type=True) if type(x) in python_scalar_types else x
         for x in leaves
     ]
+
+
+def wraps(fun: Callable):
+    """``functools.wraps`` that copies what it can: a callable object whose ``__name__`` or
+    ``__doc__`` is not a string (an equinox Module instance) is still wrapped, as JAX's
+    transformations accept it.
+
+    >>> class Odd:
+    ...     __name__ = 3
+    ...     def __call__(self, x):
+    ...         return x
+    >>> wraps(Odd())(lambda x: x).__wrapped__.__class__.__name__
+    'Odd'
+    """
+
+    def decorate(wrapper):
+        for attr in functools.WRAPPER_ASSIGNMENTS:
+            try:
+                setattr(wrapper, attr, getattr(fun, attr))
+            except (AttributeError, TypeError):
+                pass
+        try:
+            wrapper.__dict__.update(getattr(fun, "__dict__", {}))
+        except (AttributeError, TypeError):
+            pass
+        wrapper.__wrapped__ = fun
+        return wrapper
+
+    return decorate
 
 
 def abstractify(x) -> ir.ShapedArray:

@@ -12,7 +12,6 @@ transformation, the argument (by position and pytree path) and the fix.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -41,6 +40,7 @@ from funcgrad._api_util import (
     to_public,
     unit_cotangent,
     user_transformation,
+    wraps,
 )
 from funcgrad._eager_grad import recorded_value_and_grad
 from funcgrad._remat import checkpoint, remat  # noqa: F401 - re-exported
@@ -312,7 +312,7 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, *, with_value
     eager program cache need not keep it)."""
     name = "value_and_grad" if with_value else "grad"  # (for messages only)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = normalize_argnums("grad", argnums, len(args))
         dyn = [args[i] for i in nums]
@@ -358,7 +358,7 @@ def grad(
     """
     vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, with_value=False)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def grad_f(*args, **kwargs):
         if has_aux:
             (_, aux), g = vg(*args, **kwargs)
@@ -439,7 +439,7 @@ def vmap(
             f"positional arguments, got {in_axes!r}"
         )
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def vmapped(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(
@@ -569,7 +569,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     [[2.0, 0.0], [0.0, 4.0]]
     """
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def jacfun(*args, **kwargs):
         nums = normalize_argnums("jacfwd", argnums, len(args))
         dyn = tuple(args[i] for i in nums)
@@ -650,7 +650,7 @@ def jacrev(
     [[2.0, 0.0], [0.0, 4.0]]
     """
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def jacfun(*args, **kwargs):
         nums = normalize_argnums("jacrev", argnums, len(args))
         dyn = tuple(args[i] for i in nums)
@@ -706,7 +706,7 @@ def hessian(
     inner = jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic)
     outer = jacfwd(inner, argnums, has_aux=has_aux, holomorphic=holomorphic)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def hessian_f(*args, **kwargs):
         with user_transformation("hessian", fun, sealed=True):
             return outer(*args, **kwargs)
@@ -736,7 +736,7 @@ def make_jaxpr(
     statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     frames = [(name, int(size)) for name, size in (axis_env or ())]
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def make(*args, **kwargs):
         nums = tuple(i for i in range(len(args)) if i not in statics)
         dyn = tuple(args[i] for i in nums)

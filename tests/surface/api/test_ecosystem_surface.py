@@ -240,3 +240,16 @@ def test_cond_and_switch_take_the_older_operand_keyword_as_jax():
             lib.cond(True, lambda x: x, lambda x: x, 1.0, operand=2.0)
     g = funcgrad.grad(lambda x: lax.cond(x > 0, lambda y: y * y, lambda y: -y, operand=x))
     assert float(g(3.0)) == 6.0
+
+
+def test_transformations_wrap_a_callable_whose_name_is_not_a_string():
+    # equinox issue 1172: jax.vmap(module) where the Module instance's __name__ is no str
+    class Odd:
+        __name__ = None
+
+        def __call__(self, x):
+            return 2.0 * x
+
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(funcgrad.vmap(Odd())(x), 2.0 * x)
+    assert float(funcgrad.grad(Odd())(1.0)) == 2.0
