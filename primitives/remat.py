@@ -350,7 +350,7 @@ def resolve_policy(policy) -> Callable:
         ) from None
 
 
-checkpoint_p = CallPrimitive("checkpoint")
+checkpoint_p = CallPrimitive("remat2")  # (JAX 0.10's name for it, as its jaxprs print it)
 
 
 def _transpose(cts, *args, jaxpr, policy, differentiated):

@@ -408,6 +408,8 @@ PRINTED_PARAMS = {
     "scatter": lambda eqn, names: _shown(eqn, extra={"update_consts": (), "update_jaxpr": None}),
     "conj": lambda eqn, names: _shown(eqn, extra={"input_dtype": eqn.invars[0].aval.dtype}),
     "jit": _jit,
+    # (funcgrad's recomputation always runs behind a barrier: prevent_cse=True, NOTE: [remat barrier])
+    "remat2": lambda eqn, names: _shown(eqn, extra={"prevent_cse": True}),
     "custom_jvp_call": _custom_call,
     "custom_vjp_call": _custom_call,
     **dict.fromkeys(_UNARY_WITH_ACCURACY, _accuracy),
