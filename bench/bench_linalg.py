@@ -10,6 +10,8 @@ Cases (goals from issue 12):
   and NumPy-by-hand for reference);
 - ``gp_first``: the first ``jit(value_and_grad)`` call in a fresh process, compile included
   (goal <= 1.0x jax);
+- ``gp_eager``: the same ``value_and_grad`` without ``jit`` (torch: ``backward()``, autograd),
+  steady state (goal <= 1.0x torch's eager time);
 - ``solve``: ``jit(solve)`` of a 300x300 float64 system, steady (goal <= 1.0x jax; NumPy for
   reference); ``solve_first``: its first call, compile included (goal <= 1.2x jax);
   ``solve_eager``: eager ``solve`` (goal <= 1.5x NumPy);
@@ -95,13 +97,14 @@ def _array_lib(lib):
 # Workers (one library per process)
 
 
-def work_gp(lib, repeats, first=False):
+def work_gp(lib, repeats, first=False, eager=False):
     import numpy as np
 
     sqdist, y, theta = _gp_data()
     if lib in ("jax", "funcgrad"):
         L = _array_lib(lib)
-        f = L["jit"](L["vg"](_gp_nlml(L["np"], L["np"].linalg.cholesky, L["sl"].solve_triangular)))
+        f = L["vg"](_gp_nlml(L["np"], L["np"].linalg.cholesky, L["sl"].solve_triangular))
+        f = f if eager else L["jit"](f)
         if first:
             t0 = time.perf_counter()
             _block(f(theta, sqdist, y))
@@ -249,8 +252,8 @@ def work_spectral(lib, repeats, case):
 
 
 def worker_main(lib, case, repeats):
-    if case in ("gp", "gp_first"):
-        return work_gp(lib, repeats, first=case == "gp_first")
+    if case in ("gp", "gp_first", "gp_eager"):
+        return work_gp(lib, repeats, first=case == "gp_first", eager=case == "gp_eager")
     if case.startswith("solve"):
         return work_solve(
             lib, repeats, {"solve": "steady", "solve_first": "first", "solve_eager": "eager"}[case]
@@ -270,6 +273,11 @@ CASES = {
         ("jax", 1.0),
     ),
     "gp_first": ("GP NLML first call (compile)", ["funcgrad", "jax"], ("jax", 1.0)),
+    "gp_eager": (
+        "GP NLML eager value_and_grad n=500",
+        ["funcgrad", "jax", "torch", "autograd"],
+        ("torch", 1.0),
+    ),
     "solve": ("jit(solve) 300x300 steady", ["funcgrad", "jax", "numpy"], ("jax", 1.0)),
     "solve_first": ("jit(solve) 300x300 first call", ["funcgrad", "jax"], ("jax", 1.2)),
     "solve_eager": ("eager solve 300x300", ["funcgrad", "numpy", "torch"], ("numpy", 1.5)),
