@@ -115,6 +115,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # (a jax subprocess of its own)
 def test_the_table_in_colour_is_jaxs(capsys, monkeypatch):
     pytest.importorskip("rich")
     pytest.importorskip("matplotlib")
