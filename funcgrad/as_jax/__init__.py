@@ -36,7 +36,7 @@ keep references to funcgrad's objects):
   of funcgrad's pytree registry), ``state.types.AbstractRef``, ``checkify`` (funcgrad's),
   ``lib.mlir.ir`` and ``lib.mlir.dialects.hlo`` (jaxlib's own MLIR bindings, the ones funcgrad
   splices user lowering rules from; also ``dialects.func``, ``chlo``, ``mhlo``, ``sdy``), and
-  ``jax.lib`` (empty, as JAX 0.10's) / ``jax.version``; ``jax.Ref`` and ``jax.new_ref`` (funcgrad has
+  ``jax.lib`` (only ``__version__``, as JAX 0.10's) / ``jax.version``; ``jax.Ref`` and ``jax.new_ref`` (funcgrad has
   no mutable array references: nothing is a ``Ref``, ``new_ref`` raises ``NotImplementedError``);
   ``jax.experimental.hijax`` (its names, so that flax's nnx imports; binding a ``HiPrimitive``
   raises ``NotImplementedError``). Any other ``jax._src.X`` raises

@@ -48,16 +48,17 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
     import funcgrad
     assert "jax" not in sys.modules
     import funcgrad.as_jax
-    import jax, jax.numpy as jnp, jax.extend.core, jax.interpreters.ad, jax.tree_util
+    import jax, jax.numpy as jnp, jax.extend.core, jax.interpreters.ad, jax.tree_util, jax.api_util, jax.lib
     import jax._src.traceback_util as tb
     from jax._src.tree_util import _registry
     from jax._src.lib.mlir import ir
     from jax._src.lib.mlir.dialects import hlo
     out = {
         "version": jax.__version__, "info": list(jax.__version_info__),
-        "version_module": jax.version.__version__,
+        "version_module": jax.version.__version__, "lib": jax.lib.__version__,
         "same": [jax.numpy is funcgrad.numpy, jax.extend.core is funcgrad.extend.core,
                  jax.interpreters.ad is funcgrad.interpreters.ad, jax.grad is funcgrad.grad,
+                 jax.api_util is funcgrad.api_util,
                  sys.modules["jax.tree_util"] is funcgrad.tree_util],
         "grad": float(jax.grad(jnp.sin)(0.0)),
         "registry": [tuple in _registry, dict in _registry, int in _registry],
@@ -80,6 +81,7 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
 def test_alias_makes_jax_funcgrad():
     out = run_json([sys.executable, "-c", ALIAS_BEHAVIOUR])
     assert out["version"] == "0.10.2" and out["info"] == [0, 10, 2] and out["version_module"] == "0.10.2"
+    assert out["lib"] == "0.10.2"
     assert all(out["same"]) and out["installed"] and out["exclusion"]
     assert out["grad"] == 1.0
     assert out["registry"] == [True, True, False]
