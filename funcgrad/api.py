@@ -749,7 +749,9 @@ def make_jaxpr(
         flat, store = flat_fun(f, in_tree)
         avals = [abstractify(x) for x in flat_in]
         with batching.extend_axis_env(frames):
-            closed = trace_to_jaxpr(flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})")
+            closed = trace_to_jaxpr(
+                flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})", dce=False
+            )
         if return_shape:
             shapes = tu.tree_unflatten(
                 store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]

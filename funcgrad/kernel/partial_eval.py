@@ -117,8 +117,11 @@ class JaxprBuilder:
         self.eqns.append(JaxprEqn(primitive, atoms, params, [t.var for t in outs], info))
         return outs
 
-    def build(self, trace, in_tracers: Sequence[Tracer], outs: Sequence[Any]) -> ClosedJaxpr:
-        """The closed jaxpr from ``in_tracers`` to ``outs`` (known outputs become constants)."""
+    def build(
+        self, trace, in_tracers: Sequence[Tracer], outs: Sequence[Any], dce: bool = True
+    ) -> ClosedJaxpr:
+        """The closed jaxpr from ``in_tracers`` to ``outs`` (known outputs become constants);
+        ``dce``: without the equations nothing reads."""
         outvars = [self.to_atom(trace, o) for o in outs]
         # Literal outputs are allowed in JAX's IR, but keeping outvars as Vars keeps every consumer
         # simple: turn literal outputs into constants.
@@ -128,6 +131,8 @@ class JaxprBuilder:
         ]
         invars = [t.var for t in in_tracers]
         jaxpr = Jaxpr(self.const_list, invars, self.eqns, outvars)
+        if not dce:
+            return ClosedJaxpr(jaxpr, list(self.const_vals))
         jaxpr, consts = dce_jaxpr_consts(jaxpr, self.const_vals)
         return ClosedJaxpr(jaxpr, consts)
 
@@ -227,17 +232,19 @@ def under_staging(trace) -> bool:
 
 
 def trace_to_jaxpr(
-    f: Callable, in_avals: Sequence[ShapedArray], arg_names=None, description: str = ""
+    f: Callable, in_avals: Sequence[ShapedArray], arg_names=None, description: str = "", dce: bool = True
 ) -> tuple[ClosedJaxpr, list]:
     """Stage ``f(*args) -> list`` into a closed jaxpr; returns it and the outputs' avals.
 
-    The jaxpr's consts may be tracers of enclosing transformations (closure captures).
+    The jaxpr's consts may be tracers of enclosing transformations (closure captures). ``dce=False``
+    keeps the equations nothing reads (``make_jaxpr`` shows them, as JAX's does, their results
+    printed as ``_``).
     """
     with core.new_trace(StagingTrace, None, description) as trace:
         names = arg_names or [None] * len(in_avals)
         args = [trace.new_arg(a, n) for a, n in zip(in_avals, names)]
         outs = f(*args)
-        closed = trace.builder.build(trace, args, outs)
+        closed = trace.builder.build(trace, args, outs, dce)
     return closed
 
 

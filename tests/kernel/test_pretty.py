@@ -87,6 +87,12 @@ def _cases(m):
         "argmax_82_columns": (lambda x: np_.argmax(x), (np.ones(3),)),
         "custom_jvp": (custom(), (1.0,)),
         "hoisted_shared_jaxpr": (lambda x: (g := m.jit(lambda y: y * 2.0))(g(x)), (1.0,)),
+        "dead_equation_kept": (lambda x: (np_.sin(x), x * 2)[1], (1.0,)),
+        "grad_keeps_primal_output": (m.grad(lambda x: np_.sin(x) * x), (1.0,)),
+        "switch_literal_index": (lambda x: lax_.switch(1, [np_.sin, np_.cos], x), (1.0,)),
+        "checkpoint": (m.checkpoint(lambda x: np_.sin(np_.sin(x))), (1.0,)),
+        "ones_staged": (lambda x: x + np_.ones(3) * np_.zeros_like(x), (np.ones(3),)),
+        "dot_preferred_type": (lambda a, b: np_.dot(a, b), (np.ones((2, 3)), np.ones(3))),
     }
 
 
