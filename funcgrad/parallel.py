@@ -236,8 +236,8 @@ def shard_map(
 
     >>> import funcgrad, numpy as np
     >>> from funcgrad import lax
-    >>> from funcgrad.sharding import P, make_mesh
-    >>> mesh = make_mesh((1,), ("x",))
+    >>> from funcgrad.sharding import AxisType, P, make_mesh
+    >>> mesh = make_mesh((1,), ("x",), (AxisType.Auto,))
     >>> f = shard_map(lambda a: lax.psum(a.sum(), "x"), mesh=mesh, in_specs=P("x"), out_specs=P())
     >>> float(funcgrad.jit(f)(np.arange(4.0)))
     6.0
@@ -753,7 +753,10 @@ def pmap(
 
     run.__name__ = f"pmap_{name}"
     jitted = JittedFunction(run, static_argnums=statics, donate_argnums=donate_argnums or None)
-    return functools.wraps(fun)(lambda *args, **kwargs: _call_pmapped(jitted, where, args, kwargs))
+    pmapped = functools.wraps(fun)(lambda *args, **kwargs: _call_pmapped(jitted, where, args, kwargs))
+    # Ahead of time, as JAX's pmap(f).lower(*args).compile(): the one program over the devices.
+    pmapped.lower = lambda *args, **kwargs: _call_pmapped(jitted.lower, where, args, kwargs)
+    return pmapped
 
 
 def _call_pmapped(jitted, where, args, kwargs):

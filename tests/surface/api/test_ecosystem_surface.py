@@ -253,3 +253,13 @@ def test_transformations_wrap_a_callable_whose_name_is_not_a_string():
     x = np.arange(3.0)
     np.testing.assert_array_equal(funcgrad.vmap(Odd())(x), 2.0 * x)
     assert float(funcgrad.grad(Odd())(1.0)) == 2.0
+
+
+def test_pmap_lowers_and_compiles_ahead_of_time():
+    # equinox's filter_pmap(f).lower(x, y).compile(): JAX's pmap(f).lower
+    f = funcgrad.pmap(lambda x, y: 2.0 * x + y, in_axes=(0, None))
+    x = np.array([3.0])
+    lowered = f.lower(x, 4.0)
+    assert "func.func" in lowered.as_text()
+    np.testing.assert_array_equal(lowered.compile()(x, 4.0), f(x, 4.0))
+    np.testing.assert_array_equal(f(x, 4.0), [10.0])
