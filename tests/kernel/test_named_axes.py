@@ -12,7 +12,7 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.sharding import Mesh, NamedSharding, P, make_mesh
+from funcgrad.sharding import AxisType, Mesh, NamedSharding, P, make_mesh
 
 
 def vmap_i(f, **kw):
@@ -101,8 +101,11 @@ def test_bad_arguments():
 
 def test_one_device_mesh_shard_map_and_pmap():
     mesh = make_mesh((1,), ("x",))
+    # (On an Explicit mesh a NumPy argument is typed replicated, so in_specs=P("x") would be
+    # JAX's ValueError: the shard_map runs over the same device as an Auto mesh.)
+    auto = make_mesh((1,), ("x",), (AxisType.Auto,))
     f = funcgrad.shard_map(
-        lambda b: lax.psum(b, "x") * lax.axis_size("x"), mesh=mesh, in_specs=P("x"), out_specs=P("x")
+        lambda b: lax.psum(b, "x") * lax.axis_size("x"), mesh=auto, in_specs=P("x"), out_specs=P("x")
     )
     np.testing.assert_allclose(f(np.arange(4.0)), np.arange(4.0))
     np.testing.assert_allclose(
