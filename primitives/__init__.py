@@ -21,6 +21,7 @@ import numpy as np
 from funcgrad import kernel
 from funcgrad.kernel import custom_derivatives as _custom_derivatives
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import Primitive
 
 
@@ -33,8 +34,12 @@ _FAMILIES: dict[str, ModuleType] = {
     name: importlib.import_module(f"{__name__}.{name}") for name in _family_names()
 }
 
-from funcgrad.primitives import elementwise, reductions, structure  # noqa: E402 - the helpers below use them
-from funcgrad.primitives import _sharding_rules  # noqa: E402 - installs the rules on the families above
+from funcgrad.primitives import (  # noqa: E402 - the helpers below use them
+    _sharding_rules,  # noqa: E402 - installs the rules on the families above
+    elementwise,
+    reductions,
+    structure,
+)
 
 
 def families() -> dict[str, ModuleType]:
@@ -49,7 +54,9 @@ def families() -> dict[str, ModuleType]:
 def _zeros(aval):
     if aval.dtype == _dt.float0:
         return np.zeros(aval.shape, _dt.float0)
-    return structure.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+    # (A weakly typed value's zero is weak too, as JAX's zero cotangent of a Python scalar.)
+    zero = Array._from_owned(np.zeros((), aval.dtype), True) if aval.weak_type else np.zeros((), aval.dtype)
+    return structure.broadcast_in_dim(zero, aval.shape, ())
 
 
 def _full_like(x, value):

@@ -157,3 +157,10 @@ def test_loops_keep_weak_carries_and_literal_inits_as_jax():
     g = lambda m: m.grad(lambda x: m.lax.scan(lambda c, y: (c * y + m.numpy.sin(c), c), 0.5, x)[0])
     x = np.linspace(0.1, 1.0, 5)
     np.testing.assert_allclose(g(funcgrad)(x), g(jax)(x), rtol=1e-12)
+
+
+def test_zero_cotangent_of_a_python_scalar_is_weak_as_jax():
+    # (Printed arrays show weak_type=True: the docs' custom-derivative cells print such zeros.)
+    for m in (funcgrad, jax):
+        gx, gy = m.grad(lambda x, y: x * 2.0, argnums=(0, 1))(1.0, 2.0)
+        assert (gx.weak_type, gy.weak_type, float(gy)) == (True, True, 0.0), m.__name__
