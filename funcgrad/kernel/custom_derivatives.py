@@ -824,10 +824,12 @@ custom_vjp_call_p.def_batch(_custom_vjp_call_batch)
 
 
 def _custom_lin_impl(*args, num_res, bwd, out_avals, name):
-    raise TypeError(
-        f"can't apply forward-mode autodiff (jvp) to a custom_vjp function ({name}): only its "
-        "reverse-mode rule is defined. Use grad/vjp/jacrev, or define it with custom_jvp instead."
+    # JAX's words (code written for JAX prints them); funcgrad's hint follows as a note.
+    err = TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+    err.add_note(
+        f"{name} defines only a reverse-mode rule: use grad/vjp/jacrev, or define it with custom_jvp instead."
     )
+    raise err
 
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
