@@ -82,6 +82,12 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
             "matmul: Input operand does not have enough dimensions (scalars are not allowed; use * instead)"
         )
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    if (a_vec or b_vec) and sa[-1 if not a_vec else 0] == sb[0 if b_vec else -2]:
+        # A vector operand has no batch axes to broadcast: one dot_general contracts it, as JAX's
+        # jaxpr does (the general path would reshape it to a matrix and back).
+        ca = 0 if a_vec else a.ndim - 1
+        cb = 0 if b_vec else b.ndim - 2
+        return _dot_general(a, b, ((ca,), (cb,)), ((), ()), preferred_element_type, precision)
     if a_vec:
         a = reshape(a, (1, a.shape[0]))
     if b_vec:

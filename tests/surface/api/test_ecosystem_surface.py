@@ -263,3 +263,15 @@ def test_pmap_lowers_and_compiles_ahead_of_time():
     assert "func.func" in lowered.as_text()
     np.testing.assert_array_equal(lowered.compile()(x, 4.0), f(x, 4.0))
     np.testing.assert_array_equal(f(x, 4.0), [10.0])
+
+
+def test_matmul_with_a_vector_is_one_dot_general_as_jax():
+    # equinox counts the primitives of an MLP's jaxpr: matrix @ vector is one dot_general in JAX
+    import jax
+
+    for sa, sb in (((2, 3), (3,)), ((3,), (3, 4)), ((3,), (3,)), ((5, 2, 3), (3,)), ((3,), (5, 3, 4))):
+        a, b = np.ones(sa, np.float32), np.ones(sb, np.float32)
+        ours = [e.primitive.name for e in funcgrad.make_jaxpr(fnp.matmul)(a, b).jaxpr.eqns]
+        theirs = [e.primitive.name for e in jax.make_jaxpr(jax.numpy.matmul)(a, b).jaxpr.eqns]
+        assert ours == theirs == ["dot_general"], (sa, sb, ours, theirs)
+        np.testing.assert_array_equal(fnp.matmul(a, b), np.matmul(a, b))
