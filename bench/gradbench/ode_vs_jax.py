@@ -61,10 +61,8 @@ def main(n, s, rounds=30):
         a.append(timed(gf, xf))
         b.append(timed(gj, xj))
     ratio = statistics.median(p / q for p, q in zip(a, b))
-    print(
-        f"n={n} s={s}: funcgrad {statistics.median(a) * 1e3:.2f} ms, jax {statistics.median(b) * 1e3:.2f} ms, "
-        f"paired funcgrad/jax {ratio:.3f}"
-    )
+    ta, tb = statistics.median(a) * 1e3, statistics.median(b) * 1e3
+    print(f"n={n} s={s}: funcgrad {ta:.2f} ms, jax {tb:.2f} ms, paired funcgrad/jax {ratio:.3f}")
 
 
 if __name__ == "__main__":
