@@ -427,7 +427,7 @@ def _put_leaf(v, s: Sharding, path: str):
     weak = v.weak_type if from_array else type(v) in (bool, int, float, complex)
     if isinstance(v, core.Tracer):
         if isinstance(s, NamedSharding):
-            return with_sharding_constraint(v, s)
+            return _constrain(v, s, strict=False)  # (device_put moves data, as reshard does)
         return v
     if from_array and _unreduced.unreduced_of(v):  # its value: the sums of its groups
         v = Array._from_owned(_unreduced.reduced_value(v), weak)
