@@ -525,13 +525,14 @@ def test_gather_modes_out_of_bounds():
 @batched
 def test_dot_general_merges_adjacent_contracting_dimensions(rng):
     # NOTE: [one contracting dimension on the CPU]: runs adjacent and in order in both operands
-    # become one dimension; anything else (another order, a batch) is left as it is.
+    # become one dimension; anything else (another order, a small result) is left as it is.
     cases = [
-        ((2, 3, 4), (2, 3, 5), (((0, 1), (0, 1)), ((), ())), 1),
-        ((2, 3, 4), (3, 2, 5), (((0, 1), (1, 0)), ((), ())), 2),
-        ((6, 2, 3, 4), (6, 5, 2, 3), (((1, 2), (2, 3)), ((0,), (0,))), 1),
-        ((2, 3, 4, 5, 2), (4, 5, 2, 3), (((0, 1, 2, 3), (2, 3, 0, 1)), ((), ())), 2),
-        ((2, 0, 4), (2, 0, 5), (((0, 1), (0, 1)), ((), ())), 1),
+        ((2, 3, 128), (2, 3, 128), (((0, 1), (0, 1)), ((), ())), 1),
+        ((2, 3, 128), (3, 2, 128), (((0, 1), (1, 0)), ((), ())), 2),
+        ((2, 2, 3, 128), (2, 128, 2, 3), (((1, 2), (2, 3)), ((0,), (0,))), 1),
+        ((2, 3, 4, 5, 128), (4, 5, 2, 3, 128), (((0, 1, 2, 3), (2, 3, 0, 1)), ((), ())), 2),
+        ((2, 3, 4), (2, 3, 5), (((0, 1), (0, 1)), ((), ())), 2),
+        ((2, 0, 128), (2, 0, 128), (((0, 1), (0, 1)), ((), ())), 1),
     ]
     for ls, rs, dn, n_contracting in cases:
         params = {"dimension_numbers": dn, "preferred_element_type": None}

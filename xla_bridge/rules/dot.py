@@ -47,7 +47,7 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None, preferred_
         # No real contraction (an outer product, e.g. per-example gradients under vmap): XLA's
         # CPU dot handles K=1 poorly, while a broadcast multiply fuses into one loop.
         return _outer_product(fb, lhs, rhs, la, ra, dimension_numbers, out, in_dtype, out_dtype)
-    if ctx.fb.module.platform == "cpu" and ctx.fb.module.spmd is None:
+    if ctx.fb.module.platform == "cpu" and ctx.fb.module.spmd is None and out.size >= _MERGE_MIN_OUT:
         merged = _merged_contraction(la, ra, dimension_numbers)
         if merged is not None:
             (ls, rs), dimension_numbers = merged
@@ -118,7 +118,11 @@ def _merged_contraction(la, ra, dimension_numbers):
 # operand transposed, without a copy (jit of GELU then that gradient: 24 ms -> 12 ms). The rule
 # merges only runs adjacent and in the same order in both operands, the free and batch dimensions
 # untouched, so the result's shape is unchanged; one device only (a reshape across a sharded
-# dimension would ask the partitioner for a relayout).
+# dimension would ask the partitioner for a relayout). Small results keep XLA's form: its dot
+# reading a transposed operand is slower than a copy and XNNPACK when the result is small against
+# the contraction (64x64 from K=4096: 1.28x; 128x128 from K=1024: level; 128x128 from K=4096 and
+# up: 0.67-0.85x, operands plain parameters).
+_MERGE_MIN_OUT = 1 << 14
 
 
 def _outer_product(fb, lhs, rhs, la, ra, dimension_numbers, out, in_dtype, out_dtype):
