@@ -234,9 +234,12 @@ def expand_dims(x, dimensions):
     """
     shape = list(aval_of(x).shape)
     ndim = len(shape) + len(dimensions)
-    for d in sorted(int(d) % ndim for d in dimensions):
+    new = sorted(int(d) % ndim for d in dimensions)
+    for d in new:
         shape.insert(d, 1)
-    return reshape(x, shape)
+    # A broadcast_in_dim, as JAX's lax.expand_dims (its jaxprs show one).
+    kept = tuple(d for d in range(ndim) if d not in new)
+    return broadcast_in_dim(x, shape, kept)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -218,10 +218,7 @@ def expand_dims(a, axis):
     axes = as_sequence(axis)
     ndim = a.ndim + len(axes)
     axes = normalize_axes(axes, ndim)
-    shape = list(a.shape)
-    for ax in axes:
-        shape.insert(ax, 1)
-    return st.reshape(a, tuple(shape))
+    return st.expand_dims(a, tuple(axes))
 
 
 def squeeze(a, axis=None):

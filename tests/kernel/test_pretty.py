@@ -164,3 +164,9 @@ def test_zero_cotangent_of_a_python_scalar_is_weak_as_jax():
     for m in (funcgrad, jax):
         gx, gy = m.grad(lambda x, y: x * 2.0, argnums=(0, 1))(1.0, 2.0)
         assert (gx.weak_type, gy.weak_type, float(gy)) == (True, True, 0.0), m.__name__
+
+
+def test_expand_dims_is_a_broadcast_in_dim_as_jax():
+    f = lambda m: m.grad(lambda x: m.numpy.expand_dims(x, (0, 2)).sum() * 2.0)
+    assert str(funcgrad.make_jaxpr(f(funcgrad))(np.ones(3))) == str(jax.make_jaxpr(f(jax))(np.ones(3)))
+    np.testing.assert_array_equal(fnp.expand_dims(np.arange(3.0), 1), np.arange(3.0)[:, None])
