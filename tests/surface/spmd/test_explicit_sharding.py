@@ -480,6 +480,7 @@ def _gather_scan_and_constraint_cases(np_, put, lib, sh):
         "constraint_matches": lambda: lax.with_sharding_constraint(x, P("x", "y")),
         "constraint_differs": lambda: lax.with_sharding_constraint(x, P("y", "x")),
         "constraint_differs_jit": lambda: lib.jit(lambda a: lax.with_sharding_constraint(a, P(None, "y")))(x),
+        "device_put_jit": lambda: lib.jit(lambda a: lib.device_put(a * 2, P("y", None)))(x),
     }
     out = {}
     for name, case in cases.items():
