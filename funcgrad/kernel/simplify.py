@@ -72,6 +72,9 @@ def _fold_array(prim, params, ins, out, folded: dict, budget: list) -> bool:
         return False
     if value.shape != out.aval.shape or value.dtype != out.aval.dtype:
         return False
+    if value.flags.writeable:  # shared by every call of the program (and maybe its output)
+        value = value.copy() if value.base is not None else value
+        value.flags.writeable = False
     folded[out] = value
     return True
 
