@@ -457,6 +457,9 @@ class Mesh:
     explicit_axes = property(lambda self: self.abstract_mesh.explicit_axes)
     auto_axes = property(lambda self: self.abstract_mesh.auto_axes)
     manual_axes = property(lambda self: self.abstract_mesh.manual_axes)
+    are_all_axes_explicit = property(lambda self: self.abstract_mesh.are_all_axes_explicit)
+    are_all_axes_auto = property(lambda self: self.abstract_mesh.are_all_axes_auto)
+    are_all_axes_manual = property(lambda self: self.abstract_mesh.are_all_axes_manual)
 
     def update_axis_types(self, types: dict) -> Mesh:
         """The same devices with some axes' types changed (``{name: AxisType}``)."""
