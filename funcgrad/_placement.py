@@ -808,27 +808,29 @@ def _constrain(x, shardings, *, strict: bool):
 
 def sharded_like(out, a):
     """``out`` (made by ``zeros_like``/``ones_like``/``full_like`` of ``a``, the same shape)
-    sharded as ``a``'s type is on explicit mesh axes (NOTE: [sharding in types]), as JAX's
-    ``full_like`` keeps its argument's sharding; otherwise ``out`` as it is.
+    laid out as ``a``, as JAX's ``full_like`` keeps its argument's sharding: an array over several
+    devices (not weakly typed) as it is laid out, in any mode; a traced value as its type says on
+    explicit mesh axes (NOTE: [sharding in types]); otherwise ``out`` as it is.
 
     >>> import numpy as np
     >>> sharded_like(np.zeros(2), np.ones(2)).tolist()
     [0.0, 0.0]
     """
-    if not isinstance(a, Array | core.Tracer):
-        return out
-    s = core.get_aval(a).sharding
-    if s is None or core.get_aval(out).shape != core.get_aval(a).shape:
+    if not isinstance(a, Array | core.Tracer) or core.get_aval(out).shape != core.get_aval(a).shape:
         return out
     b = _sharded_buffer(a) if isinstance(a, Array) else None
     if b is not None:
-        target = from_bridge(b._sharding, a.ndim)
-    else:
-        mesh = concrete_mesh(s.mesh, "zeros_like")
-        if mesh is None:
+        if a.weak_type:
             return out
-        target = NamedSharding(mesh, s.spec)
-    return _constrain(out, target, strict=False)
+        target = from_bridge(b._sharding, a.ndim)
+        if isinstance(target, NamedSharding):
+            return _constrain(out, target, strict=False)
+        return out
+    s = core.get_aval(a).sharding
+    mesh = None if s is None else concrete_mesh(s.mesh, "zeros_like")
+    if mesh is None:
+        return out
+    return _constrain(out, NamedSharding(mesh, s.spec), strict=False)
 
 
 def _assert_sharding(v, s: NamedSharding) -> None:

@@ -260,6 +260,14 @@ def test_auto_mode_is_unchanged():
         repr(jt.sharding.mesh),
     )
     assert [a.name for a in jt.sharding.mesh.axis_types] == ["Auto"]
+    # zeros_like/ones_like/full_like of an array over several devices are laid out as it is (JAX's
+    # full_like), in Auto mode too (optax's optimizer states of sharded parameters)
+    jx = jax.device_put(X, js.NamedSharding(jm, js.PartitionSpec("x")))
+    for ours, theirs in (
+        (fnp.zeros_like(x), jnp.zeros_like(jx)),
+        (fnp.full_like(x, 2.0), jnp.full_like(jx, 2.0)),
+    ):
+        assert tuple(ours.sharding.spec) == tuple(theirs.sharding.spec) == ("x",)
     f = funcgrad.jit(lambda a: fnp.sin(a) @ fnp.ones((4, 2), np.float32))
     assert "sdy.sharding_constraint" not in f.lower(x).as_text()
     np.testing.assert_allclose(f(x), np.sin(X) @ np.ones((4, 2)), rtol=1e-5)
