@@ -479,6 +479,23 @@ def _scatter(avals_in, avals_out, *, dimension_numbers, **params):
     return [tuple(out)] + rest
 
 
+def _conv(avals_in, avals_out, *, dimension_numbers, **params):
+    """JAX's rule: with a replicated kernel and the lhs feature dimension whole, the result is
+    sharded as the lhs is, dimension by dimension (its sizes still splitting evenly); else
+    ambiguous. (``out_sharding=`` types the result directly.)"""
+    wanted = _overridden(avals_out[0].ndim)
+    if wanted is not None:
+        return [wanted]
+    lhs, rhs = avals_in[:2]
+    if any(spec_of(rhs)) or spec_of(lhs)[dimension_numbers.lhs_spec[1]]:
+        raise ShardingTypeError(
+            "Please specify the output sharding via `out_sharding` parameter of `conv_general_dilated` "
+            f"(got lhs={lhs.str_short()}, rhs={rhs.str_short()}; or reshard the kernel to P() and the "
+            "input's feature dimension whole)"
+        )
+    return _cut("conv_general_dilated")(avals_in[:1], avals_out)
+
+
 def _dynamic_update_slice(avals_in, avals_out, **params):
     """The update must be sharded as the operand is (JAX's rule); the result is too."""
     x, u = avals_in[:2]
@@ -590,5 +607,6 @@ def install(families) -> None:
             p.def_sharding_rule(_gather)
     families["indexing"].dynamic_update_slice_p.def_sharding_rule(_dynamic_update_slice)
     families["scan"].scan_p.def_sharding_rule(_scan)
+    families["conv"].conv_general_dilated_p.def_sharding_rule(_conv)
     families["dot"].dot_general_p.def_sharding_rule(dot_general_rule)
     families["sharding"].sharding_constraint_p.def_sharding_rule(_from_params, from_params=True)

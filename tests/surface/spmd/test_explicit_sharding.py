@@ -489,6 +489,20 @@ def _gather_scan_and_constraint_cases(np_, put, lib, sh):
         "constraint_differs": lambda: lax.with_sharding_constraint(x, P("y", "x")),
         "constraint_differs_jit": lambda: lib.jit(lambda a: lax.with_sharding_constraint(a, P(None, "y")))(x),
         "device_put_jit": lambda: lib.jit(lambda a: lib.device_put(a * 2, P("y", None)))(x),
+        "conv": lambda: lax.conv_general_dilated(
+            put(np.ones((2, 4, 4), np.float32), "x", None, None),
+            np.ones((3, 4, 8), np.float32),
+            (1,),
+            "SAME",
+            dimension_numbers=("NWC", "WIO", "NWC"),
+        ),
+        "conv_sharded_kernel": lambda: lax.conv_general_dilated(
+            put(np.ones((2, 4, 4), np.float32), "x", None, None),
+            put(np.ones((3, 4, 8), np.float32), None, None, "y"),
+            (1,),
+            "SAME",
+            dimension_numbers=("NWC", "WIO", "NWC"),
+        ),
     }
     out = {}
     for name, case in cases.items():
