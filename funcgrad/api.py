@@ -775,7 +775,8 @@ def eval_shape(fun: Callable, *args, **kwargs):
     flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
     closed = trace_to_jaxpr(flat, avals)
     return tu.tree_unflatten(
-        store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]
+        store["out_tree"],
+        [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding) for a in closed.out_avals],
     )
 
 

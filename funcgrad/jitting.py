@@ -129,7 +129,8 @@ class ShapeDtypeStruct:
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+        sharding = "" if self.sharding is None else f", sharding={self.sharding!r}"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak}{sharding})"
 
     # weak_type is part of the type, as in JAX: a Python scalar's f64[] is not an array's f64[].
     def __eq__(self, other):
@@ -490,7 +491,10 @@ class JittedFunction(Dispatcher):
         ShapeDtypeStruct(shape=(3,), dtype=float64)
         """
         staged = self._entry(args, kwargs)[0]
-        outs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in staged.closed.out_avals]
+        outs = [
+            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding)
+            for a in staged.closed.out_avals
+        ]
         return tu.tree_unflatten(staged.out_tree, outs)
 
     def cache_info(self) -> CacheInfo:

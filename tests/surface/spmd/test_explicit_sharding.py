@@ -378,10 +378,13 @@ def test_types_key_the_jit_cache_and_shape_dtype_structs_carry_them(meshes):
         assert (_type(f(a), funcgrad), _type(f(b), funcgrad)) == ("f32[8@x,4@y]", "f32[8@y,4@x]")
         s = funcgrad.ShapeDtypeStruct((8, 4), np.float32, sharding=fs.NamedSharding(fm, fs.P("x")))
         ours = str(funcgrad.make_jaxpr(lambda v: v * 2)(s))
+        shaped = funcgrad.eval_shape(lambda: fs.reshard(fnp.ones((8, 4), np.float32), fs.P("x", "y")))
     with jax.set_mesh(jm):
         s = jax.ShapeDtypeStruct((8, 4), np.float32, sharding=js.NamedSharding(jm, js.PartitionSpec("x")))
         theirs = str(jax.make_jaxpr(lambda v: v * 2)(s))
+        jshaped = jax.eval_shape(lambda: js.reshard(jnp.ones((8, 4), np.float32), js.PartitionSpec("x", "y")))
     assert ours == theirs
+    assert repr(shaped) == repr(jshaped)  # eval_shape's structs carry the type's sharding, as JAX's
 
 
 def test_concrete_shardings_may_mention_auto_axes_as_in_the_tutorial():
