@@ -397,15 +397,16 @@ class KeyArray(ExtendedArray):
     __hash__ = None  # an array: unhashable, as JAX's keys
 
 
-for _op in (
-    "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift lt le gt ge divmod "
-    "radd rsub rmul rtruediv rfloordiv rmod rpow rmatmul rand ror rxor rlshift rrshift rdivmod"
-).split():
-    setattr(
-        KeyArray,
-        f"__{_op}__",
-        _key_error(_op.removeprefix("r") if _op.startswith("r") and _op != "rshift" else _op),
-    )
+# Every arithmetic, comparison and conversion operator refuses keys, named as jax.numpy names it.
+_BINARY = (
+    "add subtract multiply true_divide floor_divide remainder power matmul bitwise_and bitwise_or "
+    "bitwise_xor left_shift right_shift less less_equal greater greater_equal divmod"
+)
+_DUNDERS = "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift lt le gt ge divmod"
+for _op, _dunder in zip(_BINARY.split(), _DUNDERS.split(), strict=True):
+    setattr(KeyArray, f"__{_dunder}__", _key_error(_op))
+    if not _op.startswith(("less", "greater")):
+        setattr(KeyArray, f"__r{_dunder}__", _key_error(_op))
 for _op in ("neg", "pos", "abs", "invert", "int", "float", "complex", "index"):
     setattr(KeyArray, f"__{_op}__", _key_error(_op))
 
