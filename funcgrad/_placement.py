@@ -497,6 +497,7 @@ def reshard(x, out_shardings):
     for v, s, path in zip(leaves, sharding_leaves(out_shardings, x, "reshard", "out_shardings"), paths):
         if not isinstance(s, NamedSharding):
             continue
+        _explicit_names_only(s, "reshard")
         have = _type_sharding(v)
         renamed = (
             get_abstract_mesh() == s.mesh.abstract_mesh and have is not None and have.mesh.size == s.mesh.size
@@ -833,6 +834,20 @@ def sharded_like(out, a):
     return _constrain(out, NamedSharding(mesh, s.spec), strict=False)
 
 
+def _explicit_names_only(s: NamedSharding, where: str) -> None:
+    """JAX 0.10: ``reshard`` and ``out_sharding=`` set a type, so they name Explicit axes only
+    (on Auto axes ``with_sharding_constraint`` or ``device_put`` place values)."""
+    types = dict(zip(s.mesh.axis_names, s.mesh.axis_types))
+    for n in s.spec._names():
+        t = types.get(n)
+        if t is not None and t is not AxisType.Explicit:
+            raise ValueError(
+                f"PartitionSpec passed to {where} cannot contain axis names that are of type Auto or Manual. "
+                f"Got PartitionSpec: {s.spec!r} with axis name: {n} of type: AxisType.{t.name}. Use "
+                "with_sharding_constraint or device_put on Auto axes."
+            )
+
+
 def _assert_sharding(v, s: NamedSharding) -> None:
     """``with_sharding_constraint`` on explicit axes: ``v``'s type must already be ``s`` (JAX's
     AssertionError otherwise; ``reshard`` is the operation that moves data)."""
@@ -870,6 +885,8 @@ def takes_out_sharding(f=None, *, typed_result: bool = False):
             return f(*args, **kwargs)
         name = getattr(f, "__name__", "function")
         s = resolve(out_sharding, name, "out_sharding")
+        if isinstance(s, NamedSharding):
+            _explicit_names_only(s, name)
         if not isinstance(s, NamedSharding):
             return device_put_sharded(f(*args, **kwargs), s)
         if s.spec.unreduced:

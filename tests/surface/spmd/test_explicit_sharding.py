@@ -268,6 +268,13 @@ def test_auto_mode_is_unchanged():
         (fnp.full_like(x, 2.0), jnp.full_like(jx, 2.0)),
     ):
         assert tuple(ours.sharding.spec) == tuple(theirs.sharding.spec) == ("x",)
+    # reshard and out_sharding= set a type: on Auto axes they are JAX's ValueError
+    with fs.set_mesh(m), pytest.raises(ValueError, match="cannot contain axis names that are of type Auto"):
+        fs.reshard(X, fs.P("x"))
+    with jax.set_mesh(jm), pytest.raises(ValueError, match="cannot contain axis names that are of type Auto"):
+        js.reshard(X, js.PartitionSpec("x"))
+    with fs.set_mesh(m), pytest.raises(ValueError, match="passed to zeros cannot contain axis names"):
+        fnp.zeros(8, out_sharding=fs.P("x"))
     f = funcgrad.jit(lambda a: fnp.sin(a) @ fnp.ones((4, 2), np.float32))
     assert "sdy.sharding_constraint" not in f.lower(x).as_text()
     np.testing.assert_allclose(f(x), np.sin(X) @ np.ones((4, 2)), rtol=1e-5)
