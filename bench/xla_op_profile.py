@@ -1,0 +1,88 @@
+"""Where a jitted program's time goes, operation by operation: XLA's CPU thunks timed by the
+profiler, summed by kind (``ynn_fusion``: XNNPACK dots, ``dot``: XLA's own dots,
+``copy_bitcast_fusion``: layout copies, the elementwise fusions) and listed by name with their
+optimised HLO.
+
+Run: ``python bench/xla_op_profile.py step`` (or ``per_example``): the transformer of
+``bench_transformer.py``, one thread. How the funcgrad-vs-jax and funcgrad-vs-torch.compile
+gaps of that benchmark were found (NOTE: [one contracting dimension on the CPU] in
+``xla_bridge/rules/dot.py``). Set ``XLA_FLAGS`` before running: the script adds
+``--xla_cpu_enable_xprof_traceme=true`` so that every thunk is a trace event.
+"""
+
+from __future__ import annotations
+
+import collections
+import glob
+import gzip
+import json
+import os
+import re
+import sys
+import tempfile
+
+os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false") + " --xla_cpu_enable_xprof_traceme=true"
+)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def build(case):
+    import bench_transformer as bt
+
+    jnp, J, tree = bt._jaxlike("funcgrad")
+    p, x, y = bt.numpy_problem()
+    loss = bt.make_loss(jnp)
+    p = {k: jnp.asarray(v) for k, v in p.items()}
+    x, y = jnp.asarray(x), jnp.asarray(y)
+    if case == "per_example":
+        f = J.jit(J.vmap(J.grad(lambda p, xi, yi: loss(p, xi[None], yi[None])), in_axes=(None, 0, 0)))
+    else:
+
+        def step(p, x, y):
+            val, g = J.value_and_grad(loss)(p, x, y)
+            return val, tree.tree_map(lambda w, d: w - bt.LR * d, p, g)
+
+        f = J.jit(step)
+    return f, (p, x, y), tree
+
+
+def main(case="step", calls=3, top=15):
+    import funcgrad
+
+    f, args, tree = build(case)
+
+    def run():
+        for v in tree.tree_leaves(f(*args)):
+            v.block_until_ready()
+
+    run()
+    hlo = f.lower(*args).compile().as_text()
+    with tempfile.TemporaryDirectory() as d:
+        with funcgrad.profiler.trace(d, create_perfetto_trace=True):
+            for _ in range(calls):
+                run()
+        (path,) = glob.glob(d + "/**/*.trace.json.gz", recursive=True)
+        events = json.load(gzip.open(path))
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    by_name = collections.Counter()
+    for e in events:
+        name = e.get("name", "")
+        if e.get("ph") == "X" and not name.startswith("$") and "Execute" not in name and "Pjit" not in name:
+            by_name[name] += e.get("dur", 0) / calls / 1e3  # ms per call
+    by_kind = collections.Counter()
+    for name, ms in by_name.items():
+        by_kind[re.sub(r"\.\d+$", "", name)] += ms
+    total = sum(by_kind.values())
+    print(f"{case}: {total:.1f} ms of thunks per call")
+    for kind, ms in by_kind.most_common(top):
+        print(f"  {kind:<36} {ms:8.1f} ms {100 * ms / total:5.1f}%")
+    print("\nlargest operations:")
+    for name, ms in by_name.most_common(top):
+        m = re.search(r"\n\s*%" + re.escape(name) + r" = ([^\n]*)", hlo)
+        line = re.sub(r", metadata=.*", "", m.group(1))[:150] if m else ""
+        print(f"  {ms:7.1f} ms  {name}: {line}")
+
+
+if __name__ == "__main__":
+    main(*(sys.argv[1:2] or ["step"]))
