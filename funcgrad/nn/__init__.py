@@ -416,12 +416,15 @@ def _logsumexp_core(a, axes, where):
     return ew.add_p.bind(log_total, amax)
 
 
-_logsumexp = custom_jvp(_logsumexp_core, nondiff_argnums=(1, 2))
+# The mask ``where`` is an argument of the rule, not a nondiff argument: an array among a
+# custom_jvp's nondiff arguments is staged as a constant, and a mask traced by an enclosing
+# transformation (grad's recording) then escaped its trace.
+_logsumexp = custom_jvp(_logsumexp_core, nondiff_argnums=(1,))
 
 
 @_logsumexp.defjvp
-def _logsumexp_jvp(axes, where, primals, tangents):
-    (a,), (t,) = primals, tangents
+def _logsumexp_jvp(axes, primals, tangents):
+    (a, where), (t, _) = primals, tangents
     out = _logsumexp(a, axes, where)
     weights = _softmax_weights(a, out, axes, where)
     return out, fnp.sum(ew.mul_p.bind(t, weights), axes, keepdims=True, where=where)

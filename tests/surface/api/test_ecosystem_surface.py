@@ -275,3 +275,15 @@ def test_matmul_with_a_vector_is_one_dot_general_as_jax():
         theirs = [e.primitive.name for e in jax.make_jaxpr(jax.numpy.matmul)(a, b).jaxpr.eqns]
         assert ours == theirs == ["dot_general"], (sa, sb, ours, theirs)
         np.testing.assert_array_equal(fnp.matmul(a, b), np.matmul(a, b))
+
+
+def test_grad_of_logsumexp_with_a_mask_as_jax():
+    # optax's softmax_cross_entropy(where=mask) under grad: the mask escaped its trace
+    import jax
+
+    x = np.array([[0.3, -1.2, 2.0], [1.0, 0.5, -0.7]])
+    m = np.array([[True, False, True], [True, True, False]])
+    ours = funcgrad.grad(lambda v: fnp.sum(funcgrad.nn.logsumexp(v, axis=-1, where=m)))(x)
+    theirs = jax.grad(lambda v: jax.numpy.sum(jax.nn.logsumexp(v, axis=-1, where=m)))(x)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(ours)[~m], 0.0)
