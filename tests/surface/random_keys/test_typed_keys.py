@@ -22,6 +22,7 @@ def same_keys(ours, theirs):
     np.testing.assert_array_equal(fr.key_data(ours), jr.key_data(theirs))
 
 
+@pytest.mark.slow  # jax, the oracle, compiles each case beside funcgrad (10-15 s)
 def test_key_is_typed_as_jax():
     k, jk = fr.key(0), jr.key(0)
     same_keys(k, jk)
@@ -50,6 +51,7 @@ def test_key_is_typed_as_jax():
     np.testing.assert_allclose(fr.gamma(k, 2.0, (2,)), jr.gamma(jk, 2.0, (2,)), rtol=1e-12)
 
 
+@pytest.mark.slow  # jax, the oracle, compiles each case beside funcgrad (10-15 s)
 def test_key_arrays_index_and_reshape_as_jax():
     ks, jks = fr.split(fr.key(1), 4), jr.split(jr.key(1), 4)
     for idx in (1, -1, slice(1, 3), np.array([3, 0]), (None,), Ellipsis, (Ellipsis, None)):
@@ -139,6 +141,7 @@ def test_key_refusals_as_jax():
         fr.normal(fr.split(k, 3))
 
 
+@pytest.mark.slow  # jax, the oracle, compiles each case beside funcgrad (10-15 s)
 def test_typed_keys_through_transformations():
     k, jk = fr.key(0), jr.key(0)
     same_keys(funcgrad.jit(lambda k: fr.split(k))(k), jax.jit(lambda k: jr.split(k))(jk))
