@@ -434,15 +434,21 @@ def test_matrix_errors():
 # helpers
 
 
+def _jitted(constructor, *args, **kw):
+    """jax's constructor as one compiled program (its eager form compiles a program per operation,
+    which made the test below the file's slowest); sparse matrices are pytrees, so they come back."""
+    return jax.jit(lambda: constructor(*args, **kw))()
+
+
 def test_todense_empty_eye_and_random_bcoo_match_jax():
     dense = np.ones(3)
     assert sparse.todense(dense) is dense
     for fmt in ("bcoo", "coo", "csr", "csc"):
         for kw in [{}, {"k": 1}, {"M": 5, "k": -2}, {"k": 7}]:
-            ours, theirs = sparse.eye(4, sparse_format=fmt, **kw), js.eye(4, sparse_format=fmt, **kw)
+            ours, theirs = sparse.eye(4, sparse_format=fmt, **kw), _jitted(js.eye, 4, sparse_format=fmt, **kw)
             assert type(ours).__name__ == type(theirs).__name__ and repr(ours) == repr(theirs)
             np.testing.assert_array_equal(sparse.todense(ours), js.todense(theirs))
-        e, je = sparse.empty((2, 3), sparse_format=fmt), js.empty((2, 3), sparse_format=fmt)
+        e, je = sparse.empty((2, 3), sparse_format=fmt), _jitted(js.empty, (2, 3), sparse_format=fmt)
         assert repr(e) == repr(je)
         np.testing.assert_array_equal(e.todense(), np.zeros((2, 3)))
     e = sparse.empty((2, 3, 4), n_batch=1, n_dense=1)
@@ -456,7 +462,10 @@ def test_todense_empty_eye_and_random_bcoo_match_jax():
         {"n_dense": 1, "sorted_indices": True},
         {"unique_indices": False},
     ]:
-        ours, theirs = sparse.random_bcoo(key, (3, 4, 5), **kw), js.random_bcoo(jkey, (3, 4, 5), **kw)
+        ours, theirs = (
+            sparse.random_bcoo(key, (3, 4, 5), **kw),
+            jax.jit(lambda k: js.random_bcoo(k, (3, 4, 5), **kw))(jkey),
+        )
         assert repr(ours) == repr(theirs)
         np.testing.assert_array_equal(ours.indices, theirs.indices)
         np.testing.assert_allclose(ours.data, theirs.data)
