@@ -39,6 +39,7 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.caches import register_cache
 
 
 def _sh():
@@ -518,7 +519,8 @@ class Mesh:
         _context.stack.pop()
 
 
-_laid_out: dict = {}  # (concrete mesh, abstract mesh) -> the concrete mesh laid out as the abstract one
+# (concrete mesh, abstract mesh) -> the concrete mesh laid out as the abstract one
+_laid_out: dict = register_cache("sharding.laid_out_meshes", {})  # NOTE: [caches have an owner]
 
 
 def concrete_mesh(am: AbstractMesh | None = None, where: str = "sharding") -> Mesh | None:

@@ -79,6 +79,7 @@ NOT_CACHES = {
     ("funcgrad.interpreters.batching", "vmappables"): "types registered with register_vmappable",
     ("funcgrad.interpreters.batching", "_vmappable_handlers"): "the handlers of those types",
     ("funcgrad.interpreters.partial_eval", "dce_rules"): "JAX's dead-code rule table",
+    ("funcgrad._placement", "unreduced_ops"): "the unreduced-value operations funcgrad.sharding registers",
     (
         "funcgrad.interpreters.partial_eval",
         "partial_eval_jaxpr_custom_rules",
