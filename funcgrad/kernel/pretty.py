@@ -368,14 +368,23 @@ def _dot_general(eqn, names):
     return [(k, dims if k == "dimension_numbers" else v) for k, v in pairs]
 
 
+def _any_given(values) -> bool:
+    return any(v is not None for v in values) if isinstance(values, (tuple, list)) else bool(values)
+
+
 def _jit(eqn, names):
     inner = _jaxpr_of(eqn.params["jaxpr"])
     names.suggest(inner.invars, eqn.invars)
     names.suggest(inner.outvars, eqn.outvars)
     return _shown(
         eqn,
-        hide=("inline", "keep_unused", "device", "in_shardings", "out_shardings"),
-        hide_if=lambda k, v: k == "donated_invars" and not any(v),
+        hide=("inline", "keep_unused"),
+        # as JAX's pjit printer: shardings only when some are given, the device when one is
+        hide_if=lambda k, v: (
+            (k == "donated_invars" and not any(v))
+            or (k in ("in_shardings", "out_shardings") and not _any_given(v))
+            or (k == "device" and v is None)
+        ),
         first="name",
     )
 
