@@ -913,8 +913,12 @@ def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> lis
 
 def _on_devices(s: NamedSharding, where: str) -> NamedSharding:
     """A sharding over an abstract mesh (``typeof(x).sharding``) used to place values: over the
-    mesh in scope laid out as that abstract mesh (JAX's rule)."""
+    mesh in scope laid out as that abstract mesh (JAX's rule). The type sharding of an unsharded
+    value (an empty abstract mesh, ``typeof(x).sharding`` outside any mesh) places on the default
+    device, as JAX's does (flax's Dropout passes it to ``random.bernoulli``)."""
     mesh = concrete_mesh(s.mesh, where)
+    if mesh is None and not s.mesh.axis_names and all(p is None for p in s.spec):
+        return SingleDeviceSharding(xla_bridge.backends.default_device())
     if mesh is None:
         raise ValueError(
             f"{where}: {s!r} is over an abstract mesh, which holds no devices: call "

@@ -233,3 +233,16 @@ def test_key_utilities_and_errors():
         fr.beta(k, np.ones(2), np.ones(2), dtype=np.float32)
     with pytest.raises(ValueError, match="floating"):
         fr.gamma(k, 1.0, dtype=np.int32)
+
+
+def test_out_sharding_of_an_unsharded_type_places_on_the_default_device():
+    # flax's Dropout draws with out_sharding=typeof(x).sharding; outside any mesh that sharding is
+    # over an empty abstract mesh, and JAX places the result on the default device.
+    x = funcgrad.numpy.ones(3)
+    s = funcgrad.typeof(x).sharding
+    want = fr.bernoulli(fr.key(0), 0.5, (3,))
+    np.testing.assert_array_equal(fr.bernoulli(fr.key(0), 0.5, (3,), out_sharding=s), want)
+    np.testing.assert_array_equal(
+        funcgrad.jit(lambda k: fr.bernoulli(k, 0.5, (3,), out_sharding=s))(fr.key(0)), want
+    )
+    np.testing.assert_array_equal(funcgrad.numpy.zeros(3, out_sharding=s), np.zeros(3))
