@@ -131,21 +131,37 @@ def tree_map_with_path(
     return treedef.unflatten(f(kp, x, *xs) for (kp, x), *xs in zip(pairs, *others))
 
 
-def keystr(path: tuple) -> str:
-    """Readable text of a key path: ``keystr((DictKey('w'), SequenceKey(0)))`` is ``"['w'][0]"``."""
-    out = []
-    for k in path:
-        if isinstance(k, SequenceKey):
-            out.append(f"[{k.idx}]")
-        elif isinstance(k, DictKey):
-            out.append(f"[{k.key!r}]")
-        elif isinstance(k, GetAttrKey):
-            out.append(f".{k.name}")
-        elif isinstance(k, FlattenedIndexKey):
-            out.append(f"[<flat index {k.key}>]")
-        else:
-            out.append(f"[{k!r}]")
-    return "".join(out)
+def keystr(path: tuple, *, simple: bool = False, separator: str = "") -> str:
+    """Readable text of a key path, as JAX's: each key as Python would index with it, or with
+    ``simple=True`` just its name, index or dict key; ``separator`` goes between keys.
+
+    >>> path = (DictKey("a"), SequenceKey(0), GetAttrKey("w"))
+    >>> keystr(path), keystr(path, simple=True, separator="/")
+    ("['a'][0].w", 'a/0/w')
+    """
+    return separator.join(_simple_keystr(k) if simple else _keystr(k) for k in path)
+
+
+def _keystr(k) -> str:
+    if isinstance(k, SequenceKey):
+        return f"[{k.idx}]"
+    if isinstance(k, DictKey):
+        return f"[{k.key!r}]"
+    if isinstance(k, GetAttrKey):
+        return f".{k.name}"
+    if isinstance(k, FlattenedIndexKey):
+        return f"[<flat index {k.key}>]"
+    return f"[{k!r}]"
+
+
+def _simple_keystr(k) -> str:
+    if isinstance(k, SequenceKey):
+        return str(k.idx)
+    if isinstance(k, GetAttrKey):
+        return k.name
+    if isinstance(k, (DictKey, FlattenedIndexKey)):
+        return str(k.key)
+    return str(k)
 
 
 def tree_reduce(f: Callable, tree: Any, initializer: Any = ..., is_leaf=None) -> Any:
