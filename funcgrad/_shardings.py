@@ -246,16 +246,27 @@ def _mesh_repr(kind, names, sizes, types) -> str:
     return f"{kind}({axes}, axis_types=({shown}))"
 
 
-class _AbstractDevice(NamedTuple):
-    """The kind of device an abstract mesh stands for (JAX's ``AbstractDevice``)."""
+class AbstractDevice(NamedTuple):
+    """The kind of device an abstract mesh stands for (JAX's ``jax.sharding.AbstractDevice``).
+
+    >>> d = AbstractDevice("cpu", None, "cpu")
+    >>> d
+    AbstractDevice(device_kind=cpu, num_cores=None, platform=cpu)
+    >>> AbstractMesh((2,), ("x",), abstract_device=d)
+    AbstractMesh('x': 2, axis_types=(Auto,), device_kind=cpu, num_cores=None, platform=cpu)
+    """
 
     device_kind: str
     num_cores: int | None
     platform: str
 
+    def __repr__(self) -> str:
+        fields = f"device_kind={self.device_kind}, num_cores={self.num_cores}, platform={self.platform}"
+        return f"AbstractDevice({fields})"
+
     @staticmethod
-    def of(device) -> _AbstractDevice:
-        return _AbstractDevice(
+    def of(device) -> AbstractDevice:
+        return AbstractDevice(
             getattr(device, "device_kind", None),
             getattr(device, "num_cores", None),
             getattr(device, "platform", None),
@@ -435,7 +446,7 @@ class Mesh:
             devs.shape,
             axis_names,
             self.axis_types,
-            abstract_device=None if first is None else _AbstractDevice.of(first),
+            abstract_device=None if first is None else AbstractDevice.of(first),
         )
 
     @property

@@ -22,6 +22,7 @@ from funcgrad import _placement, parallel, xla_bridge
 from funcgrad import lax as _lax
 from funcgrad._placement import recast, reshard, retyped
 from funcgrad._shardings import (
+    AbstractDevice,
     AbstractMesh,
     AxisType,
     ManualAxisType,
@@ -45,6 +46,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 
 __all__ = [
+    "AbstractDevice",
     "AbstractMesh",
     "AxisType",
     "ManualAxisType",
