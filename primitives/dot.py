@@ -192,7 +192,9 @@ def _transpose_lhs(g, x_aval, y, *, dimension_numbers, precision, preferred_elem
         [int(d) for d in np.take(x_contract, np.argsort(y_contract))] if x_contract else []
     )
     identity = list(range(x_ndim))
-    if [*x_batch, *x_contract_sorted_by_y, *x_kept] == identity:
+    # With nothing of x kept (a vector operand) both orders need no transpose: g first, as JAX's
+    # rule, keeps g's vmapped dimensions in front (a per-example activation cotangent).
+    if x_kept and [*x_batch, *x_contract_sorted_by_y, *x_kept] == identity:
         # NOTE: [cotangent without transpose] The product with its operands swapped comes out in
         # x's order: the weight cotangent of ``x @ W`` is ``x^T g``, not ``(g^T x)^T``. Under
         # vmap this is the per-example gradient, an outer product XLA writes as one broadcast
