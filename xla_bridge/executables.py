@@ -58,6 +58,7 @@ __all__ = [
     "compile",
     "compile_cache_info",
     "hlo_computation",
+    "hlo_cost_analysis",
     "hlo_text",
     "mlir_module",
 ]
@@ -473,6 +474,22 @@ def hlo_text(module_text: str) -> str:
         HloModule ...
     """
     return hlo_computation(module_text).as_hlo_text()
+
+
+def hlo_cost_analysis(module_text: str, platform: str | None = None) -> dict:
+    """XLA's cost estimate of a StableHLO module before optimisation (what JAX's
+    ``Lowered.cost_analysis`` reports): ``flops``, ``bytes accessed``, per-operand byte counts.
+
+    Example:
+        >>> cost = hlo_cost_analysis('''func.func public @main(%a: tensor<4xf64>) -> tensor<4xf64> {
+        ...   %b = stablehlo.multiply %a, %a : tensor<4xf64>
+        ...   return %b : tensor<4xf64>
+        ... }''')
+        >>> cost["flops"]
+        4.0
+    """
+    module = hlo_computation(module_text).as_hlo_module()
+    return dict(_jax.hlo_module_cost_analysis(backends.get_backend(platform).client, module))
 
 
 def hlo_computation(module_text: str):

@@ -61,6 +61,7 @@ from .executables import (
     compile,
     compile_cache_info,
     hlo_computation,
+    hlo_cost_analysis,
     hlo_text,
     mlir_module,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "devices",
     "get_backend",
     "hlo_computation",
+    "hlo_cost_analysis",
     "hlo_text",
     "host_copy",
     "mlir_module",
@@ -115,6 +117,7 @@ _REEXPORTED = (
     "XlaBridgeError",
     "JaxRuntimeError",
     "hlo_computation",
+    "hlo_cost_analysis",
     "mlir_module",
     "Device",
     "Backend",
