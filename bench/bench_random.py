@@ -1,0 +1,91 @@
+"""Eager random numbers against JAX (eager) and NumPy's ``Generator``.
+
+Run: python bench/bench_random.py [--sizes 1000 1000000] [--rounds N]
+(jax comes from the `bench` extra: pip install -e ".[bench]"). On a shared machine, prefix
+``OMP_NUM_THREADS=1`` and compare the ratios, not the absolute times.
+
+Cases: ``normal``, ``uniform`` (float64) and ``bits`` (uint32) of one key, without jit, each call
+waiting for its result. JAX runs with ``jax_enable_x64`` so both draw the same float64 values
+from the same threefry bits (funcgrad's draws equal jax's bit for bit); NumPy's ``Generator``
+(PCG64) draws other numbers and is the floor for code that needs random numbers, not JAX's.
+The last column is funcgrad's time divided by the peer's (below 1: funcgrad is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout
+from _timing import block, median_time, print_table  # noqa: E402
+
+
+def _funcgrad_cases(n):
+    from funcgrad import random
+
+    key = random.key(0)
+    return {
+        "normal": lambda: random.normal(key, (n,)),
+        "uniform": lambda: random.uniform(key, (n,)),
+        "bits": lambda: random.bits(key, (n,)),
+    }
+
+
+def _jax_cases(n):
+    try:
+        import jax
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    key = jax.random.key(0)
+    return {
+        "normal": lambda: jax.random.normal(key, (n,)),
+        "uniform": lambda: jax.random.uniform(key, (n,)),
+        "bits": lambda: jax.random.bits(key, (n,)),
+    }
+
+
+def _numpy_cases(n):
+    rng = np.random.default_rng(0)
+    return {
+        "normal": lambda: rng.standard_normal(n),
+        "uniform": lambda: rng.random(n),
+        "bits": lambda: rng.integers(0, 2**32, n, dtype=np.uint32),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 1_000_000])
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="round-robin rounds; the median of each is kept"
+    )
+    args = parser.parse_args(argv)
+    rows = []
+    for n in args.sizes:
+        libraries = {
+            "funcgrad": _funcgrad_cases(n),
+            "jax (eager, x64)": _jax_cases(n),
+            "numpy Generator": _numpy_cases(n),
+        }
+        repeats = 200 if n <= 10_000 else 20
+        for case in ("normal", "uniform", "bits"):
+            for lib, cases in libraries.items():
+                if cases is None:
+                    rows.append((f"{case} ({n:,})", lib, None))
+                    continue
+                fn = cases[case]
+                best = min(
+                    median_time(lambda fn=fn: block(fn()), warmup=5, repeats=repeats)
+                    for _ in range(args.rounds)
+                )
+                rows.append((f"{case} ({n:,})", lib, best))
+    print_table(f"Eager random numbers (best of {args.rounds} medians per call)", rows)
+
+
+if __name__ == "__main__":
+    main()
