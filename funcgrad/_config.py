@@ -69,6 +69,8 @@ from collections.abc import Callable
 from typing import Any
 
 from funcgrad import debug, jitting, xla_bridge
+from funcgrad.kernel import caches as _caches
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import recording as _recording
 from funcgrad.numpy import _core as _numpy_core
 from funcgrad.primitives import _eager_memory
@@ -243,12 +245,28 @@ def _jit_flag(name, key):
     return _Flag(name, False, _bool(name), lambda v: jitting.set_jit_flags(**{key: v}))
 
 
-_X64_WHY = (
-    "funcgrad always computes with 64-bit types enabled (NumPy's defaults); use float32/int32 arrays "
-    "explicitly for 32-bit work"
-)
+def _set_x64(on: bool) -> None:
+    # NOTE: [x64 mode] (funcgrad/kernel/dtypes.py): the mode is one kernel bool; every trace and
+    # compile cache is emptied on a change (JAX keys them on the mode: a function traced under
+    # one mode is traced again under the other), and jit's calls canonicalise their NumPy
+    # arguments on the staged route while 64-bit types are off.
+    if on == _dt.x64_enabled:
+        return
+    _dt.set_x64(on)
+    _caches.clear_all()
+    jitting.set_jit_flags(x32=not on)
+
+
+def _env_x64() -> bool:
+    # JAX_ENABLE_X64, read once at import as JAX does: "0"/"false"/"no"/"off" turn 64-bit types off.
+    text = os.environ.get("JAX_ENABLE_X64")
+    if text is None:
+        return True
+    return text.strip().lower() not in ("0", "false", "no", "off", "f", "n")
+
+
 _FLAG_LIST = [
-    _Flag("jax_enable_x64", True, _only("jax_enable_x64", (True, 1), _X64_WHY)),
+    _Flag("jax_enable_x64", True, _bool("jax_enable_x64"), _set_x64),
     _jit_flag("jax_disable_jit", "disable_jit"),
     _Flag(
         "jax_debug_nans",
@@ -421,6 +439,8 @@ def _flag(name: str) -> _Flag:
 
 
 config = Config()
+if not _env_x64():
+    config.update("jax_enable_x64", False)
 
 
 @contextlib.contextmanager
@@ -526,7 +546,17 @@ def default_matmul_precision(precision):
 
 
 def enable_x64(new_val: bool = True):
-    """Context manager for ``jax_enable_x64``: funcgrad is always 64-bit, ``False`` is refused."""
+    """Context manager for ``jax_enable_x64``: ``enable_x64(False)`` computes in JAX's 32-bit mode
+    inside (NOTE: [x64 mode]: NumPy's 64-bit values enter as 32-bit ones, Python scalars are weak
+    float32/int32, creation defaults are 32-bit).
+
+    >>> import numpy as np, funcgrad.numpy as fnp
+    >>> with enable_x64(False):
+    ...     fnp.asarray(np.ones(2)).dtype, (fnp.arange(3) + 1.5).dtype
+    (dtype('float32'), dtype('float32'))
+    >>> fnp.asarray(np.ones(2)).dtype
+    dtype('float64')
+    """
     return _scoped("jax_enable_x64", new_val)
 
 

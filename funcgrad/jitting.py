@@ -197,6 +197,7 @@ _jit_flags = {
     "no_execution": False,
     "user_context": False,
 }
+    "x32": False,
 _logger = logging.getLogger("funcgrad")
 
 # ``funcgrad.make_user_context``'s contexts (funcgrad.config): their current values are part of
@@ -217,7 +218,7 @@ def set_jit_flags(**flags) -> None:
         set_call_redirect(_refuse_execution)
     elif _jit_flags["disable_jit"]:
         set_call_redirect(_call_python)
-    elif _jit_flags["user_context"]:
+    elif _jit_flags["user_context"] or _jit_flags["x32"]:
         set_call_redirect(_call_staged)
     else:
         set_call_redirect(None)

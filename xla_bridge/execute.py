@@ -264,6 +264,8 @@ def to_buffer(x, aval, device, name="argument"):
     if isinstance(x, core.Tracer):
         raise core.UnexpectedTracerError(core._leak_message(x))
     v = np.asarray(x)
+    if not _fdt.x64_enabled:  # NOTE: [x64 mode]: a 64-bit NumPy argument enters as 32 bits
+        v = _fdt.canonical_value(v)
     _check(v.shape, v.dtype, aval, name, x)
     return rt.device_put(_host(v, aval), device)
 

@@ -88,11 +88,12 @@ def get_aval(x) -> ShapedArray:
             aval = x._aval = ShapedArray(v.shape, v.dtype, x.weak_type, sharding)
         return aval
     if t is np.ndarray:
-        return ShapedArray(x.shape, x.dtype)
+        # (NOTE: [x64 mode]: a 64-bit NumPy value enters as its 32-bit counterpart in x32 mode)
+        return ShapedArray(x.shape, x.dtype if _dt.x64_enabled else _dt.canonical(x.dtype))
     if isinstance(x, Tracer):
         return x.aval
     if isinstance(x, np.ndarray | np.generic):
-        return ShapedArray(x.shape, x.dtype)
+        return ShapedArray(x.shape, _dt.canonical(x.dtype))
     if isinstance(x, Array):
         return ShapedArray(x.shape, x.dtype, x.weak_type)
     if isinstance(x, python_scalar_types):
@@ -104,7 +105,7 @@ def get_aval(x) -> ShapedArray:
         arr = np.asarray(x)
         if arr.dtype == object:
             raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid array.")
-        return ShapedArray(arr.shape, arr.dtype)
+        return ShapedArray(arr.shape, _dt.canonical(arr.dtype))
     raise TypeError(
         f"Value {x!r} of type {type(x).__name__} is not a valid funcgrad array type. "
         "Pass a funcgrad Array, a NumPy array or a Python scalar."
@@ -440,19 +441,32 @@ class EvalTrace(Trace):
             out = step(*vals, **params)
         finally:
             _FP_ERRORS.reset(token)
+        if not _dt.x64_enabled:
+            # NOTE: [x64 mode]: NumPy computes Python scalars and 64-bit NumPy operands at 64 bits.
+            out = _x32_out(out, primitive.multiple_results)
         if primitive.multiple_results:
             return [wrap_result(o, False) for o in out]
         if primitive.weak_type_of is not None:
             weak = primitive.weak_type_of(params, args)
-        elif weak and args:
-            rule = primitive.weak_type_rule
-            weak = rule(params) if rule is not None else _same_dtype_as_first(out, args[0])
+        elif weak:
+            if args:
+                rule = primitive.weak_type_rule
+                weak = rule(params) if rule is not None else _same_dtype_as_first(out, args[0])
+            else:
+                weak = False  # (a primitive of no operands, iota: a strong result, as staged)
         if type(out) is np.ndarray:  # (wrap_result, inlined for the common case)
             return Array._from_owned(out, weak)
         return wrap_result(out, weak)
 
 
 _PYTHON_SCALARS = frozenset(python_scalar_types)
+
+
+def _x32_out(out, multiple: bool):
+    """Eager results in x32 mode (NOTE: [x64 mode]): 64-bit results cast to 32 bits."""
+    if multiple:
+        return [_dt.canonical_value(np.asarray(o)) if type(o) is not Array else o for o in out]
+    return _dt.canonical_value(np.asarray(out)) if type(out) is not Array else out
 
 
 # NOTE: [one eager step]

@@ -9,6 +9,19 @@ Layer: kernel. Imports only numpy and ml_dtypes.
 # (tracers) or on the Array, so ``grad(f)(3.0)`` still promotes like NumPy inside ``f``. We ask
 # NumPy itself for the answer (``np.result_type`` with Python scalar stand-ins), so there is one
 # source of truth for the promotion table.
+
+# NOTE: [x64 mode]
+# ``jax_enable_x64`` (funcgrad.config) is True by default: 64-bit dtypes are NumPy's defaults.
+# Switched off (JAX's default, the ``funcgrad.as_jax`` alias's), every dtype is *canonicalised* to
+# 32 bits as JAX does: float64 -> float32, int64 -> int32, uint64 -> uint32, complex128 ->
+# complex64 (``canonical``), and the defaults below (``default_float``/``default_int``/...,
+# ``python_scalar_dtype``) are the 32-bit ones. The mode is one module-level bool,
+# ``x64_enabled``, set only by ``set_x64``; the places a value enters (``core.get_aval``, the
+# eager step in ``core.EvalTrace``, ``numpy_plan``, ``funcgrad.numpy.asarray``, jit's arguments,
+# device_put) read it and convert 64-bit NumPy values, and the surface's user-dtype hub
+# (``funcgrad.numpy._dtypes.canonicalize_dtype``) truncates explicit requests with JAX's warning.
+# Every trace and compile cache is emptied when the mode changes (``funcgrad._config``), so a
+# function traced under one mode is traced again under the other, as JAX keys its caches on it.
 """
 
 from __future__ import annotations
@@ -84,9 +97,63 @@ float64 = np.dtype(np.float64)
 complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
 
+uint32 = np.dtype(np.uint32)
+uint64 = np.dtype(np.uint64)
+
+# The defaults of the current mode (NOTE: [x64 mode]); read as ``_dt.default_float`` at call time,
+# never imported by value.
 default_float = float64
 default_int = int64
+default_uint = uint64
 default_complex = complex128
+
+x64_enabled = True
+"""Whether 64-bit dtypes are enabled (NOTE: [x64 mode]); change it with ``set_x64`` only."""
+
+TO_32 = {float64: float32, int64: int32, uint64: uint32, complex128: complex64}
+"""The 64-bit dtypes and what x32 mode canonicalises each to."""
+
+
+def set_x64(enabled: bool) -> None:
+    """Switch 64-bit mode (``funcgrad.config.update("jax_enable_x64", ...)`` calls it).
+
+    >>> set_x64(False); python_scalar_dtype(1.0), canonical(np.dtype(np.int64))
+    (dtype('float32'), dtype('int32'))
+    >>> set_x64(True); python_scalar_dtype(1.0)
+    dtype('float64')
+    """
+    global x64_enabled, default_float, default_int, default_uint, default_complex
+    x64_enabled = bool(enabled)
+    default_float, default_int, default_uint, default_complex = (
+        (float64, int64, uint64, complex128) if x64_enabled else (float32, int32, uint32, complex64)
+    )
+
+
+def canonical(dtype: np.dtype) -> np.dtype:
+    """``dtype`` (an ``np.dtype``) as the current mode has it: itself with 64-bit types enabled,
+    its 32-bit counterpart otherwise (NOTE: [x64 mode]).
+
+    >>> canonical(np.dtype(np.float64))  # (funcgrad's default mode: x64 on)
+    dtype('float64')
+    """
+    return dtype if x64_enabled else TO_32.get(dtype, dtype)
+
+
+def canonical_value(x):
+    """A NumPy value (array or scalar) converted to its canonical dtype (a no-op with x64 on, and
+    for values that already are); other values are returned as they are.
+
+    >>> canonical_value(np.arange(2)).dtype
+    dtype('int64')
+    """
+    if x64_enabled:
+        return x
+    d = getattr(x, "dtype", None)
+    to = TO_32.get(d) if isinstance(d, np.dtype) else None
+    if to is None or not isinstance(x, np.ndarray | np.generic):
+        return x
+    return np.asarray(x).astype(to)
+
 
 _SHORT = {
     "bool": "bool",
@@ -284,6 +351,13 @@ def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
             weak.append(dtype)
         else:
             strong.append(dtype)
+    if not x64_enabled:
+        out, is_weak = _result_type(strong, weak)
+        return TO_32.get(out, out), is_weak
+    return _result_type(strong, weak)
+
+
+def _result_type(strong, weak) -> tuple[np.dtype, bool]:
     if not strong:
         # Only weak values: the widest category wins, at the default precision of that category,
         # and the result stays weak.
@@ -315,13 +389,12 @@ def promote_types(*dtypes) -> np.dtype:
     (dtype('float64'), dtype(bfloat16))
     """
     try:
-        return np.result_type(*dtypes)
+        out = np.result_type(*dtypes)
     except TypeError:  # (numpy.exceptions.DTypePromotionError)
-        pass
-    out = np.dtype(dtypes[0])
-    for d in dtypes[1:]:
-        out = _promote_pair(out, np.dtype(d))
-    return out
+        out = np.dtype(dtypes[0])
+        for d in dtypes[1:]:
+            out = _promote_pair(out, np.dtype(d))
+    return out if x64_enabled else TO_32.get(out, out)
 
 
 def _promote_pair(a: np.dtype, b: np.dtype) -> np.dtype:
@@ -359,7 +432,9 @@ def _default_of(kind: str) -> np.dtype:
 
 
 def canonicalize(dtype) -> np.dtype:
-    """``np.dtype`` of anything NumPy accepts as a dtype (``float``, ``'f4'``, ``jnp.float32``...)."""
+    """``np.dtype`` of anything NumPy accepts as a dtype (``float``, ``'f4'``, ``jnp.float32``...),
+    canonical for the current mode (NOTE: [x64 mode])."""
     if not isinstance(dtype, np.dtype | type | str) and hasattr(dtype, "dtype"):
         dtype = dtype.dtype  # an array or array-like carrying a dtype
-    return np.dtype(dtype)
+    out = np.dtype(dtype)
+    return out if x64_enabled else TO_32.get(out, out)

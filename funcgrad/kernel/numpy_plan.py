@@ -303,4 +303,9 @@ def eager_call_impl(*args, jaxpr: ClosedJaxpr):
         _run_plan(plan, vals)
     finally:
         core._FP_ERRORS.reset(token)
+    if not _dt.x64_enabled:  # NOTE: [x64 mode]: NumPy steps may compute at 64 bits
+        return [
+            Array._from_owned(_dt.canonical_value(np.asarray(vals[n])), w)
+            for n, w in zip(plan.out_slots, plan.out_weak)
+        ]
     return [Array._from_owned(np.asarray(vals[n]), w) for n, w in zip(plan.out_slots, plan.out_weak)]

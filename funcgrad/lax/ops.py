@@ -163,8 +163,8 @@ def _operands(name, *args, ones=False):
             + ", ".join(np.dtype(d).name for d in arg_dtypes)
             + " (use convert_element_type first; funcgrad.numpy promotes dtypes)"
         )
-    if not arrays:
-        return [constant(a, arg_dtypes[0]) for a in args]
+    if not arrays:  # only Python scalars: weak values of their default dtype, as JAX's
+        return [asarray(a) for a in args]
     dtypes = {aval(a).dtype for a in arrays}
     (dtype,) = dtypes
     shapes = {aval(a).shape for a in arrays if aval(a).shape != ()}

@@ -25,6 +25,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad._control_flow import while_loop
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import SymbolicZero, custom_jvp
 from funcgrad.lax.ops import _bind, _operands, digamma, lgamma
 from funcgrad.numpy._core import call_custom
@@ -352,7 +353,7 @@ def _lentz(num_iterations, small, threshold, numerator, denominator, inputs):
 
     b0 = denominator(0, *inputs)
     h = fnp.where(fnp.abs(b0) < small, small, b0)
-    init = (fnp.asarray(1, np.int64), fnp.asarray(True), h, fnp.zeros_like(h), h)
+    init = (fnp.asarray(1, _dt.default_int), fnp.asarray(True), h, fnp.zeros_like(h), h)
     return while_loop(lambda v: (v[0] < num_iterations) & v[1], body, init)[4]
 
 
@@ -361,7 +362,7 @@ def _betainc_value(a, b, x):
     shape = a.shape
 
     def numerator(it, a, b, x):
-        it = fnp.broadcast_to(fnp.asarray(it, np.int64), shape)
+        it = fnp.broadcast_to(fnp.asarray(it, _dt.default_int), shape)
         m = (it - 1) // 2
         m_zero = m == 0
         m = m.astype(dtype)
@@ -371,7 +372,7 @@ def _betainc_value(a, b, x):
         return fnp.where(it == 1, 1.0, fnp.where(it % 2 == 0, even, odd))
 
     def denominator(it, a, b, x):
-        it = fnp.broadcast_to(fnp.asarray(it, np.int64), shape)
+        it = fnp.broadcast_to(fnp.asarray(it, _dt.default_int), shape)
         return fnp.where(it == 0, fnp.zeros_like(x), fnp.ones_like(x))
 
     a_zero = (a == 0) | (b == np.inf)

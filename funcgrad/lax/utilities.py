@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import asarray
 from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
@@ -51,7 +52,7 @@ def dtype(x, *, canonicalize: bool = False) -> np.dtype:
             {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}[x]
         )
     elif isinstance(x, np.dtype | type) or isinstance(x, str):
-        out = np.dtype(x)
+        out = _dt.canonical(np.dtype(x))
     else:
         out = dtype_and_weak(x)[0]
     return canonicalize_dtype(out) if canonicalize else out

@@ -27,7 +27,12 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import python_scalar_types
-from funcgrad.numpy._dtypes import ExtendedArray, canonicalize_dtype, dtype_and_weak
+from funcgrad.numpy._dtypes import (  # (canonicalize_dtype, check_user_dtype: re-exported)
+    ExtendedArray,
+    canonicalize_dtype,  # noqa: F401
+    check_user_dtype,
+    dtype_and_weak,
+)
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 
@@ -91,7 +96,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     if device is not None:
         return place_on(asarray(a, dtype, order, copy=copy), device, "asarray")
     if dtype is not None:
-        dtype = canonicalize_dtype(dtype)
+        dtype = check_user_dtype(dtype, "asarray")
     if isinstance(a, core.Tracer | Array):
         out = a if dtype is None else ew.convert_element_type(a, dtype)
         if copy is False and out is not a:
@@ -113,7 +118,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         raise TypeError(f"funcgrad.numpy.asarray: cannot convert {type(a).__name__} {a!r:.80} to an array")
     if value.dtype.kind in "USMmO":
         raise TypeError(f"funcgrad arrays hold numbers, not {value.dtype}")
-    return Array(value)
+    return Array(value if _dt.x64_enabled else _dt.canonical_value(value))  # NOTE: [x64 mode]
 
 
 def _stack_nested(a, dtype):
@@ -167,7 +172,7 @@ def place_on(x, device, name: str):
 
 def _scalar_const(value, dtype) -> np.ndarray:
     try:
-        return np.asarray(value, dtype=dtype)
+        return np.asarray(value, dtype=_dt.canonical(np.dtype(dtype)))
     except OverflowError:
         raise OverflowError(f"Python integer {value} out of bounds for {np.dtype(dtype).name}") from None
 
@@ -180,8 +185,9 @@ def convert(x, dtype, weak_type: bool = False):
 
 
 def constant(value, dtype, shape=None) -> Array:
-    """A concrete Array constant of ``dtype`` (broadcast to ``shape`` if given)."""
-    arr = np.asarray(value, dtype=dtype)
+    """A concrete Array constant of ``dtype`` (broadcast to ``shape`` if given; canonical for the
+    x64 mode, NOTE: [x64 mode])."""
+    arr = np.asarray(value, dtype=_dt.canonical(np.dtype(dtype)))
     if shape is not None and tuple(shape) != arr.shape:
         arr = np.broadcast_to(arr, shape).copy()
     return Array._from_owned(arr)

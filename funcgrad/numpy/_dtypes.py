@@ -13,6 +13,8 @@ float64 is the default float and float32 stays float32 (see NOTE: [weak types] i
 
 from __future__ import annotations
 
+import warnings
+
 import ml_dtypes
 import numpy as np
 
@@ -210,14 +212,55 @@ ndarray = PublicArray
 # Promotion
 
 
-def canonicalize_dtype(d) -> np.dtype:
-    """``np.dtype`` of any dtype spelling: ``float``, ``'f4'``, ``fnp.float32``, an array's dtype."""
+def canonicalize_dtype(d, allow_extended_dtype: bool = False) -> np.dtype:
+    """``np.dtype`` of any dtype spelling: ``float``, ``'f4'``, ``fnp.float32``, an array's dtype;
+    in x32 mode (``jax_enable_x64`` off) its 32-bit counterpart, as JAX's ``canonicalize_dtype``
+    (NOTE: [x64 mode] in ``funcgrad/kernel/dtypes.py``).
+
+    >>> canonicalize_dtype(float), canonicalize_dtype("f4")
+    (dtype('float64'), dtype('float32'))
+    """
     if isinstance(d, _ScalarMeta):
-        return d.dtype
-    if isinstance(d, np.dtype | str | type):
+        out = d.dtype
+    elif isinstance(d, np.dtype | str | type):
         # Types first: NumPy's scalar types have a ``dtype`` attribute that is not a dtype.
-        return np.dtype(d)
-    return _dt.canonicalize(d)
+        out = np.dtype(d)
+    else:
+        return _dt.canonicalize(d)
+    return out if _dt.x64_enabled else _dt.TO_32.get(out, out)
+
+
+_X64_WARNING = (
+    "Explicitly requested dtype {}{} is not available, and will be truncated to dtype {}. To enable "
+    "more dtypes, set the jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell "
+    "environment variable. See https://github.com/jax-ml/jax#current-gotchas for more."
+)
+
+
+def check_user_dtype(d, fun_name: str | None = None) -> np.dtype:
+    """A dtype the user asked for, canonical: ``int``/``float``/``complex`` are the defaults, and an
+    explicit 64-bit dtype in x32 mode is truncated to 32 bits with JAX's ``UserWarning`` (JAX's
+    ``check_and_canonicalize_user_dtype``; NOTE: [x64 mode]).
+
+    >>> check_user_dtype(np.float64, "zeros")  # (x64 on: unchanged)
+    dtype('float64')
+    """
+    if isinstance(d, type) and d in python_scalar_types:
+        return _dt.python_scalar_dtype(d())
+    if isinstance(d, _ScalarMeta):
+        out = d.dtype
+    elif isinstance(d, np.dtype | str | type):
+        out = np.dtype(d)
+    else:
+        return canonicalize_dtype(d)
+    if _dt.x64_enabled:
+        return out
+    to = _dt.TO_32.get(out)
+    if to is None:
+        return out
+    where = f" requested in {fun_name}" if fun_name else ""
+    warnings.warn(_X64_WARNING.format(out.name, where, to.name), UserWarning, stacklevel=3)
+    return to
 
 
 def dtype_and_weak(x) -> tuple[np.dtype, bool]:
@@ -228,11 +271,11 @@ def dtype_and_weak(x) -> tuple[np.dtype, bool]:
     if isinstance(x, Array | core.Tracer):
         return x.dtype, x.weak_type
     if isinstance(x, np.ndarray | np.generic):
-        return x.dtype, False
+        return _dt.canonical(x.dtype), False
     dtype = getattr(x, "dtype", None)
     if isinstance(dtype, np.dtype) and not core.is_array_like(x):
         # As JAX's result_type: anything with a dtype (a ShapeDtypeStruct, a ShapedArray) has it.
-        return dtype, False
+        return _dt.canonical(dtype), False
     return core.get_aval(x).dtype, False
 
 

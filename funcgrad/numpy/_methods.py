@@ -29,7 +29,7 @@ from funcgrad.numpy import (
     transcendental,
     ufuncs,
 )
-from funcgrad.numpy._core import asarray, canonicalize_dtype
+from funcgrad.numpy._core import asarray, canonicalize_dtype, check_user_dtype
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 
@@ -57,7 +57,7 @@ def _binary(fn, reflected: bool = False):
 
 def _astype(self, dtype, copy: bool = False, device=None):
     """``x.astype(dtype)``: convert (a strong dtype; NumPy's casting of out-of-range values)."""
-    return asarray(self, canonicalize_dtype(dtype), copy=True if copy else None, device=device)
+    return asarray(self, check_user_dtype(dtype, "astype"), copy=True if copy else None, device=device)
 
 
 def _reshape(self, *shape, order="C"):
@@ -161,7 +161,7 @@ def _view(self, dtype=None, type=None):
     x = asarray(self)
     if dtype is None:
         return x
-    dtype = canonicalize_dtype(dtype)
+    dtype = check_user_dtype(dtype, "view")
     bits_in, bits_out = x.dtype.itemsize * 8, dtype.itemsize * 8
     if x.ndim == 0:
         if bits_in != bits_out:

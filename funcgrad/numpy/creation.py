@@ -29,6 +29,7 @@ from funcgrad.numpy._core import (
     broadcast_shapes,
     broadcast_to,
     canonicalize_dtype,
+    check_user_dtype,
     concrete_int,
     constant,
     convert,
@@ -96,8 +97,9 @@ def _filled(shape, value, dtype, weak: bool = False):
     return Array._from_owned(np.full(shape, value, dtype), weak)
 
 
-def _dtype(dtype, default=_dt.default_float) -> np.dtype:
-    return default if dtype is None else canonicalize_dtype(dtype)
+def _dtype(dtype, fun_name: str) -> np.dtype:
+    # (the default is read at call time: it is the current mode's, NOTE: [x64 mode])
+    return _dt.default_float if dtype is None else check_user_dtype(dtype, fun_name)
 
 
 @_honours_device
@@ -107,7 +109,7 @@ def zeros(shape, dtype=None, *, device=None):
     >>> zeros((2, 3)).shape, zeros(2, int).dtype
     ((2, 3), dtype('int64'))
     """
-    return _filled(_shape(shape), 0, _dtype(dtype))
+    return _filled(_shape(shape), 0, _dtype(dtype, "zeros"))
 
 
 @_honours_device
@@ -117,7 +119,7 @@ def ones(shape, dtype=None, *, device=None):
     >>> ones(3).tolist()
     [1.0, 1.0, 1.0]
     """
-    return _filled(_shape(shape), 1, _dtype(dtype))
+    return _filled(_shape(shape), 1, _dtype(dtype, "ones"))
 
 
 @_honours_device
@@ -140,22 +142,26 @@ def full(shape, fill_value, dtype=None, *, device=None):
     [[1.0, 2.0], [1.0, 2.0]]
     """
     shape = _shape(shape)
-    value = asarray(fill_value) if dtype is None else asarray(fill_value, canonicalize_dtype(dtype))
+    value = asarray(fill_value) if dtype is None else asarray(fill_value, check_user_dtype(dtype, "full"))
     if not isinstance(value, Array) or value.ndim:
         return broadcast_to(value, shape)
     return _filled(shape, value._numpy(), value.dtype, value.weak_type)
 
 
-def _like(a, dtype, shape):
+def _like(a, dtype, shape, fun_name=None):
     try:
         a_aval = aval(a)
     except TypeError:  # as in JAX, any value with a shape and a dtype (a ShapeDtypeStruct) will do
         if not (hasattr(a, "shape") and hasattr(a, "dtype")):
             raise
         out_shape = tuple(a.shape) if shape is None else _shape(shape)
-        return out_shape, canonicalize_dtype(a.dtype if dtype is None else dtype), False
+        return (
+            out_shape,
+            canonicalize_dtype(a.dtype) if dtype is None else check_user_dtype(dtype, fun_name),
+            False,
+        )
     out_shape = a_aval.shape if shape is None else _shape(shape)
-    out_dtype = a_aval.dtype if dtype is None else canonicalize_dtype(dtype)
+    out_dtype = a_aval.dtype if dtype is None else check_user_dtype(dtype, fun_name)
     weak = a_aval.weak_type and dtype is None
     return out_shape, out_dtype, weak
 
@@ -169,7 +175,7 @@ def zeros_like(a, dtype=None, shape=None, *, device=None):
     """
     if isinstance(a, ExtendedArray) and dtype is None:  # typed PRNG keys: keys of zero data, as JAX's
         return a._numpy_function(zeros_like, (a,), {"shape": shape})
-    shape, dtype, weak = _like(a, dtype, shape)
+    shape, dtype, weak = _like(a, dtype, shape, "zeros_like")
     return sharded_like(_filled(shape, 0, dtype, weak), a)
 
 
@@ -182,7 +188,7 @@ def ones_like(a, dtype=None, shape=None, *, device=None):
     """
     if isinstance(a, ExtendedArray) and dtype is None:
         return a._numpy_function(ones_like, (a,), {"shape": shape})
-    shape, dtype, weak = _like(a, dtype, shape)
+    shape, dtype, weak = _like(a, dtype, shape, "ones_like")
     return sharded_like(_filled(shape, 1, dtype, weak), a)
 
 
@@ -203,7 +209,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     >>> full_like(np.array([1, 2]), 5).tolist()
     [5, 5]
     """
-    shape, dtype, weak = _like(a, dtype, shape)
+    shape, dtype, weak = _like(a, dtype, shape, "full_like")
     if is_array(fill_value) and not isinstance(fill_value, Array):
         return sharded_like(broadcast_to(convert(fill_value, dtype), shape), a)
     return sharded_like(_filled(shape, np.asarray(fill_value), dtype, weak), a)
@@ -244,7 +250,10 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
         dtype = np.result_type(*(v for v in (start, stop, step) if v is not None))
         if isinstance(start, int) and dtype.kind == "i":
             dtype = _dt.default_int
-    return Array._from_owned(np.arange(start, stop, step, dtype=canonicalize_dtype(dtype)))
+        dtype = canonicalize_dtype(dtype)
+    else:
+        dtype = check_user_dtype(dtype, "arange")
+    return Array._from_owned(np.arange(start, stop, step, dtype=dtype))
 
 
 @_honours_device
@@ -271,7 +280,7 @@ def linspace(
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     start, stop = promote_args(start, stop)
     compute_dtype = result_type(start, stop, float)
-    out_dtype = compute_dtype if dtype is None else canonicalize_dtype(dtype)
+    out_dtype = compute_dtype if dtype is None else check_user_dtype(dtype, "linspace")
     start, stop = convert(start, compute_dtype), convert(stop, compute_dtype)
     bshape = broadcast_shapes(shape_of(start), shape_of(stop))
     start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
@@ -315,7 +324,7 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
         if not is_array(base) or shape_of(base) == ()
         else power(_expand_base(base, y, axis), y)
     )
-    return out if dtype is None else convert(out, canonicalize_dtype(dtype))
+    return out if dtype is None else convert(out, check_user_dtype(dtype, "logspace"))
 
 
 def _expand_base(base, y, axis):
@@ -359,7 +368,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
         y = ew.mul_p.bind(y, st.broadcast_in_dim(broadcast_to(sign, full_shape[1:]), full_shape, lead))
         if axis != 0:
             y = st.moveaxis(y, 0, normalize_axis(axis, len(full_shape)))
-    return y if dtype is None else convert(y, canonicalize_dtype(dtype))
+    return y if dtype is None else convert(y, check_user_dtype(dtype, "geomspace"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -375,7 +384,7 @@ def eye(N, M=None, k: int = 0, dtype=None, *, device=None):
     """
     N = concrete_int(N, "eye's N", TypeError)  # (a dimension: jax's TypeError when traced)
     M = N if M is None else concrete_int(M, "eye's M", TypeError)
-    return Array._from_owned(np.eye(N, M, concrete_int(k, "eye's k"), dtype=_dtype(dtype)))
+    return Array._from_owned(np.eye(N, M, concrete_int(k, "eye's k"), dtype=_dtype(dtype, "eye")))
 
 
 def identity(n, dtype=None):
@@ -395,7 +404,7 @@ def tri(N, M=None, k: int = 0, dtype=None):
     """
     N = concrete_int(N, "tri's N")
     M = N if M is None else concrete_int(M, "tri's M")
-    return Array._from_owned(np.tri(N, M, concrete_int(k, "tri's k"), dtype=_dtype(dtype)))
+    return Array._from_owned(np.tri(N, M, concrete_int(k, "tri's k"), dtype=_dtype(dtype, "tri")))
 
 
 def _triangle(m, k, lower: bool):

@@ -167,7 +167,7 @@ def _pow2(e, dtype):
     """``2.0 ** e`` for integer ``e`` in the normal exponent range, built from its bits."""
     info = _dt.finfo(dtype)
     uint = np.dtype(_UINT_OF[np.dtype(dtype).itemsize])
-    biased = (asarray(e).astype(np.int64) + (info.maxexp - 1)).astype(uint)
+    biased = (asarray(e).astype(_dt.default_int) + (info.maxexp - 1)).astype(uint)
     return bc.bitcast_convert_type(left_shift(biased, np.asarray(info.nmant, uint)), dtype)
 
 

@@ -20,6 +20,7 @@ from funcgrad.numpy._core import (
     broadcast_args,
     broadcast_to,
     canonicalize_dtype,
+    check_user_dtype,
     concrete_int,
     constant,
     convert,
@@ -94,7 +95,7 @@ def astype(x, dtype, /, *, copy: bool = False, device=None):
     [1, -1]
     """
     # copy=False is the Array API's "only if needed" (never an error); device= places the result.
-    return asarray(x, canonicalize_dtype(dtype), copy=True if copy else None, device=device)
+    return asarray(x, check_user_dtype(dtype, "astype"), copy=True if copy else None, device=device)
 
 
 def copy(a, order=None):

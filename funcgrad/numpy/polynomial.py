@@ -202,7 +202,7 @@ def roots(p, *, strip_zeros: bool = True):
         value = concrete_or_error(p, "roots with strip_zeros=True")
         nz = np.flatnonzero(value)
         if nz.size == 0:
-            return zeros((0,), np.complex128 if p.dtype == np.float64 else np.complex64)
+            return zeros((0,), complex if p.dtype == np.float64 else np.complex64)
         n_trailing = p.shape[0] - 1 - int(nz[-1])
         p = getitem(p, slice(int(nz[0]), int(nz[-1]) + 1))
     n = p.shape[0] - 1
@@ -305,11 +305,11 @@ def _window_length(name, M):
 
 def _cosine_window(M, coeffs):
     if M < 1:
-        return zeros((0,), np.float64)
+        return zeros((0,), float)
     if M == 1:
-        return ones((1,), np.float64)
-    n = arange(1 - M, M, 2, dtype=np.float64)
-    out = zeros((M,), np.float64)
+        return ones((1,), float)
+    n = arange(1 - M, M, 2, dtype=float)
+    out = zeros((M,), float)
     for j, c in enumerate(coeffs):
         out = out + c * cos(np.pi * j * n / (M - 1))
     return out
@@ -323,10 +323,10 @@ def bartlett(M):
     """
     M = _window_length("bartlett", M)
     if M < 1:
-        return zeros((0,), np.float64)
+        return zeros((0,), float)
     if M == 1:
-        return ones((1,), np.float64)
-    n = arange(1 - M, M, 2, dtype=np.float64)
+        return ones((1,), float)
+    n = arange(1 - M, M, 2, dtype=float)
     return where3(n <= 0, 1 + n / (M - 1), 1 - n / (M - 1))
 
 

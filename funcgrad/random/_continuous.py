@@ -471,7 +471,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
         )
     mean, cov = fnp.asarray(mean), fnp.asarray(cov)
     if not fnp.issubdtype(mean.dtype, fnp.inexact):
-        mean = mean.astype(np.float64)
+        mean = mean.astype(_dt.default_float)
     dtype = _float_dtype(mean.dtype if dtype is None else dtype, "random.multivariate_normal")
     if mean.ndim < 1:
         raise ValueError(f"random.multivariate_normal requires mean.ndim >= 1, got mean.ndim == {mean.ndim}")

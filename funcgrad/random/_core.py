@@ -30,7 +30,7 @@ from funcgrad.jitting import jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
-from funcgrad.numpy._core import TypePromotionError, static_shape
+from funcgrad.numpy._core import TypePromotionError, check_user_dtype, static_shape
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -383,14 +383,14 @@ def bits(key, shape=(), dtype=np.uint32):
 
 
 def _float_dtype(dtype, name="random"):
-    dtype = _dt.default_float if dtype is None else np.dtype(dtype)
+    dtype = _dt.default_float if dtype is None else check_user_dtype(dtype, name)
     if not _dt.is_float(dtype):
         raise ValueError(f"{name}: dtype must be a floating dtype, got {dtype.name}")
     return dtype
 
 
 def _int_dtype(dtype, name="random"):
-    dtype = np.dtype(np.int64 if dtype is None else dtype)
+    dtype = _dt.default_int if dtype is None else check_user_dtype(dtype, name)
     if dtype.kind not in "iu":
         raise ValueError(f"{name}: dtype must be an integer dtype, got {dtype.name}")
     return dtype
@@ -618,9 +618,13 @@ def exponential(key, shape=(), dtype=None):
 
 
 def _clz32(x):
-    """Leading zero bits of uint32 values (exact: uint32 converts exactly to float64)."""
-    as_float = x.astype(np.float64)
-    return fnp.where(x == 0, 32, 31 - fnp.floor(fnp.log2(fnp.where(x == 0, 1.0, as_float)))).astype(np.uint32)
+    """Leading zero bits of uint32 values, by halving the window (exact in either x64 mode)."""
+    n, y = fnp.zeros_like(x), x
+    for s in (16, 8, 4, 2, 1):
+        top_empty = lax.shift_right_logical(y, fnp.full_like(y, 32 - s)) == 0
+        n = fnp.where(top_empty, n + np.uint32(s), n)
+        y = fnp.where(top_empty, lax.shift_left(y, fnp.full_like(y, s)), y)
+    return fnp.where(x == 0, np.uint32(32), n)
 
 
 def _safe_int_to_float32(bits):
@@ -745,9 +749,9 @@ def _randint(key, shape, minval, maxval, dtype):
     minval, maxval = fnp.asarray(minval), fnp.asarray(maxval)
     check_shape("randint", shape, minval.shape, maxval.shape)
     if not fnp.issubdtype(minval.dtype, fnp.integer):
-        minval = minval.astype(np.int64)
+        minval = minval.astype(_dt.default_int)
     if not fnp.issubdtype(maxval.dtype, fnp.integer):
-        maxval = maxval.astype(np.int64)
+        maxval = maxval.astype(_dt.default_int)
     maxval_out_of_range = maxval > _clip_to(fnp.asarray(np.iinfo(dtype).max, dtype), maxval.dtype)
     minval, maxval = _clip_to(minval, dtype), _clip_to(maxval, dtype)
     nbits = np.iinfo(dtype).bits

@@ -124,10 +124,10 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0, mode: 
         if replace:
             p_cuml = fnp.cumsum(p_arr)
             r = p_cuml[-1] * (1 - uniform(key, shape, dtype=p_cuml.dtype))
-            ind = fnp.searchsorted(p_cuml, r).astype(np.int64)
+            ind = fnp.searchsorted(p_cuml, r).astype(_dt.default_int)
         else:
             g = gumbel(key, (n_inputs,), dtype=p_arr.dtype, mode=mode) + fnp.log(p_arr)
-            ind = lax.top_k(g, n_draws)[1].astype(np.int64)
+            ind = lax.top_k(g, n_draws)[1].astype(_dt.default_int)
         result = ind if arr.ndim == 0 else fnp.take(arr, ind, axis)
     out_shape = shape if arr.ndim == 0 else arr.shape[:axis] + shape + arr.shape[axis + 1 :]
     return result.reshape(out_shape)

@@ -18,6 +18,7 @@ import operator
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.kernel import dtypes as _dt
 
 __all__ = [
     "block_diag",
@@ -327,7 +328,7 @@ def dft(n: int, scale: str | None = None, *, dtype=None):
     n = operator.index(n)
     if scale not in (None, "sqrtn", "n"):
         raise ValueError(f"dft: scale must be None, 'sqrtn' or 'n', got {scale!r}")
-    dtype = np.dtype(np.complex128 if dtype is None else dtype)
+    dtype = _dt.default_complex if dtype is None else _dt.canonicalize(dtype)
     if dtype.kind != "c":
         raise ValueError(f"dft: dtype must be a complex type, got {dtype}")
     a = np.arange(n)

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import normalize_axis
 
 __all__ = ["dct", "dctn", "idct", "idctn"]
@@ -48,7 +49,7 @@ def _check(name: str, type: int, norm) -> None:
 def _real_input(x):
     x = fnp.asarray(x)
     if not fnp.issubdtype(x.dtype, fnp.inexact):
-        x = x.astype(fnp.float64)
+        x = x.astype(_dt.default_float)
     return x
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util as tu
+from funcgrad.kernel import dtypes as _dt
 
 __all__ = ["RegularGridInterpolator"]
 
@@ -36,7 +37,7 @@ _METHODS = ("linear", "nearest")
 
 def _inexact(x):
     x = fnp.asarray(x)
-    return x.astype(np.float64) if x.dtype.kind in "biu" else x
+    return x.astype(_dt.default_float) if x.dtype.kind in "biu" else x
 
 
 def _points_array(xi, ndim: int):

@@ -24,6 +24,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import api, lax
+from funcgrad.kernel import dtypes as _dt
 
 __all__ = ["OptimizeResults", "minimize"]
 
@@ -92,7 +93,7 @@ def minimize(
     if x0.ndim != 1:
         raise ValueError(f"scipy.optimize.minimize: x0 must be one-dimensional, got shape {x0.shape}")
     if not fnp.issubdtype(x0.dtype, fnp.inexact):
-        x0 = x0.astype(np.float64)
+        x0 = x0.astype(_dt.default_float)
     results = _minimize_bfgs(lambda x: fun(x, *args), x0, **options)
     return OptimizeResults(
         x=results.x_k,
@@ -127,7 +128,7 @@ class _BFGSState(NamedTuple):
 
 
 def _i(v):
-    return fnp.asarray(v, np.int64)
+    return fnp.asarray(v, _dt.default_int)
 
 
 def _minimize_bfgs(fun, x0, maxiter=None, norm=np.inf, gtol=1e-5, line_search_maxiter=10):

@@ -128,8 +128,6 @@ def test_config_and_distributed_refuse_too_late_or_bad_values():
 
     assert config.jax_enable_x64 is True
     assert config.read("jax_cpu_collectives_implementation") == "gloo"
-    with pytest.raises(ValueError, match="jax_enable_x64=False cannot be honoured"):
-        config.update("jax_enable_x64", False)
     funcgrad.devices()  # the CPU backend exists now
     with pytest.raises(RuntimeError, match="must be set before the first computation"):
         config.update("jax_num_cpu_devices", 8)

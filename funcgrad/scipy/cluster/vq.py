@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.kernel import dtypes as _dt
 
 __all__ = ["vq"]
 
@@ -24,7 +25,7 @@ def __dir__():  # the public names only, not this module's imports and helpers
 
 def _inexact(x):
     x = fnp.asarray(x)
-    return x.astype(np.float64) if x.dtype.kind in "biu" else x
+    return x.astype(_dt.default_float) if x.dtype.kind in "biu" else x
 
 
 def vq(obs, code_book, check_finite: bool = True):

@@ -32,6 +32,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import random as frandom
+from funcgrad.kernel import dtypes as _dt
 
 __all__ = ["Rotation", "Slerp"]
 
@@ -46,7 +47,7 @@ def __dir__():  # the public names only, not this module's imports and helpers
 
 def _float(x):
     x = fnp.asarray(x)
-    return x.astype(np.float64) if x.dtype.kind in "biu" else x
+    return x.astype(_dt.default_float) if x.dtype.kind in "biu" else x
 
 
 def _last(x, n: int, what: str):

@@ -14,6 +14,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import api, lax
 from funcgrad import random as _random
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import normalize_axis
 from funcgrad.scipy import special
@@ -85,12 +86,12 @@ def _rank_1d(a, method):
     arr, sorter = lax.sort_key_val(a, fnp.arange(a.size))
     inv = _invert_permutation(sorter)
     if method == "ordinal":
-        return (inv + 1).astype(np.float64)
+        return (inv + 1).astype(_dt.default_float)
     obs = fnp.concatenate([fnp.array([True]), arr[1:] != arr[:-1]])
     dense = fnp.cumsum(obs)[inv]
     if method == "dense":
-        return dense.astype(np.float64)
-    count = fnp.nonzero(obs, size=arr.size + 1, fill_value=obs.size)[0].astype(np.float64)
+        return dense.astype(_dt.default_float)
+    count = fnp.nonzero(obs, size=arr.size + 1, fill_value=obs.size)[0].astype(_dt.default_float)
     if method == "max":
         return count[dense]
     if method == "min":

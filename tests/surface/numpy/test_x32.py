@@ -1,0 +1,211 @@
+"""JAX's 32-bit mode (``jax_enable_x64=False``, NOTE: [x64 mode] in funcgrad/kernel/dtypes.py):
+dtypes, weak types and values of representative calls equal jax 0.10.2's in its default mode.
+
+Each case is ``lambda j, jnp, lax, np: ...`` run once with ``j = funcgrad`` and once with
+``j = jax`` (each in its own 32-bit mode: jax's scoped ``enable_x64(False)``, funcgrad's flag set
+by a fixture that restores it, so no other test sees a changed mode).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.lax as flax
+import funcgrad.numpy as fnp
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+from jax import lax as jlax  # noqa: E402
+from jax._src import config as _jax_config  # noqa: E402
+
+
+@pytest.fixture
+def x32():
+    """funcgrad in 32-bit mode for one test (the previous mode restored after it)."""
+    previous = funcgrad.config.jax_enable_x64
+    funcgrad.config.update("jax_enable_x64", False)
+    try:
+        yield
+    finally:
+        funcgrad.config.update("jax_enable_x64", previous)
+
+
+def _f(x):
+    return (x * x).sum() * 2.0
+
+
+CASES = {
+    # creation and its defaults
+    "zeros": lambda j, jnp, lax, np: jnp.zeros(3),
+    "ones_int": lambda j, jnp, lax, np: jnp.ones((2,), int),
+    "zeros_float": lambda j, jnp, lax, np: jnp.zeros(2, float),
+    "full_float": lambda j, jnp, lax, np: jnp.full((2,), 1.5),
+    "full_int": lambda j, jnp, lax, np: jnp.full((2,), 3),
+    "eye": lambda j, jnp, lax, np: jnp.eye(2),
+    "identity": lambda j, jnp, lax, np: jnp.identity(2),
+    "tri": lambda j, jnp, lax, np: jnp.tri(3),
+    "arange": lambda j, jnp, lax, np: jnp.arange(5),
+    "arange_float": lambda j, jnp, lax, np: jnp.arange(0.0, 1.0, 0.25),
+    "linspace": lambda j, jnp, lax, np: jnp.linspace(0, 1, 5),
+    "zeros_like_np": lambda j, jnp, lax, np: jnp.zeros_like(np.ones(2)),
+    "ones_like_np_int": lambda j, jnp, lax, np: jnp.ones_like(np.arange(3)),
+    "indices": lambda j, jnp, lax, np: jnp.indices((2, 3)),
+    # values entering
+    "asarray_np_f64": lambda j, jnp, lax, np: jnp.asarray(np.ones(2)),
+    "asarray_np_i64": lambda j, jnp, lax, np: jnp.asarray(np.arange(3)),
+    "asarray_np_u64": lambda j, jnp, lax, np: jnp.asarray(np.uint64(3)),
+    "asarray_np_c128": lambda j, jnp, lax, np: jnp.asarray(np.ones(2, np.complex128)),
+    "asarray_np_scalar": lambda j, jnp, lax, np: jnp.asarray(np.float64(1.5)),
+    "asarray_float": lambda j, jnp, lax, np: jnp.asarray(2.0),
+    "asarray_int": lambda j, jnp, lax, np: jnp.asarray(2),
+    "asarray_complex": lambda j, jnp, lax, np: jnp.asarray(1j),
+    "array_list_float": lambda j, jnp, lax, np: jnp.array([1.0, 2.0]),
+    "array_list_int": lambda j, jnp, lax, np: jnp.array([1, 2]),
+    "device_put": lambda j, jnp, lax, np: j.device_put(np.ones(2)),
+    # arithmetic with Python scalars and NumPy operands
+    "int_plus_float": lambda j, jnp, lax, np: jnp.arange(3) + 1.5,
+    "f32_times_2": lambda j, jnp, lax, np: jnp.ones(2) * 2,
+    "weak_int_sum": lambda j, jnp, lax, np: jnp.asarray(2) + 3,
+    "weak_float_mul": lambda j, jnp, lax, np: jnp.asarray(2.0) * 3,
+    "sin_np": lambda j, jnp, lax, np: jnp.sin(np.ones(2)),
+    "add_np_int": lambda j, jnp, lax, np: jnp.add(np.ones(2), 1),
+    "np_plus_array": lambda j, jnp, lax, np: np.float64(2.0) * jnp.ones(2),
+    "i32_plus_u32": lambda j, jnp, lax, np: jnp.arange(3, dtype=jnp.int32) + jnp.arange(3, dtype=jnp.uint32),
+    "int_div": lambda j, jnp, lax, np: jnp.arange(3) / 2,
+    "sqrt_int": lambda j, jnp, lax, np: jnp.sqrt(2),
+    "exp_float": lambda j, jnp, lax, np: jnp.exp(1.0),
+    "power": lambda j, jnp, lax, np: jnp.arange(3.0) ** 2,
+    "where_scalars": lambda j, jnp, lax, np: jnp.where(np.array([True, False]), 1.0, 2),
+    # reductions and index results
+    "sum_np_int": lambda j, jnp, lax, np: jnp.sum(np.arange(4)),
+    "mean_np_int": lambda j, jnp, lax, np: jnp.mean(np.arange(4)),
+    "prod_np": lambda j, jnp, lax, np: jnp.prod(np.ones(3)),
+    "argmax": lambda j, jnp, lax, np: jnp.argmax(np.array([1.0, 3.0, 2.0])),
+    "argsort": lambda j, jnp, lax, np: jnp.argsort(np.array([3.0, 1.0, 2.0])),
+    "cumsum": lambda j, jnp, lax, np: jnp.cumsum(np.arange(4)),
+    "var": lambda j, jnp, lax, np: jnp.var(np.arange(4.0)),
+    "count_nonzero": lambda j, jnp, lax, np: jnp.count_nonzero(np.array([1, 0, 2])),
+    "nonzero": lambda j, jnp, lax, np: jnp.nonzero(np.array([1, 0, 2])),
+    "searchsorted": lambda j, jnp, lax, np: jnp.searchsorted(np.array([1.0, 2.0, 3.0]), 2.5),
+    # casts
+    "astype_f64": lambda j, jnp, lax, np: jnp.ones(2).astype(np.float32).astype(float),
+    "astype_int": lambda j, jnp, lax, np: jnp.ones(2).astype(int),
+    "convert_f64": lambda j, jnp, lax, np: lax.convert_element_type(jnp.ones(2), float),
+    "iota": lambda j, jnp, lax, np: lax.iota(int, 3),
+    "lax_add": lambda j, jnp, lax, np: lax.add(1.0, 2.0),
+    # random
+    "prng_key": lambda j, jnp, lax, np: j.random.PRNGKey(0),
+    "normal": lambda j, jnp, lax, np: j.random.normal(j.random.PRNGKey(0), (3,)),
+    "uniform": lambda j, jnp, lax, np: j.random.uniform(j.random.PRNGKey(1), (3,)),
+    "randint": lambda j, jnp, lax, np: j.random.randint(j.random.PRNGKey(2), (4,), 0, 10),
+    "bits": lambda j, jnp, lax, np: j.random.bits(j.random.PRNGKey(3), (3,)),
+    "split": lambda j, jnp, lax, np: j.random.split(j.random.PRNGKey(4)),
+    "bernoulli": lambda j, jnp, lax, np: j.random.bernoulli(j.random.PRNGKey(5), 0.5, (4,)),
+    "choice": lambda j, jnp, lax, np: j.random.choice(j.random.PRNGKey(6), 5, (3,)),
+    "permutation": lambda j, jnp, lax, np: j.random.permutation(j.random.PRNGKey(7), 5),
+    # transformations of NumPy float64 inputs
+    "jit_np": lambda j, jnp, lax, np: j.jit(_f)(np.ones(2)),
+    "jit_py_scalar": lambda j, jnp, lax, np: j.jit(lambda x: x * 2)(1.5),
+    "jit_zeros": lambda j, jnp, lax, np: j.jit(lambda x: x + jnp.zeros(2))(np.arange(2)),
+    "grad_np": lambda j, jnp, lax, np: j.grad(_f)(np.ones(2)),
+    "grad_scalar": lambda j, jnp, lax, np: j.grad(lambda x: x**3)(1.5),
+    "vmap_np": lambda j, jnp, lax, np: j.vmap(lambda x: x.sum() + 1)(np.ones((2, 3))),
+    "value_and_grad": lambda j, jnp, lax, np: j.value_and_grad(_f)(np.float64(3.0)),
+    # indexing
+    "getitem_np_index": lambda j, jnp, lax, np: jnp.arange(5.0)[np.int64(2)],
+    "at_set": lambda j, jnp, lax, np: jnp.ones(3).at[1].set(2.0),
+    "take": lambda j, jnp, lax, np: jnp.take(np.arange(5.0), np.array([0, 2])),
+    # printed jaxprs
+    "jaxpr_scalar": lambda j, jnp, lax, np: str(j.make_jaxpr(lambda x: x * 2 + 1)(1.0)),
+    "jaxpr_int_sum": lambda j, jnp, lax, np: str(j.make_jaxpr(lambda x: jnp.sum(x) + 1)(np.arange(3))),
+    "jaxpr_np_f64": lambda j, jnp, lax, np: str(j.make_jaxpr(lambda x: jnp.sin(x) * 2.0)(np.ones(2))),
+    "eval_shape": lambda j, jnp, lax, np: str(j.eval_shape(lambda x: x * 2, np.ones(2))),
+    "result_type": lambda j, jnp, lax, np: str(jnp.result_type(np.float64, 1)),
+    "canonicalize_dtype": lambda j, jnp, lax, np: str(j.dtypes.canonicalize_dtype(np.int64)),
+    "promote_types": lambda j, jnp, lax, np: str(jnp.promote_types(np.int32, np.uint32)),
+}
+
+
+def _weak(x) -> bool:
+    aval = getattr(x, "aval", None)
+    return bool(aval.weak_type) if aval is not None else bool(getattr(x, "weak_type", False))
+
+
+def _describe(out):
+    if isinstance(out, str):
+        return [out]
+    leaves = out if isinstance(out, tuple | list) else [out]
+    return [(np.dtype(x.dtype).name, _weak(x), np.asarray(x)) for x in leaves]
+
+
+def _run_both(case):
+    fg = case(funcgrad, fnp, flax, np)
+    with _jax_config.enable_x64(False):
+        jx = case(jax, jnp, jlax, np)
+        return _describe(fg), _describe(jx)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_x32_matches_jax(x32, name):
+    ours, theirs = _run_both(CASES[name])
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        if isinstance(a, str):
+            assert a == b
+            continue
+        assert a[:2] == b[:2], f"{name}: (dtype, weak) {a[:2]} != jax's {b[:2]}"
+        np.testing.assert_allclose(a[2], b[2], rtol=2e-6, atol=1e-6, err_msg=name)
+
+
+WARNING_CASES = {
+    "zeros": lambda jnp, np: jnp.zeros(2, np.float64),
+    "ones": lambda jnp, np: jnp.ones(2, dtype=np.int64),
+    "arange": lambda jnp, np: jnp.arange(3, dtype=np.int64),
+    "asarray": lambda jnp, np: jnp.asarray([1.0], dtype=np.float64),
+    "astype": lambda jnp, np: jnp.ones(2).astype(np.complex128),
+    "full": lambda jnp, np: jnp.full(2, 1.0, np.float64),
+}
+
+
+def _warnings_of(fn):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = fn()
+    return np.dtype(out.dtype), [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
+
+
+@pytest.mark.parametrize("name", sorted(WARNING_CASES))
+def test_x32_explicit_64_bit_request_warns_as_jax(x32, name):
+    ours = _warnings_of(lambda: WARNING_CASES[name](fnp, np))
+    with _jax_config.enable_x64(False):
+        theirs = _warnings_of(lambda: WARNING_CASES[name](jnp, np))
+    assert ours[0] == theirs[0]
+    assert ours[1][:1] == theirs[1][:1]
+
+
+def test_x32_switch_retraces_and_restores(x32):
+    # A function jitted under x32 and called again under x64 traces again (the mode is part of the
+    # cache key); eager values created under one mode keep their dtype.
+    f = funcgrad.jit(lambda x: x + fnp.zeros(2))
+    assert f(np.arange(2)).dtype == np.float32
+    kept = fnp.ones(2)
+    with funcgrad.enable_x64(True):
+        assert f(np.arange(2)).dtype == np.float64
+        assert fnp.asarray(np.ones(2)).dtype == np.float64
+        assert (kept * 2).dtype == np.float32
+    assert f(np.arange(2)).dtype == np.float32
+    assert funcgrad.config.jax_enable_x64 is False
+
+
+def test_x64_env_variable_is_read_at_import():
+    import subprocess
+    import sys
+
+    code = "import funcgrad, funcgrad.numpy as fnp; print(funcgrad.config.jax_enable_x64, fnp.zeros(1).dtype)"
+    env = {**__import__("os").environ, "JAX_ENABLE_X64": "0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "float32"]
