@@ -35,6 +35,7 @@ from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.bitcast import bitcast_convert_type
+from funcgrad.random._eager import eager_draw, keyable_scalar, program, zero_sign
 from funcgrad.random._keys import KeyArray, KeyTy, PRNGImpl, register_prng, resolve_impl
 
 __all__ = [
@@ -372,10 +373,27 @@ def fold_in(key, data):
 @takes_out_sharding
 def bits(key, shape=(), dtype=np.uint32):
     """Uniform random bits of an unsigned integer ``dtype``."""
+    out = eager_draw(key, _bits_program, shape, dtype)  # NOTE: [eager sampler programs]
+    if out is not None:
+        return out
+    return _bits_compiled(key, _bit_width(dtype), _shape(shape))  # NOTE: [compiled samplers]
+
+
+def _bit_width(dtype) -> int:
     dtype = np.dtype(dtype)
     if dtype.kind != "u":
         raise TypeError(f"random.bits needs an unsigned dtype, got {dtype.name}")
-    return _bits_compiled(key, dtype.itemsize * 8, _shape(shape))  # NOTE: [compiled samplers]
+    return dtype.itemsize * 8
+
+
+def _bits_program(impl, shape, dtype):
+    width, shape = _bit_width(dtype), _shape(shape)
+    return program("_random_bits", lambda data: _random_bits(_key_of(impl, data), width, shape))
+
+
+def _key_of(impl, data):
+    """The key a sampler's program draws from: raw data (``impl`` None), or typed."""
+    return data if impl is None else KeyArray(impl, data)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -460,8 +478,19 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     >>> bool((x >= 0).all() and (x < 1).all())
     True
     """
+    if keyable_scalar(minval) and keyable_scalar(maxval):  # NOTE: [eager sampler programs]
+        out = eager_draw(
+            key, _uniform_program, shape, dtype, minval, maxval, zero_sign(minval), zero_sign(maxval)
+        )
+        if out is not None:
+            return out
     dtype = _float_dtype(dtype, "random.uniform")
     return _uniform_compiled(key, _shape(shape), np.dtype(dtype), minval, maxval)  # NOTE: [compiled samplers]
+
+
+def _uniform_program(impl, shape, dtype, minval, maxval, *_signs):
+    dtype, shape = np.dtype(_float_dtype(dtype, "random.uniform")), _shape(shape)
+    return program("_uniform", lambda data: _uniform(_key_of(impl, data), shape, dtype, minval, maxval))
 
 
 def _uniform(key, shape, dtype, minval, maxval):
@@ -523,6 +552,9 @@ def normal(key, shape=(), dtype=None):
     >>> normal(PRNGKey(0), (2,), np.complex64).dtype
     dtype('complex64')
     """
+    out = eager_draw(key, _normal_program, shape, dtype)  # NOTE: [eager sampler programs]
+    if out is not None:
+        return out
     if dtype is not None and np.dtype(dtype).kind == "c":
         dtype = np.dtype(dtype)
         key_re, key_im = split(key)
@@ -531,6 +563,13 @@ def normal(key, shape=(), dtype=None):
         return ew.div(cx.complex_p.bind(re, im), np.asarray(np.sqrt(2.0), dtype))
     dtype = _float_dtype(dtype, "random.normal")
     return _normal_compiled(key, _shape(shape), np.dtype(dtype))
+
+
+def _normal_program(impl, shape, dtype):
+    if dtype is not None and np.dtype(dtype).kind == "c":
+        return False  # two draws and a complex: the general route
+    dtype, shape = np.dtype(_float_dtype(dtype, "random.normal")), _shape(shape)
+    return program("_normal", lambda data: _normal(_key_of(impl, data), shape, dtype))
 
 
 def _normal(key, shape, dtype):
