@@ -29,6 +29,7 @@ from funcgrad.kernel import caches, core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config
 from funcgrad.numpy._dtypes import ExtendedArray
+from funcgrad.ref import Ref
 
 __all__ = [
     "clear_caches",
@@ -56,7 +57,7 @@ def typeof(x) -> core.ShapedArray:
     >>> typeof(np.zeros((2, 3))).sharding.spec
     P(None, None)
     """
-    if isinstance(x, ExtendedArray):  # typed PRNG keys: ShapedArray(key<fry>[])
+    if isinstance(x, ExtendedArray | Ref):  # typed PRNG keys: ShapedArray(key<fry>[]); Ref{...}
         return x.aval
     return with_default_sharding(x, core.get_aval(x))
 

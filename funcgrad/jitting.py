@@ -47,7 +47,8 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.ir import typecheck_jaxpr
-from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
+from funcgrad.kernel.partial_eval import close_over_tracers
+from funcgrad.ref import Ref, refuse_returned_refs, trace_stateful
 from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged, set_call_redirect
 from funcgrad.xla_bridge.execute import Compiled, compiled, run
 from funcgrad.xla_bridge.lowering import lower_jaxpr
@@ -356,13 +357,19 @@ class JittedFunction(Dispatcher):
             except core.ConcretizationTypeError as e:
                 explain_concretization(e, None, None)  # the funcgrad.numpy fix for NumPy calls
                 raise
-            out_leaves, out_tree = flatten_outputs(out, f"jit({name})")
+            try:
+                out_leaves, out_tree = flatten_outputs(out, f"jit({name})")
+            except TypeError:
+                refuse_returned_refs(out, f"jit({name})")  # JAX's ValueError for a Ref
+                raise
             out_tree_box.append(out_tree)
             return out_leaves
 
-        avals = [core.get_aval(x) for x in flat]
+        # NOTE: [refs are functionalised at trace time]
+        refs = {i: x for i, x in enumerate(flat) if type(x) is Ref}
+        avals = [None if i in refs else core.get_aval(x) for i, x in enumerate(flat)]
         user_ins = None
-        if self._in_shardings is not None:
+        if self._in_shardings is not None and not refs:
             n_pos = len(tu.tree_leaves(dyn_args))
             user_ins = _sharding_leaves(
                 self._in_shardings, dyn_args, avals[:n_pos], f"jit({name})", "in_shardings"
@@ -378,7 +385,7 @@ class JittedFunction(Dispatcher):
                 "Compiling jit(%s) for arguments (%s)", name, ", ".join(a.str_short() for a in avals)
             )
         with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, fun_name=name):
-            closed = trace_to_jaxpr(flat_fun, avals, names, f"jit({name})")
+            closed, n_outs, plan = trace_stateful(flat_fun, avals, names, f"jit({name})", refs)
         if _jit_flags["enable_checks"]:
             typecheck_jaxpr(closed.jaxpr)
         closed, hoisted = close_over_tracers(closed)
@@ -386,27 +393,36 @@ class JittedFunction(Dispatcher):
         if user_ins is not None:
             ins = (None,) * len(hoisted) + tuple(user_ins) + (None,) * (len(flat) - len(user_ins))
         if self._out_shardings is not None:
-            out_avals = closed.out_avals
+            out_avals = closed.out_avals[:n_outs]
             shaped = tu.tree_unflatten(out_tree_box[0], list(range(len(out_avals))))
             outs = tuple(
                 _sharding_leaves(self._out_shardings, shaped, out_avals, f"jit({name})", "out_shardings")
-            )
+            ) + (None,) * (len(closed.out_avals) - n_outs)
         else:
             outs = renamed_out_shardings(closed.out_avals)
+        if plan is not None:
+            if ins is not None:
+                ins = ins + (None,) * (len(closed.in_avals) - len(ins))
+            return _RefStaged(closed, out_tree_box[0], hoisted, ins, outs, plan, n_outs)
         return Staged(closed, out_tree_box[0], hoisted, ins, outs)
 
     def _entry(self, args, kwargs):
         static_key, static_kw, dyn_args, dyn_kwargs = self._split(args, kwargs)
         flat, in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
+        refs = None
         for i, leaf in enumerate(flat):
             if not core.is_array_like(leaf):
+                if type(leaf) is Ref:
+                    refs = True
+                    continue
                 names = self._arg_names(static_key, dyn_args, dyn_kwargs)
                 raise TypeError(
                     f"jit({self._name}): argument {names[i]} is a {type(leaf).__name__}, not an "
                     "array. Mark it static (static_argnums/static_argnames) or pass an array."
                 )
         # The named axes in scope type the collectives inside (NOTE: [named axes]).
-        key = (in_tree, tuple(_aval_key(x) for x in flat), static_key, static_kw, batching.axis_env())
+        leaf_key = tuple(_aval_key(x) for x in flat) if refs is None else _ref_key(flat)
+        key = (in_tree, leaf_key, static_key, static_kw, batching.axis_env())
         if user_contexts:
             key += (tuple(c.value for c in user_contexts),)
         entry = self._cache.get(key)
@@ -421,6 +437,18 @@ class JittedFunction(Dispatcher):
         else:
             self._hits += 1
         return entry, flat, static_key, dyn_kwargs
+
+    def _call(self, args, kwargs):
+        # The staged route, around which a program that reads or writes Refs reads them before
+        # and writes them back after (NOTE: [refs are functionalised at trace time]).
+        staged, flat, donated = self._stage(args, kwargs)
+        if type(staged) is not _RefStaged:
+            return self._run(staged, flat, donated)
+        plan = staged.plan
+        values = plan.inputs(flat)
+        out, finals = self._run(staged, values, (False,) * (len(staged.hoisted) + len(values)))
+        plan.write_back(flat, finals)
+        return out
 
     def _note_retrace(self, key, names) -> None:
         previous = self._keys[-1] if self._keys else None
@@ -521,6 +549,30 @@ class JittedFunction(Dispatcher):
 
     def __repr__(self):
         return f"<jitted function {self._name}>"
+
+
+class _RefStaged(Staged):
+    """A staged call whose program reads or writes Refs (``plan``, a ``RefPlan``): its outputs are
+    the function's, then the written Refs' final values; the call unflattens them as a pair."""
+
+    __slots__ = ("plan",)
+    stateful = True
+
+    def __init__(self, closed, out_tree, hoisted, ins, outs, plan, n_outs):
+        n_finals = len(closed.out_avals) - n_outs
+        pair = (tu.tree_unflatten(out_tree, list(range(n_outs))), list(range(n_finals)))
+        super().__init__(closed, tu.tree_structure(pair), hoisted, ins, outs)
+        self.plan = plan
+
+
+def _ref_key(flat) -> tuple:
+    """The trace cache key's leaf part for arguments holding Refs: a Ref's type and which earlier
+    argument is the same Ref (the jaxpr reads each Ref once)."""
+    first: dict[int, int] = {}
+    return tuple(
+        ("ref", x._aval, x._leaf_avals, first.setdefault(id(x), i)) if type(x) is Ref else _aval_key(x)
+        for i, x in enumerate(flat)
+    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -88,6 +88,19 @@ class Staged:
         self.out_shardings = out_shardings
         self.spmd = needs_spmd(closed, (), in_shardings, out_shardings)
 
+    # Whether a call must run Python around the program (a subclass's, e.g. the surface's jitted
+    # functions that read or write Refs): such an entry never takes the native route's cache.
+    stateful = False
+
+
+class _Finished(list):
+    """What a native-route miss hands back for a stateful entry: the call's final outputs, already
+    made by the staged route (an empty list to the twins' waiting loops; ``_native_outputs`` opens it)."""
+
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
 
 class _KwStatics(NamedTuple):
     """The native dispatcher's static key of a call with keyword arguments."""
@@ -326,6 +339,8 @@ class Dispatcher(_HotCall):
     def _native_outputs(self, res):
         # Several outputs come back as {entry index: [buffers]} (a native pytree).
         ((k, bufs),) = res.items()
+        if type(bufs) is _Finished:
+            return bufs.value
         out_tree, out_weak = self._native_meta[k]
         return out_tree.unflatten(from_buffers(bufs, out_weak))
 
@@ -347,6 +362,8 @@ class Dispatcher(_HotCall):
         else:
             dyn = tuple(wrapped) if type(tree) is int else tree.unflatten(wrapped)
         staged, flat, _ = self._stage(_merge(statics, dyn), kwargs)
+        if staged.stateful:  # the staged route runs it, every time (no fast-path data: no caching)
+            return {-1: _Finished(self._call(_merge(statics, dyn), kwargs))}, None
         if staged.hoisted:
             raise RuntimeError(f"jit({self._name}): an eager call captured tracers (internal error)")
         if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
@@ -370,7 +387,10 @@ class Dispatcher(_HotCall):
     # -- the staged route: transform, spmd, compiled --------------------------------------------
 
     def _call(self, args, kwargs):
-        staged, flat, donated = self._stage(args, kwargs)
+        return self._run(*self._stage(args, kwargs))
+
+    def _run(self, staged, flat, donated):
+        """The staged route's three rows for a staged call and its flat dynamic arguments."""
         if type(_state.trace) is _EvalTrace and not staged.hoisted:
             if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
                 outs = spmd().call(

@@ -36,8 +36,7 @@ keep references to funcgrad's objects):
   of funcgrad's pytree registry), ``state.types.AbstractRef``, ``checkify`` (funcgrad's),
   ``lib.mlir.ir`` and ``lib.mlir.dialects.hlo`` (jaxlib's own MLIR bindings, the ones funcgrad
   splices user lowering rules from; also ``dialects.func``, ``chlo``, ``mhlo``, ``sdy``), and
-  ``jax.lib`` (only ``__version__``, as JAX 0.10's) / ``jax.version``; ``jax.Ref`` and ``jax.new_ref`` (funcgrad has
-  no mutable array references: nothing is a ``Ref``, ``new_ref`` raises ``NotImplementedError``);
+  ``jax.lib`` (only ``__version__``, as JAX 0.10's) / ``jax.version``;
   ``jax.experimental.hijax`` (its names, so that flax's nnx imports; binding a ``HiPrimitive``
   raises ``NotImplementedError``). Any other ``jax._src.X`` raises
   ``ModuleNotFoundError`` naming it as a JAX internal, as do the ``jax.X`` that funcgrad lacks.
@@ -87,9 +86,6 @@ class _JaxModule(types.ModuleType):
             return getattr(funcgrad, name)
         except AttributeError:
             pass
-        toplevel = importlib.import_module(f"{_SHIMS}._toplevel")
-        if name in toplevel.__all__:  # ``jax.Ref``, ``jax.new_ref``: see that module
-            return getattr(toplevel, name)
         if _find(f"{_SHIMS}.{name}") is not None:  # ``jax._src``, ``jax.lib``, ``jax.version``
             return importlib.import_module(f"jax.{name}")
         raise AttributeError(f"module 'jax' (funcgrad through funcgrad.as_jax) has no attribute {name!r}")

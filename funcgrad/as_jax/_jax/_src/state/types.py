@@ -1,8 +1,7 @@
-"""``jax._src.state.types`` under the alias: ``AbstractRef``, the abstract value of a mutable array
-reference. funcgrad has no mutable array references, so no value or aval is an instance of it;
-libraries that test ``isinstance(x, AbstractRef)`` get ``False``, which is right.
+"""``jax._src.state.types`` under the alias: ``AbstractRef``, the type of a mutable array reference
+(funcgrad's own, ``funcgrad.ref.AbstractRef``: ``jax.typeof(jax.new_ref(x))`` is one).
 """
 
+from funcgrad.ref import AbstractRef
 
-class AbstractRef:
-    """The type of a mutable reference's abstract value (funcgrad makes none)."""
+__all__ = ["AbstractRef"]

@@ -1,0 +1,512 @@
+"""``funcgrad.ref``: mutable array references, JAX's ``jax.ref`` (``new_ref``, ``Ref``, ``freeze``,
+``get``/``set``/``swap``/``addupdate``, ``AbstractRef``), functionalised at trace time.
+
+Layer: surface. Imports the kernel (the current trace, the staging trace, pytrees) and
+funcgrad.numpy (to make arrays of initial values). ``funcgrad.jitting`` imports this module: a
+jitted function's trace is a ref scope (below).
+
+A ``Ref`` is a mutable box around an array (or a pytree of arrays, such as a typed PRNG key):
+``ref[...]`` reads it, ``ref[idx] = x`` writes part of it, ``ref[...] += x`` updates it. Its type
+(``typeof(ref)``) is an ``AbstractRef`` around the array's type, fixed at creation: a write must
+give the same shape and dtype (a weakly typed value of the same kind is cast, as in JAX).
+
+# NOTE: [refs are functionalised at trace time]
+# funcgrad's IR has no effects and no mutable values: a Ref never reaches a jaxpr. Eagerly it is a
+# Python box. Under ``jit`` the trace is a *ref scope* (``trace_stateful``): a Ref passed in as an
+# argument, or closed over and touched while the function is traced, is bound for the trace to a
+# new input of the jaxpr (its value at call time), and the value it holds when the function
+# returns becomes an extra output that the call writes back into the Ref (``RefPlan``). A closed-
+# over Ref is found the first time it is touched (``_lift``): the scope adds an input to the jaxpr
+# being built there and then (``StagingTrace.new_arg``), so the function is traced once, as in
+# JAX. A jitted call whose program reads or writes Refs never takes the native dispatch route,
+# whose cache hits cannot run Python (xla_bridge/dispatch.py, ``Staged.stateful``).
+# Each Ref records the trace its value belongs to (``_trace``; None for a concrete value). A Ref
+# touched under an inner trace is lifted into each ref scope between that trace and its own; a read
+# from an inner transformation (grad, vmap, a scan body) is then an ordinary closed-over value. A
+# write must give a value of the Ref's own trace: writing a value that grad differentiates or vmap
+# batches into a Ref from outside is refused with JAX's error, as is a Ref used after the trace
+# that made it ended, or returned from a jitted function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.partial_eval import StagingTrace
+from funcgrad.numpy._dtypes import ExtendedArray
+
+__all__ = [
+    "AbstractRef",
+    "Ref",
+    "addupdate",
+    "empty_ref",
+    "free_ref",
+    "freeze",
+    "get",
+    "new_ref",
+    "set",
+    "swap",
+]
+# The names ``funcgrad`` itself exports, as ``jax`` does (``jax.new_ref``, ``jax.Ref``, ...).
+_REEXPORTED = ("Ref", "empty_ref", "free_ref", "freeze", "new_ref")
+
+
+class AbstractRef:
+    """The type of a ``Ref``: the type of the array it holds (``inner_aval``), printed as JAX's
+    ``Ref{float32[3]}``.
+
+    >>> import funcgrad
+    >>> funcgrad.typeof(new_ref(np.zeros(3, np.float32)))
+    Ref{float32[3]}
+    """
+
+    __slots__ = ("inner_aval", "memory_space", "kind")
+
+    def __init__(self, inner_aval, memory_space: Any = None, kind: Any = None):
+        self.inner_aval = inner_aval
+        self.memory_space = memory_space
+        self.kind = kind
+
+    shape = property(lambda self: self.inner_aval.shape)
+    dtype = property(lambda self: self.inner_aval.dtype)
+    weak_type = property(lambda self: getattr(self.inner_aval, "weak_type", False))
+    ndim = property(lambda self: len(self.inner_aval.shape))
+    size = property(lambda self: int(np.prod(self.inner_aval.shape, dtype=np.int64)))
+    sharding = property(lambda self: self.inner_aval.sharding)
+
+    def str_short(self, short_dtypes: bool = False, mesh_axis_types: bool = False) -> str:
+        if short_dtypes:
+            inner = self.inner_aval.str_short()
+        else:
+            inner = f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        space = f"<{self.memory_space}>" if self.memory_space is not None else ""
+        return f"Ref{space}{{{inner}}}"
+
+    def update(self, inner_aval=None, memory_space=None, kind=None) -> AbstractRef:
+        return AbstractRef(
+            self.inner_aval if inner_aval is None else inner_aval,
+            self.memory_space if memory_space is None else memory_space,
+            self.kind if kind is None else kind,
+        )
+
+    def __repr__(self) -> str:
+        return self.str_short()
+
+    __str__ = __repr__
+
+    def __eq__(self, other) -> bool:
+        return (
+            type(other) is AbstractRef
+            and self.inner_aval == other.inner_aval
+            and self.memory_space == other.memory_space
+        )
+
+    def __hash__(self) -> int:
+        return hash((AbstractRef, self.inner_aval, self.memory_space))
+
+
+class Ref:
+    """A mutable array reference (JAX's ``jax.Ref``); make one with ``new_ref``.
+
+    >>> r = new_ref(np.arange(3.0))
+    >>> r[1] = 7.0
+    >>> r
+    Ref([0., 7., 2.], dtype=float64)
+    >>> r[1:]
+    Array([7., 2.], dtype=float64)
+    """
+
+    __slots__ = ("_value", "_trace", "_aval", "_tree", "_leaf_avals", "__weakref__")
+
+    def __init__(self, value, trace):
+        self._value = value
+        self._trace = trace  # NOTE: [refs are functionalised at trace time]
+        leaves, self._tree = tu.tree_flatten(value)
+        self._leaf_avals = tuple(core.get_aval(x) for x in leaves)
+        self._aval = AbstractRef(_type_of(value))
+
+    # JAX forwards the type's facts to the Ref.
+    aval = property(lambda self: self._aval)
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+    ndim = property(lambda self: self._aval.ndim)
+    size = property(lambda self: self._aval.size)
+    committed = property(lambda self: True)
+
+    @property
+    def sharding(self):
+        return _load(self).sharding
+
+    def __getitem__(self, idx):
+        return get(self, idx)
+
+    def __setitem__(self, idx, value):
+        set(self, idx, value)
+
+    def __len__(self) -> int:
+        if not self._aval.shape:
+            raise TypeError("len() of unsized object")
+        return self._aval.shape[0]
+
+    def addupdate(self, x, idx=()):
+        addupdate(self, idx, x)
+
+    @property
+    def at(self):
+        raise NotImplementedError("Ref.at: index the Ref itself (ref[idx], ref[idx] = x), as in JAX")
+
+    def __repr__(self) -> str:
+        if self._trace is not None and not self._trace.alive:
+            return f"Ref(<dead: made under a finished transformation>, {self._aval})"
+        text = repr(self._value)
+        return "Ref" + text[len("Array") :] if text.startswith("Array") else f"Ref({text})"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other) -> bool:
+        return self is other
+
+
+def _type_of(value):
+    """The type of a Ref's contents: a typed key's key type, else the array's aval."""
+    if isinstance(value, ExtendedArray):
+        return value.aval
+    return core.get_aval(value)
+
+
+# ----------------------------------------------------------------------------------------------
+# Creating, reading and writing
+
+
+def new_ref(init_val, *, memory_space: Any = None, kind: Any = None) -> Ref:
+    """A mutable array reference holding (a copy of) ``init_val``.
+
+    >>> r = new_ref(1.0)
+    >>> r[...] += 2.0
+    >>> r[...]
+    Array(3., dtype=float64, weak_type=True)
+    """
+    if memory_space is not None:
+        raise NotImplementedError("new_ref(memory_space=...): funcgrad has one memory space per device")
+    if isinstance(init_val, Ref):
+        raise ValueError("new_ref: cannot store a Ref in a Ref; read it with ref[...] first")
+    if isinstance(init_val, ExtendedArray):
+        value = init_val
+    elif isinstance(init_val, np.ndarray):
+        value = fnp.array(init_val)  # a copy: the caller may mutate their NumPy array
+    else:
+        value = fnp.asarray(init_val)
+    trace = core.current_trace()
+    return Ref(value, None if type(trace) is core.EvalTrace and not isinstance(value, core.Tracer) else trace)
+
+
+def empty_ref(ty, memory_space: Any = None) -> Ref:
+    """A Ref of type ``ty`` (a ``ShapeDtypeStruct`` or an aval), holding zeros.
+
+    >>> import funcgrad
+    >>> empty_ref(funcgrad.ShapeDtypeStruct((2,), np.float32))[...].shape
+    (2,)
+    """
+    return new_ref(fnp.zeros(ty.shape, ty.dtype), memory_space=memory_space)
+
+
+def free_ref(ref: Ref) -> tuple:
+    """Invalidate ``ref`` (a no-op here, as for eager refs in JAX).
+
+    >>> free_ref(new_ref(1.0))
+    ()
+    """
+    _check_ref(ref, "free_ref")
+    return ()
+
+
+def freeze(ref: Ref):
+    """The value ``ref`` holds, as an array (JAX's ``jax.ref.freeze``).
+
+    >>> r = new_ref(np.arange(3))
+    >>> r[0] = 5
+    >>> freeze(r)
+    Array([5, 1, 2], dtype=int64)
+    """
+    _check_ref(ref, "freeze")
+    return _load(ref)
+
+
+def get(ref: Ref, idx=None):
+    """``ref[idx]``: the indexed elements of what ``ref`` holds.
+
+    >>> get(new_ref(np.arange(5)), slice(1, 3))
+    Array([1, 2], dtype=int64)
+    """
+    _check_ref(ref, "get")
+    value = _load(ref)
+    return value if _whole(idx) else value[idx]
+
+
+def swap(ref: Ref, idx, value):
+    """Write ``value`` at ``idx`` and return what was there.
+
+    >>> r = new_ref(np.arange(5))
+    >>> swap(r, 3, 10), r[...]
+    (Array(3, dtype=int64), Array([ 0,  1,  2, 10,  4], dtype=int64))
+    """
+    _check_ref(ref, "swap")
+    old = _load(ref)
+    whole = _whole(idx)
+    previous = old if whole else old[idx]
+    value = _checked_value(ref, previous, value, "swap")
+    _store(ref, value if whole else old.at[idx].set(value))
+    return previous
+
+
+def set(ref: Ref, idx, value) -> None:  # noqa: A001 (JAX's name: jax.ref.set)
+    """``ref[idx] = value``.
+
+    >>> r = new_ref(np.zeros(3))
+    >>> set(r, 1, 10.0); r
+    Ref([ 0., 10.,  0.], dtype=float64)
+    """
+    swap(ref, idx, value)
+
+
+def addupdate(ref: Ref, idx, value) -> None:
+    """``ref[idx] += value``.
+
+    >>> r = new_ref(np.ones(2)); addupdate(r, ..., 2.0); r
+    Ref([3., 3.], dtype=float64)
+    """
+    _check_ref(ref, "addupdate")
+    swap(ref, idx, get(ref, idx) + value)
+
+
+def _check_ref(ref, what: str) -> None:
+    if not isinstance(ref, Ref):
+        raise ValueError(f"Can only call `{what}` on a `Ref`: {ref!r}.")
+
+
+def _whole(idx) -> bool:
+    return idx is None or idx is Ellipsis or (type(idx) is tuple and (idx == () or idx == (Ellipsis,)))
+
+
+def _checked_value(ref: Ref, target, value, what: str):
+    """``value`` as what may be stored where ``target`` is: JAX's implicit cast of a weakly typed
+    value of the same kind (float into float, int into int), then equal shape and dtype."""
+    if isinstance(value, Ref):
+        raise ValueError("Cannot store a Ref into another Ref. Did you forget to load from it using `[...]`?")
+    if isinstance(target, ExtendedArray):
+        if not isinstance(value, ExtendedArray) or value.dtype != target.dtype or value.shape != target.shape:
+            raise ValueError(f"Invalid value for `{what}`: the Ref holds {target.dtype}{list(target.shape)}")
+        return value
+    value = fnp.asarray(value)
+    want = np.dtype(target.dtype)
+    if value.dtype != want and getattr(core.get_aval(value), "weak_type", False):
+        same_kind = (fnp.issubdtype(want, np.floating) and fnp.issubdtype(value.dtype, np.floating)) or (
+            fnp.issubdtype(want, np.integer) and fnp.issubdtype(value.dtype, np.integer)
+        )
+        if same_kind:
+            value = value.astype(want)
+    if tuple(value.shape) != tuple(target.shape):
+        raise ValueError(
+            f"Invalid shape for `{what}`. Ref shape: {ref.shape}. Expected shape: {tuple(target.shape)}. "
+            f"Value shape: {tuple(value.shape)}."
+        )
+    if value.dtype != want:
+        raise ValueError(f"Invalid dtype for `{what}`. Ref dtype: {want}. Value dtype: {value.dtype}.")
+    return value
+
+
+def _load(ref: Ref):
+    _lift(ref)
+    return ref._value
+
+
+def _store(ref: Ref, value) -> None:
+    _lift(ref)
+    home = ref._trace
+    for leaf in tu.tree_leaves(value):
+        if isinstance(leaf, core.Tracer) and leaf._trace is not home:
+            owner = leaf._trace
+            if home is None or home.is_ancestor_of(owner):
+                raise ValueError(_inner_write_message(owner, ref))
+    ref._value = value
+
+
+def _inner_write_message(owner, ref: Ref) -> str:
+    kind = type(owner).__name__.lower()
+    if "batch" in kind:
+        what, where = "vmapped value on an unbatched", "an argument to the vmapped function"
+    elif "jvp" in kind or "linear" in kind or "record" in kind or "grad" in kind:
+        what, where = (
+            "differentiated value on a non-differentiated",
+            "an argument of the differentiated function",
+        )
+    else:
+        what, where = (
+            f"value traced by an inner transformation ({type(owner).__name__}) on an outer",
+            ("an argument of that function, or pass the value out as a result"),
+        )
+    return (
+        f"Exception performing a set/swap operation with {what} array reference of type {ref._aval}. "
+        f"Move the array reference to be {where}?"
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Ref scopes: the traces of jitted functions
+
+
+@dataclasses.dataclass
+class RefPlan:
+    """What a jitted program does with Refs (NOTE: [refs are functionalised at trace time]).
+
+    ``arg_positions``: the flat argument positions holding a Ref, and ``aliases``: for each, the
+    position of the first argument that is the same Ref (the jaxpr reads each Ref once);
+    ``lifted``: the Refs the function closes over and touched, read after the arguments;
+    ``written``: indices into (distinct argument Refs, then lifted) of the Refs whose final value
+    is an extra output of the program, in that order."""
+
+    arg_positions: tuple[int, ...]
+    aliases: tuple[int, ...]
+    lifted: tuple[Ref, ...]
+    written: tuple[int, ...]
+
+    def inputs(self, flat: list) -> list:
+        """The program's flat inputs for this call: each Ref replaced by its leaves, read now."""
+        out, first = [], dict(zip(self.arg_positions, self.aliases))
+        for i, x in enumerate(flat):
+            if i not in first:
+                out.append(x)
+            elif first[i] == i:
+                out.extend(tu.tree_leaves(_load(x)))
+        for ref in self.lifted:
+            out.extend(tu.tree_leaves(_load(ref)))
+        return out
+
+    def targets(self, flat: list) -> list[Ref]:
+        distinct = [flat[i] for i, a in zip(self.arg_positions, self.aliases) if a == i]
+        every = [*distinct, *self.lifted]
+        return [every[k] for k in self.written]
+
+    def write_back(self, flat: list, finals: list) -> None:
+        it = iter(finals)
+        for ref in self.targets(flat):
+            leaves = [next(it) for _ in ref._leaf_avals]
+            _store(ref, tu.tree_unflatten(ref._tree, leaves))
+
+
+class _Scope:
+    """The refs bound to one staging trace: (ref, the state it had before) in binding order."""
+
+    def __init__(self, trace):
+        self.trace = trace
+        self.bound: list[tuple[Ref, Any, Any]] = []
+        self.starts: list[list] = []  # the inputs each bound Ref started from
+        self.lifted_args: list = []
+        self.lifted: list[Ref] = []
+
+    def bind(self, ref: Ref, leaves) -> None:
+        self.bound.append((ref, ref._value, ref._trace))
+        self.starts.append(list(leaves))
+        ref._value = tu.tree_unflatten(ref._tree, list(leaves))
+        ref._trace = self.trace
+
+    def lift(self, ref: Ref) -> None:
+        args = [self.trace.new_arg(a) for a in ref._leaf_avals]
+        self.lifted_args.extend(args)
+        self.lifted.append(ref)
+        self.bind(ref, args)
+
+    def restore(self) -> None:
+        for ref, value, trace in reversed(self.bound):
+            ref._value, ref._trace = value, trace
+
+
+_SCOPES: dict[Any, _Scope] = {}
+
+
+def _lift(ref: Ref) -> None:
+    """Make ``ref``'s value usable at the current trace: bind it in every ref scope between there
+    and its own trace (NOTE: [refs are functionalised at trace time])."""
+    current = core.current_trace()
+    home = ref._trace
+    if home is current:
+        return
+    if home is not None and not home.alive:
+        raise core.UnexpectedTracerError(
+            f"A Ref of type {ref._aval} made (or written) inside a transformation that has finished "
+            "was used after it: a Ref made inside jit cannot be returned from it or kept; return "
+            "ref[...] instead (or make the Ref outside and pass it in)."
+        )
+    scopes, t = [], current
+    while t is not None and t is not home:
+        scope = _SCOPES.get(t) if _SCOPES else None
+        if scope is not None:
+            scopes.append(scope)
+        t = t.parent
+    if t is not home:
+        raise core.UnexpectedTracerError(
+            f"A Ref of type {ref._aval} belongs to a transformation that does not enclose this one"
+        )
+    for scope in reversed(scopes):
+        scope.lift(ref)
+
+
+def trace_stateful(f, in_avals, arg_names, description: str, refs: dict[int, Ref]):
+    """``trace_to_jaxpr`` for a jitted function: the trace is a ref scope. ``refs`` maps the flat
+    argument positions that hold a Ref to it (their ``in_avals`` are the Refs' leaf avals, one
+    position per Ref). Returns ``(closed jaxpr, n_outs, RefPlan or None)``: the program's outputs
+    are ``f``'s ``n_outs`` ones, then the final leaves of each written Ref."""
+    with core.new_trace(StagingTrace, None, description) as trace:
+        scope = _SCOPES[trace] = _Scope(trace)
+        try:
+            args, leaves, positions, aliases, first = [], [], [], [], {}
+            names = list(arg_names or [None] * len(in_avals))
+            for i, aval in enumerate(in_avals):
+                ref = refs.get(i)
+                if ref is None:
+                    arg = trace.new_arg(aval, names[i])
+                    args.append(arg)
+                    leaves.append(arg)
+                    continue
+                positions.append(i)
+                aliases.append(first.setdefault(id(ref), i))
+                if first[id(ref)] == i:
+                    ref_args = [trace.new_arg(a, names[i]) for a in ref._leaf_avals]
+                    args.extend(ref_args)
+                    scope.bind(ref, ref_args)
+                leaves.append(ref)
+            outs = list(f(*leaves))
+            refuse_returned_refs(outs, description)
+            every = [ref for ref, _, _ in scope.bound]
+            written = [k for k, (ref, _, _) in enumerate(scope.bound) if _changed(ref, scope, k)]
+            finals = [leaf for k in written for leaf in tu.tree_leaves(every[k]._value)]
+            closed = trace.builder.build(trace, [*args, *scope.lifted_args], [*outs, *finals])
+        finally:
+            scope.restore()
+            del _SCOPES[trace]
+    plan = None
+    if scope.bound:
+        plan = RefPlan(tuple(positions), tuple(aliases), tuple(scope.lifted), tuple(written))
+    return closed, len(outs), plan
+
+
+def refuse_returned_refs(out, description: str) -> None:
+    """JAX's error for a traced function that returns a Ref (its value belongs to the trace)."""
+    for leaf in tu.tree_leaves(out):
+        if isinstance(leaf, Ref):
+            raise ValueError(
+                f"{description} returned a mutable array reference of type {leaf._aval}, but "
+                "mutable array references cannot be returned (return ref[...] instead)."
+            )
+
+
+def _changed(ref: Ref, scope: _Scope, k: int) -> bool:
+    """Whether the bound ``ref`` holds something else than the inputs it was bound to."""
+    return [id(x) for x in tu.tree_leaves(ref._value)] != [id(x) for x in scope.starts[k]]

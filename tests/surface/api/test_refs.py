@@ -1,0 +1,111 @@
+"""Mutable array references (``funcgrad.ref``, JAX's ``jax.ref``): eager reads and writes, and their
+functionalisation under ``jit`` (Refs passed in, closed over, nested jits), each compared with
+jax 0.10.2 running the same program; the refusals JAX makes (wrong shape or dtype, a Ref returned
+from jit, a write of a vmapped or differentiated value into an outer Ref) with JAX's wording."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import ref as fref
+
+F32 = np.float32
+
+
+def _program(lib, jnp):
+    """The same stateful program on either library: returns what it observed."""
+    seen = []
+    r = lib.new_ref(jnp.arange(4, dtype=F32))
+    r[1] = F32(7.0)
+    r[...] += 1.0  # a weak float into a float32 Ref: cast, as JAX does
+    seen.append(np.asarray(r[...]))
+    seen.append(np.asarray(r[1:3]))
+
+    @lib.jit
+    def step(ref, x):  # a Ref passed in: read, written back after the call
+        ref[...] = ref[...] * x
+        return ref[0] + x
+
+    seen.append(np.asarray(step(r, F32(2.0))))
+    seen.append(np.asarray(step(r, F32(3.0))))
+    seen.append(np.asarray(r[...]))
+
+    counter = lib.new_ref(np.zeros((), F32))
+
+    @lib.jit
+    def tick(x):  # a Ref closed over: lifted into the program when first touched
+        counter[...] += 1
+        return x * counter[...]
+
+    seen.append(np.asarray(tick(F32(1.5))))
+    seen.append(np.asarray(tick(F32(1.5))))
+
+    @lib.jit
+    def twice(x):  # a jit calling one that writes a closed-over Ref
+        return tick(x) + tick(x)
+
+    seen.append(np.asarray(twice(F32(1.0))))
+    seen.append(np.asarray(counter[...]))
+    seen.append(np.asarray(lib.freeze(counter)))
+    return seen
+
+
+def test_stateful_program_matches_jax():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    ours = _program(funcgrad, fnp)
+    theirs = _program(jax, jnp)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_jitted_function_with_refs_traces_once_and_refs_are_leaves():
+    traces = []
+    r = funcgrad.new_ref(np.ones(3, F32))
+
+    @funcgrad.jit
+    def f(tree, x):
+        traces.append(1)
+        tree["a"][...] += x
+        return tree["a"][...].sum()
+
+    for x in (1.0, 2.0, 3.0):
+        f({"a": r}, F32(x))
+    assert len(traces) == 1
+    np.testing.assert_array_equal(r[...], np.full(3, 7.0, F32))
+    assert funcgrad.tree.leaves({"a": r}) == [r]
+    assert isinstance(r, funcgrad.Ref) and not isinstance(r, funcgrad.Array)
+    assert repr(funcgrad.typeof(r)) == "Ref{float32[3]}" and funcgrad.typeof(r).shape == (3,)
+    assert len(r) == 3 and r.dtype == F32
+    # The same Ref passed twice is one state.
+    g = funcgrad.jit(lambda a, b: (a.__setitem__(..., a[...] + 1), b[...])[1])
+    np.testing.assert_array_equal(g(r, r), np.full(3, 8.0, F32))
+
+
+def test_refusals_match_jax_wording():
+    r = funcgrad.new_ref(np.zeros(2, F32))
+    with pytest.raises(ValueError, match="Invalid shape for `swap`"):
+        r[...] = np.ones(3, F32)
+    with pytest.raises(ValueError, match="Invalid dtype for `swap`"):
+        r[...] = np.ones(2, np.int32)
+    with pytest.raises(ValueError, match="mutable array references cannot be returned"):
+        funcgrad.jit(lambda: funcgrad.new_ref(1.0))()
+    with pytest.raises(ValueError, match="vmapped value on an unbatched array reference"):
+        funcgrad.vmap(lambda x: r.__setitem__(..., x * fnp.ones(2, F32)) or x)(fnp.ones(3, F32))
+    with pytest.raises(ValueError, match="differentiated value on a non-differentiated array reference"):
+        funcgrad.grad(lambda x: r.__setitem__(..., x * fnp.ones(2, F32)) or x)(F32(1.0))
+    with pytest.raises(ValueError, match="Can only call `get` on a `Ref`"):
+        fref.get(np.zeros(2), ...)
+    kept = []
+    funcgrad.jit(lambda x: kept.append(funcgrad.new_ref(x)) or x)(F32(1.0))
+    with pytest.raises(funcgrad.errors.UnexpectedTracerError, match="Ref"):
+        kept[0][...]
+    # Reads under grad and vmap see the Ref's value as a constant (nothing is refused).
+    c = funcgrad.new_ref(F32(3.0))
+    assert float(funcgrad.grad(lambda x: x * c[...])(F32(2.0))) == 3.0
