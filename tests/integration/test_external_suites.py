@@ -136,7 +136,7 @@ def test_jax_alias_runs_jax_example_libraries_unchanged(tmp_path):
             from jax.example_libraries import optimizers, stax
             from jax.example_libraries.stax import Dense, Relu, LogSoftmax
             import funcgrad
-            assert jax is funcgrad and jnp is funcgrad.numpy
+            assert jax.grad is funcgrad.grad and jnp is funcgrad.numpy
 
             init_random_params, predict = stax.serial(Dense(32), Relu, Dense(10), LogSoftmax)
 

@@ -1,21 +1,16 @@
-"""``import jax`` resolves to funcgrad: a harness-only import hook for running JAX programs
-unchanged on funcgrad (the library never does this; see tests/integration/suites/README.md).
-
-- ``jax`` and ``jax.X.Y`` are ``funcgrad`` and ``funcgrad.X.Y`` (the same module objects);
-- ``jax.example_libraries`` (stax, optimizers) are JAX's own source files, executed with this alias
-  in place, so they run on funcgrad too;
-- ``jax._src.util`` / ``jax._src.typing`` (which those files import) are the few helpers they use.
+"""``import jax`` resolves to funcgrad, for running JAX's example programs unchanged (see
+tests/integration/suites/README.md): the public alias ``funcgrad.as_jax`` (every ``jax.X`` and the
+``jax._src`` helpers libraries import, ``safe_map`` and friends included), plus one thing only a
+harness needs: ``jax.example_libraries`` (stax, optimizers) are JAX's own source files from the
+installed jax, executed with the alias in place, so they run on funcgrad too.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.abc
-import importlib.machinery
 import importlib.util
 import os
 import sys
-import types
 
 
 def _find_real_jax_dir():
@@ -23,67 +18,29 @@ def _find_real_jax_dir():
     return None if spec is None else list(spec.submodule_search_locations)[0]
 
 
-_REAL_JAX = _find_real_jax_dir()
+# Found before the alias is installed (afterwards ``jax`` is funcgrad, which has no source folder).
+_REAL_JAX = None if "jax" in sys.modules else _find_real_jax_dir()
 
 
-def _src_util():
-    m = types.ModuleType("jax._src.util")
+class ExampleLibraries(importlib.abc.MetaPathFinder):
+    """``jax.example_libraries[.X]``: JAX's files, run as modules of the aliased ``jax``."""
 
-    def unzip(n, xs):
-        cols = tuple([] for _ in range(n))
-        for x in xs:
-            for c, v in zip(cols, x, strict=True):
-                c.append(v)
-        return tuple(tuple(c) for c in cols)
-
-    m.safe_zip = lambda *a: list(zip(*a, strict=True))
-    m.safe_map = lambda f, *a: list(map(f, *a))
-    m.unzip2 = lambda xs: unzip(2, xs)
-    m.unzip3 = lambda xs: unzip(3, xs)
-    return m
-
-
-def _src_typing():
-    m = types.ModuleType("jax._src.typing")
-    m.Array = m.ArrayLike = m.DTypeLike = m.Shape = object
-    return m
-
-
-class _Existing(importlib.abc.Loader):
-    def __init__(self, module):
-        self.module = module
-
-    def create_module(self, spec):
-        return self.module
-
-    def exec_module(self, module):
-        pass
-
-
-class JaxAlias(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name != "jax" and not name.startswith("jax."):
+        if _REAL_JAX is None or not (
+            name == "jax.example_libraries" or name.startswith("jax.example_libraries.")
+        ):
             return None
-        if name == "jax.example_libraries" or name.startswith("jax.example_libraries."):
-            rel = name.split(".")[1:]
-            base = os.path.join(_REAL_JAX, *rel)
-            if os.path.isdir(base):
-                return importlib.util.spec_from_file_location(
-                    name, os.path.join(base, "__init__.py"), submodule_search_locations=[base]
-                )
-            return importlib.util.spec_from_file_location(name, base + ".py")
-        if name == "jax._src":
-            module = types.ModuleType(name)
-            module.__path__ = []
-        elif name == "jax._src.util":
-            module = _src_util()
-        elif name == "jax._src.typing":
-            module = _src_typing()
-        else:
-            module = importlib.import_module("funcgrad" + name[3:])
-        return importlib.machinery.ModuleSpec(name, _Existing(module), is_package=hasattr(module, "__path__"))
+        base = os.path.join(_REAL_JAX, *name.split(".")[1:])
+        if os.path.isdir(base):
+            return importlib.util.spec_from_file_location(
+                name, os.path.join(base, "__init__.py"), submodule_search_locations=[base]
+            )
+        return importlib.util.spec_from_file_location(name, base + ".py")
 
 
 def install():
-    if not any(isinstance(f, JaxAlias) for f in sys.meta_path):
-        sys.meta_path.insert(0, JaxAlias())
+    import funcgrad.as_jax
+
+    funcgrad.as_jax.install()
+    if not any(isinstance(f, ExampleLibraries) for f in sys.meta_path):
+        sys.meta_path.insert(0, ExampleLibraries())  # ahead of the alias, which has no such module
