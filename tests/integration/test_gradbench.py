@@ -125,9 +125,10 @@ def ode_numpy(x, s):
 def test_ode():
     x = rng().random(7)
     m = tool("ode")
-    np.testing.assert_allclose(m.primal({"x": x.tolist(), "s": 5}), ode_numpy(x, 5), rtol=1e-12)
+    # The tool computes in float32, as GradBench's jax tool does: float32 tolerances.
+    np.testing.assert_allclose(m.primal({"x": x.tolist(), "s": 5}), ode_numpy(x, 5), rtol=1e-5)
     expected = fd_grad(lambda v: ode_numpy(v, 5)[-1], x)
-    np.testing.assert_allclose(m.gradient({"x": x.tolist(), "s": 5}), expected, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(m.gradient({"x": x.tolist(), "s": 5}), expected, rtol=1e-5, atol=1e-7)
 
 
 def gmm_numpy(alpha, mu, q, l, x, m, gamma):
@@ -289,7 +290,9 @@ def _manual_built(module):
 
 
 def _gradbench_importable():
-    probe = subprocess.run([sys.executable, "-c", "import gradbench.eval"], cwd=GRADBENCH, capture_output=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import gradbench.eval"], cwd=GRADBENCH, capture_output=True
+    )
     return probe.returncode == 0
 
 
