@@ -1,6 +1,6 @@
 """``funcgrad.experimental``: ``checkify`` (runtime checks), ``sparse`` (BCOO and friends), ``ode``
 (``odeint``), ``jet`` (Taylor mode), ``mesh_utils``, ``multihost_utils``, ``compilation_cache`` and
-``io_callback``, as ``jax.experimental``.
+``io_callback``, ``colocated_python``, as ``jax.experimental``.
 
 Layer: surface. Imports its submodules and funcgrad._callbacks.
 """
@@ -10,6 +10,7 @@ import types
 from funcgrad._callbacks import io_callback
 from funcgrad.experimental import (  # noqa: F401 - the namespace (__all__ below)
     checkify,
+    colocated_python,
     compilation_cache,
     jet,
     mesh_utils,
