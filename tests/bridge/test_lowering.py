@@ -38,9 +38,27 @@ from funcgrad.kernel.custom_derivatives import custom_jvp_call_p, custom_lin_p, 
 TOL = {np.dtype(np.float32): dict(rtol=2e-5, atol=2e-6), np.dtype(np.float64): dict(rtol=1e-12, atol=1e-13)}
 
 
+# What these tests check is the lowering's meaning (the numbers XLA computes from our StableHLO),
+# not the code XLA optimises it into, so they compile without XLA CPU's fusion emitters and with
+# LLVM's cheapest pipeline: about a fifth of the compile time of the default options (a few hundred
+# programs here; the suite's other jit tests keep XLA's defaults, the code users run).
+CHECK_COMPILE_OPTIONS = {
+    "xla_cpu_use_fusion_emitters": False,
+    "xla_backend_optimization_level": 0,
+    "xla_llvm_disable_expensive_passes": True,
+    "xla_cpu_parallel_codegen_split_count": 1,
+}
+
+
 def run_xla(closed, args):
     low = lower_jaxpr(closed, "test", platform=xb.default_platform())  # the device xb.compile uses
-    exe = xb.compile(low.text, low.in_avals, low.out_avals, host_callbacks=low.host_callbacks)
+    exe = xb.compile(
+        low.text,
+        low.in_avals,
+        low.out_avals,
+        host_callbacks=low.host_callbacks,
+        compiler_options=CHECK_COMPILE_OPTIONS,
+    )
     bufs = [xb.device_put(c) for c in low.const_args]
     bufs += [
         xb.device_put(np.asarray(a), weak_type=v.aval.weak_type) for a, v in zip(args, closed.jaxpr.invars)
