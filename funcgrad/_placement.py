@@ -417,8 +417,8 @@ kernel.register(
 # Putting values on devices
 
 
-# NOTE: [unreduced values] (funcgrad/_sharding_unreduced.py): reducing a traced unreduced value
-# and a contraction left unreduced are built on shard_map; funcgrad.sharding registers them here.
+# NOTE: [unreduced values] (funcgrad/_sharding_unreduced.py): an eager contraction left unreduced
+# is built on shard_map; funcgrad.sharding registers it here.
 unreduced_ops: dict = {}
 
 
@@ -780,17 +780,16 @@ def _constrain(x, shardings, *, strict: bool):
             s.shard_shape(v.shape)
         except ValueError as e:
             raise ValueError(f"with_sharding_constraint: {e}") from None
-        if s.spec.unreduced or (isinstance(v, core.Tracer) and _unreduced.unreduced_type(v)):
+        # NOTE: [unreduced values]: a traced unreduced value constrained to a sharding without those
+        # axes is reduced by XLA (its type says unreduced, the constraint does not: an all-reduce).
+        if s.spec.unreduced:
             if isinstance(v, core.Tracer):
-                if s.spec.unreduced:
-                    raise NotImplementedError(
-                        "reshard/with_sharding_constraint to an unreduced sharding inside a transformation "
-                        "(jit, grad, vmap) is not supported by funcgrad; place unreduced values outside it"
-                    )
-                v = unreduced_ops["reduce_traced"](v)
-            else:
-                out.append(_put_leaf(v, s, ""))
-                continue
+                raise NotImplementedError(
+                    "reshard/with_sharding_constraint to an unreduced sharding inside a transformation "
+                    "(jit, grad, vmap) is not supported by funcgrad; place unreduced values outside it"
+                )
+            out.append(_put_leaf(v, s, ""))
+            continue
         if isinstance(v, Array) and _unreduced.unreduced_of(v):
             out.append(_put_leaf(v, s, ""))  # reduced: the sums of its groups
             continue
@@ -864,6 +863,22 @@ def _assert_sharding(v, s: NamedSharding) -> None:
         )
 
 
+def _unreduced_traced(f, name: str, s: NamedSharding, args, kwargs):
+    """``f(*args, out_sharding=s)`` being traced with ``s`` unreduced: the contraction's result
+    typed ``s`` (JAX's rule checks its axes; XLA leaves each device's partial product)."""
+    with (
+        _sharding_rules.contraction_out(tuple(s.spec)),
+        _sharding_rules.contraction_unreduced(s.spec.unreduced),
+    ):
+        out = f(*args, **kwargs)
+    if _sharding_rules.unreduced_of(core.get_aval(out)) != frozenset(s.spec.unreduced):
+        raise ValueError(
+            f"{name}: out_sharding={s.spec!r} is unreduced, which only a contraction (dot, matmul, "
+            "einsum) over the unreduced axes can give; reshard the result instead"
+        )
+    return out
+
+
 def takes_out_sharding(f=None, *, typed_result: bool = False):
     """Give ``f`` JAX's keyword ``out_sharding=`` (a ``NamedSharding``, or a ``PartitionSpec``
     over the mesh in scope): its result is resharded to it (a sharding constraint under ``jit``,
@@ -890,7 +905,9 @@ def takes_out_sharding(f=None, *, typed_result: bool = False):
         if not isinstance(s, NamedSharding):
             return device_put_sharded(f(*args, **kwargs), s)
         if s.spec.unreduced:
-            return unreduced_ops["result"](f, name, s, args, kwargs)
+            if not any(isinstance(a, core.Tracer) for a in tu.tree_leaves((args, kwargs))):
+                return unreduced_ops["result"](f, name, s, args, kwargs)
+            return _unreduced_traced(f, name, s, args, kwargs)
         if typed_result:
             with _sharding_rules.contraction_out(tuple(s.spec)):
                 out = f(*args, **kwargs)

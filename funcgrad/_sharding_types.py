@@ -84,24 +84,16 @@ def _apply_sharding(primitive, avals_in, out, params):
                         "another "
                         f"mesh: {s.mesh}. Reshard the operands onto one mesh (funcgrad.sharding.reshard)."
                     )
-    for a in avals_in:
-        s = a.sharding
-        if s is not None and s.spec.unreduced and primitive.name != "shard_map":
-            # NOTE: [unreduced values]: only reshard computes on them here.
-            raise sr.ShardingTypeError(
-                f"{primitive.name} of an unreduced value ({a}) is not "
-                "supported by funcgrad: reduce it first with funcgrad.sharding.reshard(x, P(...)) to a "
-                "sharding without unreduced axes"
-            )
     specs = sr.out_specs(primitive, avals_in, outs, params)
+    unreduced = sr.out_unreduced(primitive, avals_in, outs, params)  # NOTE: [unreduced values]
     new = []
-    for o, spec in zip(outs, specs):
+    for o, spec, u in zip(outs, specs, unreduced):
         if type(o) is not core.ShapedArray:
             new.append(o)
             continue
         if len(spec) != o.ndim:
             spec = ((),) * o.ndim
-        new.append(core.ShapedArray(o.shape, o.dtype, o.weak_type, type_sharding(am, spec)))
+        new.append(core.ShapedArray(o.shape, o.dtype, o.weak_type, type_sharding(am, spec, u)))
     return new if primitive.multiple_results else new[0]
 
 
@@ -221,7 +213,9 @@ def renamed_out_shardings(out_avals):
     """The output shardings of a jitted function whose results are typed over an abstract mesh
     other than the mesh in scope's (traced under ``use_abstract_mesh``, as in JAX's parallel
     programming tutorial): each over the mesh in scope laid out as its type's mesh, so the
-    results carry that mesh; ``None`` when there is none (the common case, left to XLA)."""
+    results carry that mesh; ``None`` when there is none (the common case, left to XLA). A result
+    typed unreduced gets its unreduced sharding too, which its Array carries (NOTE: [unreduced
+    values])."""
     mesh = get_mesh()
     if mesh is None:
         return None
@@ -229,6 +223,6 @@ def renamed_out_shardings(out_avals):
     outs = [None] * len(out_avals)
     for i, a in enumerate(out_avals):
         s = getattr(a, "sharding", None)
-        if s is not None and s.mesh != mine and s.mesh.size == mesh.size:
+        if s is not None and (s.mesh != mine or s.spec.unreduced) and s.mesh.size == mesh.size:
             outs[i] = NamedSharding(concrete_mesh(s.mesh), s.spec)._bridge(a.ndim)
     return tuple(outs) if any(o is not None for o in outs) else None

@@ -30,9 +30,14 @@ __all__ = ["held_blocks", "put_unreduced", "reduced_value", "unreduced_of", "unr
 # a value there keeps each element on one device of each unreduced group (the first that held it:
 # a whole value on the group's first device, zeros on the others; a value split along an
 # unreduced axis keeps each device's own piece, as JAX's parallel-programming tutorial shows);
-# ``reshard`` to a sharding without those axes sums the groups. Nothing else computes on an
-# unreduced value (a clear error; JAX computes linear operations on them under ``jit``), and its
-# value cannot be read whole (as in JAX).
+# ``reshard`` to a sharding without those axes sums the groups. Eagerly nothing else computes on
+# an unreduced value (a clear error). Under ``jit`` the type carries the unreduced axes
+# (``{U:y}``): JAX's rules (primitives/_sharding_rules.py ``out_unreduced``) let the linear
+# operations keep them (``add`` of two alike, ``mul`` by a reduced value, structural operations,
+# ``reduce_sum``) and refuse the rest; the bridge declares them to XLA (``unreduced={"y"}`` in
+# Shardy's shardings of parameters, constraints and results), so a ``reshard`` to a sharding
+# without them is XLA's all-reduce, and a result left unreduced comes back as each device's
+# partial block. Its value cannot be read whole (as in JAX).
 
 
 def unreduced_of(x) -> frozenset:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 
 from funcgrad import _placement, parallel, xla_bridge
-from funcgrad import lax as _lax
 from funcgrad._placement import recast, reshard, retyped
 from funcgrad._shardings import (
     AbstractDevice,
@@ -32,7 +31,6 @@ from funcgrad._shardings import (
     PartitionSpec,
     Sharding,
     SingleDeviceSharding,
-    concrete_mesh,
     get_abstract_mesh,
     get_mesh,
     make_mesh,
@@ -170,13 +168,8 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
 def _unreduced_result(f, name: str, s: NamedSharding, args, kwargs):
     """``f(*args, out_sharding=s)`` with ``s`` unreduced (a contraction over the unreduced axes,
     as JAX's ``dot(..., out_sharding=P('x', None, unreduced={'y'}))``): each device's result on
-    its own blocks, left unsummed (NOTE: [unreduced values]). Eagerly only."""
-    leaves = tu.tree_leaves((args, kwargs))
-    if any(isinstance(a, core.Tracer) for a in leaves):
-        raise NotImplementedError(
-            f"{name}: an unreduced out_sharding inside a transformation (jit, grad, vmap) is not "
-            "supported by funcgrad; compute it eagerly, or give a reduced out_sharding"
-        )
+    its own blocks, left unsummed (NOTE: [unreduced values]). Eagerly (a traced one is typed so:
+    ``_placement._unreduced_traced``)."""
     specs = []
     for a in args:
         t = core.get_aval(a).sharding if isinstance(a, Array) else None
@@ -198,25 +191,7 @@ def _unreduced_result(f, name: str, s: NamedSharding, args, kwargs):
     return Array._from_buffer(buf, local.weak_type)
 
 
-def _reduce_traced(v):
-    """An unreduced value being traced, reduced: each device's block summed over the unreduced
-    axes (a ``psum`` in a ``shard_map`` over the whole mesh, whose blocks are the devices' partial
-    values; NOTE: [unreduced values])."""
-    t = core.get_aval(v).sharding
-    mesh = concrete_mesh(t.mesh, "reshard")
-    if mesh is None:
-        raise ValueError(
-            "reshard of an unreduced value under jit needs the mesh set (funcgrad.sharding.set_mesh)"
-        )
-    spec = PartitionSpec(*t.spec)
-    axes = tuple(n for n in mesh.axis_names if n in t.spec.unreduced)
-    summed = parallel.shard_map(
-        lambda b: _lax.psum(b, axes), mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False
-    )
-    return summed(v)
-
-
-_placement.unreduced_ops.update(result=_unreduced_result, reduce_traced=_reduce_traced)
+_placement.unreduced_ops.update(result=_unreduced_result)
 
 
 def __dir__():  # the public names only

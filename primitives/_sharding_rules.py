@@ -49,10 +49,12 @@ __all__ = [
     "ShardingTypeError",
     "broadcasting",
     "contraction_out",
+    "contraction_unreduced",
     "dot_general_rule",
     "indexing_out",
     "install",
     "out_specs",
+    "out_unreduced",
     "reduction",
     "spec_of",
 ]
@@ -570,6 +572,137 @@ def out_specs(primitive, avals_in, avals_out, params) -> list:
     return out
 
 
+# ----------------------------------------------------------------------------------------------
+# Unreduced results (NOTE: [unreduced values] in funcgrad/_sharding_unreduced.py)
+#
+# A value typed unreduced over mesh axes (``{U:y}``) is the sum of the devices' blocks along them.
+# Under ``jit`` only operations linear in it keep that (JAX 0.10's ``ur_rule``s): a contraction
+# whose ``out_sharding`` names its sharded contracting axes unreduced, ``add`` of two values
+# unreduced alike, ``mul`` by a value reduced along them, and the structural operations and
+# ``reduce_sum``, which act on each block alone. Any other operation on one is JAX's error.
+
+
+def unreduced_of(aval) -> frozenset:
+    """The mesh axes ``aval``'s type is unreduced over (empty for most values)."""
+    s = getattr(aval, "sharding", None)
+    return frozenset(getattr(getattr(s, "spec", None), "unreduced", None) or ())
+
+
+def reduced_of(aval) -> frozenset:
+    """The mesh axes ``aval``'s type is reduced over (``P(..., reduced=...)``)."""
+    s = getattr(aval, "sharding", None)
+    return frozenset(getattr(getattr(s, "spec", None), "reduced", None) or ())
+
+
+def _keeps_unreduced(avals_in, avals_out, **params):
+    return [unreduced_of(avals_in[0])] * len(avals_out)
+
+
+def _unreduced_alike(name: str, first: int = 0):
+    """``add``/``concatenate``/``select_n``'s cases: operands unreduced along the same axes."""
+
+    def rule(avals_in, avals_out, **params):
+        us = [unreduced_of(a) for a in avals_in[first:]]
+        if not any(us):
+            return [frozenset()] * len(avals_out)
+        if len(set(us)) > 1:
+            if all(us) or name != "add":
+                raise ShardingTypeError(
+                    f"lhs and rhs to `{name}` must be unreduced along the same mesh axes. Got "
+                    + ", ".join(str(set(u)) for u in us)
+                )
+            lhs, rhs = ("lhs", "rhs") if us[0] else ("rhs", "lhs")
+            raise ShardingTypeError(
+                f"{lhs} is unreduced while {rhs} is not. `add` operation does not allow this because there "
+                f"will be implicit communication. Please reduce {lhs} via `reshard` before calling `add`."
+            )
+        return [us[0]] * len(avals_out)
+
+    return rule
+
+
+def _mul_unreduced(avals_in, avals_out, **params):
+    x, y = avals_in
+    xu, yu = unreduced_of(x), unreduced_of(y)
+    if xu and yu:
+        raise ShardingTypeError(
+            "lhs and rhs to `mul` cannot be unreduced since mul is bilinear. Got "
+            f"lhs={set(xu)}, rhs={set(yu)}"
+        )
+    if xu and xu != reduced_of(y):
+        raise ShardingTypeError(
+            f"RHS should be reduced along the same axes LHS is unreduced on. Got lhs={x.str_short()} and "
+            f"rhs={y.str_short()}"
+        )
+    if yu and yu != reduced_of(x):
+        raise ShardingTypeError(
+            f"LHS should be reduced along the same axes RHS is unreduced on. Got lhs={x.str_short()} and "
+            f"rhs={y.str_short()}"
+        )
+    return [xu or yu]
+
+
+def _dot_general_unreduced(avals_in, avals_out, *, dimension_numbers, **params):
+    """JAX's rule: the operands may not be unreduced; ``out_sharding=`` may leave the result
+    unreduced over exactly the axes its contracting dimensions are sharded over (alike on both
+    sides)."""
+    lhs, rhs = avals_in[:2]
+    if unreduced_of(lhs) or unreduced_of(rhs):
+        raise ShardingTypeError(
+            f"lhs or rhs passed to dot_general cannot be unreduced. Got lhs={lhs.str_short()} and "
+            f"rhs={rhs.str_short()}"
+        )
+    wanted = _contraction_unreduced.get()
+    if not wanted:
+        return [frozenset()]
+    (lc, rc), _ = dimension_numbers
+    lcs = tuple(spec_of(lhs)[i] for i in lc)
+    rcs = tuple(spec_of(rhs)[i] for i in rc)
+    if lcs != rcs:
+        raise ShardingTypeError(
+            "lhs and rhs contracting dims should be sharded identically when out_sharding provided to "
+            f"dot_general mentions unreduced_axes. Got lhs_contracting_spec={_show(lcs)}, "
+            f"rhs_contracting_spec={_show(rcs)}"
+        )
+    if frozenset(n for d in lcs for n in d) != wanted:
+        raise ShardingTypeError(
+            "out_sharding's unreduced axes should be equal to the contracting specs. Got unreduced "
+            f"axes={set(wanted)} and contracting spec={_show(lcs)}"
+        )
+    return [wanted]
+
+
+_contraction_unreduced: contextvars.ContextVar = contextvars.ContextVar("contraction_unreduced", default=None)
+
+
+@contextlib.contextmanager
+def contraction_unreduced(axes):
+    """Within the block, a ``dot_general`` result is left unreduced over ``axes`` (its
+    ``out_sharding=P(..., unreduced=axes)``, checked by JAX's rule)."""
+    token = _contraction_unreduced.set(frozenset(axes) or None)
+    try:
+        yield
+    finally:
+        _contraction_unreduced.reset(token)
+
+
+_unreduced_rules: dict = {}  # primitive -> rule (NOTE: [unreduced values]); filled by install()
+
+
+def out_unreduced(primitive, avals_in, avals_out, params) -> list:
+    """One frozenset of unreduced mesh axes per result of ``primitive`` (JAX 0.10's rules);
+    an operand unreduced where no rule keeps it is JAX's error."""
+    rule = _unreduced_rules.get(primitive)
+    if rule is not None:
+        return rule(avals_in, avals_out, **params)
+    if any(unreduced_of(a) for a in avals_in):
+        raise NotImplementedError(
+            f"unreduced rule for {primitive.name} is not implemented (as in JAX): reduce the value first "
+            "with funcgrad.sharding.reshard(x, P(...)) to a sharding without unreduced axes"
+        )
+    return [frozenset()] * len(avals_out)
+
+
 def install(families) -> None:
     """Give the catalog's primitives their sharding rules, by kind: every primitive of the
     elementwise families broadcasts; every reduction drops its reduced axes; the structural,
@@ -610,3 +743,25 @@ def install(families) -> None:
     families["conv"].conv_general_dilated_p.def_sharding_rule(_conv)
     families["dot"].dot_general_p.def_sharding_rule(dot_general_rule)
     families["sharding"].sharding_constraint_p.def_sharding_rule(_from_params, from_params=True)
+    ar = families["elementwise"]
+    _unreduced_rules.update({ar.add_p: _unreduced_alike("add"), ar.add_any_p: _unreduced_alike("add")})
+    _unreduced_rules[ar.mul_p] = _mul_unreduced
+    _unreduced_rules[ar.select_n_p] = _unreduced_alike("select_n", first=1)
+    _unreduced_rules[st.concatenate_p] = _unreduced_alike("concatenate")
+    _unreduced_rules[families["dot"].dot_general_p] = _dot_general_unreduced
+    for p in (
+        ar.convert_element_type_p,
+        families["bitcast"].reduce_precision_p,
+        st.transpose_p,
+        st.squeeze_p,
+        st.reshape_p,
+        st.pad_p,
+        st.slice_p,
+        families["indexing"].dynamic_slice_p,
+        families["reductions"].reduce_sum_p,
+    ):
+        _unreduced_rules[p] = _keeps_unreduced
+    # reshard/with_sharding_constraint to a sharding without the axes reduces (XLA's all-reduce).
+    _unreduced_rules[families["sharding"].sharding_constraint_p] = lambda avals_in, avals_out, **params: [
+        frozenset(params.get("unreduced", ()))
+    ]

@@ -466,7 +466,12 @@ def typed_constraint(fb: FunctionBuilder, x: str, aval) -> str:
         names = () if p is None else (p if isinstance(p, tuple) else (p,))
         inner = ", ".join(f'"{n}"' for n in names)
         dims.append("{" + inner + (", ?" if inner and is_open else ("?" if is_open else "")) + "}")
-    sharding = f"<{spmd.mesh_symbol(mesh)}, [{', '.join(dims)}]>"
+    # An unreduced type (NOTE: [unreduced values]): each device holds a partial sum along those axes.
+    unreduced = getattr(aval.sharding.spec, "unreduced", None)
+    extra = ""
+    if unreduced:
+        extra = ", unreduced={" + ", ".join(f'"{n}"' for n in mesh.axis_names if n in unreduced) + "}"
+    sharding = f"<{spmd.mesh_symbol(mesh)}, [{', '.join(dims)}]{extra}>"
     return fb.emit(f"sdy.sharding_constraint {x} {sharding} : {aval_type(aval)}")
 
 

@@ -223,7 +223,9 @@ def _sharding_attrs(spmd, attrs, results, in_avals, n_hoisted, arg_shardings, re
 
 
 def _sharding_attr(spmd, s) -> str:
-    """``(mesh, spec)``: a Shardy sharding; a string: XLA's HloSharding text (Shardy imports it)."""
+    """``(mesh, spec)`` or ``(mesh, spec, unreduced axes)``: a Shardy sharding; a string: XLA's
+    HloSharding text (Shardy imports it)."""
     if isinstance(s, str):
         return f'mhlo.sharding = "{s}"'
-    return f"sdy.sharding = #sdy.sharding{spmd.sharding(*s)}"
+    unreduced = s[2] if len(s) > 2 else ()
+    return f"sdy.sharding = #sdy.sharding{spmd.sharding(s[0], s[1], unreduced=unreduced)}"

@@ -80,11 +80,15 @@ class SpmdLowering:
             self._lines.append(f"  sdy.mesh {sym} = <[{axes}]{ids}>")
         return sym
 
-    def sharding(self, mesh, spec, ndim=None) -> str:
-        """``spec``: one tuple of axis names per dimension (``()``: replicated, given ``ndim``)."""
+    def sharding(self, mesh, spec, ndim=None, unreduced=()) -> str:
+        """``spec``: one tuple of axis names per dimension (``()``: replicated, given ``ndim``);
+        ``unreduced``: the axes each device holds a partial sum along (NOTE: [unreduced values])."""
         if ndim is not None and not spec:
             spec = ((),) * ndim
-        return f"<{self.mesh_symbol(mesh)}, {sdy_dims(spec)}>"
+        extra = ""
+        if unreduced:
+            extra = ", unreduced={" + ", ".join(f'"{n}"' for n in mesh.axis_names if n in unreduced) + "}"
+        return f"<{self.mesh_symbol(mesh)}, {sdy_dims(spec)}{extra}>"
 
     def declarations(self) -> list[str]:
         return list(self._lines)

@@ -168,6 +168,20 @@ def _typed_spec(aval, mesh):
     return (mesh, tuple(spec) + ((),) * (aval.ndim - len(spec)))
 
 
+def _unreduced_axes(aval) -> frozenset:
+    s = aval.sharding
+    return frozenset((getattr(s.spec, "unreduced", None) if s is not None else None) or ())
+
+
+def _unreduced_spec(spec, aval):
+    """``(mesh, spec)`` with the axes ``aval``'s type is unreduced over, when it is: the devices'
+    blocks of such a parameter or result are partial sums (NOTE: [unreduced values])."""
+    unreduced = _unreduced_axes(aval)
+    if not unreduced or not isinstance(spec, tuple):
+        return spec
+    return (*spec, unreduced)
+
+
 def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=None) -> SpmdCompiled:
     """The program of ``closed`` for ``devices`` with these shardings (cached)."""
     out_shardings = tuple(out_shardings) if out_shardings is not None else (None,) * len(closed.out_avals)
@@ -181,9 +195,9 @@ def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=N
     ):
         return hit
     spmd = SpmdLowering([d.id for d in devices], mesh)
-    arg_specs = [_spec_of(s, mesh, a.ndim) for s, a in zip(in_shardings, closed.in_avals)]
+    arg_specs = [_unreduced_spec(_spec_of(s, mesh, a.ndim), a) for s, a in zip(in_shardings, closed.in_avals)]
     out_specs = [
-        _typed_spec(a, mesh) if s is None else _spec_of(s, mesh, a.ndim)
+        _unreduced_spec(_typed_spec(a, mesh) if s is None else _spec_of(s, mesh, a.ndim), a)
         for s, a in zip(out_shardings, closed.out_avals)
     ]
     platform = sharded.runtime.normalize_platform(devices[0].platform)
@@ -203,8 +217,9 @@ def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=N
     )
     # Requested output shardings keep their identity (the surface's NamedSharding objects).
     for j, s in enumerate(out_shardings):
-        if s is not None and sharded.same_layout(s, exe.out_shardings[j], closed.out_avals[j].ndim):
-            exe.replace_out_sharding(j, s)
+        a = closed.out_avals[j]
+        if s is not None and (sharded.same_layout(s, exe.out_shardings[j], a.ndim) or _unreduced_axes(a)):
+            exe.replace_out_sharding(j, s)  # (an unreduced result is laid out as its type, unsummed)
     consts = [sharded.put(np.asarray(c, xla_dtype(c.dtype)), const_sharding) for c in lowered.const_args]
     entry = SpmdCompiled(closed, exe, consts, in_shardings, lowered.text)
     if len(_cache) > 512:

@@ -616,11 +616,38 @@ def test_unreduced_values_are_placed_reduced_and_contracted_as_jaxs():
                 y * 2
             except Exception as e:  # noqa: BLE001 - which error is compared
                 out["mul"] = type(e).__name__
+
+            # Under jit: the linear operations JAX allows keep the type unreduced, reshard
+            # reduces (one all-reduce), a result may stay unreduced, grad goes through.
+            def g(a, w_):
+                z = np_.dot(a, w_, out_sharding=P("X", None, unreduced={"Y"}))
+                z2 = z + z
+                s = z2.sum(axis=1) + z2[:, 0]
+                return z2, sh.reshard(s, P("X")), sh.reshard(z2.T.astype(np_.float32), P(None, "X"))
+
+            outs = lib.jit(g)(x, w)
+            out["jit_types"] = [str(lib.typeof(o)) for o in outs]
+            out["jit"] = [np.asarray(sh.reshard(outs[0], P("X", None))).tolist()] + [
+                np.asarray(o).tolist() for o in outs[1:]
+            ]
+            out["jit_all_reduces"] = lib.jit(g).lower(x, w).compile().as_text().count("all-reduce(")
+            sq = lambda a, w_: np_.sum(  # noqa: E731
+                sh.reshard(np_.dot(a, w_, out_sharding=P("X", None, unreduced={"Y"})), P("X", None)) ** 2
+            )
+            out["jit_grad"] = [np.asarray(v).tolist() for v in lib.jit(lib.grad(sq, argnums=(0, 1)))(x, w)]
+            for name, fn in [("neg", lambda z: -z), ("add_plain", lambda z: z + 1.0)]:
+                try:
+                    lib.jit(fn)(c)
+                except Exception as e:  # noqa: BLE001 - which error is compared
+                    out["jit_" + name] = type(e).__name__
         return out
 
     ours, theirs = run(funcgrad, fs, fnp), run(jax, js, jnp)
     for k in theirs:
-        if k in ("reduced", "reduced_jit", "dot"):
+        if k in ("jit", "jit_grad"):
+            for a, b in zip(ours[k], theirs[k]):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, err_msg=k)
+        elif k in ("reduced", "reduced_jit", "dot"):
             np.testing.assert_allclose(
                 np.asarray(ours[k][-1]), np.asarray(theirs[k][-1]), rtol=1e-5, err_msg=k
             )
