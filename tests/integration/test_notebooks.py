@@ -16,10 +16,7 @@ import shutil
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
 
 # every test here starts processes or runs a whole program: slow tier (pyproject's marker).
 pytestmark = pytest.mark.slow
@@ -36,6 +33,12 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs(name, tmp_path, monkeypatch):
+    # Imported here, not at the top: nbformat's import takes seconds, paid by every pytest worker that
+    # collects this file, while only the workers that run a notebook need it.
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
     work = tmp_path / "notebooks"
     shutil.copytree(NOTEBOOK_DIR, work, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     path = work / name

@@ -37,9 +37,6 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
-import nbformat
-from nbclient import NotebookClient
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 
 # The tutorials issue 30 names, and the other user-facing MyST documents of JAX 0.10.2 that run on
@@ -153,6 +150,11 @@ def _cell_outcome(cell) -> tuple[str, str]:
 
 def execute(nb, *, alias: bool, workdir: str, timeout: float) -> tuple[list, float]:
     """Execute a copy of ``nb`` (errors allowed); the executed code cells and the wall time."""
+    # Imported here, not at the top: nbformat's import (jsonschema's format checkers) takes seconds,
+    # and tests/integration/test_jax_docs_runner.py imports this module in every pytest worker.
+    import nbformat
+    from nbclient import NotebookClient
+
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     prelude = _PRELUDE + (_ALIAS if alias else "")
     nb.cells.insert(0, nbformat.v4.new_code_cell(prelude))
