@@ -22,7 +22,15 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import python_scalar_types
-from funcgrad.numpy._core import asarray, aval, canonicalize_dtype, constant, promote_args, static_shape
+from funcgrad.numpy._core import (
+    asarray,
+    aval,
+    canonicalize_dtype,
+    check_user_dtype,
+    constant,
+    promote_args,
+    static_shape,
+)
 from funcgrad.numpy._core import broadcast_shapes as _np_broadcast_shapes
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
@@ -439,7 +447,7 @@ def convert_element_type(operand, new_dtype):
     >>> convert_element_type(np.array([1.7, -1.7]), np.int32).tolist()
     [1, -1]
     """
-    new_dtype = canonicalize_dtype(new_dtype)
+    new_dtype = check_user_dtype(new_dtype, "convert_element_type")
     operand = asarray(operand) if type(operand) in python_scalar_types else operand
     return ew.convert_element_type(operand, new_dtype)
 
@@ -450,7 +458,7 @@ def bitcast_convert_type(operand, new_dtype):
     >>> bitcast_convert_type(np.array([1.0], np.float32), np.int32).tolist()
     [1065353216]
     """
-    return bc.bitcast_convert_type(asarray(operand), canonicalize_dtype(new_dtype))
+    return bc.bitcast_convert_type(asarray(operand), check_user_dtype(new_dtype, "bitcast_convert_type"))
 
 
 def stop_gradient(x):
@@ -544,7 +552,7 @@ def argmax(operand, axis: int, index_dtype):
     >>> argmax(np.array([1.0, 3.0, 3.0]), 0, np.int32).item()
     1
     """
-    return red.argmax(asarray(operand), axis, canonicalize_dtype(index_dtype))
+    return red.argmax(asarray(operand), axis, check_user_dtype(index_dtype, "argmax"))
 
 
 def argmin(operand, axis: int, index_dtype):
@@ -553,7 +561,7 @@ def argmin(operand, axis: int, index_dtype):
     >>> argmin(np.array([2.0, 1.0, 1.0]), 0, np.int32).item()
     1
     """
-    return red.argmin(asarray(operand), axis, canonicalize_dtype(index_dtype))
+    return red.argmin(asarray(operand), axis, check_user_dtype(index_dtype, "argmin"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -735,7 +743,7 @@ def iota(dtype, size: int):
     >>> iota(np.int32, 3).tolist()
     [0, 1, 2]
     """
-    return st.iota(canonicalize_dtype(dtype), int(size))
+    return st.iota(check_user_dtype(dtype, "broadcasted_iota"), int(size))
 
 
 @takes_out_sharding
@@ -745,7 +753,9 @@ def broadcasted_iota(dtype, shape, dimension: int):
     >>> broadcasted_iota(np.int32, (2, 2), 0).tolist()
     [[0, 0], [1, 1]]
     """
-    return st.broadcasted_iota(canonicalize_dtype(dtype), tuple(int(s) for s in shape), int(dimension))
+    return st.broadcasted_iota(
+        check_user_dtype(dtype, "broadcasted_iota"), tuple(int(s) for s in shape), int(dimension)
+    )
 
 
 def full(shape, fill_value, dtype=None):
@@ -754,7 +764,7 @@ def full(shape, fill_value, dtype=None):
     >>> full((2,), 3.0).tolist()
     [3.0, 3.0]
     """
-    value = asarray(fill_value) if dtype is None else asarray(fill_value, canonicalize_dtype(dtype))
+    value = asarray(fill_value) if dtype is None else asarray(fill_value, check_user_dtype(dtype, "full"))
     if value.ndim:
         raise TypeError(f"lax.full: fill_value must be a scalar, got shape {value.shape}")
     return st.broadcast_in_dim(value, tuple(int(s) for s in shape), ())

@@ -149,6 +149,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin: int = 0, *, device=No
     >>> array([[1.0, 2.0]]).shape
     (1, 2)
     """
+    dtype = None if dtype is None else check_user_dtype(dtype, "array")
     out = asarray(object, dtype, copy=True if copy else None)
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))

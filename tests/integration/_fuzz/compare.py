@@ -20,7 +20,7 @@ import warnings
 import numpy as onp
 
 from _fuzz import divergences
-from _fuzz.programs import HELPERS, Case
+from _fuzz.programs import HELPERS, X64, Case
 
 _RTOL = {8: 1e-7, 4: 2e-4, 2: 2e-2}
 
@@ -68,7 +68,7 @@ def _side(name):
         if name == "jax":
             import jax
 
-            jax.config.update("jax_enable_x64", True)
+            jax.config.update("jax_enable_x64", X64)
             import jax.nn
             import jax.numpy
             import jax.scipy.special
@@ -81,6 +81,7 @@ def _side(name):
             import funcgrad.numpy
             import funcgrad.scipy.special
 
+            funcgrad.config.update("jax_enable_x64", X64)
             mods = (funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special)
         ns = {}
         exec(HELPERS, ns)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 
 import numpy as onp
 from hypothesis import assume
@@ -96,12 +97,18 @@ def _hessian(T, np, f):
     return lambda x, *r: T.hessian(lambda x: _scalar(T, np, f(x, *r)))(x)
 """
 
-_PREAMBLE = '''"""A differential-fuzzer case: the same program on funcgrad and on jax (x64), side by side."""
+# Both sides run in one mode: 64-bit types on (the default), or JAX's default 32-bit mode with
+# FUNCGRAD_FUZZ_X64=0 (NOTE: [x64 mode] in funcgrad/kernel/dtypes.py); NumPy's 64-bit inputs then
+# enter both libraries as 32-bit values.
+X64 = os.environ.get("FUNCGRAD_FUZZ_X64", "1") != "0"
+
+_PREAMBLE = f'''"""A differential-fuzzer case: one program on funcgrad and on jax (x64={X64}), side by side."""
 import numpy as onp
 import jax
-jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_enable_x64", {X64})
 import jax.numpy, jax.lax, jax.nn, jax.scipy.special
 import funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special
+funcgrad.config.update("jax_enable_x64", {X64})
 '''
 
 _MAIN = """
@@ -218,7 +225,7 @@ class _Abstract:
     def __init__(self):
         import jax
 
-        jax.config.update("jax_enable_x64", True)
+        jax.config.update("jax_enable_x64", X64)
         import jax.nn
         import jax.numpy as jnp
         import jax.scipy.special

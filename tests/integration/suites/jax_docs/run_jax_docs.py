@@ -3,8 +3,8 @@
 Harness only (nothing under ``funcgrad/`` imports it). Each MyST document of JAX's ``docs/`` is
 converted with jupytext and executed twice with nbclient on the ``python3`` kernel: once as
 written (real jax), once with funcgrad answering ``import jax`` (``funcgrad.as_jax``). Every code
-cell is then classified (jax runs with ``JAX_ENABLE_X64=1``: funcgrad is always 64-bit, so jax's
-64-bit numbers are the ones to match):
+cell is then classified (both run in JAX's default mode, 32-bit: the alias switches funcgrad to
+it, and ``JAX_ENABLE_X64`` is removed from the kernels' environment unless ``--x64`` is given):
 
 - ``same``: ran on both, and the printed text (stdout and the cell's value) agrees, numbers to a
   relative 1e-4 (float32 printing), memory addresses and timings ignored;
@@ -37,7 +37,10 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+X64 = False  # --x64: both sides 64-bit instead of JAX's default mode
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+)
 
 # The tutorials issue 30 names, and the other user-facing MyST documents of JAX 0.10.2 that run on
 # a CPU (Pallas, colocated Python, CUTLASS and host offloading need accelerators or runtimes).
@@ -161,9 +164,11 @@ def execute(nb, *, alias: bool, workdir: str, timeout: float) -> tuple[list, flo
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("JAX_PLATFORMS", "cpu")
-    # funcgrad is always 64-bit (docs/differences_from_jax.md): the oracle is jax with x64 on, so
-    # that dtypes and printed digits are comparable.
-    env["JAX_ENABLE_X64"] = "1"
+    # Both sides in one mode: JAX's default (32-bit; funcgrad.as_jax switches funcgrad to it), or
+    # both 64-bit with --x64.
+    env.pop("JAX_ENABLE_X64", None)
+    if X64:
+        env["JAX_ENABLE_X64"] = "1"
     client = NotebookClient(
         nb,
         kernel_name="python3",
@@ -288,7 +293,10 @@ def main(argv=None) -> int:
     p.add_argument("--report", help="write the Markdown report here")
     p.add_argument("--json", help="write every cell's result here")
     p.add_argument("--timeout", type=float, default=240.0, help="seconds per cell")
+    p.add_argument("--x64", action="store_true", help="run both sides with JAX_ENABLE_X64=1")
     args = p.parse_args(argv)
+    global X64
+    X64 = args.x64
     if args.file is None and args.jax_repo is None:
         p.error("give --jax-repo (a checkout of jax-ml/jax) or --file")
     docs = [args.file] if args.file else (args.docs or TUTORIALS)
