@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
+import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -39,9 +41,11 @@ import numpy as np
 from funcgrad._api_util import flatten_outputs
 from funcgrad._remat import checkpoint as _checkpoint
 from funcgrad._sharding_types import check_carry_types, scan_step_avals
-from funcgrad.kernel import core
+from funcgrad.kernel import batching, core
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
 from funcgrad.primitives import elementwise as ew
@@ -55,9 +59,49 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "ReverseM
 # Tracing user functions
 
 
+# NOTE: [control-flow trace cache]
+# As JAX's (its ``trace_to_jaxpr`` is a weakref LRU cache on the function), a body, branch or loop
+# function traced again for the same input tree and types is not traced again: ``scan(f, ...)``
+# called twice with the same ``f`` runs ``f``'s Python once (flax's nnx.scan counts its traces).
+# Keyed weakly on the function object, then on (input tree, avals, named axes in scope, x64 mode);
+# a trace whose constants hold tracers of an enclosing transformation, or that read or wrote a
+# Ref (funcgrad.ref), is not kept. Like JAX's, a closure over a concrete array that is rebound
+# between calls keeps the value of the first trace.
+_TRACES = register_cache("control_flow.traces", weakref.WeakKeyDictionary())
+
+
+def _ref_accesses() -> int:
+    refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref exists)
+    return refs.ACCESSES[0] if refs is not None else 0
+
+
 def _trace(fun: Callable, in_tree, in_avals, what: str):
     """Trace ``fun(*unflatten(in_tree, leaves))``; returns (closed jaxpr without constants, the
-    constants as leading operands, output tree)."""
+    constants as leading operands, output tree). Cached (NOTE: [control-flow trace cache])."""
+    key = (in_tree, tuple(in_avals), batching.axis_env(), _dt.x64_enabled)
+    try:
+        entries = _TRACES.get(fun)
+        hit = entries.get(key) if entries is not None else None
+    except TypeError:  # an unhashable callable, or one that cannot be referenced weakly
+        entries, hit = False, None
+    if hit is not None:
+        jaxpr, consts, out_tree = hit
+        return jaxpr, list(consts), out_tree
+    touched = _ref_accesses()
+    jaxpr, consts, out_tree = _trace_now(fun, in_tree, in_avals, what)
+    if (
+        entries is not False
+        and touched == _ref_accesses()
+        and not any(isinstance(c, core.Tracer) for c in consts)
+    ):
+        try:
+            _TRACES.setdefault(fun, {})[key] = (jaxpr, tuple(consts), out_tree)
+        except TypeError:
+            pass
+    return jaxpr, consts, out_tree
+
+
+def _trace_now(fun: Callable, in_tree, in_avals, what: str):
     box = []
 
     def flat(*leaves):
@@ -333,12 +377,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
             f"fori_loop: lower and upper must have equal types, got {lo_dtype.name} and {hi_dtype.name}"
         )
     lo, hi = _concrete_int(lower), _concrete_int(upper)
+    scan_body, while_body = _fori_bodies(body_fun)
     if lo is not None and hi is not None:
-
-        def scan_body(carry, _):
-            i, val = carry
-            return (i + 1, body_fun(i, val)), None
-
         (_, out), _ = scan(scan_body, (lo, init_val), None, length=max(0, hi - lo), unroll=unroll or 1)
         return out
     if unroll not in (None, False, 1):
@@ -348,12 +388,43 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     if hi_dtype != dtype:
         upper = ew.convert_element_type(upper, dtype)
 
-    def body(carry):
-        i, hi_, val = carry
-        return ew.add(i, np.ones((), core.get_aval(i).dtype)), hi_, body_fun(i, val)
-
-    _, _, out = while_loop(lambda c: ew.lt_p.bind(c[0], c[1]), body, (lower, upper, init_val))
+    _, _, out = while_loop(_fori_cond, while_body, (lower, upper, init_val))
     return out
+
+
+# The loop bodies fori_loop makes of a ``body_fun``, one pair per function (held weakly), so that
+# the trace cache knows them again (NOTE: [control-flow trace cache]), as JAX's.
+_FORI_BODIES = register_cache("control_flow.fori_bodies", weakref.WeakKeyDictionary())
+
+
+def _fori_bodies(body_fun):
+    try:
+        pair = _FORI_BODIES.get(body_fun)
+    except TypeError:
+        pair, body_ref = None, lambda: body_fun  # not hashable: a fresh pair each time
+    else:
+        body_ref = weakref.ref(body_fun) if pair is None else None
+    if pair is not None:
+        return pair
+
+    def scan_body(carry, _):
+        i, val = carry
+        return (i + 1, body_ref()(i, val)), None
+
+    def while_body(carry):
+        i, hi_, val = carry
+        return ew.add(i, np.ones((), core.get_aval(i).dtype)), hi_, body_ref()(i, val)
+
+    pair = (scan_body, while_body)
+    try:
+        _FORI_BODIES[body_fun] = pair
+    except TypeError:
+        pass
+    return pair
+
+
+def _fori_cond(c):
+    return ew.lt_p.bind(c[0], c[1])
 
 
 # ----------------------------------------------------------------------------------------------

@@ -431,9 +431,15 @@ class _Scope:
 _SCOPES: dict[Any, _Scope] = {}
 
 
+# How many times a Ref has been read or written: a traced body that touched one is not reusable
+# (funcgrad/_control_flow.py's trace cache compares this before and after a trace).
+ACCESSES = [0]
+
+
 def _lift(ref: Ref) -> None:
     """Make ``ref``'s value usable at the current trace: bind it in every ref scope between there
     and its own trace (NOTE: [refs are functionalised at trace time])."""
+    ACCESSES[0] += 1
     current = core.current_trace()
     home = ref._trace
     if home is current:

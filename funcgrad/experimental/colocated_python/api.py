@@ -12,6 +12,7 @@ import numpy as np
 
 import funcgrad
 from funcgrad._shardings import Mesh
+from funcgrad.kernel.caches import register_cache
 from funcgrad.experimental.colocated_python.func import ColocatedCallable
 from funcgrad.experimental.colocated_python.obj import wrap_class
 
@@ -35,6 +36,7 @@ def colocated_cpu_devices(devices_or_mesh):
     return list(_colocated(tuple(devices_or_mesh)))  # a list, as JAX's
 
 
+@register_cache("colocated_python.devices")
 @functools.lru_cache(maxsize=1024)
 def _colocated(devices: tuple) -> tuple:
     if all(d.platform == "cpu" for d in devices):
