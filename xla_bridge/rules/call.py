@@ -15,9 +15,28 @@ from funcgrad.xla_bridge.emitter import aval_type, register
 
 
 @register(jit_p)
-def _jit(ctx, *args, jaxpr, name, donated_invars, device=None):
+def _jit(ctx, *args, jaxpr, name, donated_invars, device=None, in_shardings=None, out_shardings=None):
+    # A nested jit's shardings constrain its arguments and results where the enclosing program
+    # spans a mesh (as JAX's pjit lowering does); on one device they say nothing.
+    args = _constrained(ctx, args, ctx.avals_in, in_shardings)
     sym = ctx.fb.module.private_function(jaxpr, str(name))
     out_types = [aval_type(a) for a in ctx.avals_out]
     in_types = [aval_type(a) for a in ctx.avals_in]
     rhs = f"func.call @{sym}({', '.join(args)}) : ({', '.join(in_types)}) -> ({', '.join(out_types)})"
-    return ctx.fb.emit_results(rhs, len(out_types))
+    outs = ctx.fb.emit_results(rhs, len(out_types))
+    return _constrained(ctx, outs, ctx.avals_out, out_shardings)
+
+
+def _constrained(ctx, values, avals, shardings):
+    spmd = ctx.fb.module.spmd
+    if shardings is None or spmd is None or spmd.manual:
+        return values
+    out = list(values)
+    for i, (x, aval, s) in enumerate(zip(values, avals, shardings)):
+        mesh, spec = getattr(s, "_fg_mesh", None), getattr(s, "_fg_spec", None)
+        if mesh is None or spec is None:
+            continue  # unspecified, or a layout without a mesh: the partitioner decides
+        out[i] = ctx.fb.emit(
+            f"sdy.sharding_constraint {x} {spmd.sharding(mesh, spec, aval.ndim)} : {aval_type(aval)}"
+        )
+    return out
