@@ -218,8 +218,8 @@ class ManualAval(ShapedArray):
 
     __slots__ = ("manual_axis_type", "_order")
 
-    def __init__(self, shape, dtype, weak_type, varying, mesh_axes):
-        super().__init__(shape, dtype, weak_type)
+    def __init__(self, shape, dtype, weak_type, varying, mesh_axes, sharding=None):
+        super().__init__(shape, dtype, weak_type, sharding)
         self.manual_axis_type = ManualAxisType(varying=varying)
         self._order = tuple(n for n in mesh_axes if n in varying)
 

@@ -33,6 +33,7 @@ from funcgrad.primitives import _sharding_rules as sr
 
 __all__ = [
     "check_carry_types",
+    "manual_aval_hooks",
     "renamed_out_shardings",
     "scan_step_avals",
     "type_sharding",
@@ -126,10 +127,19 @@ def _buffer_sharding(buffer, ndim: int):
 kernel.register(sharding_types=(_apply_sharding, _buffer_sharding))
 
 
+# ``typeof`` of a value of a shard_map body being staged: funcgrad.parallel's (its varying axes).
+manual_aval_hooks: list = []
+
+
 def with_default_sharding(x, aval):
     """``aval`` as ``typeof`` shows it: where its type holds no sharding (the Auto mode, one
     device), JAX's answer -- replicated (``P(None, ...)``) over the abstract mesh of the array's
-    mesh, else of the mesh in scope (empty outside one)."""
+    mesh, else of the mesh in scope (empty outside one). A value of a checked shard_map body
+    being staged shows the manual axes it varies along (``{V:i}``, as JAX's)."""
+    for hook in manual_aval_hooks:
+        manual = hook(x, aval)
+        if manual is not None:
+            return manual
     if aval.sharding is not None or type(aval) is not core.ShapedArray:
         return aval
     am = None

@@ -49,14 +49,16 @@ from collections.abc import Callable
 import numpy as np
 
 from funcgrad import _shard_map_eager as _eager
-from funcgrad import xla_bridge
+from funcgrad import _sharding_types, xla_bridge
 from funcgrad._api_util import flatten_outputs
+from funcgrad._sharding_types import type_sharding
 from funcgrad._shardings import Mesh, PartitionSpec, get_mesh
 from funcgrad.jitting import JittedFunction
 from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import StagingTracer, close_over_tracers, trace_to_jaxpr
 from funcgrad.numpy._core import asarray
+from funcgrad.primitives import _sharding_rules as sr
 from funcgrad.primitives import collectives as co
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import sharding as shp
@@ -283,9 +285,8 @@ def shard_map(
             )
             _check_typed_match(x, spec, m, manual, paths[i])
             norm_in.append(spec)
-            blocks.append(
-                shp.block_aval(aval, m, spec, f"{where}: argument{paths[i]} ({aval.str_short()}, {s!r})")
-            )
+            block = shp.block_aval(aval, m, spec, f"{where}: argument{paths[i]} ({aval.str_short()}, {s!r})")
+            blocks.append(_typed_block(block, aval, manual))
 
         def rebuild(dyn_leaves):
             full = list(flat)
@@ -303,7 +304,10 @@ def shard_map(
             # unchecked (check_vma=False), it has pmap's meaning, also inside a checked body.
             trace = core.current_trace()
             convention = functools.partial(_logical_transpose, trace, seeds, m, manual) if check else None
-            with ad.transpose_convention(convention), _inside_body():
+            with (
+                ad.transpose_convention(convention),
+                _inside_body((trace, seeds, m, manual) if check else None),
+            ):
                 out = f(*rebuild(leaves))
             out_leaves, out_tree = flatten_outputs(out, where)
             box.append(out_tree)
@@ -332,6 +336,18 @@ def shard_map(
         return tu.tree_unflatten(out_tree, outs)
 
     return mapped
+
+
+def _typed_block(block, aval, manual):
+    """A body's block of ``aval`` keeps the type's sharding on the explicit axes the shard_map
+    leaves automatic (``axis_names=``: a partially manual body sees ``f32[4,4@y]``, as JAX's)."""
+    s = aval.sharding
+    if s is None or type(block) is not core.ShapedArray:
+        return block
+    spec = tuple(tuple(n for n in d if n not in manual) for d in sr.spec_of(aval))
+    if not any(spec):
+        return block
+    return core.ShapedArray(block.shape, block.dtype, block.weak_type, type_sharding(s.mesh, spec))
 
 
 def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where):
@@ -619,13 +635,48 @@ _bodies = _BodyDepth()
 
 
 class _inside_body:
-    """Marks the tracing of a shard_map (or pmap) body: a pmap there is refused, as in JAX."""
+    """Marks the tracing of a shard_map (or pmap) body: a pmap there is refused, as in JAX. A
+    checked staged body also gives its ``(trace, seeds, mesh, manual)``, so ``typeof`` of its
+    values shows the manual axes they vary along (``staged_manual_aval``)."""
+
+    def __init__(self, frame=None):
+        self.frame = frame
 
     def __enter__(self):
         _bodies.depth += 1
+        if self.frame is not None:
+            _staged_frames.stack = (*getattr(_staged_frames, "stack", ()), self.frame)
 
     def __exit__(self, *exc):
         _bodies.depth -= 1
+        if self.frame is not None:
+            _staged_frames.stack = _staged_frames.stack[:-1]
+
+
+_staged_frames = threading.local()  # .stack: the checked shard_map bodies being staged, innermost last
+
+
+def staged_manual_aval(x, aval):
+    """``typeof`` of a value of a checked shard_map body being staged (under ``jit``): its block's
+    type with JAX's ``manual_axis_type`` (the manual axes it varies along, from the equations
+    staged so far: the rule of ``check_vma``), printed ``{V:i}``; ``None`` for any other value."""
+    stack = getattr(_staged_frames, "stack", ())
+    if not stack or not isinstance(x, core.Tracer):
+        return None
+    x = _unwrap(x)
+    for trace, seeds, mesh, _manual in reversed(stack):
+        if isinstance(x, StagingTracer) and x._trace is trace:
+            builder = trace.builder
+            env = dict(zip(builder.invars, seeds))
+            ins = [env.get(v, frozenset()) for v in builder.invars]
+            known = _varying_env(ir.Jaxpr(builder.const_list, builder.invars, builder.eqns, []), ins)
+            vma = {str(n) for n in known.get(x.var, frozenset())}
+            names = [str(n) for n in mesh.axis_names]
+            return _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval.sharding)
+    return None
+
+
+_sharding_types.manual_aval_hooks.append(staged_manual_aval)
 
 
 def pmap(

@@ -44,6 +44,7 @@ from funcgrad.primitives import collectives as co
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives._rules import JET_OF_SUBPROGRAM
+from funcgrad.primitives._sharding_rules import spec_of
 from funcgrad.primitives.call import jit_p
 
 from funcgrad.kernel import batching, core
@@ -162,10 +163,20 @@ def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, manual_axes):
 
 
 shard_map_p.def_abstract_eval(_abstract_eval)
-# On explicit mesh axes (NOTE: [sharding in types]) the results are typed as out_specs says.
-shard_map_p.def_sharding_rule(
-    lambda avals_in, avals_out, *, out_specs, **params: list(out_specs), from_params=True
-)
+
+
+def _typed_results(avals_in, avals_out, *, out_specs, jaxpr, **params) -> list:
+    """On explicit mesh axes (NOTE: [sharding in types]) the results are typed as out_specs says
+    along the manual axes, and as the body's results are along the explicit axes a partially
+    manual shard_map (``axis_names=``) leaves to the partitioner (JAX's ``f32[8@x,4@y]``)."""
+    out = []
+    for spec, body in zip(out_specs, jaxpr.out_avals):
+        inner = spec_of(body) if body.sharding is not None and body.ndim == len(spec) else ((),) * len(spec)
+        out.append(tuple(tuple(d) + tuple(n for n in b if n not in d) for d, b in zip(spec, inner)))
+    return out
+
+
+shard_map_p.def_sharding_rule(_typed_results, from_params=True)
 
 _programs: dict = register_cache("primitives.shard_map_programs", {})  # NOTE: [caches have an owner]
 

@@ -81,6 +81,7 @@ NOT_CACHES = {
     ("funcgrad.interpreters.partial_eval", "dce_rules"): "JAX's dead-code rule table",
     ("funcgrad.ref", "_SCOPES"): "the ref scopes of the jit traces in progress (empty between traces)",
     ("funcgrad._placement", "unreduced_ops"): "the unreduced-value operations funcgrad.sharding registers",
+    ("funcgrad.primitives._sharding_rules", "_unreduced_rules"): "each primitive's unreduced-axes rule",
     (
         "funcgrad.interpreters.partial_eval",
         "partial_eval_jaxpr_custom_rules",

@@ -199,8 +199,10 @@ def test_smap_maps_one_mesh_axis():
         funcgrad.smap(lambda a: a, in_axes=0, out_axes=0, axis_name=("x", "y"))
 
 
-def test_eager_values_carry_their_manual_axis_type(capsys):
-    # JAX's shard_map tutorial: typeof(y).manual_axis_type.varying, printed as {V:...}
+@pytest.mark.parametrize("jit", [False, True])
+def test_values_carry_their_manual_axis_type(capsys, jit):
+    # JAX's shard_map tutorial: typeof(y).manual_axis_type.varying, printed as {V:...}, eagerly
+    # and in a body staged under jit
     def body(a):
         print(funcgrad.typeof(a))
         y = lax.psum(a, "y")
@@ -208,8 +210,27 @@ def test_eager_values_carry_their_manual_axis_type(capsys):
         print(funcgrad.typeof(y))
         return y
 
-    sm(body, P("x", "y"), P("x"))(X)
+    f = sm(body, P("x", "y"), P("x"))
+    (funcgrad.jit(f) if jit else f)(X)
     assert capsys.readouterr().out == "float64[2,1]{V:(x,y)}\nfloat64[2,1]{V:x}\n"
+
+
+def test_a_partially_manual_body_keeps_the_explicit_axes_it_leaves_automatic(capsys):
+    # jax 0.10.2: the body sees f64[4,4@y]{V:x}; the result keeps its split over y (P('x', 'y'))
+    mesh = make_mesh((2, 4), ("x", "y"))
+    with funcgrad.sharding.use_mesh(mesh):
+        x = funcgrad.device_put(np.arange(32.0).reshape(8, 4), P("x", "y"))
+
+        def body(b):
+            print(funcgrad.typeof(b))
+            return b * 2 + lax.psum(b, "x")
+
+        f = funcgrad.shard_map(body, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
+        out = funcgrad.jit(f)(x)
+    assert capsys.readouterr().out == "float64[4,4@y]{V:x}\n"
+    assert out.sharding.spec == P("x", "y")
+    xs = np.arange(32.0).reshape(8, 4)
+    np.testing.assert_allclose(out, xs * 2 + np.tile(xs[:4] + xs[4:], (2, 1)))
 
 
 def test_an_argument_typed_over_the_mesh_must_match_its_in_specs():
