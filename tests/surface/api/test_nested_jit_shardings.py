@@ -14,7 +14,9 @@ from funcgrad.sharding import PartitionSpec as P
 
 def test_nested_jit_with_shardings_lowers_and_runs():
     mesh = Mesh(np.array(funcgrad.devices()[:1]), ("x",))
-    inner = funcgrad.jit(lambda x: x * 2, in_shardings=NamedSharding(mesh, P("x")), out_shardings=NamedSharding(mesh, P()))
+    inner = funcgrad.jit(
+        lambda x: x * 2, in_shardings=NamedSharding(mesh, P("x")), out_shardings=NamedSharding(mesh, P())
+    )
     outer = funcgrad.jit(lambda x: inner(x) + 1)
     np.testing.assert_array_equal(outer(fnp.ones(2)), np.full(2, 3.0))
     assert "func.call" in outer.lower(fnp.ones(2)).as_text()
