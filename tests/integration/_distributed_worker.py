@@ -49,6 +49,8 @@ def main(pid: int, port: int) -> None:
     xs = funcgrad.make_array_from_process_local_data(rows, xb[half * pid : half * (pid + 1)])
     ys = funcgrad.make_array_from_process_local_data(rows, yb[half * pid : half * (pid + 1)])
     new, loss = train_step(params, xs, ys)
+    # make_mesh's axes are Explicit (JAX 0.10's default): the step is typed with its shardings
+    out["types"] = [str(mesh.axis_types), str(funcgrad.typeof(xs)), str(funcgrad.typeof(new[0][0]))]
     out["loss"] = float(loss)
     out["params"] = [np.asarray(p).tolist() for p in funcgrad.tree_util.tree_leaves(new)]
     out.update(multihost(pid, mesh, x))

@@ -71,6 +71,8 @@ def test_two_processes_run_one_program():
     for pid, out in enumerate(outputs):
         assert (out["devices"], out["local"], out["index"], out["count"]) == (8, 4, pid, 2)
         np.testing.assert_allclose(out["psum"], x.sum(0, keepdims=True))
+        # an explicit-sharding step (sharding in types) on two processes equals the one-process step
+        assert out["types"] == ["(Explicit,)", "float64[64@x,5]", "float64[5,16]"]
         np.testing.assert_allclose(out["loss"], float(want_loss), rtol=1e-12)
         for got, want in zip(out["params"], funcgrad.tree_util.tree_leaves(want_params)):
             np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
