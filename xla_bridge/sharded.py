@@ -144,6 +144,8 @@ class MeshSharding(_jax.GSPMDSharding):
         super().__init__(xc.DeviceList(tuple(devices)), hlo)
         self._fg_devs = tuple(devices)
         self._fg_hlo = hlo
+        # jaxlib's C++ dispatcher hashes each argument's sharding on every call: hashed once here.
+        self._fg_hash = hash((self._fg_devs, hlo))
         self._fg_mesh = mesh
         self._fg_user = user
         self._fg_spec = spec  # one tuple of mesh axis names per dimension, when known
@@ -170,7 +172,7 @@ class MeshSharding(_jax.GSPMDSharding):
         )
 
     def __hash__(self):
-        return hash((self._fg_devs, self._fg_hlo))
+        return self._fg_hash
 
     def __repr__(self):
         if self._fg_user is not None:
