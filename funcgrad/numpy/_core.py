@@ -247,6 +247,9 @@ def promote_args(*args) -> list:
             out.append(Array._from_owned(_scalar_const(a, dtype), weak))
         elif isinstance(a, Array | core.Tracer):
             out.append(a if (d == dtype and w == weak) else ew.convert_element_type(a, dtype, weak_type=weak))
+        elif hasattr(a, "__jax_array__"):  # (its value may be traced: never through NumPy)
+            a = asarray(a)
+            out.append(a if a.dtype == dtype else ew.convert_element_type(a, dtype, weak_type=weak))
         else:
             out.append(Array(np.asarray(a, dtype=dtype)))
     return out
