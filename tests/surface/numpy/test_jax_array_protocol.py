@@ -1,6 +1,7 @@
-"""Objects with ``__jax_array__`` (flax's Variables) as arguments of funcgrad.numpy functions, also
-when the value they hold is traced: the value is taken through the protocol, never through NumPy
-(flax nnx's checkify tests, on Variables, pytree nodes with ``__jax_array__``: ``jnp.sin(param)`` inside jit raised TracerArrayConversionError)."""
+"""Objects with ``__jax_array__`` as arguments of funcgrad.numpy functions, also when the value
+they hold is traced: the value is taken through the protocol, never through NumPy (flax nnx's
+checkify tests, on Variables -- pytree nodes with ``__jax_array__`` --: ``jnp.sin(param)`` inside
+jit raised TracerArrayConversionError)."""
 
 from __future__ import annotations
 
