@@ -277,6 +277,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     flat, store = flat_fun(fun, in_tree, has_aux, transform="vjp")
     out_p, lin = ad.linearize_flat(flat, flat_p)
     out, aux = split_aux(out_p, store, has_aux)
+    lin = ad.primals_first(lin, flat_p)  # JAX's order of the residuals (NOTE: [vjp residuals])
     lin = ad.in_context(lin, flat_p, out_p[: store["n_out"]])  # NOTE: [transpose conventions]
     fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
     return (out, fn, aux) if has_aux else (out, fn)

@@ -14,11 +14,11 @@ program, whose equations inherit the source lines of the forward equations they 
 (NOTE: [source info of re-interpreted equations]).
 
 # NOTE: [scalar residuals are literals]
-# When ``vjp`` runs eagerly, a 0-d known value read by the linear program is inlined into it as a
-# literal rather than kept as a constant (``JaxprBuilder.to_atom``), so it is not among
-# ``vjp(...)[1].residuals``. Under staging every known value is a tracer and becomes a residual.
-# ``memory_report`` lists 0-d residuals apart and leaves them out of its total, so the total is
-# exactly the bytes the eager ``vjp`` keeps.
+# When ``vjp`` runs eagerly, a 0-d Array read by the linear program is a residual, as JAX's (NOTE:
+# [vjp residuals]); only Python and NumPy scalars are inlined into it as literals, and those are
+# literals under staging too. So every residual of the staged trace is one ``vjp(...)[1].residuals``
+# keeps, and ``memory_report``'s total is exactly their bytes; its ``scalars`` list stays empty
+# (kept for callers that read it).
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ class Residual(NamedTuple):
     origin: str  # what produced it, for people
     primitive: str | None
     source_info: ir.SourceInfo | None
-    literal: bool  # 0-d: inlined as a literal when vjp runs eagerly (NOTE: [scalar residuals ...])
+    literal: bool  # inlined as a literal when vjp runs eagerly: never now (NOTE: [scalar residuals ...])
 
 
 def format_bytes(n: int) -> str:
@@ -336,7 +336,7 @@ def _residual_rows(programs: VJPPrograms) -> list[Residual]:
                 o.description,
                 o.primitive,
                 o.source_info,
-                aval.ndim == 0,
+                False,  # (NOTE: [scalar residuals are literals])
             )
         )
     return rows

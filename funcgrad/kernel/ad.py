@@ -29,7 +29,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.core import source_info_config, user_source_info
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
-from funcgrad.kernel.partial_eval import PartialEvalTrace, dce_jaxpr_consts, trace_to_jaxpr
+from funcgrad.kernel.partial_eval import JaxprBuilder, PartialEvalTrace, dce_jaxpr_consts, trace_to_jaxpr
 
 # ----------------------------------------------------------------------------------------------
 # Symbolic zeros
@@ -347,7 +347,7 @@ def in_context(lin: LinearFunction, primals: Sequence[Any], outputs: Sequence[An
 def linearize_flat(f: Callable, primals: Sequence[Any]) -> tuple[list, LinearFunction]:
     """Primal outputs now, and the linear map of tangents (a staged jaxpr) for later."""
     in_avals = [tangent_aval(core.get_aval(p)) for p in primals]
-    with core.new_trace(PartialEvalTrace, None, "linearize") as pe:
+    with core.new_trace(PartialEvalTrace, JaxprBuilder(arrays_as_consts=True), "linearize") as pe:
         tangent_args = [pe.new_arg(a) for a in in_avals]
         with core.new_trace(JVPTrace) as jt:
             args = [JVPTracer(jt, p, t) for p, t in zip(primals, tangent_args)]
@@ -360,6 +360,45 @@ def linearize_flat(f: Callable, primals: Sequence[Any]) -> tuple[list, LinearFun
     # Re-expand: the jaxpr returns only the live outputs; the LinearFunction fills in zeros.
     closed = _expand_outputs(closed, out_zeros, out_avals)
     return out_primals, LinearFunction(closed, in_avals, out_avals, out_zeros)
+
+
+# NOTE: [vjp residuals]
+# A vjp function is a pytree whose leaves are its residuals (funcgrad/api.py), and JAX's
+# gradient-checkpointing tutorial prints the backward program over them: as in JAX, every value
+# the linear program reads is a residual, 0-d Arrays included (linearize's builder keeps them as
+# constants, not literals), and the residuals that are primal inputs come first, in the inputs'
+# order, the others after them in the order the linear program first reads them (JAX's ``VJP``:
+# the primal arguments it keeps, then its opaque residuals).
+
+
+def primals_first(lin: LinearFunction, primals: Sequence[Any]) -> LinearFunction:
+    """``lin`` with its residuals reordered: the primal inputs it keeps first, in their order
+    (NOTE: [vjp residuals]).
+
+    >>> import numpy as np
+    >>> import funcgrad.numpy  # (installs the Array operators)
+    >>> from funcgrad.kernel.array import Array
+    >>> x, w = Array._from_owned(np.ones(2)), Array._from_owned(np.full(2, 3.0))
+    >>> lin = linearize_flat(lambda a, b: [a * b], [x, w])[1]
+    >>> [r is w for r in lin.residuals]  # first read by the linear program: w (dx * w), then x
+    [True, False]
+    >>> res = primals_first(lin, [x, w]).residuals
+    >>> [r is x for r in res], [r is w for r in res]
+    ([True, False], [False, True])
+    """
+    consts = lin.closed.consts
+    position = {}
+    for i, p in enumerate(primals):
+        position.setdefault(id(p), i)
+    n = len(primals)
+    order = sorted(range(len(consts)), key=lambda k: position.get(id(consts[k]), n + k))
+    if order == list(range(len(consts))):
+        return lin
+    j = lin.closed.jaxpr
+    closed = ClosedJaxpr(
+        Jaxpr([j.constvars[k] for k in order], j.invars, j.eqns, j.outvars), [consts[k] for k in order]
+    )
+    return LinearFunction(closed, lin.in_avals, lin.out_avals, lin.out_zeros)
 
 
 def _expand_outputs(closed: ClosedJaxpr, out_zeros, out_avals) -> ClosedJaxpr:

@@ -75,7 +75,10 @@ def _is_literal_value(x) -> bool:
 class JaxprBuilder:
     """Accumulates equations, constants and input variables for one jaxpr."""
 
-    def __init__(self):
+    def __init__(self, arrays_as_consts: bool = False):
+        # ``arrays_as_consts``: a concrete 0-d Array is a constant, not a literal -- linearize's
+        # residuals, which a vjp function's pytree leaves hold as JAX's does (NOTE: [vjp residuals]).
+        self.arrays_as_consts = arrays_as_consts
         self.eqns: list[JaxprEqn] = []
         self.invars: list[Var] = []
         self.const_vars: dict[int, Var] = {}
@@ -105,7 +108,7 @@ class JaxprBuilder:
         if isinstance(x, Tracer):
             core.check_foreign_tracer(trace, x)
             return self.const_var(x)
-        if _is_literal_value(x):
+        if _is_literal_value(x) and not (self.arrays_as_consts and type(x) is Array):
             aval = core.get_aval(x)
             val = x._numpy()[()] if type(x) is Array else x
             return Literal(val, aval)
