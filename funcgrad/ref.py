@@ -347,10 +347,17 @@ def _inner_write_message(owner, ref: Ref) -> str:
             "differentiated value on a non-differentiated",
             "an argument of the differentiated function",
         )
+    elif "staging" in kind:
+        return (
+            f"A Ref of type {ref._aval} from outside was written inside a staged function that is not "
+            "jit's -- a scan/while_loop/fori_loop body, a cond branch, make_jaxpr, eval_shape, a "
+            "custom_jvp/vjp or checkpointed function: funcgrad functionalises Refs under jit only. "
+            "Carry the value through the loop (or return it) and write the Ref outside, or jit the function."
+        )
     else:
         what, where = (
             f"value traced by an inner transformation ({type(owner).__name__}) on an outer",
-            ("an argument of that function, or pass the value out as a result"),
+            "an argument of that function, or pass the value out as a result",
         )
     return (
         f"Exception performing a set/swap operation with {what} array reference of type {ref._aval}. "

@@ -100,6 +100,10 @@ def test_refusals_match_jax_wording():
         funcgrad.vmap(lambda x: r.__setitem__(..., x * fnp.ones(2, F32)) or x)(fnp.ones(3, F32))
     with pytest.raises(ValueError, match="differentiated value on a non-differentiated array reference"):
         funcgrad.grad(lambda x: r.__setitem__(..., x * fnp.ones(2, F32)) or x)(F32(1.0))
+    with pytest.raises(ValueError, match="functionalises Refs under jit only"):
+        funcgrad.lax.scan(
+            lambda c, x: (r.__setitem__(..., c + x) or c, None), fnp.zeros(2, F32), fnp.ones((2, 2), F32)
+        )
     with pytest.raises(ValueError, match="Can only call `get` on a `Ref`"):
         fref.get(np.zeros(2), ...)
     kept = []
