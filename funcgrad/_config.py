@@ -9,8 +9,16 @@ Every flag is honoured, or refuses a value it cannot honour with an error naming
 value and what to do instead:
 
 ==============================  ======================================================================
-``jax_enable_x64``              always True: funcgrad computes with NumPy's 64-bit defaults; False
-                                is refused (use float32 arrays explicitly).
+``jax_enable_x64``              True (funcgrad's default): NumPy's 64-bit defaults (float64, int64).
+                                False: JAX's 32-bit mode (JAX's own default, and the default under
+                                ``funcgrad.as_jax``): float64/int64/uint64/complex128 values from
+                                NumPy enter as float32/int32/uint32/complex64, Python scalars are
+                                weak float32/int32, creation/random/index results default to
+                                32 bits, and an explicit 64-bit dtype request is truncated with
+                                JAX's UserWarning. Switching retraces (every trace and compile
+                                cache is emptied); Arrays made before keep their dtype. Also
+                                ``enable_x64(False)`` and JAX_ENABLE_X64=0 (read at import).
+                                NOTE: [x64 mode] in funcgrad/kernel/dtypes.py.
 ``jax_disable_jit``             ``jit`` runs the Python function op by op.
 ``jax_debug_nans``              every primitive's output is checked (NaN and Inf; NonFiniteError).
 ``jax_debug_infs``              every primitive's output is checked for Inf.

@@ -92,9 +92,10 @@ class _ScalarMeta(type):
         return not cls == other
 
     def __call__(cls, x=0):
+        dtype = cls.dtype if _dt.x64_enabled else check_user_dtype(cls.dtype, "asarray")
         if isinstance(x, core.Tracer | Array):
-            return ew.convert_element_type(x, cls.dtype)
-        return Array._from_owned(np.asarray(x, dtype=cls.dtype))
+            return ew.convert_element_type(x, dtype)
+        return Array._from_owned(np.asarray(x, dtype=dtype))
 
     def __instancecheck__(cls, instance) -> bool:
         return isinstance(instance, cls.dtype.type)
