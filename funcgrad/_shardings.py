@@ -519,8 +519,18 @@ class Mesh:
     def __hash__(self):
         return hash(self._key)
 
-    def __repr__(self):
+    def __str__(self):
         return _mesh_repr("Mesh", self.axis_names, self.devices.shape, self.axis_types)
+
+    def __repr__(self):
+        # JAX's two forms: str (in a NamedSharding's repr) names each axis with its size, repr lists them.
+        if not self.axis_names:
+            return "Mesh(axis_sizes=(), axis_names=())"
+        shown = ", ".join(map(repr, self.axis_types)) + ("," if len(self.axis_types) == 1 else "")
+        return (
+            f"Mesh(axis_sizes={tuple(self.devices.shape)}, axis_names={tuple(self.axis_names)!r}, "
+            f"axis_types=({shown}))"
+        )
 
     def __enter__(self):
         _context.stack.append(self)
@@ -635,7 +645,7 @@ class set_mesh:
         _context.stack[:] = self._previous
 
     def __repr__(self):
-        return f"set_mesh({self.mesh!r})"
+        return f"set_mesh({self.mesh})"
 
 
 def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence, axis_types=None, *, devices=None) -> Mesh:
@@ -859,8 +869,8 @@ class NamedSharding(Sharding):
 
     def __repr__(self):
         if isinstance(self.mesh, AbstractMesh):  # a type's sharding has no memory (as JAX prints it)
-            return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+            return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r})"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
 
 
 class _CompiledSharding(Sharding):

@@ -22,7 +22,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from funcgrad import xla_bridge
-from funcgrad._shardings import NamedSharding, PartitionSpec, SingleDeviceSharding, get_mesh
+from funcgrad._shardings import (
+    AxisType,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    SingleDeviceSharding,
+    concrete_mesh,
+    get_mesh,
+)
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
@@ -220,8 +228,9 @@ def inspect_array_sharding(value, *, callback: Callable) -> None:
     """Call ``callback`` with the sharding of each array of the pytree ``value``: at once for a
     concrete Array; inside ``jit`` while the function is traced (JAX calls it when the program is
     compiled), with the sharding the value's type states on Explicit mesh axes
-    (``typeof(x).sharding``). On Auto axes XLA chooses the layout after tracing, so the callback
-    receives the mesh in scope with ``P()`` (or the default device's sharding without a mesh).
+    (``typeof(x).sharding``, over the concrete mesh as the compiled program reports it). On Auto
+    axes XLA chooses the layout after tracing, so the callback receives the mesh in scope with
+    ``P()`` (or the default device's sharding without a mesh).
 
     >>> import funcgrad, numpy as np
     >>> inspect_array_sharding(funcgrad.device_put(np.ones(2), funcgrad.devices()[0]), callback=print)
@@ -233,15 +242,23 @@ def inspect_array_sharding(value, *, callback: Callable) -> None:
     def inspect(x):
         if isinstance(x, core.Tracer):
             s = getattr(x.aval, "sharding", None)
-            if s is None:
-                s = _traced_sharding(x)
-            callback(s)
+            callback(_traced_sharding(x) if s is None else _compiled_form(s))
         elif isinstance(x, Array):
             callback(x.sharding)
         else:
             raise TypeError(f"inspect_array_sharding expects arrays, got {type(x).__name__}")
 
     tu.tree_map(inspect, value)
+
+
+def _compiled_form(s):
+    """A type's sharding as JAX's callback sees it: the compiled program's, over the concrete mesh
+    in scope (its axes of type Auto, as a compiled sharding's mesh reports them), where there is one."""
+    mesh = concrete_mesh(s.mesh, "inspect_array_sharding")
+    if mesh is None or mesh.abstract_mesh.axis_names != s.mesh.axis_names:
+        return s
+    auto = Mesh(mesh.devices, mesh.axis_names, (AxisType.Auto,) * len(mesh.axis_names))
+    return NamedSharding(auto, s.spec)
 
 
 def _traced_sharding(x):

@@ -104,7 +104,9 @@ def _switched(f, types: AxisType, axes, arg_spec, out_spec, where: str):
         outer = _mesh_for(where)
         chosen = _axes(axes, outer, outer.axis_names, where)
         if all(t is types for n, t in zip(outer.axis_names, outer.axis_types) if n in chosen):
-            return f(*args, **kwargs)  # already in that mode
+            if types is AxisType.Explicit:  # already in that mode: the arguments still take in_sharding
+                args = reshard(args, ins)
+            return f(*args, **kwargs)
         inner = outer.update_axis_types({a: types for a in chosen})
 
         def body(*args):

@@ -133,6 +133,15 @@ def process_index() -> int:
     return runtime.get_backend().client.process_index()
 
 
+def _typed_axes(mesh):
+    """What of ``mesh`` types the values laid out over it: its axis names and types when some axis
+    is Explicit (read duck-typed), else ``None``."""
+    types = getattr(mesh, "axis_types", None)
+    if not types or not any(getattr(t, "name", None) == "Explicit" for t in types):
+        return None
+    return (tuple(mesh.axis_names), tuple(t.name for t in types))
+
+
 class MeshSharding(_jax.GSPMDSharding):
     """jaxlib's sharding of a value on several devices, with what our runtime reads.
 
@@ -144,8 +153,9 @@ class MeshSharding(_jax.GSPMDSharding):
         super().__init__(xc.DeviceList(tuple(devices)), hlo)
         self._fg_devs = tuple(devices)
         self._fg_hlo = hlo
+        self._fg_typed = _typed_axes(mesh)
         # jaxlib's C++ dispatcher hashes each argument's sharding on every call: hashed once here.
-        self._fg_hash = hash((self._fg_devs, hlo))
+        self._fg_hash = hash((self._fg_devs, hlo, self._fg_typed))
         self._fg_mesh = mesh
         self._fg_user = user
         self._fg_spec = spec  # one tuple of mesh axis names per dimension, when known
@@ -165,10 +175,16 @@ class MeshSharding(_jax.GSPMDSharding):
 
     # jaxlib's GSPMDSharding compares by identity (jax adds equality in Python); the C++
     # dispatcher compares an argument's sharding with the program's through these, so the
-    # output of one program can be the input of the next without a cache miss.
+    # output of one program can be the input of the next without a cache miss. On a mesh with
+    # Explicit axes the sharding is part of the value's type (NOTE: [sharding in types]): a
+    # layout over such a mesh never equals the same layout untyped, so a program traced for
+    # untyped arguments is not reused for typed ones (or the reverse).
     def __eq__(self, other):
         return self is other or (
-            type(other) is MeshSharding and self._fg_devs == other._fg_devs and self._fg_hlo == other._fg_hlo
+            type(other) is MeshSharding
+            and self._fg_devs == other._fg_devs
+            and self._fg_hlo == other._fg_hlo
+            and self._fg_typed == other._fg_typed
         )
 
     def __hash__(self):

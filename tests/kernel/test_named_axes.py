@@ -118,7 +118,8 @@ def test_one_device_mesh_shard_map_and_pmap():
         funcgrad.pmap(lambda v: v)(np.ones(2))
     y = funcgrad.device_put(np.arange(6.0).reshape(2, 3), NamedSharding(mesh, P(None, "x")))
     assert y.sharding == NamedSharding(mesh, P(None, "x")) and np.asarray(y).sum() == 15.0
-    assert repr(mesh) == "Mesh('x': 1, axis_types=(Explicit,))"
+    assert str(mesh) == "Mesh('x': 1, axis_types=(Explicit,))"
+    assert repr(mesh) == "Mesh(axis_sizes=(1,), axis_names=('x',), axis_types=(Explicit,))"  # as JAX's
     with pytest.raises(ValueError, match="one name per dimension"):
         Mesh(np.array(funcgrad.devices()), ("a", "b"))
 

@@ -98,6 +98,16 @@ def test_inspect_array_sharding_eagerly_and_under_jit():
         out = funcgrad.jit(f)(x)
     np.testing.assert_allclose(out, 2.0)
     assert len(seen) == 2 and isinstance(seen[1], funcgrad.sharding.Sharding)
+    # On Explicit axes the compiled program's sharding, as jax 0.10.2 reports it (its mesh's axes
+    # Auto). (The same f, called with the same layout typed over an Explicit mesh, is traced again:
+    # the sharding is part of the argument's type, also on jaxlib's C++ fast path.)
+    explicit = funcgrad.sharding.make_mesh((4, 2), ("x", "y"))
+    with funcgrad.sharding.use_mesh(explicit):
+        funcgrad.jit(f)(funcgrad.device_put(np.ones((8, 4)), P("x", "y")))
+    assert repr(seen[-1]) == (
+        "NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x', 'y'), "
+        "memory_kind=device)"
+    )
 
 
 COLOUR_ORACLE = """
