@@ -731,6 +731,16 @@ class Sharding:
         """Whether both lay out a rank-``ndim`` array identically."""
         return _sh().same_layout(self._bridge(ndim), other._bridge(ndim), ndim)
 
+    def with_memory_kind(self, kind: str) -> Sharding:
+        """This sharding in the memory ``kind`` (JAX's; only the device's memory here).
+
+        >>> import funcgrad
+        >>> SingleDeviceSharding(funcgrad.devices()[0]).with_memory_kind("device").memory_kind
+        'device'
+        """
+        _check_memory_kind(kind, f"{type(self).__name__}.with_memory_kind")
+        return self
+
 
 class SingleDeviceSharding(Sharding):
     """The whole array on one device.
