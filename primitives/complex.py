@@ -21,7 +21,7 @@ primitive to the tangent.
 from __future__ import annotations
 
 import numpy as np
-from funcgrad.primitives._rules import broadcast_operand_shapes, elementwise_batch, scalar_like, unbroadcast
+from funcgrad.primitives._rules import aval_of, broadcast_operand_shapes, elementwise_batch, unbroadcast
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import deflinear, is_undefined_primal
@@ -51,8 +51,10 @@ def _unary_batch(primitive: Primitive):
 
 def _zero_of(x):
     # A 0-d zero, which the elementwise ``complex`` takes beside an array (NOTE: [elementwise
-    # operand contract]): no array of zeros is made.
-    return scalar_like(0, x)
+    # operand contract]): no array of zeros is made. Strong, as JAX's rules write it
+    # (``np.zeros((), dtype)``): the cotangent of a complex input is never weak, even when the
+    # real cotangent is (``grad(lambda z: real(z) ** 2)(3 + 4j)`` is a strong complex128).
+    return np.zeros((), aval_of(x).dtype)
 
 
 # ----------------------------------------------------------------------------------------------
