@@ -156,6 +156,9 @@ def _error(primitive, params, args, outs, phase: str) -> NonFiniteError:
     )
     shown = {k: v for k, v in params.items() if not isinstance(v, ClosedJaxpr | ir.Jaxpr) and not callable(v)}
     lines = [
+        # JAX's words first (its FloatingPointError reads "invalid value (nan) encountered in log"),
+        # then where and what.
+        f"invalid value ({what}) encountered in {primitive.name}",
         f"check_finite: {where} produced {what} in `{primitive.name}`"
         + (f"[{', '.join(f'{k}={v}' for k, v in shown.items())}]" if shown else "")
         + " (the first non-finite value)",
@@ -271,7 +274,7 @@ class debug_nans(contextlib.ContextDecorator):
     ...     fnp.log(fnp.zeros(2))
     Traceback (most recent call last):
     ...
-    funcgrad.debug.NonFiniteError: check_finite: the forward pass produced inf in `log` ...
+    funcgrad.debug.NonFiniteError: invalid value (inf) encountered in log ...
     """
 
     _trace_type: type = FiniteCheckTrace
@@ -357,7 +360,7 @@ def check_finite(fun: Callable, *, argnums=0, backward: bool | None = None) -> C
     >>> check_finite(lambda x: fnp.sqrt(x).sum())(fnp.array([0.0, 4.0]))
     Traceback (most recent call last):
     ...
-    funcgrad.debug.NonFiniteError: check_finite: the backward pass (...) produced inf in `div` ...
+    funcgrad.debug.NonFiniteError: invalid value (inf) encountered in div ...
     """
 
     @functools.wraps(fun)

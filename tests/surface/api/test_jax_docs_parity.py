@@ -4,6 +4,7 @@ jax; tests/integration/suites/jax_docs/ runs the documents themselves)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -53,3 +54,14 @@ def test_gradient_at_a_complex_input_is_strong():
         g = funcgrad.grad(fun)(3.0 + 4j)
         assert complex(g) == want and g.dtype == np.complex128 and not g.weak_type
     assert funcgrad.grad(lambda t: t**2)(3.0).weak_type  # a real input's gradient stays weak, as jax's
+
+
+def test_debug_nans_raises_jax_words():
+    # debugging/flags.md: `except FloatingPointError` and JAX's first line of the message
+    def f(x):
+        w = 3 * fnp.square(x)
+        return fnp.log(-w)
+
+    with funcgrad.debug_nans(True):
+        with pytest.raises(FloatingPointError, match=r"^invalid value \(nan\) encountered in log\n"):
+            f(5.0)
