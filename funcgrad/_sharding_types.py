@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-# (abstract mesh, entries, unreduced) -> the interned NamedSharding of avals
+# (abstract mesh, entries, unreduced, reduced) -> the interned NamedSharding of avals
 _typed: dict = register_cache("sharding.type_shardings", {})  # NOTE: [caches have an owner]
 
 
@@ -49,7 +49,7 @@ def _entry(dim: tuple):
     return None if not dim else (dim[0] if len(dim) == 1 else tuple(dim))
 
 
-def type_sharding(am: AbstractMesh, spec, unreduced=frozenset()) -> NamedSharding | None:
+def type_sharding(am: AbstractMesh, spec, unreduced=frozenset(), reduced=frozenset()) -> NamedSharding | None:
     """The sharding an aval holds for ``spec`` (one tuple of axis names per dimension) over
     ``am``: its explicit axes only, one entry per dimension; ``None`` when ``am`` has no explicit
     axis (the Auto mode's types are unchanged). Interned, so equal types are usually one object."""
@@ -58,12 +58,13 @@ def type_sharding(am: AbstractMesh, spec, unreduced=frozenset()) -> NamedShardin
         return None
     entries = tuple(_entry(tuple(n for n in dim if n in explicit)) for dim in spec)
     unreduced = frozenset(unreduced) & frozenset(explicit)
-    key = (am, entries, unreduced)
+    reduced = frozenset(reduced) & frozenset(explicit)
+    key = (am, entries, unreduced, reduced)
     s = _typed.get(key)
     if s is None:
         if len(_typed) > 4096:
             _typed.clear()
-        s = _typed[key] = NamedSharding(am, PartitionSpec(*entries, unreduced=unreduced))
+        s = _typed[key] = NamedSharding(am, PartitionSpec(*entries, unreduced=unreduced, reduced=reduced))
     return s
 
 
@@ -87,14 +88,15 @@ def _apply_sharding(primitive, avals_in, out, params):
                     )
     specs = sr.out_specs(primitive, avals_in, outs, params)
     unreduced = sr.out_unreduced(primitive, avals_in, outs, params)  # NOTE: [unreduced values]
+    reduced = sr.out_reduced(primitive, avals_in, unreduced)
     new = []
-    for o, spec, u in zip(outs, specs, unreduced):
+    for o, spec, u, r in zip(outs, specs, unreduced, reduced):
         if type(o) is not core.ShapedArray:
             new.append(o)
             continue
         if len(spec) != o.ndim:
             spec = ((),) * o.ndim
-        new.append(core.ShapedArray(o.shape, o.dtype, o.weak_type, type_sharding(am, spec, u)))
+        new.append(core.ShapedArray(o.shape, o.dtype, o.weak_type, type_sharding(am, spec, u, r)))
     return new if primitive.multiple_results else new[0]
 
 
@@ -121,7 +123,7 @@ def _buffer_sharding(buffer, ndim: int):
     s = from_bridge(b, ndim)
     if not isinstance(s, NamedSharding):
         return type_sharding(am, ((),) * ndim)
-    return type_sharding(am, s.spec._normalized(ndim), s.spec.unreduced)
+    return type_sharding(am, s.spec._normalized(ndim), s.spec.unreduced, s.spec.reduced)
 
 
 kernel.register(sharding_types=(_apply_sharding, _buffer_sharding))

@@ -53,6 +53,7 @@ __all__ = [
     "dot_general_rule",
     "indexing_out",
     "install",
+    "out_reduced",
     "out_specs",
     "out_unreduced",
     "reduction",
@@ -687,6 +688,24 @@ def contraction_unreduced(axes):
 
 
 _unreduced_rules: dict = {}  # primitive -> rule (NOTE: [unreduced values]); filled by install()
+_drops_reduced: set = set()  # primitives whose results are never reduced (a contraction, a reshard)
+
+
+def out_reduced(primitive, avals_in, unreduced) -> list:
+    """One frozenset of reduced mesh axes per result (``P(..., reduced=...)``: a value replicated
+    along them whose cotangent will be unreduced there), JAX 0.10's default: the operands' (which
+    must agree), unless the result is unreduced along them (``mul`` of an unreduced value by a
+    reduced one) or ``primitive`` drops them (a contraction, a reshard)."""
+    given = {r for a in avals_in if (r := reduced_of(a))}
+    if not given or primitive in _drops_reduced:
+        return [frozenset()] * len(unreduced)
+    if len(given) > 1:
+        raise ShardingTypeError(
+            "All inputs should be reduced across the same mesh axes. Got specs: "
+            + ", ".join(str(set(r)) for r in given)
+        )
+    (r,) = given
+    return [frozenset() if u else r for u in unreduced]
 
 
 def out_unreduced(primitive, avals_in, avals_out, params) -> list:
@@ -749,7 +768,9 @@ def install(families) -> None:
     _unreduced_rules[ar.select_n_p] = _unreduced_alike("select_n", first=1)
     _unreduced_rules[st.concatenate_p] = _unreduced_alike("concatenate")
     _unreduced_rules[families["dot"].dot_general_p] = _dot_general_unreduced
+    _drops_reduced.update((families["dot"].dot_general_p, families["sharding"].sharding_constraint_p))
     for p in (
+        st.broadcast_in_dim_p,
         ar.convert_element_type_p,
         families["bitcast"].reduce_precision_p,
         st.transpose_p,

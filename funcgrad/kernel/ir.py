@@ -138,12 +138,17 @@ class ShapedArray:
 
 
 def _unreduced_suffix(sharding) -> str:
-    """JAX's ``{U:y}`` / ``{U:(x,y)}`` after a type unreduced over mesh axes (in mesh order)."""
-    unreduced = getattr(sharding.spec, "unreduced", None)
-    if not unreduced:
-        return ""
-    names = [n for n in sharding.mesh.axis_names if n in unreduced]
-    return f"{{U:{names[0] if len(names) == 1 else '(' + ','.join(names) + ')'}}}"
+    """JAX's ``{U:y}`` / ``{U:(x,y)}`` after a type unreduced over mesh axes (in mesh order), and
+    ``{R:y}`` for reduced ones (``{U:x, R:y}`` both)."""
+    parts = []
+    for tag, axes in (
+        ("U", getattr(sharding.spec, "unreduced", None)),
+        ("R", getattr(sharding.spec, "reduced", None)),
+    ):
+        if axes:
+            names = [n for n in sharding.mesh.axis_names if n in axes]
+            parts.append(f"{tag}:{names[0] if len(names) == 1 else '(' + ','.join(names) + ')'}")
+    return "{" + ", ".join(parts) + "}" if parts else ""
 
 
 def _sharded_dims(shape, spec) -> list[str]:

@@ -83,6 +83,10 @@ NOT_CACHES = {
     ("funcgrad._placement", "unreduced_ops"): "the unreduced-value operations funcgrad.sharding registers",
     ("funcgrad.primitives._sharding_rules", "_unreduced_rules"): "each primitive's unreduced-axes rule",
     (
+        "funcgrad.primitives._sharding_rules",
+        "_drops_reduced",
+    ): "the primitives whose results are never reduced",
+    (
         "funcgrad.interpreters.partial_eval",
         "partial_eval_jaxpr_custom_rules",
     ): "JAX's partial-eval rule table",

@@ -635,6 +635,19 @@ def test_unreduced_values_are_placed_reduced_and_contracted_as_jaxs():
                 sh.reshard(np_.dot(a, w_, out_sharding=P("X", None, unreduced={"Y"})), P("X", None)) ** 2
             )
             out["jit_grad"] = [np.asarray(v).tolist() for v in lib.jit(lib.grad(sq, argnums=(0, 1)))(x, w)]
+            # P(..., reduced=): typed {R:Y}, kept by elementwise operations; an unreduced product
+            # times a value reduced along the same axes stays unreduced (JAX's mul rule)
+            r = lib.device_put(W[0], P(None, reduced={"Y"}))
+            seen = []
+
+            def scaled(a, w_, r_):
+                m = np_.dot(a, w_, out_sharding=P("X", None, unreduced={"Y"})) * np_.sin(r_ + 1.0)
+                seen.append(str(lib.typeof(m)))
+                return sh.reshard(m, P("X", None))
+
+            out["reduced_type"] = str(lib.typeof(r))
+            out["jit"].append(np.asarray(lib.jit(scaled)(x, w, r)).tolist())
+            out["scaled_type"] = seen
             for name, fn in [("neg", lambda z: -z), ("add_plain", lambda z: z + 1.0)]:
                 try:
                     lib.jit(fn)(c)
