@@ -122,18 +122,38 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
 
 
 def _stack_nested(a, dtype):
-    """``asarray`` of (nested) lists holding Arrays or tracers: stack them along new axes."""
-    items = [_stack_nested(x, dtype) if isinstance(x, list | tuple) else x for x in a]
-    items = promote_args(*items)
-    if dtype is not None:
-        items = [ew.convert_element_type(x, dtype) for x in items]
-    shapes = {shape_of(x) for x in items}
+    """``asarray`` of (nested) lists holding Arrays or tracers, built as JAX's ``jnp.array`` builds
+    it (so a staged program reads as JAX's): one dtype for every leaf (weak leaves defer), each
+    element converted to it (strong), given a leading axis (``broadcast_in_dim``) and concatenated,
+    in groups of 16 (JAX's bound on one concatenation's width)."""
+    if dtype is None:
+        dtype, _ = _result_type(tuple(dtype_and_weak(x) for x in _iter_nested(a)))
+    return _stack_as(a, np.dtype(dtype))
+
+
+def _stack_as(a, dtype):
+    if not a:
+        return Array(np.array([], dtype))
+    items = []
+    for x in a:
+        if isinstance(x, list | tuple):
+            x = _stack_as(x, dtype)
+        elif isinstance(x, Array | core.Tracer):
+            if x.dtype != dtype or x.weak_type:
+                x = ew.convert_element_type(x, dtype, weak_type=False)
+        else:
+            x = Array(np.asarray(x, dtype))
+        shape = shape_of(x)
+        items.append(st.broadcast_in_dim(x, (1, *shape), tuple(range(1, len(shape) + 1))))
+    shapes = {shape_of(x)[1:] for x in items}
     if len(shapes) != 1:
         raise ValueError(
             "setting an array element with a sequence: the nested sequence is ragged "
             f"(element shapes {sorted(shapes)})"
         )
-    return concat_new_axis(items)
+    while len(items) > 16:
+        items = [st.concatenate(items[i : i + 16], 0) for i in range(0, len(items), 16)]
+    return items[0] if len(items) == 1 else st.concatenate(items, 0)
 
 
 def concat_new_axis(items):

@@ -65,3 +65,23 @@ def test_debug_nans_raises_jax_words():
     with funcgrad.debug_nans(True):
         with pytest.raises(FloatingPointError, match=r"^invalid value \(nan\) encountered in log\n"):
             f(5.0)
+
+
+def test_array_of_a_list_of_traced_values_stages_as_jax():
+    # Common_Gotchas_in_JAX.md's permissive_sum: one convert/broadcast_in_dim per element, then
+    # concatenate (jax 0.10.2's printed program); nested lists expand inner rows on axis 0.
+    printed = str(funcgrad.make_jaxpr(lambda x: fnp.sum(fnp.array(x)))([0, 1]))
+    assert printed == (
+        "{ lambda ; a:i64[] b:i64[]. let\n"
+        "    c:i64[] = convert_element_type[new_dtype=int64 weak_type=False] a\n"
+        "    d:i64[1] = broadcast_in_dim c\n"
+        "    e:i64[] = convert_element_type[new_dtype=int64 weak_type=False] b\n"
+        "    f:i64[1] = broadcast_in_dim e\n"
+        "    g:i64[2] = concatenate[dimension=0] d f\n"
+        "    h:i64[] = reduce_sum[axes=(0,) out_sharding=None] g\n"
+        "  in (h,) }"
+    )
+    nested = funcgrad.jit(lambda a, b: fnp.array([[a, b], [b, 1.0]]))(1.0, fnp.float32(2))
+    assert nested.dtype == np.float32 and not nested.weak_type
+    np.testing.assert_array_equal(np.asarray(nested), [[1, 2], [2, 1]])
+    assert fnp.array([fnp.arange(2)] * 20).shape == (20, 2)  # (concatenations in groups of 16)
