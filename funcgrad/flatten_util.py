@@ -83,7 +83,9 @@ def _unravel_empty(flat):
 
 def _unravel_list(indices, shapes, from_dtypes, to_dtype, flat):
     flat = fnp.asarray(flat)
-    if flat.dtype != to_dtype:
+    # Leaves of one dtype: the unravel is dtype-polymorphic (the leaves take the array's dtype),
+    # as JAX's; of several, the array must have the raveled dtype.
+    if flat.dtype != to_dtype and any(d != to_dtype for d in from_dtypes):
         raise TypeError(
             f"unravel: the array has dtype {flat.dtype}, but the raveled pytree has dtype {to_dtype}; "
             "convert it first"

@@ -127,6 +127,9 @@ def test_ravel_pytree_matches_jax_and_round_trips():
     assert empty.shape == (0,) and empty.dtype == np.float32 and unravel_empty(empty) == {}
     with pytest.raises(TypeError, match="dtype"):
         unravel(flat.astype(np.float32))
+    # leaves of one dtype: unravel is dtype-polymorphic, as JAX's (jax-ml/jax#7809)
+    one = {"a": np.ones(2, np.float32)}
+    assert ravel_pytree(one)[1](np.ones(2))["a"].dtype == flatten_util.ravel_pytree(one)[1](np.ones(2))["a"].dtype
 
 
 def test_ravel_pytree_under_transformations():
