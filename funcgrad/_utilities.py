@@ -29,7 +29,7 @@ from funcgrad.kernel import caches, core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config
 from funcgrad.numpy._dtypes import ExtendedArray
-from funcgrad.ref import Ref
+from funcgrad.ref import HITYPES, Ref
 
 __all__ = [
     "clear_caches",
@@ -59,6 +59,8 @@ def typeof(x) -> core.ShapedArray:
     """
     if isinstance(x, ExtendedArray | Ref):  # typed PRNG keys: ShapedArray(key<fry>[]); Ref{...}
         return x.aval
+    if type(x) in HITYPES:  # a registered high-level type (funcgrad.experimental.hijax)
+        return HITYPES[type(x)](x)
     return with_default_sharding(x, core.get_aval(x))
 
 

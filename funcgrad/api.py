@@ -54,6 +54,7 @@ from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.primitives import elementwise as _ew
 from funcgrad.primitives import sharding as _sharding_prims
+from funcgrad.ref import is_stateful_arg, trace_stateful
 
 __all__ = [
     "grad",
@@ -771,13 +772,19 @@ def eval_shape(fun: Callable, *args, **kwargs):
     ShapeDtypeStruct(shape=(3, 3), dtype=float32)
     """
     flat_in, in_tree = tu.tree_flatten((args, kwargs), lambda x: isinstance(x, ShapeDtypeStruct))
+    # Refs and mutable boxes are state, traced as jit traces them (NOTE: [refs are functionalised
+    # at trace time]); nothing runs, so nothing is written back.
+    state = {i: x for i, x in enumerate(flat_in) if is_stateful_arg(x)}
     # an abstract value (``ShapedArray``) stands for itself, as in JAX (flax passes one)
-    avals = [abstractify(x) for x in flat_in]
+    avals = [None if i in state else abstractify(x) for i, x in enumerate(flat_in)]
     flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
-    closed = trace_to_jaxpr(flat, avals)
+    closed, n_outs, _ = trace_stateful(flat, avals, None, "eval_shape", state)
     return tu.tree_unflatten(
         store["out_tree"],
-        [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding) for a in closed.out_avals],
+        [
+            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding)
+            for a in closed.out_avals[:n_outs]
+        ],
     )
 
 

@@ -48,7 +48,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import close_over_tracers
-from funcgrad.ref import Ref, refuse_returned_refs, trace_stateful
+from funcgrad.ref import HITYPES, Ref, is_stateful_arg, refuse_returned_refs, stateful_key, trace_stateful
 from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged, set_call_redirect
 from funcgrad.xla_bridge.execute import Compiled, compiled, run
 from funcgrad.xla_bridge.lowering import lower_jaxpr
@@ -366,7 +366,9 @@ class JittedFunction(Dispatcher):
             return out_leaves
 
         # NOTE: [refs are functionalised at trace time]
-        refs = {i: x for i, x in enumerate(flat) if type(x) is Ref}
+        refs = {
+            i: x for i, x in enumerate(flat) if type(x) is Ref or (type(x) in HITYPES and is_stateful_arg(x))
+        }
         avals = [None if i in refs else core.get_aval(x) for i, x in enumerate(flat)]
         user_ins = None
         if self._in_shardings is not None and not refs:
@@ -412,7 +414,7 @@ class JittedFunction(Dispatcher):
         refs = None
         for i, leaf in enumerate(flat):
             if not core.is_array_like(leaf):
-                if type(leaf) is Ref:
+                if is_stateful_arg(leaf):  # a Ref, or a mutable box (NOTE: [mutable high-level values])
                     refs = True
                     continue
                 names = self._arg_names(static_key, dyn_args, dyn_kwargs)
@@ -570,7 +572,7 @@ def _ref_key(flat) -> tuple:
     argument is the same Ref (the jaxpr reads each Ref once)."""
     first: dict[int, int] = {}
     return tuple(
-        ("ref", x._aval, x._leaf_avals, first.setdefault(id(x), i)) if type(x) is Ref else _aval_key(x)
+        stateful_key(x, first.setdefault(id(x), i)) if is_stateful_arg(x) else _aval_key(x)
         for i, x in enumerate(flat)
     )
 

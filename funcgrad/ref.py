@@ -369,6 +369,50 @@ def _inner_write_message(owner, ref: Ref) -> str:
 # Ref scopes: the traces of jitted functions
 
 
+# ----------------------------------------------------------------------------------------------
+# Mutable high-level values (jax.experimental.hijax's MutableHiType, e.g. flax's hijax Variables)
+
+# NOTE: [mutable high-level values]
+# A class registered with ``register_hitype`` whose type (``to_aval(x)``) has quasi-dynamic data
+# (``has_qdd``: its structure is state, ``x.cur_qdd()``) is a mutable box like a Ref, and a jitted
+# function treats an argument of that class as it treats a Ref: its low-level values
+# (``aval.read_loval(qdd, x)``) are inputs, the function gets a box made from the traced ones
+# (``aval.new_from_loval``), and the box's final state -- its structure may have changed -- is
+# extra outputs written back with ``aval.update_from_loval``. The box's operations (JAX's
+# ``HiPrimitive``s) run their ``to_lojax`` on it while tracing, their ``impl`` eagerly
+# (funcgrad/experimental/hijax.py). Boxes closed over, or under grad/vmap/scan, are not supported.
+HITYPES: dict[type, Any] = {}
+
+
+def box_type(x):
+    """``(aval, qdd)`` of a mutable high-level value ``x``, else None."""
+    to_aval = HITYPES.get(type(x))
+    if to_aval is None:
+        return None
+    aval = to_aval(x)
+    if not getattr(aval, "has_qdd", False):
+        return None
+    return aval, x.cur_qdd()
+
+
+def is_stateful_arg(x) -> bool:
+    """Whether a jit argument is state the call reads and writes back: a Ref or a mutable box."""
+    return type(x) is Ref or (type(x) in HITYPES and box_type(x) is not None)
+
+
+def stateful_key(x, first: int):
+    if type(x) is Ref:
+        return ("ref", x._aval, x._leaf_avals, first)
+    aval, qdd = box_type(x)
+    return ("box", type(x), aval, qdd, first)
+
+
+def _lo_aval(a):
+    # A box's low-level type as a jaxpr input: shape, dtype, weak type (typeof's default sharding
+    # is no part of it).
+    return core.ShapedArray(a.shape, a.dtype, a.weak_type)
+
+
 @dataclasses.dataclass
 class RefPlan:
     """What a jitted program does with Refs (NOTE: [refs are functionalised at trace time]).
@@ -383,12 +427,19 @@ class RefPlan:
     aliases: tuple[int, ...]
     lifted: tuple[Ref, ...]
     written: tuple[int, ...]
+    # (position, aval, qdd on input, qdd on output, number of low-level outputs) per box argument
+    boxes: tuple = ()
 
     def inputs(self, flat: list) -> list:
-        """The program's flat inputs for this call: each Ref replaced by its leaves, read now."""
+        """The program's flat inputs for this call: each Ref replaced by its leaves, each box by its
+        low-level values, read now."""
         out, first = [], dict(zip(self.arg_positions, self.aliases))
+        boxes = {b[0]: b for b in self.boxes}
         for i, x in enumerate(flat):
-            if i not in first:
+            if i in boxes:
+                _, aval, qdd, _, _ = boxes[i]
+                out.extend(aval.read_loval(qdd, x))
+            elif i not in first:
                 out.append(x)
             elif first[i] == i:
                 out.extend(tu.tree_leaves(_load(x)))
@@ -406,6 +457,8 @@ class RefPlan:
         for ref in self.targets(flat):
             leaves = [next(it) for _ in ref._leaf_avals]
             _store(ref, tu.tree_unflatten(ref._tree, leaves))
+        for position, aval, _, qdd_out, n in self.boxes:
+            aval.update_from_loval(qdd_out, flat[position], *[next(it) for _ in range(n)])
 
 
 class _Scope:
@@ -479,10 +532,18 @@ def trace_stateful(f, in_avals, arg_names, description: str, refs: dict[int, Ref
     with core.new_trace(StagingTrace, None, description) as trace:
         scope = _SCOPES[trace] = _Scope(trace)
         try:
-            args, leaves, positions, aliases, first = [], [], [], [], {}
+            args, leaves, positions, aliases, first, boxes = [], [], [], [], {}, []
             names = list(arg_names or [None] * len(in_avals))
             for i, aval in enumerate(in_avals):
                 ref = refs.get(i)
+                if ref is not None and type(ref) is not Ref:  # NOTE: [mutable high-level values]
+                    box_aval, qdd = box_type(ref)
+                    box_args = [trace.new_arg(_lo_aval(a), names[i]) for a in box_aval.lo_ty_qdd(qdd)]
+                    args.extend(box_args)
+                    inner = box_aval.new_from_loval(qdd, *box_args)
+                    boxes.append((i, box_aval, qdd, inner))
+                    leaves.append(inner)
+                    continue
                 if ref is None:
                     arg = trace.new_arg(aval, names[i])
                     args.append(arg)
@@ -500,13 +561,21 @@ def trace_stateful(f, in_avals, arg_names, description: str, refs: dict[int, Ref
             every = [ref for ref, _, _ in scope.bound]
             written = [k for k, (ref, _, _) in enumerate(scope.bound) if _changed(ref, scope, k)]
             finals = [leaf for k in written for leaf in tu.tree_leaves(every[k]._value)]
+            box_plans = []
+            for i, box_aval, qdd, inner in boxes:
+                qdd_out = inner.cur_qdd()
+                lo = list(box_aval.read_loval(qdd_out, inner))
+                finals.extend(lo)
+                box_plans.append((i, box_aval, qdd, qdd_out, len(lo)))
             closed = trace.builder.build(trace, [*args, *scope.lifted_args], [*outs, *finals])
         finally:
             scope.restore()
             del _SCOPES[trace]
     plan = None
-    if scope.bound:
-        plan = RefPlan(tuple(positions), tuple(aliases), tuple(scope.lifted), tuple(written))
+    if scope.bound or boxes:
+        plan = RefPlan(
+            tuple(positions), tuple(aliases), tuple(scope.lifted), tuple(written), tuple(box_plans)
+        )
     return closed, len(outs), plan
 
 

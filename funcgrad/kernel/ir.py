@@ -91,6 +91,23 @@ class ShapedArray:
 
     to_ct_aval = to_tangent_aval  # a cotangent has its tangent's type
 
+    # JAX's high-level-type protocol (jax.experimental.hijax), as an array type has it: it is its
+    # own one low-level type, and its values are their own low-level values (flax's hijax
+    # Variables lower and raise their leaves through these).
+    is_high = False
+
+    def normalize(self) -> ShapedArray:
+        return self.strip_weak_type()
+
+    def lo_ty(self) -> list:
+        return [self]
+
+    def lower_val(self, val) -> list:
+        return [val]
+
+    def raise_val(self, val):
+        return val
+
     def __eq__(self, other):
         return (
             type(other) is ShapedArray

@@ -1,2 +1,2 @@
-"""``jax.experimental`` submodules that exist only under the alias (``hijax``); the rest of
-``jax.experimental`` is ``funcgrad.experimental``."""
+"""``jax.experimental`` submodules that exist only under the alias (none now: ``hijax`` is
+``funcgrad.experimental.hijax``); ``jax.experimental`` is ``funcgrad.experimental``."""

@@ -1,0 +1,146 @@
+"""``funcgrad.experimental.hijax``: JAX's ``jax.experimental.hijax`` -- high-level types whose values
+are Python objects over arrays (``register_hitype``, ``MutableHiType``) and the primitives that
+operate on them (``HiPrimitive``), as far as funcgrad's trace-time functionalisation gives them
+meaning: flax's hijax ``Variable`` (``nnx.var_defaults(hijax=True)``) is built on these.
+
+Layer: surface. Imports funcgrad.core / funcgrad.interpreters.ad (the names JAX re-exports here),
+the kernel's current trace, and funcgrad.ref (the registry jit reads, NOTE: [mutable high-level
+values]).
+
+What runs: a ``HiPrimitive`` bound on concrete values runs its ``impl``; bound while a function is
+traced it runs its ``to_lojax`` there and then, on the Python objects (a box holding traced
+arrays), so nothing high-level reaches a jaxpr. A value of a registered class whose type has
+quasi-dynamic data (``has_qdd``) passed to a jitted function is state, read before and written back
+after the call (NOTE: [mutable high-level values] in funcgrad/ref.py). What does not: such values
+closed over by a jitted function, or under grad/vmap/scan (they are not pytrees; those
+transformations refuse them as non-array arguments), and ``VJPHiPrimitive``'s custom rules.
+
+>>> class Counter:
+...     def __init__(self, n): self.n = n
+>>> bump = HiPrimitive("bump")
+>>> bump.impl = lambda c: Counter(c.n + 1)
+>>> bump.bind(Counter(1)).n
+2
+"""
+
+from __future__ import annotations
+
+from funcgrad.core import AbstractValue, ShapedArray
+from funcgrad.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
+from funcgrad.kernel import core as _core
+from funcgrad.ref import HITYPES, AbstractRef
+
+__all__ = [
+    "AbstractRef",
+    "AbstractValue",
+    "AvalMutableQDD",
+    "AvalQDD",
+    "HiPrimitive",
+    "HiType",
+    "MutableHiType",
+    "ShapedArray",
+    "Zero",
+    "aval_method",
+    "aval_property",
+    "control_flow_allowed_effects",
+    "cur_qdd",
+    "instantiate_zeros",
+    "is_undefined_primal",
+    "register_hitype",
+]
+
+
+class HiPrimitive:
+    """A primitive over high-level values. Subclasses define ``impl`` (eager) and ``to_lojax``
+    (the same operation while tracing, on the objects), and may define ``abstract_eval``,
+    ``jvp``, ``transpose`` (not used: such values do not cross grad here)."""
+
+    multiple_results = False
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def is_high(self, *args, **params) -> bool:
+        return True
+
+    def impl(self, *args, **params):
+        return self.to_lojax(*args, **params)
+
+    def to_lojax(self, *args, **params):
+        raise NotImplementedError(f"HiPrimitive {self.name} defines no to_lojax rule")
+
+    def bind(self, *args, **params):
+        if type(_core.current_trace()) is _core.EvalTrace and not any(
+            isinstance(a, _core.Tracer) for a in args
+        ):
+            return self.impl(*args, **params)
+        return self.to_lojax(*args, **params)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class HiType(AbstractValue):
+    """The type of a high-level value (``lo_ty``, ``lower_val``, ``raise_val``)."""
+
+    is_high = True
+    has_qdd = False
+
+
+class MutableHiType(HiType):
+    """The type of a mutable high-level value: its structure is quasi-dynamic data (``cur_qdd``),
+    and it says how to read its low-level values (``read_loval``), make a value of them
+    (``new_from_loval``) and update one (``update_from_loval``), given that data."""
+
+    has_qdd = True
+
+
+class AvalQDD:
+    """An abstract value with its quasi-dynamic data."""
+
+    def __init__(self, aval, qdd):
+        self.aval, self.qdd = aval, qdd
+
+
+class AvalMutableQDD(AvalQDD):
+    """An abstract value with quasi-dynamic data that an operation may update (``mutable_qdd``)."""
+
+    @property
+    def mutable_qdd(self):
+        return self
+
+
+def cur_qdd(x):
+    """The quasi-dynamic data (the current structure) of a mutable high-level value.
+
+    >>> class Box:
+    ...     def cur_qdd(self): return ("one leaf",)
+    >>> cur_qdd(Box())
+    ('one leaf',)
+    """
+    return x.cur_qdd()
+
+
+def register_hitype(cls, to_aval) -> None:
+    """Make ``cls`` a high-level type whose abstract value is ``to_aval(x)``: ``typeof`` gives it,
+    and a jitted function takes values of it as state when that type has quasi-dynamic data."""
+    HITYPES[cls] = to_aval
+
+
+def aval_method(fun):
+    """JAX marks ``fun`` as a method of tracers of the type; funcgrad traces the objects themselves,
+    so it is the function."""
+    return fun
+
+
+class aval_property(property):  # noqa: N801 - JAX's name
+    """JAX's property of tracers of the type; here a plain property (see ``aval_method``)."""
+
+
+class _EffectTypes(set):
+    def add_type(self, effect_type) -> None:
+        self.add(effect_type)
+
+
+# Effects that control flow may carry (JAX's effect system; funcgrad's IR has no effects).
+control_flow_allowed_effects = _EffectTypes()

@@ -1,0 +1,94 @@
+"""``funcgrad.experimental.hijax``: a mutable high-level type (a box of named arrays whose set of
+names may change) defined as flax defines its hijax Variables -- ``register_hitype``, a
+``MutableHiType`` with quasi-dynamic data, ``HiPrimitive``s for get and set -- works eagerly and
+as state of a jitted function (read before, written back after, its structure changed inside;
+traced once), and under eval_shape (nothing written back). NOTE: [mutable high-level values]."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.experimental import hijax
+
+
+class Box:
+    def __init__(self, items):
+        self.items = dict(items)
+
+    def cur_qdd(self):  # the structure: names and types
+        return tuple((k, funcgrad.typeof(v).strip_weak_type()) for k, v in sorted(self.items.items()))
+
+    def get(self):
+        return get_p.bind(self)
+
+    def set(self, items):
+        set_p.bind(self, items)
+
+
+class GetItems(hijax.HiPrimitive):
+    def impl(self, box):
+        return dict(box.items)
+
+    to_lojax = impl
+
+
+class SetItems(hijax.HiPrimitive):
+    def impl(self, box, items):
+        box.items = dict(items)
+        return []
+
+    to_lojax = impl
+
+
+get_p, set_p = GetItems("get_items"), SetItems("set_items")
+
+
+class BoxType(hijax.MutableHiType):
+    def __eq__(self, other):
+        return type(other) is BoxType
+
+    def __hash__(self):
+        return hash(BoxType)
+
+    def lo_ty_qdd(self, qdd):
+        return [aval for _, aval in qdd]
+
+    def new_from_loval(self, qdd, *lo):
+        return Box(zip([k for k, _ in qdd], lo))
+
+    def read_loval(self, qdd, box):
+        items = box.get()
+        return [items[k] for k, _ in qdd]
+
+    def update_from_loval(self, qdd, box, *lo):
+        box.set(zip([k for k, _ in qdd], lo))
+
+
+hijax.register_hitype(Box, lambda b: BoxType())
+
+
+def test_a_mutable_box_is_state_of_a_jitted_function():
+    traces = []
+
+    @funcgrad.jit
+    def step(box, x):
+        traces.append(1)
+        items = box.get()
+        items["a"] = items["a"] + x
+        items["seen"] = x * 2  # a new name: the structure changes inside
+        box.set(items)
+        return items["a"].sum()
+
+    b = Box({"a": fnp.zeros(2, np.float32)})
+    assert float(step(b, np.float32(1))) == 2.0
+    np.testing.assert_array_equal(b.get()["a"], np.ones(2, np.float32))
+    assert float(b.get()["seen"]) == 2.0 and sorted(b.get()) == ["a", "seen"]
+    c = Box({"a": fnp.zeros(2, np.float32)})
+    step(c, np.float32(3))
+    assert len(traces) == 1 and float(c.get()["seen"]) == 6.0  # same structure in: no retrace
+    assert isinstance(funcgrad.typeof(b), BoxType)
+    before = dict(b.get())
+    out = funcgrad.eval_shape(step, b, np.float32(1))
+    assert out.shape == () and b.get()["a"] is before["a"]  # eval_shape writes nothing back
