@@ -52,7 +52,7 @@ from funcgrad._shardings import (
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
-from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.kernel.dtypes import canonical_value, python_scalar_types
 from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives import sharding as shp
 
@@ -437,7 +437,7 @@ def _put_leaf(v, s: Sharding, path: str):
         except ValueError as e:
             raise ValueError(f"device_put: x{path}: {e}") from None
         held = _unreduced.held_blocks(v) if from_array else None
-        value = v._numpy() if from_array else np.asarray(v)
+        value = v._numpy() if from_array else canonical_value(np.asarray(v))
         return Array._from_buffer(_unreduced.put_unreduced(np.asarray(value), s, held), weak)
     if from_array and isinstance(s, NamedSharding) and _sharded_buffer(v) is not None:
         # Already on devices: moved there by a compiled program when the devices are the same
@@ -449,7 +449,8 @@ def _put_leaf(v, s: Sharding, path: str):
         moved = xla_bridge.reshard.reshard(_sharded_buffer(v), s._bridge(v.ndim))
         if moved is not None:
             return v if moved is _sharded_buffer(v) else Array._from_buffer(moved, weak)
-    value = v._numpy() if from_array else np.asarray(v)
+    # (a NumPy value takes the mode's dtype, as it enters: int32 for int64 with x64 off)
+    value = v._numpy() if from_array else canonical_value(np.asarray(v))
     if isinstance(s, SingleDeviceSharding):
         return Array._from_buffer(xla_bridge.device_put(value, s._device, weak_type=weak), weak)
     try:
@@ -473,7 +474,7 @@ def device_put_sharded(x, shardings):
     out = []
     for v, s, path in zip(leaves, specs, paths):
         if s is None:
-            out.append(v if isinstance(v, Array) else Array(np.asarray(v)))
+            out.append(v if isinstance(v, Array) else Array(canonical_value(np.asarray(v))))
         else:
             out.append(_put_leaf(v, s, path))
     return tu.tree_unflatten(tree, out)

@@ -49,6 +49,13 @@ def test_device_put_reads_back_every_shard(spec):
     assert sorted(sh.replica_id for sh in shards) == sorted(list(range(replicas)) * (8 // replicas))
     assert y.is_fully_replicated == (spec == P()) and y.is_fully_addressable
     np.testing.assert_array_equal(y.addressable_data(3), x[shards[3].index])
+    if spec == P("a", "b"):  # with x64 off a NumPy value takes the 32-bit dtype, as jax's device_put
+        previous = funcgrad.config.jax_enable_x64
+        funcgrad.config.update("jax_enable_x64", False)
+        try:
+            assert funcgrad.device_put(np.arange(64).reshape(8, 8), s).dtype == np.int32
+        finally:
+            funcgrad.config.update("jax_enable_x64", previous)
 
 
 def test_shard_shapes_and_indices_like_jax():
