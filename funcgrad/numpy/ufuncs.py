@@ -260,8 +260,8 @@ def floor_divide(x1, x2, /):
     """
     x1, x2 = broadcast_args(*promote_args(x1, x2))
     reject_complex("floor_divide", x1)
-    if _is_bool(x1):
-        raise TypeError("numpy boolean floor_divide (//) is not supported; convert to int first")
+    if _is_bool(x1):  # booleans divide as int32 values, as JAX's (promote_args_numeric)
+        x1, x2 = ew.convert_element_type(x1, np.int32), ew.convert_element_type(x2, np.int32)
     x1, x2 = ew.stop_gradient_p.bind(x1), ew.stop_gradient_p.bind(x2)
     return _int_floor_divide(x1, x2) if _is_int(x1) else _float_floor_divide(x1, x2)
 
@@ -278,8 +278,8 @@ def remainder(x1, x2, /):
     """
     x1, x2 = broadcast_args(*promote_args(x1, x2))
     reject_complex("remainder", x1)
-    if _is_bool(x1):
-        raise TypeError("numpy boolean remainder (%) is not supported; convert to int first")
+    if _is_bool(x1):  # booleans divide as int32 values, as JAX's (promote_args_numeric)
+        x1, x2 = ew.convert_element_type(x1, np.int32), ew.convert_element_type(x2, np.int32)
     r = ew.rem_p.bind(x1, x2)
     if _is_unsigned(x1):
         return r
@@ -316,8 +316,8 @@ def fmod(x1, x2, /):
     """
     x1, x2 = broadcast_args(*promote_args(x1, x2))
     reject_complex("fmod", x1)
-    if _is_bool(x1):
-        raise TypeError("numpy boolean fmod is not supported; convert to int first")
+    if _is_bool(x1):  # booleans divide as int32 values, as JAX's (promote_args_numeric)
+        x1, x2 = ew.convert_element_type(x1, np.int32), ew.convert_element_type(x2, np.int32)
     return ew.rem_p.bind(x1, x2)
 
 

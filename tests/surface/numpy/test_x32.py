@@ -79,6 +79,8 @@ CASES = {
     "sqrt_int": lambda j, jnp, lax, np: jnp.sqrt(2),
     "exp_float": lambda j, jnp, lax, np: jnp.exp(1.0),
     "power": lambda j, jnp, lax, np: jnp.arange(3.0) ** 2,
+    "fmod_bool": lambda j, jnp, lax, np: jnp.fmod(np.array([True, False]), np.array([True, True])),
+    "floor_divide_bool": lambda j, jnp, lax, np: jnp.floor_divide(np.array([True, False]), True),
     "where_scalars": lambda j, jnp, lax, np: jnp.where(np.array([True, False]), 1.0, 2),
     # reductions and index results
     "sum_np_int": lambda j, jnp, lax, np: jnp.sum(np.arange(4)),
