@@ -5,8 +5,8 @@ kernel classes it patches. ``funcgrad.numpy`` imports this module, so importing 
 (which ``funcgrad.api`` does) equips every array and every tracer.
 
 Binary operators take NumPy's operand rules (NEP 50 promotion, broadcasting); an operand that is
-not array-like makes the operator return ``NotImplemented``, so Python tries the reflected one and
-then raises its usual ``TypeError``.
+not array-like (nor has ``__jax_array__``, whose value is then the operand) makes the operator
+return ``NotImplemented``, so Python tries the reflected one and then raises its usual ``TypeError``.
 """
 
 from __future__ import annotations
@@ -37,18 +37,23 @@ _ARRAY_LIKE = (Array, core.Tracer, np.ndarray, np.generic, *python_scalar_types,
 
 
 def _binary(fn, reflected: bool = False):
+    # An object with ``__jax_array__`` (flax's Variables) is an operand by its value, as in JAX.
     if reflected:
 
         def op(self, other):
             if not isinstance(other, _ARRAY_LIKE):
-                return NotImplemented
+                if not hasattr(other, "__jax_array__"):
+                    return NotImplemented
+                other = other.__jax_array__()
             return fn(other, self)
 
     else:
 
         def op(self, other):
             if not isinstance(other, _ARRAY_LIKE):
-                return NotImplemented
+                if not hasattr(other, "__jax_array__"):
+                    return NotImplemented
+                other = other.__jax_array__()
             return fn(self, other)
 
     op.__name__ = fn.__name__

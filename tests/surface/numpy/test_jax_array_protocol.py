@@ -38,3 +38,9 @@ def test_jax_array_objects_in_numpy_functions_match_jax():
     assert ours.dtype == theirs.dtype
     np.testing.assert_allclose(ours, theirs, rtol=1e-6)
     np.testing.assert_allclose(fnp.sin(Box(fnp.asarray(x))), np.sin(x), rtol=1e-6)
+    # An operator's other operand, on either side (flax: ``array + variable``).
+    box = Box(fnp.asarray(x))
+    np.testing.assert_allclose(fnp.asarray(x) + box, 2 * x)
+    np.testing.assert_allclose(fnp.asarray(x) * box, x * x)
+    theirs = jax.numpy.asarray(x) + Box(jax.numpy.asarray(x))
+    np.testing.assert_allclose(theirs, 2 * x)
