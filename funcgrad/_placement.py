@@ -546,7 +546,7 @@ def recast(tree, mesh, shardings, where: str):
     out = []
     for v, s in zip(leaves, wanted):
         if not isinstance(v, Array | core.Tracer):
-            v = Array._from_owned(np.asarray(v), type(v) in python_scalar_types)
+            v = Array._from_owned(canonical_value(np.asarray(v)), type(v) in python_scalar_types)
         ndim = v.ndim
         if s is not None:
             spec = s.spec._normalized(ndim, where)
@@ -776,7 +776,7 @@ def _constrain(x, shardings, *, strict: bool):
                 "to use `reshard` API?"
             )
         if not isinstance(v, Array | core.Tracer):  # a NumPy array or a Python scalar
-            v = Array._from_owned(np.asarray(v), type(v) in python_scalar_types)
+            v = Array._from_owned(canonical_value(np.asarray(v)), type(v) in python_scalar_types)
         try:
             s.shard_shape(v.shape)
         except ValueError as e:
