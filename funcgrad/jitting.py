@@ -557,7 +557,7 @@ class _RefStaged(Staged):
     """A staged call whose program reads or writes Refs (``plan``, a ``RefPlan``): its outputs are
     the function's, then the written Refs' final values; the call unflattens them as a pair."""
 
-    __slots__ = ("plan",)
+    __slots__ = ("plan", "user_tree")
     stateful = True
 
     def __init__(self, closed, out_tree, hoisted, ins, outs, plan, n_outs):
@@ -565,6 +565,7 @@ class _RefStaged(Staged):
         pair = (tu.tree_unflatten(out_tree, list(range(n_outs))), list(range(n_finals)))
         super().__init__(closed, tu.tree_structure(pair), hoisted, ins, outs)
         self.plan = plan
+        self.user_tree = out_tree
 
 
 def _ref_key(flat) -> tuple:
@@ -669,6 +670,23 @@ class Lowered:
         if dialect == "hlo":
             return xla_bridge.hlo_text(self._text)
         return self._text
+
+    @property
+    def out_info(self):
+        """The outputs' shapes and dtypes (``ShapeDtypeStruct`` leaves in the output's tree), as
+        JAX's ``Lowered.out_info``.
+
+        >>> import funcgrad.numpy as fnp
+        >>> jit(lambda x: (x, x.sum())).lower(fnp.ones(3)).out_info[1]
+        ShapeDtypeStruct(shape=(), dtype=float64)
+        """
+        staged = self._staged
+        tree, avals = staged.out_tree, staged.closed.out_avals
+        if type(staged) is _RefStaged:  # the function's outputs, not the Refs' final values
+            tree, avals = staged.user_tree, avals[: staged.user_tree.num_leaves]
+        return tu.tree_unflatten(
+            tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding) for a in avals]
+        )
 
     def compiler_ir(self, dialect: str | None = None):
         """The program as the compiler's objects, as JAX's: for ``"stablehlo"`` (or None) jaxlib's

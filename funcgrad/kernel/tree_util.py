@@ -49,6 +49,10 @@ __all__ = [
 registry = _pytree.PyTreeRegistry(
     enable_none=True, enable_tuple=True, enable_namedtuple=True, enable_list=True, enable_dict=True
 )
+# A treedef pickles (and deep-copies) with a reference to its registry: by this module and name,
+# as JAX names its default registry (flax deep-copies graph definitions holding treedefs).
+registry.__module__ = __name__
+registry.__name__ = "registry"
 
 PyTreeDef = _pytree.PyTreeDef
 SequenceKey = _pytree.SequenceKey
