@@ -46,11 +46,13 @@ process, since two ``jax`` modules would mix arrays and tracers of two libraries
 Code that reads JAX internals beyond the public API and the documented extension API
 (``jax.extend``, ``jax.core``, ``jax.interpreters``) -- private attributes of jaxprs, ``jax._src``
 modules other than the ones above, the C++ ``jaxlib._jax`` types of JAX's own arrays -- sees
-funcgrad's objects or a ``ModuleNotFoundError``. funcgrad's own differences stay: it always
-computes with 64-bit types (``jax.config.update("jax_enable_x64", False)`` is refused), and its
-default ``jax.random.key`` is raw ``uint32[2]`` data, not a typed key (flax's ``nnx.Rngs`` asks for a
-typed one). The alias makes names resolve; what funcgrad
-computes is documented in docs/differences_from_jax.md.
+funcgrad's objects or a ``ModuleNotFoundError``. Dtypes are JAX's defaults: installing the alias
+switches funcgrad to JAX's 32-bit mode (``jax_enable_x64`` off: float32/int32 defaults, NumPy's
+64-bit values entering as 32-bit ones; NOTE: [x64 mode] in funcgrad/kernel/dtypes.py) unless the
+environment sets ``JAX_ENABLE_X64`` (``JAX_ENABLE_X64=1`` keeps 64-bit types, as it does for JAX),
+since code written for JAX expects its dtypes; ``jax.config.update("jax_enable_x64", True)``
+switches at run time as in JAX. (funcgrad used without the alias keeps its own default, 64-bit.)
+The alias makes names resolve; what funcgrad computes is documented in docs/differences_from_jax.md.
 
 >>> import sys, subprocess
 >>> code = "import funcgrad.as_jax, jax, funcgrad; print(jax.__version__, jax.grad is funcgrad.grad)"
@@ -64,6 +66,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 
@@ -201,6 +204,10 @@ def install() -> None:
         )
     sys.meta_path.insert(0, _AliasFinder())
     sys.modules["jax"] = _make_jax_module()
+    if "JAX_ENABLE_X64" not in os.environ:
+        # JAX's default mode, 32-bit (see the module docstring); the variable, when set, was read
+        # by funcgrad's configuration as JAX reads it.
+        importlib.import_module("funcgrad._config").config.update("jax_enable_x64", False)
 
 
 install()

@@ -32,6 +32,7 @@ ALIAS = [sys.executable, "-m", "funcgrad.as_jax"]
 
 def run(command, timeout=600, cwd=None):
     env = dict(os.environ, PYTHONPATH=str(ROOT), FUNCGRAD_PLATFORM="cpu", JAX_PLATFORMS="cpu")
+    env.pop("JAX_ENABLE_X64", None)  # each side in JAX's default mode unless a script sets one
     proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
     return proc
 
@@ -64,6 +65,7 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
         "registry": [tuple in _registry, dict in _registry, int in _registry],
         "mlir": [ir.__name__, hlo.__name__],
         "installed": funcgrad.as_jax.installed(),
+        "x64": [jax.config.jax_enable_x64, str(jnp.zeros(1).dtype), str(jnp.asarray(1.0).dtype)],
     }
     tb.register_exclusion("/nowhere")
     out["exclusion"] = "/nowhere" in tb._exclude_paths
@@ -84,6 +86,7 @@ def test_alias_makes_jax_funcgrad():
     assert out["lib"] == "0.10.2"
     assert all(out["same"]) and out["installed"] and out["exclusion"]
     assert out["grad"] == 1.0
+    assert out["x64"] == [False, "float32", "float32"]  # JAX's default mode under the alias
     assert out["registry"] == [True, True, False]
     assert out["mlir"] == ["jaxlib.mlir.ir", "jaxlib.mlir.dialects.stablehlo"]
     assert "a JAX internal that funcgrad does not provide" in out["jax._src.interpreters.pxla"]
