@@ -365,7 +365,16 @@ def _interleaved_subscripts(first, rest) -> tuple[str, tuple]:
 
 
 @takes_out_sharding(typed_result=True)
-def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None):
+def einsum(
+    subscripts,
+    /,
+    *operands,
+    out=None,
+    optimize="auto",
+    precision=None,
+    preferred_element_type=None,
+    _dot_general=None,
+):
     """Einstein summation, planned by opt_einsum and lowered to pairwise ``dot_general``.
 
     >>> einsum("ij,jk->ik", np.ones((2, 3)), np.ones((3, 4))).shape
@@ -376,6 +385,10 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, 
     [3.0, 3.0]
     >>> einsum(np.ones((2, 3)), [0, 1], np.arange(3.0), [1], [0]).tolist()  # NumPy's interleaved form
     [3.0, 3.0]
+
+    ``_dot_general`` (JAX's keyword; flax's layers pass one) replaces ``lax.dot_general`` in each
+    pairwise contraction: it is called as ``f(a, b, dimension_numbers, precision,
+    preferred_element_type=...)``.
     """
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved_subscripts(subscripts, operands)
@@ -412,6 +425,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, 
                 out_labels,
                 preferred_element_type,
                 precision,
+                _dot_general,
             )
         ops.append(result)
     (result,) = ops
@@ -460,7 +474,9 @@ def _drop_unit(x, labels: str, label: str):
     return reshape(x, x.shape[:pos] + x.shape[pos + 1 :]), labels[:pos] + labels[pos + 1 :]
 
 
-def _einsum_pair(a, la: str, b, lb: str, out_labels: str, preferred_element_type=None, precision=None):
+def _einsum_pair(
+    a, la: str, b, lb: str, out_labels: str, preferred_element_type=None, precision=None, dot_general=None
+):
     a, la = _take_diagonals(a, la)
     b, lb = _take_diagonals(b, lb)
     # Ellipsis dims broadcast: a size-1 dim meeting a larger one is dropped from its operand.
@@ -495,7 +511,10 @@ def _einsum_pair(a, la: str, b, lb: str, out_labels: str, preferred_element_type
         (tuple(la.index(x) for x in contract), tuple(lb.index(x) for x in contract)),
         (tuple(la.index(x) for x in batch), tuple(lb.index(x) for x in batch)),
     )
-    y = dt.dot_general(a, b, dn, preferred_element_type or a.dtype, precision)
+    if dot_general is None:
+        y = dt.dot_general(a, b, dn, preferred_element_type or a.dtype, precision)
+    else:
+        y = dot_general(a, b, dn, precision, preferred_element_type=preferred_element_type)
     y_labels = result_labels(la, lb)
     return _to_order(y, y_labels, out_labels)
 

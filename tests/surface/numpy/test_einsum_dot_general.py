@@ -1,0 +1,33 @@
+"""``einsum(..., _dot_general=f)``, JAX's keyword that flax's attention and einsum layers pass: each
+pairwise contraction calls ``f`` (eagerly and under jit) with JAX's arguments, and the result is
+jax's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+
+def test_einsum_calls_the_given_dot_general_and_matches_jax():
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(0)
+    q, k = (
+        rng.standard_normal((2, 5, 3, 4)).astype(np.float32),
+        rng.standard_normal((2, 6, 3, 4)).astype(np.float32),
+    )
+    calls = []
+
+    def ours_dg(a, b, dn, precision=None, preferred_element_type=None):
+        calls.append(dn)
+        return funcgrad.lax.dot_general(a, b, dn, precision, preferred_element_type=preferred_element_type)
+
+    spec = "...qhd,...khd->...hqk"
+    eager = fnp.einsum(spec, q, k, _dot_general=ours_dg)
+    jitted = funcgrad.jit(lambda a, b: fnp.einsum(spec, a, b, _dot_general=ours_dg))(q, k)
+    theirs = jax.numpy.einsum(spec, q, k, _dot_general=jax.lax.dot_general)
+    assert len(calls) == 2 and eager.dtype == theirs.dtype == jitted.dtype
+    np.testing.assert_allclose(eager, theirs, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(jitted, theirs, rtol=1e-5, atol=1e-5)
