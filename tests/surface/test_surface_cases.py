@@ -36,7 +36,10 @@ def _declares_cases(path: Path) -> bool:
     """Whether the module builds a harness ``CASES`` table: it imports ``_numpy_harness`` and
     assigns ``CASES`` (a ``CASES`` of another kind, e.g. an SPMD test's layouts, is not imported:
     such a module may need 8 devices at import)."""
-    tree = ast.parse(path.read_text(), str(path))
+    text = path.read_text()
+    if "_numpy_harness" not in text or "CASES" not in text:
+        return False  # (most modules: no parse needed, at every worker's collection)
+    tree = ast.parse(text, str(path))
     uses_harness = any(
         isinstance(node, ast.ImportFrom) and node.module == "_numpy_harness" for node in tree.body
     )
