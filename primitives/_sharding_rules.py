@@ -573,6 +573,26 @@ def out_specs(primitive, avals_in, avals_out, params) -> list:
     return out
 
 
+def _all_gather(avals_in, avals_out, *, axis, tiled, **params):
+    """Inside a partially manual body: the gathered dimension is whole (a new one when untiled),
+    the others keep their split over the axes left automatic (JAX's ``f32[8,4@y]``)."""
+    spec = list(spec_of(avals_in[0]))
+    if tiled:
+        spec[axis] = ()
+    else:
+        spec.insert(axis, ())
+    return [tuple(spec)]
+
+
+def _psum_scatter(avals_in, avals_out, *, scatter_dimension, tiled, **params):
+    spec = list(spec_of(avals_in[0]))
+    if tiled:
+        spec[scatter_dimension] = ()
+    else:
+        del spec[scatter_dimension]
+    return [tuple(spec)]
+
+
 # ----------------------------------------------------------------------------------------------
 # Unreduced results (NOTE: [unreduced values] in funcgrad/_sharding_unreduced.py)
 #
@@ -761,6 +781,8 @@ def install(families) -> None:
     families["scan"].scan_p.def_sharding_rule(_scan)
     families["conv"].conv_general_dilated_p.def_sharding_rule(_conv)
     families["dot"].dot_general_p.def_sharding_rule(dot_general_rule)
+    families["collectives"].all_gather_p.def_sharding_rule(_all_gather)
+    families["collectives"].psum_scatter_p.def_sharding_rule(_psum_scatter)
     families["sharding"].sharding_constraint_p.def_sharding_rule(_from_params, from_params=True)
     ar = families["elementwise"]
     _unreduced_rules.update({ar.add_p: _unreduced_alike("add"), ar.add_any_p: _unreduced_alike("add")})

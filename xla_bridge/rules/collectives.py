@@ -170,6 +170,29 @@ def _axis_index(ctx, *, axis_name):
         table = spmd.coordinates(axis_name)
     except ValueError as e:
         raise LoweringError(str(e)) from None
+    i32 = tensor_type((), np.int32)
+    mesh = spmd.manual[-1][0] if spmd.manual else None
+    free = [] if mesh is None else [n for n in mesh.axis_names if n not in set(spmd.manual_axes())]
+    if not free:
+        return _index_from_partition_id(fb, table)
+    # A partially manual body (axis_names=): XLA's partitioner refuses partition_id where some
+    # axes are still automatic, so the index is computed in a nested body manual over those too
+    # (as JAX's lowering does), replicated over them.
+    r = fb.region()
+    r.raw(f"sdy.return {_index_from_partition_id(r, table)} : {i32}")
+    name = fb.fresh()
+    manual = "{" + ", ".join(f'"{n}"' for n in free) + "}"
+    fb.lines.append(
+        f"{fb.indent}{name} = sdy.manual_computation() in_shardings=[] "
+        f"out_shardings=[<{spmd.mesh_symbol(mesh)}, []>] manual_axes={manual} () {{"
+    )
+    fb.lines.extend(r.lines)
+    fb.lines.append(f"{fb.indent}}} : () -> {i32}")
+    return name
+
+
+def _index_from_partition_id(fb, table) -> str:
+    """This device's entry of ``table`` (one per partition id)."""
     u32, i32 = tensor_type((), np.uint32), tensor_type((), np.int32)
     pid = fb.emit(f"stablehlo.partition_id : {u32}")
     pid = fb.emit(f"stablehlo.convert {pid} : ({u32}) -> {i32}")

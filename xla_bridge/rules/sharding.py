@@ -76,8 +76,13 @@ def _sharding_constraint(ctx, x, *, mesh, spec):
     if spmd is None:
         return x  # a program on one device: there is nothing to lay out
     if spmd.manual:
-        raise LoweringError(
-            "with_sharding_constraint inside a shard_map body: the body's values are per-device blocks"
-        )
+        # Inside a partially manual body the axes left automatic may still lay a block out (the
+        # body's types name them: f32[4,4@y]); a manual axis may not.
+        manual = set(spmd.manual_axes())
+        if any(n in manual for d in spec for n in d) or len(manual) == len(mesh.axis_names):
+            raise LoweringError(
+                "with_sharding_constraint inside a shard_map body: the body's values are per-device "
+                "blocks along its manual axes"
+            )
     t = aval_type(ctx.avals_in[0])
     return fb.emit(f"sdy.sharding_constraint {x} {spmd.sharding(mesh, spec)} : {t}")

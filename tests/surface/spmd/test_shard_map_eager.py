@@ -16,6 +16,7 @@ from _jax_oracle import run_jax
 from _shard_map_programs import COLLECTIVES, control, gradient, partial_manual, printing
 
 import funcgrad
+import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.sharding import AxisType, NamedSharding, P, make_mesh
 
@@ -227,10 +228,35 @@ def test_a_partially_manual_body_keeps_the_explicit_axes_it_leaves_automatic(cap
 
         f = funcgrad.shard_map(body, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
         out = funcgrad.jit(f)(x)
+        # in such a body: axis_index (XLA refuses partition_id there: a nested manual body), a
+        # scan (its carries constrained over y), an all_gather keeping y (jax: f64[8,4@y])
+        index = funcgrad.shard_map(
+            lambda b: b * lax.axis_index("x"), in_specs=P("x"), out_specs=P("x"), axis_names={"x"}
+        )
+        scanned = funcgrad.shard_map(
+            lambda b: lax.scan(lambda c, r: (c + r, c * r), fnp.zeros_like(b[0]), b)[1],
+            in_specs=P("x"),
+            out_specs=P("x"),
+            axis_names={"x"},
+        )
+        gathered = funcgrad.shard_map(
+            lambda b: lax.all_gather(b, "x", tiled=True),
+            in_specs=P("x"),
+            out_specs=P(),
+            axis_names={"x"},
+            check_vma=False,
+        )
+        got = [funcgrad.jit(g)(x) for g in (index, scanned, gathered)]
     assert capsys.readouterr().out == "float64[4,4@y]{V:x}\n"
     assert out.sharding.spec == P("x", "y")
     xs = np.arange(32.0).reshape(8, 4)
     np.testing.assert_allclose(out, xs * 2 + np.tile(xs[:4] + xs[4:], (2, 1)))
+    np.testing.assert_allclose(got[0], xs * np.repeat([0, 1], 4)[:, None])
+    blocks = [xs[:4], xs[4:]]
+    want = [np.stack([b[:i].sum(0) * b[i] for i in range(4)]) for b in blocks]
+    np.testing.assert_allclose(got[1], np.concatenate(want))
+    np.testing.assert_allclose(got[2], xs)
+    assert str(funcgrad.typeof(got[2])) == "float64[8,4@y]"
 
 
 def test_an_argument_typed_over_the_mesh_must_match_its_in_specs():
