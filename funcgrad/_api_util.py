@@ -29,9 +29,9 @@ def to_public(x):
     if isinstance(x, Array | core.Tracer):
         return x
     if isinstance(x, np.ndarray | np.generic):
-        return Array._from_owned(np.asarray(x))
+        return Array._from_owned(_dt.canonical_value(np.asarray(x)))
     if type(x) in python_scalar_types:
-        return Array._from_owned(np.asarray(x), weak_type=True)
+        return Array._from_owned(np.asarray(x, _dt.python_scalar_dtype(x)), weak_type=True)
     return x
 
 
@@ -39,9 +39,11 @@ def canonicalize(leaves) -> list:
     """Python scalars become weakly typed 0-d Arrays (NOTE: [weak types]), as at JAX's API
     boundary, so rules never see bare Python numbers as primals."""
     return [
-        Array._from_owned(np.asarray(x), weak_type=True) if type(x) in python_scalar_types else x
+        Array._from_owned(np.asarray(x, _dt.python_scalar_dtype(x)), weak_type=True)
+        if type(x) in python_scalar_types
+        else x
         for x in leaves
-    ]
+    ]  # (the default dtypes of the x64 mode, NOTE: [x64 mode])
 
 
 def wraps(fun: Callable):

@@ -115,6 +115,10 @@ CASES = {
     "jit_zeros": lambda j, jnp, lax, np: j.jit(lambda x: x + jnp.zeros(2))(np.arange(2)),
     "grad_np": lambda j, jnp, lax, np: j.grad(_f)(np.ones(2)),
     "grad_scalar": lambda j, jnp, lax, np: j.grad(lambda x: x**3)(1.5),
+    "grad_cond_identity": lambda j, jnp, lax, np: j.grad(
+        lambda x: lax.cond(x <= 1.0, lambda t: t, lambda t: jnp.sin(t), x)
+    )(0.0),
+    "grad_identity": lambda j, jnp, lax, np: j.grad(lambda x: x)(2.0),
     "vmap_np": lambda j, jnp, lax, np: j.vmap(lambda x: x.sum() + 1)(np.ones((2, 3))),
     "value_and_grad": lambda j, jnp, lax, np: j.value_and_grad(_f)(np.float64(3.0)),
     # indexing
