@@ -125,7 +125,9 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
     jaxpr = programs.forward.jaxpr
     forwarded = _forwarded_inputs(jaxpr)
     res = [forwarded.get(v, v) if type(v) is not Literal else v for v in jaxpr.outvars[programs.n_out :]]
-    res_vars = {v for v in res if type(v) is not Literal}
+    # (the checkpoint's rounding of a saved value is not its producer: JAX looks through it too)
+    rounded = {e.outvars[0]: e.invars[0] for e in jaxpr.eqns if e.primitive.name == "reduce_precision"}
+    res_vars = {rounded.get(v, v) for v in res if type(v) is not Literal}
     out = [(v.aval, "from a literal") for v in res if type(v) is Literal]
     out += [(v.aval, "from a constant") for v in jaxpr.constvars if v in res_vars]
     for i, v in enumerate(jaxpr.invars):

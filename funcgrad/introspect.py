@@ -165,6 +165,9 @@ def _origin(jaxpr: ir.Jaxpr, var, arg_names, via: tuple[str, ...] = ()) -> Origi
     for eqn in jaxpr.eqns:
         if var not in eqn.outvars:
             continue
+        if eqn.primitive.name == "reduce_precision" and eqn.params.get("mantissa_bits") == _mantissa(var):
+            # a checkpoint's rounding of a saved value to its own precision: its producer is before
+            return _origin(jaxpr, eqn.invars[0], arg_names, via)
         here = Origin("computed", eqn.primitive.name + suffix, eqn.primitive.name, eqn.source_info)
         # A call primitive's outputs are its inner jaxpr's outputs on its inputs. (A loop's outputs
         # are stacked per-iteration values instead: inside one only a computing equation is followed.)
@@ -185,6 +188,11 @@ def _origin(jaxpr: ir.Jaxpr, var, arg_names, via: tuple[str, ...] = ()) -> Origi
             return _origin(jaxpr, eqn.invars[inner.jaxpr.invars.index(sub)], arg_names, via)
         return o
     return Origin("constant", "unknown" + suffix, None, None)
+
+
+def _mantissa(var):
+    dtype = var.aval.dtype
+    return np.finfo(dtype).nmant if np.issubdtype(dtype, np.floating) else None
 
 
 # ----------------------------------------------------------------------------------------------

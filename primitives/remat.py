@@ -34,11 +34,13 @@ import types
 from collections.abc import Callable
 from typing import NamedTuple
 
+from funcgrad.primitives.bitcast import reduce_precision_p
 from funcgrad.primitives.control_flow import _merge_residuals, cond_p
 from funcgrad.primitives.dot import dot_general_p
 from funcgrad.primitives.scan import scan_p
 
 from funcgrad.kernel import ad, core, ir
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.callkit import CallPrimitive
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
@@ -359,25 +361,13 @@ def _transpose(cts, *args, jaxpr, policy, differentiated):
     cts = [ad.instantiate(c) for c in cts]
     # NOTE: [remat barrier]: the backward program (the recomputation, then the transposed tangent
     # work) is itself a ``checkpoint`` call, marked ``differentiated``: the lowering keeps it one
-    # unit XLA cannot merge with the forward pass (see xla_bridge/rules/remat.py), and inside it the
-    # recomputation reads its inputs through a barrier that also takes the incoming cotangents, so
-    # it cannot be scheduled before the backward pass reaches this checkpoint.
-    backward = _fenced_transpose(jaxpr, linear, bool(nonlin and cts))
+    # unit XLA cannot merge with the forward pass, and passes its inputs -- the incoming cotangents
+    # among them -- through one optimization barrier, so the recomputation cannot be scheduled
+    # before the backward pass reaches this checkpoint (xla_bridge/rules/remat.py; JAX's lowering
+    # does the same, and its jaxprs, which JAX's remat tutorial prints, hold no barrier either).
+    backward = ad.transpose_jaxpr(jaxpr, list(linear))  # (non-linear inputs..., cotangents...)
     outs = iter(checkpoint_p.bind(*nonlin, *cts, jaxpr=backward, policy=policy, differentiated=True))
     return [next(outs) if lin else None for lin in linear]
-
-
-def _fenced_transpose(closed: ClosedJaxpr, linear, fence: bool) -> ClosedJaxpr:
-    """``(non-linear inputs..., cotangents...) -> cotangents of the linear inputs``, the inputs
-    passed through one ``optimization_barrier`` first (when ``fence``)."""
-    transposed = ad.transpose_jaxpr(closed, list(linear))
-
-    def backward(*args):
-        if fence:
-            args = optimization_barrier_p.bind(*args)
-        return core.eval_jaxpr(transposed.jaxpr, transposed.consts, *args)
-
-    return trace_to_jaxpr(backward, transposed.in_avals)
 
 
 def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
@@ -388,7 +378,7 @@ def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
     plan = _plan(kj, res_vars, resolve_policy(policy))
     # Forward: the known outputs and the saved values, nothing else (DCE drops the rest).
     fwd = Jaxpr(kj.constvars, kj.invars, plan.forward_eqns, [*kj.outvars[:n_known_out], *plan.saved])
-    forward = ad.dce(ClosedJaxpr(fwd, known.consts))
+    forward = _round_saved(ad.dce(ClosedJaxpr(fwd, known.consts)), len(plan.saved))
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     with core.set_current_trace(trace.parent):
         outs = core.eval_jaxpr(forward.jaxpr, forward.consts, *known_args)
@@ -397,11 +387,40 @@ def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
     # known inputs it does not read are not passed (they would be residuals of an enclosing vjp).
     recompute_jaxpr, used_inputs = _recompute_then(known, unknown, res_vars, plan)
     used_args = [a for a, used in zip(known_args, used_inputs) if used]
-    staged_args = [*used_args, *saved_vals, *(a for a, uk in zip(args, unknowns) if uk)]
+    # (JAX's order: the saved values, then the inputs the tangent program reads)
+    staged_args = [*saved_vals, *used_args, *(a for a, uk in zip(args, unknowns) if uk)]
     params = dict(jaxpr=recompute_jaxpr, policy=policy, differentiated=differentiated)
     outs_unknown = trace.stage(checkpoint_p, staged_args, params)
     it_k, it_u = iter(known_outs), iter(outs_unknown)
     return [next(it_u) if uk else next(it_k) for uk in out_unknowns]
+
+
+def _round_saved(forward: ClosedJaxpr, n_saved: int) -> ClosedJaxpr:
+    """``forward`` with each saved floating value that the forward pass also reads computed, then
+    rounded to its own precision (``reduce_precision`` to its dtype's bits), the rounded value
+    read by both: as JAX's checkpoint does, so XLA's excess precision cannot give the forward pass
+    and the recomputing backward pass two different values."""
+    j = forward.jaxpr
+    saved = j.outvars[len(j.outvars) - n_saved :]
+    read = {a for e in j.eqns for a in e.invars if type(a) is Var}
+    eqns = list(j.eqns)
+    for v in saved:
+        if type(v) is not Var or v not in read or not _dt.is_float(v.aval.dtype):
+            continue
+        at = next((i for i, e in enumerate(eqns) if v in e.outvars), None)
+        if at is None:
+            continue  # an input or a constant: nothing computed it here
+        e = eqns[at]
+        if e.primitive is reduce_precision_p:
+            continue
+        info = _dt.finfo(v.aval.dtype)
+        fresh = Var(v.aval)
+        eqns[at] = e._replace(outvars=[fresh if o is v else o for o in e.outvars])
+        params = dict(exponent_bits=info.nexp, mantissa_bits=info.nmant)
+        eqns.insert(at + 1, ir.JaxprEqn(reduce_precision_p, [fresh], params, [v], e.source_info))
+    if len(eqns) == len(j.eqns):
+        return forward
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, eqns, j.outvars), forward.consts)
 
 
 class _Plan(NamedTuple):
@@ -601,7 +620,7 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, plan: _P
     j = closed.jaxpr
     read = {a for e in j.eqns for a in e.invars if type(a) is Var} | set(outvars)
     used_inputs = [v in read for v in kj.invars]
-    inputs = [*(v for v, used in zip(kj.invars, used_inputs) if used), *plan.saved, *uj.invars[n_res:]]
+    inputs = [*plan.saved, *(v for v, used in zip(kj.invars, used_inputs) if used), *uj.invars[n_res:]]
     return ClosedJaxpr(Jaxpr(j.constvars, inputs, j.eqns, j.outvars), closed.consts), used_inputs
 
 

@@ -41,13 +41,16 @@ def _checkpoint(ctx, *args, jaxpr, policy, differentiated):
     if not differentiated or not ctx.avals_out or ctx.fb.module.spmd is not None:
         # (A program for several devices cannot read partition_id outside a manual computation:
         # XLA's SPMD partitioner refuses it, so there the body is inlined as it is.)
+        if differentiated:
+            args = _barrier(ctx.fb, args, ctx.avals_in)  # NOTE: [remat barrier]
         return lower_closed(ctx.fb, jaxpr, args)
     fb = ctx.fb
     out_types = [aval_type(a) for a in ctx.avals_out]
     pid = fb.emit(f"stablehlo.partition_id : {_U32}")
     pred = fb.compare("LT", pid, fb.const(np.iinfo(np.uint32).max, np.uint32), np.uint32, ())
     taken = fb.region()
-    _return(taken, lower_closed(taken, jaxpr, args), out_types)
+    # The body reads its inputs (the cotangents among them) through one barrier: NOTE: [remat barrier]
+    _return(taken, lower_closed(taken, jaxpr, _barrier(taken, args, ctx.avals_in)), out_types)
     never = fb.region()
     zeros = [never.broadcast(never.const(0, a.dtype), a.update(shape=()), a.shape) for a in ctx.avals_out]
     _return(never, zeros, out_types)
@@ -67,10 +70,14 @@ def _return(r, outs, types) -> None:
 
 @register(optimization_barrier_p)
 def _optimization_barrier(ctx, *args):
+    return _barrier(ctx.fb, args, ctx.avals_in)
+
+
+def _barrier(fb, args, avals) -> list:
     if not args:
         return []
-    types = ", ".join(aval_type(a) for a in ctx.avals_in)
-    return ctx.fb.emit_results(f"stablehlo.optimization_barrier {', '.join(args)} : {types}", len(args))
+    types = ", ".join(aval_type(a) for a in avals)
+    return fb.emit_results(f"stablehlo.optimization_barrier {', '.join(args)} : {types}", len(args))
 
 
 @register(name_p)

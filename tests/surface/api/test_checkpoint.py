@@ -185,8 +185,11 @@ def test_backward_of_a_checkpoint_is_one_call_kept_apart_from_the_forward_pass(d
     loss = _deep_mlp(2)
     text = jit(grad(loss)).lower(*deep_args).as_text()
     assert text.count('"stablehlo.if"') == len(deep_args[0]) // 2
+    # the recomputation reads its inputs through a barrier made by the lowering (NOTE: [remat
+    # barrier]); the jaxpr, as JAX's, holds none
+    assert text.count("stablehlo.optimization_barrier") == len(deep_args[0]) // 2
     jaxpr = str(funcgrad.make_jaxpr(grad(loss))(*deep_args))
-    assert "differentiated=True" in jaxpr and "optimization_barrier" in jaxpr
+    assert "differentiated=True" in jaxpr and "optimization_barrier" not in jaxpr
 
 
 def test_checkpoint_backward_transforms_again(mlp_args):

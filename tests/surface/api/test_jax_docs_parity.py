@@ -85,3 +85,66 @@ def test_array_of_a_list_of_traced_values_stages_as_jax():
     assert nested.dtype == np.float32 and not nested.weak_type
     np.testing.assert_array_equal(np.asarray(nested), [[1, 2], [2, 1]])
     assert fnp.array([fnp.arange(2)] * 20).shape == (20, 2)  # (concatenations in groups of 16)
+
+
+def test_where_is_a_nested_jit_when_staged():
+    # key-concepts.md prints selu's jaxpr with jax's jnp.where as a jit[name=_where] call.
+    def selu(x, alpha=1.67, lambda_=1.05):
+        return lambda_ * fnp.where(x > 0, x, alpha * fnp.exp(x) - alpha)
+
+    x = fnp.arange(5.0)
+    printed = str(funcgrad.make_jaxpr(selu)(x))
+    assert (
+        "    f:f64[5] = jit[\n"
+        "      name=_where\n"
+        "      jaxpr={ lambda ; b:bool[5] a:f64[5] e:f64[5]. let\n"
+        "          f:f64[5] = select_n b e a\n"
+        "        in (f,) }\n"
+        "    ] b a e\n"
+    ) in printed
+    want = np.where(np.arange(5.0) > 0, np.arange(5.0), 1.67 * np.exp(np.arange(5.0)) - 1.67) * 1.05
+    np.testing.assert_allclose(np.asarray(funcgrad.jit(selu)(x)), want, rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(selu(x)), want, rtol=1e-15)
+    g = funcgrad.jit(funcgrad.grad(lambda t: fnp.where(t > 0, t, 0.0).sum()))(x)
+    np.testing.assert_array_equal(np.asarray(g), [0, 1, 1, 1, 1])
+
+
+def _print_fwd_bwd(lib, f, *args):
+    """gradient-checkpointing.md's print_fwd_bwd, without rich: the two printed programs."""
+    fwd = lib.make_jaxpr(lambda *a: lib.vjp(f, *a))(*args).jaxpr
+    y, f_vjp = lib.vjp(f, *args)
+    res, tree = lib.tree_util.tree_flatten(f_vjp)
+
+    def g_(*a):
+        *r, ct = a
+        return lib.tree_util.tree_unflatten(tree, r)(ct)
+
+    return str(fwd), str(lib.make_jaxpr(g_)(*res, y).jaxpr)
+
+
+@pytest.mark.slow
+def test_print_fwd_bwd_tables_print_jaxs_programs():
+    # The forward and backward programs of the gradient-checkpointing tutorial, against jax 0.10.2:
+    # residual order (NOTE: [vjp residuals]), the checkpoint's saved-value rounding and argument
+    # order, no barrier in the jaxpr (NOTE: [remat barrier]).
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    jax.config.update("jax_enable_x64", True)
+
+    def cases(lib, np_):
+        def g(w, x):
+            return np_.sin(np_.dot(w, x))
+
+        def f(w1, w2, w3, x):
+            return g(w3, g(w2, g(w1, x)))
+
+        def chain(x):
+            for _ in range(4):
+                x = np_.sin(x)
+            return x
+
+        policy = lib.checkpoint_policies.dots_with_no_batch_dims_saveable
+        args = (np_.ones((5, 4)), np_.ones((6, 5)), np_.ones((7, 6)), np_.ones(4))
+        return [(lib.checkpoint(f, policy=policy), args), (chain, (3.0,))]
+
+    for (ours, a), (theirs, b) in zip(cases(funcgrad, fnp), cases(jax, jax.numpy)):
+        assert _print_fwd_bwd(funcgrad, ours, *a) == _print_fwd_bwd(jax, theirs, *b)
