@@ -9,6 +9,20 @@ waiting for its result. JAX runs with ``jax_enable_x64`` so both draw the same f
 from the same threefry bits (funcgrad's draws equal jax's bit for bit); NumPy's ``Generator``
 (PCG64) draws other numbers and is the floor for code that needs random numbers, not JAX's.
 The last column is funcgrad's time divided by the peer's (below 1: funcgrad is faster).
+
+Why no host generator for small draws (issue 30 asked whether one would be honest): an eager draw
+is one compiled program call (NOTE: [eager sampler programs] in funcgrad/random/_eager.py), and
+at 1000 draws that call's fixed cost -- jaxlib's dispatch and XLA:CPU's executable launch, about
+8 us on an idle core, against 3-4 us for all of NumPy's ``Generator.random`` -- is the whole gap.
+NumPy's bit generators could close it only for key implementations whose bits need not match
+JAX's (``rbg``, ``unsafe_rbg``: JAX documents their streams as backend-dependent), and only if
+``jit(f)(key) == f(key)`` still held: the compiled path would then have to produce NumPy's bits
+too. XLA's ``RngBitGenerator`` (what ``rbg`` draws with, JAX's bits on CPU) is Philox4x32 in
+XLA's own layout and NumPy's ``Philox`` is Philox4x64, so the two paths would differ; making the
+compiled path call back into NumPy instead would turn ``rbg`` -- the fast device generator --
+into a host round trip under ``jit`` and give up JAX's ``rbg`` bits. So eager draws stay
+threefry's (or the key implementation's) bits on XLA, as JAX's do, and the small-size floor is
+the dispatch cost, not the generator.
 """
 
 from __future__ import annotations
