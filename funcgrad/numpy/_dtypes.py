@@ -7,7 +7,9 @@ other module may import it.
 
 Promotion is NumPy 2's (NEP 50): Python scalars are *weak* (they take the other operand's dtype),
 float64 is the default float and float32 stays float32 (see NOTE: [weak types] in
-``funcgrad/dtypes.py``). Scalar types (``fnp.float32``) are constructors returning 0-d Arrays, as in
+``funcgrad/kernel/dtypes.py``); in JAX's 32-bit mode every dtype is canonicalised to 32 bits
+(``canonicalize_dtype``) and an explicit 64-bit request warns as JAX's (``check_user_dtype``;
+NOTE: [x64 mode]). Scalar types (``fnp.float32``) are constructors returning 0-d Arrays, as in
 ``jax.numpy``; they compare equal to NumPy's types and work wherever a dtype is expected.
 """
 
