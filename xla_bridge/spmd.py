@@ -32,6 +32,7 @@ from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.meshes import SpmdLowering
 
 from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import Var
@@ -248,6 +249,8 @@ def to_sharded_buffer(x, s, aval, name: str = "argument"):
     else:
         weak = type(x) in (bool, int, float, complex)
         value = np.asarray(x, dtype=aval.dtype if weak else None)
+        if not _fdt.x64_enabled:  # NOTE: [x64 mode]: a 64-bit NumPy argument enters as 32 bits
+            value = _fdt.canonical_value(value)
     if tuple(value.shape) != tuple(aval.shape) or np.dtype(value.dtype) != np.dtype(aval.dtype):
         raise TypeError(
             f"jit call: {name} is {value.dtype}{list(value.shape)} but the compiled program expects "
