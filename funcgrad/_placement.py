@@ -53,6 +53,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import canonical_value, python_scalar_types
+from funcgrad.kernel.partial_eval import StagingTracer
 from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives import sharding as shp
 
@@ -872,7 +873,10 @@ def _unreduced_traced(f, name: str, s: NamedSharding, args, kwargs):
         _sharding_rules.contraction_unreduced(s.spec.unreduced),
     ):
         out = f(*args, **kwargs)
-    if _sharding_rules.unreduced_of(core.get_aval(out)) != frozenset(s.spec.unreduced):
+    # (checked on a staged value: another transformation's, vmap's, types only its staged value)
+    if isinstance(out, StagingTracer) and _sharding_rules.unreduced_of(out.aval) != frozenset(
+        s.spec.unreduced
+    ):
         raise ValueError(
             f"{name}: out_sharding={s.spec!r} is unreduced, which only a contraction (dot, matmul, "
             "einsum) over the unreduced axes can give; reshard the result instead"
