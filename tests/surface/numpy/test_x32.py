@@ -113,6 +113,12 @@ CASES = {
     "jit_np": lambda j, jnp, lax, np: j.jit(_f)(np.ones(2)),
     "jit_py_scalar": lambda j, jnp, lax, np: j.jit(lambda x: x * 2)(1.5),
     "jit_zeros": lambda j, jnp, lax, np: j.jit(lambda x: x + jnp.zeros(2))(np.arange(2)),
+    "jit_sharded_np": lambda j, jnp, lax, np: j.jit(
+        lambda x: x * 2,
+        in_shardings=j.sharding.NamedSharding(
+            j.sharding.Mesh(np.array(j.devices()[:1]), ("x",)), j.sharding.PartitionSpec("x")
+        ),
+    )(np.ones(4)),
     "grad_np": lambda j, jnp, lax, np: j.grad(_f)(np.ones(2)),
     "grad_scalar": lambda j, jnp, lax, np: j.grad(lambda x: x**3)(1.5),
     "grad_cond_identity": lambda j, jnp, lax, np: j.grad(
