@@ -21,10 +21,9 @@ from funcgrad.kernel import tree_util as _kernel_tree_util
 from funcgrad.kernel.tree_util import *  # noqa: F403 - the kernel's public names, listed in __all__
 from funcgrad.kernel.tree_util import (
     PyTreeDef,
-    registry,
-    tree_flatten,
-    tree_leaves,
-    tree_structure,
+    _path_predicate,
+    _pytree,
+    public_registry,
     tree_unflatten,
 )
 
@@ -52,8 +51,98 @@ def __dir__():  # the public names only, not this module's imports and helpers
     return list(__all__)
 
 
-# The registry every funcgrad transformation flattens with (jaxlib's C++ registry type, our instance).
-default_registry = registry
+# The registry the public utilities flatten with (jaxlib's C++ registry type, our instance): the
+# transformations' one less the nodes that users see as leaves, typed PRNG keys (NOTE: [public
+# pytree registry] in funcgrad/kernel/tree_util.py).
+default_registry = public_registry
+
+
+def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
+    """``(leaves, treedef)``; ``None`` is an empty node, a typed PRNG key array a leaf.
+
+    >>> tree_flatten({"a": 1, "b": (2, None)})
+    ([1, 2], PyTreeDef({'a': *, 'b': (*, None)}))
+    """
+    return public_registry.flatten(tree, is_leaf)
+
+
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
+    """The leaves of ``tree`` in order: ``tree_leaves({'a': 1, 'b': [2, 3]}) == [1, 2, 3]``."""
+    return public_registry.flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    """The treedef of ``tree``."""
+    return public_registry.flatten(tree, is_leaf)[1]
+
+
+def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``f`` applied leaf by leaf (``rest`` must have ``tree``'s structure, or extend it).
+
+    >>> tree_map(lambda a, b: a * b, [1, (2, 3)], [10, (20, 30)])
+    [10, (40, 90)]
+    """
+    leaves, treedef = public_registry.flatten(tree, is_leaf)
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False):
+    """``([(key_path, leaf), ...], treedef)``."""
+    return public_registry.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))
+
+
+def tree_leaves_with_path(
+    tree: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False
+) -> list:
+    """``[(key_path, leaf), ...]``."""
+    return public_registry.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))[0]
+
+
+def tree_map_with_path(
+    f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False
+) -> Any:
+    """Like ``tree_map`` but ``f(key_path, leaf, *others)``."""
+    pairs, treedef = public_registry.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten(f(kp, x, *xs) for (kp, x), *xs in zip(pairs, *others))
+
+
+def tree_reduce(f: Callable, tree: Any, initializer: Any = ..., is_leaf=None) -> Any:
+    """``functools.reduce`` over the leaves: ``tree_reduce(operator.add, [1, (2, 3)]) == 6``."""
+    leaves = tree_leaves(tree, is_leaf)
+    return functools.reduce(f, leaves) if initializer is ... else functools.reduce(f, leaves, initializer)
+
+
+def tree_all(tree: Any, *, is_leaf=None) -> bool:
+    """``all`` over the leaves."""
+    return all(tree_leaves(tree, is_leaf))
+
+
+def treedef_tuple(treedefs) -> PyTreeDef:
+    """The structure of a tuple whose children have structures ``treedefs``."""
+    return _pytree.treedef_tuple(public_registry, list(treedefs))
+
+
+def all_leaves(xs: Iterable[Any], is_leaf=None) -> bool:
+    """Whether every item of ``xs`` is a leaf."""
+    if is_leaf is None:
+        return _pytree.all_leaves(public_registry, xs)
+    return all(
+        tree_structure(x, is_leaf).num_nodes == 1 and tree_structure(x, is_leaf).num_leaves == 1 for x in xs
+    )
+
+
+def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf=None) -> list:
+    """Leaves of ``prefix_tree`` repeated to match the leaves of ``full_tree``."""
+    result: list = []
+    prefix_leaves, prefix_def = public_registry.flatten(
+        prefix_tree, lambda x: x is None if is_leaf is None else is_leaf(x)
+    )
+    for leaf, sub in zip(prefix_leaves, prefix_def.flatten_up_to(full_tree)):
+        result.extend([leaf] * len(tree_leaves(sub)))
+    return result
+
 
 KeyEntry = TypeVar("KeyEntry", bound=Any)
 KeyPath = tuple[KeyEntry, ...]
@@ -74,7 +163,7 @@ def is_tree_node(typ: type) -> bool:
     >>> is_tree_node(dict), is_tree_node(int)
     (True, False)
     """
-    return registry.is_node(typ)
+    return public_registry.is_node(typ)
 
 
 def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
@@ -84,7 +173,7 @@ def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
     >>> flatten_one_level({"a": [1, 2], "b": 3})
     (([1, 2], 3), ('a', 'b'))
     """
-    out = registry.flatten_one_level(tree)
+    out = public_registry.flatten_one_level(tree)
     if out is None:
         raise ValueError(f"flatten_one_level: can't tree-flatten type {type(tree).__name__} (it is a leaf)")
     return out
@@ -96,7 +185,7 @@ def flatten_one_level_with_keys(tree: Any):
     >>> flatten_one_level_with_keys({"a": 1})
     (((DictKey(key='a'), 1),), ('a',))
     """
-    out = registry.flatten_one_level_with_keys(tree)
+    out = public_registry.flatten_one_level_with_keys(tree)
     if out is None:
         raise ValueError(
             f"flatten_one_level_with_keys: can't tree-flatten type {type(tree).__name__} (it is a leaf)"

@@ -351,6 +351,13 @@ def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
             weak.append(dtype)
         else:
             strong.append(dtype)
+    if any(not isinstance(d, np.dtype) for d in strong):
+        # An extended dtype (a typed PRNG key's key<impl>) is its own result, as in JAX; it
+        # combines with nothing else.
+        if len(set(strong)) == 1 and not weak:
+            return strong[0], False
+        bad = next(d for d in strong if not isinstance(d, np.dtype))
+        raise ValueError(f"dtype={bad} is not a valid dtype for JAX type promotion.")
     if not x64_enabled:
         out, is_weak = _result_type(strong, weak)
         return TO_32.get(out, out), is_weak

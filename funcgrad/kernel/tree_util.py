@@ -49,10 +49,23 @@ __all__ = [
 registry = _pytree.PyTreeRegistry(
     enable_none=True, enable_tuple=True, enable_namedtuple=True, enable_list=True, enable_dict=True
 )
+# NOTE: [public pytree registry]
+# Two registries with the same nodes but one: ``registry`` is the one funcgrad's transformations
+# flatten with; ``public_registry`` is the one the public tree utilities (funcgrad.tree_util,
+# funcgrad.tree, jax.tree_util under the alias) flatten with. A node registered with
+# ``register_internal_node`` exists in the first only: typed PRNG key arrays, which the
+# transformations see through to their raw data, but which users see as leaves, as JAX's key
+# arrays are (funcgrad/random/_keys.py). Every other registration goes into both.
+public_registry = _pytree.PyTreeRegistry(
+    enable_none=True, enable_tuple=True, enable_namedtuple=True, enable_list=True, enable_dict=True
+)
+_REGISTRIES = (registry, public_registry)
+
 # A treedef pickles (and deep-copies) with a reference to its registry: by this module and name,
 # as JAX names its default registry (flax deep-copies graph definitions holding treedefs).
-registry.__module__ = __name__
+registry.__module__ = public_registry.__module__ = __name__
 registry.__name__ = "registry"
+public_registry.__name__ = "public_registry"
 
 PyTreeDef = _pytree.PyTreeDef
 SequenceKey = _pytree.SequenceKey
@@ -202,6 +215,13 @@ def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func:
     >>> tree_leaves(Pair(1, 2))
     [1, 2]
     """
+    for r in _REGISTRIES:
+        r.register_node(nodetype, flatten_func, unflatten_func)
+
+
+def register_internal_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable) -> None:
+    """Register ``nodetype`` for funcgrad's transformations only: the public tree utilities keep
+    it a leaf (NOTE: [public pytree registry])."""
     registry.register_node(nodetype, flatten_func, unflatten_func)
 
 
@@ -217,7 +237,8 @@ def register_pytree_with_keys(
         pairs, aux = flatten_with_keys(x)
         return [c for _, c in pairs], aux
 
-    registry.register_node(nodetype, flatten_func or flatten, unflatten_func, flatten_with_keys)
+    for r in _REGISTRIES:
+        r.register_node(nodetype, flatten_func or flatten, unflatten_func, flatten_with_keys)
 
 
 def register_pytree_node_class(cls: type) -> type:
@@ -249,7 +270,8 @@ def register_dataclass(nodetype: type, data_fields=None, meta_fields=None) -> ty
         fields = [f for f in dataclasses.fields(nodetype) if f.init]
         meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
         data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
-    registry.register_dataclass_node(nodetype, list(data_fields), list(meta_fields or ()))
+    for r in _REGISTRIES:
+        r.register_dataclass_node(nodetype, list(data_fields), list(meta_fields or ()))
     return nodetype
 
 

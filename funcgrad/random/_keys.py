@@ -16,10 +16,11 @@ ones by ``funcgrad.extend.random.define_prng_impl``.
 # (``key<fry>``), as JAX's; funcgrad.numpy's structural functions reach it through
 # ``ExtendedArray._numpy_function`` (funcgrad/numpy/_dtypes.py). Raw ``uint32[..., 2]`` threefry
 # data (``random.PRNGKey``) is accepted everywhere a key is and draws the same numbers.
-# Where it differs from JAX's typed keys, because the data is the pytree's leaf: tree_leaves(key)
-# gives the uint32 data, jaxprs show u32[..., 2], vmap's in_axes/out_axes count from the front
-# only (a negative axis would name a data axis), and a vjp's cotangent for a key is a KeyArray of
-# float0 data.
+# The data is the leaf for funcgrad's transformations only: the public tree utilities see a key
+# array as one leaf, as JAX's (NOTE: [public pytree registry] in funcgrad/kernel/tree_util.py).
+# Where it differs from JAX's typed keys, because the transformations see the data: jaxprs show
+# u32[..., 2], vmap's in_axes/out_axes count from the front only (a negative axis would name a
+# data axis), and a vjp's cotangent for a key is a KeyArray of float0 data.
 """
 
 from __future__ import annotations
@@ -454,4 +455,5 @@ def _unflatten(impl: PRNGImpl, children):
     return KeyArray(impl, leaf)
 
 
-tu.register_pytree_node(KeyArray, lambda k: ((k._base_array,), k._impl), _unflatten)
+# A node for the transformations, a leaf for users (NOTE: [public pytree registry]).
+tu.register_internal_node(KeyArray, lambda k: ((k._base_array,), k._impl), _unflatten)

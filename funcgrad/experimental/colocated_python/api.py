@@ -12,9 +12,9 @@ import numpy as np
 
 import funcgrad
 from funcgrad._shardings import Mesh
-from funcgrad.kernel.caches import register_cache
 from funcgrad.experimental.colocated_python.func import ColocatedCallable
 from funcgrad.experimental.colocated_python.obj import wrap_class
+from funcgrad.kernel.caches import register_cache
 
 __all__ = ["colocated_cpu_devices", "colocated_python", "colocated_python_class"]
 

@@ -1,0 +1,42 @@
+"""Typed PRNG key arrays are leaves of the public tree utilities, as JAX's key arrays (NOTE: [public
+pytree registry]): leaves, structures, maps and paths compared with jax 0.10.2; keys inside
+containers still cross jit and vmap (the transformations see their data); result_type of keys."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+
+def _observe(lib, jnp):
+    k = lib.random.key(0)
+    tree = {"key": k, "x": jnp.ones(2), "ks": lib.random.split(k, 3)}
+    leaves = lib.tree_util.tree_leaves(tree)
+    return (
+        [getattr(x, "shape", None) for x in leaves],
+        str(lib.tree_util.tree_structure(tree)),
+        lib.tree_util.tree_map(lambda x: x.shape, tree),
+        [lib.tree_util.keystr(p) for p, _ in lib.tree_util.tree_leaves_with_path(tree)],
+        lib.tree_util.tree_map(lambda x: x, tree)["key"] is k,
+        str(jnp.result_type(k)),
+    )
+
+
+def test_key_arrays_are_leaves_as_in_jax():
+    jax = pytest.importorskip("jax")
+    assert _observe(funcgrad, fnp) == _observe(jax, jax.numpy)
+
+
+def test_keys_in_containers_still_cross_transformations():
+    tree = {"key": funcgrad.random.key(1), "x": fnp.ones(2)}
+    out = funcgrad.jit(lambda t: funcgrad.random.normal(t["key"], (2,)) + t["x"])(tree)
+    np.testing.assert_allclose(out, funcgrad.random.normal(tree["key"], (2,)) + 1.0)
+    keys = funcgrad.random.split(tree["key"], 3)
+    assert funcgrad.vmap(lambda k: funcgrad.random.normal(k))(keys).shape == (3,)
+    treedef = funcgrad.tree.structure(tree)
+    assert copy.deepcopy(treedef) == treedef and treedef.num_leaves == 2
