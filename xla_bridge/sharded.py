@@ -53,6 +53,7 @@ from .executables import _mlir_module
 
 __all__ = [
     "Device",
+    "DeviceList",
     "MeshSharding",
     "SpmdExecutable",
     "block_numpy",
@@ -75,6 +76,7 @@ __all__ = [
 ]
 
 Device = xc.Device
+DeviceList = xc.DeviceList  # jaxlib's ordered device set (libraries name it in annotations)
 _COPY = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 _REPLICATED = xc.OpSharding.Type.REPLICATED
 

@@ -4,11 +4,12 @@ the devices; funcgrad's colocated hosts are this process, so nothing is serialis
 exists because libraries import it with the package (orbax's colocated transport); its names are
 the device facts such code reads.
 
-Layer: surface. Imports funcgrad.extend.backend.
+Layer: surface. Imports funcgrad.extend.backend and the bridge's ``DeviceList`` (jaxlib's type).
 """
 
 from __future__ import annotations
 
 from funcgrad.extend import backend as xb
+from funcgrad.xla_bridge.sharded import DeviceList
 
-__all__ = ["xb"]
+__all__ = ["DeviceList", "xb"]
