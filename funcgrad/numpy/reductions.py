@@ -23,6 +23,7 @@ from funcgrad.numpy._core import (
     asarray,
     broadcast_args,
     broadcast_to,
+    check_user_dtype,
     constant,
     convert,
     normalize_axes,
@@ -86,7 +87,7 @@ def accumulation_dtype(dtype) -> np.dtype:
     if dtype == np.bool_ or (dtype.kind == "i" and dtype.itemsize < 8):
         return _dt.default_int
     if dtype.kind == "u" and dtype.itemsize < 8:
-        return np.dtype(np.uint64)
+        return _dt.default_uint
     return dtype
 
 
@@ -135,7 +136,11 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     _no_out(out, "sum")
     a, axes = _prepare(a, axis)
     target = (
-        np.dtype(dtype) if dtype is not None else accumulation_dtype(a.dtype) if promote_integers else a.dtype
+        check_user_dtype(dtype, "sum")
+        if dtype is not None
+        else accumulation_dtype(a.dtype)
+        if promote_integers
+        else a.dtype
     )
     compute = _computation_dtype(target)
     a = ew.convert_element_type(a, compute, weak_type=a.weak_type and dtype is None)
@@ -156,7 +161,11 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     _no_out(out, "prod")
     a, axes = _prepare(a, axis)
     target = (
-        np.dtype(dtype) if dtype is not None else accumulation_dtype(a.dtype) if promote_integers else a.dtype
+        check_user_dtype(dtype, "prod")
+        if dtype is not None
+        else accumulation_dtype(a.dtype)
+        if promote_integers
+        else a.dtype
     )
     a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
     in_shape = a.shape
@@ -347,7 +356,7 @@ def array_equal(a1, a2, equal_nan: bool = False):
 
 def _float_dtype(dtype, requested=None) -> np.dtype:
     if requested is not None:
-        return np.dtype(requested)
+        return check_user_dtype(requested, "mean")
     return np.dtype(dtype) if _dt.is_inexact(dtype) else _dt.default_float
 
 

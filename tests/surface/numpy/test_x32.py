@@ -83,6 +83,7 @@ CASES = {
     "floor_divide_bool": lambda j, jnp, lax, np: jnp.floor_divide(np.array([True, False]), True),
     "where_scalars": lambda j, jnp, lax, np: jnp.where(np.array([True, False]), 1.0, 2),
     # reductions and index results
+    "sum_uint8": lambda j, jnp, lax, np: jnp.sum(np.ones(3, np.uint8)),
     "sum_np_int": lambda j, jnp, lax, np: jnp.sum(np.arange(4)),
     "mean_np_int": lambda j, jnp, lax, np: jnp.mean(np.arange(4)),
     "prod_np": lambda j, jnp, lax, np: jnp.prod(np.ones(3)),
@@ -136,6 +137,7 @@ CASES = {
     "jaxpr_int_sum": lambda j, jnp, lax, np: str(j.make_jaxpr(lambda x: jnp.sum(x) + 1)(np.arange(3))),
     "jaxpr_np_f64": lambda j, jnp, lax, np: str(j.make_jaxpr(lambda x: jnp.sin(x) * 2.0)(np.ones(2))),
     "eval_shape": lambda j, jnp, lax, np: str(j.eval_shape(lambda x: x * 2, np.ones(2))),
+    "typeof": lambda j, jnp, lax, np: f"{j.typeof(2)} {j.typeof(np.ones(2))!r} {j.eval_shape(lambda: 1.0)}",
     "result_type": lambda j, jnp, lax, np: str(jnp.result_type(np.float64, 1)),
     "canonicalize_dtype": lambda j, jnp, lax, np: str(j.dtypes.canonicalize_dtype(np.int64)),
     "promote_types": lambda j, jnp, lax, np: str(jnp.promote_types(np.int32, np.uint32)),
@@ -180,6 +182,7 @@ WARNING_CASES = {
     "asarray": lambda jnp, np: jnp.asarray([1.0], dtype=np.float64),
     "astype": lambda jnp, np: jnp.ones(2).astype(np.complex128),
     "full": lambda jnp, np: jnp.full(2, 1.0, np.float64),
+    "sum": lambda jnp, np: jnp.sum(np.ones(2), dtype=np.float64),
 }
 
 
