@@ -23,9 +23,10 @@ from jax import lax as jlax  # noqa: E402
 from jax._src import config as _jax_config  # noqa: E402
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def x32():
-    """funcgrad in 32-bit mode for one test (the previous mode restored after it)."""
+    """funcgrad in 32-bit mode for this module's tests (the previous mode restored after them; one
+    switch each way, since a switch empties every trace and compile cache)."""
     previous = funcgrad.config.jax_enable_x64
     funcgrad.config.update("jax_enable_x64", False)
     try:
@@ -216,6 +217,7 @@ def test_x32_switch_retraces_and_restores(x32):
     assert funcgrad.config.jax_enable_x64 is False
 
 
+@pytest.mark.slow
 def test_x64_env_variable_is_read_at_import():
     import subprocess
     import sys
