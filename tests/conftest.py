@@ -6,9 +6,10 @@ The folders mirror the code (design.md): ``kernel/``, ``primitives/`` (the opera
 ``integration/`` (subprocesses, notebooks, external suites, several processes). Helpers shared
 across folders live in ``_support/``.
 
-The ``ci`` profile (selected when ``CI`` is set, as in ``.ci/run``) is deterministic and bounded:
-derandomized examples, no deadline (2 shared cores), and a small example budget so the suite fits
-the CI time budget. Locally, ``HYPOTHESIS_PROFILE=dev`` explores more.
+The ``ci`` profile is deterministic and bounded: derandomized examples, no deadline (2 shared
+cores), and a small example budget so the suite fits the CI time budget. It is the default
+everywhere, so that ``python -m pytest`` on a laptop runs what CI runs; ``HYPOTHESIS_PROFILE=dev``
+explores more (random draws, five times the examples).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ for _folder in (_TESTS / "primitives", _TESTS / "_support"):
     if str(_folder) not in sys.path:
         sys.path.insert(0, str(_folder))
 
+from _oracle import cheapen_jax_compiles  # noqa: E402 - tests/_support is on sys.path from here
+
 settings.register_profile(
     "ci",
     derandomize=True,
@@ -45,16 +48,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile("dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
-
-
-def pytest_configure(config):
-    """The fast tier, ``python -m pytest -m "not slow"`` (the ``slow`` marker: subprocesses, notebooks,
-    external suites, jax oracles, whole programs), is the edit-test loop: it draws the ``ci``
-    profile's bounded, derandomized examples unless ``HYPOTHESIS_PROFILE`` names another. CI runs
-    everything."""
-    if "HYPOTHESIS_PROFILE" not in os.environ and config.option.markexpr.replace(" ", "") == "notslow":
-        settings.load_profile("ci")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -79,6 +73,12 @@ def pytest_sessionfinish(session, exitstatus):
     if strays:
         print(f"\nA layer was imported under its folder name instead of funcgrad.*: {strays[:5]}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_runtest_setup(item):
+    """jax, once a test module has imported it, compiles the oracle's programs cheaply (NOTE:
+    [oracle compile options] in tests/_support/_oracle.py)."""
+    cheapen_jax_compiles()
 
 
 @pytest.fixture

@@ -64,7 +64,11 @@ def test_fuzz_ci():
     # budget takes under a minute), and a hang must fail this test, not stall CI.
     here = pathlib.Path(__file__).resolve().parent
     paths = [str(here), str(ROOT / "tests" / "primitives"), str(ROOT / "tests" / "_support"), str(ROOT)]
-    code = f"import sys; sys.path[:0] = {paths!r}; import test_differential_fuzz as t; t.fuzz_ci()"
+    # (jax, the oracle, compiles cheaply there too: NOTE: [oracle compile options].)
+    code = (
+        f"import sys; sys.path[:0] = {paths!r}; import jax, _oracle; _oracle.cheapen_jax_compiles(); "
+        "import test_differential_fuzz as t; t.fuzz_ci()"
+    )
     env = dict(os.environ, FUNCGRAD_PLATFORM="cpu")
     try:
         done = subprocess.run(

@@ -28,17 +28,20 @@ SHAPES = [(2, 13, 5, 3), (2, 3, 20, 3), (2, 7, 9, 3), (4, 7, 4, 2), (2, 1, 1, 3)
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("antialias", [True, False])
 def test_resize_matches_jax(method, antialias):
-    for shape in SHAPES:
-        ours = image.resize(X, shape, method, antialias=antialias)
-        theirs = jax.image.resize(X, shape, method, antialias=antialias)
-        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
-        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
-        x32 = X.astype(np.float32)
-        ours = image.resize(x32, shape, method, antialias=antialias)
-        assert ours.dtype == np.float32
-        np.testing.assert_allclose(
-            ours, jax.image.resize(x32, shape, method, antialias=antialias), rtol=1e-5, atol=1e-5
-        )
+    x32 = X.astype(np.float32)
+    # jax's side of every shape and both dtypes is one compiled program (one XLA compile, not one per call).
+    theirs = jax.jit(
+        lambda x, x32: [
+            jax.image.resize(v, shape, method, antialias=antialias) for shape in SHAPES for v in (x, x32)
+        ]
+    )(X, x32)
+    for i, shape in enumerate(SHAPES):
+        ours, want = image.resize(X, shape, method, antialias=antialias), theirs[2 * i]
+        assert ours.shape == want.shape and ours.dtype == want.dtype
+        np.testing.assert_allclose(ours, want, rtol=1e-12, atol=1e-12)
+        ours, want = image.resize(x32, shape, method, antialias=antialias), theirs[2 * i + 1]
+        assert ours.dtype == want.dtype == np.float32
+        np.testing.assert_allclose(ours, want, rtol=1e-5, atol=1e-5)
 
 
 def test_names_and_enum_match_jax():
@@ -74,22 +77,22 @@ def test_closed_forms():
 @pytest.mark.parametrize("method", ["linear", "lanczos3", "lanczos5", "cubic", "cubic-pytorch", "area"])
 @pytest.mark.parametrize("antialias", [True, False])
 def test_scale_and_translate_matches_jax(method, antialias):
-    for scale, translation in [
-        ([1.7, 0.6], [-0.3, 1.2]),
-        ([0.4, 2.5], [2.0, -3.0]),
-        ([1.0, 1.0], [0.5, 0.0]),
-    ]:
-        args = (X, (2, 11, 6, 3), (1, 2), np.array(scale), np.array(translation), method)
-        ours = image.scale_and_translate(*args, antialias=antialias)
-        np.testing.assert_allclose(
-            ours, jax.image.scale_and_translate(*args, antialias=antialias), rtol=1e-12, atol=1e-12
-        )
-    # negative spatial dims
-    args = (X, (2, 7, 12, 3), (-2,), np.array([1.3]), np.array([0.25]), method)
-    np.testing.assert_allclose(
-        image.scale_and_translate(*args, antialias=antialias),
-        jax.image.scale_and_translate(*args, antialias=antialias), rtol=1e-12, atol=1e-12,
-    )  # fmt: skip
+    cases = [
+        ((2, 11, 6, 3), (1, 2), np.array([1.7, 0.6]), np.array([-0.3, 1.2])),
+        ((2, 11, 6, 3), (1, 2), np.array([0.4, 2.5]), np.array([2.0, -3.0])),
+        ((2, 11, 6, 3), (1, 2), np.array([1.0, 1.0]), np.array([0.5, 0.0])),
+        ((2, 7, 12, 3), (-2,), np.array([1.3]), np.array([0.25])),  # negative spatial dims
+    ]
+    # jax's side of every case is one compiled program, scales and translations as its arguments.
+    theirs = jax.jit(
+        lambda x, st: [
+            jax.image.scale_and_translate(x, shape, dims, s, t, method, antialias=antialias)
+            for (shape, dims, _, _), (s, t) in zip(cases, st)
+        ]
+    )(X, [(s, t) for _, _, s, t in cases])
+    for (shape, dims, s, t), want in zip(cases, theirs):
+        ours = image.scale_and_translate(X, shape, dims, s, t, method, antialias=antialias)
+        np.testing.assert_allclose(ours, want, rtol=1e-12, atol=1e-12)
 
 
 def test_derivatives_match_finite_differences_and_jax():
