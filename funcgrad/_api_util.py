@@ -85,16 +85,24 @@ def abstractify(x) -> ir.ShapedArray:
     (ShapedArray(float32[2]), ShapedArray(float64[], weak_type=True))
     """
     if isinstance(x, ir.ShapedArray):
-        return x
+        return x  # (an aval stands for itself, 64-bit ones too, as in JAX)
     if core.is_array_like(x) or isinstance(x, core.Tracer):
         return core.get_aval(x)
     aval = getattr(x, "aval", None)  # funcgrad's ShapeDtypeStruct (its sharding is part of it)
     if isinstance(aval, ir.ShapedArray):
-        return aval
+        return _canonical_aval(aval)
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if isinstance(shape, tuple) and dtype is not None:  # another library's shape-and-dtype struct
-        return ir.ShapedArray(shape, np.dtype(dtype), bool(getattr(x, "weak_type", False)))
+        return ir.ShapedArray(shape, _dt.canonical(np.dtype(dtype)), bool(getattr(x, "weak_type", False)))
     return core.get_aval(x)  # (its error names the type)
+
+
+def _canonical_aval(aval: ir.ShapedArray) -> ir.ShapedArray:
+    # A ShapeDtypeStruct of float64 stands for a float32 argument in 32-bit mode, as JAX's
+    # (NOTE: [x64 mode]).
+    if _dt.x64_enabled or not isinstance(aval.dtype, np.dtype) or aval.dtype not in _dt.TO_32:
+        return aval
+    return aval.update(dtype=_dt.TO_32[aval.dtype])
 
 
 def is_abstract(x) -> bool:

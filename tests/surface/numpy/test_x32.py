@@ -139,6 +139,9 @@ CASES = {
     "jaxpr_np_f64": lambda j, jnp, lax, np: str(j.make_jaxpr(lambda x: jnp.sin(x) * 2.0)(np.ones(2))),
     "eval_shape": lambda j, jnp, lax, np: str(j.eval_shape(lambda x: x * 2, np.ones(2))),
     "typeof": lambda j, jnp, lax, np: f"{j.typeof(2)} {j.typeof(np.ones(2))!r} {j.eval_shape(lambda: 1.0)}",
+    "jaxpr_of_struct": lambda j, jnp, lax, np: str(
+        j.make_jaxpr(lambda x: x * 2)(j.ShapeDtypeStruct((2,), np.float64))
+    ),
     "result_type": lambda j, jnp, lax, np: str(jnp.result_type(np.float64, 1)),
     "canonicalize_dtype": lambda j, jnp, lax, np: str(j.dtypes.canonicalize_dtype(np.int64)),
     "promote_types": lambda j, jnp, lax, np: str(jnp.promote_types(np.int32, np.uint32)),
