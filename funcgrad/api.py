@@ -792,17 +792,20 @@ def eval_shape(fun: Callable, *args, **kwargs):
 # Values
 
 
-def device_put(x, device=None):
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Make every leaf of ``x`` an ``Array``; with ``device`` (one of ``funcgrad.devices()``), a
     copy held in that device's memory; with a ``Sharding`` (or a pytree prefix of ``x`` of them),
     each leaf laid out over the devices as it says (``NamedSharding(mesh, P("x"))``: split along
     the mesh axis "x"). Leaves that are not arrays (``"abc"``) and devices that are not devices
     (``"cpu"``) raise ``TypeError``; a shape the sharding does not divide raises ``ValueError``.
+    ``src``, ``donate`` and ``may_alias`` are JAX's keywords: funcgrad never deletes ``x`` (a
+    donation is a permission, not a promise) and a placed value never aliases a NumPy argument.
 
     >>> import funcgrad
     >>> device_put({"w": 1.0, "b": [2, 3]}, funcgrad.devices()[0])["b"][1]
     Array(3, dtype=int64, weak_type=True)
     """
+    del src, donate, may_alias  # (see the docstring)
     if device is not None and not isinstance(device, xla_bridge.sharded.Device):
         if any(
             isinstance(s, Sharding | PartitionSpec)  # a bare spec: over the mesh in scope (set_mesh)
