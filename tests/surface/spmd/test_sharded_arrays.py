@@ -49,7 +49,9 @@ def test_device_put_reads_back_every_shard(spec):
     assert sorted(sh.replica_id for sh in shards) == sorted(list(range(replicas)) * (8 // replicas))
     assert y.is_fully_replicated == (spec == P()) and y.is_fully_addressable
     np.testing.assert_array_equal(y.addressable_data(3), x[shards[3].index])
-    if spec == P("a", "b"):  # with x64 off a NumPy value takes the 32-bit dtype, as jax's device_put
+    if spec == P("a", "b"):  # JAX's keywords; with x64 off a NumPy value takes the 32-bit dtype
+        moved = funcgrad.device_put(y, NamedSharding(MESH2, P("b", None)), donate=True, may_alias=False)
+        np.testing.assert_array_equal(np.asarray(moved), x)
         previous = funcgrad.config.jax_enable_x64
         funcgrad.config.update("jax_enable_x64", False)
         try:
