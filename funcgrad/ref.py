@@ -410,7 +410,7 @@ def stateful_key(x, first: int):
 def _lo_aval(a):
     # A box's low-level type as a jaxpr input: shape, dtype, weak type (typeof's default sharding
     # is no part of it).
-    return core.ShapedArray(a.shape, a.dtype, a.weak_type)
+    return core.ShapedArray(a.shape, a.dtype, getattr(a, "weak_type", False))
 
 
 @dataclasses.dataclass

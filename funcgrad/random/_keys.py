@@ -159,6 +159,17 @@ class KeyShapedArray(ShapedArray):
     def __hash__(self) -> int:
         return hash((self.shape, self.dtype))
 
+    # The high-level-type protocol (funcgrad.experimental.hijax), as JAX's key type has it: a key
+    # array is its raw data, ``uint32[*shape, *key_shape]`` (flax's hijax Rngs hold keys).
+    def lo_ty(self) -> list:
+        return [ShapedArray((*self.shape, *self.dtype._impl.key_shape), np.dtype(np.uint32))]
+
+    def lower_val(self, val) -> list:
+        return [val._base_array]
+
+    def raise_val(self, data):
+        return KeyArray(self.dtype._impl, data)
+
 
 def _dtype_name(x) -> str:
     """The dtype JAX's errors name for an operand (a Python scalar's default dtype)."""

@@ -18,7 +18,7 @@ class Box:
         self.items = dict(items)
 
     def cur_qdd(self):  # the structure: names and types
-        return tuple((k, funcgrad.typeof(v).strip_weak_type()) for k, v in sorted(self.items.items()))
+        return tuple((k, funcgrad.typeof(v).normalize()) for k, v in sorted(self.items.items()))
 
     def get(self):
         return get_p.bind(self)
@@ -52,18 +52,25 @@ class BoxType(hijax.MutableHiType):
     def __hash__(self):
         return hash(BoxType)
 
+    # Each item is lowered through its type's lo_ty/lower_val/raise_val, as flax's Variables do
+    # (an array is itself; a typed key its raw data).
     def lo_ty_qdd(self, qdd):
-        return [aval for _, aval in qdd]
+        return [lo for _, aval in qdd for lo in aval.lo_ty()]
 
     def new_from_loval(self, qdd, *lo):
-        return Box(zip([k for k, _ in qdd], lo))
+        return Box(_raise(qdd, lo))
 
     def read_loval(self, qdd, box):
         items = box.get()
-        return [items[k] for k, _ in qdd]
+        return [lo for k, aval in qdd for lo in aval.lower_val(items[k])]
 
     def update_from_loval(self, qdd, box, *lo):
-        box.set(zip([k for k, _ in qdd], lo))
+        box.set(_raise(qdd, lo))
+
+
+def _raise(qdd, lo):
+    it = iter(lo)
+    return {k: aval.raise_val(*[next(it) for _ in aval.lo_ty()]) for k, aval in qdd}
 
 
 hijax.register_hitype(Box, lambda b: BoxType())
@@ -92,3 +99,18 @@ def test_a_mutable_box_is_state_of_a_jitted_function():
     before = dict(b.get())
     out = funcgrad.eval_shape(step, b, np.float32(1))
     assert out.shape == () and b.get()["a"] is before["a"]  # eval_shape writes nothing back
+
+
+def test_a_box_holding_a_typed_key():
+    @funcgrad.jit
+    def draw(box):
+        items = box.get()
+        key, sub = funcgrad.random.split(items["key"])
+        box.set({"key": key})
+        return funcgrad.random.normal(sub, (2,))
+
+    b = Box({"key": funcgrad.random.key(0)})
+    first, second = draw(b), draw(b)
+    assert not np.allclose(first, second)  # the key advanced in the box between the calls
+    key, sub = funcgrad.random.split(funcgrad.random.key(0))
+    np.testing.assert_allclose(first, funcgrad.random.normal(sub, (2,)))
