@@ -53,6 +53,7 @@ def _program(lib, jnp):
     return seen
 
 
+@pytest.mark.slow  # jax's side compiles a program per jit (7 s on 2 loaded cores)
 def test_stateful_program_matches_jax():
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
