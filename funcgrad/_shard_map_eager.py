@@ -25,7 +25,7 @@ import threading
 
 import numpy as np
 
-from funcgrad._shardings import ManualAxisType, PartitionSpec
+from funcgrad._shardings import ManualAxisType, Mesh, NamedSharding, PartitionSpec
 from funcgrad.jitting import JittedFunction
 from funcgrad.kernel import batching, core
 from funcgrad.kernel.caches import register_cache
@@ -110,7 +110,7 @@ class ShardMapTrace(core.Trace):
     def describe(self) -> str:
         return "an eager shard_map body"
 
-    def _jitted(self, body, in_specs, out_specs):
+    def _jitted(self, body, in_specs, out_specs, out_shardings=None):
         sm = self.staged(
             body,
             mesh=self.mesh,
@@ -119,7 +119,7 @@ class ShardMapTrace(core.Trace):
             axis_names=frozenset(self.manual),
             check_vma=False,
         )
-        return JittedFunction(sm)
+        return JittedFunction(sm, out_shardings=out_shardings)
 
     def _program(self, key, make):
         try:
@@ -166,11 +166,16 @@ class ShardMapTrace(core.Trace):
         prog = self._program(key, lambda: self._jitted(_add_device_dim, (PartitionSpec(),), self.lead))
         return self._run(prog, x), frozenset()
 
-    def leave(self, stacked, norm_spec):
-        """The global array of one output from its stacked blocks, laid out as ``norm_spec``."""
+    def leave(self, stacked, norm_spec, given=None):
+        """The global array of one output from its stacked blocks, laid out as ``norm_spec``; its
+        ``.sharding`` names ``given`` (the out_specs leaf as written, as JAX's eager shard_map
+        reports it: ``P()`` stays ``P()``) when that is a PartitionSpec over a concrete mesh."""
         spec = spec_of_norm(norm_spec)
-        key = ("leave", self.mesh, self.manual, spec, _sig(stacked))
-        prog = self._program(key, lambda: self._jitted(_drop_device_dim, (self.lead,), spec))
+        literal = None
+        if isinstance(given, PartitionSpec) and isinstance(self.mesh, Mesh) and given != spec:
+            literal = NamedSharding(self.mesh, given)
+        key = ("leave", self.mesh, self.manual, spec, _sig(stacked), literal)
+        prog = self._program(key, lambda: self._jitted(_drop_device_dim, (self.lead,), spec, literal))
         return self._run(prog, stacked)
 
     # -- the body's primitives ---------------------------------------------------------------

@@ -367,7 +367,10 @@ def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where
         check_out_vma(
             [v for _, v in pairs], norm_out, out_leaf_specs, where, _paths(shaped, ""), mesh, manual
         )
-    return tu.tree_unflatten(out_tree, [trace.leave(s, spec) for (s, _), spec in zip(pairs, norm_out)])
+    return tu.tree_unflatten(
+        out_tree,
+        [trace.leave(s, spec, given) for (s, _), spec, given in zip(pairs, norm_out, out_leaf_specs)],
+    )
 
 
 def smap(f: Callable | None = None, /, *, in_axes=Infer, out_axes, axis_name):
