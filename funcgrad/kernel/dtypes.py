@@ -17,11 +17,17 @@ Layer: kernel. Imports only numpy and ml_dtypes.
 # complex64 (``canonical``), and the defaults below (``default_float``/``default_int``/...,
 # ``python_scalar_dtype``) are the 32-bit ones. The mode is one module-level bool,
 # ``x64_enabled``, set only by ``set_x64``; the places a value enters (``core.get_aval``, the
-# eager step in ``core.EvalTrace``, ``numpy_plan``, ``funcgrad.numpy.asarray``, jit's arguments,
-# device_put) read it and convert 64-bit NumPy values, and the surface's user-dtype hub
-# (``funcgrad.numpy._dtypes.canonicalize_dtype``) truncates explicit requests with JAX's warning.
-# Every trace and compile cache is emptied when the mode changes (``funcgrad._config``), so a
-# function traced under one mode is traced again under the other, as JAX keys its caches on it.
+# eager step in ``core.EvalTrace`` (which also rounds NumPy's 64-bit results of Python-scalar
+# operands), ``numpy_plan``, ``funcgrad.numpy.asarray``, jit's arguments in ``xla_bridge/execute.py``
+# and ``spmd.py``, ``_api_util``'s Python scalars and ShapeDtypeStructs) read it and convert 64-bit
+# NumPy values; promotion (``result_type``, ``promote_types``) canonicalises its answer;
+# ``convert_element_type`` canonicalises its target; and the surface's user-dtype hubs
+# (``funcgrad.numpy._dtypes``: ``canonicalize_dtype``, silent, and ``check_user_dtype``, which
+# truncates an explicit request with JAX's UserWarning) serve every ``dtype=`` argument. Every
+# trace and compile cache is emptied when the mode changes (``funcgrad._config``), so a function
+# traced under one mode is traced again under the other, as JAX keys its caches on it; while 64-bit
+# types are off, jit's calls take the staged route (``jitting``'s ``x32`` flag), whose argument
+# conversion knows the mode. tests/surface/numpy/test_x32.py compares with jax in its default mode.
 """
 
 from __future__ import annotations
