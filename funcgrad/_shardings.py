@@ -923,6 +923,8 @@ def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> lis
         ) from None
     out = []
     for s in leaves:
+        if not isinstance(s, Sharding | PartitionSpec) and hasattr(s, "layout") and hasattr(s, "sharding"):
+            s = s.sharding  # a Format (layout + sharding): funcgrad lays arrays out in XLA's default
         if isinstance(s, PartitionSpec):
             mesh = concrete_mesh(where=where)
             if mesh is None:

@@ -31,3 +31,22 @@ def test_lowered_out_info_matches_jax():
     r = funcgrad.new_ref(fnp.zeros(2, np.float32))
     info = funcgrad.jit(lambda r: r.__setitem__(..., r[...] + 1) or r[...].sum()).lower(r).out_info
     assert info.shape == () and info.dtype == np.float32  # the function's output, not the Ref's
+
+
+def test_with_sharding_constraint_takes_a_format():
+    jax = pytest.importorskip("jax")
+    from jax.experimental.layout import Format as JFormat
+    from jax.experimental.layout import Layout as JLayout
+
+    from funcgrad.experimental.layout import Format, Layout
+    from funcgrad.sharding import Mesh, NamedSharding, PartitionSpec
+
+    x = np.arange(4.0, dtype=np.float32).reshape(2, 2)
+    fmt = Format(
+        Layout((1, 0)), NamedSharding(Mesh(np.array(funcgrad.devices()[:1]), ("x",)), PartitionSpec("x"))
+    )
+    ours = funcgrad.jit(lambda a: funcgrad.lax.with_sharding_constraint(a * 2, fmt))(x)
+    jmesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",))
+    jfmt = JFormat(JLayout((1, 0)), jax.sharding.NamedSharding(jmesh, jax.sharding.PartitionSpec("x")))
+    theirs = jax.jit(lambda a: jax.lax.with_sharding_constraint(a * 2, jfmt))(x)
+    np.testing.assert_array_equal(ours, theirs)
