@@ -228,6 +228,12 @@ class ManualAval(ShapedArray):
         self.manual_axis_type = ManualAxisType(varying=varying)
         self._order = tuple(n for n in mesh_axes if n in varying)
 
+    def with_sharding(self, sharding) -> ManualAval:
+        """The same block type with ``sharding`` (``typeof``'s default where the type has none)."""
+        return ManualAval(
+            self.shape, self.dtype, self.weak_type, self.manual_axis_type.varying, self._order, sharding
+        )
+
     def __str__(self) -> str:
         names = self._order
         if not names:

@@ -141,7 +141,10 @@ def with_default_sharding(x, aval):
     for hook in manual_aval_hooks:
         manual = hook(x, aval)
         if manual is not None:
-            return manual
+            aval = manual
+            break
+    if aval.sharding is None and hasattr(aval, "with_sharding"):  # a shard_map body's block
+        return aval.with_sharding(NamedSharding(get_abstract_mesh(), PartitionSpec(*[None] * aval.ndim)))
     if aval.sharding is not None or type(aval) is not core.ShapedArray:
         return aval
     am = None

@@ -206,6 +206,7 @@ def test_values_carry_their_manual_axis_type(capsys, jit):
     # and in a body staged under jit
     def body(a):
         print(funcgrad.typeof(a))
+        assert funcgrad.typeof(a).sharding.spec == P(None, None)  # (jax: replicated, not None)
         y = lax.psum(a, "y")
         assert funcgrad.typeof(y).manual_axis_type.varying == {"x"}
         print(funcgrad.typeof(y))
