@@ -850,7 +850,9 @@ def _aval_key(x):
         s = None if x._buffer is None else core.get_aval(x).sharding
         return (x.shape, x.dtype, x.weak_type) if s is None else (x.shape, x.dtype, x.weak_type, s)
     if t in (int, float, bool, complex):
-        return ((), t, True)
+        # Its type, as JAX keys it: a Python float and a weakly typed float Array share a trace.
+        a = core.get_aval(x)
+        return (a.shape, a.dtype, a.weak_type)
     if isinstance(x, core.Tracer):
         a = x.aval
         return (

@@ -50,3 +50,18 @@ def test_with_sharding_constraint_takes_a_format():
     jfmt = JFormat(JLayout((1, 0)), jax.sharding.NamedSharding(jmesh, jax.sharding.PartitionSpec("x")))
     theirs = jax.jit(lambda a: jax.lax.with_sharding_constraint(a * 2, jfmt))(x)
     np.testing.assert_array_equal(ours, theirs)
+
+
+def _count_traces(lib):
+    n = []
+    f = lib.jit(lambda x: n.append(1) or x * 2)
+    a = f(1.0)  # a Python float: weakly typed
+    f(a)  # its weakly typed result: the same type, no retrace (flax nnx's graph_updates tests)
+    f(2)
+    f(True)
+    return len(n)
+
+
+def test_python_scalars_and_weak_arrays_share_a_trace_as_in_jax():
+    jax = pytest.importorskip("jax")
+    assert _count_traces(funcgrad) == _count_traces(jax) == 3
