@@ -23,6 +23,7 @@ import numpy as np
 
 import funcgrad
 from funcgrad import xla_bridge
+from funcgrad._api_util import abstractify, is_abstract
 from funcgrad._devices import default_backend, devices
 from funcgrad._sharding_types import with_default_sharding  # typeof's sharding where the type has none
 from funcgrad.kernel import caches, core
@@ -61,6 +62,8 @@ def typeof(x) -> core.ShapedArray:
         return x.aval
     if type(x) in HITYPES:  # a registered high-level type (funcgrad.experimental.hijax)
         return HITYPES[type(x)](x)
+    if not core.is_array_like(x) and not isinstance(x, core.Tracer) and is_abstract(x):
+        return abstractify(x)  # a ShapeDtypeStruct (or an aval) stands for its type, as in JAX
     return with_default_sharding(x, core.get_aval(x))
 
 

@@ -65,3 +65,11 @@ def _count_traces(lib):
 def test_python_scalars_and_weak_arrays_share_a_trace_as_in_jax():
     jax = pytest.importorskip("jax")
     assert _count_traces(funcgrad) == _count_traces(jax) == 3
+
+
+def test_typeof_a_shape_dtype_struct_matches_jax():
+    jax = pytest.importorskip("jax")
+    for weak in (False, True):
+        ours = funcgrad.typeof(funcgrad.ShapeDtypeStruct((1, 2), np.float32, weak_type=weak))
+        theirs = jax.typeof(jax.ShapeDtypeStruct((1, 2), np.float32, weak_type=weak))
+        assert (ours.shape, ours.dtype, ours.weak_type) == (theirs.shape, theirs.dtype, theirs.weak_type)
