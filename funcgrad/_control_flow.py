@@ -261,8 +261,45 @@ def _bind_cond(index, branches, operands, names, what):
         invars = [*before, *j.invars[:n], *after, *j.invars[n:]]
         joined.append(ClosedJaxpr(Jaxpr([], invars, j.eqns, j.outvars), []))
         offset += n
-    outs = cond_p.bind(index, *all_consts, *flat_ops, branches=tuple(joined))
+    joined, forwarded = _forwarded_outputs(joined, len(all_consts))
+    outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=tuple(joined)))
+    outs = [next(outs) if p is None else flat_ops[p] for p in forwarded]
     return tu.tree_unflatten(traced[0][2], outs)
+
+
+def _forwarded_outputs(branches, n_consts: int):
+    """As JAX's cond: an output that every branch returns as the same operand, unchanged, is that
+    operand, not an output of the cond (so vmap keeps an unbatched operand unbatched through a
+    batched predicate: flax's nnx.cond under nnx.vmap). Returns the branches without those
+    outputs (at least one output is kept) and, per output, the operand index or None."""
+    positions = []
+    for k in range(len(branches[0].jaxpr.outvars)):
+        found = None
+        for b in branches:
+            v = b.jaxpr.outvars[k]
+            p = (
+                next((i for i, w in enumerate(b.jaxpr.invars) if w is v), None)
+                if isinstance(v, Var)
+                else None
+            )
+            if p is None or p < n_consts or (found is not None and p != found):
+                found = None
+                break
+            found = p
+        positions.append(None if found is None else found - n_consts)
+    if all(p is not None for p in positions):
+        positions[-1] = None  # keep one output: a cond with none would be dropped with its effects
+    if all(p is None for p in positions):
+        return branches, positions
+    kept = [k for k, p in enumerate(positions) if p is None]
+    pruned = [
+        ClosedJaxpr(
+            Jaxpr(b.jaxpr.constvars, b.jaxpr.invars, b.jaxpr.eqns, [b.jaxpr.outvars[k] for k in kept]),
+            b.consts,
+        )
+        for b in branches
+    ]
+    return pruned, positions
 
 
 def _check_branch_outputs(traced, names, what):

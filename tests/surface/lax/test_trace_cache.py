@@ -63,3 +63,22 @@ def test_nothing_stale_is_reused():
     assert float(funcgrad.lax.scan(read, F32(0), None, length=2)[0]) == 2.0
     r[...] = F32(5)
     assert float(funcgrad.lax.scan(read, F32(0), None, length=2)[0]) == 10.0
+
+
+def test_cond_forwards_unchanged_operands_as_jax():
+    """An operand every branch returns unchanged is not a cond output (JAX's forwarding): the
+    printed jaxprs agree, and vmap keeps it unbatched under a batched predicate."""
+    jax = pytest.importorskip("jax")
+
+    def f(lax, x, b):
+        return lax.cond(x > 0, lambda x, b: (x + 1, b), lambda x, b: (x - 1, b), x, b)
+
+    x, b = np.float32(1), np.ones(3, F32)
+    ours = str(funcgrad.make_jaxpr(lambda x, b: f(funcgrad.lax, x, b))(x, b))
+    theirs = str(jax.make_jaxpr(lambda x, b: f(jax.lax, x, b))(x, b))
+    assert ours == theirs
+    ys, kept = funcgrad.vmap(lambda x, b: f(funcgrad.lax, x, b), in_axes=(0, None), out_axes=(0, None))(
+        fnp.arange(-2.0, 2.0, dtype=F32), b
+    )
+    np.testing.assert_array_equal(ys, [-3, -2, -1, 2])
+    np.testing.assert_array_equal(kept, b)
