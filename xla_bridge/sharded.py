@@ -423,8 +423,7 @@ def put_blocks(blocks, devices, shape, dtype, s: MeshSharding, *, weak_type: boo
 def block_numpy(arr) -> np.ndarray:
     """The host value of one single-device shard (from ``shards``)."""
     dt = arr.aval.dtype if arr.aval is not None else None
-    s = arr._sharding
-    device = s._device
+    device = next(iter(arr._sharding.device_set))  # (one device's sharding, of either kind)
     if device.platform == "cpu":
         try:
             out = np.asarray(memoryview(arr))
@@ -461,7 +460,9 @@ def shards(buf) -> list[tuple]:
     with _no_jax():
         arrays = buf._arrays
     idx = dict(zip(s._fg_devs, indices(s, buf.aval.shape)))
-    return [(a._sharding._device, idx[a._sharding._device], a) for a in arrays]
+    # A shard's sharding is one device's (a SingleDeviceSharding, or a MeshSharding over one device).
+    devs = [next(iter(a._sharding.device_set)) for a in arrays]
+    return [(d, idx[d], a) for d, a in zip(devs, arrays)]
 
 
 def read(buf) -> np.ndarray:

@@ -73,3 +73,13 @@ def test_typeof_a_shape_dtype_struct_matches_jax():
         ours = funcgrad.typeof(funcgrad.ShapeDtypeStruct((1, 2), np.float32, weak_type=weak))
         theirs = jax.typeof(jax.ShapeDtypeStruct((1, 2), np.float32, weak_type=weak))
         assert (ours.shape, ours.dtype, ours.weak_type) == (theirs.shape, theirs.dtype, theirs.weak_type)
+
+
+def test_reading_a_pmap_output_built_from_broadcast_operands_matches_jax():
+    # equinox's filter_pmap test_args: the output's shards are laid out per device by a MeshSharding.
+    jax = pytest.importorskip("jax")
+    args = (np.array([1], np.int32), np.array([2], np.int32), np.array([3], np.int32))
+    ours = funcgrad.pmap(lambda a, b, c: a + b + c, in_axes=(None, None, 0))(*args)
+    theirs = jax.pmap(lambda a, b, c: a + b + c, in_axes=(None, None, 0))(*args)
+    assert bool((ours == 6).all()) and ours.shape == theirs.shape
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
