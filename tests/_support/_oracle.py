@@ -9,7 +9,9 @@ files, the differential fuzzer). The numbers are XLA's either way; a float32 tra
 differ from a default-compiled jax program in the last place, which every oracle comparison's
 tolerance allows. funcgrad's own compiles keep XLA's defaults (the code users run);
 tests/bridge/test_lowering.py opts its check programs into the same options, as what it checks is
-the lowering's numbers. tests/conftest.py applies this in every test process once jax is imported
+the lowering's numbers. A test that compares a compiled funcgrad program with jax's bit for bit
+compiles jax's side with ``XLA_DEFAULT_OPTIONS`` (``jax.jit(f, compiler_options=...)``), the
+options funcgrad's program gets too. tests/conftest.py applies this in every test process once jax is imported
 (it does not import jax itself: a test run that never needs jax does not pay for its import); a
 test that runs jax in a subprocess of its own calls ``cheapen_jax_compiles()`` there.
 """
@@ -23,6 +25,15 @@ ORACLE_COMPILE_OPTIONS = {
     "xla_backend_optimization_level": 0,
     "xla_llvm_disable_expensive_passes": True,
     "xla_cpu_parallel_codegen_split_count": 1,
+}
+
+
+# The same options at XLA's defaults (what jax and funcgrad compile with outside the tests).
+XLA_DEFAULT_OPTIONS = {
+    "xla_cpu_use_fusion_emitters": True,
+    "xla_backend_optimization_level": 3,
+    "xla_llvm_disable_expensive_passes": False,
+    "xla_cpu_parallel_codegen_split_count": 32,
 }
 
 
