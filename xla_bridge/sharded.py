@@ -420,10 +420,17 @@ def put_blocks(blocks, devices, shape, dtype, s: MeshSharding, *, weak_type: boo
         ) from None
 
 
+def _one_device(sharding):
+    """The device of a shard's sharding: jaxlib's SingleDeviceSharding, or a MeshSharding over one
+    device (a pmap output's shards carry those)."""
+    device = getattr(sharding, "_device", None)
+    return device if device is not None else sharding._fg_devs[0]
+
+
 def block_numpy(arr) -> np.ndarray:
     """The host value of one single-device shard (from ``shards``)."""
     dt = arr.aval.dtype if arr.aval is not None else None
-    device = next(iter(arr._sharding.device_set))  # (one device's sharding, of either kind)
+    device = _one_device(arr._sharding)
     if device.platform == "cpu":
         try:
             out = np.asarray(memoryview(arr))
@@ -460,8 +467,7 @@ def shards(buf) -> list[tuple]:
     with _no_jax():
         arrays = buf._arrays
     idx = dict(zip(s._fg_devs, indices(s, buf.aval.shape)))
-    # A shard's sharding is one device's (a SingleDeviceSharding, or a MeshSharding over one device).
-    devs = [next(iter(a._sharding.device_set)) for a in arrays]
+    devs = [_one_device(a._sharding) for a in arrays]
     return [(d, idx[d], a) for d, a in zip(devs, arrays)]
 
 
