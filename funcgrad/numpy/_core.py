@@ -193,7 +193,8 @@ def place_on(x, device, name: str):
 
 def _scalar_const(value, dtype) -> np.ndarray:
     try:
-        return np.asarray(value, dtype=_dt.canonical(np.dtype(dtype)))
+        # (a flag read on the hot path of Python-scalar operands; NOTE: [x64 mode])
+        return np.asarray(value, dtype=dtype if _dt.x64_enabled else _dt.canonical(np.dtype(dtype)))
     except OverflowError:
         raise OverflowError(f"Python integer {value} out of bounds for {np.dtype(dtype).name}") from None
 
@@ -208,7 +209,7 @@ def convert(x, dtype, weak_type: bool = False):
 def constant(value, dtype, shape=None) -> Array:
     """A concrete Array constant of ``dtype`` (broadcast to ``shape`` if given; canonical for the
     x64 mode, NOTE: [x64 mode])."""
-    arr = np.asarray(value, dtype=_dt.canonical(np.dtype(dtype)))
+    arr = np.asarray(value, dtype=dtype if _dt.x64_enabled else _dt.canonical(np.dtype(dtype)))
     if shape is not None and tuple(shape) != arr.shape:
         arr = np.broadcast_to(arr, shape).copy()
     return Array._from_owned(arr)

@@ -612,7 +612,9 @@ convert_element_type_p.def_taylor(linear_taylor(convert_element_type_p))  # (lin
 def convert_element_type(x, dtype, weak_type: bool = False):
     """Convert ``x`` to ``dtype`` (a no-op, not an equation, when nothing changes); in x32 mode a
     64-bit ``dtype`` is its 32-bit counterpart (NOTE: [x64 mode])."""
-    dtype = _dt.canonical(np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    if not _dt.x64_enabled:
+        dtype = _dt.canonical(dtype)
     aval = aval_of(x)
     if aval.dtype == dtype and aval.weak_type == weak_type and type(x) not in _dt.python_scalar_types:
         return x
