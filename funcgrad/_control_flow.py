@@ -287,7 +287,7 @@ def _forwarded_outputs(branches, n_consts: int):
                 break
             found = p
         positions.append(None if found is None else found - n_consts)
-    if all(p is not None for p in positions):
+    if positions and all(p is not None for p in positions):
         positions[-1] = None  # keep one output: a cond with none would be dropped with its effects
     if all(p is None for p in positions):
         return branches, positions

@@ -82,3 +82,10 @@ def test_cond_forwards_unchanged_operands_as_jax():
     )
     np.testing.assert_array_equal(ys, [-3, -2, -1, 2])
     np.testing.assert_array_equal(kept, b)
+
+
+def test_cond_without_outputs():
+    # A cond whose branches return nothing (optax's linesearch prints from one): still bound.
+    seen = []
+    funcgrad.lax.cond(True, lambda: funcgrad.debug.callback(lambda: seen.append(1)), lambda: None)
+    assert seen == [1]
