@@ -79,7 +79,19 @@ reduce_sum_p.def_traits(may_produce_nan=True, sparse="reduce_sum")
 # (The ufuncs' reduce methods directly: np.sum/np.max add a Python wrapper of about 1.5 us.)
 def _reduce_sum_impl(x, *, axes):
     x = np.asarray(x)
+    if not _dt.x64_enabled and x.ndim > 1 and x.dtype in _WIDER_SUM:
+        # In 32-bit mode (NOTE: [x64 mode]), where every float is float32: NumPy sums along a
+        # non-contiguous axis one element after another (pairwise only along the contiguous one),
+        # so a float32 column sum of n values errs by up to n ulps, while XLA's vectorised
+        # reduction stays within a few; accumulating in float64 and rounding once keeps eager
+        # results within XLA's error (JAX's docs compare eager and jit at 1e-6). It costs up to
+        # 2-3x on such sums, so the default 64-bit mode keeps NumPy's float32 sums.
+        wide = _WIDER_SUM[x.dtype]
+        return np.asarray(np.add.reduce(x, axis=axes, dtype=wide).astype(x.dtype))
     return np.asarray(np.add.reduce(x, axis=axes, dtype=x.dtype))  # (in x's dtype, as XLA)
+
+
+_WIDER_SUM = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128)}
 
 
 reduce_sum_p.def_impl(_reduce_sum_impl)

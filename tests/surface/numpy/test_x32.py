@@ -84,6 +84,7 @@ CASES = {
     "floor_divide_bool": lambda j, jnp, lax, np: jnp.floor_divide(np.array([True, False]), True),
     "where_scalars": lambda j, jnp, lax, np: jnp.where(np.array([True, False]), 1.0, 2),
     # reductions and index results
+    "column_mean": lambda j, jnp, lax, np: jnp.mean(np.random.RandomState(0).rand(20000, 3), axis=0),
     "sum_uint8": lambda j, jnp, lax, np: jnp.sum(np.ones(3, np.uint8)),
     "sum_np_int": lambda j, jnp, lax, np: jnp.sum(np.arange(4)),
     "mean_np_int": lambda j, jnp, lax, np: jnp.mean(np.arange(4)),
