@@ -5,15 +5,17 @@ jax, where a test runs it as an oracle, is there for its numbers, not for the sp
 XLA makes of them: its programs compile without XLA CPU's fusion emitters and with LLVM's
 cheapest pipeline, about a quarter of the compile time of XLA's defaults (jax's compiles were the
 largest cost of the oracle tests: test_image, test_sparse, test_random, the jet, scipy and nn
-files, the differential fuzzer). The numbers are XLA's either way; a float32 transcendental may
-differ from a default-compiled jax program in the last place, which every oracle comparison's
-tolerance allows. funcgrad's own compiles keep XLA's defaults (the code users run);
-tests/bridge/test_lowering.py opts its check programs into the same options, as what it checks is
-the lowering's numbers. A test that compares a compiled funcgrad program with jax's bit for bit
-compiles jax's side with ``XLA_DEFAULT_OPTIONS`` (``jax.jit(f, compiler_options=...)``), the
-options funcgrad's program gets too. tests/conftest.py applies this in every test process once jax is imported
-(it does not import jax itself: a test run that never needs jax does not pay for its import); a
-test that runs jax in a subprocess of its own calls ``cheapen_jax_compiles()`` there.
+files, the differential fuzzer). The numbers are XLA's either way, but the legacy emitters round
+some results differently from the fusion emitters: a float32 transcendental in the last place,
+``reduce_precision`` on some values; every oracle comparison with a tolerance allows that. A
+test that compares a compiled funcgrad program with jax's bit for bit compiles jax's side with
+``XLA_DEFAULT_OPTIONS`` (``jax.jit(f, compiler_options=...)``), the options funcgrad's program
+gets too. funcgrad's own compiles keep XLA's defaults (the code users run);
+tests/bridge/test_lowering.py opts its check programs into the cheap options, as what it checks
+is the lowering's numbers against the NumPy impls. tests/conftest.py applies this in every test
+process once jax is imported (it does not import jax itself: a test run that never needs jax does
+not pay for its import); a test that runs jax in a subprocess of its own calls
+``cheapen_jax_compiles()`` there.
 """
 
 from __future__ import annotations
