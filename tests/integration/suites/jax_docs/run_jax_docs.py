@@ -259,7 +259,13 @@ def report(results: list[DocResult]) -> str:
     for r in results:
         c = r.counts()
         ran = c.get("same", 0) + c.get("differs", 0) + c.get("fails", 0)
-        row = dict(cells=len(r.cells), ran=ran, same=c.get("same", 0), differs=c.get("differs", 0), fails=c.get("fails", 0))
+        row = dict(
+            cells=len(r.cells),
+            ran=ran,
+            same=c.get("same", 0),
+            differs=c.get("differs", 0),
+            fails=c.get("fails", 0),
+        )
         for k in totals:
             totals[k] += row[k]
         lines.append(
@@ -312,7 +318,11 @@ def main(argv=None) -> int:
             f.write(text + "\n")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump([dict(doc=r.doc, seconds=r.seconds, cells=[asdict(c) for c in r.cells]) for r in results], f, indent=1)
+            json.dump(
+                [dict(doc=r.doc, seconds=r.seconds, cells=[asdict(c) for c in r.cells]) for r in results],
+                f,
+                indent=1,
+            )
     print(text)
     return 0
 
