@@ -75,9 +75,30 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+_PREVIOUS = ["(collection)"]
+
+
+def _check_process_state(item) -> None:
+    """Two process-wide switches that a test or an import may leave set, silently changing every
+    later test in this worker: the ``funcgrad.as_jax`` alias (``import jax`` giving funcgrad would
+    turn jax-oracle tests into funcgrad-against-itself) and JAX's 32-bit mode (NOTE: [x64 mode])."""
+    jax = sys.modules.get("jax")
+    if jax is not None and type(jax).__name__ == "_JaxModule":
+        pytest.fail(f"the funcgrad.as_jax alias is installed in the test process (after {_PREVIOUS[0]})")
+    from funcgrad.kernel import dtypes
+
+    # A module that runs its tests in 32-bit mode says so (``RUNS_IN_X32 = True``, test_x32.py).
+    in_x32_module = getattr(item.module, "RUNS_IN_X32", False) if hasattr(item, "module") else False
+    if not dtypes.x64_enabled and "JAX_ENABLE_X64" not in os.environ and not in_x32_module:
+        pytest.fail(f"jax_enable_x64=False was left set (after {_PREVIOUS[0]}); restore it in that test")
+    _PREVIOUS[0] = item.nodeid
+
+
 def pytest_runtest_setup(item):
     """jax, once a test module has imported it, compiles the oracle's programs cheaply (NOTE:
-    [oracle compile options] in tests/_support/_oracle.py)."""
+    [oracle compile options] in tests/_support/_oracle.py); the process is in the state every test
+    assumes (``_check_process_state``)."""
+    _check_process_state(item)
     cheapen_jax_compiles()
 
 

@@ -33,18 +33,30 @@ pytestmark = pytest.mark.slow
 
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
+
 # The packages themselves and every module below them, but no ``__main__``: ``python -m`` entry
 # points run their command on import; nor ``funcgrad.as_jax``, whose import installs the ``import jax``
 # alias (refused where jax is imported): tests/integration/test_ecosystem.py runs its examples in a
 # process of their own.
+def _walk(package) -> list[str]:
+    """Every module below ``package``, importing only the packages it descends into.
+
+    Not ``pkgutil.walk_packages``: it imports every package to find its children, and importing
+    ``funcgrad.as_jax`` installs the alias (``import jax`` would give funcgrad to every later oracle
+    test in this worker) and switches to JAX's 32-bit mode."""
+    names = []
+    for m in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+        if m.name.endswith(".__main__") or m.name.startswith("funcgrad.as_jax"):
+            continue
+        names.append(m.name)
+        if m.ispkg:
+            names += _walk(importlib.import_module(m.name))
+    return names
+
+
 MODULES = sorted(
     [pkg.__name__ for pkg in (funcgrad, primitives, xla_bridge)]
-    + [
-        m.name
-        for pkg in (funcgrad, primitives, xla_bridge)
-        for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")
-        if not m.name.endswith(".__main__") and not m.name.startswith("funcgrad.as_jax")
-    ]
+    + [name for pkg in (funcgrad, primitives, xla_bridge) for name in _walk(pkg)]
 )
 
 

@@ -22,6 +22,10 @@ import jax.numpy as jnp  # noqa: E402
 from jax import lax as jlax  # noqa: E402
 from jax._src import config as _jax_config  # noqa: E402
 
+# tests/conftest.py checks that no test leaves the 32-bit mode set; this module's fixture keeps it
+# set across the module's tests on purpose.
+RUNS_IN_X32 = True
+
 
 @pytest.fixture(scope="module")
 def x32():
