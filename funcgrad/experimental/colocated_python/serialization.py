@@ -9,7 +9,7 @@ Layer: surface. Imports funcgrad.extend.backend and the bridge's ``DeviceList`` 
 
 from __future__ import annotations
 
-from funcgrad.extend import backend as xb
+from funcgrad.extend import backend as xb  # noqa: F401 - read as an attribute, as JAX's module has it
 from funcgrad.xla_bridge.sharded import DeviceList
 
-__all__ = ["DeviceList", "xb"]
+__all__ = ["DeviceList"]
