@@ -17,7 +17,6 @@ import numpy as np
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
-from funcgrad.kernel.partial_eval import trace_to_jaxpr, under_staging
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
@@ -39,7 +38,6 @@ from funcgrad.numpy.sorting import cumsum
 from funcgrad.numpy.ufuncs import as_bool, remainder, where3
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import gather as ix
-from funcgrad.primitives.call import jit_p
 
 __all__ = [
     "argwhere",
@@ -456,19 +454,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError("size and fill_value are only valid with the one-argument form of where")
     if (keys := extended_in((x, y))) is not None:  # typed PRNG keys (ExtendedArray): with keys only
         return keys._numpy_function(_where_pair, (condition, [x, y]), {})
-    if under_staging(core.current_trace()):
-        return _staged_where(condition, x, y)
     return where3(condition, x, y)
-
-
-def _staged_where(condition, x, y):
-    # JAX's jnp.where is a jitted function: a staged program (jit, make_jaxpr) holds it as one
-    # ``jit[name=_where]`` call, which JAX's documentation prints (key-concepts.md); eagerly it
-    # is the select itself.
-    args = (condition, x, y)
-    closed = trace_to_jaxpr(lambda c, a, b: [where3(c, a, b)], [core.get_aval(a) for a in args])
-    (out,) = jit_p.bind(*args, jaxpr=closed, name="_where", donated_invars=(False, False, False))
-    return out
 
 
 def _where_pair(condition, pair):

@@ -87,21 +87,15 @@ def test_array_of_a_list_of_traced_values_stages_as_jax():
     assert fnp.array([fnp.arange(2)] * 20).shape == (20, 2)  # (concatenations in groups of 16)
 
 
-def test_where_is_a_nested_jit_when_staged():
-    # key-concepts.md prints selu's jaxpr with jax's jnp.where as a jit[name=_where] call.
+def test_where_staged_eager_and_differentiated():
+    # key-concepts.md's selu. JAX stages jnp.where as a nested jit[name=_where] call; funcgrad
+    # stages its select_n inline (a nested call per where doubled the tracing and compile time of
+    # where-heavy programs: scipy.special's series), so only the values are JAX's here.
     def selu(x, alpha=1.67, lambda_=1.05):
         return lambda_ * fnp.where(x > 0, x, alpha * fnp.exp(x) - alpha)
 
     x = fnp.arange(5.0)
-    printed = str(funcgrad.make_jaxpr(selu)(x))
-    assert (
-        "    f:f64[5] = jit[\n"
-        "      name=_where\n"
-        "      jaxpr={ lambda ; b:bool[5] a:f64[5] e:f64[5]. let\n"
-        "          f:f64[5] = select_n b e a\n"
-        "        in (f,) }\n"
-        "    ] b a e\n"
-    ) in printed
+    assert "select_n" in str(funcgrad.make_jaxpr(selu)(x))
     want = np.where(np.arange(5.0) > 0, np.arange(5.0), 1.67 * np.exp(np.arange(5.0)) - 1.67) * 1.05
     np.testing.assert_allclose(np.asarray(funcgrad.jit(selu)(x)), want, rtol=1e-15)
     np.testing.assert_allclose(np.asarray(selu(x)), want, rtol=1e-15)
