@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any
 
 import funcgrad
-from funcgrad.experimental.colocated_python import api as _api  # a cycle: api imports this module
+from funcgrad.experimental.colocated_python._devices import colocated_cpu_devices
 from funcgrad.kernel.core import Tracer
 
 __all__ = ["ColocatedCallable", "Specialization"]
@@ -84,7 +84,7 @@ class ColocatedCallable:
         in_specs = funcgrad.tree.unflatten(tree, [_spec(x) for x in leaves])
         if spec.in_specs is not None:
             _check_specs(spec.in_specs, in_specs, f"colocated_python({self.__name__}): input")
-        cpu = tuple(_api.colocated_cpu_devices(devices))
+        cpu = tuple(colocated_cpu_devices(devices))
         moved = [_place(x, cpu) for x in leaves]
         call_args, call_kwargs = funcgrad.tree.unflatten(tree, moved)
         result = self.fun(*call_args, **call_kwargs)
