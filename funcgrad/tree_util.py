@@ -23,6 +23,9 @@ from funcgrad.kernel.tree_util import (
     PyTreeDef,
     _path_predicate,
     _pytree,
+    broadcast_prefix_over,
+    map_over,
+    map_with_path_over,
     public_registry,
     tree_unflatten,
 )
@@ -82,9 +85,7 @@ def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] 
     >>> tree_map(lambda a, b: a * b, [1, (2, 3)], [10, (20, 30)])
     [10, (40, 90)]
     """
-    leaves, treedef = public_registry.flatten(tree, is_leaf)
-    others = [treedef.flatten_up_to(r) for r in rest]
-    return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
+    return map_over(public_registry, f, tree, rest, is_leaf)
 
 
 def tree_flatten_with_path(tree: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False):
@@ -103,9 +104,7 @@ def tree_map_with_path(
     f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False
 ) -> Any:
     """Like ``tree_map`` but ``f(key_path, leaf, *others)``."""
-    pairs, treedef = public_registry.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))
-    others = [treedef.flatten_up_to(r) for r in rest]
-    return treedef.unflatten(f(kp, x, *xs) for (kp, x), *xs in zip(pairs, *others))
+    return map_with_path_over(public_registry, f, tree, rest, is_leaf, is_leaf_takes_path)
 
 
 def tree_reduce(f: Callable, tree: Any, initializer: Any = ..., is_leaf=None) -> Any:
@@ -135,13 +134,7 @@ def all_leaves(xs: Iterable[Any], is_leaf=None) -> bool:
 
 def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf=None) -> list:
     """Leaves of ``prefix_tree`` repeated to match the leaves of ``full_tree``."""
-    result: list = []
-    prefix_leaves, prefix_def = public_registry.flatten(
-        prefix_tree, lambda x: x is None if is_leaf is None else is_leaf(x)
-    )
-    for leaf, sub in zip(prefix_leaves, prefix_def.flatten_up_to(full_tree)):
-        result.extend([leaf] * len(tree_leaves(sub)))
-    return result
+    return broadcast_prefix_over(public_registry, prefix_tree, full_tree, is_leaf)
 
 
 KeyEntry = TypeVar("KeyEntry", bound=Any)

@@ -109,9 +109,33 @@ def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] 
     >>> tree_map(lambda x, y: x + y, {"a": 1, "b": 2}, {"a": 10, "b": 20})
     {'a': 11, 'b': 22}
     """
-    leaves, treedef = registry.flatten(tree, is_leaf)
+    return map_over(registry, f, tree, rest, is_leaf)
+
+
+def map_over(reg, f: Callable, tree: Any, rest: tuple, is_leaf) -> Any:
+    """``tree_map`` over the registry ``reg`` (the transformations' or the public one, NOTE:
+    [public pytree registry]); ``rest`` is a tuple of trees."""
+    leaves, treedef = reg.flatten(tree, is_leaf)
     others = [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
+
+
+def map_with_path_over(reg, f: Callable, tree: Any, rest: tuple, is_leaf, is_leaf_takes_path: bool) -> Any:
+    """``tree_map_with_path`` over the registry ``reg``."""
+    pairs, treedef = reg.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten(f(kp, x, *xs) for (kp, x), *xs in zip(pairs, *others))
+
+
+def broadcast_prefix_over(reg, prefix_tree: Any, full_tree: Any, is_leaf) -> list:
+    """``broadcast_prefix`` over the registry ``reg``."""
+    result: list = []
+    prefix_leaves, prefix_def = reg.flatten(
+        prefix_tree, lambda x: x is None if is_leaf is None else is_leaf(x)
+    )
+    for leaf, sub in zip(prefix_leaves, prefix_def.flatten_up_to(full_tree)):
+        result.extend([leaf] * len(reg.flatten(sub)[0]))
+    return result
 
 
 def _path_predicate(is_leaf: Callable | None, is_leaf_takes_path: bool):
@@ -143,9 +167,7 @@ def tree_map_with_path(
     f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False
 ) -> Any:
     """Like ``tree_map`` but ``f(key_path, leaf, *others)``."""
-    pairs, treedef = registry.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))
-    others = [treedef.flatten_up_to(r) for r in rest]
-    return treedef.unflatten(f(kp, x, *xs) for (kp, x), *xs in zip(pairs, *others))
+    return map_with_path_over(registry, f, tree, rest, is_leaf, is_leaf_takes_path)
 
 
 def keystr(path: tuple, *, simple: bool = False, separator: str = "") -> str:
@@ -280,11 +302,4 @@ def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf=None) -> list:
 
     Raises ``ValueError`` if ``prefix_tree`` is not a prefix of ``full_tree``'s structure.
     """
-    result: list = []
-    prefix_leaves, prefix_def = registry.flatten(
-        prefix_tree, lambda x: x is None if is_leaf is None else is_leaf(x)
-    )
-    subtrees = prefix_def.flatten_up_to(full_tree)
-    for leaf, sub in zip(prefix_leaves, subtrees):
-        result.extend([leaf] * len(tree_leaves(sub)))
-    return result
+    return broadcast_prefix_over(registry, prefix_tree, full_tree, is_leaf)
