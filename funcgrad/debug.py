@@ -20,6 +20,7 @@ log(x), 0)``) is reported too: the tool finds where a non-finite value first app
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import functools
 import linecache
@@ -109,6 +110,12 @@ class ValueStats(NamedTuple):
         return f"{aval} {rng}, " + (" and ".join(bad) + f" of {self.size}" if bad else "all finite")
 
 
+# JAX's words (jax/_src/api_util.py) when a jit's output holds a NaN/Inf under debug_nans/debug_infs.
+_DEOPTIMIZED = (
+    "Invalid nan value encountered in the output of a jax.jit function. Calling the de-optimized version."
+)
+
+
 class NonFiniteError(FloatingPointError):
     """A NaN or Inf appeared. Attributes: ``phase`` ("forward", "backward" or "input"),
     ``primitive`` (its name), ``source_info``, ``inputs``/``outputs`` (``ValueStats``), ``params``,
@@ -193,7 +200,16 @@ class FiniteCheckTrace(core.EvalTrace):
         # Call primitives whose impl is "evaluate the inner jaxpr" are checked equation by equation.
         inner = params.get(primitive.traits.call_jaxpr_param) if primitive.traits.call_jaxpr_param else None
         if isinstance(inner, ClosedJaxpr):
-            return core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
+            if primitive.name != "jit":
+                return core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
+            try:
+                return core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
+            except NonFiniteError:
+                # JAX runs a jit compiled, finds the NaN in its outputs and says so before calling
+                # the de-optimized version, which raises the precise error; funcgrad goes straight
+                # to the de-optimized run, so it prints JAX's words when that run finds one.
+                builtins.print(_DEOPTIMIZED)
+                raise
         with np.errstate(all="ignore"):
             out = super().process_primitive(primitive, args, params)
         outs = out if primitive.multiple_results else (out,)

@@ -96,6 +96,17 @@ def test_equations_inside_jit_are_checked_one_by_one():
     assert info.value.primitive == "log" and info.value.source_info.line == line_of("planted:log")
 
 
+def test_a_nan_out_of_a_jit_prints_jaxs_deoptimized_notice(capsys):
+    # JAX's flags.md: under jax_debug_nans a jit whose output holds a NaN says so (stdout), then the
+    # de-optimized run raises a FloatingPointError at the primitive.
+    with debug_nans():
+        with pytest.raises(FloatingPointError, match="invalid value"):
+            jit(lambda x: fnp.log(-3 * fnp.square(x)))(np.float32(5.0))
+        assert "Calling the de-optimized version." in capsys.readouterr().out
+        assert float(jit(lambda x: fnp.log(x))(np.float32(1.0))) == 0.0
+    assert capsys.readouterr().out == ""
+
+
 def test_non_finite_inputs_are_reported_as_inputs():
     with pytest.raises(NonFiniteError, match=r"input args\[0\]\['x'\] is not finite") as info:
         check_finite(lambda d: d["x"].sum())({"x": np.array([1.0, np.nan])})
