@@ -403,7 +403,12 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool):
         work = reshape(work, (*[a.shape[d] for d in others], reduced))
     n = work.shape[-1]
     if n == 0:
-        raise ValueError(f"{name} of an empty array (or empty axis)")
+        if 0 not in work.shape[:-1]:
+            raise ValueError(f"{name} of an empty array (or empty axis)")
+        # The result is empty too (a kept axis is empty): each of its no slices ranks one NaN, which
+        # gives the empty result's shape and dtype, as NumPy and jax return it.
+        work = broadcast_to(constant(np.nan, work.dtype), (*work.shape[:-1], 1))
+        n = 1
     work = moveaxis(work, -1, 0)
     sorted_ = srt.sort(work, 0)  # NaN sorts last
     dtype = sorted_.dtype

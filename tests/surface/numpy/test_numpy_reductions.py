@@ -292,6 +292,27 @@ def test_nanpercentile_nanmedian_dtypes_vmap_and_grad():
     np.testing.assert_allclose(np.nan_to_num(fd), np.asarray(g), atol=1e-6)
 
 
+@pytest.mark.parametrize("fn, q", [("nanmedian", None), ("nanquantile", 0.5), ("nanquantile", [0.2, 0.9])])
+def test_nan_quantiles_over_an_empty_axis_of_an_empty_result(fn, q):
+    # An empty reduced axis with an empty kept axis is an empty result, as in jax and NumPy (the
+    # differential fuzzer found nanmedian(zeros((0, 2, 0)), axis=0) raising); with nonempty slices
+    # there is nothing to rank, and it raises.
+    import jax.numpy as jnp
+
+    x = np.zeros((0, 2, 0), np.float32)
+    args = (x,) if q is None else (x, np.asarray(q, np.float32))
+    want = getattr(jnp, fn)(*args, axis=0)
+    for got in (
+        getattr(fnp, fn)(*args, axis=0),
+        funcgrad.jit(getattr(fnp, fn), static_argnames="axis")(*args, axis=0),
+    ):
+        assert (got.shape, got.dtype) == (want.shape, want.dtype)
+    grad = funcgrad.grad(lambda a: fnp.sum(getattr(fnp, fn)(a, *args[1:], axis=0)))(x)
+    assert grad.shape == x.shape
+    with pytest.raises(ValueError, match="empty"):
+        getattr(fnp, fn)(np.zeros((0, 3)), *args[1:], axis=0)
+
+
 # ----------------------------------------------------------------------------------------------
 # Histograms (numpy/histograms.py)
 
