@@ -292,7 +292,7 @@ def _delete(x) -> None:
     >>> x + 1
     Traceback (most recent call last):
     ...
-    funcgrad.xla_bridge.backends.XlaBridgeError: this array was deleted or donated to an earlier ...
+    funcgrad.xla_bridge.backends.XlaBridgeError: Array has been deleted with shape=float64[3]. ...
     """
     _array_only(".delete()")(x)
     if _is_deleted(x):
@@ -306,7 +306,7 @@ def _delete(x) -> None:
 
 def _is_deleted(x) -> bool:
     """Whether ``x`` was deleted (``x.delete()``) or its buffer donated to a jitted call
-    (``donate_argnums``); a host-backed Array whose device copy was donated is still alive.
+    (``donate_argnums``), as in JAX (NOTE: [donated arrays] in xla_bridge/execute.py).
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> x = funcgrad.jit(lambda v: v + 1)(fnp.ones(2))

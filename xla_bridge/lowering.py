@@ -146,28 +146,47 @@ def lower_jaxpr(
     in_avals = [*hoisted_avals, *jaxpr.in_avals]
     out_avals = jaxpr.out_avals
     out_types = [aval_type(a) for a in out_avals]
-    # Donation: alias each donated input to an unclaimed output of the same type when there is
-    # one (XLA then writes the result in place), else let XLA pick (jax.buffer_donor).
+    # Donation as JAX decides it (NOTE: [donated arrays] in xla_bridge/execute.py): a donated
+    # input is aliased to an unclaimed output of the same type (XLA writes the result in place);
+    # else, on one device, donated to XLA (jax.buffer_donor) when an unclaimed output has as many
+    # elements; else it is not donated at all (the call leaves it alive) and JAX's warning says
+    # so. A program over several devices donates every such input to XLA, as JAX does when the
+    # result shardings are left to the partitioner.
     attrs = [""] * len(in_avals)
     donate = []
     unused = []  # donated inputs no output of one device's program can reuse
     if donated_invars is not None and any(donated_invars):
         claimed = set()
+        loose = []
         for i, d in enumerate(donated_invars):
             if not d:
                 continue
             k = n_h + i
-            donate.append(k)
             t = aval_type(in_avals[k])
             match = next((j for j, ot in enumerate(out_types) if ot == t and j not in claimed), None)
             if match is None:
-                attrs[k] = " {jax.buffer_donor = true}"
-                unused.append(str(in_avals[k]))
+                loose.append(k)
             else:
                 claimed.add(match)
+                donate.append(k)
                 attrs[k] = f" {{tf.aliasing_output = {match} : i32}}"
-    if unused and spmd is None:
-        # JAX's warning (a program over several devices leaves the choice to XLA, as JAX does).
+        sizes = [
+            None if j in claimed or not hasattr(a, "shape") else int(np.prod(a.shape))
+            for j, a in enumerate(out_avals)
+        ]
+        for k in loose:
+            size = int(np.prod(in_avals[k].shape))
+            j = next((j for j, n in enumerate(sizes) if n == size), None)
+            if j is None and spmd is None:
+                unused.append(str(in_avals[k]))
+                continue
+            if j is not None:
+                sizes[j] = None
+            donate.append(k)
+            attrs[k] = " {jax.buffer_donor = true}"
+        donate.sort()
+    if unused:
+        # JAX's warning; those inputs stay alive.
         warnings.warn(
             f"Some donated buffers were not usable: {', '.join(unused)}.\n"
             "See an explanation at https://docs.jax.dev/en/latest/faq.html#buffer-donation.",

@@ -233,6 +233,10 @@ def to_sharded_buffer(x, s, aval, name: str = "argument"):
     """A buffer of argument ``x`` laid out as ``s`` (a sharded ArrayImpl)."""
     if type(x) is Array:
         b = x._buffer
+        if x._value is None and b.is_deleted():  # donated or deleted (NOTE: [donated arrays])
+            from funcgrad.xla_bridge.transfers import deleted_buffer_error
+
+            raise deleted_buffer_error(b, f"jit call: {name}: ")
         if b is not None and sharded.is_sharded(b):
             have = b._sharding
             if have is s or (have._fg_devs == s._fg_devs and sharded.same_layout(have, s, aval.ndim)):
@@ -274,9 +278,9 @@ def run(c: SpmdCompiled, args, donated=None) -> list:
     ]
     outs = c.call(bufs)
     if donated is not None and any(donated):
-        for a, d in zip(args, donated):
-            if d and type(a) is Array and a._value is not None:
-                a._buffer = None
+        from funcgrad.xla_bridge.execute import consume_donated  # NOTE: [donated arrays]
+
+        consume_donated(args, bufs, donated)
     return [Array._from_buffer(b, w) for b, w in zip(outs, c.out_weak)]
 
 

@@ -121,8 +121,16 @@ def to_numpy(buf) -> np.ndarray:
 
 def deleted_buffer_error(buf, what: str = "") -> XlaBridgeError:
     """The error for using a donated (deleted) buffer; ``what`` says where (an argument name)."""
-    platform = buf._sharding._fg_device.platform
-    return XlaBridgeError(f"{what}{DONATED}", phase="transfer", platform=platform)
+    device = getattr(buf._sharding, "_fg_device", None)
+    platform = device.platform if device is not None else None
+    # JAX's words first ("Array has been deleted with shape=float32[3]."), then what to do.
+    aval = buf.aval
+    shape = f"{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
+    return XlaBridgeError(
+        f"{what}Array has been deleted with shape={shape}. T{DONATED[1:]}",
+        phase="transfer",
+        platform=platform,
+    )
 
 
 def host_copy(buf):

@@ -349,9 +349,15 @@ def test_big_constants_are_arguments_small_ones_embedded():
 
 
 def test_donation_attributes():
-    closed = funcgrad.make_jaxpr(lambda x, y: (x + y, x.sum()))(np.ones(3), np.ones(3))
-    text = lower_jaxpr(closed, donated_invars=(True, True)).text
-    assert "tf.aliasing_output = 0 : i32" in text and "jax.buffer_donor = true" in text
+    # As JAX's lowering: x is aliased to the output of its type, y donated to XLA for the output
+    # with as many elements, z (no output left to reuse it) not donated, with JAX's warning.
+    f = lambda x, y, z: (x + y, (y > z).astype(np.int32), x.sum())  # noqa: E731
+    closed = funcgrad.make_jaxpr(f)(np.ones(3), np.ones(3), np.ones(3))
+    with pytest.warns(UserWarning, match=r"Some donated buffers were not usable: float64\[3\]"):
+        low = lower_jaxpr(closed, donated_invars=(True, True, True))
+    assert "%arg0: tensor<3xf64> {tf.aliasing_output = 0 : i32}" in low.text
+    assert "%arg1: tensor<3xf64> {jax.buffer_donor = true}" in low.text
+    assert "%arg2: tensor<3xf64>)" in low.text and low.donate_argnums == (0, 1)
 
 
 def test_missing_rule_is_a_clear_error():

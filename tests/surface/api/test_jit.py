@@ -296,10 +296,12 @@ def test_donation():
     c = f(np.ones(3), np.ones(3))
     f(np.array(c), np.ones(3))
     close(c, [2.0, 2.0, 2.0])
-    # A host-backed Array stays usable: only its cached device copy was donated.
+    # A host-backed Array is deleted too, as in JAX: the call consumed its device copy.
     h = fnp.asarray(np.ones(3))
-    f(h, np.ones(3))
     close(f(h, np.ones(3)), [2.0, 2.0, 2.0])
+    assert h.is_deleted()
+    with pytest.raises(RuntimeError, match=r"^Array has been deleted with shape=float64\[3\]\."):
+        h + 1.0
     assert "tf.aliasing_output" in f.lower(np.ones(3), np.ones(3)).as_text()
 
 
@@ -429,6 +431,41 @@ def test_lowered_text_dialects():
     for bad in (lowered.as_text, lowered.compiler_ir):
         with pytest.raises(ValueError, match="unknown dialect: 'mhlo'"):
             bad("mhlo")
+
+
+_DONATION_CASES = {
+    "same type": (lambda x, y: x + y, (0, 1)),  # x aliased to the output; y not usable
+    "by element count": (lambda x, y: (x > y).astype(np.int32), (0,)),  # XLA may reuse it
+    "reduction": (lambda x, y: (x * y).sum(), (0, 1)),  # no output can: both stay alive
+    "identity": (lambda x, y: (x, y), (1,)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DONATION_CASES))
+def test_donated_arguments_are_deleted_as_in_jax(case):
+    # Which donated arguments a call deletes, and JAX's warning for those it cannot use: host-backed
+    # (fresh) and device-backed (jit output) Arrays alike; NumPy arguments are never deleted.
+    import jax
+    import jax.numpy as jnp
+
+    fun, donate = _DONATION_CASES[case]
+
+    def outcome(jit_, make):
+        args = [make(np.arange(3.0, dtype=np.float32)), make(np.ones(3, np.float32))]
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = jit_(fun, donate_argnums=donate)(*args)
+        return [a.is_deleted() for a in args], [str(m.message).split(":")[0] for m in w], out
+
+    for make_j, make_f in [(jnp.asarray, fnp.asarray), (jax.jit(lambda v: v), jit(lambda v: v))]:
+        want, want_warn, want_out = outcome(jax.jit, make_j)
+        got, got_warn, got_out = outcome(jit, make_f)
+        assert got == want and got_warn == want_warn, case
+        for g, w in zip(funcgrad.tree_util.tree_leaves(got_out), jax.tree_util.tree_leaves(want_out)):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    arg = np.ones(3, np.float32)
+    jit(fun, donate_argnums=donate)(arg, np.ones(3, np.float32))
+    close(arg, np.ones(3))  # a NumPy argument is copied to the device: never deleted
 
 
 def test_unusable_donation_warns_as_jax():

@@ -299,3 +299,15 @@ def test_no_jax_import():
 
     proc = subprocess.run([sys.executable, "-c", _NO_JAX], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_a_donated_sharded_argument_is_deleted_as_in_jax():
+    # jax deletes a donated argument of a sharded call (host-backed or sharded) and refuses any
+    # later use with "Array has been deleted"; reusing the consumed buffer must not reach XLA.
+    s = NamedSharding(MESH, P("x"))
+    f = funcgrad.jit(lambda v: v * 2.0, in_shardings=s, out_shardings=s, donate_argnums=0)
+    for x in (fnp.ones(8), funcgrad.device_put(np.ones(8), s)):
+        np.testing.assert_array_equal(f(x), 2 * np.ones(8))
+        assert x.is_deleted()
+        with pytest.raises(RuntimeError, match="Array has been deleted with shape=float"):
+            x + 1.0
