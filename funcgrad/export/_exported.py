@@ -242,6 +242,10 @@ def export(
     >>> exp.call(np.zeros(3, np.float32))
     Array([0., 0., 0.], dtype=float32)
     """
+    if not isinstance(fun_jit, JittedFunction) and _library_function(fun_jit):
+        # JAX's own functions (jnp.sin, lax.add, nn.relu...) are jitted, and its docs export them
+        # as they are: funcgrad's are plain functions, so jit them here.
+        fun_jit = jit(fun_jit)
     if not isinstance(fun_jit, JittedFunction):
         raise TypeError(
             f"Function to be exported must be the result of `jit` but is: {fun_jit!r}. Wrap it "
@@ -262,6 +266,12 @@ def export(
         return _export(fun_jit, targets, checks, args_specs, kwargs_specs)
 
     return do_export
+
+
+def _library_function(fun) -> bool:
+    """Whether ``fun`` is one of funcgrad's public functions (``funcgrad.numpy.sin``), not a user's."""
+    module = getattr(fun, "__module__", None) or ""
+    return callable(fun) and not isinstance(fun, type) and module.split(".")[0] == "funcgrad"
 
 
 def _check_platforms(platforms) -> tuple[str, ...]:

@@ -183,7 +183,11 @@ def test_platform_checks():
 
 def test_bad_input_errors():
     with pytest.raises(TypeError, match="must be the result of `jit`"):
-        export.export(fnp.sin)
+        export.export(_f)
+    # funcgrad's own functions export as they are, as JAX's (jitted there) do in export's docstring
+    exp = export.export(fnp.sin)(funcgrad.ShapeDtypeStruct((2,), np.float32))
+    assert exp.fun_name == "sin"
+    np.testing.assert_allclose(exp.call(np.array([0.1, 0.2], np.float32)), np.sin([0.1, 0.2]), rtol=1e-6)
     exp = export.export(funcgrad.jit(_f))(X, 2.0)
     with pytest.raises(ValueError, match=r"dimension 1 must be 4"):
         exp.call(np.ones((3, 5)), 2.0)
