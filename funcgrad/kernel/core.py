@@ -421,6 +421,11 @@ class EvalTrace(Trace):
                 narrow = narrow or v.dtype.kind == "V"
                 weak = weak and a.weak_type
             elif t is np.ndarray:
+                if not _dt.x64_enabled:
+                    # NOTE: [x64 mode]: a raw 64-bit NumPy operand (a transformation's primal) is
+                    # computed at 32 bits, the dtype its abstract evaluation saw: a bit-level step
+                    # (bitcast_convert_type under signbit, nextafter) depends on the width.
+                    a = _dt.canonical_value(a)
                 vals.append(a)
                 narrow = narrow or a.dtype.kind == "V"
                 weak = False

@@ -134,6 +134,13 @@ CASES = {
     "grad_identity": lambda j, jnp, lax, np: j.grad(lambda x: x)(2.0),
     "vmap_np": lambda j, jnp, lax, np: j.vmap(lambda x: x.sum() + 1)(np.ones((2, 3))),
     "value_and_grad": lambda j, jnp, lax, np: j.value_and_grad(_f)(np.float64(3.0)),
+    # a transformation's raw float64 primal reaching a bit-level step (the fuzzer: gamma's signbit)
+    "jvp_np_signbit": lambda j, jnp, lax, np: j.jvp(
+        lambda x: jnp.where(jnp.signbit(x), x, 2 * x), (np.array([np.nan, -0.0, 1.0]),), (np.ones(3),)
+    ),
+    "jvp_np_nextafter": lambda j, jnp, lax, np: j.jvp(
+        lambda x: x * lax.nextafter(lax.stop_gradient(x), 5.0), (np.array([1.0, -2.0]),), (np.ones(2),)
+    ),
     # indexing
     "getitem_np_index": lambda j, jnp, lax, np: jnp.arange(5.0)[np.int64(2)],
     "at_set": lambda j, jnp, lax, np: jnp.ones(3).at[1].set(2.0),
