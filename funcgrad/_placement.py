@@ -560,9 +560,10 @@ def recast(tree, mesh, shardings, where: str):
     return tu.tree_unflatten(treedef, out)
 
 
-def _named(sharding, where) -> NamedSharding:
-    if not isinstance(sharding, NamedSharding):
-        raise TypeError(f"{where}: sharding must be a NamedSharding, got {sharding!r}")
+def _named(sharding, where) -> Sharding:
+    # Any concrete Sharding (JAX takes them all): each one lays devices out through its bridge.
+    if not isinstance(sharding, Sharding):
+        raise TypeError(f"{where}: sharding must be a Sharding (e.g. a NamedSharding), got {sharding!r}")
     return sharding
 
 

@@ -702,6 +702,13 @@ class Sharding:
         return {d for d in self._device_assignment if d.process_index == me}
 
     @property
+    def _addressable_device_assignment(self) -> list:
+        """The addressable devices in device-assignment order: JAX's private name, which orbax
+        reads to pick the shards this process restores."""
+        me = _sh().process_index()
+        return [d for d in self._device_assignment if d.process_index == me]
+
+    @property
     def is_fully_addressable(self) -> bool:
         return len(self.addressable_devices) == self.num_devices
 
@@ -982,14 +989,14 @@ def from_bridge(bridge, ndim: int) -> Sharding:
     return _CompiledSharding(bridge, ndim)
 
 
-def make_single_device_sharding(device) -> SingleDeviceSharding:
+def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceSharding:
     """The whole array on ``device`` (JAX's ``jax.sharding.make_single_device_sharding``).
 
     >>> import funcgrad
     >>> make_single_device_sharding(funcgrad.devices()[0]).device_set == {funcgrad.devices()[0]}
     True
     """
-    return SingleDeviceSharding(device)
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
 def resolve(s, where: str, name: str = "the value"):

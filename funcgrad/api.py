@@ -12,6 +12,7 @@ transformation, the argument (by position and pytree path) and the fix.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -806,6 +807,9 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     Array(3, dtype=int64, weak_type=True)
     """
     del src, donate, may_alias  # (see the docstring)
+    layout = sys.modules.get("funcgrad.experimental.layout")  # no Format exists before it is imported
+    if device is not None and layout is not None:
+        device = layout._formats_as_shardings(x, device)  # a Format places by its sharding
     if device is not None and not isinstance(device, xla_bridge.sharded.Device):
         if any(
             isinstance(s, Sharding | PartitionSpec)  # a bare spec: over the mesh in scope (set_mesh)

@@ -49,6 +49,7 @@ __all__ = [
     "default_platform",
     "devices",
     "get_backend",
+    "ifrt_programs",
     "normalize_platform",
     "resolve_device",
     "result_handler",
@@ -58,6 +59,9 @@ __all__ = [
 
 ArrayImpl = _jax.ArrayImpl
 Device = _jax.Device  # the class of every device object (``funcgrad.Device``, ``jax.Device``)
+# jaxlib's IFRT program builders (Pathways plugin and colocated-Python programs), which JAX publishes
+# as ``jax.extend.ifrt_programs``; ``funcgrad.extend.ifrt_programs`` names this same module.
+ifrt_programs = _jax.ifrt_programs
 _JaxRuntimeError = _jax.JaxRuntimeError  # == xc.XlaRuntimeError
 # jaxlib's runtime error class, the one ``jax.errors.JaxRuntimeError`` names (funcgrad.errors too).
 JaxRuntimeError = _jax.JaxRuntimeError

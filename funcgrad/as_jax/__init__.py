@@ -34,6 +34,7 @@ keep references to funcgrad's objects):
   no runtime tokens to wait for at exit), ``dtypes`` (funcgrad's, with ``ExtendedDType``,
   ``supports_inf``), ``core`` and ``api`` (funcgrad's), ``tree_util._registry`` (a view
   of funcgrad's pytree registry), ``state.types.AbstractRef``, ``checkify`` (funcgrad's),
+  ``distributed.global_state`` (funcgrad's process state, live: orbax reads it),
   ``lib.mlir.ir`` and ``lib.mlir.dialects.hlo`` (jaxlib's own MLIR bindings, the ones funcgrad
   splices user lowering rules from; also ``dialects.func``, ``chlo``, ``mhlo``, ``sdy``), and
   ``jax.lib`` (only ``__version__``, as JAX 0.10's) / ``jax.version``;

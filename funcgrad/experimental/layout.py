@@ -1,6 +1,7 @@
 """``funcgrad.experimental.layout``: JAX's ``Layout`` and ``Format`` records (``jax.experimental.layout``).
 
-Layer: surface. Imports only the standard library.
+Layer: surface. Imports the standard library and the kernel's tree utilities (for device_put's
+``Format`` placements).
 
 A ``Layout`` names the order in which an array's dimensions are laid out in memory
 (``major_to_minor``); a ``Format`` pairs a layout with a sharding. funcgrad always uses XLA's
@@ -16,6 +17,8 @@ with a ``ValueError`` rather than ignoring it.
 """
 
 from __future__ import annotations
+
+from funcgrad.kernel import tree_util as tu
 
 __all__ = ["Format", "Layout", "with_layout_constraint"]
 
@@ -93,3 +96,24 @@ def with_layout_constraint(x, layout):
             f"{tuple(range(ndim - 1, -1, -1))}, no tiling); {layout} is not available"
         )
     return x
+
+
+def _formats_as_shardings(x, device):
+    """``device_put``'s target with each ``Format`` in it replaced by its sharding, once its layout
+    is found available for the leaves it places (``device_put(x, Format(layout, sharding))``, as
+    JAX's): a ``Format`` for all of ``x``, or ``Format`` leaves of a pytree of placements."""
+    if isinstance(device, Format):
+        tu.tree_map(lambda v: with_layout_constraint(v, device.layout), x)
+        return device.sharding
+
+    def sharding_of(s):
+        if isinstance(s, Format):
+            if s.layout is not None and s.layout is not Layout.AUTO:
+                raise ValueError(
+                    f"device_put: a Format with a layout ({s.layout}) inside a pytree of placements is "
+                    "not available on funcgrad (row-major layouts only): pass Format(None, sharding)"
+                )
+            return s.sharding
+        return s
+
+    return tu.tree_map(sharding_of, device, is_leaf=lambda s: isinstance(s, Format))

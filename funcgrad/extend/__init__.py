@@ -1,6 +1,6 @@
 """``funcgrad.extend``: JAX's extension API for library authors, over funcgrad's own kernel.
 
-Layer: surface. Each submodule (``core``, ``linear_util``, ``backend``, ``mlir``, ``ffi``,
+Layer: surface. Each submodule (``core``, ``linear_util``, ``backend``, ``mlir``, ``ffi``, ``ifrt_programs``,
 ``random``, ``source_info_util``) names objects that the kernel, the primitive catalog or the XLA
 bridge define; nothing here is a second kernel. Submodules load on first use.
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("backend", "core", "ffi", "linear_util", "mlir", "random", "source_info_util")
+_SUBMODULES = ("backend", "core", "ffi", "ifrt_programs", "linear_util", "mlir", "random", "source_info_util")
 __all__ = list(_SUBMODULES)
 
 

@@ -182,7 +182,9 @@ class _NdarrayMeta(type):
         return isinstance(obj, Array | core.Tracer | ExtendedArray)
 
     def __subclasscheck__(cls, sub) -> bool:
-        return issubclass(sub, Array | core.Tracer | ExtendedArray)
+        # ``issubclass(funcgrad.Array, funcgrad.Array)`` too, as for ``jax.Array`` (orbax's type
+        # registry looks a restore type up that way).
+        return type.__subclasscheck__(cls, sub) or issubclass(sub, Array | core.Tracer | ExtendedArray)
 
     def __call__(cls, *args, **kwargs):
         return Array(*args, **kwargs)  # funcgrad.Array(value): a concrete Array, as before
