@@ -485,6 +485,8 @@ def normalize_axis(axis, ndim: int, name: str = "axis") -> int:
     >>> normalize_axis(-1, 3)
     2
     """
+    if isinstance(axis, core.Tracer):  # (JAX's error type for a traced axis, not a TypeError)
+        concrete_or_error(axis, f"the {name} argument (it must be known statically)")
     try:
         axis = operator.index(axis)
     except TypeError:
@@ -500,7 +502,7 @@ def normalize_axes(axis, ndim: int, name: str = "axis") -> tuple[int, ...]:
     """``None`` → all axes; an int or a sequence → sorted non-negative axes (no duplicates)."""
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, int | np.integer) or (isinstance(axis, Array) and axis.ndim == 0):
+    if isinstance(axis, int | np.integer) or (isinstance(axis, Array | core.Tracer) and axis.ndim == 0):
         return (normalize_axis(axis, ndim, name),)
     axes = tuple(normalize_axis(a, ndim, name) for a in axis)
     if len(set(axes)) != len(axes):

@@ -91,6 +91,9 @@ def test_static_arguments_must_be_concrete():
         jit(lambda n: fnp.arange(n))(3)
     with pytest.raises(core.ConcretizationTypeError, match="size"):
         jit(lambda x: fnp.nonzero(x))(np.ones(3))
+    # a traced axis (jax.errors.ConcretizationTypeError's docstring example)
+    with pytest.raises(core.ConcretizationTypeError, match="axis"):
+        jit(lambda x, axis: x.min(axis))(fnp.arange(4), 0)
     # With size=, nonzero works under jit.
     out = jit(lambda x: fnp.nonzero(x, size=2)[0])(np.array([0.0, 1.0, 2.0]))
     np.testing.assert_array_equal(np.asarray(out), [1, 2])
