@@ -414,7 +414,15 @@ class Config:
         return sorted([*_FLAGS, "update", "read", "values", "parse_flags_with_absl", "config_with_absl"])
 
     def parse_flags_with_absl(self) -> None:
-        """Apply ``--jax_<flag>=<value>`` command-line arguments (``sys.argv``) to the flags."""
+        """Apply ``--jax_<flag>=<value>`` command-line arguments (``sys.argv``) to the flags; where
+        absl is installed, also mark absl's flags parsed (with the program name only), as JAX's
+        call does: absltest cases that read ``--test_tmpdir`` rely on it."""
+        try:
+            import absl.flags as absl_flags
+        except ImportError:
+            absl_flags = None
+        if absl_flags is not None and not absl_flags.FLAGS.is_parsed():
+            absl_flags.FLAGS(sys.argv[:1], known_only=True)
         for arg in sys.argv[1:]:
             if arg.startswith("--jax_") and "=" in arg:
                 name, text = arg[2:].split("=", 1)
