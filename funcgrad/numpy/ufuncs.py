@@ -217,13 +217,23 @@ def reciprocal(x, /):
 
 def _int_floor_divide(x1, x2):
     # div rounds toward zero; step down by one where the remainder is non-zero and the signs differ.
+    # (Signs as sign() has them, as JAX's: by a zero divisor, where XLA's quotient is -1, a nonzero
+    # x1 steps down to -2.)
     zero = constant(0, aval(x1).dtype)
     q = ew.div_p.bind(x1, x2)
     r = ew.rem_p.bind(x1, x2)
     if _is_unsigned(x1):
         return q
-    fix = ew.and_p.bind(ew.ne_p.bind(r, zero), ew.ne_p.bind(ew.lt_p.bind(x1, zero), ew.lt_p.bind(x2, zero)))
+    fix = ew.and_p.bind(ew.ne_p.bind(r, zero), ew.ne_p.bind(ew.sign_p.bind(x1), ew.sign_p.bind(x2)))
     return ew.sub_p.bind(q, ew.convert_element_type(fix, aval(q).dtype))
+
+
+def _nonzero_int_divisor(x2):
+    # An integer remainder by 0 is 0, as JAX's remainder and fmod (they divide by 1 there; XLA's
+    # rem by 0 gives x1).
+    return select(
+        ew.eq_p.bind(x2, constant(0, aval(x2).dtype)), constant(1, aval(x2).dtype, aval(x2).shape), x2
+    )
 
 
 def _float_floor_divide(x1, x2):
@@ -280,6 +290,8 @@ def remainder(x1, x2, /):
     reject_complex("remainder", x1)
     if _is_bool(x1):  # booleans divide as int32 values, as JAX's (promote_args_numeric)
         x1, x2 = ew.convert_element_type(x1, np.int32), ew.convert_element_type(x2, np.int32)
+    if _is_int(x1):
+        x2 = _nonzero_int_divisor(x2)
     r = ew.rem_p.bind(x1, x2)
     if _is_unsigned(x1):
         return r
@@ -318,7 +330,7 @@ def fmod(x1, x2, /):
     reject_complex("fmod", x1)
     if _is_bool(x1):  # booleans divide as int32 values, as JAX's (promote_args_numeric)
         x1, x2 = ew.convert_element_type(x1, np.int32), ew.convert_element_type(x2, np.int32)
-    return ew.rem_p.bind(x1, x2)
+    return ew.rem_p.bind(x1, _nonzero_int_divisor(x2) if _is_int(x1) else x2)
 
 
 def divmod(x1, x2, /):

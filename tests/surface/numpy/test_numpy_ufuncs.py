@@ -563,3 +563,21 @@ def test_hypot_second_derivatives_at_equal_magnitudes(x, y):
     u, v = x / r, y / r  # (scaled: r**3 underflows for tiny sides)
     expected = [[v * v / r, -u * v / r], [-u * v / r, u * u / r]]
     np.testing.assert_allclose(np.array([[float(v) for v in row] for row in h]), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "uint8"])
+@pytest.mark.parametrize("name", ["floor_divide", "remainder", "fmod", "divmod"])
+def test_integer_division_by_zero_is_jaxs(name, dtype):
+    # Integer division by 0 has no NumPy answer (a warning and 0); funcgrad computes JAX's: XLA's
+    # quotient (-1, all bits set), floor_divide's sign step by sign(), and 0 for remainder and fmod
+    # (JAX divides by 1 there). Found by the differential fuzzer; eager and jit alike.
+    import jax.numpy as jnp
+
+    x = np.array([-3, -1, 0, 1, 5, 7], dtype) if dtype != "uint8" else np.array([3, 1, 0, 255, 5, 7], dtype)
+    y = np.array([0, -2, 0, 0, 0, -1], dtype) if dtype != "uint8" else np.array([0, 2, 0, 0, 0, 1], dtype)
+    want = getattr(jnp, name)(x, y)
+    for fn in (getattr(fnp, name), jit(getattr(fnp, name))):
+        got = fn(x, y)
+        for g, w in zip(got if name == "divmod" else [got], want if name == "divmod" else [want]):
+            assert np.asarray(g).dtype == w.dtype
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
