@@ -9,9 +9,8 @@ Layer: surface; imports only funcgrad.tree_util (and, through it, the kernel's p
 
 from __future__ import annotations
 
-from funcgrad.tree_util import (
-    register_static as static,
-)
+import dataclasses
+
 from funcgrad.tree_util import (
     tree_all as all,  # noqa: A001 - mirrors jax.tree.all
 )
@@ -72,6 +71,23 @@ __all__ = [
 
 def __dir__():  # the public names only, not this module's imports and helpers
     return list(__all__)
+
+
+def static(**kwargs):
+    """A static dataclass field (``jax.tree.static``): ``dataclasses.field(**kwargs)`` with
+    ``metadata={"static": True}``, which ``register_dataclass`` keeps out of the leaves.
+
+    >>> import dataclasses, funcgrad
+    >>> @funcgrad.tree_util.register_dataclass
+    ... @dataclasses.dataclass
+    ... class Op:
+    ...     x: float
+    ...     op: str = static(default="add")
+    >>> funcgrad.tree.leaves(Op(1.0))
+    [1.0]
+    """
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)
 
 
 def transpose(outer_treedef, inner_treedef, pytree_to_transpose):

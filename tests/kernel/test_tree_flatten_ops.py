@@ -4,6 +4,7 @@ and funcgrad.ops segment reductions, against JAX (as the oracle) and NumPy loops
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import operator
 
@@ -59,7 +60,18 @@ def test_tree_short_names():
     )
     assert tree.broadcast(1, {"a": 0, "b": [0]}) == {"a": 1, "b": [1]}
     assert tree.reduce_associative(operator.mul, [2, 3, 4]) == 24
-    assert tree.static is tree_util.register_static
+
+    # jax.tree.static is a dataclass field marked static (its docstring's example)
+    @tree_util.register_dataclass
+    @dataclasses.dataclass
+    class MyOp:
+        x: object
+        y: object
+        op: str = tree.static(default="add")
+
+    leaves, treedef = tree.flatten(MyOp(x=1.0, y=2.0))
+    assert leaves == [1.0, 2.0] and tree.unflatten(treedef, [3.0, 4.0]) == MyOp(3.0, 4.0, "add")
+    assert dataclasses.fields(MyOp)[2].metadata["static"] is True
 
 
 def test_partial_is_a_pytree_through_jit_and_grad():
@@ -129,7 +141,10 @@ def test_ravel_pytree_matches_jax_and_round_trips():
         unravel(flat.astype(np.float32))
     # leaves of one dtype: unravel is dtype-polymorphic, as JAX's (jax-ml/jax#7809)
     one = {"a": np.ones(2, np.float32)}
-    assert ravel_pytree(one)[1](np.ones(2))["a"].dtype == flatten_util.ravel_pytree(one)[1](np.ones(2))["a"].dtype
+    assert (
+        ravel_pytree(one)[1](np.ones(2))["a"].dtype
+        == flatten_util.ravel_pytree(one)[1](np.ones(2))["a"].dtype
+    )
 
 
 def test_ravel_pytree_under_transformations():
