@@ -43,6 +43,7 @@ value and what to do instead:
 ``jax_threefry_partitionable``  True (the bit streams funcgrad.random produces).
 ``jax_check_tracer_leaks``      True or False: funcgrad always detects a leaked tracer when it is
                                 used (UnexpectedTracerError), so both values hold.
+``jax_debug_key_reuse``         False (funcgrad has no key-reuse checker; ``debug_key_reuse(False)``).
 ``jax_default_device``          None or the default device (others: use jit(device=) / device_put).
 ``jax_transfer_guard*``         "allow" (transfers are never guarded).
 ``jax_compilation_cache_dir``   the persistent compilation cache's directory (None: off).
@@ -89,6 +90,7 @@ __all__ = [
     "checking_leaks",
     "config",
     "debug_infs",
+    "debug_key_reuse",
     "default_device",
     "default_matmul_precision",
     "disable_jit",
@@ -339,6 +341,11 @@ _FLAG_LIST = [
     ),
     _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks")),
     _Flag(
+        "jax_debug_key_reuse",
+        False,
+        _only("jax_debug_key_reuse", (False, 0), "funcgrad has no key-reuse checker; leave it False"),
+    ),
+    _Flag(
         "funcgrad_eager_program_cache",
         _recording.enabled,  # (FUNCGRAD_EAGER_PROGRAM_CACHE, read where the cache lives)
         _bool("funcgrad_eager_program_cache"),
@@ -521,6 +528,19 @@ def no_tracing(enable: bool = True):
     3.0
     """
     return _scoped("jax_no_tracing", enable)
+
+
+def debug_key_reuse(new_val: bool = True):
+    """Context manager for JAX's key-reuse checker (``jax_debug_key_reuse``): funcgrad has none, so
+    ``debug_key_reuse(False)`` is accepted (nothing is checked either way) and ``True`` raises
+    ``ValueError`` rather than promising checks that would never run.
+
+    >>> import funcgrad
+    >>> with debug_key_reuse(False):
+    ...     funcgrad.random.uniform(funcgrad.random.key(0)).shape
+    ()
+    """
+    return _scoped("jax_debug_key_reuse", new_val)
 
 
 def no_execution(enable: bool = True):

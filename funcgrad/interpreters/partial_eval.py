@@ -146,17 +146,27 @@ def trace_to_jaxpr_nounits(fun, pvals: Sequence[PartialVal], instantiate: bool |
             if pv.is_known():
                 args.append(pv[1])
             else:
-                t = trace.new_arg(pv[0])
-                unknown_args.append(t)
-                args.append(t)
+                # A high-level aval (a typed key's) is staged as its low-level values, raised back
+                # into one value of its type for ``fun``; the jaxpr takes the low-level ones.
+                lo = [trace.new_arg(a) for a in pv[0].lo_ty()]
+                unknown_args.extend(lo)
+                args.append(pv[0].raise_val(*lo))
         outs = list(call(*args))
         inst = [instantiate] * len(outs) if isinstance(instantiate, bool) else list(instantiate)
-        unknown = [trace.is_unknown(o) or i for o, i in zip(outs, inst)]
-        closed = trace.builder.build(trace, unknown_args, [o for o, u in zip(outs, unknown) if u])
+        lo_outs = [_core.get_aval(o).lower_val(o) if _is_high(o) else [o] for o in outs]
+        unknown = [any(map(trace.is_unknown, lo)) or i for lo, i in zip(lo_outs, inst)]
+        staged_outs = [x for lo, u in zip(lo_outs, unknown) if u for x in lo]
+        closed = trace.builder.build(trace, unknown_args, staged_outs)
     out_pvals = [
         PartialVal.unknown(_core.get_aval(o)) if u else PartialVal.known(o) for o, u in zip(outs, unknown)
     ]
     return closed.jaxpr, out_pvals, list(closed.consts)
+
+
+def _is_high(x) -> bool:
+    """Whether ``x``'s aval is a high-level one (a typed key's), made of other low-level values."""
+    aval = _core.get_aval(x) if isinstance(x, _core.Tracer) or hasattr(x, "aval") else None
+    return aval is not None and type(aval) is not _ir.ShapedArray and aval.lo_ty() != [aval]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -49,7 +49,15 @@ class ShapedArray:
     def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
         # Fast path: shapes from NumPy are already tuples of ints (this is on the eager hot path).
         self.shape = shape if type(shape) is tuple else tuple(int(d) for d in shape)
-        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+        if not isinstance(dtype, np.dtype):
+            aval_type = getattr(dtype, "aval_type", None)
+            if aval_type is not None:
+                # An extended dtype (a typed key's key<fry>) has an aval class of its own, with
+                # these slots: ShapedArray(shape, key_dtype) is one of those, as in JAX.
+                self.__class__ = aval_type
+            else:
+                dtype = np.dtype(dtype)
+        self.dtype = dtype
         self.weak_type = weak_type
         self.sharding = sharding
 

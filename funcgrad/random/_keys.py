@@ -171,6 +171,10 @@ class KeyShapedArray(ShapedArray):
         return KeyArray(self.dtype._impl, data)
 
 
+# ShapedArray(shape, key<impl>) makes a KeyShapedArray (flax's scan builds its carry's avals so).
+KeyTy.aval_type = KeyShapedArray
+
+
 def _dtype_name(x) -> str:
     """The dtype JAX's errors name for an operand (a Python scalar's default dtype)."""
     dtype = getattr(x, "dtype", None)
