@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 import sys
 import weakref
 from collections.abc import Callable, Sequence
@@ -574,11 +575,49 @@ def _scan_sqrt(f, init, xs, length: int, reverse: bool, unroll: int):
     return c, tu.tree_map(lambda a, b: st.concatenate([a, b], 0), ys_main, ys_rest)
 
 
-def map(f: Callable, xs):  # noqa: A001 - jax.lax.map's name
+def map(f: Callable, xs, *, batch_size: int | None = None):  # noqa: A001 - jax.lax.map's name
     """``stack([f(x) for x in xs])`` as a scan (one compiled loop; memory of one step at a time).
+    With ``batch_size``, each step applies ``vmap(f)`` to ``batch_size`` elements, and the
+    remainder (``len(xs) % batch_size``) is one more ``vmap(f)`` after the loop, as in JAX.
 
     >>> map(lambda x: x * 2.0, np.arange(3.0)).tolist()
     [0.0, 2.0, 4.0]
+    >>> map(lambda x: x * 2.0, np.arange(5.0), batch_size=2).tolist()
+    [0.0, 2.0, 4.0, 6.0, 8.0]
     """
-    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
-    return ys
+    if batch_size is None:
+        _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+        return ys
+    from funcgrad.api import vmap  # (funcgrad.api imports this module)
+
+    leaves = tu.tree_leaves(xs)
+    batch_size = operator.index(batch_size)
+    if batch_size < 0:
+        raise ValueError(f"lax.map: batch_size must be a non-negative integer, got {batch_size}")
+    if not leaves:
+        return vmap(f)(xs)
+    n = core.get_aval(leaves[0]).shape[0]
+    num_batches, rest = divmod(n, batch_size) if batch_size else (0, n)
+    whole = num_batches * batch_size
+
+    def batched(x):
+        tail = core.get_aval(x).shape[1:]
+        return st.reshape(
+            st.slice_(x, (0,) * (1 + len(tail)), (whole, *tail)), (num_batches, batch_size, *tail)
+        )
+
+    def remainder(x):
+        shape = core.get_aval(x).shape
+        return st.slice_(x, (whole,) + (0,) * (len(shape) - 1), shape)
+
+    ys_main = ys_rest = None
+    if num_batches:
+        _, ys_main = scan(lambda c, x: (c, vmap(f)(x)), (), tu.tree_map(batched, xs))
+        ys_main = tu.tree_map(lambda y: st.reshape(y, (whole, *core.get_aval(y).shape[2:])), ys_main)
+    if rest:
+        ys_rest = vmap(f)(tu.tree_map(remainder, xs))
+    if ys_main is None:
+        return ys_rest
+    if ys_rest is None:
+        return ys_main
+    return tu.tree_map(lambda a, b: st.concatenate([a, b], 0), ys_main, ys_rest)

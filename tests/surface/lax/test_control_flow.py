@@ -384,3 +384,22 @@ def test_eager_control_flow_does_not_compile(monkeypatch):
     xs = np.linspace(0, 1, 5)
     f = lambda w: scan(lambda c, x: (cond(x > 0.5, fnp.sin, fnp.cos, c * w + x), None), 0.1, xs)[0]  # noqa: E731
     assert np.isfinite(float(funcgrad.grad(f)(0.7)))
+
+
+@pytest.mark.parametrize("batch_size", [0, 3, 4, 12])
+def test_map_batch_size_vmaps_each_step_and_the_remainder(batch_size):
+    # jax.lax.map's docstring: each scan step sees batch_size elements (vmap), the rest one vmap
+    xs = {"a": np.arange(10.0).reshape(10, 1), "b": np.arange(10.0)}
+    seen = []
+
+    def f(d):
+        seen.append(d["a"].shape)
+        return d["a"][0] * d["b"] + 1.0
+
+    out = lax_map(f, xs, batch_size=batch_size)
+    np.testing.assert_allclose(np.asarray(out), np.arange(10.0) ** 2 + 1.0)
+    # f is traced once for the loop's vmapped step and once for the remainder's vmap (JAX prints
+    # "inner shape" twice in the docstring); every trace sees one element
+    assert len(seen) == {0: 1, 3: 2, 4: 2, 12: 1}[batch_size] and set(seen) == {(1,)}
+    grad = funcgrad.grad(lambda x: lax_map(fnp.sin, x, batch_size=batch_size).sum())(np.arange(10.0))
+    np.testing.assert_allclose(np.asarray(grad), np.cos(np.arange(10.0)), rtol=1e-12)
