@@ -2,9 +2,10 @@
 
 The machinery is in ``_fuzz`` (next to this file; its package docstring is the overview). Here:
 
-- ``test_fuzz_ci``: a fixed, derandomized budget of cases (``CI_EXAMPLES``), every one compared with
-  jax; a disagreement that is not on the documented list fails, shrunk by hypothesis, with a
-  standalone reproducer script in the message;
+- ``test_fuzz_ci``: a fixed, derandomized budget of cases (``CI_EXAMPLES``, split between the 64-bit
+  mode and JAX's default 32-bit mode: ``CI_X32_EXAMPLES``), every one compared with jax; a
+  disagreement that is not on the documented list fails, shrunk by hypothesis, with a standalone
+  reproducer script in the message;
 - ``test_fuzz_long_run``: the same for local use, sized by environment variables, collecting every
   outcome instead of stopping at the first failure. Its command (one core):
 
@@ -12,7 +13,8 @@ The machinery is in ``_fuzz`` (next to this file; its package docstring is the o
           tests/integration/test_differential_fuzz.py -k long_run
 
   (``FUNCGRAD_FUZZ_SEED`` picks the seed; ``FUNCGRAD_FUZZ_OUT=dir`` writes each disagreement's
-  reproducer script there);
+  reproducer script there; ``FUNCGRAD_FUZZ_X64=0`` runs both sides in JAX's default 32-bit mode,
+  restored after);
 - the documented list and docs/differences_from_jax.md agree; the comparison catches what it must.
 """
 
@@ -40,6 +42,7 @@ OPEN_BUGS: dict[str, str] = {}
 ALL_OPS = ops.SURFACE + ops.op_db_ops()
 CI_OPS = [op for op in ALL_OPS if op.name not in OPEN_BUGS]
 CI_EXAMPLES = 250
+CI_X32_EXAMPLES = 100  # of CI_EXAMPLES, in JAX's default 32-bit mode
 
 _SETTINGS = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
@@ -50,11 +53,17 @@ def _check(case):
     return outcome
 
 
-@settings(max_examples=CI_EXAMPLES, derandomize=True, **_SETTINGS)
-@given(case=programs.cases(CI_OPS))
-def fuzz_ci(case):
-    """The CI budget of cases; ``test_fuzz_ci`` runs it in a fresh interpreter."""
-    _check(case)
+def fuzz_ci():
+    """The CI budget of cases, 64-bit then 32-bit; ``test_fuzz_ci`` runs it in a fresh interpreter."""
+    for x64, n in ((True, CI_EXAMPLES - CI_X32_EXAMPLES), (False, CI_X32_EXAMPLES)):
+
+        @settings(max_examples=n, derandomize=True, **_SETTINGS)
+        @given(case=programs.cases(CI_OPS, x64=x64))
+        def run(case):
+            _check(case)
+
+        with programs.mode(x64):
+            run()
 
 
 @pytest.mark.slow
@@ -100,7 +109,7 @@ def test_fuzz_long_run():
         if not outcome.ok:
             failures.append(outcome)
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), programs.mode(programs.X64):
         warnings.simplefilter("ignore")
         run()
     out = os.environ.get("FUNCGRAD_FUZZ_OUT")
@@ -155,9 +164,9 @@ def test_comparison_tolerance_is_the_coarser_dtypes():
     )
 
 
-def _case(steps, inputs, stack=()):
+def _case(steps, inputs, stack=(), x64=True):
     ops_used = tuple(ops.SURFACE_BY_NAME.get(name) or ops.Op(name, expr) for name, expr in steps)
-    return programs.Case([np.asarray(x) for x in inputs], list(steps), list(stack), ops_used)
+    return programs.Case([np.asarray(x) for x in inputs], list(steps), list(stack), ops_used, x64=x64)
 
 
 @pytest.mark.slow
@@ -193,10 +202,17 @@ REGRESSIONS: list = [
 ]
 
 
+# The same, found in JAX's default 32-bit mode (run in it, both modes restored after).
+REGRESSIONS_X32: list = []
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "steps, inputs, stack", REGRESSIONS, ids=[f"{r[0][0][1]}-{r[2]}" for r in REGRESSIONS]
+    "steps, inputs, stack, x64",
+    [(*r, True) for r in REGRESSIONS] + [(*r, False) for r in REGRESSIONS_X32],
+    ids=[f"{r[0][0][1]}-{r[2]}" for r in REGRESSIONS] + [f"x32-{r[0][0][1]}-{r[2]}" for r in REGRESSIONS_X32],
 )
-def test_fuzzer_regressions(steps, inputs, stack):
-    outcome = _check(_case(steps, inputs, stack))
+def test_fuzzer_regressions(steps, inputs, stack, x64):
+    with programs.mode(x64):
+        outcome = _check(_case(steps, inputs, stack, x64))
     assert outcome.status == "agree", outcome.message()

@@ -19,8 +19,8 @@ import warnings
 
 import numpy as onp
 
-from _fuzz import divergences
-from _fuzz.programs import HELPERS, X64, Case
+from _fuzz import divergences, programs
+from _fuzz.programs import _BF16, HELPERS, Case
 
 _RTOL = {8: 1e-7, 4: 2e-4, 2: 2e-2}
 
@@ -67,8 +67,6 @@ def _side(name):
     if name not in _SIDES:
         if name == "jax":
             import jax
-
-            jax.config.update("jax_enable_x64", X64)
             import jax.nn
             import jax.numpy
             import jax.scipy.special
@@ -81,7 +79,6 @@ def _side(name):
             import funcgrad.numpy
             import funcgrad.scipy.special
 
-            funcgrad.config.update("jax_enable_x64", X64)
             mods = (funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special)
         ns = {}
         exec(HELPERS, ns)
@@ -90,8 +87,9 @@ def _side(name):
 
 
 def run(case: Case, side: str, fast: bool = False):
-    """``case`` on one side: its output flattened to a list of NumPy arrays and a structure string.
-    ``fast`` compiles jax's side as one program (see ``check``)."""
+    """``case`` on one side, in the case's mode: its output flattened to a list of NumPy arrays and a
+    structure string. ``fast`` compiles jax's side as one program (see ``check``)."""
+    programs.set_mode(case.x64, jax_only=side == "jax")
     mods, helpers = _side(side)
     ns = dict(helpers)
     exec(case.build_source(), ns)
@@ -114,8 +112,25 @@ def _flatten(tree, leaves):
     return "*"
 
 
+def _inexact(dtype) -> bool:
+    return dtype.kind in "fc" or dtype == _BF16
+
+
+def _wide(x):
+    """x as float64/complex128 (bfloat16 and float16 included) for arithmetic on its values."""
+    if x.dtype.kind == "c":
+        return onp.asarray(x, onp.complex128)
+    return onp.asarray(x.astype(onp.float32) if x.dtype == _BF16 else x, onp.float64)
+
+
+def _eps(dtype) -> float:
+    import ml_dtypes
+
+    return float(ml_dtypes.finfo(dtype).eps)
+
+
 def _coarser_rtol(a, b):
-    sizes = [d.itemsize // (2 if d.kind == "c" else 1) for d in (a.dtype, b.dtype) if d.kind in "fc"]
+    sizes = [d.itemsize // (2 if d.kind == "c" else 1) for d in (a.dtype, b.dtype) if _inexact(d)]
     return _RTOL.get(min(sizes), 2e-2) if sizes else 0.0
 
 
@@ -124,12 +139,12 @@ def compare_leaf(i, fg, jx) -> Mismatch | None:
     if fg.shape != jx.shape:
         return Mismatch("shape", i, fg.shape, jx.shape, f"{fg.shape} vs jax {jx.shape}")
     rtol = _coarser_rtol(fg, jx)
-    if jx.dtype.kind not in "fc" or fg.dtype.kind not in "fc":
+    if not _inexact(jx.dtype) or not _inexact(fg.dtype):
         same = onp.array_equal(fg.astype(jx.dtype) if fg.dtype != jx.dtype else fg, jx)
         if not same:
             return Mismatch("value", i, fg, jx, "exact values differ")
     else:
-        a, b = onp.asarray(fg, onp.complex128), onp.asarray(jx, onp.complex128)
+        a, b = onp.asarray(_wide(fg), onp.complex128), onp.asarray(_wide(jx), onp.complex128)
         for part in (onp.real, onp.imag):
             x, y = part(a), part(b)
             if not onp.array_equal(onp.isnan(x), onp.isnan(y)):
@@ -202,18 +217,18 @@ def _as_accurate_as_jax(case: Case, m: Mismatch) -> bool:
     of a float32 cos(0.001)), plus the tolerance. Wide leaves (float64) are not excused."""
     if _coarser_rtol(m.fg, m.jax) <= _RTOL[8] or m.fg.dtype != m.jax.dtype:
         return False
-    wide = [
-        x.astype(onp.complex128 if x.dtype.kind == "c" else onp.float64) if x.dtype.kind in "fc" else x
-        for x in case.inputs
-    ]
+    wide = [_wide(x) if _inexact(x.dtype) else x for x in case.inputs]
     try:
-        _, ref = run(dataclasses.replace(case, inputs=wide), "jax", fast=True)
+        # (in 64-bit mode even for a 32-bit case: there float64 inputs would enter as float32)
+        _, ref = run(dataclasses.replace(case, inputs=wide, x64=True), "jax", fast=True)
     except Exception:
         return False
+    finally:
+        programs.set_mode(case.x64, jax_only=True)
     if m.leaf >= len(ref) or ref[m.leaf].shape != m.jax.shape:
         return False
-    ref = onp.asarray(ref[m.leaf], onp.complex128)
-    fg, jx = onp.asarray(m.fg, onp.complex128), onp.asarray(m.jax, onp.complex128)
+    ref = onp.asarray(_wide(ref[m.leaf]), onp.complex128)
+    fg, jx = onp.asarray(_wide(m.fg), onp.complex128), onp.asarray(_wide(m.jax), onp.complex128)
     fin = onp.isfinite(ref) & onp.isfinite(fg) & onp.isfinite(jx)
     rtol = _coarser_rtol(m.fg, m.jax)
     scale = onp.abs(ref[fin]) + 1e-2 * max(1.0, onp.max(onp.abs(ref[fin]), initial=0.0))
@@ -231,7 +246,8 @@ def _within_jitter(case: Case, m: Mismatch) -> bool:
     answers = []
     for sign in (1, -1):
         moved = [
-            x * (1 + sign * 8 * onp.finfo(x.dtype).eps) if x.dtype.kind in "fc" else x for x in case.inputs
+            (x * (1 + sign * 8 * _eps(x.dtype))).astype(x.dtype) if _inexact(x.dtype) else x
+            for x in case.inputs
         ]
         try:
             _, out = run(dataclasses.replace(case, inputs=moved), "jax", fast=True)
@@ -239,8 +255,8 @@ def _within_jitter(case: Case, m: Mismatch) -> bool:
             return False
         if m.leaf >= len(out) or out[m.leaf].shape != m.jax.shape:
             return False
-        answers.append(onp.asarray(out[m.leaf], onp.complex128))
-    fg, jx = onp.asarray(m.fg, onp.complex128), onp.asarray(m.jax, onp.complex128)
+        answers.append(onp.asarray(_wide(out[m.leaf]), onp.complex128))
+    fg, jx = onp.asarray(_wide(m.fg), onp.complex128), onp.asarray(_wide(m.jax), onp.complex128)
     spread = onp.maximum(onp.abs(answers[0] - jx), onp.abs(answers[1] - jx))
     fin = onp.isfinite(fg) & onp.isfinite(jx) & onp.isfinite(spread)
     rtol = _coarser_rtol(m.fg, m.jax)

@@ -129,11 +129,43 @@ def _i0_curvature_at_zero(outcome) -> bool:
 def _numpy_result_dtype(names):
     def matches(outcome) -> bool:
         m = outcome.mismatch
-        return (
-            bool(_ops(outcome) & names) and _kind(outcome) in ("dtype", "value") and m.fg.dtype != m.jax.dtype
-        )
+        if not _ops(outcome) & names:
+            return False
+        if outcome.status == "error":  # a strict lax function downstream refuses NumPy's dtype
+            return (outcome.error or "").startswith("funcgrad raised TypeError: lax.")
+        return _kind(outcome) in ("dtype", "value") and m.fg.dtype != m.jax.dtype
 
     return matches
+
+
+def _python_int_out_of_range(outcome) -> bool:
+    error = outcome.error or ""
+    return outcome.status == "error" and (
+        error.startswith("funcgrad raised OverflowError: Python integer")
+        or (error.startswith("funcgrad raised OverflowError: lax.") and "out of range" in error)
+    )
+
+
+_INITIAL_OPS = {"np.max_initial", "np.min_where"}
+
+
+def _initial_derivative(outcome) -> bool:
+    return (
+        _differentiates(outcome) and bool(_ops(outcome) & _INITIAL_OPS) and _nan_subset(outcome, fewer=True)
+    )
+
+
+_PRODUCTS = {"np.prod", "np.nanprod", "np.prod_where", "np.cumprod", "np.nancumprod", "np.cumulative_prod",
+             "lax.cumprod_rev"}  # fmt: skip
+
+
+def _product_derivative_at_infinities(outcome) -> bool:
+    return (
+        _differentiates(outcome)
+        and bool(_ops(outcome) & _PRODUCTS)
+        and _has_input(outcome, np.isinf)
+        and _nan_subset(outcome, fewer=True)
+    )
 
 
 def _ldexp_at_specials(outcome) -> bool:
@@ -260,6 +292,34 @@ DOCUMENTED: list[Divergence] = [
         "returns an empty array.",
         "`np.fft.fftn(np.zeros((1, 0)))`: ValueError (NumPy: ValueError; jax: an empty array)",
         _fft_of_empty,
+    ),
+    Divergence(
+        "python-int-out-of-range",
+        "A Python integer outside the range of the integer array it meets (`uint8_array + 300`, "
+        "`np.maximum(u8, -1)`, `unique(u8, fill_value=-1)`).",
+        "funcgrad.numpy follows NumPy 2 (NEP 50) and raises OverflowError naming the value and the "
+        "dtype; jax converts the integer with wrap-around (300 -> 44 in uint8). `.at[]` updates wrap "
+        "as jax's.",
+        "`np.asarray(np.uint8([3])) + 300`: OverflowError (NumPy: OverflowError; jax: [47])",
+        _python_int_out_of_range,
+    ),
+    Divergence(
+        "min-max-derivative-at-initial",
+        "Derivatives of `max`/`min` with `initial=` over an empty slice (the result is the initial value).",
+        "The result is then a constant, whose derivative funcgrad gives as 0; jax divides the tangent "
+        "among the elements equal to the result, of which an empty slice has none: 0/0 = NaN.",
+        "`jvp(lambda x: np.max(x, axis=0, initial=0.0), (zeros((0, 2)),), (zeros((0, 2)),))[1]`: [0, 0] "
+        "(jax: [nan, nan])",
+        _initial_derivative,
+    ),
+    Divergence(
+        "product-derivative-at-infinities",
+        "Derivatives of `prod`/`nanprod`/`cumprod` of slices that hold an infinity.",
+        "funcgrad's derivative of a product with respect to one factor is the product of the others "
+        "(inf where they are infinite); jax's formula goes through a division or a `0 * inf` and gives "
+        "NaN in more places.",
+        "`vjp` of `jvp` of `np.nanprod(np.array([0.0, inf, inf]))`: inf (jax: nan) in x[0]'s entry",
+        _product_derivative_at_infinities,
     ),
     Divergence(
         "eager-subnormals",

@@ -397,6 +397,278 @@ SURFACE: list[Op] = [
     Op("fft.fftshift", f"np.fft.fftshift({U})", kinds="bifc"),
 ]
 
+# Integers, promotion with weak Python scalars, reductions with where=/initial=, cumulative ops,
+# sorting with ties and NaN, out-of-bounds indexing and scatter modes, more control flow, custom
+# derivatives, checkpointing and transformations inside a program.
+_SCALARS = [2, -2, 3, 0, 0.5, -1.5, True]
+_INT_DTYPES = ["int8", "uint8", "int16", "int32", "uint32", "float16", "bfloat16", "float32", "bool"]
+_OOB = [[5, -7, 1], [-4, 3], [2, 2, -1], [0, -1, 0]]
+
+
+def _axis_and(**strategies):
+    return lambda s: st.fixed_dictionaries({"axis": _axes(s), **strategies})
+
+
+SURFACE += [
+    *(
+        _b(f"np.{f}", kinds="bi")
+        for f in "bitwise_and bitwise_or bitwise_xor left_shift right_shift gcd lcm".split()
+    ),
+    *(_u(f"np.{f}", kinds="bi") for f in ["invert", "bitwise_count"]),
+    Op("np.divmod", f"np.divmod({U}, {B})[{{i}}]", arity=2, params=keyed(i=st.integers(0, 1))),
+    # weak-typed Python scalars on either side (NumPy 2 / jax promotion; division by 0 and negatives)
+    *(
+        Op(f"scalar.{name}", expr, params=keyed(c=st.sampled_from(_SCALARS)))
+        for name, expr in [
+            ("floordiv", f"{U} // {{c}}"),
+            ("mod", f"{U} % {{c}}"),
+            ("rfloordiv", f"{{c}} // {U}"),
+            ("rmod", f"{{c}} % {U}"),
+            ("rsub", f"{{c}} - {U}"),
+            ("rdiv", f"{{c}} / {U}"),
+            ("lt", f"{U} < {{c}}"),
+            ("eq", f"{U} == {{c}}"),
+            ("maximum", f"np.maximum({U}, {{c}})"),
+            ("where", f"np.where({U} > 0, {U}, {{c}})"),
+        ]
+    ),
+    Op(
+        "scalar.shift",
+        f"{U} {{op}} {{c}}",
+        kinds="i",
+        params=keyed(op=st.sampled_from([">>", "<<"]), c=st.sampled_from([1, 3, 31, 33])),
+    ),
+    Op(
+        "scalar.and",
+        f"{U} {{op}} {{c}}",
+        kinds="bi",
+        params=keyed(op=st.sampled_from(["&", "|", "^"]), c=st.sampled_from([1, 6, -1, True])),
+    ),
+    Op("scalar.big", f"{U} + {{c}}", kinds="bi", params=keyed(c=st.sampled_from([300, -1, 70000, 2**31]))),
+    Op(
+        "np.astype",
+        f"np.asarray({U}).astype({{dt}})",
+        params=keyed(dt=st.sampled_from(_INT_DTYPES)),
+        specials=False,
+    ),
+    Op(
+        "lax.convert",
+        f"lax.convert_element_type({U}, {{dt}})",
+        params=keyed(dt=st.sampled_from(_INT_DTYPES)),
+        specials=False,
+    ),
+    # reductions with where= / initial= / keepdims / dtype
+    Op("np.sum_where", f"np.sum({U}, axis={{axis}}, where={U} > 0)", params=axis()),
+    Op("np.prod_where", f"np.prod({U}, axis={{axis}}, where={U} < 2)", params=axis()),
+    Op("np.mean_where", f"np.mean({U}, axis={{axis}}, where={U} > 0)", params=axis()),
+    Op("np.var_where", f"np.var({U}, axis={{axis}}, where={U} >= 0)", params=axis()),
+    Op("np.any_where", f"np.any({U}, axis={{axis}}, where={U} < 1)", params=axis()),
+    Op("np.all_where", f"np.all({U}, axis={{axis}}, where={U} != 0)", params=axis()),
+    Op(
+        "np.max_initial",
+        f"np.max({U}, axis={{axis}}, initial={{init}})",
+        params=_axis_and(init=st.sampled_from([0, -1.5, 2])),
+    ),
+    Op(
+        "np.min_where",
+        f"np.min({U}, axis={{axis}}, where={U} != 1, initial={{init}})",
+        params=_axis_and(init=st.sampled_from([0, 5, 2.5])),
+    ),
+    Op(
+        "np.sum_initial",
+        f"np.sum({U}, axis={{axis}}, initial={{init}}, keepdims=True)",
+        params=_axis_and(init=st.sampled_from([1, -0.5])),
+    ),
+    Op(
+        "np.sum_dtype",
+        f"np.sum({U}, axis={{axis}}, dtype={{dt}})",
+        params=_axis_and(dt=st.sampled_from(["int8", "uint8", "float16", "int32", "float32"])),
+    ),
+    Op("np.argmax_keepdims", f"np.argmax({U}, axis={{axis}}, keepdims=True)", params=axis(none=False)),
+    Op("np.nanargmin", f"np.nanargmin({U}, axis={{axis}})", params=axis(none=False)),
+    # cumulative
+    Op(
+        "np.cumulative_prod",
+        f"np.cumulative_prod({U}, axis={{axis}}, include_initial={{b}})",
+        params=lambda s: st.fixed_dictionaries({"axis": _axes(s, none=False), "b": st.booleans()}),
+    ),
+    Op("np.nancumprod", f"np.nancumprod({U}, axis={{axis}})", params=axis(none=False)),
+    Op("np.cumsum_flat", f"np.cumsum({U})"),
+    Op(
+        "np.cumsum_dtype",
+        f"np.cumsum({U}, axis={{axis}}, dtype={{dt}})",
+        params=lambda s: st.fixed_dictionaries(
+            {"axis": _axes(s, none=False), "dt": st.sampled_from(["int8", "int32", "float16", "float32"])}
+        ),
+    ),
+    *(
+        Op(
+            f"lax.{f}_rev",
+            f"lax.{f}({U}, axis={{axis}}, reverse={{r}})",
+            params=lambda s: st.fixed_dictionaries({"axis": _axes(s, none=False), "r": st.booleans()}),
+        )
+        for f in ["cumsum", "cumprod", "cummin", "cummax"]
+    ),
+    # sorting: ties, NaN, descending, several operands
+    Op(
+        "np.sort_desc",
+        f"np.sort({U}, axis={{axis}}, descending=True, stable={{s}})",
+        params=lambda sh: st.fixed_dictionaries({"axis": _axes(sh, none=False), "s": st.booleans()}),
+    ),
+    Op(
+        "np.argsort_desc",
+        f"np.argsort({U}, axis={{axis}}, descending=True, stable=True)",
+        params=axis(none=False),
+    ),
+    Op(
+        "lax.sort_multi",
+        f"lax.sort(({U}, {B}), num_keys={{k}})[{{i}}]",
+        arity=2,
+        params=keyed(k=st.integers(1, 2), i=st.integers(0, 1)),
+    ),
+    Op("np.lexsort", f"np.lexsort(({U}, {B}))", arity=2),
+    Op(
+        "np.partition_kth",
+        f"np.partition({U}, {{k}}, axis=-1)[..., {{k}}]",
+        params=keyed(k=st.integers(0, 1)),
+    ),
+    Op(
+        "np.unique_size",
+        f"np.unique({U}, size=3, fill_value={{fv}})",
+        params=keyed(fv=st.sampled_from([None, -1])),
+    ),
+    Op(
+        "np.searchsorted_sorted",
+        f"np.searchsorted(np.sort(np.ravel({B})), {U}, side={{side}})",
+        arity=2,
+        params=keyed(side=st.sampled_from(["left", "right"])),
+    ),
+    # indexing: negative and out-of-bounds indices (jax clamps a gather, drops a scatter), modes
+    Op("getitem.oob", f"{U}[np.array({{idx}})]", params=keyed(idx=st.sampled_from(_OOB))),
+    Op("getitem.oob2", f"{U}[..., np.array({{idx}})]", params=keyed(idx=st.sampled_from(_OOB))),
+    Op(
+        "at.get_mode",
+        f"np.asarray({U}).at[np.array({{idx}})].get(mode={{mode}}, fill_value={{fv}})",
+        params=keyed(
+            idx=st.sampled_from(_OOB),
+            mode=st.sampled_from(["fill", "clip", None]),
+            fv=st.sampled_from([None, -7, 0.5]),
+        ),
+    ),
+    Op(
+        "at.scatter",
+        f"np.asarray({U}).at[np.array({{idx}})].{{method}}({{v}}, mode={{mode}})",
+        params=keyed(
+            idx=st.sampled_from(_OOB),
+            method=st.sampled_from(["set", "add", "multiply", "min", "max", "divide", "power"]),
+            v=st.sampled_from([2, -1.5, 0.5]),
+            mode=st.sampled_from([None, "drop", "clip"]),
+        ),
+    ),
+    Op(
+        "at.scatter_operand",
+        f"np.asarray({U}).at[{{i}}].{{method}}(np.sum({B}))",
+        arity=2,
+        params=lambda s: st.fixed_dictionaries(
+            {"i": _index(s), "method": st.sampled_from(["set", "add", "multiply", "min", "max"])}
+        ),
+    ),
+    Op(
+        "at.slice",
+        f"np.asarray({U}).at[{{sl}}].{{method}}({{v}})",
+        params=keyed(
+            sl=st.sampled_from(["1:", "::-1", "..., :1", ":-1"]).map(lambda t: _Raw(t)),
+            method=st.sampled_from(["set", "add", "multiply"]),
+            v=st.sampled_from([2, -1.5]),
+        ),
+    ),
+    Op(
+        "np.take_fill",
+        f"np.take({U}, np.array({{idx}}), axis={{axis}}, mode='fill', fill_value={{fv}})",
+        params=lambda s: st.fixed_dictionaries(
+            {"idx": st.sampled_from(_OOB), "axis": _axes(s), "fv": st.sampled_from([None, 3])}
+        ),
+    ),
+    Op(
+        "np.take_along_oob",
+        f"np.take_along_axis({U}, np.argsort({U}, axis=-1) * 2 - 1, axis=-1, mode={{mode}})",
+        params=keyed(mode=st.sampled_from([None, "clip", "fill"])),
+    ),
+    Op(
+        "lax.dynamic_slice",
+        f"lax.dynamic_slice_in_dim({U}, {{start}}, {{size}})",
+        params=keyed(start=st.sampled_from([-1, 5, 1, 0]), size=st.integers(0, 2)),
+    ),
+    Op("lax.dynamic_slice_traced", f"lax.dynamic_slice_in_dim({U}, np.sum({U} > 0), 1)"),
+    Op(
+        "lax.dynamic_update",
+        f"lax.dynamic_update_slice_in_dim({U}, {U}[:1] * 2, {{start}}, axis=0)",
+        params=keyed(start=st.sampled_from([-1, 5, 1])),
+    ),
+    Op(
+        "lax.dynamic_index",
+        f"lax.dynamic_index_in_dim({U}, {{i}}, keepdims=False)",
+        params=keyed(i=st.sampled_from([-1, 4, 0])),
+    ),
+    # control flow over several operands and integer values
+    Op("lax.cond2", f"lax.cond(np.any({U} > 1), lambda a, b: a + b, lambda a, b: a * b, {U}, {B})", arity=2),
+    Op("lax.switch_traced", f"lax.switch(np.sum({U} > 0), [lambda a: a * 2, lambda a: a - 1, np.cos], {U})"),
+    Op(
+        "lax.fori_carry",
+        f"lax.fori_loop(0, {{n}}, lambda i, c: (c[0] + i, c[1] * 1.5 - c[0]), (0, {U}))[1]",
+        params=keyed(n=st.integers(0, 3)),
+    ),
+    Op(
+        "lax.scan_length",
+        f"lax.scan(lambda c, _: (c * 0.5 + 1, c), {U}, None, length={{n}}, unroll={{u}})[1]",
+        params=keyed(n=st.integers(0, 3), u=st.sampled_from([1, 2])),
+    ),
+    Op(
+        "lax.while_count",
+        f"lax.while_loop(lambda c: c[0] < {{n}}, lambda c: (c[0] + 1, c[1] + c[1] * c[0]), (0, {U}))[1]",
+        params=keyed(n=st.integers(0, 3)),
+    ),
+    # custom derivatives, checkpointing, transformations inside the program
+    Op("custom_jvp", f"_custom_jvp(T, np, {U})", kinds="f"),
+    Op("custom_vjp", f"_custom_vjp(T, np, {U})", kinds="f", specials=False),
+    Op(
+        "checkpoint",
+        f"T.checkpoint(lambda a: np.sin(a) * np.exp(-a * a), policy={{p}})({U})",
+        kinds="f",
+        params=keyed(
+            p=st.sampled_from(
+                [
+                    "None",
+                    "T.checkpoint_policies.nothing_saveable",
+                    "T.checkpoint_policies.everything_saveable",
+                ]
+            ).map(lambda t: _Raw(t))
+        ),
+    ),
+    Op("inner.grad", f"T.grad(lambda a: np.sum(np.sin(a) * a))({U})", kinds="f"),
+    Op("inner.jacfwd", f"T.jacfwd(lambda a: np.tanh(a) * 2)({U})", kinds="f"),
+    Op("inner.hessian", f"T.hessian(lambda a: np.sum(a ** 3))({U})", kinds="f"),
+    Op(
+        "inner.vmap",
+        f"T.vmap(lambda a: np.sum(a * a), in_axes={{ax}})({U})",
+        params=keyed(ax=st.sampled_from([0, -1, 1])),
+    ),
+    Op(
+        "inner.vmap_out",
+        f"T.vmap(lambda a: a[::-1] * 2, in_axes={{ax}}, out_axes={{ox}})({U})",
+        params=keyed(ax=st.sampled_from([0, -1]), ox=st.sampled_from([0, -1, 1])),
+    ),
+    Op("inner.vmap2", f"T.vmap(lambda a, b: a * b - b, in_axes=(0, None))({U}, {B})", arity=2),
+]
+
+
+class _Raw(str):
+    """A parameter written into the source as it is (an expression), not as a literal."""
+
+    def __repr__(self):
+        return str(self)
+
+
 SURFACE_BY_NAME = {op.name: op for op in SURFACE}
 assert len(SURFACE_BY_NAME) == len(SURFACE), "duplicate op names"
 

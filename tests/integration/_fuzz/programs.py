@@ -10,11 +10,17 @@ inputs may be: each jacobian multiplies the output's size), then the input shape
 with size-0 and size-1 dimensions, and broadcastable suffixes or scalars of it), dtypes, then 1-6
 operations, each checked by jax's abstract evaluation (``jax.eval_shape``) so only valid programs are
 kept, then the values: small numbers from a pool (so exact zeros, signed zeros and ties are common),
-and NaN/inf when every operation of the program is defined there.
+and NaN/inf when every operation of the program is defined there. Dtypes include the 8/16-bit integers
+and floats (float16, bfloat16), so promotion with weak Python scalars and between dtypes is drawn.
+
+Modes: a case runs in one mode on both sides, 64-bit types on (funcgrad's default) or JAX's default
+32-bit mode (``Case.x64``); ``mode(x64)`` switches funcgrad and jax together and restores both after,
+and drawing happens in the mode being drawn for (jax's abstract evaluation depends on it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -95,20 +101,85 @@ def _jacrev(T, np, f):
 
 def _hessian(T, np, f):
     return lambda x, *r: T.hessian(lambda x: _scalar(T, np, f(x, *r)))(x)
+
+
+def _custom_jvp(T, np, x):
+    # A rule that is not the function's derivative (twice it), so using any other rule shows.
+    @T.custom_jvp
+    def g(a):
+        return np.sin(a) * a
+
+    @g.defjvp
+    def g_jvp(primals, tangents):
+        (a,), (t,) = primals, tangents
+        return g(a), 2.0 * (np.cos(a) * a + np.sin(a)) * t
+
+    return g(x)
+
+
+def _custom_vjp(T, np, x):
+    # A backward rule with residuals that differs from the derivative (exp(a) + a / 2 for exp(a) - 1).
+    @T.custom_vjp
+    def g(a):
+        return np.exp(a) - a
+
+    def fwd(a):
+        e = np.exp(a)
+        return e - a, (a, e)
+
+    def bwd(res, ct):
+        a, e = res
+        return (ct * (e + 0.5 * a),)
+
+    g.defvjp(fwd, bwd)
+    return g(x)
 """
 
-# Both sides run in one mode: 64-bit types on (the default), or JAX's default 32-bit mode with
-# FUNCGRAD_FUZZ_X64=0 (NOTE: [x64 mode] in funcgrad/kernel/dtypes.py); NumPy's 64-bit inputs then
-# enter both libraries as 32-bit values.
+# Both sides run in one mode: 64-bit types on, or JAX's default 32-bit mode (NOTE: [x64 mode] in
+# funcgrad/kernel/dtypes.py), where NumPy's 64-bit inputs enter both libraries as 32-bit values.
+# FUNCGRAD_FUZZ_X64=0 makes the long run's cases 32-bit (the CI run draws both modes).
 X64 = os.environ.get("FUNCGRAD_FUZZ_X64", "1") != "0"
 
-_PREAMBLE = f'''"""A differential-fuzzer case: one program on funcgrad and on jax (x64={X64}), side by side."""
+
+def set_mode(x64: bool, jax_only: bool = False) -> None:
+    """Put jax and funcgrad (or jax only) in mode ``x64`` (a funcgrad switch empties its caches: it
+    is made only when the mode changes)."""
+    import jax
+
+    import funcgrad
+
+    if bool(jax.config.jax_enable_x64) != x64:
+        jax.config.update("jax_enable_x64", x64)
+    if not jax_only and bool(funcgrad.config.jax_enable_x64) != x64:
+        funcgrad.config.update("jax_enable_x64", x64)
+
+
+@contextlib.contextmanager
+def mode(x64: bool):
+    """Both libraries in mode ``x64`` inside the block, each restored to its own mode after (the
+    suite's conftest fails a test that leaves funcgrad in 32-bit mode)."""
+    import jax
+
+    import funcgrad
+
+    before = bool(jax.config.jax_enable_x64), bool(funcgrad.config.jax_enable_x64)
+    set_mode(x64)
+    try:
+        yield
+    finally:
+        if bool(jax.config.jax_enable_x64) != before[0]:
+            jax.config.update("jax_enable_x64", before[0])
+        if bool(funcgrad.config.jax_enable_x64) != before[1]:
+            funcgrad.config.update("jax_enable_x64", before[1])
+
+
+_PREAMBLE = '''"""A differential-fuzzer case: one program on funcgrad and on jax (x64={x64}), side by side."""
 import numpy as onp
 import jax
-jax.config.update("jax_enable_x64", {X64})
+jax.config.update("jax_enable_x64", {x64})
 import jax.numpy, jax.lax, jax.nn, jax.scipy.special
 import funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special
-funcgrad.config.update("jax_enable_x64", {X64})
+funcgrad.config.update("jax_enable_x64", {x64})
 '''
 
 _MAIN = """
@@ -142,7 +213,13 @@ def _literal(x: onp.ndarray) -> str:
     def nest(v):
         return "[" + ", ".join(nest(u) for u in v) + "]" if isinstance(v, list) else scalar(v)
 
-    return f"onp.array({nest(x.ravel().tolist())}, dtype='{x.dtype}').reshape({x.shape})"
+    values = x.ravel().astype(onp.float32) if x.dtype == _BF16 else x.ravel()  # (bfloat16: exact)
+    return f"onp.array({nest(values.tolist())}, dtype={_dtype_src(x.dtype)}).reshape({x.shape})"
+
+
+def _dtype_src(dtype) -> str:
+    # NumPy finds bfloat16 by name only once ml_dtypes is imported (jax imports it): name its type.
+    return "jax.numpy.bfloat16" if dtype == _BF16 else f"'{dtype}'"
 
 
 @dataclasses.dataclass
@@ -152,6 +229,7 @@ class Case:
     stack: list  # (transformation, argument) outermost first; vmap's argument is its in_axes
     ops: tuple = ()  # the Op objects of the steps
     mixes_dtypes: bool = False  # an integer/bool value or operands of different dtypes meet somewhere
+    x64: bool = X64  # the mode both sides run in
 
     def build_source(self) -> str:
         args = ", ".join(f"x{i}" for i in range(len(self.inputs)))
@@ -161,6 +239,8 @@ class Case:
         for kind, arg in reversed(self.stack):
             if kind == "jit":
                 lines.append("    f = T.jit(f)")
+            elif kind == "vmap" and isinstance(arg, dict):
+                lines.append(f"    f = T.vmap(f, in_axes={arg['in_axes']!r}, out_axes={arg['out_axes']!r})")
             elif kind == "vmap":
                 lines.append(f"    f = T.vmap(f, in_axes={arg!r})")
             else:
@@ -171,11 +251,12 @@ class Case:
     def script(self) -> str:
         """The standalone reproducer: ``python script.py`` prints funcgrad's and jax's results."""
         inputs = ",\n    ".join(_literal(x) for x in self.inputs)
-        return f"{_PREAMBLE}\n{HELPERS}\n\n{self.build_source()}\ninputs = [\n    {inputs},\n]\n{_MAIN}"
+        head = _PREAMBLE.format(x64=self.x64)
+        return f"{head}\n{HELPERS}\n\n{self.build_source()}\ninputs = [\n    {inputs},\n]\n{_MAIN}"
 
     def describe(self) -> str:
         stack = " o ".join(k for k, _ in self.stack) or "eager"
-        return f"{stack}: " + "; ".join(expr for _, expr in self.steps)
+        return f"{'' if self.x64 else '[x32] '}{stack}: " + "; ".join(expr for _, expr in self.steps)
 
     def __repr__(self):  # short: a failing test's message carries the whole script
         return f"Case<{self.describe()}>"
@@ -187,13 +268,28 @@ class Case:
 _FINITE = [0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, -0.0, 3.0, 0.25, -1.5, 10.0, 1e-3, -3.0]
 _SPECIAL = [float("nan"), float("inf"), float("-inf")]
 _DTYPES = ["float64"] * 5 + ["float32"] * 3 + ["int32"] * 2 + ["bool", "complex128"]
+_DTYPES += ["int8", "uint8", "uint32", "int16", "float16", "bfloat16"]
+# Integers: mostly small (ties, zeros, negative operands of division, remainder and shifts), now and
+# then the dtype's extremes (wrap-around, abs of the minimum).
+_INT_POOL = {"int32": (-3, 5), "int8": (-3, 5), "int16": (-3, 5), "uint8": (0, 7), "uint32": (0, 7)}
+
+
+def _bf16():
+    import ml_dtypes
+
+    return onp.dtype(ml_dtypes.bfloat16)
+
+
+_BF16 = _bf16()
 
 
 def _elements(dtype, specials):
     if dtype == "bool":
         return st.booleans()
-    if dtype == "int32":
-        return st.integers(-3, 5)
+    if dtype in _INT_POOL:
+        info = onp.iinfo(dtype)
+        lo, hi = _INT_POOL[dtype]
+        return st.one_of(st.integers(lo, hi), st.integers(lo, hi), st.sampled_from([info.min, info.max]))
     # Magnitudes below 1e-3 are left to the pool's 1e-3: at 1e-20 the quotient rule of x / x is the
     # difference of two numbers near 1e19, whose rounding no two implementations share.
     floats = st.floats(-3, 3, width=32, allow_subnormal=False).filter(lambda v: v == 0 or abs(v) >= 1e-3)
@@ -211,7 +307,7 @@ def arrays(draw, shape, dtype, specials=False):
     zeros and ties are common), NaN/inf among them when ``specials``."""
     n = math.prod(shape)
     values = draw(st.lists(_elements(dtype, specials), min_size=n, max_size=n))
-    return onp.array(values, dtype=dtype).reshape(shape)
+    return onp.array(values, dtype=_BF16 if dtype == "bfloat16" else dtype).reshape(shape)
 
 
 def stacks():
@@ -224,8 +320,6 @@ class _Abstract:
 
     def __init__(self):
         import jax
-
-        jax.config.update("jax_enable_x64", X64)
         import jax.nn
         import jax.numpy as jnp
         import jax.scipy.special
@@ -238,7 +332,8 @@ class _Abstract:
     def eval_shape(self, expr, avals):
         """The (shape, dtype) of ``expr`` over operands a0.. of ``avals``, or None where jax rejects
         it (or it gives a tuple, or an intermediate over 200 elements)."""
-        key = (expr, tuple(avals))
+        x64 = bool(self.jax.config.jax_enable_x64)
+        key = (expr, tuple(avals), x64)
         if key not in self.cache:
             names = ", ".join(f"a{i}" for i in range(len(avals)))
             try:
@@ -262,13 +357,16 @@ def _abstract() -> _Abstract:
 
 
 def _kind(dtype):
-    return onp.dtype(dtype).kind.replace("u", "i")
+    dtype = _BF16 if dtype == "bfloat16" else onp.dtype(dtype)
+    return "f" if dtype == _BF16 else dtype.kind.replace("u", "i")
 
 
 @st.composite
-def cases(draw, ops, max_steps=6):
+def cases(draw, ops, max_steps=6, x64=None):
     """A ``Case``: a stack of transformations, inputs, and a program of 1-``max_steps`` operations
-    drawn from ``ops`` (a list of ``ops.Op``) that jax's abstract evaluation accepts."""
+    drawn from ``ops`` (a list of ``ops.Op``) that jax's abstract evaluation accepts, in mode ``x64``
+    (default ``X64``; the caller has both libraries in that mode: ``mode``)."""
+    x64 = X64 if x64 is None else x64
     stack = draw(stacks())
     kinds = [k for k in stack]
     differentiates = any(k in DERIVATIVES for k in kinds)
@@ -282,7 +380,13 @@ def cases(draw, ops, max_steps=6):
     n_inputs = draw(st.integers(1, 3))
     shapes = [base] + [draw(st.sampled_from([base, (), base[1:], base[-1:]])) for _ in range(n_inputs - 1)]
     dtypes = [
-        draw(st.sampled_from(["float64", "float32"] if differentiates and i == 0 else _DTYPES))
+        draw(
+            st.sampled_from(
+                ["float64", "float32", "float64", "float32", "float16"]
+                if differentiates and i == 0
+                else _DTYPES
+            )
+        )
         for i in range(n_inputs)
     ]
 
@@ -305,6 +409,8 @@ def cases(draw, ops, max_steps=6):
             out = abstract.eval_shape(expr, [(s, d) for _, s, d in operands])
             if out is None:
                 continue
+            if out[1] == "bfloat16":  # (eval_shape names it; NumPy finds it by its type)
+                out = (out[0], _BF16)
             steps.append((op.name, op.render([name for name, _, _ in operands], params)))
             used.append((op, [d for _, _, d in operands], out[1]))
             values.append((f"v{k}", *out))
@@ -323,17 +429,24 @@ def cases(draw, ops, max_steps=6):
             resolved.append((kind, None, None))
             continue
         size = draw(st.sampled_from([2, 1, 3, 0]))
-        axes = tuple(draw(st.sampled_from([0, None])) for _ in range(n_inputs))
-        axes = axes if any(a == 0 for a in axes) else (0,) + axes[1:]
-        resolved.append((kind, axes if n_inputs > 1 else axes[0], size))
-    # prepend batch axes innermost first, so the outermost vmap's axis ends up leading
+        axes = tuple(draw(st.sampled_from([0, None, 0, -1])) for _ in range(n_inputs))
+        axes = axes if any(a is not None for a in axes) else (0,) + axes[1:]
+        in_axes = axes if n_inputs > 1 else axes[0]
+        out_axes = draw(st.sampled_from([0, 0, -1]))
+        arg = in_axes if out_axes == 0 and -1 not in axes else {"in_axes": in_axes, "out_axes": out_axes}
+        resolved.append((kind, arg, size))
+    # insert batch axes innermost first, so the outermost vmap's axis ends up outermost (in front for
+    # in_axes 0, at the back for -1)
     for entry in reversed(resolved):
         if entry[0] == "vmap":
-            axes = entry[1] if isinstance(entry[1], tuple) else (entry[1],)
+            arg = entry[1]["in_axes"] if isinstance(entry[1], dict) else entry[1]
+            axes = arg if isinstance(arg, tuple) else (arg,)
             for i, a in enumerate(axes):
                 if a == 0:
                     full_shapes[i].insert(0, entry[2])
+                elif a == -1:
+                    full_shapes[i].append(entry[2])
     if math.prod(full_shapes[0]) > 4 * max_size:
         assume(False)
     inputs = [draw(arrays(tuple(s), d, specials)) for s, d in zip(full_shapes, dtypes)]
-    return Case(inputs, steps, [(e[0], e[1]) for e in resolved], tuple(op for op, _, _ in used), mixes)
+    return Case(inputs, steps, [(e[0], e[1]) for e in resolved], tuple(op for op, _, _ in used), mixes, x64)
