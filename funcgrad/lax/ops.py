@@ -578,15 +578,43 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     >>> dot_general(np.ones((2, 3)), np.ones((3, 4)), (((1,), (0,)), ((), ()))).shape
     (2, 4)
     """
+    pet = None if preferred_element_type is None else canonicalize_dtype(preferred_element_type)
+    lhs, rhs = asarray(lhs), asarray(rhs)
+    if lhs.dtype != rhs.dtype and _no_common_float(lhs.dtype, rhs.dtype):
+        # Two float8 formats have no promotion; JAX's dot_general takes them as they are (XLA
+        # computes in a wider type) and gives the more precise format, or preferred_element_type.
+        # Both convert exactly to a wider float here, so that is where the contraction runs.
+        out = pet or sorted([lhs.dtype, rhs.dtype], key=_float_rank)[-1]
+        wide = (
+            pet if pet is not None and _dt.is_float(pet) and _dt.finfo(pet).bits > 8 else np.dtype(np.float32)
+        )
+        res = dot_general(lhs.astype(wide), rhs.astype(wide), dimension_numbers, precision, wide)
+        return res.astype(out)
     # Mixed input dtypes are promoted (NEP 50), as recent jax.lax does.
     lhs, rhs = promote_args(lhs, rhs)
-    pet = None if preferred_element_type is None else canonicalize_dtype(preferred_element_type)
     precision = dt.canonicalize_precision(precision, "lax.dot_general")
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     params = dict(dimension_numbers=dn, precision=precision, preferred_element_type=pet)
     _bind_check(dt.dot_general_p, "dot_general", lhs, rhs, **params)
     return dt.dot_general(lhs, rhs, dn, pet, precision)
+
+
+def _no_common_float(a, b) -> bool:
+    """Whether two floating dtypes have no implicit promotion (two float8 formats)."""
+    if not (_dt.is_float(a) and _dt.is_float(b)):
+        return False
+    try:
+        _dt.promote_types(a, b)
+    except TypeError:
+        return True
+    return False
+
+
+def _float_rank(d):
+    """XLA's order of float types for a mixed contraction's result: range, then precision."""
+    info = _dt.finfo(d)
+    return (info.maxexp, info.nmant, info.bits)
 
 
 def batch_matmul(lhs, rhs, precision=None):
@@ -627,10 +655,17 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
 
     >>> broadcast_in_dim(np.array([1, 2]), (3, 2), (1,)).tolist()
     [[1, 2], [1, 2], [1, 2]]
+    >>> broadcast_in_dim(np.array([[1], [2]]), (3, 2), (1, 0)).tolist()
+    [[1, 2], [1, 2], [1, 2]]
     """
     operand = asarray(operand)
     shape = static_shape(shape, "lax.broadcast_in_dim's shape")  # traced: jax's TypeError
     dims = tuple(int(d) for d in broadcast_dimensions)
+    if len(dims) == operand.ndim and len(set(dims)) == len(dims) and list(dims) != sorted(dims):
+        # JAX accepts result dimensions in any order (its docstring's (1, 0) example): the operand
+        # is transposed to increasing order first, the primitive's own invariant.
+        order = sorted(range(len(dims)), key=dims.__getitem__)
+        operand, dims = st.transpose(operand, tuple(order)), tuple(sorted(dims))
     _bind_check(st.broadcast_in_dim_p, "broadcast_in_dim", operand, shape=shape, broadcast_dimensions=dims)
     return st.broadcast_in_dim(operand, shape, dims)
 

@@ -296,3 +296,17 @@ def test_more_wrappers():
     dn = lax.ScatterDimensionNumbers((), (0,), (0,))
     out = lax.scatter_apply(x, np.array([[2]]), lambda v: -v, dn)
     np.testing.assert_array_equal(np.asarray(out), [0.5, 1.0, -2.5])
+
+
+def test_broadcast_in_dim_with_result_dimensions_out_of_order():
+    # jax.lax.broadcast_in_dim's docstring: broadcast_dimensions=(1, 0) maps operand dim 0 to
+    # result dim 1 and operand dim 1 to result dim 0 (a transpose, then the broadcast)
+    arr = np.arange(3).reshape(3, 1)
+    want = np.broadcast_to(np.expand_dims(arr, 0).transpose(), (2, 3, 4))
+    for f in (lax.broadcast_in_dim, jit(lax.broadcast_in_dim, static_argnums=(1, 2))):
+        np.testing.assert_array_equal(np.asarray(f(arr, (2, 3, 4), (1, 0))), want)
+    x = np.arange(6.0).reshape(3, 2)
+    g = funcgrad.grad(
+        lambda a: (lax.broadcast_in_dim(a, (4, 2, 3), (2, 1)) * np.arange(24.0).reshape(4, 2, 3)).sum()
+    )
+    np.testing.assert_allclose(np.asarray(g(x)), np.arange(24.0).reshape(4, 2, 3).sum(0).T)
