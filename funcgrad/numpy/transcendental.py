@@ -427,12 +427,20 @@ def round(a, decimals: int = 0, out=None):
             ew.div_p.bind(f, constant(10 ** (-decimals), _dt.default_float)), rounding_method=1
         )
         return ew.mul_p.bind(ew.convert_element_type(q, aval(a).dtype), scale)
-    if aval(a).dtype.kind == "c":
+    dtype = aval(a).dtype
+    if decimals > 0 and decimals > np.log10(float(_dt.finfo(dtype).max)):
+        return a  # (beyond the type's precision: 10**decimals would overflow to inf, as in JAX)
+    if dtype.kind == "c":
         return _by_parts(lambda part: round(part, decimals), a)
     if decimals == 0:
         return ew.round_p.bind(a, rounding_method=1)
-    factor = constant(10.0**decimals, aval(a).dtype)
-    return ew.div_p.bind(ew.round_p.bind(ew.mul_p.bind(a, factor), rounding_method=1), factor)
+    # float16 scales in float32, as JAX's (x * 10**decimals rounded to float16 can cross a half:
+    # round(float16(3.35), 1) would be 3.4).
+    work = np.dtype(np.float32) if dtype == np.float16 else dtype
+    a = ew.convert_element_type(a, work) if work != dtype else a
+    factor = constant(10.0**decimals, work)
+    out = ew.div_p.bind(ew.round_p.bind(ew.mul_p.bind(a, factor), rounding_method=1), factor)
+    return ew.convert_element_type(out, dtype) if work != dtype else out
 
 
 around = round

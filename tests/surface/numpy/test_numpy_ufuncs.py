@@ -581,3 +581,17 @@ def test_integer_division_by_zero_is_jaxs(name, dtype):
         for g, w in zip(got if name == "divmod" else [got], want if name == "divmod" else [want]):
             assert np.asarray(g).dtype == w.dtype
             np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+@pytest.mark.parametrize("decimals", [1, 2, 5, -1])
+def test_round_of_float16_scales_in_float32_as_jax(decimals):
+    # float16 * 10**decimals rounded to float16 can cross a half (3.35 -> 3.4); jax scales in float32,
+    # and a decimals beyond the type's range (10**5 > float16's max) leaves the values as they are.
+    import jax.numpy as jnp
+
+    x = np.array([-2.25, 3.35, 0.05, 2.5, 1234.0, -0.0], np.float16)
+    want = jnp.round(x, decimals)
+    for fn in (fnp.round, jit(fnp.round, static_argnums=1)):
+        got = fn(x, decimals)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
