@@ -146,6 +146,23 @@ def _python_int_out_of_range(outcome) -> bool:
     )
 
 
+def _integer_overflow_in_jax(outcome) -> bool:
+    """An integer input at its dtype's extreme, into a float function of funcgrad.nn/scipy.special."""
+
+    def extreme(x):
+        if x.dtype.kind not in "iu":
+            return False
+        info = np.iinfo(x.dtype)
+        return bool(np.any((x == info.max) | (x == info.min)))
+
+    return (
+        outcome.case.mixes_dtypes
+        and any(name.startswith(("nn.", "special.")) for name in _ops(outcome))
+        and any(extreme(x) for x in outcome.case.inputs)
+        and _kind(outcome) in ("value", "nan", "inf")
+    )
+
+
 _INITIAL_OPS = {"np.max_initial", "np.min_where"}
 
 
@@ -302,6 +319,15 @@ DOCUMENTED: list[Divergence] = [
         "as jax's.",
         "`np.asarray(np.uint8([3])) + 300`: OverflowError (NumPy: OverflowError; jax: [47])",
         _python_int_out_of_range,
+    ),
+    Divergence(
+        "integer-overflow-in-float-functions",
+        "`nn`/`scipy.special` functions of integer arrays at their dtype's extremes.",
+        "funcgrad converts an integer input to floating point first (NumPy's rule for inexact "
+        "functions); jax evaluates some formulas in the integer dtype, where `abs(x) + 1` wraps around "
+        "at the dtype's maximum.",
+        "`nn.soft_sign(np.uint32([4294967295]))`: [1.0] (jax: [inf], from 1 + 4294967295 = 0)",
+        _integer_overflow_in_jax,
     ),
     Divergence(
         "min-max-derivative-at-initial",
