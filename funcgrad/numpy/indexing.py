@@ -194,7 +194,16 @@ def _static_slice(s: slice) -> slice:
 # Retrieval
 
 
-def getitem(x, idx, *, mode=None, fill_value=None, unique_indices=False, indices_are_sorted=False):
+def getitem(
+    x,
+    idx,
+    *,
+    mode=None,
+    fill_value=None,
+    unique_indices=False,
+    indices_are_sorted=False,
+    wrap_negative_indices=True,
+):
     """``x[idx]`` with NumPy's indexing rules and JAX's out-of-bounds conventions (NOTE: [indexing
     semantics]).
 
@@ -215,7 +224,8 @@ def getitem(x, idx, *, mode=None, fill_value=None, unique_indices=False, indices
     has_array = any(kind in (_ARRAY, _EMPTY_NEWAXIS) for kind, _ in entries)
     # Ints become 0-d advanced indices when arrays are present (NumPy's placement rule counts them)
     # or when a mode other than clamping is requested (only gather implements fill).
-    as_array = has_array or gather_mode is ix.GatherScatterMode.FILL_OR_DROP
+    # (Without wrapping, a negative int is out of bounds: only the gather can say what that gives.)
+    as_array = has_array or gather_mode is ix.GatherScatterMode.FILL_OR_DROP or not wrap_negative_indices
     if not as_array and all(kind != _SCALAR for kind, _ in entries):
         return _static_getitem(x, entries)
     y = x
@@ -248,7 +258,9 @@ def getitem(x, idx, *, mode=None, fill_value=None, unique_indices=False, indices
             dim += 1
     if not advanced:
         return y
-    return _gather_advanced(y, advanced, gather_mode, fill_value, unique_indices, indices_are_sorted)
+    return _gather_advanced(
+        y, advanced, gather_mode, fill_value, unique_indices, indices_are_sorted, wrap_negative_indices
+    )
 
 
 def _static_getitem(x, entries):
@@ -306,13 +318,16 @@ def _apply_slice(y, s: slice, dim: int):
     return st.rev(st.slice_in_dim(y, first, start + 1, -step, dim), (dim,))
 
 
-def _normalized_index(arr, n: int, dtype):
-    """Negative indices count from the end; an index still out of range stays out of range."""
+def _normalized_index(arr, n: int, dtype, wrap: bool = True):
+    """Negative indices count from the end (``wrap``; otherwise they are out of range); an index
+    still out of range stays out of range."""
     value = core.concrete_value(arr) if isinstance(arr, core.Tracer | Array) else np.asarray(arr)
     if value is not None:
         value = np.asarray(value).astype(dtype)
-        return constant(np.where(value < 0, value + n, value), dtype)
+        return constant(np.where(value < 0, value + n, value) if wrap else value, dtype)
     arr = ew.convert_element_type(arr, dtype)
+    if not wrap:
+        return arr
     negative = ew.lt_p.bind(arr, constant(0, dtype))
     return select(negative, ew.add_p.bind(arr, constant(n, dtype)), arr)
 
@@ -333,13 +348,13 @@ def _index_dtype(arrays) -> np.dtype:
     )
 
 
-def _gather_advanced(y, advanced, mode, fill_value, unique_indices, indices_are_sorted):
+def _gather_advanced(y, advanced, mode, fill_value, unique_indices, indices_are_sorted, wrap=True):
     dims = [d for d, _, _ in advanced]
     positions = [p for _, _, p in advanced]
     arrays = [a for _, a, _ in advanced]
     arrays = [np.asarray(a) if isinstance(a, int) else a for a in arrays]
     dtype = _index_dtype(arrays)
-    idx = [_normalized_index(a, y.shape[d], dtype) for a, d in zip(arrays, dims)]
+    idx = [_normalized_index(a, y.shape[d], dtype, wrap) for a, d in zip(arrays, dims)]
     batch = broadcast_shapes(*[aval(i).shape for i in idx])
     idx = [st.reshape(broadcast_to(i, batch), (*batch, 1)) for i in idx]
     indices = idx[0] if len(idx) == 1 else st.concatenate(idx, len(batch))
@@ -380,7 +395,7 @@ def _empty_or_fill(y, out_shape, mode, fill_value):
 # Functional updates: x.at[idx].set(y), ...
 
 
-def _flat_ids(x, idx, mode):
+def _flat_ids(x, idx, mode, wrap=True):
     """The flat positions ``x[idx]`` reads, with out-of-bounds positions set to ``x.size``
     (dropped by the scatter) unless ``mode`` clamps."""
     size = x.size
@@ -388,8 +403,8 @@ def _flat_ids(x, idx, mode):
     ids = constant(np.arange(size, dtype=dtype).reshape(x.shape), dtype)
     scatter_mode = ix.GatherScatterMode.FILL_OR_DROP if mode is None else ix.GatherScatterMode.from_any(mode)
     if scatter_mode is ix.GatherScatterMode.FILL_OR_DROP:
-        return getitem(ids, idx, mode="fill", fill_value=size), scatter_mode
-    return getitem(ids, idx, mode="clip"), scatter_mode
+        return getitem(ids, idx, mode="fill", fill_value=size, wrap_negative_indices=wrap), scatter_mode
+    return getitem(ids, idx, mode="clip", wrap_negative_indices=wrap), scatter_mode
 
 
 def _selects_unique(x, idx) -> bool:
@@ -397,7 +412,7 @@ def _selects_unique(x, idx) -> bool:
     return all(kind != _ARRAY for kind, _ in _expand(idx, x.shape, "x.at[...]"))
 
 
-def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices):
+def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wrap=True):
     original = x = asarray(x)
     # As jax.numpy: x and the update combine in their promoted dtype and the result converts back
     # to x's dtype, so an int32 x.at[i].add(2.5) truncates the sum (-3 + 2.5 -> 0), not the update
@@ -412,7 +427,7 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices):
         y = asarray(np.asarray(y))
     x, y = promote_args(x, y)
     unique_indices = unique_indices or _selects_unique(x, idx)
-    ids, scatter_mode = _flat_ids(x, idx, mode)
+    ids, scatter_mode = _flat_ids(x, idx, mode, wrap)
     target = ids.shape if hasattr(ids, "shape") else aval(ids).shape
     yshape = aval(y).shape
     # NumPy allows an update with extra leading size-1 dimensions.
@@ -480,7 +495,15 @@ class _IndexUpdateRef:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
     @_takes_out_sharding
-    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
+    def get(
+        self,
+        *,
+        indices_are_sorted=False,
+        unique_indices=False,
+        mode=None,
+        fill_value=None,
+        wrap_negative_indices=True,
+    ):
         """``x[idx]``; ``mode='fill'`` returns ``fill_value`` (NaN by default) out of bounds.
 
         >>> np.asarray(asarray([1.0, 2.0]).at[5].get(mode="fill")).tolist()
@@ -493,30 +516,53 @@ class _IndexUpdateRef:
             fill_value=fill_value,
             unique_indices=unique_indices,
             indices_are_sorted=indices_are_sorted,
+            wrap_negative_indices=wrap_negative_indices,
         )
 
     @_takes_out_sharding
-    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def set(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
         """``x`` with ``x[idx] = values``.
 
         >>> asarray([1, 2, 3]).at[1].set(9).tolist()
         [1, 9, 3]
         """
-        return _scatter(self.array, self.index, values, ix.scatter, mode, indices_are_sorted, unique_indices)
+        return _scatter(
+            self.array,
+            self.index,
+            values,
+            ix.scatter,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
+        )
 
     @_takes_out_sharding
-    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def add(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
         """``x`` with ``x[idx] += values`` (repeated indices accumulate).
 
         >>> asarray([1, 2, 3]).at[np.array([0, 0])].add(1).tolist()
         [3, 2, 3]
         """
         return _scatter(
-            self.array, self.index, values, ix.scatter_add, mode, indices_are_sorted, unique_indices
+            self.array,
+            self.index,
+            values,
+            ix.scatter_add,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
         )
 
     @_takes_out_sharding
-    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def subtract(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
         """``x`` with ``x[idx] -= values``.
 
         >>> asarray([1, 2, 3]).at[2].subtract(1).tolist()
@@ -531,23 +577,35 @@ class _IndexUpdateRef:
             mode,
             indices_are_sorted,
             unique_indices,
+            wrap_negative_indices,
         )
 
     @_takes_out_sharding
-    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def multiply(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
         """``x`` with ``x[idx] *= values``.
 
         >>> asarray([1, 2, 3]).at[1:].multiply(2).tolist()
         [1, 4, 6]
         """
         return _scatter(
-            self.array, self.index, values, ix.scatter_mul, mode, indices_are_sorted, unique_indices
+            self.array,
+            self.index,
+            values,
+            ix.scatter_mul,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
         )
 
     mul = multiply
 
     @_takes_out_sharding
-    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def divide(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
         """``x`` with ``x[idx] /= values``: true division, so an integer ``x`` gives a float result (as
         jax.numpy); repeated indices divide repeatedly.
 
@@ -556,11 +614,22 @@ class _IndexUpdateRef:
         """
         x = asarray(self.array)
         ones = constant(1, x.dtype, x.shape)
-        denom = _scatter(ones, self.index, values, ix.scatter_mul, mode, indices_are_sorted, unique_indices)
+        denom = _scatter(
+            ones,
+            self.index,
+            values,
+            ix.scatter_mul,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
+        )
         return true_divide(x, denom)
 
     @_takes_out_sharding
-    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def power(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
         """``x`` with ``x[idx] **= values``; repeated indices raise repeatedly (their exponents
         multiply, as jax.numpy), and integer ``x`` takes exact integer powers.
 
@@ -570,41 +639,72 @@ class _IndexUpdateRef:
         x = asarray(self.array)
         ones = constant(1, x.dtype, x.shape)
         exponent = _scatter(
-            ones, self.index, values, ix.scatter_mul, mode, indices_are_sorted, unique_indices
+            ones,
+            self.index,
+            values,
+            ix.scatter_mul,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
         )
         return power(x, exponent)
 
     @_takes_out_sharding
-    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def min(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
         """``x`` with ``x[idx] = minimum(x[idx], values)``.
 
         >>> asarray([1.0, 5.0]).at[:].min(3.0).tolist()
         [1.0, 3.0]
         """
         return _scatter(
-            self.array, self.index, values, ix.scatter_min, mode, indices_are_sorted, unique_indices
+            self.array,
+            self.index,
+            values,
+            ix.scatter_min,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
         )
 
     @_takes_out_sharding
-    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def max(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
         """``x`` with ``x[idx] = maximum(x[idx], values)``.
 
         >>> asarray([1.0, 5.0]).at[:].max(3.0).tolist()
         [3.0, 5.0]
         """
         return _scatter(
-            self.array, self.index, values, ix.scatter_max, mode, indices_are_sorted, unique_indices
+            self.array,
+            self.index,
+            values,
+            ix.scatter_max,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
         )
 
-    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def apply(
+        self, func, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
         """``x`` with ``x[idx] = func(x[idx])`` (``func`` is elementwise).
 
         >>> asarray([1.0, 4.0]).at[1].apply(lambda v: v * 10).tolist()
         [1.0, 40.0]
         """
-        current = getitem(self.array, self.index, mode="clip")
+        current = getitem(self.array, self.index, mode="clip", wrap_negative_indices=wrap_negative_indices)
         return self.set(
-            func(current), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode
+            func(current),
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+            mode=mode,
+            wrap_negative_indices=wrap_negative_indices,
         )
 
 

@@ -295,3 +295,16 @@ def test_nonzero_under_vmap():
     x = np.array([[0, 3, 0, 4], [5, 0, 0, 0]])
     out = funcgrad.vmap(lambda r: fnp.nonzero(r, size=2)[0])(x)
     np.testing.assert_array_equal(np.asarray(out), [[1, 3], [0, 0]])
+
+
+def test_wrap_negative_indices_false_makes_negative_indices_out_of_bounds():
+    # jax.Array.at's docstring: x.at[-1].set(99, wrap_negative_indices=False, mode='drop') drops
+    x = fnp.arange(5.0)
+    assert x.at[-1].set(99.0, wrap_negative_indices=False, mode="drop").tolist() == [0, 1, 2, 3, 4]
+    assert x.at[-1].set(99.0, wrap_negative_indices=False, mode="clip").tolist() == [99, 1, 2, 3, 4]
+    assert np.isnan(float(x.at[-1].get(wrap_negative_indices=False, mode="fill")))
+    assert float(x.at[-1].get(wrap_negative_indices=False, mode="clip")) == 0.0
+    assert x.at[np.array([-1, 2])].add(1.0, wrap_negative_indices=False).tolist() == [0, 1, 3, 3, 4]
+    traced = funcgrad.jit(lambda x, i: x.at[i].set(9.0, wrap_negative_indices=False))(x, -2)
+    assert traced.tolist() == [0, 1, 2, 3, 4]
+    assert x.at[-1].set(99.0).tolist() == [0, 1, 2, 3, 99]  # (the default wraps)
