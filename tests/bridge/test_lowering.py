@@ -569,6 +569,32 @@ def test_dot_general_merges_adjacent_contracting_dimensions(rng):
 
 
 @batched
+def test_dot_general_with_a_transposed_wide_left_operand_swaps(rng):
+    # NOTE: [transposed left operand on the CPU]: [K, M] x [K, N] with a long K and M >= 2N (here
+    # after merging (8, 128) into K=1024) is emitted as dot(rhs, lhs) transposed back; float64,
+    # or a left operand not much wider than the right, keeps the plain dot.
+    dn = (((0, 1), (0, 1)), ((), ()))
+    cases = [
+        ((8, 128, 256), (8, 128, 64), np.float32, True),
+        ((8, 128, 256), (8, 128, 160), np.float32, False),
+    ]
+    cases.append(((8, 128, 256), (8, 128, 64), np.float64, False))
+    for ls, rs, dtype, swapped in cases:
+        params = {"dimension_numbers": dn, "preferred_element_type": None}
+        args = [rng.standard_normal(ls).astype(dtype), rng.standard_normal(rs).astype(dtype)]
+        # K=1024 float32 sums, in another order than NumPy's: roundoff of a few ulps of ~30.
+        check_primitive(dt.dot_general_p, args, params, tol=dict(rtol=1e-5, atol=1e-4))
+        closed = funcgrad.make_jaxpr(functools.partial(dt.dot_general_p.bind, **params))(*args)
+        text = lower_jaxpr(closed).text
+        (line,) = [ln for ln in text.splitlines() if "stablehlo.dot_general" in ln]
+        assert (
+            line.endswith(f"-> tensor<{rs[-1]}x{ls[-1]}x{'f32' if dtype == np.float32 else 'f64'}>")
+            == swapped
+        )
+        assert ("stablehlo.optimization_barrier" in text) == swapped
+
+
+@batched
 def test_dot_general_without_contraction_is_a_broadcast_multiply(rng):
     a, b = rng.standard_normal((2, 1, 3)), rng.standard_normal((2, 1, 4))
     dn = (((1,), (1,)), ((0,), (0,)))
