@@ -138,8 +138,39 @@ def _bind_with_results(primitive, callback: Callable, result_shape_dtypes, shard
         raise ValueError(f"{what}: sharding is not supported (funcgrad runs callbacks on one device)")
     host, result_avals, out_tree, dynamic = _with_results(what, callback, result_shape_dtypes, args, kwargs)
     name = getattr(callback, "__name__", type(callback).__name__)
-    outs = primitive.bind(*dynamic, callback=HostCallback(host, name), result_avals=result_avals, **params)
+    bind = lambda: primitive.bind(
+        *dynamic, callback=HostCallback(host, name), result_avals=result_avals, **params
+    )  # noqa: E731
+    if type(core.current_trace()) is not core.EvalTrace or any(isinstance(d, core.Tracer) for d in dynamic):
+        return tu.tree_unflatten(out_tree, bind())
+    try:
+        outs = bind()
+    except Exception as e:
+        raise _eager_error(what, e) from e
     return tu.tree_unflatten(out_tree, outs)
+
+
+def _eager_error(what: str, e: Exception):
+    """The error of a callback run eagerly that raised (its result checks included): JAX runs an
+    eager callback through XLA, so it is a ``JaxRuntimeError`` carrying the callback's own error,
+    as under ``jit``.
+
+    >>> import funcgrad
+    >>> funcgrad.pure_callback(lambda v: np.ones(2), funcgrad.ShapeDtypeStruct((), np.float64), 1.0)
+    Traceback (most recent call last):
+    ...
+    funcgrad.xla_bridge.backends.XlaBridgeError: a host callback (pure_callback) raised RuntimeError: ...
+    """
+    import traceback
+
+    from funcgrad import xla_bridge
+
+    tb = "".join(traceback.format_exception(e)).rstrip()
+    return xla_bridge.XlaBridgeError(
+        f"a host callback ({what}) raised {type(e).__name__}: {e}\n"
+        f"while running eagerly: INTERNAL: CpuCallback error calling callback: {tb}",
+        phase="execute",
+    )
 
 
 def _with_results(what: str, callback: Callable, result_shape_dtypes, args, kwargs):

@@ -97,12 +97,16 @@ def test_pure_callback_vmap_needs_a_method_and_nests():
 
 
 def test_pure_callback_result_checks():
-    with pytest.raises(RuntimeError, match="dtype float32, declared float64"):
+    # Eagerly too, the callback's error (its result check included) is a JaxRuntimeError carrying
+    # the callback's own message, as in JAX (which runs an eager callback through XLA).
+    from funcgrad.errors import JaxRuntimeError
+
+    with pytest.raises(JaxRuntimeError, match="raised RuntimeError: .*dtype float32, declared float64"):
         funcgrad.pure_callback(lambda v: np.float32(v), F64, 1.0)
     # Read back: on a GPU the program runs asynchronously and its error surfaces there.
     with pytest.raises(XlaBridgeError, match="host callback .* raised RuntimeError"):
         np.asarray(funcgrad.jit(lambda x: funcgrad.pure_callback(lambda v: np.ones(2), F64, x))(1.0))
-    with pytest.raises(TypeError, match="structure"):
+    with pytest.raises(JaxRuntimeError, match="raised TypeError: .*structure"):
         funcgrad.pure_callback(lambda v: (v, v), F64, 1.0)
 
     def boom(v):
@@ -110,6 +114,9 @@ def test_pure_callback_result_checks():
 
     with pytest.raises(XlaBridgeError, match="raised KeyError: 'boom'"):
         np.asarray(funcgrad.jit(lambda x: funcgrad.pure_callback(boom, F64, x))(1.0))
+    with pytest.raises(JaxRuntimeError, match="raised KeyError: 'boom'") as eager:
+        funcgrad.pure_callback(boom, F64, 1.0)
+    assert isinstance(eager.value, RuntimeError) and "Traceback" in str(eager.value)
     with pytest.raises(TypeError, match="shape"):
         funcgrad.pure_callback(np.sin, [1.0], 1.0)
 
@@ -352,6 +359,7 @@ def test_io_callback_is_not_differentiable_but_stop_gradient_operands_are_fine()
 
 
 def test_io_callback_errors_name_the_problem():
+    from funcgrad.errors import JaxRuntimeError
     from funcgrad.experimental import io_callback
 
     with pytest.raises(TypeError, match="must be callable"):
@@ -360,7 +368,7 @@ def test_io_callback_errors_name_the_problem():
         io_callback(np.sin, object(), 1.0)
     with pytest.raises(ValueError, match="sharding"):
         io_callback(np.sin, F64, 1.0, sharding=object())
-    with pytest.raises(RuntimeError, match="dtype"):
+    with pytest.raises(JaxRuntimeError, match="dtype"):  # as in JAX, eagerly too
         io_callback(lambda x: np.float32(x), F64, 1.0)
     with pytest.raises(Exception, match="shape"):
         np.asarray(funcgrad.jit(lambda x: io_callback(lambda v: np.ones(3), F64, x))(1.0))

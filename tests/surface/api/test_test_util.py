@@ -62,7 +62,29 @@ def test_jax_gives_the_same_verdicts():
     _verdicts(jax, jnp, jtu)
 
 
-def test_test_util_is_testing():
-    assert test_util.check_grads is funcgrad.testing.check_grads
+def test_test_util_follows_jax_procedure():
+    # JAX's procedure (NOTE: [jax.test_util's procedure]): the same tolerance tables, the same
+    # random directions, finite differences in the arguments' own dtypes (float32 stays float32),
+    # and the same verdict on a float32 check at JAX's tolerance.
+    from jax._src import public_test_util as jtu
+
     assert sorted(test_util.__all__) == ["check_grads", "check_jvp", "check_vjp"]
     assert "test_util" in dir(funcgrad)
+    assert test_util.DEFAULT_GRADIENT_TOLERANCE == {
+        np.dtype(k): v for k, v in jtu.default_gradient_tolerance.items()
+    }
+    args = (np.linspace(-1, 1, 5, dtype=np.float32), 0.5, np.ones(2, np.complex64))
+    ours = tuple(test_util._random_like(np.random.RandomState(0), a) for a in args)
+    theirs = tuple(jtu.rand_like(np.random.RandomState(0), a) for a in args)
+    for o, t in zip(ours, theirs):
+        assert type(o) is type(t) and np.asarray(o).dtype == np.asarray(t).dtype
+        np.testing.assert_array_equal(o, t)
+    f = lambda x, y, z: np.tanh(x) * y  # noqa: E731 - NumPy on both sides: the same float32 numbers
+    got, want = test_util.numerical_jvp(f, args, ours), jtu.numerical_jvp(f, args, theirs)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+
+    def xent(logits):  # float32 logits: both sides accept the gradient of softmax cross-entropy
+        return -(fnp.array([0.2, 0.8, 0.0], np.float32) * funcgrad.nn.log_softmax(logits)).sum()
+
+    test_util.check_grads(xent, (np.array([1.0, -2.0, 0.5], np.float32),), order=1, modes=["rev", "lin"])
