@@ -398,6 +398,10 @@ def einsum(
         raise TypeError("einsum: only the subscripts-string form is supported, e.g. einsum('ij,jk', a, b)")
     precision = dt.canonicalize_precision(precision, "einsum")
     arrays = promote_args(*[asarray(x) for x in operands])
+    if preferred_element_type is None and arrays:
+        # JAX contracts at the operands' result type, named to every dot_general (a custom
+        # _dot_general, flax's fp8 one, reads it to pick its accumulation type).
+        preferred_element_type = arrays[0].dtype
     optimize = (
         "greedy"
         if optimize is True or optimize == "auto"
