@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import xla_bridge
-from funcgrad._api_util import explain_concretization, flatten_outputs
+from funcgrad._api_util import abstractify, explain_concretization, flatten_outputs, is_abstract
 from funcgrad._sharding_types import renamed_out_shardings, type_sharding
 from funcgrad._shardings import (
     Mesh,
@@ -321,8 +321,8 @@ class JittedFunction(Dispatcher):
 
     # -- staging (the one method the bridge's Dispatcher asks for) -----------------------------
 
-    def _stage(self, args, kwargs):
-        entry, flat, static_key, dyn_kwargs = self._entry(args, kwargs)
+    def _stage(self, args, kwargs, abstract=False):
+        entry, flat, static_key, dyn_kwargs = self._entry(args, kwargs, abstract)
         return entry, flat, self._donated(len(entry.hoisted), len(flat), static_key, args, dyn_kwargs)
 
     def _arg_names(self, static_key, dyn_args, dyn_kwargs) -> list[str]:
@@ -369,7 +369,10 @@ class JittedFunction(Dispatcher):
         refs = {
             i: x for i, x in enumerate(flat) if type(x) is Ref or (type(x) in HITYPES and is_stateful_arg(x))
         }
-        avals = [None if i in refs else core.get_aval(x) for i, x in enumerate(flat)]
+        avals = [
+            None if i in refs else abstractify(x) if is_abstract(x) else core.get_aval(x)
+            for i, x in enumerate(flat)
+        ]
         user_ins = None
         if self._in_shardings is not None and not refs:
             n_pos = len(tu.tree_leaves(dyn_args))
@@ -408,12 +411,14 @@ class JittedFunction(Dispatcher):
             return _RefStaged(closed, out_tree_box[0], hoisted, ins, outs, plan, n_outs)
         return Staged(closed, out_tree_box[0], hoisted, ins, outs)
 
-    def _entry(self, args, kwargs):
+    def _entry(self, args, kwargs, abstract=False):
         static_key, static_kw, dyn_args, dyn_kwargs = self._split(args, kwargs)
         flat, in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
         refs = None
         for i, leaf in enumerate(flat):
             if not core.is_array_like(leaf):
+                if abstract and is_abstract(leaf):
+                    continue  # trace/lower take ShapeDtypeStructs and avals, as JAX's AOT API
                 if is_stateful_arg(leaf):  # a Ref, or a mutable box (NOTE: [mutable high-level values])
                     refs = True
                     continue
@@ -498,7 +503,7 @@ class JittedFunction(Dispatcher):
         >>> print(jit(fnp.sin).trace(1.0).jaxpr)
         { lambda ; a:f64[]. let b:f64[] = sin a in (b,) }
         """
-        staged, flat, donated = self._stage(args, kwargs)
+        staged, flat, donated = self._stage(args, kwargs, abstract=True)
         _, _, dyn_args, dyn_kwargs = self._split(args, kwargs)
         _, tree = tu.tree_flatten((tuple(dyn_args), dict(dyn_kwargs)))
         n_h = len(staged.hoisted)
@@ -855,6 +860,13 @@ def _aval_key(x):
         return (a.shape, a.dtype, a.weak_type)
     if isinstance(x, core.Tracer):
         a = x.aval
+        return (
+            (a.shape, a.dtype, a.weak_type)
+            if a.sharding is None
+            else (a.shape, a.dtype, a.weak_type, a.sharding)
+        )
+    if is_abstract(x):  # (trace/lower only)
+        a = abstractify(x)  # (keyed as an Array of its type: the two share a trace)
         return (
             (a.shape, a.dtype, a.weak_type)
             if a.sharding is None

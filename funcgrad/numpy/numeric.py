@@ -64,7 +64,16 @@ def shape(a):
     >>> shape(np.ones((2, 3)))
     (2, 3)
     """
-    return tuple(aval(a).shape)
+    return tuple(_shape_of(a))
+
+
+def _shape_of(a):
+    # A ShapeDtypeStruct (or another shape-and-dtype stand-in) has a shape too, as for np.shape and
+    # JAX's jnp.shape (flax's summary tables read shapes of abstract parameters).
+    s = getattr(a, "shape", None)
+    if type(s) is tuple and getattr(a, "dtype", None) is not None and not hasattr(a, "__array__"):
+        return s
+    return aval(a).shape
 
 
 def ndim(a):
@@ -73,7 +82,7 @@ def ndim(a):
     >>> ndim(5.0)
     0
     """
-    return len(aval(a).shape)
+    return len(_shape_of(a))
 
 
 def size(a, axis=None):
@@ -82,7 +91,7 @@ def size(a, axis=None):
     >>> size(np.ones((2, 3))), size(np.ones((2, 3)), 1)
     (6, 3)
     """
-    s = aval(a).shape
+    s = _shape_of(a)
     if axis is None:
         return int(np.prod(s, dtype=np.int64))
     return s[normalize_axis(axis, len(s))]

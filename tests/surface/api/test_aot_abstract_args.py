@@ -1,0 +1,48 @@
+"""jit(f).trace/lower take ShapeDtypeStructs and avals for arguments, as JAX's ahead-of-time API
+(flax's summary tables lower modules over abstract parameters); calling still needs arrays; the
+shape helpers read a ShapeDtypeStruct's shape as jax.numpy's do."""
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+
+def test_lower_over_abstract_arguments_matches_jax_and_compiles():
+    import jax
+
+    def f(x, y):
+        return fnp.tanh(x @ y) + 1 if isinstance(x, funcgrad.Array) else jax.numpy.tanh(x @ y) + 1
+
+    x, y = np.ones((2, 3), np.float32), np.full((3, 4), 0.5, np.float32)
+    jitted = funcgrad.jit(f)
+    lowered = jitted.lower(
+        funcgrad.ShapeDtypeStruct((2, 3), np.float32), funcgrad.core.ShapedArray((3, 4), np.float32)
+    )
+    want = jax.jit(f).lower(
+        jax.ShapeDtypeStruct((2, 3), np.float32), jax.ShapeDtypeStruct((3, 4), np.float32)
+    )
+    assert (lowered.out_info.shape, lowered.out_info.dtype) == (want.out_info.shape, want.out_info.dtype)
+    assert lowered.cost_analysis()["flops"] > 0
+    np.testing.assert_allclose(
+        np.asarray(lowered.compile()(x, y)), np.asarray(want.compile()(x, y)), rtol=1e-6
+    )
+    assert jitted._hits == 0 and float(jitted(x, y)[0, 0]) == pytest.approx(
+        np.tanh(1.5) + 1
+    )  # shares the trace
+    assert jitted._misses == 1
+    with pytest.raises(TypeError, match="ShapeDtypeStruct, not an array"):
+        jitted(funcgrad.ShapeDtypeStruct((2, 3), np.float32), y)
+
+
+def test_shape_ndim_size_of_a_shape_dtype_struct():
+    import jax
+
+    s, js = funcgrad.ShapeDtypeStruct((2, 3), np.float32), jax.ShapeDtypeStruct((2, 3), np.float32)
+    assert (fnp.shape(s), fnp.ndim(s), fnp.size(s), fnp.size(s, 1)) == (
+        jax.numpy.shape(js),
+        jax.numpy.ndim(js),
+        js.size,
+        3,
+    )
