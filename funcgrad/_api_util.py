@@ -289,9 +289,16 @@ def flat_fun(fun: Callable, in_tree, has_aux: bool = False, transform: str | Non
                 )
             out, aux = out
             aux_leaves, store["aux_tree"] = tu.tree_flatten(aux)
-            # Non-array aux leaves (strings, ints in a dict of metrics, objects) are returned as
-            # they are, as in JAX; only arrays travel through the transformation.
-            store["aux_static"] = {i: a for i, a in enumerate(aux_leaves) if not core.is_array_like(a)}
+            # Aux leaves that are not traced values (strings, objects, and constants: Python
+            # scalars, NumPy values) are returned as they are, as in JAX; only Arrays and tracers
+            # travel through the transformation.
+            store["aux_static"] = {
+                i: a
+                for i, a in enumerate(aux_leaves)
+                if not core.is_array_like(a)
+                or type(a) in python_scalar_types
+                or isinstance(a, np.ndarray | np.generic)
+            }
             if store["aux_static"]:
                 aux_leaves = [a for i, a in enumerate(aux_leaves) if i not in store["aux_static"]]
         else:

@@ -108,7 +108,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         )
     paths = arg_paths(tuple(primals))
     check_array_leaves("jvp", flat_p, paths, "primal")  # (jvp names its tangents below too)
-    flat_p = canonicalize(flat_p)
+    raw_p, flat_p = flat_p, canonicalize(flat_p)
     tangents_in = []
     for p, t, path in zip(flat_p, flat_t, paths):
         pa, ta = core.get_aval(p), core.get_aval(t)
@@ -122,18 +122,70 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
                 f"jvp: tangent {path} has dtype {ta.dtype.name} but its primal has dtype "
                 f"{pa.dtype.name}, whose tangents have dtype {expected.name}"
             )
-        tangents_in.append(ad.Zero(ad.tangent_aval(pa)) if expected == _dt.float0 else t)
+        if expected == _dt.float0:
+            t = ad.Zero(ad.tangent_aval(pa))
+        elif type(t) in _dt.python_scalar_types:  # a weak Array of the primal's width, as in JAX
+            t = Array._from_owned(np.asarray(t, expected), weak_type=True)
+        tangents_in.append(t)
     flat, store = flat_fun(fun, tree_p, has_aux, transform="jvp")
-    out_p, out_t = ad.jvp_flat(flat, flat_p, tangents_in)
+    # NOTE: [primals as the caller gave them] (the tangents too)
+    with ad.given_primals([*flat_p, *tangents_in], [*raw_p, *flat_t]):
+        out_p, out_t = ad.jvp_flat(_passing_through(flat, store), flat_p, tangents_in)
     n = store["n_out"]
     out_avals = [ad.tangent_aval(core.get_aval(p)) for p in out_p]
-    primals_out, aux = split_aux(out_p, store, has_aux)
+    _, aux = split_aux(out_p, store, has_aux)
+    primals_out = _as_returned(out_p[:n], store, raw_p)
     tangents_out = tu.tree_unflatten(
-        store["out_tree"], [instantiate_public(t, a) for t, a in zip(out_t[:n], out_avals[:n])]
+        store["out_tree"],
+        [
+            flat_t[j] if j is not None else _tangent_out(t, a)
+            for t, a, j in zip(out_t[:n], out_avals, store["through"])
+        ],
     )
     if has_aux:
         return primals_out, tangents_out, aux
     return primals_out, tangents_out
+
+
+# NOTE: [outputs jvp and vjp return as they are]
+# As JAX's, ``jvp``, ``vjp`` and ``linearize`` return what the function did not compute as it
+# was: an input the function returns unchanged is the caller's own object (a Python float stays a
+# float, a NumPy array a NumPy array) and, in ``jvp``, its tangent the caller's tangent; a
+# constant the function returned (a Python scalar, a NumPy value), or one a ``custom_jvp`` rule
+# returned as a primal or tangent, is that constant. Inputs are still canonicalised for the trace
+# (``canonicalize``: rules never see Python numbers); ``_passing_through`` notes which outputs
+# are the traced inputs themselves, and only the public results are mapped back. Computed outputs
+# (a built-in rule's tangent that is an input tangent included: JAX's rules compute it) and the
+# zero tangents of constants are Arrays.
+
+
+def _tangent_out(t, aval):
+    # A constant a custom or user rule returned (the caller's own tangent included) as it is.
+    return t if _constant(t) else instantiate_public(t, aval)
+
+
+def _passing_through(flat, store):
+    """``flat`` noting, per output leaf, the index of the input it returns unchanged (or None)."""
+
+    def run(*args):
+        outs = flat(*args)
+        store["through"] = [next((i for i, a in enumerate(args) if o is a), None) for o in outs]
+        return outs
+
+    return run
+
+
+def _constant(x) -> bool:
+    return type(x) in _dt.python_scalar_types or isinstance(x, np.ndarray | np.generic)
+
+
+def _as_returned(leaves, store, raw):
+    """The output leaves as JAX returns them (NOTE: [outputs jvp and vjp return as they are])."""
+    through = store["through"]
+    return tu.tree_unflatten(
+        store["out_tree"],
+        [raw[j] if j is not None else x if _constant(x) else to_public(x) for x, j in zip(leaves, through)],
+    )
 
 
 def linearize(fun: Callable, *primals, has_aux: bool = False):
@@ -147,11 +199,13 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     """
     flat_p, in_tree = tu.tree_flatten(primals)
     check_array_leaves("linearize", flat_p, lambda: arg_paths(primals))
-    flat_p = canonicalize(flat_p)
+    raw_p, flat_p = flat_p, canonicalize(flat_p)
     flat, store = flat_fun(fun, in_tree, has_aux, transform="linearize")
-    out_p, lin = ad.linearize_flat(flat, flat_p)
+    with ad.given_primals(flat_p, raw_p):  # NOTE: [primals as the caller gave them]
+        out_p, lin = ad.linearize_flat(_passing_through(flat, store), flat_p)
     n = store["n_out"]
-    out, aux = split_aux(out_p, store, has_aux)
+    _, aux = split_aux(out_p, store, has_aux)
+    out = _as_returned(out_p[:n], store, raw_p)
 
     # As JAX's, f_jvp is a ``tree_util.Partial`` whose leaves are the residuals, so it can be
     # returned from jit or vmap (equinox's checkpointed while_loop returns it from a jitted call).
@@ -275,10 +329,12 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     """
     flat_p, in_tree = tu.tree_flatten(primals)
     check_array_leaves("vjp", flat_p, lambda: arg_paths(primals))
-    flat_p = canonicalize(flat_p)
+    raw_p, flat_p = flat_p, canonicalize(flat_p)
     flat, store = flat_fun(fun, in_tree, has_aux, transform="vjp")
-    out_p, lin = ad.linearize_flat(flat, flat_p)
-    out, aux = split_aux(out_p, store, has_aux)
+    with ad.given_primals(flat_p, raw_p):  # NOTE: [primals as the caller gave them]
+        out_p, lin = ad.linearize_flat(_passing_through(flat, store), flat_p)
+    _, aux = split_aux(out_p, store, has_aux)
+    out = _as_returned(out_p[: store["n_out"]], store, raw_p)
     lin = ad.primals_first(lin, flat_p)  # JAX's order of the residuals (NOTE: [vjp residuals])
     lin = ad.in_context(lin, flat_p, out_p[: store["n_out"]])  # NOTE: [transpose conventions]
     fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])

@@ -114,7 +114,8 @@ def _jvp_from_jax(p, rule):
     # JAX hands a JVP rule its primals and tangents as tuples (funcgrad's kernel: lists); rules
     # that build pytrees of them (equinox's vmapped rules) depend on it.
     def jvp(primals, tangents, **params):
-        return rule(tuple(primals), tuple(tangents), **params)
+        # The caller's own primal objects, as JAX's (NOTE: [primals as the caller gave them]).
+        return rule(tuple(map(_ad.as_given, primals)), tuple(map(_ad.as_given, tangents)), **params)
 
     return jvp
 

@@ -255,6 +255,54 @@ class JVPTrace(core.Trace):
         return "a forward-mode derivative (jvp)"
 
 
+# NOTE: [primals as the caller gave them]
+# JAX's JVP tracers carry the caller's primal objects: a Python float given to ``jvp`` reaches a
+# ``custom_jvp`` rule, or a user primitive's JVP rule, as that float, and a rule that returns it
+# returns a float. funcgrad canonicalises Python scalars to weak Arrays at the API (rules never
+# see bare numbers), so the API records, while it runs (``given_primals``), which Array stands for
+# which object the caller gave; the boundaries to user code (``as_given``: custom rules, user
+# rules registered through ``funcgrad.interpreters.ad``) and the API's results map them back.
+
+
+class _Given(threading.local):
+    def __init__(self):
+        self.map = None  # id(canonical Array) -> (that Array, the caller's object), in a scope
+
+
+_given = _Given()
+
+
+@contextlib.contextmanager
+def given_primals(canonical: Sequence[Any], given: Sequence[Any]):
+    """While the block runs, ``as_given`` maps each of ``canonical`` that differs from its
+    counterpart in ``given`` back to it (NOTE: [primals as the caller gave them])."""
+    prev = _given.map
+    m = dict(prev) if prev else {}
+    m.update((id(c), (c, g)) for c, g in zip(canonical, given) if c is not g)
+    _given.map = m
+    try:
+        yield
+    finally:
+        _given.map = prev
+
+
+def as_given(x):
+    """The caller's own object that the canonical primal ``x`` stands for, else ``x``.
+
+    >>> import numpy as np
+    >>> from funcgrad.kernel.array import Array
+    >>> a = Array._from_owned(np.asarray(2.0), weak_type=True)
+    >>> with given_primals([a], [2.0]):
+    ...     type(as_given(a)).__name__
+    'float'
+    """
+    m = _given.map
+    if not m:
+        return x
+    hit = m.get(id(x))
+    return hit[1] if hit is not None and hit[0] is x else x
+
+
 def jvp_flat(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
     """``f`` maps a list of arrays to a list of arrays; tangents may be ``Zero``."""
     with core.new_trace(JVPTrace) as trace:

@@ -422,8 +422,10 @@ def _jvp_rule(custom: custom_jvp, nondiff: dict, in_tree, name: str, out_tree_bo
     rule_name = getattr(user_jvp, "__name__", "jvp")
 
     def jvp_flat(primals, tangents):
-        p = tu.tree_unflatten(in_tree, primals)
-        t = tu.tree_unflatten(in_tree, [_zero_to_user(x, symbolic) for x in tangents])
+        # The caller's own primal objects, as JAX's rule gets them (NOTE: [primals as the caller
+        # gave them]).
+        p = tu.tree_unflatten(in_tree, [ad.as_given(x) for x in primals])
+        t = tu.tree_unflatten(in_tree, [_zero_to_user(ad.as_given(x), symbolic) for x in tangents])
         nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
         out = user_jvp(*nondiff_vals, tuple(p), tuple(t))
         if not (isinstance(out, tuple | list) and len(out) == 2):

@@ -564,6 +564,27 @@ def forward_dependents(jaxpr: Jaxpr, seeds, *, per_operand: bool = True) -> tupl
     return dependent, reads
 
 
+def has_effects(eqn) -> bool:
+    """Whether ``eqn`` does something besides computing its results: its primitive has side
+    effects, or a jaxpr it carries (a cond branch, a loop body, a call) holds such an equation,
+    as JAX's effects propagate from an inner jaxpr to the equation that carries it (a ``cond``
+    whose branch prints is kept with no output read, or none at all).
+
+    >>> import funcgrad
+    >>> from funcgrad import lax
+    >>> f = lambda x: lax.cond(x > 0, lambda: funcgrad.debug.print("x={}", x), lambda: None)
+    >>> [has_effects(e) for e in funcgrad.make_jaxpr(f)(1.0).jaxpr.eqns]
+    [False, False, True]
+    """
+    traits = eqn.primitive.traits
+    if traits.has_side_effects:
+        return True
+    if not traits.jaxpr_params:
+        return False
+    params = {k: eqn.params[k] for k in traits.jaxpr_params if k in eqn.params}
+    return any(has_effects(e) for j in jaxprs_in_params(params) for e in j.eqns)
+
+
 def backward_dependencies(eqns, outputs, stop=frozenset(), effects: bool = False) -> tuple[set, list]:
     """The variables ``outputs`` are computed from through ``eqns`` (not looking past variables
     in ``stop``), and the equations that compute them, in order: the one backward sweep behind
@@ -574,7 +595,9 @@ def backward_dependencies(eqns, outputs, stop=frozenset(), effects: bool = False
     used = []
     # (This sweep runs once per eager ``grad`` call: plain loops, no generators.)
     for eqn in reversed(eqns):
-        live = effects and eqn.primitive.traits.has_side_effects
+        live = effects and (
+            eqn.primitive.traits.has_side_effects or (eqn.primitive.traits.jaxpr_params and has_effects(eqn))
+        )
         if not live:
             for v in eqn.outvars:
                 if v in needed:

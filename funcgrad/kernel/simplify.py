@@ -16,7 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel import core
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, literal_key, params_key
+from funcgrad.kernel.ir import (
+    ClosedJaxpr,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    Var,
+    has_effects,
+    literal_key,
+    params_key,
+)
 from funcgrad.kernel.partial_eval import dce_jaxpr_consts
 
 
@@ -150,7 +159,7 @@ def simplify(closed: ClosedJaxpr, known: dict | None = None) -> ClosedJaxpr:
                 if out in env:
                     continue
         key = None
-        if not prim.traits.has_side_effects:
+        if not has_effects(eqn):
             try:
                 key = equation_key(prim, eqn.params, ins)
             except TypeError:

@@ -372,3 +372,29 @@ def test_io_callback_errors_name_the_problem():
         io_callback(lambda x: np.float32(x), F64, 1.0)
     with pytest.raises(Exception, match="shape"):
         np.asarray(funcgrad.jit(lambda x: io_callback(lambda v: np.ones(3), F64, x))(1.0))
+
+
+def test_a_branch_that_only_prints_is_kept_as_in_jax(capsys):
+    # A cond whose branches only print has no outputs: its effect keeps it, under jit, in a loop
+    # body and in another cond, as JAX's effects do (optax's zoom linesearch reports its failures
+    # this way). Compared with jax's printed lines.
+    import jax
+
+    def program(lib):
+        def step(s):
+            lib.lax.cond(s > 0, lambda: lib.debug.print("pos {}", s), lambda: lib.debug.print("neg {}", s))
+            return lib.lax.cond(
+                s > 1,
+                lambda x: (lib.lax.cond(x > 0, lambda: lib.debug.print("in {}", x), lambda: None), x + 1)[1],
+                lambda x: x + 1,
+                s,
+            )
+
+        return lib.jit(lambda s: lib.lax.while_loop(lambda s: s < 3, step, s))
+
+    out = program(funcgrad)(0.0)
+    got = capsys.readouterr().out
+    want_out = program(jax)(0.0)
+    want = capsys.readouterr().out
+    assert float(out) == float(want_out) == 3.0
+    assert got == want == "neg 0.0\npos 1.0\npos 2.0\nin 2.0\n"
