@@ -928,8 +928,9 @@ def jit(
       baked into the trace; a number outside the signature's positional parameters is an error
       (when the signature is known and has no ``*args``).
     - ``donate_argnums``/``donate_argnames``: the call consumes these arguments' device buffers
-      (XLA reuses them for outputs). A donated device-backed Array is dead afterwards: using it
-      raises an error saying it was donated and what to do instead.
+      (XLA reuses them for outputs), as in JAX. A donated Array an output can reuse is deleted
+      afterwards (``is_deleted()``; using it raises JAX's "Array has been deleted" error saying
+      what to do instead); one no output can reuse stays alive, with JAX's warning.
     - ``device`` (an element of ``funcgrad.devices()``) or ``backend`` (``"cpu"``, ``"cuda"``):
       where the computation runs; an unknown or unavailable backend, a ``device`` that is not a
       Device, or both at once raise an error naming the parameter.
