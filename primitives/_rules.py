@@ -93,7 +93,8 @@ def unop_abstract_eval(name: str, accepted: Callable[[np.dtype], bool] | None, r
         if accepted is not None and not accepted(x.dtype):
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}")
         dtype = x.dtype if result_dtype is None else result_dtype
-        return ShapedArray(x.shape, dtype, x.weak_type and result_dtype is None)
+        # (JAX's weak-type rule holds for a bool result too: is_finite of a Python float is weak)
+        return ShapedArray(x.shape, dtype, x.weak_type)
 
     return abstract_eval
 
@@ -118,7 +119,7 @@ def naryop_abstract_eval(name: str, accepted: Callable[[np.dtype], bool] | None,
         if len(avals) == 2:
             a, b = avals
             if a.dtype == b.dtype and a.shape == b.shape and (accepted is None or accepted(a.dtype)):
-                weak = a.weak_type and b.weak_type and result_dtype is None
+                weak = a.weak_type and b.weak_type
                 return ShapedArray(a.shape, a.dtype if result_dtype is None else result_dtype, weak)
         dtypes = {a.dtype for a in avals}
         if len(dtypes) > 1:
@@ -131,7 +132,8 @@ def naryop_abstract_eval(name: str, accepted: Callable[[np.dtype], bool] | None,
         if accepted is not None and not accepted(dtype):
             raise TypeError(f"{name} does not accept dtype {dtype.name}")
         shape = broadcast_operand_shapes(name, avals)
-        weak = all(a.weak_type for a in avals) and result_dtype is None
+        # (JAX's rule: weak when every operand is, a comparison's bool too: jnp.equal(1, 1.))
+        weak = all(a.weak_type for a in avals)
         return ShapedArray(shape, dtype if result_dtype is None else result_dtype, weak)
 
     return abstract_eval
@@ -212,6 +214,8 @@ def unop(
     p.def_traits(**traits)
     p.def_impl(impl)
     p.def_abstract_eval(unop_abstract_eval(name, accepted, result_dtype))
+    if result_dtype is not None:  # eagerly weak as staged (NOTE: [one eager step])
+        p.weak_type_rule = lambda params: True
     p.def_batch(lambda axis_size, vals, dims, **params: (p.bind(*vals, **params), dims[0]))
     if jvp is None:
         defjvp_zero(p)
@@ -239,6 +243,8 @@ def naryop(
     p.def_traits(**traits)
     p.def_impl(impl)
     p.def_abstract_eval(naryop_abstract_eval(name, accepted, result_dtype))
+    if result_dtype is not None:  # eagerly weak as staged (NOTE: [one eager step])
+        p.weak_type_rule = lambda params: True
     p.def_batch(elementwise_batch(p))
     if differentiable:
         defjvp(p, *jvps)

@@ -190,3 +190,13 @@ def test_issubdtype_of_a_narrow_type_against_every_abstract_type(narrow):
         np.bool_,
     ):
         assert fnp.issubdtype(narrow, abstract) == jnp.issubdtype(narrow, abstract), abstract
+
+
+def test_comparisons_of_weak_operands_are_weak_bools():
+    # JAX's weak-type rule holds for a bool result (jnp.equal's docstring: Array(True, dtype=bool,
+    # weak_type=True)); one strong operand makes it strong; eager and jit agree
+    for f in (fnp.equal, fnp.less, fnp.not_equal, funcgrad.jit(fnp.greater_equal)):
+        assert f(1, 2.0).weak_type
+        assert not f(fnp.float32(1), 2.0).weak_type and not f(fnp.arange(2), 1).weak_type
+    assert funcgrad.lax.is_finite(1.0).weak_type and fnp.isfinite(3 - 4j).weak_type
+    assert not funcgrad.lax.is_finite(fnp.float32(1)).weak_type
