@@ -281,13 +281,16 @@ class JittedFunction(Dispatcher):
         nums = _argnums(name, "static_argnums", static_argnums, n_positional)
         names = set(_as_tuple(static_argnames))
         # As in JAX, static_argnums and static_argnames name the same parameters both ways, so a
-        # static argument may be passed by position or by keyword.
-        for n in list(nums):
-            if 0 <= n < len(positional):
-                names.add(positional[n])
-        for s in list(names):
-            if s in positional:
-                nums.add(positional.index(s))
+        # static argument may be passed by position or by keyword -- unless both are given: then
+        # each is used as it is (flax's lifted jit makes its wrapper's argument 0 static by
+        # number and the wrapped method's keyword by name).
+        if static_argnums is None or static_argnames is None:
+            for n in list(nums):
+                if 0 <= n < len(positional):
+                    names.add(positional[n])
+            for s in list(names):
+                if s in positional:
+                    nums.add(positional.index(s))
         donate = _argnums(name, "donate_argnums", donate_argnums, n_positional)
         donate_names = set(_as_tuple(donate_argnames))
         takes_any_keyword = any(p.kind == p.VAR_KEYWORD for p in params) or self._signature is None

@@ -46,3 +46,20 @@ def test_shape_ndim_size_of_a_shape_dtype_struct():
         js.size,
         3,
     )
+
+
+def test_static_argnums_and_argnames_both_given_are_used_as_given():
+    # As JAX: given both, argnums do not add names nor names add numbers (flax's lifted jit: its
+    # wrapper's argument 0 static by number, the wrapped method's keyword by name).
+    import jax
+
+    def f(a, b, c=1):
+        return b * c
+
+    traced = []
+    g = funcgrad.jit(lambda a, b, c=1: traced.append(1) or f(a, b, c), static_argnums=0, static_argnames="c")
+    j = jax.jit(f, static_argnums=0, static_argnames="c")
+    for c in (4.0, 5.0):  # c by position: dynamic, one trace
+        assert float(g("key", 3.0, c)) == float(j("key", 3.0, c))
+    assert len(traced) == 1
+    assert float(g("key", 3.0, c=[2][0])) == 6.0 and len(traced) == 2  # c by keyword: static
