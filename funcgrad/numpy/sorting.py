@@ -130,29 +130,42 @@ def lexsort(keys, axis=-1):
 
 def partition(a, kth, axis=-1):
     """``a`` rearranged so the ``kth`` element is in its sorted place, smaller ones before it and
-    larger ones after (returned fully sorted, which satisfies that).
+    larger ones after, in JAX's arrangement: the ``kth + 1`` smallest ascending, then the others
+    descending (JAX computes the two parts with ``top_k``).
 
-    >>> partition(np.array([3, 4, 2, 1]), 2)[2].item()
-    3
+    >>> partition(np.array([7, 4, 9, 1, 3]), 2).tolist()
+    [1, 3, 4, 9, 7]
     """
-    a, axis = _axis_or_flat(a, axis)
-    kth = concrete_int(kth, "partition's kth")
-    if not -a.shape[axis] <= kth < a.shape[axis]:
-        raise ValueError(f"kth(={kth}) out of bounds ({a.shape[axis]})")
-    return srt.sort(a, axis)
+    a, axis, kth = _partition_args(a, kth, axis, "partition")
+    s = srt.sort(moveaxis(a, axis, -1), -1)
+    last, n = s.ndim - 1, s.shape[-1]
+    bottom = st.slice_in_dim(s, 0, kth + 1, 1, last)
+    top = st.rev(st.slice_in_dim(s, kth + 1, n, 1, last), (last,))
+    return moveaxis(st.concatenate([bottom, top], last), -1, axis)
 
 
 def argpartition(a, kth, axis=-1):
-    """Indices that partition ``a`` (see ``partition``; they fully sort it).
+    """Indices that partition ``a`` (see ``partition``), in JAX's arrangement: the indices of the
+    ``kth + 1`` smallest in sorted order, then the other indices in increasing order.
 
-    >>> argpartition(np.array([3, 4, 2, 1]), 1)[1].item()
-    2
+    >>> argpartition(np.array([7, 4, 9, 1, 3]), 2).tolist()
+    [3, 4, 1, 0, 2]
     """
+    a, axis, kth = _partition_args(a, kth, axis, "argpartition")
+    idx = argsort(moveaxis(a, axis, -1), -1)
+    last, n = idx.ndim - 1, idx.shape[-1]
+    bottom = st.slice_in_dim(idx, 0, kth + 1, 1, last)
+    top = srt.sort(st.slice_in_dim(idx, kth + 1, n, 1, last), last)
+    return moveaxis(st.concatenate([bottom, top], last), -1, axis)
+
+
+def _partition_args(a, kth, axis, name: str):
     a, axis = _axis_or_flat(a, axis)
-    kth = concrete_int(kth, "argpartition's kth")
-    if not -a.shape[axis] <= kth < a.shape[axis]:
-        raise ValueError(f"kth(={kth}) out of bounds ({a.shape[axis]})")
-    return argsort(a, axis)
+    kth = concrete_int(kth, f"{name}'s kth")
+    n = a.shape[axis]
+    if not -n <= kth < n:
+        raise ValueError(f"kth(={kth}) out of bounds ({n})")
+    return a, axis, kth % n
 
 
 # ----------------------------------------------------------------------------------------------

@@ -774,3 +774,18 @@ def test_einsum_interleaved_form_matches_numpy():
         _close(fnp.einsum(*args), np.einsum(*args))
     with pytest.raises(ValueError, match="integers"):
         fnp.einsum(a, [0, 1, 99])
+
+
+def test_partition_and_argpartition_arrange_as_jax():
+    # jnp.partition's/argpartition's docstrings: the kth + 1 smallest ascending, then the larger
+    # values descending (partition) or the other indices ascending (argpartition)
+    x = np.array([6, 8, 4, 3, 1, 9, 7, 5, 2, 3])
+    assert fnp.partition(x, 4).tolist() == [1, 2, 3, 3, 4, 9, 8, 7, 6, 5]
+    assert fnp.argpartition(x, 4).tolist() == [4, 8, 3, 9, 2, 0, 1, 5, 6, 7]
+    y = np.random.default_rng(0).integers(0, 5, (3, 4, 5))
+    for axis in (0, 1, -1):
+        part = np.asarray(fnp.partition(y, 1, axis=axis))
+        np.testing.assert_array_equal(np.sort(part, axis), np.sort(y, axis))
+        idx = np.asarray(funcgrad.jit(fnp.argpartition, static_argnums=(1, 2))(y, 2, axis))
+        kth = np.take(np.take_along_axis(y, idx, axis), [2], axis)
+        np.testing.assert_array_equal(kth, np.take(np.sort(y, axis), [2], axis))
