@@ -437,7 +437,10 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool):
     lo_f = ew.floor_p.bind(pos)
     hi_f = ew.ceil_p.bind(pos)
     if method == "nearest":
-        lo_f = hi_f = ew.round_p.bind(pos, rounding_method=1)
+        # JAX's tie rule (its quantile takes the lower neighbour when pos is halfway, where NumPy
+        # rounds to even): percentile(arange(7), 25, method='nearest') is 1, as its docstring shows
+        halfway_or_less = ew.le_p.bind(ew.sub_p.bind(pos, lo_f), constant(0.5, dtype))
+        lo_f = hi_f = select(halfway_or_less, lo_f, hi_f)
     elif method == "lower":
         hi_f = lo_f
     elif method == "higher":

@@ -264,6 +264,11 @@ _NAN_ROWS = np.array(
 @pytest.mark.parametrize("q", [0.5, np.array([0.1, 0.75])])
 def test_nanquantile_matches_numpy_eager_and_jit(method, axis, q):
     expected = np.nanquantile(_NAN_ROWS, q, axis=axis, method=method)
+    if method == "nearest":  # JAX's tie rule: halfway takes the lower neighbour (NumPy: even)
+        count = np.sum(~np.isnan(_NAN_ROWS), axis=axis)
+        pos = np.multiply.outer(q, np.maximum(count, 1) - 1)
+        low, high = (np.nanquantile(_NAN_ROWS, q, axis=axis, method=m) for m in ("lower", "higher"))
+        expected = np.where(pos - np.floor(pos) <= 0.5, low, high)
     got = fnp.nanquantile(_NAN_ROWS, q, axis=axis, method=method)
     jitted = funcgrad.jit(lambda a: fnp.nanquantile(a, q, axis=axis, method=method))(_NAN_ROWS)
     for g in (got, jitted):
@@ -387,3 +392,9 @@ def test_histograms_trace_and_differentiate_in_the_weights():
         funcgrad.jit(lambda x: fnp.histogram_bin_edges(x, "auto"))(x)
     with pytest.raises(ValueError, match="not finite"):
         fnp.histogram_bin_edges(np.array([1.0, np.nan]), 3)
+
+
+def test_nearest_quantile_takes_the_lower_neighbour_at_a_tie_as_jax():
+    # jnp.percentile's and jnp.quantile's docstrings
+    assert fnp.percentile(np.arange(7), np.array([25, 50, 75]), method="nearest").tolist() == [1, 3, 4]
+    assert fnp.quantile(np.arange(10.0), np.array([0.25, 0.5, 0.75]), method="nearest").tolist() == [2, 4, 7]
