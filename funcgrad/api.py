@@ -567,8 +567,12 @@ def vmap(
                     f"outputs' structure {store['out_tree']}"
                 ) from e
 
+        def out_paths():  # (for the error of an out_axes=None output that is batched)
+            dummy = tu.tree_unflatten(store["out_tree"], [0] * store["n_out"])
+            return [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(dummy)]
+
         with _sharding_prims.spmd_axis_name(spmd):
-            outs = batching.vmap_flat(flat, size, dims, out_dims, flat_args, axis_name)
+            outs = batching.vmap_flat(flat, size, dims, out_dims, flat_args, axis_name, out_paths)
         return tu.tree_unflatten(store["out_tree"], [to_public(o) for o in outs])
 
     return vmapped

@@ -237,14 +237,19 @@ def vmap_flat(
     out_dims: Sequence[int | None] | Callable,
     args: Sequence[Any],
     axis_name=None,
+    out_paths: Callable | None = None,
 ) -> list:
     """Batch ``f(*args) -> list`` along ``in_dims``; outputs get their batch dim at ``out_dims``
-    (``None``: the output must be unbatched, else it is an error)."""
+    (``None``: the output must be unbatched, else it is an error naming the output by its key
+    path in ``out_paths()``, e.g. ``"[1]['a']"``)."""
     frames = () if axis_name is None else [(axis_name, axis_size)]
     with core.new_trace(BatchTrace, axis_size, axis_name) as trace, extend_axis_env(frames):
         tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
         vals, dims = _unpack_batch_outputs(trace, f(*tracers))
     out_dims = out_dims() if callable(out_dims) else out_dims
+    if any(od is None and d is not None for d, od in zip(dims, out_dims)):
+        paths = out_paths() if out_paths is not None else [""] * len(vals)
+        return [move_batch_dim(v, axis_size, d, od, p) for v, d, od, p in zip(vals, dims, out_dims, paths)]
     return [move_batch_dim(v, axis_size, d, od) for v, d, od in zip(vals, dims, out_dims)]
 
 
@@ -254,15 +259,13 @@ def _unpack_batch_outputs(trace: BatchTrace, outs) -> tuple[list, list]:
     return vals, dims
 
 
-def move_batch_dim(x, axis_size: int, src: int | None, dst: int | None):
-    """Put the batch dimension of ``x`` (``src``, possibly ``None``) at ``dst``."""
+def move_batch_dim(x, axis_size: int, src: int | None, dst: int | None, path: str = ""):
+    """Put the batch dimension of ``x`` (``src``, possibly ``None``) at ``dst``; ``dst=None`` on a
+    batched ``x`` is JAX's error, naming the output by its key ``path``."""
     if dst is None:
         if src is None:
             return x
-        raise ValueError(
-            "vmap: out_axes=None requires the output to be the same for every element of the "
-            "batch, but this output depends on the mapped inputs."
-        )
+        raise ValueError(f"at vmap out_axes{path}, got axis spec None but output was batched on axis {src}")
     ndim = core.get_aval(x).ndim + (src is None)
     if not -ndim <= dst < ndim:
         raise ValueError(f"vmap: out_axes={dst} is out of range for an output of rank {ndim}")
