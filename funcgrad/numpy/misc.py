@@ -106,7 +106,8 @@ def fabs(x, /):
 
 @takes_out_sharding
 def bincount(x, weights=None, minlength: int = 0, *, length=None):
-    """Counts (or summed ``weights``) of each non-negative integer in ``x``.
+    """Counts (or summed ``weights``) of each non-negative integer in ``x``; negative values count
+    as 0, as in JAX.
 
     The result has ``max(x) + 1`` entries (at least ``minlength``), which needs a concrete ``x``;
     under ``jit`` pass ``length=`` (values at or past it are dropped).
@@ -115,15 +116,17 @@ def bincount(x, weights=None, minlength: int = 0, *, length=None):
     [1, 2, 0, 1]
     >>> bincount(np.array([0, 1, 1]), weights=np.array([0.5, 1.0, 2.0]), length=3).tolist()
     [0.5, 3.0, 0.0]
+    >>> bincount(np.array([-1, -1, 1, 3, 10]), length=5).tolist()
+    [2, 1, 0, 1, 0]
     """
     x = asarray(x)
     if x.ndim != 1 or x.dtype.kind not in "biu":
         raise ValueError("bincount: x must be a one-dimensional array of non-negative integers")
+    if x.dtype == np.bool_:  # (counts of 0 and 1, as JAX; not a boolean mask)
+        x = convert(x, np.int32)
     if length is None:
         value = concrete_or_error(x, "bincount without length=")
-        if value.size and value.min() < 0:
-            raise ValueError("bincount: x must not contain negative values")
-        length = max(int(value.max(initial=-1)) + 1, int(minlength))
+        length = max(max(int(value.max()), 0) + 1 if value.size else 0, int(minlength))
     length = concrete_int(length, "bincount's length")
     if weights is None:
         w = constant(1, _dt.default_int, x.shape)
@@ -133,6 +136,8 @@ def bincount(x, weights=None, minlength: int = 0, *, length=None):
         if w.dtype == np.bool_:
             w = convert(w, _dt.default_int)
     zeros = constant(0, aval(w).dtype, (length,))
+    if x.dtype.kind == "i":  # JAX clips negative values to 0 (NumPy raises); past length drops
+        x = select(ew.lt_p.bind(x, constant(0, x.dtype)), constant(0, x.dtype, x.shape), x)
     return IndexUpdateHelper(zeros)[x].add(w, mode="drop")
 
 

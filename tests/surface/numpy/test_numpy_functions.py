@@ -789,3 +789,12 @@ def test_partition_and_argpartition_arrange_as_jax():
         idx = np.asarray(funcgrad.jit(fnp.argpartition, static_argnums=(1, 2))(y, 2, axis))
         kth = np.take(np.take_along_axis(y, idx, axis), [2], axis)
         np.testing.assert_array_equal(kth, np.take(np.sort(y, axis), [2], axis))
+
+
+def test_bincount_clips_negative_values_to_zero_as_jax():
+    # jnp.bincount's docstring: negative values count as 0, values at or past length are dropped
+    assert fnp.bincount(np.array([-1, -1, 1, 3, 10]), length=5).tolist() == [2, 1, 0, 1, 0]
+    jitted = funcgrad.jit(lambda x: fnp.bincount(x, length=3))(np.array([-3, 0, 7, 2]))
+    assert jitted.tolist() == [2, 0, 1]
+    assert fnp.bincount(np.array([-1, 2])).tolist() == [1, 0, 1]
+    assert fnp.bincount(np.array([True, False, True])).tolist() == [1, 2]  # (counts, not a mask)
