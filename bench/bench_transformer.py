@@ -20,13 +20,22 @@ Rows:
 - ``per-example``: the 8 sequences' gradients, ``jit(vmap(grad(loss_single)))`` (torch:
   ``torch.func.vmap(torch.func.grad(...))``, eager).
 
+``funcgrad+malloc`` is funcgrad with ``funcgrad.config.update("funcgrad_malloc_tuning", True)``
+(NOTE: [eager allocations], an explicit process-wide opt-in): XLA's CPU runtime allocates each
+call's temporaries (here about 120 MB of saved activations) and outputs with malloc, which glibc
+serves from fresh ``mmap`` pages, so plain funcgrad (and jax) page-fault them in on every call
+(about 30k minor faults and 55 ms of system time per jitted step, measured); with the tuning
+they stay in the heap. Its ratio column compares it with plain funcgrad's row.
+
 Every measurement runs in its own subprocess (one library per process), the libraries taking
 turns (round-robin) so that load on the shared machine hits them alike; each figure is the median
 over rounds of each round's median. ``--threads 1`` runs every worker single-threaded (BLAS,
 OpenMP, torch's intra-op pool, XLA's Eigen pool, pinned to one core): on a loaded shared machine
 the libraries' thread pools (torch's spinning OpenMP workers above all) measure the load more
 than the work. The output starts with ``uptime``'s load averages: this
-workload is compute-bound, so read the ratios, not the absolute times, on a loaded machine.
+workload is compute-bound, so read the ratios, not the absolute times, on a loaded machine. The
+``... cpu`` rows give each worker's median CPU time per call beside the wall time: with
+``--threads 1`` it leaves out the time a worker waited for a core.
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from _timing import block, fmt, median_time, run_script  # noqa: E402
+from _timing import block, fmt, run_script  # noqa: E402
 
 VOCAB, CTX, WIDTH, HEADS, LAYERS, BATCH = 256, 128, 256, 4, 4, 8
 LR = 1e-3
@@ -176,6 +185,23 @@ def torch_loss():
 # Workers (one library per process)
 
 
+def timed(fn, repeats, **extra):
+    """``{"seconds": median wall time, "cpu": median CPU time of this process}`` per call of
+    ``fn`` (after two warm-up calls), plus ``extra``. The CPU time leaves out the time the worker
+    waited for a core, which the shared machine's load adds to the wall time."""
+    import statistics
+
+    fn()
+    fn()
+    wall, cpu = [], []
+    for _ in range(repeats):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return {"seconds": statistics.median(wall), "cpu": statistics.median(cpu), **extra}
+
+
 def _jaxlike(lib):
     if lib == "jax":
         import jax
@@ -211,18 +237,17 @@ def work_jaxlike(lib, case, repeats):
         t0 = time.perf_counter()
         block(list(f(p, x, y)[1].values()))
         first = time.perf_counter() - t0
-        t = median_time(lambda: block(list(f(p, x, y)[1].values())), warmup=2, repeats=repeats)
-        return {"seconds": t, "first": first}
+        return timed(lambda: block(list(f(p, x, y)[1].values())), repeats, first=first)
     if case == "eager":
         f = J.grad(loss)
-        return {"seconds": median_time(lambda: block(list(f(p, x, y).values())), warmup=2, repeats=repeats)}
+        return timed(lambda: block(list(f(p, x, y).values())), repeats)
     if case == "per_example":
 
         def loss_single(p, xi, yi):
             return loss(p, xi[None], yi[None])
 
         f = J.jit(J.vmap(J.grad(loss_single), in_axes=(None, 0, 0)))
-        return {"seconds": median_time(lambda: block(list(f(p, x, y).values())), warmup=2, repeats=repeats)}
+        return timed(lambda: block(list(f(p, x, y).values())), repeats)
     raise ValueError(case)
 
 
@@ -260,7 +285,7 @@ def work_torch(compiled, case, repeats):
         t0 = time.perf_counter()
         run()
         first = time.perf_counter() - t0
-        return {"seconds": median_time(run, warmup=2, repeats=repeats), "first": first}
+        return timed(run, repeats, first=first)
     if case == "per_example":
         from torch.func import grad, vmap
 
@@ -270,7 +295,7 @@ def work_torch(compiled, case, repeats):
             return loss(p, xi[None], yi[None])
 
         f = vmap(grad(loss_single), in_dims=(None, 0, 0))
-        return {"seconds": median_time(lambda: f(detached, x, y), warmup=2, repeats=repeats)}
+        return timed(lambda: f(detached, x, y), repeats)
     raise ValueError(case)
 
 
@@ -279,6 +304,11 @@ def worker(lib, case, repeats):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     if lib.startswith("torch"):
         return work_torch(lib == "torch.compile", case, repeats)
+    if lib == "funcgrad+malloc":  # the opt-in of NOTE: [eager allocations], in this process only
+        import funcgrad
+
+        funcgrad.config.update("funcgrad_malloc_tuning", True)
+        lib = "funcgrad"
     return work_jaxlike(lib, case, repeats)
 
 
@@ -286,9 +316,9 @@ def worker(lib, case, repeats):
 # Driver
 
 CASE_LIBS = {
-    "step": ["funcgrad", "jax", "torch", "torch.compile"],
-    "eager": ["funcgrad", "jax", "torch"],
-    "per_example": ["funcgrad", "jax", "torch"],
+    "step": ["funcgrad", "funcgrad+malloc", "jax", "torch", "torch.compile"],
+    "eager": ["funcgrad", "funcgrad+malloc", "jax", "torch"],
+    "per_example": ["funcgrad", "funcgrad+malloc", "jax", "torch"],
 }
 
 
@@ -324,7 +354,10 @@ def main():
         n = str(args.threads)
         env = {"BENCH_THREADS": n, "OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n}
         if args.threads == 1:
-            env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+            # (XLA_FLAGS holds XLA's --flags only: the "intra_op_parallelism_threads=1" this
+            # line used to add is no XLA flag and was ignored.)
+            flags = os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+            env["XLA_FLAGS"] = flags.strip()
     rounds = args.rounds or (1 if args.quick else 3)
     repeats = 3 if args.quick else 7
     have = {lib: importlib.util.find_spec(lib) is not None for lib in ("jax", "torch")}
@@ -347,10 +380,11 @@ def main():
                 except RuntimeError as e:
                     print(f"  {case} {lib}: failed ({str(e).splitlines()[-1]})", file=sys.stderr)
                     continue
-                samples.setdefault(("step" if case == "step" else case, lib), []).append(r["seconds"])
+                samples.setdefault((case, lib), []).append(r["seconds"])
+                samples.setdefault((case + " cpu", lib), []).append(r["cpu"])
                 if case == "step":
                     samples.setdefault(("first call", lib), []).append(r["first"])
-                print(f"  {case} {lib}: {fmt(r['seconds'])}", file=sys.stderr)
+                print(f"  {case} {lib}: {fmt(r['seconds'])} (cpu {fmt(r['cpu'])})", file=sys.stderr)
         load.append(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     print(f"threads per worker: {args.threads or 'library defaults'}")
     report({k: statistics.median(v) for k, v in samples.items()}, rounds)
@@ -359,18 +393,23 @@ def main():
 
 def report(res, rounds):
     print(f"\n## transformer (3.3 M params, batch {BATCH}, float32; median of {rounds} round(s))\n")
-    print(f"{'row':<14} {'library':<15} {'median':>10} {'funcgrad / this':>16}")
-    print("-" * 58)
-    for row in ("step", "first call", "eager", "per_example"):
-        base = res.get((row, "funcgrad"))
+    print(f"{'row':<16} {'library':<16} {'median':>10} {'funcgrad / this':>16} {'+malloc / this':>15}")
+    print("-" * 77)
+    for row in ("step", "step cpu", "first call", "eager", "eager cpu", "per_example", "per_example cpu"):
+        bases = [res.get((row, "funcgrad")), res.get((row, "funcgrad+malloc"))]
         for (r, lib), t in res.items():
             if r != row:
                 continue
-            ratio = f"{base / t:>15.2f}x" if base is not None and lib != "funcgrad" else ""
-            print(f"{row:<14} {lib:<15} {fmt(t):>10} {ratio:>16}")
+            ratios = [
+                f"{base / t:.2f}x" if base is not None and not lib.startswith("funcgrad") else ""
+                for base in bases
+            ]
+            print(f"{row:<16} {lib:<16} {fmt(t):>10} {ratios[0]:>16} {ratios[1]:>15}")
     print(
         "goals: step <= 1.0x the best of jax/torch/torch.compile; first call <= 1.0x jax; "
-        "eager <= 1.0x torch; per_example <= 0.5x jax"
+        "eager <= 1.0x torch; per_example <= 0.5x jax\n"
+        "(rows '... cpu': the median CPU time of the worker process per call, which the machine's "
+        "load disturbs less than the wall time)"
     )
 
 
