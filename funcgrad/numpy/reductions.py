@@ -501,8 +501,9 @@ def _nan_extremum(fn, for_max, a, axis, out, keepdims, initial, where):
     if not _dt.is_inexact(a.dtype):
         return fn(a, axis, out, keepdims, initial, where)
     res = fn(_nan_replaced(a, _identity(a.dtype, for_max)), axis, out, keepdims, initial, where)
-    # All-NaN slices give NaN, as in NumPy.
-    all_nan = all(isnan(a), axis, keepdims=keepdims, where=where)
+    # All-NaN slices give NaN, as in NumPy and JAX: the whole slice, whatever ``where`` selects
+    # (nanmax's docstring: a slice whose selected part is empty gives ``initial``).
+    all_nan = all(isnan(a), axis, keepdims=keepdims)
     return select(all_nan, constant(np.nan, a.dtype), res)
 
 

@@ -398,3 +398,14 @@ def test_nearest_quantile_takes_the_lower_neighbour_at_a_tie_as_jax():
     # jnp.percentile's and jnp.quantile's docstrings
     assert fnp.percentile(np.arange(7), np.array([25, 50, 75]), method="nearest").tolist() == [1, 3, 4]
     assert fnp.quantile(np.arange(10.0), np.array([0.25, 0.5, 0.75]), method="nearest").tolist() == [2, 4, 7]
+
+
+def test_nanmax_nanmin_where_with_initial_ignore_nans_of_unselected_elements():
+    # jnp.nanmax's docstring (and NumPy): a slice whose selected part is empty gives initial;
+    # only a slice that is NaN throughout gives NaN
+    nan = np.nan
+    x = np.array([[8, nan, 4, 6], [nan, -2, nan, -4], [-2, 1, 7, nan]])
+    where = np.array([[True], [False], [False]])
+    for f, ref in ((fnp.nanmax, np.nanmax), (fnp.nanmin, np.nanmin)):
+        got = f(x, axis=0, keepdims=True, initial=0, where=where)
+        np.testing.assert_array_equal(np.asarray(got), ref(x, axis=0, keepdims=True, initial=0, where=where))
