@@ -311,9 +311,16 @@ def result_type(*arrays_and_dtypes) -> np.dtype:
 def promote_types(type1, type2) -> np.dtype:
     """The smallest dtype to which both dtypes may be safely cast.
 
+    The Python types ``int``, ``float`` and ``complex`` are weak, as in JAX (and ``result_type``):
+    they take the other dtype when it is of their kind or above.
+
     >>> promote_types('int32', 'float32')
     dtype('float64')
+    >>> promote_types('uint8', int), promote_types('float16', float)
+    (dtype('uint8'), dtype('float16'))
     """
+    if type1 in (int, float, complex) or type2 in (int, float, complex):
+        return result_type(type1, type2)
     return _dt.promote_types(canonicalize_dtype(type1), canonicalize_dtype(type2))
 
 

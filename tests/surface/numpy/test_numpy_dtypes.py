@@ -200,3 +200,11 @@ def test_comparisons_of_weak_operands_are_weak_bools():
         assert not f(fnp.float32(1), 2.0).weak_type and not f(fnp.arange(2), 1).weak_type
     assert funcgrad.lax.is_finite(1.0).weak_type and fnp.isfinite(3 - 4j).weak_type
     assert not funcgrad.lax.is_finite(fnp.float32(1)).weak_type
+
+
+def test_promote_types_takes_python_types_as_weak():
+    # jnp.promote_types's docstring: promote_types('uint8', int) is uint8, ('float16', float) float16
+    assert fnp.promote_types("uint8", int) == fnp.promote_types(int, "uint8") == np.uint8
+    assert fnp.promote_types("float16", float) == np.float16
+    assert fnp.promote_types("float32", complex) == np.complex64
+    assert fnp.promote_types("int8", float) == fnp.promote_types(float, int)  # (the default float)
