@@ -588,15 +588,32 @@ def map(f: Callable, xs, *, batch_size: int | None = None):  # noqa: A001 - jax.
     if batch_size is None:
         _, ys = scan(lambda c, x: (c, f(x)), (), xs)
         return ys
-    from funcgrad.api import vmap  # (funcgrad.api imports this module)
-
     leaves = tu.tree_leaves(xs)
     batch_size = operator.index(batch_size)
     if batch_size < 0:
         raise ValueError(f"lax.map: batch_size must be a non-negative integer, got {batch_size}")
     if not leaves:
-        return vmap(f)(xs)
+        raise ValueError("lax.map: xs holds no arrays to map over")
     n = core.get_aval(leaves[0]).shape[0]
+
+    def vmap(g):  # (funcgrad.api's vmap of a pytree function, from the kernel's batching)
+        def mapped(x):
+            flat_x, x_tree = tu.tree_flatten(x)
+            size = core.get_aval(flat_x[0]).shape[0]
+            trees = []
+
+            def flat(*v):
+                leaves_out, tree = tu.tree_flatten(g(tu.tree_unflatten(x_tree, v)))
+                trees.append(tree)
+                return leaves_out
+
+            outs = batching.vmap_flat(
+                flat, size, [0] * len(flat_x), lambda: [0] * trees[0].num_leaves, flat_x
+            )
+            return tu.tree_unflatten(trees[0], outs)
+
+        return mapped
+
     num_batches, rest = divmod(n, batch_size) if batch_size else (0, n)
     whole = num_batches * batch_size
 

@@ -1,7 +1,8 @@
 """funcgrad.numpy index helpers: ``s_``, ``index_exp``, ``ix_``, ``mgrid``, ``ogrid``, ``r_``,
 ``c_``, ``mask_indices``, ``fromfunction``.
 
-Layer: surface. Imports the other funcgrad.numpy modules.
+Layer: surface. Imports the other funcgrad.numpy modules and the kernel's batching (``vmap_flat``,
+for ``fromfunction``).
 
 Grids and concatenations have static sizes: slice bounds are concrete Python numbers (a complex
 step ``5j`` means 5 points, endpoint included, as in NumPy).
@@ -12,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.batching import vmap_flat
 from funcgrad.numpy._core import (
     asarray,
     broadcast_to,
@@ -215,14 +218,34 @@ def mask_indices(n: int, mask_func, k: int = 0, *, size=None):
 
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):
-    """``function(*indices)`` called once with index grids of ``shape`` (``dtype``), as NumPy's.
+    """``function`` evaluated at every index of ``shape`` (indices of ``dtype``), as JAX's: the
+    function is ``vmap``-ped over each axis, so it sees scalar indices (NumPy passes it whole index
+    grids); it may return a pytree.
 
     >>> fromfunction(lambda i, j: i + j, (2, 3), dtype=int).tolist()
     [[0, 1, 2], [1, 2, 3]]
+    >>> fromfunction(lambda i: (i + 1) * arange(3), (2,)).tolist()
+    [[0.0, 1.0, 2.0], [0.0, 2.0, 4.0]]
     """
     shape = tuple(concrete_int(s, "fromfunction: shape") for s in shape)
-    grids = [
-        reshape(arange(n, dtype=dtype), tuple(n if j == i else 1 for j in range(len(shape))))
-        for i, n in enumerate(shape)
-    ]
-    return function(*[broadcast_to(g, shape) for g in grids], **kwargs)
+    indices = [arange(n, dtype=dtype) for n in shape]
+
+    def over(k, fixed):
+        if k == len(shape):
+            return function(*fixed, **kwargs)
+        return _vmapped(lambda i: over(k + 1, [*fixed, i]), shape[k], indices[k])
+
+    return over(0, [])
+
+
+def _vmapped(f, n: int, x):
+    """``vmap(f)(x)`` over ``x``'s leading axis, for a pytree result."""
+    trees = []
+
+    def flat(v):
+        leaves, tree = tu.tree_flatten(f(v))
+        trees.append(tree)
+        return [asarray(leaf) for leaf in leaves]
+
+    outs = vmap_flat(flat, n, [0], lambda: [0] * trees[0].num_leaves, [x])
+    return tu.tree_unflatten(trees[0], outs)

@@ -88,12 +88,14 @@ def ndim(a):
 def size(a, axis=None):
     """The number of elements of ``a`` (along ``axis`` if given).
 
-    >>> size(np.ones((2, 3))), size(np.ones((2, 3)), 1)
-    (6, 3)
+    >>> size(np.ones((2, 3))), size(np.ones((2, 3)), 1), size(np.ones((2, 3)), (0, 1))
+    (6, 3, 6)
     """
     s = _shape_of(a)
     if axis is None:
         return int(np.prod(s, dtype=np.int64))
+    if isinstance(axis, tuple | list):  # (NumPy 2's and JAX's tuple of axes: their product)
+        return int(np.prod([s[normalize_axis(ax, len(s))] for ax in axis], dtype=np.int64))
     return s[normalize_axis(axis, len(s))]
 
 

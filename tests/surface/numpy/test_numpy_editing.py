@@ -202,3 +202,24 @@ def test_fromfunction_dtype():
     got = fnp.fromfunction(lambda i: i * 2, (4,), dtype=np.int32)
     assert np.asarray(got).dtype == np.int32
     np.testing.assert_array_equal(np.asarray(got), [0, 2, 4, 6])
+
+
+def test_fromfunction_maps_the_function_over_scalar_indices_as_jax():
+    # jnp.fromfunction's docstring: the function is vmapped (it sees scalars), may return a pytree
+    shapes = []
+
+    def f(x, y):
+        shapes.append(x.shape)
+        return x + y, x * y
+
+    plus, times = fnp.fromfunction(f, (3, 5))
+    assert set(shapes) == {()}
+    np.testing.assert_allclose(np.asarray(plus), np.add.outer(np.arange(3.0), np.arange(5.0)))
+    np.testing.assert_allclose(np.asarray(times), np.multiply.outer(np.arange(3.0), np.arange(5.0)))
+    got = fnp.fromfunction(lambda x: (x + 1) * fnp.arange(3), (2,))
+    np.testing.assert_allclose(np.asarray(got), [[0.0, 1.0, 2.0], [0.0, 2.0, 4.0]])
+
+
+def test_size_of_a_tuple_of_axes():
+    y = np.ones((2, 3))
+    assert fnp.size(y, axis=(1,)) == 3 and fnp.size(y, axis=(0, 1)) == 6 and fnp.size(y, -1) == 3
