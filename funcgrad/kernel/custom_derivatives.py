@@ -49,7 +49,7 @@ from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.custom_dispatch import process_custom_call
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
+from funcgrad.kernel.partial_eval import PartialEvalTrace, close_over_tracers, trace_to_jaxpr
 from funcgrad.kernel.taylor import jet_flat
 
 
@@ -713,7 +713,7 @@ def _vjp_rules(custom: custom_vjp, nondiff: dict, dyn, in_tree, name: str, out_t
                 n = len(tu.tree_leaves(sub))
                 if leaf is None:
                     leaves.extend([None] * n)
-                elif tu.treedef_is_leaf(tu.tree_structure(sub)):
+                elif n == 1:  # a leaf, or a node around one leaf (as JAX: flax's Variables)
                     leaves.append(leaf)
                 else:  # one value for a subtree of several: not a cotangent of it
                     subtrees = None
@@ -761,7 +761,15 @@ def _fwd_and_lin(fwd, bwd, args, tangents, n_out: int | None, name: str):
     # An integer (or bool) argument is never perturbed: its tangent is float0 zeros, which JAX
     # keeps symbolic (equinox's filter_custom_vjp asserts its non-float arguments unperturbed).
     perturbed = tuple(type(t) is not Zero and core.get_aval(t).dtype != _dt.float0 for t in tangents)
-    outs = fwd(perturbed, *args)
+    # fwd computes primals only: it runs on the trace that holds them, as JAX's runs on the JVP's
+    # parent. Under eager grad's linearization that is the partial evaluator's parent, since the
+    # evaluator stages only tangents (flax's nnx Variables made in fwd belong to that trace).
+    cur = core.current_trace()
+    if isinstance(cur, PartialEvalTrace) and not any(map(cur.is_unknown, args)):
+        with core.set_current_trace(cur.parent):
+            outs = fwd(perturbed, *args)
+    else:
+        outs = fwd(perturbed, *args)
     if n_out is None:
         n_out = fwd.count_out()
     y, res = outs[:n_out], outs[n_out:]
