@@ -471,14 +471,16 @@ def hsplit(ary, indices_or_sections):
 
 
 def vsplit(ary, indices_or_sections):
-    """Split vertically (axis 0 of an array of at least 2 dimensions).
+    """Split vertically: along axis 0 (a 1-D array too, as in JAX; NumPy refuses it).
 
     >>> [x.shape for x in vsplit(np.ones((4, 2)), 2)]
     [(2, 2), (2, 2)]
+    >>> [x.tolist() for x in vsplit(np.array([1, 2, 3, 4]), 2)]
+    [[1, 2], [3, 4]]
     """
     ary = asarray(ary)
-    if ary.ndim < 2:
-        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    if ary.ndim < 1:
+        raise ValueError("vsplit only works on arrays of 1 or more dimensions")
     return split(ary, indices_or_sections, 0)
 
 

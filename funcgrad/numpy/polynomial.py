@@ -19,6 +19,7 @@ from funcgrad.numpy._core import (
     asarray,
     concrete_int,
     concrete_or_error,
+    promote_args,
     promote_args_inexact,
 )
 from funcgrad.numpy.creation import arange, eye, full, ones, zeros
@@ -64,12 +65,19 @@ def _pad_front(p, n):
 def polyadd(a1, a2):
     """The sum of two polynomials.
 
+    As JAX's: the coefficients run along axis 0 (a 2-D operand is a stack of coefficient rows,
+    the shorter one added to the trailing rows of the longer, broadcasting), and integers stay
+    integers.
+
     >>> polyadd(np.array([1.0, 2.0]), np.array([3.0, 0.0, 1.0])).tolist()
     [3.0, 1.0, 3.0]
+    >>> polyadd(np.array([[2, 3, 1]]), np.array([[5, 7, 3], [8, 2, 6]])).tolist()
+    [[5, 7, 3], [10, 5, 7]]
     """
-    a1, a2 = _coeffs("polyadd", a1, a2)
-    n = max(a1.shape[0], a2.shape[0])
-    return _pad_front(a1, n) + _pad_front(a2, n)
+    a1, a2 = promote_args(asarray(a1), asarray(a2))
+    if a2.shape[0] > a1.shape[0]:
+        a1, a2 = a2, a1
+    return a1.at[a1.shape[0] - a2.shape[0] :].add(a2)
 
 
 def polysub(a1, a2):
@@ -78,9 +86,8 @@ def polysub(a1, a2):
     >>> polysub(np.array([1.0, 2.0]), np.array([3.0, 0.0, 1.0])).tolist()
     [-3.0, 1.0, 1.0]
     """
-    a1, a2 = _coeffs("polysub", a1, a2)
-    n = max(a1.shape[0], a2.shape[0])
-    return _pad_front(a1, n) - _pad_front(a2, n)
+    a1, a2 = promote_args(asarray(a1), asarray(a2))
+    return polyadd(a1, -a2)
 
 
 def _trim_leading(p):
@@ -176,6 +183,8 @@ def poly(seq_of_zeros):
     [1.0, -3.0, 2.0]
     """
     a = asarray(seq_of_zeros)
+    if a.ndim == 0:  # (a scalar root, as JAX's and NumPy's atleast_1d)
+        a = reshape(a, (1,))
     if a.ndim == 2 and a.shape[0] == a.shape[1] and a.shape[0] > 0:
         a = linalg.eigvals(a)
     elif a.ndim != 1:

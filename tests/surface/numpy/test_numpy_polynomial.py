@@ -116,3 +116,15 @@ def test_trim_zeros_modes():
     for trim in ("f", "b", "fb", "bf"):
         np.testing.assert_array_equal(np.asarray(fnp.trim_zeros(f, trim)), np.trim_zeros(f, trim))
     np.testing.assert_array_equal(np.asarray(fnp.trim_zeros(np.zeros(3))), np.trim_zeros(np.zeros(3)))
+
+
+def test_polyadd_polysub_run_along_axis_0_keep_integers_and_poly_of_a_scalar():
+    # jnp.polyadd's/polysub's/poly's docstrings: 2-D stacks of coefficient rows, int32 stays int32
+    x3, x4 = np.array([[2, 3, 1]], np.int32), np.array([[5, 7, 3], [8, 2, 6]], np.int32)
+    added = fnp.polyadd(x3, x4)
+    assert added.dtype == np.int32 and added.tolist() == [[5, 7, 3], [10, 5, 7]]
+    assert fnp.polysub(x3, x4).tolist() == [[-5, -7, -3], [-6, 1, -5]]
+    assert fnp.polysub(np.array([[5, 7, 9], [8, 6, 4]]), np.array([2])).tolist() == [[5, 7, 9], [6, 4, 2]]
+    assert fnp.polyadd(np.array([2, 3]), np.array([5, 4, 1])).tolist() == [5, 6, 4]
+    assert fnp.poly(1).tolist() == [1.0, -1.0]
+    assert [x.tolist() for x in fnp.vsplit(np.array([1, 2, 3, 4, 5, 6]), 2)] == [[1, 2, 3], [4, 5, 6]]
