@@ -226,7 +226,9 @@ def _nanarg(fn, fill, a, axis, keepdims):
     return select(all_nan, constant(-1, res.dtype), res)
 
 
-def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+def nanquantile(
+    a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None
+):
     """``quantile`` ignoring NaNs: each slice ranks its non-NaN values (an all-NaN slice gives
     NaN). Traceable and differentiable, like ``quantile``.
 
@@ -234,10 +236,12 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     2.0
     """
     reductions._no_out(out, "nanquantile")
-    return sorting.nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan=True)
+    return sorting.nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan=True, weights=weights)
 
 
-def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+def nanpercentile(
+    a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None
+):
     """``percentile`` ignoring NaNs.
 
     >>> nanpercentile(np.array([1.0, np.nan, 3.0]), 50).item()
@@ -246,7 +250,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     q = asarray(q)
     if not _dt.is_inexact(q.dtype):  # (a Python number stays weak, as in percentile)
         q = ew.convert_element_type(q, _dt.default_float, weak_type=q.weak_type)
-    return nanquantile(a, q / 100, axis, out, overwrite_input, method, keepdims)
+    return nanquantile(a, q / 100, axis, out, overwrite_input, method, keepdims, weights=weights)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):

@@ -352,7 +352,7 @@ def digitize(x, bins, right=False, *, method=None):
 # Order statistics
 
 
-_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+_METHODS = ("linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf")
 
 
 def _lerp(a, b, t):
@@ -376,21 +376,30 @@ def quantile(
     >>> quantile(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.0, 1.0]), method="lower").tolist()
     [1.0, 4.0]
     """
-    if weights is not None:
-        raise NotImplementedError("quantile: weights are not supported")
-    return nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan=False)
+    return nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan=False, weights=weights)
 
 
-def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool):
+def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool, weights=None):
     """``quantile``; with ``ignore_nan`` each slice ranks only its non-NaN values (``nanquantile``:
-    NaNs sort last, the positions come from each slice's count, an all-NaN slice gives NaN)."""
+    NaNs sort last, the positions come from each slice's count, an all-NaN slice gives NaN).
+    ``weights`` (JAX's, with ``method="inverted_cdf"`` only): the quantile is the first sorted value
+    whose cumulative weight reaches ``q`` of the slice's total."""
     name = "nanquantile" if ignore_nan else "quantile"
     if method not in _METHODS:
         raise ValueError(f"{name}: method must be one of {_METHODS}, got {method!r}")
+    if weights is not None and method != "inverted_cdf":
+        raise NotImplementedError(
+            f"{method} doesn't support weights. Only method 'inverted_cdf' supports weights."
+        )
     # As in NumPy: the interpolating methods promote a with q (a float64 q makes a float32 a compute
     # in float64); the others return elements of a.
     if method in ("linear", "midpoint"):
         a, q = promote_args_inexact(a, q)
+    elif weights is not None:
+        a, weights = promote_args_inexact(a, weights)
+        q = asarray(q)
+        if _dt.kind(weights.dtype) == "c":
+            raise ValueError("Weights cannot be complex types.")
     else:
         (a,) = promote_args_inexact(a)
         q = asarray(q)
@@ -399,9 +408,20 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool):
     if q_value is not None and (np.any(q_value < 0) or np.any(q_value > 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
     in_ndim = a.ndim
+    if weights is not None and weights.shape != a.shape:
+        reduced_shape = None if axis is None else tuple(a.shape[d] for d in _quantile_axes(axis, in_ndim))
+        if weights.shape != reduced_shape:
+            raise ValueError(
+                f"{name}: weights of shape {weights.shape} must have a's shape {a.shape}"
+                + ("" if axis is None else f" or the reduced axes' shape {reduced_shape}")
+            )
+        axes_ = _quantile_axes(axis, in_ndim)
+        kept = [a.shape[d] if d in axes_ else 1 for d in range(in_ndim)]
+        weights = broadcast_to(reshape(weights, tuple(kept)), a.shape)
     if axis is None:
         axes = tuple(range(in_ndim))
         work = ravel(a)
+        w_work = None if weights is None else ravel(weights)
     else:
         axes = tuple(
             sorted(
@@ -414,6 +434,9 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool):
         # (median of a (2, 0) array along axis 0 is an empty (0,) array, as in NumPy; issue 33).
         reduced = int(np.prod([a.shape[d] for d in axes], dtype=np.int64))
         work = reshape(work, (*[a.shape[d] for d in others], reduced))
+        w_work = None
+        if weights is not None:
+            w_work = reshape(st.transpose(weights, (*others, *axes)), work.shape)
     n = work.shape[-1]
     if n == 0:
         if 0 not in work.shape[:-1]:
@@ -423,6 +446,12 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool):
         work = broadcast_to(constant(np.nan, work.dtype), (*work.shape[:-1], 1))
         n = 1
     work = moveaxis(work, -1, 0)
+    if method == "inverted_cdf":
+        result = _inverted_cdf(work, None if w_work is None else moveaxis(w_work, -1, 0), q, ignore_nan)
+        if keepdims:
+            kept = [1 if d in axes else a.shape[d] for d in range(in_ndim)]
+            result = reshape(result, (*q.shape, *kept))
+        return result
     sorted_ = srt.sort(work, 0)  # NaN sorts last
     dtype = sorted_.dtype
     qf = convert(q, dtype)
@@ -465,6 +494,55 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool):
         kept = [1 if d in axes else a.shape[d] for d in range(in_ndim)]
         result = reshape(result, (*q.shape, *kept))
     return result
+
+
+def _quantile_axes(axis, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(
+        sorted({normalize_axis(ax, ndim) for ax in (axis if isinstance(axis, tuple | list) else (axis,))})
+    )
+
+
+def _inverted_cdf(work, weights, q, ignore_nan: bool):
+    """JAX's ``inverted_cdf`` quantile of each slice of ``work`` (N, *B): the first sorted value whose
+    cumulative weight reaches ``q * total``; NaN where a weight is negative or NaN, where the slice
+    has a NaN (``ignore_nan``: where it is all NaN; its NaNs weigh nothing). (*Q, *B)."""
+    dtype = work.dtype
+    if weights is None:
+        weights = constant(1, dtype, work.shape)
+    sorted_, sorted_w = srt.sort((work, weights), 0, num_keys=1)  # NaN sorts last
+    nan = isnan(sorted_)
+    bad = ew.or_p.bind(ew.lt_p.bind(sorted_w, constant(0, dtype)), isnan(sorted_w))
+    clean = select(ew.or_p.bind(bad, nan), constant(0, dtype, sorted_w.shape), sorted_w)
+    cum = cumsum(clean, axis=0)
+    n, batch, qshape = work.shape[0], work.shape[1:], q.shape
+    total = getitem(cum, n - 1)
+    target = ew.mul_p.bind(
+        broadcast_to(reshape(convert(q, dtype), qshape + (1,) * len(batch)), qshape + batch),
+        broadcast_to(total, qshape + batch),
+    )
+    below = ew.lt_p.bind(
+        broadcast_to(reshape(cum, (n,) + (1,) * len(qshape) + batch), (n, *qshape, *batch)),
+        broadcast_to(target, (n, *qshape, *batch)),
+    )
+    idx = reductions.sum(convert(below, _dt.default_int), axis=0)
+    valid = reductions.sum(convert(ew.not_p.bind(nan), _dt.default_int), axis=0) if ignore_nan else None
+    limit = (
+        constant(n - 1, _dt.default_int)
+        if valid is None
+        else ew.sub_p.bind(valid, constant(1, _dt.default_int))
+    )
+    idx = ew.max_p.bind(
+        ew.min_p.bind(idx, broadcast_to(limit, idx.shape)), constant(0, _dt.default_int, idx.shape)
+    )
+    result = _per_slice(sorted_, idx)
+    undefined = reductions.any(bad, axis=0)
+    if ignore_nan:
+        undefined = ew.or_p.bind(undefined, ew.eq_p.bind(valid, constant(0, valid.dtype)))
+    else:
+        undefined = ew.or_p.bind(undefined, reductions.any(nan, axis=0))
+    return select(broadcast_to(undefined, result.shape), constant(np.nan, dtype), result)
 
 
 def _per_slice(sorted_, idx):

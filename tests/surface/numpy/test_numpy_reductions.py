@@ -409,3 +409,23 @@ def test_nanmax_nanmin_where_with_initial_ignore_nans_of_unselected_elements():
     for f, ref in ((fnp.nanmax, np.nanmax), (fnp.nanmin, np.nanmin)):
         got = f(x, axis=0, keepdims=True, initial=0, where=where)
         np.testing.assert_array_equal(np.asarray(got), ref(x, axis=0, keepdims=True, initial=0, where=where))
+
+
+def test_weighted_inverted_cdf_quantiles():
+    # jnp.quantile's/percentile's/nanquantile's docstrings, and a closed form: the first sorted value
+    # whose cumulative weight reaches q of the total
+    x, w = np.array([1, 2, 3, 4, 5]), np.array([1, 1, 2, 1, 1])
+    assert float(fnp.quantile(x, 0.5, weights=w, method="inverted_cdf")) == 3.0
+    assert float(fnp.percentile(x, 50, weights=w, method="inverted_cdf")) == 3.0
+    xn = np.array([np.nan, 2, 3, 4, 5.0])
+    assert float(fnp.nanquantile(xn, 0.5, weights=w, method="inverted_cdf")) == 3.0  # (cum 1, 3, 4, 5)
+    assert np.isnan(float(fnp.quantile(xn, 0.5, weights=w, method="inverted_cdf")))
+    rng = np.random.default_rng(0)
+    a, wa = rng.random((3, 7)), rng.random((3, 7))
+    got = funcgrad.jit(lambda a, w: fnp.quantile(a, 0.3, axis=1, weights=w, method="inverted_cdf"))(a, wa)
+    order = np.argsort(a, axis=1)
+    s, c = np.take_along_axis(a, order, 1), np.cumsum(np.take_along_axis(wa, order, 1), axis=1)
+    want = [s[i, np.argmax(c[i] >= 0.3 * c[i, -1])] for i in range(3)]
+    np.testing.assert_allclose(np.asarray(got), want)
+    with pytest.raises(NotImplementedError, match="inverted_cdf"):
+        fnp.quantile(x, 0.5, weights=w)
