@@ -43,6 +43,11 @@ value and what to do instead:
 ``jax_threefry_partitionable``  True (the bit streams funcgrad.random produces).
 ``jax_check_tracer_leaks``      True or False: funcgrad always detects a leaked tracer when it is
                                 used (UnexpectedTracerError), so both values hold.
+``jax_traceback_filtering``     how a traceback boundary (``jax._src.traceback_util.api_boundary`` under
+                                the alias: flax's entry points) hides registered library frames:
+                                "auto" (default), "off", "tracebackhide", "remove_frames",
+                                "quiet_remove_frames", as JAX's; funcgrad's own calls keep full
+                                tracebacks.
 ``jax_debug_key_reuse``         False (funcgrad has no key-reuse checker; ``debug_key_reuse(False)``).
 ``jax_default_device``          None or the default device (others: use jit(device=) / device_put).
 ``jax_transfer_guard*``         "allow" (transfers are never guarded).
@@ -340,6 +345,14 @@ _FLAG_LIST = [
         _only("jax_threefry_partitionable", (True, 1), "funcgrad.random makes the partitionable bit streams"),
     ),
     _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks")),
+    _Flag(
+        "jax_traceback_filtering",
+        os.environ.get("JAX_TRACEBACK_FILTERING", "auto"),
+        _choice(
+            "jax_traceback_filtering",
+            ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),
+        ),
+    ),
     _Flag(
         "jax_debug_key_reuse",
         False,
