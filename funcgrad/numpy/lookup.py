@@ -380,7 +380,7 @@ def nonzero(a, *, size=None, fill_value=None):
     dtype = _dt.default_int
     if size == 0 or a.size == 0:
         fills = _fill_values(fill_value, a.ndim)
-        return tuple(constant(f, dtype, (size,)) for f in fills)
+        return tuple(_filled(f, dtype, (size,)) for f in fills)
     flat_mask = ew.convert_element_type(ravel(mask), dtype)
     rank = cumsum(flat_mask)
     # counts[k] = how many elements have rank k; their running sum is the flat index of the
@@ -396,19 +396,33 @@ def nonzero(a, *, size=None, fill_value=None):
     for dim, fill in zip(a.shape, _fill_values(fill_value, a.ndim)):
         stride //= dim
         coord = remainder(ew.div_p.bind(flat_index, constant(stride, dtype)), dim) if dim else flat_index
-        outs.append(select_same_dtype(valid, coord, constant(fill, dtype)))
+        outs.append(select_same_dtype(valid, coord, _filled(fill, dtype, (size,))))
     return tuple(outs)
 
 
 def _fill_values(fill_value, ndim):
     if fill_value is None:
         return [0] * ndim
+    parts = fill_value if isinstance(fill_value, tuple | list) else (fill_value,)
+    if any(isinstance(v, core.Tracer) for v in parts):  # (a traced fill_value under jit, as JAX takes)
+        values = asarray(fill_value)
+        if values.ndim == 0:
+            return [values] * ndim
+        if values.shape != (ndim,):
+            raise ValueError(f"fill_value must be a scalar or a tuple of length {ndim}; got {fill_value!r}")
+        return [getitem(values, i) for i in range(ndim)]
     values = np.asarray(fill_value)
     if values.ndim == 0:
         return [values.item()] * ndim
     if values.shape != (ndim,):
         raise ValueError(f"fill_value must be a scalar or a tuple of length {ndim}; got {fill_value!r}")
     return values.tolist()
+
+
+def _filled(fill, dtype, shape):
+    if isinstance(fill, core.Tracer | Array):
+        return broadcast_to(convert(fill, dtype), shape)
+    return constant(fill, dtype, shape)
 
 
 def flatnonzero(a, *, size=None, fill_value=None):

@@ -798,3 +798,14 @@ def test_bincount_clips_negative_values_to_zero_as_jax():
     assert jitted.tolist() == [2, 0, 1]
     assert fnp.bincount(np.array([-1, 2])).tolist() == [1, 0, 1]
     assert fnp.bincount(np.array([True, False, True])).tolist() == [1, 2]  # (counts, not a mask)
+
+
+def test_nonzero_takes_a_traced_fill_value_under_jit():
+    # jnp.nonzero's docstring: jit(nonzero, static_argnames='size')(x, size=5, fill_value=len(x))
+    x = np.array([0, 5, 0, 6, 0, 7])
+    f = funcgrad.jit(fnp.nonzero, static_argnames="size")
+    assert f(x, size=5, fill_value=len(x))[0].tolist() == [1, 3, 5, 6, 6]
+    rows, cols = funcgrad.jit(lambda x, fill: fnp.nonzero(x, size=4, fill_value=fill))(
+        x.reshape(2, 3), (9, 8)
+    )
+    assert rows.tolist() == [0, 1, 1, 9] and cols.tolist() == [1, 0, 2, 8]
