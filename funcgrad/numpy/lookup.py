@@ -507,10 +507,16 @@ def piecewise(x, condlist, funclist, *args, **kw):
     >>> x = np.array([-2.0, 0.5, 3.0])
     >>> piecewise(x, [x < 0, x > 1], [lambda v: -v, lambda v: v ** 2, 0.0]).tolist()
     [2.0, 0.0, 9.0]
+    >>> piecewise(x, np.array([False, True]), [lambda v: v, lambda v: 10 * v]).tolist()
+    [-20.0, 5.0, 30.0]
     """
     x = asarray(x)
-    if isinstance(condlist, Array | core.Tracer | np.ndarray) and np.ndim(condlist) == x.ndim:
-        condlist = [condlist]
+    if isinstance(condlist, Array | core.Tracer | np.ndarray):
+        c, nf = asarray(condlist), len(funclist)
+        if c.ndim == 0 or (c.ndim == x.ndim and c.shape[0] not in (nf, nf - 1)):
+            condlist = [c]  # one condition (NumPy's reading; JAX would refuse the count)
+        else:  # JAX's: a stack of conditions along axis 0, each broadcast against x
+            condlist = [getitem(c, i) for i in range(c.shape[0])]
     elif not isinstance(condlist, list | tuple):
         condlist = [condlist]
     conds = [broadcast_to(as_bool(c), x.shape) for c in condlist]

@@ -809,3 +809,17 @@ def test_nonzero_takes_a_traced_fill_value_under_jit():
         x.reshape(2, 3), (9, 8)
     )
     assert rows.tolist() == [0, 1, 1, 9] and cols.tolist() == [1, 0, 2, 8]
+
+
+def test_piecewise_takes_an_array_of_conditions_along_axis_0_as_jax():
+    # jnp.piecewise's docstring: condlist = jnp.array([False, True, False]) is three scalar conditions
+    x = np.arange(-4, 5)
+    out = fnp.piecewise(
+        x, np.array([False, True, False]), [lambda v: v * 0, lambda v: v * 10, lambda v: v * 100]
+    )
+    assert out.tolist() == (10 * x).tolist()
+    stacked = fnp.piecewise(x, np.array([x < -1, x > 1]), [lambda v: 1 + v, lambda v: v - 1, 0])
+    assert (
+        stacked.tolist() == np.piecewise(x, [x < -1, x > 1], [lambda v: 1 + v, lambda v: v - 1, 0]).tolist()
+    )
+    assert fnp.piecewise(x, x < 0, [-1, 1]).tolist() == np.piecewise(x, x < 0, [-1, 1]).tolist()
