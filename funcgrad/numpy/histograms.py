@@ -124,7 +124,8 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     w = None if weights is None else convert(ravel(asarray(weights)), sample.dtype)
     total = int(np.prod(sizes))
     counts = bincount(flat_index, weights=w, length=total)
-    counts = convert(counts, sample.dtype)
+    if weights is not None or density:  # (unweighted counts stay integers, as JAX's histogramdd)
+        counts = convert(counts, sample.dtype)
     hist = getitem(reshape(counts, tuple(sizes)), (slice(1, -1),) * d)
     if density:
         volume = None

@@ -91,10 +91,10 @@ class _Grid:
         dtype = np.result_type(*[a.dtype for a in axes])
         axes = [a.astype(dtype) for a in axes]
         n = len(axes)
-        if self.sparse:
-            return tuple(
+        if self.sparse:  # (a list, as JAX's ogrid returns; NumPy 2 gives a tuple)
+            return [
                 reshape(a, tuple(a.shape[0] if j == i else 1 for j in range(n))) for i, a in enumerate(axes)
-            )
+            ]
         shape = tuple(a.shape[0] for a in axes)
         return stack(
             [

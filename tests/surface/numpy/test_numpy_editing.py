@@ -223,3 +223,8 @@ def test_fromfunction_maps_the_function_over_scalar_indices_as_jax():
 def test_size_of_a_tuple_of_axes():
     y = np.ones((2, 3))
     assert fnp.size(y, axis=(1,)) == 3 and fnp.size(y, axis=(0, 1)) == 6 and fnp.size(y, -1) == 3
+
+
+def test_ogrid_returns_a_list_as_jax():
+    grid = fnp.ogrid[:2, :3]  # jnp.ogrid's docstring: [Array([[0], [1]]), Array([[0, 1, 2]])]
+    assert isinstance(grid, list) and [g.tolist() for g in grid] == [[[0], [1]], [[0, 1, 2]]]

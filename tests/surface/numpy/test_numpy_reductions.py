@@ -429,3 +429,12 @@ def test_weighted_inverted_cdf_quantiles():
     np.testing.assert_allclose(np.asarray(got), want)
     with pytest.raises(NotImplementedError, match="inverted_cdf"):
         fnp.quantile(x, 0.5, weights=w)
+
+
+def test_unweighted_histogram2d_counts_are_integers_as_jax():
+    # jnp.histogram2d's docstring: counts of edges given as arrays print as int32
+    x, y = np.array([1, 2, 3, 10, 11, 15, 19, 25]), np.array([2, 5, 6, 8, 13, 16, 17, 18])
+    edges = np.array([0, 10, 20, 30])
+    counts = fnp.histogram2d(x, y, bins=[edges, edges])[0]
+    assert fnp.issubdtype(counts.dtype, fnp.integer) and counts.tolist() == [[3, 0, 0], [1, 3, 0], [0, 1, 0]]
+    assert fnp.issubdtype(fnp.histogram2d(x, y, density=True)[0].dtype, fnp.floating)
