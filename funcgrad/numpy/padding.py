@@ -18,6 +18,7 @@ from funcgrad.numpy import reductions
 from funcgrad.numpy._core import asarray, concrete_or_error, constant, convert
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import concatenate
+from funcgrad.numpy.misc import apply_along_axis
 from funcgrad.numpy.sorting import median
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -65,11 +66,22 @@ def pad(array, pad_width, mode="constant", **kwargs):
     [3, 2, 1, 2, 3, 2, 1]
     >>> pad(np.array([[1, 2]]), ((0, 0), (1, 1)), mode="edge").tolist()
     [[1, 1, 2, 2]]
+    >>> def ends(v, width, axis, kw):
+    ...     return v.at[: width[0]].set(-1).at[v.shape[0] - width[1] :].set(1)
+    >>> pad(np.array([5, 6]), 1, ends).tolist()
+    [-1, 5, 6, 1]
     """
     x = asarray(array)
-    if callable(mode):
-        raise NotImplementedError("pad: a callable mode is not supported")
     widths = _widths(pad_width, x.ndim)
+    if callable(mode):
+        # JAX's (and NumPy's) padding function: zeros first, then mode(vector, (before, after),
+        # axis, kwargs) -> the padded vector, for every 1-D slice along each axis in turn (vmapped;
+        # the function returns its result, functionally, as in JAX).
+        for axis, (before, after) in enumerate(widths):
+            x = _pad_constant(x, axis, before, after, 0, 0)
+        for axis in range(x.ndim):
+            x = apply_along_axis(mode, axis, x, widths[axis], axis, kwargs)
+        return x
     if mode in ("constant", "empty"):
         values = (
             _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values")

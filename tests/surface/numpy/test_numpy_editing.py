@@ -228,3 +228,25 @@ def test_size_of_a_tuple_of_axes():
 def test_ogrid_returns_a_list_as_jax():
     grid = fnp.ogrid[:2, :3]  # jnp.ogrid's docstring: [Array([[0], [1]]), Array([[0, 1, 2]])]
     assert isinstance(grid, list) and [g.tolist() for g in grid] == [[[0], [1]], [[0, 1, 2]]]
+
+
+def test_pad_with_a_padding_function():
+    # jnp.pad's docstring: a callable mode fills each 1-D slice's padding, kwargs passed through
+    def custom_pad(vector, width, axis, kwargs):
+        lo, hi = kwargs["before_value"], kwargs["after_value"]
+        return vector.at[: width[0]].set(lo).at[vector.shape[0] - width[1] :].set(hi)
+
+    assert fnp.pad(np.array([2, 3, 4]), 2, custom_pad, before_value=-10, after_value=10).tolist() == [
+        -10,
+        -10,
+        2,
+        3,
+        4,
+        10,
+        10,
+    ]
+    y = np.arange(6).reshape(2, 3)
+    got = fnp.pad(y, ((1, 0), (2, 1)), custom_pad, before_value=-1, after_value=7)
+    want = np.pad(y, ((1, 0), (2, 1)))
+    want[0, :], want[:, :2], want[:, -1] = -1, -1, 7  # (the second axis pass covers the first's rows)
+    np.testing.assert_array_equal(np.asarray(got), want)
