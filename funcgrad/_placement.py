@@ -819,6 +819,8 @@ def sharded_like(out, a):
     >>> sharded_like(np.zeros(2), np.ones(2)).tolist()
     [0.0, 0.0]
     """
+    if not isinstance(a, Array | core.Tracer) and hasattr(a, "__jax_array__"):
+        a = a.__jax_array__()  # (a value that stands for an array, as flax's Variables: that array)
     if not isinstance(a, Array | core.Tracer) or core.get_aval(out).shape != core.get_aval(a).shape:
         return out
     b = _sharded_buffer(a) if isinstance(a, Array) else None
