@@ -2,7 +2,8 @@
 ``funcgrad.nn.initializers`` (the weight initializers) and ``dot_product_attention``.
 
 Layer: surface. Imports ``funcgrad.numpy`` (and its ``_core`` helpers), ``funcgrad.custom_derivatives``,
-the primitive catalog (elementwise family) and its own ``initializers`` submodule.
+the primitive catalog (elementwise family) and its own ``initializers`` and ``_scaled`` (block-scaled
+matmuls) submodules.
 
 Every function is differentiable to any order, batchable and compilable, and numerically stable:
 
@@ -23,6 +24,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import initializers
+from funcgrad.nn._scaled import get_scaled_dot_general_config, scaled_dot_general, scaled_matmul
 from funcgrad.numpy._core import (
     asarray,
     aval,
@@ -44,6 +46,7 @@ __all__ = [
     "dot_product_attention",
     "elu",
     "gelu",
+    "get_scaled_dot_general_config",
     "glu",
     "hard_sigmoid",
     "hard_silu",
@@ -61,6 +64,8 @@ __all__ = [
     "one_hot",
     "relu",
     "relu6",
+    "scaled_dot_general",
+    "scaled_matmul",
     "selu",
     "sigmoid",
     "silu",
