@@ -518,14 +518,19 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
 
     for eqn in reversed(linear_eqns):
         outvars = eqn.outvars
+        # A user's bwd (custom_lin) runs even when no cotangent reaches it, as in JAX: it need not
+        # be linear in them (flax's fp8 layers pass their scaling state back through it).
+        user_rule = eqn.primitive.traits.transposes_zero_cotangents
         if len(outvars) == 1:
             ct = ct_env.pop(outvars[0], None)
             if ct is None:
-                continue
+                if not user_rule:
+                    continue
+                ct = Zero(outvars[0].aval)
             cts_out = [ct]
         else:
             cts_out = [ct_env.pop(v, None) for v in outvars]
-            if all(ct is None for ct in cts_out):  # (not list.count: it compares arrays with ==)
+            if all(ct is None for ct in cts_out) and not user_rule:  # (not list.count: arrays' ==)
                 continue
             cts_out = [Zero(v.aval) if ct is None else ct for v, ct in zip(outvars, cts_out)]
         rule = eqn.primitive.transpose

@@ -850,7 +850,7 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
 
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 custom_lin_p.def_traits(jaxpr_params=("bwd",))  # carries the backward function of a custom_vjp
-custom_lin_p.def_traits(runs_user_rules=True)
+custom_lin_p.def_traits(runs_user_rules=True, transposes_zero_cotangents=True)
 custom_lin_p.def_impl(_custom_lin_impl)
 custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **_: list(out_avals))
 custom_lin_p.def_transpose(_custom_lin_transpose)

@@ -69,6 +69,9 @@ class PrimitiveTraits:
     - ``runs_user_rules``: its rules call the user's Python functions (custom_jvp, custom_vjp,
       custom_vmap), which must run on every eager call: eager grad caches no program holding one
       (NOTE: [eager grad program cache]) and a surface template replays it by binding.
+    - ``transposes_zero_cotangents``: the backward pass runs its transpose even when no cotangent
+      reaches it (``custom_lin``: a custom_vjp's bwd is the user's and need not be linear in its
+      cotangents, so zero in does not mean zero out; JAX calls it too).
     - ``identity_element``: an ``e`` with ``p(x, e) == p(e, x) == x`` exactly, in every
       floating-point case (``mul``: 1); ``kernel/simplify.py`` drops such equations.
     - ``places_operand``: its result is its one operand placed along the dimensions
@@ -100,6 +103,7 @@ class PrimitiveTraits:
     inner_axis_env: Callable | None = None
     has_side_effects: bool = False
     runs_user_rules: bool = False
+    transposes_zero_cotangents: bool = False
     identity_element: int | None = None
     places_operand: bool = False
     reshapes_operand: bool = False

@@ -60,3 +60,30 @@ def test_fwd_runs_on_the_trace_of_its_primals_under_eager_grad():
     outside = get_opaque_trace_state()
     assert float(funcgrad.grad(f)(0.5)) == np.cos(0.5)
     assert seen and all(s == outside for s in seen)
+
+
+def _passes_state(lib):
+    @lib.custom_vjp
+    def f(x, h):
+        return x * 2.0
+
+    f.defvjp(lambda x, h: (x * 2.0, h), lambda h, g: (g * 2.0, h + 1.0))  # not linear in g
+
+    @lib.custom_vjp
+    def block(y):
+        return y
+
+    block.defvjp(lambda y: (y, None), lambda _, g: (None,))  # no cotangent flows back
+    return lambda p: lib.numpy.sum(block(f(p["x"], p["h"])))
+
+
+def test_bwd_runs_when_no_cotangent_reaches_it_as_in_jax():
+    import jax
+
+    p = {"x": np.ones(3, np.float32), "h": np.zeros(2, np.float32)}
+    for wrap in (lambda g: g, lambda g: funcgrad.jit(g)):
+        got = wrap(funcgrad.grad(_passes_state(funcgrad)))(p)
+        want = jax.grad(_passes_state(jax))(p)
+        for k in p:
+            np.testing.assert_array_equal(np.asarray(got[k]), np.asarray(want[k]))
+    np.testing.assert_array_equal(np.asarray(want["h"]), [1.0, 1.0])
