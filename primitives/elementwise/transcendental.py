@@ -41,6 +41,7 @@ from funcgrad.primitives.elementwise.arithmetic import (
     def_unary,
     div,
     eq_p,
+    integer_pow,
     mul,
     neg,
     select,
@@ -106,7 +107,8 @@ rsqrt_p = unop(
 cbrt_p = unop(
     "cbrt",
     np.cbrt,
-    lambda t, ans, x: div(t, mul(square(ans), 3)),
+    # t / 3 * ans**-2, as JAX's: at 0 the second derivative is -inf (+inf at -0.0), not 0 * inf / 0
+    lambda t, ans, x: mul(t, mul(integer_pow(ans, -2), 1 / 3)),
     uses_answer=True,
     accepted=_dt.is_float,
     may_produce_nan=True,
@@ -150,9 +152,8 @@ asinh_p = unop(
     may_produce_nan=True,
     sparse="zero_preserving",
 )
-acosh_p = unop(
-    "acosh", np.arccosh, lambda t, x: mul(t, rsqrt(mul(sub(x, 1), add(x, 1)))), may_produce_nan=True
-)
+# x**2 - 1 as JAX's (the domain is x >= 1; at x = -1 the tangent is +inf, not rsqrt(-0.0) = -inf)
+acosh_p = unop("acosh", np.arccosh, lambda t, x: mul(t, rsqrt(sub(square(x), 1))), may_produce_nan=True)
 atanh_p = unop(
     "atanh",
     np.arctanh,

@@ -137,3 +137,23 @@ def test_grad_abs_at_zero_is_one_as_in_jax():
     g = funcgrad.grad(fnp.abs)(3.0 + 4.0j)
     np.testing.assert_allclose(complex(g), (3.0 - 4.0j) / 5.0)
     assert complex(funcgrad.grad(fnp.abs)(0j)) == 0
+
+
+def test_cbrt_and_acosh_derivatives_at_domain_edges_are_jaxs():
+    # The differential fuzzer: cbrt's second derivative at 0 is -inf (+inf at -0.0) as JAX's
+    # ans**-2 / 3 rule gives (t / (3 ans**2) gave 0 * inf / 0 = NaN); acosh's tangent at -1 is +inf
+    # from x**2 - 1, as JAX's (rsqrt((x - 1)(x + 1)) gave rsqrt(-0.0) = -inf).
+    import jax
+    import jax.numpy as jnp
+
+    for x in (0.0, -0.0, 1.5):
+        want = jax.grad(jax.grad(jnp.cbrt))(x)
+        for fn in (
+            funcgrad.grad(funcgrad.grad(fnp.cbrt)),
+            funcgrad.jit(funcgrad.grad(funcgrad.grad(fnp.cbrt))),
+        ):
+            np.testing.assert_allclose(float(fn(x)), float(want), rtol=1e-6)
+    x = np.array([-1.0, 1.0, 2.0, np.inf])
+    want = jax.jvp(jnp.arccosh, (x,), (np.ones(4),))[1]
+    got = funcgrad.jvp(fnp.arccosh, (x,), (np.ones(4),))[1]
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
