@@ -33,6 +33,7 @@ from funcgrad.primitives.structure import (
     slice_in_dim,
 )
 
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import Zero, deflinear, jvp_flat
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
@@ -60,11 +61,13 @@ def _sort_abstract_eval(*operands, dimension, is_stable, num_keys):
 
 def _sort_impl(*operands, dimension, is_stable, num_keys):
     operands = [np.asarray(o) for o in operands]
+    # ml_dtypes' bfloat16 sorts NaN among the numbers: its keys sort as the float32 values they are.
+    keys = [o.astype(np.float32) if o.dtype == _dt.bfloat16 else o for o in operands[:num_keys]]
     if num_keys == 1:
-        perm = np.argsort(operands[0], axis=dimension, kind="stable")
+        perm = np.argsort(keys[0], axis=dimension, kind="stable")
     else:
         # lexsort's *last* key is the primary one.
-        perm = np.lexsort(operands[:num_keys][::-1], axis=dimension)
+        perm = np.lexsort(keys[::-1], axis=dimension)
     return [np.take_along_axis(o, perm, axis=dimension) for o in operands]
 
 

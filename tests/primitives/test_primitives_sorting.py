@@ -30,6 +30,25 @@ def test_sort_puts_nans_last_and_is_stable_for_equal_keys():
     assert np.asarray(v).tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
+@pytest.mark.parametrize("num_keys", [1, 2])
+def test_eager_sort_of_bfloat16_puts_nans_last_as_jax(num_keys):
+    # ml_dtypes' bfloat16 argsort left NaN among the numbers eagerly (the fuzzer's bfloat16 inputs);
+    # jit's XLA sort and jax put it last.
+    import jax
+    import ml_dtypes
+
+    x = np.array([3, np.nan, 4, -0.0, 0.0, -1], ml_dtypes.bfloat16)
+    ops = (x, np.array([1, 0, 1, 0, 1, 0], ml_dtypes.bfloat16))
+    want = jax.lax.sort(ops, num_keys=num_keys)
+    for fn in (
+        so.sort_p.bind,
+        funcgrad.jit(so.sort_p.bind, static_argnames=("dimension", "is_stable", "num_keys")),
+    ):
+        got = fn(*ops, dimension=0, is_stable=True, num_keys=num_keys)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g, np.float32), np.asarray(w, np.float32))
+
+
 def test_sort_many_operands_by_lexicographic_keys():
     k1, k2, v = so.sort((np.array([1, 0, 1, 0]), np.array([2.0, 5.0, 1.0, 4.0]), np.arange(4)), num_keys=2)
     assert np.asarray(v).tolist() == [3, 1, 2, 0]
