@@ -347,15 +347,20 @@ def divmod(x1, x2, /):
 
 
 def _integer_power(x, y):
-    """Exact ``x ** y`` for integer arrays by binary exponentiation (NumPy's integer power)."""
+    """``x ** y`` for integer arrays by binary exponentiation, as JAX's: exact (wrapping) for
+    exponents 0..63; others, which overflow or (negative) have no integer answer, use the exponent's
+    low 6 bits, JAX's implementation-defined value (NumPy raises for negative ones), eager and jit
+    alike."""
     dtype = aval(x).dtype
     yv = concrete_value(y)
-    if yv is not None and np.any(yv < 0):
-        raise ValueError("Integers to negative integer powers are not allowed.")
-    # A concrete exponent needs only as many squarings as its largest value has bits.
-    bits = dtype.itemsize * 8 if yv is None else builtins.max(int(np.max(yv, initial=0)).bit_length(), 1)
+    # A concrete exponent in 0..63 needs only as many squarings as its largest value has bits.
+    small = yv is not None and np.all((yv >= 0) & (yv < 64))
+    bits = builtins.max(int(np.max(yv, initial=0)).bit_length(), 1) if small else 6
     one, zero = constant(1, dtype), constant(0, dtype)
-    acc = constant(1, dtype, broadcast_shapes(shape_of(x), shape_of(y)))
+    shape = broadcast_shapes(shape_of(x), shape_of(y))
+    # 0 ** y is 0 for every nonzero y (also one whose low 6 bits are 0, as JAX's)
+    zero_base = ew.and_p.bind(ew.eq_p.bind(x, zero), ew.ne_p.bind(y, zero))
+    acc = select(zero_base, constant(0, dtype, shape), constant(1, dtype, shape))
     for _ in range(bits):
         acc = select(ew.ne_p.bind(ew.and_p.bind(y, one), zero), ew.mul_p.bind(acc, x), acc)
         x = ew.mul_p.bind(x, x)
@@ -380,6 +385,7 @@ def power(x1, x2, /):
             return full_like_aval(x1, 1)
         if x2 > 0 or _dt.is_inexact(aval(x1).dtype):
             return ew.integer_pow(x1, x2)
+        raise ValueError("Integers to negative integer powers are not allowed.")  # (jax: TypeError)
     x1, x2 = broadcast_args(*promote_args(x1, x2))
     if _is_bool(x1):
         x1, x2 = ew.convert_element_type(x1, _dt.default_int), ew.convert_element_type(x2, _dt.default_int)

@@ -595,3 +595,18 @@ def test_round_of_float16_scales_in_float32_as_jax(decimals):
         got = fn(x, decimals)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_integer_power_of_any_exponent_array_is_jaxs():
+    # Negative or >= 64 integer exponents (arrays) have no exact integer answer; funcgrad computes
+    # JAX's value (the exponent's low 6 bits) eagerly and under jit, where eager raised NumPy's
+    # ValueError and jit used 32 bits (the fuzzer's negative int8/int32 exponents).
+    import jax.numpy as jnp
+
+    x = np.array([5, 3, -3, 2, 1, -1, 0, 3, -1, 0, 0, 7], np.int32)
+    y = np.array([-1, -2, -1, -3, -5, -5, -1, 70, 65, 64, 0, 3], np.int32)
+    want = np.asarray(jnp.power(x, y))
+    for fn in (fnp.power, jit(fnp.power)):
+        np.testing.assert_array_equal(np.asarray(fn(x, y)), want)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        fnp.power(fnp.asarray([2, 3]), -1)  # a Python int exponent still raises (jax: TypeError)
