@@ -163,6 +163,14 @@ def _integer_overflow_in_jax(outcome) -> bool:
     )
 
 
+def _convolution_padding(outcome) -> bool:
+    return (
+        bool(_ops(outcome) & {"np.convolve", "np.correlate"})
+        and _has_input(outcome, lambda x: ~np.isfinite(x))
+        and _nan_subset(outcome, fewer=False)
+    )
+
+
 _INITIAL_OPS = {"np.max_initial", "np.min_where"}
 
 
@@ -328,6 +336,18 @@ DOCUMENTED: list[Divergence] = [
         "at the dtype's maximum.",
         "`nn.soft_sign(np.uint32([4294967295]))`: [1.0] (jax: [inf], from 1 + 4294967295 = 0)",
         _integer_overflow_in_jax,
+    ),
+    Divergence(
+        "convolution-padding-times-nonfinite",
+        "Convolutions (`convolve`, `correlate`, and their derivatives) with padding, of operands that "
+        "hold NaN or inf.",
+        "funcgrad computes a convolution of few input features as explicit padding and a matrix "
+        "product of patches (NOTE: [convolution as patches], several times faster on CPU), eagerly by "
+        "explicit padding too, so the padded zeros multiply the kernel: 0 * NaN is NaN in outputs whose "
+        "window overlaps the padding; XLA's convolution (jax) skips padded positions.",
+        "`vjp(lambda a: np.convolve(a, np.array([-1.0, nan]), mode='valid'), np.ones(2))[1](np.ones(1))`: "
+        "[nan, nan] (jax: [nan, -1])",
+        _convolution_padding,
     ),
     Divergence(
         "min-max-derivative-at-initial",
