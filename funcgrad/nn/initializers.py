@@ -226,10 +226,7 @@ def variance_scaling(
         }[mode]
         variance = fnp.asarray(scale / denominator, dtype)
         if dtype.kind == "c":
-            raise TypeError(
-                "variance_scaling: complex weights need complex random numbers, which funcgrad.random does "
-                f"not draw yet; got dtype {dtype.name}"
-            )
+            return _placed(_complex_scaled(key, shape, dtype, distribution, variance), out_sharding)
         if distribution == "truncated_normal":
             stddev = fnp.sqrt(variance) / fnp.asarray(0.87962566103423978, dtype)
             x = _truncated(key, shape, dtype, -2, 2) * stddev
@@ -240,6 +237,26 @@ def variance_scaling(
         return _placed(x, out_sharding)
 
     return init
+
+
+def _complex_scaled(key, shape, dtype, distribution, variance):
+    """Complex weights of ``variance``, drawn as JAX draws them: a normal of that variance, or a
+    modulus and a uniform phase -- the modulus of a unit normal truncated at 2 (rescaled to keep
+    the variance) or uniform over the disk."""
+    if distribution == "normal":
+        return _normal(key, shape, dtype) * fnp.sqrt(variance)
+    real = _dt.real_dtype(dtype)
+    key_r, key_theta = random.split(key)
+    if distribution == "truncated_normal":
+        upper = 2.0
+        t = (1 - fnp.exp(fnp.asarray(-(upper**2), dtype))) * _uniform(key_r, shape, real).astype(dtype)
+        r = fnp.sqrt(-fnp.log(1 - t))
+        scale = fnp.sqrt(variance) / fnp.asarray(0.95311164380491208, dtype)
+    else:
+        r = fnp.sqrt(2 * _uniform(key_r, shape, real)).astype(dtype)
+        scale = fnp.sqrt(variance)
+    theta = 2 * np.pi * _uniform(key_theta, shape, real).astype(dtype)
+    return r * fnp.exp(1j * theta) * scale
 
 
 def _specialised(scale, mode, distribution, name, doc):
