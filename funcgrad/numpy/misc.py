@@ -38,6 +38,7 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy.complexes import conjugate, imag, real, reject_complex
 from funcgrad.numpy.contractions import matmul
+from funcgrad.numpy.creation import linspace
 from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
 from funcgrad.numpy.lookup import diagonal
 from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, stack
@@ -169,14 +170,22 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     a = ravel(asarray(a))
     (a,) = promote_args_inexact(a)
     if isinstance(bins, int | np.integer):
-        if range is None:
-            value = concrete_or_error(a, "histogram without range=")
-            lo, hi = (float(value.min()), float(value.max())) if value.size else (0.0, 1.0)
+        value = core.concrete_value(a) if range is None else None
+        if range is None and value is None and a.shape[0]:
+            # A traced a: the data's range, computed in the program (as JAX's histogram_bin_edges).
+            lo, hi = reductions.min(a), reductions.max(a)
+            same = ew.eq_p.bind(lo, hi)
+            half = constant(0.5, a.dtype)
+            lo, hi = select(same, ew.sub_p.bind(lo, half), lo), select(same, ew.add_p.bind(hi, half), hi)
+            edges = linspace(lo, hi, int(bins) + 1, dtype=a.dtype)
         else:
-            lo, hi = (float(v) for v in range)
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = asarray(np.linspace(lo, hi, int(bins) + 1), a.dtype)
+            if range is None:
+                lo, hi = (float(value.min()), float(value.max())) if value.size else (0.0, 1.0)
+            else:
+                lo, hi = (float(v) for v in range)
+            if lo == hi:
+                lo, hi = lo - 0.5, hi + 0.5
+            edges = asarray(np.linspace(lo, hi, int(bins) + 1), a.dtype)
     else:
         edges = convert(asarray(bins), a.dtype)
     n_bins = edges.shape[0] - 1

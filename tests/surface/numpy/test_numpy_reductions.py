@@ -394,6 +394,21 @@ def test_histograms_trace_and_differentiate_in_the_weights():
         fnp.histogram_bin_edges(np.array([1.0, np.nan]), 3)
 
 
+@pytest.mark.parametrize(
+    "x", [np.array([1, 2, 3, 4], np.int8), np.array([0.3, 0.1, 0.9, 0.7, 0.5, 0.1]), np.array([2.0, 2.0])]
+)
+def test_histogram_of_a_traced_array_takes_its_range_in_the_program(x):
+    # jax's histogram under jit computes the data's range (the fuzzer: funcgrad required range=)
+    import jax
+    import jax.numpy as jnp
+
+    got = funcgrad.jit(lambda x: fnp.histogram(x, bins=3))(x)
+    want = jax.jit(lambda x: jnp.histogram(x, bins=3))(x)
+    for g, w, e in zip(got, want, fnp.histogram(x, bins=3)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-12)
+
+
 def test_nearest_quantile_takes_the_lower_neighbour_at_a_tie_as_jax():
     # jnp.percentile's and jnp.quantile's docstrings
     assert fnp.percentile(np.arange(7), np.array([25, 50, 75]), method="nearest").tolist() == [1, 3, 4]
