@@ -31,7 +31,7 @@ def to_public(x):
     if isinstance(x, np.ndarray | np.generic):
         return Array._from_owned(_dt.canonical_value(np.asarray(x)))
     if type(x) in python_scalar_types:
-        return Array._from_owned(np.asarray(x, _dt.python_scalar_dtype(x)), weak_type=True)
+        return Array._from_owned(np.asarray(x, _dt.python_scalar_dtype(x)), weak_type=type(x) is not bool)
     return x
 
 
@@ -39,7 +39,7 @@ def canonicalize(leaves) -> list:
     """Python scalars become weakly typed 0-d Arrays (NOTE: [weak types]), as at JAX's API
     boundary, so rules never see bare Python numbers as primals."""
     return [
-        Array._from_owned(np.asarray(x, _dt.python_scalar_dtype(x)), weak_type=True)
+        Array._from_owned(np.asarray(x, _dt.python_scalar_dtype(x)), weak_type=type(x) is not bool)
         if type(x) in python_scalar_types
         else x
         for x in leaves

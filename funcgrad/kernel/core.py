@@ -69,7 +69,8 @@ from funcgrad.kernel.traits import PrimitiveTraits
 
 
 def _python_scalar_aval(x) -> ShapedArray:
-    return ShapedArray((), _dt.python_scalar_dtype(x), weak_type=True)
+    # (a Python bool is strong, as in JAX: only int, float and complex are weak)
+    return ShapedArray((), _dt.python_scalar_dtype(x), weak_type=type(x) is not bool)
 
 
 def get_aval(x) -> ShapedArray:
@@ -431,6 +432,8 @@ class EvalTrace(Trace):
                 weak = False
             elif t in _PYTHON_SCALARS:
                 vals.append(a)
+                if t is bool:  # (a Python bool is strong, as in JAX)
+                    weak = False
             elif isinstance(a, Tracer):
                 raise UnexpectedTracerError(_leak_message(a))
             else:

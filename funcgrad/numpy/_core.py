@@ -107,7 +107,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         return Array._from_owned(a._numpy(), a.weak_type) if copy and out is a and type(a) is Array else out
     if type(a) in python_scalar_types:
         if dtype is None:
-            return Array._from_owned(np.asarray(a, _dt.python_scalar_dtype(a)), weak_type=True)
+            # (a Python bool is strong, as in JAX: jnp.asarray(True) has no weak type)
+            return Array._from_owned(np.asarray(a, _dt.python_scalar_dtype(a)), weak_type=type(a) is not bool)
         return Array._from_owned(_scalar_const(a, dtype))
     if isinstance(a, list | tuple) and any(isinstance(x, core.Tracer | Array) for x in _iter_nested(a)):
         return _stack_nested(a, dtype)

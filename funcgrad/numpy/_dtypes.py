@@ -269,10 +269,11 @@ def check_user_dtype(d, fun_name: str | None = None) -> np.dtype:
 
 
 def dtype_and_weak(x) -> tuple[np.dtype, bool]:
-    """``(dtype, weak_type)`` of an array-like or Python scalar (scalars are weak)."""
+    """``(dtype, weak_type)`` of an array-like or Python scalar (scalars are weak, but for ``bool``:
+    as in JAX, a Python bool is strong)."""
     t = type(x)
     if t in python_scalar_types:
-        return _dt.python_scalar_dtype(x), True
+        return _dt.python_scalar_dtype(x), t is not bool
     if isinstance(x, Array | core.Tracer):
         return x.dtype, x.weak_type
     if isinstance(x, np.ndarray | np.generic):

@@ -208,3 +208,13 @@ def test_promote_types_takes_python_types_as_weak():
     assert fnp.promote_types("float16", float) == np.float16
     assert fnp.promote_types("float32", complex) == np.complex64
     assert fnp.promote_types("int8", float) == fnp.promote_types(float, int)  # (the default float)
+
+
+def test_python_bools_are_strong_as_in_jax():
+    # jnp.array's/asarray's docstrings: jnp.array(True) is Array(True, dtype=bool) (no weak type);
+    # jit(np.isscalar)(1.0)'s Python bool result too; ints, floats and complexes stay weak
+    assert not fnp.asarray(True).weak_type and not fnp.array(False).weak_type
+    assert not funcgrad.jit(lambda: True)().weak_type and not funcgrad.jit(lambda b: b)(True).weak_type
+    assert not fnp.logical_and(True, False).weak_type
+    assert fnp.asarray(1).weak_type and fnp.asarray(1.0).weak_type and (fnp.asarray(1) + True).weak_type
+    assert (fnp.int8(3) + True).dtype == np.int8
