@@ -8,7 +8,9 @@ Layer: kernel. Imports only numpy and ml_dtypes.
 # * 2.5`` becomes float64. Values that came from Python scalars keep ``weak_type=True`` in their aval
 # (tracers) or on the Array, so ``grad(f)(3.0)`` still promotes like NumPy inside ``f``. We ask
 # NumPy itself for the answer (``np.result_type`` with Python scalar stand-ins), so there is one
-# source of truth for the promotion table.
+# source of truth for the promotion table. A Python ``bool`` is not weak, as in JAX (its weak types
+# are int, float and complex): it promotes the same either way, and ``jnp.asarray(True)`` prints
+# without ``weak_type`` (the places that wrap Python scalars test ``type(x) is not bool``).
 
 # NOTE: [x64 mode]
 # ``jax_enable_x64`` (funcgrad.config) is True by default: 64-bit dtypes are NumPy's defaults.
