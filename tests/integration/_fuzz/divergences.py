@@ -58,7 +58,15 @@ _SCIPY_EDGE_OPS = {"lax.lgamma", "special.gammaln", "special.gamma", "lax.digamm
 
 
 def _scipy_edges(outcome) -> bool:
-    return _kind(outcome) in ("nan", "inf") and bool(_ops(outcome) & _SCIPY_EDGE_OPS)
+    if not _ops(outcome) & _SCIPY_EDGE_OPS:
+        return False
+    if _kind(outcome) in ("nan", "inf"):
+        return True
+    # a later step may turn the edge value into a number (arctan2(0, -inf) = pi, arctan2(0, nan) = nan,
+    # then where(v > 0, v, 2)): an input at a pole (0, a negative integer) or an infinity
+    return _kind(outcome) == "value" and _has_input(
+        outcome, lambda x: ~np.isfinite(x) | ((np.real(x) <= 0) & (np.real(x) == np.round(np.real(x))))
+    )
 
 
 def _differentiates(outcome) -> bool:
