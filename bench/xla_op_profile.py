@@ -4,7 +4,9 @@ profiler, summed by kind (``ynn_fusion``: XNNPACK dots, ``dot``: XLA's own dots,
 optimised HLO.
 
 Run: ``python bench/xla_op_profile.py step`` (or ``per_example``; a second argument ``jax``
-profiles jax's program of the same function): the transformer of
+profiles jax's program of the same function; a third, ``malloc``, runs funcgrad with
+``funcgrad_malloc_tuning``, so that the first touch of XLA's fresh temporaries, page faults
+counted in whichever operation writes them first, leaves the figures): the transformer of
 ``bench_transformer.py``, one thread. How the funcgrad-vs-jax and funcgrad-vs-torch.compile
 gaps of that benchmark were found (NOTE: [one contracting dimension on the CPU] in
 ``xla_bridge/rules/dot.py``). Set ``XLA_FLAGS`` before running: the script adds
@@ -48,10 +50,12 @@ def build(case, lib="funcgrad"):
     return f, (p, x, y), tree
 
 
-def main(case="step", lib="funcgrad", calls=6, top=15):
+def main(case="step", lib="funcgrad", malloc=False, calls=6, top=15):
     import importlib
 
     J = importlib.import_module(lib)
+    if malloc:  # NOTE: [eager allocations]: XLA's per-call temporaries from the heap, no page faults
+        J.config.update("funcgrad_malloc_tuning", True)
     f, args, tree = build(case, lib)
 
     def run():
@@ -92,4 +96,4 @@ def main(case="step", lib="funcgrad", calls=6, top=15):
 
 
 if __name__ == "__main__":
-    main(*(sys.argv[1:3] or ["step"]))
+    main(*(sys.argv[1:3] or ["step"]), malloc="malloc" in sys.argv[3:])
