@@ -398,7 +398,18 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
     >>> interp(np.array([0.5, 2.5, 5.0]), np.array([0.0, 1.0, 3.0]), np.array([0.0, 10.0, 30.0])).tolist()
     [5.0, 25.0, 30.0]
+    >>> interp(np.array([-1.0, 5.0]), np.array([0.0, 1.0]), np.array([0.0, 10.0]), right="extrapolate").tolist()
+    [0.0, 50.0]
     """
+    # JAX's extension: left/right='extrapolate' continue the first/last segment's line
+    extrapolate = []
+    for name, v in (("left", left), ("right", right)):
+        if isinstance(v, str):
+            if v != "extrapolate":
+                raise ValueError(f"{name} must be None, a number or 'extrapolate', but got: {v!r}")
+            extrapolate.append(name)
+    left = None if "left" in extrapolate else left
+    right = None if "right" in extrapolate else right
     x, xp, fp = asarray(x), asarray(xp), asarray(fp)
     if xp.ndim != 1 or fp.ndim != 1:
         raise ValueError("xp and fp must be one-dimensional")
@@ -451,6 +462,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if period is None:
         lo_val = getitem(fp, 0) if left is None else convert(asarray(left), dtype)
         hi_val = getitem(fp, -1) if right is None else convert(asarray(right), dtype)
-        out = select(ew.lt_p.bind(x, getitem(xp, 0)), lo_val, out)
-        out = select(ew.gt_p.bind(x, getitem(xp, -1)), hi_val, out)
+        if "left" not in extrapolate:
+            out = select(ew.lt_p.bind(x, getitem(xp, 0)), lo_val, out)
+        if "right" not in extrapolate:
+            out = select(ew.gt_p.bind(x, getitem(xp, -1)), hi_val, out)
     return out

@@ -823,3 +823,12 @@ def test_piecewise_takes_an_array_of_conditions_along_axis_0_as_jax():
         stacked.tolist() == np.piecewise(x, [x < -1, x > 1], [lambda v: 1 + v, lambda v: v - 1, 0]).tolist()
     )
     assert fnp.piecewise(x, x < 0, [-1, 1]).tolist() == np.piecewise(x, x < 0, [-1, 1]).tolist()
+
+
+def test_interp_extrapolates_when_asked_as_jax():
+    # jnp.interp's docstring: left/right='extrapolate' continue the end segments' lines
+    x, xp, fp = np.array([-10.0, 10.0]), np.array([-5.0, 0.0, 5.0]), np.array([-10.0, 0.0, 10.0])
+    assert fnp.interp(x, xp, fp, left="extrapolate", right="extrapolate").tolist() == [-20.0, 20.0]
+    assert fnp.interp(x, xp, fp, right="extrapolate", left=7.0).tolist() == [7.0, 20.0]
+    with pytest.raises(ValueError, match="extrapolate"):
+        fnp.interp(x, xp, fp, left="linear")
