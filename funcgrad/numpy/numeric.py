@@ -398,7 +398,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
     >>> interp(np.array([0.5, 2.5, 5.0]), np.array([0.0, 1.0, 3.0]), np.array([0.0, 10.0, 30.0])).tolist()
     [5.0, 25.0, 30.0]
-    >>> interp(np.array([-1.0, 5.0]), np.array([0.0, 1.0]), np.array([0.0, 10.0]), right="extrapolate").tolist()
+    >>> interp(np.array([-1.0, 5.0]), np.array([0.0, 1.0]), np.array([0, 10.0]), right="extrapolate").tolist()
     [0.0, 50.0]
     """
     # JAX's extension: left/right='extrapolate' continue the first/last segment's line
