@@ -207,6 +207,10 @@ def _ldexp_at_specials(outcome) -> bool:
     return _differentiates(outcome) and _has_input(outcome, lambda x: ~np.isfinite(x) | (x == 0))
 
 
+def _lapack_16_bit(outcome) -> bool:
+    return outcome.status == "error" and "which LAPACK does not support" in (outcome.error or "")
+
+
 def _fft_of_empty(outcome) -> bool:
     return outcome.status == "error" and "invalid number of data points" in (outcome.error or "")
 
@@ -374,6 +378,15 @@ DOCUMENTED: list[Divergence] = [
         "NaN in more places.",
         "`vjp` of `jvp` of `np.nanprod(np.array([0.0, inf, inf]))`: inf (jax: nan) in x[0]'s entry",
         _product_derivative_at_infinities,
+    ),
+    Divergence(
+        "linalg-of-16-bit-floats",
+        "`linalg.det` and `linalg.slogdet` of float16/bfloat16 matrices.",
+        "funcgrad's linear algebra runs on LAPACK, which has no 16-bit types: every decomposition raises a "
+        "TypeError that names the dtype and the fix (`a.astype('float32')`); jax raises for the other "
+        "decompositions too, but computes `det` (closed forms up to 3x3, else its own LU) and `slogdet`.",
+        "`np.linalg.det(np.eye(2, dtype=np.float16))`: TypeError (jax: 1.0)",
+        _lapack_16_bit,
     ),
     Divergence(
         "eager-subnormals",
