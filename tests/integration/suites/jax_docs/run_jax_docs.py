@@ -239,11 +239,32 @@ def compare(doc: str, jax_cells, funcgrad_cells) -> DocResult:
     return result
 
 
+def support_files(jax_repo, ref, doc, workdir: str) -> None:
+    """The folder a document works in, beside it in ``docs/`` and named after it (``docs/ffi/`` of
+    ``ffi.md``: the C++ kernel and the CMakeLists its cells build), copied into ``workdir``."""
+    if jax_repo is None:
+        return
+    folder = os.path.join("docs", os.path.splitext(doc)[0])
+    listed = subprocess.run(
+        ["git", "-C", jax_repo, "ls-tree", "-r", "--name-only", ref, folder + "/"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    for path in listed:
+        data = subprocess.run(["git", "-C", jax_repo, "show", f"{ref}:{path}"], capture_output=True).stdout
+        target = os.path.join(workdir, os.path.relpath(path, "docs"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as f:
+            f.write(data)
+
+
 def run_document(jax_repo, ref, doc, *, file=None, timeout=240.0) -> DocResult:
     nb = read_document(jax_repo, ref, doc, file)
     with tempfile.TemporaryDirectory() as work:
+        support_files(jax_repo, ref, doc, work)
         jax_cells, tj = execute(nb, alias=False, workdir=work, timeout=timeout)
     with tempfile.TemporaryDirectory() as work:
+        support_files(jax_repo, ref, doc, work)
         fg_cells, tf = execute(nb, alias=True, workdir=work, timeout=timeout)
     result = compare(doc, jax_cells, fg_cells)
     result.seconds = {"jax": round(tj, 1), "funcgrad": round(tf, 1)}
@@ -273,7 +294,8 @@ def report(results: list[DocResult]) -> str:
             f"| {r.seconds.get('jax', '')} | {r.seconds.get('funcgrad', '')} |"
         )
     lines.append(
-        f"| **all** | {totals['cells']} | {totals['ran']} | {totals['same']} | {totals['differs']} | {totals['fails']} | | |"
+        f"| **all** | {totals['cells']} | {totals['ran']} | {totals['same']} | {totals['differs']} "
+        f"| {totals['fails']} | | |"
     )
     lines.append("")
     for r in results:
