@@ -196,6 +196,12 @@ def associative_scan(fn: Callable, x, axis: int = 0, reverse: bool = False):
     >>> np.asarray(associative_scan(ew.add, np.arange(1.0, 6.0))).tolist()
     [1.0, 3.0, 6.0, 10.0, 15.0]
     """
+    ndim = len(aval_of(x).shape)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"associative_scan: axis {axis} is out of bounds for an array of rank {ndim}")
+    # A non-negative axis: the slices and concatenates below take it as their primitives' parameter,
+    # which batching shifts (a negative one under vmap named the wrong dimension).
+    axis = axis % ndim
     if reverse:
         x = rev(x, (axis,))
 

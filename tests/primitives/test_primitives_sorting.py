@@ -117,3 +117,24 @@ def test_associative_scan_matches_cumulative_ops():
     assert_close(
         so.associative_scan(ew.mul, x, axis=0, reverse=True), np.flip(np.cumprod(np.flip(x, 0), 0), 0)
     )
+
+
+def test_associative_scan_along_a_negative_axis_batches_as_jax():
+    # A negative axis reached the slice/concatenate primitives unnormalised, naming the wrong
+    # dimension under vmap (the fuzzer: jacfwd/jacrev of associative_scan(np.add, x, axis=-1)).
+    import jax
+    import jax.numpy as jnp
+
+    import funcgrad.numpy as fnp
+
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    want = jax.vmap(lambda r: jax.lax.associative_scan(jnp.add, r, axis=-1))(x)
+    got = funcgrad.vmap(lambda r: funcgrad.lax.associative_scan(fnp.add, r, axis=-1))(x)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    jac = jax.jacfwd(jax.jacrev(lambda r: jax.lax.associative_scan(jnp.multiply, r, axis=-1)))(x[0])
+    ours = funcgrad.jacfwd(
+        funcgrad.jacrev(lambda r: funcgrad.lax.associative_scan(fnp.multiply, r, axis=-1))
+    )(x[0])
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(jac), rtol=1e-6)
+    with pytest.raises(ValueError, match="out of bounds"):
+        funcgrad.lax.associative_scan(fnp.add, x, axis=2)
