@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from funcgrad.kernel import core
 from funcgrad.kernel.ad import Zero, is_undefined_primal, jvp_jaxpr, transpose_jaxpr
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.batching import batch_jaxpr, current_axis_name
 from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.core import Primitive
@@ -86,6 +87,19 @@ def _same_params(params: dict, jaxpr, derivation: str, n_args: int) -> dict:
     return {**params, "jaxpr": jaxpr}
 
 
+def _eval_call(*args, jaxpr, **_):
+    """A call's eager evaluation: its jaxpr, equation by equation. The results take the weak types
+    the staged call gives (NOTE: [one eager step]): a backward pass hands the call raw NumPy
+    operands, which carry no weak type (grad of a checkpoint at a Python float is weak, as in JAX)."""
+    outs = core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+    return [
+        Array._from_owned(o._numpy(), v.aval.weak_type)
+        if type(o) is Array and o.weak_type != v.aval.weak_type and o.dtype == v.aval.dtype
+        else o
+        for o, v in zip(outs, jaxpr.jaxpr.outvars)
+    ]
+
+
 class CallPrimitive(Primitive):
     """A primitive that calls the ``ClosedJaxpr`` in its ``jaxpr`` parameter, with every rule.
 
@@ -103,7 +117,7 @@ class CallPrimitive(Primitive):
         super().__init__(name, multiple_results=True)
         self.derive_params = derive_params
         self.def_traits(call_jaxpr_param="jaxpr", jaxpr_params=("jaxpr",))
-        self.def_impl(lambda *args, jaxpr, **_: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
+        self.def_impl(_eval_call)
         self.def_abstract_eval(self._abstract_eval)
         self.def_jvp(self._jvp)
         self.def_transpose(self._transpose)

@@ -213,3 +213,12 @@ def test_remat_is_the_function_not_a_module():
     assert funcgrad.remat is funcgrad.checkpoint
     g = funcgrad.grad(funcgrad.remat(lambda x: fnp.sin(x) ** 2))(1.0)
     assert float(g) == pytest.approx(np.sin(2.0), rel=1e-15)
+
+
+def test_grad_of_a_checkpoint_at_a_python_float_is_weak_as_jax():
+    # jax.checkpoint's docstring: value_and_grad(checkpoint(g))(2.0) gives two weak float32s
+    g = funcgrad.checkpoint(lambda x: fnp.sin(fnp.sin(x)))
+    value, grad = funcgrad.value_and_grad(g)(2.0)
+    assert value.weak_type and grad.weak_type
+    assert float(grad) == pytest.approx(np.cos(np.sin(2.0)) * np.cos(2.0))
+    assert not funcgrad.grad(g)(np.float32(2.0)).weak_type
