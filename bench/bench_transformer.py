@@ -25,7 +25,9 @@ Rows:
 call's temporaries (here about 120 MB of saved activations) and outputs with malloc, which glibc
 serves from fresh ``mmap`` pages, so plain funcgrad (and jax) page-fault them in on every call
 (about 30k minor faults and 55 ms of system time per jitted step, measured); with the tuning
-they stay in the heap. Its ratio column compares it with plain funcgrad's row.
+they stay in the heap (the jitted step's GEMMs then run at the speed they have alone,
+``python bench/xla_op_profile.py step funcgrad malloc``). The column ``+malloc / this`` gives its
+ratios to the peers.
 
 Every measurement runs in its own subprocess (one library per process), the libraries taking
 turns (round-robin) so that load on the shared machine hits them alike; each figure is the median
