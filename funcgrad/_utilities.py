@@ -1,6 +1,6 @@
 """Top-level utilities of JAX's namespace: ``typeof``, ``named_scope``/``named_call``,
 ``ensure_compile_time_eval``, ``clear_caches``, ``live_arrays``, ``effects_barrier``,
-``print_environment_info``.
+``print_environment_info``; ``ds`` (defined with indexing, funcgrad/numpy/indexing.py).
 
 Layer: surface. Imports the kernel (the current trace, the source-info state equations record
 their scope in, the cache registry), ``funcgrad.jitting`` and ``xla_bridge`` (platform names).
@@ -30,10 +30,12 @@ from funcgrad.kernel import caches, core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config
 from funcgrad.numpy._dtypes import ExtendedArray
+from funcgrad.numpy.indexing import dslice as ds  # (jax.ds: a slice whose start may be traced)
 from funcgrad.ref import HITYPES, Ref
 
 __all__ = [
     "clear_caches",
+    "ds",
     "effects_barrier",
     "ensure_compile_time_eval",
     "live_arrays",

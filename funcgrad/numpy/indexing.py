@@ -23,6 +23,7 @@ primitive catalog (structure, indexing, elementwise families).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 
@@ -38,6 +39,7 @@ from funcgrad.numpy._core import (
     aval,
     broadcast_shapes,
     broadcast_to,
+    concrete_int,
     constant,
     promote_args,
     select,
@@ -191,6 +193,71 @@ def _static_slice(s: slice) -> slice:
 
 
 # ----------------------------------------------------------------------------------------------
+# Dynamic slices: jax.ds
+
+
+@dataclasses.dataclass(frozen=True)
+class Slice:
+    """``size`` elements from ``start`` every ``stride`` along one axis; ``start`` may be traced
+    (``jax.ds``'s ``Slice``). As an index, ``x[ds(i, n)]`` is ``lax.dynamic_slice_in_dim``: a
+    negative start counts from the end and the window is clamped to fit, under ``jit`` too."""
+
+    start: object
+    size: int
+    stride: int = 1
+
+
+def dslice(start, size=None, stride=None):
+    """``Slice(start, size, stride)`` (``jax.ds``): a slice whose start may be traced.
+
+    >>> x = np.arange(10)
+    >>> getitem(x, dslice(4, 2)).tolist()
+    [4, 5]
+    >>> import funcgrad
+    >>> funcgrad.jit(lambda x, i: getitem(x, dslice(i, 3)))(x, 8).tolist()
+    [7, 8, 9]
+    """
+    if start is None:
+        return slice(None, None, None)
+    if size is None:
+        raise TypeError("ds: give a size (a dynamic slice has a static size)")
+    stride = 1 if stride is None else int(stride)
+    if stride < 0:
+        raise ValueError("`stride` must be >= 0.")
+    return Slice(start, concrete_int(size, "ds's size"), stride)
+
+
+def _apply_dslices(x, idx):
+    """``x`` with each ``Slice`` of ``idx`` applied as a dynamic slice of its axis, and ``idx``
+    with those entries replaced by ``:`` (what remains is ordinary NumPy indexing)."""
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    if not any(isinstance(i, Slice) for i in items):
+        return x, idx
+
+    def consumed(i):
+        if i is None or i is Ellipsis:
+            return 0
+        if isinstance(i, Slice | slice | int | np.integer):
+            return 1
+        if getattr(i, "dtype", None) == np.bool_:
+            return max(np.ndim(i), 1)
+        return 1
+
+    explicit = sum(consumed(i) for i in items)
+    axis, out = 0, []
+    for i in items:
+        if i is Ellipsis:
+            axis += aval(x).ndim - explicit
+        elif isinstance(i, Slice):
+            span = (i.size - 1) * i.stride + 1 if i.size else 0
+            x = ix.dynamic_slice_in_dim(x, i.start, span, axis)
+            i = slice(None, None, i.stride if i.stride > 1 else None)
+        out.append(i)
+        axis += consumed(i)
+    return x, tuple(out)
+
+
+# ----------------------------------------------------------------------------------------------
 # Retrieval
 
 
@@ -216,6 +283,7 @@ def getitem(
     9
     """
     x = asarray(x)
+    x, idx = _apply_dslices(x, idx)
     entries = _expand(idx, x.shape, "x[...]")
     if mode is not None:
         gather_mode = ix.GatherScatterMode.from_any(mode)
@@ -409,6 +477,10 @@ def _flat_ids(x, idx, mode, wrap=True):
 
 def _selects_unique(x, idx) -> bool:
     """Basic indices (ints, slices, newaxis, ellipsis) never select an element twice."""
+    if isinstance(idx, Slice) or (isinstance(idx, tuple) and any(isinstance(i, Slice) for i in idx)):
+        idx = tuple(
+            slice(None) if isinstance(i, Slice) else i for i in (idx if isinstance(idx, tuple) else (idx,))
+        )
     return all(kind != _ARRAY for kind, _ in _expand(idx, x.shape, "x.at[...]"))
 
 

@@ -308,3 +308,20 @@ def test_wrap_negative_indices_false_makes_negative_indices_out_of_bounds():
     traced = funcgrad.jit(lambda x, i: x.at[i].set(9.0, wrap_negative_indices=False))(x, -2)
     assert traced.tolist() == [0, 1, 2, 3, 4]
     assert x.at[-1].set(99.0).tolist() == [0, 1, 2, 3, 99]  # (the default wraps)
+
+
+def test_ds_slices_at_a_traced_start_as_jax():
+    # jax.ds's docstring: x[jax.ds(i, size)] with i traced (lax.dynamic_slice_in_dim: a negative
+    # start counts from the end, the window is clamped); .at[] updates through it too
+    x = fnp.arange(10)
+    assert x[funcgrad.ds(4, 2)].tolist() == [4, 5]
+    f = funcgrad.jit(lambda x, i: x[funcgrad.ds(i, 3)])
+    assert f(x, 8).tolist() == [7, 8, 9] and f(x, -2).tolist() == [7, 8, 9]
+    add = funcgrad.jit(lambda x, i: x.at[funcgrad.ds(i, 2)].add(100))
+    assert add(x, 3).tolist() == [0, 1, 2, 103, 104, 5, 6, 7, 8, 9]
+    y = fnp.arange(12).reshape(3, 4)
+    assert y[funcgrad.ds(1, 2), 1:3].tolist() == [[5, 6], [9, 10]]
+    assert y[..., funcgrad.ds(1, 2)].tolist() == [[1, 2], [5, 6], [9, 10]]
+    assert x[funcgrad.ds(1, 3, 2)].tolist() == [1, 3, 5]
+    g = funcgrad.grad(lambda v, i: v[funcgrad.ds(i, 3)].sum())(np.arange(10.0), 2)
+    assert g.tolist() == [0, 0, 1, 1, 1, 0, 0, 0, 0, 0]
