@@ -215,8 +215,8 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
             f"cond: pred must be a scalar, got {aval.str_short()} "
             "(use funcgrad.numpy.where to select elementwise)"
         )
-    if aval.dtype.kind not in "biu":
-        raise TypeError(f"cond: pred must be a boolean or integer scalar, got {aval.str_short()}")
+    if aval.dtype.kind not in "biuf":  # (a float pred is pred != 0, as in JAX)
+        raise TypeError(f"cond: pred must be a boolean or real number scalar, got {aval.str_short()}")
     if aval.dtype != np.bool_:
         pred = ew.ne_p.bind(pred, np.zeros((), aval.dtype))
     index = np.int32(pred) if isinstance(pred, bool | np.bool_) else ew.convert_element_type(pred, np.int32)

@@ -116,6 +116,19 @@ def test_cond_mismatched_branch_outputs():
         cond(True, lambda x: (x, x), lambda x: x, 1.0)
 
 
+@pytest.mark.parametrize("pred", [0.5, 0.0, -0.0, float("nan"), np.float32(-2.0)])
+def test_cond_takes_a_float_predicate_as_jax(pred):
+    # jax's cond reads a float pred as pred != 0 (NaN is true); funcgrad refused it (the fuzzer's probe)
+    import jax
+
+    want = jax.jit(lambda p: jax.lax.cond(p, lambda: 1.0, lambda: 2.0))(pred)
+    for fn in (
+        lambda p: cond(p, lambda: 1.0, lambda: 2.0),
+        funcgrad.jit(lambda p: cond(p, lambda: 1.0, lambda: 2.0)),
+    ):
+        assert float(fn(pred)) == float(want)
+
+
 def test_vmap_cond_batched_and_unbatched_predicate(rng):
     xs = rng.standard_normal(6)
     f = lambda x, p: cond(p > 0, lambda v: fnp.sin(v) * 2.0, lambda v: v**2, x)  # noqa: E731
