@@ -592,7 +592,7 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
         return x
     if dtype.kind == "c":  # each part on its own, as NumPy does
         return _by_parts(lambda part: nan_to_num(part, copy, nan, posinf, neginf), x)
-    info = np.finfo(dtype) if dtype.kind == "f" else np.finfo(np.float64)
+    info = _dt.finfo(dtype)  # (ml_dtypes' too: bfloat16 is not NumPy kind "f")
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
     out = select(ew.ne_p.bind(x, x), constant(nan, dtype), x)

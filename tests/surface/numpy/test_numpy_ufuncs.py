@@ -610,3 +610,16 @@ def test_integer_power_of_any_exponent_array_is_jaxs():
         np.testing.assert_array_equal(np.asarray(fn(x, y)), want)
     with pytest.raises(ValueError, match="negative integer powers"):
         fnp.power(fnp.asarray([2, 3]), -1)  # a Python int exponent still raises (jax: TypeError)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_nan_to_num_of_narrow_floats_uses_their_extremes_as_jax(dtype):
+    # bfloat16 (NumPy kind "V") took float64's extremes, which round to inf in bfloat16
+    import jax.numpy as jnp
+
+    x = np.array([np.nan, np.inf, -np.inf, 1.0], jnp.dtype(dtype))
+    want = jnp.nan_to_num(x)
+    for fn in (fnp.nan_to_num, jit(fnp.nan_to_num)):
+        got = fn(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64))
