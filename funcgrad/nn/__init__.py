@@ -206,7 +206,9 @@ def gelu(x, approximate: bool = True):
         cube = ew.mul_p.bind(_const(0.044715, x), ew.integer_pow(x, 3))
         inner = ew.mul_p.bind(_const(np.sqrt(2 / np.pi), x), ew.add_p.bind(x, cube))
         return ew.mul_p.bind(ew.mul_p.bind(half, x), ew.add_p.bind(one, ew.tanh_p.bind(inner)))
-    cdf = ew.add_p.bind(one, ew.erf_p.bind(ew.div_p.bind(x, _const(np.sqrt(2), x))))
+    # erfc(-x / sqrt(2)), as JAX's: 1 + erf(x / sqrt(2)) cancels for negative x (gelu(-3) in
+    # bfloat16 was 45% off, gelu(-10) in float32 was 0)
+    cdf = ew.erfc_p.bind(ew.mul_p.bind(ew.neg_p.bind(x), _const(np.sqrt(0.5), x)))
     return ew.mul_p.bind(ew.mul_p.bind(half, x), cdf)
 
 
