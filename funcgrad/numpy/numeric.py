@@ -106,6 +106,8 @@ def astype(x, dtype, /, *, copy: bool = False, device=None):
     [1, -1]
     """
     # copy=False is the Array API's "only if needed" (never an error); device= places the result.
+    if not isinstance(dtype, np.dtype | str | type) and dtype == getattr(x, "dtype", None) and device is None:
+        return x  # a key array to its own key dtype (optax's cast_like of PRNG keys), as JAX
     return asarray(x, check_user_dtype(dtype, "astype"), copy=True if copy else None, device=device)
 
 

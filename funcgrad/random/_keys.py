@@ -392,6 +392,8 @@ class KeyArray(ExtendedArray):
         )
 
     def astype(self, dtype):
+        if dtype == self.dtype:  # to its own key dtype: itself (JAX's, traced; optax's cast_like)
+            return self
         raise TypeError(
             f"a PRNG key array cannot be cast to {dtype}; use random.key_data(keys) for its raw data"
         )

@@ -189,3 +189,20 @@ def test_typed_keys_through_transformations():
     shape = funcgrad.eval_shape(fr.split, k)
     assert shape == funcgrad.ShapeDtypeStruct((2,), k.dtype)
     assert repr(shape) == repr(jax.eval_shape(jr.split, jk)) == "ShapeDtypeStruct(shape=(2,), dtype=key<fry>)"
+
+
+def test_astype_to_its_own_key_dtype_is_the_key_as_in_jax():
+    # optax's tree_utils.cast_like casts every leaf to the other tree's dtype, keys included, in a
+    # traced cond: jax returns the key (jnp.astype eagerly too); another dtype stays refused.
+    import jax
+    import jax.numpy as jnp
+
+    k, kj = funcgrad.random.key(0), jax.random.key(0)
+    assert (
+        jnp.astype(kj, kj.dtype).dtype == kj.dtype
+        and jax.jit(lambda v: v.astype(v.dtype))(kj).dtype == kj.dtype
+    )
+    assert funcgrad.numpy.astype(k, k.dtype) is k and k.astype(k.dtype) is k
+    assert funcgrad.jit(lambda v: v.astype(v.dtype))(k).dtype == k.dtype
+    with pytest.raises(TypeError, match="cannot be cast"):
+        k.astype(np.uint32)
