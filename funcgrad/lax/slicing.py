@@ -16,6 +16,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import asarray, aval, constant, select
+from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import sorting as srt
@@ -347,11 +348,22 @@ def top_k(operand, k: int):
         raise ValueError(f"top_k: k={k} must be between 0 and the last dimension's size {n}")
     axis = operand.ndim - 1
     iota = st.broadcasted_iota(np.int32, operand.shape, axis)
+    keys = operand
+    dtype = aval(operand).dtype
+    if _dt.is_float(dtype):
+        # XLA's TopK (jax) ranks floats in their total order: -NaN < -inf < ... < -0.0 < 0.0 < ...
+        # < inf < NaN, where sort makes the zeros equal and every NaN largest. The bits as a signed
+        # integer, negative ones with the magnitude bits flipped, are that order.
+        int_dtype = np.dtype(f"int{dtype.itemsize * 8}")
+        bits = bc.bitcast_convert_type(operand, int_dtype)
+        flipped = ew.xor_p.bind(bits, constant(np.iinfo(int_dtype).max, int_dtype))
+        keys = select(ew.lt_p.bind(bits, constant(0, int_dtype)), flipped, bits)
     # Stable descending order: sort the reversed array ascending, then reverse back.
-    keys, idx = srt.sort((st.rev(operand, (axis,)), iota), axis, num_keys=1)
-    keys = st.rev(keys, (axis,))
-    idx = ew.sub_p.bind(constant(n - 1, np.int32), st.rev(idx, (axis,)))
-    return st.slice_in_dim(keys, 0, k, 1, axis), st.slice_in_dim(idx, 0, k, 1, axis)
+    rev = lambda v: st.rev(v, (axis,))  # noqa: E731
+    _, values, idx = srt.sort((rev(keys), rev(operand), iota), axis, num_keys=1)
+    values = rev(values)
+    idx = ew.sub_p.bind(constant(n - 1, np.int32), rev(idx))
+    return st.slice_in_dim(values, 0, k, 1, axis), st.slice_in_dim(idx, 0, k, 1, axis)
 
 
 def cumsum(operand, axis: int = 0, reverse: bool = False):

@@ -310,3 +310,24 @@ def test_broadcast_in_dim_with_result_dimensions_out_of_order():
         lambda a: (lax.broadcast_in_dim(a, (4, 2, 3), (2, 1)) * np.arange(24.0).reshape(4, 2, 3)).sum()
     )
     np.testing.assert_allclose(np.asarray(g(x)), np.arange(24.0).reshape(4, 2, 3).sum(0).T)
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.array([-0.0, np.nan, 0.0]),
+        np.array([-0.0, 0.0, -0.0]),
+        np.array([1.0, np.nan, -np.nan, np.inf, -np.inf]),
+        np.array([[3, 1, 3, 2.5]], np.float16),
+    ],
+)
+def test_top_k_ranks_floats_in_their_total_order_as_jax(x):
+    # XLA's TopK (jax): -0.0 < 0.0 and -NaN below everything; funcgrad's sort-based top_k took the
+    # zeros as equal and every NaN as largest (the differential fuzzer: top_k of [-0.0, nan, 0.0]).
+    import jax
+
+    want = jax.lax.top_k(x, 2)
+    for fn in (funcgrad.lax.top_k, funcgrad.jit(funcgrad.lax.top_k, static_argnums=1)):
+        values, idx = fn(x, 2)
+        np.testing.assert_array_equal(np.asarray(idx), np.asarray(want[1]))
+        np.testing.assert_array_equal(np.signbit(np.asarray(values)), np.signbit(np.asarray(want[0])))
