@@ -103,6 +103,15 @@ def _power_at_zero(outcome) -> bool:
     return _differentiates(outcome) and bool(_ops(outcome) & _POWERS) and _nan_subset(outcome, fewer=True)
 
 
+def _hypot_at_origin(outcome) -> bool:
+    return (
+        _differentiates(outcome)
+        and "np.hypot" in _ops(outcome)
+        and _kind(outcome) == "value"
+        and _has_input(outcome, lambda x: x == 0)
+    )
+
+
 def _trapezoid_of_inf(outcome) -> bool:
     return (
         "np.trapezoid" in _ops(outcome) and _has_input(outcome, np.isinf) and _nan_subset(outcome, fewer=True)
@@ -255,6 +264,15 @@ DOCUMENTED: list[Divergence] = [
         "jax's derivative is 0/0 = NaN.",
         "`grad(np.linalg.norm)(np.zeros(2))`: [0, 0] (jax: [nan, nan])",
         _norm_at_zero,
+    ),
+    Divergence(
+        "hypot-derivative-at-the-origin",
+        "Derivatives of `hypot(x, y)` at x = y = 0.",
+        "funcgrad takes the 2-norm's subgradient 0 there, as for the norms (NOTE: [no NaN gradients]); "
+        "jax's formula `max(|x|, |y|) * sqrt(1 + (min / max)**2)` splits the tie of its `max`: 0.5 for "
+        "each argument (1 for `hypot(x, x)`).",
+        "`grad(lambda x: np.hypot(x, 0.0))(0.0)`: 0.0 (jax: 0.5)",
+        _hypot_at_origin,
     ),
     Divergence(
         "trapezoid-of-infinities",
