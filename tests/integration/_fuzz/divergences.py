@@ -112,6 +112,18 @@ def _hypot_at_origin(outcome) -> bool:
     )
 
 
+_LOG_SUM_EXPS = {"np.logaddexp", "np.logaddexp2", "special.logsumexp", "nn.logsumexp", "lax.cumlogsumexp"}
+
+
+def _logsumexp_at_minus_inf(outcome) -> bool:
+    return (
+        _differentiates(outcome)
+        and bool(_ops(outcome) & _LOG_SUM_EXPS)
+        and _has_input(outcome, lambda x: np.real(x) == -np.inf)
+        and _nan_subset(outcome, fewer=True)
+    )
+
+
 def _trapezoid_of_inf(outcome) -> bool:
     return (
         "np.trapezoid" in _ops(outcome) and _has_input(outcome, np.isinf) and _nan_subset(outcome, fewer=True)
@@ -273,6 +285,14 @@ DOCUMENTED: list[Divergence] = [
         "each argument (1 for `hypot(x, x)`).",
         "`grad(lambda x: np.hypot(x, 0.0))(0.0)`: 0.0 (jax: 0.5)",
         _hypot_at_origin,
+    ),
+    Divergence(
+        "logsumexp-derivative-where-all-terms-are-minus-inf",
+        "Derivatives of `logaddexp`/`logaddexp2`/`logsumexp` where every term is -inf.",
+        "funcgrad's derivative is the softmax weights' limit, equal shares (0.5 each for two terms), as "
+        "for a finite tie; jax computes `exp(-inf - -inf)` = NaN there.",
+        "`grad(lambda x: np.logaddexp(x, -inf))(-inf)`: 0.5 (jax: nan)",
+        _logsumexp_at_minus_inf,
     ),
     Divergence(
         "trapezoid-of-infinities",
