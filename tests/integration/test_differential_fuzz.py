@@ -203,7 +203,14 @@ REGRESSIONS: list = [
 
 
 # The same, found in JAX's default 32-bit mode (run in it, both modes restored after).
-REGRESSIONS_X32: list = []
+REGRESSIONS_X32: list = [
+    # a raw float64 primal reached signbit's bitcast at 64 bits under jvp (core.EvalTrace)
+    (
+        [("special.gamma", "special.gamma(x0)")],
+        [np.array([np.nan, 2.0, -2.5])],
+        [("jvp", None), ("jvp", None)],
+    ),
+]
 
 
 @pytest.mark.slow
