@@ -592,6 +592,12 @@ def test_dot_general_with_a_transposed_wide_left_operand_swaps(rng):
             == swapped
         )
         assert ("stablehlo.optimization_barrier" in text) == swapped
+    # The operands' precisions follow them.
+    highest_lhs = (dt.Precision.HIGHEST, dt.Precision.DEFAULT)
+    params = {"dimension_numbers": dn, "preferred_element_type": None, "precision": highest_lhs}
+    bind = functools.partial(dt.dot_general_p.bind, **params)
+    text = lower_jaxpr(funcgrad.make_jaxpr(bind)(*[np.zeros(s, np.float32) for s in cases[0][:2]])).text
+    assert "precision = [DEFAULT, HIGHEST]" in text, text
 
 
 @batched

@@ -97,8 +97,11 @@ def _swapped(fb, lhs, rhs, la, ra, dimension_numbers, out_shape, dtype, precisio
     XLA's simplifier from folding the transpose into the dot's dimension numbers again."""
     (lc, rc), _ = dimension_numbers
     flipped = tuple(reversed(out_shape))
+    swapped_precision = None if precision is None else tuple(reversed(precision))  # per operand
     y = fb.emit(
-        _dot_text(rhs, lhs, ra.shape, la.shape, ((rc, lc), ((), ())), flipped, dtype, dtype, precision)
+        _dot_text(
+            rhs, lhs, ra.shape, la.shape, ((rc, lc), ((), ())), flipped, dtype, dtype, swapped_precision
+        )
     )
     y = fb.emit(f"stablehlo.optimization_barrier {y} : {tensor_type(flipped, dtype)}")
     return fb.emit(
