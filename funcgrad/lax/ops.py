@@ -28,6 +28,7 @@ from funcgrad.numpy._core import (
     canonicalize_dtype,
     check_user_dtype,
     constant,
+    convert,
     promote_args,
     static_shape,
 )
@@ -186,7 +187,8 @@ def _operands(name, *args, ones=False):
     for a in args:
         if type(a) in python_scalar_types:
             try:
-                out.append(constant(a, dtype))
+                # weak, as JAX's: lax.mul(2, a weak int32 array) is weak
+                out.append(convert(a, dtype, weak_type=True))
             except OverflowError:
                 raise OverflowError(f"lax.{name}: Python scalar {a} out of range for {dtype}") from None
         elif isinstance(a, core.Tracer) or hasattr(a, "_numpy"):

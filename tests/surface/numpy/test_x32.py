@@ -106,6 +106,8 @@ CASES = {
     "convert_f64": lambda j, jnp, lax, np: lax.convert_element_type(jnp.ones(2), float),
     "iota": lambda j, jnp, lax, np: lax.iota(int, 3),
     "lax_add": lambda j, jnp, lax, np: lax.add(1.0, 2.0),
+    "lax_mul_weak_array": lambda j, jnp, lax, np: lax.mul(2, jnp.asarray(3)),
+    "lax_add_strong_array": lambda j, jnp, lax, np: lax.add(2, np.ones(2, np.int32)),
     # random
     "prng_key": lambda j, jnp, lax, np: j.random.PRNGKey(0),
     "normal": lambda j, jnp, lax, np: j.random.normal(j.random.PRNGKey(0), (3,)),
