@@ -192,38 +192,43 @@ def _interleave(a, b, axis):
 def associative_scan(fn: Callable, x, axis: int = 0, reverse: bool = False):
     """Inclusive scan of ``x`` along ``axis`` with the associative ``fn(a, b)`` (elementwise), made
     of slices, concatenates and reshapes (the parallel prefix scan of ``lax.associative_scan``).
+    ``x`` may be a list of arrays of one length along ``axis``; ``fn`` then maps two lists to one.
 
     >>> np.asarray(associative_scan(ew.add, np.arange(1.0, 6.0))).tolist()
     [1.0, 3.0, 6.0, 10.0, 15.0]
     """
-    ndim = len(aval_of(x).shape)
+    many = isinstance(x, list | tuple)
+    xs = list(x) if many else [x]
+    combine = fn if many else (lambda a, b: [fn(a[0], b[0])])
+    shapes = [aval_of(v).shape for v in xs]
+    ndim = len(shapes[0])
     if not -ndim <= axis < ndim:
         raise ValueError(f"associative_scan: axis {axis} is out of bounds for an array of rank {ndim}")
     # A non-negative axis: the slices and concatenates below take it as their primitives' parameter,
     # which batching shifts (a negative one under vmap named the wrong dimension).
     axis = axis % ndim
+    if any(len(s) <= axis or s[axis] != shapes[0][axis] for s in shapes):
+        raise ValueError(f"associative_scan: the elements differ in their length along axis {axis}: {shapes}")
     if reverse:
-        x = rev(x, (axis,))
+        xs = [rev(v, (axis,)) for v in xs]
+
+    def cut(vs, start, stop, stride=1):
+        return [slice_in_dim(v, start, stop, stride, axis) for v in vs]
 
     def scan(elems):
-        n = aval_of(elems).shape[axis]
+        n = aval_of(elems[0]).shape[axis]
         if n < 2:
             return elems
         # Combine adjacent pairs, scan the half-size result, then fill in the even positions.
-        reduced = fn(
-            slice_in_dim(elems, 0, n - 1, 2, axis),
-            slice_in_dim(elems, 1, None, 2, axis),
-        )
-        odd = scan(reduced)
-        if n % 2 == 0:
-            even = fn(slice_in_dim(odd, 0, -1, axis=axis), slice_in_dim(elems, 2, None, 2, axis))
-        else:
-            even = fn(odd, slice_in_dim(elems, 2, None, 2, axis))
-        even = concatenate([slice_in_dim(elems, 0, 1, axis=axis), even], axis)
-        return _interleave(even, odd, axis)
+        odd = scan(list(combine(cut(elems, 0, n - 1, 2), cut(elems, 1, None, 2))))
+        firsts = cut(odd, 0, -1) if n % 2 == 0 else odd
+        even = list(combine(firsts, cut(elems, 2, None, 2)))
+        even = [concatenate([head, e], axis) for head, e in zip(cut(elems, 0, 1), even)]
+        return [_interleave(e, o, axis) for e, o in zip(even, odd)]
 
-    out = scan(x)
-    return rev(out, (axis,)) if reverse else out
+    out = scan(xs)
+    out = [rev(v, (axis,)) for v in out] if reverse else out
+    return out if many else out[0]
 
 
 # ----------------------------------------------------------------------------------------------

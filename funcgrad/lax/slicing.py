@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import asarray, aval, constant, select
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import elementwise as ew
@@ -424,9 +425,23 @@ def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
 
 
 def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
-    """Inclusive scan of the associative binary ``fn`` along ``axis`` (parallel prefix).
+    """Inclusive scan of the associative binary ``fn`` along ``axis`` (parallel prefix); ``elems``
+    may be a pytree of arrays of one length along ``axis``, which ``fn`` combines as trees.
 
     >>> associative_scan(lambda a, b: a + b, np.array([1, 2, 3])).tolist()
     [1, 3, 6]
+    >>> pair = lambda a, b: (a[0] + b[0], a[1] * b[1])
+    >>> [v.tolist() for v in associative_scan(pair, (np.arange(1, 4), np.arange(1, 4)))]
+    [[1, 3, 6], [1, 2, 6]]
     """
-    return srt.associative_scan(fn, asarray(elems), axis, reverse)
+    leaves, tree = tu.tree_flatten(elems)
+    if not leaves:
+        raise ValueError("associative_scan: elems holds no arrays")
+
+    def combine(a, b):  # fn over the trees, on lists of their leaves
+        out, out_tree = tu.tree_flatten(fn(tu.tree_unflatten(tree, a), tu.tree_unflatten(tree, b)))
+        if out_tree != tree:
+            raise TypeError(f"associative_scan: fn returned the tree {out_tree}, not the elements' {tree}")
+        return [asarray(v) for v in out]
+
+    return tu.tree_unflatten(tree, srt.associative_scan(combine, [asarray(v) for v in leaves], axis, reverse))

@@ -138,3 +138,28 @@ def test_associative_scan_along_a_negative_axis_batches_as_jax():
     np.testing.assert_allclose(np.asarray(ours), np.asarray(jac), rtol=1e-6)
     with pytest.raises(ValueError, match="out of bounds"):
         funcgrad.lax.associative_scan(fnp.add, x, axis=2)
+
+
+def test_associative_scan_of_a_pytree_as_jax():
+    # jax's associative_scan takes pytrees (fn combines trees); funcgrad's stacked them into one
+    # array and recursed without end (the differential probe)
+    import jax
+    import jax.numpy as jnp
+
+    import funcgrad.numpy as fnp
+
+    x = np.arange(1.0, 6.0)
+
+    def f(T, n):
+        return lambda x: T.lax.associative_scan(
+            lambda a, b: {"s": a["s"] + b["s"], "m": n.maximum(a["m"], b["m"]), "p": a["p"] * b["p"]},
+            {"s": x, "m": x[::-1], "p": x},
+            reverse=True,
+        )
+
+    want = f(jax, jnp)(x)
+    for got in (f(funcgrad, fnp)(x), funcgrad.jit(f(funcgrad, fnp))(x)):
+        for k in want:
+            np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]))
+    g = funcgrad.grad(lambda x: f(funcgrad, fnp)(x)["p"].sum())(x)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(jax.grad(lambda x: f(jax, jnp)(x)["p"].sum())(x)))
