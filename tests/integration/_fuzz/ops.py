@@ -611,6 +611,16 @@ SURFACE += [
         params=keyed(i=st.sampled_from([-1, 4, 0])),
     ),
     # control flow over several operands and integer values
+    Op(
+        "lax.associative_scan_tree",
+        f"lax.associative_scan(lambda a, b: (a[0] + b[0], np.maximum(a[1], b[1])), ({U}, {B}), "
+        f"reverse={{r}}, axis={{axis}})[{{i}}]",
+        arity=2,
+        params=lambda s: st.fixed_dictionaries(
+            {"r": st.booleans(), "axis": _axes(s, none=False), "i": st.integers(0, 1)}
+        ),
+    ),
+    Op("lax.cond_float_pred", f"lax.cond(np.sum({U}) * 1.0, lambda a: a * 2, lambda a: a - 1, {U})"),
     Op("lax.cond2", f"lax.cond(np.any({U} > 1), lambda a, b: a + b, lambda a, b: a * b, {U}, {B})", arity=2),
     Op("lax.switch_traced", f"lax.switch(np.sum({U} > 0), [lambda a: a * 2, lambda a: a - 1, np.cos], {U})"),
     Op(
