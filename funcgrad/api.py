@@ -838,13 +838,23 @@ def eval_shape(fun: Callable, *args, **kwargs):
     state = {i: x for i, x in enumerate(flat_in) if is_stateful_arg(x)}
     # an abstract value (``ShapedArray``) stands for itself, as in JAX (flax passes one)
     avals = [None if i in state else abstractify(x) for i, x in enumerate(flat_in)]
-    flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
+    # An output that is already a ShapeDtypeStruct (eval_shape of a function returning the result
+    # of another eval_shape, as lineax does) is its own answer, as in JAX: it is set aside while
+    # tracing (a 0 holds its place) and put back.
+    given = {}
+
+    def traced(a, k):
+        leaves, tree = tu.tree_flatten(fun(*a, **k))
+        given.update((i, x) for i, x in enumerate(leaves) if isinstance(x, ShapeDtypeStruct))
+        return tu.tree_unflatten(tree, [0 if i in given else x for i, x in enumerate(leaves)])
+
+    flat, store = flat_fun(traced, in_tree)
     closed, n_outs, _ = trace_stateful(flat, avals, None, "eval_shape", state)
     return tu.tree_unflatten(
         store["out_tree"],
         [
-            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding)
-            for a in closed.out_avals[:n_outs]
+            given[i] if i in given else ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding)
+            for i, a in enumerate(closed.out_avals[:n_outs])
         ],
     )
 

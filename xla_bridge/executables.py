@@ -358,13 +358,13 @@ def compile(
     client = backend.client
 
     def compile_fn():
-        return client.compile_and_load(module_text, device_list, opts)
+        return compile_and_load(client, module_text, device_list, opts)
 
     try:
         if host_callbacks:
             module = _mlir_module(module_text)
             loaded = compile_cache.timed_compile(
-                module_text, lambda: client.compile_and_load(module, device_list, opts, list(host_callbacks))
+                module_text, lambda: compile_and_load(client, module, device_list, opts, host_callbacks)
             )
         else:
             loaded = compile_cache.compile_or_load(
@@ -416,6 +416,22 @@ def mlir_module(module_text: str):
         True
     """
     return _mlir_module(module_text)
+
+
+# A replacement for ``compile_and_load`` below, or None: the alias points it at
+# ``jax._src.compiler.backend_compile_and_load`` so that a library patching that function (chex's
+# ``restrict_backends``) sees every compilation, as it does on JAX.
+compile_hook = None
+
+
+def compile_and_load(client, module, device_list, opts, host_callbacks=()):
+    """Compile ``module`` with the PJRT ``client`` and load it onto ``device_list``: every
+    compilation goes through here (or ``compile_hook`` when one is set)."""
+    if compile_hook is not None:
+        return compile_hook(client, module, device_list, opts, tuple(host_callbacks))
+    if host_callbacks:
+        return client.compile_and_load(module, device_list, opts, list(host_callbacks))
+    return client.compile_and_load(module, device_list, opts)
 
 
 def _mlir_module(module_text: str):

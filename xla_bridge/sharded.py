@@ -49,7 +49,7 @@ from funcgrad.kernel.caches import register_cache
 from . import compile_cache, runtime
 from .dlpack import dlpack_to_numpy
 from .dtypes import aval
-from .executables import _mlir_module
+from .executables import _mlir_module, compile_and_load
 
 __all__ = [
     "Device",
@@ -637,7 +637,7 @@ def compile_spmd(
         if host_callbacks:
             module = _mlir_module(text)
             loaded = compile_cache.timed_compile(
-                text, lambda: client.compile_and_load(module, device_list, opts, list(host_callbacks))
+                text, lambda: compile_and_load(client, module, device_list, opts, host_callbacks)
             )
         else:
             loaded = compile_cache.compile_or_load(
@@ -646,7 +646,7 @@ def compile_spmd(
                 device_list,
                 opts,
                 [(d.device_kind, d.id) for d in devices],
-                lambda: client.compile_and_load(text, device_list, opts),
+                lambda: compile_and_load(client, text, device_list, opts),
             )
     except _jax.JaxRuntimeError as e:
         raise runtime.XlaBridgeError(

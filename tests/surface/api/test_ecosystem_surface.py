@@ -112,6 +112,19 @@ def test_eval_shape_takes_an_abstract_value():
     assert out.shape == (2, 5) and out.dtype == np.float64
 
 
+def test_eval_shape_of_a_function_returning_structs_as_jax():
+    # lineax's structure_equal asks eval_shape about the result of another eval_shape
+    import jax
+
+    def f(mod):
+        s = mod.ShapeDtypeStruct((2,), np.float32)
+        return lambda: {"s": s, "y": mod.numpy.ones((3,), np.int32) * 2, "t": (s, s)}
+
+    ours, theirs = funcgrad.eval_shape(f(funcgrad)), jax.eval_shape(f(jax))
+    assert str(ours) == str(theirs)
+    assert ours["t"][0] == funcgrad.ShapeDtypeStruct((2,), np.float32)
+
+
 def test_abstract_entry_points_take_avals_and_structs_as_jax():
     # equinox's noinline/filter_primitive transposes with ShapedArrays, its closure_convert and
     # optax's init(ShapeDtypeStruct) ask result_type/iscomplexobj about structs: compare with jax.

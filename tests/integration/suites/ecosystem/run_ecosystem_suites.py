@@ -9,6 +9,12 @@ in this repository: point the harness at checkouts of the libraries at the insta
     git clone https://github.com/google/flax /tmp/ecosystem/flax
     git -C /tmp/ecosystem/flax checkout 3a491108   # "update to v0.12.8" (the repository has no tag)
 
+Any other library joins with ``--add NAME=FOLDER:GLOB`` (its checkout at ``ROOT/NAME``, the library
+itself importable, e.g. ``pip install --no-deps --target SITE`` and ``PYTHONPATH=SITE``)::
+
+    PYTHONPATH=/tmp/eco2/site python tests/integration/suites/ecosystem/run_ecosystem_suites.py \
+        --root /tmp/eco2 --add lineax=tests:test_*.py chex=chex/_src:*_test.py
+
     python tests/integration/suites/ecosystem/run_ecosystem_suites.py --root /tmp/ecosystem \\
         [--libs optax equinox flax] [--files PATTERN ...] [--timeout 900] [--out report.json]
 
@@ -127,7 +133,15 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--root", default="/tmp/ecosystem", help="folder holding the checkouts optax/ equinox/ flax/"
     )
-    parser.add_argument("--libs", nargs="+", default=list(LIBRARIES), choices=list(LIBRARIES))
+    parser.add_argument(
+        "--add",
+        nargs="*",
+        default=[],
+        metavar="NAME=FOLDER:GLOB",
+        help="another library: its checkout is ROOT/NAME, its tests FOLDER/GLOB inside it "
+        "(lineax=tests:test_*.py); it joins --libs",
+    )
+    parser.add_argument("--libs", nargs="+", help=f"libraries to run (default: {' '.join(LIBRARIES)})")
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=list(BACKENDS))
     parser.add_argument("--files", nargs="*", help="only test files whose path contains one of these")
     parser.add_argument(
@@ -138,6 +152,18 @@ def main(argv=None) -> int:
     parser.add_argument("--out", help="write the full per-test results as JSON here")
     parser.add_argument("pytest_args", nargs="*", help="passed on to pytest (after --)")
     args = parser.parse_args(argv)
+    for spec in args.add:
+        name, _, where = spec.partition("=")
+        folder, _, pattern = where.partition(":")
+        if not (name and folder and pattern):
+            parser.error(f"--add {spec!r}: expected NAME=FOLDER:GLOB, e.g. lineax=tests:test_*.py")
+        LIBRARIES[name] = (folder, os.path.join("**", pattern))
+    # (--add alone runs the added libraries; --libs alone or neither, the named or the three)
+    added = [spec.partition("=")[0] for spec in args.add]
+    args.libs = [*(args.libs or ([] if added else [*LIBRARIES])), *added]
+    unknown = [lib for lib in args.libs if lib not in LIBRARIES]
+    if unknown:
+        parser.error(f"--libs {unknown}: not one of {list(LIBRARIES)} (add one with --add)")
 
     report = {}
     for library in args.libs:
