@@ -633,8 +633,8 @@ def left_shift(x1, x2, /):
     [4, 12]
     """
     x1, x2 = _bitwise_args("left_shift", x1, x2)
-    if _is_bool(x1):
-        raise TypeError("left_shift is not supported for booleans")
+    if _is_bool(x1):  # booleans shift as int32 values, as JAX's (promote_args_numeric)
+        x1, x2 = ew.convert_element_type(x1, np.int32), ew.convert_element_type(x2, np.int32)
     return ew.shift_left_p.bind(x1, x2)
 
 
@@ -645,8 +645,8 @@ def right_shift(x1, x2, /):
     [4, -4]
     """
     x1, x2 = _bitwise_args("right_shift", x1, x2)
-    if _is_bool(x1):
-        raise TypeError("right_shift is not supported for booleans")
+    if _is_bool(x1):  # booleans shift as int32 values, as JAX's (promote_args_numeric)
+        x1, x2 = ew.convert_element_type(x1, np.int32), ew.convert_element_type(x2, np.int32)
     prim = ew.shift_right_logical_p if _is_unsigned(x1) else ew.shift_right_arithmetic_p
     return prim.bind(x1, x2)
 

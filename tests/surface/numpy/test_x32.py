@@ -86,6 +86,10 @@ CASES = {
     "power": lambda j, jnp, lax, np: jnp.arange(3.0) ** 2,
     "fmod_bool": lambda j, jnp, lax, np: jnp.fmod(np.array([True, False]), np.array([True, True])),
     "floor_divide_bool": lambda j, jnp, lax, np: jnp.floor_divide(np.array([True, False]), True),
+    "shifts_bool": lambda j, jnp, lax, np: (
+        jnp.left_shift(np.array([True, False]), np.array([True, True])),
+        jnp.right_shift(np.array([True, False]), True),
+    ),
     "where_scalars": lambda j, jnp, lax, np: jnp.where(np.array([True, False]), 1.0, 2),
     # reductions and index results
     "column_mean": lambda j, jnp, lax, np: jnp.mean(np.random.RandomState(0).rand(20000, 3), axis=0),
