@@ -718,7 +718,7 @@ def pmap(
     if backend is not None and devices is None:
         devices = xla_bridge.devices(backend)
 
-    def run(*args):
+    def run(*args, **kwargs):
         if _bodies.depth:
             raise ValueError(
                 f"{where} is called inside a shard_map or pmap body: a pmap cannot be nested there (JAX 0.10 "
@@ -732,13 +732,14 @@ def pmap(
             axes_spec = in_axes
         if isinstance(axes_spec, tuple) and len(axes_spec) == len(args) and statics:
             axes_spec = tuple(a for i, a in enumerate(axes_spec) if i not in statics)
+        # keyword arguments are mapped over their leading axis, whatever in_axes says (as JAX's)
         try:
-            leaf_axes = tu.broadcast_prefix(axes_spec, tuple(dyn))
+            leaf_axes = tu.broadcast_prefix((axes_spec, 0), (tuple(dyn), kwargs))
         except ValueError:
             raise ValueError(
                 f"{where}: in_axes {in_axes!r} is not a pytree prefix of the arguments"
             ) from None
-        flat, tree = tu.tree_flatten(tuple(dyn))
+        flat, tree = tu.tree_flatten((tuple(dyn), kwargs))
         flat = [asarray(x) for x in flat]
         sizes = set()
         axes = []
@@ -771,12 +772,13 @@ def pmap(
 
         def per_device(*blocks):
             vals = [b if a is None else st.reshape(b, b.shape[1:]) for b, a in zip(blocks, axes)]
-            rebuilt = list(tu.tree_unflatten(tree, vals))
+            rebuilt, named = tu.tree_unflatten(tree, vals)
+            rebuilt = list(rebuilt)
             full = []
             it = iter(rebuilt)
             for i in range(len(args)):
                 full.append(args[i] if i in statics else next(it))
-            out = fun(*full)
+            out = fun(*full, **named)
             leaves, out_tree = flatten_outputs(out, where)
             box.append(out_tree)
             return [st.reshape(asarray(o), (1, *asarray(o).shape)) for o in leaves]
@@ -807,13 +809,7 @@ def pmap(
 
     run.__name__ = f"pmap_{name}"
     jitted = JittedFunction(run, static_argnums=statics, donate_argnums=donate_argnums or None)
-    pmapped = functools.wraps(fun)(lambda *args, **kwargs: _call_pmapped(jitted, where, args, kwargs))
+    pmapped = functools.wraps(fun)(lambda *args, **kwargs: jitted(*args, **kwargs))
     # Ahead of time, as JAX's pmap(f).lower(*args).compile(): the one program over the devices.
-    pmapped.lower = lambda *args, **kwargs: _call_pmapped(jitted.lower, where, args, kwargs)
+    pmapped.lower = jitted.lower
     return pmapped
-
-
-def _call_pmapped(jitted, where, args, kwargs):
-    if kwargs:
-        raise TypeError(f"{where}: keyword arguments are not mapped; pass them positionally")
-    return jitted(*args)

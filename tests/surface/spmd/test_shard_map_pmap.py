@@ -1,5 +1,6 @@
 """pmap on the shard_map machinery against jax 0.10.2 (subprocess oracle): nested with vmap either
-way, in_axes/out_axes, static arguments, axis_index, a gradient through it; a pmap inside a
+way, in_axes/out_axes, static arguments, keyword arguments (mapped), axis_index, a gradient
+through it, under disable_jit; a pmap inside a
 shard_map or pmap body is refused with a clear error (jax 0.10 refuses it too)."""
 
 from __future__ import annotations
@@ -13,7 +14,16 @@ from funcgrad.sharding import AxisType, P, make_mesh
 
 CASES_SRC = """
 X = np.arange(8.0).reshape(2, 4)
+
+
+def under_disable_jit(L):  # (chex's fake_jit runs pmaps so)
+    with L.disable_jit():
+        return L.pmap(lambda v: L.lax.psum(v, "i") * v, axis_name="i")(np.arange(4.0))
+
+
 CASES = {
+    "kwargs_mapped": lambda L: L.pmap(lambda a, b: a * b.sum(), in_axes=None)(3.0, b=X.T),
+    "disable_jit": under_disable_jit,
     "pmap_vmap": lambda L: L.pmap(L.vmap(lambda v: L.lax.psum(v, "j"), axis_name="j"), axis_name="i")(X),
     "vmap_pmap": lambda L: L.vmap(L.pmap(lambda v: L.lax.psum(v, "i"), axis_name="i"), axis_name="j")(X),
     "out_axes_none": lambda L: L.pmap(lambda v: L.lax.psum(v, "i"), axis_name="i", out_axes=None)(

@@ -1,0 +1,36 @@
+"""``jax._src.xla_bridge`` under the alias: the backend registry as JAX keeps it, read by test
+utilities (chex's ``set_n_cpu_devices`` checks ``_backends`` to know whether the CPU client was
+already started, and so whether the device count can still change).
+
+``_backends`` is read live: the clients started so far, by platform (empty before the first
+computation, as in JAX). ``backends``, ``get_backend`` and the device queries are funcgrad's.
+
+>>> import sys, funcgrad
+>>> _ = funcgrad.devices()
+>>> "cpu" in sys.modules[__name__]._backends
+True
+>>> get_backend().platform
+'cpu'
+"""
+
+from funcgrad import device_count, devices, local_device_count, local_devices, process_count, process_index
+from funcgrad.extend.backend import backends, clear_backends, get_backend
+from funcgrad.xla_bridge import backends as _bridge
+
+__all__ = [
+    "backends",
+    "clear_backends",
+    "device_count",
+    "devices",
+    "get_backend",
+    "local_device_count",
+    "local_devices",
+    "process_count",
+    "process_index",
+]
+
+
+def __getattr__(name):
+    if name == "_backends":  # (a fresh dict at each read: what is started now)
+        return {p: b.client for p, b in _bridge._backends.items()}
+    raise AttributeError(f"jax._src.xla_bridge (funcgrad.as_jax) has no {name!r}: a JAX internal")
