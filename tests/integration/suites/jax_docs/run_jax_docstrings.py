@@ -48,7 +48,11 @@ API_FILES = [os.path.join(ROOT, "..", "shared", f) for f in ("jax-api.txt", "jax
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 # (a number, not the digits of a name: float32's 32 is part of a word)
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!\w)|[-+]?\b(?:nan|inf)\b")
+# (the imaginary part of 1.+0.j starts right after the real part: a sign there starts a number)
+_NUMBER = re.compile(
+    r"(?:(?<![\w.])|(?<=[\d.])(?=[-+]))[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?j?(?!\w)"
+    r"|[-+]?\b(?:nan|inf)j?\b"
+)
 DEVICES = 8  # virtual CPU devices on both sides (--devices)
 STATUSES = ("same", "last-place", "numeric", "text", "fails", "no-error", "error-type", "error-same")
 
@@ -205,7 +209,7 @@ def worker(side: str, module_name: str, names: list[str], examples_in: str | Non
 
 
 def _numbers_agree(a: str, b: str, rtol: float, atol: float) -> bool:
-    x, y = float(a), float(b)
+    x, y = float(a.rstrip("j")), float(b.rstrip("j"))
     if math.isnan(x) or math.isnan(y):
         return math.isnan(x) and math.isnan(y)
     return x == y or abs(x - y) <= atol + rtol * max(abs(x), abs(y))
@@ -223,6 +227,8 @@ def classify(jax_got: str, jax_exc: str, fg_got: str, fg_exc: str, rtol=1e-5, at
     >>> classify("Array(1, dtype=int32)", "", "Array(1, dtype=int64)", "")
     'text'
     >>> classify("Array([1.e-05, 2.], dtype=float32)", "", "Array([1.0000001e-05, 2.], dtype=float32)", "")
+    'last-place'
+    >>> classify("Array([1.+0.j], dtype=complex64)", "", "Array([1.-0.j], dtype=complex64)", "")
     'last-place'
     >>> classify("", "TypeError: x", "", "ValueError: y")
     'error-type'
