@@ -254,7 +254,9 @@ DOCUMENTED: list[Divergence] = [
         "funcgrad.numpy follows NumPy 2's promotion (NEP 50), jax its own type lattice: an int32 array "
         "with a float32 one gives float64 in NumPy (float32 in jax), `sin`/`mean`/`digamma` of int32 give "
         "float64 (jax: float32), int32 with complex64 gives complex128 (jax: complex64), `convolve` and "
-        "`correlate` of integers stay integers (jax: float32). The values agree to the precision of the "
+        "`correlate` of integers stay integers (jax: float32), `cumsum`/`cumprod` (and their nan and "
+        "`cumulative_prod` forms) of 8- and 16-bit integers accumulate in the default integer (jax: the "
+        "input's dtype, wrapping). The values agree to the precision of the "
         "narrower type; a strict `lax` function downstream (equal dtypes, floats only) may then refuse "
         "the NumPy dtype where it accepts jax's.",
         "`np.sin(np.int32(1)).dtype`: float64 (jax: float32)",
