@@ -557,6 +557,18 @@ class JittedFunction(Dispatcher):
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 
+    @property
+    def __signature__(self):
+        # The wrapped function's, as JAX's jitted functions report it: the dispatcher is a C
+        # type, so inspect.signature(follow_wrapped=False) would find none (chex's fake_pmap).
+        # (a callable object's own __signature__, copied by update_wrapper, is kept as given)
+        given = self.__dict__.get("_given_signature")
+        return given if given is not None else inspect.signature(self._fun)
+
+    @__signature__.setter
+    def __signature__(self, value):
+        self.__dict__["_given_signature"] = value
+
     def __repr__(self):
         return f"<jitted function {self._name}>"
 

@@ -300,3 +300,17 @@ def test_grad_of_logsumexp_with_a_mask_as_jax():
     theirs = jax.grad(lambda v: jax.numpy.sum(jax.nn.logsumexp(v, axis=-1, where=m)))(x)
     np.testing.assert_allclose(ours, theirs, rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(ours)[~m], 0.0)
+
+
+def test_a_jitted_function_has_the_signature_of_its_function_as_jax():
+    # chex's fake_pmap reads inspect.signature(jitted, follow_wrapped=False)
+    import inspect
+
+    import jax
+
+    def f(x, y=2, *, z):
+        return x
+
+    for follow in (True, False):
+        got = inspect.signature(funcgrad.jit(f), follow_wrapped=follow)
+        assert got == inspect.signature(jax.jit(f), follow_wrapped=follow) == inspect.signature(f)
