@@ -87,7 +87,8 @@ class Site(NamedTuple):
     payload_avals: tuple
 
     def message(self, payload) -> str:
-        values = [np.asarray(v) for v in payload]
+        # (as Arrays, as JAX formats them: a value inside a container prints as Array(...))
+        values = [fnp.asarray(np.asarray(v)) for v in payload]
         if self.fmt_tree is None:
             return self.msg.format(*values)
         args, kwargs = tu.tree_unflatten(self.fmt_tree, values)

@@ -80,6 +80,12 @@ def test_format_with_keyword_and_pytree_arguments():
     x = np.array([1.0, 12.0, 3.0])
     assert C.checkify(f)(x)[0].get() == jax_checkify.checkify(jf)(jnp.asarray(x))[0].get()
     assert C.checkify(f)(x)[0].get() == "max 12.0 of 2 values; first 1.0 (`check` failed)"
+    # a value inside a container prints as the Array it is (chex's assert_tree_all_finite)
+    g = lambda C, x: C.check(x[0] > 1, "tree {}", {"b": x[:2]})  # noqa: E731
+    assert (
+        C.checkify(lambda x: g(C, x))(x)[0].get()
+        == jax_checkify.checkify(lambda x: g(jax_checkify, x))(jnp.asarray(x))[0].get()
+    )
 
 
 def test_first_failure_wins():
