@@ -576,6 +576,17 @@ custom_jvp_call_p.def_jvp(_custom_jvp_call_jvp)
 custom_jvp_call_p.def_batch(_custom_jvp_call_batch)
 
 
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, **_):
+    # A custom_jvp function applied to tangents (its own JVP rule may call it so: lineax's
+    # inexact_asarray) sits in the linear program: it is transposed through its function, the
+    # custom rule being of no use past linearization (JAX's partial evaluation inlines it).
+    cts_in = ad.backward_pass(call_jaxpr.jaxpr, call_jaxpr.consts, args, cts)
+    return [ct if ad.is_undefined_primal(a) else None for a, ct in zip(args, cts_in)]
+
+
+custom_jvp_call_p.def_transpose(_custom_jvp_call_transpose)
+
+
 # ----------------------------------------------------------------------------------------------
 # custom_vjp
 

@@ -368,7 +368,21 @@ def keyword_arguments(L):
     return [f(3.0), f(3.0, y=4.0), L.grad(f)(3.0), L.grad(lambda x: f(x, y=4.0))(3.0), L.grad(g)(3.0, y=5.0)]
 
 
+def rule_applies_the_function_to_tangents(L):
+    # lineax's inexact_asarray: the JVP rule calls the custom_jvp function on the tangent too, so
+    # it lands in the linear program and reverse mode transposes it through its function
+    @partial(L.custom_jvp, nondiff_argnums=(0,))
+    def cast(scale, x):
+        return x * scale
+
+    cast.defjvp(lambda scale, xs, ts: (cast(scale, xs[0]), cast(scale, ts[0])))
+    f = lambda v: L.np.sum(L.np.sin(cast(3.0, v)) * v)  # noqa: E731
+    v = L.np.arange(3.0)
+    return [L.grad(f)(v), L.jit(L.grad(f))(v), L.vjp(lambda v: cast(2.0, v), v)[1](L.np.ones(3))]
+
+
 EXAMPLES = [
+    rule_applies_the_function_to_tangents,
     summary_custom_jvp,
     summary_custom_vjp,
     numerical_stability,
