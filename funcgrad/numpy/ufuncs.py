@@ -15,6 +15,7 @@ import builtins
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import concrete_value
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
@@ -208,7 +209,8 @@ def reciprocal(x, /):
     [0.5, 0.25]
     """
     (x,) = promote_args_inexact(x)
-    return ew.div_p.bind(constant(1, aval(x).dtype), x)
+    # (the 1 takes x's weak type: reciprocal(2) is weak, as JAX's integer_pow(x, -1))
+    return ew.div_p.bind(Array._from_owned(np.asarray(1, aval(x).dtype), aval(x).weak_type), x)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -405,7 +407,8 @@ def float_power(x1, x2, /):
     """
     x1, x2 = promote_args(x1, x2)
     target = np.dtype(np.complex128) if aval(x1).dtype.kind == "c" else np.dtype(np.float64)
-    x1, x2 = ew.convert_element_type(x1, target), ew.convert_element_type(x2, target)
+    weak = aval(x1).weak_type and aval(x2).weak_type  # (float_power(-3, 1.7) is weak, as JAX's)
+    x1, x2 = (ew.convert_element_type(x, target, weak_type=weak) for x in (x1, x2))
     return ew.pow_p.bind(*broadcast_args(x1, x2))
 
 

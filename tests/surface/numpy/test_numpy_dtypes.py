@@ -218,3 +218,11 @@ def test_python_bools_are_strong_as_in_jax():
     assert not fnp.logical_and(True, False).weak_type
     assert fnp.asarray(1).weak_type and fnp.asarray(1.0).weak_type and (fnp.asarray(1) + True).weak_type
     assert (fnp.int8(3) + True).dtype == np.int8
+
+
+def test_isnan_reciprocal_float_power_of_python_scalars_are_weak_as_jax():
+    # their docstrings: jnp.isnan(6), jnp.reciprocal(2), jnp.float_power(-3, 1.7) print weak_type=True
+    assert fnp.isnan(6).weak_type and not fnp.isnan(np.arange(3)).weak_type
+    assert fnp.reciprocal(2).weak_type and float(fnp.reciprocal(2)) == 0.5
+    assert not fnp.reciprocal(np.float32(4)).weak_type
+    assert fnp.float_power(-3, 1.7).weak_type and not fnp.float_power(np.arange(3), 2).weak_type
