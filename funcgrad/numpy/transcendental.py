@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
@@ -302,8 +303,8 @@ def hypot(x1, x2, /):
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
     reject_complex("hypot", x1, why="it takes the real sides of a triangle (use abs(z))")
-    dtype = aval(x1).dtype
-    zero, one = constant(0, dtype), constant(1, dtype)
+    dtype, weak = aval(x1).dtype, aval(x1).weak_type  # (hypot(3, 4) is weak, as JAX's)
+    zero, one = (Array._from_owned(np.asarray(v, dtype), weak) for v in (0, 1))
     a, b = ew.abs_p.bind(x1), ew.abs_p.bind(x2)
     # scale * sqrt((x1/scale)**2 + (x2/scale)**2) equals hypot for any constant scale; the largest
     # magnitude (a constant to AD: stop_gradient) avoids overflow, and the derivative is the exact
@@ -316,7 +317,7 @@ def hypot(x1, x2, /):
     q = ew.add_p.bind(ew.square_p.bind(ew.div_p.bind(x1, scale)), ew.square_p.bind(ew.div_p.bind(x2, scale)))
     out = ew.mul_p.bind(scale, ew.sqrt_p.bind(select(is_zero, one, q)))
     out = select(is_zero, zero, out)
-    inf = constant(np.inf, dtype)
+    inf = Array._from_owned(np.asarray(np.inf, dtype), weak)
     is_inf = ew.or_p.bind(*broadcast_args(ew.eq_p.bind(a, inf), ew.eq_p.bind(b, inf)))
     return select(is_inf, inf, out)
 

@@ -226,3 +226,5 @@ def test_isnan_reciprocal_float_power_of_python_scalars_are_weak_as_jax():
     assert fnp.reciprocal(2).weak_type and float(fnp.reciprocal(2)) == 0.5
     assert not fnp.reciprocal(np.float32(4)).weak_type
     assert fnp.float_power(-3, 1.7).weak_type and not fnp.float_power(np.arange(3), 2).weak_type
+    assert fnp.hypot(3, 4).weak_type and float(fnp.hypot(3, 4)) == 5.0
+    assert not fnp.hypot(np.float32(3), 4).weak_type
