@@ -453,7 +453,9 @@ def linear_transpose(fun: Callable, *primals):
     flat_p, in_tree = tu.tree_flatten(primals)
     in_avals = [abstractify(p) for p in flat_p]  # values or, as in JAX, ShapedArray/ShapeDtypeStruct
     flat, store = flat_fun(fun, in_tree)
-    closed = trace_to_jaxpr(flat, [a.strip_weak_type() for a in in_avals])
+    # (traced at the primals' avals, weak types kept as JAX's: the transpose of a linear function
+    # at a Python float, applied to one, is weak -- custom_derivatives.linear_call's docstring)
+    closed = trace_to_jaxpr(flat, in_avals)
     out_avals = closed.out_avals
 
     def transposed(*cotangents):

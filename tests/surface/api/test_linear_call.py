@@ -110,3 +110,12 @@ def test_vmap_is_the_loop():
     # grad of a vmapped call transposes the batched transpose; an unbatched residual stays unbatched
     g2 = funcgrad.grad(lambda xs: funcgrad.vmap(lambda x: f(x, 2.0))(xs).sum())(xs)
     np.testing.assert_allclose(g2, 10.0 * np.ones_like(xs))
+
+
+def test_linear_transpose_at_a_python_float_is_weak_as_jax():
+    # custom_derivatives.linear_call's docstring: transpose(lambda x: x + x / 3., 1.)(18.) is a weak 24
+    t = funcgrad.linear_transpose(lambda x: x + x / 3.0, 1.0)
+    (out,) = t(18.0)
+    assert out.weak_type and float(out) == 24.0
+    (strong,) = funcgrad.linear_transpose(lambda x: x + x / 3.0, np.float32(1.0))(18.0)
+    assert not strong.weak_type
