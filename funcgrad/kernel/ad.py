@@ -235,6 +235,11 @@ class JVPTrace(core.Trace):
             tangents = [Zero.from_primal_value(p) if t is None else t for p, t in zip(primals, tangents)]
             rule = primitive.jvp
             if rule is None:
+                # Only tangents of integer or boolean inputs (float0: zero by definition, though
+                # materialised by a call's JVP): the outputs' tangents are zero, no rule needed,
+                # as JAX's symbolic zeros let it skip the rule (equinox's unvmap_max in diffrax).
+                if all(type(t) is Zero or t.aval.dtype == _dt.float0 for t in tangents):
+                    return parent.process_primitive(primitive, primals, params)
                 raise NotImplementedError(
                     f"Differentiation rule for '{primitive.name}' not implemented (forward mode)"
                     f"{_used_at(user_source_info())}."
@@ -508,7 +513,9 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
     ct_env: dict[Var, Any] = {}
 
     def write_ct(v, ct):
-        if type(v) is Var and type(ct) is not Zero and ct is not None:
+        # (a float0 cotangent, of an integer or boolean value, is a zero: kept symbolic, so user
+        # transpose rules see ad.Zero there as in JAX; equinox's nondifferentiable_backward)
+        if type(v) is Var and type(ct) is not Zero and ct is not None and _dt.is_inexact(v.aval.dtype):
             prev = ct_env.get(v)
             ct_env[v] = ct if prev is None else hooks.add_any(prev, ct)
 

@@ -548,6 +548,42 @@ def test_missing_rules_are_named():
         funcgrad.jit(p.bind)(1.0)
 
 
+def _integer_rules_program(jax, ad, mlir, Primitive):
+    """equinox's unvmap_max (no JVP rule) and nondifferentiable_backward (a transpose rule that
+    cannot take a float0 cotangent) on an integer argument of a jitted function, differentiated
+    in reverse mode (its tangent is a materialised float0 zero)."""
+    peak = Primitive("test_int_peak")
+    guard = Primitive("test_int_guard")
+    for p in (peak, guard):
+        p.def_impl(lambda x: x)
+        p.def_abstract_eval(lambda x: x)
+        mlir.register_lowering(p, mlir.lower_fun(lambda x: x, multiple_results=False))
+    ad.deflinear(guard, lambda ct, x: [ct * 0 + 1])  # (fails on a float0 array)
+
+    @jax.jit
+    def g(a, n):
+        return a * peak.bind(n).astype(a.dtype), guard.bind(n)
+
+    zero = np.zeros((), jax.dtypes.float0)
+    out, back = jax.vjp(g, 1.5, 3)
+    lin = jax.linearize(g, 1.5, 3)[1](1.0, zero)
+    return [out[0], back((1.0, zero))[0], lin[0]]
+
+
+def test_integer_values_need_no_derivative_rules_as_jax():
+    # an integer's tangent and cotangent are zeros, materialised or not: no JVP rule is asked for,
+    # a transpose rule sees ad.Zero (diffrax's BacksolveAdjoint through equinox's primitives)
+    import jax
+    from jax.extend.core import Primitive as JaxPrimitive
+    from jax.interpreters import ad as jad
+    from jax.interpreters import mlir as jmlir
+
+    ours = _integer_rules_program(funcgrad, ad, mlir, ec.Primitive)
+    theirs = _integer_rules_program(jax, jad, jmlir, JaxPrimitive)
+    np.testing.assert_allclose(np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float))
+    assert [float(x) for x in ours] == [4.5, 3.0, 3.0]
+
+
 # ----------------------------------------------------------------------------------------------
 # What JAX libraries read of equations and call primitives (equinox's finalise_jaxpr), and
 # funcgrad.api_util (flax's lazy_init, partial_eval_by_shape and axes_scan)
