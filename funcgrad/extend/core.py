@@ -27,6 +27,7 @@ information are not part of funcgrad's IR (a primitive states side effects in it
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
 import sys
 import types
 import weakref
@@ -553,11 +554,18 @@ def _primitives_module() -> types.ModuleType:
     for p in _catalog.all_primitives():
         setattr(module, f"{p.name.replace('-', '_')}_p", p)  # JAX's names: scatter-add is scatter_add_p
     module.add_jaxvals_p = _catalog.elementwise.add_any_p
+    # JAX's generic call primitives: funcgrad stages calls as jit_p, never these, but libraries
+    # key tables by them (numpyro's provenance rules); they are call primitives with every rule
+    module.call_p, module.closed_call_p = CallPrimitive("call"), CallPrimitive("closed_call")
     module.__all__ = sorted(n for n in vars(module) if n.endswith("_p"))
+    module.__spec__ = importlib.machinery.ModuleSpec(module.__name__, None)  # (importable by name)
     return module
 
 
 primitives = sys.modules.setdefault(f"{__name__}.primitives", _primitives_module())
+# A package, as JAX's ``jax.extend.core`` is, so that ``import jax.extend.core.primitives`` (or
+# ``funcgrad.extend.core.primitives``) finds the submodule above.
+__path__: list[str] = []
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

@@ -655,3 +655,16 @@ def test_api_util_against_jax():
     )
     aval = fapi.shaped_abstractify(funcgrad.ShapeDtypeStruct((2,), np.float32))
     assert str(aval) == str(japi.shaped_abstractify(jax.ShapeDtypeStruct((2,), np.float32)))
+
+
+def test_extend_core_primitives_is_an_importable_submodule_as_jax():
+    # numpyro: from jax.extend.core.primitives import call_p, closed_call_p, jit_p
+    import importlib
+
+    import jax.extend.core.primitives as theirs
+
+    ours = importlib.import_module("funcgrad.extend.core.primitives")
+    assert ours is ec.primitives
+    for name in ("call_p", "closed_call_p", "jit_p", "custom_jvp_call_p", "sin_p"):
+        assert getattr(ours, name).name == getattr(theirs, name).name
+    assert float(funcgrad.jit(lambda x: x * 2)(ours.jit_p is not None)) == 2.0
