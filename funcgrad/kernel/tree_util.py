@@ -12,6 +12,7 @@ Layer: kernel. Imports only the standard library and jaxlib's C++ pytree extensi
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 from collections.abc import Callable, Iterable
@@ -261,6 +262,21 @@ def register_pytree_with_keys(
 
     for r in _REGISTRIES:
         r.register_node(nodetype, flatten_func or flatten, unflatten_func, flatten_with_keys)
+
+
+# The dict subclasses that are pytree nodes in JAX too: an OrderedDict keeps its keys' order, a
+# defaultdict sorts them as a dict does and keeps its default factory (numpyro's models pass
+# OrderedDicts of parameters to ravel_pytree).
+register_pytree_with_keys(
+    collections.OrderedDict,
+    lambda d: ([(DictKey(k), v) for k, v in d.items()], tuple(d)),
+    lambda keys, values: collections.OrderedDict(zip(keys, values, strict=True)),
+)
+register_pytree_with_keys(
+    collections.defaultdict,
+    lambda d: ([(DictKey(k), d[k]) for k in sorted(d)], (d.default_factory, tuple(sorted(d)))),
+    lambda aux, values: collections.defaultdict(aux[0], zip(aux[1], values, strict=True)),
+)
 
 
 def register_pytree_node_class(cls: type) -> type:

@@ -314,3 +314,23 @@ def test_a_jitted_function_has_the_signature_of_its_function_as_jax():
     for follow in (True, False):
         got = inspect.signature(funcgrad.jit(f), follow_wrapped=follow)
         assert got == inspect.signature(jax.jit(f), follow_wrapped=follow) == inspect.signature(f)
+
+
+def test_ordered_and_default_dicts_are_pytree_nodes_as_jax():
+    # numpyro ravels OrderedDicts of parameters (HMC's momentum generator)
+    import collections
+
+    import jax
+
+    from funcgrad.flatten_util import ravel_pytree
+
+    trees = [collections.OrderedDict(b=1.0, a=[2.0, 3.0]), collections.defaultdict(list, b=1.0, a=2.0)]
+    for tree in trees:
+        for name in ("tree_structure", "tree_leaves", "tree_flatten_with_path"):
+            ours, theirs = getattr(funcgrad.tree_util, name), getattr(jax.tree_util, name)
+            assert str(ours(tree)) == str(theirs(tree))
+        doubled = funcgrad.tree_util.tree_map(lambda x: x, tree)
+        assert type(doubled) is type(tree) and doubled == tree
+        assert list(doubled) == list(jax.tree_util.tree_map(lambda x: x, tree))  # (key order)
+    assert ravel_pytree(trees[0])[0].tolist() == [1.0, 2.0, 3.0]
+    assert trees[1].default_factory is funcgrad.tree_util.tree_map(lambda x: x, trees[1]).default_factory
