@@ -208,6 +208,13 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
     >>> float(f(3.0)), float(f(-1.0)), float(funcgrad.grad(f)(3.0))
     (6.0, 1.0, 2.0)
     """
+    if not (callable(true_fun) and callable(false_fun)):
+        # JAX's older convention, which it still accepts (blackjax's NUTS uses it):
+        # cond(pred, true_operand, true_fun, false_operand, false_fun)
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     operands = _operands(operands, operand, "cond")
     aval = core.get_aval(pred)
     if aval.shape != ():

@@ -129,6 +129,18 @@ def test_cond_takes_a_float_predicate_as_jax(pred):
         assert float(fn(pred)) == float(want)
 
 
+def test_cond_takes_the_older_per_branch_operands_as_jax():
+    # cond(pred, true_operand, true_fun, false_operand, false_fun): JAX still accepts it (blackjax)
+    import jax
+
+    for pred in (True, False):
+        args = (pred, np.arange(3.0), lambda x: x * 2.0, np.ones(3), lambda x: -x)
+        np.testing.assert_array_equal(cond(*args), jax.lax.cond(*args))
+        np.testing.assert_array_equal(funcgrad.jit(lambda p, a=args: cond(p, *a[1:]))(pred), cond(*args))
+    with pytest.raises(TypeError, match="should be callable"):
+        cond(True, 1.0, 2.0)
+
+
 def test_vmap_cond_batched_and_unbatched_predicate(rng):
     xs = rng.standard_normal(6)
     f = lambda x, p: cond(p > 0, lambda v: fnp.sin(v) * 2.0, lambda v: v**2, x)  # noqa: E731
