@@ -1,10 +1,27 @@
 """``jax._src.core`` under the alias: funcgrad's ``core`` (``ShapedArray``, ``Tracer``, ...), plus
 ``physical_aval``, which is the aval itself since funcgrad has no extended dtypes with a separate
-physical representation (flax's fp8 helpers import these)."""
+physical representation (flax's fp8 helpers import these), and ``trace_state_clean`` (numpyro asks
+it whether it runs outside any transformation).
+
+>>> import funcgrad
+>>> trace_state_clean()
+True
+>>> seen = []
+>>> _ = funcgrad.vmap(lambda x: seen.append(trace_state_clean()) or x)(funcgrad.numpy.ones(2))
+>>> seen
+[False]
+"""
 
 from funcgrad.core import *  # noqa: F403
+from funcgrad.kernel import core as _kcore
 
 
 def physical_aval(aval):
     """The aval of the buffers that hold a value of ``aval``: ``aval`` itself in funcgrad."""
     return aval
+
+
+def trace_state_clean() -> bool:
+    """Whether no transformation is tracing now (the top-level, eager trace is current)."""
+    trace = _kcore.current_trace()
+    return type(trace) is _kcore.EvalTrace and trace.parent is None
