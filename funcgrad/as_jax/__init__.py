@@ -53,6 +53,8 @@ switches funcgrad to JAX's 32-bit mode (``jax_enable_x64`` off: float32/int32 de
 environment sets ``JAX_ENABLE_X64`` (``JAX_ENABLE_X64=1`` keeps 64-bit types, as it does for JAX),
 since code written for JAX expects its dtypes; ``jax.config.update("jax_enable_x64", True)``
 switches at run time as in JAX. (funcgrad used without the alias keeps its own default, 64-bit.)
+funcgrad's ``RetraceWarning`` (a jit traced many times) is off under the alias, as JAX has none:
+libraries test with warnings as errors.
 The alias makes names resolve; what funcgrad computes is documented in docs/differences_from_jax.md.
 
 >>> import sys, subprocess
@@ -209,6 +211,9 @@ def install() -> None:
         # JAX's default mode, 32-bit (see the module docstring); the variable, when set, was read
         # by funcgrad's configuration as JAX reads it.
         importlib.import_module("funcgrad._config").config.update("jax_enable_x64", False)
+    # JAX warns about no retraces: code written for it may run with warnings as errors
+    # (optimistix's and diffrax's test configurations), so funcgrad's RetraceWarning stays off.
+    importlib.import_module("funcgrad.jitting").RETRACE_WARNING_THRESHOLD = float("inf")
 
 
 install()

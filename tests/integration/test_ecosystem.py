@@ -69,6 +69,11 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
     }
     tb.register_exclusion("/nowhere")
     out["exclusion"] = "/nowhere" in tb._exclude_paths
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (JAX warns about no retraces: optimistix tests so)
+        f = jax.jit(lambda x: x + 1)
+        out["retraces"] = sum(int(f(jnp.zeros(n)).shape[0]) for n in range(1, 13))
     for name in ("jax._src.interpreters.pxla", "jax.no_such_module"):
         try:
             __import__(name)
@@ -85,7 +90,7 @@ def test_alias_makes_jax_funcgrad():
     assert out["version"] == "0.10.2" and out["info"] == [0, 10, 2] and out["version_module"] == "0.10.2"
     assert out["lib"] == "0.10.2"
     assert all(out["same"]) and out["installed"] and out["exclusion"]
-    assert out["grad"] == 1.0
+    assert out["grad"] == 1.0 and out["retraces"] == 78
     assert out["x64"] == [False, "float32", "float32"]  # JAX's default mode under the alias
     assert out["registry"] == [True, True, False]
     assert out["mlir"] == ["jaxlib.mlir.ir", "jaxlib.mlir.dialects.stablehlo"]
