@@ -117,7 +117,6 @@ def _prime_factors(n: int) -> list[int]:
     return factors + ([n] if n > 1 else [])
 
 
-@functools.lru_cache(maxsize=1024)
 def _compute_chunk_shape(local_shape: tuple, dtype, file_size_target: int = _FILE_SIZE_TARGET) -> list[int]:
     """A chunk shape that divides the shard shape and is at most ~110% of ``file_size_target``
     bytes: the shard shape, divided by its smallest prime factors one at a time until it fits."""
