@@ -288,11 +288,15 @@ def _create_backend(platform: str) -> Backend:
                         f"plugin named in PJRT_NAMES_AND_LIBRARY_PATHS ('{platform}:/path.so')."
                     )
                 client = plugins.make_plugin_client(platform, path)
+        # (the messages begin as JAX's do, "Unknown backend" / "failed to initialize": test
+        # utilities match them, chex's assert_devices_available)
         except plugins.PluginError as e:
-            raise XlaBridgeError(str(e), phase="backend", platform=platform) from None
+            raise XlaBridgeError(
+                f"Unknown backend {platform!r}: {e}", phase="backend", platform=platform
+            ) from None
         except _JaxRuntimeError as e:
             raise XlaBridgeError(
-                f"could not start the {platform} backend: {e}",
+                f"Backend {platform!r} failed to initialize: could not start the {platform} backend: {e}",
                 phase="backend",
                 platform=platform,
             ) from None

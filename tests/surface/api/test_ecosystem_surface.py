@@ -334,3 +334,14 @@ def test_ordered_and_default_dicts_are_pytree_nodes_as_jax():
         assert list(doubled) == list(jax.tree_util.tree_map(lambda x: x, tree))  # (key order)
     assert ravel_pytree(trees[0])[0].tolist() == [1.0, 2.0, 3.0]
     assert trees[1].default_factory is funcgrad.tree_util.tree_map(lambda x: x, trees[1]).default_factory
+
+
+def test_a_missing_backend_is_named_as_jax_names_it():
+    # chex's assert_devices_available matches "(failed to initialize)|(Unknown backend)"
+    import jax
+
+    for platform in ("tpu", "no_such_platform"):
+        with pytest.raises(RuntimeError, match="(failed to initialize)|(Unknown backend)"):
+            jax.devices(platform)
+        with pytest.raises(RuntimeError, match="Unknown backend 'no_such_platform|Unknown backend 'tpu"):
+            funcgrad.devices(platform)
