@@ -12,8 +12,11 @@ in this repository: point the harness at checkouts of the libraries at the insta
 Any other library joins with ``--add NAME=FOLDER:GLOB`` (its checkout at ``ROOT/NAME``, the library
 itself importable, e.g. ``pip install --no-deps --target SITE`` and ``PYTHONPATH=SITE``)::
 
-    PYTHONPATH=/tmp/eco2/site python tests/integration/suites/ecosystem/run_ecosystem_suites.py \
-        --root /tmp/eco2 --add lineax=tests:test_*.py chex=chex/_src:*_test.py
+    PYTHONPATH=/tmp/eco2/site python tests/integration/suites/ecosystem/run_ecosystem_suites.py \\
+        --root /tmp/eco2 --add lineax=tests:test_*.py chex=chex/_src:*_test.py --sample 6
+
+``--sample N`` keeps at most N tests of each file (evenly spread, the same on both sides): breadth
+over depth when a suite takes hours.
 
     python tests/integration/suites/ecosystem/run_ecosystem_suites.py --root /tmp/ecosystem \\
         [--libs optax equinox flax] [--files PATTERN ...] [--timeout 900] [--out report.json]
@@ -45,6 +48,7 @@ LIBRARIES = {
     "equinox": ("tests", "**/test_*.py"),
     "flax": ("tests", "**/*_test.py"),
 }
+SAMPLE = [0]  # --sample: tests kept per file (0: all)
 BACKENDS = {
     "jax": [sys.executable, "-m", "pytest"],
     "funcgrad": [sys.executable, "-m", "funcgrad.as_jax", "-m", "pytest"],
@@ -75,6 +79,11 @@ def run_file(checkout: str, backend: str, file: str, *, timeout: float, extra: l
             f"--junitxml={xml}",
         ]
         env = dict(os.environ, JAX_PLATFORMS="cpu", FUNCGRAD_PLATFORM="cpu")
+        if SAMPLE[0]:  # (the plugin beside this script keeps N tests per file: ecosystem_sample.py)
+            here = os.path.dirname(os.path.abspath(__file__))
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+            env["ECOSYSTEM_SAMPLE"] = str(SAMPLE[0])
+            extra = ["-p", "ecosystem_sample", *extra]
         try:
             proc = subprocess.run(
                 [*command, *extra], cwd=checkout, env=env, capture_output=True, text=True, timeout=timeout
@@ -148,10 +157,14 @@ def main(argv=None) -> int:
         "--exclude", nargs="*", default=[], help="leave out files whose path contains one of these"
     )
     parser.add_argument("--timeout", type=float, default=900, help="seconds per test file and backend")
+    parser.add_argument(
+        "--sample", type=int, default=0, help="run at most N tests of each file, evenly spread (0: all)"
+    )
     parser.add_argument("--jobs", type=int, default=2, help="test files run at once")
     parser.add_argument("--out", help="write the full per-test results as JSON here")
     parser.add_argument("pytest_args", nargs="*", help="passed on to pytest (after --)")
     args = parser.parse_args(argv)
+    SAMPLE[0] = args.sample
     for spec in args.add:
         name, _, where = spec.partition("=")
         folder, _, pattern = where.partition(":")
