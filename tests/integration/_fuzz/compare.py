@@ -98,7 +98,7 @@ def run(case: Case, side: str, fast: bool = False):
         fn = mods[0].jit(fn)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = fn(*[x.copy() for x in case.inputs])
+        out = fn(*[x.copy() if isinstance(x, onp.ndarray) else x for x in case.inputs])
         leaves = []
         return _flatten(out, leaves), leaves
 
@@ -110,6 +110,10 @@ def _flatten(tree, leaves):
         return "{" + ",".join(f"{k}:{_flatten(tree[k], leaves)}" for k in sorted(tree)) + "}"
     leaves.append(onp.asarray(tree))
     return "*"
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, onp.ndarray)  # (an input may be a Python scalar)
 
 
 def _inexact(dtype) -> bool:
@@ -217,7 +221,7 @@ def _as_accurate_as_jax(case: Case, m: Mismatch) -> bool:
     of a float32 cos(0.001)), plus the tolerance. Wide leaves (float64) are not excused."""
     if _coarser_rtol(m.fg, m.jax) <= _RTOL[8] or m.fg.dtype != m.jax.dtype:
         return False
-    wide = [_wide(x) if _inexact(x.dtype) else x for x in case.inputs]
+    wide = [_wide(x) if _is_array(x) and _inexact(x.dtype) else x for x in case.inputs]
     try:
         # (in 64-bit mode even for a 32-bit case: there float64 inputs would enter as float32)
         _, ref = run(dataclasses.replace(case, inputs=wide, x64=True), "jax", fast=True)
@@ -246,7 +250,7 @@ def _within_jitter(case: Case, m: Mismatch) -> bool:
     answers = []
     for sign in (1, -1):
         moved = [
-            (x * (1 + sign * 8 * _eps(x.dtype))).astype(x.dtype) if _inexact(x.dtype) else x
+            (x * (1 + sign * 8 * _eps(x.dtype))).astype(x.dtype) if _is_array(x) and _inexact(x.dtype) else x
             for x in case.inputs
         ]
         try:

@@ -203,18 +203,21 @@ def _literal(x: onp.ndarray) -> str:
     """Python source of an array, exact (float32 values are exact as Python floats) and with
     NaN/inf written as float('nan') / float('inf')."""
 
-    def scalar(v):
-        if isinstance(v, complex):
-            return f"complex({scalar(v.real)}, {scalar(v.imag)})"
-        if isinstance(v, float) and not math.isfinite(v):
-            return f"float('{v}')"
-        return repr(v)
-
     def nest(v):
-        return "[" + ", ".join(nest(u) for u in v) + "]" if isinstance(v, list) else scalar(v)
+        return "[" + ", ".join(nest(u) for u in v) + "]" if isinstance(v, list) else _scalar_src(v)
 
+    if not isinstance(x, onp.ndarray):  # a Python scalar input (weak-typed in both libraries)
+        return _scalar_src(x)
     values = x.ravel().astype(onp.float32) if x.dtype == _BF16 else x.ravel()  # (bfloat16: exact)
     return f"onp.array({nest(values.tolist())}, dtype={_dtype_src(x.dtype)}).reshape({x.shape})"
+
+
+def _scalar_src(v) -> str:
+    if isinstance(v, complex):
+        return f"complex({_scalar_src(v.real)}, {_scalar_src(v.imag)})"
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"float('{v}')"
+    return repr(v)
 
 
 def _dtype_src(dtype) -> str:
@@ -269,6 +272,10 @@ _FINITE = [0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, -0.0, 3.0, 0.25, -1.5, 10.0, 1e
 _SPECIAL = [float("nan"), float("inf"), float("-inf")]
 _DTYPES = ["float64"] * 5 + ["float32"] * 3 + ["int32"] * 2 + ["bool", "complex128"]
 _DTYPES += ["int8", "uint8", "uint32", "int16", "float16", "bfloat16"]
+# Python scalars as inputs (weak-typed arguments of jit, vmap with in_axes None, ...): inputs after
+# the first draw them too.
+_WEAK = {"weak_float": float, "weak_int": int, "weak_bool": bool}
+_LATER_DTYPES = _DTYPES + ["weak_float", "weak_float", "weak_int", "weak_bool"]
 # Integers: mostly small (ties, zeros, negative operands of division, remainder and shifts), now and
 # then the dtype's extremes (wrap-around, abs of the minimum).
 _INT_POOL = {"int32": (-3, 5), "int8": (-3, 5), "int16": (-3, 5), "uint8": (0, 7), "uint32": (0, 7)}
@@ -305,6 +312,9 @@ def _elements(dtype, specials):
 def arrays(draw, shape, dtype, specials=False):
     """An array of ``shape`` and ``dtype`` whose values come mostly from a small pool (zeros, signed
     zeros and ties are common), NaN/inf among them when ``specials``."""
+    if dtype in _WEAK:  # a Python scalar
+        base = {"weak_float": "float32", "weak_int": "int32", "weak_bool": "bool"}[dtype]
+        return _WEAK[dtype](draw(_elements(base, specials)))
     n = math.prod(shape)
     values = draw(st.lists(_elements(dtype, specials), min_size=n, max_size=n))
     return onp.array(values, dtype=_BF16 if dtype == "bfloat16" else dtype).reshape(shape)
@@ -329,6 +339,12 @@ class _Abstract:
         exec(HELPERS, self.ns)
         self.cache = {}
 
+    def _struct(self, shape, dtype):
+        if dtype in _WEAK:  # a Python scalar: weak, of the mode's default type
+            default = self.jax.dtypes.canonicalize_dtype(_WEAK[dtype])
+            return self.jax.ShapeDtypeStruct((), default, weak_type=dtype != "weak_bool")
+        return self.jax.ShapeDtypeStruct(shape, dtype)
+
     def eval_shape(self, expr, avals):
         """The (shape, dtype) of ``expr`` over operands a0.. of ``avals``, or None where jax rejects
         it (or it gives a tuple, or an intermediate over 200 elements)."""
@@ -338,7 +354,7 @@ class _Abstract:
             names = ", ".join(f"a{i}" for i in range(len(avals)))
             try:
                 fn = eval(f"lambda {names}: {expr}", self.ns)
-                structs = [self.jax.ShapeDtypeStruct(s, d) for s, d in avals]
+                structs = [self._struct(s, d) for s, d in avals]
                 out = self.jax.eval_shape(fn, *structs)
                 ok = hasattr(out, "shape") and math.prod(out.shape) <= 200
                 self.cache[key] = (tuple(out.shape), str(out.dtype)) if ok else None
@@ -357,6 +373,8 @@ def _abstract() -> _Abstract:
 
 
 def _kind(dtype):
+    if dtype in _WEAK:
+        return {"weak_float": "f", "weak_int": "i", "weak_bool": "b"}[dtype]
     dtype = _BF16 if dtype == "bfloat16" else onp.dtype(dtype)
     return "f" if dtype == _BF16 else dtype.kind.replace("u", "i")
 
@@ -385,10 +403,13 @@ def cases(draw, ops, max_steps=6, x64=None):
                 ["float64", "float32", "float64", "float32", "float16"]
                 if differentiates and i == 0
                 else _DTYPES
+                if i == 0
+                else _LATER_DTYPES
             )
         )
         for i in range(n_inputs)
     ]
+    shapes = [() if d in _WEAK else s for s, d in zip(shapes, dtypes)]
 
     abstract = _abstract()
     values = [(f"x{i}", s, d) for i, (s, d) in enumerate(zip(shapes, dtypes))]
@@ -419,7 +440,11 @@ def cases(draw, ops, max_steps=6, x64=None):
             break
     assume(steps)
     specials = all(op.specials for op, _, _ in used) and draw(st.sampled_from([False, False, True]))
-    mixes = any(len(set(ds)) > 1 or any(_kind(d) in "bi" for d in ds) for _, ds, _ in used)
+    # (a Python scalar promotes as a weak type in both libraries, NumPy 2's rule being NEP 50's)
+    mixes = any(
+        len({d for d in ds if d not in _WEAK}) > 1 or any(_kind(d) in "bi" for d in ds if d not in _WEAK)
+        for _, ds, _ in used
+    )
 
     # vmap layers: each gets a batch size and in_axes; an input's batch axes come outermost first.
     full_shapes = [list(s) for s in shapes]
@@ -429,7 +454,9 @@ def cases(draw, ops, max_steps=6, x64=None):
             resolved.append((kind, None, None))
             continue
         size = draw(st.sampled_from([2, 1, 3, 0]))
-        axes = tuple(draw(st.sampled_from([0, None, 0, -1])) for _ in range(n_inputs))
+        axes = tuple(
+            None if dtypes[i] in _WEAK else draw(st.sampled_from([0, None, 0, -1])) for i in range(n_inputs)
+        )
         axes = axes if any(a is not None for a in axes) else (0,) + axes[1:]
         in_axes = axes if n_inputs > 1 else axes[0]
         out_axes = draw(st.sampled_from([0, 0, -1]))
