@@ -233,6 +233,7 @@ class Case:
     ops: tuple = ()  # the Op objects of the steps
     mixes_dtypes: bool = False  # an integer/bool value or operands of different dtypes meet somewhere
     x64: bool = X64  # the mode both sides run in
+    operand_dtypes: tuple = ()  # per step, the names of its operands' dtypes (as drawn)
 
     def build_source(self) -> str:
         args = ", ".join(f"x{i}" for i in range(len(self.inputs)))
@@ -476,4 +477,13 @@ def cases(draw, ops, max_steps=6, x64=None):
     if math.prod(full_shapes[0]) > 4 * max_size:
         assume(False)
     inputs = [draw(arrays(tuple(s), d, specials)) for s, d in zip(full_shapes, dtypes)]
-    return Case(inputs, steps, [(e[0], e[1]) for e in resolved], tuple(op for op, _, _ in used), mixes, x64)
+    operand_dtypes = tuple(tuple(str(d) for d in ds) for _, ds, _ in used)
+    return Case(
+        inputs,
+        steps,
+        [(e[0], e[1]) for e in resolved],
+        tuple(op for op, _, _ in used),
+        mixes,
+        x64,
+        operand_dtypes,
+    )
