@@ -11,3 +11,7 @@ True
 from funcgrad.example_libraries import optimizers, stax
 
 __all__ = ["optimizers", "stax"]
+
+
+def __dir__():  # the public names only, not the helpers
+    return sorted(__all__)

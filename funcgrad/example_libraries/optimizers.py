@@ -375,3 +375,7 @@ def pack_optimizer_state(marked_pytree):
         raise TypeError("pack_optimizer_state expects a pytree whose leaves are JoinPoints")
     flat = [tu.tree_flatten(p.subtree) for p in points]
     return OptimizerState([f for f, _ in flat], tree, [s for _, s in flat])
+
+
+def __dir__():  # the public names only, not the helpers
+    return sorted(__all__)

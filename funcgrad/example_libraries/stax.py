@@ -313,3 +313,7 @@ def shape_dependent(make_layer):
         return make_layer(inputs.shape)[1](params, inputs, **kwargs)
 
     return init_fun, apply_fun
+
+
+def __dir__():  # the public names only, not the helpers
+    return sorted(__all__)
