@@ -96,6 +96,7 @@ __all__ = [
     "config",
     "debug_infs",
     "debug_key_reuse",
+    "enable_custom_prng",
     "default_device",
     "default_matmul_precision",
     "disable_jit",
@@ -353,6 +354,8 @@ _FLAG_LIST = [
             ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),
         ),
     ),
+    # (JAX's switch for user-defined PRNG implementations; funcgrad's typed keys need none)
+    _Flag("jax_enable_custom_prng", False, _bool("jax_enable_custom_prng")),
     _Flag(
         "jax_debug_key_reuse",
         False,
@@ -541,6 +544,18 @@ def no_tracing(enable: bool = True):
     3.0
     """
     return _scoped("jax_no_tracing", enable)
+
+
+def enable_custom_prng(new_val: bool = True):
+    """Context manager (or decorator) setting ``jax_enable_custom_prng``, JAX's switch for
+    user-defined PRNG implementations; funcgrad's random functions behave the same either way
+    (numpyro decorates tests with it).
+
+    >>> with enable_custom_prng():
+    ...     config.read("jax_enable_custom_prng")
+    True
+    """
+    return _scoped("jax_enable_custom_prng", new_val)
 
 
 def debug_key_reuse(new_val: bool = True):

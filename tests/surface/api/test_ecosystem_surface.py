@@ -345,3 +345,16 @@ def test_a_missing_backend_is_named_as_jax_names_it():
             jax.devices(platform)
         with pytest.raises(RuntimeError, match="Unknown backend 'no_such_platform|Unknown backend 'tpu"):
             funcgrad.devices(platform)
+
+
+def test_enable_custom_prng_is_a_context_manager_and_decorator_as_jax():
+    # numpyro's test_distributions decorates a test with @jax.enable_custom_prng()
+    import jax
+
+    for lib in (funcgrad, jax):
+
+        @lib.enable_custom_prng()
+        def inside(lib=lib):
+            return bool(lib.config.jax_enable_custom_prng)
+
+        assert inside() is True and bool(lib.config.jax_enable_custom_prng) is False
