@@ -44,14 +44,17 @@ def _dtype_rule(outcome) -> bool:
     if not outcome.case.mixes_dtypes:
         return False
     m = outcome.mismatch
-    if outcome.status == "error":  # a strict lax function gets NumPy 2's dtype where jax's differs
-        return (outcome.error or "").startswith("funcgrad raised TypeError: lax.")
+    if outcome.status == "error":  # a strict function gets NumPy 2's dtype where jax's differs
+        error = outcome.error or ""
+        return error.startswith("funcgrad raised TypeError: lax.") or (
+            error.startswith("funcgrad raised TypeError: bitwise_") and "integer and boolean types" in error
+        )
     if m is None or m.kind not in ("dtype", "value", "nan", "inf"):
         return False
     if _small_int_accumulation(outcome):  # jax's wrapped 8/16-bit sums, NumPy's exact ones
         return True
-    if m.kind in ("nan", "inf"):
-        return False
+    if m.kind in ("nan", "inf"):  # another precision: float32 overflows where float64 does not
+        return m.fg.dtype != m.jax.dtype
     # a value computed in another precision upstream: agrees to float32's precision, or is of
     # another dtype itself (then an ill-conditioned step may magnify the precisions' difference)
     return m.kind == "dtype" or m.fg.dtype != m.jax.dtype or 0 < m.excess <= _FLOAT32_RTOL
@@ -282,8 +285,8 @@ DOCUMENTED: list[Divergence] = [
         "`correlate` of integers stay integers (jax: float32), `cumsum`/`cumprod` (and their nan and "
         "`cumulative_prod` forms) of 8- and 16-bit integers accumulate in the default integer (jax: the "
         "input's dtype, wrapping). The values agree to the precision of the "
-        "narrower type; a strict `lax` function downstream (equal dtypes, floats only) may then refuse "
-        "the NumPy dtype where it accepts jax's.",
+        "narrower type (or overflow in it); a strict function downstream (`lax`'s equal dtypes, the "
+        "bitwise functions' integers) may then refuse the NumPy dtype where it accepts jax's.",
         "`np.sin(np.int32(1)).dtype`: float64 (jax: float32)",
         _dtype_rule,
     ),
