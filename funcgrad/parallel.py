@@ -521,7 +521,7 @@ def vma_adjustment(trace, seeds, mesh, primals, outputs, manual=None):
         if not isinstance(x, core.Tracer):
             return frozenset()
         if isinstance(x, StagingTracer) and x._trace is trace:
-            return known.get(x.var, frozenset())
+            return known.get(x._var, frozenset())
         return everything  # a value of another transformation: assume it differs between devices
 
     in_sums = [tuple(n for n in manual if n not in varying(p)) for p in primals]
@@ -673,7 +673,7 @@ def staged_manual_aval(x, aval):
             env = dict(zip(builder.invars, seeds))
             ins = [env.get(v, frozenset()) for v in builder.invars]
             known = _varying_env(ir.Jaxpr(builder.const_list, builder.invars, builder.eqns, []), ins)
-            vma = {str(n) for n in known.get(x.var, frozenset())}
+            vma = {str(n) for n in known.get(x._var, frozenset())}
             names = [str(n) for n in mesh.axis_names]
             return _eager.ManualAval(aval.shape, aval.dtype, aval.weak_type, vma, names, aval.sharding)
     return None

@@ -140,7 +140,7 @@ def _recording(trace: RecordingTrace, call: CustomCall):
             f"the custom derivative rule of {call.name} needs its primal values, which a nested "
             "eager grad recording does not have"
         )
-    primals = [trace.concrete(a.var) if o else a for a, o in zip(call.flat, own)]
+    primals = [trace.concrete(a._var) if o else a for a, o in zip(call.flat, own)]
     with core.set_current_trace(trace.parent):
         with core.new_trace(PartialEvalTrace, None, "linearize") as pe:
             t_in = [pe.new_arg(ad.tangent_aval(core.get_aval(p))) for p, o in zip(primals, own) if o]

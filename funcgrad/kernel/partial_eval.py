@@ -48,12 +48,12 @@ from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArra
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("_aval", "var")
+    __slots__ = ("_aval", "_var")
 
     def __init__(self, trace, aval: ShapedArray, var: Var):
         self._trace = trace
         self._aval = aval
-        self.var = var
+        self._var = var
 
     @property
     def aval(self):
@@ -104,7 +104,7 @@ class JaxprBuilder:
 
     def to_atom(self, trace, x) -> Var | Literal:
         if type(x) is StagingTracer and x._trace is trace:
-            return x.var
+            return x._var
         if isinstance(x, Tracer):
             core.check_foreign_tracer(trace, x)
             return self.const_var(x)
@@ -117,7 +117,7 @@ class JaxprBuilder:
     def add_eqn(self, trace, primitive, atoms, params, out_avals, source=True) -> list[StagingTracer]:
         outs = [StagingTracer(trace, a, Var(a)) for a in out_avals]
         info = user_source_info() if source else None
-        self.eqns.append(JaxprEqn(primitive, atoms, params, [t.var for t in outs], info))
+        self.eqns.append(JaxprEqn(primitive, atoms, params, [t._var for t in outs], info))
         return outs
 
     def build(
@@ -132,7 +132,7 @@ class JaxprBuilder:
             self.const_var(o) if type(a) is Literal and not isinstance(o, Tracer) else a
             for a, o in zip(outvars, outs)
         ]
-        invars = [t.var for t in in_tracers]
+        invars = [t._var for t in in_tracers]
         jaxpr = Jaxpr(self.const_list, invars, self.eqns, outvars)
         if not dce:
             return ClosedJaxpr(jaxpr, list(self.const_vals))
@@ -188,7 +188,7 @@ class StagingTrace(core.Trace):
         names = self.builder.arg_names
         if not names:
             return ""
-        deps = ir.backward_dependencies(self.builder.eqns, [tracer.var])[0]
+        deps = ir.backward_dependencies(self.builder.eqns, [tracer._var])[0]
         named = [names[v] for v in self.builder.invars if v in deps and v in names]
         if not named:
             return ""

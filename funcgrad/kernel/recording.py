@@ -80,7 +80,7 @@ class RecordingTracer(StagingTracer):
 
     def _jax_repr(self):  # (Tracer.__repr__) JAX's GradTracer: the primal where it is known
         trace = self._trace
-        value = trace.values.get(self.var, trace.sources.get(self.var, trace))
+        value = trace.values.get(self._var, trace.sources.get(self._var, trace))
         tangent = f"typeof(tangent)={self._aval.str_short()}"
         return f"GradTracer({tangent})" if value is trace else f"GradTracer(primal={value}, {tangent})"
 
@@ -143,7 +143,7 @@ class RecordingTrace(core.Trace):
 
     def atom(self, x) -> Var:
         if type(x) is RecordingTracer and x._trace is self:
-            return x.var
+            return x._var
         if isinstance(x, core.Tracer):
             core.check_foreign_tracer(self, x)
         # Every other value is a constant passed to the program as an argument (no literals: a
@@ -169,7 +169,7 @@ class RecordingTrace(core.Trace):
             # No recorded input: the parent computes it now (what the JVP trace does with a
             # primitive whose inputs carry no tangent).
             return self.process_on_parent(primitive, args, params)
-        atoms = [a.var if type(a) is RecordingTracer and a._trace is self else self.atom(a) for a in args]
+        atoms = [a._var if type(a) is RecordingTracer and a._trace is self else self.atom(a) for a in args]
         out = primitive.abstract_eval(*[v.aval for v in atoms], **params)
         numbers = self.numbers
         key = self.key
@@ -213,7 +213,7 @@ class RecordingTrace(core.Trace):
             return template.bind_each(self, inputs)
         vals = template.init.copy()
         for n, x in zip(template.in_slots, inputs):
-            vals[n] = x.var if type(x) is RecordingTracer else x
+            vals[n] = x._var if type(x) is RecordingTracer else x
         numbers, key, eqns = self.numbers, self.key, self.eqns
         # (Loops rather than comprehensions: a 3.11 comprehension is a function call, and most
         # templates are one or two equations of one or two operands.)
@@ -292,7 +292,7 @@ class RecordingTrace(core.Trace):
             return values[var]
         value = self.sources[var]
         if isinstance(value, RecordingTracer):
-            value = value._trace.concrete(value.var)
+            value = value._trace.concrete(value._var)
         values[var] = value
         return value
 

@@ -358,3 +358,18 @@ def test_enable_custom_prng_is_a_context_manager_and_decorator_as_jax():
             return bool(lib.config.jax_enable_custom_prng)
 
         assert inside() is True and bool(lib.config.jax_enable_custom_prng) is False
+
+
+def test_the_var_method_under_every_transformation_as_jax():
+    # a staging/recording tracer's IR variable was its attribute `var`, hiding the array method
+    # x.var() under jit, eager grad and cond (blackjax's diagnostics: "'Var' object is not callable")
+    import jax
+
+    x = np.arange(6.0).reshape(2, 3)
+    for lib in (funcgrad, jax):
+        f = lambda v: v.var(axis=0, ddof=1).sum() + v.std()  # noqa: E731
+        got = [lib.jit(f)(x), lib.grad(f)(x), lib.vmap(f)(x), lib.lax.cond(True, f, f, x)]
+        if lib is funcgrad:
+            ours = got
+    for a, b in zip(ours, got):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
