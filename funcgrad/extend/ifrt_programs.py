@@ -14,4 +14,6 @@ True
 
 from funcgrad.xla_bridge.backends import ifrt_programs
 
-__all__ = ["ifrt_programs"]
+# An attribute, as in JAX, not a documented function: the docs site documents the names of
+# ``__all__``, and this one is jaxlib's extension module.
+__all__: list[str] = []

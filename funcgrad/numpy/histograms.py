@@ -89,7 +89,7 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
 
     >>> h, edges = histogramdd(np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.2]]), bins=2)
     >>> h.tolist(), [e.tolist() for e in edges]
-    ([[1.0, 0.0], [1.0, 1.0]], [[0.0, 0.5, 1.0], [0.0, 0.5, 1.0]])
+    ([[1, 0], [1, 1]], [[0.0, 0.5, 1.0], [0.0, 0.5, 1.0]])
     """
     sample = asarray(sample)
     if sample.ndim == 1:
@@ -142,7 +142,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
 
     >>> h, xe, ye = histogram2d(np.array([0.0, 1.0, 1.0]), np.array([0.0, 1.0, 0.2]), bins=2)
     >>> h.tolist()
-    [[1.0, 0.0], [1.0, 1.0]]
+    [[1, 0], [1, 1]]
     """
     x, y = asarray(x), asarray(y)
     if x.ndim != 1 or y.shape != x.shape:
