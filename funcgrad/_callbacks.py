@@ -20,11 +20,13 @@ from __future__ import annotations
 import logging
 import string
 import sys
+import traceback
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from funcgrad import xla_bridge
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import ShapedArray
@@ -161,10 +163,6 @@ def _eager_error(what: str, e: Exception):
     ...
     funcgrad.xla_bridge.backends.XlaBridgeError: a host callback (pure_callback) raised RuntimeError: ...
     """
-    import traceback
-
-    from funcgrad import xla_bridge
-
     tb = "".join(traceback.format_exception(e)).rstrip()
     return xla_bridge.XlaBridgeError(
         f"a host callback ({what}) raised {type(e).__name__}: {e}\n"

@@ -32,6 +32,7 @@ import functools
 import ml_dtypes
 import numpy as np
 
+from funcgrad import api
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 
@@ -245,8 +246,6 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
     >>> import funcgrad.numpy as fnp
     >>> check_grads(lambda x: fnp.sin(x) * x, (fnp.array([0.5, 1.0]),), order=2)
     """
-    from funcgrad import api
-
     args = tuple(args)
     eps = eps or EPS
     jvp_check = functools.partial(check_jvp, atol=atol, rtol=rtol, eps=eps)

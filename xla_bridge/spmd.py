@@ -27,9 +27,11 @@ from __future__ import annotations
 import numpy as np
 from funcgrad.primitives.sharding import meshes_in, shard_map_p
 from funcgrad.xla_bridge import reshard, sharded
+from funcgrad.xla_bridge.execute import consume_donated
 from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
 from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.meshes import SpmdLowering
+from funcgrad.xla_bridge.transfers import deleted_buffer_error
 
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _fdt
@@ -234,8 +236,6 @@ def to_sharded_buffer(x, s, aval, name: str = "argument"):
     if type(x) is Array:
         b = x._buffer
         if x._value is None and b.is_deleted():  # donated or deleted (NOTE: [donated arrays])
-            from funcgrad.xla_bridge.transfers import deleted_buffer_error
-
             raise deleted_buffer_error(b, f"jit call: {name}: ")
         if b is not None and sharded.is_sharded(b):
             have = b._sharding
@@ -278,9 +278,7 @@ def run(c: SpmdCompiled, args, donated=None) -> list:
     ]
     outs = c.call(bufs)
     if donated is not None and any(donated):
-        from funcgrad.xla_bridge.execute import consume_donated  # NOTE: [donated arrays]
-
-        consume_donated(args, bufs, donated)
+        consume_donated(args, bufs, donated)  # NOTE: [donated arrays]
     return [Array._from_buffer(b, w) for b, w in zip(outs, c.out_weak)]
 
 
