@@ -521,7 +521,8 @@ def iscomplexobj(x):
     dtype = getattr(x, "dtype", None)  # as JAX: anything with a dtype (a ShapeDtypeStruct, an aval)
     if isinstance(dtype, np.dtype):
         return dtype.kind == "c"
-    return aval(x).dtype.kind == "c"
+    # (a typed PRNG key's dtype is an extended one, without a kind: not complex, as in JAX)
+    return getattr(aval(x).dtype, "kind", None) == "c"
 
 
 def isrealobj(x):

@@ -373,3 +373,11 @@ def test_the_var_method_under_every_transformation_as_jax():
             ours = got
     for a, b in zip(ours, got):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def test_iscomplexobj_of_a_typed_key_as_jax():
+    # diffrax's diffeqsolve asks iscomplexobj of every leaf, a VirtualBrownianTree's key included
+    import jax
+
+    assert fnp.iscomplexobj(funcgrad.random.key(0)) is jax.numpy.iscomplexobj(jax.random.key(0)) is False
+    assert not funcgrad.jit(lambda k: fnp.iscomplexobj(k))(funcgrad.random.key(0))
