@@ -130,7 +130,11 @@ def test_one_split_serves_the_trace_cache_and_the_native_key():
         (1.0,),
         {"scale": 2.0},
     )
-    assert f._split((1.0,), {"n": 3}) == ((), (("n", 3),), (1.0,), {})  # a static position, by keyword
+    # Both static_argnums and static_argnames given: each is used as given, as JAX's jit (its
+    # docstring: the signature is not consulted), so a static position passed by keyword is dynamic.
+    assert f._split((1.0,), {"n": 3}) == ((), (), (1.0,), {"n": 3})
+    g = funcgrad.jit(lambda a, n: a, static_argnums=1)  # one of them given: the signature names n
+    assert g._split((1.0,), {"n": 3}) == ((), (("n", 3),), (1.0,), {})
     with pytest.raises(dispatch.NonHashableStaticArgumentError):
         f._split((1.0, [3]), {})
     assert f._split((1.0, [3]), {}, check=False)[0] == ((1, [3]),)
