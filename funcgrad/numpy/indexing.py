@@ -685,17 +685,7 @@ class _IndexUpdateRef:
         [1.0, 0.5]
         """
         x = asarray(self.array)
-        ones = constant(1, x.dtype, x.shape)
-        denom = _scatter(
-            ones,
-            self.index,
-            values,
-            ix.scatter_mul,
-            mode,
-            indices_are_sorted,
-            unique_indices,
-            wrap_negative_indices,
-        )
+        denom = self._product_at(x, values, mode, indices_are_sorted, unique_indices, wrap_negative_indices)
         return true_divide(x, denom)
 
     @_takes_out_sharding
@@ -709,18 +699,17 @@ class _IndexUpdateRef:
         [8.0, 3.0]
         """
         x = asarray(self.array)
-        ones = constant(1, x.dtype, x.shape)
-        exponent = _scatter(
-            ones,
-            self.index,
-            values,
-            ix.scatter_mul,
-            mode,
-            indices_are_sorted,
-            unique_indices,
-            wrap_negative_indices,
+        exponent = self._product_at(
+            x, values, mode, indices_are_sorted, unique_indices, wrap_negative_indices
         )
         return power(x, exponent)
+
+    def _product_at(self, x, values, mode, indices_are_sorted, unique_indices, wrap_negative_indices):
+        """Ones of ``x``'s shape with the product of the ``values`` scattered to each index (the
+        divisor of ``divide``, the exponent of ``power``: repeated indices multiply)."""
+        ones = constant(1, x.dtype, x.shape)
+        flags = (indices_are_sorted, unique_indices, wrap_negative_indices)
+        return _scatter(ones, self.index, values, ix.scatter_mul, mode, *flags)
 
     @_takes_out_sharding
     def min(
