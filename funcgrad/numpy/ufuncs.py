@@ -16,7 +16,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
-from funcgrad.kernel.core import concrete_value
+from funcgrad.kernel.core import Tracer, concrete_value
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
     aval,
@@ -370,6 +370,18 @@ def _integer_power(x, y):
     return acc
 
 
+def _as_python_int(x):
+    """A concrete integer scalar (a 0-d integer Array or NumPy value, not a tracer) as a Python
+    int, as JAX's ``power`` reads its exponent with ``operator.index``: ``x ** jnp.asarray(2)``
+    is then an ``integer_pow`` (exact, keeping ``x``'s weak type); anything else as it is."""
+    if type(x) is int or isinstance(x, bool | np.bool_ | Tracer) or np.ndim(x) != 0:
+        return x
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or np.dtype(dtype).kind not in "iu":
+        return x
+    return int(concrete_value(x))
+
+
 def power(x1, x2, /):
     """Elementwise ``x1 ** x2``. A Python int exponent is exact repeated multiplication (with a
     correct derivative at 0); integer arrays use exact integer powers.
@@ -379,6 +391,7 @@ def power(x1, x2, /):
     >>> power(np.array([2, 3]), np.array([3, 2])).tolist()
     [8, 9]
     """
+    x2 = _as_python_int(x2)
     if type(x2) is int:
         (x1,) = promote_args(x1)
         if _is_bool(x1):

@@ -247,3 +247,17 @@ def test_x64_env_variable_is_read_at_import():
     env = {**__import__("os").environ, "JAX_ENABLE_X64": "0"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "float32"]
+
+
+def test_power_reads_a_concrete_integer_exponent_as_jax():
+    """``power`` reads a concrete 0-d integer exponent with ``operator.index`` as jax.numpy does:
+    ``2 ** jnp.asarray(3)`` is an ``integer_pow`` and stays weak eagerly; traced, it is the binary
+    exponentiation with strong constants (weak_type False under jit, as JAX's)."""
+    jax = pytest.importorskip("jax")
+    with funcgrad.enable_x64(False):
+        a = fnp.asarray(3)
+        got = [fnp.power(2, a), fnp.power(a, 2), funcgrad.jit(lambda e: 2**e)(a)]
+        got_vals = [(np.asarray(g).tolist(), g.dtype, g.weak_type) for g in got]
+    ja = jax.numpy.asarray(3)
+    want = [jax.numpy.power(2, ja), jax.numpy.power(ja, 2), jax.jit(lambda e: 2**e)(ja)]
+    assert got_vals == [(np.asarray(w).tolist(), w.dtype, w.weak_type) for w in want]
