@@ -55,6 +55,12 @@ CASES = {
     "tri": lambda j, jnp, lax, np: jnp.tri(3),
     "arange": lambda j, jnp, lax, np: jnp.arange(5),
     "arange_float": lambda j, jnp, lax, np: jnp.arange(0.0, 1.0, 0.25),
+    # power reads a concrete 0-d integer exponent with operator.index (an integer_pow, weak eagerly)
+    "power_concrete_int_exponent": lambda j, jnp, lax, np: (
+        jnp.power(2, jnp.asarray(3)),
+        jnp.asarray(3) ** 2,
+    ),
+    "power_traced_int_exponent": lambda j, jnp, lax, np: j.jit(lambda e: 2**e)(jnp.asarray(3)),
     "linspace": lambda j, jnp, lax, np: jnp.linspace(0, 1, 5),
     "zeros_like_np": lambda j, jnp, lax, np: jnp.zeros_like(np.ones(2)),
     "ones_like_np_int": lambda j, jnp, lax, np: jnp.ones_like(np.arange(3)),
@@ -247,17 +253,3 @@ def test_x64_env_variable_is_read_at_import():
     env = {**__import__("os").environ, "JAX_ENABLE_X64": "0"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "float32"]
-
-
-def test_power_reads_a_concrete_integer_exponent_as_jax():
-    """``power`` reads a concrete 0-d integer exponent with ``operator.index`` as jax.numpy does:
-    ``2 ** jnp.asarray(3)`` is an ``integer_pow`` and stays weak eagerly; traced, it is the binary
-    exponentiation with strong constants (weak_type False under jit, as JAX's)."""
-    jax = pytest.importorskip("jax")
-    with funcgrad.enable_x64(False):
-        a = fnp.asarray(3)
-        got = [fnp.power(2, a), fnp.power(a, 2), funcgrad.jit(lambda e: 2**e)(a)]
-        got_vals = [(np.asarray(g).tolist(), g.dtype, g.weak_type) for g in got]
-    ja = jax.numpy.asarray(3)
-    want = [jax.numpy.power(2, ja), jax.numpy.power(ja, 2), jax.jit(lambda e: 2**e)(ja)]
-    assert got_vals == [(np.asarray(w).tolist(), w.dtype, w.weak_type) for w in want]
