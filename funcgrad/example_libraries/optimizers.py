@@ -142,6 +142,12 @@ def _first(state):
     return state[0]
 
 
+def _with_zeros(n):
+    """The init function of an optimizer that keeps ``n`` running statistics beside the
+    parameters, each starting at zeros of their shape: ``x0 -> (x0, zeros, ...)``."""
+    return lambda x0: (x0, *(fnp.zeros_like(x0) for _ in range(n)))
+
+
 @optimizer
 def sgd(step_size):
     """Stochastic gradient descent: ``x - step_size(i) * g``."""
@@ -159,7 +165,7 @@ def momentum(step_size, mass: float):
         v = mass * v + g
         return x - step_size(i) * v, v
 
-    return (lambda x0: (x0, fnp.zeros_like(x0))), update, _first
+    return _with_zeros(1), update, _first
 
 
 @optimizer
@@ -172,7 +178,7 @@ def nesterov(step_size, mass: float):
         v = mass * v + g
         return x - step_size(i) * (mass * v + g), v
 
-    return (lambda x0: (x0, fnp.zeros_like(x0))), update, _first
+    return _with_zeros(1), update, _first
 
 
 @optimizer
@@ -187,7 +193,7 @@ def adagrad(step_size, momentum=0.9):
         m = (1.0 - momentum) * (g * scale) + momentum * m
         return x - step_size(i) * m, g_sq, m
 
-    return (lambda x0: (x0, fnp.zeros_like(x0), fnp.zeros_like(x0))), update, _first
+    return _with_zeros(2), update, _first
 
 
 @optimizer
@@ -200,7 +206,7 @@ def rmsprop(step_size, gamma=0.9, eps=1e-8):
         avg = avg * gamma + fnp.square(g) * (1.0 - gamma)
         return x - step_size(i) * g / fnp.sqrt(avg + eps), avg
 
-    return (lambda x0: (x0, fnp.zeros_like(x0))), update, _first
+    return _with_zeros(1), update, _first
 
 
 @optimizer
@@ -214,7 +220,7 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
         mom = momentum * mom + step_size(i) * g / fnp.sqrt(avg + eps)
         return x - mom, avg, mom
 
-    return (lambda x0: (x0, fnp.zeros_like(x0), fnp.zeros_like(x0))), update, _first
+    return _with_zeros(2), update, _first
 
 
 @optimizer
@@ -230,7 +236,7 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
         v_hat = v / (1 - fnp.asarray(b2, m.dtype) ** (i + 1))
         return x - step_size(i) * m_hat / (fnp.sqrt(v_hat) + eps), m, v
 
-    return (lambda x0: (x0, fnp.zeros_like(x0), fnp.zeros_like(x0))), update, _first
+    return _with_zeros(2), update, _first
 
 
 @optimizer
@@ -245,7 +251,7 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
         x = x - (step_size(i) / (1 - fnp.asarray(b1, m.dtype) ** (i + 1))) * m / (u + eps)
         return x, m, u
 
-    return (lambda x0: (x0, fnp.zeros_like(x0), fnp.zeros_like(x0))), update, _first
+    return _with_zeros(2), update, _first
 
 
 @optimizer
