@@ -12,7 +12,7 @@ without it (orbax reaches these names only for Pathways checkpoints).
 True
 """
 
-from funcgrad.xla_bridge.backends import ifrt_programs
+from funcgrad.xla_bridge.backends import ifrt_programs as ifrt_programs  # (a re-export)
 
 # An attribute, as in JAX, not a documented function: the docs site documents the names of
 # ``__all__``, and this one is jaxlib's extension module.
