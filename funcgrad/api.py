@@ -524,7 +524,10 @@ def vmap(
             [x for x, d in zip(flat_args, in_dims) if d is not None],
             lambda: [p for p, d in zip(paths, in_dims) if d is not None],
         )
-        flat_args = canonicalize(flat_args)
+        # Unmapped leaves pass as given (a static argument of a jit inside stays hashable, as in
+        # JAX: blackjax vmaps jit(f, static_argnums=...) with the static value at in_axes None).
+        mapped = canonicalize([x for x, d in zip(flat_args, in_dims) if d is not None])
+        flat_args = [mapped.pop(0) if d is not None else x for x, d in zip(flat_args, in_dims)]
         sizes: dict[int, list[str]] = {}
         dims = []
         for leaf, d, path in zip(flat_args, in_dims, paths):

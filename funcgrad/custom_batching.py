@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from funcgrad import _control_flow
+from funcgrad._api_util import canonicalize
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
@@ -107,6 +108,9 @@ class custom_vmap:
             raise AttributeError(f"No batching rule defined for custom_vmap function {name} using def_vmap.")
         args = _resolve_args(self.fun, name, args, kwargs)
         flat, in_tree = tu.tree_flatten(tuple(args))
+        # The bound arguments are Arrays (Python scalars weak), as JAX's custom_vmap binds them:
+        # the rule never sees a raw Python value, whatever vmap passed through unmapped.
+        flat = canonicalize(flat)
         out_tree_box: list = []
 
         def flat_fun(*leaves):

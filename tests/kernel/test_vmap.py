@@ -88,6 +88,25 @@ def test_axis_size_with_no_mapped_inputs():
     assert out.shape == (3, 2)
 
 
+def test_unmapped_leaves_reach_the_function_as_given():
+    # blackjax's resampling: vmap(jit(f, static_argnums=2), in_axes=[0, None, None])(keys, w, 100);
+    # the unmapped 100 stays a hashable Python int (JAX passes unmapped leaves as given).
+    jax = pytest.importorskip("jax")
+    seen = []
+
+    def f(x, w, n):
+        seen.append(type(n))
+        return x * w.sum() + n
+
+    xs, w = np.arange(3.0), np.ones(4)
+    got = funcgrad.vmap(funcgrad.jit(f, static_argnums=(2,)), in_axes=[0, None, None])(xs, w, 100)
+    want = jax.vmap(jax.jit(f, static_argnums=(2,)), in_axes=[0, None, None])(xs, w, 100)
+    assert_close(got, want)
+    assert seen == [int, int]  # (one trace each)
+    got = funcgrad.vmap(lambda x, s: x * s, in_axes=(0, None))(np.arange(3, dtype=np.float32), 2.5)
+    assert got.dtype == np.float32  # the unmapped Python float stays weak
+
+
 def loss_single(params, x, y):
     pred = fnp.tanh(x @ params["w"]) @ params["v"]
     return ((pred - y) ** 2).sum()
