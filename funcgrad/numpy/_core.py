@@ -200,10 +200,44 @@ def _scalar_const(value, dtype) -> np.ndarray:
         raise OverflowError(f"Python integer {value} out of bounds for {np.dtype(dtype).name}") from None
 
 
+_INT32_RANGE = range(-(2**31), 2**31)
+
+
+def _operand_const(value, dtype) -> np.ndarray:
+    """A Python scalar *operand* (of arithmetic, a comparison, a fill) as a constant of ``dtype``.
+
+    NOTE: [x64 mode]: with 64-bit types funcgrad follows NumPy 2 (NEP 50): an integer outside
+    ``dtype``'s range is an OverflowError (``uint8_array + 300``). In 32-bit mode it follows JAX: a
+    Python int is read as the default integer, int32 (OverflowError outside its range, whatever
+    ``dtype`` is), then converted to ``dtype`` as a conversion does, wrapping (``+ 300`` adds 44 to
+    a uint8 array, ``np.maximum(u8, -1)`` is 255). An explicit ``asarray(300, uint8)`` raises in both.
+    """
+    if _dt.x64_enabled or type(value) is not int:
+        return _scalar_const(value, dtype)
+    if value not in _INT32_RANGE:
+        raise OverflowError(
+            f"Python integer {value} out of bounds for int32 (in 32-bit mode a Python int operand is "
+            "an int32, as in JAX; enable jax_enable_x64 for 64-bit integers)"
+        )
+    return np.asarray(value, np.int32).astype(_dt.canonical(np.dtype(dtype)))
+
+
+def as_fill(value, dtype):
+    """A fill value (``full``'s, ``unique``'s ``fill_value=``) as an Array of ``dtype``: a Python scalar
+    as an operand (``_operand_const``: wrapped in 32-bit mode, as JAX's), anything else by ``asarray``.
+
+    >>> as_fill(7, np.uint8).tolist()
+    7
+    """
+    if type(value) in python_scalar_types:
+        return Array._from_owned(_operand_const(value, dtype))
+    return asarray(value, dtype)
+
+
 def convert(x, dtype, weak_type: bool = False):
     """``x`` converted to ``dtype`` (no equation if nothing changes)."""
     if type(x) in python_scalar_types:
-        return Array._from_owned(_scalar_const(x, dtype), weak_type)
+        return Array._from_owned(_operand_const(x, dtype), weak_type)
     return ew.convert_element_type(x, dtype, weak_type=weak_type)
 
 
@@ -266,7 +300,7 @@ def promote_args(*args) -> list:
     out = []
     for a, (d, w) in zip(args, pairs):
         if type(a) in python_scalar_types:
-            out.append(Array._from_owned(_scalar_const(a, dtype), weak))
+            out.append(Array._from_owned(_operand_const(a, dtype), weak))
         elif isinstance(a, Array | core.Tracer):
             out.append(a if (d == dtype and w == weak) else ew.convert_element_type(a, dtype, weak_type=weak))
         elif hasattr(a, "__jax_array__"):  # (its value may be traced: never through NumPy)

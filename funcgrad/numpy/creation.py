@@ -24,6 +24,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.partial_eval import under_staging
 from funcgrad.numpy._core import (
+    as_fill,
     asarray,
     aval,
     broadcast_shapes,
@@ -142,7 +143,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
     [[1.0, 2.0], [1.0, 2.0]]
     """
     shape = _shape(shape)
-    value = asarray(fill_value) if dtype is None else asarray(fill_value, check_user_dtype(dtype, "full"))
+    value = asarray(fill_value) if dtype is None else as_fill(fill_value, check_user_dtype(dtype, "full"))
     if not isinstance(value, Array) or value.ndim:
         return broadcast_to(value, shape)
     return _filled(shape, value._numpy(), value.dtype, value.weak_type)

@@ -18,6 +18,7 @@ from typing import NamedTuple
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
+    as_fill,
     asarray,
     concrete_int,
     concrete_or_error,
@@ -111,7 +112,7 @@ def _unique(ar, axis, return_index, return_inverse, return_counts, equal_nan, si
         if fill_value is None:
             fill = getitem(aux, 0) if aux.shape[0] else asarray(0, aux.dtype)
         else:
-            fill = asarray(fill_value, aux.dtype)
+            fill = as_fill(fill_value, aux.dtype)
         if axis is None:
             result = where(valid, result, fill)
         else:
@@ -222,12 +223,12 @@ def _compact(values, keep, size, fill_value, what):
         size = concrete_int(size, f"{what}: size")
     if values.shape[0] == 0:
         fill = 0 if fill_value is None else fill_value
-        return zeros((size,), values.dtype) + asarray(fill, values.dtype)
+        return zeros((size,), values.dtype) + as_fill(fill, values.dtype)
     idx = nonzero(keep, size=size, fill_value=0)[0]
     out = take(values, idx)
     valid = arange(size) < reductions.sum(keep)
     fill = reductions.min(where(keep, values, getitem(values, -1))) if fill_value is None else fill_value
-    return where(valid, out, asarray(fill, values.dtype))
+    return where(valid, out, as_fill(fill, values.dtype))
 
 
 def _unique_with_valid(ar):

@@ -172,9 +172,16 @@ def _partition_args(a, kth, axis, name: str):
 # Cumulative functions
 
 
-def _cumulative(primitive, identity, a, axis, dtype):
+def _cumulative(primitive, identity, a, axis, dtype, promote_integers=False):
     a, axis = _axis_or_flat(a, axis)
-    target = np.dtype(dtype) if dtype is not None else reductions.accumulation_dtype(a.dtype)
+    if dtype is not None:
+        target = np.dtype(dtype)
+    elif _dt.x64_enabled or promote_integers or a.dtype == np.bool_:
+        target = reductions.accumulation_dtype(a.dtype)
+    else:
+        # NOTE: [x64 mode]: in 32-bit mode, JAX's rule: cumsum/cumprod keep an integer's dtype and
+        # wrap (int8 100 + 100 is -56); the Array API's cumulative_sum promotes as NumPy does.
+        target = a.dtype
     a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
     if a.shape[axis] == 0:
         return a
@@ -182,7 +189,8 @@ def _cumulative(primitive, identity, a, axis, dtype):
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
-    """Cumulative sum along ``axis`` (the flattened array if None); small integers accumulate in int64.
+    """Cumulative sum along ``axis`` (the flattened array if None); small integers accumulate in int64
+    (in 32-bit mode they keep their dtype, as in JAX).
 
     >>> cumsum(np.array([[1, 2], [3, 4]])).tolist()
     [1, 3, 6, 10]
@@ -223,7 +231,11 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     >>> cumulative_sum(np.array([1, 2, 3]), include_initial=True).tolist()
     [0, 1, 3, 6]
     """
-    return _array_api_cumulative("cumulative_sum", cumsum, 0, x, axis, dtype, include_initial)
+
+    def scan(x, axis, dtype):
+        return _cumulative(srt.cumsum, 0, x, axis, dtype, promote_integers=True)
+
+    return _array_api_cumulative("cumulative_sum", scan, 0, x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):

@@ -199,7 +199,12 @@ def square(x, /):
     [4, 9]
     """
     (x,) = promote_args(x)
-    return x if _is_bool(x) else ew.square_p.bind(x)
+    if _is_bool(x):
+        if _dt.x64_enabled:
+            return x  # NumPy: a bool squared is itself
+        # NOTE: [x64 mode]: in 32-bit mode, JAX's rule: a bool is squared as an int32
+        x = ew.convert_element_type(x, _dt.default_int, weak_type=False)
+    return ew.square_p.bind(x)
 
 
 def reciprocal(x, /):

@@ -97,6 +97,33 @@ CASES = {
         jnp.right_shift(np.array([True, False]), True),
     ),
     "where_scalars": lambda j, jnp, lax, np: jnp.where(np.array([True, False]), 1.0, 2),
+    # JAX's rules where NumPy 2's differ (64-bit mode keeps NumPy's): a Python int operand is an int32
+    # converted with wrap-around; small integers' cumulative sums and products keep their dtype;
+    # integer convolutions are float32; a bool squared is an int32
+    "python_int_wraps": lambda j, jnp, lax, np: (
+        jnp.asarray(np.uint8([3, 250])) + 300,
+        jnp.maximum(jnp.asarray(np.uint8([3])), -1),
+        jnp.asarray(np.int8([1])) + 70000,
+        jnp.asarray(np.uint32([1])) + -1,
+        jnp.asarray(np.uint8([1, 2])) < 300,
+        jnp.full(2, 300, jnp.uint8),
+        jnp.unique(jnp.asarray(np.uint8([3, 250])), size=3, fill_value=-1),
+        j.jit(lambda a: a + 300)(np.uint8([1])),
+    ),
+    "cumulative_small_ints": lambda j, jnp, lax, np: (
+        jnp.cumsum(np.int8([100, 100, 100])),
+        jnp.cumprod(np.int16([300, 300])),
+        jnp.nancumsum(np.uint8([200, 100])),
+        jnp.cumulative_prod(np.int8([100, 2])),
+        jnp.cumulative_sum(np.int8([100, 100])),
+        jnp.cumsum(np.array([True, True])),
+    ),
+    "convolve_ints": lambda j, jnp, lax, np: (
+        jnp.convolve(np.int32([1, 2]), np.int32([1, 3])),
+        jnp.correlate(np.array([True, False]), np.array([True, True])),
+        jnp.convolve(np.int8([1, 2]), np.float16([1, 3])),
+    ),
+    "square_bool": lambda j, jnp, lax, np: (jnp.square(np.array([True, False])), jnp.square(True)),
     # reductions and index results
     "column_mean": lambda j, jnp, lax, np: jnp.mean(np.random.RandomState(0).rand(20000, 3), axis=0),
     "sum_uint8": lambda j, jnp, lax, np: jnp.sum(np.ones(3, np.uint8)),
@@ -228,6 +255,18 @@ def test_x32_explicit_64_bit_request_warns_as_jax(x32, name):
         theirs = _warnings_of(lambda: WARNING_CASES[name](jnp, np))
     assert ours[0] == theirs[0]
     assert ours[1][:1] == theirs[1][:1]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda jnp, np: jnp.asarray(np.uint32([1])) + 2**31, lambda jnp, np: jnp.ones(1, jnp.float16) + 2**40],
+)
+def test_x32_python_int_beyond_int32_raises_as_jax(x32, fn):
+    # (a Python int operand is parsed as an int32 first, whatever the other operand's dtype)
+    with pytest.raises(OverflowError, match="int32"):
+        fn(fnp, np)
+    with _jax_config.enable_x64(False), pytest.raises(OverflowError):
+        fn(jnp, np)
 
 
 def test_x32_switch_retraces_and_restores(x32):
