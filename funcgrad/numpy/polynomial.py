@@ -211,12 +211,12 @@ def roots(p, *, strip_zeros: bool = True):
         value = concrete_or_error(p, "roots with strip_zeros=True")
         nz = np.flatnonzero(value)
         if nz.size == 0:
-            return zeros((0,), complex if p.dtype == np.float64 else np.complex64)
+            return zeros((0,), np.result_type(p.dtype, np.complex64))
         n_trailing = p.shape[0] - 1 - int(nz[-1])
         p = getitem(p, slice(int(nz[0]), int(nz[-1]) + 1))
     n = p.shape[0] - 1
-    if n < 1:
-        found = zeros((0,), p.dtype)
+    if n < 1:  # no roots; still complex, as eigvals' are (JAX's dtype for a constant polynomial)
+        found = zeros((0,), np.result_type(p.dtype, np.complex64))
     else:
         companion = eye(n, k=-1, dtype=p.dtype)
         companion = companion.at[0, :].set(-getitem(p, slice(1, None)) / getitem(p, 0))

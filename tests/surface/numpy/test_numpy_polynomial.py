@@ -128,3 +128,16 @@ def test_polyadd_polysub_run_along_axis_0_keep_integers_and_poly_of_a_scalar():
     assert fnp.polyadd(np.array([2, 3]), np.array([5, 4, 1])).tolist() == [5, 6, 4]
     assert fnp.poly(1).tolist() == [1.0, -1.0]
     assert [x.tolist() for x in fnp.vsplit(np.array([1, 2, 3, 4, 5, 6]), 2)] == [[1, 2, 3], [4, 5, 6]]
+
+
+def test_roots_of_a_constant_polynomial_are_complex_as_jax():
+    # JAX's own polynomial_test (testRoots): a degree-0 polynomial, after stripping zeros or not,
+    # has no roots, in the complex dtype eigvals gives (was the real input dtype).
+    jax = __import__("pytest").importorskip("jax")
+    for p in ([3.0], [0.0, 3.0], [3.0, 0.0, 0.0], [0.0, 0.0]):
+        for dt in (np.float32, np.float64):
+            got = fnp.roots(np.array(p, dt))
+            want = jax.numpy.roots(np.array(p, dt))
+            assert got.dtype == np.result_type(dt, np.complex64), (p, dt, got.dtype)
+            assert want.dtype.kind == "c" and got.shape == want.shape
+            np.testing.assert_allclose(np.sort_complex(np.asarray(got)), np.sort_complex(np.asarray(want)))
