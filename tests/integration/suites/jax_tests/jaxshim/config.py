@@ -1,0 +1,107 @@
+"""``jax._src.config`` for JAX's test files: each JAX flag as an object with ``.value`` that is also
+a context manager factory (``config.numpy_dtype_promotion("strict")``), over funcgrad's config.
+Flags funcgrad lacks read as JAX's defaults and set nothing (they are recorded in ``unknown``)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import funcgrad
+
+_cfg = funcgrad.config
+
+# JAX flags that funcgrad does not have, with JAX's default values (read-only here).
+_JAX_DEFAULTS = {
+    "jax_legacy_prng_key": "allow",
+    "jax_softmax_custom_jvp": False,
+    "jax_use_simplified_jaxpr_constants": False,
+    "jax_use_shardy_partitioner": True,
+    "jax_check_static_indices": False,
+    "jax_custom_vjp3": True,
+    "jax_explicit_x64_dtypes": "allow",
+    "jax_traceback_filtering": "off",
+    "jax_disable_bwd_checks": False,
+    "jax_embedded_constants_max_bytes": 0,
+}
+unknown: set[str] = set()
+_overrides: dict[str, object] = {}
+
+
+def _read(name: str):
+    if name in _overrides:
+        return _overrides[name]
+    try:
+        return _cfg.read(name)
+    except AttributeError:
+        unknown.add(name)
+        return _JAX_DEFAULTS.get(name)
+
+
+def _write(name: str, value) -> None:
+    try:
+        _cfg.update(name, value)
+    except AttributeError:
+        unknown.add(name)
+        _overrides[name] = value
+
+
+def update(name: str, value) -> None:
+    _write(name, value)
+
+
+class _State:
+    """One flag: ``flag.value`` reads it, ``flag(v)`` is a context manager setting it."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @property
+    def value(self):
+        return _read(self.name)
+
+    @contextlib.contextmanager
+    def __call__(self, new_value=True):
+        old = _read(self.name)
+        _write(self.name, new_value)
+        try:
+            yield
+        finally:
+            _write(self.name, old)
+
+
+class _States(dict):
+    def __missing__(self, name):
+        return _State(name)
+
+
+config_states = _States()
+
+
+class _ConfigObject:
+    """``config.config``: ``values``, ``update``, ``_read``."""
+
+    @property
+    def values(self):
+        return {**_cfg.values, **_overrides}
+
+    update = staticmethod(update)
+    _read = staticmethod(_read)
+
+
+config = _ConfigObject()
+
+
+def parse_flags_with_absl() -> None:
+    _cfg.parse_flags_with_absl()
+
+
+class ExplicitX64Mode:
+    WARN = "warn"
+    ERROR = "error"
+    ALLOW = "allow"
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _State(name if name.startswith("jax_") else f"jax_{name}")

@@ -1,0 +1,155 @@
+"""Run JAX's own test files (``tests/*_test.py`` of the JAX repository at a tag) on jax and on
+funcgrad, side by side, and list every test that passes on jax and not on funcgrad.
+
+Each file runs in its own pytest process per side (``--timeout`` seconds), with the same
+``JAX_NUM_GENERATED_CASES`` (JAX's parameterized tests sample that many cases with a fixed seed, so
+a test name is the same case on both sides) and the same ``JAX_ENABLE_X64``. The funcgrad side
+loads ``jaxshim_plugin`` (this folder on ``PYTHONPATH``): the alias ``funcgrad.as_jax`` plus the
+``jax._src`` modules the files import (``jaxshim/``). Outcomes are read from JUnit XML.
+
+    python tests/integration/suites/jax_tests/run_jax_tests.py --jax-repo /work/.mirror/jax-ml+jax/repo \\
+        [--tag jax-v0.10.2] [--files lax_numpy_operators_test ...] [--x64] [--cases 10] \\
+        [--side both|jax|funcgrad] [--timeout 900] [--out report.json]
+
+With ``--side funcgrad`` the jax side is read from an earlier ``--out`` report (same file, cases
+and x64 setting), so that rerunning funcgrad after a fix does not rerun jax.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_FILES = [
+    "lax_numpy_operators_test", "lax_numpy_reducers_test", "lax_autodiff_test", "lax_numpy_test",
+    "lax_numpy_indexing_test", "lax_numpy_einsum_test", "lax_numpy_setops_test", "lax_numpy_ufuncs_test",
+    "lax_numpy_vectorize_test", "lax_test", "lax_vmap_test", "lax_vmap_op_test", "linalg_test", "fft_test",
+    "random_lax_test", "lax_scipy_test", "lax_scipy_special_functions_test", "scipy_stats_test", "nn_test",
+    "custom_api_test", "polynomial_test", "image_test", "scipy_signal_test", "scipy_fft_test",
+]  # fmt: skip
+
+
+def _outcomes(xml_path: Path) -> dict[str, tuple[str, str]]:
+    """test id -> (outcome, first line of the failure) from pytest's JUnit XML."""
+    out = {}
+    if not xml_path.exists():
+        return out
+    for case in ET.parse(xml_path).getroot().iter("testcase"):
+        name = f"{case.get('classname', '').rpartition('.')[2]}::{case.get('name')}"
+        outcome, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                outcome = "failed" if child.tag == "failure" else "error"
+                message = (child.get("message") or child.text or "").strip().splitlines()[:1]
+                message = message[0][:300] if message else ""
+                break
+            if child.tag == "skipped":
+                outcome = "skipped"
+        out[name] = (outcome, message)
+    return out
+
+
+def _run_side(side: str, test_file: Path, args, workdir: Path) -> dict:
+    xml = workdir / f"{test_file.stem}.{side}.xml"
+    xml.unlink(missing_ok=True)
+    env = dict(
+        os.environ, JAX_NUM_GENERATED_CASES=str(args.cases), JAX_PLATFORMS="cpu", FUNCGRAD_PLATFORM="cpu"
+    )
+    env["JAX_ENABLE_X64"] = "1" if args.x64 else "0"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:cacheprovider", "-o", "addopts=",
+           f"--junitxml={xml}", str(test_file)]  # fmt: skip
+    if side == "funcgrad":
+        cmd[3:3] = ["-p", "jaxshim_plugin"]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH", "")]))
+    start = time.time()
+    try:
+        proc = subprocess.run(
+            ["nice", "-n", "5", *cmd],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=args.timeout,
+        )
+        tail = (proc.stdout + proc.stderr)[-2000:]
+        status = f"rc={proc.returncode}"
+    except subprocess.TimeoutExpired:
+        tail, status = "", f"timeout after {args.timeout}s"
+    return {"status": status, "seconds": round(time.time() - start, 1), "tests": _outcomes(xml), "tail": tail}
+
+
+def _count(tests: dict) -> dict:
+    counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+    for outcome, _ in tests.values():
+        counts[outcome] += 1
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--jax-repo", required=True, help="a JAX git checkout or bare mirror")
+    parser.add_argument("--tag", default="jax-v0.10.2")
+    parser.add_argument("--files", nargs="*", default=DEFAULT_FILES, help="test file stems under tests/")
+    parser.add_argument("--x64", action="store_true", help="JAX_ENABLE_X64=1 on both sides")
+    parser.add_argument("--cases", type=int, default=10, help="JAX_NUM_GENERATED_CASES")
+    parser.add_argument("--side", choices=("both", "jax", "funcgrad"), default="both")
+    parser.add_argument("--timeout", type=int, default=900, help="seconds per file and side")
+    parser.add_argument("--out", default=None, help="JSON report (read back for --side funcgrad)")
+    parser.add_argument("--workdir", default=None)
+    args = parser.parse_args()
+
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="jax_tests_"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    report = {}
+    if args.out and Path(args.out).exists():
+        report = json.loads(Path(args.out).read_text())
+    key_of = lambda stem: f"{stem}|x64={int(args.x64)}|cases={args.cases}"  # noqa: E731
+    for stem in args.files:
+        text = subprocess.run(
+            ["git", "-C", args.jax_repo, "show", f"{args.tag}:tests/{stem}.py"],
+            capture_output=True,
+            text=True,
+        )
+        if text.returncode:
+            print(f"{stem}: not in {args.tag}")
+            continue
+        test_file = workdir / f"{stem}.py"
+        test_file.write_text(text.stdout)
+        entry = report.get(key_of(stem), {})
+        for side in ("jax", "funcgrad"):
+            if args.side in (side, "both") or side not in entry:
+                entry[side] = _run_side(side, test_file, args, workdir)
+        report[key_of(stem)] = entry
+        if args.out:
+            Path(args.out).write_text(json.dumps(report, indent=1))
+        j, f = entry["jax"], entry["funcgrad"]
+        print(
+            f"{stem}: jax {_count(j['tests'])} ({j['status']}, {j['seconds']}s) | "
+            f"funcgrad {_count(f['tests'])} ({f['status']}, {f['seconds']}s)",
+            flush=True,
+        )
+    print("\n== passes on jax, not on funcgrad ==")
+    for stem in args.files:
+        entry = report.get(key_of(stem))
+        if not entry:
+            continue
+        jt, ft = entry["jax"]["tests"], entry["funcgrad"]["tests"]
+        lost = [t for t, (o, _) in jt.items() if o == "passed" and ft.get(t, ("missing", ""))[0] != "passed"]
+        print(f"-- {stem}: {len(lost)}")
+        for t in lost:
+            outcome, msg = ft.get(t, ("missing", ""))
+            print(f"   {t}: {outcome}: {msg}")
+
+
+if __name__ == "__main__":
+    main()
