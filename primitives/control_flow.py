@@ -231,9 +231,10 @@ def _cond_abstract_eval(index, *avals, branches):
             map(_same_type, b.out_avals, branches[0].out_avals)
         ):
             raise TypeError(f"cond: branch {i} returns different types than branch 0")
-    outs = branches[0].out_avals
-    weak = [all(b.out_avals[k].weak_type for b in branches) for k in range(len(outs))]
-    return [a.update(weak_type=w) for a, w in zip(outs, weak)]
+    # Branch 0's types, weak types included, as JAX's cond (the eager impl wraps with them too):
+    # a passthrough false branch keeps a weak operand weak (equinox's error_if on diffrax's
+    # direction, with a pure_callback true branch, under jax_numpy_dtype_promotion='strict').
+    return list(branches[0].out_avals)
 
 
 def _cond_jvp(primals, tangents, *, branches):

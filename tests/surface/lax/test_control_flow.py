@@ -129,6 +129,29 @@ def test_cond_takes_a_float_predicate_as_jax(pred):
         assert float(fn(pred)) == float(want)
 
 
+@pytest.mark.parametrize("callback_branch", [True, False])
+def test_cond_output_weak_types_are_branch_zeros_as_jax(callback_branch):
+    # JAX's cond takes branch 0's (the false branch's) output types, weak types included: equinox's
+    # error_if passes a weak value through its false branch (its true branch, a pure_callback, is
+    # strong), and diffrax then multiplies it with a float64 under dtype_promotion='strict'.
+    import jax
+
+    def run(m, lax_cond, where):
+        def callback(x):
+            return m.pure_callback(lambda y: y, m.ShapeDtypeStruct((), x.dtype), x)
+
+        def passthrough(x):
+            return x * 1
+
+        branches = (callback, passthrough) if callback_branch else (passthrough, callback)
+        # (a weak int: int64 here, int32 on the oracle, which runs in JAX's 32-bit default)
+        return m.jit(lambda p, t: lax_cond(p, *branches, where(t < 1.0, 1, -1)))(True, 0.0)
+
+    got = run(funcgrad, cond, fnp.where)
+    want = run(jax, jax.lax.cond, jax.numpy.where)
+    assert got.weak_type == want.weak_type and int(got) == int(want)
+
+
 def test_cond_takes_the_older_per_branch_operands_as_jax():
     # cond(pred, true_operand, true_fun, false_operand, false_fun): JAX still accepts it (blackjax)
     import jax
