@@ -13,8 +13,8 @@ sizes, binding each symbolic dimension once), prepares the module for the concre
 (NOTE: [embedding an exported module], cached per argument signature) and binds
 ``call_exported_p`` inside a ``custom_vjp`` whose backward pass calls ``Exported.vjp()``, as in
 JAX; an eager call runs one jitted caller per ``Exported``. Python scalars take the exported
-dtype of their kind. Exporting needs concrete shapes (funcgrad traces with them); symbolic
-shapes come with JAX's artifacts, which run here for any sizes they allow.
+dtype of their kind. Symbolic argument shapes export through NOTE: [exporting with symbolic
+dimensions] (``_polymorphic.py``); JAX's symbolic artifacts run here for any sizes they allow.
 
 # NOTE: [the exported calling convention]
 # Version 10 of JAX's convention (versions 9 and 10 are read): ``@main`` takes, in order, the
@@ -41,7 +41,8 @@ import numpy as np
 from funcgrad import xla_bridge
 from funcgrad.api import vjp as _vjp
 from funcgrad.custom_derivatives import custom_vjp
-from funcgrad.export._shape_poly import DimExpr, is_symbolic_dim
+from funcgrad.export._polymorphic import SymbolicExport, check_constraints, is_symbolic_spec
+from funcgrad.export._shape_poly import DimExpr
 from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
@@ -155,6 +156,8 @@ class Exported:
     module_kept_var_idx: tuple[int, ...]
     uses_global_constants: bool
     _get_vjp: Callable | None = None
+    # (funcgrad's symbolic exports: NOTE: [exporting with symbolic dimensions])
+    _symbolic: SymbolicExport | None = None
 
     def __post_init__(self):
         # Prepared modules by argument signature, and the jitted caller (not fields: caches).
@@ -304,16 +307,12 @@ def _spec_aval(x, where: str) -> ShapedArray:
             "(static arguments go in static_argnums/static_argnames of the jit)"
         )
     shape = tuple(shape)
-    if any(is_symbolic_dim(d) for d in shape):
-        raise ValueError(
-            f"export: {where} has the symbolic shape {shape}; funcgrad traces with concrete shapes "
-            "and exports for one size per dimension (export once per size, or export with "
-            "jax.export: a polymorphic artifact from JAX deserializes and runs here for any size)"
-        )
     return ShapedArray(tuple(int(d) for d in shape), np.dtype(dtype), bool(getattr(x, "weak_type", False)))
 
 
 def _export(fun_jit, targets, checks, args, kwargs) -> Exported:
+    if any(is_symbolic_spec(x) for x in tu.tree_leaves((args, kwargs))):
+        return _export_symbolic(fun_jit, targets, checks, args, kwargs)
     static_key, static_kw, dyn_args, dyn_kwargs = fun_jit._split(args, kwargs)
     statics = dict(static_key)
     n_total = len(dyn_args) + len(statics)
@@ -382,6 +381,54 @@ def _export(fun_jit, targets, checks, args, kwargs) -> Exported:
         module_kept_var_idx=tuple(range(n_in)),
         uses_global_constants=False,
         _get_vjp=functools.partial(_exported_vjp, closed),
+    )
+
+
+def _export_symbolic(fun_jit, targets, checks, args, kwargs) -> Exported:
+    """NOTE: [exporting with symbolic dimensions]."""
+    sym = SymbolicExport(fun_jit, args, kwargs, _export)
+    first = sym.specialize(sym._concrete_avals(sym.first_env), targets, checks)
+    n_in = len(sym.in_avals)
+    return Exported(
+        fun_name=fun_jit._name,
+        in_tree=sym.in_tree,
+        in_avals=sym.in_avals,
+        out_tree=sym.out_tree,
+        out_avals=sym.out_avals,
+        in_shardings_hlo=(None,) * n_in,
+        out_shardings_hlo=(None,) * len(sym.out_avals),
+        nr_devices=1,
+        platforms=targets,
+        ordered_effects=(),
+        unordered_effects=(),
+        disabled_safety_checks=checks,
+        mlir_module_serialized=first.mlir_module_serialized,
+        calling_convention_version=_CALLING_CONVENTION_VERSION,
+        module_kept_var_idx=tuple(range(n_in)),
+        uses_global_constants=False,
+        _get_vjp=_symbolic_vjp,
+        _symbolic=sym,
+    )
+
+
+def _symbolic_vjp(primal: Exported) -> Exported:
+    """The exported VJP of a symbolic export, itself symbolic in the same variables."""
+    sym = primal._symbolic
+    n = len(primal.in_avals)
+
+    def program(*xs):
+        args, kwargs = sym._call_args(xs)
+        return tu.tree_leaves(sym.fun_jit(*args, **kwargs))
+
+    def fun_vjp(*args_and_cts):
+        _, pullback = _vjp(program, *args_and_cts[:n])
+        return list(pullback(list(args_and_cts[n:])))
+
+    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in primal.in_avals]
+    specs += [ShapeDtypeStruct(t.shape, t.dtype) for t in map(_tangent_aval, primal.out_avals)]
+    fun_vjp.__name__ = f"vjp_{primal.fun_name}"
+    return export(jit(fun_vjp), platforms=primal.platforms, disabled_checks=primal.disabled_safety_checks)(
+        *specs
     )
 
 
@@ -467,6 +514,8 @@ def _call_flat(exp: Exported, flat):
         if len(flat) == len(exp.in_avals)
         else list(flat)
     )
+    if exp._symbolic is not None:
+        return _call_flat(_specialized(exp, [core.get_aval(x) for x in flat]), flat)
     callee = _callee(exp, [core.get_aval(x) for x in flat])
     # Always through the custom_vjp, as JAX's: without a VJP, reverse mode says "No VJP is
     # available" when it asks for it.
@@ -493,7 +542,43 @@ def _fix_float0(cts, avals):
     return [np.zeros(a.shape, float0) if a.dtype == float0 else c for c, a in zip(cts, avals)]
 
 
-def _callee(exp: Exported, avals) -> ExportedCallee:
+def _specialized(exp: Exported, avals) -> Exported:
+    """The concrete export of a symbolic one for arguments shaped as ``avals`` (made once)."""
+    key = ("symbolic", tuple((a.shape, a.dtype) for a in avals))
+    concrete = exp._calls.get(key)
+    if concrete is not None:
+        return concrete
+    env = _bind_args(exp, avals)
+    name = exp.fun_name
+    specs = ", ".join(f"args[{i}].shape = {_shape_str(a.shape)}" for i, a in enumerate(exp.in_avals))
+    for i, (a, want) in enumerate(zip(avals, exp.in_avals)):
+        for k, w in enumerate(want.shape):
+            if isinstance(w, DimExpr) and w.variables() <= set(env) and w.evaluate(env) != a.shape[k]:
+                raise ValueError(
+                    f"Input shapes do not match the polymorphic shapes specification. Found "
+                    f"inconsistency between dimension size args[{i}].shape[{k}] (= {a.shape[k]}) and "
+                    f"the specification '{w}' (= {w.evaluate(env)}). Using the following polymorphic "
+                    f"shapes specifications: {specs}. Obtained dimension variables: {env}."
+                )
+    broken = check_constraints(exp._symbolic.scope, env)
+    if broken is not None:
+        raise ValueError(
+            f"Input shapes do not match the symbolic shape constraint {broken}: it does not hold for "
+            f"the dimension variables {env} of this call of {name}. Using the following polymorphic "
+            f"shapes specifications: {specs}."
+        )
+    concrete = exp._symbolic.specialize(avals, exp.platforms, exp.disabled_safety_checks)
+    exp._calls[key] = concrete
+    return concrete
+
+
+def _shape_str(shape) -> str:
+    return f"({', '.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
+
+
+def _bind_args(exp: Exported, avals) -> dict:
+    """Check the arguments' dtypes and ranks against ``in_avals``; the dimension variables'
+    values their sizes give."""
     name = exp.fun_name
     if len(avals) != len(exp.in_avals):
         raise ValueError(f"{name}: called with {len(avals)} arrays, it was exported for {len(exp.in_avals)}")
@@ -512,6 +597,12 @@ def _callee(exp: Exported, avals) -> ExportedCallee:
             )
         for k, (d, w) in enumerate(zip(a.shape, want.shape)):
             _bind_dim(name, i, k, d, w, env, want, a)
+    return env
+
+
+def _callee(exp: Exported, avals) -> ExportedCallee:
+    name = exp.fun_name
+    _bind_args(exp, avals)
     if exp.ordered_effects:
         raise ValueError(
             f"{name} was exported with ordered effects {exp.ordered_effects}: funcgrad cannot call it"
@@ -559,7 +650,7 @@ def _callee(exp: Exported, avals) -> ExportedCallee:
         ) from None
     out_avals = []
     for (shape, _), want in zip(em.out_shapes, exp.out_avals):
-        out_avals.append(ShapedArray(tuple(shape), want.dtype))
+        out_avals.append(ShapedArray(tuple(shape), want.dtype, want.weak_type))
     callee = ExportedCallee(name, [ShapedArray(a.shape, a.dtype) for a in avals], out_avals, em,
                             index if multi else None, kept)  # fmt: skip
     exp._calls[key] = callee

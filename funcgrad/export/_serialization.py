@@ -144,6 +144,13 @@ def register_namedtuple_serialization(nodetype: type, *, serialized_name: str) -
 
 def serialize(exp: Exported, vjp_order: int = 0) -> bytearray:
     """``exp`` in JAX's flatbuffer format, with ``vjp_order`` orders of VJP functions."""
+    if exp._symbolic is not None:
+        raise ValueError(
+            f"Cannot serialize {exp.fun_name}: it was exported by funcgrad with symbolic dimensions, "
+            "which it runs in this process by exporting once per set of sizes (NOTE: [exporting "
+            "with symbolic dimensions]); a portable polymorphic artifact needs JAX's symbolic "
+            "tracing. Serialize an export for concrete sizes, or export with jax.export"
+        )
     b = flatbuffers.Builder(65536)
     b.Finish(_write_exported(b, exp, vjp_order))
     return b.Output()

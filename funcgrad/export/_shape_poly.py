@@ -9,10 +9,11 @@ shapes of a serialized ``Exported`` read back the same in both libraries. It sup
 arithmetic shapes need (``+``, ``-``, ``*`` by integers and expressions, comparisons where they
 are decided for every value >= 1 of the variables) and ``evaluate(env)`` to a concrete size.
 
-funcgrad traces with concrete shapes: an ``Exported`` with symbolic dimensions comes from
-``jax.export`` (deserialized) and is called here with concrete shapes, where jaxlib's shape
-refinement specialises its module (NOTE: [embedding an exported module]). ``export`` itself
-refuses symbolic argument shapes with an error that says so.
+funcgrad traces with concrete shapes: an ``Exported`` with symbolic dimensions from
+``jax.export`` (deserialized) is called here with concrete shapes, where jaxlib's shape
+refinement specialises its module (NOTE: [embedding an exported module]); funcgrad's own
+``export`` fits symbolic result shapes from traces at several sizes (NOTE: [exporting with
+symbolic dimensions]).
 
 >>> b, four = symbolic_shape("b, 4")
 >>> is_symbolic_dim(b), is_symbolic_dim(four), str(2 * b + 1)
@@ -22,6 +23,7 @@ refuses symbolic argument shapes with an error that says so.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Sequence
 
@@ -70,16 +72,6 @@ class SymbolicScope:
 
     def __repr__(self):
         return f"SymbolicScope({list(self.constraints)})"
-
-
-_DEFAULT_SCOPE = None
-
-
-def _default_scope() -> SymbolicScope:
-    global _DEFAULT_SCOPE
-    if _DEFAULT_SCOPE is None:
-        _DEFAULT_SCOPE = SymbolicScope()
-    return _DEFAULT_SCOPE
 
 
 class DimExpr:
@@ -274,7 +266,7 @@ class DimExpr:
                 parts.append(name if k == 1 else f"{name}^{k}")
             return "*".join(parts)
 
-        monos = sorted((m for m in self.terms if m), key=lambda m: (-len(m), m))
+        monos = sorted((m for m in self.terms if m), key=functools.cmp_to_key(_term_cmp), reverse=True)
         out = []
         for m in monos:
             c = self.terms[m]
@@ -307,6 +299,44 @@ def _atom(op: str, args: tuple, scope) -> DimExpr | int:
     name = f"{op}({', '.join(str(a) for a in args)})"
     _ATOMS.setdefault(name, (op, args))
     return DimExpr({(name,): 1}, scope)
+
+
+# JAX prints the terms of an expression largest first in its syntactic order: a term's size
+# (1 + exponent * factor size per factor: a variable is 1, an operation 1 + its operands' sizes),
+# then its factors in name order (``c + b + a``, ``a*b + c^2 + a + 3``).
+
+
+def _cmp(x, y) -> int:
+    return (x > y) - (x < y)
+
+
+def _expr_size(e) -> int:
+    if not isinstance(e, DimExpr):
+        return 1
+    return sum(1 + abs(c) * _term_size(m) for m, c in e.terms.items())
+
+
+def _factor_size(name: str) -> int:
+    if name in _ATOMS:
+        return 1 + sum(_expr_size(a) for a in _ATOMS[name][1])
+    return 1
+
+
+def _factors(m: tuple) -> list[tuple[str, int]]:
+    return sorted((n, m.count(n)) for n in set(m))
+
+
+def _term_size(m: tuple) -> int:
+    return sum(1 + k * _factor_size(n) for n, k in _factors(m))
+
+
+def _term_cmp(m1: tuple, m2: tuple) -> int:
+    if c := _cmp(_term_size(m1), _term_size(m2)):
+        return c
+    for (n1, k1), (n2, k2) in zip(_factors(m1), _factors(m2)):
+        if c := _cmp(_factor_size(n1), _factor_size(n2)) or _cmp(n1, n2) or _cmp(k1, k2):
+            return c
+    return _cmp(len(set(m1)), len(set(m2)))
 
 
 def _value_of(name: str, env: dict) -> int:
@@ -418,7 +448,9 @@ def symbolic_shape(
     if constraints and scope is not None:
         raise ValueError("symbolic_shape: pass constraints= or scope=, not both")
     if scope is None:
-        scope = SymbolicScope(constraints) if constraints else _default_scope()
+        # (each call its own scope, as JAX's: shapes that share variables come from one string
+        # or one scope=)
+        scope = SymbolicScope(constraints)
     if shape_spec is None:
         if like is None:
             raise ValueError("symbolic_shape: shape_spec None needs like=")

@@ -19,10 +19,15 @@ Every example is then classified by what it printed (its echoed value and its st
 
 A name JAX documents but funcgrad lacks counts as ``missing`` (its examples are not run).
 
+``--doc export/export.md`` (repeatable, with ``--jax-repo``) runs the ``>>>`` examples of a page of
+JAX's documentation instead (``docs/<path>`` at ``--ref``), the page as one session, as
+``pytest --doctest-glob`` runs them.
+
 Usage::
 
     python tests/integration/suites/jax_docs/run_jax_docstrings.py [--report r.md] [--json r.json]
         [--module jax.numpy ...] [--limit N] [--timeout S]
+        [--doc export/shape_poly.md --jax-repo JAX_GIT_DIR [--ref jax-v0.10.2]]
 """
 
 from __future__ import annotations
@@ -186,8 +191,8 @@ def worker(side: str, module_name: str, names: list[str], examples_in: str | Non
     results: dict[str, dict] = {}
     for label, exs in sessions.items():
         # A method's examples run on instances (jax.Array is abstract in both libraries): only the
-        # public name itself must exist.
-        if not hasattr(module, label.split(".")[0]):
+        # public name itself must exist (a documentation page's session is labelled by its path).
+        if not label.endswith(".md") and not hasattr(module, label.split(".")[0]):
             results[label] = {"missing": True}
             continue
         # JAX's doctests run in the globals of the module that defines the name (pytest
@@ -281,9 +286,39 @@ def _run_worker(side, module, names, examples_in, timeout, total_timeout):
     return data, err, seconds
 
 
-def run_module(module: str, names: list[str], timeout: float = 60.0, total_timeout: float = 1800.0) -> dict:
-    """Both sides of one module: ``{"examples": [...], "missing": [...], "seconds": {...}}``."""
-    jax_data, jerr, tj = _run_worker("jax", module, names, None, timeout, total_timeout)
+def doc_sessions(text: str, label: str) -> dict[str, list[dict]]:
+    """A documentation page's ``>>>`` examples as one session (the page shares its namespace).
+
+    >>> s = doc_sessions("Text\\n\\n```python\\n>>> 1 + 1\\n2\\n\\n```\\n", "p.md")
+    >>> [(e["source"], e["want"]) for e in s["p.md"]]
+    [('1 + 1\\n', '2\\n')]
+    """
+    exs = doctest.DocTestParser().get_examples(text)
+    return {
+        label: [
+            {"source": e.source, "want": e.want, "line": e.lineno, "skip": bool(e.options.get(doctest.SKIP))}
+            for e in exs
+        ]
+    }
+
+
+def run_module(
+    module: str,
+    names: list[str],
+    timeout: float = 60.0,
+    total_timeout: float = 1800.0,
+    sessions: dict | None = None,
+) -> dict:
+    """Both sides of one module: ``{"examples": [...], "missing": [...], "seconds": {...}}``
+    (``sessions``: given examples, run on both sides, instead of the names' docstrings)."""
+    examples_in = None
+    if sessions is not None:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(sessions, f)
+            examples_in = f.name
+    jax_data, jerr, tj = _run_worker("jax", module, names, examples_in, timeout, total_timeout)
+    if examples_in:
+        os.unlink(examples_in)
     sessions = jax_data["sessions"]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(sessions, f)
@@ -380,6 +415,9 @@ def main(argv=None) -> int:
     p.add_argument("--json", help="write every example's result here")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per example")
     p.add_argument("--devices", type=int, default=8, help="virtual CPU devices (default 8)")
+    p.add_argument("--doc", action="append", help="a page under JAX's docs/ (with --jax-repo)")
+    p.add_argument("--jax-repo", help="JAX's git directory (for --doc)")
+    p.add_argument("--ref", default="jax-v0.10.2", help="the tag of JAX's docs (for --doc)")
     p.add_argument("--worker", choices=("jax", "funcgrad"), help=argparse.SUPPRESS)
     p.add_argument("--names", help=argparse.SUPPRESS)
     p.add_argument("--examples", help=argparse.SUPPRESS)
@@ -391,9 +429,18 @@ def main(argv=None) -> int:
         return 0
     global DEVICES
     DEVICES = args.devices
-    api = read_api()
-    modules = args.module or sorted(api)
     results = []
+    for doc in args.doc or ():
+        if not args.jax_repo:
+            p.error("--doc needs --jax-repo")
+        show = ["git", "-C", args.jax_repo, "show", f"{args.ref}:docs/{doc}"]
+        text = subprocess.run(show, capture_output=True, text=True, check=True).stdout
+        print(f"docs/{doc} ...", file=sys.stderr, flush=True)
+        r = run_module("jax", [], timeout=args.timeout, sessions=doc_sessions(text, doc))
+        r["module"] = f"docs/{doc}"
+        results.append(r)
+    api = read_api()
+    modules = args.module or ([] if args.doc else sorted(api))
     for module in modules:
         names = api.get(module, [])[: args.limit] if args.limit else api.get(module, [])
         print(f"{module} ({len(names)} names) ...", file=sys.stderr, flush=True)

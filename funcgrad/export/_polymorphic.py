@@ -1,0 +1,309 @@
+"""Exporting with symbolic dimensions (``export(jit(f))(ShapeDtypeStruct(symbolic_shape("b, 4"),
+...))``): the symbolic shapes of the results, and one concrete export per set of sizes a call
+brings.
+
+Layer: surface. Imports numpy, funcgrad's kernel (pytrees, ``ShapedArray``, ``trace_to_jaxpr``),
+``ShapeDtypeStruct`` and the symbolic dimensions of ``funcgrad.export._shape_poly``; ``_exported``
+imports it and passes its own ``_export`` in (the concrete exporter).
+
+# NOTE: [exporting with symbolic dimensions]
+# funcgrad traces with concrete shapes, so a symbolic export does not trace once with symbolic
+# sizes as JAX does. It traces the function (``eval_shape``, no lowering) at a few sets of sizes
+# of the dimension variables that satisfy the scope's constraints, and writes each result
+# dimension as the polynomial of the variables that fits every trace (degree <= 2, checked on
+# more traces than it has coefficients): ``out_avals`` then read as JAX's (``int32[a,2*b]``).
+# A trace that fails at some sizes fails the export with its error (a shape that only matches
+# for some sizes, as JAX's "incompatible shapes" refusals). Calling the ``Exported`` binds the
+# variables from the arguments' sizes and calls the concrete export for those sizes (made once
+# per signature), so calls work eagerly and under jit, vmap and grad for any sizes the
+# specification allows. Its module is one program per set of sizes, not one program for all:
+# ``mlir_module()`` shows the first traced sizes' and ``serialize()`` refuses (a portable
+# polymorphic artifact needs JAX's symbolic tracing); artifacts exported by JAX with symbolic
+# shapes deserialize and run here for any sizes (NOTE: [embedding an exported module]).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from funcgrad.export._shape_poly import _ATOMS, DimExpr, _parse_dim, is_symbolic_dim
+from funcgrad.jitting import ShapeDtypeStruct
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
+
+__all__ = ["SymbolicExport", "check_constraints", "is_symbolic_spec"]
+
+_MAX_DEGREE = 2
+_LOW, _HIGH = 2, 24  # the sizes the traces draw (small arrays; several values per variable)
+
+
+def is_symbolic_spec(x) -> bool:
+    """Whether an argument specification has a symbolic dimension.
+
+    >>> from funcgrad.export import symbolic_shape
+    >>> is_symbolic_spec(ShapeDtypeStruct(symbolic_shape("b, 4"), np.float32)), is_symbolic_spec(np.ones(3))
+    (True, False)
+    """
+    return any(is_symbolic_dim(d) for d in getattr(x, "shape", ()) or ())
+
+
+def _scope_of(avals, name):
+    scope = where = None
+    for i, a in enumerate(avals):
+        for d in a.shape:
+            if isinstance(d, DimExpr):
+                if scope is None:
+                    scope, where = d.scope, i
+                elif d.scope is not scope:
+                    raise ValueError(
+                        f"Invalid mixing of symbolic scopes when exporting {name}: args[{where}] and "
+                        f"args[{i}] ('{d}') have dimensions from different scopes. Create the shapes "
+                        "with one symbolic_shape string, or pass one scope= (or use "
+                        "symbolic_args_specs)"
+                    )
+    return scope
+
+
+def check_constraints(scope, env: dict) -> str | None:
+    """The first constraint of ``scope`` that the variable values ``env`` break, or None.
+
+    >>> from funcgrad.export import SymbolicScope, symbolic_shape
+    >>> scope = SymbolicScope(["b >= 4"])
+    >>> check_constraints(scope, {"b": 3}), check_constraints(scope, {"b": 4})
+    ('b >= 4', None)
+    """
+    for c in getattr(scope, "constraints", ()) or ():
+        for op in (">=", "<=", "=="):
+            if op in c:
+                lhs, rhs = (_parse_dim(s, scope, c) for s in c.split(op, 1))
+                break
+        try:
+            lv, rv = (e.evaluate(env) if isinstance(e, DimExpr) else int(e) for e in (lhs, rhs))
+        except KeyError:  # (a variable the arguments do not determine: the module checks it)
+            continue
+        ok = lv >= rv if op == ">=" else lv <= rv if op == "<=" else lv == rv
+        if not ok:
+            return c
+    return None
+
+
+def _check_solvable(avals) -> None:
+    """Every dimension variable must follow from the arguments' sizes: some dimension is linear
+    in it once the variables found before are known (JAX's rule: ``a^2`` alone is refused)."""
+    dims = [(i, k, d) for i, a in enumerate(avals) for k, d in enumerate(a.shape) if isinstance(d, DimExpr)]
+    known: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for _, _, d in dims:
+            unknown = d.variables() - known
+            if len(unknown) != 1:
+                continue
+            (v,) = unknown
+            if all(m.count(v) <= 1 and v in m or v not in _names(m) for m in d.terms):
+                known.add(v)
+                changed = True
+    missing = set().union(*(d.variables() for _, _, d in dims)) - known
+    if missing:
+        specs = ", ".join(
+            f"args[{i}].shape = ({', '.join(map(str, a.shape))}{',' if len(a.shape) == 1 else ''})"
+            for i, a in enumerate(avals)
+        )
+        left = ", ".join(
+            f"'{d}' for dimension size args[{i}].shape[{k}]" for i, k, d in dims if d.variables() & missing
+        )
+        raise ValueError(
+            f"Cannot solve for values of dimension variables {missing}. We can only solve linear "
+            f"uni-variate constraints. Using the following polymorphic shapes specifications: {specs}. "
+            f"Unprocessed specifications: {left}."
+        )
+
+
+def _names(m: tuple) -> set:
+    """The variables of a monomial, inside operations (``mod(b, 3)``) too."""
+    out = set()
+    for name in m:
+        atom = _ATOMS.get(name)
+        if atom is None:
+            out.add(name)
+        else:
+            out |= set().union(*(a.variables() for a in atom[1] if isinstance(a, DimExpr)))
+    return out
+
+
+class _NoFit(Exception):
+    pass
+
+
+def _n_monomials(n: int, degree: int) -> int:
+    return sum(len(list(itertools.combinations_with_replacement(range(n), k))) for k in range(degree + 1))
+
+
+def _fit_dim(rows, monomials, envs, sizes, scope):
+    """The polynomial over ``monomials`` that gives ``sizes`` at ``envs`` (None if none does)."""
+    if len(set(sizes)) == 1:
+        return int(sizes[0])
+    coef = np.linalg.lstsq(rows, np.array(sizes, np.float64), rcond=None)[0]
+    expr = DimExpr.normalize({m: round(c) for m, c in zip(monomials, coef) if round(c)}, scope)
+    for env, size in zip(envs, sizes):
+        if (expr.evaluate(env) if isinstance(expr, DimExpr) else expr) != size:
+            return None
+    return expr
+
+
+class SymbolicExport:
+    """What a symbolic export keeps: the symbolic ``in_avals``, the fitted ``out_avals`` and
+    ``out_tree``, and ``specialize(avals)``, the concrete export for the arguments' sizes."""
+
+    def __init__(self, fun_jit, args, kwargs, concrete_export):
+        self.fun_jit = fun_jit
+        static_key, static_kw, dyn_args, dyn_kwargs = fun_jit._split(args, kwargs)
+        self._statics = dict(static_key)
+        self._static_kw = dict(static_kw)
+        self._n_total = len(dyn_args) + len(self._statics)
+        leaves, self.in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
+        self.in_avals = tuple(
+            ShapedArray(tuple(x.shape), np.dtype(x.dtype), bool(getattr(x, "weak_type", False)))
+            for x in leaves
+        )
+        self.scope = _scope_of(self.in_avals, fun_jit._name)
+        self.variables = sorted(set().union(*(d.variables() for a in self.in_avals for d in a.shape
+                                                if isinstance(d, DimExpr))))  # fmt: skip
+        _check_solvable(self.in_avals)
+        self._concrete_export = concrete_export
+        self.out_tree, self.out_avals, self.first_env = self._fit()
+
+    # -- tracing at concrete sizes ----------------------------------------------------------------
+
+    def _call_args(self, leaves):
+        d_args, d_kwargs = tu.tree_unflatten(self.in_tree, list(leaves))
+        it = iter(d_args)
+        full = tuple(self._statics[i] if i in self._statics else next(it) for i in range(self._n_total))
+        return full, {**d_kwargs, **self._static_kw}
+
+    def _concrete_avals(self, env):
+        return [
+            ShapedArray(
+                tuple(d.evaluate(env) if isinstance(d, DimExpr) else int(d) for d in a.shape),
+                a.dtype,
+                a.weak_type,
+            )  # fmt: skip
+            for a in self.in_avals
+        ]
+
+    def _trace(self, env):
+        """The flat result avals and the result tree of the function at the sizes ``env``."""
+        trees = []
+
+        def flat_fun(*leaves):
+            args, kwargs = self._call_args(leaves)
+            # (the jitted function's own Python function: its shapes are the jit's, and the
+            # jit's cache is not filled with one program per traced size)
+            out_leaves, tree = tu.tree_flatten(self.fun_jit._fun(*args, **kwargs))
+            trees.append(tree)
+            return out_leaves
+
+        avals = self._concrete_avals(env)
+        names = [f"args[{i}]" for i in range(len(avals))]
+        try:
+            closed = trace_to_jaxpr(flat_fun, avals, names, f"export({self.fun_jit._name})")
+        except Exception as e:
+            e.add_note(
+                f"(funcgrad traced this symbolic export with the dimension variables {env}: the "
+                "function must hold for every size the specification allows)"
+            )
+            raise
+        return list(closed.out_avals), trees[0]
+
+    def _envs(self, n: int) -> list[dict]:
+        """``n`` distinct sets of variable values that satisfy the constraints and give every
+        argument dimension a size >= 1."""
+        rng = np.random.default_rng(0)
+        envs, seen = [], set()
+        for _ in range(4000):
+            vals = tuple(int(v) for v in rng.integers(_LOW, _HIGH + 1, len(self.variables)))
+            if vals in seen:
+                continue
+            seen.add(vals)
+            env = dict(zip(self.variables, vals))
+            try:
+                sizes = [d.evaluate(env) for a in self.in_avals for d in a.shape if isinstance(d, DimExpr)]
+            except (ZeroDivisionError, KeyError):
+                continue
+            if min(sizes, default=1) < 1 or check_constraints(self.scope, env) is not None:
+                continue
+            envs.append(env)
+            if len(envs) == n:
+                return envs
+        if not envs:
+            raise ValueError(
+                f"export: no sizes of the dimension variables {', '.join(self.variables)} satisfy the "
+                f"constraints {list(getattr(self.scope, 'constraints', ()))} with every dimension >= 1"
+            )
+        return envs
+
+    def _fit(self):
+        # Degree 1 first (most shapes are linear: n + 2 traces for n variables), degree 2 only
+        # for a result dimension that needs it; every fit is checked on two more traces than it
+        # has coefficients.
+        envs = self._envs(_n_monomials(len(self.variables), _MAX_DEGREE) + 2)
+        traces: list = []
+        for degree in range(1, _MAX_DEGREE + 1):
+            monomials = [
+                m
+                for k in range(degree + 1)
+                for m in itertools.combinations_with_replacement(self.variables, k)
+            ]
+            while len(traces) < min(len(monomials) + 2, len(envs)):
+                traces.append(self._trace(envs[len(traces)]))
+            try:
+                return self._fit_all(traces, envs[: len(traces)], monomials, last=degree == _MAX_DEGREE)
+            except _NoFit:
+                continue
+        raise AssertionError("unreachable")
+
+    def _fit_all(self, traces, envs, monomials, last):
+        out_leaves, out_tree = traces[0]
+        for leaves, tree in traces[1:]:
+            if tree != out_tree or len(leaves) != len(out_leaves):
+                raise ValueError(
+                    f"export({self.fun_jit._name}): the result's structure depends on the sizes of the "
+                    f"dimension variables ({out_tree} and {tree}); JAX raises for such functions too"
+                )
+        rows = np.array([[np.prod([env[v] for v in m], dtype=np.float64) for m in monomials] for env in envs])
+        out_avals = []
+        for i, leaf in enumerate(out_leaves):
+            if len({len(t[0][i].shape) for t in traces}) != 1 or len({t[0][i].dtype for t in traces}) != 1:
+                raise ValueError(
+                    f"export({self.fun_jit._name}): the rank or dtype of result {i} depends on the "
+                    "sizes of the dimension variables"
+                )
+            dims = []
+            for k in range(len(leaf.shape)):
+                sizes = [t[0][i].shape[k] for t in traces]
+                expr = _fit_dim(rows, monomials, envs, sizes, self.scope)
+                if expr is None and not last:
+                    raise _NoFit
+                if expr is None:
+                    raise ValueError(
+                        f"export({self.fun_jit._name}): dimension {k} of result {i} is not a polynomial "
+                        f"of degree <= {_MAX_DEGREE} in the dimension variables (sizes {sizes} for "
+                        f"{envs}); funcgrad writes symbolic result shapes as such polynomials: export "
+                        "for concrete sizes instead"
+                    )
+                dims.append(expr)
+            out_avals.append(ShapedArray(tuple(dims), np.dtype(leaf.dtype), bool(leaf.weak_type)))
+        return out_tree, tuple(out_avals), envs[0]
+
+    # -- calling ----------------------------------------------------------------------------------
+
+    def specialize(self, avals, targets, checks):
+        """The concrete export for arguments of the shapes ``avals``."""
+        specs = [
+            ShapeDtypeStruct(a.shape, w.dtype, weak_type=w.weak_type) for a, w in zip(avals, self.in_avals)
+        ]
+        args, kwargs = self._call_args(specs)
+        return self._concrete_export(self.fun_jit, targets, checks, args, kwargs)

@@ -1,0 +1,139 @@
+"""funcgrad.export with symbolic dimensions against jax.export (the oracle), as JAX's
+``export/shape_poly.md`` teaches it: the symbolic ``in_avals``/``out_avals`` read the same, an
+``Exported`` runs for several sizes eagerly, under ``jit`` and under ``grad`` with JAX's values,
+and bad sizes, unsolvable specifications, mixed scopes and broken constraints raise JAX's
+exception types (NOTE: [exporting with symbolic dimensions]).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import export
+
+jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+import jax.numpy as jnp  # noqa: E402
+from jax import export as jexport  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+# (name, function of a numpy namespace, shape specifications, argument shapes of two calls)
+CASES = [
+    ("reshape", lambda m: lambda x: m.sin(x).reshape(-1), ["b, 4"], [[(3, 4)], [(5, 4)]]),
+    ("matmul", lambda m: lambda x, y: m.tanh(x) @ y, ["a, b", "b, c"], [[(2, 3), (3, 4)], [(4, 2), (2, 1)]]),
+    ("shape_value", lambda m: lambda x: m.sum(m.cos(x) * x.shape[0]), ["b, 4"], [[(3, 4)], [(6, 4)]]),
+    ("slice", lambda m: lambda x: x[1:] * 2.0 + x[:-1], ["b + 1"], [[(4,)], [(9,)]]),
+    ("const_dims", lambda m: lambda x: (m.ones((2, 3)) * x.sum(), x.T), ["b, 3"], [[(2, 3)], [(7, 3)]]),
+]
+
+
+def _specs(mod, shapes, dtype=np.float64):
+    """One ShapeDtypeStruct per shape string, all in one scope."""
+    scope = mod.SymbolicScope()
+    sds = jax.ShapeDtypeStruct if mod is jexport else funcgrad.ShapeDtypeStruct
+    return [sds(mod.symbolic_shape(s, scope=scope), dtype) for s in shapes]
+
+
+@pytest.mark.parametrize("name,make,shapes,calls", CASES, ids=[c[0] for c in CASES])
+def test_symbolic_export_as_jax(name, make, shapes, calls):
+    jexp = jexport.export(jax.jit(make(jnp)))(*_specs(jexport, shapes))
+    exp = export.export(funcgrad.jit(make(fnp)))(*_specs(export, shapes))
+    assert str(exp.in_avals) == str(jexp.in_avals)
+    assert str(exp.out_avals) == str(jexp.out_avals)
+    assert exp.out_tree.num_leaves == jexp.out_tree.num_leaves
+    rng = np.random.default_rng(0)
+    for n, arg_shapes in enumerate(calls):
+        args = [rng.normal(size=s) for s in arg_shapes]
+        want = jax.tree_util.tree_leaves(jexp.call(*args))
+        # eagerly at the first sizes, inside jit at the second
+        got = funcgrad.tree_util.tree_leaves((exp.call if n == 0 else funcgrad.jit(exp.call))(*args))
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-13)
+    # grad through the concrete export's VJP, as jax.grad through the serialized one
+    gw = jax.grad(lambda *a: sum(jnp.sum(v) for v in jax.tree_util.tree_leaves(jexp.call(*a))))(*args)
+    gg = funcgrad.grad(lambda *a: sum(fnp.sum(v) for v in funcgrad.tree_util.tree_leaves(exp.call(*a))))(
+        *args
+    )
+    np.testing.assert_allclose(gg, gw, rtol=1e-12, atol=1e-12)
+
+
+def test_symbolic_vjp_and_scalars():
+    spec = funcgrad.ShapeDtypeStruct(export.symbolic_shape("b, 4"), np.float32)
+    jspec = jax.ShapeDtypeStruct(jexport.symbolic_shape("b, 4"), np.float32)
+    exp = export.export(funcgrad.jit(lambda x: fnp.sum(fnp.sin(x))))(spec)
+    jexp = jexport.export(jax.jit(lambda x: jnp.sum(jnp.sin(x))))(jspec)
+    assert str(exp.vjp().in_avals) == str(jexp.vjp().in_avals)
+    assert str(exp.vjp().out_avals) == str(jexp.vjp().out_avals)
+    # a weakly typed result stays weak, as JAX's
+    w = export.export(funcgrad.jit(fnp.cos))(1.0)
+    jw = jexport.export(jax.jit(jnp.cos))(1.0)
+    assert w.out_avals[0].weak_type == jw.out_avals[0].weak_type
+    assert funcgrad.typeof(w.call(1.0)).weak_type == jax.typeof(jw.call(1.0)).weak_type
+
+
+def _raises_like_jax(fg, jx):
+    with pytest.raises(Exception) as want:
+        jx()
+    with pytest.raises(Exception) as got:
+        fg()
+    assert type(got.value).__name__ == type(want.value).__name__, (got.value, want.value)
+    return got.value
+
+
+def test_symbolic_errors_as_jax():
+    def exported(mod, ns, fn, spec, **kw):
+        jitter = jax.jit if mod is jexport else funcgrad.jit
+        sds = jax.ShapeDtypeStruct if mod is jexport else funcgrad.ShapeDtypeStruct
+        return mod.export(jitter(fn(ns)))(sds(mod.symbolic_shape(spec, **kw), np.float64))
+
+    both = [(export, fnp), (jexport, jnp)]
+    # a call whose sizes do not fit the specification
+    f, j = (exported(m, ns, lambda n: lambda x: x * 2, "b, b, 2*d") for m, ns in both)
+    e = _raises_like_jax(lambda: f.call(np.ones((3, 3, 5))), lambda: j.call(np.ones((3, 3, 5))))
+    assert "d" in str(e)
+    _raises_like_jax(lambda: f.call(np.ones((3, 4, 6))), lambda: j.call(np.ones((3, 4, 6))))
+    # a broken constraint
+    f, j = (exported(m, ns, lambda n: lambda x: x[:4], "b", constraints=["b >= 4"]) for m, ns in both)
+    e = _raises_like_jax(lambda: f.call(np.ones(3)), lambda: j.call(np.ones(3)))
+    assert "b >= 4" in str(e)
+    np.testing.assert_array_equal(f.call(np.arange(6.0)), j.call(np.arange(6.0)))
+    # a variable that the sizes do not determine
+    e = _raises_like_jax(
+        lambda: exported(export, fnp, lambda n: lambda x: x, "a^2"),
+        lambda: exported(jexport, jnp, lambda n: lambda x: x, "a^2"),
+    )
+    assert "Cannot solve" in str(e)
+    # shapes from two scopes
+    _raises_like_jax(
+        lambda: export.export(funcgrad.jit(lambda x, y: x))(
+            funcgrad.ShapeDtypeStruct(export.symbolic_shape("a"), np.float64),
+            funcgrad.ShapeDtypeStruct(export.symbolic_shape("a"), np.float64),
+        ),
+        lambda: jexport.export(jax.jit(lambda x, y: x))(
+            jax.ShapeDtypeStruct(jexport.symbolic_shape("a"), np.float64),
+            jax.ShapeDtypeStruct(jexport.symbolic_shape("a"), np.float64),
+        ),
+    )
+    (a,), (b,) = export.symbolic_shape("a"), export.symbolic_shape("b")
+    (ja,), (jb,) = jexport.symbolic_shape("a"), jexport.symbolic_shape("b")
+    _raises_like_jax(lambda: a + b, lambda: ja + jb)
+
+
+def test_dimension_printing_as_jax():
+    a, b, c = export.symbolic_shape("a, b, c")
+    ja, jb, jc = jexport.symbolic_shape("a, b, c")
+    for f in (
+        lambda a, b, c: a + b,
+        lambda a, b, c: c + b + a,
+        lambda a, b, c: 2 * a + b + 1,
+        lambda a, b, c: a * b + c * c + a + 3,
+        lambda a, b, c: a - b,
+        lambda a, b, c: 5 - a,
+        lambda a, b, c: (a + b) * (a + 1),
+        lambda a, b, c: b * c - a,
+    ):
+        assert str(f(a, b, c)) == str(f(ja, jb, jc))
