@@ -367,9 +367,18 @@ def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
         bad = next(d for d in strong if not isinstance(d, np.dtype))
         raise ValueError(f"dtype={bad} is not a valid dtype for JAX type promotion.")
     if not x64_enabled:
-        out, is_weak = _result_type(strong, weak)
+        out, is_weak = _result_type(_inexact_absorbs_integers(strong), weak)
         return TO_32.get(out, out), is_weak
     return _result_type(strong, weak)
+
+
+def _inexact_absorbs_integers(dtypes):
+    # NOTE: [x64 mode]: 32-bit mode is JAX's lattice, where every integer and bool sits below every
+    # inexact dtype: with one of those present the integers drop out (int32 + float16 is float16;
+    # NumPy, and 64-bit mode, says float32). Where NumPy's answer canonicalises to JAX's anyway
+    # (int8 + float16, int32 + float32) this changes nothing.
+    inexact = [d for d in dtypes if kind(d) in "fc"]
+    return inexact if inexact and len(inexact) < len(dtypes) else dtypes
 
 
 def _result_type(strong, weak) -> tuple[np.dtype, bool]:
@@ -403,6 +412,8 @@ def promote_types(*dtypes) -> np.dtype:
     >>> promote_types(np.float32, np.int64), promote_types(bfloat16, np.int32)
     (dtype('float64'), dtype(bfloat16))
     """
+    if not x64_enabled:
+        dtypes = _inexact_absorbs_integers([np.dtype(d) for d in dtypes])
     try:
         out = np.result_type(*dtypes)
     except TypeError:  # (numpy.exceptions.DTypePromotionError)

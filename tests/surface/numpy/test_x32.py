@@ -124,6 +124,14 @@ CASES = {
         jnp.convolve(np.int8([1, 2]), np.float16([1, 3])),
     ),
     "square_bool": lambda j, jnp, lax, np: (jnp.square(np.array([True, False])), jnp.square(True)),
+    # JAX's lattice: an integer with float16 is float16 (NumPy: float32)
+    "int_with_float16": lambda j, jnp, lax, np: (
+        jnp.asarray(np.int32([3])) + jnp.ones(1, jnp.float16),
+        jnp.asarray(np.uint16([3])) * np.float16(0.5),
+    ),
+    "int_with_float16_rule": lambda j, jnp, lax, np: (
+        f"{jnp.promote_types(np.int16, np.float16)} {jnp.result_type(np.uint32, np.float16, np.int8)}"
+    ),
     # reductions and index results
     "column_mean": lambda j, jnp, lax, np: jnp.mean(np.random.RandomState(0).rand(20000, 3), axis=0),
     "sum_uint8": lambda j, jnp, lax, np: jnp.sum(np.ones(3, np.uint8)),
