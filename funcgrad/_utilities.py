@@ -66,6 +66,8 @@ def typeof(x) -> core.ShapedArray:
         return HITYPES[type(x)](x)
     if not core.is_array_like(x) and not isinstance(x, core.Tracer) and is_abstract(x):
         return abstractify(x)  # a ShapeDtypeStruct (or an aval) stands for its type, as in JAX
+    if isinstance(x, list | tuple | dict):  # (a container is not an array: JAX's TypeError)
+        raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type")
     return with_default_sharding(x, core.get_aval(x))
 
 

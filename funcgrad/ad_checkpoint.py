@@ -165,3 +165,7 @@ def print_saved_residuals(f: Callable, *args, **kwargs) -> None:
     """
     for aval, src in saved_residuals(f, *args, **kwargs):
         print(f"{aval.str_short()} {src}")
+
+
+def __dir__():  # the public names only (as jax.ad_checkpoint's), not the helpers
+    return sorted(__all__)

@@ -256,7 +256,25 @@ neg = _unary(ew.neg_p, "neg", "1.0", "-1.0")
 sign = _unary(ew.sign_p, "sign", "-2.0", "-1.0")
 floor = _unary(ew.floor_p, "floor", "1.5", "1.0")
 ceil = _unary(ew.ceil_p, "ceil", "1.5", "2.0")
-abs = _unary(ew.abs_p, "abs", "-2.0", "2.0")
+_abs = _unary(ew.abs_p, "abs", "-2.0", "2.0")
+
+
+def abs(x):
+    """Elementwise ``abs`` (``lax.abs``): floating, complex (the real modulus) and signed integer
+    operands; unsigned ones raise JAX's TypeError (``numpy.abs`` takes them).
+
+    >>> abs(np.array([-2.0])).tolist()
+    [2.0]
+    """
+    dtype = getattr(x, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind == "u":
+        raise TypeError(
+            f"abs does not accept dtype {np.dtype(dtype).name}. Accepted dtypes are subtypes of floating, "
+            "complexfloating, signedinteger."
+        )
+    return _abs(x)
+
+
 exp = _unary(ew.exp_p, "exp", "0.0", "1.0")
 exp2 = _unary(ew.exp2_p, "exp2", "3.0", "8.0")
 expm1 = _unary(ew.expm1_p, "expm1", "0.0", "0.0")
@@ -393,6 +411,10 @@ def integer_pow(x, y: int):
     [8.0, -27.0]
     """
     (x,) = _operands("integer_pow", x)
+    if not isinstance(y, int | np.integer) or isinstance(y, bool):  # (JAX's TypeError)
+        raise TypeError(
+            f"lax.integer_pow: the exponent must be a Python int, got {y!r} of type {type(y).__name__}"
+        )
     y = int(y)
     if y == 0:
         return full_like(x, 1)
@@ -640,8 +662,12 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
     11.0
     """
     lhs, rhs = asarray(lhs), asarray(rhs)
-    if lhs.ndim not in (1, 2) or rhs.ndim not in (1, 2):
-        raise TypeError(f"lax.dot requires rank-1 or rank-2 operands, got shapes {lhs.shape} and {rhs.shape}")
+    if lhs.ndim not in (1, 2) or rhs.ndim not in (1, 2) or lhs.shape[-1] != rhs.shape[0]:
+        raise ValueError(  # (JAX's ValueError)
+            "jax.lax.dot: dimension_numbers must be specified when not performing simple un-batched "
+            "matrix-matrix, matrix-vector, or vector-vector products; got "
+            f"lhs_shape={tuple(lhs.shape)} rhs_shape={tuple(rhs.shape)} (use lax.dot_general)"
+        )
     dn = (((lhs.ndim - 1,), (0,)), ((), ()))
     return dot_general(lhs, rhs, dn, precision, preferred_element_type)
 
@@ -736,6 +762,11 @@ def squeeze(array, dimensions):
     """
     array = asarray(array)
     dims = tuple(int(d) % array.ndim for d in dimensions)
+    if any(array.shape[d] != 1 for d in dims):  # (JAX's ValueError)
+        raise ValueError(
+            "cannot select an axis to squeeze out which has size not equal to one, got "
+            f"shape={tuple(array.shape)} and dimensions={tuple(dimensions)}"
+        )
     _bind_check(st.squeeze_p, "squeeze", array, dimensions=tuple(sorted(dims)))
     return st.squeeze(array, dims)
 
@@ -746,7 +777,12 @@ def expand_dims(array, dimensions):
     >>> expand_dims(np.ones(3), (0,)).shape
     (1, 3)
     """
-    return st.expand_dims(asarray(array), tuple(int(d) for d in dimensions))
+    array = asarray(array)
+    ndim = array.ndim + len(dimensions)
+    for d in dimensions:
+        if not -ndim <= int(d) < ndim:  # (JAX's ValueError)
+            raise ValueError(f"axis {int(d)} is out of bounds for array of dimension {ndim}")
+    return st.expand_dims(array, tuple(int(d) for d in dimensions))
 
 
 def transpose(operand, permutation):

@@ -322,9 +322,15 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     >>> sort(np.array([3.0, 1.0, 2.0])).tolist()
     [1.0, 2.0, 3.0]
     """
+    operands = (
+        tuple(asarray(x) for x in operand) if isinstance(operand, tuple | list) else (asarray(operand),)
+    )
+    ndim = operands[0].ndim if operands else 0
+    if not -max(ndim, 1) <= int(dimension) < max(ndim, 1):  # (JAX's ValueError)
+        raise ValueError(f"axis {int(dimension)} is out of bounds for array of dimension {ndim}")
     if isinstance(operand, tuple | list):
-        return srt.sort(tuple(asarray(x) for x in operand), dimension, is_stable, num_keys)
-    return srt.sort(asarray(operand), dimension, is_stable, num_keys)
+        return srt.sort(operands, dimension, is_stable, num_keys)
+    return srt.sort(operands[0], dimension, is_stable, num_keys)
 
 
 def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):

@@ -1,0 +1,73 @@
+"""Operands that ``jax.lax`` refuses (strict by contract) are refused by ``funcgrad.lax`` with
+JAX's exception type, and accepted ones give JAX's values (jax 0.10.2 is the oracle): a table of
+calls, each run through both libraries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.lax as flax
+import funcgrad.numpy as fnp
+
+jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+import jax.numpy as jnp  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+# (id, call of (lax, numpy) -> value)
+CASES = [
+    ("add_int_float", lambda lax, np_: lax.add(np_.int32(1), np_.float32(1))),
+    ("add_shapes", lambda lax, np_: lax.add(np_.ones(2), np_.ones(3))),
+    ("mul_int_by_float", lambda lax, np_: lax.mul(np_.ones(2, np_.int32), 1.5)),
+    ("sin_int", lambda lax, np_: lax.sin(np_.int32(1))),
+    ("bitwise_float", lambda lax, np_: lax.bitwise_and(1.0, 2.0)),
+    ("dot_mismatch", lambda lax, np_: lax.dot(np_.ones(2), np_.ones(3))),
+    ("dot_rank3", lambda lax, np_: lax.dot(np_.ones((2, 2, 2)), np_.ones(2))),
+    ("dot_ok", lambda lax, np_: lax.dot(np_.ones((2, 3)), np_.arange(3.0))),
+    ("concat_dtypes", lambda lax, np_: lax.concatenate([np_.ones(2), np_.ones(2, np_.int32)], 0)),
+    ("reshape_size", lambda lax, np_: lax.reshape(np_.ones(4), (3,))),
+    ("select_pred", lambda lax, np_: lax.select(np_.ones(1), np_.ones(1), np_.ones(1))),
+    ("slice_bounds", lambda lax, np_: lax.slice(np_.ones(3), (0,), (4,))),
+    ("squeeze_size", lambda lax, np_: lax.squeeze(np_.ones((2, 3)), (0,))),
+    ("squeeze_ok", lambda lax, np_: lax.squeeze(np_.ones((1, 3)), (0,))),
+    ("expand_dims_bounds", lambda lax, np_: lax.expand_dims(np_.ones(2), (3,))),
+    ("expand_dims_ok", lambda lax, np_: lax.expand_dims(np_.ones(2), (-1,))),
+    ("sort_bounds", lambda lax, np_: lax.sort(np_.ones(2), dimension=3)),
+    ("sort_ok", lambda lax, np_: lax.sort(np_.array([3.0, 1.0]), dimension=-1)),
+    ("integer_pow_float", lambda lax, np_: lax.integer_pow(np_.ones(2), 1.5)),
+    ("integer_pow_ok", lambda lax, np_: lax.integer_pow(np_.arange(3.0), 3)),
+    ("abs_unsigned", lambda lax, np_: lax.abs(np_.ones(2, np_.uint32))),
+    ("abs_signed", lambda lax, np_: lax.abs(np_.array([-2, 3], np_.int32))),
+    ("pow_int_base", lambda lax, np_: lax.pow(np_.int32(2), np_.float32(3))),
+    ("transpose_perm", lambda lax, np_: lax.transpose(np_.ones((2, 3)), (0,))),
+    ("shift_float", lambda lax, np_: lax.shift_left(np_.ones(2), 1)),
+]
+
+
+def _run(call, lax, np_):
+    try:
+        return call(lax, np_), None
+    except Exception as e:  # the type is the result
+        return None, type(e).__name__
+
+
+@pytest.mark.parametrize("name,call", CASES, ids=[c[0] for c in CASES])
+def test_lax_operands_as_jax(name, call):
+    want, want_exc = _run(call, jax.lax, jnp)
+    got, got_exc = _run(call, flax, fnp)
+    assert got_exc == want_exc, (got_exc, want_exc)
+    if want_exc is None:
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_typeof_refuses_containers_as_jax():
+    for x in ([1], (1.0, 2.0), {"a": 1}):
+        with pytest.raises(TypeError, match="not a valid JAX type"):
+            funcgrad.typeof(x)
+        with pytest.raises(TypeError, match="not a valid JAX type"):
+            jax.typeof(x)
+    assert str(funcgrad.typeof(np.ones(2, np.float32))) == str(jax.typeof(np.ones(2, np.float32)))
