@@ -23,9 +23,11 @@ with it, on whatever trace is current).
 # a while loop's condition is checked before the loop and after every iteration, in the body),
 # calls (``jit``, ``checkpoint``: the same call of a checkified jaxpr). A ``custom_jvp``/``custom_vjp``
 # call whose function has nothing to check stays as it is; otherwise it is inlined (its custom
-# derivative is lost under ``grad(checkify(f))``; ``checkify(grad(f))`` is unaffected). Other
-# primitives that carry jaxprs (shard_map, custom_linear_solve, reductions with a body) are bound
-# unchanged: errors inside them are not checked.
+# derivative is lost under ``grad(checkify(f))``; ``checkify(grad(f))`` is unaffected). A
+# ``shard_map`` (and so ``pmap``) checks its body on every device, as JAX's: each device returns its
+# error and the first failing device's is kept. Other primitives that carry jaxprs
+# (custom_linear_solve, reductions with a body) are bound unchanged: errors inside them are not
+# checked.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.kernel import core
+from funcgrad.kernel import batching, core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.callkit import CallPrimitive
 from funcgrad.kernel.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
@@ -46,6 +48,7 @@ from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import gather as ga
 from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import scatter as sc
+from funcgrad.primitives import sharding as shp
 from funcgrad.primitives.checks import check_p
 from funcgrad.primitives.scan import scan_p
 
@@ -441,6 +444,40 @@ def _while_rule(state, enabled, vals, params, prim):
     return outs
 
 
+def _shard_map_rule(state, enabled, vals, params, prim):
+    """As JAX's: the body is checkified, the error enters every device replicated and leaves with
+    one block per device (a leading dimension split over the manual mesh axes); the first
+    device that failed gives the error (its code and payloads)."""
+    mesh, manual = params["mesh"], shp.manual_of(params["mesh"], params["manual_axes"])
+    with batching.extend_axis_env(shp.mesh_frames(mesh, manual)):
+        inner, sites = checkified(params["jaxpr"], state.sites, enabled)
+        n_out = len(ErrorState.avals(sites))
+
+        def per_device(*flat):
+            outs = core.eval_jaxpr(inner.jaxpr, inner.consts, *flat)
+            return [*(fnp.expand_dims(e, 0) for e in outs[:n_out]), *outs[n_out:]]
+
+        body = trace_to_jaxpr(per_device, inner.in_avals)
+    in_errs = state.flat()
+    outs = prim.bind(
+        *in_errs,
+        *vals,
+        **{
+            **params,
+            "jaxpr": body,
+            "in_specs": (*(((),) * fnp.ndim(e) for e in in_errs), *params["in_specs"]),
+            "out_specs": (
+                *((manual, *((),) * (a.ndim - 1)) for a in body.out_avals[:n_out]),
+                *params["out_specs"],
+            ),
+        },
+    )
+    errs, outs = outs[:n_out], outs[n_out:]
+    first = fnp.argmax(errs[0])  # the first device whose error is set (device 0 when none is)
+    _replace(state, ErrorState.unflatten(sites, [fnp.any(errs[0])] + [e[first] for e in errs[1:]])[0])
+    return outs
+
+
 def _replace(state: ErrorState, new: ErrorState) -> None:
     state.err, state.code, state.payloads = new.err, new.code, new.payloads
 
@@ -453,6 +490,7 @@ RULES = {
     cf.cond_p: _cond_rule,
     scan_p: _scan_rule,
     cf.while_p: _while_rule,
+    shp.shard_map_p: _shard_map_rule,
     ga.gather_p: _gather_rule,
     ix.dynamic_slice_p: _dynamic_slice_rule,
     ix.dynamic_update_slice_p: _dynamic_update_slice_rule,

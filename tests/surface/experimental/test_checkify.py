@@ -500,3 +500,25 @@ def test_grad_through_a_checkified_scan_matches_finite_differences():
     assert float(dg) == pytest.approx(float(funcgrad.grad(lambda x: C.checkify(sc)(x)[1])(-0.7)))
     with pytest.raises(C.JaxRuntimeError, match=r"^bad x -0.7 \(`check` failed\)$"):
         funcgrad.grad(sc)(-0.7)  # eager: the check in the scan body raises at once
+
+
+@pytest.mark.parametrize("xs", [[1.0], [-2.0]])
+def test_checkify_of_pmap_checks_the_body_on_each_device_as_jax(xs):
+    # JAX's shard_map rule (and so pmap's): the body is checkified on every device; chex's
+    # chexify of a pmapped function. On one device here; tests/surface/spmd has the 8-device case.
+    # JAX reports each failing device ("at mapped index i: ..."); funcgrad the first one's message.
+    def f(x):
+        C.check(fnp.all(x > 0), "bad {}", x.sum())
+        return lax.pmean(fnp.log(fnp.abs(x)), "i")
+
+    def jf(x):
+        jax_checkify.check(jnp.all(x > 0), "bad {}", x.sum())
+        return jax.lax.pmean(jnp.log(jnp.abs(x)), "i")
+
+    xs = np.array(xs)
+    for wrap, jwrap in [(lambda g: g, lambda g: g), (funcgrad.jit, jax.jit)]:
+        err, out = wrap(C.checkify(funcgrad.pmap(f, axis_name="i")))(xs)
+        jerr, jout = jwrap(jax_checkify.checkify(jax.pmap(jf, axis_name="i")))(xs)
+        np.testing.assert_allclose(out, jout)
+        want = jerr.get()
+        assert err.get() == (None if want is None else want.removeprefix("at mapped index 0: "))

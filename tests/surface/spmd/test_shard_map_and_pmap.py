@@ -228,3 +228,24 @@ def test_gradients_inside_a_checked_shard_map_mean_what_they_mean_in_jax():
 
     got = run(curvature, (P(), P("x")), P("x"), True, 2.0, x)
     np.testing.assert_allclose(got, np.full(8, 6 * 2.0 * x.mean()))
+
+
+def test_checkify_of_shard_map_and_pmap_keeps_the_first_failing_device():
+    # JAX's shard_map checkify rule: each device checks its block; JAX's error lists every failing
+    # device ("at mapped index 2: too big [4. 5.]", then 5); funcgrad keeps the first's message.
+    from funcgrad.experimental import checkify as C
+
+    def body(x):
+        C.check(fnp.all(x < 4), "too big {}", x)
+        return x * 2
+
+    g = funcgrad.shard_map(body, mesh=MESH, in_specs=P("x"), out_specs=P("x"))
+    xs = np.arange(16.0)
+    xs[10:12] = -1.0  # device 5's block passes; 2, 3, 4, 6, 7 fail
+    for wrap in (lambda f: f, funcgrad.jit):
+        err, out = wrap(C.checkify(g))(xs)
+        np.testing.assert_array_equal(out, xs * 2)
+        assert err.get() == "too big [4. 5.] (`check` failed)"
+        assert wrap(C.checkify(g))(np.zeros(16))[0].get() is None
+    err, out = C.checkify(funcgrad.pmap(body))(xs.reshape(8, 2))
+    assert err.get() == "too big [4. 5.] (`check` failed)"
