@@ -202,7 +202,9 @@ def _extremum(name, prim_reduce, identity_name, a, axis, out, keepdims, initial,
         )
     in_shape = a.shape
     if initial is not None:
-        a, init = promote_args(a, initial)
+        # (initial takes the array's dtype, as in NumPy and JAX: max(int array, initial=2.5) counts
+        # from 2, an int)
+        init = convert(initial if type(initial) in _dt.python_scalar_types else asarray(initial), a.dtype)
         a = _masked(a, where, _identity(a.dtype, identity_name == "maximum"))
     res = prim_reduce(a, axes)
     if initial is not None:

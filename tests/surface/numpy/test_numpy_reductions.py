@@ -453,3 +453,17 @@ def test_unweighted_histogram2d_counts_are_integers_as_jax():
     counts = fnp.histogram2d(x, y, bins=[edges, edges])[0]
     assert fnp.issubdtype(counts.dtype, fnp.integer) and counts.tolist() == [[3, 0, 0], [1, 3, 0], [0, 1, 0]]
     assert fnp.issubdtype(fnp.histogram2d(x, y, density=True)[0].dtype, fnp.floating)
+
+
+def test_max_min_initial_takes_the_array_dtype_as_jax():
+    # (the fuzzer: np.min(int array, initial=2.5) was a weak float) initial converts to the array's
+    # dtype, as in jax and NumPy: max([1, 2], initial=2.5) is the int 2
+    import jax.numpy as jnp
+    from jax._src import config as jax_config
+
+    for f, g in ((fnp.max, jnp.max), (fnp.min, jnp.min)):
+        for x, init in ((np.array([1, 2]), 2.5), (np.float32([1, 2]), np.float64(2.5)), (np.int8([1, 5]), 3)):
+            got = f(x, initial=init)
+            with jax_config.enable_x64(True):
+                want = g(x, initial=init)
+            assert (got.dtype, got.weak_type, got.tolist()) == (want.dtype, want.weak_type, want.tolist())
