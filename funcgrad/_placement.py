@@ -162,7 +162,8 @@ class Shard:
 
     def __repr__(self):
         r = self.replica_id
-        return f"Shard(device={self.device!r}, index={self.index}, replica_id={r}, data={self.data!r})"
+        # (the data as str, as JAX's Shard prints it: data=[0])
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id={r}, data={self.data})"
 
 
 def _replica_ids(indices) -> list[int]:

@@ -43,6 +43,7 @@ from funcgrad.api import vjp as _vjp
 from funcgrad.custom_derivatives import custom_vjp
 from funcgrad.export._polymorphic import SymbolicExport, check_constraints, is_symbolic_spec
 from funcgrad.export._shape_poly import DimExpr
+from funcgrad.export._sharded import ShardedExport, find_mesh
 from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
@@ -158,6 +159,8 @@ class Exported:
     _get_vjp: Callable | None = None
     # (funcgrad's symbolic exports: NOTE: [exporting with symbolic dimensions])
     _symbolic: SymbolicExport | None = None
+    # (exports with shardings: NOTE: [exporting with shardings])
+    _sharded: ShardedExport | None = None
 
     def __post_init__(self):
         # Prepared modules by argument signature, and the jitted caller (not fields: caches).
@@ -176,12 +179,21 @@ class Exported:
         return f"Exported(fun_name={self.fun_name}, platforms={self.platforms}, in_avals={avals})"
 
     def in_shardings_jax(self, mesh=None) -> tuple:
-        """The input shardings as funcgrad shardings: None for each (a one-device export
-        places nothing)."""
+        """The input shardings as ``NamedSharding``s over ``mesh`` (a mesh, abstract or concrete,
+        of the exported mesh's shape), None where the export has none (each, for a one-device
+        export)."""
+        if self._sharded is not None:
+            return self._sharded.shardings(
+                self._sharded.in_specs, self._sharded.mesh if mesh is None else mesh
+            )
         return self._shardings(self.in_shardings_hlo)
 
     def out_shardings_jax(self, mesh=None) -> tuple:
-        """The output shardings as funcgrad shardings: None for each (a one-device export)."""
+        """The output shardings over ``mesh``, as ``in_shardings_jax``."""
+        if self._sharded is not None:
+            return self._sharded.shardings(
+                self._sharded.out_specs, self._sharded.mesh if mesh is None else mesh
+            )
         return self._shardings(self.out_shardings_hlo)
 
     def _shardings(self, hlo) -> tuple:
@@ -254,10 +266,12 @@ def export(
             f"Function to be exported must be the result of `jit` but is: {fun_jit!r}. Wrap it "
             "first: funcgrad.export.export(funcgrad.jit(f))"
         )
-    if fun_jit._in_shardings is not None or fun_jit._out_shardings is not None:
+    sharded = fun_jit._in_shardings is not None or fun_jit._out_shardings is not None
+    if sharded and find_mesh(fun_jit, []) is None:
         raise ValueError(
-            f"export: jit({fun_jit._name}) has in_shardings/out_shardings; funcgrad exports programs "
-            "for one device (export the function without shardings)"
+            f"export: jit({fun_jit._name}) has in_shardings/out_shardings that are not NamedShardings "
+            "over a mesh; funcgrad exports programs for one device or for a mesh (export the function "
+            "without shardings, or with NamedShardings)"
         )
     targets = _check_platforms(platforms)
     checks = tuple(disabled_checks)
@@ -310,10 +324,14 @@ def _spec_aval(x, where: str) -> ShapedArray:
     return ShapedArray(tuple(int(d) for d in shape), np.dtype(dtype), bool(getattr(x, "weak_type", False)))
 
 
-def _export(fun_jit, targets, checks, args, kwargs) -> Exported:
+def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Exported:
     if any(is_symbolic_spec(x) for x in tu.tree_leaves((args, kwargs))):
         return _export_symbolic(fun_jit, targets, checks, args, kwargs)
     static_key, static_kw, dyn_args, dyn_kwargs = fun_jit._split(args, kwargs)
+    if not raw:
+        mesh = find_mesh(fun_jit, tu.tree_leaves((dyn_args, dyn_kwargs)))
+        if mesh is not None:
+            return _export_sharded(fun_jit, targets, checks, args, kwargs, mesh)
     statics = dict(static_key)
     n_total = len(dyn_args) + len(statics)
     flat, in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
@@ -326,7 +344,8 @@ def _export(fun_jit, targets, checks, args, kwargs) -> Exported:
         d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)
         it = iter(d_args)
         full = [statics[i] if i in statics else next(it) for i in range(n_total)]
-        out = fun_jit(*full, **d_kwargs, **dict(static_kw))
+        # (raw: the jitted function's Python function, without its shardings)
+        out = (fun_jit._fun if raw else fun_jit)(*full, **d_kwargs, **dict(static_kw))
         out_leaves, out_tree = tu.tree_flatten(out)
         out_box.append(out_tree)
         return out_leaves
@@ -411,6 +430,19 @@ def _export_symbolic(fun_jit, targets, checks, args, kwargs) -> Exported:
     )
 
 
+def _export_sharded(fun_jit, targets, checks, args, kwargs, mesh) -> Exported:
+    """NOTE: [exporting with shardings]."""
+    one = _export(fun_jit, targets, checks, args, kwargs, raw=True)
+    sh = ShardedExport(fun_jit, args, kwargs, mesh, one.in_tree, one.out_tree, len(one.out_avals))
+    return dataclasses.replace(
+        one,
+        nr_devices=sh.nr_devices,
+        in_shardings_hlo=sh.shardings(sh.in_specs, sh.mesh),
+        out_shardings_hlo=sh.shardings(sh.out_specs, sh.mesh),
+        _sharded=sh,
+    )
+
+
 def _symbolic_vjp(primal: Exported) -> Exported:
     """The exported VJP of a symbolic export, itself symbolic in the same variables."""
     sym = primal._symbolic
@@ -479,6 +511,9 @@ def _call(exp: Exported, args, kwargs):
             f"function '{exp.fun_name}' was exported: it was exported for {exp.in_tree} and is "
             f"called with {in_tree}"
         )
+    if exp._sharded is not None:
+        _bind_args(exp, [core.get_aval(x) for x in flat])
+        return tu.tree_unflatten(exp.out_tree, exp._sharded.call(exp.fun_name, flat))
     fn = exp._calls.get("caller")
     if fn is None:
         # One jitted caller per Exported: an eager call is then one cached executable (the

@@ -144,6 +144,12 @@ def register_namedtuple_serialization(nodetype: type, *, serialized_name: str) -
 
 def serialize(exp: Exported, vjp_order: int = 0) -> bytearray:
     """``exp`` in JAX's flatbuffer format, with ``vjp_order`` orders of VJP functions."""
+    if exp._sharded is not None:
+        raise ValueError(
+            f"Cannot serialize {exp.fun_name}: it was exported by funcgrad with shardings for "
+            f"{exp.nr_devices} devices, which it calls in this process (NOTE: [exporting with "
+            "shardings]); serialize an export without shardings"
+        )
     if exp._symbolic is not None:
         raise ValueError(
             f"Cannot serialize {exp.fun_name}: it was exported by funcgrad with symbolic dimensions, "

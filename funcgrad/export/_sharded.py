@@ -1,0 +1,143 @@
+"""Exporting a function with shardings (JAX's device-polymorphic export): ``export(jit(f,
+in_shardings=...))`` or arguments whose ``ShapeDtypeStruct`` has a ``NamedSharding``.
+
+Layer: surface. Imports numpy, funcgrad's kernel pytrees, ``jit``, ``device_put``, ``devices``
+and the shardings of ``funcgrad._shardings``; ``_exported`` imports it.
+
+# NOTE: [exporting with shardings]
+# An ``Exported`` with shardings knows its device count (``nr_devices``, the mesh's size) and
+# its inputs' and outputs' ``PartitionSpec``s over an abstract mesh (the mesh's axis names and
+# sizes, no devices), as JAX's: ``in_shardings_jax(mesh)`` puts them on any mesh of that shape.
+# A call runs on the devices of its arguments (the first argument sharded over several devices
+# gives them, in its sharding's device order; a call on one device is refused when the export
+# was for several, with JAX's ValueError): the arguments are placed with the exported input
+# shardings over a mesh of those devices shaped as the exported one, and the function runs as a
+# jit with those in/out shardings (one per device set). So a call matches JAX's values and its
+# result's placement; the artifact itself (``mlir_module()``) is the one-device lowering and a
+# sharded export does not serialize here (JAX writes per-device HLO shardings into it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad._devices import devices as _devices
+from funcgrad._shardings import AbstractMesh, Mesh, NamedSharding, PartitionSpec, Sharding, sharding_leaves
+from funcgrad.api import device_put
+from funcgrad.jitting import jit
+from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
+
+__all__ = ["ShardedExport", "find_mesh"]
+
+
+def _named(s) -> NamedSharding | None:
+    return s if isinstance(s, NamedSharding) and s.mesh.size > 1 else None
+
+
+def find_mesh(fun_jit, leaves):
+    """The mesh of the first ``NamedSharding`` (over several devices) among the argument
+    specifications' ``sharding`` and the jit's in/out shardings, or None (a one-device export).
+
+    >>> import funcgrad
+    >>> find_mesh(funcgrad.jit(lambda x: x), [np.ones(2)]) is None
+    True
+    """
+    cands = [getattr(x, "sharding", None) for x in leaves]
+    for tree in (fun_jit._in_shardings, fun_jit._out_shardings):
+        if tree is not None:
+            cands += tu.tree_leaves(tree, is_leaf=lambda s: isinstance(s, Sharding))
+    for s in cands:
+        if _named(s) is not None:
+            return s.mesh
+    return None
+
+
+class ShardedExport:
+    """What an export with shardings keeps to be called (NOTE: [exporting with shardings])."""
+
+    def __init__(self, fun_jit, args, kwargs, mesh, in_tree, out_tree, n_out):
+        self.fun_jit = fun_jit
+        static_key, static_kw, dyn_args, dyn_kwargs = fun_jit._split(args, kwargs)
+        self._statics, self._static_kw = dict(static_key), dict(static_kw)
+        self._n_total = len(dyn_args) + len(self._statics)
+        self.in_tree, self.out_tree = in_tree, out_tree
+        leaves = tu.tree_leaves((dyn_args, dyn_kwargs))
+        self.mesh = AbstractMesh(
+            tuple(mesh.axis_sizes), tuple(mesh.axis_names), axis_types=tuple(mesh.axis_types)
+        )
+        self.nr_devices = int(np.prod(mesh.axis_sizes))
+        name = f"export({fun_jit._name})"
+        specs = [getattr(x, "sharding", None) for x in leaves]
+        if fun_jit._in_shardings is not None:
+            jit_ins = sharding_leaves(fun_jit._in_shardings, dyn_args, name, "in_shardings")
+            specs = [j if j is not None else s for j, s in zip(jit_ins, specs)] + specs[len(jit_ins) :]
+        self.in_specs = [self._spec(s) for s in specs]
+        if fun_jit._out_shardings is not None:
+            shaped = tu.tree_unflatten(out_tree, list(range(n_out)))
+            self.out_specs = [
+                self._spec(s) for s in sharding_leaves(fun_jit._out_shardings, shaped, name, "out_shardings")
+            ]
+        else:
+            self.out_specs = [None] * n_out
+        self._calls: dict = {}
+
+    def _spec(self, s):
+        s = _named(s)
+        if s is None:
+            return None
+        if tuple(s.mesh.axis_names) != tuple(self.mesh.axis_names) or tuple(s.mesh.axis_sizes) != tuple(
+            self.mesh.axis_sizes
+        ):
+            raise ValueError(
+                f"export({self.fun_jit._name}): the shardings use different meshes ({s.mesh} and "
+                f"{self.mesh}); export with one mesh"
+            )
+        return s.spec
+
+    def shardings(self, specs, mesh) -> tuple:
+        """The specs as ``NamedSharding``s over ``mesh`` (of the exported mesh's shape)."""
+        if tuple(mesh.axis_sizes) != tuple(self.mesh.axis_sizes):
+            raise ValueError(
+                f"in_shardings_jax: the mesh {mesh} does not have the exported mesh's shape {self.mesh}"
+            )
+        return tuple(None if p is None else NamedSharding(mesh, p) for p in specs)
+
+    def call(self, exp_name, flat):
+        devices = None
+        for x in flat:
+            s = None if isinstance(x, core.Tracer) else getattr(x, "sharding", None)
+            if s is not None and len(getattr(s, "_device_assignment", ())) > 1:
+                devices = tuple(s._device_assignment)
+                break
+        if devices is None:
+            if any(isinstance(x, core.Tracer) for x in flat):
+                devices = tuple(_devices()[: self.nr_devices])
+            else:
+                devices = ()
+        if len(devices) != self.nr_devices:
+            raise ValueError(
+                f"Exported module {exp_name} was lowered for {self.nr_devices} devices and is called in a "
+                f"context with {max(len(devices), 1)} devices. This is disallowed because: the module was "
+                "lowered for more than 1 device. Place the arguments with "
+                "exp.in_shardings_jax(mesh) on a mesh of as many devices"
+            )
+        fn = self._calls.get(devices)
+        if fn is None:
+            mesh = Mesh(np.array(devices, dtype=object).reshape(self.mesh.axis_sizes), self.mesh.axis_names)
+            ins, outs = self.shardings(self.in_specs, mesh), self.shardings(self.out_specs, mesh)
+            replicated = NamedSharding(mesh, PartitionSpec())
+            ins = tuple(s if s is not None else replicated for s in ins)
+
+            def flat_fun(*xs):
+                d_args, d_kwargs = tu.tree_unflatten(self.in_tree, list(xs))
+                it = iter(d_args)
+                full = [self._statics[i] if i in self._statics else next(it) for i in range(self._n_total)]
+                return tu.tree_leaves(self.fun_jit._fun(*full, **d_kwargs, **self._static_kw))
+
+            flat_fun.__name__ = exp_name
+            jitted = jit(flat_fun, in_shardings=ins, out_shardings=outs if any(outs) else None)
+            fn = self._calls[devices] = (jitted, ins)
+        jitted, ins = fn
+        placed = [x if isinstance(x, core.Tracer) else device_put(x, s) for x, s in zip(flat, ins)]
+        return jitted(*placed)

@@ -1,0 +1,79 @@
+"""funcgrad.export of functions with shardings (JAX's device-polymorphic export, its
+``export/export.md``) against jax.export run in a subprocess (the oracle): ``nr_devices``,
+``in_shardings_jax`` on another mesh, a call placing its arguments with the exported shardings on
+the devices of its arguments (reversed or another mesh shape), the values and the shards'
+devices and indices, the call refused on one device with JAX's exception type, and ``jit`` and
+``grad`` of the call (NOTE: [exporting with shardings]).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _jax_oracle import run_jax
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import export
+from funcgrad.sharding import AbstractMesh, Mesh, NamedSharding
+from funcgrad.sharding import PartitionSpec as P
+
+# The same program for both libraries (``lib``: jax or funcgrad through its names).
+SCRIPT = """
+import json, numpy as np
+def run(jax, jnp, export, AbstractMesh, Mesh, NamedSharding, P):
+    out = {}
+    devs = jax.devices()
+    mesh8 = Mesh(devs, ("a",))
+    exp = export.export(jax.jit(lambda x: x * 2 + 1, in_shardings=NamedSharding(mesh8, P("a"))))(
+        np.arange(8.0))
+    out["nr8"] = exp.nr_devices
+    run_mesh = Mesh(devs[::-1], ("a",))
+    res = exp.call(jax.device_put(np.arange(8.0), exp.in_shardings_jax(run_mesh)[0]))
+    out["rev"] = [(s.device.id, str(s.index), np.asarray(s.data).tolist()) for s in res.addressable_shards]
+    exp4 = export.export(jax.jit(lambda x: jnp.sin(x).T))(
+        jax.ShapeDtypeStruct((8, 2), np.float64, sharding=NamedSharding(AbstractMesh((4,), ("a",)), P("a"))))
+    out["nr4"] = exp4.nr_devices
+    out["ins"] = repr(exp4.in_shardings_jax(AbstractMesh((4,), ("a",))))
+    x = np.arange(16.0).reshape(8, 2)
+    other = Mesh(np.array(devs[2:6]).reshape(2, 2), ("b", "c"))
+    r2 = exp4.call(jax.device_put(x, NamedSharding(other, P("b"))))
+    out["other"] = [(s.device.id, str(s.index)) for s in r2.addressable_shards]
+    out["val"] = np.asarray(r2).tolist()
+    try:
+        exp4.call(x)
+        out["one"] = None
+    except Exception as e:
+        out["one"] = type(e).__name__
+    xa = jax.device_put(x, NamedSharding(Mesh(devs[:4], ("a",)), P("a")))
+    out["jit"] = np.asarray(jax.jit(lambda v: exp4.call(v) * 3)(xa)).tolist()
+    out["grad"] = np.asarray(jax.grad(lambda v: exp4.call(v).sum())(xa)).tolist()
+    return out
+"""
+
+ORACLE = (
+    SCRIPT
+    + """
+import jax, jax.numpy as jnp
+from jax import export
+from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec as P
+print(json.dumps(run(jax, jnp, export, AbstractMesh, Mesh, NamedSharding, P)))
+"""
+)
+
+
+@pytest.mark.slow  # (the jax oracle's subprocess: ~5 s)
+def test_sharded_export_as_jax():
+    want = run_jax(ORACLE)
+    ns: dict = {}
+    exec(SCRIPT, ns)  # noqa: S102 (the same program, on funcgrad)
+    got = ns["run"](funcgrad, fnp, export, AbstractMesh, Mesh, NamedSharding, P)
+    got = {k: [list(t) for t in v] if k in ("rev", "other") else v for k, v in got.items()}
+    want = {k: [list(t) for t in v] if k in ("rev", "other") else v for k, v in want.items()}
+    for key in ("nr8", "rev", "nr4", "ins", "other", "one"):
+        assert got[key] == want[key], key
+    for key in ("val", "jit", "grad"):
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-14)
+    with pytest.raises(ValueError, match="Cannot serialize"):
+        mesh = Mesh(funcgrad.devices()[:2], ("a",))
+        export.export(funcgrad.jit(fnp.sin, in_shardings=NamedSharding(mesh, P("a"))))(np.ones(2)).serialize()
