@@ -578,7 +578,10 @@ def vmap(
 
         with _sharding_prims.spmd_axis_name(spmd):
             outs = batching.vmap_flat(flat, size, dims, out_dims, flat_args, axis_name, out_paths)
-        return tu.tree_unflatten(store["out_tree"], [to_public(o) for o in outs])
+        # An output left unmapped (out_axes None) that is not an array (a Python scalar, a NumPy
+        # array) comes back as the function returned it, as in JAX.
+        keep = [od is None and not isinstance(o, Array | core.Tracer) for o, od in zip(outs, out_dims())]
+        return tu.tree_unflatten(store["out_tree"], [o if k else to_public(o) for o, k in zip(outs, keep)])
 
     return vmapped
 
