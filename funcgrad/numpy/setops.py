@@ -215,8 +215,10 @@ def unique_values(x, /, *, size=None, fill_value=None):
     return _unique(x, None, False, False, False, False, size, fill_value)
 
 
-def _compact(values, keep, size, fill_value, what):
-    """The entries of ``values`` where ``keep``, in order, cut or padded to ``size``."""
+def _compact(values, keep, size, fill_value, what, zero_fill=False):
+    """The entries of ``values`` where ``keep``, in order, cut or padded to ``size`` with
+    ``fill_value``, by default JAX's: the smallest entry kept, 0 where none is (always 0 with
+    ``zero_fill``: setdiff1d)."""
     if size is None:
         size = int(concrete_or_error(reductions.sum(keep), f"{what} without size=").item())
     else:
@@ -227,7 +229,13 @@ def _compact(values, keep, size, fill_value, what):
     idx = nonzero(keep, size=size, fill_value=0)[0]
     out = take(values, idx)
     valid = arange(size) < reductions.sum(keep)
-    fill = reductions.min(where(keep, values, getitem(values, -1))) if fill_value is None else fill_value
+    if fill_value is not None:
+        fill = fill_value
+    elif zero_fill:
+        fill = 0
+    else:
+        smallest = reductions.min(where(keep, values, getitem(values, -1)))
+        fill = where(reductions.any(keep), smallest, as_fill(0, values.dtype))
     return where(valid, out, as_fill(fill, values.dtype))
 
 
@@ -256,7 +264,7 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     ar1, ar2 = promote_args(asarray(ar1), asarray(ar2))
     aux, mask = _unique_with_valid(ar1)
     keep = mask & isin(aux, ar2, invert=True)
-    return _compact(aux, keep, size, fill_value, "setdiff1d")
+    return _compact(aux, keep, size, fill_value, "setdiff1d", zero_fill=True)
 
 
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):

@@ -120,6 +120,19 @@ def test_set_operations_match_numpy(fn):
         np.testing.assert_array_equal(np.asarray(g), w)
 
 
+def test_set_operations_default_fill_is_jax_s():
+    # (the fuzzer) with size= and no fill_value, JAX pads with the smallest value found, 0 where
+    # there is none (intersect1d, setxor1d; union1d as unique), and setdiff1d always with 0
+    import jax.numpy as jnp
+
+    pairs = [([3, 1, -2], [3, -2]), ([3, 1], [2]), ([1, 1], [1]), ([2, 4], [4, 5]), ([3, 1], [1, 3])]
+    for fn in ("union1d", "intersect1d", "setdiff1d", "setxor1d"):
+        for a, b in pairs:
+            got = getattr(fnp, fn)(np.array(a), np.array(b), size=4)
+            want = getattr(jnp, fn)(np.array(a), np.array(b), size=4)
+            assert got.tolist() == want.tolist(), (fn, a, b)
+
+
 # ----------------------------------------------------------------------------------------------
 # editing and index tricks
 
