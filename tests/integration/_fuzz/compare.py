@@ -1,7 +1,8 @@
 """Run a fuzzer case on funcgrad and on jax, compare, and classify the outcome.
 
 Comparison, leaf by leaf (containers compared by their structure, a list and a tuple alike): equal
-shapes; equal dtypes; NaN at the same positions; infinities at the same positions with the same sign;
+shapes; equal dtypes; equal weak types (``weak_type``, checked last); NaN at the same positions;
+infinities at the same positions with the same sign;
 integers and booleans exactly; floating values within a tolerance of the *coarser* of the two dtypes
 (float64 1e-7, float32 2e-4, 16-bit 2e-2), relative to each value and, for cancellation, to the
 largest finite magnitude of jax's leaf. A difference is then looked up in the documented list
@@ -27,7 +28,7 @@ _RTOL = {8: 1e-7, 4: 2e-4, 2: 2e-2}
 
 @dataclasses.dataclass
 class Mismatch:
-    kind: str  # structure | shape | dtype | nan | inf | value
+    kind: str  # structure | shape | dtype | nan | inf | value | weak_type
     leaf: int
     fg: object
     jax: object
@@ -67,6 +68,7 @@ def _side(name):
     if name not in _SIDES:
         if name == "jax":
             import jax
+            import jax.ad_checkpoint
             import jax.nn
             import jax.numpy
             import jax.scipy.special
@@ -74,6 +76,7 @@ def _side(name):
             mods = (jax, jax.numpy, jax.lax, jax.nn, jax.scipy.special)
         else:
             import funcgrad
+            import funcgrad.ad_checkpoint
             import funcgrad.lax
             import funcgrad.nn
             import funcgrad.numpy
@@ -104,12 +107,26 @@ def run(case: Case, side: str, fast: bool = False):
 
 
 def _flatten(tree, leaves):
+    """The structure of ``tree`` as a string, its leaves appended to ``leaves`` as NumPy arrays; a
+    leaf is ``*``, or ``~`` where it is weakly typed (a Python scalar, or an array with
+    ``weak_type``: weak types are compared too, as they decide later promotions)."""
     if isinstance(tree, (tuple, list)):
         return "(" + ",".join(_flatten(t, leaves) for t in tree) + ")"
     if isinstance(tree, dict):
         return "{" + ",".join(f"{k}:{_flatten(tree[k], leaves)}" for k in sorted(tree)) + "}"
     leaves.append(onp.asarray(tree))
-    return "*"
+    python_scalar = type(tree) in (int, float, complex)
+    return "~" if getattr(tree, "weak_type", python_scalar) else "*"
+
+
+def _weak_mismatch(fg_struct, jx_struct, fg, jx):
+    """A ``weak_type`` Mismatch for the first leaf weak on one side only (structures equal but for
+    the markers), or None."""
+    marks = [(a, b) for a, b in zip(fg_struct, jx_struct) if a in "*~"]
+    for i, (a, b) in enumerate(marks):
+        if a != b:
+            return Mismatch("weak_type", i, fg[i], jx[i], f"weak_type {a == '~'} vs jax {b == '~'}")
+    return None
 
 
 def _is_array(x) -> bool:
@@ -194,7 +211,7 @@ def check(case: Case) -> Outcome:
             continue
         if fg_error is not None:
             outcome = Outcome("error", case, jax=jx, error=fg_error)
-        elif fg_struct != jx_struct:
+        elif fg_struct.replace("~", "*") != jx_struct.replace("~", "*"):
             m = Mismatch("structure", -1, fg_struct, jx_struct, f"{fg_struct} vs jax {jx_struct}")
             outcome = Outcome("mismatch", case, fg, jx, m)
         else:
@@ -205,6 +222,8 @@ def check(case: Case) -> Outcome:
                 and (_as_accurate_as_jax(case, m) or _within_jitter(case, m))
             ):
                 m = None
+            if m is None:
+                m = _weak_mismatch(fg_struct, jx_struct, fg, jx)
             outcome = Outcome("mismatch" if m else "agree", case, fg, jx, m)
         if outcome.status == "agree":
             return outcome

@@ -41,7 +41,8 @@ _FLOAT32_RTOL = 2e-4
 
 
 def _dtype_rule(outcome) -> bool:
-    if not outcome.case.mixes_dtypes:
+    # (in JAX's 32-bit mode funcgrad follows JAX's dtype rules: nothing is excused there)
+    if not outcome.case.mixes_dtypes or not outcome.case.x64:
         return False
     m = outcome.mismatch
     if outcome.status == "error":  # a strict function gets NumPy 2's dtype where jax's differs
@@ -186,7 +187,7 @@ def _i0_curvature_at_zero(outcome) -> bool:
 def _numpy_result_dtype(names):
     def matches(outcome) -> bool:
         m = outcome.mismatch
-        if not _ops(outcome) & names:
+        if not _ops(outcome) & names or not outcome.case.x64:
             return False
         if outcome.status == "error":  # a strict lax function downstream refuses NumPy's dtype
             return (outcome.error or "").startswith("funcgrad raised TypeError: lax.")
@@ -197,9 +198,13 @@ def _numpy_result_dtype(names):
 
 def _python_int_out_of_range(outcome) -> bool:
     error = outcome.error or ""
-    return outcome.status == "error" and (
-        error.startswith("funcgrad raised OverflowError: Python integer")
-        or (error.startswith("funcgrad raised OverflowError: lax.") and "out of range" in error)
+    return (
+        outcome.status == "error"
+        and outcome.case.x64
+        and (
+            error.startswith("funcgrad raised OverflowError: Python integer")
+            or (error.startswith("funcgrad raised OverflowError: lax.") and "out of range" in error)
+        )
     )
 
 

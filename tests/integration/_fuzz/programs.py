@@ -72,6 +72,56 @@ def _matrix(np, x, kind):
     return m
 
 
+def _matrix3(np, x):
+    # A well-conditioned symmetric positive definite 3x3 matrix depending smoothly on x's elements.
+    a = _signal(np, x, 9)
+    m = 0.3 * np.reshape(np.sin(a), (3, 3)) + np.eye(3, dtype=a.dtype)
+    return m @ m.T + 0.5 * np.eye(3, dtype=a.dtype)
+
+
+def _signal(np, x, n):
+    # x's elements as a float vector of length n (zeros after them; a sum of the rest added).
+    a = np.ravel(x)
+    a = a if np.issubdtype(a.dtype, np.inexact) else a.astype(np.float64)
+    return np.concatenate([a, np.zeros(n, a.dtype)])[:n] + 0.1 * np.sum(a[n:])
+
+
+def _window(T, np, x, op, window, stride, padding):
+    # lax.reduce_window over a 2x3 array built from x, with the operation's identity as init.
+    a = np.reshape(_signal(np, x, 6), (2, 3))
+    init = {"add": 0.0, "max": -np.inf, "min": np.inf, "mul": 1.0}[op]
+    fn = {"add": T.lax.add, "max": T.lax.max, "min": T.lax.min, "mul": T.lax.mul}[op]
+    return T.lax.reduce_window(a, init, fn, (1, window), (1, stride), padding)
+
+
+def _conv(T, np, x, groups, stride, padding, lhs_dilation, rhs_dilation, layout):
+    # A 1-d convolution (batch 1, 2 features, width 5, from x) with a fixed 2-wide kernel.
+    lhs = np.reshape(_signal(np, x, 10), (1, 2, 5))
+    rhs = np.reshape(np.linspace(-1.0, 1.5, 8 // groups), (2, 2 // groups, 2)).astype(lhs.dtype)
+    dn = None
+    if layout == "NWC":
+        lhs, rhs, dn = np.transpose(lhs, (0, 2, 1)), np.transpose(rhs, (2, 1, 0)), ("NWC", "WIO", "NWC")
+    return T.lax.conv_general_dilated(
+        lhs, rhs, (stride,), padding, lhs_dilation=(lhs_dilation,), rhs_dilation=(rhs_dilation,),
+        dimension_numbers=dn, feature_group_count=groups,
+    )
+
+
+def _custom_jvp_nondiff(T, np, x, k):
+    # A custom_jvp with a non-differentiable argument, whose rule is not the derivative.
+    def g(a, k):
+        return np.sin(a) * k
+
+    g = T.custom_jvp(g, nondiff_argnums=(1,))
+
+    def g_jvp(k, primals, tangents):
+        (a,), (t,) = primals, tangents
+        return g(a, k), np.cos(a) * t * (k + 1)
+
+    g.defjvp(g_jvp)
+    return g(x, k)
+
+
 def _grad(T, np, f):
     return lambda x, *r: T.grad(lambda x: _scalar(T, np, f(x, *r)))(x)
 
@@ -177,8 +227,8 @@ _PREAMBLE = '''"""A differential-fuzzer case: one program on funcgrad and on jax
 import numpy as onp
 import jax
 jax.config.update("jax_enable_x64", {x64})
-import jax.numpy, jax.lax, jax.nn, jax.scipy.special
-import funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special
+import jax.numpy, jax.lax, jax.nn, jax.scipy.special, jax.ad_checkpoint
+import funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special, funcgrad.ad_checkpoint
 funcgrad.config.update("jax_enable_x64", {x64})
 '''
 
@@ -331,6 +381,7 @@ class _Abstract:
 
     def __init__(self):
         import jax
+        import jax.ad_checkpoint
         import jax.nn
         import jax.numpy as jnp
         import jax.scipy.special
