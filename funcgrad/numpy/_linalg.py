@@ -42,14 +42,18 @@ from funcgrad.primitives.implicit import custom_linear_solve_p
 T, H, matmul, tril, triu, diagonal = mx.T, mx.H, mx.matmul, mx.tril, mx.triu, mx.diagonal
 
 
-def inexact(x, name: str, arg: str = "a"):
+_HALF = (np.dtype(np.float16), _dt.bfloat16)
+
+
+def inexact(x, name: str, arg: str = "a", *, half: bool = False):
     """``x`` as an Array of a LAPACK dtype: integers and booleans become float64 (the default
-    float, as JAX's ``promote_dtypes_inexact``); other dtypes are refused with the fix."""
+    float, as JAX's ``promote_dtypes_inexact``); other dtypes are refused with the fix (16-bit
+    floats pass with ``half``: a closed form computes in them)."""
     x = asarray(x)
     dtype = x.dtype
     if dtype.kind in "biu":
         return ew.convert_element_type(x, _dt.default_float)
-    if dtype not in mx.LAPACK_DTYPES:
+    if dtype not in mx.LAPACK_DTYPES and not (half and dtype in _HALF):
         raise TypeError(
             f"{name}: {arg} has dtype {dtype.name}, which LAPACK does not support; use float32, float64, "
             f"complex64 or complex128 (e.g. {arg}.astype('float32'))"
@@ -63,9 +67,9 @@ def inexact_pair(a, b, name: str):
     return promote_args(a, b)
 
 
-def matrices(x, name: str, arg: str = "a", *, square: bool = False):
+def matrices(x, name: str, arg: str = "a", *, square: bool = False, half: bool = False):
     """``x`` promoted (``inexact``) and checked to be a (batch of) matrices."""
-    x = inexact(x, name, arg)
+    x = inexact(x, name, arg, half=half)
     if x.ndim < 2:
         raise ValueError(f"{name}: {arg} must be at least two-dimensional (..., M, N), got shape {x.shape}")
     if square and x.shape[-1] != x.shape[-2]:
@@ -293,10 +297,16 @@ _slogdet_qr.defjvp(_slogdet_jvp)
 
 
 def slogdet(a, name: str = "slogdet", method: str = "lu"):
-    a = matrices(a, name, square=True)
+    a = matrices(a, name, square=True, half=True)
     if a.shape[-1] == 0:
         rdt = mx.real_dtype(a.dtype)
         return asarray(np.ones(a.shape[:-2], a.dtype)), asarray(np.zeros(a.shape[:-2], rdt))
+    if a.dtype in _HALF:
+        # 16-bit floats, which LAPACK lacks: JAX's closed form up to 2x2, computed in the dtype
+        if a.shape[-1] > 2 or method == "qr":
+            inexact(a, name)  # (the error naming the dtype and the fix)
+        d = det(a, name)
+        return ew.sign(d), ew.log_p.bind(ew.abs_p.bind(d))
     return call_custom(_slogdet_qr if method == "qr" else _slogdet, a)
 
 
@@ -338,10 +348,13 @@ def _det_jvp(primals, tangents):
 
 
 def det(a, name: str = "det"):
-    a = matrices(a, name, square=True)
+    # (16-bit floats, which LAPACK lacks, have the closed forms up to 3x3, as in JAX)
+    a = matrices(a, name, square=True, half=True)
     n = a.shape[-1]
     if n == 0:
         return asarray(np.ones(a.shape[:-2], a.dtype))
+    if n == 1:
+        return a[..., 0, 0]
     if n == 2:  # closed forms: exact, and smooth everywhere
         return ew.sub(ew.mul(a[..., 0, 0], a[..., 1, 1]), ew.mul(a[..., 0, 1], a[..., 1, 0]))
     if n == 3:
@@ -352,4 +365,5 @@ def det(a, name: str = "det"):
         plus = ew.add(ew.add(term(0, 1, 2), term(1, 2, 0)), term(2, 0, 1))
         minus = ew.add(ew.add(term(2, 1, 0), term(0, 2, 1)), term(1, 0, 2))
         return ew.sub(plus, minus)
+    inexact(a, name)  # (16-bit floats beyond 3x3: the error naming the dtype and the fix)
     return call_custom(_det, a)

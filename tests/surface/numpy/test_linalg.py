@@ -290,6 +290,31 @@ def test_bad_input_is_reported_before_xla(call, match):
         call()
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_det_and_slogdet_of_16_bit_floats_use_jax_s_closed_forms(dtype):
+    # (documented as a divergence until now: LAPACK has no 16-bit types) det up to 3x3 and slogdet
+    # up to 2x2 are closed forms computed in the dtype, as JAX's; larger ones raise, as JAX's do
+    import jax
+    import jax.numpy as jnp
+    import ml_dtypes
+
+    dt = np.dtype(getattr(ml_dtypes, dtype) if dtype == "bfloat16" else dtype)
+    for n in (1, 2, 3):
+        m = (np.eye(n) * 2 + 0.3 * np.arange(n * n).reshape(n, n) / n).astype(dt)
+        fns = [(L.det, jnp.linalg.det), (funcgrad.grad(L.det), jax.grad(jnp.linalg.det))]
+        if n < 3:
+            fns += [(lambda a: L.slogdet(a)[1], lambda a: jnp.linalg.slogdet(a)[1])]
+            fns += [(funcgrad.grad(lambda a: L.slogdet(a)[1]), jax.grad(lambda a: jnp.linalg.slogdet(a)[1]))]
+        for ours, theirs in fns:
+            got, want = ours(m), theirs(m)
+            assert got.dtype == want.dtype == dt
+            np.testing.assert_allclose(np.float32(got), np.float32(want), rtol=2e-2)
+    with pytest.raises(TypeError, match="LAPACK does not support"):
+        L.det(np.eye(4, dtype=dt))
+    with pytest.raises(TypeError, match="LAPACK does not support"):
+        L.slogdet(np.eye(3, dtype=dt))
+
+
 def test_primitive_errors_name_the_operation():
     from funcgrad.primitives import linalg as pla
 
