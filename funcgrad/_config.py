@@ -40,9 +40,11 @@ value and what to do instead:
                                 FUNCGRAD_CPU_ASYNC_DISPATCH=1/0).
 ``jax_platforms``/``jax_platform_name``  "cpu" or "cuda"; before the first computation.
 ``jax_default_prng_impl``       "threefry2x32" (funcgrad's only generator).
-``jax_threefry_partitionable``  True (the bit streams funcgrad.random produces).
-``jax_check_tracer_leaks``      True or False: funcgrad always detects a leaked tracer when it is
-                                used (UnexpectedTracerError), so both values hold.
+``jax_threefry_partitionable``  True (JAX's default) or False: JAX's original bit streams, as JAX
+                                draws them in that mode (NOTE: [threefry bit streams]).
+``jax_check_tracer_leaks``      True or False: True raises JAX's "Leaked trace" Exception for a
+                                tracer that outlives its transformation (NOTE: [leak checking]);
+                                either way a leaked tracer raises UnexpectedTracerError when used.
 ``jax_traceback_filtering``     how a traceback boundary (``jax._src.traceback_util.api_boundary`` under
                                 the alias: flax's entry points) hides registered library frames:
                                 "auto" (default), "off", "tracebackhide", "remove_frames",
@@ -84,6 +86,7 @@ from typing import Any
 
 from funcgrad import debug, jitting, xla_bridge
 from funcgrad.kernel import caches as _caches
+from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import recording as _recording
 from funcgrad.numpy import _core as _numpy_core
@@ -343,9 +346,10 @@ _FLAG_LIST = [
     _Flag(
         "jax_threefry_partitionable",
         True,
-        _only("jax_threefry_partitionable", (True, 1), "funcgrad.random makes the partitionable bit streams"),
+        _bool("jax_threefry_partitionable"),
+        lambda v: threefry_partitionable_context.set_global(v),
     ),
-    _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks")),
+    _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks"), core.set_leak_checking),
     _Flag(
         "jax_traceback_filtering",
         os.environ.get("JAX_TRACEBACK_FILTERING", "auto"),
@@ -624,10 +628,28 @@ def enable_x64(new_val: bool = True):
     return _scoped("jax_enable_x64", new_val)
 
 
+@contextlib.contextmanager
 def check_tracer_leaks(enable: bool = True):
-    """Context manager for ``jax_check_tracer_leaks``: funcgrad detects a leaked tracer whenever it
-    is used (``UnexpectedTracerError`` naming where it was created), with or without it."""
-    return _scoped("jax_check_tracer_leaks", enable)
+    """Context manager for ``jax_check_tracer_leaks``: a tracer that outlives its transformation
+    (stored in a list by a jitted function) raises JAX's ``Exception("Leaked trace ...")`` when
+    the next transformation starts or the block exits (NOTE: [leak checking]); without it, a
+    leaked tracer raises ``UnexpectedTracerError`` where it is used.
+
+    >>> import funcgrad
+    >>> outs = []
+    >>> with check_tracer_leaks():
+    ...     _ = funcgrad.jit(lambda x: outs.append(x + 1))(1.0)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    Exception: Leaked trace StagingTrace. ...
+    """
+    previous = config.read("jax_check_tracer_leaks")
+    config.update("jax_check_tracer_leaks", enable)
+    try:
+        yield
+        if enable:
+            core.check_leaks()
+    finally:
+        config.update("jax_check_tracer_leaks", previous)
 
 
 checking_leaks = check_tracer_leaks
@@ -747,3 +769,8 @@ def make_user_context(default_value=None) -> UserConfig:
     ctx = UserConfig(default_value)
     jitting.user_contexts.append(ctx)
     return ctx
+
+
+# jax_threefry_partitionable's value, part of jit's cache key as JAX's trace context holds it
+# (funcgrad/random reads it while tracing: NOTE: [threefry bit streams]).
+threefry_partitionable_context = make_user_context(True)

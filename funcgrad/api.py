@@ -581,6 +581,7 @@ def vmap(
         # An output left unmapped (out_axes None) that is not an array (a Python scalar, a NumPy
         # array) comes back as the function returned it, as in JAX.
         keep = [od is None and not isinstance(o, Array | core.Tracer) for o, od in zip(outs, out_dims())]
+        core.check_leaks_now()  # (NOTE: [leak checking])
         return tu.tree_unflatten(store["out_tree"], [o if k else to_public(o) for o, k in zip(outs, keep)])
 
     return vmapped

@@ -394,6 +394,7 @@ class JittedFunction(Dispatcher):
             )
         with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, fun_name=name):
             closed, n_outs, plan = trace_stateful(flat_fun, avals, names, f"jit({name})", refs)
+        core.check_leaks_now()  # (NOTE: [leak checking])
         if _jit_flags["enable_checks"]:
             typecheck_jaxpr(closed.jaxpr)
         closed, hoisted = close_over_tracers(closed)

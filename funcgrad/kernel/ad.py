@@ -220,6 +220,8 @@ class JVPTracer(core.PrimalTracer):
 class JVPTrace(core.Trace):
     """Forward mode: each tracer carries a primal and a tangent (see NOTE: [current trace])."""
 
+    checks_leaks = False  # (as JAX's grad: NOTE: [leak checking])
+
     def process_primitive(self, primitive, args, params):
         primals, tangents, nonzero = self.unpack(args, JVPTracer, _primal_and_tangent)
         # The rule's work happens on the parent trace (NOTE: [current trace]); an inlined

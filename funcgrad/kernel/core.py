@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import itertools
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -317,6 +319,7 @@ class Trace:
     """A transformation in progress. Subclasses implement ``process_primitive``."""
 
     _tags = itertools.count()
+    checks_leaks = True  # (NOTE: [leak checking]; JAX checks staging and batching, not grad)
 
     def __init__(self, parent: Trace | None):
         self.parent = parent
@@ -576,6 +579,56 @@ class set_current_trace:
         _state.trace = self.prev
 
 
+# NOTE: [leak checking]
+# With ``jax_check_tracer_leaks`` on (``checking_leaks()``), every finished trace is remembered
+# weakly; a remembered trace still referred to by one of its tracers once the frames that ran it
+# have returned has leaked a tracer (a jitted function appending its traced value to a list).
+# The check runs where a jit's trace or a vmap has returned (its frames are gone), when the next
+# top-level transformation starts and when ``checking_leaks()`` exits, after a garbage
+# collection, and raises JAX's ``Exception("Leaked trace ...")``. Without
+# the flag a leaked tracer is still caught where it is used (UnexpectedTracerError).
+_leaks: dict = {"on": False, "pending": []}
+
+
+def set_leak_checking(on: bool) -> None:
+    """Turn the leak checker on or off (NOTE: [leak checking]); off forgets pending traces."""
+    _leaks["on"] = bool(on)
+    if not on:
+        _leaks["pending"].clear()
+
+
+def check_leaks_now() -> None:
+    """``check_leaks()`` when the checker is on: called where a top-level transformation's own
+    frames have returned (the end of a jit's trace, of a vmap)."""
+    if _leaks["on"] and _leaks["pending"]:
+        check_leaks()
+
+
+def check_leaks() -> None:
+    """Raise JAX's ``Exception("Leaked trace ...")`` if a finished trace is still referred to by
+    one of its tracers (NOTE: [leak checking])."""
+    pending, _leaks["pending"] = _leaks["pending"], []
+    if not pending:
+        return
+    gc.collect()
+    for ref in pending:
+        trace = ref()
+        if trace is None:
+            continue
+        leaked = [o for o in gc.get_referrers(trace) if isinstance(o, Tracer) and o._trace is trace]
+        if not leaked:
+            continue
+        holders = sorted({type(h).__name__ for t in leaked for h in gc.get_referrers(t)
+                          if not isinstance(h, Tracer) and type(h).__name__ != "frame"})  # fmt: skip
+        tracers = "\n".join(f"{type(t).__name__}({t.aval.str_short()})" for t in leaked[:5])
+        raise Exception(  # (JAX's type: a plain Exception)
+            f"Leaked trace {type(trace).__name__}. Leaked tracer(s):\n\n{tracers}\n"
+            f"referred to by: {', '.join(holders) or 'unknown'}. A traced value escaped the "
+            "transformation that created it (stored in a list, a global or an object): return it "
+            "instead."
+        )
+
+
 class new_trace:
     """Create a trace of ``cls`` whose parent is the current trace, make it current, and mark it
     dead on exit (so its tracers can no longer be used; see NOTE: [current trace])."""
@@ -588,6 +641,8 @@ class new_trace:
 
     def __enter__(self):
         self.prev = _state.trace
+        if _leaks["on"] and self.prev.parent is None:
+            check_leaks()  # (the traces of earlier top-level transformations: their frames are gone)
         self.trace = self.cls(self.prev, *self.args)
         _state.trace = self.trace
         return self.trace
@@ -595,6 +650,8 @@ class new_trace:
     def __exit__(self, *exc):
         _state.trace = self.prev
         self.trace.alive = False
+        if _leaks["on"] and self.trace.checks_leaks:
+            _leaks["pending"].append(weakref.ref(self.trace))
 
 
 class Tracer:

@@ -110,6 +110,8 @@ _user_rules_memo: dict = register_cache("kernel.user_rules_memo", {})
 class RecordingTrace(core.Trace):
     """Records the equations that read its tracers; evaluates the rest on its parent now."""
 
+    checks_leaks = False  # (as JAX's grad: NOTE: [leak checking])
+
     def __init__(self, parent):
         super().__init__(parent)
         self.eqns: list[JaxprEqn] = []

@@ -1,0 +1,67 @@
+"""``checking_leaks()`` (``jax_check_tracer_leaks``) as JAX's (jax 0.10.2 is the oracle): a tracer
+that outlives the jit or vmap that made it raises ``Exception("Leaked trace ...")`` (JAX's
+errors.py example), grad's tracers are not checked (as in JAX), and programs that leak nothing
+run unchanged under it (NOTE: [leak checking]).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+import jax.numpy as jnp  # noqa: E402
+
+
+def _leak_jit(lib, np_):
+    outs = []
+
+    @lib.jit
+    def side_effecting(x):
+        y = x + 1
+        outs.append(y)
+
+    side_effecting(1)
+
+
+def _leak_vmap(lib, np_):
+    outs = []
+    lib.vmap(lambda x: outs.append(x) or x)(np_.ones(2))
+
+
+def _leak_grad(lib, np_):
+    outs = []
+    lib.grad(lambda x: outs.append(x) or x)(1.0)
+
+
+def _clean(lib, np_):
+    f = lib.jit(lib.grad(lambda x: np_.sum(np_.sin(x) * x)))
+    v = lib.vmap(lambda x: lib.lax.fori_loop(0, 3, lambda i, c: c * 2, x))(np_.ones(3))
+    s = lib.lax.scan(lambda c, x: (c + x, c), 0.0, np_.arange(3.0))
+    c = lib.lax.cond(True, lambda x: x + 1, lambda x: x, 1.0)
+    r = lib.grad(lib.checkpoint(lambda x: np_.sin(np_.sin(x))))(1.0)
+    return [f(np_.ones(2)), v, s[0], c, r]
+
+
+@pytest.mark.parametrize("case", [_leak_jit, _leak_vmap, _leak_grad, _clean], ids=lambda f: f.__name__)
+def test_checking_leaks_as_jax(case):
+    def run(lib, np_):
+        try:
+            with lib.checking_leaks():
+                out = case(lib, np_)
+            return out, None
+        except Exception as e:  # the type is the result
+            return None, (type(e).__name__, "Leaked trace" in str(e))
+
+    want, want_exc = run(jax, jnp)
+    got, got_exc = run(funcgrad, fnp)
+    assert got_exc == want_exc
+    if want is not None:
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+    # the flag is off again: a leak is no longer reported
+    case(funcgrad, fnp)
+    funcgrad.jit(lambda x: x)(1.0)
