@@ -261,10 +261,6 @@ def _ldexp_at_specials(outcome) -> bool:
     return _differentiates(outcome) and _has_input(outcome, lambda x: ~np.isfinite(x) | (x == 0))
 
 
-def _lapack_16_bit(outcome) -> bool:
-    return outcome.status == "error" and "which LAPACK does not support" in (outcome.error or "")
-
-
 def _fft_of_empty(outcome) -> bool:
     return outcome.status == "error" and "invalid number of data points" in (outcome.error or "")
 
@@ -282,8 +278,9 @@ def _subnormal_inputs(outcome) -> bool:
 DOCUMENTED: list[Divergence] = [
     Divergence(
         "numpy2-dtype-promotion",
-        "Result dtypes of integer or boolean inputs to inexact functions and of mixed-dtype operands, "
-        "and values downstream of them (computed in float64 where jax computes in float32).",
+        "In 64-bit mode: result dtypes of integer or boolean inputs to inexact functions and of "
+        "mixed-dtype operands, and values downstream of them (computed in float64 where jax computes in "
+        "float32).",
         "funcgrad.numpy follows NumPy 2's promotion (NEP 50), jax its own type lattice: an int32 array "
         "with a float32 one gives float64 in NumPy (float32 in jax), `sin`/`mean`/`digamma` of int32 give "
         "float64 (jax: float32), int32 with complex64 gives complex128 (jax: complex64), `convolve` and "
@@ -291,7 +288,8 @@ DOCUMENTED: list[Divergence] = [
         "`cumulative_prod` forms) of 8- and 16-bit integers accumulate in the default integer (jax: the "
         "input's dtype, wrapping). The values agree to the precision of the "
         "narrower type (or overflow in it); a strict function downstream (`lax`'s equal dtypes, the "
-        "bitwise functions' integers) may then refuse the NumPy dtype where it accepts jax's.",
+        "bitwise functions' integers) may then refuse the NumPy dtype where it accepts jax's. In JAX's "
+        "default 32-bit mode (the `funcgrad.as_jax` alias's) funcgrad follows JAX's rules instead.",
         "`np.sin(np.int32(1)).dtype`: float64 (jax: float32)",
         _dtype_rule,
     ),
@@ -357,7 +355,7 @@ DOCUMENTED: list[Divergence] = [
     ),
     Divergence(
         "numpy-result-dtypes",
-        "`searchsorted`'s index dtype, `float_power`'s and `angle`'s result dtypes.",
+        "In 64-bit mode: `searchsorted`'s index dtype, `float_power`'s and `angle`'s result dtypes.",
         "funcgrad.numpy returns NumPy's dtypes: `searchsorted` gives int64 (NumPy's intp; jax: int32), "
         "`float_power` computes in float64 (complex128) whatever its inputs, as its NumPy definition says "
         "(jax keeps float32), `angle` of float32 stays float32 (jax: float64).",
@@ -406,11 +404,11 @@ DOCUMENTED: list[Divergence] = [
     ),
     Divergence(
         "python-int-out-of-range",
-        "A Python integer outside the range of the integer array it meets (`uint8_array + 300`, "
-        "`np.maximum(u8, -1)`, `unique(u8, fill_value=-1)`).",
+        "In 64-bit mode: a Python integer outside the range of the integer array it meets "
+        "(`uint8_array + 300`, `np.maximum(u8, -1)`, `unique(u8, fill_value=-1)`).",
         "funcgrad.numpy follows NumPy 2 (NEP 50) and raises OverflowError naming the value and the "
         "dtype; jax converts the integer with wrap-around (300 -> 44 in uint8). `.at[]` updates wrap "
-        "as jax's.",
+        "as jax's. In 32-bit mode funcgrad wraps as jax does (an int32 first, as JAX parses it).",
         "`np.asarray(np.uint8([3])) + 300`: OverflowError (NumPy: OverflowError; jax: [47])",
         _python_int_out_of_range,
     ),
@@ -452,15 +450,6 @@ DOCUMENTED: list[Divergence] = [
         "NaN in more places.",
         "`vjp` of `jvp` of `np.nanprod(np.array([0.0, inf, inf]))`: inf (jax: nan) in x[0]'s entry",
         _product_derivative_at_infinities,
-    ),
-    Divergence(
-        "linalg-of-16-bit-floats",
-        "`linalg.det` and `linalg.slogdet` of float16/bfloat16 matrices.",
-        "funcgrad's linear algebra runs on LAPACK, which has no 16-bit types: every decomposition raises a "
-        "TypeError that names the dtype and the fix (`a.astype('float32')`); jax raises for the other "
-        "decompositions too, but computes `det` (closed forms up to 3x3, else its own LU) and `slogdet`.",
-        "`np.linalg.det(np.eye(2, dtype=np.float16))`: TypeError (jax: 1.0)",
-        _lapack_16_bit,
     ),
     Divergence(
         "eager-subnormals",
