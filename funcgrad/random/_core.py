@@ -120,8 +120,19 @@ def _iota_2x32(shape: tuple[int, ...]):
     return zeros, lo
 
 
+def _partitionable() -> bool:
+    from funcgrad import _config  # (at trace time: _config imports this package's importers)
+
+    return _config.threefry_partitionable_context.value
+
+
 def _threefry_bits(data, bit_width: int, shape: tuple[int, ...]):
-    """Random bits of one raw threefry key (NOTE: [PRNG implementations]: its ``random_bits``)."""
+    """Random bits of one raw threefry key (NOTE: [PRNG implementations]: its ``random_bits``;
+    NOTE: [threefry bit streams] for ``jax_threefry_partitionable=False``)."""
+    if not _partitionable():
+        from funcgrad.random import _threefry_original
+
+        return _threefry_original.random_bits(data, bit_width, shape)
     k0, k1 = _key_halves(data)
     hi, lo = _iota_2x32(shape)
     if hi.shape == ():
@@ -138,6 +149,10 @@ def _threefry_bits(data, bit_width: int, shape: tuple[int, ...]):
 
 
 def _threefry_split(data, shape: tuple[int, ...]):
+    if not _partitionable():
+        from funcgrad.random import _threefry_original
+
+        return _threefry_original.split(data, shape)
     k0, k1 = _key_halves(data)
     hi, lo = _iota_2x32(shape)
     b0, b1 = _threefry2x32(k0, k1, hi, lo)
