@@ -175,8 +175,7 @@ class Exported:
         return portable.load(self.mlir_module_serialized)
 
     def __str__(self):
-        avals = _avals_str(self.in_avals)
-        return f"Exported(fun_name={self.fun_name}, platforms={self.platforms}, in_avals={avals})"
+        return f"Exported(fun_name={self.fun_name}, ...)"  # (JAX's text)
 
     def in_shardings_jax(self, mesh=None) -> tuple:
         """The input shardings as ``NamedSharding``s over ``mesh`` (a mesh, abstract or concrete,
@@ -262,7 +261,7 @@ def export(
         # as they are: funcgrad's are plain functions, so jit them here.
         fun_jit = jit(fun_jit)
     if not isinstance(fun_jit, JittedFunction):
-        raise TypeError(
+        raise ValueError(  # (JAX 0.10's type)
             f"Function to be exported must be the result of `jit` but is: {fun_jit!r}. Wrap it "
             "first: funcgrad.export.export(funcgrad.jit(f))"
         )
@@ -456,9 +455,9 @@ def _symbolic_vjp(primal: Exported) -> Exported:
         _, pullback = _vjp(program, *args_and_cts[:n])
         return list(pullback(list(args_and_cts[n:])))
 
-    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in primal.in_avals]
+    specs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in primal.in_avals]
     specs += [ShapeDtypeStruct(t.shape, t.dtype) for t in map(_tangent_aval, primal.out_avals)]
-    fun_vjp.__name__ = f"vjp_{primal.fun_name}"
+    fun_vjp.__name__ = "fun_vjp_jax"  # (JAX's name for an exported VJP)
     return export(jit(fun_vjp), platforms=primal.platforms, disabled_checks=primal.disabled_safety_checks)(
         *specs
     )
@@ -484,9 +483,9 @@ def _exported_vjp(closed, primal: Exported) -> Exported:
         _, pullback = _vjp(program, *args)
         return list(pullback(list(cts)))
 
-    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in primal.in_avals]
+    specs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in primal.in_avals]
     specs += [ShapeDtypeStruct(t.shape, t.dtype) for t in map(_tangent_aval, primal.out_avals)]
-    fun_vjp.__name__ = f"vjp_{primal.fun_name}"
+    fun_vjp.__name__ = "fun_vjp_jax"  # (JAX's name for an exported VJP)
     return export(jit(fun_vjp), platforms=primal.platforms, disabled_checks=primal.disabled_safety_checks)(
         *specs
     )
@@ -620,9 +619,9 @@ def _bind_args(exp: Exported, avals) -> dict:
     env: dict = {}
     for i, (a, want) in enumerate(zip(avals, exp.in_avals)):
         if a.dtype != want.dtype:
-            raise TypeError(
-                f"Function {name} was exported for an input of dtype {want.dtype} at args[{i}] "
-                f"({want.str_short()}) but is called with {a.str_short()}: cast the argument "
+            raise ValueError(  # (JAX's type and first words)
+                f"Dtype mismatch for args[{i}]: expected {want.dtype} and called with {a.dtype}: "
+                f"function {name} was exported for {want.str_short()}; cast the argument "
                 f"(x.astype({want.dtype.name!r}))"
             )
         if len(a.shape) != len(want.shape):

@@ -30,6 +30,7 @@ import numpy as np
 
 from funcgrad.export._shape_poly import _ATOMS, DimExpr, _parse_dim, is_symbolic_dim
 from funcgrad.jitting import ShapeDtypeStruct
+from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
@@ -134,6 +135,13 @@ def _names(m: tuple) -> set:
     return out
 
 
+def _leaf_aval(x) -> ShapedArray:
+    """A specification's aval: its (symbolic) shape and dtype, or an array's or scalar's own."""
+    if is_symbolic_spec(x) or not core.is_array_like(x):
+        return ShapedArray(tuple(x.shape), np.dtype(x.dtype), bool(getattr(x, "weak_type", False)))
+    return core.get_aval(x)
+
+
 class _NoFit(Exception):
     pass
 
@@ -154,6 +162,26 @@ def _fit_dim(rows, monomials, envs, sizes, scope):
     return expr
 
 
+def _fit_floordiv(variables, envs, sizes, scope):
+    """``floordiv(P, k)`` for a linear ``P`` and k in 2..4 that gives ``sizes`` (strided slices:
+    ``x[::2]`` has ``floordiv(b + 1, 2)`` elements), or None."""
+    monomials = [()] + [(v,) for v in variables]
+    rows = np.array([[np.prod([env[v] for v in m], dtype=np.float64) for m in monomials] for env in envs])
+    for k in (2, 3, 4):
+        coef = np.linalg.lstsq(rows, k * np.array(sizes, np.float64), rcond=None)[0]
+        base = {m: round(c) for m, c in zip(monomials, coef)}
+        for shift in range(-k, k + 1):
+            terms = dict(base)
+            terms[()] = terms.get((), 0) + shift
+            p = DimExpr.normalize({m: c for m, c in terms.items() if c}, scope)
+            if not isinstance(p, DimExpr):
+                continue
+            expr = p // k
+            if all(expr.evaluate(env) == size for env, size in zip(envs, sizes)):
+                return expr
+    return None
+
+
 class SymbolicExport:
     """What a symbolic export keeps: the symbolic ``in_avals``, the fitted ``out_avals`` and
     ``out_tree``, and ``specialize(avals)``, the concrete export for the arguments' sizes."""
@@ -165,10 +193,7 @@ class SymbolicExport:
         self._static_kw = dict(static_kw)
         self._n_total = len(dyn_args) + len(self._statics)
         leaves, self.in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
-        self.in_avals = tuple(
-            ShapedArray(tuple(x.shape), np.dtype(x.dtype), bool(getattr(x, "weak_type", False)))
-            for x in leaves
-        )
+        self.in_avals = tuple(map(_leaf_aval, leaves))
         self.scope = _scope_of(self.in_avals, fun_jit._name)
         self.variables = sorted(set().union(*(d.variables() for a in self.in_avals for d in a.shape
                                                 if isinstance(d, DimExpr))))  # fmt: skip
@@ -287,6 +312,8 @@ class SymbolicExport:
                 expr = _fit_dim(rows, monomials, envs, sizes, self.scope)
                 if expr is None and not last:
                     raise _NoFit
+                if expr is None:
+                    expr = _fit_floordiv(self.variables, envs, sizes, self.scope)
                 if expr is None:
                     raise ValueError(
                         f"export({self.fun_jit._name}): dimension {k} of result {i} is not a polynomial "

@@ -151,8 +151,24 @@ class DimExpr:
     # -- comparison ---------------------------------------------------------------------------
 
     def _nonneg(self, other) -> bool | None:
-        """Whether ``self - other >= 0`` for every value >= 1 of the variables (None: undecided)."""
+        """Whether ``self - other >= 0`` for every value >= 1 of the variables that satisfies the
+        scope's constraints (None: undecided). A constraint ``e1 >= e2`` (or a sum of two) is
+        subtracted from the difference when the difference alone is undecided."""
         d = self - other
+        r = DimExpr._nonneg_alone(d)
+        if r is not None or not isinstance(d, DimExpr):
+            return r
+        known = _constraint_exprs(self.scope)
+        sums = known + [a + b for i, a in enumerate(known) for b in known[i:]]
+        for c in sums:
+            if DimExpr._nonneg_alone(d - c) is True:
+                return True
+            if DimExpr._nonneg_alone(-d - 1 - c) is True:
+                return False
+        return None
+
+    @staticmethod
+    def _nonneg_alone(d) -> bool | None:
         if not isinstance(d, DimExpr):
             return d >= 0
         # With every variable >= 1, a polynomial with non-negative coefficients is at least the
@@ -299,6 +315,26 @@ def _atom(op: str, args: tuple, scope) -> DimExpr | int:
     name = f"{op}({', '.join(str(a) for a in args)})"
     _ATOMS.setdefault(name, (op, args))
     return DimExpr({(name,): 1}, scope)
+
+
+def _constraint_exprs(scope) -> list:
+    """The scope's constraints as expressions known to be >= 0 (``a >= b`` is ``a - b``; ``==``
+    gives both signs), parsed once per scope."""
+    cached = getattr(scope, "_exprs", None)
+    if cached is not None:
+        return cached
+    out: list = []
+    for c in getattr(scope, "constraints", ()) or ():
+        for op in (">=", "<=", "=="):
+            if op in c:
+                lhs, rhs = (_parse_dim(t, scope, c) for t in c.split(op, 1))
+                diff = lhs - rhs if op != "<=" else rhs - lhs
+                out.append(diff)
+                if op == "==":
+                    out.append(-diff)
+                break
+    scope._exprs = out
+    return out
 
 
 # JAX prints the terms of an expression largest first in its syntactic order: a term's size

@@ -26,6 +26,7 @@ CASES = [
     ("matmul", lambda m: lambda x, y: m.tanh(x) @ y, ["a, b", "b, c"], [[(2, 3), (3, 4)], [(4, 2), (2, 1)]]),
     ("shape_value", lambda m: lambda x: m.sum(m.cos(x) * x.shape[0]), ["b, 4"], [[(3, 4)], [(6, 4)]]),
     ("slice", lambda m: lambda x: x[1:] * 2.0 + x[:-1], ["b + 1"], [[(4,)], [(9,)]]),
+    ("strided", lambda m: lambda x: x[::2] * 2.0, ["b"], [[(5,)], [(8,)]]),
     ("const_dims", lambda m: lambda x: (m.ones((2, 3)) * x.sum(), x.T), ["b, 3"], [[(2, 3)], [(7, 3)]]),
 ]
 
@@ -137,3 +138,17 @@ def test_dimension_printing_as_jax():
         lambda a, b, c: b * c - a,
     ):
         assert str(f(a, b, c)) == str(f(ja, jb, jc))
+
+
+def test_constraints_decide_comparisons_as_jax():
+    a, b = export.symbolic_shape("a, b", constraints=["a >= b", "b >= 2"])
+    ja, jb = jexport.symbolic_shape("a, b", constraints=["a >= b", "b >= 2"])
+    for f in (lambda a, b: a >= b, lambda a, b: b >= 2, lambda a, b: a >= 2, lambda a, b: b < a + 1):
+        assert f(a, b) == f(ja, jb)
+    _raises_like_jax(lambda: a >= 3, lambda: ja >= 3)
+    # a Python scalar beside a symbolic argument keeps its weak type, as in JAX
+    spec = funcgrad.ShapeDtypeStruct(export.symbolic_shape("b, 3"), np.float32)
+    jspec = jax.ShapeDtypeStruct(jexport.symbolic_shape("b, 3"), np.float32)
+    exp = export.export(funcgrad.jit(lambda x, y: fnp.sin(x) * y))(spec, 2.0)
+    jexp = jexport.export(jax.jit(lambda x, y: jnp.sin(x) * y))(jspec, 2.0)
+    assert str(exp.in_avals) == str(jexp.in_avals) and str(exp.out_avals) == str(jexp.out_avals)
