@@ -76,9 +76,11 @@ def _ref_accesses() -> int:
     return refs.ACCESSES[0] if refs is not None else 0
 
 
-def _trace(fun: Callable, in_tree, in_avals, what: str):
+def _trace(fun: Callable, in_tree, in_avals, what: str, state: bool = False):
     """Trace ``fun(*unflatten(in_tree, leaves))``; returns (closed jaxpr without constants, the
-    constants as leading operands, output tree). Cached (NOTE: [control-flow trace cache])."""
+    constants as leading operands, output tree). Cached (NOTE: [control-flow trace cache]).
+    ``state``: raise funcgrad.ref's ``LoopState`` when ``fun`` touches Refs or mutable boxes from
+    outside (NOTE: [state in loop bodies])."""
     key = (in_tree, tuple(in_avals), batching.axis_env(), _dt.x64_enabled)
     try:
         entries = _TRACES.get(fun)
@@ -89,7 +91,7 @@ def _trace(fun: Callable, in_tree, in_avals, what: str):
         jaxpr, consts, out_tree = hit
         return jaxpr, list(consts), out_tree
     touched = _ref_accesses()
-    jaxpr, consts, out_tree = _trace_now(fun, in_tree, in_avals, what)
+    jaxpr, consts, out_tree = _trace_now(fun, in_tree, in_avals, what, state)
     if (
         entries is not False
         and touched == _ref_accesses()
@@ -102,11 +104,16 @@ def _trace(fun: Callable, in_tree, in_avals, what: str):
     return jaxpr, consts, out_tree
 
 
-def _trace_now(fun: Callable, in_tree, in_avals, what: str):
+def _trace_now(fun: Callable, in_tree, in_avals, what: str, state: bool = False):
     box = []
+    refs = sys.modules.get("funcgrad.ref") if state else None  # (not loaded: no Ref or box exists)
 
     def flat(*leaves):
-        out = fun(*tu.tree_unflatten(in_tree, leaves))
+        if refs is not None:
+            with refs.discover_state():
+                out = fun(*tu.tree_unflatten(in_tree, leaves))
+        else:
+            out = fun(*tu.tree_unflatten(in_tree, leaves))
         out_leaves, out_tree = flatten_outputs(out, what)
         box.append(out_tree)
         return out_leaves
@@ -139,14 +146,16 @@ def _convert_init(x, dtype, weak: bool):
     return ew.convert_element_type(x, dtype, weak)
 
 
-def _trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_of):
+def _trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_of, state: bool = False):
     """Trace a loop body whose carry must keep its type; weakly typed carries take the body's
     dtype (the body is traced again then). Returns (jaxpr, consts, out_tree, carry leaves)."""
     init_flat, carry_tree = tu.tree_flatten(init)
     carry_avals = [core.get_aval(x) for x in init_flat]
     paths = _leaf_paths(carry_tree)
     for _ in builtins.range(3):
-        jaxpr, consts, out_tree = _trace(fun, in_tree_of(carry_avals), [*carry_avals, *extra_avals], what)
+        jaxpr, consts, out_tree = _trace(
+            fun, in_tree_of(carry_avals), [*carry_avals, *extra_avals], what, state
+        )
         out_carry_tree = carry_tree_of(out_tree)
         if out_carry_tree != carry_tree:
             raise TypeError(
@@ -536,15 +545,39 @@ def scan(
         return trees["carry"]
 
     in_tree = tu.tree_structure((init, xs))
-    body, consts, _, init_flat = _trace_loop_body(
-        f, init, x_avals, lambda _: in_tree, "scan body f", carry_tree_of
-    )
+    try:
+        body, consts, _, init_flat = _trace_loop_body(
+            f, init, x_avals, lambda _: in_tree, "scan body f", carry_tree_of, state=True
+        )
+    except Exception as e:
+        refs = sys.modules.get("funcgrad.ref")
+        if refs is None or not isinstance(e, refs.LoopState):
+            raise
+        return _scan_with_state(refs, f, init, xs, e.items, length, reverse, unroll)
     outs = scan_p.bind(
         *consts, *init_flat, *xs_flat, jaxpr=body, num_consts=len(consts), num_carry=len(init_flat),
         length=length, reverse=bool(reverse), unroll=unroll,
     )  # fmt: skip
     n = len(init_flat)
     return tu.tree_unflatten(trees["carry"], outs[:n]), tu.tree_unflatten(trees["y"], outs[n:])
+
+
+def _scan_with_state(refs, f, init, xs, items, length: int, reverse: bool, unroll: int):
+    """scan over ``(carry, state)``: the Refs and mutable boxes ``items`` the body touches from
+    outside are bound to the state carry in each step, and written back after the loop (NOTE:
+    [state in loop bodies] in funcgrad/ref.py)."""
+
+    def body(carry, x):
+        c, state = carry
+        with refs.bound_loop_state(items, state) as bound:
+            c, y = f(c, x)
+            new = bound.finals()
+        return (c, new), y
+
+    init_state = refs.loop_state_values(items)
+    (carry, state), ys = scan(body, (init, init_state), xs, length=length, reverse=reverse, unroll=unroll)
+    refs.write_loop_state(items, state)
+    return carry, ys
 
 
 def _scan_sqrt(f, init, xs, length: int, reverse: bool, unroll: int):

@@ -380,7 +380,11 @@ def _inner_write_message(owner, ref: Ref) -> str:
 # (``aval.new_from_loval``), and the box's final state -- its structure may have changed -- is
 # extra outputs written back with ``aval.update_from_loval``. The box's operations (JAX's
 # ``HiPrimitive``s) run their ``to_lojax`` on it while tracing, their ``impl`` eagerly
-# (funcgrad/experimental/hijax.py). Boxes closed over, or under grad/vmap/scan, are not supported.
+# (funcgrad/experimental/hijax.py). A box closed over and touched (a ``HiPrimitive`` bound on it
+# while tracing: ``lift_box``) is lifted into the ref scopes between there and the trace its values
+# belong to, as a closed-over Ref is: its low-level values are new inputs, its final ones extra
+# outputs written back (``RefPlan.lifted``). Under grad/vmap a box is not supported; in a scan body
+# see NOTE: [state in loop bodies].
 HITYPES: dict[type, Any] = {}
 
 
@@ -419,7 +423,8 @@ class RefPlan:
 
     ``arg_positions``: the flat argument positions holding a Ref, and ``aliases``: for each, the
     position of the first argument that is the same Ref (the jaxpr reads each Ref once);
-    ``lifted``: the Refs the function closes over and touched, read after the arguments;
+    ``lifted``: the Refs (and mutable boxes, as ``_LiftedBox``) the function closes over and
+    touched, read after the arguments;
     ``written``: indices into (distinct argument Refs, then lifted) of the Refs whose final value
     is an extra output of the program, in that order."""
 
@@ -444,12 +449,15 @@ class RefPlan:
             elif first[i] == i:
                 out.extend(tu.tree_leaves(_load(x)))
         for ref in self.lifted:
-            out.extend(tu.tree_leaves(_load(ref)))
+            if type(ref) is _LiftedBox:
+                out.extend(ref.read())
+            else:
+                out.extend(tu.tree_leaves(_load(ref)))
         return out
 
     def targets(self, flat: list) -> list[Ref]:
         distinct = [flat[i] for i, a in zip(self.arg_positions, self.aliases) if a == i]
-        every = [*distinct, *self.lifted]
+        every = [*distinct, *(r for r in self.lifted if type(r) is not _LiftedBox)]
         return [every[k] for k in self.written]
 
     def write_back(self, flat: list, finals: list) -> None:
@@ -459,6 +467,9 @@ class RefPlan:
             _store(ref, tu.tree_unflatten(ref._tree, leaves))
         for position, aval, _, qdd_out, n in self.boxes:
             aval.update_from_loval(qdd_out, flat[position], *[next(it) for _ in range(n)])
+        for lifted in self.lifted:
+            if type(lifted) is _LiftedBox:
+                _write_box(lifted.aval, lifted.qdd_out, lifted.box, *[next(it) for _ in range(lifted.n_out)])
 
 
 class _Scope:
@@ -469,7 +480,8 @@ class _Scope:
         self.bound: list[tuple[Ref, Any, Any]] = []
         self.starts: list[list] = []  # the inputs each bound Ref started from
         self.lifted_args: list = []
-        self.lifted: list[Ref] = []
+        self.lifted: list = []  # Refs and _LiftedBoxes, in the order their inputs were added
+        self.boxes: list = []  # (_LiftedBox, its low-level values before) per lifted box
 
     def bind(self, ref: Ref, leaves) -> None:
         self.bound.append((ref, ref._value, ref._trace))
@@ -483,7 +495,29 @@ class _Scope:
         self.lifted.append(ref)
         self.bind(ref, args)
 
+    def lift_box(self, box, aval, qdd) -> None:
+        """Bind a closed-over mutable box to new inputs (NOTE: [mutable high-level values])."""
+        lifted = _LiftedBox(box, aval, qdd)
+        start = lifted.read()
+        args = [self.trace.new_arg(_lo_aval(a)) for a in aval.lo_ty_qdd(qdd)]
+        self.lifted_args.extend(args)
+        self.lifted.append(lifted)
+        self.boxes.append((lifted, start))
+        _write_box(aval, qdd, box, *args)
+
+    def finish_boxes(self) -> list:
+        """The final low-level values of the lifted boxes (their extra outputs), in lifting order."""
+        finals = []
+        for lifted, _ in self.boxes:
+            lifted.qdd_out = lifted.box.cur_qdd()
+            lo = lifted.read(lifted.qdd_out)
+            lifted.n_out = len(lo)
+            finals.extend(lo)
+        return finals
+
     def restore(self) -> None:
+        for lifted, start in reversed(self.boxes):
+            _write_box(lifted.aval, lifted.qdd, lifted.box, *start)
         for ref, value, trace in reversed(self.bound):
             ref._value, ref._trace = value, trace
 
@@ -522,6 +556,161 @@ def _lift(ref: Ref) -> None:
         )
     for scope in reversed(scopes):
         scope.lift(ref)
+
+
+class _LiftedBox:
+    """A mutable box a traced function closes over, with its structure (quasi-dynamic data) when
+    lifted (``qdd``) and when the trace ended (``qdd_out``, ``n_out`` low-level values)."""
+
+    __slots__ = ("box", "aval", "qdd", "qdd_out", "n_out")
+
+    def __init__(self, box, aval, qdd):
+        self.box, self.aval, self.qdd = box, aval, qdd
+        self.qdd_out, self.n_out = qdd, 0
+
+    def read(self, qdd=None) -> list:
+        return _read_box(self.aval, self.qdd if qdd is None else qdd, self.box)
+
+
+_QUIET = [False]  # reading a box binds its own primitives, which must not lift it again
+
+
+def _read_box(aval, qdd, box) -> list:
+    quiet, _QUIET[0] = _QUIET[0], True
+    try:
+        return list(aval.read_loval(qdd, box))
+    finally:
+        _QUIET[0] = quiet
+
+
+def _write_box(aval, qdd, box, *values) -> None:
+    quiet, _QUIET[0] = _QUIET[0], True
+    try:
+        aval.update_from_loval(qdd, box, *values)
+    finally:
+        _QUIET[0] = quiet
+
+
+def lift_box(box) -> None:
+    """Make a mutable box's low-level values usable at the current trace: lift it into every ref
+    scope between there and the trace its values belong to, as ``_lift`` does for a Ref (a
+    ``HiPrimitive`` bound on the box while tracing calls this; NOTE: [mutable high-level values])."""
+    if _QUIET[0]:
+        return
+    found = box_type(box)
+    if found is None:
+        return
+    ACCESSES[0] += 1
+    aval, qdd = found
+    current = core.current_trace()
+    home = next((x._trace for x in _read_box(aval, qdd, box) if isinstance(x, core.Tracer)), None)
+    if home is current:
+        return
+    scopes, t = [], current
+    while t is not None and t is not home:
+        scope = _SCOPES.get(t) if _SCOPES else None
+        if scope is not None:
+            scopes.append(scope)
+        t = t.parent
+    if t is not home:
+        return  # values of a trace that does not enclose this one: the primitive's rules decide
+    for scope in reversed(scopes):
+        scope.lift_box(box, aval, qdd)
+
+
+# NOTE: [state in loop bodies]
+# A scan body that touches a Ref or a mutable box from outside (``ref[...] += 1`` in the body;
+# flax's hijax Variable written in a loop) carries its value, as JAX's discharge does. The body is
+# first traced with its trace as a *discovery* scope (``discover_state``): what it touches from
+# outside is lifted there, and the trace is abandoned (``LoopState``). scan then runs over
+# ``(carry, state)``, the state being the current low-level values of those Refs and boxes, with a
+# body that binds them to the state carry while the user's body runs and returns their final
+# values as the new state (``bound_loop_state``); the final state is written back after the loop.
+# A body that touches none is traced once, as before.
+
+
+class LoopState(Exception):
+    """Raised out of a loop body's discovery trace: the Refs and boxes (``_LiftedBox``) it touched
+    from outside, in the order it touched them."""
+
+    def __init__(self, items: list):
+        super().__init__(f"the loop body touches {len(items)} Ref(s)/mutable value(s) from outside")
+        self.items = items
+
+
+class discover_state:
+    """Context manager around a loop body's Python call at its trace: raises ``LoopState`` on exit
+    when the body touched Refs or boxes from outside (NOTE: [state in loop bodies])."""
+
+    def __enter__(self):
+        self.trace = core.current_trace()
+        self.scope = _SCOPES[self.trace] = _Scope(self.trace)
+        return self
+
+    def __exit__(self, kind, value, tb):
+        try:
+            self.scope.restore()
+        finally:
+            del _SCOPES[self.trace]
+        if kind is None and self.scope.lifted:
+            raise LoopState(list(self.scope.lifted))
+        return False
+
+
+def loop_state_values(items: list) -> list:
+    """The current low-level values of each item of a ``LoopState`` (a list of leaves per item),
+    read at the loop's own trace."""
+    out = []
+    for item in items:
+        if type(item) is _LiftedBox:
+            lift_box(item.box)
+            out.append(_read_box(item.aval, item.qdd, item.box))
+        else:
+            out.append(tu.tree_leaves(_load(item)))
+    return out
+
+
+class bound_loop_state:
+    """Context manager inside a loop body's trace: each item bound to its state carry ``values``;
+    ``finals()`` gives their values now (the body's new state). Restores them on exit."""
+
+    def __init__(self, items: list, values: list):
+        self.items, self.values = items, values
+
+    def __enter__(self):
+        trace = core.current_trace()
+        self.saved = []
+        for item, vals in zip(self.items, self.values):
+            if type(item) is _LiftedBox:
+                self.saved.append(item.read())
+                _write_box(item.aval, item.qdd, item.box, *vals)
+            else:
+                self.saved.append((item._value, item._trace))
+                item._value, item._trace = tu.tree_unflatten(item._tree, list(vals)), trace
+        return self
+
+    def finals(self) -> list:
+        return [
+            item.read(item.box.cur_qdd()) if type(item) is _LiftedBox else tu.tree_leaves(item._value)
+            for item in self.items
+        ]
+
+    def __exit__(self, *exc):
+        for item, saved in reversed(list(zip(self.items, self.saved))):
+            if type(item) is _LiftedBox:
+                _write_box(item.aval, item.qdd, item.box, *saved)
+            else:
+                item._value, item._trace = saved
+        return False
+
+
+def write_loop_state(items: list, finals: list) -> None:
+    """Write a loop's final state back into its Refs and boxes, at the loop's trace."""
+    for item, vals in zip(items, finals):
+        if type(item) is _LiftedBox:
+            _write_box(item.aval, item.qdd, item.box, *vals)
+        else:
+            _store(item, tu.tree_unflatten(item._tree, list(vals)))
 
 
 def trace_stateful(f, in_avals, arg_names, description: str, refs: dict[int, Ref]):
@@ -567,12 +756,13 @@ def trace_stateful(f, in_avals, arg_names, description: str, refs: dict[int, Ref
                 lo = list(box_aval.read_loval(qdd_out, inner))
                 finals.extend(lo)
                 box_plans.append((i, box_aval, qdd, qdd_out, len(lo)))
+            finals.extend(scope.finish_boxes())
             closed = trace.builder.build(trace, [*args, *scope.lifted_args], [*outs, *finals])
         finally:
             scope.restore()
             del _SCOPES[trace]
     plan = None
-    if scope.bound or boxes:
+    if scope.bound or boxes or scope.boxes:
         plan = RefPlan(
             tuple(positions), tuple(aliases), tuple(scope.lifted), tuple(written), tuple(box_plans)
         )

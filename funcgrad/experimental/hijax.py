@@ -10,10 +10,11 @@ values]).
 What runs: a ``HiPrimitive`` bound on concrete values runs its ``impl``; bound while a function is
 traced it runs its ``to_lojax`` there and then, on the Python objects (a box holding traced
 arrays), so nothing high-level reaches a jaxpr. A value of a registered class whose type has
-quasi-dynamic data (``has_qdd``) passed to a jitted function is state, read before and written back
-after the call (NOTE: [mutable high-level values] in funcgrad/ref.py). What does not: such values
-closed over by a jitted function, or under grad/vmap/scan (they are not pytrees; those
-transformations refuse them as non-array arguments), and ``VJPHiPrimitive``'s custom rules.
+quasi-dynamic data (``has_qdd``) passed to a jitted function, or closed over by one, is state, read
+before and written back after the call (NOTE: [mutable high-level values] in funcgrad/ref.py); one a
+scan body touches is carried through the loop (NOTE: [state in loop bodies]). What does not: such
+values as arguments under grad/vmap/scan (they are not pytrees; those transformations refuse them
+as non-array arguments), and ``VJPHiPrimitive``'s custom rules.
 
 >>> class Counter:
 ...     def __init__(self, n): self.n = n
@@ -28,7 +29,7 @@ from __future__ import annotations
 from funcgrad.core import AbstractValue, ShapedArray
 from funcgrad.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
 from funcgrad.kernel import core as _core
-from funcgrad.ref import HITYPES, AbstractRef
+from funcgrad.ref import HITYPES, AbstractRef, lift_box
 
 __all__ = [
     "AbstractRef",
@@ -74,6 +75,9 @@ class HiPrimitive:
             isinstance(a, _core.Tracer) for a in args
         ):
             return self.impl(*args, **params)
+        for a in args:
+            if type(a) in HITYPES:  # a box from outside the trace becomes its state
+                lift_box(a)
         return self.to_lojax(*args, **params)
 
     def __repr__(self) -> str:

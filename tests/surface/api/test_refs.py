@@ -50,6 +50,16 @@ def _program(lib, jnp):
     seen.append(np.asarray(twice(F32(1.0))))
     seen.append(np.asarray(counter[...]))
     seen.append(np.asarray(lib.freeze(counter)))
+
+    def body(c, x):  # a scan body writing a closed-over Ref: its value is carried through the loop
+        counter[...] = counter[...] * x
+        return c + 1, counter[...]
+
+    xs = jnp.arange(1.0, 4.0, dtype=F32)
+    seen.extend(np.asarray(v) for v in lib.lax.scan(body, np.int32(0), xs))
+    seen.append(np.asarray(counter[...]))
+    seen.extend(np.asarray(v) for v in lib.jit(lambda: lib.lax.scan(body, np.int32(0), xs))())
+    seen.append(np.asarray(counter[...]))
     return seen
 
 
@@ -102,8 +112,8 @@ def test_refusals_match_jax_wording():
     with pytest.raises(ValueError, match="differentiated value on a non-differentiated array reference"):
         funcgrad.grad(lambda x: r.__setitem__(..., x * fnp.ones(2, F32)) or x)(F32(1.0))
     with pytest.raises(ValueError, match="functionalises Refs under jit only"):
-        funcgrad.lax.scan(
-            lambda c, x: (r.__setitem__(..., c + x) or c, None), fnp.zeros(2, F32), fnp.ones((2, 2), F32)
+        funcgrad.lax.while_loop(
+            lambda c: c < 2, lambda c: r.__setitem__(..., fnp.ones(2, F32) * c) or c + 1, 0
         )
     with pytest.raises(ValueError, match="Can only call `get` on a `Ref`"):
         fref.get(np.zeros(2), ...)

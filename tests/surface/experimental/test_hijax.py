@@ -114,3 +114,29 @@ def test_a_box_holding_a_typed_key():
     assert not np.allclose(first, second)  # the key advanced in the box between the calls
     key, sub = funcgrad.random.split(funcgrad.random.key(0))
     np.testing.assert_allclose(first, funcgrad.random.normal(sub, (2,)))
+
+
+def test_a_box_closed_over_by_jit_or_touched_in_a_scan_body_is_state():
+    # NOTE: [mutable high-level values], NOTE: [state in loop bodies]: jax 0.10.2 gives these
+    # numbers for flax's hijax Variable in the same programs.
+    b = Box({"a": fnp.zeros((), np.float32)})
+
+    @funcgrad.jit
+    def bump(x):
+        items = b.get()
+        b.set({"a": items["a"] + x})
+        return items["a"] * 2
+
+    assert float(bump(np.float32(1))) == 0.0 and float(b.get()["a"]) == 1.0
+    assert float(bump(np.float32(2))) == 2.0 and float(b.get()["a"]) == 3.0  # read anew on a cache hit
+
+    def body(c, x):
+        items = b.get()
+        b.set({"a": items["a"] * x})
+        return c + 1, items["a"]
+
+    xs = fnp.arange(1.0, 4.0, dtype=np.float32)
+    c, ys = funcgrad.lax.scan(body, 0, xs)
+    assert int(c) == 3 and ys.tolist() == [3.0, 3.0, 6.0] and float(b.get()["a"]) == 18.0
+    ys = funcgrad.jit(lambda: funcgrad.lax.scan(body, 0, xs)[1])()
+    assert ys.tolist() == [18.0, 18.0, 36.0] and float(b.get()["a"]) == 108.0
