@@ -17,8 +17,12 @@ import contextlib
 import operator
 from typing import Any
 
+import numpy as np
+
 from funcgrad._utilities import ensure_compile_time_eval
 from funcgrad.kernel import core as _core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array as _Array
 from funcgrad.kernel.core import (
     ConcretizationTypeError,
     EvalTrace,
@@ -131,6 +135,16 @@ def max_dim(d1, d2) -> int:
 def min_dim(d1, d2) -> int:
     """``min(d1, d2)`` of two dimension sizes (see ``max_dim``)."""
     return min(_dim(d1, "min_dim"), _dim(d2, "min_dim"))
+
+
+# JAX's (deprecated) registry of how a Python type becomes an aval, which libraries extend for
+# their own array proxies (TensorFlow Probability's JAX substrate maps its NumpyVariable to
+# ndarray's entry at import). funcgrad's ``get_aval`` reads any value with ``__array__`` itself, so
+# such a proxy works without its entry; the mapping holds the built-in types' entries, like
+# ``interpreters.xla.canonicalize_dtype_handlers``.
+pytype_aval_mappings: dict = {
+    t: get_aval for t in (np.ndarray, _Array, *_dt.python_scalar_types, *set(np.sctypeDict.values()))
+}
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

@@ -381,3 +381,18 @@ def test_iscomplexobj_of_a_typed_key_as_jax():
 
     assert fnp.iscomplexobj(funcgrad.random.key(0)) is jax.numpy.iscomplexobj(jax.random.key(0)) is False
     assert not funcgrad.jit(lambda k: fnp.iscomplexobj(k))(funcgrad.random.key(0))
+
+
+def test_core_pytype_aval_mappings_as_jax():
+    # TensorFlow Probability's JAX substrate (rlax, distrax) maps its array proxy to ndarray's entry
+    # of jax.core.pytype_aval_mappings at import; the entries give an aval of the value's type.
+    jax = pytest.importorskip("jax")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (deprecated in JAX, still there)
+        jax_map = jax.core.pytype_aval_mappings
+    for value in (np.ones((2, 3), np.float32), True, np.int16(3)):  # (no 64-bit: jax runs in x32 here)
+        got = funcgrad.core.pytype_aval_mappings[type(value)](value)
+        want = jax_map[type(value)](value)
+        assert (got.shape, got.dtype, got.weak_type) == (want.shape, want.dtype, want.weak_type)
