@@ -43,9 +43,12 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None, preferred_
         dot_dtype = i32
     else:
         dot_dtype = out_dtype
-    if all(la.shape[d] == 1 for d in lc) and in_dtype.kind != "c":
-        # No real contraction (an outer product, e.g. per-example gradients under vmap): XLA's
-        # CPU dot handles K=1 poorly, while a broadcast multiply fuses into one loop.
+    if lb and all(la.shape[d] == 1 for d in lc) and in_dtype.kind != "c":
+        # No real contraction in a batched dot (per-example outer products under vmap): XLA's CPU
+        # dot handles K=1 poorly, while a broadcast multiply fuses into one loop. Without batch
+        # dimensions XLA's algebraic simplifier makes that multiply itself, so the dot stays a
+        # dot, and the program's cost analysis counts its flops as JAX's (2 per product: flax's
+        # summary tables of a weight cotangent).
         return _outer_product(fb, lhs, rhs, la, ra, dimension_numbers, out, in_dtype, out_dtype)
     if ctx.fb.module.platform == "cpu" and ctx.fb.module.spmd is None and out.size >= _MERGE_MIN_OUT:
         merged = _merged_contraction(la, ra, dimension_numbers)

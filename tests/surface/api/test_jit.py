@@ -691,6 +691,18 @@ def test_compiled_cost_analysis_counts_matmul_flops(m, k, n):
     assert stats.output_size_in_bytes == 4 * m * n
 
 
+def test_lowered_cost_analysis_of_an_outer_product_counts_as_jax():
+    # The weight cotangent of a dense layer on one example is a dot with no real contraction (K=1);
+    # jax's lowered program counts it as a dot, 2 flops per product (flax's summary tables read
+    # this), plus one per element for the add of the passthrough cotangent: 2*4*3 + 4*3 = 36.
+    def g(w, x, ct_y, ct_w):
+        return funcgrad.vjp(lambda w, x: (x @ w, w), w, x)[1]((ct_y, ct_w))
+
+    args = [np.ones(s, np.float32) for s in ((4, 3), (1, 4), (1, 3), (4, 3))]
+    lowered = jit(g).lower(*args)
+    assert lowered.cost_analysis()["flops"] == 2 * 4 * 3 + 4 * 3 + 2 * 4 * 3  # + x's cotangent dot
+
+
 def test_jit_of_a_callable_object_keeps_its_own_attributes_apart():
     # functools.update_wrapper copies the wrapped object's __dict__; a callable with attributes
     # named like the dispatcher's (_call, _name, _cache) must not replace them.
