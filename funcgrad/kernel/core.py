@@ -608,9 +608,13 @@ def check_leaks() -> None:
     """Raise JAX's ``Exception("Leaked trace ...")`` if a finished trace is still referred to by
     one of its tracers (NOTE: [leak checking])."""
     pending, _leaks["pending"] = _leaks["pending"], []
-    if not pending:
-        return
-    gc.collect()
+    # (a young-generation collection frees most finished traces, their cycles being new; the
+    # full collection runs only for a trace that survives it)
+    for generation in (0, 2):
+        pending = [r for r in pending if r() is not None]
+        if not pending:
+            return
+        gc.collect(generation)
     for ref in pending:
         trace = ref()
         if trace is None:
