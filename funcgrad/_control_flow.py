@@ -266,22 +266,46 @@ def _bind_cond(index, branches, operands, names, what):
     avals = [core.get_aval(x) for x in flat_ops]
     traced = [_trace(b, ops_tree, avals, f"{what} {n}") for b, n in zip(branches, names)]
     _check_branch_outputs(traced, names, what)
-    # Join the branches' constants: each branch takes all of them and ignores the others'.
     all_consts = [c for _, consts, _ in traced for c in consts]
+    joined, forwarded = _joined_branches([jaxpr for jaxpr, _, _ in traced], len(flat_ops))
+    outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=joined))
+    outs = [next(outs) if p is None else flat_ops[p] for p in forwarded]
+    return tu.tree_unflatten(traced[0][2], outs)
+
+
+# The joined branches of a cond, per tuple of traced branches (held weakly by the first): the same
+# branches from the trace cache give the same jaxprs, so an eager cond called again finds its
+# compiled program (NOTE: [eager control flow is compiled]), as JAX's common-consts cache.
+_JOINED = register_cache("control_flow.joined_branches", weakref.WeakKeyDictionary())
+
+
+def _joined_branches(branches: list[ClosedJaxpr], n_operands: int):
+    """Each branch (taking its constants, then the ``n_operands`` operands) taking every branch's
+    constants, its own where they were and the others' ignored, then without the outputs every
+    branch forwards (``_forwarded_outputs``); returns (branches, forwarded positions). Memoised
+    on the branches' identities."""
+    per_first = _JOINED.get(branches[0])
+    hit = per_first.get(tuple(id(b) for b in branches[1:])) if per_first is not None else None
+    if hit is not None and all(a is b for a, b in zip(hit[0], branches[1:])):
+        return hit[1], hit[2]
+    const_avals = [a for b in branches for a in b.in_avals[: len(b.in_avals) - n_operands]]
     joined = []
     offset = 0
-    for jaxpr, consts, _ in traced:
-        j = jaxpr.jaxpr
-        n = len(consts)
-        before = [Var(core.get_aval(c)) for c in all_consts[:offset]]
-        after = [Var(core.get_aval(c)) for c in all_consts[offset + n :]]
+    for b in branches:
+        j = b.jaxpr
+        n = len(j.invars) - n_operands
+        before = [Var(a) for a in const_avals[:offset]]
+        after = [Var(a) for a in const_avals[offset + n :]]
         invars = [*before, *j.invars[:n], *after, *j.invars[n:]]
         joined.append(ClosedJaxpr(Jaxpr([], invars, j.eqns, j.outvars), []))
         offset += n
-    joined, forwarded = _forwarded_outputs(joined, len(all_consts))
-    outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=tuple(joined)))
-    outs = [next(outs) if p is None else flat_ops[p] for p in forwarded]
-    return tu.tree_unflatten(traced[0][2], outs)
+    joined, forwarded = _forwarded_outputs(joined, len(const_avals))
+    _JOINED.setdefault(branches[0], {})[tuple(id(b) for b in branches[1:])] = (
+        tuple(branches[1:]),
+        tuple(joined),
+        forwarded,
+    )
+    return tuple(joined), forwarded
 
 
 def _forwarded_outputs(branches, n_consts: int):

@@ -27,6 +27,7 @@ of the same primitive, like the ``jit`` call primitive (``primitives/call.py``):
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -49,6 +50,7 @@ from funcgrad.kernel.ad import (
 )
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.batching import batch_jaxpr
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.callkit import derived_jet
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
@@ -62,7 +64,7 @@ while_p = Primitive("while", multiple_results=True)
 cond_p.def_traits(jaxpr_params=("branches",))
 while_p.def_traits(jaxpr_params=("cond_jaxpr", "body_jaxpr"))
 for _p in (cond_p, while_p):
-    # Eager impls receive Arrays as they are and interpret their jaxprs with NumPy (no compile).
+    # Eager impls receive Arrays as they are (device buffers stay there) and run compiled.
     _p.impl_takes_arrays = True
 
 # ----------------------------------------------------------------------------------------------
@@ -171,18 +173,61 @@ def _bind_numpy(prim, args, params):
     return prim.impl(*args, **params)
 
 
-def _quiet(impl, primitive=None):
-    """An eager loop impl run without NumPy's floating-point warnings: the kernel silences them for
-    each primitive it evaluates (NOTE: [IEEE special values]), but loops take Arrays and bypass
-    that, so a NaN in an iteration would warn where a primitive outside the loop does not. With
-    an operand sharded over several devices the loop runs there instead, compiled, as any eager
-    primitive does (its results keep their shardings, as JAX's)."""
+# NOTE: [eager control flow is compiled]
+# As JAX's (its impl of cond, while and scan is ``apply_primitive``: one XLA program per primitive,
+# parameters and operand types), an eager ``cond``/``while``/``scan`` runs as a compiled program of
+# its own, through the bridge's ``eager_compiled`` -- the one route of every eager primitive that
+# runs compiled (narrow dtypes, XLA's random bits, operands sharded over several devices, where it
+# takes the SPMD route). That route caches the program per (primitive, params, avals), and the
+# jaxprs in the params come from the surface's trace cache (NOTE: [control-flow trace cache]), so a
+# repeated eager loop is one executable call. What this gives, as JAX: float32 results equal to
+# jit's and JAX's bit for bit (XLA fuses and reassociates a loop body; NumPy's op-by-op results
+# differ in the last bits, which compound over a loop: optax's L-BFGS), a user primitive inside
+# runs through its lowering (``mlir.lower_fun(impl)`` traces its impl on tracers, which have
+# ``.at``; equinox's loop primitives), and a long loop runs at XLA's speed. It costs one compile
+# per new program (lowering is cached by text too, so a loop of a fresh lambda with the same
+# program recompiles nothing). The NumPy interpreter below (``eval_jaxpr_numpy``) remains for a
+# loop whose body holds a primitive without a lowering rule (it can run eagerly, as outside a
+# loop; JAX refuses it under any compile: NOTE: [eager fallback]) and for the primitives layer on
+# its own (no compiler registered).
+#
+# NOTE: [eager fallback]
+# Which programs cannot be compiled is learned once, from the lowering's NotImplementedError
+# (raised before anything runs, so nothing happens twice) and remembered per jaxpr (held weakly).
+
+_INTERPRETED = register_cache("control_flow.eager_interpreted", weakref.WeakKeyDictionary())
+_NO_LOWERING = "has no XLA lowering rule"
+
+
+def _jaxprs_of(params) -> list[ClosedJaxpr]:
+    out = []
+    for v in params.values():
+        if isinstance(v, ClosedJaxpr):
+            out.append(v)
+        elif isinstance(v, tuple):
+            out.extend(b for b in v if isinstance(b, ClosedJaxpr))
+    return out
+
+
+def _eager(impl, primitive):
+    """The eager impl of a control-flow ``primitive``: compiled (NOTE: [eager control flow is
+    compiled]), or ``impl`` (the NumPy interpreter) when there is no compiler or the program
+    cannot be lowered. The interpreter runs without NumPy's floating-point warnings: the kernel
+    silences them for each primitive it evaluates (NOTE: [IEEE special values]), but loops take
+    Arrays and bypass that, so a NaN in an iteration would warn where a primitive outside the loop
+    does not."""
 
     def run(*args, **params):
-        if primitive is not None and hooks.eager_on_devices is not None:
-            out = hooks.eager_on_devices(primitive, args, params)
-            if out is not NotImplemented:
-                return out
+        if hooks.eager_compiled is not None:
+            jaxprs = _jaxprs_of(params)
+            if not any(j in _INTERPRETED for j in jaxprs):
+                try:
+                    return hooks.eager_compiled(primitive, args, params)
+                except NotImplementedError as e:
+                    if _NO_LOWERING not in str(e):
+                        raise
+                    for j in jaxprs:
+                        _INTERPRETED[j] = True
         with np.errstate(all="ignore"):
             return impl(*args, **params)
 
@@ -371,7 +416,7 @@ def _cond_batch(axis_size, vals, dims, *, branches):
     return outs, [0 if b else None for b in out_b]
 
 
-cond_p.def_impl(_quiet(_cond_impl, cond_p))
+cond_p.def_impl(_eager(_cond_impl, cond_p))
 cond_p.def_abstract_eval(_cond_abstract_eval)
 cond_p.def_jvp(_cond_jvp)
 cond_p.def_partial_eval(_cond_partial_eval)
@@ -536,7 +581,7 @@ def _while_batch(axis_size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
     return outs, [0] * len(outs)
 
 
-while_p.def_impl(_quiet(_while_impl, while_p))
+while_p.def_impl(_eager(_while_impl, while_p))
 while_p.def_abstract_eval(_while_abstract_eval)
 while_p.def_jvp(_while_jvp)
 while_p.def_partial_eval(_while_partial_eval)

@@ -26,11 +26,11 @@ import numpy as np
 from funcgrad.primitives import structure as st
 from funcgrad.primitives._rules import to_front
 from funcgrad.primitives.control_flow import (
+    _eager,
     _fixed_point,
     _jet,
     _merge_outs,
     _np,
-    _quiet,
     _rearrange,
     _same_type,
     _scan_layout,
@@ -64,7 +64,7 @@ __all__ = ["scan_p"]
 
 scan_p = Primitive("scan", multiple_results=True)
 scan_p.def_traits(jaxpr_params=("jaxpr",))
-scan_p.impl_takes_arrays = True  # (as cond and while: Arrays pass through, jaxprs run with NumPy)
+scan_p.impl_takes_arrays = True  # (as cond and while: Arrays pass through, the loop runs compiled)
 
 # ----------------------------------------------------------------------------------------------
 # scan
@@ -324,7 +324,7 @@ def _scan_batch(axis_size, vals, dims, *, jaxpr, num_consts, num_carry, length, 
     return outs, [0 if b else None for b in carry_b] + [None if d is None else 1 for d in out_dims[ncar:]]
 
 
-scan_p.def_impl(_quiet(_scan_impl, scan_p))
+scan_p.def_impl(_eager(_scan_impl, scan_p))
 scan_p.def_abstract_eval(_scan_abstract_eval)
 scan_p.def_jvp(_scan_jvp)
 scan_p.def_partial_eval(_scan_partial_eval)

@@ -5,7 +5,6 @@ against eager, and every jaxpr through the type checker.
 
 from __future__ import annotations
 
-import funcgrad.xla_bridge.runtime as rt
 import numpy as np
 import pytest
 from _checks import assert_close, typecheck
@@ -422,16 +421,6 @@ def test_lowered_control_flow_ops():
     text = lower_jaxpr(funcgrad.make_jaxpr(f)(0.5), "f").text
     assert '"stablehlo.case"' in text and text.count('"stablehlo.while"') == 2
     assert "stablehlo.dynamic_slice" in text
-
-
-def test_eager_control_flow_does_not_compile(monkeypatch):
-    def no_compile(*a, **k):
-        raise AssertionError("eager control flow must not compile")
-
-    monkeypatch.setattr(rt, "compile", no_compile)
-    xs = np.linspace(0, 1, 5)
-    f = lambda w: scan(lambda c, x: (cond(x > 0.5, fnp.sin, fnp.cos, c * w + x), None), 0.1, xs)[0]  # noqa: E731
-    assert np.isfinite(float(funcgrad.grad(f)(0.7)))
 
 
 @pytest.mark.parametrize("batch_size", [0, 3, 4, 12])
