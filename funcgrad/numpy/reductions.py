@@ -71,6 +71,9 @@ __all__ = [
 
 def _prepare(a, axis):
     a = asarray(a)
+    if core.get_aval(a).weak_type:
+        # a reduction's result is strong, as JAX's (jnp.sum(2.0) is a float64 that promotes as one)
+        a = ew.convert_element_type(a, a.dtype, weak_type=False)
     return a, normalize_axes(axis, a.ndim)
 
 
@@ -250,7 +253,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 def _arg_extremum(prim, name, a, axis, out, keepdims):
     _no_out(out, name)
-    a = asarray(a)
+    a, _ = _prepare(a, None)
     if axis is None:
         flat = st.reshape(a, (a.size,))
         if a.size == 0:

@@ -182,7 +182,7 @@ def _cumulative(primitive, identity, a, axis, dtype, promote_integers=False):
         # NOTE: [x64 mode]: in 32-bit mode, JAX's rule: cumsum/cumprod keep an integer's dtype and
         # wrap (int8 100 + 100 is -56); the Array API's cumulative_sum promotes as NumPy does.
         target = a.dtype
-    a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
+    a = ew.convert_element_type(a, target, weak_type=False)  # (strong, as JAX's: cumsum(2.0))
     if a.shape[axis] == 0:
         return a
     return primitive(a, axis)

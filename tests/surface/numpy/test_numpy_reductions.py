@@ -467,3 +467,21 @@ def test_max_min_initial_takes_the_array_dtype_as_jax():
             with jax_config.enable_x64(True):
                 want = g(x, initial=init)
             assert (got.dtype, got.weak_type, got.tolist()) == (want.dtype, want.weak_type, want.tolist())
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "ptp", "amax", "argmax", "cumsum", "cumprod"])
+def test_reductions_of_weak_values_are_strong_as_jax(name):
+    # (the fuzzer, now comparing weak types) jnp.sum(2.0) is a strong float64, so it promotes as
+    # one: jnp.sum(2.0) + float32 is float64; funcgrad's stayed weak
+    import jax
+    import jax.numpy as jnp
+    from jax._src import config as jax_config
+
+    for v in (2.0, 3):
+        for T, np_ in ((funcgrad, fnp), (jax, jnp)):
+            with jax_config.enable_x64(True):
+                eager, staged = getattr(np_, name)(v), T.jit(getattr(np_, name))(v)
+                results = [(x.dtype, x.weak_type) for x in (eager, staged)]
+            if T is funcgrad:
+                ours = results
+        assert ours == results, (name, v)
