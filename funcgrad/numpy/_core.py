@@ -241,13 +241,14 @@ def convert(x, dtype, weak_type: bool = False):
     return ew.convert_element_type(x, dtype, weak_type=weak_type)
 
 
-def constant(value, dtype, shape=None) -> Array:
+def constant(value, dtype, shape=None, weak_type: bool = False) -> Array:
     """A concrete Array constant of ``dtype`` (broadcast to ``shape`` if given; canonical for the
-    x64 mode, NOTE: [x64 mode])."""
+    x64 mode, NOTE: [x64 mode]); ``weak_type`` for a constant beside weakly typed operands (JAX's
+    Python-scalar constants), so the result keeps their weak type."""
     arr = np.asarray(value, dtype=dtype if _dt.x64_enabled else _dt.canonical(np.dtype(dtype)))
     if shape is not None and tuple(shape) != arr.shape:
         arr = np.broadcast_to(arr, shape).copy()
-    return Array._from_owned(arr)
+    return Array._from_owned(arr, weak_type) if weak_type else Array._from_owned(arr)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -191,7 +191,7 @@ def gcd(x1, x2, /):
     """
     x1, x2 = promote_args(x1, x2)
     if not np.issubdtype(x1.dtype, np.integer):
-        raise TypeError(f"gcd: the arguments must be integers, got {x1.dtype}")
+        raise ValueError(f"Arguments to jax.numpy.gcd must be integers (gcd got {x1.dtype})")  # (JAX's type)
     shape = np.broadcast_shapes(x1.shape, x2.shape)
     a, b = abs(broadcast_to(x1, shape)), abs(broadcast_to(x2, shape))
 
@@ -214,7 +214,7 @@ def lcm(x1, x2, /):
     """
     x1, x2 = promote_args(x1, x2)
     if not np.issubdtype(x1.dtype, np.integer):
-        raise TypeError(f"lcm: the arguments must be integers, got {x1.dtype}")
+        raise ValueError(f"Arguments to jax.numpy.lcm must be integers (lcm got {x1.dtype})")  # (JAX's type)
     g = gcd(x1, x2)
     safe = where3(g == 0, 1, g)
     return where3(g == 0, 0, abs(x1 // safe * x2))

@@ -232,31 +232,33 @@ def _int_floor_divide(x1, x2):
     if _is_unsigned(x1):
         return q
     fix = ew.and_p.bind(ew.ne_p.bind(r, zero), ew.ne_p.bind(ew.sign_p.bind(x1), ew.sign_p.bind(x2)))
-    return ew.sub_p.bind(q, ew.convert_element_type(fix, aval(q).dtype))
+    return ew.sub_p.bind(q, ew.convert_element_type(fix, aval(q).dtype, aval(q).weak_type))
 
 
 def _nonzero_int_divisor(x2):
     # An integer remainder by 0 is 0, as JAX's remainder and fmod (they divide by 1 there; XLA's
     # rem by 0 gives x1).
     return select(
-        ew.eq_p.bind(x2, constant(0, aval(x2).dtype)), constant(1, aval(x2).dtype, aval(x2).shape), x2
+        ew.eq_p.bind(x2, constant(0, aval(x2).dtype)),
+        constant(1, aval(x2).dtype, aval(x2).shape, weak_type=aval(x2).weak_type),
+        x2,
     )
 
 
 def _float_floor_divide(x1, x2):
     # NumPy's algorithm (npy_divmod): exact for ``1 // 0.1 == 9.0``, unlike ``floor(x1 / x2)``.
-    dtype = aval(x1).dtype
-    zero = constant(0, dtype)
+    dtype, weak = aval(x1).dtype, aval(x1).weak_type and aval(x2).weak_type
+    zero = constant(0, dtype, weak_type=weak)
     mod = ew.rem_p.bind(x1, x2)
     div = ew.div_p.bind(ew.sub_p.bind(x1, mod), x2)
     adjust = ew.and_p.bind(
         ew.ne_p.bind(mod, zero), ew.ne_p.bind(ew.lt_p.bind(x2, zero), ew.lt_p.bind(mod, zero))
     )
-    div = select(adjust, ew.sub_p.bind(div, constant(1, dtype)), div)
+    div = select(adjust, ew.sub_p.bind(div, constant(1, dtype, weak_type=weak)), div)
     floor_div = ew.floor_p.bind(div)
     floor_div = select(
         ew.gt_p.bind(ew.sub_p.bind(div, floor_div), constant(0.5, dtype)),
-        ew.add_p.bind(floor_div, constant(1, dtype)),
+        ew.add_p.bind(floor_div, constant(1, dtype, weak_type=weak)),
         floor_div,
     )
     # A zero quotient takes the sign of the true quotient (NumPy gives -0.0 for -1 // inf); a zero
@@ -312,7 +314,12 @@ def remainder(x1, x2, /):
         bc.bitcast_convert_type(x2, _same_width_int(aval(x2).dtype)),
         constant(0, _same_width_int(aval(x2).dtype)),
     )
-    signed_zero = select(negative_divisor, constant(-0.0, aval(r).dtype), zero)
+    weak = aval(r).weak_type
+    signed_zero = select(
+        negative_divisor,
+        constant(-0.0, aval(r).dtype, weak_type=weak),
+        constant(0, aval(r).dtype, weak_type=weak),
+    )
     # The fix-up changes only the sign of a zero, so it keeps r's derivative (1 in x1, -x1/x2 in x2,
     # as jax): signed_zero - (stop_gradient(r) - r) has signed_zero's value (subtracting +0.0 keeps a
     # -0.0) and r's tangent. A plain select would zero the derivative at exact multiples (issue 33).
