@@ -23,6 +23,7 @@ import inspect
 
 import numpy as np
 
+from funcgrad.kernel.array import Array
 from funcgrad.numpy import reductions, sorting, transcendental, ufuncs
 from funcgrad.numpy._core import asarray
 from funcgrad.numpy.ufunc_objects import ufunc
@@ -47,6 +48,11 @@ __all__ = [
 
 def _reduction(fn, *, has_initial: bool = True, has_dtype: bool = True):
     def reduce(a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
+        if isinstance(axis, np.ndarray | Array) and np.ndim(axis):  # (JAX's ValueError: axis is static)
+            raise ValueError(
+                f"Non-hashable static arguments are not supported: reduce's axis is an array "
+                f"{np.asarray(axis)}; pass an int or a tuple of ints (for segments use reduceat)"
+            )
         kwargs = {"keepdims": keepdims, "where": where}
         if has_dtype:
             kwargs["dtype"] = dtype

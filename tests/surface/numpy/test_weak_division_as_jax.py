@@ -1,6 +1,7 @@
 """Division-like functions of weakly typed operands (Python scalars, ``jnp.asarray(7)``) keep the
 weak type, as JAX's (jax 0.10.2 is the oracle): floor_divide, remainder, divmod, lcm -- eagerly
-and under jit -- with JAX's values, and lcm/gcd of floats raise JAX's ValueError.
+and under jit -- with JAX's values; lcm/gcd of floats and a ufunc's reduce over an array of axes
+raise JAX's ValueError.
 """
 
 from __future__ import annotations
@@ -44,3 +45,12 @@ def test_lcm_gcd_of_floats_raise_as_jax():
             getattr(jnp, name)(1.0, 2)
         with pytest.raises(ValueError, match="must be integers"):
             getattr(fnp, name)(1.0, 2)
+
+
+def test_ufunc_reduce_with_an_array_axis_raises_as_jax():
+    # (jnp.ufunc.reduceat's docstring: reduce(x, indices) is not reduceat)
+    x, idx = np.arange(5), np.array([0, 2, 5])
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        jnp.add.reduce(jnp.asarray(x), jnp.asarray(idx))
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        fnp.add.reduce(fnp.asarray(x), fnp.asarray(idx))
