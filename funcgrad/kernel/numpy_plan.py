@@ -9,6 +9,8 @@ Layer: kernel. Imports ``core``, ``ir``, ``array``, ``dtypes``, ``caches`` and `
 from __future__ import annotations
 
 import functools
+import sys
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -60,7 +62,7 @@ class _Plan:
     reshape back to the shape before a reshape -- are ``simplify``'s, which every cached program
     went through."""
 
-    __slots__ = ("init", "in_slots", "steps", "out_slots", "out_weak")
+    __slots__ = ("init", "in_slots", "steps", "out_slots", "out_weak", "__weakref__")
 
     def __init__(self, closed: ClosedJaxpr):
         slot = SlotTable(lambda a: a.val)  # (NumPy values: no weak Arrays in the loop)
@@ -122,16 +124,27 @@ class _Plan:
         self.out_weak = [a.aval.weak_type for a in j.outvars]
         self.init = slot.init
         self.steps = _reuse_dead_buffers(self.steps, slot_avals, set(self.out_slots))
+        self.steps = _pool_large_buffers(self.steps, slot_avals, slot.init)
 
 
-_GENERAL, _UNARY, _BINARY, _UNARY_PARAMS, _BINARY_PARAMS, _UNARY_INTO, _BINARY_INTO = range(7)
+(
+    _GENERAL,
+    _UNARY,
+    _BINARY,
+    _UNARY_PARAMS,
+    _BINARY_PARAMS,
+    _UNARY_INTO,
+    _BINARY_INTO,
+    _UNARY_POOL,
+    _BINARY_POOL,
+) = range(9)
 
 
 def _step_inputs(step) -> tuple:
     kind, _, a, b = step[:4]
     if kind == _GENERAL:
         return a
-    return (a,) if kind in (_UNARY, _UNARY_PARAMS) else (a, b)
+    return (a,) if kind in (_UNARY, _UNARY_PARAMS, _UNARY_POOL) else (a, b)
 
 
 # NOTE: [eager buffer reuse]
@@ -178,6 +191,86 @@ def _reuse_dead_buffers(steps: list, slot_avals: dict, keep: set) -> list:
         free = tuple(i for i in dict.fromkeys(_step_inputs(step)) if readers[i][-1] == k and i not in keep)
         out.append((kind, impl, a, b, params, result, free))
     return out
+
+
+# NOTE: [eager buffers kept between calls]
+# A cached program's large intermediates are allocated anew on every call, and glibc serves them
+# from memory that it gave back to the system when the previous call freed them (it trims the top
+# of its heap above a threshold of a few MiB, NOTE: [eager allocations]): every page of every
+# large activation page-faults in again on every call. In the GPT-style model of
+# bench/bench_transformer.py the eager grad's 168 MB of intermediates cost ~31k minor faults and
+# ~55 ms of system time per call -- a sixth of the call, and all of the gap to PyTorch, whose
+# process keeps that memory in its heap. So the interpreter keeps its own dead buffers, as a
+# caching allocator does: a large array (at least _POOL_MIN_BYTES) whose slot is cleared and that
+# nothing else refers to (its reference count says so: no view, no output, no caller holds it)
+# goes into a pool keyed by shape and dtype, and a ufunc step whose result has that shape and
+# dtype writes into one (``out=``) instead of allocating. Within a call that reuses the backward
+# pass's dead cotangents; between calls, the previous call's intermediates. Only ufuncs whose
+# operands all have the result's dtype take a pooled buffer (``out=`` would otherwise cast). The
+# memory stays held after the call: at most _POOL_MAX_BYTES per program, for the _POOL_PROGRAMS
+# programs run last; ``funcgrad.clear_caches()`` frees it.
+_POOL_MIN_BYTES = 1 << 16
+_POOL_MAX_BYTES = 256 << 20
+_POOL_PROGRAMS = 3
+
+
+class _Pool:
+    """Dead buffers of one program (NOTE: [eager buffers kept between calls]): (shape, dtype) ->
+    list of arrays, and their total size."""
+
+    __slots__ = ("free", "nbytes")
+
+    def __init__(self):
+        self.free: dict = {}
+        self.nbytes = 0
+
+
+def _pool_large_buffers(steps: list, slot_avals: dict, init: list) -> list:
+    """``steps`` with an eighth field, the cleared slots whose buffers may go back to the pool
+    (slot, key), and large ufunc steps made pool steps (NOTE: [eager buffers kept between calls])."""
+    out = []
+    for step in steps:
+        kind, impl, a, b, params, result, free = step
+        recycle = ()
+        big = [i for i in free if _pool_key(slot_avals.get(i)) is not None]
+        if big:
+            recycle = tuple((i, _pool_key(slot_avals[i])) for i in big)
+            free = tuple(i for i in free if i not in big)
+        if kind in (_UNARY, _BINARY) and type(impl) is np.ufunc and impl.nout == 1:
+            key = _pool_key(slot_avals.get(result))
+            if key is not None and all(_dtype_of(i, slot_avals, init) == key[1] for i in _step_inputs(step)):
+                kind, params = (_UNARY_POOL if kind == _UNARY else _BINARY_POOL), key
+        out.append((kind, impl, a, b, params, result, free, recycle))
+    return out
+
+
+def _pool_key(aval):
+    if aval is None or not aval.ndim:
+        return None
+    dtype = np.dtype(aval.dtype)
+    if dtype.kind not in "biufc" or aval.size * dtype.itemsize < _POOL_MIN_BYTES:
+        return None
+    return tuple(aval.shape), dtype
+
+
+def _dtype_of(i, slot_avals, init):
+    aval = slot_avals.get(i)
+    if aval is not None:
+        return np.dtype(aval.dtype)
+    value = init[i]  # a literal or constant
+    return getattr(value, "dtype", None)
+
+
+def _pool_of(plan) -> _Pool:
+    hit = _pools.pop(id(plan), None)
+    pool = hit[1] if hit is not None and hit[0]() is plan else _Pool()
+    _pools[id(plan)] = (weakref.ref(plan), pool)  # (most recently run last)
+    while len(_pools) > _POOL_PROGRAMS:
+        del _pools[next(iter(_pools))]
+    return pool
+
+
+_pools: dict = register_cache("kernel.eager_buffer_pools", {})  # NOTE: [caches have an owner]
 
 
 def _numpy_broadcasts(jaxpr: Jaxpr) -> dict:
@@ -228,9 +321,28 @@ def _numpy_broadcasts(jaxpr: Jaxpr) -> dict:
 
 
 def _run_plan(plan, vals):
-    for kind, impl, a, b, params, out, free in plan.steps:
+    pool = None
+    for kind, impl, a, b, params, out, free, recycle in plan.steps:
         if kind == _BINARY:
             vals[out] = impl(vals[a], vals[b])
+        elif kind == _BINARY_POOL:
+            if pool is None:
+                pool = _pool_of(plan)
+            bufs = pool.free.get(params)
+            if bufs:
+                vals[out] = impl(vals[a], vals[b], out=bufs.pop())
+                pool.nbytes -= vals[out].nbytes
+            else:
+                vals[out] = impl(vals[a], vals[b])
+        elif kind == _UNARY_POOL:
+            if pool is None:
+                pool = _pool_of(plan)
+            bufs = pool.free.get(params)
+            if bufs:
+                vals[out] = impl(vals[a], out=bufs.pop())
+                pool.nbytes -= vals[out].nbytes
+            else:
+                vals[out] = impl(vals[a])
         elif kind == _BINARY_INTO:
             vals[out] = impl(vals[a], vals[b], out=vals[params])
         elif kind == _UNARY:
@@ -251,6 +363,26 @@ def _run_plan(plan, vals):
         if free:
             for i in free:
                 vals[i] = None
+        if recycle:
+            if pool is None:
+                pool = _pool_of(plan)
+            for i, key in recycle:
+                v = vals[i]
+                vals[i] = None
+                # Only a buffer nothing else holds (refcount: ``v`` and getrefcount's argument).
+                if (
+                    type(v) is np.ndarray
+                    and sys.getrefcount(v) == 2
+                    and v.base is None
+                    and v.shape == key[0]
+                    and v.dtype == key[1]
+                    and v.flags.c_contiguous
+                    and v.flags.writeable
+                    and pool.nbytes + v.nbytes <= _POOL_MAX_BYTES
+                ):
+                    pool.free.setdefault(key, []).append(v)
+                    pool.nbytes += v.nbytes
+                del v
 
 
 def _run_nested(plan: _Plan, *args) -> list:

@@ -25,6 +25,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Every cache the library keeps today, by registry name (a new one is added here by its author).
 KNOWN = {
     "kernel.numpy_plans",
+    "kernel.eager_buffer_pools",
     "kernel.user_rules_memo",
     "kernel.eager_programs",
     "kernel.surface_templates",
@@ -149,6 +150,7 @@ def _fill() -> dict:
     loss = lambda w: fnp.sum(fnp.tanh(w @ w) ** 2)  # noqa: E731
     for _ in range(3):  # eager grad: recorded, then cached from the second sighting
         funcgrad.grad(loss)(np.eye(3) * 0.5)
+        funcgrad.grad(lambda w: fnp.sum(fnp.tanh(w * 2.0) ** 2))(np.ones((96, 96)))  # pooled buffers
     a, b = np.eye(3) * 2.0 + 0.1, np.ones(3)
     funcgrad.grad(lambda a: fnp.sum(fnp.linalg.solve(a, b)))(a)
     funcgrad.grad(lambda a: fnp.sum(funcgrad.scipy.linalg.solve(a @ a.T, b, assume_a="pos")))(a)
