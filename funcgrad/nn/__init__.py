@@ -21,6 +21,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import initializers
@@ -91,7 +92,11 @@ def _inexact(x):
 
 
 def _const(value, like):
-    return constant(value, aval(like).dtype)
+    # weak where ``like`` is: jax.nn's formulas meet Python scalars, which keep a weak value weak
+    # (nn.relu(0.0) is weak in JAX)
+    a = aval(like)
+    c = constant(value, a.dtype)
+    return Array._from_owned(c._numpy(), True) if a.weak_type else c
 
 
 # ----------------------------------------------------------------------------------------------
@@ -201,6 +206,7 @@ def gelu(x, approximate: bool = True):
     True
     """
     x = _inexact(x)
+    x = ew.convert_element_type(x, aval(x).dtype, weak_type=False)  # (strong, as JAX's gelu)
     half, one = _const(0.5, x), _const(1, x)
     if approximate:
         cube = ew.mul_p.bind(_const(0.044715, x), ew.integer_pow(x, 3))

@@ -251,6 +251,17 @@ def constant(value, dtype, shape=None, weak_type: bool = False) -> Array:
     return Array._from_owned(arr, weak_type) if weak_type else Array._from_owned(arr)
 
 
+def constant_like(value, x) -> Array:
+    """A 0-d constant of ``x``'s dtype, weak where ``x`` is: a formula's Python scalar, as in JAX's
+    implementations (``deg2rad(2.0)`` is ``2.0 * (pi / 180)``, weak).
+
+    >>> constant_like(1, asarray(2.0)).weak_type
+    True
+    """
+    a = core.get_aval(x)
+    return constant(value, a.dtype, weak_type=a.weak_type)
+
+
 # ----------------------------------------------------------------------------------------------
 # Promotion (NEP 50)
 

@@ -95,7 +95,8 @@ def angle(z, deg: bool = False):
     (z,) = promote_args(z)
     dtype = aval(z).dtype
     if dtype.kind != "c" and not _dt.is_inexact(dtype):
-        z = ew.convert_element_type(z, _dt.default_float, weak_type=aval(z).weak_type)
+        dtype = _dt.default_float
+    z = ew.convert_element_type(z, dtype, weak_type=False)  # (strong, as JAX's angle)
     re, im = real(z), imag(z)
     out = ew.atan2_p.bind(im, re)
     if deg:

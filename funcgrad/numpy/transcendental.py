@@ -20,10 +20,12 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
+    asarray,
     aval,
     broadcast_args,
     call_custom,
     constant,
+    constant_like,
     promote_args,
     promote_args_inexact,
     select,
@@ -175,7 +177,7 @@ def _scale(name, factor_name, factor, example):
     def f(x, /):
         (x,) = promote_args_inexact(x)
         reject_complex(name, x, why="angles are real numbers")
-        return ew.mul_p.bind(x, constant(factor, aval(x).dtype))
+        return ew.mul_p.bind(x, constant_like(factor, x))
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Multiply by {factor_name}.\n\n>>> float({name}({example!r}))\n{float(example * factor)!r}\n"
@@ -219,13 +221,12 @@ def _logaddexp_weights(x1, x2, out, base_exp):
 def _logaddexp_impl(x1, x2, log1p_exp_neg, log_two):
     # Where x1 == x2 (equal infinities included) the result is x1 + log(2) exactly, as in NumPy, and
     # the difference is computed as 0 (no inf - inf).
-    dtype = aval(x1).dtype
-    zero = constant(0, dtype)
+    zero = constant_like(0, x1)  # (weak where x1 is, as JAX's logaddexp of Python scalars)
     equal = ew.eq_p.bind(x1, x2)
     delta = ew.sub_p.bind(select(equal, zero, x1), select(equal, zero, x2))
     amax = ew.max_p.bind(x1, x2)
     general = ew.add_p.bind(amax, log1p_exp_neg(ew.neg_p.bind(ew.abs_p.bind(delta))))
-    return select(equal, ew.add_p.bind(x1, constant(log_two, dtype)), general)
+    return select(equal, ew.add_p.bind(x1, constant_like(log_two, x1)), general)
 
 
 def _log1p_exp(v):
@@ -348,10 +349,9 @@ def sinc(x, /):
     (1.0, True)
     """
     (x,) = promote_args_inexact(x)
-    dtype = aval(x).dtype
-    is_zero = ew.eq_p.bind(x, constant(0, dtype))
-    pi_x = ew.mul_p.bind(x, constant(np.pi, dtype))
-    safe = select(is_zero, constant(1, dtype), pi_x)
+    is_zero = ew.eq_p.bind(x, constant_like(0, x))
+    pi_x = ew.mul_p.bind(x, constant_like(np.pi, x))
+    safe = select(is_zero, constant_like(1, x), pi_x)
     return select(is_zero, call_custom(_sinc_maclaurin, 0, pi_x), ew.div_p.bind(ew.sin_p.bind(safe), safe))
 
 
@@ -453,9 +453,12 @@ def rint(x, /):
     >>> rint(np.array([0.5, 1.5, -2.5])).tolist()
     [0.0, 2.0, -2.0]
     """
+    integer = not _dt.is_inexact(aval(asarray(x)).dtype)
     (x,) = promote_args_inexact(x)
     if aval(x).dtype.kind == "c":
         return _by_parts(lambda part: ew.round_p.bind(part, rounding_method=1), x)
+    if integer and aval(x).weak_type:  # (an integer converted to float is strong: JAX's rint(2))
+        x = ew.convert_element_type(x, aval(x).dtype, weak_type=False)
     return ew.round_p.bind(x, rounding_method=1)
 
 
@@ -574,9 +577,8 @@ def heaviside(x1, x2, /):
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
     reject_complex("heaviside", x1)
-    dtype = aval(x1).dtype
-    zero = constant(0, dtype)
-    pos = select(ew.gt_p.bind(x1, zero), constant(1, dtype), select(ew.ne_p.bind(x1, x1), x1, x2))
+    zero = constant_like(0, x1)
+    pos = select(ew.gt_p.bind(x1, zero), constant_like(1, x1), select(ew.ne_p.bind(x1, x1), x1, x2))
     return select(ew.lt_p.bind(x1, zero), zero, pos)
 
 

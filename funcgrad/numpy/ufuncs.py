@@ -23,6 +23,7 @@ from funcgrad.numpy._core import (
     broadcast_args,
     broadcast_shapes,
     constant,
+    constant_like,
     elementwise,
     elementwise_inexact,
     full_like_aval,
@@ -578,7 +579,7 @@ def as_bool(x):
     (x,) = promote_args(x)
     if _is_bool(x):
         return x
-    return ew.ne_p.bind(x, constant(0, aval(x).dtype))
+    return ew.ne_p.bind(x, constant_like(0, x))  # (weak where x is: JAX's logical_not(2.0))
 
 
 def _logical(prim, name, sym):

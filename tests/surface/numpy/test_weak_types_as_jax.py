@@ -1,0 +1,45 @@
+"""Weak types of results of Python-scalar (weakly typed) inputs equal jax 0.10.2's (the differential
+fuzzer compares them): a formula's constants keep a weak operand weak (``deg2rad(2.0)``,
+``logaddexp``, ``sinc``, ``heaviside``, ``logical_not``, ``nn.relu``), while functions JAX computes
+with strong constants or conversions give strong results (``angle``, ``rint`` of an int,
+``nn.gelu``)."""
+
+from __future__ import annotations
+
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+from jax._src import config as _jax_config  # noqa: E402
+
+CASES = {
+    "deg2rad": lambda T, np: np.deg2rad(2.0),
+    "rad2deg": lambda T, np: np.rad2deg(2),
+    "logaddexp": lambda T, np: np.logaddexp(0.5, 3),
+    "heaviside": lambda T, np: np.heaviside(0.5, 0.25),
+    "logical_not": lambda T, np: np.logical_not(2.0),
+    "logical_and": lambda T, np: np.logical_and(2.0, 0),
+    "angle": lambda T, np: np.angle(0.5),
+    "rint_int": lambda T, np: np.rint(2),
+    "relu": lambda T, np: T.nn.relu(0.5),
+    "relu6": lambda T, np: T.nn.relu6(0.5),
+    "softplus": lambda T, np: T.nn.softplus(0.5),
+    "log_sigmoid": lambda T, np: T.nn.log_sigmoid(0.5),
+    "gelu": lambda T, np: T.nn.gelu(0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_weak_type_as_jax(name):
+    ours = [
+        (x.dtype, x.weak_type)
+        for x in (CASES[name](funcgrad, fnp), funcgrad.jit(lambda: CASES[name](funcgrad, fnp))())
+    ]
+    with _jax_config.enable_x64(True):
+        theirs = [
+            (x.dtype, x.weak_type) for x in (CASES[name](jax, jnp), jax.jit(lambda: CASES[name](jax, jnp))())
+        ]
+    assert ours == theirs
