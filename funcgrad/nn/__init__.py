@@ -146,7 +146,7 @@ def relu6(x):
     >>> relu6(np.array([-1.0, 3.0, 7.0])).tolist()
     [0.0, 3.0, 6.0]
     """
-    (x,) = promote_args(x)
+    x, _ = promote_args(x, 6.0)  # (as JAX's min(max(x, 0), 6.0): an int array gives a weak float)
     return call_custom(_relu6, x)
 
 
@@ -295,7 +295,7 @@ def hard_tanh(x):
     >>> hard_tanh(np.array([-2.0, 0.5, 2.0])).tolist()
     [-1.0, 0.5, 1.0]
     """
-    x = _inexact(x)
+    x, _ = promote_args(x, 1)  # (as JAX's where(x > 1, 1, ...): integers stay, a bool gives a weak int)
     one = _const(1, x)
     return select(
         ew.gt_p.bind(x, one), one, select(ew.lt_p.bind(x, ew.neg_p.bind(one)), ew.neg_p.bind(one), x)

@@ -319,7 +319,8 @@ def promote_args(*args) -> list:
             a = asarray(a)
             out.append(a if a.dtype == dtype else ew.convert_element_type(a, dtype, weak_type=weak))
         else:
-            out.append(Array(np.asarray(a, dtype=dtype)))
+            # (weak where promotion made it so: an int NumPy array with a Python float, as JAX's)
+            out.append(Array(np.asarray(a, dtype=dtype), weak))
     return out
 
 

@@ -6,6 +6,7 @@ with strong constants or conversions give strong results (``angle``, ``rint`` of
 
 from __future__ import annotations
 
+import numpy as onp
 import pytest
 
 import funcgrad
@@ -29,6 +30,11 @@ CASES = {
     "softplus": lambda T, np: T.nn.softplus(0.5),
     "log_sigmoid": lambda T, np: T.nn.log_sigmoid(0.5),
     "gelu": lambda T, np: T.nn.gelu(0.5),
+    # a NumPy int array with a Python float is a weak float, as in JAX
+    "numpy_int_plus_float": lambda T, np: np.add(onp.int32([2]), 6.0),
+    "relu6_int": lambda T, np: T.nn.relu6(onp.int32([2, -3])),
+    "hard_tanh_bool": lambda T, np: T.nn.hard_tanh(onp.array([True, False])),
+    "hard_tanh_int": lambda T, np: T.nn.hard_tanh(2),
 }
 
 
