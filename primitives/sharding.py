@@ -388,7 +388,9 @@ def meshes_in(closed) -> list:
             for sub in eqn.primitive.traits.jaxpr_params:
                 v = eqn.params[sub]
                 for j in v if isinstance(v, tuple | list) else (v,):
-                    walk(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
+                    j = j.jaxpr if isinstance(j, ClosedJaxpr) else j
+                    if hasattr(j, "eqns"):  # (custom_lin's bwd may be a Python function)
+                        walk(j)
 
     walk(closed.jaxpr)
     if len(_meshes) > 1024:

@@ -29,7 +29,8 @@ def _custom_vjp_call(ctx, *args, call_jaxpr, **_):
 
 @register(custom_lin_p)
 def _custom_lin(ctx, *args, num_res, bwd, out_avals, name):
-    raise TypeError(
-        f"can't apply forward-mode autodiff (jvp) to a custom_vjp function ({name}): only its "
-        "reverse-mode rule is defined. Use grad/vjp/jacrev, or define it with custom_jvp instead."
+    err = TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")  # (JAX's words)
+    err.add_note(
+        f"{name} defines only a reverse-mode rule: use grad/vjp/jacrev, or define it with custom_jvp instead."
     )
+    raise err
