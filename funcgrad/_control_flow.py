@@ -7,7 +7,8 @@ Signatures and semantics are ``jax.lax``'s. Each function traces its Python call
 jaxprs (every constant they capture becomes an explicit operand, see NOTE: [control-flow jaxprs
 have no tracer constants]) and binds one primitive, so control flow is differentiable (jvp, grad,
 hessian), batchable (vmap) and compiled as one StableHLO loop/conditional under ``jit``; without
-``jit`` the primitives run eagerly with NumPy.
+``jit`` each primitive runs as a compiled program of its own, as JAX's (NOTE: [eager control flow is
+compiled] in primitives/control_flow.py).
 
 Beyond JAX:
 
