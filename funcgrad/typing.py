@@ -1,6 +1,6 @@
 """``funcgrad.typing``: annotations for functions of arrays (``jax.typing``).
 
-Layer: surface. Imports numpy and the kernel's Array.
+Layer: surface. Imports numpy and the public ``Array`` type (funcgrad/numpy/_dtypes.py).
 
 ``ArrayLike``: what funcgrad's functions accept as an array -- funcgrad Arrays (and the traced
 values a transformed function sees), NumPy arrays and scalars, and Python scalars.
@@ -20,8 +20,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from funcgrad.kernel.array import Array
-from funcgrad.kernel.core import Tracer
+from funcgrad.numpy._dtypes import PublicArray as Array  # funcgrad.Array (jax.Array)
 
 __all__ = ["ArrayLike", "DTypeLike"]
 
@@ -30,5 +29,7 @@ def __dir__():  # the public names only, not this module's imports and helpers
     return list(__all__)
 
 
-ArrayLike = Union[Array, Tracer, np.ndarray, np.bool_, np.number, bool, int, float, complex]  # noqa: UP007
+# JAX's members, in its order: a traced value is an ``Array`` (``isinstance(tracer, Array)`` holds),
+# so it needs no member of its own (jaxtyping builds one annotation per member: Float[ArrayLike, ""]).
+ArrayLike = Union[Array, np.ndarray, np.bool_, np.number, bool, int, float, complex]  # noqa: UP007
 DTypeLike = Union[str, type[Any], np.dtype]  # noqa: UP007

@@ -396,3 +396,16 @@ def test_core_pytype_aval_mappings_as_jax():
         got = funcgrad.core.pytype_aval_mappings[type(value)](value)
         want = jax_map[type(value)](value)
         assert (got.shape, got.dtype, got.weak_type) == (want.shape, want.dtype, want.weak_type)
+
+
+def test_typing_array_like_has_jax_members():
+    # jaxtyping builds one annotation per member of jax.typing.ArrayLike (Float32[ArrayLike, ""]); a
+    # traced value is an Array, so the union has JAX's members and no Tracer of its own.
+    import typing
+
+    jax = pytest.importorskip("jax")
+    got = typing.get_args(funcgrad.typing.ArrayLike)
+    want = typing.get_args(jax.typing.ArrayLike)
+    assert got[0] is funcgrad.Array and want[0] is jax.Array  # (the public Array type)
+    assert [t.__name__ for t in got[1:]] == [t.__name__ for t in want[1:]]
+    assert funcgrad.jit(lambda x: isinstance(x, typing.get_args(funcgrad.typing.ArrayLike)))(1.0)
