@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad import lax
+from funcgrad import _config, lax
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.jitting import jit
 from funcgrad.kernel import core
@@ -35,6 +35,7 @@ from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.bitcast import bitcast_convert_type
+from funcgrad.random import _threefry_original  # (it reads this module's cipher at call time)
 from funcgrad.random._eager import eager_draw, keyable_scalar, program, zero_sign
 from funcgrad.random._keys import KeyArray, KeyTy, PRNGImpl, register_prng, resolve_impl
 
@@ -121,8 +122,6 @@ def _iota_2x32(shape: tuple[int, ...]):
 
 
 def _partitionable() -> bool:
-    from funcgrad import _config  # (at trace time: _config imports this package's importers)
-
     return _config.threefry_partitionable_context.value
 
 
@@ -130,8 +129,6 @@ def _threefry_bits(data, bit_width: int, shape: tuple[int, ...]):
     """Random bits of one raw threefry key (NOTE: [PRNG implementations]: its ``random_bits``;
     NOTE: [threefry bit streams] for ``jax_threefry_partitionable=False``)."""
     if not _partitionable():
-        from funcgrad.random import _threefry_original
-
         return _threefry_original.random_bits(data, bit_width, shape)
     k0, k1 = _key_halves(data)
     hi, lo = _iota_2x32(shape)
@@ -150,8 +147,6 @@ def _threefry_bits(data, bit_width: int, shape: tuple[int, ...]):
 
 def _threefry_split(data, shape: tuple[int, ...]):
     if not _partitionable():
-        from funcgrad.random import _threefry_original
-
         return _threefry_original.split(data, shape)
     k0, k1 = _key_halves(data)
     hi, lo = _iota_2x32(shape)

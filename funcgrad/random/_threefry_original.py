@@ -2,7 +2,8 @@
 draws, as JAX's ``_threefry_random_bits_original`` and ``_threefry_split_original``.
 
 Layer: surface. Imports funcgrad.lax, the primitive catalog (elementwise) and the threefry2x32
-hash of funcgrad/random/_core.py (which imports this module lazily, when the flag is off).
+hash of funcgrad/random/_core.py (each imports the other; this one reads ``_core``'s names
+at call time only).
 
 # NOTE: [threefry bit streams]
 # JAX has two ways to turn one key into many words. The partitionable one (its default, and
