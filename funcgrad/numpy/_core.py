@@ -587,4 +587,5 @@ def concrete_or_error(x, what: str):
 
 
 def as_sequence(x) -> Sequence:
-    return x if isinstance(x, list | tuple) else [x]
+    # (a range of axes too, as JAX's index tuples: distrax's expand_dims(x, range(n)))
+    return x if isinstance(x, list | tuple) else list(x) if isinstance(x, range) else [x]

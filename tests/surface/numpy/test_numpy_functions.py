@@ -832,3 +832,17 @@ def test_interp_extrapolates_when_asked_as_jax():
     assert fnp.interp(x, xp, fp, right="extrapolate", left=7.0).tolist() == [7.0, 20.0]
     with pytest.raises(ValueError, match="extrapolate"):
         fnp.interp(x, xp, fp, left="linear")
+
+
+def test_a_range_of_axes_as_jax():
+    # JAX reads axes as an index tuple, so a range works (distrax: expand_dims(scale, range(n)))
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.ones((1, 1, 3), np.float32)
+    for f in (
+        lambda m: m.expand_dims(x[0, 0], range(2)),
+        lambda m: m.squeeze(x, range(2)),
+        lambda m: m.sum(x, axis=range(2)),
+    ):
+        got, want = f(fnp), f(jnp)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
