@@ -206,9 +206,17 @@ def _reuse_dead_buffers(steps: list, slot_avals: dict, keep: set) -> list:
 # goes into a pool keyed by shape and dtype, and a ufunc step whose result has that shape and
 # dtype writes into one (``out=``) instead of allocating. Within a call that reuses the backward
 # pass's dead cotangents; between calls, the previous call's intermediates. Only ufuncs whose
-# operands all have the result's dtype take a pooled buffer (``out=`` would otherwise cast). The
-# memory stays held after the call: at most _POOL_MAX_BYTES per program, for the _POOL_PROGRAMS
-# programs run last; ``funcgrad.clear_caches()`` frees it.
+# operands all have the result's dtype take a pooled buffer (``out=`` would otherwise cast), and
+# the pool keeps no more buffers of a shape than the program has steps taking one: a matmul's or
+# a reduction's results, which no step of theirs can take back, would otherwise pile up call after
+# call while their own allocations kept faulting (the 64-256-256-10 MLP of bench/bench_eager.py,
+# 128 KiB activations: 224 faults and 1.37 ms per call that way, none and 0.82 ms with the bound,
+# 0.86 ms without a pool). The memory stays held after the call: at most _POOL_MAX_BYTES per
+# program, for the _POOL_PROGRAMS programs run last (the transformer's: 123 MB);
+# ``funcgrad.clear_caches()`` frees it. Measured on that transformer (one thread, CPU time, five
+# interleaved pairs of fresh processes at load 14-16): 31.5k -> 5.5k minor faults and 347 -> 312
+# ms per call; the user time rises by ~25 ms (a pooled buffer is cold in the cache, where the
+# kernel had just zeroed a fresh page), the system time falls by ~55 ms.
 _POOL_MIN_BYTES = 1 << 16
 _POOL_MAX_BYTES = 256 << 20
 _POOL_PROGRAMS = 3
@@ -227,19 +235,25 @@ class _Pool:
 
 def _pool_large_buffers(steps: list, slot_avals: dict, init: list) -> list:
     """``steps`` with an eighth field, the cleared slots whose buffers may go back to the pool
-    (slot, key), and large ufunc steps made pool steps (NOTE: [eager buffers kept between calls])."""
-    out = []
+    ``(slot, key, limit)``, and large ufunc steps made pool steps (NOTE: [eager buffers kept
+    between calls]). A key's ``limit`` is the number of steps that take a buffer of that key:
+    the pool never holds more than one call can use."""
+    takes: dict = {}
+    pooled = []
     for step in steps:
         kind, impl, a, b, params, result, free = step
-        recycle = ()
-        big = [i for i in free if _pool_key(slot_avals.get(i)) is not None]
-        if big:
-            recycle = tuple((i, _pool_key(slot_avals[i])) for i in big)
-            free = tuple(i for i in free if i not in big)
         if kind in (_UNARY, _BINARY) and type(impl) is np.ufunc and impl.nout == 1:
             key = _pool_key(slot_avals.get(result))
             if key is not None and all(_dtype_of(i, slot_avals, init) == key[1] for i in _step_inputs(step)):
                 kind, params = (_UNARY_POOL if kind == _UNARY else _BINARY_POOL), key
+                takes[key] = takes.get(key, 0) + 1
+        pooled.append((kind, impl, a, b, params, result, free))
+    out = []
+    for kind, impl, a, b, params, result, free in pooled:
+        keys = {i: _pool_key(slot_avals.get(i)) for i in free}
+        recycle = tuple((i, keys[i], takes[keys[i]]) for i in free if keys[i] in takes)
+        if recycle:
+            free = tuple(i for i in free if keys[i] not in takes)
         out.append((kind, impl, a, b, params, result, free, recycle))
     return out
 
@@ -366,7 +380,7 @@ def _run_plan(plan, vals):
         if recycle:
             if pool is None:
                 pool = _pool_of(plan)
-            for i, key in recycle:
+            for i, key, limit in recycle:
                 v = vals[i]
                 vals[i] = None
                 # Only a buffer nothing else holds (refcount: ``v`` and getrefcount's argument).
@@ -380,8 +394,10 @@ def _run_plan(plan, vals):
                     and v.flags.writeable
                     and pool.nbytes + v.nbytes <= _POOL_MAX_BYTES
                 ):
-                    pool.free.setdefault(key, []).append(v)
-                    pool.nbytes += v.nbytes
+                    bufs = pool.free.setdefault(key, [])
+                    if len(bufs) < limit:
+                        bufs.append(v)
+                        pool.nbytes += v.nbytes
                 del v
 
 
