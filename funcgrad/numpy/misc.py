@@ -318,10 +318,11 @@ def polyval(p, x, *, unroll: int = 16):
     return out
 
 
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, dtype=None):
     """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``, optionally
     with integer frequency weights ``fweights`` and observation weights ``aweights`` (NumPy's
-    normalisation).
+    normalisation), computed in ``dtype`` (inexact) if given. No samples give NaNs, no variables
+    an empty matrix (JAX's).
 
     >>> cov(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
     [[1.0, -1.0], [-1.0, 1.0]]
@@ -332,9 +333,13 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if m.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
     (m,) = promote_args_inexact(m)
+    if dtype is not None and _dt.kind(np.dtype(dtype)) not in "fc":
+        raise ValueError(f"cov: dtype must be a subclass of float or complex; got dtype={dtype}")
     x = reshape(m, (1, -1)) if m.ndim < 2 else m
-    if not rowvar and x.shape[0] != 1:
+    if not rowvar and m.ndim != 1:  # (a 1-D m is one variable either way, as in JAX)
         x = moveaxis(x, 0, 1)
+    if x.shape[0] == 0:
+        return reshape(constant(0, x.dtype, (0,)), (0, 0))
     if y is not None:
         (yy,) = promote_args_inexact(asarray(y))
         yy = reshape(yy, (1, -1)) if yy.ndim < 2 else yy
@@ -343,6 +348,8 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         x, yy = promote_args(x, yy)
         x = concatenate([x, yy], 0)
     n = x.shape[1]
+    if n == 0:  # no samples: every covariance is NaN (0/0), as JAX's
+        return constant(np.nan, x.dtype, () if x.shape[0] == 1 else (x.shape[0], x.shape[0]))
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
     w = None
     if fweights is not None:
@@ -360,21 +367,25 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
                 f"cov: aweights must be a one-dimensional array of length {n}, got shape {aw.shape}"
             )
         w = aw if w is None else w * aw
+    if dtype is not None:
+        x = convert(x, np.dtype(dtype))
     if w is None:
         centred = ew.sub_p.bind(x, broadcast_to(reductions.mean(x, axis=1, keepdims=True), x.shape))
         c = matmul(centred, conjugate(moveaxis(centred, 0, 1)))  # X X^H: Hermitian for complex X
         out = ew.div_p.bind(c, constant(n - ddof, c.dtype))
         return reshape(out, ()) if out.shape == (1, 1) else out
-    w = asarray(w).astype(x.dtype)
-    w_sum = reductions.sum(w)
+    # The weights broadcast along the variables explicitly (jax_numpy_rank_promotion="raise" is
+    # for the caller's operands, not cov's own).
+    w = broadcast_to(reshape(asarray(w).astype(x.dtype), (1, n)), x.shape)
+    w_sum = reductions.sum(getitem(w, 0))
     avg = reductions.sum(x * w, axis=1, keepdims=True) / w_sum
     if ddof == 0:
         fact = w_sum
     elif aweights is None:
         fact = w_sum - ddof
     else:
-        fact = w_sum - ddof * reductions.sum(w * asarray(aweights).astype(x.dtype)) / w_sum
-    centred = x - avg
+        fact = w_sum - ddof * reductions.sum(getitem(w, 0) * asarray(aweights).astype(x.dtype)) / w_sum
+    centred = x - broadcast_to(avg, x.shape)
     out = matmul(centred * w, conjugate(moveaxis(centred, 0, 1))) / fact
     return reshape(out, ()) if out.shape == (1, 1) else out
 

@@ -94,6 +94,13 @@ def accumulation_dtype(dtype) -> np.dtype:
     return dtype
 
 
+def _numeric(dtype) -> np.dtype:
+    # promote_integers=False keeps integer widths, but booleans are still counted in the default
+    # integer (JAX's sum/prod cast bool operands to a numeric dtype first): sum([True] * 4) == 4.
+    dtype = np.dtype(dtype)
+    return np.dtype(_dt.default_int) if dtype == np.bool_ else dtype
+
+
 def _computation_dtype(dtype) -> np.dtype:
     # Half-precision floats are summed in float32 and rounded once at the end, as jax.numpy does
     # (NumPy would round every partial sum of a float16 reduction).
@@ -143,7 +150,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
         if dtype is not None
         else accumulation_dtype(a.dtype)
         if promote_integers
-        else a.dtype
+        else _numeric(a.dtype)
     )
     compute = _computation_dtype(target)
     a = ew.convert_element_type(a, compute, weak_type=a.weak_type and dtype is None)
@@ -168,7 +175,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
         if dtype is not None
         else accumulation_dtype(a.dtype)
         if promote_integers
-        else a.dtype
+        else _numeric(a.dtype)
     )
     a = ew.convert_element_type(a, target, weak_type=a.weak_type and dtype is None)
     in_shape = a.shape
@@ -404,8 +411,15 @@ def var(
             raise ValueError("var: pass ddof or correction, not both")
         ddof = correction
     a, axes = _prepare(a, axis)
-    result_dtype = _dt.real_dtype(_float_dtype(a.dtype, dtype))
-    target = _computation_dtype(_float_dtype(a.dtype, dtype))
+    requested = _float_dtype(a.dtype, dtype)
+    if dtype is not None and _dt.kind(a.dtype) == "c" and _dt.kind(requested) != "c":
+        raise ValueError(
+            f"var: a real dtype ({requested}) for the variance of complex values ({a.dtype}) is not "
+            "supported (as in JAX); pass a complex dtype or none"
+        )
+    # An explicit dtype is the result's, complex included (JAX's); else the real part's dtype.
+    result_dtype = requested if dtype is not None else _dt.real_dtype(requested)
+    target = _computation_dtype(requested)
     a = ew.convert_element_type(a, target)
     centre = _mean_fn(a, axes, keepdims=True, where=where) if mean is None else asarray(mean, target)
     centred = ew.sub_p.bind(*broadcast_args(a, broadcast_to(centre, a.shape)))
@@ -506,8 +520,9 @@ def _nan_extremum(fn, for_max, a, axis, out, keepdims, initial, where):
     if not _dt.is_inexact(a.dtype):
         return fn(a, axis, out, keepdims, initial, where)
     res = fn(_nan_replaced(a, _identity(a.dtype, for_max)), axis, out, keepdims, initial, where)
-    # All-NaN slices give NaN, as in NumPy and JAX: the whole slice, whatever ``where`` selects
-    # (nanmax's docstring: a slice whose selected part is empty gives ``initial``).
+    if initial is not None:  # with ``initial`` an all-NaN (or empty) slice gives it, as JAX's
+        return res
+    # All-NaN slices give NaN, as in NumPy and JAX: the whole slice, whatever ``where`` selects.
     all_nan = all(isnan(a), axis, keepdims=keepdims)
     return select(all_nan, constant(np.nan, a.dtype), res)
 

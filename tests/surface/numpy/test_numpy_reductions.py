@@ -485,3 +485,38 @@ def test_reductions_of_weak_values_are_strong_as_jax(name):
             if T is funcgrad:
                 ours = results
         assert ours == results, (name, v)
+
+
+_JAX_CASES = {
+    # found by JAX's own lax_numpy_reducers_test through funcgrad.as_jax (tests/integration/suites/jax_tests)
+    "nanmax_empty_initial": lambda m, x: m.nanmax(m.zeros((3, 0), np.complex64), initial=1),
+    "nanmin_all_nan_initial": lambda m, x: m.nanmin(
+        m.array([[np.nan, np.nan], [1, 2]], np.float32), axis=1, initial=5.0
+    ),
+    "var_complex_dtype": lambda m, x: m.var(x.astype(np.complex64) * (1 + 2j), dtype=np.complex64),
+    "std_complex_dtype": lambda m, x: m.std(x.astype(np.complex64), axis=0, dtype=np.complex64),
+    "nanvar_complex_dtype": lambda m, x: m.nanvar(
+        m.array([1 + 1j, np.nan, 2 - 1j], np.complex64), dtype=np.complex64
+    ),
+    "sum_bool_no_promote": lambda m, x: m.sum(x > 0, axis=1, promote_integers=False),
+    "prod_bool_no_promote": lambda m, x: m.prod(x > -9, axis=0, promote_integers=False, initial=0),
+    "cov_no_samples": lambda m, x: m.cov(m.zeros((3, 0), np.float32)),
+    "cov_one_var_no_samples": lambda m, x: m.cov(m.zeros((0,), np.float32)),
+    "cov_rowvar_false_one_row": lambda m, x: m.cov(x[:1], rowvar=False),
+    "cov_weights": lambda m, x: m.cov(
+        x, fweights=np.array([1, 2, 3, 1]), aweights=np.array([0.5, 1, 2, 1], np.float32)
+    ),
+    "cov_dtype": lambda m, x: m.cov(x, dtype=np.float32),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_JAX_CASES))
+def test_reductions_as_jax(case):
+    jax = pytest.importorskip("jax")
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    with funcgrad.numpy_rank_promotion("raise"), jax.numpy_rank_promotion("raise"):
+        got, want = _JAX_CASES[case](fnp, x), _JAX_CASES[case](jax.numpy, x)
+    assert got.shape == want.shape and got.dtype.kind == want.dtype.kind, (got, want)
+    if want.dtype.kind in "fc":
+        assert got.dtype == want.dtype  # (both sides at float32/complex64 here)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, equal_nan=True)
