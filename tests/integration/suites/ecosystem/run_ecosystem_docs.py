@@ -22,6 +22,8 @@ on both sides alike, so that the two runs stay comparable and bounded:
   iterations stop after ``--max-loop`` (20) when it would run more than ``--long-loop`` (100) times,
   so ``for step in range(num_steps)`` runs 20 steps; short loops (layers, a batch's rows) are as
   written. Libraries' own loops are untouched (the cap is a name in the notebook's globals);
+- Python's, NumPy's global and torch's generators are seeded (0) first, so unseeded shuffling
+  (a ``DataLoader(shuffle=True)``, ``np.random.permutation``) gives both sides the same batches;
 - datasets that would be downloaded: ``torchvision.datasets.MNIST``/``FashionMNIST``/``CIFAR10``/
   ``CIFAR100`` are replaced by the same classes over deterministic random images of the real shapes
   and dtypes (``--synthetic-size`` examples, 512). The data and model-hub packages that are not
@@ -109,6 +111,9 @@ def read_notebook(root: str, rel: str):
         with open(path) as f:
             text = f.read()
         nb = jupytext.reads(text, fmt="md:myst" if "jupytext:" in text[:2000] else "md")
+    nb.cells = [
+        c for c in nb.cells if c.cell_type != "code" or c.source.strip()
+    ]  # empty cells: nothing to run
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -171,6 +176,9 @@ class _StubFinder(_abc.MetaPathFinder, _abc.Loader):
     def exec_module(self, module):
         pass
 _sys.meta_path.append(_StubFinder())
+import random as _random, numpy as _np
+_random.seed(0)
+_np.random.seed(0)  # unseeded NumPy/Python randomness (a shuffling data loader) draws alike on both sides
 '''
     if uses_torchvision:
         code += f"""
@@ -197,6 +205,7 @@ _tvd.MNIST = _synthetic(_tvd.MNIST, (28, 28), True, 10)
 _tvd.FashionMNIST = _synthetic(_tvd.FashionMNIST, (28, 28), True, 10)
 _tvd.CIFAR10 = _synthetic(_tvd.CIFAR10, (32, 32, 3), False, 10)
 _tvd.CIFAR100 = _synthetic(_tvd.CIFAR100, (32, 32, 3), False, 100)
+_torch.manual_seed(0)  # a shuffling DataLoader draws the same batches on both sides
 """
     return code
 
