@@ -428,6 +428,15 @@ class Config:
         return _flag(name).value
 
     @property
+    def x64_enabled(self) -> bool:
+        """``jax_enable_x64``'s value (JAX's ``config.x64_enabled``; jaxopt's test utilities read it).
+
+        >>> config.x64_enabled == config.jax_enable_x64
+        True
+        """
+        return _flag("jax_enable_x64").value
+
+    @property
     def values(self) -> dict:
         """Every flag and its value."""
         return {name: f.value for name, f in _FLAGS.items()}
@@ -438,7 +447,9 @@ class Config:
         raise AttributeError(f"funcgrad.config has no flag {name!r}")
 
     def __dir__(self):
-        return sorted([*_FLAGS, "update", "read", "values", "parse_flags_with_absl", "config_with_absl"])
+        return sorted(
+            [*_FLAGS, "update", "read", "values", "x64_enabled", "parse_flags_with_absl", "config_with_absl"]
+        )
 
     def parse_flags_with_absl(self) -> None:
         """Apply ``--jax_<flag>=<value>`` command-line arguments (``sys.argv``) to the flags; where

@@ -219,3 +219,11 @@ def test_make_user_context_keys_the_jit_cache(lib):
     results.append(float(f(2.0)))
     assert results == [2.0, 6.0, 6.0, 2.0, 2.0, 10.0, 2.0]
     assert traces == [1, 3, 5]
+
+
+def test_x64_enabled_reads_the_flag_as_jax():
+    # jaxopt's test utilities read jax.config.x64_enabled
+    jax = pytest.importorskip("jax")
+    assert config.x64_enabled is True and jax.config.x64_enabled is jax.config.jax_enable_x64
+    with funcgrad.enable_x64(False):
+        assert config.x64_enabled is False
