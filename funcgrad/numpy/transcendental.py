@@ -234,8 +234,7 @@ def _log1p_exp(v):
 
 
 def _log1p_exp2_over_ln2(v):
-    dtype = aval(v).dtype
-    return ew.div_p.bind(ew.log1p_p.bind(ew.exp2_p.bind(v)), constant(np.log(2), dtype))
+    return ew.div_p.bind(ew.log1p_p.bind(ew.exp2_p.bind(v)), constant_like(np.log(2), v))
 
 
 @custom_jvp
@@ -330,7 +329,8 @@ def _sinc_taylor_coefficient(k: int) -> float:
 
 def _sinc_maclaurin_impl(k, x):
     # A constant of x's shape: the k-th Taylor coefficient's derivative structure lives in the JVP.
-    return constant(_sinc_taylor_coefficient(k), aval(x).dtype, aval(x).shape)
+    a = aval(x)
+    return constant(_sinc_taylor_coefficient(k), a.dtype, a.shape, weak_type=a.weak_type)
 
 
 _sinc_maclaurin = custom_jvp(_sinc_maclaurin_impl, nondiff_argnums=(0,))

@@ -184,7 +184,12 @@ def ndtr(x):
     >>> float(ndtr(0.0))
     0.5
     """
-    return _ndtr(_float_only("ndtr", x))
+    return _ndtr(_strong(_float_only("ndtr", x)))
+
+
+def _strong(x):
+    # (JAX's ndtr and log_ndtr compute with constants of x's dtype: their results are never weak)
+    return lax.convert_element_type(x, x.dtype)
 
 
 _NDTRI_P0 = [-5.99633501014107895267e1, 9.80010754185999661536e1, -5.66762857469070293439e1,
@@ -279,7 +284,7 @@ def log_ndtr(x, series_order: int = 3):
         raise TypeError(f"scipy.special.log_ndtr: series_order must be a Python int, got {series_order!r}")
     if not 0 <= series_order <= 30:
         raise ValueError(f"scipy.special.log_ndtr: series_order must be in [0, 30], got {series_order}")
-    x = _float_only("log_ndtr", x)
+    x = _strong(_float_only("log_ndtr", x))
     return call_custom(_log_ndtr, x, series_order)
 
 

@@ -11,9 +11,11 @@ import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
+import funcgrad.scipy.special  # noqa: F401
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
+import jax.scipy.special  # noqa: E402,F401,F811
 from jax._src import config as _jax_config  # noqa: E402
 
 CASES = {
@@ -30,6 +32,10 @@ CASES = {
     "softplus": lambda T, np: T.nn.softplus(0.5),
     "log_sigmoid": lambda T, np: T.nn.log_sigmoid(0.5),
     "gelu": lambda T, np: T.nn.gelu(0.5),
+    "sinc": lambda T, np: np.sinc(0.5),
+    "logaddexp2": lambda T, np: np.logaddexp2(0.5, 3),
+    "ndtr": lambda T, np: T.scipy.special.ndtr(0.5),
+    "log_ndtr": lambda T, np: T.scipy.special.log_ndtr(0.5),
     # a NumPy int array with a Python float is a weak float, as in JAX
     "numpy_int_plus_float": lambda T, np: np.add(onp.int32([2]), 6.0),
     "relu6_int": lambda T, np: T.nn.relu6(onp.int32([2, -3])),
