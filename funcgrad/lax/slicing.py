@@ -342,13 +342,27 @@ def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
     return srt.sort_key_val(asarray(keys), asarray(values), dimension, is_stable)
 
 
-def top_k(operand, k: int):
-    """The ``k`` largest entries along the last axis and their indices (ties: lower index first).
+def top_k(operand, k: int, *, axis: int = -1):
+    """The ``k`` largest entries along ``axis`` (the last by default) and their indices (ties:
+    lower index first).
 
     >>> [x.tolist() for x in top_k(np.array([1.0, 3.0, 2.0, 3.0]), 2)]
     [[3.0, 3.0], [1, 3]]
+    >>> [x.tolist() for x in top_k(np.array([[1.0, 4.0], [3.0, 2.0]]), 1, axis=0)]
+    [[[3.0, 4.0]], [[1, 0]]]
     """
     operand = asarray(operand)
+    if operand.ndim == 0:
+        raise TypeError("top_k: the operand must have at least one dimension, got a scalar")
+    ax = int(axis)
+    if not -operand.ndim <= ax < operand.ndim:
+        raise ValueError(f"top_k: axis {axis} is out of bounds for an operand of rank {operand.ndim}")
+    ax %= operand.ndim
+    if ax != operand.ndim - 1:  # along another axis: that axis moved last and back
+        perm = tuple(i for i in range(operand.ndim) if i != ax) + (ax,)
+        back = tuple(int(i) for i in np.argsort(perm))
+        values, idx = top_k(st.transpose(operand, perm), k)
+        return st.transpose(values, back), st.transpose(idx, back)
     n = operand.shape[-1]
     k = int(k)
     if not 0 <= k <= n:

@@ -170,3 +170,15 @@ def test_platform_dependent_and_composite_match_jax():
         np.asarray(funcgrad.vmap(funcgrad.grad(ours_c))(x)), 1 / np.cos(x) ** 2, rtol=1e-13
     )
     assert ours_c.composite_name == "my.tangent"
+
+
+@pytest.mark.parametrize("axis", [0, 1, -3])
+def test_top_k_along_an_axis_matches_jax(axis):
+    # JAX's lax_autodiff_test (testTopKGrad) through funcgrad.as_jax: top_k's axis= argument
+    x = np.random.RandomState(0).permutation(24).reshape(2, 3, 4).astype(np.float64)
+    got, want = lax.top_k(x, 2, axis=axis), jax.lax.top_k(x, 2, axis=axis)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    g = funcgrad.grad(lambda x: (lax.top_k(x, 2, axis=axis)[0] ** 2).sum())(x)
+    w = jax.grad(lambda x: (jax.lax.top_k(x, 2, axis=axis)[0] ** 2).sum())(x)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w))
