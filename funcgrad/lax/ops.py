@@ -307,7 +307,23 @@ bitwise_not = _unary(ew.not_p, "bitwise_not", "0", "-1")
 
 add = _binary(ew.add_p, "add", "np.array([1.0]), 2.0", "[3.0]")
 sub = _binary(ew.sub_p, "sub", "np.array([1.0]), 2.0", "[-1.0]")
-mul = _binary(ew.mul_p, "mul", "np.array([3.0]), 2.0", "[6.0]")
+_mul = _binary(ew.mul_p, "mul", "np.array([3.0]), 2.0", "[6.0]")
+
+
+def mul(x, y, *, out_dtype=None):
+    """Elementwise product of two operands of one dtype and shape (``lax.mul``); with
+    ``out_dtype`` both are converted to it first (then they may differ in dtype), as JAX's.
+
+    >>> mul(np.array([3.0]), 2.0).tolist()
+    [6.0]
+    >>> mul(np.array([3], np.int32), np.array([0.5], np.float32), out_dtype=np.float32).tolist()
+    [1.5]
+    """
+    if out_dtype is not None:
+        x, y = convert_element_type(x, out_dtype), convert_element_type(y, out_dtype)
+    return _mul(x, y)
+
+
 div = _binary(ew.div_p, "div", "np.array([-7]), 2", "[-3]")
 rem = _binary(ew.rem_p, "rem", "np.array([-7]), 2", "[-1]")
 

@@ -182,3 +182,14 @@ def test_top_k_along_an_axis_matches_jax(axis):
     g = funcgrad.grad(lambda x: (lax.top_k(x, 2, axis=axis)[0] ** 2).sum())(x)
     w = jax.grad(lambda x: (jax.lax.top_k(x, 2, axis=axis)[0] ** 2).sum())(x)
     np.testing.assert_allclose(np.asarray(g), np.asarray(w))
+
+
+def test_mul_out_dtype_matches_jax():
+    # JAX's lax_autodiff_test (testOpGradOutDtype) through funcgrad.as_jax: lax.mul's out_dtype=
+    a, b = np.array([1.5, 2.0], np.float32), np.array([3.0, 4.0], np.float16)
+    got, want = lax.mul(a, b, out_dtype=np.float16), jax.lax.mul(a, b, out_dtype=np.float16)
+    assert got.dtype == want.dtype == np.float16
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    g = funcgrad.grad(lambda a, b: lax.mul(a, b, out_dtype=np.float64).sum(), (0, 1))(a, b)
+    assert [x.dtype for x in g] == [np.float32, np.float16]
+    np.testing.assert_array_equal(np.asarray(g[0]), b.astype(np.float32))
