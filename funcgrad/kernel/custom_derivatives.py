@@ -572,6 +572,10 @@ custom_jvp_call_p.def_impl(
     lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
 )
 custom_jvp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **_: call_jaxpr.out_avals)
+# Eagerly the function's jaxpr runs on the Arrays as given, as JAX runs the function itself: an
+# output that is an input is that same object (optimistix's inexact_asarray under vmap), and each
+# equation inside dispatches as it would outside.
+custom_jvp_call_p.impl_takes_arrays = True
 custom_jvp_call_p.def_jvp(_custom_jvp_call_jvp)
 custom_jvp_call_p.def_batch(_custom_jvp_call_batch)
 
@@ -837,6 +841,7 @@ custom_vjp_call_p.def_impl(
     lambda *args, call_jaxpr, **_: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
 )
 custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **_: call_jaxpr.out_avals)
+custom_vjp_call_p.impl_takes_arrays = True  # (as custom_jvp_call's)
 custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
 custom_vjp_call_p.def_batch(_custom_vjp_call_batch)
 

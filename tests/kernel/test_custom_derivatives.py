@@ -169,3 +169,27 @@ def test_custom_jvp_without_rule_errors():
     f = custom_jvp(lambda x: x)
     with pytest.raises(AttributeError, match="No JVP defined"):
         f(1.0)
+
+
+@pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
+def test_eager_call_runs_on_the_arrays_as_given_as_jax(kind):
+    # JAX runs the function itself eagerly: an output that is an input is the same object
+    # (optimistix's inexact_asarray under vmap), and weak types stay as the function makes them.
+    jax = pytest.importorskip("jax")
+
+    def make(m):
+        f = getattr(m, kind)(lambda x, s: (x, x * s))
+        if kind == "custom_jvp":
+            f.defjvp(lambda p, t: (f(*p), (t[0], t[0] * p[1])))
+        else:
+            f.defvjp(lambda x, s: (f(x, s), s), lambda s, ct: (ct[0] + ct[1] * s, None))
+        return f
+
+    for m in (funcgrad, jax):
+        y = m.numpy.asarray([1.0, 2.0])
+        same, scaled = m.vmap(make(m), in_axes=(0, None))(y, 2.0)
+        assert same is y
+        np.testing.assert_allclose(scaled, [2.0, 4.0])
+    got = make(funcgrad)(fnp.asarray(2.0), 3.0)[1]  # (a weak Array times a Python float)
+    want = make(jax)(jax.numpy.asarray(2.0), 3.0)[1]
+    assert got.weak_type == want.weak_type and float(got) == float(want)
