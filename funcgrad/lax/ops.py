@@ -416,7 +416,7 @@ def conj(x):
     if aval(x).dtype.kind != "c":
         if not _dt.is_float(aval(x).dtype):
             raise TypeError(f"lax.conj requires a float or complex operand, got {aval(x).str_short()}")
-        x = ew.convert_element_type(x, _dt.complex_dtype(aval(x).dtype))
+        x = ew.convert_element_type(x, _dt.complex_dtype(aval(x).dtype), weak_type=aval(x).weak_type)
     return cx.conj_p.bind(x)
 
 
