@@ -488,8 +488,9 @@ def convert_element_type(operand, new_dtype):
     [1, -1]
     """
     new_dtype = check_user_dtype(new_dtype, "convert_element_type")
-    operand = asarray(operand) if type(operand) in python_scalar_types else operand
-    return ew.convert_element_type(operand, new_dtype)
+    # (a NumPy operand enters as an Array: already of new_dtype it is returned, an Array as JAX's,
+    # and in 32-bit mode a float64 one is float32 first)
+    return ew.convert_element_type(asarray(operand), new_dtype)
 
 
 def bitcast_convert_type(operand, new_dtype):

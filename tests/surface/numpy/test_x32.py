@@ -150,6 +150,11 @@ CASES = {
     "astype_int": lambda j, jnp, lax, np: jnp.ones(2).astype(int),
     "convert_f64": lambda j, jnp, lax, np: lax.convert_element_type(jnp.ones(2), float),
     "iota": lambda j, jnp, lax, np: lax.iota(int, 3),
+    # (the fuzzer) a float64 NumPy operand already "of" the target dtype was returned unconverted
+    "convert_np_f64_to_f32": lambda j, jnp, lax, np: (
+        lax.convert_element_type(np.ones(2), np.float32),
+        lax.convert_element_type(np.zeros(0), "float32"),
+    ),
     "lax_add": lambda j, jnp, lax, np: lax.add(1.0, 2.0),
     "lax_mul_weak_array": lambda j, jnp, lax, np: lax.mul(2, jnp.asarray(3)),
     "lax_add_strong_array": lambda j, jnp, lax, np: lax.add(2, np.ones(2, np.int32)),
