@@ -223,6 +223,13 @@ def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=N
         a = closed.out_avals[j]
         if s is not None and (sharded.same_layout(s, exe.out_shardings[j], a.ndim) or _unreduced_axes(a)):
             exe.replace_out_sharding(j, s)  # (an unreduced result is laid out as its type, unsummed)
+    if len(devices) == 1:
+        # On one device XLA reports every result replicated; a result typed over explicit mesh
+        # axes keeps its type's layout there, as on several devices (NOTE: [sharding in types]).
+        for j, s in enumerate(out_shardings):
+            typed = _typed_spec(closed.out_avals[j], mesh) if s is None else None
+            if typed is not None and any(typed[1]):
+                exe.replace_out_sharding(j, sharded.named_sharding(mesh, typed[1]))
     consts = [sharded.put(np.asarray(c, xla_dtype(c.dtype)), const_sharding) for c in lowered.const_args]
     entry = SpmdCompiled(closed, exe, consts, in_shardings, lowered.text)
     if len(_cache) > 512:

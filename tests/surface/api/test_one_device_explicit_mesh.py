@@ -1,0 +1,29 @@
+"""Sharding in types on a one-device mesh with Explicit axes (NOTE: [sharding in types]): results of
+eager operations and jitted calls keep the type their inputs' sharding gives them, as in JAX (flax's
+image segmentation example prints ``jax.typeof`` of a model's output under ``set_mesh`` of
+``make_mesh((jax.device_count(),), ("fsdp",))``); checked against jax 0.10.2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+
+def _types(lib, jnp):
+    mesh = lib.make_mesh((1,), ("fsdp",), axis_types=(lib.sharding.AxisType.Explicit,))
+    with lib.set_mesh(mesh):
+        x = jnp.ones((4, 3), dtype=np.float32, out_sharding=lib.P("fsdp"))
+        results = [x, x + 1, jnp.sin(x), lib.jit(jnp.sin)(x), x @ jnp.ones((3, 2), np.float32), x.sum(axis=1)]
+        return [str(lib.typeof(r)) for r in results]
+
+
+def test_results_on_a_one_device_explicit_mesh_keep_their_sharding_type():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    ours = _types(funcgrad, fnp)
+    assert ours == _types(jax, jnp)
+    assert ours[1] == "float32[4@fsdp,3]"
