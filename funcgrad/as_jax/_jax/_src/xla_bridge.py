@@ -19,6 +19,7 @@ from funcgrad.xla_bridge import backends as _bridge
 
 __all__ = [
     "backends",
+    "backends_are_initialized",
     "clear_backends",
     "device_count",
     "devices",
@@ -28,6 +29,18 @@ __all__ = [
     "process_count",
     "process_index",
 ]
+
+
+def backends_are_initialized() -> bool:
+    """Whether a backend's client has been started (then ``jax_num_cpu_devices`` can no longer
+    change: flax's sharding guide asks this before setting 8 CPU devices).
+
+    >>> import funcgrad
+    >>> _ = funcgrad.devices()  # the CPU client starts
+    >>> backends_are_initialized()
+    True
+    """
+    return bool(_bridge._backends)
 
 
 def __getattr__(name):
