@@ -154,10 +154,12 @@ asinh_p = unop(
 )
 # x**2 - 1 as JAX's (the domain is x >= 1; at x = -1 the tangent is +inf, not rsqrt(-0.0) = -inf)
 acosh_p = unop("acosh", np.arccosh, lambda t, x: mul(t, rsqrt(sub(square(x), 1))), may_produce_nan=True)
+# 1 / (1 + x) / (1 - x) as JAX's (its second derivative at x = 1 is -inf + inf = nan, as JAX's;
+# 1 / (1 - x^2) gave 2x / 0 = inf)
 atanh_p = unop(
     "atanh",
     np.arctanh,
-    lambda t, x: div(t, sub(1, square(x))),
+    lambda t, x: mul(t, div(div(1, add(1, x)), sub(1, x))),
     may_produce_nan=True,
     sparse="zero_preserving",
 )

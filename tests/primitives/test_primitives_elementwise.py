@@ -139,7 +139,7 @@ def test_grad_abs_at_zero_is_one_as_in_jax():
     assert complex(funcgrad.grad(fnp.abs)(0j)) == 0
 
 
-def test_cbrt_and_acosh_derivatives_at_domain_edges_are_jaxs():
+def test_cbrt_acosh_atanh_derivatives_at_domain_edges_are_jaxs():
     # The differential fuzzer: cbrt's second derivative at 0 is -inf (+inf at -0.0) as JAX's
     # ans**-2 / 3 rule gives (t / (3 ans**2) gave 0 * inf / 0 = NaN); acosh's tangent at -1 is +inf
     # from x**2 - 1, as JAX's (rsqrt((x - 1)(x + 1)) gave rsqrt(-0.0) = -inf).
@@ -157,3 +157,12 @@ def test_cbrt_and_acosh_derivatives_at_domain_edges_are_jaxs():
     want = jax.jvp(jnp.arccosh, (x,), (np.ones(4),))[1]
     got = funcgrad.jvp(fnp.arccosh, (x,), (np.ones(4),))[1]
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    # atanh's rule is 1 / (1 + x) / (1 - x), as JAX's: its second derivative at +-1 is NaN there
+    # (-inf + inf), where 1 / (1 - x^2) gave +-inf (the fuzzer, grad of grad in both modes)
+    for x in (1.0, -1.0, 0.3, -0.7):
+        want = jax.grad(jax.grad(jnp.arctanh))(x)
+        for fn in (
+            funcgrad.grad(funcgrad.grad(fnp.arctanh)),
+            funcgrad.jit(funcgrad.grad(funcgrad.grad(fnp.arctanh))),
+        ):
+            np.testing.assert_allclose(float(fn(x)), float(want), rtol=1e-6)
