@@ -22,7 +22,8 @@ on both sides alike, so that the two runs stay comparable and bounded:
   iterations stop after ``--max-loop`` (20) when it would run more than ``--long-loop`` (100) times,
   so ``for step in range(num_steps)`` runs 20 steps; short loops (layers, a batch's rows) are as
   written. Libraries' own loops are untouched (the cap is a name in the notebook's globals);
-- Python's, NumPy's global and torch's generators are seeded (0) first, so unseeded shuffling
+- both kernels run with ``PYTHONHASHSEED=0`` (a printed set of strings is in one order), and
+  Python's, NumPy's global and torch's generators are seeded (0) first, so unseeded shuffling
   (a ``DataLoader(shuffle=True)``, ``np.random.permutation``) gives both sides the same batches;
 - datasets that would be downloaded: ``torchvision.datasets.MNIST``/``FashionMNIST``/``CIFAR10``/
   ``CIFAR100`` are replaced by the same classes over deterministic random images of the real shapes
@@ -313,6 +314,7 @@ def main(argv=None) -> int:
     p.add_argument("--long-loop", type=int, default=100, help="a range longer than this is capped")
     p.add_argument("--synthetic-size", type=int, default=512, help="examples in a synthetic training set")
     args = p.parse_args(argv)
+    os.environ["PYTHONHASHSEED"] = "0"  # a printed set of strings lists them in one order on both sides
     docs = args.docs or documents(args.root, args.libs)
     results = []
     for doc in docs:
