@@ -94,8 +94,13 @@ def spacing(x, /):
     True
     """
     (x,) = _float_args("spacing", x)
-    away = where3(x < 0, -np.inf, np.inf).astype(x.dtype)
-    return ew.sub_p.bind(ew.nextafter_p.bind(x, broadcast_to(away, x.shape)), x)
+    inf = broadcast_to(asarray(np.inf, x.dtype), x.shape)
+    if np.dtype(x.dtype) == np.float16:  # NumPy's float16 spacing steps up even for x < 0 (JAX's)
+        return ew.sub_p.bind(ew.nextafter_p.bind(x, inf), x)
+    result = ew.sub_p.bind(ew.nextafter_p.bind(x, copysign(inf, x)), x)
+    # The step from a subnormal can flush to 0 (XLA's CPU): it is the smallest subnormal, signed.
+    tiny = copysign(broadcast_to(asarray(_dt.finfo(x.dtype).smallest_subnormal, x.dtype), x.shape), x)
+    return where3(result == 0, tiny, result)
 
 
 def frexp(x, /):
@@ -215,9 +220,11 @@ def lcm(x1, x2, /):
     x1, x2 = promote_args(x1, x2)
     if not np.issubdtype(x1.dtype, np.integer):
         raise ValueError(f"Arguments to jax.numpy.lcm must be integers (lcm got {x1.dtype})")  # (JAX's type)
+    # |x1| * (|x2| // gcd), in this order: where the product overflows it wraps as NumPy's and JAX's
+    x1, x2 = abs(x1), abs(x2)
     g = gcd(x1, x2)
     safe = where3(g == 0, 1, g)
-    return where3(g == 0, 0, abs(x1 // safe * x2))
+    return where3(g == 0, 0, x1 * (x2 // safe))
 
 
 def bitwise_count(x, /):

@@ -83,6 +83,8 @@ def test_floatbits_edges_are_bit_exact():
         x = specials.astype(dt)
         for fn in ("spacing", "modf", "frexp"):
             got, want = getattr(fnp, fn)(x), getattr(np, fn)(x)
+            if fn == "spacing":  # at -0.0 jax steps towards -inf (copysign), NumPy towards +inf
+                want = np.where((x == 0) & np.signbit(x), -want, want)
             for g, w in zip(
                 got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]
             ):
@@ -131,3 +133,31 @@ def test_i0_derivatives_at_zero_with_abs_prime_one():
     np.testing.assert_allclose(g, sps.i1(x), rtol=1e-12, atol=1e-15)
     gg = funcgrad.vmap(funcgrad.grad(funcgrad.grad(fnp.i0)))(x)
     np.testing.assert_allclose(gg, (sps.i0(x) + sps.iv(2, x)) / 2, rtol=1e-12)
+
+
+def test_spacing_and_lcm_as_jax():
+    # JAX's lax_numpy_operators_test through funcgrad.as_jax: spacing of float16 steps up for
+    # negative values (NumPy's), subnormals whose step flushes to 0 get the smallest subnormal;
+    # lcm takes |x1| * (|x2| // gcd) in that order, so an overflow wraps as NumPy's and JAX's
+    import pytest
+
+    jax = pytest.importorskip("jax")
+    import ml_dtypes
+
+    for dt in (np.float16, np.float32, ml_dtypes.bfloat16, np.float64):
+        info = ml_dtypes.finfo(dt)
+        x = np.array(
+            [0.0, -0.0, 1.0, -1.0, -1e-3, np.inf, info.smallest_subnormal, -info.smallest_subnormal], dt
+        )
+        got, want = fnp.spacing(x), jax.numpy.spacing(x)
+        if dt is not np.float64:  # (jax runs in 32-bit mode here)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))
+        ref = np.spacing(x.astype(got.dtype)).astype(np.float32)
+        if dt in (np.float32, np.float64):  # (NumPy's float16 steps up everywhere; ml_dtypes' as jax)
+            ref = np.where(np.signbit(x) & (x == 0), -ref, ref)
+        np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(ref, np.float32))
+    rng = np.random.RandomState(1)
+    a, b = rng.randint(-128, 127, 64).astype(np.int8), rng.randint(-128, 127, 64).astype(np.int8)
+    np.testing.assert_array_equal(np.asarray(fnp.lcm(a, b)), np.asarray(jax.numpy.lcm(a, b)))
+    np.testing.assert_array_equal(np.asarray(fnp.lcm(a, b)), np.lcm(a, b))
