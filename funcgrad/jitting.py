@@ -571,7 +571,8 @@ class JittedFunction(Dispatcher):
         self.__dict__["_given_signature"] = value
 
     def __repr__(self):
-        return f"<jitted function {self._name}>"
+        # JAX's text (its jitted functions are PjitFunction objects): chex's is_traceable reads it.
+        return f"<PjitFunction of {self._fun!r}>"
 
 
 class _RefStaged(Staged):

@@ -718,3 +718,12 @@ def test_jit_of_a_callable_object_keeps_its_own_attributes_apart():
     assert float(f(2.0)) == 6.0 and float(f(np.float64(1.0))) == 3.0
     assert f.factor == 3.0 and f.__name__ == "scaled"
     assert float(jit(fnp.add)(1.0, 2.0)) == 3.0  # fnp.add is a ufunc object with a _call attribute
+
+
+def test_repr_of_a_jitted_function_as_jax():
+    jax = pytest.importorskip("jax")
+
+    def f(x):
+        return x
+
+    assert repr(funcgrad.jit(f)) == repr(jax.jit(f)) == f"<PjitFunction of {f!r}>"
