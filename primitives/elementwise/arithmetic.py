@@ -617,7 +617,10 @@ def convert_element_type(x, dtype, weak_type: bool = False):
         dtype = _dt.canonical(dtype)
     aval = aval_of(x)
     if aval.dtype == dtype and aval.weak_type == weak_type and type(x) not in _dt.python_scalar_types:
-        return x
+        if _dt.x64_enabled or not _raw_wide_primal(x):
+            return x
+        # NOTE: [x64 mode]: a transformation's raw 64-bit NumPy primal is converted here, as JAX
+        # binds the conversion for a concrete tracer (jvp of x.astype(float32) gives float32)
     if type(x) in _dt.python_scalar_types or isinstance(x, np.generic):
         # A constant scalar is converted now (JAX folds it: a jaxpr shows a literal of the new
         # type, not a conversion equation).
@@ -626,6 +629,13 @@ def convert_element_type(x, dtype, weak_type: bool = False):
 
 
 convert = convert_element_type
+
+
+def _raw_wide_primal(x) -> bool:
+    """Whether ``x`` is a forward-mode tracer whose primal is, at bottom, a 64-bit NumPy value."""
+    while isinstance(x, core.PrimalTracer):
+        x = x.primal
+    return isinstance(x, np.ndarray | np.generic) and x.dtype in _dt.TO_32
 
 # ----------------------------------------------------------------------------------------------
 # clamp(lo, x, hi)

@@ -190,6 +190,10 @@ CASES = {
     "jvp_np_signbit": lambda j, jnp, lax, np: j.jvp(
         lambda x: jnp.where(jnp.signbit(x), x, 2 * x), (np.array([np.nan, -0.0, 1.0]),), (np.ones(3),)
     ),
+    # (the fuzzer) a no-op astype of a transformation's raw float64 primal converts it, as JAX's
+    "jvp_np_astype": lambda j, jnp, lax, np: j.jvp(
+        lambda x: jnp.asarray(x).astype("float32"), (np.array([1.0, -2.0]),), (np.ones(2),)
+    ),
     "jvp_np_nextafter": lambda j, jnp, lax, np: j.jvp(
         lambda x: x * lax.nextafter(lax.stop_gradient(x), 5.0), (np.array([1.0, -2.0]),), (np.ones(2),)
     ),
