@@ -57,7 +57,7 @@ def _outcomes(xml_path: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _run_side(side: str, test_file: Path, args, workdir: Path) -> dict:
+def _run_side(side: str, test_file: Path, args, workdir: Path, only: list[str] | None = None) -> dict:
     xml = workdir / f"{test_file.stem}.{side}.xml"
     xml.unlink(missing_ok=True)
     env = dict(
@@ -65,7 +65,8 @@ def _run_side(side: str, test_file: Path, args, workdir: Path) -> dict:
     )
     env["JAX_ENABLE_X64"] = "1" if args.x64 else "0"
     cmd = [sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:cacheprovider", "-o", "addopts=",
-           f"--junitxml={xml}", str(test_file)]  # fmt: skip
+           f"--junitxml={xml}"]  # fmt: skip
+    cmd += [f"{test_file}::{t}" for t in only] if only is not None else [str(test_file)]
     if side == "funcgrad":
         cmd[3:3] = ["-p", "jaxshim_plugin"]
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH", "")]))
@@ -103,6 +104,12 @@ def main() -> None:
     parser.add_argument("--x64", action="store_true", help="JAX_ENABLE_X64=1 on both sides")
     parser.add_argument("--cases", type=int, default=10, help="JAX_NUM_GENERATED_CASES")
     parser.add_argument("--side", choices=("both", "jax", "funcgrad"), default="both")
+    parser.add_argument(
+        "--jax-scope",
+        choices=("all", "failed"),
+        default="failed",
+        help="jax runs the whole file, or only what failed on funcgrad (default; funcgrad's passes count as jax's)",
+    )
     parser.add_argument("--timeout", type=int, default=900, help="seconds per file and side")
     parser.add_argument("--out", default=None, help="JSON report (read back for --side funcgrad)")
     parser.add_argument("--workdir", default=None)
@@ -126,9 +133,30 @@ def main() -> None:
         test_file = workdir / f"{stem}.py"
         test_file.write_text(text.stdout)
         entry = report.get(key_of(stem), {})
-        for side in ("jax", "funcgrad"):
-            if args.side in (side, "both") or side not in entry:
-                entry[side] = _run_side(side, test_file, args, workdir)
+        if args.side in ("funcgrad", "both") or "funcgrad" not in entry:
+            entry["funcgrad"] = _run_side("funcgrad", test_file, args, workdir)
+        if args.side in ("jax", "both") or "jax" not in entry:
+            # --jax-scope failed: jax runs only the tests that did not pass on funcgrad (a test
+            # that passes on funcgrad is counted as passing on jax), a fraction of jax's time.
+            ft = entry["funcgrad"]["tests"]
+            only = None
+            if args.jax_scope == "failed" and ft:
+                only = [t for t, (o, _) in ft.items() if o in ("failed", "error")]
+            if only == []:
+                entry["jax"] = {
+                    "status": "not run (all passed on funcgrad)",
+                    "seconds": 0,
+                    "tests": {},
+                    "tail": "",
+                }
+            else:
+                entry["jax"] = _run_side("jax", test_file, args, workdir, only)
+            entry["jax"]["scope"] = "all" if only is None else "failed on funcgrad"
+            if only is not None:  # complete the jax side with funcgrad's passes
+                for t, (o, m) in ft.items():
+                    entry["jax"]["tests"].setdefault(
+                        t, (o, m) if o in ("passed", "skipped") else ("missing", "")
+                    )
         report[key_of(stem)] = entry
         if args.out:
             Path(args.out).write_text(json.dumps(report, indent=1))

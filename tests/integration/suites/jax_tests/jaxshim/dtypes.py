@@ -125,19 +125,19 @@ def to_numeric_dtype(dtype_like):
 
 def to_inexact_dtype(dtype_like):
     d = np.dtype(dtype_like)
-    return d if np.issubdtype(d, np.inexact) else jnp.promote_types(d, default_float_dtype())
+    return d if issubdtype(d, np.inexact) else jnp.promote_types(d, default_float_dtype())
 
 
 def to_floating_dtype(dtype_like):
     d = np.dtype(dtype_like)
-    if np.issubdtype(d, np.complexfloating):
+    if issubdtype(d, np.complexfloating):
         return np.finfo(d).dtype
     return to_inexact_dtype(d)
 
 
 def to_complex_dtype(dtype_like):
     d = np.dtype(dtype_like)
-    if np.issubdtype(d, np.complexfloating):
+    if issubdtype(d, np.complexfloating):
         return d
     f = to_inexact_dtype(d)
     return np.dtype("complex128" if f == np.dtype("float64") else "complex64")

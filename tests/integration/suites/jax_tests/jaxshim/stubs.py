@@ -1,0 +1,99 @@
+"""Stand-ins for JAX internals that test files import at module level but only some tests use
+(``jax._src.interpreters.mlir``, ``pxla``, ``literals``, ``sharding_impls``, ...): the names the
+imports need, each a funcgrad equivalent where one exists; any other attribute raises an
+AttributeError naming a JAX internal, so only the tests that use it fail."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import funcgrad
+
+
+class Missing:
+    """A JAX internal the shims do not provide: importable (so that the test file loads), and an
+    error naming it when a test uses it."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedError(f"{self._name}: a JAX internal that the jax_tests shims do not provide")
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return Missing(f"{self._name}.{attr}")
+
+    def __repr__(self):
+        return f"<missing JAX internal {self._name}>"
+
+
+class Internal(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Missing(f"{self.__name__}.{name}")
+
+
+def _single_device_sharding(device, *, memory_kind=None):
+    return funcgrad.sharding.SingleDeviceSharding(device)
+
+
+NAMES = {
+    "jax._src.interpreters": {},
+    "jax._src.interpreters.mlir": {},
+    "jax._src.interpreters.pxla": {},
+    "jax._src.interpreters.batching": {"__getattr__": None},
+    "jax._src.interpreters.partial_eval": {},
+    "jax._src.literals": {},
+    "jax._src.lax.utils": {},
+    "jax._src.lax.linalg": {},
+    "jax._src.lax.windowed_reductions": {},
+    "jax._src.lax.control_flow": {},
+    "jax._src.array": {"ArrayImpl": None},
+    "jax._src.sharding_impls": {"make_single_device_sharding": _single_device_sharding},
+    "jax._src.errors": {},
+    "jax._src.indexing": {},
+    "jax._src.lib.cuda_versions": {},
+    "jax._src.lib.gpu_solver": {},
+    "jax._src.numpy.indexing": {},
+    "jax._src.numpy.fft": {},
+    "jax._src.random": {},
+    "jax._src.random.core": {},
+    "jax._src.random.prng": {},
+    "jax._src.random.threefry2x32": {},
+    "jax._src.scipy": {},
+    "jax._src.scipy.special": {},
+    "jax._src.cudnn": {},
+    "jax._src.cudnn.scaled_matmul_stablehlo": {},
+    "jax._src.ad_checkpoint": {},
+    "jax._src.custom_derivatives": {},
+    "jax._src.api_util": {},
+}
+
+
+def install() -> None:
+    import funcgrad.errors
+    import funcgrad.tree_util
+
+    fill = {
+        "jax._src.errors": vars(funcgrad.errors),
+        "jax._src.array": {"ArrayImpl": funcgrad.Array},
+        "jax._src.interpreters.batching": vars(funcgrad.interpreters.batching),
+        "jax._src.interpreters.partial_eval": vars(funcgrad.interpreters.partial_eval),
+        "jax._src.custom_derivatives": vars(funcgrad.custom_derivatives),
+    }
+    for name, names in NAMES.items():
+        if name in sys.modules:
+            continue
+        module = Internal(name)
+        module.__path__ = []
+        module.__dict__.update({k: v for k, v in names.items() if v is not None})
+        module.__dict__.update({k: v for k, v in fill.get(name, {}).items() if not k.startswith("__")})
+        sys.modules[name] = module
+    tree = sys.modules.get("jax._src.tree_util")
+    if tree is None:
+        import jax._src.tree_util as tree  # the alias's
+    tree.tree_map = getattr(tree, "tree_map", funcgrad.tree_util.tree_map)
