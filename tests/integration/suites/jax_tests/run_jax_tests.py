@@ -108,7 +108,7 @@ def main() -> None:
         "--jax-scope",
         choices=("all", "failed"),
         default="failed",
-        help="jax runs the whole file, or only what failed on funcgrad (default; funcgrad's passes count as jax's)",
+        help="jax runs the whole file, or only what failed on funcgrad (default)",
     )
     parser.add_argument("--timeout", type=int, default=900, help="seconds per file and side")
     parser.add_argument("--out", default=None, help="JSON report (read back for --side funcgrad)")
