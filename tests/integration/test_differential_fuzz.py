@@ -39,6 +39,33 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # size 0, fmax/fmin, .at[].add) were listed here while open; all are fixed (see git log, "issue 33").
 OPEN_BUGS: dict[str, str] = {}
 
+# Weak-type differences known open (outputs' weak types are compared since session 6): a CI case
+# whose only difference is a weak type, in a program holding one of these ops, passes; the long run
+# reports them. Each: what differs.
+_LOOP_CARRY = "a loop whose weak int carry becomes a float in the body is weak (jax: strong); eagerctl"
+OPEN_WEAK_TYPES: dict[str, str] = {
+    **{
+        name: _LOOP_CARRY
+        for name in [
+            "lax.fori_loop",
+            "lax.while_loop",
+            "lax.fori_carry",
+            "lax.scan_length",
+            "lax.while_count",
+            "lax.fori_array_bounds",
+            "lax.fori_traced_bound",
+            "lax.while_elementwise",
+        ]
+    },  # fmt: skip
+    "np.round": "round(2.5, 1) is strong (jax: weak)",
+    "np.scalar_pow": "2.5 ** 0 is strong (jax: weak)",
+    "np.sort": "sort of a weak value is strong (jax: weak)",
+    "np.sort_desc": "sort of a weak value is strong (jax: weak)",
+    "np.interp_xp": "interp of weak values is strong (jax: weak)",
+    "special.entr": "eager entr of a weak value is strong (jax and funcgrad's jit: weak)",
+    "fft.rfftn": "rfftn of a weak value is weak (jax: strong)",
+}
+
 ALL_OPS = ops.SURFACE + ops.op_db_ops()
 CI_OPS = [op for op in ALL_OPS if op.name not in OPEN_BUGS]
 CI_EXAMPLES = 250
@@ -47,9 +74,15 @@ CI_X32_EXAMPLES = 100  # of CI_EXAMPLES, in JAX's default 32-bit mode
 _SETTINGS = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
-def _check(case):
+def _check(case, open_weak_types=False):
     outcome = compare.check(case)
-    assert outcome.ok, outcome.message()
+    known = (
+        open_weak_types
+        and outcome.status == "mismatch"
+        and outcome.mismatch.kind == "weak_type"
+        and any(op.name in OPEN_WEAK_TYPES for op in case.ops)
+    )
+    assert outcome.ok or known, outcome.message()
     return outcome
 
 
@@ -60,7 +93,7 @@ def fuzz_ci():
         @settings(max_examples=n, derandomize=True, **_SETTINGS)
         @given(case=programs.cases(CI_OPS, x64=x64))
         def run(case):
-            _check(case)
+            _check(case, open_weak_types=True)
 
         with programs.mode(x64):
             run()
@@ -139,6 +172,7 @@ def test_op_tables():
     assert {"lax.sin", "lax.add", "np.sum", "nn.softmax", "special.erf"} <= names
     assert len([op for op in ALL_OPS if op.source == "op_db"]) >= 40
     assert set(OPEN_BUGS) <= names, "an excluded name is not an op: the exclusion does nothing"
+    assert set(OPEN_WEAK_TYPES) <= names, "an open weak-type name is not an op"
 
 
 @pytest.mark.parametrize(
