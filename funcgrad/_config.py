@@ -112,6 +112,7 @@ __all__ = [
     "no_tracing",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
+    "threefry_partitionable",
     "transfer_guard",
     "transfer_guard_device_to_device",
     "transfer_guard_device_to_host",
@@ -603,6 +604,18 @@ def numpy_rank_promotion(new_val: str):
     ValueError: operands with shapes (3,) (2, 3) were broadcast to a common rank ...
     """
     return _scoped("jax_numpy_rank_promotion", new_val)
+
+
+def threefry_partitionable(new_val: bool = True):
+    """Context manager (or decorator) for ``jax_threefry_partitionable``: ``False`` draws JAX's
+    original threefry bit streams inside (NOTE: [threefry bit streams]).
+
+    >>> import funcgrad.random as fr
+    >>> with threefry_partitionable(False):
+    ...     fr.bits(fr.PRNGKey(0), (2,)).tolist()  # jax: the same words
+    [928981903, 3453687069]
+    """
+    return _scoped("jax_threefry_partitionable", new_val)
 
 
 def numpy_dtype_promotion(new_val: str):
