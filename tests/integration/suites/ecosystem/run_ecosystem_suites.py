@@ -18,6 +18,14 @@ itself importable, e.g. ``pip install --no-deps --target SITE`` and ``PYTHONPATH
 ``--sample N`` keeps at most N tests of each file (evenly spread, the same on both sides): breadth
 over depth when a suite takes hours.
 
+Libraries whose wheels ship their tests (dm-haiku, distrax, rlax, mctx, jraph) need no checkout: the
+checkout is a folder holding a link to the installed package. pytest runs in the checkout, so it
+must not be the package folder itself when the package has a module named like the standard
+library's (haiku/typing.py): link it one level down::
+
+    mkdir -p CHECKOUTS/hk && ln -s SITE/haiku CHECKOUTS/hk/haiku
+    ... --root CHECKOUTS --add hk=haiku/_src:*_test.py mctx=_src/tests:*_test.py --sample 2
+
     python tests/integration/suites/ecosystem/run_ecosystem_suites.py --root /tmp/ecosystem \\
         [--libs optax equinox flax] [--files PATTERN ...] [--timeout 900] [--out report.json]
 
