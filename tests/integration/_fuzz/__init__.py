@@ -11,12 +11,19 @@ exactly what ran.
 
 Modules, one job each:
 
+- ``opbase``: ``Op`` (an operation's source template) and the parameter rules the tables use;
 - ``ops``: the operation tables (surface functions, and the op_db bridge) and their argument rules;
+  ``ops_extra``: the newer part of the surface table (control flow under transformations, nested
+  custom derivatives, checkpoint policies, more linear algebra and fft, norms of every ord, segment
+  reductions, reduce_window, conv_general_dilated, clamped dynamic slices, scatters with duplicates,
+  searchsorted's methods, size= set functions);
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,
   NaN/inf where the operations are defined there; programs; transformation stacks) and ``Case``;
-- ``compare``: running both sides and comparing them (dtype-aware tolerances, exact NaN/inf positions);
+- ``compare``: running both sides and comparing them (dtype-aware tolerances, exact NaN/inf positions,
+  dtypes and weak types);
 - ``divergences``: the ONE list of documented differences from jax, rendered into
-  docs/differences_from_jax.md.
+  docs/differences_from_jax.md (64-bit mode's NumPy-2 rules among them; in JAX's 32-bit mode
+  funcgrad follows JAX's dtype rules, and nothing about dtypes is excused there).
 
 This package is test support: it imports jax (the oracle) and is never imported by funcgrad.
 """
