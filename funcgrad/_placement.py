@@ -497,9 +497,15 @@ def reshard(x, out_shardings):
     """
     leaves, tree = tu.tree_flatten(x)
     paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(x)]
-    for v, s, path in zip(leaves, sharding_leaves(out_shardings, x, "reshard", "out_shardings"), paths):
+    targets = list(sharding_leaves(out_shardings, x, "reshard", "out_shardings"))
+    for k, (v, s, path) in enumerate(zip(leaves, targets, paths)):
         if not isinstance(s, NamedSharding):
             continue
+        ndim = len(np.shape(v))
+        if len(s.spec) > ndim and all(p is None for p in tuple(s.spec)[ndim:]):
+            # As JAX's reshard: one spec for a whole model may name more (unsharded) dimensions
+            # than a leaf has (flax's optimisation cookbook reshards a model to P(None, None)).
+            s = targets[k] = s.with_spec(PartitionSpec(*tuple(s.spec)[:ndim]))
         _explicit_names_only(s, "reshard")
         have = _type_sharding(v)
         renamed = (
@@ -517,6 +523,8 @@ def reshard(x, out_shardings):
                 "device_put the value onto the new mesh's devices outside jit (funcgrad.device_put(x, "
                 "NamedSharding(new_mesh, spec))), or reshard over the value's own mesh"
             )
+    if all(t is not None for t in targets):
+        out_shardings = tu.tree_unflatten(tree, targets)
     return _constrain(x, out_shardings, strict=False)
 
 

@@ -27,3 +27,19 @@ def test_results_on_a_one_device_explicit_mesh_keep_their_sharding_type():
     ours = _types(funcgrad, fnp)
     assert ours == _types(jax, jnp)
     assert ours[1] == "float32[4@fsdp,3]"
+
+
+def _reshard_model(lib, jnp):
+    mesh = lib.make_mesh((1,), ("x",), axis_types=(lib.sharding.AxisType.Explicit,))
+    with lib.set_mesh(mesh):
+        model = {"w": jnp.ones((2, 3), np.float32), "b": jnp.arange(3.0, dtype=np.float32)}
+        # One spec for the whole model, longer than the bias's rank (flax's optimisation cookbook).
+        out = lib.sharding.reshard(model, lib.P(None, None))
+        return {k: (str(lib.typeof(v)), np.asarray(v).tolist()) for k, v in out.items()}
+
+
+def test_reshard_takes_a_spec_naming_more_unsharded_dimensions_than_a_leaf_has():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    assert _reshard_model(funcgrad, fnp) == _reshard_model(jax, jnp)
