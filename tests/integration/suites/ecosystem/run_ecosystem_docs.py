@@ -242,6 +242,9 @@ def run_document(root: str, rel: str, *, timeout: float, max_loop: int, long_loo
         seconds[side] = round(t, 1)
     result = jd.compare(rel, sides["jax"], sides["funcgrad"])
     result.seconds = seconds
+    for c, jc, fc in zip(result.cells, sides["jax"], sides["funcgrad"]):
+        if c.status == "differs":
+            c.funcgrad_text = why_differs(jd._cell_outcome(jc)[0], jd._cell_outcome(fc)[0]) + c.funcgrad_text
     knock_on = False  # after a cell that needs data failed on jax, later jax failures follow from it
     for c in result.cells:
         if c.status.startswith(("jax-fails", "expected-error")):
@@ -250,6 +253,32 @@ def run_document(root: str, rel: str, *, timeout: float, max_loop: int, long_loo
             elif not c.jax_error:
                 c.status = "not-run"
     return result
+
+
+def why_differs(jax_text: str, funcgrad_text: str) -> str:
+    """How two printed texts differ, in brackets: the largest relative difference of their numbers
+    when their words agree, else the first word that differs.
+
+    >>> why_differs("loss 1.0 acc 2", "loss 1.5 acc 2")
+    '[numbers: max rel diff 0.33] '
+    >>> why_differs("a b c", "a x c")
+    "[words: 'b c' / 'x c'] "
+    """
+    a, b = (
+        jd._CELL_FILE.sub("<cell>", jd._ADDRESS.sub("0x", jd._ANSI.sub("", t)))
+        for t in (jax_text, funcgrad_text)
+    )
+    wa, wb = jd._NUMBER.sub(" # ", a).split(), jd._NUMBER.sub(" # ", b).split()
+    na, nb = jd._NUMBER.findall(a), jd._NUMBER.findall(b)
+    if wa == wb and len(na) == len(nb):
+        worst = 0.0
+        for p, q in zip(na, nb):
+            x, y = float(p), float(q)
+            if x != y and not (x != x and y != y):
+                worst = max(worst, abs(x - y) / max(abs(x), abs(y)))
+        return f"[numbers: max rel diff {worst:.2g}] "
+    k = next((i for i, (p, q) in enumerate(zip(wa, wb)) if p != q), min(len(wa), len(wb)))
+    return f"[words: {' '.join(wa[k : k + 3])!r} / {' '.join(wb[k : k + 3])!r}] "
 
 
 def report(results) -> str:
