@@ -439,7 +439,7 @@ def round(a, decimals: int = 0, out=None):
     # round(float16(3.35), 1) would be 3.4).
     work = np.dtype(np.float32) if dtype == np.float16 else dtype
     a = ew.convert_element_type(a, work) if work != dtype else a
-    factor = constant(10.0**decimals, work)
+    factor = constant(10.0**decimals, work, weak_type=aval(a).weak_type)  # (round(2.25, 1): weak, as JAX's)
     out = ew.div_p.bind(ew.round_p.bind(ew.mul_p.bind(a, factor), rounding_method=1), factor)
     return ew.convert_element_type(out, dtype) if work != dtype else out
 
