@@ -26,7 +26,6 @@ from funcgrad.numpy._core import (
     constant_like,
     elementwise,
     elementwise_inexact,
-    full_like_aval,
     promote_args,
     promote_args_inexact,
     promote_args_numeric,
@@ -409,8 +408,9 @@ def power(x1, x2, /):
         (x1,) = promote_args(x1)
         if _is_bool(x1):
             x1 = ew.convert_element_type(x1, _dt.default_int)
-        if x2 == 0:
-            return full_like_aval(x1, 1)
+        if x2 == 0:  # (ones, weak where x1 is: JAX's integer_pow(x, 0))
+            a = aval(x1)
+            return constant(1, a.dtype, a.shape, weak_type=a.weak_type)
         if x2 > 0 or _dt.is_inexact(aval(x1).dtype):
             return ew.integer_pow(x1, x2)
         raise ValueError("Integers to negative integer powers are not allowed.")  # (jax: TypeError)

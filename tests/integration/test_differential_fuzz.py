@@ -57,7 +57,6 @@ OPEN_WEAK_TYPES: dict[str, str] = {
             "lax.while_elementwise",
         ]
     },  # fmt: skip
-    "np.scalar_pow": "2.5 ** 0 is strong (jax: weak)",
     "np.sort": "sort of a weak value is strong (jax: weak)",
     "np.sort_desc": "sort of a weak value is strong (jax: weak)",
     "np.interp_xp": "interp of weak values is strong (jax: weak)",

@@ -38,6 +38,7 @@ CASES = {
     "log_ndtr": lambda T, np: T.scipy.special.log_ndtr(0.5),
     "lax_conj": lambda T, np: T.lax.conj(0.5),
     "round_decimals": lambda T, np: np.round(0.25, 1),
+    "power_0": lambda T, np: np.power(0.5, 0),
     # a NumPy int array with a Python float is a weak float, as in JAX
     "numpy_int_plus_float": lambda T, np: np.add(onp.int32([2]), 6.0),
     "relu6_int": lambda T, np: T.nn.relu6(onp.int32([2, -3])),
