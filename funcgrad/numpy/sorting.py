@@ -403,11 +403,9 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool, weights=N
         raise NotImplementedError(
             f"{method} doesn't support weights. Only method 'inverted_cdf' supports weights."
         )
-    # As in NumPy: the interpolating methods promote a with q (a float64 q makes a float32 a compute
-    # in float64); the others return elements of a.
-    if method in ("linear", "midpoint"):
-        a, q = promote_args_inexact(a, q)
-    elif weights is not None:
+    # As JAX's: the result is in a's (inexact) dtype, q converted to it (NumPy would compute a
+    # float32 a with a float64 q in float64); no promotion of a with q, so none under 'strict'.
+    if weights is not None:
         a, weights = promote_args_inexact(a, weights)
         q = asarray(q)
         if _dt.kind(weights.dtype) == "c":
@@ -472,6 +470,7 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool, weights=N
         count = reductions.sum(ew.not_p.bind(nan), axis=0)
         last = convert(ew.max_p.bind(count, constant(1, count.dtype)) - 1, dtype)
         qf = reshape(qf, qf.shape + (1,) * last.ndim)
+        last = reshape(last, (1,) * q.ndim + last.shape)  # (same rank: no implicit rank promotion)
     else:
         last = constant(n - 1, dtype)
     pos = qf * last  # (broadcasting: q, or q against the slices)
