@@ -275,6 +275,17 @@ def _dtype_of(i, slot_avals, init):
     return getattr(value, "dtype", None)
 
 
+def _take(pool: _Pool, key):
+    """A kept buffer for ``key``, or None. (Popped, not tested then popped: another thread
+    running the same program may take the last one in between.)"""
+    try:
+        buf = pool.free[key].pop()
+    except (KeyError, IndexError):
+        return None
+    pool.nbytes -= buf.nbytes
+    return buf
+
+
 def _pool_of(plan) -> _Pool:
     hit = _pools.pop(id(plan), None)
     pool = hit[1] if hit is not None and hit[0]() is plan else _Pool()
@@ -342,21 +353,11 @@ def _run_plan(plan, vals):
         elif kind == _BINARY_POOL:
             if pool is None:
                 pool = _pool_of(plan)
-            bufs = pool.free.get(params)
-            if bufs:
-                vals[out] = impl(vals[a], vals[b], out=bufs.pop())
-                pool.nbytes -= vals[out].nbytes
-            else:
-                vals[out] = impl(vals[a], vals[b])
+            vals[out] = impl(vals[a], vals[b], out=_take(pool, params))  # (out=None: a new array)
         elif kind == _UNARY_POOL:
             if pool is None:
                 pool = _pool_of(plan)
-            bufs = pool.free.get(params)
-            if bufs:
-                vals[out] = impl(vals[a], out=bufs.pop())
-                pool.nbytes -= vals[out].nbytes
-            else:
-                vals[out] = impl(vals[a])
+            vals[out] = impl(vals[a], out=_take(pool, params))  # (out=None: a new array)
         elif kind == _BINARY_INTO:
             vals[out] = impl(vals[a], vals[b], out=vals[params])
         elif kind == _UNARY:

@@ -5,6 +5,8 @@ output, a view of an intermediate -- is ever written over by a later call."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 import funcgrad
@@ -59,3 +61,23 @@ def test_the_pool_is_bounded_and_clear_caches_frees_it(monkeypatch):
     for _ in range(3):
         np.testing.assert_array_equal(g(w, x), first)
     assert 0 < max(p.nbytes for _, p in numpy_plan._pools.values()) <= numpy_plan._POOL_MAX_BYTES
+
+
+def test_threads_running_one_cached_program_never_share_a_buffer():
+    g = funcgrad.grad(lambda w, x: _loss(w, x)[0])
+    rng = np.random.default_rng(2)
+    inputs = [(rng.standard_normal(SHAPE), rng.standard_normal(SHAPE)) for _ in range(3)]
+    want = [g(w, x) for w, x in inputs]  # (the second sighting on: the cached program)
+    got = [None] * len(inputs)
+
+    def work(k):
+        for _ in range(3):
+            got[k] = g(*inputs[k])
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
