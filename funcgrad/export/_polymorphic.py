@@ -163,8 +163,8 @@ def _fit_dim(rows, monomials, envs, sizes, scope):
 
 
 def _fit_floordiv(variables, envs, sizes, scope):
-    """``floordiv(P, k)`` for a linear ``P`` and k in 2..4 that gives ``sizes`` (strided slices:
-    ``x[::2]`` has ``floordiv(b + 1, 2)`` elements), or None."""
+    """``floordiv(P, k)`` or ``mod(P, k)`` for a linear ``P`` and k in 2..4 that gives ``sizes``
+    (strided slices: ``x[::2]`` has ``floordiv(b + 1, 2)`` elements), or None."""
     monomials = [()] + [(v,) for v in variables]
     rows = np.array([[np.prod([env[v] for v in m], dtype=np.float64) for m in monomials] for env in envs])
     for k in (2, 3, 4):
@@ -179,6 +179,11 @@ def _fit_floordiv(variables, envs, sizes, scope):
             expr = p // k
             if all(expr.evaluate(env) == size for env, size in zip(envs, sizes)):
                 return expr
+        for v in variables:  # (a remainder: mod(b + c, k))
+            for c in range(k):
+                expr = (DimExpr.variable(v, scope) + c) % k
+                if isinstance(expr, DimExpr) and all(expr.evaluate(env) == n for env, n in zip(envs, sizes)):
+                    return expr
     return None
 
 

@@ -152,3 +152,18 @@ def test_constraints_decide_comparisons_as_jax():
     exp = export.export(funcgrad.jit(lambda x, y: fnp.sin(x) * y))(spec, 2.0)
     jexp = jexport.export(jax.jit(lambda x, y: jnp.sin(x) * y))(jspec, 2.0)
     assert str(exp.in_avals) == str(jexp.in_avals) and str(exp.out_avals) == str(jexp.out_avals)
+
+
+def test_remainder_dimension_as_jax():
+    # (shape_poly.md: a slice to mod(b, 3) needs the constraint b >= mod(b, 3))
+    def exported(mod, lax, sds, jitter):
+        (b,) = mod.symbolic_shape("b", constraints=["b >= mod(b, 3)"])
+        return mod.export(jitter(lambda x: lax.slice_in_dim(x, 0, x.shape[0] % 3)))(sds((b,), np.int32))
+
+    exp = exported(export, funcgrad.lax, funcgrad.ShapeDtypeStruct, funcgrad.jit)
+    jexp = exported(jexport, jax.lax, jax.ShapeDtypeStruct, jax.jit)
+    assert str(exp.out_avals) == str(jexp.out_avals)
+    for n in (5, 7):
+        np.testing.assert_array_equal(
+            exp.call(np.arange(n, dtype=np.int32)), jexp.call(np.arange(n, dtype=np.int32))
+        )
