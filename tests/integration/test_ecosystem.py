@@ -74,6 +74,9 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
         warnings.simplefilter("error")  # (JAX warns about no retraces: optimistix tests so)
         f = jax.jit(lambda x: x + 1)
         out["retraces"] = sum(int(f(jnp.zeros(n)).shape[0]) for n in range(1, 13))
+    import jax._src.xla_bridge as xb, jax._src.test_util as jtu  # (flax's guides ask these; jit started the client)
+    out["doc_helpers"] = [xb.backends_are_initialized(), jtu.is_cuda_compute_capability_at_least("9.0"),
+                          jtu.device_under_test()]
     for name in ("jax._src.interpreters.pxla", "jax.no_such_module"):
         try:
             __import__(name)
@@ -93,6 +96,7 @@ def test_alias_makes_jax_funcgrad():
     assert out["grad"] == 1.0 and out["retraces"] == 78
     assert out["x64"] == [False, "float32", "float32"]  # JAX's default mode under the alias
     assert out["registry"] == [True, True, False]
+    assert out["doc_helpers"] == [True, False, "cpu"]  # jax 0.10.2's answers on a CPU after a computation
     assert out["mlir"] == ["jaxlib.mlir.ir", "jaxlib.mlir.dialects.stablehlo"]
     assert "a JAX internal that funcgrad does not provide" in out["jax._src.interpreters.pxla"]
     assert "funcgrad has no funcgrad.no_such_module" in out["jax.no_such_module"]
