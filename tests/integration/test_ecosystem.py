@@ -74,7 +74,7 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
         warnings.simplefilter("error")  # (JAX warns about no retraces: optimistix tests so)
         f = jax.jit(lambda x: x + 1)
         out["retraces"] = sum(int(f(jnp.zeros(n)).shape[0]) for n in range(1, 13))
-    import jax._src.xla_bridge as xb, jax._src.test_util as jtu  # (flax's guides ask these; jit started the client)
+    import jax._src.xla_bridge as xb, jax._src.test_util as jtu  # (flax guides; jit started the client)
     out["doc_helpers"] = [xb.backends_are_initialized(), jtu.is_cuda_compute_capability_at_least("9.0"),
                           jtu.device_under_test()]
     for name in ("jax._src.interpreters.pxla", "jax.no_such_module"):
