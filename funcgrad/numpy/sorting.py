@@ -173,6 +173,14 @@ def _partition_args(a, kth, axis, name: str):
 
 
 def _cumulative(primitive, identity, a, axis, dtype, promote_integers=False):
+    if dtype is not None and np.dtype(dtype) == np.bool_:
+        # JAX's: a boolean result is computed in the default integer, each nonzero input counting
+        # 1, then converted (a running sum is True once any element was; a product while all are)
+        a = asarray(a)
+        if a.dtype != np.bool_:
+            a = ew.ne_p.bind(a, constant(0, a.dtype, a.shape))
+        out = _cumulative(primitive, identity, a, axis, None, promote_integers=True)
+        return ew.convert_element_type(out, np.dtype(np.bool_))
     a, axis = _axis_or_flat(a, axis)
     if dtype is not None:
         target = np.dtype(dtype)

@@ -509,6 +509,10 @@ _JAX_CASES = {
     "cov_dtype": lambda m, x: m.cov(x, dtype=np.float32),
     # quantile: a's dtype, q converted to it (no promotion with q under 'strict'); nan-quantiles of
     # a vector q with keepdims broadcast without implicit rank promotion
+    # cumulative sums/products with dtype=bool: counted in the default integer, then converted
+    "cumsum_to_bool": lambda m, x: m.cumsum(x.round(), axis=1, dtype=bool),
+    "cumprod_to_bool": lambda m, x: m.cumprod(x > 0, axis=0, dtype=bool),
+    "cumulative_sum_to_bool": lambda m, x: m.cumulative_sum(m.zeros((0, 4), bool), axis=0, dtype=bool),
     "quantile_f16_q_f32": lambda m, x: m.quantile(x.astype(np.float16), np.float32([0.5, 0.9]), axis=1),
     "nanpercentile_keepdims": lambda m, x: m.nanpercentile(
         x, np.float32([10, 50, 90]), axis=1, keepdims=True, method="higher"
