@@ -42,7 +42,7 @@ from funcgrad import xla_bridge
 from funcgrad.api import vjp as _vjp
 from funcgrad.custom_derivatives import custom_vjp
 from funcgrad.export._polymorphic import SymbolicExport, check_constraints, is_symbolic_spec
-from funcgrad.export._shape_poly import DimExpr
+from funcgrad.export._shape_poly import DimExpr, UnexpectedDimVar
 from funcgrad.export._sharded import ShardedExport, find_mesh
 from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit
 from funcgrad.kernel import core
@@ -324,6 +324,13 @@ def _spec_aval(x, where: str) -> ShapedArray:
 
 
 def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Exported:
+    for leaf in tu.tree_leaves((args, kwargs)):
+        if isinstance(leaf, DimExpr):  # (a symbolic dimension as a static argument: JAX's error)
+            raise UnexpectedDimVar(
+                f"Encountered dimension variable '{leaf}' that is not appearing in the shapes of the "
+                f"function arguments of {fun_jit._name}: pass it through the shape of an argument "
+                "(e.g. an array of shape (0, k))"
+            )
     if any(is_symbolic_spec(x) for x in tu.tree_leaves((args, kwargs))):
         return _export_symbolic(fun_jit, targets, checks, args, kwargs)
     static_key, static_kw, dyn_args, dyn_kwargs = fun_jit._split(args, kwargs)

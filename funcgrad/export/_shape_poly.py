@@ -36,6 +36,7 @@ __all__ = [
     "DimExpr",
     "InconclusiveDimensionOperation",
     "SymbolicScope",
+    "UnexpectedDimVar",
     "is_symbolic_dim",
     "symbolic_args_specs",
     "symbolic_shape",
@@ -44,6 +45,11 @@ __all__ = [
 
 class InconclusiveDimensionOperation(ValueError):
     """A comparison of symbolic dimensions that is not decided for every value of the variables."""
+
+
+class UnexpectedDimVar(Exception):
+    """A dimension variable used where the arguments' shapes cannot give its value (a symbolic
+    dimension passed as a static argument), as JAX's."""
 
 
 class SymbolicScope:

@@ -167,3 +167,13 @@ def test_remainder_dimension_as_jax():
         np.testing.assert_array_equal(
             exp.call(np.arange(n, dtype=np.int32)), jexp.call(np.arange(n, dtype=np.int32))
         )
+
+
+def test_symbolic_static_argument_raises_as_jax():
+    x = np.arange(40, dtype=np.int32).reshape((4, 10))
+    (k,) = export.symbolic_shape("k", constraints=["k <= 10"])
+    (jk,) = jexport.symbolic_shape("k", constraints=["k <= 10"])
+    _raises_like_jax(
+        lambda: export.export(funcgrad.jit(lambda k, x: funcgrad.lax.top_k(x, k)[0], static_argnums=0))(k, x),
+        lambda: jexport.export(jax.jit(lambda k, x: jax.lax.top_k(x, k)[0], static_argnums=0))(jk, x),
+    )
