@@ -112,6 +112,9 @@ class DimExpr:
     @staticmethod
     def normalize(terms: dict, scope) -> DimExpr | int:
         e = DimExpr(terms, scope)
+        subs = _substitutions(scope)
+        if subs and e.terms:
+            e = _substitute(e, subs)
         if not e.terms:
             return 0
         if set(e.terms) == {()}:
@@ -321,6 +324,52 @@ def _atom(op: str, args: tuple, scope) -> DimExpr | int:
     name = f"{op}({', '.join(str(a) for a in args)})"
     _ATOMS.setdefault(name, (op, args))
     return DimExpr({(name,): 1}, scope)
+
+
+def _substitutions(scope) -> list:
+    """The scope's equality constraints ``lhs == rhs`` whose left side is one term (``a * b``,
+    ``4 * a``, ``floordiv(a, b)``): ``(monomial, coefficient, rhs)``, applied to every expression
+    of the scope as JAX does (parsed once; none while parsing)."""
+    cached = getattr(scope, "_subs", None)
+    if cached is not None:
+        return cached
+    scope._subs = []  # (while the constraints themselves are parsed)
+    out = []
+    for c in getattr(scope, "constraints", ()) or ():
+        if "==" in c:
+            lhs, rhs = (_parse_dim(t, scope, c) for t in c.split("==", 1))
+            if isinstance(lhs, DimExpr) and len(lhs.terms) == 1 and () not in lhs.terms:
+                ((mono, coef),) = lhs.terms.items()
+                out.append((mono, coef, rhs))
+    scope._subs = out
+    return out
+
+
+def _substitute(e: DimExpr, subs) -> DimExpr:
+    """``e`` with each term that contains a substitution's monomial (with a multiple of its
+    coefficient) rewritten through its right-hand side."""
+    changed, rounds = True, 0
+    while changed and rounds < 64:  # (a right side that holds its left side stops here)
+        changed, rounds = False, rounds + 1
+        for mono, coef, rhs in subs:
+            for m, c in list(e.terms.items()):
+                rest = list(m)
+                if c % coef or not all(rest.count(v) >= mono.count(v) for v in set(mono)):
+                    continue
+                for v in mono:
+                    rest.remove(v)
+                terms = dict(e.terms)
+                del terms[m]
+                rhs_terms = rhs.terms if isinstance(rhs, DimExpr) else {(): rhs}
+                for m2, c2 in rhs_terms.items():
+                    key = tuple(sorted(tuple(rest) + m2))
+                    terms[key] = terms.get(key, 0) + (c // coef) * c2
+                e = DimExpr(terms, e.scope)
+                changed = True
+                break
+            if changed:
+                break
+    return e
 
 
 def _constraint_exprs(scope) -> list:

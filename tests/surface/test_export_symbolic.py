@@ -177,3 +177,11 @@ def test_symbolic_static_argument_raises_as_jax():
         lambda: export.export(funcgrad.jit(lambda k, x: funcgrad.lax.top_k(x, k)[0], static_argnums=0))(k, x),
         lambda: jexport.export(jax.jit(lambda k, x: jax.lax.top_k(x, k)[0], static_argnums=0))(jk, x),
     )
+
+
+def test_equality_constraints_rewrite_as_jax():
+    # (shape_poly.md: "a * b == c + d" replaces a*b wherever it occurs)
+    a, b, c, d = export.symbolic_shape("a, b, c, d", constraints=("a * b == c + d",))
+    ja, jb, jc, jd = jexport.symbolic_shape("a, b, c, d", constraints=("a * b == c + d",))
+    for f in (lambda a, b: 2 * b * a, lambda a, b: a * b * b, lambda a, b: a + b, lambda a, b: a * a):
+        assert str(f(a, b)) == str(f(ja, jb))
