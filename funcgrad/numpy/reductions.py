@@ -475,12 +475,19 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     if a.shape != w.shape:
         if axis is None:
             raise TypeError("average: axis must be specified when shapes of a and weights differ")
-        if w.ndim != 1:
-            raise TypeError("average: 1D weights expected when shapes of a and weights differ")
-        ax = normalize_axis(axis, a.ndim)
-        if w.shape[0] != a.shape[ax]:
-            raise ValueError("average: length of weights not compatible with specified axis")
-        w = st.broadcast_in_dim(w, a.shape, (ax,))
+        # weights along the reduced axes, in the order ``axis`` names them (JAX's N-D weights)
+        axes_ = tuple(
+            normalize_axis(ax, a.ndim) for ax in (axis if isinstance(axis, tuple | list) else (axis,))
+        )
+        if w.ndim != len(axes_):
+            raise TypeError(
+                f"average: weights of shape {w.shape} must have one dimension per axis in {axis} when "
+                "shapes of a and weights differ"
+            )
+        if w.shape != tuple(a.shape[ax] for ax in axes_):
+            raise ValueError("average: shape of weights not compatible with specified axis")
+        order = tuple(int(i) for i in np.argsort(axes_))
+        w = st.broadcast_in_dim(st.transpose(w, order), a.shape, tuple(axes_[i] for i in order))
     scl = sum(w, axis, keepdims=keepdims)
     avg = ew.div_p.bind(*broadcast_args(sum(ew.mul_p.bind(a, w), axis, keepdims=keepdims), scl))
     return (avg, broadcast_to(scl, shape_of(avg))) if returned else avg

@@ -513,6 +513,10 @@ _JAX_CASES = {
     "cumsum_to_bool": lambda m, x: m.cumsum(x.round(), axis=1, dtype=bool),
     "cumprod_to_bool": lambda m, x: m.cumprod(x > 0, axis=0, dtype=bool),
     "cumulative_sum_to_bool": lambda m, x: m.cumulative_sum(m.zeros((0, 4), bool), axis=0, dtype=bool),
+    # average with N-D weights along a tuple of axes, in the order the axes are named
+    "average_nd_weights": lambda m, x: m.average(
+        x.reshape(3, 2, 2), (2, 0), np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3)
+    ),
     "quantile_f16_q_f32": lambda m, x: m.quantile(x.astype(np.float16), np.float32([0.5, 0.9]), axis=1),
     "nanpercentile_keepdims": lambda m, x: m.nanpercentile(
         x, np.float32([10, 50, 90]), axis=1, keepdims=True, method="higher"
