@@ -30,6 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from funcgrad.jitting import ShapeDtypeStruct
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 
 __all__ = [
@@ -603,6 +604,8 @@ def symbolic_args_specs(
     for leaf, spec in zip(leaves, specs):
         shape = tuple(np.shape(leaf)) if not hasattr(leaf, "shape") else tuple(leaf.shape)
         dtype = leaf.dtype if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
+        if not _dt.x64_enabled:  # (JAX's specs take the dtype an array would have: float32 in x32)
+            dtype = _dt.canonical(np.dtype(dtype))
         if spec is None:
             out.append(ShapeDtypeStruct(shape, dtype))
         else:
