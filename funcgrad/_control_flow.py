@@ -124,6 +124,40 @@ def _trace_now(fun: Callable, in_tree, in_avals, what: str, state: bool = False)
     return ClosedJaxpr(jaxpr, []), consts, box[0]
 
 
+# NOTE: [eager loops keep their constants]
+# A loop bound at the top (plain eager evaluation, NOTE: [eager control flow is compiled]) takes
+# the constants its traced functions captured as constants of its jaxprs, not as operands: they
+# are then constants of the compiled program, as under ``jit``, so XLA sees and simplifies them
+# the same way and the eager loop gives jit's bits (optax's L-BFGS notebook; JAX stages a
+# ``zeros``/``arange`` inside a body, which funcgrad computes while tracing). The constants of a
+# cached trace are the same objects at every call (NOTE: [control-flow trace cache]), so the
+# rewritten jaxpr is memoised on them and a repeated loop finds its program. Under a
+# transformation they stay operands, which the transformation sees (NOTE: [control-flow jaxprs
+# have no tracer constants]).
+_WITH_CONSTANTS = register_cache("control_flow.with_constants", weakref.WeakKeyDictionary())
+
+
+def _at_the_top() -> bool:
+    return type(core.current_trace()) is core.EvalTrace
+
+
+def _with_constants(closed: ClosedJaxpr, consts: list):
+    """``(closed, consts)`` for a loop's bind: at the top, ``closed`` with its leading inputs bound
+    to ``consts`` as its own constants, and no constant operands (NOTE: [eager loops keep their
+    constants]); elsewhere as they are."""
+    if not consts or not _at_the_top():
+        return closed, consts
+    hit = _WITH_CONSTANTS.get(closed)
+    if hit is not None and len(hit[0]) == len(consts) and all(a is b for a, b in zip(hit[0], consts)):
+        return hit[1], []
+    j, n = closed.jaxpr, len(consts)
+    bound = ClosedJaxpr(
+        Jaxpr([*j.constvars, *j.invars[:n]], j.invars[n:], j.eqns, j.outvars), [*closed.consts, *consts]
+    )
+    _WITH_CONSTANTS[closed] = (tuple(consts), bound)
+    return bound, []
+
+
 def _leaf_paths(tree_def) -> list[str]:
     example = tu.tree_unflatten(tree_def, builtins.range(tree_def.num_leaves))
     return [tu.keystr(p) or "(the value)" for p, _ in tu.tree_leaves_with_path(example)]
@@ -269,6 +303,9 @@ def _bind_cond(index, branches, operands, names, what):
     _check_branch_outputs(traced, names, what)
     all_consts = [c for _, consts, _ in traced for c in consts]
     joined, forwarded = _joined_branches([jaxpr for jaxpr, _, _ in traced], len(flat_ops))
+    if all_consts and _at_the_top():
+        joined = tuple(_with_constants(b, all_consts)[0] for b in joined)
+        all_consts = []
     outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=joined))
     outs = [next(outs) if p is None else flat_ops[p] for p in forwarded]
     return tu.tree_unflatten(traced[0][2], outs)
@@ -399,6 +436,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
     if pred_tree.num_leaves != 1 or pred_avals[0].shape != () or pred_avals[0].dtype != np.bool_:
         got = ", ".join(a.str_short() for a in pred_avals) or "nothing"
         raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {got}")
+    cond_j, cond_consts = _with_constants(cond_j, cond_consts)
+    body, body_consts = _with_constants(body, body_consts)
     outs = while_p.bind(
         *cond_consts, *body_consts, *init_flat, cond_jaxpr=cond_j, body_jaxpr=body,
         cond_nconsts=len(cond_consts), body_nconsts=len(body_consts),
@@ -579,6 +618,7 @@ def scan(
         if refs is None or not isinstance(e, refs.LoopState):
             raise
         return _scan_with_state(refs, f, init, xs, e.items, length, reverse, unroll)
+    body, consts = _with_constants(body, consts)
     outs = scan_p.bind(
         *consts, *init_flat, *xs_flat, jaxpr=body, num_consts=len(consts), num_carry=len(init_flat),
         length=length, reverse=bool(reverse), unroll=unroll,
