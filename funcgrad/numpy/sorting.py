@@ -301,7 +301,8 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     """Indices where ``v`` would be inserted into the sorted 1-D ``a`` to keep it sorted.
 
     ``side='left'`` gives the first suitable position, ``'right'`` the last. ``method`` is
-    ``'scan'`` (a branch-free binary search) or ``'compare_all'`` (one comparison per pair).
+    ``'scan'`` (a branch-free binary search; ``'scan_unrolled'`` and ``'sort'`` are accepted as JAX's
+    and give the same answers) or ``'compare_all'`` (one comparison per pair).
 
     >>> searchsorted(np.array([1, 2, 2, 3]), np.array([2, 0, 5])).tolist()
     [1, 0, 4]
@@ -327,7 +328,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
         shape = (n, *v.shape)
         hits = goes_after(broadcast_to(elems, shape), broadcast_to(vals, shape))
         return reductions.sum(hits, axis=0)
-    if method not in ("scan", "sort"):
+    if method not in ("scan", "scan_unrolled", "sort"):  # (the same answers, as in JAX)
         raise ValueError(f"searchsorted: unknown method {method!r}")
     dtype = _dt.default_int
     lo = constant(0, dtype, v.shape)

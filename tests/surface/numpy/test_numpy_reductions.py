@@ -541,3 +541,15 @@ def test_reductions_as_jax(case):
         assert got.dtype == want.dtype  # (both sides at float32/complex64 here)
     rtol = 5e-3 if want.dtype == np.float16 else 1e-5  # (float16: the interpolation's rounding)
     np.testing.assert_allclose(np.asarray(got, want.dtype), np.asarray(want), rtol=rtol, equal_nan=True)
+
+
+def test_searchsorted_methods_agree_with_jax():
+    # (the fuzzer: method='scan_unrolled' raised) every method JAX names gives the same indices
+    import jax.numpy as jnp
+
+    a, v = np.array([-1.0, 0.0, 0.0, 2.0]), np.array([[0.0, 3.0], [-2.0, np.nan]])
+    for method in ("scan", "scan_unrolled", "sort", "compare_all"):
+        for side in ("left", "right"):
+            got = fnp.searchsorted(a, v, side=side, method=method)
+            want = jnp.searchsorted(a, v, side=side, method=method)
+            assert got.tolist() == want.tolist(), (method, side)
