@@ -681,6 +681,9 @@ def _vjp_rules(custom: custom_vjp, nondiff: dict, dyn, in_tree, name: str, out_t
     in_avals = [core.get_aval(x) for x in tu.tree_leaves(dyn)]
     nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
     res_tree_box: list = []
+    # (bwd needs the arguments' structure only: it keeps no tracer of the call alive, which a
+    # jaxpr holding bwd in its params would keep -- NOTE: [leak checking])
+    dyn = tu.tree_map(lambda _: 0, dyn)
 
     def fwd_flat(perturbed, *primals):
         if symbolic:

@@ -43,7 +43,14 @@ def _clean(lib, np_):
     s = lib.lax.scan(lambda c, x: (c + x, c), 0.0, np_.arange(3.0))
     c = lib.lax.cond(True, lambda x: x + 1, lambda x: x, 1.0)
     r = lib.grad(lib.checkpoint(lambda x: np_.sin(np_.sin(x))))(1.0)
-    return [f(np_.ones(2)), v, s[0], c, r]
+
+    @lib.custom_vjp
+    def g(x):
+        return x * 2
+
+    g.defvjp(lambda x: (x * 2, None), lambda _, ct: (ct * 3,))
+    cv = lib.jit(lambda x: lib.lax.cond(x > 0, g, np_.sin, x) + lib.grad(g)(x))(1.0)
+    return [f(np_.ones(2)), v, s[0], c, r, cv]
 
 
 @pytest.mark.parametrize("case", [_leak_jit, _leak_vmap, _leak_grad, _clean], ids=lambda f: f.__name__)
