@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _oracle import XLA_DEFAULT_OPTIONS
+from funcgrad.primitives.scan import scan_p
 from funcgrad.xla_bridge import runtime as rt
 
 import funcgrad
@@ -152,3 +153,25 @@ def test_eager_loops_with_float0_tangents_and_callbacks(capfd):
     lax.fori_loop(0, 3, lambda i, c: funcgrad.debug.print("step {i}", i=i) or c + 1, 0)
     print("after")
     assert capfd.readouterr().out.split() == ["step", "0", "step", "1", "step", "2", "after"]
+
+
+def test_eager_loops_keep_captured_constants_as_jit_does(monkeypatch):
+    # NOTE: [eager loops keep their constants]: at the top the captured array is a constant of
+    # the loop's jaxprs (so of the compiled program, as under jit); under jvp it is an operand.
+    w = np.linspace(0.5, 1.5, 4).astype(F32)
+    seen = []
+    real = scan_p.impl
+    monkeypatch.setattr(scan_p, "impl", lambda *a, **p: seen.append((len(a), p)) or real(*a, **p))
+
+    def f(x):
+        return lax.fori_loop(0, 3, lambda i, c: fnp.tanh(c * w) + fnp.zeros(4, F32), x)
+
+    x = np.ones(4, F32)
+    eager = np.asarray(f(x))
+    (n_args, params), *_ = seen
+    assert n_args == 2 and params["num_consts"] == 0  # (i, c): w is the body's constant
+    assert any(np.array_equal(np.asarray(c), w) for c in params["jaxpr"].consts)
+    np.testing.assert_array_equal(eager, np.asarray(funcgrad.jit(f)(x)))
+    seen.clear()
+    funcgrad.jvp(f, (x,), (x,))
+    assert seen[0][1]["num_consts"] > 0  # under jvp: operands the transformation sees
