@@ -134,12 +134,23 @@ def _abstract_eval(lhs, rhs, *, dimension_numbers, precision=None, preferred_ele
     return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
 
 
+def _no_blas(dtype) -> bool:
+    """A floating dtype narrower than 32 bits (float16, bfloat16, the float8 formats): NumPy has no
+    BLAS for it and multiplies in a scalar loop."""
+    return dtype.itemsize <= 2 and dtype.kind in "fV" and dtype.name.startswith(("float", "bfloat"))
+
+
 def _impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     if preferred_element_type is not None:
         # Accumulate in the preferred type (int8 x int8 -> int32 must not wrap), as XLA does.
         lhs = lhs.astype(preferred_element_type, copy=False)
         rhs = rhs.astype(preferred_element_type, copy=False)
+    if _no_blas(lhs.dtype):
+        # In float32, rounded once, as XLA's CPU dot computes a narrow float product: NumPy's loop
+        # over bfloat16 took minutes for one ViT layer eagerly (flax's ViT example).
+        out = _impl(lhs.astype(np.float32), rhs.astype(np.float32), dimension_numbers=dimension_numbers)
+        return out.astype(lhs.dtype)
     (lc, rc), (lb, rb) = dimension_numbers
     if not lb:
         if len(lc) == 1 and lhs.ndim <= 2 and rhs.ndim <= 2:
