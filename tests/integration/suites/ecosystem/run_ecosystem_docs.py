@@ -178,6 +178,7 @@ class _StubFinder(_abc.MetaPathFinder, _abc.Loader):
         pass
 _sys.meta_path.append(_StubFinder())
 import random as _random, numpy as _np
+import jax as _jax  # (real jax's import draws from NumPy's global generator: imported before seeding)
 _random.seed(0)
 _np.random.seed(0)  # unseeded NumPy/Python randomness (a shuffling data loader) draws alike on both sides
 '''
