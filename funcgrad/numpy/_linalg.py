@@ -62,9 +62,10 @@ def inexact(x, name: str, arg: str = "a", *, half: bool = False):
 
 
 def inexact_pair(a, b, name: str):
-    """Promote ``a`` and ``b`` to one LAPACK dtype."""
-    a, b = inexact(a, name, "a"), inexact(b, name, "b")
-    return promote_args(a, b)
+    """Promote ``a`` and ``b`` to one LAPACK dtype (a 16-bit float promotes first, as in JAX: float16
+    with float32 is solved in float32)."""
+    a, b = promote_args(inexact(a, name, "a", half=True), inexact(b, name, "b", half=True))
+    return inexact(a, name, "a"), inexact(b, name, "b")
 
 
 def matrices(x, name: str, arg: str = "a", *, square: bool = False, half: bool = False):

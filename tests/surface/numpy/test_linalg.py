@@ -389,3 +389,16 @@ def test_array_api_edge_cases():
     a = RNG.normal(size=(3, 4, 2))
     rtol = np.array([1e-3, 0.5, 2.0])
     close(L.pinv(a, rtol=rtol), np.stack([np.linalg.pinv(x, rtol=r) for x, r in zip(a, rtol)]), rtol=1e-8)
+
+
+def test_solve_of_a_16_bit_matrix_and_a_float32_vector_promotes_first_as_jax():
+    # (the fuzzer, 32-bit mode) jax promotes the pair, then solves in float32; funcgrad refused the
+    # float16 matrix before promoting
+    import jax.numpy as jnp
+
+    a, b = (np.eye(2) * 2 + 0.3).astype(np.float16), np.array([1.0, -0.5], np.float32)
+    got, want = L.solve(a, b), jnp.linalg.solve(a, b)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    with pytest.raises(TypeError, match="LAPACK does not support"):
+        L.solve(a, b.astype(np.float16))
