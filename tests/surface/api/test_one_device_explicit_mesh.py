@@ -43,3 +43,22 @@ def test_reshard_takes_a_spec_naming_more_unsharded_dimensions_than_a_leaf_has()
     import jax.numpy as jnp
 
     assert _reshard_model(funcgrad, fnp) == _reshard_model(jax, jnp)
+
+
+def _shown(lib, jnp, capsys):
+    class Box:  # a stand-in for an array, as flax's nnx.Param
+        def __init__(self, x):
+            self.x = x
+
+        def __jax_array__(self):
+            return self.x
+
+    lib.debug.visualize_array_sharding(Box(jnp.ones((4, 4))))
+    return capsys.readouterr().out
+
+
+def test_visualize_array_sharding_of_a_stand_in_for_an_array(capsys):
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    assert _shown(funcgrad, fnp, capsys) == _shown(jax, jnp, capsys)
