@@ -662,7 +662,8 @@ class Tracer:
     """A value being traced by ``_trace``. Arithmetic and methods are those of ``Array``."""
 
     __array_priority__ = 1000
-    __slots__ = ("_trace",)
+    # (weakly referable, as JAX's tracers: TensorFlow Probability's bijector cache keys on them)
+    __slots__ = ("_trace", "__weakref__")
 
     @property
     def aval(self) -> ShapedArray:

@@ -182,3 +182,19 @@ def test_vmap_jaxpr_typechecks(rng):
             {"w": np.ones((4, 6)), "v": np.ones((6, 2))}, np.ones((3, 4)), np.ones((3, 2))
         )
     )
+
+
+def test_tracers_are_weakly_referable_as_jax():
+    # TensorFlow Probability's bijector cache (distrax's transformed distributions) keys on tracers
+    import weakref
+
+    seen = []
+
+    def f(x):
+        seen.append(weakref.ref(x)() is x)
+        return x * 2.0
+
+    funcgrad.jit(f)(1.0)
+    funcgrad.grad(f)(1.0)
+    funcgrad.vmap(f)(fnp.ones(2))
+    assert seen == [True, True, True]
