@@ -587,5 +587,8 @@ def concrete_or_error(x, what: str):
 
 
 def as_sequence(x) -> Sequence:
-    # (a range of axes too, as JAX's index tuples: distrax's expand_dims(x, range(n)))
-    return x if isinstance(x, list | tuple) else list(x) if isinstance(x, range) else [x]
+    # (a range or a 1-D NumPy array of axes too, as JAX's index tuples: distrax's
+    # expand_dims(x, range(n)), TensorFlow Probability's transpose(x, np.array(perm)))
+    if isinstance(x, list | tuple):
+        return x
+    return list(x) if isinstance(x, range) or (type(x) is np.ndarray and x.ndim == 1) else [x]

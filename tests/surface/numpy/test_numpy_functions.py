@@ -835,13 +835,16 @@ def test_interp_extrapolates_when_asked_as_jax():
 
 
 def test_a_range_of_axes_as_jax():
-    # JAX reads axes as an index tuple, so a range works (distrax: expand_dims(scale, range(n)))
+    # JAX reads axes as an index tuple, so a range or a 1-D NumPy array works (distrax:
+    # expand_dims(scale, range(n)); TensorFlow Probability: transpose(x, np.array(perm)))
     jnp = pytest.importorskip("jax.numpy")
     x = np.ones((1, 1, 3), np.float32)
     for f in (
         lambda m: m.expand_dims(x[0, 0], range(2)),
         lambda m: m.squeeze(x, range(2)),
         lambda m: m.sum(x, axis=range(2)),
+        lambda m: m.transpose(x, np.array([0, 2, 1], np.int32)),
+        lambda m: m.roll(x, np.array([1, 2]), axis=(1, 2)),
     ):
         got, want = f(fnp), f(jnp)
         assert got.shape == want.shape
