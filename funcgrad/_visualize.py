@@ -219,8 +219,11 @@ def visualize_array_sharding(arr, **kwargs) -> None:
             "visualize_array_sharding needs a concrete Array, got a traced value: inside jit use "
             "funcgrad.debug.inspect_array_sharding(x, callback=...)"
         )
-    if not isinstance(arr, Array) and hasattr(arr, "__jax_array__"):
-        arr = arr.__jax_array__()  # a stand-in for an array (flax's nnx.Param), shown as JAX shows it
+    if not isinstance(arr, Array) and hasattr(arr, "shape"):
+        # A pytree standing for the one array it holds (flax's nnx.Param), shown as JAX shows it.
+        leaves = tu.tree_leaves(arr)
+        if len(leaves) == 1 and isinstance(leaves[0], Array):
+            arr = leaves[0]
     if not isinstance(arr, Array):
         raise TypeError(f"visualize_array_sharding expects an Array, got {type(arr).__name__}")
     visualize_sharding(arr.shape, arr.sharding, **kwargs)

@@ -46,13 +46,14 @@ def test_reshard_takes_a_spec_naming_more_unsharded_dimensions_than_a_leaf_has()
 
 
 def _shown(lib, jnp, capsys):
-    class Box:  # a stand-in for an array, as flax's nnx.Param
+    class Box:  # a pytree standing for the array it holds, with its shape and sharding (flax's Param)
         def __init__(self, x):
             self.x = x
 
-        def __jax_array__(self):
-            return self.x
+        shape = property(lambda self: self.x.shape)
+        sharding = property(lambda self: self.x.sharding)
 
+    lib.tree_util.register_pytree_node(Box, lambda b: ((b.x,), None), lambda _, xs: Box(*xs))
     lib.debug.visualize_array_sharding(Box(jnp.ones((4, 4))))
     return capsys.readouterr().out
 
