@@ -150,7 +150,9 @@ def _fft_core(name: str, fft_type: FftType, a, s, axes, norm):
     if len(set(axes)) != len(axes):
         raise ValueError(f"funcgrad.numpy.fft.{name} does not support repeated axes, got {axes}")
     if not axes:
-        return x
+        # (no transform: JAX returns its input promoted to an inexact dtype, a 16-bit real one kept)
+        y = promote_args_inexact(asarray(a))[0] if fft_type == FftType.RFFT else x
+        return ew.convert_element_type(y, aval(y).dtype, weak_type=False)  # (strong, as JAX's)
     trailing = tuple(range(ndim - len(axes), ndim))
     x = moveaxis(x, axes, trailing)
     shape = aval(x).shape

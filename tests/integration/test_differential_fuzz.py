@@ -61,7 +61,6 @@ OPEN_WEAK_TYPES: dict[str, str] = {
     "np.sort_desc": "sort of a weak value is strong (jax: weak)",
     "np.interp_xp": "interp of weak values is strong (jax: weak)",
     "special.entr": "eager entr of a weak value is strong (jax and funcgrad's jit: weak)",
-    "fft.rfftn": "rfftn of a weak value is weak (jax: strong)",
     "np.setop_size": "setdiff1d(size=) of weak ints is strong (jax: weak)",
 }
 

@@ -247,3 +247,18 @@ def test_dct_gradients_match_jax_and_finite_differences():
     check_grads(lambda x: sfft.dct(x, type=3, norm="ortho"), (X[0],), order=2)
     with pytest.raises(ValueError, match="types 2 and 3"):
         sfft.dct(X, type=1)
+
+
+def test_transforms_of_a_0d_array_are_jax_s():
+    # (the fuzzer, 32-bit mode) with no axis to transform, rfftn returns its input made inexact, a
+    # bfloat16 kept and strong (funcgrad converted it to float32), and fftn a complex copy
+    import jax
+    import jax.numpy as jnp
+    import ml_dtypes
+
+    for x in (0.5, np.array(1.0, ml_dtypes.bfloat16), np.float32(2.0)):
+        for name in ("rfftn", "fftn"):
+            got, want = getattr(fnp.fft, name)(x), getattr(jnp.fft, name)(x)
+            assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type), (name, x)
+            staged = jax.jit(getattr(jnp.fft, name))(x)
+            assert funcgrad.jit(getattr(fnp.fft, name))(x).dtype == staged.dtype
