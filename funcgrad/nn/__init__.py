@@ -91,6 +91,11 @@ def _inexact(x):
     return x
 
 
+def _inexact_formula(x):
+    # (as JAX's formulas with Python float constants: an integer or bool array gives a weak float)
+    return promote_args(x, 1.0)[0]
+
+
 def _const(value, like):
     # weak where ``like`` is: jax.nn's formulas meet Python scalars, which keep a weak value weak
     # (nn.relu(0.0) is weak in JAX)
@@ -156,7 +161,7 @@ def leaky_relu(x, negative_slope=1e-2):
     >>> leaky_relu(np.array([-2.0, 3.0]), 0.1).tolist()
     [-0.2, 3.0]
     """
-    x = _inexact(x)
+    x = _inexact_formula(x)
     return select(ew.ge_p.bind(x, _const(0, x)), x, ew.mul_p.bind(x, _const(negative_slope, x)))
 
 
@@ -166,7 +171,7 @@ def elu(x, alpha=1.0):
     >>> elu(np.array([-1.0, 2.0])).tolist() == [float(np.expm1(-1.0)), 2.0]
     True
     """
-    x = _inexact(x)
+    x = _inexact_formula(x)
     positive = ew.gt_p.bind(x, _const(0, x))
     # The exponential only sees non-positive inputs (no overflow in the unselected branch).
     safe = select(positive, _const(0, x), x)
@@ -179,7 +184,7 @@ def celu(x, alpha=1.0):
     >>> celu(np.array([-1.0, 2.0]), alpha=2.0).tolist() == [2.0 * float(np.expm1(-0.5)), 2.0]
     True
     """
-    x = _inexact(x)
+    x = _inexact_formula(x)
     zero = _const(0, x)
     neg = ew.div_p.bind(ew.min_p.bind(x, zero), _const(alpha, x))
     return ew.add_p.bind(ew.max_p.bind(x, zero), ew.mul_p.bind(_const(alpha, x), ew.expm1_p.bind(neg)))
@@ -195,7 +200,7 @@ def selu(x):
     >>> round(float(selu(1.0)), 6)
     1.050701
     """
-    x = _inexact(x)
+    x = _inexact_formula(x)
     return ew.mul_p.bind(_const(_SELU_SCALE, x), elu(x, _SELU_ALPHA))
 
 
@@ -308,7 +313,7 @@ def hard_sigmoid(x):
     >>> hard_sigmoid(np.array([-4.0, 0.0, 4.0])).tolist()
     [0.0, 0.5, 1.0]
     """
-    x = _inexact(x)
+    x = _inexact_formula(x)
     return ew.div_p.bind(relu6(ew.add_p.bind(x, _const(3, x))), _const(6, x))
 
 
@@ -352,7 +357,7 @@ def sparse_plus(x):
     >>> sparse_plus(np.array([-2.0, 0.0, 2.0])).tolist()
     [0.0, 0.25, 2.0]
     """
-    x = _inexact(x)
+    x = _inexact_formula(x)
     one = _const(1, x)
     middle = ew.div_p.bind(ew.square_p.bind(ew.add_p.bind(x, one)), _const(4, x))
     return select(ew.le_p.bind(x, ew.neg_p.bind(one)), _const(0, x), select(ew.ge_p.bind(x, one), x, middle))
@@ -364,7 +369,7 @@ def sparse_sigmoid(x):
     >>> sparse_sigmoid(np.array([-2.0, 0.0, 2.0])).tolist()
     [0.0, 0.5, 1.0]
     """
-    x = _inexact(x)
+    x = _inexact_formula(x)
     # jax.nn's formula, 0.5 * clip(x + 1, 0, 2): max/min split the derivative at the kinks x = +-1
     # (1/4 there, as in jax; a select would give 0).
     clipped = ew.min_p.bind(ew.max_p.bind(ew.add_p.bind(x, _const(1, x)), _const(0, x)), _const(2, x))
@@ -511,7 +516,10 @@ def _softmax_impl(x, axes, where):
     if where is not None:
         unnormalized = select(broadcast_to(where, aval(x).shape), unnormalized, _const(0, x))
     total = fnp.sum(unnormalized, axes, keepdims=True)
-    return ew.div_p.bind(unnormalized, broadcast_to(total, aval(x).shape))
+    out = ew.div_p.bind(unnormalized, broadcast_to(total, aval(x).shape))
+    if where is not None:  # masked-out entries are 0, also in a slice masked out entirely (not 0/0)
+        out = select(broadcast_to(where, aval(x).shape), out, _const(0, x))
+    return out
 
 
 _softmax = custom_jvp(_softmax_impl, nondiff_argnums=(1, 2))
@@ -549,10 +557,13 @@ def log_softmax(x, axis=-1, where=None, initial=None):
     x = _inexact(x)
     axes = _reduction_axes(x, axis)
     mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
-    lse = call_custom(_logsumexp, x, axes, mask)
+    # Shifted by the (finite) maximum first, as JAX's: x - logsumexp(x) would cancel the leading
+    # digits of the largest entry (log_softmax([5.5, -4.2])[0] lost ~3 of float32's 7 digits).
+    shifted = ew.sub_p.bind(x, broadcast_to(_stable_max(x, axes, mask), x.shape))
+    lse = call_custom(_logsumexp, shifted, axes, mask)
     # An all -inf slice has lse = -inf: its entries stay -inf instead of -inf - -inf = NaN.
     safe_lse = select(ew.eq_p.bind(lse, _const(-np.inf, lse)), _const(0, lse), lse)
-    out = ew.sub_p.bind(x, broadcast_to(safe_lse, x.shape))
+    out = ew.sub_p.bind(shifted, broadcast_to(safe_lse, x.shape))
     if mask is not None:
         out = select(mask, out, _const(-np.inf, x))
     return out
@@ -684,7 +695,10 @@ def dot_product_attention(
     scale = 1.0 / np.sqrt(H) if scale is None else scale
     logits_dtype = np.promote_types(q.dtype, np.float32)
     qg = fnp.reshape(q, (B, T, K, G, H))
-    logits = fnp.einsum("BTKGH,BSKH->BKGTS", qg, k, preferred_element_type=logits_dtype)
+    # (the operands converted, not preferred_element_type: the product is the same, and the
+    # gradients come back in q's and k's dtypes; the transposed product of a float32 cotangent
+    # with a bfloat16 operand was refused)
+    logits = fnp.einsum("BTKGH,BSKH->BKGTS", fnp.asarray(qg, logits_dtype), fnp.asarray(k, logits_dtype))
     logits = logits * fnp.asarray(scale, logits.dtype)
     if bias is not None:
         logits = fnp.asarray(logits + _grouped(bias, K, G, N), logits.dtype)
@@ -706,6 +720,9 @@ def dot_product_attention(
         keep = _and(keep, (fnp.arange(S)[None, :] < kl[:, None])[:, None, None, None, :])
     if keep is not None:
         big_negative = -0.7 * min(float(_dt.finfo(logits.dtype).max), float(_dt.finfo(np.float32).max))
+        keep = fnp.broadcast_to(
+            fnp.reshape(keep, (1,) * (logits.ndim - keep.ndim) + keep.shape), logits.shape
+        )
         logits = fnp.where(keep, logits, fnp.asarray(big_negative, logits.dtype))
     probs = fnp.asarray(softmax(logits, axis=-1), k.dtype)
     encoded = fnp.einsum("BKGTS,BSKH->BTKGH", probs, v)
@@ -722,7 +739,13 @@ def dot_product_attention(
 
 
 def _and(mask, other):
-    return other if mask is None else fnp.logical_and(mask, other)
+    if mask is None:
+        return other
+    # (leading axes added explicitly: no implicit rank promotion under jax_numpy_rank_promotion)
+    rank = mask.ndim if mask.ndim > other.ndim else other.ndim
+    mask = fnp.reshape(mask, (1,) * (rank - mask.ndim) + mask.shape)
+    other = fnp.reshape(other, (1,) * (rank - other.ndim) + other.shape)
+    return fnp.logical_and(mask, other)
 
 
 def tanh(x):
