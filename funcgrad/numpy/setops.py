@@ -121,7 +121,8 @@ def _unique(ar, axis, return_index, return_inverse, return_counts, equal_nan, si
             result = where(reshape(valid, tuple(shape)), result, fill)
     outs = [result]
     if return_index:
-        outs.append(take(perm, ind) if mask.shape[0] else zeros((size,), int))
+        # (an empty input gives empty indices and counts even with size=, as JAX's)
+        outs.append(take(perm, ind) if mask.shape[0] else zeros((0,), int))
     if return_inverse:
         imask = cumsum(mask.astype(int)) - 1 if mask.shape[0] else zeros((0,), int)
         inverse = zeros(mask.shape, int).at[perm].set(imask)
@@ -135,7 +136,7 @@ def _unique(ar, axis, return_index, return_inverse, return_counts, equal_nan, si
             )
             counts = getitem(idx, slice(1, None)) - getitem(idx, slice(None, -1))
         else:
-            counts = zeros((size,), int)
+            counts = zeros((0,), int)
         outs.append(counts)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
