@@ -4,6 +4,7 @@ large |x|, jax.nn's derivatives at the kinks, finite derivatives at -inf."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 import scipy.special as sp
@@ -308,4 +309,41 @@ def test_exact_gelu_keeps_its_tail_as_jax(dtype):
     ):
         np.testing.assert_allclose(
             np.asarray(fn(x), np.float64), want, rtol=3e-2 if dtype == "bfloat16" else 1e-5
+        )
+
+
+def test_softmax_log_softmax_and_attention_as_jax():
+    # JAX's nn_test through funcgrad.as_jax: log_softmax shifts by the maximum before subtracting
+    # (x - logsumexp(x) cancelled the leading digits of the largest entry), softmax of a slice that
+    # is masked out entirely is 0, and dot_product_attention of bfloat16 operands with masks,
+    # causal/length masks and a bias differentiates, without implicit rank promotion
+    import pytest
+
+    jax = pytest.importorskip("jax")
+    x = np.array([5.5, 1.3, -4.2, 0.9], np.float32)
+    w = np.array([True, False, True, False])
+    for f in ("softmax", "log_softmax"):
+        for where in (None, w, np.zeros(4, bool)):
+            got, want = getattr(funcgrad.nn, f)(x, where=where), getattr(jax.nn, f)(x, where=where)
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-7)
+    rng = np.random.default_rng(0)
+    q, k, v = (
+        rng.standard_normal(s).astype(ml_dtypes.bfloat16)
+        for s in ((2, 8, 4, 16), (2, 8, 2, 16), (2, 8, 2, 16))
+    )
+    bias = rng.standard_normal((2, 4, 8, 8)).astype(ml_dtypes.bfloat16)
+    mask = rng.random((2, 1, 8, 8)) < 0.7
+    lengths = dict(query_seq_lengths=np.array([5, 8]), key_value_seq_lengths=np.array([8, 6]))
+
+    def run(nn, q, k, v):
+        return nn.dot_product_attention(q, k, v, bias, mask, is_causal=True, local_window_size=3, **lengths)
+
+    with funcgrad.numpy_rank_promotion("raise"), jax.numpy_rank_promotion("raise"):
+        got, g_vjp = funcgrad.vjp(lambda *a: run(funcgrad.nn, *a), q, k, v)
+        want, w_vjp = jax.vjp(lambda *a: run(jax.nn, *a), q, k, v)
+        g_grads, w_grads = g_vjp(np.ones(got.shape, got.dtype)), w_vjp(np.ones(want.shape, want.dtype))
+    for g, w_ in zip((got, *g_grads), (want, *w_grads)):
+        assert g.dtype == w_.dtype == ml_dtypes.bfloat16
+        np.testing.assert_allclose(
+            np.asarray(g, np.float32), np.asarray(w_, np.float32), rtol=2e-2, atol=2e-2
         )
