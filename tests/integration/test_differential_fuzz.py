@@ -231,6 +231,10 @@ REGRESSIONS: list = [
         [np.float32([0.0, 0.5])],
         [("jacfwd", None), ("jacrev", None)],
     ),
+    # set functions with size= padded with the last sorted value, not JAX's smallest-found-or-0
+    ([("np.setop_size", "np.setxor1d(x0, x0, size=4, fill_value=None)")], [np.array([0.5, -0.37])], []),
+    # atanh's second derivative at 1 was inf (1 / (1 - x^2)); JAX's rule gives NaN
+    ([("np.arctanh", "np.arctanh(x0)")], [np.array(1.0)], [("grad", None), ("grad", None)]),
 ]
 
 
@@ -241,6 +245,14 @@ REGRESSIONS_X32: list = [
         [("special.gamma", "special.gamma(x0)")],
         [np.array([np.nan, 2.0, -2.5])],
         [("jvp", None), ("jvp", None)],
+    ),
+    # a no-op conversion of a float64 NumPy value returned it unconverted
+    ([("lax.convert", "lax.convert_element_type(x0, 'float32')")], [np.zeros(0)], []),
+    # min(initial=2.5) of ints was a weak float
+    (
+        [("np.min_where", "np.min(x0, where=x0 != 1, initial=2.5)")],
+        [np.array([0, 3], np.int32)],
+        [("jit", None)],
     ),
 ]
 
