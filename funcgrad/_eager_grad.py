@@ -19,6 +19,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.recording import (
+    EffectsInRecording,
     eager_call_p,
     given_forward_values,
     inline_eager_calls,
@@ -48,9 +49,9 @@ def recorded_value_and_grad(f: Callable, dyn: list, has_aux: bool, with_value: b
     flat, store = flat_fun(f, in_tree, has_aux, transform="vjp")
     try:
         rec = record(flat, flat_p)
-    except core.ConcretizationTypeError:
+    except (core.ConcretizationTypeError, EffectsInRecording):
         # Something the JVP trace would have had concrete (a derivative-free float used as a
-        # Python value): the ordinary path runs ``f`` instead.
+        # Python value), or an effect before a concrete value: the ordinary path runs ``f``.
         return None
     n_out = store["n_out"]
     entry = None

@@ -30,6 +30,9 @@ Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``partial_eval``, ``callkit
 # runs the recorded program through the ordinary eager machinery), and never when it calls the
 # user's own derivative rules (``custom_jvp``/``custom_vjp``), which must run on every eager call
 # (funcgrad's own custom_jvp functions are pure and are cached: NOTE: [library custom_jvp]).
+# A recording never evaluates an equation with an effect (a callback, a print, in a loop body or
+# not): the derivative program would run it a second time. Needing a concrete value past one
+# abandons the recording (``EffectsInRecording``) and ``f`` runs on the ordinary path.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from funcgrad.kernel.ir import (
     Jaxpr,
     JaxprEqn,
     Var,
+    has_effects,
     jaxprs_in_params,
     params_key,
 )
@@ -68,6 +72,14 @@ eager_call_p.def_impl(eager_call_impl)
 
 # ----------------------------------------------------------------------------------------------
 # The recording trace
+
+
+class EffectsInRecording(Exception):
+    """A recording needed a concrete value computed after an equation with an effect (a
+    ``debug.callback`` in a loop whose integer counter is read): evaluating it would run the
+    effect once here and once more in the derivative program, so the caller runs ``f`` on the
+    ordinary path instead, where it runs once."""
+
 
 _new_eqn = tuple.__new__  # a JaxprEqn without its generated __new__'s frame (the replay hot path)
 
@@ -280,6 +292,10 @@ class RecordingTrace(core.Trace):
         eqns = self.eqns
         with core.set_current_trace(root):
             for eqn in eqns[self.n_forced :]:
+                if has_effects(eqn):
+                    # Its effect would happen now and again when the derivative program runs
+                    # the forward pass (NOTE: [eager grad program cache]): not recorded.
+                    raise EffectsInRecording(eqn.primitive.name)
                 ins = [self._read(a) for a in eqn.invars]
                 outs = eqn.primitive.bind(*ins, **eqn.params)
                 if eqn.primitive.multiple_results:
@@ -465,6 +481,7 @@ def recording_applies() -> bool:
 
 
 __all__ = [
+    "EffectsInRecording",
     "eager_call_p",
     "program_cache",
     "record",

@@ -106,6 +106,27 @@ def test_side_effects_run_on_every_call():
     assert len(seen) == 5
 
 
+def test_callbacks_in_a_loop_run_once_per_call_when_the_recording_needs_a_value():
+    # fori_loop's integer counter is concrete, so the recording evaluates the loop: its callback
+    # would run there and again in the derivative program (diffrax's progress meter under grad).
+    from funcgrad import lax
+
+    seen = []
+
+    def f(p):
+        def body(i, x):
+            funcgrad.debug.callback(lambda i: seen.append(int(i)), i)
+            return x * p
+
+        return lax.fori_loop(0, 2, body, p)
+
+    for _ in range(3):
+        seen.clear()
+        np.testing.assert_allclose(float(funcgrad.grad(f)(1.5)), 3 * 1.5**2, rtol=1e-13)
+        funcgrad.effects_barrier()
+        assert seen == [0, 1]
+
+
 def test_custom_vjp_rules_run_on_every_call():
     calls = {"fwd": 0, "bwd": 0}
 
