@@ -569,21 +569,28 @@ def log_softmax(x, axis=-1, where=None, initial=None):
     return out
 
 
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
-    """``(x - mean) / sqrt(variance + epsilon)`` along ``axis`` (statistics computed if not given).
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, algorithm="fast"):
+    """``(x - mean) / sqrt(variance + epsilon)`` along ``axis`` (statistics computed if not given:
+    ``algorithm="fast"`` takes ``E[x^2] - E[x]^2`` clipped at 0, ``"stable"`` ``E[(x - E[x])^2]``).
 
     >>> standardize(np.array([1.0, 3.0]), epsilon=0.0).tolist()
     [-1.0, 1.0]
     """
+    if algorithm not in ("fast", "stable"):
+        raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
     x = _inexact(x)
     axes = _reduction_axes(x, axis)
     if mean is None:
         mean = fnp.mean(x, axes, keepdims=True, where=where)
-    if variance is None:
-        # E[x^2] - E[x]^2, as jax.nn computes it.
+    if variance is None and algorithm == "stable":
+        variance = fnp.mean(ew.square_p.bind(fnp.subtract(x, mean)), axes, keepdims=True, where=where)
+    elif variance is None:
+        # E[x^2] - E[x]^2, as jax.nn computes it; clipped at 0, where round-off makes it negative
+        # (the rsqrt would give NaN), as JAX does.
         variance = ew.sub_p.bind(
             fnp.mean(ew.square_p.bind(x), axes, keepdims=True, where=where), ew.square_p.bind(mean)
         )
+        variance = fnp.maximum(variance, fnp.zeros((), variance.dtype))
     centred = fnp.subtract(x, mean)
     return fnp.multiply(centred, ew.rsqrt_p.bind(fnp.add(fnp.asarray(variance, x.dtype), epsilon)))
 

@@ -347,3 +347,15 @@ def test_softmax_log_softmax_and_attention_as_jax():
         np.testing.assert_allclose(
             np.asarray(g, np.float32), np.asarray(w_, np.float32), rtol=2e-2, atol=2e-2
         )
+
+
+@pytest.mark.parametrize("algorithm", ["fast", "stable"])
+def test_standardize_algorithms_as_jax(algorithm):
+    # JAX's nn_test (testStandardizeStableAlgorithm) through funcgrad.as_jax: algorithm=, and the
+    # fast variance clipped at 0
+    jax = pytest.importorskip("jax")
+    x = np.random.default_rng(0).standard_normal((3, 6)).astype(np.float32) * 3 + 1
+    got, want = nn.standardize(x, algorithm=algorithm), jax.nn.standardize(x, algorithm=algorithm)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="Unknown algorithm"):
+        nn.standardize(x, algorithm="exact")
