@@ -144,6 +144,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     (2, dtype('int64'))
     """
     _no_out(out, "sum")
+    _check_where_initial("sum", where, initial)
     a, axes = _prepare(a, axis)
     target = (
         check_user_dtype(dtype, "sum")
@@ -169,6 +170,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     [2.0, 12.0]
     """
     _no_out(out, "prod")
+    _check_where_initial("prod", where, initial)
     a, axes = _prepare(a, axis)
     target = (
         check_user_dtype(dtype, "prod")
@@ -186,6 +188,16 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     return _keepdims(res, in_shape, axes, keepdims)
 
 
+def _check_where_initial(name, where=None, initial=None):
+    # JAX's checks: a mask must be boolean (an integer mask is not read as one), initial a scalar
+    if where is not None and np.dtype(getattr(where, "dtype", None) or asarray(where).dtype) != np.bool_:
+        raise ValueError(
+            f"jnp.{name}: where must be None or a boolean array; got dtype={asarray(where).dtype}."
+        )
+    if initial is not None and np.ndim(initial) != 0:
+        raise ValueError(f"initial value must be a scalar. Got array of shape {np.shape(initial)}")
+
+
 def _no_out(out, name):
     if out is not None:
         raise NotImplementedError(
@@ -199,6 +211,7 @@ def _no_out(out, name):
 
 def _extremum(name, prim_reduce, identity_name, a, axis, out, keepdims, initial, where):
     _no_out(out, name)
+    _check_where_initial(name, where, initial)
     a, axes = _prepare(a, axis)
     if where is not None and initial is None:
         raise ValueError(
@@ -307,6 +320,7 @@ def all(a, axis=None, out=None, keepdims=False, *, where=None):
     [False, True]
     """
     _no_out(out, "all")
+    _check_where_initial("all", where)
     a, axes = _prepare(a, axis)
     b = _masked(as_bool(a), where, True)
     return _keepdims(red.reduce_and_p.bind(b, axes=axes) if axes else b, a.shape, axes, keepdims)
@@ -319,6 +333,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):
     [False, True]
     """
     _no_out(out, "any")
+    _check_where_initial("any", where)
     a, axes = _prepare(a, axis)
     b = _masked(as_bool(a), where, False)
     return _keepdims(red.reduce_or_p.bind(b, axes=axes) if axes else b, a.shape, axes, keepdims)
@@ -379,6 +394,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     2.5
     """
     _no_out(out, "mean")
+    _check_where_initial("mean", where)
     a, axes = _prepare(a, axis)
     target = _float_dtype(a.dtype, dtype)
     compute = _computation_dtype(target)
@@ -406,6 +422,7 @@ def var(
     True
     """
     _no_out(out, "var")
+    _check_where_initial("var", where)
     if correction is not None:
         if ddof != 0:
             raise ValueError("var: pass ddof or correction, not both")
@@ -452,6 +469,7 @@ def std(
     >>> std(np.array([1.0, 3.0])).item()
     1.0
     """
+    _check_where_initial("std", where)
     return safe_sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))
 
 
@@ -510,6 +528,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     >>> nansum(np.array([1.0, np.nan, 2.0])).item()
     3.0
     """
+    _check_where_initial("nansum", where, initial)
     return sum(_nan_replaced(a, 0), axis, dtype, out, keepdims, initial, where)
 
 
@@ -519,10 +538,12 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     >>> nanprod(np.array([2.0, np.nan, 3.0])).item()
     6.0
     """
+    _check_where_initial("nanprod", where, initial)
     return prod(_nan_replaced(a, 1), axis, dtype, out, keepdims, initial, where)
 
 
 def _nan_extremum(fn, for_max, a, axis, out, keepdims, initial, where):
+    _check_where_initial("nanmax" if for_max else "nanmin", where, initial)
     a = asarray(a)
     if not _dt.is_inexact(a.dtype):
         return fn(a, axis, out, keepdims, initial, where)
@@ -566,6 +587,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     >>> nanmean(np.array([1.0, np.nan, 3.0])).item()
     2.0
     """
+    _check_where_initial("nanmean", where)
     return mean(a, axis, dtype, out, keepdims, where=_not_nan_mask(a, where))
 
 
@@ -577,6 +599,7 @@ def nanvar(
     >>> nanvar(np.array([1.0, np.nan, 3.0])).item()
     1.0
     """
+    _check_where_initial("nanvar", where)
     keep = _not_nan_mask(a, where)
     return var(
         _nan_replaced(a, 0), axis, dtype, out, ddof, keepdims, where=keep, mean=mean, correction=correction
@@ -591,6 +614,7 @@ def nanstd(
     >>> nanstd(np.array([1.0, np.nan, 3.0])).item()
     1.0
     """
+    _check_where_initial("nanstd", where)
     var_ = nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
     return safe_sqrt(var_)
 

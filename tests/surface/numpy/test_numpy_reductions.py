@@ -553,3 +553,18 @@ def test_searchsorted_methods_agree_with_jax():
             got = fnp.searchsorted(a, v, side=side, method=method)
             want = jnp.searchsorted(a, v, side=side, method=method)
             assert got.tolist() == want.tolist(), (method, side)
+
+
+@pytest.mark.parametrize(
+    "name", ["sum", "prod", "max", "nanmin", "nansum", "mean", "var", "std", "all", "any"]
+)
+def test_reductions_refuse_a_non_boolean_where_and_a_non_scalar_initial_as_jax(name):
+    # JAX's lax_numpy_reducers_test (testReducerWhereNonBooleanError*, testReducerBadInitial)
+    x = np.arange(10.0).reshape(2, 5)
+    with pytest.raises(ValueError, match=f"jnp.{name}: where must be None or a boolean array"):
+        getattr(fnp, name)(x, axis=-1, where=np.ones(5, int))
+    if name in ("sum", "prod", "max", "nanmin", "nansum"):
+        with pytest.raises(
+            ValueError, match=r"initial value must be a scalar. Got array of shape \(1, 2, 3\)"
+        ):
+            getattr(fnp, name)(x, axis=-1, initial=np.zeros((1, 2, 3)))
