@@ -274,7 +274,8 @@ def logaddexp(x1, x2, /):
     -inf
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
-    reject_complex("logaddexp", x1, why="NumPy defines it for real numbers only")
+    if aval(x1).dtype.kind == "c":
+        return _complex_logaddexp(x1, x2, ew.exp_p, 1.0)
     return call_custom(_logaddexp, x1, x2)
 
 
@@ -285,8 +286,26 @@ def logaddexp2(x1, x2, /):
     4.0
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
-    reject_complex("logaddexp2", x1, why="NumPy defines it for real numbers only")
+    if aval(x1).dtype.kind == "c":
+        return _complex_logaddexp(x1, x2, ew.exp2_p, 1 / np.log(2))
     return call_custom(_logaddexp2, x1, x2)
+
+
+def _complex_logaddexp(x1, x2, exp_p, scale):
+    """JAX's complex ``logaddexp``/``logaddexp2`` (NumPy has none): with ``m`` the larger operand
+    in the lexicographic order, ``m + scale * log1p(exp(x1 + x2 - 2 m))``, its imaginary part
+    wrapped into ``[-pi, pi]`` (times ``scale``), the principal branch."""
+    m = ew.max_p.bind(x1, x2)
+    delta = ew.sub_p.bind(ew.add_p.bind(x1, x2), ew.mul_p.bind(m, constant_like(2, m)))
+    out = ew.log1p_p.bind(exp_p.bind(delta))
+    if scale != 1.0:
+        out = ew.mul_p.bind(out, constant_like(scale, out))
+    out = ew.add_p.bind(m, out)
+    im = cx.imag_p.bind(out)
+    half, period, zero = (constant_like(v, im) for v in (np.pi * scale, 2 * np.pi * scale, 0))
+    rem = ew.rem_p.bind(ew.add_p.bind(im, half), period)
+    rem = select(ew.lt_p.bind(rem, zero), ew.add_p.bind(rem, period), rem)
+    return cx.complex_p.bind(cx.real_p.bind(out), ew.sub_p.bind(rem, half))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -623,3 +623,18 @@ def test_nan_to_num_of_narrow_floats_uses_their_extremes_as_jax(dtype):
         got = fn(x)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64))
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_logaddexp_as_jax(name, dtype):
+    # NumPy has no complex logaddexp; JAX's (optimistix calls it) takes the principal branch.
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(1)
+    x, y = ((rng.normal(size=7) * 3 + 1j * rng.normal(size=7) * 4).astype(dtype) for _ in range(2))
+    jax.config.update("jax_enable_x64", True)  # (as the suite's other oracle tests run jax)
+    want = np.asarray(getattr(jax.numpy, name)(x, y))
+    for f in (getattr(fnp, name), funcgrad.jit(getattr(fnp, name))):
+        got = np.asarray(f(x, y))
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps, atol=4 * np.finfo(dtype).eps)
