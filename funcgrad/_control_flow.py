@@ -207,8 +207,11 @@ def _trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_o
                     "(.astype) so they agree."
                 )
             # As JAX: only a weakly typed carry whose dtype the body changes is promoted (and the
-            # body traced again); a weak input carry with a strong output of its dtype stays.
-            new_avals.append(o if a.weak_type and a.dtype != o.dtype else a)
+            # body traced again), converted to a strong value of the body's dtype (JAX's
+            # convert_element_type); a weak input carry with an output of its dtype stays.
+            new_avals.append(
+                a.update(dtype=o.dtype, weak_type=False) if a.weak_type and a.dtype != o.dtype else a
+            )
         # On explicit mesh axes a sharding is part of the type (NOTE: [sharding in types]).
         check_carry_types(
             what.rsplit(" ", 1)[0], fun, paths, carry_avals, jaxpr.out_avals[: len(carry_avals)]

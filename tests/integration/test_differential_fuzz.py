@@ -42,21 +42,7 @@ OPEN_BUGS: dict[str, str] = {}
 # Weak-type differences known open (outputs' weak types are compared since session 6): a CI case
 # whose only difference is a weak type, in a program holding one of these ops, passes; the long run
 # reports them. Each: what differs.
-_LOOP_CARRY = "a loop whose weak int carry becomes a float in the body is weak (jax: strong); eagerctl"
 OPEN_WEAK_TYPES: dict[str, str] = {
-    **{
-        name: _LOOP_CARRY
-        for name in [
-            "lax.fori_loop",
-            "lax.while_loop",
-            "lax.fori_carry",
-            "lax.scan_length",
-            "lax.while_count",
-            "lax.fori_array_bounds",
-            "lax.fori_traced_bound",
-            "lax.while_elementwise",
-        ]
-    },  # fmt: skip
     "np.sort": "sort of a weak value is strong (jax: weak)",
     "np.sort_desc": "sort of a weak value is strong (jax: weak)",
     "np.interp_xp": "interp of weak values is strong (jax: weak)",

@@ -151,6 +151,26 @@ def test_cond_output_weak_types_are_branch_zeros_as_jax(callback_branch):
     assert got.weak_type == want.weak_type and int(got) == int(want)
 
 
+def test_a_weak_carry_the_body_makes_a_float_becomes_a_strong_float_as_jax():
+    # JAX converts a weakly typed initial carry to the body's dtype with convert_element_type, whose
+    # result is strong (the fuzzer compares weak types): fori_loop, while_loop and scan alike.
+    import jax
+
+    def run(m, lax):
+        return (
+            lax.fori_loop(0, 2, lambda i, a: a * 0.5 + m.numpy.sin(a) * i, 2),
+            lax.while_loop(lambda c: c < 3, lambda c: c + 1.5, 0),
+            lax.scan(lambda c, x: (c * 0.5, c), 1, None, length=2)[0],
+            lax.fori_loop(0, 2, lambda i, a: a + 1, 2),  # stays a weak int
+        )
+
+    import funcgrad.lax
+
+    got, want = run(funcgrad, funcgrad.lax), run(jax, jax.lax)
+    for g, w in zip(got, want):
+        assert g.weak_type == w.weak_type and float(g) == pytest.approx(float(w), rel=1e-6)
+
+
 def test_cond_takes_the_older_per_branch_operands_as_jax():
     # cond(pred, true_operand, true_fun, false_operand, false_fun): JAX still accepts it (blackjax)
     import jax
