@@ -93,11 +93,15 @@ def angle(z, deg: bool = False):
     [90.0, 180.0, 45.0]
     """
     (z,) = promote_args(z)
-    dtype = aval(z).dtype
-    if dtype.kind != "c" and not _dt.is_inexact(dtype):
-        dtype = _dt.default_float
-    z = ew.convert_element_type(z, dtype, weak_type=False)  # (strong, as JAX's angle)
     re, im = real(z), imag(z)
+    dtype = aval(re).dtype
+    # As JAX's angle: integers, and a real float scalar, are converted (strong) to the default
+    # float -- in 64-bit mode a float scalar keeps its own dtype (NumPy's result, the table of
+    # docs/differences_from_jax.md); a complex value's parts keep its weak type.
+    if not _dt.is_inexact(dtype) or (aval(z).dtype.kind == "f" and not aval(z).shape):
+        if not _dt.is_inexact(dtype) or not _dt.x64_enabled:
+            dtype = _dt.default_float
+        re, im = (ew.convert_element_type(v, dtype, weak_type=False) for v in (re, im))
     out = ew.atan2_p.bind(im, re)
     if deg:
         out = ew.mul_p.bind(out, constant(180 / np.pi, aval(out).dtype))

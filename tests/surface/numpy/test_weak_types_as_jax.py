@@ -26,6 +26,8 @@ CASES = {
     "logical_not": lambda T, np: np.logical_not(2.0),
     "logical_and": lambda T, np: np.logical_and(2.0, 0),
     "angle": lambda T, np: np.angle(0.5),
+    # a weak complex's parts stay weak through atan2 (jnp.angle's docstring: 2+3j is weak)
+    "angle_complex": lambda T, np: (np.angle(2 + 3j), np.angle(np.asarray(1 + 1j)), np.angle(onp.int8([1]))),
     "rint_int": lambda T, np: np.rint(2),
     "relu": lambda T, np: T.nn.relu(0.5),
     "relu6": lambda T, np: T.nn.relu6(0.5),
