@@ -456,6 +456,11 @@ class EvalTrace(Trace):
             # NOTE: [x64 mode]: NumPy computes Python scalars and 64-bit NumPy operands at 64 bits.
             out = _x32_out(out, primitive.multiple_results)
         if primitive.multiple_results:
+            if any(type(a) is Array and a.weak_type or type(a) in _WEAK_SCALARS for a in args):
+                # A weak operand (rare: the staged types decide, as under jit; sort keeps each
+                # operand's weak type, as JAX's)
+                avals = primitive.abstract_eval(*[get_aval(a) for a in args], **params)
+                return [wrap_result(o, av.weak_type) for o, av in zip(out, avals)]
             return [wrap_result(o, False) for o in out]
         if primitive.weak_type_of is not None:
             weak = primitive.weak_type_of(params, args)
@@ -471,6 +476,7 @@ class EvalTrace(Trace):
 
 
 _PYTHON_SCALARS = frozenset(python_scalar_types)
+_WEAK_SCALARS = _PYTHON_SCALARS - {bool}
 
 
 def _x32_out(out, multiple: bool):

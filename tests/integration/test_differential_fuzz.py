@@ -43,8 +43,6 @@ OPEN_BUGS: dict[str, str] = {}
 # whose only difference is a weak type, in a program holding one of these ops, passes; the long run
 # reports them. Each: what differs.
 OPEN_WEAK_TYPES: dict[str, str] = {
-    "np.sort": "sort of a weak value is strong (jax: weak)",
-    "np.sort_desc": "sort of a weak value is strong (jax: weak)",
     "np.interp_xp": "interp of weak values is strong (jax: weak)",
     "special.entr": "eager entr of a weak value is strong (jax and funcgrad's jit: weak)",
     "np.setop_size": "setdiff1d(size=) of weak ints is strong (jax: weak)",

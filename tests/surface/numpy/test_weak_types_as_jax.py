@@ -26,6 +26,11 @@ CASES = {
     "logical_not": lambda T, np: np.logical_not(2.0),
     "logical_and": lambda T, np: np.logical_and(2.0, 0),
     "angle": lambda T, np: np.angle(0.5),
+    # a multiple-result step (sort's) keeps each operand's weak type eagerly, as staged
+    "sort_weak": lambda T, np: (
+        np.sort(T.lax.broadcast(np.asarray(2.0), (3,))),
+        np.sort(onp.array([2.0, 1.0])),
+    ),
     # a weak complex's parts stay weak through atan2 (jnp.angle's docstring: 2+3j is weak)
     "angle_complex": lambda T, np: (np.angle(2 + 3j), np.angle(np.asarray(1 + 1j)), np.angle(onp.int8([1]))),
     "rint_int": lambda T, np: np.rint(2),
