@@ -19,6 +19,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
+    _flags,
     asarray,
     aval,
     broadcast_to,
@@ -412,9 +413,14 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool, weights=N
         raise NotImplementedError(
             f"{method} doesn't support weights. Only method 'inverted_cdf' supports weights."
         )
-    # As JAX's: the result is in a's (inexact) dtype, q converted to it (NumPy would compute a
-    # float32 a with a float64 q in float64); no promotion of a with q, so none under 'strict'.
-    if weights is not None:
+    # In 32-bit (JAX's) mode, and under 'strict' promotion, as JAX's: the result is in a's
+    # (inexact) dtype, q converted to it, so nothing is promoted. In 64-bit mode as NumPy's
+    # (funcgrad's design, NOTE: [x64 mode]): the interpolating methods promote a with q (a float64
+    # q makes a float32 a compute in float64); the others return elements of a.
+    numpy_promotion = _dt.x64_enabled and _flags["dtype_promotion"] == "standard"
+    if method in ("linear", "midpoint") and numpy_promotion and weights is None:
+        a, q = promote_args_inexact(a, q)
+    elif weights is not None:
         a, weights = promote_args_inexact(a, weights)
         q = asarray(q)
         if _dt.kind(weights.dtype) == "c":

@@ -333,7 +333,8 @@ def test_softmax_log_softmax_and_attention_as_jax():
     )
     bias = rng.standard_normal((2, 4, 8, 8)).astype(ml_dtypes.bfloat16)
     mask = rng.random((2, 1, 8, 8)) < 0.7
-    lengths = dict(query_seq_lengths=np.array([5, 8]), key_value_seq_lengths=np.array([8, 6]))
+    # (int32 lengths: jax requires them, and the oracle may run in 64-bit mode)
+    lengths = dict(query_seq_lengths=np.int32([5, 8]), key_value_seq_lengths=np.int32([8, 6]))
 
     def run(nn, q, k, v):
         return nn.dot_product_attention(q, k, v, bias, mask, is_causal=True, local_window_size=3, **lengths)
