@@ -530,6 +530,18 @@ _SCOPES: dict[Any, _Scope] = {}
 ACCESSES = [0]
 
 
+def _scopes_down_to(current, home) -> tuple[list, bool]:
+    """The lifting scopes of the traces from ``current`` up to (not including) ``home``, innermost
+    first, and whether ``home`` encloses ``current`` at all (``None``: the root encloses all)."""
+    scopes, t = [], current
+    while t is not None and t is not home:
+        scope = _SCOPES.get(t) if _SCOPES else None
+        if scope is not None:
+            scopes.append(scope)
+        t = t.parent
+    return scopes, t is home
+
+
 def _lift(ref: Ref) -> None:
     """Make ``ref``'s value usable at the current trace: bind it in every ref scope between there
     and its own trace (NOTE: [refs are functionalised at trace time])."""
@@ -544,13 +556,8 @@ def _lift(ref: Ref) -> None:
             "was used after it: a Ref made inside jit cannot be returned from it or kept; return "
             "ref[...] instead (or make the Ref outside and pass it in)."
         )
-    scopes, t = [], current
-    while t is not None and t is not home:
-        scope = _SCOPES.get(t) if _SCOPES else None
-        if scope is not None:
-            scopes.append(scope)
-        t = t.parent
-    if t is not home:
+    scopes, encloses = _scopes_down_to(current, home)
+    if not encloses:
         raise core.UnexpectedTracerError(
             f"A Ref of type {ref._aval} belongs to a transformation that does not enclose this one"
         )
@@ -606,13 +613,8 @@ def lift_box(box) -> None:
     home = next((x._trace for x in _read_box(aval, qdd, box) if isinstance(x, core.Tracer)), None)
     if home is current:
         return
-    scopes, t = [], current
-    while t is not None and t is not home:
-        scope = _SCOPES.get(t) if _SCOPES else None
-        if scope is not None:
-            scopes.append(scope)
-        t = t.parent
-    if t is not home:
+    scopes, encloses = _scopes_down_to(current, home)
+    if not encloses:
         return  # values of a trace that does not enclose this one: the primitive's rules decide
     for scope in reversed(scopes):
         scope.lift_box(box, aval, qdd)
