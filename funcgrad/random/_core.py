@@ -35,7 +35,8 @@ from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.bitcast import bitcast_convert_type
-from funcgrad.random import _threefry_original  # (it reads this module's cipher at call time)
+from funcgrad.random import _threefry_original
+from funcgrad.random._cipher import _key_halves, _threefry2x32
 from funcgrad.random._eager import eager_draw, keyable_scalar, program, zero_sign
 from funcgrad.random._keys import KeyArray, KeyTy, PRNGImpl, register_prng, resolve_impl
 
@@ -63,7 +64,6 @@ __all__ = [
 _U32 = np.dtype(np.uint32)
 _U64 = np.dtype(np.uint64)
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: _U64}
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 
 def _u32(value) -> np.ndarray:
@@ -76,32 +76,6 @@ def _aval(x):
 
 # ----------------------------------------------------------------------------------------------
 # threefry2x32
-
-
-def _rotate_left(x, r: int):
-    return ew.or_p.bind(ew.shift_left_p.bind(x, _u32(r)), ew.shift_right_logical_p.bind(x, _u32(32 - r)))
-
-
-def _threefry2x32(k0, k1, x0, x1):
-    """The threefry2x32 block cipher (20 rounds) on uint32 arrays ``x0, x1`` with key ``(k0, k1)``."""
-    k2 = ew.xor_p.bind(ew.xor_p.bind(k0, k1), _u32(0x1BD11BDA))
-    ks = (k0, k1, k2)
-    x0 = ew.add_p.bind(x0, k0)
-    x1 = ew.add_p.bind(x1, k1)
-    for i in range(5):
-        for r in _ROTATIONS[i % 2]:
-            x0 = ew.add_p.bind(x0, x1)
-            x1 = ew.xor_p.bind(_rotate_left(x1, r), x0)
-        x0 = ew.add_p.bind(x0, ks[(i + 1) % 3])
-        x1 = ew.add_p.bind(ew.add_p.bind(x1, ks[(i + 2) % 3]), _u32(i + 1))
-    return x0, x1
-
-
-def _key_halves(data):
-    """The two uint32 words of one raw threefry key ``uint32[2]``."""
-    k0 = st.reshape(st.slice_(data, (0,), (1,)), ())
-    k1 = st.reshape(st.slice_(data, (1,), (2,)), ())
-    return k0, k1
 
 
 def _iota_2x32(shape: tuple[int, ...]):

@@ -2,8 +2,7 @@
 draws, as JAX's ``_threefry_random_bits_original`` and ``_threefry_split_original``.
 
 Layer: surface. Imports funcgrad.lax, the primitive catalog (elementwise) and the threefry2x32
-hash of funcgrad/random/_core.py (each imports the other; this one reads ``_core``'s names
-at call time only).
+cipher (funcgrad/random/_cipher.py).
 
 # NOTE: [threefry bit streams]
 # JAX has two ways to turn one key into many words. The partitionable one (its default, and
@@ -24,7 +23,7 @@ import numpy as np
 
 from funcgrad import lax
 from funcgrad.primitives import elementwise as ew
-from funcgrad.random import _core
+from funcgrad.random._cipher import _key_halves, _threefry2x32
 
 _U32 = np.dtype(np.uint32)
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: np.dtype(np.uint64)}
@@ -38,14 +37,12 @@ def hash_flat(data, counts):
     >>> hash_flat(fr.PRNGKey(0), lax.iota(np.uint32, 4)).tolist()  # jax: the same words
     [4146024105, 967050713, 2718843009, 1272950319]
     """
-    k0, k1 = _core._key_halves(data)
+    k0, k1 = _key_halves(data)
     n = counts.shape[0]
     if n % 2:
         counts = lax.concatenate([counts, np.zeros((1,), _U32)], 0)
     half = counts.shape[0] // 2
-    b0, b1 = _core._threefry2x32(
-        k0, k1, lax.slice(counts, (0,), (half,)), lax.slice(counts, (half,), (2 * half,))
-    )
+    b0, b1 = _threefry2x32(k0, k1, lax.slice(counts, (0,), (half,)), lax.slice(counts, (half,), (2 * half,)))
     out = lax.concatenate([b0, b1], 0)
     return lax.slice(out, (0,), (n,)) if n % 2 else out
 
