@@ -318,17 +318,7 @@ def report(results) -> str:
             f"| {t['needs']} / {t['jaxfail']} | | |"
         )
     lines.append("")
-    for r in results:
-        bad = [c for c in r.cells if c.status in ("fails", "differs", "expected-error (other type)")]
-        if not bad:
-            continue
-        lines.append(f"### {r.doc}")
-        for c in bad:
-            what = c.funcgrad_error or f"jax printed {c.jax_text[:300]!r}, funcgrad {c.funcgrad_text[:300]!r}"
-            if c.status.startswith("expected"):
-                what = f"jax: {c.jax_error[:160]} / funcgrad: {c.funcgrad_error[:160]}"
-            lines.append(f"- cell {c.index} `{c.first_line}` ({c.status}): {what}")
-        lines.append("")
+    lines += jd.failing_cells(results, text_width=300, error_width=160)
     return "\n".join(lines)
 
 

@@ -298,18 +298,28 @@ def report(results: list[DocResult]) -> str:
         f"| {totals['fails']} | | |"
     )
     lines.append("")
+    lines += failing_cells(results)
+    return "\n".join(lines)
+
+
+def failing_cells(results, text_width: int = 200, error_width: int = 120) -> list[str]:
+    """The report's sections of the cells that fail, differ or raise another exception type, one
+    section per document (printed texts cut to ``text_width``, errors to ``error_width``)."""
+    lines = []
     for r in results:
         bad = [c for c in r.cells if c.status in ("fails", "differs", "expected-error (other type)")]
         if not bad:
             continue
         lines.append(f"### {r.doc}")
         for c in bad:
-            what = c.funcgrad_error or f"jax printed {c.jax_text[:200]!r}, funcgrad {c.funcgrad_text[:200]!r}"
+            what = c.funcgrad_error or (
+                f"jax printed {c.jax_text[:text_width]!r}, funcgrad {c.funcgrad_text[:text_width]!r}"
+            )
             if c.status.startswith("expected"):
-                what = f"jax: {c.jax_error[:120]} / funcgrad: {c.funcgrad_error[:120]}"
+                what = f"jax: {c.jax_error[:error_width]} / funcgrad: {c.funcgrad_error[:error_width]}"
             lines.append(f"- cell {c.index} `{c.first_line}` ({c.status}): {what}")
         lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def main(argv=None) -> int:
