@@ -16,12 +16,15 @@ does the same, so the parameter changes no value here; it matters on accelerator
 from __future__ import annotations
 
 import enum
+from typing import Any, NamedTuple
 
 import numpy as np
 from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives._rules import aval_of, bilinear_jvp, bilinear_taylor, move_to_front
+from funcgrad.primitives.elementwise.arithmetic import convert_element_type
 from funcgrad.primitives.structure import transpose
 
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import instantiate, is_undefined_primal
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
@@ -66,15 +69,140 @@ _PRECISION_STRINGS = {
 }
 
 
-def canonicalize_precision(precision, name: str = "dot_general"):
-    """``None`` or a pair ``(Precision, Precision)``, from any spelling JAX accepts: ``None``, a
-    ``Precision``, one of its strings, or a pair of either.
+class DotAlgorithm(NamedTuple):
+    """The algorithm of a matrix product (``jax.lax.DotAlgorithm``), given as ``precision=``: the
+    operands are converted to ``lhs_precision_type`` / ``rhs_precision_type`` and the products are
+    accumulated in ``accumulation_type``; the result has the operands' dtype (or
+    ``preferred_element_type``). The component counts describe emulation schemes of accelerators
+    (several narrow products for one wide one); funcgrad computes the product in the named types.
 
-    >>> canonicalize_precision("high")
-    (Precision.HIGH, Precision.HIGH)
+    >>> DotAlgorithm(np.float16, np.float16, np.float32).accumulation_type
+    <class 'numpy.float32'>
+    """
+
+    lhs_precision_type: Any
+    rhs_precision_type: Any
+    accumulation_type: Any
+    lhs_component_count: int = 1
+    rhs_component_count: int = 1
+    num_primitive_operations: int = 1
+    allow_imprecise_accumulation: bool = False
+
+
+class DotAlgorithmPreset(enum.Enum):
+    """Named dot algorithms (``jax.lax.DotAlgorithmPreset``), passed as ``precision=`` (the member
+    or its name): ``LHS_RHS_ACCUM`` gives the operand and accumulation types; an ``_X3``/``_X6``/
+    ``_X9`` suffix names how many narrow products an accelerator uses to emulate the wide one.
+
+    >>> DotAlgorithmPreset("F16_F16_F32"), DotAlgorithmPreset.F16_F16_F32.accumulation_type
+    (DotAlgorithmPreset.F16_F16_F32, <class 'numpy.float32'>)
+    """
+
+    DEFAULT = enum.auto()
+    ANY_F8_ANY_F8_F32 = enum.auto()
+    ANY_F8_ANY_F8_F32_FAST_ACCUM = enum.auto()
+    ANY_F8_ANY_F8_ANY = enum.auto()
+    ANY_F8_ANY_F8_ANY_FAST_ACCUM = enum.auto()
+    F16_F16_F16 = enum.auto()
+    F16_F16_F32 = enum.auto()
+    BF16_BF16_BF16 = enum.auto()
+    BF16_BF16_F32 = enum.auto()
+    BF16_BF16_F32_X3 = enum.auto()
+    BF16_BF16_F32_X6 = enum.auto()
+    BF16_BF16_F32_X9 = enum.auto()
+    TF32_TF32_F32 = enum.auto()
+    TF32_TF32_F32_X3 = enum.auto()
+    F32_F32_F32 = enum.auto()
+    F64_F64_F64 = enum.auto()
+
+    @classmethod
+    def _missing_(cls, value):
+        return cls.__members__.get(value) if isinstance(value, str) else None
+
+    def __repr__(self):
+        return f"{type(self).__name__}.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def supported_lhs_types(self) -> tuple | None:
+        """The operand types the algorithm takes as they are (others are converted to the first);
+        ``None``: any."""
+        name = self.name
+        if name == "DEFAULT" or name.startswith("ANY_F8"):
+            return None
+        if name.startswith("F16"):
+            return (np.float16,)
+        if name in ("BF16_BF16_BF16", "BF16_BF16_F32"):
+            return (_dt.bfloat16, np.float32)
+        return (np.float64,) if name == "F64_F64_F64" else (np.float32,)
+
+    supported_rhs_types = supported_lhs_types
+
+    @property
+    def accumulation_type(self):
+        """The type products are summed in; ``None``: the result's."""
+        name = self.name
+        if name in ("DEFAULT", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM"):
+            return None
+        return {"F16_F16_F16": np.float16, "BF16_BF16_BF16": _dt.bfloat16, "F64_F64_F64": np.float64}.get(
+            name, np.float32
+        )
+
+
+def _algorithm_types(algorithm, lhs_dtype, rhs_dtype):
+    """(lhs type, rhs type, accumulation type or None) a dot algorithm computes in, as JAX's
+    lowering converts: an explicit ``DotAlgorithm`` names them; a preset keeps an operand type it
+    supports and converts any other to its first supported type."""
+    if isinstance(algorithm, DotAlgorithm):
+        return tuple(
+            np.dtype(t)
+            for t in (algorithm.lhs_precision_type, algorithm.rhs_precision_type, algorithm.accumulation_type)
+        )
+    if algorithm.name.startswith("ANY_F8"):
+        if not (
+            _dt.is_float(lhs_dtype)
+            and lhs_dtype.itemsize == 1
+            and _dt.is_float(rhs_dtype)
+            and rhs_dtype.itemsize == 1
+        ):
+            raise ValueError(
+                f"The dot algorithm '{algorithm}' requires both inputs to have float8 dtypes. "
+                f"Got {lhs_dtype} and {rhs_dtype} instead."
+            )
+
+    def kept(dtype, supported):
+        if supported is None or any(dtype == np.dtype(t) for t in supported):
+            return dtype
+        return np.dtype(supported[0])
+
+    acc = algorithm.accumulation_type
+    return (
+        kept(lhs_dtype, algorithm.supported_lhs_types),
+        kept(rhs_dtype, algorithm.supported_rhs_types),
+        (None if acc is None else np.dtype(acc)),
+    )
+
+
+def canonicalize_precision(precision, name: str = "dot_general", *, algorithms: bool = True):
+    """``None``, a pair ``(Precision, Precision)``, or a dot algorithm, from any spelling JAX
+    accepts: ``None``, a ``Precision``, one of its strings, or a pair of either; a
+    ``DotAlgorithm``, a ``DotAlgorithmPreset`` or a preset's name.
+
+    >>> canonicalize_precision("high"), canonicalize_precision("F32_F32_F32")
+    ((Precision.HIGH, Precision.HIGH), DotAlgorithmPreset.F32_F32_F32)
     """
     if precision is None:
         return None
+    if isinstance(precision, str) and precision in DotAlgorithmPreset.__members__:
+        precision = DotAlgorithmPreset[precision]
+    if isinstance(precision, DotAlgorithm | DotAlgorithmPreset):
+        if not algorithms:  # (convolutions: JAX's lower only a Precision pair)
+            raise ValueError(
+                f"{name}: precision must be a lax.Precision or a pair, not a dot algorithm {precision!r}"
+            )
+        return precision
     if isinstance(precision, Precision):
         return precision, precision
     if isinstance(precision, str) and precision in _PRECISION_STRINGS:
@@ -303,6 +431,8 @@ def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precis
         (tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
         (tuple(int(d) for d in lb), tuple(int(d) for d in rb)),
     )
+    if isinstance(precision, DotAlgorithm | DotAlgorithmPreset):
+        return _with_algorithm(lhs, rhs, dn, preferred_element_type, precision)
     return dot_general_p.bind(
         lhs,
         rhs,
@@ -310,3 +440,27 @@ def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precis
         precision=precision,
         preferred_element_type=None if preferred_element_type is None else np.dtype(preferred_element_type),
     )
+
+
+def _with_algorithm(lhs, rhs, dimension_numbers, preferred_element_type, algorithm):
+    """A product under a dot algorithm, as converts around one ``dot_general``: the operands in the
+    algorithm's types, the contraction accumulated in its accumulation type, the result converted
+    to ``preferred_element_type`` or the operands' type. JAX's lowering does the same converts and
+    names the algorithm to XLA, whose CPU ignores it; the primitive carries no algorithm here, so
+    every transformation sees plain converts and a dot."""
+    lhs_type, rhs_type = aval_of(lhs).dtype, aval_of(rhs).dtype
+    out = np.dtype(preferred_element_type) if preferred_element_type is not None else lhs_type
+    lt, rt, acc = _algorithm_types(algorithm, lhs_type, rhs_type)
+    if lt != rt:  # the primitive takes one operand type (two float8 formats: float32 holds both)
+        lt = rt = max(lt, rt, np.dtype(np.float32), key=lambda d: d.itemsize)
+    lhs = lhs if lt == lhs_type else convert_element_type(lhs, lt)
+    rhs = rhs if rt == rhs_type else convert_element_type(rhs, rt)
+    acc = out if acc is None else acc
+    res = dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=dimension_numbers,
+        precision=None,
+        preferred_element_type=None if acc == lt else acc,
+    )
+    return res if acc == out else convert_element_type(res, out)

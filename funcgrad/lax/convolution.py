@@ -211,7 +211,7 @@ def conv_general_dilated(
         dimension_numbers=dn,
         feature_group_count=feature_group_count,
         batch_group_count=batch_group_count,
-        precision=canonicalize_precision(precision, name),
+        precision=canonicalize_precision(precision, name, algorithms=False),
         preferred_element_type=pet,
     )
 
@@ -396,7 +396,10 @@ def conv_general_dilated_patches(
     kernel = eye.reshape(channels * size, 1, *filter_shape)
     kernel = np.moveaxis(kernel, (0, 1), (dn.rhs_spec[0], dn.rhs_spec[1]))
     if precision is not None:
-        precision = (canonicalize_precision(precision, "lax.conv_general_dilated_patches")[0], "default")
+        precision = (
+            canonicalize_precision(precision, "lax.conv_general_dilated_patches", algorithms=False)[0],
+            "default",
+        )
     return conv_general_dilated(
         lhs,
         np.ascontiguousarray(kernel),
@@ -431,7 +434,7 @@ def conv_general_dilated_local(
     (1, 2, 3)
     """
     lhs = asarray(lhs)
-    c_precision = canonicalize_precision(precision, "lax.conv_general_dilated_local")
+    c_precision = canonicalize_precision(precision, "lax.conv_general_dilated_local", algorithms=False)
     patches = conv_general_dilated_patches(
         lhs,
         filter_shape,

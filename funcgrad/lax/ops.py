@@ -41,6 +41,8 @@ from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
 
 __all__ = [
+    "DotAlgorithm",
+    "DotAlgorithmPreset",
     "Precision",
     "PrecisionLike",
     "RoundingMethod",
@@ -149,6 +151,7 @@ class RoundingMethod(enum.IntEnum):
 
 
 Precision = dt.Precision  # declared with the contraction primitives, which carry it as a parameter
+DotAlgorithm, DotAlgorithmPreset = dt.DotAlgorithm, dt.DotAlgorithmPreset  # precision= of the products
 # What ``precision=`` accepts (``dot_general``, ``conv_general_dilated``, ``numpy.matmul``, ...).
 PrecisionLike = Precision | str | tuple | None
 

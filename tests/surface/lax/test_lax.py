@@ -331,3 +331,48 @@ def test_top_k_ranks_floats_in_their_total_order_as_jax(x):
         values, idx = fn(x, 2)
         np.testing.assert_array_equal(np.asarray(idx), np.asarray(want[1]))
         np.testing.assert_array_equal(np.signbit(np.asarray(values)), np.signbit(np.asarray(want[0])))
+
+
+# lax.DotAlgorithm / DotAlgorithmPreset as precision= (JAX's lax_test.py uses them at module level:
+# without them the file did not load through funcgrad.as_jax).
+@pytest.mark.parametrize(
+    "algorithm, dtype",
+    [
+        ("F16_F16_F32", np.float16),
+        ("F32_F32_F32", np.float16),  # operands converted to float32, the result back to float16
+        ("BF16_BF16_F32", np.float32),  # float32 operands kept (a supported input type)
+        ("F64_F64_F64", np.float32),
+        ("DEFAULT", np.float32),
+        ("explicit", np.float16),
+    ],
+)
+def test_dot_algorithm_values_and_dtype_as_jax(algorithm, dtype):
+    import jax
+
+    def named(lax_mod):
+        if algorithm == "explicit":
+            return lax_mod.DotAlgorithm(np.float16, np.float16, np.float32)
+        return lax_mod.DotAlgorithmPreset[algorithm]
+
+    rng = np.random.RandomState(0)
+    a, b = rng.randn(3, 5).astype(dtype), rng.randn(5, 2).astype(dtype)
+    if algorithm in ("F16_F16_F32", "explicit"):
+        # JAX's CPU refuses these (XLA's CPU ignores algorithms); funcgrad computes them by their
+        # types on every platform: float16 operands summed in float32, rounded once to float16.
+        want = (a.astype(np.float32) @ b.astype(np.float32)).astype(dtype)
+    else:
+        want = jax.lax.dot(a, b, precision=named(jax.lax))
+    got = lax.dot(a, b, precision=named(lax))
+    jitted = jit(lambda a, b: lax.dot(a, b, precision=named(lax)))(a, b)
+    assert got.dtype == jitted.dtype == want.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(np.float64(got), np.float64(want), rtol=1e-3)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(jitted))
+    assert str(named(lax)) == str(named(jax.lax))
+
+
+def test_dot_algorithm_refusals():
+    f8 = np.ones((2, 2), np.float32)
+    with pytest.raises(ValueError, match="requires both inputs to have float8"):
+        lax.dot(f8, f8, precision="ANY_F8_ANY_F8_F32")
+    with pytest.raises(ValueError, match="not a dot algorithm"):
+        lax.conv(np.ones((1, 1, 3)), np.ones((1, 1, 2)), (1,), "VALID", precision="F32_F32_F32")
