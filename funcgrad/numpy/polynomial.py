@@ -24,9 +24,10 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy.creation import arange, eye, full, ones, zeros
 from funcgrad.numpy.indexing import getitem
-from funcgrad.numpy.manipulation import concatenate, reshape
+from funcgrad.numpy.manipulation import concatenate, reshape, roll
 from funcgrad.numpy.misc import vander
 from funcgrad.numpy.numeric import convolve
+from funcgrad.numpy.sorting import argsort
 from funcgrad.numpy.transcendental import cos, exp, sqrt
 from funcgrad.numpy.ufuncs import abs, where3
 from funcgrad.primitives import special as sp
@@ -198,32 +199,56 @@ def poly(seq_of_zeros):
 
 def roots(p, *, strip_zeros: bool = True):
     """The roots of a polynomial: the eigenvalues of its companion matrix (complex). With
-    ``strip_zeros`` leading and trailing zero coefficients are removed first (a concrete ``p``).
+    ``strip_zeros`` leading and trailing zero coefficients are removed first (a concrete ``p``);
+    with ``strip_zeros=False`` (jit-compatible, JAX's rule) the roots a leading zero removes are
+    NaN, at the end.
 
     The eigenvalues are ``funcgrad.numpy.linalg.eigvals`` (LAPACK's ``geev``).
 
     >>> sorted(np.round(np.real(np.asarray(roots(np.array([1.0, -3.0, 2.0])))), 6).tolist())
     [1.0, 2.0]
+    >>> roots(np.array([0.0, 1.0, 2.0]), strip_zeros=False).tolist()
+    [(-2+0j), (nan+nanj)]
     """
     (p,) = _coeffs("roots", p)
-    n_trailing = 0
-    if strip_zeros:
-        value = concrete_or_error(p, "roots with strip_zeros=True")
-        nz = np.flatnonzero(value)
-        if nz.size == 0:
-            return zeros((0,), np.result_type(p.dtype, np.complex64))
-        n_trailing = p.shape[0] - 1 - int(nz[-1])
-        p = getitem(p, slice(int(nz[0]), int(nz[-1]) + 1))
-    n = p.shape[0] - 1
-    if n < 1:  # no roots; still complex, as eigvals' are (JAX's dtype for a constant polynomial)
-        found = zeros((0,), np.result_type(p.dtype, np.complex64))
-    else:
-        companion = eye(n, k=-1, dtype=p.dtype)
-        companion = companion.at[0, :].set(-getitem(p, slice(1, None)) / getitem(p, 0))
-        found = linalg.eigvals(companion)
+    if not strip_zeros:
+        return _roots_keep_zeros(p)
+    value = concrete_or_error(p, "roots with strip_zeros=True (pass strip_zeros=False under jit)")
+    nz = np.flatnonzero(value)
+    if nz.size == 0:
+        return zeros((0,), np.result_type(p.dtype, np.complex64))
+    n_trailing = p.shape[0] - 1 - int(nz[-1])
+    found = _companion_roots(getitem(p, slice(int(nz[0]), int(nz[-1]) + 1)))
     if n_trailing:
         found = concatenate([found, zeros((n_trailing,), found.dtype)])
     return found
+
+
+def _companion_roots(p):
+    """The eigenvalues of ``p``'s companion matrix (``p[0]`` nonzero)."""
+    n = p.shape[0] - 1
+    if n < 1:  # no roots; still complex, as eigvals' are (JAX's dtype for a constant polynomial)
+        return zeros((0,), np.result_type(p.dtype, np.complex64))
+    companion = eye(n, k=-1, dtype=p.dtype)
+    companion = companion.at[0, :].set(-getitem(p, slice(1, None)) / getitem(p, 0))
+    return linalg.eigvals(companion)
+
+
+def _roots_keep_zeros(p):
+    """``roots(p, strip_zeros=False)`` as JAX computes it, with a traced count of leading zeros:
+    the leading zeros are rotated to the end (each gives a zero root), the zero roots are moved
+    last (a stable sort), and as many roots as there were leading zeros become NaN."""
+    size = p.shape[0]
+    if size < 2:
+        return zeros((0,), np.result_type(p.dtype, np.complex64))
+    is_zero = p == 0
+    n_lead = where3(reductions.all(is_zero), size, reductions.argmin(is_zero))
+    # (an all-zero polynomial: ones instead, so the eigensolver sees a finite matrix; all NaN)
+    p = where3(n_lead == size, ones((size,), p.dtype), p)
+    found = _companion_roots(roll(p, -n_lead))
+    found = getitem(found, argsort(found == 0, stable=True))
+    nan = np.asarray(complex(np.nan, np.nan), found.dtype)
+    return where3(arange(size - 1) < size - 1 - n_lead, found, nan)
 
 
 def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov: bool = False):

@@ -141,3 +141,19 @@ def test_roots_of_a_constant_polynomial_are_complex_as_jax():
             assert got.dtype == np.result_type(dt, np.complex64), (p, dt, got.dtype)
             assert want.dtype.kind == "c" and got.shape == want.shape
             np.testing.assert_allclose(np.sort_complex(np.asarray(got)), np.sort_complex(np.asarray(want)))
+
+
+def test_roots_keep_zeros_as_jax():
+    # strip_zeros=False (JAX's jit-compatible rule, its docstring's example): the roots a leading
+    # zero removes are NaN, last; zero roots before them; eagerly and under jit (was NaN from a
+    # division by the zero leading coefficient).
+    import funcgrad
+
+    jax = __import__("pytest").importorskip("jax")
+    keep = funcgrad.jit(lambda p: fnp.roots(p, strip_zeros=False))
+    for p in ([0, 1, 2], [0, 0, 1, -3, 2], [0, 0, 0], [1, 2, 0, 0], [0, 1, 0], [2.0]):
+        a = np.array(p, np.float32)
+        want = np.asarray(jax.numpy.roots(a, strip_zeros=False))
+        for got in (fnp.roots(a, strip_zeros=False), keep(a)):
+            assert got.dtype == want.dtype, (p, got.dtype)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6, equal_nan=True)
