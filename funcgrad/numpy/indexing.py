@@ -73,8 +73,13 @@ def _bool_mask_error(where: str) -> NonConcreteBooleanIndexError:
 
 
 _SLICE, _INT, _SCALAR, _ARRAY, _NEWAXIS = "slice", "int", "scalar", "array", "newaxis"
-# A new size-1 axis indexed by an empty integer array: NumPy's ``x[False]`` (shape (0, ...)).
+# A new size-1 axis indexed by an integer array: NumPy's ``x[False]`` (an empty array: shape
+# (0, ...)), and ``True`` among other advanced indices (the array ``[0]``).
 _EMPTY_NEWAXIS = "empty-newaxis"
+_TRUE = "true"  # a scalar True, until _expand knows whether it is alone (see _scalar_trues)
+# An Ellipsis that stands for no axis: it still separates the advanced indices around it, as in
+# NumPy (``x[:, [0, 1], ..., [0, 1]]`` of a 3-d x puts the advanced axis in front).
+_GAP = "gap"
 
 
 def _is_int_dtype(dtype) -> bool:
@@ -117,7 +122,7 @@ def _expand(idx, shape: tuple[int, ...], where: str):
             entries.append((_SLICE, _static_slice(i)))
             consumed += 1
         elif isinstance(i, bool | np.bool_):
-            entries.append((_NEWAXIS, None) if i else (_EMPTY_NEWAXIS, np.zeros(0, np.int64)))
+            entries.append((_TRUE, None) if i else (_EMPTY_NEWAXIS, np.zeros(0, np.int64)))
         elif isinstance(i, int | np.integer):
             entries.append((_INT, int(i)))
             consumed += 1
@@ -133,7 +138,7 @@ def _expand(idx, shape: tuple[int, ...], where: str):
                 if value is None:
                     raise _bool_mask_error(where)
                 if value.ndim == 0:
-                    entries.append((_NEWAXIS, None) if value else (_EMPTY_NEWAXIS, np.zeros(0, np.int64)))
+                    entries.append((_TRUE, None) if value else (_EMPTY_NEWAXIS, np.zeros(0, np.int64)))
                     continue
                 if ellipsis_at is None:
                     _check_mask_shape(value.shape, shape[consumed : consumed + value.ndim], consumed)
@@ -159,8 +164,22 @@ def _expand(idx, shape: tuple[int, ...], where: str):
     if ellipsis_at is None:
         entries.extend(fill)
     else:
-        entries[ellipsis_at:ellipsis_at] = fill
-    return entries
+        entries[ellipsis_at:ellipsis_at] = fill or [(_GAP, None)]
+    return _scalar_trues(entries)
+
+
+def _scalar_trues(entries):
+    """A scalar ``True`` is a 0-d boolean mask, an advanced index of shape (1,) that consumes no
+    axis (NumPy): with other advanced indices (arrays, ints, another boolean) it joins them, so
+    ``x[0, :2, True]`` puts its axis in front and ``x[:2, [0, 2], True]`` broadcasts it away; alone
+    it is a new axis where it stands (``x[..., True]``), without a gather."""
+    trues = sum(kind == _TRUE for kind, _ in entries)
+    if not trues:
+        return entries
+    others = any(kind in (_INT, _SCALAR, _ARRAY, _EMPTY_NEWAXIS) for kind, _ in entries)
+    alone = trues == 1 and not others
+    new = (_NEWAXIS, None) if alone else (_EMPTY_NEWAXIS, np.zeros(1, np.int64))
+    return [new if kind == _TRUE else (kind, value) for kind, value in entries]
 
 
 def _check_mask_shape(mask_shape, array_shape, first_axis):
@@ -300,6 +319,8 @@ def getitem(
     dim = 0
     advanced = []  # (dim of y, index array, entry position)
     for pos, (kind, value) in enumerate(entries):
+        if kind == _GAP:
+            continue
         if kind == _NEWAXIS:
             y = st.expand_dims(y, (dim,))
             dim += 1
@@ -336,6 +357,8 @@ def _static_getitem(x, entries):
     starts, limits, strides, rev_dims, out_shape = [], [], [], [], []
     dim = 0
     for kind, value in entries:
+        if kind == _GAP:
+            continue
         if kind == _NEWAXIS:
             out_shape.append(1)
             continue

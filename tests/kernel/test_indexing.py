@@ -51,6 +51,12 @@ INDICES = [
     False,
     (Ellipsis, False),
     (0, True),
+    # A scalar True joins the other advanced indices (JAX's lax_numpy_indexing_test found these):
+    (0, slice(None, 2), True),
+    (slice(None, 2), [0, 2], True),
+    (True, slice(None), True),
+    # An Ellipsis standing for no axis still separates advanced indices: their axis goes in front.
+    (slice(None), [0, 1], Ellipsis, [0, 1]),
 ]
 
 
