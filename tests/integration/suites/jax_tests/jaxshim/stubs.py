@@ -83,6 +83,8 @@ def install() -> None:
         "jax._src.array": {"ArrayImpl": funcgrad.Array},
         "jax._src.interpreters.batching": vars(funcgrad.interpreters.batching),
         "jax._src.interpreters.partial_eval": vars(funcgrad.interpreters.partial_eval),
+        "jax._src.interpreters.mlir": vars(funcgrad.interpreters.mlir),
+        "jax._src.interpreters.pxla": vars(funcgrad.interpreters.pxla),
         "jax._src.custom_derivatives": vars(funcgrad.custom_derivatives),
     }
     for name, names in NAMES.items():
@@ -97,3 +99,12 @@ def install() -> None:
     if tree is None:
         import jax._src.tree_util as tree  # the alias's
     tree.tree_map = getattr(tree, "tree_map", funcgrad.tree_util.tree_map)
+    import jax._src.dispatch as dispatch  # the alias's (empty)
+
+    if not hasattr(dispatch, "apply_primitive"):
+        dispatch.apply_primitive = _apply_primitive
+
+
+def _apply_primitive(prim, *args, **params):
+    """JAX's eager impl of a primitive with only a lowering: the primitive compiled alone."""
+    return funcgrad.jit(lambda *xs: prim.bind(*xs, **params))(*args)
