@@ -1,17 +1,19 @@
 """``jit``: stage a function to a jaxpr once per input signature and run it compiled by XLA.
 
-Layer: surface. Imports the kernel (tracing, pytrees, ``Array``) and ``xla_bridge`` (``dispatch``,
-``lowering``, and the package's lazy public functions). The module is named ``jitting`` so that
-``funcgrad.jit`` is always the function (a submodule named ``jit`` would rebind the package
-attribute when imported).
+Layer: surface. Imports the kernel (tracing, pytrees), ``xla_bridge`` (``dispatch`` and the
+package's lazy public functions), ``ref``, the sharding modules, ``_aot`` and ``_trace_key``. The
+module is named ``jitting`` so that ``funcgrad.jit`` is always the function (a submodule named
+``jit`` would rebind the package attribute when imported).
 
 This module owns the staging half of a jitted function; the bridge owns the call (NOTE: [jitted
 call route] in xla_bridge/dispatch.py). ``JittedFunction`` subclasses the bridge's ``Dispatcher``
 and implements its ``_stage``: split the arguments (the bridge's one split, ``Dispatcher._split``),
 flatten, look the input signature up in the trace cache and trace on a miss. Everything else
-here is the user API: the trace cache and its
-``cache_info``, retrace warnings, the AOT API (``trace``, ``lower``, ``compile``, ``eval_shape``)
-and ``jit``'s parameters, each honoured or refused.
+here is the user API: the trace cache and its ``cache_info``, retrace warnings, the entry points
+of the AOT API (``trace``, ``lower``, ``eval_shape``) and ``jit``'s parameters, each honoured or
+refused. The stages themselves (``Traced``, ``Lowered``, ``CompiledCall``, ``ShapeDtypeStruct``)
+are ``funcgrad._aot``'s and the trace cache's key is built by ``funcgrad._trace_key``: both a
+floor below this module, which re-exports the stages' public names where they have always been.
 
 The trace cache key is (input tree structure, each leaf's shape/dtype/weak type, static
 arguments); ``jit(f)`` made twice for the same ``f`` and options shares it (as in JAX). A function
@@ -21,7 +23,6 @@ retraced more than ``RETRACE_WARNING_THRESHOLD`` times warns once, naming what c
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
 import inspect
 import logging
@@ -29,30 +30,19 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from funcgrad import xla_bridge
+from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged
 from funcgrad._api_util import abstractify, explain_concretization, flatten_outputs, is_abstract
-from funcgrad._sharding_types import renamed_out_shardings, type_sharding
-from funcgrad._shardings import (
-    Mesh,
-    NamedSharding,
-    PartitionSpec,
-    Sharding,
-    SingleDeviceSharding,
-    sharding_leaves,
-)
+from funcgrad._sharding_types import renamed_out_shardings
+from funcgrad._shardings import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
+from funcgrad._trace_key import _argnums, _as_tuple, _aval_key, _explain, _ref_key
 from funcgrad.kernel import batching, core, monitoring
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import close_over_tracers
-from funcgrad.ref import HITYPES, Ref, is_stateful_arg, refuse_returned_refs, stateful_key, trace_stateful
+from funcgrad.ref import HITYPES, Ref, is_stateful_arg, refuse_returned_refs, trace_stateful
 from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged, set_call_redirect
-from funcgrad.xla_bridge.execute import Compiled, compiled, run
-from funcgrad.xla_bridge.lowering import lower_jaxpr
-from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
 
 __all__ = [
     "ArgInfo",
@@ -74,77 +64,6 @@ class RetraceWarning(UserWarning):
     """A jitted function was traced (and compiled) many times: its cache key keeps changing."""
 
 
-class ShapeDtypeStruct:
-    """A shape and dtype (and weak type, for values from Python scalars) standing in for an array
-    (``eval_shape``'s result).
-
-    >>> ShapeDtypeStruct((2,), "float32"), jit(lambda x: x * 2).eval_shape(1.0)
-    (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True))
-    """
-
-    __slots__ = ("shape", "dtype", "weak_type", "sharding")
-
-    def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None):
-        self.shape = tuple(shape)
-        # An extended dtype (a typed key's key<fry>: funcgrad/random/_keys.py KeyTy) is kept as is.
-        extended = not isinstance(dtype, np.dtype | type | str) and isinstance(
-            getattr(dtype, "type", None), type
-        )
-        self.dtype = dtype if extended else np.dtype(dtype)
-        self.weak_type = weak_type
-        self.sharding = sharding  # a Sharding or PartitionSpec (over the mesh in scope), or None
-
-    @property
-    def aval(self) -> core.ShapedArray:
-        """The abstract value it stands for; a ``sharding`` over explicit mesh axes is part of it
-        (NOTE: [sharding in types]), as when ``make_jaxpr`` traces JAX's explicit-sharding types."""
-        aval = core.ShapedArray(self.shape, self.dtype, self.weak_type)
-        if self.sharding is None:
-            return aval
-        s = self.sharding
-        if isinstance(s, PartitionSpec):
-            s = _resolve_spec(s)
-        return _typed_as(aval, s)
-
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
-
-    @classmethod
-    def like(cls, x) -> ShapeDtypeStruct:
-        """The shape, dtype and weak type of ``x`` (an array, a traced value, a Python or NumPy
-        scalar, another ``ShapeDtypeStruct``), as ``jax.ShapeDtypeStruct.like``.
-
-        >>> ShapeDtypeStruct.like(np.ones(2, np.float32))
-        ShapeDtypeStruct(shape=(2,), dtype=float32)
-        >>> ShapeDtypeStruct.like(1.0)
-        ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True)
-        """
-        if isinstance(x, ShapeDtypeStruct):
-            return cls(x.shape, x.dtype, x.weak_type)
-        try:
-            aval = core.get_aval(x)
-        except TypeError:  # (another library's shape-and-dtype struct)
-            return cls(x.shape, x.dtype, getattr(x, "weak_type", False))
-        # (JAX's Python bools are not weakly typed: only int, float and complex are.)
-        return cls(aval.shape, aval.dtype, aval.weak_type and aval.dtype != np.bool_)
-
-    def __repr__(self):
-        weak = ", weak_type=True" if self.weak_type else ""
-        sharding = "" if self.sharding is None else f", sharding={self.sharding!r}"
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak}{sharding})"
-
-    # weak_type is part of the type, as in JAX: a Python scalar's f64[] is not an array's f64[].
-    def __eq__(self, other):
-        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type) == (
-            other.shape,
-            other.dtype,
-            other.weak_type,
-        )
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
-
-
 class CacheInfo:
     """Counters of a jitted function's trace cache: ``hits``, ``misses`` (traces), ``currsize``."""
 
@@ -153,33 +72,6 @@ class CacheInfo:
 
     def __repr__(self):
         return f"CacheInfo(hits={self.hits}, misses={self.misses}, currsize={self.currsize})"
-
-
-def _as_tuple(x) -> tuple:
-    if x is None:
-        return ()
-    return (x,) if isinstance(x, int | str) else tuple(x)
-
-
-def _argnums(name: str, what: str, given, n_positional: int | None) -> set[int]:
-    """``static_argnums``/``donate_argnums`` as a set; with a known number of positional
-    parameters (a signature without ``*args``), negative numbers count from the end and a number
-    out of range is an error, as in JAX."""
-    nums = set()
-    for n in _as_tuple(given):
-        if not isinstance(n, int | np.integer) or isinstance(n, bool):
-            raise TypeError(f"jit({name}): {what} must be ints, got {n!r}")
-        n = int(n)
-        if n_positional is not None:
-            if not -n_positional <= n < n_positional:
-                raise ValueError(
-                    f"jit({name}): {what}={_as_tuple(given)} refers to argument {n}, but {name} takes "
-                    f"{n_positional} positional argument{'s' if n_positional != 1 else ''}. Use "
-                    f"{what.replace('nums', 'names')} for keyword-only parameters."
-                )
-            n %= n_positional
-        nums.add(n)
-    return nums
 
 
 # NOTE: [jit flags]
@@ -527,6 +419,7 @@ class JittedFunction(Dispatcher):
     def eval_shape(self, *args, **kwargs):
         """Output shapes/dtypes (``ShapeDtypeStruct`` leaves) without running anything.
 
+        >>> import numpy as np
         >>> jit(lambda x: x.sum(0)).eval_shape(np.ones((2, 3)))
         ShapeDtypeStruct(shape=(3,), dtype=float64)
         """
@@ -573,352 +466,6 @@ class JittedFunction(Dispatcher):
     def __repr__(self):
         # JAX's text (its jitted functions are PjitFunction objects): chex's is_traceable reads it.
         return f"<PjitFunction of {self._fun!r}>"
-
-
-class _RefStaged(Staged):
-    """A staged call whose program reads or writes Refs (``plan``, a ``RefPlan``): its outputs are
-    the function's, then the written Refs' final values; the call unflattens them as a pair."""
-
-    __slots__ = ("plan", "user_tree")
-    stateful = True
-
-    def __init__(self, closed, out_tree, hoisted, ins, outs, plan, n_outs):
-        n_finals = len(closed.out_avals) - n_outs
-        pair = (tu.tree_unflatten(out_tree, list(range(n_outs))), list(range(n_finals)))
-        super().__init__(closed, tu.tree_structure(pair), hoisted, ins, outs)
-        self.plan = plan
-        self.user_tree = out_tree
-
-
-def _ref_key(flat) -> tuple:
-    """The trace cache key's leaf part for arguments holding Refs: a Ref's type and which earlier
-    argument is the same Ref (the jaxpr reads each Ref once)."""
-    first: dict[int, int] = {}
-    return tuple(
-        stateful_key(x, first.setdefault(id(x), i)) if is_stateful_arg(x) else _aval_key(x)
-        for i, x in enumerate(flat)
-    )
-
-
-@dataclasses.dataclass(frozen=True)
-class ArgInfo:
-    """One array argument of a traced, lowered or compiled call (``jax.stages.ArgInfo``): its
-    abstract value and whether it is donated. ``args_info`` of a ``Traced``/``Lowered``/
-    ``Compiled`` is the ``(args, kwargs)`` tree of them, static arguments left out.
-
-    >>> import funcgrad.numpy as fnp
-    >>> f = jit(lambda x, n: x * n, static_argnums=1, donate_argnums=0)
-    >>> (info,), kwargs = f.trace(fnp.ones(3), 2).args_info
-    >>> info.shape, info.dtype, info.donated, kwargs
-    ((3,), dtype('float64'), True, {})
-    """
-
-    _aval: Any
-    donated: bool
-
-    @property
-    def shape(self):
-        return self._aval.shape
-
-    @property
-    def dtype(self):
-        return self._aval.dtype
-
-
-class Traced:
-    """A traced jitted call: ``.jaxpr`` (ClosedJaxpr), ``.in_avals``, ``.out_info``,
-    ``.args_info``, ``.lower()``."""
-
-    def __init__(self, fun: JittedFunction, staged: Staged, donated, flat=(), args_info=None):
-        self.args_info = args_info
-        self._fun = fun
-        self._staged = staged
-        self._donated = donated
-        self._flat = flat
-        self.jaxpr = staged.closed
-        self.in_avals = staged.closed.in_avals
-        self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
-
-    def lower(self) -> Lowered:
-        if self._staged.hoisted:
-            raise TypeError(
-                f"jit({self._fun._name}).lower: the function closes over a value traced by an "
-                "enclosing transformation; lower it outside of grad/vmap/jit"
-            )
-        lowered = Lowered(self._fun, self._staged, self._donated, self._flat)
-        lowered.args_info = self.args_info
-        return lowered
-
-    def __str__(self):
-        return str(self.jaxpr)
-
-
-_DIALECTS = (None, "stablehlo", "hlo")
-
-
-class Lowered:
-    """A lowered jitted call: ``.as_text()`` (StableHLO, or XLA's HLO), ``.compile()``."""
-
-    args_info = None  # the Traced's (ArgInfo tree), set by Traced.lower
-
-    def __init__(self, fun: JittedFunction, staged: Staged, donated, flat=()):
-        self._fun = fun
-        self._staged = staged
-        self._donated = donated
-        self._spmd = None
-        if staged.spmd or needs_spmd(staged.closed, flat):
-            # A program over several devices (NOTE: [SPMD call route]): lowered with its shardings.
-            self._spmd = spmd().prepare(
-                staged.closed, flat, fun._name, donated, staged.in_shardings, staged.out_shardings
-            )
-            self._text = self._spmd.text
-        else:
-            if fun._device is None:
-                platform = xla_bridge.default_platform()
-            else:
-                platform = xla_bridge.normalize_platform(fun._device.platform)
-            self._text = lower_jaxpr(staged.closed, fun._name, donated, platform=platform).text
-
-    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
-        """The module text: StableHLO (``dialect`` None or ``"stablehlo"``), or XLA's HLO before
-        optimisation (``"hlo"``). ``debug_info`` is accepted for JAX's signature; funcgrad's
-        modules carry no source locations, so the text is the same.
-
-        >>> import funcgrad.numpy as fnp
-        >>> jit(fnp.sin).lower(1.0).as_text("hlo").startswith("HloModule")
-        True
-        """
-        _check_dialect(dialect)
-        if dialect == "hlo":
-            return xla_bridge.hlo_text(self._text)
-        return self._text
-
-    @property
-    def out_info(self):
-        """The outputs' shapes and dtypes (``ShapeDtypeStruct`` leaves in the output's tree), as
-        JAX's ``Lowered.out_info``.
-
-        >>> import funcgrad.numpy as fnp
-        >>> jit(lambda x: (x, x.sum())).lower(fnp.ones(3)).out_info[1]
-        ShapeDtypeStruct(shape=(), dtype=float64)
-        """
-        staged = self._staged
-        tree, avals = staged.out_tree, staged.closed.out_avals
-        if type(staged) is _RefStaged:  # the function's outputs, not the Refs' final values
-            tree, avals = staged.user_tree, avals[: staged.user_tree.num_leaves]
-        return tu.tree_unflatten(
-            tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding) for a in avals]
-        )
-
-    def compiler_ir(self, dialect: str | None = None):
-        """The program as the compiler's objects, as JAX's: for ``"stablehlo"`` (or None) jaxlib's
-        MLIR ``ir.Module`` (``str()`` prints it), for ``"hlo"`` jaxlib's ``XlaComputation``
-        (``.as_hlo_text()``, ``.as_serialized_hlo_module_proto()``).
-
-        >>> import funcgrad.numpy as fnp
-        >>> lowered = jit(fnp.sin).lower(1.0)
-        >>> lowered.compiler_ir("hlo").as_hlo_text().startswith("HloModule")
-        True
-        >>> "stablehlo.sine" in str(lowered.compiler_ir())
-        True
-        """
-        _check_dialect(dialect)
-        if dialect == "hlo":
-            return xla_bridge.hlo_computation(self._text)
-        return xla_bridge.mlir_module(self._text)
-
-    def cost_analysis(self) -> dict:
-        """XLA's cost estimate of the program before optimisation, as JAX's
-        ``Lowered.cost_analysis``: ``flops``, ``bytes accessed`` and per-operand byte counts.
-
-        >>> import funcgrad.numpy as fnp
-        >>> jit(lambda a, b: a @ b).lower(fnp.ones((8, 4)), fnp.ones((4, 2))).cost_analysis()["flops"]
-        128.0
-        """
-        return xla_bridge.hlo_cost_analysis(self._text)
-
-    def compile(self, compiler_options: dict | None = None) -> CompiledCall:
-        """Compile with XLA (cached) on the function's device; the result is callable with
-        arguments like these. ``compiler_options``: XLA's options by name, as JAX's
-        (``{"xla_cpu_enable_fast_math": True}``); XLA refuses an unknown name or a bad value with
-        an ``XlaBridgeError`` (a ``funcgrad.errors.JaxRuntimeError``).
-
-        >>> import funcgrad.numpy as fnp
-        >>> c = jit(lambda x: 2 * x).lower(fnp.ones(2)).compile({"xla_cpu_enable_fast_math": True})
-        >>> c(fnp.ones(2)).tolist()
-        [2.0, 2.0]
-        """
-        f = self._fun
-        options = _compiler_options(compiler_options)
-        if self._spmd is not None:
-            if options:
-                raise ValueError(
-                    f"jit({f._name}).lower(...).compile: compiler_options are not supported yet for "
-                    "a program over several devices (sharded inputs or in/out_shardings); compile "
-                    "it without them"
-                )
-            out = CompiledCall(f, self._staged, self._spmd)
-        else:
-            out = CompiledCall(
-                f,
-                self._staged,
-                compiled(self._staged.closed, f._name, self._donated, f._device, compiler_options=options),
-            )
-        out.args_info = getattr(self, "args_info", None)
-        return out
-
-
-def _check_dialect(dialect) -> None:
-    if dialect not in _DIALECTS:
-        raise ValueError(
-            f"unknown dialect: {dialect!r}; use None or 'stablehlo' (the StableHLO module) or "
-            "'hlo' (XLA's HLO)"
-        )
-
-
-def _compiler_options(options) -> dict | None:
-    """``Lowered.compile``'s ``compiler_options`` checked: a dict of option names to a bool, int,
-    float or str each (what XLA's option parser takes)."""
-    if options is None:
-        return None
-    if not isinstance(options, dict):
-        raise TypeError(
-            "compile: compiler_options must be a dict of XLA option names to values, "
-            f"got {type(options).__name__}"
-        )
-    for name, value in options.items():
-        if not isinstance(name, str) or not isinstance(value, (bool, int, float, str)):
-            raise TypeError(
-                f"compile: compiler_options entry {name!r}: {value!r} must be an option name (str) "
-                "with a bool, int, float or str value"
-            )
-    return options
-
-
-class CompiledCall:
-    """A compiled jitted call; call it with arguments of the lowered shapes/dtypes."""
-
-    args_info = None  # the Lowered's (ArgInfo tree), set by Lowered.compile
-
-    def __init__(self, fun: JittedFunction, staged: Staged, c):
-        self._fun = fun
-        self._staged = staged
-        self._compiled = c
-        self.in_avals = staged.closed.in_avals
-        self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
-
-    def __call__(self, *args, **kwargs):
-        f = self._fun
-        static_key, static_kw, dyn_args, dyn_kwargs = f._split(args, kwargs)
-        flat, _ = tu.tree_flatten((dyn_args, dyn_kwargs))
-        if len(flat) != len(self.in_avals):
-            raise TypeError(
-                f"compiled jit({f._name}) takes {len(self.in_avals)} array leaves, got {len(flat)}"
-            )
-        names = [f"argument {n}" for n in f._arg_names(static_key, dyn_args, dyn_kwargs)]
-        donated = f._donated(0, len(flat), static_key, args, dyn_kwargs)
-        if not isinstance(self._compiled, Compiled):  # a program over several devices
-            return tu.tree_unflatten(self._staged.out_tree, spmd().run(self._compiled, flat, donated))
-        return tu.tree_unflatten(self._staged.out_tree, run(self._compiled, flat, donated, names))
-
-    def as_text(self) -> str:
-        """XLA's optimized HLO."""
-        return self._compiled.executable.as_hlo_text()
-
-    def memory_analysis(self):
-        """XLA's memory plan of the compiled program, as ``jax``'s ``Compiled.memory_analysis``:
-        ``argument_size_in_bytes``, ``output_size_in_bytes``, ``alias_size_in_bytes`` and
-        ``temp_size_in_bytes`` (the scratch memory: activations, residuals, temporaries).
-
-        >>> import funcgrad.numpy as fnp
-        >>> stats = jit(fnp.sin).lower(fnp.ones(4)).compile().memory_analysis()
-        >>> stats.argument_size_in_bytes, stats.output_size_in_bytes
-        (32, 32)
-        """
-        return self._compiled.executable.memory_analysis()
-
-    def cost_analysis(self) -> dict:
-        """XLA's cost estimate of the compiled program, as ``jax``'s ``Compiled.cost_analysis``:
-        a dict with ``flops``, ``transcendentals``, ``bytes accessed`` and per-operand byte
-        counts (``bytes accessed0{}``, ...). Estimates, not measurements.
-
-        >>> import funcgrad.numpy as fnp
-        >>> cost = jit(lambda a, b: a @ b).lower(fnp.ones((8, 4)), fnp.ones((4, 2))).compile().cost_analysis()
-        >>> cost["flops"]
-        128.0
-        """
-        return self._compiled.executable.cost_analysis()
-
-
-def _resolve_spec(spec):
-    return sharding_leaves(spec, 0, "ShapeDtypeStruct", "sharding")[0]
-
-
-def _typed_as(aval, s):
-    """``aval`` typed by the sharding ``s`` (a ``NamedSharding`` over a mesh with explicit axes;
-    NOTE: [sharding in types]; ``s`` may be its bridge sharding); otherwise ``aval`` as it is."""
-    s = getattr(s, "_fg_user", s)
-    if not isinstance(s, NamedSharding) or not isinstance(s.mesh, Mesh) or not s.mesh.explicit_axes:
-        return aval
-    return aval.update(
-        sharding=type_sharding(s.mesh.abstract_mesh, s.spec._normalized(aval.ndim, "in_shardings"))
-    )
-
-
-def _aval_key(x):
-    t = type(x)
-    if t is Array:
-        # A sharded value's type holds its sharding on explicit mesh axes (NOTE: [sharding in types]).
-        s = None if x._buffer is None else core.get_aval(x).sharding
-        return (x.shape, x.dtype, x.weak_type) if s is None else (x.shape, x.dtype, x.weak_type, s)
-    if t in (int, float, bool, complex):
-        # Its type, as JAX keys it: a Python float and a weakly typed float Array share a trace.
-        a = core.get_aval(x)
-        return (a.shape, a.dtype, a.weak_type)
-    if isinstance(x, core.Tracer):
-        a = x.aval
-        return (
-            (a.shape, a.dtype, a.weak_type)
-            if a.sharding is None
-            else (a.shape, a.dtype, a.weak_type, a.sharding)
-        )
-    if is_abstract(x):  # (trace/lower only)
-        a = abstractify(x)  # (keyed as an Array of its type: the two share a trace)
-        return (
-            (a.shape, a.dtype, a.weak_type)
-            if a.sharding is None
-            else (a.shape, a.dtype, a.weak_type, a.sharding)
-        )
-    return (np.shape(x), np.result_type(x), False)
-
-
-def _explain(old, new, names) -> str:
-    """What differs between two cache keys, in words."""
-    if old[0] != new[0]:
-        return f"the input tree structure changed from {old[0]} to {new[0]}"
-    if old[2] != new[2] or old[3] != new[3]:
-        o, n = dict((*old[2], *old[3])), dict((*new[2], *new[3]))
-        for k in n:
-            if o.get(k, object()) != n[k]:
-                return f"static argument {k!r} changed from {o.get(k)!r} to {n[k]!r}"
-        return "the static arguments changed"
-    for name, a, b in zip(names, old[1], new[1]):
-        if a == b:
-            continue
-        if a[0] != b[0]:
-            return f"argument {name} changed shape from {a[0]} to {b[0]}"
-        if a[1] != b[1]:
-            return f"argument {name} changed dtype from {_dt_name(a[1])} to {_dt_name(b[1])}"
-        return f"argument {name} changed weak type from {a[2]} to {b[2]} (a Python scalar vs an array)"
-    if len(old) > 4 and old[4] != new[4]:
-        return f"the named axes in scope changed from {old[4]} to {new[4]}"
-    if len(old) > 5 and len(new) > 5 and old[5] != new[5]:
-        return f"the user contexts' values changed from {old[5]} to {new[5]}"
-    return "an unknown change"
-
-
-def _dt_name(d) -> str:
-    return d.__name__ if isinstance(d, type) else np.dtype(d).name
 
 
 def jit(

@@ -1,0 +1,390 @@
+"""The ahead-of-time stages of a jitted call (``jax.stages``): ``jit(f).trace(x)`` is a ``Traced``,
+``.lower()`` a ``Lowered`` (StableHLO text, cost analysis), ``.compile()`` a ``CompiledCall``; each
+stage's ``args_info`` is an ``ArgInfo`` tree. ``ShapeDtypeStruct`` is the shape-and-dtype stand-in
+that ``eval_shape`` and ``Lowered.out_info`` return.
+
+Layer: surface, one floor under ``funcgrad.jitting`` (which makes these stages and re-exports them).
+Imports the kernel, ``xla_bridge`` (lowering, compiling, running, the SPMD route) and the sharding
+types (``_shardings``, ``_sharding_types``); never ``jitting`` itself: a stage holds its
+``JittedFunction`` as a value and reads only the attributes the bridge's ``Dispatcher`` defines
+(``_name``, ``_device``, ``_split``) and ``_arg_names``/``_donated``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from funcgrad import xla_bridge
+from funcgrad._sharding_types import type_sharding
+from funcgrad._shardings import Mesh, NamedSharding, PartitionSpec, sharding_leaves
+from funcgrad.kernel import core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.xla_bridge.dispatch import Staged
+from funcgrad.xla_bridge.execute import Compiled, compiled, run
+from funcgrad.xla_bridge.lowering import lower_jaxpr
+from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
+
+__all__ = ["ArgInfo", "CompiledCall", "Lowered", "ShapeDtypeStruct", "Traced"]
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype (and weak type, for values from Python scalars) standing in for an array
+    (``eval_shape``'s result).
+
+    >>> from funcgrad import jit
+    >>> ShapeDtypeStruct((2,), "float32"), jit(lambda x: x * 2).eval_shape(1.0)
+    (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True))
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None):
+        self.shape = tuple(shape)
+        # An extended dtype (a typed key's key<fry>: funcgrad/random/_keys.py KeyTy) is kept as is.
+        extended = not isinstance(dtype, np.dtype | type | str) and isinstance(
+            getattr(dtype, "type", None), type
+        )
+        self.dtype = dtype if extended else np.dtype(dtype)
+        self.weak_type = weak_type
+        self.sharding = sharding  # a Sharding or PartitionSpec (over the mesh in scope), or None
+
+    @property
+    def aval(self) -> core.ShapedArray:
+        """The abstract value it stands for; a ``sharding`` over explicit mesh axes is part of it
+        (NOTE: [sharding in types]), as when ``make_jaxpr`` traces JAX's explicit-sharding types."""
+        aval = core.ShapedArray(self.shape, self.dtype, self.weak_type)
+        if self.sharding is None:
+            return aval
+        s = self.sharding
+        if isinstance(s, PartitionSpec):
+            s = _resolve_spec(s)
+        return _typed_as(aval, s)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    @classmethod
+    def like(cls, x) -> ShapeDtypeStruct:
+        """The shape, dtype and weak type of ``x`` (an array, a traced value, a Python or NumPy
+        scalar, another ``ShapeDtypeStruct``), as ``jax.ShapeDtypeStruct.like``.
+
+        >>> ShapeDtypeStruct.like(np.ones(2, np.float32))
+        ShapeDtypeStruct(shape=(2,), dtype=float32)
+        >>> ShapeDtypeStruct.like(1.0)
+        ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True)
+        """
+        if isinstance(x, ShapeDtypeStruct):
+            return cls(x.shape, x.dtype, x.weak_type)
+        try:
+            aval = core.get_aval(x)
+        except TypeError:  # (another library's shape-and-dtype struct)
+            return cls(x.shape, x.dtype, getattr(x, "weak_type", False))
+        # (JAX's Python bools are not weakly typed: only int, float and complex are.)
+        return cls(aval.shape, aval.dtype, aval.weak_type and aval.dtype != np.bool_)
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        sharding = "" if self.sharding is None else f", sharding={self.sharding!r}"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak}{sharding})"
+
+    # weak_type is part of the type, as in JAX: a Python scalar's f64[] is not an array's f64[].
+    def __eq__(self, other):
+        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type) == (
+            other.shape,
+            other.dtype,
+            other.weak_type,
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+class _RefStaged(Staged):
+    """A staged call whose program reads or writes Refs (``plan``, a ``RefPlan``): its outputs are
+    the function's, then the written Refs' final values; the call unflattens them as a pair."""
+
+    __slots__ = ("plan", "user_tree")
+    stateful = True
+
+    def __init__(self, closed, out_tree, hoisted, ins, outs, plan, n_outs):
+        n_finals = len(closed.out_avals) - n_outs
+        pair = (tu.tree_unflatten(out_tree, list(range(n_outs))), list(range(n_finals)))
+        super().__init__(closed, tu.tree_structure(pair), hoisted, ins, outs)
+        self.plan = plan
+        self.user_tree = out_tree
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgInfo:
+    """One array argument of a traced, lowered or compiled call (``jax.stages.ArgInfo``): its
+    abstract value and whether it is donated. ``args_info`` of a ``Traced``/``Lowered``/
+    ``Compiled`` is the ``(args, kwargs)`` tree of them, static arguments left out.
+
+    >>> import funcgrad.numpy as fnp
+    >>> from funcgrad import jit
+    >>> f = jit(lambda x, n: x * n, static_argnums=1, donate_argnums=0)
+    >>> (info,), kwargs = f.trace(fnp.ones(3), 2).args_info
+    >>> info.shape, info.dtype, info.donated, kwargs
+    ((3,), dtype('float64'), True, {})
+    """
+
+    _aval: Any
+    donated: bool
+
+    @property
+    def shape(self):
+        return self._aval.shape
+
+    @property
+    def dtype(self):
+        return self._aval.dtype
+
+
+class Traced:
+    """A traced jitted call: ``.jaxpr`` (ClosedJaxpr), ``.in_avals``, ``.out_info``,
+    ``.args_info``, ``.lower()``."""
+
+    def __init__(self, fun, staged: Staged, donated, flat=(), args_info=None):
+        self.args_info = args_info
+        self._fun = fun
+        self._staged = staged
+        self._donated = donated
+        self._flat = flat
+        self.jaxpr = staged.closed
+        self.in_avals = staged.closed.in_avals
+        self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
+
+    def lower(self) -> Lowered:
+        if self._staged.hoisted:
+            raise TypeError(
+                f"jit({self._fun._name}).lower: the function closes over a value traced by an "
+                "enclosing transformation; lower it outside of grad/vmap/jit"
+            )
+        lowered = Lowered(self._fun, self._staged, self._donated, self._flat)
+        lowered.args_info = self.args_info
+        return lowered
+
+    def __str__(self):
+        return str(self.jaxpr)
+
+
+_DIALECTS = (None, "stablehlo", "hlo")
+
+
+class Lowered:
+    """A lowered jitted call: ``.as_text()`` (StableHLO, or XLA's HLO), ``.compile()``."""
+
+    args_info = None  # the Traced's (ArgInfo tree), set by Traced.lower
+
+    def __init__(self, fun, staged: Staged, donated, flat=()):
+        self._fun = fun
+        self._staged = staged
+        self._donated = donated
+        self._spmd = None
+        if staged.spmd or needs_spmd(staged.closed, flat):
+            # A program over several devices (NOTE: [SPMD call route]): lowered with its shardings.
+            self._spmd = spmd().prepare(
+                staged.closed, flat, fun._name, donated, staged.in_shardings, staged.out_shardings
+            )
+            self._text = self._spmd.text
+        else:
+            if fun._device is None:
+                platform = xla_bridge.default_platform()
+            else:
+                platform = xla_bridge.normalize_platform(fun._device.platform)
+            self._text = lower_jaxpr(staged.closed, fun._name, donated, platform=platform).text
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The module text: StableHLO (``dialect`` None or ``"stablehlo"``), or XLA's HLO before
+        optimisation (``"hlo"``). ``debug_info`` is accepted for JAX's signature; funcgrad's
+        modules carry no source locations, so the text is the same.
+
+        >>> import funcgrad.numpy as fnp
+        >>> from funcgrad import jit
+        >>> jit(fnp.sin).lower(1.0).as_text("hlo").startswith("HloModule")
+        True
+        """
+        _check_dialect(dialect)
+        if dialect == "hlo":
+            return xla_bridge.hlo_text(self._text)
+        return self._text
+
+    @property
+    def out_info(self):
+        """The outputs' shapes and dtypes (``ShapeDtypeStruct`` leaves in the output's tree), as
+        JAX's ``Lowered.out_info``.
+
+        >>> import funcgrad.numpy as fnp
+        >>> from funcgrad import jit
+        >>> jit(lambda x: (x, x.sum())).lower(fnp.ones(3)).out_info[1]
+        ShapeDtypeStruct(shape=(), dtype=float64)
+        """
+        staged = self._staged
+        tree, avals = staged.out_tree, staged.closed.out_avals
+        if type(staged) is _RefStaged:  # the function's outputs, not the Refs' final values
+            tree, avals = staged.user_tree, avals[: staged.user_tree.num_leaves]
+        return tu.tree_unflatten(
+            tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding) for a in avals]
+        )
+
+    def compiler_ir(self, dialect: str | None = None):
+        """The program as the compiler's objects, as JAX's: for ``"stablehlo"`` (or None) jaxlib's
+        MLIR ``ir.Module`` (``str()`` prints it), for ``"hlo"`` jaxlib's ``XlaComputation``
+        (``.as_hlo_text()``, ``.as_serialized_hlo_module_proto()``).
+
+        >>> import funcgrad.numpy as fnp
+        >>> from funcgrad import jit
+        >>> lowered = jit(fnp.sin).lower(1.0)
+        >>> lowered.compiler_ir("hlo").as_hlo_text().startswith("HloModule")
+        True
+        >>> "stablehlo.sine" in str(lowered.compiler_ir())
+        True
+        """
+        _check_dialect(dialect)
+        if dialect == "hlo":
+            return xla_bridge.hlo_computation(self._text)
+        return xla_bridge.mlir_module(self._text)
+
+    def cost_analysis(self) -> dict:
+        """XLA's cost estimate of the program before optimisation, as JAX's
+        ``Lowered.cost_analysis``: ``flops``, ``bytes accessed`` and per-operand byte counts.
+
+        >>> import funcgrad.numpy as fnp
+        >>> from funcgrad import jit
+        >>> jit(lambda a, b: a @ b).lower(fnp.ones((8, 4)), fnp.ones((4, 2))).cost_analysis()["flops"]
+        128.0
+        """
+        return xla_bridge.hlo_cost_analysis(self._text)
+
+    def compile(self, compiler_options: dict | None = None) -> CompiledCall:
+        """Compile with XLA (cached) on the function's device; the result is callable with
+        arguments like these. ``compiler_options``: XLA's options by name, as JAX's
+        (``{"xla_cpu_enable_fast_math": True}``); XLA refuses an unknown name or a bad value with
+        an ``XlaBridgeError`` (a ``funcgrad.errors.JaxRuntimeError``).
+
+        >>> import funcgrad.numpy as fnp
+        >>> from funcgrad import jit
+        >>> c = jit(lambda x: 2 * x).lower(fnp.ones(2)).compile({"xla_cpu_enable_fast_math": True})
+        >>> c(fnp.ones(2)).tolist()
+        [2.0, 2.0]
+        """
+        f = self._fun
+        options = _compiler_options(compiler_options)
+        if self._spmd is not None:
+            if options:
+                raise ValueError(
+                    f"jit({f._name}).lower(...).compile: compiler_options are not supported yet for "
+                    "a program over several devices (sharded inputs or in/out_shardings); compile "
+                    "it without them"
+                )
+            out = CompiledCall(f, self._staged, self._spmd)
+        else:
+            out = CompiledCall(
+                f,
+                self._staged,
+                compiled(self._staged.closed, f._name, self._donated, f._device, compiler_options=options),
+            )
+        out.args_info = getattr(self, "args_info", None)
+        return out
+
+
+def _check_dialect(dialect) -> None:
+    if dialect not in _DIALECTS:
+        raise ValueError(
+            f"unknown dialect: {dialect!r}; use None or 'stablehlo' (the StableHLO module) or "
+            "'hlo' (XLA's HLO)"
+        )
+
+
+def _compiler_options(options) -> dict | None:
+    """``Lowered.compile``'s ``compiler_options`` checked: a dict of option names to a bool, int,
+    float or str each (what XLA's option parser takes)."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise TypeError(
+            "compile: compiler_options must be a dict of XLA option names to values, "
+            f"got {type(options).__name__}"
+        )
+    for name, value in options.items():
+        if not isinstance(name, str) or not isinstance(value, (bool, int, float, str)):
+            raise TypeError(
+                f"compile: compiler_options entry {name!r}: {value!r} must be an option name (str) "
+                "with a bool, int, float or str value"
+            )
+    return options
+
+
+class CompiledCall:
+    """A compiled jitted call; call it with arguments of the lowered shapes/dtypes."""
+
+    args_info = None  # the Lowered's (ArgInfo tree), set by Lowered.compile
+
+    def __init__(self, fun, staged: Staged, c):
+        self._fun = fun
+        self._staged = staged
+        self._compiled = c
+        self.in_avals = staged.closed.in_avals
+        self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
+
+    def __call__(self, *args, **kwargs):
+        f = self._fun
+        static_key, static_kw, dyn_args, dyn_kwargs = f._split(args, kwargs)
+        flat, _ = tu.tree_flatten((dyn_args, dyn_kwargs))
+        if len(flat) != len(self.in_avals):
+            raise TypeError(
+                f"compiled jit({f._name}) takes {len(self.in_avals)} array leaves, got {len(flat)}"
+            )
+        names = [f"argument {n}" for n in f._arg_names(static_key, dyn_args, dyn_kwargs)]
+        donated = f._donated(0, len(flat), static_key, args, dyn_kwargs)
+        if not isinstance(self._compiled, Compiled):  # a program over several devices
+            return tu.tree_unflatten(self._staged.out_tree, spmd().run(self._compiled, flat, donated))
+        return tu.tree_unflatten(self._staged.out_tree, run(self._compiled, flat, donated, names))
+
+    def as_text(self) -> str:
+        """XLA's optimized HLO."""
+        return self._compiled.executable.as_hlo_text()
+
+    def memory_analysis(self):
+        """XLA's memory plan of the compiled program, as ``jax``'s ``Compiled.memory_analysis``:
+        ``argument_size_in_bytes``, ``output_size_in_bytes``, ``alias_size_in_bytes`` and
+        ``temp_size_in_bytes`` (the scratch memory: activations, residuals, temporaries).
+
+        >>> import funcgrad.numpy as fnp
+        >>> from funcgrad import jit
+        >>> stats = jit(fnp.sin).lower(fnp.ones(4)).compile().memory_analysis()
+        >>> stats.argument_size_in_bytes, stats.output_size_in_bytes
+        (32, 32)
+        """
+        return self._compiled.executable.memory_analysis()
+
+    def cost_analysis(self) -> dict:
+        """XLA's cost estimate of the compiled program, as ``jax``'s ``Compiled.cost_analysis``:
+        a dict with ``flops``, ``transcendentals``, ``bytes accessed`` and per-operand byte
+        counts (``bytes accessed0{}``, ...). Estimates, not measurements.
+
+        >>> import funcgrad.numpy as fnp
+        >>> from funcgrad import jit
+        >>> cost = jit(lambda a, b: a @ b).lower(fnp.ones((8, 4)), fnp.ones((4, 2))).compile().cost_analysis()
+        >>> cost["flops"]
+        128.0
+        """
+        return self._compiled.executable.cost_analysis()
+
+
+def _resolve_spec(spec):
+    return sharding_leaves(spec, 0, "ShapeDtypeStruct", "sharding")[0]
+
+
+def _typed_as(aval, s):
+    """``aval`` typed by the sharding ``s`` (a ``NamedSharding`` over a mesh with explicit axes;
+    NOTE: [sharding in types]; ``s`` may be its bridge sharding); otherwise ``aval`` as it is."""
+    s = getattr(s, "_fg_user", s)
+    if not isinstance(s, NamedSharding) or not isinstance(s.mesh, Mesh) or not s.mesh.explicit_axes:
+        return aval
+    return aval.update(
+        sharding=type_sharding(s.mesh.abstract_mesh, s.spec._normalized(aval.ndim, "in_shardings"))
+    )

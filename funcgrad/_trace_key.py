@@ -1,0 +1,112 @@
+"""What a jitted function's trace cache is keyed on, and how two keys differ in words.
+
+A key is (input tree structure, one entry per leaf -- shape, dtype, weak type and, on explicit
+mesh axes, sharding (NOTE: [sharding in types]) -- static positional and keyword arguments, the
+named axes in scope, and the user contexts' values when any is set). ``_explain`` names the first
+difference, for the retrace warning and ``explain_cache_misses``; ``_argnums`` normalises
+``static_argnums``/``donate_argnums`` against the signature.
+
+Layer: surface, under ``funcgrad.jitting``. Imports the kernel, ``_api_util`` and ``ref``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad._api_util import abstractify, is_abstract
+from funcgrad.kernel import core
+from funcgrad.kernel.array import Array
+from funcgrad.ref import is_stateful_arg, stateful_key
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, int | str) else tuple(x)
+
+
+def _argnums(name: str, what: str, given, n_positional: int | None) -> set[int]:
+    """``static_argnums``/``donate_argnums`` as a set; with a known number of positional
+    parameters (a signature without ``*args``), negative numbers count from the end and a number
+    out of range is an error, as in JAX."""
+    nums = set()
+    for n in _as_tuple(given):
+        if not isinstance(n, int | np.integer) or isinstance(n, bool):
+            raise TypeError(f"jit({name}): {what} must be ints, got {n!r}")
+        n = int(n)
+        if n_positional is not None:
+            if not -n_positional <= n < n_positional:
+                raise ValueError(
+                    f"jit({name}): {what}={_as_tuple(given)} refers to argument {n}, but {name} takes "
+                    f"{n_positional} positional argument{'s' if n_positional != 1 else ''}. Use "
+                    f"{what.replace('nums', 'names')} for keyword-only parameters."
+                )
+            n %= n_positional
+        nums.add(n)
+    return nums
+
+
+def _ref_key(flat) -> tuple:
+    """The trace cache key's leaf part for arguments holding Refs: a Ref's type and which earlier
+    argument is the same Ref (the jaxpr reads each Ref once)."""
+    first: dict[int, int] = {}
+    return tuple(
+        stateful_key(x, first.setdefault(id(x), i)) if is_stateful_arg(x) else _aval_key(x)
+        for i, x in enumerate(flat)
+    )
+
+
+def _aval_key(x):
+    t = type(x)
+    if t is Array:
+        # A sharded value's type holds its sharding on explicit mesh axes (NOTE: [sharding in types]).
+        s = None if x._buffer is None else core.get_aval(x).sharding
+        return (x.shape, x.dtype, x.weak_type) if s is None else (x.shape, x.dtype, x.weak_type, s)
+    if t in (int, float, bool, complex):
+        # Its type, as JAX keys it: a Python float and a weakly typed float Array share a trace.
+        a = core.get_aval(x)
+        return (a.shape, a.dtype, a.weak_type)
+    if isinstance(x, core.Tracer):
+        a = x.aval
+        return (
+            (a.shape, a.dtype, a.weak_type)
+            if a.sharding is None
+            else (a.shape, a.dtype, a.weak_type, a.sharding)
+        )
+    if is_abstract(x):  # (trace/lower only)
+        a = abstractify(x)  # (keyed as an Array of its type: the two share a trace)
+        return (
+            (a.shape, a.dtype, a.weak_type)
+            if a.sharding is None
+            else (a.shape, a.dtype, a.weak_type, a.sharding)
+        )
+    return (np.shape(x), np.result_type(x), False)
+
+
+def _explain(old, new, names) -> str:
+    """What differs between two cache keys, in words."""
+    if old[0] != new[0]:
+        return f"the input tree structure changed from {old[0]} to {new[0]}"
+    if old[2] != new[2] or old[3] != new[3]:
+        o, n = dict((*old[2], *old[3])), dict((*new[2], *new[3]))
+        for k in n:
+            if o.get(k, object()) != n[k]:
+                return f"static argument {k!r} changed from {o.get(k)!r} to {n[k]!r}"
+        return "the static arguments changed"
+    for name, a, b in zip(names, old[1], new[1]):
+        if a == b:
+            continue
+        if a[0] != b[0]:
+            return f"argument {name} changed shape from {a[0]} to {b[0]}"
+        if a[1] != b[1]:
+            return f"argument {name} changed dtype from {_dt_name(a[1])} to {_dt_name(b[1])}"
+        return f"argument {name} changed weak type from {a[2]} to {b[2]} (a Python scalar vs an array)"
+    if len(old) > 4 and old[4] != new[4]:
+        return f"the named axes in scope changed from {old[4]} to {new[4]}"
+    if len(old) > 5 and len(new) > 5 and old[5] != new[5]:
+        return f"the user contexts' values changed from {old[5]} to {new[5]}"
+    return "an unknown change"
+
+
+def _dt_name(d) -> str:
+    return d.__name__ if isinstance(d, type) else np.dtype(d).name
