@@ -594,11 +594,15 @@ def heaviside(x1, x2, /):
     >>> heaviside(np.array([-1.0, 0.0, 2.0]), 0.5).tolist()
     [0.0, 0.5, 1.0]
     """
-    x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    x1, x2 = promote_args_inexact(x1, x2)
+    # JAX's 0 and 1 are weak only beside a weak scalar x1: a weak array's step is strong.
+    strong = aval(x1).weak_type and aval(x1).ndim > 0
+    x1, x2 = broadcast_args(x1, x2)
     reject_complex("heaviside", x1)
     zero = constant_like(0, x1)
     pos = select(ew.gt_p.bind(x1, zero), constant_like(1, x1), select(ew.ne_p.bind(x1, x1), x1, x2))
-    return select(ew.lt_p.bind(x1, zero), zero, pos)
+    out = select(ew.lt_p.bind(x1, zero), zero, pos)
+    return ew.convert_element_type(out, aval(out).dtype, weak_type=False) if strong else out
 
 
 def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):

@@ -23,6 +23,12 @@ CASES = {
     "rad2deg": lambda T, np: np.rad2deg(2),
     "logaddexp": lambda T, np: np.logaddexp(0.5, 3),
     "heaviside": lambda T, np: np.heaviside(0.5, 0.25),
+    # JAX's 0 and 1 are strong beside a weak array (an int array promoted): a strong step
+    "heaviside_array": lambda T, np: (
+        np.heaviside(np.arange(3) - 1, 0.5),
+        np.heaviside(np.asarray(0.0), 0.5),
+        np.heaviside(T.lax.broadcast(np.asarray(2.0), (2,)), 0.5),
+    ),
     "logical_not": lambda T, np: np.logical_not(2.0),
     "logical_and": lambda T, np: np.logical_and(2.0, 0),
     "angle": lambda T, np: np.angle(0.5),
