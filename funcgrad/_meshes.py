@@ -1,0 +1,510 @@
+"""Meshes, with JAX's names: ``Mesh`` (named axes over an n-d array of devices), ``AbstractMesh``
+(its axis names, sizes and types without devices: what a type holds), ``AxisType``,
+``make_mesh``, and the mesh in scope (``set_mesh``, ``use_mesh``, ``use_abstract_mesh``,
+``get_mesh``, ``get_abstract_mesh``, ``concrete_mesh``).
+
+Layer: surface, under ``funcgrad._shardings`` (which re-exports these names). Imports numpy, the
+kernel's cache registry and ``xla_bridge`` (devices, and ``xla_bridge.sharded`` on first use).
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import math
+import threading
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from funcgrad import xla_bridge
+from funcgrad.kernel.caches import register_cache
+
+
+def _sh():
+    """``xla_bridge.sharded``, loaded on first use (``import funcgrad`` does not load jaxlib)."""
+    return xla_bridge.sharded
+
+
+class AxisType(enum.Enum):
+    """How a mesh axis is partitioned. funcgrad partitions every axis automatically (``Auto``);
+    ``Explicit`` is accepted for JAX compatibility and behaves as ``Auto``; ``Manual`` axes are
+    those a ``shard_map`` body sees."""
+
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self):
+        return self.name
+
+
+def _check_device(d, where):
+    """``d`` must be one of funcgrad's devices (not, say, a device of another jaxlib client)."""
+    if not isinstance(d, _sh().Device):
+        raise TypeError(f"{where}: devices must be elements of funcgrad.devices(), got {d!r}")
+    try:
+        xla_bridge.runtime._backend_of(d)
+    except (ValueError, xla_bridge.XlaBridgeError) as e:
+        raise ValueError(
+            f"{where}: {d!r} is not one of funcgrad's devices ({e}); build meshes and shardings from "
+            "funcgrad.devices()"
+        ) from None
+
+
+class _MeshContext(threading.local):
+    def __init__(self):
+        self.stack: list[Mesh] = []
+        self.abstract: list[AbstractMesh] = []
+
+
+_context = _MeshContext()
+
+
+def _types_of(axis_types, n: int, default, where: str) -> tuple:
+    if axis_types is None:
+        return (default,) * n
+    if isinstance(axis_types, AxisType):
+        return (axis_types,) * n
+    axis_types = tuple(axis_types)
+    if len(axis_types) != n or not all(isinstance(t, AxisType) for t in axis_types):
+        raise ValueError(f"{where}: axis_types must be one AxisType per axis ({n}), got {axis_types}")
+    return axis_types
+
+
+def _mesh_repr(kind, names, sizes, types) -> str:
+    if not names:
+        return f"{kind}((), axis_types=())"
+    axes = ", ".join(f"{n!r}: {s}" for n, s in zip(names, sizes))
+    shown = ", ".join(map(repr, types)) + ("," if len(types) == 1 else "")
+    return f"{kind}({axes}, axis_types=({shown}))"
+
+
+class AbstractDevice(NamedTuple):
+    """The kind of device an abstract mesh stands for (JAX's ``jax.sharding.AbstractDevice``).
+
+    >>> d = AbstractDevice("cpu", None, "cpu")
+    >>> d
+    AbstractDevice(device_kind=cpu, num_cores=None, platform=cpu)
+    >>> AbstractMesh((2,), ("x",), abstract_device=d)
+    AbstractMesh('x': 2, axis_types=(Auto,), device_kind=cpu, num_cores=None, platform=cpu)
+    """
+
+    device_kind: str
+    num_cores: int | None
+    platform: str
+
+    def __repr__(self) -> str:
+        fields = f"device_kind={self.device_kind}, num_cores={self.num_cores}, platform={self.platform}"
+        return f"AbstractDevice({fields})"
+
+    @staticmethod
+    def of(device) -> AbstractDevice:
+        return AbstractDevice(
+            getattr(device, "device_kind", None),
+            getattr(device, "num_cores", None),
+            getattr(device, "platform", None),
+        )
+
+
+class AbstractMesh:
+    """A mesh's axis names, sizes and types without its devices: what an array's type holds
+    (``typeof(x).sharding.mesh``) and what tracing needs (``get_abstract_mesh()``).
+
+    >>> am = AbstractMesh((2, 4), ("x", "y"), axis_types=AxisType.Explicit)
+    >>> am
+    AbstractMesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit))
+    >>> dict(am.shape), am.size, am.explicit_axes
+    ({'x': 2, 'y': 4}, 8, ('x', 'y'))
+    """
+
+    def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None):
+        axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        axis_sizes = tuple(int(n) for n in axis_sizes)
+        if len(axis_sizes) != len(axis_names):
+            raise ValueError(
+                f"AbstractMesh: {len(axis_sizes)} axis sizes {axis_sizes} but names {axis_names}"
+            )
+        if len(set(axis_names)) != len(axis_names):
+            raise ValueError(f"AbstractMesh: axis names must be unique, got {axis_names}")
+        self.axis_sizes = axis_sizes
+        self.axis_names = axis_names
+        self.axis_types = _types_of(axis_types, len(axis_names), AxisType.Auto, "AbstractMesh")
+        self.abstract_device = abstract_device
+        self._key = (axis_sizes, axis_names, self.axis_types)
+        self._hash = hash(self._key)
+        self.explicit_axes = tuple(n for n, t in zip(axis_names, self.axis_types) if t is AxisType.Explicit)
+        self.auto_axes = tuple(n for n, t in zip(axis_names, self.axis_types) if t is AxisType.Auto)
+        self.manual_axes = tuple(n for n, t in zip(axis_names, self.axis_types) if t is AxisType.Manual)
+
+    shape = property(lambda self: collections.OrderedDict(zip(self.axis_names, self.axis_sizes)))
+    shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
+    size = property(lambda self: math.prod(self.axis_sizes))
+    empty = property(lambda self: not self.axis_names)
+    abstract_mesh = property(lambda self: self)
+
+    def update_axis_types(self, types: dict) -> AbstractMesh:
+        """The same mesh with some axes' types changed (``{name: AxisType}``)."""
+        new = tuple(types.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
+        return AbstractMesh(self.axis_sizes, self.axis_names, new, abstract_device=self.abstract_device)
+
+    def __eq__(self, other):
+        return self is other or (isinstance(other, AbstractMesh) and self._key == other._key)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        text = _mesh_repr("AbstractMesh", self.axis_names, self.axis_sizes, self.axis_types)
+        device = self.abstract_device
+        if device is None:  # (a mesh made by hand, as JAX prints one)
+            return text
+        # The abstract mesh of a concrete mesh names its kind of device, as JAX's does.
+        kind = f"device_kind={device.device_kind}, num_cores={device.num_cores}, platform={device.platform}"
+        return f"{text[:-1]}, {kind})"
+
+    # As JAX's: an abstract mesh has no devices; these say so (a ValueError, not AttributeError).
+    devices = property(lambda self: _no_devices("devices"))
+    device_ids = property(lambda self: _no_devices("device_ids"))
+    is_multi_process = property(lambda self: _no_devices("is_multi_process"))
+    local_devices = property(lambda self: _no_devices("local_devices"))
+    local_mesh = property(lambda self: _no_devices("local_mesh"))
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        return bool(self.axis_names) and len(self.explicit_axes) == len(self.axis_names)
+
+    @property
+    def are_all_axes_auto(self) -> bool:
+        return bool(self.axis_names) and len(self.auto_axes) == len(self.axis_names)
+
+    @property
+    def are_all_axes_manual(self) -> bool:
+        return bool(self.axis_names) and len(self.manual_axes) == len(self.axis_names)
+
+    def __enter__(self):
+        _context.abstract.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _context.abstract.pop()
+
+
+_EMPTY = AbstractMesh((), ())
+
+
+def _no_devices(name: str):
+    raise ValueError(
+        f"AbstractMesh does not implement {name}: it holds no devices. Use the concrete mesh "
+        "(funcgrad.sharding.get_mesh(), or an array's .sharding.mesh) instead."
+    )
+
+
+class ManualAxisType:
+    """How a value varies over the manual axes of a ``shard_map`` body (JAX's record):
+    ``varying``, ``unreduced`` and ``reduced`` sets of axis names.
+
+    >>> ManualAxisType(varying={"x"}).varying
+    frozenset({'x'})
+    """
+
+    __slots__ = ("varying", "unreduced", "reduced")
+
+    def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        self.varying, self.unreduced, self.reduced = (
+            frozenset(varying),
+            frozenset(unreduced),
+            frozenset(reduced),
+        )
+        for a, b, an, bn in (
+            (self.varying, self.unreduced, "varying", "unreduced"),
+            (self.varying, self.reduced, "varying", "reduced"),
+        ):
+            if a & b:
+                raise ValueError(f"{an} and {bn} cannot have common mesh axes. Got {an}={a} and {bn}={b}")
+
+    def __eq__(self, other):
+        return isinstance(other, ManualAxisType) and (self.varying, self.unreduced, self.reduced) == (
+            other.varying,
+            other.unreduced,
+            other.reduced,
+        )
+
+    def __hash__(self):
+        return hash((self.varying, self.unreduced, self.reduced))
+
+    def __repr__(self):
+        sets = (set(self.varying), set(self.unreduced), set(self.reduced))
+        return "ManualAxisType(varying={}, unreduced={}, reduced={})".format(*sets)
+
+
+class Mesh:
+    """Named axes over an n-d array of devices (``devices.shape`` gives each axis's size), each
+    ``Auto`` (the default here, as in JAX's ``Mesh``), ``Explicit`` or ``Manual``.
+
+    ``set_mesh(mesh)`` / ``with use_mesh(mesh):`` (or ``with mesh:``) makes it the mesh of
+    ``shard_map``, of bare ``PartitionSpec`` shardings and of ``out_sharding=``.
+
+    >>> import funcgrad
+    >>> m = Mesh(np.array(funcgrad.devices()[:1]).reshape(1, 1), ("a", "b"))
+    >>> dict(m.shape), m.size, m.axis_names
+    ({'a': 1, 'b': 1}, 1, ('a', 'b'))
+    """
+
+    def __init__(self, devices, axis_names, axis_types=None):
+        if isinstance(axis_names, str):
+            axis_names = (axis_names,)
+        axis_names = tuple(axis_names)
+        devs = np.asarray(devices, dtype=object)
+        if devs.ndim != len(axis_names):
+            raise ValueError(
+                f"Mesh: devices has {devs.ndim} dimensions (shape {devs.shape}) but {len(axis_names)} axis "
+                f"names {axis_names} were given; give one name per dimension"
+            )
+        if len(set(axis_names)) != len(axis_names):
+            raise ValueError(f"Mesh: axis names must be unique, got {axis_names}")
+        flat = list(devs.flat)
+        if not flat:
+            raise ValueError("Mesh: devices is empty")
+        for d in flat:
+            _check_device(d, "Mesh")
+        if len({id(d) for d in flat}) != len(flat):
+            raise ValueError(f"Mesh: a device appears twice in {devs.tolist()}")
+        self.devices = devs
+        self.axis_names = axis_names
+        self.axis_types = _types_of(axis_types, len(axis_names), AxisType.Auto, "Mesh")
+        self._flat = tuple(flat)
+        self._key = (tuple(d.id for d in flat), devs.shape, axis_names, self.axis_types)
+        first = devs.flat[0] if devs.size else None
+        self.abstract_mesh = AbstractMesh(
+            devs.shape,
+            axis_names,
+            self.axis_types,
+            abstract_device=None if first is None else AbstractDevice.of(first),
+        )
+
+    @property
+    def shape(self) -> collections.OrderedDict:
+        return collections.OrderedDict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def axis_sizes(self) -> tuple:
+        return tuple(self.devices.shape)
+
+    @property
+    def shape_tuple(self) -> tuple:
+        return tuple(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def size(self) -> int:
+        return int(self.devices.size)
+
+    empty = property(lambda self: False)
+    explicit_axes = property(lambda self: self.abstract_mesh.explicit_axes)
+    auto_axes = property(lambda self: self.abstract_mesh.auto_axes)
+    manual_axes = property(lambda self: self.abstract_mesh.manual_axes)
+    are_all_axes_explicit = property(lambda self: self.abstract_mesh.are_all_axes_explicit)
+    are_all_axes_auto = property(lambda self: self.abstract_mesh.are_all_axes_auto)
+    are_all_axes_manual = property(lambda self: self.abstract_mesh.are_all_axes_manual)
+
+    def update_axis_types(self, types: dict) -> Mesh:
+        """The same devices with some axes' types changed (``{name: AxisType}``)."""
+        new = tuple(types.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
+        return Mesh(self.devices, self.axis_names, new)
+
+    @property
+    def device_ids(self) -> np.ndarray:
+        return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
+
+    @property
+    def local_devices(self) -> list:
+        return [d for d in self._flat if d.process_index == _sh().process_index()]
+
+    @property
+    def local_mesh(self) -> Mesh:
+        """The part of this mesh on this process's devices: a block of it (one process: itself).
+
+        >>> m = make_mesh((1,), ("x",))
+        >>> m.local_mesh == m
+        True
+        """
+        me = _sh().process_index()
+        mine = np.vectorize(lambda d: d.process_index == me, otypes=[bool])(self.devices)
+        if mine.all():
+            return self
+        where = np.nonzero(mine)
+        if not where[0].size:
+            raise ValueError(f"this process ({me}) has no device in the mesh {self!r}")
+        block = tuple(slice(int(ix.min()), int(ix.max()) + 1) for ix in where)
+        if not mine[block].all():
+            raise ValueError(
+                f"the devices of process {me} are not one block of the mesh {self!r}, so it has no "
+                "local mesh; lay the devices out with mesh_utils.create_hybrid_device_mesh"
+            )
+        return Mesh(self.devices[block], self.axis_names, self.axis_types)
+
+    @property
+    def is_multi_process(self) -> bool:
+        return any(d.process_index != _sh().process_index() for d in self._flat)
+
+    def __eq__(self, other):
+        return isinstance(other, Mesh) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __str__(self):
+        return _mesh_repr("Mesh", self.axis_names, self.devices.shape, self.axis_types)
+
+    def __repr__(self):
+        # JAX's two forms: str (in a NamedSharding's repr) names each axis with its size, repr lists them.
+        if not self.axis_names:
+            return "Mesh(axis_sizes=(), axis_names=())"
+        shown = ", ".join(map(repr, self.axis_types)) + ("," if len(self.axis_types) == 1 else "")
+        return (
+            f"Mesh(axis_sizes={tuple(self.devices.shape)}, axis_names={tuple(self.axis_names)!r}, "
+            f"axis_types=({shown}))"
+        )
+
+    def __enter__(self):
+        _context.stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _context.stack.pop()
+
+
+# (concrete mesh, abstract mesh) -> the concrete mesh laid out as the abstract one
+_laid_out: dict = register_cache("sharding.laid_out_meshes", {})  # NOTE: [caches have an owner]
+
+
+def concrete_mesh(am: AbstractMesh | None = None, where: str = "sharding") -> Mesh | None:
+    """The mesh that places values: the mesh in scope, laid out as ``am`` (default: the abstract
+    mesh in scope, ``use_abstract_mesh``) when that differs -- its devices in order, reshaped to
+    ``am``'s axes, as JAX maps an abstract mesh onto the set mesh's devices. ``None`` without a
+    mesh in scope.
+
+    >>> with set_mesh(make_mesh((1,), ("x",))):
+    ...     with use_abstract_mesh(AbstractMesh((1,), ("a",), AxisType.Explicit)):
+    ...         concrete_mesh().axis_names
+    ('a',)
+    """
+    mesh = get_mesh()
+    if am is None:
+        am = _context.abstract[-1] if _context.abstract else None
+    if mesh is None or am is None or am.empty or mesh.abstract_mesh == am:
+        return mesh
+    if am.size != mesh.size:
+        raise ValueError(
+            f"{where}: the abstract mesh {am!r} has {am.size} devices but the mesh in scope {mesh!r} has "
+            f"{mesh.size}; an abstract mesh may rename and reshape the mesh's axes, not change its size"
+        )
+    key = (mesh, am)
+    out = _laid_out.get(key)
+    if out is None:
+        devices = np.array(list(mesh.devices.flat), dtype=object).reshape(am.axis_sizes)
+        out = _laid_out[key] = Mesh(devices, am.axis_names, am.axis_types)
+    return out
+
+
+def get_mesh() -> Mesh | None:
+    """The mesh set with ``set_mesh`` or the innermost ``use_mesh`` / ``with mesh:`` block
+    (``None`` when there is none)."""
+    return _context.stack[-1] if _context.stack else None
+
+
+def get_abstract_mesh() -> AbstractMesh:
+    """The abstract mesh in scope: the innermost ``use_abstract_mesh``, else the set mesh's,
+    else an empty one (``.empty``).
+
+    >>> get_abstract_mesh().empty
+    True
+    """
+    if _context.abstract:
+        return _context.abstract[-1]
+    m = get_mesh()
+    return _EMPTY if m is None else m.abstract_mesh
+
+
+def use_abstract_mesh(mesh: AbstractMesh):
+    """``with use_abstract_mesh(am):`` -- trace with ``am`` as the abstract mesh in scope.
+
+    >>> with use_abstract_mesh(AbstractMesh((2,), ("x",))):
+    ...     get_abstract_mesh().axis_names
+    ('x',)
+    """
+    if not isinstance(mesh, AbstractMesh):
+        raise TypeError(f"use_abstract_mesh expects an AbstractMesh, got {type(mesh).__name__}")
+    return mesh
+
+
+class use_mesh:
+    """``with use_mesh(mesh):`` -- ``mesh`` is the mesh in scope inside the block."""
+
+    def __init__(self, mesh: Mesh):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"use_mesh expects a Mesh, got {type(mesh).__name__}")
+        self.mesh = mesh
+
+    def __enter__(self):
+        return self.mesh.__enter__()
+
+    def __exit__(self, *exc):
+        self.mesh.__exit__(*exc)
+
+
+class set_mesh:
+    """Make ``mesh`` the mesh in scope for the rest of the program (``None`` clears it); used as
+    ``with set_mesh(mesh):`` it is restored to the previous one at the end of the block.
+
+    >>> m = make_mesh((1,), ("x",))
+    >>> with set_mesh(m):
+    ...     get_mesh() is m
+    True
+    >>> get_mesh() is None
+    True
+    """
+
+    def __init__(self, mesh: Mesh | None):
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise TypeError(f"set_mesh expects a Mesh (or None), got {type(mesh).__name__}")
+        self.mesh = mesh
+        self._previous = list(_context.stack)
+        _context.stack[:] = [] if mesh is None else [mesh]
+
+    def __enter__(self):
+        return self.mesh
+
+    def __exit__(self, *exc):
+        _context.stack[:] = self._previous
+
+    def __repr__(self):
+        return f"set_mesh({self.mesh})"
+
+
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence, axis_types=None, *, devices=None) -> Mesh:
+    """A mesh of ``axis_shapes`` over ``devices`` (default: the first ``prod(axis_shapes)`` of
+    ``funcgrad.devices()``), its axes ``Explicit`` unless ``axis_types`` says otherwise (JAX's
+    default).
+
+    >>> m = make_mesh((1,), ("data",))
+    >>> dict(m.shape), m.axis_types
+    ({'data': 1}, (Explicit,))
+    """
+    axis_shapes = tuple(int(s) for s in axis_shapes)
+    axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    if len(axis_shapes) != len(axis_names):
+        raise ValueError(f"make_mesh: {len(axis_shapes)} axis sizes {axis_shapes} but names {axis_names}")
+    axis_types = _types_of(axis_types, len(axis_names), AxisType.Explicit, "make_mesh")
+    n = math.prod(axis_shapes)
+    given = devices is not None
+    devices = list(xla_bridge.get_backend().global_devices if devices is None else devices)
+    if len(devices) < n or (given and len(devices) != n):
+        raise ValueError(
+            f"make_mesh: the mesh {dict(zip(axis_names, axis_shapes))} needs {n} devices but {len(devices)} "
+            f"{'were given' if given else 'are available (funcgrad.devices())'}; on a CPU, start with "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={n} or call "
+            f'funcgrad.config.update("jax_num_cpu_devices", {n}) before first use'
+        )
+    return Mesh(np.array(devices[:n], dtype=object).reshape(axis_shapes), axis_names, axis_types)
