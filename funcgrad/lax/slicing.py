@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import asarray, aval, constant, select
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
+from funcgrad.primitives import reductions as red
 from funcgrad.primitives import sorting as srt
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.gather import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
@@ -252,17 +254,22 @@ def scatter_apply(
     unique_indices=False,
     mode=None,
 ):
-    """``operand`` with ``func`` applied to the elements the scatter windows select (once each).
+    """``operand`` with ``func`` applied to the elements the scatter windows select, as many times
+    as they are selected (XLA's scatter applies its combiner once per update, as ``ufunc.at``).
 
     >>> dn = ScatterDimensionNumbers((), (0,), (0,))
-    >>> scatter_apply(np.ones(3), np.array([[0], [2]]), lambda v: v * 5, dn).tolist()
-    [5.0, 1.0, 5.0]
+    >>> scatter_apply(np.ones(3), np.array([[0], [2], [2]]), lambda v: v * 5, dn, update_shape=(3,)).tolist()
+    [5.0, 1.0, 25.0]
     """
     operand = asarray(operand)
     indices = asarray(scatter_indices)
-    # Mark the selected positions with a scatter of ones, then apply func where marked.
-    ones = st.broadcast_in_dim(constant(1, np.int32), indices.shape[:-1] + tuple(update_shape), ())
-    marks = ix.scatter(
+    # Count the selections of each position with a scatter-add of ones, then apply func that often.
+    # update_shape is the updates' whole shape (JAX's); the window's alone is taken too.
+    update_shape = tuple(update_shape)
+    if len(update_shape) != indices.ndim - 1 + len(dimension_numbers.update_window_dims):
+        update_shape = indices.shape[:-1] + update_shape
+    ones = st.broadcast_in_dim(constant(1, np.int32), update_shape, ())
+    counts = ix.scatter_add(
         constant(0, np.int32, operand.shape),
         indices,
         ones,
@@ -271,7 +278,36 @@ def scatter_apply(
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
     )
-    return select(ew.ne_p.bind(marks, constant(0, np.int32)), func(operand), operand)
+    return apply_counted(operand, counts, func)
+
+
+def apply_counted(operand, counts, func):
+    """``operand`` with ``func`` applied ``counts`` times at each position (an int32 array of
+    ``operand``'s shape): a Python loop to the largest count when the counts are known, else a
+    ``while_loop`` to it.
+
+    >>> apply_counted(np.ones(3), np.array([0, 1, 2], np.int32), lambda v: v * 2).tolist()
+    [1.0, 2.0, 4.0]
+    """
+    operand, counts = asarray(operand), asarray(counts)
+
+    def step(i, y):
+        return select(ew.gt_p.bind(counts, i), func(y), y)
+
+    known = core.concrete_value(counts)
+    if known is not None:
+        for i in range(int(np.max(known, initial=0))):
+            operand = step(constant(i, np.int32), operand)
+        return operand
+    from funcgrad._control_flow import while_loop  # (the loops are a surface module above this one)
+
+    top = red.reduce_max(counts, tuple(range(counts.ndim))) if counts.ndim else counts
+    _, out = while_loop(
+        lambda c: ew.lt_p.bind(c[0], top),
+        lambda c: (ew.add_p.bind(c[0], constant(1, np.int32)), step(c[0], c[1])),
+        (constant(0, np.int32), operand),
+    )
+    return out
 
 
 def pad(operand, padding_value, padding_config):

@@ -183,8 +183,10 @@ def _scalar_trues(entries):
 
 
 def _check_mask_shape(mask_shape, array_shape, first_axis):
+    # An empty mask selects nothing whatever its sizes (NumPy's reading, and JAX's): x[m] of a
+    # (3, 4) x and a (0, 4) or (3, 0) mask is empty, not an error.
     for k, (m, n) in enumerate(zip(mask_shape, array_shape)):
-        if m != n:
+        if m != n and 0 not in mask_shape:
             raise IndexError(
                 f"boolean index did not match indexed array along axis {first_axis + k}; size of axis is "
                 f"{n} but size of corresponding boolean axis is {m}"
@@ -341,6 +343,9 @@ def getitem(
             i = value + n if value < 0 else value
             y = st.index_in_dim(y, min(max(i, 0), n - 1), dim, keepdims=False)
         elif kind == _SCALAR:
+            if y.shape[dim] == 0:  # (every index is out of bounds: as for a static int)
+                axis = sum(k in (_SLICE, _INT, _SCALAR, _ARRAY) for k, _ in entries[:pos])
+                raise IndexError(f"index {value} is out of bounds for axis {axis} with size 0")
             y = ix.dynamic_index_in_dim(y, value, dim, keepdims=False)
         else:
             advanced.append((dim, value, pos))
@@ -777,11 +782,23 @@ class _IndexUpdateRef:
     def apply(
         self, func, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
     ):
-        """``x`` with ``x[idx] = func(x[idx])`` (``func`` is elementwise).
+        """``x`` with ``x[idx] = func(x[idx])`` (``func`` is elementwise); a repeated index applies
+        ``func`` again, as ``ufunc.at`` and JAX's ``apply``.
 
         >>> asarray([1.0, 4.0]).at[1].apply(lambda v: v * 10).tolist()
         [1.0, 40.0]
+        >>> asarray([1.0, 4.0]).at[np.array([1, 1])].apply(lambda v: v * 10).tolist()
+        [1.0, 400.0]
         """
+        if not (unique_indices or _selects_unique(self.array, self.index)):
+            from funcgrad.lax.slicing import apply_counted  # (lax's module imports this one)
+
+            x = asarray(self.array)
+            zeros = constant(0, np.int32, x.shape)
+            counts = _scatter(
+                zeros, self.index, 1, ix.scatter_add, mode, indices_are_sorted, False, wrap_negative_indices
+            )
+            return apply_counted(x, counts, func)
         current = getitem(self.array, self.index, mode="clip", wrap_negative_indices=wrap_negative_indices)
         return self.set(
             func(current),

@@ -331,3 +331,29 @@ def test_ds_slices_at_a_traced_start_as_jax():
     assert x[funcgrad.ds(1, 3, 2)].tolist() == [1, 3, 5]
     g = funcgrad.grad(lambda v, i: v[funcgrad.ds(i, 3)].sum())(np.arange(10.0), 2)
     assert g.tolist() == [0, 0, 1, 1, 1, 0, 0, 0, 0, 0]
+
+
+def test_found_by_jax_indexing_tests_as_jax():
+    # JAX's lax_numpy_indexing_test through funcgrad.as_jax: apply with repeated indices applies
+    # func again (ufunc.at, JAX's documented rule; it was applied once), an empty boolean mask
+    # selects nothing whatever its sizes (was an IndexError), a traced index into an empty axis is
+    # an IndexError (was a TypeError from dynamic_slice).
+    import jax
+    import jax.numpy as jnp
+
+    idx = np.array([1, 1, 1, 3, -1, 5, 5])
+    want = jnp.arange(10.0).at[idx].apply(jnp.sin)
+    np.testing.assert_allclose(fnp.arange(10.0).at[idx].apply(fnp.sin), want, rtol=1e-6)
+    got = jit(lambda x, i: x.at[i].apply(fnp.sin))(fnp.arange(10.0), idx)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    dn = funcgrad.lax.ScatterDimensionNumbers((), (0,), (0,))
+    twice = funcgrad.lax.scatter_apply(
+        np.ones(3), np.array([[2], [2]]), lambda v: v * 5, dn, update_shape=(2,)
+    )
+    want = jax.lax.scatter_apply(jnp.ones(3), jnp.array([[2], [2]]), lambda v: v * 5, dn, update_shape=(2,))
+    np.testing.assert_array_equal(twice, want)
+    for x_shape, m_shape in [((3, 4), (0, 4)), ((3, 4, 5), (3, 0))]:
+        m = np.empty(m_shape, bool)
+        assert fnp.ones(x_shape)[m].shape == jnp.ones(x_shape)[m].shape == np.ones(x_shape)[m].shape
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 0"):
+        jit(lambda i: fnp.ones((2, 0))[0, i])(0)
