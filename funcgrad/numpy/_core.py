@@ -116,6 +116,9 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         return asarray(a.__jax_array__(), dtype)
     value = np.array(a, dtype=dtype, copy=None) if dtype is None else np.asarray(a, dtype=dtype)
     if value.dtype == object:
+        if a is None or (isinstance(a, list | tuple) and any(x is None for x in _iter_nested(a))):
+            # (JAX's type and words: a None where a number belongs is a ValueError)
+            raise ValueError("None is not a valid value for jnp.array")
         raise TypeError(f"funcgrad.numpy.asarray: cannot convert {type(a).__name__} {a!r:.80} to an array")
     if value.dtype.kind in "USMmO":
         raise TypeError(f"funcgrad arrays hold numbers, not {value.dtype}")

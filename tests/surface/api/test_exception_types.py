@@ -45,6 +45,9 @@ def _cases(lib, np_mod, lax):
         "transpose repeated": lambda: np_mod.transpose(np_mod.ones((2, 3)), (0, 0)),
         "method transpose": lambda: np_mod.ones((2, 3)).transpose(1, 1),
         "lax.transpose": lambda: lax.transpose(np_mod.ones((2, 3)), (0,)),
+        # a None where a number belongs: jnp.array's ValueError (custom_pytrees.md's MyTree(None))
+        "asarray None": lambda: np_mod.asarray(None),
+        "array list with None": lambda: np_mod.array([1.0, None]),
     }
 
 
