@@ -96,6 +96,12 @@ def _inexact_formula(x):
     return promote_args(x, 1.0)[0]
 
 
+def _inexact_int_formula(x):
+    # (as JAX's formulas whose first step meets a Python int -- logaddexp(x, 0), abs(x) + 1: a bool
+    # array becomes a weak int there, so gives a weak float; another integer array a strong float)
+    return _inexact(promote_args(x, 0)[0])
+
+
 def _const(value, like):
     # weak where ``like`` is: jax.nn's formulas meet Python scalars, which keep a weak value weak
     # (nn.relu(0.0) is weak in JAX)
@@ -257,7 +263,7 @@ def softplus(x):
     >>> softplus(np.array([-1000.0, 0.0, 1000.0])).tolist() == [0.0, float(np.log(2)), 1000.0]
     True
     """
-    x = _inexact(x)
+    x = _inexact_int_formula(x)
     return fnp.logaddexp(x, _const(0, x))
 
 
@@ -277,7 +283,7 @@ def soft_sign(x):
     >>> soft_sign(np.array([-3.0, 1.0])).tolist()
     [-0.75, 0.5]
     """
-    x = _inexact(x)
+    x = _inexact_int_formula(x)
     return ew.div_p.bind(x, ew.add_p.bind(ew.abs_p.bind(x), _const(1, x)))
 
 
@@ -323,7 +329,7 @@ def hard_silu(x):
     >>> hard_silu(np.array([-4.0, 1.0, 4.0])).tolist() == [-0.0, 4.0 / 6.0, 4.0]
     True
     """
-    x = _inexact(x)
+    x = _inexact_formula(x)  # (JAX's x * hard_sigmoid(x): an integer array gives a weak float)
     return ew.mul_p.bind(x, hard_sigmoid(x))
 
 
@@ -336,7 +342,7 @@ def mish(x):
     >>> abs(float(mish(1.0)) - 0.8650983882673103) < 1e-12
     True
     """
-    x = _inexact(x)
+    x = _inexact_int_formula(x)
     return ew.mul_p.bind(x, ew.tanh_p.bind(softplus(x)))
 
 

@@ -60,7 +60,23 @@ CASES = {
     # jax.nn's formulas with Python float constants make an int array a weak float
     "nn_of_ints": lambda T, np: tuple(
         getattr(T.nn, f)(onp.array([1, -2]))
-        for f in ["elu", "selu", "celu", "hard_sigmoid", "leaky_relu", "sparse_plus", "sparse_sigmoid"]
+        for f in [
+            "elu",
+            "selu",
+            "celu",
+            "hard_sigmoid",
+            "leaky_relu",
+            "sparse_plus",
+            "sparse_sigmoid",
+            "hard_swish",
+        ]
+    ),
+    # formulas meeting a Python int first (logaddexp(x, 0), abs(x) + 1): a bool array is a weak
+    # float (the fuzzer's sweep; an int array's float is strong, of 64-bit mode's NumPy-2 dtype)
+    "nn_of_bools": lambda T, np: tuple(
+        getattr(T.nn, f)(x)
+        for f in ["softplus", "mish", "soft_sign", "hard_swish"]
+        for x in (onp.array([True]), True)
     ),
 }
 
