@@ -152,12 +152,12 @@ def negative(x, /):
 
 
 def positive(x, /):
-    """Elementwise ``+x`` (a copy of ``x``; booleans are rejected as in NumPy).
+    """Elementwise ``+x`` (a copy of ``x``; booleans stay booleans, as in JAX, where NumPy refuses).
 
     >>> positive(np.array([1, -2])).tolist()
     [1, -2]
     """
-    (x,) = promote_args_numeric("positive", x)
+    (x,) = promote_args(x)
     return x
 
 

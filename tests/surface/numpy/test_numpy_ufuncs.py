@@ -638,3 +638,15 @@ def test_complex_logaddexp_as_jax(name, dtype):
         got = np.asarray(f(x, y))
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps, atol=4 * np.finfo(dtype).eps)
+
+
+def test_positive_of_booleans_as_jax():
+    # NumPy refuses +bool; JAX returns the booleans (the fuzzer's one-step sweep found the TypeError)
+    import jax.numpy as jnp
+
+    for x in (np.array([True, False]), True):
+        want = jnp.positive(x)
+        for fn in (fnp.positive, jit(fnp.positive)):
+            got = fn(x)
+            assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
