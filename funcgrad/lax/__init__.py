@@ -32,6 +32,7 @@ import types
 from funcgrad import _control_flow
 from funcgrad._control_flow import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.lax import linalg  # noqa: F401 - a namespace of its own
+from funcgrad.lax.accuracy import *  # noqa: F403
 from funcgrad.lax.convolution import *  # noqa: F403
 from funcgrad.lax.extras import *  # noqa: F403
 from funcgrad.lax.fourier import *  # noqa: F403

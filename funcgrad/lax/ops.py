@@ -22,6 +22,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.lax.accuracy import check_accuracy
 from funcgrad.numpy._core import (
     asarray,
     aval,
@@ -231,9 +232,17 @@ def _bind(prim, name, *args, **params):
     return prim.bind(*args, **params)
 
 
-def _unary(prim, name, doc_in, doc_out):
-    def f(x):
-        return _bind(prim, name, *_operands(name, x))
+def _unary(prim, name, doc_in, doc_out, accuracy: bool = False):
+    if accuracy:  # JAX's accuracy= request, checked; XLA:CPU has one implementation (lax/accuracy.py)
+
+        def f(x, *, accuracy=None):
+            check_accuracy(name, accuracy)
+            return _bind(prim, name, *_operands(name, x))
+
+    else:
+
+        def f(x):
+            return _bind(prim, name, *_operands(name, x))
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (
@@ -278,27 +287,27 @@ def abs(x):
     return _abs(x)
 
 
-exp = _unary(ew.exp_p, "exp", "0.0", "1.0")
-exp2 = _unary(ew.exp2_p, "exp2", "3.0", "8.0")
-expm1 = _unary(ew.expm1_p, "expm1", "0.0", "0.0")
-log = _unary(ew.log_p, "log", "1.0", "0.0")
-log1p = _unary(ew.log1p_p, "log1p", "0.0", "0.0")
-sqrt = _unary(ew.sqrt_p, "sqrt", "4.0", "2.0")
-rsqrt = _unary(ew.rsqrt_p, "rsqrt", "4.0", "0.5")
-cbrt = _unary(ew.cbrt_p, "cbrt", "8.0", "2.0")
-sin = _unary(ew.sin_p, "sin", "0.0", "0.0")
-cos = _unary(ew.cos_p, "cos", "0.0", "1.0")
-tan = _unary(ew.tan_p, "tan", "0.0", "0.0")
+exp = _unary(ew.exp_p, "exp", "0.0", "1.0", accuracy=True)
+exp2 = _unary(ew.exp2_p, "exp2", "3.0", "8.0", accuracy=True)
+expm1 = _unary(ew.expm1_p, "expm1", "0.0", "0.0", accuracy=True)
+log = _unary(ew.log_p, "log", "1.0", "0.0", accuracy=True)
+log1p = _unary(ew.log1p_p, "log1p", "0.0", "0.0", accuracy=True)
+sqrt = _unary(ew.sqrt_p, "sqrt", "4.0", "2.0", accuracy=True)
+rsqrt = _unary(ew.rsqrt_p, "rsqrt", "4.0", "0.5", accuracy=True)
+cbrt = _unary(ew.cbrt_p, "cbrt", "8.0", "2.0", accuracy=True)
+sin = _unary(ew.sin_p, "sin", "0.0", "0.0", accuracy=True)
+cos = _unary(ew.cos_p, "cos", "0.0", "1.0", accuracy=True)
+tan = _unary(ew.tan_p, "tan", "0.0", "0.0", accuracy=True)
 asin = _unary(ew.asin_p, "asin", "0.0", "0.0")
 acos = _unary(ew.acos_p, "acos", "1.0", "0.0")
 atan = _unary(ew.atan_p, "atan", "0.0", "0.0")
 sinh = _unary(ew.sinh_p, "sinh", "0.0", "0.0")
 cosh = _unary(ew.cosh_p, "cosh", "0.0", "1.0")
-tanh = _unary(ew.tanh_p, "tanh", "0.0", "0.0")
+tanh = _unary(ew.tanh_p, "tanh", "0.0", "0.0", accuracy=True)
 asinh = _unary(ew.asinh_p, "asinh", "0.0", "0.0")
 acosh = _unary(ew.acosh_p, "acosh", "1.0", "0.0")
 atanh = _unary(ew.atanh_p, "atanh", "0.0", "0.0")
-logistic = _unary(ew.logistic_p, "logistic", "0.0", "0.5")
+logistic = _unary(ew.logistic_p, "logistic", "0.0", "0.5", accuracy=True)
 erf = _unary(ew.erf_p, "erf", "0.0", "0.0")
 erfc = _unary(ew.erfc_p, "erfc", "0.0", "1.0")
 erf_inv = _unary(ew.erf_inv_p, "erf_inv", "0.0", "0.0")

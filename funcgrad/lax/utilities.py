@@ -1,5 +1,5 @@
-"""``jax.lax``'s value utilities: ``empty``, ``dtype``, ``optimization_barrier`` and
-``reduce_precision``.
+"""``jax.lax``'s value utilities: ``empty``, ``dtype``, ``optimization_barrier``,
+``reduce_precision`` and ``shape_as_value``.
 
 Layer: surface. Imports the kernel's tree utilities, the primitive catalog (``primitives.remat``'s
 barrier, ``primitives.bitcast``'s ``reduce_precision``) and ``funcgrad.numpy``'s core.
@@ -21,7 +21,7 @@ from funcgrad.primitives.bitcast import reduce_precision_p
 from funcgrad.primitives.remat import optimization_barrier_p
 from funcgrad.primitives.structure import broadcast_in_dim
 
-__all__ = ["dtype", "empty", "optimization_barrier", "reduce_precision"]
+__all__ = ["dtype", "empty", "optimization_barrier", "reduce_precision", "shape_as_value"]
 
 
 def empty(shape, dtype, *, out_sharding=None):
@@ -84,3 +84,22 @@ def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
             raise TypeError(f"lax.reduce_precision: {name} must be a Python int, got {value!r}")
     x = asarray(operand)
     return reduce_precision_p.bind(x, exponent_bits=int(exponent_bits), mantissa_bits=int(mantissa_bits))
+
+
+def shape_as_value(shape):
+    """``shape`` as a 1-D integer array (JAX's ``lax.shape_as_value``): int32, or int64 where a
+    dimension exceeds int32; an empty shape gives an empty int32 Array. funcgrad traces with
+    concrete shapes, so the result is a constant of the trace: under ``funcgrad.export``'s
+    symbolic shapes (fitted from traces at several sizes) a value computed from it is not
+    symbolic, where JAX's would be computed from the dimension variables.
+
+    >>> shape_as_value((2, 3))
+    array([2, 3], dtype=int32)
+    >>> shape_as_value(()).shape
+    (0,)
+    """
+    dims = tuple(int(d) for d in shape)
+    dtype = np.int64 if any(d > np.iinfo(np.int32).max for d in dims) else np.int32
+    if not dims:  # (JAX's is a device Array here, a NumPy array otherwise)
+        return asarray(np.zeros((0,), dtype))
+    return np.asarray(dims, dtype=dtype)
