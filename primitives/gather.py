@@ -423,6 +423,15 @@ def _gather_batch(axis_size, vals, dims, *, dimension_numbers, slice_sizes, **pa
 gather_p = Primitive("gather")
 gather_p.def_impl(checked_impl(_gather_abstract_eval, _gather_impl))
 gather_p.def_abstract_eval(_gather_abstract_eval)
+
+
+# Eagerly as staged (the abstract evals): the result's weak type is the operand's, whatever the
+# indices' (an eager update of a weak array was strong; JAX's gather and scatter keep it weak).
+def _operand_weak_type(params, args) -> bool:
+    return aval_of(args[0]).weak_type
+
+
+gather_p.weak_type_of = _operand_weak_type
 gather_p.def_jvp(_linear_jvp(gather_p, (0,), tangent_params={"fill_value": 0}))
 gather_p.def_transpose(_gather_transpose)
 gather_p.def_batch(_gather_batch)
@@ -584,6 +593,7 @@ def _declare_scatter(primitive, ufunc, numeric_only):
     abstract_eval = _scatter_abstract_eval(primitive.name, numeric_only)
     primitive.def_impl(checked_impl(abstract_eval, _scatter_impl(ufunc)))
     primitive.def_abstract_eval(abstract_eval)
+    primitive.weak_type_of = _operand_weak_type
 
 
 def _scatter_batch(primitive):

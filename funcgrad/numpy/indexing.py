@@ -557,7 +557,8 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wr
         unique_indices=unique_indices,
     )
     out = st.reshape(out, x.shape)
-    if aval(out).dtype == aval(original).dtype:
+    # x's dtype and weak type, as JAX's (a weak x updated with a strong value stays weak)
+    if aval(out).dtype == aval(original).dtype and aval(out).weak_type == aval(original).weak_type:
         return out
     return ew.convert_element_type(out, aval(original).dtype, weak_type=aval(original).weak_type)
 

@@ -357,3 +357,23 @@ def test_found_by_jax_indexing_tests_as_jax():
         assert fnp.ones(x_shape)[m].shape == jnp.ones(x_shape)[m].shape == np.ones(x_shape)[m].shape
     with pytest.raises(IndexError, match="out of bounds for axis 1 with size 0"):
         jit(lambda i: fnp.ones((2, 0))[0, i])(0)
+
+
+def test_updates_of_a_weak_array_stay_weak_as_jax():
+    # JAX's testIndexingWeakTypes: gather and scatter results have the operand's weak type, eagerly
+    # as under jit (eager updates were strong), whatever the update's.
+    import jax.numpy as jnp
+    from jax._src.lax.lax import _convert_element_type as jax_convert
+
+    from funcgrad.primitives.elementwise.arithmetic import convert_element_type
+
+    x = convert_element_type(fnp.arange(5.0), np.dtype("float32"), weak_type=True)
+    xj = jax_convert(jnp.arange(5.0), np.dtype("float32"), weak_type=True)
+    for f in (
+        lambda x, m: x.at[0].set(1.0),
+        lambda x, m: x.at[0].mul(m.ones((), "float32")),
+        lambda x, m: x[m.array([0, 1])],
+    ):
+        got, want = f(x, fnp), f(xj, jnp)
+        assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type) == (np.dtype("float32"), True)
+        assert jit(lambda x: f(x, fnp))(x).weak_type
