@@ -26,7 +26,7 @@ JAX's documentation instead (``docs/<path>`` at ``--ref``), the page as one sess
 Usage::
 
     python tests/integration/suites/jax_docs/run_jax_docstrings.py [--report r.md] [--json r.json]
-        [--module jax.numpy ...] [--limit N] [--timeout S]
+        [--module jax.numpy ...] [--limit N] [--name roots ...] [--timeout S]
         [--doc export/shape_poly.md --jax-repo JAX_GIT_DIR [--ref jax-v0.10.2]]
 """
 
@@ -411,6 +411,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--module", action="append", help="jax modules to run (default: every module listed)")
     p.add_argument("--limit", type=int, help="only the first N names of each module")
+    p.add_argument("--name", action="append", help="only these names (of the modules run; repeatable)")
     p.add_argument("--report", help="write the Markdown report here")
     p.add_argument("--json", help="write every example's result here")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per example")
@@ -443,6 +444,8 @@ def main(argv=None) -> int:
     modules = args.module or ([] if args.doc else sorted(api))
     for module in modules:
         names = api.get(module, [])[: args.limit] if args.limit else api.get(module, [])
+        if args.name:  # a targeted re-run: the given names only
+            names = [n for n in names if n in args.name]
         print(f"{module} ({len(names)} names) ...", file=sys.stderr, flush=True)
         r = run_module(module, names, timeout=args.timeout)
         counts: dict = {}
