@@ -1,0 +1,432 @@
+"""The differentiation transformations of the public API: forward mode (``jvp``, ``linearize``)
+and reverse mode (``vjp`` and its ``VJPFunction``, ``grad``, ``value_and_grad``), with
+``stop_gradient`` and ``linear_transpose``.
+
+Layer: surface, under ``funcgrad.api`` (which re-exports these names and builds the Jacobians on
+them). Imports the kernel (``ad``, the IR, pytrees, dtypes), the primitive catalog (for
+``stop_gradient``), ``funcgrad._api_util`` (the shared argument handling), ``funcgrad._eager_grad``
+(the recorded eager gradient) and ``funcgrad.tree_util`` (``Partial``).
+
+Every function here accepts and returns pytrees; the kernel works on flat lists, so each one
+flattens its inputs, runs the flat transformation, and unflattens. Errors name the
+transformation, the argument (by position and pytree path) and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from funcgrad import tree_util as _public_tree_util
+from funcgrad._api_util import (
+    abstractify,
+    arg_paths,
+    canonicalize,
+    check_array_leaves,
+    check_input_dtypes,
+    check_scalar_output,
+    flat_fun,
+    instantiate_public,
+    normalize_argnums,
+    partial_over,
+    split_aux,
+    to_public,
+    unit_cotangent,
+    user_transformation,
+    wraps,
+)
+from funcgrad._eager_grad import recorded_value_and_grad
+from funcgrad.kernel import ad, core, ir
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from funcgrad.primitives import elementwise as _ew
+
+# ----------------------------------------------------------------------------------------------
+# Forward mode
+
+
+def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
+    """Forward-mode derivative: ``(fun(*primals), d fun(primals) · tangents)``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> y, t = jvp(fnp.sin, (0.0,), (2.0,))
+    >>> float(y), float(t)
+    (0.0, 2.0)
+    """
+    if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
+        raise TypeError(
+            "jvp: primals and tangents must be tuples or lists of arguments, got "
+            f"{type(primals).__name__} and {type(tangents).__name__}; write jvp(f, (x,), (t,))"
+        )
+    flat_p, tree_p = tu.tree_flatten(tuple(primals))
+    flat_t, tree_t = tu.tree_flatten(tuple(tangents))
+    if tree_p != tree_t:
+        raise TypeError(
+            f"jvp: primal and tangent arguments must have the same tree structure, got {tree_p} and {tree_t}"
+        )
+    paths = arg_paths(tuple(primals))
+    check_array_leaves("jvp", flat_p, paths, "primal")  # (jvp names its tangents below too)
+    raw_p, flat_p = flat_p, canonicalize(flat_p)
+    tangents_in = []
+    for p, t, path in zip(flat_p, flat_t, paths):
+        pa, ta = core.get_aval(p), core.get_aval(t)
+        expected = _dt.tangent_dtype(pa.dtype)
+        if pa.shape != ta.shape:
+            raise ValueError(f"jvp: tangent {path} has shape {ta.shape} but its primal has shape {pa.shape}")
+        # A Python scalar's (weak) tangent of the primal's kind passes, whatever its width (JAX
+        # gives it the primal's width); another kind (an int tangent of a float) is JAX's TypeError.
+        if ta.dtype != expected and not (ta.weak_type and ta.dtype.kind == expected.kind != "V"):
+            raise TypeError(
+                f"jvp: tangent {path} has dtype {ta.dtype.name} but its primal has dtype "
+                f"{pa.dtype.name}, whose tangents have dtype {expected.name}"
+            )
+        if expected == _dt.float0:
+            t = ad.Zero(ad.tangent_aval(pa))
+        elif type(t) in _dt.python_scalar_types:  # a weak Array of the primal's width, as in JAX
+            t = Array._from_owned(np.asarray(t, expected), weak_type=True)
+        tangents_in.append(t)
+    flat, store = flat_fun(fun, tree_p, has_aux, transform="jvp")
+    # NOTE: [primals as the caller gave them] (the tangents too)
+    with ad.given_primals([*flat_p, *tangents_in], [*raw_p, *flat_t]):
+        out_p, out_t = ad.jvp_flat(_passing_through(flat, store), flat_p, tangents_in)
+    n = store["n_out"]
+    out_avals = [ad.tangent_aval(core.get_aval(p)) for p in out_p]
+    _, aux = split_aux(out_p, store, has_aux)
+    primals_out = _as_returned(out_p[:n], store, raw_p)
+    tangents_out = tu.tree_unflatten(
+        store["out_tree"],
+        [
+            flat_t[j] if j is not None else _tangent_out(t, a)
+            for t, a, j in zip(out_t[:n], out_avals, store["through"])
+        ],
+    )
+    if has_aux:
+        return primals_out, tangents_out, aux
+    return primals_out, tangents_out
+
+
+# NOTE: [outputs jvp and vjp return as they are]
+# As JAX's, ``jvp``, ``vjp`` and ``linearize`` return what the function did not compute as it
+# was: an input the function returns unchanged is the caller's own object (a Python float stays a
+# float, a NumPy array a NumPy array) and, in ``jvp``, its tangent the caller's tangent; a
+# constant the function returned (a Python scalar, a NumPy value), or one a ``custom_jvp`` rule
+# returned as a primal or tangent, is that constant. Inputs are still canonicalised for the trace
+# (``canonicalize``: rules never see Python numbers); ``_passing_through`` notes which outputs
+# are the traced inputs themselves, and only the public results are mapped back. Computed outputs
+# (a built-in rule's tangent that is an input tangent included: JAX's rules compute it) and the
+# zero tangents of constants are Arrays.
+
+
+def _tangent_out(t, aval):
+    # A constant a custom or user rule returned (the caller's own tangent included) as it is.
+    return t if _constant(t) else instantiate_public(t, aval)
+
+
+def _passing_through(flat, store):
+    """``flat`` noting, per output leaf, the index of the input it returns unchanged (or None)."""
+
+    def run(*args):
+        outs = flat(*args)
+        store["through"] = [next((i for i, a in enumerate(args) if o is a), None) for o in outs]
+        return outs
+
+    return run
+
+
+def _constant(x) -> bool:
+    return type(x) in _dt.python_scalar_types or isinstance(x, np.ndarray | np.generic)
+
+
+def _as_returned(leaves, store, raw):
+    """The output leaves as JAX returns them (NOTE: [outputs jvp and vjp return as they are])."""
+    through = store["through"]
+    return tu.tree_unflatten(
+        store["out_tree"],
+        [raw[j] if j is not None else x if _constant(x) else to_public(x) for x, j in zip(leaves, through)],
+    )
+
+
+def linearize(fun: Callable, *primals, has_aux: bool = False):
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linearized function
+    (a staged linear jaxpr; the primal work is not redone).
+
+    >>> import funcgrad.numpy as fnp
+    >>> y, f_jvp = linearize(fnp.exp, 0.0)
+    >>> float(f_jvp(3.0))
+    3.0
+    """
+    flat_p, in_tree = tu.tree_flatten(primals)
+    check_array_leaves("linearize", flat_p, lambda: arg_paths(primals))
+    raw_p, flat_p = flat_p, canonicalize(flat_p)
+    flat, store = flat_fun(fun, in_tree, has_aux, transform="linearize")
+    with ad.given_primals(flat_p, raw_p):  # NOTE: [primals as the caller gave them]
+        out_p, lin = ad.linearize_flat(_passing_through(flat, store), flat_p)
+    n = store["n_out"]
+    _, aux = split_aux(out_p, store, has_aux)
+    out = _as_returned(out_p[:n], store, raw_p)
+
+    # As JAX's, f_jvp is a ``tree_util.Partial`` whose leaves are the residuals, so it can be
+    # returned from jit or vmap (equinox's checkpointed while_loop returns it from a jitted call).
+    jvp_of = _LinearizedJVP(
+        lin.closed.jaxpr, lin.in_avals, lin.out_avals, lin.out_zeros, in_tree, store["out_tree"], n
+    )
+    f_jvp = _public_tree_util.Partial(jvp_of, *lin.closed.consts)
+    f_jvp.jaxpr = lin.closed
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+class _LinearizedJVP:
+    """The function of ``linearize``'s ``f_jvp``: ``(*residuals, *tangents) -> output tangents``
+    (its static part: the linear jaxpr and the trees; hashed by identity)."""
+
+    def __init__(self, jaxpr, in_avals, out_avals, out_zeros, in_tree, out_tree, n_out):
+        self.jaxpr, self.in_tree, self.out_tree, self.n_out = jaxpr, in_tree, out_tree, n_out
+        self.avals = (list(in_avals), list(out_avals), list(out_zeros))
+        self.__name__ = "f_jvp"
+
+    def __call__(self, *args):
+        k = len(self.jaxpr.constvars)
+        residuals, tangents = args[:k], args[k:]
+        flat_t, t_tree = tu.tree_flatten(tangents)
+        if t_tree != self.in_tree:
+            raise TypeError(
+                f"linearize: tangents must have the primals' structure {self.in_tree}, got {t_tree}"
+            )
+        lin = ad.LinearFunction(ir.ClosedJaxpr(self.jaxpr, list(residuals)), *self.avals)
+        outs = lin(*flat_t)
+        n = self.n_out
+        return tu.tree_unflatten(
+            self.out_tree, [instantiate_public(o, a) for o, a in zip(outs[:n], lin.out_avals[:n])]
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# Reverse mode
+
+
+class VJPFunction:
+    """The backward function returned by ``vjp``: call it with output cotangents, any number of
+    times (PyTorch's ``retain_graph=True``). ``.jaxpr`` is the linear program it transposes and
+    ``.residuals`` the values it keeps (``ctx.save_for_backward``)."""
+
+    def __init__(self, lin: ad.LinearFunction, in_tree, out_tree, n_out: int):
+        self._lin = lin  # (its transpose follows the context's convention, NOTE: [transpose conventions])
+        self._in_tree = in_tree
+        self._out_tree = out_tree
+        self._n_out = n_out
+
+    @property
+    def jaxpr(self) -> ir.ClosedJaxpr:
+        return self._lin.closed
+
+    @property
+    def residuals(self) -> list:
+        return self._lin.residuals
+
+    def __call__(self, cotangents):
+        flat_ct, ct_tree = tu.tree_flatten(cotangents)
+        if ct_tree != self._out_tree:
+            raise TypeError(
+                f"vjp function: the cotangent must have the output's tree structure "
+                f"{self._out_tree}, got {ct_tree}"
+            )
+        avals = self._lin.out_avals[: self._n_out]
+        for i, (ct, aval) in enumerate(zip(flat_ct, avals)):
+            ca = core.get_aval(ct)
+            expected = _dt.tangent_dtype(aval.dtype)
+            # As in JAX: a cotangent has its output's shape and exactly its cotangent dtype (no
+            # silent cast, which would hide a float32/float64 mix-up); any dtype stands for the
+            # float0 cotangent of an integer output.
+            if ca.shape != aval.shape or (expected != _dt.float0 and ca.dtype != expected):
+                want = ir.ShapedArray(aval.shape, expected)
+                path = tu.keystr(tu.tree_leaves_with_path(cotangents)[i][0]) or "(the whole cotangent)"
+                raise ValueError(
+                    f"vjp function: cotangent {path} has type {ca.str_short()}, but the function's "
+                    f"output there has cotangent type {want.str_short()}; pass a cotangent of that "
+                    f"shape and dtype (e.g. .astype({expected.name}))"
+                )
+        aux_zeros = [ad.Zero(a) for a in self._lin.out_avals[self._n_out :]]
+        cts_in = self._lin.transpose([*flat_ct, *aux_zeros])
+        out = [instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)]
+        return tu.tree_unflatten(self._in_tree, out)
+
+
+def _flatten_vjp(f: VJPFunction):
+    lin = f._lin
+    others = tuple(sorted((k, v) for k, v in vars(f).items() if k != "_lin"))
+    static = (lin.closed.jaxpr, tuple(lin.in_avals), tuple(lin.out_avals), tuple(lin.out_zeros), others)
+    return list(lin.closed.consts), static
+
+
+def _unflatten_vjp(static, residuals) -> VJPFunction:
+    jaxpr, in_avals, out_avals, out_zeros, others = static
+    f = object.__new__(VJPFunction)
+    for k, v in others:
+        setattr(f, k, v)
+    f._lin = ad.LinearFunction(
+        ir.ClosedJaxpr(jaxpr, list(residuals)), list(in_avals), list(out_avals), list(out_zeros)
+    )
+    return f
+
+
+# As JAX's, the vjp function is a pytree: its leaves are the values the backward pass keeps, its
+# structure the linear program (so a jitted forward pass can return it and a jitted backward pass
+# take it, compiled once per structure: ``fwd_and_bwd``; ``make_jaxpr`` of a ``vjp`` returns it,
+# and JAX's gradient-checkpointing tutorial flattens it to print the backward program).
+tu.register_pytree_node(VJPFunction, _flatten_vjp, _unflatten_vjp)
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False):
+    """Reverse mode: ``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns a tuple of cotangents,
+    one per primal. Implemented as linearize + transpose.
+
+    >>> import funcgrad.numpy as fnp
+    >>> y, f_vjp = vjp(fnp.sin, 0.0)
+    >>> float(f_vjp(1.0)[0])
+    1.0
+    """
+    flat_p, in_tree = tu.tree_flatten(primals)
+    check_array_leaves("vjp", flat_p, lambda: arg_paths(primals))
+    raw_p, flat_p = flat_p, canonicalize(flat_p)
+    flat, store = flat_fun(fun, in_tree, has_aux, transform="vjp")
+    with ad.given_primals(flat_p, raw_p):  # NOTE: [primals as the caller gave them]
+        out_p, lin = ad.linearize_flat(_passing_through(flat, store), flat_p)
+    _, aux = split_aux(out_p, store, has_aux)
+    out = _as_returned(out_p[: store["n_out"]], store, raw_p)
+    lin = ad.primals_first(lin, flat_p)  # JAX's order of the residuals (NOTE: [vjp residuals])
+    lin = ad.in_context(lin, flat_p, out_p[: store["n_out"]])  # NOTE: [transpose conventions]
+    fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
+    return (out, fn, aux) if has_aux else (out, fn)
+
+
+def _check_grad_inputs(name, dyn_args, argnums, holomorphic, allow_int, forward=False):
+    leaves = tu.tree_leaves(tuple(dyn_args))
+    paths = lambda: arg_paths(tuple(dyn_args), argnums)  # noqa: E731 - named only on an error
+    check_array_leaves(name, leaves, paths)
+    check_input_dtypes(name, leaves, paths, holomorphic=holomorphic, allow_int=allow_int, forward=forward)
+
+
+def value_and_grad(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+):
+    """``(fun(*args), grad(fun)(*args))`` in one pass. ``holomorphic=True`` differentiates a
+    holomorphic function of complex inputs (NOTE: [differentiation dtypes]).
+
+    >>> import funcgrad.numpy as fnp
+    >>> v, g = value_and_grad(lambda x: (x ** 2).sum())(fnp.array([1.0, 2.0]))
+    >>> float(v), g.tolist()
+    (5.0, [2.0, 4.0])
+    """
+    return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, with_value=True)
+
+
+def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, *, with_value: bool):
+    """``value_and_grad``, and ``grad`` with ``with_value=False`` (which discards the value, so the
+    eager program cache need not keep it)."""
+    name = "value_and_grad" if with_value else "grad"  # (for messages only)
+
+    @wraps(fun)
+    def value_and_grad_f(*args, **kwargs):
+        nums = normalize_argnums("grad", argnums, len(args))
+        dyn = [args[i] for i in nums]
+        _check_grad_inputs("grad", dyn, nums, holomorphic, allow_int)
+        f = partial_over(fun, args, kwargs, nums)
+        with user_transformation(name, fun):
+            # Eagerly, through a recorded program (NOTE: [eager grad program cache]).
+            recorded = None if holomorphic else recorded_value_and_grad(f, dyn, has_aux, with_value)
+            if recorded is None:
+                out, f_vjp, aux = vjp(f, *dyn, has_aux=True) if has_aux else (*vjp(f, *dyn), None)
+                grads = None
+            else:
+                out, aux, grads, vjp_parts = recorded  # (grads: the cached program computed them)
+                f_vjp = None if vjp_parts is None else VJPFunction(*vjp_parts)
+        if grads is None:
+            check_scalar_output("grad", out, holomorphic=holomorphic)
+            seed = unit_cotangent(core.get_aval(tu.tree_leaves(out)[0]))
+            grads = f_vjp(tu.tree_unflatten(tu.tree_structure(out), [seed]))
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return ((out, aux), g) if has_aux else (out, g)
+
+    return value_and_grad_f
+
+
+def grad(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+):
+    """The gradient of a scalar function with respect to ``args[argnums]`` (pytrees allowed).
+
+    ``grad(grad(f))`` differentiates the backward program itself (PyTorch's
+    ``create_graph=True``). Outputs must be real unless ``holomorphic=True``, which takes the complex
+    derivative ``f'(z)`` of a holomorphic function of complex inputs, as JAX does.
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(grad(fnp.tanh)(0.0)), float(grad(grad(lambda x: x ** 3))(2.0))
+    (1.0, 12.0)
+    >>> complex(grad(lambda z: z ** 2, holomorphic=True)(1.0 + 2.0j))
+    (2+4j)
+    """
+    vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, with_value=False)
+
+    @wraps(fun)
+    def grad_f(*args, **kwargs):
+        if has_aux:
+            (_, aux), g = vg(*args, **kwargs)
+            return g, aux
+        return vg(*args, **kwargs)[1]
+
+    return grad_f
+
+
+def stop_gradient(x):
+    """The identity whose derivative is zero (PyTorch's ``detach``/``no_grad``); maps over pytrees.
+
+    >>> float(grad(lambda x: x * stop_gradient(x))(3.0))
+    3.0
+    """
+
+    def stop(leaf):
+        if core.is_array_like(leaf) and _dt.is_inexact(core.get_aval(leaf).dtype):
+            return _ew.stop_gradient_p.bind(leaf)
+        return leaf
+
+    return tu.tree_map(stop, x)
+
+
+def linear_transpose(fun: Callable, *primals):
+    """The transpose of the linear function ``fun`` at the avals of ``primals``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> t = linear_transpose(lambda x: 3.0 * x, 1.0)
+    >>> float(t(1.0)[0])
+    3.0
+    """
+    flat_p, in_tree = tu.tree_flatten(primals)
+    in_avals = [abstractify(p) for p in flat_p]  # values or, as in JAX, ShapedArray/ShapeDtypeStruct
+    flat, store = flat_fun(fun, in_tree)
+    # (traced at the primals' avals, weak types kept as JAX's: the transpose of a linear function
+    # at a Python float, applied to one, is weak -- custom_derivatives.linear_call's docstring)
+    closed = trace_to_jaxpr(flat, in_avals)
+    out_avals = closed.out_avals
+
+    def transposed(*cotangents):
+        flat_ct, ct_tree = tu.tree_flatten(cotangents[0] if len(cotangents) == 1 else cotangents)
+        if len(flat_ct) != len(out_avals):
+            raise TypeError(
+                f"linear_transpose: expected {len(out_avals)} cotangent leaves, got {len(flat_ct)}"
+            )
+        undefined = [ad.UndefinedPrimal(a) for a in in_avals]
+        cts = ad.backward_pass(closed.jaxpr, closed.consts, undefined, flat_ct)
+        return tuple(tu.tree_unflatten(in_tree, [instantiate_public(c, a) for c, a in zip(cts, in_avals)]))
+
+    return transposed

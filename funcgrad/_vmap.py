@@ -1,0 +1,165 @@
+"""``vmap``: vectorise a function over an axis of its arguments (the batching interpreter's
+public face), with ``spmd_axis_name`` splitting the mapped dimension over mesh axes.
+
+Layer: surface, under ``funcgrad.api`` (which re-exports ``vmap``). Imports the kernel
+(``batching``, pytrees), the primitive catalog (``primitives.sharding``'s ``spmd_axis_name``
+context) and ``funcgrad._api_util`` (the shared argument handling).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from funcgrad._api_util import (
+    arg_paths,
+    canonicalize,
+    check_array_leaves,
+    flat_fun,
+    to_public,
+    user_transformation,
+    wraps,
+)
+from funcgrad.kernel import batching, core
+from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
+from funcgrad.primitives import sharding as _sharding_prims
+
+
+def _mapped_size(leaf, axis):
+    return core.get_aval(leaf).shape[axis]
+
+
+def vmap(
+    fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axis_name=None, spmd_axis_name=None
+):
+    """Vectorise ``fun`` over the ``in_axes`` of its arguments (a pytree prefix; ``None`` means
+    broadcast); outputs get their mapped axis at ``out_axes``. ``spmd_axis_name`` (a mesh axis
+    name or a tuple of them) splits the mapped dimension of the sharding constraints inside over
+    those mesh axes, as JAX's.
+
+    >>> import funcgrad.numpy as fnp
+    >>> vmap(lambda x, y: x @ y, in_axes=(0, None))(fnp.ones((5, 3)), fnp.ones(3)).shape
+    (5,)
+    """
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    spmd = _spmd_names(spmd_axis_name)
+    if not (in_axes is None or isinstance(in_axes, int | tuple | dict)):
+        raise TypeError(
+            f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            f"positional arguments, got {in_axes!r}"
+        )
+
+    @wraps(fun)
+    def vmapped(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                f"vmap in_axes must have one entry per positional argument: got in_axes of length "
+                f"{len(in_axes)} for {len(args)} argument{'s' if len(args) != 1 else ''}"
+            )
+        all_args = (args, kwargs)
+        flat_args, in_tree = tu.tree_flatten(all_args)
+        try:
+            in_dims = tu.broadcast_prefix((in_axes, 0), all_args)
+        except ValueError as e:
+            raise ValueError(
+                f"vmap in_axes specification must be a tree prefix of the arguments: in_axes "
+                f"{in_axes!r} does not match the arguments' structure {tu.tree_structure(args)}"
+            ) from e
+        paths = arg_paths((*args, kwargs))
+        # Only mapped leaves must be arrays: an unmapped (``None``) leaf reaches ``fun`` as it is,
+        # as in JAX (equinox vmaps a model whose activation function is a leaf, with in_axes None).
+        check_array_leaves(
+            "vmap",
+            [x for x, d in zip(flat_args, in_dims) if d is not None],
+            lambda: [p for p, d in zip(paths, in_dims) if d is not None],
+        )
+        # Unmapped leaves pass as given (a static argument of a jit inside stays hashable, as in
+        # JAX: blackjax vmaps jit(f, static_argnums=...) with the static value at in_axes None).
+        mapped = canonicalize([x for x, d in zip(flat_args, in_dims) if d is not None])
+        flat_args = [mapped.pop(0) if d is not None else x for x, d in zip(flat_args, in_dims)]
+        sizes: dict[int, list[str]] = {}
+        dims = []
+        for leaf, d, path in zip(flat_args, in_dims, paths):
+            if d is None:
+                dims.append(None)
+                continue
+            if not isinstance(d, int | np.integer):
+                raise TypeError(f"vmap in_axes leaves must be ints or None, got {d!r} for {path}")
+            ndim = core.get_aval(leaf).ndim
+            if not -ndim <= d < ndim:
+                raise ValueError(
+                    f"vmap was requested to map its argument along axis {d}, which implies that "
+                    f"its rank should be at least {max(d + 1, -d)}, but is only {ndim} (its shape "
+                    f"is {core.get_aval(leaf).shape}) for {path}"
+                )
+            d = int(d) % ndim
+            dims.append(d)
+            sizes.setdefault(_mapped_size(leaf, d), []).append(path)
+            if spmd:
+                _check_spmd_axis(spmd, core.get_aval(leaf), d)
+        if len(sizes) > 1:
+            detail = "; ".join(f"{', '.join(p)} have size {s}" for s, p in sizes.items())
+            raise ValueError(f"vmap got inconsistent sizes for the mapped axis: {detail}")
+        if sizes:
+            (size,) = sizes
+            if axis_size is not None and axis_size != size:
+                raise ValueError(f"vmap: axis_size={axis_size} but the mapped inputs have size {size}")
+        elif axis_size is not None:
+            size = axis_size
+        else:
+            raise ValueError("vmap must have at least one non-None value in in_axes (or be given axis_size)")
+        with user_transformation("vmap", fun):
+            flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
+
+        def out_dims():
+            dummy = tu.tree_unflatten(store["out_tree"], [0] * store["n_out"])
+            try:
+                return tu.broadcast_prefix(out_axes, dummy)
+            except ValueError as e:
+                raise ValueError(
+                    f"vmap out_axes specification {out_axes!r} must be a tree prefix of the "
+                    f"outputs' structure {store['out_tree']}"
+                ) from e
+
+        def out_paths():  # (for the error of an out_axes=None output that is batched)
+            dummy = tu.tree_unflatten(store["out_tree"], [0] * store["n_out"])
+            return [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(dummy)]
+
+        with _sharding_prims.spmd_axis_name(spmd):
+            outs = batching.vmap_flat(flat, size, dims, out_dims, flat_args, axis_name, out_paths)
+        # An output left unmapped (out_axes None) that is not an array (a Python scalar, a NumPy
+        # array) comes back as the function returned it, as in JAX.
+        keep = [od is None and not isinstance(o, Array | core.Tracer) for o, od in zip(outs, out_dims())]
+        core.check_leaks_now()  # (NOTE: [leak checking])
+        return tu.tree_unflatten(store["out_tree"], [o if k else to_public(o) for o, k in zip(outs, keep)])
+
+    return vmapped
+
+
+def _spmd_names(spmd_axis_name) -> tuple:
+    if spmd_axis_name is None:
+        return ()
+    names = (spmd_axis_name,) if isinstance(spmd_axis_name, str) else spmd_axis_name
+    if not isinstance(names, tuple | list) or not all(isinstance(n, str) for n in names):
+        raise TypeError(
+            f"vmap: spmd_axis_name must be a mesh axis name or a tuple of them, got {spmd_axis_name!r}"
+        )
+    return tuple(names)
+
+
+def _check_spmd_axis(spmd: tuple, aval, d: int) -> None:
+    """JAX's rule: a mapped dimension already split over explicit mesh axes must be split over
+    ``spmd_axis_name`` itself."""
+    s = getattr(aval, "sharding", None)
+    if s is None:
+        return
+    entry = tuple(s.spec)[d] if d < len(s.spec) else None
+    have = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+    if have and have != spmd:
+        raise ValueError(
+            "Only one of spmd_axis_name or arrays sharded on `Explicit` mesh axis type is allowed. Got "
+            f"spmd_axis_name={spmd} and arrays sharded on explicit_mesh_axis={have}"
+        )
