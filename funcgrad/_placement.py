@@ -77,7 +77,6 @@ __all__ = [
     "reshard",
     "recast",
     "takes_out_sharding",
-    "visualize_array_sharding",
     "with_sharding_constraint",
     "device_put_sharded",
     "make_array_from_callback",
@@ -269,49 +268,6 @@ def recast(tree, mesh, shardings, where: str):
             spec = have.spec._normalized(ndim, where) if isinstance(have, NamedSharding) else ((),) * ndim
         out.append(shp.sharding_constraint_p.bind(v, mesh=mesh, spec=spec))
     return tu.tree_unflatten(treedef, out)
-
-
-def visualize_array_sharding(arr, *, min_width: int = 9, max_width: int = 80) -> str:
-    """Print (and return) which devices hold which part of a 1-D or 2-D Array: a grid with one
-    cell per tile, naming its devices (JAX's ``jax.debug.visualize_array_sharding``, in plain
-    text).
-
-    >>> import funcgrad, numpy as np
-    >>> _ = visualize_array_sharding(funcgrad.device_put(np.ones(4), funcgrad.devices()[0]))
-    +---------+
-    |  CPU 0  |
-    +---------+
-    """
-    if not isinstance(arr, Array):
-        raise TypeError(f"visualize_array_sharding expects an Array, got {type(arr).__name__}")
-    if arr.ndim not in (1, 2):
-        raise ValueError(f"visualize_array_sharding shows 1-D and 2-D arrays, got shape {arr.shape}")
-    shape = arr.shape if arr.ndim == 2 else (1, arr.shape[0])
-    index_map = _sharding(arr).devices_indices_map(arr.shape)
-    cells: dict = {}
-    for device, index in index_map.items():
-        index = index if arr.ndim == 2 else (slice(None), *index)
-        key = tuple((sl.start or 0, sl.stop if sl.stop is not None else n) for sl, n in zip(index, shape))
-        cells.setdefault(key, []).append(device)
-    rows = sorted({k[0] for k in cells})
-    cols = sorted({k[1] for k in cells})
-
-    def label(devs):
-        platform = devs[0].platform.upper()
-        return f"{platform} " + ",".join(str(d.id) for d in sorted(devs, key=lambda d: d.id))
-
-    labels = {k: label(v) for k, v in cells.items()}
-    width = min(
-        max(min_width, *(len(t) + 2 for t in labels.values())), max(min_width, max_width // len(cols))
-    )
-    line = "+" + "+".join("-" * width for _ in cols) + "+"
-    out = [line]
-    for r in rows:
-        out.append("|" + "|".join(labels.get((r, c), "").center(width)[:width] for c in cols) + "|")
-        out.append(line)
-    text = "\n".join(out)
-    print(text)
-    return text
 
 
 def with_sharding_constraint(x, shardings):
