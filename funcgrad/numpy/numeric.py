@@ -27,13 +27,23 @@ from funcgrad.numpy._core import (
     normalize_axis,
     promote_args,
     promote_args_inexact,
-    select,
 )
 from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import concatenate, ravel, reshape
 from funcgrad.numpy.sorting import argsort, searchsorted
-from funcgrad.numpy.ufuncs import remainder, subtract
+from funcgrad.numpy.ufuncs import (
+    absolute,
+    add,
+    greater,
+    less,
+    less_equal,
+    multiply,
+    remainder,
+    subtract,
+    true_divide,
+    where3,
+)
 from funcgrad.primitives import conv as cv
 from funcgrad.primitives import dot as dt
 from funcgrad.primitives import elementwise as ew
@@ -422,6 +432,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         raise ValueError("array of sample points is empty")
     x, xp = promote_args_inexact(x, xp)
     (fp,) = promote_args_inexact(fp)
+    if np.issubdtype(aval(x).dtype, np.complexfloating):
+        raise ValueError("interp: complex x values are not supported (x and xp must be real)")
     if period is not None:
         if left is not None or right is not None:
             raise ValueError("left and right are not allowed with period")
@@ -440,33 +452,25 @@ def interp(x, xp, fp, left=None, right=None, period=None):
             ]
         )
         fp = concatenate([getitem(fp, slice(-1, None)), fp, getitem(fp, slice(0, 1))])
+    # JAX's formula, step for step (its dtypes and weak types, and its derivatives: a duplicate
+    # xp (dx = 0) selects fp[i - 1], and x reaches the result through delta even then, so a zero
+    # cotangent still meets x's own derivative, 0 * NaN included, as in jax); i is clipped as
+    # min(max(i, 1), n - 1), so a single sample point gives i = 0 and i - 1 = -1, the same point.
     n = xp.shape[0]
-    # The result has the promoted dtype of every value that enters it (x and xp through the slope,
-    # fp, and left/right where given), as in jax.numpy: not fp's alone (a float64 xp with float32 x
-    # and fp gives float64, issue 33).
-    bounds = [asarray(v) for v in (left, right) if v is not None]
-    dtype = promote_args(x, fp, *bounds)[1].dtype
-    fp = convert(fp, dtype)
-    if n == 1:
-        out = broadcast_to(convert(getitem(fp, 0), dtype), x.shape)
-    else:
-        i = searchsorted(xp, x, side="right")
-        i = ew.max_p.bind(ew.min_p.bind(i, constant(n - 1, i.dtype)), constant(1, i.dtype))
-        im1 = ew.sub_p.bind(i, constant(1, i.dtype))
-        xp_lo, xp_hi = getitem(xp, im1), getitem(xp, i)
-        fp_lo, fp_hi = getitem(fp, im1), getitem(fp, i)
-        dx = ew.sub_p.bind(xp_hi, xp_lo)
-        delta = ew.sub_p.bind(x, xp_lo)
-        zero_dx = ew.eq_p.bind(dx, constant(0, dx.dtype))
-        safe_dx = select(zero_dx, constant(1, dx.dtype), dx)
-        slope = convert(ew.div_p.bind(delta, safe_dx), dtype)
-        out = ew.add_p.bind(fp_lo, ew.mul_p.bind(slope, ew.sub_p.bind(fp_hi, fp_lo)))
-        out = select(zero_dx, fp_lo, out)
+    i = searchsorted(xp, x, side="right")
+    i = ew.min_p.bind(ew.max_p.bind(i, constant(1, i.dtype)), constant(n - 1, i.dtype))
+    im1 = ew.sub_p.bind(i, constant(1, i.dtype))
+    fp_lo = getitem(fp, im1)
+    df = subtract(getitem(fp, i), fp_lo)
+    dx = subtract(getitem(xp, i), getitem(xp, im1))
+    delta = subtract(x, getitem(xp, im1))
+    # (JAX's threshold: the spacing of eps, so only (near-)duplicates count as a zero step)
+    eps = float(np.spacing(_dt.finfo(aval(xp).dtype).eps))
+    dx0 = less_equal(absolute(dx), eps)
+    out = where3(dx0, fp_lo, add(fp_lo, multiply(true_divide(delta, where3(dx0, 1, dx)), df)))
     if period is None:
-        lo_val = getitem(fp, 0) if left is None else convert(asarray(left), dtype)
-        hi_val = getitem(fp, -1) if right is None else convert(asarray(right), dtype)
         if "left" not in extrapolate:
-            out = select(ew.lt_p.bind(x, getitem(xp, 0)), lo_val, out)
+            out = where3(less(x, getitem(xp, 0)), getitem(fp, 0) if left is None else left, out)
         if "right" not in extrapolate:
-            out = select(ew.gt_p.bind(x, getitem(xp, -1)), hi_val, out)
+            out = where3(greater(x, getitem(xp, -1)), getitem(fp, -1) if right is None else right, out)
     return out

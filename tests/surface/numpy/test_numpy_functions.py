@@ -834,6 +834,34 @@ def test_interp_extrapolates_when_asked_as_jax():
         fnp.interp(x, xp, fp, left="linear")
 
 
+def test_interp_derivatives_and_weak_types_as_jax():
+    # JAX's formula step for step (the fuzzer): a duplicate xp selects fp[i - 1] and x still reaches
+    # the result through delta (grad of entr(x) there is 0 * NaN = NaN in jax, was 0), a single
+    # sample point goes through the same formula, and Python scalars give a weak result.
+    jax = pytest.importorskip("jax")
+    jss = pytest.importorskip("jax.scipy.special")
+    import funcgrad.scipy.special as fss
+
+    jax.config.update("jax_enable_x64", True)  # (as the suite's other oracle tests run jax)
+
+    def program(T, np_, special):
+        def f(x, xp, fp):
+            return np_.sum(np_.interp(special.entr(x), xp, fp) * np_.arange(1.0, 5.0))
+
+        return T.grad(f, argnums=(0, 1, 2))
+
+    x = np.array([-1.0, 0.0, 0.5, 2.0])
+    for xp in (np.array([0.0, 0.0, 1.0]), np.array([-np.inf, -np.inf, 0.25]), np.array([0.5])):
+        fp = np.linspace(1.0, 2.0, xp.size) ** 2
+        want = program(jax, jax.numpy, jss)(x, xp, fp)
+        for got in (program(funcgrad, fnp, fss)(x, xp, fp), jit(program(funcgrad, fnp, fss))(x, xp, fp)):
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)
+    for T, np_ in ((funcgrad, fnp), (jax, jax.numpy)):
+        assert np_.interp(1.5, np_.sort(np_.ravel(2.0)), np_.ravel(4.0)).weak_type
+        assert not np_.interp(1.5, np.array([1.0, 2.0]), np.array([1.0, 2.0])).weak_type
+
+
 def test_a_range_of_axes_as_jax():
     # JAX reads axes as an index tuple, so a range or a 1-D NumPy array works (distrax:
     # expand_dims(scale, range(n)); TensorFlow Probability: transpose(x, np.array(perm)))
