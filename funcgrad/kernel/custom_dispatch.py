@@ -127,7 +127,12 @@ def _partial_eval(trace: PartialEvalTrace, call: CustomCall):
 def _batch(trace: BatchTrace, call: CustomCall):
     # (A named axis stays: the function may use collectives over it on unbatched values.)
     if trace.axis_name is None and not any(type(a) is BatchTracer and a._trace is trace for a in call.flat):
-        return _on_parent(trace, call)
+        try:
+            return _on_parent(trace, call)
+        except core.UnexpectedTracerError:
+            # The function closes over this vmap's values (JAX's issues 3822, 8783): JAX runs it
+            # under the vmap, as staging it here does (the parent met a tracer it cannot take).
+            pass
     return call.staged()
 
 

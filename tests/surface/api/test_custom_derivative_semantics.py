@@ -580,3 +580,26 @@ def test_pdb_in_a_custom_vjp_backward_pass():
     sys.settrace(None)
     assert "9.0" in out.getvalue() and repr(float(np.cos(9.0))) in out.getvalue()
     assert math.isclose(float(got), 6.0 * math.cos(9.0), rel_tol=1e-14)
+
+
+def test_custom_functions_closing_over_a_vmapped_value_as_jax():
+    # JAX's custom_api_test (issue 3822) through funcgrad.as_jax: a custom_vjp/custom_jvp function
+    # whose arguments are not batched but which closes over the vmap's value (it raised
+    # UnexpectedTracerError: the call went to the parent trace, which cannot take the closure).
+    import jax
+    import jax.numpy as jnp
+
+    def outer(api, np_, x):
+        @api.custom_vjp
+        def f(y):
+            return x * y
+
+        f.defvjp(lambda y: (f(y), np_.cos(y)), lambda c, g: (c * g,))
+        return f
+
+    for api, np_ in ((funcgrad, fnp), (jax, jnp)):
+        f = partial(outer, api, np_)
+        got = api.vmap(lambda x, f=f: f(x)(3.0))(np.arange(3.0))
+        np.testing.assert_allclose(got, np.arange(3.0) * 3)
+        grads = api.vmap(api.grad(lambda y, x, f=f: f(x)(y)), (None, 0))(3.0, np.arange(3.0))
+        np.testing.assert_allclose(grads, np.full(3, np.cos(3.0)), rtol=1e-6)
