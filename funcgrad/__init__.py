@@ -113,11 +113,3 @@ def __getattr__(name):
 
 def __dir__():  # the public names only, not this module's imports and helpers
     return list(globals().get("__all__") or __getattr__("__all__"))
-
-
-# NOTE: [x64 mode]: funcgrad._config reads JAX_ENABLE_X64 when it is imported and switches the mode
-# then. Lazily imported, it would be read only on the first use of funcgrad.config, after values
-# had been made in 64-bit mode (JAX_ENABLE_X64=0 python -c "import funcgrad.numpy as fnp;
-# fnp.sin(np.zeros(2))" gave float64), so with the variable set it is imported at once.
-if "JAX_ENABLE_X64" in os.environ:
-    importlib.import_module("funcgrad._config")

@@ -17,7 +17,7 @@ value and what to do instead:
                                 32 bits, and an explicit 64-bit dtype request is truncated with
                                 JAX's UserWarning. Switching retraces (every trace and compile
                                 cache is emptied); Arrays made before keep their dtype. Also
-                                ``enable_x64(False)`` and JAX_ENABLE_X64=0 (read at import).
+                                ``enable_x64(False)`` and JAX_ENABLE_X64=0 (read when the kernel is imported).
                                 NOTE: [x64 mode] in funcgrad/kernel/dtypes.py.
 ``jax_disable_jit``             ``jit`` runs the Python function op by op.
 ``jax_debug_nans``              every primitive's output is checked (NaN and Inf; NonFiniteError).
@@ -277,16 +277,9 @@ def _set_x64(on: bool) -> None:
     jitting.set_jit_flags(x32=not on)
 
 
-def _env_x64() -> bool:
-    # JAX_ENABLE_X64, read once at import as JAX does: "0"/"false"/"no"/"off" turn 64-bit types off.
-    text = os.environ.get("JAX_ENABLE_X64")
-    if text is None:
-        return True
-    return text.strip().lower() not in ("0", "false", "no", "off", "f", "n")
-
-
 _FLAG_LIST = [
-    _Flag("jax_enable_x64", True, _bool("jax_enable_x64"), _set_x64),
+    # (its value at import: the kernel's mode, which JAX_ENABLE_X64 sets: NOTE: [x64 mode])
+    _Flag("jax_enable_x64", _dt.x64_enabled, _bool("jax_enable_x64"), _set_x64),
     _jit_flag("jax_disable_jit", "disable_jit"),
     _Flag(
         "jax_debug_nans",
@@ -494,8 +487,6 @@ def _flag(name: str) -> _Flag:
 
 
 config = Config()
-if not _env_x64():
-    config.update("jax_enable_x64", False)
 
 
 @contextlib.contextmanager

@@ -37,6 +37,7 @@ from funcgrad._sharding_types import renamed_out_shardings
 from funcgrad._shardings import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
 from funcgrad._trace_key import _argnums, _as_tuple, _aval_key, _explain, _ref_key
 from funcgrad.kernel import batching, core, monitoring
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.ir import typecheck_jaxpr
@@ -132,6 +133,10 @@ def _refuse_execution(self, args, kwargs):
         f"jit({self._name}) was called while no_execution is set (jax_no_execution): compiled "
         "programs may not run. Leave the no_execution() context, or use eval_shape/lower to inspect it."
     )
+
+
+if not _dt.x64_enabled:  # JAX_ENABLE_X64=0 at import (NOTE: [x64 mode]): the staged route from the start
+    set_jit_flags(x32=True)
 
 
 class JittedFunction(Dispatcher):

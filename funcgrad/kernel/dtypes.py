@@ -29,10 +29,16 @@ Layer: kernel. Imports only numpy and ml_dtypes.
 # trace and compile cache is emptied when the mode changes (``funcgrad._config``), so a function
 # traced under one mode is traced again under the other, as JAX keys its caches on it; while 64-bit
 # types are off, jit's calls take the staged route (``jitting``'s ``x32`` flag), whose argument
-# conversion knows the mode. tests/surface/numpy/test_x32.py compares with jax in its default mode.
+# conversion knows the mode. ``JAX_ENABLE_X64`` is read once, when this module is imported (as JAX
+# reads it at import): the kernel comes first, so every value is made in that mode, however
+# funcgrad's modules are imported (``JAX_ENABLE_X64=0 python -c "import funcgrad.numpy as fnp;
+# fnp.sin(np.zeros(2))"`` gives float32), and ``funcgrad.config`` starts from ``x64_enabled``.
+# tests/surface/numpy/test_x32.py compares with jax in its default mode.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -135,6 +141,18 @@ def set_x64(enabled: bool) -> None:
     default_float, default_int, default_uint, default_complex = (
         (float64, int64, uint64, complex128) if x64_enabled else (float32, int32, uint32, complex64)
     )
+
+
+def _env_x64() -> bool:
+    # JAX_ENABLE_X64, read once at import as JAX does: "0"/"false"/"no"/"off" turn 64-bit types off.
+    text = os.environ.get("JAX_ENABLE_X64")
+    if text is None:
+        return True
+    return text.strip().lower() not in ("0", "false", "no", "off", "f", "n")
+
+
+if not _env_x64():
+    set_x64(False)  # (NOTE: [x64 mode])
 
 
 def canonical(dtype: np.dtype) -> np.dtype:
