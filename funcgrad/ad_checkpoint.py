@@ -7,8 +7,8 @@ the ``checkpoint`` and ``name`` primitives and the policies), the kernel's pytre
 
 What a policy saves is decided when ``checkpoint``'s partial evaluation splits the program, so it
 is the same eagerly, under ``jit`` (the compiled backward program recomputes what was not saved:
-NOTE: [remat on XLA]) and in ``print_saved_residuals``. The offload policies save in place on
-funcgrad's devices, which have one memory kind (NOTE: [offload keeps the value in place] in
+NOTE: [remat on XLA]) and in ``print_saved_residuals``. The offload policies save in place:
+funcgrad places values in device memory only (NOTE: [offload keeps the value in place] in
 primitives/remat.py).
 
 ``print_saved_residuals`` prints JAX's lines (``f64[5,4] from the argument W1``, ``f64[5] output of

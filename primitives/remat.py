@@ -98,10 +98,12 @@ class Offloadable(NamedTuple):
     """A policy's answer: save the value, moved from memory kind ``src`` to ``dst``.
 
     # NOTE: [offload keeps the value in place]
-    # funcgrad's devices have one memory kind (the device's own, ``memory_kind="device"``; there is
-    # no ``pinned_host`` space to move a residual to), so an offloaded residual is saved where it
-    # is: an ``Offloadable`` answer means "saved", the same residuals and gradients as JAX's, the
-    # bytes counted in device memory instead of host memory.
+    # funcgrad places values in device memory only: its shardings and types carry no memory kind
+    # (jaxlib 0.10.2's CPU client does list "pinned_host" and "unpinned_host" memories,
+    # ``device.addressable_memories()``, where jax types an offloaded residual ``f32<host>[...]``
+    # and moves it with a ``device_put`` to ``MemorySpace.Host``), so an offloaded residual is
+    # saved where it is: an ``Offloadable`` answer means "saved", the same residuals and gradients
+    # as JAX's, the bytes counted in device memory instead of host memory.
     """
 
     src: str
