@@ -54,6 +54,7 @@ from funcgrad._array_placement import (
 )
 from funcgrad._shardings import (
     AxisType,
+    Mesh,
     NamedSharding,
     PartitionSpec,
     Sharding,
@@ -349,6 +350,22 @@ def _constrain(x, shardings, *, strict: bool):
         spec = s.spec._normalized(v.ndim, "with_sharding_constraint")
         out.append(shp.sharding_constraint_p.bind(v, mesh=s.mesh, spec=spec))
     return tu.tree_unflatten(tree, out)
+
+
+def _eager_constraint(x, *, mesh, spec):
+    """``sharding_constraint`` evaluated on a concrete Array (a transformation binding it eagerly:
+    ``vmap`` of a ``reshard`` or of a random draw with ``out_sharding=``): ``x`` laid out as the
+    constraint says, as ``reshard`` outside a transformation lays it out (JAX's reshard impl is a
+    device_put), so the result's type keeps the sharding on explicit axes. Over an abstract mesh
+    (no devices to place on) the value is returned as it is."""
+    if not isinstance(mesh, Mesh):
+        return x
+    entries = [None if not p else p[0] if len(p) == 1 else tuple(p) for p in spec]
+    return _constrain(x, NamedSharding(mesh, PartitionSpec(*entries)), strict=False)
+
+
+shp.sharding_constraint_p.def_impl(_eager_constraint)
+shp.sharding_constraint_p.impl_takes_arrays = True  # (an Array, so its devices and type are kept)
 
 
 def sharded_like(out, a):

@@ -290,6 +290,10 @@ def test_random_samplers_take_out_sharding(meshes):
             "uniform": lib.jit(
                 lambda k: lib.random.uniform(k, (8, 4), np_.float32, out_sharding=P(None, "y"))
             )(k),
+            # (eager vmap binds the batched constraint on concrete values: they are placed)
+            "vmap_normal": lib.vmap(
+                lambda k: lib.random.normal(k, (8, 4), np_.float32, out_sharding=P(None, "y"))
+            )(lib.random.split(k, 2)),
         }
 
     ours, theirs = _both(meshes, build)
