@@ -1,0 +1,202 @@
+"""``check_vma``: along which mesh axes may each value of a ``shard_map`` body differ between
+devices? A dataflow pass over the body (``eqn_varying``, one equation at a time) answers it; the
+answer refuses an output whose out spec leaves out an axis it may vary along
+(``check_out_vma``) and gives a vjp taken inside the body JAX's meaning
+(``vma_adjustment``, ``_LogicalLinear``).
+
+Layer: surface, under ``funcgrad.parallel`` (which stages shard_map bodies and re-exports
+``vma_adjustment``). Imports the kernel (``ad``, the IR, tracers), the primitive catalog
+(collectives, ``shard_map_p``, ``div``), ``funcgrad.numpy._core``'s ``asarray`` and
+``funcgrad._shard_map_eager`` (the eager body's tracers).
+
+# NOTE: [gradients inside shard_map]
+# JAX types each value of a checked shard_map body with the mesh axes it varies along and makes
+# psum's transpose a "pvary" (and the implicit pvary of an invariant operand a psum). For a
+# vjp taken inside the body this is the transpose of the *logical* function, whose invariant
+# inputs and outputs are single values: with J the devices' stacked Jacobian (which funcgrad's
+# transposes compute, NOTE: [transposes of collectives]), an output invariant along axes A is
+# one of |A| identical copies, so its cotangent is shared (divided by |A|), and an input
+# invariant along axes B is broadcast, so its cotangent is the psum over B. ``vma_adjustment``
+# finds those axes with the dataflow pass over the body staged so far, and the body makes
+# ``_LogicalLinear`` the transpose convention of every ``vjp`` inside it (NOTE: [transpose
+# conventions] in kernel/ad.py): ``vjp`` itself knows nothing of shard_map. So
+# ``grad(lambda w: pmean(loss(w, x), "i"))(w)`` is the mean gradient and the gradient of a local
+# loss with respect to replicated parameters is the sum over devices, as in JAX 0.10.
+"""
+
+from __future__ import annotations
+
+import math
+
+from funcgrad import _shard_map_eager as _eager
+from funcgrad.kernel import ad, core, ir
+from funcgrad.kernel.partial_eval import StagingTracer
+from funcgrad.numpy._core import asarray
+from funcgrad.primitives import collectives as co
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import sharding as shp
+
+# As in JAX 0.10, all_gather's result still varies along its axes (each device holds its own
+# copy; out_specs=P() after it needs check_vma=False or a psum/pmean).
+_REDUCING = {co.psum_p, co.pmax_p, co.pmin_p}
+_VARYING = {co.axis_index_p, co.ppermute_p, co.psum_scatter_p, co.all_to_all_p}
+
+
+def _varying(jaxpr: ir.Jaxpr, ins: list) -> list:
+    env = _varying_env(jaxpr, ins)
+    return [env.get(a, frozenset()) if isinstance(a, ir.Var) else frozenset() for a in jaxpr.outvars]
+
+
+def _varying_env(jaxpr: ir.Jaxpr, ins: list) -> dict:
+    env = dict(zip(jaxpr.invars, ins))
+    for v in jaxpr.constvars:
+        env[v] = frozenset()
+    for eqn in jaxpr.eqns:
+        vin = [env.get(a, frozenset()) if isinstance(a, ir.Var) else frozenset() for a in eqn.invars]
+        env.update(zip(eqn.outvars, eqn_varying(eqn.primitive, eqn.params, vin, len(eqn.outvars))))
+    return env
+
+
+def eqn_varying(p, params, vin, n_out) -> list:
+    """The mesh axes each output of one equation may vary along, given its inputs'."""
+    union = frozenset().union(*vin)
+    if p in _REDUCING:
+        return [union - set(params["axis_name"])]
+    if p in _VARYING:
+        return [union | set(params["axis_name"])]
+    if p is shp.shard_map_p:
+        # A nested shard_map: its outputs vary along the enclosing axes its inputs vary along.
+        return [union] * n_out
+    if p.traits.call_jaxpr_param is not None:
+        inner = params[p.traits.call_jaxpr_param]
+        inner = inner.jaxpr if isinstance(inner, ir.ClosedJaxpr) else inner
+        return _varying(inner, vin) if len(inner.invars) == len(vin) else [union] * n_out
+    return [union] * n_out
+
+
+def _unwrap(x):
+    """The value a transformation's tracer carries (a JVP tracer's primal, a batch tracer's value)."""
+    while isinstance(x, core.Tracer) and not isinstance(x, StagingTracer | _eager.ShardMapTracer):
+        inner = getattr(x, "primal", None)
+        if inner is None:
+            inner = getattr(x, "val", None)
+        if inner is None:
+            return x
+        x = inner
+    return x
+
+
+def vma_adjustment(trace, seeds, mesh, primals, outputs, manual=None):
+    """For a vjp of ``outputs`` with respect to ``primals`` inside the checked shard_map body being
+    staged on ``trace`` (its inputs varying along ``seeds``): the mesh axes to psum each input's
+    cotangent over and the factor to divide each output's cotangent by (NOTE: [gradients inside
+    shard_map]); ``None`` when nothing needs adjusting."""
+    builder = trace.builder
+    env = dict(zip(builder.invars, seeds))
+    ins = [env.get(v, frozenset()) for v in builder.invars]
+    jaxpr = ir.Jaxpr(builder.const_list, builder.invars, builder.eqns, [])
+    manual = tuple(mesh.axis_names) if manual is None else tuple(manual)
+    everything = frozenset(manual)
+    known = _varying_env(jaxpr, ins)
+    sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
+
+    def varying(x):
+        x = _unwrap(x)
+        if not isinstance(x, core.Tracer):
+            return frozenset()
+        if isinstance(x, StagingTracer) and x._trace is trace:
+            return known.get(x._var, frozenset())
+        return everything  # a value of another transformation: assume it differs between devices
+
+    in_sums = [tuple(n for n in manual if n not in varying(p)) for p in primals]
+    out_shares = [math.prod(sizes[n] for n in everything - varying(o)) for o in outputs]
+    if not any(in_sums) and all(k == 1 for k in out_shares):
+        return None
+    return in_sums, out_shares
+
+
+class _LogicalLinear(ad.LinearFunction):
+    """The linear map of a vjp inside a checked shard_map body, transposed as the logical function
+    (NOTE: [gradients inside shard_map]): an output's cotangent is shared among its ``out_shares``
+    identical copies, an input's is summed over the mesh axes ``in_sums`` it is broadcast along."""
+
+    __slots__ = ("in_sums", "out_shares")
+
+    def __init__(self, lin: ad.LinearFunction, in_sums, out_shares):
+        super().__init__(lin.closed, lin.in_avals, lin.out_avals, lin.out_zeros)
+        self.in_sums = in_sums
+        self.out_shares = out_shares
+
+    def transpose(self, cotangents):
+        shares = [*self.out_shares, *[1] * (len(cotangents) - len(self.out_shares))]  # (aux: zeros)
+        cts = [
+            c if k == 1 or type(c) is ad.Zero else ew.div(asarray(c), k) for c, k in zip(cotangents, shares)
+        ]
+        cts_in = super().transpose(cts)
+        return [ct if not a or type(ct) is ad.Zero else co.psum(ct, a) for ct, a in zip(cts_in, self.in_sums)]
+
+
+def _logical_transpose(trace, seeds, mesh, manual, lin, primals, outputs):
+    """shard_map's transpose convention (NOTE: [transpose conventions] in kernel/ad.py)."""
+    adjustment = vma_adjustment(trace, seeds, mesh, primals, outputs, manual)
+    return lin if adjustment is None else _LogicalLinear(lin, *adjustment)
+
+
+def _eager_logical_transpose(trace, lin, primals, outputs):
+    """The transpose convention of a vjp inside an eager shard_map body: as
+    ``_logical_transpose``, with the varying axes its tracers carry (NOTE: [eager shard_map])."""
+    manual = trace.manual
+    sizes = dict(zip(trace.mesh.axis_names, trace.mesh.devices.shape))
+
+    def varying(x):
+        x = _unwrap(x)
+        if type(x) is _eager.ShardMapTracer and x._trace is trace:
+            return x.vma
+        return frozenset(manual) if isinstance(x, core.Tracer) else frozenset()
+
+    in_sums = [tuple(n for n in manual if n not in varying(p)) for p in primals]
+    out_shares = [math.prod(sizes[n] for n in manual if n not in varying(o)) for o in outputs]
+    if not any(in_sums) and all(k == 1 for k in out_shares):
+        return lin
+    return _LogicalLinear(lin, in_sums, out_shares)
+
+
+def check_out_vma(outs, out_specs, out_leaf_specs, where, paths, mesh=None, manual=()):
+    """Refuse an output that may differ along a mesh axis its out spec leaves out (check_vma),
+    in JAX's words, with the fixes."""
+    msgs = []
+    for vary, spec, user_spec, path in zip(outs, out_specs, out_leaf_specs, paths):
+        mentioned = {n for dim in spec for n in dim}
+        missing = [n for n in manual if n in vary and n not in mentioned]
+        if not missing:
+            continue
+        unmentioned = [n for n in manual if n not in mentioned]
+        if len(unmentioned) > 1:
+            need = ",".join(str(n) for n in manual if n in mentioned)
+            got = ",".join(str(n) for n in manual if n in vary)
+            msgs.append(
+                f"out_specs{path} is {user_spec!r} which implies that the corresponding output value is only "
+                f"varying across mesh axes {{{need}}} and not {{{','.join(map(str, missing))}}}, but it was "
+                f"inferred to be possibly varying over {{{got}}}"
+            )
+        else:
+            msgs.append(
+                f"out_specs{path} is {user_spec!r} which implies that the corresponding output value is "
+                f"replicated across mesh axis {missing[0]!r}, but could not infer replication over any axes"
+            )
+    if not msgs:
+        return
+    if len(msgs) > 1:
+        msgs = [f"* {m}" for m in msgs]
+    name = where[len("shard_map(") : -1] if where.startswith("shard_map(") else where
+    shape = tuple(mesh.devices.shape) if mesh is not None else ()
+    names = tuple(mesh.axis_names) if mesh is not None else ()
+    raise ValueError(
+        f"shard_map applied to the function '{name}' was given out_specs which require replication which "
+        "can't be statically inferred given the mesh:\n\n"
+        f"The mesh given has shape {shape} with corresponding axis names {names}.\n\n"
+        + "\n\n".join(msgs)
+        + "\n\nCheck if these output values are meant to be replicated over those mesh axes: reduce them "
+        "(lax.psum, lax.pmean), or name the axes in out_specs to keep each device's block. If they are "
+        "equal by construction, disable the check with check_vma=False."
+    )
