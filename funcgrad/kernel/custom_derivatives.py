@@ -126,6 +126,8 @@ def _zero_from_user(t):
 def _defaults_signature(fun):
     """``fun``'s signature when calls must be bound to it (keyword arguments or defaults), else
     ``None``: JAX maps a call to positional arguments with ``inspect.signature``."""
+    if isinstance(fun, functools.partial):
+        return None  # (opaque, as JAX's: its bound keywords are the partial's business)
     try:
         sig = inspect.signature(fun)
     except (TypeError, ValueError):  # (a callable without a signature: positional calls only)
@@ -152,14 +154,18 @@ def _resolve_args(custom, args, kwargs):
     name = getattr(custom.fun, "__name__", "custom function")
     try:
         bound = sig.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"{name}: {e}") from e
-    bound.apply_defaults()
-    if bound.kwargs:
+        bound.apply_defaults()
+        passed = [k for k in bound.kwargs if k in kwargs]  # (a keyword-only default stays the function's)
+        if passed:
+            raise TypeError(
+                f"The following keyword arguments could not be resolved to positions: {', '.join(passed)} "
+                "(a custom_jvp/custom_vjp function is called with positional arguments)"
+            )
+    except TypeError as e:  # (JAX's wording)
         raise TypeError(
-            f"{name}: keyword arguments could not be resolved to positions ({', '.join(bound.kwargs)}); "
-            "a custom_jvp/custom_vjp function is called with positional arguments"
-        )
+            f"The input arguments to the {type(custom).__name__}-decorated function {name} could not be "
+            f"resolved to positional-only arguments. Binding failed with the error:\n{e}"
+        ) from e
     return bound.args
 
 

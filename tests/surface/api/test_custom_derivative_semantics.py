@@ -603,3 +603,33 @@ def test_custom_functions_closing_over_a_vmapped_value_as_jax():
         np.testing.assert_allclose(got, np.arange(3.0) * 3)
         grads = api.vmap(api.grad(lambda y, x, f=f: f(x)(y)), (None, 0))(3.0, np.arange(3.0))
         np.testing.assert_allclose(grads, np.full(3, np.cos(3.0)), rtol=1e-6)
+
+
+def test_custom_jvp_of_a_partial_and_keyword_only_defaults_as_jax():
+    # JAX's custom_api_test: a functools.partial with bound keywords is opaque (its keywords are
+    # not the caller's), a keyword-only default stays the function's, and binding errors say JAX's
+    # words (funcgrad raised "keyword arguments could not be resolved" for both calls).
+    import jax
+
+    def fun(x, y, a):
+        return x + y * a
+
+    for api in (funcgrad, jax):
+        fw = partial(fun, a=0.1)
+        fn = api.custom_jvp(fw)
+        fn.defjvp(lambda p, t, api=api, fw=fw: api.jvp(fw, p, t))
+        grads = api.grad(lambda args, fn=fn: fn(*args))((1.0, 2.0))
+        np.testing.assert_allclose([float(g) for g in grads], [1.0, 0.1], rtol=1e-6)
+
+        @api.custom_jvp
+        def g(x, y, *, k=2.0):
+            return x * y * k
+
+        g.defjvp(lambda p, t, g=g: (g(*p), t[0] * p[1] * 2.0 + t[1] * p[0] * 2.0))
+        assert float(api.grad(g)(3.0, 1.0)) == 2.0
+        with pytest.raises(
+            TypeError, match="custom_jvp-decorated function g(.*)\n.*missing a required argument"
+        ):
+            g(0.5)
+        with pytest.raises(TypeError, match="could not be resolved to positions: k"):
+            g(0.5, 1.0, k=3.0)
