@@ -139,8 +139,10 @@ if not _dt.x64_enabled:  # JAX_ENABLE_X64=0 at import (NOTE: [x64 mode]): the st
     set_jit_flags(x32=True)
 
 
-class JittedFunction(Dispatcher):
-    """The result of ``jit(f)``: call it like ``f``.
+class PjitFunction(Dispatcher):
+    """The result of ``jit(f)``: call it like ``f``. Its type has the name of JAX's jitted-function
+    type (``jaxlib``'s ``PjitFunction``, which libraries read: chex's ``is_traceable``); it is
+    funcgrad's pjit, ``jit`` with shardings (``JittedFunction`` is the same class).
 
     ``.lower(*args)`` gives the StableHLO (``.as_text()``) and ``.compile()``; ``.trace(*args)``
     the jaxpr; ``.eval_shape(*args)`` the output shapes; ``.cache_info()`` the trace cache's hits
@@ -471,6 +473,9 @@ class JittedFunction(Dispatcher):
     def __repr__(self):
         # JAX's text (its jitted functions are PjitFunction objects): chex's is_traceable reads it.
         return f"<PjitFunction of {self._fun!r}>"
+
+
+JittedFunction = PjitFunction
 
 
 def jit(

@@ -727,3 +727,5 @@ def test_repr_of_a_jitted_function_as_jax():
         return x
 
     assert repr(funcgrad.jit(f)) == repr(jax.jit(f)) == f"<PjitFunction of {f!r}>"
+    # The type's name too (chex's is_traceable reads str(type(f))).
+    assert type(funcgrad.jit(f)).__name__ == type(jax.jit(f)).__name__ == "PjitFunction"
