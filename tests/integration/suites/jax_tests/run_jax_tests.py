@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -71,19 +72,23 @@ def _run_side(side: str, test_file: Path, args, workdir: Path, only: list[str] |
         cmd[3:3] = ["-p", "jaxshim_plugin"]
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH", "")]))
     start = time.time()
-    try:
-        proc = subprocess.run(
-            ["nice", "-n", "5", *cmd],
-            cwd=workdir,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=args.timeout,
-        )
-        tail = (proc.stdout + proc.stderr)[-2000:]
-        status = f"rc={proc.returncode}"
-    except subprocess.TimeoutExpired:
-        tail, status = "", f"timeout after {args.timeout}s"
+    log = workdir / f"{test_file.stem}.{side}.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(["nice", "-n", "5", *cmd], cwd=workdir, env=env, stdout=out, stderr=out)
+        try:
+            proc.wait(timeout=args.timeout)
+            status = f"rc={proc.returncode}"
+        except subprocess.TimeoutExpired:
+            # SIGINT: pytest stops after the running test and still writes its JUnit XML, so the
+            # tests finished before the timeout count (a kill would lose them all).
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            status = f"timeout after {args.timeout}s (partial)"
+    tail = log.read_text(errors="replace")[-2000:]
     return {"status": status, "seconds": round(time.time() - start, 1), "tests": _outcomes(xml), "tail": tail}
 
 
