@@ -1,7 +1,8 @@
 """funcgrad.lax: the primitives as user-facing functions, with ``jax.lax``'s names and signatures.
 
 Layer: surface. Re-exports ``funcgrad.lax.ops`` (elementwise operations, conversions, reductions,
-contractions, shapes), ``funcgrad.lax.slicing`` (slicing, gather/scatter, padding, sorting,
+contractions), ``funcgrad.lax.shapes`` (broadcasting, reshaping, ``iota``, ``full``),
+``funcgrad.lax.slicing`` (slicing, gather/scatter, padding, sorting,
 scans), ``funcgrad._control_flow`` (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
 ``scan``, ``map``; a module below funcgrad.numpy, which loops with them, while funcgrad.lax is
 above funcgrad.numpy), ``funcgrad.lax.fourier`` (``fft``, ``FftType``), ``funcgrad.lax.implicit``
@@ -42,6 +43,7 @@ from funcgrad.lax.parallel import *  # noqa: F403
 from funcgrad.lax.primitive_objects import *  # noqa: F403
 from funcgrad.lax.reducing import *  # noqa: F403
 from funcgrad.lax.rng import *  # noqa: F403
+from funcgrad.lax.shapes import *  # noqa: F403
 from funcgrad.lax.slicing import *  # noqa: F403
 from funcgrad.lax.special import *  # noqa: F403
 from funcgrad.lax.utilities import *  # noqa: F403

@@ -1,8 +1,10 @@
 """``funcgrad.lax`` elementwise operations, conversions, reductions and contractions: thin, checked
-wrappers of the primitives with ``jax.lax``'s names and signatures.
+wrappers of the primitives with ``jax.lax``'s names and signatures (the shape operations are
+``funcgrad.lax.shapes``').
 
-Layer: surface. Imports the kernel, the primitive catalog and ``funcgrad.numpy._core`` (conversion
-helpers only); nothing here adds rules.
+Layer: surface. Imports the kernel, the primitive catalog, ``funcgrad.numpy._core`` (conversion
+helpers only) and, a floor below, ``funcgrad.lax._checks`` (the operand checks every wrapper
+shares) and ``funcgrad.lax.shapes``; nothing here adds rules.
 
 Unlike ``funcgrad.numpy``, lax does not promote or broadcast: operands of a binary operation must
 have one dtype and one shape (a 0-d operand, or a Python scalar, which takes the other operand's
@@ -13,33 +15,29 @@ before binding, so a mistake raises a ``TypeError`` in eager mode too, as in JAX
 from __future__ import annotations
 
 import enum
-import math
 
 import numpy as np
 
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
-from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.lax._checks import _bind, _bind_check, _operands
 from funcgrad.lax.accuracy import check_accuracy
+from funcgrad.lax.shapes import full_like
 from funcgrad.numpy._core import (
     asarray,
     aval,
     canonicalize_dtype,
     check_user_dtype,
     constant,
-    convert,
     promote_args,
-    static_shape,
 )
-from funcgrad.numpy._core import broadcast_shapes as _np_broadcast_shapes
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import dot as dt
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
-from funcgrad.primitives import structure as st
 
 __all__ = [
     "DotAlgorithm",
@@ -64,15 +62,9 @@ __all__ = [
     "bitwise_not",
     "bitwise_or",
     "bitwise_xor",
-    "broadcast",
-    "broadcast_in_dim",
-    "broadcast_shapes",
-    "broadcast_to_rank",
-    "broadcasted_iota",
     "cbrt",
     "ceil",
     "clamp",
-    "collapse",
     "complex",
     "conj",
     "convert_element_type",
@@ -88,16 +80,12 @@ __all__ = [
     "erfc",
     "exp",
     "exp2",
-    "expand_dims",
     "expm1",
     "floor",
-    "full",
-    "full_like",
     "ge",
     "gt",
     "imag",
     "integer_pow",
-    "iota",
     "is_finite",
     "le",
     "lgamma",
@@ -121,7 +109,6 @@ __all__ = [
     "reduce_prod",
     "reduce_sum",
     "rem",
-    "reshape",
     "round",
     "rsqrt",
     "select",
@@ -134,13 +121,10 @@ __all__ = [
     "sinh",
     "sqrt",
     "square",
-    "squeeze",
     "stop_gradient",
     "sub",
     "tan",
     "tanh",
-    "transpose",
-    "zeros_like_array",
 ]
 
 
@@ -155,81 +139,6 @@ Precision = dt.Precision  # declared with the contraction primitives, which carr
 DotAlgorithm, DotAlgorithmPreset = dt.DotAlgorithm, dt.DotAlgorithmPreset  # precision= of the products
 # What ``precision=`` accepts (``dot_general``, ``conv_general_dilated``, ``numpy.matmul``, ...).
 PrecisionLike = Precision | str | tuple | None
-
-
-def _operands(name, *args, ones=False):
-    """Array operands of one dtype; Python scalars take the dtype of the array operands. With
-    ``ones`` (the n-ary arithmetic of jax 0.10: ``add``, ``max``, ``pow``, ...), operands of one rank
-    broadcast their size-1 dimensions: ``add`` of shapes (2, 1) and (1, 3) is (2, 3)."""
-    if ones:
-        args = _broadcast_ones(args)
-    arrays = [a for a in args if type(a) not in python_scalar_types]
-    # As jax 0.10's lax: a Python scalar has its default dtype (int64, float64, complex128, bool),
-    # which must be the other operands' too -- lax.add(int32 array, 1) and lax.add(float32 array,
-    # 1.0) are TypeErrors there, and a Python float is never truncated into an integer array.
-    arg_dtypes = [
-        _dt.python_scalar_dtype(a) if type(a) in python_scalar_types else aval(a).dtype for a in args
-    ]
-    if len(set(arg_dtypes)) > 1:
-        raise TypeError(
-            f"lax.{name} requires arguments to have the same dtypes, got "
-            + ", ".join(np.dtype(d).name for d in arg_dtypes)
-            + " (use convert_element_type first; funcgrad.numpy promotes dtypes)"
-        )
-    if not arrays:  # only Python scalars: weak values of their default dtype, as JAX's
-        return [asarray(a) for a in args]
-    dtypes = {aval(a).dtype for a in arrays}
-    (dtype,) = dtypes
-    shapes = {aval(a).shape for a in arrays if aval(a).shape != ()}
-    if len(shapes) > 1:
-        raise TypeError(
-            f"lax.{name} got incompatible shapes for broadcasting: "
-            + ", ".join(str(aval(a).shape) for a in arrays)
-            + " (lax does not broadcast; use broadcast_in_dim)"
-        )
-    out = []
-    for a in args:
-        if type(a) in python_scalar_types:
-            try:
-                # weak, as JAX's: lax.mul(2, a weak int32 array) is weak
-                out.append(convert(a, dtype, weak_type=True))
-            except OverflowError:
-                raise OverflowError(f"lax.{name}: Python scalar {a} out of range for {dtype}") from None
-        elif isinstance(a, core.Tracer) or hasattr(a, "_numpy"):
-            out.append(a)
-        else:
-            out.append(asarray(a))
-    return out
-
-
-def _broadcast_ones(args):
-    shapes = [aval(a).shape for a in args if type(a) not in python_scalar_types and aval(a).shape != ()]
-    if len({len(s) for s in shapes}) != 1 or len(set(shapes)) == 1:
-        return args  # nothing to do, or ranks differ (an error, worded by _operands)
-    target = tuple(next((d for d in sizes if d != 1), 1) for sizes in zip(*shapes))
-    if any(d not in (1, t) for s in shapes for d, t in zip(s, target)):
-        return args
-    dims = tuple(range(len(target)))
-    return [
-        a
-        if type(a) in python_scalar_types or aval(a).shape in ((), target)
-        else st.broadcast_in_dim_p.bind(asarray(a), shape=target, broadcast_dimensions=dims)
-        for a in args
-    ]
-
-
-def _bind_check(prim, name, *args, **params):
-    """Check operands with the primitive's abstract evaluation (so eager mode raises like tracing)."""
-    try:
-        prim.abstract_eval(*[aval(a) for a in args], **params)
-    except TypeError as e:
-        raise TypeError(f"lax.{name}: {e}") from None
-
-
-def _bind(prim, name, *args, **params):
-    """Check with the primitive's abstract evaluation (eager mode included), then bind."""
-    _bind_check(prim, name, *args, **params)
-    return prim.bind(*args, **params)
 
 
 def _unary(prim, name, doc_in, doc_out, accuracy: bool = False):
@@ -699,193 +608,3 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
         )
     dn = (((lhs.ndim - 1,), (0,)), ((), ()))
     return dot_general(lhs, rhs, dn, precision, preferred_element_type)
-
-
-# ----------------------------------------------------------------------------------------------
-# Shapes
-
-
-@takes_out_sharding
-def broadcast_in_dim(operand, shape, broadcast_dimensions):
-    """Broadcast ``operand`` to ``shape``; operand dim ``i`` becomes result dim
-    ``broadcast_dimensions[i]``.
-
-    >>> broadcast_in_dim(np.array([1, 2]), (3, 2), (1,)).tolist()
-    [[1, 2], [1, 2], [1, 2]]
-    >>> broadcast_in_dim(np.array([[1], [2]]), (3, 2), (1, 0)).tolist()
-    [[1, 2], [1, 2], [1, 2]]
-    """
-    operand = asarray(operand)
-    shape = static_shape(shape, "lax.broadcast_in_dim's shape")  # traced: jax's TypeError
-    dims = tuple(int(d) for d in broadcast_dimensions)
-    if len(dims) == operand.ndim and len(set(dims)) == len(dims) and list(dims) != sorted(dims):
-        # JAX accepts result dimensions in any order (its docstring's (1, 0) example): the operand
-        # is transposed to increasing order first, the primitive's own invariant.
-        order = sorted(range(len(dims)), key=dims.__getitem__)
-        operand, dims = st.transpose(operand, tuple(order)), tuple(sorted(dims))
-    _bind_check(st.broadcast_in_dim_p, "broadcast_in_dim", operand, shape=shape, broadcast_dimensions=dims)
-    return st.broadcast_in_dim(operand, shape, dims)
-
-
-def broadcast_shapes(*shapes):
-    """The shape the given shapes broadcast to (NumPy's rules); shapes that do not broadcast raise
-    JAX's ``ValueError`` (``Incompatible shapes for broadcasting: shapes=[...]``).
-
-    >>> broadcast_shapes((2, 1), (3,))
-    (2, 3)
-    """
-    return _np_broadcast_shapes(*[tuple(s) for s in shapes])
-
-
-def broadcast_to_rank(x, rank: int):
-    """``x`` with leading size-1 axes added up to ``rank`` dimensions.
-
-    >>> broadcast_to_rank(np.ones(3), 3).shape
-    (1, 1, 3)
-    """
-    x = asarray(x)
-    if x.ndim >= rank:
-        return x
-    return st.reshape(x, (1,) * (rank - x.ndim) + tuple(x.shape))
-
-
-@takes_out_sharding
-def broadcast(operand, sizes):
-    """Add leading dimensions of ``sizes``.
-
-    >>> broadcast(np.array([1, 2]), (3,)).shape
-    (3, 2)
-    """
-    operand = asarray(operand)
-    sizes = tuple(int(s) for s in sizes)
-    dims = tuple(range(len(sizes), len(sizes) + operand.ndim))
-    return st.broadcast_in_dim(operand, (*sizes, *operand.shape), dims)
-
-
-@takes_out_sharding(typed_result=True)
-def reshape(operand, new_sizes, dimensions=None):
-    """Reshape (row-major) to ``new_sizes``, after permuting by ``dimensions`` if given.
-
-    >>> reshape(np.arange(6), (2, 3)).tolist()
-    [[0, 1, 2], [3, 4, 5]]
-    """
-    operand = asarray(operand)
-    if dimensions is not None:
-        operand = st.transpose(operand, tuple(dimensions))
-    new_sizes = static_shape(new_sizes, "lax.reshape's new_sizes")  # traced: jax's TypeError
-    size, new_size = math.prod(operand.shape), math.prod(new_sizes)
-    if size != new_size:  # jax's lax.reshape raises ValueError here (issue 30)
-        raise ValueError(
-            f"lax.reshape: total size must be unchanged, got new_sizes {new_sizes} (of total size "
-            f"{new_size}) for shape {tuple(operand.shape)} (of total size {size})"
-        )
-    _bind_check(st.reshape_p, "reshape", operand, new_sizes=new_sizes)
-    return st.reshape(operand, new_sizes)
-
-
-def squeeze(array, dimensions):
-    """Remove the size-1 ``dimensions``.
-
-    >>> squeeze(np.ones((1, 3, 1)), (0, 2)).shape
-    (3,)
-    """
-    array = asarray(array)
-    dims = tuple(int(d) % array.ndim for d in dimensions)
-    if any(array.shape[d] != 1 for d in dims):  # (JAX's ValueError)
-        raise ValueError(
-            "cannot select an axis to squeeze out which has size not equal to one, got "
-            f"shape={tuple(array.shape)} and dimensions={tuple(dimensions)}"
-        )
-    _bind_check(st.squeeze_p, "squeeze", array, dimensions=tuple(sorted(dims)))
-    return st.squeeze(array, dims)
-
-
-def expand_dims(array, dimensions):
-    """Insert size-1 axes at ``dimensions`` (positions in the result).
-
-    >>> expand_dims(np.ones(3), (0,)).shape
-    (1, 3)
-    """
-    array = asarray(array)
-    ndim = array.ndim + len(dimensions)
-    for d in dimensions:
-        if not -ndim <= int(d) < ndim:  # (JAX's ValueError)
-            raise ValueError(f"axis {int(d)} is out of bounds for array of dimension {ndim}")
-    return st.expand_dims(array, tuple(int(d) for d in dimensions))
-
-
-def transpose(operand, permutation):
-    """Permute the axes: result axis ``i`` is operand axis ``permutation[i]``.
-
-    >>> transpose(np.ones((2, 3)), (1, 0)).shape
-    (3, 2)
-    """
-    operand = asarray(operand)
-    perm = tuple(int(p) for p in permutation)
-    _bind_check(st.transpose_p, "transpose", operand, permutation=perm)
-    return st.transpose(operand, perm)
-
-
-def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
-    """Merge dimensions ``start_dimension`` to ``stop_dimension`` (exclusive) into one.
-
-    >>> collapse(np.ones((2, 3, 4)), 0, 2).shape
-    (6, 4)
-    """
-    operand = asarray(operand)
-    stop = operand.ndim if stop_dimension is None else stop_dimension
-    shape = operand.shape
-    size = int(np.prod(shape[start_dimension:stop], dtype=np.int64))
-    return st.reshape(operand, (*shape[:start_dimension], size, *shape[stop:]))
-
-
-def iota(dtype, size: int):
-    """``[0, 1, ..., size - 1]`` of ``dtype``.
-
-    >>> iota(np.int32, 3).tolist()
-    [0, 1, 2]
-    """
-    return st.iota(check_user_dtype(dtype, "broadcasted_iota"), int(size))
-
-
-@takes_out_sharding
-def broadcasted_iota(dtype, shape, dimension: int):
-    """An array of ``shape`` counting 0, 1, ... along ``dimension``.
-
-    >>> broadcasted_iota(np.int32, (2, 2), 0).tolist()
-    [[0, 0], [1, 1]]
-    """
-    return st.broadcasted_iota(
-        check_user_dtype(dtype, "broadcasted_iota"), tuple(int(s) for s in shape), int(dimension)
-    )
-
-
-def full(shape, fill_value, dtype=None):
-    """An array of ``shape`` filled with the scalar ``fill_value``.
-
-    >>> full((2,), 3.0).tolist()
-    [3.0, 3.0]
-    """
-    value = asarray(fill_value) if dtype is None else asarray(fill_value, check_user_dtype(dtype, "full"))
-    if value.ndim:
-        raise TypeError(f"lax.full: fill_value must be a scalar, got shape {value.shape}")
-    return st.broadcast_in_dim(value, tuple(int(s) for s in shape), ())
-
-
-def full_like(x, fill_value, dtype=None, shape=None):
-    """``full`` with the shape and dtype of ``x`` (unless given).
-
-    >>> full_like(np.ones(2, np.int32), 7).tolist()
-    [7, 7]
-    """
-    a = aval(x)
-    return full(a.shape if shape is None else shape, fill_value, a.dtype if dtype is None else dtype)
-
-
-def zeros_like_array(x):
-    """Zeros of ``x``'s shape and dtype.
-
-    >>> zeros_like_array(np.ones(2)).tolist()
-    [0.0, 0.0]
-    """
-    return full_like(x, 0)

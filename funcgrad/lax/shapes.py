@@ -1,0 +1,224 @@
+"""``funcgrad.lax`` shape operations with ``jax.lax``'s names: ``broadcast_in_dim``,
+``broadcast``, ``broadcast_shapes``, ``broadcast_to_rank``, ``reshape``, ``squeeze``,
+``expand_dims``, ``transpose``, ``collapse``, ``iota``, ``broadcasted_iota``, ``full``,
+``full_like``, ``zeros_like_array``.
+
+Layer: surface. Imports the kernel, the primitive catalog (``structure``), ``funcgrad.numpy._core``
+(conversion helpers), ``funcgrad._placement`` (``out_sharding=``) and ``funcgrad.lax._checks``;
+nothing here adds rules.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
+from funcgrad.lax._checks import _bind_check
+from funcgrad.numpy._core import asarray, aval, check_user_dtype, static_shape
+from funcgrad.numpy._core import broadcast_shapes as _np_broadcast_shapes
+from funcgrad.primitives import structure as st
+
+__all__ = [
+    "broadcast",
+    "broadcast_in_dim",
+    "broadcast_shapes",
+    "broadcast_to_rank",
+    "broadcasted_iota",
+    "collapse",
+    "expand_dims",
+    "full",
+    "full_like",
+    "iota",
+    "reshape",
+    "squeeze",
+    "transpose",
+    "zeros_like_array",
+]
+
+
+@takes_out_sharding
+def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    """Broadcast ``operand`` to ``shape``; operand dim ``i`` becomes result dim
+    ``broadcast_dimensions[i]``.
+
+    >>> broadcast_in_dim(np.array([1, 2]), (3, 2), (1,)).tolist()
+    [[1, 2], [1, 2], [1, 2]]
+    >>> broadcast_in_dim(np.array([[1], [2]]), (3, 2), (1, 0)).tolist()
+    [[1, 2], [1, 2], [1, 2]]
+    """
+    operand = asarray(operand)
+    shape = static_shape(shape, "lax.broadcast_in_dim's shape")  # traced: jax's TypeError
+    dims = tuple(int(d) for d in broadcast_dimensions)
+    if len(dims) == operand.ndim and len(set(dims)) == len(dims) and list(dims) != sorted(dims):
+        # JAX accepts result dimensions in any order (its docstring's (1, 0) example): the operand
+        # is transposed to increasing order first, the primitive's own invariant.
+        order = sorted(range(len(dims)), key=dims.__getitem__)
+        operand, dims = st.transpose(operand, tuple(order)), tuple(sorted(dims))
+    _bind_check(st.broadcast_in_dim_p, "broadcast_in_dim", operand, shape=shape, broadcast_dimensions=dims)
+    return st.broadcast_in_dim(operand, shape, dims)
+
+
+def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to (NumPy's rules); shapes that do not broadcast raise
+    JAX's ``ValueError`` (``Incompatible shapes for broadcasting: shapes=[...]``).
+
+    >>> broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
+    return _np_broadcast_shapes(*[tuple(s) for s in shapes])
+
+
+def broadcast_to_rank(x, rank: int):
+    """``x`` with leading size-1 axes added up to ``rank`` dimensions.
+
+    >>> broadcast_to_rank(np.ones(3), 3).shape
+    (1, 1, 3)
+    """
+    x = asarray(x)
+    if x.ndim >= rank:
+        return x
+    return st.reshape(x, (1,) * (rank - x.ndim) + tuple(x.shape))
+
+
+@takes_out_sharding
+def broadcast(operand, sizes):
+    """Add leading dimensions of ``sizes``.
+
+    >>> broadcast(np.array([1, 2]), (3,)).shape
+    (3, 2)
+    """
+    operand = asarray(operand)
+    sizes = tuple(int(s) for s in sizes)
+    dims = tuple(range(len(sizes), len(sizes) + operand.ndim))
+    return st.broadcast_in_dim(operand, (*sizes, *operand.shape), dims)
+
+
+@takes_out_sharding(typed_result=True)
+def reshape(operand, new_sizes, dimensions=None):
+    """Reshape (row-major) to ``new_sizes``, after permuting by ``dimensions`` if given.
+
+    >>> reshape(np.arange(6), (2, 3)).tolist()
+    [[0, 1, 2], [3, 4, 5]]
+    """
+    operand = asarray(operand)
+    if dimensions is not None:
+        operand = st.transpose(operand, tuple(dimensions))
+    new_sizes = static_shape(new_sizes, "lax.reshape's new_sizes")  # traced: jax's TypeError
+    size, new_size = math.prod(operand.shape), math.prod(new_sizes)
+    if size != new_size:  # jax's lax.reshape raises ValueError here (issue 30)
+        raise ValueError(
+            f"lax.reshape: total size must be unchanged, got new_sizes {new_sizes} (of total size "
+            f"{new_size}) for shape {tuple(operand.shape)} (of total size {size})"
+        )
+    _bind_check(st.reshape_p, "reshape", operand, new_sizes=new_sizes)
+    return st.reshape(operand, new_sizes)
+
+
+def squeeze(array, dimensions):
+    """Remove the size-1 ``dimensions``.
+
+    >>> squeeze(np.ones((1, 3, 1)), (0, 2)).shape
+    (3,)
+    """
+    array = asarray(array)
+    dims = tuple(int(d) % array.ndim for d in dimensions)
+    if any(array.shape[d] != 1 for d in dims):  # (JAX's ValueError)
+        raise ValueError(
+            "cannot select an axis to squeeze out which has size not equal to one, got "
+            f"shape={tuple(array.shape)} and dimensions={tuple(dimensions)}"
+        )
+    _bind_check(st.squeeze_p, "squeeze", array, dimensions=tuple(sorted(dims)))
+    return st.squeeze(array, dims)
+
+
+def expand_dims(array, dimensions):
+    """Insert size-1 axes at ``dimensions`` (positions in the result).
+
+    >>> expand_dims(np.ones(3), (0,)).shape
+    (1, 3)
+    """
+    array = asarray(array)
+    ndim = array.ndim + len(dimensions)
+    for d in dimensions:
+        if not -ndim <= int(d) < ndim:  # (JAX's ValueError)
+            raise ValueError(f"axis {int(d)} is out of bounds for array of dimension {ndim}")
+    return st.expand_dims(array, tuple(int(d) for d in dimensions))
+
+
+def transpose(operand, permutation):
+    """Permute the axes: result axis ``i`` is operand axis ``permutation[i]``.
+
+    >>> transpose(np.ones((2, 3)), (1, 0)).shape
+    (3, 2)
+    """
+    operand = asarray(operand)
+    perm = tuple(int(p) for p in permutation)
+    _bind_check(st.transpose_p, "transpose", operand, permutation=perm)
+    return st.transpose(operand, perm)
+
+
+def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
+    """Merge dimensions ``start_dimension`` to ``stop_dimension`` (exclusive) into one.
+
+    >>> collapse(np.ones((2, 3, 4)), 0, 2).shape
+    (6, 4)
+    """
+    operand = asarray(operand)
+    stop = operand.ndim if stop_dimension is None else stop_dimension
+    shape = operand.shape
+    size = int(np.prod(shape[start_dimension:stop], dtype=np.int64))
+    return st.reshape(operand, (*shape[:start_dimension], size, *shape[stop:]))
+
+
+def iota(dtype, size: int):
+    """``[0, 1, ..., size - 1]`` of ``dtype``.
+
+    >>> iota(np.int32, 3).tolist()
+    [0, 1, 2]
+    """
+    return st.iota(check_user_dtype(dtype, "broadcasted_iota"), int(size))
+
+
+@takes_out_sharding
+def broadcasted_iota(dtype, shape, dimension: int):
+    """An array of ``shape`` counting 0, 1, ... along ``dimension``.
+
+    >>> broadcasted_iota(np.int32, (2, 2), 0).tolist()
+    [[0, 0], [1, 1]]
+    """
+    return st.broadcasted_iota(
+        check_user_dtype(dtype, "broadcasted_iota"), tuple(int(s) for s in shape), int(dimension)
+    )
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with the scalar ``fill_value``.
+
+    >>> full((2,), 3.0).tolist()
+    [3.0, 3.0]
+    """
+    value = asarray(fill_value) if dtype is None else asarray(fill_value, check_user_dtype(dtype, "full"))
+    if value.ndim:
+        raise TypeError(f"lax.full: fill_value must be a scalar, got shape {value.shape}")
+    return st.broadcast_in_dim(value, tuple(int(s) for s in shape), ())
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    """``full`` with the shape and dtype of ``x`` (unless given).
+
+    >>> full_like(np.ones(2, np.int32), 7).tolist()
+    [7, 7]
+    """
+    a = aval(x)
+    return full(a.shape if shape is None else shape, fill_value, a.dtype if dtype is None else dtype)
+
+
+def zeros_like_array(x):
+    """Zeros of ``x``'s shape and dtype.
+
+    >>> zeros_like_array(np.ones(2)).tolist()
+    [0.0, 0.0]
+    """
+    return full_like(x, 0)
