@@ -33,15 +33,41 @@ from funcgrad.numpy._core import asarray, canonicalize_dtype, check_user_dtype
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 
-_ARRAY_LIKE = (Array, core.Tracer, np.ndarray, np.generic, *python_scalar_types, list, tuple)
+_ARRAY_LIKE = (Array, core.Tracer, np.ndarray, np.generic, *python_scalar_types)
+
+_SYMBOLS = {
+    "add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "floor_divide": "//",
+    "remainder": "%", "divmod": "divmod()", "power": "** or pow()", "matmul": "@", "bitwise_and": "&",
+    "bitwise_or": "|", "bitwise_xor": "^", "left_shift": "<<", "right_shift": ">>", "less": "<",
+    "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==", "not_equal": "!=",
+}  # fmt: skip
+
+
+def _refuse_sequence(name: str, left, right):
+    """A list or tuple operand of an operator is a TypeError, as in JAX (NumPy would read it as an
+    array; Python's ``+``/``*`` of sequences concatenate): JAX's words, and how to fix it."""
+    sym, types = _SYMBOLS[name], f"{type(left).__name__!r} and {type(right).__name__!r}"
+    ordering = name in ("less", "less_equal", "greater", "greater_equal")  # (Python's own words)
+    what = (
+        f"{sym!r} not supported between instances of {types}"
+        if ordering
+        else f"unsupported operand type(s) for {sym}: {types}"
+    )
+    raise TypeError(
+        f"{what} (as in JAX, a list or tuple is not an array operand: convert it with "
+        "jax.numpy.asarray(...) first)"
+    )
 
 
 def _binary(fn, reflected: bool = False):
-    # An object with ``__jax_array__`` (flax's Variables) is an operand by its value, as in JAX.
+    # An object with ``__jax_array__`` (flax's Variables) is an operand by its value, as in JAX. A
+    # list or tuple (exactly: a NamedTuple may define the operator) is refused, as JAX refuses it.
     if reflected:
 
         def op(self, other):
             if not isinstance(other, _ARRAY_LIKE):
+                if type(other) in (list, tuple):
+                    _refuse_sequence(fn.__name__, other, self)
                 if not hasattr(other, "__jax_array__"):
                     return NotImplemented
                 other = other.__jax_array__()
@@ -51,6 +77,8 @@ def _binary(fn, reflected: bool = False):
 
         def op(self, other):
             if not isinstance(other, _ARRAY_LIKE):
+                if type(other) in (list, tuple):
+                    _refuse_sequence(fn.__name__, self, other)
                 if not hasattr(other, "__jax_array__"):
                     return NotImplemented
                 other = other.__jax_array__()

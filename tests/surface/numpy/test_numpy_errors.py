@@ -103,3 +103,26 @@ def test_errors_are_raised_before_binding():
     # make_jaxpr reaches the error during tracing: no equation is recorded for a malformed call.
     with pytest.raises(ValueError, match="broadcast"):
         funcgrad.make_jaxpr(lambda x: x + np.ones(5))(np.ones(3))
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, jit], ids=["eager", "jit"])
+def test_list_and_tuple_operands_of_operators_raise_as_jax(transform):
+    jax = pytest.importorskip("jax")
+    ops = {
+        "+": lambda x: x + [1.0, 2.0],
+        "r+": lambda x: [1.0, 2.0] + x,
+        "*": lambda x: x * (1.0, 2.0),
+        "==": lambda x: x == [1.0, 2.0],
+        "<": lambda x: x < [1.0, 2.0],
+        "r-": lambda x: (1.0, 2.0) - x,
+        "@": lambda x: x @ [1.0, 2.0],
+    }
+    for name, op in ops.items():
+        with pytest.raises(TypeError) as theirs:
+            (jax.jit(op) if transform is jit else op)(jax.numpy.ones(2))
+        with pytest.raises(TypeError, match="convert it with jax.numpy.asarray") as ours:
+            transform(op)(fnp.ones(2))
+        # JAX's words, with the Array's own class name
+        assert str(ours.value).split(" (")[0] == str(theirs.value).replace("ArrayImpl", "Array").replace(
+            "DynamicJaxprTracer", "StagingTracer"
+        ).replace("jaxlib._jax.", ""), name
