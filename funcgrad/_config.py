@@ -29,6 +29,8 @@ value and what to do instead:
 ``jax_no_execution``            calling a compiled ``jit`` raises.
 ``jax_numpy_rank_promotion``    "allow" | "warn" | "raise" on implicit rank promotion.
 ``jax_numpy_dtype_promotion``   "standard" | "strict" (TypePromotionError on implicit promotion).
+``jax_check_static_indices``    True: a static integer index out of bounds raises IndexError
+                                (default False: it is clamped, JAX's rule).
 ``jax_default_matmul_precision``  any of JAX's precision names: the CPU computes every product at
                                 full precision, which satisfies each of them.
 ``jax_num_cpu_devices``         the CPU client's device count; before the first computation.
@@ -90,6 +92,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import recording as _recording
 from funcgrad.numpy import _core as _numpy_core
+from funcgrad.numpy import indexing as _numpy_indexing
 from funcgrad.primitives import _eager_memory
 from funcgrad.xla_bridge import runtime as _runtime
 
@@ -309,6 +312,12 @@ _FLAG_LIST = [
         "standard",
         _choice("jax_numpy_dtype_promotion", ("standard", "strict")),
         lambda v: _numpy_core.set_promotion_flags(dtype_promotion=v),
+    ),
+    _Flag(
+        "jax_check_static_indices",
+        False,
+        _bool("jax_check_static_indices"),
+        lambda v: setattr(_numpy_indexing, "check_static_indices", v),
     ),
     _Flag("jax_default_matmul_precision", None, _choice("jax_default_matmul_precision", _PRECISIONS)),
     _Flag(

@@ -59,6 +59,19 @@ class NonConcreteBooleanIndexError(core.JAXIndexError):
     """A boolean mask with a traced value was used as an index (its result shape is unknown)."""
 
 
+# ``jax_check_static_indices`` (funcgrad.config): a static int index out of bounds raises
+# IndexError instead of being clamped.
+check_static_indices = False
+
+
+def _check_static(entries, shape):
+    axis = 0
+    for kind, value in entries:
+        if kind == _INT and not -shape[axis] <= value < shape[axis]:
+            raise IndexError(f"index {value} out of bounds for axis {axis} with size {shape[axis]}")
+        axis += kind in (_SLICE, _INT, _SCALAR, _ARRAY)
+
+
 def _bool_mask_error(where: str) -> NonConcreteBooleanIndexError:
     return NonConcreteBooleanIndexError(
         f"Array boolean indices must be concrete; got a traced boolean mask in {where}. The shape of "
@@ -157,9 +170,7 @@ def _expand(idx, shape: tuple[int, ...], where: str):
                 entries.append((_ARRAY, arr))
             consumed += 1
     if consumed > ndim:
-        raise IndexError(
-            f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed"
-        )
+        raise IndexError(f"Too many indices: array is {ndim}-dimensional, but {consumed} were indexed")
     fill = [(_SLICE, slice(None))] * (ndim - consumed)
     if ellipsis_at is None:
         entries.extend(fill)
@@ -306,6 +317,8 @@ def getitem(
     x = asarray(x)
     x, idx = _apply_dslices(x, idx)
     entries = _expand(idx, x.shape, "x[...]")
+    if check_static_indices:
+        _check_static(entries, x.shape)
     if mode is not None:
         gather_mode = ix.GatherScatterMode.from_any(mode)
     else:

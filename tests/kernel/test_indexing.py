@@ -166,7 +166,7 @@ def test_boolean_masks():
 
 def test_index_errors():
     x = fnp.ones((2, 3))
-    with pytest.raises(IndexError, match="too many indices"):
+    with pytest.raises(IndexError, match="Too many indices"):
         x[0, 0, 0]
     with pytest.raises(IndexError, match="integer"):
         x[np.array([0.5])]
@@ -363,9 +363,8 @@ def test_updates_of_a_weak_array_stay_weak_as_jax():
     # JAX's testIndexingWeakTypes: gather and scatter results have the operand's weak type, eagerly
     # as under jit (eager updates were strong), whatever the update's.
     import jax.numpy as jnp
-    from jax._src.lax.lax import _convert_element_type as jax_convert
-
     from funcgrad.primitives.elementwise.arithmetic import convert_element_type
+    from jax._src.lax.lax import _convert_element_type as jax_convert
 
     x = convert_element_type(fnp.arange(5.0), np.dtype("float32"), weak_type=True)
     xj = jax_convert(jnp.arange(5.0), np.dtype("float32"), weak_type=True)
@@ -376,4 +375,25 @@ def test_updates_of_a_weak_array_stay_weak_as_jax():
     ):
         got, want = f(x, fnp), f(xj, jnp)
         assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type) == (np.dtype("float32"), True)
-        assert jit(lambda x: f(x, fnp))(x).weak_type
+        assert jit(lambda x, f=f: f(x, fnp))(x).weak_type
+
+
+def test_check_static_indices_flag_as_jax():
+    # JAX's ValidateIndicesTest (jax_check_static_indices=True): a static int out of bounds raises
+    # IndexError in x[...], under jit and in .at[].get(); by default it is clamped, as in jax.
+    import jax
+
+    x, xj = fnp.zeros((2, 3, 5)), jax.numpy.zeros((2, 3, 5))
+    for idx in (4, np.index_exp[:, [1, 2], 6], np.index_exp[np.arange(3), 6, None]):
+        for config in (funcgrad.config, jax.config):
+            config.update("jax_check_static_indices", True)
+        try:
+            with pytest.raises(IndexError) as got:
+                jit(lambda x, idx=idx: x[idx])(x)
+            with pytest.raises(IndexError) as want:
+                xj.at[idx].get()
+        finally:
+            for config in (funcgrad.config, jax.config):
+                config.update("jax_check_static_indices", False)
+        assert str(want.value).startswith(str(got.value))  # (jax adds "(normalize_indices=True)")
+        assert x[idx].shape == xj[idx].shape  # clamped again

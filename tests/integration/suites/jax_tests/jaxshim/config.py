@@ -16,7 +16,6 @@ _JAX_DEFAULTS = {
     "jax_softmax_custom_jvp": False,
     "jax_use_simplified_jaxpr_constants": False,
     "jax_use_shardy_partitioner": True,
-    "jax_check_static_indices": False,
     "jax_custom_vjp3": True,
     "jax_explicit_x64_dtypes": "allow",
     "jax_traceback_filtering": "off",
