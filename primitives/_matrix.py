@@ -1,6 +1,7 @@
-"""Shared helpers of the linear-algebra families (``linalg``, ``spectral``): matrix views built
-from primitives (transposes, triangles, diagonals, batched products), operand checks, the batch
-rule of a leading-batch operation, and the loop over a batch used by the eager impls.
+"""Shared helpers of the linear-algebra families (``linalg``, ``spectral``, ``tridiagonal``):
+matrix views built from primitives (transposes, triangles, diagonals, batched products), operand
+checks, the batch rule of a leading-batch operation, the loop over a batch used by the eager
+impls and SciPy's LAPACK/BLAS routines for them (``lapack``, ``blas``).
 
 Layer: primitives. Imports the funcgrad kernel, numpy and sibling families.
 
@@ -37,6 +38,21 @@ from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
 
 
+def lapack(name: str, *arrays):
+    """SciPy's LAPACK routine ``name`` for the arrays' dtype (imported on first use: scipy.linalg
+    costs ~0.3 s to import)."""
+    import scipy.linalg.lapack  # noqa: PLC0415 - deferred for import time, not for a cycle
+
+    return scipy.linalg.lapack.get_lapack_funcs(name, arrays)
+
+
+def blas(name: str, *arrays):
+    """SciPy's BLAS routine ``name`` for the arrays' dtype (imported on first use, as ``lapack``)."""
+    import scipy.linalg.blas  # noqa: PLC0415 - deferred for import time, not for a cycle
+
+    return scipy.linalg.blas.get_blas_funcs(name, arrays)
+
+
 def _complex_family():
     """The complex-number family (``primitives/complex.py``: conj/real/imag/complex), if the
     catalog has one: importing ``primitives`` imports every family module of its directory, so
@@ -51,10 +67,12 @@ LAPACK_DTYPES = tuple(np.dtype(d) for d in ("float32", "float64", "complex64", "
 # Checks (abstract evaluation)
 
 
-def check_dtype(name: str, *avals: ShapedArray) -> np.dtype:
+def check_dtype(name: str, *avals: ShapedArray, also: tuple = ()) -> np.dtype:
+    """The operands' one dtype, a LAPACK type (or one of ``also``: a primitive XLA computes in
+    more types than LAPACK has)."""
     dtype = avals[0].dtype
     for a in avals:
-        if a.dtype not in LAPACK_DTYPES:
+        if a.dtype not in LAPACK_DTYPES and a.dtype not in also:
             raise TypeError(
                 f"{name} requires float32, float64, complex64 or complex128 operands (the LAPACK "
                 f"types), got {a.str_short()}. Convert the operand first (funcgrad.numpy.linalg "

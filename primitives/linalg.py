@@ -1,5 +1,6 @@
-"""Dense linear algebra on LAPACK: Cholesky, LU, QR, Householder products and triangular and
-tridiagonal solves (the eigen- and singular-value problems are in ``primitives/spectral.py``).
+"""Dense linear algebra on LAPACK: Cholesky, LU, QR, Householder products and triangular solves
+(the eigen- and singular-value problems are in ``primitives/spectral.py``, tridiagonal solves in
+``primitives/tridiagonal.py``, re-exported here with ``jax.lax.linalg``'s other names).
 
 Layer: primitives. Imports the funcgrad kernel, numpy, sibling families and (deferred, for import
 time) SciPy's LAPACK wrappers.
@@ -26,6 +27,7 @@ calls, and the derivative rules are the standard matrix-calculus ones, composed 
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 from funcgrad.primitives import _matrix as mx
 from funcgrad.primitives import elementwise as ew
@@ -42,9 +44,11 @@ from funcgrad.primitives._rules import (
     to_front,
 )
 from funcgrad.primitives.control_flow import while_p
+from funcgrad.primitives.tridiagonal import tridiagonal_solve, tridiagonal_solve_p
 
 from funcgrad.kernel import batching
 from funcgrad.kernel.ad import Zero, defjvp, instantiate, is_undefined_primal
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
@@ -65,20 +69,6 @@ __all__ = [
     "tridiagonal_solve",
     "tridiagonal_solve_p",
 ]
-
-
-def _lapack(name: str, *arrays):
-    """SciPy's LAPACK routine ``name`` for the arrays' dtype (imported on first use: scipy.linalg
-    costs ~0.3 s to import)."""
-    import scipy.linalg.lapack  # noqa: PLC0415 - deferred for import time, not for a cycle
-
-    return scipy.linalg.lapack.get_lapack_funcs(name, arrays)
-
-
-def _blas(name: str, *arrays):
-    import scipy.linalg.blas  # noqa: PLC0415 - deferred for import time, not for a cycle
-
-    return scipy.linalg.blas.get_blas_funcs(name, arrays)
 
 
 def sym_from_triangle(x, lower: bool):
@@ -107,7 +97,7 @@ def _cholesky_impl(a):
         # One matrix: SciPy's potrf on a row-major ``a`` read as ``a.T`` (NOTE: [row-major BLAS
         # operands]): the upper factor U of a.T, U^H U = conj(A), is L.T -- half of
         # np.linalg.cholesky's time at n=500, which copies in and out and factors unblocked.
-        u, info = _lapack("potrf", a)(a.T, lower=0)
+        u, info = mx.lapack("potrf", a)(a.T, lower=0)
         return u.T if info == 0 else np.full_like(a, np.nan)  # NOTE: [factorisation failures]
     try:
         return np.linalg.cholesky(a)  # potrf on the lower triangle, batched
@@ -159,8 +149,13 @@ def cholesky(a):
 # triangular_solve(a, b): op(a) x = b (left_side) or x op(a) = b
 
 
+# JAX solves float16/bfloat16 systems with XLA's own triangular_solve op (LAPACK has no such trsm):
+# so does funcgrad, eagerly too (``_ts_impl``), for JAX's numbers, rounded as XLA rounds them.
+_XLA_ONLY_DTYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+
+
 def _ts_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    mx.check_dtype("triangular_solve", a, b)
+    mx.check_dtype("triangular_solve", a, b, also=_XLA_ONLY_DTYPES)
     mx.check_matrix("triangular_solve", "a", a, square=True)
     mx.check_matrix("triangular_solve", "b", b)
     mx.check_batch("triangular_solve", a=(a, 2), b=(b, 2))
@@ -179,9 +174,18 @@ def _ts_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal)
     a, b = np.asarray(a), np.asarray(b)
     if b.size == 0:
         return np.zeros_like(b)
+    if b.dtype in _XLA_ONLY_DTYPES and hooks.eager_compiled is not None:
+        params = dict(
+            left_side=left_side,
+            lower=lower,
+            transpose_a=transpose_a,
+            conjugate_a=conjugate_a,
+            unit_diagonal=unit_diagonal,
+        )
+        return hooks.eager_compiled(triangular_solve_p, (a, b), params)._numpy()
     if conjugate_a and not transpose_a:
         a, conjugate_a = np.conj(a), False
-    trsm = _blas("trsm", a, b)
+    trsm = mx.blas("trsm", a, b)
     trans = (2 if conjugate_a else 1) if transpose_a else 0
     if a.ndim == 2:
         return _trsm_2d(trsm, a, b, left_side, lower, trans, unit_diagonal)
@@ -202,7 +206,7 @@ def _trsm_2d(trsm, a, b, left_side, lower, trans, unit_diagonal):
         )
         return out.T
     if left_side and b.shape[1] == 1:
-        trsv = _blas("trsv", a, b)
+        trsv = mx.blas("trsv", a, b)
         x = trsv(a, b[:, 0], lower=int(lower), trans=trans, diag=int(unit_diagonal))
         return x[:, None]
     return trsm(
@@ -417,7 +421,7 @@ def _lu_impl(a):
     if a.size == 0:
         pivots = np.broadcast_to(np.arange(k, dtype=np.int32), (*batch, k)).copy()
         return [np.zeros_like(a), pivots, _pivots_to_permutation_numpy(pivots, m)]
-    getrf, laswp = _lapack("getrf", a), _lapack("laswp", np.zeros(1))
+    getrf, laswp = mx.lapack("getrf", a), mx.lapack("laswp", np.zeros(1))
     rows = np.arange(m, dtype=np.float64)[:, None]
 
     def one(x):
@@ -614,7 +618,7 @@ def _geqrf_impl(a):
     k = min(m, n)
     if a.size == 0:
         return [np.zeros_like(a), np.zeros((*batch, k), a.dtype)]
-    geqrf = _lapack("geqrf", a)
+    geqrf = mx.lapack("geqrf", a)
     return mx.per_matrix(lambda x: geqrf(x)[:2], [a], (2,), [((m, n), a.dtype), ((k,), a.dtype)])
 
 
@@ -658,7 +662,7 @@ def _hp_impl(a, taus):
     if a.size == 0:
         return np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy()
     name = "ungqr" if a.dtype.kind == "c" else "orgqr"
-    orgqr = _lapack(name, a)
+    orgqr = mx.lapack(name, a)
 
     def one(x, t):
         if k == 0:
@@ -734,139 +738,3 @@ def householder_product(a, taus):
     [[-1.0], [-0.0]]
     """
     return householder_product_p.bind(a, taus)
-
-
-# ----------------------------------------------------------------------------------------------
-# tridiagonal_solve(dl, d, du, b)
-
-
-def _td_abstract_eval(dl, d, du, b, *, perturb_singular=False):
-    mx.check_dtype("tridiagonal_solve", dl, d, du, b)
-    if not (dl.shape == d.shape == du.shape) or d.ndim < 1 or b.ndim != d.ndim + 1 or b.shape[:-1] != d.shape:
-        raise ValueError(
-            "tridiagonal_solve: dl, d and du must have one shape (..., m) and b the shape (..., m, k), "
-            f"got dl {dl.str_short()}, d {d.str_short()}, du {du.str_short()}, b {b.str_short()}"
-        )
-    return ShapedArray(b.shape, b.dtype)
-
-
-def _perturbed_solve(dl, d, du, b):
-    """LAPACK's gttrf/gttrs (elimination with partial pivoting), vectorised over the batch, with
-    pivots smaller than ``eps * max|U|`` replaced by that size (keeping their sign), as jaxlib's
-    perturbed tridiagonal solver does: singular systems get a finite solution (used by inverse
-    iteration). Near-singular systems are ill-determined, so eager and compiled results agree only
-    up to that ill-determination."""
-    n = d.shape[-1]
-    rdt = mx.real_dtype(d.dtype)
-    dl, d, du, b = dl[..., 1:].copy(), d.copy(), du[..., :-1].copy(), b.copy()
-    du2 = np.zeros_like(d[..., : max(n - 2, 0)])
-    swap = np.zeros(d.shape[:-1] + (max(n - 1, 0),), bool)
-    for i in range(n - 1):
-        keep = np.abs(d[..., i]) >= np.abs(dl[..., i])
-        safe_d = np.where(d[..., i] == 0, 1, d[..., i])
-        safe_l = np.where(dl[..., i] == 0, 1, dl[..., i])
-        fact = np.where(keep, np.where(d[..., i] == 0, 0, dl[..., i] / safe_d), d[..., i] / safe_l)
-        d_i, d_next = d[..., i].copy(), d[..., i + 1].copy()
-        d[..., i] = np.where(keep, d_i, dl[..., i])
-        d[..., i + 1] = np.where(keep, d_next - fact * du[..., i], du[..., i] - fact * d_next)
-        du_i = du[..., i].copy()
-        du[..., i] = np.where(keep, du_i, d_next)
-        if i < n - 2:
-            du2[..., i] = np.where(keep, 0, du[..., i + 1])
-            du[..., i + 1] = np.where(keep, du[..., i + 1], -fact * du[..., i + 1])
-        dl[..., i] = fact
-        swap[..., i] = ~keep
-    parts = [np.abs(d)] + ([np.abs(du)] if n > 1 else []) + ([np.abs(du2)] if n > 2 else [])
-    tol = np.finfo(rdt).eps * np.max(np.concatenate(parts, axis=-1), axis=-1, keepdims=True)
-    small = np.abs(d) < tol
-    d = np.where(small, np.where(d.real < 0, -tol, tol), d)
-    for i in range(n - 1):  # forward: L with the interchanges
-        s = swap[..., i, None]
-        b_i, b_next = b[..., i, :].copy(), b[..., i + 1, :].copy()
-        b[..., i, :] = np.where(s, b_next, b_i)
-        b[..., i + 1, :] = np.where(s, b_i - dl[..., i, None] * b_next, b_next - dl[..., i, None] * b_i)
-    for i in range(n - 1, -1, -1):  # backward: U (diagonal d, superdiagonals du, du2)
-        acc = b[..., i, :]
-        if i + 1 < n:
-            acc = acc - du[..., i, None] * b[..., i + 1, :]
-        if i + 2 < n:
-            acc = acc - du2[..., i, None] * b[..., i + 2, :]
-        b[..., i, :] = acc / d[..., i, None]
-    return b
-
-
-def _td_impl(dl, d, du, b, *, perturb_singular=False):
-    dl, d, du, b = (np.asarray(x) for x in (dl, d, du, b))
-    if b.size == 0:
-        return np.zeros_like(b)
-    if perturb_singular:
-        return _perturbed_solve(dl, d, du, b)
-    gtsv = _lapack("gtsv", d, b)
-
-    def one(l, c, u, y):
-        if c.shape[0] == 1:  # SciPy's wrapper refuses empty off-diagonals
-            return (y / c[0] if c[0] != 0 else np.full_like(y, np.nan),)
-        *_, x, info = gtsv(l[1:], c, u[:-1], y)
-        return (x if info == 0 else np.full_like(y, np.nan),)  # NOTE: [factorisation failures]
-
-    (out,) = mx.per_matrix(one, [dl, d, du, b], (1, 1, 1, 2), [(b.shape[-2:], b.dtype)])
-    return out
-
-
-def _tridiagonal_product(dl, d, du, b):
-    """The tridiagonal matrix (dl, d, du) times b."""
-    nd = aval_of(b).ndim
-    m = aval_of(b).shape[-2]
-    y = mx.rows_scaled(b, d)
-    if m < 2:
-        return y
-    zero = np.zeros((), aval_of(b).dtype)
-    pad = lambda x, lo, hi: st.pad(x, zero, [(0, 0, 0)] * (nd - 2) + [(lo, hi, 0), (0, 0, 0)])  # noqa: E731
-    below = mx.rows_scaled(st.slice_in_dim(b, 0, m - 1, 1, nd - 2), st.slice_in_dim(dl, 1, m, 1, nd - 2))
-    above = mx.rows_scaled(st.slice_in_dim(b, 1, m, 1, nd - 2), st.slice_in_dim(du, 0, m - 1, 1, nd - 2))
-    return ew.add(y, ew.add(pad(below, 1, 0), pad(above, 0, 1)))
-
-
-def _td_jvp(primals, tangents, *, perturb_singular=False):
-    *diags, b = primals
-    *ddiags, db = tangents
-    ans = tridiagonal_solve_p.bind(*primals, perturb_singular=perturb_singular)
-    rhs = db
-    if not all(type(t) is Zero for t in ddiags):
-        ddiags = [instantiate(t) for t in ddiags]
-        prod = ew.neg(_tridiagonal_product(*ddiags, ans))
-        rhs = prod if type(db) is Zero else ew.add(db, prod)
-    if type(rhs) is Zero:
-        return ans, Zero.from_primal_value(ans)
-    return ans, tridiagonal_solve_p.bind(*diags, rhs, perturb_singular=perturb_singular)
-
-
-def _td_transpose(ct, dl, d, du, b, *, perturb_singular=False):
-    if any(is_undefined_primal(x) for x in (dl, d, du)):
-        raise ValueError("tridiagonal_solve is not linear in its diagonals")
-    if type(ct) is Zero:
-        return [None, None, None, Zero(b.aval)]
-    nd = aval_of(d).ndim
-    zero = mx.zeros_like(st.slice_in_dim(d, 0, 1, 1, nd - 1))
-    m = aval_of(d).shape[-1]
-    dl_t = st.concatenate([zero, st.slice_in_dim(du, 0, m - 1, 1, nd - 1)], nd - 1)
-    du_t = st.concatenate([st.slice_in_dim(dl, 1, m, 1, nd - 1), zero], nd - 1)
-    out = tridiagonal_solve_p.bind(dl_t, d, du_t, instantiate(ct), perturb_singular=perturb_singular)
-    return [None, None, None, out]
-
-
-tridiagonal_solve_p = mx.lapack_primitive("tridiagonal_solve", _td_impl, _td_abstract_eval)
-tridiagonal_solve_p.def_traits(taylor_from_jvp=JET_OF_MATRIX_RULE)
-tridiagonal_solve_p.def_jvp(_td_jvp)
-tridiagonal_solve_p.def_transpose(_td_transpose)
-
-
-def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
-    """Solve the tridiagonal systems ``A x = b`` with ``A[i, i-1] = dl[i]``, ``A[i, i] = d[i]``,
-    ``A[i, i+1] = du[i]`` (``dl[0]`` and ``du[-1]`` are ignored); NaN where ``A`` is singular.
-
-    >>> tridiagonal_solve(np.array([0.0, 1.0]), np.array([2.0, 2.0]), np.array([1.0, 0.0]),
-    ...                   np.array([[3.0], [3.0]])).tolist()
-    [[1.0], [1.0]]
-    """
-    return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=bool(perturb_singular))

@@ -9,12 +9,11 @@ Layer: xla_bridge (compiler half). Imports numpy, the primitive catalog and the 
   lowered inline; NaN where info < 0 (a singular matrix is not a failure).
 - ``qr`` -> geqrf (geqp3 with pivoting) then orgqr/ungqr through ``householder_product``'s rule,
   with JAX's padding for complete factors of tall matrices.
-- ``householder_product`` -> orgqr/ungqr; ``tridiagonal_solve`` -> gtsv (NaN where singular), or
-  jaxlib's perturbed tridiagonal solver with ``perturb_singular``.
+- ``householder_product`` -> orgqr/ungqr.
 
-On the GPU: potrf, getrf, geqrf and orgqr are cuSOLVER's, a triangular solve is XLA's
-``triangular_solve`` op; pivoted QR and tridiagonal solves are CPU-only (NOTE: [LAPACK custom
-calls]).
+(``tridiagonal_solve``'s rule is ``xla_bridge/rules/tridiagonal.py``'s.) On the GPU: potrf,
+getrf, geqrf and orgqr are cuSOLVER's, a triangular solve is XLA's ``triangular_solve`` op;
+pivoted QR is CPU-only (NOTE: [LAPACK custom calls]).
 """
 
 from __future__ import annotations
@@ -64,7 +63,7 @@ def _triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, 
     fb, (a_aval, b_aval) = ctx.fb, ctx.avals_in
     if conjugate_a and not transpose_a:
         a, conjugate_a = negate_imag(fb, a, a_aval), False
-    if on_gpu(ctx):
+    if on_gpu(ctx) or a_aval.dtype not in mx.LAPACK_DTYPES:  # (float16/bfloat16: XLA's op, as JAX's)
         transpose = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
         attrs = (
             f"left_side = {flag(left_side)}, lower = {flag(lower)}, unit_diagonal = {flag(unit_diagonal)}, "
@@ -174,28 +173,6 @@ def _householder_product(ctx, a, taus):
         )
         return eye
     return _householder(ctx, a, taus, a_aval, taus_aval)
-
-
-@register(la.tridiagonal_solve_p)
-@empty_operands_as_constants
-def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular=False):
-    fb, avals = ctx.fb, ctx.avals_in
-    b_aval = avals[3]
-    batch = b_aval.shape[:-2]
-    cpu_only(ctx, "tridiagonal_solve")
-    if perturb_singular:
-        (x,) = ffi_call(fb, "tridiagonal_solve_perturbed_ffi", [dl, d, du, b], avals, [b_aval])
-        return x
-    *_, x, info = ffi_call(
-        fb,
-        target("gtsv", b_aval.dtype),
-        [dl, d, du, b],
-        avals,
-        [*avals, info_aval(batch)],
-        {},
-        {0: 0, 1: 1, 2: 2, 3: 3},
-    )
-    return nan_unless(fb, ok_flags(fb, info, batch), batch, x, b_aval)
 
 
 @register(la.geqrf_p)
