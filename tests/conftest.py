@@ -37,7 +37,7 @@ for _folder in (_TESTS / "primitives", _TESTS / "_support"):
     if str(_folder) not in sys.path:
         sys.path.insert(0, str(_folder))
 
-from _oracle import cheapen_jax_compiles  # noqa: E402 - tests/_support is on sys.path from here
+from _oracle import cheapen_funcgrad_compiles, cheapen_jax_compiles  # noqa: E402 - tests/_support is on sys.path from here
 
 settings.register_profile(
     "ci",
@@ -95,11 +95,12 @@ def _check_process_state(item) -> None:
 
 
 def pytest_runtest_setup(item):
-    """jax, once a test module has imported it, compiles the oracle's programs cheaply (NOTE:
+    """jax, once a test module has imported it, and funcgrad compile their programs cheaply (NOTE:
     [oracle compile options] in tests/_support/_oracle.py); the process is in the state every test
     assumes (``_check_process_state``)."""
     _check_process_state(item)
     cheapen_jax_compiles()
+    cheapen_funcgrad_compiles()
 
 
 @pytest.fixture

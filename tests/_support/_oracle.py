@@ -1,25 +1,31 @@
 """jax as the tests' oracle: the compile options its programs get in the test processes.
 
 NOTE: [oracle compile options]
-jax, where a test runs it as an oracle, is there for its numbers, not for the speed of the code
-XLA makes of them: its programs compile without XLA CPU's fusion emitters and with LLVM's
-cheapest pipeline, about a quarter of the compile time of XLA's defaults (jax's compiles were the
-largest cost of the oracle tests: test_image, test_sparse, test_random, the jet, scipy and nn
-files, the differential fuzzer). The numbers are XLA's either way, but the legacy emitters round
-some results differently from the fusion emitters: a float32 transcendental in the last place,
-``reduce_precision`` on some values; every oracle comparison with a tolerance allows that. A
-test that compares a compiled funcgrad program with jax's bit for bit compiles jax's side with
-``XLA_DEFAULT_OPTIONS`` (``jax.jit(f, compiler_options=...)``), the options funcgrad's program
-gets too. funcgrad's own compiles keep XLA's defaults (the code users run);
-tests/bridge/test_lowering.py opts its check programs into the cheap options, as what it checks
-is the lowering's numbers against the NumPy impls. tests/conftest.py applies this in every test
-process once jax is imported (it does not import jax itself: a test run that never needs jax does
-not pay for its import); a test that runs jax in a subprocess of its own calls
+The tests check the numbers of the programs funcgrad and jax build, not the speed of the code XLA
+makes of them: in the test processes both compile without XLA CPU's fusion emitters and with
+LLVM's cheapest pipeline (``ORACLE_COMPILE_OPTIONS``), about a quarter of the compile time of
+XLA's defaults. Compiles were the largest cost of the suite: jax's in the oracle tests (test_image,
+test_sparse, test_random, the jet, scipy and nn files, the differential fuzzer), funcgrad's
+wherever a test compiles (eager control flow runs compiled: ~90% of test_control_flow's CPU time
+was XLA compiling). The program each side hands XLA (the StableHLO, what funcgrad's lowering
+makes) is the same either way; XLA's HLO passes run either way. The legacy emitters round some
+results differently from the fusion emitters: a float32 transcendental in the last place,
+``reduce_precision`` on some values; every comparison with a tolerance allows that, and a
+funcgrad-vs-jax comparison bit for bit holds as both sides get the same options. A test that
+checks XLA's default code bit for bit (float32 loops equal to jax's at its defaults, XLA's random
+bits) compiles funcgrad's side in ``xla_default_compiles()`` and jax's with
+``XLA_DEFAULT_OPTIONS`` (``jax.jit(f, compiler_options=...)``). The options reach XLA as each
+compile's environment overrides, so options a caller passes still win; code outside the tests
+(users, bench/, the notebook and documentation runners' kernels) keeps XLA's defaults.
+tests/conftest.py applies this in every test process, to jax once a test module has imported it
+(it does not import jax itself: a test run that never needs jax does not pay for its import) and
+to funcgrad once its compiler is imported; a test that runs jax in a subprocess of its own calls
 ``cheapen_jax_compiles()`` there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 ORACLE_COMPILE_OPTIONS = {
@@ -67,3 +73,64 @@ def cheapen_jax_compiles() -> bool:
     get_compile_options.oracle_options = ORACLE_COMPILE_OPTIONS
     compiler.get_compile_options = get_compile_options
     return True
+
+
+_FUNCGRAD_CHEAP = [True]  # False inside xla_default_compiles()
+
+
+def cheapen_funcgrad_compiles() -> bool:
+    """Give every program funcgrad compiles from now on ``ORACLE_COMPILE_OPTIONS`` as environment
+    overrides (options a caller passes, ``.compile(compiler_options=)``, still win), except inside
+    ``xla_default_compiles()``. A no-op until funcgrad's compiler (``funcgrad.xla_bridge.executables``)
+    is imported, and once done. Returns whether funcgrad's compiles are cheapened.
+
+    Example:
+        >>> import funcgrad, funcgrad.numpy as jnp
+        >>> cheapen_funcgrad_compiles()
+        True
+        >>> float(funcgrad.lax.fori_loop(0, 3, lambda i, x: 2 * x, jnp.float32(1)))
+        8.0
+    """
+    executables = sys.modules.get("funcgrad.xla_bridge.executables")
+    if executables is None:
+        return False
+    if getattr(executables.compile_and_load, "oracle_options", None) is not None:
+        return True
+    default = executables.compile_and_load
+
+    # Every compile (single-device and SPMD) goes through compile_and_load with fresh options.
+    def compile_and_load(client, module, device_list, opts, host_callbacks=()):
+        if _FUNCGRAD_CHEAP[0]:
+            given = {name for name, _ in opts.env_option_overrides}
+            extra = [(k, v) for k, v in ORACLE_COMPILE_OPTIONS.items() if k not in given]
+            opts.env_option_overrides = list(opts.env_option_overrides) + extra
+        return default(client, module, device_list, opts, host_callbacks)
+
+    compile_and_load.oracle_options = ORACLE_COMPILE_OPTIONS
+    executables.compile_and_load = compile_and_load
+    # The SPMD route imported the name; a later import of it takes the patched one.
+    sharded = sys.modules.get("funcgrad.xla_bridge.sharded")
+    if sharded is not None:
+        sharded.compile_and_load = compile_and_load
+    return True
+
+
+@contextlib.contextmanager
+def xla_default_compiles():
+    """Within: funcgrad compiles with XLA's default options, as outside the tests. Its caches are
+    emptied on entry, so no program compiled cheaply before is reused.
+
+    Example:
+        >>> import funcgrad, funcgrad.numpy as jnp
+        >>> with xla_default_compiles():
+        ...     float(funcgrad.jit(jnp.sin)(jnp.float32(1)))
+        0.84147...
+    """
+    import funcgrad  # noqa: PLC0415 - only the tests that need XLA's defaults import it here
+
+    funcgrad.clear_caches()
+    _FUNCGRAD_CHEAP[0] = False
+    try:
+        yield
+    finally:
+        _FUNCGRAD_CHEAP[0] = True

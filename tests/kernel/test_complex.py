@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _oracle import XLA_DEFAULT_OPTIONS
+from _oracle import XLA_DEFAULT_OPTIONS, xla_default_compiles
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -376,8 +376,9 @@ def test_random_normal_of_complex_dtype_follows_jax():
     import funcgrad.random as fr
 
     for dtype in (np.complex64, np.complex128):
-        ours = funcgrad.jit(lambda k, d=dtype: fr.normal(k, (64,), d))(fr.PRNGKey(3))
-        # (jax's program at XLA's default options, as funcgrad's: NOTE: [oracle compile options])
+        # (both programs at XLA's default options: NOTE: [oracle compile options])
+        with xla_default_compiles():
+            ours = funcgrad.jit(lambda k, d=dtype: fr.normal(k, (64,), d))(fr.PRNGKey(3))
         normal = jax.jit(
             lambda k, d=dtype: jax.random.normal(k, (64,), d), compiler_options=XLA_DEFAULT_OPTIONS
         )

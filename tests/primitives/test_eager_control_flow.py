@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _oracle import XLA_DEFAULT_OPTIONS
+from _oracle import XLA_DEFAULT_OPTIONS, xla_default_compiles
 from funcgrad.primitives.scan import scan_p
 from funcgrad.xla_bridge import runtime as rt
 
@@ -51,11 +51,12 @@ def test_float32_scan_bits_equal_jit_and_jax():
     S, Y = (rng.standard_normal((6, 9)).astype(F32) for _ in range(2))
     rho = (1.0 / np.sum(S * Y, axis=1)).astype(F32)
     g = rng.standard_normal(9).astype(F32)
-    eager = np.asarray(_two_loop(fnp, lax)(S, Y, rho, g))
-    assert eager.dtype == F32
     # Each eager scan is one compiled program, as JAX's eager scan is: the bits of jit's, and of
-    # JAX's with XLA's default options (NOTE: [oracle compile options]).
-    jitted = _two_loop(fnp, lax, funcgrad.jit)(S, Y, rho, g)
+    # JAX's, all at XLA's default options (NOTE: [oracle compile options]).
+    with xla_default_compiles():
+        eager = np.asarray(_two_loop(fnp, lax)(S, Y, rho, g))
+        jitted = _two_loop(fnp, lax, funcgrad.jit)(S, Y, rho, g)
+    assert eager.dtype == F32
     jax_jit = lambda f: jax.jit(f, compiler_options=XLA_DEFAULT_OPTIONS)  # noqa: E731
     np.testing.assert_array_equal(eager, np.asarray(jitted))
     np.testing.assert_array_equal(eager, np.asarray(_two_loop(jax.numpy, jax.lax, jax_jit)(S, Y, rho, g)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from _oracle import XLA_DEFAULT_OPTIONS
+from _oracle import XLA_DEFAULT_OPTIONS, xla_default_compiles
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -43,14 +43,15 @@ def _same_bits(a, b):
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64], ids=str)
 def test_reduce_precision_matches_xla_bit_for_bit(dtype):
     x = _values(dtype)
-    # XLA's bits are those of its default options (the oracle's cheap ones round some values
-    # differently: NOTE: [oracle compile options]).
+    # XLA's bits are those of its default options, funcgrad's program's too (the tests' cheap ones
+    # round some values differently: NOTE: [oracle compile options]).
     xla = jax.jit(jax.lax.reduce_precision, static_argnums=(1, 2), compiler_options=XLA_DEFAULT_OPTIONS)
-    for e, m in FORMATS:
-        want = xla(x, e, m)
-        _same_bits(lax.reduce_precision(x, e, m), want)  # eager: NumPy bit arithmetic
-        compiled = funcgrad.jit(lambda v, e=e, m=m: lax.reduce_precision(v, e, m))
-        _same_bits(compiled(x), want)  # compiled: stablehlo.reduce_precision
+    with xla_default_compiles():
+        for e, m in FORMATS:
+            want = xla(x, e, m)
+            _same_bits(lax.reduce_precision(x, e, m), want)  # eager: NumPy bit arithmetic
+            compiled = funcgrad.jit(lambda v, e=e, m=m: lax.reduce_precision(v, e, m))
+            _same_bits(compiled(x), want)  # compiled: stablehlo.reduce_precision
 
 
 def test_reduce_precision_transformations_and_errors():
