@@ -5,6 +5,7 @@ Flags funcgrad lacks read as JAX's defaults and set nothing (they are recorded i
 from __future__ import annotations
 
 import contextlib
+import enum
 
 import funcgrad
 
@@ -94,7 +95,7 @@ def parse_flags_with_absl() -> None:
     _cfg.parse_flags_with_absl()
 
 
-class ExplicitX64Mode:
+class ExplicitX64Mode(enum.StrEnum):
     WARN = "warn"
     ERROR = "error"
     ALLOW = "allow"

@@ -18,7 +18,7 @@ from . import config as _config
 
 for _name in (
     "bfloat16 float8_e4m3b11fnuz float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e3m4 "
-    "float8_e4m3 float8_e8m0fnu float4_e2m1fn int2 int4 uint2 uint4"
+    "float8_e4m3 float8_e8m0fnu float4_e2m1fn float6_e2m3fn float6_e3m2fn int2 int4 uint2 uint4"
 ).split():
     globals()[_name] = getattr(ml_dtypes, _name, None)
 int1 = getattr(ml_dtypes, "int1", None)
@@ -160,3 +160,31 @@ def result_type(*args, return_weak_type_flag=False):
 def safe_to_cast(input_dtype_or_value, output_dtype_or_value) -> bool:
     i, o = dtype(input_dtype_or_value), dtype(output_dtype_or_value)
     return np.dtype(jnp.promote_types(i, o)) == o
+
+
+def canonicalize_value(x):
+    """A NumPy value in its canonical dtype (int64 -> int32 in 32-bit mode), as JAX's."""
+    x = np.asarray(x)
+    return x.astype(_fg_canonicalize(x.dtype), copy=False)
+
+
+def _types(names):
+    return [
+        np.dtype(getattr(ml_dtypes, n, None) or n)
+        for n in names.split()
+        if hasattr(ml_dtypes, n) or hasattr(np, n)
+    ]
+
+
+# JAX's dtype lists (jax._src.dtypes), which the tests iterate over.
+_bool_types = [np.dtype(bool)]
+_unsigned_types = _types("uint1 uint2 uint4 uint8 uint16 uint32 uint64")
+_signed_types = _types("int1 int2 int4 int8 int16 int32 int64")
+_int_types = _unsigned_types + _signed_types
+_custom_float_dtypes = _types(
+    "float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e8m0fnu float8_e4m3b11fnuz "
+    "float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz bfloat16"
+)
+_float_types = _custom_float_dtypes + _types("float16 float32 float64")
+_complex_types = _types("complex64 complex128")
+_jax_types = _bool_types + _int_types + _float_types + _complex_types

@@ -71,6 +71,7 @@ NAMES = {
     "jax._src.ad_checkpoint": {},
     "jax._src.custom_derivatives": {},
     "jax._src.api_util": {},
+    "jax._src.earray": {},
 }
 
 

@@ -28,3 +28,11 @@ def canonicalize_axis(axis, num_dims):
     if not -num_dims <= axis < num_dims:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {num_dims}")
     return axis % num_dims if num_dims else axis
+
+
+def subvals(lst, replace):
+    """``lst`` as a tuple with ``lst[i] = v`` for each ``(i, v)`` in ``replace``."""
+    lst = list(lst)
+    for i, v in replace:
+        lst[i] = v
+    return tuple(lst)
