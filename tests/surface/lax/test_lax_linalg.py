@@ -3,6 +3,7 @@ structure, derivatives where JAX has them, and the errors of the CPU-only option
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -88,6 +89,17 @@ def test_solves_match_jax(jl):
         fl.triangular_solve(a, b[:, 0], left_side=True, lower=True),
         jl.triangular_solve(a, b[:, 0], left_side=True, lower=True),
     )
+    # float16/bfloat16: XLA's own triangular_solve, as JAX's: its numbers bit for bit, eager and jitted
+    kw = dict(left_side=False, lower=True, transpose_a=True)
+    for dt in (np.float16, ml_dtypes.bfloat16):
+        an, bn = a.astype(dt), b.T.astype(dt)
+        theirs = np.asarray(jl.triangular_solve(an, bn, **kw))
+        for ours in (
+            fl.triangular_solve(an, bn, **kw),
+            funcgrad.jit(lambda x, y: fl.triangular_solve(x, y, **kw))(an, bn),
+        ):
+            assert ours.dtype == theirs.dtype == dt
+            np.testing.assert_array_equal(np.asarray(ours).astype(np.float32), theirs.astype(np.float32))
     dl, d, du = RNG.normal(size=4), RNG.normal(size=4) + 5, RNG.normal(size=4)
     dl[0], du[-1] = 0, 0
     close(fl.tridiagonal_solve(dl, d, du, b), jl.tridiagonal_solve(dl, d, du, b))
