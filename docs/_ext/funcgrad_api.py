@@ -109,7 +109,8 @@ _OURS = ("funcgrad", "primitives", "xla_bridge")
 def _process_docstring(app, what, name, obj, options, lines):
     if what in ("data", "attribute"):
         # (A type alias such as ``dict[str, Any]`` forwards its origin's docstring: dropped too.)
-        for doc in (getattr(type(obj), "__doc__", None), getattr(getattr(obj, "__origin__", None), "__doc__", None)):
+        origin = getattr(obj, "__origin__", None)
+        for doc in (getattr(type(obj), "__doc__", None), getattr(origin, "__doc__", None)):
             if (
                 doc
                 and inspect.cleandoc(doc).splitlines() == [line for line in lines if line]

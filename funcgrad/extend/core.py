@@ -271,7 +271,7 @@ def check_jaxpr(jaxpr) -> None:
     >>> check_jaxpr(Jaxpr([], [], [x], []))
     Traceback (most recent call last):
     ...
-    funcgrad.kernel.core.JaxprTypeError: jaxpr typecheck: variable Var(id=...):float64[] used before it is defined
+    funcgrad.kernel.core.JaxprTypeError: jaxpr typecheck: variable Var(id=...):float64[] used before it ...
     """
     if isinstance(jaxpr, ClosedJaxpr):
         jaxpr = jaxpr.jaxpr

@@ -29,7 +29,7 @@ from funcgrad.numpy import (
     transcendental,
     ufuncs,
 )
-from funcgrad.numpy._core import asarray, canonicalize_dtype, check_user_dtype
+from funcgrad.numpy._core import asarray, check_user_dtype
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 

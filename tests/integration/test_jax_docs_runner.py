@@ -36,7 +36,9 @@ def test_runner_on_a_small_document():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("FUNCGRAD_JAX_REPO"), reason="needs FUNCGRAD_JAX_REPO (a jax checkout)")
+@pytest.mark.skipif(
+    not os.environ.get("FUNCGRAD_JAX_REPO"), reason="needs FUNCGRAD_JAX_REPO (a jax checkout)"
+)
 def test_autodiff_tutorial_runs_with_jaxs_numbers():
     repo = os.environ["FUNCGRAD_JAX_REPO"]
     result = run_jax_docs.run_document(repo, "jax-v0.10.2", "automatic-differentiation.md", timeout=240)

@@ -25,7 +25,8 @@ def test_printer_reads_like_jax():
     j = funcgrad.make_jaxpr(lambda x: fnp.sum(fnp.sin(x)))(np.ones(3))
     # 100 characters on one line: over JAX's width of 80, so one equation per line, as JAX prints it
     assert str(j) == (
-        "{ lambda ; a:f64[3]. let\n    b:f64[3] = sin a\n    c:f64[] = reduce_sum[axes=(0,) out_sharding=None] b\n  in (c,) }"
+        "{ lambda ; a:f64[3]. let\n    b:f64[3] = sin a\n"
+        "    c:f64[] = reduce_sum[axes=(0,) out_sharding=None] b\n  in (c,) }"
     )
     assert str(funcgrad.make_jaxpr(lambda x: fnp.sin(x) * 2.0)(1.0)) == (
         "{ lambda ; a:f64[]. let b:f64[] = sin a; c:f64[] = mul b 2.0:f64[] in (c,) }"

@@ -11,8 +11,6 @@ Layer: surface. Imports funcgrad.numpy.
 
 from __future__ import annotations
 
-import numpy as np
-
 import funcgrad.numpy as fnp
 from funcgrad.kernel import dtypes as _dt
 

@@ -464,7 +464,7 @@ def test_todense_empty_eye_and_random_bcoo_match_jax():
     ]:
         ours, theirs = (
             sparse.random_bcoo(key, (3, 4, 5), **kw),
-            jax.jit(lambda k: js.random_bcoo(k, (3, 4, 5), **kw))(jkey),
+            jax.jit(lambda k, kw=kw: js.random_bcoo(k, (3, 4, 5), **kw))(jkey),
         )
         assert repr(ours) == repr(theirs)
         np.testing.assert_array_equal(ours.indices, theirs.indices)

@@ -62,7 +62,8 @@ def test_the_mesh_api_follows_jax():
     am = m.abstract_mesh
     assert (repr(am), dict(am.shape), am.size) == (
         # as jax prints a concrete mesh's abstract mesh: with its kind of device
-        "AbstractMesh('a': 2, 'b': 2, axis_types=(Explicit, Explicit), device_kind=cpu, num_cores=None, platform=cpu)",
+        "AbstractMesh('a': 2, 'b': 2, axis_types=(Explicit, Explicit), "
+        "device_kind=cpu, num_cores=None, platform=cpu)",
         {"a": 2, "b": 2},
         4,
     )
