@@ -55,6 +55,8 @@ CASES = {
     "tri": lambda j, jnp, lax, np: jnp.tri(3),
     "arange": lambda j, jnp, lax, np: jnp.arange(5),
     "arange_float": lambda j, jnp, lax, np: jnp.arange(0.0, 1.0, 0.25),
+    # a Python int that only x's dtype holds updates a uint32 in it (JAX's issue 15505; was OverflowError)
+    "at_set_uint32_max": lambda j, jnp, lax, np: jnp.zeros(2, jnp.uint32).at[0].set(2**32 - 1),
     # power reads a concrete 0-d integer exponent with operator.index (an integer_pow, weak eagerly)
     "power_concrete_int_exponent": lambda j, jnp, lax, np: (
         jnp.power(2, jnp.asarray(3)),
