@@ -83,12 +83,29 @@ def _is_library_code(f) -> bool:
     return code is not None and code.co_filename.startswith(core.library_dir())
 
 
-def _forward_attr(self, name):
-    """Other attributes come from the wrapped function, so a custom function wrapping another
-    exposes its methods (``custom_vjp(custom_vmap(f)).def_vmap``, as in JAX)."""
-    if name.startswith("__") or name == "fun":
-        raise AttributeError(name)
-    return getattr(self.fun, name)
+class _CustomFunction:
+    """What ``custom_jvp`` and ``custom_vjp`` share: the wrapped function (its name, docstring
+    and, through ``__getattr__``, its other attributes), the positions of its non-differentiable
+    arguments, the signature its calls are bound to, and method binding."""
+
+    def __init__(
+        self, fun: Callable, nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()
+    ):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
+        self._signature = _defaults_signature(fun)
+        self.symbolic_zeros = False
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def __getattr__(self, name):
+        """Other attributes come from the wrapped function, so a custom function wrapping another
+        exposes its methods (``custom_vjp(custom_vmap(f)).def_vmap``, as in JAX)."""
+        if name.startswith("__") or name == "fun":
+            raise AttributeError(name)
+        return getattr(self.fun, name)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -162,7 +179,7 @@ class _CustomVJPCall(_CustomCall):
 # custom_jvp
 
 
-class custom_jvp:
+class custom_jvp(_CustomFunction):
     """A function with a custom JVP rule, usable as a decorator.
 
     >>> import funcgrad, funcgrad.numpy as fnp
@@ -180,12 +197,8 @@ class custom_jvp:
     def __init__(
         self, fun: Callable, nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()
     ):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
-        self._signature = _defaults_signature(fun)
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
-        self.symbolic_zeros = False
         self._library = False  # primal and rules are funcgrad's own code (NOTE: [library custom_jvp])
         self._traces: dict = {}
 
@@ -229,9 +242,6 @@ class custom_jvp:
             _is_library_code(r) for r in tangent_rules if r is not None
         )
 
-    def __get__(self, obj, objtype=None):
-        return self if obj is None else functools.partial(self, obj)
-
     def _memo_key(self, nondiff: dict, flat, in_tree):
         """The key of a reusable trace, for a function whose primal and rules are funcgrad's
         own code; ``None`` otherwise.
@@ -250,8 +260,6 @@ class custom_jvp:
             return (in_tree, *[core.get_aval(x) for x in flat], ir.params_key(nondiff))
         except TypeError:
             return None
-
-    __getattr__ = _forward_attr
 
     def __call__(self, *args, **kwargs):
         name = getattr(self.fun, "__name__", "custom_jvp")
@@ -467,7 +475,7 @@ custom_jvp_call_p.def_transpose(_custom_jvp_call_transpose)
 # custom_vjp
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
     """A function with a custom VJP (``fwd`` saves residuals, ``bwd`` uses them).
 
     >>> import funcgrad, funcgrad.numpy as fnp
@@ -486,13 +494,9 @@ class custom_vjp:
     def __init__(
         self, fun: Callable, nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()
     ):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
-        self._signature = _defaults_signature(fun)
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = None
         self.bwd = None
-        self.symbolic_zeros = False
 
     def defvjp(
         self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False, optimize_remat: bool = False
@@ -518,11 +522,6 @@ class custom_vjp:
         self.fwd = fwd
         self.bwd = bwd
         self.symbolic_zeros = symbolic_zeros
-
-    def __get__(self, obj, objtype=None):
-        return self if obj is None else functools.partial(self, obj)
-
-    __getattr__ = _forward_attr
 
     def __call__(self, *args, **kwargs):
         name = getattr(self.fun, "__name__", "custom_vjp")
