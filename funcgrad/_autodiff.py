@@ -149,6 +149,22 @@ def _as_returned(leaves, store, raw):
     )
 
 
+def _linearized(name: str, fun: Callable, primals: tuple, has_aux: bool):
+    """What ``linearize`` and ``vjp`` share: ``fun`` linearized at ``primals`` (checked and
+    canonicalised, NOTE: [primals as the caller gave them]), with its outputs as JAX returns them
+    (NOTE: [outputs jvp and vjp return as they are]) and its aux. Returns ``(flat primals, input
+    tree, flat outputs, linear function, the flat function's store, outputs, aux)``."""
+    flat_p, in_tree = tu.tree_flatten(primals)
+    check_array_leaves(name, flat_p, lambda: arg_paths(primals))
+    raw_p, flat_p = flat_p, canonicalize(flat_p)
+    flat, store = flat_fun(fun, in_tree, has_aux, transform=name)
+    with ad.given_primals(flat_p, raw_p):  # NOTE: [primals as the caller gave them]
+        out_p, lin = ad.linearize_flat(_passing_through(flat, store), flat_p)
+    _, aux = split_aux(out_p, store, has_aux)
+    out = _as_returned(out_p[: store["n_out"]], store, raw_p)
+    return flat_p, in_tree, out_p, lin, store, out, aux
+
+
 def linearize(fun: Callable, *primals, has_aux: bool = False):
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linearized function
     (a staged linear jaxpr; the primal work is not redone).
@@ -158,15 +174,8 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     >>> float(f_jvp(3.0))
     3.0
     """
-    flat_p, in_tree = tu.tree_flatten(primals)
-    check_array_leaves("linearize", flat_p, lambda: arg_paths(primals))
-    raw_p, flat_p = flat_p, canonicalize(flat_p)
-    flat, store = flat_fun(fun, in_tree, has_aux, transform="linearize")
-    with ad.given_primals(flat_p, raw_p):  # NOTE: [primals as the caller gave them]
-        out_p, lin = ad.linearize_flat(_passing_through(flat, store), flat_p)
+    _, in_tree, _, lin, store, out, aux = _linearized("linearize", fun, primals, has_aux)
     n = store["n_out"]
-    _, aux = split_aux(out_p, store, has_aux)
-    out = _as_returned(out_p[:n], store, raw_p)
 
     # As JAX's, f_jvp is a ``tree_util.Partial`` whose leaves are the residuals, so it can be
     # returned from jit or vmap (equinox's checkpointed while_loop returns it from a jitted call).
@@ -288,14 +297,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     >>> float(f_vjp(1.0)[0])
     1.0
     """
-    flat_p, in_tree = tu.tree_flatten(primals)
-    check_array_leaves("vjp", flat_p, lambda: arg_paths(primals))
-    raw_p, flat_p = flat_p, canonicalize(flat_p)
-    flat, store = flat_fun(fun, in_tree, has_aux, transform="vjp")
-    with ad.given_primals(flat_p, raw_p):  # NOTE: [primals as the caller gave them]
-        out_p, lin = ad.linearize_flat(_passing_through(flat, store), flat_p)
-    _, aux = split_aux(out_p, store, has_aux)
-    out = _as_returned(out_p[: store["n_out"]], store, raw_p)
+    flat_p, in_tree, out_p, lin, store, out, aux = _linearized("vjp", fun, primals, has_aux)
     lin = ad.primals_first(lin, flat_p)  # JAX's order of the residuals (NOTE: [vjp residuals])
     lin = ad.in_context(lin, flat_p, out_p[: store["n_out"]])  # NOTE: [transpose conventions]
     fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
