@@ -67,6 +67,14 @@ def broadcast_shapes(*shapes):
     >>> broadcast_shapes((2, 1), (3,))
     (2, 3)
     """
+    for s in shapes:  # (JAX's TypeErrors for what is not a shape)
+        if not isinstance(s, tuple | list) or not all(isinstance(d, int | np.integer) for d in s):
+            raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {s}.")
+        if any(d < 0 for d in s):
+            raise TypeError(
+                "Only non-negative indices are allowed when broadcasting static shapes, but got shape "
+                f"{tuple(s)}."
+            )
     return _np_broadcast_shapes(*[tuple(s) for s in shapes])
 
 

@@ -285,6 +285,11 @@ def test_more_wrappers():
     a, b = RNG.normal(size=(4, 2, 3)), RNG.normal(size=(4, 3, 5))
     np.testing.assert_allclose(np.asarray(lax.batch_matmul(a, b)), a @ b)
     assert lax.broadcast_shapes((2, 1), (3,)) == (2, 3)
+    # JAX's TypeErrors for what is not a shape (lax_vmap_test through funcgrad.as_jax; -1 passed)
+    with pytest.raises(TypeError, match="Only non-negative indices are allowed"):
+        lax.broadcast_shapes((-1,))
+    with pytest.raises(TypeError, match="Shapes must be 1D sequences"):
+        lax.broadcast_shapes("hello")
     assert lax.broadcast_to_rank(np.ones(3), 2).shape == (1, 3)
     assert [p.shape for p in lax.split(np.ones((2, 5)), (1, 4), axis=1)] == [(2, 1), (2, 4)]
     z = x + 2j * x  # lax.real/imag take complex operands only, as jax.lax's do
