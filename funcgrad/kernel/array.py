@@ -96,6 +96,22 @@ class Array(_ArrayBase):
         self._buffer = None
         self.weak_type = weak_type
         self._aval = None
+        if value.ndim == 0:
+            hooks.note_constant(self)  # NOTE: [constants made while tracing]
+
+    # ``_from_owned`` of the base (C or Python), for callers whose results are never constants of
+    # a trace being staged (eager results: the evaluating trace is the root, nothing is staging).
+    _from_owned_raw = _ArrayBase.__dict__["_from_owned"]
+
+    @classmethod
+    def _from_owned(cls, value, weak_type: bool = False) -> Array:
+        x = cls._from_owned_raw(value, weak_type)
+        if value.ndim == 0:
+            # A 0-d value made while a jaxpr is staged is a constant of that trace, staged as a
+            # literal, where an Array made before it is a constvar (NOTE: [constants made while
+            # tracing], kernel/partial_eval.py).
+            hooks.note_constant(x)
+        return x
 
     # ``Array._from_owned(value, weak_type=False)`` wraps a freshly computed NumPy array without
     # copying it. Primitive impls may return views of their inputs, so the flags of ``value`` are

@@ -470,8 +470,8 @@ class EvalTrace(Trace):
                 weak = rule(params) if rule is not None else _same_dtype_as_first(out, args[0])
             else:
                 weak = False  # (a primitive of no operands, iota: a strong result, as staged)
-        if type(out) is np.ndarray:  # (wrap_result, inlined for the common case)
-            return Array._from_owned(out, weak)
+        if type(out) is np.ndarray:  # (wrap_result, inlined; an eager result is no trace's constant)
+            return Array._from_owned_raw(out, weak)
         return wrap_result(out, weak)
 
 

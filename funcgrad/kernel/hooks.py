@@ -29,6 +29,10 @@ _PROVIDERS = {
 }
 
 
+def _note_nothing(array) -> None:
+    """``note_constant`` until ``kernel.partial_eval`` is imported (no trace stages before)."""
+
+
 class KernelHooks:
     """The registered entries. Array operations (``add_any(x, y)``, ``zeros(aval)``,
     ``full_like(x, v)``, ``mul(x, y)`` (``y`` may be a Python number), ``moveaxis(x, src, dst)``,
@@ -53,6 +57,9 @@ class KernelHooks:
         self.apply_sharding = None
         self.aval_sharding = None
         self.library_dirs: tuple[str, ...] = ()
+        # (array) -> None: a 0-d Array was just made; the innermost trace staging a jaxpr notes it
+        # as a literal (NOTE: [constants made while tracing]; set by ``kernel.partial_eval``).
+        self.note_constant = _note_nothing
 
     def __getattr__(self, name):
         # Only reached for entries that are not registered yet.

@@ -5,8 +5,9 @@ Layer: kernel. Imports ``core``, ``ir`` and ``array``.
 Two traces share one jaxpr builder:
 
 - ``StagingTrace`` records *every* primitive into a jaxpr (``make_jaxpr``, ``jit``). Values from
-  outside (NumPy arrays, Arrays, tracers of enclosing traces) become constvars; 0-d concrete values
-  become literals.
+  outside (NumPy arrays, Arrays, tracers of enclosing traces) become constvars; Python and NumPy
+  scalars, and 0-d constants made while this trace stages, become literals (NOTE: [constants made
+  while tracing]).
 - ``PartialEvalTrace`` is the same builder with one difference: a primitive whose inputs are all
   *known* (not this trace's tracers) is bound on the parent trace right now. Under ``linearize``,
   the primal work of the JVP therefore runs eagerly, and only the tangent work (linear in the
@@ -27,6 +28,18 @@ Two traces share one jaxpr builder:
 # ``source_info`` in ``source_info_config.override`` and every equation staged meanwhile inherits
 # it: the backward program's equations point at the forward line they differentiate. The override
 # is one attribute store per equation; the stack walk happens only when an equation is staged.
+
+# NOTE: [constants made while tracing]
+# JAX 0.10 stages a concrete ``jax.Array`` as a constvar, never a literal, while a constant made
+# *during* the trace (``x * 2.0``, ``jnp.asarray(0)``, ``jnp.zeros(())`` inside ``jit``) is lifted
+# into the trace (omnistaging: ``lax.stage``) and prints as a literal. funcgrad's surface makes such
+# constants eagerly, as Arrays, so it tells them apart by where they were made: the surface's
+# constant helpers pass each 0-d constant through ``trace_constant``, which notes it in the builder
+# of the innermost trace that stages a jaxpr (a linearize trace computes known values now, so it is
+# skipped, as JAX's binds them on the parent). ``to_atom`` makes a literal of a 0-d Array only when
+# its own builder noted it; any other Array is a constvar -- one made before the trace, or made in
+# an enclosing trace and closed over by an inner one (equinox's closure_convert counts those
+# constants, as optimistix's LBFGS compares two operators' closures).
 """
 
 from __future__ import annotations
@@ -64,12 +77,29 @@ class StagingTracer(Tracer):
 
 
 def _is_literal_value(x) -> bool:
+    """Python and NumPy scalars (and 0-d NumPy arrays); an Array only as noted by its builder."""
     t = type(x)
     if t in python_scalar_types:
         return True
-    if t is Array:
-        return x.ndim == 0
     return isinstance(x, np.generic) or (t is np.ndarray and x.ndim == 0)
+
+
+def trace_constant(x):
+    """Note ``x``, a 0-d Array just made, as made by the innermost trace staging a jaxpr, which
+    then stages it as a literal (NOTE: [constants made while tracing]; every 0-d Array comes here,
+    ``hooks.note_constant``); returns ``x``. Outside a staging trace it is a plain Array.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> funcgrad.make_jaxpr(lambda x: x + fnp.asarray(2.0))(1.0)
+    { lambda ; a:f64[]. let b:f64[] = add a 2.0:f64[] in (b,) }
+    """
+    trace = core._state.trace
+    while trace.parent is not None:
+        if isinstance(trace, StagingTrace) and type(trace) is not PartialEvalTrace:
+            trace.builder.literals[id(x)] = x
+            return x
+        trace = trace.parent
+    return x
 
 
 class JaxprBuilder:
@@ -79,6 +109,9 @@ class JaxprBuilder:
         # ``arrays_as_consts``: a concrete 0-d Array is a constant, not a literal -- linearize's
         # residuals, which a vjp function's pytree leaves hold as JAX's does (NOTE: [vjp residuals]).
         self.arrays_as_consts = arrays_as_consts
+        # The 0-d constants made while this jaxpr was staged, by id (held, so no id is reused):
+        # literals (NOTE: [constants made while tracing]).
+        self.literals: dict[int, Array] = {}
         self.eqns: list[JaxprEqn] = []
         self.invars: list[Var] = []
         self.const_vars: dict[int, Var] = {}
@@ -108,10 +141,12 @@ class JaxprBuilder:
         if isinstance(x, Tracer):
             core.check_foreign_tracer(trace, x)
             return self.const_var(x)
-        if _is_literal_value(x) and not (self.arrays_as_consts and type(x) is Array):
-            aval = core.get_aval(x)
-            val = x._numpy()[()] if type(x) is Array else x
-            return Literal(val, aval)
+        if type(x) is Array:
+            if self.literals.get(id(x)) is x and not self.arrays_as_consts:
+                return Literal(x._numpy()[()], core.get_aval(x))
+            return self.const_var(x)
+        if _is_literal_value(x):
+            return Literal(x, core.get_aval(x))
         return self.const_var(x)
 
     def add_eqn(self, trace, primitive, atoms, params, out_avals, source=True) -> list[StagingTracer]:
@@ -336,3 +371,6 @@ def partial_eval_jaxpr(
         known_outs = [o for o, uk in zip(outs, out_unknowns) if not uk]
         known = known_trace.builder.build(known_trace, known_args, [*known_outs, *res_vals])
     return known, unknown, out_unknowns, len(res_vals)
+
+
+hooks.note_constant = trace_constant

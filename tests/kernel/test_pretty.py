@@ -93,6 +93,13 @@ def _cases(m):
         "checkpoint": (m.checkpoint(lambda x: np_.sin(np_.sin(x))), (1.0,)),
         "ones_staged": (lambda x: x + np_.ones(3) * np_.zeros_like(x), (np.ones(3),)),
         "dot_preferred_type": (lambda a, b: np_.dot(a, b), (np.ones((2, 3)), np.ones(3))),
+        # NOTE: [constants made while tracing]: an Array made before the trace is a constvar; one
+        # made in the trace is a literal there and a constant of an inner trace closing over it.
+        "array_made_before": ((lambda c: lambda x: x * c)(np_.asarray(2.0)), (1.0,)),
+        "branch_closes_constant": (
+            lambda p, x: (lambda k: lax_.cond(p, lambda y: y * k, np_.sin, x))(np_.asarray(3.0)),
+            (True, 1.0),
+        ),
     }
 
 
