@@ -1,11 +1,13 @@
 """The differentiation transformations of the public API: forward mode (``jvp``, ``linearize``)
-and reverse mode (``vjp`` and its ``VJPFunction``, ``grad``, ``value_and_grad``), with
-``stop_gradient`` and ``linear_transpose``.
+and reverse mode (``vjp`` and its ``VJPFunction``, whose ``with_refs`` sends cotangents into Refs
+as JAX 0.10's with the markers of ``jax.ad``: ``GradValue``, ``DontWant``, ``GradRef``,
+``DidntWant``; ``grad``, ``value_and_grad``), with ``stop_gradient`` and ``linear_transpose``.
 
 Layer: surface, under ``funcgrad.api`` (which re-exports these names and builds the Jacobians on
 them). Imports the kernel (``ad``, the IR, pytrees, dtypes), the primitive catalog (for
 ``stop_gradient``), ``funcgrad._api_util`` (the shared argument handling), ``funcgrad._eager_grad``
-(the recorded eager gradient) and ``funcgrad.tree_util`` (``Partial``).
+(the recorded eager gradient), ``funcgrad.tree_util`` (``Partial``) and ``funcgrad.ref``
+(``with_refs``' Refs).
 
 Every function here accepts and returns pytrees; the kernel works on flat lists, so each one
 flattens its inputs, runs the flat transformation, and unflattens. Errors name the
@@ -14,6 +16,7 @@ transformation, the argument (by position and pytree path) and the fix.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -43,6 +46,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.primitives import elementwise as _ew
+from funcgrad.ref import Ref, addupdate
 
 # ----------------------------------------------------------------------------------------------
 # Forward mode
@@ -216,6 +220,35 @@ class _LinearizedJVP:
 # Reverse mode
 
 
+# Where a cotangent goes in ``VJPFunction.with_refs`` (JAX 0.10's ``jax.ad``): asked for
+# (``GradValue``) or not (``DontWant``); what the result holds instead of a value added into a Ref
+# (``GradRef``) or one not asked for (``DidntWant``). The last two are pytree nodes without leaves.
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradValue:
+    """``with_refs``: return this primal's cotangent."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DontWant:
+    """``with_refs``: this primal's cotangent is not wanted."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradRef:
+    """In ``with_refs``'s result: the cotangent was added into the Ref given for this primal."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DidntWant:
+    """In ``with_refs``'s result: the cotangent was not wanted (``DontWant``)."""
+
+
+tu.register_dataclass(GradRef, [], [])
+tu.register_dataclass(DidntWant, [], [])
+
+
 class VJPFunction:
     """The backward function returned by ``vjp``: call it with output cotangents, any number of
     times (PyTorch's ``retain_graph=True``). ``.jaxpr`` is the linear program it transposes and
@@ -236,6 +269,55 @@ class VJPFunction:
         return self._lin.residuals
 
     def __call__(self, cotangents):
+        return tu.tree_unflatten(self._in_tree, self._input_cotangents(cotangents))
+
+    def with_refs(self, *maybe_ct_refs):
+        """The backward function with, for each primal leaf, where its cotangent goes (JAX 0.10's
+        ``f_vjp.with_refs``): ``GradValue()`` returns it, a ``Ref`` has it added into it (the
+        result holds ``GradRef()`` there) and ``DontWant()`` drops it (``DidntWant()``). With no
+        arguments every cotangent is returned, as by calling ``f_vjp``.
+
+        >>> from funcgrad.ref import new_ref
+        >>> _, f_vjp = vjp(lambda a, b: a * b, 2.0, 3.0)
+        >>> r = new_ref(10.0)
+        >>> f_vjp.with_refs(r, DontWant())(1.0), float(r[...])
+        ((GradRef(), DidntWant()), 13.0)
+        """
+        n = self._in_tree.num_leaves
+        wants = [GradValue()] * n if not maybe_ct_refs else tu.tree_leaves(maybe_ct_refs)
+        if len(wants) != n or (maybe_ct_refs and tu.tree_structure(maybe_ct_refs) != self._in_tree):
+            raise ValueError(
+                f"vjp function's with_refs: give one GradValue(), DontWant() or Ref per primal leaf, "
+                f"in the primals' structure {self._in_tree}; got {tu.tree_structure(maybe_ct_refs)}"
+            )
+        for i, (w, aval) in enumerate(zip(wants, self._lin.in_avals)):
+            if not isinstance(w, GradValue | DontWant | Ref):
+                raise TypeError(
+                    f"vjp function's with_refs: leaf {i} is {w!r}; each leaf is GradValue(), "
+                    "DontWant() or a Ref (funcgrad.ref.new_ref) to add the cotangent into"
+                )
+            want = ir.ShapedArray(aval.shape, _dt.tangent_dtype(aval.dtype))
+            if isinstance(w, Ref) and (w.shape, w.dtype) != (want.shape, want.dtype):
+                raise ValueError(
+                    f"vjp function's with_refs: the Ref for primal leaf {i} holds "
+                    f"{core.get_aval(w[...]).str_short()}, but that primal's cotangent is "
+                    f"{want.str_short()}; give a Ref of the cotangent's shape and dtype"
+                )
+
+        def backward(cotangents):
+            out = []
+            for w, ct in zip(wants, self._input_cotangents(cotangents)):
+                if isinstance(w, Ref):
+                    addupdate(w, ..., ct)
+                    out.append(GradRef())
+                else:
+                    out.append(DidntWant() if isinstance(w, DontWant) else ct)
+            return tu.tree_unflatten(self._in_tree, out)
+
+        return backward
+
+    def _input_cotangents(self, cotangents) -> list:
+        """One cotangent per primal leaf, for the output cotangents ``cotangents`` (checked)."""
         flat_ct, ct_tree = tu.tree_flatten(cotangents)
         if ct_tree != self._out_tree:
             raise TypeError(
@@ -259,8 +341,7 @@ class VJPFunction:
                 )
         aux_zeros = [ad.Zero(a) for a in self._lin.out_avals[self._n_out :]]
         cts_in = self._lin.transpose([*flat_ct, *aux_zeros])
-        out = [instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)]
-        return tu.tree_unflatten(self._in_tree, out)
+        return [instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)]
 
 
 def _flatten_vjp(f: VJPFunction):

@@ -54,3 +54,32 @@ def test_outputs_returned_as_jax_returns_them(case):
     assert [_kind(g) for g in g_leaves] == [_kind(w) for w in w_leaves]
     for g, w in zip(g_leaves, w_leaves):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w))
+
+
+def test_vjp_with_refs_sends_each_cotangent_where_asked_as_jax():
+    # jax 0.10's f_vjp.with_refs: a Ref gets its primal's cotangent added into it (GradRef() in the
+    # result), DontWant() drops it (DidntWant()), GradValue() returns it; a Ref of another shape is
+    # a ValueError.
+    import jax
+
+    from funcgrad._autodiff import DontWant, GradValue
+    from funcgrad.ref import new_ref
+
+    a = np.array([1.0, 2.0], np.float32)
+    b = (np.array([3.0, 4.0], np.float32), np.array([0.5, 1.5], np.float32))
+    ct = (np.ones(2, np.float32), np.full(2, 2.0, np.float32))
+    results = []
+    for lib, ad, ref in ((funcgrad, None, new_ref), (jax, jax.ad, jax.new_ref)):
+        grad_value, dont_want = (GradValue(), DontWant()) if ad is None else (ad.GradValue(), ad.DontWant())
+        _, f_vjp = lib.vjp(lambda x, y, lib=lib: (x * y[0], x + lib.numpy.sin(y[1])), a, b)
+        r = ref(np.full(2, 10.0, np.float32))
+        got_ref, (dropped, value) = f_vjp.with_refs(r, (dont_want, grad_value))(ct)
+        results.append(
+            (type(got_ref).__name__, type(dropped).__name__, np.asarray(value), np.asarray(r[...]))
+        )
+        with pytest.raises(ValueError):
+            f_vjp.with_refs(ref(np.zeros(3, np.float32)), (grad_value, grad_value))(ct)
+    (g_ref, g_drop, g_val, g_r), (w_ref, w_drop, w_val, w_r) = results
+    assert (g_ref, g_drop) == (w_ref, w_drop) == ("GradRef", "DidntWant")
+    np.testing.assert_allclose(g_val, w_val, rtol=1e-6)  # 2 cos(b1)
+    np.testing.assert_allclose(g_r, w_r, rtol=1e-6)  # 10 + b0 + 2
