@@ -14,6 +14,7 @@ TPUs and are accepted for that reason.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,6 +27,7 @@ from funcgrad.lax import ops, slicing
 
 __all__ = [
     "DotDimensionNumbers",
+    "RaggedDotDimensionNumbers",
     "approx_max_k",
     "approx_min_k",
     "broadcast_like",
@@ -46,6 +48,27 @@ __all__ = [
 
 # The type of ``dot_general``'s ``dimension_numbers``: ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)).
 DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]]
+
+
+@dataclasses.dataclass(frozen=True, init=False)
+class RaggedDotDimensionNumbers:
+    """The dimension numbers of a ragged contraction (``jax.lax.RaggedDotDimensionNumbers``): a
+    ``dot_general``'s ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``, the lhs
+    dimensions that are ragged (split into groups) and the rhs dimensions that index the groups.
+
+    >>> RaggedDotDimensionNumbers((([1], [1]), ([], [])), [0], [0]).dot_dimension_numbers
+    (((1,), (1,)), ((), ()))
+    """
+
+    dot_dimension_numbers: DotDimensionNumbers
+    lhs_ragged_dimensions: tuple[int, ...]
+    rhs_group_dimensions: tuple[int, ...]
+
+    def __init__(self, dot_dimension_numbers, lhs_ragged_dimensions, rhs_group_dimensions):
+        dn = tuple(tuple(tuple(int(d) for d in dims) for dims in pair) for pair in dot_dimension_numbers)
+        object.__setattr__(self, "dot_dimension_numbers", dn)
+        object.__setattr__(self, "lhs_ragged_dimensions", tuple(int(d) for d in lhs_ragged_dimensions))
+        object.__setattr__(self, "rhs_group_dimensions", tuple(int(d) for d in rhs_group_dimensions))
 
 
 def _integer(name: str, x):

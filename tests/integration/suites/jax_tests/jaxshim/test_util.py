@@ -913,3 +913,19 @@ class BufferDonationTestCase(JaxTestCase):
 
 
 del jnp
+
+
+def with_explicit_mesh(sizes, names, axis_types=None, iota_order=False):
+    """The test run under ``set_mesh`` of an Explicit mesh, passed as ``mesh=``."""
+    axis_types = (funcgrad.sharding.AxisType.Explicit,) * len(names) if axis_types is None else axis_types
+
+    def decorator(fn):
+        @functools.wraps(fn)
+        def mesh_fn(*args, **kwargs):
+            mesh = create_mesh(sizes, names, iota_order, axis_types=axis_types)
+            with funcgrad.sharding.set_mesh(mesh):
+                return fn(*args, **kwargs, mesh=mesh)
+
+        return mesh_fn
+
+    return decorator
