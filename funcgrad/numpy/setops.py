@@ -20,8 +20,10 @@ from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     as_fill,
     asarray,
+    aval,
     concrete_int,
     concrete_or_error,
+    convert,
     normalize_axis,
     promote_args,
 )
@@ -216,6 +218,13 @@ def unique_values(x, /, *, size=None, fill_value=None):
     return _unique(x, None, False, False, False, False, size, fill_value)
 
 
+def _weak_as(out, weak: bool):
+    """``out`` weakly typed where JAX's set function's result is: setdiff1d's keeps ar1's weak type;
+    intersect1d's and setxor1d's (of promoted operands) keep theirs without ``size=`` and are strong
+    with it (JAX builds them then in an array of the result dtype)."""
+    return convert(out, aval(out).dtype, weak_type=bool(weak)) if aval(out).weak_type != bool(weak) else out
+
+
 def _compact(values, keep, size, fill_value, what, zero_fill=False):
     """The entries of ``values`` where ``keep``, in order, cut or padded to ``size`` with
     ``fill_value``, by default JAX's: the smallest entry kept, 0 where none is (always 0 with
@@ -262,10 +271,12 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     >>> setdiff1d([4, 1, 3, 1], [3, 5]).tolist()
     [1, 4]
     """
-    ar1, ar2 = promote_args(asarray(ar1), asarray(ar2))
+    # (ar1's dtype and weak type, as NumPy's and JAX's: ar2 is only compared with)
+    ar1, ar2 = asarray(ar1), asarray(ar2)
     aux, mask = _unique_with_valid(ar1)
     keep = mask & isin(aux, ar2, invert=True)
-    return _compact(aux, keep, size, fill_value, "setdiff1d", zero_fill=True)
+    out = _compact(aux, keep, size, fill_value, "setdiff1d", zero_fill=True)
+    return _weak_as(out, aval(ar1).weak_type)
 
 
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
@@ -280,7 +291,8 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     keep = concatenate([mask1 & isin(aux1, ar2, invert=True), mask2 & isin(aux2, ar1, invert=True)])
     values = concatenate([aux1, aux2])
     order = argsort(values, stable=True)
-    return _compact(take(values, order), take(keep, order), size, fill_value, "setxor1d")
+    out = _compact(take(values, order), take(keep, order), size, fill_value, "setxor1d")
+    return _weak_as(out, size is None and aval(ar1).weak_type)
 
 
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None, fill_value=None):
@@ -293,7 +305,9 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
     ar1, ar2 = promote_args(asarray(ar1), asarray(ar2))
     aux, mask = _unique_with_valid(ar1)
     keep = mask & isin(aux, ar2)
-    values = _compact(aux, keep, size, fill_value, "intersect1d")
+    values = _weak_as(
+        _compact(aux, keep, size, fill_value, "intersect1d"), size is None and aval(ar1).weak_type
+    )
     if not return_indices:
         return values
     flat1, flat2 = ravel(ar1), ravel(ar2)

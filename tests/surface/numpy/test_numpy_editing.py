@@ -133,6 +133,21 @@ def test_set_operations_default_fill_is_jax_s():
             assert got.tolist() == want.tolist(), (fn, a, b)
 
 
+@pytest.mark.parametrize("size", [None, 3])
+def test_set_operations_dtypes_and_weak_types_as_jax(size):
+    # (the fuzzer) setdiff1d keeps ar1's dtype and weak type (ar2 is only compared with: NumPy's
+    # rule too); intersect1d/setxor1d of Python scalars are weak without size=, strong with it
+    import jax.numpy as jnp
+    from jax._src import config as jax_config
+
+    for fn in ("union1d", "intersect1d", "setdiff1d", "setxor1d"):
+        for a, b in [(3, 2), (3, 2.0), (2.5, 1), (np.array([1, 2]), 2), (2, np.array([1.5]))]:
+            got = getattr(fnp, fn)(a, b, size=size)
+            with jax_config.enable_x64(True):
+                want = getattr(jnp, fn)(a, b, size=size)
+            assert (got.dtype, got.weak_type, got.tolist()) == (want.dtype, want.weak_type, want.tolist())
+
+
 def test_unique_of_an_empty_array_with_size_as_jax():
     # (the fuzzer) JAX pads the values to size= but returns empty indices and counts
     import jax.numpy as jnp
