@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import asarray, aval, constant, select
+from funcgrad.numpy.indexing import _apply_counted
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
-from funcgrad.primitives import reductions as red
 from funcgrad.primitives import sorting as srt
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.gather import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
@@ -278,36 +277,7 @@ def scatter_apply(
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
     )
-    return apply_counted(operand, counts, func)
-
-
-def apply_counted(operand, counts, func):
-    """``operand`` with ``func`` applied ``counts`` times at each position (an int32 array of
-    ``operand``'s shape): a Python loop to the largest count when the counts are known, else a
-    ``while_loop`` to it.
-
-    >>> apply_counted(np.ones(3), np.array([0, 1, 2], np.int32), lambda v: v * 2).tolist()
-    [1.0, 2.0, 4.0]
-    """
-    operand, counts = asarray(operand), asarray(counts)
-
-    def step(i, y):
-        return select(ew.gt_p.bind(counts, i), func(y), y)
-
-    known = core.concrete_value(counts)
-    if known is not None:
-        for i in range(int(np.max(known, initial=0))):
-            operand = step(constant(i, np.int32), operand)
-        return operand
-    from funcgrad._control_flow import while_loop  # (the loops are a surface module above this one)
-
-    top = red.reduce_max(counts, tuple(range(counts.ndim))) if counts.ndim else counts
-    _, out = while_loop(
-        lambda c: ew.lt_p.bind(c[0], top),
-        lambda c: (ew.add_p.bind(c[0], constant(1, np.int32)), step(c[0], c[1])),
-        (constant(0, np.int32), operand),
-    )
-    return out
+    return _apply_counted(operand, counts, func)
 
 
 def pad(operand, padding_value, padding_config):

@@ -29,6 +29,7 @@ import inspect
 
 import numpy as np
 
+from funcgrad._control_flow import while_loop
 from funcgrad._placement import reshard
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
@@ -47,6 +48,7 @@ from funcgrad.numpy._core import (
 from funcgrad.numpy.ufuncs import power, true_divide
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
+from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
 from funcgrad.primitives._sharding_rules import indexing_out
 
@@ -70,6 +72,11 @@ def _check_static(entries, shape):
         if kind == _INT and not -shape[axis] <= value < shape[axis]:
             raise IndexError(f"index {value} out of bounds for axis {axis} with size {shape[axis]}")
         axis += kind in (_SLICE, _INT, _SCALAR, _ARRAY)
+
+
+class IndexTypeError(IndexError, TypeError):
+    """An index of a type that cannot index (a float, a string): NumPy raises IndexError, JAX
+    TypeError; this is both, so either ``except`` catches it."""
 
 
 def _bool_mask_error(where: str) -> NonConcreteBooleanIndexError:
@@ -124,7 +131,7 @@ def _expand(idx, shape: tuple[int, ...], where: str):
     entries = []
     ellipsis_at = None
     consumed = 0
-    for i in idx:
+    for position, i in enumerate(idx):
         if i is None:
             entries.append((_NEWAXIS, None))
         elif i is Ellipsis:
@@ -140,11 +147,14 @@ def _expand(idx, shape: tuple[int, ...], where: str):
             entries.append((_INT, int(i)))
             consumed += 1
         else:
+            if isinstance(i, str):
+                raise IndexTypeError(f"JAX does not support string indexing; got index={i!r}")
             arr = _index_array(i, where)
             if not hasattr(arr, "dtype") or isinstance(arr, float | complex):
-                raise IndexError(
-                    "only integers, slices (`:`), ellipsis (`...`), None (`numpy.newaxis`) and integer or "
-                    f"boolean arrays are valid indices; got {i!r}"
+                raise IndexTypeError(
+                    f"Indexer must have integer or boolean type, got indexer with type {type(i).__name__} at "
+                    f"position {position}, indexer value {i!r}: only integers, slices (`:`), ellipsis "
+                    "(`...`), None (`numpy.newaxis`) and integer or boolean arrays are valid indices"
                 )
             if arr.dtype == np.bool_:
                 value = core.concrete_value(arr)
@@ -160,8 +170,9 @@ def _expand(idx, shape: tuple[int, ...], where: str):
                 consumed += value.ndim
                 continue
             if not _is_int_dtype(arr.dtype):
-                raise IndexError(
-                    f"arrays used as indices must be of integer (or boolean) type, got {arr.dtype}"
+                raise IndexTypeError(
+                    f"Indexer must have integer or boolean type, got indexer with type {arr.dtype} at "
+                    f"position {position}: arrays used as indices must be of integer (or boolean) type"
                 )
             if arr.ndim == 0:
                 value = core.concrete_value(arr)
@@ -198,9 +209,10 @@ def _check_mask_shape(mask_shape, array_shape, first_axis):
     # (3, 4) x and a (0, 4) or (3, 0) mask is empty, not an error.
     for k, (m, n) in enumerate(zip(mask_shape, array_shape)):
         if m != n and 0 not in mask_shape:
-            raise IndexError(
-                f"boolean index did not match indexed array along axis {first_axis + k}; size of axis is "
-                f"{n} but size of corresponding boolean axis is {m}"
+            raise IndexError(  # (JAX's words, then NumPy's)
+                f"boolean index did not match shape of indexed array in index {first_axis}: got "
+                f"{tuple(mask_shape)}, expected {tuple(array_shape)}; along axis {first_axis + k} the "
+                f"array has size {n} and the boolean index size {m}"
             )
     if len(mask_shape) > len(array_shape):
         raise IndexError(f"too many indices for array: boolean mask of shape {mask_shape}")
@@ -809,14 +821,12 @@ class _IndexUpdateRef:
         [1.0, 400.0]
         """
         if not (unique_indices or _selects_unique(self.array, self.index)):
-            from funcgrad.lax.slicing import apply_counted  # (lax's module imports this one)
-
             x = asarray(self.array)
             zeros = constant(0, np.int32, x.shape)
             counts = _scatter(
                 zeros, self.index, 1, ix.scatter_add, mode, indices_are_sorted, False, wrap_negative_indices
             )
-            return apply_counted(x, counts, func)
+            return _apply_counted(x, counts, func)
         current = getitem(self.array, self.index, mode="clip", wrap_negative_indices=wrap_negative_indices)
         return self.set(
             func(current),
@@ -844,6 +854,33 @@ class IndexUpdateHelper:
 
     def __repr__(self):
         return f"IndexUpdateHelper({self.array!r})"
+
+
+def _apply_counted(operand, counts, func):
+    """``operand`` with ``func`` applied ``counts`` times at each position (an int32 array of
+    ``operand``'s shape): a Python loop to the largest count when the counts are known, else a
+    ``while_loop`` to it.
+
+    >>> _apply_counted(np.ones(3), np.array([0, 1, 2], np.int32), lambda v: v * 2).tolist()
+    [1.0, 2.0, 4.0]
+    """
+    operand, counts = asarray(operand), asarray(counts)
+
+    def step(i, y):
+        return select(ew.gt_p.bind(counts, i), func(y), y)
+
+    known = core.concrete_value(counts)
+    if known is not None:
+        for i in range(int(np.max(known, initial=0))):
+            operand = step(constant(i, np.int32), operand)
+        return operand
+    top = red.reduce_max(counts, tuple(range(counts.ndim))) if counts.ndim else counts
+    _, out = while_loop(
+        lambda c: ew.lt_p.bind(c[0], top),
+        lambda c: (ew.add_p.bind(c[0], constant(1, np.int32)), step(c[0], c[1])),
+        (constant(0, np.int32), operand),
+    )
+    return out
 
 
 # NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
