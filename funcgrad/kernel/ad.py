@@ -360,7 +360,7 @@ class LinearFunction:
 # NOTE: [transpose conventions]
 # A context may give the transpose of a vjp taken inside it another meaning: inside a checked
 # shard_map body, a vjp is the transpose of the *logical* function (NOTE: [gradients inside
-# shard_map], funcgrad/parallel.py). Such a context pushes its rule while it traces its body
+# shard_map], funcgrad/_vma.py). Such a context pushes its rule while it traces its body
 # (``with transpose_convention(rule)``; ``None`` shadows an outer rule); ``rule(lin, primals,
 # outputs)`` returns the ``LinearFunction`` that ``vjp`` transposes: ``lin`` itself, or one whose
 # ``transpose`` adjusts the cotangents. ``vjp`` asks ``in_context``; neither it nor the kernel
@@ -418,7 +418,7 @@ def linearize_flat(f: Callable, primals: Sequence[Any]) -> tuple[list, LinearFun
 
 
 # NOTE: [vjp residuals]
-# A vjp function is a pytree whose leaves are its residuals (funcgrad/api.py), and JAX's
+# A vjp function is a pytree whose leaves are its residuals (funcgrad/_autodiff.py), and JAX's
 # gradient-checkpointing tutorial prints the backward program over them: as in JAX, every value
 # the linear program reads is a residual, 0-d Arrays included (linearize's builder keeps them as
 # constants, not literals), and the residuals that are primal inputs come first, in the inputs'

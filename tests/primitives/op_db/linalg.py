@@ -1,5 +1,5 @@
-"""op_db entries: the linear-algebra family (primitives/linalg.py) -- cholesky, triangular_solve,
-lu, qr, householder_product, tridiagonal_solve.
+"""op_db entries: the linear-algebra families (primitives/linalg.py, tridiagonal.py) -- cholesky,
+triangular_solve, lu, qr, householder_product, tridiagonal_solve.
 
 Inputs are well conditioned (positive definite with a margin, triangular with diagonals away from
 zero, pivots well separated) so that finite differences resolve the derivatives in float64;
