@@ -414,12 +414,18 @@ def power(x1, x2, /):
         if x2 > 0 or _dt.is_inexact(aval(x1).dtype):
             return ew.integer_pow(x1, x2)
         raise ValueError("Integers to negative integer powers are not allowed.")  # (jax: TypeError)
+    # (JAX's float or complex base with an integer exponent array is lax.pow of the two unpromoted:
+    # weak only where both are, so 2.0 ** int_array is strong)
+    int_exponent, strong_exponent = _is_int(x2), not aval(x2).weak_type
     x1, x2 = broadcast_args(*promote_args(x1, x2))
     if _is_bool(x1):
         x1, x2 = ew.convert_element_type(x1, _dt.default_int), ew.convert_element_type(x2, _dt.default_int)
     if _is_int(x1):
         return _integer_power(x1, x2)
-    return ew.pow_p.bind(x1, x2)
+    out = ew.pow_p.bind(x1, x2)
+    if int_exponent and strong_exponent and aval(out).weak_type:
+        out = ew.convert_element_type(out, aval(out).dtype, weak_type=False)
+    return out
 
 
 pow = _doc(lambda x1, x2, /: power(x1, x2), "pow", "Alias of ``power``.", ">>> pow(2.0, 3).item()\n8.0")

@@ -650,3 +650,19 @@ def test_positive_of_booleans_as_jax():
             got = fn(x)
             assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
             np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_float_base_to_integer_array_power_is_strong_as_jax():
+    # JAX's float base with an integer exponent array is lax.pow of the two unpromoted: weak only
+    # where both are (2.0 ** int_array under jit was weak; the fuzzer's one-step sweep)
+    import jax
+    from jax._src import config as jax_config
+
+    x = np.array([1, 2, -3], np.int32)
+    cases = [lambda x: 2.0**x, lambda x: 0.5**x, lambda x: x**2.0]
+    for case in cases:
+        with jax_config.enable_x64(True):
+            want = jax.jit(lambda x, case=case: case(jax.numpy.asarray(x)))(x)
+        got = jit(lambda x, case=case: case(fnp.asarray(x)))(x)
+        assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-15)
