@@ -148,7 +148,10 @@ def _expand(idx, shape: tuple[int, ...], where: str):
             consumed += 1
         else:
             if isinstance(i, str):
-                raise IndexTypeError(f"JAX does not support string indexing; got index={i!r}")
+                raise IndexTypeError(
+                    f"JAX does not support string indexing; got index={i!r} (only integers, slices, "
+                    "ellipsis, None and integer or boolean arrays are valid indices)"
+                )
             arr = _index_array(i, where)
             if not hasattr(arr, "dtype") or isinstance(arr, float | complex):
                 raise IndexTypeError(

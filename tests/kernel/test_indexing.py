@@ -397,3 +397,17 @@ def test_check_static_indices_flag_as_jax():
                 config.update("jax_check_static_indices", False)
         assert str(want.value).startswith(str(got.value))  # (jax adds "(normalize_indices=True)")
         assert x[idx].shape == xj[idx].shape  # clamped again
+
+
+def test_index_type_errors_are_jax_type_errors_and_numpy_index_errors():
+    # JAX raises TypeError for a float or string index (lax_numpy_indexing_test), NumPy IndexError:
+    # funcgrad's error is both; the boolean mismatch says JAX's words.
+    x = fnp.zeros((2, 3))
+    for idx, words in ((0.0, "Indexer must have integer or boolean type"), ("abc", "string indexing")):
+        for err in (TypeError, IndexError):
+            with pytest.raises(err, match=words):
+                x[idx]
+    with pytest.raises(TypeError, match="Indexer must have integer or boolean type"):
+        x.at[np.array([0.0])].add(1.0)
+    with pytest.raises(IndexError, match=r"boolean index did not match shape of indexed array in index 0"):
+        x[np.array([True, False, True])]
