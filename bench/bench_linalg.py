@@ -25,7 +25,24 @@ is the median over rounds of each round's median. torch and autograd are skipped
 ``--single-thread`` runs every library on one thread (OpenBLAS, OpenMP, XLA's Eigen pool, torch):
 on a loaded machine, idle BLAS threads spin-waiting for busy cores make multi-threaded timings of
 the same LAPACK kernels vary tenfold between runs, so this is the setting that compares the
-libraries' own work.
+libraries' own work; it also pins each worker to one core. ``--cpu`` times each call by the
+worker's CPU time (``time.process_time``, every thread of the process) instead of the wall clock:
+with ``--single-thread`` on a loaded machine, the wall time counts the time a worker waited for a
+core, the CPU time leaves it out (the first-call cases stay wall time).
+
+Where the time goes (``--single-thread --cpu``, the shared 2-core machine at load 12-15):
+
+- ``gp_eager`` (funcgrad 40-47 ms against torch's 35-41 ms in interleaved pairs of fresh
+  processes): 23 ms are BLAS/LAPACK calls -- two 500x500 triangular solves with 500 right-hand
+  sides in the Cholesky factor's backward rule (7-8 ms each), a 500^3 product (5 ms), the
+  factorisation (2.3 ms) -- and 14 ms some 40 NumPy elementwise passes over 500x500 arrays. The
+  gap is the BLAS: NumPy/SciPy's OpenBLAS runs ``dtrsm`` at half its ``dgemm`` rate (7.0-7.7 ms
+  at n=500, ``dtrmm`` 3.8 ms), where torch's MKL solves the same system in 4.0 ms; XLA's
+  triangular solve (Eigen, under ``jit``) takes 7-9 ms, and a recursive blocked solve (``dgemm``
+  for the off-diagonal block) 9-11 ms, so neither replaces it.
+- ``eigh_grad``: funcgrad's optimised program is jax's with one product fewer (the backward
+  ``V diag(g) V^T`` as one dot of a scaled ``V``; the forward's ``syevd`` call and its
+  symmetrisation are the same HLO); the two measure level within this machine's noise.
 """
 
 from __future__ import annotations
@@ -45,7 +62,16 @@ import sys  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from _timing import block as _block  # noqa: E402
-from _timing import fmt, median_time  # noqa: E402
+from _timing import fmt  # noqa: E402
+from _timing import median_time as _median_time  # noqa: E402
+
+
+def median_time(fn, **kw):
+    """``_timing.median_time`` with this run's clock: the process's CPU time under ``--cpu``
+    (environment ``BENCH_CLOCK=cpu`` in the worker), else wall time."""
+    clock = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else None
+    return _median_time(fn, clock=clock, **kw)
+
 
 N_GP, N_SOLVE, N_EIGH, N_SVD = 500, 300, 200, 100
 
@@ -298,11 +324,13 @@ SINGLE_THREAD_ENV = {
 }
 
 
-def run_worker(lib, case, repeats, single_thread=False):
+def run_worker(lib, case, repeats, single_thread=False, cpu=False):
     env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_COMPILATION_CACHE_DIR"}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     if single_thread:
         env.update(SINGLE_THREAD_ENV)
+    if cpu:
+        env["BENCH_CLOCK"] = "cpu"
     proc = subprocess.run(
         [sys.executable, __file__, "--worker", lib, case, str(repeats)],
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=600,
@@ -320,7 +348,9 @@ def main():
     ap.add_argument(
         "--single-thread", action="store_true", help="one thread per library (see the module docs)"
     )
+    ap.add_argument("--cpu", action="store_true", help="CPU time per call instead of wall time")
     args = ap.parse_args()
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     rounds = args.rounds or (2 if args.quick else 3)
     repeats = 7 if args.quick else 15
     results = {}
@@ -329,13 +359,15 @@ def main():
         samples = {lib: [] for lib in libs}
         for _ in range(rounds):
             for lib in libs:
-                samples[lib].append(run_worker(lib, case, repeats, args.single_thread))
+                samples[lib].append(run_worker(lib, case, repeats, args.single_thread, args.cpu))
         results[case] = {lib: statistics.median(v) for lib, v in samples.items()}
         print(f"  {case}: " + ", ".join(f"{k}={fmt(v)}" for k, v in results[case].items()), file=sys.stderr)
-    report(results)
+    report(results, "CPU time" if args.cpu else "wall time")
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 
 
-def report(results):
+def report(results, clock="wall time"):
+    print(f"\n(median {clock} per call)")
     print(f"\n{'case':<36} {'library':<10} {'median':>10} {'funcgrad / this':>16}  goal")
     print("-" * 96)
     for case, r in results.items():
@@ -349,6 +381,8 @@ def report(results):
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        if os.environ.get("OMP_NUM_THREADS") == "1" and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # --single-thread: one core
         lib, case, repeats = sys.argv[2], sys.argv[3], int(sys.argv[4])
         print(json.dumps({"seconds": worker_main(lib, case, repeats)}))
     else:
