@@ -88,6 +88,9 @@ def _process(trace: core.Trace, call: CustomCall) -> Any:
         handler = _HANDLERS.get(cls)
         if handler is not None:
             return handler(trace, call)
+    own = getattr(trace, "process_custom_call", None)  # (a trace of a layer above: its own rule)
+    if own is not None:
+        return own(call)
     return call.staged()
 
 

@@ -633,3 +633,24 @@ def test_custom_jvp_of_a_partial_and_keyword_only_defaults_as_jax():
             g(0.5)
         with pytest.raises(TypeError, match="could not be resolved to positions: k"):
             g(0.5, 1.0, k=3.0)
+
+
+def test_custom_jvp_of_concrete_values_under_ensure_compile_time_eval_as_jax():
+    # JAX's custom_api_test: inside ensure_compile_time_eval under jit, a custom_jvp function of
+    # concrete arguments runs on them (its body compares them; it was traced and raised).
+    import jax
+
+    for api in (funcgrad, jax):
+
+        @api.custom_jvp
+        def f(x):
+            assert x == 0.0  # concrete
+            return x + 1.0
+
+        f.defjvp(lambda p, t: (p[0], t[0]))
+
+        def g(api=api, f=f):
+            with api.ensure_compile_time_eval():
+                return f(0.0)
+
+        assert float(api.jit(g)()) == 1.0
