@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -65,7 +66,8 @@ def _run_side(side: str, test_file: Path, args, workdir: Path, only: list[str] |
         os.environ, JAX_NUM_GENERATED_CASES=str(args.cases), JAX_PLATFORMS="cpu", FUNCGRAD_PLATFORM="cpu"
     )
     env["JAX_ENABLE_X64"] = "1" if args.x64 else "0"
-    cmd = [sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:cacheprovider", "-o", "addopts=",
+    # -v: a line per test in the log as it ends, read when a timeout leaves no XML
+    cmd = [sys.executable, "-m", "pytest", "-v", "-n0", "-p", "no:cacheprovider", "-o", "addopts=",
            f"--junitxml={xml}"]  # fmt: skip
     cmd += [f"{test_file}::{t}" for t in only] if only is not None else [str(test_file)]
     if side == "funcgrad":
@@ -88,8 +90,25 @@ def _run_side(side: str, test_file: Path, args, workdir: Path, only: list[str] |
                 proc.kill()
                 proc.wait()
             status = f"timeout after {args.timeout}s (partial)"
-    tail = log.read_text(errors="replace")[-2000:]
-    return {"status": status, "seconds": round(time.time() - start, 1), "tests": _outcomes(xml), "tail": tail}
+    text = log.read_text(errors="replace")
+    tests = _outcomes(xml) if xml.exists() else _outcomes_from_log(text)
+    return {"status": status, "seconds": round(time.time() - start, 1), "tests": tests, "tail": text[-2000:]}
+
+
+_LOG_LINE = re.compile(r"^\S+?\.py::(\S+) (PASSED|FAILED|ERROR|SKIPPED)\b")
+
+
+def _outcomes_from_log(text: str) -> dict[str, tuple[str, str]]:
+    """test id -> (outcome, '') from pytest's ``-v`` lines, for a run stopped at the timeout before
+    it wrote its XML (a test stuck in compiled code can outlast the SIGINT's grace period)."""
+    out = {}
+    for line in text.splitlines():
+        m = _LOG_LINE.match(line)
+        if m:
+            name, kind = m.groups()
+            name = name if "::" in name else f"::{name}"
+            out[name] = (kind.lower() if kind != "FAILED" else "failed", "")
+    return out
 
 
 def _count(tests: dict) -> dict:
