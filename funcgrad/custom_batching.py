@@ -87,6 +87,13 @@ class custom_vmap:
         self.fun = fun
         self.vmap_rule: Callable | None = None
 
+    def __getattr__(self, name):
+        """Other attributes come from the wrapped function, so a custom_vmap wrapping a custom_jvp
+        exposes ``defjvp`` (JAX forwards the ``def*`` methods of stacked custom decorators)."""
+        if name.startswith("__") or name == "fun":
+            raise AttributeError(name)
+        return getattr(self.fun, name)
+
     def def_vmap(self, vmap_rule: Callable[..., tuple[Any, Any]]) -> Callable[..., tuple[Any, Any]]:
         """Set the vmap rule ``vmap_rule(axis_size, in_batched, *args) -> (out, out_batched)``;
         returns it unchanged, so it works as a decorator.

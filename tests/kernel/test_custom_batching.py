@@ -380,3 +380,16 @@ def test_grad_of_a_closed_over_value_without_vmap_is_the_body_and_under_vmap_an_
     assert_close(funcgrad.grad(outer)(2.0, 0.3), np.sin(0.3))
     with pytest.raises(TypeError, match="closes over a value that is being differentiated"):
         funcgrad.vmap(funcgrad.grad(outer), in_axes=(None, 0))(2.0, XS)
+
+
+def test_stacked_custom_decorators_forward_their_def_methods_as_jax():
+    # JAX's custom_api_test: custom_vmap(custom_jvp(f)) has defjvp (it raised AttributeError), and
+    # the rules set through either decorator take effect.
+    import funcgrad
+    from funcgrad.custom_batching import custom_vmap
+
+    f = custom_vmap(funcgrad.custom_jvp(lambda x: 2.0 * x))
+    f.def_vmap(lambda size, in_batched, xs: (3.0 * xs, True))
+    f.defjvp(lambda p, t: (2.0 * p[0], 5.0 * t[0]))
+    assert float(funcgrad.jvp(f, (1.0,), (1.0,))[1]) == 5.0
+    assert funcgrad.vmap(f)(funcgrad.numpy.ones(2)).tolist() == [3.0, 3.0]
