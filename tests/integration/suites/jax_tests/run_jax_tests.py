@@ -5,7 +5,10 @@ Each file runs in its own pytest process per side (``--timeout`` seconds), with 
 ``JAX_NUM_GENERATED_CASES`` (JAX's parameterized tests sample that many cases with a fixed seed, so
 a test name is the same case on both sides) and the same ``JAX_ENABLE_X64``. The funcgrad side
 loads ``jaxshim_plugin`` (this folder on ``PYTHONPATH``): the alias ``funcgrad.as_jax`` plus the
-``jax._src`` modules the files import (``jaxshim/``). Outcomes are read from JUnit XML.
+``jax._src`` modules the files import (``jaxshim/``). Outcomes are read from JUnit XML; a side that
+runs past ``--timeout`` gets SIGINT (pytest then writes the XML of the tests it finished), and if no
+XML comes, the outcomes are read from the per-test lines of its log (``<workdir>/<file>.<side>.log``).
+A file that does not load on funcgrad (one error, ``::<file>``) runs whole on jax.
 
     python tests/integration/suites/jax_tests/run_jax_tests.py --jax-repo /work/.mirror/jax-ml+jax/repo \\
         [--tag jax-v0.10.2] [--files lax_numpy_operators_test ...] [--x64] [--cases 10] \\
