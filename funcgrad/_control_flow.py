@@ -583,8 +583,9 @@ def scan(
     paths = _leaf_paths(xs_tree)
     for path, a in zip(paths, xs_avals):
         if a.ndim == 0:
-            raise TypeError(
-                f"scan: xs{path} is a scalar ({a.str_short()}); scanned arrays need a leading axis"
+            raise ValueError(  # (JAX's words and type)
+                f"scan got value with no leading axis to scan over: xs{path} is a scalar "
+                f"({a.str_short()}); scanned arrays need a leading axis"
             )
     lengths = {a.shape[0] for a in xs_avals}
     if length is not None:

@@ -296,6 +296,8 @@ def test_vmap_scan(rng):
 def test_scan_errors():
     with pytest.raises(TypeError, match=r"carry.*f64\[2\] on input and f64\[3\] on output"):
         scan(lambda c, x: (fnp.concatenate([c, x[None]]), None), np.zeros(2), np.ones(3))
+    with pytest.raises(ValueError, match="scan got value with no leading axis to scan over"):
+        scan(lambda c, x: (c, x), 0, [np.int32(1), np.int32(2)])  # JAX's error (issue 744)
     with pytest.raises(ValueError, match="same leading axis"):
         scan(lambda c, x: (c, None), 0.0, (np.ones(3), np.ones(4)))
     with pytest.raises(TypeError, match="pair"):
