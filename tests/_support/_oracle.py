@@ -93,7 +93,7 @@ def cheapen_funcgrad_compiles() -> bool:
     is imported, and once done. Returns whether funcgrad's compiles are cheapened.
 
     Example:
-        >>> import funcgrad, funcgrad.numpy as jnp
+        >>> import funcgrad, funcgrad.numpy as jnp, funcgrad.xla_bridge.executables
         >>> cheapen_funcgrad_compiles()
         True
         >>> float(funcgrad.lax.fori_loop(0, 3, lambda i, x: 2 * x, jnp.float32(1)))
