@@ -38,6 +38,7 @@ from funcgrad.primitives._rules import to_front
 from funcgrad.primitives.checks import check_p
 
 from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import (
     Zero,
     instantiate,
@@ -398,8 +399,16 @@ def _cond_batch(axis_size, vals, dims, *, branches):
         index = to_front(index, index_dim, axis_size)
         dt = core.get_aval(index).dtype
         index = ew.clamp_p.bind(np.asarray(0, dt), index, np.asarray(len(branches) - 1, dt))
+        # Each branch sees its operands with the gradient stopped in the lanes it does not own
+        # (JAX's rule, issue 1052): a lane's unused branch may have an infinite derivative there
+        # (sqrt at 0 behind a guard), and 0 * inf would reach the operand's gradient as NaN.
+        floats = [_dt.is_inexact(core.get_aval(x).dtype) for x in ops_]
+        ops_ = [to_front(x, d, axis_size) if f else x for x, d, f in zip(ops_, op_dims, floats)]
+        op_dims = [0 if f else d for d, f in zip(op_dims, floats)]
         outs_per_branch = [
-            core.eval_jaxpr(bj.jaxpr, bj.consts, *ops_, bind=_lane_masked_checks(index, i))
+            core.eval_jaxpr(
+                bj.jaxpr, bj.consts, *_owned_lanes(index, i, ops_, floats), bind=_lane_masked_checks(index, i)
+            )
             for i, bj in enumerate(batch_jaxpr(b, axis_size, op_dims, instantiate=True)[0] for b in branches)
         ]
         outs = []
@@ -414,6 +423,22 @@ def _cond_batch(axis_size, vals, dims, *, branches):
     batched = tuple(batch_jaxpr(b, axis_size, op_dims, instantiate=out_b)[0] for b in branches)
     outs = cond_p.bind(index, *ops_, branches=batched)
     return outs, [0 if b else None for b in out_b]
+
+
+def _owned_lanes(index, i, ops_, floats):
+    """``ops_`` (floating ones with the batch axis in front) with the gradient stopped in the lanes
+    where ``index`` is not ``i``."""
+    if not any(floats):
+        return ops_
+    mine = ew.eq_p.bind(index, np.asarray(i, core.get_aval(index).dtype))
+    out = []
+    for x, f in zip(ops_, floats):
+        if f:
+            shape = core.get_aval(x).shape
+            which = st.broadcast_in_dim(mine, shape, (0,)) if len(shape) > 1 else mine
+            x = ew.select_n_p.bind(which, ew.stop_gradient_p.bind(x), x)
+        out.append(x)
+    return out
 
 
 cond_p.def_impl(_eager(_cond_impl, cond_p))

@@ -462,3 +462,19 @@ def test_map_batch_size_vmaps_each_step_and_the_remainder(batch_size):
     assert len(seen) == {0: 1, 3: 2, 4: 2, 12: 1}[batch_size] and set(seen) == {(1,)}
     grad = funcgrad.grad(lambda x: lax_map(fnp.sin, x, batch_size=batch_size).sum())(np.arange(10.0))
     np.testing.assert_allclose(np.asarray(grad), np.cos(np.arange(10.0)), rtol=1e-12)
+
+
+def test_grad_of_vmapped_cond_has_no_nan_from_the_unused_branch_as_jax():
+    # JAX's testCondGradVmapNan (issue 1052) through funcgrad.as_jax: under vmap a batched
+    # predicate runs both branches; sqrt's infinite derivative at 0 in the lanes that take the other
+    # branch reached the gradient as 0 * inf = NaN.
+    import jax
+
+    for api, np_, lax in ((funcgrad, fnp, funcgrad.lax), (jax, jax.numpy, jax.lax)):
+
+        def safe(x, np_=np_, lax=lax):
+            return lax.cond(x < 1e-3, lambda _: 1e-3, lambda _: np_.sqrt(x), ())
+
+        x = np.array([0.0, 1.0, 4.0, 0.0])
+        got = api.grad(lambda x, safe=safe, api=api: api.vmap(safe)(x).sum())(x)
+        np.testing.assert_allclose(got, [0.0, 0.5, 0.25, 0.0])
