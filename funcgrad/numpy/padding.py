@@ -20,6 +20,7 @@ from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import concatenate
 from funcgrad.numpy.misc import apply_along_axis
 from funcgrad.numpy.sorting import median
+from funcgrad.numpy.ufuncs import multiply, subtract
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 
@@ -96,8 +97,12 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise ValueError(f"can't extend empty axes with mode {mode!r}; use mode='constant'")
     if mode in _INDEX_MODES:
         reflect_type = kwargs.get("reflect_type", "even")
-        if reflect_type != "even":
-            raise NotImplementedError("pad: reflect_type='odd' is not supported")
+        if reflect_type not in ("even", "odd"):
+            raise ValueError(f"pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
+        if reflect_type == "odd" and mode in ("reflect", "symmetric"):
+            for axis, (before, after) in enumerate(widths):
+                x = _reflect_odd(_reflect_odd(x, axis, before, mode, True), axis, after, mode, False)
+            return x
         for axis, (before, after) in enumerate(widths):
             if before or after:
                 index = np.pad(np.arange(x.shape[axis]), (before, after), mode=mode)
@@ -116,6 +121,30 @@ def pad(array, pad_width, mode="constant", **kwargs):
             x = _stat_pad(x, axis, before, after, mode, length)
         return x
     raise ValueError(f"mode {mode!r} is not supported")
+
+
+def _reflect_odd(x, axis, width, mode, before):
+    """``width`` values reflected oddly onto one side of ``axis`` (NumPy's and JAX's ``reflect_type
+    ='odd'``: ``2 * edge - mirrored``), a period at a time as JAX does, each new period's edge the
+    last one added, so the values (and NaN/inf arithmetic) are JAX's."""
+    n = x.shape[axis]
+    offset = 1 if mode == "reflect" and n > 1 else 0
+    edge = _edge(x, axis, not before)
+    while width > 0:
+        chunk = min(width, n - offset)
+        width -= chunk
+        m = x.shape[axis]
+        if before:
+            start, stop = offset, offset + chunk
+        else:
+            stop = m if (mode == "symmetric" or n == 1) else m - 1
+            start = m - chunk - offset
+        piece = st.rev(st.slice_in_dim(x, start, stop, 1, axis), (axis,))
+        piece = subtract(multiply(2, edge), piece)
+        if n > 1:
+            edge = _edge(piece, axis, not before)
+        x = concatenate([piece, x] if before else [x, piece], axis)
+    return x
 
 
 def _pad_constant(x, axis, before, after, v_before, v_after):
@@ -139,7 +168,8 @@ def _edge(x, axis, last: bool):
 def _ramp(edge, end, width, axis, ndim, reverse):
     """``width`` values from ``end`` toward ``edge`` (exclusive), NumPy's ``linspace`` ramp."""
     dtype = edge.dtype
-    compute = np.dtype(np.float64) if dtype.kind in "biu" else dtype
+    # (JAX's linspace computes an integer ramp in its inexact type: float32 up to 32 bits)
+    compute = np.dtype(np.float64 if dtype.itemsize == 8 else np.float32) if dtype.kind in "biu" else dtype
     t = np.arange(width, dtype=compute) / width
     if reverse:
         t = t[::-1]
@@ -148,8 +178,12 @@ def _ramp(edge, end, width, axis, ndim, reverse):
     # The full shape: elementwise primitives take equal shapes (NOTE: [elementwise operand contract]).
     t = constant(np.broadcast_to(t.reshape(shape), edge.shape), compute)
     edge_f = convert(edge, compute)
-    end_f = constant(end, compute)
-    ramp = ew.add_p.bind(end_f, ew.mul_p.bind(t, ew.sub_p.bind(edge_f, end_f)))
+    end_f = constant(np.broadcast_to(np.asarray(end, compute), edge.shape), compute)
+    if width == 1:  # (JAX's linspace of one point is its start alone: no 0 * edge, NaN at inf)
+        ramp = end_f
+    else:  # (JAX's linspace: start * (1 - t) + stop * t)
+        one = constant(np.ones(edge.shape, compute), compute)
+        ramp = ew.add_p.bind(ew.mul_p.bind(end_f, ew.sub_p.bind(one, t)), ew.mul_p.bind(edge_f, t))
     if dtype.kind in "iu":
         ramp = ew.floor_p.bind(ramp)  # NumPy's integer linspace floors
     return convert(ramp, dtype)

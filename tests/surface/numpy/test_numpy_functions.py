@@ -862,6 +862,30 @@ def test_interp_derivatives_and_weak_types_as_jax():
         assert not np_.interp(1.5, np.array([1.0, 2.0]), np.array([1.0, 2.0])).weak_type
 
 
+def test_pad_odd_reflection_and_linear_ramp_as_jax():
+    # (the fuzzer) reflect_type='odd' raised NotImplementedError; a one-wide linear ramp is its end
+    # value alone (jax's linspace of one point; NumPy's 0 * inf gave NaN); integer ramps round as
+    # jax's float32 linspace; the derivative of an odd reflection is jax's too
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)  # (as the suite's other oracle tests run jax)
+    cases = [
+        (np.array([1.0, 2.5, -4.0, 7.0]), 7, "reflect", {"reflect_type": "odd"}),
+        (np.arange(6.0).reshape(2, 3) ** 2, (4, 1), "symmetric", {"reflect_type": "odd"}),
+        (np.array([3.0]), 2, "reflect", {"reflect_type": "odd"}),
+        (np.array([np.inf, 1.0, np.nan]), 1, "linear_ramp", {"end_values": (2, -1)}),
+        (np.array([1, 5, 2], np.int32), 3, "linear_ramp", {"end_values": (2, -1)}),
+    ]
+    for x, width, mode, kw in cases:
+        want = jax.numpy.pad(x, width, mode=mode, **kw)
+        for fn in (fnp.pad, jit(lambda x: fnp.pad(x, width, mode, **kw))):
+            got = fn(x, width, mode, **kw) if fn is fnp.pad else fn(x)
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-13)
+    x = np.array([1.0, 2.5, -4.0])
+    f = lambda m: lambda x: m.sum(m.pad(x, 4, mode="reflect", reflect_type="odd") * m.arange(11.0))
+    np.testing.assert_allclose(np.asarray(funcgrad.grad(f(fnp))(x)), np.asarray(jax.grad(f(jax.numpy))(x)))
+
+
 def test_a_range_of_axes_as_jax():
     # JAX reads axes as an index tuple, so a range or a 1-D NumPy array works (distrax:
     # expand_dims(scale, range(n)); TensorFlow Probability: transpose(x, np.array(perm)))
