@@ -24,6 +24,7 @@ from funcgrad import _devices
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.lax import ops, slicing
+from funcgrad.numpy._core import convert
 
 __all__ = [
     "DotDimensionNumbers",
@@ -92,7 +93,7 @@ def population_count(x):
     """
     x = _integer("population_count", x)
     # NumPy's bitwise_count counts |x|: on the unsigned bit pattern it is the population count.
-    return fnp.bitwise_count(_as_unsigned(x)).astype(x.dtype)
+    return _weak_as(fnp.bitwise_count(_as_unsigned(x)).astype(x.dtype), x)
 
 
 def clz(x):
@@ -108,7 +109,12 @@ def clz(x):
     while shift < nbits:  # every bit below the highest set one becomes 1
         v = v | (v >> np.asarray(shift, v.dtype))
         shift *= 2
-    return (np.asarray(nbits, v.dtype) - fnp.bitwise_count(v).astype(v.dtype)).astype(x.dtype)
+    return _weak_as((np.asarray(nbits, v.dtype) - fnp.bitwise_count(v).astype(v.dtype)).astype(x.dtype), x)
+
+
+def _weak_as(out, x):
+    # (a unary primitive in JAX: a Python int operand gives a weak result)
+    return convert(out, out.dtype, weak_type=True) if getattr(x, "weak_type", False) else out
 
 
 def mulhi(x, y, /):

@@ -50,6 +50,7 @@ CASES = {
     "ndtr": lambda T, np: T.scipy.special.ndtr(0.5),
     "log_ndtr": lambda T, np: T.scipy.special.log_ndtr(0.5),
     "lax_conj": lambda T, np: T.lax.conj(0.5),
+    "lax_bit_counts": lambda T, np: (T.lax.population_count(7), T.lax.clz(7)),
     "round_decimals": lambda T, np: np.round(0.25, 1),
     "power_0": lambda T, np: np.power(0.5, 0),
     # a NumPy int array with a Python float is a weak float, as in JAX
