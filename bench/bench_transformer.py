@@ -41,6 +41,28 @@ workload is compute-bound, so read the ratios, not the absolute times, on a load
 
 Where the time goes (measured with ``--threads 1`` on the shared 2-core machine, load 14-17):
 
+- ``step``: funcgrad's user time is torch.compile's (252 against 246 ms of CPU per call, load
+  12); the gap is system time, 55-58 ms against 9: XLA's temporaries of the step (120.4 MB,
+  ``compiled.memory_analysis()``; jax's program 127.4 MB) are one allocation per call, which
+  glibc serves with a fresh ``mmap`` and returns with ``munmap`` when the call ends (strace: one
+  126,214,144-byte mmap/munmap pair per call), so all 30.8k pages fault in on every call
+  (torch.compile: 4.6k). What was tried, besides the process-wide ``+malloc`` opt-in:
+  jaxlib 0.10.2's CPU client takes no allocator or buffer pool (``get_tfrt_cpu_client``'s
+  arguments: asynchronous, distributed client, node id/count, collectives, device count,
+  topology timeouts, transfer server) and no XLA flag keeps temporaries between calls;
+  ``--xla_multiheap_size_constraint_per_heap=16777216`` splits the allocation into 16 MiB heaps,
+  which glibc then takes from its brk heap, but ``free`` trims the heap's top at the call's end
+  (strace: brk shrinks by 3 x 32 MiB) and the faults stay (32.6k); the memory-optimised
+  scheduler (``--xla_cpu_scheduler_type=CPU_SCHEDULER_TYPE_MEMORY_OPTIMIZED``) needs 130.1 MB;
+  donating the parameters (``donate_argnums=0``, rebound each step as a training loop does)
+  removes the outputs' allocations, which were not the faulting memory (33.5k faults against
+  31.1k, no CPU time saved in two pairs); transparent huge pages are ``madvise``-only here and
+  glibc's mapping is not advised (only glibc's ``hugetlb`` tunable would, process-wide at
+  start). ``--xla_cpu_prefer_vector_width=512``, ``--xla_cpu_use_onednn=true`` and
+  ``--xla_cpu_opt_preset=CPU_OPT_PRESET_FAST_RUNTIME`` measured within the noise (3-4
+  interleaved pairs, load 10-17). So the step stays level with torch.compile only with the
+  opt-in, and 1.2x its CPU time without.
+
 - ``eager``: the GEMMs (NumPy's OpenBLAS, about torch's MKL speed for these shapes one at a
   time) are 55% of funcgrad's call; the rest is ~840 NumPy steps, as many as torch's autograd
   runs. The gap to torch was page faults: the cached program's 168 MB of intermediates came
@@ -57,7 +79,12 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
   +malloc column). Its floor is the jitted step's own time plus that output, so 0.5x jax's time
   (183-188 ms of CPU here) is below what the step alone costs (215-275 ms): out of reach while
   the GEMMs run at these speeds (the step's 21 GFLOP at the 237 GFLOP/s peak of one core would
-  be 90 ms alone).
+  be 90 ms alone). Checked again at load 10-17 (``--threads 1 --rounds 2``, and one worker per
+  fresh process with getrusage): funcgrad's per-example program takes 1.22-1.35x its own jitted
+  step's CPU time (user 403-431 ms against 333-363, 42.6-46.8k faults against 30.8k), and that
+  step alone is 0.61x jax's per-example CPU time (500 against 821 ms): 0.5x jax would need the
+  per-example program to cost less than the step, which does the same products with one
+  gradient instead of eight. Measured per-example ratio: 0.83x jax (0.65x with ``+malloc``).
 """
 
 from __future__ import annotations
