@@ -98,6 +98,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     if dtype is not None:
         dtype = check_user_dtype(dtype, "asarray")
     if isinstance(a, core.Tracer | Array):
+        if copy and isinstance(a, core.Tracer):
+            a = ew.copy_p.bind(a)  # (JAX's jnp.array of a traced value stages a copy)
         out = a if dtype is None else ew.convert_element_type(a, dtype)
         if copy is False and out is not a:
             raise ValueError(

@@ -637,6 +637,7 @@ def _raw_wide_primal(x) -> bool:
         x = x.primal
     return isinstance(x, np.ndarray | np.generic) and x.dtype in _dt.TO_32
 
+
 # ----------------------------------------------------------------------------------------------
 # clamp(lo, x, hi)
 
@@ -718,6 +719,19 @@ stop_gradient_p.def_impl(lambda x: x)
 stop_gradient_p.def_abstract_eval(lambda x: x)
 stop_gradient_p.def_batch(lambda axis_size, vals, dims: (stop_gradient_p.bind(vals[0]), dims[0]))
 defjvp_zero(stop_gradient_p)
+
+
+# ----------------------------------------------------------------------------------------------
+# copy: the identity as a new value (JAX's ``copy_p``: ``jnp.array`` of a traced value stages it,
+# so the copy is a value of its own, never the caller's object: NOTE: [primals as the caller gave
+# them] maps objects, not values). Eagerly the result is a new Array over the same immutable data.
+
+copy_p = Primitive("copy")
+copy_p.def_impl(lambda x: x)
+copy_p.def_abstract_eval(lambda x: x)
+copy_p.def_batch(lambda axis_size, vals, dims: (copy_p.bind(vals[0]), dims[0]))
+deflinear(copy_p, lambda ct, x: [copy_p.bind(instantiate(ct))])
+copy_p.def_taylor(linear_taylor(copy_p))
 
 
 # ----------------------------------------------------------------------------------------------

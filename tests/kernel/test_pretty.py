@@ -96,6 +96,7 @@ def _cases(m):
         # NOTE: [constants made while tracing]: an Array made before the trace is a constvar; one
         # made in the trace is a literal there and a constant of an inner trace closing over it.
         "array_made_before": ((lambda c: lambda x: x * c)(np_.asarray(2.0)), (1.0,)),
+        "array_copies_a_traced_value": (lambda x: np_.array(x, np_.float32) * 2, (1.0,)),
         "branch_closes_constant": (
             lambda p, x: (lambda k: lax_.cond(p, lambda y: y * k, np_.sin, x))(np_.asarray(3.0)),
             (True, 1.0),

@@ -86,6 +86,7 @@ def _neg(ctx, x):
 
 
 @register(ew.stop_gradient_p)
+@register(ew.copy_p)  # (a new value to the program, the same data to XLA: as JAX lowers it)
 def _identity(ctx, x):
     return x
 

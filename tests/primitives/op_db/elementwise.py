@@ -238,6 +238,7 @@ OPS = [
       for y in (0, 2, 3, -2)),
     unary(ew.not_p, np.invert, dtypes=(BOOL, I32)),
     unary(ew.stop_gradient_p, lambda x: x),
+    unary(ew.copy_p, lambda x: x, dtypes=(F64, F32, I32, C128), linear_argnums=((0,),)),
     # optimization_barrier is multi-result; one operand exercises all its rules.
     unary(remat.optimization_barrier_p, lambda x: x, op=lambda x: remat.optimization_barrier(x)[0],
           dtypes=(F64, F32, I32), linear_argnums=((0,),)),  # fmt: skip
