@@ -590,6 +590,11 @@ def scan(
     lengths = {a.shape[0] for a in xs_avals}
     if length is not None:
         length = int(length)
+        if len(lengths) == 1 and length not in lengths:  # (JAX's words)
+            raise ValueError(
+                f"scan got `length` argument of {length} which disagrees with leading axis sizes "
+                f"{sorted(lengths)}."
+            )
         lengths.add(length)
     if len(lengths) > 1:
         found = ", ".join(f"xs{p}: {a.str_short()}" for p, a in zip(paths, xs_avals))

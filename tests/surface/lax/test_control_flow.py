@@ -298,6 +298,10 @@ def test_scan_errors():
         scan(lambda c, x: (fnp.concatenate([c, x[None]]), None), np.zeros(2), np.ones(3))
     with pytest.raises(ValueError, match="scan got value with no leading axis to scan over"):
         scan(lambda c, x: (c, x), 0, [np.int32(1), np.int32(2)])  # JAX's error (issue 744)
+    with pytest.raises(
+        ValueError, match=r"scan got `length` argument of 5 which disagrees with leading axis sizes \[3\]"
+    ):
+        scan(lambda c, x: (c, x), 0.0, np.ones(3), length=5)
     with pytest.raises(ValueError, match="same leading axis"):
         scan(lambda c, x: (c, None), 0.0, (np.ones(3), np.ones(4)))
     with pytest.raises(TypeError, match="pair"):
