@@ -75,7 +75,12 @@ def bitcast_convert_type(x, new_dtype):
     """
     new_dtype = np.dtype(new_dtype)
     if aval_of(x).dtype == new_dtype:
-        return x
+        if not aval_of(x).weak_type:
+            return x
+        # (a bitcast's result is strong, as JAX's: only the weak type changes)
+        from funcgrad.primitives.elementwise.arithmetic import convert_element_type
+
+        return convert_element_type(x, new_dtype, weak_type=False)
     return bitcast_convert_type_p.bind(x, new_dtype=new_dtype)
 
 

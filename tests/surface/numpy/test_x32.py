@@ -55,6 +55,10 @@ CASES = {
     "tri": lambda j, jnp, lax, np: jnp.tri(3),
     "arange": lambda j, jnp, lax, np: jnp.arange(5),
     "arange_float": lambda j, jnp, lax, np: jnp.arange(0.0, 1.0, 0.25),
+    # a bitcast to the same dtype gives a strong value, as every bitcast (lax_test; it kept weak)
+    "bitcast_same_dtype_of_weak": lambda j, jnp, lax, np: lax.bitcast_convert_type(
+        jnp.asarray(2.0), np.float32
+    ),
     # a Python int that only x's dtype holds updates a uint32 in it (JAX's issue 15505; was OverflowError)
     "at_set_uint32_max": lambda j, jnp, lax, np: jnp.zeros(2, jnp.uint32).at[0].set(2**32 - 1),
     # power reads a concrete 0-d integer exponent with operator.index (an integer_pow, weak eagerly)
