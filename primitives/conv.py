@@ -359,8 +359,9 @@ def _impl(lhs, rhs, **p):
         rows = N
     patches = _scratch(0, v.shape, dtype)
     np.copyto(patches, v)  # the one im2col copy, into a reused buffer
-    patches = patches.reshape(G, rows * P, -1)
-    kernel = w.reshape(G, O // G, -1).transpose(0, 2, 1)  # (G, patch, O')
+    patch = int(np.prod(v.shape[2 + nsp :], dtype=np.int64))  # (explicit: an empty input has no -1)
+    patches = patches.reshape(G, rows * P, patch)
+    kernel = w.reshape(G, O // G, patch).transpose(0, 2, 1)  # (G, patch, O')
     res = np.matmul(patches, kernel)  # (G, rows * P, O')
     res = res.reshape(G, rows, *out_sp, O // G)
     if G == 1:
@@ -403,7 +404,7 @@ def _transposed_impl(x, w, padding, lhs_dilation, rhs_dilation, groups):
     G = groups
     dil_in = dilate_shape(in_sp, lhs_dilation)
     eff_k = dilate_shape(ksp, rhs_dilation)
-    out_sp = [n + lo + hi - k + 1 for n, (lo, hi), k in zip(dil_in, padding, eff_k)]
+    out_sp = [max(n + lo + hi - k + 1, 0) for n, (lo, hi), k in zip(dil_in, padding, eff_k)]
     P, K = int(np.prod(in_sp, dtype=np.int64)), int(np.prod(ksp, dtype=np.int64))
     rows = x.reshape(N, G, C // G, P).transpose(1, 0, 3, 2).reshape(G, N * P, C // G)
     taps = w.reshape(G, O // G, C // G, K).transpose(0, 2, 3, 1).reshape(G, C // G, K * (O // G))

@@ -366,3 +366,17 @@ def test_grouped_convolution_as_patches(lhs_shape, rhs_shape, strides, padding, 
     assert rules._patch_plan(la, ra, closed.out_avals[0], params) is not None  # the patches path ran
     want = jlax.conv_general_dilated(x, w, strides, padding, lhs_dil, rhs_dil, dn, feature_group_count=groups)
     np.testing.assert_allclose(patched, np.asarray(want), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("lhs_dilation", [(1, 1), (1, 4)])
+def test_conv_of_an_empty_spatial_input_as_jax(lhs_dilation):
+    # JAX's testConvGeneralDilated through funcgrad.as_jax: an input of width 0 (padded to less
+    # than the kernel, or dilated) raised NumPy's reshape/negative-dimension errors eagerly.
+    import jax
+
+    x, w = np.ones((4, 2, 9, 0), np.float32), np.ones((4, 2, 4, 5), np.float32)
+    kw = dict(window_strides=(1, 1), padding=((1, 2), (2, 4)), lhs_dilation=lhs_dilation)
+    want = jax.lax.conv_general_dilated(x, w, **kw)
+    got = funcgrad.lax.conv_general_dilated(x, w, **kw)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want)
