@@ -31,7 +31,6 @@ from funcgrad.numpy._core import (
     canonicalize_dtype,
     check_user_dtype,
     constant,
-    promote_args,
 )
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
@@ -552,8 +551,12 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         )
         res = dot_general(lhs.astype(wide), rhs.astype(wide), dimension_numbers, precision, wide)
         return res.astype(out)
-    # Mixed input dtypes are promoted (NEP 50), as recent jax.lax does.
-    lhs, rhs = promote_args(lhs, rhs)
+    if lhs.dtype != rhs.dtype:
+        # Mixed input dtypes: JAX's dot_general takes the "larger" type by XLA's order (complex,
+        # exponent range, precision, width, signed), no promotion lattice: float32 x int32 is float32
+        # (NEP 50 gave float64 in 64-bit mode) and strict promotion does not refuse it.
+        out = _dot_result_type(lhs.dtype, rhs.dtype)
+        lhs, rhs = lhs.astype(out), rhs.astype(out)
     precision = dt.canonicalize_precision(precision, "lax.dot_general")
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
@@ -571,6 +574,28 @@ def _no_common_float(a, b) -> bool:
     except TypeError:
         return True
     return False
+
+
+def _dot_result_type(a, b):
+    """JAX's result type of a contraction of two dtypes: the one greater in (complex, exponent
+    range, mantissa bits, width, signed); two different types that tie are an error.
+
+    >>> f32, i32, u32 = np.dtype("float32"), np.dtype("int32"), np.dtype("uint32")
+    >>> _dot_result_type(f32, i32), _dot_result_type(i32, u32)
+    (dtype('float32'), dtype('int32'))
+    """
+
+    def props(d):
+        c = _dt.finfo(d).dtype if _dt.kind(d) == "c" else d  # (a complex type's real part)
+        fl = _dt.kind(c) == "f"
+        bits = _dt.finfo(c).bits if fl else (1 if _dt.kind(c) == "b" else _dt.iinfo(c).bits)
+        return (_dt.kind(d) == "c", _dt.finfo(c).maxexp if fl else -1, _dt.finfo(c).nmant if fl else -1, bits,
+                _dt.kind(c) != "u")  # fmt: skip
+
+    pa, pb = props(a), props(b)
+    if pa == pb:
+        raise TypeError(f"dot_general argument type error: {a}, {b}")
+    return a if pa > pb else b
 
 
 def _float_rank(d):

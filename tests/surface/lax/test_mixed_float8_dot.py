@@ -42,3 +42,18 @@ def test_float8_pair_result_type_and_einsum_names_its_type():
     assert seen == [np.dtype(np.float32)]
     text = str(funcgrad.make_jaxpr(lambda a, b: fnp.einsum("ij,jk->ik", a, b))(a, b))
     assert "preferred_element_type=float32" in text
+
+
+@pytest.mark.parametrize("pair", [("float32", "int32"), ("int32", "uint32"), ("bfloat16", "int16")])
+def test_mixed_dtype_dot_general_takes_jax_result_type(pair):
+    # JAX's lax_test testDot through funcgrad.as_jax: mixed operands give the "larger" type by
+    # XLA's order (float32 x int32 -> float32, not NumPy's float64; int32 x uint32 -> int32), and
+    # strict promotion does not refuse them (it raised TypePromotionError for bfloat16 x int16).
+    import jax
+
+    a, b = (np.arange(4).reshape(2, 2).astype(ml_dtypes.bfloat16 if t == "bfloat16" else t) for t in pair)
+    want = jax.lax.dot_general(a, b, DN)
+    with funcgrad.numpy_dtype_promotion("strict"):
+        got = funcgrad.lax.dot_general(a, b, DN)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64))
