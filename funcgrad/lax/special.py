@@ -74,8 +74,9 @@ def bessel_i1e(x):
 
 
 def _float_operands(name, *args):
-    """lax's operand rules (one dtype, no promotion), a floating dtype, one broadcast shape."""
-    args = _operands(name, *args)
+    """lax's operand rules (one dtype, no promotion, size-1 dimensions broadcast as jax 0.10's
+    n-ary operations), a floating dtype, one broadcast shape."""
+    args = _operands(name, *args, ones=True)
     dtype = fnp.result_type(args[0])
     if not fnp.issubdtype(dtype, fnp.floating):
         raise TypeError(f"lax.{name} requires floating-point arguments, got {dtype.name}")

@@ -382,3 +382,14 @@ def test_dot_algorithm_refusals():
         lax.dot(f8, f8, precision="ANY_F8_ANY_F8_F32")
     with pytest.raises(ValueError, match="not a dot algorithm"):
         lax.conv(np.ones((1, 1, 3)), np.ones((1, 1, 2)), (1,), "VALID", precision="F32_F32_F32")
+
+
+def test_special_functions_broadcast_size_one_dimensions_as_jax():
+    # JAX's lax_test testOpAgainstNumpy (betainc, igamma) through funcgrad.as_jax: jax 0.10's n-ary
+    # lax operations broadcast size-1 dimensions of equal-rank operands (these raised TypeError).
+    import jax
+
+    a, x = np.full((3, 1), 1.5, np.float32), np.linspace(0.1, 2.0, 4, dtype=np.float32)[None]
+    np.testing.assert_allclose(lax.igamma(a, x), jax.lax.igamma(a, x), rtol=1e-5)
+    b = np.full((1, 4), 0.3, np.float32)
+    np.testing.assert_allclose(lax.betainc(a, b, b), jax.lax.betainc(a, b, b), rtol=1e-5)
