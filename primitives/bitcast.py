@@ -14,6 +14,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 from funcgrad.primitives._rules import aval_of, move_to_front
+from funcgrad.primitives.elementwise.arithmetic import convert_element_type
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import defjvp_zero, deflinear
@@ -78,8 +79,6 @@ def bitcast_convert_type(x, new_dtype):
         if not aval_of(x).weak_type:
             return x
         # (a bitcast's result is strong, as JAX's: only the weak type changes)
-        from funcgrad.primitives.elementwise.arithmetic import convert_element_type
-
         return convert_element_type(x, new_dtype, weak_type=False)
     return bitcast_convert_type_p.bind(x, new_dtype=new_dtype)
 
