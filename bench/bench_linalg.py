@@ -42,7 +42,9 @@ Where the time goes (``--single-thread --cpu``, the shared 2-core machine at loa
   for the off-diagonal block) 9-11 ms, so neither replaces it.
 - ``eigh_grad``: funcgrad's optimised program is jax's with one product fewer (the backward
   ``V diag(g) V^T`` as one dot of a scaled ``V``; the forward's ``syevd`` call and its
-  symmetrisation are the same HLO); the two measure level within this machine's noise.
+  symmetrisation are the same HLO); the two measure level within this machine's noise (this
+  script: 1.05-1.17x jax, 0.82-1.05x torch; 100-call medians in fresh processes, device or
+  NumPy argument: 3.6-4.0 ms against jax's 3.6-3.9 ms).
 """
 
 from __future__ import annotations
