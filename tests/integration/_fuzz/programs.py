@@ -153,6 +153,18 @@ def _hessian(T, np, f):
     return lambda x, *r: T.hessian(lambda x: _scalar(T, np, f(x, *r)))(x)
 
 
+def _float0_jvp(T, np, x):
+    # jvp with an integer input beside x: the integer's tangent is float0 zeros, as jax requires
+    import numpy as onp
+
+    k = onp.arange(3, dtype=onp.int32)
+
+    def g(a, k):
+        return np.sin(a) * np.sum(k) + a * 2
+
+    return T.jvp(g, (x, k), (_probe(np, x), onp.zeros(k.shape, T.dtypes.float0)))[1]
+
+
 def _custom_jvp(T, np, x):
     # A rule that is not the function's derivative (twice it), so using any other rule shows.
     @T.custom_jvp
