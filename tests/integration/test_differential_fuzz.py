@@ -44,7 +44,7 @@ OPEN_BUGS: dict[str, str] = {}
 # reports them. Each: what differs. (Session 7 fixed the last three: interp, entr, the size= set
 # functions; see git log.)
 OPEN_WEAK_TYPES: dict[str, str] = {
-    "complex.holomorphic_grad": "grad(holomorphic=True) of sqrt, int-derived complex, jit: weak (jax: strong)",
+    "complex.holomorphic_grad": "grad(holomorphic=True) of sqrt, int-derived complex, jit: weak (jax strong)",
     "complex.jvp": "jvp of sqrt of an int-derived complex under jit: the tangent is weak (jax: strong)",
     "jvp.float0": "jvp beside a float0 tangent of a Python-float primal: the tangent is strong (jax: weak)",
 }
