@@ -16,7 +16,9 @@ Modules, one job each:
   ``ops_extra``: the newer part of the surface table (control flow under transformations, nested
   custom derivatives, checkpoint policies, more linear algebra and fft, norms of every ord, segment
   reductions, reduce_window, conv_general_dilated, clamped dynamic slices, scatters with duplicates,
-  searchsorted's methods, size= set functions);
+  searchsorted's methods, size= set functions); ``ops_more``: session 7's (boolean masks, casts of
+  NaN/inf, wide shifts, complex functions under derivatives, einsum/tensordot/pad/roll/clip forms,
+  linspace/arange dtypes, float0 tangents, has_aux/argnums, jacobians of pytrees; long run only);
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,
   NaN/inf where the operations are defined there; programs; transformation stacks) and ``Case``;
 - ``compare``: running both sides and comparing them (dtype-aware tolerances, exact NaN/inf positions,
