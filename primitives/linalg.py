@@ -170,18 +170,23 @@ def _ts_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_
     return ShapedArray(b.shape, b.dtype)
 
 
+def _ts_params(left_side, lower, transpose_a, conjugate_a, unit_diagonal) -> dict:
+    """triangular_solve_p's parameters by name, for a rule that binds it again."""
+    return dict(
+        left_side=left_side,
+        lower=lower,
+        transpose_a=transpose_a,
+        conjugate_a=conjugate_a,
+        unit_diagonal=unit_diagonal,
+    )
+
+
 def _ts_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     a, b = np.asarray(a), np.asarray(b)
     if b.size == 0:
         return np.zeros_like(b)
     if b.dtype in _XLA_ONLY_DTYPES and hooks.eager_compiled is not None:
-        params = dict(
-            left_side=left_side,
-            lower=lower,
-            transpose_a=transpose_a,
-            conjugate_a=conjugate_a,
-            unit_diagonal=unit_diagonal,
-        )
+        params = _ts_params(left_side, lower, transpose_a, conjugate_a, unit_diagonal)
         return hooks.eager_compiled(triangular_solve_p, (a, b), params)._numpy()
     if conjugate_a and not transpose_a:
         a, conjugate_a = np.conj(a), False
@@ -233,13 +238,7 @@ def _ts_jvp_a(g_a, ans, a, b, *, left_side, lower, transpose_a, conjugate_a, uni
     g_a = ew.neg(g_a)
     g_a = mx.T(g_a) if transpose_a else g_a
     g_a = mx.conj(g_a) if conjugate_a else g_a
-    params = dict(
-        left_side=left_side,
-        lower=lower,
-        transpose_a=transpose_a,
-        conjugate_a=conjugate_a,
-        unit_diagonal=unit_diagonal,
-    )
+    params = _ts_params(left_side, lower, transpose_a, conjugate_a, unit_diagonal)
 
     def a_inverse(rhs):
         return triangular_solve_p.bind(a, rhs, **params)
