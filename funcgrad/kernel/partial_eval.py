@@ -33,13 +33,15 @@ Two traces share one jaxpr builder:
 # JAX 0.10 stages a concrete ``jax.Array`` as a constvar, never a literal, while a constant made
 # *during* the trace (``x * 2.0``, ``jnp.asarray(0)``, ``jnp.zeros(())`` inside ``jit``) is lifted
 # into the trace (omnistaging: ``lax.stage``) and prints as a literal. funcgrad's surface makes such
-# constants eagerly, as Arrays, so it tells them apart by where they were made: the surface's
-# constant helpers pass each 0-d constant through ``trace_constant``, which notes it in the builder
-# of the innermost trace that stages a jaxpr (a linearize trace computes known values now, so it is
-# skipped, as JAX's binds them on the parent). ``to_atom`` makes a literal of a 0-d Array only when
-# its own builder noted it; any other Array is a constvar -- one made before the trace, or made in
-# an enclosing trace and closed over by an inner one (equinox's closure_convert counts those
-# constants, as optimistix's LBFGS compares two operators' closures).
+# constants eagerly, as Arrays, so it tells them apart by where they were made: every 0-d Array
+# made through ``Array(...)`` or ``Array._from_owned`` passes through ``trace_constant``
+# (``hooks.note_constant``; the eval trace's own results use ``_from_owned_raw`` and skip it),
+# which notes it in the builder of the innermost trace that stages a jaxpr (a linearize trace
+# computes known values now, so it is skipped, as JAX's binds them on the parent). ``to_atom``
+# makes a literal of a 0-d Array only when its own builder noted it; any other Array is a
+# constvar -- one made before the trace, or made in an enclosing trace and closed over by an inner
+# one (equinox's closure_convert counts those constants, as optimistix's LBFGS compares two
+# operators' closures).
 """
 
 from __future__ import annotations
