@@ -12,7 +12,12 @@ A file that does not load on funcgrad (one error, ``::<file>``) runs whole on ja
 
     python tests/integration/suites/jax_tests/run_jax_tests.py --jax-repo /work/.mirror/jax-ml+jax/repo \\
         [--tag jax-v0.10.2] [--files lax_numpy_operators_test ...] [--x64] [--cases 10] \\
-        [--side both|jax|funcgrad] [--timeout 900] [--out report.json]
+        [--side both|jax|funcgrad] [--timeout 900] [-k EXPR] [--out report.json]
+
+``--rerun-failed`` (with ``--side funcgrad``) reruns on funcgrad only the tests that did not pass on
+it in the earlier ``--out`` and keeps the other outcomes: a cheap "after fixes" count.
+``-k EXPR`` runs only the tests pytest's ``-k`` selects (a piece of a big file such as
+lax_numpy_test); the report keeps the piece under its own key.
 
 With ``--side funcgrad`` the jax side is read from an earlier ``--out`` report (same file, cases
 and x64 setting), so that rerunning funcgrad after a fix does not rerun jax.
@@ -73,6 +78,8 @@ def _run_side(side: str, test_file: Path, args, workdir: Path, only: list[str] |
     cmd = [sys.executable, "-m", "pytest", "-v", "-n0", "-p", "no:cacheprovider", "-o", "addopts=",
            f"--junitxml={xml}"]  # fmt: skip
     cmd += [f"{test_file}::{t}" for t in only] if only is not None else [str(test_file)]
+    if args.k and only is None:  # (the ids of `only` are already the piece)
+        cmd += ["-k", args.k]
     if side == "funcgrad":
         cmd[3:3] = ["-p", "jaxshim_plugin"]
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH", "")]))
@@ -138,6 +145,10 @@ def main() -> None:
         help="jax runs the whole file, or only what failed on funcgrad (default)",
     )
     parser.add_argument("--timeout", type=int, default=900, help="seconds per file and side")
+    parser.add_argument(
+        "--rerun-failed", action="store_true", help="funcgrad reruns only what failed in --out"
+    )
+    parser.add_argument("-k", dest="k", default=None, help="pytest -k expression: run a piece of each file")
     parser.add_argument("--out", default=None, help="JSON report (read back for --side funcgrad)")
     parser.add_argument("--workdir", default=None)
     args = parser.parse_args()
@@ -147,7 +158,8 @@ def main() -> None:
     report = {}
     if args.out and Path(args.out).exists():
         report = json.loads(Path(args.out).read_text())
-    key_of = lambda stem: f"{stem}|x64={int(args.x64)}|cases={args.cases}"  # noqa: E731
+    piece = f"|k={args.k}" if args.k else ""
+    key_of = lambda stem: f"{stem}|x64={int(args.x64)}|cases={args.cases}{piece}"  # noqa: E731
     for stem in args.files:
         text = subprocess.run(
             ["git", "-C", args.jax_repo, "show", f"{args.tag}:tests/{stem}.py"],
@@ -160,7 +172,14 @@ def main() -> None:
         test_file = workdir / f"{stem}.py"
         test_file.write_text(text.stdout)
         entry = report.get(key_of(stem), {})
-        if args.side in ("funcgrad", "both") or "funcgrad" not in entry:
+        if args.rerun_failed and "funcgrad" in entry:
+            old = entry["funcgrad"]["tests"]
+            again = [t for t, (o, _) in old.items() if o in ("failed", "error") and not t.startswith("::")]
+            if again:
+                new = _run_side("funcgrad", test_file, args, workdir, again)
+                new["tests"] = {**old, **new["tests"]}
+                entry["funcgrad"] = new
+        elif args.side in ("funcgrad", "both") or "funcgrad" not in entry:
             entry["funcgrad"] = _run_side("funcgrad", test_file, args, workdir)
         if args.side in ("jax", "both") or "jax" not in entry:
             # --jax-scope failed: jax runs only the tests that did not pass on funcgrad (a test
