@@ -31,8 +31,10 @@ differentiated is an ``UnexpectedTracerError`` there too; ``closure_convert`` ma
 # ``CustomVJPPrimal(value, perturbed)``, and ``bwd`` gets a ``SymbolicZero`` for each output whose
 # cotangent is known to be zero. Rules may return ``SymbolicZero`` (or ``None`` from ``bwd``) for
 # zero outputs. Without the flag, rules only ever see arrays. The kernel's own ``Zero`` never
-# reaches user code: it is converted at the rule boundary both ways. Under ``vmap`` the rule may
-# get materialised zeros instead (a symbolic zero is a promise of zero, not a guarantee of one).
+# reaches user code: it is converted at the rule boundary both ways. A zero stays symbolic through
+# ``vmap`` of the rule and through eager ``grad``'s recording, and a rule whose tangents are all
+# zero is not run (the primal function is), as in JAX: libraries use rules as assertions
+# (equinox's ``nondifferentiable`` raises in its rule) and as perturbation probes.
 """
 
 from __future__ import annotations
@@ -153,6 +155,10 @@ class _CustomCall:
         outs = custom_jvp_call_p.bind(
             *self.flat, call_jaxpr=value, jvp=linearized, num_consts=0, name=self.name
         )
+        # An output whose tangent is zero carries no derivative: it continues as its concrete
+        # value, as the recording's non-differentiable values do, so a later custom rule sees a
+        # zero tangent for it (JAX's symbolic zero; equinox's ``nondifferentiable``).
+        outs = [p if z else o for o, p, z in zip(outs, out_primals, out_zeros)]
         return tu.tree_unflatten(out_tree, outs)
 
 
@@ -372,19 +378,36 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
     n_out = len(call_jaxpr.out_avals)
 
     def batched_jvp(primals, tangents):
-        # Tangents have their primals' shapes, so they share the primals' batch dims; a symbolic
-        # zero is materialised first, since vmap maps arrays.
+        # Tangents have their primals' shapes, so they share the primals' batch dims. A symbolic
+        # zero stays one through the vmap, both ways, as JAX's ``batch_custom_jvp_subtrace``
+        # keeps it: each lane's rule gets a ``Zero`` of one example's type, and a tangent the
+        # rule returns as a zero is a zero of the batched output (NOTE: [symbolic zeros in
+        # custom rules]; equinox's perturbation analysis and ``nondifferentiable`` read them).
         k = len(primals)
-        tangents = [ad.instantiate(t) for t in tangents]
+        zero_in = [type(t) is Zero for t in tangents]
+        lane_zeros = [
+            Zero(t.aval if d is None else t.aval.update(shape=t.aval.shape[:d] + t.aval.shape[d + 1 :]))
+            if z
+            else None
+            for t, d, z in zip(tangents, arg_dims, zero_in)
+        ]
+        zero_out: list = []
 
         def lane(*xs):
-            p_out, t_out = jvp(list(xs[:k]), list(xs[k:]))
-            return [*p_out, *[ad.instantiate(t) for t in t_out]]
+            nz = iter(xs[k:])
+            ts = [lz if z else next(nz) for lz, z in zip(lane_zeros, zero_in)]
+            p_out, t_out = jvp(list(xs[:k]), ts)
+            zero_out[:] = [type(t) is Zero for t in t_out]
+            return [*p_out, *[t for t in t_out if type(t) is not Zero]]
 
+        nz_dims = [d for d, z in zip(arg_dims, zero_in) if not z]
+        nz_tangents = [t for t, z in zip(tangents, zero_in) if not z]
         outs = batching.vmap_flat(
-            lane, axis_size, [*arg_dims, *arg_dims], [0] * (2 * n_out), [*primals, *tangents]
-        )
-        return outs[:n_out], outs[n_out:]
+            lane, axis_size, [*arg_dims, *nz_dims], lambda: [0] * (n_out + zero_out.count(False)),
+            [*primals, *nz_tangents],
+        )  # fmt: skip
+        p_out, nz_out = outs[:n_out], iter(outs[n_out:])
+        return p_out, [Zero.from_primal_value(p) if z else next(nz_out) for p, z in zip(p_out, zero_out)]
 
     batched_jvp.__name__ = f"vmap({getattr(jvp, '__name__', 'jvp')})"
     outs = custom_jvp_call_p.bind(

@@ -654,3 +654,64 @@ def test_custom_jvp_of_concrete_values_under_ensure_compile_time_eval_as_jax():
                 return f(0.0)
 
         assert float(api.jit(g)()) == 1.0
+
+
+_SZ_TRANSFORMS = {
+    "eager grad": lambda api, f: api.grad(f)(1.0, 2.0),
+    "jit grad": lambda api, f: api.jit(api.grad(f))(1.0, 2.0),
+    "linearize": lambda api, f: api.linearize(f, 1.0, 2.0)[1](1.0, 1.0),
+    "vmap of jvp": lambda api, f: api.vmap(lambda a, b: api.jvp(f, (a, b), (a, b))[1])(
+        np.ones(2), np.ones(2)
+    ),
+    "jvp of vmap": lambda api, f: api.jvp(api.vmap(f), (np.ones(2),) * 2, (np.ones(2),) * 2)[1],
+}
+
+
+def _symbolic_zero_case(api, how):
+    seen = []
+    SymbolicZero = api.custom_derivatives.SymbolicZero
+
+    @api.custom_jvp
+    def nondiff(x):
+        return x
+
+    @nondiff.defjvp
+    def _nondiff_jvp(p, t):
+        raise RuntimeError("a tangent reached nondiff's rule")
+
+    @api.custom_jvp
+    def cut(x, y):  # y's tangent is declared zero
+        return x, y
+
+    cut.defjvp(lambda p, t: (p, (t[0], SymbolicZero.from_primal_value(p[1]))), symbolic_zeros=True)
+
+    @api.custom_jvp
+    def record(x, y):
+        return x + y
+
+    def _record_jvp(p, t):
+        seen.append(type(t[1]) is SymbolicZero)
+        return p[0] + p[1], t[0]
+
+    record.defjvp(_record_jvp, symbolic_zeros=True)
+
+    def f(a, b):
+        x, y = cut(a, b)
+        nondiff(y)
+        return record(x, y) * 2.0
+
+    got = _SZ_TRANSFORMS[how](api, f)
+    np.testing.assert_allclose(np.asarray(got), np.full(np.shape(got), 2.0))
+    assert seen == [True], (api.__name__, seen)
+
+
+@pytest.mark.parametrize("how", list(_SZ_TRANSFORMS))
+def test_symbolic_zero_tangents_reach_custom_rules_as_jax(how):
+    # JAX 0.10.2: a rule that returns a SymbolicZero makes that output unperturbed, so a later
+    # custom_jvp rule gets a SymbolicZero for it (symbolic_zeros=True) or is not run at all when all
+    # its tangents are zero (equinox's nondifferentiable raises in its rule: test_unperturbed_output).
+    # funcgrad materialised the zeros in vmap's batched rule and kept eager grad's recorded output.
+    import jax
+
+    for api in (funcgrad, jax):
+        _symbolic_zero_case(api, how)
