@@ -31,12 +31,16 @@ __all__ = ["expm", "expm_frechet", "funm", "polar", "rsf2csf", "solve_sylvester"
 
 
 def per_matrix(fn, *arrays, core_ranks=None):
-    """Apply the 2-D algorithm ``fn`` to every leading-axis batch element (``vmap``)."""
+    """Apply the 2-D algorithm ``fn`` to every leading-axis batch element (``vmap``); the
+    operands' batch axes broadcast against each other (NumPy's rules, as ``jnp.vectorize`` in
+    JAX's), so a single ``Z`` serves a stack of ``T``."""
     core_ranks = core_ranks or (2,) * len(arrays)
-    batch = arrays[0].shape[: arrays[0].ndim - core_ranks[0]]
+    cores = [a.shape[a.ndim - r :] for a, r in zip(arrays, core_ranks)]
+    batch = np.broadcast_shapes(*(a.shape[: a.ndim - r] for a, r in zip(arrays, core_ranks)))
     if not batch:
         return fn(*arrays)
-    flat = [fnp.reshape(a, (-1, *a.shape[a.ndim - r :])) for a, r in zip(arrays, core_ranks)]
+    arrays = [fnp.broadcast_to(a, (*batch, *c)) for a, c in zip(arrays, cores)]
+    flat = [fnp.reshape(a, (-1, *c)) for a, c in zip(arrays, cores)]
     out = api.vmap(fn)(*flat)
     restore = lambda o: fnp.reshape(o, (*batch, *o.shape[1:]))  # noqa: E731
     return tuple(map(restore, out)) if isinstance(out, tuple) else restore(out)
@@ -308,7 +312,9 @@ def _rsf2csf_2d(T, Z):
         active = fnp.abs(T[m, m - 1]) > eps * (fnp.abs(T[m - 1, m - 1]) + fnp.abs(T[m, m]))
         safe_r = fnp.where(active, r, 1.0)
         c, s = mu[0] / safe_r, T[m, m - 1] / safe_r
-        G = fnp.stack([fnp.stack([mx.conj(c), s]), fnp.stack([-mx.conj(s), c])])
+        # SciPy's rotation [[conj(c), s], [-s, c]]: for a complex T (not a real Schur form) this
+        # is not unitary, but it is what scipy.linalg.rsf2csf (and JAX's) compute.
+        G = fnp.stack([fnp.stack([mx.conj(c), s]), fnp.stack([-s, c])])
         rows = fnp.matmul(G, T[m - 1 : m + 1, m - 1 :])
         T2 = T.at[m - 1 : m + 1, m - 1 :].set(rows)
         cols = fnp.matmul(T2[: m + 1, m - 1 : m + 1], mx.H(G))

@@ -153,6 +153,25 @@ def test_matrix_functions_match_scipy():
         close(fsl.solve_sylvester(a, b, c, method=method), sl.solve_sylvester(a, b, c), rtol=1e-8)
 
 
+def test_rsf2csf_and_sylvester_complex_and_broadcast_batches_match_scipy():
+    # A complex T is rotated by SciPy's [[conj(c), s], [-s, c]] (it had -conj(s): other numbers);
+    # batch axes broadcast (one Z for a stack of T), as jnp.vectorize in JAX's. Found by JAX's
+    # linalg_test testRsf2csf / testRsf2csfBroadcast / test_solve_sylvester_broadcast.
+    cplx = lambda *s: RNG.normal(size=s) + 1j * RNG.normal(size=s)  # noqa: E731
+    t, z = cplx(5, 5), cplx(5, 5)
+    for got, want in zip(fsl.rsf2csf(t, z), sl.rsf2csf(t, z)):
+        close(got, want, rtol=1e-9, atol=1e-9)
+    ts, z = RNG.normal(size=(3, 4, 4)), RNG.normal(size=(4, 4))
+    for got, want in zip(fsl.rsf2csf(ts, z), zip(*[sl.rsf2csf(t, z) for t in ts])):
+        close(got, np.stack(want), rtol=1e-9, atol=1e-9)
+    a, b, c = (
+        RNG.normal(size=(2, 3, 3)) + 4 * np.eye(3),
+        RNG.normal(size=(2, 2)) + 4 * np.eye(2),
+        RNG.normal(size=(3, 2)),
+    )
+    close(fsl.solve_sylvester(a, b, c), np.stack([sl.solve_sylvester(x, b, c) for x in a]), rtol=1e-8)
+
+
 def test_structured_matrices_match_scipy():
     c, r = np.array([1.0, 2.0, 3.0]), np.array([1.0, 5.0, 6.0, 7.0])
     close(fsl.toeplitz(c, r), sl.toeplitz(c, r))
