@@ -142,12 +142,20 @@ def bincount(x, weights=None, minlength: int = 0, *, length=None):
     return IndexUpdateHelper(zeros)[x].add(w, mode="drop")
 
 
-def isin(element, test_elements, assume_unique=False, invert=False):
+def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
     """Whether each element of ``element`` occurs in ``test_elements`` (same shape as ``element``).
+
+    ``method`` (JAX's: ``'auto'``, ``'compare_all'``, ``'binary_search'``, ``'sort'``) names an
+    algorithm; all give the same answer (NaN is in nothing), so here every one compares all pairs.
 
     >>> isin(np.array([1, 2, 3]), [2, 5]).tolist()
     [False, True, False]
     """
+    if method not in ("auto", "compare_all", "binary_search", "sort"):
+        raise ValueError(
+            f"method={method!r} is not implemented; options are "
+            "'compare_all', 'binary_search', 'sort', and 'auto'"
+        )
     element, test = promote_args(asarray(element), asarray(test_elements))
     flat = ravel(test)
     shape = element.shape

@@ -30,7 +30,7 @@ from funcgrad.numpy._core import (
 from funcgrad.numpy.creation import arange, zeros
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.lookup import nonzero, take, where
-from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape
+from funcgrad.numpy.manipulation import concatenate, expand_dims, moveaxis, ravel, reshape
 from funcgrad.numpy.misc import isin
 from funcgrad.numpy.sorting import argsort, cumsum, lexsort, searchsorted
 from funcgrad.numpy.transcendental import isnan
@@ -120,6 +120,9 @@ def _unique(ar, axis, return_index, return_inverse, return_counts, equal_nan, si
         else:
             shape = [1] * result.ndim
             shape[axis] = size
+            # (a slice's fill -- the first unique slice or the caller's -- gets the axis back, so
+            # no implicit rank promotion happens: JAX's default 'raise' refuses one)
+            fill = expand_dims(fill, axis) if fill.ndim else fill
             result = where(reshape(valid, tuple(shape)), result, fill)
     outs = [result]
     if return_index:
@@ -133,10 +136,11 @@ def _unique(ar, axis, return_index, return_inverse, return_counts, equal_nan, si
         outs.append(inverse)
     if return_counts:
         if mask.shape[0]:
-            idx = concatenate(
-                [nonzero(mask, size=size, fill_value=mask.shape[0])[0], asarray([mask.shape[0]])]
-            )
-            counts = getitem(idx, slice(1, None)) - getitem(idx, slice(None, -1))
+            # Every run's start (not only the first ``size``), so that the last kept run ends at
+            # the next start even when ``size`` cuts the result; padded runs count 0.
+            m = mask.shape[0]
+            idx = concatenate([nonzero(mask, size=max(size, m), fill_value=m)[0], asarray([m])])
+            counts = getitem(getitem(idx, slice(1, None)) - getitem(idx, slice(None, -1)), slice(size))
         else:
             counts = zeros((0,), int)
         outs.append(counts)
@@ -273,7 +277,10 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """
     # (ar1's dtype and weak type, as NumPy's and JAX's: ar2 is only compared with)
     ar1, ar2 = asarray(ar1), asarray(ar2)
-    aux, mask = _unique_with_valid(ar1)
+    if assume_unique:  # (NumPy's and JAX's: ar1's entries in their order, duplicates kept)
+        aux, mask = ravel(ar1), True
+    else:
+        aux, mask = _unique_with_valid(ar1)
     keep = mask & isin(aux, ar2, invert=True)
     out = _compact(aux, keep, size, fill_value, "setdiff1d", zero_fill=True)
     return _weak_as(out, aval(ar1).weak_type)
@@ -286,6 +293,19 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     [1, 4]
     """
     ar1, ar2 = promote_args(asarray(ar1), asarray(ar2))
+    if assume_unique:
+        # NumPy's and JAX's: the values that occur once in both arrays together (a value repeated
+        # within one array is dropped too; the inputs are trusted, not deduplicated).
+        values = concatenate([ravel(ar1), ravel(ar2)])
+        values = take(values, argsort(values, stable=True))
+        if values.shape[0]:
+            differs = getitem(values, slice(1, None)) != getitem(values, slice(None, -1))
+            edge = asarray([True])
+            keep = concatenate([edge, differs]) & concatenate([differs, edge])
+        else:
+            keep = values != values
+        out = _compact(values, keep, size, fill_value, "setxor1d")
+        return _weak_as(out, size is None and aval(ar1).weak_type)
     aux1, mask1 = _unique_with_valid(ar1)
     aux2, mask2 = _unique_with_valid(ar2)
     keep = concatenate([mask1 & isin(aux1, ar2, invert=True), mask2 & isin(aux2, ar1, invert=True)])
@@ -315,7 +335,8 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
     valid = arange(n_out) < reductions.sum(keep)
     idx1 = _first_index(flat1, values)
     idx2 = _first_index(flat2, values)
-    return values, where(valid, idx1, 0), where(valid, idx2, 0)
+    # (padded indices are the flattened sizes, as JAX's: out of range of either array)
+    return values, where(valid, idx1, flat1.shape[0]), where(valid, idx2, flat2.shape[0])
 
 
 def _first_index(flat, values):
