@@ -1,7 +1,7 @@
 """``funcgrad.errors``: the exceptions a JAX program catches by name (``jax.errors``).
 
 Layer: surface. Re-exports the classes where they are defined: the kernel's tracer errors
-(funcgrad/kernel/core.py), indexing's NonConcreteBooleanIndexError and the runtime check failure
+(funcgrad/kernel/errors.py), indexing's NonConcreteBooleanIndexError and the runtime check failure
 of ``checkify`` (primitives/checks.py). Each tracer error is a ``ConcretizationTypeError`` (a
 ``TypeError``), so catching that catches them all; as in JAX, ``JAXTypeError`` is the base of the
 ``TypeError`` subclasses (the tracer errors, ``UnexpectedTracerError``, ``KeyReuseError``) and

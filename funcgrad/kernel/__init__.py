@@ -5,7 +5,10 @@ standalone pytree extension and each other -- never ``primitives``, ``xla_bridge
 module (the import-linter contract in pyproject.toml, checked by a test).
 
 - ``ir``: avals, Var/Literal/JaxprEqn/Jaxpr/ClosedJaxpr, the type checker, the printer
-- ``core``: ``Primitive``, traces and tracers, the current trace, ``eval_jaxpr``, source lines
+- ``core``: ``Primitive``, traces, the current trace (re-exporting the modules split out of it:
+  ``errors``, the tracer errors; ``values``, ``Tracer`` and ``get_aval``; ``eager_step``, an eager
+  primitive's host step; ``leaks``, the leak checker; ``source_info``, source lines;
+  ``jaxpr_eval``, ``eval_jaxpr``)
 - ``partial_eval``: staging Python to jaxprs, partial evaluation
 - ``ad``: jvp, linearize, transposition; ``batching``: vmap
 - ``callkit``: the rules of primitives that carry a jaxpr (jit, checkpoint, ...), dependency sweeps

@@ -1,6 +1,6 @@
 """The NumPy interpreter of cached eager programs (NOTE: [eager grad program cache]): a program
 laid out once as slot-indexed steps, then run in one loop, each step the primitive's host step --
-the same function ``EvalTrace`` calls (NOTE: [one eager step] in kernel/core.py), so narrow
+the same function ``EvalTrace`` calls (NOTE: [one eager step] in kernel/eager_step.py), so narrow
 dtypes, floating-point errors and missing impls are handled in one place.
 
 Layer: kernel. Imports ``core``, ``ir``, ``array``, ``dtypes``, ``caches`` and ``hooks``.

@@ -1,0 +1,218 @@
+"""The values a primitive takes: concrete ones and ``Tracer``, and the abstract value of each.
+
+Layer: kernel (bottom). Imports numpy and the kernel modules ``array``, ``dtypes``, ``hooks``,
+``ir`` and ``errors``; ``kernel.core`` (the traces) builds on it and re-exports its names.
+
+A primitive's operand is a concrete value (an ``Array``, a NumPy array or a Python scalar) or a
+``Tracer``, the value of a transformation in progress. ``get_aval`` gives either's abstract value;
+a tracer's arithmetic and methods are ``Array``'s, installed by the surface.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.array import Array
+from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.kernel.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+)
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import ShapedArray
+
+# ----------------------------------------------------------------------------------------------
+# Abstract values of concrete inputs
+
+
+def _python_scalar_aval(x) -> ShapedArray:
+    # (a Python bool is strong, as in JAX: only int, float and complex are weak)
+    return ShapedArray((), _dt.python_scalar_dtype(x), weak_type=type(x) is not bool)
+
+
+def get_aval(x) -> ShapedArray:
+    """The abstract value of any array-like accepted as a primitive input."""
+    t = type(x)
+    if t is Array:
+        aval = x._aval
+        if aval is None:
+            v = x._value
+            if v is None:
+                v = x._buffer.aval
+            b = x._buffer
+            sharding = None
+            if b is not None and hooks.aval_sharding is not None:
+                sharding = hooks.aval_sharding(b, len(v.shape))  # NOTE: [sharding in types]
+            aval = x._aval = ShapedArray(v.shape, v.dtype, x.weak_type, sharding)
+        return aval
+    if t is np.ndarray:
+        # (NOTE: [x64 mode]: a 64-bit NumPy value enters as its 32-bit counterpart in x32 mode)
+        return ShapedArray(x.shape, x.dtype if _dt.x64_enabled else _dt.canonical(x.dtype))
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, np.ndarray | np.generic):
+        return ShapedArray(x.shape, _dt.canonical(x.dtype))
+    if isinstance(x, Array):
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    if isinstance(x, python_scalar_types):
+        return _python_scalar_aval(x)
+    aval = getattr(x, "aval", None)  # an array of an extended dtype (typed keys: ShapedArray(key<fry>[]))
+    if isinstance(aval, ShapedArray) and not isinstance(aval.dtype, np.dtype):
+        return aval
+    if hasattr(x, "__array__") or isinstance(x, list | tuple):
+        arr = np.asarray(x)
+        if arr.dtype == object:
+            raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid array.")
+        return ShapedArray(arr.shape, _dt.canonical(arr.dtype))
+    raise TypeError(
+        f"Value {x!r} of type {type(x).__name__} is not a valid funcgrad array type. "
+        "Pass a funcgrad Array, a NumPy array or a Python scalar."
+    )
+
+
+def dtype_of(x) -> np.dtype:
+    """``get_aval(x).dtype``, without making an aval for an array that has its dtype at hand."""
+    t = type(x)
+    if t is np.ndarray or t is Array:
+        return x.dtype
+    return get_aval(x).dtype
+
+
+def is_array_like(x) -> bool:
+    t = type(x)
+    return t is np.ndarray or t is Array or isinstance(x, _ARRAY_LIKE_TYPES)
+
+
+# ----------------------------------------------------------------------------------------------
+# Tracers
+
+
+class Tracer:
+    """A value being traced by ``_trace``. Arithmetic and methods are those of ``Array``."""
+
+    __array_priority__ = 1000
+    # (weakly referable, as JAX's tracers: TensorFlow Probability's bijector cache keys on them)
+    __slots__ = ("_trace", "__weakref__")
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object (a 0-d traced array)")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __bool__(self):
+        raise TracerBoolConversionError(self._concretization_message("bool()", "if/while/and/or"))
+
+    def __float__(self):
+        raise ConcretizationTypeError(self._concretization_message("float()", "float(x)"))
+
+    def __int__(self):
+        raise ConcretizationTypeError(self._concretization_message("int()", "int(x)"))
+
+    def __complex__(self):
+        raise ConcretizationTypeError(self._concretization_message("complex()", "complex(x)"))
+
+    def __index__(self):
+        raise TracerIntegerConversionError(
+            self._concretization_message("__index__", "using it as an index or size")
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        raise TracerArrayConversionError(
+            self._concretization_message("numpy.asarray()", "converting it to a NumPy array")
+        )
+
+    def item(self):
+        raise ConcretizationTypeError(self._concretization_message("item()", "x.item()"))
+
+    def tolist(self):
+        raise ConcretizationTypeError(self._concretization_message("tolist()", "x.tolist()"))
+
+    def _concretization_message(self, what: str, usage: str) -> str:
+        origin = self._trace.describe_origin(self) if hasattr(self._trace, "describe_origin") else ""
+        return (
+            f"Abstract tracer value encountered where a concrete value is expected: {what} was "
+            f"called on a traced array {self.aval.str_short()} ({usage}) inside "
+            f"{self._trace.describe() if hasattr(self._trace, 'describe') else 'a transformation'}."
+            f"{origin}\nA traced value has no concrete value while the function is being "
+            "transformed. Fixes: mark the argument static (jit(f, static_argnums=...)) if it is a "
+            "configuration value; use funcgrad.lax.cond / funcgrad.lax.while_loop for control flow "
+            "on traced values; use funcgrad.numpy.where to select between values."
+        )
+
+    def __repr__(self):
+        # Each transformation's tracer names itself as JAX 0.10's does (``JitTracer(~float64[])``,
+        # ``JVPTracer(primal=..., tangent=...)``, ...): a ``print`` in a traced function shows what
+        # JAX's documentation shows. Tracers of other traces keep the generic form.
+        jax_form = getattr(self, "_jax_repr", None)
+        if jax_form is not None:
+            return jax_form()
+        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: traced array {self.aval.str_short()}")
+
+
+# Operators of Array and Tracer are installed by the surface (funcgrad.numpy) at import time:
+# the kernel cannot import the surface (see design.md, dependency inversion).
+
+
+class PrimalTracer(Tracer):
+    """A tracer that carries its primal value (forward mode's and Taylor mode's tracers, which add
+    a tangent or a series): its aval is the primal's, computed once on first use."""
+
+    __slots__ = ("primal", "_aval")
+
+    @property
+    def aval(self):
+        aval = self._aval
+        if aval is None:
+            aval = self._aval = get_aval(self.primal)
+        return aval
+
+
+# ----------------------------------------------------------------------------------------------
+# Helpers used across transformations
+
+
+def concrete_value(x):
+    """The NumPy value of ``x`` if it is concrete, else ``None``."""
+    if isinstance(x, Tracer):
+        return None
+    if isinstance(x, Array):
+        return x._numpy()
+    return np.asarray(x)
+
+
+def wrap_result(x, weak_type: bool = False) -> Any:
+    """Wrap an eager NumPy result as a public ``Array`` (primitive impls return NumPy)."""
+    if type(x) is Array or isinstance(x, Tracer):
+        return x
+    return Array._from_owned(np.asarray(x), weak_type)
+
+
+_PYTHON_SCALARS = frozenset(python_scalar_types)
+_WEAK_SCALARS = _PYTHON_SCALARS - {bool}
+
+
+# (After ``Tracer``'s definition: what ``is_array_like`` accepts.)
+_ARRAY_LIKE_TYPES = (Tracer, Array, np.ndarray, np.generic, *python_scalar_types)
