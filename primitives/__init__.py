@@ -83,6 +83,7 @@ kernel.register(
         broadcast_batch=_broadcast_batch,
         broadcast_in_dim=structure.broadcast_in_dim,
         reduce_sum=reductions.reduce_sum,
+        reshape=structure.reshape,
         sum_to_scalar=lambda x: reductions.reduce_sum(x, tuple(range(elementwise.aval_of(x).ndim))),
     ),
 )

@@ -4,11 +4,21 @@ JVP of bilinear primitives.
 Layer: primitives. Imports only the funcgrad kernel and numpy.
 
 # NOTE: [elementwise operand contract]
-# Elementwise primitives take operands of one dtype and either equal shapes or shape ``()``
-# (a scalar broadcasts, as in NumPy; it stays a scalar literal in jaxprs and a broadcast in
-# StableHLO). Dtype promotion and general broadcasting are the NumPy surface's job, done before
-# binding; the rule helpers below (``mul(t, 2.0)``) convert Python scalars to the other operand's
-# dtype the same way.
+# Elementwise primitives take operands of one dtype. The n-ary ones (``add``, ``mul``, ``max``,
+# ``lt``, ``pow``, ... every primitive declared with ``naryop``, as JAX 0.10's ``naryop``) take
+# operands of shape ``()`` (a scalar broadcasts; it stays a scalar literal in jaxprs) and operands
+# of one rank whose dimensions are equal or 1: a size-1 dimension broadcasts inside the primitive,
+# so ``mul f32[2,1] f32[1,3]`` is ``f32[2,3]`` with no ``broadcast_in_dim`` in the jaxpr (JAX's
+# ``broadcasting_shape_rule``). Everything that handles these primitives follows from that one
+# rule: the abstract evaluation (``broadcast_operand_shapes``), the eager impl (NumPy broadcasts),
+# the lowering (``LoweringContext.operands`` broadcasts each operand to the output's shape), a
+# tangent or cotangent of an operand's shape (``broadcast_to_shape`` up, ``unbroadcast`` down:
+# sums over the stretched dimensions), the batching rule (an unbatched operand gets a size-1
+# batch dimension, as JAX's ``broadcast_batcher``) and the sharding rule (a size-1 dimension
+# defers to the others). Dtype promotion and rank promotion are the NumPy surface's job, done
+# before binding; the rule helpers below (``mul(t, 2.0)``) convert Python scalars to the other
+# operand's dtype the same way. ``select_n`` and ``clamp`` keep JAX's stricter rules (equal
+# shapes, or a scalar predicate or bound).
 """
 
 from __future__ import annotations
@@ -100,18 +110,37 @@ def unop_abstract_eval(name: str, accepted: Callable[[np.dtype], bool] | None, r
 
 
 def broadcast_operand_shapes(name: str, avals) -> tuple[int, ...]:
-    shape = ()
-    for a in avals:
-        if a.shape == ():
-            continue
-        if shape and a.shape != shape:
+    """The result shape of an n-ary elementwise primitive (NOTE: [elementwise operand contract]):
+    0-d operands broadcast; the others share one rank, and per dimension their sizes are equal or 1.
+
+    >>> broadcast_operand_shapes("mul", [ShapedArray((2, 1), np.float32), ShapedArray((1, 3), np.float32)])
+    (2, 3)
+    """
+    shapes = [a.shape for a in avals if a.shape != ()]
+    if not shapes:
+        return ()
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return first
+    if len({len(s) for s in shapes}) != 1:
+        raise TypeError(
+            f"{name}: arrays must have the same number of dimensions, got "
+            + "{"
+            + ", ".join(str(r) for r in sorted({len(s) for s in shapes}))
+            + "}"
+            + ". Broadcast them first (funcgrad.numpy does this for you)."
+        )
+    out = []
+    for sizes in zip(*shapes):
+        big = {d for d in sizes if d != 1}
+        if len(big) > 1:
             raise TypeError(
-                f"{name} requires operands of equal shapes (or scalars), got "
-                + ", ".join(x.str_short() for x in avals)
+                f"{name} got incompatible shapes for broadcasting: "
+                + ", ".join(str(tuple(s)) for s in shapes)
                 + ". Broadcast them first (funcgrad.numpy does this for you)."
             )
-        shape = a.shape
-    return shape
+        out.append(big.pop() if big else 1)
+    return tuple(out)
 
 
 def naryop_abstract_eval(name: str, accepted: Callable[[np.dtype], bool] | None, result_dtype=None):
@@ -157,33 +186,36 @@ def to_front(x, dim: int | None, axis_size: int):
 
 
 def elementwise_batch(primitive: Primitive):
-    """Batch rule for elementwise primitives: batch dims go to the front; unbatched non-scalar
-    operands are broadcast, unbatched scalars stay scalars (see NOTE: [elementwise operand
-    contract])."""
+    """Batch rule for n-ary elementwise primitives (JAX's ``broadcast_batcher``): operands batched
+    along one dimension, with scalars, bind as they are; otherwise batch dimensions go to the
+    front, an unbatched operand gets a size-1 one and a batched scalar trailing size-1 ones, and the
+    primitive broadcasts them (NOTE: [elementwise operand contract])."""
 
     def rule(axis_size, vals, dims, **params):
         first = next(d for d in dims if d is not None)
-        if all(d == first for d in dims) and len({aval_of(v).ndim for v in vals}) == 1:
+        shape = aval_of(vals[dims.index(first)]).shape
+        if all(d == first and aval_of(v).shape == shape for v, d in zip(vals, dims) if aval_of(v).ndim):
             return primitive.bind(*vals, **params), first
-        lane_shape = ()
-        for v, d in zip(vals, dims):
-            shape = aval_of(v).shape
-            if d is not None:
-                shape = shape[:d] + shape[d + 1 :]
-            lane_shape = lane_shape or shape
-        args = []
-        for v, d in zip(vals, dims):
-            if d is None and aval_of(v).ndim == 0:
-                args.append(v)
-                continue
-            v = to_front(v, d, axis_size)
-            if aval_of(v).ndim == 1 and lane_shape:
-                # A batched scalar meeting non-scalar operands: broadcast each lane's value.
-                v = hooks.broadcast_in_dim(v, (axis_size, *lane_shape), (0,))
-            args.append(v)
+        args = [
+            v
+            if aval_of(v).ndim == 0
+            else (hooks.broadcast_batch(v, 1, 0) if d is None else move_to_front(v, d))
+            for v, d in zip(vals, dims)
+        ]
+        ndim = max(aval_of(v).ndim for v in args)
+        args = [v if d is None else expand_trailing(v, ndim) for v, d in zip(args, dims)]
         return primitive.bind(*args, **params), 0
 
     return rule
+
+
+def expand_trailing(x, ndim: int):
+    """``x`` with trailing size-1 dimensions up to rank ``ndim`` (a batched scalar meeting
+    operands of higher rank)."""
+    shape = aval_of(x).shape
+    if len(shape) == ndim:
+        return x
+    return hooks.broadcast_in_dim(x, shape + (1,) * (ndim - len(shape)), tuple(range(len(shape))))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -254,12 +286,33 @@ def naryop(
 
 
 def unbroadcast(ct, aval: ShapedArray):
-    """Sum a cotangent down to a scalar operand's shape (operands may be scalars, see NOTE:
-    [elementwise operand contract])."""
-    ct_aval = aval_of(ct)
-    if ct_aval.shape == aval.shape:
+    """A cotangent of an n-ary elementwise primitive's result summed down to one operand's
+    ``aval``: over every dimension a 0-d operand broadcast to, or over the size-1 dimensions the
+    primitive stretched (NOTE: [elementwise operand contract]).
+
+    >>> from funcgrad.primitives import elementwise as ew  # registers the kernel's array ops
+    >>> unbroadcast(np.ones((2, 3), np.float32), ShapedArray((2, 1), np.float32)).shape
+    (2, 1)
+    """
+    shape = aval_of(ct).shape
+    if shape == aval.shape:
         return ct
-    return hooks.sum_to_scalar(ct)
+    if aval.shape == ():
+        return hooks.sum_to_scalar(ct)
+    axes = tuple(i for i, (c, a) in enumerate(zip(shape, aval.shape)) if c != a)
+    return hooks.reshape(hooks.reduce_sum(ct, axes), aval.shape)
+
+
+def broadcast_to_shape(t, shape: tuple[int, ...]):
+    """``t`` (an operand's tangent, of a 0-d shape or one with size-1 dimensions) broadcast to the
+    result's ``shape`` (NOTE: [elementwise operand contract])."""
+    t_shape = aval_of(t).shape
+    if t_shape == shape:
+        return t
+    if t_shape == ():
+        return hooks.broadcast_in_dim(t, shape, ())
+    keep = tuple(i for i, (a, b) in enumerate(zip(t_shape, shape)) if a == b)
+    return hooks.broadcast_in_dim(hooks.reshape(t, tuple(shape[i] for i in keep)), shape, keep)
 
 
 def bilinear_jvp(primitive: Primitive) -> Callable:

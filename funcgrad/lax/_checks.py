@@ -3,7 +3,8 @@ scalars take it, no broadcasting but of size-1 dimensions), ``_bind_check`` (the
 abstract evaluation, so eager mode raises as tracing does) and ``_bind`` (check, then bind).
 
 Layer: surface, the ground floor of ``funcgrad.lax``. Imports the kernel, the primitive catalog
-(``structure``'s ``broadcast_in_dim``) and ``funcgrad.numpy._core`` (conversion helpers).
+(the n-ary elementwise shape rule, ``_rules.broadcast_operand_shapes``) and ``funcgrad.numpy._core``
+(conversion helpers).
 """
 
 from __future__ import annotations
@@ -14,15 +15,14 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._core import asarray, aval, convert
-from funcgrad.primitives import structure as st
+from funcgrad.primitives._rules import broadcast_operand_shapes
 
 
 def _operands(name, *args, ones=False):
     """Array operands of one dtype; Python scalars take the dtype of the array operands. With
     ``ones`` (the n-ary arithmetic of jax 0.10: ``add``, ``max``, ``pow``, ...), operands of one rank
-    broadcast their size-1 dimensions: ``add`` of shapes (2, 1) and (1, 3) is (2, 3)."""
-    if ones:
-        args = _broadcast_ones(args)
+    may have size-1 dimensions, which the primitive broadcasts (NOTE: [elementwise operand
+    contract]): ``add`` of shapes (2, 1) and (1, 3) is (2, 3)."""
     arrays = [a for a in args if type(a) not in python_scalar_types]
     # As jax 0.10's lax: a Python scalar has its default dtype (int64, float64, complex128, bool),
     # which must be the other operands' too -- lax.add(int32 array, 1) and lax.add(float32 array,
@@ -41,7 +41,9 @@ def _operands(name, *args, ones=False):
     dtypes = {aval(a).dtype for a in arrays}
     (dtype,) = dtypes
     shapes = {aval(a).shape for a in arrays if aval(a).shape != ()}
-    if len(shapes) > 1:
+    if ones and len(shapes) > 1:
+        broadcast_operand_shapes(name, [aval(a) for a in arrays])  # (JAX's errors, raised eagerly too)
+    elif len(shapes) > 1:
         raise TypeError(
             f"lax.{name} got incompatible shapes for broadcasting: "
             + ", ".join(str(aval(a).shape) for a in arrays)
@@ -60,22 +62,6 @@ def _operands(name, *args, ones=False):
         else:
             out.append(asarray(a))
     return out
-
-
-def _broadcast_ones(args):
-    shapes = [aval(a).shape for a in args if type(a) not in python_scalar_types and aval(a).shape != ()]
-    if len({len(s) for s in shapes}) != 1 or len(set(shapes)) == 1:
-        return args  # nothing to do, or ranks differ (an error, worded by _operands)
-    target = tuple(next((d for d in sizes if d != 1), 1) for sizes in zip(*shapes))
-    if any(d not in (1, t) for s in shapes for d, t in zip(s, target)):
-        return args
-    dims = tuple(range(len(target)))
-    return [
-        a
-        if type(a) in python_scalar_types or aval(a).shape in ((), target)
-        else st.broadcast_in_dim_p.bind(asarray(a), shape=target, broadcast_dimensions=dims)
-        for a in args
-    ]
 
 
 def _bind_check(prim, name, *args, **params):

@@ -455,6 +455,36 @@ def broadcast_args(*args) -> list:
     return [a if (s == shape or s == ()) else _broadcast_known(a, s, shape) for a, s in zip(args, shapes)]
 
 
+def rank_promote(*args) -> list:
+    """Operands for an n-ary elementwise primitive, as JAX's ``promote_shapes``: operands of
+    lower rank get leading size-1 dimensions, and the primitive broadcasts the size-1 dimensions
+    itself (NOTE: [elementwise operand contract]), so ``x[:, None] * y[None]`` stages one ``mul``.
+
+    >>> [a.shape for a in rank_promote(np.ones((2, 3)), np.ones(3))]
+    [(2, 3), (1, 3)]
+    """
+    shapes = [shape_of(a) for a in args]
+    nonscalar = {s for s in shapes if s != ()}
+    if len(nonscalar) <= 1:
+        return list(args)  # equal shapes, or 0-d operands meeting one shape: nothing to do
+    ranks = {len(s) for s in nonscalar}
+    if len(ranks) > 1 and _flags["rank_promotion"] != "allow":
+        _rank_promotion(shapes)
+    rank = len(broadcast_shapes(*shapes))  # (checks that the shapes broadcast, with NumPy's error)
+    if len(ranks) == 1:
+        return list(args)
+    return [
+        a
+        if len(s) == rank
+        else st.broadcast_in_dim_p.bind(
+            asarray(a),
+            shape=(1,) * (rank - len(s)) + s,
+            broadcast_dimensions=tuple(range(rank - len(s), rank)),
+        )
+        for a, s in zip(args, shapes)
+    ]
+
+
 def _broadcast_known(x, xs: tuple, shape: tuple):
     """``broadcast_to(x, shape)`` for an operand of shape ``xs`` already known to broadcast to
     ``shape`` and different from it (checked by ``broadcast_to``, or by ``broadcast_args`` on the
@@ -485,13 +515,14 @@ def broadcast_full(*args) -> list:
 
 
 def elementwise(prim, *args):
-    """Promote (NEP 50), broadcast and bind an elementwise primitive."""
-    return prim.bind(*broadcast_args(*promote_args(*args)))
+    """Promote (NEP 50) and rank-promote, then bind an n-ary elementwise primitive (which
+    broadcasts size-1 dimensions itself)."""
+    return prim.bind(*rank_promote(*promote_args(*args)))
 
 
 def elementwise_inexact(prim, *args):
     """Like ``elementwise``, computing integers and bools in the default float."""
-    return prim.bind(*broadcast_args(*promote_args_inexact(*args)))
+    return prim.bind(*rank_promote(*promote_args_inexact(*args)))
 
 
 def select(pred, on_true, on_false):

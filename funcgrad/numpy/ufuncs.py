@@ -29,6 +29,7 @@ from funcgrad.numpy._core import (
     promote_args,
     promote_args_inexact,
     promote_args_numeric,
+    rank_promote,
     select,
     shape_of,
 )
@@ -101,7 +102,7 @@ def add(x1, x2, /):
     >>> add(np.float32(1), 2.0).dtype
     dtype('float32')
     """
-    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    x1, x2 = rank_promote(*promote_args(x1, x2))
     return (ew.or_p if _is_bool(x1) else ew.add_p).bind(x1, x2)
 
 
@@ -111,7 +112,7 @@ def subtract(x1, x2, /):
     >>> subtract(np.array([3, 4]), 1).tolist()
     [2, 3]
     """
-    return ew.sub_p.bind(*broadcast_args(*promote_args_numeric("subtract", x1, x2)))
+    return ew.sub_p.bind(*rank_promote(*promote_args_numeric("subtract", x1, x2)))
 
 
 def multiply(x1, x2, /):
@@ -120,7 +121,7 @@ def multiply(x1, x2, /):
     >>> multiply(np.array([1.0, 2.0]), 3).tolist()
     [3.0, 6.0]
     """
-    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    x1, x2 = rank_promote(*promote_args(x1, x2))
     return (ew.and_p if _is_bool(x1) else ew.mul_p).bind(x1, x2)
 
 
@@ -417,11 +418,11 @@ def power(x1, x2, /):
     # (JAX's float or complex base with an integer exponent array is lax.pow of the two unpromoted:
     # weak only where both are, so 2.0 ** int_array is strong)
     int_exponent, strong_exponent = _is_int(x2), not aval(x2).weak_type
-    x1, x2 = broadcast_args(*promote_args(x1, x2))
+    x1, x2 = rank_promote(*promote_args(x1, x2))
     if _is_bool(x1):
         x1, x2 = ew.convert_element_type(x1, _dt.default_int), ew.convert_element_type(x2, _dt.default_int)
     if _is_int(x1):
-        return _integer_power(x1, x2)
+        return _integer_power(*broadcast_args(x1, x2))
     out = ew.pow_p.bind(x1, x2)
     if int_exponent and strong_exponent and aval(out).weak_type:
         out = ew.convert_element_type(out, aval(out).dtype, weak_type=False)
@@ -563,7 +564,7 @@ def _compare(prim, name, sym, f=None):
 def _order(prim, name, sym):
     # Complex values compare lexicographically (real part, then imaginary part), as in NumPy.
     def f(x1, x2, /):
-        return lexicographic(prim, *broadcast_args(*promote_args(x1, x2)))
+        return lexicographic(prim, *rank_promote(*promote_args(x1, x2)))
 
     return _compare(prim, name, sym, f)
 
@@ -590,7 +591,7 @@ def as_bool(x):
 
 def _logical(prim, name, sym):
     def f(x1, x2, /):
-        return prim.bind(*broadcast_args(as_bool(x1), as_bool(x2)))
+        return prim.bind(*rank_promote(as_bool(x1), as_bool(x2)))
 
     return _doc(
         f,
@@ -620,7 +621,7 @@ def logical_not(x, /):
 
 
 def _bitwise_args(name, *args):
-    args = broadcast_args(*promote_args(*args))
+    args = rank_promote(*promote_args(*args))
     if _dt.kind(aval(args[0]).dtype) not in "biu":
         raise TypeError(f"{name} is only supported for integer and boolean types, got {aval(args[0]).dtype}")
     return args

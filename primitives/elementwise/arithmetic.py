@@ -18,6 +18,8 @@ from funcgrad.primitives import complex as _cx
 from funcgrad.primitives._rules import (
     JET_OF_SELECTION,
     aval_of,
+    broadcast_operand_shapes,
+    broadcast_to_shape,
     coerce_pair,
     elementwise_batch,
     full_series,
@@ -285,9 +287,8 @@ def _additive_jvp(primitive, negate_second: bool):
 
 
 def _to_shape_of(t, out):
-    shape = aval_of(out).shape
-    # A scalar operand's tangent is a scalar (NOTE: [elementwise operand contract]).
-    return t if aval_of(t).shape == shape else hooks.broadcast_in_dim(t, shape, ())
+    # An operand's tangent may be 0-d or have size-1 dimensions (NOTE: [elementwise operand contract]).
+    return broadcast_to_shape(t, aval_of(out).shape)
 
 
 add_p.def_jvp(_additive_jvp(add_p, negate_second=False))
@@ -350,10 +351,9 @@ def _rem_impl(x, y):
 
 
 def _broadcast_like(t, *operands):
-    """``t`` broadcast to the shape of the widest operand (a scalar operand's tangent must take
-    the result's shape; see NOTE: [elementwise operand contract])."""
-    shape = max((aval_of(o).shape for o in operands), key=len)
-    return t if aval_of(t).shape == shape else hooks.broadcast_in_dim(t, shape, ())
+    """``t`` broadcast to the shape of the operands' result (an operand's tangent takes the
+    result's shape; see NOTE: [elementwise operand contract])."""
+    return broadcast_to_shape(t, broadcast_operand_shapes("broadcast", [aval_of(o) for o in operands]))
 
 
 rem_p = naryop(
