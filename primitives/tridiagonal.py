@@ -16,6 +16,7 @@ from funcgrad.primitives import structure as st
 from funcgrad.primitives._rules import JET_OF_MATRIX_RULE, aval_of
 
 from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 
 __all__ = ["tridiagonal_solve", "tridiagonal_solve_p"]
@@ -31,57 +32,16 @@ def _td_abstract_eval(dl, d, du, b, *, perturb_singular=False):
     return ShapedArray(b.shape, b.dtype)
 
 
-def _perturbed_solve(dl, d, du, b):
-    """LAPACK's gttrf/gttrs (elimination with partial pivoting), vectorised over the batch, with
-    pivots smaller than ``eps * max|U|`` replaced by that size (keeping their sign), as jaxlib's
-    perturbed tridiagonal solver does: singular systems get a finite solution (used by inverse
-    iteration). Near-singular systems are ill-determined, so eager and compiled results agree only
-    up to that ill-determination."""
-    n = d.shape[-1]
-    rdt = mx.real_dtype(d.dtype)
-    dl, d, du, b = dl[..., 1:].copy(), d.copy(), du[..., :-1].copy(), b.copy()
-    du2 = np.zeros_like(d[..., : max(n - 2, 0)])
-    swap = np.zeros(d.shape[:-1] + (max(n - 1, 0),), bool)
-    for i in range(n - 1):
-        keep = np.abs(d[..., i]) >= np.abs(dl[..., i])
-        safe_d = np.where(d[..., i] == 0, 1, d[..., i])
-        safe_l = np.where(dl[..., i] == 0, 1, dl[..., i])
-        fact = np.where(keep, np.where(d[..., i] == 0, 0, dl[..., i] / safe_d), d[..., i] / safe_l)
-        d_i, d_next = d[..., i].copy(), d[..., i + 1].copy()
-        d[..., i] = np.where(keep, d_i, dl[..., i])
-        d[..., i + 1] = np.where(keep, d_next - fact * du[..., i], du[..., i] - fact * d_next)
-        du_i = du[..., i].copy()
-        du[..., i] = np.where(keep, du_i, d_next)
-        if i < n - 2:
-            du2[..., i] = np.where(keep, 0, du[..., i + 1])
-            du[..., i + 1] = np.where(keep, du[..., i + 1], -fact * du[..., i + 1])
-        dl[..., i] = fact
-        swap[..., i] = ~keep
-    parts = [np.abs(d)] + ([np.abs(du)] if n > 1 else []) + ([np.abs(du2)] if n > 2 else [])
-    tol = np.finfo(rdt).eps * np.max(np.concatenate(parts, axis=-1), axis=-1, keepdims=True)
-    small = np.abs(d) < tol
-    d = np.where(small, np.where(d.real < 0, -tol, tol), d)
-    for i in range(n - 1):  # forward: L with the interchanges
-        s = swap[..., i, None]
-        b_i, b_next = b[..., i, :].copy(), b[..., i + 1, :].copy()
-        b[..., i, :] = np.where(s, b_next, b_i)
-        b[..., i + 1, :] = np.where(s, b_i - dl[..., i, None] * b_next, b_next - dl[..., i, None] * b_i)
-    for i in range(n - 1, -1, -1):  # backward: U (diagonal d, superdiagonals du, du2)
-        acc = b[..., i, :]
-        if i + 1 < n:
-            acc = acc - du[..., i, None] * b[..., i + 1, :]
-        if i + 2 < n:
-            acc = acc - du2[..., i, None] * b[..., i + 2, :]
-        b[..., i, :] = acc / d[..., i, None]
-    return b
-
-
 def _td_impl(dl, d, du, b, *, perturb_singular=False):
     dl, d, du, b = (np.asarray(x) for x in (dl, d, du, b))
     if b.size == 0:
         return np.zeros_like(b)
     if perturb_singular:
-        return _perturbed_solve(dl, d, du, b)
+        # jaxlib's perturbed solver itself, compiled alone: its pivoting and perturbation (xLAGTF
+        # scaling, a floor of the safe minimum when every pivot is 0) are its own, and a NumPy
+        # rewrite of it gave NaN for a zero matrix where jax and jit give large finite values.
+        params = {"perturb_singular": True}
+        return hooks.eager_compiled(tridiagonal_solve_p, (dl, d, du, b), params)._numpy()
     gtsv = mx.lapack("gtsv", d, b)
 
     def one(l, c, u, y):

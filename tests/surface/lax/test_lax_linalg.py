@@ -107,6 +107,14 @@ def test_solves_match_jax(jl):
         fl.tridiagonal_solve(dl, d, du, b, perturb_singular=True),
         jl.tridiagonal_solve(dl, d, du, b, perturb_singular=True),
     )
+    # A zero (fully singular) matrix: jaxlib's perturbation floors at the safe minimum, finite
+    # values eagerly as under jit (the eager NumPy rewrite gave NaN; JAX's linalg_test)
+    z = np.zeros(3, np.float32)
+    theirs = np.asarray(jl.tridiagonal_solve(z, z, z, np.ones((3, 1), np.float32), perturb_singular=True))
+    assert np.isfinite(theirs).all()
+    np.testing.assert_array_equal(
+        fl.tridiagonal_solve(z, z, z, np.ones((3, 1), np.float32), perturb_singular=True), theirs
+    )
     piv = np.array([2, 3, 2, 3], np.int32)
     close(fl.lu_pivots_to_permutation(piv, 5), jl.lu_pivots_to_permutation(piv, 5))
     close(
