@@ -378,7 +378,9 @@ def nonzero(a, *, size=None, fill_value=None):
         return _index_arrays(np.nonzero(value))
     size = concrete_int(size, "nonzero's size")
     dtype = _dt.default_int
-    if size == 0 or a.size == 0:
+    if a.size == 0:  # zeros, not fill_value, as JAX's (its early return for an empty array)
+        return tuple(constant(0, dtype, (size,)) for _ in a.shape)
+    if size == 0:
         fills = _fill_values(fill_value, a.ndim)
         return tuple(_filled(f, dtype, (size,)) for f in fills)
     flat_mask = ew.convert_element_type(ravel(mask), dtype)

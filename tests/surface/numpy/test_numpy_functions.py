@@ -811,6 +811,21 @@ def test_nonzero_takes_a_traced_fill_value_under_jit():
     assert rows.tolist() == [0, 1, 1, 9] and cols.tolist() == [1, 0, 2, 8]
 
 
+def test_nonzero_of_an_empty_array_is_zeros_as_jax():
+    # jax returns size zeros for an empty array, whatever fill_value (found by the fuzzer: vmap of
+    # nonzero(size=5, fill_value=-1) of a (0, 1, 2) array gave -1s)
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.zeros((2, 0, 3), np.float32)
+    kw = dict(size=3, fill_value=-1)
+    for name in ["nonzero", "argwhere", "flatnonzero", "where"]:
+        want = getattr(jnp, name)(x[0], **kw)
+        got = getattr(fnp, name)(x[0], **kw)
+        for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
+            assert np.asarray(g).tolist() == np.asarray(w).tolist(), name
+    got = funcgrad.vmap(lambda v: fnp.nonzero(v, size=2, fill_value=7)[-1])(x)
+    assert got.tolist() == [[0, 0], [0, 0]]
+
+
 def test_piecewise_takes_an_array_of_conditions_along_axis_0_as_jax():
     # jnp.piecewise's docstring: condlist = jnp.array([False, True, False]) is three scalar conditions
     x = np.arange(-4, 5)
