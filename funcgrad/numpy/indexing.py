@@ -386,14 +386,17 @@ def getitem(
 
 
 def _static_getitem(x, entries):
-    """Basic indexing with static ints and slices: one ``slice``, one ``rev``, one ``reshape``."""
-    starts, limits, strides, rev_dims, out_shape = [], [], [], [], []
+    """Basic indexing with static ints and slices, staged as JAX's static-slice route: one
+    ``slice``, one ``rev`` (negative steps), a ``squeeze`` of the int-indexed axes and an
+    ``expand_dims`` (a ``broadcast_in_dim``) for the ``None`` entries; each only where needed."""
+    starts, limits, strides, rev_dims, squeezed, new_axes = [], [], [], [], [], []
     dim = 0
     for kind, value in entries:
         if kind == _GAP:
             continue
         if kind == _NEWAXIS:
-            out_shape.append(1)
+            # (a position in the result: the axes kept so far and the new ones before it)
+            new_axes.append(len(starts) - len(squeezed) + len(new_axes))
             continue
         n = x.shape[dim]
         if kind == _INT:
@@ -403,28 +406,31 @@ def _static_getitem(x, entries):
             starts.append(i)
             limits.append(i + 1)
             strides.append(1)
+            squeezed.append(dim)
         else:
             start, stop, step = value.indices(n)
-            count = len(range(start, stop, step))
-            if count == 0:
-                start, limit, stride = 0, 0, 1
-            elif step > 0:
-                limit, stride = start + (count - 1) * step + 1, step
-            else:
-                # A negative step: the same elements with a positive step, then reversed.
-                start, limit, stride = start + (count - 1) * step, start + 1, -step
+            if step < 0:
+                # The same elements with a positive step from the lowest one, then reversed.
+                low = min(n, stop + 1 + abs(start - stop - 1) % -step)
+                starts.append(low)
+                limits.append(max(low, start + 1))
+                strides.append(-step)
                 rev_dims.append(dim)
-            starts.append(start)
-            limits.append(limit)
-            strides.append(stride)
-            out_shape.append(count)
+            else:
+                starts.append(start)
+                limits.append(max(start, stop))
+                strides.append(step)
         dim += 1
     y = x
     if starts != [0] * x.ndim or limits != list(x.shape) or any(s != 1 for s in strides):
         y = st.slice_(y, starts, limits, strides if any(s != 1 for s in strides) else None)
     if rev_dims:
         y = st.rev(y, tuple(rev_dims))
-    return st.reshape(y, tuple(out_shape))
+    if squeezed:
+        y = st.squeeze(y, tuple(squeezed))
+    if new_axes:
+        y = st.expand_dims(y, tuple(new_axes))
+    return y
 
 
 def _apply_slice(y, s: slice, dim: int):

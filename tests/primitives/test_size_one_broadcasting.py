@@ -95,3 +95,22 @@ def test_size_one_transpose_batching_and_errors_as_jax():
         with pytest.raises(TypeError) as fg_error:
             flax.add(x, y)
         assert str(jax_error.value).startswith(start) and str(fg_error.value).startswith(start)
+
+
+INDEXING = [
+    lambda m: m[None],
+    lambda m: m[:, None, 1],
+    lambda m: m[::2, None],
+    lambda m: m[-1],
+    lambda m: m[::-2, None],
+    lambda m: m[3:1],
+    lambda m: m[None, 1:] * m[:, None, :1],  # (equinox's test_make_jaxpr::test_struct: one mul)
+]
+
+
+def test_basic_indexing_stages_as_jax():
+    # Static ints, slices and None: slice, rev, squeeze, then expand_dims (a broadcast_in_dim).
+    m = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    for f in INDEXING:
+        assert str(funcgrad.make_jaxpr(f)(m)) == str(jax.make_jaxpr(f)(m))
+        np.testing.assert_array_equal(np.asarray(f(fnp.asarray(m))), np.asarray(f(jnp.asarray(m))))
