@@ -91,6 +91,12 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
             t = ad.Zero(ad.tangent_aval(pa))
         elif type(t) in _dt.python_scalar_types:  # a weak Array of the primal's width, as in JAX
             t = Array._from_owned(np.asarray(t, expected), weak_type=True)
+        elif ta.weak_type != pa.weak_type and ta.dtype == expected:
+            # A tangent takes its primal's weak type, as inside JAX's jax.numpy functions (each a
+            # jit, whose JVP gives a tangent its primal's type): jvp of sin at 2.0 with a float64
+            # tangent is weak. (A tangent returned as it is stays as given: NOTE: [outputs jvp and
+            # vjp return as they are].)
+            t = _ew.convert_element_type(t, expected, weak_type=pa.weak_type)
         tangents_in.append(t)
     flat, store = flat_fun(fun, tree_p, has_aux, transform="jvp")
     # NOTE: [primals as the caller gave them] (the tangents too)

@@ -70,6 +70,18 @@ def _special(name):
     return impl
 
 
+def _const(x, value):
+    """A rule's constant as JAX's ``_const`` makes it (JAX writes the constants of several JVP
+    rules with it: sqrt's 0.5, atan's 1, erf's 2/sqrt(pi), ...): a NumPy constant of ``x``'s dtype,
+    strong, so there the tangent of a weak array is strong (jvp of sqrt of a weak value under jit),
+    except where JAX stages it as a weak literal -- a scalar ``x`` of the mode's default type for
+    its kind (float64/complex128, float32/complex64 in 32-bit mode): then weak as ``x``."""
+    aval = aval_of(x)
+    if aval.shape == () and aval.dtype == _dt._default_of(aval.dtype.kind):
+        return scalar_like(value, x)
+    return np.asarray(value, aval.dtype)
+
+
 exp_p = unop("exp", np.exp, lambda t, ans, x: mul(t, ans), uses_answer=True, may_produce_nan=True)
 exp2_p = unop(
     "exp2",
@@ -92,7 +104,7 @@ log1p_p = unop(
 sqrt_p = unop(
     "sqrt",
     np.sqrt,
-    lambda t, ans, x: div(t, mul(ans, 2)),
+    lambda t, ans, x: div(t, mul(ans, _const(x, 2))),
     uses_answer=True,
     may_produce_nan=True,
     sparse="zero_preserving",
@@ -100,7 +112,7 @@ sqrt_p = unop(
 rsqrt_p = unop(
     "rsqrt",
     lambda x: (1 / np.sqrt(x)).astype(np.result_type(x)),
-    lambda t, ans, x: mul(t, mul(div(ans, x), -0.5)),
+    lambda t, ans, x: mul(t, mul(div(ans, x), _const(x, -0.5))),
     uses_answer=True,
     may_produce_nan=True,
 )
@@ -108,7 +120,7 @@ cbrt_p = unop(
     "cbrt",
     np.cbrt,
     # t / 3 * ans**-2, as JAX's: at 0 the second derivative is -inf (+inf at -0.0), not 0 * inf / 0
-    lambda t, ans, x: mul(t, mul(integer_pow(ans, -2), 1 / 3)),
+    lambda t, ans, x: mul(t, mul(integer_pow(ans, -2), _const(x, 1 / 3))),
     uses_answer=True,
     accepted=_dt.is_float,
     may_produce_nan=True,
@@ -119,7 +131,7 @@ cos_p = unop("cos", np.cos, lambda t, x: neg(mul(t, sin(x))), may_produce_nan=Tr
 tan_p = unop(
     "tan",
     np.tan,
-    lambda t, ans, x: mul(t, add(square(ans), 1)),
+    lambda t, ans, x: mul(t, add(square(ans), _const(x, 1))),
     uses_answer=True,
     may_produce_nan=True,
     sparse="zero_preserving",
@@ -127,13 +139,19 @@ tan_p = unop(
 asin_p = unop(
     "asin",
     np.arcsin,
-    lambda t, x: mul(t, rsqrt(sub(1, square(x)))),
+    lambda t, x: mul(t, rsqrt(sub(_const(x, 1), square(x)))),
     may_produce_nan=True,
     sparse="zero_preserving",
 )
-acos_p = unop("acos", np.arccos, lambda t, x: neg(mul(t, rsqrt(sub(1, square(x))))), may_produce_nan=True)
+acos_p = unop(
+    "acos", np.arccos, lambda t, x: neg(mul(t, rsqrt(sub(_const(x, 1), square(x))))), may_produce_nan=True
+)
 atan_p = unop(
-    "atan", np.arctan, lambda t, x: div(t, add(square(x), 1)), may_produce_nan=True, sparse="zero_preserving"
+    "atan",
+    np.arctan,
+    lambda t, x: div(t, add(square(x), _const(x, 1))),
+    may_produce_nan=True,
+    sparse="zero_preserving",
 )
 sinh_p = unop("sinh", np.sinh, lambda t, x: mul(t, cosh(x)), may_produce_nan=True, sparse="zero_preserving")
 cosh_p = unop("cosh", np.cosh, lambda t, x: mul(t, sinh(x)), may_produce_nan=True)
@@ -181,14 +199,14 @@ logistic_p = unop(
     accepted=_float_or_complex,
     may_produce_nan=True,
 )
-# Python floats, not np.float64: a rule's Python scalar takes its operand's dtype (coerce_pair),
-# where an np.float64 made float32 derivatives fail to bind (erf's second derivative in float32).
+# Python floats, not np.float64 (an np.float64 made float32 derivatives fail to bind: erf's second
+# derivative in float32); ``_const`` gives them the operand's dtype.
 _two_over_sqrt_pi = float(2 / np.sqrt(np.pi))
 _sqrt_pi_over_two = float(np.sqrt(np.pi) / 2)
 erf_p = unop(
     "erf",
     _special("erf"),
-    lambda t, x: mul(t, mul(exp(neg(square(x))), _two_over_sqrt_pi)),
+    lambda t, x: mul(t, mul(exp(neg(square(x))), _const(x, _two_over_sqrt_pi))),
     accepted=_dt.is_float,
     may_produce_nan=True,
     sparse="zero_preserving",
@@ -196,14 +214,14 @@ erf_p = unop(
 erfc_p = unop(
     "erfc",
     _special("erfc"),
-    lambda t, x: mul(t, mul(exp(neg(square(x))), -_two_over_sqrt_pi)),
+    lambda t, x: mul(t, mul(exp(neg(square(x))), _const(x, -_two_over_sqrt_pi))),
     accepted=_dt.is_float,
     may_produce_nan=True,
 )
 erf_inv_p = unop(
     "erf_inv",
     _special("erfinv"),
-    lambda t, ans, x: mul(t, mul(exp(square(ans)), _sqrt_pi_over_two)),
+    lambda t, ans, x: mul(t, mul(exp(square(ans)), _const(x, _sqrt_pi_over_two))),
     uses_answer=True,
     accepted=_dt.is_float,
     may_produce_nan=True,
@@ -254,7 +272,7 @@ polygamma_p = naryop(
 polygamma1_p = unop(
     "trigamma",
     _polygamma1_impl,
-    lambda t, x: mul(t, polygamma_p.bind(scalar_like(2, x), x)),
+    lambda t, x: mul(t, polygamma_p.bind(_const(x, 2), x)),
     accepted=_dt.is_float,
     taylor_from_jvp=JET_OF_SPECIAL_FUNCTION,
 )
