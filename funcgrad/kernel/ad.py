@@ -1,7 +1,7 @@
 """Automatic differentiation: forward mode (JVP), linearize, transposition, reverse mode (VJP).
 
-Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``partial_eval`` and ``hooks`` (the array operations
-the catalog registers, NOTE: [kernel registration]).
+Layer: kernel. Imports ``core``, ``ir``, ``dtypes``, ``partial_eval``, ``tree_util`` and ``hooks`` (the
+array operations the catalog registers, NOTE: [kernel registration]).
 
 ``vjp`` is ``linearize`` followed by ``backward_pass``: the JVP of ``f`` is traced with the primals
 known and the tangents unknown, so the primal work runs now and the tangent work is staged into a
@@ -26,6 +26,7 @@ from typing import Any
 
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as _tu
 from funcgrad.kernel.core import source_info_config, user_source_info
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
@@ -49,6 +50,12 @@ class Zero:
 
     def __repr__(self):
         return f"Zero({self.aval.str_short()})"
+
+
+# A pytree node without children, as JAX's: ``vmap``/``tree_map`` over a structure that holds a
+# ``Zero`` pass it through (equinox's batched primitive JVP rules vmap their rule over Zero
+# tangents and get Zero outputs back: lineax's test_vmap_jvp).
+_tu.register_pytree_node(Zero, lambda z: ((), z.aval), lambda aval, _: Zero(aval))
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:

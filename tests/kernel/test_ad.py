@@ -234,3 +234,22 @@ def test_jvp_vjp_dot_product_random_shapes(n, m):
     f = lambda a, b: fnp.tanh(a @ b) * 2.0 + fnp.exp(-a.sum())
     args = [rng.standard_normal((m, n)), rng.standard_normal((n, m))]
     check_grads(f, args, order=1)
+
+
+def test_zero_is_a_pytree_node_without_children_as_jax():
+    # As JAX's ad_util.Zero: vmap passes a Zero argument and a Zero result through (equinox's
+    # batched primitive JVP rules vmap over Zero tangents: lineax's test_vmap_jvp raised
+    # "Zero(float0[]) is not a valid funcgrad array type").
+    import jax
+    from jax.interpreters import ad as jax_ad
+
+    from funcgrad.interpreters import ad as fg_ad
+    from funcgrad.kernel.ir import ShapedArray
+
+    for api, zero in (
+        (funcgrad, fg_ad.Zero(ShapedArray((), np.float32))),
+        (jax, jax_ad.Zero(jax.core.ShapedArray((), np.float32))),
+    ):
+        assert api.tree_util.tree_leaves([zero]) == []
+        x, z = api.vmap(lambda x, z: (2 * x, z), in_axes=(0, None))(np.ones(3, np.float32), zero)
+        assert type(z) is type(zero) and z.aval.shape == () and np.asarray(x).tolist() == [2.0] * 3
