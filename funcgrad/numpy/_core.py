@@ -116,6 +116,12 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         return _stack_nested(a, dtype)
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
+    if dtype is None and not _dt.x64_enabled and isinstance(a, list | tuple):
+        dtype = _list_dtype(a)
+        if dtype is None:
+            value = np.array(a, copy=None)
+            if value.dtype.itemsize == 8 or value.dtype == object:
+                _check_list_ints(a, value)
     value = np.array(a, dtype=dtype, copy=None) if dtype is None else np.asarray(a, dtype=dtype)
     if value.dtype == object:
         if a is None or (isinstance(a, list | tuple) and any(x is None for x in _iter_nested(a))):
@@ -125,6 +131,39 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     if value.dtype.kind in "USMmO":
         raise TypeError(f"funcgrad arrays hold numbers, not {value.dtype}")
     return Array(value if _dt.x64_enabled else _dt.canonical_value(value))  # NOTE: [x64 mode]
+
+
+def _list_dtype(a):
+    """In 32-bit mode (JAX's rules, NOTE: [x64 mode]), the dtype of a list holding NumPy scalars or
+    arrays beside Python scalars: the Python scalars are weak, as in JAX (``[0, np.int16(1)]`` is
+    int16, where NumPy's list inference gives int64); None (NumPy's inference) otherwise."""
+    leaves = list(_iter_nested(a))
+    if not any(isinstance(x, np.ndarray | np.generic) for x in leaves):
+        return None
+    try:
+        return _result_type(tuple(dtype_and_weak(x) for x in leaves))[0]
+    except (TypeError, ValueError):  # (a leaf NumPy's inference refuses: its error says which)
+        return None
+
+
+def _check_list_ints(a, value) -> None:
+    """In 32-bit mode, a list of Python ints is int32 (JAX's rule): an int outside int32's range is
+    an OverflowError, as JAX's, where NumPy's int64 (or float64, or object past int64) would
+    otherwise be wrapped to int32 silently."""
+    kind = value.dtype.kind
+    if kind == "i" and value.size and value.min() >= -(2**31) and value.max() < 2**31:
+        return
+    if kind == "f" and not (value.size and np.abs(value).max() >= 2**63):
+        return  # (NumPy reads ints past int64's range as float64 only when no other leaf is float)
+    if kind in "fO" and any(type(x) is float for x in _iter_nested(a)):
+        return
+    if kind not in "ifO":
+        return
+    for x in _iter_nested(a):
+        if type(x) is int and x not in _INT32_RANGE:
+            if x not in range(-(2**63), 2**63):
+                raise OverflowError(f"Python int too large to convert to C long: {x}")
+            raise OverflowError(f"Python integer {x} out of bounds for int32")
 
 
 def _stack_nested(a, dtype):

@@ -436,8 +436,13 @@ def isdtype(dtype, kind) -> bool:
 
 
 def _dtype_of(int_type):
+    # Not canonicalized, as JAX's iinfo/finfo: iinfo(int64) is int64's limits in 32-bit mode too.
     if isinstance(int_type, Array | core.Tracer | np.ndarray | np.generic):
         return int_type.dtype
+    if isinstance(int_type, _ScalarMeta):
+        return int_type.dtype
+    if isinstance(int_type, np.dtype | str | type):
+        return np.dtype(int_type)
     return canonicalize_dtype(int_type)
 
 

@@ -78,6 +78,17 @@ CASES = {
     "asarray_np_c128": lambda j, jnp, lax, np: jnp.asarray(np.ones(2, np.complex128)),
     "asarray_np_scalar": lambda j, jnp, lax, np: jnp.asarray(np.float64(1.5)),
     "asarray_float": lambda j, jnp, lax, np: jnp.asarray(2.0),
+    # (JAX's lax_numpy_test) Python scalars in a list beside NumPy scalars are weak (NumPy: int64)
+    "array_list_python_beside_np": lambda j, jnp, lax, np: (
+        jnp.array([0, np.int16(1)]),
+        jnp.array([[0.0, np.float16(1)]]),
+        j.jit(jnp.array)([0.0, np.float16(1)]),
+    ),
+    # (JAX's lax_numpy_test) iinfo/finfo are the named type's limits, not its 32-bit counterpart's
+    "iinfo_finfo_of_64_bit_types": lambda j, jnp, lax, np: (
+        f"{jnp.iinfo(jnp.int64).min} {jnp.iinfo(int).bits} {jnp.finfo(float).bits} "
+        f"{jnp.finfo(jnp.complex128).bits} {jnp.finfo('float64').eps}"
+    ),
     "asarray_int": lambda j, jnp, lax, np: jnp.asarray(2),
     "asarray_complex": lambda j, jnp, lax, np: jnp.asarray(1j),
     "array_list_float": lambda j, jnp, lax, np: jnp.array([1.0, 2.0]),
@@ -282,7 +293,11 @@ def test_x32_explicit_64_bit_request_warns_as_jax(x32, name):
 
 @pytest.mark.parametrize(
     "fn",
-    [lambda jnp, np: jnp.asarray(np.uint32([1])) + 2**31, lambda jnp, np: jnp.ones(1, jnp.float16) + 2**40],
+    [
+        lambda jnp, np: jnp.asarray(np.uint32([1])) + 2**31,
+        lambda jnp, np: jnp.ones(1, jnp.float16) + 2**40,
+        lambda jnp, np: jnp.array([0, 2**40]),  # (NumPy's int64 was wrapped to [0, 0])
+    ],
 )
 def test_x32_python_int_beyond_int32_raises_as_jax(x32, fn):
     # (a Python int operand is parsed as an int32 first, whatever the other operand's dtype)
