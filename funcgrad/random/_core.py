@@ -225,17 +225,31 @@ def _check_seed(seed, name: str):
 
 
 def _threefry_seed(seed):
-    """Raw threefry key data ``uint32[2]``: the seed's high and low 32-bit words (as int64)."""
+    """Raw threefry key data ``uint32[2]``: the seed's high and low 32-bit words, as JAX's
+    ``threefry_seed``: the high word is a logical shift in the seed's own (canonical) dtype, so it is
+    0 unless that dtype is 64-bit (a Python int is an int64 with x64 enabled, an int32 without;
+    ``np.int32(-2)`` gives ``[0, 4294967294]`` in either mode)."""
     if isinstance(seed, core.Tracer):
-        s = ew.convert_element_type(seed, np.int64)
-        lo = ew.convert_element_type(s, _U32)
-        hi = ew.convert_element_type(ew.shift_right_logical_p.bind(s, np.asarray(32, np.int64)), _U32)
+        dtype = _aval(seed).dtype
+        if not np.issubdtype(dtype, np.integer):
+            raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+        lo = ew.convert_element_type(seed, _U32)
+        # (a shift by the width or more is 0, so narrower seeds get a high word of 0)
+        hi = ew.convert_element_type(ew.shift_right_logical_p.bind(seed, np.asarray(32, dtype)), _U32)
         return st.concatenate([st.reshape(hi, (1,)), st.reshape(lo, (1,))], 0)
-    seed = int(np.asarray(seed))
-    if not -(2**63) <= seed < 2**64:
-        raise OverflowError(f"PRNGKey seed {seed} does not fit in 64 bits")
-    seed &= 2**64 - 1
-    return Array._from_owned(np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=_U32))
+    arr = np.asarray(seed)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+    value = int(arr)
+    if not -(2**63) <= value < 2**64:
+        raise OverflowError(f"PRNGKey seed {value} does not fit in 64 bits")
+    if isinstance(seed, int):  # (a Python int: JAX's random_seed takes it as np.int64 first)
+        wide = _dt.x64_enabled
+    else:
+        wide = _dt.canonical(arr.dtype).itemsize == 8
+    value &= 2**64 - 1
+    hi = value >> 32 if wide else 0
+    return Array._from_owned(np.array([hi, value & 0xFFFFFFFF], dtype=_U32))
 
 
 threefry_prng_impl = register_prng(

@@ -26,6 +26,28 @@ def test_keys_and_split_match_jax(seed):
     np.testing.assert_array_equal(np.asarray(fr.fold_in(k, 123)), np.asarray(jr.fold_in(jk, 123)))
 
 
+@pytest.mark.parametrize("x64", [False, True])
+def test_seed_words_match_jax_in_both_modes(x64):
+    # The high word is a logical shift in the seed's canonical dtype: 0 for int32/uint32 seeds and
+    # for every seed in 32-bit mode (funcgrad sign-extended to int64 first: np.int32(-2) gave
+    # [4294967295, 4294967294]); a float seed is a TypeError. Found by JAX's random_test.
+    seeds = [(-1, int), (-2, np.int32), (-3, np.int64), (2**31 + 100, np.uint32), (-(2**31) - 100, int)]
+    try:
+        funcgrad.config.update("jax_enable_x64", x64)
+        jax.config.update("jax_enable_x64", x64)
+        for value, typ in seeds:
+            s = typ(value)
+            np.testing.assert_array_equal(fr.key_data(fr.key(s)), jr.key_data(jr.key(s)))
+            np.testing.assert_array_equal(fr.PRNGKey(s), jr.PRNGKey(s))
+            if typ is not int:
+                np.testing.assert_array_equal(funcgrad.jit(fr.PRNGKey)(s), jax.jit(jr.PRNGKey)(s))
+        with pytest.raises(TypeError, match="PRNG key seed must be an integer"):
+            fr.PRNGKey(np.pi)
+    finally:
+        funcgrad.config.update("jax_enable_x64", True)
+        jax.config.update("jax_enable_x64", True)
+
+
 @pytest.mark.parametrize("shape", [(), (3,), (2, 5)])
 def test_distributions_match_jax(shape):
     k, jk = fr.PRNGKey(7), jr.PRNGKey(7)
