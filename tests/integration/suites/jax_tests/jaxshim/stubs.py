@@ -74,12 +74,17 @@ NAMES = {
     "jax._src.custom_derivatives": {},
     "jax._src.api_util": {},
     "jax._src.earray": {},
+    "jax._src.deprecations": {},
 }
 
 
 def install() -> None:
+    from funcgrad.primitives import linalg as _linalg_p
+
     import funcgrad.errors
+    import funcgrad.lax.linalg
     import funcgrad.tree_util
+    from funcgrad.random import _impls, _keys
 
     fill = {
         "jax._src.errors": vars(funcgrad.errors),
@@ -89,6 +94,22 @@ def install() -> None:
         "jax._src.interpreters.mlir": vars(funcgrad.interpreters.mlir),
         "jax._src.interpreters.pxla": vars(funcgrad.interpreters.pxla),
         "jax._src.custom_derivatives": vars(funcgrad.custom_derivatives),
+        "jax._src.lax.linalg": {**vars(funcgrad.lax.linalg), "geqrf": _linalg_p.geqrf},
+        "jax._src.random.prng": {
+            "prngs": _keys.PRNGS,
+            "PRNGImpl": _keys.PRNGImpl,
+            "PRNGKeyArray": _keys.KeyArray,
+            "KeyTy": _keys.KeyTy,
+            "random_seed": _impls.random_seed,
+        },
+        "jax._src.random.threefry2x32": {
+            "threefry_2x32": _impls.threefry_2x32,
+            "threefry_prng_impl": _impls.threefry_prng_impl,
+            "threefry_seed": _impls.threefry_prng_impl.seed,
+            "threefry_split": _impls.threefry_prng_impl.split,
+            "threefry_fold_in": _impls.threefry_prng_impl.fold_in,
+            "threefry_random_bits": _impls.threefry_prng_impl.random_bits,
+        },
     }
     for name, names in NAMES.items():
         if name in sys.modules:
