@@ -447,16 +447,22 @@ class _KeyAtIndex:
     def __init__(self, keys: KeyArray, index: tuple):
         self._keys, self._index = keys, index
 
+    def _data_index(self) -> tuple:
+        """The index into the key data: the keys' index, then all of each key's own axes."""
+        trailing = (slice(None),) * len(self._keys._impl.key_shape)
+        index = self._index if any(i is Ellipsis for i in self._index) else (*self._index, Ellipsis)
+        return (*index, *trailing)
+
     def get(self, **kwargs):
-        return self._keys[self._index]
+        # mode='fill' fills with uint32's maximum, the data's default fill (JAX's fill key).
+        keys = self._keys
+        return KeyArray(keys._impl, keys._base_array.at[self._data_index()].get(**kwargs))
 
     def set(self, values, **kwargs):
         keys = self._keys
         if not isinstance(values, KeyArray) or values._impl != keys._impl:
             raise TypeError(f"keys.at[...].set: the new values must be keys of dtype {keys.dtype}")
-        trailing = (slice(None),) * len(keys._impl.key_shape)
-        index = self._index if any(i is Ellipsis for i in self._index) else (*self._index, Ellipsis)
-        data = keys._base_array.at[(*index, *trailing)].set(values._base_array, **kwargs)
+        data = keys._base_array.at[self._data_index()].set(values._base_array, **kwargs)
         return KeyArray(keys._impl, data)
 
 
