@@ -50,7 +50,7 @@ from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.custom_dispatch import process_custom_call
 from funcgrad.kernel.custom_rule_args import (
     CustomVJPPrimal,
-    SymbolicZero,
+    SymbolicZero,  # noqa: F401 - re-exported (funcgrad.custom_derivatives, lax.special)
     _defaults_signature,
     _merge,
     _nondiff_positions,
@@ -58,6 +58,9 @@ from funcgrad.kernel.custom_rule_args import (
     _split_nondiff,
     _zero_from_user,
     _zero_to_user,
+    bwd_cotangents,
+    check_primal_out,
+    check_tangents_out,
     custom_vjp_primal_tree_values,  # noqa: F401 - re-exported (funcgrad.custom_derivatives)
 )
 from funcgrad.kernel.hooks import hooks
@@ -288,7 +291,7 @@ class custom_jvp(_CustomFunction):
             outs = custom_jvp_call_p.bind(*flat, call_jaxpr=closed, jvp=jvp_flat, num_consts=0, name=name)
             return tu.tree_unflatten(out_tree, outs)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
-        jvp_flat = _jvp_rule(self, nondiff, in_tree, name, [out_tree])
+        jvp_flat = _jvp_rule(self, nondiff, in_tree, name, [out_tree], closed.out_avals)
         if memo_key is not None and not consts and len(self._traces) < 64:
             jvp_flat.library_rule = True
             self._traces[memo_key] = (closed, out_tree, jvp_flat)
@@ -298,12 +301,12 @@ class custom_jvp(_CustomFunction):
         return tu.tree_unflatten(out_tree, outs)
 
 
-def _jvp_rule(custom: custom_jvp, nondiff: dict, in_tree, name: str, out_tree_box: list):
+def _jvp_rule(custom: custom_jvp, nondiff: dict, in_tree, name: str, out_tree_box: list, out_avals=None):
     """The user's JVP rule on flat leaves: ``jvp_flat(primals, tangents) -> (primals_out,
     tangents_out)``, kernel ``Zero`` tangents converted both ways (NOTE: [symbolic zeros in custom
     rules]) and its results checked as JAX checks them. ``out_tree_box`` holds the primal
-    function's output structure when it was traced; otherwise the rule's primal output states it
-    (and is appended)."""
+    function's output structure when it was traced (and ``out_avals`` its output types); otherwise
+    the rule's primal output states it (and is appended)."""
     user_jvp, symbolic = custom.jvp, custom.symbolic_zeros
     rule_name = getattr(user_jvp, "__name__", "jvp")
 
@@ -328,32 +331,16 @@ def _jvp_rule(custom: custom_jvp, nondiff: dict, in_tree, name: str, out_tree_bo
                 f"outputs with equal container (pytree) structures, but got {p_tree} and {t_tree} "
                 "respectively."
             )
-        if out_tree_box and p_tree != out_tree_box[0]:
-            raise TypeError(
-                f"Custom JVP rule {rule_name} for function {name} must produce primal outputs with "
-                f"the function's output structure {out_tree_box[0]}; got {p_tree}"
-            )
+        want_tree = out_tree_box[0] if out_tree_box else None
+        check_primal_out("JVP", rule_name, name, p_tree, p_leaves, want_tree, out_avals)
         if not out_tree_box:
             out_tree_box.append(p_tree)
         t_leaves = [_zero_from_user(x) for x in t_leaves]
-        for p_leaf, t_leaf in zip(p_leaves, t_leaves):
-            _check_tangent(name, core.get_aval(p_leaf), t_leaf)
+        check_tangents_out([core.get_aval(x) for x in p_leaves], t_leaves)
         return p_leaves, t_leaves
 
     jvp_flat.__name__ = rule_name
     return jvp_flat
-
-
-def _check_tangent(name: str, primal_aval, t) -> None:
-    want = ad.tangent_aval(primal_aval)
-    got = t.aval if type(t) is Zero else core.get_aval(t)
-    # (Integer outputs are not checked for dtype: their tangent may be float0 or zeros of any type.)
-    if got.shape != want.shape or (_dt.is_inexact(want.dtype) and got.dtype != want.dtype):
-        raise TypeError(
-            f"Custom JVP rule of {name} must produce primal and tangent outputs with corresponding "
-            f"shapes and dtypes. Expected {want.str_short()} (tangent type of "
-            f"{primal_aval.str_short()}) but got {got.str_short()}."
-        )
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, name):
@@ -558,14 +545,16 @@ class custom_vjp(_CustomFunction):
         trace (NOTE: [custom calls follow the trace])."""
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
-        fwd_flat, bwd_flat = _vjp_rules(self, nondiff, dyn, in_tree, name, [out_tree])
+        fwd_flat, bwd_flat = _vjp_rules(self, nondiff, dyn, in_tree, name, [out_tree], closed.out_avals)
         outs = custom_vjp_call_p.bind(
             *consts, *flat, call_jaxpr=closed, fwd=fwd_flat, bwd=bwd_flat, num_consts=len(consts), name=name
         )
         return tu.tree_unflatten(out_tree, outs)
 
 
-def _vjp_rules(custom: custom_vjp, nondiff: dict, dyn, in_tree, name: str, out_tree_box: list):
+def _vjp_rules(
+    custom: custom_vjp, nondiff: dict, dyn, in_tree, name: str, out_tree_box: list, out_avals=None
+):
     """The user's ``fwd`` and ``bwd`` on flat leaves: ``fwd_flat(perturbed, *primals) -> [*out,
     *residuals]`` and ``bwd_flat(residuals, cotangents) -> cotangents`` (kernel ``Zero``s
     converted both ways, results checked). ``out_tree_box`` holds the primal function's output
@@ -575,6 +564,7 @@ def _vjp_rules(custom: custom_vjp, nondiff: dict, dyn, in_tree, name: str, out_t
     in_avals = [core.get_aval(x) for x in tu.tree_leaves(dyn)]
     nondiff_vals = [nondiff[i] for i in sorted(nondiff)]
     res_tree_box: list = []
+    fwd_name = getattr(user_fwd, "__name__", "fwd")
     # (bwd needs the arguments' structure only: it keeps no tracer of the call alive, which a
     # jaxpr holding bwd in its params would keep -- NOTE: [leak checking])
     dyn = tu.tree_map(lambda _: 0, dyn)
@@ -584,16 +574,19 @@ def _vjp_rules(custom: custom_vjp, nondiff: dict, dyn, in_tree, name: str, out_t
             primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
         out = user_fwd(*_merge(nondiff, tu.tree_unflatten(in_tree, primals), n_args))
         if not (isinstance(out, tuple | list) and len(out) == 2):
-            raise TypeError(f"custom_vjp fwd of {name} must return a pair (output, residuals)")
+            raise TypeError(
+                f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair (list or "
+                "tuple of length two) where the first element represents the primal output (equal to "
+                f"those of the custom_vjp-decorated function {name}) and the second element "
+                "represents residuals (i.e. values stored from the forward pass for use on the "
+                f"backward pass), but instead of a pair the fwd rule {fwd_name} produced {out}."
+            )
         y, res = out
         y_leaves, y_tree = tu.tree_flatten(y)
+        want_tree = out_tree_box[0] if out_tree_box else None
+        check_primal_out("VJP fwd", fwd_name, name, y_tree, y_leaves, want_tree, out_avals)
         if not out_tree_box:
             out_tree_box.append(y_tree)
-        elif y_tree != out_tree_box[0]:
-            raise TypeError(
-                f"custom_vjp fwd of {name} must return an output with the function's structure "
-                f"{out_tree_box[0]}, got {y_tree}"
-            )
         res_leaves, res_tree = tu.tree_flatten(res)
         res_tree_box.append(res_tree)
         return [*y_leaves, *res_leaves]
@@ -601,55 +594,9 @@ def _vjp_rules(custom: custom_vjp, nondiff: dict, dyn, in_tree, name: str, out_t
     def bwd_flat(res_leaves, ct_leaves):
         res = tu.tree_unflatten(res_tree_box[-1], res_leaves)
         ct = tu.tree_unflatten(out_tree_box[0], [_zero_to_user(c, symbolic) for c in ct_leaves])
-        cts = user_bwd(*nondiff_vals, res, ct)
-        if not isinstance(cts, tuple | list):
-            raise TypeError(
-                f"custom_vjp bwd of {name} must return a tuple with one cotangent per "
-                f"differentiable argument ({len(dyn)}), got {type(cts).__name__}"
-            )
-        if len(cts) != len(dyn):
-            raise TypeError(
-                f"custom_vjp bwd of {name} returned {len(cts)} cotangents, but the function has "
-                f"{len(dyn)} differentiable argument{'s' if len(dyn) != 1 else ''}"
-            )
-        leaves = []
-        for i, (c, d) in enumerate(zip(cts, dyn)):
-            # As in JAX, None stands for zeros of the whole subtree where it is (also where the
-            # argument itself has a None, an empty subtree).
-            c_leaves, c_tree = tu.tree_flatten(c, lambda x: x is None)
-            try:
-                subtrees = c_tree.flatten_up_to(d)
-            except ValueError:
-                subtrees = None
-            for leaf, sub in zip(c_leaves, subtrees or ()):
-                n = len(tu.tree_leaves(sub))
-                if leaf is None:
-                    leaves.extend([None] * n)
-                elif n == 1:  # a leaf, or a node around one leaf (as JAX: flax's Variables)
-                    leaves.append(leaf)
-                else:  # one value for a subtree of several: not a cotangent of it
-                    subtrees = None
-                    break
-            if subtrees is None:
-                raise TypeError(
-                    f"custom_vjp bwd of {name}: cotangent {i} has structure {c_tree} but "
-                    f"argument {i} has structure {tu.tree_structure(d)}"
-                )
-        out = []
-        for j, (c, aval) in enumerate(zip(leaves, in_avals)):
-            if c is None or type(c) is SymbolicZero:
-                out.append(Zero(ad.tangent_aval(aval)))
-                continue
-            ca = core.get_aval(c)
-            if ca.shape != aval.shape:
-                raise ValueError(
-                    f"custom_vjp bwd of {name} returned a cotangent of shape {ca.shape} for "
-                    f"an input of shape {aval.shape} (input leaf {j})"
-                )
-            out.append(c)
-        return out
+        return bwd_cotangents(user_bwd(*nondiff_vals, res, ct), dyn, in_avals)
 
-    fwd_flat.__name__ = getattr(user_fwd, "__name__", "fwd")
+    fwd_flat.__name__ = fwd_name
     fwd_flat.count_out = lambda: out_tree_box[0].num_leaves
     bwd_flat.__name__ = getattr(user_bwd, "__name__", "bwd")
     return fwd_flat, bwd_flat
@@ -707,21 +654,42 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
             lane, axis_size, arg_dims, lambda: [0] * (n_out + n_res_box[-1]), list(args)
         )
 
+    arg_avals = [core.get_aval(v) for v in vals[num_consts:]]
+
     def batched_bwd(res, cts):
+        # Residuals and output cotangents are batched at axis 0 (``batched_fwd``'s outputs). A
+        # Zero cotangent stays symbolic through the vmap, both ways, as JAX's
+        # ``batch_custom_vjp_bwd`` keeps it: a ``symbolic_zeros`` bwd gets a SymbolicZero for it,
+        # and a None/SymbolicZero it returns is a Zero of the batched argument.
         n_res = len(res)
+        zero_in = [type(c) is Zero for c in cts]
+        lane_zeros = [
+            Zero(c.aval.update(shape=c.aval.shape[1:])) if z else None for c, z in zip(cts, zero_in)
+        ]
+        zero_out: list = []
 
         def lane(*xs):
-            return [ad.instantiate(o) for o in bwd(list(xs[:n_res]), list(xs[n_res:]))]
+            nz = iter(xs[n_res:])
+            outs = bwd(list(xs[:n_res]), [lz if z else next(nz) for lz, z in zip(lane_zeros, zero_in)])
+            zero_out[:] = [type(o) is Zero for o in outs]
+            return [o for o in outs if type(o) is not Zero]
 
-        cts = [ad.instantiate(c) for c in cts]
-        outs = batching.vmap_flat(
-            lane, axis_size, [0] * (n_res + len(cts)), [0] * len(arg_dims), [*res, *cts]
-        )
-        # An input that was not batched gets its cotangent summed over the batch.
-        return [
-            hooks.reduce_sum(o, (0,)) if d is None else batching.move_batch_dim(o, axis_size, 0, d)
-            for o, d in zip(outs, arg_dims)
-        ]
+        nz_cts = [c for c, z in zip(cts, zero_in) if not z]
+        outs = iter(
+            batching.vmap_flat(
+                lane, axis_size, [0] * (n_res + len(nz_cts)), lambda: [0] * zero_out.count(False),
+                [*res, *nz_cts],
+            )
+        )  # fmt: skip
+        cts_in = []
+        for z, d, aval in zip(zero_out, arg_dims, arg_avals):
+            if z:
+                cts_in.append(Zero(ad.tangent_aval(aval)))
+            elif d is None:  # an input that was not batched: its cotangent summed over the batch
+                cts_in.append(hooks.reduce_sum(next(outs), (0,)))
+            else:
+                cts_in.append(batching.move_batch_dim(next(outs), axis_size, 0, d))
+        return cts_in
 
     batched_fwd.__name__ = f"vmap({getattr(fwd, '__name__', 'fwd')})"
     batched_bwd.__name__ = f"vmap({getattr(bwd, '__name__', 'bwd')})"

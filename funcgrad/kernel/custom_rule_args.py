@@ -17,7 +17,10 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from funcgrad.kernel import ad, core
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ad import Zero
 
@@ -165,3 +168,166 @@ def _split_nondiff(args, nondiff_argnums):
 def _merge(nondiff: dict, dyn: Sequence, n: int):
     it = iter(dyn)
     return [nondiff[i] if i in nondiff else next(it) for i in range(n)]
+
+
+# ----------------------------------------------------------------------------------------------
+# What a rule returns, checked in JAX's words (code written for JAX matches on them)
+
+
+def _long(aval) -> str:
+    """An aval as JAX's error messages print it (``float32[3]``: long dtype, no weak type)."""
+    return f"{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
+
+
+def _typematch(a, b) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def check_primal_out(kind: str, rule_name: str, name: str, tree, leaves, want_tree, want_avals) -> None:
+    """Raise JAX's TypeError when a rule's primal output (``tree``, ``leaves``) differs from the
+    custom function's (``want_tree``, ``want_avals``; ``None`` when it was not traced) in structure
+    or shapes/dtypes. ``kind`` is ``"JVP"`` or ``"VJP fwd"``.
+
+    >>> from funcgrad.kernel.ir import ShapedArray
+    >>> a, pair = ShapedArray((), np.float32), tu.tree_structure((0, 0))
+    >>> try:
+    ...     check_primal_out("JVP", "f_jvp", "f", pair, [np.float32(1)] * 2, tu.tree_structure(0), [a])
+    ... except TypeError as e:
+    ...     print(str(e).splitlines()[-3:])
+    ['    (float32[], float32[])', 'while ... structure:', '    float32[].']
+    """
+    if want_tree is None:
+        return
+    avals = [core.get_aval(x) for x in leaves]
+    if tree == want_tree and (want_avals is None or all(map(_typematch, avals, want_avals))):
+        return
+    rule, deco = ("JVP rule", "custom_jvp") if kind == "JVP" else ("VJP fwd rule", "custom_vjp")
+    got = str(tu.tree_unflatten(tree, [_long(a) for a in avals])).replace("'", "")
+    if want_avals is None:
+        want_avals = avals if tree != want_tree else want_avals
+    want = str(tu.tree_unflatten(want_tree, [_long(a) for a in want_avals])).replace("'", "")
+    if kind == "JVP":
+        head = (
+            f"Custom JVP rule {rule_name} for function {name} must produce a pair (list or tuple of "
+            "length two) where the first element represents the primal output (equal in value to the "
+            f"output of the custom_jvp-decorated function {name}, and in particular "
+        )
+        what = (
+            "of the same container/pytree structure), "
+            if tree != want_tree
+            else "with leaves of the same shape/dtype), "
+        )
+    else:
+        head = (
+            f"Custom VJP fwd rule {rule_name} for function {name} must produce a pair (list or tuple "
+            "of length two) where the first element represents the primal output (equal to the output "
+            f"of the custom_vjp-decorated function {name}) and the second element represents "
+            "residuals (i.e. values stored from the forward pass for use on the backward pass), "
+        )
+        what = ""
+    if tree != want_tree:
+        raise TypeError(
+            f"{head}{what}but instead the {rule.split(' rule')[0]} rule output's first element had "
+            f"container/pytree structure:\n    {got}\nwhile the {deco}-decorated function {name} had "
+            f"output container/pytree structure:\n    {want}."
+        )
+    raise TypeError(
+        f"{head}{what}but instead the {rule.split(' rule')[0]} rule output's first element had "
+        f"shapes/dtypes of:\n    {got}\nwhile the {deco}-decorated function {name} had output "
+        f"shapes/dtypes of:\n    {want}"
+    )
+
+
+def check_tangents_out(primal_avals, tangents) -> None:
+    """Raise JAX's TypeError when a JVP rule's output tangents do not have their primals' tangent
+    types (shape, and dtype for inexact outputs; an integer output's tangent may be float0 or zeros
+    of any type)."""
+    bad = []
+    for p, t in zip(primal_avals, tangents):
+        want = ad.tangent_aval(p)
+        got = t.aval if type(t) is Zero else core.get_aval(t)
+        if got.shape != want.shape or (_dt.is_inexact(want.dtype) and got.dtype != want.dtype):
+            bad.append((p, want, got))
+    if not bad:
+        return
+    if len(primal_avals) == 1:
+        p, want, got = bad[0]
+        raise TypeError(
+            "Custom JVP rule must produce primal and tangent outputs with corresponding shapes and "
+            f"dtypes. Expected {_long(want)} (tangent type of {_long(p)}) but got {_long(got)}."
+        )
+    lines = "\n".join(
+        f"  primal {_long(p)} with tangent {_long(got)}, expecting tangent {_long(want)}"
+        for p, want, got in bad
+    )
+    raise TypeError(
+        "Custom JVP rule must produce primal and tangent outputs with corresponding shapes and dtypes, "
+        f"but got:\n{lines}"
+    )
+
+
+def bwd_cotangents(cts, dyn, in_avals) -> list:
+    """A ``bwd`` rule's result as one cotangent (or ``Zero``) per differentiable argument leaf,
+    checked as JAX checks it. ``dyn`` has the differentiable arguments' structure; ``None``
+    stands for zeros of the whole subtree where it is, and a list of the right length is a tuple.
+
+    >>> from funcgrad.kernel.ir import ShapedArray
+    >>> bwd_cotangents((None, 2.0), (0, 0), [ShapedArray((), np.float32)] * 2)
+    [Zero(f32[]), 2.0]
+    """
+    if isinstance(cts, list) and len(cts) == len(dyn):
+        cts = tuple(cts)
+    leaves = None
+    if isinstance(cts, tuple) and len(cts) == len(dyn):
+        leaves = []
+        for c, d in zip(cts, dyn):
+            c_leaves, c_tree = tu.tree_flatten(c, lambda x: x is None)
+            try:
+                subtrees = c_tree.flatten_up_to(d)
+            except ValueError:
+                leaves = None
+                break
+            for leaf, sub in zip(c_leaves, subtrees):
+                n = len(tu.tree_leaves(sub))
+                if leaf is None:
+                    leaves.extend([None] * n)
+                elif n == 1:  # a leaf, or a node around one leaf (as JAX: flax's Variables)
+                    leaves.append(leaf)
+                else:  # one value for a subtree of several: not a cotangent of it
+                    leaves = None
+                    break
+            if leaves is None:
+                break
+    if leaves is None:
+        raise TypeError(
+            "Custom VJP bwd rule must produce an output with the same container (pytree) structure as "
+            "the args tuple of the primal function, and in particular must produce a tuple of length "
+            "equal to the number of arguments to the primal function, but got bwd output structure "
+            f"{tu.tree_structure(cts)} for primal input structure {tu.tree_structure(tuple(dyn))}."
+        )
+    paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(tuple(dyn))]
+    out = []
+    for path, c, aval in zip(paths, leaves, in_avals):
+        want = ad.tangent_aval(aval)
+        if c is None or want.dtype == _dt.float0:
+            out.append(Zero(want))
+        elif type(c) is SymbolicZero:
+            if c.aval.shape != want.shape or c.aval.dtype != want.dtype:
+                raise ValueError(
+                    "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not "
+                    f"match the corresponding input tangent shape/dtype: at output{path} the "
+                    f"SymbolicZero had shape/dtype {_long(c.aval)} while the corresponding input had "
+                    f"shape/dtype {_long(aval)}. Consider just returning a None here instead of a "
+                    "SymbolicZero object."
+                )
+            out.append(Zero(c.aval))
+        else:
+            got = core.get_aval(c)
+            if got.shape != aval.shape:  # (JAX lets an inexact input's dtype differ)
+                raise ValueError(
+                    "Custom VJP bwd rule must produce an output with the same type as the args tuple "
+                    f"of the primal function, but at output{path} the bwd rule produced an output of "
+                    f"type {_long(got)} corresponding to an input of type {_long(aval)}"
+                )
+            out.append(c)
+    return out

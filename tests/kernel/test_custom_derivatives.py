@@ -153,7 +153,7 @@ def test_custom_vjp_bwd_wrong_structure_errors():
         return x * y
 
     f.defvjp(lambda x, y: (x * y, (x, y)), lambda res, g: (g * res[1],))
-    with pytest.raises(TypeError, match="returned 1 cotangents.*2 differentiable"):
+    with pytest.raises(TypeError, match=r"must produce a tuple of length equal.*\(\*,\)\) for primal input"):
         funcgrad.grad(f)(1.0, 2.0)
 
     @custom_vjp
@@ -161,7 +161,7 @@ def test_custom_vjp_bwd_wrong_structure_errors():
         return x.sum()
 
     h.defvjp(lambda x: (x.sum(), x), lambda x, g: (fnp.ones(3),))
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(ValueError, match=r"at output\[0\] the bwd rule produced an output of type float64\[3\]"):
         funcgrad.grad(h)(fnp.ones(2))
 
 

@@ -497,7 +497,7 @@ def test_jit_and_vmap_still_trace_the_function():
 def test_a_rule_returning_the_wrong_tangent_is_a_type_error():
     f = funcgrad.custom_jvp(lambda x: x)
     f.defjvp(lambda p, t: (p[0], fnp.ones(3)))
-    with pytest.raises(TypeError, match=r"corresponding shapes and dtypes.*f64\[3\]"):
+    with pytest.raises(TypeError, match=r"corresponding shapes and dtypes.*float64\[3\]"):
         funcgrad.jvp(f, (2.0,), (1.0,))
     f.defjvp(lambda p, t: (p[0], fnp.asarray(t[0], np.float32)))
     with pytest.raises(TypeError, match="corresponding shapes and dtypes"):
