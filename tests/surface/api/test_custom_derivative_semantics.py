@@ -715,3 +715,32 @@ def test_symbolic_zero_tangents_reach_custom_rules_as_jax(how):
 
     for api in (funcgrad, jax):
         _symbolic_zero_case(api, how)
+
+
+def _vjp_zero_cotangent_under_vmap(api):
+    seen = []
+
+    @api.custom_vjp
+    def f(x, y):
+        return x, y
+
+    def fwd(x, y):
+        seen.append((x.perturbed, y.perturbed))
+        return f(x.value, y.value), None
+
+    def bwd(_, g):
+        seen.append(type(g[1]) is api.custom_derivatives.SymbolicZero)
+        return g[0], None  # (None: y's cotangent is zero)
+
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    grads = api.grad(lambda x, y: api.vmap(f)(x, y)[0].sum(), (0, 1))(np.ones(3), np.ones(3))
+    return seen, [np.asarray(g).tolist() for g in grads]
+
+
+def test_custom_vjp_zero_cotangents_stay_symbolic_under_vmap_as_jax():
+    # JAX's custom_api_test test_symbolic_zero_custom_vjp_vmap_output: vmap's batched bwd got
+    # materialised zeros (a BatchTracer) for the unused output's cotangent.
+    import jax
+
+    assert _vjp_zero_cotangent_under_vmap(funcgrad) == _vjp_zero_cotangent_under_vmap(jax)
+    assert _vjp_zero_cotangent_under_vmap(funcgrad)[0] == [(True, True), True]
