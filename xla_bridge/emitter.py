@@ -181,6 +181,18 @@ class FunctionBuilder:
         self.lines: list[str] = []
         self._counter = itertools.count()
         self._consts: dict[Any, str] = {}
+        # NOTE: [one broadcast per operand]
+        # An n-ary elementwise primitive broadcasts its size-1 and 0-d operands inside its
+        # lowering (NOTE: [elementwise operand contract]), so a value used by several of them --
+        # layer norm's 1/sqrt(var), softmax's 1/sum, and their JVPs' and transposes' uses --
+        # would get one identical ``broadcast_in_dim`` per use. XLA's CPU pipeline (jaxlib
+        # 0.10.2) fuses before it deduplicates these, and materialises the copies that feed its
+        # XNNPACK fusions: the GPT-style step of bench/bench_transformer.py kept 8.4 MB more
+        # temporaries per call (134.6 against 126.2 MB, ``memory_analysis()``; jax's program
+        # 133.6 MB), about 2k more page faults. So ``broadcast`` emits each distinct broadcast
+        # once per body, keyed by its text, as ``const`` does constants; a region has its own
+        # builder and so its own table (a value defined inside it does not dominate code after).
+        self._broadcasts: dict[str, str] = {}
         self.embed_all_consts = embed_all_consts
         self.indent = "    "
         # The token of the last ordered host callback in this body (xla_bridge/rules/callbacks.py).
@@ -242,16 +254,22 @@ class FunctionBuilder:
     # -- common ops --------------------------------------------------------------------------
 
     def broadcast(self, x: str, aval, shape, dims=None) -> str:
-        """``broadcast_in_dim`` of ``x`` (of ``aval``) to ``shape``; trailing-dims by default."""
+        """``broadcast_in_dim`` of ``x`` (of ``aval``) to ``shape``; trailing-dims by default;
+        emitted once per value, shape and dimensions in this body (NOTE: [one broadcast per
+        operand])."""
         shape = tuple(shape)
         if tuple(aval.shape) == shape and dims is None:
             return x
         if dims is None:
             dims = range(len(shape) - len(aval.shape), len(shape))
-        return self.emit(
+        op = (
             f"stablehlo.broadcast_in_dim {x}, dims = {ints(dims)} : "
             f"({aval_type(aval)}) -> {tensor_type(shape, aval.dtype)}"
         )
+        name = self._broadcasts.get(op)
+        if name is None:
+            name = self._broadcasts[op] = self.emit(op)
+        return name
 
     def convert(self, x: str, aval, dtype) -> str:
         """Convert ``x`` to ``dtype`` with NumPy's semantics (``!= 0`` for bool targets,
