@@ -276,7 +276,29 @@ def _igamma(a, x):
     return _with_work_dtype(_igamma_value, a, x)
 
 
-_igamma.defjvps(lambda ta, ans, a, x: ta * igamma_grad_a(a, x), lambda tx, ans, a, x: tx * _igamma_dx(a, x))
+def _incomplete_gamma_jvp(fun, sign):
+    """The JVP of ``fun`` (igamma, or igammac with ``sign`` -1), skipping a zero tangent's term as
+    JAX's rule of the primitive does: ``a``'s term (``igamma_grad_a``, a while loop with no
+    derivative of its own) is not computed for a constant ``a``, so grad(jvp(igamma(0.5, x))) is
+    defined, as in JAX (it raised ReverseModeWhileLoopError)."""
+
+    def jvp(primals, tangents):
+        (a, x), (ta, tx) = primals, tangents
+        out = fun(a, x)
+        terms = []
+        if type(ta) is not SymbolicZero:
+            terms.append(ta * igamma_grad_a(a, x))
+        if type(tx) is not SymbolicZero:
+            terms.append(tx * _igamma_dx(a, x))
+        if not terms:
+            return out, SymbolicZero.from_primal_value(out)
+        total = terms[0] if len(terms) == 1 else terms[0] + terms[1]
+        return out, total if sign > 0 else -total
+
+    return jvp
+
+
+_igamma.defjvp(_incomplete_gamma_jvp(_igamma, 1), symbolic_zeros=True)
 
 
 @custom_jvp
@@ -284,9 +306,7 @@ def _igammac(a, x):
     return _with_work_dtype(_igammac_value, a, x)
 
 
-_igammac.defjvps(
-    lambda ta, ans, a, x: -ta * igamma_grad_a(a, x), lambda tx, ans, a, x: -tx * _igamma_dx(a, x)
-)
+_igammac.defjvp(_incomplete_gamma_jvp(_igammac, -1), symbolic_zeros=True)
 
 
 def igamma(a, x):
