@@ -268,7 +268,14 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=No
     ax1, ax2 = normalize_axis(axis1, a.ndim), normalize_axis(axis2, a.ndim)
     if ax1 == ax2:
         raise ValueError("axis1 and axis2 cannot be the same")
-    mask = st.broadcast_in_dim(diagonal_mask(a.shape[ax1], a.shape[ax2], int(offset)), a.shape, (ax1, ax2))
+    if ax1 < ax2:
+        mask = st.broadcast_in_dim(
+            diagonal_mask(a.shape[ax1], a.shape[ax2], int(offset)), a.shape, (ax1, ax2)
+        )
+    else:  # (broadcast_in_dim's dimensions increase: the transposed mask, its offset negated)
+        mask = st.broadcast_in_dim(
+            diagonal_mask(a.shape[ax2], a.shape[ax1], -int(offset)), a.shape, (ax2, ax1)
+        )
     masked = select(mask, a, constant(0, a.dtype))
     return reductions.sum(masked, axis=(ax1, ax2), dtype=dtype)
 

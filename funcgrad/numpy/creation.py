@@ -282,6 +282,14 @@ def linspace(
     start, stop = promote_args(start, stop)
     compute_dtype = result_type(start, stop, float)
     out_dtype = compute_dtype if dtype is None else check_user_dtype(dtype, "linspace")
+    if dtype is not None:
+        # JAX computes in the requested dtype's inexact type (float16 for float16, the default
+        # float for an integer dtype), so retstep's step has that dtype too.
+        compute_dtype = (
+            out_dtype
+            if _dt.is_inexact(out_dtype)
+            else result_type(out_dtype, _dt.canonical(np.dtype(np.float64)))
+        )
     start, stop = convert(start, compute_dtype), convert(stop, compute_dtype)
     bshape = broadcast_shapes(shape_of(start), shape_of(stop))
     start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
@@ -293,7 +301,7 @@ def linspace(
     step = (
         ew.div_p.bind(delta, constant(div, compute_dtype))
         if div > 0
-        else constant(np.nan, compute_dtype, bshape)
+        else constant(np.nan, compute_dtype)  # (a 0-d NaN, as NumPy's and JAX's)
     )
     index = np.arange(num).reshape((num,) + (1,) * len(bshape))
     idx = broadcast_to(constant(index, compute_dtype), full_shape)

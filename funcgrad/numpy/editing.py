@@ -27,7 +27,6 @@ from funcgrad.numpy.creation import ones
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.lookup import take, where
 from funcgrad.numpy.manipulation import (
-    atleast_1d,
     concatenate,
     moveaxis,
     ravel,
@@ -115,7 +114,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices: bool = False):
         and isinstance(obj, core.Tracer | np.ndarray | list)
         or (assume_unique_indices and hasattr(obj, "shape") and not isinstance(obj, slice))
     ):
-        idx = atleast_1d(asarray(obj))
+        idx = ravel(asarray(obj))  # (positions of any shape: (1, 4) or (3, 0) are 4 and 0 of them)
         idx = where(idx < 0, idx + n, idx)
         keep_n = n - idx.shape[0]
         # The kept positions are the first keep_n positions that are not deleted, in order.

@@ -362,11 +362,18 @@ def unwrap(p, discont=None, axis: int = -1, *, period=2 * np.pi):
     >>> [round(v, 6) for v in unwrap(np.array([0.0, 3.0, 6.5, 0.2])).tolist()]
     [0.0, 3.0, 0.216815, 0.2]
     """
-    (p,) = _float_args("unwrap", p)
+    p = asarray(p)
+    integer_period = type(period) is int or _dt.kind(getattr(period, "dtype", np.float64)) in "iu"
+    if _dt.kind(p.dtype) in "iu" and integer_period:
+        # Integer phases with an integer period stay integers (NumPy's and JAX's: period // 2)
+        p, period = promote_args(p, period)
+        interval_high = period // 2
+    else:
+        (p,) = _float_args("unwrap", p)
+        interval_high = period / 2
     axis = normalize_axis(axis, p.ndim)
     dd = diff(p, axis=axis)
     discont = period / 2 if discont is None else discont
-    interval_high = period / 2
     # NumPy's algorithm: map the jumps into [-period/2, period/2), keeping +period/2 for
     # positive jumps that land exactly on the boundary.
     ddmod = remainder(dd + interval_high, period) - interval_high
@@ -375,4 +382,4 @@ def unwrap(p, discont=None, axis: int = -1, *, period=2 * np.pi):
     correction = cumsum(ph_correct, axis=axis)
     first = getitem(p, (slice(None),) * axis + (slice(0, 1),))
     rest = getitem(p, (slice(None),) * axis + (slice(1, None),)) + correction
-    return concatenate([first, rest], axis)
+    return concatenate([first, rest.astype(p.dtype)], axis)

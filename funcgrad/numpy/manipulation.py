@@ -16,6 +16,7 @@ import numpy as np
 
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import core
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
     as_sequence,
@@ -633,6 +634,8 @@ def roll(a, shift, axis=None):
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
+    if isinstance(shift, Array | core.Tracer) and shift.ndim == 1:
+        shift = [shift[i] for i in range(shift.shape[0])]  # (an array of shifts, one per axis)
     if isinstance(shift, core.Tracer) or (
         isinstance(shift, list | tuple) and any(isinstance(v, core.Tracer) for v in shift)
     ):
@@ -661,6 +664,8 @@ def _roll_traced(a, shift, axis):
     axes = [normalize_axis(ax, a.ndim) for ax in as_sequence(axis)]
     if len(shifts) == 1:
         shifts = list(shifts) * len(axes)
+    elif len(axes) == 1:
+        axes = axes * len(shifts)
     if len(shifts) != len(axes):
         raise ValueError("'shift' and 'axis' should be scalars or 1D sequences of the same length")
     for s, ax in zip(shifts, axes):

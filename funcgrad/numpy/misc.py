@@ -468,7 +468,8 @@ def unravel_index(indices, shape):
     [[0, 1], [2, 0]]
     """
     shape = tuple(concrete_int(d, "shape") for d in shape)
-    idx = convert(asarray(indices), _dt.default_int)
+    indices = asarray(indices)
+    idx = convert(indices, _dt.default_int)
     size = int(np.prod(shape, dtype=np.int64))
     idx = select(
         ew.lt_p.bind(idx, constant(0, idx.dtype)), ew.add_p.bind(idx, constant(size, idx.dtype)), idx
@@ -478,6 +479,9 @@ def unravel_index(indices, shape):
     for d in reversed(shape):
         outs.append(ew.rem_p.bind(idx, constant(d, idx.dtype)))
         idx = ew.div_p.bind(idx, constant(d, idx.dtype))
+    if _dt.kind(indices.dtype) in "iu" and (indices.dtype != idx.dtype or indices.weak_type):
+        # JAX's: the coordinates in the indices' own integer dtype and weak type (computed wide)
+        outs = [convert(o, indices.dtype, indices.weak_type) for o in outs]
     return tuple(reversed(outs))
 
 

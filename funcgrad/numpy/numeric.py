@@ -150,6 +150,8 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     if a.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
     axis = normalize_axis(axis, a.ndim)
+    if n == 0:
+        return a  # (NumPy's and JAX's: prepend and append are not added)
     parts = []
     for extra in (prepend, append):
         if extra is not None:

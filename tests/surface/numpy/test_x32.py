@@ -84,6 +84,32 @@ CASES = {
         jnp.array([[0.0, np.float16(1)]]),
         j.jit(jnp.array)([0.0, np.float16(1)]),
     ),
+    # (JAX's lax_numpy_test) diff n=0 adds no prepend/append; linspace's step is a 0-d NaN for
+    # num 0 (or 1 with endpoint) and in the requested float16; delete(assume_unique_indices=) of
+    # 2-D positions; trace over (axis1 > axis2) under jit; roll by an array of shifts; unravel_index
+    # in the indices' dtype; unwrap of integers with an integer period stays integer
+    "diff_n0": lambda j, jnp, lax, np: jnp.diff(jnp.arange(4), n=0, prepend=1, append=2),
+    "linspace_degenerate_steps": lambda j, jnp, lax, np: (
+        *jnp.linspace(0.0, jnp.ones((2, 2)), 0, endpoint=False, retstep=True, dtype=jnp.float16),
+        *jnp.linspace(0.0, jnp.ones(2), 1, retstep=True),
+        *jnp.linspace(0, 1, 5, retstep=True, dtype=jnp.float16),
+    ),
+    "delete_unique_2d_positions": lambda j, jnp, lax, np: (
+        jnp.delete(jnp.arange(12).reshape(3, 4), np.array([[0, 3]]), axis=-1, assume_unique_indices=True),
+        jnp.delete(jnp.arange(3).reshape(3, 1), np.zeros((3, 0), int), axis=1, assume_unique_indices=True),
+    ),
+    "trace_axes_reversed_jit": lambda j, jnp, lax, np: j.jit(
+        lambda x: jnp.trace(x, offset=-1, axis1=2, axis2=1, dtype=jnp.uint8)
+    )(jnp.ones((2, 3, 4))),
+    "roll_by_an_array": lambda j, jnp, lax, np: (
+        j.jit(lambda x, s: jnp.roll(x, s, axis=(-2,)))(jnp.arange(12).reshape(3, 4), jnp.array([-2])),
+        jnp.roll(jnp.arange(12).reshape(3, 4), jnp.array([1, 1]), axis=0),
+    ),
+    "unravel_index_dtypes": lambda j, jnp, lax, np: (
+        *jnp.unravel_index(jnp.array([1, 9], jnp.uint16), (2, 1, 4)),
+        *jnp.unravel_index(3, (2, 4)),
+    ),
+    "unwrap_integers": lambda j, jnp, lax, np: jnp.unwrap(jnp.array([1, 5, 2, 9, -7], jnp.int16), period=4),
     # (JAX's lax_numpy_test) iinfo/finfo are the named type's limits, not its 32-bit counterpart's
     "iinfo_finfo_of_64_bit_types": lambda j, jnp, lax, np: (
         f"{jnp.iinfo(jnp.int64).min} {jnp.iinfo(int).bits} {jnp.finfo(float).bits} "
