@@ -54,6 +54,7 @@ NAMES = {
     "jax._src.lax.linalg": {},
     "jax._src.lax.windowed_reductions": {},
     "jax._src.lax.control_flow": {},
+    "jax._src.lax.parallel": {},
     "jax._src.array": {"ArrayImpl": None},
     "jax._src.sharding_impls": {"make_single_device_sharding": _single_device_sharding},
     "jax._src.errors": {},
