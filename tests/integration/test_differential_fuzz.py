@@ -50,9 +50,10 @@ OPEN_WEAK_TYPES: dict[str, str] = {
 }
 
 ALL_OPS = ops.SURFACE + ops.op_db_ops()
-# (ops_more's table runs in the long run only: the CI budget's cases stay those it drew before, so
-# the suite gets no slower; session 7 measured fuzz_ci at 6 min wall with them, load ~3)
-_LONG_RUN_ONLY = {op.name for op in ops.MORE}
+# (ops_more's and ops_edges' tables run in the long run only: the CI budget's cases stay those it
+# drew before, so the suite gets no slower; session 7 measured fuzz_ci at 6 min wall with
+# ops_more's, load ~3)
+_LONG_RUN_ONLY = {op.name for op in ops.MORE + ops.EDGES}
 CI_OPS = [op for op in ALL_OPS if op.name not in OPEN_BUGS and op.name not in _LONG_RUN_ONLY]
 CI_EXAMPLES = 250
 CI_X32_EXAMPLES = 100  # of CI_EXAMPLES, in JAX's default 32-bit mode
@@ -119,7 +120,7 @@ def test_fuzz_long_run():
 
     @seed(int(os.environ.get("FUNCGRAD_FUZZ_SEED", "0")))
     @settings(max_examples=_long_run_examples(), phases=["generate"], **_SETTINGS)
-    @given(case=programs.cases(ALL_OPS))
+    @given(case=programs.cases(ALL_OPS, long_run=True))
     def run(case):
         outcome = compare.check(case)
         counts["cases"] += 1

@@ -72,6 +72,7 @@ def _side(name):
             import jax.nn
             import jax.numpy
             import jax.scipy.special
+            import jax.scipy.stats  # noqa: F401 - T.scipy.stats in ops_edges' expressions
 
             mods = (jax, jax.numpy, jax.lax, jax.nn, jax.scipy.special)
         else:
@@ -81,6 +82,7 @@ def _side(name):
             import funcgrad.nn
             import funcgrad.numpy
             import funcgrad.scipy.special
+            import funcgrad.scipy.stats  # noqa: F401 - T.scipy.stats in ops_edges' expressions
 
             mods = (funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special)
         ns = {}

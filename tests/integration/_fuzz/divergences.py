@@ -138,7 +138,8 @@ def _hypot_at_origin(outcome) -> bool:
     )
 
 
-_LOG_SUM_EXPS = {"np.logaddexp", "np.logaddexp2", "special.logsumexp", "nn.logsumexp", "lax.cumlogsumexp"}
+_LOG_SUM_EXPS = {"np.logaddexp", "np.logaddexp2", "special.logsumexp", "nn.logsumexp", "lax.cumlogsumexp",
+                 "special.logsumexp_b", "special.logsumexp_b_array"}  # fmt: skip
 
 
 def _logsumexp_at_minus_inf(outcome) -> bool:
@@ -148,6 +149,7 @@ def _logsumexp_at_minus_inf(outcome) -> bool:
         and (
             _has_input(outcome, lambda x: np.real(x) == -np.inf)
             or any(np.asarray(x).size == 0 for x in outcome.case.inputs)  # (an empty slice)
+            or any("b=0.0" in expr for _, expr in outcome.case.steps)  # (b == 0: each term log(0) + a)
         )
         and _nan_subset(outcome, fewer=True)
     )

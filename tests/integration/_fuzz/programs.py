@@ -31,7 +31,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 TRANSFORMS = ("jit", "vmap", "grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian")
-DERIVATIVES = frozenset(TRANSFORMS[2:])
+# The long run's stacks add these (and vmap's in_axes/out_axes of 1); the CI budget draws as before.
+LONG_RUN_TRANSFORMS = TRANSFORMS + ("linearize", "checkpoint")
+DERIVATIVES = frozenset(TRANSFORMS[2:] + ("linearize",))
 # How many times a transformation multiplies the output's size by the input's (bounds the input size).
 _JACOBIAN_WEIGHT = {"jacfwd": 1, "jacrev": 1, "hessian": 2}
 _MAX_SIZE = {0: 24, 1: 12, 2: 6, 3: 3}
@@ -153,6 +155,17 @@ def _hessian(T, np, f):
     return lambda x, *r: T.hessian(lambda x: _scalar(T, np, f(x, *r)))(x)
 
 
+def _linearize(T, np, f):
+    def g(x, *r):
+        out, f_jvp = T.linearize(lambda x: _float(T, np, f(x, *r)), x)
+        return out, f_jvp(_probe(np, x))
+    return g
+
+
+def _checkpoint(T, np, f):
+    return T.checkpoint(f)
+
+
 def _float0_jvp(T, np, x):
     # jvp with an integer input beside x: the integer's tangent is float0 zeros, as jax requires
     import numpy as onp
@@ -241,8 +254,9 @@ _PREAMBLE = '''"""A differential-fuzzer case: one program on funcgrad and on jax
 import numpy as onp
 import jax
 jax.config.update("jax_enable_x64", {x64})
-import jax.numpy, jax.lax, jax.nn, jax.scipy.special, jax.ad_checkpoint
-import funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special, funcgrad.ad_checkpoint
+import jax.numpy, jax.lax, jax.nn, jax.scipy.special, jax.scipy.stats, jax.ad_checkpoint
+import funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special, funcgrad.scipy.stats
+import funcgrad.ad_checkpoint
 funcgrad.config.update("jax_enable_x64", {x64})
 '''
 
@@ -385,9 +399,9 @@ def arrays(draw, shape, dtype, specials=False):
     return onp.array(values, dtype=_BF16 if dtype == "bfloat16" else dtype).reshape(shape)
 
 
-def stacks():
+def stacks(transforms=TRANSFORMS):
     """0-3 transformations, outermost first (vmap's in_axes are drawn later, with the inputs)."""
-    return st.lists(st.sampled_from(TRANSFORMS), min_size=0, max_size=3)
+    return st.lists(st.sampled_from(transforms), min_size=0, max_size=3)
 
 
 class _Abstract:
@@ -399,6 +413,7 @@ class _Abstract:
         import jax.nn
         import jax.numpy as jnp
         import jax.scipy.special
+        import jax.scipy.stats  # noqa: F401 - T.scipy.stats in ops_edges' expressions
 
         self.jax = jax
         self.ns = {"np": jnp, "lax": jax.lax, "nn": jax.nn, "special": jax.scipy.special, "T": jax}
@@ -446,12 +461,13 @@ def _kind(dtype):
 
 
 @st.composite
-def cases(draw, ops, max_steps=6, x64=None):
+def cases(draw, ops, max_steps=6, x64=None, long_run=False):
     """A ``Case``: a stack of transformations, inputs, and a program of 1-``max_steps`` operations
     drawn from ``ops`` (a list of ``ops.Op``) that jax's abstract evaluation accepts, in mode ``x64``
-    (default ``X64``; the caller has both libraries in that mode: ``mode``)."""
+    (default ``X64``; the caller has both libraries in that mode: ``mode``). ``long_run`` adds
+    ``LONG_RUN_TRANSFORMS`` and vmap's axes of 1 (the CI budget's cases stay as they were)."""
     x64 = X64 if x64 is None else x64
-    stack = draw(stacks())
+    stack = draw(stacks(LONG_RUN_TRANSFORMS if long_run else TRANSFORMS))
     kinds = [k for k in stack]
     differentiates = any(k in DERIVATIVES for k in kinds)
     weight = sum(_JACOBIAN_WEIGHT.get(k, 0) for k in kinds)
@@ -523,11 +539,14 @@ def cases(draw, ops, max_steps=6, x64=None):
             continue
         size = draw(st.sampled_from([2, 1, 3, 0]))
         axes = tuple(
-            None if dtypes[i] in _WEAK else draw(st.sampled_from([0, None, 0, -1])) for i in range(n_inputs)
+            None
+            if dtypes[i] in _WEAK
+            else draw(st.sampled_from([0, None, 0, -1] + ([1] if long_run and shapes[i] else [])))
+            for i in range(n_inputs)
         )
         axes = axes if any(a is not None for a in axes) else (0,) + axes[1:]
         in_axes = axes if n_inputs > 1 else axes[0]
-        out_axes = draw(st.sampled_from([0, 0, -1]))
+        out_axes = draw(st.sampled_from([0, 0, -1] + ([1] if long_run else [])))
         arg = in_axes if out_axes == 0 and -1 not in axes else {"in_axes": in_axes, "out_axes": out_axes}
         resolved.append((kind, arg, size))
     # insert batch axes innermost first, so the outermost vmap's axis ends up outermost (in front for
@@ -537,10 +556,10 @@ def cases(draw, ops, max_steps=6, x64=None):
             arg = entry[1]["in_axes"] if isinstance(entry[1], dict) else entry[1]
             axes = arg if isinstance(arg, tuple) else (arg,)
             for i, a in enumerate(axes):
-                if a == 0:
-                    full_shapes[i].insert(0, entry[2])
-                elif a == -1:
+                if a == -1:
                     full_shapes[i].append(entry[2])
+                elif a is not None:
+                    full_shapes[i].insert(a, entry[2])
     if math.prod(full_shapes[0]) > 4 * max_size:
         assume(False)
     inputs = [draw(arrays(tuple(s), d, specials)) for s, d in zip(full_shapes, dtypes)]
