@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _oracle import oracle_xla_flags
 
 # every test here starts processes or runs a whole program: slow tier (pyproject's marker).
 pytestmark = pytest.mark.slow
@@ -45,10 +46,12 @@ def test_notebook_runs(name, tmp_path, monkeypatch):
     nb = nbformat.read(path, as_version=4)
 
     # The kernel inherits this environment: import this checkout, and let matplotlib pick the
-    # notebook's inline backend as in a fresh Jupyter session.
+    # notebook's inline backend as in a fresh Jupyter session. XLA compiles as in the test processes
+    # (NOTE: [oracle compile options]): the notebooks assert their numbers, not XLA's code's speed.
     pythonpath = os.environ.get("PYTHONPATH")
     monkeypatch.setenv("PYTHONPATH", str(ROOT) + (os.pathsep + pythonpath if pythonpath else ""))
     monkeypatch.delenv("MPLBACKEND", raising=False)
+    monkeypatch.setenv("XLA_FLAGS", oracle_xla_flags(os.environ.get("XLA_FLAGS", "")))
 
     client = NotebookClient(
         nb,
