@@ -28,7 +28,6 @@ cotangents then come from the VJP of the rule (NOTE: [differentiating custom_vma
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +35,7 @@ from funcgrad import _control_flow
 from funcgrad._api_util import canonicalize
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.custom_rule_args import _defaults_signature, _resolve_args
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from funcgrad.primitives.custom_batching import custom_vmap_call_p
 
@@ -44,20 +44,6 @@ __all__ = ["custom_vmap", "sequential_vmap"]
 
 def __dir__():  # the public names only, not this module's imports and helpers
     return list(__all__)
-
-
-def _resolve_args(fun, name, args, kwargs):
-    if not kwargs:
-        return args
-    try:
-        bound = inspect.signature(fun).bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(
-            f"The arguments of the custom_vmap function {name} could not be resolved to "
-            f"positional arguments: {e}"
-        ) from e
-    bound.apply_defaults()
-    return bound.args
 
 
 class custom_vmap:
@@ -86,6 +72,7 @@ class custom_vmap:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.vmap_rule: Callable | None = None
+        self._signature = _defaults_signature(fun)  # (calls are bound as JAX binds them)
 
     def __getattr__(self, name):
         """Other attributes come from the wrapped function, so a custom_vmap wrapping a custom_jvp
@@ -113,7 +100,7 @@ class custom_vmap:
         name = getattr(self.fun, "__name__", "custom_vmap")
         if self.vmap_rule is None:
             raise AttributeError(f"No batching rule defined for custom_vmap function {name} using def_vmap.")
-        args = _resolve_args(self.fun, name, args, kwargs)
+        args = _resolve_args(self, args, kwargs)
         flat, in_tree = tu.tree_flatten(tuple(args))
         # The bound arguments are Arrays (Python scalars weak), as JAX's custom_vmap binds them:
         # the rule never sees a raw Python value, whatever vmap passed through unmapped.
@@ -161,14 +148,14 @@ def _flat_rule(user_rule, name, num_consts, in_tree, out_tree):
         flag_leaves, flag_tree = tu.tree_flatten(out_batched)
         if tree != flag_tree:
             raise ValueError(
-                f"structure of output value and output batching specification returned by the vmap "
-                f"rule {rule_name} of custom_vmap function {name} do not match.\n"
+                "structure of output value and output batching specification returned by custom "
+                f"vmap rule ({rule_name}) do not match.\n"
                 f"Output values: {tree}\nBatching spec: {flag_tree}"
             )
         if tree != out_tree:
             raise ValueError(
-                f"structure of output returned by the vmap rule {rule_name} does not match that of "
-                f"the custom_vmap function {name}.\nOriginal output: {out_tree}\nRule output: {tree}"
+                f"structure of output returned by custom vmap rule ({rule_name}) does not match that "
+                f"of original custom-vmapped function.\nOriginal output: {out_tree}\nRule output: {tree}"
             )
         for i, b in enumerate(flag_leaves):
             if not isinstance(b, bool) and not (hasattr(b, "dtype") and getattr(b, "shape", None) == ()):

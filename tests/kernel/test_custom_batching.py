@@ -342,7 +342,11 @@ def test_vmap_without_a_rule_is_an_error():
     [
         (lambda n, b, xs: xs, TypeError, "must return a pair"),
         (lambda n, b, xs: ((xs, xs), True), ValueError, "do not match"),
-        (lambda n, b, xs: ((xs, xs), (True, True)), ValueError, "does not match that of the custom_vmap"),
+        (
+            lambda n, b, xs: ((xs, xs), (True, True)),
+            ValueError,
+            "does not match that of original custom-vmapped",
+        ),
         (
             lambda n, b, xs: (xs[0], True),
             ValueError,
@@ -393,3 +397,18 @@ def test_stacked_custom_decorators_forward_their_def_methods_as_jax():
     f.defjvp(lambda p, t: (2.0 * p[0], 5.0 * t[0]))
     assert float(funcgrad.jvp(f, (1.0,), (1.0,))[1]) == 5.0
     assert funcgrad.vmap(f)(funcgrad.numpy.ones(2)).tolist() == [3.0, 3.0]
+
+
+def test_a_call_that_does_not_bind_says_jax_words():
+    # JAX's custom_api_test test_resolve_kwargs_error_message for custom_vmap
+    @custom_vmap
+    def f(x, y, *, z=None):
+        return x * y
+
+    f.def_vmap(lambda n, b, xs, ys: (xs * ys, True))
+    with pytest.raises(
+        TypeError, match=r"custom_vmap-decorated function f(.*)\nmissing a required argument: 'y'"
+    ):
+        f(0.5)
+    with pytest.raises(TypeError, match="keyword arguments could not be resolved to positions: z"):
+        f(0.5, 0.1, z=1.0)
