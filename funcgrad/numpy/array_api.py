@@ -25,6 +25,7 @@ from funcgrad import (
     kernel,
 )
 from funcgrad._devices import devices
+from funcgrad.kernel import dtypes as _dt
 
 # Nothing for ``import *``: funcgrad.numpy binds the two hooks by name (``dir()`` lists public names).
 __all__: list[str] = []
@@ -49,20 +50,21 @@ class ArrayNamespaceInfo:
         return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": 64}
 
     def default_device(self):
-        """The device arrays are created on."""
-        return devices()[0]
+        """None, as JAX's: a new array is uncommitted (placed on the first device, free to move)."""
+        return None
 
     def devices(self) -> list:
-        """The devices arrays can be placed on."""
-        return list(devices())
+        """The devices arrays can be placed on, after None (uncommitted), as JAX lists them."""
+        return [None, *devices()]
 
     def default_dtypes(self, *, device=None) -> dict:
-        """funcgrad's defaults: NumPy's (64-bit)."""
+        """funcgrad's defaults: NumPy's (64-bit), or JAX's 32-bit ones in 32-bit mode."""
+        canon = _dt.canonical
         return {
-            "real floating": np.dtype(np.float64),
-            "complex floating": np.dtype(np.complex128),
-            "integral": np.dtype(np.int64),
-            "indexing": np.dtype(np.int64),
+            "real floating": canon(np.dtype(np.float64)),
+            "complex floating": canon(np.dtype(np.complex128)),
+            "integral": canon(np.dtype(np.int64)),
+            "indexing": canon(np.dtype(np.int64)),
         }
 
     def dtypes(self, *, device=None, kind=None) -> dict:
@@ -78,7 +80,9 @@ class ArrayNamespaceInfo:
                 if group not in _DTYPES:
                     raise ValueError(f"dtypes: unknown kind {k!r}")
                 names.extend(_DTYPES[group])
-        return {name: np.dtype(name) for name in names}
+        # (in 32-bit mode the 64-bit types are not available, as in JAX)
+        wide = ("int64", "uint64", "float64", "complex128")
+        return {name: np.dtype(name) for name in names if _dt.x64_enabled or name not in wide}
 
 
 def __array_namespace_info__() -> ArrayNamespaceInfo:

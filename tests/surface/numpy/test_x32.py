@@ -110,6 +110,11 @@ CASES = {
         *jnp.unravel_index(3, (2, 4)),
     ),
     "unwrap_integers": lambda j, jnp, lax, np: jnp.unwrap(jnp.array([1, 5, 2, 9, -7], jnp.int16), period=4),
+    # (JAX's array_api_test) the inspection namespace in 32-bit mode: 32-bit defaults and dtypes
+    "array_api_info": lambda j, jnp, lax, np: (
+        f"{jnp.__array_namespace_info__().default_dtypes()} {sorted(jnp.__array_namespace_info__().dtypes())} "
+        f"{jnp.__array_namespace_info__().default_device()}"
+    ),
     # (JAX's lax_numpy_test) iinfo/finfo are the named type's limits, not its 32-bit counterpart's
     "iinfo_finfo_of_64_bit_types": lambda j, jnp, lax, np: (
         f"{jnp.iinfo(jnp.int64).min} {jnp.iinfo(int).bits} {jnp.finfo(float).bits} "
