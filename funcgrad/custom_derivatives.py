@@ -98,8 +98,9 @@ class _Converted:
         leaves, tree = tu.tree_flatten(tuple(args))
         if tree != self._in_tree:
             raise TypeError(
-                "closure_convert: the converted function must be called with arguments of the "
-                f"structure of the example arguments, {self._in_tree}, then the hoisted constants; got {tree}"
+                "The inputs to the closure produced by closure_convert must have the same Pytree "
+                "structure as the example arguments passed when closure_convert was called. Expected "
+                f"{self._in_tree}, but got {tree}"
             )
         return tu.tree_unflatten(self._out_tree, core.eval_jaxpr(self._jaxpr, all_consts, *leaves))
 

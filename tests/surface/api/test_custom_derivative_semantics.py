@@ -744,3 +744,10 @@ def test_custom_vjp_zero_cotangents_stay_symbolic_under_vmap_as_jax():
 
     assert _vjp_zero_cotangent_under_vmap(funcgrad) == _vjp_zero_cotangent_under_vmap(jax)
     assert _vjp_zero_cotangent_under_vmap(funcgrad)[0] == [(True, True), True]
+
+
+def test_closure_convert_called_with_another_structure_says_jax_words():
+    # JAX's custom_api_test test_closure_convert_pytree_mismatch
+    f, consts = funcgrad.closure_convert(lambda x: x * 2.0, 1.0)
+    with pytest.raises(TypeError, match="The inputs to the closure produced by closure_convert must have"):
+        f((1.0,), *consts)
