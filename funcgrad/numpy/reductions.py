@@ -423,6 +423,12 @@ def var(
     """
     _no_out(out, "var")
     _check_where_initial("var", where)
+    return _variance(a, axis, dtype, ddof, keepdims, where, mean, correction)
+
+
+def _variance(a, axis, dtype, ddof, keepdims, where, mean, correction, divide_by_one=False):
+    """``var``'s computation; ``divide_by_one``: ``nanvar``'s, which divides by 1 where no degree
+    of freedom is left (JAX's two functions differ there: see below)."""
     if correction is not None:
         if ddof != 0:
             raise ValueError("var: pass ddof or correction, not both")
@@ -445,15 +451,20 @@ def var(
     total = red.reduce_sum(sq, axes)
     target = _dt.real_dtype(target)
     n = _count(a, axes, where)
-    if isinstance(n, int):
-        denom = n - ddof
-        res = (
-            constant(np.nan, target, shape_of(total))
-            if denom <= 0
-            else ew.div_p.bind(total, constant(denom, target))
-        )
+    if isinstance(n, int) and n - ddof > 0:
+        res = ew.div_p.bind(total, constant(n - ddof, target))
     else:
-        res = ew.div_p.bind(total, ew.sub_p.bind(ew.convert_element_type(n, target), constant(ddof, target)))
+        # NaN where no degree of freedom is left, through a select as JAX's (so forward-mode
+        # tangents are 0 there): var divides by n - ddof first (a cotangent meets 0 / 0 at
+        # n == ddof: grad is NaN), nanvar by 1 (grad 0).
+        if isinstance(n, int):
+            denom = constant(n - ddof, target, shape_of(total))
+        else:
+            denom = ew.sub_p.bind(ew.convert_element_type(n, target), constant(ddof, target))
+        left = ew.gt_p.bind(denom, constant(0, target, shape_of(total)))
+        if divide_by_one:
+            denom = select(left, denom, constant(1, target, shape_of(total)))
+        res = select(left, ew.div_p.bind(total, denom), constant(np.nan, target, shape_of(total)))
     return _keepdims(_round_to(res, result_dtype), a.shape, axes, keepdims)
 
 
@@ -599,10 +610,11 @@ def nanvar(
     >>> nanvar(np.array([1.0, np.nan, 3.0])).item()
     1.0
     """
+    _no_out(out, "nanvar")
     _check_where_initial("nanvar", where)
     keep = _not_nan_mask(a, where)
-    return var(
-        _nan_replaced(a, 0), axis, dtype, out, ddof, keepdims, where=keep, mean=mean, correction=correction
+    return _variance(
+        _nan_replaced(a, 0), axis, dtype, ddof, keepdims, keep, mean, correction, divide_by_one=True
     )
 
 

@@ -568,3 +568,30 @@ def test_reductions_refuse_a_non_boolean_where_and_a_non_scalar_initial_as_jax(n
             ValueError, match=r"initial value must be a scalar. Got array of shape \(1, 2, 3\)"
         ):
             getattr(fnp, name)(x, axis=-1, initial=np.zeros((1, 2, 3)))
+
+
+def test_var_and_nanvar_derivatives_without_degrees_of_freedom_as_jax():
+    # Found by the fuzzer (x32 long run: jvp of nanvar of an all-NaN value was NaN, jax 0): where no
+    # more than ddof values are left, JAX's var is a select after sum / (n - ddof) (forward tangent
+    # 0; grad NaN at n == ddof, 0 below), its nanvar divides by 1 there (grad 0 too).
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    nan = np.nan
+    cases = [
+        ("nanvar", {}, np.array([nan, nan])),
+        ("nanvar", {"ddof": 1}, np.array([1.0, nan])),
+        ("var", {"ddof": 1}, np.array([2.0])),
+        ("var", {"ddof": 2}, np.array([2.0])),
+        ("var", {"where": np.array([False, False])}, np.array([1.0, 2.0])),
+        ("nanvar", {"axis": 1, "ddof": 1}, np.array([[1.0, nan], [1.0, 2.0]])),
+    ]
+    for name, kw, x in cases:
+        x = x.astype(np.float32)
+        for lib, mod in ((funcgrad, fnp), (jax, jnp)):
+            f = lambda v, mod=mod: mod.sum(getattr(mod, name)(v, **kw))  # noqa: B023
+            tangent = np.asarray(lib.jvp(f, (x,), (np.ones_like(x),))[1])
+            grad = np.asarray(lib.grad(f)(x))
+            if lib is funcgrad:
+                got = tangent, grad
+        np.testing.assert_array_equal(got[0], tangent, err_msg=f"{name} {kw} jvp")
+        np.testing.assert_array_equal(got[1], grad, err_msg=f"{name} {kw} grad")
