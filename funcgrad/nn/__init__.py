@@ -465,6 +465,8 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     >>> logsumexp(np.array([[0.0, -np.inf]]), axis=1).tolist()
     [0.0]
     """
+    if fnp.iscomplexobj(a) or (b is not None and fnp.iscomplexobj(b)):
+        return _complex_logsumexp(a, axis, b, keepdims, return_sign, where)
     if b is not None:
         a, b = promote_args_inexact(a, b)
         a, b = fnp.broadcast_arrays(a, b)
@@ -494,6 +496,32 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
             ew.lt_p.bind(broadcast_to(sign, aval(out).shape), _const(0, out)), _const(np.nan, out), out
         )
     return out
+
+
+def _complex_logsumexp(a, axis, b, keepdims, return_sign, where):
+    """JAX's formula for complex terms: the log of the sum on the principal branch (its imaginary
+    part the sum's angle, in (-pi, pi]), or with ``return_sign`` the log of its modulus (real) and
+    its phase ``sum / |sum|`` (SciPy >= 1.13's complex sign)."""
+    if b is not None:
+        a, b = promote_args_inexact(a, b)
+        a, b = fnp.broadcast_arrays(a, b)
+        a = fnp.where(b != 0, a, -np.inf)  # (terms with b == 0 are dropped, even infinite ones)
+    else:
+        a = _inexact(a)
+    axes = _reduction_axes(a, axis)
+    amax = fnp.max(fnp.real(a), axes, keepdims=True, where=where, initial=-np.inf)
+    amax = ew.stop_gradient_p.bind(fnp.where(fnp.isfinite(amax), amax, 0))
+    terms = fnp.exp(a - amax.astype(a.dtype))
+    if b is not None:
+        terms = terms * b
+    total = fnp.sum(terms, axes, keepdims=keepdims, where=where)
+    if not keepdims and axes:
+        amax = fnp.squeeze(amax, axes)
+    sign = fnp.sign(total)
+    if return_sign:
+        total = fnp.abs(total)
+    out = fnp.log(total) + amax.astype(total.dtype)
+    return (out, sign) if return_sign else out
 
 
 def _has_negative(sign_b) -> bool:

@@ -199,6 +199,21 @@ def test_softmax_family_uses_scipy_axis_default():
     np.testing.assert_allclose(np.asarray(fs.logsumexp(x, axis=0, b=2.0)), ss.logsumexp(x, axis=0, b=2.0))
 
 
+def test_logsumexp_of_complex_terms_matches_scipy():
+    # The principal branch of the sum's log (it was off by 2 pi i), and with return_sign a real
+    # log-modulus and a complex phase (was complex and another phase). JAX's lax_scipy_test.
+    rng = np.random.default_rng(3)
+    z = (rng.normal(size=(3, 4)) + 1j * rng.normal(size=(3, 4))) * 2
+    b = rng.normal(size=(3, 4)) + 1j * rng.normal(size=(3, 4))
+    for kw in (dict(axis=0), dict(axis=None, b=b), dict(axis=1, keepdims=True)):
+        np.testing.assert_allclose(np.asarray(fs.logsumexp(z, **kw)), ss.logsumexp(z, **kw), rtol=1e-12)
+        out, sign = fs.logsumexp(z, return_sign=True, **kw)
+        want_out, want_sign = ss.logsumexp(z, return_sign=True, **kw)
+        assert out.dtype == np.float64 and sign.dtype == np.complex128
+        np.testing.assert_allclose(np.asarray(out), want_out, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(sign), want_sign, rtol=1e-12)
+
+
 def test_refusals_name_the_function():
     with pytest.raises(ValueError, match="factorial.*exact"):
         fs.factorial(3, exact=True)
