@@ -55,6 +55,11 @@ NAMES = {
     "jax._src.lax.windowed_reductions": {},
     "jax._src.lax.control_flow": {},
     "jax._src.lax.parallel": {},
+    "jax._src.lax.eval_jaxpr": {},
+    "jax._src.linear_util": {},
+    "jax._src.debugging": {},
+    "jax._src.compilation_cache": {"is_persistent_cache_enabled": lambda: False},
+    "jax._src.interpreters.ad": {},
     "jax._src.array": {"ArrayImpl": None},
     "jax._src.sharding_impls": {"make_single_device_sharding": _single_device_sharding},
     "jax._src.errors": {},
@@ -82,7 +87,9 @@ NAMES = {
 def install() -> None:
     from funcgrad.primitives import linalg as _linalg_p
 
+    import funcgrad.ad_checkpoint
     import funcgrad.errors
+    import funcgrad.interpreters.ad
     import funcgrad.lax.linalg
     import funcgrad.tree_util
     from funcgrad.random import _impls, _keys
@@ -95,6 +102,8 @@ def install() -> None:
         "jax._src.interpreters.mlir": vars(funcgrad.interpreters.mlir),
         "jax._src.interpreters.pxla": vars(funcgrad.interpreters.pxla),
         "jax._src.custom_derivatives": vars(funcgrad.custom_derivatives),
+        "jax._src.interpreters.ad": vars(funcgrad.interpreters.ad),
+        "jax._src.ad_checkpoint": vars(funcgrad.ad_checkpoint),
         "jax._src.lax.linalg": {**vars(funcgrad.lax.linalg), "geqrf": _linalg_p.geqrf},
         "jax._src.random.prng": {
             "prngs": _keys.PRNGS,
@@ -125,6 +134,12 @@ def install() -> None:
         import jax._src.tree_util as tree  # the alias's
     tree.tree_map = getattr(tree, "tree_map", funcgrad.tree_util.tree_map)
     import jax._src.dispatch as dispatch  # the alias's (empty)
+    import jax._src.lib as lib  # the alias's
+
+    if not hasattr(lib, "jaxlib_extension_version"):  # (tests gate features on it: jaxlib's own)
+        from jaxlib import xla_client
+
+        lib.jaxlib_extension_version = getattr(xla_client, "_version", 0)
 
     if not hasattr(dispatch, "apply_primitive"):
         dispatch.apply_primitive = _apply_primitive

@@ -929,3 +929,17 @@ def with_explicit_mesh(sizes, names, axis_types=None, iota_order=False):
         return mesh_fn
 
     return decorator
+
+
+def _pjit_implementation(*args, **kwargs):
+    return funcgrad.jit(*args, **kwargs)
+
+
+def _noop_jit_implementation(fun, *args, **kwargs):
+    return fun
+
+
+_pjit_implementation._name = "jit"
+_noop_jit_implementation._name = "noop"
+# (api_test runs some tests under jit and without: JAX's pair of implementations)
+JIT_IMPLEMENTATION = (_pjit_implementation, _noop_jit_implementation)
