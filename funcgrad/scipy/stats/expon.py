@@ -69,12 +69,13 @@ def sf(x, loc=0, scale=1):
 
 
 def logcdf(x, loc=0, scale=1):
-    """``log(1 - sf)``.
+    """``log(-expm1(-(x - loc) / scale))``: the log of ``cdf``, accurate near ``loc`` (where
+    ``log1p(-sf)`` loses the digits ``1 - exp(-y)`` cancels: 2e-6 relative in float32 at y = 0.007).
 
     >>> round(float(logcdf(1.0)), 12)
     -0.458675145387
     """
-    return fnp.log1p(-sf(x, loc, scale))
+    return fnp.log(cdf(x, loc, scale))
 
 
 def ppf(q, loc=0, scale=1):
