@@ -147,8 +147,18 @@ def _is_fully_addressable(x) -> bool:
 
 
 def _committed(x) -> bool:
+    """Whether ``x`` was placed on its devices on purpose (``device_put(x, device)``, a sharding)
+    or computed from such a value: JAX's ``Array.committed`` (NOTE: [committed arrays] in
+    xla_bridge/committed.py). A host value, and a jitted result of uncommitted arguments, is not.
+
+    >>> import funcgrad, numpy as np
+    >>> d = funcgrad.devices()[0]
+    >>> funcgrad.device_put(np.ones(2)).committed, funcgrad.device_put(np.ones(2), d).committed
+    (False, True)
+    """
     _array_only(".committed")(x)
-    return x._buffer is not None
+    b = x._buffer
+    return b is not None and b._committed
 
 
 def _addressable_data(x, index: int) -> Array:
@@ -199,7 +209,7 @@ def _own_buffer(x, what: str):
     _check_alive(x, what)
     b = x._buffer
     if b is None or b.is_deleted():
-        b = x._buffer = xla_bridge.device_put(x._value, _device_of(x), weak_type=x.weak_type)
+        b = x._buffer = xla_bridge.device_put(x._value, _device_of(x), weak_type=x.weak_type, committed=False)
     return b
 
 
@@ -222,7 +232,7 @@ def _delete(x) -> None:
         return
     b = x._buffer
     if b is None or b.is_deleted():
-        b = x._buffer = xla_bridge.device_put(x._value, _device_of(x), weak_type=x.weak_type)
+        b = x._buffer = xla_bridge.device_put(x._value, _device_of(x), weak_type=x.weak_type, committed=False)
     x._value = None
     b.delete()
 

@@ -371,8 +371,8 @@ shp.sharding_constraint_p.impl_takes_arrays = True  # (an Array, so its devices 
 def sharded_like(out, a):
     """``out`` (made by ``zeros_like``/``ones_like``/``full_like`` of ``a``, the same shape)
     laid out as ``a``, as JAX's ``full_like`` keeps its argument's sharding: an array over several
-    devices (not weakly typed) as it is laid out, in any mode; a traced value as its type says on
-    explicit mesh axes (NOTE: [sharding in types]); otherwise ``out`` as it is.
+    devices or committed to one (not weakly typed) as it is laid out, in any mode; a traced value
+    as its type says on explicit mesh axes (NOTE: [sharding in types]); otherwise ``out`` as it is.
 
     >>> import numpy as np
     >>> sharded_like(np.zeros(2), np.ones(2)).tolist()
@@ -383,6 +383,15 @@ def sharded_like(out, a):
     if not isinstance(a, Array | core.Tracer) or core.get_aval(out).shape != core.get_aval(a).shape:
         return out
     b = _sharded_buffer(a) if isinstance(a, Array) else None
+    if b is None and type(a) is Array and a._buffer is not None and a._buffer._committed:
+        # committed to one device: the result is committed there too (NOTE: [committed arrays]
+        # in xla_bridge/committed.py; JAX's full_like keeps a committed, strongly typed x's sharding)
+        if a.weak_type or not isinstance(out, Array):
+            return out
+        device = a._buffer._sharding._fg_device
+        return Array._from_buffer(
+            xla_bridge.device_put(out._numpy(), device, weak_type=out.weak_type), out.weak_type
+        )
     if b is not None:
         if a.weak_type:
             return out

@@ -152,15 +152,16 @@ def sharding(device) -> _Sharding:
     return s
 
 
-def result_handler(aval, sharding):
-    """jaxlib's handler that turns an output buffer into an ``ArrayImpl`` of ``aval``.
+def result_handler(aval, sharding, committed: bool = True):
+    """jaxlib's handler that turns an output buffer into an ``ArrayImpl`` of ``aval``
+    (``committed``: its committed flag, NOTE: [committed arrays] in xla_bridge/committed.py).
 
     jaxlib 0.10 takes ``_skip_checks`` (our avals are not jax's, so its checks do not apply);
     0.11 dropped the keyword and checks nothing.
     """
     if _RESULT_HANDLER_SKIPS_CHECKS:
-        return _jax.array_result_handler(aval, sharding, True, _skip_checks=True)
-    return _jax.array_result_handler(aval, sharding, True)
+        return _jax.array_result_handler(aval, sharding, committed, _skip_checks=True)
+    return _jax.array_result_handler(aval, sharding, committed)
 
 
 _RESULT_HANDLER_SKIPS_CHECKS = "_skip_checks" in (_jax.array_result_handler.__doc__ or "")

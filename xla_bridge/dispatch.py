@@ -52,6 +52,7 @@ from typing import NamedTuple
 
 import numpy as np
 from funcgrad.primitives.call import jit_p
+from funcgrad.xla_bridge.committed import IncompatibleDevices, commit, committed_devices
 from funcgrad.xla_bridge.execute import array_buffer, compiled, from_buffers, run, runtime, to_buffer
 from funcgrad.xla_bridge.native import JAX_CONFIG, fastpath_data, make_native_dispatcher, waits_for_results
 from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
@@ -263,11 +264,26 @@ class Dispatcher(_HotCall):
 
     def _dispatch(self, args, kwargs):
         redirect = _call_state["redirect"]
-        if redirect is not None:
-            return redirect(self, args, kwargs)
-        if self._native_ok and type(_state.trace) is _EvalTrace and JAX_CONFIG not in _modules:
-            return self._native_route(args, kwargs)
-        return self._call(args, kwargs)
+        try:
+            if redirect is not None:
+                return redirect(self, args, kwargs)
+            if self._native_ok and type(_state.trace) is _EvalTrace and JAX_CONFIG not in _modules:
+                return self._native_route(args, kwargs)
+            return self._call(args, kwargs)
+        except IncompatibleDevices as e:  # NOTE: [committed arrays]: worded with the parameters
+            raise e.worded(self._leaf_names(args, kwargs), getattr(self, "__qualname__", None)) from None
+
+    def _leaf_names(self, args, kwargs):
+        """The names of the flat dynamic arguments of a call (``x``, ``t[0]``), for errors, where
+        the subclass knows its parameters (``_arg_names``); else ``None``."""
+        arg_names = getattr(self, "_arg_names", None)
+        if arg_names is None:
+            return None
+        try:
+            static_key, _, dyn, dyn_kw = self._split(args, kwargs, check=False)
+            return arg_names(static_key, dyn, dyn_kw)
+        except Exception:  # noqa: BLE001 - only words an error being raised
+            return None
 
     # -- the native route ------------------------------------------------------------------------
 
@@ -362,6 +378,12 @@ class Dispatcher(_HotCall):
         else:
             dyn = tuple(wrapped) if type(tree) is int else tree.unflatten(wrapped)
         staged, flat, _ = self._stage(_merge(statics, dyn), kwargs)
+        try:
+            committed = committed_devices(flat, self._name)  # NOTE: [committed arrays]
+        except IncompatibleDevices as e:
+            raise e.worded(
+                self._leaf_names(_merge(statics, dyn), kwargs), getattr(self, "__qualname__", None)
+            ) from None
         if staged.stateful:  # the staged route runs it, every time (no fast-path data: no caching)
             return {-1: _Finished(self._call(_merge(statics, dyn), kwargs))}, None
         if staged.hoisted:
@@ -372,11 +394,16 @@ class Dispatcher(_HotCall):
             bufs = [o._buffer for o in sp.run(c, flat)]
             fast = sp.fastpath_data
         else:
-            c = compiled(staged.closed, self._name, None, self._device)
+            device = self._device if self._device is not None or committed is None else committed[0]
+            c = compiled(staged.closed, self._name, None, device)
             bufs = c.call(
                 [to_buffer(x, a, c.device, f"argument {i}") for i, (x, a) in enumerate(zip(flat, c.in_avals))]
             )
-            fast = fastpath_data
+            if committed is not None or self._device is not None:
+                bufs = commit(bufs)
+                fast = _committed_fastpath_data
+            else:
+                fast = fastpath_data
         if staged.single:
             res = bufs[0]
         else:
@@ -392,13 +419,16 @@ class Dispatcher(_HotCall):
     def _run(self, staged, flat, donated):
         """The staged route's three rows for a staged call and its flat dynamic arguments."""
         if type(_state.trace) is _EvalTrace and not staged.hoisted:
+            committed = committed_devices(flat, self._name)  # NOTE: [committed arrays]
             if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
                 outs = spmd().call(
                     staged.closed, flat, self._name, donated, staged.in_shardings, staged.out_shardings
                 )
                 return staged.out_tree.unflatten(outs)
-            c = compiled(staged.closed, self._name, donated, self._device)
-            return staged.out_tree.unflatten(run(c, flat, donated))
+            device = self._device if self._device is not None or committed is None else committed[0]
+            c = compiled(staged.closed, self._name, donated, device)
+            out = run(c, flat, donated, committed=committed is not None or self._device is not None)
+            return staged.out_tree.unflatten(out)
         params = dict(jaxpr=staged.closed, name=self._name, donated_invars=donated)
         if self._device is not None:
             params["device"] = self._device
@@ -408,6 +438,11 @@ class Dispatcher(_HotCall):
             params["in_shardings"] = (None,) * n + tuple(ins)
             params["out_shardings"] = staged.out_shardings or (None,) * len(staged.closed.out_avals)
         return staged.out_tree.unflatten(jit_p.bind(*staged.hoisted, *flat, **params))
+
+
+def _committed_fastpath_data(c, outputs, n_args: int):
+    """``fastpath_data`` of a call whose results are committed (NOTE: [committed arrays])."""
+    return fastpath_data(c, outputs, n_args, committed=True)
 
 
 def _merge(static_key, dyn_args) -> tuple:

@@ -119,8 +119,9 @@ class Executable:
         self.platform = device.platform
         self.donate_argnums = tuple(donate_argnums)
         s = sharding(device)
-        # Built once: a handler turns an output buffer into an ArrayImpl with our aval.
-        self._handlers = [result_handler(a, s) for a in self.out_avals]
+        # Built once: a handler turns an output buffer into an ArrayImpl with our aval,
+        # uncommitted (a call with committed arguments commits them: NOTE: [committed arrays]).
+        self._handlers = [result_handler(a, s, committed=False) for a in self.out_avals]
         self.call = self._make_call()
 
     def _make_call(self):

@@ -51,6 +51,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from funcgrad.xla_bridge.committed import commit, committed_devices
 from funcgrad.xla_bridge.fastpath import prepend_constants
 from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
@@ -257,8 +258,10 @@ def to_buffer(x, aval, device, name="argument"):
             raise rt.deleted_buffer_error(b, f"jit call: {name}: ")
         v = x._value
         _check(v.shape, v.dtype, aval, name, x)
-        b = rt.device_put(_host(v, aval), device, weak_type=x.weak_type)
-        x._buffer = b  # Arrays are immutable: cache the transfer
+        # (uncommitted: a host value's transfer for a call, NOTE: [committed arrays])
+        b = rt.device_put(_host(v, aval), device, weak_type=x.weak_type, committed=False)
+        if device is rt.default_device():
+            x._buffer = b  # Arrays are immutable: cache the transfer (where the value lives)
         return b
     if t in (bool, int, float, complex):
         want = np.dtype(aval.dtype)
@@ -327,14 +330,17 @@ def consume_donated(args, bufs, donated_invars) -> None:
 forget_donated = consume_donated  # the earlier name
 
 
-def run(c: Compiled, args, donated_invars=None, names=None) -> list:
+def run(c: Compiled, args, donated_invars=None, names=None, committed=False) -> list:
     """Run ``c`` eagerly on ``args`` (Arrays, NumPy arrays, scalars): each argument is checked and
-    moved to ``c``'s device, donated host copies are forgotten, the outputs are device Arrays."""
+    moved to ``c``'s device, donated host copies are forgotten, the outputs are device Arrays,
+    committed to the device with ``committed`` (NOTE: [committed arrays])."""
     device = c.device
     if names is None:
         names = [f"argument {i}" for i in range(len(args))]
     bufs = [to_buffer(a, av, device, n) for a, av, n in zip(args, c.in_avals, names)]
     outs = c.call(bufs)
+    if committed:
+        outs = commit(outs)
     if c.donate_argnums:
         consume_donated(args, bufs, donated_invars)
     return from_buffers(outs, c.out_weak)
@@ -353,9 +359,36 @@ def jit_call(*args, jaxpr, name, donated_invars, device=None, in_shardings=None,
     """
     if len(args) != len(jaxpr.in_avals):
         raise TypeError(f"jit call '{name}' expects {len(jaxpr.in_avals)} arguments, got {len(args)}")
+    committed = committed_devices(args, name)  # NOTE: [committed arrays]
     if needs_spmd(jaxpr, args, in_shardings, out_shardings):
         return spmd().call(jaxpr, args, name, donated_invars, in_shardings, out_shardings)
-    return run(compiled(jaxpr, name, donated_invars, device), args, donated_invars)
+    if device is None and committed is not None:
+        device = committed[0]  # (computation follows committed data)
+    c = compiled(jaxpr, name, donated_invars, device)
+    return run(c, args, donated_invars, committed=committed is not None or device is not None)
+
+
+def _eager_on_devices(primitive, args, params):
+    """An eager primitive with a device-backed operand (the kernel's ``eager_on_devices``): over
+    several devices it runs there, compiled (``spmd_route.eager_on_devices``); with a committed
+    operand on one device it is computed on the host, as uncommitted ones are (the same numbers),
+    and its results are committed to that device (NOTE: [committed arrays]); else
+    ``NotImplemented``: the kernel computes on the host."""
+    committed = committed_devices(args, primitive.name)
+    out = eager_on_devices(primitive, args, params)
+    if out is not NotImplemented or committed is None:
+        return out
+    device = committed[0]
+    host = [Array._from_owned_raw(a._numpy(), a.weak_type) if type(a) is Array else a for a in args]
+    out = primitive.bind(*host, **params)
+    rt = runtime()
+
+    def put(o):
+        if type(o) is not Array:
+            return o
+        return _from_buffer(rt.device_put(o._numpy(), device, weak_type=o.weak_type), o.weak_type)
+
+    return [put(o) for o in out] if primitive.multiple_results else put(out)
 
 
 _single_programs: dict = register_cache("xla_bridge.single_programs", {})
@@ -430,7 +463,8 @@ def _make_fast_put():
         if dt not in supported:
             return None
         try:
-            return put(aval(value.shape, dt, weak_type), sharding, [value], devices, True, True, copy, True)
+            # (uncommitted: NOTE: [committed arrays])
+            return put(aval(value.shape, dt, weak_type), sharding, [value], devices, False, True, copy, True)
         except Exception:  # noqa: BLE001 - the general path reports it properly
             return None
 
@@ -439,7 +473,7 @@ def _make_fast_put():
 
 kernel.register(
     jit_impl=jit_call,
-    eager_on_devices=eager_on_devices,
+    eager_on_devices=_eager_on_devices,
     eager_compiled=eager_compiled,
     library_dir=os.path.dirname(os.path.abspath(__file__)) + os.sep,
 )

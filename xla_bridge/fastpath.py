@@ -30,9 +30,12 @@ class FastPathData(NamedTuple):
     const_args: Any
 
 
-def fastpath_record(loaded, outputs, in_shardings, out_shardings, out_avals, const_buffers) -> FastPathData:
+def fastpath_record(
+    loaded, outputs, in_shardings, out_shardings, out_avals, const_buffers, committed: bool = True
+) -> FastPathData:
     """The record for ``loaded`` (a loaded executable) whose results have the pytree structure of
-    ``outputs``: the C++ side rebuilds that structure around fresh output buffers. Hoisted
+    ``outputs``: the C++ side rebuilds that structure around fresh output buffers, committed with
+    ``committed`` (NOTE: [committed arrays] in xla_bridge/committed.py). Hoisted
     constants are the executable's leading parameters: every per-parameter list covers them too
     (shorter lists made the second call fail with std::bad_cast or crash)."""
     n_in, n_out = len(in_shardings), len(out_avals)
@@ -42,7 +45,7 @@ def fastpath_record(loaded, outputs, in_shardings, out_shardings, out_avals, con
         list(in_shardings),
         list(out_shardings),
         list(out_avals),
-        [True] * n_out,
+        [committed] * n_out,
         [True] * n_in,
         [None] * n_in,
         list(const_buffers),

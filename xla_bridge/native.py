@@ -82,17 +82,24 @@ def make_native_dispatcher(name: str, cache_miss, capacity: int = 4096, statics:
     return jx.pjit(name, None, miss, [0, 1] if statics else [], [], key, _registry, fallback, cache)
 
 
-def fastpath_data(compiled: Compiled, outputs, n_args: int):
+def fastpath_data(compiled: Compiled, outputs, n_args: int, committed: bool = False):
     """The data jaxlib's C++ fast path needs to run ``compiled`` for ``n_args`` leaves.
 
     ``outputs`` is a pytree of the executable's output buffers in the form the dispatcher must
-    return (the C++ side rebuilds it around fresh outputs, natively for dicts/lists/leaves).
+    return (the C++ side rebuilds it around fresh outputs, natively for dicts/lists/leaves);
+    ``committed``: whether they are committed (NOTE: [committed arrays] in xla_bridge/committed.py).
     """
     sh = runtime().sharding(compiled.device)
     n_in = len(compiled.const_buffers) + n_args
     exe = compiled.executable
     return fastpath_record(
-        exe._loaded, outputs, [sh] * n_in, [sh] * len(exe.out_avals), exe.out_avals, compiled.const_buffers
+        exe._loaded,
+        outputs,
+        [sh] * n_in,
+        [sh] * len(exe.out_avals),
+        exe.out_avals,
+        compiled.const_buffers,
+        committed,
     )
 
 

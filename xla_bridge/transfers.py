@@ -43,12 +43,13 @@ _COPY = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 _put = _jax.batched_device_put
 
 
-def device_put(x, device=None, *, weak_type: bool = False):
+def device_put(x, device=None, *, weak_type: bool = False, committed: bool = True):
     """Copy a NumPy array or scalar to a device; returns a jaxlib ``ArrayImpl``.
 
     The data is copied during the call, so later changes to ``x`` are not seen. An
     ``ArrayImpl`` already on ``device`` is returned as is; one on another device goes through
-    the host.
+    the host. ``committed``: the buffer's committed flag (JAX's ``Array.committed``, NOTE:
+    [committed arrays] in xla_bridge/committed.py); a host value's own transfer for a call is not.
 
     Example:
         >>> buf = device_put(np.arange(3.0)); buf.aval
@@ -76,7 +77,7 @@ def device_put(x, device=None, *, weak_type: bool = False):
             sharding(device),
             [a],
             [device],
-            True,
+            committed,
             True,
             _COPY,
             True,

@@ -106,7 +106,11 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
                 f"asarray(copy=False): converting {a.dtype} to {dtype} needs a copy; pass copy=None"
             )
         # A copy is a new Array object: donating one to a jitted call leaves the other alive.
-        return Array._from_owned(a._numpy(), a.weak_type) if copy and out is a and type(a) is Array else out
+        if copy and out is a and type(a) is Array:
+            if a._buffer is not None and a._buffer._committed:
+                return ew.copy_p.bind(a)  # stays on its device, committed (NOTE: [committed arrays])
+            return Array._from_owned(a._numpy(), a.weak_type)
+        return out
     if type(a) in python_scalar_types:
         if dtype is None:
             # (a Python bool is strong, as in JAX: jnp.asarray(True) has no weak type)

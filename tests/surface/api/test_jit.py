@@ -400,7 +400,9 @@ def test_device_places_the_computation():
     out = run_py(DEVICES_SCRIPT, {"FUNCGRAD_NUM_CPU_DEVICES": "2"})
     assert out["call"] == [1, 1] and out["aot"] == 1 and out["static"] == 1 and out["donated"] == 1
     assert out["vmap"] == 1 and out["grad_ok"] and out["jaxpr"]
-    assert out["chained"] == 0  # a function without a device runs on the default one
+    # jit(device=)'s results are committed there, so a function without a device follows them (as
+    # jax 0.10.2: NOTE: [committed arrays] in xla_bridge/committed.py)
+    assert out["chained"] == 1
 
 
 def test_keep_unused_and_inline_are_honoured():

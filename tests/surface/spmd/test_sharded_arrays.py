@@ -217,7 +217,10 @@ def test_errors_are_clear():
     small = Mesh(np.array(funcgrad.devices()[:4]), ("x",))
     a = funcgrad.device_put(np.ones(8), NamedSharding(MESH, P("x")))
     b = funcgrad.device_put(np.ones(8), NamedSharding(small, P("x")))
-    with pytest.raises(ValueError, match="one set of devices"):
+    # (JAX's words: committed arguments over different devices, NOTE: [committed arrays])
+    with pytest.raises(
+        ValueError, match=r"incompatible devices .* argument p of <lambda> with shape float64\[8@x\]"
+    ):
         funcgrad.jit(lambda p, q: p + q)(a, b)
     other_client = xla_client.make_cpu_client(num_devices=8)
     with pytest.raises(ValueError, match="is not one of funcgrad's devices"):

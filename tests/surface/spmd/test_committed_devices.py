@@ -1,0 +1,101 @@
+"""Committed arrays (NOTE: [committed arrays] in xla_bridge/committed.py) against jax 0.10.2 on 8
+devices: which results are committed and where they live, through eager operations, jitted calls
+(the native dispatcher's hits and misses), transformations, ``device_put``, shardings and the
+``*_like`` constructors; and JAX's error when committed arguments on different devices meet.
+
+One program runs in jax (a subprocess: ``_jax_oracle``) and here on funcgrad, its names bound to
+funcgrad's modules (this process must not import jax)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from _jax_oracle import run_jax
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+PROGRAM = """
+d = jax.devices()
+z = jax.device_put(np.arange(4.0, dtype=np.float32), d[1])
+w = jax.device_put(np.ones(4, np.float32), d[2])
+x = jnp.ones(4, dtype=np.float32)
+mesh = jax.make_mesh((8,), ("x",))
+n = jax.device_put(np.ones(8, np.float32), NamedSharding(mesh, P("x")))
+f = jax.jit(lambda a, b: a * b)
+cases = [
+    ("jnp.ones", lambda: x), ("device_put", lambda: jax.device_put(np.ones(2))),
+    ("device_put d1", lambda: z), ("device_put(z)", lambda: jax.device_put(z)),
+    ("device_put(x)", lambda: jax.device_put(x)), ("device_put(x, d0)", lambda: jax.device_put(x, d[0])),
+    ("z + x", lambda: z + x), ("x + x", lambda: x + x), ("sin z", lambda: jnp.sin(z)),
+    ("z[1:3]", lambda: z[1:3]), ("z.sum", lambda: z.sum()), ("z @ z", lambda: z @ z),
+    ("f(x, x)", lambda: f(x, x)), ("f(z, x)", lambda: f(z, x)), ("f(x, x) again", lambda: f(x, x)),
+    ("f(x, np)", lambda: f(x, np.ones(4, np.float32))), ("f(f(z, x), x)", lambda: f(f(z, x), x)),
+    ("jit tree", lambda: jax.jit(lambda t: {"a": t[0] * 2, "b": t[1]})((z, x))),
+    ("grad", lambda: jax.grad(lambda a: jnp.sum(a**2))(z)), ("vmap", lambda: jax.vmap(jnp.sin)(z)),
+    ("vjp", lambda: jax.vjp(jnp.sin, z)[1](x)),
+    ("scan", lambda: jax.lax.scan(lambda c, a: (c + a, a), 0.0, z)),
+    ("random", lambda: jax.random.normal(jax.device_put(jax.random.key(0), d[3]), (2,))),
+    ("zeros_like", lambda: jnp.zeros_like(z)), ("full_like", lambda: jnp.full_like(z, 2.0)),
+    ("copy", lambda: jnp.copy(z)), ("to_device", lambda: x.to_device(d[5])),
+    ("SingleDeviceSharding", lambda: jax.device_put(x, SingleDeviceSharding(d[6]))),
+    ("shard data", lambda: n.addressable_shards[2].data), ("n * 2", lambda: n * 2),
+    ("n + ones", lambda: n + jnp.ones(8, dtype=np.float32)),
+]
+out = {}
+for name, fn in cases:
+    leaves = jax.tree_util.tree_leaves(fn())
+    out[name] = [[bool(a.committed), sorted(e.id for e in a.devices())] for a in leaves]
+errors = []
+for fn in (lambda: z + w, lambda: f(z, w), lambda: f(n, jax.device_put(np.ones(8, np.float32), d[1]))):
+    try:
+        fn()
+        errors.append("no error")
+    except ValueError as e:
+        errors.append(str(e))
+out["errors"] = errors
+"""
+
+ORACLE = (
+    "import json, numpy as np, jax, jax.numpy as jnp\n"
+    "from jax.sharding import NamedSharding, PartitionSpec as P, SingleDeviceSharding\n"
+    + PROGRAM
+    + "print(json.dumps(out))\n"
+)
+
+
+pytestmark = pytest.mark.slow  # (jax's import in the oracle's process: about 6 s)
+
+
+@pytest.fixture(scope="module")
+def results():
+    from funcgrad.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
+
+    names = {
+        "np": np,
+        "jax": funcgrad,
+        "jnp": fnp,
+        "NamedSharding": NamedSharding,
+        "P": PartitionSpec,
+        "SingleDeviceSharding": SingleDeviceSharding,
+    }
+    exec(PROGRAM, names)
+    return names["out"], run_jax(ORACLE)
+
+
+def test_committed_and_devices_as_jax(results):
+    got, want = results
+    assert {k: v for k, v in got.items() if k != "errors"} == {k: v for k, v in want.items() if k != "errors"}
+
+
+def test_incompatible_devices_error_as_jax(results):
+    got, want = results
+    assert len(got["errors"]) == 3
+    # jitted calls: the same text (the parameters' names, shapes with their sharding, device ids)
+    assert got["errors"][1:] == want["errors"][1:]
+    # An eager operation names the primitive's operands (args[0]; jax's jnp.add is a jitted
+    # function of x, y), so that case is compared without the names.
+    unnamed = [re.sub(r"argument \S+ of", "argument _ of", e) for e in (got["errors"][0], want["errors"][0])]
+    assert unnamed[0] == unnamed[1]

@@ -1,0 +1,109 @@
+"""Committed arrays: where a computation on them runs, and the error when they disagree.
+
+Layer: xla_bridge. Imports numpy and the funcgrad kernel's ``Array`` only (never jaxlib: the
+buffers' own ``_committed`` flags and shardings are read as attributes). Used by every call
+route (``execute``'s compiled and eager routes, ``dispatch``'s native and staged ones, the SPMD
+route) to choose the device of a call and the committed flag of its results.
+
+# NOTE: [committed arrays]
+# JAX's ``Array.committed``: an array placed on a device on purpose (``device_put(x, device)``, a
+# sharding, ``make_array_from_*``, a shard's data) is *committed* to it; one made without a
+# placement (``jnp.ones``, a NumPy argument, ``device_put(x)`` without a device) is not, and lives
+# on the default device. Computation follows committed data: an eager operation or a jitted call
+# whose arguments include committed arrays runs on their devices, and its results are committed
+# there; uncommitted arguments follow them. Committed arguments on different devices meet only in
+# an error (``IncompatibleDevices``: JAX's "Received incompatible devices for jitted computation").
+# The flag is the device buffer's own (jaxlib's ``ArrayImpl._committed``), so it travels with the
+# value through every route without a field on ``Array``: a host-backed Array is uncommitted, and
+# the buffer a call makes of it (cached on it, NOTE: [argument buffers]) is made uncommitted;
+# results of a one-device program are uncommitted (``Executable``'s result handlers) unless an
+# argument was committed (``commit`` re-wraps them), and the native dispatcher is told which in its
+# fast-path record (``out_committed``); jaxlib's dispatcher keys its cache on the arguments'
+# committed flags, so both kinds of call have their own entry. Programs over several devices (a
+# sharding was asked for, or an argument is sharded) give committed results, as in JAX.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from funcgrad.kernel.array import Array
+
+__all__ = ["IncompatibleDevices", "commit", "committed_devices"]
+
+
+class IncompatibleDevices(ValueError):
+    """Committed arguments of one computation on different devices (JAX's message). ``first``
+    and ``second``: the positions of the two arguments among the flat arguments; ``worded(names)``
+    words it again with the arguments' names (a jitted function's parameters)."""
+
+    def __init__(self, fun: str, first: int, second: int, infos):
+        self.fun, self.first, self.second, self.infos = fun, first, second, infos
+        super().__init__(self._text([f"args[{first}]", f"args[{second}]"]))
+
+    def _text(self, labels) -> str:
+        parts = []
+        for label, (shape, ids, platform) in zip(labels, self.infos):
+            parts.append(
+                f"argument {label} of {self.fun} with shape {shape} and with device ids {list(ids)} "
+                f"on platform {platform.upper()}"
+            )
+        return "Received incompatible devices for jitted computation. Got " + " and ".join(parts)
+
+    def worded(self, names, fun: str | None = None) -> IncompatibleDevices:
+        """The same error naming the arguments by ``names`` (one per flat argument) and the
+        function by ``fun`` (JAX names a jitted function by its ``__qualname__``)."""
+        err = IncompatibleDevices(fun or self.fun, self.first, self.second, self.infos)
+        if names is not None and max(self.first, self.second) < len(names):
+            err.args = (err._text([names[self.first], names[self.second]]),)
+        return err
+
+
+def _dim(n, axes) -> str:
+    # JAX's short form of a sharded dimension: 8@x, 8@(x,y)
+    if not axes:
+        return str(n)
+    return f"{n}@{axes[0]}" if len(axes) == 1 else f"{n}@({','.join(axes)})"
+
+
+def _info(buf):
+    aval = buf.aval
+    spec = getattr(buf._sharding, "_fg_spec", None) or ((),) * len(aval.shape)
+    dims = ",".join(_dim(n, tuple(axes or ())) for n, axes in zip(aval.shape, spec))
+    shape = f"{np.dtype(aval.dtype).name}[{dims}]"
+    devs = buf._sharding._fg_devs
+    return shape, tuple(d.id for d in devs), devs[0].platform
+
+
+def committed_devices(args, fun: str):
+    """The devices (a tuple) the committed Arrays among ``args`` live on, or ``None`` when none is
+    committed; raises ``IncompatibleDevices`` when two of them disagree (NOTE: [committed
+    arrays]).
+
+    >>> committed_devices([1.0, np.ones(2)], "f") is None
+    True
+    """
+    found = None
+    for i, x in enumerate(args):
+        if type(x) is not Array:
+            continue
+        b = x._buffer
+        if b is None or not b._committed:
+            continue
+        devs = b._sharding._fg_devs
+        if found is None:
+            found, first, first_buf = devs, i, b
+        elif devs != found and set(devs) != set(found):
+            raise IncompatibleDevices(fun, first, i, [_info(first_buf), _info(b)])
+    return found
+
+
+def commit(buffers) -> list:
+    """``buffers`` (one-device jaxlib ArrayImpls) marked committed: results of a call whose
+    arguments were committed (NOTE: [committed arrays]). A committed buffer is kept as it is."""
+    out = []
+    for b in buffers:
+        if not b._committed:
+            b = type(b)(b.aval, b._sharding, [b], True, True)
+        out.append(b)
+    return out
