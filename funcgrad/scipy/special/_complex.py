@@ -112,7 +112,9 @@ def sph_harm_y(n, m, theta, phi, diff_n=0, n_max=None):
     n, m = fnp.broadcast_to(n, shape), fnp.broadcast_to(m, shape)
     am = fnp.abs(m).astype(dtype)
     nf = n.astype(dtype)
-    x, s = fnp.cos(theta), fnp.sin(theta)
+    # sin(theta) >= 0 as sqrt(1 - cos(theta)^2), SciPy's and JAX's: Y is even in theta (a signed
+    # sin(theta) flipped odd orders at negative or beyond-pi angles)
+    x, s = fnp.cos(theta), fnp.abs(fnp.sin(theta))
     # The diagonal P_{|m|}^{|m|}: one factor -sqrt((2k+1)/(2k)) sin(theta) per k <= |m|.
     pmm = fnp.full(shape, float(0.5 / np.sqrt(np.pi)), dtype)
     for k in range(1, n_max + 1):

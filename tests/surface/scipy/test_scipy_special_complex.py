@@ -74,7 +74,9 @@ M = np.array([0, 0, 1, -1, -2, 1, 2, -3, 4, -5, 6, 5, -7, 12])
 
 
 def test_sph_harm_y_matches_scipy_and_jax():
-    theta = RNG.uniform(0, np.pi, N.shape)
+    # theta beyond [0, pi] too: Y is even in theta in SciPy and JAX (odd orders flipped sign at
+    # negative angles; JAX's lax_scipy_test uses theta in [-2, 1])
+    theta = RNG.uniform(-2 * np.pi, 2 * np.pi, N.shape)
     phi = RNG.uniform(0, 2 * np.pi, N.shape)
     ours = fs.sph_harm_y(N, M, theta, phi)
     assert ours.dtype == np.complex128
