@@ -188,6 +188,10 @@ def _ts_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal)
     if b.dtype in _XLA_ONLY_DTYPES and hooks.eager_compiled is not None:
         params = _ts_params(left_side, lower, transpose_a, conjugate_a, unit_diagonal)
         return hooks.eager_compiled(triangular_solve_p, (a, b), params)._numpy()
+    if conjugate_a and not np.iscomplexobj(a):
+        # Conjugating a real matrix is the identity: no copy (np.conj makes one), and a
+        # transposition stays a BLAS flag on the row-major operand (NOTE: [row-major BLAS operands]).
+        conjugate_a = False
     if conjugate_a and not transpose_a:
         a, conjugate_a = np.conj(a), False
     trsm = mx.blas("trsm", a, b)
