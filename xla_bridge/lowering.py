@@ -32,9 +32,10 @@ Decisions (and why):
   persistent-cache key -- stays small, XLA does not spend time folding megabyte literals, and the
   values are transferred once per executable (``Lowered.const_args``). Inside private functions
   every constant is embedded.
-- **Scalars broadcast explicitly.** Jaxprs let elementwise operands be scalars (NOTE:
-  [elementwise operand contract]); StableHLO elementwise ops need equal shapes, so rules
-  broadcast scalar operands with ``broadcast_in_dim`` first (``LoweringContext.operands``).
+- **Operands broadcast explicitly.** Jaxprs let n-ary elementwise operands be scalars or have
+  size-1 dimensions (NOTE: [elementwise operand contract]); StableHLO elementwise ops need equal
+  shapes, so rules broadcast such operands with ``broadcast_in_dim`` first
+  (``LoweringContext.operands``).
 - **64-bit types everywhere; weak types do not exist in HLO** (an aval's weak_type only rides
   along in the executable's avals so host wrappers keep it).
 """

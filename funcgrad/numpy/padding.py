@@ -175,7 +175,7 @@ def _ramp(edge, end, width, axis, ndim, reverse):
         t = t[::-1]
     shape = [1] * ndim
     shape[axis] = width
-    # The full shape: elementwise primitives take equal shapes (NOTE: [elementwise operand contract]).
+    # A constant of the edge's full shape (one broadcast, made on the host).
     t = constant(np.broadcast_to(t.reshape(shape), edge.shape), compute)
     edge_f = convert(edge, compute)
     end_f = constant(np.broadcast_to(np.asarray(end, compute), edge.shape), compute)

@@ -173,7 +173,7 @@ def _integer_pow(ctx, x, *, y):
 
 
 # ----------------------------------------------------------------------------------------------
-# Binary ops (scalar operands are broadcast: NOTE: [elementwise operand contract])
+# Binary ops (scalar and size-1 operands are broadcast: NOTE: [elementwise operand contract])
 
 _BINARY = {
     ew.add_p: "stablehlo.add",
