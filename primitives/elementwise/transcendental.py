@@ -24,21 +24,10 @@ from funcgrad.primitives._rules import (
     unop,
 )
 from funcgrad.primitives.elementwise.arithmetic import (
-    _add,
-    _affine,
     _broadcast_like,
     _float_or_complex,
-    _integer_pow,
-    _mul,
-    _product,
-    _reciprocal,
-    _scale,
-    _square,
-    _square_term,
-    _total,
     add,
     and_p,
-    def_unary,
     div,
     eq_p,
     integer_pow,
@@ -47,6 +36,19 @@ from funcgrad.primitives.elementwise.arithmetic import (
     select,
     square,
     sub,
+)
+from funcgrad.primitives.elementwise.series import (
+    _add,
+    _affine,
+    _integer_pow,
+    _mul,
+    _product,
+    _reciprocal,
+    _scale,
+    _square,
+    _square_term,
+    _total,
+    def_unary,
 )
 
 from funcgrad.kernel import core
