@@ -62,6 +62,20 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
   ``--xla_cpu_opt_preset=CPU_OPT_PRESET_FAST_RUNTIME`` measured within the noise (3-4
   interleaved pairs, load 10-17). So the step stays level with torch.compile only with the
   opt-in, and 1.2x its CPU time without.
+  Why 126 MB (session 8, ``python bench/xla_op_profile.py step`` prints ``memory_analysis()``;
+  XLA's buffer assignment with ``--xla_dump_to``): the temporaries are the residuals the backward
+  pass reads, live together where the forward pass ends -- per layer the MLP's pre-activation,
+  ``tanh`` value and GELU output (3 x 4 MB, [8, 128, 1024]), the attention's softmax numerator and
+  probabilities (2 x 2 MB) with the float mask of ``max``'s JVP (2 MB) and its boolean (0.5 MB),
+  the q/k/v slices, layer-norm intermediates and residual stream (1 MB each) -- no f64, no
+  one-hot or scatter beyond the embedding's gradient (a 256 x 256 scatter-add), no transpose XLA
+  left unfused. jax's program of the same step keeps 133.6 MB, funcgrad's 126.2 MB. Size-1
+  broadcasting inside the elementwise primitives (this session) had made funcgrad's 134.6 MB:
+  each use of a broadcast operand got its own ``broadcast_in_dim``, which XLA materialised in
+  front of its XNNPACK fusions (eight [8, 128, 256] and four [8, 4, 128, 128] copies); the
+  emitter now writes each distinct broadcast once (NOTE: [one broadcast per operand] in
+  ``xla_bridge/emitter.py``). Saving the ``max`` mask as a boolean instead (a select in the
+  tangent), or counting ties without the float mask, left XLA's 126.2 MB unchanged.
 
 - ``eager``: the GEMMs (NumPy's OpenBLAS, about torch's MKL speed for these shapes one at a
   time) are 55% of funcgrad's call; the rest is ~840 NumPy steps, as many as torch's autograd

@@ -6,7 +6,8 @@ optimised HLO.
 Run: ``python bench/xla_op_profile.py step`` (or ``per_example``; a second argument ``jax``
 profiles jax's program of the same function; a third, ``malloc``, runs funcgrad with
 ``funcgrad_malloc_tuning``, so that the first touch of XLA's fresh temporaries, page faults
-counted in whichever operation writes them first, leaves the figures): the transformer of
+counted in whichever operation writes them first, leaves the figures; the first line is the
+program's ``memory_analysis()``, the temporaries XLA allocates on every call): the transformer of
 ``bench_transformer.py``, one thread. How the funcgrad-vs-jax and funcgrad-vs-torch.compile
 gaps of that benchmark were found (NOTE: [one contracting dimension on the CPU] in
 ``xla_bridge/rules/dot.py``). Set ``XLA_FLAGS`` before running: the script adds
@@ -63,7 +64,14 @@ def main(case="step", lib="funcgrad", malloc=False, calls=6, top=15):
             v.block_until_ready()
 
     run()
-    hlo = f.lower(*args).compile().as_text()
+    compiled = f.lower(*args).compile()
+    hlo = compiled.as_text()
+    mem = compiled.memory_analysis()  # what XLA allocates per call besides the arguments
+    print(
+        f"memory per call: temporaries {mem.temp_size_in_bytes / 1e6:.1f} MB, "
+        f"outputs {mem.output_size_in_bytes / 1e6:.1f} MB, "
+        f"arguments {mem.argument_size_in_bytes / 1e6:.1f} MB"
+    )
     with tempfile.TemporaryDirectory() as d:
         with J.profiler.trace(d, create_perfetto_trace=True):
             for _ in range(calls):
