@@ -4,6 +4,7 @@ JAX's tutorials: every cell that runs on jax runs on funcgrad and prints jax's n
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -15,7 +16,10 @@ sys.path.insert(0, str(HERE))
 
 import run_jax_docs  # noqa: E402
 
-pytest.importorskip("jupytext", reason="the runner reads MyST through jupytext (pip install jupytext)")
+# Whether jupytext is there, without importing it: its import (nbformat, jsonschema's format checkers)
+# took 8 s of every test process's collection at load 17; the runner imports it where it reads MyST.
+if importlib.util.find_spec("jupytext") is None:
+    pytest.skip("the runner reads MyST through jupytext (pip install jupytext)", allow_module_level=True)
 
 
 def test_texts_agree_compares_numbers_with_a_tolerance_and_words_exactly():
