@@ -313,7 +313,8 @@ def packbits(a, axis=None, bitorder: str = "big"):
     weights = np.asarray(
         [1 << (7 - i) for i in range(8)] if bitorder == "big" else [1 << i for i in range(8)]
     )
-    packed = reductions.sum(bits.astype(np.uint16) * weights.astype(np.uint16), axis=-1).astype(np.uint8)
+    weights = weights.astype(np.uint16).reshape((1,) * (bits.ndim - 1) + (8,))  # (no rank promotion)
+    packed = reductions.sum(bits.astype(np.uint16) * weights, axis=-1).astype(np.uint8)
     return moveaxis(packed, -1, axis)
 
 
@@ -334,6 +335,7 @@ def unpackbits(a, axis=None, count=None, bitorder: str = "big"):
     axis = normalize_axis(axis, a.ndim)
     a = moveaxis(a, axis, -1)
     shifts = np.asarray([7 - i for i in range(8)] if bitorder == "big" else list(range(8)), np.uint8)
+    shifts = shifts.reshape((1,) * a.ndim + (8,))  # (no rank promotion: 'raise' refuses one)
     bits = bitwise_and(right_shift(a[..., None], shifts), np.uint8(1))
     bits = reshape(bits, (*a.shape[:-1], a.shape[-1] * 8))
     if count is not None:

@@ -30,7 +30,7 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.indexing import getitem
-from funcgrad.numpy.manipulation import concatenate, ravel, reshape
+from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape
 from funcgrad.numpy.sorting import argsort, searchsorted
 from funcgrad.numpy.ufuncs import (
     absolute,
@@ -318,23 +318,20 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     # as NumPy and jax.numpy: a float32 y with float64 x integrates in float64 (issue 33).
     if x is None:
         y, d = promote_args_inexact(asarray(y), dx)
+        if d.ndim > 0:  # (JAX's: leading axes up to y's rank, then the integration axis last)
+            d = reshape(d, (1,) * (y.ndim - d.ndim) + tuple(d.shape))
+            d = moveaxis(d, normalize_axis(axis, y.ndim), -1)
     else:
         y, x = promote_args_inexact(asarray(y), asarray(x))
-    axis = normalize_axis(axis, y.ndim)
-    n = y.shape[axis]
-    total = ew.add_p.bind(_slice(y, 1, None, axis), _slice(y, None, n - 1, axis))
-    if x is None:
-        summed = reductions.sum(ew.mul_p.bind(*_bcast(total, d)), axis=axis)
-    else:
-        if x.ndim == 1:
-            d = diff(x)
-            shape = [1] * y.ndim
-            shape[axis] = d.shape[0]
-            d = reshape(d, shape)
-        else:
-            d = diff(x, axis=axis)
-        summed = reductions.sum(ew.mul_p.bind(*_bcast(total, d)), axis=axis)
-    return ew.div_p.bind(summed, constant(2, y.dtype))
+        d = diff(x) if x.ndim == 1 else moveaxis(diff(x, axis=axis), normalize_axis(axis, x.ndim), -1)
+    y = moveaxis(y, normalize_axis(axis, y.ndim), -1)
+    first, last = getitem(y, (Ellipsis, 0)), getitem(y, (Ellipsis, -1))
+    if d.ndim == 0 or d.shape[-1] == 1:
+        # JAX's formula when the spacing does not vary along the axis: dx * (sum - (y0 + yn) / 2)
+        d = d if d.ndim == 0 else getitem(d, (Ellipsis, 0))
+        return multiply(d, subtract(reductions.sum(y, axis=-1), multiply(0.5, add(first, last))))
+    inner = add(getitem(y, (Ellipsis, slice(1, None))), getitem(y, (Ellipsis, slice(None, -1))))
+    return multiply(0.5, reductions.sum(multiply(d, inner), axis=-1))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -271,8 +271,6 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov: bool = 
         raise TypeError(
             f"polyfit: y must be 1-D or 2-D with len(y) == len(x), got shapes {x.shape}, {y.shape}"
         )
-    if full and cov:
-        raise ValueError("polyfit: full=True and cov=True cannot both be set (as in NumPy)")
     order = deg + 1
     rcond = x.shape[0] * float(np.finfo(x.dtype).eps) if rcond is None else rcond
     lhs = vander(x, order)
@@ -283,25 +281,27 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov: bool = 
             raise TypeError(f"polyfit: w must have the shape of x, got {w.shape}")
         lhs = lhs * w[:, None]
         rhs = rhs * (w if y.ndim == 1 else w[:, None])
-    # Scale the columns to unit norm (as NumPy does), then solve the normal equations.
+    # JAX's and NumPy's method: columns scaled to unit norm, then least squares (an SVD: the normal
+    # equations would square the Vandermonde matrix's condition number). Broadcasts are explicit,
+    # so jax_numpy_rank_promotion='raise' has nothing to refuse.
     scale = sqrt(reductions.sum(lhs * lhs, axis=0))
-    scale = where3(scale == 0, 1.0, scale)
-    lhs_s = lhs / scale
-    gram = lhs_s.T @ lhs_s
-    c = linalg.solve(gram, lhs_s.T @ rhs)
-    c = (c.T / scale).T
-    if full:
-        resid = reductions.sum((lhs @ c - rhs) ** 2, axis=0)
-        # NumPy's rank and singular values are those of the scaled Vandermonde matrix.
-        sv = linalg.svdvals(lhs_s)
-        return c, resid, asarray(order), sv, asarray(rcond)
+    lhs = lhs / scale[None, :]
+    c, resids, rank, sv = linalg.lstsq(lhs, rhs, rcond)
+    c = (c.T / scale[None, :]).T if c.ndim > 1 else c / scale
+    if full:  # (full wins over cov, as in JAX and NumPy)
+        return c, resids, rank, sv, asarray(rcond)
     if cov:
-        inv = linalg.inv(gram) / (scale[:, None] * scale[None, :])
-        resid = reductions.sum((lhs @ c - rhs) ** 2, axis=0)
-        fac = resid / (x.shape[0] - order) if cov != "unscaled" else 1.0
+        vbase = linalg.inv(lhs.T @ lhs) / (scale[:, None] * scale[None, :])
+        if cov == "unscaled":
+            fac = asarray(1.0)
+        else:
+            if x.shape[0] <= order:
+                raise ValueError("the number of data points must exceed order to scale the covariance matrix")
+            fac = resids / (x.shape[0] - order)
+        fac = reshape(fac, (-1,))
         if y.ndim == 1:
-            return c, inv * fac
-        return c, inv[:, :, None] * fac
+            return c, vbase * fac[None]
+        return c, vbase[:, :, None] * fac[None, None, :]
     return c
 
 

@@ -159,7 +159,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     a = _masked(a, where, 0)
     res = red.reduce_sum(a, axes)
     if initial is not None:
-        res = ew.add_p.bind(res, constant(initial, compute))
+        res = ew.add_p.bind(res, _initial_as(initial, compute))
     return _keepdims(_round_to(res, target), in_shape, axes, keepdims)
 
 
@@ -184,8 +184,16 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     a = _masked(a, where, 1)
     res = red.reduce_prod(a, axes)
     if initial is not None:
-        res = ew.mul_p.bind(res, constant(initial, target))
+        res = ew.mul_p.bind(res, _initial_as(initial, target))
     return _keepdims(res, in_shape, axes, keepdims)
+
+
+def _initial_as(initial, dtype):
+    """``initial`` as a 0-d value of ``dtype``; it may be traced (JAX's reductions take a traced
+    initial: ``jit(lambda x, i: x.sum(initial=i))``)."""
+    if type(initial) in _dt.python_scalar_types or isinstance(initial, np.ndarray | np.generic):
+        return constant(initial, dtype)
+    return convert(asarray(initial), dtype)
 
 
 def _check_where_initial(name, where=None, initial=None):

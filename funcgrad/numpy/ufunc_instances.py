@@ -46,7 +46,10 @@ __all__ = [
 ]
 
 
-def _reduction(fn, *, has_initial: bool = True, has_dtype: bool = True):
+def _reduction(fn, *, has_initial: bool = True, has_dtype: bool = True, combine=None):
+    """``combine`` (a binary function) folds ``initial`` into the result of a reduction ``fn`` that
+    takes no ``initial=`` (all/any: ``all(a) & initial``, as JAX's ufunc reduce)."""
+
     def reduce(a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
         if isinstance(axis, np.ndarray | Array) and np.ndim(axis):  # (JAX's ValueError: axis is static)
             raise ValueError(
@@ -58,9 +61,9 @@ def _reduction(fn, *, has_initial: bool = True, has_dtype: bool = True):
             kwargs["dtype"] = dtype
         elif dtype is not None:
             a = asarray(a).astype(dtype)
+        if initial is not None and not has_initial:
+            return combine(fn(a, axis=axis, **kwargs), initial)
         if initial is not None:
-            if not has_initial:
-                raise TypeError(f"{fn.__name__}-reduce: initial= is not supported for a logical reduction")
             kwargs["initial"] = initial
         return fn(a, axis=axis, **kwargs)
 
@@ -102,10 +105,14 @@ multiply = _make(
 maximum = _make(ufuncs.maximum, reduce=_reduction(reductions.max, has_dtype=False), at=_scatter("max"))
 minimum = _make(ufuncs.minimum, reduce=_reduction(reductions.min, has_dtype=False), at=_scatter("min"))
 logical_and = _make(
-    ufuncs.logical_and, identity=True, reduce=_reduction(reductions.all, has_initial=False, has_dtype=False)
+    ufuncs.logical_and,
+    identity=True,
+    reduce=_reduction(reductions.all, has_initial=False, has_dtype=False, combine=ufuncs.logical_and),
 )
 logical_or = _make(
-    ufuncs.logical_or, identity=False, reduce=_reduction(reductions.any, has_initial=False, has_dtype=False)
+    ufuncs.logical_or,
+    identity=False,
+    reduce=_reduction(reductions.any, has_initial=False, has_dtype=False, combine=ufuncs.logical_or),
 )
 logical_xor = _make(ufuncs.logical_xor, identity=False)
 bitwise_and = _make(ufuncs.bitwise_and, identity=-1)

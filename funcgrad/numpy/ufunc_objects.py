@@ -25,10 +25,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from funcgrad._control_flow import scan
-from funcgrad.numpy._core import asarray, concrete_or_error, convert, normalize_axis
+from funcgrad._control_flow import fori_loop, scan
+from funcgrad.numpy._core import asarray, convert, normalize_axis
 from funcgrad.numpy.creation import full
 from funcgrad.numpy.indexing import getitem
+from funcgrad.numpy.lookup import take
 from funcgrad.numpy.lookup import where as _where
 from funcgrad.numpy.manipulation import (
     broadcast_to,
@@ -37,7 +38,6 @@ from funcgrad.numpy.manipulation import (
     moveaxis,
     ravel,
     reshape,
-    stack,
 )
 from funcgrad.numpy.misc import vectorize
 
@@ -56,15 +56,32 @@ class ufunc:
                  identity=None, call=None, reduce=None, accumulate=None, at=None, reduceat=None):  # fmt: skip
         if not callable(func):
             raise TypeError(f"ufunc: func must be callable, got {type(func).__name__}")
-        self.nin, self.nout = int(nin), int(nout)
-        if self.nin < 1 or self.nout < 1:
+        if int(nin) < 1 or int(nout) < 1:
             raise ValueError(f"ufunc: nin and nout must be positive, got nin={nin}, nout={nout}")
-        self.nargs = int(nargs) if nargs is not None else self.nin
-        self.identity = identity
+        # The defining fields are read-only (JAX's: setting one is an AttributeError); equality and
+        # the hash compare them, so two frompyfunc of one function are equal.
+        for attr, value in (("nin", int(nin)), ("nout", int(nout)), ("identity", identity), ("_func", func),
+                            ("nargs", int(nargs) if nargs is not None else int(nin))):  # fmt: skip
+            object.__setattr__(self, attr, value)
         self.__name__ = name or getattr(func, "__name__", "ufunc")
-        self._func = func
         self._call = call or vectorize(func)
         self._reduce, self._accumulate, self._at, self._reduceat = reduce, accumulate, at, reduceat
+
+    _READ_ONLY = frozenset({"nin", "nout", "nargs", "identity", "_func"})
+
+    def __setattr__(self, name, value):
+        if name in self._READ_ONLY:
+            raise AttributeError(f"ufunc attribute {name!r} is read-only")
+        object.__setattr__(self, name, value)
+
+    def _key(self):
+        return (self._func, self.nin, self.nout, self.nargs, self.identity)
+
+    def __eq__(self, other):
+        return isinstance(other, ufunc) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
 
     def __repr__(self):
         return f"<funcgrad.numpy.ufunc '{self.__name__}'>"
@@ -101,11 +118,13 @@ class ufunc:
                 f"{self.__name__}.reduce: a tuple of axes is supported only by reorderable ufuncs"
             )
         shape, whole = a.shape, axis is None
+        mask = None if where is None else broadcast_to(asarray(where), shape)  # (before any ravel)
         if whole:
             a, axis = ravel(a), 0
+            mask = None if mask is None else ravel(mask)
         axis = normalize_axis(axis, a.ndim)
         moved = moveaxis(a, axis, 0)
-        mask = None if where is None else moveaxis(broadcast_to(asarray(where), a.shape), axis, 0)
+        mask = None if mask is None else moveaxis(mask, axis, 0)
         start = initial if initial is not None else self.identity
         if start is None and (mask is not None or moved.shape[0] == 0):
             raise ValueError(
@@ -203,21 +222,27 @@ class ufunc:
         if self._reduceat is not None:
             return self._reduceat(a, indices, axis=axis, dtype=dtype)
         a = asarray(a) if dtype is None else convert(asarray(a), np.dtype(dtype))
+        indices = asarray(indices)
+        if a.ndim == 0:
+            raise ValueError(f"reduceat: a must have 1 or more dimension, got {a.shape=}")
+        if indices.ndim != 1:
+            raise ValueError(f"reduceat: indices must be one-dimensional, got {indices.shape=}")
         axis = normalize_axis(axis, a.ndim)
-        idx = np.asarray(concrete_or_error(asarray(indices), f"{self.__name__}.reduceat's indices")).ravel()
         n = a.shape[axis]
-        if ((idx < 0) | (idx >= n)).any():
-            raise IndexError(f"{self.__name__}.reduceat: indices {idx.tolist()} out of bounds for size {n}")
-        parts = []
-        for k, start in enumerate(idx.tolist()):
-            stop = idx[k + 1] if k + 1 < len(idx) else n
-            if start >= stop:
-                parts.append(getitem(a, (slice(None),) * axis + (start,)))
-            else:
-                parts.append(
-                    self.reduce(getitem(a, (slice(None),) * axis + (slice(start, stop),)), axis=axis)
-                )
-        return stack(parts, axis=axis)
+        # JAX's method, so the indices may be traced: start from a[indices], then one pass over the
+        # axis folds each element i into the segments with start < i < end.
+        out = take(a, indices, axis=axis)
+        shape = [1] * out.ndim
+        shape[axis] = indices.shape[0] + 1
+        bounds = reshape(concatenate([indices, asarray([n], indices.dtype)]), tuple(shape))
+        start = getitem(bounds, (slice(None),) * axis + (slice(0, indices.shape[0]),))
+        end = getitem(bounds, (slice(None),) * axis + (slice(1, None),))
+
+        def body(i, acc):
+            row = take(a, expand_dims(i, (0,)), axis=axis)
+            return _where((i > start) & (i < end), convert(asarray(self._call(acc, row)), acc.dtype), acc)
+
+        return fori_loop(0, n, body, out)
 
     def outer(self, A, B, /, **kwargs):
         """The function on every pair: result shape ``A.shape + B.shape``.
@@ -227,7 +252,8 @@ class ufunc:
         """
         self._binary("outer")
         A, B = asarray(A), asarray(B)
-        return self(reshape(A, A.shape + (1,) * B.ndim), B, **kwargs)
+        # (both operands at the full rank: no implicit rank promotion, which 'raise' refuses)
+        return self(reshape(A, A.shape + (1,) * B.ndim), reshape(B, (1,) * A.ndim + B.shape), **kwargs)
 
 
 def frompyfunc(func: Callable, /, nin: int, nout: int, *, identity=None) -> ufunc:

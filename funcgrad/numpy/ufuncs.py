@@ -21,6 +21,7 @@ from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
     aval,
     broadcast_args,
+    broadcast_full,
     broadcast_shapes,
     constant,
     constant_like,
@@ -694,7 +695,14 @@ def right_shift(x1, x2, /):
 def where3(condition, x, y):
     """Three-argument ``where``: promote ``x`` and ``y``, broadcast all three, select."""
     x, y = promote_args(x, y)
-    return select(as_bool(condition), x, y)
+    condition = as_bool(condition)
+    # JAX's where broadcasts its operands without the rank-promotion check (a 0-d condition
+    # stays 0-d: select takes it as it is)
+    if shape_of(condition):
+        condition, x, y = broadcast_full(condition, x, y)
+    else:
+        x, y = broadcast_full(x, y)
+    return select(condition, x, y)
 
 
 # NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).

@@ -666,3 +666,54 @@ def test_float_base_to_integer_array_power_is_strong_as_jax():
         got = jit(lambda x, case=case: case(fnp.asarray(x)))(x)
         assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-15)
+
+
+def test_jax_lax_numpy_test_cases_under_rank_promotion_raise_as_jax():
+    # JAX's lax_numpy(_ufuncs)_test through funcgrad.as_jax: these ran into funcgrad's own
+    # broadcasts (refused under jax_numpy_rank_promotion='raise'), needed concrete values JAX's
+    # versions do not (a traced reduce initial=, traced reduceat indices), or refused initial= of
+    # a logical reduce; ufunc objects compare by their definition and keep it read-only
+    import jax
+    from jax._src import config as jax_config
+
+    a, i3 = np.arange(12.0).reshape(3, 4), np.array([0, 2, 1])
+    cases = [
+        lambda j: j.numpy.where(1.0, j.numpy.zeros(0, "uint8"), j.numpy.zeros((3, 0), "uint32")),
+        lambda j: j.numpy.subtract.outer(np.ones((4, 3)), np.arange(3.0)),
+        lambda j: j.jit(lambda x, i: j.numpy.add.reduce(x, axis=0, initial=i))(np.zeros((0, 3)), 2.5),
+        lambda j: j.numpy.logical_or.reduce(np.zeros((2, 3), bool), axis=0, initial=True),
+        lambda j: j.numpy.bitwise_xor.reduce(
+            np.array([[1, 2], [3, 4]]), axis=None, where=np.array([True, False]), initial=0
+        ),  # fmt: skip
+        lambda j: j.jit(lambda x, i: j.numpy.add.reduceat(x, i, axis=1))(a, i3),
+        lambda j: j.numpy.packbits(np.arange(24).reshape(2, 3, 4) % 3, axis=1),
+        lambda j: j.numpy.unpackbits(np.arange(6, dtype=np.uint8).reshape(3, 2), axis=0),
+        lambda j: j.numpy.trapezoid(a**1.5, dx=np.arange(1.0, 13.0).reshape(3, 4)[:, :3], axis=1),
+        lambda j: j.numpy.trapezoid(
+            np.arange(24.0).reshape(2, 3, 4), x=np.arange(24.0).reshape(2, 3, 4) ** 2, axis=-2
+        ),
+        lambda j: j.numpy.polyfit(
+            np.arange(6.0), np.stack([np.arange(6.0) ** 2, np.arange(6.0)]).T, 1, cov=True
+        ),
+        lambda j: j.numpy.polyfit(np.arange(6.0), np.arange(6.0) ** 2, 1, full=True, cov=True),
+    ]
+    with funcgrad.numpy_rank_promotion("raise"):
+        got = [jax.tree_util.tree_leaves(case(funcgrad)) for case in cases]
+    with jax_config.enable_x64(True), jax_config.numpy_rank_promotion("raise"):
+        want = [jax.tree_util.tree_leaves(case(jax)) for case in cases]
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert len(g) == len(w), k
+        for x, y in zip(g, w):
+            assert np.asarray(x).dtype == np.asarray(y).dtype, k
+            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-9, atol=1e-12, err_msg=str(k))
+    # an x of lower rank than y broadcasts (rank promotion allowed; it raised a shape error)
+    y = np.arange(24.0).reshape(2, 3, 4)
+    with jax_config.enable_x64(True):
+        want = jax.numpy.trapezoid(y, x=a**2, axis=-2)
+    np.testing.assert_allclose(np.asarray(fnp.trapezoid(y, x=a**2, axis=-2)), np.asarray(want), rtol=1e-12)
+    f = fnp.frompyfunc(lambda x, y: x - y, 2, 1, identity=0)
+    assert f == fnp.frompyfunc(f._func, 2, 1, identity=0) and hash(f) == hash(
+        fnp.frompyfunc(f._func, 2, 1, identity=0)
+    )
+    with pytest.raises(AttributeError):
+        fnp.add.nin = 3
