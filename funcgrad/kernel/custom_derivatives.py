@@ -40,6 +40,7 @@ differentiated is an ``UnexpectedTracerError`` there too; ``closure_convert`` ma
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 
 from funcgrad.kernel import ad, batching, core, ir
@@ -135,8 +136,8 @@ class _CustomCall:
     def run(self):
         return self.custom.fun(*self.args)
 
-    def staged(self):
-        return self.custom._bind_staged(self.args, self.name)
+    def staged(self, home=None):
+        return self.custom._bind_staged(self.args, self.name, home)
 
     def bind_linearized(self, out_tree, out_primals, lin, out_zeros, own):
         """Bind, on the current trace (a recording), one ``custom_jvp_call`` whose value is
@@ -279,9 +280,9 @@ class custom_jvp(_CustomFunction):
             return self._bind_staged(args, name)
         return process_custom_call(_CustomJVPCall(self, args, name))
 
-    def _bind_staged(self, args, name):
+    def _bind_staged(self, args, name, home=None):
         """Trace the primal function to a jaxpr and bind ``custom_jvp_call`` with it on the current
-        trace (NOTE: [custom calls follow the trace])."""
+        trace (NOTE: [custom calls follow the trace]); ``home``: see ``_run_lanes``."""
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree = tu.tree_flatten(dyn)
         memo_key = self._memo_key(nondiff, flat, in_tree)
@@ -292,6 +293,8 @@ class custom_jvp(_CustomFunction):
             return tu.tree_unflatten(out_tree, outs)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
         jvp_flat = _jvp_rule(self, nondiff, in_tree, name, [out_tree], closed.out_avals)
+        if home is not None:
+            jvp_flat.home = weakref.ref(home)
         if memo_key is not None and not consts and len(self._traces) < 64:
             jvp_flat.library_rule = True
             self._traces[memo_key] = (closed, out_tree, jvp_flat)
@@ -389,8 +392,8 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
 
         nz_dims = [d for d, z in zip(arg_dims, zero_in) if not z]
         nz_tangents = [t for t, z in zip(tangents, zero_in) if not z]
-        outs = batching.vmap_flat(
-            lane, axis_size, [*arg_dims, *nz_dims], lambda: [0] * (n_out + zero_out.count(False)),
+        outs = _run_lanes(
+            jvp, lane, axis_size, [*arg_dims, *nz_dims], lambda: [0] * (n_out + zero_out.count(False)),
             [*primals, *nz_tangents],
         )  # fmt: skip
         p_out, nz_out = outs[:n_out], iter(outs[n_out:])
@@ -401,6 +404,38 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
         *vals, call_jaxpr=batched, jvp=batched_jvp, num_consts=num_consts, name=name
     )
     return outs, [0] * len(outs)
+
+
+def _run_lanes(rule, lane, axis_size, in_dims, out_dims, args):
+    """``vmap_flat(lane, ...)`` of a custom rule under a batch rule. A rule traced under a ``vmap``
+    may close over that vmap's values (JAX's issue 8783: ``nondiff_argnums`` or a closure holding
+    the vmapped value; ``rule.home``): while that vmap is still running, the lanes run in its own
+    trace, where those values are batched tracers it knows, as JAX runs the rule in a subtrace of
+    the same vmap; otherwise in a vmap of their own."""
+    home = getattr(rule, "home", None)
+    trace = home() if home is not None else None
+    if (
+        trace is None
+        or not trace.alive
+        or trace.axis_size != axis_size
+        or not _above(trace, core.current_trace())
+    ):
+        return batching.vmap_flat(lane, axis_size, in_dims, out_dims, args)
+    with core.set_current_trace(trace):
+        outs = lane(*[a if d is None else batching.BatchTracer(trace, a, d) for a, d in zip(args, in_dims)])
+    vals, dims = batching._unpack_batch_outputs(trace, outs)
+    return [batching.move_batch_dim(v, axis_size, d, od) for v, d, od in zip(vals, dims, out_dims())]
+
+
+def _above(trace, current) -> bool:
+    """Whether ``current`` is among ``trace``'s ancestors: then what ``trace`` hands its parent
+    reaches ``current`` (the batch rule of ``trace``'s own call, not a vmap nested around it)."""
+    t = trace.parent
+    while t is not None:
+        if t is current:
+            return True
+        t = t.parent
+    return False
 
 
 class _Subfun:
@@ -540,12 +575,14 @@ class custom_vjp(_CustomFunction):
         args = _resolve_args(self, args, kwargs)
         return process_custom_call(_CustomVJPCall(self, args, name))
 
-    def _bind_staged(self, args, name):
+    def _bind_staged(self, args, name, home=None):
         """Trace the primal function to a jaxpr and bind ``custom_vjp_call`` with it on the current
-        trace (NOTE: [custom calls follow the trace])."""
+        trace (NOTE: [custom calls follow the trace]); ``home``: see ``_run_lanes``."""
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
         fwd_flat, bwd_flat = _vjp_rules(self, nondiff, dyn, in_tree, name, [out_tree], closed.out_avals)
+        if home is not None:
+            fwd_flat.home = weakref.ref(home)
         outs = custom_vjp_call_p.bind(
             *consts, *flat, call_jaxpr=closed, fwd=fwd_flat, bwd=bwd_flat, num_consts=len(consts), name=name
         )
@@ -650,9 +687,7 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
             n_res_box.append(len(outs) - n_out)
             return outs
 
-        return batching.vmap_flat(
-            lane, axis_size, arg_dims, lambda: [0] * (n_out + n_res_box[-1]), list(args)
-        )
+        return _run_lanes(fwd, lane, axis_size, arg_dims, lambda: [0] * (n_out + n_res_box[-1]), list(args))
 
     arg_avals = [core.get_aval(v) for v in vals[num_consts:]]
 

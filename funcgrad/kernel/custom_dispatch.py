@@ -33,10 +33,10 @@ Layer: kernel. Imports ``core``, ``ad``, ``batching``, ``partial_eval``, ``recor
 # equation is what the eager grad program cache keys on.
 
 The custom call protocol (``CustomCall``): ``flat`` (the differentiable arguments' leaves),
-``with_flat(leaves)``, ``run()`` (the Python function on the arguments), ``staged()`` (trace and
-bind on the current trace), ``jvp_now(primals, tangents) -> (out_tree, primals_out,
-tangents_out)`` (the rule, on the current trace) and ``bind_linearized(...)`` (record a
-linearization).
+``with_flat(leaves)``, ``run()`` (the Python function on the arguments), ``staged(home=None)``
+(trace and bind on the current trace; ``home``: the vmap whose values the rules may close over),
+``jvp_now(primals, tangents) -> (out_tree, primals_out, tangents_out)`` (the rule, on the current
+trace) and ``bind_linearized(...)`` (record a linearization).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class CustomCall(Protocol):
 
     def with_flat(self, flat: list) -> CustomCall: ...
     def run(self) -> Any: ...
-    def staged(self) -> Any: ...
+    def staged(self, home: BatchTrace | None = None) -> Any: ...
     def jvp_now(self, primals: list, tangents: list) -> tuple[Any, list, list]: ...
     def bind_linearized(self, out_tree, out_primals, lin, out_zeros, own) -> Any: ...
 
@@ -136,7 +136,8 @@ def _batch(trace: BatchTrace, call: CustomCall):
             # The function closes over this vmap's values (JAX's issues 3822, 8783): JAX runs it
             # under the vmap, as staging it here does (the parent met a tracer it cannot take).
             pass
-    return call.staged()
+    # (The rules may close over this vmap's values too: they run in this trace when batched.)
+    return call.staged(home=trace)
 
 
 def _recording(trace: RecordingTrace, call: CustomCall):

@@ -751,3 +751,28 @@ def test_closure_convert_called_with_another_structure_says_jax_words():
     f, consts = funcgrad.closure_convert(lambda x: x * 2.0, 1.0)
     with pytest.raises(TypeError, match="The inputs to the closure produced by closure_convert must have"):
         f((1.0,), *consts)
+
+
+def _rule_closing_over_a_vmapped_value(api, np_):
+    # JAX's issue 8783 (custom_api_test test_closure_with_vmap2): the rule closes over the vmap's
+    # value; it ran in a fresh vmap that did not know that value's tracer (UnexpectedTracerError).
+    def h(z):
+        def f(x):
+            @api.custom_jvp
+            def g(y):
+                return x * y
+
+            g.defjvp(lambda p, t: (x * p[0], x * t[0]))
+            return g(z)
+
+        return api.vmap(f)(np_.arange(3.0))
+
+    return [np.asarray(v).tolist() for v in api.jvp(h, (1.0,), (2.0,))]
+
+
+def test_a_rule_closing_over_a_vmapped_value_as_jax():
+    import jax
+    import jax.numpy as jnp
+
+    got = _rule_closing_over_a_vmapped_value(funcgrad, fnp)
+    assert got == _rule_closing_over_a_vmapped_value(jax, jnp) == [[0.0, 1.0, 2.0], [0.0, 2.0, 4.0]]
