@@ -61,11 +61,12 @@ def inexact(x, name: str, arg: str = "a", *, half: bool = False):
     return x
 
 
-def inexact_pair(a, b, name: str):
+def inexact_pair(a, b, name: str, *, half: bool = False):
     """Promote ``a`` and ``b`` to one LAPACK dtype (a 16-bit float promotes first, as in JAX: float16
-    with float32 is solved in float32)."""
+    with float32 is solved in float32); with ``half`` two 16-bit floats stay 16-bit (a solver that
+    takes them: ``triangular_solve``)."""
     a, b = promote_args(inexact(a, name, "a", half=True), inexact(b, name, "b", half=True))
-    return inexact(a, name, "a"), inexact(b, name, "b")
+    return inexact(a, name, "a", half=half), inexact(b, name, "b", half=half)
 
 
 def matrices(x, name: str, arg: str = "a", *, square: bool = False, half: bool = False):

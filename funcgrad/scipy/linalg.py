@@ -451,8 +451,8 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     if trans not in modes:
         raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
     transpose_a, conjugate_a = modes[trans]
-    a, b = _la.inexact_pair(a, b, "solve_triangular")
-    a = _la.matrices(a, "solve_triangular", square=True)
+    a, b = _la.inexact_pair(a, b, "solve_triangular", half=True)  # (float16 solved as jax's)
+    a = _la.matrices(a, "solve_triangular", square=True, half=True)
     x, vector = _as_matrix_rhs(a, b, "solve_triangular")
     a, x = _la.batch_broadcast((a, 2), (x, 2))
     x = la.triangular_solve(

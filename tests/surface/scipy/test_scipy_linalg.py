@@ -252,3 +252,23 @@ def test_jit_and_vmap():
 def test_errors(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_solve_triangular_of_16_bit_floats_as_jax():
+    # The fuzzer's scipy.linalg ops: float16 raised "LAPACK does not support"; jax solves in the
+    # 16-bit dtype (as lax.linalg.triangular_solve does here), gradients included.
+    jax = pytest.importorskip("jax")
+    import ml_dtypes
+
+    for dtype in (np.float16, ml_dtypes.bfloat16):
+        m, b = np.array([[2.0, 0.3], [0.0, 1.5]], dtype), np.array([1.0, -0.5], dtype)
+        for kw in ({}, {"trans": "T"}, {"trans": 1, "lower": True}):
+            outs = []
+            for lib in (funcgrad, jax):
+                solve = lib.scipy.linalg.solve_triangular
+                x = solve(m, b, **kw)
+                g = lib.grad(lambda m, s=solve, b=b, kw=kw: s(m, b, **kw).astype(np.float32).sum())(m)
+                outs.append((np.asarray(x), np.asarray(g)))
+            assert outs[0][0].dtype == outs[1][0].dtype == dtype
+            for got, want in zip(outs[0], outs[1]):
+                np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2)
