@@ -71,6 +71,7 @@ def _side(name):
             import jax.ad_checkpoint
             import jax.nn
             import jax.numpy
+            import jax.scipy.linalg  # noqa: F401 - T.scipy.linalg in ops_edges' expressions
             import jax.scipy.special
             import jax.scipy.stats  # noqa: F401 - T.scipy.stats in ops_edges' expressions
 
@@ -81,6 +82,7 @@ def _side(name):
             import funcgrad.lax
             import funcgrad.nn
             import funcgrad.numpy
+            import funcgrad.scipy.linalg  # noqa: F401 - T.scipy.linalg in ops_edges' expressions
             import funcgrad.scipy.special
             import funcgrad.scipy.stats  # noqa: F401 - T.scipy.stats in ops_edges' expressions
 

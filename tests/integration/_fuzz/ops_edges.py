@@ -10,8 +10,9 @@ the older tables lacked (incomplete gamma and beta functions, exponential integr
 transformations inside a program: ``linearize``, ``linear_transpose``, ``vmap`` with ``in_axes``/
 ``out_axes`` of 1, ``vmap(grad(jit(scan)))``, ``jacrev`` of a fixed-trip ``fori_loop`` and of a
 ``while_loop``-free ``scan``, ``lax.map`` with ``batch_size``, ``associative_scan`` in reverse, and
-``checkpoint`` with ``static_argnums``. Long run only (as ``ops_more``): the CI budget's cases stay
-those it drew before. Names: ``stats`` is ``T.scipy.stats`` (imported on both sides by the script).
+``checkpoint`` with ``static_argnums``; ``jax.scipy.linalg``'s expm, lu, polar and its
+factorizations' solves. Long run only (as ``ops_more``): the CI budget's cases stay those it drew
+before. ``T.scipy.stats`` and ``T.scipy.linalg`` are imported on both sides by the script.
 
 >>> EDGES[0].name
 'stats.norm'
@@ -130,6 +131,36 @@ EDGES: list[Op] = [
         f"{_S}.rankdata({U}, method={{m}})",
         params=keyed(m=st.sampled_from(["average", "min", "max", "dense", "ordinal"])),
     ),
+    # jax.scipy.linalg on well-conditioned matrices (its factorizations' solves, expm, polar)
+    Op(
+        "scipy.linalg.expm",
+        f"T.scipy.linalg.expm(_matrix(np, {U}, 'any') * {{c}})",
+        specials=False,
+        params=keyed(c=st.sampled_from([1.0, -0.5, 2.0])),
+    ),
+    Op(
+        "scipy.linalg.solves",
+        f"{{f}}(_matrix(np, {U}, 'spd'), _signal(np, {B}, 2))",
+        arity=2,
+        specials=False,
+        params=keyed(
+            f=st.sampled_from(
+                [
+                    "(lambda m, b: T.scipy.linalg.cho_solve(T.scipy.linalg.cho_factor(m, lower=True), b))",
+                    "(lambda m, b: T.scipy.linalg.lu_solve(T.scipy.linalg.lu_factor(m), b, trans=1))",
+                    "(lambda m, b: T.scipy.linalg.solve_triangular(np.triu(m), b, trans='T'))",
+                    "(lambda m, b: T.scipy.linalg.solve(m, b, assume_a='pos'))",
+                ]
+            ).map(_Raw)
+        ),
+    ),
+    Op(
+        "scipy.linalg.lu",
+        f"T.scipy.linalg.lu(_matrix(np, {U}, 'any'))[{{i}}]",
+        specials=False,
+        params=keyed(i=st.integers(0, 2)),
+    ),
+    Op("scipy.linalg.polar", f"T.scipy.linalg.polar(_matrix(np, {U}, 'spd'))[1]", specials=False),
     # scipy.special: what the older tables lacked
     *(
         Op(f"special.{f}", f"special.{f}({U})", kinds="bif")

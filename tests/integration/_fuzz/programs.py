@@ -254,9 +254,9 @@ _PREAMBLE = '''"""A differential-fuzzer case: one program on funcgrad and on jax
 import numpy as onp
 import jax
 jax.config.update("jax_enable_x64", {x64})
-import jax.numpy, jax.lax, jax.nn, jax.scipy.special, jax.scipy.stats, jax.ad_checkpoint
+import jax.numpy, jax.lax, jax.nn, jax.scipy.special, jax.scipy.stats, jax.scipy.linalg, jax.ad_checkpoint
 import funcgrad, funcgrad.numpy, funcgrad.lax, funcgrad.nn, funcgrad.scipy.special, funcgrad.scipy.stats
-import funcgrad.ad_checkpoint
+import funcgrad.ad_checkpoint, funcgrad.scipy.linalg
 funcgrad.config.update("jax_enable_x64", {x64})
 '''
 
@@ -412,6 +412,7 @@ class _Abstract:
         import jax.ad_checkpoint
         import jax.nn
         import jax.numpy as jnp
+        import jax.scipy.linalg  # noqa: F401 - T.scipy.linalg in ops_edges' expressions
         import jax.scipy.special
         import jax.scipy.stats  # noqa: F401 - T.scipy.stats in ops_edges' expressions
 
