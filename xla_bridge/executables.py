@@ -356,26 +356,8 @@ def compile(
     if overrides:
         opts.env_option_overrides = list(overrides)
     device_list = xc.DeviceList((device,))
-    client = backend.client
-
-    def compile_fn():
-        return compile_and_load(client, module_text, device_list, opts)
-
     try:
-        if host_callbacks:
-            module = _mlir_module(module_text)
-            loaded = compile_cache.timed_compile(
-                module_text, lambda: compile_and_load(client, module, device_list, opts, host_callbacks)
-            )
-        else:
-            loaded = compile_cache.compile_or_load(
-                module_text,
-                client,
-                device_list,
-                opts,
-                [(device.device_kind, device.id)],
-                compile_fn,
-            )
+        loaded = load_compiled(backend.client, module_text, device_list, opts, (device,), host_callbacks)
     except _JaxRuntimeError as e:
         raise _compile_error(e, module_text, backend.platform, device) from None
     exe = Executable(loaded, module_text, ins, outs, device, donate)
@@ -384,6 +366,36 @@ def compile(
             _exe_cache.pop(next(iter(_exe_cache)))  # oldest first: dicts keep insertion order
         _exe_cache[key] = exe
     return exe
+
+
+def load_compiled(client, module_text, device_list, opts, devices, host_callbacks=()):
+    """``module_text`` compiled for ``device_list`` (``devices``, in order) and loaded: the one
+    compile step of the single-device and the SPMD routes. Through the persistent compile cache
+    (``compile_cache.compile_or_load``), except a module with host callbacks (Python functions,
+    which no cache can store), which is parsed to MLIR and compiled afresh, timed.
+
+    Example:
+        >>> device = default_device()
+        >>> opts = _backend_of(device).compile_options(device)
+        >>> loaded = load_compiled(device.client, '''func.func public @main(%a: tensor<f64>) -> tensor<f64> {
+        ...   return %a : tensor<f64>
+        ... }''', xc.DeviceList((device,)), opts, (device,))
+        >>> len(loaded.local_devices())
+        1
+    """
+    if host_callbacks:
+        module = _mlir_module(module_text)
+        return compile_cache.timed_compile(
+            module_text, lambda: compile_and_load(client, module, device_list, opts, host_callbacks)
+        )
+    return compile_cache.compile_or_load(
+        module_text,
+        client,
+        device_list,
+        opts,
+        [(d.device_kind, d.id) for d in devices],
+        lambda: compile_and_load(client, module_text, device_list, opts),
+    )
 
 
 def _option_overrides(options) -> tuple:
