@@ -44,19 +44,37 @@ def _uniform(lo, hi):
     return lambda rng, shape, dtype: _arr(rng, shape, dtype, lo, hi)
 
 
-_SCALAR_MASKS = st.sampled_from([(False, False), (True, False), (False, True)])
+# Per operand: False (the full shape), True (0-d) or "one" (size 1 along the first axis, which the
+# primitive broadcasts: NOTE: [elementwise operand contract]).
+_SCALAR_MASKS = st.sampled_from(
+    [(False, False), (True, False), (False, True), ("one", False), (False, "one")]
+)
 
 
 def binary(prim, ref, gen=None, *, dtypes=FLOATS, name=None, **kw):
-    """Operands of one shape, or one of them 0-d (NOTE: [elementwise operand contract])."""
+    """Operands of one shape, one of them 0-d, or one of them of size 1 along the first axis (NOTE:
+    [elementwise operand contract])."""
     gen = gen or (lambda rng, shape, dtype: (_arr(rng, shape, dtype), _arr(rng, shape, dtype)))
 
     def sampler(shape, dtype, rng):
-        (shape, scalars), pair = shape, gen(rng, shape[0], dtype)
+        (shape, modes) = shape
+        if "one" in modes and shape:
+            # The pair is drawn at the size-1 shape (so a generator's pairing -- ties kept apart,
+            # away from kinks -- holds for every element) and the other operand repeated along it.
+            pair = gen(rng, (1, *shape[1:]), dtype)
+            return Sample(
+                tuple(v if m == "one" else np.repeat(v, shape[0], axis=0) for v, m in zip(pair, modes)), {}
+            )
+        pair = gen(rng, shape, dtype)
         scalar = lambda v: np.asarray(v.flat[0] if v.size else 1, dtype)  # noqa: E731
-        return Sample(tuple(scalar(v) if s else v for v, s in zip(pair, scalars)), {})
+        return Sample(tuple(scalar(v) if m is True else v for v, m in zip(pair, modes)), {})
 
-    samples = (((3, 4), (False, False)), ((3, 4), (True, False)), ((), (False, False)))
+    samples = (
+        ((3, 4), (False, False)),
+        ((3, 4), (True, False)),
+        ((), (False, False)),
+        ((3, 4), ("one", False)),
+    )
     shapes = st.tuples(_shapes(), _SCALAR_MASKS)
     return OpInfo(name or prim.name, prim, prim.bind, ref, sampler, shapes, sample_shapes=samples,
                   dtypes=dtypes, differentiable=not prim.traits.not_differentiable, **kw)  # fmt: skip
