@@ -18,6 +18,7 @@ import funcgrad.numpy as fnp
 from funcgrad import api, lax
 from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.numpy._core import call_custom, concrete_int
+from funcgrad.scipy._promotion import internal_promotion
 from funcgrad.scipy.special._elementary import real_inexact
 
 __all__ = [
@@ -215,6 +216,7 @@ def comb(N, k, *, exact: bool = False, repetition: bool = False):
     return fnp.where(ok, fnp.exp(lax.lgamma(n + 1) - lax.lgamma(k + 1) - lax.lgamma(n + 1 - k)), 0.0)
 
 
+@internal_promotion
 def multigammaln(a, d):
     """The log of the multivariate gamma function of dimension ``d`` (a static int).
 
@@ -223,7 +225,8 @@ def multigammaln(a, d):
     """
     d = concrete_int(d, "scipy.special.multigammaln: d")
     (a,) = real_inexact("multigammaln", a)
-    constant = 0.25 * d * (d - 1) * np.log(np.pi)
+    # (in a's dtype, as JAX's: an np.float64 constant made float32 arguments float64)
+    constant = np.asarray(0.25 * d * (d - 1) * np.log(np.pi), a.dtype)
     b = fnp.arange(d, dtype=a.dtype) / 2.0
     return fnp.sum(lax.lgamma(fnp.expand_dims(a, -1) - b), axis=-1) + constant
 

@@ -246,3 +246,15 @@ def test_special_functions_broadcast_their_arguments():
     np.testing.assert_allclose(fst.poisson.cdf(k, x), sst.poisson.cdf(k, x), rtol=1e-10)
     g = funcgrad.grad(lambda mu: fnp.sum(fst.poisson.cdf(k, mu)))(x)
     assert g.shape == (4, 1) and np.all(np.isfinite(g))
+
+
+def test_multigammaln_keeps_a_narrow_float_dtype_as_jax():
+    # Found by the fuzzer (64-bit long run): an np.float64 constant made float32 results float64.
+    jax = pytest.importorskip("jax")
+    import ml_dtypes
+
+    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16):
+        x = np.array([2.5, 3.0], dtype)
+        got, want = fs.multigammaln(x, 3), jax.scipy.special.multigammaln(x, 3)
+        assert got.dtype == want.dtype == dtype
+        np.testing.assert_allclose(np.float32(got), np.float32(want), rtol=1e-2)
