@@ -24,6 +24,7 @@ from funcgrad.numpy._core import (
     asarray,
     broadcast_shapes,
     broadcast_to,
+    check_user_dtype,
     constant,
     normalize_axis,
     promote_args,
@@ -206,13 +207,16 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     return _dot_general(a, b, (ca, cb), ((), ()), preferred_element_type, precision)
 
 
-def vecdot(x1, x2, /, *, axis: int = -1):
+def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
     """Vector dot product along ``axis``, broadcasting the other axes (Array API ``vecdot``): the
-    sum of ``conj(x1) * x2``, conjugating complex ``x1``.
+    sum of ``conj(x1) * x2``, conjugating complex ``x1``; ``precision`` and
+    ``preferred_element_type`` as ``matmul``'s (JAX's keywords).
 
     >>> vecdot(np.ones((2, 3)), np.arange(3.0)).tolist()
     [3.0, 3.0]
     """
+    precision = dt.canonicalize_precision(precision, "vecdot")
+    pet = None if preferred_element_type is None else check_user_dtype(preferred_element_type, "vecdot")
     x1, x2 = promote_args(asarray(x1), asarray(x2))
     x1 = conjugate(x1)
     ax1, ax2 = normalize_axis(axis, x1.ndim), normalize_axis(axis, x2.ndim)
@@ -223,7 +227,7 @@ def vecdot(x1, x2, /, *, axis: int = -1):
     x1 = broadcast_to(x1, (*batch, x1.shape[-1]))
     x2 = broadcast_to(x2, (*batch, x2.shape[-1]))
     dims = tuple(range(len(batch)))
-    return _dot_general(x1, x2, ((len(batch),), (len(batch),)), (dims, dims))
+    return _dot_general(x1, x2, ((len(batch),), (len(batch),)), (dims, dims), pet, precision)
 
 
 def matvec(x1, x2, /):
@@ -422,6 +426,11 @@ def einsum(
     )
     ops = list(arrays)
     for contract_inds, _removed, einsum_str, _remaining, _blas in contractions:
+        if len(contract_inds) > 2:  # (a path given as optimize=[(0, 1, 2)])
+            raise NotImplementedError(
+                "jax.numpy.einsum does not support simultaneous contraction of 3 or more operands. "
+                "Typically this means you've passed an unsupported path to the einsum optimize parameter."
+            )
         inputs = [ops.pop(i) for i in contract_inds]
         lhs, out_labels = einsum_str.split("->")
         in_labels = lhs.split(",")

@@ -154,9 +154,11 @@ def _along_axis_index(arr_shape, indices, axis):
     return tuple(index)
 
 
-def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *, wrap_negative_indices=None):
     """Pick ``indices`` along ``axis`` (index and array broadcast in the other axes; the last axis
-    by default, as NumPy 2.3+ and jax), as NumPy.
+    by default, as NumPy 2.3+ and jax), as NumPy. JAX's options: ``mode='one_hot'`` (an
+    out-of-range index gives 0) and ``wrap_negative_indices=False`` (a negative index is out of
+    range: clamped to 0 under ``'clip'``/``'promise_in_bounds'``, filled under ``'fill'``).
 
     >>> x = np.array([[10, 30, 20], [60, 40, 50]])
     >>> take_along_axis(x, np.argsort(x, axis=1), axis=1).tolist()
@@ -170,7 +172,12 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
         arr, axis = ravel(arr), 0
         indices = ravel(indices)
     axis = normalize_axis(axis, arr.ndim)
+    if mode == "one_hot":  # (JAX's one-hot contraction: the same values, 0 out of range)
+        mode, fill_value = "fill", 0
     mode = _take_mode(mode)
+    if wrap_negative_indices is False and indices.dtype.kind == "i" and mode != "wrap":
+        n = arr.shape[axis]
+        indices = where3(indices < 0, 0 if mode in ("clip", "promise_in_bounds") else n, indices)
     if mode == "wrap":
         indices, mode = remainder(indices, arr.shape[axis]), "clip"
     index = _along_axis_index(arr.shape, indices, axis)

@@ -27,6 +27,7 @@ from funcgrad.numpy._core import (
     asarray,
     aval,
     broadcast_to,
+    check_user_dtype,
     concrete_int,
     concrete_or_error,
     constant,
@@ -36,6 +37,7 @@ from funcgrad.numpy._core import (
     promote_args_inexact,
     select,
 )
+from funcgrad.numpy._dtypes import result_type
 from funcgrad.numpy.complexes import conjugate, imag, real, reject_complex
 from funcgrad.numpy.contractions import matmul
 from funcgrad.numpy.creation import linspace
@@ -44,7 +46,7 @@ from funcgrad.numpy.lookup import diagonal
 from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, stack
 from funcgrad.numpy.sorting import argsort, searchsorted
 from funcgrad.numpy.transcendental import isnan, sqrt
-from funcgrad.numpy.ufuncs import as_bool
+from funcgrad.numpy.ufuncs import add, as_bool, clip, multiply, remainder
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 
@@ -398,13 +400,16 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return reshape(out, ()) if out.shape == (1, 1) else out
 
 
-def corrcoef(x, y=None, rowvar=True):
-    """Pearson correlation coefficients (``cov`` normalised by the standard deviations).
+def corrcoef(x, y=None, rowvar=True, dtype=None):
+    """Pearson correlation coefficients (``cov`` normalised by the standard deviations), in
+    ``dtype`` (a float or complex type, JAX's keyword) when given.
 
     >>> corrcoef(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
     [[1.0, -1.0], [-1.0, 1.0]]
     """
-    c = cov(x, y, rowvar)
+    if dtype is not None and _dt.kind(check_user_dtype(dtype, "corrcoef")) not in "fc":
+        raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got {dtype=}")
+    c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return ew.div_p.bind(c, c)
     d = sqrt(real(diagonal(c)))
@@ -426,38 +431,54 @@ def _clip_unit(c):
 # Index conversions, diagonals, predicates
 
 
-def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    """Flat indices of the index tuples ``multi_index`` into an array of shape ``dims``
-    (``mode='clip'`` or ``'wrap'`` for out-of-range indices; 'raise' clips traced ones, as JAX).
+def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
+    """Flat indices of the index tuples ``multi_index`` into an array of shape ``dims``, as JAX's:
+    ``mode='raise'`` needs concrete indices, ``'clip'``/``'wrap'`` handle out-of-range ones,
+    ``'ignore'`` trusts them; the result is in ``dtype`` or the indices' integer type (with a
+    Python int weak: int16 indices give int16).
 
     >>> ravel_multi_index((np.array([0, 1]), np.array([2, 0])), (2, 3)).tolist()
     [2, 3]
     """
+    if len(multi_index) != len(dims):
+        raise ValueError("parameter multi_index must be a sequence of length len(dims)")
     dims = tuple(concrete_int(d, "dims") for d in dims)
     idx = [asarray(i) for i in multi_index]
-    if len(idx) != len(dims):
-        raise ValueError("parameter multi_index must be a sequence of length len(dims)")
-    strides = np.cumprod((1, *dims[::-1][:-1]))[::-1] if order == "C" else np.cumprod((1, *dims[:-1]))
-    total = None
-    for i, d, s in zip(idx, dims, strides):
-        i = convert(i, _dt.default_int)
-        if mode == "wrap":
-            i = ew.rem_p.bind(
-                ew.add_p.bind(ew.rem_p.bind(i, constant(d, i.dtype)), constant(d, i.dtype)),
-                constant(d, i.dtype),
+    out_dtype = result_type(int, *idx) if dtype is None else check_user_dtype(dtype, "ravel_multi_index")
+    if _dt.kind(out_dtype) not in "iu":
+        raise ValueError(f"dtype={out_dtype} is not an integer type.")
+    if int(np.prod(dims, dtype=object)) - 1 > int(_dt.iinfo(out_dtype).max):
+        raise ValueError(
+            f"jnp.ravel_multi_index: dtype={out_dtype} not large enough to hold flattened index for "
+            f"dims={dims}. Use the dtype argument to pass a suitable dtype."
+        )
+    for i in idx:
+        if _dt.kind(i.dtype) not in "iu":
+            raise TypeError("only int indices permitted")
+    if mode == "raise":
+        values = [
+            concrete_or_error(
+                i, "ravel_multi_index with mode='raise' (use mode='wrap' or mode='clip' under jit)"
             )
-        else:
-            if mode == "raise":
-                value = core.concrete_value(i)
-                if value is not None and (np.any(value < 0) or np.any(value >= d)):
-                    raise ValueError("invalid entry in coordinates array")
-            i = (
-                ew.clamp_p.bind(constant(0, i.dtype), i, constant(d - 1, i.dtype))
-                if i.shape == ()
-                else ew.max_p.bind(ew.min_p.bind(i, constant(d - 1, i.dtype)), constant(0, i.dtype))
-            )
-        term = ew.mul_p.bind(i, constant(int(s), i.dtype))
-        total = term if total is None else ew.add_p.bind(*promote_args(total, term))
+            for i in idx
+        ]
+        if any(np.any((v < 0) | (v >= d)) for v, d in zip(values, dims)):
+            raise ValueError("invalid entry in coordinates array")
+    elif mode == "clip":
+        idx = [clip(i, 0, d - 1) for i, d in zip(idx, dims)]
+    elif mode == "wrap":
+        idx = [remainder(i, d) for i, d in zip(idx, dims)]
+    elif mode != "ignore":
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
+    if order == "F":
+        strides = np.cumprod((1, *dims[:-1]))
+    elif order == "C":
+        strides = np.cumprod((1, *dims[1:][::-1]))[::-1]
+    else:
+        raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+    total = constant(0, out_dtype)
+    for i, stride in zip(idx, strides):
+        total = add(total, multiply(i.astype(out_dtype), int(stride)))
     return total
 
 

@@ -23,6 +23,7 @@ from funcgrad.numpy._core import (
     asarray,
     aval,
     broadcast_to,
+    check_user_dtype,
     concrete_int,
     constant,
     convert,
@@ -88,8 +89,9 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
     return srt.sort(a, axis)
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
-    """Indices that sort ``a`` along ``axis`` (stable: ties keep their order), as int64.
+def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False, dtype=None):
+    """Indices that sort ``a`` along ``axis`` (stable: ties keep their order), in the default
+    integer type or ``dtype`` (JAX's keyword).
 
     >>> argsort(np.array([3, 1, 2, 1])).tolist()
     [1, 3, 2, 0]
@@ -100,12 +102,13 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False)
         raise NotImplementedError("argsort: the order argument (structured arrays) is not supported")
     a, axis = _axis_or_flat(a, axis)
     n = a.shape[axis]
-    iota = st.broadcasted_iota(_dt.default_int, a.shape, axis)
+    idx_dtype = _dt.default_int if dtype is None else check_user_dtype(dtype, "argsort")
+    iota = st.broadcasted_iota(idx_dtype, a.shape, axis)
     if not descending:
         return srt.sort((a, iota), axis, num_keys=1)[1]
     # Stable descending order: sort the reversed array, map indices back, reverse the result.
     _, idx = srt.sort((st.rev(a, (axis,)), iota), axis, num_keys=1)
-    return st.rev(ew.sub_p.bind(constant(n - 1, _dt.default_int), idx), (axis,))
+    return st.rev(ew.sub_p.bind(constant(n - 1, idx_dtype), idx), (axis,))
 
 
 def lexsort(keys, axis=-1):

@@ -31,3 +31,11 @@ def test_einsum_calls_the_given_dot_general_and_matches_jax():
     assert len(calls) == 2 and eager.dtype == theirs.dtype == jitted.dtype
     np.testing.assert_allclose(eager, theirs, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(jitted, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_einsum_refuses_a_path_contracting_three_operands_at_once_as_jax():
+    # (JAX's lax_numpy_einsum_test) optimize=[(0, 1, 2)]: JAX's NotImplementedError and words (a
+    # ValueError from the label bookkeeping before)
+    ops = (np.ones((2, 3)), np.ones((2, 4)), np.ones((2, 5)))
+    with pytest.raises(NotImplementedError, match="simultaneous contraction of 3 or more operands"):
+        fnp.einsum("ij,ik,il->jkl", *ops, optimize=[(0, 1, 2)])

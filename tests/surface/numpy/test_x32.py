@@ -110,10 +110,32 @@ CASES = {
         *jnp.unravel_index(3, (2, 4)),
     ),
     "unwrap_integers": lambda j, jnp, lax, np: jnp.unwrap(jnp.array([1, 5, 2, 9, -7], jnp.int16), period=4),
+    # (JAX's lax_numpy_test) JAX's keywords: argsort(dtype=), corrcoef(dtype=),
+    # ravel_multi_index(dtype=) and its result type (int16 indices: int16) with broadcast indices,
+    # take_along_axis(mode='one_hot', wrap_negative_indices=), vecdot(preferred_element_type=)
+    "jax_keywords": lambda j, jnp, lax, np: (
+        jnp.argsort(jnp.array([3.0, 1, 2, 1]), descending=True, dtype=jnp.uint8),
+        jnp.corrcoef(jnp.arange(5), jnp.arange(5) ** 2, dtype="bfloat16"),
+        jnp.ravel_multi_index(
+            (jnp.array([0, 1], jnp.int16), jnp.array([[1], [2]], jnp.int16)), (2, 3), order="F"
+        ),
+        j.jit(lambda a, b: jnp.ravel_multi_index((a, b), (2, 3), mode="ignore", dtype=jnp.uint8))(
+            jnp.array([0, 1]), jnp.array([2, 2])
+        ),
+        jnp.ravel_multi_index((jnp.array([0, 5]), jnp.array([2, -1])), (2, 3), mode="wrap"),
+        jnp.take_along_axis(
+            jnp.array([10, 20, 30]), jnp.array([-1, -2]), 0, mode="clip", wrap_negative_indices=False
+        ),
+        jnp.take_along_axis(jnp.array([10, 20, 30.0]), jnp.array([-1, 1]), 0, wrap_negative_indices=False),
+        jnp.take_along_axis(jnp.arange(12.0).reshape(3, 4), jnp.array([[0, 5, -1, -7]]), 1, mode="one_hot"),
+        jnp.vecdot(
+            jnp.ones((2, 3), jnp.int8), jnp.arange(3, dtype=jnp.int8), preferred_element_type=jnp.float32
+        ),
+    ),
     # (JAX's array_api_test) the inspection namespace in 32-bit mode: 32-bit defaults and dtypes
     "array_api_info": lambda j, jnp, lax, np: (
-        f"{jnp.__array_namespace_info__().default_dtypes()} {sorted(jnp.__array_namespace_info__().dtypes())} "
-        f"{jnp.__array_namespace_info__().default_device()}"
+        f"{jnp.__array_namespace_info__().default_dtypes()} "
+        f"{sorted(jnp.__array_namespace_info__().dtypes())} {jnp.__array_namespace_info__().default_device()}"
     ),
     # (JAX's lax_numpy_test) iinfo/finfo are the named type's limits, not its 32-bit counterpart's
     "iinfo_finfo_of_64_bit_types": lambda j, jnp, lax, np: (
