@@ -633,7 +633,7 @@ def normalize_axes(axis, ndim: int, name: str = "axis") -> tuple[int, ...]:
         return (normalize_axis(axis, ndim, name),)
     axes = tuple(normalize_axis(a, ndim, name) for a in axis)
     if len(set(axes)) != len(axes):
-        raise ValueError(f"repeated axis in {name} {tuple(axis)}")
+        raise ValueError(f"duplicate value in '{name}': {tuple(axis)}")  # (JAX's words)
     return tuple(sorted(axes))
 
 

@@ -225,9 +225,18 @@ def _array_api_cumulative(name, scan, identity, x, axis, dtype, include_initial)
     """The Array API's cumulative functions: ``scan`` along ``axis`` (required beyond one
     dimension), optionally starting with the ``identity``."""
     x = asarray(x)
+    what = "sum" if name == "cumulative_sum" else "product"
+    if x.ndim == 0:  # (JAX's words)
+        raise ValueError(
+            f"The input must be non-scalar to take a cumulative {what}, however a scalar value or "
+            "scalar array was given."
+        )
     if axis is None:
         if x.ndim > 1:
-            raise ValueError(f"{name}: axis must be given for arrays of more than one dimension")
+            raise ValueError(
+                f"The input array has rank {x.ndim}, however axis was not set to an explicit "
+                "value. The axis argument is only optional for one-dimensional arrays."
+            )
         axis = 0
     out = scan(x, axis, dtype)
     if include_initial:
