@@ -8,6 +8,8 @@ context) and ``funcgrad._api_util`` (the shared argument handling).
 
 from __future__ import annotations
 
+import collections
+import inspect
 from collections.abc import Callable
 
 import numpy as np
@@ -81,10 +83,12 @@ def vmap(
         mapped = canonicalize([x for x, d in zip(flat_args, in_dims) if d is not None])
         flat_args = [mapped.pop(0) if d is not None else x for x, d in zip(flat_args, in_dims)]
         sizes: dict[int, list[str]] = {}
+        leaf_sizes: list[int | None] = []
         dims = []
         for leaf, d, path in zip(flat_args, in_dims, paths):
             if d is None:
                 dims.append(None)
+                leaf_sizes.append(None)
                 continue
             if not isinstance(d, int | np.integer):
                 raise TypeError(f"vmap in_axes leaves must be ints or None, got {d!r} for {path}")
@@ -97,20 +101,25 @@ def vmap(
                 )
             d = int(d) % ndim
             dims.append(d)
-            sizes.setdefault(_mapped_size(leaf, d), []).append(path)
+            leaf_sizes.append(_mapped_size(leaf, d))
+            sizes.setdefault(leaf_sizes[-1], []).append(path)
             if spmd:
                 _check_spmd_axis(spmd, core.get_aval(leaf), d)
-        if len(sizes) > 1:
-            detail = "; ".join(f"{', '.join(p)} have size {s}" for s, p in sizes.items())
-            raise ValueError(f"vmap got inconsistent sizes for the mapped axis: {detail}")
+        if len(sizes) > 1 or (sizes and axis_size is not None and {axis_size} != set(sizes)):
+            raise ValueError(_inconsistent_sizes(fun, args, kwargs, flat_args, dims, leaf_sizes, axis_size))
         if sizes:
             (size,) = sizes
-            if axis_size is not None and axis_size != size:
-                raise ValueError(f"vmap: axis_size={axis_size} but the mapped inputs have size {size}")
         elif axis_size is not None:
             size = axis_size
+        elif not flat_args:
+            raise ValueError(
+                "vmap wrapped function must be passed at least one argument containing an array or "
+                f"axis_size must be specified, got empty *args={args} and **kwargs={kwargs}"
+            )
         else:
-            raise ValueError("vmap must have at least one non-None value in in_axes (or be given axis_size)")
+            raise ValueError(
+                "vmap must have at least one non-None value in in_axes or axis_size must be specified"
+            )
         with user_transformation("vmap", fun):
             flat, store = flat_fun(lambda a, k: fun(*a, **k), in_tree)
 
@@ -137,6 +146,52 @@ def vmap(
         return tu.tree_unflatten(store["out_tree"], [o if k else to_public(o) for o, k in zip(outs, keep)])
 
     return vmapped
+
+
+def _inconsistent_sizes(fun, args, kwargs, flat_args, dims, leaf_sizes, axis_size) -> str:
+    """JAX's message for mapped axes of different sizes: each size with one argument having it
+    (named by the function's parameter and its key path), the most common size first."""
+    try:
+        params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
+    except (TypeError, ValueError):
+        params = None
+
+    def where(path) -> str:
+        if path[0] == 1:  # (a keyword argument: path[1] is its name)
+            return f"kwargs{tu.keystr(path[1:])}"
+        i = path[1].idx
+        if params is None or i >= len(params):  # (no signature, or a *args argument)
+            return f"args{tu.keystr(path[1:])}"
+        return f"argument {params[i]}{tu.keystr(path[2:])}"
+
+    def type_of(x) -> str:
+        try:
+            aval = core.get_aval(x)
+        except TypeError:
+            return "unknown"
+        return f"{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
+
+    paths = [p for p, _ in tu.tree_leaves_with_path((tuple(args), kwargs))]
+    counts = collections.Counter(s for s in leaf_sizes if s is not None).most_common()
+    lines = ["vmap got inconsistent sizes for array axes to be mapped:"]
+    if axis_size is not None:
+        lines.append(f"  * the `axis_size` argument was {axis_size};")
+    for k, (size, count) in enumerate(counts):
+        i = leaf_sizes.index(size)
+        ex = f"axis {dims[i]} of {where(_flat_path(paths[i]))} of type {type_of(flat_args[i])}"
+        if count == 1:
+            lines.append(f"  * one axis had size {size}: {ex};")
+        else:
+            lines.append(
+                f"  * {'most' if k == 0 else 'some'} axes ({count} of them) had size {size}, e.g. {ex};"
+            )
+    return "\n".join(lines)[:-1]
+
+
+def _flat_path(path):
+    """A key path into ``(args, kwargs)`` as ``(0 or 1, key, ...)``: 0 for a positional argument
+    (then the next key indexes ``args``), 1 for a keyword one (then the next key names it)."""
+    return (path[0].idx, *path[1:])
 
 
 def _spmd_names(spmd_axis_name) -> tuple:
