@@ -266,9 +266,14 @@ def move_batch_dim(x, axis_size: int, src: int | None, dst: int | None, path: st
         if src is None:
             return x
         raise ValueError(f"at vmap out_axes{path}, got axis spec None but output was batched on axis {src}")
-    ndim = core.get_aval(x).ndim + (src is None)
+    try:
+        ndim = core.get_aval(x).ndim + (src is None)
+    except TypeError:  # (JAX's words)
+        raise TypeError(
+            f"Output from batched function {x!r} with type {type(x)} is not a valid JAX type"
+        ) from None
     if not -ndim <= dst < ndim:
-        raise ValueError(f"vmap: out_axes={dst} is out of range for an output of rank {ndim}")
+        raise ValueError(f"axis {dst} is out of bounds for array of dimension {ndim} (vmap out_axes={dst})")
     dst = dst % ndim
     if src is None:
         return hooks.broadcast_batch(x, axis_size, dst)

@@ -198,3 +198,11 @@ def test_tracers_are_weakly_referable_as_jax():
     funcgrad.grad(f)(1.0)
     funcgrad.vmap(f)(fnp.ones(2))
     assert seen == [True, True, True]
+
+
+def test_vmap_output_errors_say_jax_words():
+    # JAX's batching_test testNegativeAxes and testNonJaxTypedOutput
+    with pytest.raises(ValueError, match="axis -4 is out of bounds for array of dimension 2"):
+        funcgrad.vmap(lambda x: x, out_axes=-4)(np.ones((2, 3)))
+    with pytest.raises(TypeError, match="Output from batched function 'hello' .* is not a valid JAX type"):
+        funcgrad.vmap(lambda x: "hello")(np.ones(3))
