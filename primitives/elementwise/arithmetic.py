@@ -335,7 +335,8 @@ div_p.def_traits(may_produce_nan=True, sparse="quotient")
 div_p.def_impl(_div_impl)
 div_p.def_abstract_eval(naryop_abstract_eval("div", None))
 div_p.def_batch(elementwise_batch(div_p))
-defjvp(div_p, lambda t, x, y: div(t, y), lambda t, x, y: neg(mul(t, div(div(x, y), y))))
+# JAX's rule, term for term (so grad's jaxpr and its rounding are jax's): -t * x * y**-2.
+defjvp(div_p, lambda t, x, y: div(t, y), lambda t, x, y: mul(mul(neg(t), x), integer_pow(y, -2)))
 div_p.def_transpose(lambda ct, x, y: [unbroadcast(div(instantiate(ct), y), x.aval), None])
 
 

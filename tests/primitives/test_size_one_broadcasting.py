@@ -40,6 +40,8 @@ CASES = [
     ("jnp.power", lambda l, n: n.power, (COL, ROW)),
     ("grad of add", lambda l, n: jax_or_fg(l).grad(lambda x, y: (x + y).sum(), argnums=(0, 1)), (COL, ROW)),
     ("grad of mul", lambda l, n: jax_or_fg(l).grad(lambda x, y: (x * y).sum(), argnums=(0, 1)), (COL, ROW)),
+    # (div's JVP is jax's term for term: -t * x * y**-2)
+    ("grad of div", lambda l, n: jax_or_fg(l).grad(lambda x, y: (x / y).sum(), argnums=(0, 1)), (COL, ROW)),
     ("jvp of mul", lambda l, n: lambda x, y: jax_or_fg(l).jvp(l.mul, (x, y), (x, y)), (COL, ROW)),
 ]
 
