@@ -25,10 +25,12 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad._control_flow import while_loop
+from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import SymbolicZero, custom_jvp
 from funcgrad.lax.ops import _bind, _operands, digamma, lgamma
 from funcgrad.numpy._core import call_custom
+from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import special as sp
 
 __all__ = [
@@ -81,6 +83,14 @@ def _float_operands(name, *args):
     if not fnp.issubdtype(dtype, fnp.floating):
         raise TypeError(f"lax.{name} requires floating-point arguments, got {dtype.name}")
     return fnp.broadcast_arrays(*args) if len(args) > 1 else args
+
+
+def _weak_as_operands(out, operands):
+    """``out`` weak where every operand is, as the result of a JAX n-ary operation (these functions'
+    loops and conversions made a strong value of weak operands)."""
+    if all(core.get_aval(v).weak_type for v in operands) and not core.get_aval(out).weak_type:
+        return ew.convert_element_type(out, core.get_aval(out).dtype, weak_type=True)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -317,7 +327,8 @@ def igamma(a, x):
     >>> round(float(igamma(np.array(1.0), np.array(2.0))), 12)  # 1 - exp(-2)
     0.864664716763
     """
-    return call_custom(_igamma, *_float_operands("igamma", a, x))
+    operands = _float_operands("igamma", a, x)
+    return _weak_as_operands(call_custom(_igamma, *operands), operands)
 
 
 def igammac(a, x):
@@ -327,7 +338,8 @@ def igammac(a, x):
     >>> round(float(igammac(np.array(1.0), np.array(2.0))), 12)  # exp(-2)
     0.135335283237
     """
-    return call_custom(_igammac, *_float_operands("igammac", a, x))
+    operands = _float_operands("igammac", a, x)
+    return _weak_as_operands(call_custom(_igammac, *operands), operands)
 
 
 def igamma_grad_a(a, x):
@@ -338,7 +350,7 @@ def igamma_grad_a(a, x):
     -0.220825
     """
     a, x = _float_operands("igamma_grad_a", a, x)
-    return _with_work_dtype(_igamma_derivative(_Mode.DERIVATIVE), a, x)
+    return _weak_as_operands(_with_work_dtype(_igamma_derivative(_Mode.DERIVATIVE), a, x), (a, x))
 
 
 def random_gamma_grad(a, x):
@@ -351,7 +363,7 @@ def random_gamma_grad(a, x):
     1.631691
     """
     a, x = _float_operands("random_gamma_grad", a, x)
-    return _with_work_dtype(_igamma_derivative(_Mode.SAMPLE_DERIVATIVE), a, x)
+    return _weak_as_operands(_with_work_dtype(_igamma_derivative(_Mode.SAMPLE_DERIVATIVE), a, x), (a, x))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -458,4 +470,5 @@ def betainc(a, b, x):
     >>> round(float(betainc(np.array(2.0), np.array(3.0), np.array(0.4))), 12)
     0.5248
     """
-    return call_custom(_betainc, *_float_operands("betainc", a, b, x))
+    operands = _float_operands("betainc", a, b, x)
+    return _weak_as_operands(call_custom(_betainc, *operands), operands)

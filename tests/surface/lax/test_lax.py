@@ -408,3 +408,23 @@ def test_incomplete_gamma_second_derivative_in_x_with_a_constant_as_jax():
             else:
                 want = second(1.5)
         np.testing.assert_allclose(got, want, rtol=1e-5)  # (jax in its 32-bit mode here)
+
+
+def test_incomplete_gamma_and_beta_of_weak_operands_are_weak_as_jax():
+    # The fuzzer (x32): scipy.special.gammaincc(3.0, int32 array) was strong (jax: weak float32);
+    # JAX's n-ary rule: weak where every operand is.
+    import jax
+
+    weak = funcgrad.numpy.asarray(3.0), funcgrad.numpy.asarray(0.5)
+    jweak = jax.numpy.asarray(3.0), jax.numpy.asarray(0.5)
+    for name, args in [
+        ("igamma", 2),
+        ("igammac", 2),
+        ("igamma_grad_a", 2),
+        ("random_gamma_grad", 2),
+        ("betainc", 3),
+    ]:
+        got = getattr(lax, name)(*(weak * 2)[:args])
+        want = getattr(jax.lax, name)(*(jweak * 2)[:args])
+        assert got.weak_type == want.weak_type, name
+        np.testing.assert_allclose(got, want, rtol=1e-5)
