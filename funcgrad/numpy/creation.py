@@ -393,7 +393,19 @@ def eye(N, M=None, k: int = 0, dtype=None, *, device=None):
     """
     N = concrete_int(N, "eye's N", TypeError)  # (a dimension: jax's TypeError when traced)
     M = N if M is None else concrete_int(M, "eye's M", TypeError)
+    if isinstance(k, core.Tracer):
+        return _offset_mask(N, M, k, ew.eq_p, _dtype(dtype, "eye"))
     return Array._from_owned(np.eye(N, M, concrete_int(k, "eye's k"), dtype=_dtype(dtype, "eye")))
+
+
+def _offset_mask(n, m, k, compare, dtype):
+    """``compare(col - row, k)`` over an ``(n, m)`` grid, as ``dtype``: eye/tri of a traced diagonal
+    offset ``k`` (JAX's take one), built from iotas."""
+    k = convert(asarray(k), _dt.default_int)
+    rows = st.broadcasted_iota(_dt.default_int, (n, m), 0)
+    cols = st.broadcasted_iota(_dt.default_int, (n, m), 1)
+    offset = ew.sub_p.bind(cols, rows)
+    return convert(compare.bind(offset, st.broadcast_in_dim(k, (n, m), ())), np.dtype(dtype))
 
 
 def identity(n, dtype=None):
@@ -413,6 +425,8 @@ def tri(N, M=None, k: int = 0, dtype=None):
     """
     N = concrete_int(N, "tri's N")
     M = N if M is None else concrete_int(M, "tri's M")
+    if isinstance(k, core.Tracer):
+        return _offset_mask(N, M, k, ew.le_p, _dtype(dtype, "tri"))
     return Array._from_owned(np.tri(N, M, concrete_int(k, "tri's k"), dtype=_dtype(dtype, "tri")))
 
 

@@ -560,8 +560,8 @@ def iscomplexobj(x):
     """
     if x is None:
         return False
-    if isinstance(x, list | tuple):
-        return bool(np.iscomplexobj(x))
+    if isinstance(x, list | tuple):  # (element by element: an element may be traced under jit)
+        return any(iscomplexobj(v) for v in x)
     dtype = getattr(x, "dtype", None)  # as JAX: anything with a dtype (a ShapeDtypeStruct, an aval)
     if isinstance(dtype, np.dtype):
         return dtype.kind == "c"

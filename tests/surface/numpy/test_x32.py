@@ -132,6 +132,12 @@ CASES = {
             jnp.ones((2, 3), jnp.int8), jnp.arange(3, dtype=jnp.int8), preferred_element_type=jnp.float32
         ),
     ),
+    # (JAX's lax_numpy_test) eye/tri of a traced diagonal offset; iscomplexobj of a list under jit
+    "eye_tri_traced_k": lambda j, jnp, lax, np: (
+        j.jit(lambda k: jnp.eye(3, 4, k=k, dtype=jnp.int8))(1),
+        j.jit(lambda k: jnp.tri(4, 3, k=k))(-1),
+        j.jit(jnp.iscomplexobj)([1.0, np.complex64(1)]),
+    ),
     # (JAX's array_api_test) the inspection namespace in 32-bit mode: 32-bit defaults and dtypes
     "array_api_info": lambda j, jnp, lax, np: (
         f"{jnp.__array_namespace_info__().default_dtypes()} "
