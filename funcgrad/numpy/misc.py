@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from funcgrad.kernel.batching import vmap_flat
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy import reductions, sorting
 from funcgrad.numpy._core import (
+    _flags,
     asarray,
     aval,
     broadcast_to,
@@ -684,9 +686,13 @@ def _parse_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[
 def _bind_core_dims(sizes: dict, shape, core, what: str, exact: bool) -> None:
     """Check ``shape``'s trailing core dimensions against (and record them in) ``sizes``."""
     if len(shape) < len(core) or (exact and len(shape) != len(core)):
-        raise ValueError(
-            f"vectorize: {what} of shape {tuple(shape)} does not have the core dimensions {core}"
+        # (JAX's words for each case, then which argument or output and its core dimensions)
+        words = (
+            f"output shape {tuple(shape)} does not match"
+            if exact
+            else f"input with shape {tuple(shape)} does not have enough dimensions"
         )
+        raise ValueError(f"vectorize: {words} the core dimensions {core} ({what})")
     for name, size in zip(core, shape[len(shape) - len(core) :]):
         if sizes.setdefault(name, size) != size:
             raise ValueError(
@@ -709,27 +715,40 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
     """
     if any(not isinstance(e, int | str) for e in excluded):
         raise TypeError(
-            f"vectorize: excluded may hold positions (int) and keyword names (str), got {excluded!r}"
+            "jax.numpy.vectorize can only exclude integer or string arguments (positions and keyword "
+            f"names), but excluded={excluded!r}"
         )
     if any(isinstance(e, int) and e < 0 for e in excluded):
-        raise ValueError(f"vectorize: excluded={excluded!r} has negative positions")
+        raise ValueError(f"excluded={excluded!r} contains negative numbers")
     parsed = _parse_signature(signature) if signature is not None else None
 
     @functools.wraps(pyfunc)
     def wrapped(*args, **kwargs):
         dyn = [i for i in range(len(args)) if i not in excluded]
         dyn_kw = [k for k in kwargs if k not in excluded]
+        in_core, out_core = parsed if parsed is not None else ([()] * (len(dyn) + len(dyn_kw)), None)
+        # A positional None is passed through unchanged (JAX's), where its core dimensions are ().
+        none_pos = {i for i in dyn if args[i] is None}
+        if none_pos:
+            if len(in_core) == len(dyn) + len(dyn_kw) and any(in_core[dyn.index(i)] != () for i in none_pos):
+                raise ValueError(f"Cannot pass None at locations {none_pos} with signature={signature!r}")
+            in_core = [c for k, c in enumerate(in_core) if k >= len(dyn) or dyn[k] not in none_pos]
+            dyn = [i for i in dyn if i not in none_pos]
         arrays = [asarray(args[i]) for i in dyn] + [asarray(kwargs[k]) for k in dyn_kw]
-        in_core, out_core = parsed if parsed is not None else ([()] * len(arrays), None)
         if len(in_core) != len(arrays):
             raise TypeError(
-                f"vectorize: the signature {signature!r} has {len(in_core)} inputs, got {len(arrays)} "
-                "vectorized arguments"
+                f"wrong number of positional arguments: the signature {signature!r} has {len(in_core)} "
+                f"inputs, got {len(arrays)} vectorized arguments"
             )
         sizes: dict = {}
         for k, (x, core_dims) in enumerate(zip(arrays, in_core)):
             _bind_core_dims(sizes, x.shape, core_dims, f"argument {k}", exact=False)
         loops = [x.shape[: x.ndim - len(c)] for x, c in zip(arrays, in_core)]
+        if _flags["rank_promotion"] != "allow" and len({len(lp) for lp in loops if lp}) > 1:
+            msg = f"operands with shapes {[x.shape for x in arrays]} require rank promotion"
+            if _flags["rank_promotion"] == "raise":  # (JAX's check, as for its elementwise functions)
+                raise ValueError(msg)
+            warnings.warn(msg, UserWarning, stacklevel=2)
         loop = np.broadcast_shapes(*loops) if loops else ()
 
         def core_fn(*xs):
@@ -740,8 +759,15 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
             out = pyfunc(*full, **kw)
             if out_core is not None:
                 outs = out if isinstance(out, tuple) else (out,)
-                if len(out_core) > 1 and not isinstance(out, tuple) or len(outs) != len(out_core):
-                    raise TypeError(f"vectorize: the signature {signature!r} has {len(out_core)} outputs")
+                if len(out_core) > 1 and not isinstance(out, tuple):
+                    raise TypeError(
+                        f"output must be a tuple: the signature {signature!r} has {len(out_core)}"
+                    )
+                if len(outs) != len(out_core):
+                    raise TypeError(
+                        f"wrong number of output arguments: the signature {signature!r} has "
+                        f"{len(out_core)}, the function returned {len(outs)}"
+                    )
                 known = dict(sizes)
                 for k, (o, core_dims) in enumerate(zip(outs, out_core)):
                     _bind_core_dims(known, np.shape(o), core_dims, f"output {k}", exact=True)

@@ -916,3 +916,16 @@ def test_a_range_of_axes_as_jax():
         got, want = f(fnp), f(jnp)
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+def test_vectorize_passes_none_through_and_checks_rank_promotion_as_jax():
+    # (JAX's lax_numpy_vectorize_test) a positional None is passed through unchanged where its
+    # core dimensions are (); the loop dimensions follow jax_numpy_rank_promotion
+    f = fnp.vectorize(lambda x, y: x if y is None else x + y)
+    np.testing.assert_array_equal(np.asarray(f(fnp.arange(3), None)), np.arange(3))
+    with pytest.raises(ValueError, match=r"Cannot pass None at locations \{1\}"):
+        fnp.vectorize(lambda x, y: x, signature="(k),(k)->(k)")(fnp.arange(3), None)
+    g = fnp.vectorize(fnp.add, signature="(),()->()")
+    with funcgrad.numpy_rank_promotion("raise"), pytest.raises(ValueError, match="require rank promotion"):
+        g(fnp.zeros((4, 4)), fnp.zeros(4))
+    assert g(fnp.zeros((4, 4)), fnp.zeros(())).shape == (4, 4)
