@@ -61,7 +61,8 @@ def _sharding(x) -> Sharding:
     b = _sharded_buffer(x)
     if b is not None:
         return from_bridge(b._sharding, x.ndim)
-    return SingleDeviceSharding(_device_of(x))
+    b = x._buffer
+    return SingleDeviceSharding(_device_of(x), memory_kind=None if b is None else b._sharding._fg_kind)
 
 
 def _devices(x) -> set:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 
 import numpy as np
 
@@ -52,6 +53,7 @@ from funcgrad._array_placement import (
     _sharding,
     copy_to_host_async,  # noqa: F401 - re-exported (NOTE: [derived namespaces])
 )
+from funcgrad._memory import KINDS, Space
 from funcgrad._shardings import (
     AxisType,
     Mesh,
@@ -86,6 +88,7 @@ __all__ = [
 ]
 # Re-exported at funcgrad's top level (NOTE: [derived namespaces]).
 _REEXPORTED = (
+    "memory",
     "Shard",
     "copy_to_host_async",
     "make_array_from_callback",
@@ -93,6 +96,10 @@ _REEXPORTED = (
     "make_array_from_process_local_data",
     "reshard",
 )
+
+
+# JAX's ``jax.memory``: a namespace holding ``Space`` (funcgrad/_memory.py).
+memory = types.SimpleNamespace(Space=Space)
 
 
 def _to_device(x, device, /, *, stream=None):
@@ -156,7 +163,8 @@ def _put_leaf(v, s: Sharding, path: str):
     # (a NumPy value takes the mode's dtype, as it enters: int32 for int64 with x64 off)
     value = v._numpy() if from_array else canonical_value(np.asarray(v))
     if isinstance(s, SingleDeviceSharding):
-        return Array._from_buffer(xla_bridge.device_put(value, s._device, weak_type=weak), weak)
+        buf = xla_bridge.device_put(value, s._device, weak_type=weak, memory_kind=s._memory_kind)
+        return Array._from_buffer(buf, weak)
     try:
         s.shard_shape(value.shape)
     except ValueError as e:
@@ -167,6 +175,20 @@ def _put_leaf(v, s: Sharding, path: str):
         if b is not None and b._sharding is bridge:
             return v
     return Array._from_buffer(xla_bridge.sharded.put(value, bridge, weak_type=weak), weak)
+
+
+def device_put_space(x, space: Space):
+    """``device_put(x, space)`` (a ``funcgrad.memory.Space``): every leaf of ``x`` in that memory
+    of its own device (``Space.Any``: where it is); a traced leaf as it is."""
+    kind = KINDS.get(space)
+
+    def put(v):
+        if isinstance(v, core.Tracer) or kind is None:
+            return v if isinstance(v, Array | core.Tracer) else Array(canonical_value(np.asarray(v)))
+        s = _sharding(v) if isinstance(v, Array) else SingleDeviceSharding(xla_bridge.default_device())
+        return _put_leaf(v, s.with_memory_kind(kind), "")
+
+    return tu.tree_map(put, x)
 
 
 def device_put_sharded(x, shardings):

@@ -18,8 +18,10 @@ communication (``funcgrad.jit(in_shardings=, out_shardings=)``, ``device_put(x, 
 Mesh axes are ``Explicit`` (``make_mesh``'s default, as JAX's), ``Auto`` (``Mesh``'s default) or
 ``Manual``. On explicit axes an array's sharding is part of its type (``typeof(x).sharding``, a
 ``NamedSharding`` over the mesh's ``AbstractMesh``; ``funcgrad/_sharding_types.py`` makes those
-types, NOTE: [sharding in types] in kernel/ir.py). ``memory_kind`` is always
-the device's default memory.
+types, NOTE: [sharding in types] in kernel/ir.py). ``memory_kind`` says which of the devices'
+memories holds the array (``"device"``, their own; on CPU also ``"pinned_host"`` and
+``"unpinned_host"``, as jaxlib's client lists them): ``device_put`` places there, and eager
+operations keep it (NOTE: [committed arrays] in xla_bridge/committed.py).
 
 >>> import funcgrad, numpy as np
 >>> mesh = make_mesh((1,), ("x",))
@@ -80,6 +82,7 @@ class Sharding:
     """How an array's elements are laid out over devices (the base class)."""
 
     _device_assignment: tuple
+    _memory_kind = None  # None: the devices' own memory ("device"); else the kind's name
 
     @property
     def device_set(self) -> set:
@@ -91,7 +94,7 @@ class Sharding:
 
     @property
     def memory_kind(self) -> str:
-        return "device"
+        return self._memory_kind or "device"
 
     @property
     def addressable_devices(self) -> set:
@@ -136,14 +139,18 @@ class Sharding:
         return _sh().same_layout(self._bridge(ndim), other._bridge(ndim), ndim)
 
     def with_memory_kind(self, kind: str) -> Sharding:
-        """This sharding in the memory ``kind`` (JAX's; only the device's memory here).
+        """This sharding in the devices' memory ``kind`` (one of ``device.addressable_memories()``'
+        kinds: ``"device"``, and on CPU ``"pinned_host"``/``"unpinned_host"``).
 
         >>> import funcgrad
-        >>> SingleDeviceSharding(funcgrad.devices()[0]).with_memory_kind("device").memory_kind
-        'device'
+        >>> SingleDeviceSharding(funcgrad.devices()[0]).with_memory_kind("pinned_host").memory_kind
+        'pinned_host'
         """
-        _check_memory_kind(kind, f"{type(self).__name__}.with_memory_kind")
-        return self
+        if _check_memory_kind(kind, self._device_assignment) is None:
+            return self
+        raise ValueError(
+            f"{type(self).__name__}.with_memory_kind: only the device's memory for this sharding"
+        )
 
 
 class SingleDeviceSharding(Sharding):
@@ -156,9 +163,12 @@ class SingleDeviceSharding(Sharding):
 
     def __init__(self, device, *, memory_kind=None):
         _check_device(device, "SingleDeviceSharding")
-        _check_memory_kind(memory_kind, "SingleDeviceSharding")
+        self._memory_kind = _check_memory_kind(memory_kind, (device,))
         self._device = device
         self._device_assignment = (device,)
+
+    def with_memory_kind(self, kind: str) -> SingleDeviceSharding:
+        return SingleDeviceSharding(self._device, memory_kind=kind)
 
     is_fully_replicated = property(lambda self: True)
 
@@ -166,21 +176,40 @@ class SingleDeviceSharding(Sharding):
         return tuple(global_shape)
 
     def _bridge(self, ndim):
-        return _sh().single_device_sharding(self._device)
+        return _sh().single_device_sharding(self._device, self._memory_kind)
 
     def __eq__(self, other):
-        return isinstance(other, SingleDeviceSharding) and other._device is self._device
+        return (
+            isinstance(other, SingleDeviceSharding)
+            and other._device is self._device
+            and other._memory_kind == self._memory_kind
+        )
 
     def __hash__(self):
-        return hash(("single", self._device.id))
+        return hash(("single", self._device.id, self._memory_kind))
 
     def __repr__(self):
-        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
 
 
-def _check_memory_kind(memory_kind, where):
-    if memory_kind not in (None, "device"):
-        raise ValueError(f"{where}: memory_kind={memory_kind!r} is not supported (only the device's memory)")
+_DEFAULT_KINDS = ("device", "pinned_host", "unpinned_host")
+
+
+def _check_memory_kind(memory_kind, devices):
+    """``memory_kind`` checked against what ``devices`` address (JAX's ValueError otherwise), as
+    the bridge names it: ``None`` for the devices' own memory."""
+    if memory_kind is None:
+        return None
+    device = devices[0] if devices else None
+    kinds = [m.kind for m in device.addressable_memories()] if device is not None else list(_DEFAULT_KINDS)
+    if memory_kind not in kinds:
+        name = device.device_kind if device is not None else "the device"
+        raise ValueError(
+            f"Could not find memory addressable by device {name}. Device {name} can address the following "
+            f"memory kinds: {', '.join(kinds)}. Got memory kind: {memory_kind}"
+        )
+    default = device.default_memory().kind if device is not None else "device"
+    return None if memory_kind in ("device", default) else memory_kind
 
 
 class NamedSharding(Sharding):
@@ -207,7 +236,6 @@ class NamedSharding(Sharding):
                 spec = PartitionSpec(*spec)
             else:
                 raise TypeError(f"NamedSharding: spec must be a PartitionSpec (P(...)), got {spec!r}")
-        _check_memory_kind(memory_kind, "NamedSharding")
         names = spec._names()
         missing = [n for n in (*names, *sorted(spec.unreduced | spec.reduced)) if n not in mesh.axis_names]
         if missing:
@@ -222,6 +250,7 @@ class NamedSharding(Sharding):
         self.spec = spec
         # An abstract mesh has no devices: such a sharding is a type (``typeof(x).sharding``).
         self._device_assignment = getattr(mesh, "_flat", ())
+        self._memory_kind = _check_memory_kind(memory_kind, self._device_assignment)
         self._bridges: dict = {}
 
     @property
@@ -254,14 +283,23 @@ class NamedSharding(Sharding):
                     "Mesh (funcgrad.sharding.make_mesh) to place values"
                 )
             spec = self.spec._normalized(ndim, f"NamedSharding(spec={self.spec!r})")
-            b = self._bridges[ndim] = _sh().named_sharding(self.mesh, spec, user=self)
+            b = self._bridges[ndim] = _sh().named_sharding(
+                self.mesh, spec, user=self, memory_kind=self._memory_kind
+            )
         return b
 
     def with_spec(self, spec) -> NamedSharding:
-        return NamedSharding(self.mesh, spec)
+        return NamedSharding(self.mesh, spec, memory_kind=self._memory_kind)
 
-    def update(self, *, mesh=None, spec=None) -> NamedSharding:
-        return NamedSharding(self.mesh if mesh is None else mesh, self.spec if spec is None else spec)
+    def with_memory_kind(self, kind: str) -> NamedSharding:
+        return NamedSharding(self.mesh, self.spec, memory_kind=kind)
+
+    def update(self, *, mesh=None, spec=None, memory_kind=None) -> NamedSharding:
+        return NamedSharding(
+            self.mesh if mesh is None else mesh,
+            self.spec if spec is None else spec,
+            memory_kind=self._memory_kind if memory_kind is None else memory_kind,
+        )
 
     def __eq__(self, other):
         if self is other:
@@ -272,6 +310,8 @@ class NamedSharding(Sharding):
             return False
         if (self.spec.unreduced, self.spec.reduced) != (other.spec.unreduced, other.spec.reduced):
             return False
+        if self._memory_kind != other._memory_kind:
+            return False
         n = max(len(self.spec), len(other.spec))
         return self.spec._normalized(n) == other.spec._normalized(n)
 
@@ -279,12 +319,12 @@ class NamedSharding(Sharding):
         spec = list(self.spec._normalized(len(self.spec)))
         while spec and not spec[-1]:
             spec.pop()
-        return hash((self.mesh, tuple(spec), self.spec.unreduced))
+        return hash((self.mesh, tuple(spec), self.spec.unreduced, self._memory_kind))
 
     def __repr__(self):
         if isinstance(self.mesh, AbstractMesh):  # a type's sharding has no memory (as JAX prints it)
             return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r})"
-        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"
 
 
 class _CompiledSharding(Sharding):
@@ -294,6 +334,7 @@ class _CompiledSharding(Sharding):
         self._b = bridge
         self._ndim = ndim
         self._device_assignment = bridge._fg_devs
+        self._memory_kind = bridge._fg_kind
 
     is_fully_replicated = property(lambda self: self._b._fg_hlo.is_replicated())
 
@@ -361,7 +402,7 @@ def _on_devices(s: NamedSharding, where: str) -> NamedSharding:
             f"{where}: {s!r} is over an abstract mesh, which holds no devices: call "
             "funcgrad.sharding.set_mesh(mesh) first, or give a NamedSharding over a concrete Mesh"
         )
-    return NamedSharding(mesh, s.spec)
+    return NamedSharding(mesh, s.spec, memory_kind=s._memory_kind)
 
 
 def from_bridge(bridge, ndim: int) -> Sharding:
@@ -380,7 +421,7 @@ def from_bridge(bridge, ndim: int) -> Sharding:
             # otherwise trailing whole dimensions are left out.
             while entries and entries[-1] is None and not mesh.abstract_mesh.explicit_axes:
                 entries.pop()
-            s = NamedSharding(mesh, PartitionSpec(*entries))
+            s = NamedSharding(mesh, PartitionSpec(*entries), memory_kind=bridge._fg_kind)
             bridge._fg_user = s
             return s
     return _CompiledSharding(bridge, ndim)

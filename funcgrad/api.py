@@ -364,6 +364,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     Array(3, dtype=int64, weak_type=True)
     """
     del src, donate, may_alias  # (see the docstring)
+    if isinstance(device, _placement.Space):  # funcgrad.memory.Space: a memory of x's own device
+        return _placement.device_put_space(x, device)
     layout = sys.modules.get("funcgrad.experimental.layout")  # no Format exists before it is imported
     if device is not None and layout is not None:
         device = layout._formats_as_shardings(x, device)  # a Format places by its sharding

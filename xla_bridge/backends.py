@@ -116,8 +116,11 @@ class _Sharding(_jax.SingleDeviceSharding):
     attributes (normally provided by jax's sharding classes).
     """
 
-    def __init__(self, device):
-        super().__init__(device)
+    def __init__(self, device, memory_kind=None):
+        super().__init__(device, memory_kind=memory_kind)
+        # ``None``: the device's own memory; "pinned_host"/"unpinned_host": host memory the device
+        # addresses (jaxlib's CPU client lists both), where a buffer put with this sharding lives.
+        self._fg_kind = memory_kind
         self._fg_device = device
         self._fg_device_list = xc.DeviceList((device,))
         # Host-readable through the buffer protocol (and np.asarray) without a transfer.
@@ -126,7 +129,7 @@ class _Sharding(_jax.SingleDeviceSharding):
     def _to_xla_hlo_sharding(self, ndim):
         return xc.HloSharding.replicate()
 
-    memory_kind = property(lambda self: None)
+    memory_kind = property(lambda self: self._fg_kind)
     device_set = property(lambda self: {self._fg_device})
     _device_assignment = property(lambda self: (self._fg_device,))
     _fg_devs = _device_assignment  # as sharded.MeshSharding names its devices
@@ -136,13 +139,21 @@ class _Sharding(_jax.SingleDeviceSharding):
 _shardings: dict = {}
 
 
-def sharding(device) -> _Sharding:
-    """The cached single-device sharding of ``device``.
+def sharding(device, memory_kind=None) -> _Sharding:
+    """The cached single-device sharding of ``device`` (in its memory ``memory_kind``: ``None``
+    for the device's own, else one of ``device.addressable_memories()``' kinds).
 
     Example:
         >>> sharding(default_device()) is sharding(default_device())
         True
     """
+    if memory_kind is not None:
+        key = (device, memory_kind)
+        s = _shardings.get(key)
+        if s is None:
+            with _lock:
+                s = _shardings.setdefault(key, _Sharding(device, memory_kind))
+        return s
     s = _shardings.get(device)
     if s is None:
         with _lock:

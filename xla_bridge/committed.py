@@ -29,7 +29,7 @@ import numpy as np
 
 from funcgrad.kernel.array import Array
 
-__all__ = ["IncompatibleDevices", "commit", "committed_devices"]
+__all__ = ["IncompatibleDevices", "commit", "committed_devices", "memory_kind"]
 
 
 class IncompatibleDevices(ValueError):
@@ -96,6 +96,40 @@ def committed_devices(args, fun: str):
         elif devs != found and set(devs) != set(found):
             raise IncompatibleDevices(fun, first, i, [_info(first_buf), _info(b)])
     return found
+
+
+def _kind(x: Array):
+    b = x._buffer
+    return None if b is None else b._sharding._fg_kind
+
+
+def memory_kind(args, fun: str | None = None):
+    """The memory kind (``None``: the devices' own) the device-backed Arrays among ``args`` share;
+    with ``fun`` (an eager primitive's name), operands in different memories raise JAX's
+    ValueError, else the kind is ``None`` when they differ (a jitted call's results stay in the
+    devices' own memory)."""
+    kinds = []
+    for x in args:
+        # (a 0-d value on the host, a Python scalar's, goes wherever the others are)
+        if type(x) is Array and not (x._buffer is None and not x.shape):
+            k = _kind(x)
+            if k not in kinds:
+                kinds.append(k)
+    if len(kinds) <= 1:
+        return kinds[0] if kinds else None
+    if fun is None:
+        return None
+    shown = []
+    for k in kinds[:2]:
+        x = next(
+            a for a in args if type(a) is Array and not (a._buffer is None and not a.shape) and _kind(a) == k
+        )
+        space = "<host>" if k == "pinned_host" else ""
+        shown.append(f"{np.dtype(x.dtype).name}{space}[{','.join(map(str, x.shape))}]")
+    raise ValueError(
+        f"memory_space of all inputs passed to `{fun}` must be the same. Got one operand with type: "
+        f"{shown[0]} and another operand with type: {shown[1]}"
+    )
 
 
 def commit(buffers) -> list:

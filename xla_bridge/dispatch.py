@@ -52,8 +52,16 @@ from typing import NamedTuple
 
 import numpy as np
 from funcgrad.primitives.call import jit_p
-from funcgrad.xla_bridge.committed import IncompatibleDevices, commit, committed_devices
-from funcgrad.xla_bridge.execute import array_buffer, compiled, from_buffers, run, runtime, to_buffer
+from funcgrad.xla_bridge.committed import IncompatibleDevices, committed_devices, memory_kind
+from funcgrad.xla_bridge.execute import (
+    array_buffer,
+    committed_results,
+    compiled,
+    from_buffers,
+    run,
+    runtime,
+    to_buffer,
+)
 from funcgrad.xla_bridge.native import JAX_CONFIG, fastpath_data, make_native_dispatcher, waits_for_results
 from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
 
@@ -400,8 +408,9 @@ class Dispatcher(_HotCall):
                 [to_buffer(x, a, c.device, f"argument {i}") for i, (x, a) in enumerate(zip(flat, c.in_avals))]
             )
             if committed is not None or self._device is not None:
-                bufs = commit(bufs)
-                fast = _committed_fastpath_data
+                kind = memory_kind(flat)
+                bufs = committed_results(bufs, flat)
+                fast = _committed_fastpath_data if kind is None else None
             else:
                 fast = fastpath_data
         if staged.single:
@@ -409,7 +418,8 @@ class Dispatcher(_HotCall):
         else:
             res = {len(self._native_meta): bufs}
             self._native_meta.append((staged.out_tree, c.out_weak))
-        return res, fast(c, res, len(leaves))
+        # (no fast path for results moved to host memory: each call comes back here)
+        return res, None if fast is None else fast(c, res, len(leaves))
 
     # -- the staged route: transform, spmd, compiled --------------------------------------------
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from funcgrad.xla_bridge.committed import commit, committed_devices
+from funcgrad.xla_bridge.committed import commit, committed_devices, memory_kind
 from funcgrad.xla_bridge.fastpath import prepend_constants
 from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
@@ -340,10 +340,25 @@ def run(c: Compiled, args, donated_invars=None, names=None, committed=False) -> 
     bufs = [to_buffer(a, av, device, n) for a, av, n in zip(args, c.in_avals, names)]
     outs = c.call(bufs)
     if committed:
-        outs = commit(outs)
+        outs = committed_results(outs, args)
     if c.donate_argnums:
         consume_donated(args, bufs, donated_invars)
     return from_buffers(outs, c.out_weak)
+
+
+def committed_results(outs, args) -> list:
+    """The results ``outs`` (buffers) of a one-device call with committed ``args``: committed, and
+    in the memory of the arguments' device that the device-backed ones share ("pinned_host": a
+    jitted function of values in host memory returns values there, as JAX's)."""
+    kind = memory_kind(args)
+    if kind is None:
+        return commit(outs)
+    rt = runtime()
+    put = rt.device_put
+    return [
+        put(rt.to_numpy(b), b._sharding._fg_device, weak_type=b.aval.weak_type, memory_kind=kind)
+        for b in outs
+    ]
 
 
 def jit_call(*args, jaxpr, name, donated_invars, device=None, in_shardings=None, out_shardings=None):
@@ -379,6 +394,7 @@ def _eager_on_devices(primitive, args, params):
     if out is not NotImplemented or committed is None:
         return out
     device = committed[0]
+    kind = memory_kind(args, primitive.name)  # (JAX's error when the operands' memories differ)
     host = [Array._from_owned_raw(a._numpy(), a.weak_type) if type(a) is Array else a for a in args]
     out = primitive.bind(*host, **params)
     rt = runtime()
@@ -386,7 +402,8 @@ def _eager_on_devices(primitive, args, params):
     def put(o):
         if type(o) is not Array:
             return o
-        return _from_buffer(rt.device_put(o._numpy(), device, weak_type=o.weak_type), o.weak_type)
+        buf = rt.device_put(o._numpy(), device, weak_type=o.weak_type, memory_kind=kind)
+        return _from_buffer(buf, o.weak_type)
 
     return [put(o) for o in out] if primitive.multiple_results else put(out)
 

@@ -151,13 +151,14 @@ class MeshSharding(_jax.GSPMDSharding):
     ``_fg_user``: the surface sharding it was made from (or found to equal), if any.
     """
 
-    def __init__(self, devices, hlo, mesh=None, user=None, spec=None):
-        super().__init__(xc.DeviceList(tuple(devices)), hlo)
+    def __init__(self, devices, hlo, mesh=None, user=None, spec=None, memory_kind=None):
+        super().__init__(xc.DeviceList(tuple(devices)), hlo, memory_kind=memory_kind)
+        self._fg_kind = memory_kind  # None: the devices' own memory (as backends._Sharding)
         self._fg_devs = tuple(devices)
         self._fg_hlo = hlo
         self._fg_typed = _typed_axes(mesh)
         # jaxlib's C++ dispatcher hashes each argument's sharding on every call: hashed once here.
-        self._fg_hash = hash((self._fg_devs, hlo, self._fg_typed))
+        self._fg_hash = hash((self._fg_devs, hlo, self._fg_typed, memory_kind))
         self._fg_mesh = mesh
         self._fg_user = user
         self._fg_spec = spec  # one tuple of mesh axis names per dimension, when known
@@ -168,7 +169,7 @@ class MeshSharding(_jax.GSPMDSharding):
     def _to_xla_hlo_sharding(self, ndim):
         return self._fg_hlo
 
-    memory_kind = property(lambda self: None)
+    memory_kind = property(lambda self: self._fg_kind)
     device_set = property(lambda self: set(self._fg_devs))
     _device_assignment = property(lambda self: self._fg_devs)
 
@@ -187,6 +188,7 @@ class MeshSharding(_jax.GSPMDSharding):
             and self._fg_devs == other._fg_devs
             and self._fg_hlo == other._fg_hlo
             and self._fg_typed == other._fg_typed
+            and self._fg_kind == other._fg_kind
         )
 
     def __hash__(self):
@@ -212,8 +214,9 @@ def _op_sharding(tile_dims, positions, rep) -> xc.HloSharding:
     return xc.HloSharding.from_proto(o)
 
 
-def named_sharding(mesh, spec, user=None) -> MeshSharding:
-    """The sharding of ``spec`` (one tuple of mesh axis names per array dimension) over ``mesh``.
+def named_sharding(mesh, spec, user=None, memory_kind=None) -> MeshSharding:
+    """The sharding of ``spec`` (one tuple of mesh axis names per array dimension) over ``mesh``,
+    in the devices' memory ``memory_kind`` (``None``: their own).
 
     Array dimension ``d`` is split into ``prod(sizes of spec[d])`` tiles, its axes major first;
     the mesh axes the spec leaves out replicate each tile.
@@ -235,7 +238,7 @@ def named_sharding(mesh, spec, user=None) -> MeshSharding:
             order,
             [_REPLICATED] if rep > 1 else [],
         )
-    return MeshSharding(mesh._flat, hlo, mesh, user, tuple(tuple(d) for d in spec))
+    return MeshSharding(mesh._flat, hlo, mesh, user, tuple(tuple(d) for d in spec), memory_kind)
 
 
 _replicated: dict = {}
@@ -293,8 +296,8 @@ def _candidate_specs(mesh, counts):
     yield from specs(0, frozenset())
 
 
-def single_device_sharding(device):
-    return runtime.sharding(device)
+def single_device_sharding(device, memory_kind=None):
+    return runtime.sharding(device, memory_kind)
 
 
 def is_sharded(buf) -> bool:

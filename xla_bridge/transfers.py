@@ -43,13 +43,14 @@ _COPY = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 _put = _jax.batched_device_put
 
 
-def device_put(x, device=None, *, weak_type: bool = False, committed: bool = True):
+def device_put(x, device=None, *, weak_type: bool = False, committed: bool = True, memory_kind=None):
     """Copy a NumPy array or scalar to a device; returns a jaxlib ``ArrayImpl``.
 
     The data is copied during the call, so later changes to ``x`` are not seen. An
     ``ArrayImpl`` already on ``device`` is returned as is; one on another device goes through
     the host. ``committed``: the buffer's committed flag (JAX's ``Array.committed``, NOTE:
     [committed arrays] in xla_bridge/committed.py); a host value's own transfer for a call is not.
+    ``memory_kind``: the device's memory to put it in (``None``: its own; "pinned_host", ...).
 
     Example:
         >>> buf = device_put(np.arange(3.0)); buf.aval
@@ -61,7 +62,7 @@ def device_put(x, device=None, *, weak_type: bool = False, committed: bool = Tru
         device = backends._default_dev or default_device()
     if type(x) is ArrayImpl:
         s = x._sharding
-        if getattr(s, "_fg_device", None) is device:
+        if getattr(s, "_fg_device", None) is device and s._fg_kind == memory_kind:
             return x
         x = to_numpy(x)
     a = np.asarray(x)
@@ -74,7 +75,7 @@ def device_put(x, device=None, *, weak_type: bool = False, committed: bool = Tru
     try:
         return _put(
             aval(a.shape, dt, weak_type),
-            sharding(device),
+            sharding(device, memory_kind),
             [a],
             [device],
             committed,

@@ -219,7 +219,7 @@ def test_errors_are_clear():
     b = funcgrad.device_put(np.ones(8), NamedSharding(small, P("x")))
     # (JAX's words: committed arguments over different devices, NOTE: [committed arrays])
     with pytest.raises(
-        ValueError, match=r"incompatible devices .* argument p of <lambda> with shape float64\[8@x\]"
+        ValueError, match=r"incompatible devices .* argument p of \S*<lambda> with shape float64\[8@x\]"
     ):
         funcgrad.jit(lambda p, q: p + q)(a, b)
     other_client = xla_client.make_cpu_client(num_devices=8)

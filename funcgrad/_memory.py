@@ -1,0 +1,41 @@
+"""``funcgrad.memory`` (JAX's ``jax.memory``, a namespace, not a module, as JAX's):
+``memory.Space``, the memories a value can live in.
+
+Layer: surface. Imports only the standard library; ``funcgrad._placement`` places values by a
+``Space`` (``device_put(x, memory.Space.Host)``) and exports the ``memory`` namespace.
+
+``Space.Device`` is a device's own memory, ``Space.Host`` the host memory it addresses (the
+``"pinned_host"`` memory kind of a sharding), ``Space.Any`` either (a kernel's operand that may be
+anywhere). ``device_put(x, Space.Host)`` moves ``x`` into its device's host memory, as
+``device_put(x, x.sharding.with_memory_kind("pinned_host"))`` does.
+
+>>> import funcgrad, numpy as np
+>>> funcgrad.device_put(np.ones(2), Space.Host).sharding.memory_kind
+'pinned_host'
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["KINDS", "Space"]
+
+
+class Space(enum.Enum):
+    """The memory spaces of JAX's ``jax.memory.Space`` (printed ``MemorySpace.Host``)."""
+
+    Device = enum.auto()
+    Host = enum.auto()
+    Any = enum.auto()
+
+    def __repr__(self):
+        return f"MemorySpace.{self.name}"
+
+    # (an Enum hashes its name; JAX's hashes the object, so a Space and its name never collide)
+    __hash__ = object.__hash__
+
+
+Space.__name__ = Space.__qualname__ = "MemorySpace"  # (JAX's class name: jax.memory.Space is MemorySpace)
+
+# The memory kind of a sharding for each space (``Any`` keeps a value where it is).
+KINDS = {Space.Device: "device", Space.Host: "pinned_host"}
