@@ -418,24 +418,25 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     for name, v in (("left", left), ("right", right)):
         if isinstance(v, str):
             if v != "extrapolate":
-                raise ValueError(f"{name} must be None, a number or 'extrapolate', but got: {v!r}")
+                raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', but got: {v!r}")
             extrapolate.append(name)
     left = None if "left" in extrapolate else left
     right = None if "right" in extrapolate else right
     x, xp, fp = asarray(x), asarray(xp), asarray(fp)
-    if xp.ndim != 1 or fp.ndim != 1:
-        raise ValueError("xp and fp must be one-dimensional")
-    if xp.shape[0] != fp.shape[0]:
-        raise ValueError("fp and xp are not of the same length")
+    if xp.ndim != 1 or fp.ndim != 1 or xp.shape[0] != fp.shape[0]:
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")  # (JAX's words)
     if xp.shape[0] == 0:
         raise ValueError("array of sample points is empty")
     x, xp = promote_args_inexact(x, xp)
     (fp,) = promote_args_inexact(fp)
     if np.issubdtype(aval(x).dtype, np.complexfloating):
-        raise ValueError("interp: complex x values are not supported (x and xp must be real)")
+        raise ValueError("jnp.interp: complex x values not supported.")
     if period is not None:
-        if left is not None or right is not None:
-            raise ValueError("left and right are not allowed with period")
+        # (left and right are ignored with a period, as NumPy's and JAX's documentation say)
+        left = right = None
+        extrapolate = []
+        if np.ndim(period) != 0:
+            raise ValueError(f"period must be a scalar; got {period}")
         period = abs(float(np.asarray(period)))
         if period == 0:
             raise ValueError("period must be a non-zero value")

@@ -138,6 +138,10 @@ CASES = {
         j.jit(lambda k: jnp.tri(4, 3, k=k))(-1),
         j.jit(jnp.iscomplexobj)([1.0, np.complex64(1)]),
     ),
+    # (JAX's lax_numpy_test) interp ignores left/right with a period (raised ValueError)
+    "interp_period_ignores_left_right": lambda j, jnp, lax, np: jnp.interp(
+        jnp.array([-2.0, 0.3, 5.0]), jnp.arange(-17.0, 0), jnp.arange(17.0) ** 2, right=1, period=0.59
+    ),
     # (JAX's array_api_test) the inspection namespace in 32-bit mode: 32-bit defaults and dtypes
     "array_api_info": lambda j, jnp, lax, np: (
         f"{jnp.__array_namespace_info__().default_dtypes()} "
