@@ -48,7 +48,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var, has_effects
 from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -309,7 +309,8 @@ def _bind_cond(index, branches, operands, names, what):
     if all_consts and _at_the_top():
         joined = tuple(_with_constants(b, all_consts)[0] for b in joined)
         all_consts = []
-    outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=joined))
+    computed = any(p is None for p in forwarded) or not forwarded
+    outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=joined) if computed else ())
     outs = [next(outs) if p is None else flat_ops[p] for p in forwarded]
     return tu.tree_unflatten(traced[0][2], outs)
 
@@ -370,7 +371,9 @@ def _forwarded_outputs(branches, n_consts: int):
             found = p
         positions.append(None if found is None else found - n_consts)
     if positions and all(p is not None for p in positions):
-        positions[-1] = None  # keep one output: a cond with none would be dropped with its effects
+        if any(has_effects(e) for b in branches for e in b.jaxpr.eqns):
+            positions[-1] = None  # keep one output: a cond with none would be dropped with its effects
+        # (else nothing is left to compute: the cond is its operands, as JAX's)
     if all(p is None for p in positions):
         return branches, positions
     kept = [k for k, p in enumerate(positions) if p is None]
@@ -439,13 +442,68 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
     if pred_tree.num_leaves != 1 or pred_avals[0].shape != () or pred_avals[0].dtype != np.bool_:
         got = ", ".join(a.str_short() for a in pred_avals) or "nothing"
         raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {got}")
+    # A carry the body returns unchanged and the condition does not read is a constant of the body
+    # (NOTE: [read-only carries]).
+    nc = len(cond_consts)
+    move = [
+        f and not _reads(cond_j.jaxpr, v)
+        for f, v in zip(_forwarded(body.jaxpr, len(body_consts), len(init_flat)), cond_j.jaxpr.invars[nc:])
+    ]
+    moved = [x for x, m in zip(init_flat, move) if m]
+    if moved:
+        body = _carries_to_consts(body, len(body_consts), move)
+        j = cond_j.jaxpr
+        kept = [v for v, m in zip(j.invars[nc:], move) if not m]
+        cond_j = ClosedJaxpr(Jaxpr(j.constvars, [*j.invars[:nc], *kept], j.eqns, j.outvars), cond_j.consts)
+        body_consts = [*moved, *body_consts]
+        init_flat = [x for x, m in zip(init_flat, move) if not m]
     cond_j, cond_consts = _with_constants(cond_j, cond_consts)
     body, body_consts = _with_constants(body, body_consts)
     outs = while_p.bind(
         *cond_consts, *body_consts, *init_flat, cond_jaxpr=cond_j, body_jaxpr=body,
         cond_nconsts=len(cond_consts), body_nconsts=len(body_consts),
     )  # fmt: skip
-    return tu.tree_unflatten(carry_tree, outs)
+    return tu.tree_unflatten(carry_tree, _merge_moved(move, outs, moved))
+
+
+# NOTE: [read-only carries]
+# A loop carry that the body returns unchanged (its output is the very input variable) is a
+# constant: ``scan`` and ``while_loop`` pass it to the body as one, and the loop's result for it
+# is the initial value, as JAX 0.10's loops do. This matters under ``vmap``: a constant stays
+# unbatched where a carry would be batched with a batched predicate or a batched carry (flax's
+# issues 4700 and 4709: ``vmap(..., out_axes=None)`` of such a carry).
+
+
+def _forwarded(jaxpr: Jaxpr, n_consts: int, n_carry: int) -> list[bool]:
+    """Which carries ``jaxpr`` (inputs: consts, carries, ...; outputs: carries, ...) returns as
+    they came in."""
+    carries = jaxpr.invars[n_consts : n_consts + n_carry]
+    return [o is v for o, v in zip(jaxpr.outvars[:n_carry], carries)]
+
+
+def _reads(jaxpr: Jaxpr, var) -> bool:
+    return var in jaxpr.outvars or any(var in e.invars for e in jaxpr.eqns)
+
+
+def _carries_to_consts(closed: ClosedJaxpr, n_consts: int, move: list[bool]) -> ClosedJaxpr:
+    """The loop body with the ``move`` carries as leading constant inputs and without their
+    outputs."""
+    j, n = closed.jaxpr, len(move)
+    carries = j.invars[n_consts : n_consts + n]
+    ins = [
+        *[v for v, m in zip(carries, move) if m], *j.invars[:n_consts],
+        *[v for v, m in zip(carries, move) if not m], *j.invars[n_consts + n :],
+    ]  # fmt: skip
+    outs = [*[o for o, m in zip(j.outvars[:n], move) if not m], *j.outvars[n:]]
+    return ClosedJaxpr(Jaxpr(j.constvars, ins, j.eqns, outs), closed.consts)
+
+
+def _merge_moved(move: list[bool], outs: list, moved: list) -> list:
+    """The loop's carry results with the moved carries' initial values put back in place."""
+    if not moved:
+        return list(outs)
+    kept, moved = iter(outs), iter(moved)
+    return [*[next(moved) if m else next(kept) for m in move], *kept]
 
 
 def _bounded_while(cond_fun, body_fun, init_val, max_steps: int):
@@ -627,12 +685,19 @@ def scan(
         if refs is None or not isinstance(e, refs.LoopState):
             raise
         return _scan_with_state(refs, f, init, xs, e.items, length, reverse, unroll)
+    move = _forwarded(body.jaxpr, len(consts), len(init_flat))  # (NOTE: [read-only carries])
+    moved = [x for x, m in zip(init_flat, move) if m]
+    if moved:
+        body = _carries_to_consts(body, len(consts), move)
+        consts = [*moved, *consts]
+        init_flat = [x for x, m in zip(init_flat, move) if not m]
     body, consts = _with_constants(body, consts)
     outs = scan_p.bind(
         *consts, *init_flat, *xs_flat, jaxpr=body, num_consts=len(consts), num_carry=len(init_flat),
         length=length, reverse=bool(reverse), unroll=unroll,
     )  # fmt: skip
-    n = len(init_flat)
+    outs = _merge_moved(move, outs, moved)
+    n = len(move)
     return tu.tree_unflatten(trees["carry"], outs[:n]), tu.tree_unflatten(trees["y"], outs[n:])
 
 

@@ -482,3 +482,35 @@ def test_grad_of_vmapped_cond_has_no_nan_from_the_unused_branch_as_jax():
         x = np.array([0.0, 1.0, 4.0, 0.0])
         got = api.grad(lambda x, safe=safe, api=api: api.vmap(safe)(x).sum())(x)
         np.testing.assert_allclose(got, [0.0, 0.5, 0.25, 0.0])
+
+
+def _read_only_carries(api, np_):
+    def foo(w, x, c_max):  # flax issue 4700
+        def body(v):
+            c, x, w = v
+            return c + 1, x @ w, w
+
+        _, x, w = api.lax.while_loop(lambda v: v[0] < c_max, body, (0, x, w))
+        return w, x
+
+    w, x = api.vmap(foo, in_axes=(None, 0, 0), out_axes=(None, 0))(
+        np_.ones((2, 2)), np_.ones((4, 2)), np_.arange(4)
+    )
+
+    def f(x, y):  # flax issue 4709
+        def g(_, y):
+            return api.lax.scan(lambda y, _: (y, None), y, None, length=1)[0]
+
+        return api.lax.cond(x < 0, g, g, x, y)
+
+    z = api.vmap(f, (0, None), None)(np_.arange(3.0), 3.0)
+    return [np.asarray(v).tolist() for v in (w, x, z)]
+
+
+def test_read_only_carries_stay_unbatched_as_jax():
+    # JAX's lax_control_flow_test test_while/scan_readonly_carry_optimization: a carry the body
+    # returns unchanged is a constant (NOTE: [read-only carries]); vmap(out_axes=None) raised.
+    import jax
+    import jax.numpy as jnp
+
+    assert _read_only_carries(funcgrad, fnp) == _read_only_carries(jax, jnp)
