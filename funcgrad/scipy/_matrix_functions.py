@@ -26,6 +26,7 @@ from funcgrad.numpy import _linalg as _la
 from funcgrad.primitives import _matrix as mx
 from funcgrad.primitives import linalg as la
 from funcgrad.primitives import spectral as sp
+from funcgrad.scipy._promotion import internal_promotion
 
 __all__ = ["expm", "expm_frechet", "funm", "polar", "rsf2csf", "solve_sylvester", "sqrtm"]
 
@@ -215,6 +216,7 @@ def expm_frechet(A, E, *, method=None, compute_expm: bool = True):
     return (value, deriv) if compute_expm else deriv
 
 
+@internal_promotion
 def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterations=None):
     """Polar decomposition: ``(u, p)`` with ``a = u @ p`` (``side='right'``, ``p`` n x n) or
     ``a = p @ u`` (``'left'``, ``p`` m x m); ``u`` has orthonormal columns (rows), ``p`` is

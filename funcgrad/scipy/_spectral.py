@@ -21,6 +21,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.numpy._core import asarray, normalize_axis, promote_args_inexact
+from funcgrad.scipy._promotion import internal_promotion
 
 __all__ = ["csd", "detrend", "istft", "stft", "welch"]
 
@@ -210,6 +211,7 @@ def _spectral_helper(
     return freqs, time.astype(freq_dtype), fnp.moveaxis(result, -1, axis)
 
 
+@internal_promotion
 def stft(
     x, fs=1.0, window="hann", nperseg: int = 256, noverlap: int | None = None, nfft: int | None = None,
     detrend: bool | str | Callable = False, return_onesided: bool = True, boundary: str | None = "zeros",
@@ -235,6 +237,7 @@ def stft(
     )  # fmt: skip
 
 
+@internal_promotion
 def csd(
     x, y, fs=1.0, window="hann", nperseg: int | None = None, noverlap: int | None = None,
     nfft: int | None = None, detrend: bool | str | Callable = "constant", return_onesided: bool = True,
@@ -277,6 +280,7 @@ def csd(
     return freqs, pxy
 
 
+@internal_promotion
 def welch(
     x, fs=1.0, window="hann", nperseg: int | None = None, noverlap: int | None = None,
     nfft: int | None = None, detrend: bool | str | Callable = "constant", return_onesided: bool = True,
@@ -297,6 +301,7 @@ def welch(
     return freqs, fnp.real(pxx)
 
 
+@internal_promotion
 def istft(
     Zxx, fs=1.0, window="hann", nperseg: int | None = None, noverlap: int | None = None,
     nfft: int | None = None, input_onesided: bool = True, boundary: bool = True, time_axis: int = -1,
@@ -380,6 +385,7 @@ def istft(
     return time, x
 
 
+@internal_promotion
 def detrend(data, axis: int = -1, type: str = "linear", bp: int | Sequence[int] = 0, overwrite_data=None):
     """Remove a linear (or piecewise linear, between breakpoints ``bp``) or constant trend along
     ``axis`` (``scipy.signal.detrend``).

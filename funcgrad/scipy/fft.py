@@ -25,6 +25,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import normalize_axis
+from funcgrad.scipy._promotion import internal_promotion
 
 __all__ = ["dct", "dctn", "idct", "idctn"]
 
@@ -148,6 +149,7 @@ def _one(x, n, axis):
     return axes_and_sizes
 
 
+@internal_promotion
 def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
     """The discrete cosine transform along ``axis`` (SciPy's ``dct``, types 2 and 3).
 
@@ -157,6 +159,7 @@ def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None
     return _transform("dct", x, type, _one(x, n, axis), norm, inverse=False)
 
 
+@internal_promotion
 def idct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
     """The inverse of ``dct`` of the same ``type`` and ``norm``.
 
@@ -183,6 +186,7 @@ def _many(s, axes):
     return axes_and_sizes
 
 
+@internal_promotion
 def dctn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm=None):
     """The N-D discrete cosine transform over ``axes`` (default: all, or the last ``len(s)``).
 
@@ -192,6 +196,7 @@ def dctn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] |
     return _transform("dctn", x, type, _many(s, axes), norm, inverse=False)
 
 
+@internal_promotion
 def idctn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm=None):
     """The inverse of ``dctn``.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.numpy._core import concrete_int
+from funcgrad.scipy._promotion import internal_promotion
 from funcgrad.scipy.special._elementary import real_inexact
 
 __all__ = ["bessel_jn", "i0", "i0e", "i1", "i1e"]
@@ -54,6 +55,7 @@ def i1(x):
     return fnp.exp(fnp.abs(x)) * lax.bessel_i1e(x)
 
 
+@internal_promotion
 def bessel_jn(z, *, v: int, n_iter: int = 50):
     """Bessel functions of the first kind of orders ``0 ... v`` at ``z``: an array of shape
     ``(v + 1, *z.shape)``, by Miller's backward recurrence from order ``n_iter`` normalised with

@@ -191,3 +191,25 @@ def test_errors():
         fs.istft(np.ones(5, complex))
     with pytest.raises(TypeError, match="nperseg must be a static Python int"):
         funcgrad.jit(lambda x, n: fs.stft(x, nperseg=n))(X, 16)
+
+
+def test_strict_user_promotion_settings_do_not_refuse_the_library_internals():
+    # JAX's internals broadcast and cast explicitly, so its test defaults (rank promotion 'raise',
+    # strict dtype promotion) refuse only user code; funcgrad's bodies mixed ranks (a window against
+    # segments) and complex with real, and raised. Mixed user inputs are still refused under strict.
+    from funcgrad.scipy import fft as ffft
+    from funcgrad.scipy import special as fsp
+
+    x = np.random.default_rng(0).normal(size=(2, 3, 40)).astype(np.float32)
+    with funcgrad.numpy_rank_promotion("raise"), funcgrad.numpy_dtype_promotion("strict"):
+        f, t, z = fs.stft(x, nperseg=16)
+        np.testing.assert_allclose(z, ss.stft(x, nperseg=16)[2], rtol=1e-4, atol=1e-5)
+        assert fs.welch(x, nperseg=16)[1].shape == (2, 3, 9)
+        assert fs.istft(z, nperseg=16)[1].dtype == np.float32
+        assert fs.detrend(x, bp=[10]).shape == x.shape
+        assert fsp.bessel_jn(np.abs(x[0]), v=2).shape == (3, 3, 40)
+        assert fsp.multigammaln(np.abs(x[0]) + 3, 2).shape == (3, 40)
+        zc = x[0].astype(np.complex64)
+        np.testing.assert_allclose(ffft.dctn(zc).real, ffft.dctn(x[0]), rtol=1e-5, atol=1e-4)
+        with pytest.raises(TypeError, match="implicit dtype promotion"):
+            fs.csd(x, x.astype(np.float64))

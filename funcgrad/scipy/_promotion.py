@@ -1,0 +1,62 @@
+"""``internal_promotion``: a decorator for ``funcgrad.scipy`` functions whose bodies broadcast
+arrays of different ranks or mix dtypes implicitly (a real window against complex segments, a
+vector of orders against a grid of points).
+
+Layer: surface. Imports funcgrad.numpy and its ``_core`` (the promotion flags, NOTE: [promotion
+flags]).
+
+JAX writes such internals with lax operations, explicit ``broadcast_in_dim`` and explicit casts, so
+a user's ``jax_numpy_rank_promotion='raise'`` or ``jax_numpy_dtype_promotion='strict'`` (JAX's own
+test defaults) refuses only the user's code, never the library's. The decorated body runs under the
+default rules, the user's restored on the way out; under ``'strict'`` the floating (and complex)
+array arguments must still share a dtype, as JAX's functions refuse mixed inputs at their entry.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from funcgrad.numpy import _core
+
+__all__ = ["internal_promotion"]
+
+_DEFAULT = {"dtype_promotion": "standard", "rank_promotion": "allow"}
+
+
+def _inexact_array_dtypes(values) -> list:
+    dtypes = []
+    for v in values:
+        dtype = None if isinstance(v, int | float | complex | bool) else getattr(v, "dtype", None)
+        if dtype is not None and np.dtype(dtype).kind in "fcV":
+            dtypes.append(np.dtype(dtype))
+    return dtypes
+
+
+def internal_promotion(fn):
+    """``fn`` with implicit rank and dtype promotion allowed inside, whatever the user's setting.
+
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> f = internal_promotion(lambda a, b: a * b)
+    >>> with funcgrad.numpy_rank_promotion("raise"):
+    ...     f(fnp.ones((2, 3)), fnp.arange(3.0)).tolist()
+    [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
+    """
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        saved = dict(_core._flags)
+        if saved == _DEFAULT:
+            return fn(*args, **kwargs)
+        if saved["dtype_promotion"] == "strict":
+            dtypes = _inexact_array_dtypes([*args, *kwargs.values()])
+            if len(set(dtypes)) > 1:
+                _core.promote_args(*(np.zeros((), d) for d in dtypes))  # (TypePromotionError)
+        _core.set_promotion_flags(**_DEFAULT)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _core.set_promotion_flags(**saved)
+
+    return wrapped
