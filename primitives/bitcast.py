@@ -47,7 +47,8 @@ def _impl(x, *, new_dtype):
     if not x.flags.c_contiguous:
         x = x.copy()  # (np.ascontiguousarray would turn 0-d into 1-d)
     old, new = _bits(x.dtype), _bits(new_dtype)
-    out = x.view(new_dtype)
+    # (NumPy refuses a narrowing view of a 0-d array: view it as one element first)
+    out = (x.reshape(1) if x.ndim == 0 else x).view(new_dtype)
     if old > new:
         return out.reshape(*x.shape, old // new)
     if old < new:
