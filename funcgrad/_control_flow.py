@@ -514,6 +514,15 @@ def _bounded_while(cond_fun, body_fun, init_val, max_steps: int):
     return out
 
 
+def _static_int(x, message: str) -> int:
+    """``int(x)`` of a parameter that must be known while tracing; a traced ``x`` is JAX's
+    ConcretizationTypeError with ``message`` first."""
+    try:
+        return int(x)
+    except core.ConcretizationTypeError as e:
+        raise type(e)(f"{message}\n{e}") from None
+
+
 def _concrete_int(x):
     if isinstance(x, core.Tracer):
         return None
@@ -647,7 +656,11 @@ def scan(
             )
     lengths = {a.shape[0] for a in xs_avals}
     if length is not None:
-        length = int(length)
+        length = _static_int(
+            length,
+            "The `length` argument to `scan` expects a concrete `int` value. For scan-like iteration "
+            "with a dynamic length, use `while_loop` or `fori_loop`.",
+        )
         if len(lengths) == 1 and length not in lengths:  # (JAX's words)
             raise ValueError(
                 f"scan got `length` argument of {length} which disagrees with leading axis sizes "
@@ -663,7 +676,11 @@ def scan(
     if not lengths:
         raise ValueError("scan: length must be given when xs is None (or has no leaves)")
     (length,) = lengths
-    unroll = length if unroll is True else 1 if unroll is False else max(1, int(unroll))
+    if not isinstance(unroll, bool):
+        unroll = _static_int(
+            unroll, "The `unroll` argument to `scan` expects a concrete `int` or `bool` value."
+        )
+    unroll = length if unroll is True else 1 if unroll is False else max(1, unroll)
     if isinstance(checkpoint, str) and checkpoint == "sqrt":
         return _scan_sqrt(f, init, xs, length, reverse, unroll)
     if checkpoint is not False and checkpoint is not None:

@@ -514,3 +514,14 @@ def test_read_only_carries_stay_unbatched_as_jax():
     import jax.numpy as jnp
 
     assert _read_only_carries(funcgrad, fnp) == _read_only_carries(jax, jnp)
+
+
+@pytest.mark.parametrize("kw", ["length", "unroll"])
+def test_traced_scan_parameters_say_jax_words(kw):
+    # JAX's lax_control_flow_test test_scan_length/unroll_concrete_error
+    f = funcgrad.jit(lambda n: funcgrad.lax.scan(lambda c, x: (c, x), 0.0, fnp.arange(3.0), **{kw: n}))
+    with pytest.raises(
+        funcgrad.errors.ConcretizationTypeError,
+        match=f"The `{kw}` argument to `scan` expects a concrete `int`",
+    ):
+        f(3)
