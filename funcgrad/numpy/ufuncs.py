@@ -15,7 +15,6 @@ import builtins
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import Tracer, concrete_value
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy._core import (
@@ -216,8 +215,8 @@ def reciprocal(x, /):
     [0.5, 0.25]
     """
     (x,) = promote_args_inexact(x)
-    # (the 1 takes x's weak type: reciprocal(2) is weak, as JAX's integer_pow(x, -1))
-    return ew.div_p.bind(Array._from_owned(np.asarray(1, aval(x).dtype), aval(x).weak_type), x)
+    # integer_pow(x, -1) as JAX's (its jaxpr; its derivative's constant is strong as JAX's)
+    return ew.integer_pow(x, -1)
 
 
 # ----------------------------------------------------------------------------------------------

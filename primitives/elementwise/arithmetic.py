@@ -160,8 +160,24 @@ def sign(x):
     return sign_p.bind(x)
 
 
+def _const(x, value):
+    """A rule's constant as JAX's ``_const`` makes it (JAX writes the constants of several JVP
+    rules with it: sqrt's 0.5, atan's 1, erf's 2/sqrt(pi), ...): a NumPy constant of ``x``'s dtype,
+    strong, so there the tangent of a weak array is strong (jvp of sqrt of a weak value under jit),
+    except where JAX stages it as a weak literal -- a scalar ``x`` of the mode's default type for
+    its kind (float64/complex128, float32/complex64 in 32-bit mode): then weak as ``x``."""
+    aval = aval_of(x)
+    if aval.shape == () and aval.dtype == _dt._default_of(aval.dtype.kind):
+        return scalar_like(value, x)
+    return np.asarray(value, aval.dtype)
+
+
 square_p = unop(
-    "square", np.square, lambda t, x: mul(t, mul(x, 2)), accepted=_numeric, sparse="zero_preserving"
+    "square",
+    np.square,
+    lambda t, x: mul(t, mul(x, _const(x, 2))),
+    accepted=_numeric,
+    sparse="zero_preserving",
 )
 
 
@@ -204,7 +220,9 @@ integer_pow_p.def_abstract_eval(_integer_pow_abstract_eval)
 integer_pow_p.def_batch(lambda axis_size, vals, dims, *, y: (integer_pow_p.bind(vals[0], y=y), dims[0]))
 defjvp(
     integer_pow_p,
-    lambda t, x, *, y: Zero.from_primal_value(x) if y == 0 else mul(t, mul(integer_pow(x, y - 1), y)),
+    lambda t, x, *, y: (
+        Zero.from_primal_value(x) if y == 0 else mul(t, mul(integer_pow(x, y - 1), _const(x, y)))
+    ),
 )
 
 

@@ -19,12 +19,12 @@ from funcgrad.primitives._rules import (
     coerce_pair,
     full_series,
     naryop,
-    scalar_like,
     split_series,
     unop,
 )
 from funcgrad.primitives.elementwise.arithmetic import (
     _broadcast_like,
+    _const,
     _float_or_complex,
     add,
     and_p,
@@ -70,18 +70,6 @@ def _special(name):
 
     impl.__name__ = name
     return impl
-
-
-def _const(x, value):
-    """A rule's constant as JAX's ``_const`` makes it (JAX writes the constants of several JVP
-    rules with it: sqrt's 0.5, atan's 1, erf's 2/sqrt(pi), ...): a NumPy constant of ``x``'s dtype,
-    strong, so there the tangent of a weak array is strong (jvp of sqrt of a weak value under jit),
-    except where JAX stages it as a weak literal -- a scalar ``x`` of the mode's default type for
-    its kind (float64/complex128, float32/complex64 in 32-bit mode): then weak as ``x``."""
-    aval = aval_of(x)
-    if aval.shape == () and aval.dtype == _dt._default_of(aval.dtype.kind):
-        return scalar_like(value, x)
-    return np.asarray(value, aval.dtype)
 
 
 exp_p = unop("exp", np.exp, lambda t, ans, x: mul(t, ans), uses_answer=True, may_produce_nan=True)

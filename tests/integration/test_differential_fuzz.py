@@ -42,12 +42,9 @@ OPEN_BUGS: dict[str, str] = {}
 # Weak-type differences known open (outputs' weak types are compared since session 6): a CI case
 # whose only difference is a weak type, in a program holding one of these ops, passes; the long run
 # reports them. Each: what differs. (Session 7 fixed the last three: interp, entr, the size= set
-# functions; session 8 jvp.float0 and sqrt/atan/erf/...'s constants; square's and integer_pow's
-# rules in primitives/elementwise/arithmetic.py are left: see git log.)
-OPEN_WEAK_TYPES: dict[str, str] = {
-    "complex.holomorphic_grad": "holomorphic grad of square/reciprocal, int-derived, jit: weak (jax strong)",
-    "complex.jvp": "jvp of square/reciprocal (integer_pow), int-derived value, jit: weak (jax: strong)",
-}
+# functions; session 8 the last three, jvp.float0 and the JVP rules' constants of complex.*: see
+# git log.)
+OPEN_WEAK_TYPES: dict[str, str] = {}
 
 ALL_OPS = ops.SURFACE + ops.op_db_ops()
 # (ops_more's and ops_edges' tables run in the long run only: the CI budget's cases stay those it
@@ -250,6 +247,17 @@ REGRESSIONS: list = [
     ),
     ([("jvp.float0", "_float0_jvp(T, np, x0)")], [2.0], []),
     ([("np.sqrt", "np.sqrt(x0)")], [1.5], [("jvp", None)]),
+    (
+        [
+            (
+                "complex.jvp",
+                "T.jvp(np.square, (x0 + 0.5j,), (x0 * 0.5 - 1j,))[1]"
+                " + T.jvp(np.reciprocal, (x0 + 0.5,), (x0 - 1.5,))[1]",
+            )
+        ],
+        [np.array([1, 2], np.int32)],
+        [("jit", None)],
+    ),
 ]
 
 
