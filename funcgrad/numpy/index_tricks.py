@@ -88,6 +88,8 @@ class _Grid:
         axes = [_grid_axis(k) for k in keys]
         if single:
             return axes[0]
+        if not axes:  # mgrid[()] / ogrid[()]: JAX's empty int array and empty tuple
+            return () if self.sparse else asarray(np.zeros(0, int))
         dtype = np.result_type(*[a.dtype for a in axes])
         axes = [a.astype(dtype) for a in axes]
         n = len(axes)

@@ -142,6 +142,8 @@ CASES = {
     "interp_period_ignores_left_right": lambda j, jnp, lax, np: jnp.interp(
         jnp.array([-2.0, 0.3, 5.0]), jnp.arange(-17.0, 0), jnp.arange(17.0) ** 2, right=1, period=0.59
     ),
+    # (JAX's lax_numpy_test) mgrid[()] is an empty integer array (raised ValueError)
+    "mgrid_of_nothing": lambda j, jnp, lax, np: jnp.mgrid[()],
     # (JAX's array_api_test) the inspection namespace in 32-bit mode: 32-bit defaults and dtypes
     "array_api_info": lambda j, jnp, lax, np: (
         f"{jnp.__array_namespace_info__().default_dtypes()} "
