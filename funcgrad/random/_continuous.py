@@ -125,7 +125,9 @@ def _gamma_sample_jvp(log_space, primals, tangents):
     sample = _gamma_sample(key, a, log_space)
     if log_space:
         x = fnp.exp(sample)
-        x = fnp.where(x == 0, _dt.finfo(a.dtype).tiny, x)
+        # (the sample's dtype: a custom rule may see a grad input's raw float64 value in 32-bit
+        # mode, whose tiny is 0 in float32, and 0 / 0 gave NaN where jax gives 0)
+        x = fnp.where(x == 0, _dt.finfo(x.dtype).tiny, x)
         grad = lax.random_gamma_grad(a, x) / x
     else:
         grad = lax.random_gamma_grad(a, sample)
