@@ -156,6 +156,27 @@ def _byteswap(self, inplace=False):
     return bc.bitcast_convert_type(swapped, x.dtype)
 
 
+def _contains(self, value):
+    """``value in x``: whether any element of the 1-D ``x`` equals the scalar ``value`` (JAX's
+    checks and words).
+
+    >>> import funcgrad.numpy as fnp
+    >>> 1 in fnp.arange(4), 100 in fnp.arange(4)
+    (True, False)
+    """
+    if not isinstance(
+        value, int | float | complex | bool | np.number | np.bool_ | np.ndarray
+    ) and not hasattr(value, "dtype"):
+        raise TypeError(f"Array.__contains__: unsupported operand type {type(value).__name__!r}")
+    if np.ndim(value) != 0:
+        raise ValueError(f"Array.__contains__: query value must be a scalar; got shape {np.shape(value)}")
+    if np.ndim(self) != 1:
+        raise ValueError(
+            f"Array.__contains__: search array must be one-dimensional; got shape {np.shape(self)}"
+        )
+    return bool(reductions.any(self == value))
+
+
 def _choose(self, choices, out=None, mode="raise"):
     """``x.choose(choices)``: ``choices[x[i]][i]`` at each position (``funcgrad.numpy.choose``).
 
@@ -342,6 +363,7 @@ _METHODS = {
     "clone": _clone,
     "argpartition": _argpartition,
     "byteswap": _byteswap,
+    "__contains__": _contains,
     "choose": _choose,
     "compress": _compress,
     "view": _view,
@@ -355,6 +377,7 @@ _PROPERTIES = {
     "imag": complexes.imag,
     "at": indexing.IndexUpdateHelper,
     "itemsize": lambda self: self.dtype.itemsize,
+    "nbytes": lambda self: int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize,
 }
 
 

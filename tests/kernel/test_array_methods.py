@@ -465,3 +465,15 @@ def test_isinstance_array_is_true_for_traced_values(transform):
     assert isinstance(fnp.ones(2), funcgrad.Array) and fnp.ndarray is funcgrad.Array
     assert not isinstance(np.ones(2), funcgrad.Array) and not isinstance(1.0, funcgrad.Array)
     assert funcgrad.Array.__name__ == "Array" and funcgrad.Array(np.arange(2.0)).tolist() == [0.0, 1.0]
+
+
+def test_contains_and_nbytes_as_jax():
+    # (JAX's lax_numpy_test) `value in x` of a 1-D Array with JAX's checks; nbytes under jit
+    assert 1 in fnp.arange(4) and 100 not in fnp.arange(4)
+    with pytest.raises(ValueError, match="search array must be one-dimensional"):
+        _ = 1 in fnp.asarray(1)
+    with pytest.raises(ValueError, match="query value must be a scalar"):
+        _ = fnp.arange(2) in fnp.arange(2)
+    with pytest.raises(TypeError, match="unsupported operand type"):
+        _ = "abc" in fnp.arange(2)
+    assert funcgrad.jit(lambda x: x.nbytes)(np.ones((2, 3), np.int16)) == jnp.ones((2, 3), np.int16).nbytes
