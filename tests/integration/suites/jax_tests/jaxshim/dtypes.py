@@ -77,6 +77,8 @@ def dtype(x, *, canonicalize=False):
         raise ValueError("Invalid argument to dtype: None.")
     elif isinstance(x, type) and x in python_scalar_types_to_dtypes:
         out = python_scalar_types_to_dtypes[x]
+    elif isinstance(x, type):  # (a scalar type: np.float16.dtype is a descriptor, not a dtype)
+        out = np.dtype(x)
     elif hasattr(x, "dtype"):
         out = np.dtype(x.dtype)
     else:
@@ -193,3 +195,8 @@ _jax_types = _bool_types + _int_types + _float_types + _complex_types
 def register_canonicalize_value_handler(type_, handler) -> None:
     """JAX's registry of canonicalizers for array-like types: the extended-dtype tests that use it
     fail on their own; registering is accepted so that the file loads."""
+
+
+# The public functions JAX's dtypes module also holds (jnp.isdtype, jnp.promote_types): funcgrad's.
+isdtype = jnp.isdtype
+promote_types = jnp.promote_types
