@@ -48,7 +48,7 @@ from funcgrad.numpy.lookup import diagonal
 from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, stack
 from funcgrad.numpy.sorting import argsort, searchsorted
 from funcgrad.numpy.transcendental import isnan, sqrt
-from funcgrad.numpy.ufuncs import add, as_bool, clip, multiply, remainder
+from funcgrad.numpy.ufuncs import add, as_bool, clip, floor_divide, multiply, remainder, subtract, where3
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 
@@ -490,6 +490,8 @@ def unravel_index(indices, shape):
     >>> [x.tolist() for x in unravel_index(np.array([2, 3]), (2, 3))]
     [[0, 1], [2, 0]]
     """
+    if any(isinstance(d, core.Tracer) for d in shape):
+        return _unravel_traced_shape(asarray(indices), shape)
     shape = tuple(concrete_int(d, "shape") for d in shape)
     indices = asarray(indices)
     idx = convert(indices, _dt.default_int)
@@ -506,6 +508,17 @@ def unravel_index(indices, shape):
         # JAX's: the coordinates in the indices' own integer dtype and weak type (computed wide)
         outs = [convert(o, indices.dtype, indices.weak_type) for o in outs]
     return tuple(reversed(outs))
+
+
+def _unravel_traced_shape(indices, shape):
+    """``unravel_index`` with traced dimensions (JAX takes them): JAX's floor divisions, an index
+    past the end giving the last position and one before ``-size`` the first."""
+    idx, outs = indices, [None] * len(shape)
+    for i in reversed(range(len(shape))):
+        idx, outs[i] = floor_divide(idx, shape[i]), remainder(idx, shape[i])
+    too_big = idx > 0
+    too_small = idx < -1 if _dt.kind(idx.dtype) == "i" else idx != idx
+    return tuple(where3(too_big, subtract(s, 1), where3(too_small, 0, o)) for s, o in zip(shape, outs))
 
 
 def fill_diagonal(a, val, wrap=False, *, inplace=False):

@@ -144,6 +144,10 @@ CASES = {
     ),
     # (JAX's lax_numpy_test) mgrid[()] is an empty integer array (raised ValueError)
     "mgrid_of_nothing": lambda j, jnp, lax, np: jnp.mgrid[()],
+    # (JAX's lax_numpy_test) unravel_index with the shape traced (jit of both arguments)
+    "unravel_index_traced_shape": lambda j, jnp, lax, np: j.jit(jnp.unravel_index)(
+        jnp.array([1, 2, -1, 9, -9], jnp.int8), (2, 1, 4)
+    ),
     # (JAX's array_api_test) the inspection namespace in 32-bit mode: 32-bit defaults and dtypes
     "array_api_info": lambda j, jnp, lax, np: (
         f"{jnp.__array_namespace_info__().default_dtypes()} "
