@@ -19,6 +19,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
+from funcgrad.jitting import jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import concrete_int, normalize_axis
@@ -380,6 +381,12 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll: int | bool = 1):
         p = p.astype(_dt.default_float)
     n = n.astype(p.dtype)
     shape = p.shape if shape is None else _shape(shape)
+    # Compiled as one program: eagerly, the scan of rejection-sampling binomials ran its body op by
+    # op (a minute for 1e5 trials, where JAX compiles the scan).
+    return _multinomial_program(key, n, p, shape, dtype)
+
+
+def _multinomial(key, n, p, shape, dtype):
     n = fnp.broadcast_to(n, shape[:-1])
     p = fnp.broadcast_to(p, shape)
     p = fnp.moveaxis(p, -1, 0)
@@ -395,3 +402,6 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll: int | bool = 1):
     _, counts = lax.scan(step, n, (ratios, keys))
     out = fnp.moveaxis(counts, 0, -1)
     return out if dtype is None else out.astype(dtype)
+
+
+_multinomial_program = jit(_multinomial, static_argnums=(3, 4))

@@ -63,6 +63,13 @@ def test_loggamma_gradient_of_a_float64_input_in_32_bit_mode_matches_jax():
         jax.config.update("jax_enable_x64", True)
 
 
+def test_multinomial_of_many_trials_is_one_program_and_jax_bits():
+    # Eagerly the scan of binomials ran op by op (JAX's testMultinomialExample, 1e5 trials, ran for
+    # minutes); now one compiled program, its counts JAX's.
+    p = np.array([[0.5, 0.2, 0.3], [1.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(fr.multinomial(fr.key(0), 1e5, p), jr.multinomial(jr.key(0), 1e5, p))
+
+
 @pytest.mark.parametrize("shape", [(), (3,), (2, 5)])
 def test_distributions_match_jax(shape):
     k, jk = fr.PRNGKey(7), jr.PRNGKey(7)
