@@ -492,6 +492,14 @@ def stop_gradient(x):
     return tu.tree_map(stop, x)
 
 
+def _weak_scalar(x) -> bool:
+    return type(x) in (int, float, complex)
+
+
+def _same_kind(a, b) -> bool:
+    return a.dtype.kind == b.dtype.kind or (a.dtype.kind in "iu" and b.dtype.kind in "fc")
+
+
 def linear_transpose(fun: Callable, *primals):
     """The transpose of the linear function ``fun`` at the avals of ``primals``.
 
@@ -507,15 +515,33 @@ def linear_transpose(fun: Callable, *primals):
     # at a Python float, applied to one, is weak -- custom_derivatives.linear_call's docstring)
     closed = trace_to_jaxpr(flat, in_avals)
     out_avals = closed.out_avals
+    kinds = {_dt.is_inexact(a.dtype) or (a.dtype.kind in "iu" and "int") for a in [*in_avals, *out_avals]}
+    if kinds not in ({True}, {"int"}, set()):  # (JAX's words)
+        raise TypeError(
+            "linear_transpose only supports [float or complex] -> [float or complex], and integer -> "
+            f"integer functions, but got {[a.dtype for a in in_avals]} -> {[a.dtype for a in out_avals]}."
+        )
 
     def transposed(*cotangents):
         flat_ct, ct_tree = tu.tree_flatten(cotangents[0] if len(cotangents) == 1 else cotangents)
-        if len(flat_ct) != len(out_avals):
+        if ct_tree != store["out_tree"]:
             raise TypeError(
-                f"linear_transpose: expected {len(out_avals)} cotangent leaves, got {len(flat_ct)}"
+                "cotangent tree does not match function output, expected "
+                f"{store['out_tree']} but got {ct_tree}"
             )
+        for a, ct in zip(out_avals, flat_ct):
+            c = abstractify(ct)
+            if c.shape != a.shape or (c.dtype != a.dtype and not (_weak_scalar(ct) and _same_kind(c, a))):
+                raise TypeError(
+                    f"cotangent type does not match function output, expected {out_avals} but got {flat_ct}"
+                )
+        # (a Python scalar cotangent takes its output's type, weak where the output is)
+        flat_ct = [
+            _ew.convert_element_type(ct, a.dtype, a.weak_type) if _weak_scalar(ct) else ct
+            for a, ct in zip(out_avals, flat_ct)
+        ]
         undefined = [ad.UndefinedPrimal(a) for a in in_avals]
-        cts = ad.backward_pass(closed.jaxpr, closed.consts, undefined, flat_ct)
+        cts = ad.backward_pass(closed.jaxpr, closed.consts, undefined, flat_ct, integer=kinds == {"int"})
         return tuple(tu.tree_unflatten(in_tree, [instantiate_public(c, a) for c, a in zip(cts, in_avals)]))
 
     return transposed

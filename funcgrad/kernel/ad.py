@@ -476,8 +476,12 @@ def _expand_outputs(closed: ClosedJaxpr, out_zeros, out_avals) -> ClosedJaxpr:
 # Transposition
 
 
-def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cotangents: Sequence[Any]):
-    """Transpose ``jaxpr`` with respect to its ``UndefinedPrimal`` inputs.
+def backward_pass(
+    jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cotangents: Sequence[Any], integer: bool = False
+):
+    """Transpose ``jaxpr`` with respect to its ``UndefinedPrimal`` inputs (``integer``: a linear
+    function of integers, ``linear_transpose``'s integer -> integer case, whose cotangents are
+    integers rather than float0 zeros).
 
     Non-linear equations (those reading no linear variable) are evaluated forward first; linear
     ones are transposed in reverse order. Returns one cotangent per input (``Zero`` if none).
@@ -488,13 +492,13 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
     prev = config.override
     config.backward_depth += 1
     try:
-        return _backward_pass(jaxpr, consts, args, cotangents, config, prev)
+        return _backward_pass(jaxpr, consts, args, cotangents, config, prev, integer)
     finally:
         config.override = prev
         config.backward_depth -= 1
 
 
-def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
+def _backward_pass(jaxpr, consts, args, cotangents, config, prev, integer=False):
     primal_env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
     primal_env.update((v, a) for v, a in zip(jaxpr.invars, args) if not is_undefined_primal(a))
 
@@ -524,7 +528,12 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev):
     def write_ct(v, ct):
         # (a float0 cotangent, of an integer or boolean value, is a zero: kept symbolic, so user
         # transpose rules see ad.Zero there as in JAX; equinox's nondifferentiable_backward)
-        if type(v) is Var and type(ct) is not Zero and ct is not None and _dt.is_inexact(v.aval.dtype):
+        if (
+            type(v) is Var
+            and type(ct) is not Zero
+            and ct is not None
+            and (integer or _dt.is_inexact(v.aval.dtype))
+        ):
             prev = ct_env.get(v)
             ct_env[v] = ct if prev is None else hooks.add_any(prev, ct)
 

@@ -253,3 +253,21 @@ def test_zero_is_a_pytree_node_without_children_as_jax():
         assert api.tree_util.tree_leaves([zero]) == []
         x, z = api.vmap(lambda x, z: (2 * x, z), in_axes=(0, None))(np.ones(3, np.float32), zero)
         assert type(z) is type(zero) and z.aval.shape == () and np.asarray(x).tolist() == [2.0] * 3
+
+
+def test_linear_transpose_of_integers_and_its_checks_as_jax():
+    # JAX's api_test test_linear_transpose_integer (funcgrad gave 0: integer cotangents were
+    # dropped as float0 zeros), test_linear_transpose_error, and its docstring's float32 example.
+    import jax
+
+    for api in (funcgrad, jax):
+        assert int(api.linear_transpose(lambda x: 2 * x, 1)(3)[0]) == 6
+        with pytest.raises(TypeError, match="linear_transpose only supports"):
+            api.linear_transpose(lambda x: 2.0 * x, 1)
+        with pytest.raises(TypeError, match="cotangent tree does not match"):
+            api.linear_transpose(lambda x: [x, x], 1.0)(1.0)
+        with pytest.raises(TypeError, match="cotangent type does not match"):
+            api.linear_transpose(lambda x: x, 1.0)(1j)
+        s = api.ShapeDtypeStruct((), np.float32)
+        outs = api.linear_transpose(lambda x, y: 0.5 * x - 0.5 * y, s, s)(np.float32(1.0))
+        assert [(float(o), o.dtype) for o in outs] == [(0.5, np.float32), (-0.5, np.float32)]
