@@ -107,8 +107,11 @@ def _warm_assertion_rewrites(config) -> None:
         from _pytest.assertion import assertstate_key, rewrite
 
         state = config.stash[assertstate_key]
-        paths = [*sorted(_TESTS.rglob("conftest.py")), *sorted(_TESTS.rglob("test_*.py"))]
-        for path in paths:
+        paths = []
+        for arg in config.args or [str(_TESTS)]:  # (what this run collects: a file or a folder)
+            root = Path(arg.split("::")[0]).resolve()
+            paths += [root] if root.is_file() else [*root.rglob("conftest.py"), *root.rglob("test_*.py")]
+        for path in sorted(p for p in paths if p.is_relative_to(_TESTS) and p.suffix == ".py"):
             if path.relative_to(_TESTS).parts[:2] == ("integration", "suites"):  # (collect_ignore)
                 continue
             pyc = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
