@@ -173,13 +173,14 @@ def abs_squared(x):
     return ew.add_p.bind(ew.square_p.bind(re), ew.square_p.bind(im))
 
 
-def reject_complex(name: str, *args, why: str = "complex numbers have no order") -> None:
+def reject_complex(name: str, *args, why: str = "complex numbers have no order", error=TypeError) -> None:
     """NumPy's refusal, as a clear TypeError naming the function and the dtype, for a function
-    that is not defined on complex values (``floor``, ``clip``, ``arctan2``, ...)."""
+    that is not defined on complex values (``floor``, ``clip``, ``arctan2``, ...); ``error`` is
+    another type where JAX raises one (clip's and hypot's ValueError)."""
     for a in args:
         dtype = aval(a).dtype
         if dtype.kind == "c":
-            raise TypeError(
+            raise error(
                 f"funcgrad.numpy.{name} does not support complex input (got dtype {dtype.name}): "
                 f"{why}. Apply it to the real or imaginary part (funcgrad.numpy.real / imag) or to "
                 "the magnitude (funcgrad.numpy.abs) instead."

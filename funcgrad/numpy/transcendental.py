@@ -322,7 +322,13 @@ def hypot(x1, x2, /):
     True
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
-    reject_complex("hypot", x1, why="it takes the real sides of a triangle (use abs(z))")
+    reject_complex(  # (JAX's ValueError and words)
+        "hypot",
+        x1,
+        why="jnp.hypot is not well defined for complex-valued inputs (it takes the real sides of a triangle: "
+        "use abs(z))",
+        error=ValueError,
+    )
     dtype, weak = aval(x1).dtype, aval(x1).weak_type  # (hypot(3, 4) is weak, as JAX's)
     zero, one = (Array._from_owned(np.asarray(v, dtype), weak) for v in (0, 1))
     a, b = ew.abs_p.bind(x1), ew.abs_p.bind(x2)

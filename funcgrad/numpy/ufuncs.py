@@ -527,7 +527,12 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     lo = min if a_min is None else a_min
     hi = max if a_max is None else a_max
     # As jax.numpy: complex values have no order to clip by (NumPy's lexicographic clip is refused).
-    reject_complex("clip", *[v for v in (a, lo, hi) if v is not None])
+    reject_complex(  # (JAX's ValueError and words)
+        "clip",
+        *[v for v in (a, lo, hi) if v is not None],
+        why="Complex values have no ordering and cannot be clipped",
+        error=ValueError,
+    )
     if lo is not None:
         a = maximum(a, lo)
     if hi is not None:

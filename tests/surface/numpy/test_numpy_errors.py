@@ -130,3 +130,12 @@ def test_list_and_tuple_operands_of_operators_raise_as_jax(transform):
         assert str(ours.value).split(" (")[0] == str(theirs.value).replace("ArrayImpl", "Array").replace(
             "DynamicJaxprTracer", "StagingTracer"
         ).replace("jaxlib._jax.", ""), name
+
+
+def test_clip_and_hypot_of_complex_raise_jaxs_value_error():
+    # (JAX's lax_numpy_test and array_api_test) JAX's error type and words
+    z = fnp.ones(3, fnp.complex64)
+    with pytest.raises(ValueError, match="Complex values have no ordering and cannot be clipped"):
+        fnp.clip(z, max=z)
+    with pytest.raises(ValueError, match="jnp.hypot is not well defined for complex-valued inputs"):
+        fnp.hypot(z, 1.0)
