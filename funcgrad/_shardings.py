@@ -178,6 +178,17 @@ class SingleDeviceSharding(Sharding):
     def _bridge(self, ndim):
         return _sh().single_device_sharding(self._device, self._memory_kind)
 
+    def _program_bridge(self):
+        """This sharding as a program's parameter or result takes it (``jit(in_shardings=,
+        out_shardings=)``): the whole value on the one device, a layout of the SPMD route whose
+        results read back as this sharding."""
+        b = self.__dict__.get("_program")
+        if b is None:
+            sh = _sh()
+            hlo = sh.xc.HloSharding.replicate()
+            b = self._program = sh.MeshSharding((self._device,), hlo, None, self, None, self._memory_kind)
+        return b
+
     def __eq__(self, other):
         return (
             isinstance(other, SingleDeviceSharding)

@@ -604,9 +604,8 @@ def _sharding_leaves(spec_tree, values, avals, where, what) -> list:
             out.append(None)
             continue
         if isinstance(s, SingleDeviceSharding):
-            raise ValueError(
-                f"{where}: {what} has {s!r}; to run on one device use jit(..., device=...), not a sharding"
-            )
+            out.append(s._program_bridge())  # (the SPMD route, on that one device)
+            continue
         try:
             s.shard_shape(aval.shape)
             out.append(s._bridge(aval.ndim))

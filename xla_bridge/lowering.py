@@ -233,13 +233,31 @@ def _sharding_attrs(spmd, attrs, results, in_avals, n_hoisted, arg_shardings, re
         if s is None:
             new_attrs.append(at)
             continue
-        sh = _sharding_attr(spmd, s)
+        sh = _placed_attr(spmd, s)
         new_attrs.append(f" {{{at.strip()[1:-1]}, {sh}}}" if at else f" {{{sh}}}")
     new_results = []
     for j, t in enumerate(results):
         s = None if result_shardings is None else result_shardings[j]
-        new_results.append(t if s is None else f"{t} {{{_sharding_attr(spmd, s)}}}")
+        new_results.append(t if s is None else f"{t} {{{_placed_attr(spmd, s)}}}")
     return new_attrs, new_results
+
+
+class Placed:
+    """A parameter's or result's sharding entry (``None``, XLA's text or ``(mesh, spec)``) in a
+    memory ``kind`` of its devices other than their own ("pinned_host"): lowered with JAX's
+    ``mhlo.memory_kind`` attribute beside the sharding."""
+
+    __slots__ = ("kind", "spec")
+
+    def __init__(self, spec, kind: str):
+        self.spec, self.kind = spec, kind
+
+
+def _placed_attr(spmd, s) -> str:
+    if type(s) is Placed:
+        kind = f'mhlo.memory_kind = "{s.kind}"'
+        return kind if s.spec is None else f"{_sharding_attr(spmd, s.spec)}, {kind}"
+    return _sharding_attr(spmd, s)
 
 
 def _sharding_attr(spmd, s) -> str:

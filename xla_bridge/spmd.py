@@ -29,7 +29,7 @@ from funcgrad.primitives.sharding import meshes_in, shard_map_p
 from funcgrad.xla_bridge import reshard, sharded
 from funcgrad.xla_bridge.execute import consume_donated
 from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
-from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
+from funcgrad.xla_bridge.lowering import Placed, lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.meshes import SpmdLowering
 from funcgrad.xla_bridge.transfers import deleted_buffer_error
 
@@ -153,10 +153,19 @@ def _spec_of(s, mesh, ndim):
     """``(mesh, spec)`` or the HloSharding text of a sharding, for the module text."""
     if s._fg_hlo.is_replicated() and mesh is not None:
         return (mesh, ((),) * ndim)
+    if mesh is None and len(s._fg_devs) == 1:
+        return None  # (a program on one device without a mesh: nothing to annotate)
     spec = sharded.spec_of(s, ndim)
     if spec is not None:
         return (s._fg_mesh, spec)
     return str(s._fg_hlo)
+
+
+def _in_memory(spec, s):
+    """``spec`` in the memory kind of the sharding ``s`` when that is not the devices' own (the
+    module text then differs per kind, so programs of other kinds are not shared)."""
+    kind = getattr(s, "_fg_kind", None)
+    return spec if kind is None else Placed(spec, kind)
 
 
 def _typed_spec(aval, mesh):
@@ -198,9 +207,12 @@ def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=N
     ):
         return hit
     spmd = SpmdLowering([d.id for d in devices], mesh)
-    arg_specs = [_unreduced_spec(_spec_of(s, mesh, a.ndim), a) for s, a in zip(in_shardings, closed.in_avals)]
+    arg_specs = [
+        _in_memory(_unreduced_spec(_spec_of(s, mesh, a.ndim), a), s)
+        for s, a in zip(in_shardings, closed.in_avals)
+    ]
     out_specs = [
-        _unreduced_spec(_typed_spec(a, mesh) if s is None else _spec_of(s, mesh, a.ndim), a)
+        _in_memory(_unreduced_spec(_typed_spec(a, mesh) if s is None else _spec_of(s, mesh, a.ndim), a), s)
         for s, a in zip(out_shardings, closed.out_avals)
     ]
     platform = sharded.runtime.normalize_platform(devices[0].platform)

@@ -43,6 +43,9 @@ def _program(jx, np_, S, NS, P, make_mesh, space):
         ("jit(u)", lambda: jx.jit(lambda a: a + 1)(u)),
         ("jit(y)", lambda: jx.jit(lambda a: a + 1)(y)),
         ("y + u", lambda: y + u),
+        ("jit out host", lambda: jx.jit(lambda a: a * 2, out_shardings=h)(u)),
+        ("jit out device", lambda: jx.jit(lambda a: a + 1, out_shardings=S(d))(x)),
+        ("jit in host", lambda: jx.jit(lambda a: a * 2, in_shardings=h)(np_.ones(3, np_.float32))),
     ]:
         r = fn()
         rows[name] = [r.sharding.memory_kind, bool(r.committed), np_.asarray(r).tolist()]

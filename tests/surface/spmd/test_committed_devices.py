@@ -41,6 +41,7 @@ cases = [
     ("zeros_like", lambda: jnp.zeros_like(z)), ("full_like", lambda: jnp.full_like(z, 2.0)),
     ("copy", lambda: jnp.copy(z)), ("to_device", lambda: x.to_device(d[5])),
     ("SingleDeviceSharding", lambda: jax.device_put(x, SingleDeviceSharding(d[6]))),
+    ("jit out_shardings d6", lambda: jax.jit(lambda a: a * 2, out_shardings=SingleDeviceSharding(d[6]))(x)),
     ("shard data", lambda: n.addressable_shards[2].data), ("n * 2", lambda: n * 2),
     ("n + ones", lambda: n + jnp.ones(8, dtype=np.float32)),
 ]
