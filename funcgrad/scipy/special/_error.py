@@ -72,7 +72,7 @@ def erfinv(x):
 
 def _erfcx_impl(x, nterms: int):
     coeffs = [7918.06640625, -1055.7421875, 162.421875, -29.53125, 6.5625, -1.875, 0.75, -0.5, 1.0]
-    threshold = float(np.sqrt(np.log(np.finfo(x.dtype).max)))
+    threshold = float(np.sqrt(np.log(fnp.finfo(x.dtype).max)))
     large = x > threshold
     safe_x = fnp.where(large, 1.0, x)
     direct = fnp.exp(safe_x * safe_x) * lax.erfc(safe_x)

@@ -383,7 +383,7 @@ def expi(x):
 
 def _expn_series(x, n, enabled):
     """``E_n(x)`` for ``x <= 1``: the power series (Cephes ``expn``, n >= 1)."""
-    eps = float(np.finfo(x.dtype).eps)
+    eps = float(fnp.finfo(x.dtype).eps)
     # psi(n) = -gamma + sum_{i<n} 1/i, accumulated elementwise up to each n.
     psi0 = -np.euler_gamma - fnp.log(x)
 
@@ -418,7 +418,7 @@ def _expn_series(x, n, enabled):
 def _expn_fraction(x, n, enabled):
     """``E_n(x)`` for ``x > 1``: the continued fraction (Cephes ``expn``)."""
     big = 1.44115188075855872e17
-    eps = float(np.finfo(x.dtype).eps)
+    eps = float(fnp.finfo(x.dtype).eps)
     one = fnp.ones_like(x)
     init = (one, one, x, one, x + n, 1.0 / (x + n), fnp.full_like(x, np.inf), fnp.zeros_like(x))
 

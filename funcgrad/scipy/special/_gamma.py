@@ -273,7 +273,7 @@ def _zeta_series(s, a):
     t0 = (a + n) ** (-s)
     ms = np.arange(2 * m, dtype=dtype)
     t1 = fnp.cumprod((s_ + ms) / (a_ + n), -1)[..., ::2]
-    t1 = fnp.clip(t1, max=float(np.finfo(dtype).max))
+    t1 = fnp.clip(t1, max=float(fnp.finfo(dtype).max))
     t1 = t1 / _BERNOULLI_COEFS[: t1.shape[-1]].astype(dtype)
     return head + integral + t0 * (0.5 + t1.sum(-1))
 

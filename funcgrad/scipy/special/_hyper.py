@@ -27,7 +27,7 @@ __all__ = ["hyp1f1", "hyp2f1"]
 
 
 def _eps(x) -> float:
-    return float(np.finfo(x.dtype).eps)
+    return float(fnp.finfo(x.dtype).eps)
 
 
 def _series(start, term0, ratio, weight=None, *, relative=True):

@@ -258,3 +258,16 @@ def test_multigammaln_keeps_a_narrow_float_dtype_as_jax():
         got, want = fs.multigammaln(x, 3), jax.scipy.special.multigammaln(x, 3)
         assert got.dtype == want.dtype == dtype
         np.testing.assert_allclose(np.float32(got), np.float32(want), rtol=1e-2)
+
+
+def test_bfloat16_arguments_of_series_functions_as_jax():
+    # The fuzzer (x32 long run): expn(1, bfloat16) raised "data type bfloat16 not inexact" (np.finfo).
+    jax = pytest.importorskip("jax")
+    import ml_dtypes
+
+    x = np.array([0.5, 2.0], ml_dtypes.bfloat16)
+    for name, f in [("expn", lambda m, x: m.expn(3, x)), ("expi", None), ("erfcx", None), ("exp1", None)]:
+        f = f or (lambda m, x, name=name: getattr(m, name)(x))
+        got, want = f(fs, x), f(jax.scipy.special, x)
+        assert got.dtype == want.dtype, name
+        np.testing.assert_allclose(np.float32(got), np.float32(want), rtol=1e-2, err_msg=name)
