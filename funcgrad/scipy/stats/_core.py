@@ -110,7 +110,10 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
     if method not in ("average", "min", "max", "dense", "ordinal"):
         raise ValueError(f"scipy.stats.rankdata: unknown method {method!r}")
     if axis is not None:
-        return fnp.apply_along_axis(lambda v: rankdata(v, method), axis, fnp.asarray(a))
+        a = fnp.asarray(a)
+        if a.size == 0:  # (apply_along_axis cannot map over an empty axis; JAX's: empty ranks)
+            return fnp.zeros(a.shape, rankdata(fnp.zeros((0,), a.dtype), method).dtype)
+        return fnp.apply_along_axis(lambda v: rankdata(v, method), axis, a)
     a = fnp.ravel(fnp.asarray(a))
     ranks = _rank_1d(a, method)
     if fnp.issubdtype(a.dtype, fnp.inexact):

@@ -202,6 +202,8 @@ def test_mode_rankdata_sem():
         np.testing.assert_array_equal(np.asarray(stats.rankdata(v, method)), sst.rankdata(v, method))
     np.testing.assert_array_equal(np.asarray(stats.rankdata(a, axis=1)), sst.rankdata(a, axis=1))
     assert np.isnan(np.asarray(stats.rankdata(np.array([1.0, np.nan])))).all()
+    empty = np.zeros((0, 2, 3), np.float32)  # an empty axis: empty ranks (it raised; JAX's test)
+    assert stats.rankdata(empty, "min", axis=0).shape == sst.rankdata(empty, "min", axis=0).shape
     x = np.random.default_rng(0).normal(size=(5, 3))
     np.testing.assert_allclose(np.asarray(stats.sem(x)), sst.sem(x))
     np.testing.assert_allclose(np.asarray(stats.sem(x, axis=1, ddof=0)), sst.sem(x, axis=1, ddof=0))
