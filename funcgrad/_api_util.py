@@ -410,16 +410,17 @@ def check_scalar_output(name: str, out, *, holomorphic: bool) -> None:
     """``grad``'s output: one scalar leaf of a differentiable dtype."""
     leaves = tu.tree_leaves(out)
     if len(leaves) != 1:
-        raise TypeError(
-            f"{name} requires a function that returns one scalar, but it returned a pytree with "
-            f"{len(leaves)} leaves. Use vjp or jacrev for non-scalar outputs."
+        raise TypeError(  # (JAX's first sentence, which code written for JAX matches)
+            f"Gradient only defined for scalar-output functions. {name} requires a function that "
+            f"returns one scalar, but it returned a pytree with {len(leaves)} leaves. Use vjp or "
+            "jacrev for non-scalar outputs."
         )
     aval = core.get_aval(leaves[0])
     if aval.shape != ():
         raise TypeError(
-            f"{name} requires scalar output, but the function returned an array of shape "
-            f"{aval.shape} ({aval.str_short()}). Reduce it (e.g. .sum() or .mean()), or use "
-            "jacrev / vmap(grad) / vjp for non-scalar outputs."
+            f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}. "
+            f"{name} requires scalar output ({aval.str_short()}): reduce it (e.g. .sum() or "
+            ".mean()), or use jacrev / vmap(grad) / vjp for non-scalar outputs."
         )
     check_output_dtype(name, aval, holomorphic=holomorphic)
 

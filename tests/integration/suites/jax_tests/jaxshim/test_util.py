@@ -943,3 +943,33 @@ _pjit_implementation._name = "jit"
 _noop_jit_implementation._name = "noop"
 # (api_test runs some tests under jit and without: JAX's pair of implementations)
 JIT_IMPLEMENTATION = (_pjit_implementation, _noop_jit_implementation)
+
+
+def check_raises(thunk, err_type, msg):
+    """JAX's: ``thunk()`` raises ``err_type`` whose message starts with ``msg``."""
+    try:
+        thunk()
+        raise AssertionError(f"{err_type.__name__} not raised")
+    except err_type as e:
+        assert str(e).startswith(msg), f"\n{e}\n\n{msg}\n"
+
+
+def check_raises_regexp(thunk, err_type, pattern):
+    """JAX's: ``thunk()`` raises ``err_type`` whose message matches ``pattern`` at its start."""
+    try:
+        thunk()
+        raise AssertionError(f"{err_type.__name__} not raised")
+    except err_type as e:
+        assert re.match(pattern, str(e)), f"{e}\n\n{pattern}\n"
+
+
+def _check_dtypes_match(xs, ys):
+    """JAX's: leaf by leaf, equal dtypes (canonical ones in 32-bit mode)."""
+
+    def match(x, y):
+        a, b = _dtype(x), _dtype(y)
+        if not _x64():
+            a, b = _dtypes.canonicalize_dtype(a), _dtypes.canonicalize_dtype(b)
+        assert a == b, (a, b)
+
+    funcgrad.tree_util.tree_map(match, xs, ys)
