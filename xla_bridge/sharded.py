@@ -1,7 +1,7 @@
 """Arrays over several devices: jaxlib shardings, sharded puts and reads, SPMD executables.
 
 Layer: xla_bridge (runtime half). May import: stdlib, numpy, jaxlib, its siblings ``runtime``,
-``dtypes``, ``compile_cache``, ``executables`` (parsing a module with host callbacks) and
+``dtypes``, ``executables`` (the compile step shared with the single-device route) and
 ``dlpack``, and the kernel's cache registry. Never jax, nothing else of funcgrad: the surface
 hands its ``Mesh`` objects in and reads them back as opaque values (``MeshSharding._fg_mesh``),
 using only ``mesh._flat`` (the devices in mesh order), ``mesh.devices.shape`` and
@@ -46,10 +46,10 @@ from jaxlib import xla_client as xc
 
 from funcgrad.kernel.caches import register_cache
 
-from . import compile_cache, runtime
+from . import runtime
 from .dlpack import dlpack_to_numpy
 from .dtypes import aval
-from .executables import _mlir_module, compile_and_load
+from .executables import load_compiled
 
 __all__ = [
     "Device",
@@ -633,24 +633,9 @@ def compile_spmd(
     hit = _cache.get(key)
     if hit is not None:
         return hit
-    client = devices[0].client
     opts = _spmd_options(devices)
-    device_list = xc.DeviceList(devices)
     try:
-        if host_callbacks:
-            module = _mlir_module(text)
-            loaded = compile_cache.timed_compile(
-                text, lambda: compile_and_load(client, module, device_list, opts, host_callbacks)
-            )
-        else:
-            loaded = compile_cache.compile_or_load(
-                text,
-                client,
-                device_list,
-                opts,
-                [(d.device_kind, d.id) for d in devices],
-                lambda: compile_and_load(client, text, device_list, opts),
-            )
+        loaded = load_compiled(devices[0].client, text, xc.DeviceList(devices), opts, devices, host_callbacks)
     except _jax.JaxRuntimeError as e:
         raise runtime.XlaBridgeError(
             f"XLA failed to compile an SPMD program for {len(devices)} devices:\n  {e}",
