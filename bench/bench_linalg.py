@@ -39,7 +39,14 @@ Where the time goes (``--single-thread --cpu``, the shared 2-core machine at loa
   gap is the BLAS: NumPy/SciPy's OpenBLAS runs ``dtrsm`` at half its ``dgemm`` rate (7.0-7.7 ms
   at n=500, ``dtrmm`` 3.8 ms), where torch's MKL solves the same system in 4.0 ms; XLA's
   triangular solve (Eigen, under ``jit``) takes 7-9 ms, and a recursive blocked solve (``dgemm``
-  for the off-diagonal block) 9-11 ms, so neither replaces it.
+  for the off-diagonal block) 9-11 ms, so neither replaces it. Session 8 (load 14-20): the
+  second solve of that backward is a conjugated one, for which the eager solve copied the real
+  factor through ``np.conj`` (0.3-0.8 ms, now skipped for real matrices); 1.11-1.16x torch in two
+  runs. What is left needs a triangular product: the two solves share ``L^-1``, and LAPACK's
+  ``dtrtri`` (3.1 ms) plus two ``dtrmm`` (2.8 ms each) would replace the two ``dtrsm`` (5.4-5.8 ms
+  each) and ``dtrmm`` the backward's 500^3 ``L^T`` product (4.4 ms) -- a primitive JAX does not
+  have, so not done; the ~25 elementwise passes are torch's count (the surface's symmetrisation
+  ``(a + a^T) / 2`` and NOTE: [one triangle read] in ``primitives/linalg.py`` are JAX's semantics).
 - ``eigh_grad``: funcgrad's optimised program is jax's with one product fewer (the backward
   ``V diag(g) V^T`` as one dot of a scaled ``V``; the forward's ``syevd`` call and its
   symmetrisation are the same HLO); the two measure level within this machine's noise (this
