@@ -201,7 +201,7 @@ def check_primal_out(kind: str, rule_name: str, name: str, tree, leaves, want_tr
     avals = [core.get_aval(x) for x in leaves]
     if tree == want_tree and (want_avals is None or all(map(_typematch, avals, want_avals))):
         return
-    rule, deco = ("JVP rule", "custom_jvp") if kind == "JVP" else ("VJP fwd rule", "custom_vjp")
+    deco, word = ("custom_jvp", "JVP") if kind == "JVP" else ("custom_vjp", "fwd")
     got = str(tu.tree_unflatten(tree, [_long(a) for a in avals])).replace("'", "")
     if want_avals is None:
         want_avals = avals if tree != want_tree else want_avals
@@ -227,12 +227,12 @@ def check_primal_out(kind: str, rule_name: str, name: str, tree, leaves, want_tr
         what = ""
     if tree != want_tree:
         raise TypeError(
-            f"{head}{what}but instead the {rule.split(' rule')[0]} rule output's first element had "
+            f"{head}{what}but instead the {word} rule output's first element had "
             f"container/pytree structure:\n    {got}\nwhile the {deco}-decorated function {name} had "
             f"output container/pytree structure:\n    {want}."
         )
     raise TypeError(
-        f"{head}{what}but instead the {rule.split(' rule')[0]} rule output's first element had "
+        f"{head}{what}but instead the {word} rule output's first element had "
         f"shapes/dtypes of:\n    {got}\nwhile the {deco}-decorated function {name} had output "
         f"shapes/dtypes of:\n    {want}"
     )
