@@ -340,6 +340,9 @@ def unpackbits(a, axis=None, count=None, bitorder: str = "big"):
     bits = reshape(bits, (*a.shape[:-1], a.shape[-1] * 8))
     if count is not None:
         count = concrete_int(count, "unpackbits: count")
+        if count > bits.shape[-1]:  # (NumPy's and JAX's: zeros past the bits there are)
+            pad = zeros((*bits.shape[:-1], count - bits.shape[-1]), bits.dtype)
+            bits = concatenate([bits, pad], -1)
         bits = getitem(bits, (Ellipsis, slice(None, count)))
     return moveaxis(bits, -1, axis)
 

@@ -148,6 +148,10 @@ CASES = {
     "unravel_index_traced_shape": lambda j, jnp, lax, np: j.jit(jnp.unravel_index)(
         jnp.array([1, 2, -1, 9, -9], jnp.int8), (2, 1, 4)
     ),
+    # (JAX's lax_numpy_test) unpackbits(count=) past the bits there are pads with zeros (was cut)
+    "unpackbits_count_past_the_bits": lambda j, jnp, lax, np: jnp.unpackbits(
+        jnp.arange(6, dtype=jnp.uint8).reshape(1, 2, 3), axis=1, count=20, bitorder="little"
+    ),
     # (JAX's array_api_test) the inspection namespace in 32-bit mode: 32-bit defaults and dtypes
     "array_api_info": lambda j, jnp, lax, np: (
         f"{jnp.__array_namespace_info__().default_dtypes()} "
