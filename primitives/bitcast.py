@@ -53,7 +53,7 @@ def _impl(x, *, new_dtype):
         return out.reshape(*x.shape, old // new)
     if old < new:
         return out.reshape(x.shape[:-1])
-    return out
+    return out.reshape(x.shape)  # (a 0-d operand keeps its shape: viewed as one element above)
 
 
 def _batch(axis_size, vals, dims, *, new_dtype):

@@ -428,3 +428,14 @@ def test_incomplete_gamma_and_beta_of_weak_operands_are_weak_as_jax():
         want = getattr(jax.lax, name)(*(jweak * 2)[:args])
         assert got.weak_type == want.weak_type, name
         np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_bitcast_of_a_0d_array_keeps_its_shape_as_jax():
+    # The fuzzer (64-bit long run): remainder(np.array(1.5), np.array(2.0)) had shape (1,) -- its
+    # sign test bitcasts the divisor -- after the eager bitcast viewed a 0-d array as one element.
+    import jax
+
+    for x, dtype in [(np.float32(1.5), np.int32), (np.array(2.0), np.int64), (np.float16(1.0), np.int8)]:
+        got, want = lax.bitcast_convert_type(x, dtype), jax.lax.bitcast_convert_type(x, dtype)
+        assert got.shape == want.shape and np.array_equal(got, want)
+    assert funcgrad.numpy.remainder(np.array(1.5), np.array(2.0)).shape == ()
