@@ -435,9 +435,10 @@ def rand_unique_int(rng, high=None):
 
 def rand_indices_unique_along_axis(rng):
     def fn(dim, shape, axis, allow_negative=True):
-        rest = shape[:axis] + shape[axis + 1 :]
+        rest = shape[:axis] + shape[axis:][1:]  # (a negative axis too: shape[axis + 1:] is not it)
         rows = [rng.choice(dim, size=shape[axis], replace=False) for _ in range(math.prod(rest))]
-        idx = np.moveaxis(np.array(rows).reshape(rest + (shape[axis],)), -1, axis)
+        idx = np.array(rows, dtype=int).reshape(math.prod(rest), shape[axis])
+        idx = np.moveaxis(idx.reshape(rest + (shape[axis],)), -1, axis)
         if allow_negative:
             idx[rng.choice([False, True], idx.shape)] -= dim
         return idx
