@@ -23,9 +23,9 @@ from funcgrad.numpy._core import (
     promote_args,
     static_shape,
 )
-from funcgrad.numpy.creation import ones
+from funcgrad.numpy.creation import arange, full, ones, zeros
 from funcgrad.numpy.indexing import getitem
-from funcgrad.numpy.lookup import take, where
+from funcgrad.numpy.lookup import nonzero, take, where
 from funcgrad.numpy.manipulation import (
     concatenate,
     moveaxis,
@@ -35,6 +35,7 @@ from funcgrad.numpy.manipulation import (
     tile,
 )
 from funcgrad.numpy.sorting import argsort, cumsum
+from funcgrad.numpy.ufuncs import clip
 
 __all__ = ["apply_over_axes", "block", "delete", "dsplit", "insert", "place", "put", "resize", "rollaxis"]
 
@@ -131,6 +132,38 @@ def delete(arr, obj, axis=None, *, assume_unique_indices: bool = False):
     return take(arr, asarray(keep), axis=axis)
 
 
+def _insert_traced(arr, obj, values, axis):
+    """``insert`` at traced positions, JAX's way: the output's size depends only on how many
+    positions there are; scatters place the values and the original entries."""
+    indices = asarray(obj)
+    if indices.ndim > 1:
+        raise ValueError(
+            f"jnp.insert(): obj must be a slice, a one-dimensional array, or a scalar; got {obj}"
+        )
+    if indices.dtype.kind not in "iu":
+        raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj}")
+    values = asarray(values).astype(arr.dtype)
+    values = (
+        reshape(values, (1,) * (arr.ndim - values.ndim) + values.shape) if values.ndim < arr.ndim else values
+    )
+    if indices.size == 1:
+        index = ravel(indices)[0]
+        if indices.ndim == 0:
+            values = moveaxis(values, 0, axis)
+        indices = full((values.shape[axis],), index, dtype=indices.dtype)
+    n_input = arr.shape[axis]
+    n_insert = np.broadcast_shapes(indices.shape, (values.shape[axis],))[0]
+    out_shape = list(arr.shape)
+    out_shape[axis] += n_insert
+    out = zeros(tuple(out_shape), arr.dtype)
+    indices = clip(where(indices < 0, indices + n_input, indices), 0, n_input)
+    values_ind = indices.at[argsort(indices)].add(arange(n_insert, dtype=indices.dtype))
+    arr_mask = ones((n_input + n_insert,), bool).at[values_ind].set(False)
+    arr_ind = nonzero(arr_mask, size=n_input)[0]
+    out = out.at[(slice(None),) * axis + (values_ind,)].set(values)
+    return out.at[(slice(None),) * axis + (arr_ind,)].set(arr)
+
+
 def insert(arr, obj, values, axis=None):
     """``arr`` with ``values`` inserted before the positions ``obj`` along ``axis`` (flattened if
     None), with NumPy's broadcasting of ``values``; positions are concrete.
@@ -144,6 +177,8 @@ def insert(arr, obj, values, axis=None):
     if axis is None:
         arr, axis = ravel(arr), 0
     axis = normalize_axis(axis, arr.ndim)
+    if isinstance(obj, core.Tracer):
+        return _insert_traced(arr, obj, values, axis)
     n = arr.shape[axis]
     values = asarray(values).astype(arr.dtype)
     if isinstance(obj, slice):

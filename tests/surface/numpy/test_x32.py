@@ -152,6 +152,13 @@ CASES = {
     "unpackbits_count_past_the_bits": lambda j, jnp, lax, np: jnp.unpackbits(
         jnp.arange(6, dtype=jnp.uint8).reshape(1, 2, 3), axis=1, count=20, bitorder="little"
     ),
+    # (JAX's lax_numpy_test) insert at a traced position (ConcretizationTypeError before)
+    "insert_traced_position": lambda j, jnp, lax, np: (
+        j.jit(lambda x, i, v: jnp.insert(x, i, v, axis=1))(jnp.arange(6.0).reshape(2, 3), -1, 9.0),
+        j.jit(lambda x, i, v: jnp.insert(x, i, v, axis=0))(
+            jnp.arange(6).reshape(2, 3), jnp.array([0, 2]), jnp.array([7, 8, 9])
+        ),
+    ),
     # (JAX's array_api_test) the inspection namespace in 32-bit mode: 32-bit defaults and dtypes
     "array_api_info": lambda j, jnp, lax, np: (
         f"{jnp.__array_namespace_info__().default_dtypes()} "
