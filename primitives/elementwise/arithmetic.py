@@ -390,48 +390,33 @@ def floor(x):
     return floor_p.bind(x)
 
 
-def _minmax_jvp(select_x):
-    # Ties split the gradient equally between both operands, as JAX documents for max/min. Each
-    # operand's weight is computed on its own (not as 1 - the other's), so where either is NaN (the
-    # answer is NaN, equal to neither) both weights are 0, as jax's balanced_eq gives (issue 33).
-    def rule_x(t, x, y):
-        return mul(t, select_x(x, y))
-
-    def rule_y(t, x, y):
-        return mul(t, select_x(y, x))
-
-    return rule_x, rule_y
+def _balanced_eq(x, ans, y):
+    # JAX's balanced_eq, op for op: 1 where x is the answer, halved where y is too (a tie splits the
+    # derivative equally, as JAX documents for max/min); each operand's weight is computed on its
+    # own, so where either is NaN (the answer equals neither) both are 0 (issue 33). Complex values
+    # compare lexicographically, and the rule holds as it is.
+    on = select(eq_p.bind(x, ans), _full_like(ans, 1), _full_like(ans, 0))
+    return div(on, select(eq_p.bind(y, ans), _full_like(ans, 2), _full_like(ans, 1)))
 
 
-def _balanced_weight(x, y, ans):
-    # 1 where x alone is the answer, 1/2 where both are (a tie), else 0 (JAX's balanced_eq; the
-    # rule for complex operands, which have no order of their own to compare by).
-    dtype = aval_of(x).dtype
-    x_is = convert(eq_p.bind(x, ans), dtype)
-    y_is = convert(eq_p.bind(y, ans), dtype)
-    return mul(x_is, sub(1, mul(y_is, 0.5)))
+def _full_like(x, value):
+    # JAX's full_like: weak where x is (so the tangent of a weak max stays weak, as jax's).
+    return hooks.broadcast_in_dim(scalar_like(value, x), aval_of(x).shape, ())
 
 
-def _max_weight(x, y):
-    dtype = aval_of(x).dtype
-    if dtype.kind == "c":
-        return _balanced_weight(x, y, max_p.bind(x, y))
-    gt = convert(gt_p.bind(x, y), dtype)
-    eq = convert(eq_p.bind(x, y), dtype)
-    return add(gt, mul(eq, 0.5))
+def _minmax(name, impl):
+    p = naryop(name, impl, taylor_from_jvp=JET_OF_SELECTION)
+    defjvp(
+        p,
+        lambda t, ans, x, y: mul(t, _balanced_eq(x, ans, y)),
+        lambda t, ans, x, y: mul(t, _balanced_eq(y, ans, x)),
+        uses_answer=True,
+    )
+    return p
 
 
-def _min_weight(x, y):
-    dtype = aval_of(x).dtype
-    if dtype.kind == "c":
-        return _balanced_weight(x, y, min_p.bind(x, y))
-    lt = convert(lt_p.bind(x, y), dtype)
-    eq = convert(eq_p.bind(x, y), dtype)
-    return add(lt, mul(eq, 0.5))
-
-
-max_p = naryop("max", np.maximum, *_minmax_jvp(_max_weight), taylor_from_jvp=JET_OF_SELECTION)
-min_p = naryop("min", np.minimum, *_minmax_jvp(_min_weight), taylor_from_jvp=JET_OF_SELECTION)
+max_p = _minmax("max", np.maximum)
+min_p = _minmax("min", np.minimum)
 nextafter_p = naryop("nextafter", np.nextafter, accepted=_dt.is_float, differentiable=False)
 and_p = naryop("and", np.bitwise_and, accepted=_integer_or_bool, differentiable=False)
 or_p = naryop("or", np.bitwise_or, accepted=_integer_or_bool, differentiable=False)

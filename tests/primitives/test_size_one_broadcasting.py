@@ -42,6 +42,12 @@ CASES = [
     ("grad of mul", lambda l, n: jax_or_fg(l).grad(lambda x, y: (x * y).sum(), argnums=(0, 1)), (COL, ROW)),
     # (div's JVP is jax's term for term: -t * x * y**-2)
     ("grad of div", lambda l, n: jax_or_fg(l).grad(lambda x, y: (x / y).sum(), argnums=(0, 1)), (COL, ROW)),
+    # (max's JVP is jax's balanced_eq, op for op)
+    (
+        "grad of max",
+        lambda l, n: jax_or_fg(l).grad(lambda x, y: n.maximum(x, y).sum(), argnums=(0, 1)),
+        (COL, ROW),
+    ),
     ("jvp of mul", lambda l, n: lambda x, y: jax_or_fg(l).jvp(l.mul, (x, y), (x, y)), (COL, ROW)),
 ]
 
@@ -65,7 +71,7 @@ def test_size_one_dimensions_stage_as_jax(name, make, args):
 
 def test_size_one_transpose_batching_and_errors_as_jax():
     # linear_transpose sums the cotangent over the stretched dimension (unbroadcast), as jax's.
-    f_j = lambda x, y: jax.linear_transpose(lambda u: u * y, x)(jnp.ones((2, 3)))  # noqa: E731
+    f_j = lambda x, y: jax.linear_transpose(lambda u: u * y, x)(jnp.ones((2, 3), jnp.float32))  # noqa: E731
     f_g = lambda x, y: funcgrad.linear_transpose(lambda u: u * y, x)(fnp.ones((2, 3), np.float32))  # noqa: E731
     assert str(funcgrad.make_jaxpr(f_g)(COL, ROW)) == str(jax.make_jaxpr(f_j)(COL, ROW))
     # vmap: an unbatched operand gets a size-1 batch dimension, a batched scalar trailing ones.
@@ -116,3 +122,11 @@ def test_basic_indexing_stages_as_jax():
     for f in INDEXING:
         assert str(funcgrad.make_jaxpr(f)(m)) == str(jax.make_jaxpr(f)(m))
         np.testing.assert_array_equal(np.asarray(f(fnp.asarray(m))), np.asarray(f(jnp.asarray(m))))
+
+
+def test_max_min_tangents_are_weak_as_jax():
+    # balanced_eq's ones and twos are weak where the answer is (JAX's full_like).
+    for f, args in [(jnp.maximum, (1.0, 2.0)), (jnp.minimum, (1.0, 1.0))]:
+        want = jax.jvp(f, args, (1.0, 1.0))[1]
+        got = funcgrad.jvp(getattr(fnp, f.__name__), args, (1.0, 1.0))[1]
+        assert (float(got), got.weak_type) == (float(want), want.weak_type)
