@@ -254,7 +254,14 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
     length = max(0, min(n + min(offset, 0), m - max(offset, 0)))
     rows = np.arange(length) + max(-offset, 0)
     cols = np.arange(length) + max(offset, 0)
-    return getitem(b, (Ellipsis, rows, cols))
+    out = getitem(b, (Ellipsis, rows, cols))
+    # Weak types as JAX's: its diagonal of a square 2-D (non-bool) array at offset 0 is a product
+    # with a strong eye (strong); its other diagonals gather (a weak input's stay weak, empty too).
+    square = a.ndim == 2 and a.shape[0] == a.shape[1] and offset == 0 and a.dtype != np.bool_
+    weak = aval(a).weak_type and not square
+    if aval(out).weak_type != weak:
+        out = ew.convert_element_type(out, aval(out).dtype, weak_type=weak)
+    return out
 
 
 def diag(v, k: int = 0):

@@ -929,3 +929,14 @@ def test_vectorize_passes_none_through_and_checks_rank_promotion_as_jax():
     with funcgrad.numpy_rank_promotion("raise"), pytest.raises(ValueError, match="require rank promotion"):
         g(fnp.zeros((4, 4)), fnp.zeros(4))
     assert g(fnp.zeros((4, 4)), fnp.zeros(())).shape == (4, 4)
+
+
+def test_diagonal_weak_types_as_jax():
+    # The fuzzer (64-bit long run): the empty diagonal of a weak (0, 2) array was strong (jax: weak);
+    # jax's square 2-D offset-0 diagonal is strong (a product with a strong eye), others keep weak.
+    jax = pytest.importorskip("jax")
+    for shape in [(2, 2), (0, 2), (3, 2), (0, 0), (1, 0, 2)]:
+        w, jw = funcgrad.nn.selu(np.zeros(shape, np.int32)), jax.nn.selu(np.zeros(shape, np.int32))
+        for offset in (0, 1):
+            got, want = fnp.diagonal(w, offset), jax.numpy.diagonal(jw, offset)
+            assert (got.shape, got.weak_type) == (want.shape, want.weak_type), (shape, offset)
