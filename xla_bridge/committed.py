@@ -50,13 +50,14 @@ class IncompatibleDevices(ValueError):
             )
         return "Received incompatible devices for jitted computation. Got " + " and ".join(parts)
 
-    def worded(self, names, fun: str | None = None) -> IncompatibleDevices:
-        """The same error naming the arguments by ``names`` (one per flat argument) and the
-        function by ``fun`` (JAX names a jitted function by its ``__qualname__``)."""
+    def worded(self, names=None, fun: str | None = None) -> ValueError:
+        """The error to raise: JAX's ``ValueError`` (this class is the bridge's own, caught to be
+        worded), naming the arguments by ``names`` (one per flat argument) and the function by
+        ``fun`` (JAX names a jitted function by its ``__qualname__``)."""
         err = IncompatibleDevices(fun or self.fun, self.first, self.second, self.infos)
         if names is not None and max(self.first, self.second) < len(names):
-            err.args = (err._text([names[self.first], names[self.second]]),)
-        return err
+            return ValueError(err._text([names[self.first], names[self.second]]))
+        return ValueError(str(err))
 
 
 def _dim(n, axes) -> str:

@@ -51,7 +51,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from funcgrad.xla_bridge.committed import commit, committed_devices, memory_kind
+from funcgrad.xla_bridge.committed import IncompatibleDevices, commit, committed_devices, memory_kind
 from funcgrad.xla_bridge.fastpath import prepend_constants
 from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
@@ -374,7 +374,10 @@ def jit_call(*args, jaxpr, name, donated_invars, device=None, in_shardings=None,
     """
     if len(args) != len(jaxpr.in_avals):
         raise TypeError(f"jit call '{name}' expects {len(jaxpr.in_avals)} arguments, got {len(args)}")
-    committed = committed_devices(args, name)  # NOTE: [committed arrays]
+    try:
+        committed = committed_devices(args, name)  # NOTE: [committed arrays]
+    except IncompatibleDevices as e:
+        raise e.worded() from None
     if needs_spmd(jaxpr, args, in_shardings, out_shardings):
         return spmd().call(jaxpr, args, name, donated_invars, in_shardings, out_shardings)
     if device is None and committed is not None:
@@ -389,7 +392,10 @@ def _eager_on_devices(primitive, args, params):
     operand on one device it is computed on the host, as uncommitted ones are (the same numbers),
     and its results are committed to that device (NOTE: [committed arrays]); else
     ``NotImplemented``: the kernel computes on the host."""
-    committed = committed_devices(args, primitive.name)
+    try:
+        committed = committed_devices(args, primitive.name)
+    except IncompatibleDevices as e:
+        raise e.worded() from None
     out = eager_on_devices(primitive, args, params)
     if out is not NotImplemented or committed is None:
         return out
