@@ -105,7 +105,10 @@ def size(a, axis=None):
     if axis is None:
         return int(np.prod(s, dtype=np.int64))
     if isinstance(axis, tuple | list):  # (NumPy 2's and JAX's tuple of axes: their product)
-        return int(np.prod([s[normalize_axis(ax, len(s))] for ax in axis], dtype=np.int64))
+        axes = [normalize_axis(ax, len(s)) for ax in axis]
+        if len(set(axes)) != len(axes):  # (NumPy's and JAX's error and words)
+            raise ValueError(f"repeated axis in size: {tuple(axis)}")
+        return int(np.prod([s[ax] for ax in axes], dtype=np.int64))
     return s[normalize_axis(axis, len(s))]
 
 

@@ -139,3 +139,9 @@ def test_clip_and_hypot_of_complex_raise_jaxs_value_error():
         fnp.clip(z, max=z)
     with pytest.raises(ValueError, match="jnp.hypot is not well defined for complex-valued inputs"):
         fnp.hypot(z, 1.0)
+
+
+def test_size_along_a_repeated_axis_is_an_error_as_jax():
+    # (JAX's lax_numpy_test) size(x, (1, -2)) names axis 1 twice
+    with pytest.raises(ValueError, match="repeated axis"):
+        fnp.size(fnp.zeros((2, 3, 4)), (1, -2))
