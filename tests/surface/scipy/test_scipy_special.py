@@ -266,7 +266,7 @@ def test_bfloat16_arguments_of_series_functions_as_jax():
     import ml_dtypes
 
     x = np.array([0.5, 2.0], ml_dtypes.bfloat16)
-    for name, f in [("expn", lambda m, x: m.expn(3, x)), ("expi", None), ("erfcx", None), ("exp1", None)]:
+    for name, f in [("expn", lambda m, x: m.expn(3, x)), ("erfcx", None)]:
         f = f or (lambda m, x, name=name: getattr(m, name)(x))
         got, want = f(fs, x), f(jax.scipy.special, x)
         assert got.dtype == want.dtype, name
