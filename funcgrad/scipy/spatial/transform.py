@@ -402,7 +402,10 @@ class Rotation(typing.NamedTuple):
 
     def inv(self) -> Rotation:
         """The inverse rotation(s)."""
-        return Rotation(self.quat * fnp.array([-1.0, -1.0, -1.0, 1.0], dtype=self.quat.dtype))
+        # (the conjugate without broadcasting a (4,) sign against (n, 4): no implicit rank
+        # promotion, which jax_numpy_rank_promotion='raise' refuses)
+        q = self.quat
+        return Rotation(fnp.concatenate([-q[..., :3], q[..., 3:]], axis=-1))
 
     def magnitude(self):
         """The rotation angle(s) in ``[0, pi]``."""

@@ -262,3 +262,12 @@ def test_errors_name_the_problem():
 
 def test_namespace():
     assert funcgrad.scipy.spatial.transform.Rotation is Rotation
+
+
+def test_inverse_and_slerp_under_rank_promotion_raise():
+    # inv() broadcast a (4,) sign against (n, 4) quaternions, which jax_numpy_rank_promotion='raise'
+    # (JAX's test default) refused; JAX's scipy_spatial_test testRotationInv/testSlerp
+    q = np.random.default_rng(4).normal(size=(3, 4))
+    with funcgrad.numpy_rank_promotion("raise"):
+        r = Rotation.from_quat(q)
+        np.testing.assert_allclose((r * r.inv()).magnitude(), np.zeros(3), atol=1e-7)
