@@ -39,11 +39,13 @@ from funcgrad.kernel.ad import (
     add_tangents,
     is_undefined_primal,
 )
+from funcgrad.kernel.custom_derivatives import CustomVJPException
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import Jaxpr
 from funcgrad.primitives.elementwise import add_any_p
 
 __all__ = [
+    "CustomVJPException",
     "JVPTrace",
     "JVPTracer",
     "UndefinedPrimal",

@@ -639,9 +639,14 @@ def _vjp_rules(
     return fwd_flat, bwd_flat
 
 
+class CustomVJPException(TypeError):
+    """A custom_vjp function differentiated with respect to a value it closes over (JAX's
+    ``jax.interpreters.ad.CustomVJPException``; a ``TypeError`` too, as funcgrad raised before)."""
+
+
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts, name):
     if any(type(t) is not Zero for t in tangents[:num_consts]):
-        raise TypeError(
+        raise CustomVJPException(
             f"custom_vjp function {name} closes over a value that is being differentiated; its "
             "bwd rule cannot return a cotangent for it. Pass that value as an explicit argument."
         )

@@ -1,0 +1,1 @@
+"""``jax._src.interpreters`` under the alias (only ``ad``)."""
