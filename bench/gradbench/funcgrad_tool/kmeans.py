@@ -23,8 +23,22 @@ def kmeans_cost(points, centroids):
     return jnp.sum(jnp.min(d2, axis=1))
 
 
+def _cost_by_centroid(points, centroids):
+    # The same cost with the pairs laid out (k, n), the minimum over the centroids' axis 0, as
+    # jax's tool writes it: XLA runs the derivative's program 0.83x the time of the (n, k)
+    # layout's (10.7 against 12.8 ms of CPU, n=10000, k=100, d=32, one thread, load 13), but the
+    # cost alone 5.5x slower (13.7 against 2.5 ms; jax's program of it 14.5 ms), so each keeps
+    # its faster layout.
+    d2 = (
+        jnp.sum(points * points, axis=1)[None, :]
+        + jnp.sum(centroids * centroids, axis=1)[:, None]
+        - 2.0 * (points @ centroids.T).T
+    )
+    return jnp.sum(jnp.min(d2, axis=0))
+
+
 def direction(points, centroids):
-    g = funcgrad.grad(kmeans_cost, argnums=1)
+    g = funcgrad.grad(_cost_by_centroid, argnums=1)
     grad, hess_ones = funcgrad.jvp(lambda c: g(points, c), (centroids,), (jnp.ones_like(centroids),))
     return grad / hess_ones
 
