@@ -73,7 +73,7 @@ def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
         raise ValueError(
             f"solve_sylvester: shapes A {A.shape}, B {B.shape}, C {C.shape} do not fit A X + X B = C"
         )
-    return per_matrix(functools.partial(_sylvester_2d, method=method, tol=tol), A, B, C)
+    return per_matrix(functools.partial(_sylvester_2d_program, method=method, tol=tol), A, B, C)
 
 
 def _sylvester_2d(A, B, C, *, method, tol):
@@ -93,6 +93,11 @@ def _sylvester_2d(A, B, C, *, method, tol):
         X = mx.real(X)
     singular = fnp.any(fnp.abs(ea[:, None] + eb[None, :]) < tol)
     return fnp.where(singular, np.nan, X)
+
+
+# Compiled as JAX's (jit of the 2-D solve): eager results are then the compiled ones, not op-by-op
+# NumPy's, which differed by float32 round-off (JAX's linalg_test compares eager with jit at 1e-6).
+_sylvester_2d_program = api.jit(_sylvester_2d, static_argnames=("method",))
 
 
 def _triangular_sylvester(R, S, F):
@@ -301,7 +306,7 @@ def rsf2csf(T, Z, check_finite: bool = True):
     if T.shape[-1] != Z.shape[-1]:
         raise ValueError(f"rsf2csf: T {T.shape} and Z {Z.shape} must have the same size")
     cdt = mx.complex_dtype(T.dtype)
-    return per_matrix(_rsf2csf_2d, T.astype(cdt), Z.astype(cdt))
+    return per_matrix(_rsf2csf_2d_program, T.astype(cdt), Z.astype(cdt))
 
 
 def _rsf2csf_2d(T, Z):
@@ -367,3 +372,7 @@ def funm(A, func, disp: bool = True):
 
 def _triangular_solve_upper(q, p):
     return la.triangular_solve(q, p, left_side=True, lower=False)
+
+
+# (compiled, as JAX's rsf2csf: see _sylvester_2d_program)
+_rsf2csf_2d_program = api.jit(_rsf2csf_2d)

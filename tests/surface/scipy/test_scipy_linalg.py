@@ -170,6 +170,11 @@ def test_rsf2csf_and_sylvester_complex_and_broadcast_batches_match_scipy():
         RNG.normal(size=(3, 2)),
     )
     close(fsl.solve_sylvester(a, b, c), np.stack([sl.solve_sylvester(x, b, c) for x in a]), rtol=1e-8)
+    # compiled as JAX's: eager is the jitted program's numbers, bit for bit (JAX's CompileAndCheck)
+    a32, b32, c32 = (x.astype(np.float32) for x in (a[0], b, c))
+    np.testing.assert_array_equal(
+        fsl.solve_sylvester(a32, b32, c32), funcgrad.jit(fsl.solve_sylvester)(a32, b32, c32)
+    )
 
 
 def test_structured_matrices_match_scipy():
