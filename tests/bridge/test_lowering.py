@@ -624,3 +624,17 @@ def test_dot_general_without_contraction_is_a_broadcast_multiply(rng):
         [rng.standard_normal((1, 3)).astype(np.float32), rng.standard_normal((1, 4)).astype(np.float32)],
         {"dimension_numbers": (((0,), (0,)), ((), ())), "preferred_element_type": np.dtype(np.float64)},
     )
+
+
+def test_one_broadcast_per_operand():
+    # NOTE: [one broadcast per operand]: a size-1 operand used by several elementwise primitives
+    # is broadcast once in the module (XLA materialised one copy per use), and values are kept.
+    x = np.arange(6.0).reshape(2, 3) + 1.0
+    y = np.array([[2.0], [4.0]])
+
+    def f(x, y):
+        return (x / y) * (x - y) + y
+
+    text = funcgrad.jit(f).lower(x, y).as_text()
+    assert text.count("stablehlo.broadcast_in_dim %arg1") == 1
+    np.testing.assert_allclose(np.asarray(funcgrad.jit(f)(x, y)), (x / y) * (x - y) + y)
