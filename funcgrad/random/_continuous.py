@@ -500,7 +500,10 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
     else:
         factor = fnp.linalg.cholesky(cov)
     samples = normal(key, (*shape, n), dtype)
-    return mean + fnp.einsum("...ij,...j->...i", factor, samples)
+    out = fnp.einsum("...ij,...j->...i", factor, samples)
+    # (mean's leading axes added explicitly: no implicit rank promotion, which JAX's test default
+    # jax_numpy_rank_promotion='raise' refused for a mean of shape (n,) and shape=(k,))
+    return fnp.broadcast_to(mean, out.shape) + out
 
 
 @takes_out_sharding

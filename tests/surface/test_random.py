@@ -70,6 +70,14 @@ def test_multinomial_of_many_trials_is_one_program_and_jax_bits():
     np.testing.assert_array_equal(fr.multinomial(fr.key(0), 1e5, p), jr.multinomial(jr.key(0), 1e5, p))
 
 
+def test_multivariate_normal_under_rank_promotion_raise():
+    # mean (n,) against samples (k, n) broadcast implicitly, which 'raise' (JAX's test default) refused
+    mean, cov = np.zeros(2), np.array([[2.0, 0.5], [0.5, 1.0]])
+    with funcgrad.numpy_rank_promotion("raise"):
+        ours = fr.multivariate_normal(fr.key(0), mean, cov, (10,))
+    np.testing.assert_allclose(ours, jr.multivariate_normal(jr.key(0), mean, cov, (10,)), rtol=1e-12)
+
+
 @pytest.mark.parametrize("shape", [(), (3,), (2, 5)])
 def test_distributions_match_jax(shape):
     k, jk = fr.PRNGKey(7), jr.PRNGKey(7)
