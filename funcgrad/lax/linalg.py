@@ -261,13 +261,16 @@ def _qdwh_coefficients(eps: float, max_iterations: int):
 
 def _halley_step(u, a, b, c):
     """One QDWH step: QR-based when ``c`` is large (stable), Cholesky-based otherwise (cheaper)."""
+    # Python floats: weak scalars against u, so a complex64 u stays complex64 (NumPy float64
+    # coefficients were strong: refused under strict promotion, float64 in 64-bit mode)
+    a, b, c = float(a), float(b), float(c)
     n = u.shape[-1]
     eye = fnp.eye(n, dtype=u.dtype)
     e = b / c
     if c > 100:
-        q, _ = la.qr(fnp.concatenate([np.sqrt(c) * u, eye], axis=0), full_matrices=False)
+        q, _ = la.qr(fnp.concatenate([c**0.5 * u, eye], axis=0), full_matrices=False)
         q1, q2 = q[: u.shape[0]], q[u.shape[0] :]
-        return e * u + (a - e) / np.sqrt(c) * fnp.matmul(q1, mx.H(q2))
+        return e * u + (a - e) / c**0.5 * fnp.matmul(q1, mx.H(q2))
     y = la.cholesky(c * fnp.matmul(mx.H(u), u) + eye)
     z = la.triangular_solve(y, mx.T(u), left_side=True, lower=True, conjugate_a=True)
     z = mx.H(

@@ -165,3 +165,15 @@ def test_derivatives_and_transformations(jl):
 def test_errors(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_qdwh_keeps_complex64_under_strict_promotion(jl):
+    # The Halley coefficients were NumPy float64 scalars (strong): complex64 x float64 was refused
+    # under strict promotion (JAX's qdwh_test default) and widened otherwise. Now Python floats.
+    x = (RNG.normal(size=(5, 3)) + 1j * RNG.normal(size=(5, 3))).astype(np.complex64)
+    with funcgrad.numpy_dtype_promotion("strict"):
+        u, h, _, _ = fl.qdwh(x)
+    assert u.dtype == h.dtype == np.complex64
+    np.testing.assert_allclose(np.asarray(u) @ np.asarray(h), x, atol=2e-5)
+    ju, jh, _, _ = jl.qdwh(x)
+    np.testing.assert_allclose(u, ju, atol=2e-5)
