@@ -344,7 +344,9 @@ def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a", sel
     d = _la.inexact(d, "eigh_tridiagonal", "d")
     e = e.astype(d.dtype)
     n = d.shape[0]
-    a = fnp.diag(d) + fnp.diag(e, -1) + fnp.diag(mx.conj(e), 1) if n > 1 else fnp.diag(d)
+    # e above the diagonal and conj(e) below, JAX's Hermitian matrix (the other way round gave the
+    # eigenvectors of its conjugate for complex e)
+    a = fnp.diag(d) + fnp.diag(e, 1) + fnp.diag(mx.conj(e), -1) if n > 1 else fnp.diag(d)
     v, w = sp.eigh(a, subset_by_index=subset)
     return w if eigvals_only else (w, v)
 

@@ -105,6 +105,11 @@ def test_eigenproblems_match_scipy():
     close(fsl.eigh_tridiagonal(d, e, eigvals_only=True), sl.eigh_tridiagonal(d, e, eigvals_only=True))
     close(fsl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 2)),
           sl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 2)))  # fmt: skip
+    # complex e: e above the diagonal, conj(e) below (JAX's; the eigenvectors were its conjugate's)
+    ec = e + 1j * RNG.normal(size=4)
+    w, v = fsl.eigh_tridiagonal(d.astype(complex), ec)
+    hermitian = np.diag(d) + np.diag(ec, 1) + np.diag(ec.conj(), -1)
+    close(hermitian @ np.asarray(v), np.asarray(v) * np.asarray(w)[None, :])
     m = RNG.normal(size=(4, 4))
     t, z = fsl.schur(m)
     close(np.asarray(z) @ np.asarray(t) @ np.asarray(z).T, m)
