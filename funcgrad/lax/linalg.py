@@ -300,7 +300,10 @@ def qdwh(x, *, is_hermitian: bool = False, max_iterations=None, eps=None, dynami
     eps = float(np.finfo(rdt).eps) if eps is None else float(eps)
     max_iterations = 10 if max_iterations is None else int(max_iterations)
     one_norm, inf_norm = fnp.linalg.norm(x, ord=1), fnp.linalg.norm(x, ord=np.inf)
-    scale = fnp.where(one_norm == 0, 1.0, 1.0 / fnp.sqrt(fnp.where(one_norm == 0, 1.0, one_norm * inf_norm)))
+    # 1/sqrt(one) * 1/sqrt(inf), JAX's: the product of the norms underflows to 0 for a tiny x
+    # (1/sqrt(0) made u infinite and the result NaN)
+    safe_one, safe_inf = (fnp.where(one_norm == 0, 1.0, v) for v in (one_norm, inf_norm))
+    scale = fnp.where(one_norm == 0, 1.0, 1.0 / fnp.sqrt(safe_one) / fnp.sqrt(safe_inf))
     u = x * scale.astype(x.dtype)
     tol_norm = (10.0 * eps / 2.0) ** (1.0 / 3.0)
     coefs = _qdwh_coefficients(eps, max_iterations)

@@ -177,3 +177,16 @@ def test_qdwh_keeps_complex64_under_strict_promotion(jl):
     np.testing.assert_allclose(np.asarray(u) @ np.asarray(h), x, atol=2e-5)
     ju, jh, _, _ = jl.qdwh(x)
     np.testing.assert_allclose(u, ju, atol=2e-5)
+
+
+def test_qdwh_of_a_tiny_matrix_is_exact_not_nan(jl):
+    # The norms' product underflowed to 0 and 1/sqrt(0) gave NaN; JAX scales by each norm's rsqrt
+    # (JAX's qdwh_test testQdwhWithTinyElement)
+    tiny = np.finfo(np.float32).tiny
+    x = np.zeros((4, 2), np.float32)
+    x[0, 0] = tiny
+    u, h, _, _ = fl.qdwh(x)
+    ju, jh, _, _ = jl.qdwh(x)
+    np.testing.assert_array_equal(u, ju)
+    np.testing.assert_array_equal(h, jh)
+    assert np.asarray(u)[0, 0] == 1 and np.asarray(h)[0, 0] == tiny
