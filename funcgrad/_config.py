@@ -41,7 +41,7 @@ value and what to do instead:
                                 device only). Before the first computation (or
                                 FUNCGRAD_CPU_ASYNC_DISPATCH=1/0).
 ``jax_platforms``/``jax_platform_name``  "cpu" or "cuda"; before the first computation.
-``jax_default_prng_impl``       "threefry2x32" (funcgrad's only generator).
+``jax_default_prng_impl``       "threefry2x32", "rbg" or "unsafe_rbg": keys made without ``impl=``.
 ``jax_threefry_partitionable``  True (JAX's default) or False: JAX's original bit streams, as JAX
                                 draws them in that mode (NOTE: [threefry bit streams]).
 ``jax_check_tracer_leaks``      True or False: True raises JAX's "Leaked trace" Exception for a
@@ -344,7 +344,8 @@ _FLAG_LIST = [
     _Flag(
         "jax_default_prng_impl",
         "threefry2x32",
-        _only("jax_default_prng_impl", ("threefry2x32",), "funcgrad.random implements threefry2x32 only"),
+        _choice("jax_default_prng_impl", ("threefry2x32", "rbg", "unsafe_rbg")),
+        lambda v: default_prng_impl_context.set_global(v),
     ),
     _Flag(
         "jax_threefry_partitionable",
@@ -612,7 +613,7 @@ def threefry_partitionable(new_val: bool = True):
 
     >>> import funcgrad.random as fr
     >>> with threefry_partitionable(False):
-    ...     fr.bits(fr.PRNGKey(0), (2,)).tolist()  # jax: the same words
+    ...     fr.bits(fr.PRNGKey(0), (2,), "uint32").tolist()  # jax: the same words
     [928981903, 3453687069]
     """
     return _scoped("jax_threefry_partitionable", new_val)
@@ -798,3 +799,7 @@ def make_user_context(default_value=None) -> UserConfig:
 # jax_threefry_partitionable's value, part of jit's cache key as JAX's trace context holds it
 # (funcgrad/random reads it while tracing: NOTE: [threefry bit streams]).
 threefry_partitionable_context = make_user_context(True)
+
+# jax_default_prng_impl's value: the generator of keys made without impl= and of raw key data
+# (funcgrad/random reads it while tracing, so it is part of jit's cache key as well).
+default_prng_impl_context = make_user_context("threefry2x32")

@@ -38,7 +38,7 @@ from funcgrad.primitives.bitcast import bitcast_convert_type
 from funcgrad.random import _threefry_original
 from funcgrad.random._cipher import _key_halves, _threefry2x32
 from funcgrad.random._eager import eager_draw, keyable_scalar, program, zero_sign
-from funcgrad.random._keys import KeyArray, KeyTy, PRNGImpl, register_prng, resolve_impl
+from funcgrad.random._keys import PRNGS, KeyArray, KeyTy, PRNGImpl, register_prng, resolve_impl
 
 __all__ = [
     "PRNGKey",
@@ -154,9 +154,9 @@ def _shape(shape) -> tuple[int, ...]:
 
 
 def _raw_data(data, name: str, impl=None):
-    """``data`` checked as raw uint32 key data of ``impl`` (threefry by default): shape
-    ``(..., *impl.key_shape)``."""
-    impl = impl or threefry_prng_impl
+    """``data`` checked as raw uint32 key data of ``impl`` (the default generator's by default):
+    shape ``(..., *impl.key_shape)``."""
+    impl = impl or default_prng_impl()
     if isinstance(data, KeyArray):
         raise TypeError(
             f"random.{name} expected raw uint32 key data, got a typed key array of dtype {data.dtype}; "
@@ -193,7 +193,7 @@ def _typed(key, name: str, single: bool = True) -> KeyArray:
                 "own trailing axes"
             )
     else:
-        keys = KeyArray(threefry_prng_impl, _raw_data(key, name))
+        keys = KeyArray(default_prng_impl(), _raw_data(key, name))
     if single and keys.shape:
         raise ValueError(
             f"funcgrad.random's {name} accepts a single key, but was given a key array of shape "
@@ -209,8 +209,19 @@ def _same_kind(key, keys: KeyArray):
 
 
 def _check_impl(name, impl) -> PRNGImpl:
-    """The PRNGImpl ``impl`` names (NOTE: [PRNG implementations]); threefry by default."""
-    return resolve_impl(impl, name) or threefry_prng_impl
+    """The PRNGImpl ``impl`` names (NOTE: [PRNG implementations]); the default generator's for
+    None."""
+    return resolve_impl(impl, name) or default_prng_impl()
+
+
+def default_prng_impl() -> PRNGImpl:
+    """The generator of keys made without ``impl=`` and of raw key data: ``jax_default_prng_impl``
+    (threefry2x32 unless configured; JAX's flag, read while tracing).
+
+    >>> default_prng_impl().name
+    'threefry2x32'
+    """
+    return PRNGS[_config.default_prng_impl_context.value]
 
 
 def _check_seed(seed, name: str):
@@ -316,7 +327,8 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> KeyArray:
 
 
 def key_impl(keys) -> str:
-    """The name of the generator of ``keys``: ``"threefry2x32"`` (also for raw data).
+    """The name of the generator of ``keys`` (raw data: the default generator's, ``"threefry2x32"``
+    unless ``jax_default_prng_impl`` says otherwise).
 
     >>> key_impl(key(0)), key_impl(key(0, impl="rbg"))
     ('threefry2x32', 'rbg')
@@ -369,8 +381,15 @@ def fold_in(key, data):
 
 
 @takes_out_sharding
-def bits(key, shape=(), dtype=np.uint32):
-    """Uniform random bits of an unsigned integer ``dtype``."""
+def bits(key, shape=(), dtype=None):
+    """Uniform random bits of an unsigned integer ``dtype`` (by default the mode's unsigned
+    integer, as JAX's: uint64 in 64-bit mode, uint32 in 32-bit mode).
+
+    >>> bits(PRNGKey(0), (2,), np.uint32).dtype, bits(PRNGKey(0)).dtype
+    (dtype('uint32'), dtype('uint64'))
+    """
+    if dtype is None:
+        dtype = np.uint64 if _dt.x64_enabled else np.uint32
     out = eager_draw(key, _bits_program, shape, dtype)  # NOTE: [eager sampler programs]
     if out is not None:
         return out

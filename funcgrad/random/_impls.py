@@ -134,7 +134,7 @@ def random_seed(seeds, impl):
     >>> random_seed(np.arange(3), threefry_prng_impl).shape
     (3,)
     """
-    spec = resolve_impl(impl, "random_seed") or threefry_prng_impl
+    spec = resolve_impl(impl, "random_seed") or _core.default_prng_impl()
     seeds_arr = fnp.asarray(np.int64(seeds) if isinstance(seeds, int) else seeds)
     flat = fnp.ravel(seeds_arr)
     shape = tuple(seeds_arr.shape)

@@ -329,3 +329,26 @@ def test_the_original_threefry_streams_are_jax_bit_for_bit():
     assert not np.array_equal(got[0], fg_default[0])  # (the two streams differ)
     for g, w in zip(draws(funcgrad), fg_default):  # back in the default mode, the default stream
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg", "threefry2x32"])
+def test_default_prng_impl_flag_and_bits_dtype_as_jax(impl):
+    # jax_default_prng_impl picks the generator of keys made without impl= and of raw key data;
+    # bits' default dtype is the mode's unsigned integer (uint64 in 64-bit mode), as JAX's.
+    jr = jax.random
+    with jax.enable_x64(True):
+        funcgrad.config.update("jax_default_prng_impl", impl)
+        jax.config.update("jax_default_prng_impl", impl)
+        try:
+            assert fr.PRNGKey(0).shape == jr.PRNGKey(0).shape
+            assert fr.key_impl(fr.key(0)) == jr.key_impl(jr.key(0)) == impl
+            got, want = fr.bits(fr.PRNGKey(2), (3,)), jr.bits(jr.PRNGKey(2), (3,))
+            assert got.dtype == want.dtype == np.uint64
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+            jitted = funcgrad.jit(lambda s: fr.normal(fr.key(s), (3,)))(3)
+            np.testing.assert_allclose(np.asarray(jitted), np.asarray(jr.normal(jr.key(3), (3,))), rtol=1e-12)
+        finally:
+            funcgrad.config.update("jax_default_prng_impl", "threefry2x32")
+            jax.config.update("jax_default_prng_impl", "threefry2x32")
+    with pytest.raises(ValueError, match="jax_default_prng_impl"):
+        funcgrad.config.update("jax_default_prng_impl", "philox")

@@ -166,7 +166,7 @@ def test_accepted_and_refused_values():
     with funcgrad.default_device(funcgrad.devices()[0]):
         pass
     with pytest.raises(ValueError, match="threefry2x32"):
-        config.update("jax_default_prng_impl", "rbg")
+        config.update("jax_default_prng_impl", "philox")  # not one of JAX's three generators
 
 
 def test_parse_flags_with_absl(monkeypatch):
