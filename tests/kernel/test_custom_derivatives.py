@@ -161,7 +161,8 @@ def test_custom_vjp_bwd_wrong_structure_errors():
         return x.sum()
 
     h.defvjp(lambda x: (x.sum(), x), lambda x, g: (fnp.ones(3),))
-    with pytest.raises(ValueError, match=r"at output\[0\] the bwd rule produced an output of type float64\[3\]"):
+    message = r"at output\[0\] the bwd rule produced an output of type float64\[3\]"
+    with pytest.raises(ValueError, match=message):
         funcgrad.grad(h)(fnp.ones(2))
 
 

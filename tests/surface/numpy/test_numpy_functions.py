@@ -892,7 +892,8 @@ def test_pad_odd_reflection_and_linear_ramp_as_jax():
     ]
     for x, width, mode, kw in cases:
         want = jax.numpy.pad(x, width, mode=mode, **kw)
-        for fn in (fnp.pad, jit(lambda x: fnp.pad(x, width, mode, **kw))):
+        padded = jit(lambda x, width=width, mode=mode, kw=kw: fnp.pad(x, width, mode, **kw))
+        for fn in (fnp.pad, padded):
             got = fn(x, width, mode, **kw) if fn is fnp.pad else fn(x)
             assert got.dtype == want.dtype
             np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-13)
