@@ -33,8 +33,8 @@ keep references to funcgrad's objects):
   (``register_exclusion``, ``api_boundary``, ``include_frame``), ``dispatch`` (empty: funcgrad has
   no runtime tokens to wait for at exit), ``dtypes`` (funcgrad's, with ``ExtendedDType``,
   ``supports_inf``), ``core`` and ``api`` (funcgrad's), ``tree_util._registry`` (a view
-  of funcgrad's pytree registry), ``state.types.AbstractRef``, ``interpreters.ad`` (``jax.interpreters.ad``'s, with
-  ``CustomVJPException``), ``checkify`` (funcgrad's),
+  of funcgrad's pytree registry), ``state.types.AbstractRef``, ``interpreters.ad``
+  (``jax.interpreters.ad``'s, with ``CustomVJPException``), ``checkify`` (funcgrad's),
   ``distributed.global_state`` (funcgrad's process state, live: orbax reads it),
   ``lib.mlir.ir`` and ``lib.mlir.dialects.hlo`` (jaxlib's own MLIR bindings, the ones funcgrad
   splices user lowering rules from; also ``dialects.func``, ``chlo``, ``mhlo``, ``sdy``), and
