@@ -272,8 +272,8 @@ def reshape_indices(indices, shape, new_shape):
         return jnp.zeros((nse, 0), indices.dtype)
     valid = in_bounds(indices, tuple(shape))
     if shape:
-        flat = jnp.ravel_multi_index(
-            tuple(jnp.where(valid, indices[:, k], 0) for k in range(len(shape))), shape
+        flat = jnp.ravel_multi_index(  # clip: the indices are traced (mode='raise' needs them concrete)
+            tuple(jnp.where(valid, indices[:, k], 0) for k in range(len(shape))), shape, mode="clip"
         )
     else:
         flat = jnp.zeros(nse, indices.dtype)
