@@ -24,7 +24,7 @@ TracerArrayConversionError
 
 from __future__ import annotations
 
-from funcgrad.kernel.core import (
+from funcgrad.kernel.errors import (
     ConcretizationTypeError,
     InconclusiveDimensionOperation,
     JAXIndexError,
