@@ -61,6 +61,7 @@ from funcgrad.xla_bridge.execute import (
     run,
     runtime,
     to_buffer,
+    with_float0,
 )
 from funcgrad.xla_bridge.native import JAX_CONFIG, fastpath_data, make_native_dispatcher, waits_for_results
 from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
@@ -399,7 +400,10 @@ class Dispatcher(_HotCall):
         if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
             sp = spmd()
             c = sp.prepare(staged.closed, flat, self._name, None, staged.in_shardings, staged.out_shardings)
-            bufs = [o._buffer for o in sp.run(c, flat)]
+            outs = sp.run(c, flat)
+            if c.float0_outs:  # NOTE: [float0 results]: NumPy values, no fast path
+                return {-1: _Finished(staged.out_tree.unflatten(outs))}, None
+            bufs = [o._buffer for o in outs]
             fast = sp.fastpath_data
         else:
             device = self._device if self._device is not None or committed is None else committed[0]
@@ -413,6 +417,9 @@ class Dispatcher(_HotCall):
                 fast = _committed_fastpath_data if kind is None else None
             else:
                 fast = fastpath_data
+            if c.float0_outs:  # NOTE: [float0 results]: NumPy values, no fast path
+                outs = with_float0(from_buffers(bufs, c.out_weak), c.float0_outs, c.closed.out_avals)
+                return {-1: _Finished(staged.out_tree.unflatten(outs))}, None
         if staged.single:
             res = bufs[0]
         else:

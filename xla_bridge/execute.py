@@ -1,25 +1,25 @@
-"""Compile a staged jaxpr once and run it on one device: the compiled-program cache, arguments
-moved to the device and outputs wrapped as Arrays, the compiled ``jit`` primitive impl.
+"""Compile a staged jaxpr once for one device and run any compiled program: the one-device builder
+of ``programs.Compiled``, arguments moved to the device (or laid out over several) and outputs
+wrapped as Arrays, the compiled ``jit`` primitive impl.
 
 Layer: xla_bridge. May import the funcgrad kernel (``core``, ``ir``, ``array``, ``dtypes``,
 ``partial_eval``), the primitive catalog (through ``spmd_route``), its siblings ``lowering``,
-``fastpath``, ``spmd_route`` and ``runtime`` (the latter on first use, see ``runtime()``). Never the
+``programs``, ``spmd_route`` and ``runtime`` (the latter on first use, see ``runtime()``). Never the
 surface, never ``dispatch`` (which routes a jitted call here, NOTE: [jitted call route]).
 
 Everything that turns values into device buffers and back is written here once: ``to_buffer``
 (checked conversion of one argument), ``fast_put`` (the native route's transfer of a host-backed
-Array, cached on it), outputs as ``Array._from_buffer``; so are the compiled-program cache
-(``compiled``) and the eager run (``run``).
+Array, cached on it), outputs as ``Array._from_buffer``; so are the one-device builder
+(``compiled``) and the run of every compiled program (``run``, NOTE: [one compiled program]).
 
 Importing this module hands the kernel (NOTE: [kernel registration]) ``jit_impl=jit_call`` (an
 eager ``jit`` equation compiles its jaxpr with XLA instead of interpreting it),
 ``eager_compiled``, ``eager_on_devices`` and ``device_to_numpy`` (how a device-backed ``Array``
 reads itself back).
 
-# entry.
-
 # NOTE: [compiled jit cache]
-# ``compiled(closed, ...)`` caches one ``Compiled`` per (ClosedJaxpr object, device, donation).
+# ``compiled(closed, ...)`` caches one ``Compiled`` per (ClosedJaxpr object, device, donation) in
+# the one cache of programs (NOTE: [one compiled program] in xla_bridge/programs.py).
 # ``funcgrad.jit`` reuses its traced ClosedJaxpr objects across calls, so a hit costs one dict
 # lookup; the entry keeps a reference to its jaxpr so that an ``id`` is never reused while the
 # entry lives. Jaxprs made afresh on each call (the JVP or transpose of a jit call inside an
@@ -52,8 +52,9 @@ import os
 
 import numpy as np
 from funcgrad.xla_bridge.committed import IncompatibleDevices, commit, committed_devices, memory_kind
-from funcgrad.xla_bridge.fastpath import prepend_constants
 from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
+from funcgrad.xla_bridge.programs import Compiled, cached, clear_cache
+from funcgrad.xla_bridge.programs import _cache as _programs
 from funcgrad.xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
 
 from funcgrad import kernel
@@ -138,47 +139,7 @@ if hooks.device_to_numpy is None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Compiled programs (NOTE: [compiled jit cache])
-
-
-class Compiled:
-    """A jaxpr compiled for one device.
-
-    ``call(buffers)`` runs the executable on the jaxpr's argument buffers (hoisted constants are
-    prepended); ``in_avals`` are the jaxpr's input avals; ``out_weak`` the outputs' weak types.
-    """
-
-    __slots__ = (
-        "closed",
-        "executable",
-        "const_buffers",
-        "in_avals",
-        "in_xla_avals",
-        "out_weak",
-        "donate_argnums",
-        "text",
-        "device",
-        "call",
-    )
-
-    def __init__(self, closed, lowered, executable, const_buffers, device):
-        self.closed = closed
-        self.executable = executable
-        self.const_buffers = const_buffers
-        self.in_avals = closed.in_avals
-        self.in_xla_avals = lowered.in_avals[len(const_buffers) :]
-        self.out_weak = tuple(a.weak_type for a in closed.out_avals)
-        self.donate_argnums = lowered.donate_argnums
-        self.text = lowered.text
-        self.device = device
-        self.call = prepend_constants(executable.call, const_buffers)
-
-    def as_text(self) -> str:
-        return self.text
-
-
-_cache: dict = register_cache("xla_bridge.compiled_programs", {})  # NOTE: [caches have an owner]
-_CACHE_SIZE = 1024
+# The one-device builder of compiled programs (NOTE: [compiled jit cache])
 
 
 def compiled(
@@ -186,6 +147,7 @@ def compiled(
 ) -> Compiled:
     """The ``Compiled`` program of ``closed`` on ``device`` (default: the default device);
     ``compiler_options``: XLA's options by name (``runtime.compile``'s), part of the cache key.
+    The one-device builder of ``programs.cached`` (NOTE: [one compiled program]).
 
     >>> import funcgrad
     >>> cj = funcgrad.make_jaxpr(lambda x: x * 2.0)(np.ones(2))
@@ -199,30 +161,28 @@ def compiled(
     donated = tuple(donated_invars) if donated_invars is not None and any(donated_invars) else None
     options = tuple(sorted(compiler_options.items())) if compiler_options else ()
     key = (id(closed), device, donated, *options)
-    hit = _cache.get(key)
+    hit = _programs.get(key)
     if hit is not None and hit.closed is closed:
-        return hit
-    lowered = lower_jaxpr(closed, name, donated, platform=rt.normalize_platform(device.platform))
-    exe = rt.compile(
-        lowered.text,
-        lowered.in_avals,
-        lowered.out_avals,
-        device=device,
-        donate_argnums=lowered.donate_argnums,
-        host_callbacks=lowered.host_callbacks,
-        compiler_options=compiler_options,
-    )
-    const_buffers = [rt.device_put(c, device) for c in lowered.const_args]
-    entry = Compiled(closed, lowered, exe, const_buffers, device)
-    if len(_cache) >= _CACHE_SIZE:
-        _cache.pop(next(iter(_cache)))  # oldest first
-    _cache[key] = entry
-    return entry
+        return hit  # (the hit of programs.cached, inlined: every staged call asks)
 
+    def build():
+        lowered = lower_jaxpr(closed, name, donated, platform=rt.normalize_platform(device.platform))
+        exe = rt.compile(
+            lowered.text,
+            lowered.in_avals,
+            lowered.out_avals,
+            device=device,
+            donate_argnums=lowered.donate_argnums,
+            host_callbacks=lowered.host_callbacks,
+            compiler_options=compiler_options,
+        )
+        const_buffers = [rt.device_put(c, device) for c in lowered.const_args]
+        return Compiled(
+            closed, exe, const_buffers, lowered.text, lowered.donate_argnums, device,
+            one_sharding=rt.sharding(device),
+        )  # fmt: skip
 
-def clear_cache() -> None:
-    """Forget compiled jaxprs (the runtime's executable cache is separate)."""
-    _cache.clear()
+    return cached(key, closed, build)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -234,6 +194,37 @@ _from_buffer = Array._from_buffer
 def from_buffers(buffers, weak) -> list:
     """Device buffers as ``Array`` objects holding only the buffer."""
     return [_from_buffer(b, w) for b, w in zip(buffers, weak)]
+
+
+# NOTE: [float0 results]
+# float0 (the tangent type of integers and bools) has no XLA type: a program computes it as bool
+# zeros (``emitter``). Where a compiled program's outputs become Python values (``run`` here,
+# ``spmd.run``, the native route's miss in ``dispatch``), an output whose aval is float0 is a NumPy
+# float0 array of its shape, as JAX's (its result handler of a float0 aval; such calls take no
+# C++ fast path there either, nor here). Eager ``jvp``/``grad`` make the same NumPy arrays.
+
+
+def float0_positions(out_avals) -> tuple:
+    """The positions of the float0 outputs among ``out_avals`` (NOTE: [float0 results]).
+
+    >>> from funcgrad.kernel.ir import ShapedArray
+    >>> float0_positions([ShapedArray((), np.float32), ShapedArray((2,), _fdt.float0)])
+    (1,)
+    """
+    return tuple(i for i, a in enumerate(out_avals) if a.dtype == _fdt.float0)
+
+
+def with_float0(outs: list, positions, out_avals) -> list:
+    """``outs`` with each float0 output (``positions``) replaced by NumPy float0 zeros of its
+    shape (NOTE: [float0 results]).
+
+    >>> from funcgrad.kernel.ir import ShapedArray
+    >>> with_float0([True], (0,), [ShapedArray((2,), _fdt.float0)])[0].dtype == _fdt.float0
+    True
+    """
+    for i in positions:
+        outs[i] = np.zeros(out_avals[i].shape, _fdt.float0)
+    return outs
 
 
 def to_buffer(x, aval, device, name="argument"):
@@ -331,15 +322,21 @@ forget_donated = consume_donated  # the earlier name
 
 
 def run(c: Compiled, args, donated_invars=None, names=None, committed=False) -> list:
-    """Run ``c`` eagerly on ``args`` (Arrays, NumPy arrays, scalars): each argument is checked and
-    moved to ``c``'s device, donated host copies are forgotten, the outputs are device Arrays,
-    committed to the device with ``committed`` (NOTE: [committed arrays])."""
-    device = c.device
+    """Run ``c`` eagerly on ``args`` (Arrays, NumPy arrays, scalars), wherever it was compiled
+    (NOTE: [one compiled program]): each argument is checked and moved to ``c``'s device or laid
+    out as its sharding there, donated host copies are forgotten, the outputs are device Arrays;
+    on one device committed with ``committed`` (NOTE: [committed arrays])."""
     if names is None:
         names = [f"argument {i}" for i in range(len(args))]
-    bufs = [to_buffer(a, av, device, n) for a, av, n in zip(args, c.in_avals, names)]
+    shardings = c.in_shardings
+    if shardings is None:
+        device = c.device
+        bufs = [to_buffer(a, av, device, n) for a, av, n in zip(args, c.in_avals, names)]
+    else:
+        put = spmd().to_sharded_buffer
+        bufs = [put(a, s, av, n) for a, s, av, n in zip(args, shardings, c.in_avals, names)]
     outs = c.call(bufs)
-    if committed:
+    if committed and shardings is None:
         outs = committed_results(outs, args)
     if c.donate_argnums:
         consume_donated(args, bufs, donated_invars)
@@ -379,7 +376,8 @@ def jit_call(*args, jaxpr, name, donated_invars, device=None, in_shardings=None,
     except IncompatibleDevices as e:
         raise e.worded() from None
     if needs_spmd(jaxpr, args, in_shardings, out_shardings):
-        return spmd().call(jaxpr, args, name, donated_invars, in_shardings, out_shardings)
+        c = spmd().prepare(jaxpr, args, name, donated_invars, in_shardings, out_shardings)
+        return run(c, args, donated_invars)
     if device is None and committed is not None:
         device = committed[0]  # (computation follows committed data)
     c = compiled(jaxpr, name, donated_invars, device)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from funcgrad.primitives.sharding import meshes_in, shard_map_p
 from funcgrad.xla_bridge import reshard, sharded
-from funcgrad.xla_bridge.execute import consume_donated
+from funcgrad.xla_bridge.execute import consume_donated, float0_positions, with_float0
 from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
 from funcgrad.xla_bridge.lowering import Placed, lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.meshes import SpmdLowering
@@ -36,19 +36,9 @@ from funcgrad.xla_bridge.transfers import deleted_buffer_error
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.array import Array
-from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import Var
 
-__all__ = [
-    "SpmdCompiled",
-    "call",
-    "compiled",
-    "plan",
-    "prepare",
-    "run",
-    "shard_arg",
-    "to_sharded_buffer",
-]
+__all__ = ["compiled", "plan", "prepare", "shard_arg", "to_sharded_buffer"]
 
 
 def _sharded_arg(x) -> bool:
@@ -118,37 +108,6 @@ def _shard_map_operands(closed) -> dict:
     return fed
 
 
-class SpmdCompiled:
-    """A jaxpr compiled for several devices: ``call(buffers)``, plus what ``run`` needs."""
-
-    __slots__ = (
-        "closed",
-        "executable",
-        "const_buffers",
-        "in_avals",
-        "in_shardings",
-        "out_weak",
-        "text",
-        "call",
-    )
-
-    def __init__(self, closed, executable, const_buffers, in_shardings, text):
-        self.closed = closed
-        self.executable = executable
-        self.const_buffers = const_buffers
-        self.in_avals = closed.in_avals
-        self.in_shardings = tuple(in_shardings)
-        self.out_weak = tuple(a.weak_type for a in closed.out_avals)
-        self.text = text
-        self.call = prepend_constants(executable.call, const_buffers)
-
-    def as_text(self) -> str:
-        return self.text
-
-
-_cache: dict = register_cache("xla_bridge.spmd_programs", {})  # NOTE: [caches have an owner]
-
-
 def _spec_of(s, mesh, ndim):
     """``(mesh, spec)`` or the HloSharding text of a sharding, for the module text."""
     if s._fg_hlo.is_replicated() and mesh is not None:
@@ -194,18 +153,18 @@ def _unreduced_spec(spec, aval):
     return (*spec, unreduced)
 
 
-def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=None) -> SpmdCompiled:
-    """The program of ``closed`` for ``devices`` with these shardings (cached)."""
+def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=None) -> Compiled:
+    """The program of ``closed`` for ``devices`` with these shardings: the SPMD builder of
+    ``programs.cached`` (NOTE: [one compiled program])."""
     out_shardings = tuple(out_shardings) if out_shardings is not None else (None,) * len(closed.out_avals)
     donated_t = tuple(donated) if donated is not None and any(donated) else None
     key = (id(closed), tuple(devices), tuple(map(id, in_shardings)), tuple(map(id, out_shardings)), donated_t)
-    hit = _cache.get(key)
-    if (
-        hit is not None
-        and hit.closed is closed
-        and all(a is b for a, b in zip(hit.in_shardings, in_shardings))
-    ):
-        return hit
+    return cached(
+        key, closed, lambda: _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings), in_shardings
+    )
+
+
+def _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings) -> Compiled:
     spmd = SpmdLowering([d.id for d in devices], mesh)
     arg_specs = [
         _in_memory(_unreduced_spec(_spec_of(s, mesh, a.ndim), a), s)
@@ -243,11 +202,7 @@ def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=N
             if typed is not None and any(typed[1]):
                 exe.replace_out_sharding(j, sharded.named_sharding(mesh, typed[1]))
     consts = [sharded.put(np.asarray(c, xla_dtype(c.dtype)), const_sharding) for c in lowered.const_args]
-    entry = SpmdCompiled(closed, exe, consts, in_shardings, lowered.text)
-    if len(_cache) > 512:
-        _cache.pop(next(iter(_cache)))
-    _cache[key] = entry
-    return entry
+    return Compiled(closed, exe, consts, lowered.text, lowered.donate_argnums, in_shardings=in_shardings)
 
 
 def to_sharded_buffer(x, s, aval, name: str = "argument"):
@@ -289,39 +244,11 @@ def _check_aval(got, want, name):
         )
 
 
-def run(c: SpmdCompiled, args, donated=None) -> list:
-    """Run ``c`` on ``args``: each moved to its sharding, outputs as sharded Arrays."""
-    bufs = [
-        to_sharded_buffer(a, s, av, f"argument {i}")
-        for i, (a, s, av) in enumerate(zip(args, c.in_shardings, c.in_avals))
-    ]
-    outs = c.call(bufs)
-    if donated is not None and any(donated):
-        consume_donated(args, bufs, donated)  # NOTE: [donated arrays]
-    return [Array._from_buffer(b, w) for b, w in zip(outs, c.out_weak)]
-
-
-def prepare(closed, args, name, donated=None, in_shardings=None, out_shardings=None) -> SpmdCompiled:
-    """The compiled program (cached) of a call of ``closed`` on ``args`` over several devices."""
+def prepare(closed, args, name, donated=None, in_shardings=None, out_shardings=None) -> Compiled:
+    """The compiled program (cached) of a call of ``closed`` on ``args`` over several devices;
+    ``execute.run`` runs it (NOTE: [one compiled program])."""
     devices, mesh, resolved = plan(closed, args, in_shardings, out_shardings)
     return compiled(closed, name, donated, devices, mesh, resolved, out_shardings)
-
-
-def call(closed, args, name, donated=None, in_shardings=None, out_shardings=None) -> list:
-    """Plan, compile (cached) and run a call of ``closed`` on ``args`` over several devices."""
-    return run(prepare(closed, args, name, donated, in_shardings, out_shardings), args, donated)
-
-
-def fastpath_data(c, outputs, n_args: int):
-    """``fastpath_data`` (as in ``dispatch``) of a program over several devices (an
-    ``SpmdCompiled``): jaxlib's C++ fast path compares each argument's sharding with the
-    program's and runs it, as for JAX."""
-    exe = c.executable
-    if len(exe.in_shardings) != len(c.const_buffers) + n_args:
-        return None
-    return fastpath_record(
-        exe._loaded, outputs, exe.in_shardings, exe.out_shardings, exe.out_avals, c.const_buffers
-    )
 
 
 def shard_arg(x, s):
