@@ -288,7 +288,8 @@ DOCUMENTED: list[Divergence] = [
         "float64 (jax: float32), int32 with complex64 gives complex128 (jax: complex64), `convolve` and "
         "`correlate` of integers stay integers (jax: float32), `cumsum`/`cumprod` (and their nan and "
         "`cumulative_prod` forms) of 8- and 16-bit integers accumulate in the default integer (jax: the "
-        "input's dtype, wrapping). The values agree to the precision of the "
+        "input's dtype, wrapping), and so do `add.accumulate`/`multiply.accumulate` of 8- to 32-bit "
+        "integers (jax: the input's dtype). The values agree to the precision of the "
         "narrower type (or overflow in it); a strict function downstream (`lax`'s equal dtypes, the "
         "bitwise functions' integers) may then refuse the NumPy dtype where it accepts jax's. In JAX's "
         "default 32-bit mode (the `funcgrad.as_jax` alias's) funcgrad follows JAX's rules instead.",
