@@ -46,6 +46,18 @@ def canonicalize(leaves) -> list:
     ]  # (the default dtypes of the x64 mode, NOTE: [x64 mode])
 
 
+def canonical_numpy(leaves) -> list:
+    """``leaves`` with each 64-bit NumPy value converted to 32 bits when x64 is off (NOTE: [x64
+    mode]); anything else as it is. JAX's ``vjp`` and ``grad`` hand such values on canonical (a
+    custom rule's primal, an output that is an input, are float32), its ``jvp`` and ``linearize``
+    as the caller gave them.
+
+    >>> canonical_numpy([np.float32(1.0), 2.0])
+    [np.float32(1.0), 2.0]
+    """
+    return [_dt.canonical_value(x) for x in leaves]
+
+
 def wraps(fun: Callable):
     """``functools.wraps`` that copies what it can: a callable object whose ``__name__`` or
     ``__doc__`` is not a string (an equinox Module instance) is still wrapped, as JAX's

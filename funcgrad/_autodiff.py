@@ -25,6 +25,7 @@ from funcgrad import tree_util as _public_tree_util
 from funcgrad._api_util import (
     abstractify,
     arg_paths,
+    canonical_numpy,
     canonicalize,
     check_array_leaves,
     check_input_dtypes,
@@ -166,6 +167,8 @@ def _linearized(name: str, fun: Callable, primals: tuple, has_aux: bool):
     tree, flat outputs, linear function, the flat function's store, outputs, aux)``."""
     flat_p, in_tree = tu.tree_flatten(primals)
     check_array_leaves(name, flat_p, lambda: arg_paths(primals))
+    if name == "vjp":  # (NOTE: [x64 mode]: JAX's vjp hands on float32 for float64 NumPy values)
+        flat_p = canonical_numpy(flat_p)
     raw_p, flat_p = flat_p, canonicalize(flat_p)
     flat, store = flat_fun(fun, in_tree, has_aux, transform=name)
     with ad.given_primals(flat_p, raw_p):  # NOTE: [primals as the caller gave them]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from funcgrad._api_util import canonicalize, flat_fun, split_aux, to_public, unit_cotangent
+from funcgrad._api_util import canonical_numpy, canonicalize, flat_fun, split_aux, to_public, unit_cotangent
 from funcgrad.kernel import ad, core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -42,7 +42,7 @@ def recorded_value_and_grad(f: Callable, dyn: list, has_aux: bool, with_value: b
     if not recording_applies():
         return None
     flat_p, in_tree = tu.tree_flatten(tuple(dyn))
-    flat_p = canonicalize(flat_p)
+    flat_p = canonicalize(canonical_numpy(flat_p))  # (as vjp's, NOTE: [x64 mode])
     for p in flat_p:
         if not _dt.is_float(core.dtype_of(p)):
             return None
