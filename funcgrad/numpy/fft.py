@@ -159,7 +159,13 @@ def _fft_core(name: str, fft_type: FftType, a, s, axes, norm):
     if s is None:
         lengths = [shape[ax] for ax in trailing]
         if fft_type == FftType.IRFFT:
-            lengths[-1] = 2 * (lengths[-1] - 1)
+            lengths[-1] = max(0, 2 * (lengths[-1] - 1))
+        if 0 in lengths and fft_type != FftType.RFFT:
+            # An empty transform is an empty result, as JAX's (XLA's zero-length fft); RFFT's
+            # n // 2 + 1 bins of n = 0 points are refused below, as JAX cannot lower them either.
+            dtype = _dt.real_dtype(aval(x).dtype) if fft_type == FftType.IRFFT else aval(x).dtype
+            out = constant(0, dtype, (*shape[: ndim - len(axes)], *lengths))
+            return moveaxis(out, trailing, axes)
     else:
         lengths = list(s)
         for ax, n in zip(trailing, s):

@@ -262,3 +262,25 @@ def test_transforms_of_a_0d_array_are_jax_s():
             assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type), (name, x)
             staged = jax.jit(getattr(jnp.fft, name))(x)
             assert funcgrad.jit(getattr(fnp.fft, name))(x).dtype == staged.dtype
+
+
+def test_transforms_of_empty_axes_are_empty_as_jax_s():
+    # (JAX's fft_test testFftEmpty) a transform over a zero-length axis is an empty result, eagerly
+    # and under jit, vmap and grad (funcgrad raised "invalid number of data points"); irfft of one
+    # bin has 2 * (1 - 1) = 0 outputs. rfft of no points stays an error (jax cannot lower it).
+    cases = [
+        ("fft", np.zeros(0, np.complex64), {}),
+        ("ifft", np.zeros(0, np.complex64), {"norm": "ortho"}),
+        ("irfft", np.zeros(1, np.complex64), {}),
+        ("hfft", np.zeros(0, np.complex64), {}),
+        ("fftn", np.zeros((2, 0, 3), np.complex64), {"axes": (1, 0), "norm": "forward"}),
+        ("irfft2", np.zeros((3, 0), np.complex64), {}),
+    ]
+    for name, x, kw in cases:
+        want = getattr(jnp.fft, name)(x, **kw)
+        f = lambda a, name=name, kw=kw: getattr(fnp.fft, name)(a, **kw)  # noqa: E731
+        for got in (f(x), funcgrad.jit(f)(x), funcgrad.vmap(f)(x[None])[0]):
+            assert (got.shape, got.dtype) == (want.shape, want.dtype), name
+        assert funcgrad.grad(lambda a, f=f: f(a).real.sum())(x.real).shape == x.shape
+    with pytest.raises(ValueError, match="invalid number of data points"):
+        fnp.fft.rfft(np.zeros(0, np.float32))
