@@ -464,11 +464,12 @@ def _take_diagonals(x, labels: str):
             seen[label] = pos
         if pair is None:
             return x, labels
+        # (as jax's: the mask is (n_i, n_j) and the first axis is summed, so a repeated label of a
+        # size-1 and a size-n axis, which broadcasting lets through, gives n entries, not an error)
         i, j = pair
-        n = x.shape[i]
-        mask = st.broadcast_in_dim(diagonal_mask(n, n, 0), x.shape, (i, j))
-        x = red.reduce_sum(select(mask, x, constant(0, x.dtype)), (j,))
-        labels = labels[:j] + labels[j + 1 :]
+        mask = st.broadcast_in_dim(diagonal_mask(x.shape[i], x.shape[j], 0), x.shape, (i, j))
+        x = red.reduce_sum(select(mask, x, constant(0, x.dtype)), (i,))
+        labels = labels[:i] + labels[i + 1 :]
 
 
 def _sum_labels(x, labels: str, keep: str):

@@ -39,3 +39,19 @@ def test_einsum_refuses_a_path_contracting_three_operands_at_once_as_jax():
     ops = (np.ones((2, 3)), np.ones((2, 4)), np.ones((2, 5)))
     with pytest.raises(NotImplementedError, match="simultaneous contraction of 3 or more operands"):
         fnp.einsum("ij,ik,il->jkl", *ops, optimize=[(0, 1, 2)])
+
+
+@pytest.mark.parametrize("shape", [(2, 1), (1, 2), (0, 1), (2, 2)])
+def test_einsum_repeated_label_of_unequal_sizes_as_jax(shape):
+    # (found by the differential fuzzer) 'ii->i' of a (2, 1) operand: size-1 broadcasting lets the
+    # label through, and jax masks the (n_i, n_j) planes and sums the first axis -- its value and its
+    # vjp (funcgrad raised in both before)
+    jax = pytest.importorskip("jax")
+    x = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+    theirs, their_vjp = jax.vjp(lambda a: jax.numpy.einsum("ii->i", a), x)
+    ours, our_vjp = funcgrad.vjp(lambda a: fnp.einsum("ii->i", a), x)
+    np.testing.assert_array_equal(ours, theirs)
+    ct = np.arange(2.0, 2.0 + theirs.size)
+    np.testing.assert_array_equal(our_vjp(ct)[0], their_vjp(ct)[0])
+    jitted = funcgrad.jit(lambda a: fnp.einsum("ii->i", a))(x)
+    np.testing.assert_array_equal(jitted, theirs)
