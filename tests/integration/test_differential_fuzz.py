@@ -47,10 +47,10 @@ OPEN_BUGS: dict[str, str] = {}
 OPEN_WEAK_TYPES: dict[str, str] = {}
 
 ALL_OPS = ops.SURFACE + ops.op_db_ops()
-# (ops_more's and ops_edges' tables run in the long run only: the CI budget's cases stay those it
-# drew before, so the suite gets no slower; session 7 measured fuzz_ci at 6 min wall with
+# (ops_more's, ops_edges' and ops_struct's tables run in the long run only: the CI budget's cases stay
+# those it drew before, so the suite gets no slower; session 7 measured fuzz_ci at 6 min wall with
 # ops_more's, load ~3)
-_LONG_RUN_ONLY = {op.name for op in ops.MORE + ops.EDGES}
+_LONG_RUN_ONLY = {op.name for op in ops.MORE + ops.EDGES + ops.STRUCT}
 CI_OPS = [op for op in ALL_OPS if op.name not in OPEN_BUGS and op.name not in _LONG_RUN_ONLY]
 CI_EXAMPLES = 250
 CI_X32_EXAMPLES = 100  # of CI_EXAMPLES, in JAX's default 32-bit mode

@@ -114,6 +114,8 @@ def _flatten(tree, leaves):
     """The structure of ``tree`` as a string, its leaves appended to ``leaves`` as NumPy arrays; a
     leaf is ``*``, or ``~`` where it is weakly typed (a Python scalar, or an array with
     ``weak_type``: weak types are compared too, as they decide later promotions)."""
+    if tree is None:  # (a None leaf of an output pytree: no leaf, in both libraries)
+        return "None"
     if isinstance(tree, (tuple, list)):
         return "(" + ",".join(_flatten(t, leaves) for t in tree) + ")"
     if isinstance(tree, dict):

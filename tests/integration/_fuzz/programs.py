@@ -194,6 +194,31 @@ def _custom_jvp(T, np, x):
     return g(x)
 
 
+import collections as _collections
+import numpy as _onp  # (NumPy scalars as arguments: ops_struct)
+
+_Pair = _collections.namedtuple("_Pair", "a b")
+
+
+def _custom_vjp_tree(T, np, d, k):
+    # A custom_vjp over a pytree (a dict holding a tuple with a None leaf) with a non-differentiable
+    # argument; the backward rule is not the derivative (it adds k * a to a's cotangent).
+    def g(k, d):
+        return np.sin(d["a"]) * d["b"][0] * k
+
+    g = T.custom_vjp(g, nondiff_argnums=(0,))
+
+    def fwd(k, d):
+        return g(k, d), d
+
+    def bwd(k, d, ct):
+        da = ct * np.cos(d["a"]) * d["b"][0] * k + k * d["a"]
+        return ({"a": da, "b": (ct * np.sin(d["a"]) * k, None)},)
+
+    g.defvjp(fwd, bwd)
+    return g(k, d)
+
+
 def _custom_vjp(T, np, x):
     # A backward rule with residuals that differs from the derivative (exp(a) + a / 2 for exp(a) - 1).
     @T.custom_vjp
@@ -303,6 +328,17 @@ def _dtype_src(dtype) -> str:
     return "jax.numpy.bfloat16" if dtype == _BF16 else f"'{dtype}'"
 
 
+# The program's output as a pytree (the long run draws these: the stack's transformations map over
+# the leaves, a None leaf is no leaf): its last value and its first.
+OUT_STRUCTS = {
+    "": "{last}",
+    "dict": "{{'out': {last}, 'first': v0, 'none': None}}",
+    "tuple": "({last}, (v0, None))",
+    "namedtuple": "_Pair({last}, v0)",
+    "list": "[{last}]",
+}
+
+
 @dataclasses.dataclass
 class Case:
     inputs: list  # numpy arrays, with the batch axes of the stack's vmaps
@@ -312,12 +348,14 @@ class Case:
     mixes_dtypes: bool = False  # an integer/bool value or operands of different dtypes meet somewhere
     x64: bool = X64  # the mode both sides run in
     operand_dtypes: tuple = ()  # per step, the names of its operands' dtypes (as drawn)
+    out_struct: str = ""  # the program's output pytree (OUT_STRUCTS; "" a single array)
 
     def build_source(self) -> str:
         args = ", ".join(f"x{i}" for i in range(len(self.inputs)))
         lines = ["def build(T, np, lax, nn, special):", f"    def f({args}):"]
         lines += [f"        v{k} = {expr}" for k, (_, expr) in enumerate(self.steps)]
-        lines.append(f"        return v{len(self.steps) - 1}")
+        last = f"v{len(self.steps) - 1}"
+        lines.append(f"        return {OUT_STRUCTS[self.out_struct].format(last=last)}")
         for kind, arg in reversed(self.stack):
             if kind == "jit":
                 lines.append("    f = T.jit(f)")
@@ -565,6 +603,7 @@ def cases(draw, ops, max_steps=6, x64=None, long_run=False):
         assume(False)
     inputs = [draw(arrays(tuple(s), d, specials)) for s, d in zip(full_shapes, dtypes)]
     operand_dtypes = tuple(tuple(str(d) for d in ds) for _, ds, _ in used)
+    out_struct = draw(st.sampled_from(["", "", ""] + list(OUT_STRUCTS)[1:])) if long_run else ""
     return Case(
         inputs,
         steps,
@@ -573,4 +612,5 @@ def cases(draw, ops, max_steps=6, x64=None, long_run=False):
         mixes,
         x64,
         operand_dtypes,
+        out_struct,
     )
