@@ -259,19 +259,44 @@ def _qdwh_coefficients(eps: float, max_iterations: int):
     return coefs
 
 
-def _halley_step(u, a, b, c):
-    """One QDWH step: QR-based when ``c`` is large (stable), Cholesky-based otherwise (cheaper)."""
+def _masked(x, rows, cols, other=0.0):
+    """``x`` outside its leading ``rows x cols`` block replaced by ``other`` (qdwh's
+    ``dynamic_shape``: a matrix padded to its static shape; a ``where``, so NaN padding goes too).
+    ``rows``/``cols`` may be traced; ``None`` keeps that whole dimension."""
+    if rows is None and cols is None:
+        return x
+    r, c = x.shape
+    keep = fnp.ones((r, c), bool)
+    if rows is not None:
+        keep = keep & (fnp.arange(r)[:, None] < rows)
+    if cols is not None:
+        keep = keep & (fnp.arange(c)[None, :] < cols)
+    return fnp.where(keep, x, other)
+
+
+def _halley_step(u, a, b, c, rows=None, cols=None):
+    """One QDWH step: QR-based when ``c`` is large (stable), Cholesky-based otherwise (cheaper).
+    ``rows``/``cols``: the true shape of a padded ``u`` (``dynamic_shape``), as JAX's."""
+    from funcgrad import lax  # noqa: PLC0415 - funcgrad.lax imports this module
+
     # Python floats: weak scalars against u, so a complex64 u stays complex64 (NumPy float64
     # coefficients were strong: refused under strict promotion, float64 in 64-bit mode)
     a, b, c = float(a), float(b), float(c)
-    n = u.shape[-1]
+    m, n = u.shape
     eye = fnp.eye(n, dtype=u.dtype)
     e = b / c
     if c > 100:
-        q, _ = la.qr(fnp.concatenate([c**0.5 * u, eye], axis=0), full_matrices=False)
-        q1, q2 = q[: u.shape[0]], q[u.shape[0] :]
+        if rows is None:
+            y = fnp.concatenate([c**0.5 * u, eye], axis=0)
+        else:  # the identity right below the true rows
+            y = fnp.concatenate([c**0.5 * u, fnp.zeros_like(eye)], axis=0)
+            y = lax.dynamic_update_slice_in_dim(y, eye, rows, 0)
+        q, _ = la.qr(y, full_matrices=False)
+        q1 = _masked(q[:m], rows, cols)
+        q2 = q[m:] if rows is None else _masked(lax.dynamic_slice_in_dim(q, rows, n, 0), cols, cols)
         return e * u + (a - e) / c**0.5 * fnp.matmul(q1, mx.H(q2))
-    y = la.cholesky(c * fnp.matmul(mx.H(u), u) + eye)
+    # (the padded corner of the Gram matrix is the identity: Cholesky of a PSD matrix)
+    y = la.cholesky(_masked(c * fnp.matmul(mx.H(u), u) + eye, cols, cols, eye))
     z = la.triangular_solve(y, mx.T(u), left_side=True, lower=True, conjugate_a=True)
     z = mx.H(
         la.triangular_solve(y, mx.conj(z), left_side=True, lower=True, transpose_a=True, conjugate_a=True)
@@ -284,18 +309,22 @@ def qdwh(x, *, is_hermitian: bool = False, max_iterations=None, eps=None, dynami
     weighted Halley iteration (Nakatsukasa, Bai and Gygi), as ``jax.lax.linalg.qdwh``:
     ``(u, h, num_iters, is_converged)`` with ``u`` orthonormal and ``h`` Hermitian positive
     semi-definite. ``is_hermitian`` is accepted for JAX compatibility (the iteration is the same).
+    ``dynamic_shape=(m, n)``: ``x`` is its leading ``m x n`` block padded to its shape (the padding
+    is ignored, even NaN; ``m``/``n`` may be traced); ``u`` and ``h`` are that block's, padded.
 
     >>> u, h, k, ok = qdwh(np.array([[2.0, 0.0], [0.0, -3.0]]))
     >>> np.round(np.asarray(u), 8).tolist(), np.round(np.asarray(h), 8).tolist(), bool(ok)
     ([[1.0, 0.0], [0.0, -1.0]], [[2.0, 0.0], [0.0, 3.0]], True)
     """
-    if dynamic_shape is not None:
-        raise ValueError("qdwh: dynamic_shape is not supported (shapes are static)")
     x = _la.matrices(x, "qdwh", "x")
     if x.ndim != 2 or x.shape[0] < x.shape[1]:
         raise ValueError(
             f"qdwh: x must be a matrix with at least as many rows as columns, got shape {x.shape}"
         )
+    rows = cols = None
+    if dynamic_shape is not None:  # x is its leading (rows, cols) block, padded (JAX's masks)
+        rows, cols = dynamic_shape
+        x = _masked(x, rows, cols)
     rdt = mx.real_dtype(x.dtype)
     eps = float(np.finfo(rdt).eps) if eps is None else float(eps)
     max_iterations = 10 if max_iterations is None else int(max_iterations)
@@ -309,7 +338,7 @@ def qdwh(x, *, is_hermitian: bool = False, max_iterations=None, eps=None, dynami
     coefs = _qdwh_coefficients(eps, max_iterations)
     converged = fnp.asarray(False)
     for i, (a, b, c) in enumerate(coefs):
-        new = _halley_step(u, a, b, c)
+        new = _halley_step(u, a, b, c, rows, cols)
         if i == len(coefs) - 1:
             converged = fnp.linalg.norm(new - u) <= tol_norm
         u = new
@@ -320,7 +349,7 @@ def qdwh(x, *, is_hermitian: bool = False, max_iterations=None, eps=None, dynami
 
     def halley(state):
         k, v, _ = state
-        new = _halley_step(v, 3.0, 1.0, 3.0)
+        new = _halley_step(v, 3.0, 1.0, 3.0, rows, cols)
         return k + 1, new, fnp.linalg.norm(new - v) <= tol_norm
 
     iters, u, converged = while_loop(keep_going, halley, (np.int32(len(coefs)), u, converged))

@@ -190,3 +190,21 @@ def test_qdwh_of_a_tiny_matrix_is_exact_not_nan(jl):
     np.testing.assert_array_equal(u, ju)
     np.testing.assert_array_equal(h, jh)
     assert np.asarray(u)[0, 0] == 1 and np.asarray(h)[0, 0] == tiny
+
+
+def test_qdwh_dynamic_shape_ignores_the_padding_as_jax(jl):
+    # (JAX's qdwh_test testQdwhWithDynamicShape/testQdwhJitCompatibility) dynamic_shape=(m, n):
+    # x is its leading m x n block padded (with NaN there), eagerly, under jit and with traced
+    # m, n; funcgrad refused the argument. QR steps (c > 100) and Cholesky steps both run.
+    a = RNG.uniform(size=(6, 4)) + 1j * RNG.uniform(size=(6, 4))
+    padded = np.pad(a, [(0, 2), (0, 3)], constant_values=np.nan)
+    want = jl.qdwh(padded, dynamic_shape=(6, 4))
+    for got in (
+        fl.qdwh(padded, dynamic_shape=(6, 4)),
+        funcgrad.jit(lambda x, m, n: fl.qdwh(x, dynamic_shape=(m, n)))(padded, 6, 4),
+    ):
+        np.testing.assert_allclose(got[0], want[0], atol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], atol=1e-12)
+        assert int(got[2]) == int(want[2]) and bool(got[3])
+    u, h = np.asarray(got[0]), np.asarray(got[1])
+    np.testing.assert_allclose(u[:6, :4] @ h[:4, :4], a, atol=1e-12)
