@@ -23,7 +23,7 @@ from funcgrad._shardings import Mesh, NamedSharding, PartitionSpec, sharding_lea
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.xla_bridge.dispatch import Staged
-from funcgrad.xla_bridge.execute import Compiled, compiled, run
+from funcgrad.xla_bridge.execute import compiled, run
 from funcgrad.xla_bridge.lowering import lower_jaxpr
 from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
 
@@ -340,8 +340,7 @@ class CompiledCall:
             )
         names = [f"argument {n}" for n in f._arg_names(static_key, dyn_args, dyn_kwargs)]
         donated = f._donated(0, len(flat), static_key, args, dyn_kwargs)
-        if not isinstance(self._compiled, Compiled):  # a program over several devices
-            return tu.tree_unflatten(self._staged.out_tree, spmd().run(self._compiled, flat, donated))
+        # (on one device or several: NOTE: [one compiled program] in xla_bridge/programs.py)
         return tu.tree_unflatten(self._staged.out_tree, run(self._compiled, flat, donated, names))
 
     def as_text(self) -> str:

@@ -26,9 +26,10 @@ primitive catalog (``primitives.call``: the ``jit`` call primitive), its sibling
 #                                                               then one of the three rows below
 #     transform   the current trace is not the eager one, or      ``jit_p.bind``: the transformation
 #                 the jaxpr closes over its tracers               sees one call (grad(jit(f)), vmap)
-#     spmd        the program or an argument spans several        ``spmd().call`` (NOTE: [SPMD call
-#                 devices                                         route])
+#     spmd        the program or an argument spans several        ``spmd().prepare`` + ``run`` (NOTE:
+#                 devices                                         [SPMD call route])
 #     compiled    one device                                      ``execute.compiled`` + ``run``
+#   (both rows make one kind of program and run it the same way: NOTE: [one compiled program])
 #
 # The arguments are split into static and dynamic ones by one function, ``Dispatcher._split``:
 # the trace cache's key and the native dispatcher's key are built from its result. The native
@@ -53,17 +54,8 @@ from typing import NamedTuple
 import numpy as np
 from funcgrad.primitives.call import jit_p
 from funcgrad.xla_bridge.committed import IncompatibleDevices, committed_devices, memory_kind
-from funcgrad.xla_bridge.execute import (
-    array_buffer,
-    committed_results,
-    compiled,
-    from_buffers,
-    run,
-    runtime,
-    to_buffer,
-    with_float0,
-)
-from funcgrad.xla_bridge.native import JAX_CONFIG, fastpath_data, make_native_dispatcher, waits_for_results
+from funcgrad.xla_bridge.execute import array_buffer, compiled, from_buffers, run, runtime
+from funcgrad.xla_bridge.native import JAX_CONFIG, make_native_dispatcher, waits_for_results
 from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
 
 from funcgrad.kernel import core
@@ -397,36 +389,32 @@ class Dispatcher(_HotCall):
             return {-1: _Finished(self._call(_merge(statics, dyn), kwargs))}, None
         if staged.hoisted:
             raise RuntimeError(f"jit({self._name}): an eager call captured tracers (internal error)")
-        if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
-            sp = spmd()
-            c = sp.prepare(staged.closed, flat, self._name, None, staged.in_shardings, staged.out_shardings)
-            outs = sp.run(c, flat)
-            if c.float0_outs:  # NOTE: [float0 results]: NumPy values, no fast path
-                return {-1: _Finished(staged.out_tree.unflatten(outs))}, None
-            bufs = [o._buffer for o in outs]
-            fast = sp.fastpath_data
-        else:
-            device = self._device if self._device is not None or committed is None else committed[0]
-            c = compiled(staged.closed, self._name, None, device)
-            bufs = c.call(
-                [to_buffer(x, a, c.device, f"argument {i}") for i, (x, a) in enumerate(zip(flat, c.in_avals))]
-            )
-            if committed is not None or self._device is not None:
-                kind = memory_kind(flat)
-                bufs = committed_results(bufs, flat)
-                fast = _committed_fastpath_data if kind is None else None
-            else:
-                fast = fastpath_data
-            if c.float0_outs:  # NOTE: [float0 results]: NumPy values, no fast path
-                outs = with_float0(from_buffers(bufs, c.out_weak), c.float0_outs, c.closed.out_avals)
-                return {-1: _Finished(staged.out_tree.unflatten(outs))}, None
+        c, commit = self._program(staged, flat, None, committed)
+        outs = run(c, flat, committed=commit)
+        if c.float0_outs:  # NOTE: [float0 results]: NumPy values, no fast path
+            return {-1: _Finished(staged.out_tree.unflatten(outs))}, None
+        bufs = [o._buffer for o in outs]
         if staged.single:
             res = bufs[0]
         else:
             res = {len(self._native_meta): bufs}
             self._native_meta.append((staged.out_tree, c.out_weak))
-        # (no fast path for results moved to host memory: each call comes back here)
-        return res, None if fast is None else fast(c, res, len(leaves))
+        if commit and c.in_shardings is None and memory_kind(flat) is not None:
+            return res, None  # (no fast path for results moved to host memory: each call comes back here)
+        return res, c.fastpath_data(res, len(leaves), commit)
+
+    def _program(self, staged, flat, donated, committed):
+        """``(program, committed results)`` of an eager call: compiled for several devices (the
+        spmd row, whose results are laid out over them) or for one, the committed devices' or the
+        jitted function's (NOTE: [one compiled program], [committed arrays])."""
+        if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
+            c = spmd().prepare(
+                staged.closed, flat, self._name, donated, staged.in_shardings, staged.out_shardings
+            )
+            return c, True
+        device = self._device if self._device is not None or committed is None else committed[0]
+        c = compiled(staged.closed, self._name, donated, device)
+        return c, committed is not None or self._device is not None
 
     # -- the staged route: transform, spmd, compiled --------------------------------------------
 
@@ -437,15 +425,8 @@ class Dispatcher(_HotCall):
         """The staged route's three rows for a staged call and its flat dynamic arguments."""
         if type(_state.trace) is _EvalTrace and not staged.hoisted:
             committed = committed_devices(flat, self._name)  # NOTE: [committed arrays]
-            if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
-                outs = spmd().call(
-                    staged.closed, flat, self._name, donated, staged.in_shardings, staged.out_shardings
-                )
-                return staged.out_tree.unflatten(outs)
-            device = self._device if self._device is not None or committed is None else committed[0]
-            c = compiled(staged.closed, self._name, donated, device)
-            out = run(c, flat, donated, committed=committed is not None or self._device is not None)
-            return staged.out_tree.unflatten(out)
+            c, commit = self._program(staged, flat, donated, committed)
+            return staged.out_tree.unflatten(run(c, flat, donated, committed=commit))
         params = dict(jaxpr=staged.closed, name=self._name, donated_invars=donated)
         if self._device is not None:
             params["device"] = self._device
@@ -455,11 +436,6 @@ class Dispatcher(_HotCall):
             params["in_shardings"] = (None,) * n + tuple(ins)
             params["out_shardings"] = staged.out_shardings or (None,) * len(staged.closed.out_avals)
         return staged.out_tree.unflatten(jit_p.bind(*staged.hoisted, *flat, **params))
-
-
-def _committed_fastpath_data(c, outputs, n_args: int):
-    """``fastpath_data`` of a call whose results are committed (NOTE: [committed arrays])."""
-    return fastpath_data(c, outputs, n_args, committed=True)
 
 
 def _merge(static_key, dyn_args) -> tuple:

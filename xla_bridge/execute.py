@@ -198,20 +198,11 @@ def from_buffers(buffers, weak) -> list:
 
 # NOTE: [float0 results]
 # float0 (the tangent type of integers and bools) has no XLA type: a program computes it as bool
-# zeros (``emitter``). Where a compiled program's outputs become Python values (``run`` here,
-# ``spmd.run``, the native route's miss in ``dispatch``), an output whose aval is float0 is a NumPy
-# float0 array of its shape, as JAX's (its result handler of a float0 aval; such calls take no
-# C++ fast path there either, nor here). Eager ``jvp``/``grad`` make the same NumPy arrays.
-
-
-def float0_positions(out_avals) -> tuple:
-    """The positions of the float0 outputs among ``out_avals`` (NOTE: [float0 results]).
-
-    >>> from funcgrad.kernel.ir import ShapedArray
-    >>> float0_positions([ShapedArray((), np.float32), ShapedArray((2,), _fdt.float0)])
-    (1,)
-    """
-    return tuple(i for i, a in enumerate(out_avals) if a.dtype == _fdt.float0)
+# zeros (``emitter``). Where a compiled program's outputs become Python values (``run`` here, for
+# every placement, and the native route's miss in ``dispatch``), an output whose aval is float0
+# (``Compiled.float0_outs``) is a NumPy float0 array of its shape, as JAX's (its result handler of
+# a float0 aval; such calls take no C++ fast path there either, nor here). Eager ``jvp``/``grad``
+# make the same NumPy arrays.
 
 
 def with_float0(outs: list, positions, out_avals) -> list:
@@ -340,6 +331,8 @@ def run(c: Compiled, args, donated_invars=None, names=None, committed=False) -> 
         outs = committed_results(outs, args)
     if c.donate_argnums:
         consume_donated(args, bufs, donated_invars)
+    if c.float0_outs:
+        return with_float0(from_buffers(outs, c.out_weak), c.float0_outs, c.closed.out_avals)
     return from_buffers(outs, c.out_weak)
 
 

@@ -1,12 +1,12 @@
-"""jaxlib's C++ dispatcher driving funcgrad's executables: making one, the record it reads from a
-cache miss, and whether a call waits for its results.
+"""jaxlib's C++ dispatcher driving funcgrad's executables: making one (the record it reads from a
+cache miss is ``programs.Compiled.fastpath_data``), and whether a call waits for its results.
 
-Layer: xla_bridge. Imports ``execute`` (the runtime, on first use, and ``Compiled``),
-``fastpath`` and ``spmd_route``. Used by ``dispatch``'s native route (NOTE: [jitted call route]).
+Layer: xla_bridge. Imports ``execute`` (the runtime, on first use), ``spmd_route`` and the kernel's
+pytree registry. Used by ``dispatch``'s native route (NOTE: [jitted call route]).
 
 # NOTE: [native dispatch]
 # jaxlib's C++ ``pjit`` object is a dispatcher that does not depend on jax: given our executable,
-# shardings and avals (``fastpath_data``) it computes argument signatures, transfers NumPy
+# shardings and avals (``Compiled.fastpath_data``) it computes argument signatures, transfers NumPy
 # arguments (to the executable's device) and runs the executable in C++, calling back into
 # Python only on a cache miss. It reads three process-wide jaxlib states (x64, disable_jit,
 # post_hook), which we set to our own configs (x64 on) -- unless jax's config is loaded, which
@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import sys
 
-from funcgrad.xla_bridge.execute import Compiled, runtime
-from funcgrad.xla_bridge.fastpath import fastpath_record
+from funcgrad.xla_bridge.execute import runtime
 from funcgrad.xla_bridge.spmd_route import spmd
 
 from funcgrad.kernel.tree_util import registry as _registry
 
-__all__ = ["fastpath_data", "make_native_dispatcher", "native_dispatch_available", "waits_for_results"]
+__all__ = ["make_native_dispatcher", "native_dispatch_available", "waits_for_results"]
 
 JAX_CONFIG = "jax._src.config"
 
@@ -56,10 +55,10 @@ def _init_native():
 
 
 def make_native_dispatcher(name: str, cache_miss, capacity: int = 4096, statics: bool = True):
-    """A C++ dispatcher: ``d(treedef, statics, *leaves) -> outputs`` (see ``fastpath_data``).
+    """A C++ dispatcher: ``d(treedef, statics, *leaves) -> outputs`` (see ``Compiled.fastpath_data``).
 
     ``cache_miss(treedef, statics, *leaves)`` runs when the (treedef, statics, leaf signatures)
-    triple is new and returns ``(outputs, fastpath_data(...) or None)``; ``statics`` must be
+    triple is new and returns ``(outputs, Compiled.fastpath_data(...) or None)``; ``statics`` must be
     hashable (the static arguments of the jitted function, ``()`` when it has none). With
     ``statics=False`` the dispatcher is ``d(*leaves)`` and ``cache_miss(*leaves)``.
     """
@@ -80,27 +79,6 @@ def make_native_dispatcher(name: str, cache_miss, capacity: int = 4096, statics:
     key = (name, id(cache_miss))  # any hashable; each dispatcher has its own cache anyway
     cache = jx.PjitFunctionCache(capacity=capacity)
     return jx.pjit(name, None, miss, [0, 1] if statics else [], [], key, _registry, fallback, cache)
-
-
-def fastpath_data(compiled: Compiled, outputs, n_args: int, committed: bool = False):
-    """The data jaxlib's C++ fast path needs to run ``compiled`` for ``n_args`` leaves.
-
-    ``outputs`` is a pytree of the executable's output buffers in the form the dispatcher must
-    return (the C++ side rebuilds it around fresh outputs, natively for dicts/lists/leaves);
-    ``committed``: whether they are committed (NOTE: [committed arrays] in xla_bridge/committed.py).
-    """
-    sh = runtime().sharding(compiled.device)
-    n_in = len(compiled.const_buffers) + n_args
-    exe = compiled.executable
-    return fastpath_record(
-        exe._loaded,
-        outputs,
-        [sh] * n_in,
-        [sh] * len(exe.out_avals),
-        exe.out_avals,
-        compiled.const_buffers,
-        committed,
-    )
 
 
 def waits_for_results(device) -> bool:

@@ -1,8 +1,9 @@
-"""The route of a jitted call over several devices: plan, lower, compile and run an SPMD program.
+"""The route of a jitted call over several devices: plan, lower and compile an SPMD program (a
+``programs.Compiled`` that ``execute.run`` runs, as every compiled program).
 
 Layer: xla_bridge. May import the funcgrad kernel (``ir``, ``array``, ``core``), the primitive
-catalog (``primitives.sharding``: the meshes a jaxpr holds) and the siblings ``fastpath``,
-``lowering``, ``meshes``, ``reshard``, ``runtime`` and ``sharded`` (never ``dispatch``, which
+catalog (``primitives.sharding``: the meshes a jaxpr holds) and the siblings ``programs``,
+``lowering``, ``meshes``, ``reshard``, ``transfers`` and ``sharded`` (never ``dispatch``, which
 imports it on first use: it loads jaxlib). Never the surface: shardings arrive as
 ``sharded.MeshSharding`` objects (the surface's ``NamedSharding._bridge``), meshes as opaque
 values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
@@ -15,11 +16,11 @@ values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
 # sharding: the one requested, else the argument's own (a sharded Array on those devices), else
 # a whole copy on every device (as JAX treats uncommitted values). ``compiled`` lowers the jaxpr
 # with Shardy annotations (``sdy.sharding`` on @main's parameters and requested results) and
-# compiles it once per (jaxpr, shardings); the partitioner inserts the communication. ``run``
-# moves each argument to its sharding (on the devices when it is laid out otherwise there,
-# NOTE: [device-to-device resharding]; through the host from other devices) before the
-# executable's own checks (NOTE in xla_bridge/sharded.py: XLA would crash
-# on a buffer on the wrong device).
+# compiles it once per (jaxpr, shardings); the partitioner inserts the communication.
+# ``execute.run`` moves each argument to its sharding (``to_sharded_buffer``: on the devices when
+# it is laid out otherwise there, NOTE: [device-to-device resharding]; through the host from other
+# devices) before the executable's own checks (NOTE in xla_bridge/sharded.py: XLA would crash on
+# a buffer on the wrong device).
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ from __future__ import annotations
 import numpy as np
 from funcgrad.primitives.sharding import meshes_in, shard_map_p
 from funcgrad.xla_bridge import reshard, sharded
-from funcgrad.xla_bridge.execute import consume_donated, float0_positions, with_float0
-from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
 from funcgrad.xla_bridge.lowering import Placed, lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.meshes import SpmdLowering
+from funcgrad.xla_bridge.programs import Compiled, cached
 from funcgrad.xla_bridge.transfers import deleted_buffer_error
 
 from funcgrad.kernel import core
@@ -160,7 +160,10 @@ def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=N
     donated_t = tuple(donated) if donated is not None and any(donated) else None
     key = (id(closed), tuple(devices), tuple(map(id, in_shardings)), tuple(map(id, out_shardings)), donated_t)
     return cached(
-        key, closed, lambda: _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings), in_shardings
+        key,
+        closed,
+        lambda: _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings),
+        in_shardings,
     )
 
 

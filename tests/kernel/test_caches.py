@@ -44,7 +44,6 @@ KNOWN = {
     "xla_bridge.compiled_programs",
     "xla_bridge.single_programs",
     "xla_bridge.executables",
-    "xla_bridge.spmd_programs",
     "xla_bridge.spmd_executables",
 }
 

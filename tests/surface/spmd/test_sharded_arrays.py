@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from funcgrad.xla_bridge import spmd
+from funcgrad.xla_bridge.programs import Compiled
 from jaxlib import xla_client
 
 import funcgrad
@@ -233,7 +233,7 @@ def test_the_runtime_refuses_arguments_on_other_devices_instead_of_crashing():
     # XLA segfaults on a buffer placed on the wrong devices: the executable checks first.
     x = funcgrad.device_put(np.ones((8, 2)), NamedSharding(MESH, P("x")))
     c = funcgrad.jit(lambda a: a * 2).lower(x).compile()._compiled
-    assert isinstance(c, spmd.SpmdCompiled)
+    assert isinstance(c, Compiled) and len(c.in_shardings) == 1 and len(c.devices) == 8
     reversed_mesh = Mesh(np.array(funcgrad.devices()[::-1]), ("x",))
     wrong = funcgrad.device_put(np.ones((8, 2)), NamedSharding(reversed_mesh, P("x")))
     with pytest.raises(ValueError, match="in that order"):
