@@ -350,7 +350,11 @@ class VJPFunction:
                 )
         aux_zeros = [ad.Zero(a) for a in self._lin.out_avals[self._n_out :]]
         cts_in = self._lin.transpose([*flat_ct, *aux_zeros])
-        return [instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)]
+        # A constant (the caller's cotangent passed through, a custom bwd's Python or NumPy
+        # scalar) is returned as it is, as JAX's (NOTE: [outputs jvp and vjp return as they are]).
+        return [
+            ct if _constant(ct) else instantiate_public(ct, a) for ct, a in zip(cts_in, self._lin.in_avals)
+        ]
 
 
 def _flatten_vjp(f: VJPFunction):

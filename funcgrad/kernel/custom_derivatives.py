@@ -607,6 +607,7 @@ def _vjp_rules(
     dyn = tu.tree_map(lambda _: 0, dyn)
 
     def fwd_flat(perturbed, *primals):
+        primals = [ad.as_given(x) for x in primals]  # NOTE: [primals as the caller gave them]
         if symbolic:
             primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
         out = user_fwd(*_merge(nondiff, tu.tree_unflatten(in_tree, primals), n_args))

@@ -27,7 +27,16 @@ def _cases(lib, np_lib):
 
     custom = lib.custom_jvp(custom)
     custom.defjvp(lambda p, t: (5.0 if type(p[0]) is float else -1.0, 3.0))
+
+    def cvjp(x):
+        return x
+
+    cvjp = lib.custom_vjp(cvjp)
+    # fwd gets the caller's float (jax: its TypedFloat, a float); bwd's constant is returned as is
+    cvjp.defvjp(lambda x: (x, 5.0 if isinstance(x, float) else -1.0), lambda r, g: (r,))
     return {
+        "vjp cotangents": lambda: lib.vjp(lambda x, y: (x, y * 2), 2.0, 1.0)[1]((3.0, 4.0)),
+        "custom vjp": lambda: lib.vjp(cvjp, 2.0)[1](1.0),
         "identity": lambda: lib.jvp(lambda x: x, (1.0,), (2.0,)),
         "constants": lambda: lib.jvp(lambda x: (x * 2, 2.0, np.float32(1), np.ones(2)), (1.0,), (1.0,)),
         "computed tangent": lambda: lib.jvp(lambda x: x + 1, (1.0,), (1.0,)),
