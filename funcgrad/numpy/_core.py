@@ -328,8 +328,10 @@ def _result_type(pairs) -> tuple[np.dtype, bool]:
 _flags = {"dtype_promotion": "standard", "rank_promotion": "allow"}
 
 
-class TypePromotionError(TypeError):
-    """An implicit dtype promotion refused under ``jax_numpy_dtype_promotion='strict'``."""
+class TypePromotionError(TypeError, ValueError):
+    """An implicit dtype promotion refused under ``jax_numpy_dtype_promotion='strict'``, or one JAX's
+    lattice does not have (NOTE: [JAX's promotion lattice]); a ValueError as JAX's, and a TypeError
+    as funcgrad's before it."""
 
 
 def set_promotion_flags(*, dtype_promotion: str | None = None, rank_promotion: str | None = None) -> None:

@@ -294,35 +294,195 @@ def _dtype_or_value_pair(a) -> tuple[np.dtype, bool]:
     return dtype_and_weak(a)
 
 
-def result_type(*arrays_and_dtypes) -> np.dtype:
-    """The dtype NumPy 2 (NEP 50) gives an operation on ``arrays_and_dtypes``.
-
-    Python scalars (and the types ``int``/``float``/``complex``) are weak.
+def result_type(*arrays_and_dtypes, return_weak_type_flag: bool = False):
+    """The dtype of an operation on ``arrays_and_dtypes``: in 64-bit mode NumPy 2's (NEP 50), in
+    JAX's 32-bit mode and under ``jax_numpy_dtype_promotion='strict'`` JAX's type lattice
+    (NOTE: [JAX's promotion lattice]). Python scalars (and the types ``int``/``float``/``complex``)
+    are weak. ``return_weak_type_flag=True`` returns ``(dtype, weak_type)``, as ``jax.dtypes``'.
 
     >>> result_type(float32, 2.0)
     dtype('float32')
     >>> result_type(int32, 2.5)
     dtype('float64')
+    >>> result_type(int32, 2.5, return_weak_type_flag=True)
+    (dtype('float64'), True)
     """
     if not arrays_and_dtypes:
         raise ValueError("at least one array or dtype is required")
-    return _dt.result_type(*[_dtype_or_value_pair(a) for a in arrays_and_dtypes])[0]
+    pairs = [_dtype_or_value_pair(a) for a in arrays_and_dtypes]
+    if _lattice_rules():
+        out = _lattice_result_type(pairs)
+    else:
+        out = _dt.result_type(*pairs)
+    return out if return_weak_type_flag else out[0]
 
 
 def promote_types(type1, type2) -> np.dtype:
     """The smallest dtype to which both dtypes may be safely cast.
 
     The Python types ``int``, ``float`` and ``complex`` are weak, as in JAX (and ``result_type``):
-    they take the other dtype when it is of their kind or above.
+    they take the other dtype when it is of their kind or above. In JAX's 32-bit mode and under
+    ``jax_numpy_dtype_promotion='strict'`` this is JAX's lattice, whose ``promote_types`` does not
+    canonicalise (``promote_types(float32, complex128)`` is complex128 in either mode; NOTE: [JAX's
+    promotion lattice]).
 
     >>> promote_types('int32', 'float32')
     dtype('float64')
     >>> promote_types('uint8', int), promote_types('float16', float)
     (dtype('uint8'), dtype('float16'))
     """
+    if _lattice_rules():
+        nodes = [t if _is_weak_type(t) else _plain_dtype(t) for t in (type1, type2)]
+        return np.dtype(_least_upper_bound(nodes))
     if type1 in (int, float, complex) or type2 in (int, float, complex):
         return result_type(type1, type2)
     return _dt.promote_types(canonicalize_dtype(type1), canonicalize_dtype(type2))
+
+
+# NOTE: [JAX's promotion lattice]
+# JAX promotes on a lattice (its type-promotion documentation): bool < weak int < the 8-bit
+# integers, each integer below the wider ones of its signedness and the signed one above it, the
+# 64-bit integers < weak float < bfloat16 and float16 < float32 < float64 < complex128, float32 <
+# complex64 < complex128, and weak float < weak complex < complex64; the narrow types (int4, the
+# float8s) sit alone above the weak kind, so mixing them is an error. Two dtypes promote to their
+# least upper bound. In 32-bit mode ``uint32 x int32`` is int32 (nothing else forms a 64-bit type
+# from 32-bit ones); under 'strict' only the weak kinds promote. funcgrad's 32-bit mode follows the
+# lattice everywhere (kernel.dtypes.result_type gets the same answers from NumPy's table with
+# integers absorbed by inexact types, canonicalised); ``result_type``/``promote_types`` here use it
+# directly, so that they refuse what JAX refuses and ``promote_types`` does not canonicalise.
+# funcgrad's own 64-bit mode keeps NumPy 2's rules (docs/differences_from_jax.md).
+
+
+def _lattice_rules() -> bool:
+    from funcgrad.numpy._core import _flags  # (at call time: _core imports this module)
+
+    return not _dt.x64_enabled or _flags["dtype_promotion"] == "strict"
+
+
+def _is_weak_type(t) -> bool:
+    return isinstance(t, type) and t in (int, float, complex)
+
+
+def _plain_dtype(t) -> np.dtype:
+    # A dtype spelling as it is, not canonicalised (JAX's promote_types takes np.dtype(t)).
+    if isinstance(t, _ScalarMeta):
+        return t.dtype
+    return np.dtype(t)
+
+
+def _lattice_edges(strict: bool, x64: bool) -> dict:
+    b, u8, u16, u32, u64 = (np.dtype(t) for t in ("bool", "uint8", "uint16", "uint32", "uint64"))
+    i8, i16, i32, i64 = (np.dtype(t) for t in ("int8", "int16", "int32", "int64"))
+    f16, f32, f64, c64, c128 = (
+        np.dtype(t) for t in ("float16", "float32", "float64", "complex64", "complex128")
+    )
+    narrow_ints = [d for d, k in _dt._NARROW_KINDS.items() if k in "iu"]
+    narrow_floats = [d for d, k in _dt._NARROW_KINDS.items() if k == "f" and d != _dt.bfloat16]
+    bf16 = _dt.bfloat16
+    ints = [u8, u16, u32, u64, i8, i16, i32, i64, *narrow_ints]
+    floats = [*narrow_floats, bf16, f16, f32, f64]
+    if strict:
+        edges = {d: [] for d in [b, *ints, *floats, c64, c128]}
+        edges.update({int: [float, *ints], float: [complex, *floats], complex: [c64, c128]})
+        return edges
+    edges = {b: [int], int: [u8, i8, *narrow_ints], **{d: [] for d in narrow_ints + narrow_floats}}
+    edges.update({u8: [i16, u16], u16: [i32, u32], u32: [i64, u64] if x64 else [i32, u64], u64: [float]})
+    edges.update(
+        {i8: [i16], i16: [i32], i32: [i64], i64: [float], float: [*narrow_floats, bf16, f16, complex]}
+    )
+    edges.update(
+        {bf16: [f32], f16: [f32], f32: [f64, c64], f64: [c128], complex: [c64], c64: [c128], c128: []}
+    )
+    return edges
+
+
+_UPPER_BOUNDS: dict = {}
+
+
+def _upper_bounds(strict: bool, x64: bool) -> dict:
+    key = (strict, x64)
+    if key not in _UPPER_BOUNDS:
+        edges = _lattice_edges(strict, x64)
+        out = {}
+        for node in edges:
+            seen, todo = {node}, [node]
+            while todo:
+                for up in edges[todo.pop()]:
+                    if up not in seen:
+                        seen.add(up)
+                        todo.append(up)
+            out[node] = frozenset(seen)
+        _UPPER_BOUNDS[key] = out
+    return _UPPER_BOUNDS[key]
+
+
+def _least_upper_bound(nodes):
+    """JAX's least upper bound of lattice ``nodes`` (dtypes, or ``int``/``float``/``complex`` for
+    weak values) under the current flags; TypePromotionError (JAX's wording) where there is none."""
+    from funcgrad.numpy._core import TypePromotionError, _flags
+
+    strict = _flags["dtype_promotion"] == "strict"
+    bounds = _upper_bounds(strict, _dt.x64_enabled)
+    unique = set(nodes)
+    missing = [n for n in unique if n not in bounds]
+    if missing:
+        raise ValueError(f"dtype={missing[0]} is not a valid dtype for JAX type promotion.")
+    common = frozenset.intersection(*(bounds[n] for n in unique))
+    least = (common & unique) or {c for c in common if common <= bounds[c]}
+    if len(least) == 1:
+        return next(iter(least))
+    names = tuple(n.__name__ if isinstance(n, type) else str(n) for n in nodes)
+    if strict:
+        hint = (
+            " when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired output "
+            "type, or set jax_numpy_dtype_promotion=standard."
+        )
+    elif any(n in _dt._NARROW_KINDS for n in unique):
+        hint = (
+            ". To avoid unintended promotion, the narrow types (int4, the 8-, 6- and 4-bit floats) do "
+            "not support implicit promotion. If you'd like your inputs to be promoted to another type, you "
+            "can do so explicitly using e.g. x.astype('float32')"
+        )
+    else:
+        hint = ". Try explicitly casting inputs to the desired output type."
+    raise TypePromotionError(f"Input dtypes {names} have no available implicit dtype promotion path{hint}")
+
+
+def _lattice_result_type(pairs) -> tuple[np.dtype, bool]:
+    # JAX's lattice_result_type over (canonical dtype, weak) pairs, canonicalised after.
+    dtypes = [d for d, _ in pairs]
+    weak = [w for _, w in pairs]
+    if len(pairs) == 1 or (len(set(dtypes)) == 1 and not all(weak)):
+        out, out_weak = dtypes[0], weak[0] and len(pairs) == 1
+    elif all(weak) and not _lattice_strict():
+        out, out_weak = _least_upper_bound(dtypes), True
+    else:
+        nodes = [_weak_node(d) if w else d for d, w in pairs]
+        out = _least_upper_bound(nodes)
+        out_weak = _is_weak_type(out)
+    if _is_weak_type(out):
+        out = _dt.python_scalar_dtype(out())
+    out = np.dtype(out)
+    if not _dt.x64_enabled:
+        out = _dt.TO_32.get(out, out)
+    out_weak = out_weak and out != np.bool_
+    if out_weak:
+        # (a weak result is the default type of its kind: a weak int8 alone is int32, as JAX's)
+        defaults = {"i": _dt.default_int, "u": _dt.default_uint, "f": _dt.default_float}
+        out = defaults.get(_dt.kind(out), _dt.default_complex)
+    return out, out_weak
+
+
+def _lattice_strict() -> bool:
+    from funcgrad.numpy._core import _flags
+
+    return _flags["dtype_promotion"] == "strict"
+
+
+def _weak_node(dtype: np.dtype):
+    if dtype == np.bool_:
+        return dtype
+    return {"i": int, "u": int, "f": float, "c": complex}[_dt.kind(dtype)]
 
 
 def can_cast(from_, to, casting: str = "safe") -> bool:

@@ -228,3 +228,24 @@ def test_isnan_reciprocal_float_power_of_python_scalars_are_weak_as_jax():
     assert fnp.float_power(-3, 1.7).weak_type and not fnp.float_power(np.arange(3), 2).weak_type
     assert fnp.hypot(3, 4).weak_type and float(fnp.hypot(3, 4)) == 5.0
     assert not fnp.hypot(np.float32(3), 4).weak_type
+
+
+def test_strict_promotion_lattice_matches_jax_in_64_bit_mode():
+    # Under 'strict' the lattice is JAX's in 64-bit mode too (NOTE: [JAX's promotion lattice]);
+    # 'standard' keeps NumPy 2's there. The table is test_x32's.
+    import warnings
+
+    jax = pytest.importorskip("jax")
+    from jax._src import config as jax_config
+
+    from tests.surface.numpy.test_x32 import _lattice_table
+
+    assert funcgrad.config.jax_enable_x64
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with funcgrad.numpy_dtype_promotion("strict"):
+            ours = _lattice_table(fnp, np)
+        with jax_config.enable_x64(True), jax.numpy_dtype_promotion("strict"):
+            theirs = _lattice_table(jax.numpy, np)
+    assert {k: v for k, v in ours.items() if v != theirs[k]} == {}
+    assert ours["promote_types(float32, float64)"] == "TypePromotionError"

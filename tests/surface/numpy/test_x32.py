@@ -410,3 +410,39 @@ def test_x64_env_variable_is_read_at_import():
     env = {**__import__("os").environ, "JAX_ENABLE_X64": "0"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "float32"]
+
+
+def _lattice_table(jnp_, np_):
+    # every pair of dtypes (the narrow ones included) and weak Python types, as jnp's
+    # promote_types / result_type answer: the dtype's name or the exception's type name
+    import ml_dtypes
+
+    names = ["bool", "int8", "int32", "int64", "uint8", "uint32", "uint64", "float16", "float32", "float64"]
+    names += ["complex64", "complex128"]
+    types = [np_.dtype(n) for n in names] + [np_.dtype(ml_dtypes.bfloat16), np_.dtype(ml_dtypes.int4)]
+    types += [np_.dtype(ml_dtypes.float8_e4m3fn), int, float, complex]
+    out = {}
+    for fn in ("promote_types", "result_type"):
+        for a in types:
+            for b in types:
+                try:
+                    r = str(getattr(jnp_, fn)(a, b))
+                except (TypeError, ValueError) as e:
+                    r = "TypePromotionError" if "promotion path" in str(e) else type(e).__name__
+                out[f"{fn}({getattr(a, 'name', a)}, {getattr(b, 'name', b)})"] = r
+    return out
+
+
+@pytest.mark.parametrize("promotion", ["standard", "strict"])
+def test_x32_promotion_lattice_matches_jax(x32, promotion):
+    # JAX's promote_types does not canonicalise (float32 x complex128 is complex128 in 32-bit
+    # mode), refuses the narrow types' mixes, and honours 'strict' (NOTE: [JAX's promotion lattice])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with funcgrad.numpy_dtype_promotion(promotion):
+            ours = _lattice_table(fnp, np)
+        with _jax_config.enable_x64(False), jax.numpy_dtype_promotion(promotion):
+            theirs = _lattice_table(jnp, np)
+    assert {k: v for k, v in ours.items() if v != theirs[k]} == {}
+    if promotion == "standard":
+        assert ours["promote_types(float32, complex128)"] == "complex128"
