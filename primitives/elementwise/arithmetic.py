@@ -167,7 +167,8 @@ def _const(x, value):
     except where JAX stages it as a weak literal -- a scalar ``x`` of the mode's default type for
     its kind (float64/complex128, float32/complex64 in 32-bit mode): then weak as ``x``."""
     aval = aval_of(x)
-    if aval.shape == () and aval.dtype == _dt._default_of(aval.dtype.kind):
+    # (dtypes.kind: bfloat16's NumPy kind is 'V', which names no default type)
+    if aval.shape == () and aval.dtype == _dt._default_of(_dt.kind(aval.dtype)):
         return scalar_like(value, x)
     return np.asarray(value, aval.dtype)
 

@@ -166,3 +166,17 @@ def test_cbrt_acosh_atanh_derivatives_at_domain_edges_are_jaxs():
             funcgrad.jit(funcgrad.grad(funcgrad.grad(fnp.arctanh))),
         ):
             np.testing.assert_allclose(float(fn(x)), float(want), rtol=1e-6)
+
+
+def test_jvp_constants_of_a_bfloat16_scalar():
+    # (the differential fuzzer) the rules' constants (_const) of a 0-d bfloat16 primal looked up a
+    # default type for NumPy's kind 'V' (ml_dtypes' bfloat16) and raised KeyError; values as jax's
+    import jax
+    import jax.numpy as jnp
+    import ml_dtypes
+
+    x = np.array(0.75, ml_dtypes.bfloat16)
+    for ours, theirs in ((fnp.square, jnp.square), (lambda a: a**3, lambda a: a**3), (fnp.sqrt, jnp.sqrt)):
+        got, want = funcgrad.grad(ours)(x), jax.grad(theirs)(x)
+        assert got.dtype == want.dtype == ml_dtypes.bfloat16
+        np.testing.assert_array_equal(np.float32(got), np.float32(want))
