@@ -431,6 +431,9 @@ class Config:
         """The value of flag ``name``."""
         return _flag(name).value
 
+    # JAX's spelling (``jax.config._read``): JAX's own tests and some libraries read flags with it.
+    _read = read
+
     @property
     def x64_enabled(self) -> bool:
         """``jax_enable_x64``'s value (JAX's ``config.x64_enabled``; jaxopt's test utilities read it).

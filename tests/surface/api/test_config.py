@@ -227,3 +227,10 @@ def test_x64_enabled_reads_the_flag_as_jax():
     assert config.x64_enabled is True and jax.config.x64_enabled is jax.config.jax_enable_x64
     with funcgrad.enable_x64(False):
         assert config.x64_enabled is False
+
+
+def test_private_read_as_jax():
+    # jax.config._read(name), which JAX's x64_context_test and some libraries call
+    jax = pytest.importorskip("jax")
+    assert funcgrad.config._read("jax_enable_x64") is funcgrad.config.jax_enable_x64
+    assert funcgrad.config._read("jax_numpy_rank_promotion") == jax.config._read("jax_numpy_rank_promotion")

@@ -125,9 +125,17 @@ def to_numeric_dtype(dtype_like):
     return np.dtype("int32") if d == np.dtype(bool) else d
 
 
+# JAX's table (its dtypes._dtype_to_inexact): a 64-bit integer becomes float64, the narrower
+# integers and bool float32, in either mode (not a promotion: it holds under 'strict' too)
+_TO_INEXACT = {np.dtype(n): np.dtype("float64" if n.endswith("64") else "float32") for n in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}  # fmt: skip
+
+
 def to_inexact_dtype(dtype_like):
     d = np.dtype(dtype_like)
-    return d if issubdtype(d, np.inexact) else jnp.promote_types(d, default_float_dtype())
+    if issubdtype(d, np.inexact):
+        return d
+    return _TO_INEXACT.get(d) or jnp.promote_types(d, default_float_dtype())
 
 
 def to_floating_dtype(dtype_like):
