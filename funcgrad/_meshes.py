@@ -1,10 +1,11 @@
 """Meshes, with JAX's names: ``Mesh`` (named axes over an n-d array of devices), ``AbstractMesh``
 (its axis names, sizes and types without devices: what a type holds), ``AxisType``,
 ``make_mesh``, and the mesh in scope (``set_mesh``, ``use_mesh``, ``use_abstract_mesh``,
-``get_mesh``, ``get_abstract_mesh``, ``concrete_mesh``).
+``get_mesh``, ``get_abstract_mesh``, ``concrete_mesh``, ``context_mesh``).
 
 Layer: surface, under ``funcgrad._shardings`` (which re-exports these names). Imports numpy, the
-kernel's cache registry and ``xla_bridge`` (devices, and ``xla_bridge.sharded`` on first use).
+kernel's cache registry and hooks, ``xla_bridge`` (devices, and ``xla_bridge.sharded`` on first
+use) and ``funcgrad._config`` on first use (the user context of ``set_mesh``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.hooks import hooks
 
 
 def _sh():
@@ -60,6 +62,75 @@ class _MeshContext(threading.local):
 
 
 _context = _MeshContext()
+
+# NOTE: [placement in context]
+# JAX's ``set_mesh(mesh)`` (its ``device_context``) does more than name the mesh of bare
+# PartitionSpecs: a computation whose arguments are all uncommitted (an eager operation, a jitted
+# call, a random draw, ``grad``/``vmap`` of them) runs on the mesh's devices, and its results are
+# replicated over the mesh and committed (``NamedSharding(mesh, P())``; ``P(None, ...)``, the
+# type's spec, on Explicit axes); a committed argument on other devices meets "Received
+# incompatible devices ... and jit's context mesh". ``with mesh:``/``use_mesh``,
+# ``use_abstract_mesh`` and ``device_put(x)`` place nothing (as JAX's). The mesh set is a user
+# context of ``jit`` (``_device_context()``, a ``funcgrad._config`` UserConfig): part of the trace
+# cache key, as JAX's ``device_context`` is, and while it is set calls take the staged route (the
+# native dispatcher's key knows nothing of it). The lower layers read it through
+# ``hooks.context_mesh`` (None while no thread has a mesh set, so eager operations pay one
+# attribute read), one question asked by every route: an eager primitive takes
+# ``hooks.eager_on_devices`` (``kernel.core.EvalTrace``; ``kernel.numpy_plan``'s cached programs
+# run equation by equation), which compiles it alone (``xla_bridge.spmd_route``); every compiled
+# call asks ``spmd_route.needs_spmd``, which says yes, and ``xla_bridge.spmd.plan`` runs it on the
+# mesh's devices when no sharding and no sharded argument names others; ``xla_bridge.committed``
+# checks committed arguments against the mesh. Tests: tests/surface/spmd/test_set_mesh_placement.py.
+
+_device_config = None  # the UserConfig holding the mesh set (made at the first set_mesh)
+_placing_lock = threading.Lock()
+_placing = 0  # how many threads have a mesh set (hooks.context_mesh is None at 0)
+
+
+def _device_context():
+    """The UserConfig (``funcgrad._config``) that holds the mesh ``set_mesh`` set in each thread:
+    imported on first use (``funcgrad._config`` imports ``jitting``, which imports this module)."""
+    global _device_config
+    if _device_config is None:
+        from funcgrad import _config  # noqa: PLC0415 - import-time cost: funcgrad loads _config on first use
+
+        _device_config = _config.make_user_context(None)
+    return _device_config
+
+
+def _context_mesh():
+    """The mesh ``set_mesh`` set in this thread (``hooks.context_mesh`` while any thread has one)."""
+    return _device_config.value
+
+
+def _swap_device(mesh):
+    """Make ``mesh`` (a Mesh, None, or a value ``_swap_device`` returned) the mesh set in this
+    thread; returns the previous one (NOTE: [placement in context])."""
+    global _placing
+    config = _device_context()
+    had = config.value is not None
+    previous = config._swap_local(mesh)
+    has = config.value is not None
+    if had != has:
+        with _placing_lock:
+            _placing += 1 if has else -1
+            hooks.context_mesh = _context_mesh if _placing > 0 else None
+    return previous
+
+
+def context_mesh() -> Mesh | None:
+    """The mesh ``set_mesh`` set in this thread, which places computations on uncommitted values
+    (NOTE: [placement in context]); ``with mesh:`` blocks do not count.
+
+    >>> m = make_mesh((1,), ("x",))
+    >>> with m:
+    ...     context_mesh() is None
+    True
+    >>> with set_mesh(m):
+    ...     context_mesh() is m
+    True
+    """
+    return None if _device_config is None else _device_config.value
 
 
 def _types_of(axis_types, n: int, default, where: str) -> tuple:
@@ -472,12 +543,15 @@ class set_mesh:
         self.mesh = mesh
         self._previous = list(_context.stack)
         _context.stack[:] = [] if mesh is None else [mesh]
+        # (computations on uncommitted values are placed on it: NOTE: [placement in context])
+        self._previous_device = _swap_device(mesh)
 
     def __enter__(self):
         return self.mesh
 
     def __exit__(self, *exc):
         _context.stack[:] = self._previous
+        _swap_device(self._previous_device)
 
     def __repr__(self):
         return f"set_mesh({self.mesh})"

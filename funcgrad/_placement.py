@@ -71,7 +71,8 @@ from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import canonical_value, python_scalar_types
-from funcgrad.kernel.partial_eval import StagingTracer
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.partial_eval import StagingTracer, under_staging
 from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives import sharding as shp
 
@@ -175,6 +176,30 @@ def _put_leaf(v, s: Sharding, path: str):
         if b is not None and b._sharding is bridge:
             return v
     return Array._from_buffer(xla_bridge.sharded.put(value, bridge, weak_type=weak), weak)
+
+
+def placed_in_context(x):
+    """``x``, a concrete value just made on the host without a primitive (a creation function's,
+    ``jnp.ones``, ``jnp.asarray`` of NumPy data), placed as a computation's result is under
+    ``set_mesh``: replicated over the mesh and committed (NOTE: [placement in context] in
+    funcgrad/_meshes.py; the spec ``P(None, ...)`` of the result's type on Explicit axes, as
+    JAX's). Anything else (a traced value, a committed or sharded Array) is returned as it is.
+
+    >>> import numpy as np
+    >>> placed_in_context(Array._from_owned(np.ones(2), False)).committed  # no mesh set
+    False
+    """
+    if hooks.context_mesh is None or type(x) is not Array:
+        return x
+    mesh = hooks.context_mesh()
+    if (
+        mesh is None
+        or (x._buffer is not None and x._buffer._committed)
+        or under_staging(core.current_trace())
+    ):
+        return x  # (under jit a made value is a constant of the program, which runs on the mesh)
+    spec = PartitionSpec(*([None] * x.ndim)) if mesh.abstract_mesh.explicit_axes else PartitionSpec()
+    return _put_leaf(x, NamedSharding(mesh, spec), "")
 
 
 def device_put_space(x, space: Space):

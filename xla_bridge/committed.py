@@ -1,6 +1,6 @@
 """Committed arrays: where a computation on them runs, and the error when they disagree.
 
-Layer: xla_bridge. Imports numpy and the funcgrad kernel's ``Array`` only (never jaxlib: the
+Layer: xla_bridge. Imports numpy and the funcgrad kernel's ``Array`` and ``hooks`` only (never jaxlib: the
 buffers' own ``_committed`` flags and shardings are read as attributes). Used by every call
 route (``execute``'s compiled and eager routes, ``dispatch``'s native and staged ones, the SPMD
 route) to choose the device of a call and the committed flag of its results.
@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.hooks import hooks
 
 __all__ = ["IncompatibleDevices", "commit", "committed_devices", "memory_kind"]
 
@@ -44,6 +45,9 @@ class IncompatibleDevices(ValueError):
     def _text(self, labels) -> str:
         parts = []
         for label, (shape, ids, platform) in zip(labels, self.infos):
+            if shape is None:  # (``second`` is None: the mesh set, NOTE: [placement in context])
+                parts.append(f"jit's context mesh with device ids {list(ids)} on platform {platform.upper()}")
+                continue
             parts.append(
                 f"argument {label} of {self.fun} with shape {shape} and with device ids {list(ids)} "
                 f"on platform {platform.upper()}"
@@ -55,8 +59,11 @@ class IncompatibleDevices(ValueError):
         worded), naming the arguments by ``names`` (one per flat argument) and the function by
         ``fun`` (JAX names a jitted function by its ``__qualname__``)."""
         err = IncompatibleDevices(fun or self.fun, self.first, self.second, self.infos)
-        if names is not None and max(self.first, self.second) < len(names):
-            return ValueError(err._text([names[self.first], names[self.second]]))
+        positions = [i for i in (self.first, self.second) if i is not None]
+        if names is not None and max(positions) < len(names):
+            return ValueError(
+                err._text([names[i] if i is not None else None for i in (self.first, self.second)])
+            )
         return ValueError(str(err))
 
 
@@ -96,6 +103,13 @@ def committed_devices(args, fun: str):
             found, first, first_buf = devs, i, b
         elif devs != found and set(devs) != set(found):
             raise IncompatibleDevices(fun, first, i, [_info(first_buf), _info(b)])
+    if found is not None and hooks.context_mesh is not None:
+        mesh = hooks.context_mesh()  # NOTE: [placement in context]: committed data must be on it
+        if mesh is not None and set(found) != set(mesh._flat):
+            ids = tuple(d.id for d in mesh._flat)
+            raise IncompatibleDevices(
+                fun, first, None, [_info(first_buf), (None, ids, mesh._flat[0].platform)]
+            )
     return found
 
 

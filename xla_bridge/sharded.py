@@ -629,7 +629,9 @@ def compile_spmd(
     ``debug.print`` in a shard_map body); without them XLA would call a missing function."""
     devices = tuple(devices)
     host_callbacks = tuple(host_callbacks)
-    key = (text, tuple(d.id for d in devices), tuple(donate_argnums), host_callbacks)
+    # (the mesh too: results name it, and one module text may be compiled for two meshes over
+    # the same devices, e.g. the same axes Auto and Explicit)
+    key = (text, tuple(d.id for d in devices), tuple(donate_argnums), host_callbacks, mesh)
     hit = _cache.get(key)
     if hit is not None:
         return hit

@@ -3,8 +3,8 @@
 
 Layer: xla_bridge. May import the funcgrad kernel (``ir``, ``array``, ``core``), the primitive
 catalog (``primitives.sharding``: the meshes a jaxpr holds) and the siblings ``programs``,
-``lowering``, ``meshes``, ``reshard``, ``transfers`` and ``sharded`` (never ``dispatch``, which
-imports it on first use: it loads jaxlib). Never the surface: shardings arrive as
+``lowering``, ``meshes``, ``reshard``, ``spmd_route``, ``transfers`` and ``sharded`` (never
+``dispatch``, which imports it on first use: it loads jaxlib). Never the surface: shardings arrive as
 ``sharded.MeshSharding`` objects (the surface's ``NamedSharding._bridge``), meshes as opaque
 values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
 
@@ -12,7 +12,8 @@ values read through ``mesh._flat``, ``mesh.devices`` and ``mesh.axis_names``.
 # ``dispatch`` hands a call here when its program must run on several devices: the jitted
 # function has in/out shardings, an argument is a sharded Array, or the jaxpr holds a shard_map or
 # a sharding constraint (``spmd_route.needs_spmd``). ``plan`` picks the devices -- those of the explicit
-# shardings, else of the sharded arguments, else of the meshes inside -- and each argument's
+# shardings, else of the sharded arguments, else of the meshes inside, else of the mesh
+# ``set_mesh`` set (NOTE: [placement in context]) -- and each argument's
 # sharding: the one requested, else the argument's own (a sharded Array on those devices), else
 # a whole copy on every device (as JAX treats uncommitted values). ``compiled`` lowers the jaxpr
 # with Shardy annotations (``sdy.sharding`` on @main's parameters and requested results) and
@@ -31,6 +32,7 @@ from funcgrad.xla_bridge import reshard, sharded
 from funcgrad.xla_bridge.lowering import Placed, lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.meshes import SpmdLowering
 from funcgrad.xla_bridge.programs import Compiled, cached
+from funcgrad.xla_bridge.spmd_route import context_mesh
 from funcgrad.xla_bridge.transfers import deleted_buffer_error
 
 from funcgrad.kernel import core
@@ -63,6 +65,8 @@ def plan(closed, args, in_shardings=None, out_shardings=None):
     inner = meshes_in(closed)
     if mesh is None and inner:
         mesh = inner[0]
+    if devices is None and mesh is None:
+        mesh = context_mesh()  # uncommitted values under set_mesh (NOTE: [placement in context])
     if devices is None:
         devices = mesh._flat
     devset = set(devices)

@@ -14,7 +14,7 @@ from funcgrad.primitives.sharding import meshes_in
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
 
-__all__ = ["eager_on_devices", "needs_spmd", "spmd"]
+__all__ = ["context_mesh", "eager_on_devices", "needs_spmd", "spmd"]
 
 _spmd = None
 
@@ -30,10 +30,23 @@ def spmd():
     return _spmd
 
 
+def context_mesh():
+    """The mesh ``set_mesh`` set in this thread, or ``None`` (NOTE: [placement in context] in
+    funcgrad/_meshes.py): computations on uncommitted values run on its devices.
+
+    >>> context_mesh() is None
+    True
+    """
+    read = hooks.context_mesh
+    return None if read is None else read()
+
+
 def needs_spmd(closed, args, in_shardings=None, out_shardings=None) -> bool:
     """Whether a call of ``closed`` on ``args`` runs on several devices: shardings were asked
-    for, the jaxpr holds a mesh, or an argument is a sharded Array (NOTE: [SPMD call route] in
-    xla_bridge/spmd.py)."""
+    for, the jaxpr holds a mesh, an argument is a sharded Array (NOTE: [SPMD call route] in
+    xla_bridge/spmd.py), or a mesh is set (NOTE: [placement in context])."""
+    if hooks.context_mesh is not None and hooks.context_mesh() is not None:
+        return True
     if in_shardings is not None and any(s is not None for s in in_shardings):
         return True
     if out_shardings is not None and any(s is not None for s in out_shardings):
@@ -48,9 +61,11 @@ def needs_spmd(closed, args, in_shardings=None, out_shardings=None) -> bool:
 
 
 def eager_on_devices(primitive, args, params):
-    """An eager primitive with an operand sharded over several devices runs there, compiled,
-    and its result stays sharded (as JAX's computation follows data); otherwise
-    ``NotImplemented``: the kernel computes on the host."""
+    """An eager primitive with an operand sharded over several devices, or under ``set_mesh``
+    (NOTE: [placement in context]), runs there, compiled, and its result stays sharded (as JAX's
+    computation follows data); otherwise ``NotImplemented``: the kernel computes on the host."""
+    if hooks.context_mesh is not None and hooks.context_mesh() is not None:
+        return hooks.eager_compiled(primitive, args, params)  # jit_call takes the SPMD route
     for x in args:
         if type(x) is Array and x._buffer is not None and not hasattr(x._buffer._sharding, "_fg_device"):
             return hooks.eager_compiled(primitive, args, params)  # jit_call takes the SPMD route

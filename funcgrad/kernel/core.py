@@ -324,6 +324,11 @@ class EvalTrace(Trace):
             # Higher-order primitives (jit) receive Arrays as they are, so device buffers stay on
             # the device instead of being read back to NumPy.
             return primitive.impl(*args, **params)
+        if hooks.context_mesh is not None and hooks.context_mesh() is not None:
+            # NOTE: [placement in context]: under set_mesh the operation runs on the mesh.
+            out = hooks.eager_on_devices(primitive, args, params)
+            if out is not NotImplemented:
+                return out
         vals = []
         weak = True
         narrow = False

@@ -58,6 +58,10 @@ class KernelHooks:
         # (buffer, ndim) -> the sharding of a device buffer's abstract value, or None.
         self.apply_sharding = None
         self.aval_sharding = None
+        # NOTE: [placement in context] (the surface's ``funcgrad._meshes``): () -> the mesh that
+        # ``set_mesh`` set in this thread, or None; the entry itself is None while no thread has
+        # one, so eager operations pay one attribute read for it.
+        self.context_mesh = None
         self.library_dirs: tuple[str, ...] = ()
         # (array) -> None: a 0-d Array was just made; the innermost trace staging a jaxpr notes it
         # as a literal (NOTE: [constants made while tracing]; set by ``kernel.partial_eval``).

@@ -434,6 +434,8 @@ def eager_call_impl(*args, jaxpr: ClosedJaxpr):
     """Evaluate a cached program with the NumPy impls, keeping NumPy values between equations
     (the eager interpreter's per-equation wrapping and error-state switching, paid once)."""
     plan = _numpy_plan(jaxpr)
+    if hooks.context_mesh is not None and hooks.context_mesh() is not None:
+        plan = None  # each equation runs on the mesh set (NOTE: [placement in context])
     vals = None if plan is None else plan.init.copy()
     if vals is not None:
         for n, a in zip(plan.in_slots, args):

@@ -17,7 +17,11 @@ import functools
 
 import numpy as np
 
-from funcgrad._placement import sharded_like, takes_out_sharding  # JAX 0.10's explicit sharding
+from funcgrad._placement import (  # JAX 0.10's explicit sharding
+    placed_in_context,
+    sharded_like,
+    takes_out_sharding,
+)
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -85,7 +89,9 @@ def _honours_device(fn):
     @functools.wraps(fn)
     def placed(*args, device=None, **kwargs):
         out = fn(*args, **kwargs)
-        return out if device is None else place_on(out, device, fn.__name__)
+        if device is None:
+            return placed_in_context(out)  # (on the mesh set_mesh set: NOTE: [placement in context])
+        return place_on(out, device, fn.__name__)
 
     return takes_out_sharding(placed)
 
@@ -425,6 +431,9 @@ def tri(N, M=None, k: int = 0, dtype=None):
     """
     N = concrete_int(N, "tri's N")
     M = N if M is None else concrete_int(M, "tri's M")
+    if dtype is None and _dt.jax_rules:
+        # (JAX's tri defaults to float32 in either mode: NOTE: [JAX's dtype rules in 64-bit mode])
+        dtype = np.float32
     if isinstance(k, core.Tracer):
         return _offset_mask(N, M, k, ew.le_p, _dtype(dtype, "tri"))
     return Array._from_owned(np.tri(N, M, concrete_int(k, "tri's k"), dtype=_dtype(dtype, "tri")))
