@@ -114,7 +114,7 @@ def site_code(site: Site) -> int:
 OOB_MSG = (
     "out-of-bounds indexing for array of shape {}: index {{}} is out of bounds for axis {{}} with size {{}}. "
 )
-_OOB_PAYLOAD = (ShapedArray((), np.dtype(np.int64)),) * 3
+_OOB_PAYLOAD = (ShapedArray((), np.dtype(np.int32)),) * 3  # (as JAX's payload)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -272,16 +272,29 @@ def _div_rule(state, enabled, vals, params, prim):
 
 def _oob(state, prim_name, operand_shape, indices, dims_map, upper):
     """Record an out-of-bounds error where ``indices[..., k]`` (an index into operand axis
-    ``dims_map[k]``) is negative or above ``upper[k]``; the payload is the first such index."""
-    indices = fnp.asarray(indices).astype(np.int64)
-    mask = fnp.logical_or(indices < 0, indices > np.asarray(upper, np.int64))
+    ``dims_map[k]``) is negative or above ``upper[k]``; the payload is the first such index, its
+    axis and the axis' size, int32 as JAX's. Computed in the indices' dtype with every shape
+    explicit, so the user's promotion settings (rank promotion 'raise', strict dtypes) never
+    refuse the check's own arithmetic."""
+    indices = fnp.asarray(indices)
+    n = max(len(dims_map), 1)
+    bound = np.minimum(np.asarray(upper, np.int64), np.iinfo(indices.dtype).max).astype(indices.dtype)
+    bound = bound.reshape((1,) * (indices.ndim - 1) + (len(upper),))  # (the leading axes explicit)
+    mask = fnp.logical_or(indices < 0, indices > bound)
     flat_mask = fnp.ravel(mask)
     i = fnp.argmax(flat_mask)
-    k = i % max(len(dims_map), 1)
-    axis = fnp.asarray(np.asarray(dims_map, np.int64))[k]
-    size = fnp.asarray(np.asarray(operand_shape, np.int64)[list(dims_map)])[k]
+    k = i % n
+    axis = fnp.asarray(np.asarray(dims_map, np.int32))[k]
+    size = fnp.asarray(np.asarray(operand_shape, np.int32)[list(dims_map)])[k]
     site = Site(OOBError, OOB_MSG.format(tuple(operand_shape)), None, _OOB_PAYLOAD)
-    state.add(fnp.any(flat_mask), site, (fnp.ravel(indices)[i], axis, size))
+    state.add(fnp.any(flat_mask), site, (fnp.ravel(indices)[i].astype(np.int32), axis, size))
+
+
+def _starts(starts):
+    """Scalar start indices as one vector, in the widest of their dtypes (JAX's ``jnp.array`` of
+    them; each converted first, so strict dtype promotion does not refuse the mix)."""
+    dtype = np.result_type(*(np.dtype(fnp.asarray(s).dtype) for s in starts))
+    return fnp.stack([fnp.asarray(s).astype(dtype) for s in starts])
 
 
 def _gather_rule(state, enabled, vals, params, prim):
@@ -302,8 +315,7 @@ def _dynamic_slice_rule(state, enabled, vals, params, prim):
         operand, *starts = vals
         shape = fnp.shape(operand)
         upper = [n - s for n, s in zip(shape, params["slice_sizes"])]
-        _oob(state, prim.name, shape, fnp.stack([fnp.asarray(s).astype(np.int64) for s in starts]),
-             range(len(shape)), upper)  # fmt: skip
+        _oob(state, prim.name, shape, _starts(starts), range(len(shape)), upper)
     return out
 
 
@@ -313,8 +325,7 @@ def _dynamic_update_slice_rule(state, enabled, vals, params, prim):
         operand, update, *starts = vals
         shape = fnp.shape(operand)
         upper = [n - u for n, u in zip(shape, fnp.shape(update))]
-        _oob(state, prim.name, shape, fnp.stack([fnp.asarray(s).astype(np.int64) for s in starts]),
-             range(len(shape)), upper)  # fmt: skip
+        _oob(state, prim.name, shape, _starts(starts), range(len(shape)), upper)
     return out
 
 

@@ -92,6 +92,7 @@ NAMES = {
     "jax._src.ad_checkpoint": {},
     "jax._src.custom_derivatives": {},
     "jax._src.api_util": {},
+    "jax._src.shard_map": {},
     "jax._src.earray": {},
     "jax._src.deprecations": {},
     "jax._src.tpu": {},
@@ -133,6 +134,7 @@ def install() -> None:
         "jax._src.custom_derivatives": vars(funcgrad.custom_derivatives),
         "jax._src.interpreters.ad": vars(funcgrad.interpreters.ad),
         "jax._src.ad_checkpoint": vars(funcgrad.ad_checkpoint),
+        "jax._src.shard_map": {"shard_map": funcgrad.shard_map},
         "jax._src.lax.linalg": {**vars(funcgrad.lax.linalg), "geqrf": _linalg_p.geqrf},
         "jax._src.tpu.linalg.svd": {"svd": _tpu_svd},
         "jax._src.tpu.linalg.qdwh": {"qdwh": funcgrad.lax.linalg.qdwh},
@@ -181,6 +183,10 @@ def install() -> None:
 
     if not hasattr(dispatch, "apply_primitive"):
         dispatch.apply_primitive = _apply_primitive
+    import jax._src.checkify as checkify  # the alias's: jaxprs carry no effects in funcgrad
+
+    if not hasattr(checkify, "ErrorEffect"):
+        checkify.ErrorEffect = _missing_function("checkify.ErrorEffect")
 
 
 def _apply_primitive(prim, *args, **params):

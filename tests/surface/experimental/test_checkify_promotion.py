@@ -1,0 +1,32 @@
+"""checkify's index checks do their own arithmetic with explicit shapes and dtypes: under rank
+promotion 'raise' and strict dtype promotion (JAX's test defaults) a vector of gather/scatter
+indices and mixed-dtype dynamic_slice starts are checked, with JAX's messages (jax 0.10.2's,
+written out) and payloads of int32, as JAX's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.experimental import checkify as C
+
+MSG = "out-of-bounds indexing for array of shape {}: index {} is out of bounds for axis 0 with size 3. "
+CASES = [
+    ("gather", lambda x, i: x[i], np.array([0, 5, 1], np.int32), "(3,)", 5, [0.0, 2.0, 1.0]),
+    ("scatter", lambda x, i: x.at[i].add(1.0), np.array([[0], [4]], np.int32), "(3,)", 4, [1.0, 1.0, 2.0]),
+    ("dynamic_slice", lambda x, i: lax.dynamic_slice(fnp.ones((3, 4)), (i, np.int64(1)), (1, 2)),
+     np.int32(3), "(3, 4)", 3, [[1.0, 1.0]]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, f, i, shape, bad, want", CASES, ids=[c[0] for c in CASES])
+def test_index_checks_under_strict_promotion(name, f, i, shape, bad, want):
+    g = C.checkify(f, errors=C.index_checks)
+    with funcgrad.numpy_rank_promotion("raise"), funcgrad.numpy_dtype_promotion("strict"):
+        err, y = (funcgrad.jit(g) if name == "gather" else g)(fnp.arange(3.0), i)
+    assert err.get() == MSG.format(shape, bad)
+    assert np.asarray(y).tolist() == want
+    assert [np.dtype(p.dtype) for p in err._payloads[err._code.item()]] == [np.int32] * 3
