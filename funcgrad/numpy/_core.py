@@ -51,13 +51,18 @@ def aval(x) -> ir.ShapedArray:
     return core.get_aval(x)
 
 
+# (tuples made once: ``Array | core.Tracer`` would build a union on every eager call)
+_ARRAYS = (Array, core.Tracer)
+_SHAPED = (Array, core.Tracer, np.ndarray)
+
+
 def is_array(x) -> bool:
     """True for funcgrad Arrays and tracers (values the primitives accept without conversion)."""
-    return isinstance(x, Array | core.Tracer)
+    return isinstance(x, _ARRAYS)
 
 
 def shape_of(x) -> tuple[int, ...]:
-    return x.shape if isinstance(x, Array | core.Tracer | np.ndarray) else aval(x).shape
+    return x.shape if isinstance(x, _SHAPED) else aval(x).shape
 
 
 def ndim_of(x) -> int:
@@ -120,7 +125,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         return _stack_nested(a, dtype)
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
-    if dtype is None and not _dt.x64_enabled and isinstance(a, list | tuple):
+    if dtype is None and _dt.jax_rules and isinstance(a, list | tuple):
         dtype = _list_dtype(a)
         if dtype is None:
             value = np.array(a, copy=None)
@@ -249,6 +254,7 @@ def _scalar_const(value, dtype) -> np.ndarray:
 
 
 _INT32_RANGE = range(-(2**31), 2**31)
+_INT64_RANGE = range(-(2**63), 2**63)
 
 
 def _operand_const(value, dtype) -> np.ndarray:
@@ -260,8 +266,14 @@ def _operand_const(value, dtype) -> np.ndarray:
     ``dtype`` is), then converted to ``dtype`` as a conversion does, wrapping (``+ 300`` adds 44 to
     a uint8 array, ``np.maximum(u8, -1)`` is 255). An explicit ``asarray(300, uint8)`` raises in both.
     """
-    if _dt.x64_enabled or type(value) is not int:
+    if not _dt.jax_rules or type(value) is not int:
         return _scalar_const(value, dtype)
+    if _dt.x64_enabled:  # (JAX's rules in 64-bit mode: an int64, NOTE: [JAX's dtype rules in 64-bit mode])
+        if value not in _INT64_RANGE:
+            raise OverflowError(
+                f"Python integer {value} out of bounds for int64 (a Python int operand is an int64)"
+            )
+        return np.asarray(value, np.int64).astype(np.dtype(dtype))
     if value not in _INT32_RANGE:
         raise OverflowError(
             f"Python integer {value} out of bounds for int32 (in 32-bit mode a Python int operand is "
@@ -350,6 +362,16 @@ def promote_args(*args) -> list:
     >>> [a.dtype for a in promote_args(np.float32(1), 2.0)]
     [dtype('float32'), dtype('float32')]
     """
+    if args and type(args[0]) is Array:
+        # Strong Arrays of one plain dtype (the common eager call): nothing to promote or check.
+        # (In 32-bit mode only where the dtype is its own canonical one, NOTE: [x64 mode].)
+        d = args[0].dtype
+        for a in args:
+            if type(a) is not Array or a.weak_type or a.dtype is not d:
+                break
+        else:
+            if d.kind in "biufc" and (_dt.x64_enabled or d not in _dt.TO_32):
+                return list(args)
     pairs = tuple(dtype_and_weak(a) for a in args)
     dtype, weak = _result_type(pairs)
     if _flags["dtype_promotion"] == "strict":
@@ -363,7 +385,7 @@ def promote_args(*args) -> list:
     for a, (d, w) in zip(args, pairs):
         if type(a) in python_scalar_types:
             out.append(Array._from_owned(_operand_const(a, dtype), weak))
-        elif isinstance(a, Array | core.Tracer):
+        elif isinstance(a, _ARRAYS):
             out.append(a if (d == dtype and w == weak) else ew.convert_element_type(a, dtype, weak_type=weak))
         elif hasattr(a, "__jax_array__"):  # (its value may be traced: never through NumPy)
             a = asarray(a)
@@ -380,7 +402,9 @@ def promote_args_inexact(*args) -> list:
     dtype = aval(args[0]).dtype
     if not _dt.is_inexact(dtype):
         weak = aval(args[0]).weak_type and all(aval(a).weak_type for a in args)
-        args = [ew.convert_element_type(a, _dt.default_float, weak_type=weak) for a in args]
+        # (the default float under NumPy's rules, JAX's table under JAX's: NOTE: [JAX's dtype rules
+        # in 64-bit mode])
+        args = [ew.convert_element_type(a, _dt.inexact_of(dtype), weak_type=weak) for a in args]
     return args
 
 

@@ -274,7 +274,7 @@ def dtype_and_weak(x) -> tuple[np.dtype, bool]:
     t = type(x)
     if t in python_scalar_types:
         return _dt.python_scalar_dtype(x), t is not bool
-    if isinstance(x, Array | core.Tracer):
+    if t is Array or isinstance(x, (Array, core.Tracer)):  # (a tuple: no union built per call)
         return x.dtype, x.weak_type
     if isinstance(x, np.ndarray | np.generic):
         return _dt.canonical(x.dtype), False
