@@ -40,7 +40,7 @@ from collections.abc import Callable
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad._api_util import canonicalize, check_array_leaves, flat_fun, to_public
+from funcgrad._api_util import canonicalize, flat_fun, to_public
 from funcgrad.experimental import _checkify_rules as rules
 from funcgrad.experimental._checkify_rules import (
     SITES,
@@ -305,19 +305,13 @@ def checkify(f: Callable, errors: frozenset = user_checks) -> Callable:
 
     @functools.wraps(f)
     def checked(*args, **kwargs):
-        flat_in, in_tree = tu.tree_flatten((args, kwargs))
-        check_array_leaves(
-            f"checkify({getattr(f, '__name__', 'f')})",
-            flat_in,
-            lambda: [f"(args, kwargs){tu.keystr(p)}" for p, _ in tu.tree_leaves_with_path((args, kwargs))],
-        )
-        flat_in = canonicalize(flat_in)
-        flat, store = flat_fun(lambda a, k: f(*a, **k), in_tree, transform="checkify")
-        closed = trace_to_jaxpr(
-            flat, [core.get_aval(x) for x in flat_in], description=f"checkify({getattr(f, '__name__', 'f')})"
-        )
+        # As JAX's, ``f`` closes over its arguments (they are not abstracted): concrete values stay
+        # concrete (Python control flow on them, jit's static arguments) and any Python value
+        # may be passed; traced ones are the staged program's constants.
+        flat, store = flat_fun(lambda: f(*args, **kwargs), tu.tree_structure(()), transform="checkify")
+        closed = trace_to_jaxpr(flat, [], description=f"checkify({getattr(f, '__name__', 'f')})")
         state = ErrorState()
-        outs = rules.checkify_jaxpr(closed.jaxpr, closed.consts, state, flat_in, enabled)
+        outs = rules.checkify_jaxpr(closed.jaxpr, closed.consts, state, [], enabled)
         err = Error._from_state(state)
         err = tu.tree_unflatten(tu.tree_structure(err), [to_public(v) for v in tu.tree_leaves(err)])
         return err, tu.tree_unflatten(store["out_tree"], [to_public(o) for o in outs])
