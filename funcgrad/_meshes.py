@@ -20,8 +20,10 @@ from typing import NamedTuple
 import numpy as np
 
 from funcgrad import xla_bridge
+from funcgrad.kernel import core
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.partial_eval import under_staging
 
 
 def _sh():
@@ -540,6 +542,13 @@ class set_mesh:
     def __init__(self, mesh: Mesh | None):
         if mesh is not None and not isinstance(mesh, Mesh):
             raise TypeError(f"set_mesh expects a Mesh (or None), got {type(mesh).__name__}")
+        if under_staging(core.current_trace()):  # (JAX's refusals, in its words)
+            raise ValueError("`set_mesh` can only be used outside of `jax.jit`.")
+        if mesh is not None and mesh.manual_axes:
+            raise ValueError(
+                f"mesh {mesh} contains manual axes which is not allowed when using `jax.set_mesh`. "
+                "Please use `jax.shard_map` to enter into `Manual` mode instead."
+            )
         self.mesh = mesh
         self._previous = list(_context.stack)
         _context.stack[:] = [] if mesh is None else [mesh]

@@ -143,6 +143,20 @@ def test_context_mesh_error_as_jax(results):
     assert unnamed[0] == unnamed[1]
 
 
+def test_set_mesh_refusals_as_jax():
+    from funcgrad.sharding import AxisType, make_mesh, set_mesh
+
+    mesh = make_mesh((2,), ("x",))
+    with pytest.raises(ValueError, match=r"^`set_mesh` can only be used outside of `jax.jit`.$"):
+        funcgrad.jit(lambda v: (set_mesh(mesh), v)[1])(1.0)
+    manual = make_mesh((2,), ("x",), (AxisType.Manual,))
+    with pytest.raises(
+        ValueError, match="contains manual axes which is not allowed when using `jax.set_mesh`"
+    ):
+        set_mesh(manual)
+    assert fnp.ones(2).sharding.device_set == {funcgrad.devices()[0]}  # (neither left a mesh set)
+
+
 if __name__ == "__main__":  # jax's side, written out (see the module docstring)
     with open(EXPECTED, "w") as f:
         json.dump(run_jax(ORACLE), f, separators=(",", ":"))
