@@ -1,8 +1,9 @@
 """``funcgrad.memory`` (JAX's ``jax.memory``, a namespace, not a module, as JAX's):
 ``memory.Space``, the memories a value can live in.
 
-Layer: surface. Imports only the standard library; ``funcgrad._placement`` places values by a
-``Space`` (``device_put(x, memory.Space.Host)``) and exports the ``memory`` namespace.
+Layer: surface. Imports only the kernel's ``MemorySpace`` (funcgrad/kernel/ir.py, where an array's
+type holds one); ``funcgrad._placement`` places values by a ``Space``
+(``device_put(x, memory.Space.Host)``) and exports the ``memory`` namespace.
 
 ``Space.Device`` is a device's own memory, ``Space.Host`` the host memory it addresses (the
 ``"pinned_host"`` memory kind of a sharding), ``Space.Any`` either (a kernel's operand that may be
@@ -16,26 +17,14 @@ anywhere). ``device_put(x, Space.Host)`` moves ``x`` into its device's host memo
 
 from __future__ import annotations
 
-import enum
+from funcgrad.kernel.ir import MemorySpace
 
 __all__ = ["KINDS", "Space"]
 
 
-class Space(enum.Enum):
-    """The memory spaces of JAX's ``jax.memory.Space`` (printed ``MemorySpace.Host``)."""
-
-    Device = enum.auto()
-    Host = enum.auto()
-    Any = enum.auto()
-
-    def __repr__(self):
-        return f"MemorySpace.{self.name}"
-
-    # (an Enum hashes its name; JAX's hashes the object, so a Space and its name never collide)
-    __hash__ = object.__hash__
-
-
-Space.__name__ = Space.__qualname__ = "MemorySpace"  # (JAX's class name: jax.memory.Space is MemorySpace)
+# The kernel's enum (an array's type holds one: NOTE: [memory space in types]), printed as JAX's
+# ``MemorySpace.Host``; ``jax.memory.Space`` is JAX's ``MemorySpace`` too.
+Space = MemorySpace
 
 # The memory kind of a sharding for each space (``Any`` keeps a value where it is).
 KINDS = {Space.Device: "device", Space.Host: "pinned_host"}

@@ -75,6 +75,7 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import StagingTracer, under_staging
 from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives import sharding as shp
+from funcgrad.primitives.remat import device_put_p, device_put_to
 
 __all__ = [
     "Shard",
@@ -208,12 +209,22 @@ def device_put_space(x, space: Space):
     kind = KINDS.get(space)
 
     def put(v):
-        if isinstance(v, core.Tracer) or kind is None:
-            return v if isinstance(v, Array | core.Tracer) else Array(canonical_value(np.asarray(v)))
+        if isinstance(v, core.Tracer):
+            # a device_put equation: the result is typed in that memory (NOTE: [memory space in types])
+            return device_put_to(v, space)
+        if kind is None:
+            return v if isinstance(v, Array) else Array(canonical_value(np.asarray(v)))
         s = _sharding(v) if isinstance(v, Array) else SingleDeviceSharding(xla_bridge.default_device())
         return _put_leaf(v, s.with_memory_kind(kind), "")
 
     return tu.tree_map(put, x)
+
+
+# The eager step of a ``device_put`` equation (a jaxpr evaluated eagerly, a checkpoint's offloaded
+# residual: NOTE: [offloaded residuals]): each value placed in its memory space.
+device_put_p.def_impl(
+    lambda *xs, devices, srcs, copy_semantics: [device_put_space(x, d) for x, d in zip(xs, devices)]
+)
 
 
 def device_put_sharded(x, shardings):

@@ -156,7 +156,7 @@ def with_default_sharding(x, aval):
     if am is None:
         am = get_abstract_mesh()
     spec = PartitionSpec(*([None] * aval.ndim))
-    return core.ShapedArray(aval.shape, aval.dtype, aval.weak_type, NamedSharding(am, spec))
+    return aval.update(sharding=NamedSharding(am, spec))  # (its memory space kept)
 
 
 def scan_step_avals(avals, where: str = "scan") -> list:

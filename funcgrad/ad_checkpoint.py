@@ -7,8 +7,8 @@ the ``checkpoint`` and ``name`` primitives and the policies), the kernel's pytre
 
 What a policy saves is decided when ``checkpoint``'s partial evaluation splits the program, so it
 is the same eagerly, under ``jit`` (the compiled backward program recomputes what was not saved:
-NOTE: [remat on XLA]) and in ``print_saved_residuals``. The offload policies save in place:
-funcgrad places values in device memory only (NOTE: [offload keeps the value in place] in
+NOTE: [remat on XLA]) and in ``print_saved_residuals``. The offload policies move their residuals
+to the destination's memory space and back, as JAX's (NOTE: [offloaded residuals] in
 primitives/remat.py).
 
 ``print_saved_residuals`` prints JAX's lines (``f64[5,4] from the argument W1``, ``f64[5] output of
@@ -26,7 +26,14 @@ from funcgrad._remat import checkpoint, remat
 from funcgrad.introspect import trace_vjp
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import Literal
-from funcgrad.primitives.remat import Offloadable, Recompute, Saveable, checkpoint_policies, name_p
+from funcgrad.primitives.remat import (
+    Offloadable,
+    Recompute,
+    Saveable,
+    checkpoint_policies,
+    device_put_p,
+    name_p,
+)
 
 __all__ = [
     "checkpoint",
@@ -141,6 +148,8 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
             if v not in res_vars:
                 continue
             src = _summarize(eqn.source_info)
+            if eqn.primitive is device_put_p:
+                src = ""  # (an offloaded residual's move is the checkpoint's, with no user line: as JAX's)
             if eqn.primitive is name_p:
                 out.append((v.aval, f"named '{eqn.params['name']}' from {src}"))
             elif eqn.primitive.name == "jit":

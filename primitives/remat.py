@@ -23,13 +23,14 @@ name policies pick values.
 
 Policies (``checkpoint_policies``, JAX's names and meanings): a predicate
 ``policy(primitive, *in_avals, **params)`` answering a bool, ``Saveable``, ``Recompute`` or
-``Offloadable(src, dst)`` (NOTE: [offload keeps the value in place]); funcgrad also takes ``None``
+``Offloadable(src, dst)`` (NOTE: [offloaded residuals]); funcgrad also takes ``None``
 (nothing saveable) and the names of the parameterless policies as strings.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import types
 from collections.abc import Callable
 from typing import NamedTuple
@@ -97,13 +98,14 @@ Recompute = _Decision("Recompute", False)
 class Offloadable(NamedTuple):
     """A policy's answer: save the value, moved from memory kind ``src`` to ``dst``.
 
-    # NOTE: [offload keeps the value in place]
-    # funcgrad places values in device memory only: its shardings and types carry no memory kind
-    # (jaxlib 0.10.2's CPU client does list "pinned_host" and "unpinned_host" memories,
-    # ``device.addressable_memories()``, where jax types an offloaded residual ``f32<host>[...]``
-    # and moves it with a ``device_put`` to ``MemorySpace.Host``), so an offloaded residual is
-    # saved where it is: an ``Offloadable`` answer means "saved", the same residuals and gradients
-    # as JAX's, the bytes counted in device memory instead of host memory.
+    # NOTE: [offloaded residuals]
+    # As JAX's: an offloaded residual leaves the forward pass through a ``device_put`` to ``dst``'s
+    # memory space (typed ``f32<host>[...]`` for ``"pinned_host"``, NOTE: [memory space in types]
+    # in kernel/partial_eval.py) and the backward pass moves it back with a ``device_put`` to
+    # ``src``'s before recomputing from it; the gradients are the saved-in-place ones. On the CPU
+    # both memories are the same RAM: the ``device_put`` lowers to nothing (as JAX's on CPU), so the
+    # compiled program and its ``memory_analysis()`` are those of saving in place. Offloads inside
+    # a ``jit``/``scan``/``cond`` within the checkpoint are saved in place.
     """
 
     src: str
@@ -120,7 +122,7 @@ def is_saved(decision) -> bool:
     if type(decision) is _Decision:
         return decision.saved
     if isinstance(decision, Offloadable):
-        return True  # NOTE: [offload keeps the value in place]
+        return True  # NOTE: [offloaded residuals]
     return bool(decision)
 
 
@@ -229,8 +231,7 @@ class SaveAndOffloadOnlyTheseNames:
 
 @dataclasses.dataclass(frozen=True)
 class OffloadDotWithNoBatchDims:
-    """``dots_with_no_batch_dims_saveable``, its dots offloaded (kept in place, NOTE: [offload keeps
-    the value in place])."""
+    """``dots_with_no_batch_dims_saveable``, its dots offloaded (NOTE: [offloaded residuals])."""
 
     src: str
     dst: str
@@ -282,7 +283,7 @@ def save_and_offload_only_these_names(
 ) -> SaveAndOffloadOnlyTheseNames:
     """``save_only_these_names``, with a second set of names offloaded from memory kind
     ``offload_src`` to ``offload_dst`` instead of recomputed (on funcgrad's devices, saved in place:
-    NOTE: [offload keeps the value in place]).
+    NOTE: [offloaded residuals]).
 
     >>> p = save_and_offload_only_these_names(names_which_can_be_saved=["y"],
     ...     names_which_can_be_offloaded=["z"], offload_src="device", offload_dst="pinned_host")
@@ -304,8 +305,7 @@ def save_and_offload_only_these_names(
 
 def offload_dot_with_no_batch_dims(offload_src, offload_dst) -> OffloadDotWithNoBatchDims:
     """``dots_with_no_batch_dims_saveable``, but offloaded from memory kind ``offload_src`` to
-    ``offload_dst`` instead of recomputed (saved in place here: NOTE: [offload keeps the value in
-    place]).
+    ``offload_dst`` instead of recomputed (NOTE: [offloaded residuals]).
 
     >>> offload_dot_with_no_batch_dims("device", "pinned_host")(name_p, name="a")
     Recompute
@@ -355,6 +355,10 @@ def resolve_policy(policy) -> Callable:
 
 
 checkpoint_p = CallPrimitive("remat2")  # (JAX 0.10's name for it, as its jaxprs print it)
+# Evaluated eagerly on the Arrays themselves (as jit's call): an offloaded residual arrives in host
+# memory beside device-memory cotangents, which only its jaxpr's device_put reconciles (NOTE:
+# [offloaded residuals]); an eager primitive would refuse operands in two memories.
+checkpoint_p.impl_takes_arrays = True
 
 
 def _transpose(cts, *args, jaxpr, policy, differentiated):
@@ -378,8 +382,15 @@ def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
     n_known_out = len(kj.outvars) - num_res
     res_vars = kj.outvars[n_known_out:]
     plan = _plan(kj, res_vars, resolve_policy(policy))
-    # Forward: the known outputs and the saved values, nothing else (DCE drops the rest).
-    fwd = Jaxpr(kj.constvars, kj.invars, plan.forward_eqns, [*kj.outvars[:n_known_out], *plan.saved])
+    # Forward: the known outputs and the saved values, nothing else (DCE drops the rest); an
+    # offloaded value leaves through a device_put to its memory (NOTE: [offloaded residuals]).
+    moves, saved_outs = _offload(plan, "forward")
+    fwd = Jaxpr(
+        kj.constvars,
+        kj.invars,
+        _after_producers(plan.forward_eqns, moves),
+        [*kj.outvars[:n_known_out], *saved_outs],
+    )
     forward = _round_saved(ad.dce(ClosedJaxpr(fwd, known.consts)), len(plan.saved))
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     with core.set_current_trace(trace.parent):
@@ -429,6 +440,8 @@ class _Plan(NamedTuple):
     saved: list  # the values to save (variables of forward_eqns)
     forward_eqns: list  # the known equations, calls rewritten to also return their saved values
     recompute_eqns: list  # the known equations, calls rewritten to recompute from saved values
+    # the saved values the policy offloads: {var: (src, dst) memory kinds} (NOTE: [offloaded residuals])
+    offloaded: dict = {}
 
 
 def _plan(kj: Jaxpr, needed_outs, policy) -> _Plan:
@@ -441,6 +454,7 @@ def _plan(kj: Jaxpr, needed_outs, policy) -> _Plan:
     the recomputation calls the rest of it on them."""
     needed = {v for v in needed_outs if type(v) is Var}
     saved: list = []
+    offloaded: dict = {}
     forward_eqns, recompute_eqns = list(kj.eqns), list(kj.eqns)
     for i in range(len(kj.eqns) - 1, -1, -1):
         e = kj.eqns[i]
@@ -462,12 +476,14 @@ def _plan(kj: Jaxpr, needed_outs, policy) -> _Plan:
                 for a in _plan_scan(e, wanted, policy, i, forward_eqns, recompute_eqns, saved)
                 if type(a) is Var
             )
-        elif is_saved(policy(e.primitive, *[a.aval for a in e.invars], **e.params)):
+        elif is_saved(decision := policy(e.primitive, *[a.aval for a in e.invars], **e.params)):
             saved.extend(v for v, w in zip(e.outvars, wanted) if w)
+            if isinstance(decision, Offloadable):  # NOTE: [offloaded residuals]
+                offloaded.update((v, (decision.src, decision.dst)) for v, w in zip(e.outvars, wanted) if w)
         else:
             needed.update(a for a in e.invars if type(a) is Var)
     saved.reverse()  # (found last to first)
-    return _Plan(saved, forward_eqns, recompute_eqns)
+    return _Plan(saved, forward_eqns, recompute_eqns, offloaded)
 
 
 def _plan_call(e, wanted, policy, i, forward_eqns, recompute_eqns, saved) -> list:
@@ -622,8 +638,47 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, plan: _P
     j = closed.jaxpr
     read = {a for e in j.eqns for a in e.invars if type(a) is Var} | set(outvars)
     used_inputs = [v in read for v in kj.invars]
-    inputs = [*plan.saved, *(v for v, used in zip(kj.invars, used_inputs) if used), *uj.invars[n_res:]]
-    return ClosedJaxpr(Jaxpr(j.constvars, inputs, j.eqns, j.outvars), closed.consts), used_inputs
+    moves, saved_ins = _offload(plan, "backward")
+    inputs = [*saved_ins, *(v for v, used in zip(kj.invars, used_inputs) if used), *uj.invars[n_res:]]
+    return ClosedJaxpr(Jaxpr(j.constvars, inputs, [*moves, *j.eqns], j.outvars), closed.consts), used_inputs
+
+
+def _after_producers(eqns: list, moves: list) -> list:
+    """``eqns`` with each move right after the equation computing its operand (as JAX's forward
+    program places an offload); a move of an input or constant first."""
+    if not moves:
+        return eqns
+    by_operand = {m.invars[0]: m for m in moves}
+    out = [m for m in moves if not any(m.invars[0] in e.outvars for e in eqns)]
+    for e in eqns:
+        out.append(e)
+        out.extend(by_operand[v] for v in e.outvars if v in by_operand)
+    return out
+
+
+def _offload(plan: _Plan, side: str):
+    """The ``device_put`` equations moving the offloaded saved values, and the saved values as the
+    forward program returns them / the backward program receives them (NOTE: [offloaded
+    residuals]): forward, each offloaded value is moved to its destination's memory space;
+    backward, it arrives there and is moved back to its source's before anything reads it."""
+    if not plan.offloaded:
+        return [], list(plan.saved)
+    eqns, outs = [], []
+    for v in plan.saved:
+        kinds = plan.offloaded.get(v)
+        if kinds is None:
+            outs.append(v)
+            continue
+        src, dst = (_SPACES.get(k, ir.MemorySpace.Device) for k in kinds)
+        moved = Var(v.aval.update(memory_space=dst))
+        if side == "forward":
+            params = dict(devices=(dst,), srcs=(None,), copy_semantics=(ArrayCopySemantics.ALWAYS_COPY,))
+            eqns.append(ir.JaxprEqn(device_put_p, [v], params, [moved], None))
+        else:
+            params = dict(devices=(src,), srcs=(None,), copy_semantics=(ArrayCopySemantics.ALWAYS_COPY,))
+            eqns.append(ir.JaxprEqn(device_put_p, [moved], params, [v], None))
+        outs.append(moved)
+    return eqns, outs
 
 
 # optimization_barrier: the identity on any number of values, opaque to XLA's optimisations.
@@ -655,3 +710,94 @@ def optimization_barrier(*args):
 checkpoint_p.def_transpose(_transpose)
 checkpoint_p.def_partial_eval(_partial_eval)
 checkpoint_p.def_traits(linear=True)  # may appear in linear programs (its transpose handles recompute)
+
+
+# ----------------------------------------------------------------------------------------------
+# device_put: a value moved to another memory space (NOTE: [offloaded residuals])
+
+
+class ArrayCopySemantics(enum.Enum):
+    """Whether a ``device_put`` may return its operand's buffer (JAX's, from jaxlib; printed in
+    jaxprs as ``ArrayCopySemantics.ALWAYS_COPY``)."""
+
+    ALWAYS_COPY = 0
+    REUSE_INPUT = 1
+    DONATE_INPUT = 2
+
+    def __repr__(self):
+        return f"ArrayCopySemantics.{self.name}"
+
+
+# One operand per destination, as JAX's ``device_put`` equations (``devices``: a ``MemorySpace``
+# each; ``srcs`` and ``copy_semantics`` are JAX's parameters, kept for its printed jaxprs).
+device_put_p = Primitive("device_put", multiple_results=True)
+device_put_p.memory_space_from_params = True  # (NOTE: [memory space in types])
+device_put_p.impl_takes_arrays = True  # its eager step (funcgrad/_placement.py) moves Arrays
+
+
+def _device_put_avals(*avals, devices, srcs, copy_semantics):
+    return [a.update(memory_space=d) if isinstance(d, ir.MemorySpace) else a for a, d in zip(avals, devices)]
+
+
+def _device_put_jvp(primals, tangents, **params):
+    outs = device_put_p.bind(*primals, **params)
+    nz = [(i, t) for i, t in enumerate(tangents) if type(t) is not ad.Zero]
+    t_outs = [ad.Zero(ad.tangent_aval(o.aval if hasattr(o, "aval") else core.get_aval(o))) for o in outs]
+    if nz:
+        moved = device_put_p.bind(*[t for _, t in nz], **_select(params, [i for i, _ in nz]))
+        for (i, _), m in zip(nz, moved):
+            t_outs[i] = m
+    return outs, t_outs
+
+
+def _select(params, idx) -> dict:
+    return {k: tuple(v[i] for i in idx) for k, v in params.items()}
+
+
+def _device_put_transpose(cts, *args, devices, srcs, copy_semantics):
+    # The cotangent goes back to the memory the operand was in (JAX's rule, always a copy).
+    out = [None] * len(args)
+    todo = [
+        i for i, (a, c) in enumerate(zip(args, cts)) if ad.is_undefined_primal(a) and type(c) is not ad.Zero
+    ]
+    if todo:
+        back = tuple(getattr(args[i].aval, "memory_space", ir.MemorySpace.Device) for i in todo)
+        moved = device_put_p.bind(
+            *[cts[i] for i in todo],
+            devices=back,
+            srcs=tuple(devices[i] for i in todo),
+            copy_semantics=(ArrayCopySemantics.ALWAYS_COPY,) * len(todo),
+        )
+        for i, m in zip(todo, moved):
+            out[i] = m
+    return out
+
+
+device_put_p.def_abstract_eval(_device_put_avals)
+device_put_p.def_jvp(_device_put_jvp)
+device_put_p.def_transpose(_device_put_transpose)
+device_put_p.def_batch(
+    lambda axis_size, vals, dims, **params: (device_put_p.bind(*vals, **params), list(dims))
+)
+device_put_p.def_traits(
+    linear=True,  # a move between memories: a linear program may hold one
+    taylor_from_jvp="a move between memories: its series is its operand's, moved",
+)
+device_put_p.def_impl(lambda *xs, **params: list(xs))  # (until funcgrad/_placement.py sets its own)
+
+
+def device_put_to(x, space, copy=ArrayCopySemantics.REUSE_INPUT):
+    """``x`` moved to the memory space ``space`` (one array; the surface's ``device_put(x,
+    memory.Space.Host)`` takes pytrees); traced, a ``device_put`` equation typing the result in
+    that memory (NOTE: [memory space in types]).
+
+    >>> import numpy as np
+    >>> float(device_put_to(np.float64(2.0), ir.MemorySpace.Device))
+    2.0
+    """
+    return device_put_p.bind(x, devices=(space,), srcs=(None,), copy_semantics=(copy,))[0]
+
+
+# An Offloadable's memory kinds as memory spaces (JAX's mem_kind_to_space: "device" and the
+# others are the device's memory).
+_SPACES = {"pinned_host": ir.MemorySpace.Host}

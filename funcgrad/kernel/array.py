@@ -26,7 +26,7 @@ import numpy as np
 
 from funcgrad.kernel.c_modules import c_modules_wanted
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.ir import _DEVICE, ShapedArray, memory_space_of_kind
 
 # NOTE: [array in C]
 # The two things a jitted call does per output -- make an Array around the device buffer, and
@@ -154,7 +154,9 @@ class Array(_ArrayBase):
             sharding = None
             if b is not None and hooks.aval_sharding is not None:
                 sharding = hooks.aval_sharding(b, self.ndim)  # NOTE: [sharding in types]
-            aval = self._aval = ShapedArray(self.shape, self.dtype, self.weak_type, sharding)
+            # NOTE: [memory space in types]: a value in host memory is typed so.
+            space = _DEVICE if b is None else memory_space_of_kind(getattr(b._sharding, "_fg_kind", None))
+            aval = self._aval = ShapedArray(self.shape, self.dtype, self.weak_type, sharding, space)
         return aval
 
     ndim = property(lambda self: len(self.shape))

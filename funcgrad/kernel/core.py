@@ -123,6 +123,9 @@ class Primitive:
     """
 
     multiple_results = False
+    # Its parameters say which memory its results are in (``device_put`` to a memory space), so
+    # the staging trace does not type them by its operands' (NOTE: [memory space in types]).
+    memory_space_from_params = False
 
     def __init__(self, name: str, *, multiple_results: bool = False):
         self.name = name

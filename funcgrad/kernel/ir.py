@@ -21,6 +21,7 @@ jaxprs of higher-order equations, which print indented inside their parameter li
 from __future__ import annotations
 
 import contextlib
+import enum
 import itertools
 import weakref
 from collections.abc import Sequence
@@ -36,17 +37,50 @@ from funcgrad.kernel.caches import register_cache
 # Abstract values
 
 
+class MemorySpace(enum.Enum):
+    """The memories a value can live in (JAX's ``jax.memory.Space``, printed ``MemorySpace.Host``):
+    a device's own memory, the host memory it addresses (the ``"pinned_host"`` memory kind of a
+    sharding), or either (a kernel operand that may be anywhere). NOTE: [memory space in types]."""
+
+    Device = enum.auto()
+    Host = enum.auto()
+    Any = enum.auto()
+
+    def __repr__(self):
+        return f"MemorySpace.{self.name}"
+
+    # (an Enum hashes its name; JAX's hashes the object, so a space and its name never collide)
+    __hash__ = object.__hash__
+
+
+MemorySpace.__qualname__ = "MemorySpace"
+_DEVICE = MemorySpace.Device
+
+
+def memory_space_of_kind(kind) -> MemorySpace:
+    """The memory space of a sharding's memory kind (JAX's ``mem_kind_to_space``: only
+    ``"pinned_host"`` is ``Host``).
+
+    >>> memory_space_of_kind("pinned_host"), memory_space_of_kind(None)
+    (MemorySpace.Host, MemorySpace.Device)
+    """
+    return MemorySpace.Host if kind == "pinned_host" else _DEVICE
+
+
 class ShapedArray:
-    """The abstract value of an array: shape, dtype, whether its dtype is weak, and its sharding
-    over the *explicit* axes of a mesh (``None``: none, the Auto mode; NOTE: [sharding in types]).
+    """The abstract value of an array: shape, dtype, whether its dtype is weak, its sharding over
+    the *explicit* axes of a mesh (``None``: none, the Auto mode; NOTE: [sharding in types]) and
+    the memory it lives in (NOTE: [memory space in types]).
 
     >>> ShapedArray((3,), np.float32).str_short()
     'f32[3]'
+    >>> ShapedArray((3,), np.float32, memory_space=MemorySpace.Host).str_short()
+    'f32<host>[3]'
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "memory_space")
 
-    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
+    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None, memory_space=_DEVICE):
         # Fast path: shapes from NumPy are already tuples of ints (this is on the eager hot path).
         self.shape = shape if type(shape) is tuple else tuple(int(d) for d in shape)
         if not isinstance(dtype, np.dtype):
@@ -60,19 +94,21 @@ class ShapedArray:
         self.dtype = dtype
         self.weak_type = weak_type
         self.sharding = sharding
+        self.memory_space = memory_space
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
     def str_short(self) -> str:
+        space = "" if self.memory_space is _DEVICE else f"<{self.memory_space.name.lower()}>"
         if self.sharding is None:
-            return f"{_dt.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+            return f"{_dt.short_name(self.dtype)}{space}[{','.join(map(str, self.shape))}]"
         dims = ",".join(_sharded_dims(self.shape, self.sharding.spec))
-        return f"{_dt.short_name(self.dtype)}[{dims}]{_unreduced_suffix(self.sharding)}"
+        return f"{_dt.short_name(self.dtype)}{space}[{dims}]{_unreduced_suffix(self.sharding)}"
 
-    def update(self, shape=None, dtype=None, weak_type=None, sharding=None) -> ShapedArray:
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=None, memory_space=None) -> ShapedArray:
         # A new shape drops the sharding (it described the old dimensions); a new dtype or weak
-        # type keeps it (NOTE: [sharding in types]).
+        # type keeps it (NOTE: [sharding in types]). The memory space is kept unless given.
         if sharding is None and (shape is None or tuple(shape) == self.shape):
             sharding = self.sharding
         return ShapedArray(
@@ -80,10 +116,13 @@ class ShapedArray:
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
             sharding,
+            self.memory_space if memory_space is None else memory_space,
         )
 
     def strip_weak_type(self) -> ShapedArray:
-        return ShapedArray(self.shape, self.dtype, False, self.sharding) if self.weak_type else self
+        if not self.weak_type:
+            return self
+        return ShapedArray(self.shape, self.dtype, False, self.sharding, self.memory_space)
 
     def to_tangent_aval(self) -> ShapedArray:
         """The aval of a tangent of this value: the same, with ``float0`` for an integer or
@@ -94,7 +133,9 @@ class ShapedArray:
         """
         tangent = _dt.tangent_dtype(self.dtype)
         return (
-            self if tangent == self.dtype else ShapedArray(self.shape, tangent, self.weak_type, self.sharding)
+            self
+            if tangent == self.dtype
+            else ShapedArray(self.shape, tangent, self.weak_type, self.sharding, self.memory_space)
         )
 
     to_ct_aval = to_tangent_aval  # a cotangent has its tangent's type
@@ -123,12 +164,15 @@ class ShapedArray:
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
             and (self.sharding is other.sharding or self.sharding == other.sharding)
+            and self.memory_space is other.memory_space
         )
 
     def __hash__(self):
         if self.sharding is None:
-            return hash((self.shape, self.dtype, self.weak_type))
-        return hash((self.shape, self.dtype, self.weak_type, self.sharding))
+            if self.memory_space is _DEVICE:
+                return hash((self.shape, self.dtype, self.weak_type))
+            return hash((self.shape, self.dtype, self.weak_type, self.memory_space))
+        return hash((self.shape, self.dtype, self.weak_type, self.sharding, self.memory_space))
 
     def __repr__(self):
         # As JAX's: the dtype's full name (``ShapedArray(float32[8@x,4])``).
@@ -147,7 +191,8 @@ class ShapedArray:
             map(str, self.shape) if self.sharding is None else _sharded_dims(self.shape, self.sharding.spec)
         )
         suffix = "" if self.sharding is None else _unreduced_suffix(self.sharding)
-        return f"{'~' if self.weak_type else ''}{self.dtype.name}[{','.join(dims)}]{suffix}"
+        space = "" if self.memory_space is _DEVICE else f"<{self.memory_space.name.lower()}>"
+        return f"{'~' if self.weak_type else ''}{self.dtype.name}{space}[{','.join(dims)}]{suffix}"
 
 
 # NOTE: [sharding in types]

@@ -56,7 +56,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import Tracer, source_info_config, user_source_info
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
+from funcgrad.kernel.ir import _DEVICE, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 
 # ----------------------------------------------------------------------------------------------
 # The builder
@@ -177,6 +177,42 @@ class JaxprBuilder:
         return ClosedJaxpr(jaxpr, consts)
 
 
+# NOTE: [memory space in types]
+# As in JAX 0.10, an array's type says which memory holds it (``ShapedArray.memory_space``:
+# ``MemorySpace.Device``, the default, or ``Host``, printed ``f32<host>[3]``): an Array in a
+# ``pinned_host`` sharding is typed ``Host`` (kernel/array.py), a staged equation's results are in
+# its operands' memory (``memory_space_rule``: JAX's default rule; operands of different memories
+# are an error, 0-d operands go anywhere), and a primitive whose parameters say where its results
+# go (``memory_space_from_params``: ``device_put`` to a ``memory.Space``) or whose inner jaxpr
+# typed them (jit, control flow, checkpoint) keeps its own answer. The memory is part of the type:
+# it is printed, compared and hashed (a jitted function compiles once per memory of its inputs).
+
+
+def memory_space_rule(primitive, avals, out, params):
+    """``out`` (the abstract value(s) of ``primitive`` on ``avals``) in the memory of its
+    operands, as JAX's default memory-space rule (NOTE: [memory space in types])."""
+    if primitive.memory_space_from_params or any(isinstance(v, Jaxpr | ClosedJaxpr) for v in params.values()):
+        return out
+    spaces = [getattr(a, "memory_space", _DEVICE) for a in avals]
+    if all(m is ir.MemorySpace.Any for m in spaces):
+        space = ir.MemorySpace.Any
+    else:
+        space, first = _DEVICE, None
+        for a, m in zip(avals, spaces):
+            if not a.ndim:
+                continue
+            if first is not None and m is not space:
+                raise ValueError(
+                    f"memory_space of all inputs passed to `{primitive.name}` must be the same. Got one "
+                    f"operand with type: {str(first).lstrip('~')} and another operand with type: "
+                    f"{str(a).lstrip('~')}"
+                )
+            space, first = m, a
+    outs = list(out) if primitive.multiple_results else [out]
+    outs = [o.update(memory_space=space) if type(o) is ShapedArray else o for o in outs]
+    return outs if primitive.multiple_results else outs[0]
+
+
 class StagingTrace(core.Trace):
     """Stages every primitive into ``builder`` (used by ``make_jaxpr`` and ``jit``)."""
 
@@ -208,6 +244,10 @@ class StagingTrace(core.Trace):
             # NOTE: [sharding in types]: an explicitly sharded operand types the results too.
             if primitive.sharding_from_params or any(a.sharding is not None for a in avals):
                 out = hooks.apply_sharding(primitive, avals, out, params)
+        for a in avals:
+            if getattr(a, "memory_space", _DEVICE) is not _DEVICE:  # (rare: a value in host memory)
+                out = memory_space_rule(primitive, avals, out, params)
+                break
         source = self.record_source or source_info_config.in_linearize
         if primitive.multiple_results:
             return self.builder.add_eqn(self, primitive, atoms, params, out, source)

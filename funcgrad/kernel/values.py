@@ -24,7 +24,7 @@ from funcgrad.kernel.errors import (
     TracerIntegerConversionError,
 )
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.ir import _DEVICE, ShapedArray, memory_space_of_kind
 
 # ----------------------------------------------------------------------------------------------
 # Abstract values of concrete inputs
@@ -48,7 +48,8 @@ def get_aval(x) -> ShapedArray:
             sharding = None
             if b is not None and hooks.aval_sharding is not None:
                 sharding = hooks.aval_sharding(b, len(v.shape))  # NOTE: [sharding in types]
-            aval = x._aval = ShapedArray(v.shape, v.dtype, x.weak_type, sharding)
+            space = _DEVICE if b is None else memory_space_of_kind(getattr(b._sharding, "_fg_kind", None))
+            aval = x._aval = ShapedArray(v.shape, v.dtype, x.weak_type, sharding, space)
         return aval
     if t is np.ndarray:
         # (NOTE: [x64 mode]: a 64-bit NumPy value enters as its 32-bit counterpart in x32 mode)

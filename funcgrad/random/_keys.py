@@ -36,7 +36,7 @@ from funcgrad.jitting import ShapeDtypeStruct
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import float0
-from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.ir import MemorySpace, ShapedArray
 from funcgrad.numpy._dtypes import ExtendedArray, prng_key
 
 __all__ = ["KeyArray", "KeyTy", "PRNGImpl", "PRNGS", "register_prng", "resolve_impl"]
@@ -144,6 +144,7 @@ class KeyShapedArray(ShapedArray):
 
     def __init__(self, shape, dtype: KeyTy):
         self.shape, self.dtype, self.weak_type, self.sharding = tuple(shape), dtype, False, None
+        self.memory_space = MemorySpace.Device
 
     def str_short(self) -> str:
         return f"{self.dtype}[{','.join(map(str, self.shape))}]"

@@ -5,7 +5,9 @@ recomputed, in the jaxpr the transformations produced. A *differentiated* ``chec
 backward program of a checkpoint: recomputation, then the transposed tangent work) is lowered
 inside a conditional XLA cannot resolve at compile time (NOTE: [remat on XLA]).
 ``optimization_barrier`` becomes ``stablehlo.optimization_barrier``; ``name`` (``checkpoint_name``)
-is the identity (partial evaluation has already read the name).
+is the identity (partial evaluation has already read the name), and so is ``device_put`` between
+memory spaces: on the CPU the host memory is the device's (JAX's lowering emits nothing there either;
+NOTE: [offloaded residuals]).
 
 Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridge.emitter``.
 
@@ -29,7 +31,7 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 from __future__ import annotations
 
 import numpy as np
-from funcgrad.primitives.remat import checkpoint_p, name_p, optimization_barrier_p
+from funcgrad.primitives.remat import checkpoint_p, device_put_p, name_p, optimization_barrier_p
 from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
 
 _U32 = tensor_type((), np.uint32)
@@ -83,3 +85,8 @@ def _barrier(fb, args, avals) -> list:
 @register(name_p)
 def _name(ctx, x, *, name):
     return x  # checkpoint_name is the identity once partial evaluation has read the name
+
+
+@register(device_put_p)
+def _device_put(ctx, *xs, devices, srcs, copy_semantics):
+    return list(xs)  # (one RAM on the CPU: NOTE: [offloaded residuals])

@@ -82,3 +82,43 @@ def test_space_is_jax_memory_space():
 
     assert [repr(s) for s in memory.Space] == [repr(s) for s in jax.memory.Space]
     assert [s.value for s in memory.Space] == [s.value for s in jax.memory.Space]
+
+
+def _types_program(jx, np_, S, shaped_array):
+    d = jx.devices()[0]
+    x = jx.device_put(np_.arange(3.0, dtype=np_.float32), S(d, memory_kind="pinned_host"))
+    y = jx.device_put(np_.ones(3, np_.float32), S(d))
+    t = jx.typeof(x)
+    a = shaped_array((3,), np_.dtype(np_.float32), memory_space=jx.memory.Space.Host)
+    rows = [
+        str(t),
+        repr(t),
+        repr(t.memory_space),
+        repr(jx.typeof(y).memory_space),
+        t == jx.typeof(y),
+        str(jx.typeof(x * 2)),
+        str(jx.typeof(x[0])),
+        str(a),
+        repr(a.update(shape=(2,)).memory_space),
+        a == shaped_array((3,), np_.dtype(np_.float32)),
+        str(jx.make_jaxpr(lambda v: v * 2)(x)),
+        str(jx.make_jaxpr(lambda v: jx.numpy.sin(v).sum() + v[0])(x)),
+    ]
+    for fn in (lambda: jx.make_jaxpr(lambda u, v: u + v)(x, y), lambda: jx.jit(lambda u, v: u * v)(y, x)):
+        try:
+            rows.append(str(fn()))
+        except ValueError as e:
+            rows.append(str(e))
+    return rows
+
+
+def test_memory_space_in_types_as_jax():
+    # NOTE: [memory space in types]: a value in host memory is typed f32<host>[3], its equations'
+    # results are in its memory, mixing memories in one equation raises JAX's ValueError.
+    import jax.core as jax_core
+
+    from funcgrad.core import ShapedArray
+
+    got = _types_program(funcgrad, np, SingleDeviceSharding, ShapedArray)
+    want = _types_program(jax, np, jax.sharding.SingleDeviceSharding, jax_core.ShapedArray)
+    assert got == want
