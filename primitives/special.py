@@ -67,7 +67,7 @@ bessel_i0e_p = unop(
 
 def _bessel_i1e_jvp(t, ans, x):
     # i1e'(x) = i0e(x) - i1e(x) (sign(x) + 1/x), whose limit at 0 is 1/2 (JAX's rule).
-    eps = np.finfo(aval_of(x).dtype).eps
+    eps = _dt.finfo(aval_of(x).dtype).eps  # (NumPy's finfo refuses bfloat16)
     tiny = lt_p.bind(abs_(x), scalar_like(eps, x))
     safe_x = select(tiny, hooks.full_like(x, eps), x)
     d = sub(bessel_i0e_p.bind(safe_x), mul(ans, add(sign(safe_x), div(1.0, safe_x))))

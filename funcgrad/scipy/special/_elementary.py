@@ -54,7 +54,8 @@ def _logit(x):
     return fnp.log(x / (1.0 - x))
 
 
-_logit.defjvps(lambda t, ans, x: t / (x * (1.0 - x)))
+# (fnp.asarray: a primal may come as a NumPy array, whose bfloat16 minus a Python float is float32)
+_logit.defjvps(lambda t, ans, x: t / (fnp.asarray(x) * (1.0 - fnp.asarray(x))))
 
 
 def logit(x):
