@@ -221,7 +221,11 @@ class FiniteCheckTrace(core.EvalTrace):
                 if locate is not None:
                     locate(args, **params)
                 phase = "backward" if source_info_config.backward_depth else "forward"
-                raise _error(primitive, params, args, outs, phase)
+                err = _error(primitive, params, args, outs, phase)
+                # An eager operation is a jitted primitive in JAX: it says so too (JAX's flags.md
+                # prints it for an eager jnp.log, twice for a jit around it).
+                builtins.print(_DEOPTIMIZED)
+                raise err
         return out
 
 
