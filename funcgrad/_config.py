@@ -280,6 +280,22 @@ def _set_x64(on: bool) -> None:
     jitting.set_jit_flags(x32=not on)
 
 
+def use_jax_dtype_rules(on: bool) -> None:
+    """JAX's dtype rules in 64-bit mode as well as in 32-bit mode (``funcgrad.as_jax`` turns them
+    on; NOTE: [JAX's dtype rules in 64-bit mode] in funcgrad/kernel/dtypes.py). Every trace and
+    compile cache is emptied on a change, as for ``jax_enable_x64``.
+
+    >>> use_jax_dtype_rules(True); import funcgrad.numpy as fnp; fnp.sin(fnp.arange(2, dtype="int32")).dtype
+    dtype('float32')
+    >>> use_jax_dtype_rules(False); fnp.sin(fnp.arange(2, dtype="int32")).dtype
+    dtype('float64')
+    """
+    if bool(on) == _dt.jax_rules_in_x64:
+        return
+    _dt.set_jax_dtype_rules(on)
+    _caches.clear_all()
+
+
 _FLAG_LIST = [
     # (its value at import: the kernel's mode, which JAX_ENABLE_X64 sets: NOTE: [x64 mode])
     _Flag("jax_enable_x64", _dt.x64_enabled, _bool("jax_enable_x64"), _set_x64),

@@ -124,6 +124,21 @@ default_complex = complex128
 x64_enabled = True
 """Whether 64-bit dtypes are enabled (NOTE: [x64 mode]); change it with ``set_x64`` only."""
 
+# NOTE: [JAX's dtype rules in 64-bit mode]
+# funcgrad's own 64-bit mode follows NumPy 2 (NEP 50; docs/differences_from_jax.md's
+# numpy2-dtype-promotion); JAX's 32-bit mode is JAX's rules. Code written for JAX that runs with
+# 64-bit types on (``funcgrad.as_jax`` with ``JAX_ENABLE_X64=1``, or ``jax_enable_x64`` set at run
+# time under it) expects JAX's 64-bit rules: the alias sets ``jax_rules_in_x64`` (with
+# ``set_jax_dtype_rules``). ``jax_rules`` is then True in both modes, and the places where the two
+# rule sets differ read it: promotion (integers and bools below every inexact type: int32 with
+# float32 is float32), an integer's inexact type (JAX's table: int64/uint64 -> float64, the narrower
+# ones and bool -> float32; ``inexact_of``), and the functions with their own rule (cumsum of small
+# integers keeps their dtype, convolve of integers is float, a bool squared is an int, ...).
+jax_rules_in_x64 = False
+jax_rules = False
+"""JAX's dtype rules are in force: 32-bit mode, or 64-bit mode under the alias (NOTE: [JAX's
+dtype rules in 64-bit mode]); read as ``_dt.jax_rules`` at call time."""
+
 TO_32 = {float64: float32, int64: int32, uint64: uint32, complex128: complex64}
 """The 64-bit dtypes and what x32 mode canonicalises each to."""
 
@@ -136,11 +151,47 @@ def set_x64(enabled: bool) -> None:
     >>> set_x64(True); python_scalar_dtype(1.0)
     dtype('float64')
     """
-    global x64_enabled, default_float, default_int, default_uint, default_complex
+    global x64_enabled, default_float, default_int, default_uint, default_complex, jax_rules
     x64_enabled = bool(enabled)
+    jax_rules = not x64_enabled or jax_rules_in_x64
     default_float, default_int, default_uint, default_complex = (
         (float64, int64, uint64, complex128) if x64_enabled else (float32, int32, uint32, complex64)
     )
+
+
+def set_jax_dtype_rules(on: bool) -> None:
+    """JAX's dtype rules in 64-bit mode too (``funcgrad.as_jax`` calls it; NOTE: [JAX's dtype rules
+    in 64-bit mode]). The caller empties the trace caches (funcgrad._config's ``_set_x64`` does).
+
+    >>> set_jax_dtype_rules(True); promote_types(np.int32, np.float32)
+    dtype('float32')
+    >>> set_jax_dtype_rules(False); promote_types(np.int32, np.float32)
+    dtype('float64')
+    """
+    global jax_rules_in_x64, jax_rules
+    jax_rules_in_x64 = bool(on)
+    jax_rules = not x64_enabled or jax_rules_in_x64
+
+
+_INEXACT_OF = {np.dtype(n): np.dtype("float64" if n.endswith("64") else "float32") for n in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}  # fmt: skip
+
+
+def inexact_of(dtype) -> np.dtype:
+    """The inexact dtype an integer or bool ``dtype`` computes in (``sin``, ``mean``, true division):
+    the default float under NumPy's rules, JAX's table under JAX's (int64 -> float64, int32 ->
+    float32); inexact dtypes are themselves.
+
+    >>> inexact_of(np.int32), inexact_of(np.float16)
+    (dtype('float64'), dtype('float16'))
+    """
+    dtype = np.dtype(dtype)
+    if is_inexact(dtype):
+        return dtype
+    if not jax_rules:
+        return default_float
+    out = _INEXACT_OF.get(dtype, float32)  # (int4 and the other narrow integers: float32, as JAX's)
+    return out if x64_enabled else TO_32.get(out, out)
 
 
 def _env_x64() -> bool:
@@ -387,6 +438,8 @@ def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
     if not x64_enabled:
         out, is_weak = _result_type(_inexact_absorbs_integers(strong), weak)
         return TO_32.get(out, out), is_weak
+    if jax_rules:  # (NOTE: [JAX's dtype rules in 64-bit mode])
+        return _result_type(_inexact_absorbs_integers(strong), weak)
     return _result_type(strong, weak)
 
 
@@ -430,7 +483,7 @@ def promote_types(*dtypes) -> np.dtype:
     >>> promote_types(np.float32, np.int64), promote_types(bfloat16, np.int32)
     (dtype('float64'), dtype(bfloat16))
     """
-    if not x64_enabled:
+    if jax_rules:
         dtypes = _inexact_absorbs_integers([np.dtype(d) for d in dtypes])
     try:
         out = np.result_type(*dtypes)

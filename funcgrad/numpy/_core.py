@@ -125,7 +125,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         return _stack_nested(a, dtype)
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
-    if dtype is None and not _dt.x64_enabled and isinstance(a, list | tuple):
+    if dtype is None and _dt.jax_rules and isinstance(a, list | tuple):
         dtype = _list_dtype(a)
         if dtype is None:
             value = np.array(a, copy=None)
@@ -254,6 +254,7 @@ def _scalar_const(value, dtype) -> np.ndarray:
 
 
 _INT32_RANGE = range(-(2**31), 2**31)
+_INT64_RANGE = range(-(2**63), 2**63)
 
 
 def _operand_const(value, dtype) -> np.ndarray:
@@ -265,8 +266,14 @@ def _operand_const(value, dtype) -> np.ndarray:
     ``dtype`` is), then converted to ``dtype`` as a conversion does, wrapping (``+ 300`` adds 44 to
     a uint8 array, ``np.maximum(u8, -1)`` is 255). An explicit ``asarray(300, uint8)`` raises in both.
     """
-    if _dt.x64_enabled or type(value) is not int:
+    if not _dt.jax_rules or type(value) is not int:
         return _scalar_const(value, dtype)
+    if _dt.x64_enabled:  # (JAX's rules in 64-bit mode: an int64, NOTE: [JAX's dtype rules in 64-bit mode])
+        if value not in _INT64_RANGE:
+            raise OverflowError(
+                f"Python integer {value} out of bounds for int64 (a Python int operand is an int64)"
+            )
+        return np.asarray(value, np.int64).astype(np.dtype(dtype))
     if value not in _INT32_RANGE:
         raise OverflowError(
             f"Python integer {value} out of bounds for int32 (in 32-bit mode a Python int operand is "
@@ -395,7 +402,9 @@ def promote_args_inexact(*args) -> list:
     dtype = aval(args[0]).dtype
     if not _dt.is_inexact(dtype):
         weak = aval(args[0]).weak_type and all(aval(a).weak_type for a in args)
-        args = [ew.convert_element_type(a, _dt.default_float, weak_type=weak) for a in args]
+        # (the default float under NumPy's rules, JAX's table under JAX's: NOTE: [JAX's dtype rules
+        # in 64-bit mode])
+        args = [ew.convert_element_type(a, _dt.inexact_of(dtype), weak_type=weak) for a in args]
     return args
 
 

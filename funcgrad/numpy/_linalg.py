@@ -52,7 +52,7 @@ def inexact(x, name: str, arg: str = "a", *, half: bool = False):
     x = asarray(x)
     dtype = x.dtype
     if dtype.kind in "biu":
-        return ew.convert_element_type(x, _dt.default_float)
+        return ew.convert_element_type(x, _dt.inexact_of(dtype))
     if dtype not in mx.LAPACK_DTYPES and not (half and dtype in _HALF):
         raise TypeError(
             f"{name}: {arg} has dtype {dtype.name}, which LAPACK does not support; use float32, float64, "

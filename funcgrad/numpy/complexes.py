@@ -99,7 +99,7 @@ def angle(z, deg: bool = False):
     # float -- in 64-bit mode a float scalar keeps its own dtype (NumPy's result, the table of
     # docs/differences_from_jax.md); a complex value's parts keep its weak type.
     if not _dt.is_inexact(dtype) or (aval(z).dtype.kind == "f" and not aval(z).shape):
-        if not _dt.is_inexact(dtype) or not _dt.x64_enabled:
+        if not _dt.is_inexact(dtype) or _dt.jax_rules:
             dtype = _dt.default_float
         re, im = (ew.convert_element_type(v, dtype, weak_type=False) for v in (re, im))
     out = ew.atan2_p.bind(im, re)

@@ -522,7 +522,7 @@ def _safe_root(s, p: float):
 
 def _as_inexact(x):
     x = asarray(x)
-    return x if _dt.is_inexact(x.dtype) else ew.convert_element_type(x, _dt.default_float)
+    return x if _dt.is_inexact(x.dtype) else ew.convert_element_type(x, _dt.inexact_of(x.dtype))
 
 
 def _vector_norm(x, axes, ord, keepdims):

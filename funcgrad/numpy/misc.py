@@ -270,7 +270,7 @@ def nanpercentile(
     """
     q = asarray(q)
     if not _dt.is_inexact(q.dtype):  # (a Python number stays weak, as in percentile)
-        q = ew.convert_element_type(q, _dt.default_float, weak_type=q.weak_type)
+        q = ew.convert_element_type(q, _dt.inexact_of(q.dtype), weak_type=q.weak_type)
     return nanquantile(a, q / 100, axis, out, overwrite_input, method, keepdims, weights=weights)
 
 

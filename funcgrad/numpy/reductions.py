@@ -392,7 +392,7 @@ def array_equal(a1, a2, equal_nan: bool = False):
 def _float_dtype(dtype, requested=None) -> np.dtype:
     if requested is not None:
         return check_user_dtype(requested, "mean")
-    return np.dtype(dtype) if _dt.is_inexact(dtype) else _dt.default_float
+    return _dt.inexact_of(dtype)
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):

@@ -188,7 +188,7 @@ def _cumulative(primitive, identity, a, axis, dtype, promote_integers=False):
     a, axis = _axis_or_flat(a, axis)
     if dtype is not None:
         target = np.dtype(dtype)
-    elif _dt.x64_enabled or promote_integers or a.dtype == np.bool_:
+    elif not _dt.jax_rules or promote_integers or a.dtype == np.bool_:
         target = reductions.accumulation_dtype(a.dtype)
     else:
         # NOTE: [x64 mode]: in 32-bit mode, JAX's rule: cumsum/cumprod keep an integer's dtype and
@@ -331,6 +331,9 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
         a = getitem(a, asarray(sorter))
     a, v = promote_args(a, v)
     n = a.shape[0]
+    # (JAX's index dtype: int32 where the positions fit, in either mode; NOTE: [JAX's dtype rules in
+    # 64-bit mode])
+    dtype = np.dtype(np.int32) if _dt.jax_rules and n < 2**31 else _dt.default_int
     if side == "left":
         goes_after = lambda elem, val: _nan_aware_less(elem, val)  # noqa: E731 - elem < val
     else:
@@ -340,10 +343,9 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
         vals = expand_dims(v, 0)
         shape = (n, *v.shape)
         hits = goes_after(broadcast_to(elems, shape), broadcast_to(vals, shape))
-        return reductions.sum(hits, axis=0)
+        return reductions.sum(hits, axis=0, dtype=dtype)
     if method not in ("scan", "scan_unrolled", "sort"):  # (the same answers, as in JAX)
         raise ValueError(f"searchsorted: unknown method {method!r}")
-    dtype = _dt.default_int
     lo = constant(0, dtype, v.shape)
     hi = constant(n, dtype, v.shape)
     one = constant(1, dtype)
@@ -429,7 +431,7 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool, weights=N
     # (inexact) dtype, q converted to it, so nothing is promoted. In 64-bit mode as NumPy's
     # (funcgrad's design, NOTE: [x64 mode]): the interpolating methods promote a with q (a float64
     # q makes a float32 a compute in float64); the others return elements of a.
-    numpy_promotion = _dt.x64_enabled and _flags["dtype_promotion"] == "standard"
+    numpy_promotion = not _dt.jax_rules and _flags["dtype_promotion"] == "standard"
     if method in ("linear", "midpoint") and numpy_promotion and weights is None:
         a, q = promote_args_inexact(a, q)
     elif weights is not None:
@@ -606,7 +608,7 @@ def percentile(
         raise ValueError("Percentiles must be in the range [0, 100]")
     (qf,) = promote_args(q)
     if not _dt.is_inexact(aval(qf).dtype):  # (a Python number stays weak: percentile(f32, 50) is f32)
-        qf = ew.convert_element_type(qf, _dt.default_float, weak_type=aval(qf).weak_type)
+        qf = ew.convert_element_type(qf, _dt.inexact_of(aval(qf).dtype), weak_type=aval(qf).weak_type)
     return quantile(
         a,
         ew.div_p.bind(qf, Array._from_owned(np.asarray(100, aval(qf).dtype), aval(qf).weak_type)),

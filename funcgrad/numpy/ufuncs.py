@@ -201,10 +201,10 @@ def square(x, /):
     """
     (x,) = promote_args(x)
     if _is_bool(x):
-        if _dt.x64_enabled:
+        if not _dt.jax_rules:
             return x  # NumPy: a bool squared is itself
-        # NOTE: [x64 mode]: in 32-bit mode, JAX's rule: a bool is squared as an int32
-        x = ew.convert_element_type(x, _dt.default_int, weak_type=False)
+        # NOTE: [x64 mode]: under JAX's rules, a bool is squared as an int32 (in either mode)
+        x = ew.convert_element_type(x, np.dtype(np.int32), weak_type=False)
     return ew.square_p.bind(x)
 
 
@@ -438,6 +438,8 @@ def float_power(x1, x2, /):
     >>> float_power(np.array([2], np.int32), 3).dtype
     dtype('float64')
     """
+    if _dt.jax_rules:  # (JAX's: the operands' inexact type; NOTE: [JAX's dtype rules in 64-bit mode])
+        return ew.pow_p.bind(*broadcast_args(*promote_args_inexact(x1, x2)))
     x1, x2 = promote_args(x1, x2)
     target = np.dtype(np.complex128) if aval(x1).dtype.kind == "c" else np.dtype(np.float64)
     weak = aval(x1).weak_type and aval(x2).weak_type  # (float_power(-3, 1.7) is weak, as JAX's)
