@@ -34,6 +34,7 @@ from funcgrad._callbacks import debug_callback as callback
 from funcgrad._callbacks import debug_log as log
 from funcgrad._callbacks import debug_print as print  # noqa: A004 - JAX's name: funcgrad.debug.print
 from funcgrad._debugger import breakpoint  # noqa: A004 - JAX's name: funcgrad.debug.breakpoint
+from funcgrad._effects import DebugEffect, OrderedDebugEffect
 from funcgrad._visualize import inspect_array_sharding, visualize_array_sharding, visualize_sharding
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
@@ -45,6 +46,8 @@ from funcgrad.primitives.control_flow import cond_p, while_p
 from funcgrad.primitives.scan import scan_p
 
 __all__ = [
+    "DebugEffect",
+    "OrderedDebugEffect",
     "breakpoint",
     "callback",
     "check_finite",

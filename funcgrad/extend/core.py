@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import _effects
 from funcgrad import primitives as _catalog
 from funcgrad.core import AbstractValue
 from funcgrad.extend import linear_util as lu
@@ -114,9 +115,7 @@ array_types: set[type] = {
 # Effects (funcgrad's IR has none: side effects are a primitive's trait, NOTE: [primitive traits])
 
 
-class Effect:
-    """Base class of JAX's effect types; a funcgrad jaxpr carries no effects (a primitive with a
-    side effect says so in ``traits.has_side_effects``)."""
+Effect = _effects.Effect  # (JAX's base class of effect types: funcgrad/_effects.py)
 
 
 Effects = set
