@@ -121,8 +121,17 @@ def multiply(x1, x2, /):
     >>> multiply(np.array([1.0, 2.0]), 3).tolist()
     [3.0, 6.0]
     """
+    masks = [x for x in (x1, x2) if _is_bool(x)]
     x1, x2 = rank_promote(*promote_args(x1, x2))
-    return (ew.and_p if _is_bool(x1) else ew.mul_p).bind(x1, x2)
+    if _is_bool(x1):
+        return ew.and_p.bind(x1, x2)
+    out = ew.mul_p.bind(x1, x2)
+    if len(masks) == 1 and _dt.is_inexact(aval(out).dtype) and aval(masks[0]).shape == aval(out).shape:
+        # A boolean mask times a float: 0 where the mask is False even at NaN/inf, as jax's (its
+        # multiply is one XLA computation, whose simplifier makes mul(convert(mask), x) a select
+        # where the mask is not broadcast; funcgrad's eager NumPy gave 0 * NaN = NaN there).
+        return select(masks[0], out, constant_like(0, out))
+    return out
 
 
 def true_divide(x1, x2, /):

@@ -717,3 +717,23 @@ def test_jax_lax_numpy_test_cases_under_rank_promotion_raise_as_jax():
     )
     with pytest.raises(AttributeError):
         fnp.add.nin = 3
+
+
+def test_bool_mask_times_nonfinite_as_jax():
+    # (the differential fuzzer) jax's multiply is one XLA computation whose simplifier makes
+    # mul(convert(mask), x) a select where the mask is not broadcast: 0 at False even at NaN/inf
+    # (funcgrad's eager NumPy gave 0 * NaN = NaN); a broadcast mask keeps IEEE's NaN and -0.0
+    jax = pytest.importorskip("jax")
+    for mask, x in [
+        ([True, False], [np.nan, np.inf]),
+        ([True, False], np.float32(np.nan)),
+        ([True, False], [[-3.0], [np.inf]]),
+        ([[True], [False]], [np.nan, -1.0]),
+    ]:
+        want = jax.numpy.asarray(mask) * jax.numpy.asarray(x)
+        for got in (
+            fnp.asarray(mask) * fnp.asarray(x),
+            jit(lambda m, v: m * v)(np.array(mask), np.asarray(x)),
+        ):
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+            assert np.array_equal(np.signbit(got), np.signbit(want))
