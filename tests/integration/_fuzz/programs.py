@@ -521,7 +521,7 @@ def cases(draw, ops, max_steps=6, x64=None, long_run=False):
     dtypes = [
         draw(
             st.sampled_from(
-                ["float64", "float32", "float64", "float32", "float16"]
+                ["float64", "float32", "float64", "float32", "float16"] + (["bfloat16"] if long_run else [])
                 if differentiates and i == 0
                 else _DTYPES
                 if i == 0
