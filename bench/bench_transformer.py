@@ -62,6 +62,16 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
   ``--xla_cpu_opt_preset=CPU_OPT_PRESET_FAST_RUNTIME`` measured within the noise (3-4
   interleaved pairs, load 10-17). So the step stays level with torch.compile only with the
   opt-in, and 1.2x its CPU time without.
+  Transparent huge pages (session 9; getrusage per call in fresh processes, two rounds, load
+  13-21, ``--glibc-tunables glibc.malloc.hugetlb=1``): this kernel gives huge pages only to
+  advised memory, and glibc's ``hugetlb`` tunable advises its own mappings and heap, so XLA's
+  126 MB block faults in as 2 MB pages: 154 faults per step instead of 30.8-33.2k, system time
+  15-22 ms instead of 63-67, and user time lower as well (fewer TLB misses). CPU ms per step,
+  funcgrad / funcgrad+malloc / torch.compile: 318-325 / 285-298 / 259-285 without the tunable,
+  269-276 / 239-260 / 241-246 with it (every library started with it): funcgrad / torch.compile
+  1.14-1.23x -> 1.12x, funcgrad+malloc 1.04-1.10x -> 0.99-1.06x. It is glibc's, read at process
+  start (``GLIBC_TUNABLES`` in the environment), process-wide, and rounds small heaps up to 2 MB
+  pages, so it stays the user's opt-in (funcgrad cannot set it from inside the process).
   Why 126 MB (session 8, ``python bench/xla_op_profile.py step`` prints ``memory_analysis()``;
   XLA's buffer assignment with ``--xla_dump_to``): the temporaries are the residuals the backward
   pass reads, live together where the forward pass ends -- per layer the MLP's pre-activation,
@@ -411,11 +421,17 @@ def main():
     ap.add_argument(
         "--threads", type=int, default=None, help="threads per worker (default: each library's own)"
     )
+    ap.add_argument(
+        "--glibc-tunables",
+        default=None,
+        help="GLIBC_TUNABLES for every worker alike, e.g. glibc.malloc.hugetlb=1 (glibc reads it "
+        "at process start: the process-wide opt-in of the notes above)",
+    )
     args = ap.parse_args()
-    env = {}
+    env = {"GLIBC_TUNABLES": args.glibc_tunables} if args.glibc_tunables else {}
     if args.threads:
         n = str(args.threads)
-        env = {"BENCH_THREADS": n, "OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n}
+        env |= {"BENCH_THREADS": n, "OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n}
         if args.threads == 1:
             # (XLA_FLAGS holds XLA's --flags only: the "intra_op_parallelism_threads=1" this
             # line used to add is no XLA flag and was ignored.)
@@ -450,6 +466,8 @@ def main():
                 print(f"  {case} {lib}: {fmt(r['seconds'])} (cpu {fmt(r['cpu'])})", file=sys.stderr)
         load.append(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     print(f"threads per worker: {args.threads or 'library defaults'}")
+    if args.glibc_tunables:
+        print(f"GLIBC_TUNABLES={args.glibc_tunables} in every worker")
     report({k: statistics.median(v) for k, v in samples.items()}, rounds)
     print("\nload (uptime) before and after each round:\n  " + "\n  ".join(load))
 
