@@ -52,6 +52,17 @@ Where the time goes (``--single-thread --cpu``, the shared 2-core machine at loa
   symmetrisation are the same HLO); the two measure level within this machine's noise (this
   script: 1.05-1.17x jax, 0.82-1.05x torch; 100-call medians in fresh processes, device or
   NumPy argument: 3.6-4.0 ms against jax's 3.6-3.9 ms).
+- Session 9 (load 16-21): this script gave gp_eager 1.13x torch (29.3 against 26.0 ms) and
+  eigh_grad 0.93x jax, 0.97x torch. The GP's two backward solves are 5.6 ms each of funcgrad's
+  29 ms; every ``dtrsm`` variant was timed at n=500 with 500 right-hand sides (one thread):
+  right-side solves 4.6-4.9 ms, left-side 5.2-5.5 (the eager solve of row-major operands already
+  takes the right-side form, NOTE: [row-major BLAS operands]), NumPy's bundled OpenBLAS 0.3.31
+  5.6 ms against SciPy's 0.3.30 5.4 ms, ``dgemm`` 4.4 ms, ``dtrmm`` 2.7 ms: no other route to
+  the same solve is faster here. eigh_grad with funcgrad and jax in one process, calls
+  interleaved (CPU time per call): a device-array argument 0.99-1.015x jax, a NumPy argument
+  1.075-1.10x (funcgrad's synchronous CPU client runs the program on the calling thread, whose
+  heap gives back ``syevd``'s workspace between calls: 15-40 page faults per call, none with
+  ``FUNCGRAD_CPU_ASYNC_DISPATCH=1``).
 """
 
 from __future__ import annotations
