@@ -43,6 +43,7 @@ from funcgrad.primitives.scatter import (
     scatter_p,
 )
 from funcgrad.primitives.structure import (
+    axis_in_range,
     broadcasted_iota,
     concatenate,
     index_in_dim,
@@ -199,7 +200,7 @@ def dynamic_slice_in_dim(x, start_index, slice_size: int, axis: int = 0):
     (4, 2)
     """
     shape = aval_of(x).shape
-    axis = int(axis) % len(shape)
+    axis = axis_in_range("dynamic_slice_in_dim", axis, len(shape))
     starts = [0] * len(shape)
     starts[axis] = start_index
     sizes = list(shape)
@@ -217,7 +218,7 @@ def dynamic_index_in_dim(x, index, axis: int = 0, keepdims: bool = True):
     if keepdims:
         return out
     shape = list(aval_of(out).shape)
-    del shape[int(axis) % len(shape)]
+    del shape[axis_in_range("dynamic_index_in_dim", axis, len(shape))]
     return reshape(out, shape)
 
 
@@ -312,13 +313,13 @@ def dynamic_update_slice_in_dim(x, update, start_index, axis: int):
     """
     ndim = aval_of(x).ndim
     starts = [0] * ndim
-    starts[int(axis) % ndim] = start_index
+    starts[axis_in_range("dynamic_update_slice_in_dim", axis, ndim)] = start_index
     return dynamic_update_slice(x, update, starts)
 
 
 def dynamic_update_index_in_dim(x, update, index, axis: int):
     """Replace element ``index`` of ``axis`` by ``update`` (which may lack that axis)."""
-    axis = int(axis) % aval_of(x).ndim
+    axis = axis_in_range("dynamic_update_index_in_dim", axis, aval_of(x).ndim)
     if aval_of(update).ndim == aval_of(x).ndim - 1:
         shape = list(aval_of(update).shape)
         shape.insert(axis, 1)

@@ -572,6 +572,19 @@ def slice_(x, start_indices, limit_indices, strides=None):
     return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
 
 
+def axis_in_range(name: str, axis, ndim: int) -> int:
+    """``axis`` of an operand of rank ``ndim``, negative counting from the end; IndexError (JAX's
+    type) out of range, rather than wrapping around to another axis.
+
+    >>> axis_in_range("slice_in_dim", -1, 2)
+    1
+    """
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise IndexError(f"{name}: axis {axis} is out of range for an operand of rank {ndim}")
+    return axis % ndim
+
+
 def slice_in_dim(x, start_index, limit_index, stride: int = 1, axis: int = 0):
     """``slice_`` along one ``axis`` (``None`` bounds mean the whole axis), like ``lax.slice_in_dim``.
 
@@ -579,7 +592,7 @@ def slice_in_dim(x, start_index, limit_index, stride: int = 1, axis: int = 0):
     (4, 2)
     """
     shape = aval_of(x).shape
-    axis = int(axis) % len(shape)
+    axis = axis_in_range("slice_in_dim", axis, len(shape))
     start, limit, _ = slice(start_index, limit_index).indices(shape[axis])
     starts = [0] * len(shape)
     limits = list(shape)
@@ -595,7 +608,7 @@ def index_in_dim(x, index: int, axis: int = 0, keepdims: bool = True):
     (5,)
     """
     shape = aval_of(x).shape
-    axis = int(axis) % len(shape)
+    axis = axis_in_range("index_in_dim", axis, len(shape))
     index = int(index)
     if not -shape[axis] <= index < shape[axis]:
         raise IndexError(f"index {index} is out of bounds for axis {axis} with size {shape[axis]}")
@@ -605,6 +618,7 @@ def index_in_dim(x, index: int, axis: int = 0, keepdims: bool = True):
 
 
 __all__ = [
+    "axis_in_range",
     "broadcast_in_dim",
     "broadcasted_iota",
     "concatenate",

@@ -172,3 +172,26 @@ def test_slice_concatenate_rev_iota_values():
 def test_shape_errors_name_the_op(call, match):
     with pytest.raises(TypeError, match=match):
         call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lax, x: lax.dynamic_slice_in_dim(x, 0, 1, axis=2),
+        lambda lax, x: lax.dynamic_slice_in_dim(x, 0, 1, axis=-3),
+        lambda lax, x: lax.dynamic_update_slice_in_dim(x, x[:, :1], 0, axis=3),
+        lambda lax, x: lax.dynamic_index_in_dim(x, 0, axis=2, keepdims=False),
+        lambda lax, x: lax.slice_in_dim(x, 0, 1, axis=2),
+        lambda lax, x: lax.index_in_dim(x, 0, axis=2),
+        lambda lax, x: lax.dynamic_slice_in_dim(x[0, 0], 0, 1),
+    ],
+)
+def test_in_dim_axis_out_of_range_raises_index_error_as_jax(call):
+    # (the differential fuzzer) the *_in_dim functions took axis % ndim: axis 2 of a rank-2 operand
+    # sliced axis 0 silently, a 0-d operand raised ZeroDivisionError; jax raises IndexError
+    jax = pytest.importorskip("jax")
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(IndexError):
+        call(jax.lax, x)
+    with pytest.raises(IndexError, match="out of range"):
+        call(funcgrad.lax, x)
