@@ -46,7 +46,7 @@ from funcgrad.numpy._core import (
     shape_of,
     static_shape,
 )
-from funcgrad.numpy._dtypes import ExtendedArray, result_type
+from funcgrad.numpy._dtypes import ExtendedArray
 from funcgrad.numpy.transcendental import floor
 from funcgrad.numpy.ufuncs import power
 from funcgrad.primitives import elementwise as ew
@@ -286,16 +286,13 @@ def linspace(
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     start, stop = promote_args(start, stop)
-    compute_dtype = result_type(start, stop, float)
+    # (the operands' inexact type, as JAX's to_inexact_dtype: not a promotion 'strict' refuses)
+    compute_dtype = _dt.inexact_of(start.dtype)
     out_dtype = compute_dtype if dtype is None else check_user_dtype(dtype, "linspace")
     if dtype is not None:
         # JAX computes in the requested dtype's inexact type (float16 for float16, the default
         # float for an integer dtype), so retstep's step has that dtype too.
-        compute_dtype = (
-            out_dtype
-            if _dt.is_inexact(out_dtype)
-            else result_type(out_dtype, _dt.canonical(np.dtype(np.float64)))
-        )
+        compute_dtype = _dt.inexact_of(out_dtype)
     start, stop = convert(start, compute_dtype), convert(stop, compute_dtype)
     bshape = broadcast_shapes(shape_of(start), shape_of(stop))
     start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
@@ -357,7 +354,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     [-1.0, -10.0, -100.0]
     """
     start, stop = promote_args(start, stop)
-    compute_dtype = result_type(start, stop, float)
+    compute_dtype = _dt.inexact_of(start.dtype)  # (as linspace's)
     start, stop = convert(start, compute_dtype), convert(stop, compute_dtype)
     zero = constant(0, compute_dtype)
     # Both endpoints negative: compute on the magnitudes and flip the sign of the result. Complex
@@ -381,8 +378,8 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
             stop_b = st.broadcast_in_dim(broadcast_to(stop_mag, full_shape[1:]), full_shape, lead)
             y = select(broadcast_to(constant(index == num - 1, np.bool_), full_shape), stop_b, y)
         y = ew.mul_p.bind(y, st.broadcast_in_dim(broadcast_to(sign, full_shape[1:]), full_shape, lead))
-        if axis != 0:
-            y = st.moveaxis(y, 0, normalize_axis(axis, len(full_shape)))
+    if axis != 0:  # (num == 0 too: the empty axis goes where asked, as JAX's)
+        y = st.moveaxis(y, 0, normalize_axis(axis, len(shape_of(y))))
     return y if dtype is None else convert(y, check_user_dtype(dtype, "geomspace"))
 
 

@@ -372,13 +372,13 @@ def digitize(x, bins, right=False, *, method=None):
     x = asarray(x)
     reject_complex("digitize", x, bins)
     n = bins.shape[0]
-    if n == 0:
-        return constant(0, _dt.default_int, x.shape)
+    if n == 0:  # (JAX's: int32 under its rules, NOTE: [JAX's dtype rules in 64-bit mode])
+        return constant(0, np.int32 if _dt.jax_rules else _dt.default_int, x.shape)
     side = "left" if right else "right"
     method = method or "scan"
     increasing = searchsorted(bins, x, side=side, method=method)
     decreasing = ew.sub_p.bind(
-        constant(n, _dt.default_int), searchsorted(st.rev(bins, (0,)), x, side=side, method=method)
+        constant(n, aval(increasing).dtype), searchsorted(st.rev(bins, (0,)), x, side=side, method=method)
     )
     first, last = getitem(bins, 0), getitem(bins, -1)
     return select(ew.ge_p.bind(*promote_args(last, first)), increasing, decreasing)

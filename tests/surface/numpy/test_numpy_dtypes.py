@@ -249,3 +249,18 @@ def test_strict_promotion_lattice_matches_jax_in_64_bit_mode():
             theirs = _lattice_table(jax.numpy, np)
     assert {k: v for k, v in ours.items() if v != theirs[k]} == {}
     assert ours["promote_types(float32, float64)"] == "TypePromotionError"
+
+
+def test_linspace_of_integers_under_strict_promotion_as_jax():
+    # (an integer's inexact type is not a promotion: JAX's linspace/geomspace work under 'strict';
+    # funcgrad's asked result_type for int64 with a Python float, which the lattice refuses)
+    jax = pytest.importorskip("jax")
+    with funcgrad.numpy_dtype_promotion("strict"):
+        ours = [fnp.linspace(np.int64(0), np.int64(4), 3), fnp.geomspace(np.uint16(1), np.uint16(4), 3)]
+    with jax.numpy_dtype_promotion("strict"):
+        theirs = [
+            jax.numpy.linspace(np.int64(0), np.int64(4), 3),
+            jax.numpy.geomspace(np.uint16(1), np.uint16(4), 3),
+        ]
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)

@@ -46,6 +46,8 @@ CASES = {
     "float_power_float32": lambda jnp: jnp.float_power(F32, 3),
     "searchsorted": lambda jnp: jnp.searchsorted(np.array([1.0, 2.0]), 1.5),
     "tri": lambda jnp: jnp.tri(2),
+    "digitize": lambda jnp: jnp.digitize(np.array([0.5, 1.5]), np.array([2.0, 1.0, 0.0])),
+    "geomspace_empty_axis": lambda jnp: jnp.geomspace(np.ones((2, 2)), np.full((2, 2), 4.0), 0, axis=1),
     "python_int_wraps": lambda jnp: jnp.asarray(np.uint8([3])) + 300,
     "list_beside_numpy_scalar": lambda jnp: jnp.array([0, np.int16(1)]),
     "norm_int32": lambda jnp: jnp.linalg.norm(I32),
