@@ -74,6 +74,18 @@ def _check_static(entries, shape):
         axis += kind in (_SLICE, _INT, _SCALAR, _ARRAY)
 
 
+def _oob_ints_dynamic(entries, shape):
+    """An int index out of bounds of a nonempty axis as a dynamic (scalar) index: JAX's static-slice
+    route refuses it, so it is a ``dynamic_slice`` (clamped), which checkify's index checks see."""
+    out, axis = [], 0
+    for kind, value in entries:
+        if kind == _INT and shape[axis] and not -shape[axis] <= value < shape[axis]:
+            kind = _SCALAR
+        out.append((kind, value))
+        axis += kind in (_SLICE, _INT, _SCALAR, _ARRAY)
+    return out
+
+
 class IndexTypeError(IndexError, TypeError):
     """An index of a type that cannot index (a float, a string): NumPy raises IndexError, JAX
     TypeError; this is both, so either ``except`` catches it."""
@@ -334,6 +346,7 @@ def getitem(
     entries = _expand(idx, x.shape, "x[...]")
     if check_static_indices:
         _check_static(entries, x.shape)
+    entries = _oob_ints_dynamic(entries, x.shape)
     if mode is not None:
         gather_mode = ix.GatherScatterMode.from_any(mode)
     else:

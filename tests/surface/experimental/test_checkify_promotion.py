@@ -30,3 +30,16 @@ def test_index_checks_under_strict_promotion(name, f, i, shape, bad, want):
     assert err.get() == MSG.format(shape, bad)
     assert np.asarray(y).tolist() == want
     assert [np.dtype(p.dtype) for p in err._payloads[err._code.item()]] == [np.int32] * 3
+
+
+def test_static_out_of_bounds_int_index_is_checked_as_jax():
+    # JAX's checkify_test test_multiple_payloads: x[5] of a (2,) array is a clamped dynamic_slice
+    # (JAX's static-slice route refuses it), which the index checks see; eagerly the value is x[1].
+    x = fnp.arange(2.0)
+    err, y = C.checkify(lambda v: v[5] + v[-9], errors=C.index_checks)(x)
+    assert (
+        err.get()
+        == "out-of-bounds indexing for array of shape (2,): index 5 is out of bounds for axis 0 with size 2. "
+    )
+    assert float(y) == 1.0 and float(x[5]) == 1.0 and float(x[-9]) == 0.0
+    assert "dynamic_slice" in str(funcgrad.make_jaxpr(lambda v: v[5])(x))
