@@ -172,6 +172,11 @@ def _only_if(predicate, reason):
     return decorator
 
 
+def is_test_rbe() -> bool:
+    """JAX's check for its remote-build test toolchain (an environment variable)."""
+    return os.getenv("IS_JAX_RBE_TESTING", "").lower() in {"true", "1", "yes", "y"}
+
+
 def skip_on_devices(*disabled_devices, skip_reason=None):
     return _only_if(lambda: "cpu" not in disabled_devices, skip_reason or f"skipped on {disabled_devices}")
 
