@@ -156,11 +156,12 @@ def _list_dtype(a):
 
 
 def _check_list_ints(a, value) -> None:
-    """In 32-bit mode, a list of Python ints is int32 (JAX's rule): an int outside int32's range is
-    an OverflowError, as JAX's, where NumPy's int64 (or float64, or object past int64) would
-    otherwise be wrapped to int32 silently."""
+    """Under JAX's rules a list of Python ints is of the default integer: an int outside its range
+    (int32's in 32-bit mode, int64's in 64-bit mode) is an OverflowError, as JAX's, where NumPy's
+    int64 (or float64, or object past int64) would otherwise be wrapped to int32 silently."""
     kind = value.dtype.kind
-    if kind == "i" and value.size and value.min() >= -(2**31) and value.max() < 2**31:
+    bound = 2**63 if _dt.x64_enabled else 2**31
+    if kind == "i" and value.size and value.min() >= -bound and value.max() < bound:
         return
     if kind == "f" and not (value.size and np.abs(value).max() >= 2**63):
         return  # (NumPy reads ints past int64's range as float64 only when no other leaf is float)
@@ -169,8 +170,8 @@ def _check_list_ints(a, value) -> None:
     if kind not in "ifO":
         return
     for x in _iter_nested(a):
-        if type(x) is int and x not in _INT32_RANGE:
-            if x not in range(-(2**63), 2**63):
+        if type(x) is int and x not in (_INT64_RANGE if _dt.x64_enabled else _INT32_RANGE):
+            if x not in _INT64_RANGE:
                 raise OverflowError(f"Python int too large to convert to C long: {x}")
             raise OverflowError(f"Python integer {x} out of bounds for int32")
 

@@ -50,6 +50,7 @@ CASES = {
     "geomspace_empty_axis": lambda jnp: jnp.geomspace(np.ones((2, 2)), np.full((2, 2), 4.0), 0, axis=1),
     "python_int_wraps": lambda jnp: jnp.asarray(np.uint8([3])) + 300,
     "list_beside_numpy_scalar": lambda jnp: jnp.array([0, np.int16(1)]),
+    "list_of_int64s": lambda jnp: jnp.array([0, 2**40, -(2**63)]),
     "norm_int32": lambda jnp: jnp.linalg.norm(I32),
     "promote_types": lambda jnp: str(jnp.promote_types(np.int32, np.float32)),
     "result_type": lambda jnp: str(jnp.result_type(np.uint32, np.float16, np.int8)),
@@ -79,3 +80,10 @@ def test_jax_rules_in_x64_match_jax(jax_rules, name):
         return
     assert ours[:2] == theirs[:2], f"(dtype, weak) {ours[:2]} != jax's {theirs[:2]}"
     np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+
+
+def test_list_int_past_int64_overflows_as_jax(jax_rules):
+    with pytest.raises(OverflowError, match="Python int too large"):
+        fnp.array([0, -(2**63) - 1])
+    with _jax_config.enable_x64(True), pytest.raises(OverflowError, match="Python int too large"):
+        jnp.array([0, -(2**63) - 1])
