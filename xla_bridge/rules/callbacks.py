@@ -37,6 +37,11 @@ def _custom_call(ctx, args, host, out_types, side_effect: bool, token: str | Non
         f"api_version = 4 : i32, has_side_effect = {'true' if side_effect else 'false'}, "
         f"backend_config = {{index = {index} : ui64}}"
     )
+    if mb.spmd is not None and not mb.spmd.manual:
+        # A program over several devices runs the callback once, on its first device, as JAX's
+        # (maximal sharding; XLA's partitioner refuses a side-effecting custom call without one).
+        # In a shard_map body (manual axes) each device runs it on its own block.
+        attrs += f", sdy.sharding = {mb.spmd.on_first_device(len(out_types))}"
     target = CALLBACK_TARGETS.get(mb.platform, CALLBACK_TARGETS["cpu"])
     rhs = (
         f"stablehlo.custom_call @{target}({', '.join(args)}) {{{attrs}}} : "

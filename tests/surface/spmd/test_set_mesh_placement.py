@@ -157,6 +157,29 @@ def test_set_mesh_refusals_as_jax():
     assert fnp.ones(2).sharding.device_set == {funcgrad.devices()[0]}  # (neither left a mesh set)
 
 
+def test_host_callbacks_run_once_in_a_program_over_several_devices(capsys):
+    # (as JAX's: on the program's first device, a maximal sharding; XLA refused the program, and
+    # an eager debug.print under set_mesh is such a program)
+    from funcgrad.sharding import NamedSharding, PartitionSpec, make_mesh, set_mesh
+
+    mesh = make_mesh((8,), ("x",))
+    x = funcgrad.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(mesh, PartitionSpec("x")))
+    calls = []
+
+    def double(v):
+        calls.append(v.shape)
+        return np.asarray(v) * 2
+
+    out = funcgrad.ShapeDtypeStruct((8,), np.float32)
+    y = funcgrad.jit(lambda a: funcgrad.pure_callback(double, out, a))(x)
+    np.testing.assert_array_equal(np.asarray(y), np.arange(8.0) * 2)
+    assert calls == [(8,)]
+    funcgrad.jit(lambda a: funcgrad.debug.print("sum {}", a.sum()))(x)
+    with set_mesh(mesh):
+        funcgrad.debug.print("eager {}", fnp.arange(2))
+    assert capsys.readouterr().out.splitlines() == ["sum 28.0", "eager [0 1]"]
+
+
 if __name__ == "__main__":  # jax's side, written out (see the module docstring)
     with open(EXPECTED, "w") as f:
         json.dump(run_jax(ORACLE), f, separators=(",", ":"))
