@@ -72,6 +72,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import canonical_value, python_scalar_types
 from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.ir import memory_space_of_kind
 from funcgrad.kernel.partial_eval import StagingTracer, under_staging
 from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives import sharding as shp
@@ -140,7 +141,10 @@ def _put_leaf(v, s: Sharding, path: str):
     weak = v.weak_type if from_array else type(v) in (bool, int, float, complex)
     if isinstance(v, core.Tracer):
         if isinstance(s, NamedSharding):
-            return _constrain(v, s, strict=False)  # (device_put moves data, as reshard does)
+            v = _constrain(v, s, strict=False)  # (device_put moves data, as reshard does)
+        space = memory_space_of_kind(s.memory_kind)
+        if s.memory_kind is not None and space is not getattr(v.aval, "memory_space", space):
+            v = device_put_to(v, space)  # its memory, in its type (NOTE: [memory space in types])
         return v
     if from_array and _unreduced.unreduced_of(v):  # its value: the sums of its groups
         v = Array._from_owned(_unreduced.reduced_value(v), weak)

@@ -103,6 +103,10 @@ def _types_program(jx, np_, S, shaped_array):
         a == shaped_array((3,), np_.dtype(np_.float32)),
         str(jx.make_jaxpr(lambda v: v * 2)(x)),
         str(jx.make_jaxpr(lambda v: jx.numpy.sin(v).sum() + v[0])(x)),
+        # device_put under a trace: its result typed in the memory it names
+        str(jx.make_jaxpr(lambda v: jx.device_put(v, S(d, memory_kind="pinned_host")) * 2)(y).out_avals[0]),
+        str(jx.make_jaxpr(lambda v: jx.device_put(v * 2, jx.memory.Space.Host))(y).out_avals[0]),
+        str(jx.make_jaxpr(lambda v: jx.device_put(v, jx.memory.Space.Device) + 1)(x).out_avals[0]),
     ]
     for fn in (lambda: jx.make_jaxpr(lambda u, v: u + v)(x, y), lambda: jx.jit(lambda u, v: u * v)(y, x)):
         try:
