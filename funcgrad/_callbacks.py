@@ -228,7 +228,9 @@ def debug_callback(callback: Callable[..., None] | None = None, *args: Any, orde
         bound(callback, *args, **kwargs)
         return None
     if args or kwargs:
-        raise TypeError(f"debug.callback: unexpected arguments in the two-call form: {args=} {kwargs=}")
+        raise TypeError(
+            f"debug_callback received unexpected arguments in the two-call form: {args=} {kwargs=}"
+        )
     return bound
 
 
@@ -242,11 +244,12 @@ class _FormatChecker(string.Formatter):
         unused = [a for i, a in enumerate(args) if i not in used_args]
         unused_kw = [k for k in kwargs if k not in used_args]
         if unused:
-            raise ValueError(f"debug.print: unused positional arguments {unused}")
+            raise ValueError(f"Unused positional arguments to `jax.debug.print`: {unused}")  # (JAX's words)
         if unused_kw:
             raise ValueError(
-                f"debug.print: unused keyword arguments {unused_kw} (an f-string formats too early: "
-                'write debug.print("x={x}", x=x), not debug.print(f"x={x}"))'
+                f"Unused keyword arguments to `jax.debug.print`: {unused_kw}. You may be passing an "
+                'f-string (i.e, `f"{x}"`) into `jax.debug.print` and instead should pass in a regular '
+                'string: write debug.print("x={x}", x=x).'
             )
 
 
@@ -295,7 +298,7 @@ def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False, parti
         _print(fmt, args, kwargs, ordered, skip_format_check, None)
         return None
     if args or kwargs:
-        raise TypeError(f"debug.print: unexpected arguments in the two-call form: {args=} {kwargs=}")
+        raise TypeError(f"debug_print received unexpected arguments in the two-call form: {args=} {kwargs=}")
     return lambda fmt, *a, **k: _print(fmt, a, k, ordered, skip_format_check, None)
 
 
@@ -319,5 +322,5 @@ def debug_log(fmt: str | None = None, *args: Any, ordered: bool = False, partiti
         _print(fmt, args, kwargs, ordered, skip_format_check, logging.INFO)
         return None
     if args or kwargs:
-        raise TypeError(f"debug.log: unexpected arguments in the two-call form: {args=} {kwargs=}")
+        raise TypeError(f"debug_print received unexpected arguments in the two-call form: {args=} {kwargs=}")
     return lambda fmt, *a, **k: _print(fmt, a, k, ordered, skip_format_check, logging.INFO)

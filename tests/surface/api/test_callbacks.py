@@ -250,7 +250,7 @@ def test_debug_print_text_matches_jax():
 def test_debug_print_checks_the_format(capsys):
     with pytest.raises(ValueError, match="f-string"):
         debug.print("x", x=1.0)
-    with pytest.raises(ValueError, match="unused positional"):
+    with pytest.raises(ValueError, match="Unused positional arguments to `jax.debug.print`"):
         debug.print("no fields", 1.0)
     with pytest.raises(TypeError, match="format must be a string"):
         debug.print(3)

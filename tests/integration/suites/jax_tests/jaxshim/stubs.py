@@ -117,6 +117,7 @@ def install() -> None:
     from funcgrad.primitives import linalg as _linalg_p
 
     import funcgrad.ad_checkpoint
+    import funcgrad.debug
     import funcgrad.errors
     import funcgrad.interpreters.ad
     import funcgrad.lax.linalg
@@ -135,6 +136,13 @@ def install() -> None:
         "jax._src.interpreters.ad": vars(funcgrad.interpreters.ad),
         "jax._src.ad_checkpoint": vars(funcgrad.ad_checkpoint),
         "jax._src.shard_map": {"shard_map": funcgrad.shard_map},
+        "jax._src.debugging": {
+            "debug_print": funcgrad.debug.print,
+            "debug_callback": funcgrad.debug.callback,
+            "inspect_array_sharding": funcgrad.debug.inspect_array_sharding,
+            "visualize_sharding": funcgrad.debug.visualize_sharding,
+            "visualize_array_sharding": funcgrad.debug.visualize_array_sharding,
+        },
         "jax._src.lax.linalg": {**vars(funcgrad.lax.linalg), "geqrf": _linalg_p.geqrf},
         "jax._src.tpu.linalg.svd": {"svd": _tpu_svd},
         "jax._src.tpu.linalg.qdwh": {"qdwh": funcgrad.lax.linalg.qdwh},
@@ -183,10 +191,19 @@ def install() -> None:
 
     if not hasattr(dispatch, "apply_primitive"):
         dispatch.apply_primitive = _apply_primitive
+    if not hasattr(dispatch, "runtime_tokens"):  # (JAX's ordered-effect tokens: tests clear them)
+        dispatch.runtime_tokens = _RuntimeTokens()
     import jax._src.checkify as checkify  # the alias's: jaxprs carry no effects in funcgrad
 
     if not hasattr(checkify, "ErrorEffect"):
         checkify.ErrorEffect = _missing_function("checkify.ErrorEffect")
+
+
+class _RuntimeTokens:
+    """JAX's ``dispatch.runtime_tokens`` as far as tests use it: ``clear()`` after a test."""
+
+    def clear(self) -> None:
+        funcgrad.effects_barrier()
 
 
 def _apply_primitive(prim, *args, **params):

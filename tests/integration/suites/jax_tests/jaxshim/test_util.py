@@ -177,6 +177,48 @@ def is_test_rbe() -> bool:
     return os.getenv("IS_JAX_RBE_TESTING", "").lower() in {"true", "1", "yes", "y"}
 
 
+@contextlib.contextmanager
+def _capture_output(stream):
+    """JAX's ``capture_stdout``/``capture_stderr``: the file descriptor itself is redirected (so
+    what host callbacks print from C++ threads is caught too); the function yielded returns the
+    text once the block has ended."""
+    import sys
+    import tempfile
+
+    box = []
+
+    def get_output() -> str:
+        if not box:
+            raise ValueError("get_output() called while the context is active.")
+        return box[0]
+
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as tmp:
+        stream = stream if stream is not None else sys.stdout
+        saved = os.dup(stream.fileno())
+        stream.flush()
+        os.dup2(tmp.fileno(), stream.fileno())
+        try:
+            yield get_output
+        finally:
+            stream.flush()
+            os.dup2(saved, stream.fileno())
+            os.close(saved)
+            tmp.seek(0)
+            box.append(tmp.read())
+
+
+def capture_stdout():
+    import sys
+
+    return _capture_output(sys.stdout)
+
+
+def capture_stderr():
+    import sys
+
+    return _capture_output(sys.stderr)
+
+
 def skip_on_devices(*disabled_devices, skip_reason=None):
     return _only_if(lambda: "cpu" not in disabled_devices, skip_reason or f"skipped on {disabled_devices}")
 
