@@ -2,7 +2,8 @@
 running it on device buffers, and XLA's errors made readable.
 
 Layer: xla_bridge (runtime half). May import: stdlib, numpy, jaxlib, its siblings ``backends``,
-``dtypes``, ``compile_cache``, ``lapack``, ``plugins``, and the kernel's cache registry
+``dtypes``, ``compile_cache``, ``lapack``, ``plugins`` (and ``portable``, which loads jaxlib's MLIR
+bindings, on first use), and the kernel's cache registry
 (``funcgrad.kernel.caches``, standard library only). Never jax. A module calling LAPACK kernels
 gets them registered before it is compiled (``lapack.ensure_registered``). ``xla_bridge.runtime``
 re-exports the public names.
@@ -448,22 +449,11 @@ def compile_and_load(client, module, device_list, opts, host_callbacks=()):
 
 
 def _mlir_module(module_text: str):
-    """The text parsed into an MLIR module (the compiler takes host callbacks only with one)."""
-    from jaxlib.mlir import ir  # noqa: PLC0415 - import-time cost: only modules with callbacks need MLIR
-    from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # noqa: PLC0415 - as above
-    from jaxlib.mlir.dialects import chlo, mhlo, sdy, stablehlo  # noqa: PLC0415 - as above
+    """The text parsed into an MLIR module in a fresh context with the dialects loaded (the
+    compiler takes host callbacks only with one): ``portable``'s context, the one MLIR setup."""
+    from funcgrad.xla_bridge import portable  # noqa: PLC0415 - import-time cost: only modules with callbacks need MLIR
 
-    registry = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(registry)
-    context = ir.Context()
-    context.append_dialect_registry(registry)
-    context.load_all_available_dialects()
-    stablehlo.register_dialect(context)
-    chlo.register_dialect(context)
-    mhlo.register_mhlo_dialect(context)
-    sdy.register_dialect(context)
-    with context:
-        return ir.Module.parse(module_text)
+    return portable.parse(module_text, portable.make_context())
 
 
 def clear_compile_cache() -> None:
