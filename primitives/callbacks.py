@@ -1,6 +1,6 @@
 """Host callbacks: Python functions called from inside a program, eagerly or from compiled code.
 
-Layer: primitives. Imports the funcgrad kernel and numpy.
+Layer: primitives. Imports the funcgrad kernel, numpy and its sibling ``structure``.
 
 - ``pure_callback_p``: results computed by a Python function of the operands, treated as pure
   (it may be removed when unused, or called again). Not differentiable (as in JAX: wrap it in a
@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from funcgrad.primitives.structure import index_in_dim
 
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
@@ -204,17 +205,12 @@ def _debug_jvp(primals, tangents, **params):
 
 @debug_callback_p.def_batch
 def _debug_batch(axis_size, vals, dims, *, callback, ordered):
-    host = _batched(_discarding(callback), dims, axis_size, "sequential", ())
-    debug_callback_p.bind(*vals, callback=host, ordered=ordered)
+    # Unrolled over the mapped axis, one call per index, as JAX's rule: under nested vmaps the
+    # innermost vmap's axis is the outer loop (JAX's print order), and the calls are equations.
+    for i in range(axis_size):
+        args = [v if d is None else index_in_dim(v, i, d, keepdims=False) for v, d in zip(vals, dims)]
+        debug_callback_p.bind(*args, callback=callback, ordered=ordered)
     return [], []
-
-
-def _discarding(callback: HostCallback) -> HostCallback:
-    def host(*arrays):
-        callback(*arrays)
-        return []
-
-    return HostCallback(host, callback.name)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -398,3 +398,18 @@ def test_a_branch_that_only_prints_is_kept_as_in_jax(capsys):
     want = capsys.readouterr().out
     assert float(out) == float(want_out) == 3.0
     assert got == want == "neg 0.0\npos 1.0\npos 2.0\nin 2.0\n"
+
+
+def test_debug_print_under_nested_vmap_prints_in_jax_order(capsys):
+    # JAX's debugging_primitives_test tested_debug_print_with_nested_vmap: the batch rule unrolls
+    # over its own axis (one call per index), so the innermost vmap's axis is the outer loop.
+    def f(x):
+        funcgrad.debug.print("hello: {}", x)
+
+    x = fnp.arange(6).reshape((3, 2))
+    funcgrad.vmap(funcgrad.vmap(f))(x)
+    funcgrad.effects_barrier()
+    assert capsys.readouterr().out == "hello: 0\nhello: 2\nhello: 4\nhello: 1\nhello: 3\nhello: 5\n"
+    funcgrad.vmap(funcgrad.vmap(f, in_axes=0), in_axes=1)(x)
+    funcgrad.effects_barrier()
+    assert capsys.readouterr().out == "hello: 0\nhello: 1\nhello: 2\nhello: 3\nhello: 4\nhello: 5\n"
