@@ -49,6 +49,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.custom_dispatch import process_custom_call
+from funcgrad.kernel.custom_lanes import run_lanes
 from funcgrad.kernel.custom_rule_args import (
     CustomVJPPrimal,
     SymbolicZero,  # noqa: F401 - re-exported (funcgrad.custom_derivatives, lax.special)
@@ -282,7 +283,7 @@ class custom_jvp(_CustomFunction):
 
     def _bind_staged(self, args, name, home=None):
         """Trace the primal function to a jaxpr and bind ``custom_jvp_call`` with it on the current
-        trace (NOTE: [custom calls follow the trace]); ``home``: see ``_run_lanes``."""
+        trace (NOTE: [custom calls follow the trace]); ``home``: see ``custom_lanes.run_lanes``."""
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree = tu.tree_flatten(dyn)
         memo_key = self._memo_key(nondiff, flat, in_tree)
@@ -363,7 +364,9 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, name
 
 
 def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts, name):
-    batched, _ = batching.batch_jaxpr(call_jaxpr, axis_size, dims, instantiate=True)
+    # An output the function leaves unbatched (a collective over the named axis of unbatched
+    # values) stays unbatched, as JAX's; its tangent too (the rule's lanes return it unbatched).
+    batched, out_dims = batching.batch_jaxpr(call_jaxpr, axis_size, dims, instantiate=False)
     arg_dims = list(dims[num_consts:])
     n_out = len(call_jaxpr.out_avals)
 
@@ -392,9 +395,9 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
 
         nz_dims = [d for d, z in zip(arg_dims, zero_in) if not z]
         nz_tangents = [t for t, z in zip(tangents, zero_in) if not z]
-        outs = _run_lanes(
-            jvp, lane, axis_size, [*arg_dims, *nz_dims], lambda: [0] * (n_out + zero_out.count(False)),
-            [*primals, *nz_tangents],
+        outs = run_lanes(
+            jvp, lane, axis_size, [*arg_dims, *nz_dims],
+            lambda: [*out_dims, *(d for d, z in zip(out_dims, zero_out) if not z)], [*primals, *nz_tangents],
         )  # fmt: skip
         p_out, nz_out = outs[:n_out], iter(outs[n_out:])
         return p_out, [Zero.from_primal_value(p) if z else next(nz_out) for p, z in zip(p_out, zero_out)]
@@ -403,39 +406,7 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
     outs = custom_jvp_call_p.bind(
         *vals, call_jaxpr=batched, jvp=batched_jvp, num_consts=num_consts, name=name
     )
-    return outs, [0] * len(outs)
-
-
-def _run_lanes(rule, lane, axis_size, in_dims, out_dims, args):
-    """``vmap_flat(lane, ...)`` of a custom rule under a batch rule. A rule traced under a ``vmap``
-    may close over that vmap's values (JAX's issue 8783: ``nondiff_argnums`` or a closure holding
-    the vmapped value; ``rule.home``): while that vmap is still running, the lanes run in its own
-    trace, where those values are batched tracers it knows, as JAX runs the rule in a subtrace of
-    the same vmap; otherwise in a vmap of their own."""
-    home = getattr(rule, "home", None)
-    trace = home() if home is not None else None
-    if (
-        trace is None
-        or not trace.alive
-        or trace.axis_size != axis_size
-        or not _above(trace, core.current_trace())
-    ):
-        return batching.vmap_flat(lane, axis_size, in_dims, out_dims, args)
-    with core.set_current_trace(trace):
-        outs = lane(*[a if d is None else batching.BatchTracer(trace, a, d) for a, d in zip(args, in_dims)])
-    vals, dims = batching._unpack_batch_outputs(trace, outs)
-    return [batching.move_batch_dim(v, axis_size, d, od) for v, d, od in zip(vals, dims, out_dims())]
-
-
-def _above(trace, current) -> bool:
-    """Whether ``current`` is among ``trace``'s ancestors: then what ``trace`` hands its parent
-    reaches ``current`` (the batch rule of ``trace``'s own call, not a vmap nested around it)."""
-    t = trace.parent
-    while t is not None:
-        if t is current:
-            return True
-        t = t.parent
-    return False
+    return outs, list(out_dims)
 
 
 class _Subfun:
@@ -577,7 +548,7 @@ class custom_vjp(_CustomFunction):
 
     def _bind_staged(self, args, name, home=None):
         """Trace the primal function to a jaxpr and bind ``custom_vjp_call`` with it on the current
-        trace (NOTE: [custom calls follow the trace]); ``home``: see ``_run_lanes``."""
+        trace (NOTE: [custom calls follow the trace]); ``home``: see ``custom_lanes.run_lanes``."""
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         flat, in_tree, closed, consts, out_tree = _trace_primal(self.fun, nondiff, dyn, len(args), name)
         fwd_flat, bwd_flat = _vjp_rules(self, nondiff, dyn, in_tree, name, [out_tree], closed.out_avals)
@@ -693,7 +664,7 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
             n_res_box.append(len(outs) - n_out)
             return outs
 
-        return _run_lanes(fwd, lane, axis_size, arg_dims, lambda: [0] * (n_out + n_res_box[-1]), list(args))
+        return run_lanes(fwd, lane, axis_size, arg_dims, lambda: [0] * (n_out + n_res_box[-1]), list(args))
 
     arg_avals = [core.get_aval(v) for v in vals[num_consts:]]
 

@@ -194,3 +194,26 @@ def test_eager_call_runs_on_the_arrays_as_given_as_jax(kind):
     got = make(funcgrad)(fnp.asarray(2.0), 3.0)[1]  # (a weak Array times a Python float)
     want = make(jax)(jax.numpy.asarray(2.0), 3.0)[1]
     assert got.weak_type == want.weak_type and float(got) == float(want)
+
+
+def test_custom_jvp_collective_of_unbatched_values_stays_unbatched_as_jax():
+    # JAX's custom_api_test test_initial_style_vmap_with_collective: psum over the named axis of
+    # an unbatched value is unbatched (out_axes=None works), staged or not; jax gives 8, 8, (8, 1).
+    @custom_jvp
+    def f(x):
+        return funcgrad.lax.psum(x, "foo")
+
+    @f.defjvp
+    def _(xs, ts):
+        return funcgrad.lax.psum(xs[0], "foo"), ts[0]
+
+    def g(x):
+        cj = funcgrad.make_jaxpr(f)(x)
+        return funcgrad.core.eval_jaxpr(cj.jaxpr, [], x)[0]
+
+    run = lambda h, x: funcgrad.vmap(lambda _, v: h(v), axis_name="foo", in_axes=(0, None), out_axes=None)(  # noqa: E731
+        fnp.arange(4.0), x
+    )
+    assert float(run(g, 2.0)) == 8.0 and float(run(f, 2.0)) == 8.0
+    y, t = funcgrad.jvp(lambda x: run(f, x), (2.0,), (1.0,))
+    assert (float(y), float(t)) == (8.0, 1.0)
