@@ -118,6 +118,9 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         return out
     if type(a) in python_scalar_types:
         if dtype is None:
+            int_range = _INT64_RANGE if _dt.x64_enabled else _INT32_RANGE
+            if type(a) is int and _dt.jax_rules and a not in int_range:  # (JAX's words; NumPy's differ)
+                raise OverflowError(f"Python int {a} too large to convert to {_dt.default_int.name}")
             # (a Python bool is strong, as in JAX: jnp.asarray(True) has no weak type)
             return Array._from_owned(np.asarray(a, _dt.python_scalar_dtype(a)), weak_type=type(a) is not bool)
         return Array._from_owned(_scalar_const(a, dtype))
@@ -467,7 +470,7 @@ def static_shape(shape, what: str = "shape") -> tuple[int, ...]:
     try:
         items = list(shape)
     except TypeError:
-        raise TypeError(f"{what} must be an integer or a sequence of integers, got {shape!r}") from None
+        raise TypeError(_NOT_A_SHAPE.format(what=what, shape=shape)) from None
     out = []
     for s in items:
         if isinstance(s, core.Tracer):
@@ -476,16 +479,24 @@ def static_shape(shape, what: str = "shape") -> tuple[int, ...]:
             origin = trace.describe_origin(s) if hasattr(trace, "describe_origin") else ""
             raise TypeError(
                 "Shapes must be 1D sequences of concrete values of integer type: "
-                f"{what} holds a traced value ({s.aval.str_short()}) "
-                f"inside {where}.{origin}\nShapes are static (as in JAX): pass the size as a static argument "
+                f"{what} holds a traced value ({s.aval.str_short()}) inside {where}.\n"
+                "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions."
+                f"{origin}\nShapes are static (as in JAX): pass the size as a static argument "
                 "(jit(f, static_argnums=...) or static_argnames=...), or compute it outside the transformed "
                 "function."
             )
         try:
             out.append(operator.index(s))
         except TypeError:
-            raise TypeError(f"{what} must be an integer or a sequence of integers, got {shape!r}") from None
+            raise TypeError(_NOT_A_SHAPE.format(what=what, shape=shape)) from None
     return tuple(out)
+
+
+# (JAX's words first: users and JAX's tests grep for them)
+_NOT_A_SHAPE = (
+    "Shapes must be 1D sequences of concrete values of integer type, got {shape!r} "
+    "({what} must be an integer or a sequence of integers)"
+)
 
 
 def _as_shape(shape) -> tuple[int, ...]:
@@ -508,8 +519,12 @@ def broadcast_to(array, shape):
     if any(s < 0 for s in shape):
         raise ValueError(f"all elements of broadcast shape must be non-negative, got {shape}")
     lead = len(shape) - len(xs)
-    if lead < 0 or any(a not in (1, b) for a, b in zip(xs, shape[lead:])):
-        raise ValueError(f"cannot broadcast array of shape {xs} to shape {shape}")
+    if lead < 0:  # (JAX's words)
+        raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape={xs} shape={shape}")
+    if any(a not in (1, b) for a, b in zip(xs, shape[lead:])):
+        raise ValueError(
+            f"Incompatible shapes for broadcasting: input shape={xs} and requested shape={shape}"
+        )
     return _broadcast_known(x, xs, shape)
 
 

@@ -78,7 +78,10 @@ __all__ = [
 def _shape(shape) -> tuple[int, ...]:
     shape = static_shape(shape)
     if any(s < 0 for s in shape):
-        raise ValueError(f"negative dimensions are not allowed (shape {shape})")
+        # (JAX's type: a TypeError, as for every invalid shape)
+        raise TypeError(
+            f"negative dimensions are not allowed: shape must have every element be nonnegative, got {shape}"
+        )
     return shape
 
 
@@ -104,6 +107,16 @@ def _filled(shape, value, dtype, weak: bool = False):
     return Array._from_owned(np.full(shape, value, dtype), weak)
 
 
+def _check_shape_tuple(name: str, shape, dtype) -> None:
+    # ``zeros(2, 3)``: JAX's hint for a shape given as two arguments (its words)
+    if isinstance(dtype, int) and isinstance(shape, int):
+        raise TypeError(
+            f"Cannot interpret '{dtype}' as a data type.\n\nDid you accidentally write "
+            f"`jax.numpy.{name}({shape}, {dtype})` when you meant `jax.numpy.{name}(({shape}, {dtype}))`, "
+            "i.e. with a single tuple argument for the shape?"
+        )
+
+
 def _dtype(dtype, fun_name: str) -> np.dtype:
     # (the default is read at call time: it is the current mode's, NOTE: [x64 mode])
     return _dt.default_float if dtype is None else check_user_dtype(dtype, fun_name)
@@ -116,6 +129,7 @@ def zeros(shape, dtype=None, *, device=None):
     >>> zeros((2, 3)).shape, zeros(2, int).dtype
     ((2, 3), dtype('int64'))
     """
+    _check_shape_tuple("zeros", shape, dtype)
     return _filled(_shape(shape), 0, _dtype(dtype, "zeros"))
 
 
@@ -126,6 +140,7 @@ def ones(shape, dtype=None, *, device=None):
     >>> ones(3).tolist()
     [1.0, 1.0, 1.0]
     """
+    _check_shape_tuple("ones", shape, dtype)
     return _filled(_shape(shape), 1, _dtype(dtype, "ones"))
 
 
@@ -136,6 +151,7 @@ def empty(shape, dtype=None, *, device=None):
     >>> empty(2).tolist()
     [0.0, 0.0]
     """
+    _check_shape_tuple("empty", shape, dtype)
     return zeros(shape, dtype)
 
 
@@ -232,14 +248,15 @@ def _static_scalar(x, what):
     value = x._numpy() if isinstance(x, Array) else None
     if value is None and not is_array(x):
         value = np.asarray(x)
-    if value is None:  # (jax's type for a traced arange bound)
+    if value is None:  # (jax's type and words for a traced arange bound)
         raise core.ConcretizationTypeError(
-            f"{what} must be concrete (a Python number or a concrete array), got a traced value "
-            f"{aval(x).str_short()}; arange's length must be static. Use jit(..., static_argnums=...) "
-            "or linspace, whose endpoints may be traced."
+            f"Abstract tracer value encountered where concrete value is expected: arange's {what} must be "
+            f"concrete (a Python number or a concrete array), got a traced value {aval(x).str_short()}.\n"
+            f"It arose in the jnp.arange argument '{what}'. arange's length must be static: use "
+            "jit(..., static_argnums=...), or linspace, whose endpoints may be traced."
         )
     if value.ndim:
-        raise ValueError(f"{what} must be a scalar, got shape {value.shape}")
+        raise ValueError(f"arange's {what} must be a scalar, got shape {value.shape}")
     return value[()]
 
 
@@ -250,9 +267,12 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     >>> arange(3).tolist(), arange(1.0, 2.0, 0.5).tolist()
     ([0, 1, 2], [1.0, 1.5])
     """
-    start = _static_scalar(start, "arange's start")
-    stop = _static_scalar(stop, "arange's stop")
-    step = _static_scalar(step, "arange's step")
+    # (a lone argument is the stop, as JAX's error names it)
+    start = _static_scalar(start, "start" if stop is not None else "stop")
+    stop = _static_scalar(stop, "stop")
+    step = _static_scalar(step, "step")
+    if any(np.iscomplexobj(v) for v in (start, stop, step) if v is not None):  # (JAX's error)
+        raise ValueError("Passing complex start/stop/step to jnp.arange is no longer supported")
     if dtype is None:
         dtype = np.result_type(*(v for v in (start, stop, step) if v is not None))
         if isinstance(start, int) and dtype.kind == "i":
@@ -426,8 +446,9 @@ def tri(N, M=None, k: int = 0, dtype=None):
     >>> tri(2, 3).tolist()
     [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
     """
-    N = concrete_int(N, "tri's N")
-    M = N if M is None else concrete_int(M, "tri's M")
+    # (a traced N or M: JAX's TypeError for a traced shape)
+    (N,) = static_shape(N, "tri's N")
+    M = N if M is None else static_shape(M, "tri's M")[0]
     if dtype is None and _dt.jax_rules:
         # (JAX's tri defaults to float32 in either mode: NOTE: [JAX's dtype rules in 64-bit mode])
         dtype = np.float32

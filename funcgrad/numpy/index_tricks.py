@@ -85,7 +85,7 @@ class _Grid:
     def __getitem__(self, key):
         single = isinstance(key, slice)
         keys = (key,) if single else tuple(key)
-        axes = [_grid_axis(k) for k in keys]
+        axes = [_grid_axis(k, "ogrid" if self.sparse else "mgrid") for k in keys]
         if single:
             return axes[0]
         if not axes:  # mgrid[()] / ogrid[()]: JAX's empty int array and empty tuple
@@ -106,16 +106,17 @@ class _Grid:
         )
 
 
-def _grid_axis(s):
+def _grid_axis(s, op_name: str):
     if not isinstance(s, slice):
         raise TypeError(f"mgrid/ogrid take slices (start:stop:step), got {s!r}")
     start = 0 if s.start is None else s.start
     step = 1 if s.step is None else s.step
     stop = s.stop
-    for v in (start, stop, step):
-        if isinstance(v, core.Tracer):
+    for v, what in ((start, "start"), (stop, "stop"), (step, "step")):
+        if isinstance(v, core.Tracer):  # (JAX's words; the grid's size is static)
             raise core.ConcretizationTypeError(
-                "mgrid/ogrid: the slice bounds must be concrete (the size is static)"
+                f"Abstract tracer value encountered where concrete value is expected: the slice {what} "
+                f"of jnp.{op_name} (the grid's size is static)"
             )
     if isinstance(step, complex):
         num = int(abs(step))
@@ -141,8 +142,8 @@ class _Concatenator:
     """``r_[...]`` / ``c_[...]``: concatenate arrays, scalars and slices (``r_[1:4, 0, 7]``) along
     an axis; a leading string ``"axis,ndmin,trans1d"`` or ``"r"``/``"c"`` sets how, as in NumPy."""
 
-    def __init__(self, axis: int, ndmin: int, trans1d: int):
-        self.axis, self.ndmin, self.trans1d = axis, ndmin, trans1d
+    def __init__(self, axis: int, ndmin: int, trans1d: int, name: str):
+        self.axis, self.ndmin, self.trans1d, self.name = axis, ndmin, trans1d, name
 
     def __getitem__(self, key):
         items = key if isinstance(key, tuple) else (key,)
@@ -153,7 +154,10 @@ class _Concatenator:
             if directive in ("r", "c"):
                 matrix = directive
             else:
-                parts = [int(p) for p in directive.split(",")]
+                try:
+                    parts = [int(p) for p in directive.split(",")]
+                except ValueError:  # (JAX's words)
+                    raise ValueError(f"could not understand directive {directive!r}") from None
                 axis = parts[0]
                 if len(parts) > 1:
                     ndmin = parts[1]
@@ -162,7 +166,7 @@ class _Concatenator:
         arrays = []
         for item in items:
             if isinstance(item, slice):
-                a = _grid_axis(item)
+                a = _grid_axis(item, self.name)
             else:
                 a = asarray(item)
             if ndmin > a.ndim:
@@ -194,13 +198,13 @@ def _expand_to(a, ndmin, trans1d):
     return out
 
 
-r_ = _Concatenator(axis=0, ndmin=1, trans1d=-1)
+r_ = _Concatenator(axis=0, ndmin=1, trans1d=-1, name="r_")
 r_.__doc__ = """Row-wise concatenation of arrays, scalars and slices (NumPy's ``r_``).
 
 >>> r_[1:4, 0, 7].tolist()
 [1, 2, 3, 0, 7]
 """
-c_ = _Concatenator(axis=-1, ndmin=2, trans1d=0)
+c_ = _Concatenator(axis=-1, ndmin=2, trans1d=0, name="c_")
 c_.__doc__ = """Column-wise concatenation: 1-D inputs become columns (NumPy's ``c_``).
 
 >>> c_[[1, 2], [3, 4]].tolist()

@@ -107,6 +107,8 @@ def take(
     if indices.dtype.kind not in "iu":
         raise ValueError(f"take: indices must be integers, got {indices.dtype}")  # (jax's type)
     mode = _take_mode(mode)
+    if a.shape[axis] == 0 and indices.size:  # (JAX's error: nothing to take, whatever the mode)
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
     if mode == "wrap":
         indices, mode = remainder(indices, a.shape[axis]), "clip"
     elif mode == "clip":
@@ -167,7 +169,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *, wrap_n
     arr = asarray(arr)
     indices = asarray(indices)
     if indices.dtype.kind not in "iu":
-        raise TypeError(f"take_along_axis: indices must be integers, got {indices.dtype}")
+        raise TypeError(f"take_along_axis indices must be of integer type, got {indices.dtype}")
     if axis is None:
         arr, axis = ravel(arr), 0
         indices = ravel(indices)

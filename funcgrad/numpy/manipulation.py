@@ -689,6 +689,11 @@ def rot90(m, k: int = 1, axes=(0, 1)):
     [[2, 4], [1, 3]]
     """
     m = asarray(m)
+    if m.ndim < 2:  # (JAX's words)
+        raise ValueError(
+            "rot90 requires its first argument to have ndim at least two, but got first argument of "
+            f"shape {m.shape}, which has ndim {m.ndim}"
+        )
     if len(axes) != 2:
         raise ValueError("len(axes) must be 2.")
     ax0, ax1 = normalize_axis(axes[0], m.ndim), normalize_axis(axes[1], m.ndim)

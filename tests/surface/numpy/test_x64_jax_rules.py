@@ -87,3 +87,10 @@ def test_list_int_past_int64_overflows_as_jax(jax_rules):
         fnp.array([0, -(2**63) - 1])
     with _jax_config.enable_x64(True), pytest.raises(OverflowError, match="Python int too large"):
         jnp.array([0, -(2**63) - 1])
+
+
+def test_python_int_past_int64_overflows_in_jax_words(jax_rules):
+    with pytest.raises(OverflowError, match="Python int 9223372036854775808 too large to convert to int64"):
+        fnp.array(2**63)
+    with _jax_config.enable_x64(True), pytest.raises(OverflowError, match="too large to convert to int64"):
+        jnp.array(2**63)

@@ -1,0 +1,74 @@
+"""Errors of funcgrad.numpy in JAX's types and words where JAX's own tests (lax_numpy_test) check
+them: each case raises the same exception type, matching the same pattern, in funcgrad and in jax
+0.10.2 (users and libraries grep for these messages)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+SHAPES = "Shapes must be 1D sequences of concrete values of integer type"
+CASES = {
+    "zeros_of_float": (lambda j, n: n.zeros(1.0), TypeError, SHAPES),
+    "zeros_traced": (lambda j, n: j.jit(n.zeros)(2), TypeError, SHAPES + r".*\nIf using `jit`, try using"),
+    "tri_traced": (lambda j, n: j.jit(n.tri)(3, M=3, k=0), TypeError, SHAPES),
+    "ones_negative": (lambda j, n: n.ones((-1, 1)), TypeError, "nonnegative"),
+    "shape_hint": (
+        lambda j, n: n.ones(2, 3),
+        TypeError,
+        r"Did you accidentally write `jax\.numpy\.ones\(2, 3\)`",
+    ),
+    "broadcast_fewer": (
+        lambda j, n: n.broadcast_to(n.zeros((3, 4, 5)), (4, 5)),
+        ValueError,
+        "Cannot broadcast to shape with fewer dimensions",
+    ),
+    "broadcast_incompatible": (
+        lambda j, n: n.broadcast_to(np.ones((2, 3)), (1, 3)),
+        ValueError,
+        "Incompatible.*broadcasting: .*",
+    ),
+    "rot90_1d": (
+        lambda j, n: n.rot90(n.ones(2)),
+        ValueError,
+        "rot90 requires its first argument to have ndim",
+    ),
+    "c_directive": (lambda j, n: n.c_["asdfgh", [1, 2, 3]], ValueError, "could not understand directive"),
+    "mgrid_traced": (
+        lambda j, n: j.jit(lambda a: n.mgrid[a:3])(0),
+        "Concretization",
+        "slice start of jnp.mgrid",
+    ),
+    "r_traced": (lambda j, n: j.jit(lambda a, b: n.r_[a:b])(0, 2), "Concretization", "slice start of jnp.r_"),
+    "take_along_float": (
+        lambda j, n: n.take_along_axis(n.arange(5), n.array([3.0], np.float32), axis=0),
+        TypeError,
+        "take_along_axis indices must be of integer type, got float32",
+    ),
+    "take_empty_axis": (
+        lambda j, n: n.take(n.ones((2, 0, 4)), n.array([0]), axis=1),
+        IndexError,
+        "non-empty jnp.take",
+    ),
+    "arange_complex": (
+        lambda j, n: n.arange(1j),
+        ValueError,
+        "Passing complex start/stop/step to jnp.arange",
+    ),
+    "arange_traced": (lambda j, n: j.jit(n.arange)(3), "Concretization", "argument 'stop'"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_error_as_jax(name):
+    fn, error, pattern = CASES[name]
+    for j, n in ((funcgrad, fnp), (jax, jnp)):
+        kind = j.errors.ConcretizationTypeError if error == "Concretization" else error
+        with pytest.raises(kind, match=pattern):
+            fn(j, n)
