@@ -270,6 +270,10 @@ def reshard(x, out_shardings):
             # As JAX's reshard: one spec for a whole model may name more (unsharded) dimensions
             # than a leaf has (flax's optimisation cookbook reshards a model to P(None, None)).
             s = targets[k] = s.with_spec(PartitionSpec(*tuple(s.spec)[:ndim]))
+        elif len(s.spec) < ndim and s.mesh.abstract_mesh.explicit_axes and not s.spec.unreduced:
+            # On explicit axes the result's sharding is its type's, one entry per dimension, as
+            # JAX's (reshard(x, P("x")) of a 2-d x is P('x', None); device_put keeps the spec given)
+            s = targets[k] = s.with_spec(PartitionSpec(*tuple(s.spec), *[None] * (ndim - len(s.spec))))
         _explicit_names_only(s, "reshard")
         have = _type_sharding(v)
         renamed = (

@@ -70,6 +70,11 @@ for mname, mesh in meshes:
                 continue
             out[f"{mname}: {name}"] = leaves(fn())
     out[f"{mname}: g(u) after"] = leaves(g(u))
+with jax.set_mesh(meshes[0][1]):  # on Explicit axes a resharded result's spec is its type's
+    two = np.ones((8, 2), np.float32)
+    out["explicit: reshard"] = leaves(jax.sharding.reshard(jnp.asarray(two), P("x")))
+    out["explicit: out_sharding"] = leaves(jnp.ones((8, 2), out_sharding=P("x")))
+    out["explicit: device_put spec"] = leaves(jax.device_put(two, P("x")))
 with meshes[0][1]:
     out["with mesh: u + 1"] = leaves(u + 1.0)
     out["with mesh: g(u)"] = leaves(g(u))
