@@ -73,7 +73,9 @@ def _ls_abstract_eval(*avals, const_lengths, jaxprs):
             raise TypeError(
                 f"custom_linear_solve: solve's output {i} is {o.str_short()} but b's is {a.str_short()}"
             )
-    return list(outs)
+    # The solution has b's types, weak ones included, as JAX's (a staged solve of a Python-scalar
+    # b is weak; eagerly the solver's own result is returned, in JAX as here).
+    return [o.update(weak_type=a.weak_type) for o, a in zip(outs, b)] + list(outs[len(b) :])
 
 
 def _ls_impl(*args, const_lengths, jaxprs):
@@ -153,6 +155,9 @@ def _batch_rule(primitive):
 custom_linear_solve_p = Primitive("custom_linear_solve", multiple_results=True)
 custom_linear_solve_p.def_traits(jaxpr_params=("jaxprs",), may_produce_nan=True)
 custom_linear_solve_p.def_impl(_ls_impl)
+# (eagerly the solve runs on the Arrays as they are, weak types included: a solver of a Python-scalar
+# b returns what its own computation types, as JAX's eager custom_linear_solve)
+custom_linear_solve_p.impl_takes_arrays = True
 custom_linear_solve_p.def_abstract_eval(_ls_abstract_eval)
 custom_linear_solve_p.def_jvp(_ls_jvp)
 custom_linear_solve_p.def_transpose(_ls_transpose)

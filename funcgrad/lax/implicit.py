@@ -86,7 +86,8 @@ def custom_linear_solve(
     if transpose_solve is None and symmetric:
         transpose_solve = solve
     b_flat, tree = _leaves(b, "custom_linear_solve: b")
-    avals = [core.get_aval(x).strip_weak_type() for x in b_flat]
+    # (b's weak types kept, as JAX traces: a solver of a Python-scalar b computes weakly typed)
+    avals = [core.get_aval(x) for x in b_flat]
     in_tree = tu.tree_structure((b,))
     matvec_j, matvec_c, out_tree = _trace(matvec, in_tree, avals, "custom_linear_solve matvec")
     _check_same("custom_linear_solve matvec", out_tree, matvec_j.out_avals, tree, avals, False)

@@ -33,6 +33,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad import tree_util as tu
+from funcgrad.primitives import elementwise as ew
 from funcgrad.scipy import linalg as sla
 
 __all__ = ["bicgstab", "cg", "gmres"]
@@ -84,6 +85,13 @@ def _dtype(tree):
     return fnp.result_type(*tu.tree_leaves(tree))
 
 
+def _cast_like(x, tree):
+    """``x`` in the leaves' result dtype, weak when they all are (JAX's ``lattice_result_type``):
+    the solvers keep a Python-scalar ``b`` weakly typed where JAX's do (bicgstab, gmres)."""
+    dtype, weak = fnp.result_type(*tu.tree_leaves(tree), return_weak_type_flag=True)
+    return ew.convert_element_type(fnp.asarray(x), dtype, weak_type=weak)
+
+
 def _identity(x):
     return x
 
@@ -100,7 +108,8 @@ def _normalize_matvec(f, what: str) -> Callable:
             return functools.partial(fnp.dot, f)
         return functools.partial(operator.matmul, f)
     raise TypeError(
-        f"{what}: the linear operator must be a function or a square matrix, got {type(f).__name__}"
+        f"{what}: the linear operator must be either a function or ndarray (a square matrix), got "
+        f"{type(f).__name__}"
     )
 
 
@@ -114,12 +123,12 @@ def _prepare(what, A, b, x0, M):
     x0 = tu.tree_map(fnp.zeros_like, b) if x0 is None else tu.tree_map(fnp.asarray, x0)
     if tu.tree_structure(x0) != tu.tree_structure(b):
         raise ValueError(
-            f"{what}: x0 and b must have the same tree structure: "
+            f"{what}: x0 and b must have matching tree structure: "
             f"{tu.tree_structure(x0)} vs {tu.tree_structure(b)}"
         )
     if _shapes(x0) != _shapes(b):
         raise ValueError(
-            f"{what}: the arrays of x0 and b must have the same shapes: {_shapes(x0)} vs {_shapes(b)}"
+            f"{what}: arrays in x0 and b must have matching shapes: {_shapes(x0)} vs {_shapes(b)}"
         )
     A = _normalize_matvec(A, what)
     M = _identity if M is None else _normalize_matvec(M, what + " preconditioner M")
@@ -165,7 +174,7 @@ def _bicgstab_solve(A, b, x0, *, maxiter, tol, atol, M):
     # became zero), which stops the loop as SciPy does.
     atol2 = fnp.maximum(tol**2 * _vdot_real_tree(b, b), atol**2)
     r0 = _sub(b, A(x0))
-    one = fnp.asarray(1, dtype=_dtype(b))
+    one = _cast_like(1, b)
 
     def cond(state):
         r, k = state[1], state[-1]
@@ -258,7 +267,7 @@ def _safe_normalize(x, thresh=None):
         thresh = fnp.finfo(norm.dtype).eps
     thresh = fnp.asarray(thresh).astype(dtype).real
     use = norm > thresh
-    scale = norm.astype(dtype)
+    scale = _cast_like(norm, x)
     normalized = tu.tree_map(lambda v: fnp.where(use, v / scale, fnp.zeros_like(v)), x)
     return normalized, fnp.where(use, norm, 0.0)
 
@@ -349,7 +358,7 @@ def _gmres_batched(A, b, x0, unit_residual, residual_norm, ptol, restart, M):
     del ptol
     dtype = _dtype(b)
     V = _basis(unit_residual, restart)
-    H = fnp.eye(restart, restart + 1, dtype=dtype)
+    H = _cast_like(fnp.eye(restart, restart + 1, dtype=dtype), b)
 
     def cond(state):
         _, _, breakdown, k = state
@@ -361,7 +370,7 @@ def _gmres_batched(A, b, x0, unit_residual, residual_norm, ptol, restart, M):
         return V, H, breakdown, k + 1
 
     V, H, _, _ = lax.while_loop(cond, body, (V, H, fnp.asarray(False), 0))
-    beta = fnp.zeros(restart + 1, dtype=dtype).at[0].set(residual_norm.astype(dtype))
+    beta = fnp.zeros_like(H, shape=(restart + 1,)).at[0].set(residual_norm.astype(dtype))
     a = H.T
     y = sla.solve(a.T.conj() @ a, a.T.conj() @ beta, assume_a="pos")
     return _gmres_update(A, M, b, x0, V, y)
