@@ -242,15 +242,27 @@ def vmap_flat(
     """Batch ``f(*args) -> list`` along ``in_dims``; outputs get their batch dim at ``out_dims``
     (``None``: the output must be unbatched, else it is an error naming the output by its key
     path in ``out_paths()``, e.g. ``"[1]['a']"``)."""
-    frames = () if axis_name is None else [(axis_name, axis_size)]
-    with core.new_trace(BatchTrace, axis_size, axis_name) as trace, extend_axis_env(frames):
-        tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
-        vals, dims = _unpack_batch_outputs(trace, f(*tracers))
+    vals, dims = vmap_with_dims(f, axis_size, in_dims, args, axis_name)
     out_dims = out_dims() if callable(out_dims) else out_dims
     if any(od is None and d is not None for d, od in zip(dims, out_dims)):
         paths = out_paths() if out_paths is not None else [""] * len(vals)
         return [move_batch_dim(v, axis_size, d, od, p) for v, d, od, p in zip(vals, dims, out_dims, paths)]
     return [move_batch_dim(v, axis_size, d, od) for v, d, od in zip(vals, dims, out_dims)]
+
+
+def vmap_with_dims(f: Callable, axis_size: int, in_dims, args, axis_name=None) -> tuple[list, list]:
+    """``f(*args) -> list`` batched along ``in_dims``: its outputs and the batch dim each has
+    (``None``: unbatched), as ``f`` left them.
+
+    >>> import numpy as np
+    >>> vals, dims = vmap_with_dims(lambda x, y: [x, y], 2, [0, None], [np.zeros(2), 1.0])
+    >>> dims
+    [0, None]
+    """
+    frames = () if axis_name is None else [(axis_name, axis_size)]
+    with core.new_trace(BatchTrace, axis_size, axis_name) as trace, extend_axis_env(frames):
+        tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
+        return _unpack_batch_outputs(trace, f(*tracers))
 
 
 def _unpack_batch_outputs(trace: BatchTrace, outs) -> tuple[list, list]:

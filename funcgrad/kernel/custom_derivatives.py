@@ -369,6 +369,7 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
     batched, out_dims = batching.batch_jaxpr(call_jaxpr, axis_size, dims, instantiate=False)
     arg_dims = list(dims[num_consts:])
     n_out = len(call_jaxpr.out_avals)
+    axis = batching._axes.batching  # (the rule may run after this vmap: its collectives need it)
 
     def batched_jvp(primals, tangents):
         # Tangents have their primals' shapes, so they share the primals' batch dims. A symbolic
@@ -398,6 +399,7 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts
         outs = run_lanes(
             jvp, lane, axis_size, [*arg_dims, *nz_dims],
             lambda: [*out_dims, *(d for d, z in zip(out_dims, zero_out) if not z)], [*primals, *nz_tangents],
+            axis,
         )  # fmt: skip
         p_out, nz_out = outs[:n_out], iter(outs[n_out:])
         return p_out, [Zero.from_primal_value(p) if z else next(nz_out) for p, z in zip(p_out, zero_out)]
@@ -653,9 +655,11 @@ def _fwd_and_lin(fwd, bwd, args, tangents, n_out: int | None, name: str):
 
 
 def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_consts, name):
-    batched, _ = batching.batch_jaxpr(call_jaxpr, axis_size, dims, instantiate=True)
+    # (an output the function leaves unbatched stays so, with its cotangent: as custom_jvp's)
+    batched, out_dims = batching.batch_jaxpr(call_jaxpr, axis_size, dims, instantiate=False)
     arg_dims = list(dims[num_consts:])
     n_out = len(call_jaxpr.out_avals)
+    axis = batching._axes.batching  # (the rule may run after this vmap: its collectives need it)
     n_res_box: list[int] = []
 
     def batched_fwd(perturbed, *args):
@@ -664,7 +668,9 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
             n_res_box.append(len(outs) - n_out)
             return outs
 
-        return run_lanes(fwd, lane, axis_size, arg_dims, lambda: [0] * (n_out + n_res_box[-1]), list(args))
+        return run_lanes(
+            fwd, lane, axis_size, arg_dims, lambda: [*out_dims, *[0] * n_res_box[-1]], list(args), axis
+        )
 
     arg_avals = [core.get_aval(v) for v in vals[num_consts:]]
 
@@ -676,7 +682,8 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
         n_res = len(res)
         zero_in = [type(c) is Zero for c in cts]
         lane_zeros = [
-            Zero(c.aval.update(shape=c.aval.shape[1:])) if z else None for c, z in zip(cts, zero_in)
+            (Zero(c.aval.update(shape=c.aval.shape[1:])) if d is not None else c) if z else None
+            for c, z, d in zip(cts, zero_in, out_dims)
         ]
         zero_out: list = []
 
@@ -687,20 +694,19 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
             return [o for o in outs if type(o) is not Zero]
 
         nz_cts = [c for c, z in zip(cts, zero_in) if not z]
-        outs = iter(
-            batching.vmap_flat(
-                lane, axis_size, [0] * (n_res + len(nz_cts)), lambda: [0] * zero_out.count(False),
-                [*res, *nz_cts],
-            )
-        )  # fmt: skip
+        ct_dims = [d for d, z in zip(out_dims, zero_in) if not z]
+        vals, vdims = batching.vmap_with_dims(lane, axis_size, [0] * n_res + ct_dims, [*res, *nz_cts], axis)
+        outs = iter(zip(vals, vdims))
         cts_in = []
         for z, d, aval in zip(zero_out, arg_dims, arg_avals):
             if z:
                 cts_in.append(Zero(ad.tangent_aval(aval)))
-            elif d is None:  # an input that was not batched: its cotangent summed over the batch
-                cts_in.append(hooks.reduce_sum(next(outs), (0,)))
-            else:
-                cts_in.append(batching.move_batch_dim(next(outs), axis_size, 0, d))
+                continue
+            v, vd = next(outs)
+            if d is None and vd is not None:  # an unbatched input: its cotangent summed over the batch
+                cts_in.append(hooks.reduce_sum(v, (vd,)))
+            else:  # (one bwd left unbatched stays so, as JAX's ``matchaxis``)
+                cts_in.append(v if d is None else batching.move_batch_dim(v, axis_size, vd, d))
         return cts_in
 
     batched_fwd.__name__ = f"vmap({getattr(fwd, '__name__', 'fwd')})"
@@ -708,7 +714,7 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call_jaxpr, fwd, bwd, num_c
     outs = custom_vjp_call_p.bind(
         *vals, call_jaxpr=batched, fwd=batched_fwd, bwd=batched_bwd, num_consts=num_consts, name=name
     )
-    return outs, [0] * n_out
+    return outs, list(out_dims)
 
 
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)

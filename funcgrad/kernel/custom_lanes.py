@@ -9,13 +9,14 @@ from __future__ import annotations
 from funcgrad.kernel import batching, core
 
 
-def run_lanes(rule, lane, axis_size, in_dims, out_dims, args):
+def run_lanes(rule, lane, axis_size, in_dims, out_dims, args, axis_name=None):
     """``vmap_flat(lane, ...)`` of a custom rule under a batch rule. A rule traced under a ``vmap``
     may close over that vmap's values (JAX's issue 8783: ``nondiff_argnums`` or a closure holding
     the vmapped value; ``rule.home``): while that vmap is still running, the lanes run in its own
     trace, where those values are batched tracers it knows, as JAX runs the rule in a subtrace of
     the same vmap; otherwise in a vmap of their own. ``out_dims()``: the outputs' batch dims
-    (``None``: unbatched), asked once the lanes have run.
+    (``None``: unbatched), asked once the lanes have run. ``axis_name``: the vmap's axis name,
+    bound around the lanes (the rule may run later, outside that vmap, and use collectives).
 
     >>> import numpy as np, funcgrad.numpy as fnp
     >>> def rule(x):
@@ -31,7 +32,7 @@ def run_lanes(rule, lane, axis_size, in_dims, out_dims, args):
         or trace.axis_size != axis_size
         or not _above(trace, core.current_trace())
     ):
-        return batching.vmap_flat(lane, axis_size, in_dims, out_dims, args)
+        return batching.vmap_flat(lane, axis_size, in_dims, out_dims, args, axis_name)
     with core.set_current_trace(trace):
         outs = lane(*[a if d is None else batching.BatchTracer(trace, a, d) for a, d in zip(args, in_dims)])
     vals, dims = batching._unpack_batch_outputs(trace, outs)

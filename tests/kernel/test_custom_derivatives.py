@@ -217,3 +217,28 @@ def test_custom_jvp_collective_of_unbatched_values_stays_unbatched_as_jax():
     assert float(run(g, 2.0)) == 8.0 and float(run(f, 2.0)) == 8.0
     y, t = funcgrad.jvp(lambda x: run(f, x), (2.0,), (1.0,))
     assert (float(y), float(t)) == (8.0, 1.0)
+
+
+def test_custom_vjp_under_vmap_unbatched_outputs_and_cotangents_as_jax():
+    # JAX's custom_api_test test_initial_style_vmap_with_collective (custom_vjp): psum over the
+    # named axis of an unbatched value stays unbatched; a bwd cotangent left unbatched for an
+    # unbatched input is not summed over the batch (JAX's matchaxis). jax 0.10.2: 8, 1, 3, 6.
+    @custom_vjp
+    def f(x):
+        return funcgrad.lax.psum(x, "foo")
+
+    f.defvjp(lambda x: (funcgrad.lax.psum(x, "foo"), None), lambda _, g: (g,))
+    run = lambda x: funcgrad.vmap(lambda _, v: f(v), axis_name="foo", in_axes=(0, None), out_axes=None)(  # noqa: E731
+        fnp.arange(4.0), x
+    )
+    assert float(run(2.0)) == 8.0 and float(funcgrad.grad(run)(2.0)) == 1.0
+
+    @custom_vjp
+    def h(x, y):
+        return x * y
+
+    h.defvjp(lambda x, y: (x * y, (x, y)), lambda r, g: (fnp.ones_like(r[0]) * 3.0, g * r[0]))
+    ys = fnp.arange(4.0)
+    assert float(funcgrad.grad(lambda x: funcgrad.vmap(lambda y: h(x, y))(ys).sum())(2.0)) == 3.0
+    h.defvjp(lambda x, y: (x * y, (x, y)), lambda r, g: (g * r[1], g * r[0]))
+    assert float(funcgrad.grad(lambda x: funcgrad.vmap(lambda y: h(x, y))(ys).sum())(2.0)) == 6.0
