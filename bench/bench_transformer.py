@@ -72,6 +72,15 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
   1.14-1.23x -> 1.12x, funcgrad+malloc 1.04-1.10x -> 0.99-1.06x. It is glibc's, read at process
   start (``GLIBC_TUNABLES`` in the environment), process-wide, and rounds small heaps up to 2 MB
   pages, so it stays the user's opt-in (funcgrad cannot set it from inside the process).
+  This script, session 9 (``--threads 1 --rounds 2 --cases step,per_example``, load 12-20; then
+  ``--cases step --glibc-tunables glibc.malloc.hugetlb=1``, load 12-13), step CPU time funcgrad /
+  +malloc / torch.compile: 312 / 263 / 256 ms (1.22x, 1.03x), with the tunable 259 / 234 / 237 ms
+  (1.09x, 0.99x). Rematerialising in the backward pass what torch.compile's partitioner
+  recomputes, measured by putting the model's GELU and layer norms under ``checkpoint`` (not a
+  change to the benchmark's program): temporaries 126.2 -> 109.4 MB (GELU) -> 91.5 MB (both),
+  30.8k -> 22.3k faults, system time 57 -> 50 ms, user time unchanged: the faults scale with the
+  residuals, and no rematerialisation policy brings 126 MB down to the few MB that would stop
+  them (each layer's four GEMMs alone keep 7 MB of inputs for their weight gradients).
   Why 126 MB (session 8, ``python bench/xla_op_profile.py step`` prints ``memory_analysis()``;
   XLA's buffer assignment with ``--xla_dump_to``): the temporaries are the residuals the backward
   pass reads, live together where the forward pass ends -- per layer the MLP's pre-activation,
@@ -108,7 +117,8 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
   step's CPU time (user 403-431 ms against 333-363, 42.6-46.8k faults against 30.8k), and that
   step alone is 0.61x jax's per-example CPU time (500 against 821 ms): 0.5x jax would need the
   per-example program to cost less than the step, which does the same products with one
-  gradient instead of eight. Measured per-example ratio: 0.83x jax (0.65x with ``+malloc``).
+  gradient instead of eight. Measured per-example ratio: 0.83x jax (0.65x with ``+malloc``);
+  session 9: 0.84x (0.72x), CPU time, load 12-20.
 """
 
 from __future__ import annotations
