@@ -204,21 +204,21 @@ def _check(pred, msg: str, debug: bool, fmt_args, fmt_kwargs, name: str) -> None
     if not isinstance(msg, str):
         raise TypeError(f"{name}: the message must be a str, got {type(msg).__name__}")
     if not core.is_array_like(pred):
-        raise TypeError(f"{name} takes a scalar boolean predicate, got {type(pred).__name__}")
+        raise TypeError(f"{name} takes a scalar pred as argument, got {type(pred).__name__}")  # (JAX's words)
     pred = canonicalize([pred])[0]
     aval = core.get_aval(pred)
     if aval.dtype != np.bool_ or aval.shape:
         # As jax: one message per check, so one predicate (reduce an array with fnp.all).
         raise TypeError(
-            f"{name} takes a scalar boolean predicate, got {aval.str_short()}; reduce an array "
-            "predicate with funcgrad.numpy.all (or any)"
+            f"{name} takes a scalar pred as argument, got {aval.str_short()}: a boolean scalar; reduce "
+            "an array predicate with funcgrad.numpy.all (or any)"
         )
     leaves, tree = tu.tree_flatten((tuple(fmt_args), dict(fmt_kwargs)))
     for leaf in leaves:
         if not core.is_array_like(leaf):
             raise TypeError(
-                f"{name}: formatting arguments must be pytrees of arrays, got {leaf!r:.60} of type "
-                f"{type(leaf).__name__}; pass other values by writing them into the message"
+                f"Formatting arguments to checkify.{name} need to be PyTrees of arrays, but got "
+                f"{leaf!r:.60} of type {type(leaf)}; pass other values by writing them into the message"
             )
     check_p.bind(pred, *canonicalize(leaves), msg=msg, fmt_tree=tree, debug=debug, batch_ndim=0)
 

@@ -440,11 +440,13 @@ def test_get_inside_jit_is_a_clear_error():
 
 
 def test_bad_arguments_are_clear_errors():
-    with pytest.raises(TypeError, match=r"check takes a scalar boolean predicate, got f64\[\]"):
+    with pytest.raises(TypeError, match=r"check takes a scalar pred as argument, got f64\[\]"):
         C.check(np.float64(1.0), "msg")
-    with pytest.raises(TypeError, match=r"scalar boolean predicate, got bool\[2\].*numpy.all"):
+    with pytest.raises(TypeError, match=r"scalar pred as argument, got bool\[2\].*numpy.all"):
         C.checkify(lambda x: C.check(x > 0, "msg"))(np.ones(2))
-    with pytest.raises(TypeError, match="formatting arguments must be pytrees of arrays"):
+    with pytest.raises(
+        TypeError, match="Formatting arguments to checkify.check need to be PyTrees of arrays"
+    ):
         C.check(np.bool_(True), "msg {}", "a string")
     with pytest.raises(TypeError, match="errors must be a set of error categories"):
         C.checkify(positive_log, errors={"nan"})
