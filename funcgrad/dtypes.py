@@ -55,6 +55,8 @@ def itemsize_bits(dtype) -> int:
     >>> itemsize_bits(np.float32), itemsize_bits(np.bool_)
     (32, 8)
     """
+    if dtype is None:  # (JAX's error; np.dtype(None) would be float64)
+        raise ValueError("dtype cannot be None.")
     dtype = np.dtype(dtype)
     if dtype == float0:
         raise TypeError("itemsize_bits: float0 (the tangent type of integers) has no storage size")

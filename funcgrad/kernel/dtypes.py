@@ -439,7 +439,9 @@ def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
         out, is_weak = _result_type(_inexact_absorbs_integers(strong), weak)
         return TO_32.get(out, out), is_weak
     if jax_rules:  # (NOTE: [JAX's dtype rules in 64-bit mode])
-        return _result_type(_inexact_absorbs_integers(strong), weak)
+        out, is_weak = _result_type(_inexact_absorbs_integers(strong), weak)
+        # uint64 with a signed integer meets above int64, at JAX's weak float (its lattice's f*)
+        return out, is_weak or (kind(out) == "f" and all(kind(d) in "iu" for d in strong))
     return _result_type(strong, weak)
 
 

@@ -29,6 +29,8 @@ from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._dtypes import (  # (canonicalize_dtype, check_user_dtype: re-exported)
     ExtendedArray,
+    _least_upper_bound,
+    _weak_node,
     canonicalize_dtype,  # noqa: F401
     check_user_dtype,
     dtype_and_weak,
@@ -334,7 +336,16 @@ def constant_like(value, x) -> Array:
 @functools.lru_cache(maxsize=1024)
 def _result_type(pairs) -> tuple[np.dtype, bool]:
     # Promotion depends only on the (dtype, weak) pairs: cached, it costs a dict lookup per call.
-    return _dt.result_type(*pairs)
+    out = _dt.result_type(*pairs)
+    if _dt.jax_rules and any(d in _NARROW_ALONE for d, _ in pairs):
+        # JAX's lattice puts the 8/6/4-bit floats and int4/int2 alone: mixing one with another
+        # dtype (but bool, integers below a narrow float, and Python scalars) is its
+        # TypePromotionError (NOTE: [JAX's promotion lattice])
+        _least_upper_bound([_weak_node(d) if w else d for d, w in pairs])
+    return out
+
+
+_NARROW_ALONE = frozenset(d for d in _dt._NARROW_KINDS if d != _dt.bfloat16)
 
 
 # NOTE: [promotion flags]

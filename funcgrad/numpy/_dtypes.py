@@ -309,7 +309,8 @@ def result_type(*arrays_and_dtypes, return_weak_type_flag: bool = False):
     """
     if not arrays_and_dtypes:
         raise ValueError("at least one array or dtype is required")
-    pairs = [_dtype_or_value_pair(a) for a in arrays_and_dtypes]
+    # (None stands for the default float, as in JAX's and NumPy's result_type)
+    pairs = [_dtype_or_value_pair(_dt.default_float if a is None else a) for a in arrays_and_dtypes]
     if _lattice_rules():
         out = _lattice_result_type(pairs)
     else:
@@ -437,11 +438,14 @@ def _least_upper_bound(nodes):
             " when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired output "
             "type, or set jax_numpy_dtype_promotion=standard."
         )
-    elif any(n in _dt._NARROW_KINDS for n in unique):
+    elif narrow := [n for n in unique if n in _dt._NARROW_KINDS and n != _dt.bfloat16]:
+        bits = ml_dtypes.finfo(narrow[0]).bits if _dt.kind(narrow[0]) == "f" else 0
+        what = f"{bits}-bit floats" if bits else "1-bit, 2-bit and 4-bit integers"
+        example = "float32" if bits else "int32"
         hint = (
-            ". To avoid unintended promotion, the narrow types (int4, the 8-, 6- and 4-bit floats) do "
-            "not support implicit promotion. If you'd like your inputs to be promoted to another type, you "
-            "can do so explicitly using e.g. x.astype('float32')"
+            f". To avoid unintended promotion, {what} do not support implicit promotion. If you'd like "
+            f"your inputs to be promoted to another type, you can do so explicitly using e.g. "
+            f"x.astype('{example}')"
         )
     else:
         hint = ". Try explicitly casting inputs to the desired output type."

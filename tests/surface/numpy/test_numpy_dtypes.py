@@ -264,3 +264,12 @@ def test_linspace_of_integers_under_strict_promotion_as_jax():
         ]
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def test_result_type_none_and_itemsize_none_as_jax():
+    jax = pytest.importorskip("jax")
+    assert fnp.result_type(None) == np.float64  # (the default float, as jax's and NumPy's)
+    assert jax.numpy.result_type(None) == jax.dtypes.canonicalize_dtype(np.float64)
+    for j in (funcgrad, jax):
+        with pytest.raises(ValueError, match="dtype cannot be None"):
+            j.dtypes.itemsize_bits(None)

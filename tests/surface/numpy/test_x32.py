@@ -446,3 +446,20 @@ def test_x32_promotion_lattice_matches_jax(x32, promotion):
     assert {k: v for k, v in ours.items() if v != theirs[k]} == {}
     if promotion == "standard":
         assert ours["promote_types(float32, complex128)"] == "complex128"
+
+
+def test_x32_narrow_type_mixes_as_jax(x32):
+    # the 8/6/4-bit floats and int4 sit alone on JAX's lattice: a mix with another dtype is a
+    # TypePromotionError (JAX's words), but bool, integers below a narrow float and Python scalars
+    # promote (NOTE: [JAX's promotion lattice])
+    import ml_dtypes
+
+    f8, i4 = ml_dtypes.float8_e4m3fn, ml_dtypes.int4
+    for j, n in ((funcgrad, fnp), (jax, jnp)):
+        with _jax_config.enable_x64(False):
+            with pytest.raises(j.dtypes.TypePromotionError, match="8-bit floats do not support implicit"):
+                n.ones(2, f8) + n.ones(2, np.float32)
+            with pytest.raises(j.dtypes.TypePromotionError, match="4-bit integers do not support implicit"):
+                n.ones(2, i4) + n.ones(2, np.int8)
+            assert (n.ones(2, f8) + n.ones(2, np.int32)).dtype == f8
+            assert (n.ones(2, i4) + 1).dtype == i4

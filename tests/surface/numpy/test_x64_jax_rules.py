@@ -53,6 +53,7 @@ CASES = {
     "list_of_int64s": lambda jnp: jnp.array([0, 2**40, -(2**63)]),
     "norm_int32": lambda jnp: jnp.linalg.norm(I32),
     "promote_types": lambda jnp: str(jnp.promote_types(np.int32, np.float32)),
+    "uint64_with_int8_weak_float": lambda jnp: jnp.asarray(np.uint64([1])) + jnp.asarray(np.int8([1])),
     "result_type": lambda jnp: str(jnp.result_type(np.uint32, np.float16, np.int8)),
 }
 
