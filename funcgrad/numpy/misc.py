@@ -12,6 +12,7 @@ need concrete inputs, or a static ``size=``/``length=`` under ``jit``, as in jax
 from __future__ import annotations
 
 import functools
+import math
 import re
 import warnings
 
@@ -809,7 +810,8 @@ def apply_along_axis(func1d, axis: int, arr, *args, **kwargs):
     axis = normalize_axis(axis, arr.ndim)
     moved = moveaxis(arr, axis, -1)
     batch = moved.shape[:-1]
-    flat = reshape(moved, (-1, moved.shape[-1]))
+    # (the batch size written out: -1 cannot be inferred beside a zero-length axis, JAX computes it)
+    flat = reshape(moved, (math.prod(batch), moved.shape[-1]))
     out = _vmap(lambda v: asarray(func1d(v, *args, **kwargs)), [flat])
     out = reshape(out, batch + aval(out).shape[1:])
     nd_out = aval(out).ndim - len(batch)
