@@ -381,8 +381,10 @@ def _all_to_all_axis_rule(
     axis_size, name, vals, dims, *, axis_name, split_axis, concat_axis, tiled, axis_index_groups=None
 ):
     _no_groups_under_vmap(axis_index_groups, "all_to_all")
-    _single(axis_name, name, "all_to_all")
     (x,), (d,) = vals, dims
+    if len(axis_name) > 1:  # one all_to_all per name, each handled by its own vmap (this one's too)
+        run = lambda v: [_all_to_all_names(v, axis_name, split_axis, concat_axis, tiled)]  # noqa: E731
+        return batching.vmap_flat(run, axis_size, [d], [0], [x], name)[0], 0
     a = to_front(x, d, axis_size)  # a[j, ...]: the value of instance j
     n = axis_size
     if tiled:
@@ -394,6 +396,24 @@ def _all_to_all_axis_rule(
         return _merge(c, 1 + concat_axis), 0
     b = st.moveaxis(a, 1 + split_axis, 0)
     return st.moveaxis(b, 1, 1 + concat_axis), 0
+
+
+def _all_to_all_names(x, names, split_axis, concat_axis, tiled):
+    """``all_to_all`` over several axis names (the group is their product, row-major) as one per
+    name: the split axis is reshaped into one sub-axis per name (and the block, when ``tiled``),
+    each exchanged in place over its name; the sub-axes then hold the source instance's index."""
+    shape = aval_of(x).shape
+    sizes = [batching.axis_size(n, "all_to_all") for n in names]
+    n, k, s = int(np.prod(sizes)), len(names), split_axis
+    block = (shape[s] // n,) if tiled else ()
+    y = st.reshape(x, (*shape[:s], *sizes, *block, *shape[s + 1 :]))
+    for i, name in enumerate(names):
+        y = all_to_all_p.bind(y, axis_name=(name,), split_axis=s + i, concat_axis=s + i, tiled=False)
+    ys = aval_of(y).shape
+    y = st.reshape(y, (*ys[:s], n, *ys[s + k :]))  # y[..., source, (block,) ...]
+    if not tiled:
+        return st.moveaxis(y, s, concat_axis)
+    return _merge(st.moveaxis(y, s, concat_axis), concat_axis)  # sources' blocks along concat_axis
 
 
 def _all_to_all_batch(axis_size, vals, dims, *, split_axis, concat_axis, **params):

@@ -153,3 +153,24 @@ def test_num_cpu_devices_from_config_in_a_fresh_process():
     env = {k: v for k, v in __import__("os").environ.items() if k != "XLA_FLAGS"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.stdout.split() == ["4", "4"], out.stderr
+
+
+@pytest.mark.parametrize("split_axis, concat_axis, vmap_axis", [(0, 0, 0), (1, 0, 2), (0, 1, 1), (1, 1, 0)])
+def test_all_to_all_over_two_vmapped_names_as_jax(split_axis, concat_axis, vmap_axis):
+    # JAX's batching_test testAllToAllSplitAxis: the group is the product of the names (row-major);
+    # the expected value is that test's own reference.
+    x = np.arange(64).reshape(4, 4, 4)
+    f = funcgrad.vmap(
+        funcgrad.vmap(
+            lambda v: funcgrad.lax.all_to_all(v, ("i", "j"), split_axis, concat_axis),
+            in_axes=vmap_axis,
+            axis_name="j",
+        ),
+        in_axes=vmap_axis,
+        axis_name="i",
+    )
+    shape = [4, 4, 4]
+    shape[vmap_axis : vmap_axis + 1] = (2, 2)
+    y = np.asarray(f(x.reshape(shape))).reshape(4, 4, 4)
+    s = split_axis + 1 if vmap_axis <= split_axis else split_axis
+    np.testing.assert_array_equal(y, np.moveaxis(x, (vmap_axis, s), (concat_axis + 1, 0)))
