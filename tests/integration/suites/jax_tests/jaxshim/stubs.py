@@ -49,6 +49,29 @@ def _missing_function(name):
     return missing
 
 
+def _axis_index_of_val(x, val, axis_name):
+    """The first instance along ``axis_name`` whose ``x`` equals ``val`` (as JAX's internal helper:
+    a pmin of the instance indices where they are equal)."""
+    lax, fnp = funcgrad.lax, funcgrad.numpy
+    idx = lax.axis_index(axis_name)
+    big = fnp.full(fnp.shape(x), fnp.iinfo(idx.dtype).max, idx.dtype)
+    return lax.pmin(fnp.where(val == x, fnp.full(fnp.shape(x), idx, idx.dtype), big), axis_name)
+
+
+def _pargmax(x, axis_name):
+    """JAX's internal ``lax.parallel.pargmax`` (the index of the maximum over a named axis)."""
+    if isinstance(axis_name, tuple | list):
+        raise TypeError(f"pargmin only accepts a single axis, got {axis_name}")
+    return _axis_index_of_val(x, funcgrad.lax.pmax(x, axis_name), axis_name)
+
+
+def _pargmin(x, axis_name):
+    """JAX's internal ``lax.parallel.pargmin``."""
+    if isinstance(axis_name, tuple | list):
+        raise TypeError(f"pargmin only accepts a single axis, got {axis_name}")
+    return _axis_index_of_val(x, funcgrad.lax.pmin(x, axis_name), axis_name)
+
+
 def _single_device_sharding(device, *, memory_kind=None):
     return funcgrad.sharding.SingleDeviceSharding(device)
 
@@ -64,10 +87,7 @@ NAMES = {
     "jax._src.lax.linalg": {},
     "jax._src.lax.windowed_reductions": {},
     "jax._src.lax.control_flow": {},
-    "jax._src.lax.parallel": {
-        "pargmax": _missing_function("pargmax"),
-        "pargmin": _missing_function("pargmin"),
-    },
+    "jax._src.lax.parallel": {},
     "jax._src.lax.eval_jaxpr": {},
     "jax._src.linear_util": {},
     "jax._src.debugging": {},
@@ -136,6 +156,7 @@ def install() -> None:
         "jax._src.interpreters.ad": vars(funcgrad.interpreters.ad),
         "jax._src.ad_checkpoint": vars(funcgrad.ad_checkpoint),
         "jax._src.shard_map": {"shard_map": funcgrad.shard_map},
+        "jax._src.lax.parallel": {**vars(funcgrad.lax), "pargmax": _pargmax, "pargmin": _pargmin},
         "jax._src.debugging": {
             "debug_print": funcgrad.debug.print,
             "debug_callback": funcgrad.debug.callback,
