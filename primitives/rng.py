@@ -13,8 +13,9 @@ bridge they raise an error that says so. ``funcgrad.random`` is JAX's threefry i
 bit-identical with ``jax.random``; these are a different stream.
 
 Neither is differentiable (integer bits; ``rng_uniform`` is a fresh draw). Under ``vmap`` a batch
-of keys runs one generator per key (unrolled: keys are few) and ``rng_uniform`` draws the whole
-batch at once (batched bounds scale one draw in ``[0, 1)`` per lane).
+of keys draws the whole batch from its first key, which alone is advanced (JAX's rule and bits),
+and ``rng_uniform`` draws the whole batch at once (batched bounds scale one draw in ``[0, 1)``
+per lane).
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ import enum
 import numpy as np
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives._rules import aval_of, move_to_front, to_front
-from funcgrad.primitives.structure import broadcast_in_dim, concatenate, expand_dims, index_in_dim
+from funcgrad.primitives.structure import (
+    broadcast_in_dim,
+    concatenate,
+    expand_dims,
+    index_in_dim,
+    slice_in_dim,
+)
 
 from funcgrad.kernel.ad import defjvp_zero
 from funcgrad.kernel.core import Primitive
@@ -76,11 +83,17 @@ def _bits_abstract_eval(key, *, shape, dtype, algorithm):
     return [ShapedArray(key.shape, key.dtype), ShapedArray(tuple(shape), np.dtype(dtype))]
 
 
-def _bits_batch(axis_size, vals, dims, **params):
+def _bits_batch(axis_size, vals, dims, *, shape, dtype, algorithm):
+    # JAX's rule, for JAX's bits: the first key draws the whole batch (shape (axis_size, *shape))
+    # and is the only key advanced. (The keys' other lanes are not used: rbg keys under vmap are
+    # JAX's "unsafe" semantics, which its random_lax_test checks bit for bit.)
     (key,), (d,) = vals, dims
     key = move_to_front(key, d)
-    outs = [rng_bit_generator_p.bind(index_in_dim(key, i, 0, False), **params) for i in range(axis_size)]
-    return [concatenate([expand_dims(o[j], (0,)) for o in outs], 0) for j in range(2)], [0, 0]
+    new_key, bits = rng_bit_generator_p.bind(
+        index_in_dim(key, 0, 0, False), shape=(axis_size, *shape), dtype=dtype, algorithm=algorithm
+    )
+    rest = slice_in_dim(key, 1, axis_size, 1, 0)
+    return [concatenate([expand_dims(new_key, (0,)), rest], 0), bits], [0, 0]
 
 
 rng_bit_generator_p = Primitive("rng_bit_generator", multiple_results=True)

@@ -58,6 +58,9 @@ class OpInfo:
     # instances and the checks run ``op`` under ``vmap(op, axis_name=named_axis)`` (its jaxpr is
     # made with that axis in ``make_jaxpr``'s ``axis_env``); see tests/primitives/op_db/collectives.py.
     named_axis: str | None = None
+    # False where vmap is by design not a loop over the lanes (rng_bit_generator: JAX's rule draws
+    # the batch from the first key); such entries are checked against jax's vmap in their tests.
+    vmap_is_loop: bool = True
 
 
 def _shapes(min_dims=0, max_dims=3, min_side=0, max_side=4):

@@ -44,7 +44,7 @@ OPS = [
                    (rand.integers(0, 2**32, (4,), dtype=np.uint64).astype(np.uint32),),
                    dict(shape=tuple(shape), dtype=dtype, algorithm=alg)),
                _shapes(max_dims=2), sample_shapes=((3, 4), ()), dtypes=(U32, U8, U16, U64),
-               differentiable=False, rtol=0, atol=0)
+               differentiable=False, rtol=0, atol=0, vmap_is_loop=False)
         for name, alg in (("default", 0), ("threefry", 1), ("philox", 2))
     ),
     OpInfo("rng_uniform", rng.rng_uniform_p, _in_range, lambda a, b, *, shape: np.ones(shape, bool),

@@ -210,13 +210,21 @@ def test_rng_bit_generator_u64_key_chaining_and_vmap():
     _, jb2 = jlax.rng_bit_generator(jk1, (4,), np.uint64)
     np.testing.assert_array_equal(b2, jb2)
     assert not np.array_equal(b1, b2)
+    # vmap over keys is JAX's rule, bit for bit: the first key draws the whole batch and alone is
+    # advanced (funcgrad ran one generator per key; JAX's random_lax_test RBG
+    # test_vmap_random_bits_value / unsafe_rbg test_vmap_split_mapped_key_values), any in_axes
     keys = RNG.integers(0, 2**32, (3, 4), dtype=np.uint64).astype(np.uint32)
-    f = lambda k: lax.rng_bit_generator(k, (2, 2))  # noqa: E731
-    vk, vb = funcgrad.vmap(f)(keys)
-    for i, k in enumerate(keys):
-        lk, lb = f(k)
-        np.testing.assert_array_equal(vb[i], lb)
-        np.testing.assert_array_equal(vk[i], lk)
+    import jax
+
+    for axis in (0, 1):
+        batched = keys if axis == 0 else keys.T
+        got = funcgrad.vmap(lambda k: lax.rng_bit_generator(k, (2, 2)), in_axes=axis)(batched)
+        want = jax.vmap(lambda k: jlax.rng_bit_generator(k, (2, 2)), in_axes=axis)(batched)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    lk, lb = lax.rng_bit_generator(keys[0], (3, 2, 2))
+    np.testing.assert_array_equal(got[1], lb)
+    np.testing.assert_array_equal(got[0][0], lk)
 
 
 def test_rng_bit_generator_errors():
