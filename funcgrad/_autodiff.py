@@ -209,6 +209,12 @@ class _LinearizedJVP:
         self.avals = (list(in_avals), list(out_avals), list(out_zeros))
         self.__name__ = "f_jvp"
 
+    @property
+    def args(self) -> tuple:
+        """As the ``functools.partial`` behind JAX's ``f_jvp.func``: the linear jaxpr first (JAX's
+        remat tests print ``f_jvp.func.args[0]`` to see what is recomputed), then the trees."""
+        return (self.jaxpr, self.in_tree, self.out_tree, self.avals[2])
+
     def __call__(self, *args):
         k = len(self.jaxpr.constvars)
         residuals, tangents = args[:k], args[k:]

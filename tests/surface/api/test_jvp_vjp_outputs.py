@@ -92,3 +92,12 @@ def test_vjp_with_refs_sends_each_cotangent_where_asked_as_jax():
     assert (g_ref, g_drop) == (w_ref, w_drop) == ("GradRef", "DidntWant")
     np.testing.assert_allclose(g_val, w_val, rtol=1e-6)  # 2 cos(b1)
     np.testing.assert_allclose(g_r, w_r, rtol=1e-6)  # 10 + b0 + 2
+
+
+def test_linearize_f_jvp_func_args_hold_the_linear_jaxpr_as_jax():
+    # JAX's api_test remat tests print f_jvp.func.args[0] (the linear jaxpr) to see what is saved:
+    # with a policy saving cos, neither sin nor cos is recomputed in it (jax's text has neither).
+    f = funcgrad.checkpoint(lambda x: fnp.sin(fnp.sin(x)), policy=lambda prim, *_, **__: str(prim) == "cos")
+    _, f_lin = funcgrad.linearize(f, 1.0)
+    text = str(f_lin.func.args[0])
+    assert " mul " in text and " sin " not in text and " cos " not in text
