@@ -618,6 +618,8 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
     >>> nan_to_num(np.array([np.nan, np.inf, -np.inf, 1.0]), posinf=9.0, neginf=-9.0).tolist()
     [0.0, 9.0, -9.0, 1.0]
     """
+    if extended_in((x,)) is not None:  # typed PRNG keys are not inexact: as they are (JAX's)
+        return x
     (x,) = promote_args(x)
     dtype = aval(x).dtype
     if not _dt.is_inexact(dtype):

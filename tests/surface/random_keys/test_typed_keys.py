@@ -209,3 +209,13 @@ def test_astype_to_its_own_key_dtype_is_the_key_as_in_jax():
     assert funcgrad.jit(lambda v: v.astype(v.dtype))(k).dtype == k.dtype
     with pytest.raises(TypeError, match="cannot be cast"):
         k.astype(np.uint32)
+
+
+def test_nan_to_num_of_keys_is_the_keys_as_in_jax():
+    # blackjax's adjusted MCLMC adaptation applies nan_to_num to every leaf of its state, its key
+    # included, inside a scan: jax returns a key (not inexact) as it is; funcgrad's promotion refused it.
+    k, kj = fr.split(fr.key(1)), jr.split(jr.key(1))
+    same_keys(fnp.nan_to_num(k), jnp.nan_to_num(kj))
+    assert fnp.nan_to_num(k) is k
+    carry, _ = funcgrad.lax.scan(lambda c, _: (fnp.nan_to_num(c), None), k, None, length=2)
+    same_keys(carry, kj)
