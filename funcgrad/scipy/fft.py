@@ -173,6 +173,8 @@ def _many(s, axes):
     def axes_and_sizes(x):
         sizes = None if s is None else [operator.index(v) for v in (s if isinstance(s, Sequence) else [s])]
         if axes is None:
+            if sizes is not None and len(sizes) > x.ndim:  # (JAX's words; the range would repeat)
+                raise ValueError(f"s must have at most x.ndim ({x.ndim}) elements, got {len(sizes)}")
             chosen = range(x.ndim) if sizes is None else range(x.ndim - len(sizes), x.ndim)
         else:
             chosen = [axes] if isinstance(axes, int) else axes

@@ -235,6 +235,9 @@ def test_dctn_matches_scipy(name):
         want = getattr(scipy.fft, name)(X, **kw)
         np.testing.assert_allclose(np.asarray(getattr(sfft, name)(X, **kw)), want, atol=1e-12)
     assert sfft.dctn(X.astype(np.float32)).dtype == np.float32
+    # (JAX's scipy_fft_test testDctnSShapeTooLargeError: its words, not "repeated axes")
+    with pytest.raises(ValueError, match=r"s must have at most x.ndim \(3\) elements, got 4"):
+        getattr(sfft, name)(X, s=(2, 3, 4, 5))
 
 
 def test_dct_gradients_match_jax_and_finite_differences():
