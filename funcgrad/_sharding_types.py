@@ -96,7 +96,7 @@ def _apply_sharding(primitive, avals_in, out, params):
             continue
         if len(spec) != o.ndim:
             spec = ((),) * o.ndim
-        new.append(core.ShapedArray(o.shape, o.dtype, o.weak_type, type_sharding(am, spec, u, r)))
+        new.append(o.update(sharding=type_sharding(am, spec, u, r)))  # (its memory space kept)
     return new if primitive.multiple_results else new[0]
 
 

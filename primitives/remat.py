@@ -104,8 +104,9 @@ class Offloadable(NamedTuple):
     # in kernel/partial_eval.py) and the backward pass moves it back with a ``device_put`` to
     # ``src``'s before recomputing from it; the gradients are the saved-in-place ones. On the CPU
     # both memories are the same RAM: the ``device_put`` lowers to nothing (as JAX's on CPU), so the
-    # compiled program and its ``memory_analysis()`` are those of saving in place. Offloads inside
-    # a ``jit``/``scan``/``cond`` within the checkpoint are saved in place.
+    # compiled program and its ``memory_analysis()`` are those of saving in place. A value offloaded
+    # inside a ``scan`` body is moved stacked, after the scan (JAX's ``f32<host>[n,...]``); inside a
+    # ``jit`` or ``cond`` within the checkpoint it is saved in place.
     """
 
     src: str
@@ -473,7 +474,7 @@ def _plan(kj: Jaxpr, needed_outs, policy) -> _Plan:
         elif e.primitive is scan_p:
             needed.update(
                 a
-                for a in _plan_scan(e, wanted, policy, i, forward_eqns, recompute_eqns, saved)
+                for a in _plan_scan(e, wanted, policy, i, forward_eqns, recompute_eqns, saved, offloaded)
                 if type(a) is Var
             )
         elif is_saved(decision := policy(e.primitive, *[a.aval for a in e.invars], **e.params)):
@@ -517,7 +518,7 @@ def _plan_call(e, wanted, policy, i, forward_eqns, recompute_eqns, saved) -> lis
     return [a for a, u in zip(e.invars, used) if u]
 
 
-def _plan_scan(e, wanted, policy, i, forward_eqns, recompute_eqns, saved) -> list:
+def _plan_scan(e, wanted, policy, i, forward_eqns, recompute_eqns, saved, offloaded) -> list:
     """Plan the scan equation ``e`` (``kj.eqns[i]``) inside its body, as ``_plan_call`` a call: the
     values the policy saves in an iteration leave the forward scan stacked, as extra outputs; the
     recomputation is a scan over them that carries the carries again and returns the needed
@@ -557,6 +558,8 @@ def _plan_scan(e, wanted, policy, i, forward_eqns, recompute_eqns, saved) -> lis
         outvars=[*carries, *(v for v, w in zip(e.outvars[n_carry:], wanted_ys) if w)],
     )
     saved.extend(reversed(stacked))
+    # A value offloaded in an iteration is offloaded stacked, after the scan (JAX's f32<host>[n,...]).
+    offloaded.update((s, sub.offloaded[v]) for s, v in zip(stacked, sub.saved) if v in sub.offloaded)
     return list(e.invars)
 
 

@@ -222,6 +222,32 @@ def test_offload_policies_move_residuals_to_host():
         w = checkpoint_name(fnp.sin(z.T), "w")
         return fnp.sin(w).sum()
 
+    # Offloaded inside a scan body: moved stacked, after the scan (types as jax's; jax names the
+    # scan's residuals "output of closed_call").
+    def scanned(np_, lax, name):
+        def body(c, _):
+            y = name(np_.sin(c), "y")
+            z = name(np_.sin(y), "z")
+            return np_.sin(z.T).T, None
+
+        return lambda v: lax.scan(body, v, None, length=3)[0].sum()
+
+    jpolicy = jax.checkpoint_policies.save_and_offload_only_these_names(
+        names_which_can_be_saved=["y"], names_which_can_be_offloaded=["z"], offload_src="device",
+        offload_dst="pinned_host",
+    )  # fmt: skip
+    theirs = _printed(
+        jax.ad_checkpoint.print_saved_residuals,
+        jax.checkpoint(scanned(jax.numpy, jax.lax, jax.ad_checkpoint.checkpoint_name), policy=jpolicy),
+        x,
+    )
+    ours = _printed(
+        print_saved_residuals,
+        funcgrad.checkpoint(scanned(fnp, funcgrad.lax, checkpoint_name), policy=policy),
+        x,
+    )
+    assert [o.split(" ")[0] for o in ours] == [t.split(" ")[0] for t in theirs]
+    assert "f64<host>[3,4,4]" in [o.split(" ")[0] for o in ours]
     printed = _printed(print_saved_residuals, funcgrad.checkpoint(g, policy=policy), x)
     named = [line for line in printed if "named" in line]
     assert [re.search(r"named '(\w)'", line).group(1) for line in named] == ["y"]
