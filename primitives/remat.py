@@ -283,7 +283,7 @@ def save_and_offload_only_these_names(
     *, names_which_can_be_saved, names_which_can_be_offloaded, offload_src, offload_dst
 ) -> SaveAndOffloadOnlyTheseNames:
     """``save_only_these_names``, with a second set of names offloaded from memory kind
-    ``offload_src`` to ``offload_dst`` instead of recomputed (on funcgrad's devices, saved in place:
+    ``offload_src`` to ``offload_dst`` instead of recomputed (moved there by a ``device_put``:
     NOTE: [offloaded residuals]).
 
     >>> p = save_and_offload_only_these_names(names_which_can_be_saved=["y"],
