@@ -214,8 +214,8 @@ class SaveFromBothPolicies:
 
 @dataclasses.dataclass(frozen=True)
 class SaveAndOffloadOnlyTheseNames:
-    """Names in ``saved`` are saved, names in ``offloaded`` offloaded (kept in place, NOTE: [offload
-    keeps the value in place]), everything else recomputed."""
+    """Names in ``saved`` are saved, names in ``offloaded`` offloaded (NOTE: [offloaded
+    residuals]), everything else recomputed."""
 
     saved: frozenset
     offloaded: frozenset
