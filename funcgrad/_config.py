@@ -55,6 +55,9 @@ value and what to do instead:
 ``jax_debug_key_reuse``         False (funcgrad has no key-reuse checker; ``debug_key_reuse(False)``).
 ``jax_default_device``          None or the default device (others: use jit(device=) / device_put).
 ``jax_transfer_guard*``         "allow" (transfers are never guarded).
+``jax_explicit_x64_dtypes``     "warn" (JAX's default): in 32-bit mode an explicit 64-bit dtype is
+                                truncated with JAX's UserWarning; "error": a ValueError instead
+                                ("allow", 64-bit types in 32-bit mode, is refused).
 ``jax_compilation_cache_dir``   the persistent compilation cache's directory (None: off).
 ``funcgrad_malloc_tuning``      False (default): funcgrad leaves malloc alone. True: on Linux with
                                 glibc, large blocks stay in the heap instead of fresh mmap pages
@@ -92,6 +95,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import recording as _recording
 from funcgrad.numpy import _core as _numpy_core
+from funcgrad.numpy import _dtypes as _numpy_dtypes
 from funcgrad.numpy import indexing as _numpy_indexing
 from funcgrad.primitives import _eager_memory
 from funcgrad.xla_bridge import runtime as _runtime
@@ -420,6 +424,16 @@ _FLAG_LIST = [
         )
         for suffix in ("", "_host_to_device", "_device_to_host", "_device_to_device")
     ],
+    _Flag(
+        "jax_explicit_x64_dtypes",
+        "warn",
+        _only(
+            "jax_explicit_x64_dtypes",
+            ("warn", "error"),
+            "funcgrad keeps no 64-bit types in 32-bit mode ('warn' truncates them, 'error' refuses them)",
+        ),
+        lambda v: _numpy_dtypes.set_explicit_x64_dtypes(str(v)),
+    ),
 ]
 _FLAGS = {f.name: f for f in _FLAG_LIST}
 
@@ -647,7 +661,7 @@ def numpy_dtype_promotion(new_val: str):
     ...     fnp.ones(2, np.float32) + fnp.ones(2, np.float64)
     Traceback (most recent call last):
     ...
-    funcgrad.numpy._core.TypePromotionError: implicit dtype promotion of float32, float64 is not allowed ...
+    funcgrad.numpy._dtypes.TypePromotionError: implicit dtype promotion of float32, float64 is not allowed ...
     """
     return _scoped("jax_numpy_dtype_promotion", new_val)
 

@@ -29,6 +29,8 @@ from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._dtypes import (  # (canonicalize_dtype, check_user_dtype: re-exported)
     ExtendedArray,
+    TypePromotionError,
+    _flags,
     _least_upper_bound,
     _weak_node,
     canonicalize_dtype,  # noqa: F401
@@ -350,15 +352,9 @@ _NARROW_ALONE = frozenset(d for d in _dt._NARROW_KINDS if d != _dt.bfloat16)
 
 # NOTE: [promotion flags]
 # funcgrad.config's ``jax_numpy_dtype_promotion`` ("standard" | "strict") and
-# ``jax_numpy_rank_promotion`` ("allow" | "warn" | "raise") live here, where promotion and
-# broadcasting happen: ``set_promotion_flags`` is how the config sets them.
-_flags = {"dtype_promotion": "standard", "rank_promotion": "allow"}
-
-
-class TypePromotionError(TypeError, ValueError):
-    """An implicit dtype promotion refused under ``jax_numpy_dtype_promotion='strict'``, or one JAX's
-    lattice does not have (NOTE: [JAX's promotion lattice]); a ValueError as JAX's, and a TypeError
-    as funcgrad's before it."""
+# ``jax_numpy_rank_promotion`` ("allow" | "warn" | "raise") are the dict ``_flags`` (defined in
+# ``_dtypes``, whose lattice reads it too, and imported here, where promotion and broadcasting
+# happen): ``set_promotion_flags`` is how the config sets them.
 
 
 def set_promotion_flags(*, dtype_promotion: str | None = None, rank_promotion: str | None = None) -> None:

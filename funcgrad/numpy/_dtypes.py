@@ -264,8 +264,23 @@ def check_user_dtype(d, fun_name: str | None = None) -> np.dtype:
     if to is None:
         return out
     where = f" requested in {fun_name}" if fun_name else ""
+    if _EXPLICIT_X64[0] == "error":  # (jax_explicit_x64_dtypes='error': JAX's ValueError)
+        raise ValueError(
+            f"Explicitly requested dtype {out.name}{where} is not available. To enable more dtypes, set the "
+            "jax_enable_x64 or allow_explicit_x64_dtypes configuration options."
+            "See https://github.com/jax-ml/jax#current-gotchas for more."
+        )
     warnings.warn(_X64_WARNING.format(out.name, where, to.name), UserWarning, stacklevel=3)
     return to
+
+
+_EXPLICIT_X64 = ["warn"]  # funcgrad.config's jax_explicit_x64_dtypes (set_explicit_x64_dtypes)
+
+
+def set_explicit_x64_dtypes(mode: str) -> None:
+    """What an explicit 64-bit dtype does in 32-bit mode: "warn" (truncated, JAX's UserWarning) or
+    "error" (ValueError); ``funcgrad.config``'s ``jax_explicit_x64_dtypes`` calls it."""
+    _EXPLICIT_X64[0] = mode
 
 
 def dtype_and_weak(x) -> tuple[np.dtype, bool]:
@@ -354,9 +369,17 @@ def promote_types(type1, type2) -> np.dtype:
 # funcgrad's own 64-bit mode keeps NumPy 2's rules (docs/differences_from_jax.md).
 
 
-def _lattice_rules() -> bool:
-    from funcgrad.numpy._core import _flags  # (at call time: _core imports this module)
+# The promotion flags (NOTE: [promotion flags] in _core.py, which imports them from here).
+_flags = {"dtype_promotion": "standard", "rank_promotion": "allow"}
 
+
+class TypePromotionError(TypeError, ValueError):
+    """An implicit dtype promotion refused under ``jax_numpy_dtype_promotion='strict'``, or one JAX's
+    lattice does not have (NOTE: [JAX's promotion lattice]); a ValueError as JAX's, and a TypeError
+    as funcgrad's before it."""
+
+
+def _lattice_rules() -> bool:
     return not _dt.x64_enabled or _flags["dtype_promotion"] == "strict"
 
 
@@ -420,8 +443,6 @@ def _upper_bounds(strict: bool, x64: bool) -> dict:
 def _least_upper_bound(nodes):
     """JAX's least upper bound of lattice ``nodes`` (dtypes, or ``int``/``float``/``complex`` for
     weak values) under the current flags; TypePromotionError (JAX's wording) where there is none."""
-    from funcgrad.numpy._core import TypePromotionError, _flags
-
     strict = _flags["dtype_promotion"] == "strict"
     bounds = _upper_bounds(strict, _dt.x64_enabled)
     unique = set(nodes)
@@ -478,8 +499,6 @@ def _lattice_result_type(pairs) -> tuple[np.dtype, bool]:
 
 
 def _lattice_strict() -> bool:
-    from funcgrad.numpy._core import _flags
-
     return _flags["dtype_promotion"] == "strict"
 
 

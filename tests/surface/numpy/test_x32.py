@@ -467,3 +467,24 @@ def test_x32_narrow_type_mixes_as_jax(x32):
                 n.ones(2, i4) + n.ones(2, np.int8)
             assert (n.ones(2, f8) + n.ones(2, np.int32)).dtype == f8
             assert (n.ones(2, i4) + 1).dtype == i4
+
+
+def test_x32_explicit_x64_dtypes_error_as_jax(x32):
+    # jax_explicit_x64_dtypes='error': an explicit 64-bit dtype is JAX's ValueError ('warn', the
+    # default, truncates with the UserWarning above; 'allow' is refused: no 64-bit types in 32-bit mode)
+    funcgrad.config.update("jax_explicit_x64_dtypes", "error")
+    try:
+        with pytest.raises(
+            ValueError, match="Explicitly requested dtype float64 requested in zeros is not available"
+        ):
+            fnp.zeros(2, np.float64)
+        assert fnp.zeros(2, np.float32).dtype == np.float32
+    finally:
+        funcgrad.config.update("jax_explicit_x64_dtypes", "warn")
+    with pytest.raises(ValueError, match="cannot be honoured"):
+        funcgrad.config.update("jax_explicit_x64_dtypes", "allow")
+    with _jax_config.enable_x64(False), _jax_config.explicit_x64_dtypes("error"):
+        with pytest.raises(
+            ValueError, match="Explicitly requested dtype float64 requested in zeros is not available"
+        ):
+            jnp.zeros(2, np.float64)

@@ -18,7 +18,7 @@ _JAX_DEFAULTS = {
     "jax_use_simplified_jaxpr_constants": False,
     "jax_use_shardy_partitioner": True,
     "jax_custom_vjp3": True,
-    "jax_explicit_x64_dtypes": "allow",
+    "jax_explicit_x64_dtypes": "warn",  # (JAX's default, and what funcgrad does: truncate with a warning)
     "jax_traceback_filtering": "off",
     "jax_disable_bwd_checks": False,
     "jax_embedded_constants_max_bytes": 0,

@@ -154,10 +154,7 @@ def to_complex_dtype(dtype_like):
 
 
 def itemsize_bits(dtype_like) -> int:
-    d = np.dtype(dtype_like)
-    if d == np.dtype(bool):
-        return 8
-    return funcgrad.dtypes.itemsize_bits(d)
+    return funcgrad.dtypes.itemsize_bits(dtype_like)
 
 
 def result_type(*args, return_weak_type_flag=False):
