@@ -218,6 +218,9 @@ def expand_dims(a, axis):
     a = asarray(a)
     axes = as_sequence(axis)
     ndim = a.ndim + len(axes)
+    positions = [normalize_axis(ax, ndim) for ax in axes]
+    if len(set(positions)) != len(positions):  # (JAX's words, lax.expand_dims')
+        raise ValueError(f"repeated axis in lax.expand_dims: {tuple(positions)}")
     axes = normalize_axes(axes, ndim)
     return st.expand_dims(a, tuple(axes))
 

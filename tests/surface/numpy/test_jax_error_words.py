@@ -34,6 +34,7 @@ CASES = {
         ValueError,
         "Incompatible.*broadcasting: .*",
     ),
+    "expand_dims_repeated": (lambda j, n: n.expand_dims(n.ones(3), (1, 1)), ValueError, "repeated axis.*"),
     "rot90_1d": (
         lambda j, n: n.rot90(n.ones(2)),
         ValueError,
