@@ -3,8 +3,9 @@ wrappers of the primitives with ``jax.lax``'s names and signatures (the shape op
 ``funcgrad.lax.shapes``').
 
 Layer: surface. Imports the kernel, the primitive catalog, ``funcgrad.numpy._core`` (conversion
-helpers only) and, a floor below, ``funcgrad.lax._checks`` (the operand checks every wrapper
-shares) and ``funcgrad.lax.shapes``; nothing here adds rules.
+helpers only), ``funcgrad.numpy._dtypes`` (``extended_in``: typed PRNG keys) and, a floor below,
+``funcgrad.lax._checks`` (the operand checks every wrapper shares) and ``funcgrad.lax.shapes``;
+nothing here adds rules.
 
 Unlike ``funcgrad.numpy``, lax does not promote or broadcast: operands of a binary operation must
 have one dtype and one shape (a 0-d operand, or a Python scalar, which takes the other operand's
@@ -32,6 +33,7 @@ from funcgrad.numpy._core import (
     check_user_dtype,
     constant,
 )
+from funcgrad.numpy._dtypes import extended_in
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import dot as dt
@@ -375,6 +377,9 @@ def select(pred, on_true, on_false):
     >>> select(np.array([True, False]), np.array([1.0, 2.0]), np.array([3.0, 4.0])).tolist()
     [1.0, 4.0]
     """
+    keys = extended_in((on_true, on_false))
+    if keys is not None:  # typed PRNG keys: each word of their data selected, as JAX's select of keys
+        return keys._numpy_function(select, (pred, on_true, on_false), {})
     on_true, on_false = _operands("select", on_true, on_false)
     return _bind(ew.select_n_p, "select", asarray(pred), on_false, on_true)
 
@@ -387,6 +392,9 @@ def select_n(which, *cases):
     """
     if not cases:
         raise ValueError("select_n() must have at least one case")
+    keys = extended_in(cases)
+    if keys is not None:  # typed PRNG keys (as in select)
+        return keys._numpy_function(select_n, (which, *cases), {})
     cases = _operands("select_n", *cases)
     return _bind(ew.select_n_p, "select_n", asarray(which), *cases)
 

@@ -219,3 +219,14 @@ def test_nan_to_num_of_keys_is_the_keys_as_in_jax():
     assert fnp.nan_to_num(k) is k
     carry, _ = funcgrad.lax.scan(lambda c, _: (fnp.nan_to_num(c), None), k, None, length=2)
     same_keys(carry, kj)
+
+
+def test_lax_select_of_keys_as_jax():
+    # (blackjax's adaptation selects between two states holding keys, inside a scan: funcgrad's
+    # select refused keys eagerly and returned their raw data when traced)
+    k, k2, kj, kj2 = fr.split(fr.key(0)), fr.split(fr.key(1)), jr.split(jr.key(0)), jr.split(jr.key(1))
+    pred = np.array([True, False])
+    same_keys(funcgrad.lax.select(pred, k, k2), jax.lax.select(pred, kj, kj2))
+    same_keys(funcgrad.lax.select_n(np.array([1, 0]), k, k2), jax.lax.select_n(np.array([1, 0]), kj, kj2))
+    traced = funcgrad.jit(lambda p, a, b: funcgrad.lax.select(p, a, b))(False, k, k2)
+    same_keys(traced, jax.jit(lambda p, a, b: jax.lax.select(p, a, b))(False, kj, kj2))
