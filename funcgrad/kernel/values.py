@@ -121,40 +121,73 @@ class Tracer:
         return (self[i] for i in range(self.aval.shape[0]))
 
     def __bool__(self):
-        raise TracerBoolConversionError(self._concretization_message("bool()", "if/while/and/or"))
+        raise TracerBoolConversionError(
+            self._concretization_message(
+                f"Attempted boolean conversion of {self._error_repr()}.", "bool(), if/while/and/or"
+            )
+        )
 
     def __float__(self):
-        raise ConcretizationTypeError(self._concretization_message("float()", "float(x)"))
+        raise ConcretizationTypeError(self._abstract_value_message("float", "float()"))
 
     def __int__(self):
-        raise ConcretizationTypeError(self._concretization_message("int()", "int(x)"))
+        raise ConcretizationTypeError(self._abstract_value_message("int", "int()"))
 
     def __complex__(self):
-        raise ConcretizationTypeError(self._concretization_message("complex()", "complex(x)"))
+        raise ConcretizationTypeError(self._abstract_value_message("complex", "complex()"))
 
     def __index__(self):
         raise TracerIntegerConversionError(
-            self._concretization_message("__index__", "using it as an index or size")
+            self._concretization_message(
+                f"The __index__() method was called on {self._error_repr()}.", "using it as an index or size"
+            )
         )
 
     def __array__(self, dtype=None, copy=None):
         raise TracerArrayConversionError(
-            self._concretization_message("numpy.asarray()", "converting it to a NumPy array")
+            self._concretization_message(
+                f"The numpy.ndarray conversion method __array__() was called on {self._error_repr()}.",
+                "numpy.asarray(), converting it to a NumPy array",
+            )
         )
 
     def item(self):
-        raise ConcretizationTypeError(self._concretization_message("item()", "x.item()"))
+        raise ConcretizationTypeError(self._abstract_value_message("item", "item()", astype=False))
 
     def tolist(self):
-        raise ConcretizationTypeError(self._concretization_message("tolist()", "x.tolist()"))
+        raise ConcretizationTypeError(self._method_message("tolist"))
 
-    def _concretization_message(self, what: str, usage: str) -> str:
+    def _method_message(self, name: str) -> str:
+        # (JAX's words: "The tolist() method was called on traced array with shape int32[3]")
+        head = (
+            f"Abstract tracer value encountered where concrete value is expected: The {name}() method was "
+            f"called on {self._error_repr()}."
+        )
+        return self._concretization_message(head, f"x.{name}()")
+
+    def _error_repr(self) -> str:
+        aval = self.aval  # (JAX's words: the dtype's full name, "traced array with shape float32[3]")
+        return f"traced array with shape {np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
+
+    def _abstract_value_message(self, fname: str, usage: str, astype: bool = True) -> str:
+        # JAX's words first (code written for JAX matches them), then funcgrad's explanation.
+        head = (
+            f"Abstract tracer value encountered where concrete value is expected: {self._error_repr()}\n"
+            f"The problem arose with the `{fname}` function. "
+        )
+        if astype:
+            head += (
+                "If trying to convert the data type of a value, try using "
+                f"`x.astype({fname})` or `jnp.array(x, {fname})` instead."
+            )
+        return self._concretization_message(head, usage)
+
+    def _concretization_message(self, head: str, usage: str) -> str:
         origin = self._trace.describe_origin(self) if hasattr(self._trace, "describe_origin") else ""
         return (
-            f"Abstract tracer value encountered where a concrete value is expected: {what} was "
-            f"called on a traced array {self.aval.str_short()} ({usage}) inside "
-            f"{self._trace.describe() if hasattr(self._trace, 'describe') else 'a transformation'}."
-            f"{origin}\nA traced value has no concrete value while the function is being "
+            f"{head}{origin}\nIt was called ({usage}) on a traced value inside "
+            f"{self._trace.describe() if hasattr(self._trace, 'describe') else 'a transformation'}. "
+            "A traced value has no concrete value while the function is being "
             "transformed. Fixes: mark the argument static (jit(f, static_argnums=...)) if it is a "
             "configuration value; use funcgrad.lax.cond / funcgrad.lax.while_loop for control flow "
             "on traced values; use funcgrad.numpy.where to select between values."
