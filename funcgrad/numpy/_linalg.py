@@ -45,6 +45,11 @@ T, H, matmul, tril, triu, diagonal = mx.T, mx.H, mx.matmul, mx.tril, mx.triu, mx
 _HALF = (np.dtype(np.float16), _dt.bfloat16)
 
 
+class UnsupportedDtypeError(TypeError, NotImplementedError):
+    """A dtype LAPACK has no routine for: a TypeError (funcgrad's kind for a wrong dtype) and the
+    NotImplementedError JAX raises for it ("Unsupported dtype float16"), so either is caught."""
+
+
 def inexact(x, name: str, arg: str = "a", *, half: bool = False):
     """``x`` as an Array of a LAPACK dtype: integers and booleans become float64 (the default
     float, as JAX's ``promote_dtypes_inexact``); other dtypes are refused with the fix (16-bit
@@ -54,9 +59,9 @@ def inexact(x, name: str, arg: str = "a", *, half: bool = False):
     if dtype.kind in "biu":
         return ew.convert_element_type(x, _dt.inexact_of(dtype))
     if dtype not in mx.LAPACK_DTYPES and not (half and dtype in _HALF):
-        raise TypeError(
-            f"{name}: {arg} has dtype {dtype.name}, which LAPACK does not support; use float32, float64, "
-            f"complex64 or complex128 (e.g. {arg}.astype('float32'))"
+        raise UnsupportedDtypeError(
+            f"{name}: {arg} has dtype {dtype.name}, which LAPACK does not support (Unsupported dtype "
+            f"{dtype.name}); use float32, float64, complex64 or complex128 (e.g. {arg}.astype('float32'))"
         )
     return x
 

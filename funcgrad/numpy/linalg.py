@@ -325,7 +325,7 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
     """
     if rcond is not None:
         if rtol is not None:
-            raise ValueError("pinv: give only one of rtol and rcond")
+            raise ValueError("pinv: only one of rtol and rcond may be specified.")  # (JAX's words)
         rtol = rcond
     a = _la.matrices(a, "pinv")
     if rtol is not None and not isinstance(rtol, int | float):
@@ -457,7 +457,7 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
     1
     """
     if tol is not None and rtol is not None:
-        raise ValueError("matrix_rank: give only one of rtol and tol")
+        raise ValueError("matrix_rank: only one of tol or rtol may be specified.")  # (JAX's words)
     M = _la.inexact(M, "matrix_rank", "M")
     if M.ndim < 2:
         return ew.convert_element_type(reductions.any(ew.ne_p.bind(M, constant(0, M.dtype))), np.int64)
@@ -541,7 +541,7 @@ def _vector_norm(x, axes, ord, keepdims):
     if ord == 1:
         return reductions.sum(absx, axes, keepdims=keepdims)
     if isinstance(ord, str):
-        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+        raise ValueError(f"Invalid order '{ord}' for vector norm.")  # (JAX's words)
     p = float(ord)
     powered = ew.pow_p.bind(absx, constant(p, absx.dtype))
     total = reductions.sum(powered, axes, keepdims=keepdims)

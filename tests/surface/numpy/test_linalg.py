@@ -315,6 +315,20 @@ def test_det_and_slogdet_of_16_bit_floats_use_jax_s_closed_forms(dtype):
         L.slogdet(np.eye(3, dtype=dt))
 
 
+def test_jax_s_error_types_and_words():
+    # (JAX's linalg_test testQrInvalidDtypeCPU, testStringInfNorm, testPinvRcond, testMatrixRankTol)
+    # a 16-bit qr is JAX's NotImplementedError "Unsupported dtype float16" and still a TypeError
+    for kind in (NotImplementedError, TypeError):
+        with pytest.raises(kind, match="Unsupported dtype float16"):
+            L.qr(np.ones((5, 6), np.float16))
+    with pytest.raises(ValueError, match=r"^Invalid order 'inf' for vector norm\.$"):
+        L.norm(np.array([1.0, 2.0, 3.0]), ord="inf")
+    with pytest.raises(ValueError, match=r"^pinv: only one of rtol and rcond may be specified\.$"):
+        L.pinv(np.ones((3, 3)), rcond=1e-2, rtol=1e-2)
+    with pytest.raises(ValueError, match=r"^matrix_rank: only one of tol or rtol may be specified\.$"):
+        L.matrix_rank(np.ones((3, 3)), rtol=1e-2, tol=1e-2)
+
+
 def test_primitive_errors_name_the_operation():
     from funcgrad.primitives import linalg as pla
 
