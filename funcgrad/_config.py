@@ -20,7 +20,7 @@ value and what to do instead:
                                 ``enable_x64(False)`` and JAX_ENABLE_X64=0 (read when the kernel is imported).
                                 NOTE: [x64 mode] in funcgrad/kernel/dtypes.py.
 ``jax_disable_jit``             ``jit`` runs the Python function op by op.
-``jax_debug_nans``              every primitive's output is checked (NaN and Inf; NonFiniteError).
+``jax_debug_nans``              every primitive's output is checked for NaN (NonFiniteError).
 ``jax_debug_infs``              every primitive's output is checked for Inf.
 ``jax_log_compiles``            each trace-and-compile of a ``jit`` is logged (logger "funcgrad").
 ``jax_explain_cache_misses``    each ``jit`` cache miss is logged with what changed.

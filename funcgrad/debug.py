@@ -4,11 +4,14 @@
 
 Layer: surface. Imports the kernel (core, partial_eval, tree_util, dtypes) and funcgrad.api.
 
-Inside ``debug_nans()`` the root of the trace stack is a ``FiniteCheckTrace``: the eager
+Inside ``debug_nans()`` the root of the trace stack is a ``NanCheckTrace`` (``check_finite``'s:
+a ``FiniteCheckTrace``, NaN and Inf; ``debug_infs``: ``InfCheckTrace``): the eager
 evaluator, plus a check of every primitive's outputs. Every transformation binds its concrete work
 on the trace below it, so the primal work of ``grad``/``vjp`` and every equation of the backward
-pass are checked one equation at a time; a ``jit``/``checkpoint`` call is interpreted equation by
-equation instead of compiled, so the report names an equation inside it. The first non-finite
+pass are checked one equation at a time; a call (``jit``, ``checkpoint``, a custom rule's function)
+is checked on its outputs, as JAX checks a jitted function's, and only when one is bad interpreted
+again equation by equation (JAX's de-optimized rerun), so the report names an equation inside it
+and a value inside that no output carries is not reported. The first non-finite
 output raises ``NonFiniteError`` (a ``FloatingPointError``) that says whether it happened in the
 forward or the backward pass, which primitive, the statistics of its inputs, and the user's source
 line — for a backward equation, the forward line it differentiates (NOTE: [source info of
@@ -58,6 +61,7 @@ __all__ = [
     "NonFiniteError",
     "FiniteCheckTrace",
     "InfCheckTrace",
+    "NanCheckTrace",
     "ValueStats",
     "inspect_array_sharding",
     "visualize_array_sharding",
@@ -186,6 +190,13 @@ def _error(primitive, params, args, outs, phase: str) -> NonFiniteError:
     return NonFiniteError("\n".join(lines), phase, primitive.name, info, inputs, outputs, params)
 
 
+def _has_nan(x) -> bool:
+    v = x._numpy() if isinstance(x, Array) else x
+    if isinstance(v, np.ndarray | np.generic | float | complex) and np.asarray(v).dtype.kind in "fc":
+        return bool(np.isnan(v).any())
+    return False
+
+
 def _has_inf(x) -> bool:
     v = x._numpy() if isinstance(x, Array) else x
     if isinstance(v, np.ndarray | np.generic | float | complex) and np.asarray(v).dtype.kind in "fc":
@@ -196,13 +207,27 @@ def _has_inf(x) -> bool:
 class FiniteCheckTrace(core.EvalTrace):
     """The eager evaluator that raises ``NonFiniteError`` at the first non-finite output."""
 
-    # What counts as bad: NaN and Inf (debug_nans), or Inf only (InfCheckTrace, for debug_infs).
+    # What counts as bad: NaN and Inf (check_finite), NaN only (NanCheckTrace, debug_nans, as
+    # JAX's jax_debug_nans) or Inf only (InfCheckTrace, debug_infs).
     infs_only = False
+    nans_only = False
+
+    def _bad(self, x) -> bool:
+        if self.infs_only:
+            return _has_inf(x)
+        if self.nans_only:
+            return _has_nan(x)
+        return not _is_finite(x)
 
     def process_primitive(self, primitive, args, params):
         # Call primitives whose impl is "evaluate the inner jaxpr" are checked equation by equation.
         inner = params.get(primitive.traits.call_jaxpr_param) if primitive.traits.call_jaxpr_param else None
         if isinstance(inner, ClosedJaxpr):
+            # Its outputs first (unchecked inside), as JAX checks a jitted function's outputs.
+            with core.set_current_trace(core.EvalTrace(None)), np.errstate(all="ignore"):
+                outs = core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
+            if not any(self._bad(o) for o in outs):
+                return outs
             if primitive.name != "jit":
                 return core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
             try:
@@ -217,7 +242,7 @@ class FiniteCheckTrace(core.EvalTrace):
             out = super().process_primitive(primitive, args, params)
         outs = out if primitive.multiple_results else (out,)
         for o in outs:
-            if _has_inf(o) if self.infs_only else not _is_finite(o):
+            if self._bad(o):
                 # A loop ran its body in NumPy: run it again one equation at a time to find the
                 # equation (and iteration) inside it; this raises if it finds it.
                 locate = _LOOPS.get(primitive)
@@ -278,6 +303,12 @@ def _locate_cond(args, *, branches, **_):
 _LOOPS = {scan_p: _locate_scan, while_p: _locate_while, cond_p: _locate_cond}
 
 
+class NanCheckTrace(FiniteCheckTrace):
+    """``FiniteCheckTrace`` for ``debug_nans``: only NaNs are reported, as JAX's."""
+
+    nans_only = True
+
+
 class InfCheckTrace(FiniteCheckTrace):
     """``FiniteCheckTrace`` for ``debug_infs``: only infinities are reported."""
 
@@ -285,22 +316,26 @@ class InfCheckTrace(FiniteCheckTrace):
 
 
 class debug_nans(contextlib.ContextDecorator):
-    """Check every primitive evaluated inside (forward and backward) for NaN/Inf.
+    """Check every primitive evaluated inside (forward and backward) for NaN.
 
     Usable as ``with debug_nans(): ...`` or as a decorator; enter it outside transformations.
     ``debug_nans(False)`` switches the checks off inside an enclosing ``debug_nans`` (the
     ``jax.debug_nans(new_val)`` signature; ``funcgrad.config``'s ``jax_debug_nans`` enables it for the
-    whole program). Unlike JAX's, it also reports infinities: an Inf is usually where a NaN starts.
+    whole program). As JAX's, it reports NaNs only (``debug_infs`` reports infinities;
+    ``check_finite`` both).
 
     >>> import funcgrad.numpy as fnp
     >>> with debug_nans():
-    ...     fnp.log(fnp.zeros(2))
+    ...     fnp.log(fnp.zeros(2))  # -inf: not reported
+    Array([-inf, -inf], dtype=float64)
+    >>> with debug_nans():
+    ...     fnp.log(-fnp.ones(2))
     Traceback (most recent call last):
     ...
-    funcgrad.debug.NonFiniteError: invalid value (inf) encountered in log ...
+    funcgrad.debug.NonFiniteError: invalid value (nan) encountered in log ...
     """
 
-    _trace_type: type = FiniteCheckTrace
+    _trace_type: type = NanCheckTrace
 
     def __init__(self, new_val: bool = True):
         if not isinstance(new_val, bool | np.bool_):
@@ -343,6 +378,12 @@ class debug_infs(debug_nans):
     """
 
     _trace_type = InfCheckTrace
+
+
+class _finite_checks(debug_nans):
+    """``check_finite``'s context: NaN and Inf."""
+
+    _trace_type = FiniteCheckTrace
 
 
 def _check_inputs(args, kwargs):
@@ -390,7 +431,7 @@ def check_finite(fun: Callable, *, argnums=0, backward: bool | None = None) -> C
     def checked(*args, **kwargs):
         _check_inputs(args, kwargs)
         grads = _wants_gradient(fun, argnums, args, kwargs) if backward is None else backward
-        with debug_nans():
+        with _finite_checks():
             if grads:
                 return api.value_and_grad(fun, argnums)(*args, **kwargs)
             return fun(*args, **kwargs)
