@@ -694,9 +694,10 @@ def concrete_int(x, what: str, error: type[Exception] = core.ConcretizationTypeE
     3
     """
     if isinstance(x, core.Tracer):
-        raise error(
-            f"{what} must be a concrete integer, but a traced value was given ({x.aval.str_short()}). "
-            "Make it static (jit(f, static_argnums=...)) or use a fixed size."
+        raise error(  # (JAX's words first)
+            f"Abstract tracer value encountered where concrete value is expected: {what} must be a "
+            f"concrete integer, but a traced value was given ({x.aval.str_short()}). Make it static "
+            "(jit(f, static_argnums=...)) or use a fixed size."
         )
     try:
         return operator.index(x)
@@ -707,8 +708,9 @@ def concrete_int(x, what: str, error: type[Exception] = core.ConcretizationTypeE
 def concrete_or_error(x, what: str):
     """The NumPy value of ``x``, raising a clear ConcretizationTypeError if it is traced."""
     if isinstance(x, core.Tracer):
-        raise core.ConcretizationTypeError(
-            f"{what} requires a concrete (non-traced) value, got a traced {x.aval.str_short()}. "
+        raise core.ConcretizationTypeError(  # (JAX's words first)
+            f"Abstract tracer value encountered where concrete value is expected: {what} requires a "
+            f"concrete (non-traced) value, got a traced {x.aval.str_short()}. "
             "Make the argument static (jit(f, static_argnums=...)) or pass the size explicitly."
         )
     return np.asarray(x)

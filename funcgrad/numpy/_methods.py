@@ -262,7 +262,7 @@ def _tobytes(self, order="C"):
     b'\\x01\\x02'
     """
     if isinstance(self, core.Tracer):
-        raise core.ConcretizationTypeError(self._concretization_message("tobytes()", "x.tobytes()"))
+        raise core.ConcretizationTypeError(self._method_message("tobytes"))
     return np.asarray(self).tobytes(order=order)
 
 

@@ -192,16 +192,26 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     a, b = promote_args(asarray(a), asarray(b))
     if isinstance(axes, int | np.integer):
         n = int(axes)
-        if n < 0 or n > min(a.ndim, b.ndim):
-            raise ValueError(f"tensordot: axes={n} is out of range for shapes {a.shape} and {b.shape}")
+        if n < 0 or n > min(a.ndim, b.ndim):  # (JAX's type and words)
+            raise TypeError(
+                f"Number of tensordot axes (axes {n}) exceeds input ranks ({a.ndim} and {b.ndim})"
+            )
         ca, cb = tuple(range(a.ndim - n, a.ndim)), tuple(range(n))
     else:
-        if len(axes) != 2:
-            raise TypeError("tensordot: axes must be an int or a pair of sequences of axes")
+        if not isinstance(axes, tuple | list):  # (JAX's words)
+            raise TypeError(
+                f"tensordot axes argument must be an int, a pair of ints, or a pair of lists, got {axes}"
+            )
+        if len(axes) != 2 or not all(isinstance(x, int | np.integer | tuple | list) for x in axes):
+            raise TypeError(
+                f"tensordot requires both axes lists to be either ints, tuples or lists, got {axes}"
+            )  # (JAX's words)
+        if len(as_sequence(axes[0])) != len(as_sequence(axes[1])):  # (before the axes' ranges, as JAX)
+            raise TypeError(
+                f"tensordot requires axes lists to have equal length, got {axes[0]} and {axes[1]}."
+            )
         ca = tuple(normalize_axis(x, a.ndim) for x in as_sequence(axes[0]))
         cb = tuple(normalize_axis(x, b.ndim) for x in as_sequence(axes[1]))
-        if len(ca) != len(cb):
-            raise TypeError("tensordot: the two sequences of axes must have the same length")
     if any(a.shape[i] != b.shape[j] for i, j in zip(ca, cb)):
         raise _contraction_mismatch("tensordot", tuple(a.shape[i] for i in ca), tuple(b.shape[j] for j in cb))
     return _dot_general(a, b, (ca, cb), ((), ()), preferred_element_type, precision)
@@ -270,8 +280,8 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=No
     if a.ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
     ax1, ax2 = normalize_axis(axis1, a.ndim), normalize_axis(axis2, a.ndim)
-    if ax1 == ax2:
-        raise ValueError("axis1 and axis2 cannot be the same")
+    if ax1 == ax2:  # (JAX's words)
+        raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")
     if ax1 < ax2:
         mask = st.broadcast_in_dim(
             diagonal_mask(a.shape[ax1], a.shape[ax2], int(offset)), a.shape, (ax1, ax2)

@@ -426,7 +426,10 @@ def _split_points(n: int, indices_or_sections, strict: bool) -> list[int]:
         size, extra = divmod(n, sections)
         sizes = [size + 1] * extra + [size] * (sections - extra)
         return list(np.cumsum([0, *sizes]))
-    points = [int(i) for i in np.asarray(concrete_or_error(indices_or_sections, "split indices")).ravel()]
+    if isinstance(indices_or_sections, list | tuple):  # (each may be traced: JAX's concretization error)
+        points = [concrete_int(i, "split indices") for i in indices_or_sections]
+    else:
+        points = [int(i) for i in np.asarray(concrete_or_error(indices_or_sections, "split indices")).ravel()]
     return [0, *points, n]
 
 

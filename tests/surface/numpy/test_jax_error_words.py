@@ -35,6 +35,41 @@ CASES = {
         "Incompatible.*broadcasting: .*",
     ),
     "expand_dims_repeated": (lambda j, n: n.expand_dims(n.ones(3), (1, 1)), ValueError, "repeated axis.*"),
+    "tensordot_rank": (
+        lambda j, n: n.tensordot(n.ones((3, 2)), n.ones(2), axes=2),
+        TypeError,
+        "exceeds input ranks",
+    ),
+    "tensordot_lengths": (
+        lambda j, n: n.tensordot(n.ones((3, 2)), n.ones(2), axes=([0], [0, 1])),
+        TypeError,
+        "tensordot requires axes lists to have equal length",
+    ),
+    "tensordot_axes_type": (
+        lambda j, n: n.tensordot(n.ones(2), n.ones(2), axes="bad"),
+        TypeError,
+        "tensordot axes argument must be an int, a pair of ints, or a pair of lists",
+    ),
+    "trace_same_axes": (
+        lambda j, n: n.trace(n.ones((2, 2)), axis1=0, axis2=-2),
+        ValueError,
+        "can not be same",
+    ),
+    "tolist_traced": (
+        lambda j, n: j.jit(lambda x: x.tolist())(n.ones(2)),
+        "Concretization",
+        "The tolist.. method was called",
+    ),
+    "tobytes_traced": (
+        lambda j, n: j.jit(lambda x: x.tobytes())(n.ones(2)),
+        "Concretization",
+        "The tobytes.. method was called",
+    ),
+    "split_traced": (
+        lambda j, n: j.jit(lambda i: n.split(n.zeros(4), [1, i]))(2),
+        TypeError,
+        "Abstract tracer value encountered where concrete value is expected",
+    ),
     "rot90_1d": (
         lambda j, n: n.rot90(n.ones(2)),
         ValueError,
