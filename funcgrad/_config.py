@@ -56,8 +56,9 @@ value and what to do instead:
 ``jax_default_device``          None or the default device (others: use jit(device=) / device_put).
 ``jax_transfer_guard*``         "allow" (transfers are never guarded).
 ``jax_explicit_x64_dtypes``     "warn" (JAX's default): in 32-bit mode an explicit 64-bit dtype is
-                                truncated with JAX's UserWarning; "error": a ValueError instead
-                                ("allow", 64-bit types in 32-bit mode, is refused).
+                                truncated with JAX's UserWarning; "error": a ValueError instead;
+                                "allow" (64-bit types in 32-bit mode) cannot be honoured: such a
+                                request is then a ValueError saying so (64-bit mode: no effect).
 ``jax_compilation_cache_dir``   the persistent compilation cache's directory (None: off).
 ``funcgrad_malloc_tuning``      False (default): funcgrad leaves malloc alone. True: on Linux with
                                 glibc, large blocks stay in the heap instead of fresh mmap pages
@@ -427,11 +428,7 @@ _FLAG_LIST = [
     _Flag(
         "jax_explicit_x64_dtypes",
         "warn",
-        _only(
-            "jax_explicit_x64_dtypes",
-            ("warn", "error"),
-            "funcgrad keeps no 64-bit types in 32-bit mode ('warn' truncates them, 'error' refuses them)",
-        ),
+        _choice("jax_explicit_x64_dtypes", ("warn", "error", "allow")),
         lambda v: _numpy_dtypes.set_explicit_x64_dtypes(str(v)),
     ),
 ]

@@ -264,6 +264,12 @@ def check_user_dtype(d, fun_name: str | None = None) -> np.dtype:
     if to is None:
         return out
     where = f" requested in {fun_name}" if fun_name else ""
+    if _EXPLICIT_X64[0] == "allow":  # (not silently truncated: the user asked to keep it)
+        raise ValueError(
+            f"Explicitly requested dtype {out.name}{where}: jax_explicit_x64_dtypes='allow' cannot be "
+            "honoured, funcgrad keeps no 64-bit types in 32-bit mode; enable jax_enable_x64, or set "
+            "jax_explicit_x64_dtypes to 'warn' (truncate) or 'error'."
+        )
     if _EXPLICIT_X64[0] == "error":  # (jax_explicit_x64_dtypes='error': JAX's ValueError)
         raise ValueError(
             f"Explicitly requested dtype {out.name}{where} is not available. To enable more dtypes, set the "

@@ -481,8 +481,12 @@ def test_x32_explicit_x64_dtypes_error_as_jax(x32):
         assert fnp.zeros(2, np.float32).dtype == np.float32
     finally:
         funcgrad.config.update("jax_explicit_x64_dtypes", "warn")
-    with pytest.raises(ValueError, match="cannot be honoured"):
-        funcgrad.config.update("jax_explicit_x64_dtypes", "allow")
+    funcgrad.config.update("jax_explicit_x64_dtypes", "allow")
+    try:  # (64-bit types in 32-bit mode: not kept, so a clear error rather than a silent truncation)
+        with pytest.raises(ValueError, match="cannot be honoured"):
+            fnp.zeros(2, np.float64)
+    finally:
+        funcgrad.config.update("jax_explicit_x64_dtypes", "warn")
     with _jax_config.enable_x64(False), _jax_config.explicit_x64_dtypes("error"):
         with pytest.raises(
             ValueError, match="Explicitly requested dtype float64 requested in zeros is not available"
