@@ -1,7 +1,7 @@
 """``funcgrad.lax.linalg``: ``jax.lax.linalg`` -- the linear-algebra primitives with JAX's names,
 signatures and output orders.
 
-Layer: surface. Imports the kernel, the primitive catalog (``linalg``, ``spectral``,
+Layer: surface. Imports the kernel, the primitive catalog (``linalg``, ``spectral``, ``indexing``,
 ``_matrix``), ``funcgrad.numpy`` and ``funcgrad._control_flow``.
 
 As in ``jax.lax``, nothing is promoted or broadcast: operands must already be float32, float64,
@@ -25,6 +25,7 @@ import funcgrad.numpy as fnp
 from funcgrad._control_flow import while_loop
 from funcgrad.numpy import _linalg as _la
 from funcgrad.primitives import _matrix as mx
+from funcgrad.primitives import indexing as ix
 from funcgrad.primitives import linalg as la
 from funcgrad.primitives import spectral as sp
 
@@ -277,8 +278,6 @@ def _masked(x, rows, cols, other=0.0):
 def _halley_step(u, a, b, c, rows=None, cols=None):
     """One QDWH step: QR-based when ``c`` is large (stable), Cholesky-based otherwise (cheaper).
     ``rows``/``cols``: the true shape of a padded ``u`` (``dynamic_shape``), as JAX's."""
-    from funcgrad import lax  # noqa: PLC0415 - funcgrad.lax imports this module
-
     # Python floats: weak scalars against u, so a complex64 u stays complex64 (NumPy float64
     # coefficients were strong: refused under strict promotion, float64 in 64-bit mode)
     a, b, c = float(a), float(b), float(c)
@@ -290,10 +289,10 @@ def _halley_step(u, a, b, c, rows=None, cols=None):
             y = fnp.concatenate([c**0.5 * u, eye], axis=0)
         else:  # the identity right below the true rows
             y = fnp.concatenate([c**0.5 * u, fnp.zeros_like(eye)], axis=0)
-            y = lax.dynamic_update_slice_in_dim(y, eye, rows, 0)
+            y = ix.dynamic_update_slice_in_dim(y, eye, rows, 0)
         q, _ = la.qr(y, full_matrices=False)
         q1 = _masked(q[:m], rows, cols)
-        q2 = q[m:] if rows is None else _masked(lax.dynamic_slice_in_dim(q, rows, n, 0), cols, cols)
+        q2 = q[m:] if rows is None else _masked(ix.dynamic_slice_in_dim(q, rows, n, 0), cols, cols)
         return e * u + (a - e) / c**0.5 * fnp.matmul(q1, mx.H(q2))
     # (the padded corner of the Gram matrix is the identity: Cholesky of a PSD matrix)
     y = la.cholesky(_masked(c * fnp.matmul(mx.H(u), u) + eye, cols, cols, eye))
