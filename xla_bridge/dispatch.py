@@ -399,7 +399,7 @@ class Dispatcher(_HotCall):
         else:
             res = {len(self._native_meta): bufs}
             self._native_meta.append((staged.out_tree, c.out_weak))
-        if commit and c.in_shardings is None and memory_kind(flat) is not None:
+        if c.host_outs or (commit and c.in_shardings is None and memory_kind(flat) is not None):
             return res, None  # (no fast path for results moved to host memory: each call comes back here)
         return res, c.fastpath_data(res, len(leaves), commit)
 

@@ -329,6 +329,8 @@ def run(c: Compiled, args, donated_invars=None, names=None, committed=False) -> 
     outs = c.call(bufs)
     if committed and shardings is None:
         outs = committed_results(outs, args)
+    if c.host_outs:
+        outs = host_results(outs, c.host_outs)
     if c.donate_argnums:
         consume_donated(args, bufs, donated_invars)
     if c.float0_outs:
@@ -349,6 +351,28 @@ def committed_results(outs, args) -> list:
         put(rt.to_numpy(b), b._sharding._fg_device, weak_type=b.aval.weak_type, memory_kind=kind)
         for b in outs
     ]
+
+
+def host_results(outs, positions) -> list:
+    """The results ``outs`` (buffers of a one-device call) with those at ``positions`` (typed in
+    host memory, ``Compiled.host_outs``) in their device's "pinned_host" memory, as JAX's.
+
+    >>> import funcgrad
+    >>> from funcgrad import memory
+    >>> x = funcgrad.numpy.ones(2)
+    >>> funcgrad.jit(lambda a: funcgrad.device_put(a, memory.Space.Host))(x).sharding.memory_kind
+    'pinned_host'
+    """
+    rt = runtime()
+    outs = list(outs)
+    for i in positions:
+        b = outs[i]
+        if getattr(b._sharding, "memory_kind", None) != "pinned_host":
+            device = b._sharding._fg_device
+            outs[i] = rt.device_put(
+                rt.to_numpy(b), device, weak_type=b.aval.weak_type, memory_kind="pinned_host"
+            )
+    return outs
 
 
 def jit_call(*args, jaxpr, name, donated_invars, device=None, in_shardings=None, out_shardings=None):

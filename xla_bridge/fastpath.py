@@ -2,9 +2,8 @@
 ``FastPathData`` record and its construction, and ``prepend_constants`` (a program's hoisted
 constants are its leading parameters).
 
-Layer: xla_bridge. Imports the funcgrad kernel's pytree registry only. Both call routes build their
-records here: ``dispatch`` (one device) and ``spmd`` (several devices), so neither imports the other
-for it.
+Layer: xla_bridge. Imports the funcgrad kernel's pytree registry only. ``programs.Compiled``
+(one device or several: NOTE: [one compiled program]) builds its record here.
 """
 
 from __future__ import annotations

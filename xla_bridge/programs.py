@@ -2,8 +2,8 @@
 one cache of them, ``cached``; what jaxlib's C++ dispatcher reads to run one without Python,
 ``Compiled.fastpath_data``.
 
-Layer: xla_bridge. Imports the kernel's cache registry and dtypes and the sibling ``fastpath``
-only. The two
+Layer: xla_bridge. Imports the kernel's cache registry, dtypes and ``ir`` (memory spaces) and the
+sibling ``fastpath`` only. The two
 builders live with their lowerings: ``execute.compiled`` (one device) and ``spmd.compiled``
 (several devices, Shardy annotations); both store here, and every route runs what they return
 through ``execute.run`` (NOTE: [one compiled program]).
@@ -26,8 +26,9 @@ from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
 
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import float0
+from funcgrad.kernel.ir import MemorySpace
 
-__all__ = ["Compiled", "cached", "clear_cache", "float0_positions"]
+__all__ = ["Compiled", "cached", "clear_cache", "float0_positions", "host_positions"]
 
 
 def float0_positions(out_avals) -> tuple:
@@ -40,6 +41,18 @@ def float0_positions(out_avals) -> tuple:
     (1,)
     """
     return tuple(i for i, a in enumerate(out_avals) if a.dtype == float0)
+
+
+def host_positions(out_avals) -> tuple:
+    """The positions of the outputs typed in host memory among ``out_avals``.
+
+    >>> import numpy as np
+    >>> from funcgrad.kernel.ir import ShapedArray
+    >>> host = ShapedArray((2,), np.float32, memory_space=MemorySpace.Host)
+    >>> host_positions([ShapedArray((), np.float32), host])
+    (1,)
+    """
+    return tuple(i for i, a in enumerate(out_avals) if a.memory_space is MemorySpace.Host)
 
 
 class Compiled:
@@ -69,6 +82,7 @@ class Compiled:
         "devices",
         "in_shardings",
         "float0_outs",
+        "host_outs",
         "_one_sharding",
         "call",
     )
@@ -90,6 +104,10 @@ class Compiled:
         # float0 results have no XLA type: NumPy values made where outputs become values (NOTE:
         # [float0 results] in xla_bridge/execute.py).
         self.float0_outs = float0_positions(closed.out_avals)
+        # Results typed in host memory (a device_put to memory.Space.Host): on one device they are
+        # moved to its "pinned_host" memory after the call, as JAX's lowering places them (NOTE:
+        # [memory space in types]); such programs take no C++ fast path.
+        self.host_outs = () if in_shardings is not None else host_positions(closed.out_avals)
         self._one_sharding = one_sharding  # the one device's sharding (what its buffers carry)
         self.call = prepend_constants(executable.call, const_buffers)
 
