@@ -20,8 +20,8 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.kernel import core
-from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.numpy._core import asarray, promote_args_inexact
+from funcgrad.scipy.special._elementary import custom_jvp
 
 __all__ = ["sph_harm_y", "wofz"]
 

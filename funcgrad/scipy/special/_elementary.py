@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.kernel.custom_derivatives import custom_jvp
+from funcgrad.kernel.custom_derivatives import custom_jvp as _kernel_custom_jvp
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import log_softmax as _nn_log_softmax
 from funcgrad.nn import logsumexp as _nn_logsumexp
@@ -28,6 +28,25 @@ __all__ = [
     "xlog1py",
     "xlogy",
 ]
+
+
+class custom_jvp(_kernel_custom_jvp):
+    """The kernel's ``custom_jvp`` for this package's own rules: a rule gets its primals as funcgrad
+    arrays. (A primal may arrive as the NumPy array the caller passed, as in JAX, and NumPy's
+    bfloat16 minus a Python float is float32: the rule's tangent then failed the type check.)
+
+    >>> import funcgrad, ml_dtypes, numpy as np
+    >>> funcgrad.grad(lambda a: logit(a).sum())(np.full(2, 0.5, ml_dtypes.bfloat16)).dtype
+    dtype(bfloat16)
+    """
+
+    def defjvp(self, jvp, symbolic_zeros: bool = False):
+        def on_arrays(*args):
+            *nondiff, primals, tangents = args
+            return jvp(*nondiff, [fnp.asarray(p) for p in primals], tangents)
+
+        super().defjvp(on_arrays, symbolic_zeros)
+        return jvp
 
 
 def real_inexact(name, *args):
@@ -54,8 +73,7 @@ def _logit(x):
     return fnp.log(x / (1.0 - x))
 
 
-# (fnp.asarray: a primal may come as a NumPy array, whose bfloat16 minus a Python float is float32)
-_logit.defjvps(lambda t, ans, x: t / (fnp.asarray(x) * (1.0 - fnp.asarray(x))))
+_logit.defjvps(lambda t, ans, x: t / (x * (1.0 - x)))
 
 
 def logit(x):

@@ -15,9 +15,8 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.numpy._core import call_custom
-from funcgrad.scipy.special._elementary import real_inexact
+from funcgrad.scipy.special._elementary import custom_jvp, real_inexact
 
 # Python floats (weak under NEP 50), never NumPy float64 scalars, so float32 inputs stay float32.
 _SQRT_PI = float(np.sqrt(np.pi))

@@ -17,9 +17,8 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.numpy._core import call_custom
-from funcgrad.scipy.special._elementary import real_inexact
+from funcgrad.scipy.special._elementary import custom_jvp, real_inexact
 
 __all__ = ["exp1", "expi", "expn", "sici", "spence"]
 

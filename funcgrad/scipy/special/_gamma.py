@@ -16,10 +16,9 @@ import scipy.special
 
 import funcgrad.numpy as fnp
 from funcgrad import api, lax
-from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.numpy._core import call_custom, concrete_int
 from funcgrad.scipy._promotion import internal_promotion
-from funcgrad.scipy.special._elementary import real_inexact
+from funcgrad.scipy.special._elementary import custom_jvp, real_inexact
 
 __all__ = [
     "bernoulli",
