@@ -33,6 +33,10 @@ def _mapped_size(leaf, axis):
     return core.get_aval(leaf).shape[axis]
 
 
+def _is_axis(leaf) -> bool:
+    return (type(leaf) is int or isinstance(leaf, np.integer)) and not isinstance(leaf, bool | np.bool_)
+
+
 def vmap(
     fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axis_name=None, spmd_axis_name=None
 ):
@@ -48,18 +52,27 @@ def vmap(
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     spmd = _spmd_names(spmd_axis_name)
-    if not (in_axes is None or isinstance(in_axes, int | tuple | dict)):
+    # As JAX's, checked when vmap is applied, in its words: a bool is not an axis, nor a dict
+    # at the top (one entry per positional argument), nor an array leaf.
+    if not (in_axes is None or type(in_axes) in (int, tuple) or isinstance(in_axes, np.integer)):
         raise TypeError(
-            f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
-            f"positional arguments, got {in_axes!r}"
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            f"positional arguments passed to the function, but got {in_axes}."
         )
+    for axes, what in ((in_axes, "in_axes"), (out_axes, "out_axes")):
+        if not all(_is_axis(leaf) for leaf in tu.tree_leaves(axes)):
+            raise TypeError(
+                f"vmap {what} must be an int, None, or (nested) container with those types as "
+                f"leaves, but got {axes}."
+            )
 
     @wraps(fun)
     def vmapped(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(
-                f"vmap in_axes must have one entry per positional argument: got in_axes of length "
-                f"{len(in_axes)} for {len(args)} argument{'s' if len(args) != 1 else ''}"
+                "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+                f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
+                f"len(args)={len(args)}: in_axes must have one entry per positional argument"
             )
         all_args = (args, kwargs)
         flat_args, in_tree = tu.tree_flatten(all_args)
