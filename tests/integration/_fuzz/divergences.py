@@ -91,12 +91,16 @@ def _operand_dtypes(outcome):
 
 
 _SCIPY_EDGE_OPS = {"lax.lgamma", "special.gammaln", "special.gamma", "lax.digamma", "special.digamma",
-                   "lax.polygamma", "special.polygamma", "lax.zeta"}  # fmt: skip
+                   "lax.polygamma", "special.polygamma", "lax.zeta", "special.expn"}  # fmt: skip
 
 
 def _scipy_edges(outcome) -> bool:
     if not _ops(outcome) & _SCIPY_EDGE_OPS:
         return False
+    if "special.expn" in _ops(outcome) and _kind(outcome) == "value":  # expn(n, 0): an input of 0, any dtype
+        return any(
+            np.any(np.asarray(x) == 0) for x in outcome.case.inputs if np.asarray(x).dtype.kind in "biuf"
+        )
     if _kind(outcome) in ("nan", "inf"):
         return True
     # a later step may turn the edge value into a number (arctan2(0, -inf) = pi, arctan2(0, nan) = nan,
@@ -309,11 +313,12 @@ DOCUMENTED: list[Divergence] = [
     ),
     Divergence(
         "scipy-special-edge-values",
-        "`lgamma`/`gammaln`, `digamma`, `polygamma` and `zeta` at poles and infinities.",
+        "`lgamma`/`gammaln`, `digamma`, `polygamma` and `zeta` at poles and infinities; `expn(n, 0)`.",
         "funcgrad.scipy.special takes SciPy's value where SciPy and jax disagree at the edge of the "
         "domain (NaN only where SciPy gives NaN).",
         "`digamma(0.0)`: -inf (jax: nan); `digamma(-0.0)`: inf; `gammaln(-inf)`: -inf (jax: inf); "
-        "`polygamma(1, inf)`: 0 (jax: nan); `zeta(0, 0)`: nan (jax: inf); `zeta(2, inf)`: 0 (jax: nan)",
+        "`polygamma(1, inf)`: 0 (jax: nan); `zeta(0, 0)`: nan (jax: inf); `zeta(2, inf)`: 0 (jax: nan); "
+        "`expn(3, 0.0)`: 0.5 = 1/(n-1) (SciPy: 0.5; jax: 1/3)",
         _scipy_edges,
     ),
     Divergence(
