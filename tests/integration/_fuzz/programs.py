@@ -395,7 +395,16 @@ _WEAK = {"weak_float": float, "weak_int": int, "weak_bool": bool}
 _LATER_DTYPES = _DTYPES + ["weak_float", "weak_float", "weak_int", "weak_bool"]
 # Integers: mostly small (ties, zeros, negative operands of division, remainder and shifts), now and
 # then the dtype's extremes (wrap-around, abs of the minimum).
-_INT_POOL = {"int32": (-3, 5), "int8": (-3, 5), "int16": (-3, 5), "uint8": (0, 7), "uint32": (0, 7)}
+_INT_POOL = {
+    "int32": (-3, 5),
+    "int8": (-3, 5),
+    "int16": (-3, 5),
+    "uint8": (0, 7),
+    "uint32": (0, 7),
+    "uint16": (0, 7),
+}
+# The long run's inputs draw these too (the CI budget's draws stay as they were).
+_LONG_RUN_DTYPES = ["complex64", "uint16"]
 
 
 def _bf16():
@@ -523,9 +532,7 @@ def cases(draw, ops, max_steps=6, x64=None, long_run=False):
             st.sampled_from(
                 ["float64", "float32", "float64", "float32", "float16"] + (["bfloat16"] if long_run else [])
                 if differentiates and i == 0
-                else _DTYPES
-                if i == 0
-                else _LATER_DTYPES
+                else (_DTYPES if i == 0 else _LATER_DTYPES) + (_LONG_RUN_DTYPES if long_run else [])
             )
         )
         for i in range(n_inputs)
