@@ -137,9 +137,19 @@ def check_array_leaves(name: str, leaves, paths, what="argument"):
     """``paths``: the leaves' names, or a function computing them (only called on an error, since
     naming leaves costs more than checking them on the eager hot path)."""
     for i, leaf in enumerate(leaves):
-        if not core.is_array_like(leaf):
+        if not core.is_array_like(leaf) or (type(leaf) is np.ndarray and leaf.dtype == object):
+            path = _path(paths, i)
+            # JAX's words first (code written for JAX matches them), then funcgrad's.
+            if name.startswith("jit") and what == "argument":
+                head = (
+                    f"Error interpreting argument to {name[4:-1] or 'the function'} as an abstract "
+                    f"array. The problematic value is of type {type(leaf)} and was passed to the "
+                    f"function at path {path}."
+                )
+            else:
+                head = f"Argument '{leaf!s:.60}' of type {type(leaf)} is not a valid JAX type."
             raise TypeError(
-                f"{name}: {what} {_path(paths, i)} is a {type(leaf).__name__} ({leaf!r:.60}), which is "
+                f"{head}\n{name}: {what} {path} is a {type(leaf).__name__} ({leaf!r:.60}), which is "
                 "not an array. Transformed functions take arrays (or pytrees of arrays); pass other "
                 "values through a closure, functools.partial, or jit's static_argnums."
             )

@@ -326,9 +326,12 @@ class PjitFunction(Dispatcher):
                     refs = True
                     continue
                 names = self._arg_names(static_key, dyn_args, dyn_kwargs)
-                raise TypeError(
-                    f"jit({self._name}): argument {names[i]} is a {type(leaf).__name__}, not an "
-                    "array. Mark it static (static_argnums/static_argnames) or pass an array."
+                raise TypeError(  # (JAX's words first)
+                    f"Error interpreting argument to {self._name} as an abstract array. The "
+                    f"problematic value is of type {type(leaf)} and was passed to the function at "
+                    f"path {names[i]}.\njit({self._name}): argument {names[i]} is a "
+                    f"{type(leaf).__name__}, not an array. Mark it static (static_argnums/"
+                    "static_argnames) or pass an array."
                 )
         # The named axes in scope type the collectives inside (NOTE: [named axes]).
         leaf_key = tuple(_aval_key(x) for x in flat) if refs is None else _ref_key(flat)

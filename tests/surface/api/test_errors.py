@@ -86,3 +86,17 @@ def test_errors_typing_and_dlpack_modules_as_in_jax():
     assert funcgrad.dlpack.is_supported_dtype(np.float32) and not funcgrad.dlpack.is_supported_dtype(
         "float8_e4m3fn"
     )
+
+
+def test_non_array_arguments_are_named_in_jax_words():
+    # JAX's api_test test_bad_input / test_grad_bad_input / test_grad_object_array_error
+    with pytest.raises(TypeError, match=r".* 'foo' of type <.*'str'> is not a valid JAX type"):
+        funcgrad.grad(lambda x: x)("foo")
+    with pytest.raises(TypeError, match=r".*is not a valid JAX type"):
+        funcgrad.grad(lambda x: x)(np.array([1, 2, 3], dtype=object))
+    with pytest.raises(
+        TypeError,
+        match="Error interpreting argument to .* as an abstract array. The problematic value is of "
+        "type .* and was passed to the function at path x.",
+    ):
+        funcgrad.jit(lambda x: x)("foo")
