@@ -30,6 +30,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from funcgrad import xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged
 from funcgrad._api_util import abstractify, explain_concretization, flatten_outputs, is_abstract
@@ -139,6 +141,26 @@ if not _dt.x64_enabled:  # JAX_ENABLE_X64=0 at import (NOTE: [x64 mode]): the st
     set_jit_flags(x32=True)
 
 
+def _validate_argnames(sig: inspect.Signature, argnames, what: str) -> None:
+    """``static_argnames``/``donate_argnames`` checked against the signature, as JAX's: a
+    positional-only or ``*args`` parameter cannot be named; another name needs ``**kwargs``."""
+    kinds = {name: p.kind for name, p in sig.parameters.items()}
+    bad = {
+        n
+        for n in argnames
+        if kinds.get(n) in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)
+    }
+    if bad:
+        raise ValueError(f"Jitted function has invalid argnames {bad} in {what}. These are positional-only")
+    if inspect.Parameter.VAR_KEYWORD in kinds.values():
+        return
+    missing = {n for n in argnames if n not in kinds}
+    if missing:
+        raise ValueError(
+            f"Jitted function has invalid argnames {missing} in {what}. Function does not take these args."
+        )
+
+
 class PjitFunction(Dispatcher):
     """The result of ``jit(f)``: call it like ``f``. Its type has the name of JAX's jitted-function
     type (``jaxlib``'s ``PjitFunction``, which libraries read: chex's ``is_traceable``); it is
@@ -173,6 +195,14 @@ class PjitFunction(Dispatcher):
             self._signature = inspect.signature(fun)
         except (TypeError, ValueError):
             self._signature = None
+            if donate_argnames is not None:  # (JAX's error: names need the signature)
+                raise ValueError(
+                    f"Getting the signature of function {fun} failed. Pass donate_argnums instead of "
+                    "donate_argnames."
+                ) from None
+        if self._signature is not None:
+            _validate_argnames(self._signature, _as_tuple(static_argnames), "static_argnames")
+            _validate_argnames(self._signature, _as_tuple(donate_argnames), "donate_argnames")
         params = list(self._signature.parameters.values()) if self._signature is not None else []
         positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         bounded = self._signature is not None and not any(p.kind == p.VAR_POSITIONAL for p in params)
@@ -319,6 +349,11 @@ class PjitFunction(Dispatcher):
         flat, in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
         refs = None
         for i, leaf in enumerate(flat):
+            if type(leaf) is np.ma.MaskedArray:  # (JAX's error: the mask would be dropped silently)
+                raise ValueError(
+                    "numpy masked arrays are not supported as direct inputs to JAX functions. Use "
+                    "arr.filled() to convert the value to a standard numpy array."
+                )
             if not core.is_array_like(leaf):
                 if abstract and is_abstract(leaf):
                     continue  # trace/lower take ShapeDtypeStructs and avals, as JAX's AOT API
@@ -546,6 +581,10 @@ def jit(
             in_shardings=in_shardings,
             out_shardings=out_shardings,
         )
+    if isinstance(fun, staticmethod):  # (JAX's errors, in its words)
+        raise TypeError(f"staticmethod arguments are not supported, got {fun}")
+    if inspect.isgeneratorfunction(fun):
+        raise TypeError(f"Expected a function, got a generator function: {fun}")
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
     placement = None

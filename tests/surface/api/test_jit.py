@@ -326,7 +326,7 @@ def test_donation_by_name_and_by_keyword():
     assert y._buffer.is_deleted()
     text = g.lower(np.ones(3), y=np.ones(3)).as_text()
     assert "%arg0: tensor<3xf64>," in text and "%arg1: tensor<3xf64> {tf.aliasing_output" in text
-    with pytest.raises(ValueError, match="donate_argnames has 'z'"):
+    with pytest.raises(ValueError, match="invalid argnames {'z'} in donate_argnames"):
         jit(lambda x, y: x, donate_argnames="z")
     k = jit(lambda x, n: x * n[0], static_argnums=1, donate_argnums=0)
     close(k(np.ones(2), (3, 4)), [3.0, 3.0])  # a static pytree does not shift the donated flags
@@ -731,3 +731,39 @@ def test_repr_of_a_jitted_function_as_jax():
     assert repr(funcgrad.jit(f)) == repr(jax.jit(f)) == f"<PjitFunction of {f!r}>"
     # The type's name too (chex's is_traceable reads str(type(f))).
     assert type(funcgrad.jit(f)).__name__ == type(jax.jit(f)).__name__ == "PjitFunction"
+
+
+def test_jit_refuses_what_jax_refuses_in_its_words():
+    # JAX's api_test test_jit_argnames_validation, test_jit_of_generator, test_jit_masked_array,
+    # test_staticmethod_is_not_supported, test_donate_argnames_signature_fail
+    def f(a, b, c):
+        return a
+
+    def h(a, /, b, c, *args, **kwargs):
+        return a
+
+    funcgrad.jit(h, static_argnames=("b", "c", "not_defined"))  # (**kwargs takes any name)
+    for fn, names in [(f, ("b", "not_defined")), (h, ("a", "c")), (h, ("args",))]:
+        with pytest.raises(ValueError, match="Jitted function has invalid argnames"):
+            funcgrad.jit(fn, static_argnames=names)
+
+    def gen(x):
+        yield x
+
+    with pytest.raises(TypeError, match="Expected a function, got a generator function"):
+        funcgrad.jit(gen)
+    with pytest.raises(TypeError, match="staticmethod arguments are not supported"):
+        funcgrad.jit(staticmethod(f))
+    with pytest.raises(ValueError, match="numpy masked arrays are not supported"):
+        funcgrad.jit(lambda x: x)(np.ma.array([1, 2, 3], mask=[True, False, True]))
+
+    class NoSignature:
+        @property
+        def __signature__(self):
+            raise TypeError("no signature")
+
+        def __call__(self, *args):
+            return None
+
+    with pytest.raises(ValueError, match="Getting the signature of function.*failed. Pass donate_argnums"):
+        funcgrad.jit(NoSignature(), donate_argnames="a")
