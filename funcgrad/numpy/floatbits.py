@@ -374,7 +374,9 @@ def unwrap(p, discont=None, axis: int = -1, *, period=2 * np.pi):
         p, period = promote_args(p, period)
         interval_high = period // 2
     else:
-        (p,) = _float_args("unwrap", p)
+        # (with the period, as JAX's promote_dtypes(p, period): int32 phases and a Python float
+        # period compute in the default float)
+        p = _float_args("unwrap", p, period)[0]
         interval_high = period / 2
     axis = normalize_axis(axis, p.ndim)
     dd = diff(p, axis=axis)

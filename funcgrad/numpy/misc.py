@@ -202,12 +202,14 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     else:
         edges = convert(asarray(bins), a.dtype)
     n_bins = edges.shape[0] - 1
-    index = ew.sub_p.bind(searchsorted(edges, a, side="right"), constant(1, _dt.default_int))
+    position = searchsorted(edges, a, side="right")
+    idx_dtype = aval(position).dtype  # (int32 under JAX's rules, NOTE: [JAX's dtype rules in 64-bit mode])
+    index = ew.sub_p.bind(position, constant(1, idx_dtype))
     # Values equal to the last edge belong to the last bin; values outside are dropped.
     at_end = ew.eq_p.bind(a, getitem(edges, -1))
-    index = select(at_end, constant(n_bins - 1, _dt.default_int), index)
+    index = select(at_end, constant(n_bins - 1, idx_dtype), index)
     inside = ew.and_p.bind(ew.ge_p.bind(a, getitem(edges, 0)), ew.le_p.bind(a, getitem(edges, -1)))
-    index = select(inside, index, constant(n_bins, _dt.default_int))
+    index = select(inside, index, constant(n_bins, idx_dtype))
     w = constant(1, a.dtype, a.shape) if weights is None else convert(ravel(asarray(weights)), a.dtype)
     counts = IndexUpdateHelper(constant(0, a.dtype, (n_bins,)))[index].add(w, mode="drop")
     if density:

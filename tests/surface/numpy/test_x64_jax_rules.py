@@ -46,6 +46,10 @@ CASES = {
     "float_power_float32": lambda jnp: jnp.float_power(F32, 3),
     "searchsorted": lambda jnp: jnp.searchsorted(np.array([1.0, 2.0]), 1.5),
     "tri": lambda jnp: jnp.tri(2),
+    "histogram_traced": lambda jnp: jax_or_funcgrad(jnp).jit(lambda a: jnp.histogram(a, 3)[0])(
+        np.arange(6.0)
+    ),
+    "unwrap_int32": lambda jnp: jnp.unwrap(np.int32([0, 4, 8])),
     "digitize": lambda jnp: jnp.digitize(np.array([0.5, 1.5]), np.array([2.0, 1.0, 0.0])),
     "geomspace_empty_axis": lambda jnp: jnp.geomspace(np.ones((2, 2)), np.full((2, 2), 4.0), 0, axis=1),
     "python_int_wraps": lambda jnp: jnp.asarray(np.uint8([3])) + 300,
@@ -56,6 +60,10 @@ CASES = {
     "uint64_with_int8_weak_float": lambda jnp: jnp.asarray(np.uint64([1])) + jnp.asarray(np.int8([1])),
     "result_type": lambda jnp: str(jnp.result_type(np.uint32, np.float16, np.int8)),
 }
+
+
+def jax_or_funcgrad(numpy_module):
+    return jax if numpy_module is jnp else funcgrad
 
 
 def _describe(x):
