@@ -309,8 +309,14 @@ def check_foreign_tracer(trace: Trace, x: Tracer):
 
 
 def _leak_message(x: Tracer) -> str:
+    aval = x.aval  # (JAX's words first: code written for JAX matches them; the dtype's full name)
     return (
-        f"Encountered an unexpected tracer {x.aval.str_short()} from a "
+        "Encountered an unexpected tracer. A function transformed by JAX had a side effect, allowing "
+        f"for a reference to an intermediate value with type {np.dtype(aval.dtype).name}"
+        f"[{','.join(map(str, aval.shape))}] wrapped in a {type(x).__name__} to escape the scope of "
+        "the transformation.\nJAX transformations require that functions explicitly return their "
+        "outputs, and disallow saving intermediate values to global state.\n"
+        f"It is a tracer {x.aval.str_short()} from a "
         f"{type(x._trace).__name__.replace('Trace', '').lower() or 'finished'} transformation that "
         "has already finished (or that belongs to an unrelated transformation). A traced value "
         "escaped its function, most often by being stored in a global, a closure cell, an object "

@@ -100,3 +100,17 @@ def test_non_array_arguments_are_named_in_jax_words():
         "type .* and was passed to the function at path x.",
     ):
         funcgrad.jit(lambda x: x)("foo")
+
+
+def test_escaped_tracer_is_named_in_jax_words():
+    # JAX's api_test test_escaped_tracer_shape_dtype / test_escaped_tracer_remat ("global state")
+    box = []
+
+    @funcgrad.jit
+    def leak(x):
+        box.append(x * 2)
+        return x
+
+    leak(fnp.ones((4, 3), "int32"))
+    with pytest.raises(funcgrad.errors.UnexpectedTracerError, match=r"int32\[4,3\][\s\S]*global state"):
+        funcgrad.jit(lambda y: y + box[0])(1)
