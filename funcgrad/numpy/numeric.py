@@ -346,7 +346,9 @@ def _convolve(a, v, mode, name, precision, preferred_element_type):
     ``_conv``): the kernel is ``v`` reversed (convolve) or conjugated (correlate); the longer operand
     slides; dtypes follow NumPy (integers stay integers), in 32-bit mode JAX (inexact: float32)."""
     # (NOTE: [x64 mode]: the 32-bit mode is JAX's, whose convolutions promote to an inexact dtype)
-    a, v = (promote_args_inexact if _dt.jax_rules else promote_args)(asarray(a), asarray(v))
+    # (JAX's: integers promote to an inexact type unless a preferred_element_type is given)
+    inexact = _dt.jax_rules and preferred_element_type is None
+    a, v = (promote_args_inexact if inexact else promote_args)(asarray(a), asarray(v))
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"{name}() only supports 1-dimensional inputs, got shapes {a.shape} and {v.shape}")
     if a.shape[0] == 0 or v.shape[0] == 0:

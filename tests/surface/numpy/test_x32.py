@@ -310,6 +310,10 @@ CASES = {
     "result_type": lambda j, jnp, lax, np: str(jnp.result_type(np.float64, 1)),
     "canonicalize_dtype": lambda j, jnp, lax, np: str(j.dtypes.canonicalize_dtype(np.int64)),
     "promote_types": lambda j, jnp, lax, np: str(jnp.promote_types(np.int32, np.uint32)),
+    # (JAX's lax_numpy_test) integer convolution with a preferred_element_type stays integer (raised)
+    "convolve_ints_preferred": lambda j, jnp, lax, np: jnp.convolve(
+        np.int32([1, 2, 3]), np.int32([1, 1]), preferred_element_type=np.int32
+    ),
     # (JAX's lax_numpy_test) apply_along_axis over a zero-length axis (raised in reshape)
     "apply_along_empty_axis": lambda j, jnp, lax, np: jnp.apply_along_axis(
         lambda v: v.sum(), 0, np.ones((0, 3), np.float32)
