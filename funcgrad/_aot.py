@@ -42,6 +42,8 @@ class ShapeDtypeStruct:
     __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
     def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None):
+        if dtype is None:
+            raise ValueError("ShapeDtypeStruct: dtype must be specified.")  # (JAX's words)
         self.shape = tuple(shape)
         # An extended dtype (a typed key's key<fry>: funcgrad/random/_keys.py KeyTy) is kept as is.
         extended = not isinstance(dtype, np.dtype | type | str) and isinstance(
@@ -62,6 +64,11 @@ class ShapeDtypeStruct:
         if isinstance(s, PartitionSpec):
             s = _resolve_spec(s)
         return _typed_as(aval, s)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")  # (as an array's, and JAX's)
+        return self.shape[0]
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))

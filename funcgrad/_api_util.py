@@ -306,7 +306,7 @@ def flat_fun(fun: Callable, in_tree, has_aux: bool = False, transform: str | Non
         if has_aux:
             if not (isinstance(out, tuple | list) and len(out) == 2):
                 raise TypeError(
-                    "has_aux=True requires the function to return a pair (output, aux), got "
+                    "has_aux=True requires the function to return a two-element tuple (output, aux), got "
                     f"{type(out).__name__}"
                 )
             out, aux = out

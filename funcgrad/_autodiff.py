@@ -223,6 +223,16 @@ class _LinearizedJVP:
             raise TypeError(
                 f"linearize: tangents must have the primals' structure {self.in_tree}, got {t_tree}"
             )
+        for t, want in zip(flat_t, self.avals[0]):  # (a weak Python scalar of the right kind passes)
+            got = core.get_aval(t)
+            if got.shape != want.shape or (
+                got.dtype != want.dtype and not (got.weak_type and got.dtype.kind == want.dtype.kind)
+            ):
+                raise ValueError(  # (JAX's words)
+                    "linearized function called on tangent values inconsistent with the original "
+                    f"primal values: got tangent aval {got.str_short()} for primal aval "
+                    f"{want.str_short()}"
+                )
         lin = ad.LinearFunction(ir.ClosedJaxpr(self.jaxpr, list(residuals)), *self.avals)
         outs = lin(*flat_t)
         n = self.n_out
@@ -283,8 +293,18 @@ class VJPFunction:
     def residuals(self) -> list:
         return self._lin.residuals
 
-    def __call__(self, cotangents):
-        return tu.tree_unflatten(self._in_tree, self._input_cotangents(cotangents))
+    _fun_name = "the function"
+
+    def __call__(self, *args):
+        if len(args) != 1:  # (JAX's words)
+            name = self._fun_name
+            raise TypeError(
+                f"The function returned by `jax.vjp` applied to {name} was called with {len(args)} "
+                "arguments, but functions returned by `jax.vjp` must be called with a single argument "
+                f"corresponding to the single value returned by {name} (even if the returned value is "
+                "a tuple or other container): call f_vjp((ct1, ct2)), not f_vjp(ct1, ct2)."
+            )
+        return tu.tree_unflatten(self._in_tree, self._input_cotangents(args[0]))
 
     def with_refs(self, *maybe_ct_refs):
         """The backward function with, for each primal leaf, where its cotangent goes (JAX 0.10's
@@ -350,6 +370,9 @@ class VJPFunction:
                 want = ir.ShapedArray(aval.shape, expected)
                 path = tu.keystr(tu.tree_leaves_with_path(cotangents)[i][0]) or "(the whole cotangent)"
                 raise ValueError(
+                    "unexpected JAX type (e.g. shape/dtype) for argument to vjp function: got "
+                    f"{ca.str_short()}, but expected {want.str_short()} because the corresponding output "
+                    f"of the function {self._fun_name} had shape/dtype {aval.str_short()}.\n"
                     f"vjp function: cotangent {path} has type {ca.str_short()}, but the function's "
                     f"output there has cotangent type {want.str_short()}; pass a cotangent of that "
                     f"shape and dtype (e.g. .astype({expected.name}))"
@@ -401,6 +424,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     lin = ad.primals_first(lin, flat_p)  # JAX's order of the residuals (NOTE: [vjp residuals])
     lin = ad.in_context(lin, flat_p, out_p[: store["n_out"]])  # NOTE: [transpose conventions]
     fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
+    fn._fun_name = getattr(fun, "__name__", None) or type(fun).__name__  # (for its errors)
     return (out, fn, aux) if has_aux else (out, fn)
 
 

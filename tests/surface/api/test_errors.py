@@ -114,3 +114,33 @@ def test_escaped_tracer_is_named_in_jax_words():
     leak(fnp.ones((4, 3), "int32"))
     with pytest.raises(funcgrad.errors.UnexpectedTracerError, match=r"int32\[4,3\][\s\S]*global state"):
         funcgrad.jit(lambda y: y + box[0])(1)
+
+
+def test_vjp_linearize_and_shape_dtype_struct_errors_as_jax():
+    # JAX's api_test test_vjp_too_many_args / _multiple_arguments_error_message /
+    # _bad_cotangent_shape, test_issue_871 / test_linearize_aval_error, test_grad_and_aux_error,
+    # test_shape_dtype_struct / _scalar / _dtype_none
+    def foo(x):
+        return (x, x)
+
+    _, f_vjp = funcgrad.vjp(foo, 1.0)
+    with pytest.raises(TypeError, match="applied to foo was called with 2 arguments"):
+        f_vjp(1.0, 1.0)
+    _, pullback = funcgrad.vjp(lambda a, b: a @ b, np.ones((2, 5)), np.ones((5, 3)))
+    with pytest.raises(ValueError, match="unexpected JAX type"):
+        pullback(np.ones((2, 4)))
+    _, f_jvp = funcgrad.linearize(fnp.sum, fnp.array([1, 2, 3]))
+    with pytest.raises(ValueError, match="tangent values inconsistent with the original primal values"):
+        f_jvp(fnp.ones((3, 2)))
+    _, f_jvp = funcgrad.linearize(lambda x: x, 1.0)
+    assert float(f_jvp(1.0)) == 1.0
+    with pytest.raises(ValueError, match="tangent values inconsistent"):
+        f_jvp(1)
+    with pytest.raises(TypeError, match="two-element tuple"):
+        funcgrad.grad(lambda x: (x, 2.0, 3.0), has_aux=True)(1.0)
+    s = funcgrad.ShapeDtypeStruct((4, 2), np.float32)
+    assert len(s) == 4
+    with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
+        len(funcgrad.ShapeDtypeStruct((), np.float32))
+    with pytest.raises(ValueError, match="dtype must be specified"):
+        funcgrad.ShapeDtypeStruct((), None)
