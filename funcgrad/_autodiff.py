@@ -62,15 +62,16 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     (0.0, 2.0)
     """
     if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
-        raise TypeError(
-            "jvp: primals and tangents must be tuples or lists of arguments, got "
-            f"{type(primals).__name__} and {type(tangents).__name__}; write jvp(f, (x,), (t,))"
+        raise TypeError(  # (JAX's words first)
+            "primal and tangent arguments to jax.jvp must be tuples or lists; found "
+            f"{type(primals).__name__} and {type(tangents).__name__}. Write jvp(f, (x,), (t,))."
         )
     flat_p, tree_p = tu.tree_flatten(tuple(primals))
     flat_t, tree_t = tu.tree_flatten(tuple(tangents))
     if tree_p != tree_t:
         raise TypeError(
-            f"jvp: primal and tangent arguments must have the same tree structure, got {tree_p} and {tree_t}"
+            "primal and tangent arguments to jax.jvp must have the same tree structure; primals have "
+            f"tree structure {tree_p} whereas tangents have tree structure {tree_t}."
         )
     paths = arg_paths(tuple(primals))
     check_array_leaves("jvp", flat_p, paths, "primal")  # (jvp names its tangents below too)

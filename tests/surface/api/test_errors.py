@@ -144,3 +144,16 @@ def test_vjp_linearize_and_shape_dtype_struct_errors_as_jax():
         len(funcgrad.ShapeDtypeStruct((), np.float32))
     with pytest.raises(ValueError, match="dtype must be specified"):
         funcgrad.ShapeDtypeStruct((), None)
+
+
+def test_jvp_argument_errors_in_jax_words():
+    # JAX's api_test test_jvp_non_tuple_arguments / test_jvp_mismatched_arguments
+    with pytest.raises(
+        TypeError,
+        match="primal and tangent arguments to jax.jvp must be tuples or lists; found float and tuple.",
+    ):
+        funcgrad.jvp(lambda x: -x, 1.0, (3.0,))
+    with pytest.raises(
+        TypeError, match="primal and tangent arguments to jax.jvp must have the same tree structure"
+    ):
+        funcgrad.jvp(lambda x, y: x * y, (np.float32(2),), (np.float32(3), np.float32(4)))
