@@ -91,7 +91,8 @@ def _operand_dtypes(outcome):
 
 
 _SCIPY_EDGE_OPS = {"lax.lgamma", "special.gammaln", "special.gamma", "lax.digamma", "special.digamma",
-                   "lax.polygamma", "special.polygamma", "lax.zeta", "special.expn"}  # fmt: skip
+                   "lax.polygamma", "special.polygamma", "lax.zeta", "special.expn",
+                   "special.expi"}  # fmt: skip
 
 
 def _scipy_edges(outcome) -> bool:
@@ -193,12 +194,11 @@ def _derivative_order(outcome) -> int:
 
 
 def _i0_curvature_at_zero(outcome) -> bool:
-    return (
-        _kind(outcome) == "value"
-        and "np.i0" in _ops(outcome)
-        and _derivative_order(outcome) >= 2
-        and _has_input(outcome, lambda x: x == 0)
-    )
+    if "np.i0" not in _ops(outcome) or not _has_input(outcome, lambda x: x == 0):
+        return False
+    if _kind(outcome) == "nan":  # a NaN tangent times i1(0) = 0, where jax selects 0
+        return _derivative_order(outcome) >= 1 and _nan_subset(outcome, fewer=False)
+    return _kind(outcome) == "value" and _derivative_order(outcome) >= 2
 
 
 def _numpy_result_dtype(names):
@@ -313,12 +313,13 @@ DOCUMENTED: list[Divergence] = [
     ),
     Divergence(
         "scipy-special-edge-values",
-        "`lgamma`/`gammaln`, `digamma`, `polygamma` and `zeta` at poles and infinities; `expn(n, 0)`.",
+        "`lgamma`/`gammaln`, `digamma`, `polygamma` and `zeta` at poles and infinities; `expn(n, 0)`, "
+        "`expi(0)`.",
         "funcgrad.scipy.special takes SciPy's value where SciPy and jax disagree at the edge of the "
         "domain (NaN only where SciPy gives NaN).",
         "`digamma(0.0)`: -inf (jax: nan); `digamma(-0.0)`: inf; `gammaln(-inf)`: -inf (jax: inf); "
         "`polygamma(1, inf)`: 0 (jax: nan); `zeta(0, 0)`: nan (jax: inf); `zeta(2, inf)`: 0 (jax: nan); "
-        "`expn(3, 0.0)`: 0.5 = 1/(n-1) (SciPy: 0.5; jax: 1/3)",
+        "`expn(3, 0.0)`: 0.5 = 1/(n-1) (SciPy: 0.5; jax: 1/3); `expi(0.0)`: -inf (SciPy: -inf; jax: nan)",
         _scipy_edges,
     ),
     Divergence(
@@ -382,11 +383,14 @@ DOCUMENTED: list[Divergence] = [
         _numpy_result_dtype({"np.searchsorted", "np.float_power", "np.angle"}),
     ),
     Divergence(
-        "i0-second-derivative-at-zero",
-        "Second and higher derivatives of `i0` at 0.",
+        "i0-derivatives-at-zero",
+        "Second and higher derivatives of `i0` at 0, and the first where the incoming tangent is NaN.",
         "funcgrad's `i0` is `exp(x * sign(x)) * i0e(x)`, whose derivatives are those of I0 everywhere: "
-        "`i0''(0) = 1/2`. jax's `exp(|x|) * i0e(x)` has a kink in each factor at 0 and gives 0.",
-        "`grad(grad(np.i0))(0.0)`: 0.5 (jax: 0.0)",
+        "`i0''(0) = 1/2`, and `i0'(0) = i1(0) = 0` multiplies the incoming tangent (0 * NaN = NaN). "
+        "jax's rule selects a tangent of 0 at 0 (`where(x == 0, 0, ...)`): 0 whatever comes in, and a "
+        "second derivative of 0.",
+        "`grad(grad(np.i0))(0.0)`: 0.5 (jax: 0.0); `grad(lambda x: np.arcsin(np.i0(x) + 1))(0.0)`: nan "
+        "(jax: 0.0)",
         _i0_curvature_at_zero,
     ),
     Divergence(
