@@ -19,6 +19,12 @@ Modules, one job each:
   searchsorted's methods, size= set functions); ``ops_more``: session 7's (boolean masks, casts of
   NaN/inf, wide shifts, complex functions under derivatives, einsum/tensordot/pad/roll/clip forms,
   linspace/arange dtypes, float0 tangents, has_aux/argnums, jacobians of pytrees; long run only);
+  ``ops_edges``: session 8's (scipy.stats, the rest of scipy.special and scipy.linalg, reverse
+  cumulative ops, transformations inside programs; long run only); ``ops_struct``: session 9's
+  (jax.random from keys made every way, under vmap/jit and differentiated; pytrees in and out,
+  static/donated/keyword/scalar arguments, has_aux, argnums, allow_int; long run only). The long
+  run's programs also return pytrees (dict/tuple/namedtuple/list, None leaves) and draw bfloat16
+  under derivatives, complex64 and uint16;
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,
   NaN/inf where the operations are defined there; programs; transformation stacks) and ``Case``;
 - ``compare``: running both sides and comparing them (dtype-aware tolerances, exact NaN/inf positions,
