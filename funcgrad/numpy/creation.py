@@ -452,6 +452,8 @@ def tri(N, M=None, k: int = 0, dtype=None):
     if dtype is None and _dt.jax_rules:
         # (JAX's tri defaults to float32 in either mode: NOTE: [JAX's dtype rules in 64-bit mode])
         dtype = np.float32
+    if type(k) is int and _dt.jax_rules:
+        asarray(k)  # (a Python int k past the default integer: JAX's OverflowError)
     if isinstance(k, core.Tracer):
         return _offset_mask(N, M, k, ew.le_p, _dtype(dtype, "tri"))
     return Array._from_owned(np.tri(N, M, concrete_int(k, "tri's k"), dtype=_dtype(dtype, "tri")))

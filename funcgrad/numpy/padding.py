@@ -57,6 +57,22 @@ def _along(x, index, axis):
     return getitem(x, (slice(None),) * axis + (index,))
 
 
+# The keyword arguments each mode takes (NumPy's table; JAX refuses the others as NumPy does).
+_MODE_KWARGS = {
+    "constant": {"constant_values"},
+    "edge": set(),
+    "linear_ramp": {"end_values"},
+    "maximum": {"stat_length"},
+    "mean": {"stat_length"},
+    "median": {"stat_length"},
+    "minimum": {"stat_length"},
+    "reflect": {"reflect_type"},
+    "symmetric": {"reflect_type"},
+    "wrap": set(),
+    "empty": set(),
+}
+
+
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pad ``array`` (NumPy's ``pad``): modes ``constant``, ``edge``, ``reflect``, ``symmetric``,
     ``wrap``, ``linear_ramp``, ``maximum``, ``minimum``, ``mean``, ``median`` and ``empty``.
@@ -83,6 +99,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
         for axis in range(x.ndim):
             x = apply_along_axis(mode, axis, x, widths[axis], axis, kwargs)
         return x
+    allowed = _MODE_KWARGS.get(mode)
+    if allowed is not None and set(kwargs) - allowed:  # (NumPy's and JAX's error)
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {set(kwargs) - allowed}")
     if mode in ("constant", "empty"):
         values = (
             _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values")
@@ -120,7 +139,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
             length = (None, None) if lengths is None else lengths[axis]
             x = _stat_pad(x, axis, before, after, mode, length)
         return x
-    raise ValueError(f"mode {mode!r} is not supported")
+    raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")  # (JAX's type and words)
 
 
 def _reflect_odd(x, axis, width, mode, before):

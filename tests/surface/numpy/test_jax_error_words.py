@@ -70,6 +70,16 @@ CASES = {
         TypeError,
         "Abstract tracer value encountered where concrete value is expected",
     ),
+    "pad_kwargs": (
+        lambda j, n: n.pad(n.ones(3), 1, "edge", constant_values=0),
+        ValueError,
+        "unsupported keyword arguments for mode 'edge'",
+    ),
+    "pad_unknown_mode": (
+        lambda j, n: n.pad(n.ones(3), 1, "foo"),
+        NotImplementedError,
+        "Unimplemented padding mode 'foo'",
+    ),
     "rot90_1d": (
         lambda j, n: n.rot90(n.ones(2)),
         ValueError,

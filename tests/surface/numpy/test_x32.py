@@ -496,3 +496,11 @@ def test_x32_explicit_x64_dtypes_error_as_jax(x32):
             ValueError, match="Explicitly requested dtype float64 requested in zeros is not available"
         ):
             jnp.zeros(2, np.float64)
+
+
+def test_x32_tri_python_int_k_past_int32_overflows_as_jax(x32):
+    # (JAX's lax_numpy_test testTri: k = 2**33 in 32-bit mode)
+    with pytest.raises(OverflowError):
+        fnp.tri(3, k=2**33)
+    with _jax_config.enable_x64(False), pytest.raises(OverflowError):
+        jnp.tri(3, k=2**33)
