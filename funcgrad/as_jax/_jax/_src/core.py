@@ -13,6 +13,7 @@ True
 """
 
 from funcgrad.core import *  # noqa: F403
+from funcgrad.extend.core import jaxpr_as_fun  # noqa: F401 - JAX's (jax._src.core.jaxpr_as_fun)
 from funcgrad.kernel import core as _kcore
 
 
