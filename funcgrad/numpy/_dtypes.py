@@ -252,6 +252,9 @@ def check_user_dtype(d, fun_name: str | None = None) -> np.dtype:
     """
     if isinstance(d, type) and d in python_scalar_types:
         return _dt.python_scalar_dtype(d())
+    if isinstance(d, list | tuple):  # a structured dtype's fields: JAX's TypeError
+        where = f" in {fun_name}" if fun_name else ""
+        raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {np.dtype(d)}{where}")
     if isinstance(d, _ScalarMeta):
         out = d.dtype
     elif isinstance(d, np.dtype | str | type):

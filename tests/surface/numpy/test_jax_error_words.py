@@ -80,6 +80,11 @@ CASES = {
         NotImplementedError,
         "Unimplemented padding mode 'foo'",
     ),
+    "structured_dtype": (
+        lambda j, n: n.array(3, [("a", "<i4"), ("b", "<i4")]),
+        TypeError,
+        "JAX only supports number, bool, and string dtypes",
+    ),
     "rot90_1d": (
         lambda j, n: n.rot90(n.ones(2)),
         ValueError,
