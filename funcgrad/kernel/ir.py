@@ -323,8 +323,10 @@ class Jaxpr:
 
     __repr__ = __str__
 
-    def pretty_print(self, *, source_info: bool = False, name_stack: bool = False) -> str:
-        """The text of this jaxpr; see ``pp_jaxpr``."""
+    def pretty_print(
+        self, *, source_info: bool = False, name_stack: bool = False, use_color: bool = False
+    ) -> str:
+        """The text of this jaxpr; see ``pp_jaxpr`` (``use_color``: JAX's; the text is plain)."""
         return pp_jaxpr(self, source_info=source_info, name_stack=name_stack)
 
 
@@ -348,8 +350,10 @@ class ClosedJaxpr:
 
     __repr__ = __str__
 
-    def pretty_print(self, *, source_info: bool = False, name_stack: bool = False) -> str:
-        """The text of this jaxpr; see ``pp_jaxpr``."""
+    def pretty_print(
+        self, *, source_info: bool = False, name_stack: bool = False, use_color: bool = False
+    ) -> str:
+        """The text of this jaxpr; see ``pp_jaxpr`` (``use_color``: JAX's; the text is plain)."""
         return pp_jaxpr(self.jaxpr, source_info=source_info, name_stack=name_stack)
 
     def _repr_pretty_(self, p, cycle):

@@ -260,3 +260,9 @@ def test_import_order(first):
         "assert float(funcgrad.grad(fnp.sin)(0.0)) == 1.0\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_pretty_print_takes_jaxs_use_color():
+    # JAX's custom_api_test test_pretty_print calls jaxpr.pretty_print(use_color=False)
+    cj = funcgrad.make_jaxpr(lambda x: x + 1.0)(np.ones(1, np.float32))
+    assert cj.pretty_print(use_color=False) == str(cj) == cj.jaxpr.pretty_print(use_color=False)
