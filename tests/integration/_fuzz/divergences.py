@@ -307,7 +307,8 @@ DOCUMENTED: list[Divergence] = [
         "integers (jax: the input's dtype). The values agree to the precision of the "
         "narrower type (or overflow in it); a strict function downstream (`lax`'s equal dtypes, the "
         "bitwise functions' integers) may then refuse the NumPy dtype where it accepts jax's. In JAX's "
-        "default 32-bit mode (the `funcgrad.as_jax` alias's) funcgrad follows JAX's rules instead.",
+        "default 32-bit mode, and under the `funcgrad.as_jax` alias in either mode, funcgrad follows JAX's "
+        "rules instead.",
         "`np.sin(np.int32(1)).dtype`: float64 (jax: float32)",
         _dtype_rule,
     ),
@@ -431,7 +432,8 @@ DOCUMENTED: list[Divergence] = [
         "(`uint8_array + 300`, `np.maximum(u8, -1)`, `unique(u8, fill_value=-1)`).",
         "funcgrad.numpy follows NumPy 2 (NEP 50) and raises OverflowError naming the value and the "
         "dtype; jax converts the integer with wrap-around (300 -> 44 in uint8). `.at[]` updates wrap "
-        "as jax's. In 32-bit mode funcgrad wraps as jax does (an int32 first, as JAX parses it).",
+        "as jax's. In 32-bit mode, and under the `funcgrad.as_jax` alias in either mode, funcgrad wraps as "
+        "jax does (an int32 first, or an int64 in 64-bit mode, as JAX parses it).",
         "`np.asarray(np.uint8([3])) + 300`: OverflowError (NumPy: OverflowError; jax: [47])",
         _python_int_out_of_range,
     ),
