@@ -77,7 +77,8 @@ def _device(x):
     _no_attribute(x, "device")
     b = _sharded_buffer(x)
     if b is not None:
-        return _sharding(x)  # as in JAX: an array on several devices answers with its sharding
+        s = _sharding(x)  # as in JAX: an array on several devices answers with its sharding,
+        return next(iter(s.device_set)) if len(s.device_set) == 1 else s  # on one with that device
     return _device_of(x)
 
 

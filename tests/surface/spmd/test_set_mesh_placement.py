@@ -84,6 +84,7 @@ jax.set_mesh(None)
 out["set_mesh(None): u * 2"] = leaves(u * 2.0)
 with jax.set_mesh(meshes[2][1]):  # a committed value on the one-device mesh's device meets it
     out["one device: committed + 1"] = leaves(jax.device_put(u, d[0]) + 1.0)
+    out["one device: .device"] = [(u * 2.0).device.id]  # (a Device: orbax reads its memories)
 errors = []
 with jax.set_mesh(meshes[0][1]):
     for fn in (lambda: c + 1.0, lambda: f(u, c)):
