@@ -364,12 +364,15 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, name
 
 
 def _custom_jvp_call_batch(axis_size, vals, dims, *, call_jaxpr, jvp, num_consts, name):
-    # An output the function leaves unbatched (a collective over the named axis of unbatched
-    # values) stays unbatched, as JAX's; its tangent too (the rule's lanes return it unbatched).
-    batched, out_dims = batching.batch_jaxpr(call_jaxpr, axis_size, dims, instantiate=False)
+    # Under a named vmap, an output the function leaves unbatched (a collective over the axis of
+    # unbatched values) stays unbatched, as JAX's, and so does its tangent from the rule's lanes.
+    # Otherwise every output is batched: JAX batches an output whose rule's tangent is batched
+    # even where the function's value is not (a constant function), which is known only once the
+    # rule runs (JAX decides after tracing it; here the dims are declared first).
+    axis = batching._axes.batching  # (the rule may run after this vmap: its collectives need it)
+    batched, out_dims = batching.batch_jaxpr(call_jaxpr, axis_size, dims, instantiate=axis is None)
     arg_dims = list(dims[num_consts:])
     n_out = len(call_jaxpr.out_avals)
-    axis = batching._axes.batching  # (the rule may run after this vmap: its collectives need it)
 
     def batched_jvp(primals, tangents):
         # Tangents have their primals' shapes, so they share the primals' batch dims. A symbolic

@@ -242,3 +242,22 @@ def test_custom_vjp_under_vmap_unbatched_outputs_and_cotangents_as_jax():
     assert float(funcgrad.grad(lambda x: funcgrad.vmap(lambda y: h(x, y))(ys).sum())(2.0)) == 3.0
     h.defvjp(lambda x, y: (x * y, (x, y)), lambda r, g: (g * r[1], g * r[0]))
     assert float(funcgrad.grad(lambda x: funcgrad.vmap(lambda y: h(x, y))(ys).sum())(2.0)) == 6.0
+
+
+def test_custom_jvp_of_a_constant_function_under_vmap_and_grad_as_jax():
+    # JAX's custom_api_test test_hard_stuff2 / test_sinc_constant_function_batching: the rule's
+    # tangent is batched where the function's value is not (jax: no error; grads of zeros are 1)
+    @custom_jvp
+    def f(x):
+        return np.zeros(x.shape, x.dtype)
+
+    @f.defjvp
+    def _(primals, tangents):
+        return f(primals[0]), tangents[0]
+
+    x = fnp.arange(3.0)
+    np.testing.assert_array_equal(funcgrad.jit(funcgrad.vmap(funcgrad.grad(f)))(x), np.ones(3))
+    np.testing.assert_array_equal(funcgrad.grad(lambda v: funcgrad.vmap(f)(v).sum())(x), np.ones(3))
+    y, t = funcgrad.jvp(funcgrad.vmap(f), (x,), (fnp.ones(3),))
+    np.testing.assert_array_equal(y, np.zeros(3))
+    np.testing.assert_array_equal(t, np.ones(3))
