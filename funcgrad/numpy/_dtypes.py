@@ -429,24 +429,28 @@ def _lattice_edges(strict: bool, x64: bool) -> dict:
     return edges
 
 
-_UPPER_BOUNDS: dict = {}
+def _closure(strict: bool, x64: bool) -> dict:
+    # each node's upper bounds: everything reachable along the lattice's edges, itself included
+    edges = _lattice_edges(strict, x64)
+    out = {}
+    for node in edges:
+        seen, todo = {node}, [node]
+        while todo:
+            for up in edges[todo.pop()]:
+                if up not in seen:
+                    seen.add(up)
+                    todo.append(up)
+        out[node] = frozenset(seen)
+    return out
+
+
+# The four lattices' upper bounds, built once at import (constants, not a cache: nothing in them
+# depends on the mode or the flags at run time, which only choose among them).
+_UPPER_BOUNDS = {(strict, x64): _closure(strict, x64) for strict in (False, True) for x64 in (False, True)}
 
 
 def _upper_bounds(strict: bool, x64: bool) -> dict:
-    key = (strict, x64)
-    if key not in _UPPER_BOUNDS:
-        edges = _lattice_edges(strict, x64)
-        out = {}
-        for node in edges:
-            seen, todo = {node}, [node]
-            while todo:
-                for up in edges[todo.pop()]:
-                    if up not in seen:
-                        seen.add(up)
-                        todo.append(up)
-            out[node] = frozenset(seen)
-        _UPPER_BOUNDS[key] = out
-    return _UPPER_BOUNDS[key]
+    return _UPPER_BOUNDS[(strict, x64)]
 
 
 def _least_upper_bound(nodes):
