@@ -149,6 +149,15 @@ def test_matrix_functions_match_scipy():
     for got, want in zip(fsl.rsf2csf(t, z), sl.rsf2csf(t, z)):
         close(np.abs(np.asarray(got)), np.abs(want), rtol=1e-9, atol=1e-9)
     close(fsl.funm(spd, np.exp), sl.funm(spd, np.exp), rtol=1e-8)
+    # rsf2csf and funm's Schur-Parlett recurrence are fori_loops now (JAX's linalg_test testFunm
+    # at 20x20 took minutes: Python loops compiled an eig call per step): a real non-normal 12x12
+    # with complex eigenvalue pairs, value and error estimate as SciPy's, eager and jit
+    x = RNG.uniform(-3, 3, (12, 12))
+    want, want_err = sl.funm(x, lambda v: v**-2.718, disp=False)
+    got, err = fsl.funm(x, lambda v: v**-2.718, disp=False)
+    close(got, want, rtol=1e-10, atol=1e-12)
+    close(err, want_err, rtol=1e-6)
+    close(funcgrad.jit(lambda a: fsl.funm(a, lambda v: v**-2.718))(x), want, rtol=1e-10, atol=1e-12)
     a, b, c = (
         RNG.normal(size=(3, 3)) + 4 * np.eye(3),
         RNG.normal(size=(2, 2)) + 4 * np.eye(2),
