@@ -333,7 +333,10 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     n = a.shape[0]
     # (JAX's index dtype: int32 where the positions fit, in either mode; NOTE: [JAX's dtype rules in
     # 64-bit mode])
-    dtype = np.dtype(np.int32) if _dt.jax_rules and n < 2**31 else _dt.default_int
+    if not _dt.jax_rules:
+        dtype = _dt.default_int
+    else:  # (past int32, JAX asks for int64 explicitly: in 32-bit mode its warning, then an overflow)
+        dtype = np.dtype(np.int32) if n < 2**31 else check_user_dtype(np.int64, "searchsorted")
     if side == "left":
         goes_after = lambda elem, val: _nan_aware_less(elem, val)  # noqa: E731 - elem < val
     else:
