@@ -504,3 +504,15 @@ def test_x32_tri_python_int_k_past_int32_overflows_as_jax(x32):
         fnp.tri(3, k=2**33)
     with _jax_config.enable_x64(False), pytest.raises(OverflowError):
         jnp.tri(3, k=2**33)
+
+
+def test_x32_searchsorted_past_int32_asks_for_int64_as_jax(x32):
+    # (JAX's lax_numpy_test testSearchsortedDtype, abstractly: no array of 2**31 elements is made)
+    for j, n in ((funcgrad, fnp), (jax, jnp)):
+        big = j.ShapeDtypeStruct((2**31,), np.float32)
+        with (
+            _jax_config.enable_x64(False),
+            pytest.warns(UserWarning, match="Explicitly requested dtype.*int64"),
+        ):
+            with pytest.raises(OverflowError, match="Python integer 2147483648 out of bounds"):
+                j.eval_shape(n.searchsorted, big, j.ShapeDtypeStruct((), np.float32))
