@@ -379,7 +379,8 @@ DOCUMENTED: list[Divergence] = [
         "In 64-bit mode: `searchsorted`'s index dtype, `float_power`'s and `angle`'s result dtypes.",
         "funcgrad.numpy returns NumPy's dtypes: `searchsorted` gives int64 (NumPy's intp; jax: int32), "
         "`float_power` computes in float64 (complex128) whatever its inputs, as its NumPy definition says "
-        "(jax keeps float32), `angle` of float32 stays float32 (jax: float64).",
+        "(jax keeps float32), `angle` of float32 stays float32 (jax: float64). Under the `funcgrad.as_jax` "
+        "alias funcgrad gives jax's dtypes in either mode.",
         "`np.float_power(np.float32(2), 3).dtype`: float64 (jax: float32)",
         _numpy_result_dtype({"np.searchsorted", "np.float_power", "np.angle"}),
     ),
