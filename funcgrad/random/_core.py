@@ -299,7 +299,7 @@ def key(seed, *, impl=None, dtype=None) -> KeyArray:
     ((), key<fry>, [0, 0])
     """
     if impl is not None and dtype is not None:
-        raise ValueError("random.key: give impl or dtype, not both")
+        raise ValueError("random.key: Cannot specify both `impl` and `dtype` (JAX's words): give one")
     spec = _check_impl("key", impl if dtype is None else dtype)
     _check_seed(seed, "key")
     return KeyArray(spec, spec.seed(seed))
@@ -322,6 +322,10 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> KeyArray:
     Array((), dtype=key<fry>) overlaying:
     [0 3]
     """
+    if impl is not None and dtype is not None:
+        raise ValueError(
+            "random.wrap_key_data: Cannot specify both `impl` and `dtype` (JAX's words): give one"
+        )
     spec = _check_impl("wrap_key_data", impl if dtype is None else dtype)
     return KeyArray(spec, _raw_data(key_bits_array, "wrap_key_data", spec))
 
@@ -396,10 +400,17 @@ def bits(key, shape=(), dtype=None):
     return _bits_compiled(key, _bit_width(dtype), _shape(shape))  # NOTE: [compiled samplers]
 
 
+class _DtypeArgumentError(ValueError, TypeError):
+    pass
+
+
 def _bit_width(dtype) -> int:
     dtype = np.dtype(dtype)
     if dtype.kind != "u":
-        raise TypeError(f"random.bits needs an unsigned dtype, got {dtype.name}")
+        # (a ValueError as JAX's, in its words, and a TypeError as funcgrad's dtype errors)
+        raise _DtypeArgumentError(
+            f"dtype argument of random.bits must be an unsigned int dtype, got {dtype.name}"
+        )
     return dtype.itemsize * 8
 
 
