@@ -255,7 +255,8 @@ class Dispatcher(_HotCall):
                     hash(v)
                 except TypeError as e:
                     raise NonHashableStaticArgumentError(
-                        f"jit({self._name}): non-hashable static arguments are not supported: static "
+                        "Non-hashable static arguments are not supported. An error occurred while "
+                        f"trying to hash an object of type {type(v)}: {e}.\njit({self._name}): static "
                         f"argument {where!r} must be hashable, got a "
                         f"{type(v).__name__}. Make it a tuple, or pass it as a non-static argument."
                     ) from e

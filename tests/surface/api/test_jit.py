@@ -629,7 +629,7 @@ def test_jit_of_the_same_function_shares_its_cache():
     assert len(traces) == 1
     from funcgrad.jitting import NonHashableStaticArgumentError
 
-    with pytest.raises(ValueError, match="non-hashable"):
+    with pytest.raises(ValueError, match="Non-hashable static arguments are not supported"):
         jit(lambda x, s: x, static_argnums=1)(1.0, {"a": 1})
     assert issubclass(NonHashableStaticArgumentError, TypeError)
 
