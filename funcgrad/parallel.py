@@ -50,10 +50,9 @@ from funcgrad._vma import (
     eqn_varying,
     vma_adjustment,
 )
-from funcgrad.jitting import JittedFunction, user_contexts
+from funcgrad.jitting import JittedFunction
 from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import tree_util as tu
-from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.partial_eval import StagingTracer, close_over_tracers, trace_to_jaxpr
 from funcgrad.numpy._core import asarray
 from funcgrad.primitives import _sharding_rules as sr
@@ -292,24 +291,34 @@ def shard_map(
 
         if _eager.runs_eagerly():
             return _run_eagerly(f, rebuild, dyn, norm_in, out_specs, m, manual, check, where)
-        # NOTE: [shard_map trace cache]
-        key = (in_tree, tuple(blocks), tuple(norm_in), m, manual, batching.axis_env())
-        key += tuple((i, x) for i, x in enumerate(flat) if leaf_specs[i] is None)
-        if user_contexts:
-            key += (tuple(c.value for c in user_contexts),)
-        traces = owner.memo
-        try:
-            hit = traces.get(key)
-        except TypeError:  # an unhashable static argument: trace every call
-            key, hit = None, None
-        if hit is None:
-            hit = _stage_body(f, rebuild, blocks, norm_in, out_specs, m, manual, check, where)
-            if key is not None and not hit[1]:  # (not when it captured tracers: NOTE below)
-                if len(traces) >= _MAX_TRACES:
-                    traces.pop(next(iter(traces)))
-                traces[key] = hit
-        closed, hoisted, out_tree, norm_out = hit
+        box = []
+        seeds = [frozenset(n for dim in s for n in dim) for s in norm_in]
+
+        def body(*leaves):
+            # NOTE: [gradients inside shard_map]: a vjp inside reads the body staged so far;
+            # unchecked (check_vma=False), it has pmap's meaning, also inside a checked body.
+            trace = core.current_trace()
+            convention = functools.partial(_logical_transpose, trace, seeds, m, manual) if check else None
+            with (
+                ad.transpose_convention(convention),
+                _inside_body((trace, seeds, m, manual) if check else None),
+            ):
+                out = f(*rebuild(leaves))
+            out_leaves, out_tree = flatten_outputs(out, where)
+            box.append(out_tree)
+            return out_leaves
+
+        with batching.extend_axis_env(shp.mesh_frames(m, manual)):
+            closed = trace_to_jaxpr(body, blocks, description=where)
+        closed, hoisted = close_over_tracers(closed)
+        out_tree = box[0]
+        shaped = tu.tree_unflatten(out_tree, list(closed.out_avals))
+        norm_out, out_leaf_specs = out_specs_of(out_specs, shaped, m, manual, where)
         hoisted_specs = tuple(((),) * core.get_aval(h).ndim for h in hoisted)
+        if check:
+            _check_replication(
+                closed, m, manual, (*hoisted_specs, *norm_in), norm_out, out_leaf_specs, where, shaped
+            )
         outs = shp.shard_map_p.bind(
             *hoisted,
             *dyn,
@@ -321,66 +330,7 @@ def shard_map(
         )
         return tu.tree_unflatten(out_tree, outs)
 
-    owner = _traces.add(_Traces())  # (``mapped`` holds it; the registry, weakly)
     return mapped
-
-
-# NOTE: [shard_map trace cache]
-# A staged shard_map (under jit, grad, vmap: anywhere but the eager route) keeps its traced body
-# per argument types, specs, mesh, named axes in scope and static arguments, as jit keeps its
-# traces: the same body jaxpr object comes back on every call, so the jaxprs derived from it (its
-# JVP, transpose, batching: NOTE: [derived jaxpr cache]) and the compiled program of an eagerly
-# evaluated shard_map_p (keyed by jaxpr object) are reused instead of traced, lowered and
-# compiled again; as with jit, the body is assumed to be a function of its arguments. A body
-# that captured tracers of an enclosing transformation is traced on every call (its jaxpr
-# closes over those very tracers).
-_MAX_TRACES = 64
-
-
-class _Traces:
-    """One shard_map's traced bodies (``memo``), held weakly by the cache registry."""
-
-    __slots__ = ("__weakref__", "memo")
-
-    def __init__(self):
-        self.memo: dict = {}
-
-
-_traces = register_cache("parallel.shard_map_traces", CacheGroup(lambda t: t.memo))
-
-
-def _stage_body(f, rebuild, blocks, norm_in, out_specs, m, manual, check, where):
-    """``(closed body, hoisted tracers, output tree, normalized out_specs)`` of ``f`` traced on
-    ``blocks`` (with ``check``, the replication of its outputs checked)."""
-    box = []
-    seeds = [frozenset(n for dim in s for n in dim) for s in norm_in]
-
-    def body(*leaves):
-        # NOTE: [gradients inside shard_map]: a vjp inside reads the body staged so far;
-        # unchecked (check_vma=False), it has pmap's meaning, also inside a checked body.
-        trace = core.current_trace()
-        convention = functools.partial(_logical_transpose, trace, seeds, m, manual) if check else None
-        with (
-            ad.transpose_convention(convention),
-            _inside_body((trace, seeds, m, manual) if check else None),
-        ):
-            out = f(*rebuild(leaves))
-        out_leaves, out_tree = flatten_outputs(out, where)
-        box.append(out_tree)
-        return out_leaves
-
-    with batching.extend_axis_env(shp.mesh_frames(m, manual)):
-        closed = trace_to_jaxpr(body, blocks, description=where)
-    closed, hoisted = close_over_tracers(closed)
-    out_tree = box[0]
-    shaped = tu.tree_unflatten(out_tree, list(closed.out_avals))
-    norm_out, out_leaf_specs = out_specs_of(out_specs, shaped, m, manual, where)
-    hoisted_specs = tuple(((),) * core.get_aval(h).ndim for h in hoisted)
-    if check:
-        _check_replication(
-            closed, m, manual, (*hoisted_specs, *norm_in), norm_out, out_leaf_specs, where, shaped
-        )
-    return closed, hoisted, out_tree, norm_out
 
 
 def _typed_block(block, aval, manual):

@@ -38,7 +38,6 @@ from funcgrad.xla_bridge.transfers import deleted_buffer_error
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.array import Array
-from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import Var
 
 __all__ = ["compiled", "plan", "prepare", "shard_arg", "to_sharded_buffer"]
@@ -93,27 +92,11 @@ def plan(closed, args, in_shardings=None, out_shardings=None):
             if _sharded_arg(x) and set(x._buffer._sharding._fg_devs) == devset:
                 s = x._buffer._sharding
             elif i in fed and set(fed[i][0]._flat) == devset:
-                s = _fed_sharding(*fed[i])  # put as the shard_map splits it
+                s = sharded.named_sharding(*fed[i])  # put as the shard_map splits it
             else:
                 s = sharded.replicated(devices, mesh)
         resolved.append(s)
     return tuple(devices), mesh, resolved
-
-
-_fed: dict = register_cache("xla_bridge.shard_map_operand_shardings", {})  # NOTE: [caches have an owner]
-
-
-def _fed_sharding(mesh, spec):
-    """The sharding a shard_map splits an uncommitted operand as: one object per mesh and spec,
-    as ``sharded.replicated``, since the compiled-program cache compares shardings by identity
-    (a new object per call would lower the program again on every call)."""
-    key = (mesh, spec)
-    s = _fed.get(key)
-    if s is None:
-        if len(_fed) >= 256:
-            _fed.pop(next(iter(_fed)))
-        s = _fed[key] = sharded.named_sharding(mesh, spec)
-    return s
 
 
 def _shard_map_operands(closed) -> dict:
