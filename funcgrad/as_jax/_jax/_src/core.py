@@ -13,8 +13,9 @@ True
 """
 
 from funcgrad.core import *  # noqa: F403
-from funcgrad.extend.core import jaxpr_as_fun  # noqa: F401 - JAX's (jax._src.core.jaxpr_as_fun)
+from funcgrad.extend.core import check_jaxpr, jaxpr_as_fun  # noqa: F401 - JAX's names here
 from funcgrad.kernel import core as _kcore
+from funcgrad.kernel.errors import JaxprTypeError  # noqa: F401
 
 
 def physical_aval(aval):
