@@ -227,6 +227,9 @@ def default_prng_impl() -> PRNGImpl:
 def _check_seed(seed, name: str):
     if isinstance(seed, KeyArray):
         raise TypeError(f"random.{name} accepts a scalar seed, but was given a PRNG key")
+    if type(seed) is int and not -(2**63) <= seed < 2**63:
+        # (JAX converts a Python int seed to int64 first, for every generator)
+        raise OverflowError(f"random.{name}: Python int seed {seed} too large to convert to int64")
     ndim = _aval(seed).ndim if isinstance(seed, core.Tracer | Array) else np.ndim(seed)
     if ndim:
         raise TypeError(

@@ -79,6 +79,12 @@ def test_eager_errors_are_the_general_routes():
             np.zeros(2, np.uint32), impl="threefry2x32", dtype=fr.key_dtype())):  # fmt: skip
         with pytest.raises(ValueError, match="Cannot specify both `impl` and `dtype`"):
             make()
+    # (JAX's random_lax_test test_prng_errors) a Python int seed outside int64 is JAX's
+    # OverflowError for every generator, eagerly and under jit (2**63 made a key; 2**64 a TypeError)
+    for seed in (2**63, 2**64, -(2**63) - 1):
+        for make in (fr.PRNGKey, lambda s: fr.key(s, impl="rbg"), funcgrad.jit(fr.key)):
+            with pytest.raises(OverflowError):
+                make(seed)
     with pytest.raises(ValueError, match="floating dtype"):
         fr.uniform(key, (2,), np.int32)
     with pytest.raises(ValueError, match="single key"):
