@@ -154,7 +154,10 @@ def install() -> None:
         "jax._src.interpreters.pxla": vars(funcgrad.interpreters.pxla),
         "jax._src.custom_derivatives": vars(funcgrad.custom_derivatives),
         "jax._src.interpreters.ad": vars(funcgrad.interpreters.ad),
-        "jax._src.ad_checkpoint": vars(funcgrad.ad_checkpoint),
+        "jax._src.ad_checkpoint": {  # (JAX's module also holds the policies by name)
+            **vars(funcgrad.checkpoint_policies),
+            **vars(funcgrad.ad_checkpoint),
+        },
         "jax._src.shard_map": {"shard_map": funcgrad.shard_map},
         "jax._src.lax.parallel": {**vars(funcgrad.lax), "pargmax": _pargmax, "pargmin": _pargmin},
         "jax._src.debugging": {
