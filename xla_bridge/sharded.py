@@ -46,7 +46,7 @@ from jaxlib import xla_client as xc
 
 from funcgrad.kernel.caches import register_cache
 
-from . import runtime
+from . import lapack, runtime
 from .dlpack import dlpack_to_numpy
 from .dtypes import aval
 from .executables import load_compiled
@@ -635,6 +635,11 @@ def compile_spmd(
     hit = _cache.get(key)
     if hit is not None:
         return hit
+    if lapack.needs_lapack(text):  # (as the one-device route: jaxlib's kernels, registered once)
+        try:
+            lapack.ensure_registered(runtime.normalize_platform(devices[0].platform), text)
+        except ValueError as e:
+            raise runtime.XlaBridgeError(str(e), phase="compile", module_text=text) from None
     opts = _spmd_options(devices)
     try:
         loaded = load_compiled(devices[0].client, text, xc.DeviceList(devices), opts, devices, host_callbacks)

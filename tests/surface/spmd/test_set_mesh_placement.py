@@ -186,6 +186,22 @@ def test_host_callbacks_run_once_in_a_program_over_several_devices(capsys):
     assert capsys.readouterr().out.splitlines() == ["sum 28.0", "eager [0 1]"]
 
 
+def test_lapack_kernels_in_a_program_over_several_devices():
+    # (the SPMD route did not register jaxlib's LAPACK kernels as the one-device route does: XLA
+    # found no handler for lapack_sgeqrf_ffi; under set_mesh every eager qr is such a program, as in
+    # flax's orthogonal initializer)
+    from funcgrad.sharding import NamedSharding, PartitionSpec, make_mesh, set_mesh
+
+    a = np.random.default_rng(0).normal(size=(8, 8)).astype(np.float32)
+    x = funcgrad.device_put(a, NamedSharding(make_mesh((8,), ("x",)), PartitionSpec("x")))
+    q, r = funcgrad.jit(fnp.linalg.qr)(x)
+    np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), a, rtol=1e-4, atol=1e-4)
+    with set_mesh(make_mesh((1,), ("x",))):
+        q, r = fnp.linalg.qr(fnp.asarray(a))
+    assert len(r.sharding.device_set) == 1 and r.committed
+    np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), a, rtol=1e-4, atol=1e-4)
+
+
 if __name__ == "__main__":  # jax's side, written out (see the module docstring)
     with open(EXPECTED, "w") as f:
         json.dump(run_jax(ORACLE), f, separators=(",", ":"))
