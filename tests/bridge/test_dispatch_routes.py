@@ -200,4 +200,5 @@ def test_small_numpy_arguments_are_copied_in_the_call_so_no_wait_is_needed():
     f(small)
     for _ in range(5):
         assert f(small)._buffer.is_ready()
-        assert f._native_route((small,), {})._buffer.is_ready()
+        if not jax_loaded():  # the native route exists only without jax's config (module docstring)
+            assert f._native_route((small,), {})._buffer.is_ready()
