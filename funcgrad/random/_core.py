@@ -434,7 +434,10 @@ def _key_of(impl, data):
 def _float_dtype(dtype, name="random"):
     dtype = _dt.default_float if dtype is None else check_user_dtype(dtype, name)
     if not _dt.is_float(dtype):
-        raise ValueError(f"{name}: dtype must be a floating dtype, got {dtype.name}")
+        short = name.rpartition(".")[2]  # (JAX's words: "dtype argument to `normal` ...")
+        raise ValueError(
+            f"dtype argument to `{short}` must be a float dtype (a floating dtype), got {dtype.name}"
+        )
     return dtype
 
 
@@ -783,7 +786,8 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
     k = math.prod(prefix)
     if k > logits.shape[axis]:
         raise ValueError(
-            f"random.categorical: {k} samples without replacement exceed the {logits.shape[axis]} categories"
+            f"random.categorical: Number of samples without replacement ({k}) cannot exceed number of "
+            f"categories ({logits.shape[axis]})"
         )
     _, indices = lax.top_k(fnp.moveaxis(perturbed, axis, -1), k)
     return fnp.moveaxis(indices, -1, 0).reshape(shape)

@@ -79,6 +79,11 @@ def test_eager_errors_are_the_general_routes():
             np.zeros(2, np.uint32), impl="threefry2x32", dtype=fr.key_dtype())):  # fmt: skip
         with pytest.raises(ValueError, match="Cannot specify both `impl` and `dtype`"):
             make()
+    # (JAX's random_lax_test testDtypeErrorMessage, testCategoricalWithoutReplacement: its words)
+    with pytest.raises(ValueError, match=r"dtype argument to `normal` must be a float"):
+        fr.normal(key, (2,), np.int32)
+    with pytest.raises(ValueError, match="Number of samples without replacement"):
+        fr.categorical(key, np.zeros(3), shape=(4,), replace=False)
     # (JAX's random_lax_test test_prng_errors) a Python int seed outside int64 is JAX's
     # OverflowError for every generator, eagerly and under jit (2**63 made a key; 2**64 a TypeError)
     for seed in (2**63, 2**64, -(2**63) - 1):
