@@ -115,7 +115,9 @@ def leslie(f, s):
     """
     f, s = fnp.atleast_1d(fnp.asarray(f)), fnp.atleast_1d(fnp.asarray(s))
     if f.shape[-1] < 2:
-        raise ValueError(f"leslie: f must have at least 2 entries along its last axis, got shape {f.shape}")
+        raise ValueError(
+            f"leslie: the length of f along the last axis must be at least 2, got shape {f.shape}"
+        )
     if s.shape[-1] != f.shape[-1] - 1:
         raise ValueError(f"leslie: s must have one entry fewer than f, got f {f.shape} and s {s.shape}")
     n = f.shape[-1]
@@ -138,7 +140,9 @@ def companion(a):
     if a.dtype.kind in "biu":
         a = a.astype(float)
     if a.shape[-1] < 2:
-        raise ValueError(f"companion: a must have at least 2 coefficients, got shape {a.shape}")
+        raise ValueError(
+            f"companion: the length of `a` along the last axis must be at least 2, got shape {a.shape}"
+        )
     first = -a[..., 1:] / a[..., :1]
     m = a.shape[-1] - 1
     sub = fnp.broadcast_to(fnp.eye(m - 1, m, dtype=first.dtype), (*a.shape[:-1], m - 1, m))
@@ -166,7 +170,9 @@ def fiedler_companion(a):
     if a.dtype.kind in "biu":
         a = a.astype(float)
     if a.shape[-1] == 0:
-        raise ValueError(f"fiedler_companion: a must not be empty, got shape {a.shape}")
+        raise ValueError(
+            f"fiedler_companion: a must have a nonzero length along its last axis, got shape {a.shape}"
+        )
     n = a.shape[-1] - 1
     if n == 0:
         return fnp.zeros((*a.shape[:-1], 0, 0), a.dtype)
@@ -206,9 +212,9 @@ def convolution_matrix(a, n: int, mode: str = "full"):
         raise ValueError("convolution_matrix: a must be at least 1-dimensional, got a scalar")
     m = a.shape[-1]
     if m < 1:
-        raise ValueError(f"convolution_matrix: a must not be empty, got shape {a.shape}")
+        raise ValueError(f"convolution_matrix: len(a) must be at least 1, got shape {a.shape}")
     if mode not in ("full", "valid", "same"):
-        raise ValueError(f"convolution_matrix: mode must be 'full', 'valid' or 'same', got {mode!r}")
+        raise ValueError(f"convolution_matrix: mode must be one of 'full', 'valid' or 'same', got {mode!r}")
     pad = [(0, 0)] * (a.ndim - 1) + [(0, n - 1)]
     az, raz = fnp.pad(a, pad), fnp.pad(fnp.flip(a, -1), pad)
     length = m + n - 1
@@ -255,7 +261,7 @@ def _pascal_lower(n):
 def _kind(kind, name):
     kind = "symmetric" if kind is None else kind
     if kind not in ("symmetric", "lower", "upper"):
-        raise ValueError(f"{name}: kind must be 'symmetric', 'lower' or 'upper', got {kind!r}")
+        raise ValueError(f"{name}: Expected kind to be one of 'symmetric', 'lower' or 'upper', got {kind!r}")
     return kind
 
 

@@ -294,3 +294,19 @@ def test_solve_triangular_of_16_bit_floats_as_jax():
             assert outs[0][0].dtype == outs[1][0].dtype == dtype
             for got, want in zip(outs[0], outs[1]):
                 np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2)
+
+
+def test_special_matrix_errors_in_jax_s_words():
+    # (JAX's linalg_test testCompanionInvalidLength, testLeslieInvalidLength,
+    # testFiedlerCompanionEmptyInput, testConvolutionMatrixInvalidArgs, testInvpascalInvalidKind)
+    cases = [
+        (lambda: fsl.companion(np.ones(1)), "length of `a` along the last axis"),
+        (lambda: fsl.leslie(np.ones(1), np.ones(0)), "length of f along the last axis"),
+        (lambda: fsl.fiedler_companion(np.ones((3, 0))), "nonzero"),
+        (lambda: fsl.convolution_matrix(np.ones(3), 3, mode="bad"), "mode must be one of"),
+        (lambda: fsl.convolution_matrix(np.zeros(0), 3), r"len\(a\) must be at least 1"),
+        (lambda: fsl.invpascal(3, kind="bad"), "Expected kind to be one of"),
+    ]
+    for call, match in cases:
+        with pytest.raises(ValueError, match=match):
+            call()
