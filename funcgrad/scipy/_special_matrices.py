@@ -119,7 +119,10 @@ def leslie(f, s):
             f"leslie: the length of f along the last axis must be at least 2, got shape {f.shape}"
         )
     if s.shape[-1] != f.shape[-1] - 1:
-        raise ValueError(f"leslie: s must have one entry fewer than f, got f {f.shape} and s {s.shape}")
+        raise ValueError(
+            f"leslie: Incorrect lengths for f and s (s must have one entry fewer than f), got f {f.shape} "
+            f"and s {s.shape}"
+        )
     n = f.shape[-1]
     dtype = fnp.result_type(f, s)
     batch = np.broadcast_shapes(f.shape[:-1], s.shape[:-1])
