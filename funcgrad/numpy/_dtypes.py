@@ -489,6 +489,8 @@ def _least_upper_bound(nodes):
 def _lattice_result_type(pairs) -> tuple[np.dtype, bool]:
     # JAX's lattice_result_type over (canonical dtype, weak) pairs, canonicalised after.
     dtypes = [d for d, _ in pairs]
+    if any(not isinstance(d, np.dtype) for d in dtypes):  # typed PRNG keys' dtypes: not on the lattice
+        return _dt.result_type(*pairs)
     weak = [w for _, w in pairs]
     if len(pairs) == 1 or (len(set(dtypes)) == 1 and not all(weak)):
         out, out_weak = dtypes[0], weak[0] and len(pairs) == 1

@@ -230,3 +230,15 @@ def test_lax_select_of_keys_as_jax():
     same_keys(funcgrad.lax.select_n(np.array([1, 0]), k, k2), jax.lax.select_n(np.array([1, 0]), kj, kj2))
     traced = funcgrad.jit(lambda p, a, b: funcgrad.lax.select(p, a, b))(False, k, k2)
     same_keys(traced, jax.jit(lambda p, a, b: jax.lax.select(p, a, b))(False, kj, kj2))
+
+
+def test_result_type_of_keys_under_jax_promotion_lattice_as_jax():
+    # (flax's nnx.tabulate reads jnp.result_type of every leaf, keys included; JAX's lattice, used in
+    # 32-bit mode and under strict promotion, refused the key dtype with NumPy's TypeError)
+    k, kj = fr.key(0), jr.key(0)
+    with funcgrad.numpy_dtype_promotion("strict"), jax.numpy_dtype_promotion("strict"):
+        assert str(fnp.result_type(k)) == str(jnp.result_type(kj)) == "key<fry>"
+        with pytest.raises(ValueError, match="is not a valid dtype for JAX type promotion"):
+            jnp.result_type(kj, 1.0)
+        with pytest.raises(ValueError, match="is not a valid dtype for JAX type promotion"):
+            fnp.result_type(k, 1.0)
