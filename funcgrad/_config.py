@@ -86,11 +86,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from funcgrad import debug, jitting, xla_bridge
+from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
@@ -736,95 +736,7 @@ def transfer_guard_device_to_device(new_val: str):
 
 
 # ----------------------------------------------------------------------------------------------
-# User contexts (``jax.make_user_context``)
-
-_UNSET = object()
-
-
-class UserContext:
-    """``with ctx(value):``: the user context ``ctx`` holds ``value`` in this thread inside."""
-
-    __slots__ = ("_config", "_new_value", "_prev_value")
-
-    def __init__(self, config: UserConfig, new_value):
-        self._config = config
-        self._new_value = new_value
-
-    def __enter__(self):
-        self._prev_value = self._config._swap_local(self._new_value)
-
-    def __exit__(self, exc_type, exc_val, exc_tb):
-        self._config._swap_local(self._prev_value)
-
-
-class UserConfig:
-    """A value that is part of every ``jit`` trace cache key (``make_user_context`` makes one):
-    ``.value`` (this thread's, else the global one), ``get_global``/``set_global`` and
-    ``ctx(value)``, a context manager setting it in this thread."""
-
-    def __init__(self, default_value):
-        hash(default_value)  # a cache key part: refuse an unhashable default here, not at a call
-        self._default = default_value
-        self._global = default_value
-        self._local = threading.local()
-
-    @property
-    def value(self):
-        local = getattr(self._local, "value", _UNSET)
-        return self._global if local is _UNSET else local
-
-    def get_global(self):
-        return self._global
-
-    def set_global(self, new_value):
-        hash(new_value)
-        self._global = new_value
-        _user_contexts_changed()
-
-    def _swap_local(self, new_value):
-        if new_value is not _UNSET:
-            hash(new_value)
-        previous = getattr(self._local, "value", _UNSET)
-        self._local.value = new_value
-        _user_contexts_changed()
-        return previous
-
-    def __call__(self, new_value) -> UserContext:
-        return UserContext(self, new_value)
-
-    def __repr__(self):
-        return f"UserConfig(value={self.value!r})"
-
-
-def _user_contexts_changed() -> None:
-    # Calls take the staged route (whose key holds the values) while any context is away from its
-    # default (NOTE: the comment on ``jitting.user_contexts``). A value set in one thread routes
-    # every thread's calls that way: they stay correct, keyed on their own thread's values.
-    away = any(c._global != c._default or getattr(c._local, "value", _UNSET) not in (_UNSET, c._default)
-               for c in jitting.user_contexts)  # fmt: skip
-    jitting.set_jit_flags(user_context=away)
-
-
-def make_user_context(default_value=None) -> UserConfig:
-    """A context whose value is part of ``jit``'s cache key: a jitted function called under another
-    value is traced (and compiled) again, so Python code reading ``ctx.value`` while tracing sees
-    the value of the call. The value must be hashable.
-
-    >>> import funcgrad
-    >>> scale = make_user_context(default_value=1.0)
-    >>> f = funcgrad.jit(lambda x: x * scale.value)
-    >>> float(f(2.0))
-    2.0
-    >>> with scale(10.0):
-    ...     float(f(2.0))  # traced again under the new value
-    20.0
-    >>> float(f(2.0)), f.cache_info().misses
-    (2.0, 2)
-    """
-    ctx = UserConfig(default_value)
-    jitting.user_contexts.append(ctx)
-    return ctx
-
+# User contexts (``jax.make_user_context``): funcgrad._user_contexts
 
 # jax_threefry_partitionable's value, part of jit's cache key as JAX's trace context holds it
 # (funcgrad/random reads it while tracing: NOTE: [threefry bit streams]).

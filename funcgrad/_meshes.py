@@ -5,7 +5,7 @@
 
 Layer: surface, under ``funcgrad._shardings`` (which re-exports these names). Imports numpy, the
 kernel's cache registry and hooks, ``xla_bridge`` (devices, and ``xla_bridge.sharded`` on first
-use) and ``funcgrad._config`` on first use (the user context of ``set_mesh``).
+use) and ``funcgrad._user_contexts`` (the user context of ``set_mesh``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from funcgrad import xla_bridge
+from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import core
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.hooks import hooks
@@ -73,7 +74,7 @@ _context = _MeshContext()
 # type's spec, on Explicit axes); a committed argument on other devices meets "Received
 # incompatible devices ... and jit's context mesh". ``with mesh:``/``use_mesh``,
 # ``use_abstract_mesh`` and ``device_put(x)`` place nothing (as JAX's). The mesh set is a user
-# context of ``jit`` (``_device_context()``, a ``funcgrad._config`` UserConfig): part of the trace
+# context of ``jit`` (``_device_context()``, a ``funcgrad._user_contexts`` UserConfig): part of the trace
 # cache key, as JAX's ``device_context`` is, and while it is set calls take the staged route (the
 # native dispatcher's key knows nothing of it). The lower layers read it through
 # ``hooks.context_mesh`` (None while no thread has a mesh set, so eager operations pay one
@@ -90,13 +91,11 @@ _placing = 0  # how many threads have a mesh set (hooks.context_mesh is None at 
 
 
 def _device_context():
-    """The UserConfig (``funcgrad._config``) that holds the mesh ``set_mesh`` set in each thread:
-    imported on first use (``funcgrad._config`` imports ``jitting``, which imports this module)."""
+    """The user context (``funcgrad._user_contexts``) that holds the mesh ``set_mesh`` set in each
+    thread, made at the first ``set_mesh`` (until then jit's cache key holds no entry for it)."""
     global _device_config
     if _device_config is None:
-        from funcgrad import _config  # noqa: PLC0415 - import-time cost: funcgrad loads _config on first use
-
-        _device_config = _config.make_user_context(None)
+        _device_config = make_user_context(None)
     return _device_config
 
 

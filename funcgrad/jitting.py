@@ -32,12 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import xla_bridge
+from funcgrad import _user_contexts, xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged
 from funcgrad._api_util import abstractify, explain_concretization, flatten_outputs, is_abstract
 from funcgrad._sharding_types import renamed_out_shardings
 from funcgrad._shardings import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
 from funcgrad._trace_key import _argnums, _as_tuple, _aval_key, _explain, _ref_key
+from funcgrad._user_contexts import user_contexts  # NOTE: [user contexts]
 from funcgrad.kernel import batching, core, monitoring
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -96,13 +97,6 @@ _jit_flags = {
 }
 _logger = logging.getLogger("funcgrad")
 
-# ``funcgrad.make_user_context``'s contexts (funcgrad.config): their current values are part of
-# every trace cache key, so a function traced under one value is traced again under another (JAX
-# keys its jit cache on them). The native route's key knows nothing of them: while any context is
-# away from its default (the ``user_context`` flag), calls take the staged route, whose key holds
-# them, and the native cache, filled under the defaults, is not consulted.
-user_contexts: list = []
-
 
 def set_jit_flags(**flags) -> None:
     """Set jit flags (called by ``funcgrad.config``, NOTE: [jit flags])."""
@@ -118,6 +112,16 @@ def set_jit_flags(**flags) -> None:
         set_call_redirect(_call_staged)
     else:
         set_call_redirect(None)
+
+
+def _user_contexts_moved(away: bool) -> None:
+    set_jit_flags(user_context=away)
+
+
+# NOTE: [user contexts]: a context moved before this module was imported is taken up now.
+_user_contexts.changed_hook = _user_contexts_moved
+if _user_contexts.contexts_away():
+    set_jit_flags(user_context=True)
 
 
 def _call_staged(self, args, kwargs):
