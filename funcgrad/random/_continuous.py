@@ -34,6 +34,7 @@ from funcgrad.random._core import (
     check_safe_cast,
     check_shape,
     exponential,
+    key_impl,
     normal,
     split,
     uniform,
@@ -112,7 +113,10 @@ def _gamma_impl(key, a, log_space):
         return fnp.zeros(a.shape, a.dtype)
     keys = split(key, a.size)
     one = functools.partial(_gamma_one, log_space=log_space)
-    return api.vmap(one)(keys, a.reshape(-1)).reshape(a.shape)
+    if key_impl(keys) == "threefry2x32":  # vmap draws what the loop draws: one batched program
+        return api.vmap(one)(keys, a.reshape(-1)).reshape(a.shape)
+    # JAX's loop: a vmapped rbg RngBitGenerator draws the batch from its first key (JAX's rule)
+    return lax.map(lambda args: one(*args), (keys, a.reshape(-1))).reshape(a.shape)
 
 
 _gamma_sample = custom_jvp(_gamma_impl, nondiff_argnums=(2,))

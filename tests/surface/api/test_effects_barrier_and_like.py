@@ -58,9 +58,11 @@ def test_effects_barrier_with_asynchronous_dispatch():
 )
 def test_shape_dtype_struct_like(value, want):
     assert ShapeDtypeStruct.like(value) == want
-    assert ShapeDtypeStruct.like(
+    # (a ShapeDtypeStruct of shape () has no len(), as JAX's: compare its fields, not its truth)
+    of_array = ShapeDtypeStruct.like(
         funcgrad.numpy.asarray(value) if not isinstance(value, ShapeDtypeStruct) else value
     )
+    assert (of_array.shape, of_array.dtype) == (want.shape, want.dtype)
 
 
 def test_shape_dtype_struct_like_of_a_traced_value_and_of_an_array():
