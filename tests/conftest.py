@@ -150,6 +150,21 @@ def rng():
     return np.random.default_rng(0)
 
 
+@pytest.fixture(scope="module")
+def x32():
+    """funcgrad in 32-bit mode for a module's tests (the module says ``RUNS_IN_X32 = True``; the
+    previous mode restored after them: one switch each way, since a switch empties every trace and
+    compile cache)."""
+    import funcgrad
+
+    previous = funcgrad.config.jax_enable_x64
+    funcgrad.config.update("jax_enable_x64", False)
+    try:
+        yield
+    finally:
+        funcgrad.config.update("jax_enable_x64", previous)
+
+
 @pytest.fixture
 def uncached():
     """A context in which eager ``grad`` records nothing and caches nothing (the reference path of

@@ -45,7 +45,7 @@ def needs_spmd(closed, args, in_shardings=None, out_shardings=None) -> bool:
     """Whether a call of ``closed`` on ``args`` runs on several devices: shardings were asked
     for, the jaxpr holds a mesh, an argument is a sharded Array (NOTE: [SPMD call route] in
     xla_bridge/spmd.py), or a mesh is set (NOTE: [placement in context])."""
-    if hooks.context_mesh is not None and hooks.context_mesh() is not None:
+    if context_mesh() is not None:
         return True
     if in_shardings is not None and any(s is not None for s in in_shardings):
         return True
@@ -64,7 +64,7 @@ def eager_on_devices(primitive, args, params):
     """An eager primitive with an operand sharded over several devices, or under ``set_mesh``
     (NOTE: [placement in context]), runs there, compiled, and its result stays sharded (as JAX's
     computation follows data); otherwise ``NotImplemented``: the kernel computes on the host."""
-    if hooks.context_mesh is not None and hooks.context_mesh() is not None:
+    if context_mesh() is not None:
         return hooks.eager_compiled(primitive, args, params)  # jit_call takes the SPMD route
     for x in args:
         if type(x) is Array and x._buffer is not None and not hasattr(x._buffer._sharding, "_fg_device"):

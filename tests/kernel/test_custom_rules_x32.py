@@ -11,19 +11,10 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 
-# tests/conftest.py checks that no test leaves the 32-bit mode set; this module's fixture keeps it
-# set across the module's tests on purpose.
+# tests/conftest.py checks that no test leaves the 32-bit mode set; its module-scoped ``x32``
+# fixture keeps it set across this module's tests on purpose.
 RUNS_IN_X32 = True
-
-
-@pytest.fixture(scope="module", autouse=True)
-def x32():
-    previous = funcgrad.config.jax_enable_x64
-    funcgrad.config.update("jax_enable_x64", False)
-    try:
-        yield
-    finally:
-        funcgrad.config.update("jax_enable_x64", previous)
+pytestmark = pytest.mark.usefixtures("x32")
 
 
 def _custom_vjp(seen):

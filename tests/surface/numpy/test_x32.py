@@ -22,21 +22,9 @@ import jax.numpy as jnp  # noqa: E402
 from jax import lax as jlax  # noqa: E402
 from jax._src import config as _jax_config  # noqa: E402
 
-# tests/conftest.py checks that no test leaves the 32-bit mode set; this module's fixture keeps it
-# set across the module's tests on purpose.
+# tests/conftest.py checks that no test leaves the 32-bit mode set; its module-scoped ``x32``
+# fixture keeps it set across this module's tests (those that ask for it) on purpose.
 RUNS_IN_X32 = True
-
-
-@pytest.fixture(scope="module")
-def x32():
-    """funcgrad in 32-bit mode for this module's tests (the previous mode restored after them; one
-    switch each way, since a switch empties every trace and compile cache)."""
-    previous = funcgrad.config.jax_enable_x64
-    funcgrad.config.update("jax_enable_x64", False)
-    try:
-        yield
-    finally:
-        funcgrad.config.update("jax_enable_x64", previous)
 
 
 def _f(x):
