@@ -120,8 +120,7 @@ def _user_contexts_moved(away: bool) -> None:
 
 # NOTE: [user contexts]: a context moved before this module was imported is taken up now.
 _user_contexts.changed_hook = _user_contexts_moved
-if _user_contexts.contexts_away():
-    set_jit_flags(user_context=True)
+_user_contexts_moved(_user_contexts.contexts_away())
 
 
 def _call_staged(self, args, kwargs):
