@@ -32,6 +32,7 @@ from funcgrad.kernel.core import source_info_config
 from funcgrad.numpy._dtypes import ExtendedArray
 from funcgrad.numpy.indexing import dslice as ds  # (jax.ds: a slice whose start may be traced)
 from funcgrad.ref import HITYPES, Ref
+from funcgrad.xla_bridge import runtime_tokens
 
 __all__ = [
     "clear_caches",
@@ -201,21 +202,18 @@ def live_arrays(platform: str | None = None) -> list[Array]:
 
 
 def effects_barrier() -> None:
-    """Wait until every computation dispatched so far whose results are alive has finished, and
-    with it the host callbacks it runs (``debug.print``, ``debug.callback``, ``io_callback``), as
-    ``jax.effects_barrier`` does. With one CPU device funcgrad runs programs in the calling thread
-    (NOTE: [synchronous CPU dispatch]), so there is nothing to wait for; with several, or on a
-    GPU, a jitted call may return before its program ends. (A program whose results were all
-    dropped is not waited for: funcgrad keeps no runtime tokens, it waits on the arrays.)
+    """Wait until every computation dispatched so far that has side effects has finished, its host
+    callbacks included (``debug.print``, ``debug.callback``, ``io_callback``, ``pure_callback``),
+    as ``jax.effects_barrier`` does: on one device or several, whether or not the program has
+    results (a print-only program too). Like JAX, it waits on the runtime tokens those executions
+    return (NOTE: [runtime tokens] in xla_bridge/runtime_tokens.py), not on arrays: a program
+    without side effects is waited for by reading its results (``block_until_ready``).
 
     >>> import funcgrad, funcgrad.numpy as fnp
-    >>> y = funcgrad.jit(lambda x: x * 2.0)(fnp.ones(3))
-    >>> effects_barrier()
+    >>> funcgrad.jit(lambda x: funcgrad.debug.print("x = {}", x))(fnp.ones(2)); effects_barrier()
+    x = [1. 1.]
     """
-    for obj in gc.get_objects():
-        # A deleted or donated buffer has no computation left to wait for (and refuses the wait).
-        if type(obj) is Array and obj._buffer is not None and not obj._buffer.is_deleted():
-            obj._buffer.block_until_ready()
+    runtime_tokens.wait_all()
 
 
 def _platform_of(a: Array, default: str) -> str:

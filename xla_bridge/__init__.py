@@ -19,6 +19,7 @@ resolve lazily (module ``__getattr__``) from their submodules on first access:
   dispatcher
 - ``meshes`` (text), ``sharded`` (jaxlib shardings, sharded puts/reads, SPMD executables),
   ``spmd_route`` (which calls need several devices) and ``spmd`` (their route);
+  ``runtime_tokens``: the runtime tokens of programs with host callbacks (``effects_barrier``);
   ``distributed``: several processes
 
 A submodule exports a name here by listing it in its ``_REEXPORTED`` (NOTE: [derived namespaces]

@@ -39,7 +39,7 @@ from jaxlib import xla_client as xc
 
 from funcgrad.kernel.caches import register_cache
 
-from . import backends, compile_cache, lapack, plugins
+from . import backends, compile_cache, lapack, plugins, runtime_tokens
 from .backends import (
     DONATED,
     ArrayImpl,
@@ -104,13 +104,16 @@ class Executable:
         "call",
         "device",
         "donate_argnums",
+        "effectful",
         "in_avals",
         "out_avals",
         "platform",
     )
 
-    def __init__(self, loaded, module_text, in_avals, out_avals, device, donate_argnums=()):
+    def __init__(self, loaded, module_text, in_avals, out_avals, device, donate_argnums=(), effectful=False):
         self._loaded = loaded
+        # A program with host callbacks returns a runtime token (NOTE: [runtime tokens]).
+        self.effectful = effectful
         self._execute = loaded.execute_sharded
         self._text = module_text
         self.in_avals = tuple(_as_aval(a) for a in in_avals)
@@ -131,6 +134,8 @@ class Executable:
         # No reference back to self: the executable must not sit in a reference cycle.
         execute, handlers, expected = self._execute, self._handlers, self._in_list
         in_avals, device = self.in_avals, self.device
+        if self.effectful:
+            return _effectful_call(execute, handlers, in_avals, device)
 
         def call(buffers):
             try:
@@ -181,6 +186,23 @@ class Executable:
         ins = ", ".join(map(repr, self.in_avals))
         outs = ", ".join(map(repr, self.out_avals))
         return f"Executable(({ins}) -> ({outs}) on {self.device})"
+
+
+def _effectful_call(execute, handlers, in_avals, device):
+    """``Executable.call`` of a program with host callbacks: run with a runtime token, which is
+    recorded for ``effects_barrier`` (NOTE: [runtime tokens])."""
+    devices = (device,)
+
+    def call(buffers):
+        _check_inputs(buffers, in_avals, device, False)
+        try:
+            results = execute(buffers, with_tokens=True)
+            runtime_tokens.record(results, devices)
+            return results.consume_with_handlers(handlers)
+        except _JaxRuntimeError as e:
+            raise _execute_error(e, device) from None
+
+    return call
 
 
 def _check_inputs(buffers, in_avals, device, strict):
@@ -361,7 +383,7 @@ def compile(
         loaded = load_compiled(backend.client, module_text, device_list, opts, (device,), host_callbacks)
     except _JaxRuntimeError as e:
         raise _compile_error(e, module_text, backend.platform, device) from None
-    exe = Executable(loaded, module_text, ins, outs, device, donate)
+    exe = Executable(loaded, module_text, ins, outs, device, donate, effectful=bool(host_callbacks))
     with _lock:
         if len(_exe_cache) >= _EXE_CACHE_SIZE:
             _exe_cache.pop(next(iter(_exe_cache)))  # oldest first: dicts keep insertion order

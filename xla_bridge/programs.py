@@ -118,12 +118,15 @@ class Compiled:
     def fastpath_data(self, outputs, n_args: int, committed: bool):
         """What jaxlib's C++ dispatcher needs to run this program for ``n_args`` leaves, whose
         results have the pytree structure of ``outputs`` (committed with ``committed``); ``None``
-        when it cannot (a program over several devices whose parameters are not the leaves).
+        when it cannot (a program over several devices whose parameters are not the leaves, or one
+        with host callbacks, whose runtime token Python records: NOTE: [runtime tokens]).
 
         The one-device program gives every parameter and result its device's sharding; the SPMD
         program its executable's, which the dispatcher compares with each argument's, as JAX's.
         """
         exe = self.executable
+        if exe.effectful:
+            return None  # its runtime token is recorded in Python (NOTE: [runtime tokens])
         n_in = len(self.const_buffers) + n_args
         if self.in_shardings is None:
             ins = [self._one_sharding] * n_in

@@ -46,7 +46,7 @@ from jaxlib import xla_client as xc
 
 from funcgrad.kernel.caches import register_cache
 
-from . import lapack, runtime
+from . import lapack, runtime, runtime_tokens
 from .dlpack import dlpack_to_numpy
 from .dtypes import aval
 from .executables import load_compiled
@@ -517,8 +517,12 @@ class SpmdExecutable:
     ``in_avals``/``out_avals``, ``donate_argnums``.
     """
 
-    def __init__(self, loaded, text, in_avals, out_avals, devices, in_shardings, out_shardings, donate):
+    def __init__(
+        self, loaded, text, in_avals, out_avals, devices, in_shardings, out_shardings, donate, effectful=False
+    ):
         self._loaded = loaded
+        # A program with host callbacks returns a runtime token (NOTE: [runtime tokens]).
+        self.effectful = effectful
         self._text = text
         self.in_avals = tuple(in_avals)
         self.out_avals = tuple(out_avals)
@@ -539,6 +543,7 @@ class SpmdExecutable:
         handlers, expected = self._handlers, list(self.in_avals)
         shardings, n = self.in_shardings, len(self.in_avals)
         check = self.check
+        effectful, devices = self.effectful, self.devices
 
         def call(buffers):
             try:
@@ -550,6 +555,10 @@ class SpmdExecutable:
             if not ok:
                 check(buffers)
             try:
+                if effectful:
+                    results = execute(buffers, with_tokens=True)
+                    runtime_tokens.record(results, devices)
+                    return results.consume_with_handlers(handlers)
                 return execute(buffers).consume_with_handlers(handlers)
             except _jax.JaxRuntimeError as e:
                 raise runtime.XlaBridgeError(
@@ -659,7 +668,15 @@ def compile_spmd(
         s = MeshSharding(devices, h, mesh)
         out_shardings.append(s)
     exe = SpmdExecutable(
-        loaded, text, in_avals, out_avals, devices, in_shardings, out_shardings, donate_argnums
+        loaded,
+        text,
+        in_avals,
+        out_avals,
+        devices,
+        in_shardings,
+        out_shardings,
+        donate_argnums,
+        effectful=bool(host_callbacks),
     )
     _cache[key] = exe
     return exe

@@ -1,4 +1,4 @@
-"""``effects_barrier`` (waits for dispatched programs and their host callbacks) and
+"""``effects_barrier`` (waits for dispatched programs with host callbacks, by their runtime tokens) and
 ``ShapeDtypeStruct.like``, against jax."""
 
 from __future__ import annotations
@@ -38,6 +38,14 @@ def test_effects_barrier_with_asynchronous_dispatch():
         ys = [f(fnp.full((200, 200), float(i))) for i in range(3)]
         funcgrad.effects_barrier()
         assert seen == [0.0, 1.0, 2.0], seen
+        # Programs without results (nothing to wait on but their runtime tokens, as in JAX): a
+        # jitted print-only function, and an eager callback under set_mesh (over both devices).
+        g = funcgrad.jit(lambda x: funcgrad.debug.callback(slow, x))
+        g(fnp.full((2, 2), 3.0))
+        with funcgrad.sharding.set_mesh(funcgrad.sharding.make_mesh((2,), ("x",))):
+            funcgrad.debug.callback(slow, fnp.full((2, 2), 4.0))
+        funcgrad.effects_barrier()
+        assert seen == [0.0, 1.0, 2.0, 3.0, 4.0], seen
         print("ok")
         """
     )
