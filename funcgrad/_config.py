@@ -54,7 +54,10 @@ value and what to do instead:
                                 tracebacks.
 ``jax_debug_key_reuse``         False (funcgrad has no key-reuse checker; ``debug_key_reuse(False)``).
 ``jax_default_device``          None or the default device (others: use jit(device=) / device_put).
-``jax_transfer_guard*``         "allow" (transfers are never guarded).
+``jax_transfer_guard*``         None (unset: "allow"), "allow", "log", "disallow", "log_explicit",
+                                "disallow_explicit": JAX's transfer guards, per direction
+                                (``_host_to_device``, ``_device_to_device``, ``_device_to_host``) or
+                                all three; NOTE: [transfer guard] in funcgrad/_transfer_guard.py.
 ``jax_explicit_x64_dtypes``     "warn" (JAX's default): in 32-bit mode an explicit 64-bit dtype is
                                 truncated with JAX's UserWarning; "error": a ValueError instead;
                                 "allow" (64-bit types in 32-bit mode) cannot be honoured: such a
@@ -84,12 +87,13 @@ True
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad import debug, jitting, xla_bridge
+from funcgrad import _transfer_guard, debug, jitting, xla_bridge
 from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
@@ -285,6 +289,17 @@ def _set_x64(on: bool) -> None:
     jitting.set_jit_flags(x32=not on)
 
 
+def _set_transfer_guard(direction: str, level: str | None) -> None:
+    # NOTE: [transfer guard] (funcgrad/_transfer_guard.py): the level, and jit's calls take the
+    # staged route (which asks the guard about their arguments) while host-to-device or
+    # device-to-device transfers are guarded.
+    _transfer_guard.set_level(direction, level)
+    jitting.set_jit_flags(
+        transfer_guard=_transfer_guard.guarding("host_to_device")
+        or _transfer_guard.guarding("device_to_device")
+    )
+
+
 def use_jax_dtype_rules(on: bool) -> None:
     """JAX's dtype rules in 64-bit mode as well as in 32-bit mode (``funcgrad.as_jax`` turns them
     on; NOTE: [JAX's dtype rules in 64-bit mode] in funcgrad/kernel/dtypes.py). Every trace and
@@ -415,16 +430,19 @@ _FLAG_LIST = [
     _Flag("jax_default_device", None, _default_device_check),
     *[
         _Flag(
-            f"jax_transfer_guard{suffix}",
-            "allow",
-            _only(
-                f"jax_transfer_guard{suffix}",
-                ("allow",),
-                "funcgrad does not guard transfers; leave it 'allow'",
-            ),
+            f"jax_transfer_guard_{direction}",
+            None,  # (unset: "allow"; JAX's default too, so that jax_transfer_guard is not overridden)
+            _transfer_guard.check_enum(f"jax_transfer_guard_{direction}"),
+            functools.partial(_set_transfer_guard, direction),
         )
-        for suffix in ("", "_host_to_device", "_device_to_host", "_device_to_device")
+        for direction in _transfer_guard.DIRECTIONS
     ],
+    _Flag(
+        "jax_transfer_guard",
+        None,
+        _transfer_guard.check_enum("jax_transfer_guard"),
+        lambda v: [config.update(f"jax_transfer_guard_{d}", v) for d in _transfer_guard.DIRECTIONS],
+    ),
     _Flag(
         "jax_explicit_x64_dtypes",
         "warn",
@@ -715,23 +733,40 @@ def default_device(device):
     return _scoped("jax_default_device", device)
 
 
+@contextlib.contextmanager
 def transfer_guard(new_val: str):
-    """Context manager for ``jax_transfer_guard`` (``"allow"`` only: transfers are not guarded)."""
-    return _scoped("jax_transfer_guard", new_val)
+    """Context manager: the transfer guard level of every direction (NOTE: [transfer guard]);
+    each direction's own setting comes back on exit.
+
+    >>> import funcgrad, numpy as np
+    >>> with transfer_guard("disallow"):
+    ...     funcgrad.jit(lambda x: x)(np.ones(2))
+    Traceback (most recent call last):
+    ...
+    jaxlib._jax.JaxRuntimeError: INVALID_ARGUMENT: Disallowed host-to-device transfer: ...
+    """
+    flag = _flag("jax_transfer_guard")
+    previous, value = flag.value, flag.check(new_val)
+    with contextlib.ExitStack() as stack:
+        for direction in _transfer_guard.DIRECTIONS:
+            stack.enter_context(_scoped(f"jax_transfer_guard_{direction}", value))
+        flag.value = value  # (the directions are set above; JAX's reads them, not this one)
+        stack.callback(setattr, flag, "value", previous)
+        yield
 
 
 def transfer_guard_host_to_device(new_val: str):
-    """Context manager for ``jax_transfer_guard_host_to_device`` (``"allow"`` only)."""
+    """Context manager for ``jax_transfer_guard_host_to_device`` (NOTE: [transfer guard])."""
     return _scoped("jax_transfer_guard_host_to_device", new_val)
 
 
 def transfer_guard_device_to_host(new_val: str):
-    """Context manager for ``jax_transfer_guard_device_to_host`` (``"allow"`` only)."""
+    """Context manager for ``jax_transfer_guard_device_to_host`` (never guarded on CPU devices)."""
     return _scoped("jax_transfer_guard_device_to_host", new_val)
 
 
 def transfer_guard_device_to_device(new_val: str):
-    """Context manager for ``jax_transfer_guard_device_to_device`` (``"allow"`` only)."""
+    """Context manager for ``jax_transfer_guard_device_to_device`` (NOTE: [transfer guard])."""
     return _scoped("jax_transfer_guard_device_to_device", new_val)
 
 

@@ -37,6 +37,7 @@ import numpy as np
 import funcgrad.xla_bridge.dispatch  # noqa: F401 - registers Array's device read-back (NOTE: [dispatch registration])
 from funcgrad import (
     _sharding_types,  # noqa: F401 - registers the types of sharded values with the kernel
+    _transfer_guard,
     kernel,
     xla_bridge,
 )
@@ -239,6 +240,12 @@ def device_put_sharded(x, shardings):
     paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(x)]
     out = []
     for v, s, path in zip(leaves, specs, paths):
+        if (
+            _transfer_guard.state.host_to_device
+            and not isinstance(v, Array | core.Tracer)
+            and type(core.current_trace()) is core.EvalTrace
+        ):  # NOTE: [transfer guard]: host data put explicitly (moves between devices are reshards)
+            _transfer_guard.host_value(v, is_explicit=True, device=s)
         if s is None:
             out.append(v if isinstance(v, Array) else Array(canonical_value(np.asarray(v))))
         else:

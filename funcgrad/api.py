@@ -26,6 +26,7 @@ import numpy as np
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
 from funcgrad import (
     _placement,  # installs Array.sharding, .devices(), ... (see its docstring)
+    _transfer_guard,
     xla_bridge,
 )
 from funcgrad._api_util import (
@@ -392,8 +393,20 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
                 "funcgrad arrays hold numbers (bool, int, float, complex or arrays of them)"
             )
 
+    guarded = _transfer_guard.state.host_to_device or _transfer_guard.guarding("device_to_device")
+    if guarded and type(core.current_trace()) is not core.EvalTrace:
+        guarded = False  # (under a transformation a value is placed by the staged program)
+
     def put(v):
-        v = fnp.asarray(v)
+        if guarded:  # NOTE: [transfer guard]: device_put is the explicit transfer
+            if type(v) is not Array:
+                _transfer_guard.host_value(v, is_explicit=True, device=device)
+            elif device is not None:
+                _transfer_guard.device_value(v, device, is_explicit=True)
+            with _transfer_guard.explicit():
+                v = fnp.asarray(v)
+        else:
+            v = fnp.asarray(v)
         if device is None or isinstance(v, core.Tracer):
             return v  # a traced value has no memory to place: the staged program decides
         buffer = xla_bridge.device_put(np.asarray(v), device, weak_type=v.weak_type)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import _user_contexts, xla_bridge
+from funcgrad import _transfer_guard, _user_contexts, xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged
 from funcgrad._api_util import abstractify, explain_concretization, flatten_outputs, is_abstract
 from funcgrad._sharding_types import renamed_out_shardings
@@ -94,6 +94,7 @@ _jit_flags = {
     "no_execution": False,
     "user_context": False,
     "x32": False,
+    "transfer_guard": False,
 }
 _logger = logging.getLogger("funcgrad")
 
@@ -108,7 +109,7 @@ def set_jit_flags(**flags) -> None:
         set_call_redirect(_refuse_execution)
     elif _jit_flags["disable_jit"]:
         set_call_redirect(_call_python)
-    elif _jit_flags["user_context"] or _jit_flags["x32"]:
+    elif _jit_flags["user_context"] or _jit_flags["x32"] or _jit_flags["transfer_guard"]:
         set_call_redirect(_call_staged)
     else:
         set_call_redirect(None)
@@ -124,7 +125,12 @@ _user_contexts_moved(_user_contexts.contexts_away())
 
 
 def _call_staged(self, args, kwargs):
-    """A user context is set: the staged route, whose trace cache key holds its value."""
+    """A user context, 32-bit mode or a transfer guard is set: the staged route, whose trace cache
+    key holds the context's value; a guard is asked about the arguments first (NOTE: [transfer
+    guard]: a host argument of an eager call is an implicit host-to-device transfer)."""
+    if _jit_flags["transfer_guard"] and type(core.current_trace()) is core.EvalTrace:
+        _, _, dyn, dyn_kw = self._split(args, kwargs, check=False)
+        _transfer_guard.jit_arguments(tu.tree_leaves((dyn, dyn_kw)), self._device)
     return self._call(args, kwargs)
 
 

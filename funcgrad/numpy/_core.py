@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from funcgrad import _devices
+from funcgrad import _devices, _transfer_guard
 from funcgrad.kernel import core, ir, templates
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -85,6 +85,12 @@ def _iter_nested(xs):
             yield x
 
 
+# NOTE: [transfer guard]: ``asarray`` asks about host data only for a call from outside funcgrad
+# (``array`` of this file calls it for the user).
+_guard = _transfer_guard.state
+_OWN_FILES = (__file__,)
+
+
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Convert ``a`` (an Array, a traced value, a NumPy array, a scalar or nested lists) to an Array.
 
@@ -120,6 +126,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
                 return ew.copy_p.bind(a)  # stays on its device, committed (NOTE: [committed arrays])
             return Array._from_owned(a._numpy(), a.weak_type)
         return out
+    if _guard.host_to_device and not isinstance(a, list | tuple) and not hasattr(a, "__jax_array__"):
+        _transfer_guard.eager_host_value(a, _OWN_FILES)  # NOTE: [transfer guard]: host data made an Array
     if type(a) in python_scalar_types:
         if dtype is None:
             int_range = _INT64_RANGE if _dt.x64_enabled else _INT32_RANGE
@@ -132,6 +140,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         return _stack_nested(a, dtype)
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
+    if _guard.host_to_device and isinstance(a, list | tuple):
+        _transfer_guard.eager_host_value(a, _OWN_FILES)
     if dtype is None and _dt.jax_rules and isinstance(a, list | tuple):
         dtype = _list_dtype(a)
         if dtype is None:

@@ -17,6 +17,7 @@ import functools
 
 import numpy as np
 
+from funcgrad import _placement, _transfer_guard
 from funcgrad._placement import (  # JAX 0.10's explicit sharding
     placed_in_context,
     sharded_like,
@@ -99,11 +100,18 @@ def _honours_device(fn):
     return takes_out_sharding(placed)
 
 
+# NOTE: [transfer guard]: the public creation functions' wrappers (this file's and
+# ``takes_out_sharding``'s), skipped when asking whether the user called one.
+_WRAPPERS = (__file__, _placement.__file__)
+
+
 def _filled(shape, value, dtype, weak: bool = False):
     """``shape`` filled with the scalar ``value``: computed by NumPy eagerly; under a staging trace
     a ``broadcast_in_dim`` of the scalar (see the module docstring)."""
     if shape and under_staging(core.current_trace()):
         return st.broadcast_in_dim(Array._from_owned(np.asarray(value, dtype), weak), shape, ())
+    if _transfer_guard.state.host_to_device:  # NOTE: [transfer guard]: JAX transfers the fill value
+        _transfer_guard.eager_host_value(np.asarray(value, dtype), _WRAPPERS)
     return Array._from_owned(np.full(shape, value, dtype), weak)
 
 
