@@ -114,7 +114,8 @@ def _ls_transpose(cts, *args, const_lengths, jaxprs):
     matvec, vecmat, solve, transpose_solve = jaxprs
     if transpose_solve is None:
         raise TypeError(
-            "custom_linear_solve: reverse-mode differentiation needs transpose_solve (or symmetric=True)"
+            "transpose_solve required for backwards mode automatic differentiation of "
+            "custom_linear_solve (pass transpose_solve=, or symmetric=True)"
         )
     consts, b = split_consts(args, const_lengths)
     if any(is_undefined_primal(c) for group in consts for c in group):

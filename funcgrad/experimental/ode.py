@@ -231,8 +231,9 @@ def _odeint_rev(func, rtol, atol, mxstep, hmax, res, g):
 
     def scan_fun(carry, i):
         y_bar, t0_bar, args_bar = carry
-        # The cotangent of ts[i]: the dynamics there dotted with the output cotangent.
-        t_bar = fnp.dot(func(ys[i], ts[i], *args), g[i])
+        # The cotangent of ts[i]: the dynamics there dotted with the output cotangent (its real
+        # part, as JAX's: a time is real, also for a complex state).
+        t_bar = fnp.real(fnp.dot(func(ys[i], ts[i], *args), g[i]))
         t0_bar = t0_bar - t_bar
         _, y_bar, t0_bar, args_bar = odeint(
             aug_dynamics, (ys[i], y_bar, t0_bar, args_bar), fnp.stack([-ts[i], -ts[i - 1]]), *args,

@@ -23,6 +23,7 @@ weights outside the image move onto the edge pixels, as PyTorch pads by replicat
 from __future__ import annotations
 
 import enum
+import operator
 
 import numpy as np
 
@@ -162,9 +163,12 @@ def _scale_and_translate(x, shape, spatial_dims, scale, translation, method, ant
 
 def _check_shape(name, image, shape) -> tuple[int, ...]:
     try:
-        shape = tuple(int(s) for s in shape)
+        # (operator.index: a fractional size such as 10.5 is refused, as JAX's canonical shapes do)
+        shape = tuple(operator.index(s) for s in shape)
     except TypeError:
-        raise TypeError(f"image.{name}: shape must be a sequence of ints, got {shape!r}") from None
+        raise TypeError(
+            f"image.{name}: Shapes must be 1D sequences of concrete values of integer type, got {shape!r}"
+        ) from None
     if len(shape) != image.ndim:
         raise ValueError(
             f"image.{name}: shape must have length equal to the number of dimensions of the image; "

@@ -30,19 +30,26 @@ def _leaves(tree, what: str):
     return flat, treedef
 
 
-def _check_same(what: str, out_tree, out_avals, tree, avals, aux: bool):
-    """``what`` returned values shaped like ``b``/``initial_guess`` (plus aux when ``aux``)."""
+def _check_same(func: str, expected: str, out_tree, out_avals, tree, avals, aux: bool):
+    """``func`` (a user function: ``matvec``, ``solve``, ...) returned values shaped like
+    ``expected`` (``b``, ``initial_guess``; plus aux when ``aux``), in JAX's words and types."""
     if aux:
         pair = tu.tree_unflatten(out_tree, range(out_tree.num_leaves))
         if not isinstance(pair, tuple) or len(pair) != 2:
-            raise TypeError(f"{what} must return a pair (solution, aux) when has_aux=True")
+            raise ValueError(
+                f"{func}() produced a pytree with structure {out_tree}, but a pytree tuple with "
+                "auxiliary output was expected because has_aux was set to True."
+            )
         out_tree = tu.tree_structure(pair[0])
     if out_tree != tree:
-        raise TypeError(f"{what} must return the structure of its input {tree}, got {out_tree}")
+        raise TypeError(f"{func}() output pytree structure must match {expected}, got {out_tree} and {tree}.")
+    out_shapes, shapes = [o.shape for o in out_avals[: len(avals)]], [a.shape for a in avals]
+    if out_shapes != shapes:
+        raise ValueError(f"{func}() output shapes must match {expected}, got {out_shapes} and {shapes}")
     for i, (o, a) in enumerate(zip(out_avals, avals)):
-        if (o.shape, o.dtype) != (a.shape, a.dtype):
+        if o.dtype != a.dtype:
             raise TypeError(
-                f"{what}: output leaf {i} is {o.str_short()} but the input's is {a.str_short()}; "
+                f"{func}(): output leaf {i} is {o.str_short()} but {expected}'s is {a.str_short()}; "
                 "it must return values of the same shapes and dtypes"
             )
 
@@ -90,11 +97,11 @@ def custom_linear_solve(
     avals = [core.get_aval(x) for x in b_flat]
     in_tree = tu.tree_structure((b,))
     matvec_j, matvec_c, out_tree = _trace(matvec, in_tree, avals, "custom_linear_solve matvec")
-    _check_same("custom_linear_solve matvec", out_tree, matvec_j.out_avals, tree, avals, False)
+    _check_same("matvec", "b", out_tree, matvec_j.out_avals, tree, avals, False)
     solve_j, solve_c, out_tree = _trace(
         lambda x: solve(matvec, x), in_tree, avals, "custom_linear_solve solve"
     )
-    _check_same("custom_linear_solve solve", out_tree, solve_j.out_avals, tree, avals, has_aux)
+    _check_same("solve", "b", out_tree, solve_j.out_avals, tree, avals, has_aux)
     vecmat_j = tr_j = None
     vecmat_c = tr_c = []
     if transpose_solve is not None:
@@ -108,7 +115,7 @@ def custom_linear_solve(
         tr_j, tr_c, out_tree = _trace(
             lambda x: transpose_solve(vecmat, x), in_tree, avals, "custom_linear_solve transpose_solve"
         )
-        _check_same("custom_linear_solve transpose_solve", out_tree, tr_j.out_avals, tree, avals, has_aux)
+        _check_same("transpose_solve", "b", out_tree, tr_j.out_avals, tree, avals, has_aux)
     lengths = (len(matvec_c), len(vecmat_c), len(solve_c), len(tr_c))
     outs = custom_linear_solve_p.bind(
         *matvec_c, *vecmat_c, *solve_c, *tr_c, *b_flat, const_lengths=lengths,
@@ -137,9 +144,9 @@ def custom_root(f: Callable, initial_guess, solve: Callable, tangent_solve: Call
     avals = [core.get_aval(x).strip_weak_type() for x in guess_flat]
     in_tree = tu.tree_structure((initial_guess,))
     f_j, f_c, out_tree = _trace(f, in_tree, avals, "custom_root f")
-    _check_same("custom_root f", out_tree, f_j.out_avals, tree, avals, False)
+    _check_same("f", "initial_guess", out_tree, f_j.out_avals, tree, avals, False)
     solve_j, solve_c, sol_tree = _trace(lambda x: solve(f, x), in_tree, avals, "custom_root solve")
-    _check_same("custom_root solve", sol_tree, solve_j.out_avals, tree, avals, has_aux)
+    _check_same("solve", "initial_guess", sol_tree, solve_j.out_avals, tree, avals, has_aux)
     n = len(avals)
 
     def linearize_and_solve(*args):
@@ -160,7 +167,7 @@ def custom_root(f: Callable, initial_guess, solve: Callable, tangent_solve: Call
         [*avals, *avals],
         "custom_root tangent_solve",
     )
-    _check_same("custom_root tangent_solve", ls_tree, ls_j.out_avals, tree, avals, False)
+    _check_same("tangent_solve", "x", ls_tree, ls_j.out_avals, tree, avals, False)
     outs = custom_root_p.bind(
         *f_c, *solve_c, *ls_c, *guess_flat, const_lengths=(len(f_c), len(solve_c), len(ls_c)),
         jaxprs=(f_j, solve_j, ls_j),

@@ -85,12 +85,15 @@ def map_coordinates(input, coordinates, order: int, mode: str = "constant", cval
         )
     fixer = _INDEX_FIXERS.get(mode)
     if fixer is None:
-        raise ValueError(
-            f"map_coordinates: mode {mode!r} is not supported; use one of {sorted(_INDEX_FIXERS)}"
+        raise NotImplementedError(  # (JAX's type and words)
+            f"jax.scipy.ndimage.map_coordinates does not yet support mode {mode}. Currently supported "
+            f"modes are {set(_INDEX_FIXERS)}."
         )
     order = concrete_int(order, "map_coordinates: order")
     if order not in (0, 1):
-        raise ValueError(f"map_coordinates: order must be 0 or 1 (as in JAX), got {order}")
+        raise NotImplementedError(
+            f"jax.scipy.ndimage.map_coordinates currently requires order<=1 (got order={order})"
+        )
     interp = _nearest if order == 0 else _linear
     cval = fnp.asarray(cval, input_arr.dtype)
     per_dim = []

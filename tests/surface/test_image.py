@@ -135,3 +135,5 @@ def test_errors():
         image.resize(np.zeros((0, 3)), (2, 3), "linear")
     with pytest.raises(ValueError, match="non-negative"):
         image.resize(X, (2, -1, 9, 3), "linear")
+    with pytest.raises(TypeError, match="integer type"):  # a fractional size (JAX's TypeError)
+        image.resize(X, (2.5, 4, 9, 3), "linear")
