@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from funcgrad import ref as _ref
 from funcgrad._api_util import (
     arg_paths,
     canonicalize,
@@ -83,6 +84,9 @@ def vmap(
                 f"vmap in_axes specification must be a tree prefix of the arguments: in_axes "
                 f"{in_axes!r} does not match the arguments' structure {tu.tree_structure(args)}"
             ) from e
+        if any(isinstance(x, _ref.Ref) and d is not None for x, d in zip(flat_args, in_dims)):
+            again = lambda g, i, o: vmap(g, i, o, axis_size, axis_name, spmd_axis_name)  # noqa: E731
+            return _with_mapped_refs(fun, again, out_axes, flat_args, in_tree, in_dims)
         paths = arg_paths((*args, kwargs))
         # Only mapped leaves must be arrays: an unmapped (``None``) leaf reaches ``fun`` as it is,
         # as in JAX (equinox vmaps a model whose activation function is a leaf, with in_axes None).
@@ -159,6 +163,41 @@ def vmap(
         return tu.tree_unflatten(store["out_tree"], [o if k else to_public(o) for o, k in zip(outs, keep)])
 
     return vmapped
+
+
+def _with_mapped_refs(fun, again, out_axes, flat_args, in_tree, in_dims):
+    """``vmap`` of ``fun`` with Refs among its mapped arguments, as JAX's: each such Ref is passed
+    in as the array it holds; inside, the function sees a Ref of one element (a new Ref made under
+    the batching trace, holding the mapped value), and the value that Ref holds when the function
+    returns is written back into the caller's Ref (``again``: the same vmap of another function,
+    ``in_axes`` and ``out_axes``; it maps the flat leaves, so that the caller's pytrees are only
+    ever rebuilt around Refs). Unmapped Refs reach ``fun`` as they are (closed-over state).
+
+    >>> import funcgrad.numpy as fnp
+    >>> r = _ref.new_ref(fnp.zeros(3))
+    >>> def bump(r, x):
+    ...     r[...] += x
+    >>> vmap(bump)(r, fnp.arange(3.0))
+    >>> r
+    Ref([0., 1., 2.], dtype=float64)
+    """
+    mapped = [
+        i for i, (x, d) in enumerate(zip(flat_args, in_dims)) if isinstance(x, _ref.Ref) and d is not None
+    ]
+    values = list(flat_args)
+    for i in mapped:
+        values[i] = _ref.freeze(flat_args[i])
+
+    def inner(leaves):
+        inner_refs = {i: _ref.new_ref(leaves[i]) for i in mapped}
+        a, k = tu.tree_unflatten(in_tree, [inner_refs.get(i, x) for i, x in enumerate(leaves)])
+        return fun(*a, **k), [_ref.freeze(inner_refs[i]) for i in mapped]
+
+    out_axes = (out_axes, [int(in_dims[i]) for i in mapped])
+    out, finals = again(inner, ([None if d is None else int(d) for d in in_dims],), out_axes)(values)
+    for i, final in zip(mapped, finals):
+        _ref.set(flat_args[i], ..., final)
+    return out
 
 
 def _inconsistent_sizes(fun, args, kwargs, flat_args, dims, leaf_sizes, axis_size) -> str:

@@ -25,7 +25,9 @@ give the same shape and dtype (a weakly typed value of the same kind is cast, as
 # from an inner transformation (grad, vmap, a scan body) is then an ordinary closed-over value. A
 # write must give a value of the Ref's own trace: writing a value that grad differentiates or vmap
 # batches into a Ref from outside is refused with JAX's error, as is a Ref used after the trace
-# that made it ended, or returned from a jitted function.
+# that made it ended, or returned from a jitted function. A Ref among ``vmap``'s mapped arguments
+# is passed in as the array it holds and rebuilt inside as a Ref of the batching trace, its final
+# value written back after the call (``_vmap._with_mapped_refs``), as JAX maps a Ref argument.
 """
 
 from __future__ import annotations

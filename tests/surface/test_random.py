@@ -352,3 +352,36 @@ def test_default_prng_impl_flag_and_bits_dtype_as_jax(impl):
             jax.config.update("jax_default_prng_impl", "threefry2x32")
     with pytest.raises(ValueError, match="jax_default_prng_impl"):
         funcgrad.config.update("jax_default_prng_impl", "philox")
+
+
+def _stateful_rng_program(random, lib):
+    """JAX's ``jax.experimental.random`` docstrings as one program: what it draws, in order."""
+    rng = random.stateful_rng(42)
+    seen = [rng.uniform(), rng.uniform()]
+    jit_uniform = lib.jit(rng.uniform)  # a bound method: the counter is closed-over state
+    seen += [jit_uniform(), jit_uniform()]
+    seen.append(lib.random.key_data(rng.key((2,))))
+    rng = random.stateful_rng(123)
+    seen += [r.integers(0, 10, 2) for r in rng.spawn(2)]
+    seen.append(lib.vmap(lambda r, x: x + r.uniform())(rng.split(3), lib.numpy.zeros(3)))
+    seen.append(lib.jit(lambda r: r.normal(1.0, 2.0, size=2))(rng))  # a generator passed to jit
+    seen.append(rng._counter[...])
+    return [np.asarray(v) for v in seen]
+
+
+def test_stateful_rng_draws_jaxs_numbers():
+    from jax.experimental import random as jax_stateful
+
+    from funcgrad.experimental import random as stateful
+
+    ours, theirs = _stateful_rng_program(stateful, funcgrad), _stateful_rng_program(jax_stateful, jax)
+    for a, b in zip(ours, theirs, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(TypeError, match="requires an explicit seed"):
+        funcgrad.jit(lambda: stateful.stateful_rng())()
+    with pytest.raises(ValueError, match="cannot operate on split stateful generator"):
+        stateful.stateful_rng(0).split(2).key()
+    with pytest.raises(ValueError, match="Expected base_key to be a typed PRNG key"):
+        stateful.StatefulPRNG(fr.PRNGKey(0), funcgrad.new_ref(0))
+    assert isinstance(stateful.stateful_rng().uniform(), funcgrad.Array)  # seeded by NumPy's entropy
