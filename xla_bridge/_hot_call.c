@@ -570,7 +570,54 @@ configure(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* NOTE: [XLA's buffers kept between calls]: the cache lives in _buffer_cache.h (no Python objects
+   there); these two functions are its Python face. */
+#include "_buffer_cache.h"
+
+static PyObject *
+buffer_cache_install_py(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    const char *suffix;
+    Py_ssize_t cap;
+    if (!PyArg_ParseTuple(args, "sn", &suffix, &cap)) {
+        return NULL;
+    }
+#if BUFFER_CACHE_SUPPORTED
+    if (cap < 0) {
+        PyErr_SetString(PyExc_ValueError, "buffer_cache_install: cap must be >= 0");
+        return NULL;
+    }
+    return PyLong_FromLong(buffer_cache_install(suffix, (size_t)cap));
+#else
+    (void)suffix;
+    return PyLong_FromLong(0);
+#endif
+}
+
+static PyObject *
+buffer_cache_stats_py(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(args))
+{
+#if BUFFER_CACHE_SUPPORTED
+    pthread_mutex_lock(&bc_lock);
+    PyObject *r = Py_BuildValue("{s:i,s:k,s:k,s:n,s:n,s:n,s:n}", "installed", bc_installed, "hits", bc_hits,
+                                "maps", __atomic_load_n(&bc_maps, __ATOMIC_RELAXED), "live", (Py_ssize_t)bc_nlive,
+                                "kept", (Py_ssize_t)bc_nkept, "kept_bytes", (Py_ssize_t)bc_kept_bytes, "cap",
+                                (Py_ssize_t)bc_cap);
+    pthread_mutex_unlock(&bc_lock);
+    return r;
+#else
+    return Py_BuildValue("{s:i}", "installed", 0);
+#endif
+}
+
 static PyMethodDef module_methods[] = {
+    {"buffer_cache_install", buffer_cache_install_py, METH_VARARGS,
+     "buffer_cache_install(object_suffix, cap_bytes) -> int: serve the large buffers of the loaded "
+     "shared object whose path ends with object_suffix from funcgrad's cache, keeping at most "
+     "cap_bytes of freed blocks (NOTE: [XLA's buffers kept between calls]); the number of "
+     "references redirected (0: none, -1: installed before)."},
+    {"buffer_cache_stats", buffer_cache_stats_py, METH_NOARGS,
+     "buffer_cache_stats() -> dict: the buffer cache's counters (hits, maps, live, kept, kept_bytes, cap)."},
     {"configure", configure, METH_VARARGS,
      "configure(state, EvalTrace, jax_config_module_name, ndarray, scalar_types, Array, "
      "Array._from_buffer, flatten, _KwStatics, call_state, wait_bytes): the objects the hot path "

@@ -30,7 +30,7 @@ from jaxlib import _jax
 from jaxlib import utils as _jaxlib_utils
 from jaxlib import xla_client as xc
 
-from . import plugins
+from . import buffer_cache, plugins
 
 __all__ = [
     "ArrayImpl",
@@ -289,6 +289,7 @@ def _create_backend(platform: str) -> Backend:
                     n = os.environ.get("FUNCGRAD_NUM_CPU_DEVICES")
                     opts["num_devices"] = int(n) if n else None
                 opts["asynchronous"] = cpu_async_dispatch()
+                buffer_cache.install()  # NOTE: [XLA's buffers kept between calls]
                 client = xc.make_cpu_client(**opts)
             elif platform == "cuda":
                 client = plugins.make_cuda_client()

@@ -1,0 +1,79 @@
+"""XLA's large CPU buffers come from funcgrad's cache and are kept between calls (NOTE: [XLA's
+buffers kept between calls] in xla_bridge/buffer_cache.py): results stay right while their blocks
+are reused, kept blocks are never handed out while alive, concurrent calls from several threads
+agree, and the environment variable sizes it. That glibc's own settings and NumPy's memory are
+untouched is tests/integration/test_import_side_effects.py's."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from funcgrad.xla_bridge import buffer_cache
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+
+def _installed() -> bool:
+    funcgrad.devices()  # the CPU backend exists (the cache installs then)
+    return bool(buffer_cache.stats()["installed"])
+
+
+needs_cache = pytest.mark.skipif(
+    not _installed(), reason="no buffer cache here (not Linux x86-64/aarch64, no C modules, or turned off)"
+)
+
+# 2 MiB per float32 output: above the cache's 1 MiB floor.
+X = (np.arange(512 * 1024, dtype=np.float32).reshape(512, 1024) % 977) / 977.0
+
+
+@needs_cache
+def test_jitted_outputs_reuse_kept_blocks_and_stay_right():
+    f = funcgrad.jit(lambda a, k: (a * k, fnp.sin(a) + k))
+    before = buffer_cache.stats()["hits"]
+    for k in (1.0, 2.0, 3.0):  # each call's outputs dropped: the next call's come from them
+        y, z = f(X, k)
+        np.testing.assert_array_equal(y, X * np.float32(k))
+        np.testing.assert_allclose(z, np.sin(X) + np.float32(k), rtol=1e-6)
+        del y, z
+    assert buffer_cache.stats()["hits"] - before >= 2
+    # Results kept alive keep their blocks: later calls must not write into them.
+    held = [f(X, float(k)) for k in range(4)]
+    for k, (y, z) in enumerate(held):
+        np.testing.assert_array_equal(y, X * np.float32(k))
+        np.testing.assert_allclose(z, np.sin(X) + np.float32(k), rtol=1e-6)
+
+
+@needs_cache
+def test_concurrent_calls_from_threads_agree():
+    f = funcgrad.jit(lambda a, k: fnp.cos(a) * k)
+    want = {k: np.cos(X) * np.float32(k) for k in range(4)}
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(3):
+                np.testing.assert_allclose(f(X, float(k)), want[k], rtol=1e-6)
+        except Exception as e:  # noqa: BLE001 (reported below, in the test's thread)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize(("raw", "want"), [("", 256 << 20), ("0", 0), ("64", 64 << 20), ("0.5", 1 << 19)])
+def test_cap_is_read_from_the_environment(monkeypatch, raw, want):
+    monkeypatch.setenv("FUNCGRAD_CPU_BUFFER_CACHE_MB", raw)
+    assert buffer_cache.cap_bytes() == want
+
+
+def test_a_cap_that_is_not_a_number_is_refused(monkeypatch):
+    monkeypatch.setenv("FUNCGRAD_CPU_BUFFER_CACHE_MB", "lots")
+    with pytest.raises(ValueError, match="FUNCGRAD_CPU_BUFFER_CACHE_MB must be a number"):
+        buffer_cache.cap_bytes()
