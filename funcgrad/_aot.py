@@ -280,6 +280,8 @@ class Lowered:
         """
         f = self._fun
         options = _compiler_options(compiler_options)
+        # (jit's own compiler_options, updated by these, as JAX's)
+        options = {**(getattr(f, "_compiler_options", None) or {}), **(options or {})} or None
         if self._spmd is not None:
             if options:
                 raise ValueError(

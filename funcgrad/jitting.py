@@ -34,6 +34,7 @@ import numpy as np
 
 from funcgrad import _transfer_guard, _user_contexts, xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged
+from funcgrad._aot import _compiler_options as _check_compiler_options
 from funcgrad._api_util import abstractify, explain_concretization, flatten_outputs, is_abstract
 from funcgrad._sharding_types import renamed_out_shardings
 from funcgrad._shardings import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
@@ -538,6 +539,7 @@ def jit(
     backend: str | None = None,
     in_shardings=None,
     out_shardings=None,
+    compiler_options: dict | None = None,
     **unsupported,
 ):
     """Compile ``fun`` with XLA; traced once per input shapes/dtypes (and static arguments).
@@ -561,6 +563,11 @@ def jit(
       host is copied to every device; XLA picks an output's). The program is compiled once for
       all the mesh's devices and XLA's SPMD partitioner inserts the communication (NOTE: [SPMD
       call route] in xla_bridge/spmd.py); arguments laid out otherwise are resharded.
+    - ``compiler_options``: XLA's options by name (``{"xla_cpu_enable_fast_math": True}``,
+      ``{"optimization_level": 1}``) for the programs of this function, as JAX's: part of their
+      cache key; XLA refuses an unknown name or a bad value at the first call
+      (``JaxRuntimeError``: "No such compile option"). Programs over several devices are compiled
+      without them.
     - ``keep_unused``: honoured -- the compiled program keeps every input, used or not (JAX may
       prune unused ones when it is False; funcgrad never does).
     - ``inline``: accepted; a jit called inside another jitted function stays one ``jit``
@@ -589,6 +596,7 @@ def jit(
             backend=backend,
             in_shardings=in_shardings,
             out_shardings=out_shardings,
+            compiler_options=compiler_options,
         )
     if isinstance(fun, staticmethod):  # (JAX's errors, in its words)
         raise TypeError(f"staticmethod arguments are not supported, got {fun}")
@@ -603,10 +611,11 @@ def jit(
         except (TypeError, ValueError) as e:
             name = getattr(fun, "__name__", None) or type(fun).__name__
             raise type(e)(f"jit({name}): {e}") from None
-    if in_shardings is not None or out_shardings is not None:
+    options = _compiler_options(compiler_options)
+    if in_shardings is not None or out_shardings is not None or options:
         _check_sharding_tree(in_shardings, "in_shardings")
         _check_sharding_tree(out_shardings, "out_shardings")
-        return JittedFunction(
+        jitted = JittedFunction(
             fun,
             static_argnums,
             static_argnames,
@@ -616,6 +625,8 @@ def jit(
             in_shardings,
             out_shardings,
         )
+        jitted._compiler_options = options  # (its programs' cache keys hold them)
+        return jitted
     # As in JAX, jit(f) made twice shares one cache: `jit(f)(x)` in a loop traces once.
     config = tuple(_as_tuple(v) for v in (static_argnums, static_argnames, donate_argnums, donate_argnames))
     key = (id(fun), config, placement)
@@ -631,6 +642,11 @@ def jit(
 
 
 _instances: collections.OrderedDict = register_cache("jit.instances", collections.OrderedDict())
+
+
+def _compiler_options(options) -> dict | None:
+    """``jit``'s ``compiler_options`` checked (``Lowered.compile``'s checks); None for none."""
+    return dict(_check_compiler_options(options) or {}) or None
 
 
 def _is_sharding_leaf(x) -> bool:

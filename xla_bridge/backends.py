@@ -523,8 +523,40 @@ def compile_options(
         ids = np.asarray([getattr(d, "id", d) for d in np.ravel(device_assignment)], np.int64)
         opts.device_assignment = xc.DeviceAssignment.create(ids.reshape(num_replicas, num_partitions))
     if env_options_overrides:
-        opts.env_option_overrides = [(k, str(v)) for k, v in env_options_overrides.items()]
+        set_compiler_options(opts, [(k, str(v)) for k, v in env_options_overrides.items()])
     return opts
+
+
+# The compiler options that are fields of XLA's ExecutableBuildOptions rather than debug options
+# (JAX's ``get_compile_options`` sets these on the build options; XLA's option parser, which
+# takes the others, calls them "No such compile option").
+_BUILD_OPTIONS = (
+    "exec_time_optimization_effort",
+    "memory_fitting_effort",
+    "optimization_level",
+    "memory_fitting_level",
+)
+
+
+def set_compiler_options(opts, pairs) -> None:
+    """Set ``compiler_options`` (``(name, value)`` pairs) on ``opts`` (a ``CompileOptions``) as JAX
+    does: the build options' own fields directly, the others as environment overrides, which XLA
+    parses when it compiles (an unknown name or a bad value is its error then).
+
+    >>> o = xc.CompileOptions()
+    >>> set_compiler_options(o, [("optimization_level", 1), ("xla_dump_max_hlo_modules", 200)])
+    >>> o.executable_build_options.optimization_level, o.env_option_overrides
+    (1, [('xla_dump_max_hlo_modules', 200)])
+    """
+    rest = []
+    for name, value in pairs:
+        if name in _BUILD_OPTIONS:
+            field = float(value) if name.endswith("effort") else int(value)
+            setattr(opts.executable_build_options, name, field)
+        else:
+            rest.append((name, value))
+    if rest:
+        opts.env_option_overrides = rest
 
 
 def _backend_of(device) -> Backend:

@@ -182,6 +182,9 @@ class Dispatcher(_HotCall):
         self._named_positional = named_positional
         self._donate = donate
         self._device = device
+        # XLA's options by name for this function's programs (``jit(compiler_options=)``): part of
+        # each program's cache key; None: XLA's defaults.
+        self._compiler_options = None
         # The native route takes positional static arguments by their (non-negative) numbers.
         self._native_ok = not donate and all(n >= 0 for n in self._static_argnums)
         self._plain = self._native_ok and not self._static_argnums
@@ -414,7 +417,7 @@ class Dispatcher(_HotCall):
             )
             return c, True
         device = self._device if self._device is not None or committed is None else committed[0]
-        c = compiled(staged.closed, self._name, donated, device)
+        c = compiled(staged.closed, self._name, donated, device, compiler_options=self._compiler_options)
         return c, committed is not None or self._device is not None
 
     # -- the staged route: transform, spmd, compiled --------------------------------------------

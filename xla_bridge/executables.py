@@ -377,7 +377,7 @@ def compile(
             raise XlaBridgeError(str(e), phase="compile", platform=backend.platform) from None
     opts = backend.compile_options(device)
     if overrides:
-        opts.env_option_overrides = list(overrides)
+        backends.set_compiler_options(opts, overrides)
     device_list = xc.DeviceList((device,))
     try:
         loaded = load_compiled(backend.client, module_text, device_list, opts, (device,), host_callbacks)

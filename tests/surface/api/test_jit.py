@@ -492,6 +492,25 @@ def test_lowered_compile_compiler_options():
         lowered.compile(compiler_options=[("xla_cpu_enable_fast_math", True)])
 
 
+def test_jit_compiler_options():
+    # jit(compiler_options=) as JAX's (api_test's compile-options tests): options reach XLA (an
+    # unknown one is XLA's error, also after valid compiles of the same function); the build
+    # options' own fields (optimization_level, ..._effort) are set as fields, not parsed by name.
+    f = lambda x: fnp.sqrt(x**2) + 1.0  # noqa: E731
+    for options in (
+        {"xla_embed_ir_in_executable": True, "xla_dump_max_hlo_modules": 200},
+        {"exec_time_optimization_effort": 0.0, "optimization_level": 1, "memory_fitting_level": 0},
+    ):
+        close(jit(f, compiler_options=options)(-2.0), 3.0)
+    for bad, words in (({"invalid_key": "v"}, "No such compile option: 'invalid_key'"),
+                       ({"exec_time_compilation_effort": 0.0}, "No such compile option")):  # fmt: skip
+        with pytest.raises(funcgrad.errors.JaxRuntimeError, match=words):
+            jit(f, compiler_options=bad)(1.0)
+    lowered = jit(f, compiler_options={"invalid_key": "v"}).lower(1.0)  # (jit's options, then compile's)
+    with pytest.raises(funcgrad.errors.JaxRuntimeError, match="invalid_key"):
+        lowered.compile()
+
+
 # ----------------------------------------------------------------------------------------------
 # AOT API and jaxprs
 
