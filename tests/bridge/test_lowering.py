@@ -511,6 +511,35 @@ def test_cumulative_scan_lengths(n, rng):
     )
 
 
+def test_cumulative_window_lowering(rng, monkeypatch):
+    # NOTE: [two lowerings of cumulative reductions]: JAX's n-wide reduce_window is chosen for
+    # large 64-bit sums/products along a short minor axis, the prefix scan elsewhere; both agree.
+    from funcgrad.primitives import sorting
+    from funcgrad.xla_bridge.rules import sorting as rules
+
+    f64, i64, f32 = np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.float32)
+    add, mul, mx = "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum"
+    assert rules._use_window(add, (8192, 128), f64, 1) and rules._use_window(mul, (16, 1024, 64), i64, 2)
+    assert not rules._use_window(add, (8192, 128), f32, 1)  # float32: the scan is faster
+    assert not rules._use_window(add, (128, 8192), f64, 0)  # a leading axis
+    assert not rules._use_window(mx, (8192, 128), f64, 1)  # cummax/cummin
+    assert not rules._use_window(add, (1024, 128), f64, 1)  # within the caches
+    assert not rules._use_window(add, (400000, 4), f64, 1)  # a short axis
+    lowered = funcgrad.jit(lambda a: fnp.cumprod(a, axis=1)).lower(np.ones((6000, 128))).as_text()
+    assert "reduce_window" in lowered
+    monkeypatch.setattr(rules, "_FORCE", "window")
+    with one_program():
+        for n in (1, 2, 5, 33):
+            x = rng.uniform(0.5, 1.5, (3, n))
+            for prim in (sorting.cumsum_p, sorting.cumprod_p, sorting.cummax_p, sorting.cummin_p):
+                for reverse in (False, True):
+                    check_primitive(prim, [x], {"axis": 1, "reverse": reverse})
+        check_primitive(
+            sorting.cumsum_p, [rng.integers(0, 5, (7, 3)).astype(np.int32)], {"axis": 0, "reverse": False}
+        )
+        check_primitive(sorting.cummax_p, [rng.uniform(size=(4, 6)) > 0.7], {"axis": 1, "reverse": True})
+
+
 @batched
 def test_gather_modes_out_of_bounds():
     from funcgrad.primitives.gather import (
