@@ -96,7 +96,7 @@ def abstractify(x) -> ir.ShapedArray:
     >>> abstractify(ir.ShapedArray((2,), np.float32)), abstractify(1.0)
     (ShapedArray(float32[2]), ShapedArray(float64[], weak_type=True))
     """
-    if isinstance(x, ir.ShapedArray):
+    if isinstance(x, ir.ShapedArray) or x is ir.abstract_token:
         return x  # (an aval stands for itself, 64-bit ones too, as in JAX)
     if core.is_array_like(x) or isinstance(x, core.Tracer):
         return core.get_aval(x)
@@ -138,6 +138,8 @@ def check_array_leaves(name: str, leaves, paths, what="argument"):
     naming leaves costs more than checking them on the eager hot path)."""
     for i, leaf in enumerate(leaves):
         if not core.is_array_like(leaf) or (type(leaf) is np.ndarray and leaf.dtype == object):
+            if type(leaf) is core.Token:
+                continue  # tokens pass through transformations (NOTE: [tokens])
             path = _path(paths, i)
             # JAX's words first (code written for JAX matches them), then funcgrad's.
             if name.startswith("jit") and what == "argument":
@@ -160,7 +162,7 @@ def flatten_outputs(out, name: str):
     (``name`` says which function: ``jit(f)``, ``scan body``)."""
     leaves, tree = tu.tree_flatten(out)
     for leaf in leaves:
-        if not core.is_array_like(leaf):
+        if not core.is_array_like(leaf) and type(leaf) is not core.Token:
             raise TypeError(
                 f"{name} returned a {type(leaf).__name__}, which is not an array: it must return "
                 "arrays (or pytrees of arrays)"

@@ -66,8 +66,12 @@ def _aval_key(x):
         # Its type, as JAX keys it: a Python float and a weakly typed float Array share a trace.
         a = core.get_aval(x)
         return (a.shape, a.dtype, a.weak_type)
+    if t is core.Token:
+        return (core.abstract_token,) * 3  # (NOTE: [tokens]: shape, dtype and weak type in one)
     if isinstance(x, core.Tracer):
         a = x.aval
+        if a is core.abstract_token:
+            return (a,) * 3
         return (
             (a.shape, a.dtype, a.weak_type)
             if a.sharding is None

@@ -341,7 +341,11 @@ def eval_shape(fun: Callable, *args, **kwargs):
     return tu.tree_unflatten(
         store["out_tree"],
         [
-            given[i] if i in given else ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding)
+            given[i]
+            if i in given
+            else a  # (a token's type stands for itself, as JAX's)
+            if a is ir.abstract_token
+            else ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding)
             for i, a in enumerate(closed.out_avals[:n_outs])
         ],
     )

@@ -35,6 +35,7 @@ from funcgrad.kernel.core import (
     eval_jaxpr,
     get_aval,
 )
+from funcgrad.kernel.ir import AbstractToken as _AbstractToken
 from funcgrad.kernel.ir import (
     ClosedJaxpr,
     Jaxpr,
@@ -87,6 +88,7 @@ class AbstractValue(abc.ABC):  # noqa: B024 - a marker base: avals share no abst
 
 
 AbstractValue.register(ShapedArray)
+AbstractValue.register(_AbstractToken)  # (a token's type is one too, as JAX's)
 
 ParamDict = dict[str, Any]  # an equation's parameters
 Value = Any  # a concrete value bound to a variable

@@ -365,6 +365,8 @@ class PjitFunction(Dispatcher):
                     "arr.filled() to convert the value to a standard numpy array."
                 )
             if not core.is_array_like(leaf):
+                if type(leaf) is core.Token:
+                    continue  # a token argument (NOTE: [tokens])
                 if abstract and is_abstract(leaf):
                     continue  # trace/lower take ShapeDtypeStructs and avals, as JAX's AOT API
                 if is_stateful_arg(leaf):  # a Ref, or a mutable box (NOTE: [mutable high-level values])

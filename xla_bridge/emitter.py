@@ -32,7 +32,7 @@ from funcgrad.xla_bridge.dtypes import SUB_BYTE_WIDE, dense_attr, mlir_element_t
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, abstract_token
 
 __all__ = [
     "FunctionBuilder",
@@ -144,6 +144,15 @@ def tensor_type(shape, dtype) -> str:
 
 
 def aval_type(aval) -> str:
+    """The MLIR type of a value of ``aval``: a tensor type, or ``!stablehlo.token`` for a token
+    (NOTE: [tokens] in funcgrad/kernel/ir.py).
+
+    >>> from funcgrad.kernel.ir import ShapedArray, abstract_token
+    >>> aval_type(ShapedArray((2,), np.float32)), aval_type(abstract_token)
+    ('tensor<2xf32>', '!stablehlo.token')
+    """
+    if aval is abstract_token:
+        return "!stablehlo.token"
     return tensor_type(aval.shape, aval.dtype)
 
 

@@ -226,6 +226,8 @@ def to_buffer(x, aval, device, name="argument"):
     """
     rt = runtime()
     t = type(x)
+    if t is core.Token or aval is ir.abstract_token:
+        return _token_buffer(x, aval, device, name)
     if t is Array:
         b = x._buffer
         if b is not None and not b.is_deleted():
@@ -257,6 +259,27 @@ def to_buffer(x, aval, device, name="argument"):
         v = _fdt.canonical_value(v)
     _check(v.shape, v.dtype, aval, name, x)
     return rt.device_put(_host(v, aval), device)
+
+
+def _token_buffer(x, aval, device, name):
+    """The ``bool[0]`` buffer a token argument travels as (NOTE: [tokens] in kernel/ir.py)."""
+    if type(x) is not core.Token or aval is not ir.abstract_token:
+        got = "Tok" if type(x) is core.Token else core.get_aval(x).str_short()
+        raise TypeError(
+            f"jit call: {name} is {got} but the compiled program expects {aval.str_short()}. Call "
+            "the jitted function (it retraces for new types) instead of reusing a compiled program "
+            "with different inputs."
+        )
+    x.block_until_ready()  # (as JAX's: the token's computation has finished before it is passed)
+    return runtime().device_put(np.zeros(0, np.bool_), device)
+
+
+def with_tokens(outs: list, positions) -> list:
+    """``outs`` with each token output (``positions``, ``Compiled.token_outs``) wrapped as a
+    ``Token`` around its ``bool[0]`` buffer (NOTE: [tokens] in kernel/ir.py)."""
+    for i in positions:
+        outs[i] = core.Token(outs[i])
+    return outs
 
 
 def _host(v, aval):
@@ -335,6 +358,8 @@ def run(c: Compiled, args, donated_invars=None, names=None, committed=False) -> 
         consume_donated(args, bufs, donated_invars)
     if c.float0_outs:
         return with_float0(from_buffers(outs, c.out_weak), c.float0_outs, c.closed.out_avals)
+    if c.token_outs:
+        return with_tokens(from_buffers(outs, c.out_weak), c.token_outs)
     return from_buffers(outs, c.out_weak)
 
 

@@ -64,7 +64,7 @@ from funcgrad.xla_bridge.emitter import (
 )
 
 from funcgrad.kernel import monitoring
-from funcgrad.kernel.ir import ClosedJaxpr
+from funcgrad.kernel.ir import ClosedJaxpr, abstract_token
 
 __all__ = [
     "HOIST_CONST_ELEMENTS",
@@ -147,6 +147,7 @@ def lower_jaxpr(
     in_avals = [*hoisted_avals, *jaxpr.in_avals]
     out_avals = jaxpr.out_avals
     out_types = [aval_type(a) for a in out_avals]
+    outs = _distinct_tokens(fb, outs, out_avals)
     # Donation as JAX decides it (NOTE: [donated arrays] in xla_bridge/execute.py): a donated
     # input is aliased to an unclaimed output of the same type (XLA writes the result in place);
     # else, on one device, donated to XLA (jax.buffer_donor) when an unclaimed output has as many
@@ -220,6 +221,20 @@ def lower_jaxpr(
         tuple(donate),
         mb.host_callbacks,
     )
+
+
+def _distinct_tokens(fb, outs, out_avals) -> list:
+    """``@main``'s results with a token returned twice made a fresh token the second time
+    (``after_all`` of it): XLA's CPU runtime aborts the process on two token results that are the
+    same value ("Unexpected duplicate"; jax 0.10.2 does), where arrays are copied."""
+    seen = set()
+    outs = list(outs)
+    for j, (o, a) in enumerate(zip(outs, out_avals)):
+        if a is abstract_token:
+            if o in seen:
+                outs[j] = fb.emit(f"stablehlo.after_all {o} : !stablehlo.token")
+            seen.add(outs[j])
+    return outs
 
 
 def _sharding_attrs(spmd, attrs, results, in_avals, n_hoisted, arg_shardings, result_shardings):

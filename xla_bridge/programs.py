@@ -26,7 +26,7 @@ from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
 
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import float0
-from funcgrad.kernel.ir import MemorySpace
+from funcgrad.kernel.ir import MemorySpace, abstract_token
 
 __all__ = ["Compiled", "cached", "clear_cache", "float0_positions", "host_positions"]
 
@@ -82,6 +82,7 @@ class Compiled:
         "devices",
         "in_shardings",
         "float0_outs",
+        "token_outs",
         "host_outs",
         "_one_sharding",
         "call",
@@ -104,6 +105,8 @@ class Compiled:
         # float0 results have no XLA type: NumPy values made where outputs become values (NOTE:
         # [float0 results] in xla_bridge/execute.py).
         self.float0_outs = float0_positions(closed.out_avals)
+        # Token results are Tokens around their bool[0] buffers (NOTE: [tokens] in kernel/ir.py).
+        self.token_outs = tuple(i for i, a in enumerate(closed.out_avals) if a is abstract_token)
         # Results typed in host memory (a device_put to memory.Space.Host): on one device they are
         # moved to its "pinned_host" memory after the call, as JAX's lowering places them (NOTE:
         # [memory space in types]); such programs take no C++ fast path.
@@ -127,6 +130,8 @@ class Compiled:
         exe = self.executable
         if exe.effectful:
             return None  # its runtime token is recorded in Python (NOTE: [runtime tokens])
+        if any(a is abstract_token for a in self.in_avals):
+            return None  # a Token argument is passed as a buffer by Python (NOTE: [tokens])
         n_in = len(self.const_buffers) + n_args
         if self.in_shardings is None:
             ins = [self._one_sharding] * n_in

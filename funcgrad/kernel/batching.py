@@ -278,6 +278,8 @@ def move_batch_dim(x, axis_size: int, src: int | None, dst: int | None, path: st
         if src is None:
             return x
         raise ValueError(f"at vmap out_axes{path}, got axis spec None but output was batched on axis {src}")
+    if src is None and (type(x) is core.Token or getattr(x, "aval", None) is core.abstract_token):
+        return x  # a token has no batch axis: it leaves vmap as it is (NOTE: [tokens])
     try:
         ndim = core.get_aval(x).ndim + (src is None)
     except TypeError:  # (JAX's words)

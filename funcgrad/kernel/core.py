@@ -60,7 +60,16 @@ from funcgrad.kernel.errors import (  # noqa: F401 - re-exported
     UnexpectedTracerError,
 )
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, SourceInfo, Var  # noqa: F401
+from funcgrad.kernel.ir import (  # noqa: F401 - re-exported
+    AbstractToken,
+    ClosedJaxpr,
+    Jaxpr,
+    Literal,
+    ShapedArray,
+    SourceInfo,
+    Var,
+    abstract_token,
+)
 from funcgrad.kernel.jaxpr_eval import bind_equation, eval_closed, eval_jaxpr, literal_value  # noqa: F401
 from funcgrad.kernel.leaks import _leaks, check_leaks, check_leaks_now, set_leak_checking  # noqa: F401
 from funcgrad.kernel.source_info import (  # noqa: F401 - re-exported
@@ -76,6 +85,7 @@ from funcgrad.kernel.values import (  # noqa: F401 - re-exported
     _PYTHON_SCALARS,
     _WEAK_SCALARS,
     PrimalTracer,
+    Token,
     Tracer,
     _python_scalar_aval,
     concrete_value,

@@ -14,7 +14,7 @@ import numpy as np
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.values import get_aval
+from funcgrad.kernel.values import Token, get_aval
 
 # NOTE: [IEEE special values]
 # Eager mode returns what XLA returns -- inf, -inf, nan -- without NumPy's RuntimeWarnings (as
@@ -46,8 +46,11 @@ except (ImportError, AttributeError):  # pragma: no cover - other NumPy versions
 def _x32_out(out, multiple: bool):
     """Eager results in x32 mode (NOTE: [x64 mode]): 64-bit results cast to 32 bits."""
     if multiple:
-        return [_dt.canonical_value(np.asarray(o)) if type(o) is not Array else o for o in out]
-    return _dt.canonical_value(np.asarray(out)) if type(out) is not Array else out
+        return [_dt.canonical_value(np.asarray(o)) if type(o) not in _KEPT else o for o in out]
+    return _dt.canonical_value(np.asarray(out)) if type(out) not in _KEPT else out
+
+
+_KEPT = (Array, Token)  # (a token has no dtype to narrow: NOTE: [tokens])
 
 
 # NOTE: [one eager step]

@@ -195,6 +195,79 @@ class ShapedArray:
         return f"{'~' if self.weak_type else ''}{self.dtype.name}{space}[{','.join(dims)}]{suffix}"
 
 
+class AbstractToken:
+    """The abstract value of a token (``lax.create_token``, ``lax.after_all``), JAX's
+    ``core.AbstractToken``: one instance, ``abstract_token``, printed ``Tok`` in a jaxpr and
+    lowered as ``!stablehlo.token`` (NOTE: [tokens]).
+
+    >>> abstract_token.str_short(), repr(abstract_token), AbstractToken() is abstract_token
+    ('Tok', 'AbstractToken()', True)
+    """
+
+    __slots__ = ()
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = object.__new__(cls)
+        return cls._instance
+
+    # A token travels between programs as JAX's ``get_token_aval()``, a ``bool[0]`` buffer: these
+    # describe that buffer to the runtime (argument checks, result handlers), never an array type.
+    shape = (0,)
+    dtype = np.dtype(np.bool_)
+    weak_type = False
+    sharding = None
+    memory_space = _DEVICE
+    is_high = False
+
+    def str_short(self, *_args, **_kwargs) -> str:
+        return "Tok"
+
+    def __repr__(self) -> str:
+        return "AbstractToken()"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (AbstractToken, ())
+
+    # A token is its own tangent and cotangent type (JAX's), weakly typed never.
+    def to_tangent_aval(self) -> AbstractToken:
+        return self
+
+    to_ct_aval = to_tangent_aval
+
+    def strip_weak_type(self) -> AbstractToken:
+        return self
+
+    def normalize(self) -> AbstractToken:
+        return self
+
+    def lo_ty(self) -> list:
+        return [self]
+
+    def lower_val(self, val) -> list:
+        return [val]
+
+    def raise_val(self, val):
+        return val
+
+
+abstract_token = AbstractToken()
+
+# NOTE: [tokens]
+# A token (JAX's ``core.Token``, ``lax.create_token``/``lax.after_all``) orders side effects in
+# XLA: its abstract value is ``abstract_token`` (``AbstractToken``, not a ``ShapedArray``: no
+# primitive but the token ones accepts it), printed ``Tok``; the lowering types it
+# ``!stablehlo.token`` (``emitter.aval_type``), also as a parameter or result of ``@main``, where
+# the runtime passes and returns a ``bool[0]`` buffer in its place, as JAX's
+# (``get_token_aval``). A concrete token is a ``values.Token`` around such a buffer; a jitted
+# call takes one as an argument and gives one back for each token result
+# (``programs.Compiled.token_outs``). Transformations pass tokens through: ``vmap`` never batches
+# one, a token has no tangent but itself (``to_tangent_aval``), as in JAX.
+
+
 # NOTE: [sharding in types]
 # On the Explicit axes of a mesh (JAX 0.10's sharding in types), an array's sharding is part of
 # its abstract value: ``ShapedArray.sharding`` is a ``funcgrad.sharding.NamedSharding`` over the

@@ -24,7 +24,7 @@ from funcgrad.kernel.errors import (
     TracerIntegerConversionError,
 )
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import _DEVICE, ShapedArray, memory_space_of_kind
+from funcgrad.kernel.ir import _DEVICE, ShapedArray, abstract_token, memory_space_of_kind
 
 # ----------------------------------------------------------------------------------------------
 # Abstract values of concrete inputs
@@ -62,6 +62,8 @@ def get_aval(x) -> ShapedArray:
         return ShapedArray(x.shape, x.dtype, x.weak_type)
     if isinstance(x, python_scalar_types):
         return _python_scalar_aval(x)
+    if t is Token:
+        return abstract_token
     aval = getattr(x, "aval", None)  # an array of an extended dtype (typed keys: ShapedArray(key<fry>[]))
     if isinstance(aval, ShapedArray) and not isinstance(aval.dtype, np.dtype):
         return aval
@@ -74,6 +76,27 @@ def get_aval(x) -> ShapedArray:
         f"Value {x!r} of type {type(x).__name__} is not a valid funcgrad array type. "
         "Pass a funcgrad Array, a NumPy array or a Python scalar."
     )
+
+
+class Token:
+    """A concrete token (JAX's ``core.Token``; ``lax.create_token()``): it wraps the ``bool[0]``
+    buffer a token travels as between programs (NOTE: [tokens]); ``block_until_ready`` waits for
+    the computation that made it.
+
+    >>> tok = Token(np.zeros(0, np.bool_))
+    >>> get_aval(tok), tok.block_until_ready()
+    (AbstractToken(), None)
+    """
+
+    __slots__ = ("_buf",)
+
+    def __init__(self, buf):
+        self._buf = buf
+
+    def block_until_ready(self) -> None:
+        wait = getattr(self._buf, "block_until_ready", None)
+        if wait is not None:
+            wait()
 
 
 def dtype_of(x) -> np.dtype:
@@ -239,7 +262,7 @@ def concrete_value(x):
 
 def wrap_result(x, weak_type: bool = False) -> Any:
     """Wrap an eager NumPy result as a public ``Array`` (primitive impls return NumPy)."""
-    if type(x) is Array or isinstance(x, Tracer):
+    if type(x) is Array or type(x) is Token or isinstance(x, Tracer):
         return x
     return Array._from_owned(np.asarray(x), weak_type)
 

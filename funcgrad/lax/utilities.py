@@ -1,12 +1,13 @@
 """``jax.lax``'s value utilities: ``empty``, ``dtype``, ``optimization_barrier``,
-``reduce_precision`` and ``shape_as_value``.
+``reduce_precision``, ``shape_as_value`` and the tokens ``create_token``/``after_all``.
 
 Layer: surface. Imports the kernel's tree utilities, the primitive catalog (``primitives.remat``'s
 barrier, ``primitives.bitcast``'s ``reduce_precision``) and ``funcgrad.numpy``'s core.
 
 ``optimization_barrier`` is the primitive checkpoint uses to keep XLA from merging a recomputation
 with the forward pass (``stablehlo.optimization_barrier``); ``reduce_precision`` rounds to a
-narrower float format bit for bit as XLA does, eagerly too.
+narrower float format bit for bit as XLA does, eagerly too. ``create_token`` and ``after_all``
+make and merge XLA tokens (``primitives.tokens``; NOTE: [tokens] in funcgrad/kernel/ir.py).
 """
 
 from __future__ import annotations
@@ -20,8 +21,17 @@ from funcgrad.numpy._dtypes import canonicalize_dtype, dtype_and_weak
 from funcgrad.primitives.bitcast import reduce_precision_p
 from funcgrad.primitives.remat import optimization_barrier_p
 from funcgrad.primitives.structure import broadcast_in_dim
+from funcgrad.primitives.tokens import after_all, create_token
 
-__all__ = ["dtype", "empty", "optimization_barrier", "reduce_precision", "shape_as_value"]
+__all__ = [
+    "after_all",
+    "create_token",
+    "dtype",
+    "empty",
+    "optimization_barrier",
+    "reduce_precision",
+    "shape_as_value",
+]
 
 
 def empty(shape, dtype, *, out_sharding=None):

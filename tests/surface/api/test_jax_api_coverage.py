@@ -15,7 +15,7 @@ import pathlib
 import types
 
 # Raised as names arrive; never lowered.
-FLOOR = 1170  # raise it as names are added; never lower it
+FLOOR = 1172  # raise it as names are added; never lower it
 
 # A copy of the project's shared/jax-api.txt (JAX 0.10.2's user-facing names) lives beside the
 # tests, so a clean checkout counts the same names; test_the_copy_is_current compares it with the

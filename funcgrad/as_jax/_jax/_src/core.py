@@ -1,7 +1,8 @@
 """``jax._src.core`` under the alias: funcgrad's ``core`` (``ShapedArray``, ``Tracer``, ...), plus
 ``physical_aval``, which is the aval itself since funcgrad has no extended dtypes with a separate
-physical representation (flax's fp8 helpers import these), and ``trace_state_clean`` (numpyro asks
-it whether it runs outside any transformation).
+physical representation (flax's fp8 helpers import these), ``trace_state_clean`` (numpyro asks
+it whether it runs outside any transformation), and the token types ``AbstractToken``,
+``abstract_token`` and ``Token`` (``lax.create_token``'s).
 
 >>> import funcgrad
 >>> trace_state_clean()
@@ -16,6 +17,8 @@ from funcgrad.core import *  # noqa: F403
 from funcgrad.extend.core import check_jaxpr, jaxpr_as_fun  # noqa: F401 - JAX's names here
 from funcgrad.kernel import core as _kcore
 from funcgrad.kernel.errors import JaxprTypeError  # noqa: F401
+from funcgrad.kernel.ir import AbstractToken, abstract_token  # noqa: F401 - JAX's names here
+from funcgrad.kernel.values import Token  # noqa: F401
 
 
 def physical_aval(aval):
