@@ -38,7 +38,8 @@ for _folder in (_TESTS / "primitives", _TESTS / "_support"):
     if str(_folder) not in sys.path:
         sys.path.insert(0, str(_folder))
 
-from _oracle import cheapen_funcgrad_compiles, cheapen_jax_compiles  # noqa: E402 - tests/_support is on sys.path from here
+import _docs_build  # noqa: E402 - tests/_support is on sys.path from here
+from _oracle import cheapen_funcgrad_compiles, cheapen_jax_compiles  # noqa: E402
 
 settings.register_profile(
     "ci",
@@ -134,6 +135,25 @@ def pytest_configure(config):
         and not sys.dont_write_bytecode
     ):
         threading.Thread(target=_warm_assertion_rewrites, args=(config,), daemon=True).start()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """The documentation site's tests go last, and its build starts now in the background
+    (tests/_support/_docs_build.py): the other tests run while it builds, instead of a worker (two,
+    under xdist) waiting a minute for it. The order is the same in every worker, as xdist requires."""
+    site = [item for item in items if item.path.name == _docs_build.MODULE]
+    if not site:
+        return
+    items[:] = [item for item in items if item.path.name != _docs_build.MODULE] + site
+    if not os.environ.get("FUNCGRAD_DOCS_SITE") and not config.getoption("collectonly"):
+        try:  # (the same skip as the module's: without the docs extra nothing is built)
+            import myst_nb  # noqa: F401
+            import sphinx  # noqa: F401
+        except ImportError:
+            return
+        # (``tmp_path_factory``'s own object: the fixture's basetemp, before any test asks for it)
+        _docs_build.start(_docs_build.site_folder(config._tmp_path_factory.getbasetemp()))
 
 
 def pytest_runtest_setup(item):

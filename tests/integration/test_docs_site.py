@@ -1,9 +1,10 @@
 """The documentation site (issue 32): it builds with warnings as errors, documents every public name
 and nothing else, has no broken internal link, and works in a real browser.
 
-One build per module run, into a temporary folder: ``sphinx-build -W --keep-going -b html docs
+One build per test run, into a temporary folder: ``sphinx-build -W --keep-going -b html docs
 <tmp>/html``, the command of the README's ``## Documentation``, with the notebooks rendered from
-their stored outputs and the guides' code cells executed (about a minute on a 2-core machine);
+their stored outputs and the guides' code cells executed (about 35 s of CPU), started in the
+background after collection while these tests wait at the end of the run (tests/_support/_docs_build.py);
 ``FUNCGRAD_DOCS_SITE=docs/_build/html`` checks a site built already instead.
 The browser is Debian's ``chromium`` in headless mode, driven through the DevTools protocol over a
 pipe (``--remote-debugging-pipe``); no browser is downloaded. Without the ``docs`` extra or without
@@ -13,7 +14,6 @@ pipe (``--remote-debugging-pipe``); no browser is downloaded. Without the ``docs
 from __future__ import annotations
 
 import base64
-import fcntl
 import functools
 import html.parser
 import http.server
@@ -26,13 +26,13 @@ import re
 import select
 import shutil
 import subprocess
-import sys
 import threading
 import time
 import types
 import urllib.parse
 from pathlib import Path
 
+import _docs_build
 import pytest
 
 # every test here builds the whole site or starts a browser: slow tier (pyproject's marker).
@@ -56,23 +56,9 @@ def _extension():
 def site(tmp_path_factory) -> Path:
     if os.environ.get("FUNCGRAD_DOCS_SITE"):  # a site built already (by the README's command): check it
         return Path(os.environ["FUNCGRAD_DOCS_SITE"]).resolve()
-    # One build per run, shared by pytest-xdist's workers (the folder above each worker's basetemp is
-    # common to them) and made under a lock: the build also writes its generated sources under docs/.
-    base = tmp_path_factory.getbasetemp()
-    out = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "docs_site"
-    out.mkdir(exist_ok=True)
-    with open(out / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (out / "built").exists():
-            command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html"]
-            command += ["-d", str(out / "doctrees"), str(DOCS), str(out / "html")]
-            env = {k: v for k, v in os.environ.items() if k != "FUNCGRAD_DOCS_EXECUTE_NOTEBOOKS"}
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT, env=env)
-            assert proc.returncode == 0, (
-                f"the site does not build:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
-            )
-            (out / "built").touch()
-    return out / "html"
+    # One build per run, started in the background right after collection (tests/conftest.py) and
+    # shared by pytest-xdist's workers: tests/_support/_docs_build.py.
+    return _docs_build.wait(_docs_build.site_folder(tmp_path_factory.getbasetemp()))
 
 
 # --- the API reference ---------------------------------------------------------------------------
