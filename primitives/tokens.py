@@ -54,6 +54,7 @@ after_all_p = Primitive("after_all")
 after_all_p.def_impl(_after_all_impl)
 after_all_p.def_abstract_eval(_after_all_abstract_eval)
 after_all_p.def_batch(_after_all_batch)
+after_all_p.def_traits(takes_tokens=True)
 defjvp_zero(after_all_p)
 
 

@@ -216,6 +216,7 @@ class AbstractToken:
     # describe that buffer to the runtime (argument checks, result handlers), never an array type.
     shape = (0,)
     dtype = np.dtype(np.bool_)
+    ndim = 0  # (no axis a transformation may map or index: vmap's in_axes=0 is JAX's rank error)
     weak_type = False
     sharding = None
     memory_space = _DEVICE

@@ -56,7 +56,16 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import Tracer, source_info_config, user_source_info
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import _DEVICE, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
+from funcgrad.kernel.ir import (
+    _DEVICE,
+    ClosedJaxpr,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    ShapedArray,
+    Var,
+    abstract_token,
+)
 
 # ----------------------------------------------------------------------------------------------
 # The builder
@@ -213,6 +222,22 @@ def memory_space_rule(primitive, avals, out, params):
     return outs if primitive.multiple_results else outs[0]
 
 
+class TokenOperandError(TypeError, ValueError):
+    """A token passed to a primitive that takes arrays: JAX raises a ValueError from ``lax``'s
+    primitives and a TypeError from ``jax.numpy``'s argument checks; this is both."""
+
+
+def _check_token_operand(primitive) -> None:
+    """A token operand reaches only primitives that take tokens (NOTE: [tokens]); anything else
+    would misread the token as an array (JAX's words)."""
+    if not (primitive.traits.takes_tokens or primitive.traits.jaxpr_params):
+        raise TokenOperandError(
+            f"Attempting to pass an unexpected type AbstractToken() to a primitive: {primitive.name}. "
+            "A token (lax.create_token) only orders effects: merge tokens with lax.after_all, or "
+            "pass them through jit and control flow."
+        )
+
+
 class StagingTrace(core.Trace):
     """Stages every primitive into ``builder`` (used by ``make_jaxpr`` and ``jit``)."""
 
@@ -232,6 +257,9 @@ class StagingTrace(core.Trace):
     def stage(self, primitive, args, params):
         atoms = [self.builder.to_atom(self, a) for a in args]
         avals = [a.aval for a in atoms]
+        for a in avals:
+            if a is abstract_token:  # NOTE: [tokens]: only the token and call primitives take one
+                _check_token_operand(primitive)
         rule = primitive.abstract_eval
         if rule is None:
             raise NotImplementedError(

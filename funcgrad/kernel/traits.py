@@ -80,6 +80,9 @@ class PrimitiveTraits:
       broadcasting stand for it.
     - ``reshapes_operand``: its result is its one operand's elements, row-major, in another shape
       (``reshape``); ``kernel/simplify.py`` joins a reshape of a reshape into one.
+    - ``takes_tokens``: its operands may be tokens (``after_all``; NOTE: [tokens]); staging
+      refuses a token operand of any other primitive unless it carries jaxprs (``jaxpr_params``:
+      jit, control flow pass tokens through), as JAX's ``bind`` does.
 
     >>> t = PrimitiveTraits(linear=True)
     >>> t.linear, t.taylor_from_jvp
@@ -107,6 +110,7 @@ class PrimitiveTraits:
     identity_element: int | None = None
     places_operand: bool = False
     reshapes_operand: bool = False
+    takes_tokens: bool = False
 
     def __post_init__(self):
         for f in dataclasses.fields(self):

@@ -131,5 +131,22 @@ def test_after_all_refuses_non_tokens_as_jax(call):
         call(flax, fnp)
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lax, np_: jax_or_funcgrad(lax).jit(lambda t: lax.add(t, t))(lax.create_token()),
+        lambda lax, np_: jax_or_funcgrad(lax).jit(lambda t: np_.add(t, 1))(lax.create_token()),
+        lambda lax, np_: jax_or_funcgrad(lax).vmap(lax.after_all)(lax.create_token()),
+    ],
+    ids=["lax_add", "numpy_add", "vmap_axis"],
+)
+def test_tokens_are_no_arrays_as_jax(call):
+    # (no token reaches XLA as an array operand; the exception types are jax's)
+    with pytest.raises((TypeError, ValueError)) as want:
+        call(jax.lax, jnp)
+    with pytest.raises(want.type):
+        call(flax, fnp)
+
+
 def jax_or_funcgrad(lax):
     return jax if lax is jax.lax else funcgrad
