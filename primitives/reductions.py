@@ -15,14 +15,19 @@ NumPy and JAX.
 # NOTE: [generic reduce]
 # ``reduce_p`` carries its reducer as a closed jaxpr of ``2n`` scalars ``(acc..., x...) -> n``
 # values (``lax.reduce`` binds it when the computation is not a monoid primitive it recognises).
-# Eager evaluation and the JVP both reduce by pairwise halving (``_halve``): the reduced axes are
-# flattened to one leading axis of length N; rows are combined in pairs (an odd last row waits for
-# the next round), the reducer running vectorised over all lanes (the kernel's vmap), log2 N times,
-# and the result is combined with the init values once, as XLA does. The JVP (JAX's rule) runs
-# that tree on (primal, tangent) pairs with the reducer's own JVP, out of slices, concatenations
-# and the reducer's primitives: so the tangent is linear and transposable and
-# ``grad`` works as it does in JAX, whatever the reducer. The order of combination is a tree, as
-# XLA's is unspecified: only an associative reducer with its identity as init gives one answer.
+# Eager evaluation is XLA's, as JAX's (``apply_primitive``: the primitive compiled alone, through
+# the bridge's ``hooks.eager_compiled``): XLA folds the elements into the init values in order, and
+# a reduction of at most one element per output (no dimensions, or dimensions of size 1) is the
+# operand itself, the init values unused. The JVP is JAX's rule, and gives its primal too (as
+# JAX's ``jvp`` of its tree does): the reduced axes are flattened to one leading axis of length N,
+# halved into a first half of ceil(N / 2) rows and a second half padded with the init values, the
+# halves combined lane by lane (the reducer vectorised by the kernel's vmap), log2 N times
+# (``_tree``); run on (primal, tangent) pairs with the reducer's own JVP, out of slices,
+# concatenations and the reducer's primitives, so the tangent is linear and transposable and
+# ``grad`` works as it does in JAX, whatever the reducer. Only an associative reducer with its
+# identity as init gives one answer both ways; another (a non-identity init, ``a * 0.5 + b``)
+# gives XLA's fold eagerly and under ``jit``, and the tree's value under a derivative, as in JAX.
+# Without a compiler (the primitives layer alone) eager evaluation runs the tree.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear, instantiate, jvp_flat
 from funcgrad.kernel.batching import vmap_flat
 from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, ShapedArray
 
 
@@ -358,32 +364,37 @@ def _to_leading(x, dimensions):
     return reshape(x, (count, *(shape[d] for d in kept)))
 
 
-def _halve(jaxpr: ClosedJaxpr, xs, inits):
-    """Reduce the leading axis of every ``xs`` pairwise (NOTE: [generic reduce]), then combine
-    the result with ``inits`` once (as XLA applies them: a non-identity init counts once)."""
+def _tree(jaxpr: ClosedJaxpr, xs, inits):
+    """Reduce the leading axis of every ``xs`` as JAX's reduce JVP does (NOTE: [generic reduce]):
+    halves of ceil(N / 2) rows, the second padded with the init values when N is odd, combined
+    until one row is left (that row is the result: no init values); N = 0 gives the init values."""
     rest = aval_of(xs[0]).shape[1:]
     start = (0,) * (1 + len(rest))
     while (count := aval_of(xs[0]).shape[0]) > 1:
-        pairs = count // 2
-        first = [slice_(x, start, (pairs, *rest)) for x in xs]
-        second = [slice_(x, (pairs,) + start[1:], (2 * pairs, *rest)) for x in xs]
-        reduced = _lanes(jaxpr, [*first, *second])
-        if count % 2:  # the odd row waits for the next round
-            reduced = [
-                concatenate([r, slice_(x, (count - 1,) + start[1:], (count, *rest))], 0)
-                for r, x in zip(reduced, xs)
-            ]
-        xs = reduced
-    accs = [broadcast_in_dim(i, rest, ()) for i in inits]
+        half = (count + 1) // 2
+        first = [slice_(x, start, (half, *rest)) for x in xs]
+        second = [slice_(x, (half,) + start[1:], (count, *rest)) for x in xs]
+        if count % 2:
+            second = [concatenate([x, broadcast_in_dim(i, (1, *rest), ())], 0) for x, i in zip(second, inits)]
+        xs = _lanes(jaxpr, [*first, *second])
     if aval_of(xs[0]).shape[0] == 0:
-        return accs
-    return _lanes(jaxpr, [*accs, *(reshape(x, rest) for x in xs)])
+        return [broadcast_in_dim(i, rest, ()) for i in inits]
+    return [reshape(x, rest) for x in xs]
 
 
 def _generic_impl(*args, jaxpr, dimensions):
+    if hooks.eager_compiled is not None:  # XLA's answer, as JAX's eager reduce (NOTE: [generic reduce])
+        try:
+            return [
+                np.asarray(o)
+                for o in hooks.eager_compiled(reduce_p, args, {"jaxpr": jaxpr, "dimensions": dimensions})
+            ]
+        except NotImplementedError:  # a reducer primitive without a lowering: the tree, in NumPy
+            pass
     n = len(args) // 2
     operands, inits = [np.asarray(a) for a in args[:n]], [np.asarray(a) for a in args[n:]]
-    outs = _halve(jaxpr, [_to_leading(o, dimensions) for o in operands], inits)
+    with np.errstate(all="ignore"):
+        outs = _tree(jaxpr, [_to_leading(o, dimensions) for o in operands], inits)
     return [np.asarray(o) for o in outs]
 
 
@@ -394,16 +405,16 @@ def _generic_jvp(primals, tangents, *, jaxpr, dimensions):
             "lax.reduce: differentiating with respect to init_values is not supported (as in JAX); "
             "make the init values constants"
         )
-    outs = reduce_p.bind(*primals, jaxpr=jaxpr, dimensions=dimensions)
     if all(type(t) is Zero for t in tangents[:n]):
+        outs = reduce_p.bind(*primals, jaxpr=jaxpr, dimensions=dimensions)
         return outs, [Zero.from_primal_value(o) for o in outs]
     inits = primals[n:]
 
     def tree(*xs):
-        return _halve(jaxpr, [_to_leading(x, dimensions) for x in xs], inits)
+        return _tree(jaxpr, [_to_leading(x, dimensions) for x in xs], inits)
 
-    _, out_tangents = jvp_flat(tree, list(primals[:n]), [instantiate(t) for t in tangents[:n]])
-    return outs, out_tangents
+    # (the primal is the tree's too, as in JAX: it differs from XLA's fold for a non-identity init)
+    return jvp_flat(tree, list(primals[:n]), [instantiate(t) for t in tangents[:n]])
 
 
 def _generic_batch(axis_size, vals, dims, *, jaxpr, dimensions):

@@ -109,6 +109,26 @@ def test_generic_odd_lengths_and_empty_reductions():
         np.testing.assert_array_equal(f(empty), np.zeros(3))
 
 
+@pytest.mark.parametrize(
+    "shape, dims", [((5,), (0,)), ((2, 3), (0, 1)), ((2, 3), (1,)), ((1, 2), (0,)), ((2,), ())]
+)
+def test_generic_order_and_init_as_jax(shape, dims):
+    # A reducer neither associative nor started from its identity shows the order: eagerly and under
+    # jit XLA folds the elements into the init in order (none for one element per output: the
+    # operand itself), and under a derivative JAX's value is its JVP tree's (found by the fuzzer:
+    # funcgrad's eager tree combined the init once at the end, and with one element too).
+    x = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+    soft = lambda a, b: a * 0.5 + b  # noqa: E731
+    f = lambda x: lax.reduce(x, 0.25, soft, dims)  # noqa: E731
+    g = lambda x: jlax.reduce(x, 0.25, soft, dims)  # noqa: E731
+    np.testing.assert_allclose(f(x), g(x), rtol=1e-14)
+    np.testing.assert_allclose(funcgrad.jit(f)(x), g(x), rtol=1e-14)
+    ours = funcgrad.value_and_grad(lambda x: f(x).sum())(x)
+    theirs = jax.value_and_grad(lambda x: g(x).sum())(x)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-14)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-14)
+
+
 def test_generic_derivatives_match_jax_and_finite_differences():
     f = lambda x: lax.reduce(x, 0.0, _soft, (1,))  # noqa: E731
     g = lambda x: jlax.reduce(x, 0.0, _soft, (1,))  # noqa: E731
