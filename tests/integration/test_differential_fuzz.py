@@ -14,7 +14,9 @@ The machinery is in ``_fuzz`` (next to this file; its package docstring is the o
 
   (``FUNCGRAD_FUZZ_SEED`` picks the seed; ``FUNCGRAD_FUZZ_OUT=dir`` writes each disagreement's
   reproducer script there; ``FUNCGRAD_FUZZ_X64=0`` runs both sides in JAX's default 32-bit mode,
-  restored after);
+  restored after; ``FUNCGRAD_FUZZ_ONLY=mix.,linalg.`` draws only the operations so named, ``!mix.``
+  all but those;
+  ``FUNCGRAD_FUZZ_TRACE=file`` keeps the running case's reproducer in that file, for a hang);
 - the documented list and docs/differences_from_jax.md agree; the comparison catches what it must.
 """
 
@@ -50,7 +52,7 @@ ALL_OPS = ops.SURFACE + ops.op_db_ops()
 # (ops_more's, ops_edges' and ops_struct's tables run in the long run only: the CI budget's cases stay
 # those it drew before, so the suite gets no slower; session 7 measured fuzz_ci at 6 min wall with
 # ops_more's, load ~3)
-_LONG_RUN_ONLY = {op.name for op in ops.MORE + ops.EDGES + ops.STRUCT}
+_LONG_RUN_ONLY = {op.name for op in ops.MORE + ops.EDGES + ops.STRUCT + ops.MIX}
 CI_OPS = [op for op in ALL_OPS if op.name not in OPEN_BUGS and op.name not in _LONG_RUN_ONLY]
 CI_EXAMPLES = 250
 CI_X32_EXAMPLES = 100  # of CI_EXAMPLES, in JAX's default 32-bit mode
@@ -110,15 +112,28 @@ def _long_run_examples():
     return int(os.environ.get("FUNCGRAD_FUZZ_EXAMPLES", "0"))
 
 
+def _long_run_ops():
+    # FUNCGRAD_FUZZ_ONLY=mix.,linalg. draws only the operations whose names start so (a table's
+    # corner, run long); a prefix written !mix. leaves those out instead (a seed's draws from before
+    # a table was added)
+    prefixes = [p for p in os.environ.get("FUNCGRAD_FUZZ_ONLY", "").split(",") if p]
+    keep = tuple(p for p in prefixes if not p.startswith("!"))
+    drop = tuple(p[1:] for p in prefixes if p.startswith("!"))
+    return [op for op in ALL_OPS if (not keep or op.name.startswith(keep)) and not op.name.startswith(drop)]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not _long_run_examples(), reason="set FUNCGRAD_FUZZ_EXAMPLES=N for the long run")
 def test_fuzz_long_run():
     counts, failures = collections.Counter(), []
+    trace = os.environ.get("FUNCGRAD_FUZZ_TRACE")
 
     @seed(int(os.environ.get("FUNCGRAD_FUZZ_SEED", "0")))
     @settings(max_examples=_long_run_examples(), phases=["generate"], **_SETTINGS)
-    @given(case=programs.cases(ALL_OPS, long_run=True))
+    @given(case=programs.cases(_long_run_ops(), long_run=True))
     def run(case):
+        if trace:  # the running case's reproducer, so a hang (in either library) leaves it behind
+            pathlib.Path(trace).write_text(case.script())
         outcome = compare.check(case)
         counts["cases"] += 1
         counts[outcome.status] += 1

@@ -90,9 +90,10 @@ def _operand_dtypes(outcome):
     return outcome.case.operand_dtypes or [()] * len(outcome.case.ops)
 
 
+# (multigammaln: a sum of gammaln)
 _SCIPY_EDGE_OPS = {"lax.lgamma", "special.gammaln", "special.gamma", "lax.digamma", "special.digamma",
                    "lax.polygamma", "special.polygamma", "lax.zeta", "special.expn",
-                   "special.expi"}  # fmt: skip
+                   "special.expi", "special.multigammaln"}  # fmt: skip
 
 
 def _scipy_edges(outcome) -> bool:
@@ -128,7 +129,9 @@ def _has_input(outcome, test) -> bool:
     return any(test(x).any() for x in map(np.asarray, outcome.case.inputs) if x.dtype.kind in "fc")
 
 
-_NORMS = {"np.linalg.norm", "np.vector_norm", "linalg.matrix_norm"}
+# (the 2-norms of ops_extra's ord= forms too: ord 2 / None is the case at zero)
+_NORMS = {"np.linalg.norm", "np.vector_norm", "linalg.matrix_norm", "np.vector_norm_ord",
+          "np.linalg.norm_vec", "np.linalg.norm_mat"}  # fmt: skip
 _STDS = {"np.std", "np.std_ddof", "np.nanstd"}
 _POWERS = {"np.power", "np.float_power", "lax.pow", "np.scalar_pow", "np.rpow"}
 

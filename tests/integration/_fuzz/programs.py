@@ -109,6 +109,40 @@ def _conv(T, np, x, groups, stride, padding, lhs_dilation, rhs_dilation, layout)
     )
 
 
+def _conv2(T, np, x, groups, batch_groups, stride, padding, lhs_dilation, rhs_dilation, kernel, layout):
+    # A 2-d convolution of a (2, 2, 3, 3) NCHW input built from x with a kernel that depends on x too.
+    lhs = np.reshape(_signal(np, x, 36), (2, 2, 3, 3))
+    shape = (2, 2 // groups) + tuple(kernel)
+    n = 2 * (2 // groups) * kernel[0] * kernel[1]
+    rhs = np.reshape(np.cos(_signal(np, x, n) * 0.5) + np.linspace(-1.0, 1.0, n).astype(lhs.dtype), shape)
+    dn = None
+    if layout == "NHWC":
+        lhs, rhs = np.transpose(lhs, (0, 2, 3, 1)), np.transpose(rhs, (2, 3, 1, 0))
+        dn = ("NHWC", "HWIO", "NHWC")
+    return T.lax.conv_general_dilated(
+        lhs, rhs, stride, padding, lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
+        dimension_numbers=dn, feature_group_count=groups, batch_group_count=batch_groups,
+    )
+
+
+def _conv_t(T, np, x, stride, padding, rhs_dilation, transpose_kernel):
+    # lax.conv_transpose of a (1, 5, 2) NWC input from x with a (2, 2, 2) WIO kernel depending on x.
+    lhs = np.reshape(_signal(np, x, 10), (1, 5, 2))
+    rhs = np.reshape(np.sin(_signal(np, x, 8)) + np.linspace(-1.0, 1.5, 8).astype(lhs.dtype), (2, 2, 2))
+    return T.lax.conv_transpose(
+        lhs, rhs, stride, padding, rhs_dilation=rhs_dilation, dimension_numbers=("NWC", "WIO", "NWC"),
+        transpose_kernel=transpose_kernel,
+    )
+
+
+def _window2(T, np, x, op, window, stride, padding, base_dilation, window_dilation):
+    # lax.reduce_window over a 3x4 array built from x, with dilations, the operation's identity as init.
+    a = np.reshape(_signal(np, x, 12), (3, 4))
+    init = np.array({"add": 0.0, "max": -np.inf, "min": np.inf, "mul": 1.0}[op]).astype(a.dtype)
+    fn = {"add": T.lax.add, "max": T.lax.max, "min": T.lax.min, "mul": T.lax.mul}[op]
+    return T.lax.reduce_window(a, init, fn, window, stride, padding, base_dilation, window_dilation)
+
+
 def _custom_jvp_nondiff(T, np, x, k):
     # A custom_jvp with a non-differentiable argument, whose rule is not the derivative.
     def g(a, k):
