@@ -231,6 +231,10 @@ def to_sharded_buffer(x, s, aval, name: str = "argument"):
         weak = x.weak_type
     elif isinstance(x, core.Tracer):
         raise core.UnexpectedTracerError(core._leak_message(x))
+    elif type(x) is core.Token and aval is core.abstract_token:
+        # A token travels as a bool[0] buffer on every device (NOTE: [tokens] in kernel/ir.py).
+        x.block_until_ready()
+        value, weak = np.zeros(0, np.bool_), False
     else:
         weak = type(x) in (bool, int, float, complex)
         value = np.asarray(x, dtype=aval.dtype if weak else None)

@@ -206,6 +206,21 @@ def test_lapack_kernels_in_a_program_over_several_devices():
     np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), a, rtol=1e-4, atol=1e-4)
 
 
+def test_tokens_in_a_program_over_several_devices():
+    # (a token argument is a bool[0] buffer on every device, as JAX passes it; NOTE: [tokens])
+    from funcgrad import lax
+    from funcgrad.sharding import NamedSharding, PartitionSpec, make_mesh, set_mesh
+
+    mesh = make_mesh((8,), ("x",))
+    x = funcgrad.device_put(np.arange(8.0), NamedSharding(mesh, PartitionSpec("x")))
+    tok = lax.create_token()
+    t2, y = funcgrad.jit(lambda t, v: (lax.after_all(t), v * 2.0))(tok, x)
+    assert type(t2) is type(tok)
+    np.testing.assert_array_equal(np.asarray(y), np.arange(8.0) * 2)
+    with set_mesh(mesh):
+        assert type(funcgrad.jit(lax.after_all)(tok)) is type(tok)
+
+
 if __name__ == "__main__":  # jax's side, written out (see the module docstring)
     with open(EXPECTED, "w") as f:
         json.dump(run_jax(ORACLE), f, separators=(",", ":"))
