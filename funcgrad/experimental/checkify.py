@@ -203,8 +203,9 @@ init_error = Error(np.bool_(False), np.int32(-1), {}, ())
 def _check(pred, msg: str, debug: bool, fmt_args, fmt_kwargs, name: str) -> None:
     if not isinstance(msg, str):
         raise TypeError(f"{name}: the message must be a str, got {type(msg).__name__}")
-    if not core.is_array_like(pred):
-        raise TypeError(f"{name} takes a scalar pred as argument, got {type(pred).__name__}")  # (JAX's words)
+    # As JAX's: a Python bool or an array (not a NumPy scalar: np.int32(3) >= 0 is refused).
+    if not isinstance(pred, bool | fnp.ndarray | core.Tracer):
+        raise TypeError(f"{name} takes a scalar pred as argument, got {pred}")  # (JAX's words)
     pred = canonicalize([pred])[0]
     aval = core.get_aval(pred)
     if aval.dtype != np.bool_ or aval.shape:
@@ -215,10 +216,13 @@ def _check(pred, msg: str, debug: bool, fmt_args, fmt_kwargs, name: str) -> None
         )
     leaves, tree = tu.tree_flatten((tuple(fmt_args), dict(fmt_kwargs)))
     for leaf in leaves:
-        if not core.is_array_like(leaf):
+        # As JAX's: arrays only (a Python or NumPy scalar is refused, also when a checkified
+        # function passes its own Python-int argument through).
+        if not isinstance(leaf, fnp.ndarray | np.ndarray | core.Tracer):
             raise TypeError(
-                f"Formatting arguments to checkify.{name} need to be PyTrees of arrays, but got "
-                f"{leaf!r:.60} of type {type(leaf)}; pass other values by writing them into the message"
+                # (checkify.check for debug_check too, as JAX says)
+                "Formatting arguments to checkify.check need to be PyTrees of arrays, but got "
+                f"{leaf!r} of type {type(leaf)}."
             )
     check_p.bind(pred, *canonicalize(leaves), msg=msg, fmt_tree=tree, debug=debug, batch_ndim=0)
 
