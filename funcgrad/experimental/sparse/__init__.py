@@ -14,7 +14,8 @@ Layer: surface. Imports its submodules.
 - ``todense``, ``empty``, ``eye``, ``random_bcoo`` (``_api``);
 - ``grad``, ``value_and_grad``, ``jacfwd``, ``jacrev``, ``jacobian`` with respect to sparse
   arguments (``_ad``, NOTE: [sparse gradients]);
-- ``sparsify`` (``_transform``, NOTE: [sparsify]).
+- ``sparsify`` (``_transform``, NOTE: [sparsify]);
+- the submodule ``linalg``: ``lobpcg_standard`` (top-k eigenpairs of a Hermitian operator).
 
 Every operation is a composition of funcgrad.numpy/funcgrad.lax (gathers, scatter-adds,
 dot_general, sorts): no new primitive, so ``jit``, ``vmap`` and ``grad`` go through all of it.
@@ -25,7 +26,17 @@ dot_general, sorts): no new primitive, so ``jit``, ``vmap`` and ``grad`` go thro
 [2.0, 1.0]
 """
 
-from funcgrad.experimental.sparse import _ad, _api, _base, _bcoo, _bcsr, _matrix, _structural, _transform
+from funcgrad.experimental.sparse import (
+    _ad,
+    _api,
+    _base,
+    _bcoo,
+    _bcsr,
+    _matrix,
+    _structural,
+    _transform,
+    linalg,  # noqa: F401 - the submodule (lobpcg_standard)
+)
 from funcgrad.experimental.sparse._ad import *  # noqa: F403 - each module's public names are its __all__
 from funcgrad.experimental.sparse._api import *  # noqa: F403
 from funcgrad.experimental.sparse._base import *  # noqa: F403
@@ -39,6 +50,10 @@ from funcgrad.experimental.sparse._transform import *  # noqa: F403
 __all__ = sorted(
     {name for m in (_ad, _api, _base, _bcoo, _bcsr, _matrix, _structural, _transform) for name in m.__all__}
 )
+
+# JAX's submodules of the same names (``from jax.experimental.sparse import bcoo``), derived from
+# the namespace above.
+from funcgrad.experimental.sparse import bcoo, bcsr  # noqa: E402, F401
 
 
 def __dir__():  # the public names only, not this module's imports and helpers

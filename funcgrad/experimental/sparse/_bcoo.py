@@ -172,6 +172,22 @@ class BCOO(JAXSparse):
         """
         return bcoo_fromdense(mat, nse=nse, index_dtype=index_dtype, n_dense=n_dense, n_batch=n_batch)
 
+    @classmethod
+    def from_scipy_sparse(cls, mat, *, index_dtype=None, n_dense=0, n_batch=0):
+        """The BCOO form of a ``scipy.sparse`` array or matrix (its elements in SciPy's COO order,
+        not marked sorted or unique, as JAX's).
+
+        >>> import scipy.sparse as sps
+        >>> BCOO.from_scipy_sparse(sps.eye(2, format="csr")).todense().tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+        """
+        if n_dense != 0 or n_batch != 0:
+            raise NotImplementedError("BCOO.fromscipy with nonzero n_dense/n_batch")
+        mat = mat.tocoo()
+        data = jnp.asarray(mat.data)
+        indices = jnp.column_stack((mat.row, mat.col)).astype(index_dtype or jnp.int32)
+        return cls((data, indices), shape=mat.shape, indices_sorted=False, unique_indices=False)
+
     def todense(self):
         """The dense array (``bcoo_todense``).
 

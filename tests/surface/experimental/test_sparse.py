@@ -617,3 +617,25 @@ def test_scalar_operands_may_be_traced():
     np.testing.assert_allclose(
         funcgrad.vmap(lambda c, v: c @ v, in_axes=(None, 0))(c, np.ones((3, 2))), [[1, 2]] * 3
     )
+
+
+def test_lobpcg_standard_against_eigh_and_scipy_bcoo():
+    # jax.experimental.sparse.linalg.lobpcg_standard (JAX's lobpcg_test): the top-k eigenpairs of
+    # a matrix against LAPACK's eigh; BCOO.from_scipy_sparse (its sparse operators).
+    from funcgrad.experimental.sparse import bcoo, linalg
+
+    rng = np.random.default_rng(0)
+    q, _ = np.linalg.qr(rng.normal(size=(40, 40)))
+    eigs = np.linspace(1.0, 10.0, 40)
+    a = (q * eigs) @ q.T
+    x = rng.normal(size=(40, 3))
+    theta, u, steps = linalg.lobpcg_standard(fnp.asarray(a), fnp.asarray(x), 100)
+    np.testing.assert_allclose(np.asarray(theta), eigs[::-1][:3], rtol=1e-8)
+    np.testing.assert_allclose(np.abs(np.asarray(u).T @ q[:, ::-1][:, :3]), np.eye(3), atol=1e-6)
+    assert int(steps) < 100
+    s = sps.random(6, 5, density=0.4, random_state=1, format="csr")
+    np.testing.assert_array_equal(np.asarray(bcoo.BCOO.from_scipy_sparse(s).todense()), s.toarray())
+    with pytest.raises(ValueError, match=r"search dim \* 5 < matrix dim"):
+        linalg.lobpcg_standard(fnp.asarray(a), fnp.asarray(rng.normal(size=(40, 8))))
+    with pytest.raises(ValueError, match="A, X must have same dtypes"):
+        linalg.lobpcg_standard(lambda v: v.astype(np.float32), fnp.asarray(x))
