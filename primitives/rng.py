@@ -38,7 +38,7 @@ from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 
-__all__ = ["RandomAlgorithm", "rng_bit_generator_p", "rng_uniform_p"]
+__all__ = ["RandomAlgorithm", "iota_2x32_shape_p", "rng_bit_generator_p", "rng_uniform_p"]
 
 
 class RandomAlgorithm(enum.IntEnum):
@@ -138,3 +138,30 @@ rng_uniform_p.def_impl(lambda a, b, **params: _compiled(rng_uniform_p, [a, b], p
 rng_uniform_p.def_abstract_eval(_uniform_abstract_eval)
 defjvp_zero(rng_uniform_p)
 rng_uniform_p.def_batch(_uniform_batch)
+
+
+# ----------------------------------------------------------------------------------------------
+# iota_2x32_shape() -> (hi, lo): the flat row-major index of every element of ``shape`` as two
+# uint32 words, for threefry counters of 2**32 elements or more (JAX's ``iota_2x32_shape``). A
+# primitive so that a staged draw of that size is computed by XLA in 64 bits (a ``uint64`` iota
+# per axis, times its stride, summed, then split) without NumPy materialising the index: an
+# ``eval_shape``/``lower`` of a 1e12-element draw allocates nothing, as in JAX. Eagerly NumPy
+# computes it. No operands: no derivative, no batch rule needed.
+
+
+def _iota_2x32_abstract_eval(*, shape):
+    return [ShapedArray(tuple(shape), _BITS[2])] * 2
+
+
+def _iota_2x32_impl(*, shape):
+    counts = np.arange(int(np.prod(shape, dtype=np.uint64)), dtype=np.uint64).reshape(shape)
+    return [(counts >> np.uint64(32)).astype(np.uint32), counts.astype(np.uint32)]
+
+
+iota_2x32_shape_p = Primitive("iota_2x32_shape", multiple_results=True)
+iota_2x32_shape_p.def_impl(_iota_2x32_impl)
+iota_2x32_shape_p.def_abstract_eval(_iota_2x32_abstract_eval)
+defjvp_zero(iota_2x32_shape_p)
+iota_2x32_shape_p.def_batch(
+    lambda axis_size, vals, dims, **params: (iota_2x32_shape_p.bind(**params), [None, None])
+)

@@ -35,6 +35,7 @@ from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.bitcast import bitcast_convert_type
+from funcgrad.primitives.rng import iota_2x32_shape_p
 from funcgrad.random import _threefry_original
 from funcgrad.random._cipher import _key_halves, _threefry2x32
 from funcgrad.random._eager import eager_draw, keyable_scalar, program, zero_sign
@@ -83,9 +84,8 @@ def _iota_2x32(shape: tuple[int, ...]):
     if not shape:
         return _u32(0), _u32(0)
     size = math.prod(shape)
-    if size >= 2**32:
-        counts = np.arange(size, dtype=_U64).reshape(shape)
-        return Array._from_owned((counts >> 32).astype(_U32)), Array._from_owned(counts.astype(_U32))
+    if size >= 2**32:  # (64-bit counters: XLA computes them when staged, NumPy eagerly)
+        return tuple(iota_2x32_shape_p.bind(shape=tuple(shape)))
     strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
     lo = None
     for d, s in enumerate(strides):

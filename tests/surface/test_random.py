@@ -385,3 +385,18 @@ def test_stateful_rng_draws_jaxs_numbers():
     with pytest.raises(ValueError, match="Expected base_key to be a typed PRNG key"):
         stateful.StatefulPRNG(fr.PRNGKey(0), funcgrad.new_ref(0))
     assert isinstance(stateful.stateful_rng().uniform(), funcgrad.Array)  # seeded by NumPy's entropy
+
+
+def test_draws_of_2_to_the_32_elements_or_more_are_staged_without_numpy():
+    # A counter of 2**32 elements or more is 64-bit (JAX's iota_2x32_shape): staged, XLA computes
+    # it, so eval_shape of a 1e12-element draw allocates nothing (random_lax_test's
+    # test_eval_shape_big_random_array); the lowering's words equal the eager NumPy counter.
+    from funcgrad.primitives.rng import iota_2x32_shape_p
+
+    out = funcgrad.eval_shape(lambda k: fr.normal(k, (10**12,)), fr.PRNGKey(0))
+    assert out.shape == (10**12,) and out.dtype == np.float64
+    staged = funcgrad.jit(lambda: iota_2x32_shape_p.bind(shape=(3, 4, 5)))()
+    eager = iota_2x32_shape_p.bind(shape=(3, 4, 5))
+    for s, e in zip(staged, eager):
+        np.testing.assert_array_equal(np.asarray(s), np.asarray(e))
+    np.testing.assert_array_equal(np.asarray(eager[1]).ravel(), np.arange(60, dtype=np.uint32))

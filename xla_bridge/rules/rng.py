@@ -50,3 +50,27 @@ def _rng_uniform(ctx, a, b, *, shape):
         f"stablehlo.rng {a}, {b}, {dims}, distribution = UNIFORM : ({scalar}, {scalar}, "
         f"{tensor_type((len(shape),), np.int64)}) -> {aval_type(out)}"
     )
+
+
+@register(rng.iota_2x32_shape_p)
+def _iota_2x32_shape(ctx, *, shape):
+    # (a uint64 iota per axis times its stride, summed; the high and low words, as JAX lowers it)
+    fb = ctx.fb
+    t64, t32 = tensor_type(shape, _U64), tensor_type(shape, _U32)
+
+    def splat(value):
+        c = fb.const(value, _U64)
+        return fb.emit(f"stablehlo.broadcast_in_dim {c}, dims = [] : ({tensor_type((), _U64)}) -> {t64}")
+
+    total = None
+    for d in range(len(shape)):
+        term = fb.emit(f"stablehlo.iota dim = {d} : {t64}")
+        stride = int(np.prod(shape[d + 1 :], dtype=np.uint64))
+        if stride != 1:
+            term = fb.emit(f"stablehlo.multiply {term}, {splat(stride)} : {t64}")
+        total = term if total is None else fb.emit(f"stablehlo.add {total}, {term} : {t64}")
+    hi = fb.emit(f"stablehlo.shift_right_logical {total}, {splat(32)} : {t64}")
+    return [
+        fb.emit(f"stablehlo.convert {hi} : ({t64}) -> {t32}"),
+        fb.emit(f"stablehlo.convert {total} : ({t64}) -> {t32}"),
+    ]
