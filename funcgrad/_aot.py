@@ -297,6 +297,7 @@ class Lowered:
                 compiled(self._staged.closed, f._name, self._donated, f._device, compiler_options=options),
             )
         out.args_info = getattr(self, "args_info", None)
+        out._donated = tuple(self._donated or ())
         return out
 
 
@@ -331,6 +332,7 @@ class CompiledCall:
     """A compiled jitted call; call it with arguments of the lowered shapes/dtypes."""
 
     args_info = None  # the Lowered's (ArgInfo tree), set by Lowered.compile
+    _donated = ()  # the Lowered's donation flags, one per program input, set by Lowered.compile
 
     def __init__(self, fun, staged: Staged, c):
         self._fun = fun
@@ -340,15 +342,20 @@ class CompiledCall:
         self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
 
     def __call__(self, *args, **kwargs):
+        # As JAX's ``Compiled``: called with the dynamic arguments only (the static ones were fixed
+        # when it was lowered: ``jit(f, static_argnums=0).lower(7, 8).compile()(5)``).
         f = self._fun
-        static_key, static_kw, dyn_args, dyn_kwargs = f._split(args, kwargs)
-        flat, _ = tu.tree_flatten((dyn_args, dyn_kwargs))
-        if len(flat) != len(self.in_avals):
+        leaves, tree = tu.tree_flatten_with_path((args, kwargs))
+        flat = [x for _, x in leaves]
+        expected = None if self.args_info is None else tu.tree_structure(self.args_info)
+        if (expected is not None and tree != expected) or len(flat) != len(self.in_avals):
             raise TypeError(
-                f"compiled jit({f._name}) takes {len(self.in_avals)} array leaves, got {len(flat)}"
+                "Function compiled with input pytree does not match the input pytree it was "
+                f"called with: compiled jit({f._name}) for {expected if expected is not None else ''}"
+                f"({len(self.in_avals)} array leaves, static arguments left out), called with {tree}"
             )
-        names = [f"argument {n}" for n in f._arg_names(static_key, dyn_args, dyn_kwargs)]
-        donated = f._donated(0, len(flat), static_key, args, dyn_kwargs)
+        names = [f"argument {('args', 'kwargs')[p[0].idx]}{tu.keystr(p[1:])}" for p, _ in leaves]
+        donated = tuple(self._donated)[len(self._donated) - len(flat) :] if self._donated else None
         # (on one device or several: NOTE: [one compiled program] in xla_bridge/programs.py)
         return tu.tree_unflatten(self._staged.out_tree, run(self._compiled, flat, donated, names))
 

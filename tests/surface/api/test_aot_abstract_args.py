@@ -63,3 +63,30 @@ def test_static_argnums_and_argnames_both_given_are_used_as_given():
         assert float(g("key", 3.0, c)) == float(j("key", 3.0, c))
     assert len(traced) == 1
     assert float(g("key", 3.0, c=[2][0])) == 6.0 and len(traced) == 2  # c by keyword: static
+
+
+def _aot_guide(lib, jnp):
+    """JAX's ahead-of-time guide (docs/aot.md): a compiled function takes the dynamic arguments
+    only, its static ones fixed at lowering; the wrong arguments are a TypeError."""
+
+    def f(x, y):
+        return 2 * x + y
+
+    i32 = lib.ShapeDtypeStruct((), np.int32)
+    out = [lib.jit(f, static_argnums=0).lower(7, 8).compile()(5)]
+    out.append(lib.jit(f, static_argnums=0).trace(10, i32).lower().compile()(5))
+    g = lib.jit(lambda a, b, c=1: a * b + c, static_argnames="c", donate_argnums=0)
+    compiled = g.lower(jnp.ones(3, np.float32), np.float32(2.0), c=3).compile()
+    out.append(compiled(jnp.ones(3, np.float32), np.float32(4.0)))
+    with pytest.raises(TypeError, match="Function compiled with input pytree does not match"):
+        compiled(jnp.ones(3, np.float32), np.float32(4.0), c=3)  # a static argument given again
+    with pytest.raises(TypeError, match="Function compiled with input pytree does not match"):
+        lib.jit(f, static_argnums=0).lower(7, 8).compile()(7, 5)
+    return [np.asarray(o) for o in out]
+
+
+def test_compiled_takes_the_dynamic_arguments_as_jaxs_aot_guide():
+    import jax
+
+    for a, b in zip(_aot_guide(funcgrad, fnp), _aot_guide(jax, jax.numpy), strict=True):
+        np.testing.assert_array_equal(a, b)
