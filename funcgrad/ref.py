@@ -41,6 +41,7 @@ import funcgrad.numpy as fnp
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import StagingTrace
+from funcgrad.numpy import _core
 from funcgrad.numpy._dtypes import ExtendedArray
 
 __all__ = [
@@ -314,6 +315,9 @@ def _checked_value(ref: Ref, target, value, what: str):
         )
         if same_kind:
             value = value.astype(want)
+    weak = bool(getattr(core.get_aval(target), "weak_type", False))
+    if value.dtype == want and bool(getattr(core.get_aval(value), "weak_type", False)) != weak:
+        value = _core.convert(value, want, weak_type=weak)  # (the Ref keeps its weak type, as JAX's)
     if tuple(value.shape) != tuple(target.shape):
         raise ValueError(
             f"Invalid shape for `{what}`. Ref shape: {ref.shape}. Expected shape: {tuple(target.shape)}. "

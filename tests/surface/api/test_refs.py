@@ -161,3 +161,21 @@ def test_refs_mapped_by_vmap_match_jax():
     for a, b in zip(ours, theirs, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_write_keeps_the_refs_weak_type_as_jax():
+    # jax.ref.set's docstring: a Python int written into an int32 Ref leaves it int32 (funcgrad's
+    # Ref printed weak_type=True); a strong value into a weakly typed Ref leaves it weak.
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    def seen(lib, np_):
+        a = lib.new_ref(np_.int32(0))
+        a[...] = 4
+        b = lib.new_ref(np_.zeros(2, dtype=F32))
+        b[0] = 4.0
+        c = lib.new_ref(np_.asarray(1.0, dtype=F32) + 1.0)  # (a strong float32)
+        c[...] = F32(5.0)
+        return [repr(lib.typeof(r[...])) + repr(r) for r in (a, b, c)]
+
+    assert seen(funcgrad, fnp) == seen(jax, jnp)
