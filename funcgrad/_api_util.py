@@ -30,6 +30,8 @@ def to_public(x):
         return x
     if isinstance(x, np.ndarray | np.generic):
         return Array._from_owned(_dt.canonical_value(np.asarray(x)))
+    if type(x) in _dt.typed_scalar_types:
+        return x  # (a scalar a primitive forwarded, typed by its bind: JAX returns it as it is)
     if type(x) in python_scalar_types:
         return Array._from_owned(np.asarray(x, _dt.python_scalar_dtype(x)), weak_type=type(x) is not bool)
     return x

@@ -538,6 +538,13 @@ def _same_kind(a, b) -> bool:
     return a.dtype.kind == b.dtype.kind or (a.dtype.kind in "iu" and b.dtype.kind in "fc")
 
 
+def _scalar_cotangent(ct, aval):
+    typed = _dt.typed_scalar(ct)
+    if aval.weak_type and getattr(typed, "dtype", None) == aval.dtype:
+        return typed
+    return _ew.convert_element_type(ct, aval.dtype, aval.weak_type)
+
+
 def linear_transpose(fun: Callable, *primals):
     """The transpose of the linear function ``fun`` at the avals of ``primals``.
 
@@ -573,11 +580,10 @@ def linear_transpose(fun: Callable, *primals):
                 raise TypeError(
                     f"cotangent type does not match function output, expected {out_avals} but got {flat_ct}"
                 )
-        # (a Python scalar cotangent takes its output's type, weak where the output is)
-        flat_ct = [
-            _ew.convert_element_type(ct, a.dtype, a.weak_type) if _weak_scalar(ct) else ct
-            for a, ct in zip(out_avals, flat_ct)
-        ]
+        # (a Python scalar cotangent takes its output's type, weak where the output is: typed, as
+        # JAX's bind makes it, where that is its own weak type -- a linear_call that forwards it
+        # returns TypedFloat(1.0, dtype=float32) as JAX's)
+        flat_ct = [_scalar_cotangent(ct, a) if _weak_scalar(ct) else ct for a, ct in zip(out_avals, flat_ct)]
         undefined = [ad.UndefinedPrimal(a) for a in in_avals]
         cts = ad.backward_pass(closed.jaxpr, closed.consts, undefined, flat_ct, integer=kinds == {"int"})
         return tuple(tu.tree_unflatten(in_tree, [instantiate_public(c, a) for c, a in zip(cts, in_avals)]))

@@ -15,6 +15,7 @@ import numpy as np
 
 from funcgrad._api_util import abstractify, is_abstract
 from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.ref import is_stateful_arg, stateful_key
 
@@ -56,13 +57,16 @@ def _ref_key(flat) -> tuple:
     )
 
 
+_SCALAR_TYPES = frozenset((*_dt.python_scalar_types, *_dt.typed_scalar_types))  # (TypedFloat too)
+
+
 def _aval_key(x):
     t = type(x)
     if t is Array:
         # A sharded value's type holds its sharding on explicit mesh axes (NOTE: [sharding in types]).
         s = None if x._buffer is None else core.get_aval(x).sharding
         return (x.shape, x.dtype, x.weak_type) if s is None else (x.shape, x.dtype, x.weak_type, s)
-    if t in (int, float, bool, complex):
+    if t in _SCALAR_TYPES:
         # Its type, as JAX keys it: a Python float and a weakly typed float Array share a trace.
         a = core.get_aval(x)
         return (a.shape, a.dtype, a.weak_type)

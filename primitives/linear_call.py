@@ -25,6 +25,7 @@ from __future__ import annotations
 from funcgrad.primitives._rules import move_to_front, to_front
 
 from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import Zero, instantiate, is_undefined_primal
 from funcgrad.kernel.batching import batch_jaxpr
 from funcgrad.kernel.core import Primitive
@@ -59,7 +60,9 @@ class TransposeThunk:
 
 def _impl(*args, callee, transpose, num_res):
     del transpose, num_res
-    return core.eval_jaxpr(callee.jaxpr, callee.consts, *args)
+    # A Python scalar the callee forwards (an operand, or a literal it returns) comes back typed,
+    # as JAX's bind makes it (``TypedFloat(1.0, dtype=float32)``).
+    return [_dt.typed_scalar(o) for o in core.eval_jaxpr(callee.jaxpr, callee.consts, *args)]
 
 
 def _abstract_eval(*avals, callee, transpose, num_res):

@@ -218,6 +218,9 @@ def with_float0(outs: list, positions, out_avals) -> list:
     return outs
 
 
+_SCALAR_TYPES = frozenset((*_fdt.python_scalar_types, *_fdt.typed_scalar_types))  # (TypedFloat too)
+
+
 def to_buffer(x, aval, device, name="argument"):
     """A device buffer on ``device`` for argument ``x`` expected to have ``aval`` (shape and dtype
     checked first; ``name`` words the errors).
@@ -247,7 +250,7 @@ def to_buffer(x, aval, device, name="argument"):
         if device is rt.default_device():
             x._buffer = b  # Arrays are immutable: cache the transfer (where the value lives)
         return b
-    if t in (bool, int, float, complex):
+    if t in _SCALAR_TYPES:
         want = np.dtype(aval.dtype)
         if aval.shape != () or not _scalar_fits(x, want):
             _mismatch(x, aval, name)
@@ -293,9 +296,9 @@ def _scalar_fits(x, dtype) -> bool:
     kind = _fdt.kind(dtype)
     if type(x) is bool:
         return True
-    if type(x) is int:
+    if isinstance(x, int):  # (a TypedInt too)
         return kind in "iufc"
-    if type(x) is float:
+    if isinstance(x, float):
         return kind in "fc"
     return kind == "c"
 

@@ -236,7 +236,7 @@ def to_sharded_buffer(x, s, aval, name: str = "argument"):
         x.block_until_ready()
         value, weak = np.zeros(0, np.bool_), False
     else:
-        weak = type(x) in (bool, int, float, complex)
+        weak = type(x) in _fdt.python_scalar_types or type(x) in _fdt.typed_scalar_types
         value = np.asarray(x, dtype=aval.dtype if weak else None)
         if not _fdt.x64_enabled:  # NOTE: [x64 mode]: a 64-bit NumPy argument enters as 32 bits
             value = _fdt.canonical_value(value)

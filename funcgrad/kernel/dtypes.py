@@ -392,14 +392,115 @@ def tangent_dtype(dtype):
 
 _WEAK_STANDIN = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
+
+class TypedInt(int):
+    """A Python ``int`` that carries its (weak) dtype: JAX's ``TypedInt``, what JAX's ``bind``
+    makes of a Python scalar operand, seen where a primitive forwards one unchanged (an eager
+    ``linear_call`` of an identity). It is a Python scalar in every other respect (weakly typed);
+    arithmetic on it gives plain Python numbers, as in JAX.
+
+    >>> TypedInt(2, np.dtype("int32")), TypedInt(2, np.dtype("int32")) + 1
+    (TypedInt(2, dtype=int32), 3)
+    """
+
+    dtype: np.dtype
+
+    def __new__(cls, value, dtype):
+        v = super().__new__(cls, value)
+        v.dtype = np.dtype(dtype)
+        return v
+
+    def __repr__(self):
+        return f"TypedInt({int(self)}, dtype={self.dtype.name})"
+
+    def __str__(self):
+        return str(int(self))
+
+    def __getnewargs__(self):
+        return (int(self), self.dtype)
+
+    def __jax_array__(self):
+        return int(self)  # (as an array it is the weak Python scalar it is: asarray's protocol)
+
+
+class TypedFloat(float):
+    """A Python ``float`` that carries its (weak) dtype: JAX's ``TypedFloat`` (see ``TypedInt``).
+
+    >>> x = TypedFloat(1.0, np.dtype("float32"))
+    >>> x, str(x), x * 2
+    (TypedFloat(1.0, dtype=float32), '1.0', 2.0)
+    """
+
+    __slots__ = ("dtype",)
+
+    def __new__(cls, value, dtype):
+        v = super().__new__(cls, value)
+        v.dtype = np.dtype(dtype)
+        return v
+
+    def __repr__(self):
+        return f"TypedFloat({float(self)}, dtype={self.dtype.name})"
+
+    def __str__(self):
+        return str(float(self))
+
+    def __getnewargs__(self):
+        return (float(self), self.dtype)
+
+    def __jax_array__(self):
+        return float(self)  # (as an array it is the weak Python scalar it is: asarray's protocol)
+
+
+class TypedComplex(complex):
+    """A Python ``complex`` that carries its (weak) dtype: JAX's ``TypedComplex`` (see ``TypedInt``)."""
+
+    __slots__ = ("dtype",)
+
+    def __new__(cls, value, dtype):
+        v = super().__new__(cls, value)
+        v.dtype = np.dtype(dtype)
+        return v
+
+    def __repr__(self):
+        return f"TypedComplex({complex(self)}, dtype={self.dtype.name})"
+
+    def __getnewargs__(self):
+        return (complex(self), self.dtype)
+
+    def __jax_array__(self):
+        return complex(self)  # (as an array it is the weak Python scalar it is: asarray's protocol)
+
+
+typed_scalar_types = (TypedInt, TypedFloat, TypedComplex)
+
 python_scalar_types = (bool, int, float, complex)
 """The Python number types, whose values are weak (NOTE: [weak types]); the one definition every
 layer imports. Test membership with ``type(x) in python_scalar_types`` where NumPy scalars (which
-subclass ``float`` and ``complex``) and ``IntEnum``s must not count, ``isinstance`` otherwise.
+subclass ``float`` and ``complex``) and ``IntEnum``s must not count, ``isinstance`` otherwise. (JAX's
+typed scalars, ``typed_scalar_types``, subclass them: ``isinstance`` counts them, weakly typed;
+the exact-type test, on the eager hot path, leaves them to the general route, which types them by
+``isinstance`` too.)
 
 >>> type(2.0) in python_scalar_types, type(np.float64(2.0)) in python_scalar_types
 (True, False)
 """
+
+
+def typed_scalar(x):
+    """The typed scalar JAX's ``bind`` makes of a Python scalar ``x`` (its weak dtype in the
+    current mode: ``TypedFloat(1.0, dtype=float32)`` in 32-bit mode); anything else unchanged.
+
+    >>> typed_scalar(2.5).dtype == default_float, typed_scalar(True), typed_scalar("a")
+    (True, True, 'a')
+    """
+    t = type(x)
+    if t is float:
+        return TypedFloat(x, default_float)
+    if t is int:
+        return TypedInt(x, default_int)
+    if t is complex:
+        return TypedComplex(x, default_complex)
+    return x
 
 
 def python_scalar_dtype(x) -> np.dtype:

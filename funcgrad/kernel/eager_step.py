@@ -50,7 +50,8 @@ def _x32_out(out, multiple: bool):
     return _dt.canonical_value(np.asarray(out)) if type(out) not in _KEPT else out
 
 
-_KEPT = (Array, Token)  # (a token has no dtype to narrow: NOTE: [tokens])
+# (a token has no dtype to narrow, NOTE: [tokens]; a typed scalar keeps the dtype it carries)
+_KEPT = (Array, Token, *_dt.typed_scalar_types)
 
 
 # NOTE: [one eager step]

@@ -262,12 +262,12 @@ def concrete_value(x):
 
 def wrap_result(x, weak_type: bool = False) -> Any:
     """Wrap an eager NumPy result as a public ``Array`` (primitive impls return NumPy)."""
-    if type(x) is Array or type(x) is Token or isinstance(x, Tracer):
-        return x
+    if type(x) is Array or type(x) is Token or isinstance(x, Tracer) or type(x) in _dt.typed_scalar_types:
+        return x  # (a typed scalar is a value a primitive forwarded, as JAX returns it)
     return Array._from_owned(np.asarray(x), weak_type)
 
 
-_PYTHON_SCALARS = frozenset(python_scalar_types)
+_PYTHON_SCALARS = frozenset((*python_scalar_types, *_dt.typed_scalar_types))  # (weak, as JAX's)
 _WEAK_SCALARS = _PYTHON_SCALARS - {bool}
 
 

@@ -306,7 +306,8 @@ def dtype_and_weak(x) -> tuple[np.dtype, bool]:
     if isinstance(dtype, np.dtype) and not core.is_array_like(x):
         # As JAX's result_type: anything with a dtype (a ShapeDtypeStruct, a ShapedArray) has it.
         return _dt.canonical(dtype), False
-    return core.get_aval(x).dtype, False
+    aval = core.get_aval(x)  # (weak for a typed scalar, TypedFloat: a Python scalar that has its dtype)
+    return aval.dtype, aval.weak_type
 
 
 def _dtype_or_value_pair(a) -> tuple[np.dtype, bool]:

@@ -50,6 +50,26 @@ def test_transposing_swaps_fun_and_its_transpose(depth):
     assert results[0] == results[1] == (2.0 if depth % 2 == 0 else 14.0)
 
 
+@pytest.mark.parametrize("depth, x", [(0, 1.0), (1, 1.0), (2, 1.0), (3, 1.0), (0, 2)])
+def test_forwarded_python_scalars_come_back_typed_as_jax(depth, x):
+    # (JAX's docstring: custom_id(1.) is TypedFloat(1.0, dtype=...), its transposes too; its bind
+    # types Python scalar operands, and the transpose's literal 7. is one)
+    def custom_id(lc, x):
+        return lc(lambda _, x: x, lambda _, t: 7.0, (), x)
+
+    results = []
+    for api, lc in ((funcgrad, linear_call), (jax, jlinear_call)):
+        f = partial(custom_id, lc)
+        for _ in range(depth):
+            f = _transpose(api, f, x)
+        results.append(f(x))
+    assert repr(results[0]) == repr(results[1])
+    # A typed scalar is a weak Python scalar to what computes with it.
+    r = results[0]
+    for fn in (lambda v: fnp.float32(3) * v, fnp.sin, funcgrad.jit(lambda v: v * 2), lambda v: v + 1):
+        assert repr(fn(r)) == repr(fn(results[1]) if fn is not fnp.sin else jax.numpy.sin(results[1]))
+
+
 def test_grad_jvp_and_jit_use_the_custom_transpose():
     def f(lc, x, w):
         # linear in x; the "transpose" scales by 3 instead of w.T
