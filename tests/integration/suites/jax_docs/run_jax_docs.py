@@ -77,6 +77,45 @@ TUTORIALS = [
     "notebooks/Writing_custom_interpreters_in_Jax.md",
     "notebooks/Neural_Network_and_Data_Loading.md",
     "notebooks/shard_map.md",
+    # MyST documents added later (autodidax builds its own JAX: its cells test funcgrad's NumPy
+    # surface and the few jax calls it makes; host offloading and layouts run in part on a CPU)
+    "array_refs.md",
+    "autodidax.md",
+    "autodidax2_part1.md",
+    "notebooks/layout.md",
+    "notebooks/host-offloading.md",
+    "distributed_data_loading.md",
+    # Pages whose examples are plain ```python fences (or reST code-blocks): JAX's build shows
+    # them without running them, so each block runs as a cell (a fragment that does not run on
+    # jax counts as jax-fails, not against funcgrad). Multi-process, GPU and TPU pages are left out.
+    "debugging/index.md",
+    "debugging/print_breakpoint.md",
+    "debugging/checkify_guide.md",
+    "debugging/xla_metadata.md",
+    "buffer_donation.md",
+    "persistent_compilation_cache.md",
+    "config_options.rst",
+    "profiling.md",
+    "benchmarking.md",
+    "migrate_pmap.md",
+    "device_memory_profiling.md",
+]
+
+# Pages whose examples are ``>>>`` doctests: run_jax_docstrings.py --doc runs them (each page one
+# session, as JAX's ``pytest --doctest-glob``).
+DOCTEST_PAGES = [
+    "aot.md",
+    "export/export.md",
+    "export/shape_poly.md",
+    "faq.rst",
+    "type_promotion.rst",
+    "default_dtypes.md",
+    "async_dispatch.rst",
+    "rank_promotion_warning.rst",
+    "transfer_guard.rst",
+    "jax.numpy.rst",
+    "jax.random.rst",
+    "notebooks/Common_Gotchas_in_JAX.md",
 ]
 
 # Run first in each kernel: a headless matplotlib, and (funcgrad's run) the alias.
@@ -122,7 +161,8 @@ class DocResult:
 
 
 def read_document(jax_repo: str | None, ref: str, doc: str, file: str | None = None):
-    """The notebook of one MyST document, from a git checkout at ``ref`` or from a file."""
+    """The notebook of one document, from a git checkout at ``ref`` or from a file: a MyST
+    notebook's cells, or the code blocks of a plain page (``fenced_notebook``)."""
     import jupytext  # (here: the harness's one extra dependency, needed only to read MyST)
 
     if file is not None:
@@ -132,7 +172,57 @@ def read_document(jax_repo: str | None, ref: str, doc: str, file: str | None = N
         text = subprocess.run(
             ["git", "-C", jax_repo, "show", f"{ref}:docs/{doc}"], check=True, capture_output=True, text=True
         ).stdout
-    return jupytext.reads(text, fmt="md:myst")
+    if "{code-cell}" in text:
+        return jupytext.reads(text, fmt="md:myst")
+    return fenced_notebook(text, rst=(file or doc).endswith(".rst"))
+
+
+_FENCE = re.compile(r"^```(?:python|py|\{code-block\} python)[ \t]*\n(.*?)^```", re.M | re.S)
+_RST_BLOCK = re.compile(r"^([ \t]*)\.\. (?:code-block|code|sourcecode):: python[ \t]*\n((?:[ \t]*:.*\n)*)")
+
+
+def fenced_blocks(text: str, rst: bool = False) -> list[str]:
+    r"""The Python code blocks of a page that is not a MyST notebook: Markdown ```python fences, or
+    reST ``.. code-block:: python`` directives (their indented body); blocks of ``>>>`` examples
+    are left to the doctest runner.
+
+    >>> fenced_blocks("a\n```python\nx = 1\n```\nb\n```bash\nls\n```\n")
+    ['x = 1\n']
+    >>> fenced_blocks("T\n\n .. code-block:: python\n\n    import jax\n    x = 2\n\n back\n", rst=True)
+    ['import jax\nx = 2\n']
+    """
+    import textwrap
+
+    if not rst:
+        blocks = [m.group(1) for m in _FENCE.finditer(text)]
+    else:
+        blocks = []
+        lines = text.splitlines(keepends=True)
+        i = 0
+        while i < len(lines):
+            m = _RST_BLOCK.match("".join(lines[i : i + 1]))
+            if not m:
+                i += 1
+                continue
+            indent = len(m.group(1).expandtabs())
+            i += 1
+            while i < len(lines) and lines[i].strip().startswith(":"):  # the directive's options
+                i += 1
+            body = []
+            while i < len(lines) and (
+                not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent
+            ):
+                body.append(lines[i])
+                i += 1
+            blocks.append(textwrap.dedent("".join(body)).strip("\n") + "\n")
+    return [b for b in blocks if b.strip() and not b.lstrip().startswith(">>>")]
+
+
+def fenced_notebook(text: str, rst: bool = False):
+    """A notebook of a page's code blocks (``fenced_blocks``), one code cell each."""
+    import nbformat
+
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(b) for b in fenced_blocks(text, rst)])
 
 
 def _cell_outcome(cell) -> tuple[str, str]:

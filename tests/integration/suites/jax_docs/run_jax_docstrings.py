@@ -19,14 +19,15 @@ Every example is then classified by what it printed (its echoed value and its st
 
 A name JAX documents but funcgrad lacks counts as ``missing`` (its examples are not run).
 
-``--doc export/export.md`` (repeatable, with ``--jax-repo``) runs the ``>>>`` examples of a page of
-JAX's documentation instead (``docs/<path>`` at ``--ref``), the page as one session, as
-``pytest --doctest-glob`` runs them.
+``--doc export/export.md`` (repeatable, with ``--jax-repo``; ``--doc all``: every page of
+``run_jax_docs.DOCTEST_PAGES``) runs the ``>>>`` examples of a page of JAX's documentation
+instead (``docs/<path>`` at ``--ref``), the page as one session, as ``pytest --doctest-glob``
+runs them. ``--public`` adds the public names the API lists leave out, and ``EXTRA_MODULES``.
 
 Usage::
 
     python tests/integration/suites/jax_docs/run_jax_docstrings.py [--report r.md] [--json r.json]
-        [--module jax.numpy ...] [--limit N] [--name roots ...] [--timeout S]
+        [--module jax.numpy ...] [--public] [--limit N] [--name roots ...] [--timeout S]
         [--doc export/shape_poly.md --jax-repo JAX_GIT_DIR [--ref jax-v0.10.2]]
 """
 
@@ -58,6 +59,8 @@ _NUMBER = re.compile(
     r"(?:(?<![\w.])|(?<=[\d.])(?=[-+]))[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?j?(?!\w)"
     r"|[-+]?\b(?:nan|inf)j?\b"
 )
+# Public modules of jax 0.10.2 with documented examples that the API lists do not name.
+EXTRA_MODULES = ["jax.ref", "jax.experimental.random", "jax.experimental.key_reuse", "jax.typing"]
 DEVICES = 8  # virtual CPU devices on both sides (--devices)
 STATUSES = ("same", "last-place", "numeric", "text", "fails", "no-error", "error-type", "error-same")
 
@@ -147,8 +150,39 @@ def _run_examples(examples: list[dict], namespace: dict, timeout: float) -> list
     return results
 
 
-def worker(side: str, module_name: str, names: list[str], examples_in: str | None, out: str, timeout: float):
-    """Collect (jax side) and run the examples of ``names`` of ``module_name``; write JSON."""
+def public_names(module) -> list[str]:
+    """The public names a jax module defines itself (``--public``: the API lists leave out some
+    documented names, ``jax.lax.composite``, ``jax.ref.get``); not submodules nor the names it
+    imports from elsewhere (``np``, ``namedtuple``).
+
+    >>> import json
+    >>> "dumps" in public_names(json) and "codecs" not in public_names(json)
+    True
+    """
+    import inspect
+
+    home = module.__name__.split(".")[0]
+    out = []
+    for n in dir(module):
+        obj = getattr(module, n, None)
+        if n.startswith("_") or inspect.ismodule(obj):
+            continue
+        if (getattr(obj, "__module__", None) or "").split(".")[0] == home:
+            out.append(n)
+    return out
+
+
+def worker(
+    side: str,
+    module_name: str,
+    names: list[str],
+    examples_in: str | None,
+    out: str,
+    timeout: float,
+    public: bool = False,
+):
+    """Collect (jax side) and run the examples of ``names`` of ``module_name`` (``public``: and of
+    its other public names); write JSON."""
     import importlib
 
     import numpy as np
@@ -170,6 +204,8 @@ def worker(side: str, module_name: str, names: list[str], examples_in: str | Non
             sessions = json.load(f)
     else:
         parser = doctest.DocTestParser()
+        if public:
+            names = names + [n for n in public_names(module) if n not in names]
         for name in names:
             if not hasattr(module, name):
                 continue
@@ -192,7 +228,7 @@ def worker(side: str, module_name: str, names: list[str], examples_in: str | Non
     for label, exs in sessions.items():
         # A method's examples run on instances (jax.Array is abstract in both libraries): only the
         # public name itself must exist (a documentation page's session is labelled by its path).
-        if not label.endswith(".md") and not hasattr(module, label.split(".")[0]):
+        if not label.endswith((".md", ".rst")) and not hasattr(module, label.split(".")[0]):
             results[label] = {"missing": True}
             continue
         # JAX's doctests run in the globals of the module that defines the name (pytest
@@ -256,7 +292,7 @@ def classify(jax_got: str, jax_exc: str, fg_got: str, fg_exc: str, rtol=1e-5, at
     return "numeric"
 
 
-def _run_worker(side, module, names, examples_in, timeout, total_timeout):
+def _run_worker(side, module, names, examples_in, timeout, total_timeout, public=False):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     env = dict(os.environ)
@@ -271,6 +307,8 @@ def _run_worker(side, module, names, examples_in, timeout, total_timeout):
     cmd += ["--names", ",".join(names), "--timeout", str(timeout)]
     if examples_in:
         cmd += ["--examples", examples_in]
+    if public:
+        cmd += ["--public"]
     start = time.perf_counter()
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=total_timeout)
@@ -308,6 +346,7 @@ def run_module(
     timeout: float = 60.0,
     total_timeout: float = 1800.0,
     sessions: dict | None = None,
+    public: bool = False,
 ) -> dict:
     """Both sides of one module: ``{"examples": [...], "missing": [...], "seconds": {...}}``
     (``sessions``: given examples, run on both sides, instead of the names' docstrings)."""
@@ -316,7 +355,7 @@ def run_module(
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(sessions, f)
             examples_in = f.name
-    jax_data, jerr, tj = _run_worker("jax", module, names, examples_in, timeout, total_timeout)
+    jax_data, jerr, tj = _run_worker("jax", module, names, examples_in, timeout, total_timeout, public)
     if examples_in:
         os.unlink(examples_in)
     sessions = jax_data["sessions"]
@@ -416,9 +455,19 @@ def main(argv=None) -> int:
     p.add_argument("--json", help="write every example's result here")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per example")
     p.add_argument("--devices", type=int, default=8, help="virtual CPU devices (default 8)")
-    p.add_argument("--doc", action="append", help="a page under JAX's docs/ (with --jax-repo)")
+    p.add_argument(
+        "--doc",
+        action="append",
+        help="a page under JAX's docs/ (with --jax-repo); 'all': every page of >>> examples",
+    )
     p.add_argument("--jax-repo", help="JAX's git directory (for --doc)")
     p.add_argument("--ref", default="jax-v0.10.2", help="the tag of JAX's docs (for --doc)")
+    p.add_argument(
+        "--public",
+        action="store_true",
+        help="also every public name the module defines (not only the API lists'), and the modules "
+        "of EXTRA_MODULES",
+    )
     p.add_argument("--worker", choices=("jax", "funcgrad"), help=argparse.SUPPRESS)
     p.add_argument("--names", help=argparse.SUPPRESS)
     p.add_argument("--examples", help=argparse.SUPPRESS)
@@ -426,12 +475,18 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.worker:
         names = [n for n in (args.names or "").split(",") if n]
-        worker(args.worker, args.module[0], names, args.examples, args.out, args.timeout)
+        worker(args.worker, args.module[0], names, args.examples, args.out, args.timeout, args.public)
         return 0
     global DEVICES
     DEVICES = args.devices
     results = []
-    for doc in args.doc or ():
+    pages = list(args.doc or ())
+    if "all" in pages:  # every page of >>> examples (run_jax_docs.DOCTEST_PAGES)
+        sys.path.insert(0, HERE)
+        from run_jax_docs import DOCTEST_PAGES
+
+        pages = [p for p in pages if p != "all"] + DOCTEST_PAGES
+    for doc in pages:
         if not args.jax_repo:
             p.error("--doc needs --jax-repo")
         show = ["git", "-C", args.jax_repo, "show", f"{args.ref}:docs/{doc}"]
@@ -441,13 +496,13 @@ def main(argv=None) -> int:
         r["module"] = f"docs/{doc}"
         results.append(r)
     api = read_api()
-    modules = args.module or ([] if args.doc else sorted(api))
+    modules = args.module or ([] if args.doc else sorted(api) + (EXTRA_MODULES if args.public else []))
     for module in modules:
         names = api.get(module, [])[: args.limit] if args.limit else api.get(module, [])
         if args.name:  # a targeted re-run: the given names only
             names = [n for n in names if n in args.name]
         print(f"{module} ({len(names)} names) ...", file=sys.stderr, flush=True)
-        r = run_module(module, names, timeout=args.timeout)
+        r = run_module(module, names, timeout=args.timeout, public=args.public)
         counts: dict = {}
         for e in r["examples"]:
             counts[e["status"]] = counts.get(e["status"], 0) + 1
