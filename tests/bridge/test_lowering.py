@@ -261,6 +261,19 @@ def test_reductions(dtype, rng):
 
 
 @batched
+def test_reductions_of_operands_with_unit_dimensions(rng):
+    # NOTE: [reductions without unit dimensions]: reshaped without them, the same values; over
+    # unit axes only the reduce keeps its form (it is no reshape: 0 + -0.0 is +0.0).
+    x = _u(rng, (4, 1, 6, 1, 5), np.float32)
+    for prim in (red.reduce_sum_p, red.reduce_max_p, red.reduce_min_p, red.reduce_prod_p):
+        for axes in [(4,), (2,), (0, 1), (1, 2, 3), (0, 1, 2, 3, 4), (1, 3)]:
+            check_primitive(prim, [x], {"axes": axes})
+    check_primitive(red.reduce_sum_p, [np.full((2, 1), -0.0, np.float32)], {"axes": (1,)})
+    check_primitive(red.reduce_or_p, [x > 0.5], {"axes": (2,)})
+    check_primitive(red.reduce_sum_p, [np.arange(6, dtype=np.int32).reshape(1, 6, 1)], {"axes": (1,)})
+
+
+@batched
 def test_empty_reductions_give_identity():
     for dtype in (np.float32, np.int32):
         x = np.zeros((0, 3), dtype)

@@ -29,16 +29,43 @@ from funcgrad.xla_bridge.rules._complex_order import complex_compare, complex_pi
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.ir import ShapedArray
 
+# NOTE: [reductions without unit dimensions]
+# XLA's CPU compiler hands reductions to YNNPACK, which runs one whose operand has a dimension of
+# size 1 7-20x slower than the same reduction without it (a sum of x * y over the last axis of
+# [8, 1, 128, 256]: 0.54 ms against 0.04 ms for [8, 128, 256]; over axis 2: 0.90 against 0.044 ms;
+# one thread). Unit dimensions are what ``vmap`` of a function that adds a batch axis of one makes
+# (the per-example gradients of bench/bench_transformer.py: 18 such reductions, 14 ms of a 137 ms
+# program), so the rule reduces the operand reshaped without them (a bitcast for XLA) and reshapes
+# the result back: the same elements combined by the same reducer. A reduction over unit
+# dimensions only keeps its form (x + 0 is not x for -0.0).
+
 
 def _reduce(ctx, x, op, init_value, axes):
     a, out = ctx.avals_in[0], ctx.avals_out[0]
     fb = ctx.fb
     dtype = xla_dtype(a.dtype)
     init = fb.const(init_value, dtype)
+    shape = tuple(a.shape)
+    if 1 in shape and any(shape[d] != 1 for d in axes):  # NOTE: [reductions without unit dimensions]
+        kept = [d for d in range(len(shape)) if shape[d] != 1]
+        squeezed = tuple(shape[d] for d in kept)
+        x = fb.emit(
+            f"stablehlo.reshape {x} : ({tensor_type(shape, dtype)}) -> {tensor_type(squeezed, dtype)}"
+        )
+        axes = [kept.index(d) for d in axes if shape[d] != 1]
+        reduced = tuple(n for i, n in enumerate(squeezed) if i not in axes)
+        r = _reduce_emit(fb, x, op, init, axes, squeezed, reduced, dtype)
+        return fb.emit(
+            f"stablehlo.reshape {r} : ({tensor_type(reduced, dtype)}) -> {tensor_type(out.shape, dtype)}"
+        )
+    return _reduce_emit(fb, x, op, init, axes, shape, tuple(out.shape), dtype)
+
+
+def _reduce_emit(fb, x, op, init, axes, shape, out_shape, dtype):
     dims = ", ".join(str(int(d)) for d in axes)
     return fb.emit(
         f"stablehlo.reduce({x} init: {init}) applies {op} across dimensions = [{dims}] : "
-        f"({tensor_type(a.shape, dtype)}, {tensor_type((), dtype)}) -> {tensor_type(out.shape, dtype)}"
+        f"({tensor_type(shape, dtype)}, {tensor_type((), dtype)}) -> {tensor_type(out_shape, dtype)}"
     )
 
 

@@ -95,6 +95,16 @@ def parse_flags_with_absl() -> None:
     _cfg.parse_flags_with_absl()
 
 
+class EffortLevel(enum.Enum):
+    """JAX's effort levels (XLA's values), for ``compiler_options={"optimization_level": ...}``."""
+
+    UNKNOWN = 0
+    O0 = 9
+    O1 = 19
+    O2 = 29
+    O3 = 39
+
+
 class ExplicitX64Mode(enum.StrEnum):
     WARN = "warn"
     ERROR = "error"

@@ -219,6 +219,16 @@ def capture_stderr():
     return _capture_output(sys.stderr)
 
 
+@contextlib.contextmanager
+def count_jit_compilation_cache_miss():
+    """JAX's counter of jit compilations in the block: funcgrad's in-memory executable cache
+    misses (each one an XLA compile)."""
+    from funcgrad import xla_bridge
+
+    start = xla_bridge.compile_cache_info()["misses"]
+    yield lambda: xla_bridge.compile_cache_info()["misses"] - start
+
+
 def skip_on_devices(*disabled_devices, skip_reason=None):
     return _only_if(lambda: "cpu" not in disabled_devices, skip_reason or f"skipped on {disabled_devices}")
 
