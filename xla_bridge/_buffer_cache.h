@@ -245,6 +245,23 @@ static void *bc_realloc(void *p, size_t n)
     return q;
 }
 
+/* Give every kept block back to the system (funcgrad.clear_caches()); the bytes given back. */
+static size_t bc_trim(void)
+{
+    bc_block drop[BC_KEPT];
+    size_t ndrop, bytes;
+    pthread_mutex_lock(&bc_lock);
+    ndrop = bc_nkept;
+    bytes = bc_kept_bytes;
+    memcpy(drop, bc_kept, ndrop * sizeof(bc_block));
+    bc_nkept = 0;
+    bc_kept_bytes = 0;
+    pthread_mutex_unlock(&bc_lock);
+    for (size_t k = 0; k < ndrop; k++)
+        munmap(drop[k].ptr, drop[k].size);
+    return bytes;
+}
+
 static void bc_atfork_prepare(void) { pthread_mutex_lock(&bc_lock); }
 static void bc_atfork_release(void) { pthread_mutex_unlock(&bc_lock); }
 

@@ -610,7 +610,23 @@ buffer_cache_stats_py(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(args))
 #endif
 }
 
+static PyObject *
+buffer_cache_trim_py(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(args))
+{
+#if BUFFER_CACHE_SUPPORTED
+    size_t bytes;
+    Py_BEGIN_ALLOW_THREADS
+    bytes = bc_trim();
+    Py_END_ALLOW_THREADS
+    return PyLong_FromSize_t(bytes);
+#else
+    return PyLong_FromLong(0);
+#endif
+}
+
 static PyMethodDef module_methods[] = {
+    {"buffer_cache_trim", buffer_cache_trim_py, METH_NOARGS,
+     "buffer_cache_trim() -> int: give the buffer cache's kept blocks back to the system; the bytes."},
     {"buffer_cache_install", buffer_cache_install_py, METH_VARARGS,
      "buffer_cache_install(object_suffix, cap_bytes) -> int: serve the large buffers of the loaded "
      "shared object whose path ends with object_suffix from funcgrad's cache, keeping at most "

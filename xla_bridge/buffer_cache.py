@@ -6,25 +6,26 @@ half: ``_buffer_cache.h``). ``install()`` runs once, when the CPU backend is cre
 
 # NOTE: [XLA's buffers kept between calls]
 # XLA's CPU runtime mallocs each call's temporaries as one block (the GPT-style step of
-# bench/bench_transformer.py: 126 MB of residuals) and each output buffer. glibc serves a block above
-# its mmap ceiling (32 MiB) with a fresh ``mmap`` and unmaps it on free, so every page of it
-# page-faulted in again on every call: 30.8k minor faults and 35-60 ms of system time in a 200-300 ms
-# step, the whole gap to torch.compile (whose buffers are smaller and stay in glibc's heap). The
+# bench/bench_transformer.py: 126 MB of residuals) and each output buffer. glibc serves a block
+# above its mmap ceiling (32 MiB) with a fresh ``mmap`` and unmaps it on free, so every page of it
+# page-faulted in again on every call: 30.8k minor faults and 35-60 ms of system time per step. The
 # process-wide cure, ``mallopt`` (NOTE: [eager allocations]), changes every library's malloc and
-# keeps a freed 2 GiB NumPy array resident, so it stays an opt-in. This cache is scoped instead: it
-# redirects only jaxlib's own references to malloc/free/realloc/posix_memalign (the relocations of
-# libjax_common.so: its GOT and its function-pointer tables, patched once before the CPU client
-# exists) so that a request of 1 MiB or more is served from funcgrad's own anonymous mappings, 2 MiB
-# aligned and advised for transparent huge pages, and a freed one is kept for the next request of
-# about its size (at most a quarter larger), up to ``FUNCGRAD_CPU_BUFFER_CACHE_MB`` (default 256)
-# MiB kept in all, the oldest given back first; a block above the cap is unmapped when freed, as
-# glibc does. Anything smaller, and every pointer the cache did not hand out (told apart by a table
-# of its live blocks, looked up only for page-aligned pointers), goes to the process's malloc/free
+# keeps a freed 2 GiB NumPy array resident, so it stays an opt-in. This cache is scoped instead:
+# it redirects only jaxlib's own references to malloc/free/realloc/posix_memalign (the relocations
+# of libjax_common.so: its GOT and its function-pointer tables, patched once before the CPU client
+# exists), so that a request of 1 MiB or more is served from funcgrad's own anonymous mappings,
+# 2 MiB aligned and advised for transparent huge pages, and a freed one is kept for the next
+# request of about its size (at most a quarter larger). At most ``FUNCGRAD_CPU_BUFFER_CACHE_MB``
+# (default 256) MiB are kept, the oldest given back first, all of them by
+# ``funcgrad.clear_caches()``; a block above the cap is unmapped when freed, as glibc does.
+# Anything smaller, and every pointer the cache did not hand out (told apart by a table of its
+# live blocks, looked up only for page-aligned pointers), goes to the process's malloc/free
 # untouched, so NumPy, Python and every other library keep glibc's behaviour and settings
-# (tests/integration/test_import_side_effects.py). A program that wants none of it sets
-# ``FUNCGRAD_CPU_BUFFER_CACHE_MB=0`` before its first computation. Linux on x86-64/aarch64 only
-# (elsewhere, or without the C module, nothing changes). Measured on that step (one thread, fresh
-# processes): 30.8k -> 0 minor faults and 35-63 -> 0 ms of system time per call.
+# (tests/integration/test_import_side_effects.py). ``FUNCGRAD_CPU_BUFFER_CACHE_MB=0`` before the
+# first computation turns it off. Linux on x86-64/aarch64 only (elsewhere, or without the C
+# module, nothing changes). Measured on that step (one thread, fresh processes, load 13-18): 30.8k
+# -> 0 minor faults, 35-63 -> 0 ms of system time, 133-150 -> 133-141 ms of user time per call
+# (huge pages); the per-example gradients: 46.8k -> 0 faults, CPU time 267 -> 165 ms.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 
+from funcgrad.kernel import caches
 from funcgrad.kernel.c_modules import c_modules_wanted
 
 # The shared object holding XLA (its allocations are the ones redirected).
@@ -77,6 +79,21 @@ def install() -> int:
     return _installed
 
 
+def trim() -> int:
+    """Give the kept blocks back to the system now (``funcgrad.clear_caches()`` does); the bytes
+    given back.
+
+    >>> trim() >= 0
+    True
+    """
+    with contextlib.suppress(ImportError):
+        from funcgrad.xla_bridge import _hot_call
+
+        if hasattr(_hot_call, "buffer_cache_trim"):
+            return _hot_call.buffer_cache_trim()
+    return 0
+
+
 def stats() -> dict:
     """The cache's counters: ``installed``, ``hits`` (requests served from kept blocks), ``maps``
     (fresh mappings), ``live``, ``kept``, ``kept_bytes``, ``cap``.
@@ -90,3 +107,6 @@ def stats() -> dict:
         if hasattr(_hot_call, "buffer_cache_stats"):
             return _hot_call.buffer_cache_stats()
     return {"installed": 0}
+
+
+caches.register_cache("xla_bridge.cpu_buffer_cache", clear=trim, size=lambda: stats().get("kept", 0))

@@ -77,3 +77,14 @@ def test_a_cap_that_is_not_a_number_is_refused(monkeypatch):
     monkeypatch.setenv("FUNCGRAD_CPU_BUFFER_CACHE_MB", "lots")
     with pytest.raises(ValueError, match="FUNCGRAD_CPU_BUFFER_CACHE_MB must be a number"):
         buffer_cache.cap_bytes()
+
+
+@needs_cache
+def test_clear_caches_gives_kept_blocks_back():
+    f = funcgrad.jit(lambda a: a + 1.0)
+    for _ in range(2):
+        f(X).block_until_ready()
+    assert buffer_cache.stats()["kept"] > 0
+    funcgrad.clear_caches()
+    assert buffer_cache.stats()["kept"] == buffer_cache.stats()["kept_bytes"] == 0
+    np.testing.assert_array_equal(f(X), X + np.float32(1))
