@@ -17,7 +17,7 @@ import numpy as np
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import asarray, aval, constant, select
-from funcgrad.numpy.indexing import _apply_counted
+from funcgrad.numpy.index_update import _apply_counted
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix

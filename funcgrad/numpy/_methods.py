@@ -20,6 +20,7 @@ from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy import (
     complexes,
     contractions,
+    index_update,
     indexing,
     lookup,
     manipulation,
@@ -375,7 +376,7 @@ _PROPERTIES = {
     "mT": manipulation.matrix_transpose,
     "real": complexes.real,
     "imag": complexes.imag,
-    "at": indexing.IndexUpdateHelper,
+    "at": index_update.IndexUpdateHelper,
     "itemsize": lambda self: self.dtype.itemsize,
     "nbytes": lambda self: int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize,
 }

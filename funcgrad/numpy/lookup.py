@@ -32,7 +32,8 @@ from funcgrad.numpy._core import (
 )
 from funcgrad.numpy._core import select as select_same_dtype
 from funcgrad.numpy._dtypes import ExtendedArray, extended_in
-from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
+from funcgrad.numpy.index_update import IndexUpdateHelper
+from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.manipulation import moveaxis, ravel, reshape, stack
 from funcgrad.numpy.sorting import cumsum
 from funcgrad.numpy.ufuncs import as_bool, remainder, where3

@@ -44,7 +44,8 @@ from funcgrad.numpy._dtypes import result_type
 from funcgrad.numpy.complexes import conjugate, imag, real, reject_complex
 from funcgrad.numpy.contractions import matmul
 from funcgrad.numpy.creation import linspace
-from funcgrad.numpy.indexing import IndexUpdateHelper, getitem
+from funcgrad.numpy.index_update import IndexUpdateHelper
+from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.lookup import diagonal
 from funcgrad.numpy.manipulation import concatenate, moveaxis, ravel, reshape, stack
 from funcgrad.numpy.sorting import argsort, searchsorted

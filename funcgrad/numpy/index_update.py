@@ -1,0 +1,402 @@
+"""The functional updates of funcgrad arrays: ``x.at[idx].set(y)``, ``.add``, ``.multiply``, ...,
+``.get``, each differentiable and traceable.
+
+Layer: surface. Imports ``funcgrad.numpy.indexing`` (the index forms and their placement rules:
+an update indexes an iota of ``x``'s flat positions with the same machinery, NOTE: [indexing
+semantics]), ``funcgrad.numpy._core``, ``ufuncs`` (``x.at[].divide``/``power``) and the primitive
+catalog (structure, indexing, elementwise, reductions).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from funcgrad._control_flow import while_loop
+from funcgrad._placement import reshard
+from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.templates import template_public_functions
+from funcgrad.numpy._core import asarray, aval, broadcast_to, constant, promote_args, select
+from funcgrad.numpy.indexing import _ARRAY, Slice, _expand, getitem
+from funcgrad.numpy.ufuncs import power, true_divide
+from funcgrad.primitives import elementwise as ew
+from funcgrad.primitives import indexing as ix
+from funcgrad.primitives import reductions as red
+from funcgrad.primitives import structure as st
+from funcgrad.primitives._sharding_rules import indexing_out
+
+__all__: list[str] = []
+
+
+def _flat_ids(x, idx, mode, wrap=True):
+    """The flat positions ``x[idx]`` reads, with out-of-bounds positions set to ``x.size``
+    (dropped by the scatter) unless ``mode`` clamps."""
+    size = x.size
+    dtype = np.dtype(np.int32) if size < 2**31 - 1 else _dt.default_int
+    ids = constant(np.arange(size, dtype=dtype).reshape(x.shape), dtype)
+    scatter_mode = ix.GatherScatterMode.FILL_OR_DROP if mode is None else ix.GatherScatterMode.from_any(mode)
+    if scatter_mode is ix.GatherScatterMode.FILL_OR_DROP:
+        return getitem(ids, idx, mode="fill", fill_value=size, wrap_negative_indices=wrap), scatter_mode
+    return getitem(ids, idx, mode="clip", wrap_negative_indices=wrap), scatter_mode
+
+
+def _selects_unique(x, idx) -> bool:
+    """Basic indices (ints, slices, newaxis, ellipsis) never select an element twice."""
+    if isinstance(idx, Slice) or (isinstance(idx, tuple) and any(isinstance(i, Slice) for i in idx)):
+        idx = tuple(
+            slice(None) if isinstance(i, Slice) else i for i in (idx if isinstance(idx, tuple) else (idx,))
+        )
+    return all(kind != _ARRAY for kind, _ in _expand(idx, x.shape, "x.at[...]"))
+
+
+def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wrap=True):
+    original = x = asarray(x)
+    # As jax.numpy: x and the update combine in their promoted dtype and the result converts back
+    # to x's dtype, so an int32 x.at[i].add(2.5) truncates the sum (-3 + 2.5 -> 0), not the update
+    # first (-3 + 2 -> -1; issue 33). The same holds for set, multiply, min and max.
+    if (
+        type(y) is int
+        and _dt.kind(x.dtype) in "iu"
+        and not _dt.iinfo(x.dtype).min <= y <= _dt.iinfo(x.dtype).max
+    ):
+        # A Python int that x's dtype cannot hold (u8.at[i].add(-3)) is a default-int array, as in
+        # jax: combined in int64 and wrapped on the way back, instead of NEP 50's OverflowError.
+        y = asarray(np.asarray(y))
+    elif type(y) is int and _dt.kind(x.dtype) in "iu":
+        # One x's dtype holds: in its dtype (2**32 - 1 into a uint32 x in 32-bit mode, where a
+        # Python int alone would be an int32 and overflow; JAX's issue 15505).
+        y = constant(y, x.dtype)
+    x, y = promote_args(x, y)
+    unique_indices = unique_indices or _selects_unique(x, idx)
+    ids, scatter_mode = _flat_ids(x, idx, mode, wrap)
+    target = ids.shape if hasattr(ids, "shape") else aval(ids).shape
+    yshape = aval(y).shape
+    # NumPy allows an update with extra leading size-1 dimensions.
+    while len(yshape) > len(target) and yshape[0] == 1:
+        y = st.reshape(y, yshape[1:])
+        yshape = yshape[1:]
+    try:
+        y = broadcast_to(y, target)
+    except ValueError:
+        raise ValueError(
+            f"could not broadcast the update of shape {aval(y).shape} to the indexed shape {target}"
+        ) from None
+    m = int(np.prod(target, dtype=np.int64))
+    if m == 0 or x.size == 0:
+        return original
+    flat = st.reshape(x, (x.size,))
+    dn = ix.ScatterDimensionNumbers(
+        update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+    )
+    out = scatter_fn(
+        flat,
+        st.reshape(ids, (m, 1)),
+        st.reshape(y, (m,)),
+        dn,
+        mode=scatter_mode,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+    )
+    out = st.reshape(out, x.shape)
+    # x's dtype and weak type, as JAX's (a weak x updated with a strong value stays weak)
+    if aval(out).dtype == aval(original).dtype and aval(out).weak_type == aval(original).weak_type:
+        return out
+    return ew.convert_element_type(out, aval(original).dtype, weak_type=aval(original).weak_type)
+
+
+def _takes_out_sharding(method):
+    """JAX's ``out_sharding=`` of ``x.at[idx].get/set/add/...``: the result's sharding, given
+    where the gather's or scatter's would be ambiguous on explicit mesh axes (NOTE: [sharding in
+    types]); the operation is typed replicated inside and resharded to it."""
+
+    @functools.wraps(method)
+    def wrapped(self, *args, out_sharding=None, **kwargs):
+        if out_sharding is None:
+            return method(self, *args, **kwargs)
+        with indexing_out():
+            out = method(self, *args, **kwargs)
+        return reshard(out, out_sharding)
+
+    sig = inspect.signature(method)
+    extra = inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)
+    wrapped.__signature__ = sig.replace(parameters=[*sig.parameters.values(), extra])
+    return wrapped
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: functional, differentiable updates of ``x`` at ``idx`` (NOTE: [indexing
+    semantics]). Out-of-bounds updates are dropped unless ``mode='clip'``."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array = array
+        self.index = index
+
+    def __repr__(self):
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    @_takes_out_sharding
+    def get(
+        self,
+        *,
+        indices_are_sorted=False,
+        unique_indices=False,
+        mode=None,
+        fill_value=None,
+        wrap_negative_indices=True,
+    ):
+        """``x[idx]``; ``mode='fill'`` returns ``fill_value`` (NaN by default) out of bounds.
+
+        >>> np.asarray(asarray([1.0, 2.0]).at[5].get(mode="fill")).tolist()
+        nan
+        """
+        return getitem(
+            self.array,
+            self.index,
+            mode=mode,
+            fill_value=fill_value,
+            unique_indices=unique_indices,
+            indices_are_sorted=indices_are_sorted,
+            wrap_negative_indices=wrap_negative_indices,
+        )
+
+    @_takes_out_sharding
+    def set(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
+        """``x`` with ``x[idx] = values``.
+
+        >>> asarray([1, 2, 3]).at[1].set(9).tolist()
+        [1, 9, 3]
+        """
+        return _scatter(
+            self.array,
+            self.index,
+            values,
+            ix.scatter,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
+        )
+
+    @_takes_out_sharding
+    def add(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
+        """``x`` with ``x[idx] += values`` (repeated indices accumulate).
+
+        >>> asarray([1, 2, 3]).at[np.array([0, 0])].add(1).tolist()
+        [3, 2, 3]
+        """
+        return _scatter(
+            self.array,
+            self.index,
+            values,
+            ix.scatter_add,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
+        )
+
+    @_takes_out_sharding
+    def subtract(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
+        """``x`` with ``x[idx] -= values``.
+
+        >>> asarray([1, 2, 3]).at[2].subtract(1).tolist()
+        [1, 2, 2]
+        """
+        (values,) = promote_args(values)
+        return _scatter(
+            self.array,
+            self.index,
+            ew.neg_p.bind(values),
+            ix.scatter_add,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
+        )
+
+    @_takes_out_sharding
+    def multiply(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
+        """``x`` with ``x[idx] *= values``.
+
+        >>> asarray([1, 2, 3]).at[1:].multiply(2).tolist()
+        [1, 4, 6]
+        """
+        return _scatter(
+            self.array,
+            self.index,
+            values,
+            ix.scatter_mul,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
+        )
+
+    mul = multiply
+
+    @_takes_out_sharding
+    def divide(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
+        """``x`` with ``x[idx] /= values``: true division, so an integer ``x`` gives a float result (as
+        jax.numpy); repeated indices divide repeatedly.
+
+        >>> asarray([1.0, 2.0]).at[1].divide(4.0).tolist()
+        [1.0, 0.5]
+        """
+        x = asarray(self.array)
+        denom = self._product_at(x, values, mode, indices_are_sorted, unique_indices, wrap_negative_indices)
+        return true_divide(x, denom)
+
+    @_takes_out_sharding
+    def power(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
+        """``x`` with ``x[idx] **= values``; repeated indices raise repeatedly (their exponents
+        multiply, as jax.numpy), and integer ``x`` takes exact integer powers.
+
+        >>> asarray([2.0, 3.0]).at[0].power(3.0).tolist()
+        [8.0, 3.0]
+        """
+        x = asarray(self.array)
+        exponent = self._product_at(
+            x, values, mode, indices_are_sorted, unique_indices, wrap_negative_indices
+        )
+        return power(x, exponent)
+
+    def _product_at(self, x, values, mode, indices_are_sorted, unique_indices, wrap_negative_indices):
+        """Ones of ``x``'s shape with the product of the ``values`` scattered to each index (the
+        divisor of ``divide``, the exponent of ``power``: repeated indices multiply)."""
+        ones = constant(1, x.dtype, x.shape)
+        flags = (indices_are_sorted, unique_indices, wrap_negative_indices)
+        return _scatter(ones, self.index, values, ix.scatter_mul, mode, *flags)
+
+    @_takes_out_sharding
+    def min(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
+        """``x`` with ``x[idx] = minimum(x[idx], values)``.
+
+        >>> asarray([1.0, 5.0]).at[:].min(3.0).tolist()
+        [1.0, 3.0]
+        """
+        return _scatter(
+            self.array,
+            self.index,
+            values,
+            ix.scatter_min,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
+        )
+
+    @_takes_out_sharding
+    def max(
+        self, values, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
+        """``x`` with ``x[idx] = maximum(x[idx], values)``.
+
+        >>> asarray([1.0, 5.0]).at[:].max(3.0).tolist()
+        [3.0, 5.0]
+        """
+        return _scatter(
+            self.array,
+            self.index,
+            values,
+            ix.scatter_max,
+            mode,
+            indices_are_sorted,
+            unique_indices,
+            wrap_negative_indices,
+        )
+
+    def apply(
+        self, func, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
+    ):
+        """``x`` with ``x[idx] = func(x[idx])`` (``func`` is elementwise); a repeated index applies
+        ``func`` again, as ``ufunc.at`` and JAX's ``apply``.
+
+        >>> asarray([1.0, 4.0]).at[1].apply(lambda v: v * 10).tolist()
+        [1.0, 40.0]
+        >>> asarray([1.0, 4.0]).at[np.array([1, 1])].apply(lambda v: v * 10).tolist()
+        [1.0, 400.0]
+        """
+        if not (unique_indices or _selects_unique(self.array, self.index)):
+            x = asarray(self.array)
+            zeros = constant(0, np.int32, x.shape)
+            counts = _scatter(
+                zeros, self.index, 1, ix.scatter_add, mode, indices_are_sorted, False, wrap_negative_indices
+            )
+            return _apply_counted(x, counts, func)
+        current = getitem(self.array, self.index, mode="clip", wrap_negative_indices=wrap_negative_indices)
+        return self.set(
+            func(current),
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+            mode=mode,
+            wrap_negative_indices=wrap_negative_indices,
+        )
+
+
+class IndexUpdateHelper:
+    """The ``.at`` property of arrays: ``x.at[idx]`` is an ``_IndexUpdateRef``.
+
+    >>> asarray([0, 0, 0]).at[-1].set(5).tolist()
+    [0, 0, 5]
+    """
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self):
+        return f"IndexUpdateHelper({self.array!r})"
+
+
+def _apply_counted(operand, counts, func):
+    """``operand`` with ``func`` applied ``counts`` times at each position (an int32 array of
+    ``operand``'s shape): a Python loop to the largest count when the counts are known, else a
+    ``while_loop`` to it.
+
+    >>> _apply_counted(np.ones(3), np.array([0, 1, 2], np.int32), lambda v: v * 2).tolist()
+    [1.0, 2.0, 4.0]
+    """
+    operand, counts = asarray(operand), asarray(counts)
+
+    def step(i, y):
+        return select(ew.gt_p.bind(counts, i), func(y), y)
+
+    known = core.concrete_value(counts)
+    if known is not None:
+        for i in range(int(np.max(known, initial=0))):
+            operand = step(constant(i, np.int32), operand)
+        return operand
+    top = red.reduce_max(counts, tuple(range(counts.ndim))) if counts.ndim else counts
+    _, out = while_loop(
+        lambda c: ew.lt_p.bind(c[0], top),
+        lambda c: (ew.add_p.bind(c[0], constant(1, np.int32)), step(c[0], c[1])),
+        (constant(0, np.int32), operand),
+    )
+    return out
+
+
+# NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).
+template_public_functions(globals())
