@@ -557,22 +557,33 @@ def broadcast_args(*args) -> list:
     return [a if (s == shape or s == ()) else _broadcast_known(a, s, shape) for a, s in zip(args, shapes)]
 
 
-def rank_promote(*args) -> list:
+def rank_promote(*args, name: str = "elementwise operation") -> list:
     """Operands for an n-ary elementwise primitive, as JAX's ``promote_shapes``: operands of
     lower rank get leading size-1 dimensions, and the primitive broadcasts the size-1 dimensions
     itself (NOTE: [elementwise operand contract]), so ``x[:, None] * y[None]`` stages one ``mul``.
 
     >>> [a.shape for a in rank_promote(np.ones((2, 3)), np.ones(3))]
     [(2, 3), (1, 3)]
+
+    Operands of one rank that do not broadcast are JAX's TypeError (named by ``name``, the
+    primitive's); of several ranks, NumPy's broadcasting error (JAX's ValueError).
     """
     shapes = [shape_of(a) for a in args]
     nonscalar = {s for s in shapes if s != ()}
     if len(nonscalar) <= 1:
         return list(args)  # equal shapes, or 0-d operands meeting one shape: nothing to do
+    ranks = {len(s) for s in shapes}
+    if len(ranks) == 1:  # (operands of one rank: as JAX's, the primitive's TypeError if they do not fit)
+        for sizes in zip(*shapes):
+            if len({d for d in sizes if d != 1}) > 1:
+                raise TypeError(
+                    f"{name} got incompatible shapes for broadcasting: {', '.join(map(str, shapes))}."
+                )
+        return list(args)
     ranks = {len(s) for s in nonscalar}
     if len(ranks) > 1 and _flags["rank_promotion"] != "allow":
         _rank_promotion(shapes)
-    rank = len(broadcast_shapes(*shapes))  # (checks that the shapes broadcast, with NumPy's error)
+    rank = len(broadcast_shapes(*shapes))  # (checks that the shapes broadcast, with JAX's ValueError)
     if len(ranks) == 1:
         return list(args)
     return [
@@ -619,12 +630,12 @@ def broadcast_full(*args) -> list:
 def elementwise(prim, *args):
     """Promote (NEP 50) and rank-promote, then bind an n-ary elementwise primitive (which
     broadcasts size-1 dimensions itself)."""
-    return prim.bind(*rank_promote(*promote_args(*args)))
+    return prim.bind(*rank_promote(*promote_args(*args), name=prim.name))
 
 
 def elementwise_inexact(prim, *args):
     """Like ``elementwise``, computing integers and bools in the default float."""
-    return prim.bind(*rank_promote(*promote_args_inexact(*args)))
+    return prim.bind(*rank_promote(*promote_args_inexact(*args), name=prim.name))
 
 
 def select(pred, on_true, on_false):

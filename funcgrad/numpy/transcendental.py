@@ -166,7 +166,7 @@ def arctan2(x1, x2, /):
     >>> float(arctan2(1.0, -1.0)) == float(np.arctan2(1.0, -1.0))
     True
     """
-    x1, x2 = rank_promote(*promote_args_inexact(x1, x2))
+    x1, x2 = rank_promote(*promote_args_inexact(x1, x2), name="atan2")
     reject_complex("arctan2", x1, why="it takes the real coordinates of a point (use angle(z))")
     return ew.atan2_p.bind(x1, x2)
 

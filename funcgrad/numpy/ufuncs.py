@@ -102,7 +102,7 @@ def add(x1, x2, /):
     >>> add(np.float32(1), 2.0).dtype
     dtype('float32')
     """
-    x1, x2 = rank_promote(*promote_args(x1, x2))
+    x1, x2 = rank_promote(*promote_args(x1, x2), name="add")
     return (ew.or_p if _is_bool(x1) else ew.add_p).bind(x1, x2)
 
 
@@ -112,7 +112,7 @@ def subtract(x1, x2, /):
     >>> subtract(np.array([3, 4]), 1).tolist()
     [2, 3]
     """
-    return ew.sub_p.bind(*rank_promote(*promote_args_numeric("subtract", x1, x2)))
+    return ew.sub_p.bind(*rank_promote(*promote_args_numeric("subtract", x1, x2), name="sub"))
 
 
 def multiply(x1, x2, /):
@@ -122,7 +122,7 @@ def multiply(x1, x2, /):
     [3.0, 6.0]
     """
     masks = [x for x in (x1, x2) if _is_bool(x)]
-    x1, x2 = rank_promote(*promote_args(x1, x2))
+    x1, x2 = rank_promote(*promote_args(x1, x2), name="mul")
     if _is_bool(x1):
         return ew.and_p.bind(x1, x2)
     out = ew.mul_p.bind(x1, x2)
@@ -427,7 +427,7 @@ def power(x1, x2, /):
     # (JAX's float or complex base with an integer exponent array is lax.pow of the two unpromoted:
     # weak only where both are, so 2.0 ** int_array is strong)
     int_exponent, strong_exponent = _is_int(x2), not aval(x2).weak_type
-    x1, x2 = rank_promote(*promote_args(x1, x2))
+    x1, x2 = rank_promote(*promote_args(x1, x2), name="pow")
     if _is_bool(x1):
         x1, x2 = ew.convert_element_type(x1, _dt.default_int), ew.convert_element_type(x2, _dt.default_int)
     if _is_int(x1):
@@ -580,7 +580,7 @@ def _compare(prim, name, sym, f=None):
 def _order(prim, name, sym):
     # Complex values compare lexicographically (real part, then imaginary part), as in NumPy.
     def f(x1, x2, /):
-        return lexicographic(prim, *rank_promote(*promote_args(x1, x2)))
+        return lexicographic(prim, *rank_promote(*promote_args(x1, x2), name=prim.name))
 
     return _compare(prim, name, sym, f)
 
@@ -607,7 +607,7 @@ def as_bool(x):
 
 def _logical(prim, name, sym):
     def f(x1, x2, /):
-        return prim.bind(*rank_promote(as_bool(x1), as_bool(x2)))
+        return prim.bind(*rank_promote(as_bool(x1), as_bool(x2), name=prim.name))
 
     return _doc(
         f,
@@ -637,7 +637,7 @@ def logical_not(x, /):
 
 
 def _bitwise_args(name, *args):
-    args = rank_promote(*promote_args(*args))
+    args = rank_promote(*promote_args(*args), name=name.replace("bitwise_", ""))
     if _dt.kind(aval(args[0]).dtype) not in "biu":
         raise TypeError(f"{name} is only supported for integer and boolean types, got {aval(args[0]).dtype}")
     return args
