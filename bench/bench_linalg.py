@@ -63,6 +63,19 @@ Where the time goes (``--single-thread --cpu``, the shared 2-core machine at loa
   1.075-1.10x (funcgrad's synchronous CPU client runs the program on the calling thread, whose
   heap gives back ``syevd``'s workspace between calls: 15-40 page faults per call, none with
   ``FUNCGRAD_CPU_ASYNC_DISPATCH=1``).
+- Session 10 (this script, load 1-16): gp_eager 0.80x, 0.90x and 0.82x torch in three runs
+  (funcgrad 15.6-18.2 ms against torch's 19.6-20.6 ms); eigh_grad 0.99x and 1.09x jax. eigh_grad
+  interleaved in one process, fresh processes (``time.process_time`` per call, 5 x 50 calls, load
+  8-18): funcgrad 2.78-3.11 ms against jax's 2.85-3.15 ms, NumPy or device argument alike --
+  except in some processes, where one state of glibc's heaps costs 200-440 page faults and
+  0.6-0.8 ms a call (3.4-3.8 ms), with a NumPy argument or a device one (jax: none). strace of
+  such a process: each call ``brk`` grows and shrinks the main heap and a PJRT worker thread's
+  heap is trimmed by ``madvise(1.8 MB, MADV_DONTNEED)`` (XLA's per-call buffers and ``syevd``'s
+  workspace freed into a heap whose top then passes glibc's trim threshold). The NumPy argument
+  is passed zero-copy by jaxlib's dispatcher already (a misaligned one is copied on a worker
+  thread, and the program runs there); ``funcgrad_malloc_tuning`` (or
+  ``MALLOC_TRIM_THRESHOLD_``) removes the faults (3.0-3.1 ms), a process-wide setting that
+  stays opt-in (NOTE: [eager allocations]).
 """
 
 from __future__ import annotations
