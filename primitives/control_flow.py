@@ -55,7 +55,7 @@ from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.callkit import derived_jet
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.hooks import hooks
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var, abstract_token
 from funcgrad.kernel.partial_eval import dce_jaxpr_consts, partial_eval_jaxpr, trace_to_jaxpr
 
 __all__ = ["cond_p", "while_p", "ReverseModeWhileLoopError"]
@@ -153,6 +153,8 @@ def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
 
 
 def _stacked(aval: ShapedArray, length: int) -> ShapedArray:
+    if aval is abstract_token:  # (a token has no axis to stack: it is carried; NOTE: [tokens])
+        return aval.update(shape=(length, *aval.shape))  # (its error)
     return ShapedArray((length, *aval.shape), aval.dtype, aval.weak_type)
 
 

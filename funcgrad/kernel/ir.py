@@ -242,6 +242,15 @@ class AbstractToken:
     def strip_weak_type(self) -> AbstractToken:
         return self
 
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=None, memory_space=None):
+        # (a loop carry's type is the token's own; a token has no axis to stack, as scan's ys)
+        if (shape is not None and tuple(shape) != self.shape) or (dtype is not None and dtype != self.dtype):
+            raise TypeError(
+                "a token (lax.create_token) has no shape or dtype to change: it cannot be stacked "
+                "(a scan's ys), batched or converted; carry it instead"
+            )
+        return self
+
     def normalize(self) -> AbstractToken:
         return self
 

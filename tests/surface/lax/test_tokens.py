@@ -80,6 +80,19 @@ def test_jitted_functions_take_and_return_tokens():
     assert type(branch(True, tok)) is type(tok)
 
 
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_loops_carry_tokens(jit):
+    # (jax 0.10.2 refuses a token carry with an AttributeError; XLA's loops carry tokens)
+    tok = flax.create_token()
+    wrap = funcgrad.jit if jit else (lambda f: f)
+    t2, ys = wrap(lambda t: flax.scan(lambda c, x: (flax.after_all(c), x * 2.0), t, fnp.ones(3)))(tok)
+    assert type(t2) is type(tok)
+    np.testing.assert_array_equal(ys, [2.0, 2.0, 2.0])
+    assert type(wrap(lambda t: flax.fori_loop(0, 3, lambda i, c: flax.after_all(c), t))(tok)) is type(tok)
+    with pytest.raises(TypeError, match="cannot be stacked"):  # (never XLA's parse error)
+        wrap(lambda t: flax.scan(lambda c, x: (c, flax.create_token()), t, fnp.ones(3)))(tok)
+
+
 def test_token_types_as_jax():
     tok, jtok = flax.create_token(), jax.lax.create_token()
     assert repr(funcgrad.typeof(tok)) == repr(jax.typeof(jtok)) == "AbstractToken()"
