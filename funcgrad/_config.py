@@ -65,9 +65,11 @@ value and what to do instead:
 ``jax_compilation_cache_dir``   the persistent compilation cache's directory (None: off).
 ``funcgrad_malloc_tuning``      False (default): funcgrad leaves malloc alone. True: on Linux with
                                 glibc, large blocks stay in the heap instead of fresh mmap pages
-                                (``mallopt``), which speeds up per-example gradients and eager
-                                temporaries but is process-wide and keeps freed memory resident
-                                (NOTE: [eager allocations]); refused where malloc is not glibc's.
+                                (``mallopt``), which speeds up eager temporaries but is
+                                process-wide and keeps freed memory resident (NOTE: [eager
+                                allocations]); refused where malloc is not glibc's. (XLA's own
+                                buffers of 1 MiB and more are kept between calls by default:
+                                NOTE: [XLA's buffers kept between calls].)
 ``jax_cpu_collectives_implementation``  "gloo" (funcgrad.distributed's CPU collectives).
 ``funcgrad_eager_program_cache``  True (default): eager ``grad`` records the function each call and
                                 reuses the derivative program of an equal recording (NOTE: [eager

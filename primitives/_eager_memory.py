@@ -37,6 +37,11 @@ Layer: primitives (a helper module: no primitives). Imports only the standard li
 # still returned to the system (above TRIM_THRESHOLD at the top of the main heap; a thread's empty
 # heap), and glibc still maps a block that no heap can hold (above 64 MiB in a thread's arena).
 #
+# XLA's own buffers of 1 MiB and more no longer need the opt-in: funcgrad serves those from a cache
+# scoped to jaxlib's allocations, on by default (NOTE: [XLA's buffers kept between calls] in
+# xla_bridge/buffer_cache.py); what the opt-in still changes is NumPy's (eager) allocations, the
+# smaller XLA buffers, and every other library's.
+#
 # How much of the saving a process sees varies with which of XLA's worker threads (and so which
 # malloc arena) serves the output: five calls of that program in fresh processes page-faulted
 # 0, 0, 8145, 10711 and 20814 times with the tuning, 41k-47k times without (measured on this
