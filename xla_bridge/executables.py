@@ -383,7 +383,15 @@ def compile(
         loaded = load_compiled(backend.client, module_text, device_list, opts, (device,), host_callbacks)
     except _JaxRuntimeError as e:
         raise _compile_error(e, module_text, backend.platform, device) from None
-    exe = Executable(loaded, module_text, ins, outs, device, donate, effectful=bool(host_callbacks))
+    exe = Executable(
+        loaded,
+        module_text,
+        ins,
+        outs,
+        device,
+        donate,
+        effectful=runtime_tokens.has_effects(module_text, host_callbacks),
+    )
     with _lock:
         if len(_exe_cache) >= _EXE_CACHE_SIZE:
             _exe_cache.pop(next(iter(_exe_cache)))  # oldest first: dicts keep insertion order

@@ -5,7 +5,8 @@ here, the surface's ``effects_barrier`` calls ``wait_all``.
 
 # NOTE: [runtime tokens]
 # A program with host callbacks (``debug.print``, ``debug.callback``, ``io_callback``,
-# ``pure_callback``) runs through ``execute_sharded(buffers, with_tokens=True)``, as JAX's
+# ``pure_callback``) or another side-effecting custom call (``ffi_call(has_side_effect=True)``:
+# ``has_effects``) runs through ``execute_sharded(buffers, with_tokens=True)``, as JAX's
 # ``ExecuteReplicated`` does for a program with effects or host callbacks; the ``ShardedToken``
 # the execution returns completes when the program, its callbacks included, has finished on
 # every device. ``record`` keeps, per device, the token of the last such execution there (the
@@ -23,12 +24,22 @@ from __future__ import annotations
 import atexit
 import threading
 
-__all__ = ["record", "wait_all"]
+__all__ = ["has_effects", "record", "wait_all"]
 
 # device -> the runtime token of the last side-effecting execution on it
 _tokens: dict = {}
 _lock = threading.Lock()
 _exit_hook = [False]
+
+
+def has_effects(module_text, host_callbacks) -> bool:
+    """Whether a program runs with a runtime token: it has host callbacks, or a custom call with a
+    side effect (a side-effecting ``ffi_call``), as JAX's unordered effects.
+
+    >>> has_effects("stablehlo.custom_call @f() {has_side_effect = true}", ())
+    True
+    """
+    return bool(host_callbacks) or (isinstance(module_text, str) and "has_side_effect = true" in module_text)
 
 
 def record(results, devices) -> None:

@@ -676,7 +676,7 @@ def compile_spmd(
         in_shardings,
         out_shardings,
         donate_argnums,
-        effectful=bool(host_callbacks),
+        effectful=runtime_tokens.has_effects(text, host_callbacks),
     )
     _cache[key] = exe
     return exe
