@@ -238,8 +238,16 @@ class FiniteCheckTrace(core.EvalTrace):
                 # to the de-optimized run, so it prints JAX's words when that run finds one.
                 builtins.print(_DEOPTIMIZED)
                 raise
-        with np.errstate(all="ignore"):
-            out = super().process_primitive(primitive, args, params)
+        sharded = primitive.impl_takes_arrays and inner is None
+        if sharded:
+            # A primitive whose impl runs a program of its own (shard_map's eager call compiles a
+            # jit of itself): run it unchecked inside, as JAX checks a sharded computation's
+            # outputs only (checked inside, that jit would meet this shard_map again, forever).
+            with core.set_current_trace(core.EvalTrace(None)), np.errstate(all="ignore"):
+                out = super().process_primitive(primitive, args, params)
+        else:
+            with np.errstate(all="ignore"):
+                out = super().process_primitive(primitive, args, params)
         outs = out if primitive.multiple_results else (out,)
         for o in outs:
             if self._bad(o):
@@ -250,6 +258,12 @@ class FiniteCheckTrace(core.EvalTrace):
                     locate(args, **params)
                 phase = "backward" if source_info_config.backward_depth else "forward"
                 err = _error(primitive, params, args, outs, phase)
+                if sharded:  # (JAX's words for a sharded computation: pmap, shard_map)
+                    what = "nan" if err.outputs and any(s.nan for s in err.outputs) else "inf"
+                    err.args = (
+                        f"Invalid value ({what}) encountered in sharded computation.\n{err.args[0]}",
+                        *err.args[1:],
+                    )
                 # An eager operation is a jitted primitive in JAX: it says so too (JAX's flags.md
                 # prints it for an eager jnp.log, twice for a jit around it).
                 builtins.print(_DEOPTIMIZED)

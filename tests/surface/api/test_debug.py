@@ -190,3 +190,15 @@ def test_debug_nans_checks_nans_only_and_calls_on_their_outputs_as_jax():
         )
     with pytest.raises(NonFiniteError, match="inf"):
         check_finite(lambda x: fnp.log(x))(np.array(0.0))  # (check_finite: NaN and Inf)
+
+
+def test_debug_nans_of_a_sharded_computation():
+    # pmap (a jit of shard_map): the sharded computation's outputs are checked, in JAX's words
+    # (debug_nans_test's testPmap; funcgrad recursed, checking shard_map's own jit inside it).
+    f = funcgrad.pmap(lambda x: 0.0 / x)
+    with debug_nans():
+        np.testing.assert_array_equal(np.asarray(f(fnp.array([1.0]))), [0.0])
+        with pytest.raises(
+            FloatingPointError, match=r"Invalid value \(nan\) encountered in sharded computation"
+        ):
+            f(fnp.array([0.0]))
