@@ -300,20 +300,14 @@ def _abstract_eval(
         )
     lhs_t = dilate_shape([lhs.shape[d] for d in lhs_spec], (1, 1, *lhs_dilation))
     rhs_t = dilate_shape([rhs.shape[d] for d in rhs_spec], (1, 1, *rhs_dilation))
-    for i, ((lo, hi), n, k) in enumerate(zip(padding, lhs_t[2:], rhs_t[2:])):
+    for i, ((lo, hi), n) in enumerate(zip(padding, lhs_t[2:])):
         padded = n + lo + hi
         if padded < 0:
             raise ValueError(
                 f"{name}: padding {tuple(padding)} crops spatial dimension {i} of lhs {lhs.str_short()} "
                 f"(size {n} after lhs_dilation) to {padded} elements; padding may crop at most the input"
             )
-        if padded < k and n > 0:
-            raise ValueError(
-                f"{name}: the kernel is larger than the padded input in spatial dimension {i}: window "
-                f"{k} (rhs {rhs.str_short()} after rhs_dilation {tuple(rhs_dilation)}) > {padded} "
-                f"(lhs {lhs.str_short()} with padding {tuple(padding)}); pad the input or use a smaller "
-                "kernel"
-            )
+        # (a window larger than the padded input gives no output positions there, as in JAX)
     out_t = conv_shape_tuple(lhs_t, rhs_t, window_strides, padding, B)
     shape = tuple(out_t[list(out_spec).index(d)] for d in range(len(out_t)))
     dtype = _check_preferred(name, lhs.dtype, preferred_element_type)
