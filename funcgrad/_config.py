@@ -76,6 +76,12 @@ value and what to do instead:
                                 grad program cache]); False: every eager ``grad`` linearizes and
                                 transposes anew (FUNCGRAD_EAGER_PROGRAM_CACHE=0; =first caches
                                 from the first call instead of the second, to test the cache).
+``jax_persistent_cache_min_compile_time_secs``  programs compiled faster are not written to the
+                                persistent cache; 0 by default (JAX's default is 1 s: funcgrad
+                                writes every program, as before the flag existed).
+``jax_persistent_cache_min_entry_size_bytes``  entries smaller are not written (0 or -1: any size).
+``jax_logging_level``           the level of the "funcgrad" logger ("NOTSET", "DEBUG", ...; None:
+                                left as it is), JAX's level of its own loggers.
 ==============================  ======================================================================
 
 >>> import funcgrad
@@ -90,6 +96,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -105,6 +112,7 @@ from funcgrad.numpy import _core as _numpy_core
 from funcgrad.numpy import _dtypes as _numpy_dtypes
 from funcgrad.numpy import indexing as _numpy_indexing
 from funcgrad.primitives import _eager_memory
+from funcgrad.xla_bridge import compile_cache as _compile_cache
 from funcgrad.xla_bridge import runtime as _runtime
 
 __all__ = [
@@ -169,6 +177,20 @@ def _choice(name, choices):
         return v
 
     return check
+
+
+def _number(name, kind):
+    def check(v):
+        if isinstance(v, bool) or not isinstance(v, int | float) or (kind is int and v != int(v)):
+            raise ValueError(  # (JAX's type of error for a flag's bad value)
+                f"funcgrad.config: {name} must be a{'n int' if kind is int else ' float'}, got {v!r}"
+            )
+        return kind(v)
+
+    return check
+
+
+_LOG_LEVELS = ("NOTSET", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def _only(name, allowed, why):
@@ -419,6 +441,24 @@ _FLAG_LIST = [
         None,
         lambda v: v if v is None else os.fspath(v),
         xla_bridge.set_cache_dir,
+    ),
+    _Flag(
+        "jax_persistent_cache_min_compile_time_secs",
+        0.0,
+        _number("jax_persistent_cache_min_compile_time_secs", float),
+        lambda v: _compile_cache.set_thresholds(min_compile_time_secs=v),
+    ),
+    _Flag(
+        "jax_persistent_cache_min_entry_size_bytes",
+        0,
+        _number("jax_persistent_cache_min_entry_size_bytes", int),
+        lambda v: _compile_cache.set_thresholds(min_entry_size_bytes=v),
+    ),
+    _Flag(
+        "jax_logging_level",
+        None,
+        lambda v: v if v is None else _choice("jax_logging_level", _LOG_LEVELS)(str(v).upper()),
+        lambda v: None if v is None else logging.getLogger("funcgrad").setLevel(v),
     ),
     _Flag(
         "jax_cpu_collectives_implementation",

@@ -26,8 +26,12 @@ recompiled; a cache directory that cannot be written only warns.
 
 Security: a blob is machine code. Only point the cache at a directory you trust.
 
-Not done: size limits / eviction (delete the directory to clear it) and a minimum compile
-time below which entries are not written.
+Thresholds (JAX's ``jax_persistent_cache_min_compile_time_secs`` and
+``jax_persistent_cache_min_entry_size_bytes``, through ``set_thresholds``): a program compiled
+faster than the minimum time, or whose entry is smaller than the minimum size, is not written.
+Both are 0 by default here (every program is written; JAX's default time is 1 s).
+
+Not done: size limits / eviction (delete the directory to clear it).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ __all__ = [
     "load",
     "reset_stats",
     "set_cache_dir",
+    "set_thresholds",
     "stats",
     "store",
 ]
@@ -64,6 +69,20 @@ _lock = threading.Lock()
 _UNSET = object()
 _cache_dir: object = _UNSET  # _UNSET until the env var has been read
 _stats = {"hits": 0, "misses": 0, "stores": 0, "errors": 0}
+_thresholds = {"min_compile_time_secs": 0.0, "min_entry_size_bytes": 0}
+
+
+def set_thresholds(min_compile_time_secs: float | None = None, min_entry_size_bytes: int | None = None):
+    """The smallest compile time (seconds) and entry size (bytes) of a program written to the
+    cache; None leaves a threshold as it is (a size of -1 or 0: no size threshold, as JAX's).
+
+    Example:
+        >>> set_thresholds(min_compile_time_secs=0.0, min_entry_size_bytes=0)
+    """
+    if min_compile_time_secs is not None:
+        _thresholds["min_compile_time_secs"] = float(min_compile_time_secs)
+    if min_entry_size_bytes is not None:
+        _thresholds["min_entry_size_bytes"] = int(min_entry_size_bytes)
 
 
 class CompilationCacheWarning(UserWarning):
@@ -286,7 +305,10 @@ def compile_or_load(module, client, device_list, compile_options, devices, compi
             _count("errors")
             _warn(f"compilation cache: cannot load entry {key} ({e}); recompiling.")
             _discard(_path(get_cache_dir() or "", key))
+    compile_start = time.monotonic()
     loaded = timed_compile(module, compile_fn)
+    if time.monotonic() - compile_start < _thresholds["min_compile_time_secs"]:
+        return loaded  # (compiled faster than the threshold: not worth an entry, as JAX's)
     try:
         data = loaded.serialize()
     # Some executables (e.g. with host callbacks) can't be serialized: just don't cache them.
@@ -295,7 +317,8 @@ def compile_or_load(module, client, device_list, compile_options, devices, compi
         _warn(f"compilation cache: executable not serializable ({e}); not caching.")
         return loaded
     monitoring.record_event("/jax/compilation_cache/cache_misses")
-    store(key, data)
+    if len(data) >= _thresholds["min_entry_size_bytes"]:
+        store(key, data)
     return loaded
 
 

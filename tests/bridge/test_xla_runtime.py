@@ -610,6 +610,30 @@ def test_cache_rejects_bad_blob_with_valid_checksum(tmp_path, monkeypatch):
     assert compile_cache.stats() == {"hits": 1, "misses": 0, "stores": 2, "errors": 1}
 
 
+@pytest.mark.parametrize(
+    "flag, value, stored",
+    [
+        ("jax_persistent_cache_min_compile_time_secs", 3600.0, 0),  # (compiled faster: not written)
+        ("jax_persistent_cache_min_entry_size_bytes", 2**40, 0),  # (smaller: not written)
+        ("jax_persistent_cache_min_entry_size_bytes", -1, 1),  # (JAX's persistent-cache guide)
+    ],
+)
+def test_cache_thresholds_are_jaxs_flags(tmp_path, monkeypatch, flag, value, stored):
+    import funcgrad
+
+    monkeypatch.setattr(compile_cache, "_cache_dir", str(tmp_path))
+    xb.clear_compile_cache()
+    compile_cache.reset_stats()
+    funcgrad.config.update(flag, value)
+    try:
+        xb.compile(binary_module("multiply", (3,), np.float32), [F32x3, F32x3], [F32x3])
+    finally:
+        funcgrad.config.update(flag, 0)
+    assert compile_cache.stats()["stores"] == stored and len(list(tmp_path.iterdir())) == stored
+    with pytest.raises(ValueError, match="must be an int"):
+        funcgrad.config.update("jax_persistent_cache_min_entry_size_bytes", "x")
+
+
 def test_cache_unwritable_dir_only_warns(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
