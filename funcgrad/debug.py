@@ -118,6 +118,16 @@ class ValueStats(NamedTuple):
 
 
 # JAX's words (jax/_src/api_util.py) when a jit's output holds a NaN/Inf under debug_nans/debug_infs.
+_NO_NAN_DEOPTIMIZED = (
+    "Because jax_config.debug_nans.value and/or config.jax_debug_infs is set, the de-optimized "
+    "function (i.e., the function as if the `jit` decorator were removed) was called in an attempt "
+    "to get a more precise error message. However, the de-optimized function did not produce "
+    "invalid values during its execution. This behavior can result from `jit` optimizations causing "
+    "the invalid value to be produced. It may also arise from having nan/inf literals as inputs or "
+    "outputs, like `jax.jit(lambda ...: jax.numpy.nan)(...)`. \n\nIt may be possible to avoid the "
+    "invalid value by removing the `jit` decorator, at the cost of losing optimizations. \n\nIf you "
+    "see this error, consider opening a bug report at https://github.com/jax-ml/jax."
+)
 _DEOPTIMIZED = (
     "Invalid nan value encountered in the output of a jax.jit function. Calling the de-optimized version."
 )
@@ -231,13 +241,20 @@ class FiniteCheckTrace(core.EvalTrace):
             if primitive.name != "jit":
                 return core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
             try:
-                return core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
+                core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
             except NonFiniteError:
                 # JAX runs a jit compiled, finds the NaN in its outputs and says so before calling
                 # the de-optimized version, which raises the precise error; funcgrad goes straight
                 # to the de-optimized run, so it prints JAX's words when that run finds one.
                 builtins.print(_DEOPTIMIZED)
                 raise
+            # No equation made it: a NaN literal or input passed through (JAX's error, its words).
+            builtins.print(_DEOPTIMIZED)
+            what = "nan" if any(_has_nan(o) for o in outs) else "inf"
+            raise FloatingPointError(
+                f"invalid value ({what}) encountered in {primitive.name}({params.get('name', 'f')}). "
+                + _NO_NAN_DEOPTIMIZED
+            )
         sharded = primitive.impl_takes_arrays and inner is None
         if sharded:
             # A primitive whose impl runs a program of its own (shard_map's eager call compiles a

@@ -202,3 +202,12 @@ def test_debug_nans_of_a_sharded_computation():
             FloatingPointError, match=r"Invalid value \(nan\) encountered in sharded computation"
         ):
             f(fnp.array([0.0]))
+
+
+def test_debug_nans_of_a_jit_whose_nan_no_equation_makes(capsys):
+    # A NaN literal among a jit's outputs: the de-optimized run finds no equation making it, and
+    # JAX says so (debug_nans_test's testDebugNansDoesntReturnDeoptimizedResult).
+    with debug_nans():
+        with pytest.raises(FloatingPointError, match="the de-optimized function did not .*literal"):
+            jit(lambda x: (fnp.nan, x + 2))(3)
+    assert "Calling the de-optimized version." in capsys.readouterr().out

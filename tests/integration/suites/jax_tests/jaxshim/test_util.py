@@ -712,6 +712,8 @@ def set_env(**kwargs):
 
 
 def create_mesh(mesh_shape, axis_names, iota_order=False, axis_types=None):
+    if axis_types is None:  # (JAX's test meshes are Auto, where make_mesh's default is Explicit)
+        axis_types = (funcgrad.sharding.AxisType.Auto,) * len(mesh_shape)
     return funcgrad.sharding.make_mesh(tuple(mesh_shape), tuple(axis_names), axis_types)
 
 
