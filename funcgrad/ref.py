@@ -366,7 +366,7 @@ def _inner_write_message(owner, ref: Ref) -> str:
             "an argument of that function, or pass the value out as a result",
         )
     return (
-        f"Exception performing a set/swap operation with {what} array reference of type {ref._aval}. "
+        f"performing a set/swap operation with {what} array reference of type {ref._aval}. "
         f"Move the array reference to be {where}?"
     )
 
