@@ -115,3 +115,8 @@ def all_primitives() -> list[Primitive]:
             if p not in found:
                 found.append(p)
     return found
+
+
+# The catalog's primitives take arrays unless their traits say otherwise: the kernel refuses a
+# token operand there (NOTE: [tokens]), never a user's primitive's, as JAX's lax does.
+kernel.register(catalog=frozenset(all_primitives()))

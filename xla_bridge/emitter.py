@@ -42,6 +42,7 @@ __all__ = [
     "aval_type",
     "compare_type",
     "const_value",
+    "create_token",
     "element_type",
     "i64_array",
     "ints",
@@ -506,7 +507,13 @@ def lower_closed(fb: FunctionBuilder, closed: ClosedJaxpr, args: Sequence[str]) 
     """Emit ``closed`` into ``fb`` on ``args`` with its constants embedded (an inlined call, a
     control-flow region, a private function); returns the SSA names of its outputs."""
     consts = [
-        fb.const(const_value(c), v.aval.dtype, v.aval.shape)
+        create_token(fb) if v.aval is abstract_token else fb.const(const_value(c), v.aval.dtype, v.aval.shape)
         for v, c in zip(closed.jaxpr.constvars, closed.consts)
     ]
     return lower_jaxpr_body(fb, closed.jaxpr, consts, list(args))
+
+
+def create_token(fb: FunctionBuilder) -> str:
+    """A fresh token: also what a captured ``Token`` constant lowers to, as JAX's constant
+    handler of tokens (NOTE: [tokens] in funcgrad/kernel/ir.py)."""
+    return fb.emit("stablehlo.create_token : !stablehlo.token")

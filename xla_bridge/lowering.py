@@ -55,6 +55,7 @@ from funcgrad.xla_bridge.emitter import (
     ModuleBuilder,
     aval_type,
     const_value,
+    create_token,
     lower_jaxpr_body,
     lowering_rules,
     register,
@@ -131,6 +132,9 @@ def lower_jaxpr(
     fb = FunctionBuilder(mb, embed_all_consts=False)
     hoisted_vals, hoisted_avals, consts = [], [], []
     for v, c in zip(jaxpr.constvars, closed.consts):
+        if v.aval is abstract_token:  # a captured Token: a fresh one, as JAX's constant handler
+            consts.append(create_token(fb))
+            continue
         val = const_value(c)
         if val.size > HOIST_CONST_ELEMENTS:
             consts.append(f"%arg{len(hoisted_vals)}")

@@ -41,6 +41,7 @@ def register(
     sharding_types: tuple[Callable, Callable] | None = None,
     array_methods: dict[str, Callable] | None = None,
     array_properties: dict[str, Callable] | None = None,
+    catalog: frozenset | None = None,
 ) -> None:
     """Hand the kernel what an upper layer provides (NOTE: [kernel registration]).
 
@@ -57,7 +58,9 @@ def register(
       surface's ``funcgrad._shardings``, NOTE: [sharding in types]);
     - ``library_dir``: a directory whose frames are library code, skipped in source lines;
     - ``array_methods`` / ``array_properties``: operators, methods and properties installed on
-      ``Array`` and on every ``Tracer`` (the NumPy surface).
+      ``Array`` and on every ``Tracer`` (the NumPy surface);
+    - ``catalog``: the primitives of the catalog (``primitives``), whose operands are arrays unless
+      their traits say otherwise (a token operand is refused there, NOTE: [tokens]).
 
     >>> import funcgrad.kernel as kernel
     >>> kernel.hooks.add_any is not None  # registered by the catalog (imported by the doctests)
@@ -79,6 +82,8 @@ def register(
         hooks.eager_compiled = eager_compiled
     if sharding_types is not None:
         hooks.apply_sharding, hooks.aval_sharding = sharding_types
+    if catalog is not None:
+        hooks.catalog = frozenset(catalog)
     if library_dir is not None and library_dir not in hooks.library_dirs:
         hooks.library_dirs = (*hooks.library_dirs, library_dir)
     for cls in (_Array, _core.Tracer):

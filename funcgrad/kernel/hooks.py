@@ -63,6 +63,9 @@ class KernelHooks:
         # one, so eager operations pay one attribute read for it.
         self.context_mesh = None
         self.library_dirs: tuple[str, ...] = ()
+        # The catalog's primitives (``primitives``): their operands are arrays unless their traits
+        # say otherwise; a user's primitive may take a token (NOTE: [tokens]).
+        self.catalog: frozenset = frozenset()
         # (array) -> None: a 0-d Array was just made; the innermost trace staging a jaxpr notes it
         # as a literal (NOTE: [constants made while tracing]; set by ``kernel.partial_eval``).
         self.note_constant = _note_nothing

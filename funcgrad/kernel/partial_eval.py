@@ -228,9 +228,11 @@ class TokenOperandError(TypeError, ValueError):
 
 
 def _check_token_operand(primitive) -> None:
-    """A token operand reaches only primitives that take tokens (NOTE: [tokens]); anything else
-    would misread the token as an array (JAX's words)."""
-    if not (primitive.traits.takes_tokens or primitive.traits.jaxpr_params):
+    """A token operand reaches no primitive of the catalog but those that take tokens (NOTE:
+    [tokens]); any other would misread the token as an array (JAX's words). A user's primitive
+    may take one, as in JAX."""
+    t = primitive.traits
+    if primitive in hooks.catalog and not (t.takes_tokens or t.jaxpr_params):
         raise TokenOperandError(
             f"Attempting to pass an unexpected type AbstractToken() to a primitive: {primitive.name}. "
             "A token (lax.create_token) only orders effects: merge tokens with lax.after_all, or "

@@ -91,12 +91,30 @@ class Token:
     __slots__ = ("_buf",)
 
     def __init__(self, buf):
-        self._buf = buf
+        self._buf = _TokenBuffer(buf)
 
     def block_until_ready(self) -> None:
-        wait = getattr(self._buf, "block_until_ready", None)
+        self._buf.block_until_ready()
+
+
+class _TokenBuffer:
+    """What a ``Token`` wraps (its ``_buf``): the ``bool[0]`` buffer, which has no value to read
+    (JAX's error), only a computation to wait for."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self, buffer):
+        self._buffer = buffer
+
+    @property
+    def _value(self):
+        raise RuntimeError("Cannot convert a token-shape buffer to a numpy array.")
+
+    def block_until_ready(self):
+        wait = getattr(self._buffer, "block_until_ready", None)
         if wait is not None:
             wait()
+        return self
 
 
 def dtype_of(x) -> np.dtype:

@@ -8,12 +8,12 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 from __future__ import annotations
 
 from funcgrad.primitives.tokens import after_all_p, create_token_p
-from funcgrad.xla_bridge.emitter import register
+from funcgrad.xla_bridge.emitter import create_token, register
 
 
 @register(create_token_p)
 def _create_token(ctx):
-    return ctx.fb.emit("stablehlo.create_token : !stablehlo.token")
+    return create_token(ctx.fb)
 
 
 @register(after_all_p)

@@ -80,6 +80,27 @@ def test_jitted_functions_take_and_return_tokens():
     assert type(branch(True, tok)) is type(tok)
 
 
+def test_tokens_as_jaxs_api_tests():
+    # (jax's tests/api_test.py: a captured token, a user primitive that consumes one, the buffer)
+    tok = flax.create_token()
+    _, y = funcgrad.jit(lambda x: (x + 2, tok))(7)
+    assert type(y) is type(tok)
+    with pytest.raises(RuntimeError, match="Cannot convert a token-shape buffer to a numpy array."):
+        _ = tok._buf._value
+    from funcgrad.extend.core import Primitive
+    from funcgrad.interpreters import ad, mlir
+
+    tokentest_p = Primitive("tokentest")
+    tokentest_p.def_impl(lambda x, y: x)
+    tokentest_p.def_abstract_eval(lambda x, y: x)
+    mlir.register_lowering(tokentest_p, lambda ctx, x, y: [x])
+    ad.defjvp(tokentest_p, (lambda g, x, token: x), None)
+    arr = fnp.ones((3, 2))
+    _, vjp_fun = funcgrad.vjp(lambda x: tokentest_p.bind(x, tok), arr)
+    assert vjp_fun(arr)[0].shape == arr.shape  # (jax's test: it does not crash)
+    np.testing.assert_array_equal(funcgrad.jit(lambda x, t: tokentest_p.bind(x, t))(arr, tok), arr)
+
+
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
 def test_loops_carry_tokens(jit):
     # (jax 0.10.2 refuses a token carry with an AttributeError; XLA's loops carry tokens)
