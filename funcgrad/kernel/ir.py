@@ -268,14 +268,17 @@ abstract_token = AbstractToken()
 
 # NOTE: [tokens]
 # A token (JAX's ``core.Token``, ``lax.create_token``/``lax.after_all``) orders side effects in
-# XLA: its abstract value is ``abstract_token`` (``AbstractToken``, not a ``ShapedArray``: no
-# primitive but the token ones accepts it), printed ``Tok``; the lowering types it
+# XLA: its abstract value is ``abstract_token`` (``AbstractToken``, not a ``ShapedArray``: of the
+# catalog's primitives only ``after_all`` and those carrying jaxprs take one, ``traits.takes_tokens``;
+# a user's primitive may), printed ``Tok``; the lowering types it
 # ``!stablehlo.token`` (``emitter.aval_type``), also as a parameter or result of ``@main``, where
 # the runtime passes and returns a ``bool[0]`` buffer in its place, as JAX's
 # (``get_token_aval``). A concrete token is a ``values.Token`` around such a buffer; a jitted
 # call takes one as an argument and gives one back for each token result
-# (``programs.Compiled.token_outs``). Transformations pass tokens through: ``vmap`` never batches
-# one, a token has no tangent but itself (``to_tangent_aval``), as in JAX.
+# (``programs.Compiled.token_outs``), and a captured one lowers to a fresh ``create_token``.
+# Transformations pass tokens through: ``vmap`` never batches one, a token has no tangent but
+# itself (``to_tangent_aval``), as in JAX; loops carry them (``update`` keeps the type), but a
+# token is never stacked (a scan's ys) or batched.
 
 
 # NOTE: [sharding in types]

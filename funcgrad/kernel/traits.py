@@ -81,8 +81,9 @@ class PrimitiveTraits:
     - ``reshapes_operand``: its result is its one operand's elements, row-major, in another shape
       (``reshape``); ``kernel/simplify.py`` joins a reshape of a reshape into one.
     - ``takes_tokens``: its operands may be tokens (``after_all``; NOTE: [tokens]); staging
-      refuses a token operand of any other primitive unless it carries jaxprs (``jaxpr_params``:
-      jit, control flow pass tokens through), as JAX's ``bind`` does.
+      refuses a token operand of any other primitive of the catalog unless it carries jaxprs
+      (``jaxpr_params``: jit, control flow pass tokens through), as JAX's lax does (a user's
+      primitive may take one).
 
     >>> t = PrimitiveTraits(linear=True)
     >>> t.linear, t.taylor_from_jvp
