@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.partial_eval import under_staging
 from funcgrad.numpy._core import aval, constant, promote_args, select
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import sorting as srt
+from funcgrad.primitives import structure as st
 
 __all__ = [
     "angle",
@@ -65,8 +68,13 @@ def imag(val, /):
     (val,) = promote_args(val)
     if _is_complex(val):
         return cx.imag_p.bind(val)
-    # +0 (not val * 0, which is -0 for val < 0), weak for a weak input, as jax.numpy's full_like.
+    # +0 (not val * 0, which is -0 for val < 0), weak for a weak input, as jax.numpy's full_like;
+    # under a staging trace a broadcast of the scalar, not a constant of the whole shape (optax's
+    # global_norm takes imag of every parameter: each was a parameter-sized program input).
     a = aval(val)
+    zero = Array._from_owned(np.zeros((), a.dtype), weak_type=a.weak_type)
+    if a.shape and under_staging(core.current_trace()):
+        return st.broadcast_in_dim(zero, a.shape, ())
     return Array._from_owned(np.zeros(a.shape, a.dtype), weak_type=a.weak_type)
 
 
