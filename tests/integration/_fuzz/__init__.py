@@ -22,7 +22,10 @@ Modules, one job each:
   ``ops_edges``: session 8's (scipy.stats, the rest of scipy.special and scipy.linalg, reverse
   cumulative ops, transformations inside programs; long run only); ``ops_struct``: session 9's
   (jax.random from keys made every way, under vmap/jit and differentiated; pytrees in and out,
-  static/donated/keyword/scalar arguments, has_aux, argnums, allow_int; long run only). The long
+  static/donated/keyword/scalar arguments, has_aux, argnums, allow_int; long run only); ``ops_mix``:
+  session 10's (transformations of transformations inside programs, vmap's named axes and
+  collectives and axes beyond 0, linear algebra per row and on stacks, fft/convolution/pooling
+  forms, the lax API's corners, explicit dtype mixes; long run only). The long
   run's programs also return pytrees (dict/tuple/namedtuple/list, None leaves) and draw bfloat16
   under derivatives, complex64 and uint16;
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,

@@ -93,9 +93,15 @@ def _side(name):
     return _SIDES[name]
 
 
+# The side running now ("funcgrad" or "jax"): a case stopped for its time (the long run's limit)
+# says whose program it was.
+RUNNING: list = [None]
+
+
 def run(case: Case, side: str, fast: bool = False):
     """``case`` on one side, in the case's mode: its output flattened to a list of NumPy arrays and a
     structure string. ``fast`` compiles jax's side as one program (see ``check``)."""
+    RUNNING[0] = side
     programs.set_mode(case.x64, jax_only=side == "jax")
     mods, helpers = _side(side)
     ns = dict(helpers)
