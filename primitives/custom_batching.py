@@ -28,16 +28,21 @@ wraps the user's pytree rule into one; the rules below derive new flat rules fro
 # ``vmap(grad(f))`` runs the rule for the primal outputs and the rule's VJP for the cotangents,
 # ``grad(grad(f))`` differentiates those again, and without vmap the rule is never called. The
 # price is that the tangent call recomputes the primal part of the body (eagerly; XLA shares it
-# under ``jit``). Derived rules broadcast an unbatched operand to batched where it meets a
-# batched one (a primal and its tangent; the linear inputs of a transpose are always batched):
-# the rule sees more batched inputs than strictly needed, never fewer. (Two calls differ from JAX
-# in one case only: where only tangents are batched, the primal call is not batched at all and its
-# outputs are the body's; with a rule that batches the body faithfully, as rules must, the same.)
+# under ``jit``). The tangent call's rule is JAX's JVP of the rule: the user's rule sees an
+# argument as batched where its primal and its tangent both are, and values batched alone (the
+# tangents of ``jacfwd``, primals under a fixed tangent) are an ordinary vmap around the rule's JVP
+# (the rule sees them unbatched, as in JAX); where both kinds meet in one call (JAX then batches
+# the outputs twice), the values batched alone are broadcast instead. Transposed rules broadcast an
+# unbatched operand to batched where it meets a batched one (the linear inputs of a transpose are
+# always batched): the rule sees more batched inputs than strictly needed, never fewer. (Two
+# calls differ from JAX where only tangents or only primals are batched: the primal call is then
+# unbatched (its outputs are the body's) or sees its primals batched; with a rule that batches
+# the body faithfully, as rules must, the values are the same.)
 """
 
 from __future__ import annotations
 
-from funcgrad.kernel import ad, core
+from funcgrad.kernel import ad, batching, core
 from funcgrad.kernel.ad import Zero
 from funcgrad.kernel.callkit import check_call_avals
 from funcgrad.kernel.core import Primitive
@@ -141,34 +146,58 @@ def _jvp_of_rule(rule, nonzeros, out_avals, num_consts, name):
         return unsupported
 
     def tangent_rule(axis_size, in_batched, args):
+        # JAX's JVP of a rule: the user's rule sees an argument as batched only where its primal
+        # and its tangent both are (a zero tangent is unbatched); a primal or tangent batched alone
+        # ("extra-batched", jacfwd's tangents) is an ordinary vmap around the rule's JVP.
         primals, tangents = list(args[:n]), list(args[n:])
         p_batched, t_batched = list(in_batched[:n]), list(in_batched[n:])
-        batched = list(p_batched)
+        t_flag = dict.fromkeys(range(n), False)
         for t_index, i in enumerate(nz_index):
-            batched[i] = p_batched[i] or t_batched[t_index]
-            primals[i] = _to_batched(primals[i], p_batched[i] or not batched[i], axis_size)
-            tangents[t_index] = _to_batched(
-                tangents[t_index], t_batched[t_index] or not batched[i], axis_size
-            )
+            t_flag[i] = bool(t_batched[t_index])
+        mutual = [bool(p_batched[i]) and t_flag[i] for i in range(n)]
+        extra_p = [0 if p_batched[i] and not mutual[i] else None for i in range(n)]
+        extra_t = [0 if t_batched[k] and not p_batched[i] else None for k, i in enumerate(nz_index)]
+        if any(mutual) and any(d is not None for d in (*extra_p, *extra_t)):
+            # Both kinds at once: JAX's vmap around a rule that batches too gives its outputs the
+            # batch twice (a (5, 5) result of a 5-lane vmap); here the extra-batched values are
+            # broadcast instead, and the rule sees every value that meets a batched one as batched.
+            mutual = [bool(b) for b in p_batched]
+            for t_index, i in enumerate(nz_index):
+                both = bool(p_batched[i]) or t_flag[i]
+                primals[i] = _to_batched(primals[i], p_batched[i] or not both, axis_size)
+                tangents[t_index] = _to_batched(tangents[t_index], t_batched[t_index] or not both, axis_size)
+                mutual[i] = both
+            extra_p, extra_t = [None] * n, [None] * len(nz_index)
         out_batched_box = []
 
-        def primal_fun(*nz_primals):
-            full = list(primals)
-            for i, v in zip(nz_index, nz_primals):
-                full[i] = v
-            outs, out_batched = rule(axis_size, batched, full)
-            out_batched_box.append([bool(b) for b in out_batched])
-            check_rule_outputs(name, list(outs), out_batched_box[-1], out_avals, axis_size)
-            return list(outs)
+        def jvp_of_rule(*ps_ts):
+            ps, ts = list(ps_ts[:n]), list(ps_ts[n:])
 
-        _, out_tangents = ad.jvp_flat(primal_fun, [primals[i] for i in nz_index], tangents)
-        out_batched = out_batched_box[-1]
-        out_tangents = [
-            ad.instantiate(Zero(ad.tangent_aval(_batched_aval(a, axis_size) if b else a)))
-            if type(t) is Zero
-            else t
-            for t, a, b in zip(out_tangents, out_avals, out_batched)
-        ]
+            def primal_fun(*nz_primals):
+                full = list(ps)
+                for i, v in zip(nz_index, nz_primals):
+                    full[i] = v
+                outs, out_batched = rule(axis_size, mutual, full)
+                out_batched_box.append([bool(b) for b in out_batched])
+                check_rule_outputs(name, list(outs), out_batched_box[-1], out_avals, axis_size)
+                return list(outs)
+
+            _, out_tangents = ad.jvp_flat(primal_fun, [ps[i] for i in nz_index], ts)
+            return [
+                ad.instantiate(Zero(ad.tangent_aval(_batched_aval(a, axis_size) if b else a)))
+                if type(t) is Zero
+                else t
+                for t, a, b in zip(out_tangents, out_avals, out_batched_box[-1])
+            ]
+
+        if any(d is not None for d in (*extra_p, *extra_t)):
+            vals, dims = batching.vmap_with_dims(
+                jvp_of_rule, axis_size, [*extra_p, *extra_t], [*primals, *tangents]
+            )
+            out_tangents = [batching.move_batch_dim(v, axis_size, d, 0) for v, d in zip(vals, dims)]
+            out_batched = [b or d is not None for b, d in zip(out_batched_box[-1], dims)]
+        else:
+            out_tangents, out_batched = jvp_of_rule(*primals, *tangents), out_batched_box[-1]
         return out_tangents, out_batched
 
     tangent_rule.__name__ = f"jvp({getattr(rule, '__name__', 'rule')})"

@@ -412,3 +412,25 @@ def test_a_call_that_does_not_bind_says_jax_words():
         f(0.5)
     with pytest.raises(TypeError, match="keyword arguments could not be resolved to positions: z"):
         f(0.5, 0.1, z=1.0)
+
+
+def test_jacfwd_batches_only_tangents_and_the_rule_sees_them_unbatched():
+    # JAX's JVP of a rule (custom_api_test's test_jacfwd): tangents batched alone are a vmap
+    # around the rule's JVP, so the rule sees in_batched [False], with jax's axis_size.
+    def make(custom, np_like, seen):
+        f = custom(lambda x: np_like.sin(x))
+
+        @f.def_vmap
+        def rule(axis_size, in_batched, xs):
+            seen.append((axis_size, list(in_batched)))
+            return np_like.cos(xs), in_batched[0]
+
+        return f
+
+    ours_seen, theirs_seen = [], []
+    x = np.arange(3.0) + 0.72
+    ours = funcgrad.jacfwd(make(custom_vmap, fnp, ours_seen))(x)
+    theirs = jax.jacfwd(make(jax.custom_batching.custom_vmap, jax.numpy, theirs_seen))(x)
+    assert_close(ours, theirs)
+    assert_close(ours, -np.diag(np.sin(x)))
+    assert ours_seen == theirs_seen == [(3, [False])]
