@@ -13,8 +13,9 @@ half: ``_buffer_cache.h``). ``install()`` runs once, when the CPU backend is cre
 # keeps a freed 2 GiB NumPy array resident, so it stays an opt-in. This cache is scoped instead:
 # it redirects only jaxlib's own references to malloc/free/realloc/posix_memalign (the relocations
 # of libjax_common.so: its GOT and its function-pointer tables, patched once before the CPU client
-# exists), so that a request of 1 MiB or more is served from funcgrad's own anonymous mappings,
-# 2 MiB aligned and advised for transparent huge pages, and a freed one is kept for the next
+# exists), so that a request of 1 MiB or more is served from funcgrad's own anonymous mappings
+# (from 16 MiB up 2 MiB aligned and advised for transparent huge pages, which then cost at most an
+# eighth more memory than asked), and a freed one is kept for the next
 # request of about its size (at most a quarter larger). At most ``FUNCGRAD_CPU_BUFFER_CACHE_MB``
 # (default 256) MiB are kept, the oldest given back first, all of them by
 # ``funcgrad.clear_caches()``; a block above the cap is unmapped when freed, as glibc does.
