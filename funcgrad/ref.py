@@ -170,6 +170,13 @@ class Ref:
         text = repr(self._value)
         return "Ref" + text[len("Array") :] if text.startswith("Array") else f"Ref({text})"
 
+    def __array__(self, dtype=None, copy=None):
+        # (as JAX's: a Ref is no operand of array functions, jnp.sin(ref) is a TypeError)
+        raise TypeError(
+            f"requires ndarray or scalar arguments, got {type(self)}: a Ref is not an array; read it "
+            "with ref[...]"
+        )
+
     def __hash__(self) -> int:
         return id(self)
 

@@ -181,3 +181,11 @@ def test_a_write_keeps_the_refs_weak_type_as_jax():
         return [repr(lib.typeof(r[...])) + repr(r) for r in (a, b, c)]
 
     assert seen(funcgrad, fnp) == seen(jax, jnp)
+
+
+def test_a_ref_is_no_operand_of_array_functions_as_jax():
+    # (JAX's array_refs guide: jnp.sin(x_ref) is a TypeError; funcgrad's was NumPy's ValueError)
+    jax = pytest.importorskip("jax")
+    for lib in (funcgrad, jax):
+        with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
+            lib.numpy.sin(lib.new_ref(1.0))
