@@ -390,7 +390,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
             ) from None
     leaves, tree = tu.tree_flatten(x)
     for i, v in enumerate(leaves):
-        if not core.is_array_like(v):
+        if not core.is_array_like(v) and type(v) is not core.Token:
             path = tu.keystr(tu.tree_leaves_with_path(x)[i][0])
             raise TypeError(
                 f"device_put: x{path} of type {type(v).__name__} ({v!r:.60}) is not an array; "
@@ -402,6 +402,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
         guarded = False  # (under a transformation a value is placed by the staged program)
 
     def put(v):
+        if type(v) is core.Token:
+            return v  # (a token has no data to move: its buffer is made where a program takes it)
         if guarded:  # NOTE: [transfer guard]: device_put is the explicit transfer
             if type(v) is not Array:
                 _transfer_guard.host_value(v, is_explicit=True, device=device)

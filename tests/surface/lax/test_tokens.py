@@ -122,6 +122,8 @@ def test_token_types_as_jax():
     assert funcgrad.eval_shape(flax.after_all, tok) is funcgrad.typeof(tok)
     assert repr(jax.eval_shape(jax.lax.after_all, jtok)) == "AbstractToken()"
     assert funcgrad.tree_util.tree_leaves(tok) == [tok]
+    assert type(funcgrad.device_put(tok)) is type(tok) and type(jax.device_put(jtok)) is type(jtok)
+    assert funcgrad.block_until_ready(tok) is tok
     assert type(flax.after_all(tok, flax.create_token())) is type(tok)
 
 
