@@ -7,8 +7,46 @@ here too.
 True
 """
 
+import difflib
+import textwrap
+
 from funcgrad.kernel.tree_util import registry as _pytrees
 from funcgrad.tree_util import *  # noqa: F403
+
+# JAX's registry that jit's dispatch flattens with: funcgrad's transformations' registry (the same
+# nodes as ``default_registry``, plus the typed keys' internal node, NOTE: [public pytree registry]).
+dispatch_registry = _pytrees
+
+
+def broadcast_flattened_prefix_with_treedef(prefix_leaves, prefix_treedef, full_treedef) -> list:
+    """The leaves of a prefix tree (``prefix_leaves`` of ``prefix_treedef``), each repeated for
+    every leaf of the subtree of ``full_treedef`` it stands for, as JAX's internal helper
+    (``ValueError`` where the first is not a prefix of the second).
+
+    >>> from funcgrad.tree_util import tree_structure
+    >>> broadcast_flattened_prefix_with_treedef([1, 2], tree_structure((0, 0)), tree_structure(([0, 0], 0)))
+    [1, 1, 2]
+    """
+    out = []
+
+    def strict_leaf(t) -> bool:
+        return t.num_nodes == 1 and t.num_leaves == 1
+
+    def walk(start, end, prefix, full):
+        if strict_leaf(prefix):
+            out.extend(prefix_leaves[start:end] * full.num_leaves)
+            return
+        if strict_leaf(full):
+            raise ValueError("`prefix_treedef` is not a prefix of `full_treedef`")
+        if prefix.node_data() != full.node_data():
+            raise ValueError(f"expected {full.node_data()}, got {prefix.node_data()}")
+        i = start
+        for p_child, f_child in zip(prefix.children(), full.children(), strict=True):
+            walk(i, i + p_child.num_leaves, p_child, f_child)
+            i += p_child.num_leaves
+
+    walk(0, len(prefix_leaves), prefix_treedef, full_treedef)
+    return out
 
 
 class _RegistryView:
@@ -21,13 +59,6 @@ class _RegistryView:
 _registry = _RegistryView()
 
 
-def _children(x, is_leaf):
-    """(key, child) pairs one level down ``x``, and ``x``'s one-level structure."""
-    one_level = lambda y: y is not x or (is_leaf is not None and is_leaf(y))  # noqa: E731
-    pairs, treedef = tree_flatten_with_path(x, is_leaf=one_level)  # noqa: F405
-    return [(path[0], child) for path, child in pairs], treedef
-
-
 def prefix_errors(prefix_tree, full_tree, is_leaf=None) -> list:
     """Where ``prefix_tree`` is not a pytree prefix of ``full_tree``: one function per mismatch,
     ``e(name)`` giving the ``ValueError`` that names its key path (``in_axes.y``), as JAX's
@@ -36,42 +67,69 @@ def prefix_errors(prefix_tree, full_tree, is_leaf=None) -> list:
     >>> [e] = prefix_errors({"a": 0, "b": [0]}, {"a": 1.0, "b": 2.0})
     >>> print(str(e("in_axes")).splitlines()[1])
         in_axes['b']
+    >>> [e] = prefix_errors([0, 0], [1, 2, 3])  # (JAX's words, its tree_util_test's)
+    >>> print(str(e("x")).splitlines()[0])
+    pytree structure error: different lengths of list at key path
     """
     return list(_prefix_errors(prefix_tree, full_tree, (), is_leaf))
 
 
 def _prefix_errors(prefix, full, path, is_leaf):
-    def error(what, detail):
-        def make(name):
-            where = name + keystr(path)  # noqa: F405
-            text = detail.replace("<name>", name)
-            return ValueError(f"pytree structure error: {what} at key path\n    {where}\n{text}")
-
-        return make
-
-    if prefix is None or (is_leaf is not None and is_leaf(prefix)) or treedef_is_leaf(tree_structure(prefix)):  # noqa: F405
+    # JAX's checks and words (jax/_src/tree_util.py's _prefix_error), one level at a time.
+    p_def = tree_structure(prefix, is_leaf=is_leaf)  # noqa: F405
+    if p_def.num_nodes == 1 and p_def.num_leaves == 1:  # a leaf is a prefix of any tree
         return
+    where = keystr(path)  # noqa: F405
     if type(prefix) is not type(full):
-        yield error(
-            "different types",
-            f"At that key path, the prefix pytree <name> has a subtree of type\n    {type(prefix)}\n"
-            f"but at the same key path the full pytree has a subtree of different type\n    {type(full)}.",
+        yield lambda name: ValueError(
+            f"pytree structure error: different types at key path\n    {name}{where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"but at the same key path the full pytree has a subtree of different type\n    {type(full)}."
         )
         return
-    (p_children, p_def), (f_children, f_def) = _children(prefix, is_leaf), _children(full, None)
-    p_keys, f_keys = [k for k, _ in p_children], [k for k, _ in f_children]
-    if p_keys != f_keys:
-        yield error(
-            "different pytree keys" if len(p_keys) == len(f_keys) else "different numbers of pytree children",
-            f"At that key path, the prefix pytree <name> has a subtree of type {type(prefix)} with keys\n"
-            f"    {p_keys}\nbut at the same key path the full pytree has a subtree with keys\n    {f_keys}.",
+    p_pairs, p_meta = default_registry.flatten_one_level_with_keys(prefix)  # noqa: F405
+    f_pairs, f_meta = default_registry.flatten_one_level_with_keys(full)  # noqa: F405
+    p_keys, f_keys = tuple(k for k, _ in p_pairs), tuple(k for k, _ in f_pairs)
+    if isinstance(prefix, list | tuple):
+        if len(prefix) != len(full):
+            ty = type(prefix).__name__
+            yield lambda name: ValueError(
+                f"pytree structure error: different lengths of {ty} at key path\n    {name}{where}\n"
+                f"At that key path, the prefix pytree {name} has a subtree of type {ty} of length "
+                f"{len(prefix)}, but the full pytree has a subtree of the same type but of length "
+                f"{len(full)}."
+            )
+            return
+    elif len(p_pairs) != len(f_pairs):
+        try:
+            diff = set(p_keys).symmetric_difference(set(f_keys))
+        except Exception:  # noqa: BLE001 - unhashable keys: no difference shown (JAX's too)
+            diff = None
+
+        def names(keys):
+            return " ".join(str(getattr(k, "key", k)) for k in keys)
+
+        yield lambda name: ValueError(
+            f"pytree structure error: different numbers of pytree children at key path\n    {name}{where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"with {len(p_pairs)} child keys\n    {names(p_keys)}\n"
+            "but at the same key path the full pytree has a subtree of the same type but with "
+            f"{len(f_pairs)} child keys\n    {names(f_keys)}\n"
+            + ("" if diff is None else f"so the symmetric difference on key sets is\n    {names(diff)}")
         )
         return
-    if p_def != f_def:
-        yield error(
-            "different pytree metadata",
-            f"The prefix pytree <name> has the node\n    {p_def}\nwhere the full pytree has\n    {f_def}.",
+    if p_meta != f_meta:
+        p_text, f_text = str(p_meta), str(f_meta)
+        diff_text = textwrap.indent(
+            "\n".join(difflib.ndiff(p_text.splitlines(), f_text.splitlines())), "    "
+        )
+        yield lambda name: ValueError(
+            f"pytree structure error: different pytree metadata at key path\n    {name}{where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"with metadata\n    {p_text}\n"
+            "but at the same key path the full pytree has a subtree of the same type but with "
+            f"metadata\n    {f_text}\nso the diff in the metadata at these pytree nodes is\n{diff_text}"
         )
         return
-    for (key, p), (_, f) in zip(p_children, f_children):
-        yield from _prefix_errors(p, f, (*path, key), is_leaf)
+    for key, (_, p), (_, f) in zip(p_keys, p_pairs, f_pairs):
+        yield from _prefix_errors(p, f, (*path, key), None)
