@@ -285,11 +285,12 @@ def register_pytree_node_class(cls: type) -> type:
     return cls
 
 
-def register_dataclass(nodetype: type, data_fields=None, meta_fields=None) -> type:
+def register_dataclass(nodetype: type, data_fields=None, meta_fields=None, drop_fields=()) -> type:
     """Register a dataclass: ``data_fields`` are children (arrays), ``meta_fields`` static.
 
     Usable as a decorator; without field lists, fields marked ``field(metadata={'static': True})``
-    are static and all others are data.
+    are static and all others are data. For a dataclass the two lists must hold exactly its
+    ``init=True`` fields but ``drop_fields`` (left out of the pytree), each once; JAX's errors.
 
     >>> @register_dataclass
     ... @dataclasses.dataclass
@@ -299,17 +300,37 @@ def register_dataclass(nodetype: type, data_fields=None, meta_fields=None) -> ty
     >>> tree_leaves(Params(1.0, 2.0))
     [1.0, 2.0]
     """
-    if data_fields is None and meta_fields is None:
+    if data_fields is None or meta_fields is None:
+        if (data_fields is None) != (meta_fields is None):
+            raise TypeError(
+                "register_dataclass: data_fields and meta_fields must both be specified when either "
+                f"is specified. Got {data_fields=} {meta_fields=}."
+            )
         if not dataclasses.is_dataclass(nodetype):
             raise TypeError(
-                f"register_dataclass: {nodetype.__name__} is not a dataclass; pass data_fields "
-                "and meta_fields explicitly"
+                "register_dataclass: data_fields and meta_fields are required when nodetype is not "
+                f"a dataclass. Got {nodetype=}."
             )
-        fields = [f for f in dataclasses.fields(nodetype) if f.init]
+        fields = dataclasses.fields(nodetype)  # (all of them, as JAX's: init=False ones must be dropped)
         meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
         data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+    meta_fields, data_fields = tuple(meta_fields), tuple(data_fields)
+    if dataclasses.is_dataclass(nodetype):
+        init_fields = {f.name for f in dataclasses.fields(nodetype) if f.init} - set(drop_fields)
+        if {*meta_fields, *data_fields} != init_fields:
+            msg = (
+                "data_fields and meta_fields must include all dataclass fields with ``init=True`` "
+                "and only them."
+            )
+            if missing := init_fields - {*meta_fields, *data_fields}:
+                msg += f" Missing fields: {missing}. Add them to drop_fields to suppress this error."
+            if unexpected := {*meta_fields, *data_fields} - init_fields:
+                msg += f" Unexpected fields: {unexpected}."
+            raise ValueError(msg)
+    if overlap := set(data_fields) & set(meta_fields):
+        raise ValueError(f"data_fields and meta_fields must not overlap. Overlapping fields: {overlap}.")
     for r in _REGISTRIES:
-        r.register_dataclass_node(nodetype, list(data_fields), list(meta_fields or ()))
+        r.register_dataclass_node(nodetype, list(data_fields), list(meta_fields))
     return nodetype
 
 

@@ -214,3 +214,32 @@ def test_segment_errors():
         ops.segment_sum(np.ones(3), np.array([0, 1]))
     with pytest.raises(funcgrad.core.ConcretizationTypeError, match="num_segments"):
         funcgrad.jit(lambda d, i: ops.segment_sum(d, i))(np.ones(3), np.array([0, 1, 1]))
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        dict(data_fields=["x"], meta_fields=[], drop_fields=["y", "z"]),  # drop_fields
+        dict(data_fields=["x"], meta_fields=[]),  # missing y, z
+        dict(data_fields=["x", "y", "z", "w"], meta_fields=[]),  # unexpected w
+        dict(data_fields=["x", "y", "z"], meta_fields=["x"]),  # overlap
+        dict(data_fields=["x"]),  # only one list
+        dict(),  # every field data
+    ],
+)
+def test_register_dataclass_checks_as_jax(fields):
+    # JAX's register_dataclass validation (its tree_util_test): types and words of the errors.
+    def outcome(register):
+        @dataclasses.dataclass
+        class Foo:
+            x: int
+            y: int = 42
+            z: int = 42
+
+        try:
+            register(Foo, **fields)
+        except (TypeError, ValueError) as e:
+            return type(e), str(e).replace("Foo", "C")
+        return None
+
+    assert outcome(tree_util.register_dataclass) == outcome(jax.tree_util.register_dataclass)
