@@ -102,7 +102,12 @@ def psum(x, axis_name, *, axis_index_groups=None):
     """
     names = _names(axis_name, "psum")
     g = _groups(axis_index_groups, "psum")
-    return tu.tree_map(lambda v: co.psum_p.bind(v, axis_name=names, **g), _leaves(x))
+    return tu.tree_map(lambda v: co.psum_p.bind(_count_bools(v), axis_name=names, **g), _leaves(x))
+
+
+def _count_bools(v):
+    # A psum of booleans counts them, in int32 in either mode (JAX's psum converts them first).
+    return ew.convert_element_type(v, np.int32) if asarray(v).dtype == np.bool_ else v
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
@@ -117,7 +122,7 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     n = len(g["axis_index_groups"][0]) if g else batching.axis_size(names, "pmean")
 
     def mean(v):
-        s = co.psum_p.bind(v, axis_name=names, **g)
+        s = co.psum_p.bind(_count_bools(v), axis_name=names, **g)
         dtype = asarray(s).dtype
         if not _dt.is_inexact(dtype):
             s = ew.convert_element_type(s, np.float64)

@@ -47,6 +47,17 @@ def test_unbatched_operands_and_psum_of_one():
     np.testing.assert_allclose(vmap_i(lambda v: lax.all_gather(7.0, "i") + 0 * v)(x), np.full((4, 4), 7.0))
 
 
+@pytest.mark.parametrize("x64", [True, False])
+def test_psum_of_booleans_counts_them_in_int32(x64):
+    # JAX's psum converts booleans to int32 first (in both modes); funcgrad summed them as bools.
+    x = np.array([[0.5, -1.0], [2.0, 0.0], [1.0, 3.0]])
+    with funcgrad.enable_x64(x64):
+        count = vmap_i(lambda v: lax.psum(v > 0, "i"))(x)
+        mean = vmap_i(lambda v: lax.pmean(v > 0, "i"))(x)
+    assert count.dtype == np.int32 and count.tolist() == [[3, 1]] * 3
+    np.testing.assert_allclose(mean, np.full((3, 2), [1.0, 1 / 3]))
+
+
 def test_jit_and_control_flow_inside_a_named_vmap():
     x = np.arange(4.0)
     f = funcgrad.jit(lambda v: v / lax.psum(v, "i"))
