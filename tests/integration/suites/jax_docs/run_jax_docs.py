@@ -132,6 +132,7 @@ except ModuleNotFoundError:  # before the public alias existed: the examples har
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # colours (jax prints jaxprs and rich tables in colour)
 _CELL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py")  # a cell's file name differs per kernel
+_WORKDIR = re.compile(r"/tmp/tmp\w+")  # each kernel's working directory (tempfile's name)
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")
 _TIMING = re.compile(r"(per loop|loops? each|[µmn]s ±|\d+(\.\d+)? ?(µs|ms|ns)\b)")
 
@@ -254,6 +255,9 @@ def execute(nb, *, alias: bool, workdir: str, timeout: float) -> tuple[list, flo
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("JAX_PLATFORMS", "cpu")
+    # The documents' shell commands (ffi.md's cmake asks `python -c "from jax import ffi"` for XLA's
+    # headers) find the harness's interpreter first, the one with jax and funcgrad installed.
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     # Both sides in one mode: JAX's default (32-bit; funcgrad.as_jax switches funcgrad to it), or
     # both 64-bit with --x64.
     env.pop("JAX_ENABLE_X64", None)
@@ -299,7 +303,10 @@ def texts_agree(jax_text: str, funcgrad_text: str, rtol: float = 1e-4, atol: flo
     >>> texts_agree("\x1b[34;1mlambda\x1b[39;22m a", "lambda a")
     True
     """
-    a, b = (_CELL_FILE.sub("<cell>", _ADDRESS.sub("0x", _ANSI.sub("", t))) for t in (jax_text, funcgrad_text))
+    a, b = (
+        _WORKDIR.sub("<work>", _CELL_FILE.sub("<cell>", _ADDRESS.sub("0x", _ANSI.sub("", t))))
+        for t in (jax_text, funcgrad_text)
+    )
     na, nb = _NUMBER.findall(a), _NUMBER.findall(b)
     # (the words without their spacing: NumPy pads columns to the widest number printed, so a
     # last-place difference moves the spaces of a whole array)
