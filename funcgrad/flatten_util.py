@@ -86,9 +86,8 @@ def _unravel_list(indices, shapes, from_dtypes, to_dtype, flat):
     # Leaves of one dtype: the unravel is dtype-polymorphic (the leaves take the array's dtype),
     # as JAX's; of several, the array must have the raveled dtype.
     if flat.dtype != to_dtype and any(d != to_dtype for d in from_dtypes):
-        raise TypeError(
-            f"unravel: the array has dtype {flat.dtype}, but the raveled pytree has dtype {to_dtype}; "
-            "convert it first"
+        raise TypeError(  # (JAX's words)
+            f"unravel function given array of dtype {flat.dtype}, but expected dtype {to_dtype}"
         )
     if flat.shape != (indices[-1],):
         raise ValueError(f"unravel: expected an array of shape ({indices[-1]},), got {flat.shape}")

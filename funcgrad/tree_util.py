@@ -238,7 +238,7 @@ def tree_transpose(
     inner_size, outer_size = inner_treedef.num_leaves, outer_treedef.num_leaves
     if treedef.num_leaves != inner_size * outer_size:
         expected = outer_treedef.compose(inner_treedef)
-        raise TypeError(f"tree_transpose: the tree has structure\n{treedef}\nbut expected\n{expected}")
+        raise TypeError(f"Mismatch\n{treedef}\n != \n{expected}")  # (JAX's words)
     flat_iter = iter(flat)
     rows = [[next(flat_iter) for _ in range(inner_size)] for _ in range(outer_size)]
     return tree_unflatten(inner_treedef, [tree_unflatten(outer_treedef, col) for col in zip(*rows)])
@@ -250,7 +250,10 @@ def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bo
     >>> tree_broadcast([1, 2], [(0, 0), {"a": 0}])
     [(1, 1), {'a': 2}]
     """
-    leaves = _kernel_tree_util.broadcast_prefix(prefix_tree, full_tree, is_leaf=is_leaf)
+    try:
+        leaves = _kernel_tree_util.broadcast_prefix(prefix_tree, full_tree, is_leaf=is_leaf)
+    except ValueError as e:  # (JAX's kind of error: a pytree structure error)
+        raise ValueError(f"pytree structure error: prefix_tree is not a prefix of full_tree: {e}") from None
     return tree_structure(full_tree).unflatten(leaves)
 
 

@@ -43,8 +43,13 @@ def test_tree_util_matches_jax_on_standard_trees():
         jtu.tree_structure([0, 0, 0]), jtu.tree_structure({"u": 0, "v": 0}), x
     )
     assert tree_util.tree_transpose(outer, None, x) == {"u": [0, 1, 2], "v": [0, -1, -2]}
-    with pytest.raises(TypeError, match="structure"):
+    with pytest.raises(TypeError, match="Mismatch"):  # (JAX's word)
         tree_util.tree_transpose(outer, inner, [{"u": 1, "v": 2}])
+    with pytest.raises(ValueError, match="pytree structure error"):  # (JAX's kind of error)
+        tree_util.tree_broadcast((1, 2, 3), (0, {"a": 0, "b": 0}))
+    _, unravel = ravel_pytree((np.arange(3.0, dtype=np.float32), np.arange(2, dtype=np.int32)))
+    with pytest.raises(TypeError, match="given array of dtype bool, but expected dtype"):
+        unravel(fnp.zeros(5, bool))
     full = [(0, 0), {"a": 0, "b": [0, 0]}]
     assert tree_util.tree_broadcast([1, 2], full) == jtu.tree_broadcast([1, 2], full)
     assert tree_util.tree_reduce_associative(operator.add, [1, (2, 3), {"a": 4}, 5]) == 15
