@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from funcgrad.primitives.structure import index_in_dim
 
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ShapedArray
 
@@ -71,17 +72,24 @@ def check_results(name: str, outs, result_avals: Sequence[ShapedArray]) -> list[
     """``outs`` as NumPy arrays, checked against the declared result shapes and dtypes."""
     outs = list(outs)
     if len(outs) != len(result_avals):
-        raise RuntimeError(f"{name}: the callback returned {len(outs)} values, declared {len(result_avals)}")
+        raise RuntimeError(
+            f"{name}: Mismatched number of outputs from callback. Expected: {len(result_avals)}, "
+            f"Actual: {len(outs)}"
+        )
     checked = []
     for i, (o, aval) in enumerate(zip(outs, result_avals)):
-        o = np.asarray(o)
+        # (JAX's conversion: Python literals and other arrays through NumPy, at the mode's
+        # canonical dtype -- a Python float is a float32 in 32-bit mode -- and JAX's words)
+        o = _dt.canonical_value(np.asarray(o))
         if o.shape != tuple(aval.shape):
             raise RuntimeError(
-                f"{name}: result {i} of the callback has shape {o.shape}, declared {tuple(aval.shape)}"
+                f"{name}: Incorrect output shape for return value #{i}: Expected: {tuple(aval.shape)}, "
+                f"Actual: {o.shape}"
             )
         if o.dtype != aval.dtype:
             raise RuntimeError(
-                f"{name}: result {i} of the callback has dtype {o.dtype}, declared {aval.dtype}"
+                f"{name}: Incorrect output dtype for return value #{i}: Expected: {aval.dtype}, "
+                f"Actual: {o.dtype}"
             )
         checked.append(o)
     return checked

@@ -101,8 +101,13 @@ def test_pure_callback_result_checks():
     # the callback's own message, as in JAX (which runs an eager callback through XLA).
     from funcgrad.errors import JaxRuntimeError
 
-    with pytest.raises(JaxRuntimeError, match="raised RuntimeError: .*dtype float32, declared float64"):
+    words = "Incorrect output dtype for return value #0: Expected: float64, Actual: float32"  # (JAX's)
+    with pytest.raises(JaxRuntimeError, match=f"raised RuntimeError: .*{words}"):
         funcgrad.pure_callback(lambda v: np.float32(v), F64, 1.0)
+    f32 = funcgrad.ShapeDtypeStruct((), np.float32)
+    with funcgrad.enable_x64(False):  # a Python literal at the mode's dtype (JAX's conversion)
+        for cb in (funcgrad.pure_callback, funcgrad.experimental.io_callback):
+            assert funcgrad.jit(lambda x, cb=cb: cb(lambda v: 42.0, f32, x))(1.0).dtype == np.float32
     # Read back: on a GPU the program runs asynchronously and its error surfaces there.
     with pytest.raises(XlaBridgeError, match="host callback .* raised RuntimeError"):
         np.asarray(funcgrad.jit(lambda x: funcgrad.pure_callback(lambda v: np.ones(2), F64, x))(1.0))
