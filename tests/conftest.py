@@ -78,12 +78,14 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 _PREVIOUS = ["(collection)"]
+_JAX_X64_SEEN = [False]  # (jax's 64-bit mode was on at a test's start in this process)
 
 
 def _check_process_state(item) -> None:
-    """Two process-wide switches that a test or an import may leave set, silently changing every
-    later test in this worker: the ``funcgrad.as_jax`` alias (``import jax`` giving funcgrad would
-    turn jax-oracle tests into funcgrad-against-itself) and JAX's 32-bit mode (NOTE: [x64 mode])."""
+    """Process-wide switches that a test or an import may leave set, silently changing every later
+    test in this worker: the ``funcgrad.as_jax`` alias (``import jax`` giving funcgrad would turn
+    jax-oracle tests into funcgrad-against-itself), funcgrad's 32-bit mode (NOTE: [x64 mode]) and
+    jax's, once it was 64-bit."""
     jax = sys.modules.get("jax")
     if jax is not None and type(jax).__name__ == "_JaxModule":
         pytest.fail(f"the funcgrad.as_jax alias is installed in the test process (after {_PREVIOUS[0]})")
@@ -93,6 +95,17 @@ def _check_process_state(item) -> None:
     in_x32_module = getattr(item.module, "RUNS_IN_X32", False) if hasattr(item, "module") else False
     if not dtypes.x64_enabled and "JAX_ENABLE_X64" not in os.environ and not in_x32_module:
         pytest.fail(f"jax_enable_x64=False was left set (after {_PREVIOUS[0]}); restore it in that test")
+    # jax, the oracle, runs in 64-bit mode as funcgrad's default: the oracle modules turn it on for
+    # the process at their import (collection), so a test that runs jax in 32-bit mode must scope it
+    # (``jax._src.config.enable_x64(False)``) or restore it, else every later jax oracle in this worker
+    # computes in another mode than when its file runs alone.
+    if jax is not None and "JAX_ENABLE_X64" not in os.environ and not in_x32_module:
+        if getattr(jax.config, "jax_enable_x64", False):
+            _JAX_X64_SEEN[0] = True
+        elif _JAX_X64_SEEN[0]:
+            pytest.fail(
+                f"jax's jax_enable_x64=False was left set (after {_PREVIOUS[0]}); restore it in that test"
+            )
     _PREVIOUS[0] = item.nodeid
 
 
