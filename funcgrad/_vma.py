@@ -196,7 +196,7 @@ def check_out_vma(outs, out_specs, out_leaf_specs, where, paths, mesh=None, manu
         "can't be statically inferred given the mesh:\n\n"
         f"The mesh given has shape {shape} with corresponding axis names {names}.\n\n"
         + "\n\n".join(msgs)
-        + "\n\nCheck if these output values are meant to be replicated over those mesh axes: reduce them "
-        "(lax.psum, lax.pmean), or name the axes in out_specs to keep each device's block. If they are "
-        "equal by construction, disable the check with check_vma=False."
+        + "\n\nCheck if these output values are meant to be replicated over those mesh axes. If not, "
+        "consider revising the corresponding out_specs entries. If so, consider disabling the check by "
+        "passing the check_vma=False argument to `jax.shard_map`."  # (JAX's words)
     )

@@ -429,7 +429,7 @@ def _check_typed_match(x, norm, mesh, manual, path):
             f"the input: {_eager.spec_of_norm(have)} for arg: {shown}. "
             "`in_specs` is an optional argument so you can omit specifying it and shard_map will infer "
             "the in_specs from the arguments. If you want to reshard your inputs, you can use "
-            "`funcgrad.sharding.reshard` on the arguments and then pass those args to shard_map."
+            "`jax.reshard` on the arguments and then pass those args to shard_map."  # (JAX's words)
         )
 
 

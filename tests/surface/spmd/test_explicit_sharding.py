@@ -593,6 +593,14 @@ def test_shard_map_in_specs_must_match_an_unsharded_arguments_type():
         with pytest.raises(ValueError, match=r"P\('i',\) does not match the specs of the input: P\(None,\)"):
             f(np.arange(6.0))
         np.testing.assert_allclose(f(funcgrad.device_put(np.arange(6.0), fs.P("i"))), np.arange(6.0) * 2)
+        # (JAX's words end both messages: its shard_map guide prints them)
+        with pytest.raises(ValueError, match=r"you can use `jax.reshard` on the arguments and then pass"):
+            f(np.arange(6.0))
+        g = funcgrad.shard_map(lambda a: a * 2, in_specs=fs.P("i"), out_specs=fs.P())
+        with pytest.raises(
+            ValueError, match=r"If so, consider disabling the check by passing the check_vma=False"
+        ):
+            g(funcgrad.device_put(np.arange(6.0), fs.P("i")))
 
 
 def test_unreduced_values_are_placed_reduced_and_contracted_as_jaxs():
