@@ -199,8 +199,9 @@ def cho_solve_implicit(a, b, lower: bool = True):
 def solve(a, b, name: str = "solve"):
     """``a^-1 b`` for square ``a`` (..., n, n); ``b`` is a vector (n,) when 1-D, else matrices
     (..., n, k); batch dimensions broadcast (NumPy 2 / Array API semantics). A ``b`` of shape
-    (..., n) with one dimension fewer than ``a`` that cannot be read as matrices is a stack of
-    vectors, as NumPy 1 (and HIPS autograd) read it."""
+    (..., n) with one dimension fewer than ``a`` that cannot be read as matrices (NumPy 1's stack
+    of vectors) is refused in JAX's words, as jax.numpy.linalg.solve and jax.scipy.linalg.solve
+    do since JAX 0.5."""
     a, b = inexact_pair(a, b, name)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(
@@ -209,9 +210,12 @@ def solve(a, b, name: str = "solve"):
     n = a.shape[-1]
     vector = b.ndim == 1
     if b.ndim >= 2 and a.ndim == b.ndim + 1 and b.shape[-1] == n and b.shape[-2] != n:
-        vector = True  # a stack of vectors that cannot be a stack of matrices (NumPy 1's reading)
-        b = expand_dims(b, -1)
-    elif vector:
+        raise ValueError(
+            f"Invalid shapes for solve: {a.shape}, {b.shape}. Prior to JAX v0.5.0, this would have been "
+            "treated as a batched 1-dimensional solve. To recover this behavior, use "
+            "solve(a, b[..., None]).squeeze(-1)."
+        )
+    if vector:
         b = reshape(b, (n, 1)) if b.shape[0] == n else b
     if b.ndim < 2 or b.shape[-2] != n:
         hint = " (a 1-D b must have a's size; for a stack of vectors use b[..., None])" if vector else ""
