@@ -28,6 +28,7 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.primitives.callbacks import (
@@ -182,15 +183,15 @@ def _with_results(what: str, callback: Callable, result_shape_dtypes, args, kwar
             f"{what}: result_shape_dtypes must be a pytree of objects with .shape and .dtype "
             "(funcgrad.ShapeDtypeStruct, arrays)"
         ) from None
+    if any(_dt.canonical(a.dtype) != a.dtype for a in result_avals):  # (JAX's check and words)
+        raise ValueError("result_shape_dtypes cannot specify 64-bit types when `jax_enable_x64` is disabled")
     tree, dynamic, static = _split(args, kwargs)
     call = _host_function(callback, tree, static, len(dynamic) + len(static))
 
     def host(*arrays):
-        out = call(*arrays)
-        leaves, tree_out = tu.tree_flatten(out)
-        if tree_out != out_tree:
-            raise TypeError(f"{what}: the callback returned the structure {tree_out}, declared {out_tree}")
-        return [np.asarray(leaf) for leaf in leaves]
+        # (the result's leaves, whatever its structure, as JAX takes them: their number, shapes
+        # and dtypes are checked against the declared ones)
+        return [np.asarray(leaf) for leaf in tu.tree_leaves(call(*arrays))]
 
     return host, result_avals, out_tree, dynamic
 

@@ -165,7 +165,9 @@ pure_callback_p.def_abstract_eval(_declared_results)
 @pure_callback_p.def_jvp
 def _pure_jvp(primals, tangents, **params):
     raise ValueError(
-        "pure_callback cannot be differentiated: funcgrad cannot see inside the Python function. "
+        "Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks while "
+        "taking gradients. (pure_callback cannot be differentiated: funcgrad cannot see inside the "
+        "Python function.) "
         "Give it a derivative with funcgrad.custom_jvp or funcgrad.custom_vjp (which may call "
         "pure_callback again for the derivative)."
     )
@@ -174,9 +176,11 @@ def _pure_jvp(primals, tangents, **params):
 @pure_callback_p.def_batch
 def _pure_batch(axis_size, vals, dims, *, callback, result_avals, vmap_method):
     if vmap_method is None:
-        raise NotImplementedError(
-            "vmap of pure_callback needs to know how the callback handles a batch: pass "
-            f"vmap_method= one of {list(VMAP_METHODS)} to pure_callback"
+        raise NotImplementedError(  # (JAX's words first)
+            "vmap is only supported for the pure_callback primitive when vmap_method is one of "
+            "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
+            "'legacy_vectorized'. Got vmap_method=None: pass vmap_method= to pure_callback to say "
+            "how the callback handles a batch."
         )
     return _bind_batched(
         pure_callback_p, axis_size, vals, dims, callback, result_avals, vmap_method, vmap_method=vmap_method
@@ -239,10 +243,10 @@ io_callback_p.def_abstract_eval(_declared_results)
 @io_callback_p.def_jvp
 def _io_jvp(primals, tangents, **params):
     raise ValueError(
-        "io_callback cannot be differentiated: its Python function has side effects and funcgrad "
-        "cannot see inside it. Differentiate only the values that do not flow through it (wrap "
-        "its operands in funcgrad.lax.stop_gradient), or give the computation a derivative with "
-        "funcgrad.custom_vjp."
+        "IO callbacks do not support JVP. (io_callback cannot be differentiated: its Python "
+        "function has side effects and funcgrad cannot see inside it.) Differentiate only the "
+        "values that do not flow through it (wrap its operands in funcgrad.lax.stop_gradient), or "
+        "give the computation a derivative with funcgrad.custom_vjp."
     )
 
 
@@ -250,7 +254,7 @@ def _io_jvp(primals, tangents, **params):
 def _io_batch(axis_size, vals, dims, *, callback, result_avals, ordered):
     if ordered:
         raise ValueError(
-            "vmap of an ordered io_callback: the elements of a batch have no order to keep. Use "
+            "Cannot `vmap` ordered IO callback. (The elements of a batch have no order to keep.) Use "
             "ordered=False (each element is then called in turn), or a Python loop."
         )
     return _bind_batched(
