@@ -44,6 +44,7 @@ __all__ = ["debug_callback", "debug_log", "debug_print", "io_callback", "pure_ca
 _REEXPORTED = ("pure_callback",)
 
 _logger = logging.getLogger("funcgrad.debug")
+_callback_logger = logging.getLogger("funcgrad.callbacks")
 
 
 def _split(args, kwargs):
@@ -189,9 +190,15 @@ def _with_results(what: str, callback: Callable, result_shape_dtypes, args, kwar
     call = _host_function(callback, tree, static, len(dynamic) + len(static))
 
     def host(*arrays):
+        try:
+            out = call(*arrays)
+        except BaseException:
+            # (JAX logs a failing callback at ERROR with its traceback, then the error propagates)
+            _callback_logger.exception("jax.%s failed", what)
+            raise
         # (the result's leaves, whatever its structure, as JAX takes them: their number, shapes
         # and dtypes are checked against the declared ones)
-        return [np.asarray(leaf) for leaf in tu.tree_leaves(call(*arrays))]
+        return [np.asarray(leaf) for leaf in tu.tree_leaves(out)]
 
     return host, result_avals, out_tree, dynamic
 

@@ -100,6 +100,8 @@ def _batched(callback: HostCallback, dims, axis_size: int, method: str, result_a
     axes where ``dims`` say) and gives ``callback`` the view ``method`` asks for."""
 
     def host(*arrays):
+        # (operands at the mode's dtypes: an unbatched Python float is a float32 in 32-bit mode)
+        arrays = [_dt.canonical_value(np.asarray(a)) for a in arrays]
         moved = [a if d is None else np.moveaxis(a, d, 0) for a, d in zip(arrays, dims)]
         if method in ("sequential", "sequential_unrolled"):
             per = [

@@ -423,3 +423,29 @@ def test_debug_print_under_nested_vmap_prints_in_jax_order(capsys):
     funcgrad.vmap(funcgrad.vmap(f, in_axes=0), in_axes=1)(x)
     funcgrad.effects_barrier()
     assert capsys.readouterr().out == "hello: 0\nhello: 1\nhello: 2\nhello: 3\nhello: 4\nhello: 5\n"
+
+
+def test_callback_failures_are_logged_and_unbatched_operands_keep_the_mode(caplog):
+    # JAX logs a failing callback ("jax.pure_callback failed" and its traceback) before the error
+    # propagates (python_callback_test's test_exception_in_callback); under vmap an unbatched
+    # Python float reaches the callback at the mode's dtype (float32 in 32-bit mode: strict
+    # promotion with a float32 batch then holds, test_vmap_method_expand_dims).
+    def fail(x):
+        raise RuntimeError("Ooops")
+
+    with caplog.at_level(logging.ERROR), pytest.raises(Exception, match="Ooops"):
+        funcgrad.jit(lambda x: funcgrad.pure_callback(fail, F64, x))(0.0)
+    assert "jax.pure_callback failed" in caplog.text and "Traceback" in caplog.text
+    out = funcgrad.ShapeDtypeStruct((), np.float32)
+    with funcgrad.enable_x64(False), funcgrad.numpy_dtype_promotion("strict"):
+        for method, y_shape in (("expand_dims", (1,)), ("broadcast_all", (4,))):
+
+            def cb(x, y, y_shape=y_shape):
+                assert np.shape(y) == y_shape and np.asarray(y).dtype == np.float32
+                return x + y
+
+            def f(x, y, method=method, cb=cb):
+                return funcgrad.pure_callback(cb, out, x, y, vmap_method=method)
+
+            ys = funcgrad.vmap(f, in_axes=(0, None))(fnp.arange(4.0), 1.0)
+            np.testing.assert_allclose(np.asarray(ys), np.arange(4.0) + 1)
