@@ -21,13 +21,14 @@ Rows:
   ``torch.func.vmap(torch.func.grad(...))``, eager).
 
 ``funcgrad+malloc`` is funcgrad with ``funcgrad.config.update("funcgrad_malloc_tuning", True)``
-(NOTE: [eager allocations], an explicit process-wide opt-in): XLA's CPU runtime allocates each
+(NOTE: [eager allocations], an explicit process-wide opt-in). XLA's CPU runtime allocates each
 call's temporaries (here about 120 MB of saved activations) and outputs with malloc, which glibc
-serves from fresh ``mmap`` pages, so plain funcgrad (and jax) page-fault them in on every call
-(about 30k minor faults and 55 ms of system time per jitted step, measured); with the tuning
-they stay in the heap (the jitted step's GEMMs then run at the speed they have alone,
-``python bench/xla_op_profile.py step funcgrad malloc``). The column ``+malloc / this`` gives its
-ratios to the peers.
+serves from fresh ``mmap`` pages, so jax (and funcgrad before session 10) page-fault them in on
+every call (about 30k minor faults and 55 ms of system time per jitted step). funcgrad now
+serves XLA's buffers of 1 MiB and more from its own cache, scoped to jaxlib's allocations and on
+by default (NOTE: [XLA's buffers kept between calls] in ``xla_bridge/buffer_cache.py``), so the
+opt-in now changes only the eager rows' NumPy allocations. The column ``+malloc / this`` gives
+its ratios to the peers.
 
 Every measurement runs in its own subprocess (one library per process), the libraries taking
 turns (round-robin) so that load on the shared machine hits them alike; each figure is the median
@@ -40,6 +41,29 @@ workload is compute-bound, so read the ratios, not the absolute times, on a load
 ``--threads 1`` it leaves out the time a worker waited for a core.
 
 Where the time goes (measured with ``--threads 1`` on the shared 2-core machine, load 14-17):
+
+- Session 10 (``--threads 1 --rounds 2``, CPU time, load 14-16.5): step 133-137 ms, 0.54x
+  torch.compile's 261 ms and 0.51x jax's 278 ms; per-example 139 ms, 0.54x jax's 256 ms (jax
+  took 311 ms in the run before: 0.44-0.54x); eager 247 ms, 0.75x torch's 331 ms; the first call
+  (CPU time, ``block`` of the first step in fresh processes, two rounds) 2.42-2.88 s against
+  jax's 3.26-3.54 s (0.74-0.81x; the script's wall-clock row, 1.20x and 0.82x in two runs, is the
+  load's). Two changes: XLA's temporaries and outputs no longer fault in (the buffer cache
+  above: 30.8k -> 0 faults and 35-63 -> 0 ms of system time per step, 46.8k -> 0 per
+  per-example call), and reductions are lowered without the unit dimensions that ``vmap`` of
+  ``xi[None]`` makes, which XLA's YNNPACK reductions ran 7-20x slower (NOTE: [reductions without
+  unit dimensions] in ``xla_bridge/rules/reductions.py``; per-example 166-169 -> 139-148 ms).
+  The per-example program's thunks (``python bench/xla_op_profile.py per_example``) now take
+  114 ms against the step's 106: the same GEMMs (the forward and input gradients as one
+  [1024, K] GEMM each, shared weights, XNNPACK/YNNPACK at ~220 GFLOP/s) plus the per-example
+  weight gradients as batched dots ([8, 128, M] x [8, 128, N] contracting the positions, XLA's
+  own Eigen dot, 23 ms, 10% of the samples in Eigen's packing) and the 106 MB output. What was
+  tried and not kept: ``--xla_cpu_experimental_ynn_fusion_type=dot`` (XLA's own reductions):
+  per-example 166 -> 148 ms before the unit-dimension fix, but the step 133 -> 171-178 ms;
+  merging the attention dots' two batch dimensions (8, 4) into one: level (0.34 ms either way,
+  both YNNPACK); the transposed-left-operand batched dots (attention backward, per-example
+  weight gradients) stay XLA's Eigen dot (YNNPACK's matcher takes no transposed left operand).
+
+Earlier sessions:
 
 - ``step``: funcgrad's user time is torch.compile's (252 against 246 ms of CPU per call, load
   12); the gap is system time, 55-58 ms against 9: XLA's temporaries of the step (120.4 MB,
