@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -37,6 +38,31 @@ jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 js = pytest.importorskip("jax.experimental.sparse")
+_js_util = pytest.importorskip("jax.experimental.sparse.util")
+
+
+def _jfromdense(mat, *, nse=None, n_batch=0, n_dense=0, cls=None):
+    """jax's ``BCOO.fromdense`` (or ``cls.fromdense``: COO, CSR, CSC) as two compiled programs
+    (its stored-element count, as jax counts it, then the conversion with that count): eagerly jax
+    compiles one program per operation of its implementation, about 45 per call, which made this
+    file's jax side most of its time. The values are the same integer selections; the sparse
+    matrix is a pytree, so it comes back whole."""
+    if nse is None:
+        nse = int(jax.jit(_js_util._count_stored_elements, static_argnums=(1, 2))(mat, n_batch, n_dense))
+    if cls is not None:
+        return jax.jit(lambda m: cls.fromdense(m, nse=nse))(mat)
+    return jax.jit(lambda m: js.BCOO.fromdense(m, nse=nse, n_batch=n_batch, n_dense=n_dense))(mat)
+
+
+@functools.cache
+def _jfromdense_m3(n_batch=0, n_dense=0, nse=None):
+    """jax's BCOO of ``M3`` in one layout, converted once for the whole module (it is read-only)."""
+    return _jfromdense(M3, nse=nse, n_batch=n_batch, n_dense=n_dense)
+
+
+def _jtodense(x):
+    """jax's ``todense`` as one compiled program (eagerly: a program per operation)."""
+    return jax.jit(js.todense)(x)
 
 
 def _dense(shape, seed=0, density=0.4):
@@ -55,7 +81,7 @@ LAYOUTS = [(nb, nd) for nb in range(4) for nd in range(4 - nb)]
 @pytest.mark.parametrize("n_batch,n_dense", LAYOUTS)
 def test_fromdense_matches_jax_layout(n_batch, n_dense):
     x = BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
-    jx = js.BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
+    jx = _jfromdense_m3(n_batch, n_dense)
     assert (x.nse, x.n_batch, x.n_dense, x.n_sparse) == (jx.nse, jx.n_batch, jx.n_dense, jx.n_sparse)
     assert x.indices.dtype == jx.indices.dtype == np.int32
     np.testing.assert_array_equal(x.indices, jx.indices)
@@ -64,7 +90,7 @@ def test_fromdense_matches_jax_layout(n_batch, n_dense):
     assert repr(x) == repr(jx)
     # extra slots are padding: out-of-bounds indices, zero data, same dense form
     padded = BCOO.fromdense(M3, nse=x.nse + 2, n_batch=n_batch, n_dense=n_dense)
-    jpadded = js.BCOO.fromdense(M3, nse=x.nse + 2, n_batch=n_batch, n_dense=n_dense)
+    jpadded = _jfromdense_m3(n_batch, n_dense, nse=x.nse + 2)
     np.testing.assert_array_equal(padded.indices, jpadded.indices)
     np.testing.assert_array_equal(padded.data, jpadded.data)
     np.testing.assert_array_equal(padded.todense(), M3)
@@ -167,14 +193,14 @@ def test_sum_duplicates_sort_and_extract_match_jax(n_batch):
     s2 = x.sum_duplicates(nse=10)
     np.testing.assert_allclose(s2.todense(), x.todense())
     assert s2.nse == 10
-    o, p = x.sort_indices(), jx.sort_indices()
+    o, p = x.sort_indices(), jax.jit(lambda m: m.sort_indices())(jx)
     np.testing.assert_array_equal(o.indices, p.indices)
     np.testing.assert_allclose(o.todense(), x.todense())
     dense = np.random.default_rng(9).normal(size=shape)
     for unique in (False, True):
         e = sparse.bcoo_extract(x, dense, assume_unique=unique)
-        f = js.bcoo_extract(jx, dense, assume_unique=unique)
-        np.testing.assert_allclose(e.todense(), f.todense())
+        f = jax.jit(functools.partial(js.bcoo_extract, assume_unique=unique))(jx, dense)
+        np.testing.assert_allclose(e.todense(), _jtodense(f))
     # under jit the slot count defaults to the input's
     jitted = funcgrad.jit(lambda x: x.sum_duplicates())(x)
     assert jitted.nse == x.nse
@@ -199,14 +225,14 @@ DOT_CASES = [
 @pytest.mark.parametrize("n_batch,n_dense", LAYOUTS)
 def test_dot_general_sparse_dense(n_batch, n_dense):
     x = BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
-    jx = js.BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
+    jx = _jfromdense_m3(n_batch, n_dense)
     rng = np.random.default_rng(1)
     for dn, rshape in DOT_CASES:
         r = rng.normal(size=rshape)
         want = jax.lax.dot_general(M3, r, dn)
         np.testing.assert_allclose(sparse.bcoo_dot_general(x, r, dimension_numbers=dn), want, atol=1e-12)
         try:  # jax refuses some layouts (contracting dense dimensions, dot-batch on non-batch axes)
-            theirs = js.bcoo_dot_general(jx, r, dimension_numbers=dn)
+            theirs = jax.jit(functools.partial(js.bcoo_dot_general, dimension_numbers=dn))(jx, r)
         except NotImplementedError:
             theirs = want
         np.testing.assert_allclose(theirs, want, atol=1e-12)
@@ -286,17 +312,17 @@ def test_sparse_grad_is_the_dense_gradient_on_the_pattern(n_batch, n_dense):
     )
     np.testing.assert_allclose(g.todense(), np.where(mask, dense_grad, 0), atol=1e-12)
     if not n_dense:  # jax cannot contract a dense dimension
-        jx = js.BCOO.fromdense(M3, n_batch=n_batch, n_dense=n_dense)
-        jg = js.grad(lambda m: jnp.sum(jnp.tanh(m @ r)) + (m * r[:, 0]).sum(1).todense().sum())(jx)
+        jx = _jfromdense_m3(n_batch, n_dense)
+        jg = jax.jit(js.grad(lambda m: jnp.sum(jnp.tanh(m @ r)) + (m * r[:, 0]).sum(1).todense().sum()))(jx)
         np.testing.assert_allclose(g.data, jg.data, atol=1e-12)
 
 
 def test_value_and_grad_jacobians_and_has_aux():
     a = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]])
-    x, jx = BCOO.fromdense(a), js.BCOO.fromdense(a)
+    x, jx = BCOO.fromdense(a), _jfromdense(a)
     y = np.array([1.0, -2.0, 0.5])
     val, (gx, gy) = sparse.value_and_grad(lambda x, y: (x @ y).sum() ** 2, argnums=(0, 1))(x, y)
-    jval, (jgx, jgy) = js.value_and_grad(lambda x, y: (x @ y).sum() ** 2, argnums=(0, 1))(jx, y)
+    jval, (jgx, jgy) = jax.jit(js.value_and_grad(lambda x, y: (x @ y).sum() ** 2, argnums=(0, 1)))(jx, y)
     np.testing.assert_allclose(val, jval)
     np.testing.assert_allclose(gx.data, jgx.data)
     np.testing.assert_allclose(gy, jgy)
@@ -305,9 +331,9 @@ def test_value_and_grad_jacobians_and_has_aux():
         (sparse.jacrev, js.jacrev),
         (sparse.jacobian, js.jacobian),
     ]:
-        J, JJ = ours(lambda x: fnp.sin(x @ y))(x), theirs(lambda x: jnp.sin(x @ y))(jx)
+        J, JJ = ours(lambda x: fnp.sin(x @ y))(x), jax.jit(theirs(lambda x: jnp.sin(x @ y)))(jx)
         assert (J.shape, J.n_batch, J.nse) == (JJ.shape, JJ.n_batch, JJ.nse)
-        np.testing.assert_allclose(J.todense(), JJ.todense(), atol=1e-12)
+        np.testing.assert_allclose(J.todense(), _jtodense(JJ), atol=1e-12)
     g, aux = sparse.grad(lambda x: ((x @ y).sum(), x.data * 2), has_aux=True)(x)
     assert isinstance(g, BCOO)
     np.testing.assert_allclose(aux, 2 * x.data)
@@ -395,8 +421,8 @@ def test_coo_csr_csc_against_scipy_and_jax():
         np.testing.assert_allclose(np.arange(5.0) @ m, np.arange(5.0) @ a)
         np.testing.assert_allclose(m.T.todense(), a.T)
         np.testing.assert_allclose(m.T @ np.arange(5.0), a.T @ np.arange(5.0))
-        assert repr(m.T) == repr(jcls.fromdense(a).T)
-        padded, jpadded = type(m).fromdense(a, nse=m.nse + 3), jcls.fromdense(a, nse=m.nse + 3)
+        assert repr(m.T) == repr(_jfromdense(a, cls=jcls).T)
+        padded, jpadded = type(m).fromdense(a, nse=m.nse + 3), _jfromdense(a, nse=m.nse + 3, cls=jcls)
         for leaf, jleaf in zip(funcgrad.tree_util.tree_leaves(padded), jax.tree.leaves(jpadded)):
             np.testing.assert_array_equal(leaf, jleaf)
         np.testing.assert_allclose(padded @ w, a @ w)
@@ -447,7 +473,7 @@ def test_todense_empty_eye_and_random_bcoo_match_jax():
         for kw in [{}, {"k": 1}, {"M": 5, "k": -2}, {"k": 7}]:
             ours, theirs = sparse.eye(4, sparse_format=fmt, **kw), _jitted(js.eye, 4, sparse_format=fmt, **kw)
             assert type(ours).__name__ == type(theirs).__name__ and repr(ours) == repr(theirs)
-            np.testing.assert_array_equal(sparse.todense(ours), js.todense(theirs))
+            np.testing.assert_array_equal(sparse.todense(ours), _jtodense(theirs))
         e, je = sparse.empty((2, 3), sparse_format=fmt), _jitted(js.empty, (2, 3), sparse_format=fmt)
         assert repr(e) == repr(je)
         np.testing.assert_array_equal(e.todense(), np.zeros((2, 3)))
@@ -521,26 +547,26 @@ SPARSIFY_CASES = [
 def test_sparsify_against_dense_and_jax(case):
     f, stays_sparse = SPARSIFY_CASES[case]
     a = _dense((4, 3), seed=20)
-    x, jx, v = BCOO.fromdense(a), js.BCOO.fromdense(a), np.random.default_rng(21).normal(size=3)
+    x, jx, v = BCOO.fromdense(a), _jfromdense(a), np.random.default_rng(21).normal(size=3)
     out = sparse.sparsify(lambda x, v: f(fnp, x, v))(x, v)
     assert isinstance(out, BCOO) == stays_sparse
     want = f(np, a, v)
     np.testing.assert_allclose(sparse.todense(out), want, atol=1e-12)
-    theirs = js.sparsify(lambda x, v: f(jnp, x, v))(jx, v)
-    np.testing.assert_allclose(js.todense(theirs), want, atol=1e-12)
+    theirs = jax.jit(js.sparsify(lambda x, v: f(jnp, x, v)))(jx, v)
+    np.testing.assert_allclose(_jtodense(theirs), want, atol=1e-12)
     jitted = funcgrad.jit(sparse.sparsify(lambda x, v: f(fnp, x, v)))(x, v)
     np.testing.assert_allclose(sparse.todense(jitted), want, atol=1e-12)
 
 
 def test_sparsify_gradient_nested_jit_and_fallback():
     a = _dense((4, 3), seed=22)
-    x, jx, v = BCOO.fromdense(a), js.BCOO.fromdense(a), np.arange(3.0)
+    x, jx, v = BCOO.fromdense(a), _jfromdense(a), np.arange(3.0)
 
     def loss(np_, x):
         return ((np_.sin(x * 2.0) @ v) ** 2).sum()
 
     g = sparse.grad(sparse.sparsify(lambda x: loss(fnp, x)))(x)
-    jg = js.grad(js.sparsify(lambda x: loss(jnp, x)))(jx)
+    jg = jax.jit(js.grad(js.sparsify(lambda x: loss(jnp, x))))(jx)
     np.testing.assert_allclose(g.data, jg.data, atol=1e-12)
     # a jitted inner function is sparsified too
     out = sparse.sparsify(lambda x: funcgrad.jit(lambda y: (-y).sum(1))(x))(x)
@@ -555,11 +581,13 @@ def test_sparsify_gradient_nested_jit_and_fallback():
 @pytest.mark.parametrize("n_batch", [0, 1, 2])
 def test_reshape_add_and_sub(n_batch):
     x = BCOO.fromdense(M3, n_batch=n_batch, nse=12 if n_batch == 2 else None)  # padding included
-    jx = js.BCOO.fromdense(M3)
+    jx = _jfromdense_m3()
     for shape in [(60,), (5, 12), (-1, 3), (2, 3, 2, 5), (3, 4, 5)]:
         out = x.reshape(shape)
         np.testing.assert_array_equal(out.todense(), M3.reshape(shape))
-        np.testing.assert_array_equal(js.todense(jx.reshape(shape)), M3.reshape(shape))
+        np.testing.assert_array_equal(
+            jax.jit(lambda m, shape=shape: m.reshape(shape).todense())(jx), M3.reshape(shape)
+        )
     np.testing.assert_array_equal(funcgrad.jit(lambda x: x.reshape(6, 10).todense())(x), M3.reshape(6, 10))
     with pytest.raises(ValueError, match="cannot reshape"):
         x.reshape(7, 9)
@@ -582,7 +610,7 @@ def test_update_layout_every_pair_of_layouts():
         assert (y.n_batch, y.n_dense, y.shape) == (to_b, to_d, M3.shape)
         np.testing.assert_allclose(y.todense(), M3, err_msg=f"{(nb, nd)} -> {(to_b, to_d)}")
         if (to_b, to_d) == (0, 0):  # the cheap direction: as many slots as jax's
-            jy = js.bcoo_update_layout(js.BCOO.fromdense(M3, n_batch=nb, n_dense=nd), n_batch=0, n_dense=0)
+            jy = jax.jit(lambda m: js.bcoo_update_layout(m, n_batch=0, n_dense=0))(_jfromdense_m3(nb, nd))
             assert y.nse == jy.nse
     x = BCOO.fromdense(M3)
     with pytest.raises(sparse.SparseEfficiencyError, match="increasing n_batch from 0 to 1"):
