@@ -11,13 +11,8 @@ takes the top k Ritz vectors as the new X, the rest of the Ritz block orthogonal
 stops when every residual norm is below ``tol * 10 * n * (theta + |A x|)`` (or after ``m``
 steps). Orthonormalisation is SVQB twice (an ``eigh`` of the (k, k) Gram matrix; degenerate
 directions are zeroed, not re-drawn); the first P extends X's basis with block Householder
-reflectors (deterministic, no random draws). Every product is at HIGHEST precision.
-
->>> import numpy as np, funcgrad.numpy as fnp
->>> A = fnp.diag(fnp.arange(1.0, 31.0))
->>> theta, U, steps = lobpcg_standard(A, fnp.asarray(np.random.default_rng(0).normal(size=(30, 2))), 100)
->>> np.round(np.asarray(theta), 6).tolist()
-[30.0, 29.0]
+reflectors (deterministic, no random draws). Every product is at HIGHEST precision. (Example:
+``lobpcg_standard``'s docstring.)
 """
 
 from __future__ import annotations
