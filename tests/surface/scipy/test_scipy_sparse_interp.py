@@ -78,6 +78,22 @@ def _jax_op(a):
     return lambda v: jnp.asarray(a) @ v
 
 
+def _jax(fn, *args, **kw):
+    """jax's ``fn(*args, **kw)`` as one compiled program (the keywords, operators and
+    preconditioners closed over): eagerly jax compiles a program per operation around its loops,
+    which was most of these tests' time; the values are XLA's either way. Callable arguments (the
+    operators) are closed over too."""
+    where = [i for i, a in enumerate(args) if not callable(a)]
+
+    def run(*arrays):
+        full = list(args)
+        for i, x in zip(where, arrays, strict=True):
+            full[i] = x
+        return fn(*full, **kw)
+
+    return jax.jit(run)(*(args[i] for i in where))
+
+
 @pytest.mark.parametrize("name", ["cg", "bicgstab"])
 @pytest.mark.parametrize("maxiter", [1, 2, 3])
 def test_cg_and_bicgstab_iterates_match_jax_and_scipy(name, maxiter):
@@ -86,7 +102,7 @@ def test_cg_and_bicgstab_iterates_match_jax_and_scipy(name, maxiter):
     ours, theirs, scipys, a, _ = SOLVERS[name]
     x0 = RNG.normal(size=N)
     x, _ = ours(a, B, x0, maxiter=maxiter, tol=1e-14)
-    xj, _ = theirs(_jax_op(a), jnp.asarray(B), jnp.asarray(x0), maxiter=maxiter, tol=1e-14)
+    xj, _ = _jax(theirs, _jax_op(a), jnp.asarray(B), jnp.asarray(x0), maxiter=maxiter, tol=1e-14)
     np.testing.assert_allclose(np.asarray(x), np.asarray(xj), rtol=1e-10, atol=1e-12)
     xs, _ = scipys(a, B, x0, maxiter=maxiter, rtol=1e-14)
     np.testing.assert_allclose(np.asarray(x), xs, rtol=1e-8, atol=1e-10)
@@ -96,9 +112,7 @@ def test_cg_and_bicgstab_iterates_match_jax_and_scipy(name, maxiter):
 @pytest.mark.parametrize("restart,maxiter", [(2, 1), (3, 2), (20, 1)])
 def test_gmres_iterates_match_jax(method, restart, maxiter):
     x, _ = fsl.gmres(GEN, B, restart=restart, maxiter=maxiter, tol=1e-14, solve_method=method)
-    xj, _ = jsl.gmres(
-        _jax_op(GEN), jnp.asarray(B), restart=restart, maxiter=maxiter, tol=1e-14, solve_method=method
-    )
+    xj, _ = _jax(jsl.gmres, _jax_op(GEN), B, restart=restart, maxiter=maxiter, tol=1e-14, solve_method=method)
     np.testing.assert_allclose(np.asarray(x), np.asarray(xj), rtol=1e-9, atol=1e-11)
 
 
@@ -114,7 +128,7 @@ def test_cg_with_a_preconditioner_matches_scipy_step_by_step():
         m = np.diag(1 / np.diag(a))
         x, _ = ours(a, B, tol=1e-12, M=m, **kw)
         np.testing.assert_allclose(np.asarray(x), np.linalg.solve(a, B), rtol=1e-9, atol=1e-10)
-        xj, _ = theirs(_jax_op(a), jnp.asarray(B), tol=1e-12, M=_jax_op(m), maxiter=1, **kw)
+        xj, _ = _jax(theirs, _jax_op(a), B, tol=1e-12, M=_jax_op(m), maxiter=1, **kw)
         x1, _ = ours(a, B, tol=1e-12, M=m, maxiter=1, **kw)
         np.testing.assert_allclose(np.asarray(x1), np.asarray(xj), rtol=1e-9, atol=1e-10)
 
@@ -187,7 +201,7 @@ def test_gradients_are_implicit_and_match_finite_differences(name):
     ref = funcgrad.grad(loss(dense), argnums=(0, 1))(p, B)
     for o, r in zip(g, ref):
         np.testing.assert_allclose(np.asarray(o), np.asarray(r), rtol=1e-8, atol=1e-10)
-    gj = jax.grad(loss(lambda p, b: _jax_solve(name, a, p, b, sym), jnp.sum), argnums=(0, 1))(p, B)
+    gj = jax.jit(jax.grad(loss(lambda p, b: _jax_solve(name, a, p, b, sym), jnp.sum), argnums=(0, 1)))(p, B)
     for o, r in zip(g, gj):
         np.testing.assert_allclose(np.asarray(o), np.asarray(r), rtol=1e-8, atol=1e-10)
 
@@ -224,7 +238,7 @@ def test_gmres_info_reports_nan():
     # it is NaN.
     x, info = fsl.gmres(GEN, B, x0=np.full(N, np.nan))
     assert np.isnan(np.asarray(x)).all() and int(info) == -1
-    xj, infoj = jsl.gmres(_jax_op(GEN), jnp.asarray(B), x0=jnp.full(N, np.nan))
+    xj, infoj = _jax(jsl.gmres, _jax_op(GEN), B, x0=np.full(N, np.nan))
     assert int(infoj) == -1
     x, info = fsl.gmres(GEN, B)
     assert int(info) == 0
@@ -297,8 +311,10 @@ def test_interpolator_matches_scipy_and_jax(method, fill_value):
         XI
     )
     np.testing.assert_allclose(np.asarray(ours), ref, rtol=1e-12, atol=1e-12)
-    theirs = jinterp.RegularGridInterpolator(GRID, jnp.asarray(VALUES), method=method, fill_value=fill_value)(
-        XI
+    theirs = _jax(
+        lambda v, x: jinterp.RegularGridInterpolator(GRID, v, method=method, fill_value=fill_value)(x),
+        VALUES,
+        XI,
     )
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-12, atol=1e-12)
 
@@ -336,7 +352,9 @@ def test_interpolator_gradients_jit_vmap_and_pytree():
 
     check_grads(f, (VALUES, inside), order=1, modes=("fwd", "rev"), atol=1e-6, rtol=1e-6)
     check_grads(lambda v: RegularGridInterpolator(GRID, v, method="nearest")(inside), (VALUES,), order=2)
-    gj = jax.grad(lambda v, x: jnp.sum(jinterp.RegularGridInterpolator(GRID, v)(x) ** 2), argnums=(0, 1))
+    gj = jax.jit(
+        jax.grad(lambda v, x: jnp.sum(jinterp.RegularGridInterpolator(GRID, v)(x) ** 2), argnums=(0, 1))
+    )
     g = funcgrad.grad(lambda v, x: fnp.sum(f(v, x) ** 2), argnums=(0, 1))(VALUES, inside)
     for o, r in zip(g, gj(jnp.asarray(VALUES), jnp.asarray(inside))):
         np.testing.assert_allclose(np.asarray(o), np.asarray(r), rtol=1e-10, atol=1e-12)
