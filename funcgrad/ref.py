@@ -322,9 +322,14 @@ def _checked_value(ref: Ref, target, value, what: str):
         )
         if same_kind:
             value = value.astype(want)
-    weak = bool(getattr(core.get_aval(target), "weak_type", False))
-    if value.dtype == want and bool(getattr(core.get_aval(value), "weak_type", False)) != weak:
-        value = _core.convert(value, want, weak_type=weak)  # (the Ref keeps its weak type, as JAX's)
+    if (
+        value.dtype == want
+        and getattr(core.get_aval(value), "weak_type", False)
+        and not getattr(core.get_aval(target), "weak_type", False)
+    ):
+        # (a weak value into a strong Ref stays strong; a strong one into a weak Ref makes it
+        # strong, as JAX's ref.set docstring and its array_refs guide's scan print them)
+        value = _core.convert(value, want, weak_type=False)
     if tuple(value.shape) != tuple(target.shape):
         raise ValueError(
             f"Invalid shape for `{what}`. Ref shape: {ref.shape}. Expected shape: {tuple(target.shape)}. "
