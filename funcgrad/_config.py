@@ -80,6 +80,8 @@ value and what to do instead:
                                 persistent cache; 0 by default (JAX's default is 1 s: funcgrad
                                 writes every program, as before the flag existed).
 ``jax_persistent_cache_min_entry_size_bytes``  entries smaller are not written (0 or -1: any size).
+``jax_persistent_cache_enable_xla_caches``  XLA's GPU caches beside the persistent cache: no effect
+                                on a CPU.
 ``jax_logging_level``           the level of the "funcgrad" logger ("NOTSET", "DEBUG", ...; None:
                                 left as it is), JAX's level of its own loggers.
 ==============================  ======================================================================
@@ -453,6 +455,13 @@ _FLAG_LIST = [
         0,
         _number("jax_persistent_cache_min_entry_size_bytes", int),
         lambda v: _compile_cache.set_thresholds(min_entry_size_bytes=v),
+    ),
+    # (JAX's switch for XLA's own GPU caches, its autotuning results, beside the persistent cache:
+    # a CPU has none, so it is kept and has no effect)
+    _Flag(
+        "jax_persistent_cache_enable_xla_caches",
+        "xla_gpu_per_fusion_autotune_cache_dir",
+        lambda v: v if v is None else str(v),
     ),
     _Flag(
         "jax_logging_level",
