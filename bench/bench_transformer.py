@@ -61,7 +61,11 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
   per-example 166 -> 148 ms before the unit-dimension fix, but the step 133 -> 171-178 ms;
   merging the attention dots' two batch dimensions (8, 4) into one: level (0.34 ms either way,
   both YNNPACK); the transposed-left-operand batched dots (attention backward, per-example
-  weight gradients) stay XLA's Eigen dot (YNNPACK's matcher takes no transposed left operand).
+  weight gradients) stay XLA's Eigen dot (YNNPACK's matcher takes no transposed left operand);
+  copying such a left operand to [batch, M, K] behind an optimization barrier is faster alone
+  (float32, batch 8, K=128: 1024x256 4.7 -> 3.3 ms, 256x256 0.80 -> 0.65, others level) but made
+  the per-example program slower (138 -> 155-158 ms, two interleaved pairs), as NOTE: [transposed
+  left operand on the CPU] in ``xla_bridge/rules/dot.py`` found before.
 
 Earlier sessions:
 
