@@ -13,7 +13,9 @@ registry is jaxlib's C++ one (NOTE: [pytree registry]), and adds the utilities b
 
 from __future__ import annotations
 
+import difflib
 import functools
+import textwrap
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
@@ -24,6 +26,7 @@ from funcgrad.kernel.tree_util import (
     _path_predicate,
     _pytree,
     broadcast_prefix_over,
+    keystr,
     map_over,
     map_with_path_over,
     public_registry,
@@ -85,7 +88,8 @@ def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] 
     >>> tree_map(lambda a, b: a * b, [1, (2, 3)], [10, (20, 30)])
     [10, (40, 90)]
     """
-    return map_over(public_registry, f, tree, rest, is_leaf)
+    mismatch = functools.partial(_structure_error, "tree_map tree", tree, is_leaf)
+    return map_over(public_registry, f, tree, rest, is_leaf, mismatch)
 
 
 def tree_flatten_with_path(tree: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False):
@@ -104,7 +108,9 @@ def tree_map_with_path(
     f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False
 ) -> Any:
     """Like ``tree_map`` but ``f(key_path, leaf, *others)``."""
-    return map_with_path_over(public_registry, f, tree, rest, is_leaf, is_leaf_takes_path)
+    leaf = None if is_leaf_takes_path else is_leaf
+    mismatch = functools.partial(_structure_error, "tree_map_with_path tree", tree, leaf)
+    return map_with_path_over(public_registry, f, tree, rest, is_leaf, is_leaf_takes_path, mismatch)
 
 
 def tree_reduce(f: Callable, tree: Any, initializer: Any = ..., is_leaf=None) -> Any:
@@ -333,3 +339,84 @@ register_pytree_node(  # noqa: F405
     lambda p: ((p.args, p.keywords), p.func),
     lambda func, children: Partial(func, *children[0], **children[1]),
 )
+
+
+def _structure_error(name: str, tree, is_leaf, other, error: Exception) -> Exception:
+    """What ``tree_map`` raises where ``tree`` is not a prefix of ``other`` (flattening it up to
+    ``tree``'s structure raised ``error``): as jax's ``tree_map``, the "pytree structure error ...
+    at key path" of the first mismatch, else ``error`` itself.
+
+    >>> tree_map(lambda a, b: a, {"x": None}, {"x": 1.0})
+    Traceback (most recent call last):
+    ValueError: pytree structure error: different types at key path
+        tree_map tree['x']
+    At that key path, the prefix pytree tree_map tree has a subtree of type
+        <class 'NoneType'>
+    but at the same key path the full pytree has a subtree of different type
+        <class 'float'>.
+    """
+    maker = next(_prefix_errors(tree, other, (), is_leaf), None)
+    return error if maker is None else maker(name)
+
+
+def _prefix_errors(prefix, full, path, is_leaf):
+    # JAX's checks and words (jax/_src/tree_util.py's _prefix_error), one level at a time: why
+    # ``prefix`` is not a prefix of ``full``, one ``ValueError`` maker per mismatch (tree_map's error,
+    # jax._src.tree_util.prefix_errors under the alias).
+    p_def = tree_structure(prefix, is_leaf=is_leaf)
+    if p_def.num_nodes == 1 and p_def.num_leaves == 1:  # a leaf is a prefix of any tree
+        return
+    where = keystr(path)
+    if type(prefix) is not type(full):
+        yield lambda name: ValueError(
+            f"pytree structure error: different types at key path\n    {name}{where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"but at the same key path the full pytree has a subtree of different type\n    {type(full)}."
+        )
+        return
+    p_pairs, p_meta = default_registry.flatten_one_level_with_keys(prefix)
+    f_pairs, f_meta = default_registry.flatten_one_level_with_keys(full)
+    p_keys, f_keys = tuple(k for k, _ in p_pairs), tuple(k for k, _ in f_pairs)
+    if isinstance(prefix, list | tuple):
+        if len(prefix) != len(full):
+            ty = type(prefix).__name__
+            yield lambda name: ValueError(
+                f"pytree structure error: different lengths of {ty} at key path\n    {name}{where}\n"
+                f"At that key path, the prefix pytree {name} has a subtree of type {ty} of length "
+                f"{len(prefix)}, but the full pytree has a subtree of the same type but of length "
+                f"{len(full)}."
+            )
+            return
+    elif len(p_pairs) != len(f_pairs):
+        try:
+            diff = set(p_keys).symmetric_difference(set(f_keys))
+        except Exception:  # noqa: BLE001 - unhashable keys: no difference shown (JAX's too)
+            diff = None
+
+        def names(keys):
+            return " ".join(str(getattr(k, "key", k)) for k in keys)
+
+        yield lambda name: ValueError(
+            f"pytree structure error: different numbers of pytree children at key path\n    {name}{where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"with {len(p_pairs)} child keys\n    {names(p_keys)}\n"
+            "but at the same key path the full pytree has a subtree of the same type but with "
+            f"{len(f_pairs)} child keys\n    {names(f_keys)}\n"
+            + ("" if diff is None else f"so the symmetric difference on key sets is\n    {names(diff)}")
+        )
+        return
+    if p_meta != f_meta:
+        p_text, f_text = str(p_meta), str(f_meta)
+        diff_text = textwrap.indent(
+            "\n".join(difflib.ndiff(p_text.splitlines(), f_text.splitlines())), "    "
+        )
+        yield lambda name: ValueError(
+            f"pytree structure error: different pytree metadata at key path\n    {name}{where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"with metadata\n    {p_text}\n"
+            "but at the same key path the full pytree has a subtree of the same type but with "
+            f"metadata\n    {f_text}\nso the diff in the metadata at these pytree nodes is\n{diff_text}"
+        )
+        return
+    for key, (_, p), (_, f) in zip(p_keys, p_pairs, f_pairs):
+        yield from _prefix_errors(p, f, (*path, key), None)

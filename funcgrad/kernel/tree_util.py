@@ -113,19 +113,41 @@ def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] 
     return map_over(registry, f, tree, rest, is_leaf)
 
 
-def map_over(reg, f: Callable, tree: Any, rest: tuple, is_leaf) -> Any:
+def map_over(reg, f: Callable, tree: Any, rest: tuple, is_leaf, mismatch: Callable | None = None) -> Any:
     """``tree_map`` over the registry ``reg`` (the transformations' or the public one, NOTE:
-    [public pytree registry]); ``rest`` is a tuple of trees."""
+    [public pytree registry]); ``rest`` is a tuple of trees. ``mismatch(other, error)``, when
+    given, is the exception raised for a tree of ``rest`` that ``tree`` is not a prefix of (the
+    public functions' JAX words); ``f``'s own errors pass through untouched."""
     leaves, treedef = reg.flatten(tree, is_leaf)
-    others = [treedef.flatten_up_to(r) for r in rest]
+    others = _flatten_rest(treedef, rest, mismatch)
     return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
 
 
-def map_with_path_over(reg, f: Callable, tree: Any, rest: tuple, is_leaf, is_leaf_takes_path: bool) -> Any:
-    """``tree_map_with_path`` over the registry ``reg``."""
+def map_with_path_over(
+    reg,
+    f: Callable,
+    tree: Any,
+    rest: tuple,
+    is_leaf,
+    is_leaf_takes_path: bool,
+    mismatch: Callable | None = None,
+) -> Any:
+    """``tree_map_with_path`` over the registry ``reg`` (``mismatch`` as ``map_over``'s)."""
     pairs, treedef = reg.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))
-    others = [treedef.flatten_up_to(r) for r in rest]
+    others = _flatten_rest(treedef, rest, mismatch)
     return treedef.unflatten(f(kp, x, *xs) for (kp, x), *xs in zip(pairs, *others))
+
+
+def _flatten_rest(treedef: PyTreeDef, rest: tuple, mismatch: Callable | None) -> list:
+    if mismatch is None:
+        return [treedef.flatten_up_to(r) for r in rest]
+    others = []
+    for r in rest:
+        try:
+            others.append(treedef.flatten_up_to(r))
+        except Exception as e:  # noqa: BLE001 - jaxlib raises ValueError or TypeError here
+            raise mismatch(r, e) from None
+    return others
 
 
 def broadcast_prefix_over(reg, prefix_tree: Any, full_tree: Any, is_leaf) -> list:

@@ -212,6 +212,30 @@ def test_segment_ops_against_a_loop_and_jax(name, op, init):
         np.testing.assert_array_equal(np.asarray(got), _segment_ref(ints, ids, 5, op, init))
 
 
+@pytest.mark.parametrize(
+    "prefix, other",
+    [
+        ({"x": None, "y": 1}, {"x": 1.0, "y": 2}),  # None where the other has a leaf (equinox's GAN example)
+        ([1, 2], [1, 2, 3]),
+        ({"a": 1}, {"a": 1, "b": 2}),
+        ((1, (2,)), (1, [2])),
+    ],
+)
+def test_tree_map_mismatch_errors_are_jaxs(prefix, other):
+    # jax.tree.map / tree_map_with_path name the key path where a tree is not a prefix of another
+    for ours, theirs, f in [
+        (tree_util.tree_map, jtu.tree_map, lambda a, b: a),
+        (tree.map_with_path, jax.tree.map_with_path, lambda p, a, b: a),
+    ]:
+        with pytest.raises(ValueError) as want:
+            theirs(f, prefix, other)
+        with pytest.raises(ValueError) as got:
+            ours(f, prefix, other)
+        assert str(got.value) == str(want.value)
+    with pytest.raises(ZeroDivisionError):  # f's own errors pass through as they are
+        tree_util.tree_map(lambda a, b: 1 / 0, [1], [2])
+
+
 def test_segment_errors():
     with pytest.raises(TypeError, match="integers"):
         ops.segment_sum(np.ones(3), np.array([0.0, 1.0, 1.0]))

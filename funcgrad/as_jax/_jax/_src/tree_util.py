@@ -7,11 +7,9 @@ here too.
 True
 """
 
-import difflib
-import textwrap
-
 from funcgrad.kernel.tree_util import registry as _pytrees
 from funcgrad.tree_util import *  # noqa: F403
+from funcgrad.tree_util import _prefix_errors
 
 # JAX's registry that jit's dispatch flattens with: funcgrad's transformations' registry (the same
 # nodes as ``default_registry``, plus the typed keys' internal node, NOTE: [public pytree registry]).
@@ -72,64 +70,3 @@ def prefix_errors(prefix_tree, full_tree, is_leaf=None) -> list:
     pytree structure error: different lengths of list at key path
     """
     return list(_prefix_errors(prefix_tree, full_tree, (), is_leaf))
-
-
-def _prefix_errors(prefix, full, path, is_leaf):
-    # JAX's checks and words (jax/_src/tree_util.py's _prefix_error), one level at a time.
-    p_def = tree_structure(prefix, is_leaf=is_leaf)  # noqa: F405
-    if p_def.num_nodes == 1 and p_def.num_leaves == 1:  # a leaf is a prefix of any tree
-        return
-    where = keystr(path)  # noqa: F405
-    if type(prefix) is not type(full):
-        yield lambda name: ValueError(
-            f"pytree structure error: different types at key path\n    {name}{where}\n"
-            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
-            f"but at the same key path the full pytree has a subtree of different type\n    {type(full)}."
-        )
-        return
-    p_pairs, p_meta = default_registry.flatten_one_level_with_keys(prefix)  # noqa: F405
-    f_pairs, f_meta = default_registry.flatten_one_level_with_keys(full)  # noqa: F405
-    p_keys, f_keys = tuple(k for k, _ in p_pairs), tuple(k for k, _ in f_pairs)
-    if isinstance(prefix, list | tuple):
-        if len(prefix) != len(full):
-            ty = type(prefix).__name__
-            yield lambda name: ValueError(
-                f"pytree structure error: different lengths of {ty} at key path\n    {name}{where}\n"
-                f"At that key path, the prefix pytree {name} has a subtree of type {ty} of length "
-                f"{len(prefix)}, but the full pytree has a subtree of the same type but of length "
-                f"{len(full)}."
-            )
-            return
-    elif len(p_pairs) != len(f_pairs):
-        try:
-            diff = set(p_keys).symmetric_difference(set(f_keys))
-        except Exception:  # noqa: BLE001 - unhashable keys: no difference shown (JAX's too)
-            diff = None
-
-        def names(keys):
-            return " ".join(str(getattr(k, "key", k)) for k in keys)
-
-        yield lambda name: ValueError(
-            f"pytree structure error: different numbers of pytree children at key path\n    {name}{where}\n"
-            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
-            f"with {len(p_pairs)} child keys\n    {names(p_keys)}\n"
-            "but at the same key path the full pytree has a subtree of the same type but with "
-            f"{len(f_pairs)} child keys\n    {names(f_keys)}\n"
-            + ("" if diff is None else f"so the symmetric difference on key sets is\n    {names(diff)}")
-        )
-        return
-    if p_meta != f_meta:
-        p_text, f_text = str(p_meta), str(f_meta)
-        diff_text = textwrap.indent(
-            "\n".join(difflib.ndiff(p_text.splitlines(), f_text.splitlines())), "    "
-        )
-        yield lambda name: ValueError(
-            f"pytree structure error: different pytree metadata at key path\n    {name}{where}\n"
-            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
-            f"with metadata\n    {p_text}\n"
-            "but at the same key path the full pytree has a subtree of the same type but with "
-            f"metadata\n    {f_text}\nso the diff in the metadata at these pytree nodes is\n{diff_text}"
-        )
-        return
-    for key, (_, p), (_, f) in zip(p_keys, p_pairs, f_pairs):
-        yield from _prefix_errors(p, f, (*path, key), None)
