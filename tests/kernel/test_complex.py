@@ -182,7 +182,7 @@ REAL_LOSSES = {
 @pytest.mark.parametrize("name", sorted(REAL_LOSSES))
 def test_grad_of_real_loss_of_complex_input_matches_jax(name):
     f = REAL_LOSSES[name]
-    want = jax.grad(_loss(jnp, f))(Z)
+    want = jax.jit(jax.grad(_loss(jnp, f)))(Z)  # (jax's side compiled whole, not a program per op)
     _close(funcgrad.grad(_loss(fnp, f))(Z), want, rtol=1e-9, atol=1e-11)
     _close(funcgrad.jit(funcgrad.grad(_loss(fnp, f)))(Z), want, rtol=1e-9, atol=1e-11)
 
@@ -213,29 +213,31 @@ def test_holomorphic_jacobians_and_second_derivatives_match_jax():
             if ours is funcgrad.hessian
             else (lambda m: lambda z: _holo(m, z))
         )
-        _close(ours(f(fnp), holomorphic=True)(Z), theirs(f(jnp), holomorphic=True)(Z), rtol=1e-9, atol=1e-11)
+        want = jax.jit(theirs(f(jnp), holomorphic=True))(Z)
+        _close(ours(f(fnp), holomorphic=True)(Z), want, rtol=1e-9, atol=1e-11)
     g2 = funcgrad.grad(
         lambda z: funcgrad.grad(lambda w: fnp.sum(_holo(fnp, w)), holomorphic=True)(z).sum(), holomorphic=True
     )
     j2 = jax.grad(
         lambda z: jax.grad(lambda w: jnp.sum(_holo(jnp, w)), holomorphic=True)(z).sum(), holomorphic=True
     )
-    _close(g2(Z), j2(Z), rtol=1e-9, atol=1e-11)
+    _close(g2(Z), jax.jit(j2)(Z), rtol=1e-9, atol=1e-11)
 
 
 def test_second_order_real_loss_matches_jax():
     f = REAL_LOSSES["holomorphic_mix"]
     ours = funcgrad.grad(lambda z: fnp.sum(fnp.abs(funcgrad.grad(_loss(fnp, f))(z)) ** 2))
     theirs = jax.grad(lambda z: jnp.sum(jnp.abs(jax.grad(_loss(jnp, f))(z)) ** 2))
-    _close(ours(Z), theirs(Z), rtol=1e-8, atol=1e-10)
+    _close(ours(Z), jax.jit(theirs)(Z), rtol=1e-8, atol=1e-10)
 
 
 def test_jvp_vjp_linearize_linear_transpose_match_jax():
     t = W
     f = lambda m: lambda z: m.fft.fft(z * m.conj(z) + m.sin(z))  # noqa: E731
-    _close(funcgrad.jvp(f(fnp), (Z,), (t,))[1], jax.jvp(f(jnp), (Z,), (t,))[1])
-    _close(funcgrad.vjp(f(fnp), Z)[1](t)[0], jax.vjp(f(jnp), Z)[1](t)[0])
-    _close(funcgrad.linearize(f(fnp), Z)[1](t), jax.linearize(f(jnp), Z)[1](t))
+    # (jax's side of each as one compiled program: eagerly jax compiles one per operation)
+    _close(funcgrad.jvp(f(fnp), (Z,), (t,))[1], jax.jit(lambda z, t: jax.jvp(f(jnp), (z,), (t,))[1])(Z, t))
+    _close(funcgrad.vjp(f(fnp), Z)[1](t)[0], jax.jit(lambda z, t: jax.vjp(f(jnp), z)[1](t)[0])(Z, t))
+    _close(funcgrad.linearize(f(fnp), Z)[1](t), jax.jit(lambda z, t: jax.linearize(f(jnp), z)[1](t))(Z, t))
     for lin in (
         lambda m, x: m.real(x) * 2 - m.imag(x),
         lambda m, x: m.conj(x) * (1 + 2j),
@@ -257,7 +259,7 @@ def test_jvp_vjp_linearize_linear_transpose_match_jax():
 def test_vmap_and_jit_of_complex_gradients_match_jax():
     f = REAL_LOSSES["trig"]
     batch = np.stack([Z, W, Z * W])
-    want = jax.vmap(jax.grad(_loss(jnp, f)))(batch)
+    want = jax.jit(jax.vmap(jax.grad(_loss(jnp, f))))(batch)
     _close(funcgrad.vmap(funcgrad.grad(_loss(fnp, f)))(batch), want, rtol=1e-9, atol=1e-11)
     _close(funcgrad.jit(funcgrad.vmap(funcgrad.grad(_loss(fnp, f))))(batch), want, rtol=1e-9, atol=1e-11)
 
@@ -370,7 +372,7 @@ def test_linalg_of_complex_matrices_matches_numpy_and_jax():
         lambda m: lambda x: m.sum(m.linalg.svdvals(x)),
         lambda m: lambda x: m.real(m.sum(m.linalg.inv(x) * b)),
     ):
-        _close(funcgrad.grad(loss(fnp))(a), jax.grad(loss(jnp))(a), rtol=1e-8, atol=1e-10)
+        _close(funcgrad.grad(loss(fnp))(a), jax.jit(jax.grad(loss(jnp)))(a), rtol=1e-8, atol=1e-10)
 
 
 def test_random_normal_of_complex_dtype_follows_jax():
@@ -393,4 +395,4 @@ def test_sigmoid_of_complex_is_holomorphic_as_in_jax():
     z = Z - 0.5
     _close(funcgrad.nn.sigmoid(z), np.asarray(jax.nn.sigmoid(z)))
     got = funcgrad.grad(lambda z: fnp.sum(funcgrad.nn.sigmoid(z)), holomorphic=True)(z)
-    _close(got, jax.grad(lambda z: jnp.sum(jax.nn.sigmoid(z)), holomorphic=True)(z))
+    _close(got, jax.jit(jax.grad(lambda z: jnp.sum(jax.nn.sigmoid(z)), holomorphic=True))(z))
