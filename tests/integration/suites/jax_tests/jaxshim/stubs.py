@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 import types
 
+import numpy as np
+
 import funcgrad
 
 
@@ -121,6 +123,7 @@ NAMES = {
     "jax._src.tpu.linalg.qdwh": {},
     "jax._src.scipy.sparse": {},
     "jax._src.scipy.sparse.linalg": {},
+    "jax._src.dlpack": {},
 }
 
 
@@ -134,10 +137,12 @@ def _tpu_svd(a, full_matrices, compute_uv=True, hermitian=False, max_iterations=
 
 
 def install() -> None:
+    import ml_dtypes
     from funcgrad.primitives import linalg as _linalg_p
 
     import funcgrad.ad_checkpoint
     import funcgrad.debug
+    import funcgrad.dlpack
     import funcgrad.errors
     import funcgrad.interpreters.ad
     import funcgrad.lax.linalg
@@ -146,6 +151,10 @@ def install() -> None:
     from funcgrad.random import _impls, _keys
 
     fill = {
+        "jax._src.dlpack": {  # (JAX's set of the dtypes DLPack carries, funcgrad's list)
+            **vars(funcgrad.dlpack),
+            "SUPPORTED_DTYPES_SET": frozenset({*funcgrad.dlpack._SUPPORTED, np.dtype(ml_dtypes.bfloat16)}),
+        },
         "jax._src.errors": vars(funcgrad.errors),
         "jax._src.array": {"ArrayImpl": funcgrad.Array},
         "jax._src.interpreters.batching": vars(funcgrad.interpreters.batching),
@@ -212,6 +221,14 @@ def install() -> None:
         from jaxlib import xla_client
 
         lib.jaxlib_extension_version = getattr(xla_client, "_version", 0)
+    if not hasattr(lib, "xla_client"):  # (jaxlib's own module: aot_test reads its types)
+        from jaxlib import xla_client
+
+        lib.xla_client = xla_client
+    if not hasattr(lib, "_jax"):  # (jaxlib's extension: the interoperability tests read it)
+        from jaxlib import _jax
+
+        lib._jax = _jax
 
     if not hasattr(dispatch, "apply_primitive"):
         dispatch.apply_primitive = _apply_primitive

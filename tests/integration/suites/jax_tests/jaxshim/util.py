@@ -36,3 +36,11 @@ def subvals(lst, replace):
     for i, v in replace:
         lst[i] = v
     return tuple(lst)
+
+
+def cache(max_size=4096, trace_context_in_key=True):
+    """JAX's ``util.cache(...)``: a decorator factory of an LRU cache (``functools.lru_cache``)."""
+    import functools
+
+    del trace_context_in_key
+    return functools.lru_cache(maxsize=max_size)
