@@ -170,6 +170,11 @@ class Ref:
         text = repr(self._value)
         return "Ref" + text[len("Array") :] if text.startswith("Array") else f"Ref({text})"
 
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the buffer holding the Ref's value now (a jitted write gives the Ref a
+        new buffer in funcgrad: JAX updates it in place)."""
+        return _load(self).unsafe_buffer_pointer()
+
     def __array__(self, dtype=None, copy=None):
         # (as JAX's: a Ref is no operand of array functions, jnp.sin(ref) is a TypeError)
         raise TypeError(

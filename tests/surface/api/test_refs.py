@@ -94,6 +94,7 @@ def test_a_jitted_function_with_refs_traces_once_and_refs_are_leaves():
     assert isinstance(r, funcgrad.Ref) and not isinstance(r, funcgrad.Array)
     assert repr(funcgrad.typeof(r)) == "Ref{float32[3]}" and funcgrad.typeof(r).shape == (3,)
     assert len(r) == 3 and r.dtype == F32
+    assert r.unsafe_buffer_pointer() == r[...].unsafe_buffer_pointer()  # (JAX's Ref method)
     # The same Ref passed twice is one state.
     g = funcgrad.jit(lambda a, b: (a.__setitem__(..., a[...] + 1), b[...])[1])
     np.testing.assert_array_equal(g(r, r), np.full(3, 8.0, F32))
