@@ -390,6 +390,11 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
             ) from None
     leaves, tree = tu.tree_flatten(x)
     for i, v in enumerate(leaves):
+        if type(v) is np.ma.MaskedArray:  # (JAX's error: the mask would be dropped silently)
+            raise ValueError(
+                "numpy masked arrays are not supported as direct inputs to JAX functions. Use "
+                "arr.filled() to convert the value to a standard numpy array."
+            )
         if not core.is_array_like(v) and type(v) is not core.Token:
             path = tu.keystr(tu.tree_leaves_with_path(x)[i][0])
             raise TypeError(

@@ -114,6 +114,8 @@ def test_device_put_refuses_what_is_not_an_array():
         jax.device_put("abc")
     with pytest.raises(TypeError, match=r"x\['k'\] of type str"):
         funcgrad.device_put({"k": "abc"})
+    with pytest.raises(ValueError, match="numpy masked arrays are not supported"):  # (JAX's words)
+        funcgrad.device_put(np.ma.array([1, 2, 3], mask=[True, False, True]))
 
 
 # ----------------------------------------------------------------------------------------------
