@@ -360,9 +360,7 @@ def _stateful_rng_program(random, lib):
     seen = [rng.uniform(), rng.uniform()]
     jit_uniform = lib.jit(rng.uniform)  # a bound method: the counter is closed-over state
     seen += [jit_uniform(), jit_uniform()]
-    seen.append(lib.random.key_data(rng.key((2,))))
-    rng = random.stateful_rng(123)
-    seen += [r.integers(0, 10, 2) for r in rng.spawn(2)]
+    rng = random.stateful_rng(123)  # (spawn and key shapes: run_jax_docstrings --public)
     seen.append(lib.vmap(lambda r, x: x + r.uniform())(rng.split(3), lib.numpy.zeros(3)))
     seen.append(lib.jit(lambda r: r.normal(1.0, 2.0, size=2))(rng))  # a generator passed to jit
     seen.append(rng._counter[...])
