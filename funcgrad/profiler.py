@@ -94,7 +94,8 @@ def start_trace(log_dir, create_perfetto_link: bool = False, create_perfetto_tra
     with _state.lock:
         if _state.session is not None:
             raise RuntimeError(
-                "start_trace: a trace is already running; only one trace at a time (stop_trace first)"
+                "Profile has already been started. Only one profile may be run at a time. (start_trace: "
+                "stop_trace first.)"
             )
         _state.session = profiling.ProfilerSession(profiler_options or ProfileOptions())
         _state.log_dir = os.fspath(log_dir)
@@ -106,11 +107,11 @@ def stop_trace() -> None:
 
     >>> stop_trace()
     Traceback (most recent call last):
-    RuntimeError: stop_trace: no trace is running (start_trace first)
+    RuntimeError: No profile started (stop_trace: start_trace first)
     """
     with _state.lock:
         if _state.session is None:
-            raise RuntimeError("stop_trace: no trace is running (start_trace first)")
+            raise RuntimeError("No profile started (stop_trace: start_trace first)")  # (JAX's words first)
         session, log_dir, perfetto = _state.session, _state.log_dir, _state.perfetto
         _state.session, _state.log_dir = None, None
         session.stop_and_export(log_dir)
@@ -196,7 +197,9 @@ def start_server(port: int):
     """
     with _state.lock:
         if _state.server is not None:
-            raise ValueError("start_server: the profiler server is already running (stop_server first)")
+            raise ValueError(
+                "Only one profiler server can be active at a time. (start_server: stop_server first.)"
+            )
         _state.server = profiling.start_server(port)
         return _state.server
 
@@ -206,11 +209,11 @@ def stop_server() -> None:
 
     >>> stop_server()
     Traceback (most recent call last):
-    ValueError: stop_server: no profiler server is running
+    ValueError: No active profiler server. (stop_server: start_server first.)
     """
     with _state.lock:
         if _state.server is None:
-            raise ValueError("stop_server: no profiler server is running")
+            raise ValueError("No active profiler server. (stop_server: start_server first.)")
         _state.server = None  # jaxlib stops it when the last reference goes
 
 

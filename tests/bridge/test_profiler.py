@@ -51,11 +51,13 @@ def test_perfetto_trace_file(tmp_path):
 
 def test_trace_errors(tmp_path):
     profiler.start_trace(tmp_path)
-    with pytest.raises(RuntimeError, match="already running"):
+    with pytest.raises(RuntimeError, match="Profile has already been started"):  # (JAX's words)
         profiler.start_trace(tmp_path)
     profiler.stop_trace()
-    with pytest.raises(RuntimeError, match="no trace is running"):
+    with pytest.raises(RuntimeError, match="No profile started"):
         profiler.stop_trace()
+    with pytest.raises(ValueError, match="No active profiler server"):
+        profiler.stop_server()
     with pytest.raises(ValueError, match="create_perfetto_link"):
         profiler.start_trace(tmp_path, create_perfetto_link=True)
 

@@ -124,6 +124,8 @@ NAMES = {
     "jax._src.scipy.sparse": {},
     "jax._src.scipy.sparse.linalg": {},
     "jax._src.dlpack": {},
+    "jax._src.monitoring": {},
+    "jax._src.profiler": {},
 }
 
 
@@ -146,6 +148,8 @@ def install() -> None:
     import funcgrad.errors
     import funcgrad.interpreters.ad
     import funcgrad.lax.linalg
+    import funcgrad.monitoring
+    import funcgrad.profiler
     import funcgrad.scipy.sparse.linalg
     import funcgrad.tree_util
     from funcgrad.random import _impls, _keys
@@ -156,6 +160,8 @@ def install() -> None:
             "SUPPORTED_DTYPES_SET": frozenset({*funcgrad.dlpack._SUPPORTED, np.dtype(ml_dtypes.bfloat16)}),
         },
         "jax._src.errors": vars(funcgrad.errors),
+        "jax._src.monitoring": vars(funcgrad.monitoring),
+        "jax._src.profiler": vars(funcgrad.profiler),
         "jax._src.array": {"ArrayImpl": funcgrad.Array},
         "jax._src.interpreters.batching": vars(funcgrad.interpreters.batching),
         "jax._src.interpreters.partial_eval": vars(funcgrad.interpreters.partial_eval),
