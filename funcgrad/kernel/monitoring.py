@@ -149,10 +149,15 @@ def register_scalar_listener(callback: Callable) -> None:
     _scalar = [*_scalar, callback]
 
 
+class NotRegisteredError(ValueError, AssertionError):
+    """Unregistering a listener that is not registered: JAX asserts (an AssertionError), so the
+    error is one as well as a ValueError."""
+
+
 def _without(listeners: list[Callable], callback: Callable, kind: str) -> list[Callable]:
     if callback not in listeners:
         # JAX asserts; a clear message says which registry was asked.
-        raise ValueError(f"{callback!r} is not a registered {kind} listener")
+        raise NotRegisteredError(f"{callback!r} is not a registered {kind} listener")
     out = list(listeners)
     out.remove(callback)
     return out

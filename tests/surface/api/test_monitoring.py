@@ -99,6 +99,8 @@ def test_registry_as_jax():
         assert len(log) == 3
     with pytest.raises(ValueError, match="not a registered event listener"):
         monitoring.unregister_event_listener(print)
+    with pytest.raises(AssertionError):  # (JAX's type: it asserts; monitoring_test)
+        monitoring.unregister_event_duration_listener(print)
 
 
 def test_persistent_cache_events(tmp_path):

@@ -152,6 +152,7 @@ def install() -> None:
     import funcgrad.profiler
     import funcgrad.scipy.sparse.linalg
     import funcgrad.tree_util
+    from funcgrad.kernel import monitoring as _kernel_monitoring
     from funcgrad.random import _impls, _keys
 
     fill = {
@@ -160,7 +161,11 @@ def install() -> None:
             "SUPPORTED_DTYPES_SET": frozenset({*funcgrad.dlpack._SUPPORTED, np.dtype(ml_dtypes.bfloat16)}),
         },
         "jax._src.errors": vars(funcgrad.errors),
-        "jax._src.monitoring": vars(funcgrad.monitoring),
+        "jax._src.monitoring": {  # (JAX's getters of its listener lists: copies)
+            **vars(funcgrad.monitoring),
+            "get_event_listeners": lambda: list(_kernel_monitoring._event),
+            "get_event_duration_listeners": lambda: list(_kernel_monitoring._duration),
+        },
         "jax._src.profiler": vars(funcgrad.profiler),
         "jax._src.array": {"ArrayImpl": funcgrad.Array},
         "jax._src.interpreters.batching": vars(funcgrad.interpreters.batching),
