@@ -341,6 +341,13 @@ def _batch_then_offset_perm(n_batch, offset_dims):
     return [n_batch + offset_dims.index(d) if d in offset_dims else next(batch) for d in range(out_rank)]
 
 
+def _filler(fill, dtype):
+    # fill_value converted as lax converts (JAX fills with full_like): -7 in uint32 wraps to 2**32 - 7,
+    # as the lowering's constant does, where NumPy 2's asarray(-7, uint32) raises OverflowError
+    with np.errstate(all="ignore"):
+        return np.asarray(fill).astype(dtype)
+
+
 def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, mode, fill_value, **_):
     dn = dimension_numbers
     operand, indices = np.asarray(operand), np.asarray(indices)
@@ -358,7 +365,7 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, mode, fill
     if mode is GatherScatterMode.FILL_OR_DROP:
         fill = default_fill_value(operand.dtype) if fill_value is None else fill_value
         out = np.where(
-            in_bounds.reshape(in_bounds.shape + (1,) * operand.ndim), out, np.asarray(fill, operand.dtype)
+            in_bounds.reshape(in_bounds.shape + (1,) * operand.ndim), out, _filler(fill, operand.dtype)
         )
     dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
     out = out.reshape(indices.shape[:-1] + tuple(s for d, s in enumerate(slice_sizes) if d not in dropped))

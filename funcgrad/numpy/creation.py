@@ -325,25 +325,33 @@ def linspace(
     bshape = broadcast_shapes(shape_of(start), shape_of(stop))
     start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
     div = (num - 1) if endpoint else num
-    # NumPy's formula: start + i * step, with the last sample set to stop exactly.
-    full_shape = (num, *bshape)
-    lead = tuple(range(1, len(full_shape)))
     delta = ew.sub_p.bind(stop, start)
     step = (
         ew.div_p.bind(delta, constant(div, compute_dtype))
         if div > 0
         else constant(np.nan, compute_dtype)  # (a 0-d NaN, as NumPy's and JAX's)
     )
-    index = np.arange(num).reshape((num,) + (1,) * len(bshape))
-    idx = broadcast_to(constant(index, compute_dtype), full_shape)
-    scale = step if div > 0 else delta
-    y = ew.add_p.bind(
-        ew.mul_p.bind(idx, st.broadcast_in_dim(scale, full_shape, lead)),
-        st.broadcast_in_dim(start, full_shape, lead),
-    )
-    if endpoint and num > 1:
-        is_last = broadcast_to(constant(index == num - 1, np.bool_), full_shape)
-        y = select(is_last, st.broadcast_in_dim(stop, full_shape, lead), y)
+    # JAX's formula (its bits, in float16 too): start * (1 - t) + stop * t for t = i / div, rounded
+    # in the dtype's real type then in the computation's, with stop appended when endpoint.
+    rows = div if num > 1 else min(num, 1)
+    full_shape = (rows, *bshape)
+    lead = tuple(range(1, len(full_shape)))
+    y = st.broadcast_in_dim(start, full_shape, lead)
+    if num > 1:
+        real = np.real(np.zeros((), compute_dtype)).dtype
+        t = (np.arange(div, dtype=real) / np.asarray(div, real)).astype(compute_dtype)
+        one_minus_t = (np.ones((), compute_dtype) - t).astype(compute_dtype)
+        column = (rows,) + (1,) * len(bshape)
+        y = ew.add_p.bind(
+            ew.mul_p.bind(y, broadcast_to(constant(one_minus_t.reshape(column), compute_dtype), full_shape)),
+            ew.mul_p.bind(
+                st.broadcast_in_dim(stop, full_shape, lead),
+                broadcast_to(constant(t.reshape(column), compute_dtype), full_shape),
+            ),
+        )
+        if endpoint:
+            y = st.concatenate([y, st.broadcast_in_dim(stop, (1, *bshape), lead)], 0)
+    full_shape = (num, *bshape)
     if axis != 0:
         y = st.moveaxis(y, 0, normalize_axis(axis, len(full_shape)))
     if np.dtype(out_dtype).kind in "iu":

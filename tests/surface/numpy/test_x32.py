@@ -56,6 +56,13 @@ CASES = {
     ),
     "power_traced_int_exponent": lambda j, jnp, lax, np: j.jit(lambda e: 2**e)(jnp.asarray(3)),
     "linspace": lambda j, jnp, lax, np: jnp.linspace(0, 1, 5),
+    # JAX's formula start * (1 - t) + stop * t (NumPy's start + i * step rounded otherwise in 16 bits)
+    "linspace_bfloat16": lambda j, jnp, lax, np: jnp.linspace(-1.0125895, 5, 7, dtype=jnp.bfloat16),
+    # a fill_value converts as lax converts: -7 wraps in uint32 (eagerly it was NumPy's OverflowError)
+    "take_fill_wraps": lambda j, jnp, lax, np: (
+        jnp.asarray(np.uint32([1, 4])).at[-5].get(mode="fill", fill_value=-7),
+        jnp.take(np.uint32([1, 4]), np.array([5, 0]), mode="fill", fill_value=-7),
+    ),
     "zeros_like_np": lambda j, jnp, lax, np: jnp.zeros_like(np.ones(2)),
     "ones_like_np_int": lambda j, jnp, lax, np: jnp.ones_like(np.arange(3)),
     "indices": lambda j, jnp, lax, np: jnp.indices((2, 3)),
