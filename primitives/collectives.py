@@ -474,6 +474,8 @@ def _ppermute_axis_rule(axis_size, name, vals, dims, *, axis_name, perm):
             if zero is None:
                 zero = hooks.zeros(ShapedArray((1, *lane_shape), aval_of(a).dtype))
             pieces.append(zero)
+    if not pieces:  # an axis of size 0: nothing to permute
+        return a, 0
     return st.concatenate(pieces, 0), 0
 
 

@@ -58,6 +58,12 @@ def test_psum_of_booleans_counts_them_in_int32(x64):
     np.testing.assert_allclose(mean, np.full((3, 2), [1.0, 1 / 3]))
 
 
+def test_ppermute_over_an_empty_axis():
+    # vmap over a size-0 axis: nothing to permute (a concatenate of no pieces raised; jax gives it)
+    out = vmap_i(lambda v: lax.ppermute(v, "i", []) * v)(np.zeros((0, 2)))
+    assert out.shape == (0, 2)
+
+
 def test_jit_and_control_flow_inside_a_named_vmap():
     x = np.arange(4.0)
     f = funcgrad.jit(lambda v: v / lax.psum(v, "i"))
