@@ -100,10 +100,23 @@ def check_jet(build, primals, series, *, jax=True, rtol=1e-7, atol=1e-7, finite_
         assert np.asarray(a).dtype == np.asarray(b).dtype, (np.asarray(a).dtype, np.asarray(b).dtype)
     if jax:
         J = _jax_ns()
-        jy, jterms = J.jet(build(J), tuple(primals), tuple(series))
+        jy, jterms = _jax_jet(J, build, tuple(primals), tuple(series))
         _assert_trees_close(y, jy, rtol, atol, finite_only)
         _assert_trees_close(terms, jterms, rtol, atol, finite_only)
     return y, terms
+
+
+def _jax_jet(J, build, primals, series):
+    """jax's jet of ``build(J)`` as one compiled program: eagerly jax compiles a program per
+    operation of the function and of each Taylor rule, which was most of these files' time. Where
+    a function cannot be traced with abstract arguments (a Python branch on a value), the oracle
+    runs eagerly, as before."""
+    import jax.errors  # noqa: PLC0415 - the oracle, only in tests
+
+    try:
+        return J.jit(lambda p, s: J.jet(build(J), p, s))(primals, series)
+    except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError, TypeError):
+        return J.jet(build(J), primals, series)
 
 
 def _transform(lims, u):
