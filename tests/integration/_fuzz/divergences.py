@@ -148,6 +148,11 @@ def _power_at_zero(outcome) -> bool:
     return _differentiates(outcome) and bool(_ops(outcome) & _POWERS) and _nan_subset(outcome, fewer=True)
 
 
+def _lapack_dtype_traced(outcome) -> bool:
+    # (jax computed: the decomposition's result was dead, or jax would have refused it compiling)
+    return outcome.status == "error" and "which LAPACK does not support" in (outcome.error or "")
+
+
 def _hypot_at_origin(outcome) -> bool:
     return (
         _differentiates(outcome)
@@ -487,6 +492,16 @@ DOCUMENTED: list[Divergence] = [
         "funcgrad under `jit`) flushes them to zero.",
         "`lax.rsqrt(np.float32(-7e-40))`: nan (jax: -inf, as of -0.0)",
         _subnormal_inputs,
+    ),
+    Divergence(
+        "lapack-dtype-while-tracing",
+        "A float16/bfloat16 matrix decomposition (`svd`, `pinv`, `eigh`, ...) whose result is unused "
+        "inside `jit`, `checkpoint` or a derivative.",
+        "funcgrad refuses a dtype LAPACK lacks when the operation is traced (UnsupportedDtypeError, a "
+        "TypeError); jax refuses it when compiling, so a program that never uses the result compiles "
+        "without it in jax.",
+        "`jit(lambda x: (np.linalg.pinv(x), x)[1])(np.eye(2, dtype='float16'))`: raises (jax: the identity)",
+        _lapack_dtype_traced,
     ),
 ]
 
