@@ -88,6 +88,8 @@ _COLLECTIVES = [
     "a * lax.axis_index('i') + lax.psum(1, 'i')",
     "a / lax.psum(np.ones_like(a), 'i')",
     "lax.psum(a * a, 'i') ** 0.5",
+    "lax.psum(a > 0, 'i') * a",
+    "lax.pmean(a != 0, 'i') + a",
 ]
 _COLLECTIVES2 = [
     "a - lax.psum(a, ('i', 'j'))",
