@@ -37,6 +37,11 @@ import os
 from funcgrad.kernel import caches
 from funcgrad.kernel.c_modules import c_modules_wanted
 
+_hot_call = None  # the C half, where it is built and wanted (NOTE: [array in C])
+if c_modules_wanted():
+    with contextlib.suppress(ImportError):  # not built: no C compiler where it was installed
+        from funcgrad.xla_bridge import _hot_call
+
 # The shared object holding XLA (its allocations are the ones redirected).
 _OBJECT = "/libjax_common.so"
 _DEFAULT_MB = 256
@@ -71,12 +76,8 @@ def install() -> int:
     if _installed is None:
         _installed = 0
         cap = cap_bytes()
-        if cap > 0 and c_modules_wanted():
-            with contextlib.suppress(ImportError):
-                from funcgrad.xla_bridge import _hot_call
-
-                if hasattr(_hot_call, "buffer_cache_install"):
-                    _installed = max(0, _hot_call.buffer_cache_install(_OBJECT, cap))
+        if cap > 0 and hasattr(_hot_call, "buffer_cache_install"):
+            _installed = max(0, _hot_call.buffer_cache_install(_OBJECT, cap))
     return _installed
 
 
@@ -87,11 +88,8 @@ def trim() -> int:
     >>> trim() >= 0
     True
     """
-    with contextlib.suppress(ImportError):
-        from funcgrad.xla_bridge import _hot_call
-
-        if hasattr(_hot_call, "buffer_cache_trim"):
-            return _hot_call.buffer_cache_trim()
+    if hasattr(_hot_call, "buffer_cache_trim"):
+        return _hot_call.buffer_cache_trim()
     return 0
 
 
@@ -102,11 +100,8 @@ def stats() -> dict:
     >>> isinstance(stats()["installed"], int)
     True
     """
-    with contextlib.suppress(ImportError):
-        from funcgrad.xla_bridge import _hot_call
-
-        if hasattr(_hot_call, "buffer_cache_stats"):
-            return _hot_call.buffer_cache_stats()
+    if hasattr(_hot_call, "buffer_cache_stats"):
+        return _hot_call.buffer_cache_stats()
     return {"installed": 0}
 
 
