@@ -455,12 +455,14 @@ cond_p.def_traits(linear=True)  # may appear in linear programs: its transpose t
 # while
 
 
-class ReverseModeWhileLoopError(NotImplementedError):
-    """Reverse-mode differentiation reached a ``while_loop`` whose trip count is unbounded."""
+class ReverseModeWhileLoopError(ValueError, NotImplementedError):
+    """Reverse-mode differentiation reached a ``while_loop`` whose trip count is unbounded (a
+    ValueError, JAX's type for it; a NotImplementedError too, as before)."""
 
 
 _WHILE_REVERSE_MESSAGE = (
-    "Reverse-mode differentiation (grad, vjp, jacrev, hessian) does not work through "
+    "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
+    "start/stop values: grad, vjp, jacrev and hessian cannot go through "
     "funcgrad.lax.while_loop: its trip count is only known at run time, so the residuals of "
     "each iteration cannot be stored in fixed-shape buffers. Use one of:\n"
     "  - while_loop(cond_fun, body_fun, init_val, max_steps=N): at most N iterations, "

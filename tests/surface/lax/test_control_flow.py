@@ -416,6 +416,9 @@ def test_reverse_mode_through_unbounded_while_raises():
         funcgrad.grad(f)(1.0)
     with pytest.raises(ReverseModeWhileLoopError, match="fori_loop"):
         funcgrad.jit(funcgrad.grad(f))(1.0)
+    # JAX's type and words (a ValueError; still a NotImplementedError as before)
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for lax.while_loop"):
+        funcgrad.grad(f)(1.0)
 
 
 def _newton_sqrt(a):
