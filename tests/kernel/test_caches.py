@@ -62,6 +62,10 @@ NOT_CACHES = {
     ("funcgrad.xla_bridge.plugins", "_loaded_plugins"): "PJRT plugins loaded into the process (once each)",
     ("funcgrad.xla_bridge.plugins", "_plugin_apis"): "the loaded plugins' C APIs",
     ("funcgrad.xla_bridge.distributed", "_state"): "the distributed runtime's service and client",
+    (
+        "funcgrad.xla_bridge.runtime_tokens",
+        "_tokens",
+    ): "the runtime token of the last effectful execution per device, which effects_barrier waits on",
     # Registries that users or libraries fill (JAX's public tables): clearing them would drop rules.
     ("funcgrad.experimental.jet", "call_param_updaters"): "JAX's table of call-parameter updaters for jet",
     (

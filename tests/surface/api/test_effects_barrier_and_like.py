@@ -49,7 +49,11 @@ def test_effects_barrier_with_asynchronous_dispatch():
         print("ok")
         """
     )
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    # (device settings that earlier tests recorded in this process's environment must not reach it)
+    inherited = {
+        k: v for k, v in os.environ.items() if k not in ("FUNCGRAD_NUM_CPU_DEVICES", "JAX_NUM_CPU_DEVICES")
+    }
+    env = {**inherited, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]
 
