@@ -418,15 +418,40 @@ def promote_args(*args) -> list:
 
 
 def promote_args_inexact(*args) -> list:
-    """``promote_args``, then integer/bool results become the default float (``np.sin(1)``)."""
-    args = promote_args(*args)
-    dtype = aval(args[0]).dtype
+    """``promote_args``, then integer/bool results become the default float (``np.sin(1)``).
+
+    A Python scalar goes to that float directly, as JAX converts each argument to the inexact type
+    (and NumPy computes in it): ``int8_array / 300`` divides by 300.0, not by 300 wrapped to int8.
+
+    >>> float(promote_args_inexact(np.int8(1), 300)[1])
+    300.0
+    """
+    try:
+        promoted, scalars = promote_args(*args), ()
+    except OverflowError:  # (a Python int out of range for an integer dtype under NumPy 2's rules)
+        promoted = None
+    if promoted is None or not _dt.is_inexact(aval(promoted[0]).dtype):
+        scalars = [type(a) in python_scalar_types for a in args]
+        if any(scalars):
+            # (a Python scalar's value does not decide the promotion: a 0 of its type stands in for
+            # it, so 300 beside int8 is neither wrapped nor refused on its way to the float; it is
+            # put in after)
+            promoted = promote_args(*[type(a)(0) if s else a for a, s in zip(args, scalars)])
+        elif promoted is None:
+            promoted = promote_args(*args)  # (raises the OverflowError)
+    dtype = aval(promoted[0]).dtype
     if not _dt.is_inexact(dtype):
-        weak = aval(args[0]).weak_type and all(aval(a).weak_type for a in args)
+        weak = aval(promoted[0]).weak_type and all(aval(a).weak_type for a in promoted)
         # (the default float under NumPy's rules, JAX's table under JAX's: NOTE: [JAX's dtype rules
         # in 64-bit mode])
-        args = [ew.convert_element_type(a, _dt.inexact_of(dtype), weak_type=weak) for a in args]
-    return args
+        inexact = _dt.inexact_of(dtype)
+        promoted = [
+            Array._from_owned(_operand_const(a, inexact), weak)
+            if s
+            else ew.convert_element_type(p, inexact, weak_type=weak)
+            for a, p, s in zip(args, promoted, scalars or [False] * len(args))
+        ]
+    return promoted
 
 
 def promote_args_numeric(name, *args) -> list:

@@ -58,6 +58,14 @@ CASES = {
     "linspace": lambda j, jnp, lax, np: jnp.linspace(0, 1, 5),
     # JAX's formula start * (1 - t) + stop * t (NumPy's start + i * step rounded otherwise in 16 bits)
     "linspace_bfloat16": lambda j, jnp, lax, np: jnp.linspace(-1.0125895, 5, 7, dtype=jnp.bfloat16),
+    # a Python scalar goes straight to the float of an inexact function (it was wrapped to int8 first:
+    # int8 / 300 divided by 44, uint8 / -3 by 253)
+    "inexact_of_int8_and_big_scalar": lambda j, jnp, lax, np: (
+        jnp.asarray(np.int8([1, 2])) / 300,
+        jnp.true_divide(np.uint8([3]), -3),
+        jnp.arctan2(np.int8([1]), 300),
+        jnp.logaddexp(np.uint8([1]), 300),
+    ),
     # a fill_value converts as lax converts: -7 wraps in uint32 (eagerly it was NumPy's OverflowError)
     "take_fill_wraps": lambda j, jnp, lax, np: (
         jnp.asarray(np.uint32([1, 4])).at[-5].get(mode="fill", fill_value=-7),
