@@ -404,6 +404,10 @@ def _as_python_int(x):
     return int(concrete_value(x))
 
 
+class _NegativeIntegerPower(TypeError, ValueError):
+    """An integer to a negative Python int power: JAX's TypeError (and NumPy's ValueError)."""
+
+
 def power(x1, x2, /):
     """Elementwise ``x1 ** x2``. A Python int exponent is exact repeated multiplication (with a
     correct derivative at 0); integer arrays use exact integer powers.
@@ -423,7 +427,7 @@ def power(x1, x2, /):
             return constant(1, a.dtype, a.shape, weak_type=a.weak_type)
         if x2 > 0 or _dt.is_inexact(aval(x1).dtype):
             return ew.integer_pow(x1, x2)
-        raise ValueError("Integers to negative integer powers are not allowed.")  # (jax: TypeError)
+        raise _NegativeIntegerPower(f"Integers cannot be raised to negative powers, got integer_pow(x, {x2})")
     # (JAX's float or complex base with an integer exponent array is lax.pow of the two unpromoted:
     # weak only where both are, so 2.0 ** int_array is strong)
     int_exponent, strong_exponent = _is_int(x2), not aval(x2).weak_type
