@@ -21,6 +21,7 @@ class Op:
     kinds: str = "bif"  # the operands' dtype kinds: b(ool), i(nt), f(loat), c(omplex)
     specials: bool = True  # defined at NaN/inf
     source: str = "surface"
+    mixes_dtypes: bool = False  # the op meets values of other dtypes itself (casts in its expression)
 
     def render(self, operands, params) -> str:
         """The op applied to the operand names, its parameters written as Python literals.

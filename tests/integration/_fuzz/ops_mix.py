@@ -543,6 +543,7 @@ MIX: list[Op] = [
         f"(np.asarray({U}).astype({{d1}}) {{op}} np.asarray({B}).astype({{d2}}))",
         arity=2,
         specials=False,
+        mixes_dtypes=True,
         params=keyed(
             d1=st.sampled_from(_CASTS),
             d2=st.sampled_from(_CASTS),
@@ -553,6 +554,7 @@ MIX: list[Op] = [
         "mix.cast_scalar",
         f"({{how}})(np.asarray({U}).astype({{d}}), {{s}})",
         specials=False,
+        mixes_dtypes=True,
         params=keyed(
             d=st.sampled_from(_CASTS),
             s=st.sampled_from(_SCALARS).map(_Raw),

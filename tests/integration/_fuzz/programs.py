@@ -606,8 +606,10 @@ def cases(draw, ops, max_steps=6, x64=None, long_run=False):
     # a Python bool is a bool in both)
     weak = {"weak_float", "weak_int"}
     mixes = any(
-        len({d for d in ds if d not in weak}) > 1 or any(_kind(d) in "bi" for d in ds if d not in weak)
-        for _, ds, _ in used
+        op.mixes_dtypes
+        or len({d for d in ds if d not in weak}) > 1
+        or any(_kind(d) in "bi" for d in ds if d not in weak)
+        for op, ds, _ in used
     )
 
     # vmap layers: each gets a batch size and in_axes; an input's batch axes come outermost first.
