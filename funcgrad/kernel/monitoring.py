@@ -164,11 +164,12 @@ def _without(listeners: list[Callable], callback: Callable, kind: str) -> list[C
 
 
 def unregister_event_listener(callback: Callable) -> None:
-    """Remove an event listener (ValueError if it is not registered).
+    """Remove an event listener (``NotRegisteredError``, a ValueError and an AssertionError, if it
+    is not registered).
 
-    >>> unregister_event_listener(print)
+    >>> unregister_event_listener(print)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ValueError: <built-in function print> is not a registered event listener
+    funcgrad.kernel.monitoring.NotRegisteredError: <built-in function print> is not a registered ...
     """
     global _event
     _event = _without(_event, callback, "event")

@@ -189,8 +189,27 @@ register(red.argmax_p)(widen_sub_byte(_arg_rule("GT", _max_identity)))
 register(red.argmin_p)(widen_sub_byte(_arg_rule("LT", _min_identity)))
 
 
+# XLA's CPU compiler aborts the process on a reduction whose computation holds a conditional or a
+# loop (jax 0.10.2 aborts there too: "ComputeOutputToInputIndexing is not implemented for opcode
+# conditional"). Such a reducer is refused here: the eager reduce then takes the pairwise tree in
+# NumPy (primitives/reductions.py, which is how it computed before it ran compiled), and a staged one
+# gets this error instead of a crash.
+_CONTROL_FLOW = frozenset({"cond", "while", "scan"})
+
+
+def _refuse_control_flow(jaxpr) -> None:
+    found = sorted({e.primitive.name for e in jaxpr.jaxpr.eqns if e.primitive.name in _CONTROL_FLOW})
+    if found:
+        raise NotImplementedError(
+            f"lax.reduce: XLA's CPU compiler cannot compile a reduction whose computation contains "
+            f"{' or '.join(found)} (it aborts the process); write the computation without control flow, "
+            "e.g. choose between the two accumulators with lax.select(pred, a, b) instead of lax.cond"
+        )
+
+
 @register(red.reduce_p)
 def _reduce_generic(ctx, *args, jaxpr, dimensions):
+    _refuse_control_flow(jaxpr)
     fb = ctx.fb
     n = len(args) // 2
     dtypes = [xla_dtype(a.dtype) for a in ctx.avals_in[:n]]

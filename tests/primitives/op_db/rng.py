@@ -1,7 +1,8 @@
 """op_db entries: XLA's generators ``rng_bit_generator`` (against ``jax.lax.rng_bit_generator``
 as the oracle, imported inside the reference: the library never imports jax) and
-``rng_uniform`` (random on every call, so its entry checks the property that holds for every draw:
-each value lies in ``[a, b)``).
+``iota_2x32_shape`` (the flat index of every element as two uint32 words, against NumPy's
+uint64 arange) and ``rng_uniform`` (random on every call, so its entry checks the property that
+holds for every draw: each value lies in ``[a, b)``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,17 @@ def _bits_ref(key, *, shape, dtype, algorithm):
 
     out = jax.lax.rng_bit_generator(key, shape, dtype, jax.lax.RandomAlgorithm(algorithm))
     return tuple(np.asarray(o) for o in out)
+
+
+def _iota_2x32(x):
+    # (the operand gives only the shape: the primitive takes none; its 2**32-element use is
+    # tested in tests/surface/test_random.py)
+    return rng.iota_2x32_shape_p.bind(shape=tuple(x.shape))
+
+
+def _iota_2x32_ref(x):
+    counts = np.arange(x.size, dtype=np.uint64).reshape(x.shape)
+    return [(counts >> np.uint64(32)).astype(np.uint32), counts.astype(np.uint32)]
 
 
 def _in_range(a, b, *, shape):
@@ -47,6 +59,9 @@ OPS = [
                differentiable=False, rtol=0, atol=0, vmap_is_loop=False)
         for name, alg in (("default", 0), ("threefry", 1), ("philox", 2))
     ),
+    OpInfo("iota_2x32_shape", rng.iota_2x32_shape_p, _iota_2x32, _iota_2x32_ref,
+           lambda shape, dtype, rand: Sample((np.zeros(shape, dtype),), {}), _shapes(max_dims=3),
+           sample_shapes=((3, 4), ()), dtypes=(F64,), differentiable=False, rtol=0, atol=0),
     OpInfo("rng_uniform", rng.rng_uniform_p, _in_range, lambda a, b, *, shape: np.ones(shape, bool),
            _uniform_sample, _shapes(max_dims=2), sample_shapes=((3, 4), ()), dtypes=(F64, F32, I32),
            differentiable=False),
