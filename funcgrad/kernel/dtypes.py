@@ -393,7 +393,33 @@ def tangent_dtype(dtype):
 _WEAK_STANDIN = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
 
-class TypedInt(int):
+class _TypedScalar:
+    """What JAX's typed Python scalars share: the value of ``_base`` (int, float or complex) with a
+    ``dtype``; printed with its type, a plain Python number as text, as an array and when pickled."""
+
+    __slots__ = ()
+    _base: type
+    dtype: np.dtype
+
+    def __new__(cls, value, dtype):
+        v = cls._base.__new__(cls, value)
+        v.dtype = np.dtype(dtype)
+        return v
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._base(self)}, dtype={self.dtype.name})"
+
+    def __str__(self):
+        return str(self._base(self))
+
+    def __getnewargs__(self):
+        return (self._base(self), self.dtype)
+
+    def __jax_array__(self):
+        return self._base(self)  # (as an array it is the weak Python scalar it is: asarray's protocol)
+
+
+class TypedInt(_TypedScalar, int):
     """A Python ``int`` that carries its (weak) dtype: JAX's ``TypedInt``, what JAX's ``bind``
     makes of a Python scalar operand, seen where a primitive forwards one unchanged (an eager
     ``linear_call`` of an identity). It is a Python scalar in every other respect (weakly typed);
@@ -403,27 +429,10 @@ class TypedInt(int):
     (TypedInt(2, dtype=int32), 3)
     """
 
-    dtype: np.dtype
-
-    def __new__(cls, value, dtype):
-        v = super().__new__(cls, value)
-        v.dtype = np.dtype(dtype)
-        return v
-
-    def __repr__(self):
-        return f"TypedInt({int(self)}, dtype={self.dtype.name})"
-
-    def __str__(self):
-        return str(int(self))
-
-    def __getnewargs__(self):
-        return (int(self), self.dtype)
-
-    def __jax_array__(self):
-        return int(self)  # (as an array it is the weak Python scalar it is: asarray's protocol)
+    _base = int
 
 
-class TypedFloat(float):
+class TypedFloat(_TypedScalar, float):
     """A Python ``float`` that carries its (weak) dtype: JAX's ``TypedFloat`` (see ``TypedInt``).
 
     >>> x = TypedFloat(1.0, np.dtype("float32"))
@@ -432,43 +441,14 @@ class TypedFloat(float):
     """
 
     __slots__ = ("dtype",)
-
-    def __new__(cls, value, dtype):
-        v = super().__new__(cls, value)
-        v.dtype = np.dtype(dtype)
-        return v
-
-    def __repr__(self):
-        return f"TypedFloat({float(self)}, dtype={self.dtype.name})"
-
-    def __str__(self):
-        return str(float(self))
-
-    def __getnewargs__(self):
-        return (float(self), self.dtype)
-
-    def __jax_array__(self):
-        return float(self)  # (as an array it is the weak Python scalar it is: asarray's protocol)
+    _base = float
 
 
-class TypedComplex(complex):
+class TypedComplex(_TypedScalar, complex):
     """A Python ``complex`` that carries its (weak) dtype: JAX's ``TypedComplex`` (see ``TypedInt``)."""
 
     __slots__ = ("dtype",)
-
-    def __new__(cls, value, dtype):
-        v = super().__new__(cls, value)
-        v.dtype = np.dtype(dtype)
-        return v
-
-    def __repr__(self):
-        return f"TypedComplex({complex(self)}, dtype={self.dtype.name})"
-
-    def __getnewargs__(self):
-        return (complex(self), self.dtype)
-
-    def __jax_array__(self):
-        return complex(self)  # (as an array it is the weak Python scalar it is: asarray's protocol)
+    _base = complex
 
 
 typed_scalar_types = (TypedInt, TypedFloat, TypedComplex)
