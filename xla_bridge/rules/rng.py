@@ -62,7 +62,7 @@ def _iota_2x32_shape(ctx, *, shape):
         c = fb.const(value, _U64)
         return fb.emit(f"stablehlo.broadcast_in_dim {c}, dims = [] : ({tensor_type((), _U64)}) -> {t64}")
 
-    total = None
+    total = splat(0) if not shape else None  # (a 0-d shape: the one element's index is 0)
     for d in range(len(shape)):
         term = fb.emit(f"stablehlo.iota dim = {d} : {t64}")
         stride = int(np.prod(shape[d + 1 :], dtype=np.uint64))
