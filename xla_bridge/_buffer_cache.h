@@ -120,6 +120,17 @@ static void *bc_map(size_t size)
     return p;
 }
 
+/* Enter the block p of size mapped bytes in the table of live blocks. */
+static void bc_track(void *p, size_t size)
+{
+    pthread_mutex_lock(&bc_lock);
+    size_t i = bc_find(p);
+    bc_live[i].ptr = p;
+    bc_live[i].size = size;
+    bc_nlive++;
+    pthread_mutex_unlock(&bc_lock);
+}
+
 /* A block of at least n bytes (n >= BC_BIG), page aligned, or NULL. */
 static void *bc_alloc(size_t n)
 {
@@ -149,12 +160,7 @@ static void *bc_alloc(size_t n)
             return NULL;
         __atomic_add_fetch(&bc_maps, 1, __ATOMIC_RELAXED);
     }
-    pthread_mutex_lock(&bc_lock);
-    size_t i = bc_find(p);
-    bc_live[i].ptr = p;
-    bc_live[i].size = size;
-    bc_nlive++;
-    pthread_mutex_unlock(&bc_lock);
+    bc_track(p, size);
     return p;
 }
 
@@ -238,12 +244,7 @@ static void *bc_realloc(void *p, size_t n)
         return p == NULL ? bc_malloc(n) : bc_real_realloc(p, n);
     void *q = bc_malloc(n > 0 ? n : 1);
     if (q == NULL) { /* p stays valid, as realloc's contract says */
-        pthread_mutex_lock(&bc_lock);
-        size_t i = bc_find(p);
-        bc_live[i].ptr = p;
-        bc_live[i].size = size;
-        bc_nlive++;
-        pthread_mutex_unlock(&bc_lock);
+        bc_track(p, size);
         return NULL;
     }
     memcpy(q, p, n < size ? n : size);
