@@ -67,7 +67,25 @@ def memory_space_of_kind(kind) -> MemorySpace:
     return MemorySpace.Host if kind == "pinned_host" else _DEVICE
 
 
-class ShapedArray:
+class _LowLevelType:
+    """JAX's high-level-type protocol (jax.experimental.hijax) as the kernel's own types have it:
+    each is its own one low-level type, and its values are their own low-level values (flax's
+    hijax Variables lower and raise their leaves through these)."""
+
+    __slots__ = ()
+    is_high = False
+
+    def lo_ty(self) -> list:
+        return [self]
+
+    def lower_val(self, val) -> list:
+        return [val]
+
+    def raise_val(self, val):
+        return val
+
+
+class ShapedArray(_LowLevelType):
     """The abstract value of an array: shape, dtype, whether its dtype is weak, its sharding over
     the *explicit* axes of a mesh (``None``: none, the Auto mode; NOTE: [sharding in types]) and
     the memory it lives in (NOTE: [memory space in types]).
@@ -140,22 +158,8 @@ class ShapedArray:
 
     to_ct_aval = to_tangent_aval  # a cotangent has its tangent's type
 
-    # JAX's high-level-type protocol (jax.experimental.hijax), as an array type has it: it is its
-    # own one low-level type, and its values are their own low-level values (flax's hijax
-    # Variables lower and raise their leaves through these).
-    is_high = False
-
     def normalize(self) -> ShapedArray:
         return self.strip_weak_type()
-
-    def lo_ty(self) -> list:
-        return [self]
-
-    def lower_val(self, val) -> list:
-        return [val]
-
-    def raise_val(self, val):
-        return val
 
     def __eq__(self, other):
         return (
@@ -195,7 +199,7 @@ class ShapedArray:
         return f"{'~' if self.weak_type else ''}{self.dtype.name}{space}[{','.join(dims)}]{suffix}"
 
 
-class AbstractToken:
+class AbstractToken(_LowLevelType):
     """The abstract value of a token (``lax.create_token``, ``lax.after_all``), JAX's
     ``core.AbstractToken``: one instance, ``abstract_token``, printed ``Tok`` in a jaxpr and
     lowered as ``!stablehlo.token`` (NOTE: [tokens]).
@@ -220,7 +224,6 @@ class AbstractToken:
     weak_type = False
     sharding = None
     memory_space = _DEVICE
-    is_high = False
 
     def str_short(self, *_args, **_kwargs) -> str:
         return "Tok"
@@ -253,15 +256,6 @@ class AbstractToken:
 
     def normalize(self) -> AbstractToken:
         return self
-
-    def lo_ty(self) -> list:
-        return [self]
-
-    def lower_val(self, val) -> list:
-        return [val]
-
-    def raise_val(self, val):
-        return val
 
 
 abstract_token = AbstractToken()
