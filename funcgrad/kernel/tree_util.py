@@ -338,7 +338,9 @@ def register_dataclass(nodetype: type, data_fields=None, meta_fields=None, drop_
         data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
     meta_fields, data_fields = tuple(meta_fields), tuple(data_fields)
     if dataclasses.is_dataclass(nodetype):
-        init_fields = {f.name for f in dataclasses.fields(nodetype) if f.init} - set(drop_fields)
+        # (built as JAX's: a set's printed order follows how it was made, and the message prints it)
+        init_fields = {f.name for f in dataclasses.fields(nodetype) if f.init}
+        init_fields.difference_update(drop_fields)
         if {*meta_fields, *data_fields} != init_fields:
             msg = (
                 "data_fields and meta_fields must include all dataclass fields with ``init=True`` "
