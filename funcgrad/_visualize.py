@@ -207,6 +207,7 @@ def _print_in_colour(console, shape, sharding, scale, min_width, max_width, colo
 def visualize_array_sharding(arr, **kwargs) -> None:
     """Print which devices hold which part of the 1-D or 2-D Array ``arr`` (JAX's
     ``jax.debug.visualize_array_sharding``; keywords as ``visualize_sharding``'s); returns ``None``.
+    Inside ``jit`` (or ``shard_map``) it prints the sharding ``inspect_array_sharding`` reports.
 
     >>> import funcgrad, numpy as np
     >>> visualize_array_sharding(funcgrad.device_put(np.ones(4), funcgrad.devices()[0]))
@@ -214,11 +215,10 @@ def visualize_array_sharding(arr, **kwargs) -> None:
     │ CPU 0 │
     └───────┘
     """
-    if isinstance(arr, core.Tracer):
-        raise TypeError(
-            "visualize_array_sharding needs a concrete Array, got a traced value: inside jit use "
-            "funcgrad.debug.inspect_array_sharding(x, callback=...)"
-        )
+    if isinstance(arr, core.Tracer):  # (as JAX: printed when the sharding is known, through inspect)
+        shape = arr.shape
+        inspect_array_sharding(arr, callback=lambda s: visualize_sharding(shape, s, **kwargs))
+        return
     if not isinstance(arr, Array) and hasattr(arr, "shape"):
         # A pytree standing for the one array it holds (flax's nnx.Param), shown as JAX shows it.
         leaves = tu.tree_leaves(arr)

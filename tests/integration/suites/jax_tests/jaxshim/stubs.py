@@ -60,6 +60,42 @@ def _axis_index_of_val(x, val, axis_name):
     return lax.pmin(fnp.where(val == x, fnp.full(fnp.shape(x), idx, idx.dtype), big), axis_name)
 
 
+def _select_kind(select_prim):
+    name = getattr(select_prim, "name", str(select_prim))
+    return {"ge": "ge", "le": "le"}[name]
+
+
+def _select_and_gather_add(
+    tangents, operand, select_prim, window_dimensions, window_strides, padding, base_dilation, window_dilation
+):
+    """JAX's internal helper, as funcgrad's primitive of the same name (the tangent of
+    reduce_window_max/min)."""
+    from funcgrad.primitives import windowed
+
+    params = windowed.window_params(
+        len(funcgrad.numpy.shape(operand)),
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+    )
+    return windowed.select_and_gather_add_p.bind(
+        tangents, operand, select=_select_kind(select_prim), **params
+    )
+
+
+def _select_and_scatter_add(source, operand, select_prim, window_dimensions, window_strides, padding):
+    """JAX's internal helper, as funcgrad's primitive of the same name (its transpose)."""
+    from funcgrad.primitives import windowed
+
+    params = windowed.window_params(
+        len(funcgrad.numpy.shape(operand)), window_dimensions, window_strides, padding
+    )
+    params.pop("base_dilation")
+    return windowed.select_and_scatter_add_p.bind(source, operand, select=_select_kind(select_prim), **params)
+
+
 def _pargmax(x, axis_name):
     """JAX's internal ``lax.parallel.pargmax`` (the index of the maximum over a named axis)."""
     if isinstance(axis_name, tuple | list):
@@ -167,7 +203,10 @@ def install() -> None:
             "get_event_duration_listeners": lambda: list(_kernel_monitoring._duration),
         },
         "jax._src.profiler": vars(funcgrad.profiler),
-        "jax._src.array": {"ArrayImpl": funcgrad.Array},
+        "jax._src.array": {
+            "ArrayImpl": funcgrad.Array,
+            "make_array_from_callback": funcgrad.make_array_from_callback,
+        },
         "jax._src.interpreters.batching": vars(funcgrad.interpreters.batching),
         "jax._src.interpreters.partial_eval": vars(funcgrad.interpreters.partial_eval),
         "jax._src.interpreters.mlir": vars(funcgrad.interpreters.mlir),
@@ -188,6 +227,10 @@ def install() -> None:
             "visualize_array_sharding": funcgrad.debug.visualize_array_sharding,
         },
         "jax._src.lax.linalg": {**vars(funcgrad.lax.linalg), "geqrf": _linalg_p.geqrf},
+        "jax._src.lax.windowed_reductions": {
+            "_select_and_gather_add": _select_and_gather_add,
+            "_select_and_scatter_add": _select_and_scatter_add,
+        },
         "jax._src.tpu.linalg.svd": {"svd": _tpu_svd},
         "jax._src.tpu.linalg.qdwh": {"qdwh": funcgrad.lax.linalg.qdwh},
         "jax._src.scipy.sparse.linalg": vars(funcgrad.scipy.sparse.linalg),

@@ -250,7 +250,12 @@ def skip_under_pytest(reason: str):
 
 
 def request_cpu_devices(nr_devices: int):
-    pass
+    """As JAX's: ask for at least ``nr_devices`` CPU devices before the backend starts."""
+    if (funcgrad.config.jax_num_cpu_devices or -1) < nr_devices:
+        try:
+            funcgrad.config.update("jax_num_cpu_devices", nr_devices)
+        except (RuntimeError, ValueError):  # the backend has started: as many as it has
+            pass
 
 
 def pytest_mark_if_available(marker: str):
@@ -712,6 +717,9 @@ def set_env(**kwargs):
 
 
 def create_mesh(mesh_shape, axis_names, iota_order=False, axis_types=None):
+    size = math.prod(mesh_shape)
+    if len(funcgrad.devices()) < size:
+        raise unittest.SkipTest(f"Test requires {size} global devices and found {len(funcgrad.devices())}.")
     if axis_types is None:  # (JAX's test meshes are Auto, where make_mesh's default is Explicit)
         axis_types = (funcgrad.sharding.AxisType.Auto,) * len(mesh_shape)
     return funcgrad.sharding.make_mesh(tuple(mesh_shape), tuple(axis_names), axis_types)
