@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import xla_bridge
+from funcgrad._shardings import NamedSharding, SingleDeviceSharding
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
@@ -86,7 +87,8 @@ def pure_callback(
     called again, or not at all when its results are unused. ``vmap_method`` says how it sees a
     batch under ``vmap`` (see primitives/callbacks.py: ``"sequential"``, ``"expand_dims"``,
     ``"broadcast_all"``, ...; None refuses ``vmap``). It has no derivative: give it one with
-    ``custom_jvp``/``custom_vjp``. ``sharding`` must be None (one device).
+    ``custom_jvp``/``custom_vjp``. ``sharding``: a ``SingleDeviceSharding`` naming the device of
+    a program over several devices that runs it (default: the program's first device).
 
     >>> import funcgrad
     >>> out = funcgrad.ShapeDtypeStruct((3,), np.float64)
@@ -116,7 +118,7 @@ def io_callback(
     runs, even when its results are unused. ``ordered=True`` runs the ordered callbacks of a
     ``jit`` function in program order. Under ``vmap`` it is called once per element, in turn
     (an ordered one refuses ``vmap``); it cannot be differentiated. ``result_shape_dtypes`` as for
-    ``pure_callback``; ``sharding`` must be None (one device).
+    ``pure_callback``, ``sharding`` too.
 
     >>> import funcgrad
     >>> log = []
@@ -138,12 +140,11 @@ def _bind_with_results(primitive, callback: Callable, result_shape_dtypes, shard
     what = primitive.name
     if not callable(callback):
         raise TypeError(f"{what}: the callback must be callable, got {type(callback).__name__}")
-    if sharding is not None:
-        raise ValueError(f"{what}: sharding is not supported (funcgrad runs callbacks on one device)")
+    _check_sharding(sharding)
     host, result_avals, out_tree, dynamic = _with_results(what, callback, result_shape_dtypes, args, kwargs)
     name = getattr(callback, "__name__", type(callback).__name__)
     bind = lambda: primitive.bind(
-        *dynamic, callback=HostCallback(host, name), result_avals=result_avals, **params
+        *dynamic, callback=HostCallback(host, name), result_avals=result_avals, sharding=sharding, **params
     )  # noqa: E731
     if type(core.current_trace()) is not core.EvalTrace or any(isinstance(d, core.Tracer) for d in dynamic):
         return tu.tree_unflatten(out_tree, bind())
@@ -152,6 +153,16 @@ def _bind_with_results(primitive, callback: Callable, result_shape_dtypes, shard
     except Exception as e:
         raise _eager_error(what, e) from e
     return tu.tree_unflatten(out_tree, outs)
+
+
+def _check_sharding(sharding) -> None:
+    """A callback's ``sharding``: None (the program's first device) or the one device to run it on,
+    a ``SingleDeviceSharding`` (or a ``NamedSharding`` over a mesh of no axes), as JAX's."""
+    if sharding is None or isinstance(sharding, SingleDeviceSharding):
+        return
+    if isinstance(sharding, NamedSharding) and not sharding.mesh.axis_names and len(sharding.device_set) == 1:
+        return
+    raise NotImplementedError(f"pure_callback only supports SingleDeviceSharding, but got {type(sharding)}")
 
 
 def _eager_error(what: str, e: Exception):

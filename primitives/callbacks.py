@@ -21,6 +21,9 @@ Layer: primitives. Imports the funcgrad kernel, numpy and its sibling ``structur
   (``ordered=True`` refuses ``vmap``, as in JAX, since a batch has no order to keep). ``ordered``
   chains it with the other ordered callbacks under ``jit``.
 
+``pure_callback_p`` and ``io_callback_p`` carry JAX's ``sharding`` parameter: None or the
+``SingleDeviceSharding`` of the device that runs the callback in a program over several devices.
+
 All three carry the function as the ``callback`` parameter: a ``HostCallback``, called with NumPy
 arrays (one per operand) and returning one array per result. The surface
 (``funcgrad/_callbacks.py``) wraps the user's function (pytrees, funcgrad Arrays, checks of the
@@ -176,7 +179,7 @@ def _pure_jvp(primals, tangents, **params):
 
 
 @pure_callback_p.def_batch
-def _pure_batch(axis_size, vals, dims, *, callback, result_avals, vmap_method):
+def _pure_batch(axis_size, vals, dims, *, callback, result_avals, vmap_method, sharding=None):
     if vmap_method is None:
         raise NotImplementedError(  # (JAX's words first)
             "vmap is only supported for the pure_callback primitive when vmap_method is one of "
@@ -185,7 +188,15 @@ def _pure_batch(axis_size, vals, dims, *, callback, result_avals, vmap_method):
             "how the callback handles a batch."
         )
     return _bind_batched(
-        pure_callback_p, axis_size, vals, dims, callback, result_avals, vmap_method, vmap_method=vmap_method
+        pure_callback_p,
+        axis_size,
+        vals,
+        dims,
+        callback,
+        result_avals,
+        vmap_method,
+        vmap_method=vmap_method,
+        sharding=sharding,
     )
 
 
@@ -253,12 +264,20 @@ def _io_jvp(primals, tangents, **params):
 
 
 @io_callback_p.def_batch
-def _io_batch(axis_size, vals, dims, *, callback, result_avals, ordered):
+def _io_batch(axis_size, vals, dims, *, callback, result_avals, ordered, sharding=None):
     if ordered:
         raise ValueError(
             "Cannot `vmap` ordered IO callback. (The elements of a batch have no order to keep.) Use "
             "ordered=False (each element is then called in turn), or a Python loop."
         )
     return _bind_batched(
-        io_callback_p, axis_size, vals, dims, callback, result_avals, "sequential", ordered=False
+        io_callback_p,
+        axis_size,
+        vals,
+        dims,
+        callback,
+        result_avals,
+        "sequential",
+        ordered=False,
+        sharding=sharding,
     )

@@ -18,8 +18,8 @@ device assignment; partition ``p`` runs on device ``device_ids[p]``). Lowering r
   (a group lists the partitions that differ only along the named axes, in row-major order of
   the names: the all-reduce of ``psum(x, 'b')`` on a (2, 4) mesh of
   ("a", "b") runs over ``[[0, 1, 2, 3], [4, 5, 6, 7]]``);
-- ``on_first_device(n)``: the sharding of ``n`` values on the first device alone (JAX's maximal
-  sharding of a host callback);
+- ``on_device(i, n)``: the sharding of ``n`` values on the program's device ``i`` alone (JAX's
+  maximal sharding of a host callback: the first device, or the one its ``sharding`` names);
 - ``channel()``: a fresh channel handle (SPMD collectives use ``type = 1``, device to device,
   with ``use_global_device_ids``: jax's form, verified in shared/notes/jaxlib-spmd-facts.md C6).
 """
@@ -92,14 +92,16 @@ class SpmdLowering:
             extra = ", unreduced={" + ", ".join(f'"{n}"' for n in mesh.axis_names if n in unreduced) + "}"
         return f"<{self.mesh_symbol(mesh)}, {sdy_dims(spec)}{extra}>"
 
-    def on_first_device(self, n_values: int) -> str:
-        """The sharding of ``n_values`` values (at least one entry) held by the program's first
-        device alone, on a mesh of that device declared once (``@maximal_mesh_0``): JAX's maximal
-        sharding, for what runs once (a host callback outside a shard_map body)."""
-        if "@maximal_mesh_0" not in self._meshes.values():
-            self._meshes[("maximal", 0)] = "@maximal_mesh_0"
-            self._lines.append("  sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>")
-        return "#sdy.sharding_per_value<[" + ", ".join(["<@maximal_mesh_0, []>"] * max(1, n_values)) + "]>"
+    def on_device(self, index: int, n_values: int) -> str:
+        """The sharding of ``n_values`` values (at least one entry) held by the program's device
+        ``index`` (its position in the assignment) alone, on a mesh of that device declared once
+        (``@maximal_mesh_<index>``): JAX's maximal sharding, for what runs once (a host callback
+        outside a shard_map body)."""
+        sym = f"@maximal_mesh_{index}"
+        if ("maximal", index) not in self._meshes:
+            self._meshes[("maximal", index)] = sym
+            self._lines.append(f"  sdy.mesh {sym} = <[], device_ids=[{index}]>")
+        return "#sdy.sharding_per_value<[" + ", ".join([f"<{sym}, []>"] * max(1, n_values)) + "]>"
 
     def declarations(self) -> list[str]:
         return list(self._lines)

@@ -413,7 +413,6 @@ PRINTED_PARAMS = {
     "reshape": lambda eqn, names: _shown(eqn, extra={"dimensions": None, "sharding": None}),
     "iota": lambda eqn, names: _shown(eqn, extra={"sharding": None}),
     "conv_general_dilated": lambda eqn, names: _shown(eqn, extra={"out_sharding": None}),
-    "pure_callback": lambda eqn, names: _shown(eqn, extra={"sharding": None}),
     "scatter": lambda eqn, names: _shown(eqn, extra={"update_consts": (), "update_jaxpr": None}),
     "conj": lambda eqn, names: _shown(eqn, extra={"input_dtype": eqn.invars[0].aval.dtype}),
     "jit": _jit,

@@ -22,7 +22,7 @@ from funcgrad.xla_bridge.emitter import aval_type, register
 CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "cuda": "xla_ffi_python_gpu_callback"}
 
 
-def _custom_call(ctx, args, host, out_types, side_effect: bool, token: str | None = None):
+def _custom_call(ctx, args, host, out_types, side_effect: bool, token: str | None = None, sharding=None):
     mb = ctx.fb.module
     index = len(mb.host_callbacks)
     mb.host_callbacks.append(host)
@@ -37,17 +37,34 @@ def _custom_call(ctx, args, host, out_types, side_effect: bool, token: str | Non
         f"api_version = 4 : i32, has_side_effect = {'true' if side_effect else 'false'}, "
         f"backend_config = {{index = {index} : ui64}}"
     )
+    if mb.spmd is not None and mb.spmd.manual and sharding is not None:
+        raise NotImplementedError("callbacks do not support specifying sharding inside spmd computations")
     if mb.spmd is not None and not mb.spmd.manual:
-        # A program over several devices runs the callback once, on its first device, as JAX's
-        # (maximal sharding; XLA's partitioner refuses a side-effecting custom call without one).
-        # In a shard_map body (manual axes) each device runs it on its own block.
-        attrs += f", sdy.sharding = {mb.spmd.on_first_device(len(out_types))}"
+        # A program over several devices runs the callback once, on its first device or the one
+        # its ``sharding`` names, as JAX's (maximal sharding; XLA's partitioner refuses a
+        # side-effecting custom call without one). In a shard_map body (manual axes) each device
+        # runs it on its own block.
+        attrs += f", sdy.sharding = {mb.spmd.on_device(_device_index(mb.spmd, sharding), len(out_types))}"
     target = CALLBACK_TARGETS.get(mb.platform, CALLBACK_TARGETS["cpu"])
     rhs = (
         f"stablehlo.custom_call @{target}({', '.join(args)}) {{{attrs}}} : "
         f"({', '.join(in_types)}) -> ({', '.join(out_types)})"
     )
     return ctx.fb.emit_results(rhs, len(out_types))
+
+
+def _device_index(spmd, sharding) -> int:
+    """The position in the program's device assignment of the device ``sharding`` names (0: none)."""
+    if sharding is None:
+        return 0
+    (device,) = sharding.device_set
+    try:
+        return spmd.device_ids.index(device.id)
+    except ValueError:
+        raise ValueError(
+            f"Sharding provided to pure_callback specifies a device {device} that is not in the device "
+            f"assignment ({list(spmd.device_ids)})"
+        ) from None
 
 
 def _results_host(name: str, callback, result_avals):
@@ -60,9 +77,10 @@ def _results_host(name: str, callback, result_avals):
 
 
 @register(pure_callback_p)
-def _pure_callback(ctx, *args, callback, result_avals, vmap_method):
+def _pure_callback(ctx, *args, callback, result_avals, vmap_method, sharding=None):
     host = _results_host("pure_callback", callback, result_avals)
-    return _custom_call(ctx, args, host, [aval_type(a) for a in ctx.avals_out], side_effect=False)
+    out_types = [aval_type(a) for a in ctx.avals_out]
+    return _custom_call(ctx, args, host, out_types, side_effect=False, sharding=sharding)
 
 
 @register(debug_callback_p)
@@ -84,20 +102,22 @@ def _debug_callback(ctx, *args, callback, ordered):
     return []
 
 
-def _chain(ctx, args, host, out_types):
+def _chain(ctx, args, host, out_types, sharding=None):
     """A side-effecting custom call threaded on the function body's token chain; its results."""
     fb = ctx.fb
     if fb.effect_token is None:
         fb.effect_token = fb.emit("stablehlo.after_all : !stablehlo.token")
-    token, *outs = _custom_call(ctx, args, host, out_types, side_effect=True, token=fb.effect_token)
+    token, *outs = _custom_call(
+        ctx, args, host, out_types, side_effect=True, token=fb.effect_token, sharding=sharding
+    )
     fb.effect_token = token
     return outs
 
 
 @register(io_callback_p)
-def _io_callback(ctx, *args, callback, result_avals, ordered):
+def _io_callback(ctx, *args, callback, result_avals, ordered, sharding=None):
     out_types = [aval_type(a) for a in ctx.avals_out]
     host = _results_host("io_callback", callback, result_avals)
     if not ordered:
-        return _custom_call(ctx, args, host, out_types, side_effect=True)
-    return _chain(ctx, args, lambda token, *arrays: (token, *host(*arrays)), out_types)
+        return _custom_call(ctx, args, host, out_types, side_effect=True, sharding=sharding)
+    return _chain(ctx, args, lambda token, *arrays: (token, *host(*arrays)), out_types, sharding)

@@ -17,7 +17,9 @@ identity.
 
 from __future__ import annotations
 
-from funcgrad.primitives.sharding import shard_map_p, sharding_constraint_p
+import math
+
+from funcgrad.primitives.sharding import shard_map_p, sharding_constraint_p, xla_metadata_value_p
 from funcgrad.xla_bridge.emitter import LoweringError, aval_type, lower_closed, register
 from funcgrad.xla_bridge.meshes import sdy_dims
 
@@ -39,6 +41,16 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
             f"a shard_map manual over {sorted(outer & set(manual_axes))} inside a shard_map (or pmap) that "
             "is already manual over them: the inner one's axis_names must be other mesh axes"
         )
+    if math.prod(mesh.shape[n] for n in manual_axes) == 1:
+        # Manual axes all of size 1: each block is the whole value, so the body is inlined with no
+        # manual computation, as JAX's lowering does (XLA's CPU compiler leaves a one-device
+        # program's manual computation holding a host callback unpartitioned, and then refuses
+        # its xla.sdy.GlobalToLocalShape custom calls). The collectives still read the axes.
+        spmd.manual.append((mesh, manual_axes))
+        try:
+            return lower_closed(fb, jaxpr, list(args))
+        finally:
+            spmd.manual.pop()
     sym = spmd.mesh_symbol(mesh)
     ins = ", ".join(f"<{sym}, {sdy_dims(s)}>" for s in in_specs)
     outs = ", ".join(f"<{sym}, {sdy_dims(s)}>" for s in out_specs)
@@ -86,3 +98,10 @@ def _sharding_constraint(ctx, x, *, mesh, spec):
             )
     t = aval_type(ctx.avals_in[0])
     return fb.emit(f"sdy.sharding_constraint {x} {spmd.sharding(mesh, spec)} : {t}")
+
+
+@register(xla_metadata_value_p)
+def _xla_metadata_value(ctx, x, *, xla_metadata_kvs):
+    # The identity, its metadata put on the operation that computed ``x`` (NOTE: [xla metadata]).
+    ctx.fb.frontend_attributes(x, xla_metadata_kvs)
+    return x

@@ -376,7 +376,7 @@ def test_io_callback_errors_name_the_problem():
         io_callback(3, F64, 1.0)
     with pytest.raises(TypeError, match="result_shape_dtypes"):
         io_callback(np.sin, object(), 1.0)
-    with pytest.raises(ValueError, match="sharding"):
+    with pytest.raises(NotImplementedError, match="only supports SingleDeviceSharding"):  # (JAX's words)
         io_callback(np.sin, F64, 1.0, sharding=object())
     with pytest.raises(JaxRuntimeError, match="dtype"):  # as in JAX, eagerly too
         io_callback(lambda x: np.float32(x), F64, 1.0)
@@ -449,3 +449,45 @@ def test_callback_failures_are_logged_and_unbatched_operands_keep_the_mode(caplo
 
             ys = funcgrad.vmap(f, in_axes=(0, None))(fnp.arange(4.0), 1.0)
             np.testing.assert_allclose(np.asarray(ys), np.arange(4.0) + 1)
+
+
+def test_callbacks_inside_pmap_and_shard_map_over_one_device(capsys):
+    # A manual computation whose axes all have size 1 is inlined, as JAX's lowering does: XLA's
+    # CPU compiler refused the one-device program's xla.sdy.GlobalToLocalShape custom calls when
+    # the body held a host callback (JAX's python_callback_test pmap cases).
+    from funcgrad.experimental import io_callback
+    from funcgrad.sharding import PartitionSpec as P
+
+    x = fnp.arange(3.0)[None]
+    pure = funcgrad.pmap(lambda v: funcgrad.pure_callback(np.sin, _like(v), v) + lax.psum(v, "i"), "i")
+    np.testing.assert_allclose(np.asarray(pure(x)), np.sin(np.arange(3.0))[None] + np.arange(3.0))
+    io = funcgrad.pmap(lambda v: io_callback(lambda a: a + 1, _like(v), v))
+    np.testing.assert_array_equal(np.asarray(io(x)), np.arange(3.0)[None] + 1)
+    funcgrad.pmap(lambda v: debug.print("v {} {}", v, lax.axis_index("i")), "i")(x)
+    funcgrad.effects_barrier()
+    assert capsys.readouterr().out == "v [0. 1. 2.] 0\n"
+    mesh = funcgrad.make_mesh((1,), ("i",), axis_types=(funcgrad.sharding.AxisType.Auto,))
+    sm = funcgrad.shard_map(
+        lambda v: funcgrad.pure_callback(np.cos, _like(v), v) + lax.axis_index("i"),
+        mesh=mesh,
+        in_specs=P("i"),
+        out_specs=P("i"),
+    )
+    np.testing.assert_allclose(np.asarray(funcgrad.jit(sm)(fnp.arange(4.0))), np.cos(np.arange(4.0)))
+
+
+def test_callback_sharding_is_a_single_device_as_jax():
+    from funcgrad.experimental import io_callback
+    from funcgrad.sharding import NamedSharding, SingleDeviceSharding
+    from funcgrad.sharding import PartitionSpec as P
+
+    one = SingleDeviceSharding(funcgrad.devices()[0])
+    f = funcgrad.jit(lambda v: funcgrad.pure_callback(np.sin, _like(v), v, sharding=one))
+    np.testing.assert_allclose(np.asarray(f(fnp.arange(3.0))), np.sin(np.arange(3.0)))
+    g = funcgrad.jit(lambda v: io_callback(np.cos, _like(v), v, sharding=one))
+    np.testing.assert_allclose(np.asarray(g(fnp.arange(3.0))), np.cos(np.arange(3.0)))
+    jaxpr = str(funcgrad.make_jaxpr(lambda v: io_callback(np.cos, _like(v), v))(1.0))
+    assert "sharding=None" in jaxpr
+    named = NamedSharding(funcgrad.make_mesh((1,), ("x",)), P("x"))
+    with pytest.raises(NotImplementedError, match="only supports SingleDeviceSharding, but got"):
+        funcgrad.pure_callback(np.sin, F64, 1.0, sharding=named)

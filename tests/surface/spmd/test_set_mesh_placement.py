@@ -190,6 +190,42 @@ def test_host_callbacks_run_once_in_a_program_over_several_devices(capsys):
     assert lines == ["sum 28.0", "eager [0 1]"]
 
 
+def test_a_callback_runs_on_the_device_its_sharding_names_as_jax():
+    # (JAX's python_callback_test: a maximal sharding on that device's position in the program)
+    from funcgrad.experimental import io_callback
+    from funcgrad.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding, make_mesh
+
+    mesh = make_mesh((8,), ("x",))
+    spread = NamedSharding(mesh, PartitionSpec("x"))
+    last = SingleDeviceSharding(funcgrad.devices()[-1])
+    out = funcgrad.ShapeDtypeStruct((8,), np.float32)
+    f = funcgrad.jit(
+        lambda a: funcgrad.pure_callback(lambda v: v * 2, out, a, sharding=last), out_shardings=spread
+    )
+    x = funcgrad.device_put(np.arange(8.0, dtype=np.float32), spread)
+    np.testing.assert_array_equal(np.asarray(f(x)), np.arange(8.0) * 2)
+    text = f.lower(x).as_text()
+    assert "#sdy.sharding_per_value<[<@maximal_mesh_7, []>]>" in text
+    seen = []
+    g = funcgrad.jit(
+        lambda a: io_callback(lambda v: seen.append(int(v.sum())), None, a, sharding=last, ordered=True)
+    )
+    g(x)
+    funcgrad.effects_barrier()
+    assert seen == [28]
+    with pytest.raises(NotImplementedError, match="do not support specifying sharding inside spmd"):
+        funcgrad.jit(
+            funcgrad.shard_map(
+                lambda a: funcgrad.pure_callback(
+                    np.sin, funcgrad.ShapeDtypeStruct((1,), np.float32), a, sharding=last
+                ),
+                mesh=mesh,
+                in_specs=PartitionSpec("x"),
+                out_specs=PartitionSpec("x"),
+            )
+        )(x)
+
+
 def test_lapack_kernels_in_a_program_over_several_devices():
     # (the SPMD route did not register jaxlib's LAPACK kernels as the one-device route does: XLA
     # found no handler for lapack_sgeqrf_ffi; under set_mesh every eager qr is such a program, as in
