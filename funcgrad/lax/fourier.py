@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy._core import asarray, aval
 from funcgrad.primitives import elementwise as ew
@@ -33,7 +35,9 @@ def fft(x, fft_type, fft_lengths: Sequence[int]):
     dtype = aval(x).dtype
     if kind == FftType.RFFT:
         if dtype.kind == "c":
-            raise TypeError(f"lax.fft: RFFT takes a real operand, got {aval(x).str_short()}")
+            raise ValueError(
+                f"only real valued inputs supported for rfft (lax.fft: got {aval(x).str_short()})"
+            )
         if not _dt.is_inexact(dtype):
             x = ew.convert_element_type(x, _dt.default_float)
     elif dtype.kind != "c":
@@ -43,8 +47,34 @@ def fft(x, fft_type, fft_lengths: Sequence[int]):
     fft_lengths = tuple(int(n) for n in fft_lengths)
     if not fft_lengths:
         return x
+    _check_shapes(kind, aval(x), fft_lengths)
     try:
         fft_family.fft_p.abstract_eval(aval(x), fft_type=kind, fft_lengths=fft_lengths)
     except TypeError as e:
         raise TypeError(f"lax.{e}") from None
     return fft_family.fft_p.bind(x, fft_type=kind, fft_lengths=fft_lengths)
+
+
+def _check_shapes(kind, x, lengths: tuple[int, ...]) -> None:
+    """JAX's checks of ``lax.fft``'s operand against ``fft_lengths``, in its words (ValueError)."""
+    shape = tuple(x.shape)
+    if len(lengths) > len(shape):
+        raise ValueError(
+            f"FFT input shape {shape} must have at least as many input dimensions as fft_lengths {lengths}."
+        )
+    minor = shape[len(shape) - len(lengths) :]
+    if kind == FftType.RFFT:
+        if x.dtype not in (np.float32, np.float64):
+            raise ValueError(f"RFFT input must be float32 or float64, got {x.dtype}")
+        if minor != lengths:
+            raise ValueError(
+                f"RFFT input shape {shape} minor dimensions must be equal to fft_lengths {lengths}"
+            )
+    elif kind == FftType.IRFFT:
+        if minor[:-1] != lengths[:-1]:
+            raise ValueError(
+                f"IRFFT input shape {shape} minor dimensions must be equal to all except the last "
+                f"fft_length, got fft_lengths={lengths}"
+            )
+    elif minor != lengths:
+        raise ValueError(f"FFT input shape {shape} minor dimensions must be equal to fft_lengths {lengths}")

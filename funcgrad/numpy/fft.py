@@ -69,9 +69,9 @@ def _prepare(name: str, fft_type: FftType, a):
     dtype = aval(x).dtype
     if fft_type == FftType.RFFT:
         if dtype.kind == "c":
-            raise TypeError(
-                f"funcgrad.numpy.fft.{name} takes real input, got {dtype.name}; use fft for complex "
-                "input (or take the real part first: funcgrad.numpy.real)"
+            raise ValueError(  # (JAX's words and type, then funcgrad's)
+                f"only real valued inputs supported for rfft (funcgrad.numpy.fft.{name} takes real "
+                f"input, got {dtype.name}; use fft for complex input, or take the real part first)"
             )
         if dtype not in (_dt.float32, _dt.float64):
             x = ew.convert_element_type(x, _dt.float32 if dtype.itemsize < 4 else _dt.float64)
@@ -141,14 +141,17 @@ def _fft_core(name: str, fft_type: FftType, a, s, axes, norm):
             raise ValueError(
                 f"funcgrad.numpy.fft.{name}: invalid number of data points {s}; they must be positive"
             )
+    given = axes
     if axes is None:
         axes = tuple(range(ndim)) if s is None else tuple(range(ndim - len(s), ndim))
     else:
+        if len(set(axes)) != len(axes):  # (JAX's words, the axes as given)
+            raise ValueError(f"jax.numpy.fft.{name} does not support repeated axes. Got axes {given}.")
         axes = tuple(normalize_axis(ax, ndim, "axes") for ax in axes)
         if s is not None and len(s) != len(axes):
             raise ValueError(f"funcgrad.numpy.fft.{name}: s {s} and axes {axes} have different lengths")
     if len(set(axes)) != len(axes):
-        raise ValueError(f"funcgrad.numpy.fft.{name} does not support repeated axes, got {axes}")
+        raise ValueError(f"jax.numpy.fft.{name} does not support repeated axes. Got axes {list(axes)}.")
     if not axes:
         # (no transform: JAX returns its input promoted to an inexact dtype, a 16-bit real one kept)
         y = promote_args_inexact(asarray(a))[0] if fft_type == FftType.RFFT else x
@@ -180,18 +183,18 @@ def _fft_core(name: str, fft_type: FftType, a, s, axes, norm):
 
 
 def _one_axis(name, axis):
-    if isinstance(axis, list | tuple):
-        raise TypeError(
-            f"funcgrad.numpy.fft.{name} takes one axis (an int), got {axis!r}; use {name}n for several"
+    if isinstance(axis, list | tuple):  # (JAX's words and type)
+        raise ValueError(
+            f"jax.numpy.fft.{name} does not support multiple axes. Please use jax.numpy.fft.{name}n. "
+            f"Got axis = {axis!r}."
         )
     return (axis,)
 
 
 def _two_axes(name, axes):
-    axes = tuple(axes)
-    if len(axes) != 2:
-        raise ValueError(f"funcgrad.numpy.fft.{name} takes two axes, got {axes}")
-    return axes
+    if len(axes) != 2:  # (JAX's words, the axes as given)
+        raise ValueError(f"jax.numpy.fft.{name} only supports 2 axes. Got axes = {axes!r}.")
+    return tuple(axes)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -342,8 +345,14 @@ def irfftn(a, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
 # Frequencies and shifts
 
 
-def _check_n(name, n) -> int:
-    if isinstance(n, list | tuple) or not isinstance(n, int | np.integer):
+def _check_n(name, n, d) -> int:
+    if isinstance(n, list | tuple):  # (JAX's words and type)
+        raise ValueError(f"The n argument of jax.numpy.fft.{name} only takes an int. Got n = {list(n)}.")
+    if isinstance(d, list | tuple):
+        raise ValueError(
+            f"The d argument of jax.numpy.fft.{name} only takes a single value. Got d = {list(d)}."
+        )
+    if not isinstance(n, int | np.integer):
         raise TypeError(f"funcgrad.numpy.fft.{name}: n must be an int (the window length), got {n!r}")
     if n <= 0:
         raise ValueError(f"funcgrad.numpy.fft.{name}: n must be positive, got {n}")
@@ -367,7 +376,7 @@ def fftfreq(n: int, d=1.0, *, dtype=None, device=None):
     >>> fftfreq(4, 0.5).tolist()
     [0.0, 0.5, -1.0, -0.5]
     """
-    n = _check_n("fftfreq", n)
+    n = _check_n("fftfreq", n, d)
     k = (np.arange(n) + n // 2) % n - n // 2
     out = _frequencies("fftfreq", k, n, d, dtype)
     return out if device is None else place_on(out, device, "fft.fftfreq")
@@ -379,7 +388,7 @@ def rfftfreq(n: int, d=1.0, *, dtype=None, device=None):
     >>> rfftfreq(4, 0.5).tolist()
     [0.0, 0.5, 1.0]
     """
-    n = _check_n("rfftfreq", n)
+    n = _check_n("rfftfreq", n, d)
     out = _frequencies("rfftfreq", np.arange(n // 2 + 1), n, d, dtype)
     return out if device is None else place_on(out, device, "fft.rfftfreq")
 
