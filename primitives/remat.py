@@ -3,7 +3,8 @@ during backward instead of having its residuals saved.
 
 Layer: primitives. Imports the funcgrad kernel, ``primitives.dot`` (the policies ask for
 ``dot_general``), ``primitives.scan`` and ``primitives.control_flow`` (a policy applies inside a
-scan's body and a cond's branches).
+scan's body and a cond's branches), ``primitives.callbacks`` (a debug print inside a checkpoint
+runs again when it is recomputed, as JAX's).
 
 ``checkpoint_p`` is a ``CallPrimitive`` of the kernel's call-primitive kit (its JVP and batching
 rules are the kit's) carrying a closed jaxpr and a saving ``policy``. Its partial-evaluation rule is
@@ -36,6 +37,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from funcgrad.primitives.bitcast import reduce_precision_p
+from funcgrad.primitives.callbacks import debug_callback_p
 from funcgrad.primitives.control_flow import _merge_residuals, cond_p
 from funcgrad.primitives.dot import dot_general_p
 from funcgrad.primitives.scan import scan_p
@@ -382,7 +384,7 @@ def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
     kj = known.jaxpr
     n_known_out = len(kj.outvars) - num_res
     res_vars = kj.outvars[n_known_out:]
-    plan = _plan(kj, res_vars, resolve_policy(policy))
+    plan = _plan(kj, res_vars, resolve_policy(policy), rerun_debug=True)
     # Forward: the known outputs and the saved values, nothing else (DCE drops the rest); an
     # offloaded value leaves through a device_put to its memory (NOTE: [offloaded residuals]).
     moves, saved_outs = _offload(plan, "forward")
@@ -443,9 +445,34 @@ class _Plan(NamedTuple):
     recompute_eqns: list  # the known equations, calls rewritten to recompute from saved values
     # the saved values the policy offloads: {var: (src, dst) memory kinds} (NOTE: [offloaded residuals])
     offloaded: dict = {}
+    rerun: frozenset = frozenset()  # indices of debug callbacks the recomputation runs again
 
 
-def _plan(kj: Jaxpr, needed_outs, policy) -> _Plan:
+def _rerun_debug_callbacks(kj: Jaxpr, policy) -> frozenset:
+    """The indices of ``kj``'s debug callbacks (``debug.print``/``debug.callback``) that the
+    backward pass runs again, as JAX's rule for them under ``checkpoint``: one the policy does not
+    save is recomputed like any unsaved value; one it saves runs again only when each operand is
+    at hand in the recomputation anyway (an input of the checkpoint, or a value the policy
+    recomputes). So with ``nothing_saveable`` a print inside the checkpoint prints in the forward
+    and again in the backward pass; with ``everything_saveable`` once."""
+    if not any(e.primitive is debug_callback_p for e in kj.eqns):
+        return frozenset()
+    at_hand = set(kj.invars) | set(kj.constvars)
+    rerun = set()
+    for i, e in enumerate(kj.eqns):
+        structured = isinstance(e.primitive, CallPrimitive) or e.primitive in (cond_p, scan_p)
+        if structured:  # (its outputs are not taken as at hand: the print is not run again for them)
+            continue
+        saved = is_saved(policy(e.primitive, *[a.aval for a in e.invars], **e.params))
+        if e.primitive is debug_callback_p:
+            if not saved or all(type(a) is not Var or a in at_hand for a in e.invars):
+                rerun.add(i)
+        elif not saved:
+            at_hand.update(e.outvars)
+    return frozenset(rerun)
+
+
+def _plan(kj: Jaxpr, needed_outs, policy, rerun_debug: bool = False) -> _Plan:
     """Which values of the known jaxpr ``kj`` to save so that the tangent program can compute
     ``needed_outs``: walking back from each, a value whose equation the policy marks saveable is
     saved; any other is recomputed from its equation's operands, found the same way. Inputs and
@@ -457,8 +484,12 @@ def _plan(kj: Jaxpr, needed_outs, policy) -> _Plan:
     saved: list = []
     offloaded: dict = {}
     forward_eqns, recompute_eqns = list(kj.eqns), list(kj.eqns)
+    rerun = _rerun_debug_callbacks(kj, policy) if rerun_debug else frozenset()
     for i in range(len(kj.eqns) - 1, -1, -1):
         e = kj.eqns[i]
+        if i in rerun:  # (its operands are needed by the recomputation)
+            needed.update(a for a in e.invars if type(a) is Var)
+            continue
         wanted = [v in needed for v in e.outvars]
         if not any(wanted):
             continue
@@ -484,7 +515,7 @@ def _plan(kj: Jaxpr, needed_outs, policy) -> _Plan:
         else:
             needed.update(a for a in e.invars if type(a) is Var)
     saved.reverse()  # (found last to first)
-    return _Plan(saved, forward_eqns, recompute_eqns, offloaded)
+    return _Plan(saved, forward_eqns, recompute_eqns, offloaded, rerun)
 
 
 def _plan_call(e, wanted, policy, i, forward_eqns, recompute_eqns, saved) -> list:
@@ -626,7 +657,12 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, plan: _P
     inputs it reads."""
     kj, uj = known.jaxpr, unknown.jaxpr
     cut = set(plan.saved) | set(kj.invars) | set(kj.constvars)
-    recompute = ir.backward_dependencies(plan.recompute_eqns, res_vars, stop=cut)[1]
+    again = [plan.recompute_eqns[i] for i in sorted(plan.rerun)]
+    roots = [*res_vars, *(a for e in again for a in e.invars)]
+    recompute = ir.backward_dependencies(plan.recompute_eqns, roots, stop=cut)[1]
+    if again:  # the debug callbacks run again, in their places (_rerun_debug_callbacks)
+        keep = {id(e) for e in recompute} | {id(e) for e in again}
+        recompute = [e for e in plan.recompute_eqns if id(e) in keep]
     # Rename: the unknown jaxpr's residual inputs are the known jaxpr's residual variables.
     n_res = len(res_vars)
     rename = dict(zip(uj.invars[:n_res], res_vars))

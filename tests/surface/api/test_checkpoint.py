@@ -222,3 +222,43 @@ def test_grad_of_a_checkpoint_at_a_python_float_is_weak_as_jax():
     assert value.weak_type and grad.weak_type
     assert float(grad) == pytest.approx(np.cos(np.sin(2.0)) * np.cos(2.0))
     assert not funcgrad.grad(g)(np.float32(2.0)).weak_type
+
+
+def _saved_but_y(prim, *_, **params):  # (a user's policy: every value but the one named "y")
+    return params.get("name") != "y" if prim.name == "name" else True
+
+
+@pytest.mark.parametrize(
+    "policy", ["everything_saveable", "nothing_saveable", "save_any_names_but_these", "but_y"]
+)
+@pytest.mark.parametrize("use_jit", [False, True])
+def test_debug_print_inside_checkpoint_runs_again_as_jaxs(capsys, policy, use_jit):
+    # JAX's rule (debugging_primitives_test test_remat_of_debug_print): a print the policy does not
+    # save is recomputed in the backward pass and prints again; a saved one prints once.
+    jax = pytest.importorskip("jax")
+    pytest.importorskip("jax.ad_checkpoint")
+    import funcgrad.ad_checkpoint  # noqa: F401 - (both libraries' submodule by attribute below)
+
+    def run(lib):
+        def f_(x):
+            y = lib.ad_checkpoint.checkpoint_name(x + 1.0, "y")
+            z = lib.ad_checkpoint.checkpoint_name(y * 2.0, "z")
+            lib.debug.print("y: {}, z: {}", y, z)
+            return lib.numpy.exp(z)
+
+        pols = lib.checkpoint_policies
+        pol = {
+            "everything_saveable": pols.everything_saveable,
+            "nothing_saveable": pols.nothing_saveable,
+            "save_any_names_but_these": pols.save_any_names_but_these("z"),
+            "but_y": _saved_but_y,
+        }[policy]
+        g = lib.grad(lib.checkpoint(f_, policy=pol))
+        out = (lib.jit(g) if use_jit else g)(2.0)
+        lib.effects_barrier()
+        return float(out), capsys.readouterr().out
+
+    want, got = run(jax), run(funcgrad)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    assert got[1] == want[1]
+    assert want[1].count("y: 3.0, z: 6.0") == (1 if policy in ("everything_saveable", "but_y") else 2)
