@@ -41,7 +41,13 @@ value and what to do instead:
                                 device only). Before the first computation (or
                                 FUNCGRAD_CPU_ASYNC_DISPATCH=1/0).
 ``jax_platforms``/``jax_platform_name``  "cpu" or "cuda"; before the first computation.
-``jax_default_prng_impl``       "threefry2x32", "rbg" or "unsafe_rbg": keys made without ``impl=``.
+``jax_default_prng_impl``       "threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "rbg" or
+                                "unsafe_rbg": keys made without ``impl=`` and raw key data.
+``jax_legacy_prng_key``         "allow" (default), "warn" or "error": what a raw ``uint32`` key (``PRNGKey``'s
+                                data) passed to a funcgrad.random function does (JAX's UserWarning or
+                                ValueError, in JAX's words).
+``jax_random_seed_offset``      an int added to every seed (``random.key``, ``PRNGKey``); part of
+                                ``jit``'s cache key, as in JAX.
 ``jax_threefry_partitionable``  True (JAX's default) or False: JAX's original bit streams, as JAX
                                 draws them in that mode (NOTE: [threefry bit streams]).
 ``jax_check_tracer_leaks``      True or False: True raises JAX's "Leaked trace" Exception for a
@@ -123,6 +129,7 @@ __all__ = [
     "config",
     "debug_infs",
     "debug_key_reuse",
+    "default_prng_impl",
     "enable_custom_prng",
     "default_device",
     "default_matmul_precision",
@@ -130,6 +137,7 @@ __all__ = [
     "enable_checks",
     "enable_x64",
     "explain_cache_misses",
+    "legacy_prng_key",
     "log_compiles",
     "make_user_context",
     "no_execution",
@@ -147,6 +155,9 @@ __all__ = [
 def __dir__():  # the public names only, not this module's imports and helpers
     return list(__all__)
 
+
+# JAX's PRNG implementations by name (funcgrad/random registers them under these names)
+_PRNG_NAMES = ("threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "rbg", "unsafe_rbg")
 
 _PRECISIONS = (
     None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "fastest", "bfloat16_3x",
@@ -326,6 +337,15 @@ def _set_transfer_guard(direction: str, level: str | None) -> None:
     )
 
 
+# jax_legacy_prng_key's value, read by funcgrad.random where a raw key enters (one global read)
+legacy_prng_key_level = "allow"
+
+
+def _set_legacy_prng_key(v: str) -> None:
+    global legacy_prng_key_level
+    legacy_prng_key_level = v
+
+
 def use_jax_dtype_rules(on: bool) -> None:
     """JAX's dtype rules in 64-bit mode as well as in 32-bit mode (``funcgrad.as_jax`` turns them
     on; NOTE: [JAX's dtype rules in 64-bit mode] in funcgrad/kernel/dtypes.py). Every trace and
@@ -406,8 +426,20 @@ _FLAG_LIST = [
     _Flag(
         "jax_default_prng_impl",
         "threefry2x32",
-        _choice("jax_default_prng_impl", ("threefry2x32", "rbg", "unsafe_rbg")),
+        _choice("jax_default_prng_impl", _PRNG_NAMES),
         lambda v: default_prng_impl_context.set_global(v),
+    ),
+    _Flag(
+        "jax_legacy_prng_key",
+        "allow",
+        lambda v: _choice("jax_legacy_prng_key", ("allow", "warn", "error"))(str(v)),
+        _set_legacy_prng_key,
+    ),
+    _Flag(
+        "jax_random_seed_offset",
+        0,
+        _number("jax_random_seed_offset", int),
+        lambda v: random_seed_offset_context.set_global(v),
     ),
     _Flag(
         "jax_threefry_partitionable",
@@ -674,6 +706,33 @@ def enable_custom_prng(new_val: bool = True):
     return _scoped("jax_enable_custom_prng", new_val)
 
 
+def default_prng_impl(new_val: str):
+    """Context manager (or decorator) for ``jax_default_prng_impl``: the generator of keys made
+    without ``impl=`` inside (JAX's ``jax.default_prng_impl``).
+
+    >>> import funcgrad
+    >>> with default_prng_impl("philox4x32"):
+    ...     funcgrad.random.key(0).dtype
+    key<phx4>
+    """
+    return _scoped("jax_default_prng_impl", new_val)
+
+
+def legacy_prng_key(new_val: str):
+    """Context manager (or decorator) for ``jax_legacy_prng_key``: ``"allow"``, ``"warn"`` or
+    ``"error"`` when a raw ``uint32`` key reaches a funcgrad.random function (JAX's
+    ``jax.legacy_prng_key``).
+
+    >>> import funcgrad
+    >>> with legacy_prng_key("error"):
+    ...     funcgrad.random.uniform(funcgrad.random.PRNGKey(0))
+    Traceback (most recent call last):
+    ...
+    ValueError: Legacy uint32 key array passed as key to jax.random function. ...
+    """
+    return _scoped("jax_legacy_prng_key", new_val)
+
+
 def debug_key_reuse(new_val: bool = True):
     """Context manager for JAX's key-reuse checker (``jax_debug_key_reuse``): funcgrad has none, so
     ``debug_key_reuse(False)`` is accepted (nothing is checked either way) and ``True`` raises
@@ -832,3 +891,6 @@ threefry_partitionable_context = make_user_context(True)
 # jax_default_prng_impl's value: the generator of keys made without impl= and of raw key data
 # (funcgrad/random reads it while tracing, so it is part of jit's cache key as well).
 default_prng_impl_context = make_user_context("threefry2x32")
+
+# jax_random_seed_offset's value, added to seeds while tracing: part of jit's cache key, as JAX's.
+random_seed_offset_context = make_user_context(0)

@@ -127,21 +127,23 @@ def mulhi(x, y, /):
     if x.dtype != y.dtype:
         raise TypeError(f"mulhi: operands must have the same dtype, got {x.dtype} and {y.dtype}")
     nbits = x.dtype.itemsize * 8
-    if nbits <= 32:
+    if nbits < 32 or (nbits == 32 and _dt.x64_enabled):
         wide = np.dtype(f"{'u' if x.dtype.kind == 'u' else ''}int{2 * nbits}")
         prod = x.astype(wide) * y.astype(wide)
         return (prod >> np.asarray(nbits, wide)).astype(x.dtype)
-    # 64 bits: the unsigned high word from 32-bit halves, then the sign corrections.
-    u64 = np.dtype(np.uint64)
+    # The widest width of the mode (64 bits; 32 in 32-bit mode, where no 64-bit type exists): the
+    # unsigned high word from half-width halves, then the sign corrections.
+    u = np.dtype(f"uint{nbits}")
+    half = nbits // 2
     a, b = _as_unsigned(x), _as_unsigned(y)
-    lo_mask, s32 = np.asarray(0xFFFFFFFF, u64), np.asarray(32, u64)
-    a_lo, a_hi, b_lo, b_hi = a & lo_mask, a >> s32, b & lo_mask, b >> s32
+    lo_mask, sh = np.asarray(2**half - 1, u), np.asarray(half, u)
+    a_lo, a_hi, b_lo, b_hi = a & lo_mask, a >> sh, b & lo_mask, b >> sh
     ll, lh, hl, hh = a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi
-    mid = (ll >> s32) + (lh & lo_mask) + (hl & lo_mask)
-    hi = hh + (lh >> s32) + (hl >> s32) + (mid >> s32)
+    mid = (ll >> sh) + (lh & lo_mask) + (hl & lo_mask)
+    hi = hh + (lh >> sh) + (hl >> sh) + (mid >> sh)
     if x.dtype.kind == "u":
         return hi
-    zero = np.asarray(0, u64)
+    zero = np.asarray(0, u)
     hi = hi - fnp.where(x < 0, b, zero) - fnp.where(y < 0, a, zero)
     return ops.bitcast_convert_type(hi, x.dtype)
 

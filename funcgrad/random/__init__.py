@@ -33,6 +33,7 @@ from __future__ import annotations
 from funcgrad.random import (
     _continuous,
     _core,
+    _counter_impls,  # noqa: F401 - registers "threefry4x32", "philox2x32", "philox4x32"
     _discrete,
     _impls,  # noqa: F401 - registers "threefry2x32", "rbg", "unsafe_rbg"
 )

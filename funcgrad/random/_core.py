@@ -38,7 +38,7 @@ from funcgrad.primitives.bitcast import bitcast_convert_type
 from funcgrad.primitives.rng import iota_2x32_shape_p
 from funcgrad.random import _threefry_original
 from funcgrad.random._cipher import _key_halves, _threefry2x32
-from funcgrad.random._eager import eager_draw, keyable_scalar, program, zero_sign
+from funcgrad.random._eager import check_legacy_key, eager_draw, keyable_scalar, program, quiet, zero_sign
 from funcgrad.random._keys import PRNGS, KeyArray, KeyTy, PRNGImpl, register_prng, resolve_impl
 
 __all__ = [
@@ -194,6 +194,8 @@ def _typed(key, name: str, single: bool = True) -> KeyArray:
             )
     else:
         keys = KeyArray(default_prng_impl(), _raw_data(key, name))
+        if _config.legacy_prng_key_level != "allow":
+            check_legacy_key()
     if single and keys.shape:
         raise ValueError(
             f"funcgrad.random's {name} accepts a single key, but was given a key array of shape "
@@ -201,6 +203,16 @@ def _typed(key, name: str, single: bool = True) -> KeyArray:
             "Use vmap for batching, e.g. vmap(lambda k: random.normal(k, shape))(keys)."
         )
     return keys
+
+
+def _offset(seed):
+    """``seed`` plus ``jax_random_seed_offset`` (JAX adds it to every seed)."""
+    offset = _config.random_seed_offset_context.value
+    if not offset:
+        return seed
+    if type(seed) is int:
+        return seed + offset
+    return fnp.add(seed, offset)
 
 
 def _same_kind(key, keys: KeyArray):
@@ -289,7 +301,7 @@ def PRNGKey(seed, *, impl=None) -> Array:
     """
     spec = _check_impl("PRNGKey", impl)
     _check_seed(seed, "PRNGKey")
-    return spec.seed(seed)
+    return spec.seed(_offset(seed))
 
 
 def key(seed, *, impl=None, dtype=None) -> KeyArray:
@@ -305,7 +317,7 @@ def key(seed, *, impl=None, dtype=None) -> KeyArray:
         raise ValueError("random.key: Cannot specify both `impl` and `dtype` (JAX's words): give one")
     spec = _check_impl("key", impl if dtype is None else dtype)
     _check_seed(seed, "key")
-    return KeyArray(spec, spec.seed(seed))
+    return KeyArray(spec, spec.seed(_offset(seed)))
 
 
 def key_data(keys):
@@ -557,6 +569,7 @@ def _sampler(fn, static_argnums):
     data does. Its retraces follow the caller's shapes and dtypes, which the caller chose on
     purpose, so it never raises jit's retrace warning."""
 
+    @quiet
     def on_data(data, impl, *args):
         return fn(data if impl is None else KeyArray(impl, data), *args)
 
@@ -567,6 +580,8 @@ def _sampler(fn, static_argnums):
     def call(key, *args):
         if type(key) is KeyArray:
             return compiled(key._base_array, key._impl, *args)
+        if _config.legacy_prng_key_level != "allow":
+            check_legacy_key()
         return compiled(key, None, *args)
 
     return call

@@ -20,8 +20,11 @@ and funcgrad.random._keys; funcgrad/random/_core.py builds its samplers' program
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 
+from funcgrad import _config
 from funcgrad.jitting import jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
@@ -29,7 +32,40 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import bounded_put, register_cache
 from funcgrad.random._keys import KeyArray
 
-__all__ = ["eager_draw", "keyable_scalar", "program", "zero_sign"]
+__all__ = ["check_legacy_key", "eager_draw", "keyable_scalar", "program", "quiet", "zero_sign"]
+
+_LEGACY_KEY = (
+    "Legacy uint32 key array passed as key to jax.random function. Please create keys using "
+    'jax.random.key(). If use of a raw key array was intended, set jax_legacy_prng_key="allow".'
+)
+_quiet = [0]  # > 0 while funcgrad.random's own programs trace: the key was checked where it entered
+
+
+def check_legacy_key() -> None:
+    """A raw key entered a random function: ``jax_legacy_prng_key``'s warning or error, in JAX's
+    words (callers test ``_config.legacy_prng_key_level != "allow"`` first: one global read)."""
+    if _quiet[0]:
+        return
+    if _config.legacy_prng_key_level == "error":
+        raise ValueError(_LEGACY_KEY)
+    if _config.legacy_prng_key_level == "warn":
+        warnings.warn(_LEGACY_KEY, UserWarning, stacklevel=4)
+
+
+def quiet(fn):
+    """``fn`` running without the legacy-key check (it runs when a random function's own program
+    traces, after the check at the function's entry)."""
+
+    @functools.wraps(fn)
+    def run(*args):
+        _quiet[0] += 1
+        try:
+            return fn(*args)
+        finally:
+            _quiet[0] -= 1
+
+    return run
+
 
 # (build, impl, default float, *arguments) -> jitted function of the raw key data, or False where
 # the general route must draw (a complex normal).
@@ -53,6 +89,8 @@ def eager_draw(key, build, *params):
         data, impl = key._base_array, key._impl
     else:
         data, impl = key, None
+        if _config.legacy_prng_key_level != "allow":
+            check_legacy_key()
     if type(data) is not Array or type(core.current_trace()) is not _EvalTrace:
         return None
     ck = (build, impl, _dt.default_float, *params)
@@ -98,6 +136,7 @@ def program(name: str, fn):
     >>> program("double", lambda d: d * 2)(Array._from_owned(__import__("numpy").arange(2))).tolist()
     [0, 2]
     """
+    fn = quiet(fn)
     fn.__name__ = fn.__qualname__ = name
     compiled = jit(fn)
     compiled._warned = True  # the warning's once-only flag: already given

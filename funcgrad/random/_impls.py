@@ -135,7 +135,7 @@ def random_seed(seeds, impl):
     (3,)
     """
     spec = resolve_impl(impl, "random_seed") or _core.default_prng_impl()
-    seeds_arr = fnp.asarray(np.int64(seeds) if isinstance(seeds, int) else seeds)
+    seeds_arr = _core._offset(fnp.asarray(np.int64(seeds) if isinstance(seeds, int) else seeds))
     flat = fnp.ravel(seeds_arr)
     shape = tuple(seeds_arr.shape)
     if shape:

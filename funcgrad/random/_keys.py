@@ -89,13 +89,18 @@ def resolve_impl(impl, where: str) -> PRNGImpl | None:
     spec = getattr(impl, "_impl", impl)  # a PRNGSpec wraps its PRNGImpl
     if isinstance(spec, str):
         if spec not in PRNGS:
-            raise ValueError(
-                f"random.{where}: unknown PRNG implementation {spec!r}; the registered ones are "
-                f"{sorted(PRNGS)} (define one with funcgrad.extend.random.define_prng_impl)"
+            names = ", ".join(f'"{name}"' for name in PRNGS)
+            raise ValueError(  # (JAX's words, then funcgrad's)
+                f'unrecognized PRNG implementation "{spec}". Did you mean one of: {names}? '
+                f"(random.{where}: unknown PRNG implementation {spec!r}; define one with "
+                "funcgrad.extend.random.define_prng_impl)"
             )
         spec = PRNGS[spec]
     if not isinstance(spec, PRNGImpl):
-        raise TypeError(f"random.{where}: impl must be a name or a PRNG implementation, got {impl!r}")
+        raise TypeError(
+            f"unrecognized type {type(impl)} for specifying PRNG implementation. (random.{where}: impl "
+            f"must be a name or a PRNG implementation, got {impl!r})"
+        )
     return spec
 
 
@@ -272,6 +277,49 @@ class KeyArray(ExtendedArray):
         self._base_array.block_until_ready()
         return self
 
+    # The Array attributes that are the data's (JAX's PRNGKeyArray forwards them so).
+    @property
+    def device(self):
+        return self._base_array.device
+
+    @property
+    def committed(self) -> bool:
+        return self._base_array.committed
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self._base_array.is_fully_addressable
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._base_array.is_fully_replicated
+
+    @property
+    def addressable_shards(self) -> list:
+        return self._base_array.addressable_shards
+
+    @property
+    def global_shards(self) -> list:
+        return self._base_array.global_shards
+
+    def addressable_data(self, index: int) -> KeyArray:
+        return KeyArray(self._impl, self._base_array.addressable_data(index))
+
+    def on_device_size_in_bytes(self) -> int:
+        return self._base_array.on_device_size_in_bytes()
+
+    def unsafe_buffer_pointer(self) -> int:
+        return self._base_array.unsafe_buffer_pointer()
+
+    def copy_to_host_async(self) -> None:
+        self._base_array.copy_to_host_async()
+
+    def is_deleted(self) -> bool:
+        return self._base_array.is_deleted()
+
+    def delete(self) -> None:
+        self._base_array.delete()
+
     def copy(self):
         return self
 
@@ -387,9 +435,9 @@ class KeyArray(ExtendedArray):
 
     # -- what keys are not -------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
-        raise TypeError(
-            "a PRNG key array cannot be converted to a NumPy array; use random.key_data(keys) for "
-            "its raw uint32 data"
+        raise TypeError(  # (JAX's words first)
+            "JAX array with PRNGKey dtype cannot be converted to a NumPy array. Use "
+            "jax.random.key_data(arr) if you wish to extract the underlying integer array."
         )
 
     def astype(self, dtype):

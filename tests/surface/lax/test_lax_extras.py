@@ -43,6 +43,16 @@ def test_bit_counting_and_mulhi_match_jax(dtype):
     _same(funcgrad.jit(lax.mulhi)(x, y), jlax.mulhi(x, y))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32], ids=lambda d: np.dtype(d).name)
+def test_mulhi_of_32_bit_ints_in_32_bit_mode(dtype):
+    # (no 64-bit type to widen into: the product was truncated; philox's keys hash through mulhi)
+    x, y = _ints(dtype), _ints(dtype)[::-1].copy()
+    with funcgrad.enable_x64(False):
+        got, got_jit = lax.mulhi(x, y), funcgrad.jit(lax.mulhi)(x, y)
+    _same(got, jlax.mulhi(x, y))
+    _same(got_jit, jlax.mulhi(x, y))
+
+
 def test_reduce_xor_matches_jax():
     for dtype, shape, axes in [
         (np.int32, (5, 3), (0,)),

@@ -189,6 +189,7 @@ def install() -> None:
     import funcgrad.scipy.sparse.linalg
     import funcgrad.tree_util
     from funcgrad.kernel import monitoring as _kernel_monitoring
+    from funcgrad.random import _core as _random_core
     from funcgrad.random import _impls, _keys
 
     fill = {
@@ -234,7 +235,10 @@ def install() -> None:
         "jax._src.tpu.linalg.svd": {"svd": _tpu_svd},
         "jax._src.tpu.linalg.qdwh": {"qdwh": funcgrad.lax.linalg.qdwh},
         "jax._src.scipy.sparse.linalg": vars(funcgrad.scipy.sparse.linalg),
+        "jax._src.random": {"default_prng_impl": _random_core.default_prng_impl},
         "jax._src.random.prng": {
+            "random_wrap": lambda data, *, impl: funcgrad.random.wrap_key_data(data, impl=impl),
+            "random_unwrap": funcgrad.random.key_data,
             "prngs": _keys.PRNGS,
             "PRNGImpl": _keys.PRNGImpl,
             "PRNGKeyArray": _keys.KeyArray,
