@@ -74,7 +74,7 @@ value and what to do instead:
                                 (``mallopt``), which speeds up eager temporaries but is
                                 process-wide and keeps freed memory resident (NOTE: [eager
                                 allocations]); refused where malloc is not glibc's. (XLA's own
-                                buffers of 1 MiB and more are kept between calls by default:
+                                buffers of 128 KiB and more are kept between calls by default:
                                 NOTE: [XLA's buffers kept between calls].)
 ``jax_cpu_collectives_implementation``  "gloo" (funcgrad.distributed's CPU collectives).
 ``funcgrad_eager_program_cache``  True (default): eager ``grad`` records the function each call and

@@ -3,7 +3,7 @@
  * Included by _hot_call.c (one extension module; this part needs no Python object). Layer:
  * xla_bridge. ``buffer_cache_install(suffix, cap)`` points jaxlib's references to malloc, free, realloc
  * and posix_memalign (the relocations of the loaded shared object whose path ends
- * with ``suffix``: jaxlib's libjax_common.so) at the functions below: a request of BC_BIG bytes (1 MiB) or more is served from this
+ * with ``suffix``: jaxlib's libjax_common.so) at the functions below: a request of BC_BIG bytes (128 KiB) or more is served from this
  * cache's own anonymous mappings (2 MiB aligned and advised for transparent huge pages from
  * 16 MiB up), and freeing one keeps it for the next request of about its size, up to ``cap`` bytes
  * kept in all; anything smaller, and any pointer the cache did not hand out, goes to the process's
@@ -14,6 +14,16 @@
  * bench/bench_transformer.py: 126 MB) and every output with malloc; glibc maps blocks above 32 MiB
  * afresh and gives them back on free, so every page of them faulted in again on every call (30.8k
  * minor faults, 55-60 ms of system time per 250 ms step).
+ *
+ * Why from 128 KiB (glibc's own default mmap threshold), not only the large blocks: a call's
+ * smaller blocks (outputs, the copy of a NumPy argument, temporaries of a few hundred KiB) freed
+ * together into one glibc arena leave a free top above the arena's trim threshold, and glibc then
+ * gives it back (``brk``, or ``madvise(MADV_DONTNEED)`` in a worker thread's arena) and faults it
+ * in again on the next call. Whether that happens depends on the thresholds glibc has raised from
+ * the process's history, so it hit some processes and not others: jit(grad) through ``eigh`` of
+ * 200x200 (outputs 320 kB, temporaries 960 kB, the argument's copy 320 kB, two 205 kB blocks) took
+ * 200-420 faults and 3.4-3.8 ms per call in about half of the fresh processes, 2.8-3.1 ms in the
+ * others; served from here, 0-5 faults and 2.8-3.1 ms in every one (one thread, load 10-12).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dl_iterate_phdr (Python.h defines it too) */
@@ -40,9 +50,9 @@
 /* Blocks from this size up are rounded to, aligned on and advised for 2 MiB pages: at most an
    eighth more memory than asked (a 2.1 MiB block in huge pages would take 4 MiB). */
 #define BC_HUGE_MIN ((size_t)16 << 20)
-#define BC_BIG ((size_t)1 << 20)
+#define BC_BIG ((size_t)128 << 10)
 #define BC_SLOTS 8192 /* live blocks tracked (open addressing); more are served by malloc */
-#define BC_KEPT 64    /* freed blocks kept at most */
+#define BC_KEPT 256   /* freed blocks kept at most (64 churned on 24 sizes of 160 kB-1.6 MB) */
 
 static size_t bc_cap = (size_t)256 << 20; /* bytes of freed blocks kept at most */
 

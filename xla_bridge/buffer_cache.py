@@ -13,10 +13,14 @@ half: ``_buffer_cache.h``). ``install()`` runs once, when the CPU backend is cre
 # keeps a freed 2 GiB NumPy array resident, so it stays an opt-in. This cache is scoped instead:
 # it redirects only jaxlib's own references to malloc/free/realloc/posix_memalign (the relocations
 # of libjax_common.so: its GOT and its function-pointer tables, patched once before the CPU client
-# exists), so that a request of 1 MiB or more is served from funcgrad's own anonymous mappings
+# exists), so that a request of 128 KiB or more is served from funcgrad's own anonymous mappings
 # (from 16 MiB up 2 MiB aligned and advised for transparent huge pages, which then cost at most an
 # eighth more memory than asked), and a freed one is kept for the next
-# request of about its size (at most a quarter larger). At most ``FUNCGRAD_CPU_BUFFER_CACHE_MB``
+# request of about its size (at most a quarter larger). From 128 KiB, glibc's own default mmap
+# threshold, not only the large blocks: a call's blocks of a few hundred KiB freed together made
+# glibc trim an arena and fault it in again on the next call, in some processes and not others
+# (jit(grad) through ``eigh`` of 200x200: 3.4-3.8 against 2.8-3.1 ms; _buffer_cache.h says more).
+# At most ``FUNCGRAD_CPU_BUFFER_CACHE_MB``
 # (default 256) MiB are kept, the oldest given back first, all of them by
 # ``funcgrad.clear_caches()``; a block above the cap is unmapped when freed, as glibc does.
 # Anything smaller, and every pointer the cache did not hand out (told apart by a table of its

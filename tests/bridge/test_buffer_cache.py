@@ -25,25 +25,29 @@ needs_cache = pytest.mark.skipif(
     not _installed(), reason="no buffer cache here (not Linux x86-64/aarch64, no C modules, or turned off)"
 )
 
-# 2 MiB per float32 output: above the cache's 1 MiB floor.
+# 2 MiB per float32 output: above the cache's 128 KiB floor.
 X = (np.arange(512 * 1024, dtype=np.float32).reshape(512, 1024) % 977) / 977.0
+# 160 kB: above the floor, below its former 1 MiB (blocks of this size, freed together, made glibc trim
+# an arena and fault it in again on every call in some processes).
+X_SMALL = X[:200, :200].copy()
 
 
 @needs_cache
-def test_jitted_outputs_reuse_kept_blocks_and_stay_right():
+@pytest.mark.parametrize("x", [X, X_SMALL], ids=["2MiB", "160kB"])
+def test_jitted_outputs_reuse_kept_blocks_and_stay_right(x):
     f = funcgrad.jit(lambda a, k: (a * k, fnp.sin(a) + k))
     before = buffer_cache.stats()["hits"]
     for k in (1.0, 2.0, 3.0):  # each call's outputs dropped: the next call's come from them
-        y, z = f(X, k)
-        np.testing.assert_array_equal(y, X * np.float32(k))
-        np.testing.assert_allclose(z, np.sin(X) + np.float32(k), rtol=1e-6)
+        y, z = f(x, k)
+        np.testing.assert_array_equal(y, x * np.float32(k))
+        np.testing.assert_allclose(z, np.sin(x) + np.float32(k), rtol=1e-6)
         del y, z
     assert buffer_cache.stats()["hits"] - before >= 2
     # Results kept alive keep their blocks: later calls must not write into them.
-    held = [f(X, float(k)) for k in range(4)]
+    held = [f(x, float(k)) for k in range(4)]
     for k, (y, z) in enumerate(held):
-        np.testing.assert_array_equal(y, X * np.float32(k))
-        np.testing.assert_allclose(z, np.sin(X) + np.float32(k), rtol=1e-6)
+        np.testing.assert_array_equal(y, x * np.float32(k))
+        np.testing.assert_allclose(z, np.sin(x) + np.float32(k), rtol=1e-6)
 
 
 @needs_cache
