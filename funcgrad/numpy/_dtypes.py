@@ -558,15 +558,24 @@ def issubdtype(arg1, arg2) -> bool:
         return issubclass(arg1.type, arg2) if isinstance(arg2, type) else arg1 == arg2
     if _is_extended(arg2):
         return False
-    arg1 = canonicalize_dtype(arg1)
-    if isinstance(arg2, _ScalarMeta):
-        arg2 = arg2.dtype
-    parents = _NARROW_PARENTS.get(arg1)
+    # (JAX's issubdtype does not canonicalize: int64 is int64 in 32-bit mode too)
+    a, b = _scalar_type(arg1), _scalar_type(arg2)
+    parents = _NARROW_PARENTS.get(np.dtype(a)) if a not in _ABSTRACT else None
     if parents is not None:  # ml_dtypes' types are not NumPy subclasses: place them as JAX does
-        if isinstance(arg2, type) and arg2 in _ABSTRACT:
-            return arg2 in parents
-        return np.dtype(arg2) == arg1
-    return bool(np.issubdtype(arg1, arg2))
+        return b is a or b in parents
+    return bool(np.issubdtype(a, b))
+
+
+def _scalar_type(d) -> type:
+    """The NumPy scalar type ``d`` names, as given (abstract types such as ``np.floating`` kept)."""
+    if isinstance(d, _ScalarMeta):
+        return d.dtype.type
+    if isinstance(d, type) and issubclass(d, np.generic):
+        return d
+    try:
+        return np.dtype(d).type
+    except TypeError:
+        return _dt.canonicalize(d).type
 
 
 def _is_extended(dtype) -> bool:

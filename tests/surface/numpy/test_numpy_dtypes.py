@@ -192,6 +192,26 @@ def test_issubdtype_of_a_narrow_type_against_every_abstract_type(narrow):
         assert fnp.issubdtype(narrow, abstract) == jnp.issubdtype(narrow, abstract), abstract
 
 
+def test_issubdtype_does_not_canonicalize_and_takes_abstract_first_arguments():
+    # JAX's dtypes_test testIsSubdtype / testIsSubdtypeCustomFloats (32-bit mode): int64 is a
+    # subdtype of int64 in 32-bit mode too (it was canonicalized to int32 first), and
+    # issubdtype(np.generic, bfloat16) is False (it raised "Converting np.generic to a dtype")
+    jnp = pytest.importorskip("jax.numpy")
+    with funcgrad.enable_x64(False):
+        for t in (fnp.int64, fnp.uint64, fnp.float64, fnp.complex128):
+            assert (
+                fnp.issubdtype(t, t)
+                and fnp.issubdtype(np.dtype(t).type, t)
+                and fnp.issubdtype(t, np.dtype(t))
+            )
+        for a, b in [(int, np.integer), (np.dtype("int64"), fnp.int64), ("float64", np.float64)]:
+            assert fnp.issubdtype(a, b) == jnp.issubdtype(a, b)
+    for narrow in ("bfloat16", "float8_e4m3fn", "int4", "uint2"):
+        for other in (np.generic, object, np.float64, np.dtype(narrow), narrow):
+            assert fnp.issubdtype(narrow, other) == jnp.issubdtype(narrow, other), (narrow, other)
+        assert fnp.issubdtype(np.generic, narrow) is jnp.issubdtype(np.generic, narrow) is False
+
+
 def test_comparisons_of_weak_operands_are_weak_bools():
     # JAX's weak-type rule holds for a bool result (jnp.equal's docstring: Array(True, dtype=bool,
     # weak_type=True)); one strong operand makes it strong; eager and jit agree
