@@ -263,6 +263,15 @@ def _io_jvp(primals, tangents, **params):
     )
 
 
+@io_callback_p.def_transpose
+def _io_transpose(cts, *args, **params):
+    # (reached by linear_transpose of a function calling it: JAX's words)
+    raise ValueError(
+        "IO callbacks do not support transpose. (io_callback's Python function has side effects; "
+        "funcgrad cannot see inside it.)"
+    )
+
+
 @io_callback_p.def_batch
 def _io_batch(axis_size, vals, dims, *, callback, result_avals, ordered, sharding=None):
     if ordered:

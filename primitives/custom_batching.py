@@ -15,29 +15,29 @@ wraps the user's pytree rule into one; the rules below derive new flat rules fro
 - impl, lowering: the body (the rule only matters under ``vmap``).
 - batch: the rule, run on the parent trace, so an enclosing ``vmap`` batches the rule's own
   operations (or meets another ``custom_vmap`` inside it: the rule of each level is applied).
+- jvp: one call over (primals, tangents) whose rule is the rule's JVP; partial eval splits it
+  (NOTE: [differentiating custom_vmap]); transpose: the transposed body, the rule's VJP.
 
 # NOTE: [differentiating custom_vmap]
-# JAX's JVP of a custom_vmap call is one custom_vmap call over (primals, tangents) whose rule is
-# the JVP of the rule; JAX cannot linearize it (its primal outputs depend on unknown tangents) so
-# ``grad`` fails there. Here the JVP rule binds two calls instead: the original call for the primal
-# outputs (same body, same rule), and a *tangent call* over (primals, nonzero tangents) that
-# returns only the output tangents: its body is the body's JVP, its rule the rule's JVP. Partial
-# evaluation then needs no rule of its own: the primal call is known, the tangent call is staged
-# with the primals as residuals. The tangent call is linear in its tangent inputs, so its transpose
-# is again a custom_vmap call: the transposed body, with the VJP of the rule as its rule. Hence
-# ``vmap(grad(f))`` runs the rule for the primal outputs and the rule's VJP for the cotangents,
-# ``grad(grad(f))`` differentiates those again, and without vmap the rule is never called. The
-# price is that the tangent call recomputes the primal part of the body (eagerly; XLA shares it
-# under ``jit``). The tangent call's rule is JAX's JVP of the rule: the user's rule sees an
+# JAX's JVP of a custom_vmap call is one custom_vmap call over (primals, nonzero tangents), its
+# body the body's JVP, its rule the JVP of the rule (``_JointRule``): the user's rule sees an
 # argument as batched where its primal and its tangent both are, and values batched alone (the
 # tangents of ``jacfwd``, primals under a fixed tangent) are an ordinary vmap around the rule's JVP
-# (the rule sees them unbatched, as in JAX); where both kinds meet in one call (JAX then batches
-# the outputs twice), the values batched alone are broadcast instead. Transposed rules broadcast an
-# unbatched operand to batched where it meets a batched one (the linear inputs of a transpose are
-# always batched): the rule sees more batched inputs than strictly needed, never fewer. (Two
-# calls differ from JAX where only tangents or only primals are batched: the primal call is then
-# unbatched (its outputs are the body's) or sees its primals batched; with a rule that batches
-# the body faithfully, as rules must, the values are the same.)
+# (the rule sees them unbatched, as in JAX); so under ``vmap`` of ``jvp`` the primal outputs too
+# come from the rule, as JAX's. Where both kinds meet in one call (JAX then batches the outputs
+# twice: a (5, 5) result of a 5-lane vmap), the values batched alone are broadcast instead.
+# JAX cannot linearize that call (its primal outputs depend on unknown tangents), so its ``grad``
+# fails; funcgrad's partial-evaluation rule splits a JVP call whose primals are known into the
+# original call for the primal outputs (same body, same rule, run now) and a *tangent call* over
+# (primals, nonzero tangents) that returns only the output tangents (body: the body's JVP, rule:
+# the rule's JVP), staged with the primals as residuals. The tangent call is linear in its tangent
+# inputs, so its transpose is again a custom_vmap call: the transposed body, with the VJP of the
+# rule as its rule. Hence ``vmap(grad(f))`` runs the rule for the primal outputs and the rule's
+# VJP for the cotangents, ``grad(grad(f))`` differentiates those again, and without vmap the rule
+# is never called (the price: the tangent call recomputes the primal part of the body eagerly;
+# XLA shares it under ``jit``). Transposed rules broadcast an unbatched operand to batched where
+# it meets a batched one (the linear inputs of a transpose are always batched): the rule sees
+# more batched inputs than strictly needed, never fewer.
 """
 
 from __future__ import annotations
@@ -62,14 +62,16 @@ def _to_batched(x, batched: bool, axis_size: int):
 
 
 def check_rule_outputs(name: str, outs, out_batched, out_avals, axis_size: int) -> None:
-    """Each output of a vmap rule has the aval of the body's output, with a leading ``axis_size``
-    dimension when the rule says it is batched.
+    """A vmap rule returns one output and one flag per output of the function, and each output it
+    calls batched has the batch (a leading ``axis_size`` dimension). As JAX's, the rest of an
+    output's shape and its dtype are the rule's business (a rule of a function closing over an
+    array may return a value of another shape than the body's).
 
     >>> import numpy as np
-    >>> check_rule_outputs("f", [np.zeros(3)], [False], [ShapedArray((), np.float64)], 3)
+    >>> check_rule_outputs("f", [np.zeros(2)], [True], [ShapedArray((), np.float64)], 3)
     Traceback (most recent call last):
     ...
-    ValueError: custom_vmap rule of f: output 0 is f64[3], but as an unbatched output ...(axis_size=3)
+    ValueError: custom_vmap rule of f: output 0 is f64[2], but as a batched (the batch at axis 0) ...
     """
     if len(outs) != len(out_avals) or len(out_batched) != len(out_avals):
         raise ValueError(
@@ -78,12 +80,11 @@ def check_rule_outputs(name: str, outs, out_batched, out_avals, axis_size: int) 
         )
     for i, (o, b, aval) in enumerate(zip(outs, out_batched, out_avals)):
         got = core.get_aval(o)
-        want = _batched_aval(aval, axis_size) if b else aval
-        if got.shape != want.shape or got.dtype != want.dtype:
-            kind = "a batched (the batch at axis 0)" if b else "an unbatched"
+        if b and got.shape[:1] != (axis_size,):
+            want = _batched_aval(aval, axis_size)
             raise ValueError(
                 f"custom_vmap rule of {name}: output {i} is {got.str_short()}, but as "
-                f"{kind} output of the function it must be {want.str_short()} "
+                f"a batched (the batch at axis 0) output of the function it must be {want.str_short()} "
                 f"(axis_size={axis_size})"
             )
 
@@ -111,15 +112,65 @@ def _batch(axis_size, vals, dims, *, call, rule, num_consts, name):
 
 
 def _jvp(primals, tangents, *, call, rule, num_consts, name):
-    outs = custom_vmap_call_p.bind(*primals, call=call, rule=rule, num_consts=num_consts, name=name)
     nonzeros = [type(t) is not Zero for t in tangents]
     nz_tangents = [t for t in tangents if type(t) is not Zero]
-    tangent_call = _tangent_body(call, nonzeros)
-    tangent_rule = _jvp_of_rule(rule, nonzeros, call.out_avals, num_consts, name)
-    out_tangents = custom_vmap_call_p.bind(
-        *primals, *nz_tangents, call=tangent_call, rule=tangent_rule, num_consts=num_consts, name=name
+    joint = _JointRule(call, rule, nonzeros, num_consts, name)
+    outs = custom_vmap_call_p.bind(
+        *primals, *nz_tangents, call=_joint_body(call, nonzeros), rule=joint, num_consts=num_consts, name=name
     )
-    return outs, out_tangents
+    n = len(call.out_avals)
+    return outs[:n], outs[n:]
+
+
+class _JointRule:
+    """The flat rule of a JVP call (NOTE: [differentiating custom_vmap]): JAX's JVP of ``rule``,
+    giving the primal outputs and the output tangents; it keeps what partial evaluation needs to
+    split the call into the primal call and the tangent call."""
+
+    def __init__(self, call, rule, nonzeros, num_consts, name):
+        self.call, self.rule, self.nonzeros, self.num_consts, self.name = (
+            call,
+            rule,
+            nonzeros,
+            num_consts,
+            name,
+        )
+        self._rule = _jvp_of_rule(rule, nonzeros, call.out_avals, num_consts, name, with_primals=True)
+        self.__name__ = self._rule.__name__
+
+    def __call__(self, axis_size, in_batched, args):
+        return self._rule(axis_size, in_batched, args)
+
+
+def _joint_body(call: ClosedJaxpr, nonzeros) -> ClosedJaxpr:
+    """``(primals..., nonzero tangents...) -> (outputs..., tangents of every output...)``."""
+    return ad.jvp_jaxpr(call, nonzeros, instantiate=True)[0]
+
+
+def _partial_eval(trace, args, unknowns, *, call, rule, num_consts, name):
+    """A JVP call with known primals (linearize, ``grad``) splits into the primal call (the body
+    and the rule, run now) and the tangent call (staged; the primals are its residuals): NOTE:
+    [differentiating custom_vmap]. Any other call with an unknown input is staged whole (JAX
+    stages every one, so its ``grad`` fails)."""
+    params = dict(call=call, rule=rule, num_consts=num_consts, name=name)
+    if not isinstance(rule, _JointRule):
+        return trace.stage(custom_vmap_call_p, args, params)
+    n = len(rule.nonzeros)
+    if any(unknowns[:n]):
+        return trace.stage(custom_vmap_call_p, args, params)
+    primals = args[:n]
+    with core.set_current_trace(trace.parent):
+        outs = custom_vmap_call_p.bind(
+            *primals, call=rule.call, rule=rule.rule, num_consts=num_consts, name=name
+        )
+    tangent_call = _tangent_body(rule.call, rule.nonzeros)
+    tangent_rule = _jvp_of_rule(rule.rule, rule.nonzeros, rule.call.out_avals, num_consts, name)
+    out_tangents = trace.stage(
+        custom_vmap_call_p,
+        list(args),
+        dict(call=tangent_call, rule=tangent_rule, num_consts=num_consts, name=name),
+    )
+    return [*outs, *out_tangents]
 
 
 def _tangent_body(call: ClosedJaxpr, nonzeros) -> ClosedJaxpr:
@@ -130,8 +181,9 @@ def _tangent_body(call: ClosedJaxpr, nonzeros) -> ClosedJaxpr:
     return ad.dce(ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.eqns, j.outvars[n:]), jvp_closed.consts))
 
 
-def _jvp_of_rule(rule, nonzeros, out_avals, num_consts, name):
-    """The flat rule of a tangent call: the JVP of ``rule`` (NOTE: [differentiating custom_vmap])."""
+def _jvp_of_rule(rule, nonzeros, out_avals, num_consts, name, with_primals=False):
+    """The flat rule of a tangent call: the JVP of ``rule`` (NOTE: [differentiating custom_vmap]);
+    ``with_primals``: of a JVP call, the primal outputs first."""
     n = len(nonzeros)
     nz_index = [i for i, nz in enumerate(nonzeros) if nz]
     if any(i < num_consts for i in nz_index):
@@ -182,23 +234,26 @@ def _jvp_of_rule(rule, nonzeros, out_avals, num_consts, name):
                 check_rule_outputs(name, list(outs), out_batched_box[-1], out_avals, axis_size)
                 return list(outs)
 
-            _, out_tangents = ad.jvp_flat(primal_fun, [ps[i] for i in nz_index], ts)
-            return [
-                ad.instantiate(Zero(ad.tangent_aval(_batched_aval(a, axis_size) if b else a)))
-                if type(t) is Zero
-                else t
-                for t, a, b in zip(out_tangents, out_avals, out_batched_box[-1])
+            outs, out_tangents = ad.jvp_flat(primal_fun, [ps[i] for i in nz_index], ts)
+            out_tangents = [
+                ad.instantiate(Zero(ad.tangent_aval(core.get_aval(o)))) if type(t) is Zero else t
+                for t, o in zip(out_tangents, outs)
             ]
+            return [*outs, *out_tangents] if with_primals else out_tangents
 
         if any(d is not None for d in (*extra_p, *extra_t)):
             vals, dims = batching.vmap_with_dims(
                 jvp_of_rule, axis_size, [*extra_p, *extra_t], [*primals, *tangents]
             )
-            out_tangents = [batching.move_batch_dim(v, axis_size, d, 0) for v, d in zip(vals, dims)]
-            out_batched = [b or d is not None for b, d in zip(out_batched_box[-1], dims)]
+            results = [
+                v if d is None else batching.move_batch_dim(v, axis_size, d, 0) for v, d in zip(vals, dims)
+            ]
+            flags = out_batched_box[-1] * 2 if with_primals else out_batched_box[-1]
+            out_batched = [b or d is not None for b, d in zip(flags, dims)]
         else:
-            out_tangents, out_batched = jvp_of_rule(*primals, *tangents), out_batched_box[-1]
-        return out_tangents, out_batched
+            results = jvp_of_rule(*primals, *tangents)
+            out_batched = out_batched_box[-1] * 2 if with_primals else out_batched_box[-1]
+        return results, out_batched
 
     tangent_rule.__name__ = f"jvp({getattr(rule, '__name__', 'rule')})"
     return tangent_rule
@@ -276,4 +331,5 @@ custom_vmap_call_p.def_impl(_impl)
 custom_vmap_call_p.def_abstract_eval(_abstract_eval)
 custom_vmap_call_p.def_batch(_batch)
 custom_vmap_call_p.def_jvp(_jvp)
+custom_vmap_call_p.def_partial_eval(_partial_eval)
 custom_vmap_call_p.def_transpose(_transpose)
