@@ -16,6 +16,10 @@ out_shardings=)``), ``in_shardings``/``out_shardings`` (one bridge sharding or `
 input/output). Derived calls keep the device and drop the shardings (their arguments' own
 shardings place them); nested in another jitted program, the call runs wherever that program
 runs.
+
+``xla_metadata_call_p`` (``experimental.scheduling_groups.xla_metadata_call``) is a call whose
+other parameters are XLA frontend attributes of the call operation (strings, as JAX's): it lowers
+to a ``func.call`` carrying them, and its derived calls keep them.
 """
 
 from __future__ import annotations
@@ -56,3 +60,6 @@ def _jit_impl(*args, jaxpr, name, donated_invars, device=None, in_shardings=None
 
 
 jit_p.def_impl(_jit_impl)
+
+
+xla_metadata_call_p = CallPrimitive("xla_metadata_call")  # (derived calls keep the attributes)

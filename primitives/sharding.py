@@ -32,6 +32,11 @@ rules transform the body and bind shard_map again:
 
 ``sharding_constraint_p`` asks the partitioner to lay its operand out as ``spec`` over ``mesh``
 (``lax.with_sharding_constraint``); it is the identity on values.
+
+``xla_metadata_value_p`` (``set_xla_metadata(x, **kvs)``) is the identity too: its lowering puts
+``kvs`` on the operation that computed its operand as XLA frontend attributes (NOTE: [xla
+metadata] in xla_bridge/emitter.py). Linear, as JAX's: a tangent is tagged as its primal, a
+cotangent passes untagged (JAX's backward pass is not tagged either).
 """
 
 from __future__ import annotations
@@ -55,7 +60,14 @@ from funcgrad.kernel.core import Primitive
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 
-__all__ = ["mesh_frames", "meshes_in", "shard_map_p", "sharding_constraint_p", "spmd_axis_name"]
+__all__ = [
+    "mesh_frames",
+    "meshes_in",
+    "shard_map_p",
+    "sharding_constraint_p",
+    "spmd_axis_name",
+    "xla_metadata_value_p",
+]
 
 
 def mesh_sizes(mesh) -> dict:
@@ -417,3 +429,16 @@ deflinear(
 )
 sharding_constraint_p.def_batch(_constraint_batch)
 sharding_constraint_p.def_taylor(linear_taylor(sharding_constraint_p))  # (linear in its inexact operands)
+
+
+xla_metadata_value_p = Primitive("xla_metadata_value")
+xla_metadata_value_p.def_impl(lambda x, *, xla_metadata_kvs: x)
+xla_metadata_value_p.def_abstract_eval(lambda x, *, xla_metadata_kvs: x)
+deflinear(xla_metadata_value_p, lambda ct, x, *, xla_metadata_kvs: [ct])
+xla_metadata_value_p.def_batch(
+    lambda axis_size, vals, dims, *, xla_metadata_kvs: (
+        xla_metadata_value_p.bind(vals[0], xla_metadata_kvs=xla_metadata_kvs),
+        dims[0],
+    )
+)
+xla_metadata_value_p.def_traits(forwards_operands=True)

@@ -239,6 +239,46 @@ class FunctionBuilder:
     def raw(self, line: str) -> None:
         self.lines.append(f"{self.indent}{line}")
 
+    def frontend_attributes(self, value: str, metadata) -> None:
+        """Put ``metadata`` (``(key, value)`` pairs) on the operation of this body that computed
+        ``value`` as ``mhlo.frontend_attributes``; attributes it already has win (NOTE: [xla
+        metadata]). A value this body did not compute (an argument) is left alone.
+
+        >>> fb = FunctionBuilder(ModuleBuilder("m"), True)
+        >>> v = fb.emit("stablehlo.sine %arg0 : tensor<f32>")
+        >>> fb.frontend_attributes(v, (("a", True), ("b", 1)))
+        >>> fb.lines[0].strip()
+        '%v0 = stablehlo.sine %arg0 {mhlo.frontend_attributes = {a = "true", b = "1"}} : tensor<f32>'
+        """
+        if type(value) is not str:
+            return
+        base = value.split("#", 1)[0]
+        heads = (f"{base} = ", f"{base}:")
+        lines = self.lines
+        for i in range(len(lines) - 1, -1, -1):
+            if lines[i].lstrip().startswith(heads):
+                break
+        else:
+            return
+        line = lines[i]
+        if "= sdy.sharding_constraint " in line:  # (the value it constrains, as JAX's owner lookup)
+            self.frontend_attributes(line.split("sdy.sharding_constraint ", 1)[1].split(" ", 1)[0], metadata)
+            return
+        if "\n" in line:  # an operation with regions, emitted whole: its attributes follow them
+            head, _, last = line.rpartition("\n")
+            if last.lstrip().startswith("})"):
+                lines[i] = f"{head}\n{_with_frontend_attributes(last, metadata, last.index('})') + 2)}"
+            return
+        if line.rstrip().endswith("{"):  # an operation with regions: its attributes follow them
+            indent = len(line) - len(line.lstrip())
+            for j in range(i + 1, len(lines)):
+                text = lines[j]
+                if len(text) - len(text.lstrip()) == indent and text.lstrip().startswith("})"):
+                    lines[j] = _with_frontend_attributes(text, metadata, text.index("})") + 2)
+                    return
+            return
+        lines[i] = _with_frontend_attributes(line, metadata, line.index("=") + 1)
+
     # -- constants ---------------------------------------------------------------------------
 
     def const(self, value, dtype, shape=()) -> str:
@@ -330,6 +370,99 @@ class FunctionBuilder:
             f"stablehlo.select {pred}, {on_true}, {on_false} : "
             f"{tensor_type(pred_aval_shape, np.bool_)}, {aval_type(aval)}"
         )
+
+
+# NOTE: [xla metadata]
+# ``set_xla_metadata`` (funcgrad/experimental/xla_metadata.py) gives XLA frontend attributes to
+# operations, as JAX does: as a context manager or decorator, the metadata in force is recorded
+# in each equation staged meanwhile (``SourceInfo.xla_metadata``, read by JAX's ``eqn.ctx``), and
+# equations a transformation makes by re-interpreting one (jvp, transpose, vmap of a jaxpr)
+# inherit it with the source line (NOTE: [source info of re-interpreted equations]); on a value,
+# an identity equation (``xla_metadata_value``) carries it. Lowering puts an equation's metadata
+# on the operations that compute its results (``FunctionBuilder.frontend_attributes``: the
+# operation defining each result, as JAX's ``wrap_xla_metadata_in_place`` tags each result's
+# owner) as ``mhlo.frontend_attributes = {key = "value"}``: JAX's text, values as strings, bools
+# in lower case, keys sorted as MLIR prints a dictionary. The attribute dictionary goes where
+# MLIR's formats put it: before the `` : `` of the types (pretty and generic forms), after the
+# ``})`` closing the regions of an operation that has them, after the name of the two whose
+# formats start with it (``stablehlo.constant``, ``stablehlo.optimization_barrier``); an existing
+# dictionary is extended (every catalog entry's lowering under metadata parses: checked with
+# tests/primitives/op_db by tests/surface/experimental/test_xla_metadata.py). The metadata in
+# force is also part of ``jit``'s trace cache key (a user context), so a function traced under
+# other metadata is traced again, as in JAX. (HLO instruction names differ from JAX's: JAX names
+# them from its source locations, ``sin.1`` for ``sine.1``; funcgrad's modules carry none.)
+
+_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_FRONTEND = "mhlo.frontend_attributes = {"
+
+
+def _attr_string(v) -> str:
+    text = str(v).lower() if isinstance(v, bool) else str(v)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _attr_key(k) -> str:
+    k = str(k)
+    return k if _BARE_KEY.fullmatch(k) else _attr_string(k)
+
+
+def _with_frontend_attributes(line: str, metadata, start: int) -> str:
+    """``line`` (one operation, or the last line of one with regions; its text after ``start``
+    holds the attribute dictionary and types) with ``metadata`` among its frontend attributes."""
+    pairs = {_attr_key(k): _attr_string(v) for k, v in metadata}
+    # Scan the top level for the `` : `` before the types and the last ``{...}`` before it.
+    depth, quoted, i, colon, last_dict = 0, False, start, -1, None
+    while i < len(line):
+        c = line[i]
+        if quoted:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+        elif c in "([{<":
+            if c == "{" and depth == 0:
+                last_dict = [i, -1]
+            depth += 1
+        elif c in ")]}" or (c == ">" and line[i - 1] != "-"):
+            depth -= 1
+            if c == "}" and depth == 0 and last_dict is not None:
+                last_dict[1] = i
+        elif depth == 0 and line.startswith(" : ", i):
+            colon = i
+            break
+        i += 1
+    if colon < 0:
+        return line  # (no types: not an operation's line this knows how to annotate)
+    for op in _DICT_FIRST:
+        if line[start:].lstrip().startswith(op) and last_dict is None:
+            at = line.index(op, start) + len(op) - 1
+            return f"{line[:at]} {{{_FRONTEND}{_pairs(pairs)}}}}}{line[at:]}"
+    if last_dict is not None and last_dict[1] >= 0 and line[last_dict[1] + 1 : colon].strip() == "":
+        lo, hi = last_dict
+        inner = line[lo + 1 : hi]
+        k = inner.find(_FRONTEND)
+        if k >= 0:  # already annotated: merge (the attributes it has win)
+            a = b = k + len(_FRONTEND)
+            have = {}
+            while (m := _PAIR.match(inner, b)) is not None:
+                have[m.group(1)] = m.group(2)
+                b = m.end() + (2 if inner.startswith(", ", m.end()) else 0)
+            inner = inner[:a] + _pairs({**pairs, **have}) + inner[b:]
+        else:
+            inner = f"{_FRONTEND}{_pairs(pairs)}}}" + (", " + inner if inner.strip() else "")
+        return line[: lo + 1] + inner + line[hi:]
+    return f"{line[:colon]} {{{_FRONTEND}{_pairs(pairs)}}}}}{line[colon:]}"
+
+
+# Pretty forms whose attribute dictionary comes first, right after the operation's name.
+_DICT_FIRST = ("stablehlo.constant ", "stablehlo.optimization_barrier ")
+_PAIR = re.compile(r'("(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_$.]*) = ("(?:[^"\\]|\\.)*")')
+
+
+def _pairs(pairs: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in sorted(pairs.items(), key=lambda kv: kv[0].strip('"')))
 
 
 def compare_type(dtype) -> str:
@@ -468,6 +601,10 @@ def lower_jaxpr_body(
             raise LoweringError(
                 f"lowering of {prim.name} returned {len(outs)} values, expected {len(eqn.outvars)}"
             )
+        info = eqn.source_info
+        if info is not None and info.xla_metadata:
+            for o in outs:
+                fb.frontend_attributes(o, info.xla_metadata)
         spmd = fb.module.spmd
         if spmd is not None and not spmd.manual:
             outs = list(outs)

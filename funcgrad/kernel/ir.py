@@ -351,18 +351,29 @@ Atom = Var | Literal
 class SourceInfo(NamedTuple):
     """Where the user's code created an equation: file, line and function, the enclosing
     ``named_scope`` names (``"outer/inner"``, empty outside any scope), and the column the call
-    starts at (0-based, as JAX prints it: ``file:line:column (function)``; None where unknown)."""
+    starts at (0-based, as JAX prints it: ``file:line:column (function)``; None where unknown),
+    and the XLA metadata in force (``set_xla_metadata``: sorted ``(key, value)`` pairs; NOTE:
+    [xla metadata])."""
 
     file: str
     line: int
     function: str
     name_stack: str = ""
     column: int | None = None
+    xla_metadata: tuple = ()
 
     def __str__(self):
         at = f"{self.line}" if self.column is None else f"{self.line}:{self.column}"
         where = f"{self.file}:{at} ({self.function})"
         return f"[{self.name_stack}] {where}" if self.name_stack else where
+
+
+class EqnContext(NamedTuple):
+    """JAX's ``JaxprEqnContext`` as funcgrad has it: the ``xla_metadata`` of an equation (a dict,
+    or None when none was set), and ``compute_type`` (None: funcgrad has no ``compute_on``)."""
+
+    xla_metadata: dict | None
+    compute_type: str | None = None
 
 
 class JaxprEqn(NamedTuple):
@@ -376,11 +387,23 @@ class JaxprEqn(NamedTuple):
     # trait, NOTE: [primitive traits]), so code written for JAX reads an empty set.
     effects = property(lambda self: frozenset())
 
+    @property
+    def ctx(self) -> EqnContext:
+        """JAX's equation context: what was in force when the equation was made (its
+        ``xla_metadata``, a dict or None; NOTE: [xla metadata])."""
+        info = self.source_info
+        return EqnContext(dict(info.xla_metadata) if info is not None and info.xla_metadata else None)
+
     def replace(self, **changes) -> JaxprEqn:
-        """A copy with the given fields changed (JAX's ``JaxprEqn.replace``; ``effects`` and
-        ``ctx`` are accepted and dropped, as funcgrad's IR has neither)."""
+        """A copy with the given fields changed (JAX's ``JaxprEqn.replace``; ``effects`` is
+        accepted and dropped, as funcgrad's IR has none; a ``ctx`` sets the equation's XLA
+        metadata)."""
         changes.pop("effects", None)
-        changes.pop("ctx", None)
+        ctx = changes.pop("ctx", None)
+        if ctx is not None:
+            info = changes.get("source_info", self.source_info) or SourceInfo("<unknown>", 0, "<unknown>")
+            meta = getattr(ctx, "xla_metadata", None)
+            changes["source_info"] = info._replace(xla_metadata=tuple(sorted((meta or {}).items())))
         return self._replace(**changes)
 
 
@@ -581,6 +604,9 @@ def jaxpr_key(jaxpr: Jaxpr | ClosedJaxpr) -> tuple:
             for v in eqn.outvars:
                 numbers[v] = len(numbers)
             outs = tuple([_aval_key(v.aval) for v in eqn.outvars])
+            info = eqn.source_info
+            if info is not None and info.xla_metadata:  # (NOTE: [xla metadata]: part of the program)
+                outs = (*outs, info.xla_metadata)
             parts.append((eqn.primitive, params_key(eqn.params), ins, outs))
         parts.append(tuple([atom(a) for a in jaxpr.outvars]))
         key = tuple(parts)

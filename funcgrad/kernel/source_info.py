@@ -26,6 +26,8 @@ class _SourceInfoConfig:
     backward_depth = 0
     # The ``named_scope`` names entered, outermost first ("outer/inner"; funcgrad/_utilities.py).
     name_stack = ""
+    # The XLA metadata in force (``set_xla_metadata``), sorted (key, value) pairs (NOTE: [xla metadata]).
+    xla_metadata: tuple = ()
 
 
 source_info_config = _SourceInfoConfig()
@@ -44,8 +46,13 @@ def user_source_info() -> SourceInfo | None:
     """The innermost frame outside the library: the user's line that created an equation (or the
     line of the equation being re-interpreted, see NOTE: [source info of re-interpreted
     equations])."""
-    override = source_info_config.override
+    config = source_info_config
+    override = config.override
     if override is not None:
+        if config.xla_metadata:
+            # The equation's own metadata over what is in force now, as JAX enters an equation's
+            # context when it re-interprets it (NOTE: [xla metadata]).
+            return override._replace(xla_metadata=merge_metadata(config.xla_metadata, override.xla_metadata))
         return override
     library = (_FUNCGRAD_DIR, *hooks.library_dirs)
     frame = sys._getframe(2)
@@ -57,7 +64,26 @@ def user_source_info() -> SourceInfo | None:
             column = pos[2] if pos is not None else None
             # (The qualified name, ``outer.<locals>.f``, as JAX names the function.)
             return SourceInfo(
-                filename, frame.f_lineno, frame.f_code.co_qualname, source_info_config.name_stack, column
+                filename,
+                frame.f_lineno,
+                frame.f_code.co_qualname,
+                config.name_stack,
+                column,
+                config.xla_metadata,
             )
         frame = frame.f_back
+    if config.xla_metadata:
+        return SourceInfo("<unknown>", 0, "<unknown>", config.name_stack, None, config.xla_metadata)
     return None
+
+
+def merge_metadata(base: tuple, updates) -> tuple:
+    """XLA metadata ``base`` updated by ``updates`` (pairs or a dict; a None value removes its key,
+    as JAX's ``update_metadata``), as sorted ``(key, value)`` pairs.
+
+    >>> merge_metadata((("a", "b"), ("c", 1)), {"c": None, "d": True})
+    (('a', 'b'), ('d', True))
+    """
+    merged = dict(base)
+    merged.update(updates)
+    return tuple(sorted((k, v) for k, v in merged.items() if v is not None))

@@ -10,7 +10,7 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
 
 from __future__ import annotations
 
-from funcgrad.primitives.call import jit_p
+from funcgrad.primitives.call import jit_p, xla_metadata_call_p
 from funcgrad.xla_bridge.emitter import aval_type, register
 
 
@@ -25,6 +25,23 @@ def _jit(ctx, *args, jaxpr, name, donated_invars, device=None, in_shardings=None
     rhs = f"func.call @{sym}({', '.join(args)}) : ({', '.join(in_types)}) -> ({', '.join(out_types)})"
     outs = ctx.fb.emit_results(rhs, len(out_types))
     return _constrained(ctx, outs, ctx.avals_out, out_shardings)
+
+
+@register(xla_metadata_call_p)
+def _xla_metadata_call(ctx, *args, jaxpr, **meta):
+    # A call of a private function whose operation carries ``meta`` as frontend attributes (JAX's
+    # scheduling_groups lowering; NOTE: [xla metadata] in xla_bridge/emitter.py).
+    for v in meta.values():
+        if not isinstance(v, str):
+            raise NotImplementedError(f"mlir attr handler for type(x)={type(v)}")
+    sym = ctx.fb.module.private_function(jaxpr, "xla_metadata_call")
+    out_types = [aval_type(a) for a in ctx.avals_out]
+    in_types = [aval_type(a) for a in ctx.avals_in]
+    rhs = f"func.call @{sym}({', '.join(args)}) : ({', '.join(in_types)}) -> ({', '.join(out_types)})"
+    outs = ctx.fb.emit_results(rhs, len(out_types))
+    if outs:
+        ctx.fb.frontend_attributes(outs[0], tuple(sorted(meta.items())))
+    return outs
 
 
 def _constrained(ctx, values, avals, shardings):

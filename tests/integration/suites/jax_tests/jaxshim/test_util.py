@@ -722,7 +722,8 @@ def create_mesh(mesh_shape, axis_names, iota_order=False, axis_types=None):
         raise unittest.SkipTest(f"Test requires {size} global devices and found {len(funcgrad.devices())}.")
     if axis_types is None:  # (JAX's test meshes are Auto, where make_mesh's default is Explicit)
         axis_types = (funcgrad.sharding.AxisType.Auto,) * len(mesh_shape)
-    return funcgrad.sharding.make_mesh(tuple(mesh_shape), tuple(axis_names), axis_types)
+    names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)  # (as JAX's Mesh)
+    return funcgrad.sharding.make_mesh(tuple(mesh_shape), names, axis_types)
 
 
 def iter_eqns(jaxpr):
