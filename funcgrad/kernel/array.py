@@ -106,11 +106,11 @@ class Array(_ArrayBase):
     @classmethod
     def _from_owned(cls, value, weak_type: bool = False) -> Array:
         x = cls._from_owned_raw(value, weak_type)
-        if value.ndim == 0:
-            # A 0-d value made while a jaxpr is staged is a constant of that trace, staged as a
-            # literal, where an Array made before it is a constvar (NOTE: [constants made while
-            # tracing], kernel/partial_eval.py).
-            hooks.note_constant(x)
+        # A 0-d value made while a jaxpr is staged is a constant of that trace, staged as a
+        # literal, where an Array made before it is a constvar (NOTE: [constants made while
+        # tracing], kernel/partial_eval.py); a computed one of any shape is noted as made by the
+        # trace (NOTE: [constants a trace made]).
+        hooks.note_constant(x)
         return x
 
     # ``Array._from_owned(value, weak_type=False)`` wraps a freshly computed NumPy array without

@@ -42,6 +42,18 @@ Two traces share one jaxpr builder:
 # constvar -- one made before the trace, or made in an enclosing trace and closed over by an inner
 # one (equinox's closure_convert counts those constants, as optimistix's LBFGS compares two
 # operators' closures).
+
+# NOTE: [constants a trace made]
+# Eager loops at the top pass the arrays their bodies close over as operands, as JAX's do
+# (``body_nconsts``; NOTE: [eager loops keep only what their trace made] in
+# funcgrad/_control_flow.py), but keep as constants of the program the arrays the trace itself
+# computed from no inputs, where JAX stages an equation XLA folds (``jnp.arange``'s ``iota``):
+# funcgrad's surface computes those with NumPy while tracing. Such an array is made by
+# ``Array._from_owned`` (a computed value; a conversion of an existing value goes through
+# ``Array(...)``), which passes it to ``trace_constant``: every enclosing trace staging a jaxpr
+# notes it in its builder's ``made`` (held, so no id is reused), up to ``MADE_CONSTANT_ELEMENTS``
+# elements (larger ones stay operands, as the lowering passes large constants as arguments);
+# ``trace_to_jaxpr(made=...)`` reports which constants of the jaxpr were made so.
 """
 
 from __future__ import annotations
@@ -95,20 +107,33 @@ def _is_literal_value(x) -> bool:
     return isinstance(x, np.generic) or (t is np.ndarray and x.ndim == 0)
 
 
+# Arrays up to this many elements made while tracing are noted as made (NOTE: [constants a trace
+# made]); the lowering's ``HOIST_CONST_ELEMENTS``, above which a constant is passed as an argument.
+MADE_CONSTANT_ELEMENTS = 4096
+
+
 def trace_constant(x):
-    """Note ``x``, a 0-d Array just made, as made by the innermost trace staging a jaxpr, which
-    then stages it as a literal (NOTE: [constants made while tracing]; every 0-d Array comes here,
-    ``hooks.note_constant``); returns ``x``. Outside a staging trace it is a plain Array.
+    """Note ``x``, an Array just made, as made by the traces staging a jaxpr: a 0-d one is staged
+    as a literal by the innermost (NOTE: [constants made while tracing]; every 0-d Array comes
+    here, ``hooks.note_constant``), a computed one (``Array._from_owned``) is noted as made by each
+    (NOTE: [constants a trace made]); returns ``x``. Outside a staging trace it is a plain Array.
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> funcgrad.make_jaxpr(lambda x: x + fnp.asarray(2.0))(1.0)
     { lambda ; a:f64[]. let b:f64[] = add a 2.0:f64[] in (b,) }
     """
     trace = core._state.trace
+    if trace.parent is None:  # (eager: nothing stages)
+        return x
+    scalar, innermost = x.ndim == 0, True
+    if not scalar and x.size > MADE_CONSTANT_ELEMENTS:
+        return x
     while trace.parent is not None:
         if isinstance(trace, StagingTrace) and type(trace) is not PartialEvalTrace:
-            trace.builder.literals[id(x)] = x
-            return x
+            if scalar and innermost:
+                trace.builder.literals[id(x)] = x
+            innermost = False
+            trace.builder.made[id(x)] = x
         trace = trace.parent
     return x
 
@@ -123,6 +148,9 @@ class JaxprBuilder:
         # The 0-d constants made while this jaxpr was staged, by id (held, so no id is reused):
         # literals (NOTE: [constants made while tracing]).
         self.literals: dict[int, Array] = {}
+        # The Arrays made while this jaxpr (or one inside it) was staged, by id (held): NOTE:
+        # [constants a trace made].
+        self.made: dict[int, Array] = {}
         self.eqns: list[JaxprEqn] = []
         self.invars: list[Var] = []
         self.const_vars: dict[int, Var] = {}
@@ -342,19 +370,28 @@ def under_staging(trace) -> bool:
 
 
 def trace_to_jaxpr(
-    f: Callable, in_avals: Sequence[ShapedArray], arg_names=None, description: str = "", dce: bool = True
-) -> tuple[ClosedJaxpr, list]:
-    """Stage ``f(*args) -> list`` into a closed jaxpr; returns it and the outputs' avals.
+    f: Callable,
+    in_avals: Sequence[ShapedArray],
+    arg_names=None,
+    description: str = "",
+    dce: bool = True,
+    made: list | None = None,
+) -> ClosedJaxpr:
+    """Stage ``f(*args) -> list`` into a closed jaxpr and return it.
 
     The jaxpr's consts may be tracers of enclosing transformations (closure captures). ``dce=False``
     keeps the equations nothing reads (``make_jaxpr`` shows them, as JAX's does, their results
-    printed as ``_``).
+    printed as ``_``). ``made``: a list that receives, per constant of the jaxpr, whether the
+    trace made it (NOTE: [constants a trace made]).
     """
     with core.new_trace(StagingTrace, None, description) as trace:
         names = arg_names or [None] * len(in_avals)
         args = [trace.new_arg(a, n) for a, n in zip(in_avals, names)]
         outs = f(*args)
         closed = trace.builder.build(trace, args, outs, dce)
+    if made is not None:
+        noted = trace.builder.made
+        made.extend(noted.get(id(c)) is c for c in closed.consts)
     return closed
 
 

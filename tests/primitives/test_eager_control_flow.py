@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from _oracle import XLA_DEFAULT_OPTIONS, xla_default_compiles
 from funcgrad.primitives.scan import scan_p
+from funcgrad.xla_bridge import executables
 from funcgrad.xla_bridge import runtime as rt
 
 import funcgrad
@@ -156,23 +157,37 @@ def test_eager_loops_with_float0_tangents_and_callbacks(capfd):
     assert capfd.readouterr().out.split() == ["step", "0", "step", "1", "step", "2", "after"]
 
 
-def test_eager_loops_keep_captured_constants_as_jit_does(monkeypatch):
-    # NOTE: [eager loops keep their constants]: at the top the captured array is a constant of
-    # the loop's jaxprs (so of the compiled program, as under jit); under jvp it is an operand.
-    w = np.linspace(0.5, 1.5, 4).astype(F32)
+def test_eager_loops_pass_captured_arrays_as_operands_as_jax_does(monkeypatch):
+    # NOTE: [eager loops keep only what their trace made]: at the top a captured array is an
+    # operand of the loop (JAX's num_consts), so new values of it compile no new program; the arange
+    # the trace computed stays a constant of the loop's jaxpr (JAX stages an iota XLA folds); the
+    # bits are jit's and JAX's. Under jvp every constant is an operand.
     seen = []
     real = scan_p.impl
     monkeypatch.setattr(scan_p, "impl", lambda *a, **p: seen.append((len(a), p)) or real(*a, **p))
 
-    def f(x):
-        return lax.fori_loop(0, 3, lambda i, c: fnp.tanh(c * w) + fnp.zeros(4, F32), x)
+    def loop(np_, lax_, x, w):
+        body = lambda i, c: np_.tanh(c * w) * (1.5 + np_.arange(4, dtype=F32)) + np_.zeros(4, F32)  # noqa: E731
+        return lax_.fori_loop(0, 3, body, x)
 
-    x = np.ones(4, F32)
-    eager = np.asarray(f(x))
+    rng = np.random.default_rng(0)
+    x, w = (rng.standard_normal(4).astype(F32) for _ in range(2))
+    with xla_default_compiles():
+        eager = np.asarray(loop(fnp, lax, x, w))
+        jitted = np.asarray(funcgrad.jit(lambda x: loop(fnp, lax, x, w))(x))
     (n_args, params), *_ = seen
-    assert n_args == 2 and params["num_consts"] == 0  # (i, c): w is the body's constant
-    assert any(np.array_equal(np.asarray(c), w) for c in params["jaxpr"].consts)
-    np.testing.assert_array_equal(eager, np.asarray(funcgrad.jit(f)(x)))
+    assert n_args == 3 and params["num_consts"] == 1  # (w, i, c): w is an operand
+    (made,) = params["jaxpr"].consts
+    np.testing.assert_array_equal(np.asarray(made), np.arange(4, dtype=F32))
+    np.testing.assert_array_equal(eager, jitted)
+    jax_jit = jax.jit(lambda x: loop(jax.numpy, jax.lax, x, w), compiler_options=XLA_DEFAULT_OPTIONS)
+    np.testing.assert_array_equal(eager, np.asarray(jax_jit(x)))
+    loop(fnp, lax, x, w)  # (compiled at the suite's options)
+    misses = executables._mem_stats["misses"]
+    w2 = w + F32(1)
+    again = np.asarray(loop(fnp, lax, x, w2))  # a fresh closure over new values: the same program
+    assert executables._mem_stats["misses"] == misses
+    np.testing.assert_array_equal(again, np.asarray(funcgrad.jit(lambda x: loop(fnp, lax, x, w2))(x)))
     seen.clear()
-    funcgrad.jvp(f, (x,), (x,))
+    funcgrad.jvp(lambda x: loop(fnp, lax, x, w), (x,), (x,))
     assert seen[0][1]["num_consts"] > 0  # under jvp: operands the transformation sees
