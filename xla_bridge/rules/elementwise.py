@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from funcgrad.primitives import elementwise as ew
 from funcgrad.xla_bridge.emitter import aval_type, compare_type, register, tensor_type, xla_dtype
+from funcgrad.xla_bridge.rules import _pad_sums as pad_sums
 from funcgrad.xla_bridge.rules._complex_order import complex_pick
 
 from funcgrad.kernel import dtypes as _fdt
@@ -204,6 +205,16 @@ def _binary_rule(op):
 
 for _p, _op in _BINARY.items():
     register(_p)(_binary_rule(_op))
+
+
+def _add_rule(ctx, x, y):
+    a, b = ctx.operands([x, y])
+    s = pad_sums.sum_of_pads(ctx, a, b)  # NOTE: [sums of zero pads]
+    return s if s is not None else ctx.fb.binary("stablehlo.add", a, b, ctx.avals_out[0])
+
+
+register(ew.add_p)(_add_rule)
+register(ew.add_any_p)(_add_rule)
 
 
 def _minmax_rule(op: str, direction: str):

@@ -15,6 +15,7 @@ from funcgrad.xla_bridge.emitter import (
     tensor_type,
     widen_sub_byte,
 )
+from funcgrad.xla_bridge.rules import _pad_sums as pad_sums
 
 
 @register(st.broadcast_in_dim_p)
@@ -66,7 +67,9 @@ def _pad(ctx, x, padding_value, *, padding_config):
         f"interior_padding = {i64_array(interior)}"
     )
     types = [aval_type(a) for a in ctx.avals_in]
-    return ctx.fb.generic("stablehlo.pad", [x, padding_value], types, [aval_type(ctx.avals_out[0])], attrs)
+    y = ctx.fb.generic("stablehlo.pad", [x, padding_value], types, [aval_type(ctx.avals_out[0])], attrs)
+    pad_sums.record_pad(ctx, y, x, padding_value, padding_config)  # NOTE: [sums of zero pads]
+    return y
 
 
 @register(st.rev_p)
