@@ -40,13 +40,14 @@ from funcgrad.primitives.structure import index_in_dim
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.ir import ShapedArray
+from funcgrad.kernel.ir import ShapedArray, jaxprs_in_params
 
 __all__ = [
     "HostCallback",
     "VMAP_METHODS",
     "check_results",
     "debug_callback_p",
+    "io_callback_in",
     "io_callback_p",
     "pure_callback_p",
 ]
@@ -261,6 +262,23 @@ def _io_jvp(primals, tangents, **params):
         "values that do not flow through it (wrap its operands in funcgrad.lax.stop_gradient), or "
         "give the computation a derivative with funcgrad.custom_vjp."
     )
+
+
+def io_callback_in(jaxpr, unordered_only: bool = False) -> bool:
+    """Whether ``jaxpr`` (or a closed one) holds an ``io_callback``, in inner jaxprs too (with
+    ``unordered_only``, an unordered one): JAX's IO effect, which some transformations refuse
+    (vmap of a cond, a while loop whose predicate is batched, partial evaluation of checkpoint)."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is io_callback_p and not (unordered_only and eqn.params["ordered"]):
+            return True
+        names = eqn.primitive.traits.jaxpr_params
+        if names and any(
+            io_callback_in(j, unordered_only)
+            for j in jaxprs_in_params({k: eqn.params[k] for k in names if k in eqn.params})
+        ):
+            return True
+    return False
 
 
 @io_callback_p.def_transpose

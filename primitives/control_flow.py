@@ -35,6 +35,7 @@ from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
 from funcgrad.primitives._rules import to_front
+from funcgrad.primitives.callbacks import io_callback_in
 from funcgrad.primitives.checks import check_p
 
 from funcgrad.kernel import core
@@ -393,6 +394,8 @@ def _lane_masked_checks(index, branch: int):
 
 
 def _cond_batch(axis_size, vals, dims, *, branches):
+    if any(io_callback_in(b) for b in branches):
+        raise NotImplementedError("IO effect not supported in vmap-of-cond.")  # (JAX's refusal)
     index, *ops_ = vals
     index_dim, *op_dims = dims
     if index_dim is not None:
@@ -576,6 +579,9 @@ def _while_batch(axis_size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
     carry_b = _fixed_point(step, [d is not None for d in card])
     pred_dim = batch_jaxpr(cond_jaxpr, axis_size, ccd + _dims(carry_b), instantiate=False)[1][0]
     if pred_dim is not None:
+        if io_callback_in(body_jaxpr, unordered_only=True) or io_callback_in(cond_jaxpr, unordered_only=True):
+            # (JAX's refusal: a lane that has finished would still run the callback)
+            raise Exception("Unordered IO effects not supported in while_loop with batched predicate")
         carry_b = [True] * len(carry)  # finished lanes keep their value by select: all carries batched
         carry_b = _fixed_point(step, carry_b)
     carry = [to_front(x, d, axis_size) if b else x for x, d, b in zip(carry, card, carry_b)]

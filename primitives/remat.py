@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from funcgrad.primitives.bitcast import reduce_precision_p
-from funcgrad.primitives.callbacks import debug_callback_p
+from funcgrad.primitives.callbacks import debug_callback_p, io_callback_in
 from funcgrad.primitives.control_flow import _merge_residuals, cond_p
 from funcgrad.primitives.dot import dot_general_p
 from funcgrad.primitives.scan import scan_p
@@ -380,6 +380,9 @@ def _transpose(cts, *args, jaxpr, policy, differentiated):
 
 
 def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
+    if io_callback_in(jaxpr):
+        # (JAX's refusal: recomputing would run the side effect again)
+        raise NotImplementedError("Effects not supported in partial-eval of `checkpoint`/`remat`: {IO}")
     known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns, instantiate=False)
     kj = known.jaxpr
     n_known_out = len(kj.outvars) - num_res

@@ -491,3 +491,36 @@ def test_callback_sharding_is_a_single_device_as_jax():
     named = NamedSharding(funcgrad.make_mesh((1,), ("x",)), P("x"))
     with pytest.raises(NotImplementedError, match="only supports SingleDeviceSharding, but got"):
         funcgrad.pure_callback(np.sin, F64, 1.0, sharding=named)
+
+
+def test_io_callback_refusals_as_jax():
+    # (JAX's python_callback_test: an IO effect is refused where a transformation would run it
+    # where the program does not: transposed, in both branches of a vmapped cond, in a finished
+    # lane of a batched while loop, recomputed by checkpoint)
+    from funcgrad.experimental import io_callback
+
+    ident = lambda v: io_callback(lambda a: a, _like(v), v)  # noqa: E731
+    with pytest.raises(ValueError, match="IO callbacks do not support transpose"):
+        funcgrad.linear_transpose(ident, 1.0)(1.0)
+
+    def branches(pred):
+        return lax.cond(pred, lambda: io_callback(lambda: None, None), lambda: None)
+
+    with pytest.raises(NotImplementedError, match="IO effect not supported in vmap-of-cond"):
+        funcgrad.vmap(branches)(fnp.array([True, False]))
+
+    def loop(i):
+        return lax.while_loop(lambda i: i < 5, lambda i: (io_callback(lambda a: None, None, i), i + 1)[1], i)
+
+    with pytest.raises(Exception, match="not supported in while_loop with batched predicate"):
+        funcgrad.vmap(loop)(fnp.array([0, 4]))
+    seen = []
+
+    @funcgrad.grad
+    @funcgrad.checkpoint
+    def remat(x, y):
+        io_callback(lambda v: seen.append(v), None, y)
+        return x
+
+    with pytest.raises(NotImplementedError, match="Effects not supported in partial-eval of `checkpoint`"):
+        remat(2.0, 3.0)
