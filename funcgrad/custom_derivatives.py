@@ -120,9 +120,17 @@ def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list[Any]]:
     >>> outer(2.0)[1], funcgrad.grad(lambda a: outer(a)[0])(2.0)
     (0, Array(3., dtype=float64, weak_type=True))
     """
+    return convert_closure(fun, example_args, hoist_arrays=False)
+
+
+def convert_closure(fun: Callable, example_args: tuple, hoist_arrays: bool) -> tuple[Callable, list[Any]]:
+    """``closure_convert(fun, *example_args)``; with ``hoist_arrays`` the concrete floating-point
+    arrays ``fun`` closes over are hoisted too, for a caller that compiles ``converted`` at the
+    top (odeint, NOTE: [one compiled integrator per problem]): its program then takes them as
+    arguments, so a function re-created over new values finds the same conversion and program."""
     flat, in_tree = tu.tree_flatten(example_args)
     avals = tuple(core.get_aval(x) for x in flat)
-    key = (in_tree, avals)
+    key = (in_tree, avals, hoist_arrays)
     try:
         per_fun = _CACHE.setdefault(fun, {})
     except TypeError:  # a function object that cannot be weakly referenced or hashed
@@ -140,7 +148,10 @@ def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list[Any]]:
 
     closed = trace_to_jaxpr(flat_fun, avals, description="closure_convert")
     jaxpr, consts, out_tree = closed.jaxpr, list(closed.consts), out_tree_box[0]
-    hoist = [isinstance(c, core.Tracer) and _dt.is_inexact(core.get_aval(c).dtype) for c in consts]
+    hoist = [
+        (hoist_arrays or isinstance(c, core.Tracer)) and _dt.is_inexact(core.get_aval(c).dtype)
+        for c in consts
+    ]
     kept = [c for c, h in zip(consts, hoist) if not h]
     hoisted = [c for c, h in zip(consts, hoist) if h]
 

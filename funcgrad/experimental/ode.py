@@ -28,7 +28,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import api, lax
-from funcgrad.custom_derivatives import closure_convert, custom_vjp
+from funcgrad.custom_derivatives import convert_closure, custom_vjp
 from funcgrad.flatten_util import ravel_pytree
 from funcgrad.jitting import jit
 from funcgrad.kernel import core
@@ -143,7 +143,10 @@ def odeint(func: Callable, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf
     t = fnp.asarray(t)
     if not fnp.issubdtype(t.dtype, fnp.floating) or t.ndim != 1:
         raise TypeError(f"odeint: t must be a 1-D array of floats, got {t.dtype}{list(t.shape)}")
-    converted, consts = closure_convert(func, y0, t[0], *args)
+    # Eagerly, the arrays ``func`` closes over are arguments of the compiled integrator, not
+    # constants of it (NOTE: [one compiled integrator per problem]).
+    eager = type(core.current_trace()) is core.EvalTrace
+    converted, consts = convert_closure(func, (y0, t[0], *args), hoist_arrays=eager)
     return _wrapper(converted, float(rtol), float(atol), float(mxstep), float(hmax))(y0, t, *args, *consts)
 
 
@@ -160,7 +163,13 @@ def _odeint_wrapper_impl(func, rtol, atol, mxstep, hmax, y0, ts, *args):
 # NOTE: [one compiled integrator per problem]
 # Each (dynamics, tolerances) gets its own jitted integrator, kept in a small LRU: a program with
 # several ODEs compiles each once, and the retrace warning of one jit shared by unrelated problems
-# (which would count their first compilations as retraces) cannot fire.
+# (which would count their first compilations as retraces) cannot fire. An eager call hoists the
+# floating-point arrays the dynamics close over as arguments (``convert_closure(hoist_arrays=)``),
+# as eager loops pass theirs as operands (NOTE: [eager loops keep only what their trace made]):
+# dynamics re-created over new values (a lambda made at every call) are then the same conversion
+# (equal by program) and reuse the compiled integrator, where JAX compiles again; under a
+# transformation only tracers are hoisted, as JAX's ``closure_convert`` does, so the adjoint
+# computes no cotangents for captured constants.
 _WRAPPERS: collections.OrderedDict = register_cache("experimental.ode_integrators", collections.OrderedDict())
 _MAX_WRAPPERS = 64
 

@@ -118,3 +118,20 @@ def test_complex_state_gradients_against_closed_form():
     assert got[1].dtype == np.float64
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6, atol=1e-6)
+
+
+def test_eager_dynamics_over_new_arrays_reuse_the_compiled_integrator():
+    # NOTE: [one compiled integrator per problem]: eagerly the captured arrays are arguments of
+    # the integrator, so a lambda made at every call over new values compiles nothing new (under
+    # a transformation only traced ones are hoisted, closure_convert's rule: the tests above).
+    from funcgrad.xla_bridge import executables
+
+    def solve(w):
+        return odeint(lambda y, t: -w * y, np.ones(3), fnp.array([0.0, 0.5]))
+
+    solve(np.array([1.0, 2.0, 3.0]))
+    misses = executables._mem_stats["misses"]
+    w = np.array([0.5, 1.5, 2.5])
+    ys = solve(w)
+    assert executables._mem_stats["misses"] == misses
+    np.testing.assert_allclose(np.asarray(ys[1]), np.exp(-0.5 * w), rtol=1e-6)
