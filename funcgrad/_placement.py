@@ -395,10 +395,14 @@ def _constrain(x, shardings, *, strict: bool):
             )
         if not isinstance(v, Array | core.Tracer):  # a NumPy array or a Python scalar
             v = Array._from_owned(canonical_value(np.asarray(v)), type(v) in python_scalar_types)
-        try:
-            s.shard_shape(v.shape)
-        except ValueError as e:
-            raise ValueError(f"with_sharding_constraint: {e}") from None
+        if not isinstance(v, core.Tracer):
+            # (JAX's eager check; under jit XLA takes a dimension that does not divide evenly, padded,
+            # and chooses the result's layout: flax's FSDP example constrains a (32, 1) kernel
+            # over 4 devices)
+            try:
+                s.shard_shape(v.shape)
+            except ValueError as e:
+                raise ValueError(f"with_sharding_constraint: {e}") from None
         # NOTE: [unreduced values]: a traced unreduced value constrained to a sharding without those
         # axes is reduced by XLA (its type says unreduced, the constraint does not: an all-reduce).
         if s.spec.unreduced:

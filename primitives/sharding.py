@@ -416,7 +416,11 @@ def meshes_in(closed) -> list:
 
 
 def _constraint_abstract_eval(x, *, mesh, spec):
-    block_aval(x, mesh, spec, "with_sharding_constraint")
+    # (a dimension the mesh axes do not divide is XLA's to pad, as under JAX's jit)
+    if len(spec) != x.ndim:
+        raise ValueError(
+            f"with_sharding_constraint: the spec has {len(spec)} dimensions but the value is {x.str_short()}"
+        )
     return x
 
 

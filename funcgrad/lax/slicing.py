@@ -460,6 +460,8 @@ def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
     >>> [v.tolist() for v in associative_scan(pair, (np.arange(1, 4), np.arange(1, 4)))]
     [[1, 3, 6], [1, 2, 6]]
     """
+    if not callable(fn):
+        raise TypeError("lax.associative_scan: fn argument should be callable.")
     leaves, tree = tu.tree_flatten(elems)
     if not leaves:
         raise ValueError("associative_scan: elems holds no arrays")

@@ -314,3 +314,17 @@ def test_a_donated_sharded_argument_is_deleted_as_in_jax():
         assert x.is_deleted()
         with pytest.raises(RuntimeError, match="Array has been deleted with shape=float"):
             x + 1.0
+
+
+def test_a_constraint_that_does_not_divide_a_dimension_under_jit_as_jax():
+    # (flax's FSDP example constrains a (32, 1) kernel over 4 devices inside nnx.jit: JAX hands
+    # it to XLA, which pads and lays the result out replicated; eagerly it is JAX's error)
+    mesh = make_mesh((2, 4), ("data", "model"), (AxisType.Auto, AxisType.Auto))
+    s = NamedSharding(mesh, P(None, "model"))
+    f = funcgrad.jit(lambda a: lax.with_sharding_constraint(a * 2, s))
+    y = f(fnp.ones((32, 1)))
+    assert np.array_equal(np.asarray(y), np.full((32, 1), 2.0)) and y.sharding.spec == P()
+    g = funcgrad.jit(funcgrad.grad(lambda a: lax.with_sharding_constraint(a * 2, s).sum()))(fnp.ones((32, 1)))
+    assert np.array_equal(np.asarray(g), np.full((32, 1), 2.0))
+    with pytest.raises(ValueError, match="not divisible by 4"):
+        lax.with_sharding_constraint(fnp.ones((32, 1)), s)
