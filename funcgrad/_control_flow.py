@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from funcgrad._api_util import flatten_outputs
+from funcgrad._control_flow_errors import branch_error, carry_structure_error, carry_type_error
 from funcgrad._remat import checkpoint as _checkpoint
 from funcgrad._sharding_types import check_carry_types, scan_step_avals
 from funcgrad.kernel import batching, core
@@ -193,11 +194,11 @@ def _leaf_paths(tree_def) -> list[str]:
     return [tu.keystr(p) or "(the value)" for p, _ in tu.tree_leaves_with_path(example)]
 
 
-def _subtrees(out_tree, what: str):
-    """Split the tree of a ``(carry, y)`` pair."""
+def _subtrees(out_tree, out_avals):
+    """Split the tree of a ``(carry, y)`` pair (JAX's error for another output, with its types)."""
     pair = tu.tree_unflatten(out_tree, builtins.range(out_tree.num_leaves))
     if not isinstance(pair, tuple | list) or len(pair) != 2:
-        raise TypeError(f"{what} must return a pair (carry, y), got a value of structure {out_tree}")
+        raise TypeError(f"scan body output must be a pair, got {tu.tree_unflatten(out_tree, out_avals)}.")
     return tu.tree_structure(pair[0]), tu.tree_structure(pair[1])
 
 
@@ -217,25 +218,29 @@ def _trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_o
     init_flat, carry_tree = tu.tree_flatten(init)
     carry_avals = [core.get_aval(x) for x in init_flat]
     paths = _leaf_paths(carry_tree)
+    jax_name = "scan body" if what.startswith("scan") else "while_loop body"  # (JAX's words)
     for _ in builtins.range(3):
         jaxpr, consts, out_tree = _trace(
             fun, in_tree_of(carry_avals), [*carry_avals, *extra_avals], what, state
         )
-        out_carry_tree = carry_tree_of(out_tree)
+        out_carry_tree = carry_tree_of(out_tree, jaxpr.out_avals)
         if out_carry_tree != carry_tree:
-            raise TypeError(
-                f"{what}: the carry must keep its structure across iterations: it is {carry_tree} "
-                f"on input but {out_carry_tree} on output"
+            n = out_carry_tree.num_leaves  # (the carry's leaves lead the outputs)
+            raise carry_structure_error(
+                jax_name, fun, carry_tree, carry_avals, out_carry_tree, jaxpr.out_avals[:n]
             )
+        outs = jaxpr.out_avals[: len(carry_avals)]
+        bad = [
+            i
+            for i, (a, o) in enumerate(zip(carry_avals, outs))
+            if a.shape != o.shape or (a.dtype != o.dtype and not a.weak_type)
+        ]
+        if bad:
+            keys = [p for p, _ in tu.tree_leaves_with_path(tu.tree_unflatten(carry_tree, carry_avals))]
+            ins, got = [carry_avals[i] for i in bad], [outs[i] for i in bad]
+            raise carry_type_error(jax_name, fun, [keys[i] for i in bad], ins, got)
         new_avals = []
-        for path, a, o in zip(paths, carry_avals, jaxpr.out_avals[: len(carry_avals)]):
-            if a.shape != o.shape or (a.dtype != o.dtype and not a.weak_type):
-                raise TypeError(
-                    f"{what}: the carry must keep its shape and dtype across iterations, but carry"
-                    f"{'' if path.startswith('(') else ' '}{path} is {a.str_short()} on input and "
-                    f"{o.str_short()} on output. Cast the initial value or the body's result "
-                    "(.astype) so they agree."
-                )
+        for a, o in zip(carry_avals, outs):
             # As JAX: only a weakly typed carry whose dtype the body changes is promoted (and the
             # body traced again), converted to a strong value of the body's dtype (JAX's
             # convert_element_type); a weak input carry with an output of its dtype stays.
@@ -293,14 +298,21 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
             return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     operands = _operands(operands, operand, "cond")
-    aval = core.get_aval(pred)
+    if pred is None:
+        raise TypeError("cond predicate is None")
+    if isinstance(pred, Sequence):
+        raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")
+    try:
+        aval = core.get_aval(pred)
+    except TypeError as e:
+        raise TypeError(f"Pred type must be either boolean or number, got {pred}.") from e
     if aval.shape != ():
         raise TypeError(
-            f"cond: pred must be a scalar, got {aval.str_short()} "
-            "(use funcgrad.numpy.where to select elementwise)"
+            f"Pred must be a scalar, got {pred} of shape {aval.shape}. "
+            "(To select elementwise use funcgrad.numpy.where.)"
         )
     if aval.dtype.kind not in "biuf":  # (a float pred is pred != 0, as in JAX)
-        raise TypeError(f"cond: pred must be a boolean or real number scalar, got {aval.str_short()}")
+        raise TypeError(f"Pred type must be either boolean or number, got {aval.dtype}.")
     if aval.dtype != np.bool_:
         pred = ew.ne_p.bind(pred, np.zeros((), aval.dtype))
     index = np.int32(pred) if isinstance(pred, bool | np.bool_) else ew.convert_element_type(pred, np.int32)
@@ -314,13 +326,20 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
     >>> float(switch(5, [lambda x: x, lambda x: x * 10.0], 2.0))
     20.0
     """
-    operands = _operands(operands, operand, "switch")
     branches = list(branches)
+    if not all(callable(b) for b in branches):
+        raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    operands = _operands(operands, operand, "switch")
+    if np.ndim(index) != 0:
+        raise TypeError(f"Branch index must be scalar, got {index} of shape {np.shape(index)}.")
+    try:
+        aval = core.get_aval(index)
+    except TypeError as e:
+        raise TypeError(f"Index type must be an integer, got {index}.") from e
+    if aval.dtype.kind not in "iu":
+        raise TypeError(f"Index type must be an integer, got {index} as {aval.dtype}")
     if not branches:
-        raise ValueError("switch: branches must be a non-empty sequence of callables")
-    aval = core.get_aval(index)
-    if aval.shape != () or aval.dtype.kind not in "iu":
-        raise TypeError(f"switch: index must be an integer scalar, got {aval.str_short()}")
+        raise ValueError("Empty branch sequence")
     if len(branches) == 1:
         return branches[0](*operands)
     index = ew.convert_element_type(index, np.int32)
@@ -333,7 +352,7 @@ def _bind_cond(index, branches, operands, names, what):
     flat_ops, ops_tree = tu.tree_flatten(operands)
     avals = [core.get_aval(x) for x in flat_ops]
     traced = [_trace(b, ops_tree, avals, f"{what} {n}") for b, n in zip(branches, names)]
-    _check_branch_outputs(traced, names, what)
+    _check_branch_outputs(traced, branches, what)
     all_consts = [c for _, consts, _ in traced for c in consts]
     joined, forwarded = _joined_branches([jaxpr for jaxpr, _, _ in traced], len(flat_ops))
     made = _made_by(*(jaxpr for jaxpr, _, _ in traced))
@@ -342,8 +361,16 @@ def _bind_cond(index, branches, operands, names, what):
         joined, all_consts = tuple(b for b, _ in bound), bound[0][1]
     computed = any(p is None for p in forwarded) or not forwarded
     outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=joined) if computed else ())
-    outs = [next(outs) if p is None else flat_ops[p] for p in forwarded]
+    outs = [next(outs) if p is None else _as_array(flat_ops[p], avals[p]) for p in forwarded]
     return tu.tree_unflatten(traced[0][2], outs)
+
+
+def _as_array(x, aval):
+    """A forwarded operand as the Array JAX's ``lax.asarray`` makes of it (a Python scalar or a
+    NumPy array given to ``cond`` comes back an Array, as from any computation)."""
+    if isinstance(x, Array | core.Tracer):
+        return x
+    return Array._from_owned(np.array(x, aval.dtype), aval.weak_type)
 
 
 # The joined branches of a cond, per tuple of traced branches (held weakly by the first): the same
@@ -418,22 +445,19 @@ def _forwarded_outputs(branches, n_consts: int):
     return pruned, positions
 
 
-def _check_branch_outputs(traced, names, what):
-    tree0 = traced[0][2]
-    for (jaxpr, _, tree), name in zip(traced[1:], names[1:]):
-        if tree != tree0:
-            raise TypeError(
-                f"{what}: the branches must return the same tree structure, but {names[0]} returns "
-                f"{tree0} and {name} returns {tree}"
-            )
-        paths = _leaf_paths(tree0)
-        for path, a, b in zip(paths, traced[0][0].out_avals, jaxpr.out_avals):
-            if a.shape != b.shape or a.dtype != b.dtype:
-                raise TypeError(
-                    f"{what}: the branches must return the same shapes and dtypes, but output "
-                    f"{path} is {a.str_short()} in {names[0]} and {b.str_short()} in {name}. "
-                    "Cast one of them (.astype) or broadcast it so both agree."
-                )
+def _check_branch_outputs(traced, branches, what):
+    """JAX's check that the branches return one structure and one type, in its words: ``cond``
+    compares true_fun's outputs (``branches[1]``) with false_fun's, ``switch`` each branch's with
+    branch 0's."""
+    if what == "cond":
+        pairs = [(1, 0, "true_fun", "false_fun")]
+    else:
+        pairs = [(0, i, "branch 0", f"branch{i}") for i in builtins.range(1, len(traced))]
+    for a, b, name1, name2 in pairs:
+        (ja, _, ta), (jb, _, tb) = traced[a], traced[b]
+        err = branch_error(what, name1, name2, branches[a], branches[b], ta, ja.out_avals, tb, jb.out_avals)
+        if err is not None:
+            raise err
 
 
 # ----------------------------------------------------------------------------------------------
@@ -454,6 +478,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
     >>> round(float(funcgrad.grad(newton)(4.0)), 6)  # d sqrt(a)/da = 1 / (2 sqrt(a))
     0.25
     """
+    if not (callable(body_fun) and callable(cond_fun)):
+        raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
     if max_steps is not None:
         return _bounded_while(cond_fun, body_fun, init_val, int(max_steps))
     carry_tree = tu.tree_structure(init_val)
@@ -463,7 +489,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
         [],
         lambda avals: tu.tree_structure((init_val,)),
         "while_loop body_fun",
-        lambda t: t,
+        lambda t, _: t,
     )
     carry_avals = body.in_avals[len(body_consts) :]
     cond_j, cond_consts, pred_tree = _trace(
@@ -471,9 +497,10 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
     )
     made = _made_by(body, cond_j)
     pred_avals = cond_j.out_avals
-    if pred_tree.num_leaves != 1 or pred_avals[0].shape != () or pred_avals[0].dtype != np.bool_:
-        got = ", ".join(a.str_short() for a in pred_avals) or "nothing"
-        raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {got}")
+    if not tu.treedef_is_leaf(pred_tree) or len(pred_avals) != 1:  # (JAX's words)
+        raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {pred_tree}.")
+    if pred_avals[0].shape != () or pred_avals[0].dtype != np.bool_:
+        raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) {list(pred_avals)}.")
     # A carry the body returns unchanged and the condition does not read is a constant of the body
     # (NOTE: [read-only carries]).
     nc = len(cond_consts)
@@ -556,19 +583,18 @@ def _static_int(x, message: str) -> int:
 
 
 def _concrete_int(x):
+    """A concrete bound as a Python int (JAX's ``int(lower)``: a float bound is truncated), else None."""
     if isinstance(x, core.Tracer):
         return None
     v = core.concrete_value(x)
-    if v is None or v.shape != () or v.dtype.kind not in "iu":
-        raise TypeError(f"fori_loop: bounds must be integer scalars, got {core.get_aval(x).str_short()}")
-    return int(v)
+    return None if v is None else int(v)
 
 
 def _bound_type(x):
-    """(dtype, weak) of a fori_loop bound."""
+    """(dtype, weak) of a fori_loop bound: a real scalar (JAX takes float bounds too)."""
     aval = core.get_aval(x)
-    if aval.shape != () or aval.dtype.kind not in "iu":
-        raise TypeError(f"fori_loop: bounds must be integer scalars, got {aval.str_short()}")
+    if aval.shape != () or aval.dtype.kind not in "biuf":
+        raise TypeError(f"fori_loop: bounds must be real scalars, got {aval.str_short()}")
     return aval.dtype, aval.weak_type
 
 
@@ -585,16 +611,20 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     >>> float(f(2.0)), float(funcgrad.grad(f)(2.0))
     (8.0, 12.0)
     """
+    if not callable(body_fun):
+        raise TypeError("lax.fori_loop: body_fun argument should be callable.")
     (lo_dtype, lo_weak), (hi_dtype, hi_weak) = _bound_type(lower), _bound_type(upper)
+    signed = lo_dtype.kind == "i" and hi_dtype.kind == "i"  # (JAX: only signed ints promote weakly)
     if lo_dtype == hi_dtype:
         dtype = lo_dtype
-    elif lo_weak and not hi_weak:
+    elif signed and lo_weak and not hi_weak:
         dtype = hi_dtype
-    elif hi_weak and not lo_weak:
+    elif signed and hi_weak and not lo_weak:
         dtype = lo_dtype
     else:
         raise TypeError(
-            f"fori_loop: lower and upper must have equal types, got {lo_dtype.name} and {hi_dtype.name}"
+            f"lower and upper arguments to fori_loop must have equal types, got {lo_dtype.name} and "
+            f"{hi_dtype.name}"
         )
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     scan_body, while_body = _fori_bodies(body_fun)
@@ -602,7 +632,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
         (_, out), _ = scan(scan_body, (lo, init_val), None, length=max(0, hi - lo), unroll=unroll or 1)
         return out
     if unroll not in (None, False, 1):
-        raise ValueError("fori_loop: unroll needs loop bounds known at trace time (Python ints)")
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
     if lo_dtype != dtype:
         lower = ew.convert_element_type(lower, dtype)
     if hi_dtype != dtype:
@@ -627,12 +657,12 @@ def _fori_bodies(body_fun):
     if pair is not None:
         return pair
 
-    def scan_body(carry, _):
-        i, val = carry
+    def scan_body(loop_carry, _):  # (JAX's parameter names, which its carry errors print)
+        i, val = loop_carry
         return (i + 1, body_ref()(i, val)), None
 
-    def while_body(carry):
-        i, hi_, val = carry
+    def while_body(loop_carry):
+        i, hi_, val = loop_carry
         return ew.add(i, np.ones((), core.get_aval(i).dtype)), hi_, body_ref()(i, val)
 
     pair = (scan_body, while_body)
@@ -677,6 +707,8 @@ def scan(
     >>> float(carry), ys.tolist()
     (6.0, [0.0, 0.0, 1.0, 3.0])
     """
+    if not callable(f):
+        raise TypeError("lax.scan: f argument should be a callable.")
     xs_flat, xs_tree = tu.tree_flatten(xs)
     xs_avals = [core.get_aval(x) for x in xs_flat]
     paths = _leaf_paths(xs_tree)
@@ -712,6 +744,8 @@ def scan(
         unroll = _static_int(
             unroll, "The `unroll` argument to `scan` expects a concrete `int` or `bool` value."
         )
+    if not isinstance(unroll, bool) and unroll < 0:
+        raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
     unroll = length if unroll is True else 1 if unroll is False else max(1, unroll)
     if isinstance(checkpoint, str) and checkpoint == "sqrt":
         return _scan_sqrt(f, init, xs, length, reverse, unroll)
@@ -720,8 +754,8 @@ def scan(
     x_avals = scan_step_avals(xs_avals)
     trees = {}
 
-    def carry_tree_of(out_tree):
-        trees["carry"], trees["y"] = _subtrees(out_tree, "scan body f")
+    def carry_tree_of(out_tree, out_avals):
+        trees["carry"], trees["y"] = _subtrees(out_tree, out_avals)
         return trees["carry"]
 
     in_tree = tu.tree_structure((init, xs))

@@ -69,8 +69,8 @@ def _dtype_rule(outcome) -> bool:
     return m.kind == "dtype" or m.fg.dtype != m.jax.dtype or 0 < m.excess <= _FLOAT32_RTOL
 
 
-_CONTROL_FLOW_TYPES = "the branches must return the same shapes and dtypes"
-_CARRY_TYPES = "the carry must keep its shape and dtype across iterations"
+_CONTROL_FLOW_TYPES = "branches must have equal output types"  # (JAX's words)
+_CARRY_TYPES = "carry input and carry output must have equal types"
 
 _CUMULATIVE = {"np.cumsum", "np.cumprod", "np.nancumsum", "np.nancumprod", "np.cumulative_prod",
                "np.cumsum_flat"}  # fmt: skip
