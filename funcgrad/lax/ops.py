@@ -33,7 +33,7 @@ from funcgrad.numpy._core import (
     check_user_dtype,
     constant,
 )
-from funcgrad.numpy._dtypes import extended_in
+from funcgrad.numpy._dtypes import ExtendedArray, _is_extended, extended_in
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import dot as dt
@@ -415,6 +415,14 @@ def convert_element_type(operand, new_dtype):
     >>> convert_element_type(np.array([1.7, -1.7]), np.int32).tolist()
     [1, -1]
     """
+    source = getattr(operand, "dtype", None)
+    if isinstance(operand, ExtendedArray) or _is_extended(new_dtype):  # typed PRNG keys (JAX's words)
+        if source == new_dtype:
+            return operand
+        if source is None:
+            source = asarray(operand).dtype
+        target = new_dtype if _is_extended(new_dtype) else check_user_dtype(new_dtype, "convert_element_type")
+        raise ValueError(f"Cannot convert_element_type from {source} to {target}")
     new_dtype = check_user_dtype(new_dtype, "convert_element_type")
     # (a NumPy operand enters as an Array: already of new_dtype it is returned, an Array as JAX's,
     # and in 32-bit mode a float64 one is float32 first)

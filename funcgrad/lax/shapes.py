@@ -18,6 +18,7 @@ from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's 
 from funcgrad.lax._checks import _bind_check
 from funcgrad.numpy._core import asarray, aval, check_user_dtype, static_shape
 from funcgrad.numpy._core import broadcast_shapes as _np_broadcast_shapes
+from funcgrad.numpy._dtypes import keys_by_word
 from funcgrad.primitives import structure as st
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
 
 
 @takes_out_sharding
+@keys_by_word
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
     """Broadcast ``operand`` to ``shape``; operand dim ``i`` becomes result dim
     ``broadcast_dimensions[i]``.
@@ -91,6 +93,7 @@ def broadcast_to_rank(x, rank: int):
 
 
 @takes_out_sharding
+@keys_by_word
 def broadcast(operand, sizes):
     """Add leading dimensions of ``sizes``.
 
@@ -104,6 +107,7 @@ def broadcast(operand, sizes):
 
 
 @takes_out_sharding(typed_result=True)
+@keys_by_word
 def reshape(operand, new_sizes, dimensions=None):
     """Reshape (row-major) to ``new_sizes``, after permuting by ``dimensions`` if given.
 
@@ -124,6 +128,7 @@ def reshape(operand, new_sizes, dimensions=None):
     return st.reshape(operand, new_sizes)
 
 
+@keys_by_word
 def squeeze(array, dimensions):
     """Remove the size-1 ``dimensions``.
 
@@ -141,6 +146,7 @@ def squeeze(array, dimensions):
     return st.squeeze(array, dims)
 
 
+@keys_by_word
 def expand_dims(array, dimensions):
     """Insert size-1 axes at ``dimensions`` (positions in the result).
 
@@ -155,6 +161,7 @@ def expand_dims(array, dimensions):
     return st.expand_dims(array, tuple(int(d) for d in dimensions))
 
 
+@keys_by_word
 def transpose(operand, permutation):
     """Permute the axes: result axis ``i`` is operand axis ``permutation[i]``.
 

@@ -12,11 +12,14 @@ modes] in ``primitives/gather.py``).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.numpy._core import asarray, aval, constant, select
+from funcgrad.numpy._dtypes import extended_in, keys_by_word
 from funcgrad.numpy.index_update import _apply_counted
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import elementwise as ew
@@ -61,6 +64,7 @@ __all__ = [
 ]
 
 
+@keys_by_word
 def slice(operand, start_indices, limit_indices, strides=None):
     """``operand[start:limit:stride]`` in every dimension, with static bounds.
 
@@ -70,6 +74,7 @@ def slice(operand, start_indices, limit_indices, strides=None):
     return st.slice_(asarray(operand), start_indices, limit_indices, strides)
 
 
+@keys_by_word
 def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
     """``slice`` along one ``axis`` (``None`` bounds mean the whole axis; negative ones count from
     the end).
@@ -80,6 +85,7 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
     return st.slice_in_dim(asarray(operand), start_index, limit_index, stride, axis)
 
 
+@keys_by_word
 def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
     """Element ``index`` along ``axis`` (static; negative counts from the end).
 
@@ -95,6 +101,7 @@ def _start_indices(start_indices):
     return list(start_indices)
 
 
+@keys_by_word
 def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices: bool = True):
     """The window of static ``slice_sizes`` at (possibly traced) ``start_indices``, clamped to fit.
 
@@ -109,6 +116,7 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
     )
 
 
+@keys_by_word
 def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0):
     """``dynamic_slice`` along one ``axis``.
 
@@ -118,6 +126,7 @@ def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0):
     return ix.dynamic_slice_in_dim(asarray(operand), start_index, slice_size, axis)
 
 
+@keys_by_word
 def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True):
     """Element ``index`` (possibly traced) along ``axis``.
 
@@ -127,6 +136,7 @@ def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True):
     return ix.dynamic_index_in_dim(asarray(operand), index, axis, keepdims)
 
 
+@functools.partial(keys_by_word, nkeys=2)
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices: bool = True):
     """``operand`` with the window at ``start_indices`` (clamped to fit) replaced by ``update``.
 
@@ -141,6 +151,7 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
     )
 
 
+@functools.partial(keys_by_word, nkeys=2)
 def dynamic_update_slice_in_dim(operand, update, start_index, axis: int):
     """``dynamic_update_slice`` along one ``axis``.
 
@@ -150,6 +161,7 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis: int):
     return ix.dynamic_update_slice_in_dim(asarray(operand), asarray(update), start_index, axis)
 
 
+@functools.partial(keys_by_word, nkeys=2)
 def dynamic_update_index_in_dim(operand, update, index, axis: int):
     """``operand`` with element ``index`` along ``axis`` replaced by ``update``.
 
@@ -302,12 +314,16 @@ def concatenate(operands, dimension: int):
     >>> concatenate([np.array([1, 2]), np.array([3])], 0).tolist()
     [1, 2, 3]
     """
+    keys = extended_in(list(operands))
+    if keys is not None:  # typed PRNG keys: joined word by word, with keys only (JAX's)
+        return keys._numpy_function(concatenate, (list(operands), dimension), {})
     operands = [asarray(x) for x in operands]
     if len(operands) == 1:
         return operands[0]
     return st.concatenate(operands, dimension)
 
 
+@keys_by_word
 def rev(operand, dimensions):
     """Reverse along each of ``dimensions``.
 

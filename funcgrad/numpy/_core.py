@@ -36,6 +36,8 @@ from funcgrad.numpy._dtypes import (  # (canonicalize_dtype, check_user_dtype: r
     canonicalize_dtype,  # noqa: F401
     check_user_dtype,
     dtype_and_weak,
+    extended_in,
+    extended_op_error,
 )
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -241,6 +243,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin: int = 0, *, device=No
     >>> array([[1.0, 2.0]]).shape
     (1, 2)
     """
+    if isinstance(object, ExtendedArray) and dtype is not None and dtype == object.dtype:
+        dtype = None  # typed PRNG keys to their own key dtype: themselves (JAX's)
     dtype = None if dtype is None else check_user_dtype(dtype, "array")
     out = asarray(object, dtype, copy=True if copy else None)
     if ndmin > out.ndim:
@@ -454,9 +458,30 @@ def promote_args_inexact(*args) -> list:
     return promoted
 
 
+# lax's names of the numeric functions, which JAX's errors for typed PRNG key operands use
+_LAX_NAMES = {"negative": "neg", "subtract": "sub", "true_divide": "div", "divide": "div"}
+
+
+def promote_args_named(op: str, *args) -> list:
+    """``promote_args`` for the function ``op``: typed PRNG keys among ``args`` are JAX's TypeError
+    naming ``op`` (lax's name), checked only when promotion fails (no cost otherwise)."""
+    try:
+        return promote_args(*args)
+    except (TypeError, ValueError) as e:
+        raise keys_refused(op, args, e) from None
+
+
+def keys_refused(op: str, args, error: Exception) -> Exception:
+    """The error to raise when promoting ``args`` for ``op`` failed with ``error``: JAX's
+    TypeError where typed PRNG keys are among ``args``, else ``error`` itself."""
+    if extended_in(args) is None:
+        return error
+    return extended_op_error(_LAX_NAMES.get(op, op), args)
+
+
 def promote_args_numeric(name, *args) -> list:
     """``promote_args`` rejecting booleans (NumPy's ``-`` on bools is a TypeError)."""
-    args = promote_args(*args)
+    args = promote_args_named(name, *args)
     if aval(args[0]).dtype == np.bool_:
         raise TypeError(f"numpy boolean {name} is not supported; use logical_xor / logical_not instead")
     return args
@@ -655,12 +680,24 @@ def broadcast_full(*args) -> list:
 def elementwise(prim, *args):
     """Promote (NEP 50) and rank-promote, then bind an n-ary elementwise primitive (which
     broadcasts size-1 dimensions itself)."""
-    return prim.bind(*rank_promote(*promote_args(*args), name=prim.name))
+    try:
+        promoted = promote_args(*args)
+    except (TypeError, ValueError):
+        if extended_in(args) is not None:  # typed PRNG keys are not numbers: JAX's TypeError
+            raise extended_op_error(prim.name, args) from None
+        raise
+    return prim.bind(*rank_promote(*promoted, name=prim.name))
 
 
 def elementwise_inexact(prim, *args):
     """Like ``elementwise``, computing integers and bools in the default float."""
-    return prim.bind(*rank_promote(*promote_args_inexact(*args), name=prim.name))
+    try:
+        promoted = promote_args_inexact(*args)
+    except (TypeError, ValueError):
+        if extended_in(args) is not None:
+            raise extended_op_error(prim.name, args) from None
+        raise
+    return prim.bind(*rank_promote(*promoted, name=prim.name))
 
 
 def select(pred, on_true, on_false):

@@ -15,6 +15,7 @@ NOTE: [x64 mode]). Scalar types (``fnp.float32``) are constructors returning 0-d
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import ml_dtypes
@@ -163,6 +164,54 @@ class ExtendedArray:
 
     def _numpy_function(self, func, args, kwargs):
         raise NotImplementedError
+
+
+def keys_by_word(fn, nkeys: int = 1):
+    """``fn`` (a structural function: it moves elements, never computes with them) made to take
+    typed PRNG keys as its first ``nkeys`` arguments, as JAX's ``lax.slice``/``dynamic_slice``/...
+    take key arrays: applied to each word of the keys' data (``_numpy_function``), the other
+    arguments (indices, sizes, axes) as given."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        first = args[0] if args else None
+        if not isinstance(first, ExtendedArray):
+            return fn(*args, **kwargs)
+        keys, rest = args[:nkeys], args[nkeys:]
+
+        def on_words(*words):
+            return fn(*words, *rest, **kwargs)
+
+        on_words.__name__ = fn.__name__
+        return first._numpy_function(on_words, keys, {})
+
+    return wrapper
+
+
+def extended_op_error(op: str, args) -> TypeError:
+    """JAX's TypeError for the numeric operation ``op`` (its lax name: ``add``, ``neg``) applied
+    to operands ``args`` of which some are typed PRNG keys (extended dtypes), in JAX's words."""
+
+    def name(x) -> str:
+        dtype = getattr(x, "dtype", None)
+        if dtype is None:  # a Python scalar: the mode's default type, as JAX names it
+            dtype = _dt.canonicalize(np.asarray(x).dtype) if type(x) in python_scalar_types else type(x)
+        return str(getattr(dtype, "name", dtype))
+
+    names = [name(x) for x in args]
+    accepted = "subtypes of integer, floating, complexfloating"
+    hint = (
+        " (a PRNG key is not a number: draw numbers from it with funcgrad.random, or take its raw bits "
+        "with random.key_data(key))"
+    )
+    if len(names) == 1:
+        return TypeError(f"{op} does not accept dtype {names[0]}. Accepted dtypes are {accepted}.{hint}")
+    if len(set(names)) == 1:
+        return TypeError(
+            f"{op} does not accept dtype {names[0]} at position 0. Accepted dtypes at position 0 are "
+            f"{accepted}.{hint}"
+        )
+    return TypeError(f"{op} does not accept dtypes {', '.join(names)}.{hint}")
 
 
 def extended_in(args) -> ExtendedArray | None:

@@ -47,7 +47,7 @@ from funcgrad.numpy._core import (
     shape_of,
     static_shape,
 )
-from funcgrad.numpy._dtypes import ExtendedArray
+from funcgrad.numpy._dtypes import ExtendedArray, _is_extended
 from funcgrad.numpy.transcendental import floor
 from funcgrad.numpy.ufuncs import power
 from funcgrad.primitives import elementwise as ew
@@ -115,6 +115,19 @@ def _filled(shape, value, dtype, weak: bool = False):
     return Array._from_owned(np.full(shape, value, dtype), weak)
 
 
+def _keys_filled(shape, value, dtype):
+    """Typed PRNG keys of the key dtype ``dtype`` (an extended dtype) and ``shape``: ``value`` keys
+    broadcast, or keys whose data words all hold the number ``value`` (JAX's ``zeros``/``ones``/
+    ``full`` of a key dtype: ``full((2,), 100, dtype=key.dtype)`` is keys of data ``[100, 100]``)."""
+    if isinstance(value, ExtendedArray):
+        if value.dtype != dtype:
+            raise TypeError(f"full: a fill value of dtype {value.dtype} for keys of dtype {dtype}")
+        return broadcast_to(value, shape)
+    keys_aval = dtype.aval_type(shape, dtype)
+    (data,) = keys_aval.lo_ty()  # the keys' raw data: uint32[*shape, *key_shape]
+    return keys_aval.raise_val(_filled(tuple(data.shape), np.asarray(value, data.dtype), data.dtype))
+
+
 def _check_shape_tuple(name: str, shape, dtype) -> None:
     # ``zeros(2, 3)``: JAX's hint for a shape given as two arguments (its words)
     if isinstance(dtype, int) and isinstance(shape, int):
@@ -138,6 +151,8 @@ def zeros(shape, dtype=None, *, device=None):
     ((2, 3), dtype('int64'))
     """
     _check_shape_tuple("zeros", shape, dtype)
+    if _is_extended(dtype):  # typed PRNG keys of zero data (JAX's)
+        return _keys_filled(_shape(shape), 0, dtype)
     return _filled(_shape(shape), 0, _dtype(dtype, "zeros"))
 
 
@@ -149,6 +164,8 @@ def ones(shape, dtype=None, *, device=None):
     [1.0, 1.0, 1.0]
     """
     _check_shape_tuple("ones", shape, dtype)
+    if _is_extended(dtype):
+        return _keys_filled(_shape(shape), 1, dtype)
     return _filled(_shape(shape), 1, _dtype(dtype, "ones"))
 
 
@@ -173,6 +190,8 @@ def full(shape, fill_value, dtype=None, *, device=None):
     [[1.0, 2.0], [1.0, 2.0]]
     """
     shape = _shape(shape)
+    if _is_extended(dtype) or (isinstance(fill_value, ExtendedArray) and dtype is None):
+        return _keys_filled(shape, fill_value, fill_value.dtype if dtype is None else dtype)
     value = asarray(fill_value) if dtype is None else as_fill(fill_value, check_user_dtype(dtype, "full"))
     if not isinstance(value, Array) or value.ndim:
         return broadcast_to(value, shape)
@@ -240,6 +259,8 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     >>> full_like(np.array([1, 2]), 5).tolist()
     [5, 5]
     """
+    if isinstance(a, ExtendedArray) and dtype is None:  # typed PRNG keys (JAX's)
+        return _keys_filled(a.shape if shape is None else _shape(shape), fill_value, a.dtype)
     shape, dtype, weak = _like(a, dtype, shape, "full_like")
     if is_array(fill_value) and not isinstance(fill_value, Array):
         return sharded_like(broadcast_to(convert(fill_value, dtype), shape), a)

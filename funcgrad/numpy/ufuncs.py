@@ -26,6 +26,7 @@ from funcgrad.numpy._core import (
     constant_like,
     elementwise,
     elementwise_inexact,
+    keys_refused,
     promote_args,
     promote_args_inexact,
     promote_args_numeric,
@@ -102,7 +103,10 @@ def add(x1, x2, /):
     >>> add(np.float32(1), 2.0).dtype
     dtype('float32')
     """
-    x1, x2 = rank_promote(*promote_args(x1, x2), name="add")
+    try:
+        x1, x2 = rank_promote(*promote_args(x1, x2), name="add")
+    except (TypeError, ValueError) as e:  # (typed PRNG keys: JAX's error, at no cost otherwise)
+        raise keys_refused("add", (x1, x2), e) from None
     return (ew.or_p if _is_bool(x1) else ew.add_p).bind(x1, x2)
 
 
@@ -122,7 +126,10 @@ def multiply(x1, x2, /):
     [3.0, 6.0]
     """
     masks = [x for x in (x1, x2) if _is_bool(x)]
-    x1, x2 = rank_promote(*promote_args(x1, x2), name="mul")
+    try:
+        x1, x2 = rank_promote(*promote_args(x1, x2), name="mul")
+    except (TypeError, ValueError) as e:
+        raise keys_refused("multiply", (x1, x2), e) from None
     if _is_bool(x1):
         return ew.and_p.bind(x1, x2)
     out = ew.mul_p.bind(x1, x2)

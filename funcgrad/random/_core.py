@@ -37,7 +37,7 @@ from funcgrad.primitives import structure as st
 from funcgrad.primitives.bitcast import bitcast_convert_type
 from funcgrad.primitives.rng import iota_2x32_shape_p
 from funcgrad.random import _threefry_original
-from funcgrad.random._cipher import _key_halves, _threefry2x32
+from funcgrad.random._cipher import _key_halves, _threefry2x32, rolled_rounds
 from funcgrad.random._eager import check_legacy_key, eager_draw, keyable_scalar, program, quiet, zero_sign
 from funcgrad.random._keys import PRNGS, KeyArray, KeyTy, PRNGImpl, register_prng, resolve_impl
 
@@ -165,16 +165,23 @@ def _raw_data(data, name: str, impl=None):
     if not isinstance(data, core.Tracer | Array):
         data = fnp.asarray(data)
     aval = _aval(data)
-    if aval.dtype != _U32:
-        raise TypeError(
-            f"random.{name}: invalid PRNG key data: expected dtype uint32, got {aval.dtype.name}. "
-            "Make keys with random.key(seed) (or raw data with random.PRNGKey(seed))"
-        )
     nd = len(impl.key_shape)
+    if aval.ndim < 1:  # (JAX's words first, in JAX's order of checks)
+        raise TypeError(
+            f"JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; got ndim={aval.ndim} "
+            f"(random.{name}: make keys with random.key(seed), or raw data with random.PRNGKey(seed))"
+        )
     if tuple(aval.shape[len(aval.shape) - nd :]) != tuple(impl.key_shape) or aval.ndim < nd:
         raise TypeError(
-            f"random.{name}: invalid PRNG key data: expected a shape ending in {tuple(impl.key_shape)} "
-            f"({impl.name} keys), got {aval.str_short()}"
+            "JAX encountered invalid PRNG key data: expected key_data.shape to end with "
+            f"{tuple(impl.key_shape)}; got shape={tuple(aval.shape)} for impl={impl.name} "
+            f"(random.{name}: expected a shape ending in {tuple(impl.key_shape)} ({impl.name} keys))"
+        )
+    if aval.dtype != _U32:
+        raise TypeError(
+            "JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; "
+            f"got dtype={aval.dtype.name} (random.{name}: make keys with random.key(seed), or raw "
+            "data with random.PRNGKey(seed))"
         )
     return data
 
@@ -194,7 +201,7 @@ def _typed(key, name: str, single: bool = True) -> KeyArray:
             )
     else:
         keys = KeyArray(default_prng_impl(), _raw_data(key, name))
-        if _config.legacy_prng_key_level != "allow":
+        if _config.legacy_prng_key_level != "allow":  # (after the data's checks, as JAX's)
             check_legacy_key()
     if single and keys.shape:
         raise ValueError(
@@ -580,7 +587,8 @@ def _sampler(fn, static_argnums):
     def call(key, *args):
         if type(key) is KeyArray:
             return compiled(key._base_array, key._impl, *args)
-        if _config.legacy_prng_key_level != "allow":
+        if _config.legacy_prng_key_level != "allow":  # (after the data's checks, as JAX's)
+            _raw_data(key, fn.__name__.lstrip("_"))
             check_legacy_key()
         return compiled(key, None, *args)
 
@@ -623,8 +631,20 @@ def _normal_program(impl, shape, dtype):
 
 def _normal(key, shape, dtype):
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
-    u = uniform(key, shape, dtype, lo, 1.0)
+    if dtype.itemsize == 8:  # NOTE: [rolled threefry rounds]: float64's erf_inv, its own loop
+        u = _uniform_rolled_compiled(key, shape, dtype, lo, 1.0)
+    else:
+        u = uniform(key, shape, dtype, lo, 1.0)
     return ew.mul(ew.erf_inv_p.bind(u), np.asarray(np.sqrt(2.0), dtype))
+
+
+def _uniform_rolled(key, shape, dtype, minval, maxval):
+    with rolled_rounds():
+        return _uniform(key, shape, dtype, minval, maxval)
+
+
+_uniform_rolled.__name__ = _uniform_rolled.__qualname__ = "_uniform"  # (its jaxpr: jax's names)
+_uniform_rolled_compiled = _sampler(_uniform_rolled, (1, 2))
 
 
 # NOTE: [compiled samplers] jax's samplers are jitted functions, and so are these two: XLA's erf_inv

@@ -89,8 +89,8 @@ def eager_draw(key, build, *params):
         data, impl = key._base_array, key._impl
     else:
         data, impl = key, None
-        if _config.legacy_prng_key_level != "allow":
-            check_legacy_key()
+        if _config.legacy_prng_key_level != "allow":  # (the general route checks the data first)
+            return None
     if type(data) is not Array or type(core.current_trace()) is not _EvalTrace:
         return None
     ck = (build, impl, _dt.default_float, *params)

@@ -37,7 +37,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import float0
 from funcgrad.kernel.ir import MemorySpace, ShapedArray
-from funcgrad.numpy._dtypes import ExtendedArray, prng_key
+from funcgrad.numpy._dtypes import ExtendedArray, extended_op_error, prng_key
 
 __all__ = ["KeyArray", "KeyTy", "PRNGImpl", "PRNGS", "register_prng", "resolve_impl"]
 
@@ -181,24 +181,9 @@ class KeyShapedArray(ShapedArray):
 KeyTy.aval_type = KeyShapedArray
 
 
-def _dtype_name(x) -> str:
-    """The dtype JAX's errors name for an operand (a Python scalar's default dtype)."""
-    dtype = getattr(x, "dtype", None)
-    if dtype is None:
-        try:
-            dtype = fnp.asarray(x).dtype
-        except TypeError:
-            return type(x).__name__
-    return str(dtype)
-
-
 def _key_error(op: str):
     def refuse(self, *args, **kwargs):
-        dtypes = ", ".join(map(_dtype_name, (self, *args)))
-        raise TypeError(
-            f"{op} does not accept dtypes {dtypes}. A PRNG key is not a number: draw numbers from it "
-            "with funcgrad.random, or take its raw bits with random.key_data(key)"
-        )
+        raise extended_op_error(op, (self, *args))
 
     refuse.__name__ = op
     return refuse
@@ -453,7 +438,11 @@ class KeyArray(ExtendedArray):
     def __eq__(self, other):
         if not isinstance(other, KeyArray) or other._impl != self._impl:
             _key_error("equal")(self, other)
-        equal = fnp.equal(self._base_array, other._base_array)
+        # (the keys' shapes broadcast, not their data's: key == keys compares a 0-d key with each
+        # key, which rank promotion allows as JAX's does for a scalar)
+        shape = np.broadcast_shapes(self.shape, other.shape)
+        a, b = fnp.broadcast_to(self, shape), fnp.broadcast_to(other, shape)
+        equal = fnp.equal(a._base_array, b._base_array)
         return fnp.all(equal, axis=tuple(range(-len(self._impl.key_shape), 0)))
 
     def __ne__(self, other):
