@@ -10,7 +10,9 @@ Layer: kernel. Imports ``core``, ``ad``, ``batching``, ``partial_eval``, ``recor
 #
 # - no transformation (``EvalTrace``): run the Python function once, on the values given, and
 #   return what it returns -- Python control flow on the arguments works, a ``print`` runs once,
-#   a Python float result stays a Python float;
+#   a Python float the function makes stays a Python float; a Python scalar argument reaches it
+#   as the typed scalar JAX's ``bind`` makes of it (``TypedFloat(1.0, dtype=float32)``), so one
+#   it returns comes back typed, as in JAX (``linear_call`` does the same);
 # - forward mode (``JVPTrace``): run the user's rule on the parent trace with the primals and
 #   tangents, as JAX does -- under eager ``jvp``/``grad`` the primals are concrete values, so
 #   ``if x > 0:`` in the rule works; the primal function runs only if the rule calls it. A
@@ -44,6 +46,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from funcgrad.kernel import ad, core
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ad import JVPTrace, JVPTracer, Zero
 from funcgrad.kernel.batching import BatchTrace, BatchTracer
@@ -100,6 +103,9 @@ def _on_parent(trace: core.Trace, call: CustomCall) -> Any:
 
 
 def _eval(trace, call):
+    flat = call.flat
+    if any(type(x) in _dt.python_scalar_types for x in flat):
+        call = call.with_flat([_dt.typed_scalar(x) for x in flat])
     return call.run()
 
 

@@ -420,9 +420,29 @@ def test_an_eager_call_runs_the_function_once_on_the_values_given():
         return 2.0 if x > 0 else -1.0
 
     f.defjvp(lambda p, t: (f(*p), 0.0 * t[0]))
-    assert f(1.0) == 2.0 and type(f(1.0)) is float  # a Python float result stays one
+    assert f(1.0) == 2.0 and type(f(1.0)) is float  # a Python float the function makes stays one
     assert f(-3.0) == -1.0
-    assert seen == [1.0, 1.0, -3.0] and all(type(x) is float for x in seen)
+    # (each argument as the typed scalar JAX's bind makes of a Python float: a float, typed)
+    assert seen == [1.0, 1.0, -3.0] and all(isinstance(x, float) and x.dtype == np.float64 for x in seen)
+
+
+def test_eager_results_forwarding_python_scalars_are_typed_as_jax(jax_lib):
+    def build(api):
+        @api.custom_jvp
+        def f(x, y):
+            return y
+
+        f.defjvp(lambda p, t: (p[1], t[1]))
+
+        @api.custom_vjp
+        def g(x, n):
+            return x, n, 5.0, True
+
+        g.defvjp(lambda x, n: ((x, n, 5.0, True), None), lambda r, ct: (ct[0], None))
+        return [f(1.0, 2.0), f(1.0, 2j), *g(1.0, 3)]
+
+    got, want = build(_funcgrad()), build(jax_lib)
+    assert [(type(a).__name__, repr(a)) for a in got] == [(type(b).__name__, repr(b)) for b in want]
 
 
 def test_the_rule_receives_concrete_primals_under_eager_differentiation():
