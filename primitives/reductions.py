@@ -3,14 +3,11 @@ and the generic ``reduce`` (XLA's Reduce with any reducer, carried as a jaxpr).
 
 Layer: primitives. Imports the funcgrad kernel, numpy and sibling families.
 
-Layer note: ``sorting`` (for ``exclusive_cumprod``) must not import this module.
-
 Gradient conventions (as JAX documents): at ties, ``reduce_max``/``reduce_min`` share the
-cotangent equally among the tied elements; ``reduce_prod`` is exact with zeros in the input (the
-derivative is the product of the *other* elements, computed from exclusive cumulative products
-from both sides, never by dividing by ``x``), at every order. ``argmax``/``argmin`` return the
-first maximal/minimal index, and NaN counts as the extreme value (the first NaN wins), like
-NumPy and JAX.
+cotangent equally among the tied elements; ``reduce_prod`` is exact with zeros in the input (JAX's
+JVP: a pairwise tree of products differentiated by the product rule, never dividing by ``x``), at
+every order. ``argmax``/``argmin`` return the first maximal/minimal index, and NaN counts as the
+extreme value (the first NaN wins), like NumPy and JAX.
 
 # NOTE: [generic reduce]
 # ``reduce_p`` carries its reducer as a closed jaxpr of ``2n`` scalars ``(acc..., x...) -> n``
@@ -35,7 +32,6 @@ from __future__ import annotations
 import numpy as np
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives._rules import JET_OF_SELECTION, JET_OF_SUBPROGRAM, aval_of, checked_impl, to_front
-from funcgrad.primitives.sorting import exclusive_cumprod
 from funcgrad.primitives.structure import broadcast_in_dim, concatenate, reshape, slice_, transpose
 
 from funcgrad.kernel import core
@@ -192,33 +188,42 @@ def reduce_min(x, axes):
 
 
 # ----------------------------------------------------------------------------------------------
-# reduce_prod: derivative = product of the other elements (exact with zeros)
+# reduce_prod: JAX's JVP, a pairwise tree of products (exact with zeros, no division)
 
 
 def _prod_jvp(primals, tangents, *, axes):
     (x,), (t,) = primals, tangents
-    ans = reduce_prod_p.bind(x, axes=axes)
     if type(t) is Zero:
+        ans = reduce_prod_p.bind(x, axes=axes)
         return ans, Zero.from_primal_value(ans)
-    # The reduced axes become one trailing axis of length n; each element's derivative is the
-    # product of the *other* elements of its group = (product before it) * (product after it),
-    # two exclusive cumprods. No division, so it is exact with zeros, and cumprod's own JVP keeps
-    # it exact at every order.
-    shape = aval_of(x).shape
-    kept = [d for d in range(len(shape)) if d not in axes]
-    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
-    grouped = (*(shape[d] for d in kept), n)
-    x2 = reshape(transpose(x, (*kept, *axes)), grouped)
-    t2 = reshape(transpose(t, (*kept, *axes)), grouped)
-    last = len(kept)
-    others = ew.mul(exclusive_cumprod(x2, last), exclusive_cumprod(x2, last, reverse=True))
-    return ans, reduce_sum(ew.mul(t2, others), (last,))
+    # JAX's rule (_reduce_prod_jvp_rule): the reduced axes flattened to one leading axis, halved
+    # (the second half padded with a one when odd) and the halves multiplied, log2 N times, under
+    # jvp; its primal is the tree's product too. No division, so exact with zeros at every order,
+    # and the same products in the same order as JAX's, so inf/NaN mixes (0 * inf, inf - inf in
+    # the second derivatives) and low-precision roundings come out as jax's.
+    rest = tuple(s for d, s in enumerate(aval_of(x).shape) if d not in axes)
+
+    def tree(a):
+        a = _to_leading(a, axes)
+        while (count := aval_of(a).shape[0]) > 1:
+            half = (count + 1) // 2
+            start = (0,) * (1 + len(rest))
+            first = slice_(a, start, (half, *rest))
+            second = slice_(a, (half,) + start[1:], (count, *rest))
+            if count % 2:
+                one = broadcast_in_dim(np.ones((), aval_of(a).dtype), (1, *rest), ())
+                second = concatenate([second, one], 0)
+            a = ew.mul(first, second)
+        if aval_of(a).shape[0] == 0:
+            return [broadcast_in_dim(np.ones((), aval_of(a).dtype), rest, ())]
+        return [reshape(a, rest)]
+
+    (ans,), (t_out,) = jvp_flat(tree, [x], [t])
+    return ans, t_out
 
 
 reduce_prod_p = Primitive("reduce_prod")
-reduce_prod_p.def_traits(
-    taylor_from_jvp="its JVP rule is a product of prefix and suffix products", may_produce_nan=True
-)
+reduce_prod_p.def_traits(taylor_from_jvp="its JVP rule is a pairwise tree of products", may_produce_nan=True)
 reduce_prod_p.def_impl(lambda x, *, axes: np.asarray(np.prod(x, axis=axes, dtype=np.result_type(x))))
 reduce_prod_p.def_abstract_eval(lambda x, *, axes: _reduced_aval("reduce_prod", x, axes))
 reduce_prod_p.def_jvp(_prod_jvp)

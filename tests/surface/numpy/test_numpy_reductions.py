@@ -595,3 +595,24 @@ def test_var_and_nanvar_derivatives_without_degrees_of_freedom_as_jax():
                 got = tangent, grad
         np.testing.assert_array_equal(got[0], tangent, err_msg=f"{name} {kw} jvp")
         np.testing.assert_array_equal(got[1], grad, err_msg=f"{name} {kw} grad")
+
+
+def test_product_derivatives_over_infinities_and_nans_as_jax():
+    # Found by the fuzzer (second derivatives of nanprod over inf + NaN slices): JAX differentiates
+    # reduce_prod through a pairwise tree of products (its primal too), so 0 * inf and inf - inf
+    # land where jax's do, and bfloat16 values round as jax's.
+    jax = pytest.importorskip("jax")
+    inf, nan = np.inf, np.nan
+    x = np.array([[0.0, inf, inf, 2.0, -1.5], [nan, -inf, 0.5, 3.0, 0.0], [inf, nan, -2.0, 0.0, 1.0]])
+
+    def run(lib, np_):
+        first = lambda a: np_.sum(np_.nanprod(a, axis=1) + np_.prod(a[:, ::2], axis=1))  # noqa: E731
+        second = lib.hessian(lambda a: np_.sum(np_.prod(a, axis=0)))(x[:, :3])
+        mixed = lib.grad(lambda a: np_.sum(lib.grad(first)(a) ** 2))(x)
+        b16 = lib.grad(lambda a: np_.sum(lib.grad(first)(a)))(
+            np.array([[0.25, nan, -1.0, 3.0, 2.75]], jax.numpy.bfloat16)
+        )
+        return [np.asarray(v).astype(np.float64) for v in (lib.grad(first)(x), second, mixed, b16)]
+
+    for got, want in zip(run(funcgrad, fnp), run(jax, jax.numpy)):
+        np.testing.assert_array_equal(got, want)
