@@ -357,6 +357,8 @@ def _impl(lhs, rhs, **p):
     patches = patches.reshape(G, rows * P, patch)
     kernel = w.reshape(G, O // G, patch).transpose(0, 2, 1)  # (G, patch, O')
     res = np.matmul(patches, kernel)  # (G, rows * P, O')
+    if G > 1 and batch_group_count == 1 and C == G and dtype == np.float64:
+        _depthwise_nans(patches, res)
     res = res.reshape(G, rows, *out_sp, O // G)
     if G == 1:
         canonical = np.moveaxis(res[0], -1, 1)  # a view: NHWC-like outputs need no copy below
@@ -364,6 +366,26 @@ def _impl(lhs, rhs, **p):
         res = np.moveaxis(res, -1, 1).transpose(2, 0, 1, *range(3, 3 + nsp))  # (rows, G, O', spatial)
         canonical = res.reshape(rows, O, *out_sp)
     return np.ascontiguousarray(np.transpose(canonical, np.argsort(out_spec)))
+
+
+# NOTE: [depthwise float64 convolutions]
+# XLA's CPU compiler keeps a feature-grouped convolution grouped only for F16/F32; a depthwise one
+# (one input feature per group) of another type (float64) becomes one dense convolution whose
+# kernel is zero outside each group's block (ConvolutionGroupConverter's filter expansion), so an
+# inf or NaN anywhere in a window, in any group's feature, is multiplied by a zero: NaN in every
+# other group's output at that position. jax computes it so (``conv_general_dilated_patches`` of an
+# inf, a depthwise convolution with an identity kernel, has NaN in every patch feature there).
+# funcgrad keeps XLA's native convolution for those under ``jit`` (the patches lowering would not
+# mix groups: xla_bridge/rules/conv.py) and the eager impl adds the same NaNs (``_depthwise_nans``).
+
+
+def _depthwise_nans(patches, res):
+    """NaN in ``res`` (G, rows, O') where another group's patch (G, rows, patch) holds an inf or
+    NaN (NOTE: [depthwise float64 convolutions])."""
+    bad = ~np.isfinite(patches).all(axis=-1)  # (G, rows)
+    if bad.any():
+        others = (bad.sum(axis=0) - bad) > 0
+        res[others] = np.nan
 
 
 # NOTE: [convolution scratch buffers]

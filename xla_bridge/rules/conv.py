@@ -76,6 +76,11 @@ def _patch_plan(la, ra, out, p):
         return None
     if p.get("precision") is not None:  # kept on the convolution, where XLA reads it
         return None
+    if p["feature_group_count"] > 1 and ra.shape[rhs_spec[1]] == 1 and la.dtype.itemsize > 4:
+        # NOTE: [depthwise float64 convolutions]: XLA's CPU compiler makes a depthwise one dense
+        # (NaN in every group's output where any group's window holds an inf or NaN, as jax
+        # computes conv_general_dilated_patches of an inf); kept native so that it does.
+        return None
     n, c = la.shape[lhs_spec[0]], la.shape[lhs_spec[1]]
     o, cg = ra.shape[rhs_spec[0]], ra.shape[rhs_spec[1]]
     window = [ra.shape[d] for d in rhs_spec[2:]]
