@@ -728,6 +728,10 @@ def where3(condition, x, y):
         condition, x, y = broadcast_full(condition, x, y)
     else:
         x, y = broadcast_full(x, y)
+    if 0 in shape_of(x):
+        # JAX's: an empty result is x itself, no select built, so no derivative flows from y (a
+        # while_loop carrying it then has a zero tangent and goes under vjp, as in jax)
+        return x
     return select(condition, x, y)
 
 

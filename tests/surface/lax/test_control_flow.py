@@ -422,6 +422,26 @@ def test_reverse_mode_through_unbounded_while_raises():
         funcgrad.grad(f)(1.0)
 
 
+def test_vjp_through_a_while_of_an_empty_where_result_as_jax():
+    # JAX's where of an empty result is its x (no select), so interp's output of an empty input
+    # has a zero tangent and a while_loop carrying it goes under vjp (the fuzzer's case); jax's
+    # ValueError stays for a carry that does depend on the input.
+    import jax
+
+    def run(api, np_, shape):
+        def f(x):
+            v = np_.interp(x, np_.array([-1.0, 0.0, 2.0]), np_.array([0.5, -1.0, 3.0]))
+            return api.lax.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, c[1] * 2.0), (0, v))[1]
+
+        out, pullback = api.vjp(f, np.zeros(shape))
+        return [np.asarray(v).shape for v in (out, *pullback(out))]
+
+    assert run(funcgrad, fnp, (3, 0)) == run(jax, jax.numpy, (3, 0)) == [(3, 0), (3, 0)]
+    assert fnp.where(np.ones((0, 2), bool), np.ones(2), 1.0).shape == (0, 2)
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        run(funcgrad, fnp, (2,))
+
+
 def _newton_sqrt(a):
     return while_loop(lambda x: fnp.abs(x * x - a) > 1e-13 * a, lambda x: 0.5 * (x + a / x), a, max_steps=60)
 
