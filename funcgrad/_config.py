@@ -50,6 +50,8 @@ value and what to do instead:
                                 ``jit``'s cache key, as in JAX.
 ``jax_threefry_partitionable``  True (JAX's default) or False: JAX's original bit streams, as JAX
                                 draws them in that mode (NOTE: [threefry bit streams]).
+``jax_disable_most_optimizations``  True: XLA compiles with its backend optimizations off (JAX's
+                                debug options; JAX_DISABLE_MOST_OPTIMIZATIONS=1 at start).
 ``jax_check_tracer_leaks``      True or False: True raises JAX's "Leaked trace" Exception for a
                                 tracer that outlives its transformation (NOTE: [leak checking]);
                                 either way a leaked tracer raises UnexpectedTracerError when used.
@@ -326,6 +328,16 @@ def _set_x64(on: bool) -> None:
     jitting.set_jit_flags(x32=not on)
 
 
+def _set_disable_most_optimizations(on: bool) -> None:
+    # (XLA's backend optimizations off in every compile from now on; the programs compiled
+    # before are compiled again, as JAX keys its caches on its compile options)
+    from funcgrad.xla_bridge import executables
+
+    if on != executables._most_optimizations_disabled[0]:
+        executables.set_disable_most_optimizations(on)
+        _caches.clear_all()
+
+
 def _set_transfer_guard(direction: str, level: str | None) -> None:
     # NOTE: [transfer guard] (funcgrad/_transfer_guard.py): the level, and jit's calls take the
     # staged route (which asks the guard about their arguments) while host-to-device or
@@ -448,6 +460,13 @@ _FLAG_LIST = [
         lambda v: threefry_partitionable_context.set_global(v),
     ),
     _Flag("jax_check_tracer_leaks", False, _bool("jax_check_tracer_leaks"), core.set_leak_checking),
+    _Flag(
+        "jax_disable_most_optimizations",
+        os.environ.get("JAX_DISABLE_MOST_OPTIMIZATIONS", "").lower()
+        in ("1", "true", "yes", "on"),  # (as executables)
+        _bool("jax_disable_most_optimizations"),
+        _set_disable_most_optimizations,
+    ),
     _Flag(
         "jax_traceback_filtering",
         os.environ.get("JAX_TRACEBACK_FILTERING", "auto"),

@@ -374,7 +374,8 @@ def _transpose(cts, *args, jaxpr, policy, differentiated):
     # among them -- through one optimization barrier, so the recomputation cannot be scheduled
     # before the backward pass reaches this checkpoint (xla_bridge/rules/remat.py; JAX's lowering
     # does the same, and its jaxprs, which JAX's remat tutorial prints, hold no barrier either).
-    backward = ad.transpose_jaxpr(jaxpr, list(linear))  # (non-linear inputs..., cotangents...)
+    # (non-linear inputs..., cotangents...), traced on the cotangents' own weak types (as jit's)
+    backward = ad.transpose_jaxpr(jaxpr, list(linear), None, [core.get_aval(c).weak_type for c in cts])
     outs = iter(checkpoint_p.bind(*nonlin, *cts, jaxpr=backward, policy=policy, differentiated=True))
     return [next(outs) if lin else None for lin in linear]
 

@@ -248,18 +248,41 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     nc, ncar = num_consts, num_carry
     consts, _, xs = _split(args, nc, ncar)
     ct_carry, ct_ys = _split(cts, ncar)[:2]
+    # A linear const the body never reads gets no cotangent (None, a symbolic zero), as in JAX,
+    # whose linearization drops it (scan's DCE rule) before transposing: no zeros carried and
+    # added, which would also decide the cotangent's weak type.
+    j = jaxpr.jaxpr
+    live, _ = ir.backward_dependencies(j.eqns, j.outvars, effects=True)
+    dead = [is_undefined_primal(c) and v not in live for c, v in zip(consts, j.invars[:nc])]
+    if any(dead):
+        invars = [v for v, d in zip(j.invars, dead + [False] * (len(j.invars) - nc)) if not d]
+        jaxpr = ClosedJaxpr(Jaxpr(j.constvars, invars, j.eqns, j.outvars), jaxpr.consts)
+        consts = [c for c, d in zip(consts, dead) if not d]
+        nc = len(consts)
     const_lin = [is_undefined_primal(c) for c in consts]
     xs_lin = [is_undefined_primal(x) for x in xs]
     ys_zero = [type(ct) is Zero for ct in ct_ys]
     in_avals = jaxpr.in_avals
     lin_const_avals = [tangent_aval(a) for a, lin in zip(in_avals[:nc], const_lin) if lin]
-    carry_avals = [tangent_aval(a) for a in in_avals[nc : nc + ncar]]
+    # The cotangents' own weak types (JAX traces the transposed body on the values it gets,
+    # _scan_transpose_fancy): a strong cotangent of a weak output makes strong cotangents.
+    ct_carry = [instantiate(ct) for ct in ct_carry]
+    carry_avals = [
+        tangent_aval(a).update(weak_type=core.get_aval(ct).weak_type)
+        for a, ct in zip(in_avals[nc : nc + ncar], ct_carry)
+    ]
     res_consts = [c for c, lin in zip(consts, const_lin) if not lin]
     res_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
-    y_avals = [tangent_aval(a) for a, z in zip(jaxpr.out_avals[ncar:], ys_zero) if not z]
+    y_avals = [
+        tangent_aval(a).update(weak_type=core.get_aval(ct).weak_type)
+        for a, ct in zip(jaxpr.out_avals[ncar:], ct_ys)
+        if type(ct) is not Zero
+    ]
     # Carries are linear: the scans in linear programs carry tangents (see NOTE: [scan residuals]).
     linear = [*const_lin, *[True] * ncar, *xs_lin]
-    body_t = transpose_jaxpr(jaxpr, linear, [False] * ncar + ys_zero)
+    body_t = transpose_jaxpr(
+        jaxpr, linear, [False] * ncar + ys_zero, [a.weak_type for a in (*carry_avals, *y_avals)]
+    )
     n_lc = len(lin_const_avals)
 
     def body(*a):
@@ -275,7 +298,7 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     outs = scan_p.bind(
         *res_consts,
         *[hooks.zeros(a) for a in lin_const_avals],
-        *[instantiate(ct) for ct in ct_carry],
+        *ct_carry,
         *[ct for ct in ct_ys if type(ct) is not Zero],
         *res_xs,
         jaxpr=body_closed, num_consts=len(res_consts), num_carry=n_lc + ncar,
@@ -283,8 +306,9 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     )  # fmt: skip
     ct_consts, ct_init, ct_xs = _split(outs, n_lc, ncar)
     it_c, it_x = iter(ct_consts), iter(ct_xs)
+    ct_live = iter([next(it_c) if lin else None for lin in const_lin])
     return [
-        *[next(it_c) if lin else None for lin in const_lin],
+        *[None if d else next(ct_live) for d in dead],
         *ct_init,
         *[next(it_x) if lin else None for lin in xs_lin],
     ]

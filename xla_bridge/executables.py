@@ -30,6 +30,7 @@ input (``to_numpy``) is alive, XLA silently skips donating it.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 
@@ -399,6 +400,18 @@ def compile(
     return exe
 
 
+# ``jax_disable_most_optimizations`` (funcgrad.config; JAX_DISABLE_MOST_OPTIMIZATIONS=1 at start, as JAX's)
+_most_optimizations_disabled = [
+    os.environ.get("JAX_DISABLE_MOST_OPTIMIZATIONS", "").lower() in ("1", "true", "yes", "on")
+]
+
+
+def set_disable_most_optimizations(on: bool) -> None:
+    """``jax_disable_most_optimizations``: compile with XLA's backend optimizations off, as JAX's
+    ``get_compile_options`` sets them (the caller empties the compiled-program caches)."""
+    _most_optimizations_disabled[0] = bool(on)
+
+
 def load_compiled(client, module_text, device_list, opts, devices, host_callbacks=()):
     """``module_text`` compiled for ``device_list`` (``devices``, in order) and loaded: the one
     compile step of the single-device and the SPMD routes. Through the persistent compile cache
@@ -414,6 +427,11 @@ def load_compiled(client, module_text, device_list, opts, devices, host_callback
         >>> len(loaded.local_devices())
         1
     """
+    if _most_optimizations_disabled[0]:
+        debug = opts.executable_build_options.debug_options
+        debug.xla_backend_optimization_level = 0
+        debug.xla_llvm_disable_expensive_passes = True
+        debug.xla_test_all_input_layouts = False
     if host_callbacks:
         module = _mlir_module(module_text)
         return compile_cache.timed_compile(

@@ -619,15 +619,22 @@ def jvp_jaxpr(
 
 
 def transpose_jaxpr(
-    closed: ClosedJaxpr, linear: Sequence[bool], ct_zero: Sequence[bool] | None = None
+    closed: ClosedJaxpr,
+    linear: Sequence[bool],
+    ct_zero: Sequence[bool] | None = None,
+    ct_weak: Sequence[bool] | None = None,
 ) -> ClosedJaxpr:
     """A jaxpr ``(non-linear inputs..., nonzero output cotangents...) -> cotangents of the linear
     inputs`` (zeros instantiated). Outputs marked in ``ct_zero`` have a symbolic-zero cotangent and
-    take no input (default: every cotangent is an input)."""
+    take no input (default: every cotangent is an input). ``ct_weak`` gives the weak types of the
+    nonzero cotangents the caller has (default: the outputs'): JAX traces a transposed call on the
+    cotangents it gets, so a strong cotangent of a weak output makes strong cotangents."""
     in_avals, out_avals = closed.in_avals, closed.out_avals
     ct_zero = [False] * len(out_avals) if ct_zero is None else list(ct_zero)
     nonlin_avals = [a for a, lin in zip(in_avals, linear) if not lin]
     ct_avals = [tangent_aval(a) for a, z in zip(out_avals, ct_zero) if not z]
+    if ct_weak is not None:
+        ct_avals = [a.update(weak_type=bool(w)) for a, w in zip(ct_avals, ct_weak)]
 
     def traced(*args):
         nonlin, cts = iter(args[: len(nonlin_avals)]), iter(args[len(nonlin_avals) :])

@@ -68,7 +68,9 @@ class DerivedJaxprs:
 
 derived_jvp = DerivedJaxprs(lambda closed, nonzeros: jvp_jaxpr(closed, list(nonzeros), instantiate=False))
 derived_transpose = DerivedJaxprs(
-    lambda closed, linear, ct_zero: transpose_jaxpr(closed, list(linear), list(ct_zero))
+    lambda closed, linear, ct_zero, ct_weak=None: transpose_jaxpr(
+        closed, list(linear), list(ct_zero), ct_weak
+    )
 )
 derived_batch = DerivedJaxprs(
     lambda closed, axis_size, dims, axis_name: batch_jaxpr(
@@ -159,7 +161,8 @@ class CallPrimitive(Primitive):
     def _transpose(self, cts, *args, jaxpr, **params):
         linear = tuple(is_undefined_primal(a) for a in args)
         ct_zero = tuple(type(ct) is Zero for ct in cts)
-        transposed = derived_transpose(jaxpr, linear, ct_zero)
+        ct_weak = tuple(core.get_aval(ct).weak_type for ct in cts if type(ct) is not Zero)
+        transposed = derived_transpose(jaxpr, linear, ct_zero, ct_weak)
         call_args = [
             *(a for a in args if not is_undefined_primal(a)),
             *(c for c in cts if type(c) is not Zero),

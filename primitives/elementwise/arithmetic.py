@@ -277,7 +277,16 @@ deflinear(sub_p, _sub_transpose)
 add_any_p = Primitive("add_any")
 add_any_p.def_traits(sparse="sum")
 add_any_p.def_impl(np.add)
-add_any_p.def_abstract_eval(naryop_abstract_eval("add_any", None))
+_add_any_avals = naryop_abstract_eval("add_any", None)
+
+
+def _add_any_abstract_eval(x, y):
+    # JAX's (ad_util.add_abstract): the first operand's type, its weak type included -- the
+    # cotangent accumulated so far, whose weak type a later strong one does not change
+    return _add_any_avals(x, y).update(weak_type=x.weak_type)
+
+
+add_any_p.def_abstract_eval(_add_any_abstract_eval)
 add_any_p.def_batch(elementwise_batch(add_any_p))
 deflinear(add_any_p, _add_transpose)
 

@@ -296,3 +296,20 @@ def test_transfer_guard_as_jax(caplog):
     }
     assert got["log", "jit_host"] == got["log_explicit", "device_put"] == "logged"
     assert got["log", "device_put"] == "ok" and got["disallow", "jit_host"] == "JaxRuntimeError: disallowed"
+
+
+def test_disable_most_optimizations_flag_as_jax():
+    # (flax's imagenet example test sets it at import; XLA then compiles with its backend
+    # optimizations off, as JAX's debug options; values unchanged)
+    from funcgrad.xla_bridge import executables
+
+    f = lambda x: funcgrad.numpy.sin(x) * 2  # noqa: E731
+    before = funcgrad.jit(f)(1.0)
+    funcgrad.config.update("jax_disable_most_optimizations", True)
+    try:
+        assert executables._most_optimizations_disabled[0]
+        assert funcgrad.config.jax_disable_most_optimizations is True
+        assert float(funcgrad.jit(f)(1.0)) == float(before)
+    finally:
+        funcgrad.config.update("jax_disable_most_optimizations", False)
+    assert not executables._most_optimizations_disabled[0]

@@ -79,6 +79,19 @@ CASES = {
         for f in ["softplus", "mish", "soft_sign", "hard_swish"]
         for x in (onp.array([True]), True)
     ),
+    # A strong cotangent of a weak output makes strong cotangents through a scan or jit (JAX traces
+    # the transposed call on the cotangents it gets); add_any takes its first operand's weak type; a
+    # scan's const its body never reads gets no cotangent (the fuzzer's grad of grad). (Not
+    # checkpoint: jax's jitted weak type there differs from its eager one.)
+    "grad_of_grad_weak": lambda T, np: tuple(
+        h(np.full((3,), -0.93) * 1.0)
+        for g in (
+            lambda a: np.sum(T.lax.scan(lambda c, x: (c * np.cos(x) + x, c * x), 1.0, a)[1]),
+            lambda a: np.sum(T.lax.scan(lambda c, x: (c, np.sin(x)), a[0], a, reverse=True)[1]),
+            lambda a: np.sum(T.jit(lambda b: np.sin(b) * 2.0)(a)),
+        )
+        for h in (T.grad(g), T.grad(lambda a, g=g: np.sum(T.grad(g)(a) ** 2)))
+    ),
 }
 
 
