@@ -39,6 +39,7 @@ from funcgrad.primitives._rules import JET_OF_SELECTION, aval_of, move_to_front,
 from funcgrad.kernel import batching
 from funcgrad.kernel.ad import Zero, defjvp_zero, deflinear, linear_taylor
 from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.custom_derivatives import custom_jvp
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 
@@ -170,17 +171,35 @@ psum_p.def_traits(
 )
 
 
+def _undifferentiated(name, reduce):
+    """``reduce`` as pmax/pmin's batched form: JAX binds pmax/pmin again there (with positional
+    axes), so differentiating a vmapped pmax raises as an unbatched one does; here the reduction is
+    a custom_jvp whose rule raises JAX's error (a zero tangent never runs it)."""
+
+    def rule(axis):
+        def f(x):
+            return reduce(x, (axis,))
+
+        f = custom_jvp(f)
+
+        @f.defjvp
+        def _(primals, tangents):
+            raise NotImplementedError(f"Differentiation rule for '{name}' not implemented")
+
+        return f
+
+    return lambda x, axes: rule(axes[0])(x)
+
+
 def _extremum_jvp(primitive):
-    # The tangent of the winning instance; ties share it equally (reduce_max's convention).
+    # JAX defines no derivative of pmax/pmin (its JVP trace raises this NotImplementedError), under
+    # vmap too (_undifferentiated). A symbolic-zero tangent passes: JAX never calls a rule then.
     def jvp(primals, tangents, **params):
         (x,), (t,) = primals, tangents
+        if type(t) is not Zero:
+            raise NotImplementedError(f"Differentiation rule for '{primitive.name}' not implemented")
         ans = primitive.bind(x, **params)
-        if type(t) is Zero:
-            return ans, Zero.from_primal_value(ans)
-        dtype = aval_of(x).dtype
-        at = ew.convert_element_type(ew.eq_p.bind(x, ans), dtype)
-        count = psum_p.bind(at, **params)
-        return ans, ew.div(psum_p.bind(ew.mul(t, at), **params), count)
+        return ans, Zero.from_primal_value(ans)
 
     return jvp
 
@@ -191,7 +210,9 @@ pmax_p.def_impl(_unbound_impl("pmax"))
 pmax_p.def_abstract_eval(_same_aval("pmax"))
 pmax_p.def_jvp(_extremum_jvp(pmax_p))
 pmax_p.def_batch(_elementwise_batch(pmax_p))
-pmax_p.def_traits(collective_batch=_reduce_axis_rule(pmax_p, red.reduce_max, lambda x, n: x))
+pmax_p.def_traits(
+    collective_batch=_reduce_axis_rule(pmax_p, _undifferentiated("pmax", red.reduce_max), lambda x, n: x)
+)
 
 pmin_p = Primitive("pmin")
 pmin_p.def_traits(taylor_from_jvp=JET_OF_SELECTION)
@@ -199,7 +220,9 @@ pmin_p.def_impl(_unbound_impl("pmin"))
 pmin_p.def_abstract_eval(_same_aval("pmin"))
 pmin_p.def_jvp(_extremum_jvp(pmin_p))
 pmin_p.def_batch(_elementwise_batch(pmin_p))
-pmin_p.def_traits(collective_batch=_reduce_axis_rule(pmin_p, red.reduce_min, lambda x, n: x))
+pmin_p.def_traits(
+    collective_batch=_reduce_axis_rule(pmin_p, _undifferentiated("pmin", red.reduce_min), lambda x, n: x)
+)
 
 
 def groups_param(axis_index_groups) -> dict:

@@ -112,6 +112,8 @@ OPS = [
         _stacked(_distinct),
         shapes=_shapes(max_dims=2, min_side=1),
         dtypes=(F64, I32),
+        differentiable=False,
+        derivative_error=NotImplementedError,  # (JAX defines no derivative of pmax/pmin)
     ),
     _entry(
         "pmin",
@@ -120,6 +122,8 @@ OPS = [
         _stacked(_distinct),
         shapes=_shapes(max_dims=2, min_side=1),
         dtypes=FLOATS,
+        differentiable=False,
+        derivative_error=NotImplementedError,
     ),
     *[
         _entry(
