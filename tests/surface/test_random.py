@@ -202,6 +202,24 @@ def test_sampler_jit_and_vmap_over_keys(name, call, exact):
     np.testing.assert_allclose(np.asarray(funcgrad.jit(lambda k: call(fr, k))(keys[0])), eager[0], rtol=1e-12)
 
 
+def test_float64_normal_bits_as_jax_eager_and_vmapped():
+    # NOTE: [rolled threefry rounds]: float64 normals hash in a loop of 5 steps, the rest unrolled
+    from funcgrad.random import _cipher
+
+    shape = (3, 5)
+    want = np.asarray(jr.normal(jr.key(3), shape, np.float64))
+    np.testing.assert_array_equal(np.asarray(fr.normal(fr.key(3), shape, np.float64)), want)
+    keys = fr.split(fr.key(1), 3)  # vmap: the jitted sampler's route, batched
+    batched = funcgrad.vmap(lambda k: fr.normal(k, shape, np.float64))(keys)
+    each = [np.asarray(fr.normal(keys[i], shape, np.float64)) for i in range(3)]
+    np.testing.assert_array_equal(np.asarray(batched), np.stack(each))
+    words = np.random.default_rng(0).integers(0, 2**32, (4, 9), dtype=np.uint32)
+    with _cipher.rolled_rounds():  # (eagerly: the loop's steps run one by one)
+        rolled = _cipher._threefry2x32(words[0, 0], words[1, 0], words[2], words[3])
+    unrolled = _cipher._threefry2x32(words[0, 0], words[1, 0], words[2], words[3])
+    np.testing.assert_array_equal(np.asarray(rolled), np.asarray(unrolled))
+
+
 def test_gumbel_highest_float32_matches_jax_to_an_ulp():
     ours = np.asarray(fr.gumbel(fr.PRNGKey(K), (64,), np.float32, mode="highest"))
     theirs = np.asarray(jr.gumbel(jr.PRNGKey(K), (64,), np.float32, mode="highest"))
