@@ -123,6 +123,7 @@ from funcgrad.numpy import _dtypes as _numpy_dtypes
 from funcgrad.numpy import indexing as _numpy_indexing
 from funcgrad.primitives import _eager_memory
 from funcgrad.xla_bridge import compile_cache as _compile_cache
+from funcgrad.xla_bridge import executables as _executables
 from funcgrad.xla_bridge import runtime as _runtime
 
 __all__ = [
@@ -331,10 +332,8 @@ def _set_x64(on: bool) -> None:
 def _set_disable_most_optimizations(on: bool) -> None:
     # (XLA's backend optimizations off in every compile from now on; the programs compiled
     # before are compiled again, as JAX keys its caches on its compile options)
-    from funcgrad.xla_bridge import executables
-
-    if on != executables._most_optimizations_disabled[0]:
-        executables.set_disable_most_optimizations(on)
+    if on != _executables._most_optimizations_disabled[0]:
+        _executables.set_disable_most_optimizations(on)
         _caches.clear_all()
 
 
