@@ -20,7 +20,7 @@ value and what to do instead:
                                 ``enable_x64(False)`` and JAX_ENABLE_X64=0 (read when the kernel is imported).
                                 NOTE: [x64 mode] in funcgrad/kernel/dtypes.py.
 ``jax_disable_jit``             ``jit`` runs the Python function op by op.
-``jax_debug_nans``              every primitive's output is checked for NaN (NonFiniteError).
+``jax_debug_nans``              every primitive's output is checked for NaN (FloatingPointError).
 ``jax_debug_infs``              every primitive's output is checked for Inf.
 ``jax_log_compiles``            each trace-and-compile of a ``jit`` is logged (logger "funcgrad").
 ``jax_explain_cache_misses``    each ``jit`` cache miss is logged with what changed.
@@ -671,14 +671,14 @@ def disable_jit(disable: bool = True):
 
 
 def debug_infs(new_val: bool = True):
-    """Context manager: raise ``NonFiniteError`` at the first primitive that produces an Inf.
+    """Context manager: raise ``FloatingPointError`` at the first primitive that produces an Inf.
 
     >>> import funcgrad.numpy as fnp
     >>> with debug_infs():
     ...     fnp.exp(1000.0)
     Traceback (most recent call last):
     ...
-    funcgrad.debug.NonFiniteError: invalid value (inf) encountered in exp ...
+    FloatingPointError: invalid value (inf) encountered in exp
     """
     return _scoped("jax_debug_infs", new_val)
 

@@ -9,13 +9,18 @@ a ``FiniteCheckTrace``, NaN and Inf; ``debug_infs``: ``InfCheckTrace``): the eag
 evaluator, plus a check of every primitive's outputs. Every transformation binds its concrete work
 on the trace below it, so the primal work of ``grad``/``vjp`` and every equation of the backward
 pass are checked one equation at a time; a call (``jit``, ``checkpoint``, a custom rule's function)
-is checked on its outputs, as JAX checks a jitted function's, and only when one is bad interpreted
-again equation by equation (JAX's de-optimized rerun), so the report names an equation inside it
-and a value inside that no output carries is not reported. The first non-finite
-output raises ``NonFiniteError`` (a ``FloatingPointError``) that says whether it happened in the
-forward or the backward pass, which primitive, the statistics of its inputs, and the user's source
-line — for a backward equation, the forward line it differentiates (NOTE: [source info of
-re-interpreted equations]; ``debug_nans`` switches on the source lines of linearize's equations).
+is checked on its outputs, as JAX checks a jitted function's, and only when one is bad run again:
+a user's jitted function called outside transformations runs its Python again, op by op (JAX's
+de-optimized call: its side effects run again and the traceback reaches the user's line), any
+other call is interpreted again equation by equation; so the report names an equation inside it
+and a value inside that no output carries is not reported. Under ``check_finite`` the first
+non-finite output raises ``NonFiniteError`` (a ``FloatingPointError``) that says whether it
+happened in the forward or the backward pass, which primitive, the statistics of its inputs, and
+the user's source line — for a backward equation, the forward line it differentiates (NOTE:
+[source info of re-interpreted equations]; the checks switch on the source lines of linearize's
+equations). Under ``debug_nans``/``debug_infs`` it raises JAX's error instead: a
+``FloatingPointError`` with JAX's message (``invalid value (nan) encountered in log``), carrying
+the same attributes.
 
 Like JAX's ``debug_nans``, an intermediate NaN/Inf that the program later discards (``where(x > 0,
 log(x), 0)``) is reported too: the tool finds where a non-finite value first appears.
@@ -167,7 +172,7 @@ def _source_text(info) -> str:
     return f"  at {info}" + (f"\n      {line}" if line else "")
 
 
-def _error(primitive, params, args, outs, phase: str) -> NonFiniteError:
+def _error(primitive, params, args, outs, phase: str, concise: bool = False) -> FloatingPointError:
     info = user_source_info()
     inputs = [ValueStats.of(a) for a in args if core.is_array_like(a)]
     outputs = [ValueStats.of(o) for o in outs]
@@ -197,7 +202,23 @@ def _error(primitive, params, args, outs, phase: str) -> NonFiniteError:
             "  The forward values were finite; the derivative is not (e.g. sqrt, log or 1/x at 0, "
             "or an overflow). Consider a safe formulation such as where(x > 0, f(safe_x), 0)."
         )
-    return NonFiniteError("\n".join(lines), phase, primitive.name, info, inputs, outputs, params)
+    if not concise:
+        return NonFiniteError("\n".join(lines), phase, primitive.name, info, inputs, outputs, params)
+    # debug_nans/debug_infs: JAX's error -- a FloatingPointError, its message word for word -- with
+    # NonFiniteError's attributes (where and what) for those who read them.
+    err = FloatingPointError(lines[0])
+    err.phase, err.primitive, err.source_info = phase, primitive.name, info
+    err.inputs, err.outputs, err.params, err.loop_iterations = inputs, outputs, params, []
+    return err
+
+
+class _BadJitOutputs(Exception):
+    """A jitted function's outputs hold a NaN/Inf (the signal ``FiniteCheckTrace.jitted_call``
+    waits for: it then runs the function's Python)."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
 
 
 def _has_nan(x) -> bool:
@@ -221,6 +242,33 @@ class FiniteCheckTrace(core.EvalTrace):
     # JAX's jax_debug_nans) or Inf only (InfCheckTrace, debug_infs).
     infs_only = False
     nans_only = False
+    # Inside ``jitted_call``'s compiled run: a bad output of its jit is signalled, not located.
+    _awaiting_jit = False
+
+    def jitted_call(self, fun, args, kwargs, compiled):
+        """A call of the jitted function ``fun`` (``compiled()`` runs it), as JAX's
+        ``jax_debug_nans`` treats one: the compiled program's outputs are checked; if one holds a
+        NaN, JAX's notice is printed and the function's Python runs again on the same arguments,
+        op by op with every operation checked (its side effects run again, and the error's
+        traceback reaches the user's line that made the NaN), as JAX calls the de-optimized
+        function; if that run makes none, JAX's error says so."""
+        prev, self._awaiting_jit = self._awaiting_jit, True
+        try:
+            return compiled()
+        except _BadJitOutputs as bad:
+            what = bad.what
+        finally:
+            self._awaiting_jit = prev
+        builtins.print(_DEOPTIMIZED)
+        self._awaiting_jit = False
+        try:
+            fun(*args, **kwargs)
+        except (FloatingPointError, ZeroDivisionError) as e:
+            raise e from None
+        finally:
+            self._awaiting_jit = prev
+        name = getattr(fun, "__name__", "fun")
+        raise FloatingPointError(f"('jit({name})', '{what}'). " + _NO_NAN_DEOPTIMIZED) from None
 
     def _bad(self, x) -> bool:
         if self.infs_only:
@@ -240,9 +288,22 @@ class FiniteCheckTrace(core.EvalTrace):
                 return outs
             if primitive.name != "jit":
                 return core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
+            if self._awaiting_jit:  # a user's jitted function: its Python runs again (jitted_call)
+                self._awaiting_jit = False
+                raise _BadJitOutputs("nan" if any(_has_nan(o) for o in outs) else "inf")
+            if str(params.get("name", "")).startswith("transpose("):
+                # (JAX's words for a jit's backward pass, whose de-optimized run is the backward
+                # pass interpreted equation by equation)
+                builtins.print(
+                    "Invalid nan value encountered in the backward pass of a jax.jit function. "
+                    "Calling the de-optimized backward pass."
+                )
+                core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
+                what = "nan" if any(_has_nan(o) for o in outs) else "inf"
+                raise FloatingPointError(f"('jit({params['name']})', '{what}'). " + _NO_NAN_DEOPTIMIZED)
             try:
                 core.eval_jaxpr(inner.jaxpr, inner.consts, *args)
-            except NonFiniteError:
+            except FloatingPointError:
                 # JAX runs a jit compiled, finds the NaN in its outputs and says so before calling
                 # the de-optimized version, which raises the precise error; funcgrad goes straight
                 # to the de-optimized run, so it prints JAX's words when that run finds one.
@@ -251,10 +312,7 @@ class FiniteCheckTrace(core.EvalTrace):
             # No equation made it: a NaN literal or input passed through (JAX's error, its words).
             builtins.print(_DEOPTIMIZED)
             what = "nan" if any(_has_nan(o) for o in outs) else "inf"
-            raise FloatingPointError(
-                f"invalid value ({what}) encountered in {primitive.name}({params.get('name', 'f')}). "
-                + _NO_NAN_DEOPTIMIZED
-            )
+            raise FloatingPointError(f"('jit({params.get('name', 'f')})', '{what}'). " + _NO_NAN_DEOPTIMIZED)
         sharded = primitive.impl_takes_arrays and inner is None
         if sharded:
             # A primitive whose impl runs a program of its own (shard_map's eager call compiles a
@@ -274,7 +332,7 @@ class FiniteCheckTrace(core.EvalTrace):
                 if locate is not None:
                     locate(args, **params)
                 phase = "backward" if source_info_config.backward_depth else "forward"
-                err = _error(primitive, params, args, outs, phase)
+                err = _error(primitive, params, args, outs, phase, concise=self.nans_only or self.infs_only)
                 if sharded:  # (JAX's words for a sharded computation: pmap, shard_map)
                     what = "nan" if err.outputs and any(s.nan for s in err.outputs) else "inf"
                     err.args = (
@@ -301,7 +359,7 @@ def _in_iteration(loop: str, i: int | None, closed: ClosedJaxpr, args) -> list:
     is told which loop and iteration it happened in."""
     try:
         return core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
-    except NonFiniteError as e:
+    except FloatingPointError as e:
         where = f"`{loop}`" if i is None else f"iteration {i} of `{loop}`"
         e.args = (
             str(e).replace(" (the first non-finite value)", f" in {where} (the first non-finite value)", 1),
@@ -363,7 +421,7 @@ class debug_nans(contextlib.ContextDecorator):
     ...     fnp.log(-fnp.ones(2))
     Traceback (most recent call last):
     ...
-    funcgrad.debug.NonFiniteError: invalid value (nan) encountered in log ...
+    FloatingPointError: invalid value (nan) encountered in log
     """
 
     _trace_type: type = NanCheckTrace
@@ -400,7 +458,7 @@ class debug_nans(contextlib.ContextDecorator):
 
 class debug_infs(debug_nans):
     """Like ``debug_nans``, reporting only infinities (``jax.debug_infs``): raise
-    ``NonFiniteError`` at the first primitive that produces an Inf.
+    ``FloatingPointError`` at the first primitive that produces an Inf.
 
     >>> import funcgrad.numpy as fnp
     >>> with debug_infs():

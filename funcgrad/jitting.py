@@ -399,6 +399,14 @@ class PjitFunction(Dispatcher):
         return entry, flat, static_key, dyn_kwargs
 
     def _call(self, args, kwargs):
+        # Under jax_debug_nans/debug_infs the checking trace may run the function's Python again
+        # (JAX's de-optimized call: funcgrad/debug.py, ``FiniteCheckTrace.jitted_call``).
+        rerun = getattr(core.current_trace(), "jitted_call", None)
+        if rerun is not None:
+            return rerun(self._fun, args, kwargs, lambda: self._call_compiled(args, kwargs))
+        return self._call_compiled(args, kwargs)
+
+    def _call_compiled(self, args, kwargs):
         # The staged route, around which a program that reads or writes Refs reads them before
         # and writes them back after (NOTE: [refs are functionalised at trace time]).
         staged, flat, donated = self._stage(args, kwargs)

@@ -12,7 +12,6 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import config
-from funcgrad.debug import NonFiniteError
 
 
 def test_update_read_values_and_unknown_flags():
@@ -75,12 +74,12 @@ def test_debug_nans_and_infs_flags():
     assert np.isnan(np.asarray(fnp.log(-fnp.ones(2)))).all()  # off again
     with funcgrad.debug_infs():
         assert np.isnan(np.asarray(fnp.sqrt(-fnp.ones(2)))).all()  # a NaN is not an Inf
-        with pytest.raises(NonFiniteError, match="inf"):
+        with pytest.raises(FloatingPointError, match="^invalid value \\(inf\\) encountered in exp$"):
             fnp.exp(fnp.array(1000.0))
     with funcgrad.debug_nans(True):
         with funcgrad.debug_nans(False):
             assert np.isnan(np.asarray(fnp.log(-fnp.ones(1)))).all()
-        with pytest.raises(NonFiniteError):
+        with pytest.raises(FloatingPointError):
             fnp.log(-fnp.ones(1))
 
 

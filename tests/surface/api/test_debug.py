@@ -111,6 +111,39 @@ def test_a_nan_out_of_a_jit_prints_jaxs_deoptimized_notice(capsys):
     assert capsys.readouterr().out == ""
 
 
+def test_debug_nans_reruns_a_jitted_functions_python_as_jax(capsys):
+    # JAX's api_util.maybe_recursive_nan_check: the de-optimized call runs the Python function
+    # again (its print runs again, on the call's Python values), and the error's traceback reaches
+    # the user's line; a jit inside it is treated the same way.
+    import traceback
+
+    import jax
+    import jax.numpy as jnp
+
+    def run(api, np_):
+        @api.jit
+        def inner(y):
+            return np_.log(y)  # the NaN
+
+        @api.jit
+        def f(x, y):
+            print("running f on", type(x).__name__)
+            return x * 2 + inner(y)
+
+        with api.debug_nans(True):
+            try:
+                f(1.0, -2.0)
+            except FloatingPointError as e:
+                frames = [fr.line for fr in traceback.extract_tb(e.__traceback__) if fr.filename == __file__]
+                return type(e), str(e), frames, capsys.readouterr().out.replace("Tracer", "").splitlines()
+
+    got, want = run(funcgrad, fnp), run(jax, jnp)
+    assert got[:3] == want[:3] and got[2][-1] == "return np_.log(y)  # the NaN"
+    notices = [[line for line in out if "running f" not in line] for out in (got[3], want[3])]
+    assert notices[0] == notices[1]
+    assert got[3].count("running f on float") == want[3].count("running f on float") == 1
+
+
 def test_non_finite_inputs_are_reported_as_inputs():
     with pytest.raises(NonFiniteError, match=r"input args\[0\]\['x'\] is not finite") as info:
         check_finite(lambda d: d["x"].sum())({"x": np.array([1.0, np.nan])})
@@ -128,8 +161,9 @@ def test_debug_nans_context_and_decorator():
         return grad(planted_log)(x)
 
     # log(0) is -inf (not reported); -inf * 0 is the NaN, in `mul` (jax: "... encountered in mul")
-    with pytest.raises(NonFiniteError, match="invalid value \\(nan\\) encountered in mul"):
+    with pytest.raises(FloatingPointError, match="^invalid value \\(nan\\) encountered in mul$") as info:
         step(np.array([0.0]))
+    assert type(info.value) is FloatingPointError and info.value.primitive == "mul"  # (JAX's type)
     assert funcgrad.check_finite is check_finite and funcgrad.debug_nans is debug_nans
 
 

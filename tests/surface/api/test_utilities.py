@@ -58,8 +58,11 @@ def test_named_scope_in_check_finite_errors():
         with funcgrad.named_scope("loss"):
             return fnp.log(x)
 
-    with pytest.raises(FloatingPointError, match=r"\[loss\]"), funcgrad.debug_nans():
+    with pytest.raises(FloatingPointError) as info, funcgrad.debug_nans():
         funcgrad.jit(f)(-1.0)
+    assert info.value.source_info.name_stack == "loss"  # (the message is JAX's one line)
+    with pytest.raises(FloatingPointError, match=r"\[loss\]"):
+        funcgrad.check_finite(funcgrad.jit(f))(-1.0)
 
 
 def test_ensure_compile_time_eval():
