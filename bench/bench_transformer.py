@@ -42,6 +42,32 @@ workload is compute-bound, so read the ratios, not the absolute times, on a load
 
 Where the time goes (measured with ``--threads 1`` on the shared 2-core machine, load 14-17):
 
+- Session 11 (``--threads 1 --rounds 2``, CPU time, load 16-20): step 141 ms, 0.51x
+  torch.compile's 278 ms and 0.45x jax's 313 ms; first call 0.70x jax (wall); eager 270 ms, 0.80x
+  torch's 337 ms; per-example 148 ms against jax's 284 ms, **0.52x** (0.56x and 0.49x in the two
+  rounds; the wall-time row 0.50x). One change: the attention's ``q, k, v = qkv[0], qkv[1],
+  qkv[2]`` has as cotangent the sum of three zero pads, which XLA's CPU compiler materialised at
+  full size and re-added in each of the sum's three consumers (input-gradient GEMM, weight
+  gradient, bias gradient): 1.7 ms a layer; it is now one ``concatenate`` (NOTE: [sums of zero
+  pads] in ``xla_bridge/rules/_pad_sums.py``), 0.3 ms a layer, in the step and the per-example
+  program alike (per-example 152-161 -> 149-154 ms, step 139 -> 134 ms, fresh-process pairs, load
+  10-11). The per-example program is the step's GEMMs (forward and input gradients as [1024, K]
+  GEMMs with the shared weights, YNNPACK at 215-235 GFLOP/s) plus the per-example weight
+  gradients as batched dots [8, 128, M] x [8, 128, N] contracting the positions: XLA's Eigen dot,
+  which reads the transposed left operand at 180 GFLOP/s for M <= N and ~115 for M = 4N (the MLP
+  projection's [8, 1024, 256]: 4.7 ms against 3.05 for the swapped product). Tried and not kept:
+  the left operand copied to [8, M, K] for YNNPACK when M >= 2N (3.7 ms alone, but in the program
+  XLA fuses the GELU that produces it into the transposing copy, whose strided reads take 2.4-4.6
+  ms against 0.24 for the plain GELU: per-example 152 -> 164 ms; an optimization barrier before
+  the copy does not stop it, XLA expands barriers before fusing); the swapped product transposed
+  back (XLA's transpose of the 8 MB result costs 1.5 ms: 4.6 against 4.7 ms); for every batched
+  dot of that form (164 ms); ``--xla_cpu_experimental_ynn_fusion_type`` (``dot``,
+  ``dot,reduce``, ``individual_dot,reduce``: 143-155 ms against 144-151, noise at load 15),
+  ``xla_cpu_use_onednn`` (level); jaxlib 0.10.2 has no multi-output fusion option. Left: XLA
+  duplicates cheap elementwise chains into each consumer -- the residual stream's cotangent
+  through the layer norms is recomputed from the top layer down in each consumer (40 fusions of
+  30-60 operands, 9 ms of the per-example program, 7 ms of the step), and no barrier survives to
+  fusion.
 - Session 10 (``--threads 1 --rounds 2``, CPU time, load 14-16.5): step 133-137 ms, 0.54x
   torch.compile's 261 ms and 0.51x jax's 278 ms; per-example 139 ms, 0.54x jax's 256 ms (jax
   took 311 ms in the run before: 0.44-0.54x); eager 247 ms, 0.75x torch's 331 ms; the first call
