@@ -35,7 +35,7 @@ from funcgrad.numpy._core import (
 from funcgrad.numpy._dtypes import extended_in
 from funcgrad.numpy.complexes import abs_squared
 from funcgrad.numpy.transcendental import isclose, isnan, safe_sqrt
-from funcgrad.numpy.ufuncs import as_bool
+from funcgrad.numpy.ufuncs import as_bool, less_equal, subtract, true_divide, where3
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import reductions as red
 from funcgrad.primitives import structure as st
@@ -443,6 +443,8 @@ def _variance(a, axis, dtype, ddof, keepdims, where, mean, correction, divide_by
         ddof = correction
     a, axes = _prepare(a, axis)
     requested = _float_dtype(a.dtype, dtype)
+    if dtype is not None and not _dt.is_inexact(requested) and _dt.kind(a.dtype) != "c":
+        return _integer_variance(a, axes, requested, ddof, keepdims, where, mean, divide_by_one)
     if dtype is not None and _dt.kind(a.dtype) == "c" and _dt.kind(requested) != "c":
         raise ValueError(
             f"var: a real dtype ({requested}) for the variance of complex values ({a.dtype}) is not "
@@ -476,6 +478,33 @@ def _variance(a, axis, dtype, ddof, keepdims, where, mean, correction, divide_by
     return _keepdims(_round_to(res, result_dtype), a.shape, axes, keepdims)
 
 
+def _integer_variance(a, axes, dtype, ddof, keepdims, where, centre, divide_by_one):
+    """JAX's ``var(a, dtype=<an integer dtype>)``: computed in that dtype (the mean, the squares and
+    the division truncate), then NaN where no degree of freedom is left through a ``where`` with a
+    Python float, which makes the result the default float dtype; ``nanvar``'s stays integer."""
+    a = ew.convert_element_type(a, dtype)
+    axis = tuple(axes)
+    if centre is None:
+        centre = _mean_fn(a, axis, dtype=dtype, keepdims=True, where=where)
+    centred = ew.sub_p.bind(*broadcast_args(a, convert(asarray(centre), dtype)))
+    squares = ew.mul_p.bind(centred, centred)
+    n = _count(a, axes, where)
+    if divide_by_one:  # (JAX's nanvar: the count in the default int, the sum promoted, a float quotient)
+        n = np.int64(n) if isinstance(n, int) else n
+        n = subtract(n if not keepdims or not shape_of(n) else _keepdims(n, a.shape, axes, keepdims), ddof)
+        empty = less_equal(n, 0)
+        total = where3(empty, np.nan, sum(squares, axis, keepdims=keepdims, where=where))
+        res = true_divide(total, where3(empty, 1, n))
+        return ew.convert_element_type(asarray(res), dtype)
+    total = sum(squares, axis, dtype=dtype, keepdims=keepdims, where=where)
+    n = constant(n, dtype) if isinstance(n, int) else ew.convert_element_type(n, dtype)
+    n = ew.sub_p.bind(n, constant(ddof, dtype))
+    if keepdims and shape_of(n):
+        n = _keepdims(n, a.shape, axes, keepdims)
+    res = ew.div_p.bind(*broadcast_args(total, n))
+    return where3(ew.gt_p.bind(*broadcast_args(n, constant(0, dtype))), res, np.nan)
+
+
 _mean_fn = mean
 
 
@@ -489,6 +518,8 @@ def std(
     1.0
     """
     _check_where_initial("std", where)
+    if dtype is not None and not _dt.is_inexact(check_user_dtype(dtype, "std")):
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")
     return safe_sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))
 
 

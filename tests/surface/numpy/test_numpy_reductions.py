@@ -616,3 +616,24 @@ def test_product_derivatives_over_infinities_and_nans_as_jax():
 
     for got, want in zip(run(funcgrad, fnp), run(jax, jax.numpy)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_var_and_std_with_an_integer_dtype_as_jax():
+    # Found by the fuzzer: JAX computes var(dtype=int) in that dtype (truncating mean and quotient)
+    # and then selects NaN through a Python float, so the result is the default float; nanvar's
+    # stays integer; std refuses an integer dtype (ValueError).
+    jnp = pytest.importorskip("jax").numpy
+    x = np.array([[0.5, -3.0, 2.7, 9.0], [1.0, 2.0, 3.5, -4.0], [7.0, 0.2, 0.0, 1.0]])
+    for fn, kw in [
+        ("var", dict(dtype="int32")),
+        ("var", dict(dtype="int8", axis=0, keepdims=True, ddof=1)),
+        ("var", dict(dtype="uint8", axis=1, where=x > 0)),
+        ("var", dict(dtype="int32", ddof=5, axis=0)),
+        ("nanvar", dict(dtype="uint8", axis=-2, ddof=3)),
+        ("nanvar", dict(dtype="int32", axis=1, keepdims=True)),
+    ]:
+        got, want = getattr(fnp, fn)(x, **kw), getattr(jnp, fn)(x, **kw)
+        assert got.dtype == want.dtype and got.shape == want.shape, (fn, kw)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"{fn} {kw}")
+    with pytest.raises(ValueError, match="dtype argument to jnp.std must be inexact; got int32"):
+        fnp.std(x, dtype="int32")
