@@ -167,7 +167,7 @@ def arctan2(x1, x2, /):
     True
     """
     x1, x2 = rank_promote(*promote_args_inexact(x1, x2), name="atan2")
-    reject_complex("arctan2", x1, why="it takes the real coordinates of a point (use angle(z))")
+    # (complex values as JAX's: XLA's -i log((x2 + i x1) / sqrt(x2^2 + x1^2)); NumPy refuses them)
     return ew.atan2_p.bind(x1, x2)
 
 

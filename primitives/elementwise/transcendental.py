@@ -306,12 +306,22 @@ def pow_(x, y):
     return pow_p.bind(*coerce_pair(x, y))
 
 
+def _atan2_impl(y, x):
+    """NumPy's ``arctan2``; of complex values XLA's formula (its CPU emitter's, as jax computes
+    ``lax.atan2``/``jnp.arctan2`` of complex numbers): ``-i log((x + i y) / sqrt(x^2 + y^2))``."""
+    y, x = np.asarray(y), np.asarray(x)
+    if y.dtype.kind != "c":
+        return np.arctan2(y, x)
+    with np.errstate(all="ignore"):
+        return (-1j * np.log((x + 1j * y) / np.sqrt(x * x + y * y))).astype(y.dtype)
+
+
 atan2_p = naryop(
     "atan2",
-    np.arctan2,
+    _atan2_impl,
     lambda t, x, y: mul(t, div(y, add(square(x), square(y)))),
     lambda t, x, y: mul(t, div(neg(x), add(square(x), square(y)))),
-    accepted=_dt.is_float,
+    accepted=_float_or_complex,
     taylor_from_jvp="its JVP rule is a few products and one quotient",
     may_produce_nan=True,
 )
