@@ -230,9 +230,17 @@ def _before_first_use(name, env, normalize):
             current = _runtime.started_backends().get("cpu")
             started = current is not None
         if started and str(current) != str(value):
+            jax_words = (  # (JAX's message for the device count, then funcgrad's)
+                "jax_num_cpu_devices config should be updated before backends are initialized i.e. "
+                "before any JAX operation is executed. You should initialize this config immediately "
+                "after `import jax`. "
+                if name == "jax_num_cpu_devices"
+                else ""
+            )
             raise RuntimeError(
-                f"funcgrad.config: {name} must be set before the first computation (it is already "
-                f"{current!r}); set it at the start of the program or with the environment variable {env}"
+                f"{jax_words}funcgrad.config: {name} must be set before the first computation (it is "
+                f"already {current!r}); set it at the start of the program or with the environment "
+                f"variable {env}"
             )
         os.environ[env] = str(value)
 
@@ -778,7 +786,7 @@ def numpy_rank_promotion(new_val: str):
     ...     fnp.ones(3) + fnp.ones((2, 3))
     Traceback (most recent call last):
     ...
-    ValueError: operands with shapes (3,) (2, 3) were broadcast to a common rank ...
+    ValueError: Operands could not be broadcast together for add on shapes (3,) (2, 3) ...
     """
     return _scoped("jax_numpy_rank_promotion", new_val)
 
@@ -804,7 +812,7 @@ def numpy_dtype_promotion(new_val: str):
     ...     fnp.ones(2, np.float32) + fnp.ones(2, np.float64)
     Traceback (most recent call last):
     ...
-    funcgrad.numpy._dtypes.TypePromotionError: implicit dtype promotion of float32, float64 is not allowed ...
+    funcgrad.numpy._dtypes.TypePromotionError: Input dtypes ('float32', 'float64') have no available ...
     """
     return _scoped("jax_numpy_dtype_promotion", new_val)
 

@@ -330,9 +330,10 @@ class Mesh:
         axis_names = tuple(axis_names)
         devs = np.asarray(devices, dtype=object)
         if devs.ndim != len(axis_names):
-            raise ValueError(
-                f"Mesh: devices has {devs.ndim} dimensions (shape {devs.shape}) but {len(axis_names)} axis "
-                f"names {axis_names} were given; give one name per dimension"
+            raise ValueError(  # (JAX's words)
+                "Mesh requires the ndim of its first argument (`devices`) to equal the length of its "
+                f"second argument (`axis_names`), but got devices.ndim == {devs.ndim} and "
+                f"len(axis_names) == {len(axis_names)}. (Give one name per dimension.)"
             )
         if len(set(axis_names)) != len(axis_names):
             raise ValueError(f"Mesh: axis names must be unique, got {axis_names}")

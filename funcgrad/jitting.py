@@ -240,8 +240,17 @@ class PjitFunction(Dispatcher):
                 raise ValueError(f"jit({name}): donate_argnames has {s!r}, which is not a parameter")
         donate_names.update(positional[n] for n in donate if 0 <= n < len(positional))
         both = donate & nums
-        if both:
-            raise ValueError(f"jit({name}): argument {min(both)} is both static and donated")
+        if both:  # (JAX's words: by name when names meet, else by number)
+            common = names & donate_names  # (the names of numbered arguments too, as JAX infers)
+            if common:
+                raise ValueError(
+                    f"static_argnames and donate_argnames cannot intersect. Argument names {common} "
+                    "appear in both static_argnames and donate_argnames"
+                )
+            raise ValueError(
+                f"`static_argnums` {tuple(sorted(nums))} and `donate_argnums` {tuple(sorted(donate))} "
+                "cannot intersect."
+            )
         self._donate_argnums = tuple(sorted(donate))
         self._donate_names = frozenset(donate_names)
         self._in_shardings = in_shardings
@@ -613,7 +622,7 @@ def jit(
     if inspect.isgeneratorfunction(fun):
         raise TypeError(f"Expected a function, got a generator function: {fun}")
     if not callable(fun):
-        raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        raise TypeError(f"Expected a callable value, got {fun}")  # (JAX's words)
     placement = None
     if device is not None or backend is not None:
         try:

@@ -586,7 +586,10 @@ def pmap(
             raise ValueError(f"{where}: the mapped axes have different sizes {sorted(sizes)}")
         n = sizes.pop() if sizes else axis_size
         if n is None:
-            raise ValueError(f"{where}: no argument is mapped; give axis_size=")
+            raise ValueError(  # (JAX's words first)
+                f"pmap requires at least one argument with a mapped axis. ({where}: no argument is "
+                "mapped; give axis_size=)"
+            )
         devs = list(devices) if devices is not None else xla_bridge.devices()
         local = [d for d in devs if d.process_index == xla_bridge.sharded.process_index()]
         if n > len(local):

@@ -71,6 +71,25 @@ if c_modules_wanted():
 C_ACCELERATED = _ArrayBase is not _PythonArrayBase
 
 
+def check_scalar_conversion(x) -> None:
+    """JAX's check before ``int``/``float``/``complex`` of an array: only a 0-d one converts (a
+    one-element 1-d array too is refused, where NumPy converts it).
+
+    >>> check_scalar_conversion(np.zeros(2))
+    Traceback (most recent call last):
+    TypeError: Only scalar arrays can be converted to Python scalars; got arr.ndim=1
+    """
+    if len(x.shape):
+        raise TypeError(f"Only scalar arrays can be converted to Python scalars; got arr.ndim={len(x.shape)}")
+
+
+def check_integer_conversion(x) -> None:
+    """JAX's check before ``__index__`` of an array (``operator.index``, ``hex``, a slice bound):
+    only a 0-d integer array is an index."""
+    if tuple(x.shape) != () or getattr(x.dtype, "kind", None) not in ("i", "u"):
+        raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+
+
 class Array(_ArrayBase):
     """An immutable n-dimensional array, NumPy-interoperable.
 
@@ -192,15 +211,19 @@ class Array(_ArrayBase):
         return bool(self._numpy())
 
     def __float__(self):
+        check_scalar_conversion(self)
         return float(self._numpy())
 
     def __int__(self):
+        check_scalar_conversion(self)
         return int(self._numpy())
 
     def __complex__(self):
+        check_scalar_conversion(self)
         return complex(self._numpy())
 
     def __index__(self):
+        check_integer_conversion(self)
         return self._numpy().__index__()
 
     def item(self, *args):

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.kernel.array import Array
+from funcgrad.kernel.array import Array, check_integer_conversion, check_scalar_conversion
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.errors import (
     ConcretizationTypeError,
@@ -169,15 +169,19 @@ class Tracer:
         )
 
     def __float__(self):
+        check_scalar_conversion(self.aval)  # (JAX checks the shape first)
         raise ConcretizationTypeError(self._abstract_value_message("float", "float()"))
 
     def __int__(self):
+        check_scalar_conversion(self.aval)
         raise ConcretizationTypeError(self._abstract_value_message("int", "int()"))
 
     def __complex__(self):
+        check_scalar_conversion(self.aval)
         raise ConcretizationTypeError(self._abstract_value_message("complex", "complex()"))
 
     def __index__(self):
+        check_integer_conversion(self.aval)
         raise TracerIntegerConversionError(
             self._concretization_message(
                 f"The __index__() method was called on {self._error_repr()}.", "using it as an index or size"

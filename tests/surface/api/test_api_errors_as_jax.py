@@ -1,0 +1,66 @@
+"""Errors of the transformation API in JAX's types and words (cases of JAX's api_test:
+test_scalar_conversion_errors, test_jit_of_noncallable, test_static_argnum_on_static_method_is_not_supported,
+test_intersecting_static_and_donate_argnames, test_pmap_empty_arguments, test_mesh_creation_error_message,
+test_num_cpu_devices_called_after_initialization): the same exception type and message as jax
+0.10.2's (funcgrad may add its own advice after JAX's words)."""
+
+from __future__ import annotations
+
+import operator
+import re
+
+import numpy as np
+import pytest
+
+import funcgrad
+
+jax = pytest.importorskip("jax")
+
+
+def _cases(lib):
+    np_mod = lib.numpy
+    return {
+        "index of an int array": lambda: operator.index(np_mod.arange(10)),
+        "index of a float scalar": lambda: operator.index(np_mod.float32(0)),
+        "hex of an empty array": lambda: hex(np_mod.arange(0, dtype="int32")),
+        "int of an array": lambda: int(np_mod.arange(10)),
+        "float of a 1-element array": lambda: float(np_mod.arange(1.0)),
+        "complex of an array": lambda: complex(np_mod.ones(2)),
+        "jit index of an int array": lambda: lib.jit(operator.index)(np_mod.arange(10)),
+        "jit hex of a float scalar": lambda: lib.jit(hex)(np_mod.float32(0)),
+        "jit float of an array": lambda: lib.jit(float)(np_mod.ones(2)),
+        "jit of an int": lambda: lib.jit(3),
+        "jit of a classmethod": lambda: lib.jit(classmethod(lambda cls, x: x)),
+        "static and donated names": lambda: lib.jit(lambda x: x, static_argnames="x", donate_argnames="x"),
+        "static and donated numbers": lambda: lib.jit(
+            lambda x, y: x, static_argnums=(0,), donate_argnums=(0,)
+        ),
+        "pmap of no arguments": lambda: lib.pmap(lambda: 0.0)(),
+        "mesh of too few dimensions": lambda: lib.sharding.Mesh(np.array(lib.devices()[:1]), ("x", "y")),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_cases(funcgrad)))
+def test_api_error_as_jax(case):
+    with pytest.raises(Exception) as want:
+        _cases(jax)[case]()
+    with pytest.raises(type(want.value)) as got:
+        _cases(funcgrad)[case]()
+    got, want = (re.sub(r" at 0x[0-9a-f]+", "", str(e.value)) for e in (got, want))
+    assert got.startswith(want), (got, want)
+
+
+def test_scalar_conversions_that_work():
+    x = funcgrad.numpy.int32(3)
+    assert (
+        operator.index(x) == 3 and hex(x) == "0x3" and int(x) == 3 and float(funcgrad.numpy.float32(2)) == 2.0
+    )
+    with pytest.raises(funcgrad.errors.TracerIntegerConversionError):
+        funcgrad.jit(operator.index)(x)
+
+
+def test_num_cpu_devices_after_the_backend_started_in_jax_words():
+    funcgrad.numpy.ones(1).block_until_ready()
+    n = len(funcgrad.devices("cpu"))
+    with pytest.raises(RuntimeError, match="jax_num_cpu_devices config should be updated before backends"):
+        funcgrad.config.update("jax_num_cpu_devices", n + 1)
