@@ -18,8 +18,16 @@ from typing import Any
 import numpy as np
 
 from funcgrad import xla_bridge
+from funcgrad._layouts import Format, Layout, default_layout
 from funcgrad._sharding_types import type_sharding
-from funcgrad._shardings import Mesh, NamedSharding, PartitionSpec, sharding_leaves
+from funcgrad._shardings import (
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    SingleDeviceSharding,
+    from_bridge,
+    sharding_leaves,
+)
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.xla_bridge.dispatch import Staged
@@ -362,6 +370,46 @@ class CompiledCall:
     def as_text(self) -> str:
         """XLA's optimized HLO."""
         return self._compiled.executable.as_hlo_text()
+
+    @property
+    def input_formats(self):
+        """The layout and sharding of each argument the program takes, read back from XLA (JAX's
+        ``Compiled.input_formats``: ``(args' Formats, kwargs' Formats)``; funcgrad/_layouts.py).
+
+        >>> import funcgrad.numpy as fnp
+        >>> from funcgrad import jit
+        >>> (x_format,), kwargs = jit(lambda x: x.T).lower(fnp.ones((2, 3))).compile().input_formats
+        >>> x_format.layout, kwargs
+        (Layout(major_to_minor=(0, 1), tiling=(), sub_byte_element_size_in_bits=0), {})
+        """
+        formats = self._formats("get_parameter_layouts", self.in_avals, self._compiled.in_shardings)
+        if self.args_info is not None:
+            return tu.tree_unflatten(tu.tree_structure(self.args_info), formats)
+        return tuple(formats), {}
+
+    @property
+    def output_formats(self):
+        """The layout and sharding of each result, read back from XLA (JAX's
+        ``Compiled.output_formats``), in the structure of the function's output."""
+        avals = self._staged.closed.out_avals
+        shardings = getattr(self._compiled.executable, "out_shardings", None)
+        return tu.tree_unflatten(self._staged.out_tree, self._formats("get_output_layouts", avals, shardings))
+
+    def _formats(self, which: str, avals, shardings) -> list:
+        loaded = getattr(self._compiled.executable, "_loaded", None)
+        pjrt = list(getattr(loaded, which)()) if loaded is not None else []
+        pjrt = pjrt[len(pjrt) - len(avals) :]  # (after the hoisted constants a program takes first)
+        out = []
+        for i, aval in enumerate(avals):
+            layout = Layout.from_pjrt_layout(pjrt[i]) if i < len(pjrt) else default_layout(aval.ndim)
+            if shardings is None:
+                sharding = SingleDeviceSharding(self._compiled.device)
+            else:
+                sharding = from_bridge(shardings[len(shardings) - len(avals) + i], aval.ndim)
+                if len(sharding.device_set) == 1 and sharding.is_fully_replicated:  # (as JAX's)
+                    sharding = SingleDeviceSharding(next(iter(sharding.device_set)))
+            out.append(Format(layout, sharding))
+        return out
 
     def memory_analysis(self):
         """XLA's memory plan of the compiled program, as ``jax``'s ``Compiled.memory_analysis``:

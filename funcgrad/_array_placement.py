@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from funcgrad import kernel, xla_bridge
+from funcgrad import _layouts, kernel, xla_bridge
 from funcgrad._shardings import Sharding, SingleDeviceSharding, from_bridge
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
@@ -323,6 +323,17 @@ def _traceback(x):
     return None if b is None else b.traceback
 
 
+def _format(x):
+    """``x.format``: its layout and sharding (``funcgrad.experimental.layout.Format``, JAX's).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.ones((2, 3)).format.layout
+    Layout(major_to_minor=(0, 1), tiling=(), sub_byte_element_size_in_bits=0)
+    """
+    _no_attribute(x, "format")
+    return _layouts.format_of(x)
+
+
 kernel.register(
     array_methods={
         "devices": _devices,
@@ -344,5 +355,6 @@ kernel.register(
         "is_fully_addressable": _is_fully_addressable,
         "committed": _committed,
         "traceback": _traceback,
+        "format": _format,
     },
 )

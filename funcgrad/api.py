@@ -18,13 +18,13 @@ transformation, the argument (by position and pytree path) and the fix.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
 from funcgrad import (
+    _layouts,
     _placement,  # installs Array.sharding, .devices(), ... (see its docstring)
     _transfer_guard,
     xla_bridge,
@@ -371,9 +371,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     del src, donate, may_alias  # (see the docstring)
     if isinstance(device, _placement.Space):  # funcgrad.memory.Space: a memory of x's own device
         return _placement.device_put_space(x, device)
-    layout = sys.modules.get("funcgrad.experimental.layout")  # no Format exists before it is imported
-    if device is not None and layout is not None:
-        device = layout._formats_as_shardings(x, device)  # a Format places by its sharding
+    if device is not None:
+        device = _layouts._formats_as_shardings(x, device)  # a Format places by its sharding
     if device is not None and not isinstance(device, xla_bridge.sharded.Device):
         if any(
             isinstance(s, Sharding | PartitionSpec)  # a bare spec: over the mesh in scope (set_mesh)

@@ -36,6 +36,7 @@ from funcgrad import _transfer_guard, _user_contexts, xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged
 from funcgrad._aot import _compiler_options as _check_compiler_options
 from funcgrad._api_util import abstractify, explain_concretization, flatten_outputs, is_abstract
+from funcgrad._layouts import Format, Layout, check_default_layout
 from funcgrad._sharding_types import renamed_out_shardings
 from funcgrad._shardings import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
 from funcgrad._trace_key import _argnums, _as_tuple, _aval_key, _explain, _ref_key
@@ -669,11 +670,16 @@ def _compiler_options(options) -> dict | None:
 
 
 def _is_sharding_leaf(x) -> bool:
-    return x is None or isinstance(x, Sharding | PartitionSpec)
+    return x is None or isinstance(x, Sharding | PartitionSpec | Format)
 
 
 def _check_sharding_tree(tree, what) -> None:
     for leaf in tu.tree_leaves(tree, is_leaf=_is_sharding_leaf):
+        if isinstance(leaf, Format):  # a layout and a sharding (funcgrad/_layouts.py)
+            lay = leaf.layout
+            if isinstance(lay, Layout):  # (XLA's default for its rank only)
+                check_default_layout(lay, len(lay.major_to_minor), f"jit: {what}")
+            continue
         if not _is_sharding_leaf(leaf):
             raise TypeError(
                 f"jit: {what} leaves must be Shardings (NamedSharding(mesh, P(...))), PartitionSpecs or "

@@ -1,0 +1,59 @@
+"""Layouts as JAX's on a CPU (docs/notebooks/layout.md; funcgrad/_layouts.py): ``Format``s in
+``jit``'s shardings, the layouts a compiled program takes and gives read back from XLA, an
+array's ``format``, and a layout other than XLA's default refused rather than ignored."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.experimental.layout import Format, Layout
+
+
+def _formats(api, np_, layout_mod, sharding_mod):
+    Fmt, Lay = layout_mod.Format, layout_mod.Layout
+    duck = api.ShapeDtypeStruct((4, 8), np_.float32)
+    apply_exe = (
+        api.jit(lambda x, y: (x[0, :], y[:, 0]), in_shardings=Fmt(Lay.AUTO), out_shardings=Fmt(Lay.AUTO))
+        .trace(duck, duck)
+        .lower()
+        .compile()
+    )
+    arg_formats, kwarg_formats = apply_exe.input_formats
+    init_exe = (
+        api.jit(lambda x, y: (x * 2, y * 3), out_shardings=arg_formats).trace(duck, duck).lower().compile()
+    )
+    x = np_.ones((4, 8), np_.float32)
+    placed = api.device_put(
+        np.ones((4, 8), np.float32), Fmt(Lay((0, 1)), sharding_mod.SingleDeviceSharding(api.devices()[0]))
+    )
+    return [
+        repr(arg_formats),
+        kwarg_formats,
+        repr(apply_exe.output_formats),
+        init_exe.output_formats == arg_formats,
+        repr(init_exe.input_formats),
+        repr(x.format),
+        repr(placed.format),
+        np.asarray(apply_exe(x, placed)[1]).tolist(),
+    ]
+
+
+def test_formats_as_jax():
+    jax = pytest.importorskip("jax")
+    import jax.experimental.layout as jlayout
+    import jax.numpy as jnp
+
+    got = _formats(funcgrad, fnp, funcgrad.experimental.layout, funcgrad.sharding)
+    want = _formats(jax, jnp, jlayout, jax.sharding)
+    assert got == want
+
+
+def test_a_layout_other_than_xlas_default_is_refused():
+    s = funcgrad.sharding.SingleDeviceSharding(funcgrad.devices()[0])
+    with pytest.raises(ValueError, match="default layout"):
+        funcgrad.device_put(np.ones((2, 3)), Format(Layout((1, 0)), s))
+    with pytest.raises(ValueError, match="default layout"):
+        funcgrad.jit(lambda x: x, out_shardings=Format(Layout((1, 0)), s))
