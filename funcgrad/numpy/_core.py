@@ -237,12 +237,43 @@ def concat_new_axis(items):
     return parts[0] if len(parts) == 1 else st.concatenate(parts, 0)
 
 
-def array(object, dtype=None, copy=True, order="K", ndmin: int = 0, *, device=None):
+def warn_complex_to_real(x, dtype) -> None:
+    """JAX's DeprecationWarning for ``astype`` of a complex ``x`` to a real or integer ``dtype``
+    (the imaginary part is dropped; JAX will raise ValueError in a later release)."""
+    source = getattr(x, "dtype", None)
+    if (
+        isinstance(source, np.dtype)
+        and source.kind == "c"
+        and isinstance(dtype, np.dtype)
+        and dtype.kind in "iuf"
+    ):
+        warnings.warn(
+            "Casting from complex to real dtypes will soon raise a ValueError. Please first use "
+            "jnp.real or jnp.imag to take the real/imaginary component of your input.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+
+
+def array(object, dtype=None, *args, copy=True, order="K", ndmin: int = 0, device=None):
     """Create an Array (a new immutable value; ``ndmin`` prepends size-1 axes).
 
     >>> array([[1.0, 2.0]]).shape
     (1, 2)
     """
+    if args:  # (JAX's deprecation of copy, order and ndmin given positionally)
+        if len(args) > 3:
+            raise TypeError(f"array() takes from 1 to 5 positional arguments but {2 + len(args)} were given")
+        for i, name in enumerate(["copy", "order", "ndmin"]):
+            if i < len(args) and [copy, order, ndmin][i] != [True, "K", 0][i]:
+                raise TypeError(f"array() got multiple values for argument '{name}'")
+        copy, order, ndmin = (list(args) + [copy, order, ndmin][len(args) :])[:3]
+        warnings.warn(
+            "Passing the copy, order, and ndmin arguments to jnp.array positionally is deprecated. "
+            "Use keyword arguments instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     if isinstance(object, ExtendedArray) and dtype is not None and dtype == object.dtype:
         dtype = None  # typed PRNG keys to their own key dtype: themselves (JAX's)
     dtype = None if dtype is None else check_user_dtype(dtype, "array")
@@ -402,9 +433,17 @@ def promote_args(*args) -> list:
     if _flags["dtype_promotion"] == "strict":
         strong = {d for d, w in pairs if not w}
         if len(strong) > 1:
+            # (JAX's words, its dtypes in lattice order; then funcgrad's)
+            ordered = sorted(
+                strong, key=lambda d: ("buifc".index(d.kind) if d.kind in "buifc" else 5, d.itemsize)
+            )
             raise TypePromotionError(
-                "implicit dtype promotion of " + ", ".join(sorted(d.name for d in strong)) + " is not "
-                "allowed under jax_numpy_dtype_promotion='strict'; convert explicitly (x.astype(...))"
+                f"Input dtypes {tuple(d.name for d in ordered)} have no available implicit dtype promotion "
+                "path when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+                "output type, or set jax_numpy_dtype_promotion=standard. (implicit dtype promotion of "
+                + ", ".join(sorted(d.name for d in strong))
+                + " is not allowed under jax_numpy_dtype_promotion='strict'; "
+                "convert explicitly (x.astype(...)))"
             )
     out = []
     for a, (d, w) in zip(args, pairs):
@@ -595,14 +634,14 @@ def broadcast_to(array, shape):
     return _broadcast_known(x, xs, shape)
 
 
-def broadcast_args(*args) -> list:
+def broadcast_args(*args, name: str = "elementwise operation") -> list:
     """Broadcast to one shape; 0-d operands stay 0-d (NOTE: [elementwise operand contract])."""
     shapes = [shape_of(a) for a in args]
     nonscalar = {s for s in shapes if s != ()}
     if len(nonscalar) <= 1:
         return list(args)  # equal shapes, or 0-d operands meeting one shape: nothing to do
     if _flags["rank_promotion"] != "allow" and len({len(s) for s in nonscalar}) > 1:
-        _rank_promotion(shapes)
+        _rank_promotion(shapes, name)
     shape = broadcast_shapes(*shapes)
     return [a if (s == shape or s == ()) else _broadcast_known(a, s, shape) for a, s in zip(args, shapes)]
 
@@ -632,7 +671,7 @@ def rank_promote(*args, name: str = "elementwise operation") -> list:
         return list(args)
     ranks = {len(s) for s in nonscalar}
     if len(ranks) > 1 and _flags["rank_promotion"] != "allow":
-        _rank_promotion(shapes)
+        _rank_promotion(shapes, name)
     rank = len(broadcast_shapes(*shapes))  # (checks that the shapes broadcast, with JAX's ValueError)
     if len(ranks) == 1:
         return list(args)
@@ -660,15 +699,26 @@ def _broadcast_known(x, xs: tuple, shape: tuple):
     return st.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=tuple(lead + i for i in keep))
 
 
-def _rank_promotion(shapes) -> None:
-    msg = (
-        "operands with shapes " + " ".join(str(s) for s in shapes) + " were broadcast to a common rank "
-        "(implicit rank promotion); jax_numpy_rank_promotion is "
-        f"{_flags['rank_promotion']!r}: add the leading axes explicitly (reshape, expand_dims, [None])"
+def _rank_promotion(shapes, name: str) -> None:
+    # (JAX's words, naming the function; then funcgrad's hint)
+    shown = " ".join(str(s) for s in shapes)
+    hint = (
+        f" (operands with shapes {shown} were broadcast to a common rank (implicit rank promotion); "
+        "add the leading axes explicitly: reshape, expand_dims, [None])"
     )
     if _flags["rank_promotion"] == "raise":
-        raise ValueError(msg)
-    warnings.warn(msg, UserWarning, stacklevel=4)
+        raise ValueError(
+            f"Operands could not be broadcast together for {name} on shapes {shown} and with the config "
+            "option jax_numpy_rank_promotion='raise'. For more information, see "
+            "https://docs.jax.dev/en/latest/rank_promotion_warning.html." + hint
+        )
+    warnings.warn(
+        f"Following NumPy automatic rank promotion for {name} on shapes {shown}. Set the "
+        "jax_numpy_rank_promotion config option to 'allow' to disable this warning; for more "
+        "information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html." + hint,
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def broadcast_full(*args) -> list:

@@ -30,7 +30,7 @@ from funcgrad.numpy import (
     transcendental,
     ufuncs,
 )
-from funcgrad.numpy._core import asarray, check_user_dtype
+from funcgrad.numpy._core import asarray, check_user_dtype, warn_complex_to_real
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
 
@@ -91,7 +91,9 @@ def _binary(fn, reflected: bool = False):
 
 def _astype(self, dtype, copy: bool = False, device=None):
     """``x.astype(dtype)``: convert (a strong dtype; NumPy's casting of out-of-range values)."""
-    return asarray(self, check_user_dtype(dtype, "astype"), copy=True if copy else None, device=device)
+    dtype = check_user_dtype(dtype, "astype")
+    warn_complex_to_real(self, dtype)
+    return asarray(self, dtype, copy=True if copy else None, device=device)
 
 
 def _reshape(self, *shape, order="C"):

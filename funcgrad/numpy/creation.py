@@ -95,6 +95,8 @@ def _honours_device(fn):
         out = fn(*args, **kwargs)
         if device is None:
             return placed_in_context(out)  # (on the mesh set_mesh set: NOTE: [placement in context])
+        if isinstance(out, tuple):  # (linspace's retstep=True: the samples and the step)
+            return tuple(place_on(o, device, fn.__name__) for o in out)
         return place_on(out, device, fn.__name__)
 
     return takes_out_sharding(placed)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from funcgrad._placement import reshard
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.templates import template_public_functions
+from funcgrad.numpy import _dtypes
 from funcgrad.numpy._core import asarray, aval, broadcast_to, constant, promote_args, select
 from funcgrad.numpy.indexing import _ARRAY, Slice, _expand, getitem
 from funcgrad.numpy.ufuncs import power, true_divide
@@ -52,8 +54,17 @@ def _selects_unique(x, idx) -> bool:
     return all(kind != _ARRAY for kind, _ in _expand(idx, x.shape, "x.at[...]"))
 
 
+def _safe_to_cast(y, x) -> bool:
+    """JAX's ``dtypes.safe_to_cast(y, x.dtype)``: JAX's lattice (not NumPy's promotion, which
+    funcgrad's 64-bit mode follows: int32 with float32 is float64 there) keeps ``x``'s dtype."""
+    x_dtype = aval(x).dtype
+    pairs = ((aval(y).dtype, aval(y).weak_type), (x_dtype, False))
+    return _dtypes._lattice_result_type(pairs)[0] == x_dtype
+
+
 def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wrap=True):
     original = x = asarray(x)
+    python_scalar = type(y) in _dt.python_scalar_types
     # As jax.numpy: x and the update combine in their promoted dtype and the result converts back
     # to x's dtype, so an int32 x.at[i].add(2.5) truncates the sum (-3 + 2.5 -> 0), not the update
     # first (-3 + 2 -> -1; issue 33). The same holds for set, multiply, min and max.
@@ -69,7 +80,18 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wr
         # One x's dtype holds: in its dtype (2**32 - 1 into a uint32 x in 32-bit mode, where a
         # Python int alone would be an int32 and overflow; JAX's issue 15505).
         y = constant(y, x.dtype)
+    update = y
     x, y = promote_args(x, y)
+    if not python_scalar and aval(x).dtype != aval(original).dtype and not _safe_to_cast(update, original):
+        # (JAX's deprecation: an update x's dtype cannot hold safely, cast back to it below)
+        warnings.warn(
+            "scatter inputs have incompatible types: cannot safely cast value from "
+            f"dtype={aval(update).dtype} to dtype={aval(original).dtype} with "
+            f"jax_numpy_dtype_promotion={_dtypes._flags['dtype_promotion']}. In future JAX releases this "
+            "will result in an error.",
+            FutureWarning,
+            stacklevel=4,
+        )
     unique_indices = unique_indices or _selects_unique(x, idx)
     ids, scatter_mode = _flat_ids(x, idx, mode, wrap)
     target = ids.shape if hasattr(ids, "shape") else aval(ids).shape

@@ -10,6 +10,8 @@ NumPy's formulas (so values match NumPy to rounding) and are differentiable in t
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
@@ -27,6 +29,7 @@ from funcgrad.numpy._core import (
     normalize_axis,
     promote_args,
     promote_args_inexact,
+    warn_complex_to_real,
 )
 from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.indexing import getitem
@@ -77,7 +80,13 @@ def shape(a):
     return tuple(_shape_of(a))
 
 
-def _shape_of(a):
+def _shape_of(a, name: str = "shape"):
+    if isinstance(a, list | tuple):  # (JAX's deprecation: lists and tuples are not arrays)
+        warnings.warn(
+            f"{name} requires ndarray or scalar arguments, got {type(a)} at position 0.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
     # A ShapeDtypeStruct (or another shape-and-dtype stand-in) has a shape too, as for np.shape and
     # JAX's jnp.shape (flax's summary tables read shapes of abstract parameters).
     s = getattr(a, "shape", None)
@@ -92,7 +101,7 @@ def ndim(a):
     >>> ndim(5.0)
     0
     """
-    return len(_shape_of(a))
+    return len(_shape_of(a, "ndim"))
 
 
 def size(a, axis=None):
@@ -101,7 +110,7 @@ def size(a, axis=None):
     >>> size(np.ones((2, 3))), size(np.ones((2, 3)), 1), size(np.ones((2, 3)), (0, 1))
     (6, 3, 6)
     """
-    s = _shape_of(a)
+    s = _shape_of(a, "size")
     if axis is None:
         return int(np.prod(s, dtype=np.int64))
     if isinstance(axis, tuple | list):  # (NumPy 2's and JAX's tuple of axes: their product)
@@ -121,7 +130,9 @@ def astype(x, dtype, /, *, copy: bool = False, device=None):
     # copy=False is the Array API's "only if needed" (never an error); device= places the result.
     if not isinstance(dtype, np.dtype | str | type) and dtype == getattr(x, "dtype", None) and device is None:
         return x  # a key array to its own key dtype (optax's cast_like of PRNG keys), as JAX
-    return asarray(x, check_user_dtype(dtype, "astype"), copy=True if copy else None, device=device)
+    dtype = check_user_dtype(dtype, "astype")
+    warn_complex_to_real(x, dtype)
+    return asarray(x, dtype, copy=True if copy else None, device=device)
 
 
 def copy(a, order=None):

@@ -4,6 +4,8 @@ them: each case raises the same exception type, matching the same pattern, in fu
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -113,7 +115,29 @@ CASES = {
         "Passing complex start/stop/step to jnp.arange",
     ),
     "arange_traced": (lambda j, n: j.jit(n.arange)(3), "Concretization", "argument 'stop'"),
+    "strict_promotion": (  # (lax_numpy_indexing_test testIndexingTypePromotion, strict mode)
+        lambda j, n: _strict(j, lambda: n.arange(3, dtype=n.int32).at[0].set(n.int16(0))),
+        ValueError,
+        r"Input dtypes \('int(16|32)', 'int(16|32)'\) have no available implicit dtype promotion path",
+    ),
 }
+
+
+def _strict(j, fn):
+    with j.numpy_dtype_promotion("strict"):
+        return fn()
+
+
+def test_lossy_scatter_warns_as_jax():
+    # JAX's deprecation warning for an update x's dtype cannot hold (testIndexingTypePromotion)
+    for n in (fnp, jnp):
+        for x_dtype, y in [(n.int16, n.int32(0)), (n.int32, n.float32(0)), (n.float32, n.complex64(0))]:
+            with pytest.warns(FutureWarning, match="scatter inputs have incompatible types"):
+                assert n.arange(5, dtype=x_dtype).at[0].set(y).dtype == x_dtype
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            n.arange(5, dtype=n.float32).at[0].set(n.int32(0))  # safe: no warning
+            n.arange(5, dtype=n.uint8).at[0].add(-3)  # a Python scalar: no warning
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -123,3 +147,46 @@ def test_error_as_jax(name):
         kind = j.errors.ConcretizationTypeError if error == "Concretization" else error
         with pytest.raises(kind, match=pattern):
             fn(j, n)
+
+
+def test_deprecation_and_rank_promotion_warnings_as_jax():
+    # lax_numpy_test's testAstypeComplexDowncast, testNdimShapeSizeNonArrayInput,
+    # testDisableNumpyRankPromotionBroadcasting: the same warning class and words in both
+    for j, n in ((funcgrad, fnp), (jax, jnp)):
+        z = n.array(2.0 + 1.5j, dtype="complex64")
+        with pytest.warns(DeprecationWarning, match="Casting from complex to real dtypes"):
+            z.astype("float32")
+        for op in (n.ndim, n.shape, n.size):
+            with pytest.warns(
+                DeprecationWarning, match=f"{op.__name__} requires ndarray or scalar arguments"
+            ):
+                op([1, 2, 3])
+        with j.numpy_rank_promotion("warn"):
+            with pytest.warns(
+                UserWarning,
+                match=r"Following NumPy automatic rank promotion for add on shapes \(2,\) \(1, 2\)",
+            ):
+                n.ones(2) + n.ones((1, 2))
+        with j.numpy_rank_promotion("raise"):
+            with pytest.raises(
+                ValueError,
+                match=r"Operands could not be broadcast together for add on shapes \(2,\) \(1, 2\)",
+            ):
+                n.ones(2) + n.ones((1, 2))
+            n.ones(2) + 3  # (a scalar is not rank promotion)
+        x = n.array([1, 2, 3])
+        with pytest.warns(
+            DeprecationWarning, match="Passing the copy, order, and ndmin arguments to jnp.array"
+        ):
+            assert n.array(x, None, False) is x
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            z.astype("complex64"), n.ndim(np.ones(2)), n.shape(3.0), n.array(x, copy=False)
+
+
+def test_linspace_retstep_on_a_device():
+    # testArangeEyeLinspaceArrayWithDevice: the (samples, step) pair was placed as one value
+    device = funcgrad.devices()[-1]
+    samples, step = fnp.linspace(5, 6, 7, retstep=True, device=device)
+    assert samples.devices() == {device}
+    np.testing.assert_allclose(step, jnp.linspace(5, 6, 7, retstep=True)[1])
