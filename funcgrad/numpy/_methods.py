@@ -118,6 +118,12 @@ def _copy(self, order="C"):
     return asarray(self, copy=True)
 
 
+def _deepcopy(self, memo):
+    """``copy.deepcopy(x)``: ``x.copy()``, as JAX's (traced values too: a staged copy, where the
+    default deepcopy copied the tracer object itself, which then escaped its ``jit``)."""
+    return asarray(self, copy=True)
+
+
 def _round(self, decimals=0, out=None):
     return transcendental.round(self, decimals, out)
 
@@ -363,6 +369,7 @@ _METHODS = {
     "conj": complexes.conjugate,
     "conjugate": complexes.conjugate,
     "copy": _copy,
+    "__deepcopy__": _deepcopy,
     "clone": _clone,
     "argpartition": _argpartition,
     "byteswap": _byteswap,

@@ -21,6 +21,16 @@ def test_treedefs_deepcopy_and_pickle():
     assert funcgrad.tree.unflatten(copy.deepcopy(t), [1, 2, 3]) == tree
 
 
+def test_deepcopy_of_arrays_and_tracers_is_a_copy():
+    # JAX's Array.__deepcopy__ is x.copy(), traced values too (lax_numpy_test testArrayCopy: under
+    # jit the default deepcopy copied the tracer object, which escaped the jit)
+    x = fnp.ones(10, dtype=np.int8)
+    for y in (copy.deepcopy(x), funcgrad.jit(copy.deepcopy)(x), copy.deepcopy({"a": x})["a"]):
+        np.testing.assert_array_equal(y, x)
+        assert y.dtype == x.dtype and y.unsafe_buffer_pointer() != x.unsafe_buffer_pointer()
+    assert float(funcgrad.grad(lambda v: copy.deepcopy(v) * 2.0)(3.0)) == 2.0
+
+
 def test_lowered_out_info_matches_jax():
     jax = pytest.importorskip("jax")
     x = np.ones((2, 3), np.float32)
