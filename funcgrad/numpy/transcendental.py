@@ -343,7 +343,9 @@ def hypot(x1, x2, /):
     q = ew.add_p.bind(ew.square_p.bind(ew.div_p.bind(x1, scale)), ew.square_p.bind(ew.div_p.bind(x2, scale)))
     out = ew.mul_p.bind(scale, ew.sqrt_p.bind(select(is_zero, one, q)))
     out = select(is_zero, zero, out)
-    inf = Array._from_owned(np.asarray(np.inf, dtype), weak)
+    # (JAX's inf is lax._const(x, inf): a Python float for a 0-d weak x, else a strong NumPy array,
+    # so hypot of weak arrays of rank >= 1 is strong: hypot(1e3, uint32 array))
+    inf = Array._from_owned(np.asarray(np.inf, dtype), weak and not aval(out).shape)
     is_inf = ew.or_p.bind(*broadcast_args(ew.eq_p.bind(a, inf), ew.eq_p.bind(b, inf)))
     return select(is_inf, inf, out)
 
