@@ -37,6 +37,7 @@ cases = [
     ("grad", lambda: jax.grad(lambda a: jnp.sum(a**2))(z)), ("vmap", lambda: jax.vmap(jnp.sin)(z)),
     ("vjp", lambda: jax.vjp(jnp.sin, z)[1](x)),
     ("scan", lambda: jax.lax.scan(lambda c, a: (c + a, a), 0.0, z)),
+    ("loop over captured z", lambda: jax.lax.fori_loop(0, 2, lambda i, c: c * z, x)),
     ("random", lambda: jax.random.normal(jax.device_put(jax.random.key(0), d[3]), (2,))),
     ("zeros_like", lambda: jnp.zeros_like(z)), ("full_like", lambda: jnp.full_like(z, 2.0)),
     ("copy", lambda: jnp.copy(z)), ("to_device", lambda: x.to_device(d[5])),
