@@ -49,6 +49,7 @@ __all__ = [
     "debug_callback_p",
     "io_callback_in",
     "io_callback_p",
+    "ordered_callback_in",
     "pure_callback_p",
 ]
 
@@ -275,6 +276,24 @@ def io_callback_in(jaxpr, unordered_only: bool = False) -> bool:
         names = eqn.primitive.traits.jaxpr_params
         if names and any(
             io_callback_in(j, unordered_only)
+            for j in jaxprs_in_params({k: eqn.params[k] for k in names if k in eqn.params})
+        ):
+            return True
+    return False
+
+
+def ordered_callback_in(jaxpr) -> bool:
+    """Whether ``jaxpr`` (or a closed one) holds an ordered callback (``debug.print(...,
+    ordered=True)``, ``io_callback(..., ordered=True)``), in inner jaxprs too: the lowering then
+    threads the body's token through the control flow that holds it (NOTE: [ordered effects in
+    control flow], xla_bridge/rules/control_flow.py)."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    for eqn in jaxpr.eqns:
+        if eqn.primitive in (debug_callback_p, io_callback_p) and eqn.params["ordered"]:
+            return True
+        names = eqn.primitive.traits.jaxpr_params
+        if names and any(
+            ordered_callback_in(j)
             for j in jaxprs_in_params({k: eqn.params[k] for k in names if k in eqn.params})
         ):
             return True

@@ -9,6 +9,16 @@ Layer: xla_bridge (compiler half). Imports the primitive catalog and ``xla_bridg
   consts, carry), so the regions only read their block arguments.
 - ``scan``: in ``rules/scan.py`` (a ``stablehlo.while`` too, built with ``_while_op``).
 
+# NOTE: [ordered effects in control flow]
+# Ordered callbacks (``debug.print(..., ordered=True)``, ordered ``io_callback``) run in program
+# order because each takes and returns its body's token (``FunctionBuilder.effect_token``,
+# rules/callbacks.py). A region is a body of its own, so a cond branch or a loop body holding one
+# takes the enclosing body's token and gives back its last one, as JAX threads its ordered
+# effects' tokens through ``cond``/``while``: the case returns it as one more result, the while
+# carries it (one more loop-carried value). Without it each region started its own chain and XLA
+# ran the branches' prints in any order (optax's verbose zoom linesearch printed its messages out
+# of order).
+
 Regions are emitted with ``FunctionBuilder.region()`` (shared SSA names, own constants) in MLIR's
 generic form, like the variadic reduce of ``rules/reductions.py``.
 """
@@ -18,12 +28,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from funcgrad.primitives.callbacks import ordered_callback_in
 from funcgrad.primitives.control_flow import cond_p, while_p
 from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
 
 _I64 = tensor_type((), np.int64)
 _I32 = tensor_type((), np.int32)
 _PRED = tensor_type((), np.bool_)
+_TOKEN = "!stablehlo.token"
 
 
 def _return(r, outs: Sequence[str], types: Sequence[str]) -> None:
@@ -52,37 +64,70 @@ def _cond(ctx, index, *ops, branches):
     lo, hi = fb.const(0, np.int32), fb.const(len(branches) - 1, np.int32)
     idx = fb.emit(f"stablehlo.clamp {lo}, {idx}, {hi} : ({_I32}, {_I32}, {_I32}) -> {_I32}")
     out_types = [aval_type(a) for a in ctx.avals_out]
+    ordered = any(ordered_callback_in(b) for b in branches)  # NOTE: [ordered effects in control flow]
+    token = _body_token(fb) if ordered else None
     regions = []
     for b in branches:
         r = fb.region()
-        _return(r, lower_closed(r, b, ops), out_types)
+        r.effect_token = token  # (implicit capture, as the operands)
+        outs = lower_closed(r, b, ops)
+        if ordered:
+            outs, types = [*outs, r.effect_token], [*out_types, _TOKEN]
+        else:
+            types = out_types
+        _return(r, outs, types)
         regions.append(_region(fb, r))
     sep = f"\n{fb.indent}}}, {{\n"
-    results = ", ".join(out_types)
-    text = f'"stablehlo.case"({idx}) ({{\n{sep.join(regions)}\n{fb.indent}}}) : ({_I32}) -> ({results})'
-    return fb.emit_results(text, len(out_types))
+    types = [*out_types, _TOKEN] if ordered else out_types
+    text = (
+        f'"stablehlo.case"({idx}) ({{\n{sep.join(regions)}\n{fb.indent}}}) : ({_I32}) -> ({", ".join(types)})'
+    )
+    outs = fb.emit_results(text, len(types))
+    if ordered:
+        fb.effect_token = outs.pop()
+    return outs
+
+
+def _body_token(fb) -> str:
+    """The body's current effect token (a fresh one when nothing ordered ran before)."""
+    if fb.effect_token is None:
+        fb.effect_token = fb.emit("stablehlo.after_all : !stablehlo.token")
+    return fb.effect_token
 
 
 # ----------------------------------------------------------------------------------------------
 # while
 
 
-def _while_op(fb, inits: Sequence[str], types: Sequence[str], emit_cond, emit_body) -> list[str]:
+def _while_op(
+    fb, inits: Sequence[str], types: Sequence[str], emit_cond, emit_body, ordered=False
+) -> list[str]:
     """``stablehlo.while`` over ``inits``; ``emit_cond(r, args) -> pred`` and
-    ``emit_body(r, args) -> new args`` fill the regions."""
+    ``emit_body(r, args) -> new args`` fill the regions. ``ordered``: the loop holds ordered
+    callbacks, and carries the body's token (NOTE: [ordered effects in control flow])."""
+    inits, types = list(inits), list(types)
+    if ordered:
+        inits, types = [*inits, _body_token(fb)], [*types, _TOKEN]
+    n = len(inits) - ordered
     rc = fb.region()
     cargs = [rc.fresh() for _ in inits]
-    pred = emit_cond(rc, cargs)
+    rc.effect_token = cargs[-1] if ordered else None
+    pred = emit_cond(rc, cargs[:n])
     _return(rc, [pred], [_PRED])
     rb = fb.region()
     bargs = [rb.fresh() for _ in inits]
-    _return(rb, emit_body(rb, bargs), types)
+    rb.effect_token = bargs[-1] if ordered else None
+    new = emit_body(rb, bargs[:n])
+    _return(rb, [*new, rb.effect_token] if ordered else new, types)
     text = (
         f'"stablehlo.while"({", ".join(inits)}) ({{\n{_region(fb, rc, list(zip(cargs, types)))}\n'
         f"{fb.indent}}}, {{\n{_region(fb, rb, list(zip(bargs, types)))}\n"
         f"{fb.indent}}}) : ({', '.join(types)}) -> {_results(types)}"
     )
-    return fb.emit_results(text, len(inits))
+    outs = fb.emit_results(text, len(inits))
+    if ordered:
+        fb.effect_token = outs.pop()
+    return outs
 
 
 @register(while_p)
@@ -96,7 +141,8 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     def emit_body(r, a):
         return [*a[: nc + nb], *lower_closed(r, body_jaxpr, a[nc:])]
 
-    return _while_op(ctx.fb, args, types, emit_cond, emit_body)[nc + nb :]
+    ordered = ordered_callback_in(body_jaxpr) or ordered_callback_in(cond_jaxpr)
+    return _while_op(ctx.fb, args, types, emit_cond, emit_body, ordered)[nc + nb :]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ region helpers of ``rules/control_flow.py``.
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives.callbacks import ordered_callback_in
 from funcgrad.primitives.scan import scan_p
 from funcgrad.xla_bridge.emitter import aval_type, lower_closed, register, tensor_type
 from funcgrad.xla_bridge.rules.control_flow import _I64, _while_op
@@ -89,7 +90,9 @@ def _scan(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
             i1 = r.emit(f"stablehlo.add {i}, {r.const(1, np.int64)} : {_I64}")
             return [i1, *cs, *car, *xv, *yv]
 
-        outs = _while_op(fb, [fb.const(0, np.int64), *consts, *init, *xs, *ys], types, emit_cond, emit_body)
+        inits = [fb.const(0, np.int64), *consts, *init, *xs, *ys]
+        # (NOTE: [ordered effects in control flow]: the loop carries the body's token)
+        outs = _while_op(fb, inits, types, emit_cond, emit_body, ordered_callback_in(jaxpr))
         carry, ys = outs[1 + nc : 1 + nc + ncar], outs[n_state:]
     for j in range(rest):
         carry, ys = _scan_step(fb, fb.const(n_iter * u + j, np.int64), (consts, carry, xs, ys), **step)

@@ -524,3 +524,32 @@ def test_io_callback_refusals_as_jax():
 
     with pytest.raises(NotImplementedError, match="Effects not supported in partial-eval of `checkpoint`"):
         remat(2.0, 3.0)
+
+
+def test_ordered_prints_in_cond_while_and_scan_run_in_program_order(capsys):
+    # (NOTE: [ordered effects in control flow]: each region took a token chain of its own, and
+    # optax's verbose zoom linesearch printed its messages out of order; jax's order is the
+    # program's)
+    def when(c, msg, **kw):
+        lax.cond(c, lambda _: debug.print(msg, **kw, ordered=True), lambda _: None, None)
+
+    def body(carry):
+        i, x = carry
+        debug.print("iter {i}", i=i, ordered=True)
+        when(x > 0, "A")
+        lax.cond(x > 100, lambda _: None, lambda _: (when(True, "D"), when(True, "E"))[0], None)
+        when(True, "F")
+        return i + 1, x * 2.0
+
+    funcgrad.jit(lambda x: lax.while_loop(lambda c: c[0] < 2, body, (0, x)))(1.0)
+
+    def step(c, x):
+        when(x > 1, "scan {x}", x=x)
+        debug.print("after {x}", x=x, ordered=True)
+        return c, x
+
+    funcgrad.jit(lambda xs: lax.scan(step, 0.0, xs))(fnp.arange(3.0))
+    funcgrad.effects_barrier()
+    expected = ["iter 0", "A", "D", "E", "F", "iter 1", "A", "D", "E", "F"]
+    expected += ["after 0.0", "after 1.0", "scan 2.0", "after 2.0"]
+    assert capsys.readouterr().out.splitlines() == expected
