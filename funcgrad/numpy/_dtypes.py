@@ -608,14 +608,14 @@ def issubdtype(arg1, arg2) -> bool:
     if _is_extended(arg2):
         return False
     # (JAX's issubdtype does not canonicalize: int64 is int64 in 32-bit mode too)
-    a, b = _scalar_type(arg1), _scalar_type(arg2)
+    a, b = _np_scalar_type(arg1), _np_scalar_type(arg2)
     parents = _NARROW_PARENTS.get(np.dtype(a)) if a not in _ABSTRACT else None
     if parents is not None:  # ml_dtypes' types are not NumPy subclasses: place them as JAX does
         return b is a or b in parents
     return bool(np.issubdtype(a, b))
 
 
-def _scalar_type(d) -> type:
+def _np_scalar_type(d) -> type:
     """The NumPy scalar type ``d`` names, as given (abstract types such as ``np.floating`` kept)."""
     if isinstance(d, _ScalarMeta):
         return d.dtype.type
