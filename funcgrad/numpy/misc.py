@@ -462,12 +462,14 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
         if _dt.kind(i.dtype) not in "iu":
             raise TypeError("only int indices permitted")
     if mode == "raise":
-        values = [
-            concrete_or_error(
-                i, "ravel_multi_index with mode='raise' (use mode='wrap' or mode='clip' under jit)"
-            )
-            for i in idx
-        ]
+        for i in idx:
+            if isinstance(i, core.Tracer):  # (JAX's words)
+                raise core.ConcretizationTypeError(
+                    "Abstract tracer value encountered where concrete value is expected: traced array "
+                    f"with shape {i.aval.str_short()}.\nThe error occurred because ravel_multi_index was "
+                    "jit-compiled with mode='raise'. Use mode='wrap' or mode='clip' instead."
+                )
+        values = [concrete_or_error(i, "ravel_multi_index with mode='raise'") for i in idx]
         if any(np.any((v < 0) | (v >= d)) for v, d in zip(values, dims)):
             raise ValueError("invalid entry in coordinates array")
     elif mode == "clip":

@@ -115,6 +115,11 @@ CASES = {
         "Passing complex start/stop/step to jnp.arange",
     ),
     "arange_traced": (lambda j, n: j.jit(n.arange)(3), "Concretization", "argument 'stop'"),
+    "ravel_raise_jit": (  # (lax_numpy_test testRavelMultiIndex)
+        lambda j, n: j.jit(lambda a: n.ravel_multi_index((a, a), (3, 3), mode="raise"))(np.array([0, 1])),
+        "Concretization",
+        "The error occurred because ravel_multi_index was jit-compiled with mode='raise'. Use mode='wrap'",
+    ),
     "strict_promotion": (  # (lax_numpy_indexing_test testIndexingTypePromotion, strict mode)
         lambda j, n: _strict(j, lambda: n.arange(3, dtype=n.int32).at[0].set(n.int16(0))),
         ValueError,
