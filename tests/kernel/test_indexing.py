@@ -411,3 +411,21 @@ def test_index_type_errors_are_jax_type_errors_and_numpy_index_errors():
         x.at[np.array([0.0])].add(1.0)
     with pytest.raises(IndexError, match=r"boolean index did not match shape of indexed array in index 0"):
         x[np.array([True, False, True])]
+
+
+def test_updates_of_an_empty_axis_as_jax():
+    # Found by the fuzzer: an update at static ints into an axis of size 0 raises JAX's IndexError
+    # in every mode; beside an index array nothing is raised and nothing is updated (clip and
+    # promise_in_bounds raised, the default mode computed).
+    import jax.numpy as jnp
+
+    for shape in ((0, 3), (2, 0, 3)):
+        for mode in (None, "promise_in_bounds", "drop", "clip"):
+            for idx in ((-1,), (-1, Ellipsis, np.array([0, 5])), (0, 1), (Ellipsis, 1), (np.array([0]),)):
+                out = []
+                for np_ in (jnp, fnp):
+                    try:
+                        out.append(np_.asarray(np.zeros(shape)).at[idx].add(1.0, mode=mode).shape)
+                    except IndexError as e:
+                        out.append(str(e))
+                assert out[0] == out[1], (shape, mode, idx, out)
