@@ -127,7 +127,14 @@ def convert_closure(fun: Callable, example_args: tuple, hoist_arrays: bool) -> t
     """``closure_convert(fun, *example_args)``; with ``hoist_arrays`` the concrete floating-point
     arrays ``fun`` closes over are hoisted too, for a caller that compiles ``converted`` at the
     top (odeint, NOTE: [one compiled integrator per problem]): its program then takes them as
-    arguments, so a function re-created over new values finds the same conversion and program."""
+    arguments, so a function re-created over new values finds the same conversion and program.
+
+    >>> import funcgrad.numpy as fnp
+    >>> w = fnp.array([1.0, 2.0])
+    >>> conv, consts = convert_closure(lambda x: w * x, (1.0,), hoist_arrays=True)
+    >>> len(consts), conv(3.0, *consts).tolist()
+    (1, [3.0, 6.0])
+    """
     flat, in_tree = tu.tree_flatten(example_args)
     avals = tuple(core.get_aval(x) for x in flat)
     key = (in_tree, avals, hoist_arrays)
