@@ -634,8 +634,9 @@ from _fuzz.ops_extra import EXTRA  # noqa: E402
 from _fuzz.ops_mix import MIX  # noqa: E402
 from _fuzz.ops_more import MORE  # noqa: E402
 from _fuzz.ops_struct import STRUCT  # noqa: E402
+from _fuzz.ops_wide import WIDE  # noqa: E402
 
-SURFACE += EXTRA + MORE + EDGES + STRUCT + MIX
+SURFACE += EXTRA + MORE + EDGES + STRUCT + MIX + WIDE
 SURFACE_BY_NAME = {op.name: op for op in SURFACE}
 assert len(SURFACE_BY_NAME) == len(SURFACE), "duplicate op names"
 
