@@ -30,6 +30,7 @@ import enum
 from typing import NamedTuple
 
 import numpy as np
+from funcgrad.primitives._gather_checks import check_gather, check_scatter
 from funcgrad.primitives._rules import aval_of, checked_impl, move_to_front, to_front
 
 from funcgrad.kernel import dtypes as _dt
@@ -269,6 +270,7 @@ def _check_batching(name, operand, indices, operand_batching, indices_batching, 
 def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes, mode, fill_value, **_):
     name, dn = "gather", dimension_numbers
     _index_dtype_check(name, indices)
+    check_gather(operand, indices, **dn._asdict(), slice_sizes=slice_sizes)  # (JAX's words first)
     if indices.ndim == 0:
         raise TypeError(
             f"gather: indices must have at least one axis (the index vector), got {indices.str_short()}"
@@ -493,6 +495,7 @@ def _scatter_abstract_eval(name, numeric_only):
     def abstract_eval(operand, indices, updates, *, dimension_numbers, mode, **_):
         dn = dimension_numbers
         _index_dtype_check(name, indices)
+        check_scatter(operand, indices, updates, **dn._asdict())  # (JAX's words first)
         if operand.dtype != updates.dtype:
             raise TypeError(
                 f"{name}: updates {updates.str_short()} must have the operand's dtype ({operand.str_short()})"

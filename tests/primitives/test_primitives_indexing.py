@@ -163,10 +163,10 @@ def test_slice_concatenate_rev_iota_values():
         (lambda: stc.pad(np.zeros(2), 0.0, [(-2, -1, 0)]), "negative size"),
         (lambda: stc.slice_(np.zeros(4), (3,), (2,)), "slice"),
         (lambda: ix.dynamic_slice(np.zeros(4), [0], [5]), "slice_sizes"),
-        (lambda: ix.gather(OPERAND, np.array([[0]]), ROWS, (2, 3)), "collapsed"),
+        (lambda: ix.gather(OPERAND, np.array([[0]]), ROWS, (2, 3)), "collapse slice dims"),
         (lambda: ix.gather(OPERAND, np.array([[0.0]]), ROWS, (1, 3)), "integer"),
-        (lambda: ix.scatter_add(OPERAND, np.array([[0]]), np.ones((1, 4)), SROWS), "do not fit"),
-        (lambda: ix.scatter_add(OPERAND, np.array([[0], [1]]), np.ones((1, 3)), SROWS), "scatter axes"),
+        (lambda: ix.scatter_add(OPERAND, np.array([[0]]), np.ones((1, 4)), SROWS), "Bounds of the window"),
+        (lambda: ix.scatter_add(OPERAND, np.array([[0], [1]]), np.ones((1, 3)), SROWS), "scatter dimensions"),
     ],
 )
 def test_shape_errors_name_the_op(call, match):
