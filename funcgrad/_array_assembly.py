@@ -15,6 +15,7 @@ from funcgrad import xla_bridge
 from funcgrad._array_placement import _sharded_buffer
 from funcgrad._shardings import Sharding
 from funcgrad.kernel.array import Array
+from funcgrad.numpy._dtypes import ExtendedArray
 
 
 def _named(sharding, where) -> Sharding:
@@ -22,6 +23,20 @@ def _named(sharding, where) -> Sharding:
     if not isinstance(sharding, Sharding):
         raise TypeError(f"{where}: sharding must be a Sharding (e.g. a NamedSharding), got {sharding!r}")
     return sharding
+
+
+def _data_of(keys):
+    """The raw data of typed PRNG keys (the high-level-type protocol of their abstract value)."""
+    (data,) = keys.aval.lower_val(keys)
+    return data
+
+
+def _keys_from_data(example, shape, build):
+    """Keys of ``example``'s dtype and ``shape`` from ``build(key_shape)``: their data assembled as
+    an array of shape ``(*shape, *key_shape)``."""
+    keys_aval = example.dtype.aval_type(shape, example.dtype)
+    (data_aval,) = keys_aval.lo_ty()
+    return keys_aval.raise_val(build(tuple(data_aval.shape[len(shape) :])))
 
 
 def make_array_from_callback(shape, sharding, data_callback, dtype=None) -> Array:
@@ -44,7 +59,16 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None) -> Arra
     for d, ix in zip(bridge._fg_devs, sh.indices(bridge, shape)):
         if d.process_index != me:
             continue
-        block = np.asarray(data_callback(ix), dtype=dtype)
+        piece = data_callback(ix)
+        if isinstance(piece, ExtendedArray):  # typed PRNG keys: assembled as their data (JAX's)
+            return _keys_from_data(
+                piece,
+                shape,
+                lambda k: make_array_from_callback(
+                    (*shape, *k), sharding, lambda i: _data_of(data_callback(i[: len(shape)]))
+                ),
+            )
+        block = np.asarray(piece, dtype=dtype)
         want = tuple(len(range(*sl.indices(n))) for sl, n in zip(ix, shape))
         if block.shape != want:
             raise ValueError(
@@ -73,6 +97,15 @@ def make_array_from_single_device_arrays(shape, sharding, arrays) -> Array:
     shape = tuple(int(n) for n in shape)
     bridge = s._bridge(len(shape))
     sh = xla_bridge.sharded
+    arrays = list(arrays)
+    if arrays and isinstance(arrays[0], ExtendedArray):  # typed PRNG keys: assembled as their data
+        return _keys_from_data(
+            arrays[0],
+            shape,
+            lambda k: make_array_from_single_device_arrays(
+                (*shape, *k), sharding, [_data_of(a) for a in arrays]
+            ),
+        )
     by_device = {}
     for a in arrays:
         if not isinstance(a, Array) or a._buffer is None or _sharded_buffer(a) is not None:

@@ -127,3 +127,20 @@ def test_errors_for_keys_as_numbers_are_jax_s():
         pytest.raises(TypeError, match="JAX encountered invalid PRNG key data"),
     ):
         fr.uniform(np.zeros(1, np.float32))
+
+
+def test_sharded_arrays_of_keys_are_assembled_from_their_data():
+    # JAX's random_test test_make_array_from_callback / test_make_array_from_single_device_arrays
+    devices = funcgrad.devices()
+    mesh = funcgrad.make_mesh((len(devices),), ("x",))
+    sharding = funcgrad.sharding.NamedSharding(mesh, funcgrad.sharding.PartitionSpec("x"))
+    expected = funcgrad.vmap(fr.key)(fnp.arange(len(devices)))
+    got = funcgrad.make_array_from_callback(
+        (len(devices),), sharding, lambda index: funcgrad.vmap(fr.key)(fnp.arange(len(devices))[index[0]])
+    )
+    _same_keys(got, jax.vmap(jr.key)(jnp.arange(len(devices))))
+    keys = fr.split(fr.key(0), len(devices))
+    pieces = [funcgrad.device_put(keys[i : i + 1], d) for i, d in enumerate(devices)]
+    got = funcgrad.make_array_from_single_device_arrays((len(devices),), sharding, pieces)
+    np.testing.assert_array_equal(fr.key_data(got), fr.key_data(keys))
+    assert got.dtype == expected.dtype
