@@ -252,6 +252,7 @@ def hfft(a, n: int | None = None, axis: int = -1, norm: str | None = None):
     >>> hfft(np.array([1.0, 2.0, 3.0])).tolist()
     [8.0, -2.0, 0.0, -2.0]
     """
+    _one_axis("hfft", axis)  # (its own name in the error)
     a = conjugate(_prepare("hfft", FftType.IRFFT, a))
     return irfft(a, n, axis, norm=_swap_norm("hfft", norm))
 
@@ -262,6 +263,7 @@ def ihfft(a, n: int | None = None, axis: int = -1, norm: str | None = None):
     >>> ihfft(np.array([8.0, -2.0, 0.0, -2.0])).tolist()
     [(1-0j), (2-0j), (3-0j)]
     """
+    _one_axis("ihfft", axis)  # (its own name in the error)
     return conjugate(rfft(a, n, axis, norm=_swap_norm("ihfft", norm)))
 
 

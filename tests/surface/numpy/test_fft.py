@@ -224,6 +224,12 @@ def test_errors_are_clear():
             r"Got axis = \(0, 1\).",
         ),
         ("irfft", dict(axis=[1, 1]), r"irfft does not support multiple axes. .*Got axis = \[1, 1\]."),
+        (
+            "ihfft",
+            dict(axis=[1, 1]),
+            r"jax.numpy.fft.ihfft does not support multiple axes. .*ihfftn. Got axis",
+        ),
+        ("hfft", dict(axis=(1, 1)), r"jax.numpy.fft.hfft does not support multiple axes. .*hfftn. Got axis"),
         ("fft2", dict(axes=(0,)), r"jax.numpy.fft.fft2 only supports 2 axes. Got axes = \(0,\)."),
         ("rfft2", dict(axes=[0]), r"jax.numpy.fft.rfft2 only supports 2 axes. Got axes = \[0\]."),
         (
