@@ -104,6 +104,7 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
         raise ValueError(f"padding must be 'SAME', 'SAME_LOWER', 'VALID' or (lo, hi) pairs, got {padding!r}")
     pads = []
     for n, w, s in zip(in_shape, window_shape, window_strides):
+        n, w, s = int(n), int(w), int(s)  # (Python ints out, as JAX's, also for NumPy shapes in)
         total = max((_ceil_div(n, s) - 1) * s + w - n, 0)
         small, big = total // 2, total - total // 2
         pads.append((small, big) if kind == "SAME" else (big, small))

@@ -52,23 +52,35 @@ def _bid_impl(x, *, shape, broadcast_dimensions):
 
 
 def _bid_abstract_eval(x, *, shape, broadcast_dimensions):
-    if len(broadcast_dimensions) != x.ndim:
+    bd = tuple(broadcast_dimensions)  # (JAX's checks in its order and words first)
+    if x.ndim != len(bd):
         raise TypeError(
-            f"broadcast_in_dim: operand {x.str_short()} needs {x.ndim} broadcast_dimensions, got "
-            f"{broadcast_dimensions}"
+            "broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; got "
+            f"broadcast_dimensions {bd} for operand ndim {x.ndim}."
         )
-    if any(not 0 <= d < len(shape) for d in broadcast_dimensions) or list(broadcast_dimensions) != sorted(
-        set(broadcast_dimensions)
-    ):
+    if len(shape) < x.ndim:
         raise TypeError(
-            f"broadcast_in_dim: bad broadcast_dimensions {broadcast_dimensions} for shape {shape}"
+            "broadcast_in_dim target broadcast shape must have equal or higher rank to the operand "
+            f"shape; got operand ndim {x.ndim} and target broadcast ndim {len(shape)}."
         )
-    for i, d in enumerate(broadcast_dimensions):
-        if x.shape[i] not in (1, shape[d]):
-            raise TypeError(
-                f"broadcast_in_dim: operand dimension {i} of size {x.shape[i]} cannot broadcast to "
-                f"size {shape[d]} (result shape {shape})"
-            )
+    if not set(bd).issubset(range(len(shape))):
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must be a subset of output dimensions, got "
+            f"{bd} for operand ndim {x.ndim} and shape {tuple(shape)}."
+        )
+    if not all(x.shape[i] in (1, shape[d]) for i, d in enumerate(bd)):
+        raise TypeError(
+            "broadcast_in_dim operand dimension sizes must either be 1, or be equal to their "
+            "corresponding dimensions in the target broadcast shape; got operand of shape "
+            f"{x.shape}, target broadcast shape {tuple(shape)}, broadcast_dimensions {bd} "
+        )
+    if len(bd) != len(set(bd)):
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must not contain duplicates, got "
+            f"broadcast_dimensions {bd}"
+        )
+    if list(bd) != sorted(bd):  # (funcgrad's primitive places dimensions in order; JAX transposes)
+        raise TypeError(f"broadcast_in_dim: broadcast_dimensions {bd} must be increasing (transpose first)")
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 

@@ -11,6 +11,7 @@ nothing here adds rules.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -129,6 +130,14 @@ def reshape(operand, new_sizes, dimensions=None):
 
 
 @keys_by_word
+def _canonical_axis(axis, ndim: int) -> int:
+    """JAX's ``canonicalize_axis``: an axis in [-ndim, ndim) as one in [0, ndim)."""
+    axis = operator.index(axis)  # (TypeError: 'NoneType' object cannot be interpreted as an integer)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis + ndim if axis < 0 else axis
+
+
 def squeeze(array, dimensions):
     """Remove the size-1 ``dimensions``.
 
@@ -136,7 +145,9 @@ def squeeze(array, dimensions):
     (3,)
     """
     array = asarray(array)
-    dims = tuple(int(d) % array.ndim for d in dimensions)
+    dims = tuple(_canonical_axis(d, array.ndim) for d in dimensions)  # (JAX's checks and words)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"dimensions are not unique: {tuple(sorted(dims))}")
     if any(array.shape[d] != 1 for d in dims):  # (JAX's ValueError)
         raise ValueError(
             "cannot select an axis to squeeze out which has size not equal to one, got "

@@ -71,3 +71,36 @@ def test_typeof_refuses_containers_as_jax():
         with pytest.raises(TypeError, match="not a valid JAX type"):
             jax.typeof(x)
     assert str(funcgrad.typeof(np.ones(2, np.float32))) == str(jax.typeof(np.ones(2, np.float32)))
+
+
+# (id, call) whose error JAX's words are in: the type and JAX's message (funcgrad may add its
+# operation's name before it and advice after it). Cases of JAX's lax_test testSqueezeShapeCheck,
+# testBroadcastInDimShapeCheck.
+WORDED = [
+    ("squeeze_repeated", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (0, 0))),
+    ("squeeze_axis_3", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (3,))),
+    ("squeeze_axis_-4", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (-4,))),
+    ("squeeze_none", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (None,))),
+    ("bid_dims_length", lambda lax, np_: lax.broadcast_in_dim(np_.ones(2), (2, 2), (0, 1))),
+    ("bid_rank", lambda lax, np_: lax.broadcast_in_dim(np_.ones((2, 2)), (2,), (0, 1))),
+    ("bid_subset", lambda lax, np_: lax.broadcast_in_dim(np_.ones(2), (2, 2), (2,))),
+    ("bid_sizes", lambda lax, np_: lax.broadcast_in_dim(np_.ones(2), (3,), (0,))),
+    ("bid_duplicates", lambda lax, np_: lax.broadcast_in_dim(np_.ones((2, 2)), (2,), (0, 0))),
+]
+
+
+@pytest.mark.parametrize("name,call", WORDED, ids=[c[0] for c in WORDED])
+def test_lax_errors_in_jax_words(name, call):
+    with pytest.raises(Exception) as want:
+        call(jax.lax, jnp)
+    with pytest.raises(type(want.value)) as got:
+        call(flax, fnp)
+    assert str(want.value) in str(got.value)
+
+
+def test_padtype_to_pads_gives_python_ints_as_jax():
+    shapes = [np.array(v, np.int64) for v in ((10, 10), (5, 5), (1, 1))]
+    for padding in ("SAME", "SAME_LOWER", "VALID"):
+        got = flax.padtype_to_pads(*shapes, padding)
+        assert got == list(jax.lax.padtype_to_pads(*shapes, padding))
+        assert all(type(v) is int for pair in got for v in pair)
