@@ -263,7 +263,7 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin: int = 0, devic
     """
     if args:  # (JAX's deprecation of copy, order and ndmin given positionally)
         if len(args) > 3:
-            raise TypeError(f"array() takes from 1 to 5 positional arguments but {2 + len(args)} were given")
+            raise TypeError(f"array() takes at most 5 positional arguments but {len(args) + 2} were given")
         for i, name in enumerate(["copy", "order", "ndmin"]):
             if i < len(args) and [copy, order, ndmin][i] != [True, "K", 0][i]:
                 raise TypeError(f"array() got multiple values for argument '{name}'")

@@ -184,6 +184,10 @@ def test_deprecation_and_rank_promotion_warnings_as_jax():
             DeprecationWarning, match="Passing the copy, order, and ndmin arguments to jnp.array"
         ):
             assert n.array(x, None, False) is x
+        with pytest.raises(TypeError, match=r"array\(\) takes at most 5 positional arguments"):
+            n.array(x, None, True, "K", 0, "extra")
+        with pytest.raises(TypeError, match=r"array\(\) got multiple values for argument 'copy'"):
+            n.array(x, None, True, copy=False)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             z.astype("complex64"), n.ndim(np.ones(2)), n.shape(3.0), n.array(x, copy=False)
