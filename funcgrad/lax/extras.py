@@ -75,7 +75,9 @@ class RaggedDotDimensionNumbers:
 def _integer(name: str, x):
     x = fnp.asarray(x)
     if _dt.kind(x.dtype) not in "iu":
-        raise TypeError(f"{name}: the operand must be an integer array, got {x.dtype}")
+        raise TypeError(  # (JAX's words)
+            f"{name} does not accept dtype {np.dtype(x.dtype).name}. Accepted dtypes are subtypes of integer."
+        )
     return x
 
 

@@ -529,7 +529,8 @@ def argmax(operand, axis: int, index_dtype):
     >>> argmax(np.array([1.0, 3.0, 3.0]), 0, np.int32).item()
     1
     """
-    return red.argmax(asarray(operand), axis, check_user_dtype(index_dtype, "argmax"))
+    operand = asarray(operand)
+    return red.argmax(operand, axis, _argminmax_check(operand, axis, index_dtype, "argmax"))
 
 
 def argmin(operand, axis: int, index_dtype):
@@ -538,7 +539,25 @@ def argmin(operand, axis: int, index_dtype):
     >>> argmin(np.array([2.0, 1.0, 1.0]), 0, np.int32).item()
     1
     """
-    return red.argmin(asarray(operand), axis, check_user_dtype(index_dtype, "argmin"))
+    operand = asarray(operand)
+    return red.argmin(operand, axis, _argminmax_check(operand, axis, index_dtype, "argmin"))
+
+
+def _argminmax_check(operand, axis, index_dtype, name):
+    """JAX's checks of lax.argmin/argmax in its order and words (lax takes no negative axis, as
+    JAX's; funcgrad.numpy's argmin/argmax do); the index dtype."""
+    axis = int(axis)
+    shape = tuple(operand.shape)
+    if not 0 <= axis < len(shape):
+        raise ValueError(f"Invalid axis {axis} for operand shape {shape}")
+    if shape[axis] < 1:
+        raise ValueError(
+            f"argmin and argmax require non-empty reduced dimension. operand.shape={shape} {axis=}"
+        )
+    index_dtype = check_user_dtype(index_dtype, name)
+    if np.dtype(index_dtype).kind not in "iu":
+        raise TypeError(f"index_dtype must be an integer type, but got {np.dtype(index_dtype).name}")
+    return index_dtype
 
 
 # ----------------------------------------------------------------------------------------------

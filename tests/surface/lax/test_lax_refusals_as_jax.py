@@ -75,7 +75,7 @@ def test_typeof_refuses_containers_as_jax():
 
 # (id, call) whose error JAX's words are in: the type and JAX's message (funcgrad may add its
 # operation's name before it and advice after it). Cases of JAX's lax_test testSqueezeShapeCheck,
-# testBroadcastInDimShapeCheck.
+# testBroadcastInDimShapeCheck, testArgMinMax*Error, test_population_count_booleans_not_supported.
 WORDED = [
     ("squeeze_repeated", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (0, 0))),
     ("squeeze_axis_3", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (3,))),
@@ -86,6 +86,12 @@ WORDED = [
     ("bid_subset", lambda lax, np_: lax.broadcast_in_dim(np_.ones(2), (2, 2), (2,))),
     ("bid_sizes", lambda lax, np_: lax.broadcast_in_dim(np_.ones(2), (3,), (0,))),
     ("bid_duplicates", lambda lax, np_: lax.broadcast_in_dim(np_.ones((2, 2)), (2,), (0, 0))),
+    ("argmax_float_index", lambda lax, np_: lax.argmax(np_.ones((2, 2)), 0, np_.float16)),
+    ("argmin_bool_index", lambda lax, np_: lax.argmin(np_.ones((2, 2)), 0, np_.bool_)),
+    ("argmin_empty", lambda lax, np_: lax.argmin(np_.ones((0, 2)), 0, np_.int32)),
+    ("argmax_negative_axis", lambda lax, np_: lax.argmax(np_.ones((2, 3)), -1, np_.int32)),
+    ("population_count_bool", lambda lax, np_: lax.population_count(True)),
+    ("clz_float", lambda lax, np_: lax.clz(np_.float32(1.0))),
 ]
 
 
