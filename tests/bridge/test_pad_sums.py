@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from funcgrad.xla_bridge.rules import _pad_sums
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -67,3 +68,18 @@ def test_disjoint_pieces_lower_to_one_concatenate(rng):
     # The overlapping pieces keep their sum of pads.
     text = funcgrad.jit(funcgrad.grad(_pieces(fnp)["overlap"])).lower(np.zeros((3, 4), np.float32)).as_text()
     assert "stablehlo.concatenate" not in text and "stablehlo.add" in text
+
+
+def test_a_long_sum_of_pieces_stops_merging(rng):
+    # A loop unrolled over 40 rows: merging stops at _MAX_PIECES pieces (each addition emits the
+    # concatenation of all pieces so far: quadratic text for a long loop), the values stay jax's.
+    x = rng.standard_normal((40, 3)).astype(np.float32)
+
+    def f(np_, x):
+        return sum(np_.sum(x[i] * i) for i in range(x.shape[0]))
+
+    lowered = funcgrad.jit(funcgrad.grad(lambda x: f(fnp, x))).lower(x)
+    widest = max(ln.count("tensor<1x3xf32>") for ln in lowered.as_text().splitlines() if "concatenate" in ln)
+    assert widest == _pad_sums._MAX_PIECES
+    want = jax.jit(jax.grad(lambda x: f(jnp, x)))(x)
+    np.testing.assert_allclose(np.asarray(lowered.compile()(x)), np.asarray(want), rtol=1e-6, atol=1e-5)

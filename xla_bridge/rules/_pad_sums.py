@@ -24,7 +24,11 @@ from funcgrad.xla_bridge.emitter import i64_array, tensor_type, xla_dtype
 # the lowering emits that, and remembers the result as a zero pad of all its pieces, so a chain of
 # additions ends as one ``concatenate`` of every piece. Exact but for the sign of a zero: a piece's
 # -0.0 stays -0.0 where ``-0.0 + 0.0`` gives +0.0 (XLA's own simplifier folds ``x + 0`` alike).
-# One device only (an SPMD program's values pass through sharding constraints).
+# One device only (an SPMD program's values pass through sharding constraints). Each addition
+# emits the concatenation of all the pieces so far (the earlier ones become dead code for XLA), so
+# a sum stops merging at ``_MAX_PIECES`` pieces and goes on as plain additions: the cotangent of a
+# loop unrolled over a thousand rows ``x[i]`` would otherwise emit a quadratic amount of text.
+_MAX_PIECES = 32
 
 
 def _table(fb) -> dict:
@@ -66,6 +70,8 @@ def sum_of_pads(ctx, a: str, b: str) -> str | None:
     if da != db or ta != tb or xla_dtype(ta) != xla_dtype(out.dtype):
         return None
     d = da
+    if len(pa) + len(pb) > _MAX_PIECES:
+        return None
     pieces = sorted(pa + pb, key=lambda p: p[0])
     for (s0, _, sh0), (s1, _, _) in zip(pieces, pieces[1:]):
         if s0 + sh0[d] > s1:
