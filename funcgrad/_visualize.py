@@ -145,7 +145,45 @@ def visualize_sharding(
             console, shape, sharding, scale, min_width, max_width, color_map or _default_colours()
         )
         return
+    if (
+        importlib.util.find_spec("rich") is not None
+        and _natural_width(shape, sharding, scale, min_width, max_width) > max_width
+    ):
+        _print_shrunk(shape, sharding, scale, min_width, max_width)
+        return
     print(render_sharding(shape, sharding, scale=scale, min_width=min_width, max_width=max_width))
+
+
+def _natural_width(shape, sharding, scale, min_width, max_width) -> int:
+    rows, cols, laid = _layout(shape, sharding, scale, min_width, max_width)
+    cells = {k: (t, *(max(v, 0) for v in pads)) for k, (t, *pads) in laid.items()}
+    widths = [
+        max(len(cells[i, j][0]) + cells[i, j][3] + cells[i, j][4] for i in range(rows)) for j in range(cols)
+    ]
+    return sum(widths) + cols + 1
+
+
+def _print_shrunk(shape, sharding, scale, min_width, max_width) -> None:
+    """A table wider than ``max_width``, as JAX prints it: rich's table in a console of that width,
+    which narrows the columns (the labels may then not fit: JAX shows empty cells)."""
+    import rich.align  # noqa: PLC0415 - import-time cost: an optional dependency, loaded on first use
+    import rich.box  # noqa: PLC0415 - import-time cost: as above
+    import rich.console  # noqa: PLC0415 - import-time cost: as above
+    import rich.padding  # noqa: PLC0415 - import-time cost: as above
+    import rich.table  # noqa: PLC0415 - import-time cost: as above
+
+    rows, cols, laid = _layout(shape, sharding, scale, min_width, max_width)
+    table = rich.table.Table(
+        show_header=False, show_lines=True, padding=0, highlight=True, pad_edge=False, box=rich.box.SQUARE
+    )
+    for i in range(rows):
+        row = []
+        for j in range(cols):
+            text, top, bottom, left, right = laid[i, j]
+            pads = tuple(max(v, 0) for v in (top, right, bottom, left))
+            row.append(rich.padding.Padding(rich.align.Align(text, "center", vertical="middle"), pads))
+        table.add_row(*row)
+    rich.console.Console(width=max_width).print(table, end="\n\n")
 
 
 def _colour_console(width: int):

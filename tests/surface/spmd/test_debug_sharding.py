@@ -26,6 +26,9 @@ CASES = [
     ((16, 2), "2d", P("x", "y")),
     ((8,), "1d", P("x")),
     ((6, 6), "2d", P(None, "y")),
+    # wider than max_width: rich narrows the columns (flax's FSDP example prints such a table)
+    ((4, 256), "2d", P("x", "y")),
+    ((32, 64), "2d", P(None, ("x", "y"))),
 ]
 
 
