@@ -10,8 +10,8 @@ is not a colour terminal); here the same table is written as plain text with the
 JAX's cell width (``int(width fraction * base width * 2.5)`` clamped to ``[min_width,
 max_width]``, base width ``10 * scale * columns / rows`` of the shape), height (``int(height
 fraction * 10 * scale)``) and centred labels (``CPU 0,1``). Both print and return ``None`` (a
-notebook shows the picture once). Tables wider than ``max_width`` are drawn at their natural
-width (rich would wrap them).
+notebook shows the picture once). A table wider than ``max_width`` is drawn by rich, as JAX's,
+which narrows its columns to fit (without rich: at its natural width).
 """
 
 from __future__ import annotations
