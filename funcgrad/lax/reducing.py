@@ -113,6 +113,8 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
             raise TypeError(
                 "lax.reduce: operands must have one shape, got " + ", ".join(str(x.shape) for x in flat_ops)
             )
+    if len(set(dimensions)) != len(tuple(dimensions)):  # (JAX's words)
+        raise ValueError(f"duplicate value in 'axes' of reduction: {tuple(dimensions)}")
     dims = []
     for d in dimensions:
         d = int(d)

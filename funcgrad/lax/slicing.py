@@ -246,10 +246,18 @@ def split(operand, sizes, axis: int = 0):
     [[0, 1], [2, 3, 4]]
     """
     operand = asarray(operand)
-    axis = int(axis) % operand.ndim
+    axis = int(axis)  # (JAX's checks and words)
+    if not -operand.ndim <= axis < operand.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {operand.ndim}")
+    axis %= operand.ndim
     sizes = [int(s) for s in sizes]
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
     if sum(sizes) != operand.shape[axis]:
-        raise ValueError(f"split: sizes {sizes} must sum to the size {operand.shape[axis]} of axis {axis}")
+        raise ValueError(
+            f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the operand shape "
+            f"{list(operand.shape)}"
+        )
     starts = np.cumsum([0, *sizes])
     return [st.slice_in_dim(operand, int(a), int(b), 1, axis) for a, b in zip(starts[:-1], starts[1:])]
 
@@ -301,11 +309,34 @@ def pad(operand, padding_value, padding_config):
     """
     operand = asarray(operand)
     value = padding_value if type(padding_value) in (int, float, bool) else asarray(padding_value)
+    _check_pad(operand, value, padding_config)
     if hasattr(value, "dtype") and value.dtype != operand.dtype:
         raise TypeError(
             f"lax.pad: padding_value dtype {value.dtype} must equal the operand's {operand.dtype}"
         )
     return st.pad(operand, value, padding_config)
+
+
+def _check_pad(operand, value, padding_config):
+    """JAX's checks of lax.pad's arguments, in its order, words and type (ValueError)."""
+    if np.shape(value) != ():
+        raise ValueError(f"padding_value must be a scalar; got np.shape(padding_value)={np.shape(value)}")
+    config = tuple(tuple(int(v) for v in p) for p in padding_config)
+    if len(config) != operand.ndim:
+        raise ValueError(
+            "length of padding_config must equal the number of axes of operand, got padding_config "
+            f"{config} for operand shape {operand.shape}"
+        )
+    if any(i < 0 for _, _, i in config):
+        raise ValueError(
+            f"interior padding in padding_config must be nonnegative, got padding_config {config}"
+        )
+    out = tuple(lo + hi + n + max(0, n - 1) * i for n, (lo, hi, i) in zip(operand.shape, config))
+    if any(d < 0 for d in out):
+        raise ValueError(
+            f"Dimension size after padding is not at least 0, got result shape {out}, for padding_config "
+            f"{config} and operand shape {operand.shape}"
+        )
 
 
 def concatenate(operands, dimension: int):

@@ -75,7 +75,8 @@ def test_typeof_refuses_containers_as_jax():
 
 # (id, call) whose error JAX's words are in: the type and JAX's message (funcgrad may add its
 # operation's name before it and advice after it). Cases of JAX's lax_test testSqueezeShapeCheck,
-# testBroadcastInDimShapeCheck, testArgMinMax*Error, test_population_count_booleans_not_supported.
+# testBroadcastInDimShapeCheck, testArgMinMax*Error, test_population_count_booleans_not_supported,
+# testSplitErrors, testPadErrors, test_reduction_with_repeated_axes_error.
 WORDED = [
     ("squeeze_repeated", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (0, 0))),
     ("squeeze_axis_3", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (3,))),
@@ -92,6 +93,14 @@ WORDED = [
     ("argmax_negative_axis", lambda lax, np_: lax.argmax(np_.ones((2, 3)), -1, np_.int32)),
     ("population_count_bool", lambda lax, np_: lax.population_count(True)),
     ("clz_float", lambda lax, np_: lax.clz(np_.float32(1.0))),
+    ("split_negative", lambda lax, np_: lax.split(np_.arange(5), [-1])),
+    ("split_sum", lambda lax, np_: lax.split(np_.arange(5), [6])),
+    ("split_axis", lambda lax, np_: lax.split(np_.arange(5), sizes=(), axis=1)),
+    ("pad_value", lambda lax, np_: lax.pad(np_.zeros(2), np_.zeros(2), [(0, 0, 0)])),
+    ("pad_config_length", lambda lax, np_: lax.pad(np_.zeros(2), 0.0, [(0, 1, 0), (0, 1, 0)])),
+    ("pad_interior", lambda lax, np_: lax.pad(np_.zeros(2), 0.0, [(0, 1, -1)])),
+    ("pad_negative", lambda lax, np_: lax.pad(np_.zeros(2), 0.0, [(-4, 0, 1)])),
+    ("reduce_repeated_axes", lambda lax, np_: lax.reduce(np_.arange(3), 0, lax.add, (0, 0))),
 ]
 
 
