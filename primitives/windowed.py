@@ -503,8 +503,14 @@ def _generic_impl(*args, jaxpr, **params):
     if size == 0:
         return [a.reshape(out) for a in accs]
     flats = [v.reshape(size, -1) for v in views]
+    # As XLA's ReduceWindow (and jit's result): the padding and the holes of base dilation are not
+    # elements of a window -- the reducer is applied to the operand's elements only, each window
+    # starting from init_value once (a non-identity init_value showed where they were combined).
+    real = _windows(np.ones(operands[0].shape, bool), False, **params)[0].reshape(size, -1)
     for k in range(flats[0].shape[1]):  # one vectorised step per window offset
-        accs = [np.asarray(a) for a in _apply(jaxpr, [*accs, *(f[:, k] for f in flats)], size)]
+        new = [np.asarray(a) for a in _apply(jaxpr, [*accs, *(f[:, k] for f in flats)], size)]
+        m = real[:, k]
+        accs = new if m.all() else [np.where(m, a, old) for a, old in zip(new, accs)]
     return [a.reshape(out) for a in accs]
 
 
