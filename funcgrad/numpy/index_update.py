@@ -22,7 +22,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import _dtypes
 from funcgrad.numpy._core import asarray, aval, broadcast_to, constant, promote_args, select
-from funcgrad.numpy.indexing import _ARRAY, _INT, _SCALAR, _SLICE, Slice, _expand, getitem
+from funcgrad.numpy.indexing import _ARRAY, Slice, _expand, getitem, static_ints_of_empty_axes
 from funcgrad.numpy.ufuncs import power, true_divide
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
@@ -41,24 +41,12 @@ def _flat_ids(x, idx, mode, wrap=True):
     ids = constant(np.arange(size, dtype=dtype).reshape(x.shape), dtype)
     scatter_mode = ix.GatherScatterMode.FILL_OR_DROP if mode is None else ix.GatherScatterMode.from_any(mode)
     if 0 in x.shape:
-        _check_static_ints_of_empty_axes(x, idx)
+        static_ints_of_empty_axes(x.shape, _expand(idx, x.shape, "x.at[...]"))
     if scatter_mode is ix.GatherScatterMode.FILL_OR_DROP or size == 0:
         # (an empty x has nothing to update in any mode: every position is dropped)
-        return getitem(ids, idx, mode="fill", fill_value=size, wrap_negative_indices=wrap), scatter_mode
+        ids = getitem(ids, idx, mode="fill", fill_value=size, wrap_negative_indices=wrap, _drop_empty=True)
+        return ids, scatter_mode
     return getitem(ids, idx, mode="clip", wrap_negative_indices=wrap), scatter_mode
-
-
-def _check_static_ints_of_empty_axes(x, idx):
-    """JAX's IndexError for an update at a static int into an axis of size 0, whatever the mode;
-    with an index array beside it the ints are advanced indices and nothing is raised (as in jax)."""
-    entries = _expand(idx, x.shape, "x.at[...]")
-    if any(kind == _ARRAY for kind, _ in entries):
-        return
-    axis = 0
-    for kind, _ in entries:
-        if kind == _INT and x.shape[axis] == 0:
-            raise IndexError(f"index is out of bounds for axis {axis} with size 0")
-        axis += kind in (_INT, _SCALAR, _SLICE)
 
 
 def _selects_unique(x, idx) -> bool:

@@ -313,6 +313,19 @@ def _apply_dslices(x, idx):
 # Retrieval
 
 
+def static_ints_of_empty_axes(shape, entries):
+    """JAX's IndexError for static ints into an axis of size 0 where a gather/scatter mode would
+    otherwise fill or drop (``x.at[i].get(mode='fill')``, ``x.at[i].add(v, mode='clip')``); with an
+    index array among them the ints are advanced indices and nothing is raised (as in jax)."""
+    if any(kind == _ARRAY for kind, _ in entries):
+        return
+    axis = 0
+    for kind, _ in entries:
+        if kind == _INT and shape[axis] == 0:
+            raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+        axis += kind in (_INT, _SCALAR, _SLICE)
+
+
 def getitem(
     x,
     idx,
@@ -322,6 +335,7 @@ def getitem(
     unique_indices=False,
     indices_are_sorted=False,
     wrap_negative_indices=True,
+    _drop_empty=False,
 ):
     """``x[idx]`` with NumPy's indexing rules and JAX's out-of-bounds conventions (NOTE: [indexing
     semantics]).
@@ -344,6 +358,8 @@ def getitem(
         gather_mode = ix.GatherScatterMode.from_any(mode)
     else:
         gather_mode = ix.GatherScatterMode.PROMISE_IN_BOUNDS
+    if gather_mode is ix.GatherScatterMode.FILL_OR_DROP and 0 in x.shape:
+        static_ints_of_empty_axes(x.shape, entries)
     has_array = any(kind in (_ARRAY, _EMPTY_NEWAXIS) for kind, _ in entries)
     # Ints become 0-d advanced indices when arrays are present (NumPy's placement rule counts them)
     # or when a mode other than clamping is requested (only gather implements fill).
@@ -387,7 +403,14 @@ def getitem(
     if not advanced:
         return y
     return _gather_advanced(
-        y, advanced, gather_mode, fill_value, unique_indices, indices_are_sorted, wrap_negative_indices
+        y,
+        advanced,
+        gather_mode,
+        fill_value,
+        unique_indices,
+        indices_are_sorted,
+        wrap_negative_indices,
+        _drop_empty,
     )
 
 
@@ -484,7 +507,9 @@ def _index_dtype(arrays) -> np.dtype:
     )
 
 
-def _gather_advanced(y, advanced, mode, fill_value, unique_indices, indices_are_sorted, wrap=True):
+def _gather_advanced(
+    y, advanced, mode, fill_value, unique_indices, indices_are_sorted, wrap=True, drop_empty=False
+):
     dims = [d for d, _, _ in advanced]
     positions = [p for _, _, p in advanced]
     arrays = [a for _, a, _ in advanced]
@@ -505,7 +530,9 @@ def _gather_advanced(y, advanced, mode, fill_value, unique_indices, indices_are_
     out_shape = tuple(y.shape[d] for d in rest[:p]) + batch + tuple(y.shape[d] for d in rest[p:])
     if any(s == 0 for s in out_shape) or any(y.shape[d] == 0 for d in dims):
         # Nothing to read (an empty index or an empty axis): zeros of the result shape, no gather.
-        return _empty_or_fill(y, out_shape, mode, fill_value)
+        if drop_empty and not any(s == 0 for s in out_shape):  # (a scatter's positions: all dropped)
+            return constant(fill_value, y.dtype, out_shape)
+        return _empty_or_fill(y, out_shape, dims)
     return ix.gather(
         y,
         indices,
@@ -518,13 +545,14 @@ def _gather_advanced(y, advanced, mode, fill_value, unique_indices, indices_are_
     )
 
 
-def _empty_or_fill(y, out_shape, mode, fill_value):
+def _empty_or_fill(y, out_shape, dims):
     if any(s == 0 for s in out_shape):
         return constant(0, y.dtype, out_shape)
-    if mode is ix.GatherScatterMode.FILL_OR_DROP:
-        fill = ix.default_fill_value(y.dtype) if fill_value is None else fill_value
-        return constant(fill, y.dtype, out_shape)
-    raise IndexError(f"index out of bounds for an axis of size 0 (array shape {y.shape})")
+    # Indices into an empty axis: JAX's gather refuses a slice of 1 there, whatever the mode.
+    d = next(d for d in sorted(dims) if y.shape[d] == 0)
+    raise TypeError(
+        f"Slice size at index {d} in gather op is out of range, must be within [0, 0 + 1), got 1."
+    )
 
 
 # NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).

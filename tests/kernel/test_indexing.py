@@ -413,19 +413,21 @@ def test_index_type_errors_are_jax_type_errors_and_numpy_index_errors():
         x[np.array([True, False, True])]
 
 
-def test_updates_of_an_empty_axis_as_jax():
-    # Found by the fuzzer: an update at static ints into an axis of size 0 raises JAX's IndexError
-    # in every mode; beside an index array nothing is raised and nothing is updated (clip and
-    # promise_in_bounds raised, the default mode computed).
+def test_reads_and_updates_of_an_empty_axis_as_jax():
+    # Found by the fuzzer: static ints into an axis of size 0 raise JAX's IndexError in every mode;
+    # beside an index array an update raises nothing and updates nothing, while a read (a gather
+    # of slices of 1 there) raises JAX's TypeError, fill and drop modes included.
     import jax.numpy as jnp
 
     for shape in ((0, 3), (2, 0, 3)):
-        for mode in (None, "promise_in_bounds", "drop", "clip"):
+        for mode in (None, "promise_in_bounds", "drop", "clip", "fill"):
             for idx in ((-1,), (-1, Ellipsis, np.array([0, 5])), (0, 1), (Ellipsis, 1), (np.array([0]),)):
-                out = []
-                for np_ in (jnp, fnp):
-                    try:
-                        out.append(np_.asarray(np.zeros(shape)).at[idx].add(1.0, mode=mode).shape)
-                    except IndexError as e:
-                        out.append(str(e))
-                assert out[0] == out[1], (shape, mode, idx, out)
+                for how in ("add", "get"):
+                    out = []
+                    for np_ in (jnp, fnp):
+                        at = np_.asarray(np.zeros(shape)).at[idx]
+                        try:
+                            out.append((at.get(mode=mode) if how == "get" else at.add(1.0, mode=mode)).shape)
+                        except (IndexError, TypeError) as e:
+                            out.append(type(e))
+                    assert out[0] == out[1], (shape, mode, idx, how, out)
