@@ -395,7 +395,9 @@ class EvalTrace(Trace):
             _FP_ERRORS.reset(token)
         if not _dt.x64_enabled:
             # NOTE: [x64 mode]: NumPy computes Python scalars and 64-bit NumPy operands at 64 bits.
-            out = _x32_out(out, primitive.multiple_results)
+            # A 64-bit Array (made under enable_x64) keeps its width, as JAX's lax operations keep it.
+            wide = [a.dtype for a in args if type(a) is Array and a.dtype in _dt.TO_32]
+            out = _x32_out(out, primitive.multiple_results, wide)
         if primitive.multiple_results:
             if any(type(a) is Array and a.weak_type or type(a) in _WEAK_SCALARS for a in args):
                 # A weak operand (rare: the staged types decide, as under jit; sort keeps each

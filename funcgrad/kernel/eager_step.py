@@ -43,11 +43,19 @@ except (ImportError, AttributeError):  # pragma: no cover - other NumPy versions
     _FP_ERRORS, _FP_QUIET = _ErrstateVar(), None
 
 
-def _x32_out(out, multiple: bool):
-    """Eager results in x32 mode (NOTE: [x64 mode]): 64-bit results cast to 32 bits."""
+def _x32_out(out, multiple: bool, wide=()):
+    """Eager results in x32 mode (NOTE: [x64 mode]): 64-bit results cast to 32 bits, except those of
+    a dtype in ``wide`` (the dtypes of 64-bit Array operands, made under ``enable_x64``)."""
     if multiple:
-        return [_dt.canonical_value(np.asarray(o)) if type(o) not in _KEPT else o for o in out]
-    return _dt.canonical_value(np.asarray(out)) if type(out) not in _KEPT else out
+        return [_x32_one(o, wide) for o in out]
+    return _x32_one(out, wide)
+
+
+def _x32_one(out, wide):
+    if type(out) in _KEPT:
+        return out
+    out = np.asarray(out)
+    return out if wide and out.dtype in wide else _dt.canonical_value(out)
 
 
 # (a token has no dtype to narrow, NOTE: [tokens]; a typed scalar keeps the dtype it carries)

@@ -519,3 +519,17 @@ def test_x32_searchsorted_past_int32_asks_for_int64_as_jax(x32):
         ):
             with pytest.raises(OverflowError, match="Python integer 2147483648 out of bounds"):
                 j.eval_shape(n.searchsorted, big, j.ShapeDtypeStruct((), np.float32))
+
+
+def test_a_64_bit_array_keeps_its_width_in_eager_lax_operations_as_jax():
+    # (JAX's x64_context_test test_sin/test_mul: an array made under enable_x64 keeps float64
+    # through lax operations outside it; eager NumPy results were cast to 32 bits)
+    with funcgrad.enable_x64(True):
+        x = fnp.asarray(0.5, dtype=fnp.float64)
+    with funcgrad.enable_x64(False):
+        got = [flax.sin(x).dtype, flax.mul(x, x).dtype, (fnp.arange(3) + 1).dtype]
+    with jax.enable_x64(True):
+        y = jax.numpy.asarray(0.5, dtype=jax.numpy.float64)
+    with jax.enable_x64(False):
+        want = [jax.lax.sin(y).dtype, jax.lax.mul(y, y).dtype, (jax.numpy.arange(3) + 1).dtype]
+    assert got == want
