@@ -129,7 +129,6 @@ def reshape(operand, new_sizes, dimensions=None):
     return st.reshape(operand, new_sizes)
 
 
-@keys_by_word
 def _canonical_axis(axis, ndim: int) -> int:
     """JAX's ``canonicalize_axis``: an axis in [-ndim, ndim) as one in [0, ndim)."""
     axis = operator.index(axis)  # (TypeError: 'NoneType' object cannot be interpreted as an integer)
@@ -138,6 +137,7 @@ def _canonical_axis(axis, ndim: int) -> int:
     return axis + ndim if axis < 0 else axis
 
 
+@keys_by_word
 def squeeze(array, dimensions):
     """Remove the size-1 ``dimensions``.
 
