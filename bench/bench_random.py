@@ -1,9 +1,10 @@
 """Eager random numbers against JAX (eager) and NumPy's ``Generator``, in CPU time.
 
-Run: python bench/bench_random.py [--sizes 1000 100000 4000000] [--dtypes float32 float64]
-[--rounds N] (jax comes from the `bench` extra: pip install -e ".[bench]"). Each round runs every
-library in a fresh process; the best median over rounds is kept, and ``uptime`` is printed before
-each round (a shared machine's load disturbs CPU time less than wall time, but not nothing).
+Run: python bench/bench_random.py [--sizes 10 1000 100000 1000000 4000000 25000000]
+[--dtypes float32 float64] [--rounds N] (jax comes from the `bench` extra: pip install -e
+".[bench]"). Each round runs every library in a fresh process; the best median over rounds is
+kept, and ``uptime`` is printed before each round (a shared machine's load disturbs CPU time less
+than wall time, but not nothing).
 
 Cases: ``normal``, ``uniform`` (of the row's float dtype) and ``bits`` (the unsigned integer of the
 same width) of one key, without jit, each call waiting for its result. The time is CPU time
@@ -26,19 +27,55 @@ faster route: they draw with XLA's ``RngBitGenerator`` (Philox with 64-bit multi
 XLA:CPU does not vectorise), about 5x threefry's CPU time on XLA:CPU (4e6 uint32 bits: ~45 ms,
 the same in jax) -- and funcgrad gives jax's bits for them too.
 
-Why no host generator for small draws (issue 30 asked whether one would be honest): an eager draw
-is one compiled program call (NOTE: [eager sampler programs] in funcgrad/random/_eager.py), and
-at 1000 draws that call's fixed cost -- jaxlib's dispatch and XLA:CPU's executable launch, about
-8 us on an idle core, against 3-4 us for all of NumPy's ``Generator.random`` -- is the whole gap.
-NumPy's bit generators could close it only for key implementations whose bits need not match
-JAX's (``rbg``, ``unsafe_rbg``: JAX documents their streams as backend-dependent), and only if
-``jit(f)(key) == f(key)`` still held: the compiled path would then have to produce NumPy's bits
-too. XLA's ``RngBitGenerator`` (what ``rbg`` draws with, JAX's bits on CPU) is Philox4x32 in
-XLA's own layout and NumPy's ``Philox`` is Philox4x64, so the two paths would differ; making the
-compiled path call back into NumPy instead would turn ``rbg`` -- the fast device generator --
-into a host round trip under ``jit`` and give up JAX's ``rbg`` bits. So eager draws stay
-threefry's (or the key implementation's) bits on XLA, as JAX's do, and the small-size floor is
-the dispatch cost, not the generator.
+Which calls may draw other bits than JAX's (issue 30: "within 1.2x of jax's eager time, and of
+NumPy's ``Generator`` where the bits need not match JAX's"), decided from JAX's API: none, so
+every row is judged against jax, and NumPy's ``Generator`` stays in the table as the floor for code
+that needs random numbers but not JAX's.
+
+- Keys of ``random.key``/``PRNGKey`` (``threefry2x32``, the default ``jax_default_prng_impl``),
+  ``threefry4x32``, ``philox2x32``/``philox4x32``: the bits are the algorithm's, "identical across
+  CPU/GPU/TPU" in ``jax.random``'s table of implementations, and pinned by JAX's known-answer tests.
+- ``jax.experimental.random.stateful_rng``/``StatefulPRNG``: its keys are ``fold_in(key(seed),
+  counter)`` of a threefry key; its docstring prints their words.
+- ``rbg``/``unsafe_rbg`` (``impl=`` or ``jax_default_prng_impl``): the only ones whose bits JAX
+  leaves to the backend (not "identical across CPU/GPU/TPU"), but JAX still promises them
+  identical across shardings and, as for every function, ``jit(f)(key) == f(key)``. NumPy-drawn
+  eager bits would break that unless jitted draws called back to the host too (a host round trip
+  inside every compiled program, and XLA's ``RngBitGenerator`` -- Philox4x32 in XLA's layout --
+  has no NumPy twin: NumPy's ``Philox`` is Philox4x64). funcgrad gives jax's own CPU bits for
+  them, at jax's cost (1e3-4e6 draws: 0.3-1.0x jax's CPU time, load 17).
+
+What the threefry rows cost against NumPy's ``Generator`` is the hash, not the dispatch, from 1e4
+draws up: threefry2x32 is 20 rounds of add/rotate/xor per 64 bits where PCG64 is one 128-bit
+multiply, and NumPy's ``standard_normal`` is a ziggurat where JAX's normal (and so funcgrad's, for
+jax's bits) is ``erf_inv`` of a uniform. Below 1e4 draws it is the compiled program's call (about
+6-8 us; NumPy's ``random(10)`` is 1 us); jax's own eager path costs 2-30x that.
+
+Where the programs differ from jax's (NOTE: [rolled threefry rounds] in
+funcgrad/random/_cipher.py): funcgrad writes the 20 rounds out, so XLA fuses the hash into the
+conversion -- up to 12x less CPU time than jax's loop of 5 steps for bits, uniforms and float32
+normals (level with it for float64 uniforms near 1e5 draws) -- except for float64 normals, whose
+float64 ``erf_inv`` made that fused loop 1.3x jax's: they hash in JAX's loop (0.68-0.98x jax from
+1e4 to 4e6 draws, load 18).
+
+Measured (``python bench/bench_random.py --sizes 10 1000 100000 1000000 4000000 25000000
+--rounds 2``, 21:36-21:56 UTC, load 16-18; funcgrad's median CPU time per call, then funcgrad / jax
+and funcgrad / NumPy; ``bits`` of the dtype's width). Every row is within 1.2x of jax (the
+highest, uniform float64 at 1e5: 1.11x, where jax measured 0.30-0.63 ms in three runs):
+
+    draws       dtype     normal: ms /jax /NumPy   uniform ms /jax /NumPy   bits ms /jax /NumPy
+    10          float32     0.0057 0.56 4.75     0.0058 0.44 5.27     0.0053 0.06 1.43
+    10          float64     0.0068 0.19 5.67     0.0058 0.45 5.27     0.0056 0.03 1.51
+    1,000       float32     0.0113 0.27 1.28     0.0067 0.14 2.79     0.0063 0.04 1.26
+    1,000       float64     0.0291 0.39 3.10     0.0094 0.20 3.48     0.0091 0.04 1.65
+    100,000     float32     0.4469 0.45 0.57     0.1708 0.31 1.32     0.1581 0.23 1.14
+    100,000     float64       1.33 0.96 1.53     0.3337 1.11 2.11     0.2753 0.26 1.55
+    1,000,000   float32       4.53 0.84 0.58       1.63 0.41 1.25       1.43 0.33 0.96
+    1,000,000   float64      12.39 0.95 1.45       3.15 0.89 1.86       2.79 0.42 1.50
+    4,000,000   float32      17.64 0.35 0.57       6.08 0.13 1.22       5.41 0.11 0.97
+    4,000,000   float64       58.5 0.68 1.72      11.88 0.23 1.84      10.51 0.24 1.49
+    25,000,000  float32        106 0.27 0.53      35.88 0.10 0.90      31.58 0.08 0.79
+    25,000,000  float64      374.7 0.61 1.55      73.14 0.19 1.37      63.71 0.08 1.19
 """
 
 from __future__ import annotations
@@ -126,7 +163,9 @@ def _worker(lib: str, sizes, dtypes) -> None:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000, 4_000_000])
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[10, 1000, 100_000, 1_000_000, 4_000_000, 25_000_000]
+    )
     parser.add_argument("--dtypes", nargs="+", default=["float32", "float64"], choices=sorted(_BITS))
     parser.add_argument(
         "--rounds",

@@ -8,15 +8,15 @@ Layer: surface. Imports the primitive catalog (elementwise, structure) and, for 
 # NOTE: [rolled threefry rounds]
 # The hash is written out as its 20 rounds, so XLA fuses it into whatever consumes the bits: one
 # loop over the elements, with no intermediate array -- for bits, uniforms and float32 normals
-# 2-8x less CPU time than jax's program, which runs the rounds as a loop of 5 steps (a pass over
-# two uint32 arrays each) and the conversion after it. For float64 normals the fused loop is the
-# slower one: the float64 ``erf_inv`` (a log1p and three polynomials, selected) in the same loop
-# body as the 32-bit hash made XLA:CPU's loop 1.3x jax's (1e4-1e6 draws, one core). Inside
-# ``rolled_rounds()`` the rounds run as JAX's loop of 5 steps instead (``fori_loop``, which XLA
-# does not fuse into its consumer); float64 normals draw so (funcgrad/random/_core.py's
-# ``_normal``): 0.09/1.26/12.6/60 ms for 1e4/1e5/1e6/4e6 draws against the fused loop's
-# 0.15/1.8/16.9/67 and jax's 0.11/1.5/12.9/83 (CPU time, one core, load 16). The words are the
-# same either way (the same additions, rotations and xors, in the same order).
+# up to 12x less CPU time than jax's program, which runs the rounds as a loop of 5 steps (a pass
+# over two uint32 arrays each) and the conversion after it (bench/bench_random.py's table). For
+# float64 normals the fused loop is the slower one: the float64 ``erf_inv`` (a log1p and three
+# polynomials, selected) in the same loop body as the 32-bit hash made XLA:CPU's loop 1.3x jax's
+# (1e4-1e6 draws, one core). Inside ``rolled_rounds()`` the rounds run as JAX's loop of 5 steps
+# instead (``fori_loop``, which XLA does not fuse into its consumer); float64 normals draw so
+# (funcgrad/random/_core.py's ``_normal``): 0.09/1.26/12.6/60 ms for 1e4/1e5/1e6/4e6 draws against
+# the fused loop's 0.15/1.8/16.9/67 and jax's 0.11/1.5/12.9/83 (CPU time, one core, load 16). The
+# words are the same either way (the same additions, rotations and xors, in the same order).
 """
 
 from __future__ import annotations
