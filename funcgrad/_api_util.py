@@ -159,17 +159,39 @@ def check_array_leaves(name: str, leaves, paths, what="argument"):
             )
 
 
-def flatten_outputs(out, name: str):
+def flatten_outputs(out, name: str, fun: Callable | None = None):
     """The leaves and tree of a traced function's output, every leaf checked to be an array
-    (``name`` says which function: ``jit(f)``, ``scan body``)."""
+    (``name`` says which function: ``jit(f)``, ``scan body``; with ``fun``, the traced function,
+    the error starts with JAX's words for it)."""
     leaves, tree = tu.tree_flatten(out)
-    for leaf in leaves:
+    for i, leaf in enumerate(leaves):
         if not core.is_array_like(leaf) and type(leaf) is not core.Token:
+            jax_words = ""
+            if fun is not None:
+                where = ""
+                if tree.num_leaves > 1 or tu.tree_structure(leaf) != tree:
+                    path = tu.tree_leaves_with_path(out)[i][0]
+                    where = f" at output component {tu.keystr(path)}"
+                jax_words = (
+                    f"function {_sourceinfo(fun)} traced for jit returned a value of type {type(leaf)}"
+                    f"{where}, which is not a valid JAX type. "
+                )
             raise TypeError(
-                f"{name} returned a {type(leaf).__name__}, which is not an array: it must return "
+                f"{jax_words}{name} returned a {type(leaf).__name__}, which is not an array: it must return "
                 "arrays (or pytrees of arrays)"
             )
     return leaves, tree
+
+
+def _sourceinfo(fun) -> str:
+    """JAX's ``fun_sourceinfo``: ``name at file:line``."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    fun = inspect.unwrap(fun)
+    try:
+        return f"{fun.__name__} at {fun.__code__.co_filename}:{fun.__code__.co_firstlineno}"
+    except AttributeError:
+        return "<unknown>"
 
 
 def arg_paths(args: tuple, argnums: Sequence[int] | None = None) -> list[str]:
@@ -204,10 +226,18 @@ def normalize_argnums(name: str, argnums, nargs: int) -> tuple[int, ...]:
     for a in nums:
         if not isinstance(a, int | np.integer):
             raise TypeError(f"{name}: argnums must be ints, got {argnums!r}")
+        if name == "grad" and a >= nargs:  # (JAX's type and words)
+            raise TypeError(
+                f"differentiating with respect to argnums={argnums!r} requires at least {max(nums) + 1} "
+                f"positional arguments to be passed by the caller, but got only {nargs} positional "
+                "arguments."
+            )
         if not -nargs <= a < nargs:
-            raise ValueError(
-                f"{name}: argnums={argnums!r} is out of range for a function called with {nargs} "
-                f"positional argument{'s' if nargs != 1 else ''}"
+            raise ValueError(  # (JAX's words, then funcgrad's)
+                "Positional argument indices, e.g. for `static_argnums`, must have value greater than or "
+                f"equal to -len(args) and less than len(args), but got value {a} for len(args) == {nargs}. "
+                f"({name}: argnums={argnums!r} is out of range for a function called with {nargs} "
+                f"positional argument{'s' if nargs != 1 else ''})"
             )
     return tuple(int(a) % nargs for a in nums)
 

@@ -310,7 +310,7 @@ class PjitFunction(Dispatcher):
                 explain_concretization(e, None, None)  # the funcgrad.numpy fix for NumPy calls
                 raise
             try:
-                out_leaves, out_tree = flatten_outputs(out, f"jit({name})")
+                out_leaves, out_tree = flatten_outputs(out, f"jit({name})", fun)
             except TypeError:
                 refuse_returned_refs(out, f"jit({name})")  # JAX's ValueError for a Ref
                 raise

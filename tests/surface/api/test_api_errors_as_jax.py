@@ -1,11 +1,13 @@
 """Errors of the transformation API in JAX's types and words (cases of JAX's api_test:
 test_scalar_conversion_errors, test_jit_of_noncallable, test_static_argnum_on_static_method_is_not_supported,
 test_intersecting_static_and_donate_argnames, test_pmap_empty_arguments, test_mesh_creation_error_message,
-test_num_cpu_devices_called_after_initialization): the same exception type and message as jax
+test_num_cpu_devices_called_after_initialization, test_returned_non_jaxtype,
+test_grad_without_enough_args_error_message): the same exception type and message as jax
 0.10.2's (funcgrad may add its own advice after JAX's words)."""
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 
@@ -37,6 +39,14 @@ def _cases(lib):
         ),
         "pmap of no arguments": lambda: lib.pmap(lambda: 0.0)(),
         "mesh of too few dimensions": lambda: lib.sharding.Mesh(np.array(lib.devices()[:1]), ("x", "y")),
+        "jit returning a str": lambda: lib.jit(lambda x: (x, "a"))(1.0),
+        "jit returning an object in a dict": lambda: lib.jit(lambda x: {"a": [x, object()]})(1.0),
+        "jit returning a function": lambda: lib.jit(lambda x: len)(1.0),
+        "grad without enough arguments": lambda: functools.partial(lib.grad(lambda x, y: x + y), x=0.0)(
+            y=1.0
+        ),
+        "value_and_grad argnums too large": lambda: lib.value_and_grad(lambda x, y: x, argnums=2)(1.0, 2.0),
+        "jacfwd argnums too large": lambda: lib.jacfwd(lambda x, y: x, argnums=2)(1.0, 2.0),
     }
 
 

@@ -330,7 +330,7 @@ def test_donation_by_name_and_by_keyword():
         jit(lambda x, y: x, donate_argnames="z")
     k = jit(lambda x, n: x * n[0], static_argnums=1, donate_argnums=0)
     close(k(np.ones(2), (3, 4)), [3.0, 3.0])  # a static pytree does not shift the donated flags
-    with pytest.raises(ValueError, match="both static and donated"):
+    with pytest.raises(ValueError, match="static_argnames and donate_argnames cannot intersect"):
         jit(lambda x, y: x, static_argnums=1, donate_argnums=1)
 
 
