@@ -423,6 +423,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     """
     flat_p, in_tree, out_p, lin, store, out, aux = _linearized("vjp", fun, primals, has_aux)
     lin = ad.primals_first(lin, flat_p)  # JAX's order of the residuals (NOTE: [vjp residuals])
+    scalars = [x if type(x) in _dt.python_scalar_types else None for x in tu.tree_leaves(primals)]
+    if any(v is not None for v in scalars):
+        lin = ad.literal_primals(lin, flat_p, scalars)  # (JAX's literals: NOTE: [vjp residuals])
     lin = ad.in_context(lin, flat_p, out_p[: store["n_out"]])  # NOTE: [transpose conventions]
     fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
     fn._fun_name = getattr(fun, "__name__", None) or type(fun).__name__  # (for its errors)

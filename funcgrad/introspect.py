@@ -35,6 +35,7 @@ import numpy as np
 
 from funcgrad._api_util import arg_paths, canonicalize, check_array_leaves
 from funcgrad.kernel import ad, core, ir
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.core import source_info_config
 from funcgrad.kernel.ir import (
@@ -78,10 +79,20 @@ def trace_vjp(fun: Callable, *args, **kwargs) -> VJPPrograms:
     >>> [e.primitive.name for e in p.forward.eqns], p.n_out
     (['sin', 'cos', 'mul'], 1)
     """
+    return _trace_vjp(fun, args, kwargs, literal_scalars=False)
+
+
+def _trace_vjp(fun: Callable, args, kwargs, literal_scalars: bool) -> VJPPrograms:
+    """``trace_vjp``; with ``literal_scalars``, an argument given as a Python scalar is a literal
+    of the backward program, as ``vjp`` at that value makes it (NOTE: [vjp residuals]), where
+    JAX's ``saved_residuals`` (``print_saved_residuals``) lists it as a residual."""
     flat, in_tree = tu.tree_flatten(args)
     names = arg_paths(args)
     check_array_leaves("trace_vjp", flat, names)
-    flat = canonicalize(flat)  # Python scalars are weak 0-d Arrays, exactly as vjp makes them
+    # A Python scalar argument: a weak 0-d Array, exactly as vjp makes it (and, literal_scalars,
+    # a literal of the backward pass, as vjp at that value makes it).
+    scalars = [x if literal_scalars and type(x) in _dt.python_scalar_types else None for x in flat]
+    flat = canonicalize(flat)
     in_avals = [core.get_aval(x) for x in flat]
     box: dict[str, Any] = {}
 
@@ -92,6 +103,8 @@ def trace_vjp(fun: Callable, *args, **kwargs) -> VJPPrograms:
 
     def forward(*xs):
         outs, lin = ad.linearize_flat(flat_fun, xs)
+        if any(v is not None for v in scalars):
+            lin = ad.literal_primals(lin, xs, scalars)
         box["lin"] = lin
         box["n_out"] = len(outs)
         return [*outs, *lin.residuals]
@@ -365,7 +378,7 @@ def memory_report(fun: Callable, *args, **kwargs) -> MemoryReport:
     >>> r.rows[0].origin
     'cos'
     """
-    programs = trace_vjp(fun, *args, **kwargs)
+    programs = _trace_vjp(fun, args, kwargs, literal_scalars=True)  # (the bytes vjp keeps)
     rows = _residual_rows(programs)
     name = getattr(fun, "__name__", type(fun).__name__)
     return MemoryReport(name, [r for r in rows if not r.literal], [r for r in rows if r.literal], programs)
@@ -553,7 +566,7 @@ def graph(fun: Callable, *args, backward: bool = True, **kwargs) -> Graph:
     >>> sorted({e.primitive.name for e in g.backward.eqns})
     ['broadcast_in_dim', 'mul']
     """
-    programs = trace_vjp(fun, *args, **kwargs)
+    programs = _trace_vjp(fun, args, kwargs, literal_scalars=True)  # (vjp's backward program)
     residuals = _residual_rows(programs)
     fj, bj = programs.forward.jaxpr, programs.backward.jaxpr
     name = getattr(fun, "__name__", type(fun).__name__)

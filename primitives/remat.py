@@ -401,7 +401,13 @@ def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):
     forward = _round_saved(ad.dce(ClosedJaxpr(fwd, known.consts)), len(plan.saved))
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     with core.set_current_trace(trace.parent):
-        outs = core.eval_jaxpr(forward.jaxpr, forward.consts, *known_args)
+        if getattr(trace, "of_jaxpr", False):
+            # Inside a jaxpr being split (a checkpoint within a checkpoint): the known part stays
+            # one undifferentiated checkpoint, as JAX's partial_eval_jaxpr_custom rule keeps it
+            # (the gradient-checkpointing tutorial prints it: remat2[differentiated=False]).
+            outs = checkpoint_p.bind(*known_args, jaxpr=forward, policy=policy, differentiated=False)
+        else:
+            outs = core.eval_jaxpr(forward.jaxpr, forward.consts, *known_args)
     known_outs, saved_vals = outs[:n_known_out], outs[n_known_out:]
     # Tangent program: recompute the unsaved residuals from the known inputs and saved values; the
     # known inputs it does not read are not passed (they would be residuals of an enclosing vjp).
@@ -676,6 +682,13 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, plan: _P
 
     tangent_eqns = [e._replace(invars=[sub(a) for a in e.invars]) for e in uj.eqns]
     outvars = [sub(v) for v in uj.outvars]
+    recompute, subst = _inline_undifferentiated(recompute)
+    if subst:  # (a value an inlined checkpoint passed through: read where it came from)
+        tangent_eqns = [
+            e._replace(invars=[subst.get(a, a) if type(a) is Var else a for a in e.invars])
+            for e in tangent_eqns
+        ]
+        outvars = [subst.get(v, v) if type(v) is Var else v for v in outvars]
     jaxpr = Jaxpr([*kj.constvars, *uj.constvars], [], [*recompute, *tangent_eqns], outvars)
     closed = ad.dce(ClosedJaxpr(jaxpr, [*known.consts, *unknown.consts]))
     j = closed.jaxpr
@@ -684,6 +697,39 @@ def _recompute_then(known: ClosedJaxpr, unknown: ClosedJaxpr, res_vars, plan: _P
     moves, saved_ins = _offload(plan, "backward")
     inputs = [*saved_ins, *(v for v, used in zip(kj.invars, used_inputs) if used), *uj.invars[n_res:]]
     return ClosedJaxpr(Jaxpr(j.constvars, inputs, [*moves, *j.eqns], j.outvars), closed.consts), used_inputs
+
+
+def _inline_undifferentiated(eqns: list) -> tuple[list, dict]:
+    """The known equations ``eqns`` with each undifferentiated checkpoint in them (the known part
+    of one inside the checkpoint being split: ``_partial_eval``'s ``of_jaxpr`` case) replaced by
+    its equations, which write its results: recomputing, the backward pass runs them as they are,
+    as JAX's prints them. Also the substitution for results it passed through unchanged."""
+    if not any(e.primitive is checkpoint_p and not e.params["differentiated"] for e in eqns):
+        return eqns, {}
+    subst: dict = {}
+
+    def sub(a):
+        return subst.get(a, a) if type(a) is Var else a
+
+    out = []
+    for e in eqns:
+        body = e.params.get("jaxpr") if e.primitive is checkpoint_p else None
+        if body is None or e.params["differentiated"] or body.consts:
+            out.append(e._replace(invars=[sub(a) for a in e.invars]))
+            continue
+        inner, inner_subst = _inline_undifferentiated(list(body.jaxpr.eqns))
+        env = dict(zip(body.jaxpr.invars, [sub(a) for a in e.invars]))
+        result_of = dict(zip(body.jaxpr.outvars, e.outvars))
+        for be in inner:
+            outs = [result_of.pop(v, None) or Var(v.aval) for v in be.outvars]
+            out.append(
+                be._replace(invars=[env.get(a, a) if type(a) is Var else a for a in be.invars], outvars=outs)
+            )
+            env.update(zip(be.outvars, outs))
+        for bv, v in result_of.items():  # results no inner equation computes (an input passed on)
+            bv = inner_subst.get(bv, bv)
+            subst[v] = env.get(bv, bv) if type(bv) is Var else bv
+    return out, subst
 
 
 def _after_producers(eqns: list, moves: list) -> list:

@@ -24,6 +24,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from funcgrad.kernel import core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as _tu
@@ -428,7 +430,8 @@ def linearize_flat(f: Callable, primals: Sequence[Any]) -> tuple[list, LinearFun
 # A vjp function is a pytree whose leaves are its residuals (funcgrad/_autodiff.py), and JAX's
 # gradient-checkpointing tutorial prints the backward program over them: as in JAX, every value
 # the linear program reads is a residual, 0-d Arrays included (linearize's builder keeps them as
-# constants, not literals), and the residuals that are primal inputs come first, in the inputs'
+# constants, not literals), except a primal given as a Python scalar, which JAX's bind makes a
+# literal (``literal_primals``); the residuals that are primal inputs come first, in the inputs'
 # order, the others after them in the order the linear program first reads them (JAX's ``VJP``:
 # the primal arguments it keeps, then its opaque residuals).
 
@@ -460,6 +463,36 @@ def primals_first(lin: LinearFunction, primals: Sequence[Any]) -> LinearFunction
     closed = ClosedJaxpr(
         Jaxpr([j.constvars[k] for k in order], j.invars, j.eqns, j.outvars), [consts[k] for k in order]
     )
+    return LinearFunction(closed, lin.in_avals, lin.out_avals, lin.out_zeros)
+
+
+def literal_primals(lin: LinearFunction, primals: Sequence[Any], scalars: Sequence[Any]) -> LinearFunction:
+    """``lin`` with each residual that is a primal given as a Python scalar (``scalars[i]``: that
+    scalar, or None) read as a literal instead (NOTE: [vjp residuals]: JAX's vjp at ``3.0`` keeps
+    no residual for it; its backward program reads ``3.0:f32[]``).
+
+    >>> import numpy as np
+    >>> import funcgrad.numpy  # (installs the Array operators)
+    >>> from funcgrad.kernel.array import Array
+    >>> x = Array._from_owned(np.float64(3.0), True)
+    >>> lin = linearize_flat(lambda a: [a * a], [x])[1]
+    >>> len(lin.residuals), len(literal_primals(lin, [x], [3.0]).residuals)
+    (1, 0)
+    """
+    consts = lin.closed.consts
+    scalar_of = {id(p): v for p, v in zip(primals, scalars) if v is not None}
+    j = lin.closed.jaxpr
+    literal = {
+        # (a NumPy scalar of its dtype: interpreted, a weakly typed literal reads as a weak Array)
+        v: Literal(np.asarray(scalar_of[id(c)], v.aval.dtype)[()], v.aval)
+        for v, c in zip(j.constvars, consts)
+        if id(c) in scalar_of and v not in j.outvars
+    }
+    if not literal:
+        return lin
+    eqns = [e._replace(invars=[literal.get(a, a) if type(a) is Var else a for a in e.invars]) for e in j.eqns]
+    kept = [(v, c) for v, c in zip(j.constvars, consts) if v not in literal]
+    closed = ClosedJaxpr(Jaxpr([v for v, _ in kept], j.invars, eqns, j.outvars), [c for _, c in kept])
     return LinearFunction(closed, lin.in_avals, lin.out_avals, lin.out_zeros)
 
 

@@ -334,6 +334,9 @@ class PartialEvalTrace(StagingTrace):
     """Runs primitives on known inputs now (on the parent) and stages those touching unknowns."""
 
     record_source = False
+    # Splitting a jaxpr's equations (``partial_eval_jaxpr``) rather than a traced function: a
+    # checkpoint met there keeps its known part one equation, as JAX's jaxpr-level rule does.
+    of_jaxpr = False
 
     def __init__(self, parent, builder: JaxprBuilder | None = None, description: str = ""):
         super().__init__(parent, builder, description)
@@ -458,6 +461,7 @@ def partial_eval_jaxpr(
     with core.new_trace(StagingTrace) as known_trace:
         known_args = [known_trace.new_arg(a) for a, uk in zip(in_avals, unknowns) if not uk]
         with core.new_trace(PartialEvalTrace) as pe_trace:
+            pe_trace.of_jaxpr = True  # (a call inside keeps its known part one equation: JAX's)
             unknown_args = [pe_trace.new_arg(a) for a, uk in zip(in_avals, unknowns) if uk]
             it_known, it_unknown = iter(known_args), iter(unknown_args)
             args = [next(it_unknown) if uk else next(it_known) for uk in unknowns]

@@ -165,12 +165,17 @@ def test_long_reports_are_cut_short_with_bytes_per_line():
 
 def test_scalar_residuals_are_residuals():
     # 0-d Arrays the backward pass reads are kept as residuals, as JAX's vjp keeps them (NOTE:
-    # [scalar residuals are literals]): the report lists them with the others.
+    # [vjp residuals]): the report lists them with the others; an argument given as a Python
+    # scalar is a literal of the backward pass instead, as in JAX (y: 2.0, not a residual).
+    jax = pytest.importorskip("jax")
     fun = lambda x, y: fnp.sin(x) * y  # noqa: E731
     report = introspect.memory_report(fun, 1.0, 2.0)
     _, f_vjp = funcgrad.vjp(fun, 1.0, 2.0)
-    assert len(report.rows) == len(f_vjp.residuals) == 3 and report.total_bytes == 24
-    assert not report.scalars and "inlined" not in str(report)
+    _, j_vjp = jax.vjp(lambda x, y: jax.numpy.sin(x) * y, 1.0, 2.0)
+    assert len(report.rows) == len(f_vjp.residuals) == len(jax.tree_util.tree_leaves(j_vjp)) == 2
+    assert report.total_bytes == 16 and not report.scalars and "inlined" not in str(report)
+    report = introspect.memory_report(fun, 1.0, fnp.asarray(2.0))  # (an Array: a residual)
+    assert len(report.rows) == len(funcgrad.vjp(fun, 1.0, fnp.asarray(2.0))[1].residuals) == 3
 
 
 def test_print_saved_residuals(capsys):

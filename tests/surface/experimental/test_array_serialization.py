@@ -77,8 +77,10 @@ def test_what_orbax_reads_beside_it():
     assert piece.sharding == s
     a = funcgrad.make_array_from_single_device_arrays((3,), s, [piece])
     np.testing.assert_array_equal(np.asarray(a), np.arange(3.0))
-    with pytest.raises(ValueError, match="row-major"):
-        funcgrad.device_put(np.ones((2, 3)), Format(Layout((0, 1)), s))
+    with pytest.raises(ValueError, match="default layout"):  # (XLA's default: (0, 1))
+        funcgrad.device_put(np.ones((2, 3)), Format(Layout((1, 0)), s))
+    placed = funcgrad.device_put(np.ones((2, 3)), Format(Layout((0, 1)), s))
+    assert placed.format.layout.major_to_minor == (0, 1)
     from jaxlib import _jax
 
     from funcgrad.experimental import pjit
