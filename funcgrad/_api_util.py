@@ -60,7 +60,7 @@ def canonical_numpy(leaves) -> list:
     return [_dt.canonical_value(x) for x in leaves]
 
 
-def wraps(fun: Callable):
+def wraps(fun: Callable, docstr: str | None = None, **fmt):
     """``functools.wraps`` that copies what it can: a callable object whose ``__name__`` or
     ``__doc__`` is not a string (an equinox Module instance) is still wrapped, as JAX's
     transformations accept it.
@@ -84,9 +84,35 @@ def wraps(fun: Callable):
         except (AttributeError, TypeError):
             pass
         wrapper.__wrapped__ = fun
+        if docstr is not None:  # (JAX's docstring of the transformed function)
+            try:
+                name = getattr(fun, "__name__", None)
+                if name is None and isinstance(fun, functools.partial):
+                    name = getattr(fun.func, "__name__", None)
+                doc = getattr(fun, "__doc__", "") or ""
+                wrapper.__doc__ = docstr.format(fun=name or "<unnamed function>", doc=doc, **fmt)
+            except Exception:  # noqa: BLE001 - as JAX's wraps: a docstring that does not format is left
+                pass
         return wrapper
 
     return decorate
+
+
+# JAX's docstrings of transformed functions (jax._src.api), formatted by ``wraps``.
+GRAD_DOC = (
+    "Gradient of {fun} with respect to positional argument(s) {argnums}. Takes the same arguments as "
+    "{fun} but returns the gradient, which has the same shape as the arguments at positions {argnums}."
+)
+VALUE_AND_GRAD_DOC = (
+    "Value and gradient of {fun} with respect to positional argument(s) {argnums}. Takes the same "
+    "arguments as {fun} but returns a two-element tuple where the first element is the value of {fun} "
+    "and the second element is the gradient, which has the same shape as the arguments at positions "
+    "{argnums}."
+)
+JACOBIAN_DOC = (
+    "Jacobian of {fun} with respect to positional argument(s) {argnums}. Takes the same arguments as "
+    "{fun} but returns the jacobian of the output with respect to the arguments at positions {argnums}."
+)
 
 
 def abstractify(x) -> ir.ShapedArray:

@@ -23,6 +23,8 @@ import numpy as np
 
 from funcgrad import tree_util as _public_tree_util
 from funcgrad._api_util import (
+    GRAD_DOC,
+    VALUE_AND_GRAD_DOC,
     abstractify,
     arg_paths,
     canonical_numpy,
@@ -462,7 +464,7 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, *, with_value
     eager program cache need not keep it)."""
     name = "value_and_grad" if with_value else "grad"  # (for messages only)
 
-    @wraps(fun)
+    @wraps(fun, docstr=VALUE_AND_GRAD_DOC, argnums=argnums)
     def value_and_grad_f(*args, **kwargs):
         nums = normalize_argnums("grad", argnums, len(args))
         dyn = [args[i] for i in nums]
@@ -508,7 +510,7 @@ def grad(
     """
     vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, with_value=False)
 
-    @wraps(fun)
+    @wraps(fun, docstr=GRAD_DOC, argnums=argnums)
     def grad_f(*args, **kwargs):
         if has_aux:
             (_, aux), g = vg(*args, **kwargs)

@@ -67,7 +67,14 @@ def vmap(
                 f"leaves, but got {axes}."
             )
 
-    @wraps(fun)
+    docstr = (  # (JAX's)
+        "Vectorized version of {fun}. Takes similar arguments as {fun} but with additional array axes "
+        "over which {fun} is mapped."
+    )
+    if getattr(fun, "__doc__", None):
+        docstr += "\n\nOriginal documentation:\n\n" + str(fun.__doc__).replace("{", "{{").replace("}", "}}")
+
+    @wraps(fun, docstr=docstr)
     def vmapped(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

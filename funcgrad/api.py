@@ -30,6 +30,7 @@ from funcgrad import (
     xla_bridge,
 )
 from funcgrad._api_util import (
+    JACOBIAN_DOC,
     abstractify,
     check_array_leaves,
     check_output_dtype,
@@ -120,7 +121,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     [[2.0, 0.0], [0.0, 4.0]]
     """
 
-    @wraps(fun)
+    @wraps(fun, docstr=JACOBIAN_DOC, argnums=argnums)
     def jacfun(*args, **kwargs):
         nums = normalize_argnums("jacfwd", argnums, len(args))
         dyn = tuple(args[i] for i in nums)
@@ -201,7 +202,7 @@ def jacrev(
     [[2.0, 0.0], [0.0, 4.0]]
     """
 
-    @wraps(fun)
+    @wraps(fun, docstr=JACOBIAN_DOC, argnums=argnums)
     def jacfun(*args, **kwargs):
         nums = normalize_argnums("jacrev", argnums, len(args))
         dyn = tuple(args[i] for i in nums)
@@ -310,6 +311,9 @@ def make_jaxpr(
             return closed, shapes
         return closed
 
+    for attr in ("__qualname__", "__name__"):  # (JAX's names: make_jaxpr(f))
+        if isinstance(getattr(fun, attr, None), str):
+            setattr(make, attr, f"make_jaxpr({getattr(fun, attr)})")
     return make
 
 

@@ -237,8 +237,9 @@ class Array(_ArrayBase):
             self._buffer.block_until_ready()
         return self
 
-    def __hash__(self):
-        raise TypeError("unhashable type: 'funcgrad.Array' (use .tolist() or a tuple of values)")
+    # As JAX's Array: unhashable by type (not an instance of collections.abc.Hashable), so
+    # hash(x) is Python's "unhashable type: 'Array'" TypeError.
+    __hash__ = None
 
     def __repr__(self):
         extra = ", weak_type=True" if self.weak_type else ""

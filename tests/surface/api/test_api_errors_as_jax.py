@@ -74,3 +74,33 @@ def test_num_cpu_devices_after_the_backend_started_in_jax_words():
     n = len(funcgrad.devices("cpu"))
     with pytest.raises(RuntimeError, match="jax_num_cpu_devices config should be updated before backends"):
         funcgrad.config.update("jax_num_cpu_devices", n + 1)
+
+
+def test_transformed_functions_docstrings_and_names_as_jax():
+    # api_test test_vmap_preserves_docstr, test_make_jaxpr_name: JAX's docstrings of vmap, grad,
+    # value_and_grad, jacfwd, jacrev of a function, and make_jaxpr(f)'s name.
+    def superfun(a):
+        """Does things with stuff."""
+        return a
+
+    for make in (
+        lambda lib: lib.vmap(superfun),
+        lambda lib: lib.vmap(lambda x: x),
+        lambda lib: lib.grad(superfun),
+        lambda lib: lib.value_and_grad(superfun, argnums=(0,)),
+        lambda lib: lib.jacfwd(superfun),
+        lambda lib: lib.jacrev(superfun, argnums=0),
+    ):
+        assert make(funcgrad).__doc__ == make(jax).__doc__
+    for attr in ("__name__", "__qualname__"):
+        assert getattr(funcgrad.make_jaxpr(superfun), attr) == getattr(jax.make_jaxpr(superfun), attr)
+
+
+def test_arrays_are_unhashable_as_jax():
+    # api_test test_device_array_hash
+    import collections.abc
+
+    x = funcgrad.numpy.ones((1,)) + 1.0
+    assert not isinstance(x, collections.abc.Hashable)
+    with pytest.raises(TypeError, match="unhashable type"):
+        hash(x)
