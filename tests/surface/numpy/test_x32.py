@@ -38,6 +38,13 @@ CASES = {
     "zeros_float": lambda j, jnp, lax, np: jnp.zeros(2, float),
     "full_float": lambda j, jnp, lax, np: jnp.full((2,), 1.5),
     "full_int": lambda j, jnp, lax, np: jnp.full((2,), 3),
+    # a Python int fill converts as a NumPy int, wrapping into dtype (random_test testThreefry2x32Large:
+    # 0x85a308d3 into uint32 was an int32 operand's OverflowError)
+    "full_uint32_beyond_int32": lambda j, jnp, lax, np: (
+        jnp.full((2,), 0x85A308D3, jnp.uint32),
+        jnp.full((2,), -1, jnp.uint32),
+        jnp.full((2,), 2**40, jnp.uint32),
+    ),
     "eye": lambda j, jnp, lax, np: jnp.eye(2),
     "identity": lambda j, jnp, lax, np: jnp.identity(2),
     "tri": lambda j, jnp, lax, np: jnp.tri(3),
