@@ -277,6 +277,13 @@ def _initial_derivative(outcome) -> bool:
     )
 
 
+def _custom_rule_of_a_linearized_scan(outcome) -> bool:
+    # (a custom_jvp function of a scan's xs, differentiated twice: jax's second pass meets the primal
+    # function where its first pass's value output came from)
+    derivatives = sum(kind not in ("jit", "vmap") for kind, _ in outcome.case.stack)
+    return _kind(outcome) == "value" and "wide.custom_in_loops" in _ops(outcome) and derivatives >= 2
+
+
 def _ldexp_at_specials(outcome) -> bool:
     if _kind(outcome) not in ("value", "nan", "inf") or "np.ldexp" not in _ops(outcome):
         return False
@@ -472,6 +479,17 @@ DOCUMENTED: list[Divergence] = [
         "`jvp(lambda x: np.max(x, axis=0, initial=0.0), (zeros((0, 2)),), (zeros((0, 2)),))[1]`: [0, 0] "
         "(jax: [nan, nan])",
         _initial_derivative,
+    ),
+    Divergence(
+        "custom-jvp-in-a-linearized-scan",
+        "Derivatives of the value output of `value_and_grad`/`linearize`/`vjp` of a `scan` whose body "
+        "applies a `custom_jvp` function to its `xs`.",
+        "jax's partial evaluation of the scan computes that value with the primal function, so a second "
+        "derivative through it is the primal function's derivative, not the custom rule's (a jax bug: "
+        "its own `grad` of the same function uses the rule); funcgrad uses the rule on every path.",
+        "`vjp(value_and_grad(lambda a: scan(lambda c, x: (c + g(x), None), a, a[None])[0]), 0.3)` with "
+        "cotangent (1, 0), g(a) = sin(a) a with the rule 2 g'(a): 2.164 (jax: 1.582)",
+        _custom_rule_of_a_linearized_scan,
     ),
     Divergence(
         "eager-subnormals",
