@@ -70,6 +70,8 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         )
     flat_p, tree_p = tu.tree_flatten(tuple(primals))
     flat_t, tree_t = tu.tree_flatten(tuple(tangents))
+    if type(primals) is not type(tangents):  # (JAX compares them as given: a tuple is not a list)
+        tree_p, tree_t = tu.tree_structure(primals), tu.tree_structure(tangents)
     if tree_p != tree_t:
         raise TypeError(
             "primal and tangent arguments to jax.jvp must have the same tree structure; primals have "
@@ -82,14 +84,20 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     for p, t, path in zip(flat_p, flat_t, paths):
         pa, ta = core.get_aval(p), core.get_aval(t)
         expected = _dt.tangent_dtype(pa.dtype)
-        if pa.shape != ta.shape:
-            raise ValueError(f"jvp: tangent {path} has shape {ta.shape} but its primal has shape {pa.shape}")
         # A Python scalar's (weak) tangent of the primal's kind passes, whatever its width (JAX
         # gives it the primal's width); another kind (an int tangent of a float) is JAX's TypeError.
+        # (JAX's words and order: the dtype, then the shape.)
         if ta.dtype != expected and not (ta.weak_type and ta.dtype.kind == expected.kind != "V"):
             raise TypeError(
-                f"jvp: tangent {path} has dtype {ta.dtype.name} but its primal has dtype "
-                f"{pa.dtype.name}, whose tangents have dtype {expected.name}"
+                "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case "
+                "of int/bool primal dtype the tangent dtype must be float0."
+                f"Got primal dtype {pa.dtype.name} and so expected tangent dtype {expected.name}, but got "
+                f"tangent dtype {ta.dtype.name} instead. (jvp: tangent {path})"
+            )
+        if pa.shape != ta.shape:
+            raise ValueError(
+                "jvp called with different primal and tangent shapes;"
+                f"Got primal shape {pa.shape} and tangent shape as {ta.shape} (jvp: tangent {path})"
             )
         if expected == _dt.float0:
             t = ad.Zero(ad.tangent_aval(pa))

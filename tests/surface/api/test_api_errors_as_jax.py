@@ -2,7 +2,7 @@
 test_scalar_conversion_errors, test_jit_of_noncallable, test_static_argnum_on_static_method_is_not_supported,
 test_intersecting_static_and_donate_argnames, test_pmap_empty_arguments, test_mesh_creation_error_message,
 test_num_cpu_devices_called_after_initialization, test_returned_non_jaxtype,
-test_grad_without_enough_args_error_message): the same exception type and message as jax
+test_grad_without_enough_args_error_message, test_jvp_mismatched_arguments): the same exception type and message as jax
 0.10.2's (funcgrad may add its own advice after JAX's words)."""
 
 from __future__ import annotations
@@ -47,6 +47,9 @@ def _cases(lib):
         ),
         "value_and_grad argnums too large": lambda: lib.value_and_grad(lambda x, y: x, argnums=2)(1.0, 2.0),
         "jacfwd argnums too large": lambda: lib.jacfwd(lambda x, y: x, argnums=2)(1.0, 2.0),
+        "jvp tuple and list": lambda: lib.jvp(lambda x, y: x * y, (np.float32(2),), [np.float32(2)]),
+        "jvp tangent dtype": lambda: lib.jvp(lambda x: -x, (np.float16(2),), (np.float32(4),)),
+        "jvp tangent shape": lambda: lib.jvp(lambda x: x + 1, (np_mod.ones(3),), (np_mod.ones(4),)),
     }
 
 
