@@ -29,6 +29,7 @@ from funcgrad.random._core import (
     _float_dtype,
     _shape,
     _to,
+    _uniform_for_transform,  # NOTE: [rolled threefry rounds]
     bernoulli,
     check_broadcast_shapes,
     check_safe_cast,
@@ -273,7 +274,7 @@ def cauchy(key, shape=(), dtype=None):
     (3,)
     """
     dtype = _float_dtype(dtype, "random.cauchy")
-    u = uniform(key, shape, dtype, float(_dt.finfo(dtype).eps), 1.0)
+    u = _uniform_for_transform(key, shape, dtype, float(_dt.finfo(dtype).eps), 1.0)
     return fnp.tan(np.asarray(np.pi, dtype) * (u - 0.5))
 
 
@@ -285,7 +286,7 @@ def laplace(key, shape=(), dtype=None):
     (3,)
     """
     dtype = _float_dtype(dtype, "random.laplace")
-    u = uniform(key, shape, dtype, -1.0 + float(_dt.finfo(dtype).epsneg), 1.0)
+    u = _uniform_for_transform(key, shape, dtype, -1.0 + float(_dt.finfo(dtype).epsneg), 1.0)
     return fnp.sign(u) * fnp.log1p(-fnp.abs(u))
 
 
@@ -297,7 +298,7 @@ def logistic(key, shape=(), dtype=None):
     (3,)
     """
     dtype = _float_dtype(dtype, "random.logistic")
-    x = uniform(key, shape, dtype, float(_dt.finfo(dtype).tiny), 1.0)
+    x = _uniform_for_transform(key, shape, dtype, float(_dt.finfo(dtype).tiny), 1.0)
     return fnp.log(x) - fnp.log1p(-x)
 
 
@@ -366,7 +367,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
     True
     """
     dtype = _float_dtype(dtype, "random.weibull_min")
-    u = uniform(key, shape, dtype, 0.0, 1.0)
+    u = _uniform_for_transform(key, shape, dtype, 0.0, 1.0)
     return fnp.power(-fnp.log1p(-u), 1.0 / fnp.asarray(concentration)) * scale
 
 
@@ -380,7 +381,7 @@ def rayleigh(key, scale, shape=None, dtype=None):
     dtype = _float_dtype(dtype, "random.rayleigh")
     shape = check_broadcast_shapes("rayleigh", shape, scale)
     check_safe_cast("rayleigh", dtype, scale)
-    u = uniform(key, shape, dtype)
+    u = _uniform_for_transform(key, shape, dtype)
     return _to(scale, dtype, shape) * fnp.sqrt(fnp.log(u) * -2.0)
 
 
