@@ -42,6 +42,7 @@ from funcgrad._api_util import (
     user_transformation,
     wraps,
 )
+from funcgrad._control_flow_errors import fun_sourceinfo, tree_differences
 from funcgrad._eager_grad import recorded_value_and_grad
 from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel import dtypes as _dt
@@ -305,6 +306,7 @@ class VJPFunction:
         return self._lin.residuals
 
     _fun_name = "the function"
+    _fun_src = "<unknown>"  # (JAX's name of the differentiated function: ``f at file:line``)
 
     def __call__(self, *args):
         if len(args) != 1:  # (JAX's words)
@@ -365,10 +367,16 @@ class VJPFunction:
     def _input_cotangents(self, cotangents) -> list:
         """One cotangent per primal leaf, for the output cotangents ``cotangents`` (checked)."""
         flat_ct, ct_tree = tu.tree_flatten(cotangents)
-        if ct_tree != self._out_tree:
-            raise TypeError(
-                f"vjp function: the cotangent must have the output's tree structure "
-                f"{self._out_tree}, got {ct_tree}"
+        if ct_tree != self._out_tree:  # (JAX's type and words)
+            differences = "\n".join(
+                f"  * out{tu.keystr(path)} was a {thing1} in the original output, but a {thing2} here, "
+                f"so {explanation}."
+                for path, thing1, thing2, explanation in tree_differences(self._out_tree, ct_tree)
+            )
+            raise ValueError(
+                "unexpected tree structure.\n\nThe argument to a VJP function returned by `jax.vjp` must "
+                "match the pytree\nstructure of the differentiated function "
+                f"{self._fun_src}.\n\nBut the tree structures differ:\n{differences}"
             )
         avals = self._lin.out_avals[: self._n_out]
         for i, (ct, aval) in enumerate(zip(flat_ct, avals)):
@@ -439,6 +447,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     lin = ad.in_context(lin, flat_p, out_p[: store["n_out"]])  # NOTE: [transpose conventions]
     fn = VJPFunction(lin, in_tree, store["out_tree"], store["n_out"])
     fn._fun_name = getattr(fun, "__name__", None) or type(fun).__name__  # (for its errors)
+    fn._fun_src = fun_sourceinfo(fun)
     return (out, fn, aux) if has_aux else (out, fn)
 
 

@@ -1,7 +1,8 @@
-"""The type errors of ``cond``, ``switch``, ``while_loop``, ``fori_loop`` and ``scan`` in JAX's
-words: a loop carry or a pair of branch outputs whose pytree structure or types differ, as JAX 0.10
-words them (``_check_carry_type``, ``_check_branch_outputs``, ``tree_util.equality_errors``), so a
-program or test that matches on JAX's message reads the same text.
+"""The type errors of ``cond``, ``switch``, ``while_loop``, ``fori_loop`` and ``scan`` (and the
+tree differences ``vjp``'s backward function reports) in JAX's words: a loop carry or a pair of
+branch outputs whose pytree structure or types differ, as JAX 0.10 words them
+(``_check_carry_type``, ``_check_branch_outputs``, ``tree_util.equality_errors``), so a program or
+test that matches on JAX's message reads the same text.
 
 Layer: surface (reads the kernel's pytrees and avals; raises nothing by itself: each function
 returns the ``TypeError`` for its caller to raise).
@@ -23,7 +24,14 @@ from collections.abc import Callable, Iterator
 
 from funcgrad.kernel import tree_util as tu
 
-__all__ = ["branch_error", "carry_structure_error", "carry_type_error", "equality_errors", "fun_sourceinfo"]
+__all__ = [
+    "branch_error",
+    "carry_structure_error",
+    "carry_type_error",
+    "equality_errors",
+    "fun_sourceinfo",
+    "tree_differences",
+]
 
 
 def _capitalize(s: str) -> str:
@@ -106,6 +114,12 @@ def equality_errors(t1, t2, path: tuple = ()) -> Iterator[tuple[tuple, str, str,
 def _structure(tree_def):
     """A tree of ``tree_def``'s structure whose leaves print as ``pytree leaf``."""
     return tu.tree_unflatten(tree_def, [_Leaf() for _ in range(tree_def.num_leaves)])
+
+
+def tree_differences(tree1, tree2) -> list[tuple[tuple, str, str, str]]:
+    """JAX's ``equality_errors_pytreedef``: how two tree structures differ (leaves print as
+    ``pytree leaf``)."""
+    return list(equality_errors(_structure(tree1), _structure(tree2)))
 
 
 def fun_sourceinfo(fun: Callable) -> str:

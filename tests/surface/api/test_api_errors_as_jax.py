@@ -2,7 +2,8 @@
 test_scalar_conversion_errors, test_jit_of_noncallable, test_static_argnum_on_static_method_is_not_supported,
 test_intersecting_static_and_donate_argnames, test_pmap_empty_arguments, test_mesh_creation_error_message,
 test_num_cpu_devices_called_after_initialization, test_returned_non_jaxtype,
-test_grad_without_enough_args_error_message, test_jvp_mismatched_arguments): the same exception type and message as jax
+test_grad_without_enough_args_error_message, test_jvp_mismatched_arguments,
+test_vjp_mismatched_arguments): the same exception type and message as jax
 0.10.2's (funcgrad may add its own advice after JAX's words)."""
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ def _cases(lib):
         "jvp tuple and list": lambda: lib.jvp(lambda x, y: x * y, (np.float32(2),), [np.float32(2)]),
         "jvp tangent dtype": lambda: lib.jvp(lambda x: -x, (np.float16(2),), (np.float32(4),)),
         "jvp tangent shape": lambda: lib.jvp(lambda x: x + 1, (np_mod.ones(3),), (np_mod.ones(4),)),
+        "vjp cotangent tree": lambda: lib.vjp(lambda x, y: x * y, np.float32(3), np.float32(4))[1](
+            (np.float32(7), np.float32(100))
+        ),
     }
 
 
