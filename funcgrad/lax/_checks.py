@@ -17,6 +17,15 @@ from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy._core import asarray, aval, convert
 from funcgrad.primitives._rules import broadcast_operand_shapes
 
+# JAX's words for an operation on float0 values (the tangent type of integers), after its opening.
+FLOAT0_WORDS = (
+    "float0s do not support any operations by design, because they are not compatible with "
+    "non-trivial vector spaces. No implicit dtype conversion is done. You can use "
+    "np.zeros_like(arr, dtype=np.float) to cast a float0 array to a regular zeros array. \n"
+    "If you didn't expect to get a float0 you might have accidentally taken a gradient with respect "
+    "to an integer argument."
+)
+
 
 def _operands(name, *args, ones=False):
     """Array operands of one dtype; Python scalars take the dtype of the array operands. With
@@ -30,6 +39,9 @@ def _operands(name, *args, ones=False):
     arg_dtypes = [
         _dt.python_scalar_dtype(a) if type(a) in python_scalar_types else aval(a).dtype for a in args
     ]
+    for i, d in enumerate(arg_dtypes):
+        if d == _dt.float0:
+            raise TypeError(f"Called {name} with a float0 at position {i}. " + FLOAT0_WORDS)
     if len(set(arg_dtypes)) > 1:
         raise TypeError(
             f"lax.{name} requires arguments to have the same dtypes, got "

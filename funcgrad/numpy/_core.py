@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import sys
 import warnings
 from collections.abc import Sequence
 
@@ -383,10 +384,28 @@ def constant_like(value, x) -> Array:
 # Promotion (NEP 50)
 
 
+def _float0_error():
+    """JAX's TypeError for a funcgrad.numpy function given a float0 array (the tangent type of
+    integers), naming the function as JAX's does (the first caller outside this module)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    name = frame.f_code.co_name if frame is not None else "a function"
+    raise TypeError(
+        f"Called {name} with a float0 array. float0s do not support any operations by design because "
+        "they are not compatible with non-trivial vector spaces. No implicit dtype conversion is done. "
+        "You can use np.zeros_like(arr, dtype=np.float) to cast a float0 array to a regular zeros "
+        "array. \nIf you didn't expect to get a float0 you might have accidentally taken a gradient "
+        "with respect to an integer argument."
+    )
+
+
 @register_cache("numpy.result_type")
 @functools.lru_cache(maxsize=1024)
 def _result_type(pairs) -> tuple[np.dtype, bool]:
     # Promotion depends only on the (dtype, weak) pairs: cached, it costs a dict lookup per call.
+    if any(d == _dt.float0 for d, _ in pairs):
+        _float0_error()
     out = _dt.result_type(*pairs)
     if _dt.jax_rules and any(d in _NARROW_ALONE for d, _ in pairs):
         # JAX's lattice puts the 8/6/4-bit floats and int4/int2 alone: mixing one with another
