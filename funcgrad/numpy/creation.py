@@ -311,7 +311,31 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
         dtype = canonicalize_dtype(dtype)
     else:
         dtype = check_user_dtype(dtype, "arange")
-    return Array._from_owned(np.arange(start, stop, step, dtype=dtype))
+    return Array._from_owned(_arange_values(start, stop, step, np.dtype(dtype)))
+
+
+def _arange_values(start, stop, step, dtype):
+    """JAX's arange values (NumPy's differ): start and step converted to the dtype first (an int
+    dtype truncates them: ``arange(-3, 3, 0.5, dtype=int)`` repeats -3), then ``start + step * i``
+    in that dtype (float32 for half floats), ``ceil((stop - start) / step)`` of them."""
+    if stop is None:
+        start, stop = 0, start
+
+    def convert(v, to):  # (XLA's float-to-int conversion saturates; NaN gives 0)
+        v = np.asarray(v)
+        if to.kind in "iu" and v.dtype.kind == "f":
+            info = np.iinfo(to)
+            v = np.nan_to_num(np.clip(v, info.min, info.max), nan=0)
+        return v.astype(to)
+
+    with np.errstate(all="ignore"):
+        if step is None:
+            size = max(0, int(np.ceil(stop - start)))
+            return (convert(start, dtype) + np.arange(size).astype(dtype)).astype(dtype)
+        working = np.dtype(np.float32) if _dt.is_float(dtype) and dtype.itemsize < 4 else dtype
+        size = max(0, int(np.ceil((stop - start) / step)))
+        iota = np.arange(size).astype(working)
+        return (convert(start, working) + convert(step, working) * iota).astype(dtype)
 
 
 @_honours_device

@@ -295,3 +295,25 @@ def test_result_type_none_and_itemsize_none_as_jax():
     for j in (funcgrad, jax):
         with pytest.raises(ValueError, match="dtype cannot be None"):
             j.dtypes.itemsize_bits(None)
+
+
+def test_arange_values_as_jax():
+    # Found by the fuzzer: JAX converts start and step to the dtype before start + step * i (an int
+    # dtype truncates a fractional step: arange(-3, 3, 0.5, dtype=int32) repeats -3; NumPy's gives
+    # -3..8), in float32 for half floats, and a float start saturates into a narrow int.
+    jnp = pytest.importorskip("jax").numpy
+    for args, dtype in [
+        ((-3, 3, 0.5), "int32"),
+        ((1, 3.7, 0.9), "int8"),
+        ((0, 1, 0.1), "bfloat16"),
+        ((3, -2.5, -0.7), "float16"),
+        ((1e3, 1e3 + 5), "int8"),
+        ((0.5, 4), "uint8"),
+        ((2.5,), "int32"),
+        ((0.1, 2.3, 0.3), "float32"),
+    ]:
+        got, want = fnp.arange(*args, dtype=dtype), jnp.arange(*args, dtype=dtype)
+        assert got.dtype == want.dtype, (args, dtype)
+        np.testing.assert_array_equal(
+            np.asarray(got, np.float64), np.asarray(want, np.float64), err_msg=str(args)
+        )
