@@ -543,6 +543,15 @@ def pmap(
     if isinstance(static_broadcasted_argnums, int):
         static_broadcasted_argnums = (static_broadcasted_argnums,)
     statics = tuple(static_broadcasted_argnums)
+    for axes, what in ((in_axes, "in_axes"), (out_axes, "out_axes")):  # (JAX's check and words)
+        leaves = tu.tree_leaves(axes)
+        if not all(
+            type(a) is int or (isinstance(a, np.integer) and not isinstance(a, np.bool_)) for a in leaves
+        ):
+            raise TypeError(
+                f"pmap {what} must be an int, None, or (nested) container with those types as leaves, "
+                f"but got {axes}."
+            )
     if axis_name is None:
         axis_name = f"_pmap{next(_anonymous)}"
     if backend is not None and devices is None:
