@@ -22,6 +22,7 @@ import numpy as np
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.lax._checks import _bind, _bind_check, _operands
 from funcgrad.lax.accuracy import check_accuracy
@@ -424,6 +425,11 @@ def convert_element_type(operand, new_dtype):
         target = new_dtype if _is_extended(new_dtype) else check_user_dtype(new_dtype, "convert_element_type")
         raise ValueError(f"Cannot convert_element_type from {source} to {target}")
     new_dtype = check_user_dtype(new_dtype, "convert_element_type")
+    if type(operand) is int and new_dtype != _dt.float0:
+        # As JAX's: a Python int goes straight to new_dtype through NumPy (2 ** 100 to float32 is
+        # 1.27e30; 2 ** 32 to int32 wraps to 0), not through the default integer first, whose range
+        # it may leave (an OverflowError there).
+        return Array._from_owned(np.asarray(operand).astype(new_dtype), False)
     # (a NumPy operand enters as an Array: already of new_dtype it is returned, an Array as JAX's,
     # and in 32-bit mode a float64 one is float32 first)
     return ew.convert_element_type(asarray(operand), new_dtype)

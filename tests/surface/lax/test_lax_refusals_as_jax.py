@@ -44,6 +44,11 @@ CASES = [
     ("pow_int_base", lambda lax, np_: lax.pow(np_.int32(2), np_.float32(3))),
     ("transpose_perm", lambda lax, np_: lax.transpose(np_.ones((2, 3)), (0,))),
     ("shift_float", lambda lax, np_: lax.shift_left(np_.ones(2), 1)),
+    # a Python int converts straight to the dtype, as JAX's (lax_test testConvertElementTypeOOB)
+    ("convert_int_wraps", lambda lax, np_: lax.convert_element_type(2**32, "int32")),
+    ("convert_negative_int_to_uint8", lambda lax, np_: lax.convert_element_type(-1, "uint8")),
+    ("convert_big_int_to_float32", lambda lax, np_: lax.convert_element_type(2**100, "float32")),
+    ("convert_huge_int_to_int32", lambda lax, np_: lax.convert_element_type(2**64, "int32")),
 ]
 
 
