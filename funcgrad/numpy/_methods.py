@@ -15,6 +15,7 @@ import numpy as np
 
 from funcgrad import kernel
 from funcgrad.kernel import core
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.numpy import (
@@ -225,7 +226,7 @@ def _view(self, dtype=None, type=None):
     if dtype is None:
         return x
     dtype = check_user_dtype(dtype, "view")
-    bits_in, bits_out = x.dtype.itemsize * 8, dtype.itemsize * 8
+    bits_in, bits_out = _dt.bit_width(x.dtype), _dt.bit_width(dtype)  # (int4 is 4 bits, in 1 byte)
     if x.ndim == 0:
         if bits_in != bits_out:
             raise ValueError(

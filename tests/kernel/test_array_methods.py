@@ -97,6 +97,19 @@ def test_view_matches_numpy_bits_and_jax_shapes(src, dst):
         np.testing.assert_array_equal(got, np.asarray(want_jax))
 
 
+@pytest.mark.parametrize("src", ["int4", "uint4"])
+def test_view_of_4_bit_integers_to_wider_types_is_jax_s(src):
+    # int4's item is 4 bits (stored in a byte): the last axis shrinks by 2 per byte, as jax's
+    # (lax_numpy_test testView; the byte size made it a same-width view)
+    x = np.arange(-8, 8).astype(src) if src == "int4" else np.arange(16).astype(src)
+    x = np.stack([x, x[::-1]])
+    for dst in ("int8", "uint8", "int16", "float32"):
+        want = jnp.asarray(x).view(dst)
+        got = fnp.asarray(x).view(dst)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
+
+
 def test_view_shapes_and_errors():
     assert fnp.zeros((1, 2, 3), "int16").view("int8").shape == (1, 2, 6)
     assert fnp.zeros((1, 2, 4), "int8").view("int16").shape == (1, 2, 2)
