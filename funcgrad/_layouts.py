@@ -25,6 +25,8 @@ Format(layout=AUTO, sharding=None)
 
 from __future__ import annotations
 
+import numpy as np
+
 from funcgrad.kernel import tree_util as tu
 
 __all__ = ["Format", "Layout", "with_layout_constraint"]
@@ -152,7 +154,15 @@ def _formats_as_shardings(x, device):
     their fast path assume it), so another layout is refused rather than ignored."""
     if isinstance(device, Format):
         layout = device.layout
-        tu.tree_map(lambda v: check_default_layout(layout, len(getattr(v, "shape", ())), "device_put"), x)
+        if layout is not None or device.sharding is not None:
+            if device.sharding is None or not isinstance(layout, Layout | None):
+                # (JAX's words: a Format to place by is concrete, AUTO is a compiler's choice)
+                shown = ", ".join(_short(v) for v in tu.tree_leaves(x))
+                raise ValueError(
+                    f"sharding and layout in `Layout` instance should be concrete. Got layout: {device} "
+                    f"for input {shown}"
+                )
+        tu.tree_map(lambda v: check_default_layout(layout, np.shape(v), "device_put"), x)
         return device.sharding
 
     def sharding_of(s):
@@ -168,23 +178,35 @@ def _formats_as_shardings(x, device):
     return tu.tree_map(sharding_of, device, is_leaf=lambda s: isinstance(s, Format))
 
 
-def check_default_layout(layout, ndim: int, where: str) -> None:
-    """Refuse (``ValueError``) a concrete ``layout`` other than XLA's default for ``ndim``
-    dimensions: funcgrad's arrays and programs use the default layout only.
+def check_default_layout(layout, shape, where: str) -> None:
+    """Refuse (``ValueError``) a concrete ``layout`` other than XLA's default for a value of
+    ``shape``: funcgrad's arrays and programs use the default layout only.
 
-    >>> check_default_layout(Layout((0, 1)), 2, "jit")
-    >>> check_default_layout(Layout((1, 0)), 2, "jit")
+    >>> check_default_layout(Layout((0, 1)), (2, 3), "jit")
+    >>> check_default_layout(Layout((1, 0)), (2, 3), "jit")
     Traceback (most recent call last):
     ...
     ValueError: jit: funcgrad keeps arrays in XLA's default layout (major_to_minor=(0, 1)); ...
     """
     if layout is None or layout is Layout.AUTO:
         return
+    ndim = len(shape)
+    if len(layout.major_to_minor) != ndim:  # (JAX's words)
+        raise ValueError(
+            "Length of major_to_minor and the rank of the value should match. Got "
+            f"major_to_minor={layout.major_to_minor} and shape={tuple(shape)}"
+        )
     if layout.major_to_minor != tuple(range(ndim)) or layout.tiling or layout.sub_byte_element_size_in_bits:
         raise ValueError(
             f"{where}: funcgrad keeps arrays in XLA's default layout (major_to_minor="
             f"{tuple(range(ndim))}); {layout} is not available"
         )
+
+
+def _short(v) -> str:
+    """``f32[8,2]``: a value's type as JAX's messages write it."""
+    a = np.asarray(v) if not hasattr(v, "dtype") else v
+    return f"{np.dtype(a.dtype).name}{list(np.shape(a))}".replace(" ", "")
 
 
 def format_of(x) -> Format:

@@ -678,7 +678,7 @@ def _check_sharding_tree(tree, what) -> None:
         if isinstance(leaf, Format):  # a layout and a sharding (funcgrad/_layouts.py)
             lay = leaf.layout
             if isinstance(lay, Layout):  # (XLA's default for its rank only)
-                check_default_layout(lay, len(lay.major_to_minor), f"jit: {what}")
+                check_default_layout(lay, lay.major_to_minor, f"jit: {what}")  # (its own rank)
             continue
         if not _is_sharding_leaf(leaf):
             raise TypeError(

@@ -57,3 +57,13 @@ def test_a_layout_other_than_xlas_default_is_refused():
         funcgrad.device_put(np.ones((2, 3)), Format(Layout((1, 0)), s))
     with pytest.raises(ValueError, match="default layout"):
         funcgrad.jit(lambda x: x, out_shardings=Format(Layout((1, 0)), s))
+
+
+def test_device_put_refuses_a_format_that_is_not_concrete_in_jaxs_words():
+    s = funcgrad.sharding.SingleDeviceSharding(funcgrad.devices()[0])
+    for fmt in (Format(Layout.AUTO, s), Format(Layout.AUTO)):
+        with pytest.raises(ValueError, match="sharding and layout.*should be concrete"):
+            funcgrad.device_put(np.arange(16).reshape(8, 2), fmt)
+    with pytest.raises(ValueError, match="Length of major_to_minor and the rank of the value should match"):
+        funcgrad.device_put(np.arange(8), Format(Layout((0, 1, 2)), s))
+    assert funcgrad.device_put(np.arange(8), Format(None, s)).committed
