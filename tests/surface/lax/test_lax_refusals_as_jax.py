@@ -81,7 +81,7 @@ def test_typeof_refuses_containers_as_jax():
 # (id, call) whose error JAX's words are in: the type and JAX's message (funcgrad may add its
 # operation's name before it and advice after it). Cases of JAX's lax_test testSqueezeShapeCheck,
 # testBroadcastInDimShapeCheck, testArgMinMax*Error, test_population_count_booleans_not_supported,
-# testSplitErrors, testPadErrors, test_reduction_with_repeated_axes_error.
+# testSplitErrors, testPadErrors, test_reduction_with_repeated_axes_error, testDynamic*SliceTypeErrors.
 WORDED = [
     ("squeeze_repeated", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (0, 0))),
     ("squeeze_axis_3", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (3,))),
@@ -106,6 +106,21 @@ WORDED = [
     ("pad_interior", lambda lax, np_: lax.pad(np_.zeros(2), 0.0, [(0, 1, -1)])),
     ("pad_negative", lambda lax, np_: lax.pad(np_.zeros(2), 0.0, [(-4, 0, 1)])),
     ("reduce_repeated_axes", lambda lax, np_: lax.reduce(np_.arange(3), 0, lax.add, (0, 0))),
+    (
+        "dynamic_slice_index_types",
+        lambda lax, np_: lax.dynamic_slice(np_.ones((3, 4)), (np.int32(1), np.int16(2)), (2, 2)),
+    ),
+    (
+        "dynamic_slice_python_int_and_int32",
+        lambda lax, np_: lax.dynamic_slice(np_.ones((3, 4)), (np.int32(1), 2), (2, 2)),
+    ),
+    ("dynamic_slice_float_index", lambda lax, np_: lax.dynamic_slice(np_.ones((3, 4)), (1.0, 2), (2, 2))),
+    (
+        "dynamic_update_slice_index_types",
+        lambda lax, np_: lax.dynamic_update_slice(
+            np_.ones((3, 4)), np_.zeros((2, 2)), (np.int32(1), np.int16(2))
+        ),
+    ),
 ]
 
 
