@@ -13,9 +13,9 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._array_placement import _sharded_buffer
+from funcgrad._extended_array import ExtendedArray
 from funcgrad._shardings import Sharding
 from funcgrad.kernel.array import Array
-from funcgrad.numpy._dtypes import ExtendedArray
 
 
 def _named(sharding, where) -> Sharding:

@@ -21,6 +21,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
+from funcgrad._extended_array import ExtendedArray  # re-exported: funcgrad.numpy's name for it
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -150,20 +151,6 @@ dtype = np.dtype
 
 # ----------------------------------------------------------------------------------------------
 # ndarray: the array type as seen by user code (concrete Arrays and traced values alike)
-
-
-class ExtendedArray:
-    """The base of arrays whose dtype is an extended dtype (JAX's ``dtypes.extended``): the typed
-    PRNG keys of funcgrad/random/_keys.py (NOTE: [PRNG implementations]). They are
-    ``funcgrad.Array`` instances for ``isinstance``; funcgrad.numpy's structural functions
-    (``asarray``, ``reshape``, ``transpose``, ``expand_dims``, ``squeeze``, ``broadcast_to``,
-    ``concatenate``, ``stack``, ``where``) hand them to ``_numpy_function(func, args, kwargs)``,
-    which applies ``func`` to their data."""
-
-    __slots__ = ()
-
-    def _numpy_function(self, func, args, kwargs):
-        raise NotImplementedError
 
 
 def keys_by_word(fn, nkeys: int = 1):

@@ -5,6 +5,7 @@ checked here, so a violating import fails the suite."""
 from __future__ import annotations
 
 import ast
+import os
 import pathlib
 import shutil
 import subprocess
@@ -172,3 +173,43 @@ def test_dynamic_imports_only_load_a_packages_own_submodules_lazily():
 def test_the_dynamic_import_check_sees_a_dodge():
     dodge = ast.parse("import importlib\nm = importlib.import_module('funcgrad.numpy')\n__import__('x')")
     assert len(list(_dynamic_import_calls(dodge))) == 2
+
+
+# Each public module imported first, in a process of its own: a circle of module-level imports
+# through a partially initialised module fails only for the module a user happened to load first
+# (``import funcgrad.sharding`` failed while every test that imported ``funcgrad.numpy`` first
+# passed). The parent loads the dependencies and the three layers below the surface (no surface
+# module can sit in their circles: test_import_contracts_are_kept); each forked child imports one
+# surface module, so a child costs funcgrad's surface and nothing else.
+_IMPORT_FIRST = """
+import importlib, os, pkgutil, sys
+import numpy, scipy, jaxlib._jax, ml_dtypes, opt_einsum
+import funcgrad.kernel, funcgrad.primitives, funcgrad.xla_bridge
+folder = os.path.dirname(funcgrad.__file__)
+modules = sorted(m.name for m in pkgutil.iter_modules([folder]) if not m.name.startswith("_"))
+failed = []
+for name in modules:
+    if name == "as_jax":  # installs the ``import jax`` alias; imported first by its own tests
+        continue
+    pid = os.fork()
+    if pid == 0:
+        try:
+            importlib.import_module("funcgrad." + name)
+        except BaseException as e:
+            print(f"funcgrad.{name}: {type(e).__name__}: {e}", file=sys.stderr)
+            os._exit(1)
+        os._exit(0)
+    if os.waitpid(pid, 0)[1]:
+        failed.append(name)
+print(len(modules), failed)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+def test_every_public_module_imports_first():
+    proc = subprocess.run(
+        [sys.executable, "-c", _IMPORT_FIRST], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    count, failed = proc.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert int(count) > 30 and failed == "[]", proc.stderr
