@@ -105,8 +105,10 @@ def _check_window(
         ("base_dilation", base_dilation),
         ("window_dilation", window_dilation),
     ):
-        if any(int(d) < 1 for d in v):
-            raise TypeError(f"{name}: {what} must be positive integers, got {tuple(v)}")
+        if any(int(d) < 1 for d in v):  # (JAX's words)
+            raise TypeError(
+                f"reduce_window {what} must have every element be strictly positive, got {tuple(v)}."
+            )
     dilated = dilate_shape(x.shape, base_dilation)
     for i, (n, (lo, hi)) in enumerate(zip(dilated, padding)):
         if n + lo + hi < 0:
@@ -468,6 +470,11 @@ def _generic_abstract_eval(*args, jaxpr, **params):
     operands, inits = args[:n], args[n:]
     if len(args) % 2 or n == 0:
         raise TypeError("reduce_window needs as many init values as operands (at least one)")
+    if any(i.ndim != 0 for i in inits):  # (JAX's words)
+        raise TypeError(
+            "reduce_window expected init_values to be scalars but init_values have shapes "
+            f"{[i.shape for i in inits]}."
+        )
     for o, i in zip(operands, inits):
         if i.ndim != 0 or i.dtype != o.dtype:
             raise TypeError(

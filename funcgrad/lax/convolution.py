@@ -132,6 +132,11 @@ def _spatial(values, n, name, what):
         return (1,) * n
     values = tuple(int(v) for v in values)
     if len(values) != n:
+        if what == "window_strides":  # (JAX's words first)
+            raise ValueError(
+                "conv_general_dilated window and window_strides must have the same number of dimensions, "
+                f"but got {n} and {len(values)}. ({name}: {what} needs one entry per spatial dimension)"
+            )
         raise ValueError(f"{name}: {what} needs one entry per spatial dimension ({n}), got {values}")
     return values
 
@@ -174,9 +179,9 @@ def conv_general_dilated(
     # Mixed input dtypes are promoted (NEP 50), as lax.dot_general does here (JAX itself refuses).
     lhs, rhs = promote_args(asarray(lhs), asarray(rhs))
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
-        raise ValueError(
-            f"{name}: lhs and rhs must have the same rank (at least 2: batch and feature), got shapes "
-            f"{lhs.shape} and {rhs.shape}"
+        raise ValueError(  # (JAX's words first)
+            "conv_general_dilated lhs and rhs must have the same number of dimensions, but got "
+            f"{lhs.shape} and {rhs.shape}. ({name}: at least 2, batch and feature)"
         )
     dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
     n = lhs.ndim - 2
@@ -196,9 +201,9 @@ def conv_general_dilated(
         try:
             padding = tuple((int(lo), int(hi)) for lo, hi in padding)
         except (TypeError, ValueError):
-            raise ValueError(
-                f"{name}: padding must be 'SAME', 'SAME_LOWER', 'VALID' or a sequence of (low, high) "
-                f"integer pairs, got {padding!r}"
+            raise ValueError(  # (JAX's words)
+                "padding argument to conv_general_dilated should be a string or a sequence of (low, high) "
+                f"pairs, got {padding!r}"
             ) from None
     pet = None if preferred_element_type is None else canonicalize_dtype(preferred_element_type)
     return cv.conv_general_dilated(

@@ -100,10 +100,7 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
     flat_ops, tree = tu.tree_flatten(operands)
     flat_inits, init_tree = tu.tree_flatten(init_values)
     if tree != init_tree:
-        raise ValueError(
-            "lax.reduce: operands and init_values must have the same tree structure, got "
-            f"{tree} and {init_tree}"
-        )
+        raise ValueError(f"Operands must have the same tree structure as init_values: {tree} vs. {init_tree}")
     if not flat_ops:
         raise ValueError("lax.reduce: needs at least one operand")
     flat_ops = [asarray(o) for o in flat_ops]
@@ -129,6 +126,9 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
         out = _monoid(computation, flat_inits[0], flat_ops[0], dims)
         if out is not None:
             return tu.tree_unflatten(tree, [out])
+    shapes = [np.shape(i) for i in flat_inits]
+    if any(shapes):  # (JAX's type and words)
+        raise ValueError(f"reduce found non-scalar initial value: {shapes}")
     inits = []
     for o, i in zip(flat_ops, flat_inits):
         weak = type(i) in (bool, int, float, complex)

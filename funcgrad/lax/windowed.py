@@ -139,6 +139,11 @@ def trace_reducer(name: str, computation, tree, dtypes, operands: str, require_s
         out = computation(tu.tree_unflatten(tree, args[:n]), tu.tree_unflatten(tree, args[n:]))
         leaves, out_tree = tu.tree_flatten(out)
         if out_tree != tree:
+            if name == "lax.reduce_window":  # (JAX's type and words)
+                raise ValueError(
+                    f"reduce_window output must have the same tree structure as the operands {tree} vs. "
+                    f"{out_tree}"
+                )
             raise TypeError(
                 f"{name}: computation must return the {possessive} tree structure {tree}, got {out_tree}"
             )

@@ -278,7 +278,7 @@ def test_complex_convolution_matches_jax():
 @pytest.mark.parametrize(
     "lhs_shape, rhs_shape, kwargs, match",
     [
-        ((1, 2, 5), (3, 2, 2, 2), {}, "same rank"),
+        ((1, 2, 5), (3, 2, 2, 2), {}, "same number of dimensions"),
         ((1, 3, 5), (4, 1, 2), dict(feature_group_count=2), "feature_group_count=2 must divide"),
         ((1, 4, 5), (3, 2, 2), dict(feature_group_count=2), "multiple of feature_group_count"),
         ((1, 4, 5), (4, 3, 2), {}, "rhs input feature count"),

@@ -81,7 +81,9 @@ def test_typeof_refuses_containers_as_jax():
 # (id, call) whose error JAX's words are in: the type and JAX's message (funcgrad may add its
 # operation's name before it and advice after it). Cases of JAX's lax_test testSqueezeShapeCheck,
 # testBroadcastInDimShapeCheck, testArgMinMax*Error, test_population_count_booleans_not_supported,
-# testSplitErrors, testPadErrors, test_reduction_with_repeated_axes_error, testDynamic*SliceTypeErrors.
+# testSplitErrors, testPadErrors, test_reduction_with_repeated_axes_error, testDynamic*SliceTypeErrors,
+# testReduceWindowFailures, test_reduce_with_*_errors, testConvInvalidPadding,
+# test_window_strides_dimension_shape_rule.
 WORDED = [
     ("squeeze_repeated", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (0, 0))),
     ("squeeze_axis_3", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (3,))),
@@ -115,6 +117,37 @@ WORDED = [
         lambda lax, np_: lax.dynamic_slice(np_.ones((3, 4)), (np.int32(1), 2), (2, 2)),
     ),
     ("dynamic_slice_float_index", lambda lax, np_: lax.dynamic_slice(np_.ones((3, 4)), (1.0, 2), (2, 2))),
+    (
+        "reduce_window_empty_window",
+        lambda lax, np_: lax.reduce_window(np_.ones((1,)), 0.0, lax.add, (0,), (1,), "VALID"),
+    ),
+    (
+        "reduce_window_zero_stride",
+        lambda lax, np_: lax.reduce_window(np_.ones((1,)), 0.0, lax.add, (1,), (0,), "VALID"),
+    ),
+    (
+        "reduce_window_vector_init",
+        lambda lax, np_: lax.reduce_window(
+            np_.ones((4, 4)), np_.zeros((1,)), lax.max, (2, 2), (2, 2), "VALID"
+        ),
+    ),
+    (
+        "reduce_window_output_tree",
+        lambda lax, np_: lax.reduce_window(np_.ones((1,)), 0.0, lambda x, y: [x + y], (1,), (1,), "VALID"),
+    ),
+    ("reduce_tree", lambda lax, np_: lax.reduce({"x": np_.ones(5)}, {"y": 0.0}, lambda x, y: x, [0])),
+    (
+        "reduce_vector_init",
+        lambda lax, np_: lax.reduce({"x": np_.ones(5)}, {"x": np_.ones(5)}, lambda x, y: x, [0]),
+    ),
+    (
+        "conv_strides",
+        lambda lax, np_: lax.conv(np_.zeros((1, 1, 3, 3)), np_.zeros((1, 1, 1, 1)), [1], "SAME"),
+    ),
+    (
+        "conv_patches_padding",
+        lambda lax, np_: lax.conv_general_dilated_patches(np_.ones((1, 10, 10, 5)), (5, 5), (1, 1), (3, 3)),
+    ),
     (
         "dynamic_update_slice_index_types",
         lambda lax, np_: lax.dynamic_update_slice(
