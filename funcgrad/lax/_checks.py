@@ -40,6 +40,11 @@ def _operands(name, *args, ones=False):
         _dt.python_scalar_dtype(a) if type(a) in python_scalar_types else aval(a).dtype for a in args
     ]
     for i, d in enumerate(arg_dtypes):
+        if getattr(d, "kind", None) == "O":  # (JAX's words)
+            raise TypeError(
+                f"Error interpreting argument to {name} as a JAX value. The problematic value is of type "
+                f"{type(args[i])} and was passed to {name} at position {i}.\n"
+            )
         if d == _dt.float0:
             raise TypeError(f"Called {name} with a float0 at position {i}. " + FLOAT0_WORDS)
     if len(set(arg_dtypes)) > 1:

@@ -3,7 +3,8 @@ test_scalar_conversion_errors, test_jit_of_noncallable, test_static_argnum_on_st
 test_intersecting_static_and_donate_argnames, test_pmap_empty_arguments, test_mesh_creation_error_message,
 test_num_cpu_devices_called_after_initialization, test_returned_non_jaxtype,
 test_grad_without_enough_args_error_message, test_jvp_mismatched_arguments,
-test_vjp_mismatched_arguments, test_float0_error, test_pmap_in_axes_bool_error): the same exception type and message as jax
+test_vjp_mismatched_arguments, test_float0_error, test_pmap_in_axes_bool_error,
+test_error_for_invalid_dtype): the same exception type and message as jax
 0.10.2's (funcgrad may add its own advice after JAX's words)."""
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def _cases(lib):
         "lax.add of a float0": lambda: lib.lax.add(
             lib.grad(lambda x: x + 0.0, allow_int=True)(1), np_mod.zeros(())
         ),
+        "lax.add of an object array": lambda: lib.lax.add(1.0, np.array([1], dtype=object)),
         "pmap in_axes True": lambda: lib.pmap(lambda x: x, in_axes=True)(np_mod.ones((1,))),
         "pmap out_axes True": lambda: lib.pmap(lambda x: x, out_axes=True)(np_mod.ones((1,))),
         "vjp cotangent tree": lambda: lib.vjp(lambda x, y: x * y, np.float32(3), np.float32(4))[1](
