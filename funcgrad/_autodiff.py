@@ -51,6 +51,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.primitives import elementwise as _ew
 from funcgrad.ref import Ref, addupdate
+from funcgrad.tree_util import Partial
 
 # ----------------------------------------------------------------------------------------------
 # Forward mode
@@ -589,7 +590,7 @@ def linear_transpose(fun: Callable, *primals):
             f"integer functions, but got {[a.dtype for a in in_avals]} -> {[a.dtype for a in out_avals]}."
         )
 
-    def transposed(*cotangents):
+    def transposed(consts, *cotangents):
         flat_ct, ct_tree = tu.tree_flatten(cotangents[0] if len(cotangents) == 1 else cotangents)
         if ct_tree != store["out_tree"]:
             raise TypeError(
@@ -607,7 +608,9 @@ def linear_transpose(fun: Callable, *primals):
         # returns TypedFloat(1.0, dtype=float32) as JAX's)
         flat_ct = [_scalar_cotangent(ct, a) if _weak_scalar(ct) else ct for a, ct in zip(out_avals, flat_ct)]
         undefined = [ad.UndefinedPrimal(a) for a in in_avals]
-        cts = ad.backward_pass(closed.jaxpr, closed.consts, undefined, flat_ct, integer=kinds == {"int"})
+        cts = ad.backward_pass(closed.jaxpr, consts, undefined, flat_ct, integer=kinds == {"int"})
         return tuple(tu.tree_unflatten(in_tree, [instantiate_public(c, a) for c, a in zip(cts, in_avals)]))
 
-    return transposed
+    # As JAX's: a Partial over the program's constants, a pytree, so the transposed function can be
+    # returned from and passed to jitted functions (api_test test_linear_transpose_fun_jit).
+    return Partial(transposed, list(closed.consts))

@@ -119,3 +119,17 @@ def test_arrays_are_unhashable_as_jax():
     assert not isinstance(x, collections.abc.Hashable)
     with pytest.raises(TypeError, match="unhashable type"):
         hash(x)
+
+
+def test_linear_transpose_function_passes_through_jit_as_jax():
+    # api_test test_linear_transpose_fun_jit: the transposed function is a pytree (a Partial over
+    # the program's constants), so jit can return it and take it
+    w = np.arange(6.0).reshape(2, 3)
+    outs = []
+    for lib in (jax, funcgrad):
+        make = lib.jit(lambda f, x, lib=lib: lib.linear_transpose(f, x), static_argnums=0)
+        t = make(lambda x: 2.0 * x, 1.0)
+        outs.append(float(lib.jit(lambda f, x: f(x)[0])(t, 3.0)))
+        tw = lib.jit(lambda x, lib=lib: lib.linear_transpose(lambda v: w @ v, x))(np.ones(3))
+        outs.append(np.asarray(lib.jit(lambda f, c: f(c)[0])(tw, np.ones(2))).tolist())
+    assert outs[:2] == outs[2:] == [6.0, [3.0, 5.0, 7.0]]
