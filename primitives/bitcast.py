@@ -42,11 +42,26 @@ def _abstract_eval(x: ShapedArray, *, new_dtype):
     return ShapedArray(x.shape[:-1], new_dtype)
 
 
+def _to_sub_byte(x, old: int, new: int, new_dtype: np.dtype) -> np.ndarray:
+    """A narrowing bitcast to a sub-byte type (int4, uint2, ...), which NumPy stores one element
+    per byte (a NumPy view would keep the count): each byte's bits in ``new``-bit fields, the low
+    field first (XLA's order on a little-endian host), signed types sign-extended."""
+    data = np.ascontiguousarray(x.reshape(1) if x.ndim == 0 else x).view(np.uint8)
+    data = data.reshape(*x.shape, old // 8)
+    fields = [(data >> np.uint8(new * i)) & np.uint8(2**new - 1) for i in range(8 // new)]
+    out = np.stack(fields, axis=-1).reshape(*x.shape, old // new).astype(np.int16)
+    if new_dtype.kind == "i":
+        out = np.where(out >= 2 ** (new - 1), out - 2**new, out)
+    return out.astype(new_dtype)
+
+
 def _impl(x, *, new_dtype):
     x = np.asarray(x)
     if not x.flags.c_contiguous:
         x = x.copy()  # (np.ascontiguousarray would turn 0-d into 1-d)
     old, new = _bits(x.dtype), _bits(new_dtype)
+    if old > new and new < 8 and old % 8 == 0:
+        return _to_sub_byte(x, old, new, np.dtype(new_dtype))
     # (NumPy refuses a narrowing view of a 0-d array: view it as one element first)
     out = (x.reshape(1) if x.ndim == 0 else x).view(new_dtype)
     if old > new:

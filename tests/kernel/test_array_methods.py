@@ -98,7 +98,7 @@ def test_view_matches_numpy_bits_and_jax_shapes(src, dst):
 
 
 @pytest.mark.parametrize("src", ["int4", "uint4"])
-def test_view_of_4_bit_integers_to_wider_types_is_jax_s(src):
+def test_view_of_4_bit_integers_is_jax_s(src):
     # int4's item is 4 bits (stored in a byte): the last axis shrinks by 2 per byte, as jax's
     # (lax_numpy_test testView; the byte size made it a same-width view)
     x = np.arange(-8, 8).astype(src) if src == "int4" else np.arange(16).astype(src)
@@ -108,6 +108,14 @@ def test_view_of_4_bit_integers_to_wider_types_is_jax_s(src):
         got = fnp.asarray(x).view(dst)
         assert got.shape == want.shape and got.dtype == want.dtype
         np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
+    # and back: narrowing views to 4- and 2-bit types split each byte, the low bits first (NumPy
+    # stores one such element per byte, so its view kept the count and the bitcast failed)
+    y = np.array([[-100, 7, 55], [1, -1, 0]], np.int16)
+    for dst in ("int4", "uint4", "int2", "uint2"):
+        want = jnp.asarray(y).view(dst)
+        for got in (fnp.asarray(y).view(dst), funcgrad.jit(lambda v, d=dst: v.view(d))(y)):
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got).astype(int), np.asarray(want).astype(int))
 
 
 def test_view_shapes_and_errors():
