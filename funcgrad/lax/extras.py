@@ -358,19 +358,20 @@ def platform_dependent(*args, default=None, **per_platform):
     >>> platform_dependent(3.0, cpu=lambda x: x * 2, default=lambda x: x).item()
     6.0
     """
-    unknown = sorted(set(per_platform) - {"cpu", "cuda", "gpu", "rocm", "tpu", "METAL"})
-    if unknown:
-        raise ValueError(f"platform_dependent: unknown platforms {unknown}; use cpu, cuda, gpu, rocm or tpu")
+    # (As JAX's, any keyword names a platform: a branch for one funcgrad does not run on is never
+    # traced, whatever its name -- a plugin's platform, a test's "other".)
     platform = _devices.default_backend()
     branch = default
     for name in _PLATFORM_NAMES.get(platform, (platform,)):
         if name in per_platform:
             branch = per_platform[name]
             break
-    if branch is None:
-        raise ValueError(
-            f"platform_dependent: no branch for the platform {platform!r} (branches: "
-            f"{sorted(per_platform)}); pass default= or a branch named {platform!r}"
+    if branch is None:  # (JAX's type and words: its lowering has no rule for this platform)
+        platforms = tuple((p,) for p in per_platform)
+        raise NotImplementedError(
+            f"MLIR translation rule for primitive 'platform_index(platforms={platforms})' not found for "
+            f"platform {platform} (platform_dependent: no branch for the platform {platform!r}; pass "
+            f"default= or a branch named {platform!r})"
         )
     return tu.tree_map(fnp.asarray, branch(*args))  # arrays, as the staged switch gives in jax
 
