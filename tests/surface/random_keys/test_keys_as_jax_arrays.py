@@ -107,6 +107,9 @@ def test_errors_for_keys_as_numbers_are_jax_s():
             f(jnp, jk)
         with pytest.raises(TypeError, match=msg):
             f(fnp, k)
+    for mod, key in ((jnp, jk), (fnp, k)):  # where of keys with a non-key: JAX's ValueError
+        with pytest.raises(ValueError, match="dtype=key<fry> is not a valid dtype for JAX type promotion"):
+            mod.where(True, key, 1)
     for lax, key in ((jax.lax, jk), (funcgrad.lax, k)):
         with pytest.raises(ValueError, match="Cannot convert_element_type from key<fry> to int64"):
             lax.convert_element_type(key, int)
