@@ -430,6 +430,28 @@ def _holds_narrow(j: Jaxpr) -> bool:
     return any(_dt.is_narrow(a.aval.dtype) for a in atoms)
 
 
+def _held_consts(closed: ClosedJaxpr) -> list:
+    """The constants of ``closed`` for the equation-by-equation evaluation, those read by an
+    equation whose impl takes Arrays (a ``jit`` call, which runs compiled) as Arrays made once
+    per program: the call's transfer of a constant to the device is then kept on its Array
+    (``xla_bridge.execute.to_buffer``) instead of repeated on every evaluation (the cotangent
+    seed of an eager ``grad`` over a jitted function was put on the device once per ``grad``).
+    The values are the same NumPy arrays; other equations read them as before."""
+    hit = _const_arrays.get(id(closed))
+    if hit is not None and hit[0] is closed:
+        return hit[1]
+    read = {a for e in closed.jaxpr.eqns if e.primitive.impl_takes_arrays for a in e.invars}
+    consts = [
+        Array._from_owned_raw(c, v.aval.weak_type) if type(c) is np.ndarray and v in read else c
+        for v, c in zip(closed.jaxpr.constvars, closed.consts)
+    ]
+    bounded_put(_const_arrays, id(closed), (closed, consts), 512)
+    return consts
+
+
+_const_arrays: dict = register_cache("kernel.held_consts", {})  # NOTE: [caches have an owner]
+
+
 def eager_call_impl(*args, jaxpr: ClosedJaxpr):
     """Evaluate a cached program with the NumPy impls, keeping NumPy values between equations
     (the eager interpreter's per-equation wrapping and error-state switching, paid once)."""
@@ -448,7 +470,7 @@ def eager_call_impl(*args, jaxpr: ClosedJaxpr):
             else:
                 vals[n] = a
     if vals is None:
-        return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+        return core.eval_jaxpr(jaxpr.jaxpr, _held_consts(jaxpr), *args)
     token = core._FP_ERRORS.set(core._FP_QUIET)
     try:
         _run_plan(plan, vals)

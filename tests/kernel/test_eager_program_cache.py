@@ -428,6 +428,30 @@ def test_a_recording_that_computed_the_forward_pass_reuses_it(uncached):
     )  # x @ w is read, not recomputed
 
 
+def test_a_jitted_function_in_a_cached_grad_puts_its_constants_on_the_device_once(uncached, monkeypatch):
+    # The program's constant (the cotangent seed of the sum, read by the transposed jit call)
+    # keeps its device copy between calls: only the freshly computed x @ w is put each call.
+    import jax
+    from funcgrad.xla_bridge import runtime
+
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((6, 4), dtype=np.float32), rng.standard_normal((4, 5), dtype=np.float32)
+    relu = funcgrad.jit(lambda v: fnp.maximum(v, 0.0))
+    g = funcgrad.grad(lambda w: relu(x @ w).sum())
+    g(w), g(w)
+    puts = []
+    put = runtime.device_put
+    monkeypatch.setattr(runtime, "device_put", lambda v, *a, **k: puts.append(np.shape(v)) or put(v, *a, **k))
+    got = _calls(g, w, n=3)
+    assert puts == [(6, 5)] * 3
+    with uncached:
+        want = g(w)
+    oracle = jax.grad(lambda w: jax.jit(lambda v: jax.numpy.maximum(v, 0.0))(x @ w).sum())(w)
+    for a in got:
+        np.testing.assert_array_equal(a, want)
+        np.testing.assert_allclose(a, oracle, rtol=1e-6)
+
+
 def test_eager_grads_in_threads_agree():
     from concurrent.futures import ThreadPoolExecutor
 
