@@ -45,7 +45,11 @@ Where the time goes (measured with ``--threads 1`` on the shared 2-core machine,
 - Session 11 (``--threads 1 --rounds 2``, CPU time, load 16-20): step 141 ms, 0.51x
   torch.compile's 278 ms and 0.45x jax's 313 ms; first call 0.70x jax (wall); eager 270 ms, 0.80x
   torch's 337 ms; per-example 148 ms against jax's 284 ms, **0.52x** (0.56x and 0.49x in the two
-  rounds; the wall-time row 0.50x). One change: the attention's ``q, k, v = qkv[0], qkv[1],
+  rounds; the wall-time row 0.50x); ``--cases per_example --rounds 3`` (load 17-20): 0.49x (0.52,
+  0.46, 0.49); a second full run at load 9-11: step 0.50x torch.compile, first call 0.93x jax,
+  eager 0.77x torch, per-example 150 against 267 ms, **0.56x**: jax's per-example time falls with
+  the load (its page faults), funcgrad's does not, so the goal holds only at high load. One
+  change: the attention's ``q, k, v = qkv[0], qkv[1],
   qkv[2]`` has as cotangent the sum of three zero pads, which XLA's CPU compiler materialised at
   full size and re-added in each of the sum's three consumers (input-gradient GEMM, weight
   gradient, bias gradient): 1.7 ms a layer; it is now one ``concatenate`` (NOTE: [sums of zero
