@@ -40,7 +40,7 @@ def _operands(name, *args, ones=False):
         _dt.python_scalar_dtype(a) if type(a) in python_scalar_types else aval(a).dtype for a in args
     ]
     for i, d in enumerate(arg_dtypes):
-        if getattr(d, "kind", None) == "O":  # (JAX's words)
+        if getattr(d, "kind", None) in ("O", "U", "S"):  # (not a JAX type: JAX's words)
             raise TypeError(
                 f"Error interpreting argument to {name} as a JAX value. The problematic value is of type "
                 f"{type(args[i])} and was passed to {name} at position {i}.\n"

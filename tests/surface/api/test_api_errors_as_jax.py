@@ -57,6 +57,7 @@ def _cases(lib):
             lib.grad(lambda x: x + 0.0, allow_int=True)(1), np_mod.zeros(())
         ),
         "lax.add of an object array": lambda: lib.lax.add(1.0, np.array([1], dtype=object)),
+        "lax.add of a string array": lambda: lib.lax.add(np_mod.array(7), np.array("hello")),
         "pmap in_axes True": lambda: lib.pmap(lambda x: x, in_axes=True)(np_mod.ones((1,))),
         "pmap out_axes True": lambda: lib.pmap(lambda x: x, out_axes=True)(np_mod.ones((1,))),
         "vjp cotangent tree": lambda: lib.vjp(lambda x, y: x * y, np.float32(3), np.float32(4))[1](
