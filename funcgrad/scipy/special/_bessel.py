@@ -10,7 +10,7 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.numpy._core import concrete_int
 from funcgrad.scipy._promotion import internal_promotion
-from funcgrad.scipy.special._elementary import real_inexact
+from funcgrad.scipy.special._elementary import jax_jit, real_inexact
 
 __all__ = ["bessel_jn", "i0", "i0e", "i1", "i1e"]
 
@@ -56,6 +56,7 @@ def i1(x):
 
 
 @internal_promotion
+@jax_jit(static_argnames=("v", "n_iter"))  # (NOTE: [special functions JAX jits])
 def bessel_jn(z, *, v: int, n_iter: int = 50):
     """Bessel functions of the first kind of orders ``0 ... v`` at ``z``: an array of shape
     ``(v + 1, *z.shape)``, by Miller's backward recurrence from order ``n_iter`` normalised with
@@ -68,7 +69,7 @@ def bessel_jn(z, *, v: int, n_iter: int = 50):
     n_iter = concrete_int(n_iter, "scipy.special.bessel_jn: n_iter")
     if v < 0 or n_iter <= v:
         raise ValueError(f"scipy.special.bessel_jn: need 0 <= v < n_iter, got v={v}, n_iter={n_iter}")
-    (z,) = real_inexact("bessel_jn", z)
+    (z,) = real_inexact("bessel_jn", z, lists="stack")
 
     def step(carry, k):
         f0, f1, bs = carry

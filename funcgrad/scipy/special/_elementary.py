@@ -6,7 +6,7 @@ Layer: surface. Imports funcgrad.numpy, funcgrad.nn, funcgrad.lax and the kernel
 from __future__ import annotations
 
 import funcgrad.numpy as fnp
-from funcgrad import lax
+from funcgrad import api, lax
 from funcgrad.kernel.custom_derivatives import custom_jvp as _kernel_custom_jvp
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import log_softmax as _nn_log_softmax
@@ -30,6 +30,22 @@ __all__ = [
 ]
 
 
+def jax_jit(fun=None, **options):
+    """``api.jit`` for a function JAX jits (NOTE: [special functions JAX jits]), usable as a
+    decorator with or without options. Its retraces follow the caller's shapes and dtypes, as
+    JAX's do, so it never gives jit's retrace warning (JAX has none).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(jax_jit(fnp.sin)(0.0))
+    0.0
+    """
+    if fun is None:
+        return lambda f: jax_jit(f, **options)
+    jitted = api.jit(fun, **options)
+    jitted._warned = True  # the warning's once-only flag: already given
+    return jitted
+
+
 class custom_jvp(_kernel_custom_jvp):
     """The kernel's ``custom_jvp`` for this package's own rules: a rule gets its primals as funcgrad
     arrays. (A primal may arrive as the NumPy array the caller passed, as in JAX, and NumPy's
@@ -43,15 +59,26 @@ class custom_jvp(_kernel_custom_jvp):
     def defjvp(self, jvp, symbolic_zeros: bool = False):
         def on_arrays(*args):
             *nondiff, primals, tangents = args
-            return jvp(*nondiff, [fnp.asarray(p) for p in primals], tangents)
+            return jvp(*nondiff, tuple(fnp.asarray(p) for p in primals), tangents)  # (tuples, as JAX passes)
 
         super().defjvp(on_arrays, symbolic_zeros)
         return jvp
 
 
-def real_inexact(name, *args):
+def real_inexact(name, *args, lists=None):
     """``args`` promoted to one inexact dtype (integers become float64) and broadcast against each
-    other (SciPy's special functions are ufuncs), refusing complex values."""
+    other (SciPy's special functions are ufuncs), refusing complex values.
+
+    In a function JAX jits, a list argument arrives as a list of tracers (NOTE: [special functions
+    JAX jits]); ``lists="refuse"`` raises JAX's TypeError for it (its ``promote_args_inexact``),
+    ``lists="stack"`` makes it one array (where JAX's ``vectorize`` calls ``asarray``)."""
+    if lists is not None:
+        for i, a in enumerate(args):
+            if isinstance(a, list | tuple) and lists == "refuse":
+                raise TypeError(
+                    f"{name} requires ndarray or scalar arguments, got {type(a)} at position {i}."
+                )
+        args = [fnp.asarray(a) if isinstance(a, list | tuple) else a for a in args]
     args = promote_args_inexact(*args)
     if fnp.iscomplexobj(args[0]):
         raise TypeError(f"scipy.special.{name} does not support complex-valued inputs, got {args[0].dtype}")

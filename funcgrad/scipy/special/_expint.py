@@ -18,7 +18,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.numpy._core import call_custom
-from funcgrad.scipy.special._elementary import custom_jvp, real_inexact
+from funcgrad.scipy.special._elementary import custom_jvp, jax_jit, real_inexact
 
 __all__ = ["exp1", "expi", "expn", "sici", "spence"]
 
@@ -353,7 +353,9 @@ def _expi_pos(x):
     return out
 
 
+# Jitted inside the custom_jvp, as JAX's custom_jvp(jit(expi)) (NOTE: [special functions JAX jits]).
 @custom_jvp
+@jax_jit
 def _expi(x):
     safe_pos = fnp.where(x > 0, x, 1.0)
     safe_neg = fnp.where(x < 0, -x, 1.0)
@@ -372,7 +374,7 @@ def expi(x):
     >>> round(float(expi(1.0)), 12)
     1.895117816356
     """
-    (x,) = real_inexact("expi", x)
+    (x,) = real_inexact("expi", x, lists="refuse")
     return call_custom(_expi, x)
 
 
@@ -470,7 +472,10 @@ def _expn_impl(n, x):
     return fnp.where(nan | uncovered, np.nan, out)
 
 
-_expn = custom_jvp(lambda n, x: _expn_impl(n, x), nondiff_argnums=(0,))
+# The primal is jitted inside the custom_jvp, as JAX's (custom_jvp(vectorize(jit(expn)))): n, a
+# nondiff argument, stays a concrete value there when the call is eager (NOTE: [special functions
+# JAX jits]).
+_expn = custom_jvp(jax_jit(_expn_impl), nondiff_argnums=(0,))
 
 
 @_expn.defjvp
@@ -488,9 +493,10 @@ def expn(n, x):
     >>> round(float(expn(2, 1.0)), 12)
     0.148495506776
     """
-    n_arr, x = real_inexact("expn", n, x)
+    n_arr, x = real_inexact("expn", n, x, lists="stack")
     n_arr, x = fnp.broadcast_arrays(n_arr, x)
-    return call_custom(_expn, n_arr, x)
+    # Never weakly typed, as JAX's (its series' constants are typed), whatever n and x are.
+    return call_custom(_expn, n_arr, x).astype(x.dtype)
 
 
 def exp1(x):
@@ -500,7 +506,7 @@ def exp1(x):
     0.219383934396
     """
     (x,) = real_inexact("exp1", x)
-    return call_custom(_expn, fnp.ones_like(x), x)
+    return expn(1, x)  # (JAX's: the jitted expn, one compiled program eagerly)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -526,6 +532,7 @@ def _sici_asymptotic(x):
 
 
 @custom_jvp
+@jax_jit  # (as _expi)
 def _sici(x):
     ax = fnp.abs(x)
     small = ax <= 4
@@ -553,7 +560,7 @@ def sici(x):
     >>> round(float(si), 12), round(float(ci), 12)
     (0.946083070367, 0.337403922901)
     """
-    (x,) = real_inexact("sici", x)
+    (x,) = real_inexact("sici", x, lists="refuse")
     return call_custom(_sici, x)
 
 

@@ -18,7 +18,7 @@ import funcgrad.numpy as fnp
 from funcgrad import api, lax
 from funcgrad.numpy._core import call_custom, concrete_int
 from funcgrad.scipy._promotion import internal_promotion
-from funcgrad.scipy.special._elementary import custom_jvp, real_inexact
+from funcgrad.scipy.special._elementary import custom_jvp, jax_jit, real_inexact
 
 __all__ = [
     "bernoulli",
@@ -51,13 +51,14 @@ def gammaln(x):
     return lax.lgamma(x)
 
 
+@jax_jit  # (NOTE: [special functions JAX jits])
 def gammasgn(x):
     """The sign of the gamma function: ``-1`` or ``+1`` (NaN at the poles, ``-1`` at ``-0.0``).
 
     >>> gammasgn(fnp.array([0.5, -0.5, -1.5])).tolist()
     [1.0, -1.0, 1.0]
     """
-    (x,) = real_inexact("gammasgn", x)
+    (x,) = real_inexact("gammasgn", x, lists="refuse")
     floor_x = fnp.floor(x)
     negative = x < 0
     pole = (negative & (x == floor_x)) | fnp.isnan(x)

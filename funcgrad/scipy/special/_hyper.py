@@ -18,7 +18,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.numpy._core import call_custom
-from funcgrad.scipy.special._elementary import custom_jvp, real_inexact
+from funcgrad.scipy.special._elementary import custom_jvp, jax_jit, real_inexact
 from funcgrad.scipy.special._expint import masked_while
 from funcgrad.scipy.special._gamma import gamma
 
@@ -85,9 +85,11 @@ def _hyp1f1_db(a, b, x):
     return _series(fnp.zeros_like(x), a / b * x, ratio, lambda k: lax.digamma(b) - lax.digamma(b + k))
 
 
-@custom_jvp
-def _hyp1f1(a, b, x):
-    return _hyp1f1_value(a, b, x)
+# The primal and the derivative series are jitted inside the custom_jvp, as JAX's
+# (custom_jvp(jit(hyp1f1))): one compiled program per shape and dtype when eager (NOTE: [special
+# functions JAX jits]).
+_hyp1f1 = custom_jvp(jax_jit(_hyp1f1_value))
+_hyp1f1_da, _hyp1f1_db = jax_jit(_hyp1f1_da), jax_jit(_hyp1f1_db)
 
 
 _hyp1f1.defjvps(
@@ -103,7 +105,7 @@ def hyp1f1(a, b, x):
     >>> round(float(hyp1f1(1.0, 2.0, 1.0)), 12)   # (e - 1) / 1
     1.718281828459
     """
-    a, b, x = fnp.broadcast_arrays(*real_inexact("hyp1f1", a, b, x))
+    a, b, x = fnp.broadcast_arrays(*real_inexact("hyp1f1", a, b, x, lists="stack"))
     return call_custom(_hyp1f1, a, b, x)
 
 
@@ -252,21 +254,24 @@ def _hyp2f1_dparam(a, b, c, x, weight):
     )
 
 
-@custom_jvp
-def _hyp2f1(a, b, c, x):
-    return _hyp2f1_value(a, b, c, x)
+_hyp2f1 = custom_jvp(jax_jit(_hyp2f1_value))  # (as _hyp1f1)
 
+
+# The derivative series, jitted as JAX's _hyp2f1_{a,b,c}_derivative.
+_hyp2f1_da = jax_jit(
+    lambda a, b, c, x: _hyp2f1_dparam(a, b, c, x, lambda k: lax.digamma(a + k) - lax.digamma(a))
+)
+_hyp2f1_db = jax_jit(
+    lambda a, b, c, x: _hyp2f1_dparam(a, b, c, x, lambda k: lax.digamma(b + k) - lax.digamma(b))
+)
+_hyp2f1_dc = jax_jit(
+    lambda a, b, c, x: _hyp2f1_dparam(a, b, c, x, lambda k: lax.digamma(c) - lax.digamma(c + k))
+)
 
 _hyp2f1.defjvps(
-    lambda ta, ans, a, b, c, x: (
-        ta * _hyp2f1_dparam(a, b, c, x, lambda k: lax.digamma(a + k) - lax.digamma(a))
-    ),
-    lambda tb, ans, a, b, c, x: (
-        tb * _hyp2f1_dparam(a, b, c, x, lambda k: lax.digamma(b + k) - lax.digamma(b))
-    ),
-    lambda tc, ans, a, b, c, x: (
-        tc * _hyp2f1_dparam(a, b, c, x, lambda k: lax.digamma(c) - lax.digamma(c + k))
-    ),
+    lambda ta, ans, a, b, c, x: ta * _hyp2f1_da(a, b, c, x),
+    lambda tb, ans, a, b, c, x: tb * _hyp2f1_db(a, b, c, x),
+    lambda tc, ans, a, b, c, x: tc * _hyp2f1_dc(a, b, c, x),
     lambda tx, ans, a, b, c, x: tx * a * b / c * _hyp2f1(a + 1.0, b + 1.0, c + 1.0, x),
 )
 
@@ -277,5 +282,5 @@ def hyp2f1(a, b, c, x):
     >>> round(float(hyp2f1(1.0, 1.0, 2.0, 0.5)), 12)   # -log(1 - x) / x
     1.38629436112
     """
-    a, b, c, x = fnp.broadcast_arrays(*real_inexact("hyp2f1", a, b, c, x))
+    a, b, c, x = fnp.broadcast_arrays(*real_inexact("hyp2f1", a, b, c, x, lists="stack"))
     return call_custom(_hyp2f1, a, b, c, x)

@@ -287,3 +287,49 @@ def test_bfloat16_derivatives_as_jax(name):
     want = jax.grad(lambda a: getattr(jax.scipy.special, name)(*args(a)).sum())(x)
     assert got.dtype == want.dtype == ml_dtypes.bfloat16
     np.testing.assert_allclose(np.float32(got), np.float32(want), rtol=1e-2)
+
+
+# ----------------------------------------------------------------------------------------------
+# The functions JAX jits (NOTE: [special functions JAX jits])
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("hyp1f1", lambda m, v: m.hyp1f1(v, v + 1.0, v - 1.0)),
+        ("expn", lambda m, v: m.expn(2, v)),
+        ("exp1", lambda m, v: m.exp1(v)),
+        ("expi", lambda m, v: m.expi(v - 1.0)),
+        ("gammasgn", lambda m, v: m.gammasgn(v - 2.0)),
+        ("bessel_jn", lambda m, v: m.bessel_jn(v, v=2, n_iter=20)),
+    ],
+)
+def test_functions_jax_jits_compile_once_eagerly(monkeypatch, name, call):
+    # As JAX's: one compiled program per shape and dtype, so new values compile nothing again (each
+    # of hyp2f1's loops compiled again per call), with jax's values, dtypes and weak types.
+    import jax.scipy.special as js
+    from funcgrad.xla_bridge import runtime as rt
+
+    calls = []
+    real = rt.compile
+    monkeypatch.setattr(rt, "compile", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    rng = np.random.default_rng(0)
+    call(fs, rng.uniform(0.2, 2.0, 3).astype(np.float32))
+    n = len(calls)
+    v = rng.uniform(0.2, 2.0, 3).astype(np.float32)
+    ours = call(fs, v)
+    assert len(calls) == n, f"eager {name} with new values compiled again"
+    ref = call(js, v)
+    assert (ours.dtype, ours.weak_type) == (ref.dtype, ref.weak_type)
+    np.testing.assert_allclose(ours, ref, rtol=2e-6)
+
+
+def test_functions_jax_jits_take_lists_as_jax():
+    # Under jit a list argument is a list of tracers: expi, sici and gammasgn refuse it in JAX's
+    # words (promote_args_inexact); the vectorized hyp1f1/hyp2f1/expn make it an array.
+    for name in ("expi", "sici", "gammasgn"):
+        with pytest.raises(TypeError, match=f"{name} requires ndarray or scalar arguments"):
+            getattr(fs, name)([1.0])
+    np.testing.assert_allclose(fs.hyp1f1([1.0], 2.0, 1.0), [np.e - 1.0], rtol=1e-6)
+    np.testing.assert_allclose(fs.expn([1], [1.0]), ss.expn(1, [1.0]), rtol=1e-6)
+    assert fs.expn(2, 1.0).weak_type is False  # (as JAX's: its series' constants are typed)
