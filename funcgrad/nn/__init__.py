@@ -556,12 +556,14 @@ def _softmax_impl(x, axes, where):
     return out
 
 
-_softmax = custom_jvp(_softmax_impl, nondiff_argnums=(1, 2))
+# (the mask is an operand, not a non-differentiable argument: it may be traced -- softmax(x,
+# where=x > 0) under grad -- and a traced non-differentiable argument leaked out of the rule)
+_softmax = custom_jvp(_softmax_impl, nondiff_argnums=(1,))
 
 
 @_softmax.defjvp
-def _softmax_jvp(axes, where, primals, tangents):
-    (x,), (t,) = primals, tangents
+def _softmax_jvp(axes, primals, tangents):
+    (x, where), (t, _) = primals, tangents
     y = _softmax(x, axes, where)
     yt = ew.mul_p.bind(y, t)
     if where is not None:

@@ -366,3 +366,21 @@ def test_standardize_algorithms_as_jax(algorithm):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
     with pytest.raises(ValueError, match="Unknown algorithm"):
         nn.standardize(x, algorithm="exact")
+
+
+def test_softmax_with_a_traced_mask_differentiates_as_jax():
+    # Found by the fuzzer: softmax(x, where=x > 0) under grad leaked the mask's tracer (it was a
+    # non-differentiable argument of the custom rule; now an operand, as logsumexp's).
+    import jax
+    from jax._src import config as jax_config
+
+    x = np.array([0.5, -1.0, 2.0])
+
+    def run(api, np_):
+        f = lambda x: np_.sum(api.nn.softmax(x, axis=None, where=x > 0) * np_.arange(3.0))  # noqa: E731
+        return [api.grad(f)(x), api.jit(api.grad(f))(x), api.hessian(f)(x)]
+
+    with jax_config.enable_x64(True):
+        want = run(jax, jax.numpy)
+    for got, w in zip(run(funcgrad, fnp), want):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(w), rtol=1e-10, atol=1e-12)
