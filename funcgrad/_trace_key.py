@@ -93,8 +93,8 @@ def _aval_key(x):
 
 def _explain(old, new, names) -> str:
     """What differs between two cache keys, in words."""
-    if old[0] != new[0]:
-        return f"the input tree structure changed from {old[0]} to {new[0]}"
+    if old[0] != new[0]:  # (JAX's reason first, then funcgrad's detail)
+        return f"different input pytree: the input tree structure changed from {old[0]} to {new[0]}"
     if old[2] != new[2] or old[3] != new[3]:
         o, n = dict((*old[2], *old[3])), dict((*new[2], *new[3]))
         for k in n:
@@ -104,16 +104,32 @@ def _explain(old, new, names) -> str:
     for name, a, b in zip(names, old[1], new[1]):
         if a == b:
             continue
+        weak = a[0] == b[0] and a[1] == b[1]  # (JAX shows the weak types only when they alone differ)
+        jax_words = f"different input types: at {name}, now {_short(b, weak)} and before {_short(a, weak)}; "
         if a[0] != b[0]:
-            return f"argument {name} changed shape from {a[0]} to {b[0]}"
+            return f"{jax_words}argument {name} changed shape from {a[0]} to {b[0]}"
         if a[1] != b[1]:
-            return f"argument {name} changed dtype from {_dt_name(a[1])} to {_dt_name(b[1])}"
-        return f"argument {name} changed weak type from {a[2]} to {b[2]} (a Python scalar vs an array)"
+            return f"{jax_words}argument {name} changed dtype from {_dt_name(a[1])} to {_dt_name(b[1])}"
+        change = (
+            f"changed weak type from {a[2]} to {b[2]} (a Python scalar vs an array; see "
+            "https://docs.jax.dev/en/latest/type_promotion.html#weak-types)"
+        )
+        return f"{jax_words}argument {name} {change}"
     if len(old) > 4 and old[4] != new[4]:
         return f"the named axes in scope changed from {old[4]} to {new[4]}"
     if len(old) > 5 and len(new) > 5 and old[5] != new[5]:
         return f"the user contexts' values changed from {old[5]} to {new[5]}"
     return "an unknown change"
+
+
+def _short(entry, weak: bool) -> str:
+    """A key's array entry ``(shape, dtype, weak_type)`` as JAX's cache-miss explanation prints it
+    (``f32[3]``, with ``{weak_type=...}`` when only the weak types differ)."""
+    try:
+        text = f"{_dt.short_name(np.dtype(entry[1]))}[{','.join(map(str, entry[0]))}]"
+    except (TypeError, IndexError):
+        return str(entry)
+    return f"{text}{{weak_type={entry[2]}}}" if weak else text
 
 
 def _dt_name(d) -> str:

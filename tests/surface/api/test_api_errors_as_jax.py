@@ -134,3 +134,61 @@ def test_linear_transpose_function_passes_through_jit_as_jax():
         tw = lib.jit(lambda x, lib=lib: lib.linear_transpose(lambda v: w @ v, x))(np.ones(3))
         outs.append(np.asarray(lib.jit(lambda f, c: f(c)[0])(tw, np.ones(2))).tolist())
     assert outs[:2] == outs[2:] == [6.0, [3.0, 5.0, 7.0]]
+
+
+@pytest.mark.parametrize(
+    "first, second, words",
+    [
+        (None, ((0.0, 1.0), {}), ["never seen function"]),
+        (((0.0, 1.0), {"y": (2.0, 2.1)}), ((0.0, (1.0, 1.1)), {"y": 2.0}), ["different input pytree"]),
+        (
+            ((np.float32(0), np.float32(1)), {}),
+            ((np.float32(0), np.int32(1)), {}),
+            ["different input types", "at y, now i32[] and before f32[]"],
+        ),
+        (
+            ("default float array", {}),
+            ((0.0, np.float32(1)), {}),
+            ["different input types", "[]{weak_type=True} and before ", "[]{weak_type=False}"],
+        ),
+    ],
+)
+def test_cache_miss_explanations_in_jax_words(caplog, first, second, words):
+    # api_test test_cache_miss_explanations_*: the reasons JAX logs for a retrace (funcgrad's own
+    # detail follows them)
+    logs = {}
+    for lib in (jax, funcgrad):
+
+        def f(x, y):
+            return x
+
+        def g(*args, **kwargs):
+            return args[0]
+
+        jf = lib.jit(g if "different input pytree" in words else f)
+        if first is not None:
+            args = (lib.numpy.zeros(()), np.float32(1)) if first[0] == "default float array" else first[0]
+            jf(*args, **first[1])
+        caplog.clear()
+        with (
+            lib.config.explain_cache_misses(True)
+            if hasattr(lib.config, "explain_cache_misses")
+            else _flag(lib)
+        ):
+            jf(*second[0], **second[1])
+        logs[lib.__name__] = " ".join(
+            r.getMessage() for r in caplog.records if "TRACING CACHE MISS" in r.getMessage()
+        )
+    for w in words:
+        assert w in logs["jax"] and w in logs["funcgrad"], (w, logs)
+
+
+class _flag:
+    def __init__(self, lib):
+        self.lib = lib
+
+    def __enter__(self):
+        self.lib.config.update("jax_explain_cache_misses", True)
+
+    def __exit__(self, *exc):
+        self.lib.config.update("jax_explain_cache_misses", False)
