@@ -12,6 +12,7 @@ import inspect
 import weakref
 from collections.abc import Callable
 
+from funcgrad._api_util import canonical_numpy
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import register_cache
@@ -68,6 +69,9 @@ def checkpoint(
         static_kw = {k: v for k, v in kwargs.items() if k in static_names}
         dyn_kw = {k: v for k, v in kwargs.items() if k not in static_names}
         flat, in_tree = tu.tree_flatten(([args[i] for i in dyn_idx], dyn_kw))
+        # 64-bit NumPy values become 32-bit ones when x64 is off, as JAX's checkpoint hands them on
+        # (checkpoint(lambda x: x) of a float64 array is float32 there; NOTE: [x64 mode])
+        flat = canonical_numpy(flat)
 
         def flat_fun(*leaves):
             d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)

@@ -262,3 +262,15 @@ def test_debug_print_inside_checkpoint_runs_again_as_jaxs(capsys, policy, use_ji
     np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
     assert got[1] == want[1]
     assert want[1].count("y: 3.0, z: 6.0") == (1 if policy in ("everything_saveable", "but_y") else 2)
+
+
+def test_checkpoint_hands_on_numpy_values_canonical_in_32_bit_mode_as_jax():
+    # Found by the fuzzer (32-bit: checkpoint of max of a 0-d float64 array was float64): JAX's
+    # checkpoint converts 64-bit NumPy inputs to 32 bits when x64 is off, as jit does.
+    import jax
+
+    x = np.ones(()) * 0.5
+    with funcgrad.enable_x64(False):
+        got = [funcgrad.checkpoint(f)(x).dtype for f in (lambda x: x, lambda x: funcgrad.numpy.max(x))]
+    want = [jax.checkpoint(f)(x).dtype for f in (lambda x: x, lambda x: jax.numpy.max(x))]  # (jax: 32-bit)
+    assert got == want == [np.float32, np.float32]
