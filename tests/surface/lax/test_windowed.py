@@ -169,7 +169,7 @@ def test_reduce_window_errors():
     x = np.ones((4, 5))
     with pytest.raises(TypeError, match="window_dimensions"):
         lax.reduce_window(x, 0.0, lax.add, (2,))
-    with pytest.raises(TypeError, match="window_strides must be positive"):
+    with pytest.raises(TypeError, match="window_strides must have every element be strictly positive"):
         lax.reduce_window(x, 0.0, lax.add, (2, 2), (0, 1))
     with pytest.raises(ValueError, match="tree structure"):
         lax.reduce_window((x, x), (0.0,), lambda a, b: a, (2, 2))
