@@ -135,12 +135,12 @@ def _trace_now(fun: Callable, in_tree, in_avals, what: str, state: bool = False)
 # ``body_nconsts``, scan's ``num_consts``): the compiled program does not depend on their values,
 # so a loop whose body is a fresh closure over new arrays at every call (``scipy.special.hyp2f1``'s
 # series, an optimiser's step) finds its compiled program by the lowered text instead of compiling
-# again. What the trace itself computed from no inputs (NOTE: [constants a trace made]: an
-# ``arange``, ``eye`` or ``linspace`` inside the body, which JAX stages as equations XLA folds) is
-# bound as a constant of the loop's jaxprs instead, so XLA sees and simplifies it as under ``jit``
-# (whose program holds the constants of the enclosing function as constants): the eager loop gives
-# jit's bits, and JAX's (optax's L-BFGS notebook) save where XLA folds JAX's in-body ``iota``
-# otherwise (a float32 division by ``1.5 + arange(4)`` differs in the last bit, jitted too).
+# again. What the trace itself computed from no inputs (NOTE: [constants a trace made]: a
+# ``linspace`` inside the body, which JAX stages as equations XLA folds; ``arange``, ``eye`` and
+# ``tri`` stage JAX's ``iota`` equations themselves) is bound as a constant of the loop's jaxprs
+# instead, so XLA sees and simplifies it as under ``jit`` (whose program holds the constants of the
+# enclosing function as constants): the eager loop gives jit's bits, and JAX's (optax's L-BFGS
+# notebook).
 # Captured arrays are operands in JAX's eager loops and constants under its ``jit`` as in
 # funcgrad's, so eager and jit compare as JAX's do. Python scalars are literals either way. The
 # constants of a cached trace are the same objects at every call (NOTE: [control-flow trace

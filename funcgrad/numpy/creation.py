@@ -311,7 +311,35 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
         dtype = canonicalize_dtype(dtype)
     else:
         dtype = check_user_dtype(dtype, "arange")
+    if under_staging(core.current_trace()):
+        return _arange_staged(start, stop, step, np.dtype(dtype))
     return Array._from_owned(_arange_values(start, stop, step, np.dtype(dtype)))
+
+
+def _arange_staged(start, stop, step, dtype):
+    """JAX's arange under a staging trace: an ``iota`` (times ``step``, plus ``start``), which XLA
+    folds after its algebraic rewrites -- a constant array there would be folded first (``x / (1.5
+    + arange(4))`` became a multiplication by reciprocals, 1 ulp from jax's division). The same
+    values as ``_arange_values``."""
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        size = max(0, int(np.ceil(stop - start)))
+        iota = st.broadcasted_iota(dtype, (size,), 0)
+        return iota if start == 0 else ew.add_p.bind(_convert_saturating(start, dtype)[()], iota)
+    working = np.dtype(np.float32) if _dt.is_float(dtype) and dtype.itemsize < 4 else dtype
+    size = max(0, int(np.ceil((stop - start) / step)))
+    iota = st.broadcasted_iota(working, (size,), 0)
+    scaled = ew.mul_p.bind(_convert_saturating(step, working)[()], iota)
+    return convert(ew.add_p.bind(_convert_saturating(start, working)[()], scaled), dtype)
+
+
+def _convert_saturating(v, to):  # (XLA's float-to-int conversion saturates; NaN gives 0)
+    v = np.asarray(v)
+    if to.kind in "iu" and v.dtype.kind == "f":
+        info = np.iinfo(to)
+        v = np.nan_to_num(np.clip(v, info.min, info.max), nan=0)
+    return v.astype(to)
 
 
 def _arange_values(start, stop, step, dtype):
@@ -321,12 +349,7 @@ def _arange_values(start, stop, step, dtype):
     if stop is None:
         start, stop = 0, start
 
-    def convert(v, to):  # (XLA's float-to-int conversion saturates; NaN gives 0)
-        v = np.asarray(v)
-        if to.kind in "iu" and v.dtype.kind == "f":
-            info = np.iinfo(to)
-            v = np.nan_to_num(np.clip(v, info.min, info.max), nan=0)
-        return v.astype(to)
+    convert = _convert_saturating
 
     with np.errstate(all="ignore"):
         if step is None:
@@ -479,7 +502,7 @@ def eye(N, M=None, k: int = 0, dtype=None, *, device=None):
     """
     N = concrete_int(N, "eye's N", TypeError)  # (a dimension: jax's TypeError when traced)
     M = N if M is None else concrete_int(M, "eye's M", TypeError)
-    if isinstance(k, core.Tracer):
+    if isinstance(k, core.Tracer) or under_staging(core.current_trace()):  # (JAX's iotas, see arange)
         return _offset_mask(N, M, k, ew.eq_p, _dtype(dtype, "eye"))
     return Array._from_owned(np.eye(N, M, concrete_int(k, "eye's k"), dtype=_dtype(dtype, "eye")))
 
@@ -517,7 +540,7 @@ def tri(N, M=None, k: int = 0, dtype=None):
         dtype = np.float32
     if type(k) is int and _dt.jax_rules:
         asarray(k)  # (a Python int k past the default integer: JAX's OverflowError)
-    if isinstance(k, core.Tracer):
+    if isinstance(k, core.Tracer) or under_staging(core.current_trace()):  # (as eye)
         return _offset_mask(N, M, k, ew.le_p, _dtype(dtype, "tri"))
     return Array._from_owned(np.tri(N, M, concrete_int(k, "tri's k"), dtype=_dtype(dtype, "tri")))
 

@@ -160,8 +160,8 @@ def test_eager_loops_with_float0_tangents_and_callbacks(capfd):
 def test_eager_loops_pass_captured_arrays_as_operands_as_jax_does(monkeypatch):
     # NOTE: [eager loops keep only what their trace made]: at the top a captured array is an
     # operand of the loop (JAX's num_consts), so new values of it compile no new program; the arange
-    # the trace computed stays a constant of the loop's jaxpr (JAX stages an iota XLA folds); the
-    # bits are jit's and JAX's. Under jvp every constant is an operand.
+    # is the loop's iota equation, as JAX's, and no constant; the bits are jit's and JAX's. Under
+    # jvp every constant is an operand.
     seen = []
     real = scan_p.impl
     monkeypatch.setattr(scan_p, "impl", lambda *a, **p: seen.append((len(a), p)) or real(*a, **p))
@@ -177,8 +177,8 @@ def test_eager_loops_pass_captured_arrays_as_operands_as_jax_does(monkeypatch):
         jitted = np.asarray(funcgrad.jit(lambda x: loop(fnp, lax, x, w))(x))
     (n_args, params), *_ = seen
     assert n_args == 3 and params["num_consts"] == 1  # (w, i, c): w is an operand
-    (made,) = params["jaxpr"].consts
-    np.testing.assert_array_equal(np.asarray(made), np.arange(4, dtype=F32))
+    assert not params["jaxpr"].consts
+    assert "iota" in [e.primitive.name for e in params["jaxpr"].jaxpr.eqns]
     np.testing.assert_array_equal(eager, jitted)
     jax_jit = jax.jit(lambda x: loop(jax.numpy, jax.lax, x, w), compiler_options=XLA_DEFAULT_OPTIONS)
     np.testing.assert_array_equal(eager, np.asarray(jax_jit(x)))
@@ -187,7 +187,8 @@ def test_eager_loops_pass_captured_arrays_as_operands_as_jax_does(monkeypatch):
     w2 = w + F32(1)
     again = np.asarray(loop(fnp, lax, x, w2))  # a fresh closure over new values: the same program
     assert executables._mem_stats["misses"] == misses
-    np.testing.assert_array_equal(again, np.asarray(funcgrad.jit(lambda x: loop(fnp, lax, x, w2))(x)))
+    with xla_default_compiles():  # (the suite's cheap options fold the in-body iota otherwise)
+        np.testing.assert_array_equal(again, np.asarray(funcgrad.jit(lambda x: loop(fnp, lax, x, w2))(x)))
     seen.clear()
     funcgrad.jvp(lambda x: loop(fnp, lax, x, w), (x,), (x,))
     assert seen[0][1]["num_consts"] > 0  # under jvp: operands the transformation sees

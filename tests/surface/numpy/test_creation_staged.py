@@ -1,0 +1,54 @@
+"""Creation functions with static arguments under a staging trace stage JAX's equations: ``arange``,
+``eye``, ``identity`` and ``tri`` are ``iota`` equations (XLA folds them after its algebraic rewrites,
+so a float32 division by ``1.5 + arange(4)`` keeps jax's bits where a constant array was rewritten to
+a multiplication by reciprocals), with the eager values, dtypes and weak types."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _oracle import XLA_DEFAULT_OPTIONS, xla_default_compiles
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+F32 = np.float32
+
+CASES = [
+    ("arange", (4,), {}),
+    ("arange", (4,), {"dtype": F32}),
+    ("arange", (1, 9, 2), {}),
+    ("arange", (0.5, 3.0, 0.5), {"dtype": F32}),
+    ("arange", (0.5, 3.0, 0.5), {"dtype": np.float16}),
+    ("arange", (-3, 3, 0.5), {"dtype": np.int32}),
+    ("arange", (2.5, 7), {"dtype": F32}),
+    ("arange", (5, 1), {}),
+    ("eye", (3, 4), {"k": 1, "dtype": F32}),
+    ("eye", (3, 5), {"k": -2, "dtype": np.int32}),
+    ("identity", (3,), {"dtype": F32}),
+    ("tri", (3, 5), {"k": -1, "dtype": F32}),
+    ("tri", (3, 4), {"k": 2, "dtype": bool}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", CASES)
+def test_staged_creation_is_jaxs_iota_with_the_eager_values(name, args, kwargs):
+    make = lambda: getattr(fnp, name)(*args, **kwargs)  # noqa: E731
+    eager, jitted = make(), funcgrad.jit(make)()
+    ref = getattr(jnp, name)(*args, **kwargs)
+    assert (jitted.dtype, jitted.weak_type) == (eager.dtype, eager.weak_type)
+    for ours in (eager, jitted):  # (the dtype is the suite's mode's; the values are jax's)
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(ref).astype(ours.dtype))
+    prims = [e.primitive.name for e in funcgrad.make_jaxpr(make)().jaxpr.eqns]
+    assert "iota" in prims or eager.size == 0
+
+
+def test_division_by_a_staged_arange_keeps_jaxs_bits():
+    f = lambda np_: lambda x: x / (1.5 + np_.arange(4, dtype=F32))  # noqa: E731
+    xs = np.linspace(0.1, 7.0, 64, dtype=F32)
+    with xla_default_compiles():
+        ours = np.stack([np.asarray(funcgrad.jit(f(fnp))(x)) for x in xs])
+    theirs = jax.jit(f(jnp), compiler_options=XLA_DEFAULT_OPTIONS)
+    np.testing.assert_array_equal(ours, np.stack([np.asarray(theirs(x)) for x in xs]))
