@@ -276,7 +276,7 @@ def logaddexp(x1, x2, /):
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
     if aval(x1).dtype.kind == "c":
-        return _complex_logaddexp(x1, x2, ew.exp_p, 1.0)
+        return call_custom(_complex_logaddexp_e, x1, x2)
     return call_custom(_logaddexp, x1, x2)
 
 
@@ -288,8 +288,40 @@ def logaddexp2(x1, x2, /):
     """
     x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
     if aval(x1).dtype.kind == "c":
-        return _complex_logaddexp(x1, x2, ew.exp2_p, 1 / np.log(2))
+        return call_custom(_complex_logaddexp_2, x1, x2)
     return call_custom(_logaddexp2, x1, x2)
+
+
+def _replace_inf(x):
+    # JAX's: 0 where the real part is +inf (so inf - inf never reaches the weights)
+    re = cx.real_p.bind(x)
+    return select(ew.eq_p.bind(re, constant_like(np.inf, re)), constant_like(0, x), x)
+
+
+def _complex_logaddexp_jvp(fn, exp_p):
+    # JAX's rule for complex operands too (its logaddexp is one custom_jvp): t1 exp(x1 - out) +
+    # t2 exp(x2 - out), infinities replaced; derivatives of the rule at ties are then jax's.
+    def jvp(primals, tangents):
+        (x1, x2), (t1, t2) = primals, tangents
+        out = fn(x1, x2)
+        w1, w2 = (exp_p.bind(ew.sub_p.bind(_replace_inf(x), _replace_inf(out))) for x in (x1, x2))
+        return out, ew.add_p.bind(ew.mul_p.bind(t1, w1), ew.mul_p.bind(t2, w2))
+
+    return jvp
+
+
+@custom_jvp
+def _complex_logaddexp_e(x1, x2):
+    return _complex_logaddexp(x1, x2, ew.exp_p, 1.0)
+
+
+@custom_jvp
+def _complex_logaddexp_2(x1, x2):
+    return _complex_logaddexp(x1, x2, ew.exp2_p, 1 / np.log(2))
+
+
+_complex_logaddexp_e.defjvp(_complex_logaddexp_jvp(_complex_logaddexp_e, ew.exp_p))
+_complex_logaddexp_2.defjvp(_complex_logaddexp_jvp(_complex_logaddexp_2, ew.exp2_p))
 
 
 def _complex_logaddexp(x1, x2, exp_p, scale):

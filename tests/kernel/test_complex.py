@@ -410,3 +410,20 @@ def test_sigmoid_of_complex_is_holomorphic_as_in_jax():
     _close(funcgrad.nn.sigmoid(z), np.asarray(jax.nn.sigmoid(z)))
     got = funcgrad.grad(lambda z: fnp.sum(funcgrad.nn.sigmoid(z)), holomorphic=True)(z)
     _close(got, jax.jit(jax.grad(lambda z: jnp.sum(jax.nn.sigmoid(z)), holomorphic=True))(z))
+
+
+def test_complex_logaddexp_differentiates_by_jaxs_rule():
+    # Found by the fuzzer: JAX's logaddexp/logaddexp2 are one custom_jvp for real and complex
+    # operands, so the second derivative at a tie x1 == x2 is the rule's (1/4), not 0.
+    for fn in ("logaddexp", "logaddexp2"):
+        for a, z in ((0.0, 0.0 + 0j), (0.3 + 0.2j, -1.0 + 2.0j), (2.0, 2.0 + 0.5j)):
+            f, g = (
+                lambda x, np_=np_: getattr(np_, fn)(np_.asarray(a, "complex128"), x)  # noqa: B023
+                for np_ in (fnp, jax.numpy)
+            )
+            z = np.complex128(z)
+            for api, h in ((funcgrad, f), (jax, g)):
+                d2 = api.jacfwd(api.jacfwd(h, holomorphic=True), holomorphic=True)(z)
+                if api is funcgrad:
+                    got = d2
+            _close(got, d2, rtol=1e-9)
