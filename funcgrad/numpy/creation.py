@@ -383,6 +383,12 @@ def linspace(
     num = concrete_int(num, "linspace's num")
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    if not under_staging(core.current_trace()) and not any(
+        isinstance(v, list | tuple) for v in (start, stop)
+    ):
+        # Outside a staged program, one compiled program, as JAX's jitted _linspace: XLA's
+        # arithmetic (its folding of iota / div, its fused multiply-adds) gives jax's bits eagerly.
+        return _linspace_program()(start, stop, num, endpoint, retstep, dtype, axis)
     start, stop = promote_args(start, stop)
     # (the operands' inexact type, as JAX's to_inexact_dtype: not a promotion 'strict' refuses)
     compute_dtype = _dt.inexact_of(start.dtype)
@@ -409,15 +415,19 @@ def linspace(
     y = st.broadcast_in_dim(start, full_shape, lead)
     if num > 1:
         real = np.real(np.zeros((), compute_dtype)).dtype
-        t = (np.arange(div, dtype=real) / np.asarray(div, real)).astype(compute_dtype)
-        one_minus_t = (np.ones((), compute_dtype) - t).astype(compute_dtype)
         column = (rows,) + (1,) * len(bshape)
+        if under_staging(core.current_trace()):  # (JAX's iota / div, see arange)
+            t = ew.div_p.bind(st.broadcasted_iota(real, column, 0), np.asarray(div, real))
+            t = convert(t, compute_dtype)
+            one_minus_t = ew.sub_p.bind(np.ones((), compute_dtype), t)
+        else:
+            t = constant((np.arange(div, dtype=real) / np.asarray(div, real)).reshape(column), compute_dtype)
+            one_minus_t = constant(
+                (np.ones((), compute_dtype) - np.asarray(t)).astype(compute_dtype), compute_dtype
+            )
         y = ew.add_p.bind(
-            ew.mul_p.bind(y, broadcast_to(constant(one_minus_t.reshape(column), compute_dtype), full_shape)),
-            ew.mul_p.bind(
-                st.broadcast_in_dim(stop, full_shape, lead),
-                broadcast_to(constant(t.reshape(column), compute_dtype), full_shape),
-            ),
+            ew.mul_p.bind(y, broadcast_to(one_minus_t, full_shape)),
+            ew.mul_p.bind(st.broadcast_in_dim(stop, full_shape, lead), broadcast_to(t, full_shape)),
         )
         if endpoint:
             y = st.concatenate([y, st.broadcast_in_dim(stop, (1, *bshape), lead)], 0)
@@ -428,6 +438,15 @@ def linspace(
         y = floor(y)
     y = convert(y, out_dtype)
     return (y, step) if retstep else y
+
+
+@functools.cache
+def _linspace_program():
+    from funcgrad import api  # noqa: PLC0415 - the api imports funcgrad.numpy
+
+    program = api.jit(linspace.__wrapped__, static_argnums=(2, 3, 4, 5, 6))
+    program._warned = True  # (its retraces follow the caller's shapes, as JAX's; no retrace warning)
+    return program
 
 
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None, axis: int = 0):

@@ -30,6 +30,9 @@ CASES = [
     ("identity", (3,), {"dtype": F32}),
     ("tri", (3, 5), {"k": -1, "dtype": F32}),
     ("tri", (3, 4), {"k": 2, "dtype": bool}),
+    ("linspace", (0.3, 2.7, 9), {"dtype": F32}),
+    ("linspace", (np.array([0.0, 1.0], F32), 2.0, 4), {"endpoint": False, "axis": 1}),
+    ("linspace", (1.0, 5.0, 5), {"dtype": np.int32}),
 ]
 
 
@@ -45,10 +48,31 @@ def test_staged_creation_is_jaxs_iota_with_the_eager_values(name, args, kwargs):
     assert "iota" in prims or eager.size == 0
 
 
-def test_division_by_a_staged_arange_keeps_jaxs_bits():
-    f = lambda np_: lambda x: x / (1.5 + np_.arange(4, dtype=F32))  # noqa: E731
-    xs = np.linspace(0.1, 7.0, 64, dtype=F32)
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda np_: lambda x: x / (1.5 + np_.arange(4, dtype=F32)),
+        lambda np_: lambda x: x / np_.linspace(1.0, 2.0, 7, dtype=F32),
+        lambda np_: lambda x: x * np_.linspace(0.3, 2.7, 9, endpoint=False, dtype=F32),
+    ],
+)
+def test_float32_bits_of_staged_creation_are_jaxs(make):
+    # A constant array was folded before XLA's rewrites (a division became a multiplication by
+    # reciprocals); JAX's iota is folded after them.
+    xs = np.linspace(0.1, 7.0, 32, dtype=F32)
     with xla_default_compiles():
-        ours = np.stack([np.asarray(funcgrad.jit(f(fnp))(x)) for x in xs])
-    theirs = jax.jit(f(jnp), compiler_options=XLA_DEFAULT_OPTIONS)
+        ours = np.stack([np.asarray(funcgrad.jit(make(fnp))(x)) for x in xs])
+    theirs = jax.jit(make(jnp), compiler_options=XLA_DEFAULT_OPTIONS)
     np.testing.assert_array_equal(ours, np.stack([np.asarray(theirs(x)) for x in xs]))
+
+
+@pytest.mark.parametrize("endpoint", [True, False])
+def test_eager_linspace_is_jaxs_compiled_linspace(endpoint):
+    # One compiled program, as JAX's jitted _linspace (start and stop its operands): XLA's last bits,
+    # where NumPy's arithmetic gave others.
+    with xla_default_compiles():
+        ours = np.asarray(fnp.linspace(0.3, 2.7, 9, endpoint=endpoint, dtype=F32))
+    theirs = jax.jit(
+        lambda a, b: jnp.linspace(a, b, 9, endpoint=endpoint, dtype=F32), compiler_options=XLA_DEFAULT_OPTIONS
+    )
+    np.testing.assert_array_equal(ours, np.asarray(theirs(0.3, 2.7)))
