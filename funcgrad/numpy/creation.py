@@ -6,9 +6,13 @@ catalog.
 Shapes are static (Python ints), so creation functions whose values depend only on shapes return
 concrete Arrays computed by NumPy; under ``jit``/``make_jaxpr`` the filled ones (``zeros``,
 ``ones``, ``full``, ``*_like``) are instead a ``broadcast_in_dim`` of the scalar staged into the
-program, as JAX stages them (no array-sized constant is captured, and the jaxpr reads as JAX's).
-Functions whose *values* may be traced (``full``, ``linspace``, ``tril``...) are compositions of
-primitives and are differentiable in those values.
+program, as JAX stages them (no array-sized constant is captured, and the jaxpr reads as JAX's),
+and ``arange``, ``eye``/``identity``, ``tri`` and ``linspace``'s steps are JAX's ``iota``
+equations: XLA folds those after its algebraic rewrites, where a constant array is folded before
+them (a division by it became a multiplication by reciprocals, a last bit from jax's). Eager
+``linspace`` is one compiled program, as JAX's jitted one (XLA's last bits). Functions whose
+*values* may be traced (``full``, ``linspace``, ``tril``...) are compositions of primitives and are
+differentiable in those values.
 """
 
 from __future__ import annotations
