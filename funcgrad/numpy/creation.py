@@ -393,6 +393,12 @@ def linspace(
         # Outside a staged program, one compiled program, as JAX's jitted _linspace: XLA's
         # arithmetic (its folding of iota / div, its fused multiply-adds) gives jax's bits eagerly.
         return _linspace_program()(start, stop, num, endpoint, retstep, dtype, axis)
+    return _linspace(start, stop, num, endpoint, retstep, dtype, axis)
+
+
+def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
+    """linspace's computation (``num`` checked): staged as JAX's under a trace, the body of the
+    compiled program outside one."""
     start, stop = promote_args(start, stop)
     # (the operands' inexact type, as JAX's to_inexact_dtype: not a promotion 'strict' refuses)
     compute_dtype = _dt.inexact_of(start.dtype)
@@ -448,7 +454,7 @@ def linspace(
 def _linspace_program():
     from funcgrad import api  # noqa: PLC0415 - the api imports funcgrad.numpy
 
-    program = api.jit(linspace.__wrapped__, static_argnums=(2, 3, 4, 5, 6))
+    program = api.jit(_linspace, static_argnums=(2, 3, 4, 5, 6))
     program._warned = True  # (its retraces follow the caller's shapes, as JAX's; no retrace warning)
     return program
 

@@ -76,3 +76,13 @@ def test_eager_linspace_is_jaxs_compiled_linspace(endpoint):
         lambda a, b: jnp.linspace(a, b, 9, endpoint=endpoint, dtype=F32), compiler_options=XLA_DEFAULT_OPTIONS
     )
     np.testing.assert_array_equal(ours, np.asarray(theirs(0.3, 2.7)))
+
+
+def test_linspace_and_jitted_special_functions_under_disable_jit():
+    # The compiled linspace (and the special functions JAX jits) run op by op there, not recursing.
+    import funcgrad.scipy.special as fs
+
+    with funcgrad.disable_jit():
+        np.testing.assert_array_equal(np.asarray(fnp.linspace(0.0, 1.0, 3)), [0.0, 0.5, 1.0])
+        np.testing.assert_allclose(float(fs.expn(2, 1.0)), 0.14849550677592205, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(fs.bessel_jn(1.0, v=1))[1], 0.44005058574493355, rtol=1e-6)
