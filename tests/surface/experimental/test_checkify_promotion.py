@@ -25,11 +25,19 @@ CASES = [
 @pytest.mark.parametrize("name, f, i, shape, bad, want", CASES, ids=[c[0] for c in CASES])
 def test_index_checks_under_strict_promotion(name, f, i, shape, bad, want):
     g = C.checkify(f, errors=C.index_checks)
+    # JAX's checkify_test runs in its 32-bit default, where the int64 start becomes int32; in
+    # 64-bit mode JAX's dynamic_slice refuses mixed start types (TypeError), as funcgrad's does.
     with funcgrad.numpy_rank_promotion("raise"), funcgrad.numpy_dtype_promotion("strict"):
-        err, y = (funcgrad.jit(g) if name == "gather" else g)(fnp.arange(3.0), i)
+        with funcgrad.enable_x64(False):
+            err, y = (funcgrad.jit(g) if name == "gather" else g)(fnp.arange(3.0), i)
     assert err.get() == MSG.format(shape, bad)
     assert np.asarray(y).tolist() == want
     assert [np.dtype(p.dtype) for p in err._payloads[err._code.item()]] == [np.int32] * 3
+
+
+def test_mixed_start_types_are_refused_in_64_bit_mode_as_jax():
+    with pytest.raises(TypeError, match="must be integers of the same type, got: int32, int64"):
+        lax.dynamic_slice(fnp.ones((3, 4)), (np.int32(1), np.int64(1)), (1, 2))
 
 
 def test_static_out_of_bounds_int_index_is_checked_as_jax():
