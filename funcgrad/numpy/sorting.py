@@ -491,7 +491,8 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool, weights=N
     if method == "inverted_cdf":
         result = _inverted_cdf(work, None if w_work is None else moveaxis(w_work, -1, 0), q, ignore_nan)
         if keepdims:
-            kept = [1 if d in axes else a.shape[d] for d in range(in_ndim)]
+            # (JAX's: a 0-d input keeps the axis it was raveled to, shape (1,))
+            kept = [1 if d in axes else a.shape[d] for d in range(in_ndim)] or [1]
             result = reshape(result, (*q.shape, *kept))
         return result
     sorted_ = srt.sort(work, 0)  # NaN sorts last
@@ -534,7 +535,8 @@ def nan_aware_quantile(a, q, axis, method, keepdims, ignore_nan: bool, weights=N
     undefined = ew.eq_p.bind(count, constant(0, count.dtype)) if ignore_nan else reductions.any(nan, axis=0)
     result = select(broadcast_to(undefined, result.shape), constant(np.nan, dtype), result)
     if keepdims:
-        kept = [1 if d in axes else a.shape[d] for d in range(in_ndim)]
+        # (JAX's: a 0-d input keeps the axis it was raveled to, shape (1,))
+        kept = [1 if d in axes else a.shape[d] for d in range(in_ndim)] or [1]
         result = reshape(result, (*q.shape, *kept))
     return result
 

@@ -645,3 +645,19 @@ def test_var_and_std_with_an_integer_dtype_as_jax():
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"{fn} {kw}")
     with pytest.raises(ValueError, match="dtype argument to jnp.std must be inexact; got int32"):
         fnp.std(x, dtype="int32")
+
+
+def test_quantiles_of_a_0d_array_with_keepdims_as_jax():
+    # Found by the fuzzer: JAX ravels a 0-d input and keeps that axis (NumPy gives 0-d)
+    jnp = pytest.importorskip("jax").numpy
+    for f, args in (
+        ("median", ()),
+        ("nanmedian", ()),
+        ("quantile", (0.5,)),
+        ("nanpercentile", (np.array([20, 70]),)),
+    ):
+        for kw in ({}, {"method": "inverted_cdf"} if args else {}):
+            got = getattr(fnp, f)(np.float32(1.5), *args, keepdims=True, **kw)
+            want = getattr(jnp, f)(np.float32(1.5), *args, keepdims=True, **kw)
+            assert got.shape == want.shape, (f, kw)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
