@@ -199,7 +199,7 @@ def flatten_outputs(out, name: str, fun: Callable | None = None):
                     path = tu.tree_leaves_with_path(out)[i][0]
                     where = f" at output component {tu.keystr(path)}"
                 jax_words = (
-                    f"function {_sourceinfo(fun)} traced for jit returned a value of type {type(leaf)}"
+                    f"function {fun_sourceinfo(fun)} traced for jit returned a value of type {type(leaf)}"
                     f"{where}, which is not a valid JAX type. "
                 )
             raise TypeError(
@@ -209,8 +209,9 @@ def flatten_outputs(out, name: str, fun: Callable | None = None):
     return leaves, tree
 
 
-def _sourceinfo(fun) -> str:
-    """JAX's ``fun_sourceinfo``: ``name at file:line``."""
+def fun_sourceinfo(fun) -> str:
+    """JAX's ``api_util.fun_sourceinfo``: ``name at file:line`` of ``fun`` (through partials and
+    wrappers), or ``<unknown>``."""
     while isinstance(fun, functools.partial):
         fun = fun.func
     fun = inspect.unwrap(fun)

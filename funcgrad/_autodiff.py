@@ -33,6 +33,7 @@ from funcgrad._api_util import (
     check_input_dtypes,
     check_scalar_output,
     flat_fun,
+    fun_sourceinfo,
     instantiate_public,
     normalize_argnums,
     partial_over,
@@ -42,7 +43,7 @@ from funcgrad._api_util import (
     user_transformation,
     wraps,
 )
-from funcgrad._control_flow_errors import fun_sourceinfo, tree_differences
+from funcgrad._control_flow_errors import tree_differences
 from funcgrad._eager_grad import recorded_value_and_grad
 from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel import dtypes as _dt

@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterator
 
+from funcgrad._api_util import fun_sourceinfo
 from funcgrad.kernel import tree_util as tu
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
     "carry_structure_error",
     "carry_type_error",
     "equality_errors",
-    "fun_sourceinfo",
     "tree_differences",
 ]
 
@@ -120,17 +120,6 @@ def tree_differences(tree1, tree2) -> list[tuple[tuple, str, str, str]]:
     """JAX's ``equality_errors_pytreedef``: how two tree structures differ (leaves print as
     ``pytree leaf``)."""
     return list(equality_errors(_structure(tree1), _structure(tree2)))
-
-
-def fun_sourceinfo(fun: Callable) -> str:
-    """JAX's ``api_util.fun_sourceinfo``: ``name at file:line``."""
-    while hasattr(fun, "func") and hasattr(fun, "args"):  # (functools.partial)
-        fun = fun.func
-    fun = inspect.unwrap(fun)
-    try:
-        return f"{fun.__name__} at {fun.__code__.co_filename}:{fun.__code__.co_firstlineno}"
-    except AttributeError:
-        return "<unknown>"
 
 
 def _carry_component(body_fun) -> Callable[[tuple], str]:

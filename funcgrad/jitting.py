@@ -35,7 +35,13 @@ import numpy as np
 from funcgrad import _transfer_guard, _user_contexts, xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged
 from funcgrad._aot import _compiler_options as _check_compiler_options
-from funcgrad._api_util import _sourceinfo, abstractify, explain_concretization, flatten_outputs, is_abstract
+from funcgrad._api_util import (
+    abstractify,
+    explain_concretization,
+    flatten_outputs,
+    fun_sourceinfo,
+    is_abstract,
+)
 from funcgrad._layouts import Format, Layout, check_default_layout
 from funcgrad._sharding_types import renamed_out_shardings
 from funcgrad._shardings import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
@@ -439,7 +445,7 @@ class PjitFunction(Dispatcher):
         if _jit_flags["explain_cache_misses"]:
             why = (  # (JAX's words for a first trace, then funcgrad's)
                 f"never seen function:\n  {self._name} id={id(self._fun)} defined at "
-                f"{_sourceinfo(self._fun).rpartition(' at ')[2]}; first call"
+                f"{fun_sourceinfo(self._fun).rpartition(' at ')[2]}; first call"
                 if previous is None
                 else _explain(previous, key, names)
             )
