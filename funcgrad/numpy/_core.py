@@ -58,6 +58,16 @@ def aval(x) -> ir.ShapedArray:
     return core.get_aval(x)
 
 
+def rebound(x):
+    """``x`` as JAX's ``jnp.asarray`` of a concrete tracer leaves it, for the functions that JAX
+    passes through it and funcgrad returns unchanged (an update of an empty array, a squeeze of no
+    axes): in 32-bit mode a forward-mode tracer's raw 64-bit NumPy primal is converted to its
+    32-bit type, as JAX binds the conversion (NOTE: [x64 mode]); anything else is ``x``."""
+    if _dt.x64_enabled or not isinstance(x, core.PrimalTracer) or not ew.arithmetic._raw_wide_primal(x):
+        return x
+    return ew.convert_element_type(x, x.dtype, weak_type=x.weak_type)
+
+
 # (tuples made once: ``Array | core.Tracer`` would build a union on every eager call)
 _ARRAYS = (Array, core.Tracer)
 _SHAPED = (Array, core.Tracer, np.ndarray)

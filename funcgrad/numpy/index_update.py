@@ -21,7 +21,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import _dtypes
-from funcgrad.numpy._core import asarray, aval, broadcast_to, constant, promote_args, select
+from funcgrad.numpy._core import asarray, aval, broadcast_to, constant, promote_args, rebound, select
 from funcgrad.numpy.indexing import _ARRAY, Slice, _expand, getitem, static_ints_of_empty_axes
 from funcgrad.numpy.ufuncs import power, true_divide
 from funcgrad.primitives import elementwise as ew
@@ -112,7 +112,7 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wr
         ) from None
     m = int(np.prod(target, dtype=np.int64))
     if m == 0 or x.size == 0:
-        return original
+        return rebound(original)
     flat = st.reshape(x, (x.size,))
     dn = ix.ScatterDimensionNumbers(
         update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)

@@ -301,6 +301,13 @@ CASES = {
     "jvp_np_astype": lambda j, jnp, lax, np: j.jvp(
         lambda x: jnp.asarray(x).astype("float32"), (np.array([1.0, -2.0]),), (np.ones(2),)
     ),
+    # (the fuzzer) an update of an empty raw float64 primal converts it, as JAX's scatter does
+    "jvp_np_at_set_empty": lambda j, jnp, lax, np: j.jvp(
+        lambda x: x.at[:].set(1.0), (np.zeros((0, 2)),), (np.zeros((0, 2)),)
+    ),
+    "linearize_np_at_add_empty": lambda j, jnp, lax, np: j.linearize(lambda x: x.at[:].add(1.0), np.zeros(0))[
+        0
+    ],
     "jvp_np_nextafter": lambda j, jnp, lax, np: j.jvp(
         lambda x: x * lax.nextafter(lax.stop_gradient(x), 5.0), (np.array([1.0, -2.0]),), (np.ones(2),)
     ),
