@@ -1,7 +1,7 @@
 """More of ``jax.lax``: bit counting (``population_count``, ``clz``), ``mulhi``, ``reciprocal``,
 ``reduce_xor``, ``scatter_sub``, ``approx_max_k``/``approx_min_k``, ``stack``/``unstack``, ``tile``,
-``index_take``, ``broadcast_like``, ``ragged_dot`` (grouped matrix products), ``platform_dependent``,
-``composite``.
+``index_take``, ``broadcast_like``, ``ragged_dot``/``ragged_dot_general`` (grouped matrix products),
+``platform_dependent``, ``composite``.
 
 Layer: surface. Imports ``funcgrad.numpy`` and the other ``funcgrad.lax`` modules; everything here
 is a composition of existing operations (no new primitives), so it differentiates, batches and
@@ -21,6 +21,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import _devices
+from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.lax import ops, slicing
@@ -39,6 +40,7 @@ __all__ = [
     "platform_dependent",
     "population_count",
     "ragged_dot",
+    "ragged_dot_general",
     "reciprocal",
     "reduce_xor",
     "scatter_sub",
@@ -70,6 +72,10 @@ class RaggedDotDimensionNumbers:
         object.__setattr__(self, "dot_dimension_numbers", dn)
         object.__setattr__(self, "lhs_ragged_dimensions", tuple(int(d) for d in lhs_ragged_dimensions))
         object.__setattr__(self, "rhs_group_dimensions", tuple(int(d) for d in rhs_group_dimensions))
+
+
+# The dimension numbers of ``ragged_dot``: lhs (m, k), rhs (g, k, n), m ragged, rhs dim 0 the groups.
+_BASIC_RAGGED_DNUMS = RaggedDotDimensionNumbers((([1], [1]), ([], [])), [0], [0])
 
 
 def _integer(name: str, x):
@@ -300,50 +306,185 @@ def broadcast_like(arr, like_arr):
     return fnp.broadcast_to(fnp.asarray(arr), fnp.shape(like_arr))
 
 
-def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None, group_offset=None,
-               out_sharding=None):  # fmt: skip
+@takes_out_sharding
+def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None, group_offset=None):
     """Grouped matrix products (``lax.ragged_dot``, the mixture-of-experts layer): ``lhs`` is
     ``(m, k)`` with its rows in ``g`` consecutive groups of ``group_sizes`` rows, ``rhs`` is
     ``(g, k, n)``, and row ``i`` of the ``(m, n)`` result is ``lhs[i] @ rhs[j]`` for the group ``j``
-    that holds it; rows past ``sum(group_sizes)`` are zero.
-
-    One matrix product: each row is spread into its group's block of a ``(m, g*k)`` matrix (zeros
-    elsewhere) and multiplied by ``rhs`` reshaped to ``(g*k, n)``; so it differentiates (in
-    ``lhs`` and ``rhs``), batches and compiles like ``dot_general``.
+    that holds it; rows past ``sum(group_sizes)`` are zero. ``ragged_dot_general`` with the
+    dimension numbers ``((([1], [1]), ([], [])), [0], [0])``, as in JAX.
 
     >>> lhs = np.arange(6.0).reshape(3, 2)
     >>> rhs = np.stack([np.eye(2), 2 * np.eye(2)])
     >>> ragged_dot(lhs, rhs, np.array([1, 2])).tolist()
     [[0.0, 1.0], [4.0, 6.0], [8.0, 10.0]]
     """
-    if group_offset is not None:
-        raise ValueError(
-            "ragged_dot: group_offset is not supported (jax's CPU lowering rejects it as well); "
-            "slice group_sizes and rhs to the groups you want instead"
+    return ragged_dot_general(
+        lhs, rhs, group_sizes, _BASIC_RAGGED_DNUMS, precision, preferred_element_type, group_offset
+    )
+
+
+@takes_out_sharding
+def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, precision=None,
+                       preferred_element_type=None, group_offset=None):  # fmt: skip
+    """Ragged contraction (``lax.ragged_dot_general``): a ``dot_general`` whose one lhs *ragged*
+    dimension is split into ``g`` consecutive groups of ``group_sizes`` (shape ``[g]``, or
+    ``[b..., x..., g]`` with the batch dims and the lhs dims of the ragged dim's kind before it).
+    Three modes, by the kind of the ragged dimension:
+
+    1. non-contracting (``m``): ``rhs`` has one group dimension of size ``g``; the rows of group
+       ``j`` are contracted with ``rhs``'s slice ``j``; rows past the groups are zero.
+    2. contracting (``k``): one product per group over its slice of ``k``; the result has a
+       leading dimension ``g``.
+    3. batch: a plain ``dot_general`` (``group_sizes`` do not change the result).
+
+    As JAX's reference lowering: the ragged operand(s) are spread into a leading group axis
+    (zeros outside each group) and contracted by one ``dot_general``, so it differentiates,
+    batches and compiles as ``dot_general`` does.
+
+    >>> dn = RaggedDotDimensionNumbers((([1], [0]), ([], [])), [1], [])
+    >>> ragged_dot_general(np.ones((2, 3)), np.ones((3, 4)), np.array([1, 2]), dn).shape
+    (2, 2, 4)
+    """
+    if group_offset is not None:  # (JAX's type and words: no backend but TPU implements it)
+        raise NotImplementedError("Unimplemented group_offset support.")
+    dn = ragged_dot_dimension_numbers
+    lhs, rhs, gs = fnp.asarray(lhs), fnp.asarray(rhs), fnp.asarray(group_sizes)
+    mode, ragged = _ragged_check(lhs.shape, rhs.shape, gs.shape, dn)
+    if not fnp.issubdtype(gs.dtype, fnp.integer):
+        raise TypeError("ragged_dot_general requires that group_sizes.dtype is subtype of np.integer.")
+    (lc, rc), (lb, rb) = (list(map(list, p)) for p in dn.dot_dimension_numbers)
+    l_prefix = _ragged_prefix(mode, lhs.ndim, ragged, lb, lc)
+    if gs.ndim == 1:
+        gs = fnp.broadcast_to(gs, tuple(lhs.shape[i] for i in l_prefix) + gs.shape)
+
+    def incr(dims):
+        return [d + 1 for d in dims]
+
+    def dot(a, b, dims):
+        return ops.dot_general(a, b, dims, precision, preferred_element_type)
+
+    if mode == "noncontracting":
+        return dot(
+            _ragged_to_dense(lhs, ragged, gs, l_prefix), rhs,
+            ((incr(lc) + [0], rc + [dn.rhs_group_dimensions[0]]), (incr(lb), rb)),
+        )  # fmt: skip
+    if mode == "contracting":
+        r_ragged = rc[lc.index(ragged)]
+        r_prefix = _ragged_prefix(mode, rhs.ndim, r_ragged, rb, rc)
+        return dot(
+            _ragged_to_dense(lhs, ragged, gs, l_prefix),
+            _ragged_to_dense(rhs, r_ragged, gs, r_prefix),
+            ((incr(lc), incr(rc)), ([0] + incr(lb), [0] + incr(rb))),
         )
-    if out_sharding is not None:
-        raise ValueError(
-            "ragged_dot: out_sharding is not supported; use with_sharding_constraint on the result"
+    return dot(lhs, rhs, dn.dot_dimension_numbers)
+
+
+def _ragged_to_dense(x, dim, gs, prefix):
+    """``x`` with a leading group axis: slice ``j`` keeps the entries of ``x`` whose index along
+    ``dim`` lies in group ``j`` (zeros elsewhere). ``gs`` is ``[x.shape[p] for p in prefix] + [g]``:
+    the group sizes for each index of ``x``'s ``prefix`` dimensions."""
+    ends = fnp.cumsum(gs, axis=-1)
+    starts = ends - gs
+    # (g, prefix...) in x's axis order, with size-1 axes for x's other dimensions
+    order = sorted(range(len(prefix)), key=lambda i: prefix[i])
+    perm = [gs.ndim - 1] + order
+    shape = (gs.shape[-1],) + tuple(x.shape[a] if a in prefix else 1 for a in range(x.ndim))
+    starts, ends = (fnp.reshape(fnp.transpose(v, perm), shape) for v in (starts, ends))
+    iota = fnp.reshape(
+        fnp.arange(x.shape[dim], dtype=gs.dtype), (1,) + tuple(-1 if a == dim else 1 for a in range(x.ndim))
+    )
+    mask = (starts <= iota) & (iota < ends)
+    return fnp.where(mask, x[None], fnp.zeros((), x.dtype))
+
+
+def _ragged_prefix(mode, rank, ragged, batch, contract):
+    """The dimensions ``group_sizes``' leading axes index: the batch dims, then (modes 1 and 2) the
+    dims of the ragged dim's kind before it (JAX's ``_ragged_dot_prefix_dims``)."""
+    noncontract = [d for d in range(rank) if d not in batch and d not in contract]
+    if mode == "noncontracting":
+        return batch + noncontract[: noncontract.index(ragged)]
+    if mode == "contracting":
+        return batch + contract[: contract.index(ragged)]
+    return batch[: batch.index(ragged)]
+
+
+def _ragged_check(lhs_shape, rhs_shape, gs_shape, dn):
+    """JAX's shape rule of ``ragged_dot_general`` (its checks, types and words): the mode and the
+    lhs ragged dimension."""
+    if not isinstance(dn, RaggedDotDimensionNumbers):
+        raise TypeError(f"ragged_dot_general expects RaggedDotDimensionNumbers, got {type(dn).__name__}")
+
+    def in_range(d, rank, dim_name, arg_name):
+        if d < 0 or d >= rank:
+            raise TypeError(
+                f"ragged_dot_general requires {dim_name} numbers to be nonnegative and less than the number "
+                f"of axes of the {arg_name} value, got {d} for {arg_name} of rank {rank}."
+            )
+
+    if len(dn.lhs_ragged_dimensions) != 1:
+        raise TypeError("ragged_dot_general expects exactly one lhs ragged dimension.")
+    ragged = dn.lhs_ragged_dimensions[0]
+    in_range(ragged, len(lhs_shape), "lhs ragged dimension", "lhs")
+    (lc, rc), (lb, rb) = (list(map(list, p)) for p in dn.dot_dimension_numbers)
+    noncontract = [d for d in range(len(lhs_shape)) if d not in lb and d not in lc]
+    if ragged in noncontract:
+        mode = "noncontracting"
+    elif ragged in lc:
+        mode = "contracting"
+    else:
+        mode = "batch"
+    if len(gs_shape) == 0:
+        raise TypeError("expected rank of group_sizes to be >=1.")
+    if len(gs_shape) != 1:
+        expected = tuple(lhs_shape[i] for i in _ragged_prefix(mode, len(lhs_shape), ragged, lb, lc))
+        expected += (gs_shape[-1],)
+        if tuple(gs_shape) != expected:
+            raise TypeError(f"expected group_sizes to have shape {expected}, got {tuple(gs_shape)}.")
+    groups = gs_shape[-1]
+    group_dims = dn.rhs_group_dimensions
+    if mode != "noncontracting":
+        if group_dims:
+            raise TypeError(
+                "ragged_dot_general requires zero group dimensions in the rhs when lhs ragged dimension is "
+                "contracting or batch."
+            )
+    else:
+        if len(group_dims) != 1:
+            raise TypeError(
+                "ragged_dot_general requires exactly one rhs group dimension when lhs ragged dimension is "
+                "noncontracting."
+            )
+        gd = group_dims[0]
+        in_range(gd, len(rhs_shape), "rhs group dimension", "rhs")
+        if gd in rb or gd in rc:
+            raise TypeError(
+                "ragged_dot_general requires rhs group dimension numbers to be distinct from contracting and "
+                "batch dimensions."
+            )
+        if rhs_shape[gd] != groups:
+            raise TypeError(f"expected rhs group dimension size to be {groups}, got {rhs_shape[gd]}.")
+    # dot_general's checks on the operands as given (not on the spread ones the product sees)
+    for side, shape, contract, batch in (("lhs", lhs_shape, lc, lb), ("rhs", rhs_shape, rc, rb)):
+        if not all(0 <= d < len(shape) for d in contract + batch):
+            raise TypeError(
+                f"dot_general requires {side} dimension numbers to be nonnegative and less than the number "
+                f"of axes of the {side} value, got {side}_batch of {tuple(batch)} and {side}_contracting of "
+                f"{tuple(contract)} for {side} of rank {len(shape)}"
+            )
+    if len(lb) != len(rb):
+        raise TypeError(
+            f"dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, got lhs_batch "
+            f"{tuple(lb)} and rhs_batch {tuple(rb)}."
         )
-    lhs, rhs, sizes = fnp.asarray(lhs), fnp.asarray(rhs), fnp.asarray(group_sizes)
-    if lhs.ndim != 2 or rhs.ndim != 3 or sizes.ndim != 1:
-        raise ValueError(
-            f"ragged_dot: expects lhs (m, k), rhs (g, k, n) and group_sizes (g,), got shapes "
-            f"{lhs.shape}, {rhs.shape} and {sizes.shape}"
-        )
-    (m, k), (g, k2, n) = lhs.shape, rhs.shape
-    if k != k2 or sizes.shape[0] != g:
-        raise ValueError(
-            f"ragged_dot: lhs {lhs.shape}, rhs {rhs.shape} and group_sizes {sizes.shape} do not agree "
-            "(lhs (m, k), rhs (g, k, n), group_sizes (g,))"
-        )
-    if not fnp.issubdtype(sizes.dtype, fnp.integer):
-        raise TypeError(f"ragged_dot: group_sizes must be integers, got {sizes.dtype}")
-    ends = fnp.cumsum(sizes)
-    group = fnp.searchsorted(ends, fnp.arange(m), side="right")  # g for rows past the last group
-    onehot = (group[:, None] == fnp.arange(g)[None, :]).astype(lhs.dtype)
-    spread = fnp.reshape(onehot[:, :, None] * lhs[:, None, :], (m, g * k))
-    return ops.dot(spread, fnp.reshape(rhs, (g * k, n)), precision, preferred_element_type)
+    for what, ld, rd in (
+        ("lhs batch dimensions and rhs batch dimensions", lb, rb),
+        ("contracting dimensions", lc, rc),
+    ):
+        lshape, rshape = tuple(lhs_shape[i] for i in ld), tuple(rhs_shape[i] for i in rd)
+        if lshape != rshape:
+            raise TypeError(f"dot_general requires {what} to have the same shape, got {lshape} and {rshape}.")
+    return mode, ragged
 
 
 # jax's names for the platforms a branch may be written for, by default_backend()'s name.

@@ -146,12 +146,78 @@ def test_ragged_dot_vmap_and_errors():
         lhs[0].astype(np.float32), rhs[0].astype(np.float32), gs[0], preferred_element_type=np.float64
     )
     assert wide.dtype == np.float64
-    with pytest.raises(ValueError, match="group_sizes"):
-        lax.ragged_dot(lhs[0], rhs[0], np.array([1, 2, 3]))
-    with pytest.raises(TypeError, match="integers"):
-        lax.ragged_dot(lhs[0], rhs[0], np.array([1.0, 2.0]))
-    with pytest.raises(ValueError, match="group_offset"):
+    # JAX's errors (ragged_dot is ragged_dot_general's basic case: its shape rule's types and words)
+    for lib in (lax, jlax):
+        with pytest.raises(TypeError, match="expected rhs group dimension size to be 3, got 2"):
+            lib.ragged_dot(lhs[0], rhs[0], np.array([1, 2, 2]))
+        with pytest.raises(TypeError, match="group_sizes.dtype is subtype of np.integer"):
+            lib.ragged_dot(lhs[0], rhs[0], np.array([1.0, 2.0]))
+        with pytest.raises(
+            TypeError, match=r"contracting dimensions to have the same shape, got \(2,\) and \(3,\)"
+        ):
+            lib.ragged_dot(lhs[0], np.ones((2, 3, 3)), gs[0])
+    # (JAX's impl and lowerings raise this; its bind fails earlier, on hashing the array)
+    with pytest.raises(NotImplementedError, match="Unimplemented group_offset support"):
         lax.ragged_dot(lhs[0], rhs[0], gs[0], group_offset=np.array([1]))
+
+
+# (lhs shape, rhs shape, group_sizes, dot dimension numbers, lhs ragged dims, rhs group dims):
+# the three modes of ragged_dot_general, with batch dims and [b..., x..., g] group sizes.
+_RAGGED_GENERAL = [
+    ((2, 11, 5), (3, 2, 5, 7), [[4, 3, 1], [2, 2, 5]], (([2], [2]), ([0], [1])), [1], [0]),  # non-contracting
+    ((3, 4, 6, 5), (2, 5, 6, 7), [[1, 1], [2, 2], [0, 4]], (([2], [2]), ([], [])), [1], [0]),
+    (
+        (2, 11, 5),
+        (2, 5, 7),
+        [[1, 3, 1], [2, 2, 0]],
+        (([2], [1]), ([0], [0])),
+        [2],
+        [],
+    ),  # contracting: (g, ...)
+    ((4, 3, 6), (4, 6, 2), [1, 3], (([2], [1]), ([0], [0])), [0], []),  # batch: a dot_general
+]
+
+
+@pytest.mark.parametrize("case", range(len(_RAGGED_GENERAL)))
+def test_ragged_dot_general_matches_jax(case):
+    from jax._src.lax.lax import _ragged_dot_general_impl  # noqa: PLC0415 - jax's reference
+
+    ls, rs, gs, dd, lr, rg = _RAGGED_GENERAL[case]
+    rng = np.random.default_rng(case)
+    lhs, rhs, gs = rng.standard_normal(ls), rng.standard_normal(rs), np.array(gs, np.int32)
+    ours_dn, theirs_dn = lax.RaggedDotDimensionNumbers(dd, lr, rg), jlax.RaggedDotDimensionNumbers(dd, lr, rg)
+    ours = lax.ragged_dot_general(lhs, rhs, gs, ours_dn)
+    theirs = jlax.ragged_dot_general(lhs, rhs, gs, theirs_dn)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-12, atol=1e-12)
+    jitted = funcgrad.jit(lambda a, b, g: lax.ragged_dot_general(a, b, g, ours_dn))(lhs, rhs, gs)
+    np.testing.assert_allclose(np.asarray(jitted), np.asarray(theirs), rtol=1e-12, atol=1e-12)
+    # (jax's own grad rule lacks the rhs of the contracting mode; its reference composition has it)
+    loss = lambda a, b: (lax.ragged_dot_general(a, b, gs, ours_dn) ** 2).sum()  # noqa: E731
+    jloss = lambda a, b: (_ragged_dot_general_impl(a, b, gs, theirs_dn) ** 2).sum()  # noqa: E731
+    for a, b in zip(funcgrad.grad(loss, (0, 1))(lhs, rhs), jax.grad(jloss, (0, 1))(lhs, rhs)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-10)
+    batched = funcgrad.vmap(lambda a: lax.ragged_dot_general(a, rhs, gs, ours_dn))(np.stack([lhs, 2 * lhs]))
+    np.testing.assert_allclose(np.asarray(batched[1]), 2 * np.asarray(theirs), rtol=1e-12, atol=1e-12)
+
+
+def test_ragged_dot_general_errors_as_jax():
+    for lib in (lax, jlax):
+        dn = lib.RaggedDotDimensionNumbers
+        lhs, rhs = np.ones((11, 5), np.float32), np.ones((3, 5, 7), np.float32)
+        gs = np.ones(3, np.int32)
+        with pytest.raises(TypeError, match="expects exactly one lhs ragged dimension"):
+            lib.ragged_dot_general(lhs, rhs, gs, dn((([1], [1]), ([], [])), [0, 1], [0]))
+        with pytest.raises(TypeError, match="lhs ragged dimension numbers to be nonnegative"):
+            lib.ragged_dot_general(lhs, rhs, gs, dn((([1], [1]), ([], [])), [2], [0]))
+        with pytest.raises(TypeError, match=r"expected group_sizes to have shape \(3,\), got \(2, 3\)"):
+            lib.ragged_dot_general(lhs, rhs, np.ones((2, 3), np.int32), dn((([1], [1]), ([], [])), [0], [0]))
+        with pytest.raises(TypeError, match="zero group dimensions in the rhs"):
+            lib.ragged_dot_general(lhs, rhs, gs, dn((([1], [1]), ([], [])), [1], [0]))
+        with pytest.raises(TypeError, match="exactly one rhs group dimension"):
+            lib.ragged_dot_general(lhs, rhs[0], gs, dn((([1], [0]), ([], [])), [0], []))
+        with pytest.raises(TypeError, match="distinct from contracting and batch"):
+            lib.ragged_dot_general(lhs, rhs, gs, dn((([1], [1]), ([], [])), [0], [1]))
 
 
 def test_platform_dependent_and_composite_match_jax():

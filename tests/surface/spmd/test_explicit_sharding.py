@@ -453,7 +453,7 @@ def test_control_flow_gradients_and_checkpoint_on_sharded_values_match_jax(meshe
 
 
 # funcgrad's own hot paths call these, so they do not take out_sharding (README: differences).
-_WITHOUT_OUT_SHARDING = {"array", "asarray", "broadcast_to", "ragged_dot_general", "rng_bit_generator"}
+_WITHOUT_OUT_SHARDING = {"array", "asarray", "broadcast_to", "rng_bit_generator"}
 
 
 def test_out_sharding_is_taken_wherever_jax_takes_it():
