@@ -423,6 +423,12 @@ def top_k(operand, k: int, *, axis: int = -1):
     if not -operand.ndim <= ax < operand.ndim:
         raise ValueError(f"top_k: axis {axis} is out of bounds for an operand of rank {operand.ndim}")
     ax %= operand.ndim
+    int32_max = np.iinfo(np.int32).max
+    if operand.shape[ax] > int32_max + 1:  # (JAX's words; the indices could not be int32)
+        raise ValueError(
+            "top_k returns int32 indices, which will overflow for array dimensions larger than the maximum "
+            f"int32 ({int32_max}). Got operand.shape={tuple(operand.shape)}"
+        )
     if ax != operand.ndim - 1:  # along another axis: that axis moved last and back
         perm = tuple(i for i in range(operand.ndim) if i != ax) + (ax,)
         back = tuple(int(i) for i in np.argsort(perm))

@@ -262,6 +262,14 @@ def test_top_k_along_an_axis_matches_jax(axis):
     np.testing.assert_allclose(np.asarray(g), np.asarray(w))
 
 
+def test_top_k_of_more_than_int32_elements_is_jax_value_error():
+    # JAX's lax_test testTopKOverflow: indices are int32, so a longer axis is refused (abstractly)
+    for lib in (funcgrad, jax):
+        x = lib.ShapeDtypeStruct((2**31 + 1,), np.dtype(jax.numpy.bfloat16))
+        with pytest.raises(ValueError, match="top_k returns int32 indices, which will overflow"):
+            lib.eval_shape(lambda v: lib.lax.top_k(v, 100), x)  # noqa: B023
+
+
 def test_mul_out_dtype_matches_jax():
     # JAX's lax_autodiff_test (testOpGradOutDtype) through funcgrad.as_jax: lax.mul's out_dtype=
     a, b = np.array([1.5, 2.0], np.float32), np.array([3.0, 4.0], np.float16)
