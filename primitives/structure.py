@@ -263,7 +263,7 @@ def _iota_abstract_eval(*, dtype, shape, dimension):
         raise TypeError(f"iota: dimension {dimension} out of range for shape {shape}")
     if any(s < 0 for s in shape):
         raise TypeError(f"iota: negative size in shape {shape}")
-    if np.dtype(dtype).kind not in "iuf" and not _dt.is_float(dtype):
+    if _dt.kind(dtype) not in "iuf":  # (int4/uint4 and the narrow floats too, as JAX's)
         raise TypeError(f"iota: dtype must be an integer or floating dtype, got {np.dtype(dtype).name}")
     return ShapedArray(shape, dtype)
 

@@ -148,6 +148,12 @@ def _abs_jvp(t, ans, x):
 def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
     if not _numeric(x.dtype):
         raise TypeError(f"abs does not accept dtype {x.dtype.name}")
+    if _dt.kind(x.dtype) in "iu" and _dt.bit_width(x.dtype) < 8:  # (JAX's abs refuses int4/int2/...)
+        raise TypeError(
+            f"abs does not accept dtype {x.dtype.name}. Support for narrow-width integers is "
+            "platform-dependent and limited to a few specific operations, e.g. basic arithmetic "
+            "and type casting."
+        )
     return ShapedArray(x.shape, _dt.real_dtype(x.dtype), x.weak_type)
 
 

@@ -270,6 +270,25 @@ def test_top_k_of_more_than_int32_elements_is_jax_value_error():
             lib.eval_shape(lambda v: lib.lax.top_k(v, 100), x)  # noqa: B023
 
 
+@pytest.mark.parametrize("dtype", ["int4", "uint4", "int2"])
+def test_narrow_int_iota_matches_jax_and_abs_refuses_it(dtype):
+    # JAX's lax_test test_int4_non_support_errors: iota makes the 4-bit (and 2-bit) integers
+    # (wrapping as the type does), and abs refuses them with JAX's TypeError
+    want = np.asarray(jlax.broadcasted_iota(dtype, (2, 9), 1))
+    for got in (
+        lax.broadcasted_iota(dtype, (2, 9), 1),
+        funcgrad.jit(lambda: lax.broadcasted_iota(dtype, (2, 9), 1))(),
+    ):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+    if dtype != "uint4":  # (unsigned types fail JAX's signed-integer check first)
+        for lib in (lax, jlax):
+            with pytest.raises(
+                TypeError, match=f"abs does not accept dtype {dtype}. Support for narrow-width"
+            ):
+                lib.abs(lib.iota(dtype, 3))
+
+
 def test_mul_out_dtype_matches_jax():
     # JAX's lax_autodiff_test (testOpGradOutDtype) through funcgrad.as_jax: lax.mul's out_dtype=
     a, b = np.array([1.5, 2.0], np.float32), np.array([3.0, 4.0], np.float16)
