@@ -161,6 +161,18 @@ def is_abstract(x) -> bool:
     )
 
 
+def no_jax_array(leaf) -> None:
+    """JAX's ValueError for an argument of a transformation (``jit``, ``grad``, ...) that is an
+    object with ``__jax_array__`` and no pytree: JAX 0.10 no longer converts it when it traces
+    (``jnp`` functions still take it; ``jnp.asarray(x)`` or registering it as a pytree is the fix)."""
+    if getattr(leaf, "__jax_array__", None) is not None:
+        raise ValueError(
+            "Triggering __jax_array__() during abstractification is no longer supported. To avoid this "
+            "error, either explicitly convert your object using jax.numpy.array(), or register your "
+            "object as a pytree."
+        )
+
+
 def check_array_leaves(name: str, leaves, paths, what="argument"):
     """``paths``: the leaves' names, or a function computing them (only called on an error, since
     naming leaves costs more than checking them on the eager hot path)."""
@@ -168,6 +180,7 @@ def check_array_leaves(name: str, leaves, paths, what="argument"):
         if not core.is_array_like(leaf) or (type(leaf) is np.ndarray and leaf.dtype == object):
             if type(leaf) is core.Token:
                 continue  # tokens pass through transformations (NOTE: [tokens])
+            no_jax_array(leaf)
             path = _path(paths, i)
             # JAX's words first (code written for JAX matches them), then funcgrad's.
             if name.startswith("jit") and what == "argument":

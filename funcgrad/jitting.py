@@ -41,6 +41,7 @@ from funcgrad._api_util import (
     flatten_outputs,
     fun_sourceinfo,
     is_abstract,
+    no_jax_array,
 )
 from funcgrad._layouts import Format, Layout, check_default_layout
 from funcgrad._sharding_types import renamed_out_shardings
@@ -388,6 +389,7 @@ class PjitFunction(Dispatcher):
                 if is_stateful_arg(leaf):  # a Ref, or a mutable box (NOTE: [mutable high-level values])
                     refs = True
                     continue
+                no_jax_array(leaf)
                 names = self._arg_names(static_key, dyn_args, dyn_kwargs)
                 raise TypeError(  # (JAX's words first)
                     f"Error interpreting argument to {self._name} as an abstract array. The "

@@ -15,6 +15,7 @@ Layer: surface. Imports the kernel (core, dtypes, array), the primitive catalog 
 from __future__ import annotations
 
 import functools
+import numbers
 import operator
 import sys
 import warnings
@@ -98,6 +99,19 @@ def _iter_nested(xs):
             yield x
 
 
+def _stands_for_array(x) -> bool:
+    """An object with ``__jax_array__`` (flax's Variables, a user's wrapper), not a number."""
+    return hasattr(x, "__jax_array__") and not isinstance(x, Array | core.Tracer | numbers.Number)
+
+
+def _map_nested(xs):
+    """Nested lists/tuples with each ``__jax_array__`` object replaced by its array."""
+    return [
+        _map_nested(x) if isinstance(x, list | tuple) else x.__jax_array__() if _stands_for_array(x) else x
+        for x in xs
+    ]
+
+
 # NOTE: [transfer guard]: ``asarray`` asks about host data only for a call from outside funcgrad
 # (``array`` of this file calls it for the user).
 _guard = _transfer_guard.state
@@ -149,6 +163,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
             # (a Python bool is strong, as in JAX: jnp.asarray(True) has no weak type)
             return Array._from_owned(np.asarray(a, _dt.python_scalar_dtype(a)), weak_type=type(a) is not bool)
         return Array._from_owned(_scalar_const(a, dtype))
+    if isinstance(a, list | tuple) and any(_stands_for_array(x) for x in _iter_nested(a)):
+        a = _map_nested(a)  # (jnp.array(((x, x), [x, x])) of such objects: their arrays, as JAX's)
     if isinstance(a, list | tuple) and any(isinstance(x, core.Tracer | Array) for x in _iter_nested(a)):
         return _stack_nested(a, dtype)
     if hasattr(a, "__jax_array__"):

@@ -44,3 +44,26 @@ def test_jax_array_objects_in_numpy_functions_match_jax():
     np.testing.assert_allclose(fnp.asarray(x) * box, x * x)
     theirs = jax.numpy.asarray(x) + Box(jax.numpy.asarray(x))
     np.testing.assert_allclose(theirs, 2 * x)
+
+
+def test_unregistered_jax_array_object_in_a_transformation_and_nested_lists_as_jax():
+    # JAX's api_test test_dunder_jax_array(_warnings): a transformation does not convert an object
+    # that is not a pytree (JAX's ValueError); jnp.array converts one nested in lists
+    jax = pytest.importorskip("jax")
+
+    class Plain:
+        def __init__(self, value):
+            self.value = value
+
+        def __jax_array__(self):
+            return self.value
+
+    for lib, np_ in ((funcgrad, fnp), (jax, jax.numpy)):
+        a = Plain(np_.arange(4))
+        for transform in (lib.jit, lib.grad):
+            with pytest.raises(ValueError, match=r"Triggering __jax_array__\(\) during abstractification"):
+                transform(lambda v: v)(a)
+        x = Plain(np_.array(1))
+        got = np_.array(((x, x), [x, x]))
+        assert got.dtype == np_.array(1).dtype
+        np.testing.assert_array_equal(np.asarray(got), np.ones((2, 2)))
