@@ -136,7 +136,12 @@ asinh, acosh, atanh = arcsinh, arccosh, arctanh
 def _scaled_log(name, base, op, c):
     def f(x, /):
         (x,) = promote_args_inexact(x)
-        return op.bind(ew.log_p.bind(x), constant(c, aval(x).dtype))
+        dtype = aval(x).dtype
+        if dtype.kind == "c":  # (JAX's: each part of log(x) scaled by a real constant, so log10(0j)
+            r = ew.log_p.bind(x)  # is -inf+0j, where a complex product gives -inf+nanj)
+            k = constant(c, _dt.real_dtype(dtype))
+            return cx.complex_p.bind(op.bind(cx.real_p.bind(r), k), op.bind(cx.imag_p.bind(r), k))
+        return op.bind(ew.log_p.bind(x), constant(c, dtype))
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Elementwise base-{base} logarithm.\n\n>>> float({name}({float(base) ** 3}))\n3.0\n"

@@ -427,3 +427,49 @@ def test_complex_logaddexp_differentiates_by_jaxs_rule():
                 if api is funcgrad:
                     got = d2
             _close(got, d2, rtol=1e-9)
+
+
+_SPECIAL_PARTS = (0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan, 1e30)
+_SPECIAL = np.array([complex(a, b) for a in _SPECIAL_PARTS for b in _SPECIAL_PARTS], np.complex64)
+_UNARY_AT_SPECIALS = (
+    *("exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "reciprocal"),
+    *(
+        "tan",
+        "tanh",
+        "sinh",
+        "cosh",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "arcsinh",
+        "arccosh",
+        "arctanh",
+        "abs",
+        "sign",
+    ),
+)
+_BINARY_AT_SPECIALS = ("multiply", "divide", "power", "logaddexp", "logaddexp2")
+
+
+def test_eager_complex_special_values_are_xlas_as_jax():
+    # Found by the fuzzer: NumPy's complex functions follow C99 at infinities, NaNs and signed
+    # zeros, XLA's (jax's, eager or jitted) do not: (inf+0j) ** (2+0j) is inf+0j, exp(-inf+infj)
+    # NaN, sqrt(-2.5-0j) 1.58j, log10(0j) -inf+0j, logaddexp2(-inf, 2+3j) NaN (NOTE: [complex
+    # special values]). funcgrad's eager values, and its jitted ones, are jax's.
+    x, y = _SPECIAL[:, None], _SPECIAL[None, :]
+    for name in (*_UNARY_AT_SPECIALS, *_BINARY_AT_SPECIALS):
+        args = (_SPECIAL,) if name in _UNARY_AT_SPECIALS else (x, y)
+        # (jax's side one program per function, operands passed in: XLA folds a program's
+        # constants with its C++ arithmetic, and fuses a larger program's parts differently, so
+        # their NaN parts differ again: abs(inf+nanj) folded is inf, computed NaN)
+        want = np.asarray(jax.jit(getattr(jnp, name))(*args))
+        for how, got in (
+            ("eager", getattr(fnp, name)(*args)),
+            ("jit", funcgrad.jit(getattr(fnp, name))(*args)),
+        ):
+            got = np.asarray(got)
+            assert got.dtype == want.dtype, (how, name)
+            for part in (np.real, np.imag):  # (part by part: inf+nanj is not nan+nanj)
+                np.testing.assert_allclose(
+                    part(got), part(want), rtol=2e-6, atol=0, equal_nan=True, err_msg=f"{how} {name}"
+                )
