@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from funcgrad import _devices, _transfer_guard
-from funcgrad.kernel import core, ir, templates
+from funcgrad.kernel import ad, core, ir, templates
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
@@ -152,6 +152,15 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
             if a._buffer is not None and a._buffer._committed:
                 return ew.copy_p.bind(a)  # stays on its device, committed (NOTE: [committed arrays])
             return Array._from_owned(a._numpy(), a.weak_type)
+        if (
+            out is a
+            and isinstance(a, ad.JVPTracer)
+            and not isinstance(ad.as_given(a.primal), Array | core.Tracer)
+        ):
+            # (jvp at a Python scalar or NumPy value: JAX's asarray binds a conversion, so its result
+            # is a computed Array, not the caller's object passed through: NOTE: [outputs jvp and
+            # vjp return as they are])
+            out = ew.copy_p.bind(a)
         return out
     if _guard.host_to_device and not isinstance(a, list | tuple) and not hasattr(a, "__jax_array__"):
         _transfer_guard.eager_host_value(a, _OWN_FILES)  # NOTE: [transfer guard]: host data made an Array

@@ -47,6 +47,10 @@ def _cases(lib, np_lib):
         "grad aux": lambda: lib.grad(lambda x: (x, (2.0, np.float32(1))), has_aux=True)(1.0)[1],
         "linearize": lambda: lib.linearize(lambda x: (x, 2.0), 1.0)[0],
         "array input": lambda: lib.jvp(lambda x: x, (np_lib.asarray(1.0),), (np_lib.asarray(1.0),)),
+        # jnp.asarray/array of an input is a conversion JAX computes: Arrays, not the caller's float
+        "asarray of a float": lambda: lib.jvp(np_lib.asarray, (1.0,), (1.0,)),
+        "array of numpy": lambda: lib.jvp(np_lib.array, (np.ones(2),), (np.ones(2),)),
+        "vjp of asarray": lambda: lib.vjp(np_lib.asarray, 1.0)[0],
     }
 
 
