@@ -99,6 +99,11 @@ class _Plan:
                 impl = core.narrow_step(prim)
             else:
                 impl = prim.impl
+                # (a host step wrapped for complex operands only: its unwrapped form for real
+                # ones, NOTE: [complex special values])
+                real_step = getattr(impl, "real_step", None)
+                if real_step is not None and all(a.aval.dtype.kind != "c" for a in eqn.invars):
+                    impl = real_step
             inner = params.get(prim.traits.call_jaxpr_param) if prim.traits.call_jaxpr_param else None
             if type(inner) is ClosedJaxpr and len(inner.jaxpr.invars) == len(ins):
                 # A call whose impl evaluates its jaxpr (checkpoint, custom_jvp_call): by a plan

@@ -343,9 +343,19 @@ mul_p.def_transpose(lambda ct, x, y: _mul_transpose(instantiate(ct), x, y))
 
 
 def _div_impl(x, y):
-    if _dt.kind(np.result_type(x)) in "iu":
+    kind = _dt.kind(np.result_type(x))
+    if kind in "iu":
         return _int_div_rem(x, y)[0]
-    return np.divide(x, y)
+    out = np.divide(x, y)
+    if kind == "c":  # (XLA's complex division at infinities, NaNs: NOTE: [complex special values])
+        return _complex_at_specials(div_p, (x, y), {}, out)
+    return out
+
+
+def _complex_at_specials(primitive, vals, params, out):
+    """``out``, NumPy's complex result of ``primitive`` at ``vals``, or XLA's where the two may
+    differ (NOTE: [complex special values]; set by ``complex_specials``, which imports this)."""
+    return out
 
 
 def _int_div_rem(x, y):

@@ -20,7 +20,10 @@ from funcgrad.kernel.hooks import hooks
 # is inf+nanj in NumPy, inf+0j in XLA; 1 / (inf+infj) is NaN in NumPy, 0 in XLA. A complex
 # operand holding such a value (or a result that overflowed to one) therefore has its eager step
 # recomputed by the primitive's own compiled program (``hooks.eager_compiled``); finite values keep
-# NumPy's answer (equal to XLA's to rounding) at the cost of one finiteness check.
+# NumPy's answer (equal to XLA's to rounding) at the cost of one finiteness check. Real operands
+# pay one dtype check (the cached-program interpreter none: it takes the unwrapped ``real_step``);
+# division checks inside its impl; multiplication keeps NumPy's (its impl is the bare ufunc, the
+# hottest eager step: only complex64 products that overflow next to an infinity differ).
 
 
 def _special(vals, out, branch_cut: bool) -> bool:
@@ -39,6 +42,18 @@ def _special(vals, out, branch_cut: bool) -> bool:
     return False
 
 
+def _at_specials(primitive, vals, params, out, branch_cut: bool = False):
+    if hooks.eager_compiled is not None and _special(vals, out, branch_cut):
+        res = hooks.eager_compiled(primitive, list(vals), params)
+        return [o._numpy() for o in res] if primitive.multiple_results else res._numpy()
+    return out
+
+
+# (division's impl checks its dtype already: it calls this for complex operands, with no wrapper
+# around it to slow real division)
+_ar._complex_at_specials = _at_specials
+
+
 def _xla_at_specials(primitive) -> None:
     impl = primitive.impl
     branch_cut = primitive in _BRANCH_CUTS
@@ -46,12 +61,9 @@ def _xla_at_specials(primitive) -> None:
     def step(*vals, **params):
         out = impl(*vals, **params)
         kind = getattr(getattr(vals[0], "dtype", None), "kind", None)  # (the first operand's is the op's)
-        if kind == "c" and hooks.eager_compiled is not None and _special(vals, out, branch_cut):
-            res = hooks.eager_compiled(primitive, list(vals), params)
-            return [o._numpy() for o in res] if primitive.multiple_results else res._numpy()
-        return out
+        return _at_specials(primitive, vals, params, out, branch_cut) if kind == "c" else out
 
-    step.__wrapped__ = impl
+    step.__wrapped__ = step.real_step = impl  # (the cached-program interpreter's for real operands)
     step.__name__ = f"{primitive.name}_impl"
     primitive.def_impl(step)
 
@@ -63,8 +75,6 @@ _BRANCH_CUTS = frozenset(
 )
 
 for _p in (
-    _ar.mul_p,
-    _ar.div_p,
     _ar.integer_pow_p,
     _ar.abs_p,
     _ar.square_p,

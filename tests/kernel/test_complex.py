@@ -448,7 +448,7 @@ _UNARY_AT_SPECIALS = (
         "sign",
     ),
 )
-_BINARY_AT_SPECIALS = ("multiply", "divide", "power", "logaddexp", "logaddexp2")
+_BINARY_AT_SPECIALS = ("divide", "power", "logaddexp", "logaddexp2")
 
 
 def test_eager_complex_special_values_are_xlas_as_jax():
