@@ -113,7 +113,8 @@ log1p_p = unop(
 sqrt_p = unop(
     "sqrt",
     np.sqrt,
-    lambda t, ans, x: div(t, mul(ans, _const(x, 2))),
+    # (JAX's form, t * (0.5 / ans): its rounding, and its higher derivatives' graph, in float16)
+    lambda t, ans, x: mul(t, div(_const(x, 0.5), ans)),
     uses_answer=True,
     may_produce_nan=True,
     sparse="zero_preserving",

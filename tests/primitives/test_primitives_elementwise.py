@@ -180,3 +180,23 @@ def test_jvp_constants_of_a_bfloat16_scalar():
         got, want = funcgrad.grad(ours)(x), jax.grad(theirs)(x)
         assert got.dtype == want.dtype == ml_dtypes.bfloat16
         np.testing.assert_array_equal(np.float32(got), np.float32(want))
+
+
+def test_sqrt_jvp_is_jaxs_product_form_in_float16():
+    # (the differential fuzzer, 32-bit seed 17) sqrt's rule is JAX's t * (0.5 / ans), not
+    # t / (2 ans): its float16 roundings and the graph of its higher derivatives are jax's, so
+    # the third derivative of a float16 norm overflows to -inf where jax's does (funcgrad gave -1)
+    import jax
+    import jax.numpy as jnp
+
+    x = np.float16(2.52)
+    sides = []
+    for api, m in ((funcgrad, fnp), (jax, jnp)):
+        f = lambda a, m=m: m.linalg.vector_norm(a - np.float16(2.545), axis=None)  # noqa: E731
+        d1 = api.grad(f)
+        third = api.grad(lambda a, d1=d1, api=api: api.grad(d1)(a) + d1(a))(x)
+        s = np.array([0.3, 1.7, 5e-3, 600.0], np.float16)
+        sides.append((third, api.jvp(m.sqrt, (s,), (np.ones(4, np.float16),))[1]))
+    for got, want in zip(*sides, strict=True):
+        assert got.dtype == want.dtype == np.float16
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
