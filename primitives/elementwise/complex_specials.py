@@ -87,6 +87,8 @@ for _p in (
     _tr.sqrt_p,
     _tr.rsqrt_p,
     _tr.pow_p,
+    _tr.sin_p,
+    _tr.cos_p,
     _tr.tan_p,
     _tr.sinh_p,
     _tr.cosh_p,

@@ -434,6 +434,8 @@ _SPECIAL = np.array([complex(a, b) for a in _SPECIAL_PARTS for b in _SPECIAL_PAR
 _UNARY_AT_SPECIALS = (
     *("exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "reciprocal"),
     *(
+        "sin",
+        "cos",
         "tan",
         "tanh",
         "sinh",

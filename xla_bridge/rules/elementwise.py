@@ -13,10 +13,12 @@ them with the same algorithms JAX gets).
 from __future__ import annotations
 
 import numpy as np
+from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.xla_bridge.emitter import aval_type, compare_type, register, tensor_type, xla_dtype
 from funcgrad.xla_bridge.rules import _pad_sums as pad_sums
 from funcgrad.xla_bridge.rules._complex_order import complex_pick
+from funcgrad.xla_bridge.rules._lapack import lower_fun
 
 from funcgrad.kernel import dtypes as _fdt
 
@@ -33,8 +35,6 @@ _UNARY = {
     ew.sqrt_p: "stablehlo.sqrt",
     ew.rsqrt_p: "stablehlo.rsqrt",
     ew.cbrt_p: "stablehlo.cbrt",
-    ew.sin_p: "stablehlo.sine",
-    ew.cos_p: "stablehlo.cosine",
     ew.tanh_p: "stablehlo.tanh",
     ew.logistic_p: "stablehlo.logistic",
     ew.not_p: "stablehlo.not",
@@ -79,6 +79,41 @@ for _p, _op in _UNARY.items():
     register(_p)(_unary_rule(_op))
 for _p, _op in _CHLO_UNARY.items():
     register(_p)(_chlo_rule(_op))
+
+
+def _complex_sin_cos(x, is_sin: bool):
+    # JAX's complex sine and cosine (its _sin_complex/_cos_complex): real sin/cos times cosh/sinh
+    # built from expm1 (no cancellation near 0), a zero real part kept exactly zero, so
+    # sin(infj) is infj and cos(infj) inf+0j where XLA's complex sine/cosine give NaN parts.
+    a, b = cx.real_p.bind(x), cx.imag_p.bind(x)
+    dtype = np.dtype(_fdt.real_dtype(x.aval.dtype))
+    zero, two = np.zeros((), dtype), np.asarray(2, dtype)
+    sn, cs = ew.sin_p.bind(a), ew.cos_p.bind(a)
+    e1m, e2m = ew.expm1_p.bind(b), ew.expm1_p.bind(ew.neg_p.bind(b))
+    snh = ew.div_p.bind(ew.sub_p.bind(e1m, e2m), two)
+    csh = ew.div_p.bind(ew.add_p.bind(ew.add_p.bind(e1m, e2m), two), two)
+    a_is_zero = ew.eq_p.bind(a, zero)
+    zeros = ew.mul_p.bind(a, zero)  # (a's shape; 0 * a is 0 wherever a is, the only place used)
+    if is_sin:
+        re, im = ew.mul_p.bind(sn, csh), ew.mul_p.bind(cs, snh)
+        return [ew.select(a_is_zero, cx.complex_p.bind(zeros, im), cx.complex_p.bind(re, im))]
+    re, im = ew.mul_p.bind(cs, csh), ew.mul_p.bind(ew.neg_p.bind(sn), snh)
+    return [ew.select(a_is_zero, cx.complex_p.bind(re, zeros), cx.complex_p.bind(re, im))]
+
+
+def _sin_cos_rule(op, is_sin):
+    def rule(ctx, x):
+        aval = ctx.avals_in[0]
+        if aval.dtype.kind != "c":
+            return ctx.fb.unary(op, x, aval)
+        return lower_fun(ctx.fb, lambda z: _complex_sin_cos(z, is_sin), [aval], [x])[0]
+
+    rule.__name__ = f"_{op.split('.')[-1]}"
+    return rule
+
+
+register(ew.sin_p)(_sin_cos_rule("stablehlo.sine", True))
+register(ew.cos_p)(_sin_cos_rule("stablehlo.cosine", False))
 
 
 @register(ew.neg_p)
