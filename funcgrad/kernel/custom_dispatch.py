@@ -76,11 +76,15 @@ class PrimalsNeeded(core.ConcretizationTypeError):
 def process_custom_call(call: CustomCall) -> Any:
     """Evaluate ``call`` as the current trace does (NOTE: [custom calls follow the trace]).
 
-    >>> class Call:  # the smallest custom call: only ``run`` is needed without a transformation
-    ...     name, flat = "f", [2.0]
+    >>> class Call:  # the smallest custom call: without a transformation it needs ``run``, and
+    ...     name = "f"  # ``with_flat`` (Python scalars reach the function typed, as JAX's bind makes them)
+    ...     def __init__(self, flat):
+    ...         self.flat = flat
+    ...     def with_flat(self, flat):
+    ...         return Call(flat)
     ...     def run(self):
     ...         return self.flat[0] * 3
-    >>> process_custom_call(Call())
+    >>> float(process_custom_call(Call([2.0])))
     6.0
     """
     return _process(core.current_trace(), call)

@@ -29,9 +29,12 @@ from funcgrad._placement import (  # JAX 0.10's explicit sharding
 )
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import python_scalar_types
-from funcgrad.kernel.partial_eval import under_staging
+from funcgrad.kernel.partial_eval import trace_to_jaxpr, under_staging
+from funcgrad.kernel.values import get_aval
 from funcgrad.numpy._core import (
     as_fill,
     asarray,
@@ -56,6 +59,7 @@ from funcgrad.numpy.transcendental import floor
 from funcgrad.numpy.ufuncs import power
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
+from funcgrad.primitives.call import jit_p
 
 __all__ = [
     "arange",
@@ -392,7 +396,7 @@ def linspace(
     ):
         # Outside a staged program, one compiled program, as JAX's jitted _linspace: XLA's
         # arithmetic (its folding of iota / div, its fused multiply-adds) gives jax's bits eagerly.
-        return _linspace_program()(start, stop, num, endpoint, retstep, dtype, axis)
+        return _compiled_linspace(start, stop, num, endpoint, retstep, dtype, axis)
     return _linspace(start, stop, num, endpoint, retstep, dtype, axis)
 
 
@@ -450,13 +454,28 @@ def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     return (y, step) if retstep else y
 
 
-@functools.cache
-def _linspace_program():
-    from funcgrad import api  # noqa: PLC0415 - the api imports funcgrad.numpy
+def _compiled_linspace(start, stop, num, endpoint, retstep, dtype, axis):
+    """Eager linspace as one compiled call (``jit_p``, run by the bridge's ``jit_impl``, NOTE:
+    [kernel registration]) of ``_linspace`` staged for the ends' abstract values, as JAX's jitted
+    _linspace: the same program for new end values."""
+    start, stop = (x if isinstance(x, Array) else asarray(x) for x in (start, stop))
+    key = (get_aval(start), get_aval(stop), num, endpoint, retstep, dtype, axis)
+    closed = _linspace_jaxprs.get(key)
+    if closed is None:
+        closed = trace_to_jaxpr(
+            lambda a, b: list(tu.tree_leaves(_linspace(a, b, num, endpoint, retstep, dtype, axis))),
+            key[:2],
+            description="linspace",
+        )
+        if len(_linspace_jaxprs) >= 256:
+            _linspace_jaxprs.clear()
+        _linspace_jaxprs[key] = closed
+    out = jit_p.bind(start, stop, jaxpr=closed, name="linspace", donated_invars=(False, False))
+    return tuple(out) if retstep else out[0]
 
-    program = api.jit(_linspace, static_argnums=(2, 3, 4, 5, 6))
-    program._warned = True  # (its retraces follow the caller's shapes, as JAX's; no retrace warning)
-    return program
+
+# (start aval, stop aval, num, endpoint, retstep, dtype, axis) -> linspace's staged program
+_linspace_jaxprs: dict = register_cache("numpy.linspace_programs", {})
 
 
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None, axis: int = 0):

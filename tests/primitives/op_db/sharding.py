@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from funcgrad.primitives.sharding import sharding_constraint_p
+from funcgrad.primitives.sharding import sharding_constraint_p, xla_metadata_value_p
 
 from op_db._base import ALL3, OpInfo, _one, _shapes
 
@@ -31,6 +31,16 @@ OPS = [
         "sharding_constraint",
         sharding_constraint_p,
         _constrain,
+        lambda x: x,
+        _one(),
+        shapes=_shapes(),
+        dtypes=ALL3,
+        linear_argnums=((0,),),
+    ),
+    OpInfo(  # (experimental.xla_metadata's set_xla_metadata on a value: an identity that tags it)
+        "xla_metadata_value",
+        xla_metadata_value_p,
+        lambda x: xla_metadata_value_p.bind(x, xla_metadata_kvs=(("k", "v"),)),
         lambda x: x,
         _one(),
         shapes=_shapes(),

@@ -650,6 +650,8 @@ def test_var_and_std_with_an_integer_dtype_as_jax():
 def test_quantiles_of_a_0d_array_with_keepdims_as_jax():
     # Found by the fuzzer: JAX ravels a 0-d input and keeps that axis (NumPy gives 0-d)
     jnp = pytest.importorskip("jax").numpy
+    from jax._src import config as jax_config
+
     for f, args in (
         ("median", ()),
         ("nanmedian", ()),
@@ -658,6 +660,10 @@ def test_quantiles_of_a_0d_array_with_keepdims_as_jax():
     ):
         for kw in ({}, {"method": "inverted_cdf"} if args else {}):
             got = getattr(fnp, f)(np.float32(1.5), *args, keepdims=True, **kw)
-            want = getattr(jnp, f)(np.float32(1.5), *args, keepdims=True, **kw)
+            # jax's 32-bit default: in its 64-bit mode jax 0.10.2's inverted_cdf of a float32 input
+            # with a 64-bit q fails inside lax.mul (float64 * float32); the suite's order decides
+            # which mode jax is in when this test runs
+            with jax_config.enable_x64(False):
+                want = getattr(jnp, f)(np.float32(1.5), *args, keepdims=True, **kw)
             assert got.shape == want.shape, (f, kw)
             np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
