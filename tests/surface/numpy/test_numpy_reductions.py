@@ -66,6 +66,19 @@ def _quantile_make(scale):
     return make
 
 
+def _keeps_raveled_axis(np_fn):
+    """NumPy's ``np_fn`` as JAX's median/quantile family computes it: a 0-d input is raveled first,
+    so ``keepdims=True`` keeps that axis (shape ``(..., 1)``; NumPy's is 0-d)."""
+
+    def ref(x, *args, **kwargs):
+        out = np_fn(x, *args, **kwargs)
+        if np.ndim(x) == 0 and kwargs.get("keepdims"):
+            out = np.reshape(out, (*np.shape(out), 1))
+        return out
+
+    return ref
+
+
 def _average_make(rng, dtype, shp):
     x = arr(rng, shp[0], dtype)
     axis = pick_axis(rng, x.ndim, allow_tuple=False)
@@ -107,9 +120,9 @@ REDUCTIONS = [
         fn=lambda a, w, **k: fnp.average(a, weights=w, **k),
         ref=lambda a, w, **k: np.average(a, weights=w, **k),
     ),
-    R("median", reduction(allow_tuple=False), shapes=NONEMPTY),
-    R("quantile", _quantile_make(1.0), shapes=NONEMPTY, order=1),
-    R("percentile", _quantile_make(100.0), shapes=NONEMPTY, order=1),
+    R("median", reduction(allow_tuple=False), shapes=NONEMPTY, ref=_keeps_raveled_axis(np.median)),
+    R("quantile", _quantile_make(1.0), shapes=NONEMPTY, order=1, ref=_keeps_raveled_axis(np.quantile)),
+    R("percentile", _quantile_make(100.0), shapes=NONEMPTY, order=1, ref=_keeps_raveled_axis(np.percentile)),
     R("nansum", reduction(nan=True), grad=False),
     R("nanprod", reduction(0.5, 1.5, nan=True), grad=False),
     R("nanmean", reduction(nan=True), grad=False),
