@@ -31,7 +31,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
-from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.caches import bounded_put, register_cache
 from funcgrad.kernel.dtypes import python_scalar_types
 from funcgrad.kernel.partial_eval import trace_to_jaxpr, under_staging
 from funcgrad.kernel.values import get_aval
@@ -467,9 +467,7 @@ def _compiled_linspace(start, stop, num, endpoint, retstep, dtype, axis):
             key[:2],
             description="linspace",
         )
-        if len(_linspace_jaxprs) >= 256:
-            _linspace_jaxprs.clear()
-        _linspace_jaxprs[key] = closed
+        bounded_put(_linspace_jaxprs, key, closed, 256)
     out = jit_p.bind(start, stop, jaxpr=closed, name="linspace", donated_invars=(False, False))
     return tuple(out) if retstep else out[0]
 
