@@ -677,6 +677,20 @@ def jit(
 _instances: collections.OrderedDict = register_cache("jit.instances", collections.OrderedDict())
 
 
+def library_jit(fun: Callable, **options) -> JittedFunction:
+    """``jit(fun, **options)`` for a function the library jits on its caller's behalf (a sampler,
+    a special function JAX jits): its retraces follow the shapes and dtypes the caller chose, so it
+    never gives jit's retrace warning (JAX has none for them).
+
+    >>> import funcgrad.numpy as fnp
+    >>> float(library_jit(fnp.sin)(0.0))
+    0.0
+    """
+    jitted = jit(fun, **options)
+    jitted._warned = True  # the warning's once-only flag: already given
+    return jitted
+
+
 def _compiler_options(options) -> dict | None:
     """``jit``'s ``compiler_options`` checked (``Lowered.compile``'s checks); None for none."""
     return dict(_check_compiler_options(options) or {}) or None

@@ -26,7 +26,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import _config, lax
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
-from funcgrad.jitting import jit
+from funcgrad.jitting import library_jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -581,8 +581,7 @@ def _sampler(fn, static_argnums):
         return fn(data if impl is None else KeyArray(impl, data), *args)
 
     on_data.__name__ = on_data.__qualname__ = fn.__name__
-    compiled = jit(on_data, static_argnums=(1, *(i + 1 for i in static_argnums)))
-    compiled._warned = True  # the warning's once-only flag: already given
+    compiled = library_jit(on_data, static_argnums=(1, *(i + 1 for i in static_argnums)))
 
     def call(key, *args):
         if type(key) is KeyArray:

@@ -25,7 +25,7 @@ import math
 import warnings
 
 from funcgrad import _config
-from funcgrad.jitting import jit
+from funcgrad.jitting import library_jit
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
@@ -138,6 +138,4 @@ def program(name: str, fn):
     """
     fn = quiet(fn)
     fn.__name__ = fn.__qualname__ = name
-    compiled = jit(fn)
-    compiled._warned = True  # the warning's once-only flag: already given
-    return compiled
+    return library_jit(fn)

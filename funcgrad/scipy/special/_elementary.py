@@ -6,7 +6,8 @@ Layer: surface. Imports funcgrad.numpy, funcgrad.nn, funcgrad.lax and the kernel
 from __future__ import annotations
 
 import funcgrad.numpy as fnp
-from funcgrad import api, lax
+from funcgrad import lax
+from funcgrad.jitting import library_jit
 from funcgrad.kernel.custom_derivatives import custom_jvp as _kernel_custom_jvp
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import log_softmax as _nn_log_softmax
@@ -31,7 +32,7 @@ __all__ = [
 
 
 def jax_jit(fun=None, **options):
-    """``api.jit`` for a function JAX jits (NOTE: [special functions JAX jits]), usable as a
+    """``library_jit`` for a function JAX jits (NOTE: [special functions JAX jits]), usable as a
     decorator with or without options. Its retraces follow the caller's shapes and dtypes, as
     JAX's do, so it never gives jit's retrace warning (JAX has none).
 
@@ -41,9 +42,7 @@ def jax_jit(fun=None, **options):
     """
     if fun is None:
         return lambda f: jax_jit(f, **options)
-    jitted = api.jit(fun, **options)
-    jitted._warned = True  # the warning's once-only flag: already given
-    return jitted
+    return library_jit(fun, **options)
 
 
 class custom_jvp(_kernel_custom_jvp):
