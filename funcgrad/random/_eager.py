@@ -80,6 +80,7 @@ def eager_draw(key, build, *params):
     the program (``program(...)``), ``False`` for "always the general route", or ``None`` for
     "the general route this time, cache nothing".
 
+    >>> from funcgrad import jit
     >>> from funcgrad.random import key, uniform
     >>> x = uniform(key(0), (3,))  # an eager draw: the cached program
     >>> bool((x == jit(lambda k: uniform(k, (3,)))(key(0))).all())
