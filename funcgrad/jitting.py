@@ -103,6 +103,7 @@ _jit_flags = {
     "no_execution": False,
     "user_context": False,
     "x32": False,
+    "modes": False,
     "transfer_guard": False,
 }
 _logger = logging.getLogger("funcgrad")
@@ -118,7 +119,9 @@ def set_jit_flags(**flags) -> None:
         set_call_redirect(_refuse_execution)
     elif _jit_flags["disable_jit"]:
         set_call_redirect(_call_python)
-    elif _jit_flags["user_context"] or _jit_flags["x32"] or _jit_flags["transfer_guard"]:
+    elif (
+        _jit_flags["user_context"] or _jit_flags["x32"] or _jit_flags["modes"] or _jit_flags["transfer_guard"]
+    ):
         set_call_redirect(_call_staged)
     else:
         set_call_redirect(None)
@@ -133,10 +136,22 @@ _user_contexts.changed_hook = _user_contexts_moved
 _user_contexts_moved(_user_contexts.contexts_away())
 
 
+def _default_mode_key() -> tuple:
+    return (_dt.x64_enabled,)
+
+
+# NOTE: [x64 mode per thread]: the calling thread's modes that change what a trace makes (its
+# 64-bit mode, and, set by funcgrad._config, the promotion flags and matmul precision), part of
+# every staged trace cache key; the ``modes`` jit flag sends calls to the staged route while a
+# thread has modes of its own or the process-wide ones are not the defaults.
+mode_key: Callable[[], tuple] = _default_mode_key
+
+
 def _call_staged(self, args, kwargs):
-    """A user context, 32-bit mode or a transfer guard is set: the staged route, whose trace cache
-    key holds the context's value; a guard is asked about the arguments first (NOTE: [transfer
-    guard]: a host argument of an eager call is an implicit host-to-device transfer)."""
+    """A user context, 32-bit mode, a thread's own mode or a transfer guard is set: the staged
+    route, whose trace cache key holds the context's value; a guard is asked about the arguments
+    first (NOTE: [transfer guard]: a host argument of an eager call is an implicit host-to-device
+    transfer)."""
     if _jit_flags["transfer_guard"] and type(core.current_trace()) is core.EvalTrace:
         _, _, dyn, dyn_kw = self._split(args, kwargs, check=False)
         _transfer_guard.jit_arguments(tu.tree_leaves((dyn, dyn_kw)), self._device)
@@ -208,6 +223,10 @@ class PjitFunction(Dispatcher):
             if not hasattr(self, key):
                 setattr(self, key, value)
         self._fun = fun
+        self._init_args = (
+            fun, static_argnums, static_argnames, donate_argnums, donate_argnames, device, in_shardings,
+            out_shardings,
+        )  # fmt: skip
         name = getattr(fun, "__name__", None) or type(fun).__name__
         try:
             self._signature = inspect.signature(fun)
@@ -277,6 +296,11 @@ class PjitFunction(Dispatcher):
         self._keys: list = []
         self._warned = False
         _functions.add(self)
+
+    def __reduce__(self):
+        # As JAX's jitted functions, a jitted function pickles (with cloudpickle for a local
+        # function) as its function and options; the unpickled one has an empty cache.
+        return (_unpickle_jitted, (type(self), self._init_args, getattr(self, "_compiler_options", None)))
 
     # -- staging (the one method the bridge's Dispatcher asks for) -----------------------------
 
@@ -400,7 +424,7 @@ class PjitFunction(Dispatcher):
                 )
         # The named axes in scope type the collectives inside (NOTE: [named axes]).
         leaf_key = tuple(_aval_key(x) for x in flat) if refs is None else _ref_key(flat)
-        key = (in_tree, leaf_key, static_key, static_kw, batching.axis_env())
+        key = (in_tree, leaf_key, static_key, static_kw, batching.axis_env(), mode_key())
         if user_contexts:
             key += (tuple(c.value for c in user_contexts),)
         entry = self._cache.get(key)
@@ -557,6 +581,13 @@ class PjitFunction(Dispatcher):
 
 
 JittedFunction = PjitFunction
+
+
+def _unpickle_jitted(cls, init_args, compiler_options):
+    jitted = cls(*init_args)
+    if compiler_options:
+        jitted._compiler_options = compiler_options
+    return jitted
 
 
 def jit(

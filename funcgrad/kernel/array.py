@@ -24,6 +24,7 @@ import contextlib
 
 import numpy as np
 
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.c_modules import c_modules_wanted
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import _DEVICE, ShapedArray, memory_space_of_kind
@@ -69,6 +70,17 @@ if c_modules_wanted():
     with contextlib.suppress(ImportError):  # not built: no C compiler where it was installed
         from funcgrad.kernel._array_base import ArrayBase as _ArrayBase
 C_ACCELERATED = _ArrayBase is not _PythonArrayBase
+
+
+def _unpickle(value: np.ndarray, weak_type: bool) -> Array:
+    """An Array from its pickle, in the dtype the loading process's mode gives it (JAX's
+    ``_reconstruct_array`` puts the value on the device: a float64 pickled with x64 on loads as
+    float32 in 32-bit mode).
+
+    >>> _unpickle(np.zeros(2, np.float32), False).dtype
+    dtype('float32')
+    """
+    return Array(_dt.canonical_value(value), weak_type)
 
 
 def check_scalar_conversion(x) -> None:
@@ -263,7 +275,7 @@ class Array(_ArrayBase):
         return format(value.item(), spec) if value.ndim == 0 else format(value, spec)
 
     def __reduce__(self):
-        return (Array, (np.array(self._numpy()), self.weak_type))
+        return (_unpickle, (np.array(self._numpy()), self.weak_type))
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """Export through DLPack (the host copy). A consumer that only speaks DLPack < 1.0 cannot be

@@ -202,6 +202,18 @@ class Tracer:
     def tolist(self):
         raise ConcretizationTypeError(self._method_message("tolist"))
 
+    def __reduce__(self):
+        # (JAX's error: pickling a traced value; copy.copy/deepcopy use the methods of NOTE: [array
+        # methods] instead)
+        raise ConcretizationTypeError(
+            self._concretization_message(
+                f"Abstract tracer value encountered where concrete value is expected: {self._error_repr()}.\n"
+                "The error occurred in the __reduce__ method, which may indicate an attempt to "
+                "serialize/pickle a traced value.",
+                "pickle.dumps",
+            )
+        )
+
     def _method_message(self, name: str) -> str:
         # (JAX's words: "The tolist() method was called on traced array with shape int32[3]")
         head = (

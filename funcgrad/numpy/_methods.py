@@ -119,6 +119,12 @@ def _copy(self, order="C"):
     return asarray(self, copy=True)
 
 
+def _shallow_copy(self):
+    """``copy.copy(x)``: ``x.copy()``, as JAX's (a tracer is not pickled: its ``__reduce__`` raises
+    JAX's ConcretizationTypeError)."""
+    return asarray(self, copy=True)
+
+
 def _deepcopy(self, memo):
     """``copy.deepcopy(x)``: ``x.copy()``, as JAX's (traced values too: a staged copy, where the
     default deepcopy copied the tracer object itself, which then escaped its ``jit``)."""
@@ -370,6 +376,7 @@ _METHODS = {
     "conj": complexes.conjugate,
     "conjugate": complexes.conjugate,
     "copy": _copy,
+    "__copy__": _shallow_copy,
     "__deepcopy__": _deepcopy,
     "clone": _clone,
     "argpartition": _argpartition,

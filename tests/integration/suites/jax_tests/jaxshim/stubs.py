@@ -132,7 +132,11 @@ NAMES = {
     "jax._src.compilation_cache": {"is_persistent_cache_enabled": lambda: False},
     "jax._src.interpreters.ad": {},
     "jax._src.array": {"ArrayImpl": None},
-    "jax._src.sharding_impls": {"make_single_device_sharding": _single_device_sharding},
+    "jax._src.sharding_impls": {
+        "make_single_device_sharding": _single_device_sharding,
+        "NamedSharding": funcgrad.sharding.NamedSharding,
+        "SingleDeviceSharding": funcgrad.sharding.SingleDeviceSharding,
+    },
     "jax._src.errors": {},
     "jax._src.indexing": {},
     "jax._src.lib.cuda_versions": {},
@@ -162,6 +166,10 @@ NAMES = {
     "jax._src.dlpack": {},
     "jax._src.monitoring": {},
     "jax._src.profiler": {},
+    "jax._src.op_shardings": {},
+    "jax._src.mesh": {},
+    "jax._src.sharding": {},
+    "jax._src.source_info_util": {},
 }
 
 
@@ -204,6 +212,8 @@ def install() -> None:
             "get_event_duration_listeners": lambda: list(_kernel_monitoring._duration),
         },
         "jax._src.profiler": vars(funcgrad.profiler),
+        "jax._src.mesh": vars(funcgrad.sharding),
+        "jax._src.sharding": {"Sharding": funcgrad.sharding.Sharding},
         "jax._src.array": {
             "ArrayImpl": funcgrad.Array,
             "make_array_from_callback": funcgrad.make_array_from_callback,
