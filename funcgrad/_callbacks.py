@@ -45,7 +45,10 @@ __all__ = ["debug_callback", "debug_log", "debug_print", "io_callback", "pure_ca
 _REEXPORTED = ("pure_callback",)
 
 _logger = logging.getLogger("funcgrad.debug")
-_callback_logger = logging.getLogger("funcgrad.callbacks")
+# A failing host callback is logged under JAX's logger name: libraries filter the record by it
+# (equinox's filter_jit drops name "jax._src.callback", message "jax.pure_callback failed", since
+# it raises its own error in the callback's place).
+_callback_logger = logging.getLogger("jax._src.callback")
 
 
 def _split(args, kwargs):
