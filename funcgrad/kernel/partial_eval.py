@@ -327,7 +327,17 @@ class StagingTrace(core.Trace):
         named = [names[v] for v in self.builder.invars if v in deps and v in names]
         if not named:
             return ""
-        return f"\nThe value depends on the argument{'s' if len(named) > 1 else ''} " + ", ".join(named) + "."
+        # (JAX's words: users and JAX's tests grep for them)
+        if len(named) == 1:
+            args = f"the argument {named[0]}"
+        elif len(named) == 2:
+            args = f"the arguments {named[0]} and {named[1]}"
+        else:
+            args = f"the arguments {', '.join(named[:-1])}, and {named[-1]}"
+        return (
+            "\nThis concrete value was not available in Python because it depends on the "
+            f"value{'s' if len(named) > 1 else ''} of {args}."
+        )
 
 
 class PartialEvalTrace(StagingTrace):

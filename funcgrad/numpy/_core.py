@@ -641,13 +641,12 @@ def static_shape(shape, what: str = "shape") -> tuple[int, ...]:
             trace = s._trace
             where = trace.describe() if hasattr(trace, "describe") else "a transformation"
             origin = trace.describe_origin(s) if hasattr(trace, "describe_origin") else ""
-            raise TypeError(
-                "Shapes must be 1D sequences of concrete values of integer type: "
-                f"{what} holds a traced value ({s.aval.str_short()}) inside {where}.\n"
+            raise TypeError(  # (JAX's words first)
+                f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(items)!r}.\n"
                 "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions."
-                f"{origin}\nShapes are static (as in JAX): pass the size as a static argument "
-                "(jit(f, static_argnums=...) or static_argnames=...), or compute it outside the transformed "
-                "function."
+                f"{origin}\nThe {what} holds a traced value ({s.aval.str_short()}) inside {where}: shapes are "
+                "static (as in JAX), so pass the size as a static argument (jit(f, static_argnums=...) or "
+                "static_argnames=...), or compute it outside the transformed function."
             )
         try:
             out.append(operator.index(s))
