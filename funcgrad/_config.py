@@ -109,6 +109,7 @@ import functools
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -330,7 +331,7 @@ def _set_x64(on: bool) -> None:
     # compile cache is emptied on a change (JAX keys them on the mode: a function traced under
     # one mode is traced again under the other), and jit's calls canonicalise their NumPy
     # arguments on the staged route while 64-bit types are off.
-    if on == _dt.x64_enabled:
+    if on == _dt.__dict__["x64_enabled"]:  # (the process-wide mode: NOTE: [x64 mode per thread])
         return
     _dt.set_x64(on)
     _caches.clear_all()
@@ -580,10 +581,12 @@ class Config:
         if flag.apply is not None:
             flag.apply(value)
         flag.value = value
+        if name in _THREAD_LOCAL:
+            _modes_route()
 
     def read(self, name: str):
-        """The value of flag ``name``."""
-        return _flag(name).value
+        """The value of flag ``name`` (this thread's, inside one of the thread-local contexts)."""
+        return _current(_flag(name))
 
     # JAX's spelling (``jax.config._read``): JAX's own tests and some libraries read flags with it.
     _read = read
@@ -595,16 +598,16 @@ class Config:
         >>> config.x64_enabled == config.jax_enable_x64
         True
         """
-        return _flag("jax_enable_x64").value
+        return _current(_flag("jax_enable_x64"))
 
     @property
     def values(self) -> dict:
         """Every flag and its value."""
-        return {name: f.value for name, f in _FLAGS.items()}
+        return {name: _current(f) for name, f in _FLAGS.items()}
 
     def __getattr__(self, name):
         if name.startswith("jax_") and name in _FLAGS:
-            return _FLAGS[name].value
+            return _current(_FLAGS[name])
         raise AttributeError(f"funcgrad.config has no flag {name!r}")
 
     def __dir__(self):
@@ -654,6 +657,127 @@ def _flag(name: str) -> _Flag:
 
 
 config = Config()
+
+
+# NOTE: [x64 mode per thread]: JAX's contexts for these flags are thread-local: entered in one
+# thread, they leave every other thread's value alone (the process-wide value is
+# ``config.update``'s). ``_thread_scoped`` keeps the thread's value here (what ``config.read``
+# answers in that thread) and hands it to the module that owns the behaviour, per thread: the
+# kernel's dtype mode, funcgrad.numpy's promotion flags. ``jit`` keys its traces on them
+# (``jitting.mode_key``) and takes the staged route while any thread has its own.
+class _ThreadValues(threading.local):
+    def __init__(self):
+        self.values = {}
+
+
+_thread_values = _ThreadValues()
+
+
+def _current(flag: _Flag):
+    values = _thread_values.values
+    return values[flag.name] if flag.name in values else flag.value
+
+
+def _modes_route() -> None:
+    # The staged route (whose key holds the modes) while a thread has its own or the process-wide
+    # promotion rules or precision are not the defaults (NOTE: [x64 mode per thread]).
+    jitting.set_jit_flags(
+        modes=_dt.thread_modes()
+        or _numpy_dtypes.thread_flags()
+        or _FLAGS["jax_numpy_dtype_promotion"].value != "standard"
+        or _FLAGS["jax_numpy_rank_promotion"].value != "allow"
+        or _FLAGS["jax_default_matmul_precision"].value is not None
+        or bool(_thread_precision_count[0])
+    )
+
+
+def _mode_key() -> tuple:
+    values = _thread_values.values
+    precision = values.get("jax_default_matmul_precision", _FLAGS["jax_default_matmul_precision"].value)
+    return (
+        _dt.x64_enabled,
+        _numpy_dtypes._flags["dtype_promotion"],
+        _numpy_dtypes._flags["rank_promotion"],
+        precision,
+    )
+
+
+_thread_precision_count = [0]
+
+
+def _enter_x64(value):
+    before = _dt.x64_enabled
+    token = _dt.enter_thread_x64(value)
+    _modes_route()
+    if before != value:  # (a trace or program made in the other mode is not reused: NOTE: [x64 mode])
+        _caches.clear_all()
+    return token, before != value
+
+
+def _exit_x64(entered):
+    token, changed = entered
+    _dt.exit_thread_x64(token)
+    _modes_route()
+    if changed:
+        _caches.clear_all()
+
+
+def _enter_promotion(key):
+    def enter(value):
+        token = _numpy_dtypes.enter_thread_flags(**{key: value})
+        _numpy_core._templates_follow_flags()
+        _modes_route()
+        return token
+
+    return enter
+
+
+def _exit_promotion(token):
+    _numpy_dtypes.exit_thread_flags(token)
+    _numpy_core._templates_follow_flags()
+    _modes_route()
+
+
+def _enter_precision(value):
+    _thread_precision_count[0] += 1
+    _modes_route()
+
+
+def _exit_precision(_):
+    _thread_precision_count[0] -= 1
+    _modes_route()
+
+
+_THREAD_LOCAL = {
+    "jax_enable_x64": (_enter_x64, _exit_x64),
+    "jax_numpy_dtype_promotion": (_enter_promotion("dtype_promotion"), _exit_promotion),
+    "jax_numpy_rank_promotion": (_enter_promotion("rank_promotion"), _exit_promotion),
+    "jax_default_matmul_precision": (_enter_precision, _exit_precision),
+    "jax_default_device": (None, None),
+}
+
+
+@contextlib.contextmanager
+def _thread_scoped(name, value):
+    flag = _flag(name)
+    value = flag.check(value)
+    enter, leave = _THREAD_LOCAL[name]
+    values = _thread_values.values
+    had, previous = name in values, values.get(name)
+    token = enter(value) if enter is not None else None
+    values[name] = value
+    try:
+        yield
+    finally:
+        if had:
+            values[name] = previous
+        else:
+            values.pop(name, None)
+        if leave is not None:
+            leave(token)
+
+
+jitting.mode_key = _mode_key
 
 
 @contextlib.contextmanager
@@ -788,7 +912,7 @@ def numpy_rank_promotion(new_val: str):
     ...
     ValueError: Operands could not be broadcast together for add on shapes (3,) (2, 3) ...
     """
-    return _scoped("jax_numpy_rank_promotion", new_val)
+    return _thread_scoped("jax_numpy_rank_promotion", new_val)
 
 
 def threefry_partitionable(new_val: bool = True):
@@ -814,12 +938,12 @@ def numpy_dtype_promotion(new_val: str):
     ...
     funcgrad.numpy._dtypes.TypePromotionError: Input dtypes ('float32', 'float64') have no available ...
     """
-    return _scoped("jax_numpy_dtype_promotion", new_val)
+    return _thread_scoped("jax_numpy_dtype_promotion", new_val)
 
 
 def default_matmul_precision(precision):
     """Context manager for ``jax_default_matmul_precision`` (on the CPU every precision is full)."""
-    return _scoped("jax_default_matmul_precision", precision)
+    return _thread_scoped("jax_default_matmul_precision", precision)
 
 
 def enable_x64(new_val: bool = True):
@@ -834,7 +958,7 @@ def enable_x64(new_val: bool = True):
     >>> fnp.asarray(np.ones(2)).dtype
     dtype('float64')
     """
-    return _scoped("jax_enable_x64", new_val)
+    return _thread_scoped("jax_enable_x64", new_val)
 
 
 @contextlib.contextmanager
@@ -866,7 +990,7 @@ checking_leaks = check_tracer_leaks
 
 def default_device(device):
     """Context manager for ``jax_default_device`` (``None`` or the default device)."""
-    return _scoped("jax_default_device", device)
+    return _thread_scoped("jax_default_device", device)
 
 
 @contextlib.contextmanager

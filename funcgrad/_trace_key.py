@@ -117,8 +117,10 @@ def _explain(old, new, names) -> str:
         return f"{jax_words}argument {name} {change}"
     if len(old) > 4 and old[4] != new[4]:
         return f"the named axes in scope changed from {old[4]} to {new[4]}"
-    if len(old) > 5 and len(new) > 5 and old[5] != new[5]:
-        return f"the user contexts' values changed from {old[5]} to {new[5]}"
+    if len(old) > 5 and len(new) > 5 and old[5] != new[5]:  # (NOTE: [x64 mode per thread])
+        return f"the modes (jax_enable_x64, promotion, matmul precision) changed from {old[5]} to {new[5]}"
+    if len(old) > 6 and len(new) > 6 and old[6] != new[6]:
+        return f"the user contexts' values changed from {old[6]} to {new[6]}"
     return "an unknown change"
 
 

@@ -39,10 +39,15 @@ Layer: kernel. Imports only numpy and ml_dtypes.
 from __future__ import annotations
 
 import os
+import sys
+import threading
+import types
 
 import numpy as np
 
 from funcgrad.kernel.caches import register_cache
+
+_self = sys.modules[__name__]  # (its mode attributes read per thread: NOTE: [x64 mode per thread])
 
 try:  # ml_dtypes ships with jaxlib; it is optional for the kernel itself.
     import ml_dtypes
@@ -173,6 +178,90 @@ def set_jax_dtype_rules(on: bool) -> None:
     jax_rules = not x64_enabled or jax_rules_in_x64
 
 
+# NOTE: [x64 mode per thread]
+# JAX's ``enable_x64(...)`` context is thread-local: entered in one thread, it does not change
+# another thread's mode, which stays the process-wide one (``config.update("jax_enable_x64", ..)``,
+# the globals above, set by ``set_x64``). A thread inside a context has its own mode
+# (``enter_thread_x64``/``exit_thread_x64``, which funcgrad._config's ``enable_x64`` calls). While
+# any thread has one, this module's class is ``_ThreadModeModule``, whose properties answer
+# ``_dt.x64_enabled``, ``_dt.default_float``, ``_dt.jax_rules``, ... with the reading thread's
+# mode; otherwise they are the plain module attributes, read at no extra cost. Code in this module
+# reads them as ``_self.x64_enabled`` to go the same way. The caches whose entries depend on the
+# mode but whose keys may not (``jit``'s trace cache, the control-flow body traces, surface
+# templates, ``numpy.result_type``) put ``x64_enabled`` in their keys, so two threads in different
+# modes never share a program.
+
+
+class _ThreadMode(threading.local):
+    x64 = None  # this thread's mode; None: the process-wide one
+
+
+_thread = _ThreadMode()
+_thread_modes = 0  # contexts entered and not left, over all threads
+thread_mode_changes = 0  # contexts entered or left so far (eager grad's recording reads it)
+_thread_modes_lock = threading.Lock()
+
+
+def _mode_property(name: str, pick):
+    def get(module):
+        x64 = _thread.x64
+        return module.__dict__[name] if x64 is None else pick(x64)
+
+    def set_(module, value):  # (the process-wide value, as a plain module's attribute would be)
+        module.__dict__[name] = value
+
+    return property(get, set_)
+
+
+class _ThreadModeModule(types.ModuleType):
+    """This module while a thread has its own mode (NOTE: [x64 mode per thread])."""
+
+    x64_enabled = _mode_property("x64_enabled", lambda x64: x64)
+    jax_rules = _mode_property("jax_rules", lambda x64: not x64 or jax_rules_in_x64)
+    default_float = _mode_property("default_float", lambda x64: float64 if x64 else float32)
+    default_int = _mode_property("default_int", lambda x64: int64 if x64 else int32)
+    default_uint = _mode_property("default_uint", lambda x64: uint64 if x64 else uint32)
+    default_complex = _mode_property("default_complex", lambda x64: complex128 if x64 else complex64)
+
+
+def enter_thread_x64(enabled: bool):
+    """Give the calling thread its own 64-bit mode (NOTE: [x64 mode per thread]); returns what
+    ``exit_thread_x64`` restores.
+
+    >>> import threading
+    >>> token = enter_thread_x64(False)
+    >>> seen = []; t = threading.Thread(target=lambda: seen.append(_self.x64_enabled)); t.start(); t.join()
+    >>> _self.x64_enabled, seen, _self.default_float
+    (False, [True], dtype('float32'))
+    >>> exit_thread_x64(token); _self.x64_enabled
+    True
+    """
+    global _thread_modes, thread_mode_changes
+    with _thread_modes_lock:
+        _thread_modes += 1
+        thread_mode_changes += 1
+        _self.__class__ = _ThreadModeModule
+    previous = _thread.x64
+    _thread.x64 = bool(enabled)
+    return previous
+
+
+def exit_thread_x64(previous) -> None:
+    """Leave the mode ``enter_thread_x64`` gave (``previous`` is what it returned)."""
+    global _thread_modes, thread_mode_changes
+    _thread.x64 = previous
+    with _thread_modes_lock:
+        _thread_modes -= 1
+        thread_mode_changes += 1
+        if not _thread_modes:
+            _self.__class__ = types.ModuleType
+
+
+def thread_modes() -> bool:
+    """Whether any thread is inside its own mode (``jit`` then keys every call on the mode)."""
+    return _thread_modes > 0
+
+
 _INEXACT_OF = {np.dtype(n): np.dtype("float64" if n.endswith("64") else "float32") for n in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}  # fmt: skip
 
@@ -188,10 +277,10 @@ def inexact_of(dtype) -> np.dtype:
     dtype = np.dtype(dtype)
     if is_inexact(dtype):
         return dtype
-    if not jax_rules:
-        return default_float
+    if not _self.jax_rules:
+        return _self.default_float
     out = _INEXACT_OF.get(dtype, float32)  # (int4 and the other narrow integers: float32, as JAX's)
-    return out if x64_enabled else TO_32.get(out, out)
+    return out if _self.x64_enabled else TO_32.get(out, out)
 
 
 def _env_x64() -> bool:
@@ -213,7 +302,7 @@ def canonical(dtype: np.dtype) -> np.dtype:
     >>> canonical(np.dtype(np.float64))  # (funcgrad's default mode: x64 on)
     dtype('float64')
     """
-    return dtype if x64_enabled else TO_32.get(dtype, dtype)
+    return dtype if _self.x64_enabled else TO_32.get(dtype, dtype)
 
 
 def canonical_value(x):
@@ -223,7 +312,7 @@ def canonical_value(x):
     >>> canonical_value(np.arange(2)).dtype
     dtype('int64')
     """
-    if x64_enabled:
+    if _self.x64_enabled:
         return x
     d = getattr(x, "dtype", None)
     to = TO_32.get(d) if isinstance(d, np.dtype) else None
@@ -475,11 +564,11 @@ def typed_scalar(x):
     """
     t = type(x)
     if t is float:
-        return TypedFloat(x, default_float)
+        return TypedFloat(x, _self.default_float)
     if t is int:
-        return TypedInt(x, default_int)
+        return TypedInt(x, _self.default_int)
     if t is complex:
-        return TypedComplex(x, default_complex)
+        return TypedComplex(x, _self.default_complex)
     return x
 
 
@@ -488,11 +577,11 @@ def python_scalar_dtype(x) -> np.dtype:
     if isinstance(x, bool):
         return bool_
     if isinstance(x, int):
-        return default_int
+        return _self.default_int
     if isinstance(x, float):
-        return default_float
+        return _self.default_float
     if isinstance(x, complex):
-        return default_complex
+        return _self.default_complex
     raise TypeError(f"not a Python scalar: {x!r}")
 
 
@@ -516,10 +605,10 @@ def result_type(*dtypes_and_weak) -> tuple[np.dtype, bool]:
             return strong[0], False
         bad = next(d for d in strong if not isinstance(d, np.dtype))
         raise ValueError(f"dtype={bad} is not a valid dtype for JAX type promotion.")
-    if not x64_enabled:
+    if not _self.x64_enabled:
         out, is_weak = _result_type(_inexact_absorbs_integers(strong), weak)
         return TO_32.get(out, out), is_weak
-    if jax_rules:  # (NOTE: [JAX's dtype rules in 64-bit mode])
+    if _self.jax_rules:  # (NOTE: [JAX's dtype rules in 64-bit mode])
         out, is_weak = _result_type(_inexact_absorbs_integers(strong), weak)
         # uint64 with a signed integer meets above int64, at JAX's weak float (its lattice's f*)
         return out, is_weak or (kind(out) == "f" and all(kind(d) in "iu" for d in strong))
@@ -566,7 +655,7 @@ def promote_types(*dtypes) -> np.dtype:
     >>> promote_types(np.float32, np.int64), promote_types(bfloat16, np.int32)
     (dtype('float64'), dtype(bfloat16))
     """
-    if jax_rules:
+    if _self.jax_rules:
         dtypes = _inexact_absorbs_integers([np.dtype(d) for d in dtypes])
     try:
         out = np.result_type(*dtypes)
@@ -574,7 +663,7 @@ def promote_types(*dtypes) -> np.dtype:
         out = np.dtype(dtypes[0])
         for d in dtypes[1:]:
             out = _promote_pair(out, np.dtype(d))
-    return out if x64_enabled else TO_32.get(out, out)
+    return out if _self.x64_enabled else TO_32.get(out, out)
 
 
 def _promote_pair(a: np.dtype, b: np.dtype) -> np.dtype:
@@ -604,11 +693,17 @@ def _weak_into_narrow(base: np.dtype, weak) -> np.dtype:
         return base
     if w == 3 and b == 2:
         return complex_dtype(base)
-    return default_float if w == 2 else default_complex
+    return _self.default_float if w == 2 else _self.default_complex
 
 
 def _default_of(kind: str) -> np.dtype:
-    return {"b": bool_, "i": default_int, "u": default_int, "f": default_float, "c": default_complex}[kind]
+    return {
+        "b": bool_,
+        "i": _self.default_int,
+        "u": _self.default_int,
+        "f": _self.default_float,
+        "c": _self.default_complex,
+    }[kind]
 
 
 def canonicalize(dtype) -> np.dtype:
@@ -617,4 +712,4 @@ def canonicalize(dtype) -> np.dtype:
     if not isinstance(dtype, np.dtype | type | str) and hasattr(dtype, "dtype"):
         dtype = dtype.dtype  # an array or array-like carrying a dtype
     out = np.dtype(dtype)
-    return out if x64_enabled else TO_32.get(out, out)
+    return out if _self.x64_enabled else TO_32.get(out, out)

@@ -14,6 +14,7 @@ Layer: surface. Imports the kernel (core, dtypes, array), the primitive catalog 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import numbers
 import operator
@@ -29,6 +30,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.numpy import _dtypes as _dtypes_mod
 from funcgrad.numpy._dtypes import (  # (canonicalize_dtype, check_user_dtype: re-exported)
     ExtendedArray,
     TypePromotionError,
@@ -466,8 +468,38 @@ def set_promotion_flags(*, dtype_promotion: str | None = None, rank_promotion: s
         _flags["dtype_promotion"] = dtype_promotion
     if rank_promotion is not None:
         _flags["rank_promotion"] = rank_promotion
-    # A cached surface template skips the checks these rules add (NOTE: [surface templates]).
-    templates.enabled = _flags == {"dtype_promotion": "standard", "rank_promotion": "allow"}
+    _templates_follow_flags()
+
+
+def _templates_follow_flags() -> None:
+    # A cached surface template skips the checks these rules add (NOTE: [surface templates]): off
+    # while the process-wide rules are not the defaults or any thread has its own.
+    templates.enabled = not _dtypes_mod.thread_flags() and dict(_flags) == _DEFAULT_FLAGS
+
+
+_DEFAULT_FLAGS = {"dtype_promotion": "standard", "rank_promotion": "allow"}
+
+
+@contextlib.contextmanager
+def thread_promotion_flags(**flags):
+    """The promotion ``flags`` in the calling thread only, inside (``funcgrad.numpy_rank_promotion``
+    and ``numpy_dtype_promotion`` are these, as JAX's thread-local contexts; NOTE: [promotion
+    flags]).
+
+    >>> import funcgrad.numpy as fnp
+    >>> with thread_promotion_flags(rank_promotion="raise"):
+    ...     fnp.ones(3) + fnp.ones((2, 3))
+    Traceback (most recent call last):
+    ...
+    ValueError: Operands could not be broadcast together for add on shapes (3,) (2, 3) ...
+    """
+    token = _dtypes_mod.enter_thread_flags(**flags)
+    _templates_follow_flags()
+    try:
+        yield
+    finally:
+        _dtypes_mod.exit_thread_flags(token)
+        _templates_follow_flags()
 
 
 def promote_args(*args) -> list:
@@ -644,9 +676,9 @@ def static_shape(shape, what: str = "shape") -> tuple[int, ...]:
             raise TypeError(  # (JAX's words first)
                 f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(items)!r}.\n"
                 "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions."
-                f"{origin}\nThe {what} holds a traced value ({s.aval.str_short()}) inside {where}: shapes are "
-                "static (as in JAX), so pass the size as a static argument (jit(f, static_argnums=...) or "
-                "static_argnames=...), or compute it outside the transformed function."
+                f"{origin}\nThe {what} holds a traced value ({s.aval.str_short()}) inside {where}: shapes "
+                "are static (as in JAX), so pass the size as a static argument (jit(f, static_argnums=...) "
+                "or static_argnames=...), or compute it outside the transformed function."
             )
         try:
             out.append(operator.index(s))

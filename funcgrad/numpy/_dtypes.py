@@ -16,6 +16,7 @@ NOTE: [x64 mode]). Scalar types (``fnp.float32``) are constructors returning 0-d
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 
 import ml_dtypes
@@ -415,8 +416,81 @@ def promote_types(type1, type2) -> np.dtype:
 # funcgrad's own 64-bit mode keeps NumPy 2's rules (docs/differences_from_jax.md).
 
 
-# The promotion flags (NOTE: [promotion flags] in _core.py, which imports them from here).
-_flags = {"dtype_promotion": "standard", "rank_promotion": "allow"}
+# The promotion flags (NOTE: [promotion flags] in _core.py, which imports them from here): the
+# process-wide values, and a thread's own inside ``numpy_dtype_promotion(...)`` /
+# ``numpy_rank_promotion(...)`` (JAX's contexts are thread-local; NOTE: [x64 mode per thread] in
+# funcgrad/kernel/dtypes.py). ``_flags["dtype_promotion"]`` is a plain dict read while no thread
+# has its own; while one has, the dict's class is ``_ThreadFlags``, whose reads answer per thread.
+class _Flags(dict):
+    __slots__ = ()
+
+
+class _OwnFlags(threading.local):
+    own = None  # this thread's flags (a dict), or None: the process-wide ones
+
+
+_own = _OwnFlags()
+_thread_flag_count = 0
+_thread_flag_lock = threading.Lock()
+
+
+class _ThreadFlags(_Flags):
+    __slots__ = ()
+
+    def __getitem__(self, key):
+        own = _own.own
+        return dict.__getitem__(self if own is None or key not in own else own, key)
+
+    def __eq__(self, other):
+        return current_flags() == other
+
+    __hash__ = None
+
+
+_flags = _Flags(dtype_promotion="standard", rank_promotion="allow")
+
+
+def current_flags() -> dict:
+    """The calling thread's promotion flags (its own inside a context, else the process-wide ones).
+
+    >>> current_flags()
+    {'dtype_promotion': 'standard', 'rank_promotion': 'allow'}
+    """
+    own = _own.own
+    return dict(_flags) if own is None else {**dict(_flags), **own}  # (dict() copies the globals)
+
+
+def enter_thread_flags(**flags):
+    """Give the calling thread its own promotion ``flags`` (``dtype_promotion=``,
+    ``rank_promotion=``); returns what ``exit_thread_flags`` restores.
+
+    >>> token = enter_thread_flags(rank_promotion="raise"); _flags["rank_promotion"]
+    'raise'
+    >>> exit_thread_flags(token); _flags["rank_promotion"]
+    'allow'
+    """
+    global _thread_flag_count
+    with _thread_flag_lock:
+        _thread_flag_count += 1
+        _flags.__class__ = _ThreadFlags
+    previous = _own.own
+    _own.own = {**(previous or {}), **flags}
+    return previous
+
+
+def exit_thread_flags(previous) -> None:
+    """Leave the flags ``enter_thread_flags`` gave (``previous`` is what it returned)."""
+    global _thread_flag_count
+    _own.own = previous
+    with _thread_flag_lock:
+        _thread_flag_count -= 1
+        if not _thread_flag_count:
+            _flags.__class__ = _Flags
+
+
+def thread_flags() -> bool:
+    """Whether any thread has its own promotion flags."""
+    return _thread_flag_count > 0
 
 
 class TypePromotionError(TypeError, ValueError):

@@ -18,7 +18,7 @@ import functools
 
 import numpy as np
 
-from funcgrad.numpy import _core
+from funcgrad.numpy import _core, _dtypes
 
 __all__ = ["internal_promotion"]
 
@@ -46,17 +46,14 @@ def internal_promotion(fn):
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
-        saved = dict(_core._flags)
+        saved = _dtypes.current_flags()
         if saved == _DEFAULT:
             return fn(*args, **kwargs)
         if saved["dtype_promotion"] == "strict":
             dtypes = _inexact_array_dtypes([*args, *kwargs.values()])
             if len(set(dtypes)) > 1:
                 _core.promote_args(*(np.zeros((), d) for d in dtypes))  # (TypePromotionError)
-        _core.set_promotion_flags(**_DEFAULT)
-        try:
+        with _core.thread_promotion_flags(**_DEFAULT):  # (this thread's only, as the user's may be)
             return fn(*args, **kwargs)
-        finally:
-            _core.set_promotion_flags(**saved)
 
     return wrapped

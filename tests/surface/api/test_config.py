@@ -312,3 +312,66 @@ def test_disable_most_optimizations_flag_as_jax():
     finally:
         funcgrad.config.update("jax_disable_most_optimizations", False)
     assert not executables._most_optimizations_disabled[0]
+
+
+def test_config_contexts_are_per_thread():
+    # JAX's enable_x64 / numpy_rank_promotion / numpy_dtype_promotion / default_matmul_precision
+    # contexts are thread-local (x64_context_test's thread test, whose values these are): two
+    # threads inside contexts of different values at the same time each see their own, and one
+    # jitted function called from both gives each thread its mode's program (NOTE: [x64 mode per
+    # thread]); the process-wide values stay as they were.
+    import threading
+
+    f = funcgrad.jit(lambda x: x + fnp.asarray(np.float64(1.5)))
+    barrier = threading.Barrier(2, timeout=60)
+    seen = {}
+
+    def run(x64, rank, precision):
+        with funcgrad.enable_x64(x64), funcgrad.numpy_rank_promotion(rank):
+            with funcgrad.default_matmul_precision(precision):
+                barrier.wait()  # (both threads inside their contexts from here)
+                out = [fnp.asarray(np.int64(0)).dtype, f(1).dtype, f(np.ones(2, np.float32)).dtype]
+                out.append((config.jax_enable_x64, config.read("jax_numpy_rank_promotion")))
+                out.append(config.jax_default_matmul_precision)
+                try:
+                    out.append((fnp.ones(3) + fnp.ones((2, 3))).shape)
+                except ValueError:
+                    out.append("raised")
+                barrier.wait()  # (neither leaves before the other has read)
+                seen[x64] = out
+
+    args = ((False, "raise", "highest"), (True, "allow", None))
+    threads = [threading.Thread(target=run, args=a) for a in args]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    i32, i64, f32, f64 = (np.dtype(n) for n in ("int32", "int64", "float32", "float64"))
+    assert seen[False] == [i32, f32, f32, (False, "raise"), "highest", "raised"]
+    assert seen[True] == [i64, f64, f64, (True, "allow"), None, (2, 3)]
+    assert (config.jax_enable_x64, config.jax_numpy_rank_promotion) == (True, "allow")
+    assert f(1).dtype == f64
+
+
+def test_eager_grad_through_an_x64_context_in_32_bit_mode():
+    # x64_context_test's custom_jvp test: grad of a function that enters 64-bit mode inside,
+    # called in 32-bit mode: the gradient has the input's dtype, jvp's outputs the inner mode's.
+    @funcgrad.custom_jvp
+    def f(x):
+        return x**2.0
+
+    @f.defjvp
+    def f_jvp(xs, ts):
+        assert config.x64_enabled  # (the rule runs in the mode of its call)
+        return f(xs[0]), ts[0] * fnp.sin(xs[0])
+
+    def g(x):
+        with funcgrad.enable_x64():
+            return f(fnp.array(x, fnp.float64)) * 2.0
+
+    with funcgrad.enable_x64(False):
+        out = [funcgrad.grad(g)(5.0), funcgrad.grad(funcgrad.grad(g))(5.0), *funcgrad.jvp(g, (5.0,), (1.0,))]
+    assert [o.dtype for o in out] == [np.float32, np.float32, np.float64, np.float64]
+    np.testing.assert_allclose(
+        [float(o) for o in out], [2 * np.sin(5.0), 2 * np.cos(5.0), 50.0, 2 * np.sin(5.0)], rtol=1e-6
+    )
