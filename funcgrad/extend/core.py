@@ -508,8 +508,9 @@ def call_impl(f: lu.WrappedFun, *args, **params):
 
 
 class CallPrimitive(_callkit.CallPrimitive):
-    """A primitive that calls a function: ``p.bind(fun, *args, **params)`` with ``fun`` a
-    ``linear_util.WrappedFun`` (or a callable) returning a list of arrays. The function is traced
+    """A primitive that calls a function: ``p.bind(fun, *args, **params)`` (or JAX 0.10's
+    ``p.bind(*args, subfuns=(fun,), **params)``) with ``fun`` a ``linear_util.WrappedFun`` (or a
+    callable) returning a list of arrays. The function is traced
     to a jaxpr over the arguments' avals and the call is bound as funcgrad's call primitives are,
     so it has every rule (JVP, transpose, batching, partial evaluation, Taylor) and a lowering.
 
@@ -529,7 +530,11 @@ class CallPrimitive(_callkit.CallPrimitive):
     def bind(self, *args, **params):
         if "jaxpr" in params:  # a re-bind by a rule of the kit (jvp, batch, ...)
             return super().bind(*args, **params)
-        fun, *args = args
+        if "subfuns" in params:  # (JAX 0.10's form: ``call_p.bind(*args, subfuns=(fun,))``)
+            params = dict(params)
+            (fun,) = params.pop("subfuns")
+        else:
+            fun, *args = args
         call = fun.call_wrapped if hasattr(fun, "call_wrapped") else fun
         closed = _pe.trace_to_jaxpr(lambda *xs: list(call(*xs)), [get_aval(a) for a in args])
         closed, lifted = _pe.close_over_tracers(closed)

@@ -168,6 +168,26 @@ def test_call_primitive_has_every_rule():
     assert ec.call_impl(lu.wrap_init(lambda y: [y + 1]), 1) == [2]
 
 
+def test_call_primitive_binds_jax_0_10s_subfuns_form():
+    # JAX 0.10: ``call_p.bind(*args, subfuns=(fun,))`` (its core_test's core_call), with the
+    # function's output tree read back after the bind
+    from funcgrad.extend.core.primitives import call_p
+
+    from funcgrad.api_util import flatten_fun_nokwargs
+
+    def core_call(f, *args):
+        flat, in_tree = funcgrad.tree_util.tree_flatten(args)
+        g, out_tree = flatten_fun_nokwargs(lu.wrap_init(f), in_tree)
+        out = call_p.bind(*flat, subfuns=(g,))
+        return funcgrad.tree_util.tree_unflatten(out_tree(), out)
+
+    f = lambda x, y: {"s": fnp.sin(x * y)}  # noqa: E731
+    x = np.array([0.3, 0.7])
+    np.testing.assert_allclose(np.asarray(core_call(f, x, x)["s"]), np.sin(x * x), rtol=1e-15)
+    tangent = funcgrad.jvp(lambda a: core_call(f, a, a)["s"], (x,), (np.ones(2),))[1]
+    np.testing.assert_allclose(np.asarray(tangent), 2 * x * np.cos(x * x), rtol=1e-14)
+
+
 # ----------------------------------------------------------------------------------------------
 # linear_util, as flax and JAX's api_util use it
 

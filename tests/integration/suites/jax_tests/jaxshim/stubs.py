@@ -190,6 +190,7 @@ def install() -> None:
     import funcgrad.debug
     import funcgrad.dlpack
     import funcgrad.errors
+    import funcgrad.extend.linear_util
     import funcgrad.interpreters.ad
     import funcgrad.lax.linalg
     import funcgrad.monitoring
@@ -206,6 +207,7 @@ def install() -> None:
             "SUPPORTED_DTYPES_SET": frozenset({*funcgrad.dlpack._SUPPORTED, np.dtype(ml_dtypes.bfloat16)}),
         },
         "jax._src.errors": vars(funcgrad.errors),
+        "jax._src.linear_util": vars(funcgrad.extend.linear_util),
         "jax._src.monitoring": {  # (JAX's getters of its listener lists: copies)
             **vars(funcgrad.monitoring),
             "get_event_listeners": lambda: list(_kernel_monitoring._event),
@@ -302,6 +304,16 @@ def install() -> None:
         dispatch.apply_primitive = _apply_primitive
     if not hasattr(dispatch, "runtime_tokens"):  # (JAX's ordered-effect tokens: tests clear them)
         dispatch.runtime_tokens = _RuntimeTokens()
+    import jax._src.core as jcore  # the alias's
+    import jax.extend.core.primitives as extend_primitives
+
+    for name in ("call_p", "closed_call_p"):  # (JAX's generic call primitives: funcgrad's own)
+        if not hasattr(jcore, name):
+            setattr(jcore, name, getattr(extend_primitives, name))
+    import jax._src.state.types as state_types  # the alias's
+
+    if not hasattr(state_types, "RefEffect"):  # (jaxprs carry no effects in funcgrad)
+        state_types.RefEffect = type("RefEffect", (), {})
     import jax._src.checkify as checkify  # the alias's: jaxprs carry no effects in funcgrad
 
     if not hasattr(checkify, "ErrorEffect"):
