@@ -384,27 +384,29 @@ shard_map_p.def_partial_eval(_partial_eval)
 _meshes: dict = register_cache("primitives.meshes_in", {})
 
 
+def _walk_meshes(jaxpr, found: list) -> None:
+    # (a module function, not a recursive closure: a closure that calls itself is a reference
+    # cycle, garbage left for the collector after every jit trace -- JAX's core_test checks none)
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is shard_map_p or eqn.primitive is sharding_constraint_p:
+            m = eqn.params["mesh"]
+            if m not in found:
+                found.append(m)
+        for sub in eqn.primitive.traits.jaxpr_params:
+            v = eqn.params[sub]
+            for j in v if isinstance(v, tuple | list) else (v,):
+                j = j.jaxpr if isinstance(j, ClosedJaxpr) else j
+                if hasattr(j, "eqns"):  # (custom_lin's bwd may be a Python function)
+                    _walk_meshes(j, found)
+
+
 def meshes_in(closed) -> list:
     """The meshes of the shard_maps and sharding constraints in a jaxpr (nested ones too)."""
     hit = _meshes.get(id(closed))
     if hit is not None and hit[0] is closed:
         return hit[1]
     found: list = []
-
-    def walk(jaxpr):
-        for eqn in jaxpr.eqns:
-            if eqn.primitive is shard_map_p or eqn.primitive is sharding_constraint_p:
-                m = eqn.params["mesh"]
-                if m not in found:
-                    found.append(m)
-            for sub in eqn.primitive.traits.jaxpr_params:
-                v = eqn.params[sub]
-                for j in v if isinstance(v, tuple | list) else (v,):
-                    j = j.jaxpr if isinstance(j, ClosedJaxpr) else j
-                    if hasattr(j, "eqns"):  # (custom_lin's bwd may be a Python function)
-                        walk(j)
-
-    walk(closed.jaxpr)
+    _walk_meshes(closed.jaxpr, found)
     if len(_meshes) > 1024:
         _meshes.pop(next(iter(_meshes)))
     _meshes[id(closed)] = (closed, found)
