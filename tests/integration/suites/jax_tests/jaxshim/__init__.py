@@ -66,6 +66,9 @@ def install() -> None:
         _link(name)
     for name in stubs.NAMES:  # again: some parents are shims registered just now
         _link(name)
+    from . import sparse_internal
+
+    sparse_internal.install()
     # Public names of JAX that funcgrad lacks but that test files use at import (decorators);
     # listed in the README section as gaps, stood in for here so that the rest of the file runs.
     if not hasattr(jax, "legacy_prng_key"):

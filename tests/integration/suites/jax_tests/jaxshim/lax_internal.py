@@ -33,5 +33,11 @@ def _const(example, val):
     return np.array(val, dtype) if dtype is not None else val
 
 
+def remaining(original, *removed_lists):
+    """The items of ``original`` in none of ``removed_lists`` (JAX's helper)."""
+    removed = set().union(*removed_lists)
+    return [i for i in original if i not in removed]
+
+
 def __getattr__(name):
     return getattr(_lax, name)
