@@ -458,6 +458,34 @@ def test_bounded_while_newton_sqrt_grad():
     check_jit(funcgrad.vmap(funcgrad.grad(_newton_sqrt)), a)
 
 
+def test_bounded_while_stops_at_its_bound_or_its_condition():
+    # x -> 1.5 x while x < 10 takes 74 steps from 1e-12, 6 from 1, none from 20; a bound cuts them
+    # (from N = 64 in chunks of isqrt(N), NOTE: [bounded while loops run in checkpointed chunks]:
+    # with N = 70, 6 steps end inside the first chunk of 8 and 70 inside the ninth); the
+    # derivative is 1.5 ** steps; the user's functions are traced once each.
+    xs = np.array([1e-12, 1.0, 20.0])
+    for max_steps in (0, 7, 70):
+        calls = []
+
+        def f(x, max_steps=max_steps, calls=calls):
+            def cond_fun(c):
+                calls.append("cond")
+                return c[1] < 10.0
+
+            def body_fun(c):
+                calls.append("body")
+                return c[0] + 1, c[1] * 1.5
+
+            return while_loop(cond_fun, body_fun, (0, x), max_steps=max_steps)
+
+        steps = np.minimum([74, 6, 0], max_steps)
+        n, y = funcgrad.vmap(f)(xs)
+        assert n.tolist() == steps.tolist() and sorted(calls) == ["body", "cond"]
+        assert_close(y, xs * 1.5**steps, rtol=1e-12)
+        assert_close(funcgrad.vmap(funcgrad.grad(lambda x: f(x)[1]))(xs), 1.5**steps, rtol=1e-12)
+        assert_close(funcgrad.jvp(lambda x: f(x)[1], (1.0,), (1.0,))[1], 1.5 ** steps[1], rtol=1e-12)
+
+
 # ----------------------------------------------------------------------------------------------
 # Compilation and eager execution
 
