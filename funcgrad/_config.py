@@ -123,6 +123,7 @@ from funcgrad.numpy import _core as _numpy_core
 from funcgrad.numpy import _dtypes as _numpy_dtypes
 from funcgrad.numpy import indexing as _numpy_indexing
 from funcgrad.primitives import _eager_memory
+from funcgrad.primitives import dot as _dot
 from funcgrad.xla_bridge import compile_cache as _compile_cache
 from funcgrad.xla_bridge import executables as _executables
 from funcgrad.xla_bridge import runtime as _runtime
@@ -664,7 +665,7 @@ config = Config()
 # ``config.update``'s). ``_thread_scoped`` keeps the thread's value here (what ``config.read``
 # answers in that thread) and hands it to the module that owns the behaviour, per thread: the
 # kernel's dtype mode, funcgrad.numpy's promotion flags. ``jit`` keys its traces on them
-# (``jitting.mode_key``) and takes the staged route while any thread has its own.
+# (``kernel.dtypes.mode_key``) and takes the staged route while any thread has its own.
 class _ThreadValues(threading.local):
     def __init__(self):
         self.values = {}
@@ -681,19 +682,21 @@ def _current(flag: _Flag):
 def _modes_route() -> None:
     # The staged route (whose key holds the modes) while a thread has its own or the process-wide
     # promotion rules or precision are not the defaults (NOTE: [x64 mode per thread]).
+    precision = _FLAGS["jax_default_matmul_precision"].value is not None or bool(_thread_precision_count[0])
+    if _numpy_core.matmul_precision_set[0] != precision:
+        _numpy_core.matmul_precision_set[0] = precision
+        _numpy_core._templates_follow_flags()
     jitting.set_jit_flags(
         modes=_dt.thread_modes()
         or _numpy_dtypes.thread_flags()
         or _FLAGS["jax_numpy_dtype_promotion"].value != "standard"
         or _FLAGS["jax_numpy_rank_promotion"].value != "allow"
-        or _FLAGS["jax_default_matmul_precision"].value is not None
-        or bool(_thread_precision_count[0])
+        or precision
     )
 
 
 def _mode_key() -> tuple:
-    values = _thread_values.values
-    precision = values.get("jax_default_matmul_precision", _FLAGS["jax_default_matmul_precision"].value)
+    precision = _matmul_precision()
     return (
         _dt.x64_enabled,
         _numpy_dtypes._flags["dtype_promotion"],
@@ -748,6 +751,16 @@ def _exit_precision(_):
     _modes_route()
 
 
+def _matmul_precision():
+    values = _thread_values.values
+    if "jax_default_matmul_precision" in values:
+        return values["jax_default_matmul_precision"]
+    return _FLAGS["jax_default_matmul_precision"].value
+
+
+_dot.default_precision = _matmul_precision
+
+
 _THREAD_LOCAL = {
     "jax_enable_x64": (_enter_x64, _exit_x64),
     "jax_numpy_dtype_promotion": (_enter_promotion("dtype_promotion"), _exit_promotion),
@@ -777,7 +790,7 @@ def _thread_scoped(name, value):
             leave(token)
 
 
-jitting.mode_key = _mode_key
+_dt.mode_key = _mode_key
 
 
 @contextlib.contextmanager
@@ -1044,3 +1057,43 @@ default_prng_impl_context = make_user_context("threefry2x32")
 
 # jax_random_seed_offset's value, added to seeds while tracing: part of jit's cache key, as JAX's.
 random_seed_offset_context = make_user_context(0)
+
+
+# ----------------------------------------------------------------------------------------------
+# JAX's config states for the thread-local contexts (``jax.numpy_rank_promotion.get_global()``)
+
+
+class _ContextState:
+    """A thread-local context of flag ``name`` as JAX's config ``State``: called, the context
+    manager (or decorator) setting the flag in this thread; ``.value`` is this thread's value,
+    ``get_global()`` the process-wide one (NOTE: [x64 mode per thread]).
+
+    >>> with numpy_rank_promotion("raise"):
+    ...     numpy_rank_promotion.value, numpy_rank_promotion.get_global()
+    ('raise', 'allow')
+    """
+
+    def __init__(self, name: str, fn: Callable):
+        self._name = name
+        self._fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    @property
+    def value(self):
+        return config.read(self._name)
+
+    def get_global(self):
+        return _FLAGS[self._name].value
+
+    def __repr__(self):
+        return f"<config state {self._name}>"
+
+
+enable_x64 = _ContextState("jax_enable_x64", enable_x64)
+numpy_rank_promotion = _ContextState("jax_numpy_rank_promotion", numpy_rank_promotion)
+numpy_dtype_promotion = _ContextState("jax_numpy_dtype_promotion", numpy_dtype_promotion)
+default_matmul_precision = _ContextState("jax_default_matmul_precision", default_matmul_precision)
+default_device = _ContextState("jax_default_device", default_device)

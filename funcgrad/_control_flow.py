@@ -68,7 +68,8 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "ReverseM
 # As JAX's (its ``trace_to_jaxpr`` is a weakref LRU cache on the function), a body, branch or loop
 # function traced again for the same input tree and types is not traced again: ``scan(f, ...)``
 # called twice with the same ``f`` runs ``f``'s Python once (flax's nnx.scan counts its traces).
-# Keyed weakly on the function object, then on (input tree, avals, named axes in scope, x64 mode);
+# Keyed weakly on the function object, then on (input tree, avals, named axes in scope, the
+# thread's modes: x64, promotion flags, matmul precision, NOTE: [x64 mode per thread]);
 # a trace whose constants hold tracers of an enclosing transformation, or that read or wrote a
 # Ref (funcgrad.ref), is not kept. Like JAX's, a closure over a concrete array that is rebound
 # between calls keeps the value of the first trace.
@@ -85,7 +86,7 @@ def _trace(fun: Callable, in_tree, in_avals, what: str, state: bool = False):
     constants as leading operands, output tree). Cached (NOTE: [control-flow trace cache]).
     ``state``: raise funcgrad.ref's ``LoopState`` when ``fun`` touches Refs or mutable boxes from
     outside (NOTE: [state in loop bodies])."""
-    key = (in_tree, tuple(in_avals), batching.axis_env(), _dt.x64_enabled)
+    key = (in_tree, tuple(in_avals), batching.axis_env(), _dt.mode_key())
     try:
         entries = _TRACES.get(fun)
         hit = entries.get(key) if entries is not None else None

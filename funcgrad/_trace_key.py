@@ -93,6 +93,13 @@ def _aval_key(x):
 
 def _explain(old, new, names) -> str:
     """What differs between two cache keys, in words."""
+    if len(old) > 5 and len(new) > 5 and old[5] != new[5]:  # (NOTE: [x64 mode per thread]; JAX's words)
+        diffs = [
+            f"  * {name} differs: now {n} and before {o}"
+            for name, n, o in zip(_MODE_NAMES, new[5], old[5])
+            if n != o
+        ]
+        return "\n".join(["Tracing context doesn't match, e.g. due to config or context manager.", *diffs])
     if old[0] != new[0]:  # (JAX's reason first, then funcgrad's detail)
         return f"different input pytree: the input tree structure changed from {old[0]} to {new[0]}"
     if old[2] != new[2] or old[3] != new[3]:
@@ -117,11 +124,18 @@ def _explain(old, new, names) -> str:
         return f"{jax_words}argument {name} {change}"
     if len(old) > 4 and old[4] != new[4]:
         return f"the named axes in scope changed from {old[4]} to {new[4]}"
-    if len(old) > 5 and len(new) > 5 and old[5] != new[5]:  # (NOTE: [x64 mode per thread])
-        return f"the modes (jax_enable_x64, promotion, matmul precision) changed from {old[5]} to {new[5]}"
     if len(old) > 6 and len(new) > 6 and old[6] != new[6]:
         return f"the user contexts' values changed from {old[6]} to {new[6]}"
     return "an unknown change"
+
+
+# The parts of ``kernel.dtypes.mode_key()``, as JAX names its trace context's values.
+_MODE_NAMES = (
+    "jax_enable_x64",
+    "jax_numpy_dtype_promotion",
+    "jax_numpy_rank_promotion",
+    "jax_default_matmul_precision",
+)
 
 
 def _short(entry, weak: bool) -> str:

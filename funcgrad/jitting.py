@@ -136,15 +136,9 @@ _user_contexts.changed_hook = _user_contexts_moved
 _user_contexts_moved(_user_contexts.contexts_away())
 
 
-def _default_mode_key() -> tuple:
-    return (_dt.x64_enabled,)
-
-
-# NOTE: [x64 mode per thread]: the calling thread's modes that change what a trace makes (its
-# 64-bit mode, and, set by funcgrad._config, the promotion flags and matmul precision), part of
-# every staged trace cache key; the ``modes`` jit flag sends calls to the staged route while a
-# thread has modes of its own or the process-wide ones are not the defaults.
-mode_key: Callable[[], tuple] = _default_mode_key
+# Where the functions whose first trace was explained were defined (``jax_explain_cache_misses``: a
+# function defined again on the same line each call, a lambda in a loop, never hits the cache).
+_first_traced_at: set[str] = set()
 
 
 def _call_staged(self, args, kwargs):
@@ -424,7 +418,7 @@ class PjitFunction(Dispatcher):
                 )
         # The named axes in scope type the collectives inside (NOTE: [named axes]).
         leaf_key = tuple(_aval_key(x) for x in flat) if refs is None else _ref_key(flat)
-        key = (in_tree, leaf_key, static_key, static_kw, batching.axis_env(), mode_key())
+        key = (in_tree, leaf_key, static_key, static_kw, batching.axis_env(), _dt.mode_key())
         if user_contexts:
             key += (tuple(c.value for c in user_contexts),)
         entry = self._cache.get(key)
@@ -469,12 +463,19 @@ class PjitFunction(Dispatcher):
         self._keys.append(key)
         del self._keys[:-16]
         if _jit_flags["explain_cache_misses"]:
-            why = (  # (JAX's words for a first trace, then funcgrad's)
-                f"never seen function:\n  {self._name} id={id(self._fun)} defined at "
-                f"{fun_sourceinfo(self._fun).rpartition(' at ')[2]}; first call"
-                if previous is None
-                else _explain(previous, key, names)
-            )
+            if previous is None:  # (JAX's words for a first trace, then funcgrad's)
+                where = fun_sourceinfo(self._fun).rpartition(" at ")[2]
+                why = (
+                    f"never seen function:\n  {self._name} id={id(self._fun)} defined at {where}; first call"
+                )
+                if where in _first_traced_at:
+                    why += (
+                        "\n  but seen another function defined on the same line; maybe the function is\n"
+                        "  being re-defined repeatedly, preventing caching?"
+                    )
+                _first_traced_at.add(where)
+            else:
+                why = _explain(previous, key, names)
             _logger.warning("TRACING CACHE MISS of jit(%s): %s", self._name, why)
         if self._warned or self._misses <= RETRACE_WARNING_THRESHOLD or previous is None:
             return

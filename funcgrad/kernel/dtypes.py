@@ -42,6 +42,7 @@ import os
 import sys
 import threading
 import types
+from collections.abc import Callable
 
 import numpy as np
 
@@ -255,6 +256,16 @@ def exit_thread_x64(previous) -> None:
         thread_mode_changes += 1
         if not _thread_modes:
             _self.__class__ = types.ModuleType
+
+
+def _x64_key() -> tuple:
+    return (_self.x64_enabled,)
+
+
+# The calling thread's modes that change what a trace makes, part of the trace cache keys of
+# ``jit`` and of control flow's bodies: the 64-bit mode, and (funcgrad._config installs a key
+# function that adds them) the promotion flags and the matmul precision.
+mode_key: Callable[[], tuple] = _x64_key
 
 
 def thread_modes() -> bool:

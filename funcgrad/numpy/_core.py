@@ -473,8 +473,14 @@ def set_promotion_flags(*, dtype_promotion: str | None = None, rank_promotion: s
 
 def _templates_follow_flags() -> None:
     # A cached surface template skips the checks these rules add (NOTE: [surface templates]): off
-    # while the process-wide rules are not the defaults or any thread has its own.
-    templates.enabled = not _dtypes_mod.thread_flags() and dict(_flags) == _DEFAULT_FLAGS
+    # while the process-wide rules are not the defaults or any thread has its own, and while a
+    # matmul precision is set (the products it records would keep the precision of their making).
+    templates.enabled = (
+        not _dtypes_mod.thread_flags() and dict(_flags) == _DEFAULT_FLAGS and not matmul_precision_set[0]
+    )
+
+
+matmul_precision_set = [False]  # (funcgrad._config: jax_default_matmul_precision set anywhere)
 
 
 _DEFAULT_FLAGS = {"dtype_promotion": "standard", "rank_promotion": "allow"}

@@ -183,6 +183,31 @@ def test_cache_miss_explanations_in_jax_words(caplog, first, second, words):
         assert w in logs["jax"] and w in logs["funcgrad"], (w, logs)
 
 
+def test_cache_miss_explanations_of_contexts_and_redefined_functions_as_jax(caplog):
+    # api_test test_cache_miss_explanations_other_tracing_config / _new_function_in_loop: a retrace
+    # under another rank promotion and matmul precision names both, and a function defined again
+    # on the same line is said to be (JAX's words)
+    logs = {}
+    for lib in (jax, funcgrad):
+        jf = lib.jit(lambda x, y: x + y)
+        jf(0.0, 1.0)
+        caplog.clear()
+        with _flag(lib), lib.numpy_rank_promotion("warn"), lib.default_matmul_precision("high"):
+            jf(0.0, 1.0)
+            for _ in range(2):
+                lib.jit(lambda x: 2 * x)(3)
+        logs[lib.__name__] = [
+            r.getMessage() for r in caplog.records if "TRACING CACHE MISS" in r.getMessage()
+        ]
+    for words in (
+        ["Tracing context doesn't match", "now warn and before allow", "now high and before None"],
+        ["never seen function"],
+        ["but seen another function defined on the same line"],
+    ):
+        for lib in ("jax", "funcgrad"):
+            assert any(all(w in m for w in words) for m in logs[lib]), (words, logs[lib])
+
+
 class _flag:
     def __init__(self, lib):
         self.lib = lib

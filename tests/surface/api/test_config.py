@@ -375,3 +375,36 @@ def test_eager_grad_through_an_x64_context_in_32_bit_mode():
     np.testing.assert_allclose(
         [float(o) for o in out], [2 * np.sin(5.0), 2 * np.cos(5.0), 50.0, 2 * np.sin(5.0)], rtol=1e-6
     )
+
+
+@pytest.mark.parametrize("lib", ["funcgrad", "jax"])
+def test_default_matmul_precision_in_jaxprs_and_trace_keys(lib):
+    # api_test test_dot_precision_context_manager / _forces_retrace / test_rank_promotion_forces_retrace:
+    # precision=None stands for the context's precision in the staged product, and a jitted function
+    # or a cond branch is traced again under another precision or rank promotion (its own thread's
+    # value winning over a config.update made inside the context)
+    mod = pytest.importorskip("jax") if lib == "jax" else funcgrad
+    x = mod.numpy.zeros((2, 2))
+    params = []
+    for p in (None, "bfloat16", "tensorfloat32", "float32"):
+        with mod.default_matmul_precision(p):
+            params.append(str(mod.make_jaxpr(mod.numpy.dot)(x, x).jaxpr.eqns[0].params["precision"]))
+    assert params == ["None", *[f"(Precision.{n}, Precision.{n})" for n in ("DEFAULT", "HIGH", "HIGHEST")]]
+    traces = []
+
+    def g(x):
+        traces.append(1)
+        return mod.numpy.dot(x, x)
+
+    for f in (mod.jit(g), lambda x: mod.lax.cond(True, g, g, x)):
+        del traces[:]
+        f(x), f(x)
+        with mod.default_matmul_precision("tensorfloat32"):
+            f(x)
+        with mod.numpy_rank_promotion("warn"):
+            f(x)
+            assert (
+                mod.numpy_rank_promotion.value == "warn" and mod.numpy_rank_promotion.get_global() == "allow"
+            )
+        f(x)
+        assert len(traces) == 3

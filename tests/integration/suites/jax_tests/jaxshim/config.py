@@ -24,6 +24,12 @@ _JAX_DEFAULTS = {
     "jax_embedded_constants_max_bytes": 0,
 }
 unknown: set[str] = set()
+_THREAD_LOCAL = {
+    "jax_enable_x64": funcgrad.enable_x64,
+    "jax_numpy_dtype_promotion": funcgrad.numpy_dtype_promotion,
+    "jax_numpy_rank_promotion": funcgrad.numpy_rank_promotion,
+    "jax_default_matmul_precision": funcgrad.default_matmul_precision,
+}
 _overrides: dict[str, object] = {}
 
 
@@ -59,8 +65,22 @@ class _State:
     def value(self):
         return _read(self.name)
 
-    @contextlib.contextmanager
     def __call__(self, new_value=True):
+        # JAX's contexts of these flags are thread-local, and so are funcgrad's (JaxTestCase's
+        # defaults set in setUp then shield a test from a config.update of the global value)
+        local = _THREAD_LOCAL.get(self.name)
+        if local is not None:
+            return local(new_value)
+        return self._global_context(new_value)
+
+    def get_global(self):
+        from funcgrad import _config  # (the process-wide value, not this thread's)
+
+        flag = _config._FLAGS.get(self.name)
+        return _read(self.name) if flag is None else flag.value
+
+    @contextlib.contextmanager
+    def _global_context(self, new_value):
         old = _read(self.name)
         _write(self.name, new_value)
         try:
