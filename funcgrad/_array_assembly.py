@@ -15,7 +15,10 @@ from funcgrad import xla_bridge
 from funcgrad._array_placement import _sharded_buffer
 from funcgrad._extended_array import ExtendedArray
 from funcgrad._shardings import Sharding
+from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.core import Tracer
+from funcgrad.kernel.errors import UnexpectedTracerError
 
 
 def _named(sharding, where) -> Sharding:
@@ -60,6 +63,10 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None) -> Arra
         if d.process_index != me:
             continue
         piece = data_callback(ix)
+        if isinstance(piece, Tracer):  # (JAX's error and words)
+            raise UnexpectedTracerError(
+                "jax.make_array_from_callback cannot be called within a traced context."
+            )
         if isinstance(piece, ExtendedArray):  # typed PRNG keys: assembled as their data (JAX's)
             return _keys_from_data(
                 piece,
@@ -68,23 +75,26 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None) -> Arra
                     (*shape, *k), sharding, lambda i: _data_of(data_callback(i[: len(shape)]))
                 ),
             )
-        block = np.asarray(piece, dtype=dtype)
+        # in the mode's dtype, as JAX's device_put of each piece (an int64 NumPy piece is int32
+        # in 32-bit mode; sharded 64-bit blocks failed inside PJRT)
+        block = _dt.canonical_value(np.asarray(piece, dtype=dtype))
         want = tuple(len(range(*sl.indices(n))) for sl, n in zip(ix, shape))
-        if block.shape != want:
+        if block.shape != want:  # (JAX's words first)
             raise ValueError(
+                f"Expected shard shape {want} doesn't match the single device array shape {block.shape}. "
                 f"make_array_from_callback: the callback gave a {block.shape} piece for index {ix} of an "
-                "array of "
-                f"shape {shape}; it must be {want}"
+                f"array of shape {shape}; it must be {want}"
             )
         devs.append(d)
         blocks.append(block)
-    dt = blocks[0].dtype if blocks else np.dtype(dtype or np.float64)
+    dt = blocks[0].dtype if blocks else _dt.canonical(np.dtype(dtype or np.float64))
     return Array._from_buffer(sh.put_blocks(blocks, devs, shape, dt, bridge))
 
 
-def make_array_from_single_device_arrays(shape, sharding, arrays) -> Array:
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None) -> Array:
     """A sharded Array of ``shape`` from one Array per device of this process (each on its device,
-    holding that device's piece).
+    holding that device's piece); ``dtype`` must be given when this process holds no piece, and
+    match the pieces' otherwise (JAX's checks and words).
 
     >>> import funcgrad, numpy as np
     >>> from funcgrad.sharding import NamedSharding, P, make_mesh
@@ -93,11 +103,28 @@ def make_array_from_single_device_arrays(shape, sharding, arrays) -> Array:
     >>> make_array_from_single_device_arrays((2,), s, pieces).tolist()
     [1.0, 1.0]
     """
-    s = _named(sharding, "make_array_from_single_device_arrays")
+    name = "make_array_from_single_device_arrays"
+    if not isinstance(arrays, list | tuple):
+        raise TypeError(f"jax.{name} `arrays` argument must be a list or tuple, but got {type(arrays)}.")
+    arrays = list(arrays)
+    if any(isinstance(a, Tracer) for a in arrays):
+        raise ValueError(
+            f"jax.{name} requires a list of concrete arrays as input, but got types {set(map(type, arrays))}"
+        )
+    if dtype is None and not arrays:
+        raise ValueError(
+            f"If the Array has no addressable shards, `dtype` must be provided via the `dtype` argument "
+            f"to `jax.{name}`."
+        )
+    if dtype is not None and arrays and arrays[0].dtype != _dt.canonical(np.dtype(dtype)):
+        raise ValueError(
+            f"If `dtype` is provided to `jax.{name}`, it must match the dtype of the addressable shards. "
+            f"Got dtype={_dt.canonical(np.dtype(dtype))} and shard dtype={arrays[0].dtype}`."
+        )
+    s = _named(sharding, name)
     shape = tuple(int(n) for n in shape)
     bridge = s._bridge(len(shape))
     sh = xla_bridge.sharded
-    arrays = list(arrays)
     if arrays and isinstance(arrays[0], ExtendedArray):  # typed PRNG keys: assembled as their data
         return _keys_from_data(
             arrays[0],
@@ -108,7 +135,12 @@ def make_array_from_single_device_arrays(shape, sharding, arrays) -> Array:
         )
     by_device = {}
     for a in arrays:
-        if not isinstance(a, Array) or a._buffer is None or _sharded_buffer(a) is not None:
+        if isinstance(a, Array) and _sharded_buffer(a) is not None:  # (JAX's words)
+            raise ValueError(
+                "When making an array from single-device arrays the input arrays must have one shard "
+                f"each. An argument array had {len(a.addressable_shards)} shard(s)."
+            )
+        if not isinstance(a, Array) or a._buffer is None:
             raise TypeError(
                 "make_array_from_single_device_arrays: each array must be an Array on one device "
                 "(funcgrad.device_put(piece, device))"

@@ -36,6 +36,7 @@ import numpy as np
 
 import funcgrad.xla_bridge.dispatch  # noqa: F401 - registers Array's device read-back (NOTE: [dispatch registration])
 from funcgrad import (
+    _array_assembly,
     _sharding_types,  # noqa: F401 - registers the types of sharded values with the kernel
     _transfer_guard,
     kernel,
@@ -44,7 +45,6 @@ from funcgrad import (
 from funcgrad import _sharding_unreduced as _unreduced
 from funcgrad._array_assembly import (
     make_array_from_callback,
-    make_array_from_process_local_data,
     make_array_from_single_device_arrays,
 )
 from funcgrad._array_placement import (
@@ -250,6 +250,46 @@ def device_put_sharded(x, shardings):
             out.append(v if isinstance(v, Array) else Array(canonical_value(np.asarray(v))))
         else:
             out.append(_put_leaf(v, s, path))
+    return tu.tree_unflatten(tree, out)
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """A global sharded Array (or a pytree of them) from this process's part of it: each leaf of
+    ``local_data`` holds the rows, columns, ... this process's devices hold. ``sharding`` is a
+    Sharding, a Device, or a bare PartitionSpec over the mesh in scope, or a pytree prefix of
+    ``local_data`` of them; ``global_shape`` (a shape, or a prefix of them) is inferred when None.
+    On one process this is ``device_put(local_data, sharding)`` (``global_shape`` must then be None
+    or the data's shape), as JAX's.
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad.sharding import NamedSharding, P, make_mesh
+    >>> s = NamedSharding(make_mesh((1,), ("x",)), P("x"))
+    >>> make_array_from_process_local_data(s, {"a": np.arange(3.0)})["a"].tolist()
+    [0.0, 1.0, 2.0]
+    """
+    where = "make_array_from_process_local_data"
+    is_device = lambda d: isinstance(d, xla_bridge.sharded.Device)  # noqa: E731
+    sharding = tu.tree_map(
+        lambda d: SingleDeviceSharding(d) if is_device(d) else d, sharding, is_leaf=is_device
+    )
+    leaves, tree = tu.tree_flatten(local_data)
+    shapes = tu.broadcast_prefix(
+        global_shape, local_data, is_leaf=lambda g: g is None or isinstance(g, tuple)
+    )
+    if len({d.process_index for d in xla_bridge.get_backend().global_devices}) == 1:
+        for g, d in zip(shapes, leaves):
+            if g is not None and tuple(g) != np.shape(d):  # (JAX's words)
+                raise ValueError(
+                    "When calling `make_array_from_process_local_data` on a single process, "
+                    "global_shape should be None or equal to local_data.shape."
+                    f"Got global_shape={g} and local_data.shape={np.shape(d)}."
+                )
+        return device_put_sharded(local_data, sharding)
+    shardings = sharding_leaves(sharding, local_data, where)
+    out = [
+        _array_assembly.make_array_from_process_local_data(s, d, g)
+        for s, d, g in zip(shardings, leaves, shapes)
+    ]
     return tu.tree_unflatten(tree, out)
 
 

@@ -203,6 +203,52 @@ def test_make_array_from_callback_and_single_device_arrays():
     assert np.array_equal(np.asarray(w), x)
 
 
+def test_make_array_from_callback_in_32_bit_mode_as_jax():
+    # an int64 NumPy piece is int32 in 32-bit mode (the sharded 64-bit blocks failed in PJRT)
+    x = np.arange(32).reshape(8, 4)
+    with funcgrad.enable_x64(False):
+        for spec in (P("b", "a"), P(None, "a"), P()):
+            y = funcgrad.make_array_from_callback(x.shape, NamedSharding(MESH2, spec), lambda idx: x[idx])
+            assert y.dtype == np.int32 and np.array_equal(np.asarray(y), x)
+            assert all(sh.data.dtype == np.int32 for sh in y.addressable_shards)
+    s = NamedSharding(MESH, P("x"))
+    with pytest.raises(ValueError, match=r"Expected shard shape \(1, 4\) doesn't match the single device"):
+        funcgrad.make_array_from_callback(x.shape, s, lambda idx: np.arange(5))
+    with pytest.raises(
+        funcgrad.errors.UnexpectedTracerError, match="cannot be called within a traced context"
+    ):
+        funcgrad.jit(lambda a: funcgrad.make_array_from_callback(a.shape, s, lambda i: a[i]))(x)
+
+
+def test_make_array_from_process_local_data_takes_pytrees_devices_and_specs():
+    data = {"a": np.arange(10).reshape(2, 5), "b": np.ones(3)}
+    out = funcgrad.make_array_from_process_local_data(funcgrad.devices()[0], data, {"a": (2, 5), "b": None})
+    assert out["a"].devices() == {funcgrad.devices()[0]} and np.array_equal(np.asarray(out["a"]), data["a"])
+    with pytest.raises(ValueError, match="global_shape should be None or equal to local_data.shape"):
+        funcgrad.make_array_from_process_local_data(funcgrad.devices()[0], data, {"a": (2, 8), "b": None})
+    x = np.ones((16, 4))
+    with funcgrad.sharding.set_mesh(MESH):
+        y = funcgrad.make_array_from_process_local_data(P("x"), x)
+    assert y.sharding == NamedSharding(MESH, P("x")) and np.array_equal(np.asarray(y), x)
+
+
+def test_make_array_from_single_device_arrays_checks_as_jax():
+    s = NamedSharding(MESH, P("x"))
+    with pytest.raises(ValueError, match="no addressable shards, `dtype` must be provided"):
+        funcgrad.make_array_from_single_device_arrays((8, 2), s, [])
+    one = funcgrad.device_put(np.ones(3), funcgrad.devices()[0])
+    with pytest.raises(ValueError, match="it must match the dtype of the addressable shards"):
+        funcgrad.make_array_from_single_device_arrays((3,), one.sharding, [one], dtype=np.int32)
+    assert funcgrad.make_array_from_single_device_arrays(
+        (3,), one.sharding, (one,), dtype=one.dtype
+    ).shape == (3,)
+    with pytest.raises(TypeError, match="`arrays` argument must be a list or tuple"):
+        funcgrad.make_array_from_single_device_arrays((3,), one.sharding, one)
+    sharded = funcgrad.device_put(np.ones(8), s)
+    with pytest.raises(ValueError, match="must have one shard each. An argument array had 8 shard"):
+        funcgrad.make_array_from_single_device_arrays((8,), s, [sharded])
+
+
 def test_errors_are_clear():
     with pytest.raises(ValueError, match="not divisible by 8"):
         funcgrad.device_put(np.ones((6, 2)), NamedSharding(MESH, P("x")))
