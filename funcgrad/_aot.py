@@ -35,7 +35,7 @@ from funcgrad.xla_bridge.execute import compiled, run
 from funcgrad.xla_bridge.lowering import lower_jaxpr
 from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
 
-__all__ = ["ArgInfo", "CompiledCall", "Lowered", "ShapeDtypeStruct", "Traced"]
+__all__ = ["ArgInfo", "CompiledCall", "Lowered", "ShapeDtypeStruct", "Traced", "result_paths"]
 
 
 class ShapeDtypeStruct:
@@ -186,6 +186,19 @@ class Traced:
         return str(self.jaxpr)
 
 
+def result_paths(out_tree) -> tuple:
+    """JAX's names of a function's results in a lowered module (``jax.result_info``): ``result``
+    followed by each leaf's path in the output tree.
+
+    >>> result_paths(tu.tree_structure(1.0)), result_paths(tu.tree_structure({"a": (1, 2)}))
+    (('result',), ("result['a'][0]", "result['a'][1]"))
+    """
+    if out_tree.num_leaves == 1 and out_tree.num_nodes == 1:
+        return ("result",)
+    leaves = tu.tree_flatten_with_path(tu.tree_unflatten(out_tree, [0] * out_tree.num_leaves))[0]
+    return tuple(f"result{tu.keystr(path)}" for path, _ in leaves)
+
+
 _DIALECTS = (None, "stablehlo", "hlo")
 
 
@@ -210,22 +223,46 @@ class Lowered:
                 platform = xla_bridge.default_platform()
             else:
                 platform = xla_bridge.normalize_platform(fun._device.platform)
-            self._text = lower_jaxpr(staged.closed, fun._name, donated, platform=platform).text
+            self._text = lower_jaxpr(
+                staged.closed, fun._name, donated, platform=platform,
+                arg_names=staged.arg_names, result_names=staged.result_names,
+            ).text  # fmt: skip
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
-        """The module text: StableHLO (``dialect`` None or ``"stablehlo"``), or XLA's HLO before
-        optimisation (``"hlo"``). ``debug_info`` is accepted for JAX's signature; funcgrad's
-        modules carry no source locations, so the text is the same.
+        """The module text as JAX prints it: StableHLO (``dialect`` None or ``"stablehlo"``) as
+        MLIR prints the module, or XLA's HLO before optimisation (``"hlo"``), its instructions
+        named from the operations' locations (NOTE: [operation locations] in
+        xla_bridge/emitter.py). ``debug_info``: with the locations (StableHLO) or the
+        instructions' metadata (HLO), as JAX's.
 
         >>> import funcgrad.numpy as fnp
         >>> from funcgrad import jit
-        >>> jit(fnp.sin).lower(1.0).as_text("hlo").startswith("HloModule")
-        True
+        >>> def f(x):
+        ...     return fnp.sin(x) * 2.0
+        >>> print(jit(f).lower(fnp.ones(3)).as_text())  # doctest: +NORMALIZE_WHITESPACE
+        module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+          func.func public @main(%arg0: tensor<3xf64>) -> (tensor<3xf64> {jax.result_info = "result"}) {
+            %0 = stablehlo.sine %arg0 : tensor<3xf64>
+            %cst = stablehlo.constant dense<2.000000e+00> : tensor<f64>
+            %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f64>) -> tensor<3xf64>
+            %2 = stablehlo.multiply %0, %1 : tensor<3xf64>
+            return %2 : tensor<3xf64>
+          }
+        }
+        >>> hlo = jit(f).lower(fnp.ones(3)).as_text("hlo")
+        >>> print(hlo.split("ENTRY")[1].strip())  # doctest: +NORMALIZE_WHITESPACE
+        main.1 {
+          x.1 = f64[3]{0} parameter(0)
+          sin.1 = f64[3]{0} sine(x.1)
+          constant.1 = f64[] constant(2)
+          broadcast.1 = f64[3]{0} broadcast(constant.1), dimensions={}
+          ROOT mul.1 = f64[3]{0} multiply(sin.1, broadcast.1)
+        }
         """
         _check_dialect(dialect)
         if dialect == "hlo":
-            return xla_bridge.hlo_text(self._text)
-        return self._text
+            return xla_bridge.hlo_text(self._text, debug_info)
+        return xla_bridge.mlir_text(self._text, debug_info)
 
     @property
     def out_info(self):
@@ -302,7 +339,15 @@ class Lowered:
             out = CompiledCall(
                 f,
                 self._staged,
-                compiled(self._staged.closed, f._name, self._donated, f._device, compiler_options=options),
+                compiled(
+                    self._staged.closed,
+                    f._name,
+                    self._donated,
+                    f._device,
+                    compiler_options=options,
+                    arg_names=self._staged.arg_names,
+                    result_names=self._staged.result_names,
+                ),  # fmt: skip
             )
         out.args_info = getattr(self, "args_info", None)
         out._donated = tuple(self._donated or ())

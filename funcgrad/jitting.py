@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import _transfer_guard, _user_contexts, xla_bridge
-from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged
+from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged, result_paths
 from funcgrad._aot import _compiler_options as _check_compiler_options
 from funcgrad._api_util import (
     abstractify,
@@ -386,8 +386,13 @@ class PjitFunction(Dispatcher):
         if plan is not None:
             if ins is not None:
                 ins = ins + (None,) * (len(closed.in_avals) - len(ins))
-            return _RefStaged(closed, out_tree_box[0], hoisted, ins, outs, plan, n_outs)
-        return Staged(closed, out_tree_box[0], hoisted, ins, outs)
+            staged = _RefStaged(closed, out_tree_box[0], hoisted, ins, outs, plan, n_outs)
+        else:
+            staged = Staged(closed, out_tree_box[0], hoisted, ins, outs)
+        # (JAX's names of the program's parameters and results: NOTE: [operation locations])
+        staged.arg_names = ("",) * len(hoisted) + tuple(names)
+        staged.result_names = result_paths(out_tree_box[0]) + ("",) * (len(closed.out_avals) - n_outs)
+        return staged
 
     def _entry(self, args, kwargs, abstract=False):
         static_key, static_kw, dyn_args, dyn_kwargs = self._split(args, kwargs)

@@ -332,7 +332,7 @@ def _note_task(event: str) -> None:
         monitoring.record_event(event)
 
 
-_MODULE_NAME = re.compile(r"module @([\w.$-]+)")
+_MODULE_NAME = re.compile(r'module @"?([\w.$-]+)')
 
 
 def timed_compile(module, compile_fn):

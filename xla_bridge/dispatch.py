@@ -78,10 +78,16 @@ class Staged:
     per jaxpr input/output, or ``None`` when the jitted function has none; ``spmd``: whether the
     program runs on several devices whatever its arguments (shardings, or meshes inside)."""
 
-    __slots__ = ("closed", "out_tree", "hoisted", "single", "in_shardings", "out_shardings", "spmd")
+    __slots__ = (
+        "closed", "out_tree", "hoisted", "single", "in_shardings", "out_shardings", "spmd",
+        "arg_names", "result_names",
+    )  # fmt: skip
 
     def __init__(self, closed, out_tree, hoisted=(), in_shardings=None, out_shardings=None):
         self.closed = closed
+        # The names of the program's parameters and results (JAX's ``loc("x")`` and
+        # ``jax.result_info``; NOTE: [operation locations] in xla_bridge/emitter.py), or None.
+        self.arg_names = self.result_names = None
         self.out_tree = out_tree
         self.hoisted = tuple(hoisted)
         # A bare leaf output: no unflattening.
@@ -417,7 +423,10 @@ class Dispatcher(_HotCall):
             )
             return c, True
         device = self._device if self._device is not None or committed is None else committed[0]
-        c = compiled(staged.closed, self._name, donated, device, compiler_options=self._compiler_options)
+        c = compiled(
+            staged.closed, self._name, donated, device, compiler_options=self._compiler_options,
+            arg_names=staged.arg_names, result_names=staged.result_names,
+        )  # fmt: skip
         return c, committed is not None or self._device is not None
 
     # -- the staged route: transform, spmd, compiled --------------------------------------------

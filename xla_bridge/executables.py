@@ -530,8 +530,25 @@ def compile_cache_info() -> dict:
     }
 
 
-def hlo_text(module_text: str) -> str:
-    """XLA's HLO text of a StableHLO module, before XLA's optimisations (jaxlib converts it).
+def mlir_text(module_text: str, debug_info: bool = False) -> str:
+    """The module as MLIR prints it (JAX's ``Lowered.as_text()``: values numbered ``%0``,
+    constants ``%c``/``%cst``, attributes in MLIR's forms), with its locations when
+    ``debug_info`` (JAX's ``as_text(debug_info=True)``).
+
+    Example:
+        >>> print(mlir_text('''func.func public @main(%a: tensor<f64>) -> tensor<f64> {
+        ...   %v7 = stablehlo.negate %a : tensor<f64> loc("jit(f)/neg")
+        ...   return %v7 : tensor<f64>
+        ... }''').splitlines()[2].strip())
+        %0 = stablehlo.negate %arg0 : tensor<f64>
+    """
+    return _mlir_module(module_text).operation.get_asm(enable_debug_info=debug_info)
+
+
+def hlo_text(module_text: str, debug_info: bool = False) -> str:
+    """XLA's HLO text of a StableHLO module, before XLA's optimisations (jaxlib converts it),
+    printed as JAX's ``Lowered.as_text("hlo")`` (XLA's short parsable form; with each
+    instruction's metadata when ``debug_info``).
 
     Example:
         >>> print(hlo_text('''func.func public @main(%a: tensor<f64>) -> tensor<f64> {
@@ -540,7 +557,11 @@ def hlo_text(module_text: str) -> str:
         ... }''').strip().splitlines()[0])
         HloModule ...
     """
-    return hlo_computation(module_text).as_hlo_text()
+    from jaxlib import _hlo  # noqa: PLC0415 - (only printing needs XLA's print options)
+
+    options = _hlo.HloPrintOptions.short_parsable()
+    options.print_metadata = debug_info
+    return hlo_computation(module_text).as_hlo_module().to_string(options)
 
 
 def hlo_cost_analysis(module_text: str, platform: str | None = None) -> dict:

@@ -143,10 +143,17 @@ if hooks.device_to_numpy is None:
 
 
 def compiled(
-    closed: ir.ClosedJaxpr, name: str = "main", donated_invars=None, device=None, compiler_options=None
+    closed: ir.ClosedJaxpr,
+    name: str = "main",
+    donated_invars=None,
+    device=None,
+    compiler_options=None,
+    arg_names=None,
+    result_names=None,
 ) -> Compiled:
     """The ``Compiled`` program of ``closed`` on ``device`` (default: the default device);
     ``compiler_options``: XLA's options by name (``runtime.compile``'s), part of the cache key.
+    ``arg_names``/``result_names``: ``lower_jaxpr``'s (names in the program's text only).
     The one-device builder of ``programs.cached`` (NOTE: [one compiled program]).
 
     >>> import funcgrad
@@ -166,7 +173,10 @@ def compiled(
         return hit  # (the hit of programs.cached, inlined: every staged call asks)
 
     def build():
-        lowered = lower_jaxpr(closed, name, donated, platform=rt.normalize_platform(device.platform))
+        lowered = lower_jaxpr(
+            closed, name, donated, platform=rt.normalize_platform(device.platform),
+            arg_names=arg_names, result_names=result_names,
+        )  # fmt: skip
         exe = rt.compile(
             lowered.text,
             lowered.in_avals,

@@ -56,6 +56,7 @@ from funcgrad.xla_bridge.emitter import (
     aval_type,
     const_value,
     create_token,
+    escaped,
     lower_jaxpr_body,
     lowering_rules,
     register,
@@ -111,6 +112,8 @@ def lower_jaxpr(
     arg_shardings: Sequence | None = None,
     result_shardings: Sequence | None = None,
     platform: str = "cpu",
+    arg_names: Sequence[str] | None = None,
+    result_names: Sequence[str] | None = None,
 ) -> LoweredModule:
     """Lower a closed jaxpr to a StableHLO module.
 
@@ -118,18 +121,22 @@ def lower_jaxpr(
     ``arg_shardings``/``result_shardings`` give, per jaxpr input/output, ``(mesh, spec)`` or
     ``None`` (results: the partitioner chooses); hoisted constants are replicated. ``platform``
     is the backend it is compiled for ("cpu", "cuda": ``runtime.normalize_platform`` of a device's).
+    ``arg_names`` (one per jaxpr input, "" for none) become the locations of ``@main``'s
+    parameters and ``result_names`` (one per output) their ``jax.result_info``, as JAX writes
+    them (NOTE: [operation locations] in xla_bridge/emitter.py).
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> cj = funcgrad.make_jaxpr(lambda x: fnp.sin(x) * 2.0)(np.ones(3, np.float32))
     >>> print(lower_jaxpr(cj, "f").text)  # doctest: +ELLIPSIS
     module @jit_f attributes {...} {
       func.func public @main(%arg0: tensor<3xf32>) -> (tensor<3xf32>) {
-        %v0 = stablehlo.sine %arg0 : tensor<3xf32>
+        %v0 = stablehlo.sine %arg0 : tensor<3xf32> loc("jit(f)/sin")
     ...
     """
     jaxpr = closed.jaxpr
     mb = ModuleBuilder(name, spmd, platform)
     fb = FunctionBuilder(mb, embed_all_consts=False)
+    fb.scope = f"jit({name})"
     hoisted_vals, hoisted_avals, consts = [], [], []
     for v, c in zip(jaxpr.constvars, closed.consts):
         if v.aval is abstract_token:  # a captured Token: a fresh one, as JAX's constant handler
@@ -201,9 +208,17 @@ def lower_jaxpr(
     results = list(out_types)
     if spmd is not None:
         attrs, results = _sharding_attrs(spmd, attrs, results, in_avals, n_h, arg_shardings, result_shardings)
-    arg_names = [f"%arg{i}" for i in range(len(in_avals))]
-    sig = ", ".join(f"{a}: {aval_type(av)}{at}" for a, av, at in zip(arg_names, in_avals, attrs))
-    sym = re.sub(r"[^A-Za-z0-9_]", "_", f"jit_{name}")
+    if result_names is not None and len(result_names) == len(results):
+        results = [_with_result_info(t, r) if r else t for t, r in zip(results, result_names)]
+    locs = [""] * len(in_avals)
+    if arg_names is not None and len(arg_names) == len(jaxpr.invars):
+        locs[n_h:] = [f' loc("{escaped(a)}")' if a else "" for a in arg_names]
+    params = [f"%arg{i}" for i in range(len(in_avals))]
+    sig = ", ".join(f"{a}: {aval_type(av)}{at}{lc}" for a, av, at, lc in zip(params, in_avals, attrs, locs))
+    # JAX's module name (jit(<lambda>) is jit__lambda), quoted where it is no bare identifier
+    sym = re.sub(r"[^\w.-]", "_", f"jit({name})", flags=re.ASCII).rstrip("_")
+    if "-" in sym:
+        sym = f'"{sym}"'
     partitions = 1 if spmd is None else spmd.num_partitions
     lines = [
         f"module @{sym} attributes {{mhlo.num_partitions = {partitions} : i32, "
@@ -225,6 +240,18 @@ def lower_jaxpr(
         tuple(donate),
         mb.host_callbacks,
     )
+
+
+def _with_result_info(result: str, info: str) -> str:
+    """A result type of ``@main`` (with its attribute dictionary, if any) with JAX's
+    ``jax.result_info`` first in the dictionary.
+
+    >>> _with_result_info("tensor<f32>", "result"), _with_result_info("tensor<f32> {a = 1}", "result[0]")
+    ('tensor<f32> {jax.result_info = "result"}', 'tensor<f32> {jax.result_info = "result[0]", a = 1}')
+    """
+    attr = f'jax.result_info = "{escaped(info)}"'
+    head, brace, rest = result.partition(" {")
+    return f"{head} {{{attr}, {rest}" if brace else f"{result} {{{attr}}}"
 
 
 def _distinct_tokens(fb, outs, out_avals) -> list:

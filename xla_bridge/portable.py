@@ -34,6 +34,7 @@ True
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 
 from jaxlib import _jax
@@ -153,7 +154,13 @@ def annotate_for_export(module_text: str, result_infos, uses_shape_polymorphism:
             dicts.append(ir.DictAttr.get(entries))
         if dicts:
             main.attributes["res_attrs"] = ir.ArrayAttr.get(dicts)
-        return module.operation.get_asm(enable_debug_info=False)
+        # With the operations' locations, as JAX's artifacts keep them (NOTE: [operation
+        # locations] in xla_bridge/emitter.py); the positions the parser gave the operations
+        # emitted without one (the text's own lines, file "-") are unknown locations.
+        return _TEXT_POSITION.sub("loc(unknown)", module.operation.get_asm(enable_debug_info=True))
+
+
+_TEXT_POSITION = re.compile(r'loc\("-":\d+:\d+\)')
 
 
 def _main(module: ir.Module):

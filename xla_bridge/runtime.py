@@ -64,6 +64,7 @@ from .executables import (
     hlo_cost_analysis,
     hlo_text,
     mlir_module,
+    mlir_text,
 )
 from .transfers import (
     _COPY,  # noqa: F401 - (these four: read by the dispatch fast paths)
@@ -105,6 +106,7 @@ __all__ = [
     "hlo_text",
     "host_copy",
     "mlir_module",
+    "mlir_text",
     "normalize_platform",
     "resolve_device",
     "result_handler",
@@ -119,6 +121,7 @@ _REEXPORTED = (
     "hlo_computation",
     "hlo_cost_analysis",
     "mlir_module",
+    "mlir_text",
     "Device",
     "Backend",
     "get_backend",

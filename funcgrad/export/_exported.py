@@ -168,10 +168,10 @@ class Exported:
         _calls_group.add(self)
 
     def mlir_module(self, serialized: bool = True):
-        """The module's StableHLO text (``serialized=False``: an ``ir.Module`` of jaxlib's MLIR
-        bindings, in a context of its own)."""
+        """The module's StableHLO text with its locations, as JAX prints it (``serialized=False``:
+        an ``ir.Module`` of jaxlib's MLIR bindings, in a context of its own)."""
         if serialized:
-            return portable.deserialize(self.mlir_module_serialized)
+            return portable.deserialize(self.mlir_module_serialized, debug_info=True)
         return portable.load(self.mlir_module_serialized)
 
     def __str__(self):
@@ -363,10 +363,14 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
         )
     out_tree = out_box[0]
     out_avals = tuple(closed.out_avals)
+    paths = [
+        p for p, _ in tu.tree_flatten_with_path(tu.tree_unflatten(out_tree, list(range(len(out_avals)))))[0]
+    ]
+    infos = [f"result{tu.keystr(p)}" for p in paths]
     texts = []
     for p in targets:
         try:
-            lowered = lower_jaxpr(closed, name, platform=p)
+            lowered = lower_jaxpr(closed, name, platform=p, arg_names=names, result_names=infos)
         except NotImplementedError as e:  # (LoweringError is one; so is a missing rule)
             raise ValueError(f"export({name}): cannot lower for the platform {p!r}: {e}") from None
         if p not in ("cpu", "cuda") and needs_lapack(lowered.text):
@@ -381,10 +385,6 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
             )
         texts.append(lowered.text)
     text = texts[0] if len(texts) == 1 else portable.multi_platform(texts)
-    paths = [
-        p for p, _ in tu.tree_flatten_with_path(tu.tree_unflatten(out_tree, list(range(len(out_avals)))))[0]
-    ]
-    infos = [f"result{tu.keystr(p)}" for p in paths]
     text = portable.annotate_for_export(text, infos)
     blob = portable.serialize(text)
     n_in = len(in_avals)

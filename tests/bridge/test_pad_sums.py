@@ -64,7 +64,7 @@ def test_disjoint_pieces_lower_to_one_concatenate(rng):
     (out,) = [ln for ln in text.splitlines() if "return" in ln]
     result = out.split()[1]
     (line,) = [ln for ln in text.splitlines() if ln.strip().startswith(f"{result} = ")]
-    assert '"stablehlo.concatenate"' in line and line.count("tensor<1x4x5xf32>") == 3, line
+    assert "stablehlo.concatenate" in line and line.count("tensor<1x4x5xf32>") == 3, line
     # The overlapping pieces keep their sum of pads.
     text = funcgrad.jit(funcgrad.grad(_pieces(fnp)["overlap"])).lower(np.zeros((3, 4), np.float32)).as_text()
     assert "stablehlo.concatenate" not in text and "stablehlo.add" in text

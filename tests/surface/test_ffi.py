@@ -69,7 +69,7 @@ def test_lowered_custom_call_attributes_layouts_and_aliases():
     assert f"stablehlo.custom_call @{KNOWN}(%arg0, %arg1)" in line
     assert "api_version = 4 : i32" in line and "has_side_effect = true" in line
     assert (
-        "backend_config = {arr = dense<[0, 1, 2]> : tensor<3xi32>, eps = 0.5 : f32, flag = true, "
+        "backend_config = {arr = dense<[0, 1, 2]> : tensor<3xi32>, eps = 5.000000e-01 : f32, flag = true, "
         'n = 3 : i64, name = "abc"}' in line
     )
     # major-to-minor (1, 0) is XLA's minor-to-major [0, 1]; a scalar has the empty layout

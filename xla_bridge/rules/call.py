@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from funcgrad.primitives.call import jit_p, xla_metadata_call_p
 from funcgrad.xla_bridge.emitter import aval_type, register
+from funcgrad.xla_bridge.emitter import escaped as _escaped
 
 
 @register(jit_p)
@@ -23,7 +24,13 @@ def _jit(ctx, *args, jaxpr, name, donated_invars, device=None, in_shardings=None
     out_types = [aval_type(a) for a in ctx.avals_out]
     in_types = [aval_type(a) for a in ctx.avals_in]
     rhs = f"func.call @{sym}({', '.join(args)}) : ({', '.join(in_types)}) -> ({', '.join(out_types)})"
-    outs = ctx.fb.emit_results(rhs, len(out_types))
+    fb, loc = ctx.fb, ctx.fb.loc
+    if loc.endswith('/jit")') or loc == ' loc("jit")':
+        # (JAX's location of the call: the name stack extended by ``jit(g)``, NOTE: [operation
+        # locations] in xla_bridge/emitter.py; XLA names the call instruction ``jit_g_``)
+        fb.loc = f'{loc[:-2]}({_escaped(str(name))})")'
+    outs = fb.emit_results(rhs, len(out_types))
+    fb.loc = loc
     return _constrained(ctx, outs, ctx.avals_out, out_shardings)
 
 

@@ -19,5 +19,5 @@ def test_nested_jit_with_shardings_lowers_and_runs():
     )
     outer = funcgrad.jit(lambda x: inner(x) + 1)
     np.testing.assert_array_equal(outer(fnp.ones(2)), np.full(2, 3.0))
-    assert "func.call" in outer.lower(fnp.ones(2)).as_text()
+    assert "call @" in outer.lower(fnp.ones(2)).as_text()
     np.testing.assert_array_equal(outer.lower(fnp.ones(2)).compile()(fnp.ones(2)), np.full(2, 3.0))
