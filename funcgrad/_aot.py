@@ -401,6 +401,14 @@ class CompiledCall:
         leaves, tree = tu.tree_flatten_with_path((args, kwargs))
         flat = [x for _, x in leaves]
         expected = None if self.args_info is None else tu.tree_structure(self.args_info)
+        plan = getattr(self._staged, "plan", None)
+        if plan is not None and (expected is None or tree == expected):
+            # Refs are read before and written back after the program (NOTE: [refs are
+            # functionalised at trace time]), as jit's own call does
+            values = plan.inputs(flat)
+            out, finals = self._staged.out_tree.unflatten(run(self._compiled, values))
+            plan.write_back(flat, finals)
+            return out
         if (expected is not None and tree != expected) or len(flat) != len(self.in_avals):
             raise TypeError(
                 "Function compiled with input pytree does not match the input pytree it was "

@@ -194,3 +194,28 @@ def test_a_ref_is_no_operand_of_array_functions_as_jax():
     for lib in (funcgrad, jax):
         with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
             lib.numpy.sin(lib.new_ref(1.0))
+
+
+def test_an_ahead_of_time_compiled_call_reads_and_writes_refs_as_jit():
+    # (JAX's mutable_array_test test_basic_aot / test_basic_aot_closure)
+    @funcgrad.jit
+    def f(x_ref, a):
+        x_ref[...] += a
+        x_ref[0] += 1.0
+        return a * 2
+
+    x = fref.new_ref(fnp.zeros(3))
+    out = f.lower(x, fnp.ones(3)).compile()(x, fnp.ones(3))
+    np.testing.assert_array_equal(np.asarray(out), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(x[...]), [2.0, 1.0, 1.0])
+
+    y = fref.new_ref(fnp.zeros(2))
+
+    @funcgrad.jit
+    def g():
+        y[...] += 1.0
+
+    c = g.lower().compile()
+    c()
+    c()
+    np.testing.assert_array_equal(np.asarray(y[...]), [2.0, 2.0])

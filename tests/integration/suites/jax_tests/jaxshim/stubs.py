@@ -310,6 +310,11 @@ def install() -> None:
     for name in ("call_p", "closed_call_p"):  # (JAX's generic call primitives: funcgrad's own)
         if not hasattr(jcore, name):
             setattr(jcore, name, getattr(extend_primitives, name))
+    import jax.ref
+
+    for name in ("new_ref", "freeze", "empty_ref", "free_ref"):  # (jax.ref's, which core holds in JAX)
+        if not hasattr(jcore, name):
+            setattr(jcore, name, getattr(jax.ref, name))
     import jax._src.state.types as state_types  # the alias's
 
     if not hasattr(state_types, "RefEffect"):  # (jaxprs carry no effects in funcgrad)
