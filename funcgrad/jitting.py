@@ -414,12 +414,12 @@ class PjitFunction(Dispatcher):
                     continue
                 no_jax_array(leaf)
                 names = self._arg_names(static_key, dyn_args, dyn_kwargs)
-                raise TypeError(  # (JAX's words first)
-                    f"Error interpreting argument to {self._name} as an abstract array. The "
+                raise TypeError(  # (JAX's words: the function's repr, then its advice)
+                    f"Error interpreting argument to {self._fun} as an abstract array. The "
                     f"problematic value is of type {type(leaf)} and was passed to the function at "
-                    f"path {names[i]}.\njit({self._name}): argument {names[i]} is a "
-                    f"{type(leaf).__name__}, not an array. Mark it static (static_argnums/"
-                    "static_argnames) or pass an array."
+                    f"path {names[i]}.\nThis typically means that a jit-wrapped function was called "
+                    "with a non-array argument, and this argument was not marked as static using "
+                    "the static_argnums or static_argnames parameters of jax.jit."
                 )
         # The named axes in scope type the collectives inside (NOTE: [named axes]).
         leaf_key = tuple(_aval_key(x) for x in flat) if refs is None else _ref_key(flat)

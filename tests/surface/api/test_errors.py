@@ -102,6 +102,19 @@ def test_non_array_arguments_are_named_in_jax_words():
     ):
         funcgrad.jit(lambda x: x)("foo")
 
+    # jit names the function by its repr, as JAX's (equinox's FAQ prints this error)
+    def loss_fn(model, x):
+        return x
+
+    import jax
+
+    texts = []
+    for jit in (funcgrad.jit, jax.jit):
+        with pytest.raises(TypeError) as err:
+            jit(loss_fn)({"activation": np.sin}, 1.0)
+        texts.append(str(err.value))
+    assert texts[0] == texts[1] and "<function test_non_array" in texts[0]
+
 
 def test_escaped_tracer_is_named_in_jax_words():
     # JAX's api_test test_escaped_tracer_shape_dtype / test_escaped_tracer_remat ("global state")
