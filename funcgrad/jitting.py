@@ -452,12 +452,28 @@ class PjitFunction(Dispatcher):
         # and writes them back after (NOTE: [refs are functionalised at trace time]).
         staged, flat, donated = self._stage(args, kwargs)
         if type(staged) is not _RefStaged:
-            return self._run(staged, flat, donated)
+            try:
+                return self._run(staged, flat, donated)
+            except OverflowError:
+                self._overflowing_argument(args, kwargs, flat)
+                raise
         plan = staged.plan
         values = plan.inputs(flat)
         out, finals = self._run(staged, values, (False,) * (len(staged.hoisted) + len(values)))
         plan.write_back(flat, finals)
         return out
+
+    def _overflowing_argument(self, args, kwargs, flat) -> None:
+        """JAX's OverflowError for a Python int argument its integer type cannot hold."""
+        bound = 2**63 if _dt.x64_enabled else 2**31
+        for i, leaf in enumerate(flat):
+            if type(leaf) is int and not -bound <= leaf < bound:
+                static_key, _, dyn_args, dyn_kwargs = self._split(args, kwargs, check=False)
+                path = self._arg_names(static_key, dyn_args, dyn_kwargs)[i]
+                raise OverflowError(
+                    "An overflow was encountered while parsing an argument to a jitted computation, "
+                    f"whose argument path is {path}. Got {type(leaf)} with value {leaf}"
+                ) from None
 
     def _note_retrace(self, key, names) -> None:
         previous = self._keys[-1] if self._keys else None

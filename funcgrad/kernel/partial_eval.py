@@ -99,6 +99,14 @@ class StagingTracer(Tracer):
         return f"JitTracer({self._aval})"
 
 
+def _check_int_fits(x: int, dtype) -> None:
+    # A Python int staged as a constant of the default integer type (a closure's value, a returned
+    # int): JAX's OverflowError where it does not fit (the constant had wrapped around).
+    info = np.iinfo(dtype)
+    if not info.min <= x <= info.max:
+        raise OverflowError(f"Python int {x} too large to convert to {dtype.name}")
+
+
 def _is_literal_value(x) -> bool:
     """Python and NumPy scalars (and 0-d NumPy arrays); an Array only as noted by its builder."""
     t = type(x)
@@ -185,7 +193,10 @@ class JaxprBuilder:
                 return Literal(x._numpy()[()], core.get_aval(x))
             return self.const_var(x)
         if _is_literal_value(x):
-            return Literal(x, core.get_aval(x))
+            aval = core.get_aval(x)
+            if type(x) is int and not -(2**31) <= x < 2**31 and aval.dtype.kind in "iu":
+                _check_int_fits(x, aval.dtype)
+            return Literal(x, aval)
         return self.const_var(x)
 
     def add_eqn(self, trace, primitive, atoms, params, out_avals, source=True) -> list[StagingTracer]:

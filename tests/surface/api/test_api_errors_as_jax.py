@@ -217,3 +217,26 @@ class _flag:
 
     def __exit__(self, *exc):
         self.lib.config.update("jax_explain_cache_misses", False)
+
+
+def test_python_int_overflow_under_jit_as_jax():
+    # api_test NamedCallTest.test_integer_overflow: in 32-bit mode a Python int beyond int32 that
+    # a jitted function closes over or returns is JAX's OverflowError (it had wrapped around to
+    # -2**31), and as an argument JAX's words name its path
+    x = 2**31
+    for lib in (jax, funcgrad):
+        with lib.enable_x64(False):
+            for fn, words in (
+                (lambda lib=lib: lib.jit(lambda: x)(), "Python int 2147483648 too large to convert to int32"),
+                (
+                    lambda lib=lib: lib.jit(lambda: x + 0)(),
+                    "Python int 2147483648 too large to convert to int32",
+                ),
+                (
+                    lambda lib=lib: lib.jit(lambda x: x + 0)(x),
+                    "An overflow was encountered while parsing an argument",
+                ),
+            ):
+                with pytest.raises(OverflowError, match=words):
+                    fn()
+            assert int(lib.jit(lambda: x - 1)()) == x - 1
