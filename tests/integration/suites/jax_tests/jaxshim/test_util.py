@@ -585,7 +585,7 @@ def parameterized_filterable(*, kwargs, testcase_name=None, one_containing=None)
     cases = []
     for kw in kwargs:
         name = kw.get("testcase_name") or (testcase_name(kw) if testcase_name else None)
-        name = sanitize_test_name(name) if name else f"_{len(cases)}"
+        name = sanitize_test_name(str(name)) if name else f"_{len(cases)}"  # (JAX: str() of it)
         cases.append({"testcase_name": name, **{k: v for k, v in kw.items() if k != "testcase_name"}})
     if one_containing is not None:
         cases = [c for c in cases if one_containing in c["testcase_name"]][:1]
