@@ -605,6 +605,11 @@ def slice_in_dim(x, start_index, limit_index, stride: int = 1, axis: int = 0):
     """
     shape = aval_of(x).shape
     axis = axis_in_range("slice_in_dim", axis, len(shape))
+    if limit_index is not None and limit_index >= 0:
+        # JAX's slice shape rule compares the axis with the limit; for the traced sizes of a
+        # symbolic export the comparison is JAX's and may be inconclusive (NOTE: [symbolic
+        # comparisons at sample sizes] in funcgrad/export/_polymorphic.py); ints just compare.
+        _ = shape[axis] >= limit_index
     start, limit, _ = slice(start_index, limit_index).indices(shape[axis])
     starts = [0] * len(shape)
     limits = list(shape)

@@ -20,25 +20,163 @@ imports it and passes its own ``_export`` in (the concrete exporter).
 # ``mlir_module()`` shows the first traced sizes' and ``serialize()`` refuses (a portable
 # polymorphic artifact needs JAX's symbolic tracing); artifacts exported by JAX with symbolic
 # shapes deserialize and run here for any sizes (NOTE: [embedding an exported module]).
+#
+# NOTE: [symbolic comparisons at sample sizes]
+# A traced size is a ``SymbolicSize``: the sample's int carrying its dimension expression
+# (``x.shape[0] + 1`` is 6 and ``a + 1``). While a symbolic export traces, its comparisons are
+# JAX's (``_shape_poly._geq_decision``): ``b >= 1`` is True, ``x.shape[0] + 1 >= x.shape[1]`` and
+# ``b >= mod(b, 3)`` raise JAX's ``InconclusiveDimensionOperation`` instead of being decided per
+# sample, and ``==`` is True only for equal expressions, so the user's Python takes one branch
+# for every size. Orderings the library makes decide symbolically only between two traced sizes
+# (a shape rule checking ``limit <= shape[axis]``, as JAX's); its equalities and its orderings
+# against a plain number stay the sample's (funcgrad's own bookkeeping, which JAX does not do).
+# Outside such a trace a ``SymbolicSize`` is an int.
 """
 
 from __future__ import annotations
 
 import itertools
+import sys
 
 import numpy as np
 
-from funcgrad.export._shape_poly import _ATOMS, DimExpr, _parse_dim, is_symbolic_dim
+from funcgrad.export._shape_poly import (
+    _ATOMS,
+    DimExpr,
+    InconclusiveDimensionOperation,
+    _geq_decision,
+    _parse_dim,
+    is_symbolic_dim,
+)
 from funcgrad.jitting import ShapeDtypeStruct
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from funcgrad.kernel.source_info import library_dir
 
 __all__ = ["SymbolicExport", "check_constraints", "is_symbolic_spec"]
 
 _MAX_DEGREE = 2
 _LOW, _HIGH = 2, 24  # the sizes the traces draw (small arrays; several values per variable)
+
+
+_tracing = [0]  # symbolic exports tracing now (NOTE: [symbolic comparisons at sample sizes])
+_LIBRARY = library_dir()
+
+
+def _expr(x):
+    """The dimension expression of a traced size or a plain integer, else None."""
+    if type(x) is SymbolicSize:
+        return x.expr
+    if isinstance(x, int | np.integer) and not isinstance(x, bool):
+        return int(x)
+    return None
+
+
+class SymbolicSize(int):
+    """A traced size of a symbolic export: the sample's value and its dimension expression
+    (NOTE: [symbolic comparisons at sample sizes]).
+
+    >>> from funcgrad.export import symbolic_shape
+    >>> a, b = symbolic_shape("a, b")
+    >>> n = SymbolicSize(5, a + 1)
+    >>> n, n.expr, n * 2  # (outside a symbolic export's trace: an int)
+    (5, a + 1, 10)
+    """
+
+    def __new__(cls, value, expr):
+        self = int.__new__(cls, value)
+        self.expr = expr
+        return self
+
+    def _symbolic(self, other, order: bool = True) -> bool:
+        # The user's comparisons always; the library's orderings between two traced sizes only.
+        if not _tracing[0]:
+            return False
+        if order and type(other) is SymbolicSize:
+            return True
+        return not sys._getframe(2).f_code.co_filename.startswith((_LIBRARY, *hooks.library_dirs))
+
+    def _arith(self, other, op, rop=False):
+        value = getattr(int, op)(self, other)
+        o = _expr(other)
+        if value is NotImplemented or o is None or not _tracing[0]:
+            return value
+        name = op.replace("__r", "__", 1) if rop else op
+        e = getattr(self.expr, name)(o) if not rop else getattr(DimExpr, "__r" + name[2:])(self.expr, o)
+        if e is NotImplemented:
+            return value
+        return SymbolicSize(value, e) if isinstance(e, DimExpr) else value
+
+    def __add__(self, other):
+        return self._arith(other, "__add__")
+
+    def __radd__(self, other):
+        return self._arith(other, "__radd__", True)
+
+    def __sub__(self, other):
+        return self._arith(other, "__sub__")
+
+    def __rsub__(self, other):
+        return self._arith(other, "__rsub__", True)
+
+    def __mul__(self, other):
+        return self._arith(other, "__mul__")
+
+    def __rmul__(self, other):
+        return self._arith(other, "__rmul__", True)
+
+    def __floordiv__(self, other):
+        return self._arith(other, "__floordiv__")
+
+    def __mod__(self, other):
+        return self._arith(other, "__mod__")
+
+    def __neg__(self):
+        return SymbolicSize(-int(self), -self.expr) if _tracing[0] else -int(self)
+
+    def _compare(self, other, op: str, symbol: str):
+        o = _expr(other)
+        if o is None or not self._symbolic(other):
+            return getattr(int, op)(self, other)
+        e = self.expr
+        text = lambda: f"'{e}' {symbol} '{o}'"  # noqa: E731
+        if op == "__ge__":
+            return _geq_decision(e, o, text)
+        if op == "__le__":
+            return _geq_decision(o, e, text)
+        if op == "__gt__":
+            return not _geq_decision(o, e, text)
+        return not _geq_decision(e, o, text)
+
+    def __ge__(self, other):
+        return self._compare(other, "__ge__", ">=")
+
+    def __gt__(self, other):
+        return self._compare(other, "__gt__", ">")
+
+    def __le__(self, other):
+        return self._compare(other, "__le__", "<=")
+
+    def __lt__(self, other):
+        return self._compare(other, "__lt__", "<")
+
+    def __eq__(self, other):
+        o = _expr(other)
+        if o is None or not self._symbolic(other, order=False):
+            return int.__eq__(self, other)
+        return self.expr == o if isinstance(o, DimExpr) else False  # (JAX's: equal expressions only)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = int.__hash__
+
+    def __reduce__(self):
+        return (int, (int(self),))
 
 
 def is_symbolic_spec(x) -> bool:
@@ -214,15 +352,13 @@ class SymbolicExport:
         full = tuple(self._statics[i] if i in self._statics else next(it) for i in range(self._n_total))
         return full, {**d_kwargs, **self._static_kw}
 
-    def _concrete_avals(self, env):
-        return [
-            ShapedArray(
-                tuple(d.evaluate(env) if isinstance(d, DimExpr) else int(d) for d in a.shape),
-                a.dtype,
-                a.weak_type,
-            )  # fmt: skip
-            for a in self.in_avals
-        ]
+    def _concrete_avals(self, env, traced: bool = False):
+        def size(d):
+            if not isinstance(d, DimExpr):
+                return int(d)
+            return SymbolicSize(d.evaluate(env), d) if traced else d.evaluate(env)
+
+        return [ShapedArray(tuple(size(d) for d in a.shape), a.dtype, a.weak_type) for a in self.in_avals]
 
     def _trace(self, env):
         """The flat result avals and the result tree of the function at the sizes ``env``."""
@@ -236,16 +372,21 @@ class SymbolicExport:
             trees.append(tree)
             return out_leaves
 
-        avals = self._concrete_avals(env)
+        avals = self._concrete_avals(env, traced=True)
         names = [f"args[{i}]" for i in range(len(avals))]
+        _tracing[0] += 1
         try:
             closed = trace_to_jaxpr(flat_fun, avals, names, f"export({self.fun_jit._name})")
+        except InconclusiveDimensionOperation:
+            raise
         except Exception as e:
             e.add_note(
                 f"(funcgrad traced this symbolic export with the dimension variables {env}: the "
                 "function must hold for every size the specification allows)"
             )
             raise
+        finally:
+            _tracing[0] -= 1
         return list(closed.out_avals), trees[0]
 
     def _envs(self, n: int) -> list[dict]:

@@ -31,6 +31,7 @@ import numpy as np
 
 from funcgrad.jitting import ShapeDtypeStruct
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel import errors as _errors
 from funcgrad.kernel import tree_util as tu
 
 __all__ = [
@@ -44,8 +45,21 @@ __all__ = [
 ]
 
 
-class InconclusiveDimensionOperation(ValueError):
-    """A comparison of symbolic dimensions that is not decided for every value of the variables."""
+class InconclusiveDimensionOperation(_errors.InconclusiveDimensionOperation, ValueError):
+    """A comparison of symbolic dimensions that is not decided for every value of the variables
+    (JAX's ``jax.export``'s class, a ``jax.core.InconclusiveDimensionOperation``, with its help text)."""
+
+    _help_msg = """
+This error arises for comparison operations with shapes that
+are non-constant, and the result of the operation cannot be represented as
+a boolean value for all values of the symbolic dimensions involved.
+
+Please see https://docs.jax.dev/en/latest/export/shape_poly.html#comparison-of-symbolic-dimensions-is-partially-supported
+for more details.
+"""
+
+    def __init__(self, message: str):
+        super().__init__(f"{message}{self._help_msg}")
 
 
 class UnexpectedDimVar(Exception):
@@ -190,30 +204,17 @@ class DimExpr:
             return False if low < 0 else None
         return None
 
-    def _decide(self, other, op: str) -> bool:
-        if op == ">=":
-            r = self._nonneg(other)
-        else:  # ">"
-            r = self._nonneg(other + 1 if not isinstance(other, DimExpr) else other + 1)
-        if r is None:
-            raise InconclusiveDimensionOperation(
-                f"Symbolic dimension comparison '{self}' {op} '{other}' is inconclusive: it holds "
-                "for some values of the dimension variables only. Add a constraint to the "
-                "SymbolicScope, or avoid comparing symbolic dimensions."
-            )
-        return r
-
     def __ge__(self, other):
-        return self._decide(other, ">=")
-
-    def __gt__(self, other):
-        return self._decide(other, ">")
+        return _geq_decision(self, other, lambda: f"'{self}' >= '{other}'")
 
     def __le__(self, other):
-        return (-self)._decide(-other if isinstance(other, DimExpr) else -other, ">=")
+        return _geq_decision(other, self, lambda: f"'{self}' <= '{other}'")
+
+    def __gt__(self, other):
+        return not _geq_decision(other, self, lambda: f"'{self}' > '{other}'")
 
     def __lt__(self, other):
-        return (-self)._decide(-other if isinstance(other, DimExpr) else -other, ">")
+        return not _geq_decision(self, other, lambda: f"'{self}' < '{other}'")
 
     def __eq__(self, other):
         if isinstance(other, DimExpr):
@@ -317,6 +318,34 @@ _OPS = {
     "max": max,
     "min": min,
 }
+
+
+def _geq_decision(e1, e2, describe) -> bool:
+    """``e1 >= e2`` for every value of the dimension variables the scope allows, or JAX's
+    ``InconclusiveDimensionOperation`` naming the comparison as written (``describe()``).
+
+    >>> a, b = symbolic_shape("a, b")
+    >>> a + 1 >= 1, a >= 1, 2 * a + b >= 3
+    (True, True, True)
+    >>> try:
+    ...     a + 1 >= b
+    ... except InconclusiveDimensionOperation as e:
+    ...     print(str(e).splitlines()[0])
+    Symbolic dimension comparison 'a + 1' >= 'b' is inconclusive.
+    """
+    if isinstance(e1, DimExpr):
+        scope, decided = e1.scope, e1._nonneg(e2)
+    elif isinstance(e2, DimExpr):
+        scope, decided = e2.scope, (-e2)._nonneg(-int(e1))
+    else:
+        return int(e1) >= int(e2)
+    if decided is None:
+        constraints = getattr(scope, "constraints", ())
+        where = f"\nUsing symbolic scope {scope}" if constraints else ""
+        raise InconclusiveDimensionOperation(
+            f"Symbolic dimension comparison {describe()} is inconclusive.{where}"
+        )
+    return decided
 
 
 def _atom(op: str, args: tuple, scope) -> DimExpr | int:

@@ -185,3 +185,29 @@ def test_equality_constraints_rewrite_as_jax():
     ja, jb, jc, jd = jexport.symbolic_shape("a, b, c, d", constraints=("a * b == c + d",))
     for f in (lambda a, b: 2 * b * a, lambda a, b: a * b * b, lambda a, b: a + b, lambda a, b: a * a):
         assert str(f(a, b)) == str(f(ja, jb))
+
+
+# Comparisons of symbolic sizes as JAX decides them (export/shape_poly.md; NOTE: [symbolic
+# comparisons at sample sizes]): inconclusive ones raise JAX's error with JAX's words, decidable
+# ones take one branch for every size.
+_COMPARISONS = {
+    "user_geq": (lambda lib, lax: lambda x: 0 if x.shape[0] + 1 >= x.shape[1] else 1, "a, b"),
+    "slice_limit": (lambda lib, lax: lambda x: lax.slice_in_dim(x, 0, x.shape[0] % 3), "b"),
+    "decidable": (lambda lib, lax: lambda x: x if x.shape[0] >= 1 else -x, "b"),
+    "equality": (lambda lib, lax: lambda x: x.sum() if x.shape[0] == x.shape[1] else x, "a, b"),
+    "floordiv": (lambda lib, lax: lambda x: x[: x.shape[0] // 2] * 2, "b"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_COMPARISONS))
+def test_symbolic_comparisons_are_jaxs(case):
+    make, spec = _COMPARISONS[case]
+
+    def run(lib, exp, lax):
+        try:
+            e = exp.export(lib.jit(make(lib, lax)))(lib.ShapeDtypeStruct(exp.symbolic_shape(spec), np.int32))
+        except Exception as err:  # noqa: BLE001 - the exception is what is compared
+            return type(err).__name__, str(err).splitlines()[0]
+        return "ok", str(e.out_avals)
+
+    assert run(funcgrad, export, funcgrad.lax) == run(jax, jexport, jax.lax)
