@@ -1,26 +1,27 @@
 """GradBench eval ``llsq``: linear least squares of a polynomial fit to ``sign(t)`` (benchmark code).
 
 The objective is ``0.5 * sum_i (sign(t_i) - sum_j x_j t_i**j)**2`` over ``n`` points ``t_i`` in
-[-1, 1]. Written as a matrix of powers times ``x`` (the powers are a cumulative product along the
-degree axis), the primal is one matrix-vector product and the gradient one more.
+[-1, 1]. The polynomial is evaluated by Horner's rule, a ``fori_loop`` over the ``m``
+coefficients whose carry is one value per point, so no ``n x m`` matrix of powers is made (the
+reference C++ tool also computes the powers on the fly); the gradient is ``grad`` through the loop.
+Before, the powers were a cumulative product times ``x``: at n = 16392, m = 128 (CPU time, one
+thread) 6.3 ms for the primal and 6.7 ms for the gradient, almost all of it the 16 MB matrix;
+Horner's rule takes 0.21 and 0.71 ms.
 """
 
 import numpy as np
 
 import funcgrad
 import funcgrad.numpy as jnp
+from funcgrad import lax
 from funcgrad_tool.runs import evaluation, to_float, to_list
 
 
 def llsq(x, n):
     m = x.shape[0]
     t = -1.0 + jnp.arange(n, dtype=x.dtype) * (2.0 / (n - 1.0))
-    # powers[i, j] = t_i ** j, built by a cumulative product as the reference does
-    powers = jnp.cumprod(
-        jnp.concatenate([jnp.ones((n, 1), x.dtype), jnp.broadcast_to(t[:, None], (n, m - 1))], axis=1),
-        axis=1,
-    )
-    r = jnp.sign(t) - powers @ x
+    p = lax.fori_loop(0, m, lambda j, p: p * t + x[m - 1 - j], jnp.zeros_like(t))
+    r = jnp.sign(t) - p
     return 0.5 * jnp.sum(r * r)
 
 
