@@ -370,6 +370,8 @@ def getitem(
     y = x
     dim = 0
     advanced = []  # (dim of y, index array, entry position)
+    scalars = []  # (dim of y, traced scalar or int index): one dynamic_slice for all, as JAX's
+    with_scalars = not as_array and any(kind == _SCALAR for kind, _ in entries)
     for pos, (kind, value) in enumerate(entries):
         if kind == _GAP:
             continue
@@ -390,16 +392,31 @@ def getitem(
             n = y.shape[dim]
             if n == 0:
                 raise IndexError(f"index {value} is out of bounds for axis {dim} with size 0")
+            if with_scalars:  # (a start of the one dynamic_slice below, as JAX's)
+                scalars.append((dim, value))
+                dim += 1
+                continue
             i = value + n if value < 0 else value
             y = st.index_in_dim(y, min(max(i, 0), n - 1), dim, keepdims=False)
         elif kind == _SCALAR:
             if y.shape[dim] == 0:  # (every index is out of bounds: as for a static int)
                 axis = sum(k in (_SLICE, _INT, _SCALAR, _ARRAY) for k, _ in entries[:pos])
                 raise IndexError(f"index {value} is out of bounds for axis {axis} with size 0")
-            y = ix.dynamic_index_in_dim(y, value, dim, keepdims=False)
+            scalars.append((dim, value))
+            dim += 1
         else:
             advanced.append((dim, value, pos))
             dim += 1
+    if scalars:
+        # Every traced scalar index (and the ints beside them) in one ``dynamic_slice`` of the
+        # indexed array, then a squeeze (JAX's slice route): an out-of-bounds index is reported
+        # against its own axis of the array.
+        starts, sizes = [0] * len(y.shape), list(y.shape)
+        for d, value in scalars:
+            starts[d], sizes[d] = value, 1
+        gone = [d for d, _ in scalars]
+        y = st.squeeze(ix.dynamic_slice(y, starts, sizes), gone)
+        advanced = [(d - sum(g < d for g in gone), value, pos) for d, value, pos in advanced]
     if not advanced:
         return y
     return _gather_advanced(
