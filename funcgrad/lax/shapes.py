@@ -15,12 +15,17 @@ import operator
 
 import numpy as np
 
-from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
+from funcgrad._placement import (
+    device_put_sharded,
+    takes_out_sharding,  # out_sharding= (JAX 0.10's explicit sharding)
+)
+from funcgrad.kernel.array import Array
 from funcgrad.lax._checks import _bind_check
 from funcgrad.numpy._core import asarray, aval, check_user_dtype, static_shape
 from funcgrad.numpy._core import broadcast_shapes as _np_broadcast_shapes
 from funcgrad.numpy._dtypes import keys_by_word
 from funcgrad.primitives import structure as st
+from funcgrad.primitives.elementwise.arithmetic import convert_element_type
 
 __all__ = [
     "broadcast",
@@ -219,8 +224,9 @@ def broadcasted_iota(dtype, shape, dimension: int):
     )
 
 
-def full(shape, fill_value, dtype=None):
-    """An array of ``shape`` filled with the scalar ``fill_value``.
+def full(shape, fill_value, dtype=None, *, sharding=None):
+    """An array of ``shape`` filled with the scalar ``fill_value``, laid out as ``sharding`` when
+    given (as ``device_put``: under a trace, a sharding constraint).
 
     >>> full((2,), 3.0).tolist()
     [3.0, 3.0]
@@ -228,17 +234,31 @@ def full(shape, fill_value, dtype=None):
     value = asarray(fill_value) if dtype is None else asarray(fill_value, check_user_dtype(dtype, "full"))
     if value.ndim:
         raise TypeError(f"lax.full: fill_value must be a scalar, got shape {value.shape}")
-    return st.broadcast_in_dim(value, tuple(int(s) for s in shape), ())
+    out = st.broadcast_in_dim(value, tuple(int(s) for s in shape), ())
+    return out if sharding is None else device_put_sharded(out, sharding)
 
 
-def full_like(x, fill_value, dtype=None, shape=None):
-    """``full`` with the shape and dtype of ``x`` (unless given).
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """``full`` with the shape and dtype of ``x`` (unless given), weakly typed when ``x`` is and no
+    ``dtype`` is given, and, as JAX's, on ``x``'s devices: a committed, strongly typed Array
+    ``x`` lends its sharding when the shape is its own or the sharding replicates it.
 
     >>> full_like(np.ones(2, np.int32), 7).tolist()
     [7, 7]
     """
     a = aval(x)
-    return full(a.shape if shape is None else shape, fill_value, a.dtype if dtype is None else dtype)
+    weak = dtype is None and bool(getattr(a, "weak_type", False))
+    fill_shape = a.shape if shape is None else static_shape(shape)
+    if (
+        sharding is None
+        and isinstance(x, Array)
+        and x.committed
+        and not weak
+        and (fill_shape == a.shape or x.sharding.is_fully_replicated)
+    ):
+        sharding = x.sharding
+    out = full(fill_shape, fill_value, a.dtype if dtype is None else dtype, sharding=sharding)
+    return convert_element_type(out, out.dtype, weak_type=True) if weak else out
 
 
 def zeros_like_array(x):

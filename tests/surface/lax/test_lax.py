@@ -197,6 +197,19 @@ def test_shapes():
     np.testing.assert_array_equal(np.asarray(lax.zeros_like_array(x)), 0.0)
 
 
+def test_full_like_keeps_a_weak_type_as_jax():
+    import jax
+
+    for make in (lambda: 1.0, lambda: np.float32(1.0), lambda: np.ones(2, np.int32)):
+        for shape in (None, (3,)):
+            got = lax.full_like(make(), 3, shape=shape)
+            want = jax.lax.full_like(make(), 3, shape=shape)
+            assert got.weak_type == want.weak_type and got.shape == want.shape
+            assert np.dtype(got.dtype).kind == np.dtype(want.dtype).kind
+    assert jit(lambda a: lax.full_like(a, 3))(1.0).weak_type
+    assert not lax.full_like(1.0, 3, dtype=np.float32).weak_type
+
+
 def test_slicing_and_indexing():
     x = np.arange(24.0).reshape(4, 6)
     np.testing.assert_array_equal(np.asarray(lax.slice(x, (1, 0), (4, 6), (2, 3))), x[1:4:2, 0:6:3])

@@ -249,6 +249,19 @@ def test_make_array_from_single_device_arrays_checks_as_jax():
         funcgrad.make_array_from_single_device_arrays((8,), s, [sharded])
 
 
+def test_lax_full_and_full_like_place_their_results_as_jax():
+    s = NamedSharding(MESH, P("x"))
+    assert lax.full((8,), 1.0, sharding=s).sharding == s
+    assert lax.full_like(lax.iota("float32", 8), 1, sharding=s).sharding == s
+    assert funcgrad.jit(lambda a: lax.full((8,), a, sharding=s))(2.0).sharding == s
+    d1 = funcgrad.devices()[1]
+    x = funcgrad.device_put(fnp.ones((4, 4)), d1)
+    assert lax.full_like(x, 1).sharding == x.sharding  # x's (committed) device
+    assert lax.full_like(x, 1.0, shape=()).sharding == SingleDeviceSharding(d1)
+    y = fnp.arange(10, device=d1)
+    assert lax.full_like(y, 1, shape=(5,)).sharding == y.sharding
+
+
 def test_errors_are_clear():
     with pytest.raises(ValueError, match="not divisible by 8"):
         funcgrad.device_put(np.ones((6, 2)), NamedSharding(MESH, P("x")))
