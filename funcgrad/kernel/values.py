@@ -10,6 +10,7 @@ a tracer's arithmetic and methods are ``Array``'s, installed by the surface.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -162,6 +163,19 @@ class Tracer:
         return (self[i] for i in range(self.aval.shape[0]))
 
     def __bool__(self):
+        shape = self.aval.shape
+        if all(type(d) is int for d in shape):  # (JAX's check_bool_conversion comes first)
+            size = math.prod(shape)
+            if size == 0:
+                raise ValueError(
+                    "The truth value of an empty array is ambiguous. Use `array.size > 0` to check that "
+                    "an array is not empty."
+                )
+            if size > 1:
+                raise ValueError(
+                    "The truth value of an array with more than one element is ambiguous. Use a.any() "
+                    "or a.all()"
+                )
         raise TracerBoolConversionError(
             self._concretization_message(
                 f"Attempted boolean conversion of {self._error_repr()}.", "bool(), if/while/and/or"

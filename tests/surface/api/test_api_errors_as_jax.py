@@ -240,3 +240,15 @@ def test_python_int_overflow_under_jit_as_jax():
                 with pytest.raises(OverflowError, match=words):
                     fn()
             assert int(lib.jit(lambda: x - 1)()) == x - 1
+
+
+def test_bool_of_a_traced_empty_or_many_element_array_as_jax():
+    # api_test test_scalar_conversion_errors: JAX checks the size before the concretization, so
+    # bool() of a traced array of 0 or several elements is NumPy's ValueError, of one element
+    # TracerBoolConversionError
+    for lib in (jax, funcgrad):
+        for x, words in ((np.arange(0), "truth value of an empty array"), (np.arange(3), "more than one")):
+            with pytest.raises(ValueError, match=words):
+                lib.jit(bool)(x)
+        with pytest.raises(lib.errors.TracerBoolConversionError):
+            lib.jit(bool)(np.int32(1))
