@@ -175,7 +175,9 @@ def _copy_to_host_async(x) -> None:
 
 def copy_to_host_async(x):
     """Start reading every Array leaf of the pytree ``x`` back to the host (funcgrad reads
-    synchronously when a value is needed, so this only checks the leaves); returns ``x``.
+    synchronously when a value is needed, so this only checks the leaves); returns ``x``. As
+    JAX's, any leaf's own ``copy_to_host_async`` method is called (an error it raises, an
+    AttributeError included, reaches the caller); leaves without one are left alone.
 
     >>> import funcgrad.numpy as fnp
     >>> copy_to_host_async({"a": fnp.ones(2)})["a"].shape
@@ -184,6 +186,12 @@ def copy_to_host_async(x):
     for leaf in tu.tree_leaves(x):
         if isinstance(leaf, Array):
             _copy_to_host_async(leaf)
+            continue
+        try:
+            copy = leaf.copy_to_host_async
+        except AttributeError:
+            continue
+        copy()
     return x
 
 

@@ -246,3 +246,15 @@ def test_shard_and_copy_to_host_async():
     assert isinstance(shard, funcgrad.Shard) and shard.data.shape == (2, 3)
     tree = {"x": x, "n": 3}
     assert funcgrad.copy_to_host_async(tree) is tree
+    # (api_test test_copy_to_host_async_*: as JAX's, any leaf's own method is called, and an
+    # AttributeError it raises is not taken for a missing method)
+    import unittest.mock
+
+    jax = pytest.importorskip("jax")
+    for lib in (jax, funcgrad):
+        leaf = unittest.mock.Mock()
+        lib.copy_to_host_async([leaf, 1.0])
+        leaf.copy_to_host_async.assert_called_once_with()
+        leaf.copy_to_host_async.side_effect = AttributeError("foo")
+        with pytest.raises(AttributeError, match="foo"):
+            lib.copy_to_host_async(leaf)
