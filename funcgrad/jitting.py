@@ -558,10 +558,13 @@ class PjitFunction(Dispatcher):
         ShapeDtypeStruct(shape=(3,), dtype=float64)
         """
         staged = self._entry(args, kwargs)[0]
-        outs = [
-            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=a.sharding)
-            for a in staged.closed.out_avals
-        ]
+        avals = staged.closed.out_avals
+        shardings = [a.sharding for a in avals]
+        if self._out_shardings is not None:  # (the outputs' shardings jit was asked for, as JAX's)
+            tree = tu.tree_unflatten(staged.out_tree, list(avals))
+            asked = sharding_leaves(self._out_shardings, tree, f"jit({self._name})", "out_shardings")
+            shardings = [s if isinstance(s, Sharding) else d for s, d in zip(asked, shardings)]
+        outs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=s) for a, s in zip(avals, shardings)]
         return tu.tree_unflatten(staged.out_tree, outs)
 
     def cache_info(self) -> CacheInfo:

@@ -258,3 +258,14 @@ def test_shard_and_copy_to_host_async():
         leaf.copy_to_host_async.side_effect = AttributeError("foo")
         with pytest.raises(AttributeError, match="foo"):
             lib.copy_to_host_async(leaf)
+
+
+def test_jitted_eval_shape_carries_the_asked_out_shardings():
+    # api_test test_eval_shape_out_shardings: jit(f, out_shardings=s).eval_shape gives each output
+    # the sharding asked for (None without out_shardings), as jax's
+    jax = pytest.importorskip("jax")
+    for lib in (jax, funcgrad):
+        s = lib.sharding.SingleDeviceSharding(lib.devices()[0])
+        outs = lib.jit(lambda x: (x * 2, x[:2]), out_shardings=s).eval_shape(np.arange(8))
+        assert [o.sharding for o in outs] == [s, s] and outs[1].shape == (2,)
+        assert lib.jit(lambda x: x * 2).eval_shape(np.arange(8)).sharding is None
