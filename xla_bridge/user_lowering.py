@@ -54,6 +54,7 @@ __all__ = [
     "LoweringRuleContext",
     "ModuleContext",
     "aval_to_ir_type",
+    "custom_call",
     "dtype_to_ir_type",
     "emit_python_callback",
     "ffi_custom_call",
@@ -671,6 +672,96 @@ def emit_python_callback(
 
 def _default_layouts(avals):
     return [tuple(reversed(range(len(a.shape)))) for a in avals]
+
+
+def custom_call(
+    call_target_name: str,
+    *,
+    result_types,
+    operands,
+    backend_config="",
+    has_side_effect: bool = False,
+    result_shapes=None,
+    called_computations=(),
+    api_version: int = 2,
+    operand_output_aliases=None,
+    operand_layouts=None,
+    result_layouts=None,
+    extra_attributes=None,
+):
+    """A ``stablehlo.custom_call`` operation built in the current MLIR context and insertion point
+    (a lowering rule's), with JAX's ``mlir.custom_call`` signature and attributes: a string or
+    bytes ``backend_config`` (a dict goes to ``mhlo.backend_config`` with ``api_version`` 1, as
+    JAX's), ``operand_output_aliases`` ``{operand: result}``, layouts as dimension orders.
+    ``result_shapes`` (dynamic result shapes) are appended to the operands as JAX does.
+
+    >>> ctx = make_ir_context()
+    >>> with ctx, ir.Location.unknown():
+    ...     module = ir.Module.create()
+    ...     with ir.InsertionPoint(module.body):
+    ...         f32 = ir.RankedTensorType.get((), ir.F32Type.get())
+    ...         fn = func.FuncOp("main", ir.FunctionType.get([f32], [f32]))
+    ...         with ir.InsertionPoint(fn.add_entry_block()):
+    ...             op = custom_call("my_new_prim", result_types=[f32], operands=[fn.arguments[0]])
+    ...             _ = func.ReturnOp(op.results)
+    >>> print(str(op).split(" : (")[0])
+    %0 = stablehlo.custom_call @my_new_prim(%arg0) {api_version = 2 : i32, backend_config = ""}
+    """
+    operands = list(operands)
+    i32 = ir.IntegerType.get_signless(32)
+    if backend_config is None:
+        config = ir.StringAttr.get("")
+    elif isinstance(backend_config, str | bytes):
+        config = ir.StringAttr.get(backend_config)
+    elif isinstance(backend_config, dict):
+        config, api_version = ir.StringAttr.get(""), 1  # (JAX's: the dict rides in mhlo.backend_config)
+    else:
+        raise ValueError("custom_call backend_config unexpected type: " + str(backend_config))
+    attributes = dict(
+        call_target_name=ir.StringAttr.get(call_target_name),
+        has_side_effect=ir.BoolAttr.get(has_side_effect),
+        backend_config=config,
+        api_version=ir.IntegerAttr.get(i32, int(api_version)),
+        called_computations=ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(n) for n in called_computations]),
+    )
+    if operand_output_aliases is not None:
+        attributes["output_operand_aliases"] = ir.ArrayAttr.get(
+            [
+                hlo.OutputOperandAlias.get(
+                    output_tuple_indices=[out] if len(result_types) > 1 else [],
+                    operand_index=inp,
+                    operand_tuple_indices=[],
+                )
+                for inp, out in operand_output_aliases.items()
+            ]
+        )
+    if extra_attributes is not None:
+        attributes.update(extra_attributes)
+    if result_shapes is not None:
+        n = len(operands)
+        attributes["indices_of_shape_operands"] = ir.DenseIntElementsAttr.get(
+            np.arange(n, n + len(result_shapes), dtype=np.int64)
+        )
+        if operand_layouts is not None:
+            operand_layouts = list(operand_layouts) + [(0,)] * len(result_shapes)
+        operands = operands + list(result_shapes)
+
+    def layouts(ls):
+        return ir.ArrayAttr.get(
+            [
+                ir.DenseIntElementsAttr.get(np.atleast_1d(np.asarray(x, np.int64)), type=ir.IndexType.get())
+                for x in ls
+            ]
+        )
+
+    if operand_layouts is not None:
+        attributes["operand_layouts"] = layouts(operand_layouts)
+    if result_layouts is not None:
+        attributes["result_layouts"] = layouts(result_layouts)
+    op = hlo.CustomCallOp.build_generic(results=list(result_types), operands=operands, attributes=attributes)
+    if isinstance(backend_config, dict):
+        op.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get(backend_config)
+    return op
 
 
 def ffi_custom_call(

@@ -373,6 +373,7 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
             lowered = lower_jaxpr(closed, name, platform=p, arg_names=names, result_names=infos)
         except NotImplementedError as e:  # (LoweringError is one; so is a missing rule)
             raise ValueError(f"export({name}): cannot lower for the platform {p!r}: {e}") from None
+        _check_custom_calls(lowered.text, checks)
         if p not in ("cpu", "cuda") and needs_lapack(lowered.text):
             raise ValueError(
                 f"export({name}): cannot lower for the platform {p!r}: the program uses dense linear "
@@ -407,6 +408,43 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
         uses_global_constants=False,
         _get_vjp=functools.partial(_exported_vjp, closed),
     )
+
+
+# Custom-call targets with compatibility guarantees (JAX's ``_CUSTOM_CALL_TARGETS_GUARANTEED_STABLE``):
+# jaxlib's LAPACK and GPU solver kernels (the prefixes) and XLA's named ones.
+_STABLE_TARGET_PREFIXES = ("lapack_", "cusolver_", "hipsolver_", "cusparse_", "cu_", "hip_")
+_STABLE_TARGETS = frozenset(
+    {
+        "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement",
+        "Eigh", "Qr", "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "ApproxTopK",
+        "stablehlo.dynamic_approx_top_k", "tf.call_tf_function", "tpu_custom_call", "AllocateBuffer",
+        "mosaic_gpu_v2", "stablehlo.dynamic_reduce_window", "stablehlo.dynamic_rng_bit_generator",
+        "stablehlo.dynamic_top_k", "shape_assertion",
+    }
+)  # fmt: skip
+_CUSTOM_CALL = re.compile(r'custom_call @([\w.$-]+)|call_target_name = "([^"]+)"')
+
+
+def _check_custom_calls(text: str, checks) -> None:
+    """JAX's refusal of custom calls whose targets have no compatibility guarantees (a user's
+    ``mlir.custom_call`` or FFI kernel), unless ``DisabledSafetyCheck.custom_call`` names them."""
+    allowed = {c.is_custom_call() for c in checks} - {None}
+    if "ALL" in allowed or "custom_call" not in text:
+        return
+    bad = []
+    for line in text.splitlines():
+        for m in _CUSTOM_CALL.finditer(line):
+            target = m.group(1) or m.group(2)
+            if target in _STABLE_TARGETS or target in allowed or target.startswith(_STABLE_TARGET_PREFIXES):
+                continue
+            bad.append(line.strip())
+    if bad:
+        raise ValueError(
+            "Cannot serialize code with custom calls whose targets have no compatibility guarantees. "
+            "See https://docs.jax.dev/en/latest/export/export.html"
+            "#compatibility-guarantees-for-custom-calls. "
+            "Examples are:\n" + "\n".join(bad) + ".\n"
+        )
 
 
 def _export_symbolic(fun_jit, targets, checks, args, kwargs) -> Exported:

@@ -279,3 +279,22 @@ def test_jaxpr_subcomp_lower_jaxpr_to_fun_and_core_call_lowering_inside_a_rule()
     mlir.register_lowering(p, rule)
     x = np.arange(3.0)
     np.testing.assert_allclose(funcgrad.jit(p.bind)(x), np.sin(x) * 3 + np.cos(x) + x, rtol=1e-14)
+
+
+def test_custom_call_rule_and_export_refusal_as_jaxs():
+    # JAX's export guide: a primitive lowered by mlir.custom_call to a target without
+    # compatibility guarantees is refused by export unless DisabledSafetyCheck names it.
+    from funcgrad import export
+
+    p = Primitive("test_mlir_custom_call_prim")
+    p.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(
+        p, lambda ctx, o: mlir.custom_call("my_new_prim", operands=[o], result_types=[o.type]).results
+    )
+    text = funcgrad.jit(p.bind).lower(np.float32(1)).as_text()
+    assert 'stablehlo.custom_call @my_new_prim(%arg0) {api_version = 2 : i32, backend_config = ""}' in text
+    with pytest.raises(ValueError, match="Cannot serialize code with custom calls whose targets have no"):
+        export.export(funcgrad.jit(p.bind))(np.float32(1))
+    checks = [export.DisabledSafetyCheck.custom_call("my_new_prim")]
+    exp = export.export(funcgrad.jit(p.bind), disabled_checks=checks)(np.float32(1))
+    assert "my_new_prim" in exp.mlir_module()

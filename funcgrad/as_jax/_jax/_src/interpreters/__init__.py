@@ -1,1 +1,1 @@
-"""``jax._src.interpreters`` under the alias (only ``ad``)."""
+"""``jax._src.interpreters`` under the alias (``ad`` and ``mlir``)."""
