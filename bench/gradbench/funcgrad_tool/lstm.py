@@ -19,9 +19,11 @@ from funcgrad_tool.runs import evaluation, to_float
 def _cell(weight, bias, hidden, cell, x):
     b = hidden.shape[0]
     gates = jnp.concatenate([x, hidden, x, hidden]) * weight + bias
-    forget = funcgrad.nn.sigmoid(gates[:b])
-    ingate = funcgrad.nn.sigmoid(gates[b : 2 * b])
-    outgate = funcgrad.nn.sigmoid(gates[2 * b : 3 * b])
+    # one sigmoid over the three sigmoid gates: XLA's CPU backend makes one loop of it instead of
+    # three (a loop per step and layer is most of the cost at these sizes: 7 values a gate);
+    # l=6, c=8192, CPU time: objective 22.3 -> 18.5 ms, gradient 122 -> 95 ms
+    sig = funcgrad.nn.sigmoid(gates[: 3 * b])
+    forget, ingate, outgate = sig[:b], sig[b : 2 * b], sig[2 * b :]
     change = jnp.tanh(gates[3 * b :])
     cell = cell * forget + ingate * change
     return outgate * jnp.tanh(cell), cell
