@@ -389,8 +389,8 @@ class Dispatcher(_HotCall):
         else:
             dyn = tuple(wrapped) if type(tree) is int else tree.unflatten(wrapped)
         staged, flat, _ = self._stage(_merge(statics, dyn), kwargs)
-        try:
-            committed = committed_devices(flat, self._name)  # NOTE: [committed arrays]
+        try:  # (jit(device=) puts every argument on its device first, as JAX's: nothing to agree on)
+            committed = None if self._device is not None else committed_devices(flat, self._name)
         except IncompatibleDevices as e:
             raise e.worded(
                 self._leaf_names(_merge(statics, dyn), kwargs), getattr(self, "__qualname__", None)
@@ -437,7 +437,8 @@ class Dispatcher(_HotCall):
     def _run(self, staged, flat, donated):
         """The staged route's three rows for a staged call and its flat dynamic arguments."""
         if type(_state.trace) is _EvalTrace and not staged.hoisted:
-            committed = committed_devices(flat, self._name)  # NOTE: [committed arrays]
+            # NOTE: [committed arrays] (jit(device=) moves every argument to its device)
+            committed = None if self._device is not None else committed_devices(flat, self._name)
             c, commit = self._program(staged, flat, donated, committed)
             return staged.out_tree.unflatten(run(c, flat, donated, committed=commit))
         params = dict(jaxpr=staged.closed, name=self._name, donated_invars=donated)

@@ -262,6 +262,17 @@ def test_lax_full_and_full_like_place_their_results_as_jax():
     assert lax.full_like(y, 1, shape=(5,)).sharding == y.sharding
 
 
+def test_jit_on_a_device_moves_arguments_committed_elsewhere():
+    # (JAX: jit(device=) behaves as if each argument were first put on that device)
+    d = funcgrad.devices()
+    x = fnp.array([1, 2, 3])
+    f = funcgrad.jit(lambda a, b: a + b, device=d[4])
+    out = f(funcgrad.device_put(x, d[2]), funcgrad.device_put(x, d[3]))
+    assert out.devices() == {d[4]} and out.committed and out.tolist() == [2, 4, 6]
+    with pytest.raises(ValueError, match="Received incompatible devices for jitted computation"):
+        funcgrad.jit(lambda a, b: a + b)(funcgrad.device_put(x, d[2]), funcgrad.device_put(x, d[3]))
+
+
 def test_errors_are_clear():
     with pytest.raises(ValueError, match="not divisible by 8"):
         funcgrad.device_put(np.ones((6, 2)), NamedSharding(MESH, P("x")))

@@ -354,6 +354,10 @@ def install() -> None:
             return self.def_abstract_eval(lambda *a, **k: rule(*a, **k)[0])
 
         jcore.Primitive.def_effectful_abstract_eval = _def_effectful_abstract_eval
+    from funcgrad.kernel.array import Array as _ArrayImpl
+
+    if not hasattr(_ArrayImpl, "_committed"):  # (JAX's private name of Array.committed)
+        _ArrayImpl._committed = property(lambda self: self.committed)
     import jax._src.state.types as state_types  # the alias's
 
     if not hasattr(state_types, "RefEffect"):  # (jaxprs carry no effects in funcgrad)
