@@ -11,8 +11,9 @@ Every function is differentiable to any order, batchable and compilable, and num
   -softplus(-x)``, ``sigmoid`` is the catalog's stable ``logistic``; ``log_softmax`` and
   ``logsumexp`` subtract the (non-differentiated) maximum first.
 - derivatives at kinks follow jax.nn: ``relu'(0) = 0``, ``relu6'`` is 0 at 0 and 6; ``custom_jvp``
-  states them, and states the derivatives of ``softmax`` and ``logsumexp``, which are finite
-  (never NaN) when some or all inputs are ``-inf`` (all ``-inf``: the weights are uniform).
+  states them, and states the derivative of ``softmax``, finite when some inputs are ``-inf``.
+  ``logsumexp`` and ``log_softmax`` are JAX's formulas differentiated by the chain rule, so their
+  derivatives are JAX's, NaN included (a NaN input; all inputs ``-inf``).
 """
 
 from __future__ import annotations
@@ -399,160 +400,61 @@ def _reduction_axes(x, axis):
     return normalize_axes(axis, x.ndim)
 
 
-def _stable_max(x, axes, where):
-    """The maximum over ``axes`` (keepdims), 0 where it is not finite; never differentiated."""
-    m = fnp.max(x, axes, keepdims=True, where=where, initial=-np.inf)
-    finite = ew.is_finite_p.bind(m)
-    return ew.stop_gradient_p.bind(select(finite, m, _const(0, m)))
-
-
-def _softmax_weights(x, out, axes, where):
-    """``exp(x - out)`` made finite where ``out`` is not: for ``out == +inf`` the infinite entries
-    share the weight, for ``out == -inf`` (all entries -inf) the weights are uniform."""
-    dtype = aval(x).dtype
-    out_b = broadcast_to(out, aval(x).shape)
-    inf = _const(np.inf, x)
-    finite_out = ew.is_finite_p.bind(out_b)
-    safe_x = select(finite_out, x, _const(0, x))
-    safe_out = select(finite_out, out_b, _const(0, x))
-    weights = ew.exp_p.bind(ew.sub_p.bind(safe_x, safe_out))
-    mask = None if where is None else broadcast_to(fnp.asarray(where, bool), aval(x).shape)
-    hit_pos = ew.eq_p.bind(x, inf)
-    counts_pos = fnp.sum(ew.convert_element_type(hit_pos, dtype), axes, keepdims=True, where=mask)
-    counts_pos = broadcast_to(ew.max_p.bind(counts_pos, _const(1, x)), aval(x).shape)
-    pos = ew.div_p.bind(ew.convert_element_type(hit_pos, dtype), counts_pos)
-    n = fnp.sum(fnp.ones(aval(x).shape, dtype), axes, keepdims=True, where=mask)
-    uniform = broadcast_to(ew.div_p.bind(_const(1, x), ew.max_p.bind(n, _const(1, x))), aval(x).shape)
-    neg = select(ew.eq_p.bind(out_b, ew.neg_p.bind(inf)), uniform, weights)
-    weights = select(ew.eq_p.bind(out_b, inf), pos, select(finite_out, weights, neg))
-    return weights if mask is None else select(mask, weights, _const(0, x))
-
-
-def _logsumexp_core(a, axes, where):
-    """``log(sum(exp(a)))`` over ``axes`` with keepdims, max-shifted."""
-    amax = _stable_max(a, axes, where)
-    exp_a = ew.exp_p.bind(ew.sub_p.bind(a, broadcast_to(amax, aval(a).shape)))
-    total = fnp.sum(exp_a, axes, keepdims=True, where=where)
-    # log(0) = -inf is the right answer for an all -inf slice; computed without a warning.
-    is_zero = ew.eq_p.bind(total, _const(0, total))
-    safe_total = select(is_zero, _const(1, total), total)
-    log_total = select(is_zero, _const(-np.inf, total), ew.log_p.bind(safe_total))
-    return ew.add_p.bind(log_total, amax)
-
-
-# The mask ``where`` is an argument of the rule, not a nondiff argument: an array among a
-# custom_jvp's nondiff arguments is staged as a constant, and a mask traced by an enclosing
-# transformation (grad's recording) then escaped its trace.
-_logsumexp = custom_jvp(_logsumexp_core, nondiff_argnums=(1,))
-
-
-@_logsumexp.defjvp
-def _logsumexp_jvp(axes, primals, tangents):
-    (a, where), (t, _) = primals, tangents
-    out = _logsumexp(a, axes, where)
-    weights = _softmax_weights(a, out, axes, where)
-    return out, fnp.sum(ew.mul_p.bind(t, weights), axes, keepdims=True, where=where)
-
-
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
     """``log(sum(b * exp(a)))`` over ``axis`` without overflow (jax.scipy.special.logsumexp).
 
     ``b`` scales the terms (zeros drop them); with ``return_sign`` the result is ``(log|sum|,
-    sign)``, otherwise a negative sum gives NaN. Derivatives are finite when entries are ``-inf``.
+    sign)``, otherwise a negative sum gives NaN. Complex terms give the log of the sum on the
+    principal branch (with ``return_sign``: the log of its modulus and its phase ``sum / |sum|``).
 
     >>> float(logsumexp(np.array([1000.0, 1000.0]))) == 1000.0 + float(np.log(2))
     True
     >>> logsumexp(np.array([[0.0, -np.inf]]), axis=1).tolist()
     [0.0]
     """
-    if fnp.iscomplexobj(a) or (b is not None and fnp.iscomplexobj(b)):
-        return _complex_logsumexp(a, axis, b, keepdims, return_sign, where)
+    # JAX's formula, step for step, differentiated by the chain rule as JAX's (no custom rule):
+    # the maximum is made finite and its gradient stopped, so the derivatives are JAX's everywhere,
+    # NaN where JAX's are (a NaN term, all terms -inf: 0 * (1 / 0)), and the derivative program is
+    # the formula's own (the saved exponentials times 1 / sum).
+    if where is not None:
+        a = fnp.where(where, a, 0)
     if b is not None:
         a, b = promote_args_inexact(a, b)
-        a, b = fnp.broadcast_arrays(a, b)
-        zero_b = ew.eq_p.bind(b, _const(0, b))
-        # Terms with b == 0 are dropped; b's magnitude joins the exponent, its sign is kept apart.
-        safe_b = select(zero_b, _const(1, b), b)
-        log_abs_b = ew.log_p.bind(ew.abs_p.bind(safe_b))
-        a = select(zero_b, _const(-np.inf, a), ew.add_p.bind(a, log_abs_b))
-        sign_b = ew.sign_p.bind(b)
+        a = fnp.where(b != 0, a, -np.inf)
     else:
         a = _inexact(a)
+    is_complex = fnp.iscomplexobj(a)
     axes = _reduction_axes(a, axis)
-    mask = None if where is None else fnp.asarray(where, bool)
-    if b is None or not _has_negative(sign_b):
-        out = call_custom(_logsumexp, a, axes, mask)
-        # The sum is positive, or 0 where out is -inf.
-        sign = select(ew.eq_p.bind(out, _const(-np.inf, out)), _const(0, out), _const(1, out))
-    else:
-        out, sign = _signed_logsumexp(a, sign_b, axes, mask)
-    if not keepdims:
-        out = fnp.squeeze(out, axes) if axes else out
-        sign = fnp.squeeze(sign, axes) if axes and aval(sign).ndim else sign
-    if return_sign:
-        return out, broadcast_to(sign, aval(out).shape)
+    amax = fnp.max(fnp.real(a), axes, keepdims=keepdims, where=where, initial=-np.inf)
+    amax = ew.stop_gradient_p.bind(select(ew.is_finite_p.bind(amax), amax, fnp.zeros_like(amax)))
+    amax_dims = amax if keepdims or not axes else fnp.expand_dims(amax, axes)
+    shift = broadcast_to(ew.convert_element_type(amax_dims, aval(a).dtype), aval(a).shape)
+    exp_a = ew.exp_p.bind(ew.sub_p.bind(a, shift))
     if b is not None:
-        return select(
-            ew.lt_p.bind(broadcast_to(sign, aval(out).shape), _const(0, out)), _const(np.nan, out), out
-        )
+        exp_a, b = fnp.broadcast_arrays(exp_a, b)
+        exp_a = ew.mul_p.bind(exp_a, b)
+    sumexp = fnp.sum(exp_a, axes, keepdims=keepdims, where=where)
+    sign = ew.sign_p.bind(sumexp)
+    if return_sign or not is_complex:
+        sumexp = fnp.abs(sumexp)
+    out = ew.add_p.bind(ew.log_p.bind(sumexp), ew.convert_element_type(amax, aval(sumexp).dtype))
+    if return_sign:
+        return out, sign
+    if b is not None and not is_complex:
+        out = fnp.where(ew.lt_p.bind(sign, _const(0, sign)), fnp.asarray(np.nan, aval(out).dtype), out)
     return out
 
 
-def _complex_logsumexp(a, axis, b, keepdims, return_sign, where):
-    """JAX's formula for complex terms: the log of the sum on the principal branch (its imaginary
-    part the sum's angle, in (-pi, pi]), or with ``return_sign`` the log of its modulus (real) and
-    its phase ``sum / |sum|`` (SciPy >= 1.13's complex sign)."""
-    if b is not None:
-        a, b = promote_args_inexact(a, b)
-        a, b = fnp.broadcast_arrays(a, b)
-        a = fnp.where(b != 0, a, -np.inf)  # (terms with b == 0 are dropped, even infinite ones)
-    else:
-        a = _inexact(a)
-    axes = _reduction_axes(a, axis)
-    amax = fnp.max(fnp.real(a), axes, keepdims=True, where=where, initial=-np.inf)
-    amax = ew.stop_gradient_p.bind(fnp.where(fnp.isfinite(amax), amax, 0))
-    terms = fnp.exp(a - amax.astype(a.dtype))
-    if b is not None:
-        terms = terms * b
-    total = fnp.sum(terms, axes, keepdims=keepdims, where=where)
-    if not keepdims and axes:
-        amax = fnp.squeeze(amax, axes)
-    sign = fnp.sign(total)
-    if return_sign:
-        total = fnp.abs(total)
-    out = fnp.log(total) + amax.astype(total.dtype)
-    return (out, sign) if return_sign else out
-
-
-def _has_negative(sign_b) -> bool:
-    value = fnp.asarray(sign_b)
-    concrete = getattr(value, "_numpy", None)
-    return True if concrete is None else bool(np.any(concrete() < 0))
-
-
-def _signed_logsumexp(a, sign_b, axes, where):
-    """``log|sum(sign * exp(a))|`` and the sign of the sum (``b`` with negative entries)."""
-    amax = _stable_max(a, axes, where)
-    terms = ew.mul_p.bind(sign_b, ew.exp_p.bind(ew.sub_p.bind(a, broadcast_to(amax, aval(a).shape))))
-    total = fnp.sum(terms, axes, keepdims=True, where=where)
-    sign = ew.sign_p.bind(total)
-    magnitude = ew.abs_p.bind(total)
-    is_zero = ew.eq_p.bind(magnitude, _const(0, magnitude))
-    log_mag = select(
-        is_zero, _const(-np.inf, magnitude), ew.log_p.bind(select(is_zero, _const(1, magnitude), magnitude))
-    )
-    return ew.add_p.bind(log_mag, amax), sign
-
-
 def _softmax_impl(x, axes, where):
-    amax = _stable_max(x, axes, where)
-    unnormalized = ew.exp_p.bind(ew.sub_p.bind(x, broadcast_to(amax, aval(x).shape)))
-    if where is not None:
-        unnormalized = select(broadcast_to(where, aval(x).shape), unnormalized, _const(0, x))
-    total = fnp.sum(unnormalized, axes, keepdims=True)
+    # JAX's formula: the maximum is not made finite (an all -inf slice, a +inf or NaN entry: the
+    # slice is NaN, as jax's); inside the custom rule it is never differentiated.
+    x_max = fnp.max(x, axes, keepdims=True, where=where, initial=-np.inf)
+    x_safe = x if where is None else select(where, x, _const(-np.inf, x))
+    unnormalized = ew.exp_p.bind(ew.sub_p.bind(x_safe, broadcast_to(x_max, aval(x).shape)))
+    total = fnp.sum(unnormalized, axes, keepdims=True, where=where)
     out = ew.div_p.bind(unnormalized, broadcast_to(total, aval(x).shape))
     if where is not None:  # masked-out entries are 0, also in a slice masked out entirely (not 0/0)
-        out = select(broadcast_to(where, aval(x).shape), out, _const(0, x))
+        out = select(where, out, _const(0, x))
     return out
 
 
@@ -587,19 +489,22 @@ def softmax(x, axis=-1, where=None, initial=None):
 def log_softmax(x, axis=-1, where=None, initial=None):
     """``x - logsumexp(x)`` along ``axis`` (max-shifted); masked-out entries are ``-inf``.
 
+    As JAX's: an all ``-inf`` slice (and one holding ``+inf`` or NaN) gives NaN.
+
     >>> log_softmax(np.array([0.0, 0.0])).tolist() == [-float(np.log(2))] * 2
     True
     """
+    # JAX's formula, step for step, differentiated by the chain rule: shifted by the maximum with
+    # its gradient stopped (x - logsumexp(x) would cancel the leading digits of the largest entry:
+    # log_softmax([5.5, -4.2])[0] lost ~3 of float32's 7 digits), the maximum not made finite.
     x = _inexact(x)
     axes = _reduction_axes(x, axis)
     mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
-    # Shifted by the (finite) maximum first, as JAX's: x - logsumexp(x) would cancel the leading
-    # digits of the largest entry (log_softmax([5.5, -4.2])[0] lost ~3 of float32's 7 digits).
-    shifted = ew.sub_p.bind(x, broadcast_to(_stable_max(x, axes, mask), x.shape))
-    lse = call_custom(_logsumexp, shifted, axes, mask)
-    # An all -inf slice has lse = -inf: its entries stay -inf instead of -inf - -inf = NaN.
-    safe_lse = select(ew.eq_p.bind(lse, _const(-np.inf, lse)), _const(0, lse), lse)
-    out = ew.sub_p.bind(shifted, broadcast_to(safe_lse, x.shape))
+    x_max = fnp.max(x, axes, where=mask, initial=-np.inf, keepdims=True)
+    x_safe = x if mask is None else select(mask, x, _const(-np.inf, x))
+    shifted = ew.sub_p.bind(x_safe, broadcast_to(ew.stop_gradient_p.bind(x_max), x.shape))
+    total = fnp.sum(ew.exp_p.bind(shifted), axes, where=mask, keepdims=True)
+    out = ew.sub_p.bind(shifted, broadcast_to(ew.log_p.bind(total), x.shape))
     if mask is not None:
         out = select(mask, out, _const(-np.inf, x))
     return out

@@ -322,17 +322,17 @@ def _complex_logaddexp_e(x1, x2):
 
 @custom_jvp
 def _complex_logaddexp_2(x1, x2):
-    return _complex_logaddexp(x1, x2, ew.exp2_p, 1 / np.log(2))
+    return _complex_logaddexp(x1, x2, ew.exp2_p, 1 / np.log(2), np.pi / np.log(2))
 
 
 _complex_logaddexp_e.defjvp(_complex_logaddexp_jvp(_complex_logaddexp_e, ew.exp_p))
 _complex_logaddexp_2.defjvp(_complex_logaddexp_jvp(_complex_logaddexp_2, ew.exp2_p))
 
 
-def _complex_logaddexp(x1, x2, exp_p, scale):
+def _complex_logaddexp(x1, x2, exp_p, scale, half=np.pi):
     """JAX's complex ``logaddexp``/``logaddexp2`` (NumPy has none): with ``m`` the larger operand
     in the lexicographic order, ``m + scale * log1p(exp(x1 + x2 - 2 m))``, its imaginary part
-    wrapped into ``[-pi, pi]`` (times ``scale``), the principal branch."""
+    wrapped into ``[-half, half]`` (``pi``, or ``pi / log(2)`` for base 2), the principal branch."""
     m = ew.max_p.bind(x1, x2)
     delta = ew.sub_p.bind(ew.add_p.bind(x1, x2), ew.mul_p.bind(m, constant_like(2, m)))
     out = ew.log1p_p.bind(exp_p.bind(delta))
@@ -340,7 +340,9 @@ def _complex_logaddexp(x1, x2, exp_p, scale):
         out = ew.mul_p.bind(out, constant_like(scale, out))
     out = ew.add_p.bind(m, out)
     im = cx.imag_p.bind(out)
-    half, period, zero = (constant_like(v, im) for v in (np.pi * scale, 2 * np.pi * scale, 0))
+    # (the constants exactly as JAX writes them: pi / log(2), not pi * (1 / log(2)), which differs by
+    # an ulp, and the wrap of an imaginary part near 1e30 turns that ulp into a different angle)
+    half, period, zero = (constant_like(v, im) for v in (half, 2 * half, 0))
     rem = ew.rem_p.bind(ew.add_p.bind(im, half), period)
     rem = select(ew.lt_p.bind(rem, zero), ew.add_p.bind(rem, period), rem)
     return cx.complex_p.bind(cx.real_p.bind(out), ew.sub_p.bind(rem, half))

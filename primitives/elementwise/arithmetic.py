@@ -332,9 +332,19 @@ def _mul_transpose(ct, x, y):
     return [None, unbroadcast(mul(x, ct), y.aval)]
 
 
+def _mul_impl(x, y):
+    out = np.multiply(x, y)
+    if out.dtype.kind == "c":  # (XLA's complex product at infinities, NaNs: NOTE: [complex special values])
+        return _complex_at_specials(mul_p, (x, y), {}, out)
+    return out
+
+
+# (the cached-program interpreter's step for real operands: the bare ufunc)
+_mul_impl.real_step = np.multiply
+
 mul_p = Primitive("mul")
 mul_p.def_traits(may_produce_nan=True, sparse="product")
-mul_p.def_impl(np.multiply)
+mul_p.def_impl(_mul_impl)
 mul_p.def_traits(identity_element=1)  # (x * 1 is x for every float, nan and -0.0 included)
 mul_p.def_abstract_eval(naryop_abstract_eval("mul", None))
 mul_p.def_batch(elementwise_batch(mul_p))

@@ -22,8 +22,8 @@ from funcgrad.kernel.hooks import hooks
 # recomputed by the primitive's own compiled program (``hooks.eager_compiled``); finite values keep
 # NumPy's answer (equal to XLA's to rounding) at the cost of one finiteness check. Real operands
 # pay one dtype check (the cached-program interpreter none: it takes the unwrapped ``real_step``);
-# division checks inside its impl; multiplication keeps NumPy's (its impl is the bare ufunc, the
-# hottest eager step: only complex64 products that overflow next to an infinity differ).
+# division and multiplication check inside their impls (NumPy's complex product is fused: (1e30 -
+# infj) * (1 + 1e30j) is inf-infj in NumPy, inf+nanj in XLA, complex64 and complex128 alike).
 
 
 def _special(vals, out, branch_cut: bool) -> bool:
@@ -49,8 +49,8 @@ def _at_specials(primitive, vals, params, out, branch_cut: bool = False):
     return out
 
 
-# (division's impl checks its dtype already: it calls this for complex operands, with no wrapper
-# around it to slow real division)
+# (division's and multiplication's impls check their dtype already: they call this for complex
+# operands, with no wrapper around them to slow real arithmetic)
 _ar._complex_at_specials = _at_specials
 
 

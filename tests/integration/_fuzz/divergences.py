@@ -172,19 +172,15 @@ def _hypot_at_origin(outcome) -> bool:
     )
 
 
-_LOG_SUM_EXPS = {"np.logaddexp", "np.logaddexp2", "special.logsumexp", "nn.logsumexp", "lax.cumlogsumexp",
-                 "special.logsumexp_b", "special.logsumexp_b_array"}  # fmt: skip
+# (logsumexp itself is JAX's formula differentiated by the chain rule since session 12: jax's NaNs)
+_LOG_SUM_EXPS = {"np.logaddexp", "np.logaddexp2", "lax.cumlogsumexp"}
 
 
 def _logsumexp_at_minus_inf(outcome) -> bool:
     return (
         _differentiates(outcome)
         and bool(_ops(outcome) & _LOG_SUM_EXPS)
-        and (
-            _has_input(outcome, lambda x: np.real(x) == -np.inf)
-            or any(np.asarray(x).size == 0 for x in outcome.case.inputs)  # (an empty slice)
-            or any("b=0.0" in expr for _, expr in outcome.case.steps)  # (b == 0: each term log(0) + a)
-        )
+        and (_has_input(outcome, lambda x: np.real(x) == -np.inf))
         and _nan_subset(outcome, fewer=True)
     )
 
@@ -198,12 +194,6 @@ def _trapezoid_of_inf(outcome) -> bool:
 def _nan_where_jax_is_finite(outcome, names) -> bool:
     """funcgrad gives NaN where jax gives a number, in a program with one of ``names`` and NaN inputs."""
     return bool(_ops(outcome) & names) and _has_input(outcome, np.isnan) and _nan_subset(outcome, fewer=False)
-
-
-def _log_softmax_of_all_minus_inf(outcome) -> bool:
-    """funcgrad has fewer NaNs than jax in a program with a log_softmax: a slice whose entries are all
-    -inf stays -inf in funcgrad, where jax computes -inf - -inf = NaN."""
-    return "nn.log_softmax" in _ops(outcome) and _nan_subset(outcome, fewer=True)
 
 
 def _derivative_order(outcome) -> int:
@@ -354,10 +344,11 @@ DOCUMENTED: list[Divergence] = [
     ),
     Divergence(
         "logsumexp-derivative-where-all-terms-are-minus-inf",
-        "Derivatives of `logaddexp`/`logaddexp2`/`logsumexp` where every term is -inf (or, for "
-        "`logsumexp`, there is none: an empty slice).",
-        "funcgrad's derivative is the softmax weights' limit, equal shares (0.5 each for two terms), as "
-        "for a finite tie, and 0 for an empty slice; jax computes `exp(-inf - -inf)` = NaN there.",
+        "Derivatives of `logaddexp`/`logaddexp2` (and `cumlogsumexp`, made of them) where both terms "
+        "are -inf.",
+        "funcgrad's derivative is the softmax weights' limit, equal shares (0.5 each), as for a finite "
+        "tie; jax computes `exp(-inf - -inf)` = NaN there. (`logsumexp` and `log_softmax` are JAX's "
+        "formulas, with jax's NaNs.)",
         "`grad(lambda x: np.logaddexp(x, -inf))(-inf)`: 0.5 (jax: nan)",
         _logsumexp_at_minus_inf,
     ),
@@ -422,14 +413,6 @@ DOCUMENTED: list[Divergence] = [
         "unchanged at 0, inf and NaN, so its derivative is 1 there.",
         "`grad(lambda x: np.ldexp(x, 2))(0.0)`: 4.0 (jax: 1.0)",
         _ldexp_at_specials,
-    ),
-    Divergence(
-        "log-softmax-of-an-all-minus-inf-slice",
-        "`nn.log_softmax` of a slice whose entries are all -inf, and what is computed from it.",
-        "funcgrad keeps such a slice at -inf (every choice is equally impossible, as in a fully masked "
-        "attention row), so later steps see -inf rather than NaN; jax computes -inf - -inf = NaN.",
-        "`nn.log_softmax(np.array([-np.inf]))`: [-inf] (jax: [nan])",
-        _log_softmax_of_all_minus_inf,
     ),
     Divergence(
         "fft-of-empty-axis",
