@@ -90,6 +90,8 @@ value and what to do instead:
 ``jax_persistent_cache_min_entry_size_bytes``  entries smaller are not written (0 or -1: any size).
 ``jax_persistent_cache_enable_xla_caches``  XLA's GPU caches beside the persistent cache: no effect
                                 on a CPU.
+``jax_export_calling_convention_version``  the calling convention ``export`` writes (9 or 10;
+                                10 by default, as JAX's).
 ``jax_logging_level``           the level of the "funcgrad" logger ("NOTSET", "DEBUG", ...; None:
                                 left as it is), JAX's level of its own loggers.
 ==============================  ======================================================================
@@ -524,6 +526,11 @@ _FLAG_LIST = [
         lambda v: v if v is None else str(v),
     ),
     _Flag(
+        "jax_export_calling_convention_version",
+        10,
+        _number("jax_export_calling_convention_version", int),
+    ),
+    _Flag(
         "jax_logging_level",
         None,
         lambda v: v if v is None else _choice("jax_logging_level", _LOG_LEVELS)(str(v).upper()),
@@ -711,6 +718,7 @@ _thread_precision_count = [0]
 def _enter_x64(value):
     before = _dt.x64_enabled
     token = _dt.enter_thread_x64(value)
+    _numpy_core._templates_follow_flags()
     _modes_route()
     if before != value:  # (a trace or program made in the other mode is not reused: NOTE: [x64 mode])
         _caches.clear_all()
@@ -720,6 +728,7 @@ def _enter_x64(value):
 def _exit_x64(entered):
     token, changed = entered
     _dt.exit_thread_x64(token)
+    _numpy_core._templates_follow_flags()
     _modes_route()
     if changed:
         _caches.clear_all()

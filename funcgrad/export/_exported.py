@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import xla_bridge
+from funcgrad._config import config
 from funcgrad.api import vjp as _vjp
 from funcgrad.custom_derivatives import custom_vjp
 from funcgrad.export._polymorphic import SymbolicExport, check_constraints, is_symbolic_spec
@@ -69,7 +70,19 @@ __all__ = [
 
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
-_CALLING_CONVENTION_VERSION = 10
+
+
+def _calling_convention_version() -> int:
+    """The version ``jax_export_calling_convention_version`` asks for, checked as JAX's."""
+    version = config.read("jax_export_calling_convention_version")
+    lo, hi = minimum_supported_calling_convention_version, maximum_supported_calling_convention_version
+    if not lo <= version <= hi:
+        raise ValueError(
+            f"The requested export calling convention version {version} is outside the range of "
+            f"supported versions [{lo}..{hi}]"
+        )
+    return version
+
 
 # The platforms JAX names. funcgrad's rules are the same for all but a few (dense linear algebra:
 # LAPACK on the CPU, cuSOLVER on CUDA), which raise a LoweringError for a platform they lack.
@@ -403,7 +416,7 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
         unordered_effects=(),
         disabled_safety_checks=checks,
         mlir_module_serialized=blob,
-        calling_convention_version=_CALLING_CONVENTION_VERSION,
+        calling_convention_version=_calling_convention_version(),
         module_kept_var_idx=tuple(range(n_in)),
         uses_global_constants=False,
         _get_vjp=functools.partial(_exported_vjp, closed),
@@ -466,7 +479,7 @@ def _export_symbolic(fun_jit, targets, checks, args, kwargs) -> Exported:
         unordered_effects=(),
         disabled_safety_checks=checks,
         mlir_module_serialized=first.mlir_module_serialized,
-        calling_convention_version=_CALLING_CONVENTION_VERSION,
+        calling_convention_version=_calling_convention_version(),
         module_kept_var_idx=tuple(range(n_in)),
         uses_global_constants=False,
         _get_vjp=_symbolic_vjp,

@@ -7,6 +7,7 @@ run here for several sizes (jaxlib's shape refinement), their shape assertions i
 from __future__ import annotations
 
 import collections
+import contextlib
 
 import numpy as np
 import pytest
@@ -211,3 +212,25 @@ print("ok")
     env = {**os.environ, "PYTHONPATH": root}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]
+
+
+@contextlib.contextmanager
+def _calling_convention(version):
+    previous = funcgrad.config.read("jax_export_calling_convention_version")
+    funcgrad.config.update("jax_export_calling_convention_version", version)
+    try:
+        yield
+    finally:
+        funcgrad.config.update("jax_export_calling_convention_version", previous)
+
+
+def test_calling_convention_version_flag_as_jaxs():
+    # export.md: ``with config.jax_export_calling_convention_version(10): ...``, JAX's range check
+    for version in (9, 10):
+        with _calling_convention(version):
+            assert export.export(fnp.cos)(1.0).calling_convention_version == version
+    with (
+        _calling_convention(3),
+        pytest.raises(ValueError, match=r"outside the range of supported versions \[9..10\]"),
+    ):
+        export.export(fnp.cos)(1.0)
