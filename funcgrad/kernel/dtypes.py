@@ -188,9 +188,11 @@ def set_jax_dtype_rules(on: bool) -> None:
 # ``_dt.x64_enabled``, ``_dt.default_float``, ``_dt.jax_rules``, ... with the reading thread's
 # mode; otherwise they are the plain module attributes, read at no extra cost. Code in this module
 # reads them as ``_self.x64_enabled`` to go the same way. The caches whose entries depend on the
-# mode but whose keys may not (``jit``'s trace cache, the control-flow body traces, surface
-# templates, ``numpy.result_type``) put ``x64_enabled`` in their keys, so two threads in different
-# modes never share a program.
+# mode but whose keys may not hold it put the mode in their keys (``jit``'s trace cache and the
+# control-flow body traces: ``mode_key()``; ``numpy.result_type``), surface templates are off while
+# any thread has its own mode, and every cache is emptied when a thread's mode changes (as for a
+# process-wide change), so two threads in different modes never share a program; an eager
+# ``grad`` whose function enters a mode gives up its recording (``thread_mode_changes``).
 
 
 class _ThreadMode(threading.local):

@@ -437,10 +437,16 @@ def _float0_error():
     )
 
 
+def _result_type(pairs) -> tuple[np.dtype, bool]:
+    # (the calling thread's 64-bit mode is part of the key: NOTE: [x64 mode per thread])
+    return _cached_result_type(pairs, _dt.x64_enabled)
+
+
 @register_cache("numpy.result_type")
 @functools.lru_cache(maxsize=1024)
-def _result_type(pairs) -> tuple[np.dtype, bool]:
-    # Promotion depends only on the (dtype, weak) pairs: cached, it costs a dict lookup per call.
+def _cached_result_type(pairs, x64) -> tuple[np.dtype, bool]:
+    # Promotion depends only on the (dtype, weak) pairs and the mode: cached, it costs a dict
+    # lookup per call.
     if any(d == _dt.float0 for d, _ in pairs):
         _float0_error()
     out = _dt.result_type(*pairs)
@@ -473,10 +479,13 @@ def set_promotion_flags(*, dtype_promotion: str | None = None, rank_promotion: s
 
 def _templates_follow_flags() -> None:
     # A cached surface template skips the checks these rules add (NOTE: [surface templates]): off
-    # while the process-wide rules are not the defaults or any thread has its own, and while a
-    # matmul precision is set (the products it records would keep the precision of their making).
+    # while the process-wide rules are not the defaults or any thread has its own rules or 64-bit
+    # mode, and while a matmul precision is set (a template keeps what it was made under).
     templates.enabled = (
-        not _dtypes_mod.thread_flags() and dict(_flags) == _DEFAULT_FLAGS and not matmul_precision_set[0]
+        not _dtypes_mod.thread_flags()
+        and not _dt.thread_modes()  # (a template keeps the dtypes of the mode it was made in)
+        and dict(_flags) == _DEFAULT_FLAGS
+        and not matmul_precision_set[0]
     )
 
 

@@ -331,6 +331,7 @@ def test_config_contexts_are_per_thread():
             with funcgrad.default_matmul_precision(precision):
                 barrier.wait()  # (both threads inside their contexts from here)
                 out = [fnp.asarray(np.int64(0)).dtype, f(1).dtype, f(np.ones(2, np.float32)).dtype]
+                out.append([(fnp.ones(2, np.int32) + 1.5).dtype for _ in range(3)])  # (promotion's cache)
                 out.append((config.jax_enable_x64, config.read("jax_numpy_rank_promotion")))
                 out.append(config.jax_default_matmul_precision)
                 try:
@@ -347,8 +348,9 @@ def test_config_contexts_are_per_thread():
     for t in threads:
         t.join()
     i32, i64, f32, f64 = (np.dtype(n) for n in ("int32", "int64", "float32", "float64"))
-    assert seen[False] == [i32, f32, f32, (False, "raise"), "highest", "raised"]
-    assert seen[True] == [i64, f64, f64, (True, "allow"), None, (2, 3)]
+    # (funcgrad's own 64-bit mode promotes int32 with a Python float as NumPy: float64)
+    assert seen[False] == [i32, f32, f32, [f32] * 3, (False, "raise"), "highest", "raised"]
+    assert seen[True] == [i64, f64, f64, [f64] * 3, (True, "allow"), None, (2, 3)]
     assert (config.jax_enable_x64, config.jax_numpy_rank_promotion) == (True, "allow")
     assert f(1).dtype == f64
 
