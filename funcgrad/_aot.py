@@ -215,8 +215,9 @@ class Lowered:
         if staged.spmd or needs_spmd(staged.closed, flat):
             # A program over several devices (NOTE: [SPMD call route]): lowered with its shardings.
             self._spmd = spmd().prepare(
-                staged.closed, flat, fun._name, donated, staged.in_shardings, staged.out_shardings
-            )
+                staged.closed, flat, fun._name, donated, staged.in_shardings, staged.out_shardings,
+                names=(staged.arg_names, staged.result_names),
+            )  # fmt: skip
             self._text = self._spmd.text
         else:
             if fun._device is None:

@@ -419,8 +419,9 @@ class Dispatcher(_HotCall):
         jitted function's (NOTE: [one compiled program], [committed arrays])."""
         if staged.spmd or needs_spmd(staged.closed, flat):  # NOTE: [SPMD call route]
             c = spmd().prepare(
-                staged.closed, flat, self._name, donated, staged.in_shardings, staged.out_shardings
-            )
+                staged.closed, flat, self._name, donated, staged.in_shardings, staged.out_shardings,
+                names=(staged.arg_names, staged.result_names),
+            )  # fmt: skip
             return c, True
         device = self._device if self._device is not None or committed is None else committed[0]
         c = compiled(

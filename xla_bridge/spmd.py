@@ -157,21 +157,22 @@ def _unreduced_spec(spec, aval):
     return (*spec, unreduced)
 
 
-def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=None) -> Compiled:
+def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=None, names=None) -> Compiled:
     """The program of ``closed`` for ``devices`` with these shardings: the SPMD builder of
-    ``programs.cached`` (NOTE: [one compiled program])."""
+    ``programs.cached`` (NOTE: [one compiled program]). ``names``: ``(arg_names, result_names)``
+    for the module's text (``lower_jaxpr``'s), or None."""
     out_shardings = tuple(out_shardings) if out_shardings is not None else (None,) * len(closed.out_avals)
     donated_t = tuple(donated) if donated is not None and any(donated) else None
     key = (id(closed), tuple(devices), tuple(map(id, in_shardings)), tuple(map(id, out_shardings)), donated_t)
     return cached(
         key,
         closed,
-        lambda: _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings),
+        lambda: _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings, names),
         in_shardings,
     )
 
 
-def _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings) -> Compiled:
+def _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings, names=None) -> Compiled:
     spmd = SpmdLowering([d.id for d in devices], mesh)
     arg_specs = [
         _in_memory(_unreduced_spec(_spec_of(s, mesh, a.ndim), a), s)
@@ -182,7 +183,11 @@ def _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings) 
         for s, a in zip(out_shardings, closed.out_avals)
     ]
     platform = sharded.runtime.normalize_platform(devices[0].platform)
-    lowered = lower_jaxpr(closed, name, donated_t, spmd, arg_specs, out_specs, platform)
+    arg_names, result_names = names if names is not None else (None, None)
+    lowered = lower_jaxpr(
+        closed, name, donated_t, spmd, arg_specs, out_specs, platform,
+        arg_names=arg_names, result_names=result_names,
+    )  # fmt: skip
     n_const = len(lowered.const_args)
     const_sharding = sharded.replicated(devices, mesh)
     params = [const_sharding] * n_const + list(in_shardings)
@@ -255,11 +260,11 @@ def _check_aval(got, want, name):
         )
 
 
-def prepare(closed, args, name, donated=None, in_shardings=None, out_shardings=None) -> Compiled:
+def prepare(closed, args, name, donated=None, in_shardings=None, out_shardings=None, names=None) -> Compiled:
     """The compiled program (cached) of a call of ``closed`` on ``args`` over several devices;
-    ``execute.run`` runs it (NOTE: [one compiled program])."""
+    ``execute.run`` runs it (NOTE: [one compiled program]). ``names``: ``compiled``'s."""
     devices, mesh, resolved = plan(closed, args, in_shardings, out_shardings)
-    return compiled(closed, name, donated, devices, mesh, resolved, out_shardings)
+    return compiled(closed, name, donated, devices, mesh, resolved, out_shardings, names)
 
 
 def shard_arg(x, s):

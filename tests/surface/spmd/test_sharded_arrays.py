@@ -398,3 +398,17 @@ def test_a_constraint_that_does_not_divide_a_dimension_under_jit_as_jax():
     assert np.array_equal(np.asarray(g), np.full((32, 1), 2.0))
     with pytest.raises(ValueError, match="not divisible by 4"):
         lax.with_sharding_constraint(fnp.ones((32, 1)), s)
+
+
+def test_sharded_program_names_its_parameters():
+    # The SPMD route writes the argument names too (NOTE: [operation locations]): JAX's
+    # op_name="x" on the parameter and jit(f)/sin on the operations.
+    import re
+
+    def f(x):
+        return fnp.sin(x) * 2
+
+    x = funcgrad.device_put(np.ones((8, 2), np.float32), NamedSharding(MESH, P("x")))
+    text = funcgrad.jit(f).lower(x).compile().as_text()
+    assert re.search(r'parameter\(0\), sharding=\{[^}]*\}, metadata=\{op_name="x"\}', text)
+    assert 'op_name="jit(f)/sin"' in text
