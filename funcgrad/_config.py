@@ -90,6 +90,8 @@ value and what to do instead:
 ``jax_persistent_cache_min_entry_size_bytes``  entries smaller are not written (0 or -1: any size).
 ``jax_persistent_cache_enable_xla_caches``  XLA's GPU caches beside the persistent cache: no effect
                                 on a CPU.
+``jax_mock_gpu_topology``       JAX's fake multi-node GPU cluster ("4x8x1"): accepted, no effect
+                                (funcgrad mocks no GPU topology).
 ``jax_export_calling_convention_version``  the calling convention ``export`` writes (9 or 10;
                                 10 by default, as JAX's).
 ``jax_logging_level``           the level of the "funcgrad" logger ("NOTSET", "DEBUG", ...; None:
@@ -525,6 +527,9 @@ _FLAG_LIST = [
         "xla_gpu_per_fusion_autotune_cache_dir",
         lambda v: v if v is None else str(v),
     ),
+    # (JAX's mock of a multi-node GPU cluster for pre-compiling its programs: kept for JAX's
+    # persistent-cache guide, no effect (as in JAX on a CPU; funcgrad's CUDA client mocks none))
+    _Flag("jax_mock_gpu_topology", "", lambda v: str(v)),
     _Flag(
         "jax_export_calling_convention_version",
         10,

@@ -166,6 +166,10 @@ def test_accepted_and_refused_values():
         pass
     with pytest.raises(ValueError, match="threefry2x32"):
         config.update("jax_default_prng_impl", "philox")  # not one of JAX's three generators
+    # (the persistent-cache guide's GPU mock: accepted, no effect here, as in JAX on a CPU)
+    config.update("jax_mock_gpu_topology", "4x8x1")
+    assert config.jax_mock_gpu_topology == "4x8x1" and float(funcgrad.jit(fnp.sin)(0.0)) == 0.0
+    config.update("jax_mock_gpu_topology", "")
 
 
 def test_parse_flags_with_absl(monkeypatch):
