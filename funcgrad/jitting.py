@@ -463,6 +463,22 @@ class PjitFunction(Dispatcher):
         plan.write_back(flat, finals)
         return out
 
+    _inline = False  # (jit(inline=True): set by ``jit``)
+
+    def _run(self, staged, flat, donated):
+        if (
+            self._inline
+            and type(core.current_trace()) is not core.EvalTrace
+            and self._plain_placement(staged)
+        ):
+            # jit(inline=True) inside a trace: the equations themselves, no ``jit`` equation
+            outs = core.eval_jaxpr(staged.closed.jaxpr, staged.closed.consts, *staged.hoisted, *flat)
+            return staged.out_tree.unflatten(outs)
+        return super()._run(staged, flat, donated)
+
+    def _plain_placement(self, staged) -> bool:
+        return self._device is None and staged.in_shardings is None and staged.out_shardings is None
+
     def _overflowing_argument(self, args, kwargs, flat) -> None:
         """JAX's OverflowError for a Python int argument its integer type cannot hold."""
         bound = 2**63 if _dt.x64_enabled else 2**31
@@ -659,9 +675,10 @@ def jit(
       without them.
     - ``keep_unused``: honoured -- the compiled program keeps every input, used or not (JAX may
       prune unused ones when it is False; funcgrad never does).
-    - ``inline``: accepted; a jit called inside another jitted function stays one ``jit``
-      equation in the jaxpr and becomes a private function of the module, which XLA inlines when
-      it compiles the enclosing program, so the compiled program is the same either way.
+    - ``inline``: as JAX's, a function jitted with ``inline=True`` and called inside another
+      transformation's trace puts its equations into the enclosing jaxpr instead of one ``jit``
+      equation (the values are the same: XLA inlines the private function of a ``jit`` equation
+      when it compiles the enclosing program anyway).
 
     >>> import funcgrad.numpy as fnp
     >>> f = jit(lambda x: fnp.sin(x) ** 2 + fnp.cos(x) ** 2)
@@ -718,12 +735,13 @@ def jit(
         return jitted
     # As in JAX, jit(f) made twice shares one cache: `jit(f)(x)` in a loop traces once.
     config = tuple(_as_tuple(v) for v in (static_argnums, static_argnames, donate_argnums, donate_argnames))
-    key = (id(fun), config, placement)
+    key = (id(fun), config, placement, bool(inline))
     hit = _instances.get(key)
     if hit is not None and hit._fun is fun:
         _instances.move_to_end(key)
         return hit
     jitted = JittedFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames, placement)
+    jitted._inline = bool(inline)
     _instances[key] = jitted  # holds `fun`, so its id is not reused while the entry lives
     if len(_instances) > _MAX_INSTANCES:
         _instances.popitem(last=False)

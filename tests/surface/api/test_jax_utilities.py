@@ -269,3 +269,19 @@ def test_jitted_eval_shape_carries_the_asked_out_shardings():
         outs = lib.jit(lambda x: (x * 2, x[:2]), out_shardings=s).eval_shape(np.arange(8))
         assert [o.sharding for o in outs] == [s, s] and outs[1].shape == (2,)
         assert lib.jit(lambda x: x * 2).eval_shape(np.arange(8)).sharding is None
+
+
+def test_jit_inline_puts_the_equations_into_the_enclosing_jaxpr():
+    # api_test test_jit_inline: jit(inline=True) called inside a trace leaves no jit equation (the
+    # default keeps one), with the same values under jit, grad and vmap, as jax's
+    jax = pytest.importorskip("jax")
+    for lib in (jax, funcgrad):
+        f, g = lib.jit(lambda x: x * 2, inline=True), lib.jit(lambda x: x * 2)
+
+        def prims(h, lib=lib):
+            return [str(e.primitive) for e in lib.make_jaxpr(lambda x: h(x) + 1)(3).eqns]
+
+        assert prims(f) == ["mul", "add"] and prims(g) == ["jit", "add"]
+        assert int(lib.jit(lambda x, f=f: f(x) + 1)(3)) == 7
+        assert float(lib.grad(lambda x, f=f: f(x) * x)(3.0)) == 12.0
+        assert lib.vmap(f)(np.arange(3)).tolist() == [0, 2, 4]
