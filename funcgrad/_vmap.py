@@ -28,6 +28,7 @@ from funcgrad.kernel import batching, core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.primitives import sharding as _sharding_prims
+from funcgrad.tree_util import _prefix_errors
 
 
 def _mapped_size(leaf, axis):
@@ -86,11 +87,13 @@ def vmap(
         flat_args, in_tree = tu.tree_flatten(all_args)
         try:
             in_dims = tu.broadcast_prefix((in_axes, 0), all_args)
-        except ValueError as e:
-            raise ValueError(
-                f"vmap in_axes specification must be a tree prefix of the arguments: in_axes "
-                f"{in_axes!r} does not match the arguments' structure {tu.tree_structure(args)}"
-            ) from e
+        except ValueError:
+            raise _prefix_error(
+                "vmap in_axes",
+                in_axes,
+                args,
+                f"in_axes {in_axes!r} does not match the arguments' structure {tu.tree_structure(args)}",
+            ) from None
         if any(isinstance(x, _ref.Ref) and d is not None for x, d in zip(flat_args, in_dims)):
             again = lambda g, i, o: vmap(g, i, o, axis_size, axis_name, spmd_axis_name)  # noqa: E731
             return _with_mapped_refs(fun, again, out_axes, flat_args, in_tree, in_dims)
@@ -151,11 +154,13 @@ def vmap(
             dummy = tu.tree_unflatten(store["out_tree"], [0] * store["n_out"])
             try:
                 return tu.broadcast_prefix(out_axes, dummy)
-            except ValueError as e:
-                raise ValueError(
-                    f"vmap out_axes specification {out_axes!r} must be a tree prefix of the "
-                    f"outputs' structure {store['out_tree']}"
-                ) from e
+            except ValueError:
+                raise _prefix_error(
+                    "vmap out_axes",
+                    out_axes,
+                    dummy,
+                    f"out_axes {out_axes!r} does not match the outputs' structure {store['out_tree']}",
+                ) from None
 
         def out_paths():  # (for the error of an out_axes=None output that is batched)
             dummy = tu.tree_unflatten(store["out_tree"], [0] * store["n_out"])
@@ -277,3 +282,14 @@ def _check_spmd_axis(spmd: tuple, aval, d: int) -> None:
             "Only one of spmd_axis_name or arrays sharded on `Explicit` mesh axis type is allowed. Got "
             f"spmd_axis_name={spmd} and arrays sharded on explicit_mesh_axis={have}"
         )
+
+
+def _prefix_error(name: str, axes, tree, detail: str) -> ValueError:
+    """JAX's error for an axes specification that is not a tree prefix of ``tree`` (its
+    ``flatten_axes``: each mismatch by key path), then funcgrad's ``detail``."""
+    errors = list(_prefix_errors(axes, tree, (), lambda x: x is None))  # (None is a leaf, as JAX's)
+    details = "".join(f"\n  {e(name).args[0]}" for e in errors)
+    found = f"\n  Mismatch details ({len(errors)} found):{details}" if errors else ""
+    return ValueError(
+        f"{name} specification must be a tree prefix of the corresponding value; {found}\n({detail})"
+    )

@@ -252,3 +252,19 @@ def test_bool_of_a_traced_empty_or_many_element_array_as_jax():
                 lib.jit(bool)(x)
         with pytest.raises(lib.errors.TracerBoolConversionError):
             lib.jit(bool)(np.int32(1))
+
+
+@pytest.mark.parametrize(
+    "in_axes, out_axes, args",
+    [(([0],), 0, (np.ones(3),)), (0, (2, 3), (np.ones(3),)), (({"a": 0}, None), 0, ({"b": np.ones(2)}, 1))],
+)
+def test_vmap_axes_not_a_tree_prefix_as_jax(in_axes, out_axes, args):
+    # api_test test_vmap_in_axes_tree_prefix_error / _mismatched_axis_sizes_error_message_issue_705:
+    # JAX's words, each mismatch by key path ("Mismatch details (n found)")
+    words = []
+    for lib in (jax, funcgrad):
+        with pytest.raises(ValueError) as e:
+            lib.vmap(lambda x, *_: x, in_axes=in_axes, out_axes=out_axes)(*args)
+        text = str(e.value)
+        words.append([text.split(";")[0], text.count("pytree structure error"), text.split("\n")[3:5]])
+    assert words[0] == words[1] and "Mismatch details" in text
