@@ -16,6 +16,7 @@ import numpy as np
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.xla_bridge.emitter import aval_type, compare_type, register, tensor_type, xla_dtype
+from funcgrad.xla_bridge.rules import _cotangent_sums as cotangent_sums
 from funcgrad.xla_bridge.rules import _pad_sums as pad_sums
 from funcgrad.xla_bridge.rules._complex_order import complex_pick
 from funcgrad.xla_bridge.rules._lapack import lower_fun
@@ -266,7 +267,17 @@ def _add_rule(ctx, x, y):
 
 
 register(ew.add_p)(_add_rule)
-register(ew.add_any_p)(_add_rule)
+
+
+@register(ew.add_any_p)
+def _add_any(ctx, x, y):
+    a, b = ctx.operands([x, y])
+    s = pad_sums.sum_of_pads(ctx, a, b)  # NOTE: [sums of zero pads]
+    if s is not None:
+        return s
+    return cotangent_sums.add_any(
+        ctx.fb, a, b, ctx.avals_out[0]
+    )  # NOTE: [a broadcast last in a cotangent sum]
 
 
 def _minmax_rule(op: str, direction: str):
