@@ -60,9 +60,9 @@ def _region(fb, r, block_args: Sequence[tuple[str, str]] = ()) -> str:
 @register(cond_p)
 def _cond(ctx, index, *ops, branches):
     fb = ctx.fb
+    # (no clamp, as JAX's lowering: switch clamps its index in the jaxpr, cond's comes from a
+    # bool, and XLA's case runs the last branch for an index out of range, as JAX's cond does)
     idx = fb.convert(index, ctx.avals_in[0], np.int32)
-    lo, hi = fb.const(0, np.int32), fb.const(len(branches) - 1, np.int32)
-    idx = fb.emit(f"stablehlo.clamp {lo}, {idx}, {hi} : ({_I32}, {_I32}, {_I32}) -> {_I32}")
     out_types = [aval_type(a) for a in ctx.avals_out]
     ordered = any(ordered_callback_in(b) for b in branches)  # NOTE: [ordered effects in control flow]
     token = _body_token(fb) if ordered else None

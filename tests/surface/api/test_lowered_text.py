@@ -97,3 +97,25 @@ def test_exported_module_keeps_argument_locations():
     # the artifact round-trips and runs
     back = fexport.deserialize(exp.serialize())
     np.testing.assert_allclose(back.call(np.float32(0.5)), np.sin(np.float32(0.5)), rtol=1e-6)
+
+
+def test_cond_index_out_of_range_runs_the_last_branch_as_jaxs():
+    # cond lowers without a clamp, as JAX's (its printed text is JAX's); an index out of range
+    # runs the last branch, eagerly and under jit alike (XLA's case, JAX's cond)
+    from funcgrad.primitives.control_flow import cond_p
+
+    branches = tuple(funcgrad.make_jaxpr(g)(1.0) for g in (lambda y: y, lambda y: y * 2, lambda y: y + 10))
+
+    def f(i, x):
+        return cond_p.bind(i, x, branches=branches)[0]
+
+    for i in (-1, 0, 1, 5):
+        assert (
+            float(f(np.int32(i), 1.0))
+            == float(funcgrad.jit(f)(np.int32(i), 1.0))
+            == [11, 1, 2, 11][(0, 1, 2, 3)[[-1, 0, 1, 5].index(i)]]
+        )
+    text = (
+        funcgrad.jit(lambda x: funcgrad.lax.cond(x > 0, lambda y: y * 2, lambda y: y, x)).lower(1.0).as_text()
+    )
+    assert "stablehlo.clamp" not in text and "stablehlo.case" in text
