@@ -109,12 +109,8 @@ def test_cond_index_out_of_range_runs_the_last_branch_as_jaxs():
     def f(i, x):
         return cond_p.bind(i, x, branches=branches)[0]
 
-    for i in (-1, 0, 1, 5):
-        assert (
-            float(f(np.int32(i), 1.0))
-            == float(funcgrad.jit(f)(np.int32(i), 1.0))
-            == [11, 1, 2, 11][(0, 1, 2, 3)[[-1, 0, 1, 5].index(i)]]
-        )
+    for i, want in {-1: 11.0, 0: 1.0, 1: 2.0, 5: 11.0}.items():
+        assert float(f(np.int32(i), 1.0)) == float(funcgrad.jit(f)(np.int32(i), 1.0)) == want
     text = (
         funcgrad.jit(lambda x: funcgrad.lax.cond(x > 0, lambda y: y * 2, lambda y: y, x)).lower(1.0).as_text()
     )
