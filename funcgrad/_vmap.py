@@ -28,7 +28,7 @@ from funcgrad.kernel import batching, core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.primitives import sharding as _sharding_prims
-from funcgrad.tree_util import _prefix_errors
+from funcgrad.tree_util import _prefix_error
 
 
 def _mapped_size(leaf, axis):
@@ -282,14 +282,3 @@ def _check_spmd_axis(spmd: tuple, aval, d: int) -> None:
             "Only one of spmd_axis_name or arrays sharded on `Explicit` mesh axis type is allowed. Got "
             f"spmd_axis_name={spmd} and arrays sharded on explicit_mesh_axis={have}"
         )
-
-
-def _prefix_error(name: str, axes, tree, detail: str) -> ValueError:
-    """JAX's error for an axes specification that is not a tree prefix of ``tree`` (its
-    ``flatten_axes``: each mismatch by key path), then funcgrad's ``detail``."""
-    errors = list(_prefix_errors(axes, tree, (), lambda x: x is None))  # (None is a leaf, as JAX's)
-    details = "".join(f"\n  {e(name).args[0]}" for e in errors)
-    found = f"\n  Mismatch details ({len(errors)} found):{details}" if errors else ""
-    return ValueError(
-        f"{name} specification must be a tree prefix of the corresponding value; {found}\n({detail})"
-    )

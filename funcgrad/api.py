@@ -65,6 +65,7 @@ from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.primitives import elementwise as _ew
 from funcgrad.ref import is_stateful_arg, trace_stateful
+from funcgrad.tree_util import _prefix_error
 
 __all__ = [
     "grad",
@@ -359,6 +360,19 @@ def eval_shape(fun: Callable, *args, **kwargs):
 # Values
 
 
+def _device_put_tree(x, device):
+    """``device_put`` with a pytree prefix of ``x`` of devices and ``None`` (JAX's
+    ``flatten_axes("device_put device", ...)``): each leaf placed as its entry says."""
+    leaves, tree = tu.tree_flatten(x)
+    try:
+        entries = tu.broadcast_prefix(device, x, is_leaf=lambda d: d is None)
+    except ValueError:
+        raise _prefix_error(
+            "device_put device", device, x, f"the devices {device!r} do not match {tree}"
+        ) from None
+    return tu.tree_unflatten(tree, [device_put(v, d) for v, d in zip(leaves, entries)])
+
+
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Make every leaf of ``x`` an ``Array``; with ``device`` (one of ``funcgrad.devices()``), a
     copy held in that device's memory; with a ``Sharding`` (or a pytree prefix of ``x`` of them),
@@ -383,11 +397,15 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
             for s in tu.tree_leaves(device, is_leaf=lambda s: isinstance(s, Sharding | PartitionSpec))
         ):
             return _placement.device_put_sharded(x, device)
+    if isinstance(device, dict | list | tuple):
+        return _device_put_tree(x, device)  # (a pytree prefix of x of devices and None, as JAX's)
     if device is not None:
         try:
             xla_bridge.resolve_device(device=device)
         except (TypeError, ValueError) as e:
-            raise ValueError(  # (jax's type for a device that is not one)
+            raise ValueError(  # (jax's type and words for a device that is not one, then funcgrad's)
+                "`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, `Format`, "
+                f"`jax.memory.Space` or a pytree of these values. Received invalid value: {device}\n"
                 f"device_put: device must be one of funcgrad.devices() (or None), e.g. "
                 f"funcgrad.devices('cpu')[0] ({e})"
             ) from None

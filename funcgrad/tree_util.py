@@ -420,3 +420,19 @@ def _prefix_errors(prefix, full, path, is_leaf):
         return
     for key, (_, p), (_, f) in zip(p_keys, p_pairs, f_pairs):
         yield from _prefix_errors(p, f, (*path, key), None)
+
+
+def _prefix_error(name: str, axes, tree, detail: str) -> ValueError:
+    """JAX's error for a specification (``vmap in_axes``, ``device_put device``) that is not a tree
+    prefix of ``tree`` (its ``flatten_axes``: each mismatch by key path, ``None`` a leaf), then
+    funcgrad's ``detail``.
+
+    >>> print(str(_prefix_error("vmap in_axes", ([0],), (1.0,), "see the docs")).splitlines()[0])
+    vmap in_axes specification must be a tree prefix of the corresponding value;
+    """
+    errors = list(_prefix_errors(axes, tree, (), lambda x: x is None))  # (None is a leaf, as JAX's)
+    details = "".join(f"\n  {e(name).args[0]}" for e in errors)
+    found = f"\n  Mismatch details ({len(errors)} found):{details}" if errors else ""
+    return ValueError(
+        f"{name} specification must be a tree prefix of the corresponding value; {found}\n({detail})"
+    )

@@ -268,3 +268,22 @@ def test_vmap_axes_not_a_tree_prefix_as_jax(in_axes, out_axes, args):
         text = str(e.value)
         words.append([text.split(";")[0], text.count("pytree structure error"), text.split("\n")[3:5]])
     assert words[0] == words[1] and "Mismatch details" in text
+
+
+def test_device_put_with_a_tree_of_devices_as_jax():
+    # api_test test_device_put_mismatched_tree_shows_* / test_invalid_value_device_put: a pytree
+    # prefix of devices (None: left as it is) places each leaf; one that is not a prefix, and a
+    # device that is not one, are JAX's ValueErrors
+    x = {"a": np.arange(2), "b": np.arange(3)}
+    outs = []
+    for lib in (jax, funcgrad):
+        d = lib.devices()[0]
+        placed = lib.device_put(x, {"a": d, "b": None})
+        outs.append([type(v).__name__ for v in (placed["a"], placed["b"])])
+        with pytest.raises(
+            ValueError, match=r"(?s)tree prefix of the corresponding value.*Mismatch details \(2 found\)"
+        ):
+            lib.device_put(x, device={"a": [None, None], "b": (None, None)})
+        with pytest.raises(ValueError, match="Received invalid value"):
+            lib.device_put(np.arange(8), "cpu")
+    assert outs == [["ArrayImpl"] * 2, ["Array"] * 2]
