@@ -234,7 +234,8 @@ class BCOO(JAXSparse):
         return bcoo_transpose(self, permutation=axes)
 
     def sum(self, axis=None):
-        """``x.sum(axis)`` as a BCOO (``bcoo_reduce_sum``).
+        """``x.sum(axis)`` as a BCOO (``bcoo_reduce_sum``); over every dimension, a dense scalar, as
+        JAX's.
 
         >>> import funcgrad.numpy as jnp
         >>> BCOO.fromdense(jnp.array([[1.0, 0.0], [2.0, 3.0]])).sum(0).todense().tolist()
@@ -246,7 +247,8 @@ class BCOO(JAXSparse):
             axes = (int(axis),)
         else:
             axes = tuple(axis)
-        return bcoo_reduce_sum(self, axes=axes)
+        out = bcoo_reduce_sum(self, axes=axes)
+        return out.todense() if out.shape == () else out
 
     def sum_duplicates(self, nse=None, remove_zeros=True):
         """One slot per distinct index, values summed (``bcoo_sum_duplicates``); ``remove_zeros`` is

@@ -103,6 +103,7 @@ class BCSR(JAXSparse):
         [[0, 0], [1, 1]]
         """
         slots = jnp.arange(self.nse, dtype=self.indptr.dtype)
+        slots = slots.reshape((1,) * self.indptr.ndim + (-1,))  # (at the same rank: no rank promotion)
         rows = jnp.sum(self.indptr[..., 1:, None] <= slots, axis=-2).astype(self.indices.dtype)
         indices = jnp.stack([rows, self.indices], axis=-1)
         return BCOO(
@@ -125,7 +126,8 @@ class BCSR(JAXSparse):
         rows, cols = arr.indices[..., 0], arr.indices[..., 1]
         nrows = arr.shape[arr.n_batch]
         bounds = jnp.arange(nrows + 1, dtype=rows.dtype)
-        indptr = jnp.sum(rows[..., None, :] < bounds[:, None], axis=-1).astype(arr.indices.dtype)
+        bounds = bounds.reshape((1,) * (rows.ndim - 1) + (-1, 1))  # (at the same rank: no rank promotion)
+        indptr = jnp.sum(rows[..., None, :] < bounds, axis=-1).astype(arr.indices.dtype)
         return cls(
             (arr.data, cols, indptr), shape=arr.shape, indices_sorted=True, unique_indices=arr.unique_indices
         )

@@ -141,8 +141,8 @@ def sparse_sparse(lhs, rhs, dimension_numbers, preferred_element_type=None):
     match = jnp.ones((li.shape[0], ri.shape[0]), bool)
     for a, b in zip(lc + lb, rc + rb):
         match = match & (li[:, a][:, None] == ri[:, b][None, :])
-    lvalid = jnp.all(li < jnp.asarray(ls, li.dtype), axis=-1) if ls else jnp.ones(li.shape[0], bool)
-    rvalid = jnp.all(ri < jnp.asarray(rs, ri.dtype), axis=-1) if rs else jnp.ones(ri.shape[0], bool)
+    lvalid = jnp.all(li < jnp.asarray(ls, li.dtype)[None, :], axis=-1) if ls else jnp.ones(li.shape[0], bool)
+    rvalid = jnp.all(ri < jnp.asarray(rs, ri.dtype)[None, :], axis=-1) if rs else jnp.ones(ri.shape[0], bool)
     match = match & lvalid[:, None] & rvalid[None, :]
     values = jnp.where(match, ld.astype(dtype)[:, None] * rd.astype(dtype)[None, :], 0)
     lf = [d for d in range(len(ls)) if d not in lc + lb]

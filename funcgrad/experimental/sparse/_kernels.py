@@ -138,7 +138,10 @@ def in_bounds(indices, sparse_shape):
     """``[..., nse]`` mask of the slots whose index lies inside ``sparse_shape`` (not padding)."""
     if not sparse_shape:
         return jnp.ones(indices.shape[:-1], bool)
-    return jnp.all(indices < jnp.asarray(sparse_shape, indices.dtype), axis=-1)
+    # (the bounds at the indices' rank: no implicit rank promotion, which a user's
+    # jax_numpy_rank_promotion='raise' refuses -- the library's internals must not depend on it)
+    bounds = jnp.asarray(sparse_shape, indices.dtype).reshape((1,) * (indices.ndim - 1) + (-1,))
+    return jnp.all(indices < bounds, axis=-1)
 
 
 def sum_duplicates(data, indices, shape, n_batch, nse):
