@@ -287,3 +287,15 @@ def test_device_put_with_a_tree_of_devices_as_jax():
         with pytest.raises(ValueError, match="Received invalid value"):
             lib.device_put(np.arange(8), "cpu")
     assert outs == [["ArrayImpl"] * 2, ["Array"] * 2]
+
+
+def test_compiled_call_argument_errors_as_jax():
+    # api_test test_jit_lower_compile_arg_type_mismatch / _vmap: a compiled function called with
+    # other types, or under a transformation, is JAX's TypeError in its words
+    for lib in (jax, funcgrad):
+        compiled = lib.jit(lambda x: x * 2.0).lower(np.float32(1)).compile()
+        with pytest.raises(TypeError, match="(?s)Argument types differ .*Argument 'x' compiled with float32"):
+            compiled(np.int32(1))
+        with pytest.raises(TypeError, match="Cannot apply JAX transformations .* Detected .*BatchTracer"):
+            lib.vmap(lambda x, c=compiled: c(x))(np.ones(3, np.float32))
+        assert float(compiled(np.float32(3))) == 6.0
