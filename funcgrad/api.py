@@ -35,6 +35,7 @@ from funcgrad._api_util import (
     check_array_leaves,
     check_output_dtype,
     flat_fun,
+    flatten_outputs,
     is_abstract,
     named_arg_paths,
     normalize_argnums,
@@ -337,9 +338,12 @@ def eval_shape(fun: Callable, *args, **kwargs):
     given = {}
 
     def traced(a, k):
-        leaves, tree = tu.tree_flatten(fun(*a, **k))
+        out = fun(*a, **k)
+        leaves, tree = tu.tree_flatten(out)
         given.update((i, x) for i, x in enumerate(leaves) if isinstance(x, ShapeDtypeStruct))
-        return tu.tree_unflatten(tree, [0 if i in given else x for i, x in enumerate(leaves)])
+        kept = [0 if i in given else x for i, x in enumerate(leaves)]
+        flatten_outputs(tu.tree_unflatten(tree, kept), "eval_shape", fun)  # (JAX's words for a non-array)
+        return tu.tree_unflatten(tree, kept)
 
     flat, store = flat_fun(traced, in_tree)
     closed, n_outs, _ = trace_stateful(flat, avals, None, "eval_shape", state)

@@ -299,3 +299,15 @@ def test_compiled_call_argument_errors_as_jax():
         with pytest.raises(TypeError, match="Cannot apply JAX transformations .* Detected .*BatchTracer"):
             lib.vmap(lambda x, c=compiled: c(x))(np.ones(3, np.float32))
         assert float(compiled(np.float32(3))) == 6.0
+
+
+def test_eval_shape_of_a_non_array_output_as_jax():
+    # api_test test_eval_shape_error_bad_output
+    def f(x):
+        return (2.0, f)
+
+    for lib in (jax, funcgrad):
+        with pytest.raises(
+            TypeError, match=r"function f at .*returned a value.*at output component \[1\], which"
+        ):
+            lib.eval_shape(f, 1)
