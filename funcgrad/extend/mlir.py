@@ -38,6 +38,9 @@ __all__ = [
 ir = portable.ir
 passmanager = portable.passmanager
 dialects = portable.dialects
+# (a package to the import system, so ``from jax.extend.mlir.dialects import func`` finds the
+# dialect modules held here, as JAX's package does; funcgrad has no submodules of its own here)
+__path__: list = []
 
 
 def serialize_portable_artifact(mlir_module, target: str, use_mixed_serialization: bool = False) -> bytes:

@@ -77,6 +77,14 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
     import jax._src.xla_bridge as xb, jax._src.test_util as jtu  # (flax guides; jit started the client)
     out["doc_helpers"] = [xb.backends_are_initialized(), jtu.is_cuda_compute_capability_at_least("9.0"),
                           jtu.device_under_test()]
+    # (autodidax's and the export guide's imports: jaxlib's modules and JAX's state objects)
+    from jax.extend.mlir.dialects import func, stablehlo
+    from jax._src.lib import xla_client as xc
+    from jax._src.interpreters import mlir
+    from jax._src import config
+    with config.jax_export_calling_convention_version(9):
+        version = config.jax_export_calling_convention_version.value
+    out["internals"] = [func.__name__, stablehlo.__name__, xc.__name__, callable(mlir.custom_call), version]
     for name in ("jax._src.interpreters.pxla", "jax.no_such_module"):
         try:
             __import__(name)
@@ -98,6 +106,13 @@ def test_alias_makes_jax_funcgrad():
     assert out["registry"] == [True, True, False]
     assert out["doc_helpers"] == [True, False, "cpu"]  # jax 0.10.2's answers on a CPU after a computation
     assert out["mlir"] == ["jaxlib.mlir.ir", "jaxlib.mlir.dialects.stablehlo"]
+    assert out["internals"] == [
+        "jaxlib.mlir.dialects.func",
+        "jaxlib.mlir.dialects.stablehlo",
+        "jaxlib.xla_client",
+        True,
+        9,
+    ]
     assert "a JAX internal that funcgrad does not provide" in out["jax._src.interpreters.pxla"]
     assert "funcgrad has no funcgrad.no_such_module" in out["jax.no_such_module"]
 
