@@ -651,7 +651,18 @@ def pmap(
 
     run.__name__ = f"pmap_{name}"
     jitted = JittedFunction(run, static_argnums=statics, donate_argnums=donate_argnums or None)
-    pmapped = functools.wraps(fun)(lambda *args, **kwargs: jitted(*args, **kwargs))
+
+    def pmapped(*args, **kwargs):
+        if statics and max(statics) >= len(args):  # (JAX's check and words)
+            n = len(args)
+            raise ValueError(
+                f"pmapped function has static_broadcasted_argnums={statics} but was called with only "
+                f"{n} positional argument{'s' if n > 1 else ''}. All static broadcasted arguments must "
+                "be passed positionally."
+            )
+        return jitted(*args, **kwargs)
+
+    pmapped = functools.wraps(fun)(pmapped)
     # Ahead of time, as JAX's pmap(f).lower(*args).compile(): the one program over the devices.
     pmapped.lower = jitted.lower
     return pmapped

@@ -311,3 +311,14 @@ def test_eval_shape_of_a_non_array_output_as_jax():
             TypeError, match=r"function f at .*returned a value.*at output component \[1\], which"
         ):
             lib.eval_shape(f, 1)
+
+
+def test_pmap_static_argument_passed_by_keyword_as_jax():
+    # api_test test_pmap_static_kwarg_error_message (JAX issue 3007)
+    for lib in (jax, funcgrad):
+        g = lib.pmap(lambda a, b: a + b, static_broadcasted_argnums=(1,))
+        with pytest.raises(
+            ValueError, match=r"static_broadcasted_argnums=\(1,\) but was called with only 1 positional"
+        ):
+            g(np.ones((1, 1)), b=1)
+        assert g(np.ones((1, 1)), 2).tolist() == [[3.0]]
