@@ -19,18 +19,18 @@ from funcgrad import random
 from funcgrad.api import vmap
 from funcgrad.experimental.sparse._base import JAXSparse
 from funcgrad.experimental.sparse._bcoo import BCOO
+from funcgrad.experimental.sparse._bcsr import BCSR
 from funcgrad.experimental.sparse._matrix import COO, CSC, CSR
 
 __all__ = ["empty", "eye", "random_bcoo", "todense"]
 
-_FORMATS = {"bcoo": BCOO, "coo": COO, "csr": CSR, "csc": CSC}
+_FORMATS = {"bcsr": BCSR, "bcoo": BCOO, "coo": COO, "csr": CSR, "csc": CSC}
 
 
 def _format(sparse_format, fn):
-    if sparse_format not in _FORMATS:
-        raise ValueError(
-            f"{fn}: sparse_format={sparse_format!r} not recognized; must be one of {list(_FORMATS)}"
-        )
+    formats = [f for f in _FORMATS if not (fn == "eye" and f == "bcsr")]  # (JAX's eye has no BCSR)
+    if sparse_format not in formats:
+        raise ValueError(f"{fn}: sparse_format={sparse_format!r} not recognized; must be one of {formats}")
     return _FORMATS[sparse_format]
 
 

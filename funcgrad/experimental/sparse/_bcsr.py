@@ -133,6 +133,14 @@ class BCSR(JAXSparse):
         )
 
     @classmethod
+    def _empty(cls, shape, *, dtype=None, index_dtype="int32", n_dense=0, n_batch=0, nse=0):
+        """An all-zero BCSR (``sparse.empty(..., sparse_format="bcsr")``, as JAX's)."""
+        empty = BCOO._empty(
+            shape, dtype=dtype, index_dtype=index_dtype, n_dense=n_dense, n_batch=n_batch, nse=nse
+        )
+        return cls.from_bcoo(empty)
+
+    @classmethod
     def fromdense(cls, mat, *, nse=None, index_dtype=np.int32, n_dense=0, n_batch=0) -> BCSR:
         """``bcsr_fromdense``."""
         return bcsr_fromdense(mat, nse=nse, index_dtype=index_dtype, n_dense=n_dense, n_batch=n_batch)

@@ -701,3 +701,16 @@ def test_a_sum_over_every_dimension_is_dense_as_jax():
         got, want = f(x), jf(jx)
         assert isinstance(got, sparse.BCOO) == isinstance(want, jsparse.BCOO)
         np.testing.assert_array_equal(np.asarray(sparse.todense(got)), np.asarray(jsparse.todense(want)))
+
+
+@pytest.mark.parametrize("fmt", ["bcoo", "bcsr", "coo", "csr", "csc"])
+def test_sparse_arrays_have_len_block_until_ready_and_no_hash_as_jax(fmt):
+    x = sparse.empty((5, 8), sparse_format=fmt)
+    assert (
+        x.nse == 0
+        and np.asarray(sparse.todense(x)).shape == (5, 8)
+        and not np.asarray(sparse.todense(x)).any()
+    )
+    assert len(x) == 5 and x.block_until_ready() is x
+    with pytest.raises(TypeError):
+        hash(x)
