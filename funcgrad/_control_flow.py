@@ -945,7 +945,7 @@ def map(f: Callable, xs, *, batch_size: int | None = None):  # noqa: A001 - jax.
     if num_batches:
         _, ys_main = scan(lambda c, x: (c, vmap(f)(x)), (), tu.tree_map(batched, xs))
         ys_main = tu.tree_map(lambda y: st.reshape(y, (whole, *core.get_aval(y).shape[2:])), ys_main)
-    if rest:
+    if rest or not num_batches:  # (JAX's: with no whole batch, the remainder -- even empty -- is one vmap)
         ys_rest = vmap(f)(tu.tree_map(remainder, xs))
     if ys_main is None:
         return ys_rest

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives._rules import aval_of, bilinear_jvp, bilinear_taylor, move_to_front
-from funcgrad.primitives.elementwise.arithmetic import convert_element_type
+from funcgrad.primitives.elementwise.arithmetic import convert_element_type, convert_element_type_p
 from funcgrad.primitives.structure import transpose
 
 from funcgrad.kernel import dtypes as _dt
@@ -283,6 +283,14 @@ def _no_blas(dtype) -> bool:
 def _impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     if preferred_element_type is not None:
+        pet = np.dtype(preferred_element_type)
+        narrow = pet != lhs.dtype and pet.itemsize <= lhs.dtype.itemsize
+        if narrow or (_dt.kind(lhs.dtype) == "f" and _dt.kind(pet) in "iub"):
+            # A narrower preferred type (float32 -> bfloat16; bfloat16 -> float16) or an integer
+            # one of float operands: XLA's CPU dot computes in the operands' type and converts the
+            # result once (saturating into integers), as jax's eager and jitted products.
+            out = _impl(lhs, rhs, dimension_numbers=dimension_numbers)
+            return convert_element_type_p.impl(out, new_dtype=pet)
         # Accumulate in the preferred type (int8 x int8 -> int32 must not wrap), as XLA does.
         lhs = lhs.astype(preferred_element_type, copy=False)
         rhs = rhs.astype(preferred_element_type, copy=False)
@@ -328,7 +336,9 @@ def _ranges_like(*xs):
         start += len(x)
 
 
-def _transpose_lhs(g, x_aval, y, *, dimension_numbers, precision, preferred_element_type, swap_ans=False):
+def _transpose_lhs(
+    g, x_aval, y, *, dimension_numbers, precision, preferred_element_type, swap_ans=False, swap_free=True
+):
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     x_ndim = x_aval.ndim
     y_ndim = aval_of(y).ndim
@@ -343,9 +353,27 @@ def _transpose_lhs(g, x_aval, y, *, dimension_numbers, precision, preferred_elem
         [int(d) for d in np.take(x_contract, np.argsort(y_contract))] if x_contract else []
     )
     identity = list(range(x_ndim))
+    if aval_of(g).dtype != aval_of(y).dtype:
+        # A forward preferred_element_type other than the operands' (f32 x f32 -> bf16): JAX's rule
+        # contracts the cotangent with y in that type (its CPU lowering converts mixed operands to
+        # the result type), then converts to x's type; the bf16 or f16 roundings are jax's.
+        pet = preferred_element_type if preferred_element_type is not None else aval_of(g).dtype
+        g = g if aval_of(g).dtype == pet else convert_element_type(g, pet)
+        y = y if aval_of(y).dtype == pet else convert_element_type(y, pet)
+        prod = _transpose_lhs(
+            g,
+            x_aval.update(dtype=pet),
+            y,
+            dimension_numbers=dimension_numbers,
+            precision=precision,
+            preferred_element_type=None,
+            swap_ans=swap_ans,
+            swap_free=False,
+        )  # fmt: skip (JAX's operand order: XLA rounds a narrow product of swapped operands otherwise)
+        return prod if pet == x_aval.dtype else convert_element_type(prod, x_aval.dtype, x_aval.weak_type)
     # With nothing of x kept (a vector operand) both orders need no transpose: g first, as JAX's
     # rule, keeps g's vmapped dimensions in front (a per-example activation cotangent).
-    if x_kept and [*x_batch, *x_contract_sorted_by_y, *x_kept] == identity:
+    if swap_free and x_kept and [*x_batch, *x_contract_sorted_by_y, *x_kept] == identity:
         # NOTE: [cotangent without transpose] The product with its operands swapped comes out in
         # x's order: the weight cotangent of ``x @ W`` is ``x^T g``, not ``(g^T x)^T``. Under
         # vmap this is the per-example gradient, an outer product XLA writes as one broadcast

@@ -216,8 +216,8 @@ def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *, indices
 
 def _top_k_along(operand, k: int, dim: int, largest: bool, aggregate_to_topk: bool, name: str):
     x = fnp.asarray(operand)
-    if x.dtype.kind != "f":
-        raise ValueError(f"{name}: the operand must be a floating-point array, got {x.dtype}")
+    if not fnp.issubdtype(x.dtype, fnp.floating):  # (bfloat16 included: its NumPy kind is 'V')
+        raise ValueError(f"operand must be a floating type ({name} of {x.dtype})")
     if not aggregate_to_topk:
         raise ValueError(f"{name}: aggregate_to_topk=False (a TPU partial result) is not supported")
     dim = dim % x.ndim

@@ -520,6 +520,16 @@ def test_map_batch_size_vmaps_each_step_and_the_remainder(batch_size):
     np.testing.assert_allclose(np.asarray(grad), np.cos(np.arange(10.0)), rtol=1e-12)
 
 
+def test_map_batch_size_of_an_empty_input():
+    # JAX's lax.map with batch_size and no whole batch vmaps the remainder, empty or not (found by
+    # the fuzzer: an empty input raised "None is not a valid value for jnp.array"); under grad too
+    xs = np.zeros((0,), np.float16)
+    out = lax_map(lambda x: fnp.sin(x) * x, xs, batch_size=2)
+    assert out.shape == (0,) and out.dtype == np.float16
+    g = funcgrad.grad(lambda x: fnp.sum(lax_map(lambda v: fnp.sin(v) * v, x, batch_size=2)))(xs)
+    assert g.shape == (0,) and g.dtype == np.float16
+
+
 def test_grad_of_vmapped_cond_has_no_nan_from_the_unused_branch_as_jax():
     # JAX's testCondGradVmapNan (issue 1052) through funcgrad.as_jax: under vmap a batched
     # predicate runs both branches; sqrt's infinite derivative at 0 in the lanes that take the other

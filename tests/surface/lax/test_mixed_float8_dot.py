@@ -57,3 +57,51 @@ def test_mixed_dtype_dot_general_takes_jax_result_type(pair):
         got = funcgrad.lax.dot_general(a, b, DN)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64))
+
+
+@pytest.mark.parametrize(
+    "ldt, pet", [("float32", "bfloat16"), ("float32", "float16"), ("float16", "float32")]
+)
+def test_vjp_of_a_dot_with_another_preferred_type_as_jax(ldt, pet):
+    # Found by the fuzzer: the cotangent (in preferred_element_type) met the other operand's dtype
+    # in the transposed product, which funcgrad's dot_general refused under a trace; JAX contracts
+    # them in the preferred type (its CPU lowering converts both) and converts to the operand's.
+    import jax
+
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    b = np.cos(np.arange(6.0, dtype=np.float32)).reshape(3, 2)
+
+    def run(T, lax):
+        def f(a, b):
+            out = lax.dot_general(a.astype(ldt), b.astype(ldt), DN, preferred_element_type=pet)
+            return out.astype("float32")
+
+        def g(a, b):
+            out, pullback = T.vjp(f, a, b)
+            return pullback(out * 0.5 + 1.0)
+
+        return [*g(a, b), *T.jit(g)(a, b)]
+
+    for got, want in zip(run(funcgrad, funcgrad.lax), run(jax, jax.lax)):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize(
+    "dt, pet", [("float32", "int8"), ("float64", "int16"), ("bfloat16", "float16"), ("float32", "bfloat16")]
+)
+def test_eager_dot_into_a_narrower_or_integer_type_as_jax(dt, pet):
+    # Found by the fuzzer: eagerly funcgrad converted the operands to preferred_element_type first
+    # (float32 -> int8 wrapped 3.95 * ... to -81); XLA's dot computes in the operands' type and
+    # converts the result once, saturating into integers.
+    import jax
+
+    a = np.array([[1.7, -2.6, 3.2], [100.5, 2000.25, -3.9]]).astype(jax.numpy.dtype(dt))
+    b = np.array([[0.5, 1.5], [2.5, -1.25], [3.0, 7.7]]).astype(jax.numpy.dtype(dt))
+    want = np.asarray(jax.jit(lambda a, b: jax.lax.dot(a, b, preferred_element_type=pet))(a, b))
+    for got in (
+        funcgrad.lax.dot(a, b, preferred_element_type=pet),
+        funcgrad.jit(lambda a, b: funcgrad.lax.dot(a, b, preferred_element_type=pet))(a, b),
+    ):
+        assert np.asarray(got).dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
