@@ -84,6 +84,12 @@ ALIAS_BEHAVIOUR = textwrap.dedent(
     from jax._src import config
     with config.jax_export_calling_convention_version(9):
         version = config.jax_export_calling_convention_version.value
+    import threading  # (JAX's spelling config.enable_x64: a thread-local state, as JAX's)
+    with config.enable_x64(True):
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(config.enable_x64.value))
+        t.start(), t.join()
+        out["config_states"] = [config.enable_x64.value, seen, config.enable_x64.get_global()]
     out["internals"] = [func.__name__, stablehlo.__name__, xc.__name__, callable(mlir.custom_call), version]
     for name in ("jax._src.interpreters.pxla", "jax.no_such_module"):
         try:
@@ -103,6 +109,7 @@ def test_alias_makes_jax_funcgrad():
     assert all(out["same"]) and out["installed"] and out["exclusion"]
     assert out["grad"] == 1.0 and out["retraces"] == 78
     assert out["x64"] == [False, "float32", "float32"]  # JAX's default mode under the alias
+    assert out["config_states"] == [True, [False], False]
     assert out["registry"] == [True, True, False]
     assert out["doc_helpers"] == [True, False, "cpu"]  # jax 0.10.2's answers on a CPU after a computation
     assert out["mlir"] == ["jaxlib.mlir.ir", "jaxlib.mlir.dialects.stablehlo"]
