@@ -76,8 +76,10 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None) -> Arra
                 ),
             )
         # in the mode's dtype, as JAX's device_put of each piece (an int64 NumPy piece is int32
-        # in 32-bit mode; sharded 64-bit blocks failed inside PJRT)
-        block = _dt.canonical_value(np.asarray(piece, dtype=dtype))
+        # in 32-bit mode; sharded 64-bit blocks failed inside PJRT), and a fresh C-ordered array
+        # per device: a view the callback returns again for a replica (the same rows of a
+        # P('x', None) layout) made jaxlib's transfer fail with "bad_function_call"
+        block = np.array(_dt.canonical_value(np.asarray(piece, dtype=dtype)), order="C", copy=True)
         want = tuple(len(range(*sl.indices(n))) for sl, n in zip(ix, shape))
         if block.shape != want:  # (JAX's words first)
             raise ValueError(
