@@ -396,8 +396,8 @@ class FunctionBuilder:
 # dictionary is extended (every catalog entry's lowering under metadata parses: checked with
 # tests/primitives/op_db by tests/surface/experimental/test_xla_metadata.py). The metadata in
 # force is also part of ``jit``'s trace cache key (a user context), so a function traced under
-# other metadata is traced again, as in JAX. (HLO instruction names differ from JAX's: JAX names
-# them from its source locations, ``sin.1`` for ``sine.1``; funcgrad's modules carry none.)
+# other metadata is traced again, as in JAX. (HLO instruction names are JAX's, ``sin.1``: NOTE:
+# [operation locations].)
 
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 _FRONTEND = "mhlo.frontend_attributes = {"

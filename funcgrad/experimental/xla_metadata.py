@@ -101,7 +101,7 @@ def set_xla_metadata(x=None, **kwargs):
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> text = funcgrad.jit(lambda x: set_xla_metadata(x * 2.0, tag="a")).lower(1.0).as_text()
     >>> [line.strip() for line in text.splitlines() if "multiply" in line]
-    ['%v1 = stablehlo.multiply %arg0, %v0 {mhlo.frontend_attributes = {tag = "a"}} : tensor<f64>']
+    ['%0 = stablehlo.multiply %arg0, %cst {mhlo.frontend_attributes = {tag = "a"}} : tensor<f64>']
     """
     if x is None:
         return XlaMetadataContextManager(kwargs)
