@@ -542,7 +542,12 @@ def mlir_text(module_text: str, debug_info: bool = False) -> str:
         ... }''').splitlines()[2].strip())
         %0 = stablehlo.negate %arg0 : tensor<f64>
     """
-    return _mlir_module(module_text).operation.get_asm(enable_debug_info=debug_info)
+    text = _mlir_module(module_text).operation.get_asm(enable_debug_info=debug_info)
+    # (an operation emitted without a location has its position in the text, file "-": unknown)
+    return _TEXT_POSITION.sub("loc(unknown)", text) if debug_info else text
+
+
+_TEXT_POSITION = re.compile(r'loc\("-":\d+:\d+\)')
 
 
 def hlo_text(module_text: str, debug_info: bool = False) -> str:

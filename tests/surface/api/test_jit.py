@@ -427,6 +427,7 @@ def test_lowered_text_dialects():
     # debug_info: the operations' locations (NOTE: [operation locations]), as JAX's
     assert 'loc("x")' in lowered.as_text(debug_info=True)
     assert 'loc("jit(<lambda>)/sin")' in lowered.as_text(debug_info=True)
+    assert 'loc("-"' not in lowered.as_text(debug_info=True)  # (no positions in funcgrad's own text)
     hlo = lowered.as_text("hlo")
     assert hlo.startswith("HloModule") and "sine(" in hlo
     assert 'op_name="jit(<lambda>)/sin"' in lowered.as_text("hlo", debug_info=True)
