@@ -39,17 +39,21 @@ _MIN = (lax_ops.min, fnp_ufuncs.minimum)
 
 def _monoid_primitive(computation, init, dtype):
     """The dedicated primitive when ``computation`` is a known monoid and ``init`` (concrete) its
-    identity for the operand's ``dtype``."""
+    identity -- for ``init``'s own dtype, as JAX's ``_get_monoid_window_reducer`` checks it: a
+    Python ``-inf`` is max's identity whatever the operand, which then starts from its own."""
     if isinstance(init, core.Tracer):
         return None
     value = np.asarray(init)
     if value.shape != () or value.dtype == object:
         return None
-    if any(computation is f for f in _SUM) and value == 0 and dtype != np.bool_:
+    own = aval(asarray(init)).dtype  # (a Python scalar: the mode's default type, as JAX types it)
+    if any(computation is f for f in _SUM) and value == 0:
+        if dtype == np.bool_:  # (JAX's type and words)
+            raise TypeError("operand to reduce_window_sum must have a number dtype, got bool")
         return wd.reduce_window_sum_p
-    if any(computation is f for f in _MAX) and value == wd._identity("ge", dtype):
+    if any(computation is f for f in _MAX) and value == wd._identity("ge", own):
         return wd.reduce_window_max_p
-    if any(computation is f for f in _MIN) and value == wd._identity("le", dtype):
+    if any(computation is f for f in _MIN) and value == wd._identity("le", own):
         return wd.reduce_window_min_p
     return None
 
@@ -109,12 +113,14 @@ def reduce_window(
         prim = _monoid_primitive(computation, flat_inits[0], flat_ops[0].dtype)
         if prim is not None:
             return tu.tree_unflatten(tree, [prim.bind(flat_ops[0], **params)])
-    inits = []
-    for o, i in zip(flat_ops, flat_inits):
-        i = asarray(i)
-        if i.dtype != o.dtype:
-            i = lax_ops.convert_element_type(i, o.dtype)
-        inits.append(i)
+    inits = [asarray(i) for i in flat_inits]
+    if any(i.dtype != o.dtype for o, i in zip(flat_ops, inits)):
+        # (JAX's type and words: a general reduction takes its init values in the operands' dtypes;
+        # a Python scalar is the mode's default type there, not converted)
+        raise TypeError(
+            "reduce_window got inconsistent dtypes for operands and init_values: got operand dtypes "
+            f"{[o.dtype for o in flat_ops]} and init_value dtypes {[i.dtype for i in inits]}."
+        )
     jaxpr = trace_reducer("lax.reduce_window", computation, tree, [o.dtype for o in flat_ops], "operand")
     for o in flat_ops[1:]:
         if o.shape != flat_ops[0].shape:

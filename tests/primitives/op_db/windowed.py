@@ -120,7 +120,9 @@ def _reduce_window_op(computation):
 
 def _init(kind):
     def init_of(dtype):
-        return 0 if kind == "sum" else wd._identity(kind, dtype)
+        # (a scalar of the operand's dtype: JAX checks the identity in the init's own type, so a
+        # Python int32 minimum is int64's ordinary value in 64-bit mode, and a general reduction)
+        return np.dtype(dtype).type(0 if kind == "sum" else wd._identity(kind, dtype))
 
     return init_of
 

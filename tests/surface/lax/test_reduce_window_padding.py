@@ -25,3 +25,21 @@ def test_generic_reduce_window_skips_padding_as_jax(padding, base_dilation):
     want = np.asarray(f(jax, X))
     np.testing.assert_allclose(np.asarray(f(funcgrad, X)), want, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(funcgrad.jit(lambda x: f(funcgrad, x))(X)), want, rtol=1e-12)
+
+
+def test_init_values_typed_as_jax():
+    # Found by the fuzzer: JAX checks a monoid's identity in the init value's own dtype (a Python
+    # -inf is max's identity for a bool operand, which then starts from False) and refuses a
+    # general reduction whose init dtype differs from the operand's (funcgrad converted it).
+    import jax
+
+    x = np.array([True, False, False, False])
+    for init, op in ((-np.inf, "max"), (True, "max"), (False, "max")):
+        want = jax.lax.reduce_window(x, init, getattr(jax.lax, op), (2,), (1,), ((1, 1),))
+        got = funcgrad.lax.reduce_window(x, init, getattr(funcgrad.lax, op), (2,), (1,), ((1, 1),))
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    for y, init, op in ((x, 0.0, "max"), (x, False, "add"), (np.arange(4, dtype=np.int8), 1, "mul")):
+        with pytest.raises(TypeError):
+            jax.lax.reduce_window(y, init, getattr(jax.lax, op), (2,), (1,), "VALID")
+        with pytest.raises(TypeError):
+            funcgrad.lax.reduce_window(y, init, getattr(funcgrad.lax, op), (2,), (1,), "VALID")

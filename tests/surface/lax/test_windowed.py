@@ -80,7 +80,9 @@ def test_max_pool_derivatives_to_second_order(window):
 def test_pooling_of_integers_and_float32():
     x = RNG.integers(-50, 50, (2, 6, 5)).astype(np.int32)
     for op, jop, init in ((lax.max, jlax.max, np.iinfo(np.int32).min), (lax.add, jlax.add, 0)):
-        got = lax.reduce_window(x, init, op, (1, 2, 2), (1, 2, 1), "SAME")
+        # (init in the operand's dtype, as jax takes it: a Python int is int64 in 64-bit mode, and a
+        # general reduction -- int32's minimum is not int64's max identity -- refuses it, as jax's)
+        got = lax.reduce_window(x, np.int32(init), op, (1, 2, 2), (1, 2, 1), "SAME")
         assert got.dtype == np.int32
         np.testing.assert_array_equal(
             np.asarray(got),
