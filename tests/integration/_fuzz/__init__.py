@@ -25,7 +25,13 @@ Modules, one job each:
   static/donated/keyword/scalar arguments, has_aux, argnums, allow_int; long run only); ``ops_mix``:
   session 10's (transformations of transformations inside programs, vmap's named axes and
   collectives and axes beyond 0, linear algebra per row and on stacks, fft/convolution/pooling
-  forms, the lax API's corners, explicit dtype mixes; long run only). The long
+  forms, the lax API's corners, explicit dtype mixes; long run only); ``ops_wide``: session 11's
+  (reductions with all their keywords, narrow dtypes with weak scalars, ``.at[]`` modes, keys;
+  long run only); ``ops_comp``: session 12's (stacks of transformations inside programs over loop
+  and custom-rule bodies with mixed dtypes and weak scalars, dots and convolutions with
+  ``precision``/``preferred_element_type``, generic ``reduce_window`` of narrow and integer
+  dtypes, typed loop carries, ``linearize`` then ``linear_transpose``, ``pure_callback``'s vmap
+  methods; long run only). The long
   run's programs also return pytrees (dict/tuple/namedtuple/list, None leaves) and draw bfloat16
   under derivatives, complex64 and uint16;
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,

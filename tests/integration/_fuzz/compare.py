@@ -8,9 +8,10 @@ integers and booleans exactly; floating values within a tolerance of the *coarse
 largest finite magnitude of jax's leaf. A difference is then looked up in the documented list
 (``divergences.DOCUMENTED``); nothing is excused by loosening a tolerance.
 
-Outcomes: ``agree``; ``invalid`` (jax rejects the case: nothing to compare); ``documented`` (a
-listed difference, named); ``error`` (funcgrad raises where jax does not) and ``mismatch`` -- these
-two fail the test.
+Outcomes: ``agree``; ``invalid`` (jax rejects the case and funcgrad raises too); ``documented`` (a
+listed difference, named); ``error`` (funcgrad raises where jax does not), ``unraised`` (funcgrad
+computes where jax raises: a JAX user's error would go unseen) and ``mismatch`` -- these three fail
+the test.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class Mismatch:
 
 @dataclasses.dataclass
 class Outcome:
-    status: str  # agree | invalid | documented | error | mismatch
+    status: str  # agree | invalid | documented | error | unraised | mismatch
     case: Case
     fg: object = None
     jax: object = None
@@ -239,6 +240,8 @@ def check(case: Case) -> Outcome:
             outcome = Outcome("mismatch" if m else "agree", case, fg, jx, m)
         if outcome.status == "agree":
             return outcome
+    if outcome.status == "invalid" and fg_error is None:  # (jax raised, as the case says, twice)
+        outcome = Outcome("unraised", case, fg=fg, error=f"funcgrad computes where {outcome.error[:500]}")
     return outcome if outcome.status == "invalid" else _classify(outcome)
 
 

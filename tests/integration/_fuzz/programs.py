@@ -88,6 +88,14 @@ def _signal(np, x, n):
     return np.concatenate([a, np.zeros(n, a.dtype)])[:n] + 0.1 * np.sum(a[n:])
 
 
+def _mat(np, x, shape, dtype):
+    # x's elements (through _signal) as an array of shape and dtype (ops_comp's dots and windows)
+    n = 1
+    for d in shape:
+        n *= d
+    return np.reshape(_signal(np, x, n), shape).astype(dtype)
+
+
 def _window(T, np, x, op, window, stride, padding):
     # lax.reduce_window over a 2x3 array built from x, with the operation's identity as init.
     a = np.reshape(_signal(np, x, 6), (2, 3))
