@@ -245,6 +245,8 @@ def vmap_flat(
     vals, dims = vmap_with_dims(f, axis_size, in_dims, args, axis_name)
     out_dims = out_dims() if callable(out_dims) else out_dims
     if any(od is None and d is not None for d, od in zip(dims, out_dims)):
+        if axis_name is not None:  # (JAX's words for a named axis)
+            raise ValueError(f"vmap has mapped output (axis_name={axis_name}) but out_axes is None")
         paths = out_paths() if out_paths is not None else [""] * len(vals)
         return [move_batch_dim(v, axis_size, d, od, p) for v, d, od, p in zip(vals, dims, out_dims, paths)]
     return [move_batch_dim(v, axis_size, d, od) for v, d, od in zip(vals, dims, out_dims)]

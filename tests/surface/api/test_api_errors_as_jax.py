@@ -322,3 +322,16 @@ def test_pmap_static_argument_passed_by_keyword_as_jax():
         ):
             g(np.ones((1, 1)), b=1)
         assert g(np.ones((1, 1)), 2).tolist() == [[3.0]]
+
+
+def test_vmap_named_axis_batched_output_with_out_axes_none_as_jax():
+    # api_test test_vmap_mismatched_axis_sizes_error_message_issue_705's last checks
+    for lib in (jax, funcgrad):
+        with pytest.raises(
+            ValueError, match=r"vmap has mapped output \(axis_name=foo\) but out_axes is None"
+        ):
+            lib.vmap(lambda x: x, out_axes=None, axis_name="foo")(np.array([1.0, 2.0]))
+        with pytest.raises(ValueError, match="at vmap out_axes"):
+            lib.vmap(lambda x: x, out_axes=None)(np.array([1.0, 2.0]))
+        psum = lib.vmap(lambda x, lib=lib: lib.lax.psum(x, "foo"), out_axes=None, axis_name="foo")
+        assert float(psum(np.array([1.0, 2.0]))) == 3.0
