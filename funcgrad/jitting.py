@@ -26,6 +26,7 @@ import collections
 import functools
 import inspect
 import logging
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -362,12 +363,18 @@ class PjitFunction(Dispatcher):
                 f"jit({name}) must be traced for arguments ({', '.join(a.str_short() for a in avals)}), but "
                 "no_tracing is set (jax_no_tracing): call it once outside no_tracing() to fill its cache"
             )
-        if _jit_flags["log_compiles"]:
-            _logger.warning(
-                "Compiling jit(%s) for arguments (%s)", name, ", ".join(a.str_short() for a in avals)
+        # (as JAX's: at WARNING under jax_log_compiles, else at DEBUG, for a logger set to show them)
+        level = logging.WARNING if _jit_flags["log_compiles"] else logging.DEBUG
+        logged = _logger.isEnabledFor(level)
+        if logged:
+            _logger.log(
+                level, "Compiling jit(%s) for arguments (%s)", name, ", ".join(a.str_short() for a in avals)
             )
+        start = time.perf_counter()
         with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, fun_name=name):
             closed, n_outs, plan = trace_stateful(flat_fun, avals, names, f"jit({name})", refs)
+        if logged:
+            _logger.log(level, "Finished tracing %s for jit in %.9f sec", name, time.perf_counter() - start)
         core.check_leaks_now()  # (NOTE: [leak checking])
         if _jit_flags["enable_checks"]:
             typecheck_jaxpr(closed.jaxpr)

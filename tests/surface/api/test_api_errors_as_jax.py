@@ -335,3 +335,23 @@ def test_vmap_named_axis_batched_output_with_out_axes_none_as_jax():
             lib.vmap(lambda x: x, out_axes=None)(np.array([1.0, 2.0]))
         psum = lib.vmap(lambda x, lib=lib: lib.lax.psum(x, "foo"), out_axes=None, axis_name="foo")
         assert float(psum(np.array([1.0, 2.0]))) == 3.0
+
+
+def test_log_compiles_tells_each_trace_as_jax(caplog):
+    # api_test test_clear_cache / test_jit_compilation_time_logging: under log_compiles a trace is
+    # logged as "Finished tracing add for jit in ... sec" (WARNING), again after clear_caches
+    import logging
+
+    for lib in (jax, funcgrad):
+
+        def add(x):
+            return x * 2
+
+        f = lib.jit(add)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING), lib.log_compiles(True):
+            f(np.arange(8)), f(np.arange(8))
+            lib.clear_caches()
+            f(np.arange(8))
+        traced = [r for r in caplog.records if "Finished tracing add for jit" in r.getMessage()]
+        assert len(traced) == 2 and any("Compiling jit(add)" in r.getMessage() for r in caplog.records)
