@@ -624,8 +624,12 @@ class PjitFunction(Dispatcher):
         self.__dict__["_given_signature"] = value
 
     def __repr__(self):
-        # JAX's text (its jitted functions are PjitFunction objects): chex's is_traceable reads it.
-        return f"<PjitFunction of {self._fun!r}>"
+        # JAX's text (its jitted functions are PjitFunction objects): chex's is_traceable reads it;
+        # "<PjitFunction>" where the function's own repr fails, as JAX's.
+        try:
+            return f"<PjitFunction of {self._fun!r}>"
+        except Exception:
+            return "<PjitFunction>"
 
 
 JittedFunction = PjitFunction

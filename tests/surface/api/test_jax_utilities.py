@@ -285,3 +285,16 @@ def test_jit_inline_puts_the_equations_into_the_enclosing_jaxpr():
         assert int(lib.jit(lambda x, f=f: f(x) + 1)(3)) == 7
         assert float(lib.grad(lambda x, f=f: f(x) * x)(3.0)) == 12.0
         assert lib.vmap(f)(np.arange(3)).tolist() == [0, 2, 4]
+
+
+def test_jit_repr_when_the_function_repr_fails_as_jax():
+    # api_test test_jit_repr_errors
+    class Callable:
+        def __call__(self):
+            pass
+
+        def __repr__(self):
+            raise ValueError("invalid repr")
+
+    jax = pytest.importorskip("jax")
+    assert repr(jax.jit(Callable())) == repr(funcgrad.jit(Callable())) == "<PjitFunction>"
