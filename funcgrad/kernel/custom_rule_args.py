@@ -231,10 +231,17 @@ def check_primal_out(kind: str, rule_name: str, name: str, tree, leaves, want_tr
             f"container/pytree structure:\n    {got}\nwhile the {deco}-decorated function {name} had "
             f"output container/pytree structure:\n    {want}."
         )
+    tail = ""
+    if kind != "JVP":  # (and the words of JAX's default custom_vjp, jax_custom_vjp3)
+        paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(tu.tree_unflatten(tree, avals))]
+        path, a, w = next((p, a, w) for p, a, w in zip(paths, avals, want_avals) if not _typematch(a, w))
+        tail = (
+            f"\nat {path}, got fwd output type {_long(a)} which doesn't match primal output type {_long(w)}"
+        )
     raise TypeError(
         f"{head}{what}but instead the {word} rule output's first element had "
         f"shapes/dtypes of:\n    {got}\nwhile the {deco}-decorated function {name} had output "
-        f"shapes/dtypes of:\n    {want}"
+        f"shapes/dtypes of:\n    {want}{tail}"
     )
 
 

@@ -355,3 +355,21 @@ def test_log_compiles_tells_each_trace_as_jax(caplog):
             f(np.arange(8))
         traced = [r for r in caplog.records if "Finished tracing add for jit" in r.getMessage()]
         assert len(traced) == 2 and any("Compiling jit(add)" in r.getMessage() for r in caplog.records)
+
+
+def test_custom_vjp_fwd_output_of_another_shape_as_jax():
+    # custom_api_test test_fwd_rule_primal_out_type_doesnt_match_primal_error_message: JAX's words
+    # (jax 0.10.2's default), then those of its jax_custom_vjp3 mode (CustomVJP3Test's)
+    for lib in (jax, funcgrad):
+
+        @lib.custom_vjp
+        def f(x):
+            return x
+
+        f.defvjp(lambda x, lib=lib: (lib.numpy.zeros((3, *x.shape), x.dtype), None), lambda _, g: (g,))
+        scan_f = lambda x, lib=lib, f=f: lib.lax.scan(lambda c, _: (f(c), None), x, None, length=1)[0]  # noqa: E731
+        with pytest.raises(
+            TypeError, match=r"(?s)first element had shapes/dtypes of:\n    float32\[3\]\n"
+        ) as e:
+            lib.grad(scan_f)(np.float32(1.0))
+    assert "got fwd output type float32[3] which doesn't match primal output type float32[]" in str(e.value)
