@@ -564,7 +564,11 @@ def _gather_advanced(
 
 def _empty_or_fill(y, out_shape, dims):
     if any(s == 0 for s in out_shape):
-        return constant(0, y.dtype, out_shape)
+        # an empty piece of y itself (a slice, then a reshape), not a new constant: it keeps y's
+        # weak type and devices, as JAX's gather does (x[mask] of a committed x with an all-False
+        # mask came back uncommitted on the default device)
+        empty = st.slice_(y, (0,) * y.ndim, (0,) * y.ndim)
+        return st.reshape(empty, tuple(out_shape))
     # Indices into an empty axis: JAX's gather refuses a slice of 1 there, whatever the mode.
     d = next(d for d in sorted(dims) if y.shape[d] == 0)
     raise TypeError(

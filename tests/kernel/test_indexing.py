@@ -431,3 +431,20 @@ def test_reads_and_updates_of_an_empty_axis_as_jax():
                         except (IndexError, TypeError) as e:
                             out.append(type(e))
                     assert out[0] == out[1], (shape, mode, idx, how, out)
+
+
+def test_an_empty_selection_keeps_the_weak_type_and_devices_as_jax():
+    import jax
+
+    from funcgrad import lax
+
+    for idx in (np.array([], int), np.zeros(3, bool)):
+        got = lax.broadcast(2.0, (3,))[idx]
+        want = jax.lax.broadcast(2.0, (3,))[idx]
+        assert got.shape == want.shape and got.weak_type == want.weak_type  # (was strong)
+    # (a committed array's empty selection stays committed to its device; a one-device process
+    # has only device 0, so this checks the commitment)
+    x = funcgrad.device_put(fnp.arange(2.0), funcgrad.devices()[0])
+    empty = x[fnp.zeros(2, bool)]
+    assert empty.shape == (0,) and empty.committed and empty.devices() == x.devices()
+    assert jit(lambda a: a[np.array([], int)])(x).shape == (0,)
