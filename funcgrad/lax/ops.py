@@ -596,7 +596,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         # Mixed input dtypes: JAX's dot_general takes the "larger" type by XLA's order (complex,
         # exponent range, precision, width, signed), no promotion lattice: float32 x int32 is float32
         # (NEP 50 gave float64 in 64-bit mode) and strict promotion does not refuse it.
-        out = _dot_result_type(lhs.dtype, rhs.dtype)
+        # With preferred_element_type, JAX's CPU lowering converts both operands to it first
+        # (float64 x float16 -> int32 multiplies the int32 conversions).
+        out = pet if pet is not None else _dot_result_type(lhs.dtype, rhs.dtype)
         lhs, rhs = lhs.astype(out), rhs.astype(out)
     precision = dt.canonicalize_precision(precision, "lax.dot_general")
     (lc, rc), (lb, rb) = dimension_numbers

@@ -105,3 +105,17 @@ def test_eager_dot_into_a_narrower_or_integer_type_as_jax(dt, pet):
     ):
         assert np.asarray(got).dtype == want.dtype
         np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("l, r, pet", [("float64", "float16", "int32"), ("float16", "float64", "float16")])
+def test_mixed_operands_with_a_preferred_type_convert_to_it_as_jax(l, r, pet):
+    # Found by the fuzzer: JAX's CPU lowering converts mixed operands to preferred_element_type
+    # before the product (float64 x float16 -> int32 multiplies int32s); funcgrad took the wider one.
+    import jax
+
+    a = np.array([[1.7, -2.6, 3.2], [100.5, 2000.25, -3.9]]).astype(l)
+    b = np.array([[0.5, 1.5], [2.5, -1.25], [3.0, 7.7]]).astype(r)
+    want = np.asarray(jax.lax.dot_general(a, b, DN, preferred_element_type=pet))
+    got = np.asarray(funcgrad.lax.dot_general(a, b, DN, preferred_element_type=pet))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
