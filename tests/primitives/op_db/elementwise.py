@@ -272,7 +272,7 @@ OPS = [
     binary(ew.max_p, np.maximum, _tie_free_pair, dtypes=(F64, F32, I32, C128, C64)),
     binary(ew.min_p, np.minimum, _tie_free_pair, dtypes=(F64, F32, I32, C128, C64)),
     binary(ew.atan2_p, np.arctan2, _pair(_away, _away)),
-    binary(ew.nextafter_p, np.nextafter),
+    binary(ew.nextafter_p, np.nextafter, derivative_error=NotImplementedError),  # (JAX defines no derivative)
     binary(ew.and_p, np.bitwise_and, dtypes=(BOOL, I32)),
     binary(ew.or_p, np.bitwise_or, dtypes=(BOOL, I32)),
     binary(ew.xor_p, np.bitwise_xor, dtypes=(BOOL, I32)),
