@@ -42,6 +42,42 @@ workload is compute-bound, so read the ratios, not the absolute times, on a load
 
 Where the time goes (measured with ``--threads 1`` on the shared 2-core machine, load 14-17):
 
+- Session 12 (``--threads 1 --rounds 2``, CPU time, load 17-22): step 135 ms, 0.47x
+  torch.compile's 286 ms and 0.43x jax's 312 ms; first call 0.59x jax (wall); eager 268 ms, 0.74x
+  torch's 361 ms; per-example 147 ms against jax's 300 ms, 0.49x (0.47x and 0.52x in the two
+  rounds); ``--cases per_example --rounds 3`` (load 15-20): 0.55x (143 against 261 ms;
+  0.55x, 0.42x, 0.55x in the rounds: jax's CPU time ranged over 260-313 ms, funcgrad's
+  131-144), so the goal is still not firmly met. One change: the cotangent of a value that also
+  feeds a mean (every layer norm) ends in that mean's transpose, a broadcast, and XLA's
+  fusion pass counts an addition with a broadcast operand as "effectively unary", free to
+  duplicate: it copied the residual stream's whole chain of cotangent additions into each
+  consumer (23 loop fusions of 15-69 operands in the per-example program, 1,047 MB of loop-fusion
+  traffic). ``add_any`` now ends such a sum with a full-size addition (NOTE: [a broadcast last in
+  a cotangent sum] in ``xla_bridge/rules/_cotangent_sums.py``): no loop fusion above 10
+  operands, 785 MB; per-example 146/138/151 -> 132/134/144 ms and step 138/135 -> 128/134 ms in
+  fresh-process pairs (load 17-22); not bit-exact against jax's program (the sum's order). Where
+  the time goes now (``perf record`` of 30 calls in one process, ``DNNL_JIT_PROFILE=2`` so that
+  oneDNN's JIT kernels have names; shares of ~144 ms): YNNPACK's GEMMs 42% (14.7 GFLOP, ~245
+  GFLOP/s: the forward and input-gradient products with the shared weights), the per-example
+  weight gradients 32% (XLA's Eigen dot, which is TensorFlow's contraction kernel: Eigen's packing
+  9% plus oneDNN's JIT sgemm 21%; 6.6 GFLOP at ~148 GFLOP/s), XLA's loop fusions 11% (18%
+  before), YNNPACK's other kernels 6% (weight packing transposes, reductions), Python, libc and
+  the kernel 6%. Tried and not kept: XLA flags, per-example program (fresh-process pairs):
+  ``--xla_cpu_experimental_xnn_graph_fusion_mode=XNN_GRAPH_FUSION_MODE_GREEDY`` level (132.9,
+  132.8, 143.8 against 131.9, 133.9, 143.7 ms), ``--xla_cpu_experimental_ynn_fusion_type=``
+  ``individual_dot,eltwise,reduce`` 192 and ``dot,eltwise,reduce`` 171 against 150 ms,
+  ``--xla_cpu_experimental_enable_tiling_propagation`` 152 against 147, ``xla_cpu_use_xnnpack``,
+  ``xla_cpu_use_onednn``, ``xla_cpu_experimental_onednn_custom_call`` and the concurrency-optimised
+  scheduler off: level; no flag moves the transposed-left-operand batched dots off Eigen (jax's
+  ``get_compile_options`` sets no CPU option funcgrad lacks: the same defaults). YNNPACK's batched
+  dot with K=128 runs at only 155-175 GFLOP/s even when given the left operand as [B, M, K]
+  (1024x256: 3.4 against Eigen's 4.9 ms; 256x1024, 256x768, 256x256: level), so only the MLP
+  projection's gradient could gain (~1.4 ms a layer), and its left operand, the GELU, would need a
+  transposing copy that XLA fuses with the GELU's strided reads (session 11). Left: XLA duplicates
+  copy-like and elementwise producers that feed both a GEMM (through a [B*T, K] bitcast) and a
+  per-example dot (through [B, T, K]): the GELU output is written twice a layer, the qkv
+  cotangent transposed three times, the attention output twice (~3 ms); jaxlib 0.10.2 has no
+  multi-output fusion on the CPU.
 - Session 11 (``--threads 1 --rounds 2``, CPU time, load 16-20): step 141 ms, 0.51x
   torch.compile's 278 ms and 0.45x jax's 313 ms; first call 0.70x jax (wall); eager 270 ms, 0.80x
   torch's 337 ms; per-example 148 ms against jax's 284 ms, **0.52x** (0.56x and 0.49x in the two
