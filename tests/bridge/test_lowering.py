@@ -512,9 +512,11 @@ def test_op_db_xla_matches_eager(entry):
 @pytest.mark.slow
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 13])
 @batched
-def test_cumulative_scan_lengths(n, rng):
+def test_cumulative_scan_lengths(n, rng, monkeypatch):
     from funcgrad.primitives import sorting
+    from funcgrad.xla_bridge.rules import sorting as rules
 
+    monkeypatch.setattr(rules, "_FORCE", "scan")  # (small operands would take the window)
     x = rng.uniform(0.5, 1.5, (2, n)).astype(np.float64)
     for prim in (sorting.cumsum_p, sorting.cumprod_p, sorting.cummax_p, sorting.cummin_p):
         for reverse in (False, True):
@@ -538,6 +540,9 @@ def test_cumulative_window_lowering(rng, monkeypatch):
     assert not rules._use_window(mx, (8192, 128), f64, 1)  # cummax/cummin
     assert not rules._use_window(add, (1024, 128), f64, 1)  # within the caches
     assert not rules._use_window(add, (400000, 4), f64, 1)  # a short axis
+    # small operands: the window for every op, dtype and axis (the scan compiles 3-5x slower)
+    assert rules._use_window(mx, (64, 64), f32, 0) and not rules._use_window(add, (64, 65), f32, 0)
+    assert not rules._use_window(add, (0, 3), f64, 0)  # (no window over an empty axis)
     lowered = funcgrad.jit(lambda a: fnp.cumprod(a, axis=1)).lower(np.ones((6000, 128))).as_text()
     assert "reduce_window" in lowered
     monkeypatch.setattr(rules, "_FORCE", "window")
