@@ -781,6 +781,7 @@ _THREAD_LOCAL = {
     "jax_numpy_rank_promotion": (_enter_promotion("rank_promotion"), _exit_promotion),
     "jax_default_matmul_precision": (_enter_precision, _exit_precision),
     "jax_default_device": (None, None),
+    "jax_disable_jit": (jitting.enter_thread_disable_jit, jitting.exit_thread_disable_jit),
 }
 
 
@@ -826,7 +827,7 @@ def disable_jit(disable: bool = True):
     called with 1.0
     1.0
     """
-    return _scoped("jax_disable_jit", disable)
+    return _thread_scoped("jax_disable_jit", disable)
 
 
 def debug_infs(new_val: bool = True):
@@ -1111,3 +1112,4 @@ numpy_rank_promotion = _ContextState("jax_numpy_rank_promotion", numpy_rank_prom
 numpy_dtype_promotion = _ContextState("jax_numpy_dtype_promotion", numpy_dtype_promotion)
 default_matmul_precision = _ContextState("jax_default_matmul_precision", default_matmul_precision)
 default_device = _ContextState("jax_default_device", default_device)
+disable_jit = _ContextState("jax_disable_jit", disable_jit)

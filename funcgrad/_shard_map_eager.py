@@ -26,7 +26,7 @@ import threading
 import numpy as np
 
 from funcgrad._shardings import ManualAxisType, Mesh, NamedSharding, PartitionSpec
-from funcgrad.jitting import JittedFunction, _jit_flags
+from funcgrad.jitting import JittedFunction, jit_disabled
 from funcgrad.kernel import batching, core
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import ShapedArray
@@ -140,7 +140,7 @@ class ShardMapTrace(core.Trace):
                 # These programs are how an eager shard_map runs (each is a jit of a shard_map):
                 # under disable_jit they must still run compiled, or running one would run
                 # the eager shard_map again, without end (chex's fake_jit of a pmap).
-                if _jit_flags["disable_jit"]:
+                if jit_disabled():
                     return program._call(args, {})
                 return program(*args)
         finally:

@@ -26,6 +26,7 @@ import collections
 import functools
 import inspect
 import logging
+import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -110,6 +111,17 @@ _jit_flags = {
 _logger = logging.getLogger("funcgrad")
 
 
+# ``disable_jit(...)`` is thread-local, as JAX's (NOTE: [x64 mode per thread]): a thread inside one
+# has its own value; ``jax_disable_jit`` set by ``config.update`` is every other thread's.
+class _ThreadJit(threading.local):
+    disable = None  # this thread's disable_jit, or None: the flag's
+
+
+_thread_jit = _ThreadJit()
+_thread_disables = [0]  # disable_jit contexts entered and not left, over all threads
+_thread_disables_lock = threading.Lock()
+
+
 def set_jit_flags(**flags) -> None:
     """Set jit flags (called by ``funcgrad.config``, NOTE: [jit flags])."""
     unknown = set(flags) - set(_jit_flags)
@@ -118,6 +130,8 @@ def set_jit_flags(**flags) -> None:
     _jit_flags.update({k: bool(v) for k, v in flags.items()})
     if _jit_flags["no_execution"]:
         set_call_redirect(_refuse_execution)
+    elif _thread_disables[0]:  # (a thread's own disable_jit: each call asks its thread)
+        set_call_redirect(_call_per_thread)
     elif _jit_flags["disable_jit"]:
         set_call_redirect(_call_python)
     elif (
@@ -156,6 +170,36 @@ def _call_staged(self, args, kwargs):
 def _call_python(self, args, kwargs):
     """``disable_jit``: run the function's Python, op by op (as JAX does)."""
     return self._fun(*args, **kwargs)
+
+
+def jit_disabled() -> bool:
+    """Whether jitted calls in this thread run their Python (``disable_jit``)."""
+    own = _thread_jit.disable
+    return _jit_flags["disable_jit"] if own is None else own
+
+
+def enter_thread_disable_jit(disable: bool):
+    """``disable_jit(disable)`` in the calling thread; returns what ``exit_thread_disable_jit`` takes."""
+    previous = _thread_jit.disable
+    _thread_jit.disable = bool(disable)
+    with _thread_disables_lock:
+        _thread_disables[0] += 1
+        set_jit_flags()
+    return previous
+
+
+def exit_thread_disable_jit(previous) -> None:
+    _thread_jit.disable = previous
+    with _thread_disables_lock:
+        _thread_disables[0] -= 1
+        set_jit_flags()
+
+
+def _call_per_thread(self, args, kwargs):
+    """Some thread has its own ``disable_jit``: this call follows its own thread's."""
+    if jit_disabled():
+        return self._fun(*args, **kwargs)
+    return _call_staged(self, args, kwargs)
 
 
 def _refuse_execution(self, args, kwargs):

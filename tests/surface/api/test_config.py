@@ -414,3 +414,30 @@ def test_default_matmul_precision_in_jaxprs_and_trace_keys(lib):
             )
         f(x)
         assert len(traces) == 3
+
+
+def test_disable_jit_is_per_thread():
+    # JAX's disable_jit is a thread-local context: inside it a jitted function runs its Python
+    # on every call in that thread only; another thread meanwhile calls the compiled program
+    import threading
+
+    calls = []
+    f = funcgrad.jit(lambda x: calls.append(threading.current_thread().name) or x + 1)
+    f(1.0)
+    barrier = threading.Barrier(2, timeout=60)
+    results = {}
+
+    def run(disable):
+        with funcgrad.disable_jit(disable):
+            barrier.wait()
+            results[disable] = [float(f(2.0)), float(f(3.0)), funcgrad.disable_jit.value]
+            barrier.wait()
+
+    threads = [threading.Thread(target=run, args=(d,), name=str(d)) for d in (True, False)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {True: [3.0, 4.0, True], False: [3.0, 4.0, False]}
+    assert calls.count("True") == 2 and calls.count("False") <= 1  # (at most a trace, never a Python call)
+    assert config.jax_disable_jit is False and funcgrad.disable_jit.get_global() is False

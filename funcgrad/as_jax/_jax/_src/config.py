@@ -13,6 +13,7 @@ _THREAD_LOCAL = {
     "jax_numpy_dtype_promotion": _config.numpy_dtype_promotion,
     "jax_default_matmul_precision": _config.default_matmul_precision,
     "jax_default_device": _config.default_device,
+    "jax_disable_jit": _config.disable_jit,
 }
 
 
