@@ -465,6 +465,13 @@ class PjitFunction(Dispatcher):
                     continue
                 no_jax_array(leaf)
                 names = self._arg_names(static_key, dyn_args, dyn_kwargs)
+                if is_abstract(leaf):  # (JAX's words: it has an aval but no buffer to run on)
+                    aval = abstractify(leaf)
+                    shape = f"{getattr(aval.dtype, 'name', aval.dtype)}[{','.join(map(str, aval.shape))}]"
+                    raise TypeError(
+                        f"Argument '{names[i]}' of shape {shape} of type {type(leaf)} is not a valid "
+                        "JAX type."
+                    )
                 raise TypeError(  # (JAX's words: the function's repr, then its advice)
                     f"Error interpreting argument to {self._fun} as an abstract array. The "
                     f"problematic value is of type {type(leaf)} and was passed to the function at "
