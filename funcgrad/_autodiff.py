@@ -50,6 +50,9 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
+from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
+from funcgrad.kernel.traceback_util import filter_at_boundary as _filter_at_boundary
+from funcgrad.kernel.traceback_util import register_boundary_code as _register_boundary_code
 from funcgrad.primitives import elementwise as _ew
 from funcgrad.ref import Ref, addupdate
 from funcgrad.tree_util import Partial
@@ -58,6 +61,7 @@ from funcgrad.tree_util import Partial
 # Forward mode
 
 
+@_api_boundary
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     """Forward-mode derivative: ``(fun(*primals), d fun(primals) · tangents)``.
 
@@ -192,6 +196,7 @@ def _linearized(name: str, fun: Callable, primals: tuple, has_aux: bool):
     return flat_p, in_tree, out_p, lin, store, out, aux
 
 
+@_api_boundary
 def linearize(fun: Callable, *primals, has_aux: bool = False):
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linearized function
     (a staged linear jaxpr; the primal work is not redone).
@@ -432,6 +437,7 @@ def _unflatten_vjp(static, residuals) -> VJPFunction:
 tu.register_pytree_node(VJPFunction, _flatten_vjp, _unflatten_vjp)
 
 
+@_api_boundary
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """Reverse mode: ``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns a tuple of cotangents,
     one per primal. Implemented as linearize + transpose.
@@ -485,26 +491,32 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, *, with_value
 
     @wraps(fun, docstr=VALUE_AND_GRAD_DOC, argnums=argnums)
     def value_and_grad_f(*args, **kwargs):
-        nums = normalize_argnums("grad", argnums, len(args))
-        dyn = [args[i] for i in nums]
-        _check_grad_inputs("grad", dyn, nums, holomorphic, allow_int)
-        f = partial_over(fun, args, kwargs, nums)
-        with user_transformation(name, fun):
-            # Eagerly, through a recorded program (NOTE: [eager grad program cache]).
-            recorded = None if holomorphic else recorded_value_and_grad(f, dyn, has_aux, with_value)
-            if recorded is None:
-                out, f_vjp, aux = vjp(f, *dyn, has_aux=True) if has_aux else (*vjp(f, *dyn), None)
-                grads = None
-            else:
-                out, aux, grads, vjp_parts = recorded  # (grads: the cached program computed them)
-                f_vjp = None if vjp_parts is None else VJPFunction(*vjp_parts)
-        if grads is None:
-            check_scalar_output("grad", out, holomorphic=holomorphic)
-            seed = unit_cotangent(core.get_aval(tu.tree_leaves(out)[0]))
-            grads = f_vjp(tu.tree_unflatten(tu.tree_structure(out), [seed]))
-        g = grads[0] if isinstance(argnums, int) else tuple(grads)
-        return ((out, aux), g) if has_aux else (out, g)
+        __tracebackhide__ = True  # noqa: F841 - a boundary's frame (NOTE: [traceback boundaries])
+        try:  # a traceback boundary, inline (NOTE: [traceback boundaries])
+            nums = normalize_argnums("grad", argnums, len(args))
+            dyn = [args[i] for i in nums]
+            _check_grad_inputs("grad", dyn, nums, holomorphic, allow_int)
+            f = partial_over(fun, args, kwargs, nums)
+            with user_transformation(name, fun):
+                # Eagerly, through a recorded program (NOTE: [eager grad program cache]).
+                recorded = None if holomorphic else recorded_value_and_grad(f, dyn, has_aux, with_value)
+                if recorded is None:
+                    out, f_vjp, aux = vjp(f, *dyn, has_aux=True) if has_aux else (*vjp(f, *dyn), None)
+                    grads = None
+                else:
+                    out, aux, grads, vjp_parts = recorded  # (grads: the cached program computed them)
+                    f_vjp = None if vjp_parts is None else VJPFunction(*vjp_parts)
+            if grads is None:
+                check_scalar_output("grad", out, holomorphic=holomorphic)
+                seed = unit_cotangent(core.get_aval(tu.tree_leaves(out)[0]))
+                grads = f_vjp(tu.tree_unflatten(tu.tree_structure(out), [seed]))
+            g = grads[0] if isinstance(argnums, int) else tuple(grads)
+            return ((out, aux), g) if has_aux else (out, g)
+        except Exception as e:
+            _filter_at_boundary(e)
+            raise
 
+    _register_boundary_code(value_and_grad_f.__code__)
     return value_and_grad_f
 
 
@@ -531,11 +543,17 @@ def grad(
 
     @wraps(fun, docstr=GRAD_DOC, argnums=argnums)
     def grad_f(*args, **kwargs):
-        if has_aux:
-            (_, aux), g = vg(*args, **kwargs)
-            return g, aux
-        return vg(*args, **kwargs)[1]
+        __tracebackhide__ = True  # noqa: F841 - a boundary's frame (NOTE: [traceback boundaries])
+        try:  # a traceback boundary, inline (NOTE: [traceback boundaries])
+            if has_aux:
+                (_, aux), g = vg(*args, **kwargs)
+                return g, aux
+            return vg(*args, **kwargs)[1]
+        except Exception as e:
+            _filter_at_boundary(e)
+            raise
 
+    _register_boundary_code(grad_f.__code__)
     return grad_f
 
 

@@ -55,11 +55,11 @@ value and what to do instead:
 ``jax_check_tracer_leaks``      True or False: True raises JAX's "Leaked trace" Exception for a
                                 tracer that outlives its transformation (NOTE: [leak checking]);
                                 either way a leaked tracer raises UnexpectedTracerError when used.
-``jax_traceback_filtering``     how a traceback boundary (``jax._src.traceback_util.api_boundary`` under
-                                the alias: flax's entry points) hides registered library frames:
-                                "auto" (default), "off", "tracebackhide", "remove_frames",
-                                "quiet_remove_frames", as JAX's; funcgrad's own calls keep full
-                                tracebacks.
+``jax_traceback_filtering``     how a traceback boundary (jit's call, grad, vmap, jvp, vjp, the
+                                control flow functions, ``traceback_util.api_boundary``) hides
+                                funcgrad's and registered libraries' frames: "auto" (default),
+                                "off", "tracebackhide", "remove_frames", "quiet_remove_frames", as
+                                JAX's (NOTE: [traceback boundaries]).
 ``jax_debug_key_reuse``         False (funcgrad has no key-reuse checker; ``debug_key_reuse(False)``).
 ``jax_default_device``          None or the default device (others: use jit(device=) / device_put).
 ``jax_transfer_guard*``         None (unset: "allow"), "allow", "log", "disallow", "log_explicit",
@@ -123,6 +123,7 @@ from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import recording as _recording
+from funcgrad.kernel import traceback_util as _traceback_util
 from funcgrad.numpy import _core as _numpy_core
 from funcgrad.numpy import _dtypes as _numpy_dtypes
 from funcgrad.numpy import indexing as _numpy_indexing
@@ -487,6 +488,7 @@ _FLAG_LIST = [
             "jax_traceback_filtering",
             ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),
         ),
+        _traceback_util.set_filtering_mode,  # NOTE: [traceback boundaries]
     ),
     # (JAX's switch for user-defined PRNG implementations; funcgrad's typed keys need none)
     _Flag("jax_enable_custom_prng", False, _bool("jax_enable_custom_prng")),

@@ -53,6 +53,7 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var, has_effects
 from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
+from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
 from funcgrad.primitives.control_flow import ReverseModeWhileLoopError, cond_p, while_p
@@ -283,6 +284,7 @@ def _operands(operands: tuple, operand, what: str) -> tuple:
     return (operand,)
 
 
+@_api_boundary  # NOTE: [traceback boundaries]
 def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_OPERAND):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, as one ``cond``
     primitive: both branches are traced (they must return the same types), only one runs.
@@ -322,6 +324,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
     return _bind_cond(index, [false_fun, true_fun], operands, ["false_fun", "true_fun"], "cond")
 
 
+@_api_boundary  # NOTE: [traceback boundaries]
 def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
     """``branches[index](*operands)`` with ``index`` clamped to ``[0, len(branches) - 1]``
     (``operand=x``, JAX's older form, is one operand ``x``).
@@ -467,6 +470,7 @@ def _check_branch_outputs(traced, branches, what):
 # while_loop and fori_loop
 
 
+@_api_boundary  # NOTE: [traceback boundaries]
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: int | None = None):
     """``val = init_val; while cond_fun(val): val = body_fun(val)`` as one ``while`` primitive.
 
@@ -649,6 +653,7 @@ def _bound_type(x):
     return aval.dtype, aval.weak_type
 
 
+@_api_boundary  # NOTE: [traceback boundaries]
 def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool | None = None):
     """``for i in range(lower, upper): val = body_fun(i, val)``.
 
@@ -732,6 +737,7 @@ def _fori_cond(c):
 # scan and map
 
 
+@_api_boundary  # NOTE: [traceback boundaries]
 def scan(
     f: Callable,
     init,
@@ -889,6 +895,7 @@ def _scan_sqrt(f, init, xs, length: int, reverse: bool, unroll: int):
     return c, tu.tree_map(lambda a, b: st.concatenate([a, b], 0), ys_main, ys_rest)
 
 
+@_api_boundary  # NOTE: [traceback boundaries]
 def map(f: Callable, xs, *, batch_size: int | None = None):  # noqa: A001 - jax.lax.map's name
     """``stack([f(x) for x in xs])`` as a scan (one compiled loop; memory of one step at a time).
     With ``batch_size``, each step applies ``vmap(f)`` to ``batch_size`` elements, and the

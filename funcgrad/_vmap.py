@@ -27,6 +27,7 @@ from funcgrad._api_util import (
 from funcgrad.kernel import batching, core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 from funcgrad.primitives import sharding as _sharding_prims
 from funcgrad.tree_util import _prefix_error
 
@@ -76,6 +77,7 @@ def vmap(
         docstr += "\n\nOriginal documentation:\n\n" + str(fun.__doc__).replace("{", "{{").replace("}", "}}")
 
     @wraps(fun, docstr=docstr)
+    @_api_boundary  # NOTE: [traceback boundaries]
     def vmapped(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

@@ -61,6 +61,9 @@ from funcgrad.xla_bridge.spmd_route import needs_spmd, spmd
 from funcgrad.kernel import core
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.c_modules import c_modules_wanted
+from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
+from funcgrad.kernel.traceback_util import filter_at_boundary as _filter_at_boundary
+from funcgrad.kernel.traceback_util import register_boundary_code
 from funcgrad.kernel.tree_util import registry as _registry
 
 __all__ = ["Dispatcher", "NonHashableStaticArgumentError", "Staged", "set_call_redirect"]
@@ -274,15 +277,20 @@ class Dispatcher(_HotCall):
     # -- the route table (NOTE: [jitted call route]) ---------------------------------------------
 
     def _dispatch(self, args, kwargs):
+        __tracebackhide__ = True  # noqa: F841 - a boundary's frame (NOTE: [traceback boundaries])
         redirect = _call_state["redirect"]
-        try:
-            if redirect is not None:
-                return redirect(self, args, kwargs)
-            if self._native_ok and type(_state.trace) is _EvalTrace and JAX_CONFIG not in _modules:
-                return self._native_route(args, kwargs)
-            return self._call(args, kwargs)
-        except IncompatibleDevices as e:  # NOTE: [committed arrays]: worded with the parameters
-            raise e.worded(self._leaf_names(args, kwargs), getattr(self, "__qualname__", None)) from None
+        try:  # a traceback boundary, inline: no wrapper frame on the call (NOTE: [traceback boundaries])
+            try:
+                if redirect is not None:
+                    return redirect(self, args, kwargs)
+                if self._native_ok and type(_state.trace) is _EvalTrace and JAX_CONFIG not in _modules:
+                    return self._native_route(args, kwargs)
+                return self._call(args, kwargs)
+            except IncompatibleDevices as e:  # NOTE: [committed arrays]: worded with the parameters
+                raise e.worded(self._leaf_names(args, kwargs), getattr(self, "__qualname__", None)) from None
+        except Exception as e:
+            _filter_at_boundary(e)
+            raise
 
     def _leaf_names(self, args, kwargs):
         """The names of the flat dynamic arguments of a call (``x``, ``t[0]``), for errors, where
@@ -371,10 +379,12 @@ class Dispatcher(_HotCall):
         out_tree, out_weak = self._native_meta[k]
         return out_tree.unflatten(from_buffers(bufs, out_weak))
 
+    @_api_boundary  # (called by jaxlib's dispatcher on a miss: the C hot path's boundary)
     def _native_miss_plain(self, *leaves):
         """Cache miss of the plain dispatcher (top-level leaves, no static arguments)."""
         return self._native_miss(len(leaves), (), *leaves)
 
+    @_api_boundary
     def _native_miss(self, tree, statics, *leaves):
         """Cache miss of the native dispatcher: stage/compile as needed, run, describe the entry
         for the C++ fast path."""
@@ -451,6 +461,9 @@ class Dispatcher(_HotCall):
             params["in_shardings"] = (None,) * n + tuple(ins)
             params["out_shardings"] = staged.out_shardings or (None,) * len(staged.closed.out_avals)
         return staged.out_tree.unflatten(jit_p.bind(*staged.hoisted, *flat, **params))
+
+
+register_boundary_code(Dispatcher._dispatch.__code__)  # NOTE: [traceback boundaries]
 
 
 def _merge(static_key, dyn_args) -> tuple:

@@ -68,6 +68,7 @@ from funcgrad.kernel.custom_rule_args import (
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import PartialEvalTrace, close_over_tracers, trace_to_jaxpr
 from funcgrad.kernel.taylor import jet_flat
+from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 
 
 def _trace_primal(fun, nondiff, dyn, n_args, name):
@@ -272,6 +273,7 @@ class custom_jvp(_CustomFunction):
         except TypeError:
             return None
 
+    @_api_boundary  # NOTE: [traceback boundaries]
     def __call__(self, *args, **kwargs):
         name = getattr(self.fun, "__name__", "custom_jvp")
         if self.jvp is None:
@@ -544,6 +546,7 @@ class custom_vjp(_CustomFunction):
         self.bwd = bwd
         self.symbolic_zeros = symbolic_zeros
 
+    @_api_boundary  # NOTE: [traceback boundaries]
     def __call__(self, *args, **kwargs):
         name = getattr(self.fun, "__name__", "custom_vjp")
         if self.fwd is None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from funcgrad._control_flow import _trace
 from funcgrad.kernel import ad, core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 from funcgrad.primitives.implicit import custom_linear_solve_p, custom_root_p
 
 __all__ = ["custom_linear_solve", "custom_root"]
@@ -64,6 +65,7 @@ def _as_function(closed, consts, tree):
     return fn
 
 
+@_api_boundary  # NOTE: [traceback boundaries]
 def custom_linear_solve(
     matvec: Callable,
     b,
@@ -124,6 +126,7 @@ def custom_linear_solve(
     return tu.tree_unflatten(out_tree, outs)
 
 
+@_api_boundary  # NOTE: [traceback boundaries]
 def custom_root(f: Callable, initial_guess, solve: Callable, tangent_solve: Callable, has_aux: bool = False):
     """``solve(f, initial_guess)`` -- a root of ``f`` -- with derivatives with respect to the
     values ``f`` closes over from the implicit function theorem, never through the solver:

@@ -18,6 +18,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 from funcgrad.numpy._core import asarray, aval, constant, select
 from funcgrad.numpy._dtypes import extended_in, keys_by_word
 from funcgrad.numpy.index_update import _apply_counted
@@ -515,6 +516,7 @@ def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
     return srt.associative_scan(_logaddexp_same, operand, axis, reverse)
 
 
+@_api_boundary  # NOTE: [traceback boundaries]
 def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
     """Inclusive scan of the associative binary ``fn`` along ``axis`` (parallel prefix); ``elems``
     may be a pytree of arrays of one length along ``axis``, which ``fn`` combines as trees.

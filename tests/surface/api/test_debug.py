@@ -162,8 +162,10 @@ def test_debug_nans_context_and_decorator():
         return grad(planted_log)(x)
 
     # log(0) is -inf (not reported); -inf * 0 is the NaN, in `mul` (jax: "... encountered in mul")
-    with pytest.raises(FloatingPointError, match="^invalid value \\(nan\\) encountered in mul$") as info:
+    with pytest.raises(FloatingPointError) as info:
         step(np.array([0.0]))
+    # (str, not match=: pytest matches the notes too, and grad's traceback boundary adds JAX's)
+    assert str(info.value) == "invalid value (nan) encountered in mul"
     assert type(info.value) is FloatingPointError and info.value.primitive == "mul"  # (JAX's type)
     assert funcgrad.check_finite is check_finite and funcgrad.debug_nans is debug_nans
 

@@ -153,7 +153,7 @@ def test_set_mesh_refusals_as_jax():
     from funcgrad.sharding import AxisType, make_mesh, set_mesh
 
     mesh = make_mesh((2,), ("x",))
-    with pytest.raises(ValueError, match=r"^`set_mesh` can only be used outside of `jax.jit`.$"):
+    with pytest.raises(ValueError, match=r"(?m)^`set_mesh` can only be used outside of `jax.jit`.$"):
         funcgrad.jit(lambda v: (set_mesh(mesh), v)[1])(1.0)
     manual = make_mesh((2,), ("x",), (AxisType.Manual,))
     with pytest.raises(
