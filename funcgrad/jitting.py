@@ -23,12 +23,14 @@ retraced more than ``RETRACE_WARNING_THRESHOLD`` times warns once, naming what c
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import inspect
 import logging
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -243,6 +245,10 @@ class PjitFunction(Dispatcher):
     and misses. Calls go through the bridge's dispatcher (NOTE: [jitted call route]).
     """
 
+    # The function lives outside the instance dict: the dict is the state ``jit(f)`` made twice
+    # shares, and it must not keep ``f`` alive (NOTE: [jit instances hold their function weakly]).
+    __slots__ = ("_fun", "__wrapped__")
+
     def __init__(
         self,
         fun,
@@ -262,8 +268,8 @@ class PjitFunction(Dispatcher):
             if not hasattr(self, key):
                 setattr(self, key, value)
         self._fun = fun
-        self._init_args = (
-            fun, static_argnums, static_argnames, donate_argnums, donate_argnames, device, in_shardings,
+        self._init_options = (
+            static_argnums, static_argnames, donate_argnums, donate_argnames, device, in_shardings,
             out_shardings,
         )  # fmt: skip
         name = getattr(fun, "__name__", None) or type(fun).__name__
@@ -339,7 +345,28 @@ class PjitFunction(Dispatcher):
     def __reduce__(self):
         # As JAX's jitted functions, a jitted function pickles (with cloudpickle for a local
         # function) as its function and options; the unpickled one has an empty cache.
-        return (_unpickle_jitted, (type(self), self._init_args, getattr(self, "_compiler_options", None)))
+        init_args = (self._fun, *self._init_options)
+        return (_unpickle_jitted, (type(self), init_args, getattr(self, "_compiler_options", None)))
+
+    def __del__(self):
+        # The call counter lives in the C base, outside the shared state: kept for the next
+        # instance on this state (NOTE: [jit instances hold their function weakly]).
+        with contextlib.suppress(Exception):
+            self.__dict__["_calls_at_exit"] = self._native_calls
+
+    @classmethod
+    def _adopt(cls, fun, state: dict):
+        """A jitted ``fun`` whose state (caches, compiled programs, options) is ``state``: the
+        instance dict of an earlier ``jit(fun)`` that has been collected."""
+        self = cls.__new__(cls)
+        self.__dict__ = state
+        self._fun = self.__wrapped__ = fun
+        self._native_calls = state.pop("_calls_at_exit", 0)  # (the C counter: cache_info's hits)
+        owner = state.get("_owner_ref")  # the native dispatcher's way back (xla_bridge/dispatch.py)
+        if owner is not None:
+            owner[0] = weakref.ref(self)
+        _functions.add(self)
+        return self
 
     # -- staging (the one method the bridge's Dispatcher asks for) -----------------------------
 
@@ -799,18 +826,42 @@ def jit(
     config = tuple(_as_tuple(v) for v in (static_argnums, static_argnames, donate_argnums, donate_argnames))
     key = (id(fun), config, placement, bool(inline))
     hit = _instances.get(key)
-    if hit is not None and hit._fun is fun:
+    if hit is not None and hit[0]() is fun:
         _instances.move_to_end(key)
-        return hit
+        jitted = hit[1]()
+        if jitted is None:  # (collected, `fun` alive: a new instance on the same state)
+            jitted = JittedFunction._adopt(fun, hit[2])
+            hit[1] = weakref.ref(jitted)
+        return jitted
     jitted = JittedFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames, placement)
     jitted._inline = bool(inline)
-    _instances[key] = jitted  # holds `fun`, so its id is not reused while the entry lives
+    try:
+        fun_ref = weakref.ref(fun, functools.partial(_drop_instance, key))
+    except TypeError:
+        return jitted  # (no weak reference to it: its jit objects share nothing)
+    _instances[key] = [fun_ref, weakref.ref(jitted), jitted.__dict__]
     if len(_instances) > _MAX_INSTANCES:
         _instances.popitem(last=False)
     return jitted
 
 
+# NOTE: [jit instances hold their function weakly]
+# `jit(f)` made twice shares one state (traces, compiled programs), as JAX's weakref_lru_cache
+# keyed on `f`: `_instances` maps (id(f), options) to [weakref(f), weakref(jitted), jitted's
+# instance dict]. Only the jitted object holds `f` (in slots, outside that dict), so deleting
+# the last jitted function (and `f`) frees `f`, its closure and the compiled programs at once,
+# as in JAX (api_test's test_jit_reference_dropping); while `f` lives, `jit(f)` again gets the
+# live jitted object, or a new one adopting the state. Nothing in the dict may refer to the
+# instance strongly: the native dispatcher reaches it through a weak cell (`_owner_ref`,
+# xla_bridge/dispatch.py's `_weak_miss`).
 _instances: collections.OrderedDict = register_cache("jit.instances", collections.OrderedDict())
+
+
+def _drop_instance(key, fun_ref, instances=_instances) -> None:
+    # (`instances` bound here: at interpreter exit the module's globals may be gone)
+    entry = instances.get(key)
+    if entry is not None and entry[0] is fun_ref:  # (not a later function given the same id)
+        del instances[key]
 
 
 def library_jit(fun: Callable, **options) -> JittedFunction:

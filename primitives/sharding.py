@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
+import weakref
 
 from funcgrad.primitives import collectives as co
 from funcgrad.primitives import elementwise as ew
@@ -403,14 +405,22 @@ def _walk_meshes(jaxpr, found: list) -> None:
 def meshes_in(closed) -> list:
     """The meshes of the shard_maps and sharding constraints in a jaxpr (nested ones too)."""
     hit = _meshes.get(id(closed))
-    if hit is not None and hit[0] is closed:
+    if hit is not None and hit[0]() is closed:
         return hit[1]
     found: list = []
     _walk_meshes(closed.jaxpr, found)
     if len(_meshes) > 1024:
         _meshes.pop(next(iter(_meshes)))
-    _meshes[id(closed)] = (closed, found)
+    # held weakly: a jaxpr's consts (a closure's arrays) die with it, as JAX's weakref_lru_cache
+    # (NOTE: [jit instances hold their function weakly] in funcgrad/jitting.py)
+    _meshes[id(closed)] = (weakref.ref(closed, functools.partial(_drop_meshes, id(closed))), found)
     return found
+
+
+def _drop_meshes(key, ref, meshes=_meshes) -> None:
+    hit = meshes.get(key)  # (`meshes` bound here: at interpreter exit the globals may be gone)
+    if hit is not None and hit[0] is ref:  # (not a later jaxpr given the same id)
+        del meshes[key]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -168,6 +169,19 @@ if c_modules_wanted():
             _call_state, _WAIT_BYTES,
         )  # fmt: skip
         _HotCall = _hot_call.HotCall
+
+
+def _weak_miss(owner, name: str):
+    """``owner``'s miss handler ``name`` reached through a weak cell in its dict: the native
+    dispatcher is kept in that dict, and a bound method there would keep ``owner`` alive until a
+    garbage collection (NOTE: [jit instances hold their function weakly] in funcgrad/jitting.py)."""
+    cell = owner.__dict__.setdefault("_owner_ref", [None])
+    cell[0] = weakref.ref(owner)
+
+    def miss(*args):
+        return getattr(cell[0](), name)(*args)
+
+    return miss
 
 
 class Dispatcher(_HotCall):
@@ -369,7 +383,7 @@ class Dispatcher(_HotCall):
 
     def _make_native(self, miss, statics: bool = True):
         self._native_wait = waits_for_results(self._device)
-        return make_native_dispatcher(self._name, miss, statics=statics)
+        return make_native_dispatcher(self._name, _weak_miss(self, miss.__name__), statics=statics)
 
     def _native_outputs(self, res):
         # Several outputs come back as {entry index: [buffers]} (a native pytree).

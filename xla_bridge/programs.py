@@ -22,6 +22,9 @@ through ``execute.run`` (NOTE: [one compiled program]).
 
 from __future__ import annotations
 
+import functools
+import weakref
+
 from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
 
 from funcgrad.kernel.caches import register_cache
@@ -71,7 +74,7 @@ class Compiled:
     """
 
     __slots__ = (
-        "closed",
+        "_closed_ref",
         "executable",
         "const_buffers",
         "in_avals",
@@ -92,7 +95,9 @@ class Compiled:
         self, closed, executable, const_buffers, text, donate_argnums, device=None, in_shardings=None,
         one_sharding=None,
     ):  # fmt: skip
-        self.closed = closed
+        # Held weakly: the jaxpr's consts (a closure's arrays) die with the jaxpr's owner, as in JAX
+        # (NOTE: [jit instances hold their function weakly] in funcgrad/jitting.py).
+        self._closed_ref = weakref.ref(closed)
         self.executable = executable
         self.const_buffers = const_buffers
         self.in_avals = closed.in_avals
@@ -113,6 +118,11 @@ class Compiled:
         self.host_outs = () if in_shardings is not None else host_positions(closed.out_avals)
         self._one_sharding = one_sharding  # the one device's sharding (what its buffers carry)
         self.call = prepend_constants(executable.call, const_buffers)
+
+    @property
+    def closed(self):
+        """The jaxpr compiled (None once it has been collected)."""
+        return self._closed_ref()
 
     def as_text(self) -> str:
         """The StableHLO module text the program was compiled from."""
@@ -166,8 +176,16 @@ def cached(key, closed, build, in_shardings=None) -> Compiled:
     entry = build()
     if len(_cache) >= _CACHE_SIZE:
         _cache.pop(next(iter(_cache)))  # oldest first
+    if isinstance(entry, Compiled):  # (the entry goes when its jaxpr does)
+        entry._closed_ref = weakref.ref(closed, functools.partial(_drop, key))
     _cache[key] = entry
     return entry
+
+
+def _drop(key, ref, cache=_cache) -> None:
+    hit = cache.get(key)  # (`cache` bound here: at interpreter exit the globals may be gone)
+    if hit is not None and getattr(hit, "_closed_ref", None) is ref:  # (not a later jaxpr's)
+        del cache[key]
 
 
 def clear_cache() -> None:

@@ -660,6 +660,31 @@ def test_jit_of_the_same_function_shares_its_cache():
     assert issubclass(NonHashableStaticArgumentError, TypeError)
 
 
+def test_deleting_a_jitted_closure_frees_what_it_closed_over():
+    # JAX's api_test test_jit_reference_dropping: the shared-instance registry holds the function
+    # weakly (NOTE: [jit instances hold their function weakly]); no garbage collection needed.
+    import weakref
+
+    x = fnp.ones(1 << 16)
+    f = (lambda x: lambda: x * 2)(x)
+    g = jit(f)
+    x = weakref.ref(x)
+    g(), g()
+    del f
+    assert x() is not None  # g still holds f
+    assert float(g()[0]) == 2.0
+    traces = []
+
+    def h(y):
+        traces.append(1)
+        return y + 1
+
+    jit(h)(1.0)  # the jitted object is gone, h lives: a new one shares its traces
+    assert float(jit(h)(2.0)) == 3.0 and len(traces) == 1 and jit(h).cache_info().hits >= 1
+    del g
+    assert x() is None
+
+
 def test_retrace_explanations_cover_each_key_part():
     from funcgrad.jitting import _explain
 
