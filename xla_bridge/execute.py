@@ -370,7 +370,7 @@ def run(c: Compiled, args, donated_invars=None, names=None, committed=False) -> 
     if c.donate_argnums:
         consume_donated(args, bufs, donated_invars)
     if c.float0_outs:
-        return with_float0(from_buffers(outs, c.out_weak), c.float0_outs, c.closed.out_avals)
+        return with_float0(from_buffers(outs, c.out_weak), c.float0_outs, c.out_avals)
     if c.token_outs:
         return with_tokens(from_buffers(outs, c.out_weak), c.token_outs)
     return from_buffers(outs, c.out_weak)

@@ -78,6 +78,7 @@ class Compiled:
         "executable",
         "const_buffers",
         "in_avals",
+        "out_avals",
         "out_weak",
         "donate_argnums",
         "text",
@@ -101,6 +102,7 @@ class Compiled:
         self.executable = executable
         self.const_buffers = const_buffers
         self.in_avals = closed.in_avals
+        self.out_avals = closed.out_avals  # (the jaxpr itself is held weakly)
         self.out_weak = tuple(a.weak_type for a in closed.out_avals)
         self.donate_argnums = tuple(donate_argnums)
         self.text = text
