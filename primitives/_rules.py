@@ -323,6 +323,11 @@ def bilinear_jvp(primitive: Primitive) -> Callable:
         (lhs, rhs), (t_lhs, t_rhs) = primals, tangents
         out = primitive.bind(lhs, rhs, **params)
         total = Zero.from_primal_value(out)
+        if total.aval.dtype == _dt.float0:
+            # An integer ``preferred_element_type``: integer values have float0 tangents, zeros that
+            # never enter arithmetic (NOTE: [float0 tangents are zeros]); JAX's rule makes an int
+            # tangent here, which its own loops and calls then reject or drop.
+            return out, total
         if type(t_lhs) is not Zero:
             total = primitive.bind(t_lhs, rhs, **params)
         if type(t_rhs) is not Zero:

@@ -263,7 +263,7 @@ class JVPTrace(core.Trace):
         return self.lift(out, out_tangent)
 
     def lift(self, primal, tangent):
-        if type(tangent) is Zero:
+        if type(tangent) is Zero or _is_float0(tangent):
             return primal
         return JVPTracer(self, primal, tangent)
 
@@ -322,8 +322,18 @@ def as_given(x):
 def jvp_flat(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
     """``f`` maps a list of arrays to a list of arrays; tangents may be ``Zero``."""
     with core.new_trace(JVPTrace) as trace:
-        args = [p if type(t) is Zero else JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        args = [
+            p if type(t) is Zero or _is_float0(t) else JVPTracer(trace, p, t)
+            for p, t in zip(primals, tangents)
+        ]
         return _unpack_jvp_outputs(trace, f(*args))
+
+
+def _is_float0(t) -> bool:
+    # NOTE: [float0 tangents are zeros]: a float0 tangent (of an integer or boolean value, which a
+    # call's JVP or a loop's fixed point may materialise) never enters arithmetic: as JAX's
+    # ``maybe_jvp_tracer``, the JVP trace carries no tracer for it, so no rule multiplies it.
+    return core.get_aval(t).dtype == _dt.float0
 
 
 def _unpack_jvp_outputs(trace: JVPTrace, outs) -> tuple[list, list]:

@@ -271,3 +271,52 @@ def test_linear_transpose_of_integers_and_its_checks_as_jax():
         s = api.ShapeDtypeStruct((), np.float32)
         outs = api.linear_transpose(lambda x, y: 0.5 * x - 0.5 * y, s, s)(np.float32(1.0))
         assert [(float(o), o.dtype) for o in outs] == [(0.5, np.float32), (-0.5, np.float32)]
+
+
+def test_integer_tangents_never_enter_arithmetic_as_jax():
+    # The fuzzer: a float0 tangent (a custom_jvp rule's, or a loop's materialised integer carry) was
+    # multiplied ("mul requires operands of one dtype, got float0[2,2], i32[]"), and an integer
+    # dot_general's tangent (preferred_element_type=int32) did not match the float0 a loop, scan, jit
+    # or checkpoint traced for it. As JAX's maybe_jvp_tracer, a float0 tangent carries no tracer.
+    import jax
+
+    x = np.array([1.0, 2.0, 3.0], np.float32)  # (whole numbers: an integer dot is exact)
+    b = np.ones((3, 2), bool)
+
+    def programs(T, N, L):
+        @T.custom_jvp
+        def g(a):
+            return (a * 3).astype(N.int32)
+
+        @g.defjvp
+        def g_jvp(p, t):
+            return g(p[0]), np.zeros(p[0].shape, T.dtypes.float0)
+
+        def dot(a):  # an integer dot of floats
+            return N.einsum("i,ij->j", a.astype(N.bfloat16), b, preferred_element_type=N.int32)
+
+        def loop(c):
+            return (c[0] + 1, c[1] * 2 + c[0])
+
+        outs = [
+            lambda a: (g(a) * 2 + 1).astype(N.float32) + a,
+            lambda a: L.while_loop(lambda c: c[0] < 3, loop, (0, g(a)))[1].astype(N.float32) + a,
+            lambda a: L.while_loop(lambda c: c[0] < 3, loop, (0, dot(a)))[1].astype(N.float32) + a[:2],
+            lambda a: L.scan(lambda c, _: (c * 2 + 1, c), dot(a), None, length=2)[0].astype(N.float32),
+            lambda a: T.jit(lambda v: v * 2 + 1)(dot(a)).astype(N.float32) + a[1:],
+            lambda a: T.checkpoint(lambda v: v * 2 + 1)(dot(a)).astype(N.float32) * a[1:],
+        ]
+        return outs
+
+    for fg, jx in zip(programs(funcgrad, fnp, funcgrad.lax), programs(jax, jax.numpy, jax.lax)):
+        want_out, want_lin = jax.linearize(jx, x)
+        got_out, got_lin = funcgrad.linearize(fg, x)
+        assert_close(got_out, want_out, rtol=0, atol=0)
+        assert_close(got_lin(x), want_lin(x), rtol=0, atol=0)
+        assert_close(funcgrad.jvp(fg, (x,), (x,))[1], want_lin(x), rtol=0, atol=0)
+        assert_close(
+            funcgrad.grad(lambda a, f=fg: f(a).sum())(x),
+            jax.grad(lambda a, f=jx: f(a).sum())(x),
+            rtol=0,
+            atol=0,
+        )
