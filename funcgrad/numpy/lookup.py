@@ -2,7 +2,8 @@
 diagflat, tril/triu/diag_indices, nonzero, argwhere, where, select, piecewise.
 
 Layer: surface. Imports ``funcgrad.numpy._core``, ``indexing``, ``ufuncs``, ``manipulation``,
-``sorting``, ``reductions`` and the primitive catalog.
+``sorting``, ``reductions``, the primitive catalog, ``funcgrad._control_flow`` (``piecewise``'s
+``switch``) and the kernel's ``vmap_flat``.
 
 Everything here is expressed with ``indexing.getitem`` (one gather) or ``x.at[...]`` (one scatter),
 so it inherits their derivatives, batching and out-of-bounds conventions (NOTE: [indexing
@@ -14,9 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad._control_flow import switch
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.batching import vmap_flat
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
@@ -523,7 +526,11 @@ def select(condlist, choicelist, default=0):
 
 def piecewise(x, condlist, funclist, *args, **kw):
     """Evaluate ``funclist[i](x)`` where ``condlist[i]`` holds (later conditions win; an extra last
-    function is the default). Every function is evaluated on all of ``x``, so it must be safe there.
+    function is the default).
+
+    As JAX's: a ``lax.switch`` over the index of the condition that holds, vmapped over the
+    elements, so each function sees one element and a branch not taken contributes nothing to a
+    derivative (not ``0 * inf``).
 
     >>> x = np.array([-2.0, 0.5, 3.0])
     >>> piecewise(x, [x < 0, x > 1], [lambda v: -v, lambda v: v ** 2, 0.0]).tolist()
@@ -542,20 +549,29 @@ def piecewise(x, condlist, funclist, *args, **kw):
         condlist = [condlist]
     conds = [broadcast_to(as_bool(c), x.shape) for c in condlist]
     n = len(conds)
-    if len(funclist) not in (n, n + 1):
-        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
-
-    def evaluate(f):
-        value = f(x, *args, **kw) if callable(f) else f
-        return broadcast_to(convert(asarray(value), x.dtype), x.shape)
-
     if len(funclist) == n + 1:
-        out = evaluate(funclist[-1])
+        funclist = [funclist[-1], *funclist[:n]]  # (the default is branch 0, as JAX's)
+    elif len(funclist) == n:
+        funclist = [0, *funclist]
     else:
-        out = constant(0, x.dtype, x.shape)
-    for cond, f in zip(conds, funclist[:n]):
-        out = select_same_dtype(cond, evaluate(f), out)
-    return out
+        raise ValueError(
+            f"with {n} condition(s), either {n} or {n + 1} functions are expected; got {len(funclist)}"
+        )
+    # The branch of each element: 1 + the last condition that holds there, else 0 (the default).
+    index = constant(0, np.int32, x.shape)
+    for i, cond in enumerate(conds):
+        index = select_same_dtype(cond, constant(i + 1, np.int32, x.shape), index)
+
+    def branch(f):
+        if callable(f):
+            return lambda v: convert(asarray(f(v, *args, **kw)), x.dtype)
+        return lambda v: convert(asarray(f), x.dtype)
+
+    branches = [branch(f) for f in funclist]
+    if x.ndim == 0:
+        return switch(index, branches, x)
+    flat = vmap_flat(lambda i, v: [switch(i, branches, v)], x.size, [0, 0], [0], [ravel(index), ravel(x)])[0]
+    return reshape(flat, x.shape + flat.shape[1:])
 
 
 # NOTE: [surface templates]: every public function defined above is templated (the rule, not a mark).

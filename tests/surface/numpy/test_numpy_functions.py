@@ -840,6 +840,34 @@ def test_piecewise_takes_an_array_of_conditions_along_axis_0_as_jax():
     assert fnp.piecewise(x, x < 0, [-1, 1]).tolist() == np.piecewise(x, x < 0, [-1, 1]).tolist()
 
 
+def test_piecewise_is_a_vmapped_switch_as_jax():
+    # The fuzzer: grad of sum(piecewise(x, [x<0, x>1], [neg, square, 0.5])) at -inf was NaN (every
+    # function ran on all of x and a select's zero cotangent met square's inf); JAX's piecewise is a
+    # lax.switch over the condition that holds, vmapped, whose untaken branches contribute nothing.
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)  # (as the suite's other oracle tests run jax)
+
+    def program(T, N):
+        x = np.array([-np.inf, -2.0, 0.5, 3.0, np.inf], np.float32)
+        k = np.arange(-4, 5).reshape(3, 3)
+
+        def f(a):
+            return N.piecewise(a, [a < 0, a > 1], [lambda v: -v, lambda v: v * v, 0.5])
+
+        return [
+            f(x),
+            T.grad(lambda a: N.sum(f(a)))(x),
+            T.jacfwd(lambda a: N.piecewise(a, [a < 0, a > 1], [N.exp, N.log, 0.5]))(x),
+            N.piecewise(k, [k < 0], [lambda v, c: v * c, 1], 3),  # (extra arguments; int dtype)
+            T.vmap(lambda a: N.piecewise(a, [a < 0], [N.sin, N.cos]))(x.reshape(5, 1)),
+            N.piecewise(np.float32(-1.5), [True], [lambda v: v * 2]),  # (a 0-d x: one switch)
+        ]
+
+    for got, want in zip(program(funcgrad, fnp), program(jax, jax.numpy)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 def test_interp_extrapolates_when_asked_as_jax():
     # jnp.interp's docstring: left/right='extrapolate' continue the end segments' lines
     x, xp, fp = np.array([-10.0, 10.0]), np.array([-5.0, 0.0, 5.0]), np.array([-10.0, 0.0, 10.0])
