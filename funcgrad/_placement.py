@@ -77,7 +77,7 @@ from funcgrad.kernel.ir import memory_space_of_kind
 from funcgrad.kernel.partial_eval import StagingTracer, under_staging
 from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives import sharding as shp
-from funcgrad.primitives.remat import device_put_p, device_put_to
+from funcgrad.primitives.remat import ArrayCopySemantics, device_put_p, device_put_to
 
 __all__ = [
     "Shard",
@@ -225,10 +225,39 @@ def device_put_space(x, space: Space):
     return tu.tree_map(put, x)
 
 
+def device_put_traced(v, device):
+    """``device_put(v, device)`` of a traced ``v`` (a ``Device``): under a staging trace (``jit``)
+    ``v`` as it is (the staged program places its values); under eager transformations
+    (``grad``, ``vmap``) a ``device_put`` equation to ``device`` whose source is ``v``'s concrete
+    value's device, as JAX's ``src`` inference: the transpose sends the cotangent back there."""
+    trace = core.current_trace()
+    if under_staging(trace):
+        return v
+    from funcgrad.kernel.recording import EffectsInRecording, RecordingTrace
+
+    if isinstance(trace, RecordingTrace):  # (a recorded program runs on one device)
+        raise EffectsInRecording("device_put")
+    src = v
+    while isinstance(src, core.Tracer):
+        src = getattr(src, "primal", None)
+    src = next(iter(src.devices())) if isinstance(src, Array) and len(src.devices()) == 1 else None
+    return device_put_p.bind(
+        v, devices=(device,), srcs=(src,), copy_semantics=(ArrayCopySemantics.REUSE_INPUT,)
+    )[0]
+
+
+def _put_one(x, d):
+    if d is None:  # (a cotangent whose source was unknown: where it is)
+        return x
+    if isinstance(d, xla_bridge.sharded.Device):
+        return _put_leaf(x, SingleDeviceSharding(d), "")
+    return device_put_space(x, d)
+
+
 # The eager step of a ``device_put`` equation (a jaxpr evaluated eagerly, a checkpoint's offloaded
-# residual: NOTE: [offloaded residuals]): each value placed in its memory space.
+# residual: NOTE: [offloaded residuals]): each value placed in its memory space, or on its device.
 device_put_p.def_impl(
-    lambda *xs, devices, srcs, copy_semantics: [device_put_space(x, d) for x, d in zip(xs, devices)]
+    lambda *xs, devices, srcs, copy_semantics: [_put_one(x, d) for x, d in zip(xs, devices)]
 )
 
 

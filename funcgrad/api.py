@@ -443,8 +443,10 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
                 v = fnp.asarray(v)
         else:
             v = fnp.asarray(v)
-        if device is None or isinstance(v, core.Tracer):
-            return v  # a traced value has no memory to place: the staged program decides
+        if device is None:
+            return v
+        if isinstance(v, core.Tracer):  # under grad/vmap: an equation whose transpose moves back
+            return _placement.device_put_traced(v, device)
         buffer = xla_bridge.device_put(np.asarray(v), device, weak_type=v.weak_type)
         return Array._from_buffer(buffer, weak_type=v.weak_type)
 

@@ -850,7 +850,13 @@ def _device_put_transpose(cts, *args, devices, srcs, copy_semantics):
         i for i, (a, c) in enumerate(zip(args, cts)) if ad.is_undefined_primal(a) and type(c) is not ad.Zero
     ]
     if todo:
-        back = tuple(getattr(args[i].aval, "memory_space", ir.MemorySpace.Device) for i in todo)
+        # (moved to a device, by device_put(x, device) under grad: back to its source device)
+        back = tuple(
+            getattr(args[i].aval, "memory_space", ir.MemorySpace.Device)
+            if isinstance(devices[i], ir.MemorySpace)
+            else srcs[i]
+            for i in todo
+        )
         moved = device_put_p.bind(
             *[cts[i] for i in todo],
             devices=back,

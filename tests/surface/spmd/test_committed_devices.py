@@ -45,6 +45,11 @@ cases = [
     ("jit out_shardings d6", lambda: jax.jit(lambda a: a * 2, out_shardings=SingleDeviceSharding(d[6]))(x)),
     ("shard data", lambda: n.addressable_shards[2].data), ("n * 2", lambda: n * 2),
     ("n + ones", lambda: n + jnp.ones(8, dtype=np.float32)),
+    # device_put under grad: the value on d1, the cotangent back on the source's device
+    ("grad device_put d0->d1",
+     lambda: jax.value_and_grad(lambda a: jax.device_put(a, d[1]))(jax.device_put(2.0, d[0]))),
+    ("grad device_put z->d4", lambda: jax.value_and_grad(lambda a: jnp.sum(jax.device_put(a * a, d[4])))(z)),
+    ("vjp device_put x->d2", lambda: jax.vjp(lambda a: jax.device_put(jnp.sin(a), d[2]), x)[1](x)),
 ]
 out = {}
 for name, fn in cases:
