@@ -24,13 +24,13 @@ from funcgrad.numpy._core import (
     asarray,
     broadcast_shapes,
     broadcast_to,
-    check_user_dtype,
     constant,
     normalize_axis,
     promote_args,
     select,
     shape_of,
 )
+from funcgrad.numpy._dtypes import check_user_dtype, result_type
 from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.manipulation import expand_dims, moveaxis, ravel, reshape
 from funcgrad.numpy.ufuncs import multiply, subtract
@@ -418,11 +418,18 @@ def einsum(
     if not isinstance(subscripts, str):
         raise TypeError("einsum: only the subscripts-string form is supported, e.g. einsum('ij,jk', a, b)")
     precision = dt.canonicalize_precision(precision, "einsum")
-    arrays = promote_args(*[asarray(x) for x in operands])
-    if preferred_element_type is None and arrays:
-        # JAX contracts at the operands' result type, named to every dot_general (a custom
-        # _dot_general, flax's fp8 one, reads it to pick its accumulation type).
-        preferred_element_type = arrays[0].dtype
+    arrays = [asarray(x) for x in operands]
+    convert_to = None
+    if preferred_element_type is None:
+        arrays = promote_args(*arrays)
+        if arrays:
+            # JAX contracts at the operands' result type, named to every dot_general (a custom
+            # _dot_general, flax's fp8 one, reads it to pick its accumulation type).
+            preferred_element_type = arrays[0].dtype
+    else:
+        # JAX's: each operand keeps its dtype into dot_general (which converts it), a summed
+        # operand is widened first where the type asks for it, and the result is converted once.
+        preferred_element_type = convert_to = check_user_dtype(preferred_element_type, "einsum")
     optimize = (
         "greedy"
         if optimize is True or optimize == "auto"
@@ -445,7 +452,7 @@ def einsum(
         lhs, out_labels = einsum_str.split("->")
         in_labels = lhs.split(",")
         if len(inputs) == 1:
-            result = _einsum_single(inputs[0], in_labels[0], out_labels)
+            result = _einsum_single(inputs[0], in_labels[0], out_labels, convert_to)
         else:
             result = _einsum_pair(
                 inputs[0],
@@ -459,6 +466,8 @@ def einsum(
             )
         ops.append(result)
     (result,) = ops
+    if convert_to is not None and result.dtype != convert_to:
+        result = result.astype(convert_to)
     return result
 
 
@@ -482,10 +491,12 @@ def _take_diagonals(x, labels: str):
         labels = labels[:i] + labels[i + 1 :]
 
 
-def _sum_labels(x, labels: str, keep: str):
+def _sum_labels(x, labels: str, keep: str, widen_to=None):
     axes = tuple(i for i, label in enumerate(labels) if label not in keep)
     if not axes:
         return x, labels
+    if widen_to is not None and result_type(x.dtype, widen_to) != x.dtype:
+        x = x.astype(widen_to)  # (JAX's einsum sums bools as the preferred integers, not as or)
     return red.reduce_sum(x, axes), "".join(label for label in labels if label in keep)
 
 
@@ -494,9 +505,9 @@ def _to_order(x, labels: str, out_labels: str):
     return st.transpose(x, perm)
 
 
-def _einsum_single(x, labels: str, out_labels: str):
+def _einsum_single(x, labels: str, out_labels: str, widen_to=None):
     x, labels = _take_diagonals(x, labels)
-    x, labels = _sum_labels(x, labels, out_labels)
+    x, labels = _sum_labels(x, labels, out_labels, widen_to)
     return _to_order(x, labels, out_labels)
 
 
@@ -543,6 +554,8 @@ def _einsum_pair(
         (tuple(la.index(x) for x in batch), tuple(lb.index(x) for x in batch)),
     )
     if dot_general is None:
+        if a.dtype != b.dtype:  # (only with a preferred type: JAX's CPU lowering converts both)
+            a, b = a.astype(preferred_element_type), b.astype(preferred_element_type)
         y = dt.dot_general(a, b, dn, preferred_element_type or a.dtype, precision)
     else:
         y = dot_general(a, b, dn, precision, preferred_element_type=preferred_element_type)

@@ -55,3 +55,28 @@ def test_einsum_repeated_label_of_unequal_sizes_as_jax(shape):
     np.testing.assert_array_equal(our_vjp(ct)[0], their_vjp(ct)[0])
     jitted = funcgrad.jit(lambda a: fnp.einsum("ii->i", a))(x)
     np.testing.assert_array_equal(jitted, theirs)
+
+
+_PREFERRED_CASES = [  # (spec, operands, preferred_element_type): found by the fuzzer, session 12
+    ("i,ij->j", (np.array([0.5, 1.5, 2.5], np.float32), np.ones((3, 2), bool)), "int32"),
+    ("ii->", (np.eye(3, dtype=np.float32),), "int32"),
+    ("ij->", (np.ones((3, 2), bool),), "int32"),
+    ("ij->", (np.ones((3, 2), bool),), None),
+    ("i,i->", (np.array([1, 2], np.int8), np.array([1.5, 2.5], np.float32)), "float32"),
+    ("ij,jk->ik", (np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)), "float32"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_PREFERRED_CASES)))
+def test_einsum_preferred_element_type_as_jax(case):
+    """Operands keep their dtypes into the contraction, a summed bool is widened first and the
+    result is converted once (``[0.5, 1.5, 2.5]`` in bfloat16 against bools into int32 is 3, not
+    the truncated 4.5)."""
+    jax = pytest.importorskip("jax")
+    spec, operands, pet = _PREFERRED_CASES[case]
+    if case == 0:
+        operands = (operands[0].astype(fnp.bfloat16), operands[1])
+    got = fnp.einsum(spec, *operands, preferred_element_type=pet)
+    want = jax.numpy.einsum(spec, *operands, preferred_element_type=pet)
+    assert got.dtype == want.dtype and got.weak_type == want.weak_type
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
