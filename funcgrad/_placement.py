@@ -75,6 +75,7 @@ from funcgrad.kernel.dtypes import canonical_value, python_scalar_types
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import memory_space_of_kind
 from funcgrad.kernel.partial_eval import StagingTracer, under_staging
+from funcgrad.kernel.recording import EffectsInRecording, RecordingTrace
 from funcgrad.primitives import _sharding_rules
 from funcgrad.primitives import sharding as shp
 from funcgrad.primitives.remat import ArrayCopySemantics, device_put_p, device_put_to
@@ -233,8 +234,6 @@ def device_put_traced(v, device):
     trace = core.current_trace()
     if under_staging(trace):
         return v
-    from funcgrad.kernel.recording import EffectsInRecording, RecordingTrace
-
     if isinstance(trace, RecordingTrace):  # (a recorded program runs on one device)
         raise EffectsInRecording("device_put")
     src = v
