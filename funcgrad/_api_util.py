@@ -338,12 +338,22 @@ class user_transformation:
         self.stack.pop()
 
 
-def explain_concretization(e: core.ConcretizationTypeError, label: str | None, kind: str | None) -> None:
+def explain_concretization(
+    e: core.ConcretizationTypeError, label: str | None, kind: str | None, traced: str | None = None
+) -> None:
     """Rewrite ``e``'s message in place: name the user's transformation ``label`` where the message
-    names the kernel's trace of ``kind``, and add the funcgrad.numpy fix for NumPy calls."""
+    names the kernel's trace of ``kind``, add the funcgrad.numpy fix for NumPy calls, and, with
+    ``traced`` (``"f at file:line for jit"``), JAX's line naming the function being traced (the
+    innermost: an enclosing trace finds it written)."""
     if not e.args or getattr(e, "_funcgrad_explained", False):
         return
     msg = str(e.args[0])
+    if traced is not None and "The error occurred while tracing the function" not in msg:
+        words = f"The error occurred while tracing the function {traced}."  # (JAX's words)
+        if "\nThis concrete value was not available" in msg:
+            msg = msg.replace("\nThis concrete value", f"\n{words} This concrete value", 1)
+        elif "\nIt was called (" in msg:
+            msg = msg.replace("\nIt was called (", f"\n{words}\nIt was called (", 1)
     if label is not None:
         for words in _TRACE_WORDS.get(kind, ()):
             if f"inside {words}" in msg:

@@ -23,7 +23,6 @@ retraced more than ``RETRACE_WARNING_THRESHOLD`` times warns once, naming what c
 from __future__ import annotations
 
 import collections
-import contextlib
 import functools
 import inspect
 import logging
@@ -351,8 +350,11 @@ class PjitFunction(Dispatcher):
     def __del__(self):
         # The call counter lives in the C base, outside the shared state: kept for the next
         # instance on this state (NOTE: [jit instances hold their function weakly]).
-        with contextlib.suppress(Exception):
+        # (try, not contextlib.suppress: at interpreter exit the module's globals may be None)
+        try:
             self.__dict__["_calls_at_exit"] = self._native_calls
+        except Exception:
+            pass
 
     @classmethod
     def _adopt(cls, fun, state: dict):
@@ -404,7 +406,8 @@ class PjitFunction(Dispatcher):
             try:
                 out = fun(*full, **d_kwargs, **static_kwargs)
             except core.ConcretizationTypeError as e:
-                explain_concretization(e, None, None)  # the funcgrad.numpy fix for NumPy calls
+                # the funcgrad.numpy fix for NumPy calls, and JAX's line naming the traced function
+                explain_concretization(e, None, None, f"{fun_sourceinfo(fun)} for jit")
                 raise
             try:
                 out_leaves, out_tree = flatten_outputs(out, f"jit({name})", fun)

@@ -373,3 +373,23 @@ def test_custom_vjp_fwd_output_of_another_shape_as_jax():
         ) as e:
             lib.grad(scan_f)(np.float32(1.0))
     assert "got fwd output type float32[3] which doesn't match primal output type float32[]" in str(e.value)
+
+
+def _branch_on(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def test_traced_bool_names_the_traced_function_as_jax():
+    """JAX's 'The error occurred while tracing the function f at FILE:LINE for jit.' before the
+    argument it depends on; under nested jits the innermost function is named."""
+    outer = lambda f: lambda y: f(y) * 2  # noqa: E731
+
+    def first_lines(lib, fun):
+        with pytest.raises(lib.errors.TracerBoolConversionError) as info:
+            fun(1.0)
+        return str(info.value).splitlines()[:2]
+
+    for make in (lambda lib: lib.jit(_branch_on), lambda lib: lib.jit(outer(lib.jit(_branch_on)))):
+        assert first_lines(funcgrad, make(funcgrad)) == first_lines(jax, make(jax))
