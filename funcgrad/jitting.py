@@ -154,7 +154,7 @@ _user_contexts_moved(_user_contexts.contexts_away())
 
 # Where the functions whose first trace was explained were defined (``jax_explain_cache_misses``: a
 # function defined again on the same line each call, a lambda in a loop, never hits the cache).
-_first_traced_at: set[str] = set()
+_first_traced_at: set[str] = register_cache("jit.first_traced_at", set())  # NOTE: [caches have an owner]
 
 
 def _call_staged(self, args, kwargs):
