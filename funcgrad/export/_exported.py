@@ -45,7 +45,7 @@ from funcgrad.custom_derivatives import custom_vjp
 from funcgrad.export._polymorphic import SymbolicExport, check_constraints, is_symbolic_spec
 from funcgrad.export._shape_poly import DimExpr, UnexpectedDimVar
 from funcgrad.export._sharded import ShardedExport, find_mesh
-from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit
+from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit, result_paths
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import CacheGroup, register_cache
@@ -376,10 +376,7 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
         )
     out_tree = out_box[0]
     out_avals = tuple(closed.out_avals)
-    paths = [
-        p for p, _ in tu.tree_flatten_with_path(tu.tree_unflatten(out_tree, list(range(len(out_avals)))))[0]
-    ]
-    infos = [f"result{tu.keystr(p)}" for p in paths]
+    infos = result_paths(out_tree)  # (JAX's jax.result_info, as jit's lowering writes them)
     texts = []
     for p in targets:
         try:
