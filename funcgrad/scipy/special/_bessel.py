@@ -6,11 +6,14 @@ Layer: surface. Imports funcgrad.numpy and funcgrad.lax.
 
 from __future__ import annotations
 
+import functools
+
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.jitting import library_jit
 from funcgrad.numpy._core import concrete_int
 from funcgrad.scipy._promotion import internal_promotion
-from funcgrad.scipy.special._elementary import jax_jit, real_inexact
+from funcgrad.scipy.special._elementary import real_inexact
 
 __all__ = ["bessel_jn", "i0", "i0e", "i1", "i1e"]
 
@@ -56,7 +59,7 @@ def i1(x):
 
 
 @internal_promotion
-@jax_jit(static_argnames=("v", "n_iter"))  # (NOTE: [special functions JAX jits])
+@functools.partial(library_jit, static_argnames=("v", "n_iter"))  # (NOTE: [special functions JAX jits])
 def bessel_jn(z, *, v: int, n_iter: int = 50):
     """Bessel functions of the first kind of orders ``0 ... v`` at ``z``: an array of shape
     ``(v + 1, *z.shape)``, by Miller's backward recurrence from order ``n_iter`` normalised with

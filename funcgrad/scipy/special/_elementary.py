@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.jitting import library_jit
 from funcgrad.kernel.custom_derivatives import custom_jvp as _kernel_custom_jvp
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import log_softmax as _nn_log_softmax
@@ -29,20 +28,6 @@ __all__ = [
     "xlog1py",
     "xlogy",
 ]
-
-
-def jax_jit(fun=None, **options):
-    """``library_jit`` for a function JAX jits (NOTE: [special functions JAX jits]), usable as a
-    decorator with or without options. Its retraces follow the caller's shapes and dtypes, as
-    JAX's do, so it never gives jit's retrace warning (JAX has none).
-
-    >>> import funcgrad.numpy as fnp
-    >>> float(jax_jit(fnp.sin)(0.0))
-    0.0
-    """
-    if fun is None:
-        return lambda f: jax_jit(f, **options)
-    return library_jit(fun, **options)
 
 
 class custom_jvp(_kernel_custom_jvp):

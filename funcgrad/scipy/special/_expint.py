@@ -17,8 +17,9 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.jitting import library_jit
 from funcgrad.numpy._core import call_custom
-from funcgrad.scipy.special._elementary import custom_jvp, jax_jit, real_inexact
+from funcgrad.scipy.special._elementary import custom_jvp, real_inexact
 
 __all__ = ["exp1", "expi", "expn", "sici", "spence"]
 
@@ -355,7 +356,7 @@ def _expi_pos(x):
 
 # Jitted inside the custom_jvp, as JAX's custom_jvp(jit(expi)) (NOTE: [special functions JAX jits]).
 @custom_jvp
-@jax_jit
+@library_jit
 def _expi(x):
     safe_pos = fnp.where(x > 0, x, 1.0)
     safe_neg = fnp.where(x < 0, -x, 1.0)
@@ -475,7 +476,7 @@ def _expn_impl(n, x):
 # The primal is jitted inside the custom_jvp, as JAX's (custom_jvp(vectorize(jit(expn)))): n, a
 # nondiff argument, stays a concrete value there when the call is eager (NOTE: [special functions
 # JAX jits]).
-_expn = custom_jvp(jax_jit(_expn_impl), nondiff_argnums=(0,))
+_expn = custom_jvp(library_jit(_expn_impl), nondiff_argnums=(0,))
 
 
 @_expn.defjvp
@@ -532,7 +533,7 @@ def _sici_asymptotic(x):
 
 
 @custom_jvp
-@jax_jit  # (as _expi)
+@library_jit  # (as _expi)
 def _sici(x):
     ax = fnp.abs(x)
     small = ax <= 4

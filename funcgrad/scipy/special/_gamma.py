@@ -16,9 +16,10 @@ import scipy.special
 
 import funcgrad.numpy as fnp
 from funcgrad import api, lax
+from funcgrad.jitting import library_jit
 from funcgrad.numpy._core import call_custom, concrete_int
 from funcgrad.scipy._promotion import internal_promotion
-from funcgrad.scipy.special._elementary import custom_jvp, jax_jit, real_inexact
+from funcgrad.scipy.special._elementary import custom_jvp, real_inexact
 
 __all__ = [
     "bernoulli",
@@ -51,7 +52,7 @@ def gammaln(x):
     return lax.lgamma(x)
 
 
-@jax_jit  # (NOTE: [special functions JAX jits])
+@library_jit  # (NOTE: [special functions JAX jits])
 def gammasgn(x):
     """The sign of the gamma function: ``-1`` or ``+1`` (NaN at the poles, ``-1`` at ``-0.0``).
 

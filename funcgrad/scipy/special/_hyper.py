@@ -17,8 +17,9 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.jitting import library_jit
 from funcgrad.numpy._core import call_custom
-from funcgrad.scipy.special._elementary import custom_jvp, jax_jit, real_inexact
+from funcgrad.scipy.special._elementary import custom_jvp, real_inexact
 from funcgrad.scipy.special._expint import masked_while
 from funcgrad.scipy.special._gamma import gamma
 
@@ -88,8 +89,8 @@ def _hyp1f1_db(a, b, x):
 # The primal and the derivative series are jitted inside the custom_jvp, as JAX's
 # (custom_jvp(jit(hyp1f1))): one compiled program per shape and dtype when eager (NOTE: [special
 # functions JAX jits]).
-_hyp1f1 = custom_jvp(jax_jit(_hyp1f1_value))
-_hyp1f1_da, _hyp1f1_db = jax_jit(_hyp1f1_da), jax_jit(_hyp1f1_db)
+_hyp1f1 = custom_jvp(library_jit(_hyp1f1_value))
+_hyp1f1_da, _hyp1f1_db = library_jit(_hyp1f1_da), library_jit(_hyp1f1_db)
 
 
 _hyp1f1.defjvps(
@@ -254,17 +255,17 @@ def _hyp2f1_dparam(a, b, c, x, weight):
     )
 
 
-_hyp2f1 = custom_jvp(jax_jit(_hyp2f1_value))  # (as _hyp1f1)
+_hyp2f1 = custom_jvp(library_jit(_hyp2f1_value))  # (as _hyp1f1)
 
 
 # The derivative series, jitted as JAX's _hyp2f1_{a,b,c}_derivative.
-_hyp2f1_da = jax_jit(
+_hyp2f1_da = library_jit(
     lambda a, b, c, x: _hyp2f1_dparam(a, b, c, x, lambda k: lax.digamma(a + k) - lax.digamma(a))
 )
-_hyp2f1_db = jax_jit(
+_hyp2f1_db = library_jit(
     lambda a, b, c, x: _hyp2f1_dparam(a, b, c, x, lambda k: lax.digamma(b + k) - lax.digamma(b))
 )
-_hyp2f1_dc = jax_jit(
+_hyp2f1_dc = library_jit(
     lambda a, b, c, x: _hyp2f1_dparam(a, b, c, x, lambda k: lax.digamma(c) - lax.digamma(c + k))
 )
 
