@@ -102,7 +102,7 @@ def _start_indices(start_indices, name: str | None = None):
     out = list(start_indices)
     if name is not None and out:  # (JAX's check: one integer dtype, a Python int the default one)
         dtypes = [
-            np.dtype(_dt.python_scalar_dtype(i)) if type(i) in (int, float, bool, complex) else aval(i).dtype
+            np.dtype(_dt.python_scalar_dtype(i)) if type(i) in _dt.python_scalar_types else aval(i).dtype
             for i in out
         ]
         if any(d != dtypes[0] or d.kind not in "iu" for d in dtypes):
