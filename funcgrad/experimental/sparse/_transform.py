@@ -118,14 +118,14 @@ def _call(*values, eqn):
     return _eval(jaxpr, consts, list(values))
 
 
-# One rule per kind of ``PrimitiveTraits.sparse`` (``SPARSE_KINDS``, stated on each primitive in its
-# family file): ``rule(*values, eqn) -> BCOO``, or None to densify. A kind's preconditions on the
-# operands (a sparse first operand, a scalar divisor, no dense dimensions) are checked here.
 def _dense_if_scalar(x):
     # (JAX's rule: a sum over every dimension is a dense scalar, not a 0-d BCOO)
     return x.todense() if x.shape == () else x
 
 
+# One rule per kind of ``PrimitiveTraits.sparse`` (``SPARSE_KINDS``, stated on each primitive in its
+# family file): ``rule(*values, eqn) -> BCOO``, or None to densify. A kind's preconditions on the
+# operands (a sparse first operand, a scalar divisor, no dense dimensions) are checked here.
 _RULES = {
     "zero_preserving": lambda x, eqn: _elementwise(x, eqn) if isinstance(x, BCOO) else None,
     "positive_power": lambda x, eqn: _elementwise(x, eqn) if eqn.params["y"] > 0 else None,
