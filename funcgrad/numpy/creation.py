@@ -329,14 +329,10 @@ def _arange_staged(start, stop, step, dtype):
     folds after its algebraic rewrites -- a constant array there would be folded first (``x / (1.5
     + arange(4))`` became a multiplication by reciprocals, 1 ulp from jax's division). The same
     values as ``_arange_values``."""
-    if stop is None:
-        start, stop = 0, start
+    start, size, working = _arange_plan(start, stop, step, dtype)
     if step is None:
-        size = max(0, int(np.ceil(stop - start)))
         iota = st.broadcasted_iota(dtype, (size,), 0)
         return iota if start == 0 else ew.add_p.bind(_convert_saturating(start, dtype)[()], iota)
-    working = np.dtype(np.float32) if _dt.is_float(dtype) and dtype.itemsize < 4 else dtype
-    size = max(0, int(np.ceil((stop - start) / step)))
     iota = st.broadcasted_iota(working, (size,), 0)
     scaled = ew.mul_p.bind(_convert_saturating(step, working)[()], iota)
     return convert(ew.add_p.bind(_convert_saturating(start, working)[()], scaled), dtype)
@@ -354,19 +350,23 @@ def _arange_values(start, stop, step, dtype):
     """JAX's arange values (NumPy's differ): start and step converted to the dtype first (an int
     dtype truncates them: ``arange(-3, 3, 0.5, dtype=int)`` repeats -3), then ``start + step * i``
     in that dtype (float32 for half floats), ``ceil((stop - start) / step)`` of them."""
+    with np.errstate(all="ignore"):
+        start, size, working = _arange_plan(start, stop, step, dtype)
+        if step is None:
+            return (_convert_saturating(start, dtype) + np.arange(size).astype(dtype)).astype(dtype)
+        iota = np.arange(size).astype(working)
+        return (_convert_saturating(start, working) + _convert_saturating(step, working) * iota).astype(dtype)
+
+
+def _arange_plan(start, stop, step, dtype):
+    """``start`` (0 when ``stop`` is None), the element count, and the type the steps are taken in
+    (float32 for half floats) of JAX's arange: the staged and NumPy routes' shared first step."""
     if stop is None:
         start, stop = 0, start
-
-    convert = _convert_saturating
-
-    with np.errstate(all="ignore"):
-        if step is None:
-            size = max(0, int(np.ceil(stop - start)))
-            return (convert(start, dtype) + np.arange(size).astype(dtype)).astype(dtype)
-        working = np.dtype(np.float32) if _dt.is_float(dtype) and dtype.itemsize < 4 else dtype
-        size = max(0, int(np.ceil((stop - start) / step)))
-        iota = np.arange(size).astype(working)
-        return (convert(start, working) + convert(step, working) * iota).astype(dtype)
+    if step is None:
+        return start, max(0, int(np.ceil(stop - start))), dtype
+    working = np.dtype(np.float32) if _dt.is_float(dtype) and dtype.itemsize < 4 else dtype
+    return start, max(0, int(np.ceil((stop - start) / step))), working
 
 
 @_honours_device
