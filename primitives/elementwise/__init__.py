@@ -8,7 +8,7 @@ and the Taylor rules of arithmetic's primitives that are recurrences on it) and 
 their public names.
 """
 
-from funcgrad.primitives.elementwise import complex_specials as _complex_specials  # noqa: E402, F401 - wraps impls
+from funcgrad.primitives.elementwise import complex_specials as _complex_specials  # noqa: F401 - wraps impls
 from funcgrad.primitives.elementwise.arithmetic import *  # noqa: F403 - the family's public names
 from funcgrad.primitives.elementwise.series import *  # noqa: F403
 from funcgrad.primitives.elementwise.transcendental import *  # noqa: F403

@@ -2,7 +2,8 @@
 jax computes them (NOTE: [complex special values]).
 
 Layer: primitives. Wraps the host steps (``impl``) of the elementwise primitives defined in
-``arithmetic`` and ``transcendental``; imported last by the family's ``__init__``.
+``arithmetic`` and ``transcendental``, which it imports itself; imported by the family's
+``__init__``.
 """
 
 from __future__ import annotations
