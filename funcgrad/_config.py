@@ -483,11 +483,8 @@ _FLAG_LIST = [
     ),
     _Flag(
         "jax_traceback_filtering",
-        os.environ.get("JAX_TRACEBACK_FILTERING", "auto"),
-        _choice(
-            "jax_traceback_filtering",
-            ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),
-        ),
+        _traceback_util._mode_setting[0],  # (the kernel read JAX_TRACEBACK_FILTERING)
+        _choice("jax_traceback_filtering", _traceback_util._MODES),
         _traceback_util.set_filtering_mode,  # NOTE: [traceback boundaries]
     ),
     # (JAX's switch for user-defined PRNG implementations; funcgrad's typed keys need none)
@@ -768,10 +765,7 @@ def _exit_precision(_):
 
 
 def _matmul_precision():
-    values = _thread_values.values
-    if "jax_default_matmul_precision" in values:
-        return values["jax_default_matmul_precision"]
-    return _FLAGS["jax_default_matmul_precision"].value
+    return _current(_FLAGS["jax_default_matmul_precision"])
 
 
 _dot.default_precision = _matmul_precision
@@ -1080,6 +1074,10 @@ random_seed_offset_context = make_user_context(0)
 # JAX's config states for the thread-local contexts (``jax.numpy_rank_promotion.get_global()``)
 
 
+# Each thread-local context's state by flag name (the ``jax._src.config`` alias hands them out).
+_CONTEXT_STATES: dict = {}
+
+
 class _ContextState:
     """A thread-local context of flag ``name`` as JAX's config ``State``: called, the context
     manager (or decorator) setting the flag in this thread; ``.value`` is this thread's value,
@@ -1094,6 +1092,7 @@ class _ContextState:
         self._name = name
         self._fn = fn
         functools.update_wrapper(self, fn)
+        _CONTEXT_STATES[name] = self
 
     def __call__(self, *args, **kwargs):
         return self._fn(*args, **kwargs)

@@ -380,7 +380,7 @@ def as_fill(value, dtype):
     >>> as_fill(7, np.uint8).tolist()
     7
     """
-    if type(value) is int and _dt.jax_rules and not _dt.x64_enabled:
+    if type(value) is int and not _dt.x64_enabled:
         # (JAX's full converts a Python int fill as a NumPy int, wrapping into dtype, in 32-bit mode
         # too: full(n, 0x85a308d3, uint32) and full(n, -1, uint32); it is not an int32 operand)
         return Array._from_owned(np.asarray(value).astype(_dt.canonical(np.dtype(dtype))))
