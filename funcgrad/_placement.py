@@ -54,6 +54,7 @@ from funcgrad._array_placement import (
     _sharding,
     copy_to_host_async,  # noqa: F401 - re-exported (NOTE: [derived namespaces])
 )
+from funcgrad._devices import process_count
 from funcgrad._memory import KINDS, Space
 from funcgrad._shardings import (
     AxisType,
@@ -304,7 +305,7 @@ def make_array_from_process_local_data(sharding, local_data, global_shape=None):
     shapes = tu.broadcast_prefix(
         global_shape, local_data, is_leaf=lambda g: g is None or isinstance(g, tuple)
     )
-    if len({d.process_index for d in xla_bridge.get_backend().global_devices}) == 1:
+    if process_count() == 1:
         for g, d in zip(shapes, leaves):
             if g is not None and tuple(g) != np.shape(d):  # (JAX's words)
                 raise ValueError(
