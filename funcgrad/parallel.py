@@ -50,6 +50,7 @@ from funcgrad._vma import (
     eqn_varying,
     vma_adjustment,
 )
+from funcgrad._vmap import _is_axis
 from funcgrad.jitting import JittedFunction
 from funcgrad.kernel import ad, batching, core, ir
 from funcgrad.kernel import tree_util as tu
@@ -544,10 +545,7 @@ def pmap(
         static_broadcasted_argnums = (static_broadcasted_argnums,)
     statics = tuple(static_broadcasted_argnums)
     for axes, what in ((in_axes, "in_axes"), (out_axes, "out_axes")):  # (JAX's check and words)
-        leaves = tu.tree_leaves(axes)
-        if not all(
-            type(a) is int or (isinstance(a, np.integer) and not isinstance(a, np.bool_)) for a in leaves
-        ):
+        if not all(_is_axis(a) for a in tu.tree_leaves(axes)):
             raise TypeError(
                 f"pmap {what} must be an int, None, or (nested) container with those types as leaves, "
                 f"but got {axes}."
