@@ -405,7 +405,7 @@ _FRONTEND = "mhlo.frontend_attributes = {"
 
 def _attr_string(v) -> str:
     text = str(v).lower() if isinstance(v, bool) else str(v)
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f'"{escaped(text)}"'
 
 
 def _attr_key(k) -> str:
