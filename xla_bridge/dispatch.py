@@ -175,8 +175,11 @@ def _weak_miss(owner, name: str):
     """``owner``'s miss handler ``name`` reached through a weak cell in its dict: the native
     dispatcher is kept in that dict, and a bound method there would keep ``owner`` alive until a
     garbage collection (NOTE: [jit instances hold their function weakly] in funcgrad/jitting.py)."""
-    cell = owner.__dict__.setdefault("_owner_ref", [None])
-    cell[0] = weakref.ref(owner)
+    cell = owner.__dict__.get("_owner_ref")
+    if cell is None or cell[0] is None or cell[0]() is not owner:
+        # (a new cell unless this state's own: a jit of a jitted function copies the wrapped
+        # one's attributes, whose cell must keep naming the wrapped function)
+        cell = owner.__dict__["_owner_ref"] = [weakref.ref(owner)]
 
     def miss(*args):
         return getattr(cell[0](), name)(*args)

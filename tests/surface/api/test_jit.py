@@ -5,6 +5,7 @@ cache, static and donated arguments, device-resident outputs, errors, and the AO
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import os
 import pathlib
@@ -818,3 +819,15 @@ def test_jit_refuses_what_jax_refuses_in_its_words():
 
     with pytest.raises(ValueError, match="Getting the signature of function.*failed. Pass donate_argnums"):
         funcgrad.jit(NoSignature(), donate_argnames="a")
+
+
+def test_a_jit_of_a_jitted_function_leaves_the_inner_one_callable():
+    """jit(g) of a jitted g copies g's attributes (as functools.wraps); once the outer one is
+    gone, g's own cache misses must still find g (the native dispatcher's weak cell)."""
+    g = funcgrad.jit(lambda x: x * 2.0)
+    assert float(g(np.float64(1.0))) == 2.0
+    outer = funcgrad.jit(g)
+    assert float(outer(np.ones(2))[0]) == 2.0
+    del outer
+    gc.collect()
+    np.testing.assert_array_equal(np.asarray(g(np.ones((2, 3)))), np.full((2, 3), 2.0))
