@@ -93,11 +93,13 @@ class SymbolicSize(int):
 
     def _symbolic(self, other, order: bool = True) -> bool:
         # The user's comparisons always; the library's orderings between two traced sizes only.
+        # Called from _compare or _equal, each called from a dunder: frame 3 is the comparison's
+        # caller.
         if not _tracing[0]:
             return False
         if order and type(other) is SymbolicSize:
             return True
-        return not sys._getframe(2).f_code.co_filename.startswith((_LIBRARY, *hooks.library_dirs))
+        return not sys._getframe(3).f_code.co_filename.startswith((_LIBRARY, *hooks.library_dirs))
 
     def _arith(self, other, op, rop=False):
         value = getattr(int, op)(self, other)
@@ -163,14 +165,17 @@ class SymbolicSize(int):
     def __lt__(self, other):
         return self._compare(other, "__lt__", "<")
 
-    def __eq__(self, other):
+    def _equal(self, other):
         o = _expr(other)
         if o is None or not self._symbolic(other, order=False):
             return int.__eq__(self, other)
         return self.expr == o if isinstance(o, DimExpr) else False  # (JAX's: equal expressions only)
 
+    def __eq__(self, other):
+        return self._equal(other)
+
     def __ne__(self, other):
-        eq = self.__eq__(other)
+        eq = self._equal(other)
         return eq if eq is NotImplemented else not eq
 
     __hash__ = int.__hash__

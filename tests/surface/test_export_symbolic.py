@@ -196,6 +196,10 @@ _COMPARISONS = {
     "decidable": (lambda lib, lax: lambda x: x if x.shape[0] >= 1 else -x, "b"),
     "equality": (lambda lib, lax: lambda x: x.sum() if x.shape[0] == x.shape[1] else x, "a, b"),
     "floordiv": (lambda lib, lax: lambda x: x[: x.shape[0] // 2] * 2, "b"),
+    "user_geq_number": (lambda lib, lax: lambda x: 0 if x.shape[0] >= 5 else 1, "b"),
+    "user_lt_number": (lambda lib, lax: lambda x: x if x.shape[0] < 3 else -x, "b"),
+    "not_equal_number": (lambda lib, lax: lambda x: x.sum() if x.shape[0] != 5 else x, "b"),
+    "not_equal_sizes": (lambda lib, lax: lambda x: x.sum() if x.shape[0] != x.shape[1] else x, "a, b"),
 }
 
 
