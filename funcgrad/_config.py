@@ -717,6 +717,7 @@ def _mode_key() -> tuple:
 
 
 _thread_precision_count = [0]
+_thread_precision_lock = threading.Lock()  # (as kernel.dtypes' and numpy's counts of thread modes)
 
 
 def _enter_x64(value):
@@ -755,12 +756,14 @@ def _exit_promotion(token):
 
 
 def _enter_precision(value):
-    _thread_precision_count[0] += 1
+    with _thread_precision_lock:
+        _thread_precision_count[0] += 1
     _modes_route()
 
 
 def _exit_precision(_):
-    _thread_precision_count[0] -= 1
+    with _thread_precision_lock:
+        _thread_precision_count[0] -= 1
     _modes_route()
 
 
