@@ -64,6 +64,10 @@ NOT_CACHES = {
     ("funcgrad.xla_bridge.plugins", "_plugin_apis"): "the loaded plugins' C APIs",
     ("funcgrad.xla_bridge.distributed", "_state"): "the distributed runtime's service and client",
     (
+        "funcgrad._config",
+        "_CONTEXT_STATES",
+    ): "the thread-local config states, one per flag (the alias reads them)",
+    (
         "funcgrad.xla_bridge.runtime_tokens",
         "_tokens",
     ): "the runtime token of the last effectful execution per device, which effects_barrier waits on",
