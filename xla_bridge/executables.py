@@ -542,12 +542,9 @@ def mlir_text(module_text: str, debug_info: bool = False) -> str:
         ... }''').splitlines()[2].strip())
         %0 = stablehlo.negate %arg0 : tensor<f64>
     """
-    text = _mlir_module(module_text).operation.get_asm(enable_debug_info=debug_info)
-    # (an operation emitted without a location has its position in the text, file "-": unknown)
-    return _TEXT_POSITION.sub("loc(unknown)", text) if debug_info else text
+    from funcgrad.xla_bridge import portable  # noqa: PLC0415 - as _mlir_module's
 
-
-_TEXT_POSITION = re.compile(r'loc\("-":\d+:\d+\)')
+    return portable.text(_mlir_module(module_text), debug_info)
 
 
 def hlo_text(module_text: str, debug_info: bool = False) -> str:

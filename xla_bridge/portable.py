@@ -155,9 +155,16 @@ def annotate_for_export(module_text: str, result_infos, uses_shape_polymorphism:
         if dicts:
             main.attributes["res_attrs"] = ir.ArrayAttr.get(dicts)
         # With the operations' locations, as JAX's artifacts keep them (NOTE: [operation
-        # locations] in xla_bridge/emitter.py); the positions the parser gave the operations
-        # emitted without one (the text's own lines, file "-") are unknown locations.
-        return _TEXT_POSITION.sub("loc(unknown)", module.operation.get_asm(enable_debug_info=True))
+        # locations] in xla_bridge/emitter.py).
+        return text(module, debug_info=True)
+
+
+def text(module: ir.Module, debug_info: bool = False) -> str:
+    """``module`` as MLIR prints it; with ``debug_info``, with its operations' locations, where
+    the position the parser gave an operation emitted without one (the text's own line, file
+    ``"-"``) is an unknown location, as in JAX's texts."""
+    printed = module.operation.get_asm(enable_debug_info=debug_info)
+    return _TEXT_POSITION.sub("loc(unknown)", printed) if debug_info else printed
 
 
 _TEXT_POSITION = re.compile(r'loc\("-":\d+:\d+\)')
