@@ -204,6 +204,10 @@ class FunctionBuilder:
         # once per body, keyed by its text, as ``const`` does constants; a region has its own
         # builder and so its own table (a value defined inside it does not dominate code after).
         self._broadcasts: dict[str, str] = {}
+        self.broadcast_names: set[str] = set()  # (the names those broadcasts were emitted as)
+        # NOTE: [a broadcast last in a cotangent sum] (xla_bridge/rules/_cotangent_sums.py): the
+        # sums ``x + y`` of two full-size values that ``add_any`` emitted here, name -> (x, y).
+        self.cotangent_sums: dict[str, tuple[str, str]] = {}
         self.embed_all_consts = embed_all_consts
         self.indent = "    "
         # The token of the last ordered host callback in this body (xla_bridge/rules/callbacks.py).
@@ -326,6 +330,7 @@ class FunctionBuilder:
         name = self._broadcasts.get(op)
         if name is None:
             name = self._broadcasts[op] = self.emit(op)
+            self.broadcast_names.add(name)
         return name
 
     def convert(self, x: str, aval, dtype) -> str:

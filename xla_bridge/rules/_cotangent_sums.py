@@ -1,13 +1,12 @@
 """Cotangent sums whose last term is a broadcast, lowered with a full-size last addition
 (NOTE: [a broadcast last in a cotangent sum]).
 
-Layer: xla_bridge (compiler half). Imports only ``xla_bridge.emitter``'s builder API; used by the
-lowering rule of ``add_any`` (xla_bridge/rules/elementwise.py).
+Layer: xla_bridge (compiler half). Uses only ``xla_bridge.emitter``'s builder API (its
+``broadcast_names`` and ``cotangent_sums`` tables); used by the lowering rule of ``add_any``
+(xla_bridge/rules/elementwise.py).
 """
 
 from __future__ import annotations
-
-import itertools
 
 # NOTE: [a broadcast last in a cotangent sum]
 # The cotangent of a value the function reads several times is the ``add_any`` of each use's
@@ -29,27 +28,11 @@ import itertools
 # differs from jax's program in the last bits (float32: about one ulp of the cotangent).
 
 
-def _table(fb) -> dict:
-    """This body's cotangent sums: SSA name of ``x + y`` -> (x, y), both full-size values."""
-    return fb.__dict__.setdefault("_cotangent_sums", {})
-
-
-def _broadcast_names(fb) -> set:
-    """The names of the broadcasts this body emitted (``FunctionBuilder.broadcast``'s table, which
-    only grows: the set takes its new entries on each call)."""
-    seen = fb.__dict__.setdefault("_broadcast_names", [0, set()])
-    table = fb._broadcasts
-    if len(table) > seen[0]:
-        seen[1].update(itertools.islice(table.values(), seen[0], None))
-        seen[0] = len(table)
-    return seen[1]
-
-
 def add_any(fb, a: str, b: str, aval) -> str:
     """``a + b`` for ``add_any``: where one operand is a broadcast this body emitted and the other
     a recorded sum ``c + d`` of two full-size values, emitted as ``c + (d + broadcast)``."""
-    table = _table(fb)
-    names = _broadcast_names(fb)
+    table = fb.cotangent_sums
+    names = fb.broadcast_names
     for x, y in ((a, b), (b, a)):
         if y in names and x in table:
             c, d = table[x]
