@@ -350,10 +350,9 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
         raise NotImplementedError("Unimplemented group_offset support.")
     dn = ragged_dot_dimension_numbers
     lhs, rhs, gs = fnp.asarray(lhs), fnp.asarray(rhs), fnp.asarray(group_sizes)
-    mode, ragged = _ragged_check(lhs.shape, rhs.shape, gs.shape, dn)
+    mode, ragged, (lc, rc), (lb, rb) = _ragged_check(lhs.shape, rhs.shape, gs.shape, dn)
     if not fnp.issubdtype(gs.dtype, fnp.integer):
         raise TypeError("ragged_dot_general requires that group_sizes.dtype is subtype of np.integer.")
-    (lc, rc), (lb, rb) = (list(map(list, p)) for p in dn.dot_dimension_numbers)
     l_prefix = _ragged_prefix(mode, lhs.ndim, ragged, lb, lc)
     if gs.ndim == 1:
         gs = fnp.broadcast_to(gs, tuple(lhs.shape[i] for i in l_prefix) + gs.shape)
@@ -410,8 +409,8 @@ def _ragged_prefix(mode, rank, ragged, batch, contract):
 
 
 def _ragged_check(lhs_shape, rhs_shape, gs_shape, dn):
-    """JAX's shape rule of ``ragged_dot_general`` (its checks, types and words): the mode and the
-    lhs ragged dimension."""
+    """JAX's shape rule of ``ragged_dot_general`` (its checks, types and words): the mode, the
+    lhs ragged dimension and the dot dimension numbers as lists, ``(lc, rc), (lb, rb)``."""
     if not isinstance(dn, RaggedDotDimensionNumbers):
         raise TypeError(f"ragged_dot_general expects RaggedDotDimensionNumbers, got {type(dn).__name__}")
 
@@ -484,7 +483,7 @@ def _ragged_check(lhs_shape, rhs_shape, gs_shape, dn):
         lshape, rshape = tuple(lhs_shape[i] for i in ld), tuple(rhs_shape[i] for i in rd)
         if lshape != rshape:
             raise TypeError(f"dot_general requires {what} to have the same shape, got {lshape} and {rshape}.")
-    return mode, ragged
+    return mode, ragged, (lc, rc), (lb, rb)
 
 
 # jax's names for the platforms a branch may be written for, by default_backend()'s name.
