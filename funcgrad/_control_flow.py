@@ -307,21 +307,35 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
         raise TypeError("cond predicate is None")
     if isinstance(pred, Sequence):
         raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")
+    pred = _predicate(pred, _pred_error)
+    index = np.int32(pred) if isinstance(pred, bool | np.bool_) else ew.convert_element_type(pred, np.int32)
+    return _bind_cond(index, [false_fun, true_fun], operands, ["false_fun", "true_fun"], "cond")
+
+
+def _predicate(pred, refuse):
+    """``pred`` as a boolean scalar: a number means ``pred != 0``, as in JAX's ``cond``. What is not
+    a scalar boolean or number raises ``refuse(pred, aval)``, the caller's error (``aval`` None:
+    ``pred`` is not an array)."""
     try:
         aval = core.get_aval(pred)
     except TypeError as e:
-        raise TypeError(f"Pred type must be either boolean or number, got {pred}.") from e
-    if aval.shape != ():
-        raise TypeError(
+        raise refuse(pred, None) from e
+    if aval.shape != () or aval.dtype.kind not in "biuf":
+        raise refuse(pred, aval)
+    if aval.dtype != np.bool_:
+        pred = ew.ne_p.bind(pred, np.zeros((), aval.dtype))
+    return pred
+
+
+def _pred_error(pred, aval) -> TypeError:  # (cond's, JAX's words)
+    if aval is not None and aval.shape != ():
+        return TypeError(
             f"Pred must be a scalar, got {pred} of shape {aval.shape}. "
             "(To select elementwise use funcgrad.numpy.where.)"
         )
-    if aval.dtype.kind not in "biuf":  # (a float pred is pred != 0, as in JAX)
-        raise TypeError(f"Pred type must be either boolean or number, got {aval.dtype}.")
-    if aval.dtype != np.bool_:
-        pred = ew.ne_p.bind(pred, np.zeros((), aval.dtype))
-    index = np.int32(pred) if isinstance(pred, bool | np.bool_) else ew.convert_element_type(pred, np.int32)
-    return _bind_cond(index, [false_fun, true_fun], operands, ["false_fun", "true_fun"], "cond")
+    return TypeError(
+        f"Pred type must be either boolean or number, got {pred if aval is None else aval.dtype}."
+    )
 
 
 @_api_boundary  # NOTE: [traceback boundaries]
@@ -601,17 +615,15 @@ _CHUNKED_FROM = 64  # below, one scan of max_steps steps (chunks cost more compi
 def _and_below(pred, i, bound: int):
     """``pred and i < bound``, a boolean scalar (a number ``pred`` means ``pred != 0``, as in
     ``cond``)."""
-    try:
-        aval = core.get_aval(pred)
-    except TypeError as e:
-        raise TypeError(f"cond_fun must return a boolean scalar, but got {pred!r}.") from e
-    if aval.shape != () or aval.dtype.kind not in "biuf":
-        raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) [{aval}].")
-    if aval.dtype != np.bool_:
-        pred = ew.ne_p.bind(pred, np.zeros((), aval.dtype))
+    pred = _predicate(pred, _cond_fun_error)
     return ew.and_p.bind(
         np.asarray(pred) if isinstance(pred, bool) else pred, ew.lt_p.bind(i, np.int32(bound))
     )
+
+
+def _cond_fun_error(pred, aval) -> TypeError:  # (while_loop's words)
+    got = f"{pred!r}" if aval is None else f"output type(s) [{aval}]"
+    return TypeError(f"cond_fun must return a boolean scalar, but got {got}.")
 
 
 # NOTE: [bounded while loops run in checkpointed chunks]
