@@ -203,6 +203,7 @@ def _make_primitive(name: str, side_effect: bool) -> Primitive:
     p.def_batch(_batch(p))
     p.def_traits(
         has_side_effects=side_effect,
+        kept_when_dead=True,  # (jvp of a jit whose call's result is unused refuses, as JAX's)
         taylor_from_jvp="a foreign kernel: its JVP rule raises the error that says to use custom_vjp",
     )
     # The bridge's text rule (no rule module of the catalog owns it: NOTE: [FFI custom call form]).

@@ -135,7 +135,8 @@ def _batched(callback: HostCallback, dims, axis_size: int, method: str, result_a
 
 pure_callback_p = Primitive("pure_callback", multiple_results=True)
 pure_callback_p.def_traits(
-    taylor_from_jvp="a host function: its JVP rule raises the error that says to use custom_jvp"
+    taylor_from_jvp="a host function: its JVP rule raises the error that says to use custom_jvp",
+    kept_when_dead=True,  # (jvp of a jit whose callback's result is unused refuses, as JAX's)
 )
 
 

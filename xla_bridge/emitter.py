@@ -32,7 +32,7 @@ from funcgrad.xla_bridge.dtypes import SUB_BYTE_WIDE, dense_attr, mlir_element_t
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.core import Primitive
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, abstract_token
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Literal, abstract_token, backward_dependencies
 
 __all__ = [
     "FunctionBuilder",
@@ -601,7 +601,12 @@ def lower_jaxpr_body(
             return name
         return env[a]
 
-    for eqn in jaxpr.eqns:
+    eqns = jaxpr.eqns
+    if any(e.primitive.traits.kept_when_dead for e in eqns):
+        # Traced programs keep a dead pure_callback/ffi_call so that transformations refuse it
+        # (NOTE: [primitive traits]); JAX's lowering removes it, and so does this one.
+        eqns = backward_dependencies(eqns, jaxpr.outvars, effects=True, refused=False)[1]
+    for eqn in eqns:
         prim = eqn.primitive
         info = eqn.source_info
         fb.loc = _eqn_loc(scope, info.name_stack if info is not None else "", prim.name)

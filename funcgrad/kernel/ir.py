@@ -740,19 +740,33 @@ def has_effects(eqn) -> bool:
     return any(has_effects(e) for j in jaxprs_in_params(params) for e in j.eqns)
 
 
-def backward_dependencies(eqns, outputs, stop=frozenset(), effects: bool = False) -> tuple[set, list]:
+def _kept_when_dead(eqn, refused: bool = True) -> bool:
+    """Whether dead-code elimination keeps ``eqn`` with no result read: it has side effects, its
+    primitive is ``kept_when_dead`` (NOTE: [primitive traits]; unless ``refused`` is false), or a
+    jaxpr it carries holds such an equation."""
+    traits = eqn.primitive.traits
+    if traits.has_side_effects or (refused and traits.kept_when_dead):
+        return True
+    if not traits.jaxpr_params:
+        return False
+    params = {k: eqn.params[k] for k in traits.jaxpr_params if k in eqn.params}
+    return any(_kept_when_dead(e, refused) for j in jaxprs_in_params(params) for e in j.eqns)
+
+
+def backward_dependencies(
+    eqns, outputs, stop=frozenset(), effects: bool = False, refused: bool = True
+) -> tuple[set, list]:
     """The variables ``outputs`` are computed from through ``eqns`` (not looking past variables
     in ``stop``), and the equations that compute them, in order: the one backward sweep behind
     dead-code elimination, checkpoint's recomputation and "which argument does this value come
     from" in error messages. With ``effects=True`` (dead-code elimination) equations of
-    primitives with side effects count as needed, and so do their inputs."""
+    primitives with side effects or ``kept_when_dead`` count as needed, and so do their inputs;
+    ``refused=False`` (the lowering's elimination, as JAX's) lets the ``kept_when_dead`` go."""
     needed = {v for v in outputs if type(v) is Var and v not in stop}
     used = []
     # (This sweep runs once per eager ``grad`` call: plain loops, no generators.)
     for eqn in reversed(eqns):
-        live = effects and (
-            eqn.primitive.traits.has_side_effects or (eqn.primitive.traits.jaxpr_params and has_effects(eqn))
-        )
+        live = effects and _kept_when_dead(eqn, refused)
         if not live:
             for v in eqn.outvars:
                 if v in needed:

@@ -66,6 +66,11 @@ class PrimitiveTraits:
       (shard_map's mesh axes, NOTE: [named axes]) while the type checker reads them.
     - ``has_side_effects``: the equation does something besides computing its results (a host
       callback that prints): dead-code elimination keeps it even when nothing reads its results.
+    - ``kept_when_dead``: its JVP rule refuses it whatever the operands (a host function or a
+      foreign kernel has no derivative): dead-code elimination keeps it, since JAX removes nothing
+      while tracing, so a transformation of a staged program (``jvp`` of a ``jit``) meets it and
+      refuses as JAX's does. Not a side effect: compiled, XLA drops it and the host function does
+      not run (as in JAX, whose lowering removes it).
     - ``runs_user_rules``: its rules call the user's Python functions (custom_jvp, custom_vjp,
       custom_vmap), which must run on every eager call: eager grad caches no program holding one
       (NOTE: [eager grad program cache]) and a surface template replays it by binding.
@@ -106,6 +111,7 @@ class PrimitiveTraits:
     contraction: bool = False
     inner_axis_env: Callable | None = None
     has_side_effects: bool = False
+    kept_when_dead: bool = False
     runs_user_rules: bool = False
     transposes_zero_cotangents: bool = False
     identity_element: int | None = None

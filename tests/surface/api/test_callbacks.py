@@ -165,6 +165,37 @@ def test_unused_pure_callback_is_dropped_and_callbacks_are_not_mixed_up():
     assert f1.lower(0.0).as_text() == f2.lower(0.0).as_text()
 
 
+@pytest.mark.parametrize("how", ["jvp_of_jit", "vmap_of_jit"])
+def test_a_dead_pure_callback_is_refused_under_transformations_of_jit_as_jax(how):
+    # JAX removes nothing while tracing: jvp/vmap of a jit meet a pure_callback whose result is
+    # unused and refuse it (no JVP rule; vmap_method=None), though the compiled call drops it
+    # (fuzzer leftover: funcgrad's trace dropped it, so jvp(jit(f)) computed).
+    jax = pytest.importorskip("jax")
+    calls = []
+
+    def make(lib):
+        def f(x):
+            lib.pure_callback(lambda v: calls.append(1) or v, lib.ShapeDtypeStruct(x.shape, x.dtype), x)
+            return x * 2
+
+        run = {
+            "jvp_of_jit": lambda: lib.jvp(lib.jit(f), (np.ones(3),), (np.ones(3),)),
+            "vmap_of_jit": lambda: lib.vmap(lib.jit(f))(np.ones((2, 3))),
+        }[how]
+        return f, run
+
+    errors = []
+    for lib in (jax, funcgrad):
+        f, run = make(lib)
+        with pytest.raises((ValueError, NotImplementedError)) as info:
+            run()
+        errors.append((type(info.value), str(info.value).split(".")[0]))
+        assert float(lib.jit(f)(1.0)) == 2.0
+        assert "custom_call" not in lib.jit(f).lower(np.ones(3)).as_text()  # (lowering drops it)
+    assert errors[0] == errors[1]
+    assert calls == []
+
+
 # ----------------------------------------------------------------------------------------------
 # debug.callback
 
