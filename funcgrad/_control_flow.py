@@ -371,7 +371,17 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
 def _bind_cond(index, branches, operands, names, what):
     flat_ops, ops_tree = tu.tree_flatten(operands)
     avals = [core.get_aval(x) for x in flat_ops]
-    traced = [_trace(b, ops_tree, avals, f"{what} {n}") for b, n in zip(branches, names)]
+    refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref or box exists)
+    traced, items = [], []
+    for b, n in zip(branches, names):
+        try:
+            traced.append(_trace(b, ops_tree, avals, f"{what} {n}", state=refs is not None))
+        except Exception as e:
+            if refs is None or not isinstance(e, refs.LoopState):
+                raise
+            items.extend(i for i in e.items if not any(i is j for j in items))
+    if items:
+        return _cond_with_state(refs, index, branches, operands, names, what, items)
     _check_branch_outputs(traced, branches, what)
     all_consts = [c for _, consts, _ in traced for c in consts]
     joined, forwarded = _joined_branches([jaxpr for jaxpr, _, _ in traced], len(flat_ops))
@@ -383,6 +393,26 @@ def _bind_cond(index, branches, operands, names, what):
     outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=joined) if computed else ())
     outs = [next(outs) if p is None else _as_array(flat_ops[p], avals[p]) for p in forwarded]
     return tu.tree_unflatten(traced[0][2], outs)
+
+
+def _cond_with_state(refs, index, branches, operands, names, what, items: list):
+    """A cond whose branches touch Refs or mutable boxes from outside (``items``): each branch
+    takes their values as extra operands and returns their final values, written back after the
+    cond, as the state of a loop body is carried (NOTE: [state in loop bodies] in funcgrad/ref.py).
+    """
+
+    def with_state(branch):
+        def stateful(state, ops):
+            with refs.bound_loop_state(items, state) as bound:
+                out = branch(*ops)
+                return out, bound.finals()
+
+        return stateful
+
+    state = refs.loop_state_values(items)
+    out, finals = _bind_cond(index, [with_state(b) for b in branches], (state, operands), names, what)
+    refs.write_loop_state(items, finals)
+    return out
 
 
 def _as_array(x, aval):
@@ -504,18 +534,25 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
     if max_steps is not None:
         return _bounded_while(cond_fun, body_fun, init_val, int(max_steps))
     carry_tree = tu.tree_structure(init_val)
-    body, body_consts, _, init_flat = _trace_loop_body(
-        body_fun,
-        init_val,
-        [],
-        lambda avals: tu.tree_structure((init_val,)),
-        "while_loop body_fun",
-        lambda t, _: t,
-    )
-    carry_avals = body.in_avals[len(body_consts) :]
-    cond_j, cond_consts, pred_tree = _trace(
-        cond_fun, tu.tree_structure((init_val,)), carry_avals, "while_loop cond_fun"
-    )
+    refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref or box exists)
+    try:
+        body, body_consts, _, init_flat = _trace_loop_body(
+            body_fun,
+            init_val,
+            [],
+            lambda avals: tu.tree_structure((init_val,)),
+            "while_loop body_fun",
+            lambda t, _: t,
+            state=refs is not None,
+        )
+        carry_avals = body.in_avals[len(body_consts) :]
+        cond_j, cond_consts, pred_tree = _trace(
+            cond_fun, tu.tree_structure((init_val,)), carry_avals, "while_loop cond_fun", refs is not None
+        )
+    except Exception as e:
+        if refs is None or not isinstance(e, refs.LoopState):
+            raise
+        return _while_with_state(refs, cond_fun, body_fun, init_val)
     made = _made_by(body, cond_j)
     pred_avals = cond_j.out_avals
     if not tu.treedef_is_leaf(pred_tree) or len(pred_avals) != 1:  # (JAX's words)
@@ -544,6 +581,39 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
         cond_nconsts=len(cond_consts), body_nconsts=len(body_consts),
     )  # fmt: skip
     return tu.tree_unflatten(carry_tree, _merge_moved(move, outs, moved))
+
+
+def _while_with_state(refs, cond_fun, body_fun, init_val):
+    """A while loop whose functions touch Refs or mutable boxes from outside: their values are a
+    second carry, written back after the loop (NOTE: [state in loop bodies] in funcgrad/ref.py).
+    ``cond_fun`` may write them too (as in JAX): it runs once before the loop and after each body
+    step, its predicate carried with the state."""
+    items = []
+    for fun in (body_fun, cond_fun):
+        try:
+            _trace(fun, tu.tree_structure((init_val,)), [core.get_aval(x) for x in tu.tree_leaves(init_val)],
+                   "while_loop", True)  # fmt: skip
+        except Exception as e:
+            if not isinstance(e, refs.LoopState):
+                raise
+            items.extend(i for i in e.items if not any(i is j for j in items))
+
+    def tested(val, state):  # (val, state after cond_fun, its predicate)
+        with refs.bound_loop_state(items, state) as bound:
+            pred = cond_fun(val)
+            return val, bound.finals(), pred
+
+    def body(carry):
+        val, state, _ = carry
+        with refs.bound_loop_state(items, state) as bound:
+            val = body_fun(val)
+            state = bound.finals()
+        return tested(val, state)
+
+    init = tested(init_val, refs.loop_state_values(items))
+    val, finals, _ = while_loop(lambda carry: carry[2], body, init)
+    refs.write_loop_state(items, finals)
+    return val
 
 
 # NOTE: [read-only carries]

@@ -358,7 +358,23 @@ def _store(ref: Ref, value) -> None:
             owner = leaf._trace
             if home is None or home.is_ancestor_of(owner):
                 raise ValueError(_inner_write_message(owner, ref))
+    staged = _staged_below(core.current_trace(), home)
+    if staged is not None:
+        # A write of a value known at trace time (a constant) inside a staged function that is no
+        # ref scope would happen once, while tracing, not when the function runs.
+        raise ValueError(_inner_write_message(staged, ref))
     ref._value = value
+
+
+def _staged_below(current, home):
+    """The first staging trace from ``current`` up to (not including) ``home``, else None: a Ref of
+    ``home`` written there would not be written back (``_lift`` left it unbound there)."""
+    t = current
+    while t is not None and t is not home:
+        if isinstance(t, StagingTrace):
+            return t
+        t = t.parent
+    return None
 
 
 def _inner_write_message(owner, ref: Ref) -> str:
@@ -373,9 +389,9 @@ def _inner_write_message(owner, ref: Ref) -> str:
     elif "staging" in kind:
         return (
             f"A Ref of type {ref._aval} from outside was written inside a staged function that is not "
-            "jit's -- a scan/while_loop/fori_loop body, a cond branch, make_jaxpr, eval_shape, a "
-            "custom_jvp/vjp or checkpointed function: funcgrad functionalises Refs under jit only. "
-            "Carry the value through the loop (or return it) and write the Ref outside, or jit the function."
+            "jit's -- make_jaxpr, a custom_jvp/vjp or checkpointed function: funcgrad functionalises "
+            "Refs under jit, eval_shape and in control flow (loops, cond) only. Return the value and "
+            "write the Ref outside, or jit the function."
         )
     else:
         what, where = (
@@ -651,7 +667,11 @@ def lift_box(box) -> None:
 # ``(carry, state)``, the state being the current low-level values of those Refs and boxes, with a
 # body that binds them to the state carry while the user's body runs and returns their final
 # values as the new state (``bound_loop_state``); the final state is written back after the loop.
-# A body that touches none is traced once, as before.
+# A body that touches none is traced once, as before. ``cond``'s branches carry state the same way
+# (their values in as extra operands, their final values out as extra results), and so do
+# ``while_loop``'s functions (a second carry; ``cond_fun`` runs before the loop and after each body
+# step, so its writes are kept). A write of a constant from a staged function that is no ref scope
+# is refused (``_staged_below``): it would happen once, at trace time.
 
 
 class LoopState(Exception):
