@@ -363,6 +363,11 @@ def _gather_transpose(
         return [Zero(t.aval), None]
     if is_undefined_primal(x):
         raise TypeError("select_and_gather_add is linear in its tangents only, not in the operand")
+    if any(d != 1 for d in window_dilation):  # (JAX's transpose refuses it, in these words)
+        raise NotImplementedError(
+            "VJP not implemented for select_and_gather (MaxPool) with window dilation, got "
+            f"window_dilation={window_dilation}."
+        )
     operand = x
     dilated = any(d != 1 for d in base_dilation)
     if dilated:
