@@ -412,7 +412,8 @@ class PjitFunction(Dispatcher):
             try:
                 out_leaves, out_tree = flatten_outputs(out, f"jit({name})", fun)
             except TypeError:
-                refuse_returned_refs(out, f"jit({name})")  # JAX's ValueError for a Ref
+                # JAX's ValueError for a Ref, naming the argument it was passed in as
+                refuse_returned_refs(out, f"jit({name})", fun, "jit", dict(zip(map(id, leaves), names)))
                 raise
             out_tree_box.append(out_tree)
             return out_leaves
@@ -446,7 +447,7 @@ class PjitFunction(Dispatcher):
             )
         start = time.perf_counter()
         with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, fun_name=name):
-            closed, n_outs, plan = trace_stateful(flat_fun, avals, names, f"jit({name})", refs)
+            closed, n_outs, plan = trace_stateful(flat_fun, avals, names, f"jit({name})", refs, fun)
         if logged:
             _logger.log(level, "Finished tracing %s for jit in %.9f sec", name, time.perf_counter() - start)
         core.check_leaks_now()  # (NOTE: [leak checking])

@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.kernel import core
+from funcgrad._api_util import fun_sourceinfo
+from funcgrad.kernel import core, source_info
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import StagingTrace
 from funcgrad.numpy import _core
@@ -125,14 +126,22 @@ class Ref:
     Array([7., 2.], dtype=float64)
     """
 
-    __slots__ = ("_value", "_trace", "_aval", "_tree", "_leaf_avals", "__weakref__")
+    __slots__ = ("_value", "_trace", "_aval", "_tree", "_leaf_avals", "_made_at", "__weakref__")
 
-    def __init__(self, value, trace):
+    def __init__(self, value, trace, made_at=None):
         self._value = value
         self._trace = trace  # NOTE: [refs are functionalised at trace time]
         leaves, self._tree = tu.tree_flatten(value)
         self._leaf_avals = tuple(core.get_aval(x) for x in leaves)
         self._aval = AbstractRef(_type_of(value))
+        self._made_at = made_at  # (the user's line, for a Ref made while tracing: JAX's errors name it)
+
+    def _inner(self, value, trace) -> Ref:
+        """A Ref of this one's type standing for it inside a traced function (an argument)."""
+        inner = object.__new__(Ref)
+        inner._value, inner._trace, inner._made_at = value, trace, None
+        inner._aval, inner._tree, inner._leaf_avals = self._aval, self._tree, self._leaf_avals
+        return inner
 
     # JAX forwards the type's facts to the Ref.
     aval = property(lambda self: self._aval)
@@ -219,7 +228,9 @@ def new_ref(init_val, *, memory_space: Any = None, kind: Any = None) -> Ref:
     else:
         value = fnp.asarray(init_val)
     trace = core.current_trace()
-    return Ref(value, None if type(trace) is core.EvalTrace and not isinstance(value, core.Tracer) else trace)
+    if type(trace) is core.EvalTrace and not isinstance(value, core.Tracer):
+        return Ref(value, None)
+    return Ref(value, trace, source_info.user_source_info())
 
 
 def empty_ref(ty, memory_space: Any = None) -> Ref:
@@ -514,8 +525,10 @@ class RefPlan:
 class _Scope:
     """The refs bound to one staging trace: (ref, the state it had before) in binding order."""
 
-    def __init__(self, trace):
+    def __init__(self, trace, fun=None, traced_for: str = "jit"):
         self.trace = trace
+        self.fun, self.traced_for = fun, traced_for
+        self.arguments: dict[int, str] = {}  # id of each Ref passed in -> its argument's name
         self.bound: list[tuple[Ref, Any, Any]] = []
         self.starts: list[list] = []  # the inputs each bound Ref started from
         self.lifted_args: list = []
@@ -529,6 +542,12 @@ class _Scope:
         ref._trace = self.trace
 
     def lift(self, ref: Ref) -> None:
+        name = self.arguments.get(id(ref))
+        if name is not None:  # (JAX's check, on by default: jax_mutable_array_checks)
+            raise ValueError(
+                f"when tracing {fun_sourceinfo(self.fun)} for {self.traced_for}, a mutable array "
+                f"reference of type {ref._aval} was both closed over and passed as the argument {name}"
+            )
         args = [self.trace.new_arg(a) for a in ref._leaf_avals]
         self.lifted_args.extend(args)
         self.lifted.append(ref)
@@ -758,13 +777,17 @@ def write_loop_state(items: list, finals: list) -> None:
             _store(item, tu.tree_unflatten(item._tree, list(vals)))
 
 
-def trace_stateful(f, in_avals, arg_names, description: str, refs: dict[int, Ref]):
+def trace_stateful(
+    f, in_avals, arg_names, description: str, refs: dict[int, Ref], fun=None, traced_for="jit"
+):
     """``trace_to_jaxpr`` for a jitted function: the trace is a ref scope. ``refs`` maps the flat
     argument positions that hold a Ref to it (their ``in_avals`` are the Refs' leaf avals, one
-    position per Ref). Returns ``(closed jaxpr, n_outs, RefPlan or None)``: the program's outputs
-    are ``f``'s ``n_outs`` ones, then the final leaves of each written Ref."""
+    position per Ref); ``f`` gets, for each, a Ref of the trace standing for it (so that one also
+    closed over is told apart, as in JAX). Returns ``(closed jaxpr, n_outs, RefPlan or None)``: the
+    program's outputs are ``f``'s ``n_outs`` ones, then the final leaves of each written Ref.
+    ``fun`` (the user's function) and ``traced_for`` name it in JAX's aliasing errors."""
     with core.new_trace(StagingTrace, None, description) as trace:
-        scope = _SCOPES[trace] = _Scope(trace)
+        scope = _SCOPES[trace] = _Scope(trace, fun, traced_for)
         try:
             args, leaves, positions, aliases, first, boxes = [], [], [], [], {}, []
             names = list(arg_names or [None] * len(in_avals))
@@ -785,13 +808,21 @@ def trace_stateful(f, in_avals, arg_names, description: str, refs: dict[int, Ref
                     continue
                 positions.append(i)
                 aliases.append(first.setdefault(id(ref), i))
-                if first[id(ref)] == i:
-                    ref_args = [trace.new_arg(a, names[i]) for a in ref._leaf_avals]
-                    args.extend(ref_args)
-                    scope.bind(ref, ref_args)
-                leaves.append(ref)
+                if first[id(ref)] != i:  # (JAX's check, on by default: jax_mutable_array_checks)
+                    raise ValueError(
+                        "only one reference to a mutable array may be passed as an argument to a "
+                        f"function, but when tracing {fun_sourceinfo(fun)} for {traced_for} the mutable "
+                        f"array reference of type {ref._aval} appeared at both "
+                        f"{names[first[id(ref)]] or 'unknown'} and {names[i] or 'unknown'}."
+                    )
+                ref_args = [trace.new_arg(a, names[i]) for a in ref._leaf_avals]
+                args.extend(ref_args)
+                inner = ref._inner(None, trace)
+                scope.bind(inner, ref_args)
+                scope.arguments[id(ref)] = names[i] or "unknown"
+                leaves.append(inner)
             outs = list(f(*leaves))
-            refuse_returned_refs(outs, description)
+            refuse_returned_refs(outs, description, fun, traced_for, dict(zip(map(id, leaves), names)))
             every = [ref for ref, _, _ in scope.bound]
             written = [k for k, (ref, _, _) in enumerate(scope.bound) if _changed(ref, scope, k)]
             finals = [leaf for k in written for leaf in tu.tree_leaves(every[k]._value)]
@@ -814,13 +845,32 @@ def trace_stateful(f, in_avals, arg_names, description: str, refs: dict[int, Ref
     return closed, len(outs), plan
 
 
-def refuse_returned_refs(out, description: str) -> None:
-    """JAX's error for a traced function that returns a Ref (its value belongs to the trace)."""
-    for leaf in tu.tree_leaves(out):
+def refuse_returned_refs(out, description: str, fun=None, traced_for=None, arguments=None) -> None:
+    """JAX's error for a traced function that returns a Ref (its value belongs to the trace):
+    naming ``fun`` traced for ``traced_for`` (``jit``, ``scan``, ...) and where the Ref came from
+    (``arguments``: id of each Ref the function was given -> its argument's name)."""
+    leaves = tu.tree_leaves_with_path(out)
+    for path, leaf in leaves:
         if isinstance(leaf, Ref):
+            if fun is None:
+                raise ValueError(
+                    f"{description} returned a mutable array reference of type {leaf._aval}, but "
+                    "mutable array references cannot be returned (return ref[...] instead)."
+                )
+            loc = f" at output tree path result{tu.keystr(path)}" if len(leaves) > 1 or path else ""
+            origin = ""
+            if arguments and arguments.get(id(leaf)):
+                origin = (
+                    f"\n\nThe returned mutable array was passed in as the argument {arguments[id(leaf)]}."
+                )
+            elif leaf._made_at is not None:
+                made = leaf._made_at
+                where = f"{made.file}:{made.line}" + (f":{made.column}" if made.column is not None else "")
+                origin = f"\n\nThe returned mutable array was created on line {where} ({made.function})."
             raise ValueError(
-                f"{description} returned a mutable array reference of type {leaf._aval}, but "
-                "mutable array references cannot be returned (return ref[...] instead)."
+                f"function {fun_sourceinfo(fun)} traced for {traced_for} returned a mutable array "
+                f"reference of type {leaf._aval}{loc}, but mutable array references cannot be "
+                f"returned.{origin}"
             )
 
 
