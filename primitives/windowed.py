@@ -17,15 +17,17 @@ strided window view (``conv.window_view``, no copy) and reduce over the window a
 # linear in ``t``. Its transpose is ``select_and_scatter_add(ct, x)``, which adds each window's
 # cotangent into the selected element, and the transpose of that is select_and_gather_add again,
 # so derivatives of every order exist. Base dilation is handled in the transpose by padding the
-# operand with the selection's identity; window dilation is supported throughout (JAX refuses it):
+# operand with the selection's identity. A window dilation has a JVP but no VJP: the transpose of
+# select_and_gather_add refuses it, as JAX's does (select_and_scatter_add itself still takes one:
 # XLA's select_and_scatter has no window dilation, so that case lowers to a variadic
-# reduce_window computing each window's selected index and a scatter-add.
+# reduce_window computing each window's selected index and a scatter-add).
 
 ``reduce_window_sum`` is linear; its transpose pads the cotangent and sums windows again (JAX's
 rule, through ``conv.conv_general_vjp_lhs_padding``). The generic ``reduce_window_p`` carries its
 reducer as a closed jaxpr of ``2n`` scalars ``(acc..., x...) -> n`` values; its JVP reduces
-(primal, tangent) pairs with the reducer's JVP, as JAX does (so reverse mode needs one of the
-monoid primitives above, as in JAX).
+(primal, tangent) pairs with the reducer's JVP, as JAX does, so its primal results depend on the
+tangents and linearizing it fails with JAX's 'Linearization failed to produce known values' (reverse
+mode needs one of the monoid primitives above, as in JAX).
 """
 
 from __future__ import annotations

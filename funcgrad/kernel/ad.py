@@ -426,6 +426,14 @@ def linearize_flat(f: Callable, primals: Sequence[Any]) -> tuple[list, LinearFun
         with core.new_trace(JVPTrace) as jt:
             args = [JVPTracer(jt, p, t) for p, t in zip(primals, tangent_args)]
             out_primals, out_tangents = _unpack_jvp_outputs(jt, f(*args))
+        if any(pe.is_unknown(p) for p in out_primals):
+            # A JVP rule computed a primal output from tangents (a generic reduce_window's joint
+            # reduction of pairs, as JAX's): it cannot be transposed, and JAX says so here.
+            raise ValueError(
+                "Linearization failed to produce known values for all output primals. This is "
+                "typically caused by attempting to differentiate a function uses an operation that "
+                "does not support reverse-mode autodiff."
+            )
         out_zeros = [type(t) is Zero or not pe.is_unknown(t) for t in out_tangents]
         out_avals = [tangent_aval(core.get_aval(p)) for p in out_primals]
         # Outputs whose tangent is zero (or does not depend on the inputs) are left out of the jaxpr.
