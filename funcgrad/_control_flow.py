@@ -52,6 +52,7 @@ from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var, has_effects
+from funcgrad.kernel.jaxpr_eval import eval_closed
 from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
 from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 from funcgrad.primitives import elementwise as ew
@@ -113,19 +114,36 @@ def _trace(fun: Callable, in_tree, in_avals, what: str, state: bool = False):
 def _trace_now(fun: Callable, in_tree, in_avals, what: str, state: bool = False):
     box = []
     refs = sys.modules.get("funcgrad.ref") if state else None  # (not loaded: no Ref or box exists)
+    found = []
 
     def flat(*leaves):
-        if refs is not None:
-            with refs.discover_state():
-                out = fun(*tu.tree_unflatten(in_tree, leaves))
-        else:
+        if refs is None:
             out = fun(*tu.tree_unflatten(in_tree, leaves))
-        out_leaves, out_tree = flatten_outputs(out, what)
-        box.append(out_tree)
-        return out_leaves
+            out_leaves, out_tree = flatten_outputs(out, what)
+            box.append(out_tree)
+            return out_leaves
+        with refs.discover_state(record=True) as discovery:
+            out = fun(*tu.tree_unflatten(in_tree, leaves))
+            out_leaves, out_tree = flatten_outputs(out, what)
+            box.append(out_tree)
+            if not discovery.scope.lifted:
+                return out_leaves
+            finals = discovery.finals()
+            if finals is None:  # (a mutable box: its state may change structure; traced again)
+                raise refs.LoopState(list(discovery.scope.lifted))
+            found.append((discovery, len(out_leaves)))
+            return [*out_leaves, *finals]
 
     made: list[bool] = []
     closed = trace_to_jaxpr(flat, in_avals, description=what, made=made)
+    if found:
+        # NOTE: [state in loop bodies]: the trace, with the Refs' values as extra inputs, is kept
+        discovery, n_out = found[0]
+        j = closed.jaxpr
+        j = Jaxpr(j.constvars, [*j.invars, *discovery.lifted_vars()], j.eqns, j.outvars)
+        closed = ClosedJaxpr(j, closed.consts)
+        recorded = (closed, in_tree, list(in_avals), box[0], n_out)
+        raise refs.LoopState(list(discovery.scope.lifted), recorded)
     jaxpr, consts = convert_constvars_jaxpr(closed)
     traced = ClosedJaxpr(jaxpr, [])
     if any(made):  # (NOTE: [eager loops keep only what their trace made])
@@ -372,16 +390,17 @@ def _bind_cond(index, branches, operands, names, what):
     flat_ops, ops_tree = tu.tree_flatten(operands)
     avals = [core.get_aval(x) for x in flat_ops]
     refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref or box exists)
-    traced, items = [], []
-    for b, n in zip(branches, names):
+    traced, items, found = [], [], {}
+    for k, (b, n) in enumerate(zip(branches, names)):
         try:
             traced.append(_trace(b, ops_tree, avals, f"{what} {n}", state=refs is not None))
         except Exception as e:
             if refs is None or not isinstance(e, refs.LoopState):
                 raise
             items.extend(i for i in e.items if not any(i is j for j in items))
+            found[k] = e
     if items:
-        return _cond_with_state(refs, index, branches, operands, names, what, items)
+        return _cond_with_state(refs, index, branches, operands, names, what, items, found)
     _check_branch_outputs(traced, branches, what)
     all_consts = [c for _, consts, _ in traced for c in consts]
     joined, forwarded = _joined_branches([jaxpr for jaxpr, _, _ in traced], len(flat_ops))
@@ -395,22 +414,26 @@ def _bind_cond(index, branches, operands, names, what):
     return tu.tree_unflatten(traced[0][2], outs)
 
 
-def _cond_with_state(refs, index, branches, operands, names, what, items: list):
+def _cond_with_state(refs, index, branches, operands, names, what, items: list, found: dict):
     """A cond whose branches touch Refs or mutable boxes from outside (``items``): each branch
     takes their values as extra operands and returns their final values, written back after the
     cond, as the state of a loop body is carried (NOTE: [state in loop bodies] in funcgrad/ref.py).
-    """
+    ``found``: per branch that touched them, its ``LoopState`` (a branch that touched all of them,
+    in that order, is replayed, not called again)."""
 
-    def with_state(branch):
+    def with_state(k, branch):
+        e = found.get(k)
+        same = e is not None and len(e.items) == len(items) and all(a is b for a, b in zip(e.items, items))
+        recorded = (len(items), e.recorded) if same and e.recorded is not None else None
+
         def stateful(state, ops):
-            with refs.bound_loop_state(items, state) as bound:
-                out = branch(*ops)
-                return out, bound.finals()
+            return _call_with_state(refs, branch, tuple(ops), items, state, recorded)
 
         return stateful
 
     state = refs.loop_state_values(items)
-    out, finals = _bind_cond(index, [with_state(b) for b in branches], (state, operands), names, what)
+    stateful = [with_state(k, b) for k, b in enumerate(branches)]
+    out, finals = _bind_cond(index, stateful, (state, list(operands)), names, what)
     refs.write_loop_state(items, finals)
     return out
 
@@ -535,6 +558,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
         return _bounded_while(cond_fun, body_fun, init_val, int(max_steps))
     carry_tree = tu.tree_structure(init_val)
     refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref or box exists)
+    stage = "body"
     try:
         body, body_consts, _, init_flat = _trace_loop_body(
             body_fun,
@@ -546,13 +570,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
             state=refs is not None,
         )
         carry_avals = body.in_avals[len(body_consts) :]
+        stage = "cond"
         cond_j, cond_consts, pred_tree = _trace(
             cond_fun, tu.tree_structure((init_val,)), carry_avals, "while_loop cond_fun", refs is not None
         )
     except Exception as e:
         if refs is None or not isinstance(e, refs.LoopState):
             raise
-        return _while_with_state(refs, cond_fun, body_fun, init_val)
+        return _while_with_state(refs, cond_fun, body_fun, init_val, {stage: e})
     made = _made_by(body, cond_j)
     pred_avals = cond_j.out_avals
     if not tu.treedef_is_leaf(pred_tree) or len(pred_avals) != 1:  # (JAX's words)
@@ -583,31 +608,40 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
     return tu.tree_unflatten(carry_tree, _merge_moved(move, outs, moved))
 
 
-def _while_with_state(refs, cond_fun, body_fun, init_val):
+def _while_with_state(refs, cond_fun, body_fun, init_val, found: dict):
     """A while loop whose functions touch Refs or mutable boxes from outside: their values are a
     second carry, written back after the loop (NOTE: [state in loop bodies] in funcgrad/ref.py).
     ``cond_fun`` may write them too (as in JAX): it runs once before the loop and after each body
-    step, its predicate carried with the state."""
-    items = []
-    for fun in (body_fun, cond_fun):
-        try:
-            _trace(fun, tu.tree_structure((init_val,)), [core.get_aval(x) for x in tu.tree_leaves(init_val)],
-                   "while_loop", True)  # fmt: skip
-        except Exception as e:
-            if not isinstance(e, refs.LoopState):
-                raise
-            items.extend(i for i in e.items if not any(i is j for j in items))
+    step, its predicate carried with the state. ``found``: the ``LoopState`` of the function
+    (``"body"`` or ``"cond"``) whose discovery trace raised it; the other is traced here."""
+    items, avals = [], [core.get_aval(x) for x in tu.tree_leaves(init_val)]
+    for stage, fun in (("body", body_fun), ("cond", cond_fun)):
+        if stage in found:
+            e = found[stage]
+        else:
+            try:
+                _trace(fun, tu.tree_structure((init_val,)), avals, f"while_loop {stage}_fun", True)
+                continue
+            except Exception as caught:
+                if not isinstance(caught, refs.LoopState):
+                    raise
+                e = found[stage] = caught
+        items.extend(i for i in e.items if not any(i is j for j in items))
+
+    def recorded(stage):
+        e = found.get(stage)
+        same = e is not None and len(e.items) == len(items) and all(a is b for a, b in zip(e.items, items))
+        return (len(items), e.recorded) if same and e.recorded is not None else None
+
+    on_body, on_cond = recorded("body"), recorded("cond")
 
     def tested(val, state):  # (val, state after cond_fun, its predicate)
-        with refs.bound_loop_state(items, state) as bound:
-            pred = cond_fun(val)
-            return val, bound.finals(), pred
+        pred, state = _call_with_state(refs, cond_fun, (val,), items, state, on_cond)
+        return val, state, pred
 
     def body(carry):
         val, state, _ = carry
-        with refs.bound_loop_state(items, state) as bound:
-            val = body_fun(val)
-            state = bound.finals()
+        val, state = _call_with_state(refs, body_fun, (val,), items, state, on_body)
         return tested(val, state)
 
     init = tested(init_val, refs.loop_state_values(items))
@@ -906,7 +940,7 @@ def scan(
         refs = sys.modules.get("funcgrad.ref")
         if refs is None or not isinstance(e, refs.LoopState):
             raise
-        return _scan_with_state(refs, f, init, xs, e.items, length, reverse, unroll)
+        return _scan_with_state(refs, f, init, xs, e.items, length, reverse, unroll, e.recorded)
     made = _made_by(body)
     move = _forwarded(body.jaxpr, len(consts), len(init_flat))  # (NOTE: [read-only carries])
     moved = [x for x, m in zip(init_flat, move) if m]
@@ -924,16 +958,38 @@ def scan(
     return tu.tree_unflatten(trees["carry"], outs[:n]), tu.tree_unflatten(trees["y"], outs[n:])
 
 
-def _scan_with_state(refs, f, init, xs, items, length: int, reverse: bool, unroll: int):
+def _call_with_state(refs, fun, args: tuple, items: list, state: list, recorded):
+    """``fun(*args)`` with the Refs and boxes ``items`` bound to ``state`` (a list of leaves per
+    item): ``(its result, their final values)``. Where the discovery trace of ``fun`` was kept
+    (``recorded``, for these items and these argument types), that jaxpr is replayed instead of
+    calling ``fun`` again (NOTE: [state in loop bodies])."""
+    if recorded is not None and recorded[0] == len(items):
+        n_items, (closed, in_tree, in_avals, out_tree, n_out) = recorded
+        leaves, tree = tu.tree_flatten(args)
+        flat_state = [x for vals in state for x in vals]
+        if tree == in_tree and [core.get_aval(x) for x in [*leaves, *flat_state]] == [
+            *in_avals,
+            *closed.in_avals[len(closed.in_avals) - len(flat_state) :],
+        ]:
+            outs = eval_closed(closed, *leaves, *flat_state)
+            finals, rest = [], iter(outs[n_out:])
+            for vals in state:
+                finals.append([next(rest) for _ in vals])
+            return tu.tree_unflatten(out_tree, outs[:n_out]), finals
+    with refs.bound_loop_state(items, state) as bound:
+        out = fun(*args)
+        return out, bound.finals()
+
+
+def _scan_with_state(refs, f, init, xs, items, length: int, reverse: bool, unroll: int, recorded=None):
     """scan over ``(carry, state)``: the Refs and mutable boxes ``items`` the body touches from
     outside are bound to the state carry in each step, and written back after the loop (NOTE:
     [state in loop bodies] in funcgrad/ref.py)."""
+    recorded = (len(items), recorded) if recorded is not None else None
 
     def body(carry, x):
         c, state = carry
-        with refs.bound_loop_state(items, state) as bound:
-            c, y = f(c, x)
-            new = bound.finals()
+        (c, y), new = _call_with_state(refs, f, (c, x), items, state, recorded)
         return (c, new), y
 
     init_state = refs.loop_state_values(items)

@@ -695,28 +695,45 @@ def lift_box(box) -> None:
 
 class LoopState(Exception):
     """Raised out of a loop body's discovery trace: the Refs and boxes (``_LiftedBox``) it touched
-    from outside, in the order it touched them."""
+    from outside, in the order it touched them; ``recorded``: where they are all Refs, the trace
+    itself, completed with their values as extra inputs and final values as extra outputs (the
+    body's jaxpr, replayed instead of calling the body again: JAX traces it once)."""
 
-    def __init__(self, items: list):
+    def __init__(self, items: list, recorded=None):
         super().__init__(f"the loop body touches {len(items)} Ref(s)/mutable value(s) from outside")
         self.items = items
+        self.recorded = recorded
 
 
 class discover_state:
     """Context manager around a loop body's Python call at its trace: raises ``LoopState`` on exit
-    when the body touched Refs or boxes from outside (NOTE: [state in loop bodies])."""
+    when the body touched Refs or boxes from outside (NOTE: [state in loop bodies]); with
+    ``record``, it does not, and the caller completes the trace (``finals``, ``lifted_vars``)."""
+
+    def __init__(self, record: bool = False):
+        self.record = record
 
     def __enter__(self):
         self.trace = core.current_trace()
         self.scope = _SCOPES[self.trace] = _Scope(self.trace)
         return self
 
+    def finals(self) -> list | None:
+        """The leaves the touched Refs hold now (their new state), or None when a box was touched."""
+        if any(type(item) is _LiftedBox for item in self.scope.lifted):
+            return None
+        return [x for item in self.scope.lifted for x in tu.tree_leaves(item._value)]
+
+    def lifted_vars(self) -> list:
+        """The trace's inputs standing for the touched Refs' values, in lifting order."""
+        return [t._var for t in self.scope.lifted_args]
+
     def __exit__(self, kind, value, tb):
         try:
             self.scope.restore()
         finally:
             del _SCOPES[self.trace]
-        if kind is None and self.scope.lifted:
+        if kind is None and self.scope.lifted and not self.record:
             raise LoopState(list(self.scope.lifted))
         return False
 

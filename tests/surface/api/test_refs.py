@@ -285,3 +285,40 @@ def test_aliased_and_returned_refs_refused_in_jaxs_words():
         return out
 
     assert messages(funcgrad) == messages(jax)
+
+
+def _traced_once_program(lib, jnp):
+    """Bodies and branches touching a closed-over Ref run their Python once (JAX traces them once:
+    its mutable_array_test test_scan_vjp_systematic_readonly pops a list in the body)."""
+    counts = {"scan": 0, "cond": 0, "while": 0}
+    r = lib.new_ref(F32(1.0))
+
+    def body(c, x):
+        counts["scan"] += 1
+        r[...] = r[...] * x
+        return c + r[...], r[...]
+
+    def branch(x):
+        counts["cond"] += 1
+        r[...] += x
+        return x
+
+    def step(c):
+        counts["while"] += 1
+        r[...] += 1.0
+        return c + 1
+
+    outs = [*lib.lax.scan(body, F32(0.0), jnp.arange(1.0, 4.0, dtype=F32))]
+    outs.append(lib.lax.cond(True, branch, lambda x: x, F32(2.0)))
+    outs.append(lib.lax.while_loop(lambda c: c < 3, step, np.int32(0)))
+    return [np.asarray(o) for o in (*outs, r[...])], counts
+
+
+def test_bodies_touching_refs_are_traced_once_as_jax():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    (ours, n_ours), (theirs, n_theirs) = _traced_once_program(funcgrad, fnp), _traced_once_program(jax, jnp)
+    assert n_ours == n_theirs == {"scan": 1, "cond": 1, "while": 1}
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a, b)
