@@ -29,7 +29,6 @@ from funcgrad._shardings import (
     sharding_leaves,
 )
 from funcgrad.kernel import core
-from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.xla_bridge.dispatch import Staged
 from funcgrad.xla_bridge.execute import compiled, run
@@ -383,15 +382,11 @@ def _compiler_options(options) -> dict | None:
     return options
 
 
-def _long(aval) -> str:
-    name = getattr(aval.dtype, "name", aval.dtype)
-    return f"{name}[{','.join(map(str, aval.shape))}]"  # (JAX's float32[3])
-
-
-def _check_compiled_arguments(flat, in_avals, arg_names, names) -> None:
-    """JAX's checks of a compiled call's arguments, in its words: no tracers (a transformation of
-    a compiled function), and the types it was compiled for (Python scalars, weakly typed, are
-    converted as at any jitted call)."""
+def _compiled_argument_names(flat, arg_names, names) -> list:
+    """The names a compiled call's arguments go by in JAX's errors: the traced function's
+    parameters where they are known, else their paths (``argument args[0]``). A tracer among them
+    is a transformation of a compiled function, refused in JAX's words; their types are checked
+    where they are passed to the program (``execute.run``, JAX's words)."""
     for x in flat:
         if isinstance(x, core.Tracer):
             raise TypeError(
@@ -399,22 +394,7 @@ def _check_compiled_arguments(flat, in_avals, arg_names, names) -> None:
                 f"signature. Detected argument of Tracer type {type(x)}."
             )
     labels = list(arg_names[len(arg_names) - len(flat) :]) if arg_names else []
-    if len(labels) != len(flat) or not all(labels):
-        labels = names
-    errors = []
-    for x, aval, label in zip(flat, in_avals, labels):
-        if type(x) in _dt.python_scalar_types or not core.is_array_like(x):
-            continue
-        got = core.get_aval(x)
-        if (got.shape, got.dtype) != (aval.shape, aval.dtype):
-            errors.append(f"Argument '{label}' compiled with {_long(aval)} and called with {_long(got)}")
-    if errors:
-        which = f"The first 5 of {len(errors)}" if len(errors) >= 5 else "The"
-        raise TypeError(
-            "Argument types differ from the types for which this computation was compiled. Perhaps "
-            "you are calling the compiled executable with a different enable_x64 mode than when it "
-            f"was AOT compiled? {which} mismatches are:\n" + "\n".join(errors[:5])
-        )
+    return labels if len(labels) == len(flat) and all(labels) else names
 
 
 class CompiledCall:
@@ -452,7 +432,7 @@ class CompiledCall:
                 f"({len(self.in_avals)} array leaves, static arguments left out), called with {tree}"
             )
         names = [f"argument {('args', 'kwargs')[p[0].idx]}{tu.keystr(p[1:])}" for p, _ in leaves]
-        _check_compiled_arguments(flat, self.in_avals, getattr(self._staged, "arg_names", None), names)
+        names = _compiled_argument_names(flat, getattr(self._staged, "arg_names", None), names)
         donated = tuple(self._donated)[len(self._donated) - len(flat) :] if self._donated else None
         # (on one device or several: NOTE: [one compiled program] in xla_bridge/programs.py)
         return tu.tree_unflatten(self._staged.out_tree, run(self._compiled, flat, donated, names))

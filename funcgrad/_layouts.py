@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 
 __all__ = ["Format", "Layout", "with_layout_constraint"]
@@ -157,7 +158,7 @@ def _formats_as_shardings(x, device):
         if layout is not None or device.sharding is not None:
             if device.sharding is None or not isinstance(layout, Layout | None):
                 # (JAX's words: a Format to place by is concrete, AUTO is a compiler's choice)
-                shown = ", ".join(_short(v) for v in tu.tree_leaves(x))
+                shown = ", ".join(core.get_aval(v).str_short(short_dtypes=False) for v in tu.tree_leaves(x))
                 raise ValueError(
                     f"sharding and layout in `Layout` instance should be concrete. Got layout: {device} "
                     f"for input {shown}"
@@ -201,12 +202,6 @@ def check_default_layout(layout, shape, where: str) -> None:
             f"{where}: funcgrad keeps arrays in XLA's default layout (major_to_minor="
             f"{tuple(range(ndim))}); {layout} is not available"
         )
-
-
-def _short(v) -> str:
-    """``f32[8,2]``: a value's type as JAX's messages write it."""
-    a = np.asarray(v) if not hasattr(v, "dtype") else v
-    return f"{np.dtype(a.dtype).name}{list(np.shape(a))}".replace(" ", "")
 
 
 def format_of(x) -> Format:

@@ -53,7 +53,7 @@ import os
 import numpy as np
 from funcgrad.xla_bridge.committed import IncompatibleDevices, commit, committed_devices, memory_kind
 from funcgrad.xla_bridge.lowering import lower_jaxpr, xla_dtype
-from funcgrad.xla_bridge.programs import Compiled, cached, clear_cache
+from funcgrad.xla_bridge.programs import ArgumentMismatch, Compiled, cached, clear_cache, mismatch_error
 from funcgrad.xla_bridge.programs import _cache as _programs
 from funcgrad.xla_bridge.spmd_route import eager_on_devices, needs_spmd, spmd
 
@@ -319,13 +319,20 @@ def _check(shape, dtype, aval, name, x):
 
 
 def _mismatch(x, aval, name):
-    got = core.get_aval(x) if not isinstance(x, Array) or x._value is not None else None
-    got_s = got.str_short() if got is not None else f"{_fdt.short_name(x.dtype)}{list(x.shape)}"
-    raise TypeError(
-        f"jit call: {name} is {got_s} but the compiled program expects {aval.str_short()}. "
-        "Call the jitted function (it retraces for new shapes/dtypes) instead of reusing a "
-        "compiled program with different inputs."
-    )
+    got = core.get_aval(x) if not isinstance(x, Array) or x._value is not None else x
+    raise ArgumentMismatch(name, got.shape, got.dtype, aval)
+
+
+def _mismatches(put, rows):
+    """Raise JAX's one error naming each argument not of the type compiled for, once one is found
+    (``put(*row)`` of a row: an argument, where it goes, its aval, its name)."""
+    lines = []
+    for row in rows:
+        try:
+            put(*row)
+        except ArgumentMismatch as e:
+            lines.append(e.line)
+    raise mismatch_error(lines) from None
 
 
 def consume_donated(args, bufs, donated_invars) -> None:
@@ -358,10 +365,16 @@ def run(c: Compiled, args, donated_invars=None, names=None, committed=False) -> 
     shardings = c.in_shardings
     if shardings is None:
         device = c.device
-        bufs = [to_buffer(a, av, device, n) for a, av, n in zip(args, c.in_avals, names)]
+        try:
+            bufs = [to_buffer(a, av, device, n) for a, av, n in zip(args, c.in_avals, names)]
+        except ArgumentMismatch:
+            _mismatches(lambda a, av, n: to_buffer(a, av, device, n), zip(args, c.in_avals, names))
     else:
         put = spmd().to_sharded_buffer
-        bufs = [put(a, s, av, n) for a, s, av, n in zip(args, shardings, c.in_avals, names)]
+        try:
+            bufs = [put(a, s, av, n) for a, s, av, n in zip(args, shardings, c.in_avals, names)]
+        except ArgumentMismatch:
+            _mismatches(put, zip(args, shardings, c.in_avals, names))
     outs = c.call(bufs)
     if committed and shardings is None:
         outs = committed_results(outs, args)

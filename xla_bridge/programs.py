@@ -29,7 +29,7 @@ from funcgrad.xla_bridge.fastpath import fastpath_record, prepend_constants
 
 from funcgrad.kernel.caches import register_cache
 from funcgrad.kernel.dtypes import float0
-from funcgrad.kernel.ir import MemorySpace, abstract_token
+from funcgrad.kernel.ir import MemorySpace, ShapedArray, abstract_token
 
 __all__ = ["Compiled", "cached", "clear_cache", "float0_positions", "host_positions"]
 
@@ -157,6 +157,36 @@ class Compiled:
 
 _cache: dict = register_cache("xla_bridge.compiled_programs", {})  # NOTE: [caches have an owner]
 _CACHE_SIZE = 1024
+
+
+class ArgumentMismatch(TypeError):
+    """An argument of a compiled call whose type is not the one the program was compiled for
+    (``execute.run``'s check, the one check of a call's arguments: JAX's words, one line per
+    argument; ``mismatch_error`` gathers several into JAX's one error).
+
+    >>> import numpy as np
+    >>> from funcgrad.kernel.ir import ShapedArray
+    >>> print(ArgumentMismatch("x", (2,), np.float32, ShapedArray((3,), np.float32)))
+    Argument types differ from the types for which this computation was compiled. ...
+    Argument 'x' compiled with float32[3] and called with float32[2]
+    """
+
+    def __init__(self, name: str, shape, dtype, aval):
+        got = ShapedArray(tuple(shape), dtype).str_short(short_dtypes=False)
+        self.line = (
+            f"Argument '{name}' compiled with {aval.str_short(short_dtypes=False)} and called with {got}"
+        )
+        super().__init__(mismatch_error([self.line]).args[0])
+
+
+def mismatch_error(lines: list) -> TypeError:
+    """JAX's error for a compiled call's arguments of other types (``lines``: each one's)."""
+    which = f"The first 5 of {len(lines)}" if len(lines) >= 5 else "The"
+    return TypeError(
+        "Argument types differ from the types for which this computation was compiled. Perhaps "
+        "you are calling the compiled executable with a different enable_x64 mode than when it "
+        f"was AOT compiled? {which} mismatches are:\n" + "\n".join(lines[:5])
+    )
 
 
 def cached(key, closed, build, in_shardings=None) -> Compiled:

@@ -31,7 +31,7 @@ from funcgrad.primitives.sharding import meshes_in, shard_map_p
 from funcgrad.xla_bridge import reshard, sharded
 from funcgrad.xla_bridge.lowering import Placed, lower_jaxpr, xla_dtype
 from funcgrad.xla_bridge.meshes import SpmdLowering
-from funcgrad.xla_bridge.programs import Compiled, cached
+from funcgrad.xla_bridge.programs import ArgumentMismatch, Compiled, cached
 from funcgrad.xla_bridge.spmd_route import context_mesh
 from funcgrad.xla_bridge.transfers import deleted_buffer_error
 
@@ -246,18 +246,13 @@ def to_sharded_buffer(x, s, aval, name: str = "argument"):
         if not _fdt.x64_enabled:  # NOTE: [x64 mode]: a 64-bit NumPy argument enters as 32 bits
             value = _fdt.canonical_value(value)
     if tuple(value.shape) != tuple(aval.shape) or np.dtype(value.dtype) != np.dtype(aval.dtype):
-        raise TypeError(
-            f"jit call: {name} is {value.dtype}{list(value.shape)} but the compiled program expects "
-            f"{aval.str_short()}"
-        )
+        raise ArgumentMismatch(name, value.shape, value.dtype, aval)
     return sharded.put(np.asarray(value, xla_dtype(value.dtype)), s, weak_type=weak)
 
 
 def _check_aval(got, want, name):
     if tuple(got.shape) != tuple(want.shape) or got.dtype != xla_dtype(want.dtype):
-        raise TypeError(
-            f"jit call: {name} is {got.dtype}{list(got.shape)} but the program expects {want.str_short()}"
-        )
+        raise ArgumentMismatch(name, got.shape, got.dtype, want)
 
 
 def prepare(closed, args, name, donated=None, in_shardings=None, out_shardings=None, names=None) -> Compiled:

@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
+import numpy as np  # noqa: F401 - the examples use it
 
 from funcgrad.kernel import ad, core
 from funcgrad.kernel import dtypes as _dt
@@ -176,7 +176,7 @@ def _merge(nondiff: dict, dyn: Sequence, n: int):
 
 def _long(aval) -> str:
     """An aval as JAX's error messages print it (``float32[3]``: long dtype, no weak type)."""
-    return f"{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
+    return aval.str_short(short_dtypes=False)
 
 
 def _typematch(a, b) -> bool:

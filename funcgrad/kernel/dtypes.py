@@ -361,6 +361,13 @@ def short_name(dtype) -> str:
     return _SHORT.get(dtype.name, dtype.name)
 
 
+def long_name(dtype) -> str:
+    """A dtype's whole name, as JAX's messages print a type: ``long_name(np.float32) == 'float32'``
+    (float0 is ``float0``, as JAX's ``str_short``)."""
+    dtype = np.dtype(dtype)
+    return "float0" if dtype == float0 else dtype.name
+
+
 def bit_width(dtype) -> int:
     """The number of bits of one element: 4 for int4 and float4_e2m1fn (which NumPy stores in a
     byte each), ``8 * itemsize`` otherwise.

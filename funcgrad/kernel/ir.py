@@ -117,12 +117,15 @@ class ShapedArray(_LowLevelType):
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
-    def str_short(self) -> str:
+    def str_short(self, short_dtypes: bool = True, mesh_axis_types: bool = False) -> str:
+        """The type as jaxprs print it (``f32[3]``); with ``short_dtypes=False``, with the dtype's
+        whole name, as JAX's error messages print a type (``float32[3]``)."""
+        name = _dt.short_name(self.dtype) if short_dtypes else _dt.long_name(self.dtype)
         space = "" if self.memory_space is _DEVICE else f"<{self.memory_space.name.lower()}>"
         if self.sharding is None:
-            return f"{_dt.short_name(self.dtype)}{space}[{','.join(map(str, self.shape))}]"
+            return f"{name}{space}[{','.join(map(str, self.shape))}]"
         dims = ",".join(_sharded_dims(self.shape, self.sharding.spec))
-        return f"{_dt.short_name(self.dtype)}{space}[{dims}]{_unreduced_suffix(self.sharding)}"
+        return f"{name}{space}[{dims}]{_unreduced_suffix(self.sharding)}"
 
     def update(self, shape=None, dtype=None, weak_type=None, sharding=None, memory_space=None) -> ShapedArray:
         # A new shape drops the sharding (it described the old dimensions); a new dtype or weak

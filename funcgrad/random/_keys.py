@@ -151,8 +151,8 @@ class KeyShapedArray(ShapedArray):
         self.shape, self.dtype, self.weak_type, self.sharding = tuple(shape), dtype, False, None
         self.memory_space = MemorySpace.Device
 
-    def str_short(self) -> str:
-        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+    def str_short(self, short_dtypes: bool = True, mesh_axis_types: bool = False) -> str:
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"  # (one name, short or long)
 
     __str__ = str_short
 

@@ -548,7 +548,7 @@ def test_mismatched_inputs_are_rejected_before_xla():
     from funcgrad.primitives.call import jit_p
 
     closed = f.trace(np.ones(3, np.float32)).jaxpr
-    with pytest.raises(TypeError, match="f32\\[3\\]"):
+    with pytest.raises(TypeError, match="compiled with float32\\[3\\] and called with float64\\[3\\]"):
         jit_p.bind(np.ones(3, np.float64), jaxpr=closed, name="f", donated_invars=(False,))
 
 
