@@ -1,13 +1,15 @@
-"""``funcgrad.scipy.optimize``: ``minimize`` with BFGS (``jax.scipy.optimize``'s API).
+"""``funcgrad.scipy.optimize``: ``minimize`` with BFGS or L-BFGS (``jax.scipy.optimize``'s API).
 
 Layer: surface. Imports funcgrad.numpy, funcgrad.lax and funcgrad.api.
 
 The algorithm is JAX's (``jax/_src/scipy/optimize``, Apache-2.0, after SciPy and Nocedal & Wright):
-BFGS with the inverse-Hessian update, a line search satisfying the strong Wolfe conditions
-(Algorithm 3.5) with cubic/quadratic interpolation in its zoom phase (Algorithm 3.6). Every loop
-is a ``lax.while_loop``, so ``minimize`` runs eagerly, under ``jit`` (the whole optimisation is one
-compiled program) and under ``vmap`` (a batch of problems at once). Differentiating through the
-iterations is not supported (as in JAX): differentiate the optimum implicitly instead.
+BFGS with the inverse-Hessian update, or L-BFGS (JAX's experimental
+``"l-bfgs-experimental-do-not-rely-on-this"``: a history of ``maxcor`` steps, complex ``x`` too),
+a line search satisfying the strong Wolfe conditions (Algorithm 3.5) with cubic/quadratic
+interpolation in its zoom phase (Algorithm 3.6). Every loop is a ``lax.while_loop``, so
+``minimize`` runs eagerly, under ``jit`` (the whole optimisation is one compiled program) and under
+``vmap`` (a batch of problems at once). Differentiating through the iterations is not supported (as
+in JAX): differentiate the optimum implicitly instead.
 
 >>> import funcgrad.numpy as fnp
 >>> res = minimize(lambda x: fnp.sum((x - 3.0) ** 2), fnp.zeros(2), method="BFGS")
@@ -65,10 +67,13 @@ def minimize(
 ) -> OptimizeResults:
     """Minimise the scalar function ``fun(x, *args)`` of a one-dimensional ``x`` from ``x0``.
 
-    ``method`` must be ``"BFGS"`` (case-insensitive). ``tol`` sets the gradient tolerance ``gtol``
-    (as in SciPy); ``options`` may hold ``maxiter`` (default ``200 * x0.size``), ``norm`` (of the
-    gradient in the convergence test, default ``inf``), ``gtol`` (default ``1e-5``) and
-    ``line_search_maxiter`` (default 10).
+    ``method`` is ``"BFGS"`` or JAX's experimental L-BFGS, ``"l-bfgs-experimental-do-not-rely-on-this"``
+    (case-insensitive; it also minimises over complex ``x``, and its ``hess_inv`` is None). ``tol``
+    sets the gradient tolerance ``gtol`` (as in SciPy); ``options`` may hold ``maxiter`` (default
+    ``200 * x0.size``), ``norm`` (of the gradient in the convergence test, default ``inf``), ``gtol``
+    (default ``1e-5``) and, for BFGS, ``line_search_maxiter`` (default 10); for L-BFGS ``maxcor``
+    (the history's length, 10), ``ftol`` (stop when ``f`` falls by less, 2.2e-9), ``maxfun``,
+    ``maxgrad`` (evaluation limits) and ``maxls`` (line-search steps, 20).
 
     >>> import funcgrad.numpy as fnp
     >>> rosen = lambda x: fnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
@@ -77,35 +82,50 @@ def minimize(
     ([1.0, 1.0, 1.0], 0)
     """
     options = dict(options or {})
-    if not isinstance(args, tuple):
-        raise TypeError(f"scipy.optimize.minimize: args must be a tuple, got {type(args).__name__}")
-    unknown = set(options) - {"maxiter", "norm", "gtol", "line_search_maxiter"}
+    if not isinstance(args, tuple):  # (JAX's words and type)
+        raise TypeError(f"args argument to jax.scipy.optimize.minimize must be a tuple, got {args}")
+    kind = method.lower() if isinstance(method, str) else None
+    if kind not in _OPTIONS:
+        raise ValueError(  # (JAX's words, then funcgrad's)
+            f"Method {method} not recognized (jax.scipy.optimize.minimize has 'BFGS' and {_LBFGS!r})"
+        )
+    unknown = set(options) - set(_OPTIONS[kind])
     if unknown:
         raise TypeError(
-            f"scipy.optimize.minimize: unknown BFGS options {sorted(unknown)}; accepted: maxiter, norm, "
-            "gtol, line_search_maxiter"
+            f"scipy.optimize.minimize: unknown {'BFGS' if kind == 'bfgs' else 'L-BFGS'} options "
+            f"{sorted(unknown)}; accepted: {', '.join(_OPTIONS[kind])}"
         )
     if tol is not None:
         options.setdefault("gtol", tol)
-    if not isinstance(method, str) or method.lower() != "bfgs":
-        raise ValueError(f"scipy.optimize.minimize: method {method!r} is not supported; use method='BFGS'")
     x0 = fnp.asarray(x0)
     if x0.ndim != 1:
         raise ValueError(f"scipy.optimize.minimize: x0 must be one-dimensional, got shape {x0.shape}")
     if not fnp.issubdtype(x0.dtype, fnp.inexact):
         x0 = x0.astype(_dt.default_float)
-    results = _minimize_bfgs(lambda x: fun(x, *args), x0, **options)
+    if kind == _LBFGS:
+        res = _minimize_lbfgs(lambda x: fun(x, *args), x0, **options)
+        hess_inv = None  # (L-BFGS keeps only its history, as JAX's)
+    else:
+        res = _minimize_bfgs(lambda x: fun(x, *args), x0, **options)
+        hess_inv = res.H_k
     return OptimizeResults(
-        x=results.x_k,
-        success=results.converged & ~results.failed,
-        status=results.status,
-        fun=results.f_k,
-        jac=results.g_k,
-        hess_inv=results.H_k,
-        nfev=results.nfev,
-        njev=results.ngev,
-        nit=results.k,
+        x=res.x_k,
+        success=res.converged & ~res.failed,
+        status=res.status,
+        fun=res.f_k,
+        jac=res.g_k,
+        hess_inv=hess_inv,
+        nfev=res.nfev,
+        njev=res.ngev,
+        nit=res.k,
     )
+
+
+_LBFGS = "l-bfgs-experimental-do-not-rely-on-this"  # (JAX's name: its own L-BFGS is experimental)
+_OPTIONS = {
+    "bfgs": ("maxiter", "norm", "gtol", "line_search_maxiter"),
+    _LBFGS: ("maxiter", "norm", "maxcor", "ftol", "gtol", "maxfun", "maxgrad", "maxls"),
+}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -167,6 +187,101 @@ def _minimize_bfgs(fun, x0, maxiter=None, norm=np.inf, gtol=1e-5, line_search_ma
         fnp.where(state.k == maxiter, 1, fnp.where(state.failed, 2 + state.line_search_status, -1)),
     )
     return state._replace(status=status)
+
+
+# ----------------------------------------------------------------------------------------------
+# L-BFGS (JAX's _lbfgs.py: Nocedal & Wright's Algorithm 7.5, over complex x after Sorber et al.)
+
+
+class _LBFGSState(NamedTuple):
+    converged: Any
+    failed: Any
+    k: Any
+    nfev: Any
+    ngev: Any
+    x_k: Any
+    f_k: Any
+    g_k: Any
+    s_history: Any
+    y_history: Any
+    rho_history: Any
+    gamma: Any
+    status: Any
+    ls_status: Any
+
+
+def _hdot(a, b):
+    return fnp.dot(a, b, precision=lax.Precision.HIGHEST)  # (JAX's: full precision on accelerators)
+
+
+def _minimize_lbfgs(
+    fun, x0, maxiter=None, norm=np.inf, maxcor=10, ftol=2.220446049250313e-09, gtol=1e-5, maxfun=None,
+    maxgrad=None, maxls=20,
+):  # fmt: skip
+    d, dtype = x0.shape[0], x0.dtype
+    if maxiter is None and maxfun is None and maxgrad is None:
+        maxiter = d * 200  # (at least one limit, as JAX's)
+    f_0, g_0 = api.value_and_grad(fun)(x0)
+    state = _LBFGSState(
+        converged=fnp.asarray(False), failed=fnp.asarray(False), k=_i(0), nfev=_i(1), ngev=_i(1), x_k=x0,
+        f_k=f_0, g_k=g_0, s_history=fnp.zeros((maxcor, d), dtype), y_history=fnp.zeros((maxcor, d), dtype),
+        rho_history=fnp.zeros((maxcor,), dtype), gamma=fnp.asarray(1.0, g_0.dtype), status=_i(0),
+        ls_status=_i(0),
+    )  # fmt: skip
+
+    def body(state):
+        p_k = _two_loop_recursion(state)
+        ls = _line_search(fun, state.x_k, p_k, state.f_k, None, state.g_k, maxls)
+        s_k = fnp.asarray(ls.a_k).astype(p_k.dtype) * p_k
+        y_k = ls.g_k - state.g_k
+        rho_k_inv = fnp.real(_hdot(y_k, s_k))
+        rho_k = fnp.reciprocal(rho_k_inv).astype(y_k.dtype)
+        gamma = rho_k_inv / fnp.real(_hdot(fnp.conj(y_k), y_k))
+        # the reasons to stop, the later ones first (JAX's order of precedence)
+        status = fnp.where(state.f_k - ls.f_k < ftol, 4, 0)
+        for limit, count, code in ((maxgrad, state.ngev, 3), (maxfun, state.nfev, 2), (maxiter, state.k, 1)):
+            if limit is not None:
+                status = fnp.where(count >= limit, code, status)
+        status = _i(fnp.where(ls.failed, 5, status))
+        converged = fnp.linalg.norm(ls.g_k, ord=norm) < gtol
+        return state._replace(
+            converged=converged, failed=(status > 0) & ~converged, k=state.k + 1,
+            nfev=state.nfev + ls.nfev, ngev=state.ngev + ls.ngev, x_k=(state.x_k + s_k).astype(dtype),
+            f_k=ls.f_k.astype(state.f_k.dtype), g_k=ls.g_k.astype(state.g_k.dtype),
+            s_history=_push(state.s_history, s_k), y_history=_push(state.y_history, y_k),
+            rho_history=_push(state.rho_history, rho_k), gamma=gamma.astype(state.g_k.dtype),
+            status=fnp.where(converged, 0, status), ls_status=_i(ls.status),
+        )  # fmt: skip
+
+    return lax.while_loop(lambda s: ~s.converged & ~s.failed, body, state)
+
+
+def _two_loop_recursion(state):
+    """The search direction ``-H_k g_k`` from the last ``min(k, maxcor)`` steps (Algorithm 7.4)."""
+    dtype = state.rho_history.dtype
+    size = state.rho_history.shape[0]
+    used = fnp.minimum(state.k, size)
+
+    def first(j, carry):
+        q, a_his = carry
+        i = size - 1 - j
+        a_i = state.rho_history[i] * _hdot(fnp.conj(state.s_history[i]), q).real.astype(dtype)
+        return q - a_i * fnp.conj(state.y_history[i]), a_his.at[i].set(a_i)
+
+    q, a_his = lax.fori_loop(0, used, first, (-fnp.conj(state.g_k), fnp.zeros_like(state.rho_history)))
+    q = state.gamma * q
+
+    def second(j, q):
+        i = size - used + j
+        b_i = state.rho_history[i] * _hdot(state.y_history[i], q).real.astype(dtype)
+        return q + (a_his[i] - b_i) * state.s_history[i]
+
+    return lax.fori_loop(0, used, second, q)
+
+
+def _push(history, new):
+    """``history`` with its oldest entry dropped and ``new`` last."""
+    return fnp.roll(history, -1, axis=0).at[-1].set(new)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -294,15 +409,18 @@ class _LineSearchResults(NamedTuple):
 def _line_search(f, xk, pk, phi_0, old_old_fval, gfk, maxiter, c1=1e-4, c2=0.9):
     """Algorithm 3.5 of Nocedal & Wright: a step along ``pk`` satisfying the strong Wolfe
     conditions."""
-    dtype = fnp.result_type(pk)
+    dtype = fnp.finfo(fnp.result_type(pk)).dtype  # (the step's: real for a complex direction)
 
     def phi_dphi(t):
         phi, g = api.value_and_grad(f)(xk + t * pk)
-        return phi, fnp.dot(g, pk), g
+        return phi, fnp.real(_hdot(g, pk)), g
 
-    dphi_0 = fnp.dot(gfk, pk)
-    candidate = 1.01 * 2 * (phi_0 - old_old_fval) / dphi_0
-    start = fnp.where(candidate > 1, 1.0, candidate)
+    dphi_0 = fnp.real(_hdot(gfk, pk))
+    if old_old_fval is None:  # (L-BFGS: the first trial step is 1)
+        start = fnp.asarray(1.0, dtype)
+    else:
+        candidate = 1.01 * 2 * (phi_0 - old_old_fval) / dphi_0
+        start = fnp.where(candidate > 1, 1.0, candidate)
 
     def wolfe_one(a_i, phi_i):
         return phi_i > phi_0 + c1 * a_i * dphi_0

@@ -57,10 +57,34 @@ def test_minimize_jit_vmap_args_and_options():
     assert int(loose.nit) < int(optimize.minimize(rosen, np.array([0.5, 0.8, 1.2]), method="BFGS").nit)
 
 
+LBFGS = "l-bfgs-experimental-do-not-rely-on-this"
+
+
+def test_minimize_lbfgs_real_and_complex():
+    # JAX's experimental L-BFGS (its scipy_optimize_test): SciPy's L-BFGS-B minimum without bounds,
+    # and a complex x (the line search's slopes are the real parts). (From zeros JAX's line search
+    # fails in float64, status 5; funcgrad's too, at the same point.)
+    x0 = np.array([-1.2, 1.0, 0.5, 0.3])
+    res = funcgrad.jit(lambda x: optimize.minimize(rosen, x, method=LBFGS))(x0)
+    want = so.minimize(lambda x: float(rosen(x)), x0, jac=lambda x: np.asarray(funcgrad.grad(rosen)(x)),
+                       method="L-BFGS-B").x  # fmt: skip
+    np.testing.assert_allclose(np.asarray(res.x), want, atol=2e-5)
+    assert bool(res.success) and int(res.status) == 0 and res.hess_inv is None and int(res.nit) > 0
+    z0 = np.array([1.0, 2.0 - 3.0j, 4.0, -5.0j])
+    sphere = funcgrad.jit(
+        lambda z: optimize.minimize(
+            lambda z: fnp.real(fnp.vdot(z - z0, z - z0)), z, method=LBFGS, options={"gtol": 1e-6}
+        )
+    )(np.zeros(4, complex))
+    np.testing.assert_allclose(np.asarray(sphere.x), z0, atol=1e-6)
+    with pytest.raises(TypeError, match="unknown L-BFGS options"):
+        optimize.minimize(rosen, x0, method=LBFGS, options={"line_search_maxiter": 3})
+
+
 def test_minimize_refusals():
-    with pytest.raises(ValueError, match="method"):
+    with pytest.raises(ValueError, match="Method Nelder-Mead not recognized"):  # (JAX's words)
         optimize.minimize(rosen, np.zeros(2), method="Nelder-Mead")
-    with pytest.raises(TypeError, match="args must be a tuple"):
+    with pytest.raises(TypeError, match="args argument to jax.scipy.optimize.minimize must be a tuple"):
         optimize.minimize(rosen, np.zeros(2), args=[1], method="BFGS")
     with pytest.raises(TypeError, match="unknown BFGS options"):
         optimize.minimize(rosen, np.zeros(2), method="BFGS", options={"disp": True})
