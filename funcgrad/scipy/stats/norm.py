@@ -89,7 +89,9 @@ def ppf(q, loc=0, scale=1):
     1.95996398454
     """
     q, loc, scale = promote("norm.ppf", q, loc, scale)
-    return special.ndtri(q) * scale + loc
+    # In the default float dtype whatever the inputs' (float32 arguments give float64 in 64-bit
+    # mode, float16 ones float32), as jax.scipy.stats.norm.ppf's ``jnp.asarray(..., float)``.
+    return fnp.asarray(special.ndtri(q) * scale + loc, float)
 
 
 def isf(q, loc=0, scale=1):

@@ -135,6 +135,20 @@ def test_expon_logcdf_near_loc_keeps_float32_digits():
     np.testing.assert_allclose(got, sst.expon.logcdf(x.astype(np.float64)), rtol=3e-7)
 
 
+@pytest.mark.parametrize("fn", ["ppf", "isf"])
+def test_norm_quantiles_in_the_default_float_dtype(fn):
+    # jax.scipy.stats.norm.ppf ends in jnp.asarray(..., float): float32 arguments give float64 in
+    # 64-bit mode (JAX's scipy_stats_test under JAX_ENABLE_X64), float16 ones float32 in 32-bit mode
+    q = np.array([0.1, 0.3, 0.8], np.float32)
+    want = getattr(sst.norm, fn)(q.astype(np.float64), 1.0, 2.0)
+    for x64, dtype in ((True, np.float64), (False, np.float32)):
+        with funcgrad.enable_x64(x64):
+            for arg in (q, q.astype(np.float16)):
+                got = getattr(stats.norm, fn)(arg, np.float32(1), np.float32(2))
+                assert got.dtype == dtype
+                np.testing.assert_allclose(got, want, rtol=2e-2 if arg.dtype == np.float16 else 1e-6)
+
+
 def test_every_distribution_is_a_module():
     for name in stats.__all__:
         if name in ("gaussian_kde", "mode", "rankdata", "sem"):
