@@ -369,7 +369,7 @@ def unwrap(p, discont=None, axis: int = -1, *, period=2 * np.pi):
     """
     p = asarray(p)
     integer_period = type(period) is int or _dt.kind(getattr(period, "dtype", np.float64)) in "iu"
-    if _dt.kind(p.dtype) in "iu" and integer_period:
+    if _dt.kind(p.dtype) in "biu" and integer_period:
         # Integer phases with an integer period stay integers (NumPy's and JAX's: period // 2)
         p, period = promote_args(p, period)
         interval_high = period // 2
@@ -379,13 +379,15 @@ def unwrap(p, discont=None, axis: int = -1, *, period=2 * np.pi):
         p = _float_args("unwrap", p, period)[0]
         interval_high = period / 2
     axis = normalize_axis(axis, p.ndim)
+    if p.shape[axis] == 0:  # (JAX's: the promoted phases as they are, weak for bools and ints)
+        return p
     dd = diff(p, axis=axis)
     discont = period / 2 if discont is None else discont
     # NumPy's algorithm: map the jumps into [-period/2, period/2), keeping +period/2 for
     # positive jumps that land exactly on the boundary.
     ddmod = remainder(dd + interval_high, period) - interval_high
     ddmod = where3((ddmod == -interval_high) & (dd > 0), interval_high, ddmod)
-    ph_correct = where3(abs(dd) < discont, 0.0, ddmod - dd)
+    ph_correct = where3(abs(dd) < discont, 0, ddmod - dd)  # (0: integer phases wrap as in JAX)
     correction = cumsum(ph_correct, axis=axis)
     first = getitem(p, (slice(None),) * axis + (slice(0, 1),))
     rest = getitem(p, (slice(None),) * axis + (slice(1, None),)) + correction

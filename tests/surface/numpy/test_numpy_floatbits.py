@@ -5,6 +5,7 @@ packbits, i0, unwrap): values and dtypes against NumPy, bit-exact edge values, a
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from _numpy_harness import (
     I32,
     I64,
@@ -161,3 +162,25 @@ def test_spacing_and_lcm_as_jax():
     a, b = rng.randint(-128, 127, 64).astype(np.int8), rng.randint(-128, 127, 64).astype(np.int8)
     np.testing.assert_array_equal(np.asarray(fnp.lcm(a, b)), np.asarray(jax.numpy.lcm(a, b)))
     np.testing.assert_array_equal(np.asarray(fnp.lcm(a, b)), np.lcm(a, b))
+
+
+def test_unwrap_of_integers_bools_and_empty_axes_as_jax():
+    # Fuzzer finds: integer phases wrap in their own type (uint8 [3, 200, 1] with period 4 is
+    # [3, 4, 5] in jax; funcgrad's float zero made the correction float and saturated it); bools
+    # with an integer period are integers; an empty axis gives the promoted phases as they are
+    # (weak for bools and ints, as jax's promote_dtypes).
+    jax = pytest.importorskip("jax")
+    cases = [
+        (np.array([3, 200, 1], np.uint8), {"period": 4}),
+        (np.array([3, -100, 100, 7], np.int8), {"period": 4, "discont": 1}),
+        (np.array([True, False, True]), {"period": 4}),
+        (np.zeros((0, 1, 0), bool), {}),
+        (np.zeros((2, 0), np.int32), {"axis": 1}),
+        (np.zeros((0,), bool), {"period": 4}),
+    ]
+    for x, kw in cases:
+        with jax.enable_x64(True):  # (funcgrad's mode here)
+            want = jax.numpy.unwrap(x, **kw)
+        got = fnp.unwrap(x, **kw)
+        assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape), (x, kw)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
