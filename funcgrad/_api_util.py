@@ -234,6 +234,26 @@ def fun_sourceinfo(fun) -> str:
         return "<unknown>"
 
 
+def signature_arg_names(fun: Callable, args: tuple, kwargs: dict) -> list[str]:
+    """JAX's names of the leaves of ``(args, kwargs)``: the parameter's name and the path inside it
+    (``params[0]['w']``, ``rest[1]`` for ``*rest``, ``k`` for a keyword)."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        params = ()
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), "args")
+    out = []
+    for path, _ in tu.tree_leaves_with_path(tuple(args)):
+        i, rest = path[0].idx, tu.keystr(path[1:])
+        out.append(
+            f"{positional[i]}{rest}" if i < len(positional) else f"{star}[{i - len(positional)}]{rest}"
+        )
+    for path, _ in tu.tree_leaves_with_path(kwargs):
+        out.append(f"{path[0].key}{tu.keystr(path[1:])}")
+    return out
+
+
 def arg_paths(args: tuple, argnums: Sequence[int] | None = None) -> list[str]:
     """Readable names of the leaves of ``args``: ``args[0]['w']``."""
     pairs = tu.tree_leaves_with_path(tuple(args))

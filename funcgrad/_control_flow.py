@@ -33,6 +33,7 @@ of the taken one (its results are discarded by the select, but e.g. a division c
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 import sys
@@ -47,10 +48,10 @@ from funcgrad._remat import checkpoint as _checkpoint
 from funcgrad._remat import checkpoint_policies
 from funcgrad._sharding_types import check_carry_types, scan_step_avals
 from funcgrad.kernel import batching, core
-from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var, has_effects
 from funcgrad.kernel.jaxpr_eval import eval_closed
 from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
@@ -88,7 +89,7 @@ def _trace(fun: Callable, in_tree, in_avals, what: str, state: bool = False):
     constants as leading operands, output tree). Cached (NOTE: [control-flow trace cache]).
     ``state``: raise funcgrad.ref's ``LoopState`` when ``fun`` touches Refs or mutable boxes from
     outside (NOTE: [state in loop bodies])."""
-    key = (in_tree, tuple(in_avals), batching.axis_env(), _dt.mode_key())
+    key = (in_tree, tuple(in_avals), batching.axis_env(), hooks.mode_key())
     try:
         entries = _TRACES.get(fun)
         hit = entries.get(key) if entries is not None else None
@@ -111,6 +112,10 @@ def _trace(fun: Callable, in_tree, in_avals, what: str, state: bool = False):
     return jaxpr, consts, out_tree
 
 
+# JAX's names of what a function is traced for (its errors say "traced for while_body")
+_TRACED_FOR = {"while_loop body_fun": "while_body", "while_loop cond_fun": "while_cond"}
+
+
 def _trace_now(fun: Callable, in_tree, in_avals, what: str, state: bool = False):
     box = []
     refs = sys.modules.get("funcgrad.ref") if state else None  # (not loaded: no Ref or box exists)
@@ -124,6 +129,7 @@ def _trace_now(fun: Callable, in_tree, in_avals, what: str, state: bool = False)
             return out_leaves
         with refs.discover_state(record=True) as discovery:
             out = fun(*tu.tree_unflatten(in_tree, leaves))
+            refs.refuse_returned_refs(out, what, fun, _TRACED_FOR.get(what, what.split(" ")[0]))
             out_leaves, out_tree = flatten_outputs(out, what)
             box.append(out_tree)
             if not discovery.scope.lifted:
@@ -387,9 +393,11 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
 
 
 def _bind_cond(index, branches, operands, names, what):
+    refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref or box exists)
+    if refs is not None and any(type(x) is refs.Ref for x in tu.tree_leaves(operands)):
+        branches, operands = _hoisted_refs(refs, branches, operands, what)
     flat_ops, ops_tree = tu.tree_flatten(operands)
     avals = [core.get_aval(x) for x in flat_ops]
-    refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref or box exists)
     traced, items, found = [], [], {}
     for k, (b, n) in enumerate(zip(branches, names)):
         try:
@@ -412,6 +420,26 @@ def _bind_cond(index, branches, operands, names, what):
     outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=joined) if computed else ())
     outs = [next(outs) if p is None else _as_array(flat_ops[p], avals[p]) for p in forwarded]
     return tu.tree_unflatten(traced[0][2], outs)
+
+
+def _hoisted_refs(refs, branches: list, operands: tuple, what: str):
+    """Refs among a cond's operands, checked for aliasing, are closed over by the branches instead
+    (a Ref is no array operand; its value is then carried as state: NOTE: [state in loop bodies]).
+    Returns the branches and the remaining operands (one tuple of leaves)."""
+    at = refs.refuse_aliased_refs(branches[-1], operands, what)  # (JAX names true_fun's parameters)
+    leaves, tree = tu.tree_flatten(operands)
+    kept = [x for i, x in enumerate(leaves) if i not in at]
+
+    def closing(branch):
+        @functools.wraps(branch)
+        def closed(*kept_leaves):
+            it = iter(kept_leaves)
+            full = [at[i] if i in at else next(it) for i in range(len(leaves))]
+            return branch(*tu.tree_unflatten(tree, full))
+
+        return closed
+
+    return [closing(b) for b in branches], tuple(kept)
 
 
 def _cond_with_state(refs, index, branches, operands, names, what, items: list, found: dict):
@@ -883,7 +911,8 @@ def scan(
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
     xs_flat, xs_tree = tu.tree_flatten(xs)
-    xs_avals = [core.get_aval(x) for x in xs_flat]
+    refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref exists)
+    xs_avals = [x.aval if refs is not None and type(x) is refs.Ref else core.get_aval(x) for x in xs_flat]
     paths = _leaf_paths(xs_tree)
     for path, a in zip(paths, xs_avals):
         if a.ndim == 0:
@@ -913,6 +942,10 @@ def scan(
     if not lengths:
         raise ValueError("scan: length must be given when xs is None (or has no leaves)")
     (length,) = lengths
+    if refs is not None and any(type(x) is refs.Ref for x in tu.tree_leaves((init, xs))):
+        f, xs = _scanned_refs(refs, f, init, xs, length)
+        xs_flat, xs_tree = tu.tree_flatten(xs)
+        xs_avals = [core.get_aval(x) for x in xs_flat]
     if not isinstance(unroll, bool):
         unroll = _static_int(
             unroll, "The `unroll` argument to `scan` expects a concrete `int` or `bool` value."
@@ -979,6 +1012,30 @@ def _call_with_state(refs, fun, args: tuple, items: list, state: list, recorded)
     with refs.bound_loop_state(items, state) as bound:
         out = fun(*args)
         return out, bound.finals()
+
+
+def _scanned_refs(refs, f, init, xs, length: int):
+    """Refs among scan's operands: checked for aliasing; a Ref scanned over (in ``xs``) gives the
+    body row ``i`` of it, a Ref (``refs.RefRow``) reading and writing that row of the Ref (closed
+    over, so its value is carried: NOTE: [state in loop bodies]), through an index scanned over in
+    its place. Returns the body and ``xs``."""
+    n_init = len(tu.tree_leaves(init))
+    at = refs.refuse_aliased_refs(f, (init, xs), "scan")
+    sliced = {i - n_init: x for i, x in at.items() if i >= n_init}
+    if not sliced:
+        return f, xs
+    xs_leaves, xs_tree = tu.tree_flatten(xs)
+    index = np.arange(length, dtype=np.int32)
+    xs = tu.tree_unflatten(xs_tree, [index if i in sliced else x for i, x in enumerate(xs_leaves)])
+    body = f
+
+    @functools.wraps(body)
+    def rows(c, x):
+        leaves = tu.tree_leaves(x)
+        leaves = [refs.RefRow(sliced[i], v) if i in sliced else v for i, v in enumerate(leaves)]
+        return body(c, tu.tree_unflatten(xs_tree, leaves))
+
+    return rows, xs
 
 
 def _scan_with_state(refs, f, init, xs, items, length: int, reverse: bool, unroll: int, recorded=None):

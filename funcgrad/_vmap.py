@@ -97,6 +97,8 @@ def vmap(
                 f"in_axes {in_axes!r} does not match the arguments' structure {tu.tree_structure(args)}",
             ) from None
         if any(isinstance(x, _ref.Ref) and d is not None for x, d in zip(flat_args, in_dims)):
+            mapped = {i for i, d in enumerate(in_dims) if d is not None}
+            _ref.refuse_aliased_refs(fun, args, "vmap", kwargs, mapped)
             again = lambda g, i, o: vmap(g, i, o, axis_size, axis_name, spmd_axis_name)  # noqa: E731
             return _with_mapped_refs(fun, again, out_axes, flat_args, in_tree, in_dims)
         paths = arg_paths((*args, kwargs))

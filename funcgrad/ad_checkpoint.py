@@ -18,10 +18,10 @@ sin from file.py:3 (g)``, ``f64[5] named 'a' from ...``), the source without JAX
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Callable
 
+from funcgrad._api_util import signature_arg_names as _arg_names
 from funcgrad._remat import checkpoint, remat
 from funcgrad.introspect import trace_vjp
 from funcgrad.kernel import tree_util as tu
@@ -61,26 +61,6 @@ def checkpoint_name(x, name: str):
     -0.402862
     """
     return tu.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
-
-
-def _arg_names(fun: Callable, args: tuple, kwargs: dict) -> list[str]:
-    """JAX's names of the leaves of ``(args, kwargs)``: the parameter's name and the path inside it
-    (``params[0]['w']``, ``rest[1]`` for ``*rest``, ``k`` for a keyword)."""
-    try:
-        params = inspect.signature(fun).parameters.values()
-    except (TypeError, ValueError):
-        params = ()
-    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    star = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), "args")
-    out = []
-    for path, _ in tu.tree_leaves_with_path(tuple(args)):
-        i, rest = path[0].idx, tu.keystr(path[1:])
-        out.append(
-            f"{positional[i]}{rest}" if i < len(positional) else f"{star}[{i - len(positional)}]{rest}"
-        )
-    for path, _ in tu.tree_leaves_with_path(kwargs):
-        out.append(f"{path[0].key}{tu.keystr(path[1:])}")
-    return out
 
 
 def _summarize(info) -> str:

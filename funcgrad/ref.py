@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad._api_util import fun_sourceinfo
+from funcgrad._api_util import fun_sourceinfo, signature_arg_names
 from funcgrad.kernel import core, source_info
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.partial_eval import StagingTrace
@@ -196,6 +196,49 @@ class Ref:
 
     def __eq__(self, other) -> bool:
         return self is other
+
+
+class RefRow:
+    """Row ``index`` of a Ref, itself read and written as a Ref (``row[...]``, ``row[1] = x``):
+    what a scan body gets for a Ref scanned over (JAX's transformed Ref of a scanned Ref).
+
+    >>> import funcgrad
+    >>> r = new_ref(np.zeros((3, 2)))
+    >>> _ = funcgrad.lax.scan(lambda c, row: (row.__setitem__(..., c), c + 1.0), 1.0, r)
+    >>> r[...][:, 0]
+    Array([1., 2., 3.], dtype=float64)
+    """
+
+    __slots__ = ("ref", "index")
+
+    def __init__(self, ref: Ref, index):
+        self.ref, self.index = ref, index
+
+    shape = property(lambda self: self.ref.shape[1:])
+    dtype = property(lambda self: self.ref.dtype)
+    ndim = property(lambda self: self.ref.ndim - 1)
+
+    def _at(self, idx) -> tuple:
+        if _whole(idx):
+            return (self.index,)
+        return (self.index, *(idx if type(idx) is tuple else (idx,)))
+
+    def __getitem__(self, idx):
+        return get(self.ref, self._at(idx))
+
+    def __setitem__(self, idx, value):
+        set(self.ref, self._at(idx), value)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def addupdate(self, x, idx=()):
+        addupdate(self.ref, self._at(idx), x)
+
+    def __repr__(self) -> str:
+        return f"RefRow({self.ref._aval}, index={self.index!r})"
 
 
 def _type_of(value):
@@ -860,6 +903,25 @@ def trace_stateful(
             tuple(positions), tuple(aliases), tuple(scope.lifted), tuple(written), tuple(box_plans)
         )
     return closed, len(outs), plan
+
+
+def refuse_aliased_refs(fun, args: tuple, traced_for: str, kwargs=None, among=None) -> dict:
+    """JAX's error for one Ref among the leaves of ``(args, kwargs)`` twice (its check
+    ``jax_mutable_array_checks``, on by default), naming them as ``fun``'s parameters; ``among``:
+    the leaf positions to check (default: all). Returns {leaf position: Ref}."""
+    leaves = tu.tree_leaves((args, kwargs or {}))
+    at = {i: x for i, x in enumerate(leaves) if type(x) is Ref and (among is None or i in among)}
+    first: dict = {}
+    for i, x in at.items():
+        j = first.setdefault(id(x), i)
+        if j != i:
+            names = signature_arg_names(fun, args, kwargs or {})
+            raise ValueError(
+                "only one reference to a mutable array may be passed as an argument to a function, "
+                f"but when tracing {fun_sourceinfo(fun)} for {traced_for} the mutable array reference "
+                f"of type {x._aval} appeared at both {names[j]} and {names[i]}."
+            )
+    return at
 
 
 def refuse_returned_refs(out, description: str, fun=None, traced_for=None, arguments=None) -> None:

@@ -272,6 +272,10 @@ def test_aliased_and_returned_refs_refused_in_jaxs_words():
             lambda: lib.jit(lambda x_ref: {"a": x_ref})(x_ref),
             lambda: lib.jit(lambda x_ref, y_ref: x_ref[...] + y_ref[...])(x_ref, x_ref),
             lambda: lib.jit(lambda y_ref: x_ref[...] + y_ref[...])(x_ref),
+            lambda: lib.lax.scan(lambda c, _: (None, None), (x_ref, x_ref), None, length=1),
+            lambda: lib.lax.cond(True, lambda x1, x2: x1[...], lambda x1, x2: x2[...], x_ref, x_ref),
+            lambda: lib.vmap(lambda ref_1, ref_2: None)(x_ref, x_ref),
+            lambda: lib.lax.scan(lambda c, x: (c, lib.new_ref(c)), F32(0.0), None, length=2),
         ]
         out = []
         for case in cases:
@@ -321,4 +325,47 @@ def test_bodies_touching_refs_are_traced_once_as_jax():
     (ours, n_ours), (theirs, n_theirs) = _traced_once_program(funcgrad, fnp), _traced_once_program(jax, jnp)
     assert n_ours == n_theirs == {"scan": 1, "cond": 1, "while": 1}
     for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def _operand_refs_program(lib, jnp):
+    """Refs as operands (JAX's mutable_array_test test_scan_scanned_mut_array,
+    test_grad_scan_extensive): a Ref scanned over gives the body its row, read and written in
+    place; a Ref operand of cond is written by the branch taken."""
+    seen = []
+    r = lib.new_ref(jnp.arange(6.0, dtype=F32).reshape(3, 2))
+
+    def body(c, row):
+        row[1] = c
+        row[...] += 1.0
+        return c + row[0], row[...]
+
+    for fun in (
+        lambda: lib.lax.scan(body, F32(0.0), r, reverse=True),
+        lib.jit(lambda: lib.lax.scan(body, F32(0.0), r)),
+    ):
+        seen.extend(np.asarray(v) for v in fun())
+        seen.append(np.asarray(r[...]))
+
+    def total(xs):
+        xs_ref = lib.new_ref(xs)
+        return lib.lax.scan(lambda c, x_ref: (c + x_ref[...] ** 2, None), F32(0.0), xs_ref)[0]
+
+    seen.append(np.asarray(lib.grad(total)(jnp.arange(3.0, dtype=F32))))
+    q = lib.new_ref(F32(1.0))
+    for pred in (True, False):
+        out = lib.lax.cond(
+            pred, lambda a, y: (a.__setitem__(..., a[...] + y), y * 2)[1], lambda a, y: y, q, F32(2.0)
+        )
+        seen.extend((np.asarray(out), np.asarray(q[...])))
+    return seen
+
+
+def test_refs_as_scan_and_cond_operands_match_jax():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    ours, theirs = _operand_refs_program(funcgrad, fnp), _operand_refs_program(jax, jnp)
+    for a, b in zip(ours, theirs, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(a, b)
