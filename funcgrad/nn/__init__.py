@@ -18,6 +18,8 @@ Every function is differentiable to any order, batchable and compilable, and num
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import funcgrad.numpy as fnp
@@ -543,8 +545,16 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
     >>> one_hot(np.array([0, 2, 5]), 3).tolist()
     [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
     """
-    num_classes = concrete_int(num_classes, "one_hot's num_classes")
+    num_classes = concrete_int(  # (JAX's words for a traced count)
+        num_classes, "The error arose in jax.nn.one_hot argument `num_classes`. It"
+    )
     x = asarray(x)
+    if x.dtype.kind not in "iu":  # (JAX's deprecation, 2024-12: float indices still work)
+        warnings.warn(
+            f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     dtype = _dt.default_float if dtype is None else canonicalize_dtype(dtype)
     out_ndim = x.ndim + 1
     axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)

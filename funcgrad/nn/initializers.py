@@ -181,8 +181,8 @@ def _compute_fans(shape, in_axis=-2, out_axis=-1, batch_axis=()):
     receptive field (kernel spatial axes), which multiplies both."""
     if isinstance(in_axis, int) and in_axis == -2 and len(shape) <= 1:
         raise ValueError(
-            f"Can't compute input and output sizes of a {len(shape)}-dimensional weights tensor with the "
-            "default in_axis; it must be at least 2-D or specify in_axis explicitly"
+            f"Can't compute input and output sizes of a {len(shape)}-dimensional weights tensor with "
+            "default in_axis. Must be at least 2D or specify in_axis explicitly."  # (JAX's words)
         )
     in_size, out_size = _axes_size(shape, in_axis), _axes_size(shape, out_axis)
     batch_size = _axes_size(shape, batch_axis)

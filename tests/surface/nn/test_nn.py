@@ -294,6 +294,15 @@ def test_dtypes_and_signatures():
     assert nn.relu(np.array([-1, 2])).dtype == np.int64  # relu keeps integer dtypes
     assert nn.one_hot(np.array([1]), 3, dtype=np.float32).dtype == F32
     assert nn.one_hot(np.array([0, 1]), 2).dtype == F64
+    # JAX's words: a DeprecationWarning for float indices (still one-hot), a traced num_classes
+    with pytest.warns(DeprecationWarning, match="jax.nn.one_hot input should be integer-typed"):
+        np.testing.assert_array_equal(nn.one_hot(np.array([1.0]), 3), [[0.0, 1.0, 0.0]])
+    with pytest.raises(
+        funcgrad.errors.ConcretizationTypeError, match="in jax.nn.one_hot argument `num_classes`"
+    ):
+        funcgrad.jit(nn.one_hot)(3, 5)
+    with pytest.raises(ValueError, match="default in_axis. Must be at least 2D"):
+        nn.initializers.variance_scaling(1.0, "fan_avg", "truncated_normal")(funcgrad.random.key(0), (5,))
     assert nn.glu(np.ones((2, 6)), axis=1).shape == (2, 3)
     out = nn.standardize(np.ones((2, 3)), axis=0, mean=0.0, variance=1.0, epsilon=0.0)
     np.testing.assert_allclose(np.asarray(out), 1.0)
