@@ -33,6 +33,7 @@ give the same shape and dtype (a weakly typed value of the same kind is cast, as
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any
 
 import numpy as np
@@ -286,13 +287,20 @@ def empty_ref(ty, memory_space: Any = None) -> Ref:
     return new_ref(fnp.zeros(ty.shape, ty.dtype), memory_space=memory_space)
 
 
+# The Refs made while tracing that ``free_ref`` freed (a use after, or a second free, is an error).
+_FREED: weakref.WeakSet = weakref.WeakSet()
+
+
 def free_ref(ref: Ref) -> tuple:
-    """Invalidate ``ref`` (a no-op here, as for eager refs in JAX).
+    """Invalidate ``ref``: a Ref made inside a traced function cannot be used after it (an eager
+    Ref's free is a no-op, as in JAX).
 
     >>> free_ref(new_ref(1.0))
     ()
     """
     _check_ref(ref, "free_ref")
+    if ref._trace is not None and type(ref._trace) is not core.EvalTrace:
+        _FREED.add(ref)
     return ()
 
 
@@ -358,6 +366,9 @@ def addupdate(ref: Ref, idx, value) -> None:
 def _check_ref(ref, what: str) -> None:
     if not isinstance(ref, Ref):
         raise ValueError(f"Can only call `{what}` on a `Ref`: {ref!r}.")
+    if _FREED and ref in _FREED:  # (JAX's words: a freed Ref's type is printed ~float32[])
+        inner = f"{ref.dtype}[{','.join(map(str, ref.shape))}]"
+        raise ValueError(f"`{what}` must be called on `Ref` types: ~{inner}.")
 
 
 def _whole(idx) -> bool:

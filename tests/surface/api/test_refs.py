@@ -369,3 +369,25 @@ def test_refs_as_scan_and_cond_operands_match_jax():
     for a, b in zip(ours, theirs, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_freed_ref_is_unusable_inside_jit_as_jax():
+    # (JAX's mutable_array_test test_double_free_ref_raises / test_deref_after_free_ref_raises;
+    # freeing an eager Ref is a no-op, as in JAX)
+    def use_after_free(x):
+        ref = funcgrad.new_ref(x)
+        funcgrad.free_ref(ref)
+        return ref[...]
+
+    with pytest.raises(ValueError, match=r"`get` must be called on `Ref` types: ~float32\[\]"):
+        funcgrad.jit(use_after_free)(F32(1.0))
+
+    def double_free():
+        ref = funcgrad.empty_ref(funcgrad.ShapeDtypeStruct((), F32))
+        funcgrad.free_ref(ref)
+        funcgrad.free_ref(ref)
+
+    with pytest.raises(ValueError, match="must be called on `Ref` types"):
+        funcgrad.jit(double_free)()
+    eager = funcgrad.new_ref(F32(2.0))
+    assert funcgrad.free_ref(eager) == () and float(eager[...]) == 2.0
