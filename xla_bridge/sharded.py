@@ -664,9 +664,23 @@ def compile_spmd(
     else:
         out_hlo = [xc.HloSharding.from_proto(p) for p in protos]
     out_shardings = []
-    for h in out_hlo:
-        s = MeshSharding(devices, h, mesh)
-        out_shardings.append(s)
+    for h, a in zip(out_hlo, out_avals):
+        # As JAX's (pxla's _get_out_sharding_from_orig_sharding): a result laid out as an argument
+        # is given that argument's sharding, so its spec is kept (P('i') over a mesh axis of size
+        # 1 stays P('i'), where reading XLA's layout back would give P()).
+        like = next(
+            (
+                i
+                for i, b in zip(in_shardings, in_avals)
+                if isinstance(i, MeshSharding) and i._fg_user is not None and i._fg_hlo == h
+                and len(b.shape) == len(a.shape) and i._fg_kind is None
+            ),
+            None,
+        )  # fmt: skip
+        if like is not None:
+            out_shardings.append(MeshSharding(devices, h, mesh, like._fg_user, like._fg_spec))
+        else:
+            out_shardings.append(MeshSharding(devices, h, mesh))
     exe = SpmdExecutable(
         loaded,
         text,

@@ -417,3 +417,16 @@ def test_sharded_program_names_its_parameters():
     text = funcgrad.jit(f).lower(x).compile().as_text()
     assert re.search(r'parameter\(0\), sharding=\{[^}]*\}, metadata=\{op_name="x"\}', text)
     assert 'op_name="jit(f)/sin"' in text
+
+
+def test_a_result_laid_out_as_an_argument_keeps_its_sharding_as_jax():
+    # (JAX's pxla: a jit result whose layout is an argument's gets that argument's sharding, so a
+    # size-1 mesh axis stays in the spec; read back from XLA's layout it was P(None, 'b'). JAX's
+    # mutable_array_test test_sharding_persists.)
+    mesh = make_mesh((1, 2), ("a", "b"), (AxisType.Auto,) * 2)
+    s = NamedSharding(mesh, P("a", "b"))
+    x = funcgrad.device_put(np.arange(4.0).reshape(2, 2), s)
+    assert funcgrad.jit(lambda x: x + 1)(x).sharding == s
+    assert funcgrad.jit(lambda x: x.T)(x).sharding == NamedSharding(mesh, P("b"))  # (as jax)
+    r = funcgrad.new_ref(x)
+    assert funcgrad.jit(lambda: r[...] * 2)().sharding == s and r.sharding == s
