@@ -35,6 +35,7 @@ import funcgrad.numpy as fnp
 from funcgrad.jitting import ShapeDtypeStruct
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.custom_rule_args import CustomVJPPrimal, SymbolicZero
 from funcgrad.kernel.dtypes import float0
 from funcgrad.kernel.ir import MemorySpace, ShapedArray
 from funcgrad.numpy._dtypes import ExtendedArray, extended_op_error, prng_key
@@ -509,10 +510,18 @@ def _unflatten(impl: PRNGImpl, children):
     placeholders), except a float0 cotangent, which is float0 of the keys' shape (JAX's
     cotangent of keys)."""
     (leaf,) = children
+    batch = lambda shape: tuple(shape)[: len(shape) - len(impl.key_shape)]  # noqa: E731
+    # A custom rule's wrappers of the data leaf (symbolic_zeros=True) wrap the keys instead, as a
+    # rule sees them in JAX, where keys are one leaf: fwd's CustomVJPPrimal holds the key array,
+    # and a key's (co)tangent is a float0 SymbolicZero of the keys' shape.
+    if type(leaf) is CustomVJPPrimal:
+        return CustomVJPPrimal(_unflatten(impl, (leaf.value,)), leaf.perturbed)
+    if type(leaf) is SymbolicZero:
+        return SymbolicZero(ShapedArray(batch(leaf.shape), float0))
     if type(leaf) is ShapeDtypeStruct and leaf.dtype == np.uint32:  # eval_shape's result, as JAX's
-        return ShapeDtypeStruct(leaf.shape[: len(leaf.shape) - len(impl.key_shape)], KeyTy(impl))
+        return ShapeDtypeStruct(batch(leaf.shape), KeyTy(impl))
     if getattr(leaf, "dtype", None) == float0 and hasattr(leaf, "shape"):
-        return np.zeros(tuple(leaf.shape)[: len(leaf.shape) - len(impl.key_shape)], float0)
+        return np.zeros(batch(leaf.shape), float0)
     return KeyArray(impl, leaf)
 
 

@@ -416,3 +416,42 @@ def test_draws_of_2_to_the_32_elements_or_more_are_staged_without_numpy():
     for s, e in zip(staged, eager):
         np.testing.assert_array_equal(np.asarray(s), np.asarray(e))
     np.testing.assert_array_equal(np.asarray(eager[1]).ravel(), np.arange(60, dtype=np.uint32))
+
+
+def test_keys_are_one_leaf_in_custom_rules_with_symbolic_zeros():
+    # JAX's random_test test_keyarray_custom_vjp_symbolic_zeros: fwd gets a CustomVJPPrimal around
+    # the key array (it was around the key's uint32 data, inside a key array), bwd and a custom_jvp
+    # rule a float0 SymbolicZero of the keys' shape (was a NumPy float0 array)
+    from funcgrad.custom_derivatives import CustomVJPPrimal, SymbolicZero
+
+    seen = []
+
+    @funcgrad.custom_vjp
+    def f(x, state):
+        return state
+
+    def fwd(x, state):
+        seen.append(state[1])
+        return funcgrad.tree_util.tree_map(lambda p: p.value, state), None
+
+    def bwd(_, ct):
+        seen.append(ct[1])
+        return ct[0], ct
+
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    keys = fr.split(fr.key(1), 3)
+    assert float(funcgrad.grad(lambda t: f(t, (8.0, keys))[0])(3.0)) == 1.0
+    assert type(seen[0]) is CustomVJPPrimal and seen[0].value.shape == (3,) and not seen[0].perturbed
+    assert type(seen[1]) is SymbolicZero and seen[1].shape == (3,) and seen[1].dtype == funcgrad.dtypes.float0
+
+    @funcgrad.custom_jvp
+    def h(x, k):
+        return x * 2.0
+
+    def h_jvp(primals, tangents):
+        seen.append(tangents[1])
+        return h(*primals), tangents[0] * 2.0
+
+    h.defjvp(h_jvp, symbolic_zeros=True)
+    assert float(funcgrad.grad(h)(1.0, fr.key(0))) == 2.0
+    assert type(seen[2]) is SymbolicZero and seen[2].shape == () and seen[2].dtype == funcgrad.dtypes.float0
