@@ -548,6 +548,8 @@ def eye(N, M=None, k: int = 0, dtype=None, *, device=None):
     """
     N = concrete_int(N, "eye's N", TypeError)  # (a dimension: jax's TypeError when traced)
     M = N if M is None else concrete_int(M, "eye's M", TypeError)
+    if type(k) is int:  # (JAX clips a Python int offset to int32's range: eye(4, k=2**100) is zeros)
+        k = min(max(k, -(2**31)), 2**31 - 1)
     if isinstance(k, core.Tracer) or under_staging(core.current_trace()):  # (JAX's iotas, see arange)
         return _offset_mask(N, M, k, ew.eq_p, _dtype(dtype, "eye"))
     return Array._from_owned(np.eye(N, M, concrete_int(k, "eye's k"), dtype=_dtype(dtype, "eye")))

@@ -27,6 +27,8 @@ CASES = [
     ("arange", (5, 1), {}),
     ("eye", (3, 4), {"k": 1, "dtype": F32}),
     ("eye", (3, 5), {"k": -2, "dtype": np.int32}),
+    ("eye", (4, 3), {"k": 2**100, "dtype": F32}),  # (clipped to int32's range: OverflowError before)
+    ("eye", (4, 3), {"k": -(2**100)}),
     ("identity", (3,), {"dtype": F32}),
     ("tri", (3, 5), {"k": -1, "dtype": F32}),
     ("tri", (3, 4), {"k": 2, "dtype": bool}),
