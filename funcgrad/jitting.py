@@ -56,7 +56,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.ir import typecheck_jaxpr
-from funcgrad.kernel.partial_eval import close_over_tracers
+from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
 from funcgrad.ref import HITYPES, Ref, is_stateful_arg, refuse_returned_refs, trace_stateful
 from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged, set_call_redirect
 
@@ -546,6 +546,13 @@ class PjitFunction(Dispatcher):
             except OverflowError:
                 self._overflowing_argument(args, kwargs, flat)
                 raise
+        current = core.current_trace()
+        if type(current) is not core.EvalTrace and not isinstance(current, StagingTrace):
+            # NOTE: [refs are functionalised at trace time]: a program with Refs is no call a
+            # transformation (grad, vmap) derives: its Ref writes are Python effects of tracing.
+            # Under one, the function runs inline, so a custom_vjp's bwd that writes a Ref it was
+            # given (JAX's gradient-statistics plumbing) writes it when the backward pass runs.
+            return self._fun(*args, **kwargs)
         plan = staged.plan
         values = plan.inputs(flat)
         out, finals = self._run(staged, values, (False,) * (len(staged.hoisted) + len(values)))

@@ -128,6 +128,7 @@ class Ref:
     """
 
     __slots__ = ("_value", "_trace", "_aval", "_tree", "_leaf_avals", "_made_at", "__weakref__")
+    _fg_state = True  # (state, not an array: NOTE: [Refs through custom_vjp] in the kernel)
 
     def __init__(self, value, trace, made_at=None):
         self._value = value

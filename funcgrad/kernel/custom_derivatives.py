@@ -40,6 +40,7 @@ differentiated is an ``UnexpectedTracerError`` there too; ``closure_convert`` ma
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -552,6 +553,8 @@ class custom_vjp(_CustomFunction):
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
         args = _resolve_args(self, args, kwargs)
+        if any(_is_state(a) for a in args):
+            return _with_state_args(self, args, name)
         return process_custom_call(_CustomVJPCall(self, args, name))
 
     def _bind_staged(self, args, name, home=None):
@@ -566,6 +569,96 @@ class custom_vjp(_CustomFunction):
             *consts, *flat, call_jaxpr=closed, fwd=fwd_flat, bwd=bwd_flat, num_consts=len(consts), name=name
         )
         return tu.tree_unflatten(out_tree, outs)
+
+
+# NOTE: [Refs through custom_vjp]
+# A Ref (funcgrad.ref; a class whose ``_fg_state`` is true: the kernel does not import the surface)
+# is state, not an array: a custom_vjp called with one (JAX's "gradient statistics plumbing":
+# ``fwd`` saves the Ref as a residual, ``bwd`` writes the cotangent into it) is called as a
+# custom_vjp of the other arguments that closes over the Refs, and whose ``fwd`` keeps the Refs
+# among its residuals aside, as Python objects, for ``bwd`` (``_with_state_args``). ``bwd``
+# returns a cotangent per argument, ``None`` for a Ref, and the Refs' entries are dropped.
+
+
+def _is_state(x) -> bool:
+    return getattr(type(x), "_fg_state", False)
+
+
+def _with_state_args(custom: custom_vjp, args: tuple, name: str):
+    """``custom(*args)`` where some top-level ``args`` are Refs (NOTE: [Refs through custom_vjp])."""
+    n = len(args)
+    refs = {i: a for i, a in enumerate(args) if _is_state(a)}
+    first: dict = {}
+    for i, r in refs.items():
+        j = first.setdefault(id(r), i)
+        if j != i:  # (JAX's check, jax_mutable_array_checks)
+            names = _param_names(custom.fun, n)
+            raise ValueError(
+                "only one reference to a mutable array may be passed as an argument to a function, "
+                f"but when tracing {name} for custom_vjp the mutable array reference of type "
+                f"{r.aval} appeared at both {names[j]} and {names[i]}."
+            )
+    kept = [i for i in range(n) if i not in refs]
+    nondiff = custom.nondiff_argnums
+    dyn_positions = [i for i in range(n) if i not in nondiff]
+    fun, fwd, bwd = custom.fun, custom.fwd, custom.bwd
+    saved: list = []  # (residual tree, {leaf: Ref}, number of leaves) of the last fwd
+
+    def full(reduced) -> list:
+        it = iter(reduced)
+        return [refs[i] if i in refs else next(it) for i in range(n)]
+
+    def refuse_returned(out, what: str):
+        if any(_is_state(x) for x in tu.tree_leaves(out)):
+            raise ValueError(
+                f"custom_vjp {what} {name} returned a mutable array reference, but mutable array "
+                "references cannot be returned"
+            )
+
+    def fun_closing(*reduced):
+        out = fun(*full(reduced))
+        refuse_returned(out, "function")
+        return out
+
+    def fwd_closing(*reduced):
+        y, res = fwd(*full(reduced))
+        refuse_returned(y, "fwd function")
+        leaves, tree = tu.tree_flatten(res)
+        at = {k: x for k, x in enumerate(leaves) if _is_state(x)}
+        for x in at.values():
+            if not any(x is r for r in refs.values()):  # (JAX's words: a Ref made in fwd)
+                raise ValueError(
+                    f"custom_vjp fwd function of {name} returned a mutable array reference among its "
+                    "residuals that is not one of its arguments"
+                )
+        saved.append((tree, at, len(leaves)))
+        return y, [x for k, x in enumerate(leaves) if k not in at]
+
+    def bwd_closing(*args_res_ct):
+        *nondiff_vals, res_kept, ct = args_res_ct
+        tree, at, m = saved[-1]
+        it = iter(res_kept)
+        res = tu.tree_unflatten(tree, [at[k] if k in at else next(it) for k in range(m)])
+        given = iter(nondiff_vals)
+        nondiff_full = [refs[i] if i in refs else next(given) for i in sorted(nondiff)]
+        cts = bwd(*nondiff_full, res, ct)
+        if isinstance(cts, tuple | list) and len(cts) == len(dyn_positions):
+            cts = tuple(c for c, i in zip(cts, dyn_positions) if i not in refs)
+        return cts
+
+    for f, g in ((fun_closing, fun), (fwd_closing, fwd), (bwd_closing, bwd)):
+        f.__name__ = getattr(g, "__name__", f.__name__)
+    inner = custom_vjp(fun_closing, nondiff_argnums=tuple(kept.index(i) for i in nondiff if i in kept))
+    inner.defvjp(fwd_closing, bwd_closing, symbolic_zeros=custom.symbolic_zeros)
+    return inner(*[args[i] for i in kept])
+
+
+def _param_names(fun, n: int) -> list[str]:
+    try:
+        names = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        names = []
+    return [names[i] if i < len(names) else f"args[{i}]" for i in range(n)]
 
 
 def _vjp_rules(

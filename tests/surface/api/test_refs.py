@@ -391,3 +391,48 @@ def test_a_freed_ref_is_unusable_inside_jit_as_jax():
         funcgrad.jit(double_free)()
     eager = funcgrad.new_ref(F32(2.0))
     assert funcgrad.free_ref(eager) == () and float(eager[...]) == 2.0
+
+
+def _grad_stats_program(lib, jnp):
+    """JAX's gradient-statistics plumbing (mutable_array_test test_custom_vjp_grad_stats_plumbing
+    _basic, _basic_vjp3): a custom_vjp takes a Ref, saves it as a residual and its bwd writes the
+    cotangent into it; under grad, vjp and a jitted primal."""
+
+    @lib.custom_vjp
+    def stash(grads_ref, x):
+        return x
+
+    def stash_bwd(grads_ref, g):
+        grads_ref[...] = g
+        return None, g
+
+    stash.defvjp(lambda grads_ref, x: (x, grads_ref), stash_bwd)
+
+    def primal(grads_ref, x):
+        x = stash(grads_ref, jnp.sin(x))
+        return stash(grads_ref, jnp.sin(x))
+
+    seen = []
+    ref = lib.new_ref(F32(0.0))
+    seen.append(np.asarray(lib.grad(lib.jit(primal), 1)(ref, F32(1.0))))
+    seen.append(np.asarray(ref[...]))
+    ref2 = lib.new_ref(F32(0.0))
+    _, f_vjp = lib.vjp(lambda x: primal(ref2, x), F32(1.0))
+    seen.append(np.asarray(f_vjp(F32(1.0))[0]))
+    seen.append(np.asarray(ref2[...]))
+    return seen
+
+
+def test_a_custom_vjp_writing_a_ref_it_was_given_matches_jax():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    ours, theirs = _grad_stats_program(funcgrad, fnp), _grad_stats_program(jax, jnp)
+    for a, b in zip(ours, theirs, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    with pytest.raises(ValueError, match="appeared at both x_ref and y_ref"):
+        f = funcgrad.custom_vjp(lambda x_ref, y_ref: None)
+        f.defvjp(lambda x_ref, y_ref: (None, None), lambda _, g: (None, None))
+        r = funcgrad.new_ref(F32(0.0))
+        f(r, r)
