@@ -92,13 +92,21 @@ class ShapeDtypeStruct:
         ShapeDtypeStruct(shape=(), dtype=float64, weak_type=True)
         """
         if isinstance(x, ShapeDtypeStruct):
-            return cls(x.shape, x.dtype, x.weak_type)
+            return cls(x.shape, x.dtype, x.weak_type, sharding=x.sharding)
         try:
             aval = core.get_aval(x)
         except TypeError:  # (another library's shape-and-dtype struct)
-            return cls(x.shape, x.dtype, getattr(x, "weak_type", False))
+            return cls(
+                x.shape, x.dtype, getattr(x, "weak_type", False), sharding=getattr(x, "sharding", None)
+            )
+        # As JAX's: a committed array's sharding (an uncommitted one has none), a traced value's
+        # type's sharding over explicit mesh axes.
+        if isinstance(x, core.Tracer):
+            sharding = getattr(aval, "sharding", None)
+        else:
+            sharding = getattr(x, "sharding", None) if getattr(x, "committed", True) else None
         # (JAX's Python bools are not weakly typed: only int, float and complex are.)
-        return cls(aval.shape, aval.dtype, aval.weak_type and aval.dtype != np.bool_)
+        return cls(aval.shape, aval.dtype, aval.weak_type and aval.dtype != np.bool_, sharding=sharding)
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
@@ -202,6 +210,26 @@ def result_paths(out_tree) -> tuple:
 _DIALECTS = (None, "stablehlo", "hlo")
 
 
+def _with_abstract_shardings(staged: Staged, flat) -> tuple | None:
+    """The program's input shardings, with those of the ``ShapeDtypeStruct`` arguments lowered
+    for (``jit(f).lower(ShapeDtypeStruct(shape, dtype, sharding=s))``: the program takes its
+    argument laid out as ``s``, as JAX's; it was compiled for one device). ``staged.in_shardings``
+    itself when no such argument spreads over several devices."""
+    given = [
+        x.sharding if isinstance(x, ShapeDtypeStruct) and isinstance(x.sharding, NamedSharding) else None
+        for x in flat
+    ]
+    if not any(s is not None and len(s.device_set) > 1 and isinstance(s.mesh, Mesh) for s in given):
+        return staged.in_shardings
+    n = len(staged.closed.in_avals)
+    ins = list(staged.in_shardings) if staged.in_shardings is not None else [None] * n
+    offset = n - len(flat)
+    for i, (s, x) in enumerate(zip(given, flat)):
+        if s is not None and ins[offset + i] is None and isinstance(s.mesh, Mesh):
+            ins[offset + i] = s._bridge(len(x.shape))
+    return tuple(ins)
+
+
 class Lowered:
     """A lowered jitted call: ``.as_text()`` (StableHLO, or XLA's HLO), ``.compile()``."""
 
@@ -212,10 +240,11 @@ class Lowered:
         self._staged = staged
         self._donated = donated
         self._spmd = None
-        if staged.spmd or needs_spmd(staged.closed, flat):
+        in_shardings = _with_abstract_shardings(staged, flat)
+        if staged.spmd or in_shardings is not staged.in_shardings or needs_spmd(staged.closed, flat):
             # A program over several devices (NOTE: [SPMD call route]): lowered with its shardings.
             self._spmd = spmd().prepare(
-                staged.closed, flat, fun._name, donated, staged.in_shardings, staged.out_shardings,
+                staged.closed, flat, fun._name, donated, in_shardings, staged.out_shardings,
                 names=(staged.arg_names, staged.result_names),
             )  # fmt: skip
             self._text = self._spmd.text
@@ -464,6 +493,25 @@ class CompiledCall:
         avals = self._staged.closed.out_avals
         shardings = getattr(self._compiled.executable, "out_shardings", None)
         return tu.tree_unflatten(self._staged.out_tree, self._formats("get_output_layouts", avals, shardings))
+
+    @property
+    def input_shardings(self):
+        """The sharding of each argument the program takes (JAX's ``Compiled.input_shardings``:
+        ``(args' shardings, kwargs' shardings)``), as ``input_formats`` reads them.
+
+        >>> import funcgrad.numpy as fnp
+        >>> from funcgrad import jit
+        >>> (s,), kwargs = jit(lambda x: x * 2).lower(fnp.ones(3)).compile().input_shardings
+        >>> type(s).__name__, kwargs
+        ('SingleDeviceSharding', {})
+        """
+        return tu.tree_map(lambda f: f.sharding, self.input_formats, is_leaf=lambda x: isinstance(x, Format))
+
+    @property
+    def output_shardings(self):
+        """The sharding of each result, in the structure of the function's output (JAX's
+        ``Compiled.output_shardings``)."""
+        return tu.tree_map(lambda f: f.sharding, self.output_formats, is_leaf=lambda x: isinstance(x, Format))
 
     def _formats(self, which: str, avals, shardings) -> list:
         loaded = getattr(self._compiled.executable, "_loaded", None)

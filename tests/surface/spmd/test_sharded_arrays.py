@@ -430,3 +430,27 @@ def test_a_result_laid_out_as_an_argument_keeps_its_sharding_as_jax():
     assert funcgrad.jit(lambda x: x.T)(x).sharding == NamedSharding(mesh, P("b"))  # (as jax)
     r = funcgrad.new_ref(x)
     assert funcgrad.jit(lambda: r[...] * 2)().sharding == s and r.sharding == s
+
+
+def test_lowering_for_a_sharded_shape_dtype_struct_compiles_for_its_devices():
+    # (JAX's array_test test_shape_dtype_struct_sharding_jit: the program takes its argument laid
+    # out as the ShapeDtypeStruct's sharding; funcgrad compiled it for one device, and its result
+    # came back gathered on device 0)
+    s = NamedSharding(MESH, P("x"))
+    c = (
+        funcgrad.jit(lambda x: x * 2)
+        .lower(funcgrad.ShapeDtypeStruct((16,), np.float32, sharding=s))
+        .compile()
+    )
+    assert c.input_shardings == ((s,), {}) and c.output_shardings == s
+    out = c(funcgrad.device_put(np.arange(16.0, dtype=np.float32), s))
+    assert out.sharding == s
+    np.testing.assert_array_equal(np.asarray(out), np.arange(16.0) * 2)
+
+
+def test_shape_dtype_struct_like_keeps_a_committed_sharding_as_jax():
+    # (JAX's array_test test_sds_like: an uncommitted array has no sharding)
+    s = NamedSharding(MESH, P("x"))
+    assert funcgrad.ShapeDtypeStruct.like(fnp.arange(8)).sharding is None
+    assert funcgrad.ShapeDtypeStruct.like(np.ones(2)).sharding is None
+    assert funcgrad.ShapeDtypeStruct.like(funcgrad.device_put(fnp.arange(8), s)).sharding == s
