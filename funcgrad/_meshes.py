@@ -134,14 +134,24 @@ def context_mesh() -> Mesh | None:
     return None if _device_config is None else _device_config.value
 
 
-def _types_of(axis_types, n: int, default, where: str) -> tuple:
+def _types_of(axis_types, axis_names: tuple, default, where: str) -> tuple:
+    """One AxisType per axis name, checked in JAX's words (a single AxisType is one axis's)."""
     if axis_types is None:
-        return (default,) * n
-    if isinstance(axis_types, AxisType):
-        return (axis_types,) * n
-    axis_types = tuple(axis_types)
-    if len(axis_types) != n or not all(isinstance(t, AxisType) for t in axis_types):
-        raise ValueError(f"{where}: axis_types must be one AxisType per axis ({n}), got {axis_types}")
+        return (default,) * len(axis_names)
+    if isinstance(axis_types, list):
+        axis_types = tuple(axis_types)
+    if not isinstance(axis_types, tuple):
+        axis_types = (axis_types,)
+    if not all(isinstance(t, AxisType) for t in axis_types):
+        raise TypeError(
+            f"axis_types passed to {where} must be of type `jax.sharding.AxisType`. Got "
+            f"{axis_types} of type {tuple(type(t) for t in axis_types)}"
+        )
+    if len(axis_types) != len(axis_names):
+        raise ValueError(
+            "Number of axis names should match the number of axis_types. Got "
+            f"axis_names={axis_names} and axis_types={axis_types}"
+        )
     return axis_types
 
 
@@ -184,7 +194,7 @@ class AbstractMesh:
     """A mesh's axis names, sizes and types without its devices: what an array's type holds
     (``typeof(x).sharding.mesh``) and what tracing needs (``get_abstract_mesh()``).
 
-    >>> am = AbstractMesh((2, 4), ("x", "y"), axis_types=AxisType.Explicit)
+    >>> am = AbstractMesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     >>> am
     AbstractMesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit))
     >>> dict(am.shape), am.size, am.explicit_axes
@@ -202,7 +212,7 @@ class AbstractMesh:
             raise ValueError(f"AbstractMesh: axis names must be unique, got {axis_names}")
         self.axis_sizes = axis_sizes
         self.axis_names = axis_names
-        self.axis_types = _types_of(axis_types, len(axis_names), AxisType.Auto, "AbstractMesh")
+        self.axis_types = _types_of(axis_types, axis_names, AxisType.Auto, "AbstractMesh")
         self.abstract_device = abstract_device
         self._key = (axis_sizes, axis_names, self.axis_types)
         self._hash = hash(self._key)
@@ -328,6 +338,8 @@ class Mesh:
         if isinstance(axis_names, str):
             axis_names = (axis_names,)
         axis_names = tuple(axis_names)
+        if any(n is None for n in axis_names):  # (JAX's words)
+            raise ValueError(f"Mesh axis names cannot be None. Got: {axis_names}")
         devs = np.asarray(devices, dtype=object)
         if devs.ndim != len(axis_names):
             raise ValueError(  # (JAX's words)
@@ -346,7 +358,7 @@ class Mesh:
             raise ValueError(f"Mesh: a device appears twice in {devs.tolist()}")
         self.devices = devs
         self.axis_names = axis_names
-        self.axis_types = _types_of(axis_types, len(axis_names), AxisType.Auto, "Mesh")
+        self.axis_types = _types_of(axis_types, axis_names, AxisType.Auto, "Mesh")
         self._flat = tuple(flat)
         self._key = (tuple(d.id for d in flat), devs.shape, axis_names, self.axis_types)
         first = devs.flat[0] if devs.size else None
@@ -579,7 +591,7 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence, axis_types=None,
     axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
     if len(axis_shapes) != len(axis_names):
         raise ValueError(f"make_mesh: {len(axis_shapes)} axis sizes {axis_shapes} but names {axis_names}")
-    axis_types = _types_of(axis_types, len(axis_names), AxisType.Explicit, "make_mesh")
+    axis_types = _types_of(axis_types, axis_names, AxisType.Explicit, "make_mesh")
     n = math.prod(axis_shapes)
     given = devices is not None
     devices = list(xla_bridge.get_backend().global_devices if devices is None else devices)

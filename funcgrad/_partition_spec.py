@@ -23,6 +23,9 @@ class PartitionSpec(tuple):
 
     UNCONSTRAINED = _Unconstrained()
 
+    def __init_subclass__(cls, *args, **kwargs):
+        raise TypeError("Subclassing `jax.P` is prohibited.")  # (JAX's words)
+
     def __new__(cls, *partitions, unreduced=frozenset(), reduced=frozenset()):
         norm = []
         for p in partitions:
@@ -30,6 +33,13 @@ class PartitionSpec(tuple):
                 p = tuple(p)
             if isinstance(p, tuple) and len(p) == 0:
                 p = None
+            if isinstance(p, tuple):
+                for q in p:
+                    if isinstance(q, tuple | list):  # (JAX's words)
+                        raise ValueError(
+                            "A tuple inside PartitionSpec cannot contain a nested tuple. Got "
+                            f"partition: {p} and the nested tuple: {q}"
+                        )
             norm.append(p)
         self = super().__new__(cls, norm)
         self._unreduced = _axis_set(unreduced, "unreduced")

@@ -63,3 +63,24 @@ def test_visualize_array_sharding_of_a_stand_in_for_an_array(capsys):
     import jax.numpy as jnp
 
     assert _shown(funcgrad, fnp, capsys) == _shown(jax, jnp, capsys)
+
+
+def test_mesh_and_partition_spec_refusals_in_jaxs_words():
+    # (JAX's array_test: test_mesh_axis_types_mismatch, test_nested_tuple_pspec_error,
+    # test_pspec_subclass_error, test_mesh_with_axis_name_none)
+
+    from funcgrad.sharding import AbstractMesh, AxisType, Mesh, P, make_mesh
+
+    with pytest.raises(ValueError, match="Number of axis names should match the number of axis_types"):
+        make_mesh((1, 1), ("data", "model"), axis_types=AxisType.Explicit)
+    with pytest.raises(ValueError, match="Number of axis names should match the number of axis_types"):
+        AbstractMesh((2, 1), ("x", "y"), axis_types=AxisType.Auto)
+    with pytest.raises(TypeError, match="axis_types.*must be of type"):
+        AbstractMesh((2,), ("x",), axis_types=("explicit",))
+    with pytest.raises(ValueError, match="A tuple inside PartitionSpec cannot contain a nested tuple"):
+        P("x", "y", ("z", ("a",)))
+    with pytest.raises(TypeError, match="Subclassing `jax.P` is prohibited"):
+        type("MyP", (P,), {})
+    with pytest.raises(ValueError, match="Mesh axis names cannot be None"):
+        Mesh(funcgrad.devices(), (None,))
+    assert AbstractMesh((2,), "x", axis_types=AxisType.Auto).axis_types == (AxisType.Auto,)
