@@ -206,7 +206,10 @@ class RefRow:
 
     >>> import funcgrad
     >>> r = new_ref(np.zeros((3, 2)))
-    >>> _ = funcgrad.lax.scan(lambda c, row: (row.__setitem__(..., c), c + 1.0), 1.0, r)
+    >>> def body(c, row):
+    ...     row[0] = c
+    ...     return c + 1.0, None
+    >>> _ = funcgrad.lax.scan(body, 1.0, r)
     >>> r[...][:, 0]
     Array([1., 2., 3.], dtype=float64)
     """
