@@ -21,6 +21,7 @@ chain on device without host round trips.
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
 
@@ -193,6 +194,17 @@ class Array(_ArrayBase):
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
     nbytes = property(lambda self: self.size * self.dtype.itemsize)
+
+    @property
+    def __numpy_dtype__(self) -> np.dtype:
+        # NumPy 2.4's protocol for ``np.dtype(x)``: JAX deprecates passing an array as a dtype.
+        warnings.warn(
+            "Implicit conversion of an array to a dtype is deprecated; rather than dtype=arr use "
+            "dtype=arr.dtype. In the future this will result in an error.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.dtype
 
     def __array__(self, dtype=None, copy=None):
         value = self._value

@@ -67,3 +67,11 @@ def test_unregistered_jax_array_object_in_a_transformation_and_nested_lists_as_j
         got = np_.array(((x, x), [x, x]))
         assert got.dtype == np_.array(1).dtype
         np.testing.assert_array_equal(np.asarray(got), np.ones((2, 2)))
+
+
+def test_an_array_given_as_a_dtype_warns_as_jax():
+    # (NumPy 2.4's __numpy_dtype__ protocol: JAX deprecates np.dtype(arr); array_test
+    # test_deprecated_dtype_conversion)
+
+    with pytest.warns(DeprecationWarning, match="Implicit conversion of an array to a dtype is deprecated"):
+        assert np.dtype(fnp.arange(3, dtype=np.int32)) == np.int32
