@@ -586,3 +586,42 @@ def test_ordered_prints_in_cond_while_and_scan_run_in_program_order(capsys):
     expected = ["iter 0", "A", "D", "E", "F", "iter 1", "A", "D", "E", "F"]
     expected += ["after 0.0", "after 1.0", "scan 2.0", "after 2.0"]
     assert capsys.readouterr().out.splitlines() == expected
+
+
+def test_callbacks_that_run_jitted_programs_inside_a_jitted_program(capsys):
+    # NOTE: [synchronous CPU dispatch]: with one CPU device the program runs in the calling thread,
+    # and so do its host callbacks; a callback that runs a jitted program of its own (itself with
+    # a callback), in a loop of the outer program, must neither deadlock nor see other values.
+    from funcgrad.experimental import io_callback
+
+    inner = funcgrad.jit(lambda a: funcgrad.pure_callback(np.sin, _like(a), a) * 2.0)
+    seen = []
+
+    def host(v):
+        return np.asarray(inner(v))
+
+    def record(v):
+        seen.append(np.asarray(inner(v)))
+        return np.asarray(v) + 1.0
+
+    @funcgrad.jit
+    def f(x):
+        y = funcgrad.pure_callback(host, _like(x), x)
+        z = io_callback(record, _like(x), y, ordered=True)
+
+        def body(c):
+            i, s = c
+            debug.print("step {i}", i=i)
+            return i + 1, s + funcgrad.pure_callback(host, _like(s), s)
+
+        return lax.while_loop(lambda c: c[0] < 3, body, (0, z))[1]
+
+    x = np.arange(4.0)
+    out = f(x)
+    funcgrad.effects_barrier()
+    want = 2.0 * np.sin(x) + 1.0
+    for _ in range(3):
+        want = want + 2.0 * np.sin(want)
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
+    np.testing.assert_allclose(seen, [2.0 * np.sin(2.0 * np.sin(x))], rtol=1e-6)
+    assert capsys.readouterr().out == "step 0\nstep 1\nstep 2\n"
