@@ -222,7 +222,7 @@ class AbstractMesh:
 
     shape = property(lambda self: collections.OrderedDict(zip(self.axis_names, self.axis_sizes)))
     shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
-    size = property(lambda self: math.prod(self.axis_sizes))
+    size = property(lambda self: math.prod(self.axis_sizes) if self.axis_sizes else 0)  # (JAX: 0 when empty)
     empty = property(lambda self: not self.axis_names)
     abstract_mesh = property(lambda self: self)
 
@@ -349,9 +349,8 @@ class Mesh:
             )
         if len(set(axis_names)) != len(axis_names):
             raise ValueError(f"Mesh: axis names must be unique, got {axis_names}")
-        flat = list(devs.flat)
-        if not flat:
-            raise ValueError("Mesh: devices is empty")
+        # (JAX's empty mesh: no devices, ``Mesh(np.empty((), dtype=object), ())``; ``.empty``)
+        flat = [] if devs.size == 0 or (devs.ndim == 0 and devs.item() is None) else list(devs.flat)
         for d in flat:
             _check_device(d, "Mesh")
         if len({id(d) for d in flat}) != len(flat):
@@ -361,7 +360,7 @@ class Mesh:
         self.axis_types = _types_of(axis_types, axis_names, AxisType.Auto, "Mesh")
         self._flat = tuple(flat)
         self._key = (tuple(d.id for d in flat), devs.shape, axis_names, self.axis_types)
-        first = devs.flat[0] if devs.size else None
+        first = flat[0] if flat else None
         self.abstract_mesh = AbstractMesh(
             devs.shape,
             axis_names,
@@ -383,9 +382,9 @@ class Mesh:
 
     @property
     def size(self) -> int:
-        return int(self.devices.size)
+        return len(self._flat)
 
-    empty = property(lambda self: False)
+    empty = property(lambda self: not self._flat)
     explicit_axes = property(lambda self: self.abstract_mesh.explicit_axes)
     auto_axes = property(lambda self: self.abstract_mesh.auto_axes)
     manual_axes = property(lambda self: self.abstract_mesh.manual_axes)

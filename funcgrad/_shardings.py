@@ -261,8 +261,37 @@ class NamedSharding(Sharding):
         self.spec = spec
         # An abstract mesh has no devices: such a sharding is a type (``typeof(x).sharding``).
         self._device_assignment = getattr(mesh, "_flat", ())
+        if not self._device_assignment and memory_kind is not None and memory_kind not in _DEFAULT_KINDS:
+            raise ValueError(  # (JAX's words, for a sharding over an abstract mesh)
+                f"Got invalid memory kind: {memory_kind}. Valid memory kinds are: {', '.join(_DEFAULT_KINDS)}"
+            )
         self._memory_kind = _check_memory_kind(memory_kind, self._device_assignment)
+        # (over an abstract mesh, the memory kind is what was given: None unless one was, as JAX's)
+        self._given_kind = memory_kind
         self._bridges: dict = {}
+
+    @property
+    def memory_kind(self) -> str | None:
+        if not self._device_assignment:
+            return self._given_kind
+        return self._memory_kind or "device"
+
+    def is_equivalent_to(self, other, ndim: int) -> bool:
+        """Whether both lay out a rank-``ndim`` array identically (over abstract meshes: the same
+        mesh, and the same axes of more than one device splitting each dimension)."""
+        if isinstance(self.mesh, AbstractMesh) and isinstance(getattr(other, "mesh", None), AbstractMesh):
+            if self.mesh != other.mesh or self._memory_kind != other._memory_kind:
+                return False
+            sizes = self.mesh.shape
+            split = [
+                [
+                    tuple(n for n in names if sizes[n] > 1)
+                    for names in s.spec._normalized(ndim, "NamedSharding")
+                ]
+                for s in (self, other)
+            ]
+            return split[0] == split[1]
+        return super().is_equivalent_to(other, ndim)
 
     @property
     def is_fully_replicated(self) -> bool:

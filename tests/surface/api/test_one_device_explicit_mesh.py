@@ -84,3 +84,19 @@ def test_mesh_and_partition_spec_refusals_in_jaxs_words():
     with pytest.raises(ValueError, match="Mesh axis names cannot be None"):
         Mesh(funcgrad.devices(), (None,))
     assert AbstractMesh((2,), "x", axis_types=AxisType.Auto).axis_types == (AxisType.Auto,)
+
+
+def test_abstract_mesh_shardings_and_the_empty_mesh_as_jax():
+    # (JAX's array_test test_memory_kind_with_abstract_mesh, test_abstract_mesh_is_equivalent_to,
+    # test_empty_mesh_creation)
+    from funcgrad.sharding import AbstractMesh, Mesh, NamedSharding, P
+
+    am = AbstractMesh((2,), ("x",))
+    assert NamedSharding(am, P()).memory_kind is None
+    assert NamedSharding(am, P(), memory_kind="pinned_host").memory_kind == "pinned_host"
+    with pytest.raises(ValueError, match="Got invalid memory kind"):
+        NamedSharding(am, P(), memory_kind="weird_device")
+    assert NamedSharding(am, P("x")).is_equivalent_to(NamedSharding(am, P("x", None)), 2)
+    assert not NamedSharding(am, P("x")).is_equivalent_to(NamedSharding(am, P()), 2)
+    empty = Mesh(np.empty((), dtype=object), ())
+    assert empty.empty and empty.size == 0 and empty.abstract_mesh.empty and empty.abstract_mesh.size == 0
