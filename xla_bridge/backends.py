@@ -354,6 +354,15 @@ cpu_client_options: dict = {}
 # program (jit(jet) of order 8: 15 us asynchronous, 10 us synchronous). What asynchrony buys on a
 # CPU is Python running ahead of a long program; a long program keeps the cores busy with XLA's
 # own intra-op threads anyway, so that overlap is worth a few microseconds per call.
+# On one core (GradBench pins every tool; `taskset -c 1`, jit(grad(logsumexp)) of 5000 float64
+# elements, load 11-15): synchronous, 9-10 us of CPU a call and no context switch; asynchronous,
+# 17 us of CPU, one voluntary and one involuntary switch a call (the caller sleeps in
+# block_until_ready, the worker runs, wakes it) and 43 us of wall, the two threads taking turns
+# (tests/bridge/test_dispatch_routes.py counts the calling thread's switches). What is left of a
+# small call's wall time is not the dispatch: the first call after a compilation finds jaxlib's
+# call path evicted from the caches by the tracing (35-45 us more, jax's as well; the next call is
+# back at 11-15 us), and a new output buffer made while the last result is alive is page-faulted
+# in (1.2-1.9 us per 4 KiB page on this machine, PyTorch's too).
 # With several devices (virtual CPU devices, or processes) dispatch stays asynchronous, and
 # asking for synchronous dispatch there is refused: a synchronous execution holds its pool thread
 # while its collectives wait for the other devices' executions, and on a machine with fewer cores
