@@ -203,6 +203,11 @@ class SingleDeviceSharding(Sharding):
         return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
 
 
+class IndivisibleError(ValueError):
+    """A shape whose dimensions the axes splitting them do not divide (JAX's
+    ``jax._src.sharding.IndivisibleError``, a ValueError)."""
+
+
 _DEFAULT_KINDS = ("device", "pinned_host", "unpinned_host")
 
 
@@ -306,13 +311,17 @@ class NamedSharding(Sharding):
         out = []
         for d, (size, k) in enumerate(zip(global_shape, self._factors(len(global_shape)))):
             if size % k:
-                raise ValueError(
+                raise IndivisibleError(
                     f"{self!r} splits dimension {d} of an array of shape {global_shape} into {k} parts, but "
                     f"{size} is not divisible by {k}. Pad the array, or shard that dimension over fewer "
                     "devices."
                 )
             out.append(size // k)
         return tuple(out)
+
+    def devices_indices_map(self, global_shape) -> dict:
+        self.shard_shape(global_shape)  # (JAX's IndivisibleError for a shape the axes do not divide)
+        return super().devices_indices_map(global_shape)
 
     def _bridge(self, ndim):
         b = self._bridges.get(ndim)

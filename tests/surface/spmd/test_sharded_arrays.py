@@ -454,3 +454,15 @@ def test_shape_dtype_struct_like_keeps_a_committed_sharding_as_jax():
     assert funcgrad.ShapeDtypeStruct.like(fnp.arange(8)).sharding is None
     assert funcgrad.ShapeDtypeStruct.like(np.ones(2)).sharding is None
     assert funcgrad.ShapeDtypeStruct.like(funcgrad.device_put(fnp.arange(8), s)).sharding == s
+
+
+def test_an_indivisible_shape_raises_jaxs_indivisible_error():
+    # (JAX's array_test test_uneven_shard_error / test_devices_indices_map_good_error_message:
+    # jax._src.sharding.IndivisibleError, a ValueError)
+    from funcgrad._shardings import IndivisibleError
+
+    s = NamedSharding(MESH2, P("a", "b"))
+    for ask in (lambda: s.shard_shape((8, 3)), lambda: s.devices_indices_map((1, 4))):
+        with pytest.raises(IndivisibleError, match="is not divisible by"):
+            ask()
+    assert issubclass(IndivisibleError, ValueError) and len(s.devices_indices_map((2, 4))) == 8

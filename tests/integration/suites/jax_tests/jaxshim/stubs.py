@@ -247,7 +247,10 @@ def install() -> None:
         },
         "jax._src.profiler": vars(funcgrad.profiler),
         "jax._src.mesh": vars(funcgrad.sharding),
-        "jax._src.sharding": {"Sharding": funcgrad.sharding.Sharding},
+        "jax._src.sharding": {
+            "Sharding": funcgrad.sharding.Sharding,
+            "IndivisibleError": funcgrad._shardings.IndivisibleError,
+        },
         "jax._src.array": {
             "ArrayImpl": funcgrad.Array,
             "make_array_from_callback": funcgrad.make_array_from_callback,
