@@ -48,13 +48,42 @@ class PartitionSpec(tuple):
         if both:
             raise ValueError(f"PartitionSpec: the mesh axes {sorted(both)} are both unreduced and reduced")
         used = set(self._names())
-        clash = (self._unreduced | self._reduced) & used
-        if clash:
-            raise ValueError(
-                f"PartitionSpec: the mesh axes {sorted(clash)} both shard a dimension and are "
-                "unreduced/reduced; an axis has one role"
-            )
+        for name, axes in (("unreduced", self._unreduced), ("reduced", self._reduced)):
+            if axes & used:  # (JAX's words)
+                raise ValueError(
+                    f"partitions cannot overlap with {name} axes passed to PartitionSpec. Got "
+                    f"partitions: {tuple(self)} and {name} axes: {axes}"
+                )
         return self
+
+    def __add__(self, other):
+        # As JAX's: specs concatenate (their unreduced/reduced axes too); a plain tuple only onto a
+        # spec without them.
+        if isinstance(other, PartitionSpec):
+            return PartitionSpec(
+                *self,
+                *other,
+                unreduced=self._unreduced | other._unreduced,
+                reduced=self._reduced | other._reduced,
+            )
+        if isinstance(other, tuple | list):
+            self._refuse_tuple(other, "__add__")
+            return PartitionSpec(*self, *other)
+        return NotImplemented
+
+    def __radd__(self, other):
+        if isinstance(other, tuple | list):
+            self._refuse_tuple(other, "__radd__")
+            return PartitionSpec(*other, *self)
+        return NotImplemented
+
+    def _refuse_tuple(self, other, method: str) -> None:
+        for name, axes in (("unreduced", self._unreduced), ("reduced", self._reduced)):
+            if axes:  # (JAX's words)
+                raise TypeError(
+                    f"other {other} cannot be of instance `tuple` when self {self} has {name} in "
+                    f"`{method}` of PartitionSpec."
+                )
 
     # Axes over which the value is a partial sum still to be added (``unreduced``) or a copy
     # that is already complete (``reduced``): JAX 0.10's spec fields, kept in the spec and its type.
@@ -126,6 +155,8 @@ def _axis_set(axes, what) -> frozenset:
         out = frozenset(axes)
     except TypeError:
         raise TypeError(f"PartitionSpec: {what}= must be a set of mesh axis names, got {axes!r}") from None
+    if None in out:  # (JAX's words)
+        raise ValueError(f"{what} cannot contain None. All elements in {what} should refer to the mesh axes.")
     if not all(isinstance(a, str) for a in out):
         raise TypeError(f"PartitionSpec: {what}= must be a set of mesh axis names, got {axes!r}")
     return out

@@ -100,3 +100,19 @@ def test_abstract_mesh_shardings_and_the_empty_mesh_as_jax():
     assert not NamedSharding(am, P("x")).is_equivalent_to(NamedSharding(am, P()), 2)
     empty = Mesh(np.empty((), dtype=object), ())
     assert empty.empty and empty.size == 0 and empty.abstract_mesh.empty and empty.abstract_mesh.size == 0
+
+
+def test_partition_spec_concatenation_and_unreduced_checks_as_jax():
+    # (JAX's array_test test_pspec_unreduced, test_named_sharding_unreduced_error)
+    from funcgrad.sharding import P
+
+    assert P("x", unreduced={"z"}) + P("a", unreduced={"b"}) == P("x", "a", unreduced={"z", "b"})
+    assert type(P("x") + (None,)) is P and (None,) + P("x") == P(None, "x")
+    with pytest.raises(TypeError, match="unreduced in `__add__` of PartitionSpec"):
+        P("x", unreduced={"z"}) + (None,) * 2
+    with pytest.raises(TypeError, match="unreduced in `__radd__` of PartitionSpec"):
+        (None,) * 2 + P("x", unreduced={"y"})
+    with pytest.raises(ValueError, match="partitions cannot overlap with unreduced"):
+        P("x", "y", unreduced={"x"})
+    with pytest.raises(ValueError, match="unreduced cannot contain None"):
+        P("x", unreduced={"y", None})
