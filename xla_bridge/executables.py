@@ -499,9 +499,15 @@ def compile_and_load(client, module, device_list, opts, host_callbacks=()):
 def _mlir_module(module_text: str):
     """The text parsed into an MLIR module in a fresh context with the dialects loaded (the
     compiler takes host callbacks only with one): ``portable``'s context, the one MLIR setup."""
+    portable = _portable()
+    return portable.parse(module_text, portable.make_context())
+
+
+def _portable():
+    """``xla_bridge.portable``, which loads jaxlib's MLIR, imported when first needed."""
     from funcgrad.xla_bridge import portable  # noqa: PLC0415 - import-time cost: only modules with callbacks need MLIR
 
-    return portable.parse(module_text, portable.make_context())
+    return portable
 
 
 def clear_compile_cache() -> None:
@@ -542,9 +548,7 @@ def mlir_text(module_text: str, debug_info: bool = False) -> str:
         ... }''').splitlines()[2].strip())
         %0 = stablehlo.negate %arg0 : tensor<f64>
     """
-    from funcgrad.xla_bridge import portable  # noqa: PLC0415 - as _mlir_module's
-
-    return portable.text(_mlir_module(module_text), debug_info)
+    return _portable().text(_mlir_module(module_text), debug_info)
 
 
 def hlo_text(module_text: str, debug_info: bool = False) -> str:
