@@ -111,24 +111,25 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import operator
 import os
 import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad import _transfer_guard, debug, jitting, xla_bridge
+from funcgrad import _transfer_guard, debug, jitting, kernel, xla_bridge
 from funcgrad._user_contexts import make_user_context
 from funcgrad.kernel import caches as _caches
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import recording as _recording
 from funcgrad.kernel import traceback_util as _traceback_util
+from funcgrad.kernel.thread_modes import ThreadOverride
 from funcgrad.numpy import _core as _numpy_core
 from funcgrad.numpy import _dtypes as _numpy_dtypes
 from funcgrad.numpy import indexing as _numpy_indexing
 from funcgrad.primitives import _eager_memory
-from funcgrad.primitives import dot as _dot
 from funcgrad.xla_bridge import compile_cache as _compile_cache
 from funcgrad.xla_bridge import executables as _executables
 from funcgrad.xla_bridge import runtime as _runtime
@@ -676,7 +677,7 @@ config = Config()
 # ``config.update``'s). ``_thread_scoped`` keeps the thread's value here (what ``config.read``
 # answers in that thread) and hands it to the module that owns the behaviour, per thread: the
 # kernel's dtype mode, funcgrad.numpy's promotion flags. ``jit`` keys its traces on them
-# (``kernel.dtypes.mode_key``) and takes the staged route while any thread has its own.
+# (``kernel.hooks.mode_key``) and takes the staged route while any thread has its own.
 class _ThreadValues(threading.local):
     def __init__(self):
         self.values = {}
@@ -693,7 +694,7 @@ def _current(flag: _Flag):
 def _modes_route() -> None:
     # The staged route (whose key holds the modes) while a thread has its own or the process-wide
     # promotion rules or precision are not the defaults (NOTE: [x64 mode per thread]).
-    precision = _FLAGS["jax_default_matmul_precision"].value is not None or bool(_thread_precision_count[0])
+    precision = _FLAGS["jax_default_matmul_precision"].value is not None or _thread_precision.active()
     if _numpy_core.matmul_precision_set[0] != precision:
         _numpy_core.matmul_precision_set[0] = precision
         _numpy_core._templates_follow_flags()
@@ -706,18 +707,31 @@ def _modes_route() -> None:
     )
 
 
-def _mode_key() -> tuple:
-    precision = _matmul_precision()
-    return (
-        _dt.x64_enabled,
-        _numpy_dtypes._flags["dtype_promotion"],
-        _numpy_dtypes._flags["rank_promotion"],
-        precision,
+# The flags whose values change what a trace makes: jit's and control flow's trace caches key on
+# their values in the calling thread (registered below; NOTE: [x64 mode per thread]), and jit's
+# cache-miss explanation names them.
+_MODE_FLAGS = tuple(
+    _FLAGS[name]
+    for name in (
+        "jax_enable_x64",
+        "jax_numpy_dtype_promotion",
+        "jax_numpy_rank_promotion",
+        "jax_default_matmul_precision",
     )
+)
 
 
-_thread_precision_count = [0]
-_thread_precision_lock = threading.Lock()  # (as kernel.dtypes' and numpy's counts of thread modes)
+def _mode_key() -> tuple:
+    values = _thread_values.values
+    if not values:  # (no thread-local context in this thread: the process-wide values, read in C)
+        return tuple(map(_value_of, _MODE_FLAGS))
+    return tuple(values[f.name] if f.name in values else f.value for f in _MODE_FLAGS)
+
+
+_value_of = operator.attrgetter("value")
+
+
+_thread_precision = ThreadOverride()  # (the threads inside default_matmul_precision: a count)
 
 
 def _enter_x64(value):
@@ -756,22 +770,18 @@ def _exit_promotion(token):
 
 
 def _enter_precision(value):
-    with _thread_precision_lock:
-        _thread_precision_count[0] += 1
+    token = _thread_precision.enter(True)  # (the value itself: _thread_values, as every flag's)
     _modes_route()
+    return token
 
 
-def _exit_precision(_):
-    with _thread_precision_lock:
-        _thread_precision_count[0] -= 1
+def _exit_precision(token):
+    _thread_precision.exit(token)
     _modes_route()
 
 
 def _matmul_precision():
     return _current(_FLAGS["jax_default_matmul_precision"])
-
-
-_dot.default_precision = _matmul_precision
 
 
 _THREAD_LOCAL = {
@@ -804,7 +814,7 @@ def _thread_scoped(name, value):
             leave(token)
 
 
-_dt.mode_key = _mode_key
+kernel.register(mode_key=(tuple(f.name for f in _MODE_FLAGS), _mode_key), default_precision=_matmul_precision)
 
 
 @contextlib.contextmanager

@@ -17,6 +17,7 @@ from funcgrad._api_util import abstractify, is_abstract
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.hooks import hooks
 from funcgrad.ref import is_stateful_arg, stateful_key
 
 
@@ -96,7 +97,7 @@ def _explain(old, new, names) -> str:
     if len(old) > 5 and len(new) > 5 and old[5] != new[5]:  # (NOTE: [x64 mode per thread]; JAX's words)
         diffs = [
             f"  * {name} differs: now {n} and before {o}"
-            for name, n, o in zip(_MODE_NAMES, new[5], old[5])
+            for name, n, o in zip(hooks.mode_names, new[5], old[5])  # (JAX's names of its context's values)
             if n != o
         ]
         return "\n".join(["Tracing context doesn't match, e.g. due to config or context manager.", *diffs])
@@ -127,15 +128,6 @@ def _explain(old, new, names) -> str:
     if len(old) > 6 and len(new) > 6 and old[6] != new[6]:
         return f"the user contexts' values changed from {old[6]} to {new[6]}"
     return "an unknown change"
-
-
-# The parts of ``kernel.dtypes.mode_key()``, as JAX names its trace context's values.
-_MODE_NAMES = (
-    "jax_enable_x64",
-    "jax_numpy_dtype_promotion",
-    "jax_numpy_rank_promotion",
-    "jax_default_matmul_precision",
-)
 
 
 def _short(entry, weak: bool) -> str:

@@ -55,6 +55,7 @@ from funcgrad.kernel import batching, core, monitoring
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import CacheGroup, register_cache
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
 from funcgrad.ref import HITYPES, Ref, is_stateful_arg, refuse_returned_refs, trace_stateful
@@ -512,7 +513,7 @@ class PjitFunction(Dispatcher):
                 )
         # The named axes in scope type the collectives inside (NOTE: [named axes]).
         leaf_key = tuple(_aval_key(x) for x in flat) if refs is None else _ref_key(flat)
-        key = (in_tree, leaf_key, static_key, static_kw, batching.axis_env(), _dt.mode_key())
+        key = (in_tree, leaf_key, static_key, static_kw, batching.axis_env(), hooks.mode_key())
         if user_contexts:
             key += (tuple(c.value for c in user_contexts),)
         entry = self._cache.get(key)

@@ -27,6 +27,7 @@ from funcgrad.primitives.structure import transpose
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.ad import instantiate, is_undefined_primal
 from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 
 
@@ -185,15 +186,6 @@ def _algorithm_types(algorithm, lhs_dtype, rhs_dtype):
     )
 
 
-def _no_default_precision():
-    return None
-
-
-# ``jax_default_matmul_precision`` in the calling thread (funcgrad._config installs its reader; NOTE:
-# [x64 mode per thread]): what a ``precision=None`` stands for, as JAX's canonicalize_precision.
-default_precision = _no_default_precision
-
-
 def canonicalize_precision(precision, name: str = "dot_general", *, algorithms: bool = True):
     """``None``, a pair ``(Precision, Precision)``, or a dot algorithm, from any spelling JAX
     accepts: ``None``, a ``Precision``, one of its strings, or a pair of either; a
@@ -203,7 +195,9 @@ def canonicalize_precision(precision, name: str = "dot_general", *, algorithms: 
     ((Precision.HIGH, Precision.HIGH), DotAlgorithmPreset.F32_F32_F32)
     """
     if precision is None:
-        default = default_precision()
+        # (``jax_default_matmul_precision`` in the calling thread, registered by funcgrad._config,
+        # as JAX's canonicalize_precision reads it)
+        default = hooks.default_precision()
         if default is None or (not algorithms and default not in _PRECISION_STRINGS):
             return None
         return canonicalize_precision(default, name, algorithms=algorithms)

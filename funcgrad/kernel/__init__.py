@@ -42,6 +42,8 @@ def register(
     array_methods: dict[str, Callable] | None = None,
     array_properties: dict[str, Callable] | None = None,
     catalog: frozenset | None = None,
+    mode_key: tuple[tuple[str, ...], Callable[[], tuple]] | None = None,
+    default_precision: Callable | None = None,
 ) -> None:
     """Hand the kernel what an upper layer provides (NOTE: [kernel registration]).
 
@@ -61,6 +63,12 @@ def register(
       ``Array`` and on every ``Tracer`` (the NumPy surface);
     - ``catalog``: the primitives of the catalog (``primitives``), whose operands are arrays unless
       their traits say otherwise (a token operand is refused there, NOTE: [tokens]).
+    - ``mode_key``: ``(names, key)``, the settings that change what a trace makes (the 64-bit
+      mode, the promotion flags, the matmul precision: ``funcgrad._config``) and the function of
+      their values in the calling thread, in that order, which ``jit``'s and control flow's trace
+      caches key on (jit's cache-miss explanation names them);
+    - ``default_precision``: what a dot's ``precision=None`` stands for in the calling thread
+      (``funcgrad._config``'s ``jax_default_matmul_precision``).
 
     >>> import funcgrad.kernel as kernel
     >>> kernel.hooks.add_any is not None  # registered by the catalog (imported by the doctests)
@@ -84,6 +92,10 @@ def register(
         hooks.apply_sharding, hooks.aval_sharding = sharding_types
     if catalog is not None:
         hooks.catalog = frozenset(catalog)
+    if mode_key is not None:
+        hooks.mode_names, hooks.mode_key = mode_key
+    if default_precision is not None:
+        hooks.default_precision = default_precision
     if library_dir is not None and library_dir not in hooks.library_dirs:
         hooks.library_dirs = (*hooks.library_dirs, library_dir)
     for cls in (_Array, _core.Tracer):

@@ -40,13 +40,13 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import types
-from collections.abc import Callable
 
 import numpy as np
 
 from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.thread_modes import ThreadOverride
 
 _self = sys.modules[__name__]  # (its mode attributes read per thread: NOTE: [x64 mode per thread])
 
@@ -189,25 +189,17 @@ def set_jax_dtype_rules(on: bool) -> None:
 # mode; otherwise they are the plain module attributes, read at no extra cost. Code in this module
 # reads them as ``_self.x64_enabled`` to go the same way. The caches whose entries depend on the
 # mode but whose keys may not hold it put the mode in their keys (``jit``'s trace cache and the
-# control-flow body traces: ``mode_key()``; ``numpy.result_type``), surface templates are off while
+# control-flow body traces: ``hooks.mode_key()``; ``numpy.result_type``), surface templates are off while
 # any thread has its own mode, and every cache is emptied when a thread's mode changes (as for a
 # process-wide change), so two threads in different modes never share a program; an eager
-# ``grad`` whose function enters a mode gives up its recording (``thread_mode_changes``).
-
-
-class _ThreadMode(threading.local):
-    x64 = None  # this thread's mode; None: the process-wide one
-
-
-_thread = _ThreadMode()
-_thread_modes = 0  # contexts entered and not left, over all threads
-thread_mode_changes = 0  # contexts entered or left so far (eager grad's recording reads it)
-_thread_modes_lock = threading.Lock()
+# ``grad`` whose function enters a mode gives up its recording (``thread_x64.changes``). The
+# per-thread machinery is the kernel's ``ThreadOverride`` (NOTE: [per-thread overrides cost
+# nothing while no thread has one] in funcgrad/kernel/thread_modes.py).
 
 
 def _mode_property(name: str, pick):
     def get(module):
-        x64 = _thread.x64
+        x64 = _thread.value
         return module.__dict__[name] if x64 is None else pick(x64)
 
     def set_(module, value):  # (the process-wide value, as a plain module's attribute would be)
@@ -227,6 +219,12 @@ class _ThreadModeModule(types.ModuleType):
     default_complex = _mode_property("default_complex", lambda x64: complex128 if x64 else complex64)
 
 
+# The threads' own modes; ``changes`` counts the contexts entered or left so far (eager grad's
+# recording reads it).
+thread_x64 = ThreadOverride(_self, types.ModuleType, _ThreadModeModule)
+_thread = thread_x64.local  # (this thread's own mode, or None; read by the properties above)
+
+
 def enter_thread_x64(enabled: bool):
     """Give the calling thread its own 64-bit mode (NOTE: [x64 mode per thread]); returns what
     ``exit_thread_x64`` restores.
@@ -239,25 +237,10 @@ def enter_thread_x64(enabled: bool):
     >>> exit_thread_x64(token); _self.x64_enabled
     True
     """
-    global _thread_modes, thread_mode_changes
-    with _thread_modes_lock:
-        _thread_modes += 1
-        thread_mode_changes += 1
-        _self.__class__ = _ThreadModeModule
-    previous = _thread.x64
-    _thread.x64 = bool(enabled)
-    return previous
+    return thread_x64.enter(bool(enabled))
 
 
-def exit_thread_x64(previous) -> None:
-    """Leave the mode ``enter_thread_x64`` gave (``previous`` is what it returned)."""
-    global _thread_modes, thread_mode_changes
-    _thread.x64 = previous
-    with _thread_modes_lock:
-        _thread_modes -= 1
-        thread_mode_changes += 1
-        if not _thread_modes:
-            _self.__class__ = types.ModuleType
+exit_thread_x64 = thread_x64.exit  # (leave the mode enter_thread_x64 gave: its token)
 
 
 def _x64_key() -> tuple:
@@ -265,14 +248,15 @@ def _x64_key() -> tuple:
 
 
 # The calling thread's modes that change what a trace makes, part of the trace cache keys of
-# ``jit`` and of control flow's bodies: the 64-bit mode, and (funcgrad._config installs a key
-# function that adds them) the promotion flags and the matmul precision.
-mode_key: Callable[[], tuple] = _x64_key
+# ``jit`` and of control flow's bodies (``hooks.mode_key``): the 64-bit mode, until
+# funcgrad._config registers a key of every such flag (the promotion flags and the matmul
+# precision too).
+hooks.mode_names, hooks.mode_key = ("jax_enable_x64",), _x64_key
 
 
 def thread_modes() -> bool:
     """Whether any thread is inside its own mode (``jit`` then keys every call on the mode)."""
-    return _thread_modes > 0
+    return thread_x64.count > 0
 
 
 _INEXACT_OF = {np.dtype(n): np.dtype("float64" if n.endswith("64") else "float32") for n in (

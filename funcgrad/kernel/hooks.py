@@ -30,6 +30,12 @@ _PROVIDERS = {
 }
 
 
+def _no_default_precision():
+    """``default_precision`` until ``funcgrad._config`` registers its reader: a dot's
+    ``precision=None`` is XLA's default."""
+    return None
+
+
 def _note_nothing(array) -> None:
     """``note_constant`` until ``kernel.partial_eval`` is imported (no trace stages before)."""
 
@@ -69,6 +75,16 @@ class KernelHooks:
         # (array) -> None: a 0-d Array was just made; the innermost trace staging a jaxpr notes it
         # as a literal (NOTE: [constants made while tracing]; set by ``kernel.partial_eval``).
         self.note_constant = _note_nothing
+        # () -> the calling thread's values of the settings that change what a trace makes, a
+        # tuple that ``jit``'s and control flow's trace caches key on (NOTE: [x64 mode per thread]
+        # in kernel/dtypes.py): the 64-bit mode (``kernel.dtypes``' default) until
+        # ``funcgrad._config`` registers its key of every such flag; ``mode_names`` are the
+        # flags' names, in the key's order.
+        self.mode_key = None
+        self.mode_names: tuple[str, ...] = ()
+        # () -> what a dot's ``precision=None`` stands for in the calling thread
+        # (``jax_default_matmul_precision``: ``funcgrad._config``; the catalog's dot reads it).
+        self.default_precision = _no_default_precision
 
     def __getattr__(self, name):
         # Only reached for entries that are not registered yet.

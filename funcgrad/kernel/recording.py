@@ -349,12 +349,12 @@ class Recording:
 def record(f: Callable, args) -> Recording:
     """Run ``f(*args) -> list`` once, recording what depends on ``args``: the program from
     ``args`` to the outputs (callers evaluate it; the recording tracers die with the trace)."""
-    changes = _dt.thread_mode_changes
+    changes = _dt.thread_x64.changes
     with core.new_trace(RecordingTrace) as trace:
         tracers = [trace.new_arg(a) for a in args]
         outs = f(*tracers)
         rec = trace.finish(outs)
-    if _dt.thread_mode_changes != changes:
+    if _dt.thread_x64.changes != changes:
         # A thread's own dtype mode was entered or left inside: the program would be replayed in
         # another mode than it was made in (NOTE: [x64 mode per thread]); ``f`` runs on the
         # ordinary path, which differentiates it as it runs, as JAX's.

@@ -14,7 +14,6 @@ Layer: surface. Imports the kernel (core, dtypes, array), the primitive catalog 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import numbers
 import operator
@@ -493,28 +492,6 @@ matmul_precision_set = [False]  # (funcgrad._config: jax_default_matmul_precisio
 
 
 _DEFAULT_FLAGS = {"dtype_promotion": "standard", "rank_promotion": "allow"}
-
-
-@contextlib.contextmanager
-def thread_promotion_flags(**flags):
-    """The promotion ``flags`` in the calling thread only, inside (``funcgrad.numpy_rank_promotion``
-    and ``numpy_dtype_promotion`` are these, as JAX's thread-local contexts; NOTE: [promotion
-    flags]).
-
-    >>> import funcgrad.numpy as fnp
-    >>> with thread_promotion_flags(rank_promotion="raise"):
-    ...     fnp.ones(3) + fnp.ones((2, 3))
-    Traceback (most recent call last):
-    ...
-    ValueError: Operands could not be broadcast together for add on shapes (3,) (2, 3) ...
-    """
-    token = _dtypes_mod.enter_thread_flags(**flags)
-    _templates_follow_flags()
-    try:
-        yield
-    finally:
-        _dtypes_mod.exit_thread_flags(token)
-        _templates_follow_flags()
 
 
 def promote_args(*args) -> list:

@@ -16,7 +16,6 @@ NOTE: [x64 mode]). Scalar types (``fnp.float32``) are constructors returning 0-d
 from __future__ import annotations
 
 import functools
-import threading
 import warnings
 
 import ml_dtypes
@@ -27,6 +26,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.dtypes import python_scalar_types
+from funcgrad.kernel.thread_modes import ThreadOverride
 from funcgrad.primitives import elementwise as ew
 
 __all__ = [
@@ -420,25 +420,17 @@ def promote_types(type1, type2) -> np.dtype:
 # process-wide values, and a thread's own inside ``numpy_dtype_promotion(...)`` /
 # ``numpy_rank_promotion(...)`` (JAX's contexts are thread-local; NOTE: [x64 mode per thread] in
 # funcgrad/kernel/dtypes.py). ``_flags["dtype_promotion"]`` is a plain dict read while no thread
-# has its own; while one has, the dict's class is ``_ThreadFlags``, whose reads answer per thread.
+# has its own; while one has, the dict's class is ``_ThreadFlags``, whose reads answer per thread
+# (the kernel's ``ThreadOverride`` swaps it).
 class _Flags(dict):
     __slots__ = ()
-
-
-class _OwnFlags(threading.local):
-    own = None  # this thread's flags (a dict), or None: the process-wide ones
-
-
-_own = _OwnFlags()
-_thread_flag_count = 0
-_thread_flag_lock = threading.Lock()
 
 
 class _ThreadFlags(_Flags):
     __slots__ = ()
 
     def __getitem__(self, key):
-        own = _own.own
+        own = _own.value
         return dict.__getitem__(self if own is None or key not in own else own, key)
 
     def __eq__(self, other):
@@ -448,6 +440,8 @@ class _ThreadFlags(_Flags):
 
 
 _flags = _Flags(dtype_promotion="standard", rank_promotion="allow")
+thread_promotion = ThreadOverride(_flags, _Flags, _ThreadFlags)  # (a thread's own: a dict of some flags)
+_own = thread_promotion.local
 
 
 def current_flags() -> dict:
@@ -456,7 +450,7 @@ def current_flags() -> dict:
     >>> current_flags()
     {'dtype_promotion': 'standard', 'rank_promotion': 'allow'}
     """
-    own = _own.own
+    own = _own.value
     return dict(_flags) if own is None else {**dict(_flags), **own}  # (dict() copies the globals)
 
 
@@ -469,28 +463,11 @@ def enter_thread_flags(**flags):
     >>> exit_thread_flags(token); _flags["rank_promotion"]
     'allow'
     """
-    global _thread_flag_count
-    with _thread_flag_lock:
-        _thread_flag_count += 1
-        _flags.__class__ = _ThreadFlags
-    previous = _own.own
-    _own.own = {**(previous or {}), **flags}
-    return previous
+    return thread_promotion.enter({**(_own.value or {}), **flags})
 
 
-def exit_thread_flags(previous) -> None:
-    """Leave the flags ``enter_thread_flags`` gave (``previous`` is what it returned)."""
-    global _thread_flag_count
-    _own.own = previous
-    with _thread_flag_lock:
-        _thread_flag_count -= 1
-        if not _thread_flag_count:
-            _flags.__class__ = _Flags
-
-
-def thread_flags() -> bool:
-    """Whether any thread has its own promotion flags."""
-    return _thread_flag_count > 0
+exit_thread_flags = thread_promotion.exit  # (leave the flags enter_thread_flags gave: its token)
+thread_flags = thread_promotion.active  # (whether any thread has its own promotion flags)
 
 
 class TypePromotionError(TypeError, ValueError):

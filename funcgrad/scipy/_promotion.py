@@ -2,8 +2,8 @@
 arrays of different ranks or mix dtypes implicitly (a real window against complex segments, a
 vector of orders against a grid of points).
 
-Layer: surface. Imports funcgrad.numpy and its ``_core`` (the promotion flags, NOTE: [promotion
-flags]).
+Layer: surface. Imports funcgrad.numpy's ``_core`` and ``_dtypes`` (the promotion flags, NOTE:
+[promotion flags]) and ``funcgrad._config`` (JAX's thread-local contexts that set them).
 
 JAX writes such internals with lax operations, explicit ``broadcast_in_dim`` and explicit casts, so
 a user's ``jax_numpy_rank_promotion='raise'`` or ``jax_numpy_dtype_promotion='strict'`` (JAX's own
@@ -18,6 +18,7 @@ import functools
 
 import numpy as np
 
+from funcgrad import _config
 from funcgrad.numpy import _core, _dtypes
 
 __all__ = ["internal_promotion"]
@@ -53,7 +54,8 @@ def internal_promotion(fn):
             dtypes = _inexact_array_dtypes([*args, *kwargs.values()])
             if len(set(dtypes)) > 1:
                 _core.promote_args(*(np.zeros((), d) for d in dtypes))  # (TypePromotionError)
-        with _core.thread_promotion_flags(**_DEFAULT):  # (this thread's only, as the user's may be)
+        # (this thread's only, as the user's may be)
+        with _config.numpy_dtype_promotion("standard"), _config.numpy_rank_promotion("allow"):
             return fn(*args, **kwargs)
 
     return wrapped
