@@ -253,7 +253,20 @@ class NamedSharding(Sharding):
             else:
                 raise TypeError(f"NamedSharding: spec must be a PartitionSpec (P(...)), got {spec!r}")
         names = spec._names()
-        missing = [n for n in (*names, *sorted(spec.unreduced | spec.reduced)) if n not in mesh.axis_names]
+        types = dict(zip(mesh.axis_names, mesh.axis_types))
+        for what, axes in (("Unreduced", spec.unreduced), ("Reduced", spec.reduced)):
+            for u in sorted(axes):  # (JAX's words)
+                if u not in types:
+                    raise ValueError(
+                        f"{what} axes {u} is not found in mesh.axis_names={mesh.axis_names}. "
+                        f"Got pspec={spec!r}"
+                    )
+                if types[u] is not AxisType.Explicit:
+                    raise ValueError(
+                        f"{what} axes can only refer to mesh axes that is of type `Explicit`. Got "
+                        f"{what.lower()} axes: {axes} and mesh: {mesh}"
+                    )
+        missing = [n for n in names if n not in mesh.axis_names]
         if missing:
             raise ValueError(
                 f"NamedSharding: {spec!r} names the axis {missing[0]!r}, which the mesh lacks (its axes are "

@@ -116,3 +116,14 @@ def test_partition_spec_concatenation_and_unreduced_checks_as_jax():
         P("x", "y", unreduced={"x"})
     with pytest.raises(ValueError, match="unreduced cannot contain None"):
         P("x", unreduced={"y", None})
+
+
+def test_unreduced_axes_must_be_explicit_axes_of_the_mesh_as_jax():
+    # (JAX's array_test test_named_sharding_unreduced_error)
+    from funcgrad.sharding import AxisType, NamedSharding, P, make_mesh
+
+    mesh = make_mesh((1, 1, 1), ("x", "y", "z"), axis_types=(AxisType.Auto,) * 3)
+    with pytest.raises(ValueError, match="Unreduced axes.*not found in mesh"):
+        NamedSharding(mesh, P("x", unreduced={"a"}))
+    with pytest.raises(ValueError, match="Unreduced axes can only refer to mesh axes.*Explicit"):
+        NamedSharding(mesh, P("x", unreduced={"y", "z"}))
