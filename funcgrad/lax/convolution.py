@@ -127,18 +127,27 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
     return ConvDimensionNumbers(*conv_general_permutations(dimension_numbers))
 
 
-def _spatial(values, n, name, what):
+def _spatial(values, n, name, what, error=None):
+    """``values`` (None: ones) as ``n`` ints, one per spatial dimension; ``error(values)`` is the
+    caller's error for another number of them (by default one naming ``name`` and ``what``)."""
     if values is None:
         return (1,) * n
     values = tuple(int(v) for v in values)
     if len(values) != n:
-        if what == "window_strides":  # (JAX's words first)
-            raise ValueError(
-                "conv_general_dilated window and window_strides must have the same number of dimensions, "
-                f"but got {n} and {len(values)}. ({name}: {what} needs one entry per spatial dimension)"
-            )
+        if error is not None:
+            raise error(values)
         raise ValueError(f"{name}: {what} needs one entry per spatial dimension ({n}), got {values}")
     return values
+
+
+def _strides_error(n, name):
+    def error(values) -> ValueError:  # (JAX's words first)
+        return ValueError(
+            "conv_general_dilated window and window_strides must have the same number of dimensions, "
+            f"but got {n} and {len(values)}. ({name}: window_strides needs one entry per spatial dimension)"
+        )
+
+    return error
 
 
 @takes_out_sharding
@@ -185,7 +194,7 @@ def conv_general_dilated(
         )
     dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
     n = lhs.ndim - 2
-    window_strides = _spatial(window_strides, n, name, "window_strides")
+    window_strides = _spatial(window_strides, n, name, "window_strides", _strides_error(n, name))
     lhs_dilation = _spatial(lhs_dilation, n, name, "lhs_dilation")
     rhs_dilation = _spatial(rhs_dilation, n, name, "rhs_dilation")
     if isinstance(padding, str):

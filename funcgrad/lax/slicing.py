@@ -96,21 +96,20 @@ def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
     return st.index_in_dim(asarray(operand), index, axis, keepdims)
 
 
-def _start_indices(start_indices, name: str | None = None):
+def _start_indices(start_indices, refusal: str):
+    """The start indices as a list; a sequence of scalars must share one integer dtype (a Python
+    int the default one), else a TypeError of ``refusal`` followed by their dtypes (the caller's
+    words: JAX's texts for its two functions differ)."""
     if hasattr(start_indices, "ndim") and start_indices.ndim == 1:
         return [start_indices[i] for i in range(start_indices.shape[0])]
     out = list(start_indices)
-    if name is not None and out:  # (JAX's check: one integer dtype, a Python int the default one)
+    if out:  # (JAX's check)
         dtypes = [
             np.dtype(_dt.python_scalar_dtype(i)) if type(i) in _dt.python_scalar_types else aval(i).dtype
             for i in out
         ]
         if any(d != dtypes[0] or d.kind not in "iu" for d in dtypes):
-            sep = ":" if name == "dynamic_slice" else ""  # (JAX's two texts differ so)
-            raise TypeError(
-                f"index arguments to {name} must be integers of the same type, got{sep} "
-                + ", ".join(d.name for d in dtypes)
-            )
+            raise TypeError(f"{refusal} " + ", ".join(d.name for d in dtypes))
     return out
 
 
@@ -123,7 +122,9 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
     """
     return ix.dynamic_slice(
         asarray(operand),
-        _start_indices(start_indices, "dynamic_slice"),
+        _start_indices(
+            start_indices, "index arguments to dynamic_slice must be integers of the same type, got:"
+        ),
         tuple(slice_sizes),
         allow_negative_indices=allow_negative_indices,
     )
@@ -159,7 +160,9 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
     return ix.dynamic_update_slice(
         asarray(operand),
         asarray(update),
-        _start_indices(start_indices, "dynamic_update_slice"),
+        _start_indices(
+            start_indices, "index arguments to dynamic_update_slice must be integers of the same type, got"
+        ),
         allow_negative_indices=allow_negative_indices,
     )
 

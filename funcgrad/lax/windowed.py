@@ -121,7 +121,9 @@ def reduce_window(
             "reduce_window got inconsistent dtypes for operands and init_values: got operand dtypes "
             f"{[o.dtype for o in flat_ops]} and init_value dtypes {[i.dtype for i in inits]}."
         )
-    jaxpr = trace_reducer("lax.reduce_window", computation, tree, [o.dtype for o in flat_ops], "operand")
+    jaxpr = trace_reducer(
+        "lax.reduce_window", computation, tree, [o.dtype for o in flat_ops], "operand", tree_error=_tree_error
+    )
     for o in flat_ops[1:]:
         if o.shape != flat_ops[0].shape:
             raise TypeError(
@@ -132,11 +134,21 @@ def reduce_window(
     return tu.tree_unflatten(tree, outs)
 
 
-def trace_reducer(name: str, computation, tree, dtypes, operands: str, require_scalars: bool = False):
+def _tree_error(tree, out_tree) -> ValueError:  # (reduce_window's: JAX's type and words)
+    return ValueError(
+        f"reduce_window output must have the same tree structure as the operands {tree} vs. {out_tree}"
+    )
+
+
+def trace_reducer(
+    name: str, computation, tree, dtypes, operands: str, require_scalars: bool = False, tree_error=None
+):
     """The closed jaxpr of a reduction's ``computation(accumulators, values) -> accumulators`` over
     scalars of ``dtypes`` (pytrees of structure ``tree``): what ``lax.reduce_window`` and
     ``lax.reduce`` carry. It must return ``tree`` and close over no traced value; ``operands``
-    ("operand" or "operands") names them in the messages."""
+    ("operand" or "operands") names them in the messages. ``tree_error(tree, out_tree)`` is the
+    caller's error for a computation returning another structure (by default a TypeError naming
+    ``name``)."""
     possessive = operands + ("'" if operands.endswith("s") else "'s")
     scalars = [ShapedArray((), d) for d in dtypes]
     n = len(scalars)
@@ -145,11 +157,8 @@ def trace_reducer(name: str, computation, tree, dtypes, operands: str, require_s
         out = computation(tu.tree_unflatten(tree, args[:n]), tu.tree_unflatten(tree, args[n:]))
         leaves, out_tree = tu.tree_flatten(out)
         if out_tree != tree:
-            if name == "lax.reduce_window":  # (JAX's type and words)
-                raise ValueError(
-                    f"reduce_window output must have the same tree structure as the operands {tree} vs. "
-                    f"{out_tree}"
-                )
+            if tree_error is not None:
+                raise tree_error(tree, out_tree)
             raise TypeError(
                 f"{name}: computation must return the {possessive} tree structure {tree}, got {out_tree}"
             )
