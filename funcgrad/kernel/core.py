@@ -89,6 +89,7 @@ from funcgrad.kernel.values import (  # noqa: F401 - re-exported
     Tracer,
     _python_scalar_aval,
     concrete_value,
+    concrete_value_or_none,
     dtype_of,
     get_aval,
     is_array_like,

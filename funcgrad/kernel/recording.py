@@ -90,6 +90,11 @@ class RecordingTracer(StagingTracer):
 
     __slots__ = ()
 
+    def to_concrete_value(self):
+        # (the recorded equations up to it evaluated now, as for a comparison's result: NOTE:
+        # [eager grad program cache]; the value is a tracer of an outer transformation's own)
+        return core.concrete_value_or_none(self._trace.concrete(self._var))
+
     def _jax_repr(self):  # (Tracer.__repr__) JAX's GradTracer: the primal where it is known
         trace = self._trace
         value = trace.values.get(self._var, trace.sources.get(self._var, trace))

@@ -11,6 +11,7 @@ a tracer's arithmetic and methods are ``Array``'s, installed by the surface.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -162,6 +163,13 @@ class Tracer:
             raise TypeError("iteration over a 0-d traced array")
         return (self[i] for i in range(self.aval.shape[0]))
 
+    def to_concrete_value(self):
+        """The NumPy value this tracer stands for if it is known now, else ``None`` (JAX's
+        ``Tracer.to_concrete_value``): forward mode's and eager grad's tracers of concrete inputs
+        have one, so ``int(x)``, ``x`` as an index or a size, and ``bool(x)`` work on them, as in
+        JAX (``float(x)`` still raises there: it would cut the derivative silently)."""
+        return None
+
     def __bool__(self):
         shape = self.aval.shape
         if all(type(d) is int for d in shape):  # (JAX's check_bool_conversion comes first)
@@ -176,6 +184,9 @@ class Tracer:
                     "The truth value of an array with more than one element is ambiguous. Use a.any() "
                     "or a.all()"
                 )
+        value = self.to_concrete_value()
+        if value is not None:
+            return bool(value)
         raise TracerBoolConversionError(
             self._concretization_message(
                 f"Attempted boolean conversion of {self._error_repr()}.", "bool(), if/while/and/or"
@@ -188,6 +199,9 @@ class Tracer:
 
     def __int__(self):
         check_scalar_conversion(self.aval)
+        value = self.to_concrete_value()
+        if value is not None:
+            return int(value)
         raise ConcretizationTypeError(self._abstract_value_message("int", "int()"))
 
     def __complex__(self):
@@ -196,6 +210,9 @@ class Tracer:
 
     def __index__(self):
         check_integer_conversion(self.aval)
+        value = self.to_concrete_value()
+        if value is not None:
+            return operator.index(value)
         raise TracerIntegerConversionError(
             self._concretization_message(
                 f"The __index__() method was called on {self._error_repr()}.", "using it as an index or size"
@@ -294,9 +311,22 @@ class PrimalTracer(Tracer):
             aval = self._aval = get_aval(self.primal)
         return aval
 
+    def to_concrete_value(self):
+        return concrete_value_or_none(self.primal)  # (the primal's, as JAX's JVPTracer)
+
 
 # ----------------------------------------------------------------------------------------------
 # Helpers used across transformations
+
+
+def concrete_value_or_none(x):
+    """The NumPy value of ``x`` if it is known now -- ``x`` concrete, or a tracer whose value is
+    (``Tracer.to_concrete_value``) -- else ``None`` (JAX's ``core.to_concrete_value``)."""
+    if isinstance(x, Tracer):
+        return x.to_concrete_value()
+    if isinstance(x, Array):
+        return x._numpy()
+    return np.asarray(x)
 
 
 def concrete_value(x):

@@ -900,28 +900,40 @@ def normalize_axes(axis, ndim: int, name: str = "axis") -> tuple[int, ...]:
     return tuple(sorted(axes))
 
 
-def concrete_int(x, what: str, error: type[Exception] = core.ConcretizationTypeError) -> int:
+def concrete_int(
+    x, what: str, error: type[Exception] = core.ConcretizationTypeError, convert=operator.index
+) -> int:
     """A Python int from a static value; a clear error if ``x`` is traced (``error``: JAX raises a
-    ConcretizationTypeError for a traced size or count, a TypeError for a traced dimension).
+    ConcretizationTypeError for a traced size or count, a TypeError for a traced dimension). A
+    tracer whose value is known (forward mode's, eager grad's: ``Tracer.to_concrete_value``)
+    gives it, as JAX's ``core.concrete_or_error``. ``convert=int`` truncates a float as JAX's
+    ``split`` does.
 
     >>> concrete_int(np.int32(3), "n")
     3
     """
     if isinstance(x, core.Tracer):
-        raise error(  # (JAX's words first)
-            f"Abstract tracer value encountered where concrete value is expected: {what} must be a "
-            f"concrete integer, but a traced value was given ({x.aval.str_short()}). Make it static "
-            "(jit(f, static_argnums=...)) or use a fixed size."
-        )
+        value = x.to_concrete_value()
+        if value is None:
+            raise error(  # (JAX's words first)
+                f"Abstract tracer value encountered where concrete value is expected: {what} must be "
+                f"a concrete integer, but a traced value was given ({x.aval.str_short()}). Make it "
+                "static (jit(f, static_argnums=...)) or use a fixed size."
+            )
+        x = value
     try:
-        return operator.index(x)
+        return convert(x)
     except TypeError:
         raise TypeError(f"{what} must be an integer, got {x!r}") from None
 
 
 def concrete_or_error(x, what: str):
-    """The NumPy value of ``x``, raising a clear ConcretizationTypeError if it is traced."""
+    """The NumPy value of ``x``, raising a clear ConcretizationTypeError if it is traced (and its
+    value is not known: ``concrete_int``)."""
     if isinstance(x, core.Tracer):
+        value = x.to_concrete_value()
+        if value is not None:
+            return value
         raise core.ConcretizationTypeError(  # (JAX's words first)
             f"Abstract tracer value encountered where concrete value is expected: {what} requires a "
             f"concrete (non-traced) value, got a traced {x.aval.str_short()}. "

@@ -418,7 +418,7 @@ def _split_points(n: int, indices_or_sections, strict: bool) -> list[int]:
     if isinstance(indices_or_sections, int | np.integer) or (
         hasattr(indices_or_sections, "ndim") and np.ndim(indices_or_sections) == 0
     ):
-        sections = concrete_int(indices_or_sections, "the number of sections")
+        sections = concrete_int(indices_or_sections, "the number of sections", convert=int)  # (JAX's int())
         if sections <= 0:
             raise ValueError("number sections must be larger than 0.")
         if strict and n % sections:
@@ -427,7 +427,7 @@ def _split_points(n: int, indices_or_sections, strict: bool) -> list[int]:
         sizes = [size + 1] * extra + [size] * (sections - extra)
         return list(np.cumsum([0, *sizes]))
     if isinstance(indices_or_sections, list | tuple):  # (each may be traced: JAX's concretization error)
-        points = [concrete_int(i, "split indices") for i in indices_or_sections]
+        points = [concrete_int(i, "split indices", convert=int) for i in indices_or_sections]
     else:
         points = [int(i) for i in np.asarray(concrete_or_error(indices_or_sections, "split indices")).ravel()]
     return [0, *points, n]

@@ -393,3 +393,35 @@ def test_traced_bool_names_the_traced_function_as_jax():
 
     for make in (lambda lib: lib.jit(_branch_on), lambda lib: lib.jit(outer(lib.jit(_branch_on)))):
         assert first_lines(funcgrad, make(funcgrad)) == first_lines(jax, make(jax))
+
+
+def _concrete_tracer_cases(lib):
+    np_mod = lib.numpy
+    return {
+        "int under grad": lambda: lib.grad(lambda x: x * int(x))(2.0),
+        "int under jvp": lambda: lib.jvp(lambda x: x * int(x), (2.0,), (1.0,)),
+        "index under grad": lambda: lib.grad(lambda x: np_mod.arange(5.0)[int(x)] * x)(3.0),
+        "repeat count under grad": lambda: lib.grad(lambda x: np_mod.sum(np_mod.repeat(x, int(x))))(2.0),
+        "split sections under jvp": lambda: lib.jvp(
+            lambda s: np_mod.split(np_mod.arange(12.0) * s, s)[1], (3.0,), (1.0,)
+        ),
+        "float under grad (refused)": lambda: lib.grad(lambda x: x * float(x))(2.0),
+        "int under jit (refused)": lambda: lib.jit(lambda x: x * int(x))(2.0),
+    }
+
+
+@pytest.mark.parametrize("name", list(_concrete_tracer_cases(funcgrad)))
+def test_concrete_values_of_forward_and_eager_grad_tracers_as_jax(name):
+    # JAX's Tracer.to_concrete_value: forward mode's tracer of a concrete primal (and eager grad's)
+    # converts with int(), as an index or a count (core.concrete_or_error); float() stays refused
+    def run(lib):
+        try:
+            return lib.tree_util.tree_map(np.asarray, _concrete_tracer_cases(lib)[name]())
+        except Exception as e:  # noqa: BLE001 - the oracle's exception is the expectation
+            return type(e).__name__
+
+    got, want = run(funcgrad), run(jax)
+    if isinstance(want, str):
+        assert got == want
+    else:
+        funcgrad.tree_util.tree_map(np.testing.assert_allclose, got, want)
