@@ -15,6 +15,19 @@ from funcgrad import ref as fref
 F32 = np.float32
 
 
+def _matches_jax(program, compare=np.testing.assert_array_equal) -> None:
+    """``program(lib, jnp)`` run on funcgrad and on jax observes the same values (and dtypes and
+    shapes) on both."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    ours, theirs = program(funcgrad, fnp), program(jax, jnp)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        compare(a, b)
+
+
 def _program(lib, jnp):
     """The same stateful program on either library: returns what it observed."""
     seen = []
@@ -65,15 +78,7 @@ def _program(lib, jnp):
 
 @pytest.mark.slow  # jax's side compiles a program per jit (7 s on 2 loaded cores)
 def test_stateful_program_matches_jax():
-    jax = pytest.importorskip("jax")
-    import jax.numpy as jnp
-
-    ours = _program(funcgrad, fnp)
-    theirs = _program(jax, jnp)
-    assert len(ours) == len(theirs)
-    for a, b in zip(ours, theirs):
-        assert a.dtype == b.dtype and a.shape == b.shape
-        np.testing.assert_array_equal(a, b)
+    _matches_jax(_program)
 
 
 def test_a_jitted_function_with_refs_traces_once_and_refs_are_leaves():
@@ -154,13 +159,7 @@ def _mapped_refs_program(lib, jnp):
 
 @pytest.mark.slow  # (jax's side: 1-3 s)
 def test_refs_mapped_by_vmap_match_jax():
-    jax = pytest.importorskip("jax")
-    import jax.numpy as jnp
-
-    ours, theirs = _mapped_refs_program(funcgrad, fnp), _mapped_refs_program(jax, jnp)
-    for a, b in zip(ours, theirs, strict=True):
-        assert a.dtype == b.dtype and a.shape == b.shape
-        np.testing.assert_array_equal(a, b)
+    _matches_jax(_mapped_refs_program)
 
 
 def test_a_write_keeps_the_refs_weak_type_as_jax():
@@ -252,13 +251,7 @@ def _branches_and_while_program(lib, jnp):
 
 
 def test_refs_written_in_cond_branches_and_while_loops_match_jax():
-    jax = pytest.importorskip("jax")
-    import jax.numpy as jnp
-
-    ours, theirs = _branches_and_while_program(funcgrad, fnp), _branches_and_while_program(jax, jnp)
-    for a, b in zip(ours, theirs, strict=True):
-        assert a.dtype == b.dtype and a.shape == b.shape
-        np.testing.assert_array_equal(a, b)
+    _matches_jax(_branches_and_while_program)
 
 
 def test_aliased_and_returned_refs_refused_in_jaxs_words():
@@ -362,13 +355,7 @@ def _operand_refs_program(lib, jnp):
 
 
 def test_refs_as_scan_and_cond_operands_match_jax():
-    jax = pytest.importorskip("jax")
-    import jax.numpy as jnp
-
-    ours, theirs = _operand_refs_program(funcgrad, fnp), _operand_refs_program(jax, jnp)
-    for a, b in zip(ours, theirs, strict=True):
-        assert a.dtype == b.dtype and a.shape == b.shape
-        np.testing.assert_array_equal(a, b)
+    _matches_jax(_operand_refs_program)
 
 
 def test_a_freed_ref_is_unusable_inside_jit_as_jax():
@@ -424,13 +411,7 @@ def _grad_stats_program(lib, jnp):
 
 
 def test_a_custom_vjp_writing_a_ref_it_was_given_matches_jax():
-    jax = pytest.importorskip("jax")
-    import jax.numpy as jnp
-
-    ours, theirs = _grad_stats_program(funcgrad, fnp), _grad_stats_program(jax, jnp)
-    for a, b in zip(ours, theirs, strict=True):
-        assert a.dtype == b.dtype and a.shape == b.shape
-        np.testing.assert_allclose(a, b, rtol=1e-6)
+    _matches_jax(_grad_stats_program, lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6))
     with pytest.raises(ValueError, match="appeared at both x_ref and y_ref"):
         f = funcgrad.custom_vjp(lambda x_ref, y_ref: None)
         f.defvjp(lambda x_ref, y_ref: (None, None), lambda _, g: (None, None))
