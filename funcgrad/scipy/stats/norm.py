@@ -12,11 +12,9 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import lax_const, promote
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
-
-_LOG_2PI = float(np.log(2 * np.pi))
 
 
 def __dir__():
@@ -30,7 +28,11 @@ def logpdf(x, loc=0, scale=1):
     -0.918938533205
     """
     x, loc, scale = promote("norm.logpdf", x, loc, scale)
-    return -0.5 * (_LOG_2PI + fnp.log(fnp.square(scale)) + fnp.square(x - loc) / fnp.square(scale))
+    # JAX's formula with its constants (so the result is weakly typed where jax's is: a boolean or
+    # integer array gives a strong result; fuzzer find)
+    scale_sqrd = fnp.square(scale)
+    log_normalizer = fnp.log(lax_const(x, 2 * np.pi) * scale_sqrd)
+    return (log_normalizer + fnp.square(x - loc) / scale_sqrd) / lax_const(x, -2)
 
 
 def pdf(x, loc=0, scale=1):

@@ -254,3 +254,24 @@ def test_gaussian_kde():
     g = funcgrad.grad(lambda d: funcgrad.jit(lambda k: k.logpdf(pts).sum())(stats.gaussian_kde(d)))(data)
     assert g.shape == data.shape and np.isfinite(np.asarray(g)).all()
     check_grads(lambda d: stats.gaussian_kde(d).logpdf(pts), (data,), order=1)
+
+
+@pytest.mark.parametrize("fn", ["pdf", "logpdf"])
+def test_norm_density_weak_types_as_jax(fn):
+    # JAX's formula writes its constants with lax._const: a Python number beside a weakly typed
+    # scalar, an array of x's dtype otherwise, so a boolean or integer array (weak after promotion)
+    # gives a strong result and a Python number a weak one (fuzzer find: funcgrad's was weak).
+    jax = pytest.importorskip("jax")
+    for x in (np.array([[True, False]]), np.array([1, 2], np.int32), 0.5, 3, np.float32([0.5, -2.0])):
+        for args in ((), (1.5, 2.0)):
+            with jax.enable_x64(True):  # (funcgrad's mode here)
+                want = [
+                    getattr(jax.scipy.stats.norm, fn)(x, *args),
+                    jax.jit(getattr(jax.scipy.stats.norm, fn))(x, *args),
+                ]
+            got = [getattr(stats.norm, fn)(x, *args), funcgrad.jit(getattr(stats.norm, fn))(x, *args)]
+            for g, w in zip(got, want):
+                assert g.weak_type == w.weak_type, (x, args)
+                if np.asarray(x).dtype.kind != "i":  # (int32: float64 here, float32 in jax; documented)
+                    assert g.dtype == w.dtype
+                    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
