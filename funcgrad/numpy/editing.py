@@ -292,10 +292,8 @@ def put(a, ind, v, mode=None, *, inplace: bool = True):
     flat = ravel(a)
     ind = ravel(asarray(ind))
     v = ravel(asarray(v)).astype(a.dtype)
-    if ind.shape[0] == 0:
-        return a
-    if v.shape[0] == 0:
-        raise ValueError("put: cannot set values from an empty array")
+    if a.size == 0 or ind.shape[0] == 0 or v.shape[0] == 0:
+        return a  # (nothing to put: JAX's, and NumPy's for empty values)
     v = getitem(tile(v, -(-ind.shape[0] // v.shape[0])), slice(0, ind.shape[0]))
     n = flat.shape[0]
     if mode is None or mode == "raise":

@@ -227,6 +227,11 @@ def test_put_and_place():
         np.testing.assert_array_equal(np.asarray(got), want)
     with pytest.raises(ValueError, match="inplace"):
         fnp.put(a, [0], [1.0])
+    # empty values put nothing (JAX's and NumPy's; it raised ValueError), eagerly and under jit
+    want = a.copy()
+    np.put(want, 3, np.zeros((0, 4)))
+    for put in (fnp.put, jit(fnp.put, static_argnames="inplace")):
+        np.testing.assert_array_equal(np.asarray(put(a, 3, np.zeros((0, 4)), inplace=False)), want)
     want = a.copy()
     np.place(want, a > 1, [7.0, 8.0])
     np.testing.assert_array_equal(np.asarray(fnp.place(a, a > 1, [7.0, 8.0], inplace=False)), want)
