@@ -31,7 +31,11 @@ Modules, one job each:
   and custom-rule bodies with mixed dtypes and weak scalars, dots and convolutions with
   ``precision``/``preferred_element_type``, generic ``reduce_window`` of narrow and integer
   dtypes, typed loop carries, ``linearize`` then ``linear_transpose``, ``pure_callback``'s vmap
-  methods; long run only). The long
+  methods; long run only); ``ops_models``: session 13's (whole small models -- MLP, CNN, attention,
+  RNN/GRU over ``scan`` -- under the transformations of training, sorting with NaN and ties,
+  gradients at kinks, integer edges and NumPy scalars, float16/bfloat16 reductions, complex,
+  batched and singular linear algebra, ``jax.random`` draws of every distribution; long run
+  only). The long
   run's programs also return pytrees (dict/tuple/namedtuple/list, None leaves) and draw bfloat16
   under derivatives, complex64 and uint16;
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,

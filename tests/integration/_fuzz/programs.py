@@ -277,6 +277,102 @@ def _custom_vjp(T, np, x):
 
     g.defvjp(fwd, bwd)
     return g(x)
+
+
+# Small models (ops_models): parameters p from x's elements, fixed data X in p's type; each model a
+# scalar loss g(p, X) that works for any batch size (per-example vmaps see a batch of one).
+_MODEL_SIZES = {"mlp": (12, (2, 2)), "cnn": (10, (2, 1, 4, 4)), "attn": (12, (2, 3, 2)),
+                "sdpa": (12, (2, 3, 2)), "rnn": (10, (2, 4)), "gru": (12, (2, 4)), "logreg": (4, (2, 3)),
+                "softmax_ce": (9, (2, 2)), "resnet": (8, (2, 2))}
+
+
+def _model_args(np, x, kind, off):
+    a = np.ravel(x)
+    dt = np.promote_types(a.dtype, np.float32)
+    n, shape = _MODEL_SIZES[kind]
+    size = 1
+    for d in shape:
+        size *= d
+    p = _signal(np, a.astype(dt), n) * 0.5 + off * np.cos(np.arange(n, dtype=dt))
+    X = np.reshape(np.sin(np.arange(size, dtype=dt) * 0.7 + 0.3) * 1.5, shape)
+    return p, X
+
+
+def _act(T, np, name, v):
+    if name == "gelu_tanh":
+        return T.nn.gelu(v, approximate=True)
+    if name == "gelu":
+        return T.nn.gelu(v, approximate=False)
+    if name == "tanh":
+        return np.tanh(v)
+    return getattr(T.nn, name)(v)
+
+
+def _model(T, np, kind, act, p, X):
+    lax, nn = T.lax, T.nn
+    f = lambda v: _act(T, np, act, v)
+    if kind == "mlp":
+        h = f(X @ np.reshape(p[:6], (2, 3)) + p[6:9])
+        return np.mean((h @ p[9:12] - np.sum(X, axis=1)) ** 2)
+    if kind == "logreg":
+        z = f(X @ p[:3] + p[3])
+        y = (X[:, 0] > 0).astype(z.dtype)
+        return -np.mean(y * nn.log_sigmoid(z) + (1 - y) * nn.log_sigmoid(-z))
+    if kind == "softmax_ce":
+        logits = f(X @ np.reshape(p[:6], (2, 3)) + p[6:9])
+        labels = nn.one_hot(np.argmax(X, axis=1) + 1, 3, dtype=logits.dtype)
+        return -np.mean(np.sum(labels * nn.log_softmax(logits), axis=-1))
+    if kind == "cnn":
+        k = np.reshape(p[:8], (2, 1, 2, 2))
+        y = lax.conv_general_dilated(X, k, (1, 1), "SAME", dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        y = f(y + np.reshape(p[8:10], (1, 2, 1, 1)))
+        y = lax.reduce_window(y, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+        return np.mean(y * np.reshape(np.linspace(-1, 1, 8), (1, 2, 2, 2)).astype(y.dtype))
+    if kind in ("attn", "sdpa"):
+        wq, wk, wv = (np.reshape(p[4 * i : 4 * i + 4], (2, 2)) for i in range(3))
+        q, k, v = X @ wq, X @ wk, X @ wv
+        if kind == "sdpa":
+            o = nn.dot_product_attention(q[:, :, None], k[:, :, None], v[:, :, None], is_causal=True)[:, :, 0]
+        else:
+            s = np.einsum("btd,bsd->bts", q, k) / 2.0 ** 0.5
+            mask = np.tril(np.ones((X.shape[1], X.shape[1]), bool))
+            o = np.einsum("bts,bsd->btd", nn.softmax(np.where(mask, s, -np.inf), axis=-1), v)
+        o = f(o) + X
+        o = (o - np.mean(o, -1, keepdims=True)) * lax.rsqrt(np.var(o, -1, keepdims=True) + 1e-3)
+        return np.mean(o[..., 0] * X[..., 1]) + 0.1 * np.mean(o * o[:, ::-1])
+    if kind == "rnn":
+        wh, wx, b, v = np.reshape(p[:4], (2, 2)), p[4:6], p[6:8], p[8:10]
+
+        def cell(h, x):
+            h = f(h @ wh + x[:, None] * wx + b)
+            return h, h @ v
+
+        hT, ys = lax.scan(cell, np.zeros((X.shape[0], 2), p.dtype), X.T)
+        return np.mean((ys - X.T) ** 2) + 0.1 * np.sum(hT)
+    if kind == "gru":
+        wz, uz, wh, uh = np.reshape(p[:4], (2, 2)), p[4:6], np.reshape(p[6:10], (2, 2)), p[10:12]
+
+        def cell(h, x):
+            z = nn.sigmoid(h @ wz + x[:, None] * uz)
+            h = (1 - z) * h + z * f(h @ wh + x[:, None] * uh)
+            return h, np.sum(h, axis=1)
+
+        hT, ys = lax.scan(cell, np.full((X.shape[0], 2), 0.5, p.dtype), X.T, reverse=True, unroll=2)
+        return np.mean(ys * X.T) + np.mean(hT**2)
+    # resnet: one residual block
+    h = X + f(X @ np.reshape(p[:4], (2, 2))) @ np.reshape(p[4:8], (2, 2))
+    return np.mean(np.sum(h**2, axis=1))
+
+
+def _adam(T, np, g, p, X, steps=3, lr=0.1):
+    # optax.adam's update written out (eps large enough that gradients at rounding level stay small)
+    m, v = np.zeros_like(p), np.zeros_like(p)
+    for t in range(1, steps + 1):
+        gr = T.grad(g)(p, X)
+        m = 0.9 * m + 0.1 * gr
+        v = 0.999 * v + 0.001 * gr**2
+        p = p - lr * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-3)
+    return p
 """
 
 # Both sides run in one mode: 64-bit types on, or JAX's default 32-bit mode (NOTE: [x64 mode] in
