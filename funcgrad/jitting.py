@@ -26,7 +26,6 @@ import collections
 import functools
 import inspect
 import logging
-import threading
 import time
 import warnings
 import weakref
@@ -58,6 +57,7 @@ from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
+from funcgrad.kernel.thread_modes import ThreadOverride
 from funcgrad.ref import HITYPES, Ref, is_stateful_arg, refuse_returned_refs, trace_stateful
 from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged, set_call_redirect
 
@@ -115,13 +115,9 @@ _logger = logging.getLogger("funcgrad")
 
 # ``disable_jit(...)`` is thread-local, as JAX's (NOTE: [x64 mode per thread]): a thread inside one
 # has its own value; ``jax_disable_jit`` set by ``config.update`` is every other thread's.
-class _ThreadJit(threading.local):
-    disable = None  # this thread's disable_jit, or None: the flag's
-
-
-_thread_jit = _ThreadJit()
-_thread_disables = [0]  # disable_jit contexts entered and not left, over all threads
-_thread_disables_lock = threading.Lock()
+# (the jit route follows the count of such contexts: set_jit_flags runs under the override's lock)
+_thread_disable = ThreadOverride(on_change=lambda: set_jit_flags())
+_thread_jit = _thread_disable.local  # (.value: this thread's disable_jit, or None: the flag's)
 
 
 def set_jit_flags(**flags) -> None:
@@ -132,7 +128,7 @@ def set_jit_flags(**flags) -> None:
     _jit_flags.update({k: bool(v) for k, v in flags.items()})
     if _jit_flags["no_execution"]:
         set_call_redirect(_refuse_execution)
-    elif _thread_disables[0]:  # (a thread's own disable_jit: each call asks its thread)
+    elif _thread_disable.count:  # (a thread's own disable_jit: each call asks its thread)
         set_call_redirect(_call_per_thread)
     elif _jit_flags["disable_jit"]:
         set_call_redirect(_call_python)
@@ -176,25 +172,16 @@ def _call_python(self, args, kwargs):
 
 def jit_disabled() -> bool:
     """Whether jitted calls in this thread run their Python (``disable_jit``)."""
-    own = _thread_jit.disable
+    own = _thread_jit.value
     return _jit_flags["disable_jit"] if own is None else own
 
 
 def enter_thread_disable_jit(disable: bool):
     """``disable_jit(disable)`` in the calling thread; returns what ``exit_thread_disable_jit`` takes."""
-    previous = _thread_jit.disable
-    _thread_jit.disable = bool(disable)
-    with _thread_disables_lock:
-        _thread_disables[0] += 1
-        set_jit_flags()
-    return previous
+    return _thread_disable.enter(bool(disable))
 
 
-def exit_thread_disable_jit(previous) -> None:
-    _thread_jit.disable = previous
-    with _thread_disables_lock:
-        _thread_disables[0] -= 1
-        set_jit_flags()
+exit_thread_disable_jit = _thread_disable.exit  # (leave what enter_thread_disable_jit gave: its token)
 
 
 def _call_per_thread(self, args, kwargs):

@@ -30,7 +30,8 @@ class ThreadOverride:
     value (None: the process-wide one); while any thread has one, ``holder`` (the object holding
     the process-wide values, or None) is of class ``per_thread``, otherwise of class ``plain``.
     ``count`` is the contexts entered and not left over all threads, ``changes`` those entered or
-    left so far.
+    left so far; ``on_change()`` (if given) runs under the lock after each change of the count, so
+    that what it decides from the count is never overtaken by another thread's older decision.
 
     >>> flags = ThreadOverride()
     >>> token = flags.enter("raise")
@@ -41,14 +42,17 @@ class ThreadOverride:
     (None, False)
     """
 
-    __slots__ = ("local", "count", "changes", "_lock", "_holder", "_plain", "_per_thread")
+    __slots__ = ("local", "count", "changes", "_lock", "_holder", "_plain", "_per_thread", "_on_change")
 
-    def __init__(self, holder=None, plain: type | None = None, per_thread: type | None = None):
+    def __init__(
+        self, holder=None, plain: type | None = None, per_thread: type | None = None, on_change=None
+    ):
         self.local = _Own()
         self.count = 0
         self.changes = 0
         self._lock = threading.Lock()
         self._holder, self._plain, self._per_thread = holder, plain, per_thread
+        self._on_change = on_change
 
     def enter(self, value):
         """Give the calling thread its own ``value``; returns what ``exit`` restores."""
@@ -57,6 +61,8 @@ class ThreadOverride:
             self.changes += 1
             if self._holder is not None:
                 self._holder.__class__ = self._per_thread
+            if self._on_change is not None:
+                self._on_change()
         previous = self.local.value
         self.local.value = value
         return previous
@@ -69,6 +75,8 @@ class ThreadOverride:
             self.changes += 1
             if not self.count and self._holder is not None:
                 self._holder.__class__ = self._plain
+            if self._on_change is not None:
+                self._on_change()
 
     def active(self) -> bool:
         """Whether any thread is inside a context of its own."""
