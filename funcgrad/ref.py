@@ -86,10 +86,7 @@ class AbstractRef:
     sharding = property(lambda self: self.inner_aval.sharding)
 
     def str_short(self, short_dtypes: bool = False, mesh_axis_types: bool = False) -> str:
-        if short_dtypes:
-            inner = self.inner_aval.str_short()
-        else:
-            inner = f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        inner = self.inner_aval.str_short(short_dtypes=short_dtypes)
         space = f"<{self.memory_space}>" if self.memory_space is not None else ""
         return f"Ref{space}{{{inner}}}"
 

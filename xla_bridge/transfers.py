@@ -21,6 +21,8 @@ import numpy as np
 from jaxlib import _jax
 from jaxlib import xla_client as xc
 
+from funcgrad.kernel.ir import ShapedArray
+
 from . import backends
 from .backends import (
     DONATED,
@@ -126,8 +128,7 @@ def deleted_buffer_error(buf, what: str = "") -> XlaBridgeError:
     device = getattr(buf._sharding, "_fg_device", None)
     platform = device.platform if device is not None else None
     # JAX's words first ("Array has been deleted with shape=float32[3]."), then what to do.
-    aval = buf.aval
-    shape = f"{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
+    shape = ShapedArray(buf.aval.shape, buf.aval.dtype).str_short(short_dtypes=False)
     return XlaBridgeError(
         f"{what}Array has been deleted with shape={shape}. T{DONATED[1:]}",
         phase="transfer",
