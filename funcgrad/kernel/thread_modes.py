@@ -1,7 +1,7 @@
 """Settings that a thread may override inside a context while the others keep the process-wide
 value: JAX's thread-local contexts (``enable_x64``, ``numpy_dtype_promotion``,
-``numpy_rank_promotion``, ``default_matmul_precision``; NOTE: [x64 mode per thread] in
-funcgrad/kernel/dtypes.py).
+``numpy_rank_promotion``, ``default_matmul_precision``, ``disable_jit``; NOTE: [x64 mode per
+thread] in funcgrad/kernel/dtypes.py).
 
 Layer: kernel. Imports only the standard library.
 
