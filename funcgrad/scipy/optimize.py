@@ -412,6 +412,7 @@ def _line_search(f, xk, pk, phi_0, old_old_fval, gfk, maxiter, c1=1e-4, c2=0.9):
     dtype = fnp.finfo(fnp.result_type(pk)).dtype  # (the step's: real for a complex direction)
 
     def phi_dphi(t):
+        t = fnp.asarray(t, pk.dtype)  # (JAX's: the step in the direction's dtype, strict promotion too)
         phi, g = api.value_and_grad(f)(xk + t * pk)
         return phi, fnp.real(_hdot(g, pk)), g
 
