@@ -156,12 +156,18 @@ def ldexp(x1, x2, /):
     if dtype not in (np.float16, np.float32, np.float64, _dt.bfloat16):  # (float8: via float32)
         x1, dtype = x1.astype(np.float32), np.dtype(np.float32)
     info = _dt.finfo(dtype)
-    # Two steps of at most the exponent range each keep every intermediate finite and exact.
+    # Three steps by normal powers of two (each within [minexp, maxexp - 1]) reach every exponent
+    # that leaves a finite nonzero result (a subnormal power of two would be built as 0, and two
+    # steps stopped short of overflow: float16 ldexp(1.5, -15) was 0, ldexp(3e-5, 127) 32192).
     e = x2.astype(np.int32)
-    limit = info.maxexp - 1
-    e1 = _clip(e, -limit, limit)
-    e2 = _clip(e - e1, -limit, limit)
-    return (x1 * _pow2(e1, dtype) * _pow2(e2, dtype)).astype(original)
+    lo, hi = info.minexp, info.maxexp - 1
+    e1 = _clip(e, lo, hi)
+    e2 = _clip(e - e1, lo, hi)
+    e3 = _clip(e - e1 - e2, lo, hi)
+    scaled = x1 * _pow2(e1, dtype) * _pow2(e2, dtype) * _pow2(e3, dtype)
+    # JAX's last step: zeros and infinities pass through as they are, so the derivative there is 1
+    # as jax's (whose formula goes through frexp), not 2**x2 (fuzzer find)
+    return where3((x1 == 0) | (abs(x1) == np.inf), x1, scaled).astype(original)
 
 
 def _clip(e, lo, hi):

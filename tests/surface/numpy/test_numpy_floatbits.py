@@ -184,3 +184,25 @@ def test_unwrap_of_integers_bools_and_empty_axes_as_jax():
         got = fnp.unwrap(x, **kw)
         assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape), (x, kw)
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_ldexp_passes_zeros_and_infinities_through_as_jax_and_reaches_every_exponent():
+    # Fuzzer find (linearize o linearize of ldexp(x, 2) at 0): jax's formula returns zeros and
+    # infinities as they are, so its derivative there is 1, not 2**x2. Values stay NumPy's exact
+    # ldexp, also where a power of two of the step is subnormal or two steps stopped short of
+    # overflow (float16 ldexp(1.5, -15) was 0, ldexp(3e-5, 127) 32192).
+    jax = pytest.importorskip("jax")
+    for dt in (np.float16, np.float32):
+        for x in (0.0, -0.0, np.inf, 1.5):
+            xs, t = np.array(x, dt), np.array(0.75, dt)
+            got = funcgrad.jvp(lambda v: fnp.ldexp(v, 2), (xs,), (t,))
+            want = jax.jvp(lambda v: jax.numpy.ldexp(v, 2), (xs,), (t,))
+            np.testing.assert_array_equal(np.asarray(got[1]), np.asarray(want[1]))
+            np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
+    for x, e, dt in (
+        (1.5, -15, np.float16),
+        (3e-5, 127, np.float16),
+        (6e4, -140, np.float32),
+        (0.7, 200, np.float64),
+    ):
+        np.testing.assert_array_equal(np.asarray(fnp.ldexp(np.array(x, dt), e)), np.ldexp(np.array(x, dt), e))
