@@ -171,10 +171,11 @@ def correlate2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=
         out = _convolve2d("correlate2d", fnp.flip(in1), fnp.conj(in2), mode, boundary, fillvalue, precision)
         return fnp.flip(out)
     if mode == "valid" and all(a <= b for a, b in zip(in1.shape, in2.shape)) and in1.shape != in2.shape:
-        # SciPy swaps the operands for 'valid' when in1 is the smaller one: the result is reversed
-        # and conjugated relative to correlating in2 with in1.
+        # SciPy swaps the operands for 'valid' when in1 is the smaller one: the result is in2
+        # correlated with in1 (in1 conjugated), reversed -- not conjugated after (it was: complex
+        # inputs gave the conjugate of SciPy's and JAX's result).
         out = _convolve2d("correlate2d", in2, fnp.flip(fnp.conj(in1)), mode, boundary, fillvalue, precision)
-        return fnp.conj(fnp.flip(out))
+        return fnp.flip(out)
     return _convolve2d("correlate2d", in1, fnp.flip(fnp.conj(in2)), mode, boundary, fillvalue, precision)
 
 
