@@ -650,6 +650,27 @@ def test_dot_general_with_a_transposed_wide_left_operand_swaps(rng):
 
 
 @batched
+def test_dot_general_pads_transposed_rows_of_a_page(rng):
+    # NOTE: [rows of 4 KiB read transposed on the CPU]: a batched [B, K, M] x [B, K, N] with M
+    # float32 rows of 4 KiB and M >= 2N is emitted on a left operand padded to M + 16, the extra
+    # result rows sliced off; a narrower M, M < 2N or float64 keeps the plain dot.
+    dn = (((1,), (1,)), ((0,), (0,)))
+    cases = [
+        ((2, 8, 1024), (2, 8, 256), np.float32, True),
+        ((2, 8, 1000), (2, 8, 256), np.float32, False),
+        ((2, 8, 1024), (2, 8, 1024), np.float32, False),
+        ((2, 8, 1024), (2, 8, 256), np.float64, False),
+    ]
+    for ls, rs, dtype, padded in cases:
+        params = {"dimension_numbers": dn, "preferred_element_type": None}
+        args = [rng.standard_normal(ls).astype(dtype), rng.standard_normal(rs).astype(dtype)]
+        check_primitive(dt.dot_general_p, args, params, tol=dict(rtol=1e-5, atol=1e-5))
+        closed = funcgrad.make_jaxpr(functools.partial(dt.dot_general_p.bind, **params))(*args)
+        text = lower_jaxpr(closed).text
+        assert ("stablehlo.pad" in text and "stablehlo.slice" in text) == padded, text
+
+
+@batched
 def test_dot_general_without_contraction_is_a_broadcast_multiply(rng):
     a, b = rng.standard_normal((2, 1, 3)), rng.standard_normal((2, 1, 4))
     dn = (((1,), (1,)), ((0,), (0,)))
