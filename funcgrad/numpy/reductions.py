@@ -189,10 +189,12 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 
 
 def _initial_as(initial, dtype):
-    """``initial`` as a 0-d value of ``dtype``; it may be traced (JAX's reductions take a traced
-    initial: ``jit(lambda x, i: x.sum(initial=i))``)."""
-    if type(initial) in _dt.python_scalar_types or isinstance(initial, np.ndarray | np.generic):
-        return constant(initial, dtype)
+    """``initial`` as a 0-d value of ``dtype``, converted as jax's ``lax.convert_element_type``
+    converts it: a Python int wraps into ``dtype`` (through NumPy), anything else converts as an
+    array does (a float out of an integer type's range saturates: -1.5 to uint16 is 0). It may be
+    traced (JAX's reductions take a traced initial: ``jit(lambda x, i: x.sum(initial=i))``)."""
+    if type(initial) in (int, bool):
+        return constant(np.asarray(initial).astype(dtype), dtype)
     return convert(asarray(initial), dtype)
 
 
@@ -235,7 +237,7 @@ def _extremum(name, prim_reduce, identity_name, a, axis, out, keepdims, initial,
     if initial is not None:
         # (initial takes the array's dtype, as in NumPy and JAX: max(int array, initial=2.5) counts
         # from 2, an int)
-        init = convert(initial if type(initial) in _dt.python_scalar_types else asarray(initial), a.dtype)
+        init = _initial_as(initial, a.dtype)
         a = _masked(a, where, _identity(a.dtype, identity_name == "maximum"))
     res = prim_reduce(a, axes)
     if initial is not None:

@@ -680,3 +680,17 @@ def test_quantiles_of_a_0d_array_with_keepdims_as_jax():
                 want = getattr(jnp, f)(np.float32(1.5), *args, keepdims=True, **kw)
             assert got.shape == want.shape, (f, kw)
             np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_initial_out_of_the_dtypes_range_converts_as_jax():
+    # Fuzzer find (seed 13005 x32: max(uint16, initial=-1.5) raised OverflowError): jax converts
+    # initial with lax.convert_element_type -- a Python int wraps into the dtype, a float (Python or
+    # NumPy) saturates -- in every reduction taking one.
+    jax = pytest.importorskip("jax")
+    for v in (np.array([65535, 3000], np.uint16), np.array([-5, 7], np.int8)):
+        for init in (-1.5, -1, 70000, 1e6, np.float64(-2.5), 300):
+            for fn in ("min", "max", "sum", "prod"):
+                with jax.enable_x64(True):  # (funcgrad's mode here)
+                    want = getattr(jax.numpy, fn)(v, initial=init)
+                got = getattr(fnp, fn)(v, initial=init)
+                assert (int(got), got.dtype) == (int(want), want.dtype), (v.dtype, init, fn)
