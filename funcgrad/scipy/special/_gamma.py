@@ -298,10 +298,10 @@ def zeta(x, q=None):
     >>> round(float(zeta(2.0, 1.0)), 12)   # pi ** 2 / 6
     1.644934066848
     """
-    if q is None:
-        raise ValueError(
-            "scipy.special.zeta: q is required (the Hurwitz zeta function); for the Riemann zeta "
-            "function pass q=1.0"
+    if q is None:  # (JAX's type and words, then funcgrad's hint)
+        raise NotImplementedError(
+            "Riemann zeta function not implemented; pass q != None to compute the Hurwitz Zeta function. "
+            "(scipy.special.zeta(x, 1.0) is the Riemann zeta function.)"
         )
     return call_custom(_zeta, *real_inexact("zeta", x, q))
 
