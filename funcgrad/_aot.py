@@ -166,7 +166,29 @@ class ArgInfo:
         return self._aval.dtype
 
 
-class Traced:
+class _Stage:
+    """What JAX's stages (``Traced``, ``Lowered``, ``Compiled``) read from ``args_info``: the
+    arguments' tree structure, their abstract values in that tree, and the donated positions."""
+
+    args_info = None
+
+    @property
+    def in_tree(self):
+        """The tree structure of ``(positional arguments, keyword arguments)``."""
+        return tu.tree_structure(self.args_info)
+
+    @property
+    def in_avals(self):
+        """The arguments' abstract values, in the ``(args, kwargs)`` tree."""
+        return tu.tree_map(lambda x: x._aval, self.args_info)
+
+    @property
+    def donate_argnums(self) -> tuple:
+        """The flat positions of the donated arguments."""
+        return tuple(i for i, x in enumerate(tu.tree_leaves(self.args_info)) if x.donated)
+
+
+class Traced(_Stage):
     """A traced jitted call: ``.jaxpr`` (ClosedJaxpr), ``.in_avals``, ``.out_info``,
     ``.args_info``, ``.lower()``."""
 
@@ -177,16 +199,24 @@ class Traced:
         self._donated = donated
         self._flat = flat
         self.jaxpr = staged.closed
-        self.in_avals = staged.closed.in_avals
         self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
 
-    def lower(self) -> Lowered:
+    def lower(self, *, lowering_platforms: tuple | None = None, _private_parameters=None) -> Lowered:
+        """The lowered call; ``lowering_platforms`` (JAX's keyword): lower for that platform
+        instead of the function's own (``("tpu",)``: a module for a TPU, not compiled here)."""
+        del _private_parameters  # (JAX's internal lowering parameters: none apply)
         if self._staged.hoisted:
             raise TypeError(
                 f"jit({self._fun._name}).lower: the function closes over a value traced by an "
                 "enclosing transformation; lower it outside of grad/vmap/jit"
             )
-        lowered = Lowered(self._fun, self._staged, self._donated, self._flat)
+        if lowering_platforms is not None and len(tuple(lowering_platforms)) != 1:
+            raise NotImplementedError(
+                "lower(lowering_platforms=...) with several platforms: funcgrad lowers for one; "
+                "use funcgrad.export.export(f, platforms=...) for a multi-platform module"
+            )
+        platform = None if lowering_platforms is None else tuple(lowering_platforms)[0]
+        lowered = Lowered(self._fun, self._staged, self._donated, self._flat, platform)
         lowered.args_info = self.args_info
         return lowered
 
@@ -230,12 +260,12 @@ def _with_abstract_shardings(staged: Staged, flat) -> tuple | None:
     return tuple(ins)
 
 
-class Lowered:
+class Lowered(_Stage):
     """A lowered jitted call: ``.as_text()`` (StableHLO, or XLA's HLO), ``.compile()``."""
 
     args_info = None  # the Traced's (ArgInfo tree), set by Traced.lower
 
-    def __init__(self, fun, staged: Staged, donated, flat=()):
+    def __init__(self, fun, staged: Staged, donated, flat=(), platform: str | None = None):
         self._fun = fun
         self._staged = staged
         self._donated = donated
@@ -249,7 +279,9 @@ class Lowered:
             )  # fmt: skip
             self._text = self._spmd.text
         else:
-            if fun._device is None:
+            if platform is not None:
+                platform = xla_bridge.normalize_platform(platform)
+            elif fun._device is None:
                 platform = xla_bridge.default_platform()
             else:
                 platform = xla_bridge.normalize_platform(fun._device.platform)
@@ -426,7 +458,7 @@ def _compiled_argument_names(flat, arg_names, names) -> list:
     return labels if len(labels) == len(flat) and all(labels) else names
 
 
-class CompiledCall:
+class CompiledCall(_Stage):
     """A compiled jitted call; call it with arguments of the lowered shapes/dtypes."""
 
     args_info = None  # the Lowered's (ArgInfo tree), set by Lowered.compile
@@ -436,7 +468,7 @@ class CompiledCall:
         self._fun = fun
         self._staged = staged
         self._compiled = c
-        self.in_avals = staged.closed.in_avals
+        self._in_avals = staged.closed.in_avals  # (the program's, flat)
         self.out_info = tu.tree_unflatten(staged.out_tree, staged.closed.out_avals)
 
     def __call__(self, *args, **kwargs):
@@ -454,11 +486,11 @@ class CompiledCall:
             out, finals = self._staged.out_tree.unflatten(run(self._compiled, values))
             plan.write_back(flat, finals)
             return out
-        if (expected is not None and tree != expected) or len(flat) != len(self.in_avals):
+        if (expected is not None and tree != expected) or len(flat) != len(self._in_avals):
             raise TypeError(
                 "Function compiled with input pytree does not match the input pytree it was "
                 f"called with: compiled jit({f._name}) for {expected if expected is not None else ''}"
-                f"({len(self.in_avals)} array leaves, static arguments left out), called with {tree}"
+                f"({len(self._in_avals)} array leaves, static arguments left out), called with {tree}"
             )
         names = [f"argument {('args', 'kwargs')[p[0].idx]}{tu.keystr(p[1:])}" for p, _ in leaves]
         names = _compiled_argument_names(flat, getattr(self._staged, "arg_names", None), names)
@@ -481,7 +513,7 @@ class CompiledCall:
         >>> x_format.layout, kwargs
         (Layout(major_to_minor=(0, 1), tiling=(), sub_byte_element_size_in_bits=0), {})
         """
-        formats = self._formats("get_parameter_layouts", self.in_avals, self._compiled.in_shardings)
+        formats = self._formats("get_parameter_layouts", self._in_avals, self._compiled.in_shardings)
         if self.args_info is not None:
             return tu.tree_unflatten(tu.tree_structure(self.args_info), formats)
         return tuple(formats), {}

@@ -46,3 +46,19 @@ def test_arginfo_is_a_frozen_value():
 def test_compiler_options_alias():
     jax = pytest.importorskip("jax")
     assert stages.CompilerOptions == jax.stages.CompilerOptions
+
+
+def test_stages_give_in_tree_in_avals_and_donate_argnums_as_jax():
+    # (JAX's api_test test_jit_lower_compile, test_jit_lower_donate_argnums_available,
+    # test_lowering_platform_aot: the Stage properties read from args_info, in its tree)
+    from funcgrad.kernel.core import ShapedArray
+
+    f = funcgrad.jit(lambda *args: args[0] + 4.0, donate_argnums=(0,))
+    lowered = f.lower(np.float32(1.0), 1.0)
+    compiled = lowered.compile()
+    want = ((ShapedArray((), np.float32), ShapedArray((), np.float64, weak_type=True)), {})
+    assert lowered.in_avals == compiled.in_avals == f.trace(np.float32(1.0), 1.0).in_avals == want
+    assert lowered.in_tree == compiled.in_tree == funcgrad.tree.flatten(((0, 0), {}))[1]
+    assert lowered.donate_argnums == compiled.donate_argnums == (0,)
+    tpu = funcgrad.jit(lambda x: x * 2).trace(fnp.arange(8)).lower(lowering_platforms=("tpu",))
+    assert "stablehlo.multiply" in tpu.as_text()
