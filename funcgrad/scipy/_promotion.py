@@ -15,6 +15,7 @@ array arguments must still share a dtype, as JAX's functions refuse mixed inputs
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -35,8 +36,10 @@ def _inexact_array_dtypes(values) -> list:
     return dtypes
 
 
-def internal_promotion(fn):
+def internal_promotion(fn=None, *, cast: tuple[str, ...] = ()):
     """``fn`` with implicit rank and dtype promotion allowed inside, whatever the user's setting.
+    The arguments named in ``cast`` are left out of the strict-mode check: ``fn`` converts them to
+    its data's dtype, as JAX's spectral functions convert a window (``_triage_segments``).
 
     >>> import funcgrad, funcgrad.numpy as fnp
     >>> f = internal_promotion(lambda a, b: a * b)
@@ -45,13 +48,22 @@ def internal_promotion(fn):
     [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
     """
 
+    if fn is None:
+        return functools.partial(internal_promotion, cast=cast)
+    signature = inspect.signature(fn) if cast else None
+
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
         saved = _dtypes.current_flags()
         if saved == _DEFAULT:
             return fn(*args, **kwargs)
         if saved["dtype_promotion"] == "strict":
-            dtypes = _inexact_array_dtypes([*args, *kwargs.values()])
+            if signature is None:
+                checked = [*args, *kwargs.values()]
+            else:
+                bound = signature.bind_partial(*args, **kwargs).arguments
+                checked = [v for k, v in bound.items() if k not in cast]
+            dtypes = _inexact_array_dtypes(checked)
             if len(set(dtypes)) > 1:
                 _core.promote_args(*(np.zeros((), d) for d in dtypes))  # (TypePromotionError)
         # (this thread's only, as the user's may be)

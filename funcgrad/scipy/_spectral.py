@@ -61,7 +61,9 @@ def _triage(name, window, nperseg, length, dtype):
         raise ValueError(
             f"{name}: nperseg ({nperseg}) is different from the length of the window ({win.shape[0]})"
         )
-    return win.astype(np.result_type(win, dtype)), win.shape[0]
+    # (in the data's precision, as JAX's jnp.asarray(window, dtype): a float64 window of float32
+    # data is rounded to float32)
+    return win.astype(dtype if win.dtype.kind != "c" else np.result_type(win, dtype)), win.shape[0]
 
 
 def _odd_ext(x, n):
@@ -211,7 +213,7 @@ def _spectral_helper(
     return freqs, time.astype(freq_dtype), fnp.moveaxis(result, -1, axis)
 
 
-@internal_promotion
+@internal_promotion(cast=("window",))  # (the window is cast to the data's dtype, as JAX's)
 def stft(
     x, fs=1.0, window="hann", nperseg: int = 256, noverlap: int | None = None, nfft: int | None = None,
     detrend: bool | str | Callable = False, return_onesided: bool = True, boundary: str | None = "zeros",
@@ -237,7 +239,7 @@ def stft(
     )  # fmt: skip
 
 
-@internal_promotion
+@internal_promotion(cast=("window",))  # (the window is cast to the data's dtype, as JAX's)
 def csd(
     x, y, fs=1.0, window="hann", nperseg: int | None = None, noverlap: int | None = None,
     nfft: int | None = None, detrend: bool | str | Callable = "constant", return_onesided: bool = True,
@@ -280,7 +282,7 @@ def csd(
     return freqs, pxy
 
 
-@internal_promotion
+@internal_promotion(cast=("window",))  # (the window is cast to the data's dtype, as JAX's)
 def welch(
     x, fs=1.0, window="hann", nperseg: int | None = None, noverlap: int | None = None,
     nfft: int | None = None, detrend: bool | str | Callable = "constant", return_onesided: bool = True,

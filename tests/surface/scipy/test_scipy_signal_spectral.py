@@ -220,3 +220,8 @@ def test_strict_user_promotion_settings_do_not_refuse_the_library_internals():
         np.testing.assert_allclose(ffft.dctn(zc).real, ffft.dctn(x[0]), rtol=1e-5, atol=1e-4)
         with pytest.raises(TypeError, match="implicit dtype promotion"):
             fs.csd(x, x.astype(np.float64))
+        # a float64 window is cast to the data's dtype, as JAX's (welch raised TypePromotionError)
+        win = ss.get_window("hann", 16)
+        for fn in (fs.welch, fs.stft, lambda x, **kw: fs.csd(x, x, **kw)):
+            out = fn(x, nperseg=16, window=win)[-1]
+            assert out.dtype in (np.float32, np.complex64)
