@@ -476,12 +476,16 @@ def _expn_impl(n, x):
 # The primal is jitted inside the custom_jvp, as JAX's (custom_jvp(vectorize(jit(expn)))): n, a
 # nondiff argument, stays a concrete value there when the call is eager (NOTE: [special functions
 # JAX jits]).
-_expn = custom_jvp(library_jit(_expn_impl), nondiff_argnums=(0,))
+# n is an ordinary argument whose tangent is ignored (JAX's nondiff_argnums=(0,) behaves so for a
+# traced n): a nondiff n, an array traced under an enclosing jit, was closed over by the staged
+# rule, which then read a dead tracer when the jit's program was differentiated later
+# (grad(jit(expn)) raised UnexpectedTracerError; fuzzer find).
+_expn = custom_jvp(library_jit(_expn_impl))
 
 
 @_expn.defjvp
-def _expn_jvp(n, primals, tangents):
-    (x,), (t,) = primals, tangents
+def _expn_jvp(primals, tangents):
+    (n, x), (_, t) = primals, tangents
     # d/dx E_n = -E_{n-1}; for n = 0 (E_0 = exp(-x)/x) it is -exp(-x)(1 + x)/x**2 (JAX gives NaN).
     e0_dx = -fnp.exp(-x) * (1.0 + x) / (x * x)
     return _expn(n, x), t * fnp.where(n == 0, e0_dx, -_expn(fnp.maximum(n - 1.0, 0.0), x))

@@ -333,3 +333,18 @@ def test_functions_jax_jits_take_lists_as_jax():
     np.testing.assert_allclose(fs.hyp1f1([1.0], 2.0, 1.0), [np.e - 1.0], rtol=1e-6)
     np.testing.assert_allclose(fs.expn([1], [1.0]), ss.expn(1, [1.0]), rtol=1e-6)
     assert fs.expn(2, 1.0).weak_type is False  # (as JAX's: its series' constants are typed)
+
+
+def test_expn_and_exp1_differentiate_through_an_enclosing_jit_as_jax():
+    # Fuzzer find (seed 13007 x32: linearize o jit of exp1): expn's order, traced under the jit,
+    # was a nondiff argument the staged rule closed over, so differentiating the jit's program
+    # later read a dead tracer (grad(jit(expn)) raised UnexpectedTracerError).
+    jax = pytest.importorskip("jax")
+    x = np.array([0.5, 1.0, 2.5], np.float32)
+    for n in (1, 2, 3.5):
+        got = funcgrad.grad(funcgrad.jit(lambda x, n=n: funcgrad.scipy.special.expn(n, x).sum()))(x)
+        want = jax.grad(jax.jit(lambda x, n=n: jax.scipy.special.expn(n, x).sum()))(x)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5)
+    lin = funcgrad.linearize(funcgrad.jit(funcgrad.scipy.special.exp1), x)[1]
+    want = jax.linearize(jax.jit(jax.scipy.special.exp1), x)[1]
+    np.testing.assert_allclose(np.asarray(lin(x)), np.asarray(want(x)), rtol=1e-5)
