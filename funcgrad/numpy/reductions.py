@@ -195,6 +195,12 @@ def _initial_as(initial, dtype):
     traced (JAX's reductions take a traced initial: ``jit(lambda x, i: x.sum(initial=i))``)."""
     if type(initial) in (int, bool):
         return constant(np.asarray(initial).astype(dtype), dtype)
+    if (type(initial) is float and np.dtype(dtype).kind in "fc") or (
+        type(initial) is complex and np.dtype(dtype).kind == "c"
+    ):
+        # (a constant, no convert equation: jax_debug_infs does not flag max(x, initial=-inf), as
+        # JAX's, which converts a Python scalar at trace time -- scipy's logsumexp under debug_infs)
+        return constant(np.asarray(initial).astype(dtype), dtype)
     return convert(asarray(initial), dtype)
 
 

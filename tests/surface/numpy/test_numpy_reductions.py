@@ -694,3 +694,19 @@ def test_initial_out_of_the_dtypes_range_converts_as_jax():
                     want = getattr(jax.numpy, fn)(v, initial=init)
                 got = getattr(fnp, fn)(v, initial=init)
                 assert (int(got), got.dtype) == (int(want), want.dtype), (v.dtype, init, fn)
+
+
+def test_an_infinite_python_initial_is_not_an_inf_under_debug_infs():
+    # JAX converts a Python scalar initial at trace time: max(x, initial=-inf) and scipy's logsumexp
+    # (which uses it) run under jax_debug_infs (JAX's lax_scipy_test testLogSumExpOnes); funcgrad
+    # converted it with an equation, whose inf output the check flagged
+    from funcgrad.scipy.special import logsumexp
+
+    x = np.ones(4, np.float32)
+    with funcgrad.debug_infs(True):
+        assert float(fnp.max(x, initial=-np.inf)) == 1.0
+        assert float(fnp.min(x, initial=np.inf)) == 1.0
+        np.testing.assert_allclose(float(logsumexp(x)), 1 + np.log(4), rtol=1e-6)
+        np.testing.assert_allclose(float(funcgrad.jit(logsumexp)(x)), 1 + np.log(4), rtol=1e-6)
+        with pytest.raises(FloatingPointError):
+            fnp.log(fnp.zeros(2))
