@@ -236,6 +236,15 @@ class JaxprBuilder:
 # it is printed, compared and hashed (a jitted function compiles once per memory of its inputs).
 
 
+def _abstract_eval_result_error(primitive) -> ValueError:
+    """JAX's error for an abstract evaluation rule returning a sequence for a primitive with one
+    result, or not one for a primitive with several (a user's ``def_abstract_eval``)."""
+    return ValueError(
+        f"{primitive}.abstract_eval() method should return a tuple or a list iff "
+        f"{primitive}.multiple_results."
+    )
+
+
 def memory_space_rule(primitive, avals, out, params):
     """``out`` (the abstract value(s) of ``primitive`` on ``avals``) in the memory of its
     operands, as JAX's default memory-space rule (NOTE: [memory space in types])."""
@@ -319,7 +328,11 @@ class StagingTrace(core.Trace):
                 break
         source = self.record_source or source_info_config.in_linearize
         if primitive.multiple_results:
+            if not isinstance(out, tuple | list):
+                raise _abstract_eval_result_error(primitive)
             return self.builder.add_eqn(self, primitive, atoms, params, out, source)
+        if type(out) is tuple or type(out) is list:
+            raise _abstract_eval_result_error(primitive)
         # One result (the common case), inlined: this runs for every staged equation.
         var = Var(out)
         info = user_source_info() if source else None

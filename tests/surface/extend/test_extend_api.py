@@ -688,3 +688,19 @@ def test_extend_core_primitives_is_an_importable_submodule_as_jax():
     for name in ("call_p", "closed_call_p", "jit_p", "custom_jvp_call_p", "sin_p"):
         assert getattr(ours, name).name == getattr(theirs, name).name
     assert float(funcgrad.jit(lambda x: x * 2)(ours.jit_p is not None)) == 2.0
+
+
+def test_an_abstract_eval_of_the_wrong_arity_is_refused_in_jaxs_words():
+    # (JAX's api_test test_wrong_output_abstract_eval)
+    from funcgrad.extend.core import Primitive
+
+    one = Primitive("foo")
+    one.def_abstract_eval(lambda x: [x])  # a list for one result
+    one.def_impl(lambda x: x)
+    many = Primitive("foo2")
+    many.multiple_results = True
+    many.def_abstract_eval(lambda x: x)  # one aval for several results
+    many.def_impl(lambda x: [x])
+    for p in (one, many):
+        with pytest.raises(ValueError, match=rf"{p.name}.abstract_eval\(\) method should return a tuple or"):
+            funcgrad.jit(p.bind)(1.0)
