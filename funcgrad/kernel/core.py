@@ -326,7 +326,7 @@ def _leak_message(x: Tracer) -> str:
         f"for a reference to an intermediate value with type {np.dtype(aval.dtype).name}"
         f"[{','.join(map(str, aval.shape))}] wrapped in a {type(x).__name__} to escape the scope of "
         "the transformation.\nJAX transformations require that functions explicitly return their "
-        "outputs, and disallow saving intermediate values to global state.\n"
+        f"outputs, and disallow saving intermediate values to global state.\n{_made_on_line(x)}"
         f"It is a tracer {x.aval.str_short()} from a "
         f"{type(x._trace).__name__.replace('Trace', '').lower() or 'finished'} transformation that "
         "has already finished (or that belongs to an unrelated transformation). A traced value "
@@ -334,6 +334,21 @@ def _leak_message(x: Tracer) -> str:
         "attribute or a list during a grad/vmap/jit call and used afterwards. Return values from "
         "the transformed function instead of storing them."
     )
+
+
+def _made_on_line(x: Tracer) -> str:
+    """JAX's line naming where a leaked staged value was made (the user's line of the equation
+    that made it), or nothing when it is not known."""
+    builder = getattr(x._trace, "builder", None)
+    var = getattr(x, "_var", None)
+    if builder is None or var is None:
+        return ""
+    info = next((e.source_info for e in reversed(builder.eqns) if var in e.outvars), None)
+    if info is None:
+        return ""
+    where = f"{info.file}:{info.line}" + (f":{info.column}" if info.column is not None else "")
+    divider = "\n" + "-" * 30 + "\n"
+    return f"{divider}The leaked intermediate value was created on line {where} ({info.function}). {divider}"
 
 
 class EvalTrace(Trace):
