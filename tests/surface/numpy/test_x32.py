@@ -119,6 +119,10 @@ CASES = {
         *jnp.unravel_index(jnp.array([1, 9], jnp.uint16), (2, 1, 4)),
         *jnp.unravel_index(3, (2, 4)),
     ),
+    # flip of no axes is lax.rev (a float64 primal under jvp becomes float32; fuzzer, seed 13013)
+    "flip_0d_under_jvp_in_linearize": lambda j, jnp, lax, np: j.linearize(
+        lambda v: j.jvp(lambda u: jnp.flip(u), (v,), (np.float32(0.5),))[0], np.array(1.0)
+    )[0],
     "unwrap_integers": lambda j, jnp, lax, np: jnp.unwrap(jnp.array([1, 5, 2, 9, -7], jnp.int16), period=4),
     # (JAX's lax_numpy_test) JAX's keywords: argsort(dtype=), corrcoef(dtype=),
     # ravel_multi_index(dtype=) and its result type (int16 indices: int16) with broadcast indices,
