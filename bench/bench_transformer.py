@@ -42,6 +42,39 @@ workload is compute-bound, so read the ratios, not the absolute times, on a load
 
 Where the time goes (measured with ``--threads 1`` on the shared 2-core machine, load 14-17):
 
+- Session 13 (``--cases per_example --threads 1 --rounds 3``, CPU time): 0.46x at the start
+  (132.5 against 288.2 ms, load 0.3-12), 0.52x after the change below at load 16-18 (139.7
+  against 267.9 ms), 0.45x in the full ``--threads 1 --rounds 2`` run at load 14-16 (140.3 against
+  308.8 ms; 0.47x and 0.44x in the rounds; step 0.47x torch.compile, first call 0.59x jax, eager
+  0.77x torch): still not firm; the ratio moves with the load more than with the change.
+  Where the time goes, corrected: ``xla_op_profile.py`` timed XLA's Eigen dots to their hand-over
+  to the runtime's worker thread (they run asynchronously even with one thread), so the Eigen
+  share read 17% (19.7 ms); timed to their ``end:`` events (and in a ``perf`` profile of 120
+  steady calls) the per-example weight gradients take 41-45 ms of ~141 (Eigen's packing 13.5 ms of
+  it, oneDNN's sgemm kernel the rest at ~210 GFLOP/s), YNNPACK's GEMMs with the shared weights
+  ~60 ms (13.2 GFLOP at ~225 GFLOP/s, this core's peak: every one of the 34 runs at 230), XLA's
+  loop fusions ~16 ms, YNNPACK's reductions and attention dots ~7 ms. The floor is the 19.8 GFLOP
+  at peak (88 ms) plus the memory-bound fusions (~25 ms), ~113 ms: a 10-15% cut is most of what
+  is left. One change: Eigen packs the left operand of X^T @ dY by reading it down its columns,
+  one row of M apart, and M=1024 float32 rows are 4 KiB, all in one L1 set; the MLP projection's
+  four [8, 128, 1024] x [8, 128, 256] gradients now run on X padded to 1040 columns, the 16 extra
+  result rows sliced off (NOTE: [rows of 4 KiB read transposed on the CPU]): 5.4 -> 3.3 ms for
+  the dot, 0.34 ms for the slice, the pad taking the place of the copy of the GELU that XLA
+  already made for the dot; per-example 2-5% less CPU time in eight interleaved fresh-process
+  pairs (load 12-19). Tried, not kept (fresh-process pairs, ``perf``): every per-example dot on
+  YNNPACK (its batched dots at K=128 run 190-215 GFLOP/s given a [B, M, K] operand): the dots
+  drop from 41 to 32 ms, but XLA fuses each operand's producer into the transposing copy YNNPACK
+  needs (layer-norm outputs 0.24-0.47 ms, the GELU 3.5-8.8 ms: its 4 KiB rows read with the GELU
+  recomputed, against 0.35 ms for a plain copy) and the four GELU copies alone cost the gain;
+  transposing the cotangent instead and the 8 MB result back (YNNPACK or Eigen's swapped product;
+  XLA's result copy 1.1 ms) 0-2%, within the noise; nothing keeps the producer out of the copy
+  (an optimization barrier is expanded and an identity ``reduce_window`` simplified before fusion;
+  a transpose written as reshape-transpose-reshape escapes XLA's transpose folding, but jaxlib
+  0.10.2's YNNPACK fusion does not take the transpose in); padding rows of 1 KiB (M=256) or the
+  right operand: level; ``xla_cpu_experimental_enable_tiling_propagation``,
+  ``xla_cpu_use_fusion_emitters=false``, oneDNN/XNNPACK fusion types and ``xla_cpu_use_onednn``:
+  the transposed-operand dots stay Eigen, times level. jax's program runs the same Eigen dots on
+  a copied [B, N, K] cotangent; its loop fusions move ~360 MB against funcgrad's ~300 MB.
 - Session 12 (``--threads 1 --rounds 2``, CPU time, load 17-22): step 135 ms, 0.47x
   torch.compile's 286 ms and 0.43x jax's 312 ms; first call 0.59x jax (wall); eager 268 ms, 0.74x
   torch's 361 ms; per-example 147 ms against jax's 300 ms, 0.49x (0.47x and 0.52x in the two
