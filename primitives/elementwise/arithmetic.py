@@ -478,9 +478,16 @@ def _shift_left(x, y):
 
 
 def _shift_right_arithmetic(x, y):
-    bits = np.dtype(np.result_type(x)).itemsize * 8
+    dtype = np.dtype(np.result_type(x))
+    bits = dtype.itemsize * 8
     y = np.where((y < 0) | (y >= bits), bits - 1, y)
-    return np.right_shift(x, y).astype(np.result_type(x))
+    if dtype.kind == "u":
+        # XLA shifts an unsigned value's bits as a signed one's (the top bit fills in: uint32
+        # 0xFFFFFFFF >> 40 is 0xFFFFFFFF, as jax's; NumPy's unsigned shift is logical). Fuzzer find.
+        signed = np.dtype(f"i{dtype.itemsize}")
+        sx = np.asarray(np.asarray(x, dtype).view(signed))
+        return np.asarray(np.right_shift(sx, np.asarray(y).astype(signed))).astype(signed).view(dtype)
+    return np.right_shift(x, y).astype(dtype)
 
 
 def _shift_right_logical(x, y):

@@ -200,3 +200,19 @@ def test_sqrt_jvp_is_jaxs_product_form_in_float16():
     for got, want in zip(*sides, strict=True):
         assert got.dtype == want.dtype == np.float16
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_shift_right_arithmetic_of_unsigned_integers_as_jax():
+    # Fuzzer find (seed 13012): XLA shifts an unsigned value's bits as a signed value's (the top
+    # bit fills in), so uint32 0xFFFFFFFF >> 40 is 0xFFFFFFFF in jax; the eager impl shifted
+    # logically (NumPy's unsigned shift) and gave 1.
+    jax = pytest.importorskip("jax")
+    from funcgrad import lax as flax
+
+    for dt in (np.uint8, np.uint16, np.uint32):
+        info = np.iinfo(dt)
+        a = np.array([info.max, 0, info.max // 2 + 1, 5], dt)
+        s = np.array([info.max, 0, 3, 33], dt)
+        want = np.asarray(jax.lax.shift_right_arithmetic(a, s))
+        np.testing.assert_array_equal(np.asarray(flax.shift_right_arithmetic(a, s)), want)
+        np.testing.assert_array_equal(np.asarray(funcgrad.jit(flax.shift_right_arithmetic)(a, s)), want)
