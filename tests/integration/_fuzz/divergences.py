@@ -294,6 +294,12 @@ def _subnormal_inputs(outcome) -> bool:
     return outcome.mismatch is not None and any(subnormal(np.asarray(x)) for x in outcome.case.inputs)
 
 
+def _jax_symbolic_zero_leak(outcome) -> bool:
+    # jax's own internal error: a symbolic Zero tangent reaching a jnp function (seed 13003:
+    # jacfwd of a variadic lax.reduce whose integer output has a zero tangent)
+    return outcome.status == "unraised" and "ad_util.Zero" in (outcome.error or "")
+
+
 DOCUMENTED: list[Divergence] = [
     Divergence(
         "numpy2-dtype-promotion",
@@ -491,6 +497,17 @@ DOCUMENTED: list[Divergence] = [
         "without it in jax.",
         "`jit(lambda x: (np.linalg.pinv(x), x)[1])(np.eye(2, dtype='float16'))`: raises (jax: the identity)",
         _lapack_dtype_traced,
+    ),
+    Divergence(
+        "jax-internal-symbolic-zero",
+        "A forward-mode derivative (`jacfwd`, `jvp`) of a variadic `lax.reduce` with an integer output "
+        "(an argmax written as a reduction over (value, index) pairs).",
+        "jax fails internally: its symbolic zero tangent of the integer output reaches a `jnp` function "
+        "('Error interpreting argument to reshape as a JAX value ... ad_util.Zero'), a bug of jax, not "
+        "a refusal; funcgrad computes the derivative (zero for the integer output).",
+        "`jacfwd(lambda x: lax.reduce((x, iota), (-inf, 0), argmax_pair, (0,))[1])(x)`: zeros (jax: "
+        "TypeError)",
+        _jax_symbolic_zero_leak,
     ),
 ]
 
