@@ -345,7 +345,17 @@ class Literal:
         self.aval = aval
 
     def __repr__(self):
-        return f"Literal({self.val})"
+        # JAX keeps a weakly typed int or complex constant as a ``TypedInt`` / ``TypedComplex``
+        # (a float as a ``TypedFloat``, whose ``str`` is the float's) and prints
+        # ``Literal(str(val))``: ``Literal(TypedInt(1, dtype=int32))``, ``Literal(1.0)``.
+        val, aval = self.val, self.aval
+        if getattr(aval, "weak_type", False) and np.shape(val) == ():
+            kind = np.dtype(aval.dtype).kind
+            if kind in "iu":
+                return f"Literal(TypedInt({int(val)}, dtype={aval.dtype.name}))"
+            if kind == "c":
+                return f"Literal(TypedComplex({complex(val)}, dtype={aval.dtype.name}))"
+        return f"Literal({val})"
 
 
 Atom = Var | Literal

@@ -95,9 +95,15 @@ class RecordingTracer(StagingTracer):
         # [eager grad program cache]; the value is a tracer of an outer transformation's own)
         return core.concrete_value_or_none(self._trace.concrete(self._var))
 
-    def _jax_repr(self):  # (Tracer.__repr__) JAX's GradTracer: the primal where it is known
+    def _jax_repr(self):  # (Tracer.__repr__) JAX's GradTracer, with its primal as JAX's shows
         trace = self._trace
         value = trace.values.get(self._var, trace.sources.get(self._var, trace))
+        if value is trace and not any(has_effects(e) for e in trace.eqns[trace.n_forced :]):
+            # (computed now, as a comparison's result is: a pending effect would run twice)
+            try:
+                value = trace.concrete(self._var)
+            except Exception:  # (a repr never raises: shown without its primal)
+                value = trace
         tangent = f"typeof(tangent)={self._aval.str_short()}"
         return f"GradTracer({tangent})" if value is trace else f"GradTracer(primal={value}, {tangent})"
 

@@ -142,3 +142,51 @@ def test_print_fwd_bwd_tables_print_jaxs_programs():
 
     for (ours, a), (theirs, b) in zip(cases(funcgrad, fnp), cases(jax, jax.numpy)):
         assert _print_fwd_bwd(funcgrad, ours, *a) == _print_fwd_bwd(jax, theirs, *b)
+
+
+def _literal_reprs(lib, np_):
+    import re
+
+    programs = [
+        (lambda x: x + 1, np_.int32(1)),  # a weak int constant: JAX's TypedInt
+        (lambda x: x * 2, np_.ones(3, np_.int32)),  # converted to the array's dtype: strong
+        (lambda x: x + 1.0, np_.float32(1)),  # TypedFloat prints as the float
+        (lambda x: x + (1 + 2j), np_.complex64(1)),  # TypedComplex
+        (lambda x: x + np.int16(3), np_.int16(1)),  # a NumPy scalar: strong
+        (lambda x: x & True, True),
+    ]
+    out = []
+    for f, a in programs:
+        eqns = lib.make_jaxpr(f)(a).jaxpr.eqns
+        out.append([re.sub(r"id=\d+", "id", repr(v)) for e in eqns for v in e.invars])
+    return out
+
+
+def test_literal_reprs_as_jax():
+    # Writing_custom_interpreters_in_Jax.md prints an equation's invars: JAX 0.10.2 keeps a weakly
+    # typed int/complex constant as TypedInt/TypedComplex, shown by Literal's repr.
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    jax.config.update("jax_enable_x64", True)
+    assert _literal_reprs(funcgrad, fnp) == _literal_reprs(jax, jax.numpy)
+
+
+def _grad_tracer_reprs(lib, np_):
+    seen = []
+
+    def f(x, y):
+        z = x * x + y
+        seen.append(repr(z))
+        w = np_.sin(np_.ones(3) * x)
+        seen.append(repr(w))
+        return z + w.sum()
+
+    lib.grad(f)(2.0, 10.0)
+    return seen
+
+
+def test_grad_tracer_repr_shows_its_primal_as_jax():
+    # jax-primitives.md prints the values inside grad: 'GradTracer(primal=14.0, typeof(tangent)=
+    # f32[])', a result's primal included (funcgrad's recorded grad computes it to show it).
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    jax.config.update("jax_enable_x64", True)
+    assert _grad_tracer_reprs(funcgrad, fnp) == _grad_tracer_reprs(jax, jax.numpy)
