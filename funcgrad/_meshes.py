@@ -573,8 +573,8 @@ class set_mesh:
         _context.stack[:] = self._previous
         _swap_device(self._previous_device)
 
-    def __repr__(self):
-        return f"set_mesh({self.mesh})"
+    # (no __repr__ of its own, as JAX's: IPython shows the value of a bare ``set_mesh(mesh)`` line
+    # as ``<jax._src.sharding_impls.set_mesh at 0x...>``, the alias giving the class JAX's module)
 
 
 def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence, axis_types=None, *, devices=None) -> Mesh:

@@ -54,6 +54,8 @@ switches funcgrad to JAX's 32-bit mode (``jax_enable_x64`` off: float32/int32 de
 environment sets ``JAX_ENABLE_X64`` (``JAX_ENABLE_X64=1`` keeps 64-bit types, as it does for JAX),
 since code written for JAX expects its dtypes; ``jax.config.update("jax_enable_x64", True)``
 switches at run time as in JAX. (funcgrad used without the alias keeps its own default, 64-bit.)
+The array classes are named as JAX's (``type(x)`` prints ``jaxlib._jax.ArrayImpl``), as is
+``set_mesh``'s module (``_name_classes_as_jax``).
 funcgrad's ``RetraceWarning`` (a jit traced many times) is off under the alias, as JAX has none:
 libraries test with warnings as errors.
 The alias makes names resolve; what funcgrad computes is documented in docs/differences_from_jax.md.
@@ -218,6 +220,27 @@ def install() -> None:
     # JAX warns about no retraces: code written for it may run with warnings as errors
     # (optimistix's and diffrax's test configurations), so funcgrad's RetraceWarning stays off.
     importlib.import_module("funcgrad.jitting").RETRACE_WARNING_THRESHOLD = float("inf")
+    _name_classes_as_jax()
+
+
+def _name_classes_as_jax() -> None:
+    """Under the alias some classes carry JAX's names, which code written for JAX prints and
+    compares: ``type(x)`` is ``jaxlib._jax.ArrayImpl`` and ``jax.Array`` prints as JAX's
+    (``<class 'jax.jaxlib._jax.Array'>``), as does ``set_mesh`` (IPython shows a bare
+    ``jax.set_mesh(mesh)`` as ``<jax._src.sharding_impls.set_mesh at 0x...>``). Names only:
+    arrays pickle through ``Array.__reduce__``, never by the class's name (the class object itself
+    does not pickle, as ``jax.Array`` does not in JAX), and funcgrad used without the alias keeps
+    its own names (``funcgrad.kernel.array.Array``, ``funcgrad.Array``).
+
+    (Under the alias ``type(jnp.ones(2)), jax.Array`` is ``(<class 'jaxlib._jax.ArrayImpl'>, <class
+    'jax.jaxlib._jax.Array'>)``, as in JAX.)
+    """
+    concrete = importlib.import_module("funcgrad.kernel.array").Array
+    concrete.__module__, concrete.__name__, concrete.__qualname__ = "jaxlib._jax", "ArrayImpl", "ArrayImpl"
+    public = importlib.import_module("funcgrad").Array
+    if public is not concrete:
+        public.__module__ = "jax.jaxlib._jax"
+    importlib.import_module("funcgrad._meshes").set_mesh.__module__ = "jax._src.sharding_impls"
 
 
 install()

@@ -14,8 +14,22 @@ import pytest
 PROGRAM = """
 import numpy as np
 {imports}
+import sys
+names = lambda cls: f"{{cls.__module__}}.{{cls.__qualname__}}:{{cls.__repr__ is object.__repr__}}"
+if "jax" in sys.modules:  # (the alias: JAX's class names, which code written for JAX prints)
+    jax = sys.modules["jax"]
+    print(names(type(jnp.zeros(2))), names(jax.Array), names(jax.set_mesh))
 print(jnp.sin(np.zeros(2)).dtype, jnp.zeros(2).dtype, jnp.asarray(np.arange(2)).dtype)
 """
+
+
+def _jax_class_names():
+    import jax
+
+    def names(cls):
+        return f"{cls.__module__}.{cls.__qualname__}:{cls.__repr__ is object.__repr__}"
+
+    return " ".join(names(c) for c in (type(jax.numpy.zeros(2)), jax.Array, jax.set_mesh))
 
 
 @pytest.mark.parametrize(
@@ -36,4 +50,9 @@ def test_jax_enable_x64_variable_is_read_at_import(imports, flag, want):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip().splitlines()[-1] == want
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1] == want
+    if "as_jax" in imports:
+        # type(x) prints jaxlib._jax.ArrayImpl, jax.Array and a bare set_mesh(...) as JAX's
+        # (thinking_in_jax.md, parallel.md; funcgrad.as_jax._name_classes_as_jax)
+        assert lines[-2] == _jax_class_names()
