@@ -360,9 +360,11 @@ def _run_eagerly(f, rebuild, dyn, norm_in, out_specs, mesh, manual, check, where
     shaped = tu.tree_unflatten(out_tree, [a.update(shape=a.shape[1:]) for a in avals])
     norm_out, out_leaf_specs = out_specs_of(out_specs, shaped, mesh, manual, where)
     if check:
-        check_out_vma(
-            [v for _, v in pairs], norm_out, out_leaf_specs, where, _paths(shaped, ""), mesh, manual
-        )
+        # JAX's eager shard_map checks each output on its own, as it moves it into place (a
+        # shard_map of its helper _rem_singleton with the output's spec), so its refusal names
+        # that function, the first bad output only and no path; staged, the user's function.
+        for (_, v), spec, given in zip(pairs, norm_out, out_leaf_specs):
+            check_out_vma([v], [spec], [given], "shard_map(_rem_singleton)", [""], mesh, manual)
     return tu.tree_unflatten(
         out_tree,
         [trace.leave(s, spec, given) for (s, _), spec, given in zip(pairs, norm_out, out_leaf_specs)],

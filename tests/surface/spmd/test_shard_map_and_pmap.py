@@ -127,6 +127,33 @@ def test_check_vma_refuses_an_output_that_differs_between_devices():
     assert np.asarray(out).tolist() == [0.0]
 
 
+def _out_vma_errors(lib, np_, mesh):
+    P = lib.sharding.PartitionSpec  # noqa: N806 (each library's own)
+    cases = [
+        (lambda b: (b * 2, b), (P("x"), P())),  # two bad outputs: eagerly JAX names the first only
+        (lambda b: {"a": lib.lax.psum(b, "x"), "b": b}, {"a": P("y"), "b": P("y")}),
+    ]
+    texts = []
+    for k, (f, out_specs) in enumerate(cases):
+        for wrap in (lambda g: g, lib.jit)[: 2 - k]:  # (staged once: its words were JAX's already)
+            g = lib.shard_map(f, mesh=mesh, in_specs=P("x", "y"), out_specs=out_specs)
+            with pytest.raises(ValueError) as e:
+                wrap(g)(np_.arange(8.0).reshape(4, 2))
+            texts.append(str(e.value))
+    return texts
+
+
+def test_check_vma_refusal_in_jaxs_words_eagerly_and_staged():
+    # shard_map.md: eagerly JAX checks each output as it moves it into place, through a shard_map
+    # of its helper '_rem_singleton' (the name its message gives), one output at a time; under jit
+    # the user's function with every bad output's path
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    theirs = _out_vma_errors(
+        jax, jax.numpy, jax.make_mesh((4, 2), ("x", "y"), (jax.sharding.AxisType.Auto,) * 2)
+    )
+    assert _out_vma_errors(funcgrad, fnp, MESH2) == theirs
+
+
 def test_shard_map_errors():
     with pytest.raises(ValueError, match="not divisible by 8"):
         funcgrad.shard_map(lambda b: b, mesh=MESH, in_specs=P("x"), out_specs=P("x"))(np.ones(12))
