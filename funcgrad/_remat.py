@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import weakref
 from collections.abc import Callable
 
@@ -16,6 +17,7 @@ from funcgrad._api_util import canonical_numpy
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from funcgrad.primitives.remat import checkpoint_p, checkpoint_policies, resolve_policy
 
@@ -33,6 +35,13 @@ _REEXPORTED = ("checkpoint_policies",)
 # gradient-checkpointing tutorial shows it). A trace that hoisted tracers belongs to its trace:
 # never cached. fun -> {key: (closed jaxpr, out_tree)}
 _TRACES: weakref.WeakKeyDictionary = register_cache("remat.traces", weakref.WeakKeyDictionary())
+
+# NOTE: [state in checkpointed functions]
+# A checkpointed function that touches Refs from outside (closed over, or passed in: those are
+# closed over) carries their values as NOTE: [state in loop bodies] does: its one trace is a
+# discovery scope, completed with the Refs' values as extra inputs and their final values as extra
+# outputs, written back after the call. Recomputed during backward, it does not write them again
+# (JAX's ``kind='no_grad_no_remat'`` Refs).
 
 
 def checkpoint(
@@ -69,11 +78,19 @@ def checkpoint(
         static_kw = {k: v for k, v in kwargs.items() if k in static_names}
         dyn_kw = {k: v for k, v in kwargs.items() if k not in static_names}
         flat, in_tree = tu.tree_flatten(([args[i] for i in dyn_idx], dyn_kw))
+        # NOTE: [state in checkpointed functions]: Refs among the arguments are closed over
+        refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref exists)
+        held = {i: x for i, x in enumerate(flat) if refs is not None and type(x) is refs.Ref}
+        n_flat = len(flat)
+        flat = [x for i, x in enumerate(flat) if i not in held]
         # 64-bit NumPy values become 32-bit ones when x64 is off, as JAX's checkpoint hands them on
         # (checkpoint(lambda x: x) of a float64 array is float32 there; NOTE: [x64 mode])
         flat = canonical_numpy(flat)
+        found: list = []
 
-        def flat_fun(*leaves):
+        def call(leaves):
+            it = iter(leaves)
+            leaves = [held[i] if i in held else next(it) for i in range(n_flat)]
             d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)
             full = list(args)
             for i, a in zip(dyn_idx, d_args):
@@ -82,8 +99,23 @@ def checkpoint(
             out_tree_box.append(out_tree)
             return out_leaves
 
+        def flat_fun(*leaves):
+            if refs is None:
+                return call(leaves)
+            with refs.discover_state(record=True) as discovery:
+                out_leaves = call(leaves)
+                if not discovery.scope.lifted:
+                    return out_leaves
+                finals = discovery.finals()
+                if finals is None:
+                    raise NotImplementedError("checkpoint of a function that touches a mutable box")
+                found.append((discovery, len(out_leaves)))
+                return [*out_leaves, *finals]
+
         avals = tuple(core.get_aval(x) for x in flat)
         key = _cache_key(in_tree, avals, [args[i] for i in statics if i < len(args)], static_kw)
+        if held:
+            key = None  # (a trace that touched Refs is not kept: NOTE: [state in checkpointed functions])
         try:
             per_fun = _TRACES.setdefault(fun, {}) if key is not None else None
         except TypeError:  # a function that cannot be weakly referenced
@@ -93,13 +125,32 @@ def checkpoint(
             closed, out_tree, hoisted = hit[0], hit[1], []
         else:
             out_tree_box: list = []
+            touched = refs.ACCESSES[0] if refs is not None else 0
             closed = trace_to_jaxpr(flat_fun, list(avals))
+            if found:  # the Refs' values are extra inputs, their final values extra outputs
+                discovery, n_out = found[0]
+                j = closed.jaxpr
+                j = Jaxpr(j.constvars, [*j.invars, *discovery.lifted_vars()], j.eqns, j.outvars)
+                closed = ClosedJaxpr(j, closed.consts)
             closed, hoisted = close_over_tracers(closed)
             out_tree = out_tree_box[0]
-            if per_fun is not None and not hoisted:
+            if per_fun is not None and not hoisted and (refs is None or touched == refs.ACCESSES[0]):
                 per_fun[key] = (closed, out_tree)
-        outs = checkpoint_p.bind(*hoisted, *flat, jaxpr=closed, policy=policy, differentiated=False)
-        return tu.tree_unflatten(out_tree, outs)
+        if not found:
+            outs = checkpoint_p.bind(*hoisted, *flat, jaxpr=closed, policy=policy, differentiated=False)
+            return tu.tree_unflatten(out_tree, outs)
+        discovery, n_out = found[0]
+        items = list(discovery.scope.lifted)
+        state = refs.loop_state_values(items)
+        outs = checkpoint_p.bind(
+            *hoisted, *flat, *(x for vals in state for x in vals), jaxpr=closed, policy=policy,
+            differentiated=False,
+        )  # fmt: skip
+        rest, finals = iter(outs[n_out:]), []
+        for vals in state:
+            finals.append([next(rest) for _ in vals])
+        refs.write_loop_state(items, finals)
+        return tu.tree_unflatten(out_tree, outs[:n_out])
 
     return wrapped
 

@@ -127,12 +127,12 @@ class Ref:
     __slots__ = ("_value", "_trace", "_aval", "_tree", "_leaf_avals", "_made_at", "__weakref__")
     _fg_state = True  # (state, not an array: NOTE: [Refs through custom_vjp] in the kernel)
 
-    def __init__(self, value, trace, made_at=None):
+    def __init__(self, value, trace, made_at=None, kind=None):
         self._value = value
         self._trace = trace  # NOTE: [refs are functionalised at trace time]
         leaves, self._tree = tu.tree_flatten(value)
         self._leaf_avals = tuple(core.get_aval(x) for x in leaves)
-        self._aval = AbstractRef(_type_of(value))
+        self._aval = AbstractRef(_type_of(value), kind=kind)
         self._made_at = made_at  # (the user's line, for a Ref made while tracing: JAX's errors name it)
 
     def _inner(self, value, trace) -> Ref:
@@ -274,8 +274,8 @@ def new_ref(init_val, *, memory_space: Any = None, kind: Any = None) -> Ref:
         value = fnp.asarray(init_val)
     trace = core.current_trace()
     if type(trace) is core.EvalTrace and not isinstance(value, core.Tracer):
-        return Ref(value, None)
-    return Ref(value, trace, source_info.user_source_info())
+        return Ref(value, None, kind=kind)
+    return Ref(value, trace, source_info.user_source_info(), kind)
 
 
 def empty_ref(ty, memory_space: Any = None) -> Ref:
@@ -419,6 +419,9 @@ def _load(ref: Ref):
 def _store(ref: Ref, value) -> None:
     _lift(ref)
     home = ref._trace
+    if ref._aval.kind is not None and "no_grad" in str(ref._aval.kind):
+        # (JAX's kind='no_grad_no_remat' Ref: it holds primal values, no derivative flows through it)
+        value = tu.tree_map(lambda leaf: _primal_at(leaf, home), value)
     for leaf in tu.tree_leaves(value):
         if isinstance(leaf, core.Tracer) and leaf._trace is not home:
             owner = leaf._trace
@@ -430,6 +433,19 @@ def _store(ref: Ref, value) -> None:
         # ref scope would happen once, while tracing, not when the function runs.
         raise ValueError(_inner_write_message(staged, ref))
     ref._value = value
+
+
+def _primal_at(x, home):
+    """``x`` without the differentiation traces between its own and ``home``: a JVP tracer's
+    primal, eager grad's recorded value (``RecordingTrace.concrete``)."""
+    while isinstance(x, core.Tracer) and x._trace is not home:
+        if isinstance(x, core.PrimalTracer):
+            x = x.primal
+        elif hasattr(x._trace, "concrete") and getattr(x, "_var", None) is not None:
+            x = x._trace.concrete(x._var)
+        else:
+            break
+    return x
 
 
 def _staged_below(current, home):
