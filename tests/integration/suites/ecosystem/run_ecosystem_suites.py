@@ -181,7 +181,7 @@ def main(argv=None) -> int:
         LIBRARIES[name] = (folder, os.path.join("**", pattern))
     # (--add alone runs the added libraries; --libs alone or neither, the named or the three)
     added = [spec.partition("=")[0] for spec in args.add]
-    args.libs = [*(args.libs or ([] if added else [*LIBRARIES])), *added]
+    args.libs = list(dict.fromkeys([*(args.libs or ([] if added else [*LIBRARIES])), *added]))  # (once each)
     unknown = [lib for lib in args.libs if lib not in LIBRARIES]
     if unknown:
         parser.error(f"--libs {unknown}: not one of {list(LIBRARIES)} (add one with --add)")
