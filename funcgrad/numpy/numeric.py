@@ -222,8 +222,10 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
     >>> [g.shape for g in gradient(np.ones((3, 4)))]
     [(3, 4), (3, 4)]
     """
-    f = asarray(f)
-    (f,) = promote_args_inexact(f)
+    # (the values and the spacings promoted together, as JAX's promote_dtypes_inexact(f, *varargs):
+    # float16 values with float32 coordinates give float32, integers with a Python float spacing
+    # the default float)
+    f, *varargs = promote_args_inexact(asarray(f), *varargs)
     axes = (
         tuple(range(f.ndim))
         if axis is None
@@ -240,6 +242,8 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
     else:
         raise TypeError("invalid number of arguments")
     outs = [_gradient_axis(f, ax, h, edge_order) for ax, h in zip(axes, spacings)]
+    if f.weak_type:  # (weak as the promoted values are, as JAX's: bool values, a Python float spacing)
+        outs = [ew.convert_element_type(o, o.dtype, weak_type=True) for o in outs]
     return outs[0] if len(outs) == 1 else outs
 
 

@@ -30,6 +30,13 @@ CASES = {
         np.heaviside(T.lax.broadcast(np.asarray(2.0), (2,)), 0.5),
     ),
     "logical_not": lambda T, np: np.logical_not(2.0),
+    # the values promoted with the spacings (JAX's promote_dtypes_inexact(f, *varargs)): weak for
+    # bool/int values with a Python float, float32 for float16 values with float32 coordinates
+    "gradient_spacings": lambda T, np: (
+        np.gradient(onp.array([True, False, True]), 0.5),
+        np.gradient(onp.array([1, 2, 4], onp.int32), 2.0),
+        np.gradient(onp.array([1, 2, 4], onp.float16), onp.array([0.0, 0.5, 2.0], onp.float32)),
+    ),
     "logical_and": lambda T, np: np.logical_and(2.0, 0),
     "angle": lambda T, np: np.angle(0.5),
     # a multiple-result step (sort's) keeps each operand's weak type eagerly, as staged
