@@ -348,3 +348,14 @@ def test_expn_and_exp1_differentiate_through_an_enclosing_jit_as_jax():
     lin = funcgrad.linearize(funcgrad.jit(funcgrad.scipy.special.exp1), x)[1]
     want = jax.linearize(jax.jit(jax.scipy.special.exp1), x)[1]
     np.testing.assert_allclose(np.asarray(lin(x)), np.asarray(want(x)), rtol=1e-5)
+
+
+def test_spence_derivative_is_zero_where_jax_takes_a_constant_branch():
+    # Fuzzer find (seed 13017: jacrev of norm.ppf(spence(x)) at x < 0 was NaN, jax 0): JAX's
+    # piecewise spence is NaN below 0 and pi**2/6 at 0, constants whose derivative is 0.
+    jax = pytest.importorskip("jax")
+    for x in (-2.5, -1.0, 0.0, 0.5, 2.5):
+        got = funcgrad.grad(funcgrad.scipy.special.spence)(x)
+        with jax.enable_x64(True):  # (funcgrad's mode here)
+            want = jax.grad(jax.scipy.special.spence)(x)
+        np.testing.assert_allclose(float(got), float(want), rtol=1e-12)
