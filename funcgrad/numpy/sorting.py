@@ -160,7 +160,8 @@ def argpartition(a, kth, axis=-1):
     last, n = idx.ndim - 1, idx.shape[-1]
     bottom = st.slice_in_dim(idx, 0, kth + 1, 1, last)
     top = srt.sort(st.slice_in_dim(idx, kth + 1, n, 1, last), last)
-    return moveaxis(st.concatenate([bottom, top], last), -1, axis)
+    out = moveaxis(st.concatenate([bottom, top], last), -1, axis)
+    return ew.convert_element_type(out, np.int32)  # (JAX's: lax.top_k's int32 indices, in either mode)
 
 
 def _partition_args(a, kth, axis, name: str):

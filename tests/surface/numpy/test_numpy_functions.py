@@ -782,6 +782,7 @@ def test_partition_and_argpartition_arrange_as_jax():
     x = np.array([6, 8, 4, 3, 1, 9, 7, 5, 2, 3])
     assert fnp.partition(x, 4).tolist() == [1, 2, 3, 3, 4, 9, 8, 7, 6, 5]
     assert fnp.argpartition(x, 4).tolist() == [4, 8, 3, 9, 2, 0, 1, 5, 6, 7]
+    assert fnp.argpartition(x, 4).dtype == np.int32  # (lax.top_k's indices, in 64-bit mode too)
     y = np.random.default_rng(0).integers(0, 5, (3, 4, 5))
     for axis in (0, 1, -1):
         part = np.asarray(fnp.partition(y, 1, axis=axis))
