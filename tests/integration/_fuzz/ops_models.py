@@ -156,7 +156,7 @@ _NARROW = [
 
 # A complex matrix (n x n, diagonally dominant) from x; Hermitian positive definite forms from it.
 _CM = "(_mat(np, {U}, (3, 3), 'float32') + 1j * _mat(np, np.cos({U}), (3, 3), 'float32') + 3 * np.eye(3))"
-_HPD = f"({_CM} @ np.conj({_CM}).T + np.eye(3))"
+_HPD = f"({_CM} @ np.conj({_CM}).T + np.diag(np.arange(1.0, 4.0)))"  # (distinct eigenvalues at 0)
 _CPLX = [
     f"np.linalg.solve({_CM}, np.arange(3) + 1j)",
     f"np.linalg.inv({_CM})",
