@@ -521,6 +521,10 @@ def rint(x, /):
     [0.0, 2.0, -2.0]
     """
     integer = not _dt.is_inexact(aval(asarray(x)).dtype)
+    if integer and _dt.jax_rules:
+        # (JAX's: booleans and integers convert to the default float, strong -- float64 in 64-bit
+        # mode whatever the integer's width, where its promotion gives int32 float32)
+        return ew.convert_element_type(asarray(x), _dt.default_float, weak_type=False)
     (x,) = promote_args_inexact(x)
     if aval(x).dtype.kind == "c":
         return _by_parts(lambda part: ew.round_p.bind(part, rounding_method=1), x)

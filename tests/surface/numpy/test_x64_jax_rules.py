@@ -36,6 +36,8 @@ CASES = {
     "int32_with_float16": lambda jnp: I32 * jnp.ones(3, jnp.float16),
     "uint16_with_complex": lambda jnp: jnp.asarray(U16) * 1j,
     "sin_int8": lambda jnp: jnp.sin(I8),
+    "rint_int32": lambda jnp: jnp.rint(I32),  # (the default float, not int32's float32)
+    "rint_bool": lambda jnp: jnp.rint(np.array([True, False])),
     "mean_int32": lambda jnp: jnp.mean(I32),
     "divide_int32": lambda jnp: jnp.true_divide(I32, I32),
     "int64_inexact": lambda jnp: jnp.sqrt(np.arange(3)),
