@@ -13,12 +13,14 @@ True
 [False]
 """
 
+from funcgrad._utilities import typeof  # noqa: F401 - JAX's core.typeof, jax.typeof
 from funcgrad.core import *  # noqa: F403
 from funcgrad.extend.core import check_jaxpr, jaxpr_as_fun  # noqa: F401 - JAX's names here
 from funcgrad.kernel import core as _kcore
 from funcgrad.kernel.errors import JaxprTypeError  # noqa: F401
 from funcgrad.kernel.ir import AbstractToken, abstract_token  # noqa: F401 - JAX's names here
 from funcgrad.kernel.values import Token  # noqa: F401
+from funcgrad.ref import new_ref  # noqa: F401 - JAX's core.new_ref
 
 
 def physical_aval(aval):
