@@ -300,6 +300,17 @@ def _jax_symbolic_zero_leak(outcome) -> bool:
     return outcome.status == "unraised" and "ad_util.Zero" in (outcome.error or "")
 
 
+def _jax_float0_product(outcome) -> bool:
+    # jax's own internal error: reverse mode over a jvp whose output is boolean multiplies the
+    # float0 tangent (seed 13017: jacrev o value_and_grad o jvp of logical_not(clip(int8)))
+    return (
+        outcome.status == "unraised"
+        and "Called multiply with a float0 array" in (outcome.error or "")
+        and "jvp.float0" not in _ops(outcome)
+        and any(k in ("jvp", "linearize") for k, _ in outcome.case.stack)
+    )
+
+
 DOCUMENTED: list[Divergence] = [
     Divergence(
         "numpy2-dtype-promotion",
@@ -508,6 +519,16 @@ DOCUMENTED: list[Divergence] = [
         "`jacfwd(lambda x: lax.reduce((x, iota), (-inf, 0), argmax_pair, (0,))[1])(x)`: zeros (jax: "
         "TypeError)",
         _jax_symbolic_zero_leak,
+    ),
+    Divergence(
+        "jax-internal-float0-product",
+        "Reverse-mode derivatives (`grad`, `jacrev`) of a `jvp` of a program whose output is boolean or "
+        "integer, and so has a float0 tangent.",
+        "jax fails internally ('Called multiply with a float0 array'): its transposition multiplies the "
+        "float0 tangent it made itself; funcgrad computes the derivative (zero).",
+        "`jacrev o value_and_grad o jvp` of `np.logical_not(np.clip(x1, 0.0, 2))` for an int8 `x1` "
+        "(the fuzzer's seed 13017): zeros (jax: TypeError)",
+        _jax_float0_product,
     ),
 ]
 
