@@ -50,8 +50,8 @@ class Zero:
     def from_primal_value(x) -> Zero:
         return Zero(tangent_aval(core.get_aval(x)))
 
-    def __repr__(self):
-        return f"Zero({self.aval.str_short()})"
+    def __repr__(self):  # (JAX's: the aval's str, 'Zero(~float32[])', as jax-primitives.md prints)
+        return f"Zero({self.aval})"
 
 
 # A pytree node without children, as JAX's: ``vmap``/``tree_map`` over a structure that holds a
@@ -87,8 +87,8 @@ class UndefinedPrimal:
     def __init__(self, aval: ShapedArray):
         self.aval = aval
 
-    def __repr__(self):
-        return f"UndefinedPrimal({self.aval.str_short()})"
+    def __repr__(self):  # (JAX's: 'UndefinedPrimal(~float32[])')
+        return f"UndefinedPrimal({self.aval})"
 
 
 def is_undefined_primal(x) -> bool:

@@ -280,7 +280,7 @@ def bwd_cotangents(cts, dyn, in_avals) -> list:
 
     >>> from funcgrad.kernel.ir import ShapedArray
     >>> bwd_cotangents((None, 2.0), (0, 0), [ShapedArray((), np.float32)] * 2)
-    [Zero(f32[]), 2.0]
+    [Zero(float32[]), 2.0]
     """
     if isinstance(cts, list) and len(cts) == len(dyn):
         cts = tuple(cts)

@@ -190,3 +190,16 @@ def test_grad_tracer_repr_shows_its_primal_as_jax():
     jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
     jax.config.update("jax_enable_x64", True)
     assert _grad_tracer_reprs(funcgrad, fnp) == _grad_tracer_reprs(jax, jax.numpy)
+
+
+def test_symbolic_zero_and_undefined_primal_reprs_as_jax():
+    # jax-primitives.md prints a JVP rule's Zero tangents and a transpose rule's UndefinedPrimal
+    # operands: 'Zero(~float32[])', 'UndefinedPrimal(float32[3])' (the aval's str)
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    from funcgrad.interpreters import ad as fad
+
+    def reprs(ad, shaped):
+        avals = [shaped((), np.float32, weak_type=True), shaped((2, 3), np.int32), shaped((3,), np.float32)]
+        return [repr(ad.Zero(a)) for a in avals] + [repr(ad.UndefinedPrimal(a)) for a in avals]
+
+    assert reprs(fad, funcgrad.core.ShapedArray) == reprs(jax.interpreters.ad, jax.core.ShapedArray)
