@@ -23,7 +23,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import under_staging
-from funcgrad.numpy._core import aval, constant, promote_args, select
+from funcgrad.numpy._core import aval, constant, promote_args, promote_args_inexact, select
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import sorting as srt
@@ -152,7 +152,12 @@ def sort_complex(a):
     (a,) = promote_args(a)
     dtype = aval(a).dtype
     if dtype.kind != "c":
-        a = ew.convert_element_type(a, np.result_type(dtype, np.complex64))
+        # (under JAX's dtype rules, its to_complex_dtype: the inexact type's complex -- an int32
+        # gives complex64 in 64-bit mode too; NumPy's result_type gives complex128)
+        inexact = aval(promote_args_inexact(a)[0]).dtype if _dt.jax_rules else None
+        a = ew.convert_element_type(
+            a, _dt.complex_dtype(inexact) if inexact is not None else np.result_type(dtype, np.complex64)
+        )
     if aval(a).ndim == 0:
         return a
     return srt.sort_p.bind(a, dimension=aval(a).ndim - 1, is_stable=True, num_keys=1)[0]

@@ -335,7 +335,10 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     # The result has the promoted dtype of y and the spacing (x, or an array dx; a Python dx is weak),
     # as NumPy and jax.numpy: a float32 y with float64 x integrates in float64 (issue 33).
     if x is None:
-        y, d = promote_args_inexact(asarray(y), dx)
+        # (y made inexact alone first, as JAX's promote_dtypes_inexact(y): an int32 y with the
+        # Python dx is float32 under JAX's 64-bit rules, not the default float)
+        (y,) = promote_args_inexact(asarray(y))
+        y, d = promote_args_inexact(y, dx)
         if d.ndim > 0:  # (JAX's: leading axes up to y's rank, then the integration axis last)
             d = reshape(d, (1,) * (y.ndim - d.ndim) + tuple(d.shape))
             d = moveaxis(d, normalize_axis(axis, y.ndim), -1)

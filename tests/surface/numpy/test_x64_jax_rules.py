@@ -38,6 +38,8 @@ CASES = {
     "sin_int8": lambda jnp: jnp.sin(I8),
     "rint_int32": lambda jnp: jnp.rint(I32),  # (the default float, not int32's float32)
     "rint_bool": lambda jnp: jnp.rint(np.array([True, False])),
+    "trapezoid_int32": lambda jnp: jnp.trapezoid(I32),  # (y made inexact alone: float32)
+    "sort_complex_int32": lambda jnp: jnp.sort_complex(I32[::-1]),  # (to_complex_dtype: complex64)
     "mean_int32": lambda jnp: jnp.mean(I32),
     "divide_int32": lambda jnp: jnp.true_divide(I32, I32),
     "int64_inexact": lambda jnp: jnp.sqrt(np.arange(3)),
