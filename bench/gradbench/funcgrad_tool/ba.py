@@ -5,13 +5,23 @@ Rodrigues rotation, centre, focal length, principal point, two radial distortion
 weight ``w_j``: a reprojection residual ``w_j (project(cam, X) - feat_j)`` (2 values) and a weight
 residual ``1 - w_j^2``. The Jacobian is block sparse: the two rows of observation ``j`` depend only
 on its camera's 11, its point's 3 and its own weight. The residual is written on components (one
-array per parameter, over all observations), so one forward-mode ``jvp`` per parameter gives that
-column of every observation's dense 2x15 block at once (compressed forward mode: 15 ``jvp``s in
-all, whatever the number of observations); the blocks are assembled into GradBench's
+array per parameter), and the Rodrigues rotation, a function of the camera alone, is computed once
+per camera (n of them, not p) as a 3x3 matrix and gathered per observation like every other
+parameter (one contiguous array per component: gathering rows of the (p, 11) table and reading
+its columns made every column's loop read the whole table with a stride). One forward-mode
+``jvp`` per parameter kind, seeding that parameter of every camera (point, observation) with 1,
+gives that column of every observation's dense 2x15 block at once (compressed forward mode: 15
+``jvp``s whatever the number of observations); the blocks are assembled into GradBench's
 compressed-row layout (``rows`` offsets, ``cols``, ``vals``) inside the compiled program.
-(A ``vmap`` over observations of ``jacfwd`` of the 3-vector formulation computes the same and
-validates, but ran 4-10x slower on XLA's CPU backend: its tiny trailing dimensions of 3 and 15 do
-not vectorise.) GradBench compares the first 30 entries and the last of each array.
+(A ``vmap`` over observations of ``jacfwd`` computes the same and validates, but ran 2.5-10x
+slower on XLA's CPU backend: its tiny trailing dimensions of 3 and 15 do not vectorise.)
+GradBench compares the first 30 entries and the last of each array.
+
+Session 13, CPU time at ba8 (p = 383937, load 13-15): Jacobian 228-233 -> 192-204 ms (manual
+115 ms), objective 18.0-18.8 -> 9.3-9.4 ms (manual 8.2 ms). What remains: XLA's CPU backend has no
+multi-output fusion, so each of the 30 Jacobian columns is its own loop that recomputes the shared
+primal arithmetic, and it fuses the per-camera rotation (sin, cos) into the gathers, computing it
+again per observation.
 """
 
 import numpy as np
@@ -23,27 +33,44 @@ from funcgrad_tool.runs import evaluation
 N_CAM = 11
 
 
-def _cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-def reproj_error(cam, X, w, feat):
-    """The weighted reprojection residual, written on components: ``cam`` is 11 arrays, ``X`` 3,
-    ``feat`` 2, all of one shape (here: one entry per observation), so every step is elementwise
-    over the observations and XLA fuses the whole function into a few loops."""
-    rot, centre = cam[0:3], cam[3:6]
-    Xc = tuple(x - c for x, c in zip(X, centre))
+def rotation(rot):
+    """Rodrigues' rotation matrix of each camera, written on components: ``rot`` is 3 arrays (one
+    value per camera), the result 9 (row major). ``R = cos I + sin [k]x + (1 - cos) k k^T`` with
+    ``k = rot / |rot|``; at ``rot = 0`` the first-order ``I + [rot]x``, as the reference."""
     sq = rot[0] * rot[0] + rot[1] * rot[1] + rot[2] * rot[2]
     nonzero = sq != 0.0
     theta = jnp.sqrt(jnp.where(nonzero, sq, 1.0))  # safe: no NaN derivative at rot = 0
     k = tuple(r / theta for r in rot)
     cos, sin = jnp.cos(theta), jnp.sin(theta)
-    kx = _cross(k, Xc)
-    dot = (k[0] * Xc[0] + k[1] * Xc[1] + k[2] * Xc[2]) * (1.0 - cos)
-    small = _cross(rot, Xc)  # first-order rotation when the angle is zero
-    Xcam = tuple(
-        jnp.where(nonzero, x * cos + c * sin + kk * dot, x + sm) for x, c, kk, sm in zip(Xc, kx, k, small)
-    )
+    one_minus_cos = 1.0 - cos
+    # [v]x, the cross-product matrix: entry (i, j) is sign * v[index], zero on the diagonal
+    cross = {
+        (0, 1): (-1.0, 2),
+        (0, 2): (1.0, 1),
+        (1, 0): (1.0, 2),
+        (1, 2): (-1.0, 0),
+        (2, 0): (-1.0, 1),
+        (2, 1): (1.0, 0),
+    }
+    R = []
+    for i in range(3):
+        for j in range(3):
+            if i == j:
+                full, small = cos + one_minus_cos * k[i] * k[i], 1.0
+            else:
+                sign, v = cross[i, j]
+                full, small = one_minus_cos * k[i] * k[j] + sign * sin * k[v], sign * rot[v]
+            R.append(jnp.where(nonzero, full, small))
+    return tuple(R)
+
+
+def reproj_error(R, cam, X, w, feat):
+    """The weighted reprojection residual, written on components: ``R`` is the camera's rotation
+    (9 arrays), ``cam`` its 11 parameters, ``X`` 3, ``feat`` 2, all of one shape (here: one entry
+    per observation), so every step is elementwise over the observations and XLA fuses the whole
+    function into a few loops."""
+    Xc = tuple(x - c for x, c in zip(X, cam[3:6]))
+    Xcam = tuple(R[3 * i] * Xc[0] + R[3 * i + 1] * Xc[1] + R[3 * i + 2] * Xc[2] for i in range(3))
     p0, p1 = Xcam[0] / Xcam[2], Xcam[1] / Xcam[2]
     rsq = p0 * p0 + p1 * p1
     distortion = 1.0 + cam[9] * rsq + cam[10] * rsq * rsq
@@ -51,38 +78,47 @@ def reproj_error(cam, X, w, feat):
     return (w * (p0 * distortion * f + cam[7] - feat[0]), w * (p1 * distortion * f + cam[8] - feat[1]))
 
 
-def _columns(cams, X, obs):
-    # gather from the transposed tables: each parameter's values over the observations contiguous
-    cam = cams.T[:, obs[:, 0]]  # (11, p)
-    pt = X.T[:, obs[:, 1]]  # (3, p)
-    return tuple(cam[i] for i in range(N_CAM)), tuple(pt[i] for i in range(3))
+def residuals(cam, X, w, feats, obs):
+    """All observations' reprojection residuals from the parameter tables, one array per
+    component (``cam``: 11 arrays over the cameras, ``X``: 3 over the points). The rotation
+    depends on the camera alone: it is computed once per camera (n of them) and gathered, like
+    every other parameter, one contiguous array per component."""
+    ci, pi = obs[:, 0], obs[:, 1]
+    R = tuple(r[ci] for r in rotation(cam[0:3]))
+    return reproj_error(R, tuple(c[ci] for c in cam), tuple(x[pi] for x in X), w, (feats[:, 0], feats[:, 1]))
+
+
+def _tables(cams, X):
+    return tuple(cams.T[i] for i in range(N_CAM)), tuple(X.T[i] for i in range(3))
 
 
 def _objective(cams, X, w, feats, obs):
-    cam, pt = _columns(cams, X, obs)
-    r0, r1 = reproj_error(cam, pt, w, (feats[:, 0], feats[:, 1]))
+    cam, pt = _tables(cams, X)
+    r0, r1 = residuals(cam, pt, w, feats, obs)
     return jnp.stack([r0, r1], axis=1).reshape(-1), 1.0 - w * w
 
 
 def _jacobian(cams, X, w, feats, obs):
-    """Forward mode, one ``jvp`` per parameter of an observation (11 camera, 3 point, 1 weight),
-    each over all observations at once: the residual of observation j depends only on its own
-    parameters, so seeding one parameter of every observation with 1 gives that column of every
-    observation's 2x15 block (compressed forward mode); XLA shares the primal work."""
+    """Compressed forward mode on the parameter tables: one ``jvp`` per parameter kind (11
+    camera, 3 point, 1 weight), seeding that parameter of every camera (point, observation) with
+    1. The residual of observation j depends on one camera, one point and one weight, so the
+    tangent of each residual is that column of observation j's 2x15 block, for all observations
+    at once (15 ``jvp``s whatever the number of observations); the rotation's tangents are
+    computed per camera. XLA shares the primal work."""
     n, m, p = cams.shape[0], X.shape[0], w.shape[0]
-    cam, pt = _columns(cams, X, obs)
-    feat = (feats[:, 0], feats[:, 1])
+    cam, pt = _tables(cams, X)
     params = cam + pt + (w,)
-    ones = jnp.ones_like(w)
 
     def residual(params):
-        return reproj_error(params[:N_CAM], params[N_CAM : N_CAM + 3], params[-1], feat)
+        return residuals(params[:N_CAM], params[N_CAM : N_CAM + 3], params[-1], feats, obs)
 
-    cols = []
+    t0, t1 = [], []
     for i in range(len(params)):
         f = lambda xi, i=i: residual(params[:i] + (xi,) + params[i + 1 :])  # noqa: E731
-        cols.append(jnp.stack(funcgrad.jvp(f, (params[i],), (ones,))[1], axis=1))  # (p, 2)
-    J = jnp.stack(cols, axis=2)  # (p, 2, 15): camera (11), point (3), weight (1)
+        d0, d1 = funcgrad.jvp(f, (params[i],), (jnp.ones_like(params[i]),))[1]
+        t0.append(d0)
+        t1.append(d1)
+    J = jnp.stack([jnp.stack(t0, axis=1), jnp.stack(t1, axis=1)], axis=1)  # (p, 2, 15)
     cam_cols = N_CAM * obs[:, 0:1] + jnp.arange(N_CAM, dtype=jnp.int32)
     pt_cols = N_CAM * n + 3 * obs[:, 1:2] + jnp.arange(3, dtype=jnp.int32)
     w_cols = (N_CAM * n + 3 * m + jnp.arange(p, dtype=jnp.int32))[:, None]
