@@ -128,6 +128,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         nums = normalize_argnums("jacfwd", argnums, len(args))
         dyn = tuple(args[i] for i in nums)
         _check_grad_inputs("jacfwd", dyn, nums, holomorphic, allow_int=False, forward=True)
+        _rebuild_as_jax_checks(dyn)
         f = partial_over(fun, args, kwargs, nums)
         flat_in, in_tree = tu.tree_flatten(dyn)
         in_avals = [core.get_aval(x) for x in flat_in]
@@ -148,6 +149,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         y_leaves, out_tree = tu.tree_flatten(y)
         for leaf in y_leaves:
             check_output_dtype("jacfwd", core.get_aval(leaf), holomorphic=holomorphic, forward=True)
+        _rebuild_as_jax_checks(y)
         jac_leaves = tu.tree_leaves(jac)
         result = _assemble_jacobian(
             jac_leaves,
@@ -160,6 +162,15 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         return (result, res[2]) if has_aux else result
 
     return jacfun
+
+
+def _rebuild_as_jax_checks(tree) -> None:
+    """JAX's jacfwd/jacrev check the inputs' and outputs' dtypes with ``tree_map``, which rebuilds
+    each pytree with the checks' ``None`` results: a custom node's unflatten runs with ``None``
+    children, and one that refuses them raises there as in JAX (custom_pytrees.md: a ``MyTree``
+    whose ``__init__`` calls ``jnp.asarray`` raises ValueError 'None is not a valid value for
+    jnp.array' from ``jax.jacobian(lambda x: x)(tree)``)."""
+    tu.tree_map(lambda _: None, tree)
 
 
 def _assemble_jacobian(jac_leaves, out_avals, in_avals, in_tree, out_tree, single_arg):
@@ -209,6 +220,7 @@ def jacrev(
         nums = normalize_argnums("jacrev", argnums, len(args))
         dyn = tuple(args[i] for i in nums)
         _check_grad_inputs("jacrev", dyn, nums, holomorphic, allow_int)
+        _rebuild_as_jax_checks(dyn)
         f = partial_over(fun, args, kwargs, nums)
         with user_transformation("jacrev", fun):
             if has_aux:
@@ -221,6 +233,7 @@ def jacrev(
         out_avals = [core.get_aval(o) for o in y_leaves]
         for a in out_avals:
             check_output_dtype("jacrev", a, holomorphic=holomorphic)
+        _rebuild_as_jax_checks(y)
         basis = _std_basis(y_leaves)
 
         def pull(*ct_leaves):

@@ -203,3 +203,24 @@ def test_symbolic_zero_and_undefined_primal_reprs_as_jax():
         return [repr(ad.Zero(a)) for a in avals] + [repr(ad.UndefinedPrimal(a)) for a in avals]
 
     assert reprs(fad, funcgrad.core.ShapedArray) == reprs(jax.interpreters.ad, jax.core.ShapedArray)
+
+
+def _jacobian_of_a_validating_tree(lib, np_):
+    # custom_pytrees.md: a node whose __init__ converts its child refuses the None children that
+    # JAX's jacfwd/jacrev rebuild it with (their dtype checks are tree_maps)
+    class MyTree:
+        def __init__(self, a):
+            self.a = np_.asarray(a)
+
+    lib.tree_util.register_pytree_node(MyTree, lambda t: ((t.a,), None), lambda _, c: MyTree(*c))
+    out = []
+    for jac in (lib.jacfwd, lib.jacrev):
+        with pytest.raises(ValueError) as e:
+            jac(lambda x: x)(MyTree(np_.arange(3.0)))
+        out.append(str(e.value))
+    return out
+
+
+def test_jacobians_rebuild_custom_nodes_as_jax():
+    jax = pytest.importorskip("jax", reason="jax (the oracle) comes with the test extra")
+    assert _jacobian_of_a_validating_tree(funcgrad, fnp) == _jacobian_of_a_validating_tree(jax, jax.numpy)
