@@ -161,11 +161,14 @@ def polyint(p, m: int = 1, k=None):
     >>> polyint(np.array([3.0, 2.0, 1.0])).tolist()
     [1.0, 1.0, 1.0, 0.0]
     """
-    (p,) = _coeffs("polyint", p)
+    # (p promoted with k -- the Python int 0 by default -- as JAX's promote_dtypes_inexact(p, k):
+    # boolean coefficients give the default float, a float64 k a float64 result)
+    p, k = promote_args_inexact(asarray(p), 0 if k is None else k)
+    if p.ndim != 1:
+        raise ValueError(f"polyint: polynomial coefficients must be one-dimensional, got shape {p.shape}")
     m = concrete_int(m, "polyint: m")
     if m < 0:
         raise ValueError(f"polyint: the order of integration must be non-negative, got {m}")
-    k = zeros((m,), p.dtype) if k is None else asarray(k, p.dtype)
     if k.ndim == 0:
         k = full((m,), k, p.dtype)
     if k.shape != (m,):

@@ -39,6 +39,8 @@ CASES = {
     "rint_int32": lambda jnp: jnp.rint(I32),  # (the default float, not int32's float32)
     "rint_bool": lambda jnp: jnp.rint(np.array([True, False])),
     "trapezoid_int32": lambda jnp: jnp.trapezoid(I32),  # (y made inexact alone: float32)
+    "polyint_bool": lambda jnp: jnp.polyint(np.array([True, False, True])),  # (with k's weak 0)
+    "polyint_float64_k": lambda jnp: jnp.polyint(F32, 2, np.array([1.0, 2.0])),
     "sort_complex_int32": lambda jnp: jnp.sort_complex(I32[::-1]),  # (to_complex_dtype: complex64)
     "mean_int32": lambda jnp: jnp.mean(I32),
     "divide_int32": lambda jnp: jnp.true_divide(I32, I32),
