@@ -84,7 +84,10 @@ def residuals(cam, X, w, feats, obs):
     depends on the camera alone: it is computed once per camera (n of them) and gathered, like
     every other parameter, one contiguous array per component."""
     ci, pi = obs[:, 0], obs[:, 1]
-    R = tuple(r[ci] for r in rotation(cam[0:3]))
+    # the 9 entries as rows of one (n, 9) table, gathered once: gathered one by one, XLA fused the
+    # rotation's arithmetic (sin, cos) into each gather, recomputing it per observation
+    R_rows = jnp.stack(rotation(cam[0:3]), axis=1)[ci]  # (p, 9)
+    R = tuple(R_rows[:, k] for k in range(9))
     return reproj_error(R, tuple(c[ci] for c in cam), tuple(x[pi] for x in X), w, (feats[:, 0], feats[:, 1]))
 
 
