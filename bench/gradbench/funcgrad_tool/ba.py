@@ -6,9 +6,11 @@ weight ``w_j``: a reprojection residual ``w_j (project(cam, X) - feat_j)`` (2 va
 residual ``1 - w_j^2``. The Jacobian is block sparse: the two rows of observation ``j`` depend only
 on its camera's 11, its point's 3 and its own weight. The residual is written on components (one
 array per parameter), and the Rodrigues rotation, a function of the camera alone, is computed once
-per camera (n of them, not p) as a 3x3 matrix and gathered per observation like every other
-parameter (one contiguous array per component: gathering rows of the (p, 11) table and reading
-its columns made every column's loop read the whole table with a stride). One forward-mode
+per camera (n of them, not p) as a 3x3 matrix and gathered per observation as rows of one (n, 9)
+table (gathered entry by entry, XLA fused the rotation's arithmetic into each gather and
+recomputed its sin and cos per observation); every other parameter is gathered as its own
+contiguous array (gathering rows of the (p, 11) table and reading its columns made every
+column's loop read the whole table with a stride). One forward-mode
 ``jvp`` per parameter kind, seeding that parameter of every camera (point, observation) with 1,
 gives that column of every observation's dense 2x15 block at once (compressed forward mode: 15
 ``jvp``s whatever the number of observations); the blocks are assembled into GradBench's
@@ -17,11 +19,10 @@ compressed-row layout (``rows`` offsets, ``cols``, ``vals``) inside the compiled
 slower on XLA's CPU backend: its tiny trailing dimensions of 3 and 15 do not vectorise.)
 GradBench compares the first 30 entries and the last of each array.
 
-Session 13, CPU time at ba8 (p = 383937, load 13-15): Jacobian 228-233 -> 192-204 ms (manual
-115 ms), objective 18.0-18.8 -> 9.3-9.4 ms (manual 8.2 ms). What remains: XLA's CPU backend has no
+Session 13, CPU time at ba8 (p = 383937, load 10-16): Jacobian 228-238 -> 141-162 ms (manual
+115 ms), objective 17.4-18.8 -> 6.1-6.4 ms (manual 8.2 ms). What remains: XLA's CPU backend has no
 multi-output fusion, so each of the 30 Jacobian columns is its own loop that recomputes the shared
-primal arithmetic, and it fuses the per-camera rotation (sin, cos) into the gathers, computing it
-again per observation.
+primal arithmetic from the few values XLA materialises.
 """
 
 import numpy as np
