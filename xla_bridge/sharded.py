@@ -630,17 +630,27 @@ _cache: dict = register_cache("xla_bridge.spmd_executables", {})  # NOTE: [cache
 
 
 def compile_spmd(
-    text, in_avals, out_avals, devices, in_shardings, mesh=None, donate_argnums=(), host_callbacks=()
+    text,
+    in_avals,
+    out_avals,
+    devices,
+    in_shardings,
+    mesh=None,
+    donate_argnums=(),
+    host_callbacks=(),
+    read=None,
 ):
     """Compile an SPMD module for ``devices``; output shardings come from XLA (the partitioner's
     choice where the module does not fix them), over ``mesh`` for the surface to name.
     ``host_callbacks``: the Python functions of the module's host-callback custom calls (a
-    ``debug.print`` in a shard_map body); without them XLA would call a missing function."""
+    ``debug.print`` in a shard_map body); without them XLA would call a missing function.
+    ``read``: one flag per parameter, whether the program reads it (None: all)."""
     devices = tuple(devices)
     host_callbacks = tuple(host_callbacks)
     # (the mesh too: results name it, and one module text may be compiled for two meshes over
     # the same devices, e.g. the same axes Auto and Explicit)
-    key = (text, tuple(d.id for d in devices), tuple(donate_argnums), host_callbacks, mesh)
+    read = tuple(read) if read is not None else (True,) * len(in_avals)
+    key = (text, tuple(d.id for d in devices), tuple(donate_argnums), host_callbacks, mesh, read)
     hit = _cache.get(key)
     if hit is not None:
         return hit
@@ -663,21 +673,24 @@ def compile_spmd(
         out_hlo = [xc.HloSharding.replicate()] * len(out_avals)
     else:
         out_hlo = [xc.HloSharding.from_proto(p) for p in protos]
+    # As JAX's (pxla's maybe_recover_user_shardings): the first argument the program reads is the
+    # model (JAX's jit drops unread arguments); when it has a user's sharding, a result laid out as
+    # it is given that sharding, so its spec is kept (P('i') over a mesh axis of size 1 stays
+    # P('i'), where reading XLA's layout back would give P()). Every other result's spec is read
+    # from XLA's layout: P('X',), not another argument's P('X', None) (JAX's parallel guide prints
+    # the former after a with_sharding_constraint; a Python scalar read first gives it too).
+    model = next(((i, b) for i, b, r in zip(in_shardings, in_avals, read) if r), None)
+    if model is not None and not (isinstance(model[0], MeshSharding) and model[0]._fg_user is not None):
+        model = None
     out_shardings = []
     for h, a in zip(out_hlo, out_avals):
-        # As JAX's (pxla's _get_out_sharding_from_orig_sharding): a result laid out as an argument
-        # is given that argument's sharding, so its spec is kept (P('i') over a mesh axis of size
-        # 1 stays P('i'), where reading XLA's layout back would give P()).
-        like = next(
-            (
-                i
-                for i, b in zip(in_shardings, in_avals)
-                if isinstance(i, MeshSharding) and i._fg_user is not None and i._fg_hlo == h
-                and len(b.shape) == len(a.shape) and i._fg_kind is None
-            ),
-            None,
-        )  # fmt: skip
-        if like is not None:
+        if (
+            model is not None
+            and model[0]._fg_hlo == h
+            and len(model[1].shape) == len(a.shape)
+            and model[0]._fg_kind is None
+        ):
+            like = model[0]
             out_shardings.append(MeshSharding(devices, h, mesh, like._fg_user, like._fg_spec))
         else:
             out_shardings.append(MeshSharding(devices, h, mesh))

@@ -172,6 +172,14 @@ def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=N
     )
 
 
+def _read_inputs(jaxpr) -> tuple[bool, ...]:
+    """Which of ``jaxpr``'s inputs it reads (JAX's jit drops the others from its program:
+    keep_unused=False), for the choice of the argument whose sharding results take."""
+    read = {id(v) for e in jaxpr.eqns for v in e.invars if isinstance(v, Var)}
+    read.update(id(v) for v in jaxpr.outvars if isinstance(v, Var))
+    return tuple(id(v) in read for v in jaxpr.invars)
+
+
 def _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings, names=None) -> Compiled:
     spmd = SpmdLowering([d.id for d in devices], mesh)
     arg_specs = [
@@ -200,6 +208,7 @@ def _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings, 
         mesh,
         lowered.donate_argnums,
         lowered.host_callbacks,
+        read=(False,) * n_const + _read_inputs(closed.jaxpr),  # (constants are no arguments)
     )
     # Requested output shardings keep their identity (the surface's NamedSharding objects).
     for j, s in enumerate(out_shardings):

@@ -466,3 +466,17 @@ def test_an_indivisible_shape_raises_jaxs_indivisible_error():
         with pytest.raises(IndivisibleError, match="is not divisible by"):
             ask()
     assert issubclass(IndivisibleError, ValueError) and len(s.devices_indices_map((2, 4))) == 8
+
+
+def test_results_take_the_first_read_arguments_sharding_as_jax():
+    # (JAX's maybe_recover_user_shardings: the first argument the program reads is the model; a
+    # result laid out as a later argument is read from XLA's layout, P('X',); an unread first
+    # argument is dropped. Each spec below is what jax 0.10.2 prints for the same calls.)
+    mesh = make_mesh((4, 2), ("X", "Y"), (AxisType.Auto,) * 2)
+    y = funcgrad.device_put(np.ones((8, 2), np.float32), NamedSharding(mesh, P("X", None)))
+    x = funcgrad.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("X", "Y")))
+    spec = lambda f, *args: funcgrad.jit(f)(*args).sharding.spec  # noqa: E731
+    assert spec(lambda a, b: b * a, 2.0, y) == P("X")
+    assert spec(lambda a, b: b * a.sum(), np.ones(3, np.float32), y) == P("X")
+    assert spec(lambda a, b: b * 2, np.ones(3, np.float32), y) == P("X", None)
+    assert spec(lambda a, b: b * 2, x, y) == P("X", None)
