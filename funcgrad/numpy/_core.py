@@ -119,6 +119,19 @@ _guard = _transfer_guard.state
 _OWN_FILES = (__file__,)
 
 
+def check_arraylike(name: str, *args) -> None:
+    """JAX's refusal of a list or tuple where a function takes arrays (NumPy would convert it):
+    ``sum([1, 2, 3])`` raises TypeError in JAX's words, so that a program runs on jax too.
+
+    >>> check_arraylike("sum", [1, 2, 3])
+    Traceback (most recent call last):
+    TypeError: sum requires ndarray or scalar arguments, got <class 'list'> at position 0.
+    """
+    for i, a in enumerate(args):
+        if isinstance(a, list | tuple):
+            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)} at position {i}.")
+
+
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Convert ``a`` (an Array, a traced value, a NumPy array, a scalar or nested lists) to an Array.
 
@@ -414,6 +427,19 @@ def constant_like(value, x) -> Array:
     """
     a = core.get_aval(x)
     return constant(value, a.dtype, weak_type=a.weak_type)
+
+
+def lax_const(x, value):
+    """JAX's ``lax._const(x, value)``, the constants of its formulas: weak where ``x`` is a weakly
+    typed scalar (0-d), else a strong 0-d constant of ``x``'s dtype -- so a formula's result is
+    weakly typed exactly where jax's is (a weak array that is not 0-d, such as a boolean array
+    promoted with a Python float, gives a strong result).
+
+    >>> lax_const(asarray(2.0), 3).weak_type, lax_const(asarray(np.ones(2)) * 1.0, 3).weak_type
+    (True, False)
+    """
+    a = core.get_aval(x)
+    return constant(value, a.dtype, weak_type=a.weak_type and not a.shape)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from funcgrad.numpy._core import (
     call_custom,
     constant,
     constant_like,
+    lax_const,
     promote_args,
     promote_args_inexact,
     rank_promote,
@@ -183,7 +184,8 @@ def _scale(name, factor_name, factor, example):
     def f(x, /):
         (x,) = promote_args_inexact(x)
         reject_complex(name, x, why="angles are real numbers")
-        return ew.mul_p.bind(x, constant_like(factor, x))
+        # (JAX's lax._const: a weak array that is not 0-d gives a strong result; fuzzer find)
+        return ew.mul_p.bind(x, lax_const(x, factor))
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Multiply by {factor_name}.\n\n>>> float({name}({example!r}))\n{float(example * factor)!r}\n"

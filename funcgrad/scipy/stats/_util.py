@@ -5,8 +5,6 @@ Layer: surface. Imports funcgrad.numpy.
 
 from __future__ import annotations
 
-import numpy as np
-
 import funcgrad.numpy as fnp
 from funcgrad.numpy._core import promote_args_inexact
 
@@ -25,19 +23,3 @@ def standardize(name: str, x, loc, scale):
     the standardized variable of a location-scale family and where its parameters are valid."""
     x, loc, scale = promote(name, x, loc, scale)
     return (x - loc) / scale, scale > 0, scale
-
-
-def lax_const(x, value):
-    """JAX's ``lax._const(x, value)``, the constants of its formulas: a Python number where ``x`` is
-    a weakly typed scalar, else an array of ``x``'s dtype -- so a result is weakly typed exactly
-    where jax's is (a boolean or integer array, weak after promotion, gives a strong result).
-
-    >>> type(lax_const(2.0, 3)), lax_const(np.ones(2, np.float32), 3).dtype
-    (<class 'float'>, dtype('float32'))
-    """
-    weak = getattr(x, "weak_type", type(x) in (int, float, bool, complex))
-    dtype = fnp.result_type(x)
-    if weak and np.ndim(x) == 0:
-        kind = np.dtype(dtype).kind
-        return (complex if kind == "c" else float if kind == "f" else int if kind in "iu" else bool)(value)
-    return np.asarray(value, dtype)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import lax_const, promote
+from funcgrad.scipy.stats._util import promote
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 

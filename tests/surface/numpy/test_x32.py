@@ -119,6 +119,12 @@ CASES = {
         *jnp.unravel_index(jnp.array([1, 9], jnp.uint16), (2, 1, 4)),
         *jnp.unravel_index(3, (2, 4)),
     ),
+    # deg2rad's constant is lax._const: strong beside a weak array that is not 0-d (fuzzer, seed 13018)
+    "rad2deg_of_bools_and_scalars": lambda j, jnp, lax, np: (
+        jnp.rad2deg(np.array([True, False])),
+        jnp.deg2rad(jnp.ceil(np.array([1, 2], np.int8)) ** 0.5),
+        jnp.radians(2.0),
+    ),
     # flip of no axes is lax.rev (a float64 primal under jvp becomes float32; fuzzer, seed 13013)
     "flip_0d_under_jvp_in_linearize": lambda j, jnp, lax, np: j.linearize(
         lambda v: j.jvp(lambda u: jnp.flip(u), (v,), (np.float32(0.5),))[0], np.array(1.0)
