@@ -23,6 +23,7 @@ from funcgrad.numpy._core import (
     asarray,
     broadcast_args,
     broadcast_to,
+    check_arraylike,
     check_user_dtype,
     constant,
     convert,
@@ -69,7 +70,8 @@ __all__ = [
 ]
 
 
-def _prepare(a, axis):
+def _prepare(name, a, axis):
+    check_arraylike(name, a)
     a = asarray(a)
     if core.get_aval(a).weak_type:
         # a reduction's result is strong, as JAX's (jnp.sum(2.0) is a float64 that promotes as one)
@@ -145,7 +147,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     """
     _no_out(out, "sum")
     _check_where_initial("sum", where, initial)
-    a, axes = _prepare(a, axis)
+    a, axes = _prepare("sum", a, axis)
     target = (
         check_user_dtype(dtype, "sum")
         if dtype is not None
@@ -171,7 +173,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     """
     _no_out(out, "prod")
     _check_where_initial("prod", where, initial)
-    a, axes = _prepare(a, axis)
+    a, axes = _prepare("prod", a, axis)
     target = (
         check_user_dtype(dtype, "prod")
         if dtype is not None
@@ -228,7 +230,7 @@ def _no_out(out, name):
 def _extremum(name, prim_reduce, identity_name, a, axis, out, keepdims, initial, where):
     _no_out(out, name)
     _check_where_initial(name, where, initial)
-    a, axes = _prepare(a, axis)
+    a, axes = _prepare(name, a, axis)
     if where is not None and initial is None:
         raise ValueError(
             f"reduction operation '{identity_name}' does not have an identity, so to use a where mask "
@@ -289,7 +291,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 def _arg_extremum(prim, name, a, axis, out, keepdims):
     _no_out(out, name)
-    a, _ = _prepare(a, None)
+    a, _ = _prepare(name, a, None)
     if axis is None:
         flat = st.reshape(a, (a.size,))
         if a.size == 0:
@@ -337,7 +339,7 @@ def all(a, axis=None, out=None, keepdims=False, *, where=None):
     """
     _no_out(out, "all")
     _check_where_initial("all", where)
-    a, axes = _prepare(a, axis)
+    a, axes = _prepare("all", a, axis)
     b = _masked(as_bool(a), where, True)
     return _keepdims(red.reduce_and_p.bind(b, axes=axes) if axes else b, a.shape, axes, keepdims)
 
@@ -350,7 +352,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):
     """
     _no_out(out, "any")
     _check_where_initial("any", where)
-    a, axes = _prepare(a, axis)
+    a, axes = _prepare("any", a, axis)
     b = _masked(as_bool(a), where, False)
     return _keepdims(red.reduce_or_p.bind(b, axes=axes) if axes else b, a.shape, axes, keepdims)
 
@@ -361,7 +363,7 @@ def count_nonzero(a, axis=None, keepdims=False):
     >>> count_nonzero(np.array([[0, 1], [2, 3]]), axis=0).tolist()
     [1, 2]
     """
-    a, axes = _prepare(a, axis)
+    a, axes = _prepare("count_nonzero", a, axis)
     counts = red.reduce_sum(ew.convert_element_type(as_bool(a), _dt.default_int), axes)
     return _keepdims(counts, a.shape, axes, keepdims)
 
@@ -411,7 +413,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """
     _no_out(out, "mean")
     _check_where_initial("mean", where)
-    a, axes = _prepare(a, axis)
+    a, axes = _prepare("mean", a, axis)
     target = _float_dtype(a.dtype, dtype)
     compute = _computation_dtype(target)
     a = ew.convert_element_type(a, compute, weak_type=a.weak_type and dtype is None)
@@ -449,7 +451,7 @@ def _variance(a, axis, dtype, ddof, keepdims, where, mean, correction, divide_by
         if ddof != 0:
             raise ValueError("var: pass ddof or correction, not both")
         ddof = correction
-    a, axes = _prepare(a, axis)
+    a, axes = _prepare("var", a, axis)
     requested = _float_dtype(a.dtype, dtype)
     if dtype is not None and not _dt.is_inexact(requested) and _dt.kind(a.dtype) != "c":
         return _integer_variance(a, axes, requested, ddof, keepdims, where, mean, divide_by_one)

@@ -17,6 +17,27 @@ import jax.numpy as jnp  # noqa: E402
 
 SHAPES = "Shapes must be 1D sequences of concrete values of integer type"
 CASES = {
+    # JAX's check_arraylike: a reduction of a list raises (the sharp-bits guide's jnp.sum([1, 2, 3]))
+    "sum_of_list": (
+        lambda j, n: n.sum([1, 2, 3]),
+        TypeError,
+        r"sum requires ndarray or scalar arguments, got <class 'list'> at position 0\.",
+    ),
+    "max_of_tuple": (
+        lambda j, n: n.max((1, 2)),
+        TypeError,
+        r"max requires ndarray or scalar arguments, got <class 'tuple'>",
+    ),
+    "argmax_of_list": (
+        lambda j, n: n.argmax([1, 2]),
+        TypeError,
+        r"argmax requires ndarray or scalar arguments",
+    ),
+    "mean_of_list": (
+        lambda j, n: n.mean([1.0, 2.0]),
+        TypeError,
+        r"mean requires ndarray or scalar arguments",
+    ),
     "zeros_of_float": (lambda j, n: n.zeros(1.0), TypeError, SHAPES),
     "zeros_traced": (lambda j, n: j.jit(n.zeros)(2), TypeError, SHAPES + r".*\nIf using `jit`, try using"),
     "tri_traced": (lambda j, n: j.jit(n.tri)(3, M=3, k=0), TypeError, SHAPES),
