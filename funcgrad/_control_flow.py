@@ -145,10 +145,7 @@ def _trace_now(fun: Callable, in_tree, in_avals, what: str, state: bool = False)
     if found:
         # NOTE: [state in loop bodies]: the trace, with the Refs' values as extra inputs, is kept
         discovery, n_out = found[0]
-        j = closed.jaxpr
-        j = Jaxpr(j.constvars, [*j.invars, *discovery.lifted_vars()], j.eqns, j.outvars)
-        closed = ClosedJaxpr(j, closed.consts)
-        recorded = (closed, in_tree, list(in_avals), box[0], n_out)
+        recorded = (discovery.completed(closed), in_tree, list(in_avals), box[0], n_out)
         raise refs.LoopState(list(discovery.scope.lifted), recorded)
     jaxpr, consts = convert_constvars_jaxpr(closed)
     traced = ClosedJaxpr(jaxpr, [])
@@ -405,7 +402,7 @@ def _bind_cond(index, branches, operands, names, what):
         except Exception as e:
             if refs is None or not isinstance(e, refs.LoopState):
                 raise
-            items.extend(i for i in e.items if not any(i is j for j in items))
+            _add_items(items, e)
             found[k] = e
     if items:
         return _cond_with_state(refs, index, branches, operands, names, what, items, found)
@@ -450,9 +447,7 @@ def _cond_with_state(refs, index, branches, operands, names, what, items: list, 
     in that order, is replayed, not called again)."""
 
     def with_state(k, branch):
-        e = found.get(k)
-        same = e is not None and len(e.items) == len(items) and all(a is b for a, b in zip(e.items, items))
-        recorded = (len(items), e.recorded) if same and e.recorded is not None else None
+        recorded = _replayable(found.get(k), items)
 
         def stateful(state, ops):
             return _call_with_state(refs, branch, tuple(ops), items, state, recorded)
@@ -636,6 +631,20 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
     return tu.tree_unflatten(carry_tree, _merge_moved(move, outs, moved))
 
 
+def _add_items(items: list, e) -> None:
+    """Add to ``items`` the Refs and boxes of the ``LoopState`` ``e`` that it does not hold yet."""
+    items.extend(i for i in e.items if not any(i is j for j in items))
+
+
+def _replayable(e, items: list):
+    """The trace ``_call_with_state`` may replay for a function whose discovery trace raised the
+    ``LoopState`` ``e`` (None: it raised none): ``e.recorded`` where that trace touched exactly
+    ``items``, in that order; else None (the function is called again)."""
+    if e is None or len(e.items) != len(items) or not all(a is b for a, b in zip(e.items, items)):
+        return None
+    return e.recorded
+
+
 def _while_with_state(refs, cond_fun, body_fun, init_val, found: dict):
     """A while loop whose functions touch Refs or mutable boxes from outside: their values are a
     second carry, written back after the loop (NOTE: [state in loop bodies] in funcgrad/ref.py).
@@ -654,14 +663,9 @@ def _while_with_state(refs, cond_fun, body_fun, init_val, found: dict):
                 if not isinstance(caught, refs.LoopState):
                     raise
                 e = found[stage] = caught
-        items.extend(i for i in e.items if not any(i is j for j in items))
+        _add_items(items, e)
 
-    def recorded(stage):
-        e = found.get(stage)
-        same = e is not None and len(e.items) == len(items) and all(a is b for a, b in zip(e.items, items))
-        return (len(items), e.recorded) if same and e.recorded is not None else None
-
-    on_body, on_cond = recorded("body"), recorded("cond")
+    on_body, on_cond = _replayable(found.get("body"), items), _replayable(found.get("cond"), items)
 
     def tested(val, state):  # (val, state after cond_fun, its predicate)
         pred, state = _call_with_state(refs, cond_fun, (val,), items, state, on_cond)
@@ -996,8 +1000,8 @@ def _call_with_state(refs, fun, args: tuple, items: list, state: list, recorded)
     item): ``(its result, their final values)``. Where the discovery trace of ``fun`` was kept
     (``recorded``, for these items and these argument types), that jaxpr is replayed instead of
     calling ``fun`` again (NOTE: [state in loop bodies])."""
-    if recorded is not None and recorded[0] == len(items):
-        n_items, (closed, in_tree, in_avals, out_tree, n_out) = recorded
+    if recorded is not None:
+        closed, in_tree, in_avals, out_tree, n_out = recorded
         leaves, tree = tu.tree_flatten(args)
         flat_state = [x for vals in state for x in vals]
         if tree == in_tree and [core.get_aval(x) for x in [*leaves, *flat_state]] == [
@@ -1005,10 +1009,7 @@ def _call_with_state(refs, fun, args: tuple, items: list, state: list, recorded)
             *closed.in_avals[len(closed.in_avals) - len(flat_state) :],
         ]:
             outs = eval_closed(closed, *leaves, *flat_state)
-            finals, rest = [], iter(outs[n_out:])
-            for vals in state:
-                finals.append([next(rest) for _ in vals])
-            return tu.tree_unflatten(out_tree, outs[:n_out]), finals
+            return tu.tree_unflatten(out_tree, outs[:n_out]), refs.grouped_state(outs[n_out:], state)
     with refs.bound_loop_state(items, state) as bound:
         out = fun(*args)
         return out, bound.finals()
@@ -1042,7 +1043,6 @@ def _scan_with_state(refs, f, init, xs, items, length: int, reverse: bool, unrol
     """scan over ``(carry, state)``: the Refs and mutable boxes ``items`` the body touches from
     outside are bound to the state carry in each step, and written back after the loop (NOTE:
     [state in loop bodies] in funcgrad/ref.py)."""
-    recorded = (len(items), recorded) if recorded is not None else None
 
     def body(carry, x):
         c, state = carry

@@ -17,7 +17,6 @@ from funcgrad._api_util import canonical_numpy
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import register_cache
-from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from funcgrad.primitives.remat import checkpoint_p, checkpoint_policies, resolve_policy
 
@@ -128,10 +127,7 @@ def checkpoint(
             touched = refs.ACCESSES[0] if refs is not None else 0
             closed = trace_to_jaxpr(flat_fun, list(avals))
             if found:  # the Refs' values are extra inputs, their final values extra outputs
-                discovery, n_out = found[0]
-                j = closed.jaxpr
-                j = Jaxpr(j.constvars, [*j.invars, *discovery.lifted_vars()], j.eqns, j.outvars)
-                closed = ClosedJaxpr(j, closed.consts)
+                closed = found[0][0].completed(closed)
             closed, hoisted = close_over_tracers(closed)
             out_tree = out_tree_box[0]
             if per_fun is not None and not hoisted and (refs is None or touched == refs.ACCESSES[0]):
@@ -146,10 +142,7 @@ def checkpoint(
             *hoisted, *flat, *(x for vals in state for x in vals), jaxpr=closed, policy=policy,
             differentiated=False,
         )  # fmt: skip
-        rest, finals = iter(outs[n_out:]), []
-        for vals in state:
-            finals.append([next(rest) for _ in vals])
-        refs.write_loop_state(items, finals)
+        refs.write_loop_state(items, refs.grouped_state(outs[n_out:], state))
         return tu.tree_unflatten(out_tree, outs[:n_out])
 
     return wrapped

@@ -42,6 +42,7 @@ import funcgrad.numpy as fnp
 from funcgrad._api_util import fun_sourceinfo, signature_arg_names
 from funcgrad.kernel import core, source_info
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace
 from funcgrad.numpy import _core
 from funcgrad.numpy._dtypes import ExtendedArray
@@ -779,7 +780,7 @@ class LoopState(Exception):
 class discover_state:
     """Context manager around a loop body's Python call at its trace: raises ``LoopState`` on exit
     when the body touched Refs or boxes from outside (NOTE: [state in loop bodies]); with
-    ``record``, it does not, and the caller completes the trace (``finals``, ``lifted_vars``)."""
+    ``record``, it does not, and the caller completes the trace (``finals``, ``completed``)."""
 
     def __init__(self, record: bool = False):
         self.record = record
@@ -795,9 +796,12 @@ class discover_state:
             return None
         return [x for item in self.scope.lifted for x in tu.tree_leaves(item._value)]
 
-    def lifted_vars(self) -> list:
-        """The trace's inputs standing for the touched Refs' values, in lifting order."""
-        return [t._var for t in self.scope.lifted_args]
+    def completed(self, closed: ClosedJaxpr) -> ClosedJaxpr:
+        """``closed``, the trace this discovery was around, with the trace's inputs standing for
+        the touched Refs' values (in lifting order) as extra inputs after its own."""
+        j = closed.jaxpr
+        lifted = [t._var for t in self.scope.lifted_args]
+        return ClosedJaxpr(Jaxpr(j.constvars, [*j.invars, *lifted], j.eqns, j.outvars), closed.consts)
 
     def __exit__(self, kind, value, tb):
         try:
@@ -856,6 +860,13 @@ class bound_loop_state:
         return False
 
 
+def grouped_state(flat, state: list) -> list:
+    """The leaves ``flat`` in lists of the lengths of ``state``'s (a list of leaves per item, as
+    ``loop_state_values`` gives): a program's final state outputs, per item."""
+    rest = iter(flat)
+    return [[next(rest) for _ in vals] for vals in state]
+
+
 def write_loop_state(items: list, finals: list) -> None:
     """Write a loop's final state back into its Refs and boxes, at the loop's trace."""
     for item, vals in zip(items, finals):
@@ -897,12 +908,8 @@ def trace_stateful(
                 positions.append(i)
                 aliases.append(first.setdefault(id(ref), i))
                 if first[id(ref)] != i:  # (JAX's check, on by default: jax_mutable_array_checks)
-                    raise ValueError(
-                        "only one reference to a mutable array may be passed as an argument to a "
-                        f"function, but when tracing {fun_sourceinfo(fun)} for {traced_for} the mutable "
-                        f"array reference of type {ref._aval} appeared at both "
-                        f"{names[first[id(ref)]] or 'unknown'} and {names[i] or 'unknown'}."
-                    )
+                    at = names[first[id(ref)]] or "unknown", names[i] or "unknown"
+                    raise _aliased_error(fun, traced_for, ref, *at)
                 ref_args = [trace.new_arg(a, names[i]) for a in ref._leaf_avals]
                 args.extend(ref_args)
                 inner = ref._inner(None, trace)
@@ -944,12 +951,17 @@ def refuse_aliased_refs(fun, args: tuple, traced_for: str, kwargs=None, among=No
         j = first.setdefault(id(x), i)
         if j != i:
             names = signature_arg_names(fun, args, kwargs or {})
-            raise ValueError(
-                "only one reference to a mutable array may be passed as an argument to a function, "
-                f"but when tracing {fun_sourceinfo(fun)} for {traced_for} the mutable array reference "
-                f"of type {x._aval} appeared at both {names[j]} and {names[i]}."
-            )
+            raise _aliased_error(fun, traced_for, x, names[j], names[i])
     return at
+
+
+def _aliased_error(fun, traced_for: str, ref: Ref, first: str, second: str) -> ValueError:
+    """JAX's error for one Ref passed as two arguments (``first`` and ``second``, their names)."""
+    return ValueError(
+        "only one reference to a mutable array may be passed as an argument to a function, but when "
+        f"tracing {fun_sourceinfo(fun)} for {traced_for} the mutable array reference of type "
+        f"{ref._aval} appeared at both {first} and {second}."
+    )
 
 
 def refuse_returned_refs(out, description: str, fun=None, traced_for=None, arguments=None) -> None:
@@ -971,9 +983,7 @@ def refuse_returned_refs(out, description: str, fun=None, traced_for=None, argum
                     f"\n\nThe returned mutable array was passed in as the argument {arguments[id(leaf)]}."
                 )
             elif leaf._made_at is not None:
-                made = leaf._made_at
-                where = f"{made.file}:{made.line}" + (f":{made.column}" if made.column is not None else "")
-                origin = f"\n\nThe returned mutable array was created on line {where} ({made.function})."
+                origin = f"\n\nThe returned mutable array was created on line {leaf._made_at.where()}."
             raise ValueError(
                 f"function {fun_sourceinfo(fun)} traced for {traced_for} returned a mutable array "
                 f"reference of type {leaf._aval}{loc}, but mutable array references cannot be "

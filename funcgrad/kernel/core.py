@@ -346,9 +346,8 @@ def _made_on_line(x: Tracer) -> str:
     info = next((e.source_info for e in reversed(builder.eqns) if var in e.outvars), None)
     if info is None:
         return ""
-    where = f"{info.file}:{info.line}" + (f":{info.column}" if info.column is not None else "")
     divider = "\n" + "-" * 30 + "\n"
-    return f"{divider}The leaked intermediate value was created on line {where} ({info.function}). {divider}"
+    return f"{divider}The leaked intermediate value was created on line {info.where()}. {divider}"
 
 
 class EvalTrace(Trace):

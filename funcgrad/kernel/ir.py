@@ -375,9 +375,14 @@ class SourceInfo(NamedTuple):
     column: int | None = None
     xla_metadata: tuple = ()
 
-    def __str__(self):
+    def where(self) -> str:
+        """``file:line:column (function)`` (the column where known), as JAX's messages name the
+        line a value was made on."""
         at = f"{self.line}" if self.column is None else f"{self.line}:{self.column}"
-        where = f"{self.file}:{at} ({self.function})"
+        return f"{self.file}:{at} ({self.function})"
+
+    def __str__(self):
+        where = self.where()
         return f"[{self.name_stack}] {where}" if self.name_stack else where
 
 
@@ -732,11 +737,13 @@ def forward_dependents(jaxpr: Jaxpr, seeds, *, per_operand: bool = True) -> tupl
     return dependent, reads
 
 
-def has_effects(eqn) -> bool:
+def has_effects(eqn, kept_when_dead: bool = False) -> bool:
     """Whether ``eqn`` does something besides computing its results: its primitive has side
     effects, or a jaxpr it carries (a cond branch, a loop body, a call) holds such an equation,
     as JAX's effects propagate from an inner jaxpr to the equation that carries it (a ``cond``
-    whose branch prints is kept with no output read, or none at all).
+    whose branch prints is kept with no output read, or none at all). With ``kept_when_dead``,
+    a primitive that is ``kept_when_dead`` (NOTE: [primitive traits]) counts as one too: whether
+    dead-code elimination keeps ``eqn`` with no result read.
 
     >>> import funcgrad
     >>> from funcgrad import lax
@@ -745,25 +752,12 @@ def has_effects(eqn) -> bool:
     [False, False, True]
     """
     traits = eqn.primitive.traits
-    if traits.has_side_effects:
+    if traits.has_side_effects or (kept_when_dead and traits.kept_when_dead):
         return True
     if not traits.jaxpr_params:
         return False
     params = {k: eqn.params[k] for k in traits.jaxpr_params if k in eqn.params}
-    return any(has_effects(e) for j in jaxprs_in_params(params) for e in j.eqns)
-
-
-def _kept_when_dead(eqn, refused: bool = True) -> bool:
-    """Whether dead-code elimination keeps ``eqn`` with no result read: it has side effects, its
-    primitive is ``kept_when_dead`` (NOTE: [primitive traits]; unless ``refused`` is false), or a
-    jaxpr it carries holds such an equation."""
-    traits = eqn.primitive.traits
-    if traits.has_side_effects or (refused and traits.kept_when_dead):
-        return True
-    if not traits.jaxpr_params:
-        return False
-    params = {k: eqn.params[k] for k in traits.jaxpr_params if k in eqn.params}
-    return any(_kept_when_dead(e, refused) for j in jaxprs_in_params(params) for e in j.eqns)
+    return any(has_effects(e, kept_when_dead) for j in jaxprs_in_params(params) for e in j.eqns)
 
 
 def backward_dependencies(
@@ -779,7 +773,7 @@ def backward_dependencies(
     used = []
     # (This sweep runs once per eager ``grad`` call: plain loops, no generators.)
     for eqn in reversed(eqns):
-        live = effects and _kept_when_dead(eqn, refused)
+        live = effects and has_effects(eqn, refused)
         if not live:
             for v in eqn.outvars:
                 if v in needed:
