@@ -217,15 +217,20 @@ def _check_memory_kind(memory_kind, devices):
     if memory_kind is None:
         return None
     device = devices[0] if devices else None
-    kinds = [m.kind for m in device.addressable_memories()] if device is not None else list(_DEFAULT_KINDS)
+    if device is None:  # (an abstract mesh's sharding: JAX's words)
+        if memory_kind not in _DEFAULT_KINDS:
+            raise ValueError(
+                f"Got invalid memory kind: {memory_kind}. Valid memory kinds are: {', '.join(_DEFAULT_KINDS)}"
+            )
+        return None if memory_kind == "device" else memory_kind
+    kinds = [m.kind for m in device.addressable_memories()]
     if memory_kind not in kinds:
-        name = device.device_kind if device is not None else "the device"
+        name = device.device_kind
         raise ValueError(
             f"Could not find memory addressable by device {name}. Device {name} can address the following "
             f"memory kinds: {', '.join(kinds)}. Got memory kind: {memory_kind}"
         )
-    default = device.default_memory().kind if device is not None else "device"
-    return None if memory_kind in ("device", default) else memory_kind
+    return None if memory_kind in ("device", device.default_memory().kind) else memory_kind
 
 
 class NamedSharding(Sharding):
@@ -279,10 +284,6 @@ class NamedSharding(Sharding):
         self.spec = spec
         # An abstract mesh has no devices: such a sharding is a type (``typeof(x).sharding``).
         self._device_assignment = getattr(mesh, "_flat", ())
-        if not self._device_assignment and memory_kind is not None and memory_kind not in _DEFAULT_KINDS:
-            raise ValueError(  # (JAX's words, for a sharding over an abstract mesh)
-                f"Got invalid memory kind: {memory_kind}. Valid memory kinds are: {', '.join(_DEFAULT_KINDS)}"
-            )
         self._memory_kind = _check_memory_kind(memory_kind, self._device_assignment)
         # (over an abstract mesh, the memory kind is what was given: None unless one was, as JAX's)
         self._given_kind = memory_kind
