@@ -195,10 +195,10 @@ def _initial_as(initial, dtype):
     converts it: a Python int wraps into ``dtype`` (through NumPy), anything else converts as an
     array does (a float out of an integer type's range saturates: -1.5 to uint16 is 0). It may be
     traced (JAX's reductions take a traced initial: ``jit(lambda x, i: x.sum(initial=i))``)."""
-    if type(initial) in (int, bool):
-        return constant(np.asarray(initial).astype(dtype), dtype)
-    if (type(initial) is float and np.dtype(dtype).kind in "fc") or (
-        type(initial) is complex and np.dtype(dtype).kind == "c"
+    if (
+        type(initial) in (int, bool)
+        or (type(initial) is float and np.dtype(dtype).kind in "fc")
+        or (type(initial) is complex and np.dtype(dtype).kind == "c")
     ):
         # (a constant, no convert equation: jax_debug_infs does not flag max(x, initial=-inf), as
         # JAX's, which converts a Python scalar at trace time -- scipy's logsumexp under debug_infs)
