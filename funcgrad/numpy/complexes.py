@@ -23,7 +23,7 @@ from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.partial_eval import under_staging
-from funcgrad.numpy._core import aval, constant, promote_args, promote_args_inexact, select
+from funcgrad.numpy._core import aval, constant, promote_args, select
 from funcgrad.primitives import complex as cx
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import sorting as srt
@@ -154,9 +154,11 @@ def sort_complex(a):
     if dtype.kind != "c":
         # (under JAX's dtype rules, its to_complex_dtype: the inexact type's complex -- an int32
         # gives complex64 in 64-bit mode too; NumPy's result_type gives complex128)
-        inexact = aval(promote_args_inexact(a)[0]).dtype if _dt.jax_rules else None
         a = ew.convert_element_type(
-            a, _dt.complex_dtype(inexact) if inexact is not None else np.result_type(dtype, np.complex64)
+            a,
+            _dt.complex_dtype(_dt.inexact_of(dtype))
+            if _dt.jax_rules
+            else np.result_type(dtype, np.complex64),
         )
     if aval(a).ndim == 0:
         return a
