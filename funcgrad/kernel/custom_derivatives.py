@@ -604,10 +604,6 @@ def _with_state_args(custom: custom_vjp, args: tuple, name: str):
     fun, fwd, bwd = custom.fun, custom.fwd, custom.bwd
     saved: list = []  # (residual tree, {leaf: Ref}, number of leaves) of the last fwd
 
-    def full(reduced) -> list:
-        it = iter(reduced)
-        return [refs[i] if i in refs else next(it) for i in range(n)]
-
     def refuse_returned(out, what: str):
         if any(_is_state(x) for x in tu.tree_leaves(out)):
             raise ValueError(
@@ -616,12 +612,12 @@ def _with_state_args(custom: custom_vjp, args: tuple, name: str):
             )
 
     def fun_closing(*reduced):
-        out = fun(*full(reduced))
+        out = fun(*_merge(refs, reduced, n))
         refuse_returned(out, "function")
         return out
 
     def fwd_closing(*reduced):
-        y, res = fwd(*full(reduced))
+        y, res = fwd(*_merge(refs, reduced, n))
         refuse_returned(y, "fwd function")
         leaves, tree = tu.tree_flatten(res)
         at = {k: x for k, x in enumerate(leaves) if _is_state(x)}
