@@ -12,7 +12,7 @@ from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import log_softmax as _nn_log_softmax
 from funcgrad.nn import logsumexp as _nn_logsumexp
 from funcgrad.nn import softmax as _nn_softmax
-from funcgrad.numpy._core import call_custom, promote_args_inexact
+from funcgrad.numpy._core import call_custom, check_arraylike, promote_args_inexact
 
 __all__ = [
     "boxcox",
@@ -57,11 +57,8 @@ def real_inexact(name, *args, lists=None):
     JAX jits]); ``lists="refuse"`` raises JAX's TypeError for it (its ``promote_args_inexact``),
     ``lists="stack"`` makes it one array (where JAX's ``vectorize`` calls ``asarray``)."""
     if lists is not None:
-        for i, a in enumerate(args):
-            if isinstance(a, list | tuple) and lists == "refuse":
-                raise TypeError(
-                    f"{name} requires ndarray or scalar arguments, got {type(a)} at position {i}."
-                )
+        if lists == "refuse":
+            check_arraylike(name, *args)
         args = [fnp.asarray(a) if isinstance(a, list | tuple) else a for a in args]
     args = promote_args_inexact(*args)
     if fnp.iscomplexobj(args[0]):
