@@ -352,7 +352,8 @@ class NamedSharding(Sharding):
         return b
 
     def with_spec(self, spec) -> NamedSharding:
-        return NamedSharding(self.mesh, spec, memory_kind=self._memory_kind)
+        # (the kind as given: over an abstract mesh _memory_kind is None, and JAX keeps the kind)
+        return NamedSharding(self.mesh, spec, memory_kind=self._given_kind)
 
     def with_memory_kind(self, kind: str) -> NamedSharding:
         return NamedSharding(self.mesh, self.spec, memory_kind=kind)
@@ -361,7 +362,7 @@ class NamedSharding(Sharding):
         return NamedSharding(
             self.mesh if mesh is None else mesh,
             self.spec if spec is None else spec,
-            memory_kind=self._memory_kind if memory_kind is None else memory_kind,
+            memory_kind=self._given_kind if memory_kind is None else memory_kind,
         )
 
     def __eq__(self, other):

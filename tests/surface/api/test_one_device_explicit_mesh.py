@@ -94,6 +94,8 @@ def test_abstract_mesh_shardings_and_the_empty_mesh_as_jax():
     am = AbstractMesh((2,), ("x",))
     assert NamedSharding(am, P()).memory_kind is None
     assert NamedSharding(am, P(), memory_kind="pinned_host").memory_kind == "pinned_host"
+    # (a new spec keeps the kind given, as JAX's update: it was lost over an abstract mesh)
+    assert NamedSharding(am, P(), memory_kind="device").update(spec=P("x")).memory_kind == "device"
     with pytest.raises(ValueError, match="Got invalid memory kind"):
         NamedSharding(am, P(), memory_kind="weird_device")
     assert NamedSharding(am, P("x")).is_equivalent_to(NamedSharding(am, P("x", None)), 2)
