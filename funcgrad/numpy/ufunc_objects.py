@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from funcgrad._control_flow import fori_loop, scan
-from funcgrad.numpy._core import asarray, convert, normalize_axis
+from funcgrad.numpy._core import asarray, check_arraylike, convert, normalize_axis
 from funcgrad.numpy.creation import full
 from funcgrad.numpy.indexing import getitem
 from funcgrad.numpy.lookup import take
@@ -87,6 +87,7 @@ class ufunc:
         return f"<funcgrad.numpy.ufunc '{self.__name__}'>"
 
     def __call__(self, *args, out=None, where=None):
+        check_arraylike(self.__name__, *args)  # (as JAX's: add([1, 2], x) raises TypeError)
         if out is not None:
             raise TypeError(f"{self.__name__}: out= is not supported (funcgrad arrays are immutable)")
         if where is not None:

@@ -33,6 +33,16 @@ CASES = {
         TypeError,
         r"argmax requires ndarray or scalar arguments",
     ),
+    "ufunc_of_list": (
+        lambda j, n: n.add([1, 2], n.ones(2)),
+        TypeError,
+        r"add requires ndarray or scalar arguments, got <class 'list'> at position 0\.",
+    ),
+    "ufunc_of_tuple": (
+        lambda j, n: n.maximum(n.ones(2), (1, 2)),
+        TypeError,
+        r"maximum requires ndarray or scalar arguments, got <class 'tuple'> at position 1\.",
+    ),
     "mean_of_list": (
         lambda j, n: n.mean([1.0, 2.0]),
         TypeError,
