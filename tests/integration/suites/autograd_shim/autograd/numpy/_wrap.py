@@ -39,6 +39,23 @@ def host_results(f, scalars=True):
     return wrapped
 
 
+# funcgrad.numpy refuses list and tuple operands where JAX's check_arraylike does (its reductions and
+# ufunc objects); autograd.numpy takes them as NumPy does, so the shim makes them arrays first.
+_LIST_REFUSERS = {
+    "sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any", "count_nonzero",
+    "mean", "var", "std", "nanvar", "nanstd",
+}  # fmt: skip
+
+
+def _lists_as_arrays(f):
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        args = [funcgrad.numpy.asarray(a) if type(a) in (list, tuple) else a for a in args]
+        return f(*args, **kwargs)
+
+    return wrapped
+
+
 def wrap_namespace(src, dst: dict, skip=()):
     for name in dir(src):
         if name.startswith("__") or name in dst or name in skip:
@@ -46,6 +63,8 @@ def wrap_namespace(src, dst: dict, skip=()):
         value = getattr(src, name)
         # funcgrad.numpy.add, maximum, ... are ufunc objects (as in jax.numpy); autograd's are functions.
         if isinstance(value, types.FunctionType | types.BuiltinFunctionType | functools.partial | _ufunc):
+            if isinstance(value, _ufunc) or name in _LIST_REFUSERS:
+                value = _lists_as_arrays(value)
             value = host_results(value, scalars=name not in _ARRAY_CONSTRUCTORS)
         dst[name] = value
 
