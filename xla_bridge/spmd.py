@@ -38,7 +38,7 @@ from funcgrad.xla_bridge.transfers import deleted_buffer_error
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _fdt
 from funcgrad.kernel.array import Array
-from funcgrad.kernel.ir import Var
+from funcgrad.kernel.ir import Var, backward_dependencies
 
 __all__ = ["compiled", "plan", "prepare", "shard_arg", "to_sharded_buffer"]
 
@@ -173,11 +173,11 @@ def compiled(closed, name, donated, devices, mesh, in_shardings, out_shardings=N
 
 
 def _read_inputs(jaxpr) -> tuple[bool, ...]:
-    """Which of ``jaxpr``'s inputs it reads (JAX's jit drops the others from its program:
-    keep_unused=False), for the choice of the argument whose sharding results take."""
-    read = {id(v) for e in jaxpr.eqns for v in e.invars if isinstance(v, Var)}
-    read.update(id(v) for v in jaxpr.outvars if isinstance(v, Var))
-    return tuple(id(v) in read for v in jaxpr.invars)
+    """Which of ``jaxpr``'s inputs its live equations or results read (JAX's jit drops the others
+    from its program after dead-code elimination: keep_unused=False), for the choice of the
+    argument whose sharding results take."""
+    needed = backward_dependencies(jaxpr.eqns, jaxpr.outvars, effects=True, refused=False)[0]
+    return tuple(v in needed for v in jaxpr.invars)
 
 
 def _build(closed, name, donated_t, devices, mesh, in_shardings, out_shardings, names=None) -> Compiled:
