@@ -119,9 +119,10 @@ _guard = _transfer_guard.state
 _OWN_FILES = (__file__,)
 
 
-def check_arraylike(name: str, *args) -> None:
+def check_arraylike(name: str, *args, emit_warning: bool = False, stacklevel: int = 3) -> None:
     """JAX's refusal of a list or tuple where a function takes arrays (NumPy would convert it):
-    ``sum([1, 2, 3])`` raises TypeError in JAX's words, so that a program runs on jax too.
+    ``sum([1, 2, 3])`` raises TypeError in JAX's words, so that a program runs on jax too. With
+    ``emit_warning`` (JAX's ``shape``/``ndim``/``size``), a DeprecationWarning instead.
 
     >>> check_arraylike("sum", [1, 2, 3])
     Traceback (most recent call last):
@@ -129,7 +130,11 @@ def check_arraylike(name: str, *args) -> None:
     """
     for i, a in enumerate(args):
         if isinstance(a, list | tuple):
-            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)} at position {i}.")
+            msg = f"{name} requires ndarray or scalar arguments, got {type(a)} at position {i}."
+            if not emit_warning:
+                raise TypeError(msg)
+            warnings.warn(msg, DeprecationWarning, stacklevel=stacklevel)
+            return
 
 
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):

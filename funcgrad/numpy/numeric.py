@@ -10,8 +10,6 @@ NumPy's formulas (so values match NumPy to rounding) and are differentiable in t
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
@@ -22,6 +20,7 @@ from funcgrad.numpy._core import (
     broadcast_args,
     broadcast_to,
     canonicalize_dtype,
+    check_arraylike,
     check_user_dtype,
     concrete_int,
     constant,
@@ -81,12 +80,7 @@ def shape(a):
 
 
 def _shape_of(a, name: str = "shape"):
-    if isinstance(a, list | tuple):  # (JAX's deprecation: lists and tuples are not arrays)
-        warnings.warn(
-            f"{name} requires ndarray or scalar arguments, got {type(a)} at position 0.",
-            DeprecationWarning,
-            stacklevel=3,
-        )
+    check_arraylike(name, a, emit_warning=True, stacklevel=4)  # (JAX's deprecation for lists)
     # A ShapeDtypeStruct (or another shape-and-dtype stand-in) has a shape too, as for np.shape and
     # JAX's jnp.shape (flax's summary tables read shapes of abstract parameters).
     s = getattr(a, "shape", None)
