@@ -62,3 +62,6 @@ def test_stages_give_in_tree_in_avals_and_donate_argnums_as_jax():
     assert lowered.donate_argnums == compiled.donate_argnums == (0,)
     tpu = funcgrad.jit(lambda x: x * 2).trace(fnp.arange(8)).lower(lowering_platforms=("tpu",))
     assert "stablehlo.multiply" in tpu.as_text()
+    # (several platforms: refused with the way to get one, a documented difference)
+    with pytest.raises(NotImplementedError, match=r"export\(f, platforms=\.\.\.\)"):
+        funcgrad.jit(lambda x: x * 2).trace(fnp.arange(8)).lower(lowering_platforms=("cpu", "tpu"))
