@@ -691,9 +691,18 @@ def _current(flag: _Flag):
     return values[flag.name] if flag.name in values else flag.value
 
 
+_route_lock = threading.Lock()
+
+
 def _modes_route() -> None:
     # The staged route (whose key holds the modes) while a thread has its own or the process-wide
-    # promotion rules or precision are not the defaults (NOTE: [x64 mode per thread]).
+    # promotion rules or precision are not the defaults (NOTE: [x64 mode per thread]). Under one
+    # lock: two threads leaving different contexts at once must not write stale answers last.
+    with _route_lock:
+        _route_modes()
+
+
+def _route_modes() -> None:
     precision = _FLAGS["jax_default_matmul_precision"].value is not None or _thread_precision.active()
     if _numpy_core.matmul_precision_set[0] != precision:
         _numpy_core.matmul_precision_set[0] = precision

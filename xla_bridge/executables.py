@@ -480,17 +480,33 @@ def mlir_module(module_text: str):
     return _mlir_module(module_text)
 
 
-# A replacement for ``compile_and_load`` below, or None: the alias points it at
-# ``jax._src.compiler.backend_compile_and_load`` so that a library patching that function (chex's
-# ``restrict_backends``) sees every compilation, as it does on JAX.
-compile_hook = None
+# A replacement for ``compile_and_load`` below, or None (set with ``set_compile_hook``).
+_compile_hook = None
+
+
+def set_compile_hook(hook) -> None:
+    """Route every compilation through ``hook(client, module, device_list, opts, host_callbacks)``
+    instead of the client's ``compile_and_load`` (``None`` restores the direct call). The alias
+    points it at ``jax._src.compiler.backend_compile_and_load``, so that a library patching that
+    function (chex's ``restrict_backends``) sees every compilation, as it does on JAX.
+
+    Returns the hook it replaces, so a caller can put it back.
+
+    Example:
+        >>> previous = set_compile_hook(None)  # compile directly for a while
+        >>> set_compile_hook(previous) is None
+        True
+    """
+    global _compile_hook
+    previous, _compile_hook = _compile_hook, hook
+    return previous
 
 
 def compile_and_load(client, module, device_list, opts, host_callbacks=()):
     """Compile ``module`` with the PJRT ``client`` and load it onto ``device_list``: every
-    compilation goes through here (or ``compile_hook`` when one is set)."""
-    if compile_hook is not None:
-        return compile_hook(client, module, device_list, opts, tuple(host_callbacks))
+    compilation goes through here (or the hook ``set_compile_hook`` set)."""
+    if _compile_hook is not None:
+        return _compile_hook(client, module, device_list, opts, tuple(host_callbacks))
     if host_callbacks:
         return client.compile_and_load(module, device_list, opts, list(host_callbacks))
     return client.compile_and_load(module, device_list, opts)

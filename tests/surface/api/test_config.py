@@ -359,6 +359,33 @@ def test_config_contexts_are_per_thread():
     assert f(1).dtype == f64
 
 
+def test_contexts_left_by_many_threads_at_once_restore_the_fast_route():
+    # Threads entering and leaving different thread-local contexts at once: each exit recomputes
+    # which call route jit takes (config._modes_route); once all have left, the route is the
+    # plain one again and precision's templates are off (a stale write would leave them on).
+    import threading
+
+    from funcgrad import jitting
+    from funcgrad.numpy import _core as numpy_core
+
+    def churn(i):
+        for _ in range(100):
+            if i % 2:
+                with funcgrad.numpy_rank_promotion("warn"):
+                    pass
+            else:
+                with funcgrad.default_matmul_precision("highest"):
+                    pass
+
+    threads = [threading.Thread(target=churn, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not jitting._jit_flags["modes"]
+    assert not numpy_core.matmul_precision_set[0]
+
+
 def test_eager_grad_through_an_x64_context_in_32_bit_mode():
     # x64_context_test's custom_jvp test: grad of a function that enters 64-bit mode inside,
     # called in 32-bit mode: the gradient has the input's dtype, jvp's outputs the inner mode's.

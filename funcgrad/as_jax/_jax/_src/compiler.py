@@ -41,4 +41,4 @@ def _through_this_module(backend, module, executable_devices, options, host_call
     )
 
 
-_executables.compile_hook = _through_this_module
+_executables.set_compile_hook(_through_this_module)
