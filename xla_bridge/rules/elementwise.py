@@ -189,21 +189,11 @@ def _square(ctx, x):
     aval, fb = ctx.avals_in[0], ctx.fb
     if aval.dtype.kind != "c":
         return fb.binary("stablehlo.multiply", x, x, aval)
-    # chlo.square's complex form, as JAX lowers it: (a - b)(a + b) + 2ab i, so (inf+1e30j) ** 2 is
-    # inf+infj and (1e30+1e30j) ** 2 in complex64 0+infj (x * x gives NaN and -inf real parts)
-    part = aval.update(dtype=_fdt.real_dtype(aval.dtype))
-    t_in, t_part = aval_type(aval), aval_type(part)
-    a = fb.emit(f"stablehlo.real {x} : ({t_in}) -> {t_part}")
-    b = fb.emit(f"stablehlo.imag {x} : ({t_in}) -> {t_part}")
-    re = fb.binary(
-        "stablehlo.multiply",
-        fb.binary("stablehlo.subtract", a, b, part),
-        fb.binary("stablehlo.add", a, b, part),
-        part,
-    )
-    ab = fb.binary("stablehlo.multiply", a, b, part)
-    im = fb.binary("stablehlo.add", ab, ab, part)
-    return fb.emit(f"stablehlo.complex {re}, {im} : {t_in}")
+    # chlo.square, as JAX lowers it: (a - b)(a + b) + 2ab i with a real part of 0 where |a| = |b|,
+    # so (inf+1e30j) ** 2 is inf+infj and (max+maxj) ** 2 in complex64 0+infj (x * x gives NaN and
+    # -inf real parts)
+    t = aval_type(aval)
+    return fb.generic("chlo.square", [x], [t], [t])
 
 
 @register(ew.integer_pow_p)

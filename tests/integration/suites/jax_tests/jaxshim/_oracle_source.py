@@ -7,6 +7,7 @@ files run on jax."""
 
 from __future__ import annotations
 
+import ast
 import importlib.machinery
 import sys
 import types
@@ -33,3 +34,15 @@ def load(name: str, relpath: str, replacements: dict[str, str] | None = None) ->
     sys.modules[name] = module
     exec(compile(source, module.__file__, "exec"), module.__dict__)
     return module
+
+
+def define(relpath: str, names: tuple[str, ...], namespace: dict) -> None:
+    """Execute only the top-level classes and functions ``names`` of ``jax/<relpath>`` in
+    ``namespace`` (a shim module's globals): for pure NumPy helpers inside a module the shims
+    otherwise write themselves (``test_util``'s mpmath references)."""
+    path = _jax_root() / relpath
+    tree = ast.parse(path.read_text())
+    found = [n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.name in names]
+    missing = set(names) - {n.name for n in found}
+    assert not missing, f"{relpath}: no {sorted(missing)}"
+    exec(compile(ast.Module(body=found, type_ignores=[]), f"<oracle jax>/{relpath}", "exec"), namespace)

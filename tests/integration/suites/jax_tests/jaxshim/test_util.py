@@ -28,6 +28,7 @@ import funcgrad.numpy as jnp
 from funcgrad import test_util as _fg_tu
 from funcgrad.test_util import check_grads, check_jvp, check_vjp  # noqa: F401
 
+from . import _oracle_source
 from . import config as _config
 from . import dtypes as _dtypes
 from .numpy_internal import promote_dtypes, promote_dtypes_inexact
@@ -780,6 +781,11 @@ def complex_plane_sample(dtype, size_re=10, size_im=None):
     imag = np.zeros((3 + 2 * size_im, 3 + 2 * size_re), dtype=dtype)
     imag.imag[:] = im_pts.reshape((-1, 1))  # set in place: 1j * inf would make a NaN real part
     return real + imag
+
+
+# JAX's mpmath references of the complex functions (pure NumPy/mpmath, run on NumPy values; the
+# accuracy tests compare funcgrad's results with them), read from the oracle's test_util.
+_oracle_source.define("_src/test_util.py", ("vectorize_with_mpmath", "numpy_with_mpmath"), globals())
 
 
 # --- dtype lists -----------------------------------------------------------------------------
