@@ -661,18 +661,23 @@ def batch_matmul(lhs, rhs, precision=None):
 
 
 @takes_out_sharding(typed_result=True)
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
-    """Vector/matrix products of rank-1 and rank-2 operands (``lax.dot``).
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None):
+    """Vector/matrix products of rank-1 and rank-2 operands (``lax.dot``); with
+    ``dimension_numbers`` any contraction, as ``dot_general``. Everything after the operands is
+    keyword-only, as in JAX (a positional precision is a TypeError).
 
     >>> dot(np.array([1.0, 2.0]), np.array([3.0, 4.0])).item()
     11.0
+    >>> dot(np.ones((2, 2, 3)), np.ones((2, 3)), dimension_numbers=(((2,), (1,)), ((0,), (0,)))).shape
+    (2, 2)
     """
     lhs, rhs = asarray(lhs), asarray(rhs)
-    if lhs.ndim not in (1, 2) or rhs.ndim not in (1, 2) or lhs.shape[-1] != rhs.shape[0]:
-        raise ValueError(  # (JAX's ValueError)
-            "jax.lax.dot: dimension_numbers must be specified when not performing simple un-batched "
-            "matrix-matrix, matrix-vector, or vector-vector products; got "
-            f"lhs_shape={tuple(lhs.shape)} rhs_shape={tuple(rhs.shape)} (use lax.dot_general)"
-        )
-    dn = (((lhs.ndim - 1,), (0,)), ((), ()))
-    return dot_general(lhs, rhs, dn, precision, preferred_element_type)
+    if dimension_numbers is None:
+        if lhs.ndim not in (1, 2) or rhs.ndim not in (1, 2) or lhs.shape[-1] != rhs.shape[0]:
+            raise ValueError(  # (JAX's ValueError)
+                "jax.lax.dot: dimension_numbers must be specified when not performing simple "
+                "un-batched matrix-matrix, matrix-vector, or vector-vector products; got "
+                f"lhs_shape={tuple(lhs.shape)} rhs_shape={tuple(rhs.shape)}"
+            )
+        dimension_numbers = (((lhs.ndim - 1,), (0,)), ((), ()))
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)

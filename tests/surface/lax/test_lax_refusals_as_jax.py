@@ -27,6 +27,13 @@ CASES = [
     ("dot_mismatch", lambda lax, np_: lax.dot(np_.ones(2), np_.ones(3))),
     ("dot_rank3", lambda lax, np_: lax.dot(np_.ones((2, 2, 2)), np_.ones(2))),
     ("dot_ok", lambda lax, np_: lax.dot(np_.ones((2, 3)), np_.arange(3.0))),
+    ("dot_positional_precision", lambda lax, np_: lax.dot(np_.ones(3), np_.ones(3), lax.Precision.DEFAULT)),
+    (
+        "dot_dimension_numbers",
+        lambda lax, np_: lax.dot(
+            np_.ones((2, 2, 3)), np_.arange(6.0).reshape(2, 3), dimension_numbers=(((2,), (1,)), ((0,), (0,)))
+        ),
+    ),
     ("concat_dtypes", lambda lax, np_: lax.concatenate([np_.ones(2), np_.ones(2, np_.int32)], 0)),
     ("reshape_size", lambda lax, np_: lax.reshape(np_.ones(4), (3,))),
     ("select_pred", lambda lax, np_: lax.select(np_.ones(1), np_.ones(1), np_.ones(1))),
@@ -85,6 +92,8 @@ def test_typeof_refuses_containers_as_jax():
 # testReduceWindowFailures, test_reduce_with_*_errors, testConvInvalidPadding,
 # test_window_strides_dimension_shape_rule.
 WORDED = [
+    ("dot_positional_precision", lambda lax, np_: lax.dot(np_.ones(3), np_.ones(3), lax.Precision.DEFAULT)),
+    ("dot_rank3_words", lambda lax, np_: lax.dot(np_.ones((2, 2, 2)), np_.ones(2))),
     ("squeeze_repeated", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (0, 0))),
     ("squeeze_axis_3", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (3,))),
     ("squeeze_axis_-4", lambda lax, np_: lax.squeeze(np_.ones((1, 2, 3)), (-4,))),
