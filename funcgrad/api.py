@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp  # also installs Array/Tracer operators (NOTE: [array methods])
+import funcgrad.numpy._core as fnp_core
 from funcgrad import (
     _layouts,
     _placement,  # installs Array.sharding, .devices(), ... (see its docstring)
@@ -193,6 +194,15 @@ def _typed_like(block, example: ir.ShapedArray):
     """A Jacobian block with the weak type of the leaf JAX types it after (jacfwd: the output
     leaf, jacrev: the input leaf), so ``jacfwd(jnp.sin)(1.0)`` is weakly typed as in JAX."""
     aval = core.get_aval(block)
+    if aval.dtype == _dt.float0 and example.dtype != _dt.float0:
+        # (JAX casts the block to the leaf's dtype: an integer output's (jacfwd) or an integer
+        # input's (jacrev with allow_int) Jacobian is zeros of that integer type; a boolean one
+        # fails inside JAX's cast of float0, with a TypeError)
+        if example.dtype == np.bool_:
+            raise TypeError(
+                "a bytes-like object is required, not 'int' (JAX's cast of a float0 Jacobian to bool)"
+            )
+        return to_public(fnp_core.constant(0, example.dtype, aval.shape, weak_type=example.weak_type))
     if aval.dtype != example.dtype or aval.weak_type == example.weak_type:
         return block
     if type(block) is Array:  # (eagerly a result's weak type follows its operands': set it here)

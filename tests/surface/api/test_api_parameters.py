@@ -89,6 +89,33 @@ def test_real_input_and_output_unchanged_by_the_checks():
     assert float(g[0]) == 3.0 and g[1].dtype == funcgrad.dtypes.float0
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, np_, x: m.jacfwd(lambda a: a.astype(np_.uint8) + 1)(x),  # integer output
+        lambda m, np_, x: m.jacfwd(lambda a: (a.astype(np_.int8), a * 2))(x),
+        lambda m, np_, x: m.jit(m.jacfwd(lambda a: np_.sum(a > 0, axis=0)))(x),
+        lambda m, np_, x: m.jacfwd(lambda a: 3)(x),  # a Python int output: weak int zeros
+        lambda m, np_, x: m.jacrev(lambda a, n: a * n, argnums=(0, 1), allow_int=True)(x, 3),
+        lambda m, np_, x: m.jacrev(lambda a, n: a * n, argnums=(0, 1), allow_int=True)(x, np.int16(3)),
+    ],
+)
+def test_jacobian_of_integer_leaves_is_zeros_of_their_dtype_as_jax(call):
+    # (the fuzzer's random programs: funcgrad gave float0 blocks; JAX casts each block to the
+    # leaf's dtype, jacfwd's output leaf and jacrev's input leaf)
+    x = np.array([1.5, -2.0], np.float32)
+    ours, theirs = call(funcgrad, fnp, x), call(jax, jnp, x)
+    for a, b in zip(funcgrad.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+        assert (a.dtype, a.shape, a.weak_type) == (b.dtype, b.shape, b.weak_type)
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_jacfwd_of_a_boolean_output_raises_type_error_as_jax():
+    for m in (jax, funcgrad):
+        with pytest.raises(TypeError):
+            m.jacfwd(lambda a: a > 0)(np.ones(2, np.float32))
+
+
 # ----------------------------------------------------------------------------------------------
 # device_put
 
