@@ -620,9 +620,39 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
     >>> float(vector_norm(np.array([[3.0], [4.0]])))
     5.0
     """
-    x = _as_inexact(x)
+    x = asarray(x)
     axes = normalize_axes(axis, x.ndim)
-    return _vector_norm(x, axes, ord, keepdims)
+    if _dt.jax_rules and not _dt.is_inexact(x.dtype):
+        return _integer_vector_norm(x, axes, ord, keepdims)
+    return _vector_norm(_as_inexact(x), axes, ord, keepdims)
+
+
+def _integer_vector_norm(x, axes, ord, keepdims):
+    """jax.numpy's ``vector_norm`` of integers and booleans (JAX's dtype rules: 32-bit mode and the
+    alias): its formulas in the input's dtype, so ``x * x`` and ``abs`` wrap around, ``ord=1`` and
+    ``inf`` keep an integer dtype, ``ord=0`` refuses (``finfo`` of an integer), and a general
+    ``ord`` is a power by constants of ``x``'s dtype (``1 / ord`` truncated) -- jax's values and
+    dtypes. (``norm`` converts to floating point first, in both libraries.)"""
+    import funcgrad.numpy as fnp
+
+    if ord is None or ord == 2:
+        return fnp.sqrt(fnp.sum(fnp.real(x * fnp.conj(x)), axis=axes, keepdims=keepdims))
+    if ord == np.inf:
+        return fnp.max(fnp.abs(x), axis=axes, keepdims=keepdims, initial=0)
+    if ord == -np.inf:
+        return fnp.min(fnp.abs(x), axis=axes, keepdims=keepdims)
+    if ord == 0:
+        return fnp.sum(x != 0, dtype=fnp.finfo(x.dtype).dtype, axis=axes, keepdims=keepdims)
+    if ord == 1:
+        return fnp.sum(fnp.abs(x), axis=axes, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid order '{ord}' for vector norm.")
+    abs_x = fnp.abs(x)
+    with np.errstate(all="ignore"):  # (JAX's lax._const: NumPy's casts of ord and 1 / ord)
+        ord_np = np.array(ord, x.dtype)
+        ord_inv = np.array(1.0 / ord_np, x.dtype)
+    out = fnp.sum(abs_x ** constant(ord_np, x.dtype), axis=axes, keepdims=keepdims)
+    return fnp.power(out, constant(ord_inv, x.dtype))
 
 
 def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):

@@ -45,6 +45,18 @@ CASES = {
         jnp.full((2,), -1, jnp.uint32),
         jnp.full((2,), 2**40, jnp.uint32),
     ),
+    # vector_norm of integers computes in their dtype (x * x and abs wrap; ord=1 and inf stay integers;
+    # a general ord's constants are integers too): jax's formulas (the fuzzer; funcgrad converted first)
+    "vector_norm_of_integers": lambda j, jnp, lax, np: (
+        tuple(
+            jnp.linalg.vector_norm(np.array([-128, 127, 3], np.int8), ord=o)
+            for o in (2, 1, np.inf, -np.inf, 3, 0.5)
+        )
+        + (
+            jnp.linalg.vector_norm(np.array([True, False, True]), ord=1),
+            jnp.linalg.norm(np.array([3, 4], np.uint8)),
+        )
+    ),
     "eye": lambda j, jnp, lax, np: jnp.eye(2),
     "identity": lambda j, jnp, lax, np: jnp.identity(2),
     "tri": lambda j, jnp, lax, np: jnp.tri(3),
