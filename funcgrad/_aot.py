@@ -59,6 +59,8 @@ class ShapeDtypeStruct:
         )
         self.dtype = dtype if extended else np.dtype(dtype)
         self.weak_type = weak_type
+        if hasattr(sharding, "check_compatible_aval"):
+            sharding.check_compatible_aval(self.shape)  # (JAX's ValueError for a spec past the rank)
         self.sharding = sharding  # a Sharding or PartitionSpec (over the mesh in scope), or None
 
     @property
@@ -256,6 +258,7 @@ def _with_abstract_shardings(staged: Staged, flat) -> tuple | None:
     offset = n - len(flat)
     for i, (s, x) in enumerate(zip(given, flat)):
         if s is not None and ins[offset + i] is None and isinstance(s.mesh, Mesh):
+            s.shard_shape(x.shape)  # (JAX's IndivisibleError for a shape the axes do not divide)
             ins[offset + i] = s._bridge(len(x.shape))
     return tuple(ins)
 

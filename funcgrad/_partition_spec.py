@@ -40,6 +40,8 @@ class PartitionSpec(tuple):
                             "A tuple inside PartitionSpec cannot contain a nested tuple. Got "
                             f"partition: {p} and the nested tuple: {q}"
                         )
+                if len(p) == 1:  # (as JAX's canonical form: ('x',) is 'x')
+                    p = p[0]
             norm.append(p)
         self = super().__new__(cls, norm)
         self._unreduced = _axis_set(unreduced, "unreduced")

@@ -63,6 +63,7 @@ from funcgrad._shardings import (
     PartitionSpec,
     Sharding,
     SingleDeviceSharding,
+    check_aval_sharding,
     concrete_mesh,
     from_bridge,
     get_abstract_mesh,
@@ -140,6 +141,7 @@ unreduced_ops: dict = {}
 
 
 def _put_leaf(v, s: Sharding, path: str):
+    check_aval_sharding(s, np.shape(v), "device_put args")
     from_array = isinstance(v, Array)
     weak = v.weak_type if from_array else type(v) in (bool, int, float, complex)
     if isinstance(v, core.Tracer):
@@ -152,20 +154,12 @@ def _put_leaf(v, s: Sharding, path: str):
     if from_array and _unreduced.unreduced_of(v):  # its value: the sums of its groups
         v = Array._from_owned(_unreduced.reduced_value(v), weak)
     if isinstance(s, NamedSharding) and s.spec.unreduced:
-        try:
-            s.shard_shape(v.shape)
-        except ValueError as e:
-            raise ValueError(f"device_put: x{path}: {e}") from None
         held = _unreduced.held_blocks(v) if from_array else None
         value = v._numpy() if from_array else canonical_value(np.asarray(v))
         return Array._from_buffer(_unreduced.put_unreduced(np.asarray(value), s, held), weak)
     if from_array and isinstance(s, NamedSharding) and _sharded_buffer(v) is not None:
         # Already on devices: moved there by a compiled program when the devices are the same
         # (NOTE: [device-to-device resharding] in xla_bridge/reshard.py), not through the host.
-        try:
-            s.shard_shape(v.shape)
-        except ValueError as e:
-            raise ValueError(f"device_put: x{path}: {e}") from None
         moved = xla_bridge.reshard.reshard(_sharded_buffer(v), s._bridge(v.ndim))
         if moved is not None:
             return v if moved is _sharded_buffer(v) else Array._from_buffer(moved, weak)
@@ -174,10 +168,6 @@ def _put_leaf(v, s: Sharding, path: str):
     if isinstance(s, SingleDeviceSharding):
         buf = xla_bridge.device_put(value, s._device, weak_type=weak, memory_kind=s._memory_kind)
         return Array._from_buffer(buf, weak)
-    try:
-        s.shard_shape(value.shape)
-    except ValueError as e:
-        raise ValueError(f"device_put: x{path}: {e}") from None
     bridge = s._bridge(value.ndim)
     if from_array:
         b = _sharded_buffer(v)
@@ -464,14 +454,14 @@ def _constrain(x, shardings, *, strict: bool):
             )
         if not isinstance(v, Array | core.Tracer):  # a NumPy array or a Python scalar
             v = Array._from_owned(canonical_value(np.asarray(v)), type(v) in python_scalar_types)
-        if not isinstance(v, core.Tracer):
-            # (JAX's eager check; under jit XLA takes a dimension that does not divide evenly, padded,
-            # and chooses the result's layout: flax's FSDP example constrains a (32, 1) kernel
-            # over 4 devices)
-            try:
-                s.shard_shape(v.shape)
-            except ValueError as e:
-                raise ValueError(f"with_sharding_constraint: {e}") from None
+        # (JAX's checks: the rank always; the divisibility eagerly only -- under jit XLA takes a
+        # dimension that does not divide evenly, padded, and chooses the result's layout: flax's
+        # FSDP example constrains a (32, 1) kernel over 4 devices)
+        if strict:
+            what = "with_sharding_constraint arguments"
+            check_aval_sharding(s, v.shape, what, allow_uneven=isinstance(v, core.Tracer))
+        elif not isinstance(v, core.Tracer):
+            s.shard_shape(v.shape)  # (reshard: JAX's words of the sharding, without a context)
         # NOTE: [unreduced values]: a traced unreduced value constrained to a sharding without those
         # axes is reduced by XLA (its type says unreduced, the constraint does not: an all-reduce).
         if s.spec.unreduced:

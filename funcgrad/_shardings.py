@@ -130,6 +130,10 @@ class Sharding:
         """The shape of each shard of an array of ``global_shape``."""
         raise NotImplementedError
 
+    def check_compatible_aval(self, aval_shape) -> None:
+        """A ValueError in JAX's words if this sharding cannot lay out a value of ``aval_shape``
+        (for a NamedSharding: a spec longer than the value's rank); nothing otherwise."""
+
     def _bridge(self, ndim: int):
         """jaxlib's sharding object for a rank-``ndim`` array (``xla_bridge.sharded``)."""
         raise NotImplementedError
@@ -320,18 +324,37 @@ class NamedSharding(Sharding):
         sizes = self.mesh.shape
         return [math.prod(sizes[n] for n in names) for names in self.spec._normalized(ndim, "NamedSharding")]
 
+    def check_compatible_aval(self, aval_shape) -> None:
+        """JAX's ValueError for a spec with more entries than the value has dimensions.
+
+        >>> import funcgrad
+        >>> from funcgrad.sharding import Mesh
+        >>> s = NamedSharding(Mesh(funcgrad.devices()[:1], ("x",)), P("x"))
+        >>> try:
+        ...     s.check_compatible_aval(())
+        ... except ValueError as e:
+        ...     print(str(e)[-81:])
+        but was applied to a value of rank 0. For scalars the PartitionSpec should be P()
+        """
+        if len(aval_shape) < len(self.spec):  # (JAX's words)
+            extra = " For scalars the PartitionSpec should be P()" if len(aval_shape) == 0 else ""
+            raise ValueError(
+                f"Sharding {self} is only valid for values of rank at least {len(self.spec)}, but was "
+                f"applied to a value of rank {len(aval_shape)}.{extra}"
+            )
+
     def shard_shape(self, global_shape) -> tuple:
         global_shape = tuple(global_shape)
-        out = []
-        for d, (size, k) in enumerate(zip(global_shape, self._factors(len(global_shape)))):
-            if size % k:
+        self.check_compatible_aval(global_shape)
+        factors = self._factors(len(global_shape))
+        for d, (size, k) in enumerate(zip(global_shape, factors)):
+            if size % k:  # (JAX's words)
                 raise IndivisibleError(
-                    f"{self!r} splits dimension {d} of an array of shape {global_shape} into {k} parts, but "
-                    f"{size} is not divisible by {k}. Pad the array, or shard that dimension over fewer "
-                    "devices."
+                    f"Sharding {self} implies that array axis {d} is partitioned {k} times, but the "
+                    f"dimension size is {size} (full shape: {global_shape}, per-dimension tiling factors: "
+                    f"{factors} should evenly divide the shape)"
                 )
-            out.append(size // k)
-        return tuple(out)
+        return tuple(size // k for size, k in zip(global_shape, factors))
 
     def devices_indices_map(self, global_shape) -> dict:
         self.shard_shape(global_shape)  # (JAX's IndivisibleError for a shape the axes do not divide)
@@ -451,6 +474,24 @@ def sharding_leaves(shardings, tree, where: str, what: str = "shardings") -> lis
             )
         out.append(s)
     return out
+
+
+def check_aval_sharding(s, shape, what: str, name: str = "", allow_uneven: bool = False) -> None:
+    """A sharding given for a value of ``shape`` checked as JAX's ``pjit_check_aval_sharding``:
+    a spec longer than the rank is JAX's ValueError naming ``what`` (``"pjit arguments"``,
+    ``"device_put args"``, ...) and the value's key path ``name``; a shape the axes do not divide
+    is its IndivisibleError, as is (unless ``allow_uneven``: XLA pads it)."""
+    if s is None:
+        return
+    try:
+        s.check_compatible_aval(shape)
+    except ValueError as e:  # (JAX's words)
+        name_str = f" with pytree key path {name}" if name else ""
+        raise ValueError(
+            f"One of {what}{name_str} is incompatible with its sharding annotation {s}: {e}"
+        ) from None
+    if not allow_uneven:
+        s.shard_shape(shape)
 
 
 def _on_devices(s: NamedSharding, where: str) -> NamedSharding:

@@ -47,7 +47,13 @@ from funcgrad._api_util import (
 )
 from funcgrad._layouts import Format, Layout, check_default_layout
 from funcgrad._sharding_types import renamed_out_shardings
-from funcgrad._shardings import PartitionSpec, Sharding, SingleDeviceSharding, sharding_leaves
+from funcgrad._shardings import (
+    PartitionSpec,
+    Sharding,
+    SingleDeviceSharding,
+    check_aval_sharding,
+    sharding_leaves,
+)
 from funcgrad._trace_key import _argnums, _as_tuple, _aval_key, _explain, _ref_key
 from funcgrad._user_contexts import user_contexts  # NOTE: [user contexts]
 from funcgrad.kernel import batching, core, monitoring
@@ -418,7 +424,7 @@ class PjitFunction(Dispatcher):
         if self._in_shardings is not None and not refs:
             n_pos = len(tu.tree_leaves(dyn_args))
             user_ins = _sharding_leaves(
-                self._in_shardings, dyn_args, avals[:n_pos], f"jit({name})", "in_shardings"
+                self._in_shardings, dyn_args, avals[:n_pos], f"jit({name})", "in_shardings", names
             )
             # (As in JAX, an argument keeps its own type: in_shardings place it, they do not retype it.)
         if _jit_flags["no_tracing"]:
@@ -448,8 +454,11 @@ class PjitFunction(Dispatcher):
         if self._out_shardings is not None:
             out_avals = closed.out_avals[:n_outs]
             shaped = tu.tree_unflatten(out_tree_box[0], list(range(len(out_avals))))
+            paths = [f"result{tu.keystr(p)}" for p, _ in tu.tree_leaves_with_path(shaped)]
             outs = tuple(
-                _sharding_leaves(self._out_shardings, shaped, out_avals, f"jit({name})", "out_shardings")
+                _sharding_leaves(
+                    self._out_shardings, shaped, out_avals, f"jit({name})", "out_shardings", paths
+                )
             ) + (None,) * (len(closed.out_avals) - n_outs)
         else:
             outs = renamed_out_shardings(closed.out_avals)
@@ -901,21 +910,20 @@ def _check_sharding_tree(tree, what) -> None:
             )
 
 
-def _sharding_leaves(spec_tree, values, avals, where, what) -> list:
-    """One bridge sharding (or None) per leaf of ``values``, from the prefix tree ``spec_tree``."""
+def _sharding_leaves(spec_tree, values, avals, where, what, names) -> list:
+    """One bridge sharding (or None) per leaf of ``values``, from the prefix tree ``spec_tree``,
+    each checked against its value's shape in JAX's words (``names``: the leaves' key paths)."""
     out = []
-    for s, aval in zip(sharding_leaves(spec_tree, values, where, what), avals):
+    checked = "pjit arguments" if what == "in_shardings" else "pjit outputs"
+    for s, aval, name in zip(sharding_leaves(spec_tree, values, where, what), avals, names):
         if s is None:
             out.append(None)
             continue
         if isinstance(s, SingleDeviceSharding):
             out.append(s._program_bridge())  # (the SPMD route, on that one device)
             continue
-        try:
-            s.shard_shape(aval.shape)
-            out.append(s._bridge(aval.ndim))
-        except ValueError as e:
-            raise ValueError(f"{where}: {what}: {e}") from None
+        check_aval_sharding(s, aval.shape, checked, name)
+        out.append(s._bridge(aval.ndim))
     return out
 
 

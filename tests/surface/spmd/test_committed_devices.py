@@ -63,6 +63,29 @@ for fn in (lambda: z + w, lambda: f(z, w), lambda: f(n, jax.device_put(np.ones(8
     except ValueError as e:
         errors.append(str(e))
 out["errors"] = errors
+# A sharding that does not fit its value: a spec longer than the rank, a dimension the axes do not
+# divide (jax's pjit_check_aval_sharding words, IndivisibleError), from each entry point
+auto = jax.sharding.Mesh(np.array(d), ("x",))  # (Auto axes: make_mesh's Explicit ones trip a jax assert)
+rank3 = NamedSharding(auto, P(None, None, "x"))
+shape_errors = []
+for fn in (
+    lambda: jax.device_put(np.ones(3, np.float32), rank3),
+    lambda: jax.device_put(np.float32(1), NamedSharding(auto, P("x"))),
+    lambda: jax.device_put(np.ones(6, np.float32), NamedSharding(auto, P("x"))),
+    lambda: jax.jit(lambda a, b: a, in_shardings=(None, rank3))(x, {"k": [x]}),
+    lambda: jax.jit(lambda a: (a, a), out_shardings=(None, rank3))(x),
+    lambda: jax.jit(lambda a: a, in_shardings=NamedSharding(auto, P("x")))(np.ones(6, np.float32)),
+    lambda: jax.lax.with_sharding_constraint(np.ones(3, np.float32), rank3),
+    lambda: jax.jit(lambda a: jax.lax.with_sharding_constraint(a, rank3))(x),
+    lambda: jax.ShapeDtypeStruct((3,), np.float32, sharding=rank3),
+    lambda: rank3.check_compatible_aval((8,)),
+    lambda: str(P(("x",), (), None)) + str(P(("x",)) == P("x")),
+):
+    try:
+        shape_errors.append(["no error", str(fn())])
+    except ValueError as e:
+        shape_errors.append([type(e).__name__, str(e)])
+out["shape_errors"] = shape_errors
 """
 
 ORACLE = (
@@ -94,7 +117,15 @@ def results():
 
 def test_committed_and_devices_as_jax(results):
     got, want = results
-    assert {k: v for k, v in got.items() if k != "errors"} == {k: v for k, v in want.items() if k != "errors"}
+    mine = ("errors", "shape_errors")
+    assert {k: v for k, v in got.items() if k not in mine} == {k: v for k, v in want.items() if k not in mine}
+
+
+def test_sharding_shape_errors_as_jax(results):
+    # JAX's types and words (user code matches them: pytest.raises(ValueError, match=...)), and
+    # PartitionSpec's canonical form ('x',) -> 'x', () -> None, in its repr and equality
+    got, want = results
+    assert got["shape_errors"] == want["shape_errors"]
 
 
 def test_incompatible_devices_error_as_jax(results):

@@ -154,7 +154,10 @@ def test_ambiguous_shardings_raise_jaxs_errors(meshes):
         with pytest.raises(ShardingTypeError, match="This reshape is not supported"):
             funcgrad.jit(lambda a: a.reshape(4, 8))(x)
         # Placement errors name the value, the spec and the fix.
-        with pytest.raises(ValueError, match="has 3 entries but the array has rank 2"):
+        with pytest.raises(
+            ValueError,
+            match="is only valid for values of rank at least 3, but was applied to a value of rank 2",
+        ):
             funcgrad.device_put(X, fs.P("x", "y", None))
         with pytest.raises(ValueError, match="names the axis 'z', which the mesh lacks"):
             funcgrad.device_put(X, fs.P("z"))
