@@ -350,7 +350,24 @@ def igamma_grad_a(a, x):
     -0.220825
     """
     a, x = _float_operands("igamma_grad_a", a, x)
-    return _weak_as_operands(_with_work_dtype(_igamma_derivative(_Mode.DERIVATIVE), a, x), (a, x))
+    return _weak_as_operands(call_custom(_igamma_grad_a, a, x), (a, x))
+
+
+@custom_jvp
+def _igamma_grad_a(a, x):
+    return _with_work_dtype(_igamma_derivative(_Mode.DERIVATIVE), a, x)
+
+
+def _igamma_grad_a_jvp(primals, tangents):
+    # JAX's igamma_grad_a is a primitive without a JVP rule: differentiating it (igamma's second
+    # derivative in a, forward or reverse) raises; funcgrad's while loop would have computed one
+    out = _igamma_grad_a(*primals)
+    if all(type(t) is SymbolicZero for t in tangents):
+        return out, SymbolicZero.from_primal_value(out)
+    raise NotImplementedError("Differentiation rule for 'igamma_grad_a' not implemented")
+
+
+_igamma_grad_a.defjvp(_igamma_grad_a_jvp, symbolic_zeros=True)
 
 
 def random_gamma_grad(a, x):

@@ -138,6 +138,32 @@ def test_igamma_grad_a_against_finite_differences_of_scipy():
     np.testing.assert_allclose(np.asarray(lax.igamma_grad_a(a, x)), fd, rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T, sp: T.grad(T.grad(sp.gammaincc))(1.5, 0.5),
+        lambda T, sp: T.jacfwd(T.grad(sp.gammainc))(1.5, 0.5),
+        lambda T, sp: T.jvp(lambda a: T.vjp(lambda a: sp.gammaincc(a, 0.5), a)[1](1.0)[0], (1.5,), (1.0,)),
+        lambda T, sp: T.grad(lambda a: T.lax.igamma_grad_a(a, 2.0))(1.5),
+    ],
+)
+def test_igamma_grad_a_has_no_derivative_as_in_jax(call):
+    # (the fuzzer) JAX's igamma_grad_a is a primitive without a JVP rule; funcgrad's while loop
+    # computed a second derivative in a where jax raises. In x alone both compute (below).
+    jax = pytest.importorskip("jax")
+    import jax.scipy.special as js
+
+    for T, sp in ((jax, js), (funcgrad, fs)):
+        with pytest.raises(
+            NotImplementedError, match="Differentiation rule for 'igamma_grad_a' not implemented"
+        ):
+            call(T, sp)
+    second_in_x = funcgrad.grad(funcgrad.grad(fs.gammainc, 1), 1)(1.5, 0.5)
+    np.testing.assert_allclose(
+        float(second_in_x), float(jax.grad(jax.grad(js.gammainc, 1), 1)(1.5, 0.5)), rtol=1e-6
+    )
+
+
 def test_random_gamma_grad_is_the_implicit_derivative():
     # d sample / d alpha at fixed CDF: -(dP/da) / (dP/dx).
     a, x = U(0.5, 8), U(0.1, 10)
