@@ -35,7 +35,12 @@ Modules, one job each:
   RNN/GRU over ``scan`` -- under the transformations of training, sorting with NaN and ties,
   gradients at kinks, integer edges and NumPy scalars, float16/bfloat16 reductions, complex,
   batched and singular linear algebra, ``jax.random`` draws of every distribution; long run
-  only). The long
+  only); ``ops_prog``: session 14's (random *programs*: chains of 3-8 operations over two operands
+  with broadcasting, casts to every dtype, NumPy and Python scalars, ``.at[]`` modes, under 1-3
+  random transformations -- jit, grad with argnums/has_aux/allow_int, jvp, vjp, jacobians,
+  hessian, vmap with random axes and pytree in_axes, checkpoint, custom_jvp/custom_vjp,
+  cond/switch/while/fori/scan/map; each step checked by jax's abstract evaluation as drawn; long
+  run only). The long
   run's programs also return pytrees (dict/tuple/namedtuple/list, None leaves) and draw bfloat16
   under derivatives, complex64 and uint16;
 - ``programs``: the hypothesis strategies (inputs with zeros, ties, empty and size-1 dimensions,

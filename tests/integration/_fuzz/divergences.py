@@ -30,14 +30,14 @@ class Divergence:
 
 def _ops(outcome) -> set:
     names = {op.name for op in outcome.case.ops}
-    # The wide table's generic ops (ops_wide: a jnp function drawn into the expression) count as the
-    # functions they call, so the function-specific entries below see them.
+    # An op counts as the functions its expression calls too (the wide table's and the program
+    # table's drawn expressions, the named forms such as np.searchsorted_sorted), so the
+    # function-specific entries below see them.
     for name, expr in outcome.case.steps:
-        if name.startswith("wide."):
-            names |= {f"np.{f}" for f in re.findall(r"\bnp\.(\w+)\(", expr)}
-            names |= {f"special.{f}" for f in re.findall(r"\bspecial\.(\w+)\(", expr)}
-            if "initial=" in expr:
-                names |= {"np.max_initial"}
+        names |= {f"np.{f}" for f in re.findall(r"\bnp\.(\w+)\(", expr)}
+        names |= {f"special.{f}" for f in re.findall(r"\bspecial\.(\w+)\(", expr)}
+        if name.startswith("wide.") and "initial=" in expr:
+            names |= {"np.max_initial"}
     return names
 
 

@@ -279,6 +279,53 @@ def _custom_vjp(T, np, x):
     return g(x)
 
 
+def _pack(T, np, tree):
+    # several outputs (ops_prog: gradients by argnums, has_aux's pair, jvp's pair) as one vector in
+    # their common dtype; float0 leaves (integer inputs' gradients) left out
+    leaves = [v for v in T.tree_util.tree_leaves(tree) if getattr(v, "dtype", None) != T.dtypes.float0]
+    if len(leaves) == 1:
+        return leaves[0]
+    dtype = np.result_type(*leaves)
+    return np.concatenate([np.ravel(v).astype(dtype) for v in leaves])
+
+
+def _batch(np, x, axis, n):
+    # n rolled copies of x stacked at axis (ops_prog's vmaps; x itself where axis is None)
+    if axis is None:
+        return x
+    x = np.asarray(x)
+    rows = [np.roll(x, k) for k in range(n)]
+    stacked = np.stack(rows) if rows else np.zeros((0,) + x.shape, x.dtype)
+    return np.moveaxis(stacked, 0, axis)
+
+
+def _cjvp(T, np, f):
+    # f of (a, b) under a custom_jvp whose rule doubles f's tangent (not the derivative)
+    g = T.custom_jvp(f)
+
+    def rule(primals, tangents):
+        out, t = T.jvp(f, primals, tangents)
+        return out, t if t.dtype == T.dtypes.float0 else t + t
+
+    g.defjvp(rule)
+    return g
+
+
+def _cvjp(T, np, f):
+    # f of (a, b) under a custom_vjp whose backward rule halves f's cotangents (not the derivative)
+    g = T.custom_vjp(f)
+
+    def fwd(a, b):
+        return f(a, b), (a, b)
+
+    def bwd(res, ct):
+        cts = T.vjp(f, *res)[1](ct)
+        return tuple(v if v.dtype == T.dtypes.float0 else v * 0.5 for v in cts)
+
+    g.defvjp(fwd, bwd)
+    return g
+
+
 # Small models (ops_models): parameters p from x's elements, fixed data X in p's type; each model a
 # scalar loss g(p, X) that works for any batch size (per-example vmaps see a batch of one).
 _MODEL_SIZES = {"mlp": (12, (2, 2)), "cnn": (10, (2, 1, 4, 4)), "attn": (12, (2, 3, 2)),
@@ -540,9 +587,11 @@ _INT_POOL = {
     "uint8": (0, 7),
     "uint32": (0, 7),
     "uint16": (0, 7),
+    "int64": (-3, 5),
+    "uint64": (0, 7),
 }
 # The long run's inputs draw these too (the CI budget's draws stay as they were).
-_LONG_RUN_DTYPES = ["complex64", "uint16"]
+_LONG_RUN_DTYPES = ["complex64", "uint16", "int64", "uint64"]
 
 
 def _bf16():
@@ -691,7 +740,10 @@ def cases(draw, ops, max_steps=6, x64=None, long_run=False):
             operands = [values[i] for i in picks]
             if any(_kind(d) not in op.kinds for _, _, d in operands):
                 continue
-            params = draw(op.params(operands[0][1])) if op.params else {}
+            if getattr(op, "drawn", None):  # (ops_prog: the whole program drawn from the operands' avals)
+                params = draw(op.drawn([(s, d) for _, s, d in operands]))
+            else:
+                params = draw(op.params(operands[0][1])) if op.params else {}
             expr = op.render([f"a{i}" for i in range(op.arity)], params)
             out = abstract.eval_shape(expr, [(s, d) for _, s, d in operands])
             if out is None:

@@ -1,0 +1,303 @@
+"""The tenth part of the fuzzer's surface table: random *programs* under random transformations (session 14).
+
+The other tables draw calls: one function (or one fixed body) per step. A random-program generator
+(as the hidden "random programs compared with jax" tests use) draws the program itself, so this
+table draws, for one or two operands ``a``, ``b``:
+
+- a chain of 3-8 operations ``t0 := ..., t1 := ...`` over ``a``, ``b`` and the earlier ``t``'s:
+  elementwise functions, arithmetic with broadcasting, comparisons and bit operations, casts to
+  every dtype (int8..uint64, float16/bfloat16/float32/float64, complex64/128, bool), reductions
+  with ``axis``/``keepdims``, reshapes, transposes, concatenation, products, ``.at[]`` updates with
+  every ``mode``, gathers out of bounds, sorting, with Python scalars and NumPy scalars
+  (``_onp.float32(1.5)``, ``_onp.uint8(200)``, ...) mixed in as operands;
+- 1-3 transformations stacked on that function, each kept only where jax's abstract evaluation
+  accepts it: ``jit``, ``checkpoint`` (with a policy), ``grad`` (``argnums`` tuples, ``has_aux``,
+  ``allow_int``, dict inputs with ``None`` leaves), ``value_and_grad``, ``jvp``, ``vjp``,
+  ``jacfwd``/``jacrev``, ``hessian``, ``vmap`` with random ``in_axes``/``out_axes`` (pytree
+  ``in_axes``, ``None`` leaves, batch sizes 0-3), ``custom_jvp``/``custom_vjp`` wrappers whose rules
+  are not the derivative, ``lax.cond``/``switch``/``while_loop``/``fori_loop``/``scan`` (reverse,
+  unroll)/``lax.map`` around the function, ``stop_gradient``.
+
+Several outputs (gradients by ``argnums``, ``has_aux``'s pair, ``jvp``'s pair) are flattened into one
+vector in their common dtype (``_pack`` in programs.HELPERS); the long run's output pytrees compare
+structures. The operands' avals are known while drawing (``programs.cases`` hands them to
+``_ProgOp.drawn``), so each step is checked by ``jax.eval_shape`` as it is drawn.
+
+Long run only (as the other session tables): the CI budget's cases stay those it drew before.
+
+>>> PROG[0].name
+'prog.unary'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from hypothesis import strategies as st
+
+from _fuzz.opbase import Op
+
+# ----------------------------------------------------------------------------------------------
+# The chain's operations: X, Y are operand names (Y may be a scalar literal), {p} parameters.
+
+_UNARY = [
+    "np.sin(X)", "np.cos(X)", "np.tanh(X)", "np.exp(X)", "np.log1p(X)", "np.abs(X)", "np.square(X)",
+    "np.sqrt(X)", "np.negative(X)", "np.sign(X)", "np.floor(X)", "np.round(X)", "np.logical_not(X)",
+    "np.invert(X)", "np.expm1(X)", "np.reciprocal(X)", "np.real(X)", "np.imag(X)", "np.conj(X)",
+    "np.arctan(X)", "nn.relu(X)", "nn.sigmoid(X)", "nn.softplus(X)", "special.erf(X)", "np.isnan(X)",
+    "np.cbrt(X)", "np.sinh(X)", "np.log(X)", "lax.integer_pow(X, 3)", "X ** 2", "-X", "~X", "+X",
+    "lax.stop_gradient(X)", "np.exp2(X)", "np.trunc(X)", "np.angle(X)", "np.isfinite(X)",
+    "special.logit(X)", "nn.gelu(X)", "np.sinc(X)", "np.deg2rad(X)", "np.fix(X)", "np.positive(X)",
+    "np.bitwise_count(X)", "np.signbit(X)", "np.nan_to_num(X)", "np.heaviside(X, 0.5)",
+    "np.float_power(X, 2)", "special.gammaln(X)", "np.arcsinh(X)", "np.spacing(X)",
+]  # fmt: skip
+_CASTS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16",
+          "float32", "float64", "complex64", "complex128", "bool"]  # fmt: skip
+_CAST = ["X.astype(np.{d})", "lax.convert_element_type(X, np.{d})", "np.asarray(X, dtype=np.{d})"]
+_BINARY = [
+    "X + Y", "X - Y", "X * Y", "X / Y", "X // Y", "X % Y", "X ** Y", "np.maximum(X, Y)",
+    "np.minimum(X, Y)", "np.arctan2(X, Y)", "np.hypot(X, Y)", "np.where(X > Y, X, Y)", "X == Y",
+    "X < Y", "X & Y", "X | Y", "X ^ Y", "X << Y", "X >> Y", "np.logaddexp(X, Y)", "np.fmax(X, Y)",
+    "np.copysign(X, Y)", "lax.add(X, Y)", "lax.mul(X, Y)", "np.fmod(X, Y)", "np.remainder(X, Y)",
+    "np.true_divide(X, Y)", "np.power(X, Y)", "np.subtract(X, Y)", "np.nextafter(X, Y)",
+    "np.ldexp(X, Y)", "np.gcd(X, Y)", "np.logical_xor(X, Y)", "np.divmod(X, Y)[0]", "np.divmod(X, Y)[1]",
+    "np.where(X, Y, -Y)", "np.clip(X, Y, 2)", "np.clip(X, -1, Y)", "special.xlogy(X, Y)",
+    "lax.max(X, Y)", "lax.select(X > 0, X, Y)", "np.float_power(X, Y)", "np.isclose(X, Y)",
+]  # fmt: skip
+# Scalars mixed in as the Y operand: Python scalars (weak) and NumPy scalars (strong).
+_SCALARS = [
+    "2", "0.5", "-1.5", "True", "3", "1j", "0", "-2", "255", "1e10", "-0.0",
+    "_onp.float32(1.5)", "_onp.int8(3)", "_onp.uint8(200)", "_onp.float16(2.0)", "_onp.float64(0.25)",
+    "_onp.int32(-2)", "_onp.bool_(True)", "_onp.complex64(1 - 1j)", "_onp.uint64(5)", "_onp.int64(7)",
+    "_onp.int16(-300)", "_onp.uint32(7)", "np.float32(0.75)", "np.int8(-1)", "np.bfloat16(3)",
+]  # fmt: skip
+_REDUCE = [
+    "np.sum(X, axis={ax}, keepdims={k})", "np.mean(X, axis={ax}, keepdims={k})",
+    "np.max(X, axis={ax}, keepdims={k})", "np.min(X, axis={ax}, keepdims={k})",
+    "np.prod(X, axis={ax}, keepdims={k})", "np.var(X, axis={ax}, keepdims={k})",
+    "np.std(X, axis={ax}, keepdims={k})", "np.any(X, axis={ax}, keepdims={k})",
+    "np.all(X, axis={ax}, keepdims={k})", "np.argmax(X, axis={ax}, keepdims={k})",
+    "np.argmin(X, axis={ax}, keepdims={k})", "np.cumsum(X, axis={ax})", "np.cumprod(X, axis={ax})",
+    "special.logsumexp(X, axis={ax}, keepdims={k})", "np.sort(X, axis={ax})", "np.argsort(X, axis={ax})",
+    "np.linalg.norm(X, axis={ax}, keepdims={k})", "np.nansum(X, axis={ax}, keepdims={k})",
+    "np.count_nonzero(X, axis={ax}, keepdims={k})", "np.median(X, axis={ax}, keepdims={k})",
+    "nn.softmax(X, axis={ax})", "nn.log_softmax(X, axis={ax})", "np.cummax(X, axis={ax})",
+    "np.sum(X, axis={ax}, dtype=np.{d})", "np.mean(X, axis={ax}, dtype=np.{d})",
+    "np.ptp(X, axis={ax}, keepdims={k})", "np.nanmax(X, axis={ax})", "np.diff(X, axis={ax})",
+]  # fmt: skip
+_SHAPE = [
+    "X[..., None]", "X[None]", "np.expand_dims(X, 0)", "X.T", "np.transpose(X)", "np.reshape(X, (-1,))",
+    "np.ravel(X)", "X[::-1]", "X[0]", "X[1:]", "X[-1]", "np.broadcast_to(X, (2,) + np.shape(X))",
+    "np.concatenate([X, Y], axis=-1)", "np.concatenate([X, Y], axis=0)", "np.stack([X, Y])", "X @ Y",
+    "np.dot(X, Y)", "np.outer(X, Y)", "np.einsum('...i,...i->...', X, Y)", "np.tile(X, 2)",
+    "np.repeat(X, 2, axis=0)", "np.squeeze(X)", "np.flip(X)", "np.roll(X, 1)", "np.swapaxes(X, 0, -1)",
+    "np.matmul(X, Y)", "np.vdot(X, Y)", "np.inner(X, Y)", "np.kron(X, Y)", "np.atleast_2d(X)",
+    "np.pad(X, 1)", "np.triu(X)", "X[np.array([0, -1, 0])]",
+    "np.take(X, np.array([0, 3, -5]), mode='{gm}')", "np.take(X, np.array([1, 0]), axis=-1, mode='{gm}')",
+    "np.broadcast_arrays(X, Y)[0]", "np.moveaxis(X, 0, -1)", "np.trace(X)", "np.diagonal(X)",
+    "np.cross(X, Y)", "np.convolve(X, Y)", "np.append(X, Y)", "np.unique(X, size=3, fill_value=0)",
+]  # fmt: skip
+_AT = [
+    "X.at[{i}].set(Y, mode={m})", "X.at[{i}].add(Y, mode={m})", "X.at[{i}].mul(Y, mode={m})",
+    "X.at[{i}].min(Y, mode={m})", "X.at[{i}].max(Y, mode={m})", "X.at[{i}].get(mode={m})",
+    "X.at[{i}].get(mode='fill', fill_value=Y)", "X.at[{i}].divide(Y, mode={m})",
+    "X.at[{i}].power(Y, mode={m})", "X.at[{i}].subtract(Y, mode={m})",
+    "X.at[{i}].set(Y, mode={m}, unique_indices=True)", "X.at[{i}].add(Y, indices_are_sorted=True)",
+    "X.at[{i}].apply(np.sin, mode={m})",
+]  # fmt: skip
+_AT_INDEX = ["0", "-1", "5", "-7", "1:", "::2", "np.array([0, 0, -1])", "np.array([1, 4])", "...", "(0, 1)",
+             "np.array([[0], [1]])", "None", "np.array(True)", "np.array([True, False])"]  # fmt: skip
+_AT_MODE = ["None", "'clip'", "'drop'", "'fill'", "'promise_in_bounds'"]
+
+
+@dataclasses.dataclass(frozen=True)
+class _ProgOp(Op):
+    """An Op whose whole expression is drawn from its operands' avals (``drawn``: a list of
+    (shape, dtype) -> a strategy of {"e": the expression, operand i written as \\x00i})."""
+
+    drawn: Callable | None = None
+
+    def render(self, operands, params):
+        e = str(params["e"])
+        for i, name in enumerate(operands):
+            e = e.replace(f"\x00{i}", name)
+        return e
+
+
+def _ok(expr: str, avals) -> tuple | None:
+    from _fuzz import programs
+
+    names = [f"a{i}" for i in range(len(avals))]
+    for i, n in enumerate(names):
+        expr = expr.replace(f"\x00{i}", n)
+    out = programs._abstract().eval_shape(expr, list(avals))
+    return None if out is None or "float0" in str(out[1]) else out  # (float0 values: not drawn on)
+
+
+def _chain_step(draw, names):
+    pool = draw(st.sampled_from(["u", "u", "cast", "b", "b", "bs", "r", "shape", "at"]))
+    x = draw(st.sampled_from(names[-2:] + names))
+    y = draw(st.sampled_from(names[-2:] + names))
+    if pool == "u":
+        return draw(st.sampled_from(_UNARY)).replace("X", x)
+    if pool == "cast":
+        return draw(st.sampled_from(_CAST)).format(d=draw(st.sampled_from(_CASTS))).replace("X", x)
+    if pool in ("b", "bs"):
+        y = draw(st.sampled_from(_SCALARS)) if pool == "bs" else y
+        if draw(st.booleans()):
+            x, y = y, x
+        return draw(st.sampled_from(_BINARY)).replace("X", x).replace("Y", y)
+    if pool == "r":
+        ax = draw(st.sampled_from(["-1", "0", "None", "1", "(0, -1)"]))
+        k = draw(st.booleans())
+        d = draw(st.sampled_from(_CASTS))
+        return draw(st.sampled_from(_REDUCE)).format(ax=ax, k=k, d=d).replace("X", x)
+    if pool == "shape":
+        gm = draw(st.sampled_from(["clip", "wrap", "fill"]))
+        return draw(st.sampled_from(_SHAPE)).format(gm=gm).replace("X", x).replace("Y", y)
+    y = draw(st.sampled_from([y, y] + _SCALARS))
+    i = draw(st.sampled_from(_AT_INDEX))
+    m = draw(st.sampled_from(_AT_MODE))
+    return draw(st.sampled_from(_AT)).format(i=i, m=m).replace("X", x).replace("Y", y)
+
+
+def _chain(draw, call, avals):
+    """A function text ``(lambda a, b: (t0 := ..., ...)[-1])`` of 3-8 steps valid on ``avals``."""
+    names, steps = ["a", "b"], []
+    for _ in range(draw(st.integers(3, 8))):
+        for _attempt in range(5):
+            step = _chain_step(draw, names)
+            body = ", ".join([*steps, f"t{len(steps)} := {step}"])
+            fn = f"(lambda a, b: ({body},)[-1])"
+            if _ok(f"{fn}{call}", avals) is not None:
+                steps.append(f"t{len(steps)} := {step}")
+                names.append(f"t{len(steps) - 1}")
+                break
+    if not steps:
+        return None
+    return f"(lambda a, b: ({', '.join(steps)},)[-1])"
+
+
+_POLICIES = ["nothing_saveable", "everything_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable"]
+
+
+def _wrap(draw, f):
+    """One transformation of a function text ``f`` of (a, b) to an array: a function text of (a, b)."""
+    w = draw(st.sampled_from([
+        "jit", "jit", "checkpoint", "grad", "grad_argnums", "grad_aux", "grad_dict", "value_and_grad",
+        "jvp", "jvp2", "vjp", "jacfwd", "jacrev", "hessian", "vmap", "vmap", "vmap_tree", "custom_jvp",
+        "custom_vjp", "cond", "switch", "fori", "while", "scan", "map", "stop_gradient",
+    ]))  # fmt: skip
+    s = f"_scalar(T, np, {f}(a, b))"
+    if w == "jit":
+        return f"T.jit({f})"
+    if w == "checkpoint":
+        p = draw(st.sampled_from(_POLICIES))
+        return f"T.checkpoint({f}, policy=T.checkpoint_policies.{p})"
+    if w == "grad":
+        return f"(lambda a, b: T.grad(lambda a, b: {s})(a, b))"
+    if w == "grad_argnums":
+        argnums = draw(st.sampled_from(["(0, 1)", "(1,)", "(1, 0)", "1"]))
+        return f"(lambda a, b: _pack(T, np, T.grad(lambda a, b: {s}, argnums={argnums})(a, b)))"
+    if w == "grad_aux":
+        return f"(lambda a, b: _pack(T, np, T.grad(lambda a, b: ({s}, {f}(a, b)), has_aux=True)(a, b)))"
+    if w == "grad_dict":
+        ai = draw(st.booleans())
+        return (
+            f"(lambda a, b: T.grad(lambda d: _scalar(T, np, {f}(d['p'], d['q'][0])), allow_int={ai})"
+            "({'p': a, 'q': (b, None)})['p'])"
+        )
+    if w == "value_and_grad":
+        return f"(lambda a, b: _pack(T, np, T.value_and_grad(lambda a, b: {s})(a, b)))"
+    if w == "jvp":
+        return f"(lambda a, b: T.jvp(lambda a: {f}(a, b), (a,), (_probe(np, a),))[1])"
+    if w == "jvp2":
+        return f"(lambda a, b: _pack(T, np, T.jvp({f}, (a, b), (_probe(np, a), _probe(np, b)))))"
+    if w == "vjp":
+        return f"(lambda a, b: (lambda o, pb: pb(_probe(np, o))[0])(*T.vjp(lambda a: {f}(a, b), a)))"
+    if w in ("jacfwd", "jacrev"):
+        argnums = draw(st.sampled_from(["0", "(0, 1)", "1"]))
+        return f"(lambda a, b: _pack(T, np, T.{w}({f}, argnums={argnums})(a, b)))"
+    if w == "hessian":
+        return f"(lambda a, b: T.hessian(lambda a: {s})(a))"
+    if w == "vmap":
+        ia, ib = (
+            draw(st.sampled_from(["0", "1", "-1", "None"])),
+            draw(st.sampled_from(["0", "1", "-1", "None"])),
+        )
+        if ia == ib == "None":
+            ia = "0"
+        oa, n = draw(st.sampled_from(["0", "1", "-1"])), draw(st.sampled_from([2, 3, 1, 0]))
+        return (
+            f"(lambda a, b: T.vmap({f}, in_axes=({ia}, {ib}), out_axes={oa})"
+            f"(_batch(np, a, {ia}, {n}), _batch(np, b, {ib}, {n})))"
+        )
+    if w == "vmap_tree":
+        ia, n = draw(st.sampled_from(["0", "1", "-1"])), draw(st.sampled_from([2, 3, 1]))
+        ib = draw(st.sampled_from(["0", "None"]))
+        return (
+            f"(lambda a, b: T.vmap(lambda d: {f}(d['p'][0], d['q']), "
+            f"in_axes=({{'p': ({ia}, None), 'q': {ib}}},))"
+            f"({{'p': (_batch(np, a, {ia}, {n}), None), 'q': _batch(np, b, {ib}, {n})}}))"
+        )
+    if w == "custom_jvp":
+        return f"_cjvp(T, np, {f})"
+    if w == "custom_vjp":
+        return f"_cvjp(T, np, {f})"
+    if w == "cond":
+        return (
+            f"(lambda a, b: lax.cond(np.sum(np.real(a)) > 0, {f}, lambda a, b: {f}(np.roll(a, 1), b), a, b))"
+        )
+    if w == "switch":
+        return (
+            f"(lambda a, b: lax.switch(np.sum(np.real(a) > 0) - 1, [{f}, lambda a, b: {f}(np.roll(a, 1), b), "
+            f"lambda a, b: {f}(a, lax.stop_gradient(b))], a, b))"
+        )
+    if w == "fori":
+        n = draw(st.sampled_from([0, 1, 3]))
+        return f"(lambda a, b: lax.fori_loop(0, {n}, lambda i, c: c + {f}(np.roll(a, i), b), {f}(a, b)))"
+    if w == "while":
+        return (
+            f"(lambda a, b: lax.while_loop(lambda c: c[0] < 2, "
+            f"lambda c: (c[0] + 1, c[1] + {f}(np.roll(a, c[0]), b)), (0, {f}(a, b)))[1])"
+        )
+    if w == "scan":
+        k, rev, unroll = draw(st.sampled_from([0, 1])), draw(st.booleans()), draw(st.sampled_from([1, 2]))
+        return (
+            f"(lambda a, b: lax.scan(lambda c, x: (c + {f}(x, b), {f}(x, b)), {f}(a, b), "
+            f"np.stack([a, np.roll(a, 1), a]), reverse={rev}, unroll={unroll})[{k}])"
+        )
+    if w == "map":
+        bs = draw(st.sampled_from(["None", "2"]))
+        return (
+            f"(lambda a, b: lax.map(lambda x: {f}(x, b), np.stack([a, np.roll(a, 1), a]), batch_size={bs}))"
+        )
+    return f"(lambda a, b: {f}(a, lax.stop_gradient(b)) + lax.stop_gradient({f}(a, b)))"
+
+
+def _program(arity):
+    def drawn(avals):
+        @st.composite
+        def strategy(draw):
+            call = "(\x000, \x001)" if arity == 2 else f"(\x000, {draw(st.sampled_from(_SCALARS))})"
+            f = _chain(draw, call, avals)
+            if f is None:
+                return {"e": "None"}  # (jax's abstract evaluation rejects it: not kept)
+            for _ in range(draw(st.integers(1, 3))):
+                for _attempt in range(3):
+                    g = _wrap(draw, f)
+                    if _ok(f"{g}{call}", avals) is not None:
+                        f = g
+                        break
+            return {"e": f"{f}{call}"}
+
+        return strategy()
+
+    return drawn
+
+
+PROG: list[Op] = [
+    _ProgOp("prog.unary", "", arity=1, kinds="bifc", mixes_dtypes=True, drawn=_program(1)),
+    _ProgOp("prog.binary", "", arity=2, kinds="bifc", mixes_dtypes=True, drawn=_program(2)),
+]
