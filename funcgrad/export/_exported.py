@@ -415,7 +415,7 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
         mlir_module_serialized=blob,
         calling_convention_version=_calling_convention_version(),
         module_kept_var_idx=tuple(range(n_in)),
-        uses_global_constants=False,
+        uses_global_constants=len(targets) > 1,  # (JAX: the module takes the platform index)
         _get_vjp=functools.partial(_exported_vjp, closed),
     )
 
@@ -461,6 +461,7 @@ def _export_symbolic(fun_jit, targets, checks, args, kwargs) -> Exported:
     """NOTE: [exporting with symbolic dimensions]."""
     sym = SymbolicExport(fun_jit, args, kwargs, _export)
     first = sym.specialize(sym._concrete_avals(sym.first_env), targets, checks)
+    module = sym.portable_module(targets, checks, len(targets) > 1)  # (None: no module for all sizes)
     n_in = len(sym.in_avals)
     return Exported(
         fun_name=fun_jit._name,
@@ -475,10 +476,10 @@ def _export_symbolic(fun_jit, targets, checks, args, kwargs) -> Exported:
         ordered_effects=(),
         unordered_effects=(),
         disabled_safety_checks=checks,
-        mlir_module_serialized=first.mlir_module_serialized,
+        mlir_module_serialized=first.mlir_module_serialized if module is None else module,
         calling_convention_version=_calling_convention_version(),
         module_kept_var_idx=tuple(range(n_in)),
-        uses_global_constants=False,
+        uses_global_constants=True,  # (JAX: the module computes dimension variables)
         _get_vjp=_symbolic_vjp,
         _symbolic=sym,
     )

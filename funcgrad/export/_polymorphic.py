@@ -55,6 +55,7 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.source_info import library_dir
+from funcgrad.xla_bridge.emitter import aval_type
 
 __all__ = ["SymbolicExport", "check_constraints", "is_symbolic_spec"]
 
@@ -209,6 +210,15 @@ def _scope_of(avals, name):
                         "symbolic_args_specs)"
                     )
     return scope
+
+
+def _constraint(c: str, scope):
+    """``(op, lhs, rhs, text)`` of the constraint string ``c``."""
+    for op in (">=", "<=", "=="):
+        if op in c:
+            lhs, rhs = (_parse_dim(s, scope, c) for s in c.split(op, 1))
+            return op, lhs, rhs, c
+    raise ValueError(f"cannot parse the constraint {c!r}")
 
 
 def check_constraints(scope, env: dict) -> str | None:
@@ -475,6 +485,47 @@ class SymbolicExport:
                 dims.append(expr)
             out_avals.append(ShapedArray(tuple(dims), np.dtype(leaf.dtype), bool(leaf.weak_type)))
         return out_tree, tuple(out_avals), envs[0]
+
+    # -- one module for all sizes ------------------------------------------------------------------
+
+    def portable_module(self, targets, checks, multi: bool) -> bytes | None:
+        """The serialized module for every size (NOTE: [one module for all sizes]), or None when
+        the lowerings at the samples cannot be merged (``self.not_portable`` says why)."""
+        from funcgrad.export._poly_module import NotGeneral, generalize
+        from funcgrad.xla_bridge import portable
+
+        self.not_portable = None
+        n = len(self.variables)
+        envs = self._envs(min(_n_monomials(n, _MAX_DEGREE) + 2, 14))
+        monomials = [
+            m
+            for k in range(_MAX_DEGREE + 1)
+            for m in itertools.combinations_with_replacement(self.variables, k)
+        ]
+        rows = np.array([[np.prod([env[v] for v in m], dtype=np.float64) for m in monomials] for env in envs])
+
+        def fit(values):
+            values = [int(v) for v in values]
+            e = _fit_dim(rows, monomials, envs, values, self.scope) if len(envs) >= len(monomials) else None
+            return e if e is not None else _fit_floordiv(self.variables, envs, values, self.scope)
+
+        try:
+            samples = [self.specialize(self._concrete_avals(env), targets, checks) for env in envs]
+            texts = [portable.deserialize(s.mlir_module_serialized, debug_info=True) for s in samples]
+            constraints = [_constraint(c, self.scope) for c in getattr(self.scope, "constraints", ()) or ()]
+            text = generalize(texts, fit, self.in_avals, 1 if multi else 0, constraints)
+            blob = portable.serialize(text)
+            # (checked: refined at the last sample's sizes, it has that sample's result types)
+            last = samples[-1]
+            arg_types = [aval_type(a) for a in self._concrete_avals(envs[-1])]
+            want = portable.embeddable(last.mlir_module_serialized, ([None] if multi else []) + arg_types)
+            got = portable.embeddable(blob, ([None] if multi else []) + arg_types)
+            if got.out_types != want.out_types:
+                raise NotGeneral(f"refined result types {got.out_types} are not {want.out_types}")
+        except (NotGeneral, ValueError) as e:
+            self.not_portable = str(e)
+            return None
+        return blob
 
     # -- calling ----------------------------------------------------------------------------------
 

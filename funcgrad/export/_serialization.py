@@ -144,19 +144,6 @@ def register_namedtuple_serialization(nodetype: type, *, serialized_name: str) -
 
 def serialize(exp: Exported, vjp_order: int = 0) -> bytearray:
     """``exp`` in JAX's flatbuffer format, with ``vjp_order`` orders of VJP functions."""
-    if exp._sharded is not None:
-        raise ValueError(
-            f"Cannot serialize {exp.fun_name}: it was exported by funcgrad with shardings for "
-            f"{exp.nr_devices} devices, which it calls in this process (NOTE: [exporting with "
-            "shardings]); serialize an export without shardings"
-        )
-    if exp._symbolic is not None:
-        raise ValueError(
-            f"Cannot serialize {exp.fun_name}: it was exported by funcgrad with symbolic dimensions, "
-            "which it runs in this process by exporting once per set of sizes (NOTE: [exporting "
-            "with symbolic dimensions]); a portable polymorphic artifact needs JAX's symbolic "
-            "tracing. Serialize an export for concrete sizes, or export with jax.export"
-        )
     b = flatbuffers.Builder(65536)
     b.Finish(_write_exported(b, exp, vjp_order))
     return b.Output()
@@ -170,6 +157,19 @@ def _vector(b, offsets: Sequence[int]) -> int:
 
 
 def _write_exported(b, exp: Exported, vjp_order: int) -> int:
+    if exp._sharded is not None:
+        raise ValueError(
+            f"Cannot serialize {exp.fun_name}: it was exported by funcgrad with shardings for "
+            f"{exp.nr_devices} devices, which it calls in this process (NOTE: [exporting with "
+            "shardings]); serialize an export without shardings"
+        )
+    if exp._symbolic is not None and exp._symbolic.not_portable is not None:
+        raise ValueError(
+            f"Cannot serialize {exp.fun_name}: it was exported by funcgrad with symbolic dimensions, "
+            "and its lowerings at several sizes do not merge into one module for all sizes "
+            f"(NOTE: [one module for all sizes]: {exp._symbolic.not_portable}). Serialize an "
+            "export for concrete sizes, or export with jax.export"
+        )
     if any(s is not None for s in (*exp.in_shardings_hlo, *exp.out_shardings_hlo)):
         raise ValueError(f"serialize: {exp.fun_name} has shardings; funcgrad serializes one-device exports")
     uniques: list = []

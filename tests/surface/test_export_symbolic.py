@@ -60,6 +60,21 @@ def test_symbolic_export_as_jax(name, make, shapes, calls):
         *args
     )
     np.testing.assert_allclose(gg, gw, rtol=1e-12, atol=1e-12)
+    # one serialized module for all sizes (NOTE: [one module for all sizes]): jax and funcgrad
+    # deserialize it and call it at the second sizes, and differentiate it through its VJP
+    blob = exp.serialize(vjp_order=1)
+    assert "?" in str(export.deserialize(blob).mlir_module()).split("func.func public @main")[1].split("{")[0]
+    for de, tree in (
+        (jexport.deserialize(blob), jax.tree_util),
+        (export.deserialize(blob), funcgrad.tree_util),
+    ):
+        for g, w in zip(tree.tree_leaves(de.call(*args)), want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-13)
+    gj = jax.grad(
+        lambda *a: sum(jnp.sum(v) for v in jax.tree_util.tree_leaves(jexport.deserialize(blob).call(*a)))
+    )(*args)
+    np.testing.assert_allclose(gj, gw, rtol=1e-12, atol=1e-12)
 
 
 def test_symbolic_vjp_and_scalars():

@@ -1,0 +1,564 @@
+"""One StableHLO module for every size of a symbolic export: the lowerings at a few sizes of the
+dimension variables merged into a module with dynamic dimensions, as JAX's symbolic exports are.
+
+Layer: surface. Imports numpy, ``funcgrad.xla_bridge.portable`` (jaxlib's MLIR bindings) and the
+symbolic dimensions of ``_shape_poly``; ``_exported`` calls ``generalize``.
+
+# NOTE: [one module for all sizes]
+# funcgrad traces with concrete shapes (NOTE: [exporting with symbolic dimensions]), so it has no
+# lowering with symbolic shapes. ``generalize`` takes the lowerings of one program at several sets
+# of sizes (the samples), inlines their private functions, and walks them side by side: every
+# operation must be the same in all of them (else the export has no portable module). A value
+# whose dimension differs between samples gets a dynamic dimension (``?``); an integer that
+# differs (a dimension in a type or attribute, a constant such as the ``n`` of a mean) is fitted
+# as a polynomial of the variables (``_polymorphic._fit_dim``) and computed in the module from the
+# variables, which ``@main`` computes from its arguments' sizes (``get_dimension_size``), as
+# JAX's modules do. The operations whose result shapes come from attributes become their dynamic
+# forms (``broadcast_in_dim`` -> ``dynamic_broadcast_in_dim``, ``reshape``, ``iota``, ``slice``
+# -> ``real_dynamic_slice``, ``pad``, splat constants); every other operation only takes the
+# dynamic types. The shape checks are JAX's ``shape_assertion`` custom calls, with JAX's messages:
+# jaxlib's refinement (the caller's, NOTE: [embedding an exported module]) checks them and turns the
+# module back into a static one. The merged module is refined at the last sample's sizes and must
+# give that sample's result types, else it is not used.
+"""
+
+from __future__ import annotations
+
+from funcgrad.export._shape_poly import _ATOMS, DimExpr
+from funcgrad.xla_bridge import portable
+from funcgrad.xla_bridge.portable import ir
+
+__all__ = ["NotGeneral", "generalize"]
+
+_I64 = "tensor<i64>"
+_HELP = (
+    ". Please see https://docs.jax.dev/en/latest/export/shape_poly.html#shape-assertion-errors for "
+    "more details."
+)
+
+
+class NotGeneral(Exception):
+    """The samples' lowerings cannot be merged into one module (their structure differs, or an
+    operation has no dynamic form here)."""
+
+
+def _ops(block):
+    """Every operation of ``block`` and of its nested regions, in order."""
+    for op in block.operations:
+        yield op
+        for region in op.regions:
+            for b in region.blocks:
+                yield from _ops(b)
+
+
+def _blocks(block):
+    yield block
+    for op in block.operations:
+        for region in op.regions:
+            for b in region.blocks:
+                yield from _blocks(b)
+
+
+def _main(module):
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            return op
+    raise NotGeneral("no @main")
+
+
+def _attrs(op) -> dict:
+    attrs = op.attributes
+    return {attrs[i].name: str(attrs[i].attr) for i in range(len(attrs))}
+
+
+def _dynamic(types: list[str]) -> tuple[str, list[int]]:
+    """The type of a value typed ``types`` in the samples, and the indices of its dimensions that
+    differ (``?`` in the type)."""
+    ts = [ir.RankedTensorType(ir.Type.parse(t)) for t in types]
+    shapes = [list(t.shape) for t in ts]
+    if len({len(s) for s in shapes}) != 1 or len({str(t.element_type) for t in ts}) != 1:
+        raise NotGeneral(f"types {types[0]} and {types[1]}")
+    differ = [k for k in range(len(shapes[0])) if len({s[k] for s in shapes}) > 1]
+    dims = ["?" if k in differ else str(d) for k, d in enumerate(shapes[0])]
+    return f"tensor<{'x'.join([*dims, str(ts[0].element_type)])}>", differ
+
+
+class _Emitter:
+    """Integer scalars (``tensor<i64>``) computed from the dimension variables, at the start of
+    ``@main``; one value per expression."""
+
+    def __init__(self, ip, loc):
+        self.ip, self.loc = ip, loc
+        self.vars: dict = {}
+        self.cache: dict = {}
+
+    def op(self, name, operands, result=_I64, attrs=None):
+        with self.ip, self.loc:
+            attributes = {k: ir.Attribute.parse(v) for k, v in (attrs or {}).items()}
+            return ir.Operation.create(
+                name, results=[ir.Type.parse(result)], operands=list(operands), attributes=attributes
+            ).result
+
+    def const(self, k: int, t: str = _I64):
+        key = ("const", int(k), t)
+        if key not in self.cache:
+            self.cache[key] = self.op("stablehlo.constant", [], t, {"value": f"dense<{int(k)}> : {t}"})
+        return self.cache[key]
+
+    def binary(self, name, a, b, result=_I64):
+        return self.op(f"stablehlo.{name}", [a, b], result)
+
+    def expr(self, e):
+        """The value of ``e`` (an int or a ``DimExpr``)."""
+        if not isinstance(e, DimExpr):
+            return self.const(int(e))
+        key = ("expr", str(e))
+        if key in self.cache:
+            return self.cache[key]
+        total = None
+        for mono, coeff in sorted(e.terms.items()):
+            v = self.const(coeff)
+            for name in mono:
+                v = self.binary("multiply", v, self.atom(name))
+            total = v if total is None else self.binary("add", total, v)
+        self.cache[key] = total if total is not None else self.const(0)
+        return self.cache[key]
+
+    def atom(self, name):
+        if name in self.vars:
+            return self.vars[name]
+        if name not in _ATOMS:
+            raise NotGeneral(f"dimension variable {name} is not known")
+        op, args = _ATOMS[name]
+        a, b = (self.expr(x) for x in args)
+        if op == "floordiv":  # (floor division: sizes may be negative in intermediate terms)
+            q = self.binary("divide", a, b)
+            r = self.binary("remainder", a, b)
+            zero = self.const(0)
+            neg = self.op("stablehlo.compare", [r, zero], "tensor<i1>",
+                          {"comparison_direction": "#stablehlo<comparison_direction NE>"})  # fmt: skip
+            sign = self.op("stablehlo.compare", [self.binary("multiply", r, b), zero], "tensor<i1>",
+                           {"comparison_direction": "#stablehlo<comparison_direction LT>"})  # fmt: skip
+            fix = self.binary("and", neg, sign, "tensor<i1>")
+            return self.op("stablehlo.select", [fix, self.binary("subtract", q, self.const(1)), q])
+        if op == "mod":
+            r = self.binary("remainder", a, b)
+            return self.binary("remainder", self.binary("add", r, b), b)
+        return self.binary("maximum" if op == "max" else "minimum", a, b)
+
+    def shape(self, dims):
+        """A ``tensor<Nxi64>`` of the dimensions ``dims`` (ints or ``DimExpr``)."""
+        parts = [self.op("stablehlo.reshape", [self.expr(d)], "tensor<1xi64>") for d in dims]
+        if not parts:
+            return self.op("stablehlo.constant", [], "tensor<0xi64>", {"value": "dense<> : tensor<0xi64>"})
+        if len(parts) == 1:
+            return parts[0]
+        with self.ip, self.loc:
+            return ir.Operation.create(
+                "stablehlo.concatenate",
+                results=[ir.Type.parse(f"tensor<{len(parts)}xi64>")],
+                operands=parts,
+                attributes={"dimension": ir.Attribute.parse("0 : i64")},
+            ).result
+
+
+def _inlined(text: str, ctx) -> ir.Module:
+    """The module with every ``func.call`` of ``@main`` replaced by the callee's body (jaxlib's
+    context has no inliner for ``func``), private functions dropped."""
+    module = ir.Module.parse(text, context=ctx)
+    funcs = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in module.body.operations
+             if op.operation.name == "func.func"}  # fmt: skip
+    main = funcs["main"]
+    while True:
+        calls = [op for op in _ops(main.regions[0].blocks[0]) if op.operation.name == "func.call"]
+        if not calls:
+            break
+        for call in calls:
+            callee = funcs[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+            block = callee.regions[0].blocks[0]
+            mapping = {a: v for a, v in zip(block.arguments, call.operands)}
+            results = None
+            for op in block.operations:
+                if op.operation.name == "func.return":
+                    results = [mapping.get(v, v) for v in op.operands]
+                    break
+                new = op.clone(ir.InsertionPoint(call))
+                for inner in [new, *_ops_of(new)]:
+                    for i, v in enumerate(inner.operands):
+                        if v in mapping:
+                            inner.operands[i] = mapping[v]
+                for old, r in zip(op.results, new.results):
+                    mapping[old] = r
+            for r, v in zip(call.results, results):
+                r.replace_all_uses_with(v)
+            call.erase()
+    for name, op in funcs.items():
+        if name != "main":
+            op.erase()
+    return module
+
+
+def _ops_of(op):
+    for region in op.regions:
+        for b in region.blocks:
+            yield from _ops(b)
+
+
+def generalize(texts, fit, in_avals, arg_offset: int, scope_constraints=(), check_assertions=True) -> str:
+    """The module for all sizes from the lowerings ``texts`` at the samples (NOTE: [one module
+    for all sizes]). ``fit(values)``: the expression (int or ``DimExpr``) that gives the samples'
+    ``values``, or None. ``in_avals``: the symbolic argument avals; ``arg_offset``: parameters of
+    ``@main`` before the arguments (the platform index). ``scope_constraints``: parsed
+    ``(op, lhs, rhs, text)`` constraints to assert. Raises ``NotGeneral``."""
+    ctx = portable.make_context()
+    with ctx:
+        modules = [_inlined(t, ctx) for t in texts]
+        mains = [_main(m) for m in modules]
+        entry = [m.regions[0].blocks[0] for m in mains]
+        ops = [list(_ops(b)) for b in entry]
+        blocks = [list(_blocks(b)) for b in entry]
+        if len({len(o) for o in ops}) != 1 or len({len(b) for b in blocks}) != 1:
+            raise NotGeneral("the lowerings at different sizes have different operations")
+        # -- the values whose types differ ------------------------------------------------------
+        dyn: dict = {}  # value of sample 0 -> (dynamic type, [expr per dim])
+
+        def note(values):
+            types = [str(v.type) for v in values]
+            if len(set(types)) == 1:
+                return
+            t, differ = _dynamic(types)
+            shapes = [list(ir.RankedTensorType(v.type).shape) for v in values]
+            dims = []
+            for k, d in enumerate(shapes[0]):
+                if k in differ:
+                    e = fit([s[k] for s in shapes])
+                    if e is None:
+                        raise NotGeneral(f"a dimension {[s[k] for s in shapes]} is not a polynomial")
+                    dims.append(e)
+                else:
+                    dims.append(d)
+            dyn[values[0]] = (t, dims)
+
+        for bs in zip(*blocks):
+            if len({len(b.arguments) for b in bs}) != 1:
+                raise NotGeneral("blocks differ")
+            for args in zip(*(b.arguments for b in bs)):
+                note(args)
+        for os_ in zip(*ops):
+            names = {o.operation.name for o in os_}
+            if len(names) != 1 or len({len(o.results) for o in os_}) != 1:
+                raise NotGeneral(f"operations {sorted(names)} differ")
+            for rs in zip(*(o.results for o in os_)):
+                note(rs)
+        # -- the dimension variables, from @main's arguments -------------------------------------
+        main = mains[0]
+        # (the computations go before an anchor of their own at the top: an operation of the
+        # program may be replaced, and an insertion point must not outlive its operation)
+        with ir.InsertionPoint.at_block_begin(entry[0]), ir.Location.unknown():
+            anchor = ir.Operation.create(
+                "stablehlo.constant", results=[ir.Type.parse(_I64)],
+                attributes={"value": ir.Attribute.parse(f"dense<0> : {_I64}")},
+            )  # fmt: skip
+        em = _Emitter(ir.InsertionPoint(anchor), ir.Location.unknown())
+        for v, (t, _) in dyn.items():
+            v.set_type(ir.Type.parse(t))
+        _solve(em, entry[0], in_avals, arg_offset, scope_constraints, check_assertions)
+        # -- operations -------------------------------------------------------------------------
+        for os_ in zip(*ops):
+            op = os_[0]
+            attrs = [_attrs(o) for o in os_]
+            differ = {k for k in attrs[0] if len({str(a.get(k)) for a in attrs}) > 1}
+            name = op.operation.name
+            out = dyn.get(op.results[0]) if len(op.results) == 1 else None
+            if name == "stablehlo.constant" and (differ or out):
+                _constant(em, os_, out, fit)
+            elif name in _REWRITES and (differ or out):
+                _REWRITES[name](em, os_, out, differ, fit)
+            elif differ:
+                raise NotGeneral(f"{name} has attributes {sorted(differ)} that depend on the sizes")
+            elif any(r in dyn for r in op.results) and name in _FIXED_RESULT:
+                raise NotGeneral(f"{name} has a result shape that depends on the sizes")
+        # -- @main's signature ------------------------------------------------------------------
+        ret = entry[0].operations[len(entry[0].operations) - 1]
+        ins = [str(a.type) for a in entry[0].arguments]
+        outs = [str(v.type) for v in ret.operands]
+        main.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get([ir.Type.parse(t) for t in ins], [ir.Type.parse(t) for t in outs])
+        )
+        module = modules[0]
+        module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(True)
+        if not module.operation.verify():
+            raise NotGeneral("the merged module does not verify")
+        return module.operation.get_asm(enable_debug_info=True)
+
+
+# Operations whose result shape is an attribute or a custom call's: no dynamic form here.
+_FIXED_RESULT = frozenset(
+    {"stablehlo.custom_call", "stablehlo.rng_bit_generator", "stablehlo.rng", "stablehlo.dynamic_slice",
+     "stablehlo.infeed", "stablehlo.recv", "stablehlo.reduce_window", "stablehlo.convolution",
+     "stablehlo.fft", "stablehlo.gather"}
+)  # fmt: skip
+
+
+def _replace(em, op, name, operands, result_type, attrs):
+    with ir.InsertionPoint(op), op.location:
+        new = ir.Operation.create(
+            name, results=[ir.Type.parse(result_type)], operands=list(operands), attributes=attrs
+        )
+    op.results[0].replace_all_uses_with(new.result)
+    op.erase()
+
+
+def _dims(op, out):
+    if out is not None:
+        return out
+    t = ir.RankedTensorType(op.results[0].type)
+    return str(t), list(t.shape)
+
+
+def _broadcast(em, os_, out, differ, fit):
+    op = os_[0]
+    t, dims = _dims(op, out)
+    attrs = {"broadcast_dimensions": op.attributes["broadcast_dimensions"]}
+    _replace(em, op, "stablehlo.dynamic_broadcast_in_dim", [op.operands[0], em.shape(dims)], t, attrs)
+
+
+def _reshape(em, os_, out, differ, fit):
+    op = os_[0]
+    t, dims = _dims(op, out)
+    _replace(em, op, "stablehlo.dynamic_reshape", [op.operands[0], em.shape(dims)], t, {})
+
+
+def _iota(em, os_, out, differ, fit):
+    op = os_[0]
+    t, dims = _dims(op, out)
+    _replace(em, op, "stablehlo.dynamic_iota", [em.shape(dims)], t,
+             {"iota_dimension": op.attributes["iota_dimension"]})  # fmt: skip
+
+
+def _fitted_array(os_, key, fit):
+    values = [list(ir.DenseI64ArrayAttr(o.attributes[key])) for o in os_]
+    out = []
+    for k in range(len(values[0])):
+        col = [v[k] for v in values]
+        e = col[0] if len(set(col)) == 1 else fit(col)
+        if e is None:
+            raise NotGeneral(f"{key} {col} is not a polynomial of the sizes")
+        out.append(e)
+    return out
+
+
+def _slice(em, os_, out, differ, fit):
+    op = os_[0]
+    t, _ = _dims(op, out)
+    start, limit, strides = (
+        _fitted_array(os_, k, fit) for k in ("start_indices", "limit_indices", "strides")
+    )
+    _replace(em, op, "stablehlo.real_dynamic_slice",
+             [op.operands[0], em.shape(start), em.shape(limit), em.shape(strides)], t, {})  # fmt: skip
+
+
+def _pad(em, os_, out, differ, fit):
+    op = os_[0]
+    t, _ = _dims(op, out)
+    low, high, interior = (_fitted_array(os_, k, fit) for k in ("edge_padding_low", "edge_padding_high",
+                                                                  "interior_padding"))  # fmt: skip
+    operands = [op.operands[0], op.operands[1], em.shape(low), em.shape(high), em.shape(interior)]
+    _replace(em, op, "stablehlo.dynamic_pad", operands, t, {})
+
+
+_REWRITES = {
+    "stablehlo.broadcast_in_dim": _broadcast,
+    "stablehlo.reshape": _reshape,
+    "stablehlo.iota": _iota,
+    "stablehlo.slice": _slice,
+    "stablehlo.pad": _pad,
+}
+
+
+def _splat(op):
+    attr = ir.DenseElementsAttr(op.attributes["value"])
+    if not attr.is_splat:
+        return None
+    v = attr.get_splat_value()
+    for kind in (ir.FloatAttr, ir.IntegerAttr, ir.BoolAttr):
+        try:
+            return kind(v).value
+        except (ValueError, TypeError):
+            continue
+    return None
+
+
+def _constant(em, os_, out, fit):
+    op = os_[0]
+    values = [_splat(o) for o in os_]
+    if any(v is None for v in values):
+        raise NotGeneral("a constant array whose shape or value depends on the sizes")
+    t = ir.RankedTensorType(op.results[0].type)
+    elem = str(t.element_type)
+    scalar_type = f"tensor<{elem}>"
+    if len(set(values)) == 1:
+        with ir.InsertionPoint(op), op.location:
+            scalar = ir.Operation.create(
+                "stablehlo.constant",
+                results=[ir.Type.parse(scalar_type)],
+                attributes={
+                    "value": ir.DenseElementsAttr.get_splat(ir.Type.parse(scalar_type), _splat_attr(op))
+                },
+            ).result
+    else:
+        scalar = _fitted_scalar(em, op, values, scalar_type, fit)
+    if out is None:  # (a scalar whose value depends on the sizes)
+        op.results[0].replace_all_uses_with(scalar)
+        op.erase()
+        return
+    rt, dims = out
+    _replace(em, op, "stablehlo.dynamic_broadcast_in_dim", [scalar, em.shape(dims)], rt,
+             {"broadcast_dimensions": ir.Attribute.parse("array<i64>")})  # fmt: skip
+
+
+def _splat_attr(op):
+    return ir.DenseElementsAttr(op.attributes["value"]).get_splat_value()
+
+
+def _fitted_scalar(em, op, values, scalar_type, fit):
+    """A scalar constant whose value is a polynomial of the sizes (or its reciprocal)."""
+    ints = all(float(v) == round(float(v)) for v in values)
+    recip = not ints and all(v and float(1 / v) == round(float(1 / v)) for v in values)
+    if not (ints or recip):
+        raise NotGeneral(f"constants {values[:3]} depend on the sizes")
+    e = fit([round(float(1 / v) if recip else float(v)) for v in values])
+    if e is None:
+        raise NotGeneral(f"constants {values[:3]} are not a polynomial of the sizes")
+    with ir.InsertionPoint(op), op.location:
+        v = em.expr(e)
+        x = ir.Operation.create(
+            "stablehlo.convert", results=[ir.Type.parse(scalar_type)], operands=[v]
+        ).result
+        if recip:
+            one = ir.Operation.create(
+                "stablehlo.constant",
+                results=[ir.Type.parse(scalar_type)],
+                attributes={"value": ir.Attribute.parse(f"dense<1.0> : {scalar_type}")},
+            ).result
+            x = ir.Operation.create("stablehlo.divide", results=[x.type], operands=[one, x]).result
+    # (a recomputed value must equal the samples' constant exactly; checked by the caller's
+    # refinement at a sample)
+    return x
+
+
+def _solve(em, block, in_avals, offset, constraints, check):
+    """The dimension variables from ``@main``'s argument sizes (JAX's linear uni-variate
+    equations), with JAX's shape assertions."""
+    args = list(block.arguments)
+    eqs = [(i, k, d) for i, a in enumerate(in_avals) for k, d in enumerate(a.shape) if isinstance(d, DimExpr)]
+    specs = ",".join(
+        f"args[{i}].shape = ({', '.join(map(str, a.shape))}{',' if len(a.shape) == 1 else ''})"
+        for i, a in enumerate(in_avals)
+        if any(isinstance(d, DimExpr) for d in a.shape)
+    )
+    specs_msg = f" Using the following polymorphic shapes specifications: {specs}."
+    # Message pieces (str or value); each assertion reports the solution found before it, as JAX's.
+    solution: list = [" Obtained dimension variables: "]
+    asserts: list = []
+    sizes: dict = {}
+    for i, k, _ in eqs:
+        s = em.op(
+            "stablehlo.get_dimension_size", [args[offset + i]], "tensor<i32>", {"dimension": f"{k} : i64"}
+        )
+        sizes[(i, k)] = em.op("stablehlo.convert", [s])
+    pending = list(eqs)
+    while pending:
+        progress = False
+        for eq in list(pending):
+            i, k, d = eq
+            dim_name = f"args[{i}].shape[{k}]"
+            unknown = [m for m in d.terms if not _known(m, em.vars)]
+            if len(unknown) == 0:
+                pending.remove(eq)
+                progress = True
+                asserts.append((
+                    "eq", sizes[(i, k)], em.expr(d),
+                    ["Input shapes do not match the polymorphic shapes specification. "
+                     f"Found inconsistency between dimension size {dim_name} (= ", sizes[(i, k)],
+                     f") and the specification '{d}' (= ", em.expr(d), ")." + specs_msg, *solution],
+                ))  # fmt: skip
+                continue
+            if len(unknown) != 1 or len(unknown[0]) != 1 or unknown[0][0] in _ATOMS:
+                continue
+            (var,) = unknown[0]
+            coeff = d.terms[unknown[0]]
+            rest = em.expr(DimExpr.normalize({m: c for m, c in d.terms.items() if m != unknown[0]}, d.scope))
+            value = em.binary("subtract", sizes[(i, k)], rest)
+            if coeff != 1:
+                rem = em.binary("remainder", value, em.const(coeff))
+                asserts.append((
+                    "eq", rem, em.const(0),
+                    ["Input shapes do not match the polymorphic shapes specification. "
+                     "Division had remainder ",
+                     rem, f" when computing the value of '{var}'." + specs_msg, *solution],
+                ))  # fmt: skip
+                value = em.binary("divide", value, em.const(coeff))
+            em.vars[var] = value
+            solution += [f"'{var}' = ", value, f" from specification '{d}' for dimension {dim_name} (= ",
+                         sizes[(i, k)], "), "]  # fmt: skip
+            asserts.append((
+                "ge", value, em.const(1),
+                ["Input shapes do not match the polymorphic shapes specification. "
+                 f"Expected value >= 1 for dimension variable '{var}'." + specs_msg, *solution],
+            ))  # fmt: skip
+            pending.remove(eq)
+            progress = True
+        if not progress:
+            raise NotGeneral("dimension variables that the argument sizes do not give")
+    for op, lhs, rhs, text in constraints:
+        diff = em.binary("subtract", em.expr(lhs), em.expr(rhs))
+        asserts.append((
+            "ge" if op == ">=" else "le" if op == "<=" else "eq", diff, em.const(0),
+            [f"Input shapes do not match the symbolic shape constraint {text}. "
+             f"Expected '{_diff_str(lhs, rhs)}' to be "
+             f"{'equal' if op == '==' else 'greater or equal'} to 0, but found ", diff, ". " + specs_msg,
+             *solution],
+        ))  # fmt: skip
+    if not check:
+        return
+    for kind, lhs, rhs, pieces in asserts:
+        direction = {"eq": "EQ", "ge": "GE", "le": "LE"}[kind]
+        ok = em.op("stablehlo.compare", [lhs, rhs], "tensor<i1>",
+                   {"comparison_direction": f"#stablehlo<comparison_direction {direction}>"})  # fmt: skip
+        inputs, message = [], ""
+        for p in [*pieces, _HELP]:
+            if isinstance(p, str):
+                message += p.replace("{", "{{").replace("}", "}}")
+            else:
+                message += "{" + str(len(inputs)) + "}"
+                inputs.append(p)
+        with em.ip, em.loc:
+            ir.Operation.create(
+                "stablehlo.custom_call",
+                results=[],
+                operands=[ok, *inputs],
+                attributes={
+                    "call_target_name": ir.StringAttr.get("shape_assertion"),
+                    "has_side_effect": ir.BoolAttr.get(True),
+                    "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 2),
+                    "error_message": ir.StringAttr.get(message),
+                },
+            )
+
+
+def _known(mono, known) -> bool:
+    """Whether every variable of a monomial (inside operations too) is in ``known``."""
+    for name in mono:
+        if name in _ATOMS:
+            args = _ATOMS[name][1]
+            if not all(a.variables() <= set(known) for a in args if isinstance(a, DimExpr)):
+                return False
+        elif name not in known:
+            return False
+    return True
+
+
+def _diff_str(lhs, rhs) -> str:
+    d = lhs - rhs
+    return str(d)
