@@ -1,7 +1,10 @@
 """Structured control flow: ``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``, ``map``.
 
 Layer: surface. Imports the kernel (core, tree_util, partial_eval), the primitive catalog
-(``primitives.control_flow`` and a few array primitives) and ``funcgrad._remat``.
+(``primitives.control_flow`` and a few array primitives), ``funcgrad._remat`` and
+``funcgrad._control_flow_trace`` (the tracing of its functions: trace cache, constants). Refs and
+mutable boxes its functions touch are threaded by ``funcgrad._control_flow_state``, which calls
+back into these functions and is found in ``sys.modules`` when loaded (with ``funcgrad.ref``).
 
 Signatures and semantics are ``jax.lax``'s. Each function traces its Python callables to closed
 jaxprs (every constant they capture becomes an explicit operand, see NOTE: [control-flow jaxprs
@@ -33,28 +36,33 @@ of the taken one (its results are discarded by the select, but e.g. a division c
 from __future__ import annotations
 
 import builtins
-import functools
 import math
 import operator
-import sys
 import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from funcgrad._api_util import flatten_outputs
-from funcgrad._control_flow_errors import branch_error, carry_structure_error, carry_type_error
+from funcgrad._control_flow_errors import branch_error
+from funcgrad._control_flow_trace import (
+    at_the_top,
+    leaf_paths,
+    made_by,
+    state_module,
+    subtrees,
+    trace,
+    trace_loop_body,
+    with_constants,
+)
 from funcgrad._remat import checkpoint as _checkpoint
 from funcgrad._remat import checkpoint_policies
-from funcgrad._sharding_types import check_carry_types, scan_step_avals
+from funcgrad._sharding_types import scan_step_avals
 from funcgrad.kernel import batching, core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.caches import register_cache
-from funcgrad.kernel.hooks import hooks
+from funcgrad.kernel.held_state import is_state
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var, has_effects
-from funcgrad.kernel.jaxpr_eval import eval_closed
-from funcgrad.kernel.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr
 from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import structure as st
@@ -62,229 +70,6 @@ from funcgrad.primitives.control_flow import ReverseModeWhileLoopError, cond_p, 
 from funcgrad.primitives.scan import scan_p
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "ReverseModeWhileLoopError"]
-
-# ----------------------------------------------------------------------------------------------
-# Tracing user functions
-
-
-# NOTE: [control-flow trace cache]
-# As JAX's (its ``trace_to_jaxpr`` is a weakref LRU cache on the function), a body, branch or loop
-# function traced again for the same input tree and types is not traced again: ``scan(f, ...)``
-# called twice with the same ``f`` runs ``f``'s Python once (flax's nnx.scan counts its traces).
-# Keyed weakly on the function object, then on (input tree, avals, named axes in scope, the
-# thread's modes: x64, promotion flags, matmul precision, NOTE: [x64 mode per thread]);
-# a trace whose constants hold tracers of an enclosing transformation, or that read or wrote a
-# Ref (funcgrad.ref), is not kept. Like JAX's, a closure over a concrete array that is rebound
-# between calls keeps the value of the first trace.
-_TRACES = register_cache("control_flow.traces", weakref.WeakKeyDictionary())
-
-
-def _ref_accesses() -> int:
-    refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref exists)
-    return refs.ACCESSES[0] if refs is not None else 0
-
-
-def _trace(fun: Callable, in_tree, in_avals, what: str, state: bool = False):
-    """Trace ``fun(*unflatten(in_tree, leaves))``; returns (closed jaxpr without constants, the
-    constants as leading operands, output tree). Cached (NOTE: [control-flow trace cache]).
-    ``state``: raise funcgrad.ref's ``LoopState`` when ``fun`` touches Refs or mutable boxes from
-    outside (NOTE: [state in loop bodies])."""
-    key = (in_tree, tuple(in_avals), batching.axis_env(), hooks.mode_key())
-    try:
-        entries = _TRACES.get(fun)
-        hit = entries.get(key) if entries is not None else None
-    except TypeError:  # an unhashable callable, or one that cannot be referenced weakly
-        entries, hit = False, None
-    if hit is not None:
-        jaxpr, consts, out_tree = hit
-        return jaxpr, list(consts), out_tree
-    touched = _ref_accesses()
-    jaxpr, consts, out_tree = _trace_now(fun, in_tree, in_avals, what, state)
-    if (
-        entries is not False
-        and touched == _ref_accesses()
-        and not any(isinstance(c, core.Tracer) for c in consts)
-    ):
-        try:
-            _TRACES.setdefault(fun, {})[key] = (jaxpr, tuple(consts), out_tree)
-        except TypeError:
-            pass
-    return jaxpr, consts, out_tree
-
-
-# JAX's names of what a function is traced for (its errors say "traced for while_body")
-_TRACED_FOR = {"while_loop body_fun": "while_body", "while_loop cond_fun": "while_cond"}
-
-
-def _trace_now(fun: Callable, in_tree, in_avals, what: str, state: bool = False):
-    box = []
-    refs = sys.modules.get("funcgrad.ref") if state else None  # (not loaded: no Ref or box exists)
-    found = []
-
-    def flat(*leaves):
-        if refs is None:
-            out = fun(*tu.tree_unflatten(in_tree, leaves))
-            out_leaves, out_tree = flatten_outputs(out, what)
-            box.append(out_tree)
-            return out_leaves
-        with refs.discover_state(record=True) as discovery:
-            out = fun(*tu.tree_unflatten(in_tree, leaves))
-            refs.refuse_returned_refs(out, what, fun, _TRACED_FOR.get(what, what.split(" ")[0]))
-            out_leaves, out_tree = flatten_outputs(out, what)
-            box.append(out_tree)
-            if not discovery.scope.lifted:
-                return out_leaves
-            finals = discovery.finals()
-            if finals is None:  # (a mutable box: its state may change structure; traced again)
-                raise refs.LoopState(list(discovery.scope.lifted))
-            found.append((discovery, len(out_leaves)))
-            return [*out_leaves, *finals]
-
-    made: list[bool] = []
-    closed = trace_to_jaxpr(flat, in_avals, description=what, made=made)
-    if found:
-        # NOTE: [state in loop bodies]: the trace, with the Refs' values as extra inputs, is kept
-        discovery, n_out = found[0]
-        recorded = (discovery.completed(closed), in_tree, list(in_avals), box[0], n_out)
-        raise refs.LoopState(list(discovery.scope.lifted), recorded)
-    jaxpr, consts = convert_constvars_jaxpr(closed)
-    traced = ClosedJaxpr(jaxpr, [])
-    if any(made):  # (NOTE: [eager loops keep only what their trace made])
-        _MADE[traced] = frozenset(id(c) for c, m in zip(consts, made) if m)
-    return traced, consts, box[0]
-
-
-# NOTE: [eager loops keep only what their trace made]
-# A loop bound at the top (plain eager evaluation, NOTE: [eager control flow is compiled]) passes
-# the arrays its traced functions close over as operands, as JAX's (``cond_nconsts``,
-# ``body_nconsts``, scan's ``num_consts``): the compiled program does not depend on their values,
-# so a loop whose body is a fresh closure over new arrays at every call (``scipy.special.hyp2f1``'s
-# series, an optimiser's step) finds its compiled program by the lowered text instead of compiling
-# again. What the trace itself computed from no inputs (NOTE: [constants a trace made]: a
-# ``linspace`` inside the body, which JAX stages as equations XLA folds; ``arange``, ``eye`` and
-# ``tri`` stage JAX's ``iota`` equations themselves) is bound as a constant of the loop's jaxprs
-# instead, so XLA sees and simplifies it as under ``jit`` (whose program holds the constants of the
-# enclosing function as constants): the eager loop gives jit's bits, and JAX's (optax's L-BFGS
-# notebook).
-# Captured arrays are operands in JAX's eager loops and constants under its ``jit`` as in
-# funcgrad's, so eager and jit compare as JAX's do. Python scalars are literals either way. The
-# constants of a cached trace are the same objects at every call (NOTE: [control-flow trace
-# cache]), so the rewritten jaxpr is memoised on them and a repeated loop finds its program. Under
-# a transformation every constant stays an operand, which the transformation sees (NOTE:
-# [control-flow jaxprs have no tracer constants]).
-# Per traced jaxpr (the result of ``_trace_now``, held weakly): the ids of the constants its trace
-# made (held by the trace's constants, so the ids stay theirs).
-_MADE = register_cache("control_flow.made_constants", weakref.WeakKeyDictionary())
-_WITH_CONSTANTS = register_cache("control_flow.with_constants", weakref.WeakKeyDictionary())
-
-
-def _at_the_top() -> bool:
-    return type(core.current_trace()) is core.EvalTrace
-
-
-def _made_by(*traced: ClosedJaxpr) -> frozenset:
-    """The ids of the constants the traces of ``traced`` made (NOTE: [eager loops keep only what
-    their trace made])."""
-    return frozenset().union(*(_MADE.get(j, ()) for j in traced))
-
-
-def _with_constants(closed: ClosedJaxpr, consts: list, made: frozenset):
-    """``(closed, consts)`` for a loop's bind: at the top, ``closed`` with the leading inputs whose
-    constants its trace made (ids in ``made``) bound to them as its own constants, and the other
-    constants as operands (NOTE: [eager loops keep only what their trace made]); elsewhere as they
-    are."""
-    if not consts or not made or not _at_the_top():
-        return closed, consts
-    keep = tuple(id(c) in made for c in consts)
-    if not any(keep):
-        return closed, consts
-    bound_consts = tuple(c for c, k in zip(consts, keep) if k)
-    operands = [c for c, k in zip(consts, keep) if not k]
-    hit = _WITH_CONSTANTS.get(closed)
-    if hit is not None and hit[0] == keep and all(a is b for a, b in zip(hit[1], bound_consts)):
-        return hit[2], operands
-    j, n = closed.jaxpr, len(consts)
-    constvars = [v for v, k in zip(j.invars[:n], keep) if k]
-    invars = [v for v, k in zip(j.invars[:n], keep) if not k]
-    bound = ClosedJaxpr(
-        Jaxpr([*j.constvars, *constvars], [*invars, *j.invars[n:]], j.eqns, j.outvars),
-        [*closed.consts, *bound_consts],
-    )
-    _WITH_CONSTANTS[closed] = (keep, bound_consts, bound)
-    return bound, operands
-
-
-def _leaf_paths(tree_def) -> list[str]:
-    example = tu.tree_unflatten(tree_def, builtins.range(tree_def.num_leaves))
-    return [tu.keystr(p) or "(the value)" for p, _ in tu.tree_leaves_with_path(example)]
-
-
-def _subtrees(out_tree, out_avals):
-    """Split the tree of a ``(carry, y)`` pair (JAX's error for another output, with its types)."""
-    pair = tu.tree_unflatten(out_tree, builtins.range(out_tree.num_leaves))
-    if not isinstance(pair, tuple | list) or len(pair) != 2:
-        raise TypeError(f"scan body output must be a pair, got {tu.tree_unflatten(out_tree, out_avals)}.")
-    return tu.tree_structure(pair[0]), tu.tree_structure(pair[1])
-
-
-def _convert_init(x, dtype, weak: bool):
-    """A promoted initial carry: a concrete value (a Python scalar) converted now, as JAX does (no
-    equation: it is a literal of the new type); a traced one by ``convert_element_type``."""
-    if not isinstance(x, core.Tracer):
-        value = core.concrete_value(x)
-        if value is not None:
-            return Array._from_owned(np.asarray(value, dtype), weak)
-    return ew.convert_element_type(x, dtype, weak)
-
-
-def _trace_loop_body(fun, init, extra_avals, in_tree_of, what: str, carry_tree_of, state: bool = False):
-    """Trace a loop body whose carry must keep its type; weakly typed carries take the body's
-    dtype (the body is traced again then). Returns (jaxpr, consts, out_tree, carry leaves)."""
-    init_flat, carry_tree = tu.tree_flatten(init)
-    carry_avals = [core.get_aval(x) for x in init_flat]
-    paths = _leaf_paths(carry_tree)
-    jax_name = "scan body" if what.startswith("scan") else "while_loop body"  # (JAX's words)
-    for _ in builtins.range(3):
-        jaxpr, consts, out_tree = _trace(
-            fun, in_tree_of(carry_avals), [*carry_avals, *extra_avals], what, state
-        )
-        out_carry_tree = carry_tree_of(out_tree, jaxpr.out_avals)
-        if out_carry_tree != carry_tree:
-            n = out_carry_tree.num_leaves  # (the carry's leaves lead the outputs)
-            raise carry_structure_error(
-                jax_name, fun, carry_tree, carry_avals, out_carry_tree, jaxpr.out_avals[:n]
-            )
-        outs = jaxpr.out_avals[: len(carry_avals)]
-        bad = [
-            i
-            for i, (a, o) in enumerate(zip(carry_avals, outs))
-            if a.shape != o.shape or (a.dtype != o.dtype and not a.weak_type)
-        ]
-        if bad:
-            keys = [p for p, _ in tu.tree_leaves_with_path(tu.tree_unflatten(carry_tree, carry_avals))]
-            ins, got = [carry_avals[i] for i in bad], [outs[i] for i in bad]
-            raise carry_type_error(jax_name, fun, [keys[i] for i in bad], ins, got)
-        new_avals = []
-        for a, o in zip(carry_avals, outs):
-            # As JAX: only a weakly typed carry whose dtype the body changes is promoted (and the
-            # body traced again), converted to a strong value of the body's dtype (JAX's
-            # convert_element_type); a weak input carry with an output of its dtype stays.
-            new_avals.append(
-                a.update(dtype=o.dtype, weak_type=False) if a.weak_type and a.dtype != o.dtype else a
-            )
-        # On explicit mesh axes a sharding is part of the type (NOTE: [sharding in types]).
-        check_carry_types(
-            what.rsplit(" ", 1)[0], fun, paths, carry_avals, jaxpr.out_avals[: len(carry_avals)]
-        )
-        if new_avals == carry_avals:
-            break
-        carry_avals = new_avals
-    init_flat = [
-        x if core.get_aval(x) == a else _convert_init(x, a.dtype, a.weak_type)
-        for x, a in zip(init_flat, carry_avals)
-    ]
-    return jaxpr, consts, out_tree, init_flat
-
 
 # ----------------------------------------------------------------------------------------------
 # cond and switch
@@ -390,75 +175,32 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
 
 
 def _bind_cond(index, branches, operands, names, what):
-    refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref or box exists)
-    if refs is not None and any(type(x) is refs.Ref for x in tu.tree_leaves(operands)):
-        branches, operands = _hoisted_refs(refs, branches, operands, what)
+    state = state_module()
+    if state is not None and any(is_state(x) for x in tu.tree_leaves(operands)):
+        branches, operands = state.held_cond_operands(branches, operands, what)
     flat_ops, ops_tree = tu.tree_flatten(operands)
     avals = [core.get_aval(x) for x in flat_ops]
-    traced, items, found = [], [], {}
+    traced, found = [], {}
     for k, (b, n) in enumerate(zip(branches, names)):
         try:
-            traced.append(_trace(b, ops_tree, avals, f"{what} {n}", state=refs is not None))
+            traced.append(trace(b, ops_tree, avals, f"{what} {n}", state=state is not None))
         except Exception as e:
-            if refs is None or not isinstance(e, refs.LoopState):
+            if state is None or not isinstance(e, state.LoopState):
                 raise
-            _add_items(items, e)
             found[k] = e
-    if items:
-        return _cond_with_state(refs, index, branches, operands, names, what, items, found)
+    if found:
+        return state.cond_with_state(index, branches, operands, names, what, found)
     _check_branch_outputs(traced, branches, what)
     all_consts = [c for _, consts, _ in traced for c in consts]
     joined, forwarded = _joined_branches([jaxpr for jaxpr, _, _ in traced], len(flat_ops))
-    made = _made_by(*(jaxpr for jaxpr, _, _ in traced))
-    if all_consts and made and _at_the_top():
-        bound = [_with_constants(b, all_consts, made) for b in joined]
+    made = made_by(*(jaxpr for jaxpr, _, _ in traced))
+    if all_consts and made and at_the_top():
+        bound = [with_constants(b, all_consts, made) for b in joined]
         joined, all_consts = tuple(b for b, _ in bound), bound[0][1]
     computed = any(p is None for p in forwarded) or not forwarded
     outs = iter(cond_p.bind(index, *all_consts, *flat_ops, branches=joined) if computed else ())
     outs = [next(outs) if p is None else _as_array(flat_ops[p], avals[p]) for p in forwarded]
     return tu.tree_unflatten(traced[0][2], outs)
-
-
-def _hoisted_refs(refs, branches: list, operands: tuple, what: str):
-    """Refs among a cond's operands, checked for aliasing, are closed over by the branches instead
-    (a Ref is no array operand; its value is then carried as state: NOTE: [state in loop bodies]).
-    Returns the branches and the remaining operands (one tuple of leaves)."""
-    at = refs.refuse_aliased_refs(branches[-1], operands, what)  # (JAX names true_fun's parameters)
-    leaves, tree = tu.tree_flatten(operands)
-    kept = [x for i, x in enumerate(leaves) if i not in at]
-
-    def closing(branch):
-        @functools.wraps(branch)
-        def closed(*kept_leaves):
-            it = iter(kept_leaves)
-            full = [at[i] if i in at else next(it) for i in range(len(leaves))]
-            return branch(*tu.tree_unflatten(tree, full))
-
-        return closed
-
-    return [closing(b) for b in branches], tuple(kept)
-
-
-def _cond_with_state(refs, index, branches, operands, names, what, items: list, found: dict):
-    """A cond whose branches touch Refs or mutable boxes from outside (``items``): each branch
-    takes their values as extra operands and returns their final values, written back after the
-    cond, as the state of a loop body is carried (NOTE: [state in loop bodies] in funcgrad/ref.py).
-    ``found``: per branch that touched them, its ``LoopState`` (a branch that touched all of them,
-    in that order, is replayed, not called again)."""
-
-    def with_state(k, branch):
-        recorded = _replayable(found.get(k), items)
-
-        def stateful(state, ops):
-            return _call_with_state(refs, branch, tuple(ops), items, state, recorded)
-
-        return stateful
-
-    state = refs.loop_state_values(items)
-    stateful = [with_state(k, b) for k, b in enumerate(branches)]
-    out, finals = _bind_cond(index, stateful, (state, list(operands)), names, what)
-    refs.write_loop_state(items, finals)
-    return out
 
 
 def _as_array(x, aval):
@@ -580,28 +322,28 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
     if max_steps is not None:
         return _bounded_while(cond_fun, body_fun, init_val, int(max_steps))
     carry_tree = tu.tree_structure(init_val)
-    refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref or box exists)
+    state = state_module()
     stage = "body"
     try:
-        body, body_consts, _, init_flat = _trace_loop_body(
+        body, body_consts, _, init_flat = trace_loop_body(
             body_fun,
             init_val,
             [],
             lambda avals: tu.tree_structure((init_val,)),
             "while_loop body_fun",
             lambda t, _: t,
-            state=refs is not None,
+            state=state is not None,
         )
         carry_avals = body.in_avals[len(body_consts) :]
         stage = "cond"
-        cond_j, cond_consts, pred_tree = _trace(
-            cond_fun, tu.tree_structure((init_val,)), carry_avals, "while_loop cond_fun", refs is not None
+        cond_j, cond_consts, pred_tree = trace(
+            cond_fun, tu.tree_structure((init_val,)), carry_avals, "while_loop cond_fun", state is not None
         )
     except Exception as e:
-        if refs is None or not isinstance(e, refs.LoopState):
+        if state is None or not isinstance(e, state.LoopState):
             raise
-        return _while_with_state(refs, cond_fun, body_fun, init_val, {stage: e})
-    made = _made_by(body, cond_j)
+        return state.while_with_state(cond_fun, body_fun, init_val, {stage: e})
+    made = made_by(body, cond_j)
     pred_avals = cond_j.out_avals
     if not tu.treedef_is_leaf(pred_tree) or len(pred_avals) != 1:  # (JAX's words)
         raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {pred_tree}.")
@@ -622,64 +364,13 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
         cond_j = ClosedJaxpr(Jaxpr(j.constvars, [*j.invars[:nc], *kept], j.eqns, j.outvars), cond_j.consts)
         body_consts = [*moved, *body_consts]
         init_flat = [x for x, m in zip(init_flat, move) if not m]
-    cond_j, cond_consts = _with_constants(cond_j, cond_consts, made)
-    body, body_consts = _with_constants(body, body_consts, made)
+    cond_j, cond_consts = with_constants(cond_j, cond_consts, made)
+    body, body_consts = with_constants(body, body_consts, made)
     outs = while_p.bind(
         *cond_consts, *body_consts, *init_flat, cond_jaxpr=cond_j, body_jaxpr=body,
         cond_nconsts=len(cond_consts), body_nconsts=len(body_consts),
     )  # fmt: skip
     return tu.tree_unflatten(carry_tree, _merge_moved(move, outs, moved))
-
-
-def _add_items(items: list, e) -> None:
-    """Add to ``items`` the Refs and boxes of the ``LoopState`` ``e`` that it does not hold yet."""
-    items.extend(i for i in e.items if not any(i is j for j in items))
-
-
-def _replayable(e, items: list):
-    """The trace ``_call_with_state`` may replay for a function whose discovery trace raised the
-    ``LoopState`` ``e`` (None: it raised none): ``e.recorded`` where that trace touched exactly
-    ``items``, in that order; else None (the function is called again)."""
-    if e is None or len(e.items) != len(items) or not all(a is b for a, b in zip(e.items, items)):
-        return None
-    return e.recorded
-
-
-def _while_with_state(refs, cond_fun, body_fun, init_val, found: dict):
-    """A while loop whose functions touch Refs or mutable boxes from outside: their values are a
-    second carry, written back after the loop (NOTE: [state in loop bodies] in funcgrad/ref.py).
-    ``cond_fun`` may write them too (as in JAX): it runs once before the loop and after each body
-    step, its predicate carried with the state. ``found``: the ``LoopState`` of the function
-    (``"body"`` or ``"cond"``) whose discovery trace raised it; the other is traced here."""
-    items, avals = [], [core.get_aval(x) for x in tu.tree_leaves(init_val)]
-    for stage, fun in (("body", body_fun), ("cond", cond_fun)):
-        if stage in found:
-            e = found[stage]
-        else:
-            try:
-                _trace(fun, tu.tree_structure((init_val,)), avals, f"while_loop {stage}_fun", True)
-                continue
-            except Exception as caught:
-                if not isinstance(caught, refs.LoopState):
-                    raise
-                e = found[stage] = caught
-        _add_items(items, e)
-
-    on_body, on_cond = _replayable(found.get("body"), items), _replayable(found.get("cond"), items)
-
-    def tested(val, state):  # (val, state after cond_fun, its predicate)
-        pred, state = _call_with_state(refs, cond_fun, (val,), items, state, on_cond)
-        return val, state, pred
-
-    def body(carry):
-        val, state, _ = carry
-        val, state = _call_with_state(refs, body_fun, (val,), items, state, on_body)
-        return tested(val, state)
-
-    init = tested(init_val, refs.loop_state_values(items))
-    val, finals, _ = while_loop(lambda carry: carry[2], body, init)
-    refs.write_loop_state(items, finals)
-    return val
 
 
 # NOTE: [read-only carries]
@@ -915,9 +606,8 @@ def scan(
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
     xs_flat, xs_tree = tu.tree_flatten(xs)
-    refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref exists)
-    xs_avals = [x.aval if refs is not None and type(x) is refs.Ref else core.get_aval(x) for x in xs_flat]
-    paths = _leaf_paths(xs_tree)
+    xs_avals = [x.aval if is_state(x) else core.get_aval(x) for x in xs_flat]
+    paths = leaf_paths(xs_tree)
     for path, a in zip(paths, xs_avals):
         if a.ndim == 0:
             raise ValueError(  # (JAX's words and type)
@@ -946,8 +636,9 @@ def scan(
     if not lengths:
         raise ValueError("scan: length must be given when xs is None (or has no leaves)")
     (length,) = lengths
-    if refs is not None and any(type(x) is refs.Ref for x in tu.tree_leaves((init, xs))):
-        f, xs = _scanned_refs(refs, f, init, xs, length)
+    state = state_module()
+    if state is not None and any(is_state(x) for x in tu.tree_leaves((init, xs))):
+        f, xs = state.scanned_refs(f, init, xs, length)
         xs_flat, xs_tree = tu.tree_flatten(xs)
         xs_avals = [core.get_aval(x) for x in xs_flat]
     if not isinstance(unroll, bool):
@@ -965,27 +656,27 @@ def scan(
     trees = {}
 
     def carry_tree_of(out_tree, out_avals):
-        trees["carry"], trees["y"] = _subtrees(out_tree, out_avals)
+        trees["carry"], trees["y"] = subtrees(out_tree, out_avals)
         return trees["carry"]
 
     in_tree = tu.tree_structure((init, xs))
     try:
-        body, consts, _, init_flat = _trace_loop_body(
+        body, consts, _, init_flat = trace_loop_body(
             f, init, x_avals, lambda _: in_tree, "scan body f", carry_tree_of, state=True
         )
     except Exception as e:
-        refs = sys.modules.get("funcgrad.ref")
-        if refs is None or not isinstance(e, refs.LoopState):
+        state = state_module()
+        if state is None or not isinstance(e, state.LoopState):
             raise
-        return _scan_with_state(refs, f, init, xs, e.items, length, reverse, unroll, e.recorded)
-    made = _made_by(body)
+        return state.scan_with_state(f, init, xs, e, length, reverse, unroll)
+    made = made_by(body)
     move = _forwarded(body.jaxpr, len(consts), len(init_flat))  # (NOTE: [read-only carries])
     moved = [x for x, m in zip(init_flat, move) if m]
     if moved:
         body = _carries_to_consts(body, len(consts), move)
         consts = [*moved, *consts]
         init_flat = [x for x, m in zip(init_flat, move) if not m]
-    body, consts = _with_constants(body, consts, made)
+    body, consts = with_constants(body, consts, made)
     outs = scan_p.bind(
         *consts, *init_flat, *xs_flat, jaxpr=body, num_consts=len(consts), num_carry=len(init_flat),
         length=length, reverse=bool(reverse), unroll=unroll,
@@ -993,66 +684,6 @@ def scan(
     outs = _merge_moved(move, outs, moved)
     n = len(move)
     return tu.tree_unflatten(trees["carry"], outs[:n]), tu.tree_unflatten(trees["y"], outs[n:])
-
-
-def _call_with_state(refs, fun, args: tuple, items: list, state: list, recorded):
-    """``fun(*args)`` with the Refs and boxes ``items`` bound to ``state`` (a list of leaves per
-    item): ``(its result, their final values)``. Where the discovery trace of ``fun`` was kept
-    (``recorded``, for these items and these argument types), that jaxpr is replayed instead of
-    calling ``fun`` again (NOTE: [state in loop bodies])."""
-    if recorded is not None:
-        closed, in_tree, in_avals, out_tree, n_out = recorded
-        leaves, tree = tu.tree_flatten(args)
-        flat_state = [x for vals in state for x in vals]
-        if tree == in_tree and [core.get_aval(x) for x in [*leaves, *flat_state]] == [
-            *in_avals,
-            *closed.in_avals[len(closed.in_avals) - len(flat_state) :],
-        ]:
-            outs = eval_closed(closed, *leaves, *flat_state)
-            return tu.tree_unflatten(out_tree, outs[:n_out]), refs.grouped_state(outs[n_out:], state)
-    with refs.bound_loop_state(items, state) as bound:
-        out = fun(*args)
-        return out, bound.finals()
-
-
-def _scanned_refs(refs, f, init, xs, length: int):
-    """Refs among scan's operands: checked for aliasing; a Ref scanned over (in ``xs``) gives the
-    body row ``i`` of it, a Ref (``refs.RefRow``) reading and writing that row of the Ref (closed
-    over, so its value is carried: NOTE: [state in loop bodies]), through an index scanned over in
-    its place. Returns the body and ``xs``."""
-    n_init = len(tu.tree_leaves(init))
-    at = refs.refuse_aliased_refs(f, (init, xs), "scan")
-    sliced = {i - n_init: x for i, x in at.items() if i >= n_init}
-    if not sliced:
-        return f, xs
-    xs_leaves, xs_tree = tu.tree_flatten(xs)
-    index = np.arange(length, dtype=np.int32)
-    xs = tu.tree_unflatten(xs_tree, [index if i in sliced else x for i, x in enumerate(xs_leaves)])
-    body = f
-
-    @functools.wraps(body)
-    def rows(c, x):
-        leaves = tu.tree_leaves(x)
-        leaves = [refs.RefRow(sliced[i], v) if i in sliced else v for i, v in enumerate(leaves)]
-        return body(c, tu.tree_unflatten(xs_tree, leaves))
-
-    return rows, xs
-
-
-def _scan_with_state(refs, f, init, xs, items, length: int, reverse: bool, unroll: int, recorded=None):
-    """scan over ``(carry, state)``: the Refs and mutable boxes ``items`` the body touches from
-    outside are bound to the state carry in each step, and written back after the loop (NOTE:
-    [state in loop bodies] in funcgrad/ref.py)."""
-
-    def body(carry, x):
-        c, state = carry
-        (c, y), new = _call_with_state(refs, f, (c, x), items, state, recorded)
-        return (c, new), y
-
-    init_state = refs.loop_state_values(items)
-    (carry, state), ys = scan(body, (init, init_state), xs, length=length, reverse=reverse, unroll=unroll)
-    refs.write_loop_state(items, state)
-    return carry, ys
 
 
 def _scan_sqrt(f, init, xs, length: int, reverse: bool, unroll: int):

@@ -17,6 +17,7 @@ from funcgrad._api_util import canonical_numpy
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import register_cache
+from funcgrad.kernel.held_state import Held
 from funcgrad.kernel.partial_eval import close_over_tracers, trace_to_jaxpr
 from funcgrad.primitives.remat import checkpoint_p, checkpoint_policies, resolve_policy
 
@@ -37,7 +38,7 @@ _TRACES: weakref.WeakKeyDictionary = register_cache("remat.traces", weakref.Weak
 
 # NOTE: [state in checkpointed functions]
 # A checkpointed function that touches Refs from outside (closed over, or passed in: those are
-# closed over) carries their values as NOTE: [state in loop bodies] does: its one trace is a
+# closed over, NOTE: [held state operands]) carries their values as NOTE: [state in loop bodies] does: its one trace is a
 # discovery scope, completed with the Refs' values as extra inputs and their final values as extra
 # outputs, written back after the call. Recomputed during backward, it does not write them again
 # (JAX's ``kind='no_grad_no_remat'`` Refs).
@@ -78,19 +79,16 @@ def checkpoint(
         dyn_kw = {k: v for k, v in kwargs.items() if k not in static_names}
         flat, in_tree = tu.tree_flatten(([args[i] for i in dyn_idx], dyn_kw))
         # NOTE: [state in checkpointed functions]: Refs among the arguments are closed over
-        refs = sys.modules.get("funcgrad.ref")  # (not loaded: no Ref exists)
-        held = {i: x for i, x in enumerate(flat) if refs is not None and type(x) is refs.Ref}
-        n_flat = len(flat)
-        flat = [x for i, x in enumerate(flat) if i not in held]
+        scopes = sys.modules.get("funcgrad._ref_scopes")  # (loaded with funcgrad.ref: else no Ref)
+        held = Held(flat)  # (NOTE: [held state operands])
+        flat = held.kept(flat)
         # 64-bit NumPy values become 32-bit ones when x64 is off, as JAX's checkpoint hands them on
         # (checkpoint(lambda x: x) of a float64 array is float32 there; NOTE: [x64 mode])
         flat = canonical_numpy(flat)
         found: list = []
 
         def call(leaves):
-            it = iter(leaves)
-            leaves = [held[i] if i in held else next(it) for i in range(n_flat)]
-            d_args, d_kwargs = tu.tree_unflatten(in_tree, leaves)
+            d_args, d_kwargs = tu.tree_unflatten(in_tree, held.full(leaves))
             full = list(args)
             for i, a in zip(dyn_idx, d_args):
                 full[i] = a
@@ -99,9 +97,9 @@ def checkpoint(
             return out_leaves
 
         def flat_fun(*leaves):
-            if refs is None:
+            if scopes is None:
                 return call(leaves)
-            with refs.discover_state(record=True) as discovery:
+            with scopes.discover_state(record=True) as discovery:
                 out_leaves = call(leaves)
                 if not discovery.scope.lifted:
                     return out_leaves
@@ -124,25 +122,26 @@ def checkpoint(
             closed, out_tree, hoisted = hit[0], hit[1], []
         else:
             out_tree_box: list = []
-            touched = refs.ACCESSES[0] if refs is not None else 0
+            touched = scopes.ACCESSES[0] if scopes is not None else 0
             closed = trace_to_jaxpr(flat_fun, list(avals))
             if found:  # the Refs' values are extra inputs, their final values extra outputs
                 closed = found[0][0].completed(closed)
             closed, hoisted = close_over_tracers(closed)
             out_tree = out_tree_box[0]
-            if per_fun is not None and not hoisted and (refs is None or touched == refs.ACCESSES[0]):
+            if per_fun is not None and not hoisted and (scopes is None or touched == scopes.ACCESSES[0]):
                 per_fun[key] = (closed, out_tree)
         if not found:
             outs = checkpoint_p.bind(*hoisted, *flat, jaxpr=closed, policy=policy, differentiated=False)
             return tu.tree_unflatten(out_tree, outs)
         discovery, n_out = found[0]
         items = list(discovery.scope.lifted)
-        state = refs.loop_state_values(items)
+        threading = sys.modules["funcgrad._control_flow_state"]  # (loaded with funcgrad.ref)
+        state = threading.loop_state_values(items)
         outs = checkpoint_p.bind(
             *hoisted, *flat, *(x for vals in state for x in vals), jaxpr=closed, policy=policy,
             differentiated=False,
         )  # fmt: skip
-        refs.write_loop_state(items, refs.grouped_state(outs[n_out:], state))
+        threading.write_loop_state(items, threading.grouped_state(outs[n_out:], state))
         return tu.tree_unflatten(out_tree, outs[:n_out])
 
     return wrapped

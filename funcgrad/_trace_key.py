@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from funcgrad._api_util import abstractify, is_abstract
+from funcgrad._ref_scopes import is_stateful_arg, stateful_key
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.hooks import hooks
-from funcgrad.ref import is_stateful_arg, stateful_key
 
 
 def _as_tuple(x) -> tuple:

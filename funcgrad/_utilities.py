@@ -25,13 +25,14 @@ import funcgrad
 from funcgrad import xla_bridge
 from funcgrad._api_util import abstractify, is_abstract
 from funcgrad._devices import default_backend, devices
+from funcgrad._ref_scopes import HITYPES
 from funcgrad._sharding_types import with_default_sharding  # typeof's sharding where the type has none
 from funcgrad.kernel import caches, core, custom_dispatch
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.core import source_info_config
 from funcgrad.numpy._dtypes import ExtendedArray
 from funcgrad.numpy.indexing import dslice as ds  # (jax.ds: a slice whose start may be traced)
-from funcgrad.ref import HITYPES, Ref
+from funcgrad.ref import Ref
 from funcgrad.xla_bridge import runtime_tokens
 
 __all__ = [

@@ -24,6 +24,7 @@ from funcgrad._api_util import (
     user_transformation,
     wraps,
 )
+from funcgrad._ref_errors import refuse_aliased_refs
 from funcgrad.kernel import batching, core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
@@ -98,7 +99,7 @@ def vmap(
             ) from None
         if any(isinstance(x, _ref.Ref) and d is not None for x, d in zip(flat_args, in_dims)):
             mapped = {i for i, d in enumerate(in_dims) if d is not None}
-            _ref.refuse_aliased_refs(fun, args, "vmap", kwargs, mapped)
+            refuse_aliased_refs(fun, args, "vmap", kwargs, mapped)
             again = lambda g, i, o: vmap(g, i, o, axis_size, axis_name, spmd_axis_name)  # noqa: E731
             return _with_mapped_refs(fun, again, out_axes, flat_args, in_tree, in_dims)
         paths = arg_paths((*args, kwargs))

@@ -55,6 +55,7 @@ from funcgrad._autodiff import (
     value_and_grad,
     vjp,
 )
+from funcgrad._ref_scopes import is_stateful_arg, trace_stateful
 from funcgrad._remat import checkpoint, remat  # noqa: F401 - re-exported
 from funcgrad._shardings import PartitionSpec, Sharding
 from funcgrad._vmap import vmap
@@ -66,7 +67,6 @@ from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.primitives import elementwise as _ew
-from funcgrad.ref import is_stateful_arg, trace_stateful
 from funcgrad.tree_util import _prefix_error
 
 __all__ = [

@@ -46,6 +46,8 @@ from funcgrad._api_util import (
     no_jax_array,
 )
 from funcgrad._layouts import Format, Layout, check_default_layout
+from funcgrad._ref_errors import refuse_returned_refs
+from funcgrad._ref_scopes import HITYPES, is_stateful_arg, trace_stateful
 from funcgrad._sharding_types import renamed_out_shardings
 from funcgrad._shardings import (
     PartitionSpec,
@@ -64,7 +66,7 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import typecheck_jaxpr
 from funcgrad.kernel.partial_eval import StagingTrace, close_over_tracers
 from funcgrad.kernel.thread_modes import ThreadOverride
-from funcgrad.ref import HITYPES, Ref, is_stateful_arg, refuse_returned_refs, trace_stateful
+from funcgrad.ref import Ref
 from funcgrad.xla_bridge.dispatch import Dispatcher, NonHashableStaticArgumentError, Staged, set_call_redirect
 
 __all__ = [

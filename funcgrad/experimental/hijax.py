@@ -26,10 +26,11 @@ as non-array arguments), and ``VJPHiPrimitive``'s custom rules.
 
 from __future__ import annotations
 
+from funcgrad._ref_scopes import HITYPES, lift_box
 from funcgrad.core import AbstractValue, ShapedArray
 from funcgrad.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
 from funcgrad.kernel import core as _core
-from funcgrad.ref import HITYPES, AbstractRef, lift_box
+from funcgrad.ref import AbstractRef
 
 __all__ = [
     "AbstractRef",

@@ -44,6 +44,7 @@ def register(
     catalog: frozenset | None = None,
     mode_key: tuple[tuple[str, ...], Callable[[], tuple]] | None = None,
     default_precision: Callable | None = None,
+    aliased_ref_error: Callable | None = None,
 ) -> None:
     """Hand the kernel what an upper layer provides (NOTE: [kernel registration]).
 
@@ -68,7 +69,9 @@ def register(
       their values in the calling thread, in that order, which ``jit``'s and control flow's trace
       caches key on (jit's cache-miss explanation names them);
     - ``default_precision``: what a dot's ``precision=None`` stands for in the calling thread
-      (``funcgrad._config``'s ``jax_default_matmul_precision``).
+      (``funcgrad._config``'s ``jax_default_matmul_precision``);
+    - ``aliased_ref_error``: the error for one Ref passed at two places of a traced function, in
+      JAX's words (``funcgrad._ref_errors``; NOTE: [held state operands]).
 
     >>> import funcgrad.kernel as kernel
     >>> kernel.hooks.add_any is not None  # registered by the catalog (imported by the doctests)
@@ -96,6 +99,8 @@ def register(
         hooks.mode_names, hooks.mode_key = mode_key
     if default_precision is not None:
         hooks.default_precision = default_precision
+    if aliased_ref_error is not None:
+        hooks.aliased_ref_error = aliased_ref_error
     if library_dir is not None and library_dir not in hooks.library_dirs:
         hooks.library_dirs = (*hooks.library_dirs, library_dir)
     for cls in (_Array, _core.Tracer):

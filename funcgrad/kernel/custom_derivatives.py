@@ -66,6 +66,7 @@ from funcgrad.kernel.custom_rule_args import (
     check_tangents_out,
     custom_vjp_primal_tree_values,  # noqa: F401 - re-exported (funcgrad.custom_derivatives)
 )
+from funcgrad.kernel.held_state import Held, is_state
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.partial_eval import PartialEvalTrace, close_over_tracers, trace_to_jaxpr
 from funcgrad.kernel.taylor import jet_flat
@@ -553,7 +554,7 @@ class custom_vjp(_CustomFunction):
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
         args = _resolve_args(self, args, kwargs)
-        if any(_is_state(a) for a in args):
+        if any(is_state(a) for a in args):
             return _with_state_args(self, args, name)
         return process_custom_call(_CustomVJPCall(self, args, name))
 
@@ -572,69 +573,55 @@ class custom_vjp(_CustomFunction):
 
 
 # NOTE: [Refs through custom_vjp]
-# A Ref (funcgrad.ref; a class whose ``_fg_state`` is true: the kernel does not import the surface)
-# is state, not an array: a custom_vjp called with one (JAX's "gradient statistics plumbing":
-# ``fwd`` saves the Ref as a residual, ``bwd`` writes the cotangent into it) is called as a
-# custom_vjp of the other arguments that closes over the Refs, and whose ``fwd`` keeps the Refs
-# among its residuals aside, as Python objects, for ``bwd`` (``_with_state_args``). ``bwd``
-# returns a cotangent per argument, ``None`` for a Ref, and the Refs' entries are dropped.
-
-
-def _is_state(x) -> bool:
-    return getattr(type(x), "_fg_state", False)
+# A Ref is state, not an array (NOTE: [held state operands] in kernel/held_state.py): a custom_vjp
+# called with one (JAX's "gradient statistics plumbing": ``fwd`` saves the Ref as a residual,
+# ``bwd`` writes the cotangent into it) is called as a custom_vjp of the other arguments that
+# closes over the Refs, and whose ``fwd`` keeps the Refs among its residuals aside, as Python
+# objects, for ``bwd`` (``_with_state_args``). ``bwd`` returns a cotangent per argument, ``None``
+# for a Ref, and the Refs' entries are dropped.
 
 
 def _with_state_args(custom: custom_vjp, args: tuple, name: str):
     """``custom(*args)`` where some top-level ``args`` are Refs (NOTE: [Refs through custom_vjp])."""
     n = len(args)
-    refs = {i: a for i, a in enumerate(args) if _is_state(a)}
-    first: dict = {}
-    for i, r in refs.items():
-        j = first.setdefault(id(r), i)
-        if j != i:  # (JAX's check, jax_mutable_array_checks)
-            names = _param_names(custom.fun, n)
-            raise ValueError(
-                "only one reference to a mutable array may be passed as an argument to a function, "
-                f"but when tracing {name} for custom_vjp the mutable array reference of type "
-                f"{r.aval} appeared at both {names[j]} and {names[i]}."
-            )
+    held = Held(args).refuse_aliased(lambda: _param_names(custom.fun, n), custom.fun, "custom_vjp")
+    refs = held.at
     kept = [i for i in range(n) if i not in refs]
     nondiff = custom.nondiff_argnums
     dyn_positions = [i for i in range(n) if i not in nondiff]
     fun, fwd, bwd = custom.fun, custom.fwd, custom.bwd
-    saved: list = []  # (residual tree, {leaf: Ref}, number of leaves) of the last fwd
+    saved: list = []  # (the Refs among the residual leaves of the last fwd, its residual tree)
 
     def refuse_returned(out, what: str):
-        if any(_is_state(x) for x in tu.tree_leaves(out)):
+        if any(is_state(x) for x in tu.tree_leaves(out)):
             raise ValueError(
                 f"custom_vjp {what} {name} returned a mutable array reference, but mutable array "
                 "references cannot be returned"
             )
 
     def fun_closing(*reduced):
-        out = fun(*_merge(refs, reduced, n))
+        out = fun(*held.full(reduced))
         refuse_returned(out, "function")
         return out
 
     def fwd_closing(*reduced):
-        y, res = fwd(*_merge(refs, reduced, n))
+        y, res = fwd(*held.full(reduced))
         refuse_returned(y, "fwd function")
         leaves, tree = tu.tree_flatten(res)
-        at = {k: x for k, x in enumerate(leaves) if _is_state(x)}
-        for x in at.values():
+        in_res = Held(leaves)
+        for x in in_res.at.values():
             if not any(x is r for r in refs.values()):  # (JAX's words: a Ref made in fwd)
                 raise ValueError(
                     f"custom_vjp fwd function of {name} returned a mutable array reference among its "
                     "residuals that is not one of its arguments"
                 )
-        saved.append((tree, at, len(leaves)))
-        return y, [x for k, x in enumerate(leaves) if k not in at]
+        saved.append((in_res, tree))
+        return y, in_res.kept(leaves)
 
     def bwd_closing(*args_res_ct):
         *nondiff_vals, res_kept, ct = args_res_ct
-        tree, at, m = saved[-1]
-        it = iter(res_kept)
-        res = tu.tree_unflatten(tree, [at[k] if k in at else next(it) for k in range(m)])
+        in_res, tree = saved[-1]
+        res = tu.tree_unflatten(tree, in_res.full(res_kept))
         given = iter(nondiff_vals)
         nondiff_full = [refs[i] if i in refs else next(given) for i in sorted(nondiff)]
         cts = bwd(*nondiff_full, res, ct)
@@ -646,7 +633,7 @@ def _with_state_args(custom: custom_vjp, args: tuple, name: str):
         f.__name__ = getattr(g, "__name__", f.__name__)
     inner = custom_vjp(fun_closing, nondiff_argnums=tuple(kept.index(i) for i in nondiff if i in kept))
     inner.defvjp(fwd_closing, bwd_closing, symbolic_zeros=custom.symbolic_zeros)
-    return inner(*[args[i] for i in kept])
+    return inner(*held.kept(args))
 
 
 def _param_names(fun, n: int) -> list[str]:

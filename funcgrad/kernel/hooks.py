@@ -36,6 +36,12 @@ def _no_default_precision():
     return None
 
 
+def _aliased_ref_error(fun, traced_for, ref, first, second) -> ValueError:
+    """``aliased_ref_error`` until ``funcgrad._ref_errors`` registers JAX's words (it is loaded
+    with ``funcgrad.ref``: no Ref exists before)."""
+    return ValueError(f"the same mutable array reference at both {first} and {second}")
+
+
 def _note_nothing(array) -> None:
     """``note_constant`` until ``kernel.partial_eval`` is imported (no trace stages before)."""
 
@@ -85,6 +91,10 @@ class KernelHooks:
         # () -> what a dot's ``precision=None`` stands for in the calling thread
         # (``jax_default_matmul_precision``: ``funcgrad._config``; the catalog's dot reads it).
         self.default_precision = _no_default_precision
+        # (fun, traced_for, ref, first, second) -> the ValueError for one Ref passed at two places
+        # (named ``first`` and ``second``) of ``fun`` traced for ``traced_for``, in JAX's words
+        # (``funcgrad._ref_errors``; NOTE: [held state operands]).
+        self.aliased_ref_error = _aliased_ref_error
 
     def __getattr__(self, name):
         # Only reached for entries that are not registered yet.

@@ -1,7 +1,7 @@
 """Implicit differentiation of solvers: ``custom_linear_solve`` and ``custom_root`` (``jax.lax``).
 
 Layer: surface. Imports the kernel (core, ad, tree_util), the primitive catalog
-(``primitives.implicit``) and ``funcgrad._control_flow``'s tracing of user functions.
+(``primitives.implicit``) and ``funcgrad._control_flow_trace`` (the tracing of control flow's functions).
 
 Each function traces the user's functions to jaxprs whose captured constants are explicit
 operands (NOTE: [control-flow jaxprs have no tracer constants]) and binds one primitive
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from funcgrad._control_flow import _trace
+from funcgrad._control_flow_trace import trace as _trace
 from funcgrad.kernel import ad, core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.traceback_util import api_boundary as _api_boundary

@@ -88,8 +88,8 @@ NOT_CACHES = {
     ("funcgrad.interpreters.batching", "vmappables"): "types registered with register_vmappable",
     ("funcgrad.interpreters.batching", "_vmappable_handlers"): "the handlers of those types",
     ("funcgrad.interpreters.partial_eval", "dce_rules"): "JAX's dead-code rule table",
-    ("funcgrad.ref", "HITYPES"): "high-level types registered with hijax.register_hitype",
-    ("funcgrad.ref", "_SCOPES"): "the ref scopes of the jit traces in progress (empty between traces)",
+    ("funcgrad._ref_scopes", "HITYPES"): "high-level types registered with hijax.register_hitype",
+    ("funcgrad._ref_scopes", "_SCOPES"): "the ref scopes of the jit traces in progress (empty between traces)",
     ("funcgrad._placement", "unreduced_ops"): "the unreduced-value operations funcgrad.sharding registers",
     ("funcgrad.primitives._sharding_rules", "_unreduced_rules"): "each primitive's unreduced-axes rule",
     (

@@ -412,11 +412,19 @@ def _grad_stats_program(lib, jnp):
 
 def test_a_custom_vjp_writing_a_ref_it_was_given_matches_jax():
     _matches_jax(_grad_stats_program, lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6))
-    with pytest.raises(ValueError, match="appeared at both x_ref and y_ref"):
-        f = funcgrad.custom_vjp(lambda x_ref, y_ref: None)
+    # One Ref at two arguments: JAX's custom_vjp words (kernel/held_state.py raises the error the
+    # surface registers), for jax too
+    jax = pytest.importorskip("jax")
+    for lib in (funcgrad, jax):
+        f = lib.custom_vjp(lambda x_ref, y_ref: None)
         f.defvjp(lambda x_ref, y_ref: (None, None), lambda _, g: (None, None))
-        r = funcgrad.new_ref(F32(0.0))
-        f(r, r)
+        r = lib.new_ref(F32(0.0))
+        with pytest.raises(
+            ValueError,
+            match=r"but custom_vjp function .*<lambda> at 0x\w+>\)? got the same mutable array reference "
+            r"of type Ref\{float32\[\]\} at x_ref and y_ref\.",
+        ):
+            f(r, r)
 
 
 def _remat_program(lib):

@@ -1,0 +1,72 @@
+"""State objects (Refs) among a traced function's operands: taken out, and put back in its call.
+
+Layer: kernel. Imports ``kernel.hooks`` only (the surface's wording of the aliasing error).
+
+# NOTE: [held state operands]
+# A Ref (funcgrad.ref; any class whose ``_fg_state`` is true: the kernel does not import the
+# surface) is state, not an array, so it is no operand of a primitive. ``cond``, ``scan``,
+# ``checkpoint`` and ``custom_vjp`` called with Refs among their operands take them out
+# (``Held.kept``), bind their primitive on the other operands, and call the user's function with
+# the Refs put back in their places (``Held.full``): the function closes over them. Their values
+# are then carried as state (NOTE: [state in loop bodies] in funcgrad/_control_flow_state.py) or,
+# for ``custom_vjp``, reach ``bwd`` as Python objects (NOTE: [Refs through custom_vjp]). One Ref
+# at two places is refused with JAX's error (its ``jax_mutable_array_checks``), in the words the
+# surface registers (``kernel.register(aliased_ref_error=...)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from funcgrad.kernel.hooks import hooks
+
+__all__ = ["Held", "is_state"]
+
+
+def is_state(x) -> bool:
+    """Whether ``x`` is state (a Ref), not an array."""
+    return getattr(type(x), "_fg_state", False)
+
+
+class Held:
+    """The state objects among ``leaves`` by position (``at``; ``among``: the positions to look
+    at, default all), the other leaves being the operands (NOTE: [held state operands]).
+
+    >>> class Box:
+    ...     _fg_state = True
+    >>> b = Box()
+    >>> held = Held([1.0, b, 2.0])
+    >>> held.kept([1.0, b, 2.0])
+    [1.0, 2.0]
+    >>> held.full([3.0, 4.0]) == [3.0, b, 4.0]
+    True
+    """
+
+    __slots__ = ("at", "n")
+
+    def __init__(self, leaves: Sequence, among=None):
+        self.n = len(leaves)
+        self.at = {i: x for i, x in enumerate(leaves) if is_state(x) and (among is None or i in among)}
+
+    def __bool__(self) -> bool:
+        return bool(self.at)
+
+    def kept(self, leaves: Sequence) -> list:
+        """``leaves`` without the held positions."""
+        return [x for i, x in enumerate(leaves) if i not in self.at]
+
+    def full(self, kept) -> list:
+        """The kept leaves with the state objects put back in their places."""
+        it = iter(kept)
+        return [self.at[i] if i in self.at else next(it) for i in range(self.n)]
+
+    def refuse_aliased(self, names: Callable[[], Sequence[str]], fun, traced_for: str) -> Held:
+        """JAX's error where one state object is at two positions; ``names()`` gives each position's
+        name (computed only then), ``fun`` and ``traced_for`` say what was traced for what."""
+        first: dict = {}
+        for i, x in self.at.items():
+            j = first.setdefault(id(x), i)
+            if j != i:
+                at = names()
+                raise hooks.aliased_ref_error(fun, traced_for, x, at[j], at[i])
+        return self
