@@ -7,6 +7,7 @@ traced once), and under eval_shape (nothing written back). NOTE: [mutable high-l
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -140,3 +141,19 @@ def test_a_box_closed_over_by_jit_or_touched_in_a_scan_body_is_state():
     assert int(c) == 3 and ys.tolist() == [3.0, 3.0, 6.0] and float(b.get()["a"]) == 18.0
     ys = funcgrad.jit(lambda: funcgrad.lax.scan(body, 0, xs)[1])()
     assert ys.tolist() == [18.0, 18.0, 36.0] and float(b.get()["a"]) == 108.0
+
+
+def test_checkpoint_of_a_function_touching_a_box_refuses():
+    # docs/differences_from_jax.md ("Mutable values in loops"): a box's structure may change inside,
+    # which a checkpoint's recomputation cannot carry (Refs can: test_refs.py); refused, the box
+    # unchanged.
+    b = Box({"a": fnp.ones((), np.float32)})
+
+    def f(x):
+        b.set({"a": b.get()["a"] * x})
+        return x * 2.0
+
+    for fun in (funcgrad.checkpoint(f), funcgrad.grad(funcgrad.checkpoint(f))):
+        with pytest.raises(NotImplementedError, match="checkpoint of a function that touches a mutable box"):
+            fun(np.float32(3.0))
+        assert float(b.get()["a"]) == 1.0
