@@ -42,14 +42,15 @@ from funcgrad import xla_bridge
 from funcgrad._config import config
 from funcgrad.api import vjp as _vjp
 from funcgrad.custom_derivatives import custom_vjp
-from funcgrad.export._polymorphic import SymbolicExport, check_constraints, is_symbolic_spec
+from funcgrad.export._poly_module import check_call
+from funcgrad.export._polymorphic import SymbolicExport, constraint, is_symbolic_spec
 from funcgrad.export._shape_poly import DimExpr, UnexpectedDimVar
 from funcgrad.export._sharded import ShardedExport, find_mesh
 from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit, result_paths
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.caches import CacheGroup, register_cache
-from funcgrad.kernel.dtypes import float0
+from funcgrad.kernel.dtypes import canonical, float0
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.primitives.elementwise import convert_element_type
@@ -333,7 +334,9 @@ def _spec_aval(x, where: str) -> ShapedArray:
             "(static arguments go in static_argnums/static_argnames of the jit)"
         )
     shape = tuple(shape)
-    return ShapedArray(tuple(int(d) for d in shape), np.dtype(dtype), bool(getattr(x, "weak_type", False)))
+    return ShapedArray(
+        tuple(int(d) for d in shape), canonical(np.dtype(dtype)), bool(getattr(x, "weak_type", False))
+    )
 
 
 def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Exported:
@@ -638,56 +641,47 @@ def _specialized(exp: Exported, avals) -> Exported:
     concrete = exp._calls.get(key)
     if concrete is not None:
         return concrete
-    env = _bind_args(exp, avals)
-    name = exp.fun_name
-    specs = ", ".join(f"args[{i}].shape = {_shape_str(a.shape)}" for i, a in enumerate(exp.in_avals))
-    for i, (a, want) in enumerate(zip(avals, exp.in_avals)):
-        for k, w in enumerate(want.shape):
-            if isinstance(w, DimExpr) and w.variables() <= set(env) and w.evaluate(env) != a.shape[k]:
-                raise ValueError(
-                    f"Input shapes do not match the polymorphic shapes specification. Found "
-                    f"inconsistency between dimension size args[{i}].shape[{k}] (= {a.shape[k]}) and "
-                    f"the specification '{w}' (= {w.evaluate(env)}). Using the following polymorphic "
-                    f"shapes specifications: {specs}. Obtained dimension variables: {env}."
-                )
-    broken = check_constraints(exp._symbolic.scope, env)
-    if broken is not None:
-        raise ValueError(
-            f"Input shapes do not match the symbolic shape constraint {broken}: it does not hold for "
-            f"the dimension variables {env} of this call of {name}. Using the following polymorphic "
-            f"shapes specifications: {specs}."
-        )
+    _bind_args(exp, avals)
     concrete = exp._symbolic.specialize(avals, exp.platforms, exp.disabled_safety_checks)
     exp._calls[key] = concrete
     return concrete
 
 
-def _shape_str(shape) -> str:
-    return f"({', '.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
-
-
 def _bind_args(exp: Exported, avals) -> dict:
-    """Check the arguments' dtypes and ranks against ``in_avals``; the dimension variables'
-    values their sizes give."""
+    """JAX's checks of the arguments against ``in_avals`` (its ``call_exported`` abstract
+    evaluation): rank, dtype, constant dimensions, then the dimension variables solved from the
+    sizes and the shape constraints checked, each failure in JAX's words. Returns the variables'
+    values."""
     name = exp.fun_name
     if len(avals) != len(exp.in_avals):
         raise ValueError(f"{name}: called with {len(avals)} arrays, it was exported for {len(exp.in_avals)}")
-    env: dict = {}
     for i, (a, want) in enumerate(zip(avals, exp.in_avals)):
+        if len(a.shape) != len(want.shape):
+            raise ValueError(
+                f"Rank mismatch for args[{i}]: expected {_shape_str(want.shape)} and called with "
+                f"{_shape_str(a.shape)}"
+            )
         if a.dtype != want.dtype:
             raise ValueError(  # (JAX's type and first words)
                 f"Dtype mismatch for args[{i}]: expected {want.dtype} and called with {a.dtype}: "
                 f"function {name} was exported for {want.str_short()}; cast the argument "
                 f"(x.astype({want.dtype.name!r}))"
             )
-        if len(a.shape) != len(want.shape):
-            raise ValueError(
-                f"Function {name} was exported for an input of rank {len(want.shape)} at args[{i}] "
-                f"({want.str_short()}) but is called with {a.str_short()}"
-            )
         for k, (d, w) in enumerate(zip(a.shape, want.shape)):
-            _bind_dim(name, i, k, d, w, env, want, a)
-    return env
+            if not isinstance(w, DimExpr) and d != w:
+                raise ValueError(
+                    f"Shape mismatch for args[{i}].shape[{k}] (expected same constant): expected "
+                    f"{_shape_str(want.shape)} and called with {_shape_str(a.shape)}"
+                )
+    if not any(isinstance(d, DimExpr) for w in exp.in_avals for d in w.shape):
+        return {}
+    scope = next(d.scope for w in exp.in_avals for d in w.shape if isinstance(d, DimExpr))
+    constraints = [constraint(c, scope) for c in getattr(scope, "constraints", ()) or ()]
+    return check_call(exp.in_avals, [a.shape for a in avals], constraints)
+
+
+def _shape_str(shape) -> str:
+    return f"({', '.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
 
 
 def _callee(exp: Exported, avals) -> ExportedCallee:
@@ -745,34 +739,3 @@ def _callee(exp: Exported, avals) -> ExportedCallee:
                             index if multi else None, kept)  # fmt: skip
     exp._calls[key] = callee
     return callee
-
-
-def _bind_dim(name, i, k, d, w, env, want, a):
-    """Check dimension ``k`` of argument ``i`` (size ``d``) against the exported ``w``: equal
-    sizes, or a symbolic dimension whose variables take consistent values."""
-    if not isinstance(w, DimExpr):
-        if d != w:
-            raise ValueError(
-                f"Function {name} was exported for an input of shape {want.str_short()} at args[{i}] "
-                f"but is called with {a.str_short()}: dimension {k} must be {w}"
-            )
-        return
-    vars_ = w.variables()
-    if len(vars_) == 1:
-        (v,) = vars_
-        coeff = w.terms.get((v,), 0)
-        if set(w.terms) <= {(v,), ()} and coeff:
-            size, rem = divmod(d - w.terms.get((), 0), coeff)
-            if rem or size < 1:
-                raise ValueError(
-                    f"Function {name}: dimension {k} of args[{i}] is {d}, which {w} cannot equal "
-                    f"for an integer {v} >= 1"
-                )
-            if v in env and env[v] != size:
-                raise ValueError(
-                    f"Function {name}: the dimension variable '{v}' is {env[v]} from an earlier "
-                    f"argument and {size} from dimension {k} of args[{i}] ({a.str_short()}); "
-                    "arguments must agree on it"
-                )
-            env[v] = size
-    # Other expressions are checked by the module's own shape assertions at refinement.

@@ -28,7 +28,7 @@ from funcgrad.export._shape_poly import _ATOMS, DimExpr
 from funcgrad.xla_bridge import portable
 from funcgrad.xla_bridge.portable import ir
 
-__all__ = ["NotGeneral", "generalize"]
+__all__ = ["Ints", "NotGeneral", "check_call", "generalize", "solve_dims"]
 
 _I64 = "tensor<i64>"
 _HELP = (
@@ -448,9 +448,88 @@ def _fitted_scalar(em, op, values, scalar_type, fit):
 
 
 def _solve(em, block, in_avals, offset, constraints, check):
-    """The dimension variables from ``@main``'s argument sizes (JAX's linear uni-variate
-    equations), with JAX's shape assertions."""
+    """The dimension variables from ``@main``'s argument sizes, with JAX's shape assertions."""
     args = list(block.arguments)
+    sizes: dict = {}
+    for i, a in enumerate(in_avals):
+        for k, d in enumerate(a.shape):
+            if isinstance(d, DimExpr):
+                s = em.op(
+                    "stablehlo.get_dimension_size",
+                    [args[offset + i]],
+                    "tensor<i32>",
+                    {"dimension": f"{k} : i64"},
+                )
+                sizes[(i, k)] = em.op("stablehlo.convert", [s])
+    asserts = solve_dims(em, sizes, in_avals, constraints)
+    if not check:
+        return
+    for kind, lhs, rhs, pieces in asserts:
+        direction = {"eq": "EQ", "ge": "GE", "le": "LE"}[kind]
+        ok = em.op("stablehlo.compare", [lhs, rhs], "tensor<i1>",
+                   {"comparison_direction": f"#stablehlo<comparison_direction {direction}>"})  # fmt: skip
+        inputs, message = [], ""
+        for p in pieces:
+            if isinstance(p, str):
+                message += p.replace("{", "{{").replace("}", "}}")
+            else:
+                message += "{" + str(len(inputs)) + "}"
+                inputs.append(p)
+        with em.ip, em.loc:
+            ir.Operation.create(
+                "stablehlo.custom_call",
+                results=[],
+                operands=[ok, *inputs],
+                attributes={
+                    "call_target_name": ir.StringAttr.get("shape_assertion"),
+                    "has_side_effect": ir.BoolAttr.get(True),
+                    "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 2),
+                    "error_message": ir.StringAttr.get(message),
+                },
+            )
+
+
+class Ints:
+    """``solve_dims``'s arithmetic on Python ints (a call's checks, as JAX's at tracing)."""
+
+    _OPS = {"add": int.__add__, "subtract": int.__sub__, "multiply": int.__mul__,
+            "divide": int.__floordiv__, "remainder": int.__mod__}  # fmt: skip
+
+    def __init__(self):
+        self.vars: dict = {}
+
+    def const(self, k):
+        return int(k)
+
+    def binary(self, name, a, b):
+        return self._OPS[name](int(a), int(b))
+
+    def expr(self, e):
+        return e.evaluate(self.vars) if isinstance(e, DimExpr) else int(e)
+
+
+def check_call(in_avals, shapes, constraints=()) -> dict:
+    """JAX's checks of a call's argument shapes against symbolic ``in_avals`` (its
+    ``solve_dim_vars`` and ``check_statically``): the dimension variables' values, or the first
+    failing check's ``ValueError`` in JAX's words."""
+    ints = Ints()
+    sizes = {(i, k): int(s[k]) for i, (a, s) in enumerate(zip(in_avals, shapes))
+             for k, d in enumerate(a.shape) if isinstance(d, DimExpr)}  # fmt: skip
+    try:
+        asserts = solve_dims(ints, sizes, in_avals, constraints)
+    except NotGeneral as e:
+        raise ValueError(str(e)) from None
+    for kind, lhs, rhs, pieces in asserts:
+        if not (lhs == rhs if kind == "eq" else lhs >= rhs if kind == "ge" else lhs <= rhs):
+            raise ValueError("".join(p if isinstance(p, str) else str(p) for p in pieces))
+    return ints.vars
+
+
+def solve_dims(em, sizes, in_avals, constraints) -> list:
+    """The dimension variables (into ``em.vars``) from the arguments' symbolic dimensions and
+    their ``sizes`` (``{(arg, dim): value}``), solving JAX's linear uni-variate equations, and
+    JAX's shape assertions ``(kind, lhs, rhs, message pieces)``. ``em``: the arithmetic (MLIR
+    values or ``Ints``)."""
     eqs = [(i, k, d) for i, a in enumerate(in_avals) for k, d in enumerate(a.shape) if isinstance(d, DimExpr)]
     specs = ",".join(
         f"args[{i}].shape = ({', '.join(map(str, a.shape))}{',' if len(a.shape) == 1 else ''})"
@@ -461,12 +540,6 @@ def _solve(em, block, in_avals, offset, constraints, check):
     # Message pieces (str or value); each assertion reports the solution found before it, as JAX's.
     solution: list = [" Obtained dimension variables: "]
     asserts: list = []
-    sizes: dict = {}
-    for i, k, _ in eqs:
-        s = em.op(
-            "stablehlo.get_dimension_size", [args[offset + i]], "tensor<i32>", {"dimension": f"{k} : i64"}
-        )
-        sizes[(i, k)] = em.op("stablehlo.convert", [s])
     pending = list(eqs)
     while pending:
         progress = False
@@ -520,31 +593,7 @@ def _solve(em, block, in_avals, offset, constraints, check):
              f"{'equal' if op == '==' else 'greater or equal'} to 0, but found ", diff, ". " + specs_msg,
              *solution],
         ))  # fmt: skip
-    if not check:
-        return
-    for kind, lhs, rhs, pieces in asserts:
-        direction = {"eq": "EQ", "ge": "GE", "le": "LE"}[kind]
-        ok = em.op("stablehlo.compare", [lhs, rhs], "tensor<i1>",
-                   {"comparison_direction": f"#stablehlo<comparison_direction {direction}>"})  # fmt: skip
-        inputs, message = [], ""
-        for p in [*pieces, _HELP]:
-            if isinstance(p, str):
-                message += p.replace("{", "{{").replace("}", "}}")
-            else:
-                message += "{" + str(len(inputs)) + "}"
-                inputs.append(p)
-        with em.ip, em.loc:
-            ir.Operation.create(
-                "stablehlo.custom_call",
-                results=[],
-                operands=[ok, *inputs],
-                attributes={
-                    "call_target_name": ir.StringAttr.get("shape_assertion"),
-                    "has_side_effect": ir.BoolAttr.get(True),
-                    "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 2),
-                    "error_message": ir.StringAttr.get(message),
-                },
-            )
+    return [(kind, lhs, rhs, [*pieces, _HELP]) for kind, lhs, rhs, pieces in asserts]
 
 
 def _known(mono, known) -> bool:

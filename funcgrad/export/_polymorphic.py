@@ -51,13 +51,14 @@ from funcgrad.export._shape_poly import (
 from funcgrad.jitting import ShapeDtypeStruct
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.dtypes import canonical
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.source_info import library_dir
 from funcgrad.xla_bridge.emitter import aval_type
 
-__all__ = ["SymbolicExport", "check_constraints", "is_symbolic_spec"]
+__all__ = ["SymbolicExport", "check_constraints", "constraint", "is_symbolic_spec"]
 
 _MAX_DEGREE = 2
 _LOW, _HIGH = 2, 24  # the sizes the traces draw (small arrays; several values per variable)
@@ -212,7 +213,7 @@ def _scope_of(avals, name):
     return scope
 
 
-def _constraint(c: str, scope):
+def constraint(c: str, scope):
     """``(op, lhs, rhs, text)`` of the constraint string ``c``."""
     for op in (">=", "<=", "=="):
         if op in c:
@@ -291,7 +292,8 @@ def _names(m: tuple) -> set:
 def _leaf_aval(x) -> ShapedArray:
     """A specification's aval: its (symbolic) shape and dtype, or an array's or scalar's own."""
     if is_symbolic_spec(x) or not core.is_array_like(x):
-        return ShapedArray(tuple(x.shape), np.dtype(x.dtype), bool(getattr(x, "weak_type", False)))
+        # (the dtype canonical for the mode, as JAX's avals: int64 is int32 without x64)
+        return ShapedArray(tuple(x.shape), canonical(np.dtype(x.dtype)), bool(getattr(x, "weak_type", False)))
     return core.get_aval(x)
 
 
@@ -512,7 +514,7 @@ class SymbolicExport:
         try:
             samples = [self.specialize(self._concrete_avals(env), targets, checks) for env in envs]
             texts = [portable.deserialize(s.mlir_module_serialized, debug_info=True) for s in samples]
-            constraints = [_constraint(c, self.scope) for c in getattr(self.scope, "constraints", ()) or ()]
+            constraints = [constraint(c, self.scope) for c in getattr(self.scope, "constraints", ()) or ()]
             text = generalize(texts, fit, self.in_avals, 1 if multi else 0, constraints)
             blob = portable.serialize(text)
             # (checked: refined at the last sample's sizes, it has that sample's result types)

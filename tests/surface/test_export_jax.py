@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import re
 
 import numpy as np
 import pytest
@@ -97,7 +98,9 @@ def test_jax_shape_polymorphic_artifact_with_two_batch_sizes():
         np.testing.assert_allclose(exp.call(x), want, rtol=1e-6)
         np.testing.assert_allclose(funcgrad.jit(lambda x: exp.call(x) + 1)(x), want + 1, rtol=1e-6)
         assert exp.call(x).shape == (n,)
-    with pytest.raises(ValueError, match="dimension 1 must be 4"):
+    with pytest.raises(
+        ValueError, match=re.escape("Shape mismatch for args[0].shape[1] (expected same constant)")
+    ):
         exp.call(np.ones((3, 5), np.float32))
 
 
@@ -120,8 +123,14 @@ def test_jax_shape_assertions_are_checked():
     jexp = jexport.export(jax.jit(lambda x: x.reshape(2, -1).sum(0)))(spec)
     exp = export.deserialize(jexp.serialize())
     np.testing.assert_allclose(exp.call(np.arange(6, dtype=np.float32)), [3.0, 5.0, 7.0])
-    with pytest.raises(ValueError, match="cannot equal"):
+    with pytest.raises(ValueError) as fg:
         exp.call(np.arange(5, dtype=np.float32))
+    with pytest.raises(ValueError) as jx:
+        jexp.call(np.arange(5, dtype=np.float32))
+    assert str(fg.value).startswith(
+        "Input shapes do not match the polymorphic shapes specification. Division had"
+    )
+    assert str(fg.value).split("\n")[0] == str(jx.value).split("\n")[0]  # (JAX's words)
     # a constraint of the symbolic scope, checked by the module's own assertion at refinement
     spec = jax.ShapeDtypeStruct(jexport.symbolic_shape("b", constraints=["b >= 4"]), np.float32)
     bounded = export.deserialize(jexport.export(jax.jit(lambda x: x * 2))(spec).serialize())
