@@ -20,6 +20,11 @@ runs.
 ``xla_metadata_call_p`` (``experimental.scheduling_groups.xla_metadata_call``) is a call whose
 other parameters are XLA frontend attributes of the call operation (strings, as JAX's): it lowers
 to a ``func.call`` carrying them, and its derived calls keep them.
+
+``composite_p`` (``lax.composite``) calls its decomposition ``jaxpr`` (constants first among its
+arguments) and lowers to a ``stablehlo.composite`` op named ``name`` with the ``attributes``
+(``(key, leaves, treedef)`` triples, as JAX's) and ``version``. As JAX's it has no JVP, transpose
+or batching rule: those refuse in JAX's words (``custom_jvp`` gives a composite a derivative).
 """
 
 from __future__ import annotations
@@ -63,3 +68,29 @@ jit_p.def_impl(_jit_impl)
 
 
 xla_metadata_call_p = CallPrimitive("xla_metadata_call")  # (derived calls keep the attributes)
+
+
+composite_p = CallPrimitive("composite")
+
+
+def _composite_jvp(*args, **params):
+    raise ValueError(  # (JAX's words)
+        "JVP rule for composite not implemented. You can use `jax.custom_jvp` to add support. See "
+        "https://docs.jax.dev/en/latest/_autosummary/jax.custom_jvp.html"
+    )
+
+
+def _composite_transpose(*args, **params):
+    raise ValueError(  # (JAX's words)
+        "Transpose rule for composite not implemented. You can use`jax.custom_jvp` or "
+        "`jax.custom_vjp` to add support. See https://docs.jax.dev/en/latest/_autosummary/jax.custom_jvp.html"
+    )
+
+
+def _composite_batch(*args, **params):
+    raise NotImplementedError("Batching rule for 'composite' not implemented")  # (JAX's words)
+
+
+composite_p.def_jvp(_composite_jvp)
+composite_p.def_transpose(_composite_transpose)
+composite_p.def_batch(_composite_batch)

@@ -533,8 +533,12 @@ class ModuleBuilder:
         # the compiler with the module; xla_bridge/rules/callbacks.py).
         self.host_callbacks: list = []
 
-    def symbol(self, base: str) -> str:
-        base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "fn"
+    def symbol(self, base: str, dotted: bool = False) -> str:
+        """A fresh symbol from ``base`` (``dotted``: keeping its dots, as a composite's
+        decomposition is named ``@my.square``)."""
+        base = re.sub(r"[^A-Za-z0-9_.]" if dotted else r"[^A-Za-z0-9_]", "_", base) or "fn"
+        if not re.match(r"[A-Za-z_]", base):
+            base = "_" + base  # (an MLIR symbol starts with a letter or an underscore)
         name = base
         for i in itertools.count(1):
             if name not in self._symbols:
@@ -543,12 +547,12 @@ class ModuleBuilder:
         self._symbols.add(name)
         return name
 
-    def private_function(self, closed: ClosedJaxpr, name: str) -> str:
+    def private_function(self, closed: ClosedJaxpr, name: str, dotted: bool = False) -> str:
         """The symbol of a private function computing ``closed`` (lowered once per object)."""
         hit = self._private.get(id(closed))
         if hit is not None and hit[1] is closed:
             return hit[0]
-        sym = self.symbol(name)
+        sym = self.symbol(name, dotted)
         # Record before lowering the body, so recursion on the same object is impossible to loop.
         self._private[id(closed)] = (sym, closed)
         fb = FunctionBuilder(self, embed_all_consts=True)

@@ -15,6 +15,7 @@ TPUs and are accepted for that reason.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,10 +23,15 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import _devices
 from funcgrad._placement import takes_out_sharding  # out_sharding= (JAX 0.10's explicit sharding)
+from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.errors import UnexpectedTracerError
+from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr
+from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.lax import ops, slicing
 from funcgrad.numpy._core import convert
+from funcgrad.primitives.call import composite_p
 
 __all__ = [
     "DotDimensionNumbers",
@@ -517,24 +523,93 @@ def platform_dependent(*args, default=None, **per_platform):
 
 
 def composite(decomposition, name: str, version: int = 0):
-    """``decomposition`` marked as the composite operation ``name`` (``lax.composite``): it
-    computes and compiles as ``decomposition`` -- a composite's meaning is its decomposition, and
-    XLA's CPU backend has no special kernels to swap in for one. Unlike jax's (which has no JVP or
-    batching rule for composites), it also differentiates and batches, as its decomposition.
+    """``decomposition`` as the composite operation ``name`` (``lax.composite``): it computes as
+    ``decomposition`` and compiles to a ``stablehlo.composite`` op (a compiler may swap in a kernel
+    of its own for ``name``/``version``/attributes; XLA's CPU backend inlines the decomposition).
+    Positional arguments are its inputs, keyword arguments its attributes (``None`` ones omitted;
+    NumPy arrays, not traced values). As JAX's, a composite has no derivative or batching rule:
+    ``grad``/``jvp``/``vmap`` of one raise (``custom_jvp`` gives it a derivative).
 
     >>> tangent = composite(lambda x: fnp.sin(x) / fnp.cos(x), name="my.tangent")
     >>> round(float(tangent(0.5)), 6)
     0.546302
+    >>> import funcgrad
+    >>> 'stablehlo.composite "my.tangent"' in funcgrad.jit(tangent).lower(0.5).as_text()
+    True
     """
     if not callable(decomposition):
         raise TypeError(f"composite: the decomposition must be callable, got {type(decomposition).__name__}")
     if not isinstance(name, str) or not name:
         raise TypeError(f"composite: name must be a non-empty string, got {name!r}")
 
-    def call(*args, **kwargs):
-        return decomposition(*args, **kwargs)
+    @functools.wraps(decomposition)
+    def _decorator(*args, **kwargs):
+        if any(isinstance(v, core.Tracer) for v in kwargs.values()):
+            raise UnexpectedTracerError(  # (JAX's words)
+                "Found a JAX Tracer as an attribute in the decomposition for the composite op "
+                f"'{name}'. This means that the decomposition function closes over a value that is "
+                "involved in a JAX transformation. Any values that aren't explicitly known at compile "
+                "time must be explicitly passed as arguments to the composite.\n\nNote: If you are "
+                "passing jax arrays as attributes, use numpy arrays instead."
+            )
+        flat, in_tree = tu.tree_flatten(args)
+        out_tree = []
 
-    call.__name__ = getattr(decomposition, "__name__", name)
-    call.__doc__ = getattr(decomposition, "__doc__", None)
-    call.composite_name, call.composite_version = name, int(version)
-    return call
+        def flat_fun(*leaves):
+            out_leaves, tree = tu.tree_flatten(decomposition(*tu.tree_unflatten(in_tree, leaves), **kwargs))
+            out_tree.append(tree)
+            return [fnp.asarray(o) for o in out_leaves]
+
+        closed = trace_to_jaxpr(flat_fun, [core.get_aval(x) for x in flat], description="composite")
+        if any(isinstance(c, core.Tracer) for c in closed.consts):
+            raise UnexpectedTracerError(  # (JAX's words)
+                f"Found a JAX Tracer as a constant in the decomposition for the composite op '{name}'. "
+                "This means that the decomposition function closes over a value that is involved in a "
+                "JAX transformation. Any values that aren't explicitly known at compile time must be "
+                "explicitly passed as arguments to the composite."
+            )
+        # (as JAX's: the decomposition's array constants become its leading arguments; scalars,
+        # literals in JAX's jaxprs, stay inside it)
+        hoisted = [np.ndim(c) > 0 for c in closed.consts]
+        inner = closed.jaxpr
+        kept = [(v, c) for v, c, h in zip(inner.constvars, closed.consts, hoisted) if not h]
+        lifted = [(v, c) for v, c, h in zip(inner.constvars, closed.consts, hoisted) if h]
+        jaxpr = Jaxpr(
+            [v for v, _ in kept], [*(v for v, _ in lifted), *inner.invars], inner.eqns, inner.outvars
+        )
+        consts = [c for _, c in lifted]
+        attributes = []
+        for k, v in kwargs.items():
+            leaves, treedef = tu.tree_flatten(v)
+            attributes.append(
+                (k, tuple(_HashableArray(x) if isinstance(x, np.ndarray) else x for x in leaves), treedef)
+            )
+        outs = composite_p.bind(
+            *consts,
+            *flat,
+            name=name,
+            attributes=tuple(attributes),
+            version=int(version),
+            jaxpr=ClosedJaxpr(jaxpr, [c for _, c in kept]),
+        )
+        return tu.tree_unflatten(out_tree[0], outs)
+
+    return _decorator
+
+
+class _HashableArray:
+    """A NumPy array as a composite's attribute (a hashable parameter; JAX's HashableArray)."""
+
+    __slots__ = ("val",)
+
+    def __init__(self, val):
+        self.val = val
+
+    def __repr__(self):
+        return f"HashableArray({self.val!r})"
+
+    def __hash__(self):
+        return hash((self.val.shape, self.val.dtype, self.val.tobytes()))
+
+    def __eq__(self, other):
+        return isinstance(other, _HashableArray) and np.array_equal(self.val, other.val)

@@ -246,13 +246,43 @@ def test_platform_dependent_and_composite_match_jax():
     ours_c = lax.composite(tan, name="my.tangent")
     theirs_c = jlax.composite(lambda v: jax.numpy.sin(v) / jax.numpy.cos(v), name="my.tangent")
     np.testing.assert_allclose(np.asarray(funcgrad.jit(ours_c)(x)), np.asarray(theirs_c(x)), rtol=1e-14)
-    # jax has neither a batching nor a JVP rule for composites; funcgrad uses the decomposition's.
-    looped = [float(theirs_c(v)) for v in x]
-    np.testing.assert_allclose(np.asarray(funcgrad.vmap(ours_c)(x)), looped, rtol=1e-14)
-    np.testing.assert_allclose(
-        np.asarray(funcgrad.vmap(funcgrad.grad(ours_c))(x)), 1 / np.cos(x) ** 2, rtol=1e-13
-    )
-    assert ours_c.composite_name == "my.tangent"
+    np.testing.assert_allclose(np.asarray(ours_c(x)), np.asarray(theirs_c(x)), rtol=1e-14)
+
+
+def _composite_line(text):
+    return next(line.strip() for line in text.splitlines() if "stablehlo.composite" in line)
+
+
+def test_composite_lowers_and_refuses_as_jax():
+    # JAX's lax_test CompositeTest: a stablehlo.composite op calling the decomposition (a private
+    # function named after the composite), the
+    # attributes in MLIR's types (None ones omitted), a nonzero version; no JVP or batching rule.
+    def make(lib, np_):
+        def decomposition(v, **_):
+            return lib.sin(v) / lib.cos(v) + np_.arange(4.0)
+
+        return lambda v: lib.composite(decomposition, "my.tangent", version=2)(
+            v, dtype=np.dtype(np.float32), int=1, omit=None, str="bar", t=np.zeros((1, 2), np.float32), f=1.5
+        )
+
+    x = np.linspace(0.0, 1.0, 4)
+    for lib, np_, api in ((lax, funcgrad.numpy, funcgrad), (jlax, jax.numpy, jax)):
+        f = make(lib, np_)
+        text = api.jit(f).lower(x).as_text()
+        if api is funcgrad:
+            ours, ours_value, ours_fn = _composite_line(text), f(x), text
+        else:
+            assert _composite_line(text) == ours
+            np.testing.assert_allclose(np.asarray(ours_value), np.asarray(f(x)), rtol=1e-14)
+        assert "func.func private @my.tangent(%arg0: tensor<4xf64>) -> tensor<4xf64>" in text
+        square = lib.composite(lambda v: v**2, name="my.square")
+        with pytest.raises(ValueError, match="JVP rule for composite not implemented"):
+            api.grad(square)(1.0)
+        with pytest.raises(NotImplementedError, match="Batching rule for 'composite' not implemented"):
+            api.vmap(square)(x)
+        with pytest.raises(api.errors.UnexpectedTracerError, match="use numpy arrays instead"):
+            api.jit(lambda v, lib=lib: lib.composite(lambda u, **_: u, "my.id")(v, t=v))(x)
+    assert "stablehlo.divide" in ours_fn  # (the decomposition, inside its function)
 
 
 @pytest.mark.parametrize("axis", [0, 1, -3])
