@@ -407,13 +407,27 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     the mesh axis "x"). Leaves that are not arrays (``"abc"``) and devices that are not devices
     (``"cpu"``) raise ``TypeError``; a shape the sharding does not divide raises ``ValueError``.
     ``src``, ``donate`` and ``may_alias`` are JAX's keywords: funcgrad never deletes ``x`` (a
-    donation is a permission, not a promise) and a placed value never aliases a NumPy argument.
+    donation is a permission, not a promise) and a placed value never aliases a NumPy argument;
+    ``may_alias=False`` makes a copy of an Array that would come back as it is (JAX's rule), and
+    ``may_alias=True`` with ``donate=True`` is JAX's ValueError.
 
     >>> import funcgrad
     >>> device_put({"w": 1.0, "b": [2, 3]}, funcgrad.devices()[0])["b"][1]
     Array(3, dtype=int64, weak_type=True)
+    >>> a = funcgrad.numpy.ones(2)
+    >>> device_put(a) is a, device_put(a, may_alias=False) is a
+    (True, False)
     """
-    del src, donate, may_alias  # (see the docstring)
+    del src  # (see the docstring)
+    if may_alias and donate:
+        raise ValueError("may_alias and donate cannot be True at the same time.")  # (JAX's words)
+    out = _device_put(x, device)
+    if may_alias is False and type(core.current_trace()) is core.EvalTrace:
+        out = tu.tree_map(lambda o, v: fnp.array(o, copy=True) if o is v else o, out, x)
+    return out
+
+
+def _device_put(x, device):
     if isinstance(device, _placement.Space):  # funcgrad.memory.Space: a memory of x's own device
         return _placement.device_put_space(x, device)
     if device is not None:

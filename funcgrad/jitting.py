@@ -27,6 +27,7 @@ import functools
 import inspect
 import logging
 import time
+import traceback
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
@@ -514,7 +515,16 @@ class PjitFunction(Dispatcher):
         key = (in_tree, leaf_key, static_key, static_kw, batching.axis_env(), hooks.mode_key())
         if user_contexts:
             key += (tuple(c.value for c in user_contexts),)
-        entry = self._cache.get(key)
+        try:
+            entry = self._cache.get(key)
+        except Exception as e:  # a static argument's __eq__ raised (jaxlib's words, as its C++ cache's)
+            if not (static_key or static_kw):
+                raise
+            raise ValueError(
+                "static arguments should be comparable using __eq__.The following error was raised when "
+                f"comparing two objects of types {type(key)} and {type(key)}. The error was:\n"
+                + "".join(traceback.format_exception(e))
+            ) from None
         if entry is None:
             self._misses += 1
             names = self._arg_names(static_key, dyn_args, dyn_kwargs)

@@ -60,6 +60,9 @@ def _cases(lib):
         "lax.add of a string array": lambda: lib.lax.add(np_mod.array(7), np.array("hello")),
         "pmap in_axes True": lambda: lib.pmap(lambda x: x, in_axes=True)(np_mod.ones((1,))),
         "pmap out_axes True": lambda: lib.pmap(lambda x: x, out_axes=True)(np_mod.ones((1,))),
+        "device_put may_alias and donate": lambda: lib.device_put(
+            np_mod.ones(2), may_alias=True, donate=True
+        ),
         "vjp cotangent tree": lambda: lib.vjp(lambda x, y: x * y, np.float32(3), np.float32(4))[1](
             (np.float32(7), np.float32(100))
         ),
@@ -74,6 +77,31 @@ def test_api_error_as_jax(case):
         _cases(funcgrad)[case]()
     got, want = (re.sub(r" at 0x[0-9a-f]+", "", str(e.value)) for e in (got, want))
     assert got.startswith(want), (got, want)
+
+
+def test_static_argument_whose_eq_raises_and_device_put_copies_as_jax():
+    # (api_test test_cpp_jit_raises_on_non_hashable_static_argnum, test_device_put_aliasing)
+    class HashableWithoutEq:
+        def __hash__(self):
+            return 1
+
+        def __eq__(self, other):
+            raise NotImplementedError("A Python error is as is, without stack trace")
+
+    for lib in (jax, funcgrad):
+        f = lib.jit(lambda x, y: x + 3, static_argnums=[1])
+        f(1, 1)
+        words = re.escape("static arguments should be comparable using __eq__")
+        with pytest.raises(ValueError, match=words):
+            f(1, HashableWithoutEq())  # (a cached static argument of the same hash: compared)
+            f(1, HashableWithoutEq())
+        if lib is funcgrad:  # (the Python route's cache, as the native one's)
+            with pytest.raises(ValueError, match=words):
+                f._stage((1, HashableWithoutEq()), {})
+        a = lib.numpy.arange(3.0)
+        copies = [lib.device_put(a, **kw) is a for kw in ({}, {"may_alias": True}, {"may_alias": False})]
+        assert copies == [True, True, False]
+        assert lib.device_put({"a": a}, may_alias=False)["a"] is not a
 
 
 def test_scalar_conversions_that_work():
