@@ -42,7 +42,7 @@ from funcgrad import xla_bridge
 from funcgrad._config import config
 from funcgrad.api import vjp as _vjp
 from funcgrad.custom_derivatives import custom_vjp
-from funcgrad.export._poly_module import check_call
+from funcgrad.export._poly_module import arg_names, check_call
 from funcgrad.export._polymorphic import SymbolicExport, constraint, is_symbolic_spec
 from funcgrad.export._shape_poly import DimExpr, UnexpectedDimVar
 from funcgrad.export._sharded import ShardedExport, find_mesh
@@ -83,11 +83,6 @@ def _calling_convention_version() -> int:
             f"supported versions [{lo}..{hi}]"
         )
     return version
-
-
-# The platforms JAX names. funcgrad's rules are the same for all but a few (dense linear algebra:
-# LAPACK on the CPU, cuSOLVER on CUDA), which raise a LoweringError for a platform they lack.
-_KNOWN_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 
 
 class DisabledSafetyCheck:
@@ -287,6 +282,14 @@ def export(
             "without shardings, or with NamedShardings)"
         )
     targets = _check_platforms(platforms)
+    if (fun_jit._donate_argnums or fun_jit._donate_names) and len(
+        {p in _DONATING_PLATFORMS for p in targets}
+    ) > 1:
+        raise NotImplementedError(  # (JAX's words)
+            "In multi-platform lowering either all or no lowering platforms should support donation. "
+            f"Lowering for {list(targets)} of which only {[p for p in targets if p in _DONATING_PLATFORMS]} "
+            "support donation"
+        )
     checks = tuple(disabled_checks)
     for c in checks:
         if not isinstance(c, DisabledSafetyCheck):
@@ -296,6 +299,10 @@ def export(
         return _export(fun_jit, targets, checks, args_specs, kwargs_specs)
 
     return do_export
+
+
+# The platforms whose lowerings take buffer donation (JAX's ``_platforms_with_donation``).
+_DONATING_PLATFORMS = ("cpu", "cuda", "rocm", "tpu", "neuron")
 
 
 def _library_function(fun) -> bool:
@@ -311,9 +318,8 @@ def _check_platforms(platforms) -> tuple[str, ...]:
         raise TypeError(f"platforms must be a sequence of platform names, e.g. ['cpu'], not {platforms!r}")
     out = []
     for p in platforms:
+        # (a platform JAX does not know is lowered with the general rules, as JAX's does)
         q = xla_bridge.normalize_platform(str(p))
-        if q not in _KNOWN_PLATFORMS:
-            raise ValueError(f"Unknown platform {p!r}: export lowers for {', '.join(_KNOWN_PLATFORMS)}")
         if q in out:
             raise ValueError(f"platforms: {p!r} is given twice")
         out.append(q)
@@ -323,8 +329,9 @@ def _check_platforms(platforms) -> tuple[str, ...]:
 
 
 def _spec_aval(x, where: str) -> ShapedArray:
-    if isinstance(x, core.Tracer):
-        raise TypeError(f"export: {where} is a traced value; export outside of jit/grad/vmap")
+    if isinstance(x, core.Tracer):  # (exporting inside a jit: the traced value's type, as JAX's)
+        a = core.get_aval(x)
+        return ShapedArray(tuple(a.shape), a.dtype, a.weak_type)
     if core.is_array_like(x) or isinstance(x, bool | int | float | complex | np.generic):
         return core.get_aval(x)
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
@@ -655,29 +662,30 @@ def _bind_args(exp: Exported, avals) -> dict:
     name = exp.fun_name
     if len(avals) != len(exp.in_avals):
         raise ValueError(f"{name}: called with {len(avals)} arrays, it was exported for {len(exp.in_avals)}")
+    names = arg_names(exp.in_tree)
     for i, (a, want) in enumerate(zip(avals, exp.in_avals)):
         if len(a.shape) != len(want.shape):
             raise ValueError(
-                f"Rank mismatch for args[{i}]: expected {_shape_str(want.shape)} and called with "
+                f"Rank mismatch for {names[i]}: expected {_shape_str(want.shape)} and called with "
                 f"{_shape_str(a.shape)}"
             )
         if a.dtype != want.dtype:
             raise ValueError(  # (JAX's type and first words)
-                f"Dtype mismatch for args[{i}]: expected {want.dtype} and called with {a.dtype}: "
+                f"Dtype mismatch for {names[i]}: expected {want.dtype} and called with {a.dtype}: "
                 f"function {name} was exported for {want.str_short()}; cast the argument "
                 f"(x.astype({want.dtype.name!r}))"
             )
         for k, (d, w) in enumerate(zip(a.shape, want.shape)):
             if not isinstance(w, DimExpr) and d != w:
                 raise ValueError(
-                    f"Shape mismatch for args[{i}].shape[{k}] (expected same constant): expected "
+                    f"Shape mismatch for {names[i]}.shape[{k}] (expected same constant): expected "
                     f"{_shape_str(want.shape)} and called with {_shape_str(a.shape)}"
                 )
     if not any(isinstance(d, DimExpr) for w in exp.in_avals for d in w.shape):
         return {}
     scope = next(d.scope for w in exp.in_avals for d in w.shape if isinstance(d, DimExpr))
     constraints = [constraint(c, scope) for c in getattr(scope, "constraints", ()) or ()]
-    return check_call(exp.in_avals, [a.shape for a in avals], constraints)
+    return check_call(exp.in_avals, [a.shape for a in avals], constraints, names)
 
 
 def _shape_str(shape) -> str:

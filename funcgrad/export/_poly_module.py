@@ -25,10 +25,11 @@ symbolic dimensions of ``_shape_poly``; ``_exported`` calls ``generalize``.
 from __future__ import annotations
 
 from funcgrad.export._shape_poly import _ATOMS, DimExpr
+from funcgrad.kernel import tree_util as tu
 from funcgrad.xla_bridge import portable
 from funcgrad.xla_bridge.portable import ir
 
-__all__ = ["Ints", "NotGeneral", "check_call", "generalize", "solve_dims"]
+__all__ = ["Ints", "NotGeneral", "arg_names", "check_call", "generalize", "solve_dims"]
 
 _I64 = "tensor<i64>"
 _HELP = (
@@ -204,7 +205,7 @@ def _ops_of(op):
             yield from _ops(b)
 
 
-def generalize(texts, fit, in_avals, arg_offset: int, scope_constraints=(), check_assertions=True) -> str:
+def generalize(texts, fit, in_avals, arg_offset: int, scope_constraints=(), names=None) -> str:
     """The module for all sizes from the lowerings ``texts`` at the samples (NOTE: [one module
     for all sizes]). ``fit(values)``: the expression (int or ``DimExpr``) that gives the samples'
     ``values``, or None. ``in_avals``: the symbolic argument avals; ``arg_offset``: parameters of
@@ -245,9 +246,9 @@ def generalize(texts, fit, in_avals, arg_offset: int, scope_constraints=(), chec
             for args in zip(*(b.arguments for b in bs)):
                 note(args)
         for os_ in zip(*ops):
-            names = {o.operation.name for o in os_}
-            if len(names) != 1 or len({len(o.results) for o in os_}) != 1:
-                raise NotGeneral(f"operations {sorted(names)} differ")
+            kinds = {o.operation.name for o in os_}
+            if len(kinds) != 1 or len({len(o.results) for o in os_}) != 1:
+                raise NotGeneral(f"operations {sorted(kinds)} differ")
             for rs in zip(*(o.results for o in os_)):
                 note(rs)
         # -- the dimension variables, from @main's arguments -------------------------------------
@@ -262,7 +263,7 @@ def generalize(texts, fit, in_avals, arg_offset: int, scope_constraints=(), chec
         em = _Emitter(ir.InsertionPoint(anchor), ir.Location.unknown())
         for v, (t, _) in dyn.items():
             v.set_type(ir.Type.parse(t))
-        _solve(em, entry[0], in_avals, arg_offset, scope_constraints, check_assertions)
+        _solve(em, entry[0], in_avals, arg_offset, scope_constraints, names)
         # -- operations -------------------------------------------------------------------------
         for os_ in zip(*ops):
             op = os_[0]
@@ -447,7 +448,7 @@ def _fitted_scalar(em, op, values, scalar_type, fit):
     return x
 
 
-def _solve(em, block, in_avals, offset, constraints, check):
+def _solve(em, block, in_avals, offset, constraints, names):
     """The dimension variables from ``@main``'s argument sizes, with JAX's shape assertions."""
     args = list(block.arguments)
     sizes: dict = {}
@@ -461,9 +462,7 @@ def _solve(em, block, in_avals, offset, constraints, check):
                     {"dimension": f"{k} : i64"},
                 )
                 sizes[(i, k)] = em.op("stablehlo.convert", [s])
-    asserts = solve_dims(em, sizes, in_avals, constraints)
-    if not check:
-        return
+    asserts = solve_dims(em, sizes, in_avals, constraints, names)
     for kind, lhs, rhs, pieces in asserts:
         direction = {"eq": "EQ", "ge": "GE", "le": "LE"}[kind]
         ok = em.op("stablehlo.compare", [lhs, rhs], "tensor<i1>",
@@ -508,7 +507,7 @@ class Ints:
         return e.evaluate(self.vars) if isinstance(e, DimExpr) else int(e)
 
 
-def check_call(in_avals, shapes, constraints=()) -> dict:
+def check_call(in_avals, shapes, constraints=(), names=None) -> dict:
     """JAX's checks of a call's argument shapes against symbolic ``in_avals`` (its
     ``solve_dim_vars`` and ``check_statically``): the dimension variables' values, or the first
     failing check's ``ValueError`` in JAX's words."""
@@ -516,7 +515,7 @@ def check_call(in_avals, shapes, constraints=()) -> dict:
     sizes = {(i, k): int(s[k]) for i, (a, s) in enumerate(zip(in_avals, shapes))
              for k, d in enumerate(a.shape) if isinstance(d, DimExpr)}  # fmt: skip
     try:
-        asserts = solve_dims(ints, sizes, in_avals, constraints)
+        asserts = solve_dims(ints, sizes, in_avals, constraints, names)
     except NotGeneral as e:
         raise ValueError(str(e)) from None
     for kind, lhs, rhs, pieces in asserts:
@@ -525,14 +524,26 @@ def check_call(in_avals, shapes, constraints=()) -> dict:
     return ints.vars
 
 
-def solve_dims(em, sizes, in_avals, constraints) -> list:
+def arg_names(in_tree) -> list[str]:
+    """Each flat argument's name in JAX's messages (``args[0]``, ``kwargs['b']``, ``args[1][0]``):
+    its key path in ``(args, kwargs)``, as JAX's ``pretty_print_dimension_descriptor``."""
+    paths, _ = tu.tree_flatten_with_path(tu.tree_unflatten(in_tree, [0] * in_tree.num_leaves))
+    out = []
+    for path, _ in paths:
+        s = tu.keystr(path)
+        out.append("args" + s[3:] if s.startswith("[0]") else "kwargs" + s[3:] if s.startswith("[1]") else s)
+    return out
+
+
+def solve_dims(em, sizes, in_avals, constraints, names=None) -> list:
     """The dimension variables (into ``em.vars``) from the arguments' symbolic dimensions and
     their ``sizes`` (``{(arg, dim): value}``), solving JAX's linear uni-variate equations, and
     JAX's shape assertions ``(kind, lhs, rhs, message pieces)``. ``em``: the arithmetic (MLIR
     values or ``Ints``)."""
+    names = names or [f"args[{i}]" for i in range(len(in_avals))]
     eqs = [(i, k, d) for i, a in enumerate(in_avals) for k, d in enumerate(a.shape) if isinstance(d, DimExpr)]
     specs = ",".join(
-        f"args[{i}].shape = ({', '.join(map(str, a.shape))}{',' if len(a.shape) == 1 else ''})"
+        f"{names[i]}.shape = ({', '.join(map(str, a.shape))}{',' if len(a.shape) == 1 else ''})"
         for i, a in enumerate(in_avals)
         if any(isinstance(d, DimExpr) for d in a.shape)
     )
@@ -545,7 +556,7 @@ def solve_dims(em, sizes, in_avals, constraints) -> list:
         progress = False
         for eq in list(pending):
             i, k, d = eq
-            dim_name = f"args[{i}].shape[{k}]"
+            dim_name = f"{names[i]}.shape[{k}]"
             unknown = [m for m in d.terms if not _known(m, em.vars)]
             if len(unknown) == 0:
                 pending.remove(eq)

@@ -493,7 +493,7 @@ class SymbolicExport:
     def portable_module(self, targets, checks, multi: bool) -> bytes | None:
         """The serialized module for every size (NOTE: [one module for all sizes]), or None when
         the lowerings at the samples cannot be merged (``self.not_portable`` says why)."""
-        from funcgrad.export._poly_module import NotGeneral, generalize
+        from funcgrad.export._poly_module import NotGeneral, arg_names, generalize
         from funcgrad.xla_bridge import portable
 
         self.not_portable = None
@@ -515,7 +515,8 @@ class SymbolicExport:
             samples = [self.specialize(self._concrete_avals(env), targets, checks) for env in envs]
             texts = [portable.deserialize(s.mlir_module_serialized, debug_info=True) for s in samples]
             constraints = [constraint(c, self.scope) for c in getattr(self.scope, "constraints", ()) or ()]
-            text = generalize(texts, fit, self.in_avals, 1 if multi else 0, constraints)
+            names = arg_names(self.in_tree)
+            text = generalize(texts, fit, self.in_avals, 1 if multi else 0, constraints, names)
             blob = portable.serialize(text)
             # (checked: refined at the last sample's sizes, it has that sample's result types)
             last = samples[-1]

@@ -26,6 +26,7 @@ kernel's pytrees and dtypes, and the sibling ``_exported``/``_shape_poly`` modul
 
 from __future__ import annotations
 
+import collections
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -107,9 +108,26 @@ def register_pytree_node_serialization(
             f"Duplicate serialization registration for serialized_name `{serialized_name}`. "
             f"Previous registration was for type `{_deserializers[serialized_name][0]}`."
         )
+    if from_children is None and not _is_registered(nodetype):
+        raise ValueError(  # (JAX's words)
+            "If `from_children` is not present, you must call first"
+            f"`jax.tree_util.register_pytree_node` for `{nodetype}`"
+        )
     _serializers[nodetype] = (serialized_name, serialize_auxdata)
     _deserializers[serialized_name] = (nodetype, deserialize_auxdata)
     return nodetype
+
+
+def _is_registered(nodetype) -> bool:
+    """Whether ``nodetype`` is a registered pytree node (a namedtuple is a node without being
+    registered, as in JAX's registry)."""
+    if _is_namedtuple(nodetype):
+        return False
+    try:
+        tu.PyTreeDef.from_node_data_and_children(tu.registry, (nodetype, None), [])
+    except (RuntimeError, ValueError, TypeError):
+        return False
+    return True
 
 
 def _is_namedtuple(t) -> bool:
@@ -135,7 +153,26 @@ def register_namedtuple_serialization(nodetype: type, *, serialized_name: str) -
         serialized_name=serialized_name,
         serialize_auxdata=lambda aux: json.dumps(nodetype._fields).encode("utf-8"),
         deserialize_auxdata=lambda b: None,
+        from_children=lambda aux, children: nodetype(*children),
     )
+
+
+def _serialize_ordereddict_keys(keys):
+    if isinstance(keys, Sequence) and all(isinstance(k, str) for k in keys):
+        return json.dumps(list(keys)).encode("utf-8")
+    raise NotImplementedError(  # (JAX's words)
+        "Serialization of collections.OrderedDict is supported only when the keys are strings. "
+        f"Found keys: {keys}."
+    )
+
+
+# (an OrderedDict's auxiliary data is its keys, as in JAX, which registers it the same way)
+register_pytree_node_serialization(
+    collections.OrderedDict,
+    serialized_name="collections.OrderedDict",
+    serialize_auxdata=_serialize_ordereddict_keys,
+    deserialize_auxdata=lambda b: tuple(json.loads(b.decode("utf-8"))),
+)
 
 
 # ----------------------------------------------------------------------------------------------

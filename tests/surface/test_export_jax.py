@@ -243,3 +243,50 @@ def test_calling_convention_version_flag_as_jaxs():
         pytest.raises(ValueError, match=r"outside the range of supported versions \[9..10\]"),
     ):
         export.export(fnp.cos)(1.0)
+
+
+def _error(fn):
+    with pytest.raises(Exception) as e:
+        fn()
+    return type(e.value), str(e.value).split("\n")[0]
+
+
+def test_export_details_as_jax():
+    # an OrderedDict argument serializes (JAX registers it) and JAX reads funcgrad's tree
+    od = collections.OrderedDict(b=np.ones(2), a=np.zeros(2))
+    blob = export.export(funcgrad.jit(lambda d: d["b"] * 2 + d["a"]))(od).serialize()
+    np.testing.assert_allclose(export.deserialize(blob).call(od), [2.0, 2.0])
+    np.testing.assert_allclose(jexport.deserialize(bytearray(blob)).call(od), [2.0, 2.0])
+    # a namedtuple is not a registered node: a serialization without from_children is refused
+    T = collections.namedtuple("T", "a b")
+    regs = [
+        lambda m: m.register_pytree_node_serialization(
+            T, serialized_name="t.T", serialize_auxdata=lambda a: b"", deserialize_auxdata=lambda b: None
+        )
+        for m in (export, jexport)
+    ]
+    assert _error(lambda: regs[0](export)) == _error(lambda: regs[1](jexport))
+    # exporting inside a jit takes the traced values' types
+    x = np.arange(4, dtype=np.float32)
+
+    def twice(mod, jit, m):
+        @jit
+        def f1(x):
+            e = mod.export(jit(m.sin))(x)
+            return e.call(x) + e.call(x)
+
+        return f1(x)
+
+    np.testing.assert_allclose(twice(export, funcgrad.jit, fnp), twice(jexport, jax.jit, jnp), rtol=1e-6)
+    # keyword arguments are named as JAX names them; a platform JAX does not know is lowered
+    e1 = export.export(funcgrad.jit(lambda a, b: a + b))(x, b=x)
+    j1 = jexport.export(jax.jit(lambda a, b: a + b))(x, b=x)
+    assert _error(lambda: e1.call(x, b=np.ones(6, np.float32))) == _error(
+        lambda: j1.call(x, b=np.ones(6, np.float32))
+    )
+    assert export.export(funcgrad.jit(fnp.sin), platforms=("cpu", "other"))(x).platforms == ("cpu", "other")
+    # donation needs every platform to support it, or none
+    f, jf = funcgrad.jit(fnp.sin, donate_argnums=0), jax.jit(jnp.sin, donate_argnums=0)
+    fe = _error(lambda: export.export(f, platforms=["cpu", "tpu", "other"])(x))
+    je = _error(lambda: jexport.export(jf, platforms=["cpu", "tpu", "other"])(x))
+    assert fe[0] is je[0] is NotImplementedError and fe[1].split(".")[0] == je[1].split(".")[0]
