@@ -12,7 +12,7 @@ from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import log_softmax as _nn_log_softmax
 from funcgrad.nn import logsumexp as _nn_logsumexp
 from funcgrad.nn import softmax as _nn_softmax
-from funcgrad.numpy._core import call_custom, check_arraylike, promote_args_inexact
+from funcgrad.numpy._core import call_custom, check_arraylike, lax_const, promote_args_inexact
 
 __all__ = [
     "boxcox",
@@ -78,10 +78,12 @@ def expit(x):
 
 @custom_jvp
 def _logit(x):
-    return fnp.log(x / (1.0 - x))
+    # (JAX's constant: a boolean or integer array gives a strong result, NOTE: [stats formulas as
+    # JAX's])
+    return fnp.log(x / (lax_const(x, 1) - x))
 
 
-_logit.defjvps(lambda t, ans, x: t / (x * (1.0 - x)))
+_logit.defjvps(lambda t, ans, x: t / (x * (lax_const(x, 1) - x)))
 
 
 def logit(x):

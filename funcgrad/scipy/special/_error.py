@@ -163,6 +163,8 @@ def dawsn(x):
 
 
 def _float_only(name, x):
+    if isinstance(x, list | tuple):  # (JAX's lax.dtype of a list)
+        raise TypeError(f"Cannot determine dtype of {x}")
     x = fnp.asarray(x)
     if x.dtype not in (np.float32, np.float64):
         raise TypeError(f"scipy.special.{name}: x.dtype={x.dtype} is not supported (float32 or float64 only)")

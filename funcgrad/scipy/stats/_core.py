@@ -16,9 +16,9 @@ from funcgrad import api, lax
 from funcgrad import random as _random
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
-from funcgrad.numpy._core import normalize_axis
+from funcgrad.numpy._core import check_arraylike, normalize_axis
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact, promote_dtypes_inexact
 
 __all__ = ["ModeResult", "gaussian_kde", "mode", "rankdata", "sem"]
 
@@ -31,14 +31,18 @@ class ModeResult(NamedTuple):
 
 
 def _check_nan_policy(name, nan_policy):
+    # (JAX's errors and words: a ValueError for an unknown policy, NotImplementedError for the two
+    # that need to know before compiling whether the data holds NaNs)
     if nan_policy not in ("propagate", "omit", "raise"):
         raise ValueError(
-            f"{name}: illegal nan_policy {nan_policy!r}; expected 'propagate', 'omit' or 'raise'"
+            f"Illegal nan_policy value {nan_policy!r}; expected one of {{'propagate', 'omit', 'raise'}}"
         )
-    if nan_policy != "propagate":
-        raise ValueError(
-            f"{name}: nan_policy={nan_policy!r} needs to know whether the data holds NaNs before "
-            "compiling; check with fnp.isnan outside and use nan_policy='propagate' (as JAX requires)"
+    if nan_policy == "omit":
+        raise NotImplementedError(f"Logic for `nan_policy` of {nan_policy} is not implemented")
+    if nan_policy == "raise":
+        raise NotImplementedError(
+            f"In order to best JIT compile `{name}`, we cannot know whether `x` contains nans. Please "
+            f"check if nans exist in `x` outside of the `{name}` function."
         )
 
 
@@ -49,7 +53,8 @@ def mode(a, axis=0, nan_policy="propagate", keepdims=False):
     >>> int(r.mode), int(r.count)
     (2, 2)
     """
-    _check_nan_policy("scipy.stats.mode", nan_policy)
+    check_arraylike("mode", a)
+    _check_nan_policy("mode", nan_policy)
     x = fnp.atleast_1d(fnp.asarray(a))
     if axis is None:
         x, axis = x.ravel(), 0
@@ -106,7 +111,8 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
     >>> rankdata(fnp.array([10, 20, 20, 5])).tolist()
     [2.0, 3.5, 3.5, 1.0]
     """
-    _check_nan_policy("scipy.stats.rankdata", nan_policy)
+    check_arraylike("rankdata", a)
+    _check_nan_policy("rankdata", nan_policy)
     if method not in ("average", "min", "max", "dense", "ordinal"):
         raise ValueError(f"scipy.stats.rankdata: unknown method {method!r}")
     if axis is not None:
@@ -127,14 +133,15 @@ def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
     >>> round(float(sem(fnp.array([1.0, 2.0, 3.0, 4.0]))), 12)
     0.645497224368
     """
-    (b,) = promote("sem", a)
+    (b,) = promote_args_inexact("sem", a)
     if nan_policy == "propagate":
         size = b.size if axis is None else b.shape[axis]
-        return b.std(axis, ddof=ddof, keepdims=keepdims) / float(np.sqrt(size))
+        # (JAX's divisor, of b's dtype: an integer or boolean array gives a strong result)
+        return b.std(axis, ddof=ddof, keepdims=keepdims) / fnp.sqrt(size).astype(b.dtype)
     if nan_policy == "omit":
         count = (~fnp.isnan(b)).sum(axis, keepdims=keepdims)
         return fnp.nanstd(b, axis, ddof=ddof, keepdims=keepdims) / fnp.sqrt(count).astype(b.dtype)
-    raise ValueError(f"scipy.stats.sem: nan_policy={nan_policy!r} is not supported ('propagate' or 'omit')")
+    raise ValueError(f"{nan_policy} is not supported")  # (JAX's words)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -153,14 +160,16 @@ class gaussian_kde:
     """
 
     def __init__(self, dataset, bw_method=None, weights=None):
+        check_arraylike("gaussian_kde", dataset)
         dataset = fnp.atleast_2d(fnp.asarray(dataset))
         if fnp.iscomplexobj(dataset):
-            raise TypeError("gaussian_kde: complex data is not supported")
+            raise NotImplementedError("gaussian_kde does not support complex data")  # (JAX's)
         if not dataset.size > 1:
             raise ValueError("gaussian_kde: dataset should have multiple elements")
         d, n = dataset.shape
         if weights is not None:
-            dataset, weights = promote("gaussian_kde", dataset, weights)
+            check_arraylike("gaussian_kde", weights)
+            dataset, weights = promote_dtypes_inexact("gaussian_kde", dataset, weights)
             weights = fnp.atleast_1d(weights)
             if weights.ndim != 1 or weights.shape[0] != n:
                 raise ValueError(
@@ -168,7 +177,7 @@ class gaussian_kde:
                 )
             weights = weights / fnp.sum(weights)
         else:
-            (dataset,) = promote("gaussian_kde", dataset)
+            (dataset,) = promote_dtypes_inexact("gaussian_kde", dataset)
             weights = fnp.full(n, 1.0 / n, dtype=dataset.dtype)
         self.dataset, self.weights = dataset, weights
         self.neff = 1.0 / fnp.sum(weights**2)
@@ -212,7 +221,7 @@ class gaussian_kde:
     def _points(self, points):
         points = fnp.atleast_2d(fnp.asarray(points))
         if fnp.iscomplexobj(points):
-            raise TypeError("gaussian_kde: complex points are not supported")
+            raise NotImplementedError("gaussian_kde does not support complex coordinates")  # (JAX's)
         d, m = points.shape
         if d != self.d:
             if d == 1 and m == self.d:
@@ -235,6 +244,7 @@ class gaussian_kde:
         >>> kde.evaluate(fnp.array([0.5])).shape
         (1,)
         """
+        check_arraylike("evaluate", points)
         return fnp.exp(self.logpdf(points))
 
     __call__ = evaluate
@@ -245,6 +255,7 @@ class gaussian_kde:
 
     def logpdf(self, x):
         """The log of the estimated density, computed with ``logsumexp``."""
+        check_arraylike("logpdf", x)
         return special.logsumexp(self._log_kernel(self._points(x)), axis=1)
 
     def integrate_gaussian(self, mean, cov):
@@ -287,13 +298,11 @@ class gaussian_kde:
 
     def integrate_box(self, low_bounds, high_bounds, maxpts=None):
         """Box integrals in more than one dimension are refused (as in JAX): use ``integrate_box_1d``."""
-        raise ValueError(
-            "gaussian_kde.integrate_box: only one-dimensional boxes are supported; use integrate_box_1d"
-        )
+        raise NotImplementedError("only 1D box integrations are supported; use `integrate_box_1d`")
 
     def set_bandwidth(self, bw_method=None):
         """Refused (as in JAX): the estimate is immutable; build a new ``gaussian_kde``."""
-        raise ValueError("gaussian_kde.set_bandwidth: the estimate is immutable; build a new gaussian_kde")
+        raise NotImplementedError("dynamically changing the bandwidth method is not supported")
 
 
 def _gaussian_convolve(cov, target, weights, mean):

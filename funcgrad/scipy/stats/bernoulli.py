@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "logpmf", "pmf", "ppf"]
 
@@ -27,10 +29,12 @@ def logpmf(k, p, loc=0):
     >>> round(float(logpmf(0, 0.25)), 12)
     -0.287682072452
     """
-    k, p, loc = promote("bernoulli.logpmf", k, p, loc)
-    x = k - loc
-    log_probs = special.xlogy(x, p) + special.xlog1py(1.0 - x, -p)
-    return fnp.where((x < 0) | (x > 1), -np.inf, log_probs)
+    k, p, loc = promote_args_inexact("bernoulli.logpmf", k, p, loc)
+    zero = lax_const(k, 0)
+    one = lax_const(k, 1)
+    x = lax.sub(k, loc)
+    log_probs = special.xlogy(x, p) + special.xlog1py(lax.sub(one, x), -p)
+    return fnp.where(fnp.logical_or(lax.lt(x, zero), lax.gt(x, one)), -np.inf, log_probs)
 
 
 def pmf(k, p, loc=0):
@@ -48,10 +52,16 @@ def cdf(k, p):
     >>> float(cdf(0.5, 0.25))
     0.75
     """
-    k, p = promote("bernoulli.cdf", k, p)
-    bad = fnp.isnan(k) | fnp.isnan(p) | (p < 0) | (p > 1)
-    one = fnp.ones_like(k)
-    return fnp.where(bad, np.nan, fnp.where(k < 0, 0.0 * one, fnp.where(k < 1, 1.0 - p, one)))
+    k, p = promote_args_inexact("bernoulli.cdf", k, p)
+    zero, one = lax_const(k, 0), lax_const(k, 1)
+    conds = [
+        fnp.isnan(k) | fnp.isnan(p) | (p < zero) | (p > one),
+        lax.lt(k, zero),
+        fnp.logical_and(lax.ge(k, zero), lax.lt(k, one)),
+        lax.ge(k, one),
+    ]
+    vals = [np.nan, zero, one - p, one]
+    return fnp.select(conds, vals)
 
 
 def ppf(q, p):
@@ -60,7 +70,7 @@ def ppf(q, p):
     >>> float(ppf(0.8, 0.25))
     1.0
     """
-    q, p = promote("bernoulli.ppf", q, p)
-    bad = fnp.isnan(q) | fnp.isnan(p) | (p < 0) | (p > 1) | (q < 0) | (q > 1)
-    one = fnp.ones_like(q)
-    return fnp.where(bad, np.nan, fnp.where(q <= 1.0 - p, 0.0 * one, one))
+    q, p = promote_args_inexact("bernoulli.ppf", q, p)
+    zero, one = lax_const(q, 0), lax_const(q, 1)
+    bad = fnp.isnan(q) | fnp.isnan(p) | (p < zero) | (p > one) | (q < zero) | (q > one)
+    return fnp.where(bad, np.nan, fnp.where(lax.le(q, one - p), zero, one))

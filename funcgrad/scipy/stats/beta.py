@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
@@ -28,13 +30,16 @@ def logpdf(x, a, b, loc=0, scale=1):
     >>> round(float(logpdf(0.5, 2.0, 2.0)), 12)
     0.405465108108
     """
-    x, a, b, loc, scale = promote("beta.logpdf", x, a, b, loc, scale)
-    y = (x - loc) / scale
-    log_probs = (
-        special.xlogy(a - 1.0, y) + special.xlog1py(b - 1.0, -y) - special.betaln(a, b) - fnp.log(scale)
-    )
-    out = fnp.where((x > loc + scale) | (x < loc), -np.inf, log_probs)
-    return fnp.where((a <= 0) | (b <= 0) | (scale <= 0), np.nan, out)
+    x, a, b, loc, scale = promote_args_inexact("beta.logpdf", x, a, b, loc, scale)
+    one = lax_const(x, 1)
+    zero = lax_const(a, 0)
+    shape_term = lax.neg(special.betaln(a, b))
+    y = lax.div(lax.sub(x, loc), scale)
+    log_linear_term = lax.add(special.xlogy(lax.sub(a, one), y), special.xlog1py(lax.sub(b, one), lax.neg(y)))
+    log_probs = lax.sub(lax.add(shape_term, log_linear_term), lax.log(scale))
+    result = fnp.where(fnp.logical_or(lax.gt(x, lax.add(loc, scale)), lax.lt(x, loc)), -np.inf, log_probs)
+    invalid = fnp.logical_or(fnp.logical_or(lax.le(a, zero), lax.le(b, zero)), lax.le(scale, zero))
+    return fnp.where(invalid, np.nan, result)
 
 
 def pdf(x, a, b, loc=0, scale=1):
@@ -43,7 +48,7 @@ def pdf(x, a, b, loc=0, scale=1):
     >>> float(pdf(0.5, 2.0, 2.0))
     1.5
     """
-    return fnp.exp(logpdf(x, a, b, loc, scale))
+    return lax.exp(logpdf(x, a, b, loc, scale))
 
 
 def cdf(x, a, b, loc=0, scale=1):
@@ -52,8 +57,9 @@ def cdf(x, a, b, loc=0, scale=1):
     >>> round(float(cdf(0.4, 2.0, 3.0)), 12)
     0.5248
     """
-    x, a, b, loc, scale = promote("beta.cdf", x, a, b, loc, scale)
-    return special.betainc(a, b, fnp.clip((x - loc) / scale, 0.0, 1.0))
+    x, a, b, loc, scale = promote_args_inexact("beta.cdf", x, a, b, loc, scale)
+    y = lax.clamp(lax_const(x, 0), lax.div(lax.sub(x, loc), scale), lax_const(x, 1))
+    return special.betainc(a, b, y)
 
 
 def logcdf(x, a, b, loc=0, scale=1):
@@ -62,7 +68,7 @@ def logcdf(x, a, b, loc=0, scale=1):
     >>> round(float(logcdf(0.5, 2.0, 2.0)), 12)
     -0.69314718056
     """
-    return fnp.log(cdf(x, a, b, loc, scale))
+    return lax.log(cdf(x, a, b, loc, scale))
 
 
 def sf(x, a, b, loc=0, scale=1):
@@ -71,8 +77,9 @@ def sf(x, a, b, loc=0, scale=1):
     >>> round(float(sf(0.4, 2.0, 3.0)), 12)
     0.4752
     """
-    x, a, b, loc, scale = promote("beta.sf", x, a, b, loc, scale)
-    return special.betainc(b, a, 1.0 - fnp.clip((x - loc) / scale, 0.0, 1.0))
+    x, a, b, loc, scale = promote_args_inexact("beta.sf", x, a, b, loc, scale)
+    y = lax.clamp(lax_const(x, 0), lax.div(lax.sub(x, loc), scale), lax_const(x, 1))
+    return special.betainc(b, a, 1 - y)
 
 
 def logsf(x, a, b, loc=0, scale=1):
@@ -81,4 +88,4 @@ def logsf(x, a, b, loc=0, scale=1):
     >>> round(float(logsf(0.5, 2.0, 2.0)), 12)
     -0.69314718056
     """
-    return fnp.log(sf(x, a, b, loc, scale))
+    return lax.log(sf(x, a, b, loc, scale))

@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["logpmf", "pmf"]
 
@@ -27,12 +29,17 @@ def logpmf(k, n, p, loc=0):
     >>> round(float(logpmf(2, 4, 0.5)), 12)
     -0.980829253012
     """
-    k, n, p, loc = promote("binom.logpmf", k, n, p, loc)
-    y = k - loc
-    comb = special.gammaln(n + 1.0) - (special.gammaln(y + 1.0) + special.gammaln(n - y + 1.0))
-    linear = special.xlogy(y, p) + special.xlog1py(n - y, -p)
-    log_probs = fnp.where(((y == 0) & (n == 0)) | (linear == 0), 0.0, comb + linear)
-    return fnp.where((k >= loc) & (k < loc + n + 1), log_probs, -np.inf)
+    k, n, p, loc = promote_args_inexact("binom.logpmf", k, n, p, loc)
+    y = lax.sub(k, loc)
+    zero = lax_const(y, 0)
+    comb_term = lax.sub(special.gammaln(n + 1), lax.add(special.gammaln(y + 1), special.gammaln(n - y + 1)))
+    log_linear_term = lax.add(special.xlogy(y, p), special.xlog1py(lax.sub(n, y), lax.neg(p)))
+    log_probs = lax.add(comb_term, log_linear_term)
+    y_n_cond = fnp.logical_or(
+        fnp.logical_and(lax.eq(y, zero), lax.eq(n, zero)), lax.eq(log_linear_term, zero)
+    )
+    log_probs = fnp.where(y_n_cond, 0.0, log_probs)
+    return fnp.where(lax.ge(k, loc) & lax.lt(k, loc + n + 1), log_probs, -np.inf)
 
 
 def pmf(k, n, p, loc=0):
@@ -41,4 +48,4 @@ def pmf(k, n, p, loc=0):
     >>> round(float(pmf(0, 3, 0.5)), 12)
     0.125
     """
-    return fnp.exp(logpmf(k, n, p, loc))
+    return lax.exp(logpmf(k, n, p, loc))

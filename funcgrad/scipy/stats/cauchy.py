@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.scipy.stats._util import promote
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -26,9 +28,11 @@ def logpdf(x, loc=0, scale=1):
     >>> round(float(logpdf(0.0)), 12)
     -1.144729885849
     """
-    x, loc, scale = promote("cauchy.logpdf", x, loc, scale)
-    z = (x - loc) / scale
-    return -(fnp.log(np.pi * scale) + fnp.log1p(z * z))
+    x, loc, scale = promote_args_inexact("cauchy.logpdf", x, loc, scale)
+    pi = lax_const(x, np.pi)
+    scaled_x = lax.div(lax.sub(x, loc), scale)
+    normalize_term = lax.log(lax.mul(pi, scale))
+    return lax.neg(lax.add(normalize_term, lax.log1p(lax.mul(scaled_x, scaled_x))))
 
 
 def pdf(x, loc=0, scale=1):
@@ -37,7 +41,7 @@ def pdf(x, loc=0, scale=1):
     >>> round(float(pdf(1.0)), 12)
     0.159154943092
     """
-    return fnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
@@ -46,8 +50,10 @@ def cdf(x, loc=0, scale=1):
     >>> float(cdf(1.0))
     0.75
     """
-    x, loc, scale = promote("cauchy.cdf", x, loc, scale)
-    return 0.5 + fnp.arctan((x - loc) / scale) / np.pi
+    x, loc, scale = promote_args_inexact("cauchy.cdf", x, loc, scale)
+    pi = lax_const(x, np.pi)
+    scaled_x = lax.div(lax.sub(x, loc), scale)
+    return lax.add(lax_const(x, 0.5), lax.mul(lax.div(lax_const(x, 1.0), pi), fnp.arctan(scaled_x)))
 
 
 def logcdf(x, loc=0, scale=1):
@@ -56,7 +62,7 @@ def logcdf(x, loc=0, scale=1):
     >>> round(float(logcdf(1.0)), 12)
     -0.287682072452
     """
-    return fnp.log(cdf(x, loc, scale))
+    return lax.log(cdf(x, loc, scale))
 
 
 def sf(x, loc=0, scale=1):
@@ -65,7 +71,7 @@ def sf(x, loc=0, scale=1):
     >>> float(sf(1.0))
     0.25
     """
-    x, loc, scale = promote("cauchy.sf", x, loc, scale)
+    x, loc, scale = promote_args_inexact("cauchy.sf", x, loc, scale)
     return cdf(-x, -loc, scale)
 
 
@@ -75,7 +81,7 @@ def logsf(x, loc=0, scale=1):
     >>> round(float(logsf(1.0)), 12)
     -1.38629436112
     """
-    x, loc, scale = promote("cauchy.logsf", x, loc, scale)
+    x, loc, scale = promote_args_inexact("cauchy.logsf", x, loc, scale)
     return logcdf(-x, -loc, scale)
 
 
@@ -85,8 +91,11 @@ def ppf(q, loc=0, scale=1):
     >>> round(float(ppf(0.75)), 12)
     1.0
     """
-    q, loc, scale = promote("cauchy.ppf", q, loc, scale)
-    return fnp.tan(np.pi * q - np.pi / 2) * scale + loc
+    q, loc, scale = promote_args_inexact("cauchy.ppf", q, loc, scale)
+    pi = lax_const(q, np.pi)
+    half_pi = lax_const(q, np.pi / 2)
+    unscaled = lax.tan(lax.sub(lax.mul(pi, q), half_pi))
+    return lax.add(lax.mul(unscaled, scale), loc)
 
 
 def isf(q, loc=0, scale=1):
@@ -95,5 +104,8 @@ def isf(q, loc=0, scale=1):
     >>> round(float(isf(0.25)), 12)
     1.0
     """
-    q, loc, scale = promote("cauchy.isf", q, loc, scale)
-    return fnp.tan(np.pi / 2 - np.pi * q) * scale + loc
+    q, loc, scale = promote_args_inexact("cauchy.isf", q, loc, scale)
+    pi = lax_const(q, np.pi)
+    half_pi = lax_const(q, np.pi / 2)
+    unscaled = lax.tan(lax.sub(half_pi, lax.mul(pi, q)))
+    return lax.add(lax.mul(unscaled, scale), loc)

@@ -12,8 +12,9 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
@@ -30,14 +31,15 @@ def logpdf(x, df, loc=0, scale=1):
     >>> round(float(logpdf(2.0, 2.0)), 12)
     -1.69314718056
     """
-    x, df, loc, scale = promote("chi2.logpdf", x, df, loc, scale)
-    y = (x - loc) / scale
-    half = df / 2.0
-    safe_y = fnp.where(x < loc, 1.0, y)
-    log_probs = (
-        (half - 1.0) * fnp.log(safe_y) - safe_y / 2.0 - (lax.lgamma(half) + _LOG2 * half) - fnp.log(scale)
-    )
-    return fnp.where(x < loc, -np.inf, log_probs)
+    x, df, loc, scale = promote_args_inexact("chi2.logpdf", x, df, loc, scale)
+    one = lax_const(x, 1)
+    two = lax_const(x, 2)
+    y = lax.div(lax.sub(x, loc), scale)
+    df_on_two = lax.div(df, two)
+    kernel = lax.sub(lax.mul(lax.sub(df_on_two, one), lax.log(y)), lax.div(y, two))
+    nrml_cnst = lax.neg(lax.add(lax.lgamma(df_on_two), lax.div(lax.mul(lax.log(two), df), two)))
+    log_probs = lax.add(lax.sub(nrml_cnst, lax.log(scale)), kernel)
+    return fnp.where(lax.lt(x, loc), -np.inf, log_probs)
 
 
 def pdf(x, df, loc=0, scale=1):
@@ -46,7 +48,7 @@ def pdf(x, df, loc=0, scale=1):
     >>> round(float(pdf(2.0, 2.0)), 12)
     0.183939720586
     """
-    return fnp.exp(logpdf(x, df, loc, scale))
+    return lax.exp(logpdf(x, df, loc, scale))
 
 
 def cdf(x, df, loc=0, scale=1):
@@ -55,8 +57,10 @@ def cdf(x, df, loc=0, scale=1):
     >>> round(float(cdf(3.84145882069, 1.0)), 9)
     0.95
     """
-    x, df, loc, scale = promote("chi2.cdf", x, df, loc, scale)
-    return special.gammainc(df / 2.0, fnp.clip((x - loc) / (2.0 * scale), 0.0, np.inf))
+    x, df, loc, scale = promote_args_inexact("chi2.cdf", x, df, loc, scale)
+    two = lax_const(scale, 2)
+    y = lax.clamp(lax_const(x, 0), lax.div(lax.sub(x, loc), lax.mul(scale, two)), lax_const(x, np.inf))
+    return special.gammainc(lax.div(df, two), y)
 
 
 def logcdf(x, df, loc=0, scale=1):
@@ -65,7 +69,7 @@ def logcdf(x, df, loc=0, scale=1):
     >>> round(float(logcdf(2.0, 2.0)), 12)
     -0.458675145387
     """
-    return fnp.log(cdf(x, df, loc, scale))
+    return lax.log(cdf(x, df, loc, scale))
 
 
 def sf(x, df, loc=0, scale=1):
@@ -74,8 +78,10 @@ def sf(x, df, loc=0, scale=1):
     >>> round(float(sf(2.0, 2.0)), 12)
     0.367879441171
     """
-    x, df, loc, scale = promote("chi2.sf", x, df, loc, scale)
-    return special.gammaincc(df / 2.0, fnp.clip((x - loc) / (2.0 * scale), 0.0, np.inf))
+    x, df, loc, scale = promote_args_inexact("chi2.sf", x, df, loc, scale)
+    two = lax_const(scale, 2)
+    y = lax.clamp(lax_const(x, 0), lax.div(lax.sub(x, loc), lax.mul(scale, two)), lax_const(x, np.inf))
+    return special.gammaincc(lax.div(df, two), y)
 
 
 def logsf(x, df, loc=0, scale=1):
@@ -84,4 +90,4 @@ def logsf(x, df, loc=0, scale=1):
     >>> round(float(logsf(2.0, 2.0)), 12)
     -1.0
     """
-    return fnp.log(sf(x, df, loc, scale))
+    return lax.log(sf(x, df, loc, scale))

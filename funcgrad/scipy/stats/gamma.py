@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
@@ -27,10 +29,13 @@ def logpdf(x, a, loc=0, scale=1):
     >>> round(float(logpdf(2.0, 3.0)), 12)
     -1.30685281944
     """
-    x, a, loc, scale = promote("gamma.logpdf", x, a, loc, scale)
-    ok = x >= loc
-    y = fnp.where(ok, (x - loc) / scale, 1.0)
-    log_probs = special.xlogy(a - 1.0, y) - y - special.gammaln(a) - fnp.log(scale)
+    x, a, loc, scale = promote_args_inexact("gamma.logpdf", x, a, loc, scale)
+    ok = lax.ge(x, loc)
+    one = lax_const(x, 1)
+    y = fnp.where(ok, lax.div(lax.sub(x, loc), scale), one)
+    log_linear_term = lax.sub(special.xlogy(lax.sub(a, one), y), y)
+    shape_terms = lax.add(special.gammaln(a), lax.log(scale))
+    log_probs = lax.sub(log_linear_term, shape_terms)
     return fnp.where(ok, log_probs, -np.inf)
 
 
@@ -40,7 +45,7 @@ def pdf(x, a, loc=0, scale=1):
     >>> round(float(pdf(2.0, 3.0)), 12)
     0.270670566473
     """
-    return fnp.exp(logpdf(x, a, loc, scale))
+    return lax.exp(logpdf(x, a, loc, scale))
 
 
 def cdf(x, a, loc=0, scale=1):
@@ -49,8 +54,9 @@ def cdf(x, a, loc=0, scale=1):
     >>> round(float(cdf(2.0, 1.0)), 12)
     0.864664716763
     """
-    x, a, loc, scale = promote("gamma.cdf", x, a, loc, scale)
-    return special.gammainc(a, fnp.clip((x - loc) / scale, 0.0, np.inf))
+    x, a, loc, scale = promote_args_inexact("gamma.cdf", x, a, loc, scale)
+    y = lax.clamp(lax_const(x, 0), lax.div(lax.sub(x, loc), scale), lax_const(x, np.inf))
+    return special.gammainc(a, y)
 
 
 def logcdf(x, a, loc=0, scale=1):
@@ -59,7 +65,7 @@ def logcdf(x, a, loc=0, scale=1):
     >>> round(float(logcdf(2.0, 1.0)), 12)
     -0.145413457869
     """
-    return fnp.log(cdf(x, a, loc, scale))
+    return lax.log(cdf(x, a, loc, scale))
 
 
 def sf(x, a, loc=0, scale=1):
@@ -68,9 +74,10 @@ def sf(x, a, loc=0, scale=1):
     >>> round(float(sf(2.0, 1.0)), 12)
     0.135335283237
     """
-    x, a, loc, scale = promote("gamma.sf", x, a, loc, scale)
-    y = (x - loc) / scale
-    return fnp.where(y < 0, 1.0, special.gammaincc(a, fnp.maximum(y, 0.0)))
+    x, a, loc, scale = promote_args_inexact("gamma.sf", x, a, loc, scale)
+    y = lax.div(lax.sub(x, loc), scale)
+    # (gammaincc on y clipped at 0: the same values as JAX's, with no NaN derivative below loc)
+    return fnp.where(lax.lt(y, lax_const(y, 0)), 1, special.gammaincc(a, fnp.maximum(y, 0)))
 
 
 def logsf(x, a, loc=0, scale=1):
@@ -79,4 +86,4 @@ def logsf(x, a, loc=0, scale=1):
     >>> round(float(logsf(2.0, 1.0)), 12)
     -2.0
     """
-    return fnp.log(sf(x, a, loc, scale))
+    return lax.log(sf(x, a, loc, scale))

@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["logpmf", "pmf"]
 
@@ -27,9 +29,12 @@ def logpmf(k, p, loc=0):
     >>> round(float(logpmf(3, 0.5)), 12)
     -2.07944154168
     """
-    k, p, loc = promote("geom.logpmf", k, p, loc)
-    x = k - loc
-    return fnp.where(x <= 0, -np.inf, special.xlog1py(x - 1.0, -p) + fnp.log(p))
+    k, p, loc = promote_args_inexact("geom.logpmf", k, p, loc)
+    zero = lax_const(k, 0)
+    one = lax_const(k, 1)
+    x = lax.sub(k, loc)
+    log_probs = special.xlog1py(lax.sub(x, one), -p) + lax.log(p)
+    return fnp.where(lax.le(x, zero), -np.inf, log_probs)
 
 
 def pmf(k, p, loc=0):

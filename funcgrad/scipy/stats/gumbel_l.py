@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote, standardize
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -27,8 +29,12 @@ def logpdf(x, loc=0, scale=1):
     >>> float(logpdf(0.0))
     -1.0
     """
-    z, ok, scale = standardize("gumbel_l.logpdf", x, loc, scale)
-    return fnp.where(ok, -special.xlogy(1.0, scale) + z - fnp.exp(z), np.nan)
+    x, loc, scale = promote_args_inexact("gumbel_l.logpdf", x, loc, scale)
+    ok = lax.gt(scale, lax_const(scale, 0))
+    z = lax.div(lax.sub(x, loc), scale)
+    neg_log_scale = special.xlogy(-1, scale)
+    t2 = lax.sub(z, lax.exp(z))
+    return fnp.where(ok, lax.add(neg_log_scale, t2), np.nan)
 
 
 def pdf(x, loc=0, scale=1):
@@ -37,7 +43,7 @@ def pdf(x, loc=0, scale=1):
     >>> round(float(pdf(0.0)), 12)
     0.367879441171
     """
-    return fnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def logcdf(x, loc=0, scale=1):
@@ -46,8 +52,11 @@ def logcdf(x, loc=0, scale=1):
     >>> round(float(logcdf(0.0)), 12)
     -0.458675145387
     """
-    z, ok, _ = standardize("gumbel_l.logcdf", x, loc, scale)
-    return fnp.where(ok, fnp.log(-fnp.expm1(-fnp.exp(z))), np.nan)
+    x, loc, scale = promote_args_inexact("gumbel_l.logcdf", x, loc, scale)
+    ok = lax.gt(scale, lax_const(scale, 0))
+    z = lax.div(lax.sub(x, loc), scale)
+    neg_exp_z = lax.neg(lax.exp(z))
+    return fnp.where(ok, lax.log(-lax.expm1(neg_exp_z)), np.nan)
 
 
 def cdf(x, loc=0, scale=1):
@@ -56,7 +65,7 @@ def cdf(x, loc=0, scale=1):
     >>> round(float(cdf(0.0)), 12)
     0.632120558829
     """
-    return fnp.exp(logcdf(x, loc, scale))
+    return lax.exp(logcdf(x, loc, scale))
 
 
 def logsf(x, loc=0, scale=1):
@@ -65,8 +74,10 @@ def logsf(x, loc=0, scale=1):
     >>> float(logsf(0.0))
     -1.0
     """
-    z, ok, _ = standardize("gumbel_l.logsf", x, loc, scale)
-    return fnp.where(ok, -fnp.exp(z), np.nan)
+    x, loc, scale = promote_args_inexact("gumbel_l.logsf", x, loc, scale)
+    ok = lax.gt(scale, lax_const(scale, 0))
+    z = lax.div(lax.sub(x, loc), scale)
+    return fnp.where(ok, lax.neg(lax.exp(z)), np.nan)
 
 
 def sf(x, loc=0, scale=1):
@@ -84,6 +95,8 @@ def ppf(p, loc=0, scale=1):
     >>> round(float(ppf(0.632120558829)), 9)
     0.0
     """
-    p, loc, scale = promote("gumbel_l.ppf", p, loc, scale)
-    ok = (p > 0) & (p < 1)
-    return fnp.where(ok, loc + scale * fnp.log(-fnp.log1p(-fnp.where(ok, p, 0.5))), np.nan)
+    p, loc, scale = promote_args_inexact("gumbel_l.ppf", p, loc, scale)
+    ok = lax.bitwise_and(lax.gt(p, lax_const(p, 0)), lax.lt(p, lax_const(p, 1)))
+    t1 = special.xlog1py(-1, lax.neg(p))
+    t = lax.mul(scale, lax.log(t1))
+    return fnp.where(ok, lax.add(loc, t), np.nan)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote, standardize
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -33,8 +35,12 @@ def logpdf(x, loc=0, scale=1):
     >>> float(logpdf(0.0))
     -1.0
     """
-    z, ok, scale = standardize("gumbel_r.logpdf", x, loc, scale)
-    return fnp.where(ok, -special.xlogy(1.0, scale) - (z + fnp.exp(-z)), np.nan)
+    x, loc, scale = promote_args_inexact("gumbel_r.logpdf", x, loc, scale)
+    ok = lax.gt(scale, lax_const(scale, 0))
+    z = lax.div(lax.sub(x, loc), scale)
+    neg_log_scale = special.xlogy(-1, scale)
+    t2 = lax.neg(lax.add(z, lax.exp(lax.neg(z))))
+    return fnp.where(ok, lax.add(neg_log_scale, t2), np.nan)
 
 
 def pdf(x, loc=0, scale=1):
@@ -43,7 +49,7 @@ def pdf(x, loc=0, scale=1):
     >>> round(float(pdf(0.0)), 12)
     0.367879441171
     """
-    return fnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def logcdf(x, loc=0, scale=1):
@@ -52,8 +58,10 @@ def logcdf(x, loc=0, scale=1):
     >>> float(logcdf(0.0))
     -1.0
     """
-    z, ok, _ = standardize("gumbel_r.logcdf", x, loc, scale)
-    return fnp.where(ok, -fnp.exp(-z), np.nan)
+    x, loc, scale = promote_args_inexact("gumbel_r.logcdf", x, loc, scale)
+    ok = lax.gt(scale, lax_const(scale, 0))
+    z = lax.div(lax.sub(x, loc), scale)
+    return fnp.where(ok, lax.neg(lax.exp(lax.neg(z))), np.nan)
 
 
 def cdf(x, loc=0, scale=1):
@@ -62,7 +70,7 @@ def cdf(x, loc=0, scale=1):
     >>> round(float(cdf(1.0)), 12)
     0.692200627555
     """
-    return fnp.exp(logcdf(x, loc, scale))
+    return lax.exp(logcdf(x, loc, scale))
 
 
 def sf(x, loc=0, scale=1):
@@ -71,8 +79,11 @@ def sf(x, loc=0, scale=1):
     >>> round(float(sf(0.0)), 12)
     0.632120558829
     """
-    z, ok, _ = standardize("gumbel_r.sf", x, loc, scale)
-    return fnp.where(ok, -fnp.expm1(-fnp.exp(-z)), np.nan)
+    x, loc, scale = promote_args_inexact("gumbel_r.sf", x, loc, scale)
+    ok = lax.gt(scale, lax_const(scale, 0))
+    neg_z = lax.div(lax.sub(loc, x), scale)
+    t1 = lax.exp(lax.neg(lax.exp(neg_z)))
+    return fnp.where(ok, lax.sub(lax_const(x, 1), t1), np.nan)
 
 
 def logsf(x, loc=0, scale=1):
@@ -81,8 +92,10 @@ def logsf(x, loc=0, scale=1):
     >>> round(float(logsf(0.0)), 12)
     -0.458675145387
     """
-    z, ok, _ = standardize("gumbel_r.logsf", x, loc, scale)
-    return fnp.where(ok, log1mexp(fnp.exp(-z)), np.nan)
+    x, loc, scale = promote_args_inexact("gumbel_r.logsf", x, loc, scale)
+    ok = lax.gt(scale, lax_const(scale, 0))
+    neg_z = lax.div(lax.sub(loc, x), scale)
+    return fnp.where(ok, log1mexp(lax.exp(neg_z)), np.nan)
 
 
 def ppf(p, loc=0, scale=1):
@@ -91,6 +104,8 @@ def ppf(p, loc=0, scale=1):
     >>> round(float(ppf(0.367879441171)), 9) + 0.0  # the quantile is -1.2e-12; + 0.0 folds -0.0
     0.0
     """
-    p, loc, scale = promote("gumbel_r.ppf", p, loc, scale)
-    ok = (p > 0) & (p < 1)
-    return fnp.where(ok, loc - scale * fnp.log(-fnp.log(fnp.where(ok, p, 0.5))), np.nan)
+    p, loc, scale = promote_args_inexact("gumbel_r.ppf", p, loc, scale)
+    ok = lax.bitwise_and(lax.gt(p, lax_const(p, 0)), lax.lt(p, lax_const(p, 1)))
+    t1 = special.xlogy(-1, p)
+    t = lax.mul(scale, lax.log(t1))
+    return fnp.where(ok, lax.sub(loc, t), np.nan)

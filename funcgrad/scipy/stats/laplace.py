@@ -9,7 +9,9 @@ Layer: surface. Imports funcgrad.numpy.
 from __future__ import annotations
 
 import funcgrad.numpy as fnp
-from funcgrad.scipy.stats._util import promote
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "logpdf", "pdf"]
 
@@ -24,8 +26,10 @@ def logpdf(x, loc=0, scale=1):
     >>> round(float(logpdf(1.0)), 12)
     -1.69314718056
     """
-    x, loc, scale = promote("laplace.logpdf", x, loc, scale)
-    return -(fnp.abs(x - loc) / scale + fnp.log(2.0 * scale))
+    x, loc, scale = promote_args_inexact("laplace.logpdf", x, loc, scale)
+    two = lax_const(x, 2)
+    linear_term = lax.div(lax.abs(lax.sub(x, loc)), scale)
+    return lax.neg(lax.add(linear_term, lax.log(lax.mul(two, scale))))
 
 
 def pdf(x, loc=0, scale=1):
@@ -34,7 +38,7 @@ def pdf(x, loc=0, scale=1):
     >>> round(float(pdf(1.0)), 12)
     0.183939720586
     """
-    return fnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
@@ -43,6 +47,12 @@ def cdf(x, loc=0, scale=1):
     >>> round(float(cdf(1.0)), 12)
     0.816060279414
     """
-    x, loc, scale = promote("laplace.cdf", x, loc, scale)
-    z = (x - loc) / scale
-    return fnp.where(z <= 0, 0.5 * fnp.exp(fnp.minimum(z, 0.0)), 1.0 - 0.5 * fnp.exp(-fnp.maximum(z, 0.0)))
+    x, loc, scale = promote_args_inexact("laplace.cdf", x, loc, scale)
+    half = lax_const(x, 0.5)
+    one = lax_const(x, 1)
+    zero = lax_const(x, 0)
+    diff = lax.div(lax.sub(x, loc), scale)
+    # (each branch's exponent clipped at 0: JAX's values, no overflow in the unselected branch)
+    below = lax.mul(half, lax.exp(fnp.minimum(diff, zero)))
+    above = lax.sub(one, lax.mul(half, lax.exp(lax.neg(fnp.maximum(diff, zero)))))
+    return fnp.where(lax.le(diff, zero), below, above)

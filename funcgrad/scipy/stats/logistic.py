@@ -9,8 +9,10 @@ Layer: surface. Imports funcgrad.numpy and funcgrad.scipy.special.
 from __future__ import annotations
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "isf", "logpdf", "pdf", "ppf", "sf"]
 
@@ -25,9 +27,11 @@ def logpdf(x, loc=0, scale=1):
     >>> round(float(logpdf(0.0)), 12)
     -1.38629436112
     """
-    x, loc, scale = promote("logistic.logpdf", x, loc, scale)
-    half = (x - loc) / scale / 2.0
-    return -2.0 * fnp.logaddexp(half, -half) - fnp.log(scale)
+    x, loc, scale = promote_args_inexact("logistic.logpdf", x, loc, scale)
+    x = lax.div(lax.sub(x, loc), scale)
+    two = lax_const(x, 2)
+    half_x = lax.div(x, two)
+    return lax.sub(lax.mul(lax.neg(two), fnp.logaddexp(half_x, lax.neg(half_x))), lax.log(scale))
 
 
 def pdf(x, loc=0, scale=1):
@@ -36,7 +40,7 @@ def pdf(x, loc=0, scale=1):
     >>> float(pdf(0.0))
     0.25
     """
-    return fnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
@@ -45,8 +49,8 @@ def cdf(x, loc=0, scale=1):
     >>> round(float(cdf(1.0)), 12)
     0.73105857863
     """
-    x, loc, scale = promote("logistic.cdf", x, loc, scale)
-    return special.expit((x - loc) / scale)
+    x, loc, scale = promote_args_inexact("logistic.cdf", x, loc, scale)
+    return special.expit(lax.div(lax.sub(x, loc), scale))
 
 
 def sf(x, loc=0, scale=1):
@@ -55,8 +59,8 @@ def sf(x, loc=0, scale=1):
     >>> round(float(sf(1.0)), 12)
     0.26894142137
     """
-    x, loc, scale = promote("logistic.sf", x, loc, scale)
-    return special.expit(-(x - loc) / scale)
+    x, loc, scale = promote_args_inexact("logistic.sf", x, loc, scale)
+    return special.expit(lax.neg(lax.div(lax.sub(x, loc), scale)))
 
 
 def ppf(x, loc=0, scale=1):
@@ -65,8 +69,8 @@ def ppf(x, loc=0, scale=1):
     >>> float(ppf(0.5))
     0.0
     """
-    x, loc, scale = promote("logistic.ppf", x, loc, scale)
-    return special.logit(x) * scale + loc
+    x, loc, scale = promote_args_inexact("logistic.ppf", x, loc, scale)
+    return lax.add(lax.mul(special.logit(x), scale), loc)
 
 
 def isf(x, loc=0, scale=1):
@@ -75,5 +79,5 @@ def isf(x, loc=0, scale=1):
     >>> round(float(isf(0.26894142137)), 9)
     1.0
     """
-    x, loc, scale = promote("logistic.isf", x, loc, scale)
-    return -special.logit(x) * scale + loc
+    x, loc, scale = promote_args_inexact("logistic.isf", x, loc, scale)
+    return lax.add(lax.mul(lax.neg(special.logit(x)), scale), loc)

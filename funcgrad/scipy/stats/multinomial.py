@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.numpy._core import check_arraylike
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["logpmf", "pmf"]
 
@@ -30,7 +31,8 @@ def logpmf(x, n, p):
     >>> round(float(logpmf(np.array([1, 2]), 3, np.array([0.5, 0.5]))), 12)
     -0.980829253012
     """
-    (p,) = promote("multinomial.logpmf", p)
+    (p,) = promote_args_inexact("multinomial.logpmf", p)
+    check_arraylike("multinomial.logpmf", x, n)
     x, n = fnp.asarray(x), fnp.asarray(n)
     if not (fnp.issubdtype(x.dtype, fnp.integer) and fnp.issubdtype(n.dtype, fnp.integer)):
         raise ValueError(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_dtypes_inexact
 
 __all__ = ["logpdf", "pdf"]
 
@@ -30,17 +30,15 @@ def logpdf(x, mean, cov, allow_singular=None):
     """``-(x - mean)^T cov^-1 (x - mean) / 2 - log det(2 pi cov) / 2``.
 
     ``allow_singular`` (SciPy's pseudo-inverse of singular covariances) is refused if set, as in
-    JAX.
+    JAX (NotImplementedError).
 
     >>> round(float(logpdf(np.ones(2), np.zeros(2), 2.0 * np.eye(2))), 12)
     -3.031024246969
     """
     if allow_singular is not None:
-        raise ValueError(
-            "multivariate_normal.logpdf: allow_singular is not supported (as in JAX); the covariance "
-            "must be positive definite"
-        )
-    x, mean, cov = promote("multivariate_normal.logpdf", x, mean, cov)
+        # (JAX's NotImplementedError and words)
+        raise NotImplementedError("allow_singular argument of multivariate_normal.logpdf")
+    x, mean, cov = promote_dtypes_inexact("multivariate_normal.logpdf", x, mean, cov)
     if not mean.shape:
         return -0.5 * fnp.square(x - mean) / cov - 0.5 * (_LOG_2PI + fnp.log(cov))
     n = mean.shape[-1]

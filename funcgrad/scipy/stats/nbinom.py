@@ -12,8 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["logpmf", "pmf"]
 
@@ -28,10 +30,15 @@ def logpmf(k, n, p, loc=0):
     >>> round(float(logpmf(2, 2, 0.5)), 12)
     -1.673976433572
     """
-    k, n, p, loc = promote("nbinom.logpmf", k, n, p, loc)
-    y = k - loc
-    comb = special.gammaln(y + n) - special.gammaln(n) - special.gammaln(y + 1.0)
-    return fnp.where(k < loc, -np.inf, comb + special.xlogy(n, p) + special.xlogy(y, 1.0 - p))
+    k, n, p, loc = promote_args_inexact("nbinom.logpmf", k, n, p, loc)
+    one = lax_const(k, 1)
+    y = lax.sub(k, loc)
+    comb_term = lax.sub(
+        lax.sub(special.gammaln(lax.add(y, n)), special.gammaln(n)), special.gammaln(lax.add(y, one))
+    )
+    log_linear_term = lax.add(special.xlogy(n, p), special.xlogy(y, lax.sub(one, p)))
+    log_probs = lax.add(comb_term, log_linear_term)
+    return fnp.where(lax.lt(k, loc), -np.inf, log_probs)
 
 
 def pmf(k, n, p, loc=0):
@@ -40,4 +47,4 @@ def pmf(k, n, p, loc=0):
     >>> float(pmf(2, 2, 0.5))
     0.1875
     """
-    return fnp.exp(logpmf(k, n, p, loc))
+    return lax.exp(logpmf(k, n, p, loc))

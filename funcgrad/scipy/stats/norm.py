@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
 from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -28,12 +29,11 @@ def logpdf(x, loc=0, scale=1):
     >>> round(float(logpdf(0.0)), 12)
     -0.918938533205
     """
-    x, loc, scale = promote("norm.logpdf", x, loc, scale)
-    # JAX's formula with its constants (so the result is weakly typed where jax's is: a boolean or
-    # integer array gives a strong result; fuzzer find)
-    scale_sqrd = fnp.square(scale)
-    log_normalizer = fnp.log(lax_const(x, 2 * np.pi) * scale_sqrd)
-    return (log_normalizer + fnp.square(x - loc) / scale_sqrd) / lax_const(x, -2)
+    x, loc, scale = promote_args_inexact("norm.logpdf", x, loc, scale)
+    scale_sqrd = lax.square(scale)
+    log_normalizer = lax.log(lax.mul(lax_const(x, 2 * np.pi), scale_sqrd))
+    quadratic = lax.div(lax.square(lax.sub(x, loc)), scale_sqrd)
+    return lax.div(lax.add(log_normalizer, quadratic), lax_const(x, -2))
 
 
 def pdf(x, loc=0, scale=1):
@@ -42,7 +42,7 @@ def pdf(x, loc=0, scale=1):
     >>> round(float(pdf(0.0)), 12)
     0.398942280401
     """
-    return fnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
@@ -51,8 +51,8 @@ def cdf(x, loc=0, scale=1):
     >>> round(float(cdf(1.0)), 12)
     0.841344746069
     """
-    x, loc, scale = promote("norm.cdf", x, loc, scale)
-    return special.ndtr((x - loc) / scale)
+    x, loc, scale = promote_args_inexact("norm.cdf", x, loc, scale)
+    return special.ndtr(lax.div(lax.sub(x, loc), scale))
 
 
 def logcdf(x, loc=0, scale=1):
@@ -61,8 +61,8 @@ def logcdf(x, loc=0, scale=1):
     >>> round(float(logcdf(-30.0)), 6)
     -454.321244
     """
-    x, loc, scale = promote("norm.logcdf", x, loc, scale)
-    return special.log_ndtr((x - loc) / scale)
+    x, loc, scale = promote_args_inexact("norm.logcdf", x, loc, scale)
+    return special.log_ndtr(lax.div(lax.sub(x, loc), scale))
 
 
 def sf(x, loc=0, scale=1):
@@ -71,7 +71,7 @@ def sf(x, loc=0, scale=1):
     >>> round(float(sf(1.0)), 12)
     0.158655253931
     """
-    x, loc, scale = promote("norm.sf", x, loc, scale)
+    x, loc, scale = promote_args_inexact("norm.sf", x, loc, scale)
     return cdf(-x, -loc, scale)
 
 
@@ -81,7 +81,7 @@ def logsf(x, loc=0, scale=1):
     >>> round(float(logsf(30.0)), 6)
     -454.321244
     """
-    x, loc, scale = promote("norm.logsf", x, loc, scale)
+    x, loc, scale = promote_args_inexact("norm.logsf", x, loc, scale)
     return logcdf(-x, -loc, scale)
 
 
@@ -91,9 +91,8 @@ def ppf(q, loc=0, scale=1):
     >>> round(float(ppf(0.975)), 12)
     1.95996398454
     """
-    q, loc, scale = promote("norm.ppf", q, loc, scale)
-    # In the default float dtype whatever the inputs' (float32 arguments give float64 in 64-bit
-    # mode, float16 ones float32), as jax.scipy.stats.norm.ppf's ``jnp.asarray(..., float)``.
+    # (JAX's: no promotion of its own; in the default float dtype whatever the inputs' -- float32
+    # arguments give float64 in 64-bit mode -- as its ``jnp.asarray(..., float)``)
     return fnp.asarray(special.ndtri(q) * scale + loc, float)
 
 
@@ -103,5 +102,4 @@ def isf(q, loc=0, scale=1):
     >>> round(float(isf(0.025)), 12)
     1.95996398454
     """
-    q, loc, scale = promote("norm.isf", q, loc, scale)
-    return ppf(1.0 - q, loc, scale)
+    return ppf(lax.sub(lax_const(q, 1), q), loc, scale)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.scipy.stats._util import promote
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -20,20 +22,20 @@ def __dir__():
     return list(__all__)
 
 
-def _scaled(name, x, b, loc, scale):
-    x, b, loc, scale = promote(name, x, b, loc, scale)
-    below = x < loc + scale
-    return fnp.where(below, 1.0, (x - loc) / scale), below, b, scale
-
-
 def logpdf(x, b, loc=0, scale=1):
     """``log(b / scale) - (b + 1) log y`` for ``y = (x - loc) / scale >= 1``.
 
     >>> round(float(logpdf(2.0, 1.0)), 12)
     -1.38629436112
     """
-    y, below, b, scale = _scaled("pareto.logpdf", x, b, loc, scale)
-    return fnp.where(below, -np.inf, -(fnp.log(scale / b) + (b + 1.0) * fnp.log(y)))
+    x, b, loc, scale = promote_args_inexact("pareto.logpdf", x, b, loc, scale)
+    one = lax_const(x, 1)
+    below = lax.lt(x, lax.add(loc, scale))
+    # (the log of a scaled x kept >= 1 below the support: JAX's values, no NaN derivative there)
+    scaled_x = fnp.where(below, one, lax.div(lax.sub(x, loc), scale))
+    normalize_term = lax.log(lax.div(scale, b))
+    log_probs = lax.neg(lax.add(normalize_term, lax.mul(lax.add(b, one), lax.log(scaled_x))))
+    return fnp.where(below, -np.inf, log_probs)
 
 
 def pdf(x, b, loc=0, scale=1):
@@ -42,7 +44,7 @@ def pdf(x, b, loc=0, scale=1):
     >>> float(pdf(2.0, 1.0))
     0.25
     """
-    return fnp.exp(logpdf(x, b, loc, scale))
+    return lax.exp(logpdf(x, b, loc, scale))
 
 
 def cdf(x, b, loc=0, scale=1):
@@ -51,8 +53,12 @@ def cdf(x, b, loc=0, scale=1):
     >>> float(cdf(4.0, 2.0))
     0.9375
     """
-    y, below, b, _ = _scaled("pareto.cdf", x, b, loc, scale)
-    return fnp.where(below, 0.0, 1.0 - y ** (-b))
+    x, b, loc, scale = promote_args_inexact("pareto.cdf", x, b, loc, scale)
+    one = lax_const(x, 1)
+    zero = lax_const(x, 0)
+    below = lax.lt(x, lax.add(loc, scale))
+    scaled_x = fnp.where(below, one, lax.div(lax.sub(x, loc), scale))
+    return fnp.where(below, zero, lax.sub(one, lax.pow(scaled_x, lax.neg(b))))
 
 
 def logcdf(x, b, loc=0, scale=1):
@@ -61,8 +67,11 @@ def logcdf(x, b, loc=0, scale=1):
     >>> round(float(logcdf(2.0, 1.0)), 12)
     -0.69314718056
     """
-    y, below, b, _ = _scaled("pareto.logcdf", x, b, loc, scale)
-    return fnp.where(below, -np.inf, fnp.log1p(-(y ** (-b))))
+    x, b, loc, scale = promote_args_inexact("pareto.logcdf", x, b, loc, scale)
+    below = lax.lt(x, lax.add(loc, scale))
+    scaled_x = fnp.where(below, 1, lax.div(lax.sub(x, loc), scale))
+    logcdf_val = lax.log1p(lax.neg(lax.pow(scaled_x, lax.neg(b))))
+    return fnp.where(below, -np.inf, logcdf_val)
 
 
 def logsf(x, b, loc=0, scale=1):
@@ -71,8 +80,12 @@ def logsf(x, b, loc=0, scale=1):
     >>> round(float(logsf(2.0, 1.0)), 12)
     -0.69314718056
     """
-    y, below, b, _ = _scaled("pareto.logsf", x, b, loc, scale)
-    return fnp.where(below, 0.0, -b * fnp.log(y))
+    x, b, loc, scale = promote_args_inexact("pareto.logsf", x, b, loc, scale)
+    zero = lax_const(x, 0)
+    below = lax.lt(x, lax.add(loc, scale))
+    scaled_x = fnp.where(below, 1, lax.div(lax.sub(x, loc), scale))
+    logsf_val = lax.neg(lax.mul(b, lax.log(scaled_x)))
+    return fnp.where(below, zero, logsf_val)
 
 
 def sf(x, b, loc=0, scale=1):
@@ -81,7 +94,7 @@ def sf(x, b, loc=0, scale=1):
     >>> float(sf(4.0, 2.0))
     0.0625
     """
-    return fnp.exp(logsf(x, b, loc, scale))
+    return lax.exp(logsf(x, b, loc, scale))
 
 
 def ppf(q, b, loc=0, scale=1):
@@ -90,5 +103,7 @@ def ppf(q, b, loc=0, scale=1):
     >>> float(ppf(0.5, 1.0))
     2.0
     """
-    q, b, loc, scale = promote("pareto.ppf", q, b, loc, scale)
-    return fnp.where(fnp.isnan(q) | (q < 0) | (q > 1), np.nan, loc + scale * (1.0 - q) ** (-1.0 / b))
+    q, b, loc, scale = promote_args_inexact("pareto.ppf", q, b, loc, scale)
+    one = lax_const(q, 1)
+    ppf_val = lax.add(loc, lax.mul(scale, lax.pow(lax.sub(one, q), lax.neg(lax.div(one, b)))))
+    return fnp.where(fnp.isnan(q) | (q < 0) | (q > 1), np.nan, ppf_val)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
 from funcgrad.scipy import special
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "entropy", "logpmf", "pmf"]
 
@@ -27,10 +29,11 @@ def logpmf(k, mu, loc=0):
     >>> round(float(logpmf(2, 2.0)), 12)
     -1.30685281944
     """
-    k, mu, loc = promote("poisson.logpmf", k, mu, loc)
-    x = k - loc
-    log_probs = special.xlogy(x, mu) - special.gammaln(x + 1.0) - mu
-    return fnp.where((x < 0) | (fnp.round(k) != k), -np.inf, log_probs)
+    k, mu, loc = promote_args_inexact("poisson.logpmf", k, mu, loc)
+    zero = lax_const(k, 0)
+    x = lax.sub(k, loc)
+    log_probs = special.xlogy(x, mu) - special.gammaln(x + 1) - mu
+    return fnp.where(fnp.logical_or(lax.lt(x, zero), lax.ne(fnp.round(k), k)), -np.inf, log_probs)
 
 
 def pmf(k, mu, loc=0):
@@ -48,9 +51,12 @@ def cdf(k, mu, loc=0):
     >>> round(float(cdf(1, 2.0)), 12)
     0.40600584971
     """
-    k, mu, loc = promote("poisson.cdf", k, mu, loc)
-    x = k - loc
-    return fnp.where(x < 0, 0.0, special.gammaincc(fnp.floor(1.0 + fnp.maximum(x, 0.0)), mu))
+    k, mu, loc = promote_args_inexact("poisson.logpmf", k, mu, loc)  # (JAX's name)
+    zero = lax_const(k, 0)
+    x = lax.sub(k, loc)
+    # (gammaincc's order kept >= 1 below the support: JAX's values, no NaN derivative there)
+    p = special.gammaincc(fnp.floor(1 + fnp.maximum(x, 0)), mu)
+    return fnp.where(lax.lt(x, zero), zero, p)
 
 
 def _entropy_sum(mu, max_k, upper):
@@ -69,7 +75,7 @@ def entropy(mu, loc=0):
     >>> round(float(entropy(1.0)), 12)
     1.304842242256
     """
-    mu, loc = promote("poisson.entropy", mu, loc)
+    mu, loc = promote_args_inexact("poisson.entropy", mu, loc)
     shape = np.broadcast_shapes(mu.shape, loc.shape)
     flat = fnp.ravel(mu)
     # Each branch sees only the means it is selected for (others get a harmless stand-in), so a

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.scipy.stats._util import promote
+from funcgrad.numpy._core import lax_const
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["logpdf", "pdf"]
 
@@ -27,11 +27,18 @@ def logpdf(x, df, loc=0, scale=1):
     >>> round(float(logpdf(1.0, 3.0)), 12)
     -1.576252994527
     """
-    x, df, loc, scale = promote("t.logpdf", x, df, loc, scale)
-    z = (x - loc) / scale
-    half = df / 2.0
-    normalize = lax.lgamma(half) + fnp.log(scale * scale * np.pi * df) / 2.0 - lax.lgamma(half + 0.5)
-    return -(normalize + (half + 0.5) * fnp.log1p(z * z / df))
+    x, df, loc, scale = promote_args_inexact("t.logpdf", x, df, loc, scale)
+    two = lax_const(x, 2)
+    scaled_x = lax.div(lax.sub(x, loc), scale)
+    df_over_two = lax.div(df, two)
+    df_plus_one_over_two = lax.add(df_over_two, lax_const(x, 0.5))
+    normalize_term_const = lax.mul(lax.mul(scale, scale), lax_const(x, np.pi))
+    normalize_term_tmp = lax.div(lax.log(lax.mul(normalize_term_const, df)), two)
+    normalize_term = lax.sub(
+        lax.add(lax.lgamma(df_over_two), normalize_term_tmp), lax.lgamma(df_plus_one_over_two)
+    )
+    quadratic = lax.div(lax.mul(scaled_x, scaled_x), df)
+    return lax.neg(lax.add(normalize_term, lax.mul(df_plus_one_over_two, lax.log1p(quadratic))))
 
 
 def pdf(x, df, loc=0, scale=1):
@@ -40,4 +47,4 @@ def pdf(x, df, loc=0, scale=1):
     >>> round(float(pdf(1.0, 3.0)), 12)
     0.206748335783
     """
-    return fnp.exp(logpdf(x, df, loc, scale))
+    return lax.exp(logpdf(x, df, loc, scale))

@@ -17,7 +17,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.scipy import special
 from funcgrad.scipy.stats import norm
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
@@ -52,7 +52,7 @@ def logpdf(x, a, b, loc=0, scale=1):
     >>> round(float(logpdf(0.0, -1.0, 1.0)), 12)
     -0.537223386903
     """
-    x, a, b, loc, scale = promote("truncnorm.logpdf", x, a, b, loc, scale)
+    x, a, b, loc, scale = promote_args_inexact("truncnorm.logpdf", x, a, b, loc, scale)
     val = norm.logpdf(x, loc, scale) - _log_gauss_mass(a, b)
     z = (x - loc) / scale
     val = fnp.where((z < a) | (z > b), -np.inf, val)
@@ -74,7 +74,7 @@ def logcdf(x, a, b, loc=0, scale=1):
     >>> round(float(logcdf(0.0, -1.0, 1.0)), 12)
     -0.69314718056
     """
-    x, a, b, loc, scale = promote("truncnorm.logcdf", x, a, b, loc, scale)
+    x, a, b, loc, scale = promote_args_inexact("truncnorm.logcdf", x, a, b, loc, scale)
     x, a, b = fnp.broadcast_arrays(x, a, b)
     z = (x - loc) / scale
     total = _log_gauss_mass(a, b)
@@ -104,7 +104,7 @@ def logsf(x, a, b, loc=0, scale=1):
     >>> round(float(logsf(0.0, -1.0, 1.0)), 12)
     -0.69314718056
     """
-    x, a, b, loc, scale = promote("truncnorm.logsf", x, a, b, loc, scale)
+    x, a, b, loc, scale = promote_args_inexact("truncnorm.logsf", x, a, b, loc, scale)
     return logcdf(-x, -b, -a, -loc, scale)
 
 

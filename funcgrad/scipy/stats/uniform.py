@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.scipy.stats._util import promote
+from funcgrad import lax
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["cdf", "logpdf", "pdf", "ppf"]
 
@@ -26,8 +27,9 @@ def logpdf(x, loc=0, scale=1):
     >>> float(logpdf(0.5, 0.0, 2.0)) == -float(np.log(2.0))
     True
     """
-    x, loc, scale = promote("uniform.logpdf", x, loc, scale)
-    return fnp.where((x > loc + scale) | (x < loc), -np.inf, -fnp.log(scale))
+    x, loc, scale = promote_args_inexact("uniform.logpdf", x, loc, scale)
+    log_probs = lax.neg(lax.log(scale))
+    return fnp.where(fnp.logical_or(lax.gt(x, lax.add(loc, scale)), lax.lt(x, loc)), -np.inf, log_probs)
 
 
 def pdf(x, loc=0, scale=1):
@@ -36,7 +38,7 @@ def pdf(x, loc=0, scale=1):
     >>> float(pdf(3.0))
     0.0
     """
-    return fnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
@@ -45,8 +47,11 @@ def cdf(x, loc=0, scale=1):
     >>> float(cdf(0.25))
     0.25
     """
-    x, loc, scale = promote("uniform.cdf", x, loc, scale)
-    return fnp.where(x < loc, 0.0, fnp.where(x > loc + scale, 1.0, (x - loc) / scale))
+    x, loc, scale = promote_args_inexact("uniform.cdf", x, loc, scale)
+    zero, one = fnp.array(0, x.dtype), fnp.array(1, x.dtype)
+    conds = [lax.lt(x, loc), lax.gt(x, lax.add(loc, scale)), lax.ge(x, loc) & lax.le(x, lax.add(loc, scale))]
+    vals = [zero, one, lax.div(lax.sub(x, loc), scale)]
+    return fnp.select(conds, vals)
 
 
 def ppf(q, loc=0, scale=1):
@@ -55,5 +60,5 @@ def ppf(q, loc=0, scale=1):
     >>> float(ppf(0.5, 1.0, 2.0))
     2.0
     """
-    q, loc, scale = promote("uniform.ppf", q, loc, scale)
-    return fnp.where(fnp.isnan(q) | (q < 0) | (q > 1), np.nan, loc + scale * q)
+    q, loc, scale = promote_args_inexact("uniform.ppf", q, loc, scale)
+    return fnp.where(fnp.isnan(q) | (q < 0) | (q > 1), np.nan, lax.add(loc, lax.mul(scale, q)))

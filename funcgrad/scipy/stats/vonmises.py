@@ -13,7 +13,8 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.scipy.stats._util import promote
+from funcgrad.numpy._core import lax_const
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["logpdf", "pdf"]
 
@@ -28,10 +29,12 @@ def logpdf(x, kappa):
     >>> round(float(logpdf(0.0, 1.0)), 12)
     -1.073791424917
     """
-    x, kappa = promote("vonmises.logpdf", x, kappa)
-    ok = kappa > 0
-    safe = fnp.where(ok, kappa, 1.0)
-    return fnp.where(ok, safe * (fnp.cos(x) - 1.0) - fnp.log(2 * np.pi * lax.bessel_i0e(safe)), np.nan)
+    x, kappa = promote_args_inexact("vonmises.logpdf", x, kappa)
+    zero = lax_const(kappa, 0)
+    ok = lax.gt(kappa, zero)
+    # (kappa kept positive in the unselected branch: JAX's values, no NaN derivative there)
+    safe = fnp.where(ok, kappa, 1)
+    return fnp.where(ok, safe * (fnp.cos(x) - 1) - fnp.log(2 * np.pi * lax.bessel_i0e(safe)), np.nan)
 
 
 def pdf(x, kappa):
@@ -40,4 +43,4 @@ def pdf(x, kappa):
     >>> round(float(pdf(np.pi, 1.0)), 12)
     0.046245485763
     """
-    return fnp.exp(logpdf(x, kappa))
+    return lax.exp(logpdf(x, kappa))

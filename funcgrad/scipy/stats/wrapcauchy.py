@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.scipy.stats._util import promote
+from funcgrad import lax
+from funcgrad.numpy._core import lax_const
+from funcgrad.scipy.stats._util import promote_args_inexact
 
 __all__ = ["logpdf", "pdf"]
 
@@ -29,10 +31,10 @@ def logpdf(x, c):
     >>> round(float(logpdf(np.pi, 0.5)), 12)
     -2.936489355077
     """
-    x, c = promote("wrapcauchy.logpdf", x, c)
-    ok = (c > 0) & (c < 1)
-    inside = (x >= 0) & (x <= 2 * np.pi)
-    value = fnp.log(1.0 - c * c) - _LOG_2PI - fnp.log(1.0 + c * c - 2.0 * c * fnp.cos(x))
+    x, c = promote_args_inexact("wrapcauchy.logpdf", x, c)
+    ok = lax.gt(c, lax_const(c, 0)) & lax.lt(c, lax_const(c, 1))
+    inside = lax.ge(x, lax_const(x, 0)) & lax.le(x, lax_const(x, np.pi * 2))
+    value = fnp.log(1 - c * c) - fnp.log(2 * np.pi) - fnp.log(1 + c * c - 2 * c * fnp.cos(x))
     return fnp.where(ok, fnp.where(inside, value, -np.inf), np.nan)
 
 
@@ -42,4 +44,4 @@ def pdf(x, c):
     >>> round(float(pdf(np.pi, 0.5)), 12)
     0.053051647697
     """
-    return fnp.exp(logpdf(x, c))
+    return lax.exp(logpdf(x, c))
