@@ -15,12 +15,23 @@ True
 
 from funcgrad._utilities import typeof  # noqa: F401 - JAX's core.typeof, jax.typeof
 from funcgrad.core import *  # noqa: F403
-from funcgrad.extend.core import check_jaxpr, jaxpr_as_fun  # noqa: F401 - JAX's names here
+from funcgrad.export._shape_poly import DimExpr as _DimExpr
+from funcgrad.extend.core import check_jaxpr, jaxpr_as_fun, primal_dtype_to_tangent_dtype  # noqa: F401
 from funcgrad.kernel import core as _kcore
 from funcgrad.kernel.errors import JaxprTypeError  # noqa: F401
 from funcgrad.kernel.ir import AbstractToken, abstract_token  # noqa: F401 - JAX's names here
 from funcgrad.kernel.values import Token  # noqa: F401
 from funcgrad.ref import new_ref  # noqa: F401 - JAX's core.new_ref
+
+
+def is_constant_dim(d) -> bool:
+    """Whether a dimension is a known integer, not a symbolic one (JAX's export tests ask)."""
+    return not isinstance(d, _DimExpr)
+
+
+def is_constant_shape(shape) -> bool:
+    """Whether every dimension of ``shape`` is a known integer."""
+    return all(map(is_constant_dim, shape))
 
 
 def physical_aval(aval):

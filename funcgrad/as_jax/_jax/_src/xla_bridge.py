@@ -20,6 +20,7 @@ from funcgrad.xla_bridge import backends as _bridge
 __all__ = [
     "backends",
     "backends_are_initialized",
+    "canonicalize_platform",
     "clear_backends",
     "device_count",
     "devices",
@@ -29,6 +30,15 @@ __all__ = [
     "process_count",
     "process_index",
 ]
+
+
+def canonicalize_platform(platform: str) -> str:
+    """A platform alias as its backend's name (``"gpu"`` -> ``"cuda"``), others unchanged.
+
+    >>> canonicalize_platform("gpu"), canonicalize_platform("cpu")
+    ('cuda', 'cpu')
+    """
+    return _bridge.normalize_platform(platform)
 
 
 def backends_are_initialized() -> bool:
