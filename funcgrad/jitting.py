@@ -545,9 +545,24 @@ class PjitFunction(Dispatcher):
             return rerun(self._fun, args, kwargs, lambda: self._call_compiled(args, kwargs))
         return self._call_compiled(args, kwargs)
 
+    # NOTE: [jitted calls with Refs under a transformation]
+    # A jitted function whose program reads or writes Refs it closes over, called under grad or
+    # vmap, is staged once (its Python runs once on a cache miss, as JAX's) and its program is
+    # evaluated equation by equation at that transformation, not bound as one ``jit`` equation:
+    # a Ref's final value computed from values the transformation does not touch stays a plain
+    # value, written back as JAX writes it (a ``jit`` equation's every output would be the
+    # transformation's). A call given Refs as arguments there runs the function itself: a
+    # custom_vjp inside that saves such a Ref for ``bwd`` (JAX's gradient-statistics plumbing)
+    # must write the caller's Ref when the backward pass runs, and in the staged program it holds
+    # the trace's stand-in for it (NOTE: [refs are functionalised at trace time]); its Python then
+    # runs at every such call (JAX's at a cache miss).
     def _call_compiled(self, args, kwargs):
         # The staged route, around which a program that reads or writes Refs reads them before
         # and writes them back after (NOTE: [refs are functionalised at trace time]).
+        current = core.current_trace()
+        transformed = type(current) is not core.EvalTrace and not isinstance(current, StagingTrace)
+        if transformed and any(is_stateful_arg(x) for x in tu.tree_leaves((args, kwargs))):
+            return self._fun(*args, **kwargs)  # (NOTE: [jitted calls with Refs under a transformation])
         staged, flat, donated = self._stage(args, kwargs)
         if type(staged) is not _RefStaged:
             try:
@@ -555,16 +570,14 @@ class PjitFunction(Dispatcher):
             except OverflowError:
                 self._overflowing_argument(args, kwargs, flat)
                 raise
-        current = core.current_trace()
-        if type(current) is not core.EvalTrace and not isinstance(current, StagingTrace):
-            # NOTE: [refs are functionalised at trace time]: a program with Refs is no call a
-            # transformation (grad, vmap) derives: its Ref writes are Python effects of tracing.
-            # Under one, the function runs inline, so a custom_vjp's bwd that writes a Ref it was
-            # given (JAX's gradient-statistics plumbing) writes it when the backward pass runs.
-            return self._fun(*args, **kwargs)
         plan = staged.plan
         values = plan.inputs(flat)
-        out, finals = self._run(staged, values, (False,) * (len(staged.hoisted) + len(values)))
+        if transformed:  # NOTE: [jitted calls with Refs under a transformation]
+            closed = staged.closed
+            outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *staged.hoisted, *values)
+            out, finals = staged.out_tree.unflatten(outs)
+        else:
+            out, finals = self._run(staged, values, (False,) * (len(staged.hoisted) + len(values)))
         plan.write_back(flat, finals)
         return out
 

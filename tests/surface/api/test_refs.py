@@ -462,3 +462,42 @@ def test_checkpointed_functions_writing_refs_match_jax():
     for a, b in zip(ours, theirs, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(a, b)
+
+
+def _jit_closing_over_refs_under_grad(lib, jnp):
+    """A jitted function closing over Refs, called under grad: its Python runs once on a cache
+    miss (JAX's mutable_array_test test_jit_vjp_systematic_readonly pops from a list while it
+    traces), a Ref written with a value grad does not touch is written back (NOTE: [jitted calls
+    with Refs under a transformation])."""
+    seen, traces = [], []
+    consts = [lib.new_ref(F32(0.5)), lib.new_ref(F32(-1.0))]
+    written = lib.new_ref(F32(0.0))
+
+    def f(x):
+        pool = list(consts)
+
+        @lib.jit
+        def inner(x):
+            traces.append(1)
+            total = x * pool.pop()[...]
+            written[...] = pool.pop()[...] + 1.0
+            return jnp.sin(total)
+
+        return inner(x) + inner(x * 2.0)
+
+    seen.append(np.asarray(lib.grad(f)(F32(0.3))))
+    seen.append(np.asarray(written[...]))
+
+    @lib.jit
+    def step(x):
+        traces.append(1)
+        return jnp.sin(x * written[...])
+
+    for _ in range(2):  # (the second call hits the cache: no Python)
+        seen.append(np.asarray(lib.grad(step)(F32(0.7))))
+    seen.append(np.asarray(len(traces)))  # inner twice (a new function per call of f), step once
+    return seen
+
+
+def test_a_jit_closing_over_refs_under_grad_traces_once_as_jax():
+    _matches_jax(_jit_closing_over_refs_under_grad, lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6))
