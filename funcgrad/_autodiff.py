@@ -49,12 +49,13 @@ from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
+from funcgrad.kernel.held_state import Held
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.traceback_util import api_boundary as _api_boundary
 from funcgrad.kernel.traceback_util import filter_at_boundary as _filter_at_boundary
 from funcgrad.kernel.traceback_util import register_boundary_code as _register_boundary_code
 from funcgrad.primitives import elementwise as _ew
-from funcgrad.ref import Ref, addupdate
+from funcgrad.ref import Ref, addupdate, freeze, new_ref
 from funcgrad.tree_util import Partial
 
 # ----------------------------------------------------------------------------------------------
@@ -447,6 +448,10 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     >>> float(f_vjp(1.0)[0])
     1.0
     """
+    leaves, tree = tu.tree_flatten(primals)
+    held = Held(leaves)
+    if held:  # Refs among the primals are state, closed over (NOTE: [held state operands])
+        return _vjp_of_refs(fun, tree, held, leaves, has_aux)
     flat_p, in_tree, out_p, lin, store, out, aux = _linearized("vjp", fun, primals, has_aux)
     lin = ad.primals_first(lin, flat_p)  # JAX's order of the residuals (NOTE: [vjp residuals])
     scalars = [x if type(x) in _dt.python_scalar_types else None for x in tu.tree_leaves(primals)]
@@ -457,6 +462,38 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     fn._fun_name = getattr(fun, "__name__", None) or type(fun).__name__  # (for its errors)
     fn._fun_src = fun_sourceinfo(fun)
     return (out, fn, aux) if has_aux else (out, fn)
+
+
+def _vjp_of_refs(fun: Callable, tree, held: Held, leaves: list, has_aux: bool):
+    """``vjp`` where some primals are Refs (NOTE: [held state operands]): as ``vmap`` maps a Ref
+    argument, each Ref's value is a primal and ``fun`` gets a Ref holding it, whose final value is
+    written back into the Ref after (JAX's vjp differentiates through a Ref primal: a write of a
+    differentiated value into it is no error there). The vjp function gives each Ref primal the
+    cotangent of the value it held."""
+    refs = list({id(r): r for r in held.at.values()}.values())  # (one value per distinct Ref)
+    number = {id(r): k for k, r in enumerate(refs)}
+
+    def with_values(kept, values):
+        inner = [new_ref(v) for v in values]
+        full = [inner[number[id(x)]] if i in held.at else x for i, x in enumerate(held.full(kept))]
+        out = fun(*tu.tree_unflatten(tree, full))
+        out, aux = out if has_aux else (out, None)
+        return out, (aux, [freeze(r) for r in inner])
+
+    with_values.__name__ = getattr(fun, "__name__", "fun")
+    out, inner_vjp, (aux, finals) = vjp(
+        with_values, held.kept(leaves), [freeze(r) for r in refs], has_aux=True
+    )
+    for r, v in zip(refs, finals):
+        r[...] = v
+
+    def vjp_fn(ct):
+        kept_cts, value_cts = inner_vjp(ct)
+        full = held.full(kept_cts)
+        full = [value_cts[number[id(held.at[i])]] if i in held.at else c for i, c in enumerate(full)]
+        return tu.tree_unflatten(tree, full)
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
 def _check_grad_inputs(name, dyn_args, argnums, holomorphic, allow_int, forward=False):

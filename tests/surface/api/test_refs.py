@@ -501,3 +501,46 @@ def _jit_closing_over_refs_under_grad(lib, jnp):
 
 def test_a_jit_closing_over_refs_under_grad_traces_once_as_jax():
     _matches_jax(_jit_closing_over_refs_under_grad, lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6))
+
+
+def _vjp_of_ref_primals(lib, jnp):
+    """JAX's mutable_array_test test_return_from_custom_vjp_fwd's first half, and a function
+    writing a differentiated value into a Ref primal: the forward pass and the Ref's final value."""
+    seen = []
+
+    @lib.custom_vjp
+    def f(x, ref):
+        return x
+
+    f.defvjp(lambda x, ref: (x, ref), lambda ref, g: g)
+
+    def w(x, r):
+        r[...] += x
+        return x * 2.0
+
+    for fun in (f, lib.jit(f), w):
+        x_ref = lib.new_ref(F32(1.0))
+        out, _ = lib.vjp(fun, F32(3.0), x_ref)
+        seen += [np.asarray(out), np.asarray(x_ref[...])]
+    return seen
+
+
+def test_vjp_with_ref_primals_matches_jax():
+    _matches_jax(_vjp_of_ref_primals)
+    # JAX's refusals there (test_return_from_custom_vjp_fwd, test_argument_aliases_custom_vjp_fwd)
+    x_ref = funcgrad.new_ref(F32(0.0))
+
+    @funcgrad.custom_vjp
+    def g(x, ref):
+        return x
+
+    g.defvjp(lambda x, _: (x, funcgrad.new_ref(0)), lambda ref, g: g)
+    with pytest.raises(ValueError, match="custom_vjp fwd function"):
+        funcgrad.vjp(g, 3.0, x_ref)
+
+    @funcgrad.custom_vjp
+    def h(x_ref, y_ref): ...
+
+    h.defvjp(lambda x_ref, y_ref: (None, None), lambda _, g: (None, None))
+    with pytest.raises(ValueError, match="x_ref and y_ref"):
+        funcgrad.vjp(h, x_ref, x_ref)
