@@ -618,9 +618,10 @@ def lower_jaxpr_body(
         if rule is None:
             # Exactly NotImplementedError, as JAX raises it for a primitive without a lowering (its
             # primitives tutorial checks the type with ``is``).
-            raise NotImplementedError(
-                f"primitive '{prim.name}' has no XLA lowering rule (xla_bridge.emitter."
-                "lowering_rules); it can run eagerly but not under jit"
+            raise NotImplementedError(  # (JAX's words, then funcgrad's)
+                f"MLIR translation rule for primitive '{prim.name}' not found for platform "
+                f"{fb.module.platform} (it has no XLA lowering rule in xla_bridge.emitter.lowering_rules: "
+                "it can run eagerly but not under jit)"
             )
         avals_in = [a.aval for a in eqn.invars]
         avals_out = [v.aval for v in eqn.outvars]

@@ -612,8 +612,8 @@ def _backward_pass(jaxpr, consts, args, cotangents, config, prev, integer=False)
         rule = eqn.primitive.transpose
         if rule is None:
             raise NotImplementedError(
-                f"Transpose rule (for reverse-mode differentiation) of '{eqn.primitive.name}' "
-                "is not implemented: it appeared in a linear (tangent) program, which means its "
+                f"Transpose rule (for reverse-mode differentiation) for '{eqn.primitive.name}' "
+                "not implemented: it appeared in a linear (tangent) program, which means its "
                 f"JVP rule used it on tangents without the primitive being declared linear"
                 f"{_used_at(eqn.source_info)}."
             )

@@ -402,7 +402,9 @@ class EvalTrace(Trace):
         # kernel's wrapper of it), the function the cached-program interpreter calls too.
         step = primitive.impl if not narrow else narrow_step(primitive)
         if step is None:
-            raise NotImplementedError(f"primitive '{primitive.name}' has no impl rule")
+            raise NotImplementedError(
+                f"Evaluation rule for '{primitive.name}' not implemented"
+            )  # (JAX's words)
         token = _FP_ERRORS.set(_FP_QUIET)
         try:
             out = step(*vals, **params)

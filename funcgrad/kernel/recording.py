@@ -194,6 +194,9 @@ class RecordingTrace(core.Trace):
             # No recorded input: the parent computes it now (what the JVP trace does with a
             # primitive whose inputs carry no tangent).
             return self.process_on_parent(primitive, args, params)
+        if primitive.abstract_eval is None:  # (JAX's errors, in its order: the JVP rule first)
+            what = "Differentiation rule" if primitive.jvp is None else "Abstract evaluation"
+            raise NotImplementedError(f"{what} for '{primitive.name}' not implemented")
         atoms = [a._var if type(a) is RecordingTracer and a._trace is self else self.atom(a) for a in args]
         out = primitive.abstract_eval(*[v.aval for v in atoms], **params)
         numbers = self.numbers

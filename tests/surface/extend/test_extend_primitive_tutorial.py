@@ -266,3 +266,34 @@ def test_under_checkpoint():
     np.testing.assert_allclose(float(g), 2 * a * np.cos(a * a + 1.0), rtol=1e-14)
     jaxpr = str(funcgrad.make_jaxpr(funcgrad.grad(funcgrad.checkpoint(f)))(a))
     assert "tutorial_multiply_add" in jaxpr
+
+
+def test_missing_rules_raise_jaxs_errors():
+    # (api_test test_unimplemented_interpreter_rules: JAX's words start each message, in its order
+    # of checks: the JVP rule before the abstract evaluation under grad)
+    jax = pytest.importorskip("jax")
+    jax_core = pytest.importorskip("jax.extend.core")
+    jax_ad = pytest.importorskip("jax.interpreters.ad")
+
+    def run(lib_jax, lib_core, lib_ad):
+        p = lib_core.Primitive("foo")
+        got = []
+
+        def attempt(f):
+            with pytest.raises(NotImplementedError) as e:
+                f()
+            got.append(str(e.value))
+
+        attempt(lambda: p.bind(1.0))
+        attempt(lambda: lib_jax.jit(p.bind)(1.0))
+        attempt(lambda: lib_jax.grad(p.bind)(1.0))
+        p.def_abstract_eval(lambda x: x)
+        attempt(lambda: lib_jax.jit(p.bind)(1.0))
+        p.def_impl(lambda x: x)
+        lib_ad.defjvp(p, lambda g, x: p.bind(g))
+        attempt(lambda: lib_jax.grad(p.bind)(1.0))
+        return got
+
+    want = run(jax, jax_core, jax_ad)
+    got = run(funcgrad, funcgrad.extend.core, ad)
+    assert [g.startswith(w) for g, w in zip(got, want)] == [True] * 5, (got, want)
