@@ -51,7 +51,8 @@ class custom_jvp(_kernel_custom_jvp):
 
 def real_inexact(name, *args, lists=None):
     """``args`` promoted to one inexact dtype (integers become float64) and broadcast against each
-    other (SciPy's special functions are ufuncs), refusing complex values.
+    other (SciPy's special functions are ufuncs), refusing complex values as JAX's function ``name``
+    does (``_complex_refusal``; those in ``_COMPLEX_COMPUTED`` take them).
 
     In a function JAX jits, a list argument arrives as a list of tracers (NOTE: [special functions
     JAX jits]); ``lists="refuse"`` raises JAX's TypeError for it (its ``promote_args_inexact``),
@@ -61,9 +62,31 @@ def real_inexact(name, *args, lists=None):
             check_arraylike(name, *args)
         args = [fnp.asarray(a) if isinstance(a, list | tuple) else a for a in args]
     args = promote_args_inexact(*args)
-    if fnp.iscomplexobj(args[0]):
-        raise TypeError(f"scipy.special.{name} does not support complex-valued inputs, got {args[0].dtype}")
+    if fnp.iscomplexobj(args[0]) and name not in _COMPLEX_COMPUTED:
+        raise _complex_refusal(name, args[0].dtype)
     return args if len(args) == 1 else fnp.broadcast_arrays(*args)
+
+
+# JAX's formulas of these compute with complex values (jax.scipy.special.xlogy(1+1j, 2+1j) is a
+# complex number); the others refuse them, each with the exception JAX's code raises: its own
+# ValueError (words below), NotImplementedError (fresnel), or lax's TypeError for the dtype
+_COMPLEX_COMPUTED = frozenset({"xlogy", "xlog1py", "expit", "logit", "boxcox", "boxcox1p"})
+_COMPLEX_VALUE_ERRORS = frozenset(
+    {"beta", "betainc", "dawsn", "entr", "exp1", "expi", "expn", "gammasgn", "hyp1f1", "kl_div", "polygamma",
+     "rel_entr"}
+)  # fmt: skip
+
+
+def _complex_refusal(name, dtype) -> Exception:
+    if name in _COMPLEX_VALUE_ERRORS:
+        return ValueError(f"{name} does not support complex-valued inputs.")
+    if name == "poch":
+        return ValueError("jnp.poch does not support complex-valued inputs.")
+    if name == "sici":
+        return ValueError(f"Argument `x` to sici must be real-valued. Got dtype {dtype}.")
+    if name == "fresnel":
+        return NotImplementedError("Support for complex-valued inputs is not implemented yet.")
+    return TypeError(f"scipy.special.{name} does not support complex-valued inputs, got {dtype}")
 
 
 def expit(x):

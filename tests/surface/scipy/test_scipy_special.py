@@ -164,6 +164,42 @@ def test_igamma_grad_a_has_no_derivative_as_in_jax(call):
     )
 
 
+_Z = np.array([0.5 + 0.25j, -3j, 2.0 + 0j], np.complex128)
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [("xlogy", (_Z, _Z[::-1])), ("xlog1py", (_Z, _Z[::-1])), ("expit", (_Z,)), ("logit", (_Z,)),
+     ("boxcox", (_Z, 0.5)), ("boxcox1p", (_Z, 0.0))],
+)  # fmt: skip
+def test_complex_values_computed_as_jax(name, args):
+    # (the fuzzer's random programs) JAX's formulas of these take complex values; funcgrad refused them
+    jax = pytest.importorskip("jax")
+    import jax.scipy.special as js
+
+    got, want = getattr(fs, name)(*args), jax.jit(getattr(js, name))(*args)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, n",
+    [("entr", 1), ("beta", 2), ("exp1", 1), ("kl_div", 2), ("rel_entr", 2), ("poch", 2), ("sici", 1),
+     ("fresnel", 1), ("gammasgn", 1), ("erf", 1), ("gammaln", 1), ("i0e", 1)],
+)  # fmt: skip
+def test_complex_refusals_raise_jax_exception_types(name, n):
+    # JAX's own ValueError for most, NotImplementedError for fresnel, lax's TypeError for the
+    # functions that reach a primitive (funcgrad raised TypeError for all)
+    pytest.importorskip("jax")
+    import jax.scipy.special as js
+
+    args = (np.complex64(0.5 + 0.25j),) * n
+    with pytest.raises(Exception) as theirs:
+        getattr(js, name)(*args)
+    with pytest.raises(type(theirs.value)):
+        getattr(fs, name)(*args)
+
+
 def test_random_gamma_grad_is_the_implicit_derivative():
     # d sample / d alpha at fixed CDF: -(dP/da) / (dP/dx).
     a, x = U(0.5, 8), U(0.1, 10)
