@@ -406,7 +406,10 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
             )
         texts.append(lowered.text)
     text = texts[0] if len(texts) == 1 else portable.multi_platform(texts)
-    text = portable.annotate_for_export(text, infos)
+    # (JAX: a module taking the platform index, or calling an export that takes one or dimension
+    # variables, uses global constants and is refined before it compiles, as a symbolic one)
+    global_constants = len(targets) > 1 or "jax.global_constant" in text
+    text = portable.annotate_for_export(text, infos, uses_shape_polymorphism=global_constants)
     blob = portable.serialize(text)
     n_in = len(in_avals)
     return Exported(
@@ -425,7 +428,7 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
         mlir_module_serialized=blob,
         calling_convention_version=_calling_convention_version(),
         module_kept_var_idx=tuple(range(n_in)),
-        uses_global_constants=len(targets) > 1,  # (JAX: the module takes the platform index)
+        uses_global_constants=global_constants,
         _get_vjp=functools.partial(_exported_vjp, closed),
     )
 
@@ -515,7 +518,8 @@ def _symbolic_vjp(primal: Exported) -> Exported:
 
     def program(*xs):
         args, kwargs = sym._call_args(xs)
-        return tu.tree_leaves(sym.fun_jit(*args, **kwargs))
+        # (the Python function: each size traced here would otherwise count as a retrace of the jit)
+        return tu.tree_leaves(sym.fun_jit._fun(*args, **kwargs))
 
     def fun_vjp(*args_and_cts):
         _, pullback = _vjp(program, *args_and_cts[:n])
@@ -639,7 +643,8 @@ def _differentiable(exp: Exported, callee: ExportedCallee):
 
 
 def _fix_float0(cts, avals):
-    return [np.zeros(a.shape, float0) if a.dtype == float0 else c for c, a in zip(cts, avals)]
+    # (the cotangent's own shape: a symbolic export's avals have symbolic dimensions)
+    return [np.zeros(np.shape(c), float0) if a.dtype == float0 else c for c, a in zip(cts, avals)]
 
 
 def _specialized(exp: Exported, avals) -> Exported:

@@ -40,6 +40,7 @@ import sys
 
 import numpy as np
 
+from funcgrad.export._poly_module import NotGeneral, arg_names, generalize
 from funcgrad.export._shape_poly import (
     _ATOMS,
     DimExpr,
@@ -56,6 +57,7 @@ from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ShapedArray
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.kernel.source_info import library_dir
+from funcgrad.xla_bridge import portable
 from funcgrad.xla_bridge.emitter import aval_type
 
 __all__ = ["SymbolicExport", "check_constraints", "constraint", "is_symbolic_spec"]
@@ -196,7 +198,7 @@ def is_symbolic_spec(x) -> bool:
     return any(is_symbolic_dim(d) for d in getattr(x, "shape", ()) or ())
 
 
-def _scope_of(avals, name):
+def _scope_of(avals, name, names):
     scope = where = None
     for i, a in enumerate(avals):
         for d in a.shape:
@@ -204,11 +206,12 @@ def _scope_of(avals, name):
                 if scope is None:
                     scope, where = d.scope, i
                 elif d.scope is not scope:
-                    raise ValueError(
-                        f"Invalid mixing of symbolic scopes when exporting {name}: args[{where}] and "
-                        f"args[{i}] ('{d}') have dimensions from different scopes. Create the shapes "
-                        "with one symbolic_shape string, or pass one scope= (or use "
-                        "symbolic_args_specs)"
+                    raise ValueError(  # (JAX's words)
+                        f"Invalid mixing of symbolic scopes when exporting {name}.\n"
+                        f"Expected current (from {names[where]}) scope {scope}\n"
+                        f"and found for '{d}' ({names[i]}) scope {d.scope}\n"
+                        "See https://docs.jax.dev/en/latest/export/shape_poly.html"
+                        "#user-specified-symbolic-constraints."
                     )
     return scope
 
@@ -354,7 +357,7 @@ class SymbolicExport:
         self._n_total = len(dyn_args) + len(self._statics)
         leaves, self.in_tree = tu.tree_flatten((dyn_args, dyn_kwargs))
         self.in_avals = tuple(map(_leaf_aval, leaves))
-        self.scope = _scope_of(self.in_avals, fun_jit._name)
+        self.scope = _scope_of(self.in_avals, fun_jit._name, arg_names(self.in_tree))
         self.variables = sorted(set().union(*(d.variables() for a in self.in_avals for d in a.shape
                                                 if isinstance(d, DimExpr))))  # fmt: skip
         _check_solvable(self.in_avals)
@@ -493,9 +496,6 @@ class SymbolicExport:
     def portable_module(self, targets, checks, multi: bool) -> bytes | None:
         """The serialized module for every size (NOTE: [one module for all sizes]), or None when
         the lowerings at the samples cannot be merged (``self.not_portable`` says why)."""
-        from funcgrad.export._poly_module import NotGeneral, arg_names, generalize
-        from funcgrad.xla_bridge import portable
-
         self.not_portable = None
         n = len(self.variables)
         envs = self._envs(min(_n_monomials(n, _MAX_DEGREE) + 2, 14))
@@ -512,7 +512,7 @@ class SymbolicExport:
             return e if e is not None else _fit_floordiv(self.variables, envs, values, self.scope)
 
         try:
-            samples = [self.specialize(self._concrete_avals(env), targets, checks) for env in envs]
+            samples = [self.specialize(self._concrete_avals(env), targets, checks, raw=True) for env in envs]
             texts = [portable.deserialize(s.mlir_module_serialized, debug_info=True) for s in samples]
             constraints = [constraint(c, self.scope) for c in getattr(self.scope, "constraints", ()) or ()]
             names = arg_names(self.in_tree)
@@ -532,10 +532,11 @@ class SymbolicExport:
 
     # -- calling ----------------------------------------------------------------------------------
 
-    def specialize(self, avals, targets, checks):
-        """The concrete export for arguments of the shapes ``avals``."""
+    def specialize(self, avals, targets, checks, raw: bool = False):
+        """The concrete export for arguments of the shapes ``avals`` (``raw``: of the jitted
+        function's Python function, which leaves the jit's cache and retrace count alone)."""
         specs = [
             ShapeDtypeStruct(a.shape, w.dtype, weak_type=w.weak_type) for a, w in zip(avals, self.in_avals)
         ]
         args, kwargs = self._call_args(specs)
-        return self._concrete_export(self.fun_jit, targets, checks, args, kwargs)
+        return self._concrete_export(self.fun_jit, targets, checks, args, kwargs, raw=raw)

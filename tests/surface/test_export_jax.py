@@ -290,3 +290,23 @@ def test_export_details_as_jax():
     fe = _error(lambda: export.export(f, platforms=["cpu", "tpu", "other"])(x))
     je = _error(lambda: jexport.export(jf, platforms=["cpu", "tpu", "other"])(x))
     assert fe[0] is je[0] is NotImplementedError and fe[1].split(".")[0] == je[1].split(".")[0]
+
+
+def test_global_constants_and_int_cotangents_as_jax():
+    x = np.arange(4, dtype=np.float32)
+    # a module for several platforms takes the platform index: refined before compiling, as JAX's
+    e = export.export(funcgrad.jit(fnp.sin), platforms=("cpu", "tpu"))(x)
+    j = jexport.export(jax.jit(jnp.sin), platforms=("cpu", "tpu"))(x)
+    assert e.uses_global_constants == j.uses_global_constants is True
+    for m in (e.mlir_module(), j.mlir_module()):
+        assert "jax.uses_shape_polymorphism = true" in m
+    # the VJP of a symbolic export with an integer input takes float0 cotangents of its sizes
+    xi, xf = np.arange(6, dtype=np.int32).reshape(2, 3), np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    exp = export.deserialize(
+        export.export(funcgrad.jit(lambda a, b: (2 * a.T, b.T * b.T)))(
+            *export.symbolic_args_specs([xi, xf], shapes_specs=["2, a", "a, 4"])
+        ).serialize(vjp_order=1)
+    )
+    g = funcgrad.grad(lambda b: fnp.sum(exp.call(xi, b)[1]))(xf)
+    np.testing.assert_allclose(g, 2 * xf)  # (d/db sum(b.T * b.T))
