@@ -1,10 +1,11 @@
 """Exporting with symbolic dimensions (``export(jit(f))(ShapeDtypeStruct(symbolic_shape("b, 4"),
-...))``): the symbolic shapes of the results, and one concrete export per set of sizes a call
-brings.
+...))``): the symbolic shapes of the results, one concrete export per set of sizes a call
+brings, and the module for all sizes (``portable_module``).
 
 Layer: surface. Imports numpy, funcgrad's kernel (pytrees, ``ShapedArray``, ``trace_to_jaxpr``),
-``ShapeDtypeStruct`` and the symbolic dimensions of ``funcgrad.export._shape_poly``; ``_exported``
-imports it and passes its own ``_export`` in (the concrete exporter).
+``ShapeDtypeStruct``, the symbolic dimensions of ``funcgrad.export._shape_poly``, the module merging
+of ``_poly_module`` and ``xla_bridge.portable``; ``_exported`` imports it and passes its own
+``_export`` in (the concrete exporter).
 
 # NOTE: [exporting with symbolic dimensions]
 # funcgrad traces with concrete shapes, so a symbolic export does not trace once with symbolic
@@ -16,10 +17,11 @@ imports it and passes its own ``_export`` in (the concrete exporter).
 # for some sizes, as JAX's "incompatible shapes" refusals). Calling the ``Exported`` binds the
 # variables from the arguments' sizes and calls the concrete export for those sizes (made once
 # per signature), so calls work eagerly and under jit, vmap and grad for any sizes the
-# specification allows. Its module is one program per set of sizes, not one program for all:
-# ``mlir_module()`` shows the first traced sizes' and ``serialize()`` refuses (a portable
-# polymorphic artifact needs JAX's symbolic tracing); artifacts exported by JAX with symbolic
-# shapes deserialize and run here for any sizes (NOTE: [embedding an exported module]).
+# specification allows. Its module (``mlir_module()``, ``serialize()``) is one program for all
+# sizes, merged from the lowerings at a few sizes (NOTE: [one module for all sizes]); a program
+# whose lowerings do not merge keeps the first sizes' module and refuses to serialize. Artifacts
+# exported with symbolic shapes (by JAX or funcgrad) deserialize and run here for any sizes
+# (NOTE: [embedding an exported module]).
 #
 # NOTE: [symbolic comparisons at sample sizes]
 # A traced size is a ``SymbolicSize``: the sample's int carrying its dimension expression
