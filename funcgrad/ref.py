@@ -171,8 +171,16 @@ class Ref:
         addupdate(self, idx, x)
 
     @property
-    def at(self):
-        raise NotImplementedError("Ref.at: index the Ref itself (ref[idx], ref[idx] = x), as in JAX")
+    def at(self) -> _RefIndexer:
+        """``ref.at[idx]``: a view of part of the Ref, itself read and written as a Ref (JAX's
+        ``TransformedRef``).
+
+        >>> r = new_ref(np.zeros(4))
+        >>> r.at[1:3][...] += 2.0
+        >>> r
+        Ref([0., 2., 2., 0.], dtype=float64)
+        """
+        return _RefIndexer(self)
 
     def __repr__(self) -> str:
         if self._trace is not None and not self._trace.alive:
@@ -267,6 +275,53 @@ class RefRow:
 
     def __repr__(self) -> str:
         return f"RefRow({self.ref._aval}, index={self.index!r})"
+
+
+class _RefIndexer:
+    """What ``ref.at`` gives: ``ref.at[idx]`` is a ``RefView``."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref):
+        self.ref = ref
+
+    def __getitem__(self, idx) -> RefView:
+        return RefView(self.ref, idx)
+
+
+class RefView:
+    """Part ``index`` of a Ref (or of another view), read and written as a Ref: ``view[idx]`` is
+    ``ref[index][idx]``, a write puts the updated part back at ``index`` (JAX's ``TransformedRef``
+    of an indexer; ``ref.at[index]``)."""
+
+    __slots__ = ("ref", "index")
+
+    def __init__(self, ref, index):
+        self.ref, self.index = ref, index
+
+    def _part(self):
+        return self.ref[self.index]
+
+    shape = property(lambda self: tuple(self._part().shape))
+    dtype = property(lambda self: self._part().dtype)
+    ndim = property(lambda self: len(self.shape))
+    at = property(lambda self: _RefIndexer(self))
+
+    def __getitem__(self, idx):
+        part = self._part()
+        return part if _whole(idx) else part[idx]
+
+    def __setitem__(self, idx, value) -> None:
+        part = self._part()
+        self.ref[self.index] = value if _whole(idx) else part.at[idx].set(value)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"RefView({self.ref!r}, index={self.index!r})"
 
 
 def _type_of(value):

@@ -544,3 +544,22 @@ def test_vjp_with_ref_primals_matches_jax():
     h.defvjp(lambda x_ref, y_ref: (None, None), lambda _, g: (None, None))
     with pytest.raises(ValueError, match="x_ref and y_ref"):
         funcgrad.vjp(h, x_ref, x_ref)
+
+
+def _views_of_a_ref(lib, jnp):
+    """``ref.at[idx]`` inside jit, under grad (JAX's test_grad_get_transformed_ref): a view read and
+    updated as a Ref."""
+
+    @lib.jit
+    def f(x):
+        ref = lib.new_ref(jnp.ones(5, F32))
+        ref.at[1:4][...] += x
+        ref.at[::2][...] = ref.at[::2][...] * 3.0
+        return (ref[...] ** 2).sum()
+
+    x = jnp.array([1.0, 2.0, 3.0], F32)
+    return [np.asarray(f(x)), np.asarray(lib.grad(f)(x))]
+
+
+def test_views_of_a_ref_match_jax():
+    _matches_jax(_views_of_a_ref)
