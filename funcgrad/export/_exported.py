@@ -274,7 +274,7 @@ def export(
             f"Function to be exported must be the result of `jit` but is: {fun_jit!r}. Wrap it "
             "first: funcgrad.export.export(funcgrad.jit(f))"
         )
-    sharded = fun_jit._in_shardings is not None or fun_jit._out_shardings is not None
+    sharded = _multi_device(fun_jit._in_shardings) or _multi_device(fun_jit._out_shardings)
     if sharded and find_mesh(fun_jit, []) is None:
         raise ValueError(
             f"export: jit({fun_jit._name}) has in_shardings/out_shardings that are not NamedShardings "
@@ -303,6 +303,15 @@ def export(
 
 # The platforms whose lowerings take buffer donation (JAX's ``_platforms_with_donation``).
 _DONATING_PLATFORMS = ("cpu", "cuda", "rocm", "tpu", "neuron")
+
+
+def _multi_device(shardings) -> bool:
+    """Whether a jit's in/out shardings place a value on several devices (a one-device sharding
+    exports as no sharding, as JAX's ``nr_devices=1`` export)."""
+    if shardings is None:
+        return False
+    leaves = tu.tree_leaves(shardings, is_leaf=lambda s: hasattr(s, "device_set"))
+    return any(len(getattr(s, "device_set", ())) > 1 for s in leaves)
 
 
 def _library_function(fun) -> bool:
