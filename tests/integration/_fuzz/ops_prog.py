@@ -83,7 +83,7 @@ _REDUCE = [
     "np.linalg.norm(X, axis={ax}, keepdims={k})", "np.nansum(X, axis={ax}, keepdims={k})",
     "np.count_nonzero(X, axis={ax}, keepdims={k})", "np.median(X, axis={ax}, keepdims={k})",
     "nn.softmax(X, axis={ax})", "nn.log_softmax(X, axis={ax})", "np.cummax(X, axis={ax})",
-    "np.sum(X, axis={ax}, dtype=np.{d})", "np.mean(X, axis={ax}, dtype=np.{d})",
+    "np.sum(X, axis={ax}, dtype=np.{d})", "np.mean(X, axis={ax}, dtype=np.{f})",
     "np.ptp(X, axis={ax}, keepdims={k})", "np.nanmax(X, axis={ax})", "np.diff(X, axis={ax})",
 ]  # fmt: skip
 _SHAPE = [
@@ -152,7 +152,10 @@ def _chain_step(draw, names):
         ax = draw(st.sampled_from(["-1", "0", "None", "1", "(0, -1)"]))
         k = draw(st.booleans())
         d = draw(st.sampled_from(_CASTS))
-        return draw(st.sampled_from(_REDUCE)).format(ax=ax, k=k, d=d).replace("X", x)
+        # (mean's dtype inexact: jax's integer mean of an empty axis divides by a constant 0, and
+        # XLA's constant folding of that kills the process with SIGFPE, eagerly or under jit)
+        f = draw(st.sampled_from(["float16", "bfloat16", "float32", "float64", "complex64"]))
+        return draw(st.sampled_from(_REDUCE)).format(ax=ax, k=k, d=d, f=f).replace("X", x)
     if pool == "shape":
         gm = draw(st.sampled_from(["clip", "wrap", "fill"]))
         return draw(st.sampled_from(_SHAPE)).format(gm=gm).replace("X", x).replace("Y", y)
