@@ -32,10 +32,12 @@ Refs and boxes are reached through the state methods both define (``_state_read`
 from __future__ import annotations
 
 import functools
+import weakref
 
 import numpy as np
 
 from funcgrad import _control_flow as cf
+from funcgrad._api_util import fun_sourceinfo, signature_arg_names
 from funcgrad._control_flow_trace import trace
 from funcgrad._ref_errors import refuse_aliased_refs
 from funcgrad.kernel import core
@@ -150,13 +152,24 @@ def call_with_state(fun, args: tuple, items: list, state: list, recorded):
 # cond and switch
 
 
+# The stand-in Ref a cond's branches get for a Ref passed as an operand -> (that Ref, its leaf
+# position among the operands, the operands), while the cond runs: a branch touching both the
+# stand-in and the Ref itself closes over what it was also passed (JAX's error).
+_STAND_INS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def held_cond_operands(branches: list, operands: tuple, what: str):
     """Refs among a cond's operands, checked for aliasing, are closed over by the branches instead
-    (NOTE: [held state operands]; their values are then carried as state). Returns the branches
-    and the remaining operands (one tuple of leaves)."""
+    (NOTE: [held state operands]; their values are then carried as state): each branch gets a
+    stand-in for each (``_STAND_INS``), written back into the Ref after the cond. Returns the
+    branches and the remaining operands (one tuple of leaves)."""
     # (JAX names true_fun's parameters)
     held = refuse_aliased_refs(branches[-1], operands, what)
     leaves, tree = tu.tree_flatten(operands)
+    for i, ref in held.at.items():
+        stand_in = ref._inner(ref._value, ref._trace)
+        _STAND_INS[stand_in] = (ref, i, operands)
+        held.at[i] = stand_in
 
     def closing(branch):
         @functools.wraps(branch)
@@ -168,11 +181,27 @@ def held_cond_operands(branches: list, operands: tuple, what: str):
     return [closing(b) for b in branches], tuple(held.kept(leaves))
 
 
+def _refuse_closed_over_operands(branches, found: dict, what: str) -> None:
+    """JAX's error for a branch that touched a Ref both as an operand (its stand-in) and closed
+    over (``_check_no_aliased_closed_over_refs``)."""
+    for k, e in found.items():
+        for item in e.items:
+            entry = _STAND_INS.get(item) if type(item).__hash__ is not None else None
+            if entry is not None and any(x is entry[0] for x in e.items):
+                ref, i, operands = entry
+                name = signature_arg_names(branches[k], operands, {})[i]
+                raise ValueError(
+                    f"when tracing {fun_sourceinfo(branches[k])} for {what}, a mutable array reference "
+                    f"of type {ref.aval} was both closed over and passed as the argument {name}"
+                )
+
+
 def cond_with_state(index, branches, operands, names, what, found: dict):
     """A cond whose branches touch Refs or mutable boxes from outside: each branch takes their
-    values as extra operands and returns their final values, written back after the cond.
-    ``found``: per branch that touched them, its ``LoopState`` (a branch that touched all of them,
-    in that order, is replayed, not called again)."""
+    values as extra operands and returns their final values, written back after the cond (a
+    stand-in's into its Ref). ``found``: per branch that touched them, its ``LoopState`` (a
+    branch that touched all of them, in that order, is replayed, not called again)."""
+    _refuse_closed_over_operands(branches, found, what)
     items: list = []
     for e in found.values():
         _add_items(items, e)
@@ -189,6 +218,10 @@ def cond_with_state(index, branches, operands, names, what, found: dict):
     stateful = [with_state(k, b) for k, b in enumerate(branches)]
     out, finals = cf._bind_cond(index, stateful, (state, list(operands)), names, what)
     write_loop_state(items, finals)
+    for item in items:
+        entry = _STAND_INS.get(item) if type(item).__hash__ is not None else None
+        if entry is not None:
+            entry[0]._state_write(item._state_now())
     return out
 
 

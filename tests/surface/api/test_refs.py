@@ -563,3 +563,25 @@ def _views_of_a_ref(lib, jnp):
 
 def test_views_of_a_ref_match_jax():
     _matches_jax(_views_of_a_ref)
+
+
+def _cond_given_a_ref(lib, jnp):
+    """A Ref passed to cond is written through the branch's parameter, eagerly and under jit."""
+    x_ref = lib.new_ref(F32(0.0))
+
+    def bump(r):
+        r[...] += 2.0
+        return r[...] * 3
+
+    seen = [np.asarray(lib.lax.cond(True, bump, lambda r: r[...], x_ref)), np.asarray(x_ref[...])]
+    run = lib.jit(lambda r: lib.lax.cond(False, lambda r: r[...], bump, r))
+    return [*seen, np.asarray(run(x_ref)), np.asarray(x_ref[...])]
+
+
+def test_a_ref_given_to_cond_and_closed_over_too_is_refused_as_jax():
+    _matches_jax(_cond_given_a_ref)
+    x_ref = funcgrad.new_ref(F32(0.0))
+    with pytest.raises(ValueError, match="for cond, a mutable array reference of type Ref{float32\\[\\]} was "
+                       "both closed over and passed as the argument y_ref"):  # fmt: skip
+        both = lambda y_ref: x_ref[...] + y_ref[...]  # noqa: E731
+        funcgrad.lax.cond(True, both, both, x_ref)
