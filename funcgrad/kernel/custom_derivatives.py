@@ -578,16 +578,39 @@ class custom_vjp(_CustomFunction):
 # ``bwd`` writes the cotangent into it) is called as a custom_vjp of the other arguments that
 # closes over the Refs, and whose ``fwd`` keeps the Refs among its residuals aside, as Python
 # objects, for ``bwd`` (``_with_state_args``). ``bwd`` returns a cotangent per argument, ``None``
-# for a Ref, and the Refs' entries are dropped.
+# for a Ref, and the Refs' entries are dropped. A differentiable Ref holding a traced value
+# (``jax.new_ref(x)`` of a differentiated ``x``) is passed as that value instead, rebuilt as a Ref
+# where the function runs, and its cotangent from ``bwd`` is its value's (JAX's differentiated
+# Refs, mutable_array_test test_custom_vjp_differentiated_ref).
 
 
 def _with_state_args(custom: custom_vjp, args: tuple, name: str):
     """``custom(*args)`` where some top-level ``args`` are Refs (NOTE: [Refs through custom_vjp])."""
     n = len(args)
     held = Held(args).refuse_aliased(lambda: _param_names(custom.fun, n), custom.fun, "custom_vjp")
+    nondiff = custom.nondiff_argnums
+    # A differentiable Ref holding a traced value (made from a differentiated value) is passed as
+    # that value and rebuilt as a Ref of the trace it reaches: ``bwd``'s cotangent for it is its
+    # value's (JAX's differentiated Refs)
+    valued = {
+        i: r
+        for i, r in held.at.items()
+        if i not in nondiff and any(isinstance(x, core.Tracer) for x in tu.tree_leaves(r._value))
+    }
+    for i in valued:
+        del held.at[i]
+    args = tuple(valued[i]._value if i in valued else a for i, a in enumerate(args))
     refs = held.at
     kept = [i for i in range(n) if i not in refs]
-    nondiff = custom.nondiff_argnums
+    made: list = []  # the Refs rebuilt for ``valued``
+
+    def full(reduced):
+        full = held.full(reduced)
+        for i, r in valued.items():
+            full[i] = r._inner(full[i], core.current_trace())
+            made.append(full[i])
+        return full
+
     dyn_positions = [i for i in range(n) if i not in nondiff]
     fun, fwd, bwd = custom.fun, custom.fwd, custom.bwd
     saved: list = []  # (the Refs among the residual leaves of the last fwd, its residual tree)
@@ -600,17 +623,17 @@ def _with_state_args(custom: custom_vjp, args: tuple, name: str):
             )
 
     def fun_closing(*reduced):
-        out = fun(*held.full(reduced))
+        out = fun(*full(reduced))
         refuse_returned(out, "function")
         return out
 
     def fwd_closing(*reduced):
-        y, res = fwd(*held.full(reduced))
+        y, res = fwd(*full(reduced))
         refuse_returned(y, "fwd function")
         leaves, tree = tu.tree_flatten(res)
         in_res = Held(leaves)
         for x in in_res.at.values():
-            if not any(x is r for r in refs.values()):  # (JAX's words: a Ref made in fwd)
+            if not any(x is r for r in [*refs.values(), *made]):  # (JAX's words: a Ref made in fwd)
                 raise ValueError(
                     f"custom_vjp fwd function of {name} returned a mutable array reference among its "
                     "residuals that is not one of its arguments"

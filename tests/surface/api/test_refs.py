@@ -585,3 +585,24 @@ def test_a_ref_given_to_cond_and_closed_over_too_is_refused_as_jax():
                        "both closed over and passed as the argument y_ref"):  # fmt: skip
         both = lambda y_ref: x_ref[...] + y_ref[...]  # noqa: E731
         funcgrad.lax.cond(True, both, both, x_ref)
+
+
+def _custom_vjp_of_a_differentiated_ref(lib, jnp):
+    """JAX's mutable_array_test test_custom_vjp_differentiated_ref: a custom_vjp given a Ref made
+    from a differentiated value; ``bwd``'s cotangent for it reaches that value."""
+
+    @lib.custom_vjp
+    def f(x_ref):
+        return x_ref[...] * 2.0
+
+    f.defvjp(lambda x_ref: (f(x_ref), None), lambda _, g: (g * 3.0,))
+    seen = []
+    for fun in (f, lib.jit(f)):
+        seen.append(np.asarray(fun(lib.new_ref(F32(3.0)))))
+        _, f_vjp = lib.vjp(lambda x: fun(lib.new_ref(x)), F32(3.0))
+        seen.append(np.asarray(f_vjp(F32(1.0))[0]))
+    return seen
+
+
+def test_a_custom_vjp_of_a_differentiated_ref_matches_jax():
+    _matches_jax(_custom_vjp_of_a_differentiated_ref)
