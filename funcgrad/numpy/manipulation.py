@@ -11,6 +11,7 @@ differentiable. Sizes and axes are static Python ints; NumPy's exceptions are ra
 from __future__ import annotations
 
 import builtins
+import operator
 
 import numpy as np
 
@@ -544,9 +545,9 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     if isinstance(a, ExtendedArray):
         return a._numpy_function(repeat, (a, repeats, axis), {"total_repeat_length": total_repeat_length})
     a = asarray(a)
-    if axis is None:
+    if axis is None or a.ndim == 0:  # (JAX's repeat of a 0-d array is full([total], a): any axis)
+        axis = 0 if axis is None else operator.index(axis) * 0
         a = ravel(a)
-        axis = 0
     axis = normalize_axis(axis, a.ndim)
     if total_repeat_length is not None:
         # JAX's semantics: extra counts are cut, a shortfall repeats the last element.

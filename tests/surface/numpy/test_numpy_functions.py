@@ -675,6 +675,19 @@ def test_norm_gradient_at_zero_is_finite():
         np.testing.assert_array_equal(np.asarray(g), 0.0)
 
 
+@pytest.mark.parametrize("axis", [0, -1, 3])
+def test_repeat_of_a_0d_array_ignores_axis_as_jax(axis):
+    # (the fuzzer: repeat inside a vmap, each example 0-d) JAX's repeat of a 0-d array is
+    # full([total], a) whatever the axis; funcgrad raised AxisError
+    jnp = pytest.importorskip("jax.numpy")
+    for a in (np.int16(3), np.float32(-1.5)):
+        got, want = fnp.repeat(a, 2, axis=axis), jnp.repeat(a, 2, axis=axis)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    batched = funcgrad.vmap(lambda b: fnp.repeat(b, 2, axis=axis))(np.arange(3.0))
+    np.testing.assert_array_equal(np.asarray(batched), [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+
+
 def test_traced_roll_and_repeat():
     x = np.arange(10.0).reshape(2, 5)
     for s in (0, 2, -3, 7):
