@@ -198,15 +198,21 @@ class Embedded:
         return f"Embedded(@{self.main})"
 
 
-def embeddable(blob: bytes, arg_types, shape_assertions: bool = True) -> Embedded:
+def embeddable(
+    blob: bytes, arg_types, shape_assertions: bool = True, strip_shardings: bool = False
+) -> Embedded:
     """Prepare the artifact ``blob`` to be called with arguments of the MLIR types ``arg_types``
     (strings such as ``"tensor<3x4xf32>"``, one per parameter of its ``@main``, the platform
     index included; None takes the parameter's type). Raises ``ValueError`` when the types do not
     fit (a wrong rank or a static dimension that differs) or shape refinement fails (a shape
-    assertion of the module; ``shape_assertions=False`` skips those checks)."""
+    assertion of the module; ``shape_assertions=False`` skips those checks). ``strip_shardings``:
+    drop the module's sharding annotations (a multi-device export called inside a program that
+    the caller partitions with the export's shardings); a ``shard_map`` body is refused."""
     ctx = make_context()
     with ctx:
         module = _load(blob, ctx)
+        if strip_shardings:
+            _strip_shardings(module)
         main = _main(module)
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         params = [str(t) for t in ftype.inputs]
@@ -253,6 +259,63 @@ def embeddable(blob: bytes, arg_types, shape_assertions: bool = True) -> Embedde
         return Embedded(
             prefix + "main", functions, tuple(symbols), [str(t) for t in ftype.inputs], out_types, out_shapes
         )
+
+
+_SHARDING_ATTRS = ("mhlo.sharding", "mhlo.frontend_attributes", "sdy.sharding", "mhlo.layout_mode")
+_ANNOTATIONS = ("Sharding", "xla.sdy.FuncResultSharding", "xla.sdy.Sharding", "annotate_device_placement")
+
+
+def _walk(block):
+    for op in list(block.operations):
+        yield op
+        for region in op.regions:
+            for b in region.blocks:
+                yield from _walk(b)
+
+
+def _strip_shardings(module: ir.Module) -> None:
+    """Remove the sharding annotations of a partitioned module (arguments' and results'
+    ``mhlo.sharding``/``sdy.sharding``, ``@Sharding`` custom calls, sharding constraints, meshes):
+    what is left is the program's one-device semantics. Raises ``ValueError`` for manual
+    (``shard_map``) regions, whose bodies are per device."""
+    for op in list(module.body.operations):
+        name = op.operation.name
+        if name == "sdy.mesh":
+            op.operation.erase()
+            continue
+        if name != "func.func":
+            continue
+        for key in ("arg_attrs", "res_attrs"):
+            if key not in op.attributes:
+                continue
+            dicts = []
+            for d in ir.ArrayAttr(op.attributes[key]):
+                d = ir.DictAttr(d)
+                kept = {d[i].name: d[i].attr for i in range(len(d)) if d[i].name not in _SHARDING_ATTRS}
+                dicts.append(ir.DictAttr.get(kept))
+            op.attributes[key] = ir.ArrayAttr.get(dicts)
+        for inner in _walk(op.regions[0].blocks[0]):
+            iname = inner.operation.name
+            target = (
+                ir.StringAttr(inner.attributes["call_target_name"]).value
+                if iname == "stablehlo.custom_call"
+                else None
+            )
+            if iname.startswith("sdy.manual_computation") or (
+                target is not None
+                and ("Manual" in target or "ShardShape" in target or "LocalShape" in target)
+            ):
+                raise ValueError(
+                    "the module has manual (shard_map) regions, whose bodies are per device: funcgrad "
+                    "calls multi-device exports through their one-device semantics"
+                )
+            if iname == "sdy.sharding_constraint" or target in _ANNOTATIONS:
+                inner.results[0].replace_all_uses_with(inner.operands[0])
+                inner.operation.erase()
+            elif "mhlo.sharding" in inner.attributes or "mhlo.frontend_attributes" in inner.attributes:
+                for a in ("mhlo.sharding", "mhlo.frontend_attributes"):
+                    if a in inner.attributes:
+                        del inner.attributes[a]
 
 
 def multi_platform(texts: list[str]) -> str:

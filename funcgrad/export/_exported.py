@@ -40,6 +40,7 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._config import config
+from funcgrad._shardings import NamedSharding
 from funcgrad.api import vjp as _vjp
 from funcgrad.custom_derivatives import custom_vjp
 from funcgrad.export._poly_module import arg_names, check_call
@@ -170,6 +171,8 @@ class Exported:
     _symbolic: SymbolicExport | None = None
     # (exports with shardings: NOTE: [exporting with shardings])
     _sharded: ShardedExport | None = None
+    # (the one-device view of a deserialized multi-device export: its sharding annotations dropped)
+    _strip: bool = False
 
     def __post_init__(self):
         # Prepared modules by argument signature, and the jitted caller (not fields: caches).
@@ -194,7 +197,7 @@ class Exported:
             return self._sharded.shardings(
                 self._sharded.in_specs, self._sharded.mesh if mesh is None else mesh
             )
-        return self._shardings(self.in_shardings_hlo)
+        return self._shardings(self.in_shardings_hlo, mesh)
 
     def out_shardings_jax(self, mesh=None) -> tuple:
         """The output shardings over ``mesh``, as ``in_shardings_jax``."""
@@ -202,15 +205,21 @@ class Exported:
             return self._sharded.shardings(
                 self._sharded.out_specs, self._sharded.mesh if mesh is None else mesh
             )
-        return self._shardings(self.out_shardings_hlo)
+        return self._shardings(self.out_shardings_hlo, mesh)
 
-    def _shardings(self, hlo) -> tuple:
-        if any(s is not None for s in hlo):
-            raise ValueError(
-                f"{self.fun_name} was exported with shardings for {self.nr_devices} devices; funcgrad "
-                "reads one-device exports"
-            )
-        return tuple(hlo)
+    def _shardings(self, hlo, mesh) -> tuple:
+        # (a deserialized export's NamedShardings, over their abstract mesh or the given one)
+        out = []
+        for s in hlo:
+            if s is None or mesh is None:
+                out.append(s)
+                continue
+            if tuple(mesh.axis_sizes) != tuple(s.mesh.axis_sizes):
+                raise ValueError(
+                    f"in_shardings_jax: the mesh {mesh} does not have the exported mesh's shape {s.mesh}"
+                )
+            out.append(NamedSharding(mesh, s.spec, memory_kind=s._memory_kind))
+        return tuple(out)
 
     def has_vjp(self) -> bool:
         """Whether ``vjp()`` is available (not after deserializing with ``vjp_order=0``)."""
@@ -592,6 +601,12 @@ def _call(exp: Exported, args, kwargs):
     if exp._sharded is not None:
         _bind_args(exp, [core.get_aval(x) for x in flat])
         return tu.tree_unflatten(exp.out_tree, exp._sharded.call(exp.fun_name, flat))
+    if exp.nr_devices > 1:  # (a deserialized multi-device export: NOTE: [exporting with shardings])
+        _bind_args(exp, [core.get_aval(x) for x in flat])
+        runner = exp._calls.get("sharded")
+        if runner is None:
+            runner = exp._calls["sharded"] = ShardedExport.from_exported(exp, lambda *xs: _call_flat(exp, xs))
+        return tu.tree_unflatten(exp.out_tree, runner.call(exp.fun_name, flat))
     fn = exp._calls.get("caller")
     if fn is None:
         # One jitted caller per Exported: an eager call is then one cached executable (the
@@ -629,6 +644,15 @@ def _call_flat(exp: Exported, flat):
     )
     if exp._symbolic is not None:
         return _call_flat(_specialized(exp, [core.get_aval(x) for x in flat]), flat)
+    if exp.nr_devices > 1 and exp._sharded is None:
+        # (inside the program partitioned with the export's shardings: its one-device semantics)
+        view = exp._calls.get("one device")
+        if view is None:
+            n, m = len(exp.in_avals), len(exp.out_avals)
+            view = exp._calls["one device"] = dataclasses.replace(
+                exp, nr_devices=1, in_shardings_hlo=(None,) * n, out_shardings_hlo=(None,) * m, _strip=True
+            )
+        exp = view
     callee = _callee(exp, [core.get_aval(x) for x in flat])
     # Always through the custom_vjp, as JAX's: without a VJP, reverse mode says "No VJP is
     # available" when it asks for it.
@@ -749,7 +773,9 @@ def _callee(exp: Exported, avals) -> ExportedCallee:
         arg_types.insert(0, None)  # the platform index, of the module's own integer type
     try:
         checks = DisabledSafetyCheck.shape_assertions() not in exp.disabled_safety_checks
-        em = portable.embeddable(exp.mlir_module_serialized, arg_types, shape_assertions=checks)
+        em = portable.embeddable(
+            exp.mlir_module_serialized, arg_types, shape_assertions=checks, strip_shardings=exp._strip
+        )
     except ValueError as e:
         raise ValueError(
             f"{name}: the exported module cannot be called with {_avals_str(avals)}: {e}"

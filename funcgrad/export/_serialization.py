@@ -37,6 +37,7 @@ import numpy as np
 from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
+from funcgrad._shardings import AbstractMesh, AxisType, NamedSharding, PartitionSpec
 from funcgrad.export import _exported
 from funcgrad.export._exported import DisabledSafetyCheck, Exported
 from funcgrad.export._shape_poly import SymbolicScope, symbolic_shape
@@ -194,12 +195,6 @@ def _vector(b, offsets: Sequence[int]) -> int:
 
 
 def _write_exported(b, exp: Exported, vjp_order: int) -> int:
-    if exp._sharded is not None:
-        raise ValueError(
-            f"Cannot serialize {exp.fun_name}: it was exported by funcgrad with shardings for "
-            f"{exp.nr_devices} devices, which it calls in this process (NOTE: [exporting with "
-            "shardings]); serialize an export without shardings"
-        )
     if exp._symbolic is not None and exp._symbolic.not_portable is not None:
         raise ValueError(
             f"Cannot serialize {exp.fun_name}: it was exported by funcgrad with symbolic dimensions, "
@@ -207,8 +202,21 @@ def _write_exported(b, exp: Exported, vjp_order: int) -> int:
             f"(NOTE: [one module for all sizes]: {exp._symbolic.not_portable}). Serialize an "
             "export for concrete sizes, or export with jax.export"
         )
-    if any(s is not None for s in (*exp.in_shardings_hlo, *exp.out_shardings_hlo)):
-        raise ValueError(f"serialize: {exp.fun_name} has shardings; funcgrad serializes one-device exports")
+    named = [*exp.in_shardings_hlo, *exp.out_shardings_hlo]
+    if any(s is not None and not isinstance(s, NamedSharding) for s in named):
+        raise ValueError(f"serialize: {exp.fun_name} has shardings that are not NamedShardings")
+    # (JAX's unique abstract meshes and named shardings, indexed 1.. by each value, 0 for none)
+    mesh_keys, sharding_keys, sharding_list = [], [], []
+    for sh in named:
+        if sh is None:
+            continue
+        mk = _mesh_key(sh.mesh)
+        if mk not in mesh_keys:
+            mesh_keys.append(mk)
+        sk = (mk, tuple(sh.spec), sh._memory_kind)
+        if sk not in sharding_keys:
+            sharding_keys.append(sk)
+            sharding_list.append(sh)
     uniques: list = []
     index: dict = {}
     for a in (*exp.in_avals, *exp.out_avals):
@@ -233,12 +241,20 @@ def _write_exported(b, exp: Exported, vjp_order: int) -> int:
             raise ValueError("serialization of an Exported that does not have vjps of high-enough order")
         vjp = _write_exported(b, exp.vjp(), vjp_order - 1)
     unique_avals = _vector(b, [_write_aval(b, a) for a in uniques])
-    meshes = _vector(b, [])
-    shardings = _vector(b, [])
+    meshes = _vector(b, [_write_mesh(b, mk) for mk in mesh_keys])
+    shardings = _vector(b, [_write_named(b, sh, mesh_keys.index(_mesh_key(sh.mesh))) for sh in sharding_list])
     in_idx = b.CreateNumpyVector(np.array([index[_aval_key(a)] for a in exp.in_avals], np.uint32))
     out_idx = b.CreateNumpyVector(np.array([index[_aval_key(a)] for a in exp.out_avals], np.uint32))
-    in_sh = b.CreateNumpyVector(np.zeros(len(exp.in_avals), np.uint32))
-    out_sh = b.CreateNumpyVector(np.zeros(len(exp.out_avals), np.uint32))
+
+    def sharding_idx(sh):
+        return (
+            0
+            if sh is None
+            else 1 + sharding_keys.index((_mesh_key(sh.mesh), tuple(sh.spec), sh._memory_kind))
+        )
+
+    in_sh = b.CreateNumpyVector(np.array([sharding_idx(x) for x in exp.in_shardings_hlo], np.uint32))
+    out_sh = b.CreateNumpyVector(np.array([sharding_idx(x) for x in exp.out_shardings_hlo], np.uint32))
 
     b.StartObject(26)
     b.PrependUint16Slot(0, _WRITTEN_VERSION, 0)
@@ -266,6 +282,86 @@ def _write_exported(b, exp: Exported, vjp_order: int) -> int:
     b.PrependUOffsetTRelativeSlot(24, in_sh, 0)
     b.PrependUOffsetTRelativeSlot(25, out_sh, 0)
     return b.EndObject()
+
+
+_AXIS_TYPES = {"Auto": 1, "Explicit": 2, "Manual": 3}  # (JAX's AxisType codes)
+
+
+def _mesh_key(mesh) -> tuple:
+    types = tuple(getattr(t, "name", str(t)) for t in mesh.axis_types)
+    return (tuple(int(n) for n in mesh.axis_sizes), tuple(mesh.axis_names), types)
+
+
+def _strings(b, items) -> int:
+    return _vector(b, [b.CreateString(str(x)) for x in items])
+
+
+def _write_mesh(b, key) -> int:
+    sizes, names, types = key
+    b.StartVector(4, len(sizes), 4)
+    for n in reversed(sizes):
+        b.PrependUint32(n)
+    sizes_off = b.EndVector()
+    names_off = _strings(b, names)
+    b.StartVector(1, len(types), 1)
+    for t in reversed(types):
+        b.PrependByte(_AXIS_TYPES.get(t, 1))
+    types_off = b.EndVector()
+    b.StartObject(4)
+    b.PrependUOffsetTRelativeSlot(0, sizes_off, 0)
+    b.PrependUOffsetTRelativeSlot(1, names_off, 0)
+    b.PrependUOffsetTRelativeSlot(2, types_off, 0)
+    return b.EndObject()
+
+
+def _write_spec(b, spec) -> int:
+    parts = []
+    for p in spec:
+        axes = () if p is None else (p,) if isinstance(p, str) else tuple(p)
+        off = _strings(b, axes)
+        b.StartObject(1)
+        b.PrependUOffsetTRelativeSlot(0, off, 0)
+        parts.append(b.EndObject())
+    parts_off = _vector(b, parts)
+    reduced = _strings(b, sorted(spec._reduced))
+    unreduced = _strings(b, sorted(spec._unreduced))
+    b.StartObject(3)
+    b.PrependUOffsetTRelativeSlot(0, parts_off, 0)
+    b.PrependUOffsetTRelativeSlot(1, reduced, 0)
+    b.PrependUOffsetTRelativeSlot(2, unreduced, 0)
+    return b.EndObject()
+
+
+def _write_named(b, sh, mesh_idx: int) -> int:
+    mesh_off = _write_mesh(b, _mesh_key(sh.mesh))
+    spec_off = _write_spec(b, sh.spec)
+    kind = b.CreateString(sh._memory_kind) if sh._memory_kind is not None else None
+    b.StartObject(4)
+    b.PrependUOffsetTRelativeSlot(0, mesh_off, 0)
+    b.PrependUOffsetTRelativeSlot(1, spec_off, 0)
+    if kind is not None:
+        b.PrependUOffsetTRelativeSlot(2, kind, 0)
+    b.PrependUint32Slot(3, mesh_idx, 0)
+    return b.EndObject()
+
+
+def _read_mesh(v) -> AbstractMesh:
+    codes = {c: n for n, c in _AXIS_TYPES.items()}
+    types = tuple(AxisType[codes.get(int(t), "Auto")] for t in v.numbers(2, N.Uint8Flags))
+    return AbstractMesh(
+        tuple(int(n) for n in v.numbers(0, N.Uint32Flags)), tuple(v.strings(1)), axis_types=types
+    )
+
+
+def _read_named(v, meshes) -> NamedSharding:
+    mesh = meshes[v.scalar(3, N.Uint32Flags)] if meshes else _read_mesh(v.table(0))
+    sv = v.table(1)
+    parts = []
+    for t in sv.tables(0):
+        axes = tuple(t.strings(0))
+        parts.append(None if not axes else axes[0] if len(axes) == 1 else axes)
+    spec = PartitionSpec(*parts, reduced=frozenset(sv.strings(1)), unreduced=frozenset(sv.strings(2)))
+    return NamedSharding(mesh, spec, memory_kind=v.string(2))
 
 
 def _aval_key(a):
@@ -441,12 +537,12 @@ def _read_exported(v: _View) -> Exported:
         if len(out_idx)
         else tuple(_read_aval(a, scope) for a in v.tables(5))
     )
+    meshes = [_read_mesh(m) for m in v.tables(20)]
+    named = [_read_named(t, meshes) for t in v.tables(21)]
     in_sh = v.numbers(24, N.Uint32Flags)
     out_sh = v.numbers(25, N.Uint32Flags)
-    in_shardings = tuple(None if int(i) == 0 else _OpaqueSharding(int(i)) for i in in_sh) or (None,) * len(
-        in_avals
-    )
-    out_shardings = tuple(None if int(i) == 0 else _OpaqueSharding(int(i)) for i in out_sh) or (None,) * len(
+    in_shardings = tuple(None if int(i) == 0 else named[int(i) - 1] for i in in_sh) or (None,) * len(in_avals)
+    out_shardings = tuple(None if int(i) == 0 else named[int(i) - 1] for i in out_sh) or (None,) * len(
         out_avals
     )
     nr_devices = v.scalar(18, N.Uint32Flags) or v.scalar(6, N.Int16Flags)
@@ -471,16 +567,6 @@ def _read_exported(v: _View) -> Exported:
         uses_global_constants=bool(v.scalar(16, N.BoolFlags, False)),
         _get_vjp=get_vjp,
     )
-
-
-class _OpaqueSharding:
-    """A named sharding of a multi-device JAX export, kept unread (its index in the artifact)."""
-
-    def __init__(self, index: int):
-        self.index = index
-
-    def __repr__(self):
-        return f"<named sharding #{self.index}>"
 
 
 def _read_aval(v: _View, scope: SymbolicScope) -> ShapedArray:

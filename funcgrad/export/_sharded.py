@@ -81,6 +81,28 @@ class ShardedExport:
         else:
             self.out_specs = [None] * n_out
         self._calls: dict = {}
+        self.body = None
+
+    @classmethod
+    def from_exported(cls, exp, body):
+        """The runner of a deserialized multi-device export: its shardings' mesh and specs, the
+        program ``body`` (flat arrays -> flat results) in place of the jitted function's."""
+        self = cls.__new__(cls)
+        shardings = [s for s in (*exp.in_shardings_hlo, *exp.out_shardings_hlo) if s is not None]
+        if not shardings:
+            raise ValueError(
+                f"Exported module {exp.fun_name} was lowered for {exp.nr_devices} devices but carries "
+                "no NamedShardings: funcgrad cannot place its arguments"
+            )
+        m = shardings[0].mesh
+        self.mesh = AbstractMesh(tuple(m.axis_sizes), tuple(m.axis_names), axis_types=tuple(m.axis_types))
+        self.nr_devices = exp.nr_devices
+        self.in_specs = [None if s is None else s.spec for s in exp.in_shardings_hlo]
+        self.out_specs = [None if s is None else s.spec for s in exp.out_shardings_hlo]
+        self.in_tree, self.out_tree = exp.in_tree, exp.out_tree
+        self._calls = {}
+        self.body = body
+        return self
 
     def _spec(self, s):
         s = _named(s)
@@ -130,10 +152,12 @@ class ShardedExport:
             ins = tuple(s if s is not None else replicated for s in ins)
 
             def flat_fun(*xs):
+                if self.body is not None:
+                    return tuple(self.body(*xs))
                 d_args, d_kwargs = tu.tree_unflatten(self.in_tree, list(xs))
                 it = iter(d_args)
                 full = [self._statics[i] if i in self._statics else next(it) for i in range(self._n_total)]
-                return tu.tree_leaves(self.fun_jit._fun(*full, **d_kwargs, **self._static_kw))
+                return tuple(tu.tree_leaves(self.fun_jit._fun(*full, **d_kwargs, **self._static_kw)))
 
             flat_fun.__name__ = exp_name
             jitted = jit(flat_fun, in_shardings=ins, out_shardings=outs if any(outs) else None)

@@ -48,6 +48,14 @@ def run(jax, jnp, export, AbstractMesh, Mesh, NamedSharding, P):
     xa = jax.device_put(x, NamedSharding(Mesh(devs[:4], ("a",)), P("a")))
     out["jit"] = np.asarray(jax.jit(lambda v: exp4.call(v) * 3)(xa)).tolist()
     out["grad"] = np.asarray(jax.grad(lambda v: exp4.call(v).sum())(xa)).tolist()
+    # serialized with its shardings and read back: the same calls
+    d4 = export.deserialize(exp4.serialize(vjp_order=1))
+    out["d_nr"] = d4.nr_devices
+    out["d_ins"] = repr(d4.in_shardings_jax(AbstractMesh((4,), ("a",))))
+    rd = d4.call(jax.device_put(x, NamedSharding(other, P("b"))))
+    out["d_other"] = [(s.device.id, str(s.index)) for s in rd.addressable_shards]
+    out["d_val"] = np.asarray(rd).tolist()
+    out["d_grad"] = np.asarray(jax.grad(lambda v: d4.call(v).sum())(xa)).tolist()
     return out
 """
 
@@ -68,12 +76,34 @@ def test_sharded_export_as_jax():
     ns: dict = {}
     exec(SCRIPT, ns)  # noqa: S102 (the same program, on funcgrad)
     got = ns["run"](funcgrad, fnp, export, AbstractMesh, Mesh, NamedSharding, P)
-    got = {k: [list(t) for t in v] if k in ("rev", "other") else v for k, v in got.items()}
-    want = {k: [list(t) for t in v] if k in ("rev", "other") else v for k, v in want.items()}
-    for key in ("nr8", "rev", "nr4", "ins", "other", "one"):
+    lists = ("rev", "other", "d_other")
+    got = {k: [list(t) for t in v] if k in lists else v for k, v in got.items()}
+    want = {k: [list(t) for t in v] if k in lists else v for k, v in want.items()}
+    for key in ("nr8", "rev", "nr4", "ins", "other", "one", "d_nr", "d_ins", "d_other"):
         assert got[key] == want[key], key
-    for key in ("val", "jit", "grad"):
+    for key in ("val", "jit", "grad", "d_val", "d_grad"):
         np.testing.assert_allclose(got[key], want[key], rtol=1e-14)
-    with pytest.raises(ValueError, match="Cannot serialize"):
-        mesh = Mesh(funcgrad.devices()[:2], ("a",))
-        export.export(funcgrad.jit(fnp.sin, in_shardings=NamedSharding(mesh, P("a"))))(np.ones(2)).serialize()
+
+
+def test_jax_sharded_artifact_runs_in_funcgrad():
+    # JAX's export with shardings for 2 devices, deserialized here: called on a mesh of funcgrad's
+    # devices (its one-device program partitioned with the exported shardings), and differentiated
+    jax = pytest.importorskip("jax")
+    jnp, js = jax.numpy, jax.sharding
+    jm = js.Mesh(jax.devices()[:2], ("x",))
+    jf = jax.jit(
+        lambda b: jnp.sin(b) @ b.T,
+        in_shardings=(js.NamedSharding(jm, js.PartitionSpec("x", None)),),
+        out_shardings=js.NamedSharding(jm, js.PartitionSpec(None, "x")),
+    )
+    a = np.arange(64, dtype=np.float32).reshape(16, 4) / 64
+    d = export.deserialize(jax.export.export(jf)(a).serialize(vjp_order=1))
+    assert d.nr_devices == 2
+    x = funcgrad.device_put(a, d.in_shardings_jax(Mesh(funcgrad.devices()[2:4], ("x",)))[0])
+    r = d.call(x)
+    assert r.sharding.spec == P(None, "x") and {s.device.id for s in r.addressable_shards} == {2, 3}
+    np.testing.assert_allclose(r, jf(a), rtol=1e-6)
+    g = funcgrad.grad(lambda v: fnp.sum(d.call(v)))(x)
+    np.testing.assert_allclose(g, jax.grad(lambda v: jnp.sum(jf(v)))(a), rtol=1e-5)
+    with pytest.raises(ValueError, match="lowered for 2 devices"):  # (JAX's type)
+        d.call(a)
