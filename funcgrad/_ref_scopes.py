@@ -357,14 +357,15 @@ class discover_state:
 
 
 def trace_stateful(
-    f, in_avals, arg_names, description: str, refs: dict[int, Any], fun=None, traced_for="jit"
+    f, in_avals, arg_names, description: str, refs: dict[int, Any], fun=None, traced_for="jit", dce=True
 ):
     """``trace_to_jaxpr`` for a jitted function: the trace is a ref scope. ``refs`` maps the flat
     argument positions that hold a Ref to it (their ``in_avals`` are the Refs' leaf avals, one
     position per Any); ``f`` gets, for each, a Ref of the trace standing for it (so that one also
     closed over is told apart, as in JAX). Returns ``(closed jaxpr, n_outs, RefPlan or None)``: the
     program's outputs are ``f``'s ``n_outs`` ones, then the final leaves of each written Ref.
-    ``fun`` (the user's function) and ``traced_for`` name it in JAX's aliasing errors."""
+    ``fun`` (the user's function) and ``traced_for`` name it in JAX's aliasing errors; ``dce``:
+    without the equations nothing reads."""
     with core.new_trace(StagingTrace, None, description) as trace:
         scope = _SCOPES[trace] = _Scope(trace, fun, traced_for)
         try:
@@ -408,7 +409,7 @@ def trace_stateful(
                 finals.extend(lo)
                 box_plans.append((i, box_aval, qdd, qdd_out, len(lo)))
             finals.extend(scope.finish_boxes())
-            closed = trace.builder.build(trace, [*args, *scope.lifted_args], [*outs, *finals])
+            closed = trace.builder.build(trace, [*args, *scope.lifted_args], [*outs, *finals], dce)
         finally:
             scope.restore()
             del _SCOPES[trace]

@@ -65,6 +65,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401 - re-exported
+from funcgrad.kernel.held_state import is_state
 from funcgrad.kernel.partial_eval import trace_to_jaxpr
 from funcgrad.primitives import elementwise as _ew
 from funcgrad.tree_util import _prefix_error
@@ -324,14 +325,23 @@ def make_jaxpr(
         # sharding included, as in JAX)
         check_array_leaves("make_jaxpr", [0 if is_abstract(x) else x for x in flat_in], names)
         flat, store = flat_fun(f, in_tree)
-        avals = [abstractify(x) for x in flat_in]
+        # Refs among the arguments: the trace is a ref scope, as jit's (NOTE: [refs are
+        # functionalised at trace time]): each Ref's value is an input, the final values of those
+        # written extra outputs after the function's (JAX prints ref_get/ref_swap equations)
+        refs = {i: x for i, x in enumerate(flat_in) if is_state(x)}
+        avals = [None if i in refs else abstractify(x) for i, x in enumerate(flat_in)]
+        description = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
         with batching.extend_axis_env(frames):
-            closed = trace_to_jaxpr(
-                flat, avals, names, f"make_jaxpr({getattr(fun, '__name__', 'fun')})", dce=False
-            )
+            if refs:
+                closed, n_outs, _ = trace_stateful(
+                    flat, avals, names, description, refs, fun, "make_jaxpr", dce=False
+                )
+            else:
+                closed = trace_to_jaxpr(flat, avals, names, description, dce=False)
+                n_outs = len(closed.out_avals)
         if return_shape:
             shapes = tu.tree_unflatten(
-                store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
+                store["out_tree"], [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals[:n_outs]]
             )
             return closed, shapes
         return closed

@@ -606,3 +606,24 @@ def _custom_vjp_of_a_differentiated_ref(lib, jnp):
 
 def test_a_custom_vjp_of_a_differentiated_ref_matches_jax():
     _matches_jax(_custom_vjp_of_a_differentiated_ref)
+
+
+def test_make_jaxpr_of_a_function_writing_a_ref_argument():
+    # JAX's mutable_array_test test_basic: funcgrad's jaxpr is the functionalised program (the
+    # Ref's value in, its final value out: NOTE: [refs are functionalised at trace time]; JAX
+    # prints ref_swap equations); evaluated, it gives the final value jax's Ref holds. Nothing is
+    # written while tracing.
+    jax = pytest.importorskip("jax")
+
+    def f(x_mut):
+        x_mut[...] += 1.0
+        x_mut[0] += 1
+        x_mut[1] += 5
+
+    r = funcgrad.new_ref(np.zeros(3, F32))
+    closed = funcgrad.make_jaxpr(f)(r)
+    assert np.asarray(r[...]).tolist() == [0.0, 0.0, 0.0]
+    (final,) = funcgrad.core.eval_jaxpr(closed.jaxpr, closed.consts, np.zeros(3, F32))
+    theirs = jax.new_ref(np.zeros(3, F32))
+    f(theirs)
+    np.testing.assert_array_equal(final, theirs[...])
