@@ -142,11 +142,10 @@ class ShardedExport:
             else:
                 devices = ()
         if len(devices) != self.nr_devices:
-            raise ValueError(
-                f"Exported module {exp_name} was lowered for {self.nr_devices} devices and is called in a "
-                f"context with {max(len(devices), 1)} devices. This is disallowed because: the module was "
-                "lowered for more than 1 device. Place the arguments with "
-                "exp.in_shardings_jax(mesh) on a mesh of as many devices"
+            raise ValueError(  # (JAX's words)
+                f"Function {exp_name} was exported for {self.nr_devices} devices and is called in a "
+                f"context with {max(len(devices), 1)} devices, which is not allowed. Place the "
+                "arguments with exp.in_shardings_jax(mesh) on a mesh of as many devices"
             )
         fn = self._calls.get(devices)
         if fn is None:
