@@ -43,6 +43,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from funcgrad import _control_flow_eager as _eager  # (disable_jit: Python's branches and loops)
 from funcgrad._control_flow_errors import branch_error
 from funcgrad._control_flow_trace import (
     at_the_top,
@@ -114,6 +115,8 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
     if isinstance(pred, Sequence):
         raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")
     pred = _predicate(pred, _pred_error)
+    if not isinstance(pred, core.Tracer) and _eager.jit_disabled():
+        return true_fun(*operands) if pred else false_fun(*operands)  # (JAX's, under disable_jit)
     index = np.int32(pred) if isinstance(pred, bool | np.bool_) else ew.convert_element_type(pred, np.int32)
     return _bind_cond(index, [false_fun, true_fun], operands, ["false_fun", "true_fun"], "cond")
 
@@ -170,6 +173,8 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
         return branches[0](*operands)
     index = ew.convert_element_type(index, np.int32)
     index = ew.clamp_p.bind(np.int32(0), index, np.int32(len(branches) - 1))
+    if not isinstance(index, core.Tracer) and _eager.jit_disabled():
+        return branches[int(index)](*operands)  # (JAX's, under disable_jit)
     names = [f"branches[{i}]" for i in builtins.range(len(branches))]
     return _bind_cond(index, branches, operands, names, "switch")
 
@@ -321,6 +326,10 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, *, max_steps: i
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
     if max_steps is not None:
         return _bounded_while(cond_fun, body_fun, init_val, int(max_steps))
+    if _eager.jit_disabled():
+        out = _eager.while_loop(cond_fun, body_fun, init_val)  # (JAX's, under disable_jit)
+        if out is not _eager.NO_RESULT:
+            return out
     carry_tree = tu.tree_structure(init_val)
     state = state_module()
     stage = "body"
@@ -524,6 +533,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     scan_body, while_body = _fori_bodies(body_fun)
     if lo is not None and hi is not None:
+        if hi <= lo and _eager.jit_disabled():
+            return init_val  # (JAX's: its Python scan refuses no step)
         (_, out), _ = scan(scan_body, (lo, init_val), None, length=max(0, hi - lo), unroll=unroll or 1)
         return out
     if unroll not in (None, False, 1):
@@ -637,7 +648,10 @@ def scan(
         raise ValueError("scan: length must be given when xs is None (or has no leaves)")
     (length,) = lengths
     state = state_module()
-    if state is not None and any(is_state(x) for x in tu.tree_leaves((init, xs))):
+    refs = state is not None and any(is_state(x) for x in tu.tree_leaves((init, xs)))
+    if not refs and _eager.jit_disabled():
+        return _eager.scan_loop(f, init, xs, length, reverse)  # (JAX's, under disable_jit)
+    if refs:
         f, xs = state.scanned_refs(f, init, xs, length)
         xs_flat, xs_tree = tu.tree_flatten(xs)
         xs_avals = [core.get_aval(x) for x in xs_flat]

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import _transfer_guard, _user_contexts, xla_bridge
+from funcgrad import _control_flow_eager, _transfer_guard, _user_contexts, xla_bridge
 from funcgrad._aot import ArgInfo, CompiledCall, Lowered, ShapeDtypeStruct, Traced, _RefStaged, result_paths
 from funcgrad._aot import _compiler_options as _check_compiler_options
 from funcgrad._api_util import (
@@ -183,6 +183,9 @@ def jit_disabled() -> bool:
     """Whether jitted calls in this thread run their Python (``disable_jit``)."""
     own = _thread_jit.value
     return _jit_flags["disable_jit"] if own is None else own
+
+
+_control_flow_eager.jit_disabled = jit_disabled  # (cond/scan/while_loop ask it: JAX's Python loops)
 
 
 def enter_thread_disable_jit(disable: bool):

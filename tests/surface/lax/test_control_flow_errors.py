@@ -162,3 +162,39 @@ def test_cond_returns_a_forwarded_python_scalar_as_an_array():
     y = funcgrad.lax.cond(True, lambda x: x, lambda x: x, x)
     x[0] = 5.0  # (the result does not alias the caller's NumPy array)
     assert isinstance(y, funcgrad.Array) and float(y[0]) == 1.0
+
+
+def test_disable_jit_runs_branches_and_loops_in_python_as_jax():
+    # JAX under disable_jit: the chosen branch only, loop bodies once per iteration on concrete
+    # values (what a print or a debugger inside sees), a zero-length scan its ValueError, a
+    # while_loop of a traced predicate (under vmap) staged (lax_control_flow_test testForiLoopIssue8152)
+    def run(lib):
+        seen = []
+
+        def body(c, x):
+            seen.append(("scan", type(c).__name__ in ("float", "int"), np.shape(x)))
+            return c + x, x * 2
+
+        def note(tag, v):
+            seen.append((tag, type(v).__name__ in ("float", "int")))
+            return v
+
+        out = []
+        with lib.disable_jit():
+            out.append(lib.lax.scan(body, 0.0, np.arange(3.0)))
+            out.append(lib.lax.scan(body, 0.0, np.arange(6.0).reshape(3, 2)[:, 0], reverse=True))
+            out.append(lib.lax.scan(lambda c, _: (c + 1, None), 0, None, length=2))
+            out.append(lib.lax.fori_loop(0, 3, lambda i, c: note("fori", c) + i, 0))
+            out.append(lib.lax.fori_loop(0, 0, lambda i, c: c + i, 1.0))
+            out.append(lib.lax.while_loop(lambda c: note("cond", c) < 3, lambda c: c + 1, 0))
+            out.append(lib.lax.cond(True, lambda v: note("t", v), lambda v: note("f", v), 1.0))
+            out.append(lib.lax.switch(5, [lambda v: note("b0", v), lambda v: note("b1", v)], 2.0))
+            out.append(
+                lib.vmap(lambda v: lib.lax.while_loop(lambda c: c < v, lambda c: c + 1, 0.0))(np.arange(3.0))
+            )
+            with pytest.raises(ValueError, match="zero-length scan is not supported in disable_jit"):
+                lib.lax.scan(body, 0.0, np.zeros((0,)))
+        leaves = [np.asarray(v).tolist() if v is not None else None for v in lib.tree_util.tree_leaves(out)]
+        return leaves, seen
+
+    assert run(funcgrad) == run(jax)
