@@ -620,6 +620,8 @@ def symbolic_args_specs(
     if scope is None:
         scope = SymbolicScope(constraints)
     leaves, tree = tu.tree_flatten(args)
+    if isinstance(args, tuple) and isinstance(shapes_specs, list):  # (JAX's: a list for a tuple)
+        shapes_specs = tuple(shapes_specs)
     if isinstance(shapes_specs, str) or shapes_specs is None:
         specs = [shapes_specs] * len(leaves)
     else:

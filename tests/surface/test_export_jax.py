@@ -310,3 +310,10 @@ def test_global_constants_and_int_cotangents_as_jax():
     )
     g = funcgrad.grad(lambda b: fnp.sum(exp.call(xi, b)[1]))(xf)
     np.testing.assert_allclose(g, 2 * xf)  # (d/db sum(b.T * b.T))
+
+
+def test_symbolic_args_specs_list_for_tuple_as_jax():
+    args = (np.ones((2, 3)), np.ones((3, 4)))
+    got = export.symbolic_args_specs(args, ["2, a", "a, 4"])
+    want = jexport.symbolic_args_specs(args, ["2, a", "a, 4"])
+    assert [str(s.shape) for s in got] == [str(s.shape) for s in want]
