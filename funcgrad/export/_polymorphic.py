@@ -47,6 +47,7 @@ from funcgrad.export._shape_poly import (
     _ATOMS,
     DimExpr,
     InconclusiveDimensionOperation,
+    UnexpectedDimVar,
     _geq_decision,
     _parse_dim,
     is_symbolic_dim,
@@ -278,7 +279,8 @@ def _check_solvable(avals) -> None:
         raise ValueError(
             f"Cannot solve for values of dimension variables {missing}. We can only solve linear "
             f"uni-variate constraints. Using the following polymorphic shapes specifications: {specs}. "
-            f"Unprocessed specifications: {left}."
+            f"Unprocessed specifications: {left}. Please see https://docs.jax.dev/en/latest/export/"
+            "shape_poly.html#dimension-variables-must-be-solvable-from-the-input-shapes for more details."
         )
 
 
@@ -363,6 +365,17 @@ class SymbolicExport:
         self.variables = sorted(set().union(*(d.variables() for a in self.in_avals for d in a.shape
                                                 if isinstance(d, DimExpr))))  # fmt: skip
         _check_solvable(self.in_avals)
+        for c in getattr(self.scope, "constraints", ()) or ():
+            _, lhs, rhs, _ = constraint(c, self.scope)
+            for v in sorted(set().union(*(e.variables() for e in (lhs, rhs) if isinstance(e, DimExpr)))):
+                if v not in self.variables:
+                    raise UnexpectedDimVar(  # (JAX's words)
+                        f"Encountered dimension variable '{v}' that is not appearing in the shapes of the "
+                        "function arguments.\nThe following dimension variables are appearing in the shapes "
+                        f"of the function arguments: {self.variables}.\nPlease see https://docs.jax.dev/en/"
+                        "latest/export/shape_poly.html#dimension-variables-must-be-solvable-from-the-input-"
+                        "shapes for more details."
+                    )
         self._concrete_export = concrete_export
         self.out_tree, self.out_avals, self.first_env = self._fit()
 

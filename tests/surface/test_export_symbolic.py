@@ -127,6 +127,15 @@ def test_symbolic_errors_as_jax():
         lambda: exported(jexport, jnp, lambda n: lambda x: x, "a^2"),
     )
     assert "Cannot solve" in str(e)
+    with pytest.raises(Exception) as j:
+        exported(jexport, jnp, lambda n: lambda x: x, "a^2")
+    assert str(e) == str(j.value)  # (JAX's words)
+    # a constraint on a variable that no argument's shape has
+    e = _raises_like_jax(
+        lambda: exported(export, fnp, lambda n: lambda x: x, "m", constraints=["m >= m1"]),
+        lambda: exported(jexport, jnp, lambda n: lambda x: x, "m", constraints=["m >= m1"]),
+    )
+    assert "Encountered dimension variable 'm1'" in str(e)
     # shapes from two scopes
     _raises_like_jax(
         lambda: export.export(funcgrad.jit(lambda x, y: x))(
