@@ -23,7 +23,6 @@ from funcgrad.numpy._core import (
     asarray,
     broadcast_args,
     broadcast_to,
-    check_arraylike,
     check_user_dtype,
     constant,
     convert,
@@ -71,8 +70,7 @@ __all__ = [
 
 
 def _prepare(name, a, axis):
-    check_arraylike(name, a)
-    a = asarray(a)
+    a = asarray(a)  # (the public functions refuse lists: NOTE: [array-like arguments])
     if core.get_aval(a).weak_type:
         # a reduction's result is strong, as JAX's (jnp.sum(2.0) is a float64 that promotes as one)
         a = ew.convert_element_type(a, a.dtype, weak_type=False)
@@ -420,7 +418,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     total = red.reduce_sum(_masked(a, where, 0), axes)
     n = _count(a, axes, where)
     if isinstance(n, int):
-        if n == 0:
+        if n == 0 and np.dtype(compute).kind in "fc":
             res = constant(np.nan, compute, shape_of(total))
         else:
             res = ew.div_p.bind(total, constant(n, compute))
@@ -641,7 +639,7 @@ def _not_nan_mask(a, where):
     return keep
 
 
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):  # (JAX's: where positional)
     """``mean`` ignoring NaNs.
 
     >>> nanmean(np.array([1.0, np.nan, 3.0])).item()
@@ -652,7 +650,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 
 def nanvar(
-    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None, *, correction=None
 ):
     """``var`` ignoring NaNs.
 
@@ -668,7 +666,7 @@ def nanvar(
 
 
 def nanstd(
-    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None, *, correction=None
 ):
     """``std`` ignoring NaNs.
 

@@ -175,6 +175,24 @@ def test_integer_ops(dtype, rng):
 
 
 @batched
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint8, np.uint64])
+def test_integer_division_by_constant_zero_computes_xlas_values(dtype):
+    # NOTE: [integer division by a constant zero]: XLA's constant folder would die of SIGFPE on
+    # these (jax does); compiled, they give XLA's run-time values, those of eager evaluation.
+    info = np.iinfo(dtype)
+    x = np.array([5, 0, info.max, info.min], dtype)
+    y = np.array([0, 0, 0, -1 if info.min < 0 else 3], dtype)
+    div = funcgrad.jit(lambda: (funcgrad.lax.div(fnp.asarray(x), fnp.asarray(y)), fnp.asarray(x) % 0))()
+    eager = (funcgrad.lax.div(x, y), fnp.asarray(x) % 0)
+    np.testing.assert_array_equal(div[0], eager[0])
+    np.testing.assert_array_equal(div[1], eager[1])
+    np.testing.assert_array_equal(div[0][:3], np.array([-1, -1, -1]).astype(dtype))  # x / 0: all bits set
+    rem = funcgrad.jit(lambda: funcgrad.lax.rem(fnp.asarray(x), fnp.zeros(4, dtype)))()
+    np.testing.assert_array_equal(rem, x)  # lax.rem(x, 0): x (jnp's % by 0 gives 0, as jax's)
+    mean = funcgrad.jit(lambda: fnp.mean(fnp.zeros((0, 2), dtype), axis=0, dtype=dtype))()
+    np.testing.assert_array_equal(mean, np.array([-1, -1]).astype(dtype))  # the sum 0 / count 0
+
+
 def test_unsigned_compare_and_bool_ops():
     a = np.array([0, 1, 200, 255], np.uint8)
     b = np.array([255, 1, 100, 0], np.uint8)

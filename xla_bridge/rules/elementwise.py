@@ -250,6 +250,32 @@ for _p, _op in _BINARY.items():
     register(_p)(_binary_rule(_op))
 
 
+def _integer_division_rule(op: str, by_zero):
+    # NOTE: [integer division by a constant zero]: XLA computes x / 0 (all bits set) and x % 0 (x)
+    # at run time, but its constant folder divides in C++ and the whole process dies of SIGFPE
+    # when both operands are constants (jit(lambda: jnp.zeros(3, int) // 0)(); jax crashes too).
+    # Integer divisions divide by a divisor with its zeros replaced by 1, then put XLA's
+    # by-zero answer back: the same values, and nothing left for the folder to trap on.
+    def rule(ctx, x, y):
+        a, b = ctx.operands([x, y])
+        fb, out = ctx.fb, ctx.avals_out[0]
+        if out.dtype.kind not in "iu":
+            return fb.binary(op, a, b, out)
+        is_zero = fb.compare("EQ", b, fb.const(0, out.dtype, out.shape), out.dtype, out.shape)
+        safe = fb.select(is_zero, fb.const(1, out.dtype, out.shape), b, out.shape, out)
+        quotient = fb.binary(op, a, safe, out)
+        return fb.select(is_zero, by_zero(fb, a, out), quotient, out.shape, out)
+
+    rule.__name__ = f"_{op.split('.')[-1]}"
+    return rule
+
+
+register(ew.div_p)(
+    _integer_division_rule("stablehlo.divide", lambda fb, a, out: fb.const(-1, out.dtype, out.shape))
+)
+register(ew.rem_p)(_integer_division_rule("stablehlo.remainder", lambda fb, a, out: a))
+
+
 def _add_rule(ctx, x, y):
     a, b = ctx.operands([x, y])
     s = pad_sums.sum_of_pads(ctx, a, b)  # NOTE: [sums of zero pads]
