@@ -149,8 +149,11 @@ def ldexp(x1, x2, /):
     [8.0, 1.5]
     """
     x2 = asarray(x2)
-    if not np.issubdtype(x2.dtype, np.integer):
-        raise TypeError(f"ldexp: the exponent must be an integer array, got {x2.dtype}")
+    x1_dtype = asarray(x1).dtype
+    # (JAX's check and words: a boolean exponent is taken as 0/1, a complex x1 or an inexact
+    # exponent is a ValueError)
+    if np.issubdtype(x1_dtype, np.complexfloating) or _dt.is_inexact(x2.dtype):
+        raise ValueError(f"ldexp not supported for input types {(x1_dtype, x2.dtype)}")
     (x1,) = _float_args("ldexp", x1)
     dtype = original = np.dtype(x1.dtype)
     if dtype not in (np.float16, np.float32, np.float64, _dt.bfloat16):  # (float8: via float32)

@@ -206,3 +206,18 @@ def test_ldexp_passes_zeros_and_infinities_through_as_jax_and_reaches_every_expo
         (0.7, 200, np.float64),
     ):
         np.testing.assert_array_equal(np.asarray(fnp.ldexp(np.array(x, dt), e)), np.ldexp(np.array(x, dt), e))
+
+
+def test_ldexp_takes_a_boolean_exponent_and_refuses_inexact_ones_as_jax():
+    # (the fuzzer's random programs) JAX's ldexp converts a boolean exponent and raises ValueError
+    # for an inexact exponent or a complex x1; funcgrad raised TypeError for all three
+    jnp = pytest.importorskip("jax.numpy")
+    x, e = np.array([1.5, 2.0], np.float32), np.array([True, False])
+    got, want = fnp.ldexp(x, e), jnp.ldexp(x, e)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    for a, b in ((x, np.float32(1.0)), (np.complex64(1), 2)):
+        with pytest.raises(ValueError, match="ldexp not supported for input types"):
+            jnp.ldexp(a, b)
+        with pytest.raises(ValueError, match="ldexp not supported for input types"):
+            fnp.ldexp(a, b)
