@@ -12,8 +12,9 @@ symbolic dimensions of ``_shape_poly``; ``_exported`` calls ``generalize``.
 # whose dimension differs between samples gets a dynamic dimension (``?``); an integer that
 # differs (a dimension in a type or attribute, a constant such as the ``n`` of a mean) is fitted
 # as a polynomial of the variables (``_polymorphic._fit_dim``) and computed in the module from the
-# variables, which ``@main`` computes from its arguments' sizes (``get_dimension_size``), as
-# JAX's modules do. The operations whose result shapes come from attributes become their dynamic
+# variables. As in JAX's modules, ``@main`` computes the variables from its arguments' sizes
+# (``get_dimension_size``), checks them, and calls ``@_wrapped_jax_export_main``, the program,
+# with the variables first (each a ``jax.global_constant``, which refinement specializes). The operations whose result shapes come from attributes become their dynamic
 # forms (``broadcast_in_dim`` -> ``dynamic_broadcast_in_dim``, ``reshape``, ``iota``, ``slice``
 # -> ``real_dynamic_slice``, ``pad``, splat constants); every other operation only takes the
 # dynamic types. The shape checks are JAX's ``shape_assertion`` custom calls, with JAX's messages:
@@ -251,19 +252,53 @@ def generalize(texts, fit, in_avals, arg_offset: int, scope_constraints=(), name
                 raise NotGeneral(f"operations {sorted(kinds)} differ")
             for rs in zip(*(o.results for o in os_)):
                 note(rs)
-        # -- the dimension variables, from @main's arguments -------------------------------------
+        # -- the program moves to @_wrapped_jax_export_main, which takes the dimension variables
+        # first (JAX's calling convention: each a ``jax.global_constant``), then the arguments ----
         main = mains[0]
-        # (the computations go before an anchor of their own at the top: an operation of the
-        # program may be replaced, and an insertion point must not outlive its operation)
-        with ir.InsertionPoint.at_block_begin(entry[0]), ir.Location.unknown():
-            anchor = ir.Operation.create(
-                "stablehlo.constant", results=[ir.Type.parse(_I64)],
-                attributes={"value": ir.Attribute.parse(f"dense<0> : {_I64}")},
-            )  # fmt: skip
-        em = _Emitter(ir.InsertionPoint(anchor), ir.Location.unknown())
+        body = entry[0]
         for v, (t, _) in dyn.items():
             v.set_type(ir.Type.parse(t))
-        _solve(em, entry[0], in_avals, arg_offset, scope_constraints, names)
+        variables = sorted(
+            set().union(*(d.variables() for a in in_avals for d in a.shape if isinstance(d, DimExpr)))
+        )
+        i64 = ir.Type.parse(_I64)
+        arg_types = [a.type for a in body.arguments]
+        old_attrs = list(ir.ArrayAttr(main.attributes["arg_attrs"])) if "arg_attrs" in main.attributes else []
+        old_attrs += [ir.DictAttr.get({})] * (len(arg_types) - len(old_attrs))
+        with ir.InsertionPoint(modules[0].body), ir.Location.unknown():
+            wrapped = ir.Operation.create(
+                "func.func",
+                regions=1,
+                attributes={
+                    "sym_name": ir.StringAttr.get("_wrapped_jax_export_main"),
+                    "sym_visibility": ir.StringAttr.get("private"),
+                    "function_type": ir.TypeAttr.get(
+                        ir.FunctionType.get([i64] * len(variables) + arg_types, [])
+                    ),
+                    "arg_attrs": ir.ArrayAttr.get(
+                        [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get(v)}) for v in variables]
+                        + old_attrs
+                    ),
+                },
+            )
+        with ir.Location.unknown():
+            block = wrapped.regions[0].blocks.append(*([i64] * len(variables) + arg_types))
+        # (the computations go after an anchor of their own at the top: an operation of the
+        # program may be replaced, and an insertion point must not outlive its operation)
+        with ir.InsertionPoint(block), ir.Location.unknown():
+            anchor = ir.Operation.create(
+                "stablehlo.constant",
+                results=[i64],
+                attributes={"value": ir.Attribute.parse(f"dense<0> : {_I64}")},
+            )
+        last = anchor
+        for op in list(body.operations):
+            op.move_after(last)
+            last = op
+        for old, new in zip(body.arguments, list(block.arguments)[len(variables) :]):
+            old.replace_all_uses_with(new)
+        em = _Emitter(ir.InsertionPoint(anchor), ir.Location.unknown())
+        em.vars = {v: block.arguments[i] for i, v in enumerate(variables)}
         # -- operations -------------------------------------------------------------------------
         for os_ in zip(*ops):
             op = os_[0]
@@ -279,13 +314,24 @@ def generalize(texts, fit, in_avals, arg_offset: int, scope_constraints=(), name
                 raise NotGeneral(f"{name} has attributes {sorted(differ)} that depend on the sizes")
             elif any(r in dyn for r in op.results) and name in _FIXED_RESULT:
                 raise NotGeneral(f"{name} has a result shape that depends on the sizes")
-        # -- @main's signature ------------------------------------------------------------------
-        ret = entry[0].operations[len(entry[0].operations) - 1]
-        ins = [str(a.type) for a in entry[0].arguments]
-        outs = [str(v.type) for v in ret.operands]
-        main.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get([ir.Type.parse(t) for t in ins], [ir.Type.parse(t) for t in outs])
+        anchor.erase()
+        ret = block.operations[len(block.operations) - 1]
+        outs = [v.type for v in ret.operands]
+        wrapped.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get([i64] * len(variables) + arg_types, outs)
         )
+        # -- @main: the variables from its arguments' sizes, JAX's shape assertions, the call ------
+        em_main = _Emitter(ir.InsertionPoint(body), ir.Location.unknown())
+        _solve(em_main, body, in_avals, arg_offset, scope_constraints, names)
+        with ir.InsertionPoint(body), ir.Location.unknown():
+            call = ir.Operation.create(
+                "func.call",
+                results=outs,
+                operands=[em_main.vars[v] for v in variables] + list(body.arguments),
+                attributes={"callee": ir.FlatSymbolRefAttr.get("_wrapped_jax_export_main")},
+            )
+            ir.Operation.create("func.return", operands=list(call.results))
+        main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(arg_types, outs))
         module = modules[0]
         module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(True)
         if not module.operation.verify():
