@@ -235,8 +235,38 @@ def result_paths(out_tree) -> tuple:
     """
     if out_tree.num_leaves == 1 and out_tree.num_nodes == 1:
         return ("result",)
-    leaves = tu.tree_flatten_with_path(tu.tree_unflatten(out_tree, [0] * out_tree.num_leaves))[0]
-    return tuple(f"result{tu.keystr(path)}" for path, _ in leaves)
+    try:
+        leaves = tu.tree_flatten_with_path(tu.tree_unflatten(out_tree, [0] * out_tree.num_leaves))[0]
+    except Exception:  # (a custom node whose unflatten checks its leaves: the paths from the treedef)
+        return tuple(f"result{tu.keystr(path)}" for path in treedef_paths(out_tree, ()))
+    # (a custom node's positions read [0], as in JAX's result names, not [<flat index 0>])
+    return tuple(
+        "result"
+        + tu.keystr(tuple(tu.SequenceKey(k.key) if isinstance(k, tu.FlattenedIndexKey) else k for k in path))
+        for path, _ in leaves
+    )
+
+
+def treedef_paths(treedef, prefix: tuple) -> list:
+    """Each leaf's key path, read from the treedef alone (no node is rebuilt): sequence indices,
+    dict keys, namedtuple fields, and positions for other nodes."""
+    node = treedef.node_data()
+    if node is None:
+        return [prefix]
+    kind, aux = node
+    children = treedef.children()
+    if kind in (tuple, list):
+        keys = [tu.SequenceKey(i) for i in range(len(children))]
+    elif kind is dict or (isinstance(kind, type) and issubclass(kind, dict) and aux is not None):
+        keys = [tu.DictKey(k) for k in aux]
+    elif isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind, "_fields"):
+        keys = [tu.GetAttrKey(f) for f in kind._fields]
+    else:
+        keys = [tu.SequenceKey(i) for i in range(len(children))]  # (as JAX's result names read them)
+    out = []
+    for key, child in zip(keys, children):
+        out += treedef_paths(child, (*prefix, key))
+    return out
 
 
 _DIALECTS = (None, "stablehlo", "hlo")

@@ -1,8 +1,9 @@
 """One StableHLO module for every size of a symbolic export: the lowerings at a few sizes of the
 dimension variables merged into a module with dynamic dimensions, as JAX's symbolic exports are.
 
-Layer: surface. Imports numpy, ``funcgrad.xla_bridge.portable`` (jaxlib's MLIR bindings) and the
-symbolic dimensions of ``_shape_poly``; ``_exported`` calls ``generalize``.
+Layer: surface. Imports numpy, ``funcgrad.xla_bridge.portable`` (jaxlib's MLIR bindings), the
+symbolic dimensions of ``_shape_poly`` and pytree key paths (``_aot.treedef_paths``);
+``_polymorphic`` calls ``generalize``, ``_exported`` calls ``check_call``.
 
 # NOTE: [one module for all sizes]
 # funcgrad traces with concrete shapes (NOTE: [exporting with symbolic dimensions]), so it has no
@@ -14,9 +15,10 @@ symbolic dimensions of ``_shape_poly``; ``_exported`` calls ``generalize``.
 # as a polynomial of the variables (``_polymorphic._fit_dim``) and computed in the module from the
 # variables. As in JAX's modules, ``@main`` computes the variables from its arguments' sizes
 # (``get_dimension_size``), checks them, and calls ``@_wrapped_jax_export_main``, the program,
-# with the variables first (each a ``jax.global_constant``, which refinement specializes). The operations whose result shapes come from attributes become their dynamic
-# forms (``broadcast_in_dim`` -> ``dynamic_broadcast_in_dim``, ``reshape``, ``iota``, ``slice``
-# -> ``real_dynamic_slice``, ``pad``, splat constants); every other operation only takes the
+# with the variables first (each a ``jax.global_constant``, which refinement specializes). The
+# operations whose result shapes come from attributes become their dynamic forms
+# (``broadcast_in_dim`` -> ``dynamic_broadcast_in_dim``, ``reshape``, ``iota``, ``slice`` ->
+# ``real_dynamic_slice``, ``pad``, splat constants); every other operation only takes the
 # dynamic types. The shape checks are JAX's ``shape_assertion`` custom calls, with JAX's messages:
 # jaxlib's refinement (the caller's, NOTE: [embedding an exported module]) checks them and turns the
 # module back into a static one. The merged module is refined at the last sample's sizes and must
@@ -25,6 +27,7 @@ symbolic dimensions of ``_shape_poly``; ``_exported`` calls ``generalize``.
 
 from __future__ import annotations
 
+from funcgrad._aot import treedef_paths
 from funcgrad.export._shape_poly import _ATOMS, DimExpr
 from funcgrad.kernel import tree_util as tu
 from funcgrad.xla_bridge import portable
@@ -573,9 +576,14 @@ def check_call(in_avals, shapes, constraints=(), names=None) -> dict:
 def arg_names(in_tree) -> list[str]:
     """Each flat argument's name in JAX's messages (``args[0]``, ``kwargs['b']``, ``args[1][0]``):
     its key path in ``(args, kwargs)``, as JAX's ``pretty_print_dimension_descriptor``."""
-    paths, _ = tu.tree_flatten_with_path(tu.tree_unflatten(in_tree, [0] * in_tree.num_leaves))
+    try:
+        paths = [
+            p for p, _ in tu.tree_flatten_with_path(tu.tree_unflatten(in_tree, [0] * in_tree.num_leaves))[0]
+        ]
+    except Exception:  # (a custom node whose unflatten checks its leaves)
+        paths = treedef_paths(in_tree, ())
     out = []
-    for path, _ in paths:
+    for path in paths:
         s = tu.keystr(path)
         out.append("args" + s[3:] if s.startswith("[0]") else "kwargs" + s[3:] if s.startswith("[1]") else s)
     return out

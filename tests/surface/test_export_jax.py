@@ -317,3 +317,46 @@ def test_symbolic_args_specs_list_for_tuple_as_jax():
     got = export.symbolic_args_specs(args, ["2, a", "a, 4"])
     want = jexport.symbolic_args_specs(args, ["2, a", "a, 4"])
     assert [str(s.shape) for s in got] == [str(s.shape) for s in want]
+
+
+class _Described:
+    """A pytree node whose unflatten checks its leaf (JAX's export_test CustomType2)."""
+
+    def __init__(self, array, names):
+        assert len(names) == array.shape[0]
+        self.array, self.names = array, names
+
+    def tree_flatten(self):
+        return (self.array,), self.names
+
+    @classmethod
+    def tree_unflatten(cls, names, children):
+        return cls(children[0], names)
+
+
+funcgrad.tree_util.register_pytree_node_class(_Described)
+jax.tree_util.register_pytree_node_class(_Described)
+
+
+def test_node_checking_its_leaves_as_jax():
+    # jit names the results without rebuilding such a node from placeholders, and export
+    # serializes it with its registered auxiliary data
+    x = np.arange(2.0)
+    f = lambda x: _Described(x * 2, ("a", "b"))  # noqa: E731
+    text = funcgrad.jit(f).lower(x).as_text()
+    want = jax.jit(f).lower(x).as_text()
+    infos = lambda t: re.findall(r'jax.result_info = "[^"]*"', t)  # noqa: E731
+    assert infos(text) == infos(want)
+    # (a node rebuilt from placeholders: its positions are named [0] too, as JAX's)
+    g = lambda x: [_Described(x, ("a", "b")), {"k": x}]  # noqa: E731
+    assert infos(funcgrad.jit(g).lower(x).as_text()) == infos(jax.jit(g).lower(x).as_text())
+    export.register_pytree_node_serialization(
+        _Described,
+        serialized_name="test_export_jax._Described",
+        serialize_auxdata=lambda names: "/".join(names).encode(),
+        deserialize_auxdata=lambda b: tuple(b.decode().split("/")),
+    )
+    back = export.deserialize(export.export(funcgrad.jit(f))(x).serialize())
+    out = back.call(x)
+    assert out.names == ("a", "b")
+    np.testing.assert_allclose(out.array, x * 2)
