@@ -94,6 +94,16 @@ def _inexact(x):
     return x
 
 
+def _no_bool_shift(x):
+    # (JAX's softmax and log_softmax subtract the maximum first: a boolean array is lax.sub's
+    # TypeError there, in its words)
+    if getattr(x, "dtype", None) == np.bool_ or isinstance(x, bool | np.bool_):
+        raise TypeError(
+            "sub does not accept dtype bool at position 0. Accepted dtypes at position 0 are subtypes of "
+            "integer, floating, complexfloating."
+        )
+
+
 def _inexact_formula(x):
     # (as JAX's formulas with Python float constants: an integer or bool array gives a weak float)
     return promote_args(x, 1.0)[0]
@@ -482,6 +492,7 @@ def softmax(x, axis=-1, where=None, initial=None):
     >>> softmax(np.array([0.0, np.log(3.0)])).tolist()
     [0.25, 0.75]
     """
+    _no_bool_shift(x)
     x = _inexact(x)
     axes = _reduction_axes(x, axis)
     mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)
@@ -499,6 +510,7 @@ def log_softmax(x, axis=-1, where=None, initial=None):
     # JAX's formula, step for step, differentiated by the chain rule: shifted by the maximum with
     # its gradient stopped (x - logsumexp(x) would cancel the leading digits of the largest entry:
     # log_softmax([5.5, -4.2])[0] lost ~3 of float32's 7 digits), the maximum not made finite.
+    _no_bool_shift(x)
     x = _inexact(x)
     axes = _reduction_axes(x, axis)
     mask = None if where is None else broadcast_to(fnp.asarray(where, bool), x.shape)

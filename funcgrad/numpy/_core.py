@@ -443,6 +443,8 @@ def lax_const(x, value):
     >>> lax_const(asarray(2.0), 3).weak_type, lax_const(asarray(np.ones(2)) * 1.0, 3).weak_type
     (True, False)
     """
+    if isinstance(x, list | tuple):  # (JAX's _const reads the example's dtype: a list has none)
+        raise TypeError(f"Cannot determine dtype of {x}")
     a = core.get_aval(x)
     return constant(value, a.dtype, weak_type=a.weak_type and not a.shape)
 

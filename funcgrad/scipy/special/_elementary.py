@@ -49,17 +49,17 @@ class custom_jvp(_kernel_custom_jvp):
         return jvp
 
 
-def real_inexact(name, *args, lists=None):
+def real_inexact(name, *args, lists="refuse"):
     """``args`` promoted to one inexact dtype (integers become float64) and broadcast against each
     other (SciPy's special functions are ufuncs), refusing complex values as JAX's function ``name``
     does (``_complex_refusal``; those in ``_COMPLEX_COMPUTED`` take them).
 
-    In a function JAX jits, a list argument arrives as a list of tracers (NOTE: [special functions
-    JAX jits]); ``lists="refuse"`` raises JAX's TypeError for it (its ``promote_args_inexact``),
-    ``lists="stack"`` makes it one array (where JAX's ``vectorize`` calls ``asarray``)."""
-    if lists is not None:
-        if lists == "refuse":
-            check_arraylike(name, *args)
+    A list or tuple argument is JAX's TypeError naming ``name`` (its ``promote_args_inexact``), also
+    where it arrives as a list of tracers (NOTE: [special functions JAX jits]); ``lists="stack"``
+    makes it one array instead (where JAX's ``vectorize`` calls ``asarray``)."""
+    if lists == "refuse":
+        check_arraylike(name, *args)
+    else:
         args = [fnp.asarray(a) if isinstance(a, list | tuple) else a for a in args]
     args = promote_args_inexact(*args)
     if fnp.iscomplexobj(args[0]) and name not in _COMPLEX_COMPUTED:
@@ -185,10 +185,11 @@ def rel_entr(p, q):
     0.34657359028
     """
     p, q = real_inexact("rel_entr", p, q)
-    both = (p > 0) & (q > 0)
-    safe_p, safe_q = fnp.where(both, p, 1.0), fnp.where(both, q, 1.0)
+    zero = lax_const(p, 0.0)  # (JAX's: a boolean or integer array gives a strong result)
+    both = (p > zero) & (q > zero)
+    safe_p, safe_q = fnp.where(both, p, 1), fnp.where(both, q, 1)
     value = call_custom(_xlogx, safe_p) - call_custom(_xlogy, safe_p, safe_q)
-    return fnp.where(both, value, fnp.where((p == 0) & (q >= 0), 0.0, fnp.inf))
+    return fnp.where(both, value, fnp.where((p == zero) & (q >= zero), zero, fnp.inf))
 
 
 def kl_div(p, q):
@@ -235,6 +236,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     >>> float(logsumexp(fnp.array([0.0, 0.0])))   # log 2
     0.6931471805599453
     """
+    check_arraylike("logsumexp", a, *(() if b is None else (b,)))  # (JAX's refusal of lists)
     return _nn_logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign, where=where)
 
 
@@ -244,6 +246,7 @@ def softmax(x, /, *, axis=None):
     >>> softmax(fnp.array([0.0, 0.0])).tolist()
     [0.5, 0.5]
     """
+    check_arraylike("max", x)  # (JAX's refusal of a list, naming the max its softmax takes first)
     return _nn_softmax(x, axis=axis)
 
 
@@ -253,6 +256,7 @@ def log_softmax(x, /, *, axis=None):
     >>> [round(v, 12) for v in log_softmax(fnp.array([0.0, 0.0])).tolist()]
     [-0.69314718056, -0.69314718056]
     """
+    check_arraylike("log_softmax", x)  # (JAX's refusal of lists)
     return _nn_log_softmax(x, axis=axis)
 
 

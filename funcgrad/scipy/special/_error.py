@@ -163,8 +163,6 @@ def dawsn(x):
 
 
 def _float_only(name, x):
-    if isinstance(x, list | tuple):  # (JAX's lax.dtype of a list)
-        raise TypeError(f"Cannot determine dtype of {x}")
     x = fnp.asarray(x)
     if x.dtype not in (np.float32, np.float64):
         raise TypeError(f"scipy.special.{name}: x.dtype={x.dtype} is not supported (float32 or float64 only)")
@@ -235,6 +233,8 @@ def ndtri(p):
     >>> round(float(ndtri(0.975)), 12)
     1.95996398454
     """
+    if isinstance(p, list | tuple):  # (JAX's ndtri reads lax.dtype(p): a list has none)
+        raise TypeError(f"Cannot determine dtype of {p}")
     return _ndtri(_float_only("ndtri", p))
 
 
@@ -433,9 +433,11 @@ _OWENS_T_WTS = np.array([
 
 
 def _owens_t_quadrature(h, a):
-    r = fnp.square(a)[..., None] * _OWENS_T_PTS.astype(a.dtype)
+    # (the nodes and weights as JAX's, float64 NumPy arrays: they promote, so float32 arguments give
+    # float64 in 64-bit mode and float16 ones float32 in 32-bit mode, as jax's owens_t)
+    r = fnp.square(a)[..., None] * _OWENS_T_PTS
     integrand = fnp.exp(-0.5 * fnp.square(h)[..., None] * (1.0 + r)) / (1.0 + r)
-    return a * (integrand @ _OWENS_T_WTS.astype(a.dtype))
+    return a * (integrand @ _OWENS_T_WTS)
 
 
 @custom_jvp

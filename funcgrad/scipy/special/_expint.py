@@ -375,7 +375,7 @@ def expi(x):
     >>> round(float(expi(1.0)), 12)
     1.895117816356
     """
-    (x,) = real_inexact("expi", x, lists="refuse")
+    (x,) = real_inexact("expi", x)
     return call_custom(_expi, x)
 
 
@@ -565,7 +565,7 @@ def sici(x):
     >>> round(float(si), 12), round(float(ci), 12)
     (0.946083070367, 0.337403922901)
     """
-    (x,) = real_inexact("sici", x, lists="refuse")
+    (x,) = real_inexact("sici", x)
     return call_custom(_sici, x)
 
 

@@ -59,7 +59,7 @@ def gammasgn(x):
     >>> gammasgn(fnp.array([0.5, -0.5, -1.5])).tolist()
     [1.0, -1.0, 1.0]
     """
-    (x,) = real_inexact("gammasgn", x, lists="refuse")
+    (x,) = real_inexact("gammasgn", x)
     floor_x = fnp.floor(x)
     negative = x < 0
     pole = (negative & (x == floor_x)) | fnp.isnan(x)
@@ -176,6 +176,8 @@ def polygamma(n, x):
     >>> round(float(polygamma(1, 1.0)), 12)   # pi ** 2 / 6
     1.644934066848
     """
+    if isinstance(n, list | tuple):  # (JAX's: it reads n's dtype first, and a list has none)
+        raise TypeError(f"Cannot determine dtype of {n}")
     n_dtype = fnp.result_type(n)
     if not fnp.issubdtype(n_dtype, fnp.integer):
         raise ValueError(f"scipy.special.polygamma: n must be of integer type, got dtype {n_dtype}")
