@@ -6,7 +6,8 @@ region helpers of ``rules/control_flow.py``.
 - ``scan`` -> ``stablehlo.while`` carrying ``(i, consts, carry, xs, ys buffers)``: step ``k``
   reads ``xs[idx]`` with ``dynamic_slice`` and writes ``ys[idx]`` with ``dynamic_update_slice``
   (``idx = k``, or ``length - 1 - k`` when ``reverse``). ``unroll=u`` emits ``u`` steps per loop
-  iteration; the ``length % u`` remaining steps are emitted after the loop.
+  iteration; the ``length % u`` remaining steps are emitted after the loop, and a fully unrolled
+  scan (``u = length``) is its steps without a loop.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ def _scan(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
     )
     u = max(1, min(int(unroll), length)) if length else 1
     n_iter, rest = divmod(length, u)
+    if u != 1 and n_iter == 1 and not rest:
+        n_iter, rest = 0, length  # (fully unrolled: the steps in a row and no loop, as JAX's)
     carry = init
     if n_iter:
         types = [_I64, *(aval_type(a) for a in ctx.avals_in), *(aval_type(a) for a in y_avals)]

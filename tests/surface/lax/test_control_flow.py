@@ -245,6 +245,15 @@ def test_scan_unroll_and_no_xs(rng):
     g = lambda c: scan(lambda c, _: (fnp.sin(c), c), c, None, length=4)  # noqa: E731
     full_check(g, [0.3])
     assert_close(lax_map(lambda x: x**2, xs), xs**2)
+    # As JAX's lowering (lax_control_flow_test test_scan_unroll): a loop unless fully unrolled
+    unrolls = (1, 3, 7, True)
+    hlo = [
+        funcgrad.jit(lambda c, xs, u=u: scan(lambda c, x: (c * x.sum(), c), c, xs, unroll=u))
+        .lower(1.0, xs)
+        .as_text("hlo")
+        for u in unrolls
+    ]
+    assert ["while(" in h for h in hlo] == [True, True, False, False]
 
 
 def test_nested_scan_grad(rng):
