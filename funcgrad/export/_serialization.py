@@ -44,6 +44,7 @@ from funcgrad.export._shape_poly import SymbolicScope, symbolic_shape
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.dtypes import float0
 from funcgrad.kernel.ir import ShapedArray
+from funcgrad.random._keys import PRNGS, KeyArray
 
 __all__ = [
     "deserialize",
@@ -173,6 +174,16 @@ register_pytree_node_serialization(
     serialized_name="collections.OrderedDict",
     serialize_auxdata=_serialize_ordereddict_keys,
     deserialize_auxdata=lambda b: tuple(json.loads(b.decode("utf-8"))),
+)
+
+
+# (typed PRNG key arrays are pytree nodes over their uint32 data for funcgrad's transformations:
+# their implementation's name is the node's data in an artifact; JAX writes key-typed values)
+register_pytree_node_serialization(
+    KeyArray,
+    serialized_name="funcgrad.random.KeyArray",
+    serialize_auxdata=lambda impl: impl.name.encode("utf-8"),
+    deserialize_auxdata=lambda b: PRNGS[b.decode("utf-8")],
 )
 
 

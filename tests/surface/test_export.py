@@ -293,3 +293,18 @@ def test_integer_arguments_and_results_get_float0_cotangents():
     g = funcgrad.grad(lambda x: back.call(x, np.int32(3))[0].sum())(np.ones(3))
     np.testing.assert_allclose(g, [3.0, 3.0, 3.0])
     assert exp.in_shardings_jax() == (None, None) and exp.out_shardings_jax() == (None, None)
+
+
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg"])
+def test_typed_keys_round_trip(impl):
+    # a typed key array in and out of an export, serialized (its implementation's name travels
+    # with its node), gives the keys and draws of the jitted function
+    import funcgrad.random as fr
+
+    key = fr.key(42, impl=impl)
+    f = funcgrad.jit(lambda k: (k, fr.split(k, 2), fr.normal(k, (2,))))
+    back = export.deserialize(export.export(f)(key).serialize())
+    want, got = f(key), back.call(key)
+    assert got[0] == want[0] and fr.key_impl(got[1]) == fr.key_impl(want[1])
+    np.testing.assert_array_equal(fr.key_data(got[1]), fr.key_data(want[1]))
+    np.testing.assert_array_equal(got[2], want[2])
