@@ -379,7 +379,9 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, m
         raise ValueError("gather is not linear in its indices")
     if type(ct) is Zero:
         return [Zero(operand.aval), None]
-    zeros = _zeros_like_aval(operand.aval)
+    # (zeros of the cotangent's dtype, as JAX's rule: a custom_vjp may give a bfloat16 cotangent
+    # for a float8 operand, and the scatter-add takes it as it is)
+    zeros = _zeros_like_aval(operand.aval.update(dtype=aval_of(ct).dtype))
     sdn = _scatter_dnums_of_gather(dimension_numbers)
     return [scatter_add_p.bind(zeros, indices, ct, dimension_numbers=sdn, mode=mode, **flags), None]
 

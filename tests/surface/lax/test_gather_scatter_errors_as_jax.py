@@ -71,3 +71,22 @@ def test_scatter_dimension_numbers_errors_as_jax(case):
         errs.append(_raised(lambda: lib.lax.scatter_add(x, i, u, nums)))  # noqa: B023
     want, got = errs
     assert type(got) is TypeError and type(want) is TypeError and str(got) == str(want)
+
+
+def test_gather_transpose_takes_the_cotangents_dtype_as_jax():
+    # (lax_test test_gather_with_asymmetric_dtype: a custom_vjp's bwd gives a bfloat16 cotangent
+    # for a float8 operand; the gather's transpose scatters it into zeros of its own dtype)
+    def run(lib):
+        jnp = lib.numpy
+
+        @lib.custom_vjp
+        def f(x):
+            return x
+
+        f.defvjp(lambda x: (f(x), ()), lambda res, g: (g.astype(jnp.bfloat16),))
+        x = jnp.arange(8, dtype=jnp.float8_e4m3fn)
+        _, pullback = lib.vjp(lambda v: f(v.at[jnp.argsort(v)].get()), x)
+        (ct,) = pullback(jnp.ones((8,), dtype=jnp.float8_e4m3fn))
+        return str(ct.dtype), np.asarray(ct, np.float32).tolist()
+
+    assert run(funcgrad) == run(jax)
