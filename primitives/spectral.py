@@ -380,18 +380,21 @@ def _eig_jvp(
         return outs, [Zero.from_primal_value(o) for o in outs]
     vectors = compute_left_eigenvectors or compute_right_eigenvectors
     if vectors and not enable_eigvec_derivs:
-        raise TypeError(
-            "eig: derivatives of non-symmetric eigenvectors are only valid when the eigenvalues are "
-            "distinct (which cannot be checked); pass enable_eigvec_derivs=True to "
-            "funcgrad.lax.linalg.eig to opt in, or differentiate eigvals only"
+        # (JAX's NotImplementedError, in its words: jvp/grad of numpy.linalg.eig, of its eigenvalues
+        # too, and of lax.linalg.eig with eigenvectors; eigvals computes)
+        raise NotImplementedError(
+            "Derivatives of non-symmetric eigenvectors are only valid under assumptions on the input "
+            "that JAX cannot check (see the enable_eigvec_derivs argument to jax.lax.linalg.eig). Pass "
+            "enable_eigvec_derivs=True to jax.lax.linalg.eig to opt in. See "
+            "https://github.com/jax-ml/jax/issues/2748 for discussion."
         )
-    # The vectors feed the tangent formula: differentiating it again (second order) needs their
-    # derivatives, valid under the assumption (distinct eigenvalues) the first order already makes.
+    # The vectors feed the tangent formula with the caller's enable_eigvec_derivs, as JAX's rule: a
+    # second derivative of eigvals differentiates them, JAX's NotImplementedError unless opted in.
     full = eig_p.bind(
         a,
         compute_left_eigenvectors=compute_left_eigenvectors,
         compute_right_eigenvectors=True,
-        enable_eigvec_derivs=True,
+        enable_eigvec_derivs=enable_eigvec_derivs,
     )
     w, vr = full[0], full[-1]
     dtype = aval_of(vr).dtype
