@@ -40,7 +40,7 @@ import numpy as np
 
 from funcgrad import xla_bridge
 from funcgrad._config import config
-from funcgrad._shardings import NamedSharding
+from funcgrad._shardings import Mesh, NamedSharding
 from funcgrad.api import vjp as _vjp
 from funcgrad.custom_derivatives import custom_vjp
 from funcgrad.export._poly_module import arg_names, check_call
@@ -430,7 +430,7 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
     text = portable.annotate_for_export(text, infos, uses_shape_polymorphism=global_constants)
     blob = portable.serialize(text)
     n_in = len(in_avals)
-    return Exported(
+    one = Exported(
         fun_name=name,
         in_tree=in_tree,
         in_avals=in_avals,
@@ -449,6 +449,27 @@ def _export(fun_jit, targets, checks, args, kwargs, raw: bool = False) -> Export
         uses_global_constants=global_constants,
         _get_vjp=functools.partial(_exported_vjp, closed),
     )
+    mesh = None if raw else _constraint_mesh(closed.jaxpr)
+    if mesh is not None:  # (a sharding constraint over several devices: JAX's nr_devices is its mesh's)
+        return _export_sharded(fun_jit, targets, checks, args, kwargs, mesh, one=one)
+    return one
+
+
+def _constraint_mesh(jaxpr):
+    """The mesh (over several devices) of the first sharding constraint in ``jaxpr`` or the
+    jaxprs its equations hold, or None."""
+    for eqn in jaxpr.eqns:
+        for v in eqn.params.values():
+            for x in v if isinstance(v, tuple | list) else (v,):
+                mesh = getattr(x, "mesh", None) if isinstance(x, NamedSharding) else x
+                if isinstance(mesh, Mesh) and mesh.size > 1:
+                    return mesh
+                inner = getattr(x, "jaxpr", x)
+                if hasattr(inner, "eqns"):
+                    found = _constraint_mesh(inner)
+                    if found is not None:
+                        return found
+    return None
 
 
 # Custom-call targets with compatibility guarantees (JAX's ``_CUSTOM_CALL_TARGETS_GUARANTEED_STABLE``):
@@ -516,9 +537,10 @@ def _export_symbolic(fun_jit, targets, checks, args, kwargs) -> Exported:
     )
 
 
-def _export_sharded(fun_jit, targets, checks, args, kwargs, mesh) -> Exported:
-    """NOTE: [exporting with shardings]."""
-    one = _export(fun_jit, targets, checks, args, kwargs, raw=True)
+def _export_sharded(fun_jit, targets, checks, args, kwargs, mesh, one=None) -> Exported:
+    """NOTE: [exporting with shardings] (``one``: the one-device export, when already made)."""
+    if one is None:
+        one = _export(fun_jit, targets, checks, args, kwargs, raw=True)
     sh = ShardedExport(fun_jit, args, kwargs, mesh, one.in_tree, one.out_tree, len(one.out_avals))
     return dataclasses.replace(
         one,

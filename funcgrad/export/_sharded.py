@@ -93,13 +93,11 @@ class ShardedExport:
         program ``body`` (flat arrays -> flat results) in place of the jitted function's."""
         self = cls.__new__(cls)
         shardings = [s for s in (*exp.in_shardings_hlo, *exp.out_shardings_hlo) if s is not None]
-        if not shardings:
-            raise ValueError(
-                f"Exported module {exp.fun_name} was lowered for {exp.nr_devices} devices but carries "
-                "no NamedShardings: funcgrad cannot place its arguments"
-            )
-        m = shardings[0].mesh
-        self.mesh = AbstractMesh(tuple(m.axis_sizes), tuple(m.axis_names), axis_types=tuple(m.axis_types))
+        if shardings:
+            m = shardings[0].mesh
+            self.mesh = AbstractMesh(tuple(m.axis_sizes), tuple(m.axis_names), axis_types=tuple(m.axis_types))
+        else:  # (no value sharded, e.g. only a sharding constraint inside: replicated on the devices)
+            self.mesh = AbstractMesh((exp.nr_devices,), ("_devices",))
         self.nr_devices = exp.nr_devices
         self.in_specs = [None if s is None else s.spec for s in exp.in_shardings_hlo]
         self.out_specs = [None if s is None else s.spec for s in exp.out_shardings_hlo]

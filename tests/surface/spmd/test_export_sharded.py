@@ -109,3 +109,20 @@ def test_jax_sharded_artifact_runs_in_funcgrad():
         ValueError, match="was exported for 2 devices and is called in a context with 1 devices"
     ):
         d.call(a)
+
+
+def test_constraint_mesh_gives_the_device_count():
+    # a sharding constraint over 2 devices inside a plain jit: exported for 2 devices (JAX's
+    # nr_devices), called on 2 devices, refused on 8 with JAX's ValueError text
+    mesh2 = Mesh(funcgrad.devices()[:2], ("i",))
+
+    def f(x):
+        return fnp.sum(funcgrad.lax.with_sharding_constraint(x, NamedSharding(mesh2, P("i"))) ** 2, axis=0)
+
+    a = np.arange(80, dtype=np.float32).reshape(8, 10)
+    exp = export.deserialize(export.export(funcgrad.jit(f))(a).serialize())
+    assert exp.nr_devices == 2
+    np.testing.assert_allclose(exp.call(funcgrad.device_put(a, NamedSharding(mesh2, P("i")))), f(a))
+    mesh8 = Mesh(funcgrad.devices(), ("i",))
+    with pytest.raises(ValueError, match="exported for 2 devices and is called in a context with 8 devices"):
+        exp.call(funcgrad.device_put(a, NamedSharding(mesh8, P("i"))))
