@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from funcgrad import _placement, parallel, xla_bridge
 from funcgrad._placement import recast, reshard, retyped
 from funcgrad._shardings import (
@@ -172,18 +174,21 @@ def _unreduced_result(f, name: str, s: NamedSharding, args, kwargs):
     as JAX's ``dot(..., out_sharding=P('x', None, unreduced={'y'}))``): each device's result on
     its own blocks, left unsummed (NOTE: [unreduced values]). Eagerly (a traced one is typed so:
     ``_placement._unreduced_traced``)."""
+    # (only the arrays are split: the other arguments, reduce_sum's axes, say, are closed over)
+    mapped = [isinstance(a, Array | np.ndarray) for a in args]
     specs = []
-    for a in args:
+    for a in (a for a, m in zip(args, mapped) if m):
         t = core.get_aval(a).sharding if isinstance(a, Array) else None
         specs.append(PartitionSpec() if t is None else PartitionSpec(*t.spec))
+
+    def on_blocks(*blocks):
+        it = iter(blocks)
+        return f(*(next(it) if m else a for a, m in zip(args, mapped)), **kwargs)
+
     plain = PartitionSpec(*s.spec)
     local = parallel.shard_map(
-        lambda *blocks: f(*blocks, **kwargs),
-        mesh=s.mesh,
-        in_specs=tuple(specs),
-        out_specs=plain,
-        check_vma=False,
-    )(*args)
+        on_blocks, mesh=s.mesh, in_specs=tuple(specs), out_specs=plain, check_vma=False
+    )(*(a for a, m in zip(args, mapped) if m))
     b = local._buffer
     blocks, devices = [], []
     for device, _, arr in xla_bridge.sharded.shards(b):

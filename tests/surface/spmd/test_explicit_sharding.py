@@ -687,3 +687,15 @@ def test_unreduced_values_are_placed_reduced_and_contracted_as_jaxs():
         y = funcgrad.device_put(X, fs.P("X", None, unreduced={"Y"}))
         with pytest.raises(NotImplementedError, match="unreduced over mesh axes"):
             np.asarray(y)
+
+
+def test_lax_reduction_left_unreduced_as_jax():
+    # (JAX's array_test test_unreduced_printing: lax.reduce_sum's axes are not an array to split
+    # over the mesh; the result prints its unreduced sharding and reads as the sum)
+    def run(lib, sh, np_):
+        with sh.set_mesh(lib.make_mesh((2,), ("x",), axis_types=(sh.AxisType.Explicit,))):
+            x = lib.device_put(np_.arange(8.0, dtype="float32"), sh.PartitionSpec("x"))
+            y = lib.lax.reduce_sum(x, [0], out_sharding=sh.PartitionSpec(unreduced={"x"}))
+            return str(y.sharding.spec), str(y).split("sharding=")[0], str(lib.typeof(y))
+
+    assert run(funcgrad, fs, fnp) == run(jax, jax.sharding, jax.numpy)
