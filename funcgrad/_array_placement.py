@@ -342,8 +342,37 @@ def _format(x):
     return _layouts.format_of(x)
 
 
+_host_dlpack, _host_dlpack_device = Array.__dlpack__, Array.__dlpack_device__
+
+
+def _dlpack_devices(x) -> int:
+    b = _sharded_buffer(x)
+    return 1 if b is None else len(b._sharding._fg_devs)
+
+
+def _dlpack(x, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """DLPack export of an array on one device; one over several is JAX's BufferError (even
+    replicated: DLPack describes one buffer)."""
+    n = _dlpack_devices(x)
+    if n > 1:  # (JAX's words)
+        raise BufferError(
+            "to_dlpack can only pack a dlpack tensor from an array on a singular device, but an array "
+            f"with a Sharding over {n} devices was provided."
+        )
+    kwargs = {} if max_version is None else {"max_version": max_version}
+    return _host_dlpack(x, stream=stream, dl_device=dl_device, copy=copy, **kwargs)
+
+
+def _dlpack_device(x):
+    if _dlpack_devices(x) > 1:
+        raise BufferError("__dlpack__ only supported for unsharded arrays.")  # (JAX's words)
+    return _host_dlpack_device(x)
+
+
 kernel.register(
     array_methods={
+        "__dlpack__": _dlpack,
+        "__dlpack_device__": _dlpack_device,
         "devices": _devices,
         "addressable_data": _addressable_data,
         "copy_to_host_async": _copy_to_host_async,

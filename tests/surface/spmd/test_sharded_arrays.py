@@ -480,3 +480,18 @@ def test_results_take_the_first_read_arguments_sharding_as_jax():
     assert spec(lambda a, b: b * a.sum(), np.ones(3, np.float32), y) == P("X")
     assert spec(lambda a, b: b * 2, np.ones(3, np.float32), y) == P("X", None)
     assert spec(lambda a, b: b * 2, x, y) == P("X", None)
+
+
+def test_dlpack_of_an_array_on_several_devices_is_jaxs_buffer_error():
+    # (JAX's words: DLPack describes one buffer, so even a replicated array over several devices
+    # refuses; an array on one device of the mesh exports)
+    for spec in (P("x"), P()):
+        y = funcgrad.device_put(np.arange(8.0), NamedSharding(MESH, spec))
+        with pytest.raises(
+            BufferError, match="to_dlpack can only pack a dlpack tensor from an array on a singular"
+        ):
+            np.from_dlpack(y)
+        with pytest.raises(BufferError, match="__dlpack__ only supported for unsharded arrays"):
+            y.__dlpack_device__()
+    z = funcgrad.device_put(np.arange(3.0), funcgrad.devices()[5])
+    assert np.from_dlpack(z).tolist() == [0.0, 1.0, 2.0]
