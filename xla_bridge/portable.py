@@ -49,6 +49,7 @@ __all__ = [
     "passmanager",
     "raw",
     "annotate_for_export",
+    "annotate_shardings",
     "bytecode",
     "deserialize",
     "embeddable",
@@ -110,9 +111,57 @@ def bytecode(module: ir.Module) -> bytes:
     return out.getvalue()
 
 
-def serialize(module_text: str) -> bytes:
-    """The portable artifact of a StableHLO module given as text."""
+def serialize(module_text: str, with_sdy: bool = False) -> bytes:
+    """The portable artifact of a StableHLO module given as text (``with_sdy``: its Shardy
+    meshes and shardings kept as such, as JAX writes partitioned modules)."""
+    if with_sdy:
+        return _jax.mlir.serialize_portable_artifact(module_text, target_version(), True)
     return _jax.mlir.serialize_portable_artifact(module_text, target_version())
+
+
+def annotate_shardings(module_text: str, axes, in_dims, out_dims) -> str:
+    """``module_text`` (a one-device program) annotated as JAX's partitioned exports are: a
+    Shardy mesh ``@mesh`` of ``axes`` (``[(name, size)]``), ``mhlo.num_partitions``, and an
+    ``sdy.sharding`` on each of ``@main``'s parameters and results whose entry of ``in_dims`` /
+    ``out_dims`` is not None (per dimension, the mesh axes it is split over)."""
+    n = 1
+    for _, size in axes:
+        n *= int(size)
+    mesh = ", ".join(f'"{a}"={int(size)}' for a, size in axes)
+
+    def attr(dims):
+        return (
+            "#sdy.sharding<@mesh, ["
+            + ", ".join("{" + ", ".join(f'"{a}"' for a in d) + "}" for d in dims)
+            + "]>"
+        )
+
+    ctx = make_context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.parse(module_text)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), n
+        )
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), 1
+        )
+        mesh_op = ir.Operation.parse(f"sdy.mesh @mesh = <[{mesh}]>")
+        first = module.body.operations[0]
+        module.body.append(mesh_op)
+        mesh_op.move_before(first)
+        main = _main(module)
+        for key, dims_list in (("arg_attrs", in_dims), ("res_attrs", out_dims)):
+            old = list(ir.ArrayAttr(main.attributes[key])) if key in main.attributes else []
+            old += [ir.DictAttr.get({})] * (len(dims_list) - len(old))
+            new = []
+            for d, dims in zip(old, dims_list):
+                d = ir.DictAttr(d)
+                entries = {d[i].name: d[i].attr for i in range(len(d))}
+                if dims is not None:
+                    entries["sdy.sharding"] = ir.Attribute.parse(attr(dims))
+                new.append(ir.DictAttr.get(entries))
+            main.attributes[key] = ir.ArrayAttr.get(new)
+        return text(module, debug_info=True)
 
 
 def deserialize(blob: bytes, debug_info: bool = False) -> str:

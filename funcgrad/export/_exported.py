@@ -542,12 +542,43 @@ def _export_sharded(fun_jit, targets, checks, args, kwargs, mesh, one=None) -> E
     if one is None:
         one = _export(fun_jit, targets, checks, args, kwargs, raw=True)
     sh = ShardedExport(fun_jit, args, kwargs, mesh, one.in_tree, one.out_tree, len(one.out_avals))
+    ins, outs = sh.shardings(sh.in_specs, sh.mesh), sh.shardings(sh.out_specs, sh.mesh)
+    return _with_shardings(one, sh.nr_devices, ins, outs, sh)
+
+
+def _with_shardings(one: Exported, nr_devices: int, ins, outs, sharded=None) -> Exported:
+    """``one`` (a one-device export) for ``nr_devices`` devices with the NamedShardings ``ins``/
+    ``outs`` (None: unspecified): its module annotated with them as JAX's partitioned exports
+    are (a Shardy mesh and ``sdy.sharding``s; NOTE: [exporting with shardings])."""
+    mesh = next((x.mesh for x in (*ins, *outs) if x is not None), None)
+    blob = one.mlir_module_serialized
+    if mesh is not None:
+
+        def dims(x, aval):
+            if x is None:
+                return None
+            out = [[] if p is None else [p] if isinstance(p, str) else list(p) for p in x.spec]
+            return out + [[]] * (len(aval.shape) - len(out))
+
+        kept = [ins[i] for i in one.module_kept_var_idx]
+        in_avals = [one.in_avals[i] for i in one.module_kept_var_idx]
+        in_dims = [dims(x, a) for x, a in zip(kept, in_avals)]
+        if len(one.platforms) > 1:
+            in_dims.insert(0, None)  # (the platform index)
+        text = portable.annotate_shardings(
+            portable.deserialize(blob, debug_info=True),
+            list(zip(mesh.axis_names, mesh.axis_sizes)),
+            in_dims,
+            [dims(x, a) for x, a in zip(outs, one.out_avals)],
+        )
+        blob = portable.serialize(text, with_sdy=True)
     return dataclasses.replace(
         one,
-        nr_devices=sh.nr_devices,
-        in_shardings_hlo=sh.shardings(sh.in_specs, sh.mesh),
-        out_shardings_hlo=sh.shardings(sh.out_specs, sh.mesh),
-        _sharded=sh,
+        nr_devices=nr_devices,
+        in_shardings_hlo=tuple(ins),
+        out_shardings_hlo=tuple(outs),
+        mlir_module_serialized=blob,
+        _sharded=sharded,
     )
 
 
@@ -596,9 +627,13 @@ def _exported_vjp(closed, primal: Exported) -> Exported:
     specs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in primal.in_avals]
     specs += [ShapeDtypeStruct(t.shape, t.dtype) for t in map(_tangent_aval, primal.out_avals)]
     fun_vjp.__name__ = "fun_vjp_jax"  # (JAX's name for an exported VJP)
-    return export(jit(fun_vjp), platforms=primal.platforms, disabled_checks=primal.disabled_safety_checks)(
+    vjp = export(jit(fun_vjp), platforms=primal.platforms, disabled_checks=primal.disabled_safety_checks)(
         *specs
     )
+    if primal.nr_devices > 1:  # (JAX's: the primal's devices; inputs and cotangents sharded alike)
+        ins = (*primal.in_shardings_hlo, *primal.out_shardings_hlo)
+        vjp = _with_shardings(vjp, primal.nr_devices, ins, primal.in_shardings_hlo)
+    return vjp
 
 
 # ----------------------------------------------------------------------------------------------

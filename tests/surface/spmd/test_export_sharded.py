@@ -8,6 +8,8 @@ devices and indices, the call refused on one device with JAX's exception type, a
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from _jax_oracle import run_jax
@@ -126,3 +128,42 @@ def test_constraint_mesh_gives_the_device_count():
     mesh8 = Mesh(funcgrad.devices(), ("i",))
     with pytest.raises(ValueError, match="exported for 2 devices and is called in a context with 8 devices"):
         exp.call(funcgrad.device_put(a, NamedSharding(mesh8, P("i"))))
+
+
+def test_vjp_of_sharded_export_as_jax():
+    # the VJP of an export with shardings is exported for the same devices, its inputs and
+    # cotangents sharded as the primal's, and the modules carry JAX's sdy.sharding annotations
+    jax = pytest.importorskip("jax")
+    x = np.arange(200, dtype=np.float32).reshape(10, 20)
+    res = []
+    for lib, m, ex, M, NS, PS in (
+        (funcgrad, fnp, export, Mesh, NamedSharding, P),
+        (
+            jax,
+            jax.numpy,
+            jax.export,
+            jax.sharding.Mesh,
+            jax.sharding.NamedSharding,
+            jax.sharding.PartitionSpec,
+        ),
+    ):
+        mesh = M(lib.devices()[:2], ("d",))
+        f = lib.jit(
+            lambda v, m=m: m.sin(v.T),
+            in_shardings=NS(mesh, PS(None, "d")),
+            out_shardings=NS(mesh, PS("d", None)),
+        )
+        exp = ex.deserialize(ex.export(f)(x).serialize(vjp_order=1))
+        vjp = exp.vjp()
+        text = str(vjp.mlir_module())
+        res.append(
+            (
+                vjp.nr_devices,
+                [str(s.spec) for s in vjp.in_shardings_jax(mesh)],
+                [str(s.spec) for s in vjp.out_shardings_jax(mesh)],
+                re.findall(
+                    r"#sdy.sharding<@mesh, [^>]*>", text.split("func.func public @main")[1].split("{\n")[0]
+                ),
+            )
+        )
+    assert res[0] == res[1]
