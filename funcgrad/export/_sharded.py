@@ -13,8 +13,10 @@ and the shardings of ``funcgrad._shardings``; ``_exported`` imports it.
 # was for several, with JAX's ValueError): the arguments are placed with the exported input
 # shardings over a mesh of those devices shaped as the exported one, and the function runs as a
 # jit with those in/out shardings (one per device set). So a call matches JAX's values and its
-# result's placement. The artifact itself (``mlir_module()``) is the one-device lowering; it
-# serializes with its shardings as JAX's NamedShardings (``_serialization``), and a deserialized
+# result's placement. The artifact itself (``mlir_module()``) is the one-device lowering
+# annotated as JAX's partitioned modules (a Shardy mesh, ``sdy.sharding`` on ``@main``'s
+# parameters and results; its VJP's likewise); it serializes with its shardings as JAX's
+# NamedShardings (``_serialization``), and a deserialized
 # multi-device export (funcgrad's or JAX's) runs as the same kind of jit over its arguments'
 # devices whose body calls the module, its own sharding annotations dropped
 # (``portable.embeddable(strip_shardings=True)``; a ``shard_map`` body is refused): the
