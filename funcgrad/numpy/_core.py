@@ -748,16 +748,34 @@ def broadcast_to(array, shape):
     return _broadcast_known(x, xs, shape)
 
 
-def broadcast_args(*args, name: str = "elementwise operation") -> list:
-    """Broadcast to one shape; 0-d operands stay 0-d (NOTE: [elementwise operand contract])."""
+def broadcast_args(*args, name: str = "elementwise operation", explicit: bool = False) -> list:
+    """Broadcast to one shape; 0-d operands stay 0-d (NOTE: [elementwise operand contract]).
+    Shapes that do not fit raise as JAX's elementwise functions (``broadcast_shapes_as_lax``), or
+    its ValueError where JAX's function broadcasts its operands itself (``explicit``: copysign,
+    heaviside)."""
     shapes = [shape_of(a) for a in args]
     nonscalar = {s for s in shapes if s != ()}
     if len(nonscalar) <= 1:
         return list(args)  # equal shapes, or 0-d operands meeting one shape: nothing to do
     if _flags["rank_promotion"] != "allow" and len({len(s) for s in nonscalar}) > 1:
         _rank_promotion(shapes, name)
-    shape = broadcast_shapes(*shapes)
+    shape = broadcast_shapes(*shapes) if explicit else broadcast_shapes_as_lax(shapes, name)
     return [a if (s == shape or s == ()) else _broadcast_known(a, s, shape) for a, s in zip(args, shapes)]
+
+
+def broadcast_shapes_as_lax(shapes, name: str = "elementwise operation") -> tuple[int, ...]:
+    """``broadcast_shapes`` with the error JAX's elementwise functions give: operands of one rank
+    that do not fit reach a lax primitive, whose TypeError names it (``hypot``, ``logaddexp``,
+    ``xlogy`` ... of shapes (3,) and (2,)); operands of several ranks fail in JAX's rank promotion
+    first, its ValueError."""
+    try:
+        return broadcast_shapes(*shapes)
+    except ValueError:
+        if len({len(s) for s in shapes if s != ()}) == 1:
+            raise TypeError(
+                f"{name} got incompatible shapes for broadcasting: {', '.join(map(str, shapes))}."
+            ) from None
+        raise
 
 
 def rank_promote(*args, name: str = "elementwise operation") -> list:

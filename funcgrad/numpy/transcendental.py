@@ -636,7 +636,7 @@ def copysign(x1, x2, /):
     >>> copysign(np.array([1.0, 2.0]), np.array([-0.0, 3.0])).tolist()
     [-1.0, 2.0]
     """
-    x1, x2 = broadcast_args(*promote_args_inexact(x1, x2))
+    x1, x2 = broadcast_args(*promote_args_inexact(x1, x2), explicit=True)
     reject_complex("copysign", x1, why="complex numbers have no sign bit")
     mag = ew.abs_p.bind(x1)
     return select(signbit(x2), ew.neg_p.bind(mag), mag)
@@ -651,7 +651,7 @@ def heaviside(x1, x2, /):
     x1, x2 = promote_args_inexact(x1, x2)
     # JAX's 0 and 1 are weak only beside a weak scalar x1: a weak array's step is strong.
     strong = aval(x1).weak_type and aval(x1).ndim > 0
-    x1, x2 = broadcast_args(x1, x2)
+    x1, x2 = broadcast_args(x1, x2, explicit=True)
     reject_complex("heaviside", x1)
     zero = constant_like(0, x1)
     pos = select(ew.gt_p.bind(x1, zero), constant_like(1, x1), select(ew.ne_p.bind(x1, x1), x1, x2))

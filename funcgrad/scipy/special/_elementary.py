@@ -12,7 +12,13 @@ from funcgrad.kernel.templates import template_public_functions
 from funcgrad.nn import log_softmax as _nn_log_softmax
 from funcgrad.nn import logsumexp as _nn_logsumexp
 from funcgrad.nn import softmax as _nn_softmax
-from funcgrad.numpy._core import call_custom, check_arraylike, lax_const, promote_args_inexact
+from funcgrad.numpy._core import (
+    broadcast_shapes_as_lax,
+    call_custom,
+    check_arraylike,
+    lax_const,
+    promote_args_inexact,
+)
 
 __all__ = [
     "boxcox",
@@ -64,7 +70,11 @@ def real_inexact(name, *args, lists="refuse"):
     args = promote_args_inexact(*args)
     if fnp.iscomplexobj(args[0]) and name not in _COMPLEX_COMPUTED:
         raise _complex_refusal(name, args[0].dtype)
-    return args if len(args) == 1 else fnp.broadcast_arrays(*args)
+    if len(args) == 1:
+        return args
+    if name not in ("expn", "hyp1f1"):  # (JAX's error for shapes that do not fit; these two broadcast first)
+        broadcast_shapes_as_lax([fnp.shape(a) for a in args], name)
+    return fnp.broadcast_arrays(*args)
 
 
 # JAX's formulas of these compute with complex values (jax.scipy.special.xlogy(1+1j, 2+1j) is a

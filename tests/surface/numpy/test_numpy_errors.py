@@ -14,6 +14,32 @@ from funcgrad.kernel import core
 AxisError = np.exceptions.AxisError
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["numpy.floor_divide", "numpy.fmod", "numpy.hypot", "numpy.logaddexp", "numpy.fmax", "numpy.isclose",
+     "numpy.copysign",
+     "numpy.heaviside", "scipy.special.xlogy", "scipy.special.betaln", "scipy.special.expn"],
+)  # fmt: skip
+def test_broadcast_mismatch_of_composed_functions_raises_jax_type(name):
+    # (the fuzzer's random programs) shapes of one rank that do not fit: JAX's functions that reach a
+    # lax primitive raise its TypeError, those that broadcast first (copysign, heaviside, expn) a
+    # ValueError; funcgrad broadcast first everywhere (ValueError)
+    jax = pytest.importorskip("jax")
+    import importlib
+
+    mod, fn = name.rsplit(".", 1)
+    ours = getattr(importlib.import_module(f"funcgrad.{mod}"), fn)
+    theirs = getattr(importlib.import_module(f"jax.{mod}"), fn)
+    a, b = np.ones((2, 3), np.float32), np.ones((2, 2), np.float32)
+    if fn == "expn":
+        a = a.astype(np.int32)
+    with pytest.raises((TypeError, ValueError)) as want:
+        theirs(a, b)
+    with pytest.raises(type(want.value)):
+        ours(a, b)
+    del jax
+
+
 @pytest.mark.parametrize("transform", [lambda f: f, jit], ids=["eager", "jit"])
 def test_broadcast_mismatch(transform):
     # As JAX's: operands of one rank that do not fit are the primitive's TypeError; of several
