@@ -39,6 +39,7 @@ from __future__ import annotations
 import types
 
 from funcgrad.numpy import (
+    _arraylike,
     _methods,  # noqa: F401 - imported for its side effect (operators and methods on Array and Tracer)
     fft,  # a public subpackage, listed in __all__ below
     linalg,  # a public subpackage, listed in __all__ below
@@ -70,6 +71,10 @@ from funcgrad.numpy.transcendental import *  # noqa: F403
 from funcgrad.numpy.ufunc_instances import *  # noqa: F403 - add, multiply, ...: ufunc objects
 from funcgrad.numpy.ufunc_objects import *  # noqa: F403
 from funcgrad.numpy.ufuncs import *  # noqa: F403
+
+# The public functions refuse lists where JAX's do (NOTE: [array-like arguments]); the modules'
+# own functions, which the library calls, stay as they are.
+_arraylike.install(globals())
 
 # Importing a submodule binds it in this package, so the modules are found here rather than listed
 # a second time: those with an ``__all__`` (the public subpackages aside: they stay namespaces of

@@ -119,21 +119,47 @@ _guard = _transfer_guard.state
 _OWN_FILES = (__file__,)
 
 
+def arraylike_other(x) -> bool:
+    """JAX's ``_arraylike`` past the common types: an object with ``__jax_array__``, a NumPy scalar
+    by ``np.isscalar`` (a ``Fraction``, a ``str``), and funcgrad's typed key arrays (a Ref is not
+    array-like: JAX's ``jnp.sin(ref)`` is a TypeError)."""
+    return hasattr(x, "__jax_array__") or np.isscalar(x) or isinstance(x, ExtendedArray)
+
+
+ARRAYLIKE_TYPES = (Array, core.Tracer, np.ndarray, np.generic, int, float, complex)
+
+
+def is_arraylike(x) -> bool:
+    """What JAX's ``check_arraylike`` lets pass: an array, a tracer, a scalar (not a list, a tuple
+    or None)."""
+    return isinstance(x, ARRAYLIKE_TYPES) or arraylike_other(x)
+
+
+def arraylike_error(name: str, x, position: int, none: bool = False) -> TypeError:
+    what = "ndarray, scalar, or None" if none else "ndarray or scalar"  # (none: JAX's arange)
+    return TypeError(f"{name} requires {what} arguments, got {type(x)} at position {position}.")
+
+
 def check_arraylike(name: str, *args, emit_warning: bool = False, stacklevel: int = 3) -> None:
-    """JAX's refusal of a list or tuple where a function takes arrays (NumPy would convert it):
-    ``sum([1, 2, 3])`` raises TypeError in JAX's words, so that a program runs on jax too. With
-    ``emit_warning`` (JAX's ``shape``/``ndim``/``size``), a DeprecationWarning instead.
+    """JAX's refusal of a list, a tuple or another non-array where a function takes arrays (NumPy
+    would convert it): ``sum([1, 2, 3])`` raises TypeError in JAX's words, so that a program runs
+    on jax too (NOTE: [array-like arguments]). With ``emit_warning`` (JAX's
+    ``shape``/``ndim``/``size``), a DeprecationWarning instead.
 
     >>> check_arraylike("sum", [1, 2, 3])
     Traceback (most recent call last):
     TypeError: sum requires ndarray or scalar arguments, got <class 'list'> at position 0.
     """
     for i, a in enumerate(args):
-        if isinstance(a, list | tuple):
-            msg = f"{name} requires ndarray or scalar arguments, got {type(a)} at position {i}."
+        if not is_arraylike(a):
+            error = arraylike_error(name, a, i)
             if not emit_warning:
-                raise TypeError(msg)
-            warnings.warn(msg, DeprecationWarning, stacklevel=stacklevel)
+                raise error
+            warnings.warn(
+                f"{error} In a future JAX release this will be an error.",
+                DeprecationWarning,
+                stacklevel=stacklevel,
+            )
             return
 
 

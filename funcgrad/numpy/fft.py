@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.numpy import _arraylike
 from funcgrad.numpy._core import asarray, aval, constant, normalize_axis, place_on, promote_args_inexact
 from funcgrad.numpy.complexes import conjugate
 from funcgrad.numpy.manipulation import moveaxis, roll
@@ -428,3 +429,7 @@ def ifftshift(x, axes=None):
     if not axes:
         return x
     return roll(x, tuple(-(aval(x).shape[ax] // 2) for ax in axes), axes)
+
+
+# (last: the public functions refuse lists where JAX's do, NOTE: [array-like arguments])
+_arraylike.install(globals(), "fft.")

@@ -22,7 +22,14 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import _dtypes
 from funcgrad.numpy._core import asarray, aval, broadcast_to, constant, promote_args, rebound, select
-from funcgrad.numpy.indexing import _ARRAY, Slice, _expand, getitem, static_ints_of_empty_axes
+from funcgrad.numpy.indexing import (
+    _ARRAY,
+    Slice,
+    _expand,
+    getitem,
+    refuse_sequence_index,
+    static_ints_of_empty_axes,
+)
 from funcgrad.numpy.ufuncs import power, true_divide
 from funcgrad.primitives import elementwise as ew
 from funcgrad.primitives import indexing as ix
@@ -67,6 +74,7 @@ def _safe_to_cast(y, x) -> bool:
 
 
 def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wrap=True):
+    refuse_sequence_index(idx)  # (x.at[[0, 1]].set(v): JAX's TypeError)
     original = x = asarray(x)
     python_scalar = type(y) in _dt.python_scalar_types
     # As jax.numpy: x and the update combine in their promoted dtype and the result converts back

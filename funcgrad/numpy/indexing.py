@@ -25,6 +25,7 @@ elementwise families).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -126,6 +127,26 @@ def _flatten(xs):
             yield from _flatten(x)
         else:
             yield x
+
+
+def _unpacks(i) -> bool:
+    return (isinstance(i, np.ndarray | Array | core.Tracer) and np.ndim(i) != 0) or (
+        isinstance(i, Sequence | slice) or i is Ellipsis or i is None
+    )
+
+
+def refuse_sequence_index(idx) -> None:
+    """JAX's TypeError for a list (any non-tuple sequence) as an index, ``x[[0, 1]]`` and
+    ``x.at[[0, 1]]``: NumPy reads it as an index array, or (holding slices, ``None`` or ``...``) as
+    a tuple; JAX refuses both, in these words."""
+    if type(idx) is tuple or not isinstance(idx, Sequence) or isinstance(idx, str):
+        return
+    fix = "tuple(seq)" if any(_unpacks(i) for i in idx) else "array(seq)"
+    raise TypeError(
+        "Using a non-tuple sequence for multidimensional indexing is not allowed; "
+        f"use `arr[{fix}]` instead of `arr[seq]`. "
+        "See https://github.com/jax-ml/jax/issues/4564 for more information."
+    )
 
 
 def _expand(idx, shape: tuple[int, ...], where: str):
@@ -348,6 +369,7 @@ def getitem(
     >>> getitem(np.arange(10), 11).item()
     9
     """
+    refuse_sequence_index(idx)
     x = asarray(x)
     x, idx = _apply_dslices(x, idx)
     entries = _expand(idx, x.shape, "x[...]")

@@ -28,8 +28,8 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
+from funcgrad.numpy import _arraylike, contractions, reductions
 from funcgrad.numpy import _linalg as _la
-from funcgrad.numpy import contractions, reductions
 from funcgrad.numpy._core import (
     asarray,
     aval,
@@ -841,3 +841,7 @@ def trace(x, /, *, offset: int = 0, dtype=None):
     3.0
     """
     return _trace(x, offset, -2, -1, dtype)
+
+
+# (last: the public functions refuse lists where JAX's do, NOTE: [array-like arguments])
+_arraylike.install(globals(), "linalg.")

@@ -80,10 +80,13 @@ def shape(a):
 
 
 def _shape_of(a, name: str = "shape"):
-    check_arraylike(name, a, emit_warning=True, stacklevel=4)  # (JAX's deprecation for lists)
-    # A ShapeDtypeStruct (or another shape-and-dtype stand-in) has a shape too, as for np.shape and
-    # JAX's jnp.shape (flax's summary tables read shapes of abstract parameters).
+    # A ShapeDtypeStruct (or another shape-and-dtype stand-in, a Ref) has a shape too, as for
+    # np.shape and JAX's jnp.shape/ndim, which read it before their check (flax's summary tables
+    # read shapes of abstract parameters); JAX's size checks first.
     s = getattr(a, "shape", None)
+    if name != "size" and type(s) is tuple and getattr(a, "dtype", None) is not None:
+        return s
+    check_arraylike(name, a, emit_warning=True, stacklevel=4)  # (JAX's deprecation for lists)
     if type(s) is tuple and getattr(a, "dtype", None) is not None and not hasattr(a, "__array__"):
         return s
     return aval(a).shape

@@ -44,6 +44,9 @@ from funcgrad.numpy.misc import vectorize
 __all__ = ["frompyfunc", "ufunc"]
 
 
+_ACCUMULATE_CHECKED_AS = {"add": "cumsum", "multiply": "cumprod"}
+
+
 class ufunc:
     """A function of ``nin`` scalars returning ``nout`` values, with NumPy's ufunc methods.
 
@@ -108,6 +111,12 @@ class ufunc:
         >>> frompyfunc(fnp.maximum, 2, 1).reduce(np.array([[1, 5], [7, 2]]), axis=1).tolist()
         [5, 7]
         """
+        name = f"{self.__name__}.reduce"
+        check_arraylike(name, a)  # (JAX's checks, in its order)
+        if initial is not None:
+            check_arraylike(name, initial)
+        if where is not None:
+            check_arraylike(name, where)
         self._binary("reduce")
         if out is not None:
             raise TypeError(f"{self.__name__}.reduce: out= is not supported")
@@ -154,6 +163,9 @@ class ufunc:
         >>> frompyfunc(lambda x, y: x * y + 1, 2, 1).accumulate(np.array([1.0, 2.0, 3.0])).tolist()
         [1.0, 3.0, 10.0]
         """
+        # (JAX's words: its add.accumulate is cumsum, which checks as "cumsum")
+        fixed = _ACCUMULATE_CHECKED_AS.get(self.__name__) if self._accumulate is not None else None
+        check_arraylike(fixed or f"{self.__name__}.accumulate", a)
         self._binary("accumulate")
         if out is not None:
             raise TypeError(f"{self.__name__}.accumulate: out= is not supported")
@@ -214,9 +226,10 @@ class ufunc:
         indices are concrete (they fix the slices).
 
         >>> import funcgrad.numpy as fnp
-        >>> frompyfunc(fnp.maximum, 2, 1).reduceat(np.array([1, 5, 2, 8, 3]), [0, 2, 4]).tolist()
+        >>> frompyfunc(fnp.maximum, 2, 1).reduceat(np.array([1, 5, 2, 8, 3]), np.array([0, 2, 4])).tolist()
         [5, 8, 3]
         """
+        check_arraylike(f"{self.__name__}.reduceat", a, indices)
         self._binary("reduceat")
         if out is not None:
             raise TypeError(f"{self.__name__}.reduceat: out= is not supported")
@@ -251,6 +264,7 @@ class ufunc:
         >>> frompyfunc(lambda x, y: x - y, 2, 1).outer(np.array([1, 2]), np.array([10, 20, 30])).tolist()
         [[-9, -19, -29], [-8, -18, -28]]
         """
+        check_arraylike(f"{self.__name__}.outer", A, B)
         self._binary("outer")
         A, B = asarray(A), asarray(B)
         # (both operands at the full rank: no implicit rank promotion, which 'raise' refuses)

@@ -196,16 +196,21 @@ def test_set_operations_options_as_jax():
 
 def test_insert_broadcasting_matches_numpy():
     a = np.arange(12).reshape(3, 4)
+
+    def arr(v):  # (as JAX's, fnp.insert takes arrays, not lists: NOTE: [array-like arguments])
+        return np.asarray(v) if isinstance(v, list) else v
+
     for obj in (1, [1], [1, 3], [0, 0, 2], slice(1, 3), -1, [4], [-1, 0]):
         for values in ([7, 8, 9], 7, [[7], [8], [9]]):
             try:
                 want = np.insert(a, obj, values, axis=1)
             except ValueError:
                 with pytest.raises(ValueError):
-                    fnp.insert(a, obj, values, axis=1)
+                    fnp.insert(a, arr(obj), arr(values), axis=1)
                 continue
-            np.testing.assert_array_equal(np.asarray(fnp.insert(a, obj, values, axis=1)), want)
-    np.testing.assert_array_equal(np.asarray(fnp.insert(a, [0, 5], [-1, -2])), np.insert(a, [0, 5], [-1, -2]))
+            np.testing.assert_array_equal(np.asarray(fnp.insert(a, arr(obj), arr(values), axis=1)), want)
+    got = fnp.insert(a, np.array([0, 5]), np.array([-1, -2]))
+    np.testing.assert_array_equal(np.asarray(got), np.insert(a, [0, 5], [-1, -2]))
     with pytest.raises(IndexError, match="out of bounds"):
         fnp.insert(a, 9, 0, axis=1)
 
@@ -223,10 +228,10 @@ def test_put_and_place():
     for mode in ("clip", "wrap"):
         want = a.copy()
         np.put(want, [0, 9, -8], [10.0, 20.0, 30.0], mode=mode)
-        got = fnp.put(a, [0, 9, -8], [10.0, 20.0, 30.0], mode=mode, inplace=False)
+        got = fnp.put(a, np.array([0, 9, -8]), np.array([10.0, 20.0, 30.0]), mode=mode, inplace=False)
         np.testing.assert_array_equal(np.asarray(got), want)
     with pytest.raises(ValueError, match="inplace"):
-        fnp.put(a, [0], [1.0])
+        fnp.put(a, np.array([0]), np.array([1.0]))
     # empty values put nothing (JAX's and NumPy's; it raised ValueError), eagerly and under jit
     want = a.copy()
     np.put(want, 3, np.zeros((0, 4)))
@@ -234,7 +239,7 @@ def test_put_and_place():
         np.testing.assert_array_equal(np.asarray(put(a, 3, np.zeros((0, 4)), inplace=False)), want)
     want = a.copy()
     np.place(want, a > 1, [7.0, 8.0])
-    np.testing.assert_array_equal(np.asarray(fnp.place(a, a > 1, [7.0, 8.0], inplace=False)), want)
+    np.testing.assert_array_equal(np.asarray(fnp.place(a, a > 1, np.array([7.0, 8.0]), inplace=False)), want)
 
 
 @pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
@@ -258,7 +263,7 @@ def test_index_tricks_match_numpy():
     same(fnp.mgrid[0:3, 0:4], np.mgrid[0:3, 0:4])
     same(fnp.mgrid[0:1:3j, 1:2:0.5], np.mgrid[0:1:3j, 1:2:0.5])
     same(fnp.ogrid[0:3, 0:4], np.ogrid[0:3, 0:4])
-    same(fnp.ix_([0, 1], [2, 3, 4]), np.ix_([0, 1], [2, 3, 4]))
+    same(fnp.ix_(np.array([0, 1]), np.array([2, 3, 4])), np.ix_([0, 1], [2, 3, 4]))
     same(fnp.mask_indices(4, fnp.triu, 1), np.mask_indices(4, np.triu, 1))
     same(fnp.fromfunction(lambda i, j: i + 2 * j, (3, 4)), np.fromfunction(lambda i, j: i + 2 * j, (3, 4)))
     assert fnp.s_[1:2, ::3] == np.s_[1:2, ::3] and fnp.index_exp[1] == np.index_exp[1]

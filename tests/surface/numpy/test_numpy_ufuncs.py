@@ -482,7 +482,7 @@ def test_ufunc_at_reduceat_outer_and_transformations():
     theirs.at(want, [0, 0, 3], [1.0, 2.0, 3.0])
     _close(ours.at(a, np.array([0, 0, 3]), np.array([1.0, 2.0, 3.0]), inplace=False), want)
     x = np.arange(12.0).reshape(3, 4)
-    _close(ours.reduceat(x, [0, 2, 1], axis=1), theirs.reduceat(x, [0, 2, 1], axis=1))
+    _close(ours.reduceat(x, np.array([0, 2, 1]), axis=1), theirs.reduceat(x, [0, 2, 1], axis=1))
     _close(ours.outer(np.arange(3.0), np.arange(2.0)), theirs.outer(np.arange(3.0), np.arange(2.0)))
     _close(funcgrad.jit(lambda x: ours.reduce(x, axis=1))(x), theirs.reduce(x, axis=1))
     # d/dx of the fold: x0 is halved (n - 1) times in its row, the last element not at all.
@@ -526,7 +526,7 @@ def test_ufunc_methods_match_numpy(name):
         close(np.asarray(ours.reduce(a, axis=axis)), theirs.reduce(a, axis=axis))
         close(np.asarray(ours.accumulate(a, axis=axis)), theirs.accumulate(a, axis=axis))
     close(np.asarray(ours.outer(a[0], a[1])), theirs.outer(a[0], a[1]))
-    close(np.asarray(ours.reduceat(a[0], [0, 2])), theirs.reduceat(a[0], [0, 2]))
+    close(np.asarray(ours.reduceat(a[0], np.array([0, 2]))), theirs.reduceat(a[0], [0, 2]))
     if name not in ("logaddexp", "logaddexp2"):
         idx = np.array([0, 0, 2])
         want = a[0].copy()

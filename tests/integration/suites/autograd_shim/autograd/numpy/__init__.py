@@ -10,6 +10,7 @@ import numpy as _onp
 
 import funcgrad.numpy as _fnp
 from funcgrad.core import Tracer as _Tracer
+from funcgrad.kernel.array import Array as _ConcreteArray
 
 from ..tracer import Box, getval, notrace_primitive, primitive  # noqa: F401
 from . import fft, linalg, random  # noqa: F401
@@ -53,6 +54,11 @@ def absolute(x):
 abs = absolute
 
 
+def _unchecked(f):
+    """``f`` taking lists as autograd's (NumPy's) do (see ``_wrap``)."""
+    return getattr(f, "__wrapped_unchecked__", f)
+
+
 def _is_array_or_traced(x):
     if _builtins.isinstance(x, (_Tracer, _fnp.ndarray, _onp.ndarray, _onp.generic)):
         return True
@@ -62,13 +68,13 @@ def _is_array_or_traced(x):
 def where(condition, *args, **kwargs):
     """NumPy's ``where``; like autograd's, Python scalars and lists in give Python values out."""
     if not args and not kwargs:
-        return _host(_fnp.nonzero)(condition)
+        return _host(_unchecked(_fnp.nonzero))(condition)
     if len(args) + len(kwargs) != 2:
         raise ValueError("either both or neither of x and y should be given")
     x = args[0] if args else kwargs["x"]
     y = args[1] if len(args) > 1 else kwargs["y"]
     if _builtins.any(_is_array_or_traced(v) for v in (condition, x, y)):
-        return _host(_fnp.where)(condition, x, y)
+        return _host(_unchecked(_fnp.where))(condition, x, y)
     res = _onp.where(condition, x, y)
     return res.tolist() if _builtins.isinstance(res, _onp.ndarray) else res
 
@@ -113,3 +119,19 @@ for _name in (
         globals()[_name] = getattr(_onp, _name)
 
 __version__ = _onp.__version__
+
+
+def _numpy_index(getitem):
+    """``getitem`` reading a list index as NumPy's (and autograd's) index array: funcgrad, as JAX,
+    refuses ``x[[0, 1]]`` with a TypeError."""
+
+    def __getitem__(self, idx):
+        if type(idx) is list:
+            idx = _fnp.asarray(idx)
+        return getitem(self, idx)
+
+    return __getitem__
+
+
+for _cls in (_ConcreteArray, _Tracer):
+    _cls.__getitem__ = _numpy_index(_cls.__getitem__)

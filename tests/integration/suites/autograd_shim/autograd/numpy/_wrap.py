@@ -39,14 +39,10 @@ def host_results(f, scalars=True):
     return wrapped
 
 
-# funcgrad.numpy refuses list and tuple operands where JAX's check_arraylike does (its reductions and
-# ufunc objects); autograd.numpy takes them as NumPy does, so the shim makes them arrays first.
-_LIST_REFUSERS = {
-    "sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any", "count_nonzero",
-    "mean", "var", "std", "nanvar", "nanstd",
-}  # fmt: skip
-
-
+# funcgrad.numpy refuses list and tuple operands where JAX's check_arraylike does; autograd.numpy
+# takes them as NumPy does, so the shim calls the functions without JAX's check (each public
+# function keeps its module's function as ``__wrapped_unchecked__``, NOTE: [array-like arguments])
+# and makes the ufunc objects' list operands arrays first.
 def _lists_as_arrays(f):
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
@@ -63,8 +59,9 @@ def wrap_namespace(src, dst: dict, skip=()):
         value = getattr(src, name)
         # funcgrad.numpy.add, maximum, ... are ufunc objects (as in jax.numpy); autograd's are functions.
         if isinstance(value, types.FunctionType | types.BuiltinFunctionType | functools.partial | _ufunc):
-            if isinstance(value, _ufunc) or name in _LIST_REFUSERS:
+            if isinstance(value, _ufunc):
                 value = _lists_as_arrays(value)
+            value = getattr(value, "__wrapped_unchecked__", value)
             value = host_results(value, scalars=name not in _ARRAY_CONSTRUCTORS)
         dst[name] = value
 
