@@ -51,12 +51,14 @@ __all__ = [
 ]
 
 
-def _coeffs(name, *ps):
-    ps = promote_args_inexact(*[asarray(p) for p in ps])
-    for p in ps:
+def _coeffs(name, *ps, also=()):
+    """The coefficient vectors ``ps`` (one-dimensional) promoted to one inexact dtype, with the
+    values ``also`` (polyint's constants) promoted alongside."""
+    out = promote_args_inexact(*[asarray(p) for p in ps], *also)
+    for p in out[: len(ps)]:
         if p.ndim != 1:
             raise ValueError(f"{name}: polynomial coefficients must be one-dimensional, got shape {p.shape}")
-    return ps
+    return out
 
 
 def _pad_front(p, n):
@@ -163,9 +165,7 @@ def polyint(p, m: int = 1, k=None):
     """
     # (p promoted with k -- the Python int 0 by default -- as JAX's promote_dtypes_inexact(p, k):
     # boolean coefficients give the default float, a float64 k a float64 result)
-    p, k = promote_args_inexact(asarray(p), 0 if k is None else k)
-    if p.ndim != 1:
-        raise ValueError(f"polyint: polynomial coefficients must be one-dimensional, got shape {p.shape}")
+    p, k = _coeffs("polyint", p, also=(0 if k is None else k,))
     m = concrete_int(m, "polyint: m")
     if m < 0:
         raise ValueError(f"polyint: the order of integration must be non-negative, got {m}")
