@@ -1,7 +1,7 @@
 """One StableHLO module for every size of a symbolic export: the lowerings at a few sizes of the
 dimension variables merged into a module with dynamic dimensions, as JAX's symbolic exports are.
 
-Layer: surface. Imports numpy, ``funcgrad.xla_bridge.portable`` (jaxlib's MLIR bindings), the
+Layer: surface. Imports ``funcgrad.xla_bridge.portable`` (jaxlib's MLIR bindings), the
 symbolic dimensions of ``_shape_poly`` and pytree key paths (``_aot.treedef_paths``);
 ``_polymorphic`` calls ``generalize``, ``_exported`` calls ``check_call``.
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 from funcgrad._aot import treedef_paths
 from funcgrad.export._shape_poly import _ATOMS, DimExpr
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.ir import ShapedArray  # noqa: F401 - (the examples)
 from funcgrad.xla_bridge import portable
 from funcgrad.xla_bridge.portable import ir
 
@@ -559,7 +560,19 @@ class Ints:
 def check_call(in_avals, shapes, constraints=(), names=None) -> dict:
     """JAX's checks of a call's argument shapes against symbolic ``in_avals`` (its
     ``solve_dim_vars`` and ``check_statically``): the dimension variables' values, or the first
-    failing check's ``ValueError`` in JAX's words."""
+    failing check's ``ValueError`` in JAX's words.
+
+    >>> import numpy as np
+    >>> from funcgrad.export import symbolic_shape
+    >>> (b,) = symbolic_shape("b")
+    >>> check_call([ShapedArray((2 * b, 4), np.dtype("float32"))], [(6, 4)])
+    {'b': 3}
+    >>> try:
+    ...     check_call([ShapedArray((2 * b, 4), np.dtype("float32"))], [(5, 4)])
+    ... except ValueError as e:
+    ...     print(str(e).split(". ")[1])
+    Division had remainder 1 when computing the value of 'b'
+    """
     ints = Ints()
     sizes = {(i, k): int(s[k]) for i, (a, s) in enumerate(zip(in_avals, shapes))
              for k, d in enumerate(a.shape) if isinstance(d, DimExpr)}  # fmt: skip
@@ -575,7 +588,11 @@ def check_call(in_avals, shapes, constraints=(), names=None) -> dict:
 
 def arg_names(in_tree) -> list[str]:
     """Each flat argument's name in JAX's messages (``args[0]``, ``kwargs['b']``, ``args[1][0]``):
-    its key path in ``(args, kwargs)``, as JAX's ``pretty_print_dimension_descriptor``."""
+    its key path in ``(args, kwargs)``, as JAX's ``pretty_print_dimension_descriptor``.
+
+    >>> arg_names(tu.tree_structure(((1, (2, 3)), {"b": 4})))
+    ['args[0]', 'args[1][0]', 'args[1][1]', "kwargs['b']"]
+    """
     try:
         paths = [
             p for p, _ in tu.tree_flatten_with_path(tu.tree_unflatten(in_tree, [0] * in_tree.num_leaves))[0]
