@@ -166,7 +166,7 @@ def test_igamma_grad_a_has_no_derivative_as_in_jax(call):
     )
 
 
-_Z = np.array([0.5 + 0.25j, -3j, 2.0 + 0j], np.complex128)
+_Z = np.array([0.5 + 0.25j, -3j, 2.0 + 0j], np.complex64)  # (complex64: the same dtype in either jax mode)
 
 
 @pytest.mark.parametrize(
