@@ -35,6 +35,11 @@ def check_leaks_now() -> None:
         check_leaks()
 
 
+# The kernel's traces as JAX names its own in this message (a jit's trace is its DynamicJaxprTrace,
+# partial evaluation's its JaxprTrace); the others have JAX's names already.
+_JAX_TRACE_NAMES = {"StagingTrace": "DynamicJaxprTrace", "PartialEvalTrace": "JaxprTrace"}
+
+
 def check_leaks() -> None:
     """Raise JAX's ``Exception("Leaked trace ...")`` if a finished trace is still referred to by
     one of its tracers (NOTE: [leak checking])."""
@@ -56,8 +61,9 @@ def check_leaks() -> None:
         holders = sorted({type(h).__name__ for t in leaked for h in gc.get_referrers(t)
                           if not isinstance(h, Tracer) and type(h).__name__ != "frame"})  # fmt: skip
         tracers = "\n".join(f"{type(t).__name__}({t.aval.str_short()})" for t in leaked[:5])
-        raise Exception(  # (JAX's type: a plain Exception)
-            f"Leaked trace {type(trace).__name__}. Leaked tracer(s):\n\n{tracers}\n"
+        name = _JAX_TRACE_NAMES.get(type(trace).__name__, type(trace).__name__)
+        raise Exception(  # (JAX's type and words: a plain Exception naming JAX's trace class)
+            f"Leaked trace {name}. Leaked tracer(s):\n\n{tracers}\n"
             f"referred to by: {', '.join(holders) or 'unknown'}. A traced value escaped the "
             "transformation that created it (stored in a list, a global or an object): return it "
             "instead."
