@@ -513,18 +513,28 @@ class SymbolicExport:
         the lowerings at the samples cannot be merged (``self.not_portable`` says why)."""
         self.not_portable = None
         n = len(self.variables)
-        envs = self._envs(min(_n_monomials(n, _MAX_DEGREE) + 2, 14))
-        monomials = [
-            m
-            for k in range(_MAX_DEGREE + 1)
-            for m in itertools.combinations_with_replacement(self.variables, k)
-        ]
-        rows = np.array([[np.prod([env[v] for v in m], dtype=np.float64) for m in monomials] for env in envs])
+        # (as many samples as the result shapes' fit: a quadratic fit, checked on two more)
+        envs = self._envs(_n_monomials(n, _MAX_DEGREE) + 2)
+        fits = []
+        for degree in range(1, _MAX_DEGREE + 1):
+            monomials = [
+                m
+                for k in range(degree + 1)
+                for m in itertools.combinations_with_replacement(self.variables, k)
+            ]
+            if len(envs) > len(monomials):
+                rows = np.array(
+                    [[np.prod([env[v] for v in m], dtype=np.float64) for m in monomials] for env in envs]
+                )
+                fits.append((rows, monomials))
 
         def fit(values):
             values = [int(v) for v in values]
-            e = _fit_dim(rows, monomials, envs, values, self.scope) if len(envs) >= len(monomials) else None
-            return e if e is not None else _fit_floordiv(self.variables, envs, values, self.scope)
+            for rows, monomials in fits:
+                e = _fit_dim(rows, monomials, envs, values, self.scope)
+                if e is not None:
+                    return e
+            return _fit_floordiv(self.variables, envs, values, self.scope)
 
         try:
             samples = [self.specialize(self._concrete_avals(env), targets, checks, raw=True) for env in envs]

@@ -243,3 +243,15 @@ def test_symbolic_comparisons_are_jaxs(case):
         return "ok", str(e.out_avals)
 
     assert run(funcgrad, export, funcgrad.lax) == run(jax, jexport, jax.lax)
+
+
+def test_four_variables_one_module():
+    # a*b + c*d elements: a quadratic result dimension in four variables, one module for all sizes
+    specs = _specs(export, ["a, b", "c, d"])
+    exp = export.export(funcgrad.jit(lambda x, y: fnp.concatenate([x.reshape(-1), fnp.tanh(y).reshape(-1)])))(
+        *specs
+    )
+    assert str(exp.out_avals[0].shape[0]) == "c*d + a*b"
+    back = export.deserialize(exp.serialize())
+    x, y = np.ones((3, 2)), np.full((1, 6), 0.5)
+    np.testing.assert_allclose(back.call(x, y), np.concatenate([x.reshape(-1), np.tanh(y).reshape(-1)]))
