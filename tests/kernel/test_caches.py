@@ -89,7 +89,8 @@ NOT_CACHES = {
     ("funcgrad.interpreters.batching", "_vmappable_handlers"): "the handlers of those types",
     ("funcgrad.interpreters.partial_eval", "dce_rules"): "JAX's dead-code rule table",
     ("funcgrad._ref_scopes", "HITYPES"): "high-level types registered with hijax.register_hitype",
-    ("funcgrad._ref_scopes", "_SCOPES"): "the ref scopes of the jit traces in progress (empty between traces)",
+    ("funcgrad._ref_scopes", "_SCOPES"): "the ref scopes of the traces in progress (empty between)",
+    ("funcgrad._control_flow_state", "_STAND_INS"): "stand-ins of the Refs given to conds (held weakly)",
     ("funcgrad._placement", "unreduced_ops"): "the unreduced-value operations funcgrad.sharding registers",
     ("funcgrad.primitives._sharding_rules", "_unreduced_rules"): "each primitive's unreduced-axes rule",
     (
