@@ -46,7 +46,8 @@ def test_symbolic_export_as_jax(name, make, shapes, calls):
     with warnings.catch_warnings():  # (the sizes it samples are no retraces of the user's jit)
         warnings.simplefilter("error", funcgrad.jitting.RetraceWarning)
         exp = export.export(funcgrad.jit(make(fnp)))(*_specs(export, shapes))
-        blob = exp.serialize(vjp_order=1)
+        # (the round trip below for three cases: two variables, floordiv sizes, a slice's limits)
+        blob = exp.serialize(vjp_order=1) if name in ("matmul", "strided", "slice") else None
     assert str(exp.in_avals) == str(jexp.in_avals)
     assert str(exp.out_avals) == str(jexp.out_avals)
     assert exp.out_tree.num_leaves == jexp.out_tree.num_leaves
@@ -67,6 +68,8 @@ def test_symbolic_export_as_jax(name, make, shapes, calls):
     np.testing.assert_allclose(gg, gw, rtol=1e-12, atol=1e-12)
     # one serialized module for all sizes (NOTE: [one module for all sizes]): jax and funcgrad
     # deserialize it and call it at the second sizes, and differentiate it through its VJP
+    if blob is None:
+        return
     assert "?" in str(export.deserialize(blob).mlir_module()).split("func.func public @main")[1].split("{")[0]
     for de, tree in (
         (jexport.deserialize(blob), jax.tree_util),
