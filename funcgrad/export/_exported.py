@@ -24,8 +24,10 @@ dimensions] (``_polymorphic.py``); JAX's symbolic artifacts run here for any siz
 # a ``jax.result_info`` naming its pytree path). The module says
 # ``jax.uses_shape_polymorphism``. A module for several platforms is a ``stablehlo.case`` on the
 # index over one lowering per distinct lowering (platforms lowered alike share one copy, then
-# the index is unused). funcgrad writes all arguments (none is dropped), one device, no
-# shardings.
+# the index is unused). A symbolic module's ``@main`` computes the dimension variables and calls
+# ``@_wrapped_jax_export_main`` with them (NOTE: [one module for all sizes]); a module exported
+# with shardings carries Shardy annotations (NOTE: [exporting with shardings]). funcgrad writes
+# all arguments (none is dropped).
 """
 
 from __future__ import annotations

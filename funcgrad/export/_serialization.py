@@ -18,10 +18,12 @@ kernel's pytrees and dtypes, and the sibling ``_exported``/``_shape_poly`` modul
 #   PyTreeDef: 0 kind, 1 children, 2 children_names, 3 custom_name, 4 custom_auxdata
 #   AbstractValue: 0 kind, 1 shape (strings), 2 dtype, 3 memory_space
 #   Effect: 0 type_name;  DisabledSafetyCheck: 0 kind, 1 custom_call_target
-# funcgrad writes what JAX 0.10 writes for a one-device export (the avals both inline and as
-# indices into ``unique_avals``; sharding index 0, "none", for every value; version field 3, the
-# value JAX stores for its older readers) and reads both layouts. Named shardings of a
-# multi-device export are kept opaque (funcgrad calls exported modules on one device).
+#   AbstractMesh: 0 axis_sizes, 1 axis_names, 2 axis_types;  PartitionSpecOneAxis: 0 axes
+#   PartitionSpec: 0 partitions, 1 reduced, 2 unreduced
+#   NamedSharding: 0 mesh, 1 spec, 2 memory_kind, 3 abstract_mesh_idx
+# funcgrad writes what JAX 0.10 writes (the avals both inline and as indices into
+# ``unique_avals``; each value's sharding as an index into ``unique_named_shardings``, 0 for
+# none; version field 3, the value JAX stores for its older readers) and reads both layouts.
 """
 
 from __future__ import annotations
