@@ -26,6 +26,7 @@ from funcgrad.numpy import _linalg as _la
 from funcgrad.primitives import _matrix as mx
 from funcgrad.primitives import linalg as la
 from funcgrad.primitives import spectral as sp
+from funcgrad.scipy._arraylike import refuse_as_attribute
 from funcgrad.scipy._promotion import internal_promotion
 
 __all__ = ["expm", "expm_frechet", "funm", "polar", "rsf2csf", "solve_sylvester", "sqrtm"]
@@ -194,6 +195,8 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     >>> np.round(np.asarray(expm(np.array([[0.0, 1.0], [0.0, 0.0]]))), 12).tolist()
     [[1.0, 1.0], [0.0, 1.0]]
     """
+    if isinstance(A, list | tuple):  # (JAX's: it reads the dtype of A, and a list has none)
+        raise TypeError(f"Cannot determine dtype of {A}")
     A = _la.matrices(A, "expm", "A", square=True)
     if A.shape[-1] == 0:
         return A
@@ -281,6 +284,7 @@ def sqrtm(A, blocksize: int = 1):
     >>> np.round(np.asarray(sqrtm(np.array([[4.0, 0.0], [0.0, 9.0]]))).real, 12).tolist()
     [[2.0, 0.0], [0.0, 3.0]]
     """
+    refuse_as_attribute("astype", A)
     if blocksize != 1:
         raise ValueError(f"sqrtm: only blocksize=1 is supported, got {blocksize}")
     A = _la.matrices(A, "sqrtm", "A", square=True)

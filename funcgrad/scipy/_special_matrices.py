@@ -19,6 +19,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.numpy._core import check_arraylike
 
 __all__ = [
     "block_diag",
@@ -54,6 +55,7 @@ def toeplitz(c, r=None):
     >>> toeplitz(np.array([1.0, 2.0, 3.0]), np.array([1.0, 4.0])).tolist()
     [[1.0, 4.0], [2.0, 1.0], [3.0, 2.0]]
     """
+    check_arraylike("toeplitz", c, *(() if r is None else (r,)))
     c = _vector(c)
     if r is None:
         r = fnp.conj(c) if c.dtype.kind == "c" else c
@@ -101,6 +103,7 @@ def circulant(c):
     >>> circulant(np.array([1, 2, 3])).tolist()
     [[1, 3, 2], [2, 1, 3], [3, 2, 1]]
     """
+    check_arraylike("circulant", c)
     c = _vector(c)
     n = c.shape[-1]
     return c[..., (np.arange(n)[:, None] - np.arange(n)[None, :]) % max(n, 1)]
@@ -113,6 +116,7 @@ def leslie(f, s):
     >>> leslie(np.array([0.1, 2.0, 1.0]), np.array([0.5, 0.8])).tolist()
     [[0.1, 2.0, 1.0], [0.5, 0.0, 0.0], [0.0, 0.8, 0.0]]
     """
+    check_arraylike("leslie", f, s)
     f, s = fnp.atleast_1d(fnp.asarray(f)), fnp.atleast_1d(fnp.asarray(s))
     if f.shape[-1] < 2:
         raise ValueError(
@@ -139,6 +143,7 @@ def companion(a):
     >>> companion(np.array([1.0, -10.0, 31.0, -30.0])).tolist()
     [[10.0, -31.0, 30.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
     """
+    check_arraylike("companion", a)
     a = fnp.atleast_1d(fnp.asarray(a))
     if a.dtype.kind in "biu":
         a = a.astype(float)
@@ -158,6 +163,7 @@ def fiedler(a):
     >>> fiedler(np.array([1.0, 4.0, 2.0])).tolist()
     [[0.0, 3.0, 1.0], [3.0, 0.0, 2.0], [1.0, 2.0, 0.0]]
     """
+    check_arraylike("fiedler", a)
     a = fnp.atleast_1d(fnp.asarray(a))
     return fnp.abs(a[..., :, None] - a[..., None, :])
 
@@ -355,6 +361,9 @@ def block_diag(*arrs):
     >>> block_diag(np.array([[1]]), np.array([[2, 3]])).tolist()
     [[1, 0, 0], [0, 2, 3]]
     """
+    for a in arrs:  # (JAX's asarray of each)
+        if isinstance(a, list | tuple):
+            raise TypeError(f"asarray: expected ArrayLike, got {a} of type {type(a)}.")
     if not arrs:
         arrs = (np.zeros((1, 0)),)
     arrs = [fnp.asarray(a) for a in arrs]

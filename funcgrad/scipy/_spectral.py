@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.numpy._core import asarray, normalize_axis, promote_args_inexact
+from funcgrad.numpy._core import asarray, check_arraylike, normalize_axis, promote_args_inexact
+from funcgrad.scipy._arraylike import refuse_as_attribute
 from funcgrad.scipy._promotion import internal_promotion
 
 __all__ = ["csd", "detrend", "istft", "stft", "welch"]
@@ -233,6 +234,7 @@ def stft(
     >>> f.shape, t.shape, Z.shape, str(Z.dtype)
     ((9,), (9,), (9, 9), 'complex128')
     """
+    refuse_as_attribute("ndim", x)
     return _spectral_helper(
         "stft", x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, "spectrum", axis,
         "stft", boundary, padded,
@@ -255,6 +257,7 @@ def csd(
     >>> f.shape, P.shape, str(P.dtype)
     ((9,), (9,), 'complex128')
     """
+    refuse_as_attribute("ndim", x, y)
     if average not in ("mean", "median"):
         raise ValueError(f"csd: average must be 'mean' or 'median', got {average!r}")
     freqs, _, pxy = _spectral_helper(
@@ -297,6 +300,7 @@ def welch(
     >>> float(f[int(np.argmax(P))])
     0.25
     """
+    refuse_as_attribute("ndim", x)
     freqs, pxx = csd(
         x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average
     )
@@ -319,6 +323,7 @@ def istft(
     >>> bool(np.allclose(y[:64], x))
     True
     """
+    check_arraylike("istft", Zxx)
     name = "istft"
     Z = asarray(Zxx)
     Z = Z.astype(np.result_type(Z.dtype, np.complex64)) if Z.dtype.kind != "c" else Z

@@ -24,7 +24,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.kernel import dtypes as _dt
-from funcgrad.numpy._core import normalize_axis
+from funcgrad.numpy._core import check_arraylike, normalize_axis
 from funcgrad.scipy._promotion import internal_promotion
 
 __all__ = ["dct", "dctn", "idct", "idctn"]
@@ -156,6 +156,7 @@ def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None
     >>> (dct(np.array([1.0, 2.0, 3.0]), norm="ortho").round(6) + 0.0).tolist()  # + 0.0 folds -0.0
     [3.464102, -1.414214, 0.0]
     """
+    check_arraylike("dct", x)
     return _transform("dct", x, type, _one(x, n, axis), norm, inverse=False)
 
 
@@ -166,6 +167,7 @@ def idct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | Non
     >>> idct(dct(np.array([1.0, 2.0, 3.0]))).round(12).tolist()
     [1.0, 2.0, 3.0]
     """
+    check_arraylike("idct", x)
     return _transform("idct", x, type, _one(x, n, axis), norm, inverse=True)
 
 
@@ -195,6 +197,7 @@ def dctn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] |
     >>> dctn(np.ones((2, 2))).tolist()
     [[16.0, 0.0], [0.0, 0.0]]
     """
+    check_arraylike("dctn", x)
     return _transform("dctn", x, type, _many(s, axes), norm, inverse=False)
 
 
@@ -205,4 +208,5 @@ def idctn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] 
     >>> (idctn(dctn(np.arange(4.0).reshape(2, 2))).round(12) + 0.0).tolist()
     [[0.0, 1.0], [2.0, 3.0]]
     """
+    check_arraylike("idctn", x)
     return _transform("idctn", x, type, _many(s, axes), norm, inverse=True)

@@ -22,6 +22,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.numpy import _linalg as _la
+from funcgrad.numpy._core import check_arraylike
 from funcgrad.primitives import _matrix as mx
 from funcgrad.primitives import linalg as la
 from funcgrad.primitives import spectral as sp
@@ -351,6 +352,17 @@ def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a", sel
     return w if eigvals_only else (w, v)
 
 
+def _inexact_only(name, a):
+    # (JAX's schur and hessenberg bind their primitive on the input as is: a boolean or integer
+    # matrix is the primitive's TypeError, in its words, not promoted to float)
+    dtype = np.dtype(a.dtype) if hasattr(a, "dtype") else np.result_type(a)
+    if dtype.kind not in "fc":
+        raise TypeError(
+            f"{name} does not accept dtype {dtype.name} at position 0. Accepted dtypes at position 0 are "
+            "subtypes of floating, complexfloating."
+        )
+
+
 def schur(a, output: str = "real"):
     """Schur decomposition ``a = z t z^H``: ``(t, z)``; ``output='complex'`` gives the complex
     (upper-triangular) form of a real matrix.
@@ -359,8 +371,14 @@ def schur(a, output: str = "real"):
     >>> np.diag(np.asarray(t)).tolist()
     [1.0, 3.0]
     """
+    if isinstance(a, list | tuple):  # (JAX's: its schur is a jitted function)
+        raise TypeError(
+            "Error interpreting argument to schur as a JAX value. The problematic value is of type "
+            f"{type(a)} and was passed to schur at position 0.\n"
+        )
     if output not in ("real", "complex"):
         raise ValueError(f"schur: output must be 'real' or 'complex', got {output!r}")
+    _inexact_only("schur", a)
     a = _la.matrices(a, "schur", square=True)
     if output == "complex":
         a = a.astype(mx.complex_dtype(a.dtype))
@@ -375,6 +393,7 @@ def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_fini
     >>> bool(abs(float(h[2, 0])) < 1e-12)
     True
     """
+    _inexact_only("hessenberg", a)
     a = _la.matrices(a, "hessenberg", square=True)
     n = a.shape[-1]
     if n == 0:
@@ -416,6 +435,7 @@ def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: boo
     >>> solve(np.array([[4.0, 2.0], [2.0, 5.0]]), np.array([6.0, 7.0]), assume_a="pos").tolist()
     [1.0, 1.0]
     """
+    check_arraylike("jnp.linalg.solve", a, b)  # (JAX's: its solve is jnp.linalg's)
     kind = _ASSUME.get(assume_a)
     if kind is None:
         raise ValueError(f"solve: assume_a must be one of {sorted(_ASSUME)}, got {assume_a!r}")
@@ -470,6 +490,7 @@ def inv(a, overwrite_a: bool = False, check_finite: bool = True):
     >>> inv(np.array([[2.0, 0.0], [0.0, 4.0]])).tolist()
     [[0.5, 0.0], [0.0, 0.25]]
     """
+    check_arraylike("jnp.linalg.inv", a)  # (JAX's: its inv is jnp.linalg's)
     return _la.inv(a)
 
 
@@ -479,4 +500,5 @@ def det(a, overwrite_a: bool = False, check_finite: bool = True):
     >>> float(det(np.array([[1.0, 2.0], [3.0, 4.0]])))
     -2.0
     """
+    check_arraylike("jnp.linalg.det", a)  # (JAX's: its det is jnp.linalg's)
     return _la.det(a)

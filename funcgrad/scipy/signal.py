@@ -25,8 +25,9 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import lax
-from funcgrad.numpy._core import asarray, normalize_axis, promote_args_inexact
+from funcgrad.numpy._core import asarray, check_arraylike, normalize_axis, promote_args_inexact
 from funcgrad.scipy import _spectral
+from funcgrad.scipy._arraylike import refuse_as_attribute
 from funcgrad.scipy._spectral import *  # noqa: F403 - stft, istft, csd, welch, detrend
 
 __all__ = sorted(["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve", *_spectral.__all__])
@@ -90,6 +91,7 @@ def convolve(in1, in2, mode: str = "full", method: str = "auto", precision=None)
     >>> convolve(np.array([1, 2, 3, 2, 1]), np.array([1, 1, 1]), mode="same").tolist()
     [3.0, 6.0, 7.0, 6.0, 3.0]
     """
+    refuse_as_attribute("ndim", in1, in2)
     if method not in ("auto", "direct", "fft"):
         raise ValueError(f"convolve: method must be 'auto', 'direct' or 'fft', got {method!r}")
     if method == "fft":
@@ -104,6 +106,8 @@ def correlate(in1, in2, mode: str = "full", method: str = "auto", precision=None
     >>> correlate(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5])).tolist()
     [0.5, 2.0, 3.5, 3.0, 0.0]
     """
+    refuse_as_attribute("conj", in2)
+    refuse_as_attribute("ndim", in1)
     in2 = asarray(in2)
     kernel = fnp.flip(fnp.conj(in2))
     return convolve(in1, kernel, mode, method, precision)
@@ -152,6 +156,7 @@ def convolve2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=0
     >>> convolve2d(np.eye(2), np.ones((2, 2)), mode="same", boundary="wrap").tolist()
     [[2.0, 2.0], [2.0, 2.0]]
     """
+    refuse_as_attribute("ndim", in1, in2)
     return _convolve2d("convolve2d", in1, in2, mode, boundary, fillvalue, precision)
 
 
@@ -161,6 +166,7 @@ def correlate2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=
     >>> correlate2d(np.arange(9.0).reshape(3, 3), np.array([[1.0, 0.0], [0.0, -1.0]]), mode="valid").tolist()
     [[-4.0, -4.0], [-4.0, -4.0]]
     """
+    refuse_as_attribute("shape", in1, in2)
     in1, in2 = promote_args_inexact(asarray(in1), asarray(in2))
     if in1.ndim != 2 or in2.ndim != 2:
         raise ValueError(
@@ -189,6 +195,7 @@ def fftconvolve(in1, in2, mode: str = "full", axes: int | Sequence[int] | None =
     >>> np.round(np.asarray(out), 12).tolist()
     [6.0, 7.0, 6.0]
     """
+    check_arraylike("fftconvolve", in1, in2)
     _check_mode("fftconvolve", mode)
     in1, in2 = promote_args_inexact(asarray(in1), asarray(in2))
     if in1.ndim != in2.ndim:

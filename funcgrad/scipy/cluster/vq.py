@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import funcgrad.numpy as fnp
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.numpy._core import check_arraylike
 
 __all__ = ["vq"]
 
@@ -40,6 +41,7 @@ def vq(obs, code_book, check_finite: bool = True):
     >>> code.tolist(), [round(d, 6) for d in dist.tolist()]
     ([0, 3], [0.173205, 1.920937])
     """
+    check_arraylike("scipy.cluster.vq.vq", obs, code_book)
     del check_finite  # NaNs cannot be refused under a transformation; JAX ignores it too
     obs, code_book = _inexact(obs), _inexact(code_book)
     dtype = fnp.result_type(obs, code_book)

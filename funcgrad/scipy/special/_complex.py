@@ -20,7 +20,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.kernel import core
-from funcgrad.numpy._core import asarray, promote_args_inexact
+from funcgrad.numpy._core import asarray, check_arraylike, promote_args_inexact
 from funcgrad.scipy.special._elementary import custom_jvp
 
 __all__ = ["sph_harm_y", "wofz"]
@@ -67,6 +67,7 @@ def wofz(z):
     >>> [complex(round(v.real, 8), round(v.imag, 8)) for v in w.tolist()]
     [(1+0j), (0.30474421+0.20821894j)]
     """
+    check_arraylike("wofz", z)
     z = asarray(z)
     (z,) = promote_args_inexact(z)
     if z.dtype.kind != "c":

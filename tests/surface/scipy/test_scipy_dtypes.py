@@ -95,6 +95,23 @@ add("special.", "expn", (1, 1.5), values=False)
 add("special.", "multigammaln", (2.5, 2), values=False)
 add("special.", "logsumexp softmax log_softmax", (np.float32([0.5, 1.5, 2.0]),), values=False)
 
+add("special.", "wofz", (np.complex64([0.5 + 0.5j, 1.0]),), values=False)
+
+# the other modules: lists refused as JAX's, each in its way (types and errors; values are each
+# module's own tests')
+_M = np.float32([[2.0, 0.5, 0.1], [0.3, 3.0, 0.2], [0.1, 0.4, 4.0]])
+_V = np.float32([1.0, 2.0, 0.5, 3.0])
+add("linalg.", "det inv expm sqrtm schur block_diag", (_M,), values=False)
+add("linalg.", "solve", (_M, _M[0]), values=False)
+add("linalg.", "toeplitz circulant companion fiedler", (_V,), values=False)
+add("linalg.", "leslie", (_V, _V[:3]), values=False)
+add("signal.", "convolve correlate fftconvolve", (_V, _V[:2]), values=False)
+add("signal.", "convolve2d correlate2d", (_M, _M[:2, :2]), values=False)
+add("signal.", "welch", (_V,), values=False)
+add("signal.", "csd", (_V, _V), values=False)
+add("fft.", "dct idct dctn idctn", (_M,), values=False)
+add("cluster.vq.", "vq", (_M, _M[:2]), values=False)
+
 
 def resolve(root, name):
     for part in name.split("."):

@@ -199,7 +199,9 @@ def test_structured_matrices_match_scipy():
     close(fsl.hankel(c), sl.hankel(c))
     close(fsl.circulant(c), sl.circulant(c))
     close(fsl.companion(np.array([2.0, -3.0, 1.0, 5.0])), sl.companion([2.0, -3.0, 1.0, 5.0]))
-    close(fsl.leslie([0.1, 2.0, 1.5], [0.2, 0.8]), sl.leslie([0.1, 2.0, 1.5], [0.2, 0.8]))
+    close(fsl.leslie(np.array([0.1, 2.0, 1.5]), np.array([0.2, 0.8])), sl.leslie([0.1, 2.0, 1.5], [0.2, 0.8]))
+    with pytest.raises(TypeError, match="leslie requires ndarray"):  # (lists refused, as JAX's)
+        fsl.leslie([0.1, 2.0, 1.5], [0.2, 0.8])
     close(fsl.fiedler(r), sl.fiedler(r))
     for coeffs in ([1.0, -6.0, 11.0, -6.0], [2.0, 1.0, 3.0, 5.0, 7.0, 1.0]):
         close(fsl.fiedler_companion(coeffs), sl.fiedler_companion(coeffs))
