@@ -151,6 +151,8 @@ def _put_leaf(v, s: Sharding, path: str):
         if s.memory_kind is not None and space is not getattr(v.aval, "memory_space", space):
             v = device_put_to(v, space)  # its memory, in its type (NOTE: [memory space in types])
         return v
+    if from_array and v.committed and v.sharding == s:
+        return v  # (JAX's: an Array already placed as asked is itself; device_put(may_alias=False) copies)
     if from_array and _unreduced.unreduced_of(v):  # its value: the sums of its groups
         v = Array._from_owned(_unreduced.reduced_value(v), weak)
     if isinstance(s, NamedSharding) and s.spec.unreduced:

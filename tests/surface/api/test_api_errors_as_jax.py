@@ -102,6 +102,12 @@ def test_static_argument_whose_eq_raises_and_device_put_copies_as_jax():
         copies = [lib.device_put(a, **kw) is a for kw in ({}, {"may_alias": True}, {"may_alias": False})]
         assert copies == [True, True, False]
         assert lib.device_put({"a": a}, may_alias=False)["a"] is not a
+        # a committed Array put where it is (a sharding equal to its own) is itself; to a device, new
+        d0 = lib.devices()[0]
+        c = lib.device_put(np.arange(3.0), d0)
+        s = lib.sharding.SingleDeviceSharding(d0)
+        same = [lib.device_put(c, t, **kw) is c for t in (s, d0) for kw in ({}, {"may_alias": False})]
+        assert same == [True, False, False, False]
 
 
 def test_scalar_conversions_that_work():
