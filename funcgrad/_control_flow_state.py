@@ -42,6 +42,7 @@ from funcgrad._control_flow_trace import trace
 from funcgrad._ref_errors import refuse_aliased_refs
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
+from funcgrad.kernel.held_state import is_state
 from funcgrad.kernel.jaxpr_eval import eval_closed
 
 __all__ = [
@@ -181,12 +182,17 @@ def held_cond_operands(branches: list, operands: tuple, what: str):
     return [closing(b) for b in branches], tuple(held.kept(leaves))
 
 
+def _stand_in(item):
+    """``_STAND_INS``' entry for ``item`` (a Ref or a lifted box), or None."""
+    return _STAND_INS.get(item) if is_state(item) else None
+
+
 def _refuse_closed_over_operands(branches, found: dict, what: str) -> None:
     """JAX's error for a branch that touched a Ref both as an operand (its stand-in) and closed
     over (``_check_no_aliased_closed_over_refs``)."""
     for k, e in found.items():
         for item in e.items:
-            entry = _STAND_INS.get(item) if type(item).__hash__ is not None else None
+            entry = _stand_in(item)
             if entry is not None and any(x is entry[0] for x in e.items):
                 ref, i, operands = entry
                 name = signature_arg_names(branches[k], operands, {})[i]
@@ -219,7 +225,7 @@ def cond_with_state(index, branches, operands, names, what, found: dict):
     out, finals = cf._bind_cond(index, stateful, (state, list(operands)), names, what)
     write_loop_state(items, finals)
     for item in items:
-        entry = _STAND_INS.get(item) if type(item).__hash__ is not None else None
+        entry = _stand_in(item)
         if entry is not None:
             entry[0]._state_write(item._state_now())
     return out

@@ -157,3 +157,18 @@ def test_checkpoint_of_a_function_touching_a_box_refuses():
         with pytest.raises(NotImplementedError, match="checkpoint of a function that touches a mutable box"):
             fun(np.float32(3.0))
         assert float(b.get()["a"]) == 1.0
+
+
+def test_a_cond_given_a_ref_whose_branch_writes_a_box():
+    # The Ref reaches the branch as a stand-in written back after the cond; the box is state of
+    # the branch (NOTE: [state in loop bodies]): both written, as eager Python would.
+    b = Box({"a": fnp.zeros((), np.float32)})
+    r = funcgrad.new_ref(np.float32(1.0))
+
+    def branch(ref):
+        b.set({"a": b.get()["a"] + ref[...]})
+        ref[...] += 1.0
+        return ref[...]
+
+    out = funcgrad.lax.cond(True, branch, lambda ref: ref[...], r)
+    assert float(out) == 2.0 and float(r[...]) == 2.0 and float(b.get()["a"]) == 1.0
