@@ -176,6 +176,13 @@ class Exported:
     # (the one-device view of a deserialized multi-device export: its sharding annotations dropped)
     _strip: bool = False
 
+    def __getattribute__(self, name):
+        value = object.__getattribute__(self, name)
+        if type(value) is _Lazy:  # (a symbolic export's module for all sizes, made once)
+            value = value.make()
+            object.__setattr__(self, name, value)
+        return value
+
     def __post_init__(self):
         # Prepared modules by argument signature, and the jitted caller (not fields: caches).
         object.__setattr__(self, "_calls", {})
@@ -252,6 +259,15 @@ class Exported:
 
 
 _serializer: list = []
+
+
+class _Lazy:
+    """A field's value made when the field is first read (``Exported.__getattribute__``)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
 
 
 def _avals_str(avals) -> str:
@@ -515,7 +531,12 @@ def _export_symbolic(fun_jit, targets, checks, args, kwargs) -> Exported:
     """NOTE: [exporting with symbolic dimensions]."""
     sym = SymbolicExport(fun_jit, args, kwargs, _export)
     first = sym.specialize(sym._concrete_avals(sym.first_env), targets, checks)
-    module = sym.portable_module(targets, checks, len(targets) > 1)  # (None: no module for all sizes)
+    multi = len(targets) > 1
+
+    def module() -> bytes:  # (None from portable_module: no module for all sizes)
+        blob = sym.portable_module(targets, checks, multi)
+        return first.mlir_module_serialized if blob is None else blob
+
     n_in = len(sym.in_avals)
     return Exported(
         fun_name=fun_jit._name,
@@ -530,7 +551,8 @@ def _export_symbolic(fun_jit, targets, checks, args, kwargs) -> Exported:
         ordered_effects=(),
         unordered_effects=(),
         disabled_safety_checks=checks,
-        mlir_module_serialized=first.mlir_module_serialized if module is None else module,
+        # (made when first read: calls in this process specialize per size and never need it)
+        mlir_module_serialized=_Lazy(module),
         calling_convention_version=_calling_convention_version(),
         module_kept_var_idx=tuple(range(n_in)),
         uses_global_constants=True,  # (JAX: the module computes dimension variables)

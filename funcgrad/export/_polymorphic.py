@@ -377,6 +377,7 @@ class SymbolicExport:
                         "shapes for more details."
                     )
         self._concrete_export = concrete_export
+        self.not_portable = None  # (why there is no module for all sizes, once portable_module ran)
         self.out_tree, self.out_avals, self.first_env = self._fit()
 
     # -- tracing at concrete sizes ----------------------------------------------------------------

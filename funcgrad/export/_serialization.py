@@ -208,6 +208,7 @@ def _vector(b, offsets: Sequence[int]) -> int:
 
 
 def _write_exported(b, exp: Exported, vjp_order: int) -> int:
+    module = exp.mlir_module_serialized  # (a symbolic export's is made now: not_portable is then known)
     if exp._symbolic is not None and exp._symbolic.not_portable is not None:
         raise ValueError(
             f"Cannot serialize {exp.fun_name}: it was exported by funcgrad with symbolic dimensions, "
@@ -246,7 +247,7 @@ def _write_exported(b, exp: Exported, vjp_order: int) -> int:
     ordered = _vector(b, [_write_effect(b, e) for e in exp.ordered_effects])
     unordered = _vector(b, [_write_effect(b, e) for e in exp.unordered_effects])
     checks = _vector(b, [_write_check(b, c) for c in exp.disabled_safety_checks])
-    module = b.CreateByteVector(bytes(exp.mlir_module_serialized))
+    module = b.CreateByteVector(bytes(module))
     kept = b.CreateNumpyVector(np.array(exp.module_kept_var_idx, dtype=np.uint16))
     vjp = None
     if vjp_order > 0:
