@@ -19,9 +19,19 @@ from funcgrad._control_flow import while_loop
 from funcgrad._placement import reshard
 from funcgrad.kernel import core
 from funcgrad.kernel import dtypes as _dt
+from funcgrad.kernel.custom_derivatives import SymbolicZero, custom_jvp
 from funcgrad.kernel.templates import template_public_functions
 from funcgrad.numpy import _dtypes
-from funcgrad.numpy._core import asarray, aval, broadcast_to, constant, promote_args, rebound, select
+from funcgrad.numpy._core import (
+    asarray,
+    aval,
+    broadcast_to,
+    call_custom,
+    constant,
+    promote_args,
+    rebound,
+    select,
+)
 from funcgrad.numpy.indexing import (
     _ARRAY,
     Slice,
@@ -369,21 +379,39 @@ class _IndexUpdateRef:
         >>> asarray([1.0, 4.0]).at[np.array([1, 1])].apply(lambda v: v * 10).tolist()
         [1.0, 400.0]
         """
-        if not (unique_indices or _selects_unique(self.array, self.index)):
-            x = asarray(self.array)
+        array = call_custom(_scatter_apply_operand, asarray(self.array))  # (JAX's: no JVP)
+        if not (unique_indices or _selects_unique(array, self.index)):
+            x = array
             zeros = constant(0, np.int32, x.shape)
             counts = _scatter(
                 zeros, self.index, 1, ix.scatter_add, mode, indices_are_sorted, False, wrap_negative_indices
             )
             return _apply_counted(x, counts, func)
-        current = getitem(self.array, self.index, mode="clip", wrap_negative_indices=wrap_negative_indices)
-        return self.set(
+        current = getitem(array, self.index, mode="clip", wrap_negative_indices=wrap_negative_indices)
+        return _IndexUpdateRef(array, self.index).set(
             func(current),
             indices_are_sorted=indices_are_sorted,
             unique_indices=unique_indices,
             mode=mode,
             wrap_negative_indices=wrap_negative_indices,
         )
+
+
+@custom_jvp
+def _scatter_apply_operand(x):
+    return x
+
+
+def _scatter_apply_jvp(primals, tangents):
+    # JAX's scatter_apply has no JVP rule: differentiating .at[].apply with respect to the array
+    # (forward or reverse) raises its NotImplementedError; funcgrad's composition would have computed
+    (t,) = tangents
+    if type(t) is SymbolicZero:
+        return primals[0], t
+    raise NotImplementedError("scatter_apply JVP not implemented")
+
+
+_scatter_apply_operand.defjvp(_scatter_apply_jvp, symbolic_zeros=True)
 
 
 class IndexUpdateHelper:

@@ -290,6 +290,12 @@ def ptp(a, axis=None, out=None, keepdims=False):
 def _arg_extremum(prim, name, a, axis, out, keepdims):
     _no_out(out, name)
     a, _ = _prepare(name, a, None)
+    if _dt.kind(a.dtype) == "c":  # (JAX's argmin/argmax compare with lax.lt/gt, which refuse complex)
+        op = "lt" if name == "argmin" else "gt"
+        raise TypeError(
+            f"{op} does not accept dtype {a.dtype} at position 0. Accepted dtypes at position 0 are "
+            "subtypes of integer, floating, bool."
+        )
     if axis is None:
         flat = st.reshape(a, (a.size,))
         if a.size == 0:

@@ -177,3 +177,24 @@ def test_size_along_a_repeated_axis_is_an_error_as_jax():
     # (JAX's lax_numpy_test) size(x, (1, -2)) names axis 1 twice
     with pytest.raises(ValueError, match="repeated axis"):
         fnp.size(fnp.zeros((2, 3, 4)), (1, -2))
+
+
+def test_argmin_argmax_of_complex_and_derivative_of_at_apply_raise_as_jax():
+    # (the fuzzer's random programs) JAX's argmin/argmax compare with lax.lt/gt, which refuse
+    # complex (funcgrad ordered them lexicographically); .at[].apply has no JVP rule in JAX
+    jax = pytest.importorskip("jax")
+    z = np.array([1 + 2j, 1 + 1j], np.complex64)
+    x = np.array([1.0, 2.0], np.float32)
+    calls = [
+        (TypeError, lambda m, np_: np_.argmin(z)),
+        (TypeError, lambda m, np_: np_.nanargmax(z[None], axis=1)),
+        (NotImplementedError, lambda m, np_: m.jvp(lambda b: b.at[0].apply(np_.sin), (x,), (x,))),
+        (NotImplementedError, lambda m, np_: m.grad(lambda b: np_.sum(b.at[1].apply(np_.cos)))(x)),
+    ]
+    for error, call in calls:
+        with pytest.raises(error):
+            call(jax, jax.numpy)
+        with pytest.raises(error):
+            call(funcgrad, fnp)
+    got = funcgrad.vmap(lambda b: b.at[0].apply(fnp.sin))(x[None])
+    np.testing.assert_allclose(np.asarray(got), [[np.sin(1.0), 2.0]], rtol=1e-6)
