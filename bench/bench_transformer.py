@@ -42,6 +42,46 @@ workload is compute-bound, so read the ratios, not the absolute times, on a load
 
 Where the time goes (measured with ``--threads 1`` on the shared 2-core machine, load 14-17):
 
+- Session 14 (no change kept; the per-example row still at the line): ``--cases per_example
+  --threads 1 --rounds 3`` 0.51x (127.0 against 250.3 ms CPU; rounds 135.5/269.3, 125.0/241.4,
+  127.0/250.3; load 0.3-6.6) and 0.47x (129.8 against 279.1; rounds 0.43x, 0.47x, 0.50x as
+  jax's time fell from 302.7 to 251.1 ms; load 12.9-15.3); the full ``--threads 1 --rounds 2``
+  run at load 11.2-11.9:
+  per-example 0.51x (128.6 against 252.4 ms), step 0.49x torch.compile (128.3 against 263.3),
+  first call 0.67x jax, eager 0.81x torch. Where the time goes, steady state (``perf record``
+  of 100 calls on one core after compiling, ``DNNL_JIT_PROFILE=2``): YNNPACK's GEMM kernel 45%,
+  oneDNN's sgemm under the per-example Eigen dots 23%, Eigen's packing 4.8%, XLA's loop fusions
+  ~15%, YNNPACK's transposes, reductions and elementwise kernels ~5%, memmove 1.2%; thunks
+  (``xla_op_profile``'s timing, fastest of 12 calls, load 12.8): 114.8 ms, YNNPACK 63.9 (the
+  shared GEMMs at ~245 GFLOP/s), the per-example Eigen dots 32.6 (6.6 GFLOP, ~200 GFLOP/s),
+  attention dots 3.6, loop fusions 14.8 (jax's: 92.9, its fresh buffers' page faults included). The loop
+  fusions move 829 MB at ~50 GB/s (233 fusions; jax 234, 859 MB): none is slow for its bytes;
+  XLA's copies of cheap producers into each consumer (the GELU for the GEMM and for the padded
+  dot, the qkv cotangent transposed three times, the layer-norm outputs as [1024, 256] and
+  [8, 128, 256]) are 2.6 ms of them all, and the program does no recomputation (34 GEMMs: the
+  forward and input-gradient products, once each). Angles evaluated and not kept:
+  (1) the Eigen dot: XLA's dot thunk runs Eigen's contraction once per example, and tsl's
+  contraction kernel skips packing only for an operand that is not transposed in Eigen's
+  column-major view; of X^T G ([B, K, M] x [B, K, N]) only one operand can be, and which one
+  fixes the result's layout. Measured alone (jax's program of the same ops, operands as
+  parameters, one core, CPU ms, B=8, K=128, M=1024, N=256): plain 4.7-5.0, padded (the rule in
+  ``xla_bridge/rules/dot.py``) 3.4-4.0, the swapped product alone (X read in place, no packing of
+  it) 2.8-3.2 but its [N, M] result transposed back 4.6-4.95 (XLA's copy of 8 MB with 4 KiB rows:
+  1.2-1.75 ms) and 3.4-4.2 with M padded before the swap (transpose and slice in one copy);
+  X^T materialised for YNNPACK 4.8-5.2; pads of 8/16/32/64 floats within the noise (3.4-4.0).
+  The M=256 dots (qkv, fc): X^T for YNNPACK saves 0.1 ms a dot alone (2.03 against 2.14 ms,
+  2.85 against 2.93), less than the transposing layer-norm copy it needs in the program; padding
+  N by 8 or 16 costs 0.5 ms (3.43-3.49 against 2.85). (2) Layouts: the entry layouts reach only
+  parameters and results, and the per-example result must be row-major for the user.
+  (3) A second, transposing GELU: XLA's loop emitter reads its inputs down 4 KiB columns (the
+  3.5-8.8 ms of session 13) and nothing that survives to fusion keeps the producer out of a plain
+  copy (no multi-output fusion in jaxlib 0.10.2). (4) The attention's dV = A^T dO dots
+  ([32, 128, 128]^T x [32, 128, 64], Eigen, 0.53 ms each in the program): swapped behind a
+  barrier, the transpose read by the concatenating consumer, 0.43 against 0.52 ms alone
+  (swapping the other attention dot, M=64 < N, is slower: 0.56 against 0.39); ~0.4 ms a call
+  in all, below what fresh-process pairs resolve here, so not added. What is left is a few ms
+  spread over Eigen's packing (~6 ms), the pad and slice (~2 ms) and the duplicated producers
+  (~2.6 ms), none of it reachable from one rule.
 - Session 13 (``--cases per_example --threads 1 --rounds 3``, CPU time): 0.46x at the start
   (132.5 against 288.2 ms, load 0.3-12), 0.52x after the change below at load 16-18 (139.7
   against 267.9 ms), 0.45x in the full ``--threads 1 --rounds 2`` run at load 14-16 (140.3 against
