@@ -39,7 +39,8 @@ import numpy as np
 from funcgrad import _control_flow as cf
 from funcgrad._api_util import fun_sourceinfo, signature_arg_names
 from funcgrad._control_flow_trace import trace
-from funcgrad._ref_errors import refuse_aliased_refs
+from funcgrad._ref_errors import refuse_aliased_refs, refuse_returned_refs
+from funcgrad._sharding_types import scan_step_avals
 from funcgrad.kernel import core
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.held_state import is_state
@@ -282,8 +283,17 @@ def scanned_refs(f, init, xs, length: int):
     n_init = len(tu.tree_leaves(init))
     held = refuse_aliased_refs(f, (init, xs), "scan")
     sliced = {i - n_init: x for i, x in held.at.items() if i >= n_init}
-    if not sliced:
-        return f, xs
+    if sliced:
+        f, xs = _rows_of(f, xs, sliced, length)
+    carried = {i: x for i, x in held.at.items() if i < n_init}
+    if carried:
+        _refuse_carried_refs(f, init, xs, carried)
+    return f, xs
+
+
+def _rows_of(f, xs, sliced: dict, length: int):
+    """The body and ``xs`` where the Refs ``sliced`` (by leaf position in ``xs``) are scanned over:
+    an index is, and the body gets the Ref's row at it."""
     xs_leaves, xs_tree = tu.tree_flatten(xs)
     index = np.arange(length, dtype=np.int32)
     xs = tu.tree_unflatten(xs_tree, [index if i in sliced else x for i, x in enumerate(xs_leaves)])
@@ -296,6 +306,41 @@ def scanned_refs(f, init, xs, length: int):
         return body(c, tu.tree_unflatten(xs_tree, leaves))
 
     return rows, xs
+
+
+def _refuse_carried_refs(f, init, xs, carried: dict) -> None:
+    """A Ref in scan's initial carry is refused, as in JAX (a loop carry's type is an array's):
+    with JAX's error for a body that closes over it too or returns it (the body is traced once,
+    given a stand-in for it, to tell which), else with funcgrad's words."""
+    leaves, tree = tu.tree_flatten(init)
+    names = signature_arg_names(f, (init, xs), {})
+    stand_ins = {}
+    for i, ref in carried.items():
+        stand_ins[i] = ref._inner(ref._value, ref._trace)
+        _STAND_INS[stand_ins[i]] = (ref, i, (init, xs))
+    kept = [x for i, x in enumerate(leaves) if i not in carried]
+
+    def given(kept_leaves, x):
+        it = iter(kept_leaves)
+        c = tu.tree_unflatten(
+            tree, [stand_ins[i] if i in stand_ins else next(it) for i in range(len(leaves))]
+        )
+        out = f(c, x)
+        refuse_returned_refs(out, "scan body", f, "scan", {id(r): names[i] for i, r in stand_ins.items()})
+        return 0
+
+    xs_avals = scan_step_avals([core.get_aval(x) for x in tu.tree_leaves(xs)])
+    try:
+        trace(
+            given, tu.tree_structure((kept, xs)), [*map(core.get_aval, kept), *xs_avals], "scan body f", True
+        )
+    except LoopState as e:
+        _refuse_closed_over_operands([f], {0: e}, "scan")
+    i, ref = next(iter(carried.items()))
+    raise ValueError(  # (JAX's type; its words come from a conversion that meets the Ref)
+        f"scan got a mutable array reference of type {ref.aval} in its initial carry (as {names[i]}): a "
+        "loop carry is an array; close over the Ref in the body (or scan over it in xs) instead"
+    )
 
 
 def scan_with_state(f, init, xs, e: LoopState, length: int, reverse: bool, unroll: int):

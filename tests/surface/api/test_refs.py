@@ -627,3 +627,26 @@ def test_make_jaxpr_of_a_function_writing_a_ref_argument():
     theirs = jax.new_ref(np.zeros(3, F32))
     f(theirs)
     np.testing.assert_array_equal(final, theirs[...])
+
+
+def test_a_ref_in_scans_initial_carry_is_refused_as_jax():
+    # (mutable_array_test test_closure_and_argument_aliases_scan; the body is traced once to tell
+    # which of JAX's errors applies, and nothing is written)
+    jax = pytest.importorskip("jax")
+
+    def messages(lib):
+        x_ref = lib.new_ref(F32(0.0))
+        seen = []
+        for body, init in [
+            (lambda y_ref, _: (x_ref[...] + y_ref[...], None), x_ref),
+            (lambda c, _: ((c[0], 2.0), None), (x_ref, 1.0)),
+        ]:
+            with pytest.raises(ValueError) as e:
+                lib.lax.scan(body, init, None, length=1)
+            seen.append(str(e.value).split(" at ", 1)[-1].split(":", 1)[-1])
+        with pytest.raises((TypeError, ValueError)):  # (jax: a carry type error)
+            lib.lax.scan(lambda c, _: (F32(1.0), None), x_ref, None, length=1)
+        assert float(x_ref[...]) == 0.0
+        return seen
+
+    assert messages(funcgrad) == messages(jax)
