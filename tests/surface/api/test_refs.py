@@ -599,7 +599,7 @@ def _custom_vjp_of_a_differentiated_ref(lib, jnp):
     seen = []
     for fun in (f, lib.jit(f)):
         seen.append(np.asarray(fun(lib.new_ref(F32(3.0)))))
-        _, f_vjp = lib.vjp(lambda x: fun(lib.new_ref(x)), F32(3.0))
+        _, f_vjp = lib.vjp(lambda x, fun=fun: fun(lib.new_ref(x)), F32(3.0))
         seen.append(np.asarray(f_vjp(F32(1.0))[0]))
     return seen
 
