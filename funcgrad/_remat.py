@@ -38,10 +38,10 @@ _TRACES: weakref.WeakKeyDictionary = register_cache("remat.traces", weakref.Weak
 
 # NOTE: [state in checkpointed functions]
 # A checkpointed function that touches Refs from outside (closed over, or passed in: those are
-# closed over, NOTE: [held state operands]) carries their values as NOTE: [state in loop bodies] does: its one trace is a
-# discovery scope, completed with the Refs' values as extra inputs and their final values as extra
-# outputs, written back after the call. Recomputed during backward, it does not write them again
-# (JAX's ``kind='no_grad_no_remat'`` Refs).
+# closed over, NOTE: [held state operands]) carries their values as NOTE: [state in loop bodies]
+# does: its one trace is a discovery scope, completed with the Refs' values as extra inputs and
+# their final values as extra outputs, written back after the call. Recomputed during backward, it
+# does not write them again (JAX's ``kind='no_grad_no_remat'`` Refs).
 
 
 def checkpoint(
