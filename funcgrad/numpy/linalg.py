@@ -28,7 +28,7 @@ import numpy as np
 
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.custom_derivatives import custom_jvp
-from funcgrad.numpy import _arraylike, contractions, reductions
+from funcgrad.numpy import _arraylike, _dtypes, complexes, contractions, reductions, transcendental, ufuncs
 from funcgrad.numpy import _linalg as _la
 from funcgrad.numpy._core import (
     asarray,
@@ -633,26 +633,25 @@ def _integer_vector_norm(x, axes, ord, keepdims):
     ``inf`` keep an integer dtype, ``ord=0`` refuses (``finfo`` of an integer), and a general
     ``ord`` is a power by constants of ``x``'s dtype (``1 / ord`` truncated) -- jax's values and
     dtypes. (``norm`` converts to floating point first, in both libraries.)"""
-    import funcgrad.numpy as fnp
-
     if ord is None or ord == 2:
-        return fnp.sqrt(fnp.sum(fnp.real(x * fnp.conj(x)), axis=axes, keepdims=keepdims))
+        squares = complexes.real(x * complexes.conj(x))
+        return transcendental.sqrt(reductions.sum(squares, axis=axes, keepdims=keepdims))
     if ord == np.inf:
-        return fnp.max(fnp.abs(x), axis=axes, keepdims=keepdims, initial=0)
+        return reductions.max(ufuncs.abs(x), axis=axes, keepdims=keepdims, initial=0)
     if ord == -np.inf:
-        return fnp.min(fnp.abs(x), axis=axes, keepdims=keepdims)
+        return reductions.min(ufuncs.abs(x), axis=axes, keepdims=keepdims)
     if ord == 0:
-        return fnp.sum(x != 0, dtype=fnp.finfo(x.dtype).dtype, axis=axes, keepdims=keepdims)
+        return reductions.sum(x != 0, dtype=_dtypes.finfo(x.dtype).dtype, axis=axes, keepdims=keepdims)
     if ord == 1:
-        return fnp.sum(fnp.abs(x), axis=axes, keepdims=keepdims)
+        return reductions.sum(ufuncs.abs(x), axis=axes, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid order '{ord}' for vector norm.")
-    abs_x = fnp.abs(x)
+    abs_x = ufuncs.abs(x)
     with np.errstate(all="ignore"):  # (JAX's lax._const: NumPy's casts of ord and 1 / ord)
         ord_np = np.array(ord, x.dtype)
         ord_inv = np.array(1.0 / ord_np, x.dtype)
-    out = fnp.sum(abs_x ** constant(ord_np, x.dtype), axis=axes, keepdims=keepdims)
-    return fnp.power(out, constant(ord_inv, x.dtype))
+    out = reductions.sum(abs_x ** constant(ord_np, x.dtype), axis=axes, keepdims=keepdims)
+    return ufuncs.power(out, constant(ord_inv, x.dtype))
 
 
 def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
