@@ -46,7 +46,7 @@ from funcgrad._shardings import Mesh, NamedSharding
 from funcgrad.api import vjp as _vjp
 from funcgrad.custom_derivatives import custom_vjp
 from funcgrad.export._poly_module import arg_names, check_call
-from funcgrad.export._polymorphic import SymbolicExport, constraint, is_symbolic_spec
+from funcgrad.export._polymorphic import SymbolicExport, constraints, is_symbolic_spec
 from funcgrad.export._shape_poly import DimExpr, UnexpectedDimVar
 from funcgrad.export._sharded import ShardedExport, find_mesh
 from funcgrad.jitting import JittedFunction, ShapeDtypeStruct, jit, result_paths
@@ -803,8 +803,7 @@ def _bind_args(exp: Exported, avals) -> dict:
     if not any(isinstance(d, DimExpr) for w in exp.in_avals for d in w.shape):
         return {}
     scope = next(d.scope for w in exp.in_avals for d in w.shape if isinstance(d, DimExpr))
-    constraints = [constraint(c, scope) for c in getattr(scope, "constraints", ()) or ()]
-    return check_call(exp.in_avals, [a.shape for a in avals], constraints, names)
+    return check_call(exp.in_avals, [a.shape for a in avals], constraints(scope), names)
 
 
 def _shape_str(shape) -> str:

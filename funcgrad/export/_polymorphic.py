@@ -63,7 +63,7 @@ from funcgrad.kernel.source_info import library_dir
 from funcgrad.xla_bridge import portable
 from funcgrad.xla_bridge.emitter import aval_type
 
-__all__ = ["SymbolicExport", "check_constraints", "constraint", "is_symbolic_spec"]
+__all__ = ["SymbolicExport", "check_constraints", "constraint", "constraints", "is_symbolic_spec"]
 
 _MAX_DEGREE = 2
 _LOW, _HIGH = 2, 24  # the sizes the traces draw (small arrays; several values per variable)
@@ -228,6 +228,11 @@ def constraint(c: str, scope):
     raise ValueError(f"cannot parse the constraint {c!r}")
 
 
+def constraints(scope) -> list:
+    """``constraint`` of each of ``scope``'s constraint strings (none for no scope)."""
+    return [constraint(c, scope) for c in getattr(scope, "constraints", ()) or ()]
+
+
 def check_constraints(scope, env: dict) -> str | None:
     """The first constraint of ``scope`` that the variable values ``env`` break, or None.
 
@@ -236,11 +241,7 @@ def check_constraints(scope, env: dict) -> str | None:
     >>> check_constraints(scope, {"b": 3}), check_constraints(scope, {"b": 4})
     ('b >= 4', None)
     """
-    for c in getattr(scope, "constraints", ()) or ():
-        for op in (">=", "<=", "=="):
-            if op in c:
-                lhs, rhs = (_parse_dim(s, scope, c) for s in c.split(op, 1))
-                break
+    for op, lhs, rhs, c in constraints(scope):
         try:
             lv, rv = (e.evaluate(env) if isinstance(e, DimExpr) else int(e) for e in (lhs, rhs))
         except KeyError:  # (a variable the arguments do not determine: the module checks it)
@@ -365,8 +366,7 @@ class SymbolicExport:
         self.variables = sorted(set().union(*(d.variables() for a in self.in_avals for d in a.shape
                                                 if isinstance(d, DimExpr))))  # fmt: skip
         _check_solvable(self.in_avals)
-        for c in getattr(self.scope, "constraints", ()) or ():
-            _, lhs, rhs, _ = constraint(c, self.scope)
+        for _, lhs, rhs, _ in constraints(self.scope):
             for v in sorted(set().union(*(e.variables() for e in (lhs, rhs) if isinstance(e, DimExpr)))):
                 if v not in self.variables:
                     raise UnexpectedDimVar(  # (JAX's words)
@@ -540,9 +540,8 @@ class SymbolicExport:
         try:
             samples = [self.specialize(self._concrete_avals(env), targets, checks, raw=True) for env in envs]
             texts = [portable.deserialize(s.mlir_module_serialized, debug_info=True) for s in samples]
-            constraints = [constraint(c, self.scope) for c in getattr(self.scope, "constraints", ()) or ()]
             names = arg_names(self.in_tree)
-            text = generalize(texts, fit, self.in_avals, 1 if multi else 0, constraints, names)
+            text = generalize(texts, fit, self.in_avals, 1 if multi else 0, constraints(self.scope), names)
             blob = portable.serialize(text)
             # (checked: refined at the last sample's sizes, it has that sample's result types)
             last = samples[-1]
