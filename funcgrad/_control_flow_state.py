@@ -2,17 +2,19 @@
 ``while_loop`` functions and ``scan`` bodies that touch them carry their values as state.
 
 Layer: surface, between ``funcgrad._control_flow`` (below: this module calls its ``cond``,
-``while_loop`` and ``scan`` again, over ``(operands, state)``) and ``funcgrad.ref`` (above: it
-imports this module, so control flow finds this module in ``sys.modules`` exactly when a Ref or a
-mutable box can exist). Imports the kernel (current trace, pytrees, jaxpr evaluation, held
-state operands), ``funcgrad._control_flow`` and ``funcgrad._ref_errors``; not ``funcgrad.ref``:
-Refs and boxes are reached through the state methods both define (``_state_read``,
-``_state_bind``, ``_state_restore``, ``_state_now``, ``_state_write``; a Ref's ``_row``).
+``while_loop`` and ``scan`` again, over ``(operands, state)``) and ``funcgrad._ref_scopes`` (above:
+it imports this module, and ``funcgrad.ref`` imports it, so control flow finds this module in
+``sys.modules`` exactly when a Ref or a mutable box can exist). Imports the kernel (current
+trace, pytrees, jaxpr evaluation, held state operands), ``funcgrad._control_flow`` and
+``funcgrad._control_flow_trace``, ``funcgrad._ref_errors``, ``funcgrad._api_util`` (names for
+errors) and ``funcgrad._sharding_types``; not ``funcgrad.ref``: Refs and boxes are reached through
+the state methods both define (``_state_read``, ``_state_bind``, ``_state_restore``,
+``_state_now``, ``_state_write``; a Ref's ``_row`` and ``_inner``).
 
 # NOTE: [state in loop bodies]
 # A scan body that touches a Ref or a mutable box from outside (``ref[...] += 1`` in the body;
 # flax's hijax Variable written in a loop) carries its value, as JAX's discharge does. The body is
-# first traced with its trace as a *discovery* scope (``funcgrad.ref.discover_state``): what it
+# first traced with its trace as a *discovery* scope (``_ref_scopes.discover_state``): what it
 # touches from outside is lifted there, and the trace is abandoned (``LoopState``). scan then runs
 # over ``(carry, state)``, the state being the current low-level values of those Refs and boxes,
 # with a body that binds them to the state carry while the user's body runs and returns their
@@ -24,9 +26,11 @@ Refs and boxes are reached through the state methods both define (``_state_read`
 # results), and so do ``while_loop``'s functions (a second carry; ``cond_fun`` runs before the
 # loop and after each body step, so its writes are kept); so does ``checkpoint``
 # (NOTE: [state in checkpointed functions]). Refs passed as operands are taken out and closed
-# over (NOTE: [held state operands]); a Ref scanned over gives the body its rows. A write of a
-# constant from a staged function that is no ref scope is refused (``funcgrad.ref._staged_below``):
-# it would happen once, at trace time.
+# over (NOTE: [held state operands]): a cond's branches get a stand-in for each, written back into
+# it after the cond (a branch touching both is JAX's error: closed over and passed), a Ref
+# scanned over gives the body its rows, a Ref in scan's initial carry is refused as JAX's. A
+# write of a constant from a staged function that is no ref scope is refused
+# (``funcgrad.ref._staged_below``): it would happen once, at trace time.
 """
 
 from __future__ import annotations
