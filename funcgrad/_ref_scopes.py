@@ -39,15 +39,11 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------------------
-# Mutable boxes
-
-
-# ----------------------------------------------------------------------------------------------
 # Mutable high-level values (jax.experimental.hijax's MutableHiType, e.g. flax's hijax Variables)
 
 # NOTE: [mutable high-level values]
 # A class registered with ``register_hitype`` whose type (``to_aval(x)``) has quasi-dynamic data
-# (``has_qdd``: its structure is state, ``x.cur_qdd()``) is a mutable box like a Any, and a jitted
+# (``has_qdd``: its structure is state, ``x.cur_qdd()``) is a mutable box like a Ref, and a jitted
 # function treats an argument of that class as it treats a Ref: its low-level values
 # (``aval.read_loval(qdd, x)``) are inputs, the function gets a box made from the traced ones
 # (``aval.new_from_loval``), and the box's final state -- its structure may have changed -- is
@@ -94,7 +90,7 @@ def _lo_aval(a):
 class RefPlan:
     """What a jitted program does with Refs (NOTE: [refs are functionalised at trace time]).
 
-    ``arg_positions``: the flat argument positions holding a Any, and ``aliases``: for each, the
+    ``arg_positions``: the flat argument positions holding a Ref, and ``aliases``: for each, the
     position of the first argument that is the same Ref (the jaxpr reads each Ref once);
     ``lifted``: the Refs (and mutable boxes, as ``_LiftedBox``) the function closes over and
     touched, read after the arguments;
@@ -361,7 +357,7 @@ def trace_stateful(
 ):
     """``trace_to_jaxpr`` for a jitted function: the trace is a ref scope. ``refs`` maps the flat
     argument positions that hold a Ref to it (their ``in_avals`` are the Refs' leaf avals, one
-    position per Any); ``f`` gets, for each, a Ref of the trace standing for it (so that one also
+    position per Ref); ``f`` gets, for each, a Ref of the trace standing for it (so that one also
     closed over is told apart, as in JAX). Returns ``(closed jaxpr, n_outs, RefPlan or None)``: the
     program's outputs are ``f``'s ``n_outs`` ones, then the final leaves of each written Ref.
     ``fun`` (the user's function) and ``traced_for`` name it in JAX's aliasing errors; ``dce``:
