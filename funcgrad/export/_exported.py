@@ -176,17 +176,26 @@ class Exported:
     # (the one-device view of a deserialized multi-device export: its sharding annotations dropped)
     _strip: bool = False
 
-    def __getattribute__(self, name):
-        value = object.__getattribute__(self, name)
-        if type(value) is _Lazy:  # (a symbolic export's module for all sizes, made once)
-            value = value.make()
-            object.__setattr__(self, name, value)
-        return value
-
     def __post_init__(self):
         # Prepared modules by argument signature, and the jitted caller (not fields: caches).
         object.__setattr__(self, "_calls", {})
+        # Fields given as ``_Lazy`` (a symbolic export's module for all sizes) are left unset,
+        # so that reading one reaches ``__getattr__``, which makes it once; other reads cost nothing.
+        lazy = {k: v for k, v in self.__dict__.items() if type(v) is _Lazy}
+        for k in lazy:
+            object.__delattr__(self, k)
+        object.__setattr__(self, "_lazy", lazy)
         _calls_group.add(self)
+
+    def __getattr__(self, name):
+        # (only reached for an attribute that is not set: a lazy field not read yet)
+        lazy = self.__dict__.get("_lazy", {}).get(name)
+        if lazy is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = lazy.make()
+        object.__setattr__(self, name, value)
+        del self._lazy[name]
+        return value
 
     def mlir_module(self, serialized: bool = True):
         """The module's StableHLO text with its locations, as JAX prints it (``serialized=False``:
@@ -262,7 +271,7 @@ _serializer: list = []
 
 
 class _Lazy:
-    """A field's value made when the field is first read (``Exported.__getattribute__``)."""
+    """A field's value made when the field is first read (``Exported.__getattr__``)."""
 
     __slots__ = ("make",)
 
