@@ -228,7 +228,7 @@ class Array(_ArrayBase):
 
     def __iter__(self):
         if not self.shape:
-            raise TypeError("iteration over a 0-d Array")
+            raise TypeError("iteration over a 0-d array")  # (JAX's words, as NumPy's)
         return (self[i] for i in range(self.shape[0]))
 
     def __bool__(self):

@@ -160,7 +160,7 @@ class Tracer:
 
     def __iter__(self):
         if not self.aval.shape:
-            raise TypeError("iteration over a 0-d traced array")
+            raise TypeError("iteration over a 0-d array")  # (JAX's words)
         return (self[i] for i in range(self.aval.shape[0]))
 
     def to_concrete_value(self):
