@@ -223,9 +223,7 @@ _BINARY = {
     ew.add_p: "stablehlo.add",
     ew.add_any_p: "stablehlo.add",
     ew.sub_p: "stablehlo.subtract",
-    ew.mul_p: "stablehlo.multiply",
-    ew.div_p: "stablehlo.divide",
-    ew.rem_p: "stablehlo.remainder",
+    ew.mul_p: "stablehlo.multiply",  # (div and rem: _integer_division_rule below)
     ew.pow_p: "stablehlo.power",
     ew.atan2_p: "stablehlo.atan2",
     ew.and_p: "stablehlo.and",
