@@ -93,7 +93,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if isinstance(a, ExtendedArray):  # typed PRNG keys (ExtendedArray)
         return a._numpy_function(reshape, (a, shape), {"order": order})
     a = asarray(a)
-    shape = _resolve_shape(shape, a.size)
+    shape = _resolve_shape(shape, a.shape)
     if order == "F":
         return transpose(st.reshape(transpose(a), shape[::-1]))
     if order not in ("C", "A", "K"):
@@ -101,21 +101,28 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return st.reshape(a, shape)
 
 
-def _resolve_shape(shape, size: int) -> tuple[int, ...]:
+def _resolve_shape(shape, a_shape) -> tuple[int, ...]:
+    size = int(np.prod(a_shape, dtype=np.int64))
     shape = static_shape(shape, "the new shape")
     unknown = [i for i, s in enumerate(shape) if s == -1]
-    # jax.numpy raises TypeError for an impossible new shape (NumPy: ValueError); issue 30
+    # jax.numpy raises TypeError for an impossible new shape (NumPy: ValueError); issue 30. (JAX's
+    # words; where a zero-size known part would make JAX divide by zero, the same TypeError.)
     if len(unknown) > 1:
-        raise TypeError("can only specify one unknown dimension")
-    if builtins.any(s < -1 for s in shape):
-        raise ValueError(f"negative dimensions not allowed in shape {shape}")
+        raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {shape}")
     if unknown:
         known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
         if known == 0 or size % known:
-            raise TypeError(f"cannot reshape array of size {size} into shape {shape}")
+            raise TypeError(
+                f"cannot reshape array of shape {tuple(a_shape)} (size {size}) into shape {shape} because "
+                f"the product of specified axis sizes ({known}) does not evenly divide {size}"
+            )
         shape = tuple(size // known if s == -1 else s for s in shape)
-    if int(np.prod(shape, dtype=np.int64)) != size:
-        raise TypeError(f"cannot reshape array of size {size} into shape {shape}")
+    new_size = int(np.prod(shape, dtype=np.int64))
+    if new_size != size:
+        shown = f"array of shape {tuple(a_shape)} (size {size})"
+        raise TypeError(f"cannot reshape {shown} into shape {shape} (size {new_size})")
+    if builtins.any(s < 0 for s in shape):
+        raise ValueError(f"negative dimensions not allowed in shape {shape}")
     return shape
 
 
