@@ -136,7 +136,11 @@ scatter_mul_p.def_traits(linear=True)  # in the operand (its JVP scales operand 
 
 
 def _scatter_extremal_jvp(primitive):
-    # Ties share the tangent equally among the operand and the updates equal to the result.
+    # JAX's rule (_scatter_extremal_jvp): ties share the tangent equally among the operand and the
+    # updates equal to the result, and the coefficients are computed at the scattered windows only,
+    # so an element no update reaches keeps its tangent (at a NaN too: the share was 0/0 there,
+    # NaN, where jax passes the tangent through), and a window that neither the operand nor an
+    # update matches (a NaN result) gets the tangent 0, as jax's.
     def jvp(primals, tangents, *, dimension_numbers, mode, **flags):
         params = dict(dimension_numbers=dimension_numbers, mode=mode, **flags)
         operand, indices, updates = primals
@@ -144,15 +148,24 @@ def _scatter_extremal_jvp(primitive):
         out = primitive.bind(operand, indices, updates, **params)
         if type(t_operand) is Zero and type(t_updates) is Zero:
             return out, Zero.from_primal_value(out)
-        dtype = aval_of(out).dtype
-        reached = _inverse_gather(out, indices, aval_of(updates).shape, dimension_numbers, mode, None, flags)
-        won = ew.convert(ew.eq_p.bind(updates, reached), dtype)
-        kept = ew.convert(ew.eq_p.bind(operand, out), dtype)
+        t_operand, t_updates = instantiate(t_operand), instantiate(t_updates)
+        dtype, up_shape = aval_of(out).dtype, aval_of(updates).shape
+
+        def at(v):  # the scattered windows of v, shaped as the updates
+            return _inverse_gather(v, indices, up_shape, dimension_numbers, mode, None, flags)
+
+        target = at(out)
+        successful = ew.eq_p.bind(updates, target)
+        retained = ew.eq_p.bind(at(operand), target)
         zeros = hooks.zeros(ShapedArray(aval_of(out).shape, dtype))
-        count = ew.add(kept, scatter_add_p.bind(zeros, indices, won, **params))
-        numerator = ew.mul(instantiate(t_operand), kept)
-        numerator = scatter_add_p.bind(numerator, indices, ew.mul(instantiate(t_updates), won), **params)
-        return out, ew.div(numerator, count)
+        zeros_up = hooks.zeros(ShapedArray(up_shape, dtype))
+        num_updates = at(scatter_add_p.bind(zeros, indices, ew.convert(successful, dtype), **params))
+        num_refs = at(scatter_add_p.bind(zeros, indices, ew.add(zeros_up, 1), **params))
+        one_more = ew.div(1, ew.add(num_updates, 1))
+        updates_coef = ew.select(successful, ew.select(retained, one_more, ew.div(1, num_updates)), zeros_up)
+        operand_coef = ew.div(ew.add(ew.select(retained, one_more, zeros_up), -1), num_refs)
+        tangent_updates = ew.add(ew.mul(at(t_operand), operand_coef), ew.mul(t_updates, updates_coef))
+        return out, scatter_add_p.bind(t_operand, indices, tangent_updates, **params)
 
     return jvp
 

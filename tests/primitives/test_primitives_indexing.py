@@ -195,3 +195,21 @@ def test_in_dim_axis_out_of_range_raises_index_error_as_jax(call):
         call(jax.lax, x)
     with pytest.raises(IndexError, match="out of range"):
         call(funcgrad.lax, x)
+
+
+@pytest.mark.parametrize("method", ["min", "max"])
+def test_scatter_extremal_jvp_at_nan_and_ties_as_jax(method):
+    # (the fuzzer's random programs) JAX's rule computes the coefficients at the scattered windows
+    # only: an element no update reaches keeps its tangent (funcgrad's share was 0/0 = NaN at a
+    # NaN there), and a NaN window matched by neither side gets 0; ties average.
+    jax = pytest.importorskip("jax")
+    import funcgrad.numpy as fnp
+
+    a = np.array([np.nan, 1.0, 2.0, 0.0, np.nan], np.float32)
+    u = np.array([3.0, 2.0, np.nan, 0.0], np.float32)
+    idx = np.array([1, 2, 0, 3])
+    ta, tu = np.array([0.5, 1.0, 1.5, 2.0, 4.0], np.float32), np.array([0.25, 0.75, 1.25, 3.0], np.float32)
+    ours = funcgrad.jvp(lambda a, u: getattr(fnp.asarray(a).at[idx], method)(u), (a, u), (ta, tu))
+    theirs = jax.jvp(lambda a, u: getattr(a.at[idx], method)(u), (a, u), (ta, tu))
+    for x, y in zip(ours, theirs):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
