@@ -30,11 +30,7 @@ def promote_args_inexact(name: str, *args) -> list:
     Traceback (most recent call last):
     TypeError: norm.pdf requires ndarray or scalar arguments, got <class 'list'> at position 0.
     """
-    _core.check_arraylike(name, *args)
-    args = _core.promote_args_inexact(*args)
-    if fnp.iscomplexobj(args[0]):
-        raise TypeError(f"scipy.stats.{name} does not support complex-valued inputs, got {args[0].dtype}")
-    return _core.rank_promote(*args, name=name)
+    return _core.rank_promote(*promote_dtypes_inexact(name, *args), name=name)
 
 
 def promote_dtypes_inexact(name: str, *args) -> list:
@@ -46,11 +42,3 @@ def promote_dtypes_inexact(name: str, *args) -> list:
     if fnp.iscomplexobj(args[0]):
         raise TypeError(f"scipy.stats.{name} does not support complex-valued inputs, got {args[0].dtype}")
     return args
-
-
-def standardize(name: str, x, loc, scale):
-    """``((x - loc) / scale, scale > 0, scale)`` with the arguments promoted as
-    ``promote_args_inexact`` does: the standardized variable of a location-scale family and where
-    its parameters are valid."""
-    x, loc, scale = promote_args_inexact(name, x, loc, scale)
-    return (x - loc) / scale, scale > 0, scale
