@@ -235,16 +235,27 @@ def result_paths(out_tree) -> tuple:
     """
     if out_tree.num_leaves == 1 and out_tree.num_nodes == 1:
         return ("result",)
-    try:
-        leaves = tu.tree_flatten_with_path(tu.tree_unflatten(out_tree, [0] * out_tree.num_leaves))[0]
-    except Exception:  # (a custom node whose unflatten checks its leaves: the paths from the treedef)
-        return tuple(f"result{tu.keystr(path)}" for path in treedef_paths(out_tree, ()))
     # (a custom node's positions read [0], as in JAX's result names, not [<flat index 0>])
     return tuple(
         "result"
         + tu.keystr(tuple(tu.SequenceKey(k.key) if isinstance(k, tu.FlattenedIndexKey) else k for k in path))
-        for path, _ in leaves
+        for path in leaf_key_paths(out_tree)
     )
+
+
+def leaf_key_paths(treedef) -> list:
+    """Each leaf's key path in a tree of structure ``treedef``: read from the tree rebuilt with
+    placeholder leaves, or from the treedef alone (``treedef_paths``) for a custom node whose
+    unflatten checks its leaves.
+
+    >>> [tu.keystr(p) for p in leaf_key_paths(tu.tree_structure({"a": (1, 2)}))]
+    ["['a'][0]", "['a'][1]"]
+    """
+    try:
+        example = tu.tree_unflatten(treedef, [0] * treedef.num_leaves)
+        return [path for path, _ in tu.tree_flatten_with_path(example)[0]]
+    except Exception:
+        return treedef_paths(treedef, ())
 
 
 def treedef_paths(treedef, prefix: tuple) -> list:

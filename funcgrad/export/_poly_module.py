@@ -2,7 +2,7 @@
 dimension variables merged into a module with dynamic dimensions, as JAX's symbolic exports are.
 
 Layer: surface. Imports ``funcgrad.xla_bridge.portable`` (jaxlib's MLIR bindings), the
-symbolic dimensions of ``_shape_poly`` and pytree key paths (``_aot.treedef_paths``);
+symbolic dimensions of ``_shape_poly`` and pytree key paths (``_aot.leaf_key_paths``);
 ``_polymorphic`` calls ``generalize``, ``_exported`` calls ``check_call``.
 
 # NOTE: [one module for all sizes]
@@ -27,7 +27,7 @@ symbolic dimensions of ``_shape_poly`` and pytree key paths (``_aot.treedef_path
 
 from __future__ import annotations
 
-from funcgrad._aot import treedef_paths
+from funcgrad._aot import leaf_key_paths
 from funcgrad.export._shape_poly import _ATOMS, DimExpr
 from funcgrad.kernel import tree_util as tu
 from funcgrad.kernel.ir import ShapedArray  # noqa: F401 - (the examples)
@@ -593,14 +593,8 @@ def arg_names(in_tree) -> list[str]:
     >>> arg_names(tu.tree_structure(((1, (2, 3)), {"b": 4})))
     ['args[0]', 'args[1][0]', 'args[1][1]', "kwargs['b']"]
     """
-    try:
-        paths = [
-            p for p, _ in tu.tree_flatten_with_path(tu.tree_unflatten(in_tree, [0] * in_tree.num_leaves))[0]
-        ]
-    except Exception:  # (a custom node whose unflatten checks its leaves)
-        paths = treedef_paths(in_tree, ())
     out = []
-    for path in paths:
+    for path in leaf_key_paths(in_tree):
         s = tu.keystr(path)
         out.append("args" + s[3:] if s.startswith("[0]") else "kwargs" + s[3:] if s.startswith("[1]") else s)
     return out
