@@ -80,7 +80,9 @@ def real_inexact(name, *args, lists="refuse"):
 # JAX's formulas of these compute with complex values (jax.scipy.special.xlogy(1+1j, 2+1j) is a
 # complex number); the others refuse them, each with the exception JAX's code raises: its own
 # ValueError (words below), NotImplementedError (fresnel), or lax's TypeError for the dtype
-_COMPLEX_COMPUTED = frozenset({"xlogy", "xlog1py", "expit", "logit", "boxcox", "boxcox1p"})
+_COMPLEX_COMPUTED = frozenset(
+    {"xlogy", "xlog1py", "expit", "logit", "boxcox", "boxcox1p", "gamma", "loggamma", "erfcx"}
+)
 _COMPLEX_VALUE_ERRORS = frozenset(
     {"beta", "betainc", "dawsn", "entr", "exp1", "expi", "expn", "gammasgn", "hyp1f1", "kl_div", "polygamma",
      "rel_entr"}

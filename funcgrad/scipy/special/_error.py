@@ -16,6 +16,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.numpy._core import call_custom
+from funcgrad.scipy.special._complex import _wofz
 from funcgrad.scipy.special._elementary import custom_jvp, real_inexact
 
 # Python floats (weak under NEP 50), never NumPy float64 scalars, so float32 inputs stay float32.
@@ -96,6 +97,8 @@ def erfcx(x):
     0.018795888861417
     """
     (x,) = real_inexact("erfcx", x)
+    if fnp.iscomplexobj(x):  # (JAX's: the Faddeeva function at i x)
+        return _wofz(lax.complex(-fnp.imag(x), fnp.real(x)))
     return call_custom(_erfcx, x)
 
 

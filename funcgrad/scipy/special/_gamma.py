@@ -67,6 +67,70 @@ def gammasgn(x):
     return fnp.where(pole, np.nan, fnp.where(minus, -1.0, 1.0)).astype(x.dtype)
 
 
+# Complex arguments, as JAX's: the Lanczos approximation (g = 7, N = 9; GSL's coefficients) with the
+# reflection formula for Re(z) < 0.5; loggamma shifts z into the right half-plane first, so its
+# branch cut is SciPy's (the negative real axis); poles and NaN give nan+nanj.
+_LANCZOS_G = 7.0
+_LANCZOS_COEFFS = np.array([
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+    -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
+    1.5056327351493116e-7,
+])  # fmt: skip
+
+
+def _complex_loggamma(z):
+    needs_reflection = fnp.real(z) < 0.5
+    zz = fnp.where(needs_reflection, 1.0 - z, z) - 1.0
+    coeffs = fnp.asarray(_LANCZOS_COEFFS, dtype=z.dtype)
+    ks = fnp.arange(1, 9, dtype=np.float64).astype(
+        z.dtype
+    )  # (funcgrad's iota under jit takes no complex dtype)
+    ag = coeffs[0] + fnp.sum(coeffs[1:] / (zz[..., None] + ks), axis=-1)
+    t = zz + _LANCZOS_G + 0.5
+    half_log2pi = fnp.asarray(0.5 * np.log(2.0 * np.pi), dtype=z.dtype)
+    log_gamma_lanczos = half_log2pi + (zz + 0.5) * fnp.log(t) - t + fnp.log(ag)
+    # (the reflection's z kept safe where unselected: no NaN derivative through the where)
+    z_safe = fnp.where(needs_reflection, z, fnp.full_like(z, 0.5))
+    reflected = (
+        fnp.log(fnp.asarray(np.pi, dtype=z.dtype)) - fnp.log(fnp.sin(np.pi * z_safe)) - log_gamma_lanczos
+    )
+    return fnp.where(needs_reflection, reflected, log_gamma_lanczos)
+
+
+def _pole_or_nan(z):
+    is_pole = (fnp.imag(z) == 0) & (fnp.real(z) == fnp.floor(fnp.real(z))) & (fnp.real(z) <= 0)
+    return is_pole | fnp.isnan(z)
+
+
+def _complex_gamma(z):
+    bad = _pole_or_nan(z)
+    nan_val = fnp.array(complex(np.nan, np.nan), dtype=z.dtype)
+    return fnp.where(bad, nan_val, fnp.exp(_complex_loggamma(fnp.where(bad, fnp.ones_like(z), z))))
+
+
+@library_jit  # (jitted as JAX's; NOTE: [special functions JAX jits])
+def _complex_loggamma_scipy(z):
+    bad = _pole_or_nan(z)
+    nan_val = fnp.array(complex(np.nan, np.nan), dtype=z.dtype)
+    z_safe = fnp.where(bad, fnp.ones_like(z), z)
+    # loggamma(z) = loggamma(z + n) - sum_{k<n} log(z + k), z + n in the right half-plane
+    # (n in the real dtype of z, not an integer: z + n keeps complex64 under NumPy's rules too)
+    n = fnp.maximum(0, fnp.ceil(0.5 - fnp.real(z_safe)))
+
+    def cond_fun(state):
+        k, _ = state
+        return fnp.any(k < n)
+
+    def body_fun(state):
+        k, sum_log = state
+        mask = k < n
+        zk = fnp.where(mask, z_safe + k, fnp.ones_like(z_safe))
+        return k + 1, sum_log + fnp.where(mask, fnp.log(zk), fnp.zeros_like(sum_log))
+
+    _, sum_log = lax.while_loop(cond_fun, body_fun, (0, fnp.zeros_like(z_safe)))
+    return fnp.where(bad, nan_val, _complex_loggamma(z_safe + n) - sum_log)
+
+
 def gamma(x):
     """The gamma function ``Gamma(x)``, ``(x - 1)!`` at positive integers.
 
@@ -74,6 +138,8 @@ def gamma(x):
     24.0
     """
     (x,) = real_inexact("gamma", x)
+    if fnp.iscomplexobj(x):
+        return _complex_gamma(x)
     return gammasgn(x) * fnp.exp(lax.lgamma(x))
 
 
@@ -85,6 +151,8 @@ def loggamma(x):
     3.178053830348
     """
     (x,) = real_inexact("loggamma", x)
+    if fnp.iscomplexobj(x):
+        return _complex_loggamma_scipy(x)
     return fnp.where(x > 0, lax.lgamma(x), np.nan)
 
 

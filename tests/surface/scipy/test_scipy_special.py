@@ -423,3 +423,20 @@ def test_spence_derivative_is_zero_where_jax_takes_a_constant_branch():
         with jax.enable_x64(True):  # (funcgrad's mode here)
             want = jax.grad(jax.scipy.special.spence)(x)
         np.testing.assert_allclose(float(got), float(want), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["gamma", "loggamma", "erfcx"])
+def test_complex_arguments_as_jax(name):
+    # JAX's gamma and loggamma take complex arguments (Lanczos with reflection; loggamma's branch cut
+    # SciPy's, the negative real axis; nan+nanj at poles) and erfcx is the Faddeeva function at i z
+    # (funcgrad refused them: lax_scipy_special_functions_test)
+    z = np.array([0.5 + 0.3j, -2.5 + 0.1j, 3.2 - 1.5j, -3 + 0j, 0j, -0.7 - 2j, 10 + 5j, -2.5 - 0j])
+    ours = np.asarray(getattr(fs, name)(z))
+    assert ours.dtype == np.complex128
+    np.testing.assert_allclose(ours, getattr(ss, name)(z), rtol=1e-10, equal_nan=True)
+    assert getattr(fs, name)(z.astype(np.complex64)).dtype == np.complex64
+    # holomorphic: the derivative along the real axis is f'(z)
+    f = lambda x: getattr(fs, name)(x + 0.5j)  # noqa: E731
+    h = 1e-6
+    _, t = funcgrad.jvp(f, (1.5,), (1.0,))
+    np.testing.assert_allclose(complex(t), complex(f(1.5 + h) - f(1.5 - h)) / (2 * h), rtol=1e-6)
