@@ -140,7 +140,7 @@ kernel.register(array_methods={"to_device": _to_device})
 unreduced_ops: dict = {}
 
 
-def _put_leaf(v, s: Sharding, path: str):
+def _put_leaf(v, s: Sharding):
     check_aval_sharding(s, np.shape(v), "device_put args")
     from_array = isinstance(v, Array)
     weak = v.weak_type if from_array else type(v) in (bool, int, float, complex)
@@ -199,7 +199,7 @@ def placed_in_context(x):
     ):
         return x  # (under jit a made value is a constant of the program, which runs on the mesh)
     spec = PartitionSpec(*([None] * x.ndim)) if mesh.abstract_mesh.explicit_axes else PartitionSpec()
-    return _put_leaf(x, NamedSharding(mesh, spec), "")
+    return _put_leaf(x, NamedSharding(mesh, spec))
 
 
 def device_put_space(x, space: Space):
@@ -214,7 +214,7 @@ def device_put_space(x, space: Space):
         if kind is None:
             return v if isinstance(v, Array) else Array(canonical_value(np.asarray(v)))
         s = _sharding(v) if isinstance(v, Array) else SingleDeviceSharding(xla_bridge.default_device())
-        return _put_leaf(v, s.with_memory_kind(kind), "")
+        return _put_leaf(v, s.with_memory_kind(kind))
 
     return tu.tree_map(put, x)
 
@@ -242,7 +242,7 @@ def _put_one(x, d):
     if d is None:  # (a cotangent whose source was unknown: where it is)
         return x
     if isinstance(d, xla_bridge.sharded.Device):
-        return _put_leaf(x, SingleDeviceSharding(d), "")
+        return _put_leaf(x, SingleDeviceSharding(d))
     return device_put_space(x, d)
 
 
@@ -258,9 +258,8 @@ def device_put_sharded(x, shardings):
     sharding, or a pytree prefix of ``x``)."""
     leaves, tree = tu.tree_flatten(x)
     specs = sharding_leaves(shardings, x, "device_put")
-    paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(x)]
     out = []
-    for v, s, path in zip(leaves, specs, paths):
+    for v, s in zip(leaves, specs):
         if (
             _transfer_guard.state.host_to_device
             and not isinstance(v, Array | core.Tracer)
@@ -270,7 +269,7 @@ def device_put_sharded(x, shardings):
         if s is None:
             out.append(v if isinstance(v, Array) else Array(canonical_value(np.asarray(v))))
         else:
-            out.append(_put_leaf(v, s, path))
+            out.append(_put_leaf(v, s))
     return tu.tree_unflatten(tree, out)
 
 
@@ -472,10 +471,10 @@ def _constrain(x, shardings, *, strict: bool):
                     "reshard/with_sharding_constraint to an unreduced sharding inside a transformation "
                     "(jit, grad, vmap) is not supported by funcgrad; place unreduced values outside it"
                 )
-            out.append(_put_leaf(v, s, ""))
+            out.append(_put_leaf(v, s))
             continue
         if isinstance(v, Array) and _unreduced.unreduced_of(v):
-            out.append(_put_leaf(v, s, ""))  # reduced: the sums of its groups
+            out.append(_put_leaf(v, s))  # reduced: the sums of its groups
             continue
         if not isinstance(v, core.Tracer):
             # NOTE: [device-to-device resharding]: a value already on the devices stays there.
