@@ -315,11 +315,14 @@ _ANNOTATIONS = ("Sharding", "xla.sdy.FuncResultSharding", "xla.sdy.Sharding", "a
 
 
 def _walk(block):
+    """Every operation of ``block`` and of its regions' blocks, in order. The caller may erase an
+    operation it is given (one without regions): its nested blocks are listed before it is yielded,
+    never read after (an erased operation is invalidated)."""
     for op in list(block.operations):
+        nested = [b for region in op.regions for b in region.blocks]
         yield op
-        for region in op.regions:
-            for b in region.blocks:
-                yield from _walk(b)
+        for b in nested:
+            yield from _walk(b)
 
 
 def _strip_shardings(module: ir.Module) -> None:

@@ -113,6 +113,23 @@ def test_jax_sharded_artifact_runs_in_funcgrad():
         d.call(a)
 
 
+def test_jax_sharded_artifact_with_a_sharding_constraint_runs_in_funcgrad():
+    # JAX's sdy.sharding_constraint inside the module is dropped with the other annotations (the
+    # walk over the module erased it, then read its regions: RuntimeError 'the operation has been
+    # invalidated')
+    jax = pytest.importorskip("jax")
+    js = jax.sharding
+    jm = js.Mesh(jax.devices()[:2], ("x",), axis_types=(js.AxisType.Auto,))
+    s = js.NamedSharding(jm, js.PartitionSpec("x"))
+    jf = jax.jit(lambda b: jax.lax.with_sharding_constraint(b * 2, s) + 1, in_shardings=s, out_shardings=s)
+    a = np.arange(8, dtype=np.float32)
+    exported = jax.export.export(jf)(a)
+    assert "sdy.sharding_constraint" in exported.mlir_module()
+    d = export.deserialize(exported.serialize())
+    x = funcgrad.device_put(a, d.in_shardings_jax(Mesh(funcgrad.devices()[:2], ("x",)))[0])
+    np.testing.assert_allclose(d.call(x), jf(a))
+
+
 def test_constraint_mesh_gives_the_device_count():
     # a sharding constraint over 2 devices inside a plain jit: exported for 2 devices (JAX's
     # nr_devices), called on 2 devices, refused on 8 with JAX's ValueError text
