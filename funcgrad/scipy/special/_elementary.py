@@ -55,14 +55,17 @@ class custom_jvp(_kernel_custom_jvp):
         return jvp
 
 
-def real_inexact(name, *args, lists="refuse"):
+def real_inexact(name, *args, lists="refuse", shapes_as_lax=True):
     """``args`` promoted to one inexact dtype (integers become float64) and broadcast against each
     other (SciPy's special functions are ufuncs), refusing complex values as JAX's function ``name``
     does (``_complex_refusal``; those in ``_COMPLEX_COMPUTED`` take them).
 
     A list or tuple argument is JAX's TypeError naming ``name`` (its ``promote_args_inexact``), also
     where it arrives as a list of tracers (NOTE: [special functions JAX jits]); ``lists="stack"``
-    makes it one array instead (where JAX's ``vectorize`` calls ``asarray``)."""
+    makes it one array instead (where JAX's ``vectorize`` calls ``asarray``). Shapes that do not
+    fit raise as JAX's elementwise functions do (``broadcast_shapes_as_lax``), or with
+    ``shapes_as_lax=False`` (JAX's ``expn`` and ``hyp1f1``, which broadcast first) NumPy's
+    ValueError."""
     if lists == "refuse":
         check_arraylike(name, *args)
     else:
@@ -72,7 +75,7 @@ def real_inexact(name, *args, lists="refuse"):
         raise _complex_refusal(name, args[0].dtype)
     if len(args) == 1:
         return args
-    if name not in ("expn", "hyp1f1"):  # (JAX's error for shapes that do not fit; these two broadcast first)
+    if shapes_as_lax:
         broadcast_shapes_as_lax([fnp.shape(a) for a in args], name)
     return fnp.broadcast_arrays(*args)
 

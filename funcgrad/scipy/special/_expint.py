@@ -498,7 +498,7 @@ def expn(n, x):
     >>> round(float(expn(2, 1.0)), 12)
     0.148495506776
     """
-    n_arr, x = real_inexact("expn", n, x, lists="stack")
+    n_arr, x = real_inexact("expn", n, x, lists="stack", shapes_as_lax=False)
     n_arr, x = fnp.broadcast_arrays(n_arr, x)
     # Never weakly typed, as JAX's (its series' constants are typed), whatever n and x are.
     return call_custom(_expn, n_arr, x).astype(x.dtype)

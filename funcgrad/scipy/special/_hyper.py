@@ -106,7 +106,7 @@ def hyp1f1(a, b, x):
     >>> round(float(hyp1f1(1.0, 2.0, 1.0)), 12)   # (e - 1) / 1
     1.718281828459
     """
-    a, b, x = fnp.broadcast_arrays(*real_inexact("hyp1f1", a, b, x, lists="stack"))
+    a, b, x = fnp.broadcast_arrays(*real_inexact("hyp1f1", a, b, x, lists="stack", shapes_as_lax=False))
     return call_custom(_hyp1f1, a, b, x)
 
 
