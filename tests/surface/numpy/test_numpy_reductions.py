@@ -385,7 +385,13 @@ def test_histogram2d_matches_numpy(kwargs):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"bins": 7}, {"bins": "auto"}, {"bins": "fd"}, {"bins": 3, "range": (0, 1)}, {"bins": np.array([0, 1, 5.0])}],
+    [
+        {"bins": 7},
+        {"bins": "auto"},
+        {"bins": "fd"},
+        {"bins": 3, "range": (0, 1)},
+        {"bins": np.array([0, 1, 5.0])},
+    ],
 )
 def test_histogram_bin_edges_matches_numpy(kwargs):
     x = SAMPLE[:, 0]
