@@ -361,8 +361,9 @@ def test_config_contexts_are_per_thread():
 
 def test_contexts_left_by_many_threads_at_once_restore_the_fast_route():
     # Threads entering and leaving different thread-local contexts at once: each exit recomputes
-    # which call route jit takes (config._modes_route); once all have left, the route is the
-    # plain one again and precision's templates are off (a stale write would leave them on).
+    # which call route jit takes (config._modes_route, under a lock); once all have left, the
+    # route is the plain one again and precision's templates are off. (This fails when an exit
+    # leaves the route or templates behind; the race the lock closes is too narrow to hit here.)
     import threading
 
     from funcgrad import jitting
