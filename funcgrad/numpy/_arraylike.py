@@ -390,6 +390,16 @@ def _plan(fn, calls):
 
 _MISSING = object()
 _OR_NONE = frozenset({"arange"})  # (JAX's check_arraylike_or_none: its words name None)
+# The prototypes JAX duck-types before checking (zeros_like, ones_like, empty_like, full_like): an
+# object with ``dtype`` and ``shape`` passes, a ShapeDtypeStruct too (optax's tree_zeros_like of
+# eval_shape's structs), as (JAX's check name, parameter).
+_DUCK_TYPED = frozenset(
+    {("zeros_like", "a"), ("ones_like", "a"), ("ones_like", "prototype"), ("full_like", "a")}
+)
+
+
+def _duck_typed(name, pname, value) -> bool:
+    return (name, pname) in _DUCK_TYPED and hasattr(value, "dtype") and hasattr(value, "shape")
 
 
 def _check(plan, args, kwargs):
@@ -406,7 +416,7 @@ def _check(plan, args, kwargs):
                     pos += 1
                     continue
                 if not each:
-                    if not is_arraylike(value):
+                    if not is_arraylike(value) and not _duck_typed(name, pname, value):
                         raise arraylike_error(name, value, pos, name in _OR_NONE)
                     pos += 1
                     continue
@@ -456,7 +466,8 @@ def checking(fn, calls):
     code = getattr(fn, "__code__", None)
     first = code.co_varnames[0] if code is not None and code.co_argcount else None
     required = code is not None and code.co_argcount > len(fn.__defaults__ or ())
-    if len(calls) == 1 and len(calls[0]) == 2 and calls[0][1] == first and required:
+    one = len(calls) == 1 and len(calls[0]) == 2 and calls[0][1] == first and required
+    if one and (calls[0][0], first) not in _DUCK_TYPED:
         # One array argument, the first: the common case (sin, sum, inv, ...), one isinstance.
         name = calls[0][0]
 

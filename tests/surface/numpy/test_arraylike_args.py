@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
+import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.numpy._arraylike import ARRAYLIKE_ARGS
 
@@ -160,3 +161,22 @@ def test_list_index_refused_as_jax(idx, update):
     assert str(got.value) == str(want.value)
     x = fnp.arange(6).reshape(3, 2)
     assert x[(0, 1)].item() == 1 and x[np.array([0, 1])].shape == (2, 2)
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "full_like"])
+def test_like_functions_take_duck_typed_prototypes(name):
+    # JAX's *_like take any object with dtype and shape (optax's tree_zeros_like of eval_shape's
+    # ShapeDtypeStructs); a list is still refused.
+    def call(n, proto):
+        return getattr(n, name)(proto, 2.0) if name == "full_like" else getattr(n, name)(proto)
+
+    want = call(jnp, jax.ShapeDtypeStruct((2, 3), jnp.float32))
+    got = call(fnp, funcgrad.ShapeDtypeStruct((2, 3), np.float32))
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+    if name != "empty_like":
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    with pytest.raises(TypeError) as w:
+        call(jnp, [1.0])
+    with pytest.raises(TypeError) as g:
+        call(fnp, [1.0])
+    assert str(g.value) == str(w.value)
