@@ -170,7 +170,8 @@ def _addressable_data(x, index: int) -> Array:
 
 def _copy_to_host_async(x) -> None:
     """Start reading ``x`` back (funcgrad reads synchronously when the host needs the value)."""
-    _array_only(".copy_to_host_async()")(x)
+    if not isinstance(x, Array):  # (JAX's type and words)
+        raise AttributeError(x._unavailable("copy_to_host_async", "method"))
 
 
 def copy_to_host_async(x):
@@ -352,7 +353,10 @@ def _dlpack_devices(x) -> int:
 
 def _dlpack(x, *, stream=None, max_version=None, dl_device=None, copy=None):
     """DLPack export of an array on one device; one over several is JAX's BufferError (even
-    replicated: DLPack describes one buffer)."""
+    replicated: DLPack describes one buffer); a traced value has no buffer (JAX's error)."""
+    if not isinstance(x, Array):
+        head = f"Abstract tracer value encountered where concrete value is expected: {x._error_repr()}"
+        raise core.ConcretizationTypeError(x._concretization_message(head, "x.__dlpack__()"))
     n = _dlpack_devices(x)
     if n > 1:  # (JAX's words)
         raise BufferError(
@@ -364,6 +368,8 @@ def _dlpack(x, *, stream=None, max_version=None, dl_device=None, copy=None):
 
 
 def _dlpack_device(x):
+    if not isinstance(x, Array):  # (JAX's type and words)
+        raise AttributeError(f"{type(x).__name__} has no attribute __dlpack_device__")
     if _dlpack_devices(x) > 1:
         raise BufferError("__dlpack__ only supported for unsharded arrays.")  # (JAX's words)
     return _host_dlpack_device(x)

@@ -233,6 +233,14 @@ class Tracer:
     def tolist(self):
         raise ConcretizationTypeError(self._method_message("tolist"))
 
+    def block_until_ready(self):
+        raise AttributeError(self._unavailable("block_until_ready", "method"))
+
+    def _unavailable(self, name: str, kind: str) -> str:
+        # (JAX's type and words for a method a traced value lacks, with where it was traced)
+        origin = self._trace.describe_origin(self) if hasattr(self._trace, "describe_origin") else ""
+        return f"The '{name}' {kind} is not available on {self._error_repr()}.{origin}"
+
     def __reduce__(self):
         # (JAX's error: pickling a traced value; copy.copy/deepcopy use the methods of NOTE: [array
         # methods] instead)

@@ -81,6 +81,17 @@ def test_api_error_as_jax(case):
     assert got.startswith(want), (got, want)
 
 
+@pytest.mark.parametrize("method", ["block_until_ready", "copy_to_host_async", "__dlpack__"])
+def test_buffer_methods_of_a_traced_value_as_jax(method):
+    # (JAX's type and first line; the lines after it say where the value was traced)
+    def first_line(lib):
+        with pytest.raises(Exception) as e:
+            lib.jit(lambda x: getattr(x, method)())(np.float32(1))
+        return type(e.value).__name__, str(e.value).splitlines()[0]
+
+    assert first_line(funcgrad) == first_line(jax)
+
+
 def test_static_argument_whose_eq_raises_and_device_put_copies_as_jax():
     # (api_test test_cpp_jit_raises_on_non_hashable_static_argnum, test_device_put_aliasing)
     class HashableWithoutEq:
