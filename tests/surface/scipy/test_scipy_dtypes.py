@@ -197,3 +197,16 @@ def test_values_as_jax(name):
     got = resolve(fsp, name)(*args)
     for w, g in zip(jax.tree.leaves(want), jax.tree.leaves(got)):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5, atol=1e-6)
+
+
+def test_sph_harm_y_lists_as_jax():
+    # JAX's sph_harm_y converts a list n and meets a list m, theta or phi in its formula, each a
+    # TypeError (in words of the operation it reaches first)
+    args = [np.int32([1]), np.int32([1]), np.float32([0.3]), np.float32([0.2])]
+    for i in range(4):
+        a = [v.tolist() if j == i else v for j, v in enumerate(args)]
+        want = _outcome(lambda a=a: jsp.special.sph_harm_y(*a))
+        got = _outcome(lambda a=a: fsp.special.sph_harm_y(*a))
+        assert isinstance(got, Exception) == isinstance(want, Exception), (i, want, got)
+        if isinstance(want, Exception):
+            assert (type(got), str(got)) == (type(want), str(want))
