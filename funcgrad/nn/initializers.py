@@ -70,6 +70,12 @@ def _dtype(dtype):
     return dtype
 
 
+def _any_dtype(dtype):
+    # (zeros, ones and constant take any dtype, as JAX's: jnp.zeros(shape, dtype); int zeros are
+    # common for masks and counters in flax/equinox state)
+    return _dt.default_float if dtype is None else dtype
+
+
 def _shape(shape) -> tuple[int, ...]:
     if isinstance(shape, int | np.integer):
         return (int(shape),)
@@ -98,7 +104,7 @@ def zeros(key, shape, dtype=None, out_sharding=None):
     >>> zeros(None, (2, 3), np.float32).tolist()
     [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
     """
-    return _placed(fnp.zeros(_shape(shape), _dtype(dtype)), out_sharding)
+    return _placed(fnp.zeros(_shape(shape), _any_dtype(dtype)), out_sharding)
 
 
 def ones(key, shape, dtype=None, out_sharding=None):
@@ -107,7 +113,7 @@ def ones(key, shape, dtype=None, out_sharding=None):
     >>> ones(None, (3, 2), np.float32).tolist()
     [[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]
     """
-    return _placed(fnp.ones(_shape(shape), _dtype(dtype)), out_sharding)
+    return _placed(fnp.ones(_shape(shape), _any_dtype(dtype)), out_sharding)
 
 
 def constant(value, dtype=None) -> Initializer:
@@ -118,7 +124,7 @@ def constant(value, dtype=None) -> Initializer:
     """
 
     def init(key, shape, dtype=dtype, out_sharding=None):
-        return _placed(fnp.full(_shape(shape), value, _dtype(dtype)), out_sharding)
+        return _placed(fnp.full(_shape(shape), value, _any_dtype(dtype)), out_sharding)
 
     return init
 

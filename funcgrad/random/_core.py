@@ -416,6 +416,8 @@ def bits(key, shape=(), dtype=None):
     """
     if dtype is None:
         dtype = np.uint64 if _dt.x64_enabled else np.uint32
+    _bit_width(dtype)  # (JAX checks the kind, then canonicalizes: uint64 draws 32 bits in 32-bit mode)
+    dtype = _dt.canonicalize(dtype)
     out = eager_draw(key, _bits_program, shape, dtype)  # NOTE: [eager sampler programs]
     if out is not None:
         return out

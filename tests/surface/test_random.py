@@ -455,3 +455,21 @@ def test_keys_are_one_leaf_in_custom_rules_with_symbolic_zeros():
     h.defjvp(h_jvp, symbolic_zeros=True)
     assert float(funcgrad.grad(h)(1.0, fr.key(0))) == 2.0
     assert type(seen[2]) is SymbolicZero and seen[2].shape == () and seen[2].dtype == funcgrad.dtypes.float0
+
+
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg"])
+def test_bits_of_uint64_in_32_bit_mode_draws_32_bits_as_jax(impl):
+    # (the fuzzer) JAX canonicalizes bits' dtype: uint64 in 32-bit mode draws uint32 bits, the same
+    # as dtype=uint32 (funcgrad drew 64 bits and truncated them, or kept uint64 for rbg)
+    from jax._src import config as jax_config
+
+    with jax_config.enable_x64(False):
+        want = jax.random.bits(jax.random.key(3, impl=impl), (3,), dtype=np.uint64)
+    previous = funcgrad.config.jax_enable_x64
+    funcgrad.config.update("jax_enable_x64", False)
+    try:
+        got = funcgrad.random.bits(funcgrad.random.key(3, impl=impl), (3,), dtype=np.uint64)
+    finally:
+        funcgrad.config.update("jax_enable_x64", previous)
+    assert got.dtype == want.dtype == np.uint32
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -113,6 +113,17 @@ def test_initializer_errors():
         I.normal()(random.PRNGKey(0), (2,), np.int32)
 
 
+def test_zeros_ones_constant_take_any_dtype_as_jax():
+    # (JAX's are jnp.zeros/ones/full of the dtype given: int and bool state in flax/equinox)
+    for name, args in (("zeros", ()), ("ones", ()), ("constant", (3,))):
+        for dtype in (np.int32, np.bool_, np.float16):
+            ours = getattr(I, name)(*args) if args else getattr(I, name)
+            theirs = getattr(jax.nn.initializers, name)(*args) if args else getattr(jax.nn.initializers, name)
+            got, want = ours(random.PRNGKey(0), (2,), dtype), theirs(jax.random.PRNGKey(0), (2,), dtype)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 # ----------------------------------------------------------------------------------------------
 # dot_product_attention
 
