@@ -469,9 +469,16 @@ def _device_put(x, device):
             )
         if not core.is_array_like(v) and type(v) is not core.Token:
             path = tu.keystr(tu.tree_leaves_with_path(x)[i][0])
+            if isinstance(v, str) or hasattr(v, "dtype"):  # (JAX's words first)
+                head = f"Argument '{v!s:.60}' of type {type(v)} is not a valid JAX type"
+            else:
+                head = (
+                    f"Cannot interpret value of type {type(v)} as an abstract array; it does not have a "
+                    "dtype attribute"
+                )
             raise TypeError(
-                f"device_put: x{path} of type {type(v).__name__} ({v!r:.60}) is not an array; "
-                "funcgrad arrays hold numbers (bool, int, float, complex or arrays of them)"
+                f"{head} (device_put: x{path} is not an array; funcgrad arrays hold numbers: bool, int, "
+                "float, complex or arrays of them)"
             )
 
     guarded = _transfer_guard.state.host_to_device or _transfer_guard.guarding("device_to_device")

@@ -62,6 +62,8 @@ def _cases(lib):
         "pmap out_axes True": lambda: lib.pmap(lambda x: x, out_axes=True)(np_mod.ones((1,))),
         "iterating a 0-d array": lambda: iter(np_mod.array(1.0)),
         "iterating a traced 0-d array": lambda: lib.jit(lambda x: list(x))(1.0),
+        "device_put of a str": lambda: lib.device_put("abc"),
+        "device_put of an object": lambda: lib.device_put({"a": object()}),
         "device_put may_alias and donate": lambda: lib.device_put(
             np_mod.ones(2), may_alias=True, donate=True
         ),
