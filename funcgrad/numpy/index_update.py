@@ -379,7 +379,11 @@ class _IndexUpdateRef:
         >>> asarray([1.0, 4.0]).at[np.array([1, 1])].apply(lambda v: v * 10).tolist()
         [1.0, 400.0]
         """
-        array = call_custom(_scatter_apply_operand, asarray(self.array))  # (JAX's: no JVP)
+        array = asarray(self.array)
+        selected = getitem(array, self.index, mode="clip", wrap_negative_indices=wrap_negative_indices)
+        if 0 in selected.shape:  # (JAX's .at[] skips the scatter for an empty slice: x as it is)
+            return array
+        array = call_custom(_scatter_apply_operand, array)  # (JAX's scatter_apply has no JVP)
         if not (unique_indices or _selects_unique(array, self.index)):
             x = array
             zeros = constant(0, np.int32, x.shape)

@@ -205,5 +205,8 @@ def test_argmin_argmax_of_complex_and_derivative_of_at_apply_raise_as_jax():
             call(jax, jax.numpy)
         with pytest.raises(error):
             call(funcgrad, fnp)
+    empty = np.zeros((2, 0), np.float32)  # (an empty slice: no scatter in JAX, nothing to refuse)
+    ours = funcgrad.jvp(lambda b: b.at[0].apply(fnp.sin), (empty,), (empty,))
+    assert [v.shape for v in ours] == [(2, 0), (2, 0)]
     got = funcgrad.vmap(lambda b: b.at[0].apply(fnp.sin))(x[None])
     np.testing.assert_allclose(np.asarray(got), [[np.sin(1.0), 2.0]], rtol=1e-6)
