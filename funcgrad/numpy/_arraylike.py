@@ -483,12 +483,11 @@ def checking(fn, calls):
 
         @functools.wraps(fn)
         def checked(*args, **kwargs):
-            for a in args:
+            for a in (*args, *kwargs.values()) if kwargs else args:
                 if not isinstance(a, ARRAYLIKE_TYPES):
                     break
-            else:
-                if not kwargs:  # (each argument an array or a scalar: no check can fail)
-                    return fn(*args)
+            else:  # (each argument an array or a scalar, axis=0 too: no check can fail)
+                return fn(*args, **kwargs)
             if not plan:
                 plan.append(_plan(fn, calls))
             _check(plan[0], args, kwargs)

@@ -31,6 +31,7 @@ from funcgrad.numpy import (
     transcendental,
     ufuncs,
 )
+from funcgrad.numpy._arraylike import ARRAYLIKE_ARGS, checking
 from funcgrad.numpy._core import asarray, check_user_dtype, warn_complex_to_real
 from funcgrad.primitives import bitcast as bc
 from funcgrad.primitives import complex as cx
@@ -398,6 +399,15 @@ _PROPERTIES = {
     "nbytes": lambda self: int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize,
 }
 
+
+# A method that is the function of its name refuses a list where JAX's does (x.take([0, 1]),
+# x.dot([1, 2]), x.sum(where=[...]): JAX's methods call its functions; NOTE: [array-like
+# arguments]), when the function checks more than ``self``.
+for _name, _fn in list(_METHODS.items()):
+    _calls = ARRAYLIKE_ARGS.get(_name)
+    if isinstance(_calls, tuple) and getattr(_fn, "__name__", None) == _name:
+        if sum(isinstance(p, str) for call in _calls for p in call[1:]) > 1:
+            _METHODS[_name] = checking(_fn, _calls)
 
 # Operators, methods and properties of ``Array`` and of every ``Tracer`` (NOTE: [array methods]).
 kernel.register(array_methods=_METHODS, array_properties=_PROPERTIES)

@@ -30,7 +30,7 @@ INDICES = [
     (None, 0, Ellipsis, None),
     (slice(None), None, slice(1, 3)),
     np.array([2, 0, 2]),
-    [0, -1],
+    np.array([0, -1]),  # (a list alone, x[[0, -1]], is JAX's TypeError: test_arraylike_args.py)
     (slice(None), [0, 2]),
     ([0, 1], [1, 2]),
     ([0, 1], slice(None), [1, 2]),

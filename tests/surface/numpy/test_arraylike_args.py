@@ -1,8 +1,9 @@
 """Lists and tuples where JAX wants arrays (NOTE: [array-like arguments]): every function of
 ``funcgrad.numpy`` (and its ``linalg`` and ``fft``) that JAX checks refuses a list in each parameter
 JAX refuses it in, with JAX's TypeError and words (function name and position), found by passing a
-list in each parameter in turn to jax 0.10.2 and to funcgrad in the same call; the functions JAX
-lets take sequences still take them; list indices raise JAX's TypeError."""
+list in each parameter in turn to jax 0.10.2 and to funcgrad in the same call (and the array
+methods that are those functions); the functions JAX lets take sequences still take them; list
+indices raise JAX's TypeError."""
 
 from __future__ import annotations
 
@@ -113,6 +114,9 @@ def test_lists_refused_as_jax_refuses_them(key):
         lambda n: n.einsum("i,i", np.ones(2), np.ones(2)),
         lambda n: n.array_equal([1.0, 2.0], [1.0, 2.0]),
         lambda n: n.r_[[1, 2], 3],
+        lambda n: n.ones((2, 3)).reshape([3, 2]),
+        lambda n: n.ones((2, 3)).transpose([1, 0]),
+        lambda n: n.ones((2, 3)).sum(axis=(0, 1)),
     ],
 )
 def test_sequences_taken_where_jax_takes_them(call):
@@ -137,6 +141,10 @@ def test_sequences_taken_where_jax_takes_them(call):
         lambda n: n.add.accumulate((1.0, 2.0)),
         lambda n: n.multiply.outer(np.ones(2), [1.0]),
         lambda n: n.add.reduceat(np.ones(3), [0, 1]),
+        lambda n: n.ones(3).take([0, 1]),
+        lambda n: n.ones(3).dot([1.0, 2.0, 3.0]),
+        lambda n: n.ones(3).sum(where=[True, False, True]),
+        lambda n: n.ones(3).repeat([1, 2, 3]),
     ],
 )
 def test_refusals_in_jax_words(call):

@@ -24,13 +24,13 @@ NONEMPTY = shapes(min_dims=1, min_side=1)
 
 def _insert_make(rng, dt, shp):
     x = arr(rng, (3, 4), dt)
-    obj = [[1], 2, [0, 4, 2], slice(1, 3)][rng.integers(4)]
+    obj = [np.array([1]), 2, np.array([0, 4, 2]), slice(1, 3)][rng.integers(4)]  # (arrays: as JAX's)
     return [x, arr(rng, (3, 1), dt)], {"obj": obj, "axis": 1}
 
 
 def _delete_make(rng, dt, shp):
     x = arr(rng, (4, 3), dt)
-    obj = [1, [0, 3], slice(None, None, 2), np.array([True, False, True, False])][rng.integers(4)]
+    obj = [1, np.array([0, 3]), slice(None, None, 2), np.array([True, False, True, False])][rng.integers(4)]
     return [x], {"obj": obj, "axis": 0}
 
 
