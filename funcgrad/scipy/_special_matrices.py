@@ -146,7 +146,7 @@ def companion(a):
     check_arraylike("companion", a)
     a = fnp.atleast_1d(fnp.asarray(a))
     if a.dtype.kind in "biu":
-        a = a.astype(float)
+        a = a.astype(_dt.inexact_of(a.dtype))  # (JAX's table under its rules: bool -> float32)
     if a.shape[-1] < 2:
         raise ValueError(
             f"companion: the length of `a` along the last axis must be at least 2, got shape {a.shape}"

@@ -50,7 +50,7 @@ def _check(name: str, type: int, norm) -> None:
 def _real_input(x):
     x = fnp.asarray(x)
     if not fnp.issubdtype(x.dtype, fnp.inexact):
-        x = x.astype(_dt.default_float)
+        x = x.astype(_dt.inexact_of(x.dtype))  # (JAX's table under its rules: bool -> float32)
     return x
 
 

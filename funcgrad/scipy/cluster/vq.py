@@ -24,7 +24,7 @@ def __dir__():  # the public names only, not this module's imports and helpers
 
 def _inexact(x):
     x = fnp.asarray(x)
-    return x.astype(_dt.default_float) if x.dtype.kind in "biu" else x
+    return x.astype(_dt.inexact_of(x.dtype)) if x.dtype.kind in "biu" else x  # (JAX's table, its rules)
 
 
 def vq(obs, code_book, check_finite: bool = True):
