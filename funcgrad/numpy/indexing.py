@@ -370,6 +370,11 @@ def getitem(
     9
     """
     refuse_sequence_index(idx)
+    if fill_value is not None and np.iscomplexobj(fill_value) and not np.iscomplexobj(x):
+        # (JAX converts the fill value to x's dtype, which refuses a complex number)
+        raise TypeError(
+            f"float() argument must be a string or a real number, not 'complex' (fill_value {fill_value})"
+        )
     x = asarray(x)
     x, idx = _apply_dslices(x, idx)
     entries = _expand(idx, x.shape, "x[...]")

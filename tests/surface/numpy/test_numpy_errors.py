@@ -210,3 +210,15 @@ def test_argmin_argmax_of_complex_and_derivative_of_at_apply_raise_as_jax():
     assert [v.shape for v in ours] == [(2, 0), (2, 0)]
     got = funcgrad.vmap(lambda b: b.at[0].apply(fnp.sin))(x[None])
     np.testing.assert_allclose(np.asarray(got), [[np.sin(1.0), 2.0]], rtol=1e-6)
+
+
+def test_complex_fill_value_for_a_real_array_is_a_type_error_as_jax():
+    # (the fuzzer's random programs) JAX converts fill_value to the array's dtype, refusing a
+    # complex one; funcgrad dropped the imaginary part
+    jnp = pytest.importorskip("jax.numpy")
+    x, idx = np.array([1.0, 2.0], np.float32), np.array([1, 4])
+    for np_ in (jnp, fnp):
+        with pytest.raises(TypeError):
+            np_.asarray(x).at[idx].get(mode="fill", fill_value=1j)
+    got = fnp.asarray(x.astype(np.complex64)).at[idx].get(mode="fill", fill_value=1j)
+    np.testing.assert_array_equal(np.asarray(got), [2.0, 1j])
