@@ -329,6 +329,10 @@ def _arange_staged(start, stop, step, dtype):
     folds after its algebraic rewrites -- a constant array there would be folded first (``x / (1.5
     + arange(4))`` became a multiplication by reciprocals, 1 ulp from jax's division). The same
     values as ``_arange_values``."""
+    if dtype.kind == "c":  # (funcgrad's iota is real: the real one, converted; the same values)
+        real = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        start, stop, step = (None if v is None else np.asarray(v).real.item() for v in (start, stop, step))
+        return convert(_arange_staged(start, stop, step, real), dtype)
     start, size, working = _arange_plan(start, stop, step, dtype)
     if step is None:
         iota = st.broadcasted_iota(dtype, (size,), 0)

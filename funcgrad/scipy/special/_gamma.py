@@ -85,7 +85,7 @@ def _complex_loggamma(z):
     # (the terms on a new last axis, each operand given z's rank: no implicit rank promotion, which
     # a user's jax_numpy_rank_promotion='raise' would refuse)
     lead = (1,) * zz.ndim
-    ks = fnp.arange(1, 9, dtype=np.float64).astype(z.dtype).reshape(lead + (8,))  # (iota: no complex dtype)
+    ks = fnp.arange(1, 9, dtype=z.dtype).reshape(lead + (8,))
     ag = coeffs[0] + fnp.sum(coeffs[1:].reshape(lead + (8,)) / (zz[..., None] + ks), axis=-1)
     t = zz + _LANCZOS_G + 0.5
     half_log2pi = fnp.asarray(0.5 * np.log(2.0 * np.pi), dtype=z.dtype)

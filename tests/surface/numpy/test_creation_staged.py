@@ -25,6 +25,8 @@ CASES = [
     ("arange", (-3, 3, 0.5), {"dtype": np.int32}),
     ("arange", (2.5, 7), {"dtype": F32}),
     ("arange", (5, 1), {}),
+    ("arange", (0.5, 3.2, 0.7), {"dtype": np.complex64}),  # (a complex dtype: iota refused it staged)
+    ("arange", (4,), {"dtype": np.complex128}),
     ("eye", (3, 4), {"k": 1, "dtype": F32}),
     ("eye", (3, 5), {"k": -2, "dtype": np.int32}),
     ("eye", (4, 3), {"k": 2**100, "dtype": F32}),  # (clipped to int32's range: OverflowError before)
