@@ -25,7 +25,6 @@ from funcgrad.numpy import (
     indexing,
     lookup,
     manipulation,
-    misc,
     reductions,
     sorting,
     transcendental,
@@ -136,8 +135,22 @@ def _round(self, decimals=0, out=None):
     return transcendental.round(self, decimals, out)
 
 
+_PUBLIC: dict = {}
+
+
+def _checked(name: str):
+    """The public ``name``: JAX's ``x.clip``/``x.choose``/``x.compress`` call its checked functions
+    (NOTE: [array-like arguments])."""
+    fn = _PUBLIC.get(name)
+    if fn is None:
+        import funcgrad.numpy as public  # (imports this module: read at the first call)
+
+        fn = _PUBLIC[name] = getattr(public, name)
+    return fn
+
+
 def _clip(self, min=None, max=None):
-    return ufuncs.clip(self, min, max)
+    return _checked("clip")(self, min, max)
 
 
 def _argpartition(self, kth, axis=-1):
@@ -201,7 +214,7 @@ def _choose(self, choices, out=None, mode="raise"):
     >>> fnp.array([0, 1, 0]).choose([fnp.array([1, 2, 3]), fnp.array([10, 20, 30])]).tolist()
     [1, 20, 3]
     """
-    return misc.choose(self, choices, out=out, mode=mode)
+    return _checked("choose")(self, choices, out=out, mode=mode)
 
 
 def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
@@ -209,10 +222,10 @@ def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
     (``funcgrad.numpy.compress``; ``size=`` allows a traced condition under ``jit``/``vmap``).
 
     >>> import funcgrad.numpy as fnp
-    >>> fnp.array([1, 2, 3]).compress([True, False, True]).tolist()
+    >>> fnp.array([1, 2, 3]).compress(fnp.array([True, False, True])).tolist()
     [1, 3]
     """
-    return misc.compress(condition, self, axis=axis, out=out, size=size, fill_value=fill_value)
+    return _checked("compress")(condition, self, axis=axis, out=out, size=size, fill_value=fill_value)
 
 
 def _view(self, dtype=None, type=None):

@@ -209,9 +209,9 @@ def test_compress():
         np.testing.assert_array_equal(_device(x).compress(c, axis=axis), want)
         np.testing.assert_array_equal(jnp.asarray(x).compress(c, axis=axis), want)
     # A longer condition with false tail entries is accepted; a true one out of bounds is not.
-    np.testing.assert_array_equal(fnp.asarray(x).compress([1, 0, 1, 0, 0], axis=0), x[[0, 2]])
+    np.testing.assert_array_equal(fnp.asarray(x).compress(np.array([1, 0, 1, 0, 0]), axis=0), x[[0, 2]])
     with pytest.raises(ValueError, match="out of bounds"):
-        fnp.asarray(x).compress([1, 0, 1, 0, 1], axis=0)
+        fnp.asarray(x).compress(np.array([1, 0, 1, 0, 1]), axis=0)
     with pytest.raises(ValueError, match="1-D"):
         fnp.asarray(x).compress(np.ones((2, 2), bool))
 

@@ -145,6 +145,10 @@ def test_sequences_taken_where_jax_takes_them(call):
         lambda n: n.ones(3).dot([1.0, 2.0, 3.0]),
         lambda n: n.ones(3).sum(where=[True, False, True]),
         lambda n: n.ones(3).repeat([1, 2, 3]),
+        lambda n: n.ones(3).clip([0.0, 0.0, 0.0]),
+        lambda n: n.ones(3).clip(max=[0.0, 0.0, 0.0]),
+        lambda n: n.ones(3).compress([1, 0, 1]),
+        lambda n: n.arange(2).choose([[1.0, 2.0], [3.0, 4.0]]),
     ],
 )
 def test_refusals_in_jax_words(call):
