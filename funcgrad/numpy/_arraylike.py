@@ -499,21 +499,11 @@ def checking(fn, calls):
 
 def install(namespace: dict, prefix: str = "") -> None:
     """Replace each function of ``namespace`` that ``ARRAYLIKE_ARGS`` lists (keys ``prefix +
-    name``) by its checking version: one for the names of one function checked alike, named in
-    ``namespace``'s module so that pickle finds it there by name, as it found the function
-    (``pickle.dumps(jnp.zeros_like)``)."""
-    made = {}
+    name``) by its checking version."""
     for key, calls in ARRAYLIKE_ARGS.items():
         if not key.startswith(prefix) or "." in key[len(prefix) :]:
             continue
         name = key[len(prefix) :]
         fn = namespace.get(name)
         if fn is not None and not hasattr(fn, "__wrapped_unchecked__"):
-            checked = made.get((id(fn), calls))
-            if checked is None:
-                checked = made[id(fn), calls] = checking(fn, calls)
-                checked.__module__ = namespace.get("__name__", checked.__module__)
-                qualname = getattr(fn, "__qualname__", name)
-                if namespace.get(qualname) is not fn or ARRAYLIKE_ARGS.get(prefix + qualname) != calls:
-                    checked.__qualname__ = name  # (an alias checked in other words: acos, amax)
-            namespace[name] = checked
+            namespace[name] = checking(fn, calls)

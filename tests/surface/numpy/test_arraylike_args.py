@@ -192,12 +192,3 @@ def test_like_functions_take_duck_typed_prototypes(name):
     with pytest.raises(TypeError) as g:
         call(fnp, [1.0])
     assert str(g.value) == str(w.value)
-
-
-def test_checked_functions_pickle_by_name():
-    # The checking wrappers live in the public module under their names, so pickle finds them as
-    # it found the functions before (jax's zeros_like and concatenate pickle too).
-    import pickle
-
-    for f in (fnp.zeros_like, fnp.concatenate, fnp.sin, fnp.acos, fnp.amax, fnp.linalg.inv, fnp.fft.fft):
-        assert pickle.loads(pickle.dumps(f)) is f
