@@ -117,6 +117,8 @@ def _scatter(x, idx, y, scatter_fn, mode, indices_are_sorted, unique_indices, wr
     unique_indices = unique_indices or _selects_unique(x, idx)
     ids, scatter_mode = _flat_ids(x, idx, mode, wrap)
     target = ids.shape if hasattr(ids, "shape") else aval(ids).shape
+    if 0 in tuple(target):  # (JAX skips the scatter for an empty slice, before broadcasting the update)
+        return rebound(original)
     yshape = aval(y).shape
     # NumPy allows an update with extra leading size-1 dimensions.
     while len(yshape) > len(target) and yshape[0] == 1:

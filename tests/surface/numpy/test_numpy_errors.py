@@ -222,3 +222,16 @@ def test_complex_fill_value_for_a_real_array_is_a_type_error_as_jax():
             np_.asarray(x).at[idx].get(mode="fill", fill_value=1j)
     got = fnp.asarray(x.astype(np.complex64)).at[idx].get(mode="fill", fill_value=1j)
     np.testing.assert_array_equal(np.asarray(got), [2.0, 1j])
+
+
+def test_at_update_of_an_empty_slice_skips_the_update_as_jax():
+    # (the fuzzer's random programs) JAX returns x before broadcasting the update when the indexed
+    # slice is empty, so an update of any shape passes; funcgrad raised its broadcast ValueError
+    jnp = pytest.importorskip("jax.numpy")
+    for x, idx, y in (
+        (np.zeros((2, 1, 0, 0), np.float32), Ellipsis, np.ones((0, 0, 0), np.float32)),
+        (np.zeros((2, 3), np.float32), (slice(None), slice(3, None)), np.ones((5, 7), np.float32)),
+    ):
+        got, want = fnp.asarray(x).at[idx].set(y), jnp.asarray(x).at[idx].set(y)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
