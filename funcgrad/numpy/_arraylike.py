@@ -499,11 +499,17 @@ def checking(fn, calls):
 
 def install(namespace: dict, prefix: str = "") -> None:
     """Replace each function of ``namespace`` that ``ARRAYLIKE_ARGS`` lists (keys ``prefix +
-    name``) by its checking version."""
+    name``) by its checking version.
+
+    The checking version belongs to ``namespace``'s module (``fnp.sin.__module__`` is
+    ``'funcgrad.numpy'``, as JAX's is ``'jax.numpy'``), where pickle finds it by name: pickled by
+    reference, as every function is, it must be the object its module and name lead to."""
     for key, calls in ARRAYLIKE_ARGS.items():
         if not key.startswith(prefix) or "." in key[len(prefix) :]:
             continue
         name = key[len(prefix) :]
         fn = namespace.get(name)
         if fn is not None and not hasattr(fn, "__wrapped_unchecked__"):
-            namespace[name] = checking(fn, calls)
+            checked = checking(fn, calls)
+            checked.__module__, checked.__qualname__ = namespace["__name__"], name
+            namespace[name] = checked
