@@ -25,6 +25,7 @@ from funcgrad.numpy import (
     indexing,
     lookup,
     manipulation,
+    misc,
     reductions,
     sorting,
     transcendental,
@@ -135,22 +136,16 @@ def _round(self, decimals=0, out=None):
     return transcendental.round(self, decimals, out)
 
 
-_PUBLIC: dict = {}
-
-
-def _checked(name: str):
-    """The public ``name``: JAX's ``x.clip``/``x.choose``/``x.compress`` call its checked functions
-    (NOTE: [array-like arguments])."""
-    fn = _PUBLIC.get(name)
-    if fn is None:
-        import funcgrad.numpy as public  # (imports this module: read at the first call)
-
-        fn = _PUBLIC[name] = getattr(public, name)
-    return fn
+# JAX's ``x.clip``/``x.choose``/``x.compress`` call its checked functions (NOTE: [array-like
+# arguments]): the public functions' checking versions, made from the same table.
+_checked = {
+    name: checking(fn, ARRAYLIKE_ARGS[name])
+    for name, fn in (("clip", ufuncs.clip), ("choose", misc.choose), ("compress", misc.compress))
+}
 
 
 def _clip(self, min=None, max=None):
-    return _checked("clip")(self, min, max)
+    return _checked["clip"](self, min, max)
 
 
 def _argpartition(self, kth, axis=-1):
@@ -214,7 +209,7 @@ def _choose(self, choices, out=None, mode="raise"):
     >>> fnp.array([0, 1, 0]).choose([fnp.array([1, 2, 3]), fnp.array([10, 20, 30])]).tolist()
     [1, 20, 3]
     """
-    return _checked("choose")(self, choices, out=out, mode=mode)
+    return _checked["choose"](self, choices, out=out, mode=mode)
 
 
 def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
@@ -225,7 +220,7 @@ def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
     >>> fnp.array([1, 2, 3]).compress(fnp.array([True, False, True])).tolist()
     [1, 3]
     """
-    return _checked("compress")(condition, self, axis=axis, out=out, size=size, fill_value=fill_value)
+    return _checked["compress"](condition, self, axis=axis, out=out, size=size, fill_value=fill_value)
 
 
 def _view(self, dtype=None, type=None):

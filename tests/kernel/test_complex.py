@@ -86,7 +86,7 @@ SURFACE = {
     ),
     "minimum_nan": (lambda m: m.minimum(np.array([np.nan + 0j, 1j]), np.array([1 + 0j, 1j * np.nan])), None),
     "max": (lambda m: m.max(np.array([1 + 2j, 1 + 3j, -5 + 9j])), None),
-    "argmin": (lambda m: m.argmin(np.array([1 + 2j, 1 + 1j, 3 - 5j])), None),
+    # (argmin/argmax of complex values: JAX's TypeError, test_numpy_errors.py)
     "sort": (lambda m: m.sort(np.array([2 + 1j, 1 + 3j, 1 - 1j, np.nan + 0j, 1 + np.nan * 1j])), None),
     "argsort": (lambda m: m.argsort(np.array([2 + 1j, 1 + 3j, 1 - 1j, 2 + 0j])), None),
     "searchsorted": (

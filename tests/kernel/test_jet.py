@@ -68,7 +68,10 @@ def _close(a, b, rtol=1e-9, atol=1e-9):
 
 
 C128 = np.dtype(np.complex128)
-_JET_CASES = [(e, d) for e in op_db.OPS if e.differentiable for d in (F64, C128) if d in e.dtypes]
+# (an entry differentiable to first order only, as eigvals, has no Taylor series to compare)
+_JET_CASES = [
+    (e, d) for e in op_db.OPS if e.differentiable and e.order >= 2 for d in (F64, C128) if d in e.dtypes
+]
 
 
 @pytest.mark.slow
