@@ -148,9 +148,7 @@ def vdot(a, b, /, *, precision=None, preferred_element_type=None):
     >>> vdot(np.array([[1, 2], [3, 4]]), np.array([[1, 1], [1, 1]])).item()
     10
     """
-    a, b = conjugate(ravel(a)), ravel(b)
-    if a.shape != b.shape:
-        raise ValueError(f"vdot: vectors have different lengths {a.shape[0]} and {b.shape[0]}")
+    a, b = conjugate(ravel(a)), ravel(b)  # (lengths that differ: dot's TypeError, as JAX's)
     return dot(a, b, precision=precision, preferred_element_type=preferred_element_type)
 
 

@@ -20,6 +20,7 @@ from funcgrad.kernel import dtypes as _dt
 from funcgrad.numpy import reductions
 from funcgrad.numpy._core import (
     asarray,
+    broadcast_shapes_as_lax,
     broadcast_to,
     concrete_int,
     normalize_axis,
@@ -82,7 +83,7 @@ def nextafter(x1, x2, /):
     True
     """
     x1, x2 = _float_args("nextafter", x1, x2)
-    shape = np.broadcast_shapes(x1.shape, x2.shape)
+    shape = broadcast_shapes_as_lax([x1.shape, x2.shape], "nextafter")
     return ew.nextafter_p.bind(broadcast_to(x1, shape), broadcast_to(x2, shape))
 
 

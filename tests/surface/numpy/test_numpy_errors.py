@@ -19,7 +19,7 @@ AxisError = np.exceptions.AxisError
 @pytest.mark.parametrize(
     "name",
     ["numpy.floor_divide", "numpy.fmod", "numpy.hypot", "numpy.logaddexp", "numpy.fmax", "numpy.isclose",
-     "numpy.copysign",
+     "numpy.copysign", "numpy.nextafter", "numpy.vdot",
      "numpy.heaviside", "scipy.special.xlogy", "scipy.special.betaln", "scipy.special.expn"],
 )  # fmt: skip
 def test_broadcast_mismatch_of_composed_functions_raises_jax_type(name):
