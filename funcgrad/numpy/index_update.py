@@ -260,6 +260,16 @@ class _IndexUpdateRef:
         [1, 2, 2]
         """
         (values,) = promote_args(values)
+        if aval(values).dtype == np.bool_:
+            # JAX subtracts in the array's promoted dtype (its scatter_sub): a boolean update is
+            # converted before it is negated (int16.at[0].subtract(True) is -1), and a boolean array
+            # has no subtraction.
+            _, values = promote_args(self.array, values)
+            if aval(values).dtype == np.bool_:
+                raise TypeError(
+                    "sub does not accept dtype bool at position 0. Accepted dtypes at position 0 are "
+                    "subtypes of integer, floating, complexfloating."
+                )
         return _scatter(
             self.array,
             self.index,

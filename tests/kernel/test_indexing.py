@@ -448,3 +448,23 @@ def test_an_empty_selection_keeps_the_weak_type_and_devices_as_jax():
     empty = x[fnp.zeros(2, bool)]
     assert empty.shape == (0,) and empty.committed and empty.devices() == x.devices()
     assert jit(lambda a: a[np.array([], int)])(x).shape == (0,)
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, jit], ids=["eager", "jit"])
+def test_at_subtract_of_a_boolean_update_as_jax(transform):
+    # (the fuzzer's random programs) JAX subtracts in the array's dtype: the boolean update is
+    # converted first, then negated (funcgrad negated the bool: a TypeError, or invalid StableHLO
+    # under jit); a boolean array has no subtraction.
+    jax = pytest.importorskip("jax")
+    a = np.arange(3, dtype=np.int16)
+    for x, i, v in (
+        (a, 0, True),
+        (a, slice(None, 2), np.array([True, False])),
+        (np.arange(3, dtype=np.float32), 1, True),
+    ):
+        ours = transform(lambda x, i=i, v=v: fnp.asarray(x).at[i].subtract(v))(x)
+        theirs = jax.numpy.asarray(x).at[i].subtract(v)
+        assert ours.dtype == theirs.dtype
+        np.testing.assert_array_equal(ours, theirs)
+    with pytest.raises(TypeError, match="sub does not accept dtype bool"):
+        transform(lambda x: fnp.asarray(x).at[0].subtract(True))(np.array([True, False]))
