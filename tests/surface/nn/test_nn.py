@@ -407,3 +407,27 @@ def test_softmax_with_a_traced_mask_differentiates_as_jax():
         want = run(jax, jax.numpy)
     for got, w in zip(run(funcgrad, fnp), want):
         np.testing.assert_allclose(np.asarray(got), np.asarray(w), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [("sparse_plus", ()), ("elu", ()), ("leaky_relu", ()), ("hard_tanh", ()), ("log_softmax", (-1, True))],
+)
+def test_empty_activation_tangent_is_a_zero_as_jax(name, args):
+    # jax.nn's formulas call jnp.where, which returns its first branch for an empty result: the
+    # tangent is a symbolic zero, so an operation after it without a derivative rule (pmax under a
+    # named vmap) is not differentiated and jvp computes (the random-program fuzzer, seed 14302)
+    import jax
+
+    def f(T, x):
+        y = getattr(T.nn, name)(x, *args)
+        return T.vmap(lambda a: T.lax.pmax(a, "i") - a, axis_name="i")(y)
+
+    def run(T, x):
+        try:
+            return [(v.shape, v.dtype) for v in T.jvp(lambda x: f(T, x), (x,), (x,))]
+        except NotImplementedError as e:  # (log_softmax's tangent is x's: both raise)
+            return str(e)
+
+    x = np.ones((0, 2), np.float32)
+    assert run(funcgrad, x) == run(jax, x)
