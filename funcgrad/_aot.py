@@ -110,6 +110,23 @@ class ShapeDtypeStruct:
         # (JAX's Python bools are not weakly typed: only int, float and complex are.)
         return cls(aval.shape, aval.dtype, aval.weak_type and aval.dtype != np.bool_, sharding=sharding)
 
+    def update(self, **kwargs) -> ShapeDtypeStruct:
+        """A copy with the given ``shape``, ``dtype``, ``weak_type`` or ``sharding`` replaced, as
+        ``jax.ShapeDtypeStruct.update``.
+
+        >>> ShapeDtypeStruct((2, 3), "float32").update(shape=(6,))
+        ShapeDtypeStruct(shape=(6,), dtype=float32)
+        """
+        unknown = set(kwargs) - {"shape", "dtype", "weak_type", "sharding"}
+        if unknown:
+            raise TypeError(f"update() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+        return ShapeDtypeStruct(
+            kwargs.get("shape", self.shape),
+            kwargs.get("dtype", self.dtype),
+            kwargs.get("weak_type", self.weak_type),
+            sharding=kwargs.get("sharding", self.sharding),
+        )
+
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         sharding = "" if self.sharding is None else f", sharding={self.sharding!r}"

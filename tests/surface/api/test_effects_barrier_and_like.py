@@ -100,3 +100,13 @@ def test_effects_barrier_passes_over_donated_arrays():
     assert x.is_deleted()
     funcgrad.effects_barrier()
     np.testing.assert_array_equal(np.asarray(y), [4.0, 4.0, 4.0])
+
+
+def test_shape_dtype_struct_update_matches_jax():
+    jax = pytest.importorskip("jax")
+    for kwargs in [{"shape": (6,)}, {"dtype": np.int8}, {"weak_type": True}, {}]:
+        ours = ShapeDtypeStruct((2, 3), np.float32).update(**kwargs)
+        theirs = jax.ShapeDtypeStruct((2, 3), np.float32).update(**kwargs)
+        assert (ours.shape, ours.dtype, ours.weak_type) == (theirs.shape, theirs.dtype, theirs.weak_type)
+    base = ShapeDtypeStruct((2,), np.float32, sharding=funcgrad.sharding.PartitionSpec())
+    assert base.update(shape=(4,)).sharding == base.sharding

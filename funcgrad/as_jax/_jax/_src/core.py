@@ -21,6 +21,7 @@ from funcgrad.kernel import core as _kcore
 from funcgrad.kernel.errors import JaxprTypeError  # noqa: F401
 from funcgrad.kernel.ir import AbstractToken, abstract_token  # noqa: F401 - JAX's names here
 from funcgrad.kernel.values import Token  # noqa: F401
+from funcgrad.primitives._sharding_rules import ShardingTypeError  # noqa: F401 - JAX's core holds it
 from funcgrad.ref import new_ref  # noqa: F401 - JAX's core.new_ref
 
 

@@ -13,6 +13,8 @@ inputs, so that a test name means the same case on both sides), over funcgrad's 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
 import sys
 
 # jax._src.<name> -> the module of this package that stands for it.
@@ -42,6 +44,28 @@ def _link(name: str) -> None:
     setattr(parent_module, child, sys.modules[name])
 
 
+class _LazyShims(importlib.abc.MetaPathFinder):
+    """Shims that cost time to build, imported when a test file asks for them."""
+
+    LAZY = {"jax._src.internal_test_util.test_harnesses": "jaxshim.test_harnesses"}
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.LAZY:
+            return None
+        return importlib.util.spec_from_loader(name, _LazyLoader(self.LAZY[name]))
+
+
+class _LazyLoader(importlib.abc.Loader):
+    def __init__(self, shim):
+        self.shim = shim
+
+    def create_module(self, spec):
+        return importlib.import_module(self.shim)
+
+    def exec_module(self, module):
+        _link(module.__name__)
+
+
 def install() -> None:
     """Install ``funcgrad.as_jax``, then the shims (idempotent)."""
     import funcgrad.as_jax
@@ -69,6 +93,15 @@ def install() -> None:
     from . import sparse_internal
 
     sparse_internal.install()
+    from . import sharding_internal
+
+    sharding_internal.install(_link)
+    from . import export_internal
+
+    export_internal.install()
+    _link("jax._src.export")
+    # JAX's primitive harnesses: a large table, built only when a file imports it
+    sys.meta_path.insert(0, _LazyShims())
     # Public names of JAX that funcgrad lacks but that test files use at import (decorators);
     # listed in the README section as gaps, stood in for here so that the rest of the file runs.
     if not hasattr(jax, "legacy_prng_key"):

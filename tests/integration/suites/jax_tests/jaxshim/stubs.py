@@ -175,6 +175,10 @@ NAMES = {
     "jax._src.lib.mlir": {},
     "jax._src.lib.mlir.dialects": {},
     "jax._src.lib.mlir.dialects.hlo": {},
+    "jax._src.pmap": {},
+    "jax._src.state.discharge": {},
+    "jax._src.state.primitives": {},
+    "jax._src.stages": {},
 }
 
 
@@ -205,6 +209,9 @@ def install() -> None:
 
     import funcgrad.ad_checkpoint
     import funcgrad.debug
+    import funcgrad.ref
+    import funcgrad.stages
+    from funcgrad.experimental import multihost_utils
     import funcgrad.dlpack
     import funcgrad.errors
     import funcgrad.extend.linear_util
@@ -275,11 +282,25 @@ def install() -> None:
             "visualize_array_sharding": funcgrad.debug.visualize_array_sharding,
         },
         "jax._src.lax.linalg": {**vars(funcgrad.lax.linalg), "geqrf": _linalg_p.geqrf},
+        "jax._src.lax.control_flow": {
+            n: getattr(funcgrad.lax, n) for n in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
+        },
         "jax._src.lax.windowed_reductions": {
             "_select_and_gather_add": _select_and_gather_add,
             "_select_and_scatter_add": _select_and_scatter_add,
         },
         "jax._src.tpu.linalg.svd": {"svd": _tpu_svd},
+        "jax._src.pmap": {
+            "host_local_array_to_global_array": multihost_utils.host_local_array_to_global_array,
+        },
+        "jax._src.stages": vars(funcgrad.stages),
+        "jax._src.state.discharge": {"run_state": _run_state},
+        "jax._src.state.primitives": {
+            "ref_get": lambda ref, idx: ref[idx],
+            "ref_set": _ref_set,
+            "ref_addupdate": lambda ref, idx, x: funcgrad.ref.addupdate(ref, idx, x),
+            "ref_swap": funcgrad.ref.swap,
+        },
         "jax._src.tpu.linalg.qdwh": {"qdwh": funcgrad.lax.linalg.qdwh},
         "jax._src.scipy.sparse.linalg": vars(funcgrad.scipy.sparse.linalg),
         "jax._src.random": {"default_prng_impl": _random_core.default_prng_impl},
@@ -335,6 +356,11 @@ def install() -> None:
 
         lib._jax = _jax
 
+    import jax._src.api as src_api  # the alias's
+
+    for name in ("device_put_sharded", "device_put_replicated"):  # (JAX 0.10's, no longer public)
+        if name not in vars(src_api):
+            setattr(src_api, name, globals()[f"_{name}"])
     if not hasattr(dispatch, "apply_primitive"):
         dispatch.apply_primitive = _apply_primitive
     if not hasattr(dispatch, "runtime_tokens"):  # (JAX's ordered-effect tokens: tests clear them)
@@ -381,3 +407,61 @@ class _RuntimeTokens:
 def _apply_primitive(prim, *args, **params):
     """JAX's eager impl of a primitive with only a lowering: the primitive compiled alone."""
     return funcgrad.jit(lambda *xs: prim.bind(*xs, **params))(*args)
+
+
+def _stacked_onto(devices, name, stacked):
+    """``stacked`` (leading axis one entry per device) laid out one entry per device, as JAX's
+    stacking puts return it (a NamedSharding over a one-axis mesh of ``devices``)."""
+    mesh = funcgrad.sharding.Mesh(np.array(devices), (name,))
+    return funcgrad.device_put(stacked, funcgrad.sharding.NamedSharding(mesh, funcgrad.sharding.P(name)))
+
+
+def _device_put_sharded(shards, devices):
+    """JAX's ``api.device_put_sharded`` (public until JAX 0.8): the shards stacked, one per device."""
+    from collections.abc import Sequence
+
+    if not isinstance(shards, Sequence):
+        raise TypeError(f"device_put_sharded `shards` input must be a sequence; got {type(shards)}")
+    if len(shards) != len(devices):
+        raise ValueError(f"len(shards) = {len(shards)} must equal len(devices) = {len(devices)}.")
+
+    def put(*xs):
+        avals = [funcgrad.typeof(x) for x in xs]
+        for a1, a2 in zip(avals[:-1], avals[1:]):
+            if a1 != a2:
+                raise ValueError(
+                    "the shards passed to device_put_sharded must have "
+                    f"consistent shape and dtype, but got {a1} and {a2}."
+                )
+        return _stacked_onto(devices, "_device_put_sharded", funcgrad.numpy.stack(xs))
+
+    return funcgrad.tree_util.tree_map(put, *shards)
+
+
+def _device_put_replicated(x, devices):
+    """JAX's ``api.device_put_replicated``: ``x`` stacked once per device, one copy on each."""
+    from collections.abc import Sequence
+
+    if not isinstance(devices, Sequence) or not devices:
+        raise ValueError("`devices` argument to `device_put_replicated must be a non-empty sequence.")
+
+    def put(leaf):
+        return _stacked_onto(devices, "_device_put_replicated", funcgrad.numpy.stack([leaf] * len(devices)))
+
+    return funcgrad.tree_util.tree_map(put, x)
+
+
+def _ref_set(ref, idx, value) -> None:
+    ref[idx] = value
+
+
+def _run_state(f):
+    """JAX's ``state.discharge.run_state``: ``f`` of Refs as a function of their initial values,
+    returning their final values."""
+
+    def run(init):
+        refs = funcgrad.tree_util.tree_map(funcgrad.ref.new_ref, init)
+        f(refs)
+        return funcgrad.tree_util.tree_map(lambda r: r[...], refs)
+
+    return run
