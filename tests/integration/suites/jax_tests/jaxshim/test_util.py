@@ -727,6 +727,23 @@ def create_mesh(mesh_shape, axis_names, iota_order=False, axis_types=None):
     return funcgrad.sharding.make_mesh(tuple(mesh_shape), names, axis_types)
 
 
+@contextlib.contextmanager
+def with_mesh(named_shape):
+    """The block (or, as a decorator, the test) under ``with Mesh(...)`` of the first devices."""
+    axis_names = tuple(n for n, _ in named_shape)
+    shape = tuple(s for _, s in named_shape)
+    size = math.prod(shape)
+    devices = funcgrad.local_devices()
+    if len(devices) < size:
+        raise unittest.SkipTest(f"Test requires {size} local devices")
+    with funcgrad.sharding.Mesh(np.array(devices[:size]).reshape(shape), axis_names):
+        yield
+
+
+def with_mesh_from_kwargs(f):
+    return lambda *args, **kwargs: with_mesh(kwargs["mesh"])(f)(*args, **kwargs)
+
+
 def iter_eqns(jaxpr):
     yield from jaxpr.eqns
     for eqn in jaxpr.eqns:
