@@ -10,8 +10,8 @@ import sys
 
 import funcgrad.core
 import funcgrad.errors
-from funcgrad.kernel import errors as _errors
 from funcgrad.export import _shape_poly
+from funcgrad.kernel import errors as _errors
 
 from . import stubs
 

@@ -209,9 +209,6 @@ def install() -> None:
 
     import funcgrad.ad_checkpoint
     import funcgrad.debug
-    import funcgrad.ref
-    import funcgrad.stages
-    from funcgrad.experimental import multihost_utils
     import funcgrad.dlpack
     import funcgrad.errors
     import funcgrad.extend.linear_util
@@ -219,9 +216,12 @@ def install() -> None:
     import funcgrad.lax.linalg
     import funcgrad.monitoring
     import funcgrad.profiler
+    import funcgrad.ref
     import funcgrad.scipy.sparse.linalg
+    import funcgrad.stages
     import funcgrad.tree_util
     from funcgrad import _effects
+    from funcgrad.experimental import multihost_utils
     from funcgrad.kernel import monitoring as _kernel_monitoring
     from funcgrad.random import _core as _random_core
     from funcgrad.random import _impls, _keys
