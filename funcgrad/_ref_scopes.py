@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from funcgrad import kernel
 from funcgrad._api_util import fun_sourceinfo
 from funcgrad._control_flow_state import LoopState
 from funcgrad._ref_errors import aliased_error, refuse_returned_refs
@@ -329,6 +330,10 @@ class discover_state:
         self.scope = _SCOPES[self.trace] = _Scope(self.trace)
         return self
 
+    def items(self) -> list:
+        """The Refs and boxes from outside touched in the trace, in lifting order."""
+        return list(self.scope.lifted)
+
     def finals(self) -> list | None:
         """The leaves the touched Refs hold now (their new state), or None when a box was touched."""
         if any(type(item) is _LiftedBox for item in self.scope.lifted):
@@ -350,6 +355,13 @@ class discover_state:
         if kind is None and self.scope.lifted and not self.record:
             raise LoopState(list(self.scope.lifted))
         return False
+
+
+def _state_discovery() -> discover_state:
+    return discover_state(record=True)
+
+
+kernel.register(state_discovery=_state_discovery)  # (NOTE: [state written by a backward pass])
 
 
 def trace_stateful(

@@ -46,6 +46,7 @@ from funcgrad.kernel import ad, core, ir
 from funcgrad.kernel import dtypes as _dt
 from funcgrad.kernel.callkit import CallPrimitive
 from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.held_state import read_state, write_state
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.kernel.partial_eval import partial_eval_jaxpr, trace_to_jaxpr
 
@@ -375,9 +376,23 @@ def _transpose(cts, *args, jaxpr, policy, differentiated):
     # before the backward pass reaches this checkpoint (xla_bridge/rules/remat.py; JAX's lowering
     # does the same, and its jaxprs, which JAX's remat tutorial prints, hold no barrier either).
     # (non-linear inputs..., cotangents...), traced on the cotangents' own weak types (as jit's)
-    backward = ad.transpose_jaxpr(jaxpr, list(linear), None, [core.get_aval(c).weak_type for c in cts])
-    outs = iter(checkpoint_p.bind(*nonlin, *cts, jaxpr=backward, policy=policy, differentiated=True))
-    return [next(outs) if lin else None for lin in linear]
+    # The backward pass may write Refs (NOTE: [state written by a backward pass]).
+    backward, items = ad.transpose_jaxpr_with_state(
+        jaxpr, list(linear), None, [core.get_aval(c).weak_type for c in cts]
+    )
+    state = read_state(items)
+    outs = checkpoint_p.bind(
+        *nonlin,
+        *cts,
+        *(x for vals in state for x in vals),
+        jaxpr=backward,
+        policy=policy,
+        differentiated=True,
+    )
+    n_lin = sum(linear)
+    write_state(items, outs[n_lin:], state)
+    it = iter(outs[:n_lin])
+    return [next(it) if lin else None for lin in linear]
 
 
 def _partial_eval(trace, args, unknowns, *, jaxpr, policy, differentiated):

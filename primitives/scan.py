@@ -52,10 +52,11 @@ from funcgrad.kernel.ad import (
     is_zero_series,
     jvp_jaxpr,
     tangent_aval,
-    transpose_jaxpr,
+    transpose_jaxpr_with_state,
 )
 from funcgrad.kernel.batching import batch_jaxpr
 from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.held_state import read_state, write_state
 from funcgrad.kernel.hooks import hooks
 from funcgrad.kernel.ir import ClosedJaxpr, Jaxpr, Var
 from funcgrad.kernel.partial_eval import dce_jaxpr_consts, partial_eval_jaxpr, trace_to_jaxpr
@@ -280,31 +281,40 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     ]
     # Carries are linear: the scans in linear programs carry tangents (see NOTE: [scan residuals]).
     linear = [*const_lin, *[True] * ncar, *xs_lin]
-    body_t = transpose_jaxpr(
+    # A custom_vjp bwd in the body may write Refs: they are carried (NOTE: [state written by a
+    # backward pass]), their leaves after the cotangent carries.
+    body_t, items = transpose_jaxpr_with_state(
         jaxpr, linear, [False] * ncar + ys_zero, [a.weak_type for a in (*carry_avals, *y_avals)]
     )
-    n_lc = len(lin_const_avals)
+    state = read_state(items)
+    state_init = [x for vals in state for x in vals]
+    n_lc, n_st = len(lin_const_avals), len(state_init)
 
     def body(*a):
-        res_c, acc, ct_c, ct_y, res_x = _split(a, len(res_consts), n_lc, ncar, len(y_avals))
+        res_c, acc, ct_c, st, ct_y, res_x = _split(a, len(res_consts), n_lc, ncar, n_st, len(y_avals))
         # transpose_jaxpr takes (non-linear consts, non-linear xs, carry cts, nonzero ys cts).
-        outs = core.eval_jaxpr(body_t.jaxpr, body_t.consts, *res_c, *res_x, *ct_c, *ct_y)
-        ct_consts, ct_carry_in, ct_xs = _split(outs, n_lc, ncar)
-        return [*[hooks.add_any(x, y) for x, y in zip(acc, ct_consts)], *ct_carry_in, *ct_xs]
+        outs = core.eval_jaxpr(body_t.jaxpr, body_t.consts, *res_c, *res_x, *ct_c, *ct_y, *st)
+        ct_consts, ct_carry_in, ct_xs, st_out = _split(outs, n_lc, ncar, len(outs) - n_lc - ncar - n_st)
+        return [*[hooks.add_any(x, y) for x, y in zip(acc, ct_consts)], *ct_carry_in, *st_out, *ct_xs]
 
     res_c_avals = [a for a, lin in zip(in_avals[:nc], const_lin) if not lin]
     res_x_avals = [a for a, lin in zip(in_avals[nc + ncar :], xs_lin) if not lin]
-    body_closed = trace_to_jaxpr(body, [*res_c_avals, *lin_const_avals, *carry_avals, *y_avals, *res_x_avals])
+    st_avals = [core.get_aval(x) for x in state_init]
+    body_closed = trace_to_jaxpr(
+        body, [*res_c_avals, *lin_const_avals, *carry_avals, *st_avals, *y_avals, *res_x_avals]
+    )
     outs = scan_p.bind(
         *res_consts,
         *[hooks.zeros(a) for a in lin_const_avals],
         *ct_carry,
+        *state_init,
         *[ct for ct in ct_ys if type(ct) is not Zero],
         *res_xs,
-        jaxpr=body_closed, num_consts=len(res_consts), num_carry=n_lc + ncar,
+        jaxpr=body_closed, num_consts=len(res_consts), num_carry=n_lc + ncar + n_st,
         length=length, reverse=not reverse, unroll=unroll,
     )  # fmt: skip
-    ct_consts, ct_init, ct_xs = _split(outs, n_lc, ncar)
+    ct_consts, ct_init, st_final, ct_xs = _split(outs, n_lc, ncar, n_st)
+    write_state(items, st_final, state)
     it_c, it_x = iter(ct_consts), iter(ct_xs)
     ct_live = iter([next(it_c) if lin else None for lin in const_lin])
     return [

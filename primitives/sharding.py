@@ -249,7 +249,9 @@ shard_map_p.def_jvp(_jvp)
 def _transposed_body(jaxpr, mesh, in_specs, out_specs, linear, ct_zero, manual_axes):
     # NOTE: [shard_map transpose]
     with _env(mesh, manual_axes):
-        transposed = derived_transpose(jaxpr, linear, ct_zero)
+        transposed, written = derived_transpose(jaxpr, linear, ct_zero)
+        if written:  # (NOTE: [state written by a backward pass]: not threaded through shard_map)
+            raise NotImplementedError("shard_map of a custom_vjp whose bwd writes a Ref")
         sizes = mesh_sizes(mesh)
         n_nonlin = sum(not lin for lin in linear)
         ct_scale = [

@@ -45,6 +45,7 @@ def register(
     mode_key: tuple[tuple[str, ...], Callable[[], tuple]] | None = None,
     default_precision: Callable | None = None,
     aliased_ref_error: Callable | None = None,
+    state_discovery: Callable | None = None,
 ) -> None:
     """Hand the kernel what an upper layer provides (NOTE: [kernel registration]).
 
@@ -71,7 +72,10 @@ def register(
     - ``default_precision``: what a dot's ``precision=None`` stands for in the calling thread
       (``funcgrad._config``'s ``jax_default_matmul_precision``);
     - ``aliased_ref_error``: the error for one Ref passed at two places of a traced function, in
-      JAX's words (``funcgrad._ref_errors``; NOTE: [held state operands]).
+      JAX's words (``funcgrad._ref_errors``; NOTE: [held state operands]);
+    - ``state_discovery``: ``() -> context manager`` entered inside a trace, through which the Refs
+      touched there from outside become its extra inputs and outputs (``funcgrad._ref_scopes``;
+      NOTE: [state written by a backward pass]).
 
     >>> import funcgrad.kernel as kernel
     >>> kernel.hooks.add_any is not None  # registered by the catalog (imported by the doctests)
@@ -101,17 +105,42 @@ def register(
         hooks.default_precision = default_precision
     if aliased_ref_error is not None:
         hooks.aliased_ref_error = aliased_ref_error
+    if state_discovery is not None:
+        hooks.state_discovery = state_discovery
     if library_dir is not None and library_dir not in hooks.library_dirs:
         hooks.library_dirs = (*hooks.library_dirs, library_dir)
     for cls in (_Array, _core.Tracer):
         own_hash = cls.__dict__.get("__hash__")
+        # A tracer's methods refuse a leaked tracer first, as JAX's jitted ones do (even those whose
+        # result would be the tracer itself: x.ravel() of a vector); an Array's stay as they are.
+        live = (lambda fn: fn) if cls is _Array else _live_method
         for name, fn in (array_methods or {}).items():
-            setattr(cls, name, fn)
+            setattr(cls, name, fn if name in _COPY_METHODS else live(fn))
         for name, fget in (array_properties or {}).items():
             # Only the summary line of the function's docstring: its example calls the function
             # by its own name, which doctest would run (and fail) in this module's namespace.
             summary = (fget.__doc__ or "").strip().partition("\n")[0]
-            setattr(cls, name, property(fget, doc=summary or None))
+            setattr(cls, name, property(live(fget), doc=summary or None))
         # Defining __eq__ must not make the classes unhashable in a different way than they chose.
         if own_hash is not None:
             cls.__hash__ = own_hash
+
+
+# (copying a structure that holds a leaked tracer is not using it)
+_COPY_METHODS = frozenset({"__copy__", "__deepcopy__"})
+
+
+def _live_method(fn: Callable) -> Callable:
+    """``fn`` as a tracer's method: a tracer whose transformation has finished is refused first, in
+    JAX's words (``core.check_live``)."""
+
+    def method(self, *args, **kwargs):
+        if not self._trace.alive:
+            _core.check_live(self)
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = getattr(fn, "__name__", "method")
+    method.__qualname__ = getattr(fn, "__qualname__", method.__name__)
+    method.__doc__ = fn.__doc__
+    method.__wrapped__ = fn
+    return method

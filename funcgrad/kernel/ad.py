@@ -680,6 +680,24 @@ def transpose_jaxpr(
     take no input (default: every cotangent is an input). ``ct_weak`` gives the weak types of the
     nonzero cotangents the caller has (default: the outputs'): JAX traces a transposed call on the
     cotangents it gets, so a strong cotangent of a weak output makes strong cotangents."""
+    return _transpose_jaxpr(closed, linear, ct_zero, ct_weak, False)[0]
+
+
+def transpose_jaxpr_with_state(
+    closed: ClosedJaxpr,
+    linear: Sequence[bool],
+    ct_zero: Sequence[bool] | None = None,
+    ct_weak: Sequence[bool] | None = None,
+) -> tuple[ClosedJaxpr, list]:
+    """``transpose_jaxpr`` for a backward pass that may write Refs from outside (NOTE: [state
+    written by a backward pass] in kernel/held_state.py): returns the jaxpr and the state objects
+    it touched, ``items``; when there are any, the jaxpr takes their leaves (``read_state``) after
+    its own inputs and gives their final leaves after its own outputs."""
+    return _transpose_jaxpr(closed, linear, ct_zero, ct_weak, True)
+
+
+def _transpose_jaxpr(closed, linear, ct_zero, ct_weak, with_state: bool) -> tuple[ClosedJaxpr, list]:
+    """Both of the above; ``with_state``: through the surface's discovery scope."""
     in_avals, out_avals = closed.in_avals, closed.out_avals
     ct_zero = [False] * len(out_avals) if ct_zero is None else list(ct_zero)
     nonlin_avals = [a for a, lin in zip(in_avals, linear) if not lin]
@@ -687,14 +705,33 @@ def transpose_jaxpr(
     if ct_weak is not None:
         ct_avals = [a.update(weak_type=bool(w)) for a, w in zip(ct_avals, ct_weak)]
 
-    def traced(*args):
+    def backward(*args):
         nonlin, cts = iter(args[: len(nonlin_avals)]), iter(args[len(nonlin_avals) :])
         primals = [UndefinedPrimal(a) if lin else next(nonlin) for a, lin in zip(in_avals, linear)]
         cts_out = [Zero(tangent_aval(a)) if z else next(cts) for a, z in zip(out_avals, ct_zero)]
         cts_in = backward_pass(closed.jaxpr, closed.consts, primals, cts_out)
         return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
 
-    return trace_to_jaxpr(traced, [*nonlin_avals, *ct_avals])
+    discover = hooks.state_discovery if with_state else None
+    if discover is None:
+        return trace_to_jaxpr(backward, [*nonlin_avals, *ct_avals]), []
+    found = []
+
+    def traced(*args):
+        with discover() as discovery:
+            outs = backward(*args)
+            if not discovery.items():
+                return outs
+            finals = discovery.finals()
+            if finals is None:
+                raise NotImplementedError("a backward pass that writes a mutable box, traced")
+            found.append(discovery)
+            return [*outs, *finals]
+
+    transposed = trace_to_jaxpr(traced, [*nonlin_avals, *ct_avals])
+    if not found:
+        return transposed, []
+    return found[0].completed(transposed), found[0].items()
 
 
 def dce(closed: ClosedJaxpr) -> ClosedJaxpr:

@@ -25,11 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from funcgrad.kernel import core
-from funcgrad.kernel.ad import Zero, is_undefined_primal, jvp_jaxpr, transpose_jaxpr
+from funcgrad.kernel.ad import Zero, is_undefined_primal, jvp_jaxpr, transpose_jaxpr_with_state
 from funcgrad.kernel.array import Array
 from funcgrad.kernel.batching import batch_jaxpr, current_axis_name
 from funcgrad.kernel.caches import CacheGroup, register_cache
 from funcgrad.kernel.core import Primitive
+from funcgrad.kernel.held_state import read_state, write_state
 from funcgrad.kernel.partial_eval import partial_eval_jaxpr
 from funcgrad.kernel.taylor import jet_jaxpr
 
@@ -45,11 +46,13 @@ class DerivedJaxprs:
     # partial-evaluation, transpose and batched programs derived from one are the same every
     # call. Reusing the derived objects lets ``grad(jit(f))`` skip re-tracing them and lets the
     # compiled-executable cache (keyed by jaxpr object) hit. Entries keep their source jaxpr alive,
-    # so an ``id`` is never reused while its entry exists.
+    # so an ``id`` is never reused while its entry exists. ``keep(out)`` says whether a result may
+    # be reused (a transposition that wrote Refs is not: its Python ran for those Refs).
     """
 
-    def __init__(self, fn, capacity: int = 512):
+    def __init__(self, fn, capacity: int = 512, keep=None):
         self.fn = fn
+        self.keep = keep
         self.capacity = capacity
         self.entries: dict = {}
         _derived.add(self)
@@ -60,6 +63,8 @@ class DerivedJaxprs:
         if hit is not None and hit[0] is closed:
             return hit[1]
         out = self.fn(closed, *flags)
+        if self.keep is not None and not self.keep(out):
+            return out
         if len(self.entries) >= self.capacity:
             self.entries.pop(next(iter(self.entries)))  # oldest first
         self.entries[key] = (closed, out)
@@ -67,10 +72,12 @@ class DerivedJaxprs:
 
 
 derived_jvp = DerivedJaxprs(lambda closed, nonzeros: jvp_jaxpr(closed, list(nonzeros), instantiate=False))
+# (transposed jaxpr, the Refs its backward pass wrote: NOTE: [state written by a backward pass])
 derived_transpose = DerivedJaxprs(
-    lambda closed, linear, ct_zero, ct_weak=None: transpose_jaxpr(
+    lambda closed, linear, ct_zero, ct_weak=None: transpose_jaxpr_with_state(
         closed, list(linear), list(ct_zero), ct_weak
-    )
+    ),
+    keep=lambda out: not out[1],
 )
 derived_batch = DerivedJaxprs(
     lambda closed, axis_size, dims, axis_name: batch_jaxpr(
@@ -162,14 +169,20 @@ class CallPrimitive(Primitive):
         linear = tuple(is_undefined_primal(a) for a in args)
         ct_zero = tuple(type(ct) is Zero for ct in cts)
         ct_weak = tuple(core.get_aval(ct).weak_type for ct in cts if type(ct) is not Zero)
-        transposed = derived_transpose(jaxpr, linear, ct_zero, ct_weak)
+        transposed, items = derived_transpose(jaxpr, linear, ct_zero, ct_weak)
+        state = read_state(items)  # (NOTE: [state written by a backward pass])
         call_args = [
             *(a for a in args if not is_undefined_primal(a)),
             *(c for c in cts if type(c) is not Zero),
+            *(x for vals in state for x in vals),
         ]
         params = self._derived({**params, "jaxpr": jaxpr}, transposed, "transpose", len(call_args))
-        outs = iter(self.bind(*call_args, **params))
-        return [next(outs) if lin else None for lin in linear]
+        outs = self.bind(*call_args, **params)
+        n_lin = sum(linear)
+        if items:
+            write_state(items, outs[n_lin:], state)
+        it = iter(outs[:n_lin])
+        return [next(it) if lin else None for lin in linear]
 
     def _batch(self, axis_size, vals, dims, *, jaxpr, **params):
         batched, out_dims = derived_batch(jaxpr, axis_size, tuple(dims), current_axis_name())

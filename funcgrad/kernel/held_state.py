@@ -12,6 +12,17 @@ Layer: kernel. Imports ``kernel.hooks`` only (the surface's wording of the alias
 # for ``custom_vjp``, reach ``bwd`` as Python objects (NOTE: [Refs through custom_vjp]). One Ref
 # at two places is refused with JAX's error (its ``jax_mutable_array_checks``), in the words the
 # surface registers (``kernel.register(aliased_ref_error=...)``).
+
+# NOTE: [state written by a backward pass]
+# A backward pass may write Refs from outside: a custom_vjp ``bwd`` that stores the cotangent it
+# gets (JAX's "gradient statistics plumbing"). Where the backward pass of a staged body is itself
+# traced -- a jitted call's, a checkpoint's or a scan body's transposition -- that trace discovers
+# the Refs touched (``hooks.state_discovery``, the surface's discovery scope, as a loop body's
+# forward trace does: NOTE: [state in loop bodies]), and ``ad.transpose_jaxpr_with_state`` gives
+# the backward jaxpr with their values as extra inputs and their final values as extra outputs.
+# The transpose rule reads them where it runs (``read_state``), passes them to the transposed call
+# (a scan carries them), and writes the results back (``write_state``), so the write happens when
+# the backward program runs, once per iteration in a loop.
 """
 
 from __future__ import annotations
@@ -20,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 from funcgrad.kernel.hooks import hooks
 
-__all__ = ["Held", "is_state"]
+__all__ = ["Held", "is_state", "read_state", "write_state"]
 
 
 def is_state(x) -> bool:
@@ -70,3 +81,17 @@ class Held:
                 at = names()
                 raise hooks.aliased_ref_error(fun, traced_for, x, at[j], at[i])
         return self
+
+
+def read_state(items: Sequence) -> list[list]:
+    """The current leaves of each state object (a Ref, or a mutable box as the surface lifts it),
+    read at the current trace (NOTE: [state written by a backward pass])."""
+    return [item._state_read() for item in items]
+
+
+def write_state(items: Sequence, flat: Sequence, state: Sequence[list]) -> None:
+    """Write the leaves ``flat`` back into ``items``, as many per item as ``state`` (what
+    ``read_state`` gave) has."""
+    rest = iter(flat)
+    for item, vals in zip(items, state):
+        item._state_write([next(rest) for _ in vals])

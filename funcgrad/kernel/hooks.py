@@ -95,6 +95,10 @@ class KernelHooks:
         # (named ``first`` and ``second``) of ``fun`` traced for ``traced_for``, in JAX's words
         # (``funcgrad._ref_errors``; NOTE: [held state operands]).
         self.aliased_ref_error = _aliased_ref_error
+        # () -> a context manager entered inside a trace: the Refs touched there from outside
+        # become its extra inputs and outputs (``funcgrad._ref_scopes.discover_state``; None until
+        # ``funcgrad.ref`` is loaded, when no Ref exists; NOTE: [state written by a backward pass]).
+        self.state_discovery = None
 
     def __getattr__(self, name):
         # Only reached for entries that are not registered yet.

@@ -383,7 +383,7 @@ def test_a_freed_ref_is_unusable_inside_jit_as_jax():
 def _grad_stats_program(lib, jnp):
     """JAX's gradient-statistics plumbing (mutable_array_test test_custom_vjp_grad_stats_plumbing
     _basic, _basic_vjp3): a custom_vjp takes a Ref, saves it as a residual and its bwd writes the
-    cotangent into it; under grad, vjp and a jitted primal."""
+    cotangent into it; under grad, vjp and a jitted primal, in scan bodies."""
 
     @lib.custom_vjp
     def stash(grads_ref, x):
@@ -407,6 +407,20 @@ def _grad_stats_program(lib, jnp):
     _, f_vjp = lib.vjp(lambda x: primal(ref2, x), F32(1.0))
     seen.append(np.asarray(f_vjp(F32(1.0))[0]))
     seen.append(np.asarray(ref2[...]))
+    # bwd writing a closed-over Ref in a traced backward pass (test_custom_vjp_grad_stats_plumbing
+    # _scan): a jitted call's and a scan body's (remat or not) transposition carry it; length 2:
+    # the write happens at each iteration of the backward loop, the first iteration's last
+    for jit, remat in ((False, True), (True, False)):
+        ref3 = lib.new_ref(F32(0.0))
+
+        def body(c, _, ref3=ref3):
+            return jnp.sin(stash(ref3, jnp.sin(c))), ()
+
+        def scanned(x, body=lib.remat(body) if remat else body):
+            return lib.lax.scan(body, x, None, length=2)[0]
+
+        seen.append(np.asarray(lib.grad(lib.jit(scanned) if jit else scanned)(F32(1.0))))
+        seen.append(np.asarray(ref3[...]))
     return seen
 
 
